@@ -1,0 +1,3 @@
+from briefd.cli.main import run
+
+run()

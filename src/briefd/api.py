@@ -1,0 +1,137 @@
+"""The one in-process API. The CLI (and later REST, MCP, the hook, the dashboard) are thin
+front ends over :class:`Briefd`; none of them talks to another over HTTP."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sqlite3
+from pathlib import Path
+from types import TracebackType
+
+from briefd.errors import NotFoundError, SourceError, StoreError
+from briefd.graph.resolve import Catalog, findings
+from briefd.ingest import Progress, _no_progress, index_source
+from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
+from briefd.retrieval.search import SearchRequest, resolve_scopes, search
+from briefd.settings import Settings
+from briefd.store import documents as docs_table
+from briefd.store.db import Store
+
+
+class Briefd:
+    """Open with settings; use as a context manager or call :meth:`close`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._store: Store | None = None
+
+    def __enter__(self) -> Briefd:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store.open(self.settings.db)
+        return self._store
+
+    # -- indexing ---------------------------------------------------------------------------
+
+    def index(
+        self, source: Path | None = None, rebuild: bool = False, progress: Progress = _no_progress
+    ) -> IndexReport:
+        """Index ``source`` (default: the configured one) incrementally, or from scratch."""
+        root = source or self.settings.source
+        if root is None:
+            raise SourceError(
+                "no knowledge source configured; pass --source DIR, set 'source:' in "
+                "briefd.yaml, or set BRIEFD_SOURCE"
+            )
+        if not root.is_dir():
+            raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
+        if self._store is None:
+            self._store = self._open_for_writing(rebuild)
+        return index_source(self._store, root, self.settings, rebuild=rebuild, progress=progress)
+
+    def _open_for_writing(self, rebuild: bool) -> Store:
+        try:
+            return Store.open(self.settings.db, create=True)
+        except StoreError:
+            if not rebuild:
+                raise
+        for suffix in ("", "-wal", "-shm"):  # unusable file: --rebuild starts over
+            Path(str(self.settings.db) + suffix).unlink(missing_ok=True)
+        return Store.open(self.settings.db, create=True)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        with self.store.read() as conn:
+            return search(conn, request, self.settings.search, self.settings.default_scopes)
+
+    def scopes(self) -> list[ScopeInfo]:
+        with self.store.read() as conn:
+            rows = conn.execute(
+                "SELECT d.scope, count(DISTINCT d.id) AS docs, count(c.rowid) AS chunks "
+                "FROM documents d LEFT JOIN chunks c ON c.doc_id = d.id "
+                "GROUP BY d.scope ORDER BY d.scope"
+            )
+            return [ScopeInfo(r["scope"], r["docs"], r["chunks"]) for r in rows]
+
+    def document(self, path: str, scopes: tuple[str, ...] | None = None) -> DocumentView:
+        path = path.strip().removeprefix("./")
+        with self.store.read() as conn:
+            allowed = resolve_scopes(conn, scopes, self.settings.default_scopes) if scopes else None
+            row = conn.execute("SELECT * FROM documents WHERE path = ?", (path,)).fetchone()
+            if row is None or (allowed is not None and row["scope"] not in allowed):
+                raise NotFoundError(_not_found(conn, path))
+            chunks = conn.execute(
+                "SELECT * FROM chunks WHERE doc_id = ? ORDER BY position", (row["id"],)
+            ).fetchall()
+            links = docs_table.stored_links(conn, "WHERE doc_id = ?", (row["id"],))
+            backlinks = docs_table.stored_links(
+                conn, "WHERE target_path = ? AND source_path != ?", (path, path)
+            )
+            return DocumentView(
+                path=row["path"],
+                scope=row["scope"],
+                title=row["title"],
+                front_matter=docs_table.front_matter_from_row(row),
+                body=row["body"],
+                updated_at=row["updated_at"] or row["indexed_at"],
+                chunks=tuple(docs_table.chunk_from_row(c, path) for c in chunks),
+                links=tuple(r for _, r in links),
+                backlinks=tuple(r for _, r in backlinks),
+                problems=tuple(json.loads(row["problems"])),
+            )
+
+    def link_findings(self) -> LinkFindings:
+        with self.store.read() as conn:
+            rows = conn.execute("SELECT path, headings FROM documents").fetchall()
+            catalog = Catalog.build(
+                (r["path"], docs_table.headings_from_json(r["headings"])) for r in rows
+            )
+            resolved = [r for _, r in docs_table.stored_links(conn)]
+            return findings(resolved, catalog)
+
+    def last_report(self) -> dict[str, object]:
+        with self.store.read() as conn:
+            row = conn.execute("SELECT last_report FROM sync_state WHERE source = 'index'").fetchone()
+            return dict(json.loads(row["last_report"])) if row else {}
+
+
+def _not_found(conn: sqlite3.Connection, path: str) -> str:
+    paths = [r[0] for r in conn.execute("SELECT path FROM documents")]
+    close = difflib.get_close_matches(path, paths, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]}?" if close else "; list documents with `briefd scopes`"
+    return f"no document '{path}' in the index (or outside the requested scopes){hint}"

@@ -1,0 +1,142 @@
+"""``briefd doc``, ``scopes``, ``links`` and ``version``: looking at what is indexed."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import typer
+from rich.table import Table
+
+from briefd.__about__ import __version__
+from briefd.cli.output import console, print_json, reported_errors
+from briefd.cli.search import split_scopes
+from briefd.model import DocumentView, LinkFindings, ResolvedLink
+from briefd.store.migrations import SCHEMA_VERSION
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doc")(doc_command)
+    app.command("scopes")(scopes_command)
+    app.command("links")(links_command)
+    app.command("version")(version_command)
+
+
+def doc_command(
+    ctx: typer.Context,
+    path: str = typer.Argument(..., help="Document path relative to the knowledge root."),
+    scopes: list[str] | None = typer.Option(None, "--scopes", help="Only within these scopes."),
+    json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Show a document with its sections, links and backlinks."""
+    with reported_errors(), ctx.obj.api() as api:
+        view = api.document(path, split_scopes(scopes))
+    if json_output:
+        print_json(view)
+        return
+    _print_document(view)
+
+
+def _print_document(view: DocumentView) -> None:
+    console.print(f"{view.path}  ({view.scope}, updated {view.updated_at})", markup=False)
+    console.print(f"title: {view.title}", markup=False)
+    fm = view.front_matter
+    for key, values in (("tags", fm.tags), ("aliases", fm.aliases), ("refs", fm.refs)):
+        if values:
+            console.print(f"{key}: {', '.join(values)}", markup=False)
+    for problem in view.problems:
+        console.print(f"warning: {problem}", markup=False)
+    console.print()
+    console.print(view.body.rstrip(), markup=False)
+    console.print()
+    console.print(f"sections ({len(view.chunks)}):", markup=False)
+    for chunk in view.chunks:
+        crumb = " > ".join(chunk.heading_path) or chunk.heading
+        console.print(
+            f"  {chunk.id}  lines {chunk.start_line}-{chunk.end_line}  {chunk.tokens:>4} tok  {crumb}",
+            markup=False,
+        )
+    console.print(f"links ({len(view.links)}):", markup=False)
+    for link in view.links:
+        console.print(f"  line {link.link.line}: {_describe_link(link)}", markup=False)
+    console.print(f"backlinks ({len(view.backlinks)}):", markup=False)
+    for link in view.backlinks:
+        console.print(
+            f"  {link.link.source_path}:{link.link.line} ({link.link.section})", markup=False
+        )
+
+
+def _describe_link(link: ResolvedLink) -> str:
+    written = link.link.target + (f"#{link.link.fragment}" if link.link.fragment else "")
+    target = link.target_path or "?"
+    note = f"  [{link.status}: {link.detail}]" if link.status != "ok" else ""
+    return f"{written} → {target}{note}"
+
+
+def scopes_command(
+    ctx: typer.Context, json_output: bool = typer.Option(False, "--json", help="Print as JSON.")
+) -> None:
+    """List the scopes with their document and chunk counts."""
+    with reported_errors(), ctx.obj.api() as api:
+        scopes = api.scopes()
+        report = api.last_report()
+    if json_output:
+        print_json({"scopes": scopes, "unscoped": report.get("skipped", [])})
+        return
+    table = Table()
+    table.add_column("scope")
+    table.add_column("documents", justify="right")
+    table.add_column("chunks", justify="right")
+    for scope in scopes:
+        table.add_row(scope.name, str(scope.documents), str(scope.chunks))
+    console.print(table)
+
+
+def links_command(
+    ctx: typer.Context, json_output: bool = typer.Option(False, "--json", help="Print as JSON.")
+) -> None:
+    """Report broken and ambiguous links, unknown and duplicate anchors, and orphans."""
+    with reported_errors(), ctx.obj.api() as api:
+        found = api.link_findings()
+    if json_output:
+        print_json(found)
+        return
+    _print_findings(found)
+
+
+def _print_findings(found: LinkFindings) -> None:
+    sections: list[tuple[str, list[str]]] = [
+        ("broken links", [_at(r) + f"{r.link.target} ({r.detail})" for r in found.broken]),
+        ("ambiguous links", [_at(r) + r.detail for r in found.ambiguous]),
+        ("unknown anchors", [_at(r) + r.detail for r in found.unknown_anchors]),
+        (
+            "duplicate anchors",
+            [f"{p}: #{a} on lines {', '.join(map(str, ls))}" for p, a, ls in found.duplicate_anchors],
+        ),
+        ("orphans (no inbound links)", list(found.orphans)),
+    ]
+    for title, rows in sections:
+        console.print(f"{title}: {len(rows)}", markup=False)
+        for row in rows:
+            console.print(f"  {row}", markup=False)
+
+
+def _at(resolved: ResolvedLink) -> str:
+    return f"{resolved.link.source_path}:{resolved.link.line} "
+
+
+def version_command(
+    json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Print the briefd version, index schema version and SQLite version."""
+    info = {
+        "briefd": __version__,
+        "schema": SCHEMA_VERSION,
+        "sqlite": sqlite3.sqlite_version,
+    }
+    if json_output:
+        print_json(info)
+        return
+    console.print(
+        f"briefd {__version__} (index schema {SCHEMA_VERSION}, SQLite {sqlite3.sqlite_version})",
+        markup=False,
+    )

@@ -1,0 +1,143 @@
+"""``briefd eval``: golden sets and BEIR datasets through the real search; the CI gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from briefd.api import Briefd
+from briefd.cli.output import console, fail, print_json, reported_errors
+from briefd.errors import EvalError
+from briefd.eval.datasets import is_beir, load_beir, load_golden
+from briefd.eval.metrics import METRICS
+from briefd.eval.run import EvalReport, beir_index, golden_index, run_beir, run_golden
+from briefd.eval.thresholds import MODES, load_gates, shortfalls
+from briefd.model import SearchMode
+from briefd.settings import Settings
+
+AVAILABLE_MODES: tuple[SearchMode, ...] = ("bm25",)
+DEFAULT_GOLDEN = ("eval/golden/queries.yaml", "eval/golden/queries-tr.yaml")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)
+
+
+def eval_command(
+    ctx: typer.Context,
+    queries: list[Path] | None = typer.Option(None, "--queries", help="Golden query YAML file(s)."),
+    source: Path | None = typer.Option(None, "--source", help="Knowledge dir for --queries."),
+    dataset: list[Path] | None = typer.Option(None, "--dataset", help="BEIR dataset folder(s)."),
+    mode: str = typer.Option("bm25", "--mode", help="bm25, vector, hybrid or all."),
+    check: Path | None = typer.Option(
+        None, "--check", help="Thresholds file: run its sets and fail below any minimum."
+    ),
+    misses: bool = typer.Option(False, "--misses", help="List queries whose answer is not in the top 5."),
+    json_output: bool = typer.Option(False, "--json", help="Print reports as JSON."),
+) -> None:
+    """Measure retrieval: Recall@5, Recall@10, MRR@10 and nDCG@10, overall and per query type."""
+    with reported_errors():
+        settings = ctx.obj.settings()
+        modes = _modes(mode)
+        if check is not None:
+            _check(settings, check, json_output)
+            return
+        reports = []
+        golden = list(queries or [])
+        if not golden and not dataset:
+            golden = [Path(p) for p in DEFAULT_GOLDEN if Path(p).is_file()]
+            if not golden:
+                raise EvalError("no query set given; pass --queries FILE or --dataset DIR")
+        for path in golden:
+            reports += _golden_reports(settings, path, source, modes)
+        for folder in dataset or []:
+            reports += _beir_reports(settings, folder, modes)
+    if json_output:
+        print_json(reports)
+        return
+    print_reports(reports)
+    if misses:
+        _print_misses(reports)
+
+
+def _modes(mode: str) -> tuple[SearchMode, ...]:
+    if mode == "all":
+        return AVAILABLE_MODES
+    if mode not in MODES:
+        raise EvalError(f"unknown --mode '{mode}'; use bm25, vector, hybrid or all")
+    return (mode,)  # type: ignore[return-value]
+
+
+def _golden_reports(
+    settings: Settings, path: Path, source: Path | None, modes: tuple[SearchMode, ...]
+) -> list[EvalReport]:
+    golden = load_golden(path)
+    root = source or golden.source
+    if root is None or not root.is_dir():
+        raise EvalError(f"{path}: knowledge source {root} not found; pass --source DIR")
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        return [run_golden(api, golden, m) for m in modes]
+
+
+def _beir_reports(settings: Settings, folder: Path, modes: tuple[SearchMode, ...]) -> list[EvalReport]:
+    if not is_beir(folder):
+        raise EvalError(f"{folder} is not a BEIR dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
+    dataset = load_beir(folder)
+    with Briefd(beir_index(settings, dataset)) as api:
+        api.index()
+        return [run_beir(api, dataset, m) for m in modes]
+
+
+def _check(settings: Settings, path: Path, json_output: bool) -> None:
+    failures: list[str] = []
+    reports: list[EvalReport] = []
+    for gate in load_gates(path):
+        if gate.dataset is not None and not gate.dataset.is_dir():
+            console.print(f"skipped {gate.name}: {gate.dataset} not found", markup=False)
+            continue
+        modes = tuple(m for m in gate.minimums if m in AVAILABLE_MODES)
+        if gate.queries is not None:
+            found = _golden_reports(settings, gate.queries, None, modes)  # type: ignore[arg-type]
+        else:
+            assert gate.dataset is not None
+            found = _beir_reports(settings, gate.dataset, modes)  # type: ignore[arg-type]
+        for report in found:
+            failures += shortfalls(gate, report.mode, report.overall)
+        reports += found
+    if json_output:
+        print_json({"reports": reports, "failures": failures})
+    else:
+        print_reports(reports)
+    if failures:
+        fail("below the eval gate: " + "; ".join(failures))
+    console.print("eval gate passed", markup=False)
+
+
+def print_reports(reports: list[EvalReport]) -> None:
+    table = Table(title="briefd eval")
+    for column in ("set", "mode", "queries", *METRICS):
+        table.add_column(column, justify="left" if column in ("set", "mode") else "right")
+    for report in reports:
+        table.add_row(
+            f"{report.name} ({report.level})", report.mode, str(report.queries),
+            *(f"{report.overall[m]:.4f}" for m in METRICS),
+        )
+        for qtype, metrics in report.by_type.items():
+            count = sum(1 for o in report.outcomes if o.type == qtype)
+            table.add_row(f"  {qtype}", "", str(count), *(f"{metrics[m]:.4f}" for m in METRICS))
+    console.print(table)
+
+
+def _print_misses(reports: list[EvalReport]) -> None:
+    for report in reports:
+        for outcome in report.outcomes:
+            if outcome.metrics["recall@5"] < 1.0:
+                console.print(
+                    f"{report.name}/{report.mode} {outcome.id} [{outcome.type}] {outcome.query}\n"
+                    f"    expected: {'; '.join(outcome.expected)}\n"
+                    f"    top 5:    {'; '.join(outcome.top) or '(nothing)'}",
+                    markup=False,
+                )

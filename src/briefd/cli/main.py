@@ -1,0 +1,58 @@
+"""``briefd`` command line (I7): builds settings from flags, calls the API, prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from briefd.api import Briefd
+from briefd.cli import docs, eval_cmd, index, search
+from briefd.cli.output import reported_errors
+from briefd.settings import Settings, load_settings
+
+app = typer.Typer(
+    name="briefd",
+    help="Context compiler for AI coding teams: index Markdown knowledge, search it, evaluate it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+class Context:
+    """What the global options leave for the commands: how to build settings and the API."""
+
+    def __init__(self, config: Path | None, db: Path | None) -> None:
+        self.config = config
+        self.db = db
+
+    def settings(self, **overrides: Any) -> Settings:
+        with reported_errors():
+            return load_settings(self.config, overrides={"db": self.db, **overrides})
+
+    def api(self, **overrides: Any) -> Briefd:
+        return Briefd(self.settings(**overrides))
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    config: Path | None = typer.Option(
+        None, "--config", help="Settings file (default: ./briefd.yaml, or $BRIEFD_CONFIG)."
+    ),
+    db: Path | None = typer.Option(None, "--db", help="Index database file (default: .briefd/briefd.db)."),
+) -> None:
+    ctx.obj = Context(config, db)
+
+
+index.register(app)
+search.register(app)
+docs.register(app)
+eval_cmd.register(app)
+
+
+def run() -> None:
+    app()

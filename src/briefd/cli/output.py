@@ -1,0 +1,51 @@
+"""Printing for the CLI: JSON for scripts, rich for people, one-line errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from briefd.errors import BriefdError
+
+console = Console(highlight=False, soft_wrap=True)
+errors = Console(stderr=True, highlight=False)
+
+
+def to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    errors.print(f"error: {message}", markup=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """Turn a briefd error into one line on stderr and a non-zero exit, never a traceback."""
+    try:
+        yield
+    except BriefdError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted", code=130)

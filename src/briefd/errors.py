@@ -1,0 +1,55 @@
+"""The one exception tree of briefd.
+
+Every error briefd raises on purpose derives from :class:`BriefdError`, and its message is a
+single line that says what is wrong and what to do about it. Front ends catch the root: the
+CLI prints the message and exits non-zero, REST maps each class to a status code, MCP turns it
+into an ``isError`` result.
+
+    BriefdError
+    ├── ConfigError          a setting in briefd.yaml / BRIEFD_* is unknown or malformed
+    ├── SourceError          the knowledge source cannot be read (missing dir, bad git remote)
+    ├── IndexNotFoundError   there is no index yet: run ``briefd index``
+    ├── StoreError           the SQLite file is unusable (corrupt, newer schema, disk full)
+    ├── QueryError           a search request is malformed (bad FTS5 syntax in advanced mode)
+    │   └── ScopeError       a requested scope does not exist
+    ├── NotFoundError        a requested document does not exist (or is outside the scopes)
+    └── EvalError            an eval query set or dataset is malformed or missing
+"""
+
+from __future__ import annotations
+
+
+class BriefdError(Exception):
+    """Root of every deliberate briefd error. Catch this in a front end."""
+
+
+class ConfigError(BriefdError):
+    """A configuration key is unknown or its value has the wrong form."""
+
+
+class SourceError(BriefdError):
+    """The knowledge source cannot be read."""
+
+
+class IndexNotFoundError(BriefdError):
+    """No index exists at the configured database path."""
+
+
+class StoreError(BriefdError):
+    """The index database cannot be used."""
+
+
+class QueryError(BriefdError):
+    """A search request cannot be run as given."""
+
+
+class ScopeError(QueryError):
+    """A requested scope is not one the index knows."""
+
+
+class NotFoundError(BriefdError):
+    """A requested document is not in the index (or not in the requested scopes)."""
+
+
+class EvalError(BriefdError):
+    """An evaluation query file or dataset cannot be used."""

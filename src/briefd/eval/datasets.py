@@ -1,0 +1,162 @@
+"""Eval inputs: golden YAML query sets (section-level) and BEIR datasets (document-level)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from briefd.errors import EvalError
+
+QUERY_TYPES = ("keyword", "paraphrase", "typo", "mixed-lang")
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenQuery:
+    id: str
+    query: str
+    type: str
+    expected: tuple[tuple[str, str], ...]  # (path, heading)
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenSet:
+    name: str
+    path: Path
+    source: Path | None
+    queries: tuple[GoldenQuery, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BeirSet:
+    name: str
+    path: Path
+    corpus: tuple[tuple[str, str, str], ...]  # (_id, title, text)
+    queries: tuple[tuple[str, str, str], ...]  # (_id, text, category)
+    qrels: dict[str, dict[str, float]]
+    qrels_file: str
+    digest: str
+
+
+def load_golden(path: Path) -> GoldenSet:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise EvalError(f"cannot read query file {path}: {exc.strerror}") from None
+    except yaml.YAMLError:
+        raise EvalError(f"{path} is not valid YAML; fix its syntax") from None
+    if not isinstance(data, dict) or not isinstance(data.get("queries"), list):
+        raise EvalError(f"{path}: expected a mapping with a 'queries:' list")
+    queries = tuple(_golden_query(path, i, item) for i, item in enumerate(data["queries"]))
+    ids = [q.id for q in queries]
+    duplicate = next((i for i in ids if ids.count(i) > 1), None)
+    if duplicate:
+        raise EvalError(f"{path}: query id '{duplicate}' is used twice; ids must be unique")
+    source = _find_source(path, data.get("source"))
+    return GoldenSet(path.stem, path, source, queries)
+
+
+def _golden_query(path: Path, index: int, item: Any) -> GoldenQuery:
+    where = f"{path}: query #{index + 1}"
+    if not isinstance(item, dict):
+        raise EvalError(f"{where}: expected a mapping with id, query, type, expected")
+    missing = [k for k in ("id", "query", "type", "expected") if k not in item]
+    if missing:
+        raise EvalError(f"{where}: missing key '{missing[0]}'")
+    if item["type"] not in QUERY_TYPES:
+        raise EvalError(f"{where}: type must be one of {', '.join(QUERY_TYPES)}, got {item['type']!r}")
+    expected = item["expected"]
+    if not isinstance(expected, list) or not expected or not all(
+        isinstance(e, dict) and "path" in e and "heading" in e for e in expected
+    ):
+        raise EvalError(f"{where}: expected must be a list of {{path, heading}} entries")
+    return GoldenQuery(
+        str(item["id"]),
+        str(item["query"]),
+        str(item["type"]),
+        tuple((str(e["path"]), str(e["heading"])) for e in expected),
+    )
+
+
+def _find_source(path: Path, source: Any) -> Path | None:
+    """``source:`` is relative to the working directory, or to a folder above the file."""
+    if not isinstance(source, str):
+        return None
+    candidate = Path(source)
+    if candidate.is_absolute() or candidate.is_dir():
+        return candidate
+    for parent in path.resolve().parents:
+        if (parent / source).is_dir():
+            return parent / source
+    return candidate
+
+
+def is_beir(path: Path) -> bool:
+    return (path / "corpus.jsonl").is_file() and (path / "queries.jsonl").is_file()
+
+
+def load_beir(path: Path) -> BeirSet:
+    if not is_beir(path):
+        raise EvalError(
+            f"{path} is not a BEIR dataset (needs corpus.jsonl, queries.jsonl and qrels.tsv)"
+        )
+    qrels_path = path / "qrels.near-dup.tsv"
+    if not qrels_path.is_file():
+        qrels_path = path / "qrels.tsv"
+    if not qrels_path.is_file():
+        raise EvalError(f"{path} has no qrels.tsv; a BEIR dataset needs its relevance labels")
+    corpus_bytes = (path / "corpus.jsonl").read_bytes()
+    corpus = tuple(
+        (str(r["_id"]), str(r.get("title") or ""), str(r.get("text") or ""))
+        for r in _jsonl(corpus_bytes.decode("utf-8"), path / "corpus.jsonl")
+    )
+    qrels = _qrels(qrels_path)
+    queries = tuple(
+        (str(r["_id"]), str(r["text"]), str(r.get("category") or "all"))
+        for r in _jsonl((path / "queries.jsonl").read_text(encoding="utf-8"), path / "queries.jsonl")
+        if str(r["_id"]) in qrels
+    )
+    digest = hashlib.sha256(corpus_bytes).hexdigest()
+    return BeirSet(path.name, path, corpus, queries, qrels, qrels_path.name, digest)
+
+
+def _jsonl(text: str, path: Path) -> list[dict[str, Any]]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise EvalError(f"{path}:{number}: not a JSON object") from None
+    return rows
+
+
+def _qrels(path: Path) -> dict[str, dict[str, float]]:
+    qrels: dict[str, dict[str, float]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        parts = line.split("\t")
+        if number == 1 and parts[0] == "query-id":
+            continue
+        if len(parts) < 3:
+            continue
+        try:
+            qrels.setdefault(parts[0], {})[parts[1]] = float(parts[2])
+        except ValueError:
+            raise EvalError(f"{path}:{number}: score must be a number") from None
+    return qrels
+
+
+def beir_doc_path(doc_id: str) -> str:
+    """Where a BEIR record lives in the eval index (one Markdown file per record)."""
+    return "domain/" + re.sub(r"[^\w.-]", "_", doc_id) + ".md"
+
+
+def beir_markdown(title: str, text: str, doc_id: str) -> str:
+    heading = " ".join(title.split()) or doc_id
+    return f"# {heading}\n\n{text.strip()}\n"

@@ -1,0 +1,137 @@
+"""Running evaluations through the real index and search path, with cached eval indexes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from briefd.api import Briefd
+from briefd.errors import EvalError
+from briefd.eval.datasets import (
+    BeirSet,
+    GoldenSet,
+    beir_doc_path,
+    beir_markdown,
+)
+from briefd.eval.metrics import dedupe, mean, score_ranking
+from briefd.model import SearchMode
+from briefd.retrieval.search import ALL_SCOPES, SearchRequest
+from briefd.settings import Settings
+
+DEPTH = 50  # hits fetched per query before de-duplication into sections / documents
+EVAL_FORMAT = "1"  # bump when the way datasets are turned into Markdown changes
+
+
+@dataclass(frozen=True, slots=True)
+class QueryOutcome:
+    id: str
+    query: str
+    type: str
+    metrics: dict[str, float]
+    top: tuple[str, ...]
+    expected: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EvalReport:
+    name: str
+    level: str  # "section" or "document"
+    mode: SearchMode
+    queries: int
+    overall: dict[str, float]
+    by_type: dict[str, dict[str, float]]
+    outcomes: tuple[QueryOutcome, ...]
+
+
+def _cache_dir(settings: Settings, key: str) -> Path:
+    return settings.eval.cache_dir / key
+
+
+def golden_index(settings: Settings, source: Path) -> Settings:
+    """Settings for a cached eval index of ``source`` (kept fresh incrementally)."""
+    key = hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:16]
+    db = _cache_dir(settings, f"golden-{source.name}-{key}") / "index.db"
+    return replace(settings, db=db, source=source)
+
+
+def beir_index(settings: Settings, dataset: BeirSet) -> Settings:
+    """Settings for the cached eval index of a BEIR dataset, materialised as Markdown once."""
+    chunking = f"{settings.chunking.target_tokens}/{settings.chunking.max_tokens}"
+    key = hashlib.sha256(f"{dataset.digest}|{EVAL_FORMAT}|{chunking}".encode()).hexdigest()[:16]
+    root = _cache_dir(settings, f"beir-{dataset.name}-{key}")
+    source = root / "source"
+    marker = root / "source.complete"
+    if not marker.exists():
+        for doc_id, title, text in dataset.corpus:
+            path = source / beir_doc_path(doc_id)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(beir_markdown(title, text, doc_id), encoding="utf-8")
+        marker.write_text("ok\n", encoding="utf-8")
+    return replace(settings, db=root / "index.db", source=source)
+
+
+def run_golden(api: Briefd, golden: GoldenSet, mode: SearchMode) -> EvalReport:
+    def key(hit_path: str, heading: str) -> Hashable:
+        return (hit_path, heading)
+
+    cases = [
+        (q.id, q.query, q.type, {(p, h): 1.0 for p, h in q.expected}) for q in golden.queries
+    ]
+    return _run(api, golden.name, "section", mode, cases, lambda h: key(h[0], h[1]))
+
+
+def run_beir(api: Briefd, dataset: BeirSet, mode: SearchMode) -> EvalReport:
+    path_to_id = {beir_doc_path(doc_id): doc_id for doc_id, _, _ in dataset.corpus}
+    cases = [
+        (qid, text, "all", dict(dataset.qrels.get(qid, {}))) for qid, text, _ in dataset.queries
+    ]
+    if not cases:
+        raise EvalError(f"{dataset.path}: no query has relevance labels in {dataset.qrels_file}")
+    return _run(api, dataset.name, "document", mode, cases, lambda h: path_to_id.get(h[0], h[0]))
+
+
+Case = tuple[str, str, str, dict[Hashable, float]]
+
+
+def _run(
+    api: Briefd,
+    name: str,
+    level: str,
+    mode: SearchMode,
+    cases: Sequence[Case],
+    unit: Callable[[tuple[str, str]], Hashable],
+) -> EvalReport:
+    outcomes = []
+    for qid, query, qtype, relevant in cases:
+        result = api.search(
+            SearchRequest(query=query, scopes=(ALL_SCOPES,), top_k=DEPTH, mode=mode)
+        )
+        ranked = dedupe([unit((h.doc_path, h.heading)) for h in result.hits])
+        metrics = score_ranking(ranked, relevant)
+        outcomes.append(
+            QueryOutcome(
+                qid, query, qtype, metrics,
+                tuple(_label(k) for k in ranked[:5]), tuple(_label(k) for k in relevant),
+            )
+        )
+    by_type: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for outcome in outcomes:
+        by_type[outcome.type].append(outcome.metrics)
+    return EvalReport(
+        name=name,
+        level=level,
+        mode=mode,
+        queries=len(outcomes),
+        overall=mean([o.metrics for o in outcomes]),
+        by_type={t: mean(rows) for t, rows in sorted(by_type.items())} if len(by_type) > 1 else {},
+        outcomes=tuple(outcomes),
+    )
+
+
+def _label(key: Hashable) -> str:
+    if isinstance(key, tuple):
+        return " # ".join(str(k) for k in key)
+    return str(key)

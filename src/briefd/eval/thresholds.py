@@ -1,0 +1,75 @@
+"""The CI gate (V2): ``eval/thresholds.yaml`` lists sets and the minimum each metric must reach.
+
+```yaml
+sets:
+  - name: golden-en
+    queries: eval/golden/queries.yaml      # or  dataset: ../shared/eval-data/scifact
+    min:
+      bm25: {recall@5: 0.80}
+```
+A dataset folder that is absent is skipped (public data lives outside the repository).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from briefd.errors import EvalError
+from briefd.eval.metrics import METRICS
+
+MODES = ("bm25", "vector", "hybrid")
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    name: str
+    queries: Path | None
+    dataset: Path | None
+    minimums: dict[str, dict[str, float]]  # mode → metric → minimum
+
+
+def load_gates(path: Path) -> list[Gate]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise EvalError(f"cannot read thresholds file {path}: {exc.strerror}") from None
+    except yaml.YAMLError:
+        raise EvalError(f"{path} is not valid YAML; fix its syntax") from None
+    if not isinstance(data, dict) or not isinstance(data.get("sets"), list):
+        raise EvalError(f"{path}: expected a mapping with a 'sets:' list")
+    base = path.resolve().parent.parent if path.parent.name == "eval" else Path.cwd()
+    return [_gate(path, base, item) for item in data["sets"]]
+
+
+def _gate(path: Path, base: Path, item: Any) -> Gate:
+    if not isinstance(item, dict) or "name" not in item or "min" not in item:
+        raise EvalError(f"{path}: every set needs 'name', 'min' and 'queries' or 'dataset'")
+    name = str(item["name"])
+    queries = base / item["queries"] if "queries" in item else None
+    dataset = base / item["dataset"] if "dataset" in item else None
+    if (queries is None) == (dataset is None):
+        raise EvalError(f"{path}: set '{name}' needs exactly one of 'queries' or 'dataset'")
+    minimums: dict[str, dict[str, float]] = {}
+    for mode, metrics in dict(item["min"]).items():
+        if mode not in MODES:
+            raise EvalError(f"{path}: set '{name}': mode must be one of {', '.join(MODES)}")
+        for metric, value in dict(metrics).items():
+            if metric not in METRICS:
+                raise EvalError(
+                    f"{path}: set '{name}': metric must be one of {', '.join(METRICS)}"
+                )
+            minimums.setdefault(mode, {})[metric] = float(value)
+    return Gate(name, queries, dataset, minimums)
+
+
+def shortfalls(gate: Gate, mode: str, overall: dict[str, float]) -> list[str]:
+    """Metrics below their minimum, as readable lines."""
+    return [
+        f"{gate.name} {mode} {metric} = {overall[metric]:.4f} < {minimum:.4f}"
+        for metric, minimum in gate.minimums.get(mode, {}).items()
+        if overall[metric] + 1e-9 < minimum
+    ]

@@ -1,0 +1,1 @@
+"""The link graph between documents: resolution and findings (K5)."""

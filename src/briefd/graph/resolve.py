@@ -1,0 +1,123 @@
+"""Link resolution (K5), pure: by path, else by file name anywhere; fragments against
+explicit ``{#anchors}``, heading texts and GitHub-style heading slugs."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from briefd.markdown.parse import slugify
+from briefd.model import Heading, Link, LinkFindings, ResolvedLink
+
+_SUFFIXES = (".md", ".markdown")
+
+
+def name_key(name: str) -> str:
+    """File-name matching is case-, space- and dash-insensitive: [[Retry Policy]] finds
+    retry-policy.md."""
+    return re.sub(r"[\s_-]+", "-", name.strip().lower())
+
+
+def _stem(path: str) -> str:
+    base = posixpath.basename(path)
+    for suffix in _SUFFIXES:
+        if base.lower().endswith(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """Every indexed path with its headings, for resolving links against."""
+
+    headings: dict[str, tuple[Heading, ...]]
+    by_name: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, docs: Iterable[tuple[str, tuple[Heading, ...]]]) -> Catalog:
+        headings = dict(docs)
+        by_name: dict[str, list[str]] = defaultdict(list)
+        for path in sorted(headings):
+            by_name[name_key(_stem(path))].append(path)
+        return cls(headings, {k: tuple(v) for k, v in by_name.items()})
+
+
+def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
+    candidates = _candidates(link, catalog)
+    if not candidates:
+        return ResolvedLink(link, None, "broken", f"no document matches '{link.target}'")
+    target = _nearest(link.source_path, candidates)
+    status, detail = "ok", ""
+    if len(candidates) > 1:
+        others = ", ".join(c for c in candidates if c != target)
+        status, detail = "ambiguous", f"chose {target}; also matches {others}"
+    if link.fragment and not _has_fragment(catalog.headings[target], link.fragment):
+        status, detail = "bad-anchor", f"{target} has no heading or anchor '#{link.fragment}'"
+    return ResolvedLink(link, target, status, detail)
+
+
+def _candidates(link: Link, catalog: Catalog) -> list[str]:
+    target = link.target.strip()
+    if not target:
+        return [link.source_path]
+    source_dir = posixpath.dirname(link.source_path)
+    if link.kind == "markdown":
+        joined = posixpath.normpath(posixpath.join(source_dir, target.lstrip("/")))
+        if target.startswith("/"):
+            joined = posixpath.normpath(target.lstrip("/"))
+        if joined in catalog.headings:
+            return [joined]
+        return list(catalog.by_name.get(name_key(_stem(target)), ()))
+    stripped = target.lstrip("/")
+    if "/" in stripped:
+        for base in (stripped, posixpath.normpath(posixpath.join(source_dir, stripped))):
+            for candidate in (base, *(base + s for s in _SUFFIXES)):
+                if candidate in catalog.headings:
+                    return [candidate]
+        return []
+    return list(catalog.by_name.get(name_key(_stem(stripped)), ()))
+
+
+def _nearest(source: str, candidates: Sequence[str]) -> str:
+    source_dir = posixpath.dirname(source)
+    top = source.split("/", 1)[0]
+    return min(
+        candidates,
+        key=lambda c: (posixpath.dirname(c) != source_dir, c.split("/", 1)[0] != top, c),
+    )
+
+
+def _has_fragment(headings: Sequence[Heading], fragment: str) -> bool:
+    wanted = fragment.strip()
+    lowered = wanted.lower()
+    for heading in headings:
+        if heading.anchor == wanted or heading.text.lower() == lowered:
+            return True
+        if slugify(heading.text) in (lowered, slugify(wanted)):
+            return True
+    return False
+
+
+def findings(
+    resolved: Sequence[ResolvedLink], catalog: Catalog, served: Iterable[str] | None = None
+) -> LinkFindings:
+    """Broken and ambiguous links, unknown anchors, duplicate anchors and orphan documents."""
+    inbound = {r.target_path for r in resolved if r.target_path and r.target_path != r.link.source_path}
+    duplicates = []
+    for path, headings in sorted(catalog.headings.items()):
+        lines: dict[str, list[int]] = defaultdict(list)
+        for heading in headings:
+            if heading.anchor:
+                lines[heading.anchor].append(heading.line)
+        duplicates += [(path, a, tuple(ls)) for a, ls in sorted(lines.items()) if len(ls) > 1]
+    paths = sorted(served if served is not None else catalog.headings)
+    return LinkFindings(
+        broken=tuple(r for r in resolved if r.status == "broken"),
+        ambiguous=tuple(r for r in resolved if r.status == "ambiguous"),
+        unknown_anchors=tuple(r for r in resolved if r.status == "bad-anchor"),
+        duplicate_anchors=tuple(duplicates),
+        orphans=tuple(p for p in paths if p not in inbound),
+    )

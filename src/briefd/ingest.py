@@ -1,0 +1,147 @@
+"""Indexing a knowledge source: scan → hash → parse changed files → one write transaction.
+
+Incremental by content hash: unchanged files are neither parsed nor written, deleted files are
+removed, and every change of one run lands in a single transaction, so readers in other
+processes see either the previous index or the new one. ``rebuild`` replaces everything, also
+in one transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+from briefd.graph.resolve import Catalog, resolve
+from briefd.markdown.document import parse_document
+from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
+from briefd.settings import Settings
+from briefd.sources.scan import SourceFile, scan, scope_of
+from briefd.store import documents as docs_table
+from briefd.store.db import Store
+from briefd.tokens import count_tokens
+
+Progress = Callable[[str, int, int], None]
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+def index_source(
+    store: Store,
+    source: Path,
+    settings: Settings,
+    rebuild: bool = False,
+    progress: Progress = _no_progress,
+) -> IndexReport:
+    started = time.perf_counter()
+    files, skipped = scan(
+        source, settings.index.include, settings.index.exclude, settings.index.max_file_bytes
+    )
+    known = {} if rebuild else docs_table.document_hashes(store.conn)
+    current: dict[str, str] = {}
+    parsed: list[Document] = []
+    mtimes: dict[str, float] = {}
+    for number, file in enumerate(files, start=1):
+        progress("scan", number, len(files))
+        raw = file.abs_path.read_bytes()
+        digest = hashlib.sha256(raw).hexdigest()
+        if known.get(file.path) == digest:
+            current[file.path] = digest
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            skipped.append(SkippedFile(file.path, "not valid UTF-8 text; save it as UTF-8"))
+            continue
+        current[file.path] = digest
+        parsed.append(_parse(file, text, digest, settings))
+        mtimes[file.path] = file.mtime
+        progress("parse", len(parsed), len(files))
+    deleted = sorted(set(known) - set(current))
+    added = tuple(d.path for d in parsed if d.path not in known)
+    changed = tuple(d.path for d in parsed if d.path in known)
+    fingerprint = index_fingerprint(current)
+    with store.write() as conn:
+        if rebuild:
+            docs_table.delete_everything(conn)
+        docs_table.delete_documents(conn, deleted)
+        now = _iso(time.time())
+        for number, doc in enumerate(parsed, start=1):
+            docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]))
+            progress("write", number, len(parsed))
+        if parsed or deleted or rebuild:
+            resolve_all_links(conn)
+        problems = _problems(conn)
+        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        report = IndexReport(
+            source=str(source),
+            documents=len(current),
+            chunks=chunks,
+            added=added,
+            changed=changed,
+            deleted=tuple(deleted),
+            unchanged=len(current) - len(parsed),
+            skipped=tuple(sorted(skipped, key=lambda s: s.path)),
+            problems=problems,
+            fingerprint=fingerprint,
+            seconds=round(time.perf_counter() - started, 3),
+            rebuilt=rebuild,
+        )
+        _save_state(conn, report)
+    return report
+
+
+def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Document:
+    scope = scope_of(file.path)
+    assert scope is not None  # scan() skips files outside every scope
+    return parse_document(
+        file.path,
+        text,
+        scope,
+        digest,
+        count_tokens,
+        settings.chunking.target_tokens,
+        settings.chunking.max_tokens,
+    )
+
+
+def index_fingerprint(hashes: dict[str, str]) -> str:
+    """Hash of every indexed (path, content_hash): changes whenever the knowledge does."""
+    digest = hashlib.sha256()
+    for path in sorted(hashes):
+        digest.update(f"{path}\x00{hashes[path]}\n".encode())
+    return digest.hexdigest()
+
+
+def resolve_all_links(conn: sqlite3.Connection) -> None:
+    rows = conn.execute("SELECT path, headings FROM documents").fetchall()
+    catalog = Catalog.build((r["path"], docs_table.headings_from_json(r["headings"])) for r in rows)
+    stored = docs_table.stored_links(conn)
+    docs_table.save_resolutions(conn, [(i, resolve(r.link, catalog)) for i, r in stored])
+
+
+def _problems(conn: sqlite3.Connection) -> tuple[DocumentProblem, ...]:
+    rows = conn.execute("SELECT path, problems FROM documents WHERE problems != '[]' ORDER BY path")
+    return tuple(DocumentProblem(r["path"], p) for r in rows for p in json.loads(r["problems"]))
+
+
+def _save_state(conn: sqlite3.Connection, report: IndexReport) -> None:
+    summary = asdict(report)
+    conn.execute(
+        """INSERT INTO sync_state (source, last_sync_at, index_fingerprint, last_report)
+           VALUES ('index', ?, ?, ?)
+           ON CONFLICT(source) DO UPDATE SET last_sync_at = excluded.last_sync_at,
+               index_fingerprint = excluded.index_fingerprint, last_report = excluded.last_report""",
+        (_iso(time.time()), report.fingerprint, json.dumps(summary, ensure_ascii=False)),
+    )
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")

@@ -1,0 +1,240 @@
+"""Chunking (K4): H1–H3 sections with breadcrumbs, split on block boundaries above the limit.
+
+Pure functions. A section becomes one chunk when it fits ``max_tokens``; a longer one is cut
+between top-level blocks (paragraphs, lists, tables, code blocks) into parts of at most
+``target_tokens``, falling back to lines and then words only for a single oversized block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from briefd.markdown.parse import Structure
+from briefd.model import Chunk, Heading
+
+TokenCounter = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    heading: str
+    heading_path: tuple[str, ...]
+    anchor: str | None
+    start_line: int  # the heading line, or the first line for text before any heading
+    content_start: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    text: str
+    start_line: int
+    end_line: int
+    tokens: int
+    partial: bool = False  # a cut through one line: the part's text cannot be re-read from lines
+
+
+def chunk_id(doc_path: str, heading_path: Sequence[str], suffix: str = "") -> str:
+    """hash(doc_path + heading_path): stable while the section keeps its place in the outline."""
+    key = doc_path + "\x00" + " > ".join(heading_path) + suffix
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sections(structure: Structure, title: str, first_line: int, last_line: int) -> list[Section]:
+    """Cut the body (file lines ``first_line``..``last_line``) into H1–H3 sections."""
+    bounds = [
+        (heading, span)
+        for heading, span in zip(structure.headings, structure.heading_spans, strict=True)
+        if heading.level <= 3
+    ]
+    result: list[Section] = []
+    first_body_end = bounds[0][1][0] - 1 if bounds else last_line
+    if first_body_end >= first_line:
+        result.append(Section(title, (), None, first_line, first_line, first_body_end))
+    stack: list[Heading] = []
+    title_heading = next((h for h, _ in bounds if h.level == 1), None)
+    for index, (heading, (span_start, span_end)) in enumerate(bounds):
+        while stack and stack[-1].level >= heading.level:
+            stack.pop()
+        stack.append(heading)
+        path = tuple(h.text for h in stack if h is not title_heading)
+        end = bounds[index + 1][1][0] - 1 if index + 1 < len(bounds) else last_line
+        result.append(Section(heading.text, path, heading.anchor, span_start, span_end + 1, end))
+    return result
+
+
+def chunk_document(
+    doc_path: str,
+    lines: Sequence[str],
+    structure: Structure,
+    title: str,
+    first_line: int,
+    count: TokenCounter,
+    target_tokens: int = 500,
+    max_tokens: int = 800,
+) -> tuple[Chunk, ...]:
+    """Chunks of one document; ``lines`` are the whole file's lines (index = line - 1)."""
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    last_line = len(lines)
+    for section in sections(structure, title, first_line, last_line):
+        pieces = _section_pieces(section, lines, structure, count, target_tokens, max_tokens)
+        base_key = " > ".join(section.heading_path)
+        occurrence = seen.get(base_key, 0)
+        seen[base_key] = occurrence + 1
+        dup = f"\x00#{occurrence}" if occurrence else ""
+        for part, piece in enumerate(pieces):
+            suffix = dup + (f"\x00part{part}" if part else "")
+            chunks.append(
+                Chunk(
+                    id=chunk_id(doc_path, section.heading_path, suffix),
+                    doc_path=doc_path,
+                    heading=section.heading,
+                    heading_path=section.heading_path,
+                    anchor=section.anchor,
+                    content=piece.text,
+                    tokens=piece.tokens,
+                    content_hash=content_hash(piece.text),
+                    position=len(chunks),
+                    start_line=section.start_line if part == 0 else piece.start_line,
+                    end_line=piece.end_line,
+                )
+            )
+    return tuple(chunks)
+
+
+def _section_pieces(
+    section: Section,
+    lines: Sequence[str],
+    structure: Structure,
+    count: TokenCounter,
+    target: int,
+    limit: int,
+) -> list[_Piece]:
+    start, end = _trim(lines, section.content_start, section.end_line)
+    if start > end:
+        return []
+    whole = _join(lines, start, end)
+    tokens = count(whole)
+    if tokens <= limit:
+        return [_Piece(whole, start, end, tokens)]
+    units: list[_Piece] = []
+    for unit_start, unit_end in _units(structure.blocks, start, end):
+        units.extend(_fit(lines, unit_start, unit_end, count, target))
+    return _pack(units, lines, count, target, limit)
+
+
+def _trim(lines: Sequence[str], start: int, end: int) -> tuple[int, int]:
+    while start <= end and not lines[start - 1].strip():
+        start += 1
+    while end >= start and not lines[end - 1].strip():
+        end -= 1
+    return start, end
+
+
+def _join(lines: Sequence[str], start: int, end: int) -> str:
+    return "\n".join(lines[start - 1 : end]).strip("\n")
+
+
+def _units(blocks: Sequence[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
+    """Top-level block ranges inside start..end; stray non-blank lines become their own unit."""
+    inside = sorted((max(s, start), min(e, end)) for s, e in blocks if s <= end and e >= start)
+    units: list[tuple[int, int]] = []
+    cursor = start
+    for s, e in inside:
+        if s > cursor:
+            units.append((cursor, s - 1))
+        if e >= s:
+            units.append((s, e))
+        cursor = max(cursor, e + 1)
+    if cursor <= end:
+        units.append((cursor, end))
+    return units
+
+
+def _fit(lines: Sequence[str], start: int, end: int, count: TokenCounter, target: int) -> list[_Piece]:
+    """One block as pieces of at most ``target`` tokens: whole, else by lines, else by words."""
+    start, end = _trim(lines, start, end)
+    if start > end:
+        return []
+    text = _join(lines, start, end)
+    tokens = count(text)
+    if tokens <= target:
+        return [_Piece(text, start, end, tokens)]
+    if start < end:
+        pieces: list[_Piece] = []
+        for line in range(start, end + 1):
+            pieces.extend(_fit(lines, line, line, count, target))
+        return pieces
+    return _split_words(text, start, count, target)
+
+
+def _split_words(text: str, line: int, count: TokenCounter, target: int) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    current: list[str] = []
+    used = 0
+    for word in re.findall(r"\S+", text):
+        cost = count(word) + 1
+        if current and used + cost > target:
+            piece = " ".join(current)
+            pieces.append(_Piece(piece, line, line, count(piece), partial=True))
+            current, used = [], 0
+        if cost > target:  # one "word" longer than a chunk: cut it by characters
+            pieces.extend(_split_chars(word, line, count, target))
+            continue
+        current.append(word)
+        used += cost
+    if current:
+        piece = " ".join(current)
+        pieces.append(_Piece(piece, line, line, count(piece), partial=True))
+    return pieces
+
+
+def _split_chars(word: str, line: int, count: TokenCounter, target: int) -> list[_Piece]:
+    pieces = []
+    step = max(1, target)  # one character is at most one token in cl100k for ASCII; halve on miss
+    position = 0
+    while position < len(word):
+        size = step
+        while size > 1 and count(word[position : position + size]) > target:
+            size //= 2
+        piece = word[position : position + size]
+        pieces.append(_Piece(piece, line, line, count(piece), partial=True))
+        position += size
+    return pieces
+
+
+def _pack(
+    units: list[_Piece], lines: Sequence[str], count: TokenCounter, target: int, limit: int
+) -> list[_Piece]:
+    """Greedy: add units to the current part while it stays within ``target``."""
+    parts: list[list[_Piece]] = []
+    current: list[_Piece] = []
+    used = 0
+    for unit in units:
+        if current and used + unit.tokens + 2 > target:
+            parts.append(current)
+            current, used = [], 0
+        current.append(unit)
+        used += unit.tokens + 2
+    if current:
+        parts.append(current)
+    if len(parts) > 1 and sum(u.tokens + 2 for u in parts[-1]) < target // 3:
+        merged = parts[-2] + parts[-1]
+        if sum(u.tokens + 2 for u in merged) <= limit:
+            parts[-2:] = [merged]
+    result = []
+    for group in parts:
+        if any(u.partial for u in group):
+            text = "\n\n".join(u.text for u in group)
+        else:
+            text = _join(lines, group[0].start_line, group[-1].end_line)
+        result.append(_Piece(text, group[0].start_line, group[-1].end_line, count(text)))
+    return result

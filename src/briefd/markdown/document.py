@@ -1,0 +1,49 @@
+"""From file text to a :class:`Document`: front matter, structure, chunks and links."""
+
+from __future__ import annotations
+
+import posixpath
+
+from briefd.markdown.chunk import TokenCounter, chunk_document
+from briefd.markdown.frontmatter import split_front_matter
+from briefd.markdown.links import extract_links
+from briefd.markdown.parse import parse_structure
+from briefd.model import Document
+
+
+def parse_document(
+    path: str,
+    text: str,
+    scope: str,
+    content_hash: str,
+    count: TokenCounter,
+    target_tokens: int = 500,
+    max_tokens: int = 800,
+) -> Document:
+    """Parse one Markdown file; problems (bad front matter…) are recorded, never raised."""
+    text = text.replace("\r\n", "\n").lstrip("\ufeff")
+    split = split_front_matter(text)
+    structure = parse_structure(split.body, split.body_start_line)
+    lines = text.split("\n")
+    first_h1 = next((h.text for h in structure.headings if h.level == 1), None)
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    title = split.front_matter.title or first_h1 or stem
+    chunks = chunk_document(
+        path, lines, structure, title, split.body_start_line, count, target_tokens, max_tokens
+    )
+    links = extract_links(
+        path, lines, split.body_start_line, structure.headings, structure.code_ranges, title
+    )
+    return Document(
+        path=path,
+        scope=scope,
+        title=title,
+        front_matter=split.front_matter,
+        content_hash=content_hash,
+        body=split.body,
+        body_start_line=split.body_start_line,
+        headings=structure.headings,
+        chunks=chunks,
+        links=links,
+        problems=split.problems,
+    )

@@ -1,0 +1,86 @@
+"""YAML front matter (K2): recognised keys, bad YAML reported and never fatal."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from briefd.model import FrontMatter
+
+_OPEN = re.compile(r"\A---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class SplitDocument:
+    front_matter: FrontMatter
+    raw: dict[str, Any]
+    body: str
+    body_start_line: int  # 1-based line number of the body's first line in the file
+    problems: tuple[str, ...]
+
+
+def split_front_matter(text: str) -> SplitDocument:
+    """Separate the front matter from the body; problems are described, never raised."""
+    opening = _OPEN.match(text)
+    if opening is None:
+        return SplitDocument(FrontMatter(), {}, text, 1, ())
+    closing = _CLOSE.search(text, opening.end())
+    if closing is None:
+        problem = "front matter has no closing '---' line; indexed as plain Markdown"
+        return SplitDocument(FrontMatter(), {}, text, 1, (problem,))
+    yaml_text = text[opening.end() : closing.start()]
+    body_offset = closing.end() + 1 if closing.end() < len(text) else closing.end()
+    body_start_line = text.count("\n", 0, body_offset) + 1
+    body = text[body_offset:]
+    try:
+        raw = yaml.safe_load(yaml_text) if yaml_text.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        reason = getattr(exc, "problem", None) or "syntax error"
+        problem = f"front matter is not valid YAML{where} ({reason}); indexed without front matter"
+        return SplitDocument(FrontMatter(), {}, body, body_start_line, (problem,))
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        problem = "front matter is not a mapping of keys; indexed without front matter"
+        return SplitDocument(FrontMatter(), {}, body, body_start_line, (problem,))
+    front_matter, problems = _recognise(raw)
+    return SplitDocument(front_matter, raw, body, body_start_line, problems)
+
+
+def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
+    problems: list[str] = []
+    title = raw.get("title")
+    if title is not None and not isinstance(title, str | int | float):
+        problems.append("front matter 'title' must be a string; ignored")
+        title = None
+    lists = {}
+    for key in ("tags", "aliases", "refs"):
+        value, problem = _string_list(raw.get(key), key)
+        lists[key] = value
+        if problem:
+            problems.append(problem)
+    return (
+        FrontMatter(
+            title=str(title).strip() or None if title is not None else None,
+            tags=lists["tags"],
+            aliases=lists["aliases"],
+            refs=lists["refs"],
+        ),
+        tuple(problems),
+    )
+
+
+def _string_list(value: Any, key: str) -> tuple[tuple[str, ...], str | None]:
+    if value is None:
+        return (), None
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip()), None
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return tuple(str(v).strip() for v in value if str(v).strip()), None
+    return (), f"front matter '{key}' must be a list of strings; ignored"

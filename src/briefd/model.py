@@ -1,0 +1,186 @@
+"""The nouns of briefd: frozen dataclasses passed between the pure core and its edges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+LinkKind = Literal["wiki", "markdown"]
+SearchMode = Literal["bm25", "vector", "hybrid"]
+
+
+@dataclass(frozen=True, slots=True)
+class FrontMatter:
+    """The recognised front-matter keys of a document (K2)."""
+
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    refs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """An H1–H3 heading: ``text`` never includes its ``{#anchor}``; ``line`` is 1-based."""
+
+    level: int
+    text: str
+    anchor: str | None
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A link written in a document, with its provenance (K5)."""
+
+    source_path: str
+    section: str
+    line: int
+    target: str
+    fragment: str | None
+    display: str | None
+    kind: LinkKind
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrievable section of a document (K4). Lines are 1-based and inclusive."""
+
+    id: str
+    doc_path: str
+    heading: str
+    heading_path: tuple[str, ...]
+    anchor: str | None
+    content: str
+    tokens: int
+    content_hash: str
+    position: int
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A parsed knowledge document, ready to be stored."""
+
+    path: str
+    scope: str
+    title: str
+    front_matter: FrontMatter
+    content_hash: str
+    body: str
+    body_start_line: int
+    headings: tuple[Heading, ...]
+    chunks: tuple[Chunk, ...]
+    links: tuple[Link, ...]
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentProblem:
+    path: str
+    problem: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What one ``briefd index`` run did."""
+
+    source: str
+    documents: int
+    chunks: int
+    added: tuple[str, ...]
+    changed: tuple[str, ...]
+    deleted: tuple[str, ...]
+    unchanged: int
+    skipped: tuple[SkippedFile, ...]
+    problems: tuple[DocumentProblem, ...]
+    fingerprint: str
+    seconds: float
+    rebuilt: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HitExplain:
+    """Why a hit ranks where it does (R3 explain)."""
+
+    and_rank: int | None
+    and_bm25: float | None
+    any_rank: int | None
+    any_bm25: float | None
+    contributions: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk_id: str
+    doc_path: str
+    scope: str
+    title: str
+    heading: str
+    heading_path: tuple[str, ...]
+    content: str
+    score: float
+    tokens: int
+    start_line: int
+    end_line: int
+    explain: HitExplain | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: str
+    mode: SearchMode
+    scopes: tuple[str, ...]
+    hits: tuple[Hit, ...]
+    ranking_version: str
+    took_ms: float
+    sql: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeInfo:
+    name: str
+    documents: int
+    chunks: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedLink:
+    """A stored link with its resolution: ``status`` is ok, broken, ambiguous or bad-anchor."""
+
+    link: Link
+    target_path: str | None
+    status: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentView:
+    """A document as ``briefd doc`` / ``get_document`` show it."""
+
+    path: str
+    scope: str
+    title: str
+    front_matter: FrontMatter
+    body: str
+    updated_at: str
+    chunks: tuple[Chunk, ...]
+    links: tuple[ResolvedLink, ...]
+    backlinks: tuple[ResolvedLink, ...]
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkFindings:
+    broken: tuple[ResolvedLink, ...]
+    ambiguous: tuple[ResolvedLink, ...]
+    unknown_anchors: tuple[ResolvedLink, ...]
+    duplicate_anchors: tuple[tuple[str, str, tuple[int, ...]], ...]
+    orphans: tuple[str, ...]

@@ -1,0 +1,1 @@
+"""Retrieval: lexical (FTS5 BM25) search, rank fusion and the search entry point (R1–R6)."""

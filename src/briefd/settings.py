@@ -1,0 +1,259 @@
+"""Settings: ``briefd.yaml`` plus ``BRIEFD_*`` environment overrides → one frozen Settings (O1).
+
+Every key is declared once, as a field of a frozen dataclass below; the loader walks those
+declarations, so an unknown key or a malformed value is reported with its full dotted name and
+the accepted form. Environment variables name nested keys with a double underscore:
+``BRIEFD_SEARCH__TOP_K=12`` sets ``search.top_k``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from briefd.errors import ConfigError
+
+CONFIG_FILE = "briefd.yaml"
+ENV_PREFIX = "BRIEFD_"
+# BRIEFD_* variables that are not settings keys.
+ENV_NOT_SETTINGS = frozenset({"BRIEFD_CONFIG", "BRIEFD_API_TOKEN"})
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    include: tuple[str, ...] = ("**/*.md", "**/*.markdown")
+    exclude: tuple[str, ...] = ()
+    max_file_bytes: int = 2_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingSettings:
+    target_tokens: int = 500
+    max_tokens: int = 800
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSettings:
+    top_k: int = 8
+    candidates: int = 50
+    title_weight: float = 3.0
+    heading_weight: float = 2.0
+    body_weight: float = 1.0
+    any_term_weight: float = 0.25
+    rrf_k: int = 60
+    query_mode: Literal["text", "advanced"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSettings:
+    cache_dir: Path = Path(".briefd/eval-cache")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    source: Path | None = None
+    db: Path = Path(".briefd/briefd.db")
+    default_scopes: tuple[str, ...] = ("domain", "conventions")
+    index: IndexSettings = field(default_factory=IndexSettings)
+    chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    eval: EvalSettings = field(default_factory=EvalSettings)
+
+
+def load_settings(
+    config: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Read the config file (explicit, ``BRIEFD_CONFIG``, or ``./briefd.yaml``), then apply
+    ``BRIEFD_*`` variables, then ``overrides`` (dotted keys, e.g. from CLI flags)."""
+    env = os.environ if env is None else env
+    merged: dict[str, Any] = {}
+    path = config or (Path(env["BRIEFD_CONFIG"]) if env.get("BRIEFD_CONFIG") else None)
+    if path is None and Path(CONFIG_FILE).is_file():
+        path = Path(CONFIG_FILE)
+    if path is not None:
+        merged = _read_file(path)
+        _relative_paths(merged, path.parent)
+    for key, value in _env_items(env):
+        _set_dotted(merged, key, value, f"environment variable {_env_name(key)}")
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set_dotted(merged, key, value, f"option for {key}")
+    origin = str(path) if path else "settings"
+    return _build(Settings, merged, prefix="", origin=origin)
+
+
+def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings:
+    """A copy of ``settings`` with dotted keys replaced and validated (CLI flags, tuned files)."""
+    current = _as_dict(settings)
+    for key, value in overrides.items():
+        if value is not None:
+            _set_dotted(current, key, value, f"option for {key}")
+    return _build(Settings, current, prefix="", origin="settings")
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        out[f.name] = _as_dict(value) if dataclasses.is_dataclass(value) else value
+    return out
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}: not valid YAML{where}; fix the syntax") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+    return data
+
+
+def _relative_paths(data: dict[str, Any], base: Path) -> None:
+    """Relative paths in a config file are relative to the file, not to the cwd."""
+    for key in ("source", "db"):
+        value = data.get(key)
+        if isinstance(value, str) and value and not Path(value).is_absolute() and "://" not in value:
+            data[key] = str(base / value)
+
+
+def _env_name(dotted: str) -> str:
+    return ENV_PREFIX + dotted.replace(".", "__").upper()
+
+
+def _env_items(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    items = []
+    for name, value in sorted(env.items()):
+        if not name.startswith(ENV_PREFIX) or name in ENV_NOT_SETTINGS:
+            continue
+        dotted = name[len(ENV_PREFIX) :].lower().replace("__", ".")
+        items.append((dotted, value))
+    return items
+
+
+def _set_dotted(data: dict[str, Any], dotted: str, value: Any, origin: str) -> None:
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"{origin}: '{part}' is a section, not a value")
+        node = child
+    if isinstance(value, str) and origin.startswith("environment"):
+        value = _parse_env_value(value)
+    node[parts[-1]] = value
+
+
+def _parse_env_value(raw: str) -> Any:
+    try:
+        return yaml.safe_load(raw) if raw.strip() else raw
+    except yaml.YAMLError:
+        return raw
+
+
+def _build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{origin}: {prefix.rstrip('.')}: expected a mapping of settings")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    for key in data:
+        if key not in fields:
+            raise ConfigError(_unknown_key(origin, prefix, str(key), sorted(fields)))
+    kwargs = {}
+    for name, value in data.items():
+        kwargs[name] = _convert(hints[name], value, prefix + name, origin)
+    return cls(**kwargs)
+
+
+def _unknown_key(origin: str, prefix: str, key: str, known: list[str]) -> str:
+    guess = difflib.get_close_matches(key, known, n=1)
+    hint = f" (did you mean '{prefix}{guess[0]}'?)" if guess else ""
+    return f"{origin}: unknown key '{prefix}{key}'{hint}; accepted keys: " + ", ".join(
+        prefix + k for k in known
+    )
+
+
+def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
+    if dataclasses.is_dataclass(hint):
+        return _build(typing.cast(type, hint), value, key + ".", origin)
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = next(a for a in args if a is not type(None))
+        return _convert(inner, value, key, origin)
+    if typing.get_origin(hint) is Literal:
+        if value not in args:
+            accepted = " or ".join(repr(a) for a in args)
+            raise ConfigError(f"{origin}: {key}: expected {accepted}, got {value!r}")
+        return value
+    if typing.get_origin(hint) is tuple:
+        return _to_tuple(value, key, origin)
+    converter = _SCALARS.get(hint)
+    if converter is None:  # pragma: no cover - a declaration bug, not user input
+        raise TypeError(f"unsupported settings type {hint!r} for {key}")
+    return converter(value, key, origin)
+
+
+def _to_tuple(value: Any, key: str, origin: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{origin}: {key}: expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _to_int(value: Any, key: str, origin: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{origin}: {key}: expected a whole number ≥ 0, got {value!r}")
+    return value
+
+
+def _to_float(value: Any, key: str, origin: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{origin}: {key}: expected a number, got {value!r}")
+    return float(value)
+
+
+def _to_bool(value: Any, key: str, origin: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{origin}: {key}: expected true or false, got {value!r}")
+    return value
+
+
+def _to_str(value: Any, key: str, origin: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{origin}: {key}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _to_path(value: Any, key: str, origin: str) -> Path:
+    if isinstance(value, Path):
+        return value
+    return Path(_to_str(value, key, origin)).expanduser()
+
+
+_SCALARS: dict[Any, Any] = {
+    int: _to_int,
+    float: _to_float,
+    bool: _to_bool,
+    str: _to_str,
+    Path: _to_path,
+}

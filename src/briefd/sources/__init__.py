@@ -1,0 +1,1 @@
+"""Where knowledge comes from: walking a source directory (and, later, git)."""

@@ -1,0 +1,1 @@
+"""The SQLite index (X0): connections, migrations, documents, links and search SQL."""

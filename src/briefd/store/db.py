@@ -1,0 +1,134 @@
+"""SQLite connections for the index: WAL, busy timeouts, migrations, read and write transactions.
+
+Several processes (server, CLI, hook) share one file. Writers take ``BEGIN IMMEDIATE`` and do
+all of an index run's changes in one transaction, so a reader sees the old index or the new
+one, never half of it; readers never block in WAL mode and wait out checkpoints through a
+busy timeout instead of failing with ``database is locked``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from briefd.errors import IndexNotFoundError, StoreError
+from briefd.retrieval.text import fold
+from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class Store:
+    """One connection to the index file."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self.conn = conn
+
+    @classmethod
+    def open(cls, path: Path, create: bool = False) -> Store:
+        """Open (or with ``create``, create) the index at ``path`` and bring its schema up."""
+        if not create and not path.exists():
+            raise IndexNotFoundError(
+                f"no index at {path}; build one with `briefd index --source DIR`"
+            )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open index {path}: {exc}") from None
+        conn.row_factory = sqlite3.Row
+        conn.create_function("briefd_fold", 1, fold, deterministic=True)
+        store = cls(path, conn)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            store._migrate()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(_describe(path, exc)) from None
+        return store
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"index {self.path} has schema {version}, newer than this briefd understands "
+                f"({SCHEMA_VERSION}); upgrade briefd or rebuild it with `briefd index --rebuild`"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            for migration in MIGRATIONS:
+                if migration.number > version:
+                    for statement in _statements(migration.sql):
+                        self.conn.execute(statement)
+                    self.conn.execute(f"PRAGMA user_version = {migration.number}")
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all or nothing."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(_describe(self.path, exc)) from None
+        try:
+            yield self.conn
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.conn.execute("ROLLBACK")
+            raise StoreError(_describe(self.path, exc)) from None
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees the same snapshot of the index."""
+        self.conn.execute("BEGIN")
+        try:
+            yield self.conn
+        finally:
+            self.conn.execute("COMMIT")
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration into statements (``sqlite3.complete_statement`` knows triggers)."""
+    statements, current = [], ""
+    for line in sql.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            statements.append(current.strip())
+            current = ""
+    if current.strip():
+        statements.append(current.strip())
+    return statements
+
+
+def _describe(path: Path, exc: sqlite3.Error) -> str:
+    message = str(exc)
+    if "disk is full" in message or "disk I/O" in message:
+        return f"cannot write index {path}: {message}; free disk space and run the command again"
+    if "not a database" in message or "malformed" in message:
+        return (
+            f"{path} is not a usable briefd index ({message}); "
+            "rebuild it with `briefd index --rebuild`"
+        )
+    if "locked" in message or "busy" in message:
+        return f"index {path} is busy ({message}); another briefd is writing, try again"
+    return f"index {path}: {message}"

@@ -1,0 +1,150 @@
+"""Reading and writing documents, chunks and links in the index."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from briefd.model import Chunk, Document, FrontMatter, Heading, Link, ResolvedLink
+
+
+def document_hashes(conn: sqlite3.Connection) -> dict[str, str]:
+    return {row["path"]: row["content_hash"] for row in conn.execute(
+        "SELECT path, content_hash FROM documents"
+    )}
+
+
+def delete_documents(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+    for path in paths:
+        row = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            continue
+        conn.execute("DELETE FROM chunks WHERE doc_id = ?", (row["id"],))
+        conn.execute("DELETE FROM links WHERE doc_id = ?", (row["id"],))
+        conn.execute("DELETE FROM documents WHERE id = ?", (row["id"],))
+
+
+def delete_everything(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM links")
+    conn.execute("DELETE FROM chunks")
+    conn.execute("DELETE FROM documents")
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+
+
+def write_document(
+    conn: sqlite3.Connection, doc: Document, indexed_at: str, updated_at: str | None
+) -> None:
+    """Insert or replace one document with its chunks and links."""
+    delete_documents(conn, [doc.path])
+    fm = doc.front_matter
+    cursor = conn.execute(
+        """INSERT INTO documents (path, scope, title, tags, aliases, refs, front_matter, body,
+               body_start_line, headings, problems, content_hash, updated_at, indexed_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (
+            doc.path,
+            doc.scope,
+            doc.title,
+            json.dumps(fm.tags, ensure_ascii=False),
+            json.dumps(fm.aliases, ensure_ascii=False),
+            json.dumps(fm.refs, ensure_ascii=False),
+            json.dumps(_fm_dict(fm), ensure_ascii=False),
+            doc.body,
+            doc.body_start_line,
+            json.dumps([[h.level, h.text, h.anchor, h.line] for h in doc.headings], ensure_ascii=False),
+            json.dumps(doc.problems, ensure_ascii=False),
+            doc.content_hash,
+            updated_at,
+            indexed_at,
+        ),
+    )
+    doc_id = cursor.lastrowid
+    aliases = " ".join(fm.aliases)
+    conn.executemany(
+        """INSERT INTO chunks (id, doc_id, scope, title, aliases, heading, heading_path, anchor,
+               content, tokens, content_hash, position, start_line, end_line)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        [
+            (
+                c.id, doc_id, doc.scope, doc.title, aliases, c.heading,
+                json.dumps(c.heading_path, ensure_ascii=False), c.anchor, c.content, c.tokens,
+                c.content_hash, c.position, c.start_line, c.end_line,
+            )
+            for c in doc.chunks
+        ],
+    )
+    conn.executemany(
+        """INSERT INTO links (doc_id, source_path, section, line, kind, target, fragment, display)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+        [
+            (doc_id, ln.source_path, ln.section, ln.line, ln.kind, ln.target, ln.fragment, ln.display)
+            for ln in doc.links
+        ],
+    )
+
+
+def _fm_dict(fm: FrontMatter) -> dict[str, object]:
+    return {"title": fm.title, "tags": fm.tags, "aliases": fm.aliases, "refs": fm.refs}
+
+
+def chunk_from_row(row: sqlite3.Row, doc_path: str) -> Chunk:
+    return Chunk(
+        id=row["id"],
+        doc_path=doc_path,
+        heading=row["heading"],
+        heading_path=tuple(json.loads(row["heading_path"])),
+        anchor=row["anchor"],
+        content=row["content"],
+        tokens=row["tokens"],
+        content_hash=row["content_hash"],
+        position=row["position"],
+        start_line=row["start_line"],
+        end_line=row["end_line"],
+    )
+
+
+def headings_from_json(raw: str) -> tuple[Heading, ...]:
+    return tuple(Heading(level, text, anchor, line) for level, text, anchor, line in json.loads(raw))
+
+
+def front_matter_from_row(row: sqlite3.Row) -> FrontMatter:
+    data = json.loads(row["front_matter"])
+    return FrontMatter(
+        title=data.get("title"),
+        tags=tuple(data.get("tags", ())),
+        aliases=tuple(data.get("aliases", ())),
+        refs=tuple(data.get("refs", ())),
+    )
+
+
+def stored_links(conn: sqlite3.Connection, where: str = "", args: Sequence[object] = ()) -> list[
+    tuple[int, ResolvedLink]
+]:
+    rows = conn.execute(
+        "SELECT id, source_path, section, line, kind, target, fragment, display, target_path, "
+        f"status, detail FROM links {where} ORDER BY source_path, line, id",
+        tuple(args),
+    )
+    return [
+        (
+            row["id"],
+            ResolvedLink(
+                link=Link(
+                    row["source_path"], row["section"], row["line"], row["target"],
+                    row["fragment"], row["display"], row["kind"],
+                ),
+                target_path=row["target_path"],
+                status=row["status"],
+                detail=row["detail"],
+            ),
+        )
+        for row in rows
+    ]
+
+
+def save_resolutions(conn: sqlite3.Connection, resolved: Sequence[tuple[int, ResolvedLink]]) -> None:
+    conn.executemany(
+        "UPDATE links SET target_path = ?, status = ?, detail = ? WHERE id = ?",
+        [(r.target_path, r.status, r.detail, link_id) for link_id, r in resolved],
+    )

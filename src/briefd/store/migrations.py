@@ -1,0 +1,194 @@
+"""Numbered schema migrations (X0). ``PRAGMA user_version`` records the last one applied.
+
+The FTS5 table is an external-content table over a view of ``chunks`` whose columns pass
+through ``briefd_fold`` (see :mod:`briefd.retrieval.text`); triggers keep it in sync.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    number: int
+    name: str
+    sql: str
+
+
+_FTS_COLUMNS = (
+    "briefd_fold({r}.title || ' ' || {r}.aliases), briefd_fold({r}.heading_path), "
+    "briefd_fold({r}.content)"
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "m001_documents_chunks",
+        """
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            scope TEXT NOT NULL,
+            title TEXT NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            aliases TEXT NOT NULL DEFAULT '[]',
+            refs TEXT NOT NULL DEFAULT '[]',
+            front_matter TEXT NOT NULL DEFAULT '{}',
+            body TEXT NOT NULL,
+            body_start_line INTEGER NOT NULL,
+            headings TEXT NOT NULL DEFAULT '[]',
+            problems TEXT NOT NULL DEFAULT '[]',
+            content_hash TEXT NOT NULL,
+            updated_commit TEXT,
+            updated_at TEXT,
+            indexed_at TEXT NOT NULL
+        );
+        CREATE INDEX documents_scope ON documents(scope);
+        CREATE TABLE chunks (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            scope TEXT NOT NULL,
+            title TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '',
+            heading TEXT NOT NULL,
+            heading_path TEXT NOT NULL,
+            anchor TEXT,
+            content TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL
+        );
+        CREATE INDEX chunks_doc ON chunks(doc_id, position);
+        CREATE INDEX chunks_scope ON chunks(scope);
+        """,
+    ),
+    Migration(
+        2,
+        "m002_chunks_fts",
+        f"""
+        CREATE VIEW chunk_search_text AS
+            SELECT rowid AS chunk_rowid,
+                   briefd_fold(title || ' ' || aliases) AS title,
+                   briefd_fold(heading_path) AS heading_path,
+                   briefd_fold(content) AS content
+            FROM chunks;
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            title, heading_path, content,
+            content='chunk_search_text', content_rowid='chunk_rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, title, heading_path, content)
+            VALUES (new.rowid, {_FTS_COLUMNS.format(r="new")});
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, title, heading_path, content)
+            VALUES ('delete', old.rowid, {_FTS_COLUMNS.format(r="old")});
+        END;
+        CREATE TRIGGER chunks_au AFTER UPDATE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, title, heading_path, content)
+            VALUES ('delete', old.rowid, {_FTS_COLUMNS.format(r="old")});
+            INSERT INTO chunks_fts(rowid, title, heading_path, content)
+            VALUES (new.rowid, {_FTS_COLUMNS.format(r="new")});
+        END;
+        """,
+    ),
+    Migration(
+        3,
+        "m003_links",
+        """
+        CREATE TABLE links (
+            id INTEGER PRIMARY KEY,
+            doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            source_path TEXT NOT NULL,
+            section TEXT NOT NULL,
+            line INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            target TEXT NOT NULL,
+            fragment TEXT,
+            display TEXT,
+            target_path TEXT,
+            status TEXT NOT NULL DEFAULT 'unresolved',
+            detail TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX links_doc ON links(doc_id);
+        CREATE INDEX links_target ON links(target_path);
+        """,
+    ),
+    Migration(
+        4,
+        "m004_service_tables",
+        """
+        CREATE TABLE chunk_vectors (
+            chunk_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            embedding BLOB NOT NULL,
+            PRIMARY KEY (chunk_id, model)
+        );
+        CREATE TABLE bundles (
+            id TEXT PRIMARY KEY,
+            cache_key TEXT NOT NULL UNIQUE,
+            task TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            max_tokens INTEGER NOT NULL,
+            index_fingerprint TEXT NOT NULL,
+            model TEXT NOT NULL,
+            content TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            sections TEXT NOT NULL,
+            truncated INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            hits INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE usage_events (
+            id INTEGER PRIMARY KEY,
+            bundle_id TEXT NOT NULL,
+            chunk_id TEXT,
+            useful INTEGER NOT NULL,
+            client TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE proposals (
+            id TEXT PRIMARY KEY,
+            branch TEXT NOT NULL,
+            doc_path TEXT NOT NULL,
+            description TEXT NOT NULL,
+            commit_hash TEXT,
+            pr_url TEXT,
+            status TEXT NOT NULL,
+            client TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE sync_state (
+            source TEXT PRIMARY KEY,
+            last_commit TEXT,
+            last_sync_at TEXT,
+            last_error TEXT,
+            index_fingerprint TEXT NOT NULL DEFAULT '',
+            last_report TEXT NOT NULL DEFAULT '{}'
+        );
+        """,
+    ),
+)
+
+SCHEMA_VERSION = MIGRATIONS[-1].number
+
+
+def schema_doc() -> str:
+    """The schema as Markdown, generated from the migrations so it cannot drift."""
+    parts = ["# briefd index schema", ""]
+    for migration in MIGRATIONS:
+        parts += [f"## {migration.name}", "", "```sql", _dedent(migration.sql), "```", ""]
+    return "\n".join(parts)
+
+
+def _dedent(sql: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(sql).strip()
