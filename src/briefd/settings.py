@@ -81,16 +81,22 @@ def load_settings(
     path = config or (Path(env["BRIEFD_CONFIG"]) if env.get("BRIEFD_CONFIG") else None)
     if path is None and Path(CONFIG_FILE).is_file():
         path = Path(CONFIG_FILE)
+    origin = "settings"
     if path is not None:
         merged = _read_file(path)
         _relative_paths(merged, path.parent)
+        origin = str(path)
+    settings: Settings = _build(Settings, merged, prefix="", origin=origin)
     for key, value in _env_items(env):
-        _set_dotted(merged, key, value, f"environment variable {_env_name(key)}")
+        origin = f"environment variable {_env_name(key)}"
+        _set_dotted(merged, key, _parse_env_value(value), origin)
+        settings = _build(Settings, merged, prefix="", origin=origin)
     for key, value in (overrides or {}).items():
         if value is not None:
-            _set_dotted(merged, key, value, f"option for {key}")
-    origin = str(path) if path else "settings"
-    return _build(Settings, merged, prefix="", origin=origin)
+            origin = f"option for {key}"
+            _set_dotted(merged, key, value, origin)
+            settings = _build(Settings, merged, prefix="", origin=origin)
+    return settings
 
 
 def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings:
@@ -156,8 +162,6 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any, origin: str) -> N
         if not isinstance(child, dict):
             raise ConfigError(f"{origin}: '{part}' is a section, not a value")
         node = child
-    if isinstance(value, str) and origin.startswith("environment"):
-        value = _parse_env_value(value)
     node[parts[-1]] = value
 
 

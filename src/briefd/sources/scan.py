@@ -38,8 +38,8 @@ def scan(
     """Files to index (sorted by path) and the candidates that were skipped, with reasons."""
     if not root.is_dir():
         raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
-    included = pathspec.PathSpec.from_lines("gitwildmatch", include)
-    excluded = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
+    included = pathspec.PathSpec.from_lines("gitignore", include)
+    excluded = pathspec.PathSpec.from_lines("gitignore", exclude)
     files: list[SourceFile] = []
     skipped: list[SkippedFile] = []
     ignores: list[tuple[str, pathspec.PathSpec]] = []

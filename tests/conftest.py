@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.settings import Settings, load_settings
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "testdata" / "knowledge"
+EXAMPLE_TR = REPO / "testdata" / "knowledge-tr"
+EVAL_DATA = REPO.parent / "shared" / "eval-data"
+
+WriteFiles = Callable[[dict[str, str]], Path]
+
+
+@pytest.fixture
+def write_files(tmp_path: Path) -> WriteFiles:
+    """Write {relative path: text} under tmp_path/knowledge (dedented) and return the root."""
+    root = tmp_path / "knowledge"
+
+    def write(files: dict[str, str]) -> Path:
+        for rel, text in files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        root.mkdir(exist_ok=True)
+        return root
+
+    return write
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Defaults, with the index in tmp_path and no briefd.yaml / BRIEFD_* influence."""
+    return load_settings(
+        config=None,
+        env={},
+        overrides={
+            "db": str(tmp_path / "index.db"),
+            "source": str(tmp_path / "knowledge"),
+            "eval.cache_dir": str(tmp_path / "eval-cache"),
+        },
+    )
+
+
+@pytest.fixture
+def api(settings: Settings) -> Briefd:
+    with Briefd(settings) as instance:
+        yield instance  # type: ignore[misc]

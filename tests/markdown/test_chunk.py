@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from briefd.markdown.document import parse_document
+from briefd.tokens import count_tokens
+
+WORDS = st.sampled_from(
+    "payment capture refund settlement ledger retry idempotency acquirer webhook ödeme işlem "
+    "taksit iade 3-D Secure `code` **bold** 42 EUR".split()
+)
+
+
+@st.composite
+def paragraph(draw: st.DrawFn) -> str:
+    lines = draw(st.lists(st.lists(WORDS, min_size=1, max_size=18), min_size=1, max_size=6))
+    return "\n".join(" ".join(line) for line in lines)
+
+
+@st.composite
+def code_block(draw: st.DrawFn) -> str:
+    body = draw(st.lists(st.sampled_from(["# comment not a heading", "## also not", "x = 1"]), min_size=1, max_size=8))
+    return "```bash\n" + "\n".join(body) + "\n```"
+
+
+@st.composite
+def heading(draw: st.DrawFn) -> str:
+    level = draw(st.integers(1, 4))
+    words = draw(st.lists(WORDS, min_size=1, max_size=4))
+    anchor = draw(st.sampled_from(["", " {#anchor-x}"]))
+    return "#" * level + " Heading " + " ".join(words) + anchor
+
+
+@st.composite
+def markdown_document(draw: st.DrawFn) -> str:
+    blocks = draw(st.lists(st.one_of(paragraph(), code_block(), heading()), min_size=1, max_size=25))
+    front = draw(st.sampled_from(["", "---\ntitle: Doc\ntags: [a]\n---\n"]))
+    return front + "\n\n".join(blocks) + "\n"
+
+
+def _words_outside_headings(text: str) -> list[str]:
+    words: list[str] = []
+    in_code = False
+    lines = text.split("\n")
+    if text.startswith("---\n"):
+        end = lines.index("---", 1)
+        lines = lines[end + 1 :]
+    for line in lines:
+        if line.startswith("```"):
+            in_code = not in_code
+        is_heading = not in_code and line.lstrip().startswith("#") and line.split(" ")[0] in ("#", "##", "###")
+        if not is_heading:
+            words += line.split()
+    return words
+
+
+@settings(max_examples=150, deadline=None)
+@given(markdown_document())
+def test_chunks_cover_text_in_order_within_limit(text: str) -> None:
+    doc = parse_document("domain/x.md", text, "domain", "h", count_tokens, 60, 100)
+    covered = [w for chunk in doc.chunks for w in chunk.content.split()]
+    assert covered == _words_outside_headings(text)
+    assert all(chunk.tokens <= 100 for chunk in doc.chunks)
+    assert all(count_tokens(chunk.content) == chunk.tokens for chunk in doc.chunks)
+    assert [c.position for c in doc.chunks] == list(range(len(doc.chunks)))
+    assert len({c.id for c in doc.chunks}) == len(doc.chunks)
+
+
+@settings(max_examples=100, deadline=None)
+@given(markdown_document())
+def test_no_heading_is_taken_from_code(text: str) -> None:
+    doc = parse_document("domain/x.md", text, "domain", "h", count_tokens)
+    for chunk in doc.chunks:
+        for part in chunk.heading_path:
+            assert "comment not a heading" not in part and part != "also not"
+    assert all(h.text.startswith("Heading") for h in doc.headings)
+
+
+def test_sections_breadcrumbs_lines_and_anchor() -> None:
+    text = (
+        "---\ntitle: Retry\n---\n"  # lines 1-3
+        "# Retry policy\n"  # 4
+        "\n"
+        "Intro.\n"  # 6
+        "\n"
+        "## Retry Policy {#retry-policy}\n"  # 8
+        "\n"
+        "Soft declines only.\n"  # 10
+        "\n"
+        "```bash\n# not a heading\n```\n"  # 12-14
+        "\n"
+        "### Backoff\n"  # 16
+        "2s, 8s, 30s.\n"  # 17
+        "## Empty\n"  # 18
+        "## Last\n"  # 19
+        "Done.\n"
+    )
+    doc = parse_document("domain/retry.md", text, "domain", "h", count_tokens)
+    assert doc.title == "Retry"
+    got = [(c.heading, c.heading_path, c.anchor, c.start_line, c.end_line) for c in doc.chunks]
+    assert got == [
+        ("Retry policy", (), None, 4, 6),
+        ("Retry Policy", ("Retry Policy",), "retry-policy", 8, 14),
+        ("Backoff", ("Retry Policy", "Backoff"), None, 16, 17),
+        ("Last", ("Last",), None, 19, 20),
+    ]
+    assert doc.chunks[1].content == "Soft declines only.\n\n```bash\n# not a heading\n```"
+
+
+def test_oversized_section_splits_on_paragraphs_with_stable_ids() -> None:
+    para = " ".join(["settlement"] * 150)
+    text = "# T\n\n## Long\n\n" + "\n\n".join([para] * 8) + "\n"
+    first = parse_document("domain/long.md", text, "domain", "h", count_tokens)
+    again = parse_document("domain/long.md", text + "\n## New\n\nMore.\n", "domain", "h", count_tokens)
+    long_parts = [c for c in first.chunks if c.heading == "Long"]
+    assert len(long_parts) >= 2
+    assert all(c.tokens <= 800 for c in long_parts)
+    assert [c.id for c in long_parts] == [c.id for c in again.chunks if c.heading == "Long"]
+    assert long_parts[0].start_line == 3
+    assert long_parts[1].start_line > long_parts[0].end_line
+
+
+def test_duplicate_headings_get_distinct_ids() -> None:
+    text = "# T\n\n## Notes\n\na\n\n## Notes\n\nb\n"
+    doc = parse_document("domain/d.md", text, "domain", "h", count_tokens)
+    assert len({c.id for c in doc.chunks}) == 2

@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.errors import QueryError, ScopeError
+from briefd.retrieval.fusion import RankedList, rrf
+from briefd.retrieval.lexical import FieldWeights, build_match, search_sql
+from briefd.retrieval.search import SearchRequest
+from briefd.retrieval.text import query_terms
+from briefd.tokens import count_tokens
+from tests.conftest import WriteFiles
+
+DOCS = {
+    "domain/retry-policy.md": """
+        ---
+        aliases: [backoff rules]
+        ---
+        # Retry policy for card payments
+
+        ## Retry Policy {#retry-policy}
+
+        Soft declines are retried at most three times; capture is at most once and idempotent.
+
+        ## Scheme limits
+
+        Visa limits reattempts of a declined card transaction.
+        """,
+    "domain/glossary.md": """
+        # Glossary
+
+        ## Capture
+
+        Capture moves authorised money; a card payment is retried only when soft declined.
+        """,
+    "domain/odeme.md": """
+        # Ödeme iadeleri
+
+        ## Kısmi iade
+
+        Kısmi iade işlemi çekim tutarını aşamaz; ılımlı kurallar uygulanır.
+        """,
+    "projects/checkout/notes.md": "# Checkout notes\n\nRetry the webhook delivery.\n",
+}
+
+
+@pytest.fixture
+def indexed(api: Briefd, write_files: WriteFiles) -> Briefd:
+    write_files(DOCS)
+    api.index()
+    return api
+
+
+def test_search_sql_is_pinned() -> None:
+    assert search_sql(2, FieldWeights(3.0, 2.0, 1.0)) == (
+        "SELECT c.rowid AS rowid, bm25(chunks_fts, 3.0, 2.0, 1.0) AS bm25\n"
+        "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid\n"
+        "WHERE chunks_fts MATCH ? AND c.scope IN (?, ?)\n"
+        "ORDER BY bm25, c.id\n"
+        "LIMIT ?"
+    )
+
+
+def test_free_text_is_quoted_and_stop_words_dropped() -> None:
+    plan = build_match('How do we retry-policy: "at most once" (idempotent) AND OR NOT *')
+    assert plan.terms == ("retry", "policy", "most", "once", "idempotent")
+    assert plan.all_terms == '"retry" AND "policy" AND "most" AND "once" AND "idempotent"'
+    assert plan.any_term == '"retry" OR "policy" OR "most" OR "once" OR "idempotent"'
+
+
+def test_only_stop_words_are_kept_rather_than_nothing() -> None:
+    assert query_terms("how to do it") == ["how", "to", "do", "it"]
+
+
+def test_punctuation_never_raises(indexed: Briefd) -> None:
+    for query in ['retry-policy: "at most once" (idempotent) AND OR NOT *', "a'b", "NEAR(", "^x", "x*", "don't"]:
+        result = indexed.search(SearchRequest(query, scopes=("all",)))
+        assert result.ranking_version == "r1"
+
+
+def test_query_without_words_is_a_clear_error(indexed: Briefd) -> None:
+    with pytest.raises(QueryError, match="the query has no words to search for; type some words"):
+        indexed.search(SearchRequest("?!*"))
+
+
+def test_all_terms_lead_any_term_follows(indexed: Briefd) -> None:
+    hits = indexed.search(SearchRequest("retry card", scopes=("all",), explain=True)).hits
+    both = [h for h in hits if h.explain and h.explain.and_rank is not None]
+    assert hits[: len(both)] == tuple(both)
+    assert {h.heading for h in both} == {"Capture", "Scheme limits", "Retry Policy"}
+    assert hits[-1].doc_path == "projects/checkout/notes.md"
+    assert hits[-1].explain is not None and hits[-1].explain.and_rank is None
+
+
+def test_title_aliases_and_heading_outweigh_body(indexed: Briefd) -> None:
+    assert indexed.search(SearchRequest("backoff rules")).hits[0].doc_path == "domain/retry-policy.md"
+    first = indexed.search(SearchRequest("capture")).hits[0]
+    assert first.heading == "Capture"
+
+
+def test_advanced_mode_passes_fts5_syntax(indexed: Briefd) -> None:
+    hits = indexed.search(SearchRequest('"at most once"', query_mode="advanced")).hits
+    assert [h.heading for h in hits] == ["Retry Policy"]
+    hits = indexed.search(SearchRequest("reattempt* NOT visa", query_mode="advanced")).hits
+    assert hits == ()
+
+
+def test_advanced_mode_syntax_error_says_what_to_do(indexed: Briefd) -> None:
+    with pytest.raises(QueryError) as caught:
+        indexed.search(SearchRequest('"unclosed', query_mode="advanced"))
+    assert str(caught.value).startswith("the query is not valid FTS5 syntax (")
+    assert str(caught.value).endswith(
+        "); fix it, or search without --query-mode advanced to have punctuation escaped"
+    )
+
+
+def test_default_scopes_and_unknown_scope(indexed: Briefd) -> None:
+    result = indexed.search(SearchRequest("retry"))
+    assert result.scopes == ("domain",)  # conventions has no documents here
+    assert all(h.scope == "domain" for h in result.hits)
+    with pytest.raises(ScopeError) as caught:
+        indexed.search(SearchRequest("retry", scopes=("projects/x",)))
+    assert str(caught.value) == (
+        "scope 'projects/x' does not exist; known scopes: domain, projects/checkout (or 'all')"
+    )
+    only = indexed.search(SearchRequest("retry", scopes=("projects/checkout",))).hits
+    assert [h.doc_path for h in only] == ["projects/checkout/notes.md"]
+
+
+def test_turkish_without_diacritics_matches(indexed: Briefd) -> None:
+    for query in ("kismi iade", "KISMİ İADE", "ilimli kurallar", "odeme iadeleri"):
+        hits = indexed.search(SearchRequest(query)).hits
+        assert hits and hits[0].doc_path == "domain/odeme.md", query
+
+
+def test_hit_fields(indexed: Briefd) -> None:
+    hit = indexed.search(SearchRequest("visa reattempts")).hits[0]
+    assert (hit.doc_path, hit.heading, hit.heading_path) == (
+        "domain/retry-policy.md", "Scheme limits", ("Scheme limits",)
+    )
+    assert (hit.start_line, hit.end_line) == (10, 12)
+    assert hit.content == "Visa limits reattempts of a declined card transaction."
+    assert hit.tokens == count_tokens(hit.content) and len(hit.chunk_id) == 16 and hit.score > 0
+
+
+def test_rrf_weights_and_contributions() -> None:
+    fused = rrf([RankedList("a", 1.0, ["x", "y"]), RankedList("b", 0.25, ["y", "z"])], k=60)
+    assert [f.key for f in fused] == ["y", "x", "z"]
+    y = fused[0]
+    assert y.contributions == (("a", 1.0 / 62), ("b", 0.25 / 61))
+    assert y.score == pytest.approx(1.0 / 62 + 0.25 / 61)

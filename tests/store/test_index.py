@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.errors import IndexNotFoundError, StoreError
+from briefd.retrieval.search import SearchRequest
+from briefd.settings import Settings
+from briefd.store.db import Store
+from briefd.store.migrations import SCHEMA_VERSION, schema_doc
+from tests.conftest import WriteFiles
+
+FILES = {
+    "domain/retry.md": """
+        ---
+        title: Retry policy
+        aliases: [backoff rules]
+        ---
+        # Retry policy
+
+        ## Soft declines
+
+        Retry soft declines with exponential backoff.
+
+        ## Hard declines
+
+        Never retry a stolen card.
+        """,
+    "conventions/logging.md": """
+        # Logging
+
+        Never log the card number. Link: [[retry]].
+        """,
+    "projects/checkout/runbook.md": "# Runbook\n\nRestart checkout-api pods.\n",
+    "README.md": "# Not served\n",
+    "notes/loose.md": "# Also not served\n",
+}
+
+
+def _ids(api: Briefd) -> dict[str, str]:
+    rows = api.store.conn.execute(
+        "SELECT c.id, d.path, c.heading FROM chunks c JOIN documents d ON d.id = c.doc_id"
+    )
+    return {f"{r['path']}#{r['heading']}": r["id"] for r in rows}
+
+
+def test_first_index_reports_documents_chunks_and_skips(api: Briefd, write_files: WriteFiles) -> None:
+    write_files(FILES)
+    report = api.index()
+    assert report.documents == 3
+    assert report.chunks == 4
+    assert report.added == ("conventions/logging.md", "domain/retry.md", "projects/checkout/runbook.md")
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("README.md", "outside every scope (domain/, conventions/, projects/<name>/); not served"),
+        ("notes/loose.md", "outside every scope (domain/, conventions/, projects/<name>/); not served"),
+    ]
+    journal = api.store.conn.execute("PRAGMA journal_mode").fetchone()[0]
+    assert journal == "wal"
+    assert api.store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_reindex_without_change_touches_nothing(api: Briefd, write_files: WriteFiles) -> None:
+    write_files(FILES)
+    first = api.index()
+    again = api.index()
+    assert (again.added, again.changed, again.deleted, again.unchanged) == ((), (), (), 3)
+    assert again.fingerprint == first.fingerprint
+
+
+def test_editing_one_file_reindexes_only_it(api: Briefd, write_files: WriteFiles) -> None:
+    root = write_files(FILES)
+    api.index()
+    before = _ids(api)
+    path = root / "domain/retry.md"
+    path.write_text(path.read_text().replace("stolen card", "lost or stolen card"))
+    report = api.index()
+    assert report.changed == ("domain/retry.md",)
+    assert report.added == report.deleted == ()
+    assert _ids(api) == before  # same sections, same ids
+    hit = api.search(SearchRequest("lost stolen", scopes=("domain",))).hits[0]
+    assert hit.heading == "Hard declines"
+    assert "lost or stolen card" in hit.content
+
+
+def test_deleted_file_is_removed_with_its_chunks(api: Briefd, write_files: WriteFiles) -> None:
+    root = write_files(FILES)
+    api.index()
+    (root / "conventions/logging.md").unlink()
+    report = api.index()
+    assert report.deleted == ("conventions/logging.md",)
+    assert api.search(SearchRequest("log", scopes=("all",))).hits == ()
+
+
+def test_deleting_the_db_gives_same_ids_and_results(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    write_files(FILES)
+    query = SearchRequest("retry card", scopes=("all",))
+    with Briefd(settings) as api:
+        api.index()
+        (write_files({"domain/extra.md": "# Extra\n\nRetry card payments carefully.\n"}))
+        api.index()
+        ids, hits = _ids(api), api.search(query).hits
+    settings.db.unlink()
+    with Briefd(settings) as api:
+        api.index()
+        assert _ids(api) == ids
+        assert api.search(query).hits == hits
+
+
+def test_rebuild_recreates_from_source(api: Briefd, write_files: WriteFiles) -> None:
+    write_files(FILES)
+    api.index()
+    ids = _ids(api)
+    report = api.index(rebuild=True)
+    assert report.rebuilt and len(report.added) == 3
+    assert _ids(api) == ids
+
+
+def test_rebuild_replaces_a_corrupt_file(settings: Settings, write_files: WriteFiles) -> None:
+    write_files(FILES)
+    settings.db.parent.mkdir(parents=True, exist_ok=True)
+    settings.db.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="is not a usable briefd index .*`briefd index --rebuild`"):
+        Briefd(settings).index()
+    with Briefd(settings) as api:
+        assert api.index(rebuild=True).documents == 3
+
+
+def test_bad_front_matter_is_reported_not_fatal(api: Briefd, write_files: WriteFiles) -> None:
+    write_files({**FILES, "domain/broken.md": "---\ntitle: [x\n---\n# Broken\n\nStill searchable.\n"})
+    report = api.index()
+    assert [(p.path, p.problem.split(" (")[0]) for p in report.problems] == [
+        ("domain/broken.md", "front matter is not valid YAML at line 3")
+    ]
+    assert api.search(SearchRequest("still searchable")).hits[0].doc_path == "domain/broken.md"
+
+
+def test_non_utf8_file_is_skipped_with_reason(api: Briefd, write_files: WriteFiles) -> None:
+    root = write_files(FILES)
+    (root / "domain/latin1.md").write_bytes("# Caf\xe9\n".encode("latin-1"))
+    report = api.index()
+    assert ("domain/latin1.md", "not valid UTF-8 text; save it as UTF-8") in [
+        (s.path, s.reason) for s in report.skipped
+    ]
+
+
+def test_gitignore_and_exclude_globs(settings: Settings, write_files: WriteFiles) -> None:
+    from dataclasses import replace
+
+    root = write_files({**FILES, ".gitignore": "drafts/\n", "domain/drafts/wip.md": "# WIP\n"})
+    settings = replace(settings, index=replace(settings.index, exclude=("projects/**",)))
+    with Briefd(settings) as api:
+        report = api.index(root)
+        paths = {r[0] for r in api.store.conn.execute("SELECT path FROM documents")}
+    assert paths == {"domain/retry.md", "conventions/logging.md"}
+    assert report.documents == 2
+
+
+def test_missing_index_error_says_what_to_do(settings: Settings) -> None:
+    with pytest.raises(IndexNotFoundError) as caught:
+        Briefd(settings).search(SearchRequest("x"))
+    assert str(caught.value) == (
+        f"no index at {settings.db}; build one with `briefd index --source DIR`"
+    )
+
+
+def test_newer_schema_is_refused(settings: Settings, write_files: WriteFiles) -> None:
+    write_files(FILES)
+    Briefd(settings).index()
+    conn = sqlite3.connect(settings.db)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(StoreError, match="newer than this briefd understands"):
+        Store.open(settings.db)
+
+
+def test_fts_stays_in_sync_with_chunks(api: Briefd, write_files: WriteFiles) -> None:
+    root = write_files(FILES)
+    api.index()
+    (root / "domain/retry.md").write_text("# Retry\n\nCompletely new words here.\n")
+    api.index()
+    conn = api.store.conn
+    conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+    count = conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'exponential'")
+    assert count.fetchone()[0] == 0
+
+
+def test_schema_doc_is_generated_from_migrations() -> None:
+    doc = schema_doc()
+    assert "## m001_documents_chunks" in doc
+    assert "CREATE VIRTUAL TABLE chunks_fts USING fts5(" in doc
+    assert "tokenize='porter unicode61 remove_diacritics 2'" in doc
+
+
+def test_disk_path_that_cannot_be_created(tmp_path: Path, settings: Settings) -> None:
+    from dataclasses import replace
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="cannot open index"):
+        Briefd(replace(settings, db=blocker / "sub" / "index.db")).index(tmp_path)

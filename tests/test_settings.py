@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from briefd.errors import ConfigError
+from briefd.settings import load_settings
+
+
+def test_defaults_without_file_or_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(env={})
+    assert settings.source is None
+    assert settings.db == Path(".briefd/briefd.db")
+    assert settings.default_scopes == ("domain", "conventions")
+    assert settings.search.top_k == 8
+
+
+def test_file_values_paths_relative_to_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "conf" / "briefd.yaml"
+    config.parent.mkdir()
+    config.write_text("source: ../kb\ndb: data/index.db\nsearch:\n  top_k: 3\n")
+    settings = load_settings(config, env={})
+    assert settings.source == config.parent / "../kb"
+    assert settings.db == config.parent / "data/index.db"
+    assert settings.search.top_k == 3
+
+
+def test_environment_overrides_file(tmp_path: Path) -> None:
+    config = tmp_path / "briefd.yaml"
+    config.write_text("search:\n  top_k: 3\n")
+    env = {"BRIEFD_SEARCH__TOP_K": "12", "BRIEFD_SOURCE": "/kb", "BRIEFD_API_TOKEN": "x"}
+    settings = load_settings(config, env=env)
+    assert settings.search.top_k == 12
+    assert settings.source == Path("/kb")
+
+
+def test_unknown_key_names_key_and_accepted_keys(tmp_path: Path) -> None:
+    config = tmp_path / "briefd.yaml"
+    config.write_text("search:\n  topk: 3\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config, env={})
+    assert str(caught.value) == (
+        f"{config}: unknown key 'search.topk' (did you mean 'search.top_k'?); accepted keys: "
+        "search.any_term_weight, search.body_weight, search.candidates, search.heading_weight, "
+        "search.query_mode, search.rrf_k, search.title_weight, search.top_k"
+    )
+
+
+def test_bad_value_names_key_and_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(None, env={"BRIEFD_SEARCH__TOP_K": "many"})
+    assert str(caught.value) == (
+        "environment variable BRIEFD_SEARCH__TOP_K: search.top_k: "
+        "expected a whole number ≥ 0, got 'many'"
+    )
+
+
+def test_unknown_environment_variable_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="unknown key 'sourse' \\(did you mean 'source'\\?\\)"):
+        load_settings(None, env={"BRIEFD_SOURSE": "/kb"})
+
+
+def test_literal_value_lists_choices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(None, env={"BRIEFD_SEARCH__QUERY_MODE": "fts"})
+    assert str(caught.value) == (
+        "environment variable BRIEFD_SEARCH__QUERY_MODE: search.query_mode: "
+        "expected 'text' or 'advanced', got 'fts'"
+    )
+
+
+def test_invalid_yaml_reports_line(tmp_path: Path) -> None:
+    config = tmp_path / "briefd.yaml"
+    config.write_text("search:\n  top_k: [1,\n")
+    with pytest.raises(ConfigError, match=r"not valid YAML at line \d+; fix the syntax"):
+        load_settings(config, env={})
