@@ -126,7 +126,9 @@ class Briefd:
 
     def last_report(self) -> dict[str, object]:
         with self.store.read() as conn:
-            row = conn.execute("SELECT last_report FROM sync_state WHERE source = 'index'").fetchone()
+            row = conn.execute(
+                "SELECT last_report FROM sync_state WHERE source = 'index'"
+            ).fetchone()
             return dict(json.loads(row["last_report"])) if row else {}
 
 

@@ -105,7 +105,8 @@ def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings
     for key, value in overrides.items():
         if value is not None:
             _set_dotted(current, key, value, f"option for {key}")
-    return _build(Settings, current, prefix="", origin="settings")
+    built: Settings = _build(Settings, current, prefix="", origin="settings")
+    return built
 
 
 def _as_dict(obj: Any) -> dict[str, Any]:
@@ -136,7 +137,12 @@ def _relative_paths(data: dict[str, Any], base: Path) -> None:
     """Relative paths in a config file are relative to the file, not to the cwd."""
     for key in ("source", "db"):
         value = data.get(key)
-        if isinstance(value, str) and value and not Path(value).is_absolute() and "://" not in value:
+        if (
+            isinstance(value, str)
+            and value
+            and not Path(value).is_absolute()
+            and "://" not in value
+        ):
             data[key] = str(base / value)
 
 

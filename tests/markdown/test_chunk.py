@@ -7,8 +7,27 @@ from briefd.markdown.document import parse_document
 from briefd.tokens import count_tokens
 
 WORDS = st.sampled_from(
-    "payment capture refund settlement ledger retry idempotency acquirer webhook ödeme işlem "
-    "taksit iade 3-D Secure `code` **bold** 42 EUR".split()
+    [
+        "payment",
+        "capture",
+        "refund",
+        "settlement",
+        "ledger",
+        "retry",
+        "idempotency",
+        "acquirer",
+        "webhook",
+        "ödeme",
+        "işlem",
+        "taksit",
+        "iade",
+        "3-D",
+        "Secure",
+        "`code`",
+        "**bold**",
+        "42",
+        "EUR",
+    ]
 )
 
 
@@ -20,7 +39,13 @@ def paragraph(draw: st.DrawFn) -> str:
 
 @st.composite
 def code_block(draw: st.DrawFn) -> str:
-    body = draw(st.lists(st.sampled_from(["# comment not a heading", "## also not", "x = 1"]), min_size=1, max_size=8))
+    body = draw(
+        st.lists(
+            st.sampled_from(["# comment not a heading", "## also not", "x = 1"]),
+            min_size=1,
+            max_size=8,
+        )
+    )
     return "```bash\n" + "\n".join(body) + "\n```"
 
 
@@ -34,7 +59,9 @@ def heading(draw: st.DrawFn) -> str:
 
 @st.composite
 def markdown_document(draw: st.DrawFn) -> str:
-    blocks = draw(st.lists(st.one_of(paragraph(), code_block(), heading()), min_size=1, max_size=25))
+    blocks = draw(
+        st.lists(st.one_of(paragraph(), code_block(), heading()), min_size=1, max_size=25)
+    )
     front = draw(st.sampled_from(["", "---\ntitle: Doc\ntags: [a]\n---\n"]))
     return front + "\n\n".join(blocks) + "\n"
 
@@ -49,7 +76,11 @@ def _words_outside_headings(text: str) -> list[str]:
     for line in lines:
         if line.startswith("```"):
             in_code = not in_code
-        is_heading = not in_code and line.lstrip().startswith("#") and line.split(" ")[0] in ("#", "##", "###")
+        is_heading = (
+            not in_code
+            and line.lstrip().startswith("#")
+            and line.split(" ")[0] in ("#", "##", "###")
+        )
         if not is_heading:
             words += line.split()
     return words
@@ -112,7 +143,9 @@ def test_oversized_section_splits_on_paragraphs_with_stable_ids() -> None:
     para = " ".join(["settlement"] * 150)
     text = "# T\n\n## Long\n\n" + "\n\n".join([para] * 8) + "\n"
     first = parse_document("domain/long.md", text, "domain", "h", count_tokens)
-    again = parse_document("domain/long.md", text + "\n## New\n\nMore.\n", "domain", "h", count_tokens)
+    again = parse_document(
+        "domain/long.md", text + "\n## New\n\nMore.\n", "domain", "h", count_tokens
+    )
     long_parts = [c for c in first.chunks if c.heading == "Long"]
     assert len(long_parts) >= 2
     assert all(c.tokens <= 800 for c in long_parts)

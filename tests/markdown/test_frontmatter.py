@@ -12,7 +12,10 @@ def test_recognised_keys() -> None:
     )
     fm = split.front_matter
     assert (fm.title, fm.tags, fm.aliases, fm.refs) == (
-        "Refunds", ("payments", "refunds"), ("give money back",), ("services/refunds/**",)
+        "Refunds",
+        ("payments", "refunds"),
+        ("give money back",),
+        ("services/refunds/**",),
     )
     assert split.body == "# Heading\n"
     assert split.body_start_line == 7
@@ -40,5 +43,10 @@ def test_wrong_types_are_ignored_with_a_problem() -> None:
 
 
 def test_title_falls_back_to_h1_then_file_name() -> None:
-    assert parse_document("domain/a.md", "# From H1\n", "domain", "h", count_tokens).title == "From H1"
-    assert parse_document("domain/file-name.md", "text\n", "domain", "h", count_tokens).title == "file-name"
+    assert (
+        parse_document("domain/a.md", "# From H1\n", "domain", "h", count_tokens).title == "From H1"
+    )
+    assert (
+        parse_document("domain/file-name.md", "text\n", "domain", "h", count_tokens).title
+        == "file-name"
+    )

@@ -73,7 +73,14 @@ def test_only_stop_words_are_kept_rather_than_nothing() -> None:
 
 
 def test_punctuation_never_raises(indexed: Briefd) -> None:
-    for query in ['retry-policy: "at most once" (idempotent) AND OR NOT *', "a'b", "NEAR(", "^x", "x*", "don't"]:
+    for query in [
+        'retry-policy: "at most once" (idempotent) AND OR NOT *',
+        "a'b",
+        "NEAR(",
+        "^x",
+        "x*",
+        "don't",
+    ]:
         result = indexed.search(SearchRequest(query, scopes=("all",)))
         assert result.ranking_version == "r1"
 
@@ -93,7 +100,9 @@ def test_all_terms_lead_any_term_follows(indexed: Briefd) -> None:
 
 
 def test_title_aliases_and_heading_outweigh_body(indexed: Briefd) -> None:
-    assert indexed.search(SearchRequest("backoff rules")).hits[0].doc_path == "domain/retry-policy.md"
+    assert (
+        indexed.search(SearchRequest("backoff rules")).hits[0].doc_path == "domain/retry-policy.md"
+    )
     first = indexed.search(SearchRequest("capture")).hits[0]
     assert first.heading == "Capture"
 
@@ -136,7 +145,9 @@ def test_turkish_without_diacritics_matches(indexed: Briefd) -> None:
 def test_hit_fields(indexed: Briefd) -> None:
     hit = indexed.search(SearchRequest("visa reattempts")).hits[0]
     assert (hit.doc_path, hit.heading, hit.heading_path) == (
-        "domain/retry-policy.md", "Scheme limits", ("Scheme limits",)
+        "domain/retry-policy.md",
+        "Scheme limits",
+        ("Scheme limits",),
     )
     assert (hit.start_line, hit.end_line) == (10, 12)
     assert hit.content == "Visa limits reattempts of a declined card transaction."

@@ -47,15 +47,24 @@ def _ids(api: Briefd) -> dict[str, str]:
     return {f"{r['path']}#{r['heading']}": r["id"] for r in rows}
 
 
-def test_first_index_reports_documents_chunks_and_skips(api: Briefd, write_files: WriteFiles) -> None:
+def test_first_index_reports_documents_chunks_and_skips(
+    api: Briefd, write_files: WriteFiles
+) -> None:
     write_files(FILES)
     report = api.index()
     assert report.documents == 3
     assert report.chunks == 4
-    assert report.added == ("conventions/logging.md", "domain/retry.md", "projects/checkout/runbook.md")
+    assert report.added == (
+        "conventions/logging.md",
+        "domain/retry.md",
+        "projects/checkout/runbook.md",
+    )
     assert [(s.path, s.reason) for s in report.skipped] == [
         ("README.md", "outside every scope (domain/, conventions/, projects/<name>/); not served"),
-        ("notes/loose.md", "outside every scope (domain/, conventions/, projects/<name>/); not served"),
+        (
+            "notes/loose.md",
+            "outside every scope (domain/, conventions/, projects/<name>/); not served",
+        ),
     ]
     journal = api.store.conn.execute("PRAGMA journal_mode").fetchone()[0]
     assert journal == "wal"
@@ -124,14 +133,18 @@ def test_rebuild_replaces_a_corrupt_file(settings: Settings, write_files: WriteF
     write_files(FILES)
     settings.db.parent.mkdir(parents=True, exist_ok=True)
     settings.db.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="is not a usable briefd index .*`briefd index --rebuild`"):
+    with pytest.raises(
+        StoreError, match=r"is not a usable briefd index .*`briefd index --rebuild`"
+    ):
         Briefd(settings).index()
     with Briefd(settings) as api:
         assert api.index(rebuild=True).documents == 3
 
 
 def test_bad_front_matter_is_reported_not_fatal(api: Briefd, write_files: WriteFiles) -> None:
-    write_files({**FILES, "domain/broken.md": "---\ntitle: [x\n---\n# Broken\n\nStill searchable.\n"})
+    write_files(
+        {**FILES, "domain/broken.md": "---\ntitle: [x\n---\n# Broken\n\nStill searchable.\n"}
+    )
     report = api.index()
     assert [(p.path, p.problem.split(" (")[0]) for p in report.problems] == [
         ("domain/broken.md", "front matter is not valid YAML at line 3")

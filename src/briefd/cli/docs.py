@@ -110,7 +110,10 @@ def _print_findings(found: LinkFindings) -> None:
         ("unknown anchors", [_at(r) + r.detail for r in found.unknown_anchors]),
         (
             "duplicate anchors",
-            [f"{p}: #{a} on lines {', '.join(map(str, ls))}" for p, a, ls in found.duplicate_anchors],
+            [
+                f"{p}: #{a} on lines {', '.join(map(str, ls))}"
+                for p, a, ls in found.duplicate_anchors
+            ],
         ),
         ("orphans (no inbound links)", list(found.orphans)),
     ]

@@ -34,7 +34,9 @@ def eval_command(
     check: Path | None = typer.Option(
         None, "--check", help="Thresholds file: run its sets and fail below any minimum."
     ),
-    misses: bool = typer.Option(False, "--misses", help="List queries whose answer is not in the top 5."),
+    misses: bool = typer.Option(
+        False, "--misses", help="List queries whose answer is not in the top 5."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print reports as JSON."),
 ) -> None:
     """Measure retrieval: Recall@5, Recall@10, MRR@10 and nDCG@10, overall and per query type."""
@@ -82,7 +84,9 @@ def _golden_reports(
         return [run_golden(api, golden, m) for m in modes]
 
 
-def _beir_reports(settings: Settings, folder: Path, modes: tuple[SearchMode, ...]) -> list[EvalReport]:
+def _beir_reports(
+    settings: Settings, folder: Path, modes: tuple[SearchMode, ...]
+) -> list[EvalReport]:
     if not is_beir(folder):
         raise EvalError(f"{folder} is not a BEIR dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
     dataset = load_beir(folder)
@@ -100,10 +104,10 @@ def _check(settings: Settings, path: Path, json_output: bool) -> None:
             continue
         modes = tuple(m for m in gate.minimums if m in AVAILABLE_MODES)
         if gate.queries is not None:
-            found = _golden_reports(settings, gate.queries, None, modes)  # type: ignore[arg-type]
+            found = _golden_reports(settings, gate.queries, None, modes)
         else:
             assert gate.dataset is not None
-            found = _beir_reports(settings, gate.dataset, modes)  # type: ignore[arg-type]
+            found = _beir_reports(settings, gate.dataset, modes)
         for report in found:
             failures += shortfalls(gate, report.mode, report.overall)
         reports += found
@@ -122,7 +126,9 @@ def print_reports(reports: list[EvalReport]) -> None:
         table.add_column(column, justify="left" if column in ("set", "mode") else "right")
     for report in reports:
         table.add_row(
-            f"{report.name} ({report.level})", report.mode, str(report.queries),
+            f"{report.name} ({report.level})",
+            report.mode,
+            str(report.queries),
             *(f"{report.overall[m]:.4f}" for m in METRICS),
         )
         for qtype, metrics in report.by_type.items():

@@ -18,15 +18,20 @@ def register(app: typer.Typer) -> None:
 def index_command(
     ctx: typer.Context,
     source: Path | None = typer.Option(None, "--source", help="Knowledge directory to index."),
-    rebuild: bool = typer.Option(False, "--rebuild", help="Recreate the index from the source alone."),
+    rebuild: bool = typer.Option(
+        False, "--rebuild", help="Recreate the index from the source alone."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Index a knowledge directory: only changed and deleted files are processed."""
     with reported_errors(), ctx.obj.api(source=source) as api:
         if errors.is_terminal and not json_output:
             with Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                console=errors, transient=True,
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=errors,
+                transient=True,
             ) as bar:
                 task = bar.add_task("indexing", total=None)
 

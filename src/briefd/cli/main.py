@@ -43,7 +43,9 @@ def main(
     config: Path | None = typer.Option(
         None, "--config", help="Settings file (default: ./briefd.yaml, or $BRIEFD_CONFIG)."
     ),
-    db: Path | None = typer.Option(None, "--db", help="Index database file (default: .briefd/briefd.db)."),
+    db: Path | None = typer.Option(
+        None, "--db", help="Index database file (default: .briefd/briefd.db)."
+    ),
 ) -> None:
     ctx.obj = Context(config, db)
 

@@ -41,7 +41,10 @@ def search_command(
 
             raise QueryError(f"unknown --mode '{mode}'; use bm25, vector or hybrid")
         request = SearchRequest(
-            query=query, scopes=split_scopes(scopes), top_k=top_k, mode=mode,  # type: ignore[arg-type]
+            query=query,
+            scopes=split_scopes(scopes),
+            top_k=top_k,
+            mode=mode,  # type: ignore[arg-type]
             explain=explain,
         )
         result = api.search(request)

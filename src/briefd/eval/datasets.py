@@ -69,10 +69,14 @@ def _golden_query(path: Path, index: int, item: Any) -> GoldenQuery:
     if missing:
         raise EvalError(f"{where}: missing key '{missing[0]}'")
     if item["type"] not in QUERY_TYPES:
-        raise EvalError(f"{where}: type must be one of {', '.join(QUERY_TYPES)}, got {item['type']!r}")
+        raise EvalError(
+            f"{where}: type must be one of {', '.join(QUERY_TYPES)}, got {item['type']!r}"
+        )
     expected = item["expected"]
-    if not isinstance(expected, list) or not expected or not all(
-        isinstance(e, dict) and "path" in e and "heading" in e for e in expected
+    if (
+        not isinstance(expected, list)
+        or not expected
+        or not all(isinstance(e, dict) and "path" in e and "heading" in e for e in expected)
     ):
         raise EvalError(f"{where}: expected must be a list of {{path, heading}} entries")
     return GoldenQuery(
@@ -118,7 +122,9 @@ def load_beir(path: Path) -> BeirSet:
     qrels = _qrels(qrels_path)
     queries = tuple(
         (str(r["_id"]), str(r["text"]), str(r.get("category") or "all"))
-        for r in _jsonl((path / "queries.jsonl").read_text(encoding="utf-8"), path / "queries.jsonl")
+        for r in _jsonl(
+            (path / "queries.jsonl").read_text(encoding="utf-8"), path / "queries.jsonl"
+        )
         if str(r["_id"]) in qrels
     )
     digest = hashlib.sha256(corpus_bytes).hexdigest()

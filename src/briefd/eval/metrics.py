@@ -8,7 +8,9 @@ from collections.abc import Hashable, Mapping, Sequence
 METRICS = ("recall@5", "recall@10", "mrr@10", "ndcg@10")
 
 
-def score_ranking(ranked: Sequence[Hashable], relevant: Mapping[Hashable, float]) -> dict[str, float]:
+def score_ranking(
+    ranked: Sequence[Hashable], relevant: Mapping[Hashable, float]
+) -> dict[str, float]:
     """Metrics of one query: ``ranked`` best first (no duplicates), ``relevant`` key → gain."""
     wanted = {k: g for k, g in relevant.items() if g > 0}
     if not wanted:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from briefd.api import Briefd
 from briefd.errors import EvalError
@@ -73,27 +74,24 @@ def beir_index(settings: Settings, dataset: BeirSet) -> Settings:
     return replace(settings, db=root / "index.db", source=source)
 
 
-def run_golden(api: Briefd, golden: GoldenSet, mode: SearchMode) -> EvalReport:
-    def key(hit_path: str, heading: str) -> Hashable:
-        return (hit_path, heading)
+Case = tuple[str, str, str, Mapping[Any, float]]
 
-    cases = [
-        (q.id, q.query, q.type, {(p, h): 1.0 for p, h in q.expected}) for q in golden.queries
+
+def run_golden(api: Briefd, golden: GoldenSet, mode: SearchMode) -> EvalReport:
+    cases: list[Case] = [
+        (q.id, q.query, q.type, dict.fromkeys(q.expected, 1.0)) for q in golden.queries
     ]
-    return _run(api, golden.name, "section", mode, cases, lambda h: key(h[0], h[1]))
+    return _run(api, golden.name, "section", mode, cases, lambda h: (h[0], h[1]))
 
 
 def run_beir(api: Briefd, dataset: BeirSet, mode: SearchMode) -> EvalReport:
     path_to_id = {beir_doc_path(doc_id): doc_id for doc_id, _, _ in dataset.corpus}
-    cases = [
-        (qid, text, "all", dict(dataset.qrels.get(qid, {}))) for qid, text, _ in dataset.queries
+    cases: list[Case] = [
+        (qid, text, "all", dataset.qrels.get(qid, {})) for qid, text, _ in dataset.queries
     ]
     if not cases:
         raise EvalError(f"{dataset.path}: no query has relevance labels in {dataset.qrels_file}")
     return _run(api, dataset.name, "document", mode, cases, lambda h: path_to_id.get(h[0], h[0]))
-
-
-Case = tuple[str, str, str, dict[Hashable, float]]
 
 
 def _run(
@@ -113,8 +111,12 @@ def _run(
         metrics = score_ranking(ranked, relevant)
         outcomes.append(
             QueryOutcome(
-                qid, query, qtype, metrics,
-                tuple(_label(k) for k in ranked[:5]), tuple(_label(k) for k in relevant),
+                qid,
+                query,
+                qtype,
+                metrics,
+                tuple(_label(k) for k in ranked[:5]),
+                tuple(_label(k) for k in relevant),
             )
         )
     by_type: dict[str, list[dict[str, float]]] = defaultdict(list)

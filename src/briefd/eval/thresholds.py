@@ -59,9 +59,7 @@ def _gate(path: Path, base: Path, item: Any) -> Gate:
             raise EvalError(f"{path}: set '{name}': mode must be one of {', '.join(MODES)}")
         for metric, value in dict(metrics).items():
             if metric not in METRICS:
-                raise EvalError(
-                    f"{path}: set '{name}': metric must be one of {', '.join(METRICS)}"
-                )
+                raise EvalError(f"{path}: set '{name}': metric must be one of {', '.join(METRICS)}")
             minimums.setdefault(mode, {})[metric] = float(value)
     return Gate(name, queries, dataset, minimums)
 

@@ -105,7 +105,9 @@ def findings(
     resolved: Sequence[ResolvedLink], catalog: Catalog, served: Iterable[str] | None = None
 ) -> LinkFindings:
     """Broken and ambiguous links, unknown anchors, duplicate anchors and orphan documents."""
-    inbound = {r.target_path for r in resolved if r.target_path and r.target_path != r.link.source_path}
+    inbound = {
+        r.target_path for r in resolved if r.target_path and r.target_path != r.link.source_path
+    }
     duplicates = []
     for path, headings in sorted(catalog.headings.items()):
         lines: dict[str, list[int]] = defaultdict(list)

@@ -159,7 +159,9 @@ def _units(blocks: Sequence[tuple[int, int]], start: int, end: int) -> list[tupl
     return units
 
 
-def _fit(lines: Sequence[str], start: int, end: int, count: TokenCounter, target: int) -> list[_Piece]:
+def _fit(
+    lines: Sequence[str], start: int, end: int, count: TokenCounter, target: int
+) -> list[_Piece]:
     """One block as pieces of at most ``target`` tokens: whole, else by lines, else by words."""
     start, end = _trim(lines, start, end)
     if start > end:

@@ -71,6 +71,14 @@ def _markdown_links(doc_path: str, section: str, line: int, text: str) -> list[L
         if path and not path.lower().endswith(_DOC_SUFFIXES):
             continue
         found.append(
-            Link(doc_path, section, line, path, unquote(fragment) or None, display or None, "markdown")
+            Link(
+                doc_path,
+                section,
+                line,
+                path,
+                unquote(fragment) or None,
+                display or None,
+                "markdown",
+            )
         )
     return found

@@ -89,7 +89,7 @@ def search(
             any_rank, any_bm25 = explain_data["any-term"].get(item.key, (None, None))
             explain = HitExplain(and_rank, and_bm25, any_rank, any_bm25, item.contributions)
         hits.append(_hit(rows[item.key], item.score, explain))
-    sql = ()
+    sql: tuple[str, ...] = ()
     if request.explain:
         matches = [m for m in (plan.all_terms, plan.any_term) if m]
         sql = tuple(f"{search_sql(len(scopes), weights)}\n-- MATCH {m}" for m in matches)

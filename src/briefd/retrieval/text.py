@@ -9,17 +9,18 @@ import re
 _FOLD = str.maketrans({"ı": "i", "İ": "I"})
 _WORD = re.compile(r"\w+", re.UNICODE)
 
-STOP_WORDS = frozenset(
-    """
-    a an the and or not of to in on at by for from with without into onto as is are was were be
-    been being do does did done how what when where which who whom why can could should would
-    will shall may might must i we you he she it they me us my our your their this that these
-    those there here then than so if about any all some no yes please need want get make let
-    use using via vs also just only its it's there's what's how's
-    ve veya ile ya da de ki mi mı mu mü bir bu şu o için gibi ne nasıl neden niçin hangi nerede
-    kaç çok daha en olan olarak ama fakat ise
-    """.split()
+_ENGLISH = (
+    "a an the and or not of to in on at by for from with without into onto as is are was were be "
+    "been being do does did done how what when where which who whom why can could should would "
+    "will shall may might must i we you he she it they me us my our your their this that these "
+    "those there here then than so if about any all some no yes please need want get make let "
+    "use using via vs also just only its"
 )
+_TURKISH = (
+    "ve veya ile ya da de ki mi mı mu mü bir bu şu o için gibi ne nasıl neden niçin hangi nerede "
+    "kaç çok daha en olan olarak ama fakat ise"
+)
+STOP_WORDS = frozenset(_ENGLISH.split() + _TURKISH.split())
 
 
 def fold(text: str | None) -> str:

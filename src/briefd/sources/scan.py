@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pathspec
 
@@ -42,7 +43,7 @@ def scan(
     excluded = pathspec.PathSpec.from_lines("gitignore", exclude)
     files: list[SourceFile] = []
     skipped: list[SkippedFile] = []
-    ignores: list[tuple[str, pathspec.PathSpec]] = []
+    ignores: list[tuple[str, pathspec.PathSpec[Any]]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
@@ -52,7 +53,8 @@ def scan(
             lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
             ignores.append((rel_dir, pathspec.GitIgnoreSpec.from_lines(lines)))
         dirnames[:] = sorted(
-            d for d in dirnames
+            d
+            for d in dirnames
             if not d.startswith(".") and not _ignored(ignores, rel_dir + d + "/")
         )
         for name in sorted(filenames):
@@ -69,7 +71,7 @@ def scan(
     return files, skipped
 
 
-def _ignored(ignores: list[tuple[str, pathspec.PathSpec]], rel: str) -> bool:
+def _ignored(ignores: list[tuple[str, pathspec.PathSpec[Any]]], rel: str) -> bool:
     return any(spec.match_file(rel[len(base) :]) for base, spec in ignores if rel.startswith(base))
 
 

@@ -10,9 +10,10 @@ from briefd.model import Chunk, Document, FrontMatter, Heading, Link, ResolvedLi
 
 
 def document_hashes(conn: sqlite3.Connection) -> dict[str, str]:
-    return {row["path"]: row["content_hash"] for row in conn.execute(
-        "SELECT path, content_hash FROM documents"
-    )}
+    return {
+        row["path"]: row["content_hash"]
+        for row in conn.execute("SELECT path, content_hash FROM documents")
+    }
 
 
 def delete_documents(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
@@ -52,7 +53,9 @@ def write_document(
             json.dumps(_fm_dict(fm), ensure_ascii=False),
             doc.body,
             doc.body_start_line,
-            json.dumps([[h.level, h.text, h.anchor, h.line] for h in doc.headings], ensure_ascii=False),
+            json.dumps(
+                [[h.level, h.text, h.anchor, h.line] for h in doc.headings], ensure_ascii=False
+            ),
             json.dumps(doc.problems, ensure_ascii=False),
             doc.content_hash,
             updated_at,
@@ -67,9 +70,20 @@ def write_document(
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         [
             (
-                c.id, doc_id, doc.scope, doc.title, aliases, c.heading,
-                json.dumps(c.heading_path, ensure_ascii=False), c.anchor, c.content, c.tokens,
-                c.content_hash, c.position, c.start_line, c.end_line,
+                c.id,
+                doc_id,
+                doc.scope,
+                doc.title,
+                aliases,
+                c.heading,
+                json.dumps(c.heading_path, ensure_ascii=False),
+                c.anchor,
+                c.content,
+                c.tokens,
+                c.content_hash,
+                c.position,
+                c.start_line,
+                c.end_line,
             )
             for c in doc.chunks
         ],
@@ -78,7 +92,16 @@ def write_document(
         """INSERT INTO links (doc_id, source_path, section, line, kind, target, fragment, display)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
         [
-            (doc_id, ln.source_path, ln.section, ln.line, ln.kind, ln.target, ln.fragment, ln.display)
+            (
+                doc_id,
+                ln.source_path,
+                ln.section,
+                ln.line,
+                ln.kind,
+                ln.target,
+                ln.fragment,
+                ln.display,
+            )
             for ln in doc.links
         ],
     )
@@ -105,7 +128,9 @@ def chunk_from_row(row: sqlite3.Row, doc_path: str) -> Chunk:
 
 
 def headings_from_json(raw: str) -> tuple[Heading, ...]:
-    return tuple(Heading(level, text, anchor, line) for level, text, anchor, line in json.loads(raw))
+    return tuple(
+        Heading(level, text, anchor, line) for level, text, anchor, line in json.loads(raw)
+    )
 
 
 def front_matter_from_row(row: sqlite3.Row) -> FrontMatter:
@@ -118,9 +143,9 @@ def front_matter_from_row(row: sqlite3.Row) -> FrontMatter:
     )
 
 
-def stored_links(conn: sqlite3.Connection, where: str = "", args: Sequence[object] = ()) -> list[
-    tuple[int, ResolvedLink]
-]:
+def stored_links(
+    conn: sqlite3.Connection, where: str = "", args: Sequence[object] = ()
+) -> list[tuple[int, ResolvedLink]]:
     rows = conn.execute(
         "SELECT id, source_path, section, line, kind, target, fragment, display, target_path, "
         f"status, detail FROM links {where} ORDER BY source_path, line, id",
@@ -131,8 +156,13 @@ def stored_links(conn: sqlite3.Connection, where: str = "", args: Sequence[objec
             row["id"],
             ResolvedLink(
                 link=Link(
-                    row["source_path"], row["section"], row["line"], row["target"],
-                    row["fragment"], row["display"], row["kind"],
+                    row["source_path"],
+                    row["section"],
+                    row["line"],
+                    row["target"],
+                    row["fragment"],
+                    row["display"],
+                    row["kind"],
                 ),
                 target_path=row["target_path"],
                 status=row["status"],
@@ -143,7 +173,9 @@ def stored_links(conn: sqlite3.Connection, where: str = "", args: Sequence[objec
     ]
 
 
-def save_resolutions(conn: sqlite3.Connection, resolved: Sequence[tuple[int, ResolvedLink]]) -> None:
+def save_resolutions(
+    conn: sqlite3.Connection, resolved: Sequence[tuple[int, ResolvedLink]]
+) -> None:
     conn.executemany(
         "UPDATE links SET target_path = ?, status = ?, detail = ? WHERE id = ?",
         [(r.target_path, r.status, r.detail, link_id) for link_id, r in resolved],

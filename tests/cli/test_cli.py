@@ -1,0 +1,171 @@
+"""The real ``briefd`` process: exit codes, exact messages, JSON shapes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE, REPO
+
+
+def briefd(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    return subprocess.run(
+        [sys.executable, "-m", "briefd", *args],
+        cwd=cwd,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cwd = tmp_path_factory.mktemp("cli")
+    result = briefd("index", "--source", str(EXAMPLE), cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return cwd
+
+
+def test_index_summary_and_no_op_rerun(indexed: Path) -> None:
+    result = briefd("index", "--source", str(EXAMPLE), cwd=indexed)
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert re.fullmatch(
+        rf"Indexed {re.escape(str(EXAMPLE))}: \d+ documents, \d+ chunks in \d\.\d\ds", lines[0]
+    )
+    assert re.fullmatch(r"  0 changed \(0 new\), 0 deleted, \d+ unchanged, 1 skipped", lines[1])
+    assert lines[2] == (
+        "  skipped README.md: outside every scope (domain/, conventions/, projects/<name>/); not served"
+    )
+
+
+def test_search_json_has_the_hit_fields(indexed: Path) -> None:
+    result = briefd("search", "retry policy for card payments", "--json", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["ranking_version"] == "r1" and data["mode"] == "bm25"
+    hit = data["hits"][0]
+    assert {
+        "chunk_id",
+        "doc_path",
+        "heading",
+        "content",
+        "score",
+        "tokens",
+        "start_line",
+        "end_line",
+    } <= set(hit)
+    assert hit["doc_path"] == "domain/retry-policy.md"
+
+
+def test_search_with_fts_punctuation_exits_zero(indexed: Path) -> None:
+    result = briefd("search", 'retry-policy: "at most once" (idempotent) AND OR NOT *', cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    assert "domain/retry-policy.md" in result.stdout
+
+
+def test_explain_shows_sql_and_scores(indexed: Path) -> None:
+    result = briefd("search", "capture at most once", "--explain", "--top-k", "2", cwd=indexed)
+    assert result.returncode == 0
+    assert "bm25(chunks_fts, 3.0, 2.0, 1.0)" in result.stdout
+    assert '-- MATCH "capture" AND "most" AND "once"' in result.stdout
+    assert re.search(r"all-terms rank 1 bm25 -\d+\.\d+", result.stdout)
+
+
+def test_unknown_scope_is_one_line_error(indexed: Path) -> None:
+    result = briefd("search", "retry", "--scopes", "projects/nope", cwd=indexed)
+    assert result.returncode == 1
+    assert result.stderr == (
+        "error: scope 'projects/nope' does not exist; known scopes: conventions, domain, "
+        "projects/checkout, projects/ledger (or 'all')\n"
+    )
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_index_message(tmp_path: Path) -> None:
+    result = briefd("search", "x", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == (
+        "error: no index at .briefd/briefd.db; build one with `briefd index --source DIR`\n"
+    )
+
+
+def test_missing_source_message(tmp_path: Path) -> None:
+    result = briefd("index", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == (
+        "error: no knowledge source configured; pass --source DIR, set 'source:' in "
+        "briefd.yaml, or set BRIEFD_SOURCE\n"
+    )
+
+
+def test_bad_config_value_message(tmp_path: Path) -> None:
+    (tmp_path / "briefd.yaml").write_text("search:\n  top_k: lots\n")
+    result = briefd("scopes", cwd=tmp_path)
+    assert result.returncode == 1
+    assert (
+        result.stderr
+        == "error: briefd.yaml: search.top_k: expected a whole number ≥ 0, got 'lots'\n"
+    )
+
+
+def test_env_override_reaches_settings(indexed: Path) -> None:
+    result = briefd("search", "refund", "--json", cwd=indexed, env={"BRIEFD_SEARCH__TOP_K": "2"})
+    assert len(json.loads(result.stdout)["hits"]) == 2
+
+
+def test_doc_shows_links_and_backlinks(indexed: Path) -> None:
+    result = briefd("doc", "domain/retry-policy.md", "--json", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    view = json.loads(result.stdout)
+    assert view["title"] == "Retry policy for card payments"
+    assert any(c["heading"] == "Retry Policy" for c in view["chunks"])
+    assert view["backlinks"], "the retry policy is linked from other documents"
+    missing = briefd("doc", "domain/retry-polcy.md", cwd=indexed)
+    assert missing.stderr == (
+        "error: no document 'domain/retry-polcy.md' in the index (or outside the requested "
+        "scopes); did you mean domain/retry-policy.md?\n"
+    )
+
+
+def test_scopes_and_links(indexed: Path) -> None:
+    scopes = json.loads(briefd("scopes", "--json", cwd=indexed).stdout)
+    assert [s["name"] for s in scopes["scopes"]] == [
+        "conventions",
+        "domain",
+        "projects/checkout",
+        "projects/ledger",
+    ]
+    links = briefd("links", cwd=indexed)
+    assert links.returncode == 0
+    assert "broken links: 1" in links.stdout
+    assert "legacy-settlement-batch (no document matches 'legacy-settlement-batch')" in links.stdout
+
+
+def test_version() -> None:
+    result = briefd("version", cwd=REPO)
+    assert re.fullmatch(
+        r"briefd \d+\.\d+\.\d+ \(index schema \d+, SQLite \d+\.\d+\.\d+\)\n", result.stdout
+    )
+
+
+def test_every_command_has_help_and_is_in_the_readme() -> None:
+    from briefd.cli.main import app
+
+    readme = (REPO / "README.md").read_text()
+    names = [c.name for c in app.registered_commands]
+    assert names, "no commands registered"
+    for name in names:
+        assert f"briefd {name}" in readme, f"`briefd {name}` is missing from README.md"
+        result = briefd(name, "--help", cwd=REPO)
+        assert result.returncode == 0 and "Usage:" in result.stdout

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.errors import EvalError
+from briefd.eval.datasets import load_beir, load_golden
+from briefd.eval.metrics import score_ranking
+from briefd.eval.run import beir_index, golden_index, run_beir, run_golden
+from briefd.eval.thresholds import Gate, shortfalls
+from briefd.settings import Settings
+from tests.conftest import EVAL_DATA, WriteFiles
+
+
+def test_metrics_by_hand() -> None:
+    got = score_ranking(["x", "a", "y", "b"], {"a": 1.0, "b": 1.0})
+    assert got["recall@5"] == 1.0
+    assert got["mrr@10"] == 0.5
+    ideal = 1 + 1 / 1.5849625007211563
+    assert got["ndcg@10"] == pytest.approx((1 / 1.5849625007211563 + 1 / 2.321928094887362) / ideal)
+    assert score_ranking(["x"] * 1, {"a": 1.0}) == {
+        "recall@5": 0.0,
+        "recall@10": 0.0,
+        "mrr@10": 0.0,
+        "ndcg@10": 0.0,
+    }
+
+
+def test_golden_set_runs_at_section_level(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    root = write_files(
+        {
+            "domain/a.md": "# A\n\n## Refund window\n\nRefunds within 180 days.\n\n## Other\n\nNothing.\n",
+            "domain/b.md": "# B\n\n## Cutoff\n\nSettlement cutoff is 22:00.\n",
+        }
+    )
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        "queries:\n"
+        "  - {id: q1, query: how long can we refund, type: paraphrase, expected: [{path: domain/a.md, heading: Refund window}]}\n"
+        "  - {id: q2, query: settlement cutoff, type: keyword, expected: [{path: domain/b.md, heading: Cutoff}]}\n"
+    )
+    golden = load_golden(queries)
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        report = run_golden(api, golden, "bm25")
+    assert report.queries == 2 and report.level == "section"
+    assert report.overall["recall@5"] == 1.0
+    assert set(report.by_type) == {"keyword", "paraphrase"}
+    assert report.outcomes[0].top[0] == "domain/a.md # Refund window"
+
+
+def test_golden_file_errors_name_the_query(tmp_path: Path) -> None:
+    bad = tmp_path / "q.yaml"
+    bad.write_text(
+        "queries:\n  - {id: q1, query: x, type: guess, expected: [{path: a, heading: b}]}\n"
+    )
+    with pytest.raises(EvalError) as caught:
+        load_golden(bad)
+    assert str(caught.value) == (
+        f"{bad}: query #1: type must be one of keyword, paraphrase, typo, mixed-lang, got 'guess'"
+    )
+
+
+def test_beir_dataset_at_document_level(settings: Settings, tmp_path: Path) -> None:
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    corpus = [
+        {"_id": "d1", "title": "Pairing the remote", "text": "Press and hold to pair the remote."},
+        {"_id": "d2", "title": "Picture mode", "text": "Change the picture mode in settings."},
+    ]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "how to pair remote"}))
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    dataset = load_beir(folder)
+    eval_settings = beir_index(settings, dataset)
+    assert beir_index(settings, dataset).db == eval_settings.db  # cached by content hash
+    with Briefd(eval_settings) as api:
+        api.index()
+        report = run_beir(api, dataset, "bm25")
+    assert report.overall["ndcg@10"] == 1.0
+    assert report.outcomes[0].top == ("d1",)
+
+
+def test_shortfalls_name_set_metric_and_value() -> None:
+    gate = Gate("golden-en", None, None, {"bm25": {"recall@5": 0.8}})
+    assert shortfalls(gate, "bm25", {"recall@5": 0.75}) == [
+        "golden-en bm25 recall@5 = 0.7500 < 0.8000"
+    ]
+    assert shortfalls(gate, "bm25", {"recall@5": 0.80}) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (EVAL_DATA / "emanual-smarttv").is_dir(), reason="shared eval data absent")
+def test_emanual_bm25_beats_plain_bm25(settings: Settings) -> None:
+    dataset = load_beir(EVAL_DATA / "emanual-smarttv")
+    with Briefd(beir_index(settings, dataset)) as api:
+        api.index()
+        report = run_beir(api, dataset, "bm25")
+    assert report.queries == 684
+    assert report.overall["ndcg@10"] >= 0.76

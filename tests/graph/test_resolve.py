@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from briefd.api import Briefd
+from briefd.graph.resolve import Catalog, resolve
+from briefd.model import Heading, Link
+from tests.conftest import WriteFiles
+
+CATALOG = Catalog.build(
+    [
+        (
+            "domain/refunds.md",
+            (Heading(1, "Refunds", None, 1), Heading(2, "Partial refunds", "partial", 5)),
+        ),
+        ("domain/settlement.md", (Heading(2, "Cutoff times", "cutoff", 3),)),
+        ("projects/a/refunds.md", ()),
+        ("domain/adr/0002-transactional-outbox.md", (Heading(2, "Why not CDC", None, 9),)),
+    ]
+)
+
+
+def _link(
+    target: str, fragment: str | None = None, kind: str = "wiki", source: str = "domain/x.md"
+) -> Link:
+    return Link(source, "S", 1, target, fragment, None, kind)  # type: ignore[arg-type]
+
+
+def test_by_file_name_heading_anchor_and_slug() -> None:
+    assert resolve(_link("settlement", "cutoff"), CATALOG).status == "ok"
+    assert resolve(_link("settlement", "Cutoff times"), CATALOG).status == "ok"
+    ok = resolve(
+        _link(
+            "../domain/adr/0002-transactional-outbox.md",
+            "why-not-cdc",
+            "markdown",
+            "conventions/y.md",
+        ),
+        CATALOG,
+    )
+    assert (ok.target_path, ok.status) == ("domain/adr/0002-transactional-outbox.md", "ok")
+    assert resolve(_link("Transactional Outbox"), CATALOG).status == "broken"
+    assert (
+        resolve(_link("0002 transactional outbox"), CATALOG).target_path
+        == "domain/adr/0002-transactional-outbox.md"
+    )
+
+
+def test_ambiguous_name_prefers_nearest_and_says_so() -> None:
+    near = resolve(_link("refunds", source="projects/a/notes.md"), CATALOG)
+    assert (near.target_path, near.status) == ("projects/a/refunds.md", "ambiguous")
+    assert near.detail == "chose projects/a/refunds.md; also matches domain/refunds.md"
+
+
+def test_broken_and_bad_anchor() -> None:
+    broken = resolve(_link("legacy-settlement-batch"), CATALOG)
+    assert (broken.status, broken.detail) == (
+        "broken",
+        "no document matches 'legacy-settlement-batch'",
+    )
+    bad = resolve(_link("domain/settlement", "nope"), CATALOG)
+    assert (bad.status, bad.detail) == (
+        "bad-anchor",
+        "domain/settlement.md has no heading or anchor '#nope'",
+    )
+
+
+def test_document_view_has_links_backlinks_and_findings(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    write_files(
+        {
+            "domain/a.md": "# A\n\n## One {#dup}\n\nSee [[b]] and [[b#Nope]] and [[gone]].\n\n## Two {#dup}\n\nx\n",
+            "domain/b.md": "# B\n\nBack to [A](a.md#one).\n",
+            "domain/c.md": "# C\n\nNobody links here.\n",
+        }
+    )
+    api.index()
+    view = api.document("domain/a.md")
+    assert [(r.link.target, r.target_path, r.status) for r in view.links] == [
+        ("b", "domain/b.md", "ok"),
+        ("b", "domain/b.md", "bad-anchor"),
+        ("gone", None, "broken"),
+    ]
+    assert [(r.link.source_path, r.link.line, r.link.section) for r in view.backlinks] == [
+        ("domain/b.md", 3, "B")
+    ]
+    found = api.link_findings()
+    assert [r.link.target for r in found.broken] == ["gone"]
+    assert [r.detail for r in found.unknown_anchors] == [
+        "domain/b.md has no heading or anchor '#Nope'"
+    ]
+    assert found.duplicate_anchors == (("domain/a.md", "dup", (3, 7)),)
+    assert found.orphans == ("domain/c.md",)
+
+
+def test_links_resolve_again_when_target_appears(api: Briefd, write_files: WriteFiles) -> None:
+    write_files({"domain/a.md": "# A\n\n[[later]]\n"})
+    api.index()
+    assert api.document("domain/a.md").links[0].status == "broken"
+    write_files({"domain/later.md": "# Later\n"})
+    api.index()
+    assert api.document("domain/a.md").links[0].target_path == "domain/later.md"
