@@ -103,3 +103,21 @@ def test_emanual_bm25_beats_plain_bm25(settings: Settings) -> None:
         report = run_beir(api, dataset, "bm25")
     assert report.queries == 684
     assert report.overall["ndcg@10"] >= 0.76
+
+
+def test_expected_section_missing_from_index_is_reported(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    root = write_files({"domain/a.md": "# A\n\n## Real\n\ntext\n"})
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        "queries:\n  - {id: q1, query: text, type: keyword, expected: [{path: domain/a.md, heading: Gone}]}\n"
+    )
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        with pytest.raises(EvalError) as caught:
+            run_golden(api, load_golden(queries), "bm25")
+    assert str(caught.value) == (
+        f"{queries}: query q1 expects section 'Gone' of domain/a.md, which is not in the index; "
+        "fix the query or the document"
+    )

@@ -58,7 +58,7 @@ def load_golden(path: Path) -> GoldenSet:
     if duplicate:
         raise EvalError(f"{path}: query id '{duplicate}' is used twice; ids must be unique")
     source = _find_source(path, data.get("source"))
-    return GoldenSet(path.stem, path, source, queries)
+    return GoldenSet(str(data.get("name") or path.stem), path, source, queries)
 
 
 def _golden_query(path: Path, index: int, item: Any) -> GoldenQuery:

@@ -78,10 +78,29 @@ Case = tuple[str, str, str, Mapping[Any, float]]
 
 
 def run_golden(api: Briefd, golden: GoldenSet, mode: SearchMode) -> EvalReport:
+    _check_expected(api, golden)
     cases: list[Case] = [
         (q.id, q.query, q.type, dict.fromkeys(q.expected, 1.0)) for q in golden.queries
     ]
     return _run(api, golden.name, "section", mode, cases, lambda h: (h[0], h[1]))
+
+
+def _check_expected(api: Briefd, golden: GoldenSet) -> None:
+    """A query whose expected section is not in the index is a broken query, not a miss."""
+    with api.store.read() as conn:
+        known = {
+            (row[0], row[1])
+            for row in conn.execute(
+                "SELECT d.path, c.heading FROM chunks c JOIN documents d ON d.id = c.doc_id"
+            )
+        }
+    for query in golden.queries:
+        for path, heading in query.expected:
+            if (path, heading) not in known:
+                raise EvalError(
+                    f"{golden.path}: query {query.id} expects section '{heading}' of {path}, "
+                    "which is not in the index; fix the query or the document"
+                )
 
 
 def run_beir(api: Briefd, dataset: BeirSet, mode: SearchMode) -> EvalReport:
