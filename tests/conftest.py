@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from briefd.api import Briefd
+from briefd.embeddings.fake import FakeEmbedder
 from briefd.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,7 +36,8 @@ def write_files(tmp_path: Path) -> WriteFiles:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    """Defaults, with the index in tmp_path and no briefd.yaml / BRIEFD_* influence."""
+    """Defaults, with the index in tmp_path, no briefd.yaml / BRIEFD_* influence and embeddings
+    off (tests that want vectors inject an embedder)."""
     return load_settings(
         config=None,
         env={},
@@ -43,11 +45,20 @@ def settings(tmp_path: Path) -> Settings:
             "db": str(tmp_path / "index.db"),
             "source": str(tmp_path / "knowledge"),
             "eval.cache_dir": str(tmp_path / "eval-cache"),
+            "embeddings.enabled": False,
         },
     )
 
 
 @pytest.fixture
-def api(settings: Settings) -> Briefd:
-    with Briefd(settings) as instance:
-        yield instance  # type: ignore[misc]
+def api(settings: Settings) -> Iterator[Briefd]:
+    """BM25 only: lexical behaviour without any embedder."""
+    with Briefd(settings, embedder=None) as instance:
+        yield instance
+
+
+@pytest.fixture
+def hybrid_api(settings: Settings) -> Iterator[Briefd]:
+    """With the deterministic fake embedder (real vectors, no neural model)."""
+    with Briefd(settings, embedder=FakeEmbedder()) as instance:
+        yield instance

@@ -38,13 +38,12 @@ def test_environment_overrides_file(tmp_path: Path) -> None:
 
 def test_unknown_key_names_key_and_accepted_keys(tmp_path: Path) -> None:
     config = tmp_path / "briefd.yaml"
-    config.write_text("search:\n  topk: 3\n")
+    config.write_text("vectors:\n  blas_thread: 3\n")
     with pytest.raises(ConfigError) as caught:
         load_settings(config, env={})
     assert str(caught.value) == (
-        f"{config}: unknown key 'search.topk' (did you mean 'search.top_k'?); accepted keys: "
-        "search.any_term_weight, search.body_weight, search.candidates, search.heading_weight, "
-        "search.query_mode, search.rrf_k, search.title_weight, search.top_k"
+        f"{config}: unknown key 'vectors.blas_thread' (did you mean 'vectors.blas_threads'?); "
+        "accepted keys: vectors.ann_threshold, vectors.blas_threads"
     )
 
 

@@ -9,22 +9,36 @@ import sqlite3
 from pathlib import Path
 from types import TracebackType
 
+from briefd.embeddings.base import Embedder
 from briefd.errors import NotFoundError, SourceError, StoreError
 from briefd.graph.resolve import Catalog, findings
 from briefd.ingest import Progress, _no_progress, index_source
 from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
 from briefd.retrieval.search import SearchRequest, resolve_scopes, search
+from briefd.retrieval.semantic import SemanticIndex
+from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
 from briefd.store import documents as docs_table
 from briefd.store.db import Store
 
 
+class _Unset:
+    """Marker: no embedder was passed, so the configured one is used."""
+
+
+UNSET = _Unset()
+
+
 class Briefd:
     """Open with settings; use as a context manager or call :meth:`close`."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, embedder: Embedder | _Unset | None = UNSET) -> None:
+        """``embedder`` overrides the configured one (tests inject a fake; None: BM25 only)."""
         self.settings = settings
         self._store: Store | None = None
+        self._embedder = embedder
+        self._semantic: SemanticIndex | None = None
+        self._speller = Speller()
 
     def __enter__(self) -> Briefd:
         return self
@@ -38,6 +52,15 @@ class Briefd:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The configured embedder, created on first use (None: embeddings are off)."""
+        if isinstance(self._embedder, _Unset):
+            from briefd.embeddings.registry import create_embedder
+
+            self._embedder = create_embedder(self.settings)
+        return self._embedder
 
     @property
     def store(self) -> Store:
@@ -61,7 +84,13 @@ class Briefd:
             raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
         if self._store is None:
             self._store = self._open_for_writing(rebuild)
-        return index_source(self._store, root, self.settings, rebuild=rebuild, progress=progress)
+        report = index_source(
+            self._store, root, self.settings, rebuild, progress, embedder=self.embedder
+        )
+        if self._semantic is not None:
+            self._semantic.invalidate()
+        self._speller.invalidate()
+        return report
 
     def _open_for_writing(self, rebuild: bool) -> Store:
         try:
@@ -75,9 +104,27 @@ class Briefd:
 
     # -- reading ----------------------------------------------------------------------------
 
+    @property
+    def semantic(self) -> SemanticIndex | None:
+        """The vector side of search, or None when embeddings are off."""
+        if self._semantic is None and self.embedder is not None:
+            vectors = self.settings.vectors
+            self._semantic = SemanticIndex(
+                self.embedder, vectors.blas_threads, vectors.ann_threshold
+            )
+        return self._semantic
+
     def search(self, request: SearchRequest) -> SearchResult:
+        semantic = None if request.mode == "bm25" else self.semantic
         with self.store.read() as conn:
-            return search(conn, request, self.settings.search, self.settings.default_scopes)
+            return search(
+                conn,
+                request,
+                self.settings.search,
+                self.settings.default_scopes,
+                semantic,
+                self._speller,
+            )
 
     def scopes(self) -> list[ScopeInfo]:
         with self.store.read() as conn:

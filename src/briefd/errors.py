@@ -13,6 +13,7 @@ into an ``isError`` result.
     ├── QueryError           a search request is malformed (bad FTS5 syntax in advanced mode)
     │   └── ScopeError       a requested scope does not exist
     ├── NotFoundError        a requested document does not exist (or is outside the scopes)
+    ├── EmbeddingError       the embedding model cannot be loaded or the embedding service failed
     └── EvalError            an eval query set or dataset is malformed or missing
 """
 
@@ -49,6 +50,10 @@ class ScopeError(QueryError):
 
 class NotFoundError(BriefdError):
     """A requested document is not in the index (or not in the requested scopes)."""
+
+
+class EmbeddingError(BriefdError):
+    """The embedder cannot produce vectors (model missing, service down, bad response)."""
 
 
 class EvalError(BriefdError):

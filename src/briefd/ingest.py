@@ -13,10 +13,12 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from briefd.embeddings.base import Embedder
+from briefd.errors import EmbeddingError
 from briefd.graph.resolve import Catalog, resolve
 from briefd.markdown.document import parse_document
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
@@ -25,6 +27,9 @@ from briefd.sources.scan import SourceFile, scan, scope_of
 from briefd.store import documents as docs_table
 from briefd.store.db import Store
 from briefd.tokens import count_tokens
+from briefd.vectors import store as vector_store
+from briefd.vectors.embed import embed_missing
+from briefd.vectors.passages import passage_hash, passage_text
 
 Progress = Callable[[str, int, int], None]
 
@@ -39,6 +44,7 @@ def index_source(
     settings: Settings,
     rebuild: bool = False,
     progress: Progress = _no_progress,
+    embedder: Embedder | None = None,
 ) -> IndexReport:
     started = time.perf_counter()
     files, skipped = scan(
@@ -68,6 +74,9 @@ def index_source(
     added = tuple(d.path for d in parsed if d.path not in known)
     changed = tuple(d.path for d in parsed if d.path in known)
     fingerprint = index_fingerprint(current)
+    outcome = _embed(
+        store, embedder, parsed, set(changed) | set(deleted), rebuild, settings, progress
+    )
     with store.write() as conn:
         if rebuild:
             docs_table.delete_everything(conn)
@@ -78,6 +87,9 @@ def index_source(
             progress("write", number, len(parsed))
         if parsed or deleted or rebuild:
             resolve_all_links(conn)
+        if embedder is not None:
+            vector_store.prune(conn, embedder.model_id)
+            outcome.missing = vector_store.uncovered(conn, embedder.model_id)
         problems = _problems(conn)
         chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         report = IndexReport(
@@ -93,9 +105,58 @@ def index_source(
             fingerprint=fingerprint,
             seconds=round(time.perf_counter() - started, 3),
             rebuilt=rebuild,
+            embedding_model=embedder.model_id if embedder else None,
+            embedded=outcome.embedded,
+            vectors_missing=outcome.missing,
+            embedding_error=outcome.error,
         )
         _save_state(conn, report)
     return report
+
+
+@dataclass(slots=True)
+class _EmbedOutcome:
+    embedded: int = 0
+    missing: int = 0
+    error: str | None = None
+
+
+def _embed(
+    store: Store,
+    embedder: Embedder | None,
+    parsed: list[Document],
+    replaced: set[str],
+    rebuild: bool,
+    settings: Settings,
+    progress: Progress,
+) -> _EmbedOutcome:
+    """Embed every passage of the coming index that has no vector yet, before it commits.
+
+    An embedding failure is reported, not raised: the documents are still indexed (BM25 works)
+    and the next run embeds what is missing.
+    """
+    outcome = _EmbedOutcome()
+    if embedder is None:
+        return outcome
+    model = embedder.model_id
+    with store.write() as conn:
+        vector_store.backfill_hashes(conn)
+    with store.read() as conn:
+        pending = {} if rebuild else vector_store.missing(conn, model, replaced)
+        fresh = {
+            passage_hash(text): text
+            for doc in parsed
+            for text in (passage_text(doc.title, c.heading_path, c.content) for c in doc.chunks)
+        }
+        known = vector_store.present(conn, model, fresh)
+    pending.update((h, t) for h, t in fresh.items() if h not in known)
+    try:
+        outcome.embedded = embed_missing(
+            store, embedder, pending, settings.embeddings.batch_size, progress
+        )
+    except EmbeddingError as exc:
+        outcome.error = str(exc)
+    return outcome
 
 
 def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Document:

@@ -7,6 +7,7 @@ from typing import Literal
 
 LinkKind = Literal["wiki", "markdown"]
 SearchMode = Literal["bm25", "vector", "hybrid"]
+GateVerdict = Literal["off", "kept", "empty"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,16 +105,23 @@ class IndexReport:
     fingerprint: str
     seconds: float
     rebuilt: bool = False
+    embedding_model: str | None = None
+    embedded: int = 0
+    vectors_missing: int = 0
+    embedding_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class HitExplain:
-    """Why a hit ranks where it does (R3 explain)."""
+    """Why a hit ranks where it does (R3 explain): each list's rank and raw score, and the
+    RRF contribution of every list the hit appears in."""
 
     and_rank: int | None
     and_bm25: float | None
     any_rank: int | None
     any_bm25: float | None
+    vector_rank: int | None
+    cosine: float | None
     contributions: tuple[tuple[str, float], ...]
 
 
@@ -131,6 +139,7 @@ class Hit:
     start_line: int
     end_line: int
     explain: HitExplain | None = None
+    related_to: str | None = None  # R6: the chunk id of the direct hit this one is linked from
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +151,8 @@ class SearchResult:
     ranking_version: str
     took_ms: float
     sql: tuple[str, ...] = field(default=())
+    gate: GateVerdict = "off"
+    embedding_model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,30 @@ class SearchSettings:
     any_term_weight: float = 0.25
     rrf_k: int = 60
     query_mode: Literal["text", "advanced"] = "text"
+    mode: Literal["bm25", "vector", "hybrid"] = "hybrid"
+    vector_weight: float = 1.0
+    vector_candidates: int = 50
+    related: int = 3
+    typo_tolerance: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class VectorSettings:
+    blas_threads: int = 1
+    ann_threshold: int = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingsSettings:
+    enabled: bool = True
+    adapter: Literal["local", "ollama", "openai-compatible", "none"] = "local"
+    model: str = "multilingual-e5-small"
+    model_dir: Path = Path(".briefd/models")
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    batch_size: int = 16
+    threads: int = 2
+    timeout_seconds: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +90,8 @@ class Settings:
     index: IndexSettings = field(default_factory=IndexSettings)
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
+    embeddings: EmbeddingsSettings = field(default_factory=EmbeddingsSettings)
+    vectors: VectorSettings = field(default_factory=VectorSettings)
     eval: EvalSettings = field(default_factory=EvalSettings)
 
 

@@ -18,6 +18,7 @@ def briefd(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    clean["BRIEFD_EMBEDDINGS__ENABLED"] = "false"  # BM25 here; the real model has its own tests
     return subprocess.run(
         [sys.executable, "-m", "briefd", *args],
         cwd=cwd,

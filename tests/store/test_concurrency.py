@@ -20,7 +20,7 @@ READER = textwrap.dedent(
     from briefd.settings import load_settings
 
     db, stop = Path(sys.argv[1]), Path(sys.argv[2])
-    settings = load_settings(env={}, overrides={"db": str(db)})
+    settings = load_settings(env={}, overrides={"db": str(db), "embeddings.enabled": False})
     queries = errors = empty = 0
     messages = []
     with Briefd(settings) as api:
@@ -45,7 +45,9 @@ WRITER = textwrap.dedent(
     from briefd.settings import load_settings
 
     db, root = Path(sys.argv[1]), Path(sys.argv[2])
-    settings = load_settings(env={}, overrides={"db": str(db), "source": str(root)})
+    settings = load_settings(
+        env={}, overrides={"db": str(db), "source": str(root), "embeddings.enabled": False}
+    )
     for round in range(12):
         for n in range(20):
             path = root / "domain" / f"doc{n}.md"

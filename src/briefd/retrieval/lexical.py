@@ -23,6 +23,7 @@ class MatchPlan:
     terms: tuple[str, ...]
     all_terms: str | None  # None when it would equal any_term (one term, or advanced mode)
     any_term: str
+    corrections: tuple[tuple[str, str], ...] = ()  # (typed word, indexed word it also matches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,9 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def build_match(query: str, mode: QueryMode = "text") -> MatchPlan:
+def build_match(
+    query: str, mode: QueryMode = "text", corrections: dict[str, str] | None = None
+) -> MatchPlan:
     """Free text becomes quoted terms, so no punctuation can be FTS5 syntax; ``advanced``
     passes the query through (phrases, prefixes, NEAR, AND/OR/NOT)."""
     if mode == "advanced":
@@ -46,9 +49,12 @@ def build_match(query: str, mode: QueryMode = "text") -> MatchPlan:
     terms = tuple(query_terms(query))
     if not terms:
         raise QueryError("the query has no words to search for; type some words")
-    quoted = [_quote(t) for t in terms]
+    fixes = corrections or {}
+    quoted = [f"({_quote(t)} OR {_quote(fixes[t])})" if t in fixes else _quote(t) for t in terms]
     all_terms = " AND ".join(quoted) if len(quoted) > 1 else None
-    return MatchPlan(terms, all_terms, " OR ".join(quoted))
+    return MatchPlan(
+        terms, all_terms, " OR ".join(quoted), tuple((t, fixes[t]) for t in terms if t in fixes)
+    )
 
 
 def search_sql(scope_count: int, weights: FieldWeights) -> str:

@@ -1,4 +1,4 @@
-"""The search entry point: scopes → lexical lists → fusion → hits (R1, R3, R5)."""
+"""The search entry point: scopes → candidate lists → fusion → hits (R1–R5)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ from dataclasses import dataclass
 
 from briefd.errors import QueryError, ScopeError
 from briefd.model import Hit, HitExplain, SearchMode, SearchResult
-from briefd.retrieval.fusion import RankedList, rrf
-from briefd.retrieval.lexical import FieldWeights, QueryMode, build_match, run_match, search_sql
+from briefd.retrieval.candidates import gather
+from briefd.retrieval.fusion import rrf
+from briefd.retrieval.lexical import FieldWeights, MatchPlan, QueryMode, build_match, search_sql
+from briefd.retrieval.semantic import SemanticIndex
+from briefd.retrieval.spelling import Speller
+from briefd.retrieval.text import query_terms
 from briefd.settings import SearchSettings
 
 RANKING_VERSION = "r1"
@@ -23,7 +27,7 @@ class SearchRequest:
     query: str
     scopes: tuple[str, ...] | None = None  # None: the configured default scopes
     top_k: int | None = None
-    mode: SearchMode = "bm25"
+    mode: SearchMode | None = None  # None: the configured default (hybrid, bm25 without vectors)
     explain: bool = False
     query_mode: QueryMode | None = None
 
@@ -56,52 +60,65 @@ def search(
     request: SearchRequest,
     settings: SearchSettings,
     default_scopes: Sequence[str],
+    semantic: SemanticIndex | None = None,
+    speller: Speller | None = None,
 ) -> SearchResult:
     started = time.perf_counter()
-    if request.mode != "bm25":
-        raise QueryError(
-            f"search mode '{request.mode}' needs embeddings, which this index does not have yet; "
-            "use --mode bm25"
-        )
+    mode = _mode(request, settings, semantic)
     top_k = request.top_k if request.top_k is not None else settings.top_k
     if top_k < 1:
         raise QueryError(f"top_k must be at least 1, got {top_k}")
     scopes = resolve_scopes(conn, request.scopes, default_scopes)
-    plan = build_match(request.query, request.query_mode or settings.query_mode)
-    weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
+    query_mode = request.query_mode or settings.query_mode
+    plan = None
+    if mode != "vector":
+        fixes = {}
+        if speller is not None and settings.typo_tolerance and query_mode == "text":
+            fixes = speller.corrections(conn, tuple(query_terms(request.query)))
+        plan = build_match(request.query, query_mode, fixes)
     depth = max(settings.candidates, top_k)
-    all_list = run_match(conn, plan.all_terms, scopes, weights, depth) if plan.all_terms else []
-    any_list = run_match(conn, plan.any_term, scopes, weights, depth) if scopes else []
-    lists = [RankedList("all-terms", 1.0, [r for r, _ in all_list])] if plan.all_terms else []
-    any_weight = settings.any_term_weight if plan.all_terms else 1.0
-    lists.append(RankedList("any-term", any_weight, [r for r, _ in any_list]))
-    fused = rrf(lists, settings.rrf_k)[:top_k]
-    explain_data = {
-        "all-terms": {row: (rank, score) for rank, (row, score) in enumerate(all_list, 1)},
-        "any-term": {row: (rank, score) for rank, (row, score) in enumerate(any_list, 1)},
-    }
+    found = gather(conn, request.query, plan, mode, scopes, settings, semantic, depth)
+    fused = rrf(found.ranked(settings), settings.rrf_k)[:top_k]
     rows = _hydrate(conn, [f.key for f in fused])
-    hits = []
-    for item in fused:
-        explain = None
-        if request.explain:
-            and_rank, and_bm25 = explain_data["all-terms"].get(item.key, (None, None))
-            any_rank, any_bm25 = explain_data["any-term"].get(item.key, (None, None))
-            explain = HitExplain(and_rank, and_bm25, any_rank, any_bm25, item.contributions)
-        hits.append(_hit(rows[item.key], item.score, explain))
-    sql: tuple[str, ...] = ()
-    if request.explain:
-        matches = [m for m in (plan.all_terms, plan.any_term) if m]
-        sql = tuple(f"{search_sql(len(scopes), weights)}\n-- MATCH {m}" for m in matches)
+    hits = tuple(
+        _hit(rows[f.key], f.score, found.explain(f) if request.explain else None) for f in fused
+    )
     return SearchResult(
         query=request.query,
-        mode=request.mode,
+        mode=mode,
         scopes=scopes,
-        hits=tuple(hits),
+        hits=hits,
         ranking_version=RANKING_VERSION,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
-        sql=sql,
+        sql=_explain_sql(plan, scopes, settings) if request.explain else (),
+        embedding_model=semantic.embedder.model_id if semantic and mode != "bm25" else None,
     )
+
+
+def _mode(
+    request: SearchRequest, settings: SearchSettings, semantic: SemanticIndex | None
+) -> SearchMode:
+    """The requested mode; without embeddings an explicit vector/hybrid request is an error
+    and the configured default falls back to bm25."""
+    mode = request.mode or settings.mode
+    if mode != "bm25" and semantic is None:
+        if request.mode is not None:
+            raise QueryError(
+                f"search mode '{mode}' needs embeddings, which are off for this index "
+                "(embeddings.enabled / embeddings.adapter); use --mode bm25"
+            )
+        return "bm25"
+    return mode
+
+
+def _explain_sql(
+    plan: MatchPlan | None, scopes: Sequence[str], settings: SearchSettings
+) -> tuple[str, ...]:
+    if plan is None:
+        return ()
+    weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
+    matches = [m for m in (plan.all_terms, plan.any_term) if m]
+    return tuple(f"{search_sql(len(scopes), weights)}\n-- MATCH {m}" for m in matches)
 
 
 def _hydrate(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:

@@ -74,6 +74,8 @@ class Store:
                 if migration.number > version:
                     for statement in _statements(migration.sql):
                         self.conn.execute(statement)
+                    if migration.after is not None:
+                        migration.after(self.conn)
                     self.conn.execute(f"PRAGMA user_version = {migration.number}")
             self.conn.execute("COMMIT")
         except BaseException:

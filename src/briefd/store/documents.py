@@ -7,6 +7,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from briefd.model import Chunk, Document, FrontMatter, Heading, Link, ResolvedLink
+from briefd.store import vocabulary
+from briefd.vectors.passages import passage_hash, passage_text
 
 
 def document_hashes(conn: sqlite3.Connection) -> dict[str, str]:
@@ -21,6 +23,7 @@ def delete_documents(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
         row = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
         if row is None:
             continue
+        vocabulary.adjust(conn, vocabulary.chunk_words(vocabulary.chunk_rows(conn, row["id"])), -1)
         conn.execute("DELETE FROM chunks WHERE doc_id = ?", (row["id"],))
         conn.execute("DELETE FROM links WHERE doc_id = ?", (row["id"],))
         conn.execute("DELETE FROM documents WHERE id = ?", (row["id"],))
@@ -30,6 +33,7 @@ def delete_everything(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM links")
     conn.execute("DELETE FROM chunks")
     conn.execute("DELETE FROM documents")
+    conn.execute("DELETE FROM vocabulary")
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
 
 
@@ -66,8 +70,8 @@ def write_document(
     aliases = " ".join(fm.aliases)
     conn.executemany(
         """INSERT INTO chunks (id, doc_id, scope, title, aliases, heading, heading_path, anchor,
-               content, tokens, content_hash, position, start_line, end_line)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+               content, tokens, content_hash, position, start_line, end_line, embed_hash)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         [
             (
                 c.id,
@@ -84,9 +88,17 @@ def write_document(
                 c.position,
                 c.start_line,
                 c.end_line,
+                passage_hash(passage_text(doc.title, c.heading_path, c.content)),
             )
             for c in doc.chunks
         ],
+    )
+    vocabulary.adjust(
+        conn,
+        vocabulary.chunk_words(
+            (doc.title, aliases, " ".join(c.heading_path), c.content) for c in doc.chunks
+        ),
+        +1,
     )
     conn.executemany(
         """INSERT INTO links (doc_id, source_path, section, line, kind, target, fragment, display)

@@ -6,14 +6,21 @@ through ``briefd_fold`` (see :mod:`briefd.retrieval.text`); triggers keep it in 
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from briefd.store import vocabulary
 
 
 @dataclass(frozen=True, slots=True)
 class Migration:
+    """SQL statements, then an optional Python step (in the same transaction)."""
+
     number: int
     name: str
     sql: str
+    after: Callable[[sqlite3.Connection], None] | None = None
 
 
 _FTS_COLUMNS = (
@@ -174,6 +181,33 @@ MIGRATIONS: tuple[Migration, ...] = (
             last_report TEXT NOT NULL DEFAULT '{}'
         );
         """,
+    ),
+    Migration(
+        5,
+        "m005_vectors_by_text_hash",
+        """
+        ALTER TABLE chunks ADD COLUMN embed_hash TEXT NOT NULL DEFAULT '';
+        DROP TABLE chunk_vectors;
+        CREATE TABLE chunk_vectors (
+            model TEXT NOT NULL,
+            embed_hash TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            embedding BLOB NOT NULL,
+            PRIMARY KEY (model, embed_hash)
+        ) WITHOUT ROWID;
+        CREATE INDEX chunks_embed_hash ON chunks(embed_hash);
+        """,
+    ),
+    Migration(
+        6,
+        "m006_vocabulary",
+        """
+        CREATE TABLE vocabulary (
+            term TEXT PRIMARY KEY,
+            chunks INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
+        after=vocabulary.rebuild,
     ),
 )
 

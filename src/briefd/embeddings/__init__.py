@@ -1,0 +1,1 @@
+"""Embedding models behind one interface (E1): local, ollama, openai-compatible, none."""

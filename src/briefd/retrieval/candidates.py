@@ -1,0 +1,75 @@
+"""Gathering ranked candidate lists for one query: all-terms, any-term, vector (R1, R2)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from briefd.model import HitExplain, SearchMode
+from briefd.retrieval.fusion import Fused, RankedList
+from briefd.retrieval.lexical import FieldWeights, MatchPlan, run_match
+from briefd.retrieval.semantic import SemanticIndex
+from briefd.settings import SearchSettings
+
+ALL_TERMS, ANY_TERM, VECTOR = "all-terms", "any-term", "vector"
+
+
+@dataclass(slots=True)
+class Candidates:
+    """Each list as (chunk rowid, raw score), best first."""
+
+    lists: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+
+    def ranked(self, settings: SearchSettings) -> list[RankedList[int]]:
+        weights = {
+            ALL_TERMS: 1.0,
+            ANY_TERM: settings.any_term_weight if self.lists.get(ALL_TERMS) is not None else 1.0,
+            VECTOR: settings.vector_weight,
+        }
+        return [
+            RankedList(name, weights[name], [row for row, _ in rows])
+            for name, rows in self.lists.items()
+        ]
+
+    def lookup(self, name: str, rowid: int) -> tuple[int | None, float | None]:
+        for rank, (row, score) in enumerate(self.lists.get(name) or [], start=1):
+            if row == rowid:
+                return rank, score
+        return None, None
+
+    def cosine(self, rowid: int) -> float | None:
+        return self.lookup(VECTOR, rowid)[1]
+
+    def explain(self, item: Fused[int]) -> HitExplain:
+        and_rank, and_bm25 = self.lookup(ALL_TERMS, item.key)
+        any_rank, any_bm25 = self.lookup(ANY_TERM, item.key)
+        vector_rank, cosine = self.lookup(VECTOR, item.key)
+        return HitExplain(
+            and_rank, and_bm25, any_rank, any_bm25, vector_rank, cosine, item.contributions
+        )
+
+
+def gather(
+    conn: sqlite3.Connection,
+    query: str,
+    plan: MatchPlan | None,
+    mode: SearchMode,
+    scopes: Sequence[str],
+    settings: SearchSettings,
+    semantic: SemanticIndex | None,
+    depth: int,
+) -> Candidates:
+    found = Candidates()
+    if not scopes:
+        return found
+    if mode != "vector" and plan is not None:
+        weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
+        if plan.all_terms:
+            found.lists[ALL_TERMS] = run_match(conn, plan.all_terms, scopes, weights, depth)
+        found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth)
+    if mode != "bm25" and semantic is not None:
+        index = semantic.index(conn)
+        vector = semantic.query_vector(query)
+        found.lists[VECTOR] = index.top(vector, scopes, max(depth, settings.vector_candidates))
+    return found

@@ -1,0 +1,113 @@
+"""Vectors in SQLite: L2-normalised float32 little-endian blobs keyed by (model, text hash).
+
+Keying by the hash of the embedded text (not the chunk id) means a rebuild, a moved section or
+a duplicate passage never costs a second embedding, and vectors written before a crash are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from briefd.vectors.passages import passage_hash, passage_text
+
+Matrix = npt.NDArray[np.float32]
+
+
+def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blobs(blobs: Sequence[bytes], dim: int) -> Matrix:
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim).astype(np.float32)
+
+
+def backfill_hashes(conn: sqlite3.Connection) -> None:
+    """Chunks written before vectors existed get their passage hash."""
+    rows = conn.execute(
+        "SELECT rowid, title, heading_path, content FROM chunks WHERE embed_hash = ''"
+    ).fetchall()
+    conn.executemany(
+        "UPDATE chunks SET embed_hash = ? WHERE rowid = ?",
+        [(passage_hash(passage_text(r[1], json.loads(r[2]), r[3])), r[0]) for r in rows],
+    )
+
+
+def missing(
+    conn: sqlite3.Connection, model: str, exclude_docs: Iterable[str] = ()
+) -> dict[str, str]:
+    """hash → passage text of stored chunks that have no vector for ``model``."""
+    skip = set(exclude_docs)
+    rows = conn.execute(
+        "SELECT d.path, c.embed_hash, c.title, c.heading_path, c.content FROM chunks c "
+        "JOIN documents d ON d.id = c.doc_id "
+        "LEFT JOIN chunk_vectors v ON v.model = ? AND v.embed_hash = c.embed_hash "
+        "WHERE v.embed_hash IS NULL",
+        (model,),
+    )
+    return {r[1]: passage_text(r[2], json.loads(r[3]), r[4]) for r in rows if r[0] not in skip}
+
+
+def present(conn: sqlite3.Connection, model: str, hashes: Iterable[str]) -> set[str]:
+    wanted = list(set(hashes))
+    found: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ", ".join("?" * len(part))
+        found.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT embed_hash FROM chunk_vectors WHERE model = ? AND embed_hash IN ({marks})",
+                (model, *part),
+            )
+        )
+    return found
+
+
+def save(conn: sqlite3.Connection, model: str, hashes: Sequence[str], vectors: Matrix) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO chunk_vectors (model, embed_hash, dim, embedding) VALUES (?, ?, ?, ?)",
+        [
+            (model, h, int(vectors.shape[1]), to_blob(v))
+            for h, v in zip(hashes, vectors, strict=True)
+        ],
+    )
+
+
+def prune(conn: sqlite3.Connection, model: str) -> int:
+    """Drop vectors no chunk uses, and other models' vectors once this model covers every chunk."""
+    removed = conn.execute(
+        "DELETE FROM chunk_vectors WHERE model = ? AND embed_hash NOT IN "
+        "(SELECT embed_hash FROM chunks)",
+        (model,),
+    ).rowcount
+    if uncovered(conn, model) == 0:
+        removed += conn.execute("DELETE FROM chunk_vectors WHERE model != ?", (model,)).rowcount
+    return int(removed)
+
+
+def uncovered(conn: sqlite3.Connection, model: str) -> int:
+    """How many chunks have no vector for ``model``."""
+    row = conn.execute(
+        "SELECT count(*) FROM chunks c LEFT JOIN chunk_vectors v "
+        "ON v.model = ? AND v.embed_hash = c.embed_hash WHERE v.embed_hash IS NULL",
+        (model,),
+    ).fetchone()
+    return int(row[0])
+
+
+def load(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], Matrix]:
+    """(chunk rowids, scopes, matrix) of every chunk that has a vector for ``model``."""
+    rows = conn.execute(
+        "SELECT c.rowid, c.scope, v.dim, v.embedding FROM chunks c "
+        "JOIN chunk_vectors v ON v.model = ? AND v.embed_hash = c.embed_hash ORDER BY c.rowid",
+        (model,),
+    ).fetchall()
+    dim = rows[0][2] if rows else 0
+    return [r[0] for r in rows], [r[1] for r in rows], from_blobs([r[3] for r in rows], dim)
