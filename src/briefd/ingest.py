@@ -27,6 +27,7 @@ from briefd.sources.scan import SourceFile, scan, scope_of
 from briefd.store import documents as docs_table
 from briefd.store.db import Store
 from briefd.tokens import count_tokens
+from briefd.vectors import calibration
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
 from briefd.vectors.passages import passage_hash, passage_text
@@ -111,6 +112,8 @@ def index_source(
             embedding_error=outcome.error,
         )
         _save_state(conn, report)
+    if embedder is not None and outcome.error is None:
+        calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}")
     return report
 
 

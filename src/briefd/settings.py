@@ -52,10 +52,18 @@ class SearchSettings:
     rrf_k: int = 60
     query_mode: Literal["text", "advanced"] = "text"
     mode: Literal["bm25", "vector", "hybrid"] = "hybrid"
-    vector_weight: float = 1.0
+    fusion: Literal["score", "rrf"] = "score"
+    vector_weight: float = 0.6
+    all_terms_bonus: float = 0.2
+    rrf_vector_weight: float = 0.25
     vector_candidates: int = 50
     related: int = 3
     typo_tolerance: bool = True
+    gate: bool = True
+    gate_hard_sigma: float = 0.0
+    gate_soft_sigma: float = 2.5
+    gate_hard_floor: float | None = None
+    gate_soft_floor: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

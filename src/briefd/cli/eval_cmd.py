@@ -17,7 +17,7 @@ from briefd.eval.thresholds import MODES, load_gates, shortfalls
 from briefd.model import SearchMode
 from briefd.settings import Settings
 
-AVAILABLE_MODES: tuple[SearchMode, ...] = ("bm25",)
+ALL_MODES: tuple[SearchMode, ...] = ("bm25", "vector", "hybrid")
 DEFAULT_GOLDEN = ("eval/golden/queries.yaml", "eval/golden/queries-tr.yaml")
 
 
@@ -42,7 +42,7 @@ def eval_command(
     """Measure retrieval: Recall@5, Recall@10, MRR@10 and nDCG@10, overall and per query type."""
     with reported_errors():
         settings = ctx.obj.settings()
-        modes = _modes(mode)
+        modes = _modes(mode, settings)
         if check is not None:
             _check(settings, check, json_output)
             return
@@ -64,11 +64,15 @@ def eval_command(
         _print_misses(reports)
 
 
-def _modes(mode: str) -> tuple[SearchMode, ...]:
+def _modes(mode: str, settings: Settings) -> tuple[SearchMode, ...]:
+    """``all`` is every mode the configuration can run: bm25 alone when embeddings are off."""
+    embeddings = settings.embeddings.enabled and settings.embeddings.adapter != "none"
     if mode == "all":
-        return AVAILABLE_MODES
+        return ALL_MODES if embeddings else ("bm25",)
     if mode not in MODES:
         raise EvalError(f"unknown --mode '{mode}'; use bm25, vector, hybrid or all")
+    if mode != "bm25" and not embeddings:
+        raise EvalError(f"--mode {mode} needs embeddings, which are off in the settings")
     return (mode,)  # type: ignore[return-value]
 
 
@@ -102,7 +106,7 @@ def _check(settings: Settings, path: Path, json_output: bool) -> None:
         if gate.dataset is not None and not gate.dataset.is_dir():
             console.print(f"skipped {gate.name}: {gate.dataset} not found", markup=False)
             continue
-        modes = tuple(m for m in gate.minimums if m in AVAILABLE_MODES)
+        modes = tuple(m for m in gate.minimums if m in _modes("all", settings))
         if gate.queries is not None:
             found = _golden_reports(settings, gate.queries, None, modes)
         else:

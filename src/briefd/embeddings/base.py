@@ -42,4 +42,5 @@ def normalise(vectors: npt.NDArray[np.floating]) -> Vectors:
         array = array.reshape(1, -1)
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (array / norms).astype(np.float32, copy=False)
+    result: Vectors = (array / norms).astype(np.float32, copy=False)
+    return result

@@ -122,10 +122,11 @@ def _run(
     unit: Callable[[tuple[str, str]], Hashable],
 ) -> EvalReport:
     outcomes = []
+    if mode != "bm25" and api.semantic is not None:
+        api.semantic.prime([query for _, query, _, _ in cases])
     for qid, query, qtype, relevant in cases:
-        result = api.search(
-            SearchRequest(query=query, scopes=(ALL_SCOPES,), top_k=DEPTH, mode=mode)
-        )
+        request = SearchRequest(query, (ALL_SCOPES,), top_k=DEPTH, mode=mode, related=0)
+        result = api.search(request)
         ranked = dedupe([unit((h.doc_path, h.heading)) for h in result.hits])
         metrics = score_ranking(ranked, relevant)
         outcomes.append(

@@ -1,4 +1,5 @@
-"""Gathering ranked candidate lists for one query: all-terms, any-term, vector (R1, R2)."""
+"""Gathering candidates for one query: the all-terms, any-term and vector lists (R1, R2), and
+for hybrid search the cosine of every candidate, whichever list brought it."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
 from briefd.model import HitExplain, SearchMode
-from briefd.retrieval.fusion import Fused, RankedList
+from briefd.retrieval.fusion import Evidence, Fused, RankedList
 from briefd.retrieval.lexical import FieldWeights, MatchPlan, run_match
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.settings import SearchSettings
@@ -17,20 +21,42 @@ ALL_TERMS, ANY_TERM, VECTOR = "all-terms", "any-term", "vector"
 
 @dataclass(slots=True)
 class Candidates:
-    """Each list as (chunk rowid, raw score), best first."""
+    """Each list as (chunk rowid, raw score), best first; ``cosines`` for every candidate that
+    has a vector (hybrid only)."""
 
     lists: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    cosines: dict[int, float] = field(default_factory=dict)
+
+    def keys(self) -> list[int]:
+        """Every candidate once, in order of first appearance (all-terms, any-term, vector)."""
+        seen: dict[int, None] = {}
+        for rows in self.lists.values():
+            for row, _ in rows:
+                seen.setdefault(row, None)
+        return list(seen)
+
+    def corroborated(self) -> set[int]:
+        """Candidates that contain every query term."""
+        rows = self.lists.get(ALL_TERMS)
+        if rows is None:  # a one-term query: the any-term list is the all-terms list
+            rows = self.lists.get(ANY_TERM, [])
+        return {row for row, _ in rows}
 
     def ranked(self, settings: SearchSettings) -> list[RankedList[int]]:
         weights = {
             ALL_TERMS: 1.0,
-            ANY_TERM: settings.any_term_weight if self.lists.get(ALL_TERMS) is not None else 1.0,
-            VECTOR: settings.vector_weight,
+            ANY_TERM: settings.any_term_weight if ALL_TERMS in self.lists else 1.0,
+            VECTOR: settings.rrf_vector_weight,
         }
         return [
             RankedList(name, weights[name], [row for row, _ in rows])
             for name, rows in self.lists.items()
         ]
+
+    def evidence(self) -> list[Evidence]:
+        bm25 = dict(self.lists.get(ANY_TERM, []))
+        full = self.corroborated()
+        return [Evidence(k, self.cosines.get(k), bm25.get(k), k in full) for k in self.keys()]
 
     def lookup(self, name: str, rowid: int) -> tuple[int | None, float | None]:
         for rank, (row, score) in enumerate(self.lists.get(name) or [], start=1):
@@ -38,15 +64,18 @@ class Candidates:
                 return rank, score
         return None, None
 
-    def cosine(self, rowid: int) -> float | None:
-        return self.lookup(VECTOR, rowid)[1]
-
     def explain(self, item: Fused[int]) -> HitExplain:
         and_rank, and_bm25 = self.lookup(ALL_TERMS, item.key)
         any_rank, any_bm25 = self.lookup(ANY_TERM, item.key)
         vector_rank, cosine = self.lookup(VECTOR, item.key)
         return HitExplain(
-            and_rank, and_bm25, any_rank, any_bm25, vector_rank, cosine, item.contributions
+            and_rank,
+            and_bm25,
+            any_rank,
+            any_bm25,
+            vector_rank,
+            self.cosines.get(item.key, cosine) if cosine is None else cosine,
+            item.contributions,
         )
 
 
@@ -70,6 +99,8 @@ def gather(
         found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth)
     if mode != "bm25" and semantic is not None:
         index = semantic.index(conn)
-        vector = semantic.query_vector(query)
+        vector: npt.NDArray[np.float32] = semantic.query_vector(query)
         found.lists[VECTOR] = index.top(vector, scopes, max(depth, settings.vector_candidates))
+        if mode == "hybrid":
+            found.cosines = index.cosines(found.keys(), vector)
     return found

@@ -36,3 +36,40 @@ def rrf(lists: Sequence[RankedList[K]], k: int = 60) -> list[Fused[K]]:
             order.setdefault(key, len(order))
     keys = sorted(scores, key=lambda key: (-scores[key], order[key]))
     return [Fused(key, scores[key], tuple(parts[key])) for key in keys]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What one candidate has going for it: raw scores from each list (None: not in it)."""
+
+    key: int
+    cosine: float | None
+    bm25: float | None  # FTS5 bm25 of the any-term list: negative, lower is better
+    all_terms: bool
+
+
+def score_fusion(
+    candidates: Sequence[Evidence], vector_weight: float, all_terms_bonus: float
+) -> list[Fused[int]]:
+    """Weighted sum of normalised scores: the cosine min-max scaled over the candidates, BM25
+    scaled by the best BM25 of the query, plus a bonus for matching every query term.
+
+    Unlike rank fusion it keeps the size of each signal's margin, so a weak dense list cannot
+    outvote a decisive lexical match (or the reverse) just by rank position.
+    """
+    cosines = [c.cosine for c in candidates if c.cosine is not None]
+    low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
+    spread = high - low
+    best_bm25 = max((-c.bm25 for c in candidates if c.bm25 is not None), default=0.0)
+    fused = []
+    for order, item in enumerate(candidates):
+        vector = (item.cosine - low) / spread if item.cosine is not None and spread > 0 else 0.0
+        lexical = -item.bm25 / best_bm25 if item.bm25 is not None and best_bm25 > 0 else 0.0
+        parts = (
+            ("vector", vector_weight * vector),
+            ("lexical", (1.0 - vector_weight) * lexical),
+            ("all-terms", all_terms_bonus if item.all_terms else 0.0),
+        )
+        fused.append((sum(v for _, v in parts), order, Fused(item.key, 0.0, parts)))
+    fused.sort(key=lambda t: (-t[0], t[1]))
+    return [Fused(f.key, score, f.contributions) for score, _, f in fused]

@@ -6,13 +6,15 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from briefd.errors import QueryError, ScopeError
-from briefd.model import Hit, HitExplain, SearchMode, SearchResult
-from briefd.retrieval.candidates import gather
-from briefd.retrieval.fusion import rrf
+from briefd.model import GateVerdict, Hit, HitExplain, SearchMode, SearchResult
+from briefd.retrieval.candidates import Candidates, gather
+from briefd.retrieval.fusion import Fused, rrf, score_fusion
+from briefd.retrieval.gate import Thresholds, passes, thresholds
 from briefd.retrieval.lexical import FieldWeights, MatchPlan, QueryMode, build_match, search_sql
+from briefd.retrieval.related import related_rowids
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
 from briefd.retrieval.text import query_terms
@@ -30,6 +32,7 @@ class SearchRequest:
     mode: SearchMode | None = None  # None: the configured default (hybrid, bm25 without vectors)
     explain: bool = False
     query_mode: QueryMode | None = None
+    related: int | None = None  # None: search.related from settings; 0: none
 
 
 def known_scopes(conn: sqlite3.Connection) -> list[str]:
@@ -78,21 +81,66 @@ def search(
         plan = build_match(request.query, query_mode, fixes)
     depth = max(settings.candidates, top_k)
     found = gather(conn, request.query, plan, mode, scopes, settings, semantic, depth)
-    fused = rrf(found.ranked(settings), settings.rrf_k)[:top_k]
+    fused = _fuse(found, mode, settings)
+    verdict: GateVerdict = "off"
+    limits = _limits(mode, settings, semantic)
+    if limits is not None:
+        full = found.corroborated()
+        fused = [f for f in fused if passes(found.cosines.get(f.key), f.key in full, limits)]
+        verdict = "kept" if fused else "empty"
+    fused = fused[:top_k]
     rows = _hydrate(conn, [f.key for f in fused])
-    hits = tuple(
+    hits = [
         _hit(rows[f.key], f.score, found.explain(f) if request.explain else None) for f in fused
-    )
+    ]
+    hits += _related(conn, request, settings, scopes, [f.key for f in fused])
     return SearchResult(
         query=request.query,
         mode=mode,
         scopes=scopes,
-        hits=hits,
+        hits=tuple(hits),
         ranking_version=RANKING_VERSION,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
         sql=_explain_sql(plan, scopes, settings) if request.explain else (),
+        gate=verdict,
         embedding_model=semantic.embedder.model_id if semantic and mode != "bm25" else None,
     )
+
+
+def _fuse(found: Candidates, mode: SearchMode, settings: SearchSettings) -> list[Fused[int]]:
+    if mode == "hybrid" and settings.fusion == "score":
+        return score_fusion(found.evidence(), settings.vector_weight, settings.all_terms_bonus)
+    return rrf(found.ranked(settings), settings.rrf_k)
+
+
+def _limits(
+    mode: SearchMode, settings: SearchSettings, semantic: SemanticIndex | None
+) -> Thresholds | None:
+    """The gate's floors for this index, or None when the gate does not apply."""
+    if mode != "hybrid" or not settings.gate or semantic is None or semantic.calibration is None:
+        return None
+    return thresholds(
+        semantic.calibration,
+        settings.gate_hard_sigma,
+        settings.gate_soft_sigma,
+        settings.gate_hard_floor,
+        settings.gate_soft_floor,
+    )
+
+
+def _related(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    settings: SearchSettings,
+    scopes: Sequence[str],
+    direct: Sequence[int],
+) -> list[Hit]:
+    cap = settings.related if request.related is None else request.related
+    if cap <= 0 or not direct:
+        return []
+    pairs = related_rowids(conn, direct, scopes, cap)
+    rows = _hydrate(conn, [r for r, _ in pairs] + [s for _, s in pairs])
+    return [replace(_hit(rows[r], 0.0, None), related_to=rows[s]["id"]) for r, s in pairs]
 
 
 def _mode(

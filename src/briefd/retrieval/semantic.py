@@ -14,6 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from briefd.embeddings.base import Embedder
+from briefd.retrieval.gate import Calibration
+from briefd.vectors import calibration
 from briefd.vectors import store as vector_store
 from briefd.vectors.index import VectorIndex
 
@@ -26,8 +28,10 @@ class SemanticIndex:
         self.blas_threads = blas_threads
         self.ann_threshold = ann_threshold
         self._index: VectorIndex | None = None
+        self.calibration: Calibration | None = None
         self._version: int | None = None
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._primed: dict[str, npt.NDArray[np.float32]] = {}
 
     def invalidate(self) -> None:
         self._index = None
@@ -44,10 +48,22 @@ class SemanticIndex:
                 self.blas_threads,
                 self.ann_threshold,
             )
+            self.calibration = calibration.load(conn, self.embedder.model_id)
             self._version = version
         return self._index
 
+    def prime(self, texts: list[str], batch_size: int = 32) -> None:
+        """Embed many queries at once (evaluation, tuning); kept for this object's lifetime."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._primed]
+        for start in range(0, len(todo), batch_size):
+            part = todo[start : start + batch_size]
+            for text, vector in zip(part, self.embedder.embed_batch(part, "query"), strict=True):
+                self._primed[text] = vector
+
     def query_vector(self, text: str) -> npt.NDArray[np.float32]:
+        primed = self._primed.get(text)
+        if primed is not None:
+            return primed
         cached = self._queries.get(text)
         if cached is None:
             cached = self.embedder.embed_batch([text], "query")[0]

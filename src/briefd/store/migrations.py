@@ -209,6 +209,21 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
         after=vocabulary.rebuild,
     ),
+    Migration(
+        7,
+        "m007_gate_calibration",
+        """
+        CREATE TABLE calibration (
+            model TEXT PRIMARY KEY,
+            fingerprint TEXT NOT NULL,
+            mean REAL NOT NULL,
+            std REAL NOT NULL,
+            maximum REAL NOT NULL,
+            probes INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].number

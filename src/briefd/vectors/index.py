@@ -27,6 +27,7 @@ class VectorIndex:
     matrix: Matrix
     blas_threads: int = 1
     ann: Any = field(default=None, repr=False)
+    positions: dict[int, int] | None = field(default=None, repr=False)
 
     @classmethod
     def build(
@@ -71,6 +72,16 @@ class VectorIndex:
         if self.ann is not None:
             return self._top_ann(query, wanted, k)
         return self._top_exact(query, wanted, k)
+
+    def cosines(self, rowids: Sequence[int], query: npt.NDArray[np.float32]) -> dict[int, float]:
+        """Cosine of ``query`` to the given chunks (those without a vector are left out)."""
+        if self.positions is None:
+            self.positions = {int(r): i for i, r in enumerate(self.rowids)}
+        rows = [(r, self.positions[r]) for r in rowids if r in self.positions]
+        if not rows:
+            return {}
+        picked = self.matrix[[i for _, i in rows]] @ query
+        return {r: float(c) for (r, _), c in zip(rows, picked, strict=True)}
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Cosine of ``query`` to every row (for calibration and explain)."""

@@ -1,0 +1,148 @@
+"""``briefd model list`` and ``briefd model pull``: the known local embedding models and their
+weights."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import typer
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+from briefd.cli.output import console, errors, print_json, reported_errors, to_jsonable
+from briefd.embeddings import registry
+from briefd.embeddings.pull import ModelStatus, model_status, pull_model
+from briefd.embeddings.pull import Progress as PullProgress
+from briefd.settings import EmbeddingsSettings
+
+model_app = typer.Typer(
+    help="Local embedding models: list them, download their weights.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(model_app, name="model")
+
+
+@model_app.command("list")
+def list_command(
+    ctx: typer.Context,
+    verify: bool = typer.Option(False, "--verify", help="Also check downloaded files' SHA-256."),
+    json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Show the known models: dimensions, languages, where the weights are, whether present."""
+    config = _config(ctx)
+    with reported_errors():
+        statuses = [model_status(spec, config.model_dir, verify) for spec in registry.MODELS]
+    configured = config.model if config.adapter == "local" else None
+    if json_output:
+        print_json(
+            {
+                "model_dir": config.model_dir,
+                "models": [{**_as_dict(s), "configured": s.name == configured} for s in statuses],
+            }
+        )
+        return
+    _print_table(statuses, configured, config.model_dir)
+
+
+@model_app.command("pull")
+def pull_command(
+    ctx: typer.Context,
+    model: str | None = typer.Option(
+        None, "--model", help="Model name (default: embeddings.model)."
+    ),
+    url: str | None = typer.Option(
+        None, "--url", help="Download base URL instead of the pinned one (a mirror)."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Download a model's weights into embeddings.model_dir and verify their pinned SHA-256."""
+    config = _config(ctx)
+    with reported_errors():
+        spec = registry.get_model(model or config.model)
+        with httpx.Client(timeout=config.timeout_seconds) as client, _bar() as bar:
+            status = pull_model(spec, config.model_dir, client, url, _reporter(bar))
+    if json_output:
+        print_json(status)
+        return
+    for file in status.files:
+        console.print(f"{file.action:>10}  {file.path}  →  {file.location}", markup=False)
+    if all(f.action == "packaged" for f in status.files):
+        console.print(
+            f"{spec.name} ships inside {' + '.join(spec.packages)}: nothing to download, "
+            "its files are installed",
+            markup=False,
+        )
+    else:
+        console.print(f"{spec.name} is ready in {config.model_dir / spec.name}", markup=False)
+
+
+def _config(ctx: typer.Context) -> EmbeddingsSettings:
+    embeddings: EmbeddingsSettings = ctx.obj.settings().embeddings
+    return embeddings
+
+
+def _print_table(statuses: list[ModelStatus], configured: str | None, model_dir: Path) -> None:
+    table = Table(box=None, pad_edge=False)
+    for column in ("model", "dim", "languages", "weights", "present"):
+        table.add_column(column)
+    for status in statuses:
+        mark = " *" if status.name == configured else ""
+        table.add_row(
+            status.name + mark,
+            str(status.dim),
+            status.languages,
+            " + ".join(status.packages) or "briefd model pull",
+            "yes" if status.present else "no",
+        )
+    console.print(table)
+    console.print(f"* configured (embeddings.model); model_dir: {model_dir}", markup=False)
+    for status in statuses:
+        if not status.present:
+            console.print(f"{status.name}: {_missing(status)}", markup=False)
+
+
+def _missing(status: ModelStatus) -> str:
+    if any(f.action == "verified" for f in status.files):
+        return f"run `briefd model pull --model {status.name}`"
+    return "; ".join(f.problem or "" for f in status.files if not f.present)
+
+
+def _as_dict(status: ModelStatus) -> dict[str, object]:
+    value: dict[str, object] = to_jsonable(status)
+    return value
+
+
+def _bar() -> Progress:
+    """A download bar on stderr, drawn only on a terminal."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=errors,
+        transient=True,
+        disable=not errors.is_terminal,
+    )
+
+
+def _reporter(bar: Progress) -> PullProgress:
+    tasks: dict[str, TaskID] = {}
+
+    def report(path: str, done: int, total: int) -> None:
+        if path not in tasks:
+            tasks[path] = bar.add_task(path, total=total)
+        bar.update(tasks[path], completed=done)
+
+    return report

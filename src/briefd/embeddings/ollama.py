@@ -1,0 +1,44 @@
+"""The ``ollama`` adapter: ``POST {base_url}/api/embed`` with ``{"model", "input": [...]}``.
+
+Ollama answers ``{"embeddings": [[...], ...]}`` in input order. It does not tell queries from
+passages, so ``kind`` is not sent; a model that wants prefixes gets the texts as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from briefd.embeddings.remote import RemoteEmbedder
+from briefd.settings import EmbeddingsSettings
+
+DEFAULT_BASE_URL = "http://127.0.0.1:11434"
+
+
+class OllamaEmbedder(RemoteEmbedder):
+    service = "Ollama"
+
+    def __init__(self, model: str, base_url: str, client: httpx.Client) -> None:
+        super().__init__(model, base_url.rstrip("/") + "/api/embed", client, "ollama")
+
+    @classmethod
+    def from_settings(
+        cls, config: EmbeddingsSettings, client: httpx.Client | None = None
+    ) -> OllamaEmbedder:
+        client = client or httpx.Client(timeout=config.timeout_seconds)
+        return cls(config.model, config.base_url or DEFAULT_BASE_URL, client)
+
+    def _request(self, texts: list[str]) -> Any:
+        body = self._post({"model": self.name, "input": texts})
+        if not isinstance(body, dict) or "embeddings" not in body:
+            raise self._malformed("JSON without 'embeddings'")
+        return body["embeddings"]
+
+    def _hint(self) -> str:
+        return "start it with `ollama serve`, or check embeddings.base_url"
+
+    def _status_hint(self, status: int) -> str:
+        if status == 404:
+            return f"run `ollama pull {self.name}`, or check embeddings.model"
+        return super()._status_hint(status)

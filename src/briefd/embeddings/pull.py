@@ -1,0 +1,189 @@
+"""Weights on disk: whether a model's files are present, and ``briefd model pull``.
+
+A pull streams each file into a temporary file in its final directory while hashing it, checks
+the pinned size and SHA-256, and only then renames it into place (atomic on one filesystem).
+A mismatch, an HTTP error or an interruption deletes the temporary file, so a model directory
+never holds a half-written or unverified file under a real name. Files that ship inside a
+package are never downloaded: pull checks that they are installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import httpx
+
+from briefd.embeddings.spec import (
+    DownloadedFile,
+    ModelSpec,
+    PackagedFile,
+    WeightFile,
+    file_problem,
+    install_hint,
+    locate,
+)
+from briefd.errors import EmbeddingError
+
+# (file path, bytes so far, bytes expected)
+Progress = Callable[[str, int, int], None]
+CHUNK_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class FileStatus:
+    path: str
+    location: str | None
+    present: bool
+    problem: str | None
+    action: str = "none"  # pull: "downloaded", "verified" (already there), "packaged"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStatus:
+    name: str
+    dim: int
+    languages: str
+    runtime: str
+    license: str
+    summary: str
+    weights_from: str
+    packages: tuple[str, ...]
+    present: bool
+    files: tuple[FileStatus, ...]
+
+
+def model_status(spec: ModelSpec, model_dir: Path, verify: bool = False) -> ModelStatus:
+    """Presence of every file (sizes only, unless ``verify`` also hashes the downloaded ones)."""
+    files = tuple(_file_status(spec, f, model_dir, verify) for f in spec.files)
+    return _status(spec, files)
+
+
+def pull_model(
+    spec: ModelSpec,
+    model_dir: Path,
+    client: httpx.Client,
+    base_url: str | None = None,
+    progress: Progress | None = None,
+) -> ModelStatus:
+    """Download what is missing or wrong, verify everything; raise on the first failure."""
+    statuses = []
+    for file in spec.files:
+        if isinstance(file, PackagedFile):
+            statuses.append(_require_packaged(spec, file, model_dir))
+            continue
+        status = _file_status(spec, file, model_dir, verify=True)
+        if not status.present:
+            base = base_url or spec.download_url or ""
+            target = locate(file, spec, model_dir)
+            assert target is not None
+            download(client, _join(base, file.path), target, file, progress)
+            status = FileStatus(file.path, str(target), True, None, "downloaded")
+        statuses.append(status)
+    return _status(spec, tuple(statuses))
+
+
+def download(
+    client: httpx.Client,
+    url: str,
+    target: Path,
+    file: DownloadedFile,
+    progress: Progress | None = None,
+) -> None:
+    """Stream ``url`` to ``target`` through a verified temporary file in the same directory."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            digest = _stream(client, url, out, file, progress)
+            out.flush()
+            os.fsync(out.fileno())
+        if digest != file.sha256:
+            raise EmbeddingError(
+                f"checksum mismatch for {file.path} from {url}: expected sha256 {file.sha256}, "
+                f"got {digest}; nothing was saved — check the mirror (--url) and pull again"
+            )
+        temp.replace(target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        raise
+
+
+def _stream(
+    client: httpx.Client,
+    url: str,
+    out: BinaryIO,
+    file: DownloadedFile,
+    progress: Progress | None,
+) -> str:
+    digest = hashlib.sha256()
+    done = 0
+    try:
+        with client.stream("GET", url, follow_redirects=True) as response:
+            if response.status_code >= 400:
+                raise EmbeddingError(
+                    f"download of {file.path} failed: HTTP {response.status_code} from {url}; "
+                    "check the URL (--url) and the network"
+                )
+            for block in response.iter_bytes(CHUNK_BYTES):
+                done += len(block)
+                if done > file.size:
+                    raise EmbeddingError(
+                        f"download of {file.path} from {url} is larger than the pinned "
+                        f"{file.size} bytes; nothing was saved — check the mirror (--url)"
+                    )
+                digest.update(block)
+                out.write(block)
+                if progress is not None:
+                    progress(file.path, done, file.size)
+    except httpx.HTTPError as exc:
+        raise EmbeddingError(
+            f"download of {file.path} from {url} failed ({type(exc).__name__}); "
+            "check the URL (--url) and the network, then pull again"
+        ) from None
+    return digest.hexdigest()
+
+
+def _file_status(spec: ModelSpec, file: WeightFile, model_dir: Path, verify: bool) -> FileStatus:
+    path = locate(file, spec, model_dir)
+    problem = file_problem(file, path, verify)
+    action = "packaged" if isinstance(file, PackagedFile) else "verified"
+    location = str(path) if path is not None else None
+    return FileStatus(file.path, location, problem is None, problem, action)
+
+
+def _require_packaged(spec: ModelSpec, file: PackagedFile, model_dir: Path) -> FileStatus:
+    status = _file_status(spec, file, model_dir, verify=False)
+    if not status.present:
+        raise EmbeddingError(
+            f"{spec.name} ships inside a Python package, not as a download, and {file.path} is "
+            f"not installed ({status.problem}): {install_hint(spec, file)}"
+        )
+    return status
+
+
+def _status(spec: ModelSpec, files: tuple[FileStatus, ...]) -> ModelStatus:
+    return ModelStatus(
+        name=spec.name,
+        dim=spec.dim,
+        languages=spec.languages,
+        runtime=spec.runtime,
+        license=spec.license,
+        summary=spec.summary,
+        weights_from=spec.weights_from(),
+        packages=spec.packages,
+        present=all(f.present for f in files),
+        files=files,
+    )
+
+
+def _join(base: str, path: str) -> str:
+    return base.rstrip("/") + "/" + path.lstrip("/")

