@@ -60,10 +60,8 @@ class SearchSettings:
     related: int = 3
     typo_tolerance: bool = True
     gate: bool = True
-    gate_hard_sigma: float = 0.0
-    gate_soft_sigma: float = 2.5
-    gate_hard_floor: float | None = None
-    gate_soft_floor: float | None = None
+    gate_margin: float = 0.02
+    gate_soft_margin: float = -0.02
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from briefd.errors import QueryError, ScopeError
 from briefd.model import GateVerdict, Hit, HitExplain, SearchMode, SearchResult
 from briefd.retrieval.candidates import Candidates, gather
 from briefd.retrieval.fusion import Fused, rrf, score_fusion
-from briefd.retrieval.gate import Thresholds, passes, thresholds
+from briefd.retrieval.gate import on_topic, probe_cosine
 from briefd.retrieval.lexical import FieldWeights, MatchPlan, QueryMode, build_match, search_sql
 from briefd.retrieval.related import related_rowids
 from briefd.retrieval.semantic import SemanticIndex
@@ -20,7 +20,7 @@ from briefd.retrieval.spelling import Speller
 from briefd.retrieval.text import query_terms
 from briefd.settings import SearchSettings
 
-RANKING_VERSION = "r1"
+RANKING_VERSION = "r2"
 ALL_SCOPES = "all"
 
 
@@ -83,11 +83,12 @@ def search(
     found = gather(conn, request.query, plan, mode, scopes, settings, semantic, depth)
     fused = _fuse(found, mode, settings)
     verdict: GateVerdict = "off"
-    limits = _limits(mode, settings, semantic)
-    if limits is not None:
-        full = found.corroborated()
-        fused = [f for f in fused if passes(found.cosines.get(f.key), f.key in full, limits)]
-        verdict = "kept" if fused else "empty"
+    if mode == "hybrid" and settings.gate and semantic is not None:
+        calibration = semantic.calibration
+        if calibration is not None:
+            query = semantic.query_vector(request.query)
+            fused = _gate(found, fused, probe_cosine(calibration, query), settings)
+            verdict = "kept" if fused else "empty"
     fused = fused[:top_k]
     rows = _hydrate(conn, [f.key for f in fused])
     hits = [
@@ -113,19 +114,17 @@ def _fuse(found: Candidates, mode: SearchMode, settings: SearchSettings) -> list
     return rrf(found.ranked(settings), settings.rrf_k)
 
 
-def _limits(
-    mode: SearchMode, settings: SearchSettings, semantic: SemanticIndex | None
-) -> Thresholds | None:
-    """The gate's floors for this index, or None when the gate does not apply."""
-    if mode != "hybrid" or not settings.gate or semantic is None or semantic.calibration is None:
-        return None
-    return thresholds(
-        semantic.calibration,
-        settings.gate_hard_sigma,
-        settings.gate_soft_sigma,
-        settings.gate_hard_floor,
-        settings.gate_soft_floor,
-    )
+AGREE_VECTOR, AGREE_LEXICAL = 1, 10
+
+
+def _gate(
+    found: Candidates, fused: list[Fused[int]], probe: float, settings: SearchSettings
+) -> list[Fused[int]]:
+    """All or nothing: an off-topic query keeps no candidate (R4)."""
+    best = max(found.cosines.values(), default=None)
+    corroborated = bool(found.corroborated()) or found.agree(AGREE_VECTOR, AGREE_LEXICAL)
+    keep = on_topic(best, probe, corroborated, settings.gate_margin, settings.gate_soft_margin)
+    return fused if keep else []
 
 
 def _related(

