@@ -131,14 +131,31 @@ def load_settings(
     return settings
 
 
-def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings:
+def with_overrides(
+    settings: Settings, overrides: Mapping[str, Any], origin: str = "settings"
+) -> Settings:
     """A copy of ``settings`` with dotted keys replaced and validated (CLI flags, tuned files)."""
     current = _as_dict(settings)
     for key, value in overrides.items():
         if value is not None:
             _set_dotted(current, key, value, f"option for {key}")
-    built: Settings = _build(Settings, current, prefix="", origin="settings")
+    built: Settings = _build(Settings, current, prefix="", origin=origin)
     return built
+
+
+def apply_tuned(settings: Settings, path: Path | None) -> Settings:
+    """Lay a tuned recall file (written by ``briefd tune``) over ``settings``: its ``search``
+    section only; its ``tuned`` record is information."""
+    if path is None:
+        return settings
+    data = _read_file(path)
+    unknown = sorted(set(data) - {"search", "tuned"})
+    if unknown:
+        raise ConfigError(f"{path}: a tuned file holds 'search' and 'tuned', not '{unknown[0]}'")
+    search = data.get("search") or {}
+    if not isinstance(search, dict):
+        raise ConfigError(f"{path}: 'search' must be a mapping of search settings")
+    return with_overrides(settings, {f"search.{k}": v for k, v in search.items()}, str(path))
 
 
 def _as_dict(obj: Any) -> dict[str, Any]:

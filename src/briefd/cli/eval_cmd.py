@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -10,12 +11,12 @@ from rich.table import Table
 from briefd.api import Briefd
 from briefd.cli.output import console, fail, print_json, reported_errors
 from briefd.errors import EvalError
-from briefd.eval.datasets import is_beir, load_beir, load_golden
+from briefd.eval.datasets import BeirSet, GoldenSet, is_beir, load_beir, load_golden
 from briefd.eval.metrics import METRICS
 from briefd.eval.run import EvalReport, beir_index, golden_index, run_beir, run_golden
 from briefd.eval.thresholds import MODES, load_gates, shortfalls
 from briefd.model import SearchMode
-from briefd.settings import Settings
+from briefd.settings import Settings, apply_tuned
 
 ALL_MODES: tuple[SearchMode, ...] = ("bm25", "vector", "hybrid")
 DEFAULT_GOLDEN = ("eval/golden/queries.yaml", "eval/golden/queries-tr.yaml")
@@ -37,14 +38,20 @@ def eval_command(
     misses: bool = typer.Option(
         False, "--misses", help="List queries whose answer is not in the top 5."
     ),
+    all_sets: bool = typer.Option(
+        False, "--all-sets", help="With --check: also the slow sets' vector/hybrid minimums."
+    ),
+    tuned: Path | None = typer.Option(
+        None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print reports as JSON."),
 ) -> None:
     """Measure retrieval: Recall@5, Recall@10, MRR@10 and nDCG@10, overall and per query type."""
     with reported_errors():
-        settings = ctx.obj.settings()
+        settings = apply_tuned(ctx.obj.settings(), tuned)
         modes = _modes(mode, settings)
         if check is not None:
-            _check(settings, check, json_output)
+            _check(settings, check, json_output, all_sets)
             return
         reports = []
         golden = list(queries or [])
@@ -76,42 +83,66 @@ def _modes(mode: str, settings: Settings) -> tuple[SearchMode, ...]:
     return (mode,)  # type: ignore[return-value]
 
 
-def _golden_reports(
-    settings: Settings, path: Path, source: Path | None, modes: tuple[SearchMode, ...]
-) -> list[EvalReport]:
+def open_golden(settings: Settings, path: Path, source: Path | None) -> tuple[Briefd, GoldenSet]:
+    """The golden set and an API over its (cached, freshly indexed) eval index."""
     golden = load_golden(path)
     root = source or golden.source
     if root is None or not root.is_dir():
         raise EvalError(f"{path}: knowledge source {root} not found; pass --source DIR")
-    with Briefd(golden_index(settings, root)) as api:
-        api.index()
+    api = Briefd(golden_index(settings, root))
+    api.index()
+    return api, golden
+
+
+def open_beir(settings: Settings, folder: Path) -> tuple[Briefd, BeirSet]:
+    if not is_beir(folder):
+        raise EvalError(f"{folder} is not a BEIR dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
+    dataset = load_beir(folder)
+    api = Briefd(beir_index(settings, dataset))
+    api.index()
+    return api, dataset
+
+
+def _golden_reports(
+    settings: Settings, path: Path, source: Path | None, modes: tuple[SearchMode, ...]
+) -> list[EvalReport]:
+    api, golden = open_golden(settings, path, source)
+    with api:
         return [run_golden(api, golden, m) for m in modes]
 
 
 def _beir_reports(
     settings: Settings, folder: Path, modes: tuple[SearchMode, ...]
 ) -> list[EvalReport]:
-    if not is_beir(folder):
-        raise EvalError(f"{folder} is not a BEIR dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
-    dataset = load_beir(folder)
-    with Briefd(beir_index(settings, dataset)) as api:
-        api.index()
+    api, dataset = open_beir(settings, folder)
+    with api:
         return [run_beir(api, dataset, m) for m in modes]
 
 
-def _check(settings: Settings, path: Path, json_output: bool) -> None:
+def _check(settings: Settings, path: Path, json_output: bool, all_sets: bool) -> None:
     failures: list[str] = []
     reports: list[EvalReport] = []
     for gate in load_gates(path):
         if gate.dataset is not None and not gate.dataset.is_dir():
             console.print(f"skipped {gate.name}: {gate.dataset} not found", markup=False)
             continue
-        modes = tuple(m for m in gate.minimums if m in _modes("all", settings))
+        available = _modes("all", settings)
+        if gate.slow and not all_sets:
+            available = ("bm25",)
+            settings_for_set = replace(
+                settings, embeddings=replace(settings.embeddings, enabled=False)
+            )
+            console.print(
+                f"{gate.name}: bm25 only (slow set; --all-sets runs the rest)", markup=False
+            )
+        else:
+            settings_for_set = settings
+        modes = tuple(m for m in gate.minimums if m in available)
         if gate.queries is not None:
-            found = _golden_reports(settings, gate.queries, None, modes)
+            found = _golden_reports(settings_for_set, gate.queries, None, modes)
         else:
             assert gate.dataset is not None
-            found = _beir_reports(settings, gate.dataset, modes)
+            found = _beir_reports(settings_for_set, gate.dataset, modes)
         for report in found:
             failures += shortfalls(gate, report.mode, report.overall)
         reports += found

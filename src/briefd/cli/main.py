@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from briefd.api import Briefd
-from briefd.cli import docs, eval_cmd, index, model, search
+from briefd.cli import docs, eval_cmd, index, model, search, tune
 from briefd.cli.output import reported_errors
 from briefd.settings import Settings, load_settings
 
@@ -55,6 +55,7 @@ search.register(app)
 docs.register(app)
 eval_cmd.register(app)
 model.register(app)
+tune.register(app)
 
 
 def run() -> None:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.table import Table
 
+from briefd.api import Briefd
 from briefd.cli.output import console, print_json, reported_errors
-from briefd.model import SearchResult
+from briefd.errors import QueryError
+from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
+from briefd.settings import apply_tuned
+
+MODES = ("bm25", "vector", "hybrid")
 
 
 def register(app: typer.Typer) -> None:
@@ -27,27 +34,36 @@ def search_command(
         None, "--scopes", "--scope", help="Scopes to search (repeat or comma-separate; 'all')."
     ),
     top_k: int | None = typer.Option(None, "--top-k", "-k", help="Number of hits (default 8)."),
-    mode: str = typer.Option("bm25", "--mode", help="bm25 (more modes come with embeddings)."),
+    mode: str | None = typer.Option(
+        None, "--mode", help="bm25, vector or hybrid (default: hybrid, bm25 without embeddings)."
+    ),
     query_mode: str | None = typer.Option(
         None, "--query-mode", help="text (default: punctuation escaped) or advanced (raw FTS5)."
     ),
+    related: int | None = typer.Option(
+        None, "--related", help="Linked sections to append after the hits (default 3; 0: none)."
+    ),
     explain: bool = typer.Option(False, "--explain", help="Show the SQL and per-hit scores."),
+    tuned: Path | None = typer.Option(
+        None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print hits as JSON."),
 ) -> None:
     """Search the index and print ranked sections."""
-    with reported_errors(), ctx.obj.api(**{"search.query_mode": query_mode}) as api:
-        if mode not in ("bm25", "vector", "hybrid"):
-            from briefd.errors import QueryError
-
+    with reported_errors():
+        if mode is not None and mode not in MODES:
             raise QueryError(f"unknown --mode '{mode}'; use bm25, vector or hybrid")
+        settings = apply_tuned(ctx.obj.settings(**{"search.query_mode": query_mode}), tuned)
         request = SearchRequest(
             query=query,
             scopes=split_scopes(scopes),
             top_k=top_k,
             mode=mode,  # type: ignore[arg-type]
             explain=explain,
+            related=related,
         )
-        result = api.search(request)
+        with Briefd(settings) as api:
+            result = api.search(request)
     if json_output:
         print_json(result)
     else:
@@ -60,32 +76,47 @@ def print_result(result: SearchResult, explain: bool) -> None:
             console.print(sql, markup=False)
             console.print()
     if not result.hits:
-        console.print(f"No matches in scopes {', '.join(result.scopes) or '(none)'}.", markup=False)
+        why = (
+            "the query looks unrelated to this knowledge (relevance gate)"
+            if result.gate == "empty"
+            else f"no matches in scopes {', '.join(result.scopes) or '(none)'}"
+        )
+        console.print(f"Nothing found: {why}.", markup=False)
         return
     table = Table(show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("section", overflow="fold")
     table.add_column("tokens", justify="right")
-    for rank, hit in enumerate(result.hits, start=1):
-        location = f"{hit.doc_path}:{hit.start_line}-{hit.end_line}"
-        crumb = " > ".join((hit.title, *hit.heading_path))
-        preview = " ".join(hit.content.split())[:220]
-        cell = f"{location}\n{crumb}\n{preview}"
-        if explain and hit.explain:
-            e = hit.explain
-            cell += (
-                f"\nall-terms rank {e.and_rank} bm25 {_num(e.and_bm25)} · "
-                f"any-term rank {e.any_rank} bm25 {_num(e.any_bm25)} · "
-                + " + ".join(f"{name} {value:.5f}" for name, value in e.contributions)
-            )
-        table.add_row(str(rank), f"{hit.score:.4f}", cell, str(hit.tokens))
+    rank = 0
+    for hit in result.hits:
+        label = "rel" if hit.related_to else str(rank := rank + 1)
+        table.add_row(label, f"{hit.score:.4f}", _cell(hit, explain), str(hit.tokens))
     console.print(table)
+    model = f" · {result.embedding_model}" if result.embedding_model else ""
     console.print(
-        f"{len(result.hits)} hits in {result.took_ms:.1f} ms · scopes {', '.join(result.scopes)} · "
-        f"ranking {result.ranking_version}",
+        f"{len(result.hits)} hits in {result.took_ms:.1f} ms · {result.mode} · scopes "
+        f"{', '.join(result.scopes)} · ranking {result.ranking_version}{model}",
         markup=False,
     )
+
+
+def _cell(hit: Hit, explain: bool) -> str:
+    location = f"{hit.doc_path}:{hit.start_line}-{hit.end_line}"
+    crumb = " > ".join((hit.title, *hit.heading_path))
+    preview = " ".join(hit.content.split())[:220]
+    cell = f"{location}\n{crumb}\n{preview}"
+    if hit.related_to:
+        cell += f"\nrelated: linked from {hit.related_to}"
+    if explain and hit.explain:
+        e = hit.explain
+        cell += (
+            f"\nall-terms rank {e.and_rank} bm25 {_num(e.and_bm25)} · "
+            f"any-term rank {e.any_rank} bm25 {_num(e.any_bm25)} · "
+            f"vector rank {e.vector_rank} cosine {_num(e.cosine)}\n"
+            + " + ".join(f"{name} {value:.5f}" for name, value in e.contributions)
+        )
+    return cell
 
 
 def _num(value: float | None) -> str:

@@ -74,15 +74,21 @@ def beir_index(settings: Settings, dataset: BeirSet) -> Settings:
     return replace(settings, db=root / "index.db", source=source)
 
 
-Case = tuple[str, str, str, Mapping[Any, float]]
+Case = tuple[str, str, str, Mapping[Any, float]]  # id, query, type, relevant unit → gain
+UnitOf = Callable[[tuple[str, str]], Hashable]  # (path, heading) → what a hit counts as
+
+
+def golden_cases(golden: GoldenSet) -> tuple[list[Case], UnitOf]:
+    cases: list[Case] = [
+        (q.id, q.query, q.type, dict.fromkeys(q.expected, 1.0)) for q in golden.queries
+    ]
+    return cases, lambda h: (h[0], h[1])
 
 
 def run_golden(api: Briefd, golden: GoldenSet, mode: SearchMode) -> EvalReport:
     _check_expected(api, golden)
-    cases: list[Case] = [
-        (q.id, q.query, q.type, dict.fromkeys(q.expected, 1.0)) for q in golden.queries
-    ]
-    return _run(api, golden.name, "section", mode, cases, lambda h: (h[0], h[1]))
+    cases, unit = golden_cases(golden)
+    return _run(api, golden.name, "section", mode, cases, unit)
 
 
 def _check_expected(api: Briefd, golden: GoldenSet) -> None:
@@ -103,14 +109,39 @@ def _check_expected(api: Briefd, golden: GoldenSet) -> None:
                 )
 
 
-def run_beir(api: Briefd, dataset: BeirSet, mode: SearchMode) -> EvalReport:
+def beir_cases(dataset: BeirSet) -> tuple[list[Case], UnitOf]:
     path_to_id = {beir_doc_path(doc_id): doc_id for doc_id, _, _ in dataset.corpus}
     cases: list[Case] = [
         (qid, text, "all", dataset.qrels.get(qid, {})) for qid, text, _ in dataset.queries
     ]
     if not cases:
         raise EvalError(f"{dataset.path}: no query has relevance labels in {dataset.qrels_file}")
-    return _run(api, dataset.name, "document", mode, cases, lambda h: path_to_id.get(h[0], h[0]))
+    return cases, lambda h: path_to_id.get(h[0], h[0])
+
+
+def run_beir(api: Briefd, dataset: BeirSet, mode: SearchMode) -> EvalReport:
+    cases, unit = beir_cases(dataset)
+    return _run(api, dataset.name, "document", mode, cases, unit)
+
+
+def score_cases(
+    api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf
+) -> list[dict[str, float]]:
+    """Per-query metrics of ``cases`` through the real search path."""
+    return [m for m, _ in _outcomes(api, mode, cases, unit)]
+
+
+def _outcomes(
+    api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf
+) -> list[tuple[dict[str, float], list[Hashable]]]:
+    if mode != "bm25" and api.semantic is not None:
+        api.semantic.prime([query for _, query, _, _ in cases])
+    found = []
+    for _, query, _, relevant in cases:
+        request = SearchRequest(query, (ALL_SCOPES,), top_k=DEPTH, mode=mode, related=0)
+        ranked = dedupe([unit((h.doc_path, h.heading)) for h in api.search(request).hits])
+        found.append((score_ranking(ranked, relevant), ranked))
+    return found
 
 
 def _run(
@@ -119,26 +150,21 @@ def _run(
     level: str,
     mode: SearchMode,
     cases: Sequence[Case],
-    unit: Callable[[tuple[str, str]], Hashable],
+    unit: UnitOf,
 ) -> EvalReport:
-    outcomes = []
-    if mode != "bm25" and api.semantic is not None:
-        api.semantic.prime([query for _, query, _, _ in cases])
-    for qid, query, qtype, relevant in cases:
-        request = SearchRequest(query, (ALL_SCOPES,), top_k=DEPTH, mode=mode, related=0)
-        result = api.search(request)
-        ranked = dedupe([unit((h.doc_path, h.heading)) for h in result.hits])
-        metrics = score_ranking(ranked, relevant)
-        outcomes.append(
-            QueryOutcome(
-                qid,
-                query,
-                qtype,
-                metrics,
-                tuple(_label(k) for k in ranked[:5]),
-                tuple(_label(k) for k in relevant),
-            )
+    outcomes = [
+        QueryOutcome(
+            qid,
+            query,
+            qtype,
+            metrics,
+            tuple(_label(k) for k in ranked[:5]),
+            tuple(_label(k) for k in relevant),
         )
+        for (qid, query, qtype, relevant), (metrics, ranked) in zip(
+            cases, _outcomes(api, mode, cases, unit), strict=True
+        )
+    ]
     by_type: dict[str, list[dict[str, float]]] = defaultdict(list)
     for outcome in outcomes:
         by_type[outcome.type].append(outcome.metrics)

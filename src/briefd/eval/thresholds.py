@@ -7,7 +7,9 @@ sets:
     min:
       bm25: {recall@5: 0.80}
 ```
-A dataset folder that is absent is skipped (public data lives outside the repository).
+A dataset folder that is absent is skipped (public data lives outside the repository). A set
+marked ``slow: true`` (embedding it from a cold cache takes many minutes on 2 cores) has its
+vector and hybrid minimums checked only with ``briefd eval --check … --all-sets``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Gate:
     queries: Path | None
     dataset: Path | None
     minimums: dict[str, dict[str, float]]  # mode → metric → minimum
+    slow: bool = False  # embedding it from cold takes long: vector/hybrid only with --all-sets
 
 
 def load_gates(path: Path) -> list[Gate]:
@@ -61,7 +64,7 @@ def _gate(path: Path, base: Path, item: Any) -> Gate:
             if metric not in METRICS:
                 raise EvalError(f"{path}: set '{name}': metric must be one of {', '.join(METRICS)}")
             minimums.setdefault(mode, {})[metric] = float(value)
-    return Gate(name, queries, dataset, minimums)
+    return Gate(name, queries, dataset, minimums, bool(item.get("slow", False)))
 
 
 def shortfalls(gate: Gate, mode: str, overall: dict[str, float]) -> list[str]:

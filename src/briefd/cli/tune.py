@@ -1,0 +1,77 @@
+"""``briefd tune``: random search of recall-time knobs, written as a file search/eval accept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from briefd.cli.eval_cmd import open_beir, open_golden
+from briefd.cli.output import console, errors, reported_errors
+from briefd.errors import EvalError
+from briefd.eval.run import beir_cases, golden_cases
+from briefd.eval.tune import FoldScores, TuneResult, tune
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tune")(tune_command)
+
+
+def tune_command(
+    ctx: typer.Context,
+    queries: Path | None = typer.Option(None, "--queries", help="Golden query YAML file."),
+    source: Path | None = typer.Option(None, "--source", help="Knowledge dir for --queries."),
+    dataset: Path | None = typer.Option(None, "--dataset", help="BEIR dataset folder."),
+    objective: str = typer.Option("hit_rate", "--objective", help="hit_rate or mrr."),
+    trials: int = typer.Option(50, "--trials", help="Random configurations to try."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same trials)."),
+    output: Path = typer.Option(Path("best.json"), "--output", help="Where to write the result."),
+) -> None:
+    """Tune fusion weights, field weights, candidate depth and gate margins on an eval set
+    (hybrid search; nothing is re-embedded), reporting a tune fold and a holdout fold."""
+    with reported_errors():
+        if objective not in ("hit_rate", "mrr"):
+            raise EvalError(f"unknown --objective '{objective}'; use hit_rate or mrr")
+        if (queries is None) == (dataset is None):
+            raise EvalError("pass exactly one of --queries FILE or --dataset DIR")
+        if trials < 1:
+            raise EvalError("--trials must be at least 1")
+        settings = ctx.obj.settings()
+        if queries is not None:
+            api, golden = open_golden(settings, queries, source)
+            cases, unit = golden_cases(golden)
+        else:
+            assert dataset is not None
+            api, beir = open_beir(settings, dataset)
+            cases, unit = beir_cases(beir)
+        if api.embedder is None:
+            raise EvalError("tuning needs embeddings (hybrid search); they are off in the settings")
+
+        def progress(trial: int, total: int, best: float) -> None:
+            if errors.is_terminal:
+                errors.print(f"trial {trial}/{total}: best {objective} {best:.4f}", end="\r")
+
+        with api:
+            result = tune(api, cases, unit, objective, trials, seed, progress)  # type: ignore[arg-type]
+        output.write_text(json.dumps(result.as_config(), indent=2) + "\n", encoding="utf-8")
+    _print(result, output)
+
+
+def _print(result: TuneResult, output: Path) -> None:
+    table = Table(title=f"briefd tune ({result.objective}, {result.trials} trials)")
+    for column in ("fold", "queries", "", "hit_rate", "mrr@10", "ndcg@10"):
+        table.add_column(column, justify="left" if column in ("fold", "") else "right")
+
+    def row(fold: str, n: int, label: str, s: FoldScores) -> None:
+        table.add_row(fold, str(n), label, f"{s.hit_rate:.4f}", f"{s.mrr:.4f}", f"{s.ndcg:.4f}")
+
+    row("tune", result.tune_queries, "baseline", result.baseline_tune)
+    row("tune", result.tune_queries, "best", result.best_tune)
+    row("holdout", result.holdout_queries, "baseline", result.baseline_holdout)
+    row("holdout", result.holdout_queries, "best", result.best_holdout)
+    console.print(table)
+    if not result.knobs:
+        console.print("No trial beat the current settings; the file keeps them.", markup=False)
+    console.print(f"wrote {output}; use it with `briefd search --config {output}`", markup=False)

@@ -1,0 +1,149 @@
+"""The tuner (V3): random search over recall-time knobs against an eval set.
+
+Nothing is re-embedded or re-indexed: every trial changes only how candidates are scored and
+gated. Queries are split into a tune fold and a holdout fold by a hash of their id, the search
+optimises the tune fold only, and both folds are reported — a gain that does not hold out is
+overfitting, and the report shows it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from briefd.api import Briefd
+from briefd.eval.metrics import mean
+from briefd.eval.run import Case, UnitOf, score_cases
+from briefd.settings import Settings, with_overrides
+
+Objective = Literal["hit_rate", "mrr"]
+
+# knob → (low, high, kind); all of them act at query time only.
+SPACE: dict[str, tuple[float, float, str]] = {
+    "search.vector_weight": (0.2, 0.9, "float"),
+    "search.all_terms_bonus": (0.0, 0.5, "float"),
+    "search.any_term_weight": (0.05, 1.0, "float"),
+    "search.title_weight": (1.0, 6.0, "float"),
+    "search.heading_weight": (1.0, 5.0, "float"),
+    "search.body_weight": (0.5, 2.0, "float"),
+    "search.candidates": (20, 100, "int"),
+    "search.gate_margin": (0.0, 0.04, "float"),
+    "search.gate_soft_margin": (-0.05, 0.0, "float"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FoldScores:
+    hit_rate: float
+    mrr: float
+    ndcg: float
+
+
+@dataclass(frozen=True, slots=True)
+class TuneResult:
+    objective: Objective
+    trials: int
+    seed: int
+    knobs: dict[str, float | int]
+    baseline_tune: FoldScores
+    baseline_holdout: FoldScores
+    best_tune: FoldScores
+    best_holdout: FoldScores
+    tune_queries: int
+    holdout_queries: int
+
+    def as_config(self) -> dict[str, Any]:
+        """The file `search --config`/`eval --config` read: settings sections plus a record."""
+        search = {key.split(".", 1)[1]: value for key, value in self.knobs.items()}
+        return {
+            "search": search,
+            "tuned": {
+                "objective": self.objective,
+                "trials": self.trials,
+                "seed": self.seed,
+                "tune": vars_of(self.best_tune, self.tune_queries),
+                "holdout": vars_of(self.best_holdout, self.holdout_queries),
+                "baseline_tune": vars_of(self.baseline_tune, self.tune_queries),
+                "baseline_holdout": vars_of(self.baseline_holdout, self.holdout_queries),
+            },
+        }
+
+
+def vars_of(scores: FoldScores, queries: int) -> dict[str, float | int]:
+    return {
+        "queries": queries,
+        "hit_rate": round(scores.hit_rate, 4),
+        "mrr": round(scores.mrr, 4),
+        "ndcg@10": round(scores.ndcg, 4),
+    }
+
+
+def split(cases: Sequence[Case], holdout_share: float = 0.3) -> tuple[list[Case], list[Case]]:
+    """Deterministic folds: queries ordered by a hash of their id, the first share held out."""
+    ordered = sorted(cases, key=lambda case: hashlib.sha256(case[0].encode()).hexdigest())
+    cut = round(len(ordered) * holdout_share)
+    return ordered[cut:], ordered[:cut]
+
+
+def sample(rng: random.Random) -> dict[str, float | int]:
+    knobs: dict[str, float | int] = {}
+    for key, (low, high, kind) in SPACE.items():
+        value = rng.uniform(low, high)
+        knobs[key] = round(value) if kind == "int" else round(value, 4)
+    return knobs
+
+
+def tune(
+    api: Briefd,
+    cases: Sequence[Case],
+    unit: UnitOf,
+    objective: Objective,
+    trials: int,
+    seed: int = 0,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> TuneResult:
+    tune_cases, holdout_cases = split(cases)
+    if not tune_cases or not holdout_cases:
+        tune_cases = holdout_cases = list(cases)
+    base = api.settings
+    rng = random.Random(seed)
+
+    def scores(settings: Settings, fold: Sequence[Case]) -> FoldScores:
+        api.settings = settings
+        rows = score_cases(api, "hybrid", fold, unit)
+        hits = sum(1 for r in rows if r["recall@5"] > 0) / len(rows)
+        avg = mean(rows)
+        return FoldScores(hits, avg["mrr@10"], avg["ndcg@10"])
+
+    def value(s: FoldScores) -> float:
+        return s.hit_rate if objective == "hit_rate" else s.mrr
+
+    try:
+        baseline_tune = scores(base, tune_cases)
+        best_knobs: dict[str, float | int] = {}
+        best = baseline_tune
+        for trial in range(1, trials + 1):
+            knobs = sample(rng)
+            candidate = scores(with_overrides(base, knobs), tune_cases)
+            if (value(candidate), candidate.ndcg) > (value(best), best.ndcg):
+                best, best_knobs = candidate, knobs
+            if progress:
+                progress(trial, trials, value(best))
+        best_settings = with_overrides(base, best_knobs)
+        return TuneResult(
+            objective,
+            trials,
+            seed,
+            best_knobs,
+            baseline_tune,
+            scores(base, holdout_cases),
+            best,
+            scores(best_settings, holdout_cases),
+            len(tune_cases),
+            len(holdout_cases),
+        )
+    finally:
+        api.settings = base

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.embeddings.fake import FakeEmbedder
+from briefd.errors import ConfigError
+from briefd.eval.run import Case
+from briefd.eval.tune import SPACE, split, tune
+from briefd.settings import Settings, apply_tuned
+from tests.conftest import WriteFiles
+
+
+def test_split_is_deterministic_and_proportional() -> None:
+    cases: list[Case] = [(f"q{i}", "x", "keyword", {}) for i in range(20)]
+    tune_fold, holdout = split(cases)
+    assert len(holdout) == 6 and len(tune_fold) == 14
+    assert split(list(reversed(cases))) == (tune_fold, holdout)
+    assert not {c[0] for c in tune_fold} & {c[0] for c in holdout}
+
+
+def test_tune_reports_both_folds_and_writes_a_usable_file(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    docs = {
+        f"domain/d{i}.md": f"# Doc {i}\n\n## Topic {i}\n\nword{i} alpha beta {i}\n"
+        for i in range(12)
+    }
+    write_files(docs)
+    cases: list[Case] = [
+        (f"q{i}", f"word{i} alpha", "keyword", {(f"domain/d{i}.md", f"Topic {i}"): 1.0})
+        for i in range(12)
+    ]
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        api.index()
+        result = tune(api, cases, lambda h: (h[0], h[1]), "mrr", trials=5, seed=3)
+        again = tune(api, cases, lambda h: (h[0], h[1]), "mrr", trials=5, seed=3)
+    assert result == again  # same seed, same trials, same answer
+    assert (result.tune_queries, result.holdout_queries) == (8, 4)
+    assert result.best_tune.mrr >= result.baseline_tune.mrr
+    assert set(result.knobs) <= set(SPACE)
+    path = tmp_path / "best.json"
+    path.write_text(json.dumps(result.as_config()))
+    tuned = apply_tuned(settings, path)
+    for key, value in result.knobs.items():
+        assert getattr(tuned.search, key.split(".")[1]) == value
+
+
+def test_tuned_file_errors_name_the_file(settings: Settings, tmp_path: Path) -> None:
+    path = tmp_path / "best.json"
+    path.write_text('{"search": {"vector_weigth": 0.5}}')
+    with pytest.raises(
+        ConfigError,
+        match=r"best.json: unknown key 'search.vector_weigth' \(did you mean 'search.vector_weight'\?\)",
+    ):
+        apply_tuned(settings, path)
+    path.write_text('{"index": {}}')
+    with pytest.raises(ConfigError, match="a tuned file holds 'search' and 'tuned', not 'index'"):
+        apply_tuned(settings, path)
