@@ -60,6 +60,18 @@ def print_report(report: IndexReport) -> None:
         f"{report.unchanged} unchanged, {len(report.skipped)} skipped",
         markup=False,
     )
+    if report.embedding_model:
+        console.print(
+            f"  vectors: {report.embedded} embedded with {report.embedding_model}, "
+            f"{report.vectors_missing} missing",
+            markup=False,
+        )
+    if report.embedding_error:
+        console.print(
+            f"  warning: embeddings incomplete ({report.embedding_error}); lexical search works, "
+            "run `briefd index` again to embed what is missing",
+            markup=False,
+        )
     for item in report.skipped:
         console.print(f"  skipped {item.path}: {item.reason}", markup=False)
     for problem in report.problems:
