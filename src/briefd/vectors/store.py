@@ -103,11 +103,28 @@ def uncovered(conn: sqlite3.Connection, model: str) -> int:
 
 
 def load(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], Matrix]:
-    """(chunk rowids, scopes, matrix) of every chunk that has a vector for ``model``."""
+    """(chunk rowids, scopes, matrix) of every chunk that has a vector for ``model``.
+
+    The matrix is allocated once and filled row by row from the cursor, so loading 50K
+    vectors costs one copy of them, not three.
+    """
+    count, dim = conn.execute(
+        "SELECT count(*), max(v.dim) FROM chunks c "
+        "JOIN chunk_vectors v ON v.model = ? AND v.embed_hash = c.embed_hash",
+        (model,),
+    ).fetchone()
+    matrix = np.zeros((count, dim or 0), dtype=np.float32)
+    rowids: list[int] = []
+    scopes: list[str] = []
     rows = conn.execute(
-        "SELECT c.rowid, c.scope, v.dim, v.embedding FROM chunks c "
+        "SELECT c.rowid, c.scope, v.embedding FROM chunks c "
         "JOIN chunk_vectors v ON v.model = ? AND v.embed_hash = c.embed_hash ORDER BY c.rowid",
         (model,),
-    ).fetchall()
-    dim = rows[0][2] if rows else 0
-    return [r[0] for r in rows], [r[1] for r in rows], from_blobs([r[3] for r in rows], dim)
+    )
+    for position, (rowid, scope, blob) in enumerate(rows):
+        if position >= count:  # another writer added rows between the two statements
+            break
+        matrix[position] = np.frombuffer(blob, dtype="<f4")
+        rowids.append(rowid)
+        scopes.append(scope)
+    return rowids, scopes, matrix[: len(rowids)]
