@@ -52,13 +52,21 @@ def indexed(api: Briefd, write_files: WriteFiles) -> Briefd:
 
 
 def test_search_sql_is_pinned() -> None:
-    assert search_sql(2, FieldWeights(3.0, 2.0, 1.0)) == (
-        "SELECT c.rowid AS rowid, bm25(chunks_fts, 3.0, 2.0, 1.0) AS bm25\n"
-        "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid\n"
-        "WHERE chunks_fts MATCH ? AND c.scope IN (?, ?)\n"
-        "ORDER BY bm25, c.id\n"
+    assert search_sql(FieldWeights(3.0, 2.0, 1.0)) == (
+        "SELECT rowid, bm25(chunks_fts, 3.0, 2.0, 1.0) AS bm25\n"
+        "FROM chunks_fts\n"
+        "WHERE chunks_fts MATCH ?\n"
+        "ORDER BY bm25\n"
         "LIMIT ?"
     )
+
+
+def test_narrow_scope_still_fills_the_list(api: Briefd, write_files: WriteFiles) -> None:
+    many = {f"domain/d{i}.md": f"# D{i}\n\nretry card {i}\n" for i in range(40)}
+    write_files({**many, "projects/x/one.md": "# One\n\nretry once\n"})
+    api.index()
+    hits = api.search(SearchRequest("retry", scopes=("projects/x",), top_k=5)).hits
+    assert [h.doc_path for h in hits] == ["projects/x/one.md"]
 
 
 def test_free_text_is_quoted_and_stop_words_dropped() -> None:

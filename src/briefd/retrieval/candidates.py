@@ -98,15 +98,17 @@ def gather(
     settings: SearchSettings,
     semantic: SemanticIndex | None,
     depth: int,
+    every_scope: bool = False,
 ) -> Candidates:
     found = Candidates()
     if not scopes:
         return found
     if mode != "vector" and plan is not None:
         weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
+        every = every_scope
         if plan.all_terms:
-            found.lists[ALL_TERMS] = run_match(conn, plan.all_terms, scopes, weights, depth)
-        found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth)
+            found.lists[ALL_TERMS] = run_match(conn, plan.all_terms, scopes, weights, depth, every)
+        found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth, every)
     if mode != "bm25" and semantic is not None:
         index = semantic.index(conn)
         vector: npt.NDArray[np.float32] = semantic.query_vector(query)

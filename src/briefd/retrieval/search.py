@@ -80,7 +80,8 @@ def search(
             fixes = speller.corrections(conn, tuple(query_terms(request.query)))
         plan = build_match(request.query, query_mode, fixes)
     depth = max(settings.candidates, top_k)
-    found = gather(conn, request.query, plan, mode, scopes, settings, semantic, depth)
+    every = set(scopes) == set(known_scopes(conn))
+    found = gather(conn, request.query, plan, mode, scopes, settings, semantic, depth, every)
     fused = _fuse(found, mode, settings)
     verdict: GateVerdict = "off"
     if mode == "hybrid" and settings.gate and semantic is not None:
@@ -165,7 +166,8 @@ def _explain_sql(
         return ()
     weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
     matches = [m for m in (plan.all_terms, plan.any_term) if m]
-    return tuple(f"{search_sql(len(scopes), weights)}\n-- MATCH {m}" for m in matches)
+    scoped = "" if len(scopes) == 0 else f"\n-- then kept if the chunk's scope is in {list(scopes)}"
+    return tuple(f"{search_sql(weights)}\n-- MATCH {m}{scoped}" for m in matches)
 
 
 def _hydrate(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:

@@ -119,7 +119,7 @@ _BLAS_CAP: list[int] = []
 
 def _cap_blas(threads: int) -> None:
     """Cap BLAS threads for the process once (re-applying per query costs ~0.5 ms)."""
-    if _BLAS_CAP != [threads]:
+    if [threads] != _BLAS_CAP:
         threadpool_limits(limits=threads, user_api="blas")
         _BLAS_CAP[:] = [threads]
 
