@@ -21,8 +21,8 @@ run: $(STAMP)
 test: $(STAMP) lint typecheck unit eval-gate
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

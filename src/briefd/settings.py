@@ -49,6 +49,7 @@ class SearchSettings:
     heading_weight: float = 2.0
     body_weight: float = 1.0
     any_term_weight: float = 0.25
+    any_term_max_share: float = 0.0
     rrf_k: int = 60
     query_mode: Literal["text", "advanced"] = "text"
     mode: Literal["bm25", "vector", "hybrid"] = "hybrid"

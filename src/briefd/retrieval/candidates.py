@@ -3,8 +3,10 @@ for hybrid search the cosine of every candidate, whichever list brought it."""
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,16 +105,25 @@ def gather(
     found = Candidates()
     if not scopes:
         return found
+    pending: Future[npt.NDArray[np.float32]] | None = None
+    if mode != "bm25" and semantic is not None:  # embed the query while FTS5 ranks
+        pending = _embedding_pool().submit(semantic.query_vector, query)
     if mode != "vector" and plan is not None:
         weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
         every = every_scope
         if plan.all_terms:
             found.lists[ALL_TERMS] = run_match(conn, plan.all_terms, scopes, weights, depth, every)
         found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth, every)
-    if mode != "bm25" and semantic is not None:
+    if pending is not None and semantic is not None:
         index = semantic.index(conn)
-        vector: npt.NDArray[np.float32] = semantic.query_vector(query)
+        vector = pending.result()
         found.lists[VECTOR] = index.top(vector, scopes, max(depth, settings.vector_candidates))
         if mode == "hybrid":
             found.cosines = index.cosines(found.keys(), vector)
     return found
+
+
+@functools.cache
+def _embedding_pool() -> ThreadPoolExecutor:
+    """One worker: the model call releases the GIL, so it overlaps the lexical queries."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="briefd-query-embed")

@@ -12,6 +12,7 @@ from typing import Literal
 
 from briefd.errors import QueryError
 from briefd.retrieval.text import fold, query_terms
+from briefd.store.vocabulary import normal_word
 
 QueryMode = Literal["text", "advanced"]
 
@@ -38,10 +39,18 @@ def _quote(term: str) -> str:
 
 
 def build_match(
-    query: str, mode: QueryMode = "text", corrections: dict[str, str] | None = None
+    query: str,
+    mode: QueryMode = "text",
+    corrections: dict[str, str] | None = None,
+    common: dict[str, int] | None = None,
 ) -> MatchPlan:
     """Free text becomes quoted terms, so no punctuation can be FTS5 syntax; ``advanced``
-    passes the query through (phrases, prefixes, NEAR, AND/OR/NOT)."""
+    passes the query through (phrases, prefixes, NEAR, AND/OR/NOT).
+
+    ``common`` (term → chunk count) names terms found in a large share of the chunks: they
+    stay in the all-terms query but are left out of the any-term query, where matching them
+    means scoring a third of the index for almost no BM25 weight. The rarest of them is kept
+    when nothing else would remain."""
     if mode == "advanced":
         if not query.strip():
             raise QueryError("the query is empty; type some words to search for")
@@ -52,9 +61,27 @@ def build_match(
     fixes = corrections or {}
     quoted = [f"({_quote(t)} OR {_quote(fixes[t])})" if t in fixes else _quote(t) for t in terms]
     all_terms = " AND ".join(quoted) if len(quoted) > 1 else None
+    frequent = common or {}
+    rare = [q for t, q in zip(terms, quoted, strict=True) if t not in frequent]
+    if not rare:
+        rarest = min(terms, key=lambda t: (frequent[t], t))
+        rare = [quoted[terms.index(rarest)]]
     return MatchPlan(
-        terms, all_terms, " OR ".join(quoted), tuple((t, fixes[t]) for t in terms if t in fixes)
+        terms, all_terms, " OR ".join(rare), tuple((t, fixes[t]) for t in terms if t in fixes)
     )
+
+
+def common_terms(conn: sqlite3.Connection, terms: Sequence[str], share: float) -> dict[str, int]:
+    """Terms that occur (as typed) in more than ``share`` of the chunks, with their counts."""
+    if share <= 0 or len(terms) < 2:
+        return {}
+    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    words = {normal_word(t): t for t in terms}
+    marks = ", ".join("?" * len(words))
+    rows = conn.execute(
+        f"SELECT term, chunks FROM vocabulary WHERE term IN ({marks})", list(words)
+    ).fetchall()
+    return {words[term]: n for term, n in rows if n > share * total}
 
 
 OVERFETCH = 4  # ranked rows read per wanted row when a scope filter applies afterwards

@@ -13,7 +13,14 @@ from briefd.model import GateVerdict, Hit, HitExplain, SearchMode, SearchResult
 from briefd.retrieval.candidates import Candidates, gather
 from briefd.retrieval.fusion import Fused, rrf, score_fusion
 from briefd.retrieval.gate import on_topic, probe_cosine
-from briefd.retrieval.lexical import FieldWeights, MatchPlan, QueryMode, build_match, search_sql
+from briefd.retrieval.lexical import (
+    FieldWeights,
+    MatchPlan,
+    QueryMode,
+    build_match,
+    common_terms,
+    search_sql,
+)
 from briefd.retrieval.related import related_rowids
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
@@ -78,7 +85,11 @@ def search(
         fixes = {}
         if speller is not None and settings.typo_tolerance and query_mode == "text":
             fixes = speller.corrections(conn, tuple(query_terms(request.query)))
-        plan = build_match(request.query, query_mode, fixes)
+        common = {}
+        if query_mode == "text":
+            terms = tuple(query_terms(request.query))
+            common = common_terms(conn, terms, settings.any_term_max_share)
+        plan = build_match(request.query, query_mode, fixes, common)
     depth = max(settings.candidates, top_k)
     every = set(scopes) == set(known_scopes(conn))
     found = gather(conn, request.query, plan, mode, scopes, settings, semantic, depth, every)
