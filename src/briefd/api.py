@@ -12,7 +12,7 @@ from types import TracebackType
 from briefd.embeddings.base import Embedder
 from briefd.errors import NotFoundError, SourceError, StoreError
 from briefd.graph.resolve import Catalog, findings
-from briefd.ingest import Progress, _no_progress, index_source
+from briefd.ingest import Progress, index_source, no_progress
 from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
 from briefd.retrieval.search import SearchRequest, resolve_scopes, search
 from briefd.retrieval.semantic import SemanticIndex
@@ -71,7 +71,7 @@ class Briefd:
     # -- indexing ---------------------------------------------------------------------------
 
     def index(
-        self, source: Path | None = None, rebuild: bool = False, progress: Progress = _no_progress
+        self, source: Path | None = None, rebuild: bool = False, progress: Progress = no_progress
     ) -> IndexReport:
         """Index ``source`` (default: the configured one) incrementally, or from scratch."""
         root = source or self.settings.source

@@ -35,7 +35,7 @@ from briefd.vectors.passages import passage_hash, passage_text
 Progress = Callable[[str, int, int], None]
 
 
-def _no_progress(stage: str, done: int, total: int) -> None:
+def no_progress(stage: str, done: int, total: int) -> None:
     return None
 
 
@@ -44,7 +44,7 @@ def index_source(
     source: Path,
     settings: Settings,
     rebuild: bool = False,
-    progress: Progress = _no_progress,
+    progress: Progress = no_progress,
     embedder: Embedder | None = None,
 ) -> IndexReport:
     started = time.perf_counter()

@@ -79,17 +79,7 @@ def search(
     if top_k < 1:
         raise QueryError(f"top_k must be at least 1, got {top_k}")
     scopes = resolve_scopes(conn, request.scopes, default_scopes)
-    query_mode = request.query_mode or settings.query_mode
-    plan = None
-    if mode != "vector":
-        fixes = {}
-        if speller is not None and settings.typo_tolerance and query_mode == "text":
-            fixes = speller.corrections(conn, tuple(query_terms(request.query)))
-        common = {}
-        if query_mode == "text":
-            terms = tuple(query_terms(request.query))
-            common = common_terms(conn, terms, settings.any_term_max_share)
-        plan = build_match(request.query, query_mode, fixes, common)
+    plan = None if mode == "vector" else _plan(conn, request, settings, speller)
     depth = max(settings.candidates, top_k)
     every = set(scopes) == set(known_scopes(conn))
     found = gather(conn, request.query, plan, mode, scopes, settings, semantic, depth, every)
@@ -114,10 +104,29 @@ def search(
         hits=tuple(hits),
         ranking_version=RANKING_VERSION,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
-        sql=_explain_sql(plan, scopes, settings) if request.explain else (),
+        sql=_explain_sql(plan, scopes, every, settings) if request.explain else (),
         gate=verdict,
         embedding_model=semantic.embedder.model_id if semantic and mode != "bm25" else None,
     )
+
+
+def _plan(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    settings: SearchSettings,
+    speller: Speller | None,
+) -> MatchPlan:
+    """The FTS5 queries for a request: free text gets typo corrections and, when configured,
+    leaves very common terms out of the any-term query."""
+    query_mode = request.query_mode or settings.query_mode
+    if query_mode != "text":
+        return build_match(request.query, query_mode)
+    terms = tuple(query_terms(request.query))
+    fixes = {}
+    if speller is not None and settings.typo_tolerance:
+        fixes = speller.corrections(conn, terms)
+    common = common_terms(conn, terms, settings.any_term_max_share)
+    return build_match(request.query, query_mode, fixes, common)
 
 
 def _fuse(found: Candidates, mode: SearchMode, settings: SearchSettings) -> list[Fused[int]]:
@@ -171,13 +180,13 @@ def _mode(
 
 
 def _explain_sql(
-    plan: MatchPlan | None, scopes: Sequence[str], settings: SearchSettings
+    plan: MatchPlan | None, scopes: Sequence[str], every: bool, settings: SearchSettings
 ) -> tuple[str, ...]:
     if plan is None:
         return ()
     weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
     matches = [m for m in (plan.all_terms, plan.any_term) if m]
-    scoped = "" if len(scopes) == 0 else f"\n-- then kept if the chunk's scope is in {list(scopes)}"
+    scoped = "" if every else f"\n-- then kept if the chunk's scope is in {list(scopes)}"
     return tuple(f"{search_sql(weights)}\n-- MATCH {m}{scoped}" for m in matches)
 
 
