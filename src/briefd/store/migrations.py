@@ -240,6 +240,31 @@ MIGRATIONS: tuple[Migration, ...] = (
         DELETE FROM calibration;
         """,
     ),
+    Migration(
+        10,
+        "m010_bundle_cache",
+        """
+        DROP TABLE bundles;
+        CREATE TABLE bundles (
+            id TEXT PRIMARY KEY,
+            cache_key TEXT NOT NULL UNIQUE,
+            task TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            paths TEXT NOT NULL,
+            max_tokens INTEGER NOT NULL,
+            format TEXT NOT NULL,
+            index_fingerprint TEXT NOT NULL,
+            model TEXT NOT NULL,
+            content TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            sections TEXT NOT NULL,
+            truncated INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            hits INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX bundles_fingerprint ON bundles(index_fingerprint);
+        """,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].number
