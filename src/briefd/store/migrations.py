@@ -263,6 +263,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             hits INTEGER NOT NULL DEFAULT 0
         );
         CREATE INDEX bundles_fingerprint ON bundles(index_fingerprint);
+        CREATE TABLE bundle_manifests (
+            id TEXT PRIMARY KEY,
+            request_key TEXT NOT NULL,
+            sections TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX bundle_manifests_created ON bundle_manifests(created_at);
         """,
     ),
 )
