@@ -8,7 +8,8 @@
    under .briefd/bench/), queried in one long-lived process: hybrid / BM25 / vector latency,
    every query text distinct so each hybrid and vector query pays its real embedding;
 3. process RSS with the model and the sample index, and with the 50K vector index;
-4. recall and latency of the HNSW index against the exact scan on the replica's vectors.
+4. recall and latency of the HNSW index against the exact scan on the replica's vectors;
+5. the token estimator against the real tokenizers, and bundle compile / cache-hit latency.
 
 Prints one table and writes .briefd/bench/results.json (profiles next to it). Skips cleanly
 when the data set is absent.
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import build
+import bundling
 import report
 from ann import compare
 from common import DOCS, REPO, WORK, load_average, log, step
@@ -121,6 +123,8 @@ def main() -> int:
         ann = compare(
             Path(replica["db"]), small_db, embedder.model_id, vectors, (10, 50), args.seed
         )
+    with step("5. bundles: token estimator and cache") as steps["bundles"]:
+        bundle_results = bundling.measure()
     facts["load_average_end"] = load_average()
     facts["bench_s"] = round(time.perf_counter() - started, 1)
     results = {
@@ -131,6 +135,7 @@ def main() -> int:
         "rss_small": small_rss,
         "latency": latency,
         "ann": ann,
+        "bundles": bundle_results,
     }
     (WORK / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
     title = (
@@ -147,6 +152,7 @@ def main() -> int:
                 *report.ann_rows("replica", ann["replica"]),
                 *report.ann_rows("Gaussian fit, no copies", ann["gaussian_fit"]),
             ],
+            "5. bundles (example knowledge, BM25)": bundling.rows(bundle_results),
             "bench wall time": [(name, f"{t['wall_s']} s", "", "") for name, t in steps.items()],
         },
     )

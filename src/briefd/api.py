@@ -9,6 +9,10 @@ import sqlite3
 from pathlib import Path
 from types import TracebackType
 
+from briefd.bundles import Bundle, BundleCacheStats, BundleRequest
+from briefd.bundles.cache import BundleCache
+from briefd.bundles.cache import prune as prune_bundles
+from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
 from briefd.errors import NotFoundError, SourceError, StoreError
 from briefd.graph.resolve import Catalog, findings
@@ -39,6 +43,7 @@ class Briefd:
         self._embedder = embedder
         self._semantic: SemanticIndex | None = None
         self._speller = Speller()
+        self._bundles = BundleCache(settings.bundles.cache_entries)
 
     def __enter__(self) -> Briefd:
         return self
@@ -50,6 +55,7 @@ class Briefd:
 
     def close(self) -> None:
         if self._store is not None:
+            flush_hits(self._store, self._bundles)
             self._store.close()
             self._store = None
 
@@ -90,7 +96,14 @@ class Briefd:
         if self._semantic is not None:
             self._semantic.invalidate()
         self._speller.invalidate()
+        self._prune_bundles(report.fingerprint)
         return report
+
+    def _prune_bundles(self, fingerprint: str) -> None:
+        """Cached bundles of other knowledge states can never be hit again (B3)."""
+        self._bundles.clear()
+        with self.store.write() as conn:
+            prune_bundles(conn, fingerprint, self.settings.bundles.manifest_days)
 
     def _open_for_writing(self, rebuild: bool) -> Store:
         try:
@@ -125,6 +138,29 @@ class Briefd:
                 semantic,
                 self._speller,
             )
+
+    def compile_bundle(self, request: BundleRequest) -> Bundle:
+        """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B5)."""
+        semantic = self.semantic
+        mode = self.settings.search.mode if semantic is not None else "bm25"
+        model = semantic.embedder.model_id if semantic is not None and mode != "bm25" else "none"
+
+        def run(conn: sqlite3.Connection, search_request: SearchRequest) -> SearchResult:
+            return search(
+                conn,
+                search_request,
+                self.settings.search,
+                self.settings.default_scopes,
+                semantic,
+                self._speller,
+            )
+
+        engine = Engine(self.store, self.settings, run, mode, model, self._bundles)
+        return compile_bundle(engine, request)
+
+    def bundle_cache_stats(self) -> BundleCacheStats:
+        """Hits and misses of this process's bundle cache, and its LRU size."""
+        return self._bundles.stats()
 
     def scopes(self) -> list[ScopeInfo]:
         with self.store.read() as conn:

@@ -85,6 +85,39 @@ class EmbeddingsSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class BundleSettings:
+    """Context bundles (B1–B5): how many ranked hits compete for the budget, the tracker
+    issue's share, the safety headroom, the near-duplicate threshold and the caches."""
+
+    candidates: int = 16
+    issue_share: float = 0.35
+    headroom: float = 0.05
+    near_duplicate: float = 0.85
+    cache_entries: int = 256
+    manifest_days: int = 30
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    """Prompt-time recall (I8): where the hook asks first, how much it injects, and the
+    lexical evidence a BM25-only answer needs (see ``briefd.recall.evidence``)."""
+
+    server: str | None = "http://127.0.0.1:8484"  # null: never ask a server
+    server_timeout: float = 2.0
+    mode: Literal["auto", "bm25", "hybrid"] = "auto"
+    max_tokens: int = 1500
+    max_chars: int = 10_000
+    top_k: int = 4
+    scopes: tuple[str, ...] = ()  # (): the configured default scopes
+    min_terms: int = 2
+    common_share: float = 0.2
+    relative_floor: float = 0.4
+    max_chance: float = 1.0
+    min_lift: float = 3.0
+    session_hours: float = 24.0
+
+
+@dataclass(frozen=True, slots=True)
 class EvalSettings:
     cache_dir: Path = Path(".briefd/eval-cache")
 
@@ -99,6 +132,7 @@ class Settings:
     search: SearchSettings = field(default_factory=SearchSettings)
     embeddings: EmbeddingsSettings = field(default_factory=EmbeddingsSettings)
     vectors: VectorSettings = field(default_factory=VectorSettings)
+    bundles: BundleSettings = field(default_factory=BundleSettings)
     eval: EvalSettings = field(default_factory=EvalSettings)
 
 

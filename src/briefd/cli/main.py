@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from briefd.api import Briefd
-from briefd.cli import docs, eval_cmd, index, model, search, tune
+from briefd.cli import bundle, docs, eval_cmd, index, model, search, tune
 from briefd.cli.output import reported_errors
 from briefd.settings import Settings, load_settings
 
@@ -52,6 +52,7 @@ def main(
 
 index.register(app)
 search.register(app)
+bundle.register(app)
 docs.register(app)
 eval_cmd.register(app)
 model.register(app)

@@ -1,0 +1,275 @@
+"""Bundle cache (B3): key = hash of the request and the knowledge state; an in-process LRU in
+front of the SQLite ``bundles`` table; hit counts flushed lazily so a hit never waits on a
+write lock. ``bundle_manifests`` remembers what each bundle held, for incremental reuse (B5),
+longer than the cache rows themselves."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from briefd.bundles.model import (
+    Bundle,
+    BundleCacheStats,
+    BundleFormat,
+    BundleItem,
+    Diagnostics,
+    Exclusion,
+    diagnostics_dict,
+    item_dict,
+)
+
+CACHE_VERSION = "b1"
+
+
+@dataclass(frozen=True, slots=True)
+class CacheKey:
+    """``key`` covers the request and the knowledge state; ``request_key`` only the request,
+    so a base bundle from an older state can be recognised as the same request."""
+
+    key: str
+    request_key: str
+
+    @property
+    def bundle_id(self) -> str:
+        return self.key[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSection:
+    chunk_id: str
+    fingerprint: str
+    tokens: int
+
+
+def cache_key(
+    *,
+    task: str,
+    issue: str | None,
+    scopes: Sequence[str],
+    paths: Sequence[str],
+    max_tokens: int,
+    format: BundleFormat,
+    mode: str,
+    index_fingerprint: str,
+    model: str,
+    ranking_version: str,
+) -> CacheKey:
+    request = {
+        "version": CACHE_VERSION,
+        "task": task,
+        "issue": issue or "",
+        "scopes": sorted(scopes),
+        "paths": sorted(paths),
+        "max_tokens": max_tokens,
+        "format": format,
+        "mode": mode,
+    }
+    state = {"index": index_fingerprint, "model": model, "ranking": ranking_version}
+    request_key = _sha256(request)
+    return CacheKey(_sha256({"request": request_key, **state}), request_key)
+
+
+def _sha256(value: object) -> str:
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class BundleCache:
+    """The in-process LRU and counters; SQLite access goes through the connection passed in."""
+
+    def __init__(self, entries: int) -> None:
+        self._entries = max(entries, 0)
+        self._lru: OrderedDict[str, Bundle] = OrderedDict()
+        self._pending_hits: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> Bundle | None:
+        with self._lock:
+            bundle = self._lru.get(key)
+            if bundle is not None:
+                self._lru.move_to_end(key)
+                self._count_hit(bundle.bundle_id)
+            return bundle
+
+    def put(self, key: str, bundle: Bundle, hit: bool) -> None:
+        with self._lock:
+            if hit:
+                self._count_hit(bundle.bundle_id)
+            else:
+                self.misses += 1
+            if self._entries:
+                self._lru[key] = bundle
+                self._lru.move_to_end(key)
+                while len(self._lru) > self._entries:
+                    self._lru.popitem(last=False)
+
+    def _count_hit(self, bundle_id: str) -> None:
+        self.hits += 1
+        self._pending_hits[bundle_id] = self._pending_hits.get(bundle_id, 0) + 1
+
+    def take_pending_hits(self) -> dict[str, int]:
+        with self._lock:
+            pending, self._pending_hits = self._pending_hits, {}
+            return pending
+
+    def restore_pending_hits(self, pending: dict[str, int]) -> None:
+        with self._lock:
+            for bundle_id, count in pending.items():
+                self._pending_hits[bundle_id] = self._pending_hits.get(bundle_id, 0) + count
+
+    def clear(self) -> None:
+        with self._lock:
+            self._lru.clear()
+
+    def stats(self) -> BundleCacheStats:
+        with self._lock:
+            return BundleCacheStats(self.hits, self.misses, len(self._lru))
+
+
+# -- SQLite side ----------------------------------------------------------------------------
+
+
+def load(conn: sqlite3.Connection, key: str) -> Bundle | None:
+    """A bundle another process (or an earlier run) compiled for the same key."""
+    row = conn.execute(
+        "SELECT id, format, content, sections FROM bundles WHERE cache_key = ?", (key,)
+    ).fetchone()
+    if row is None:
+        return None
+    stored = json.loads(row["sections"])
+    items = tuple(_item(i) for i in stored["items"])
+    diagnostics = _diagnostics(stored["diagnostics"])
+    return Bundle(row["id"], row["format"], row["content"], items, diagnostics, cached=True)
+
+
+def _item(raw: dict[str, Any]) -> BundleItem:
+    location = raw["location"]
+    return BundleItem(
+        chunk_id=raw["chunk_id"],
+        doc_path=raw["doc_path"],
+        scope=raw["scope"],
+        title=raw["title"],
+        heading_path=tuple(raw["heading_path"]),
+        content=raw["content"],
+        score=raw["score"],
+        tier=raw["tier"],
+        reasons=tuple(raw["reasons"]),
+        start_line=location["start_line"],
+        end_line=location["end_line"],
+        updated_at=raw["updated_at"],
+        tokens=raw["tokens"],
+        fingerprint=raw["fingerprint"],
+        truncated=raw["truncated"],
+    )
+
+
+def _diagnostics(raw: dict[str, Any]) -> Diagnostics:
+    exclusions = tuple(
+        Exclusion(e["chunk_id"], e["doc_path"], e["tier"], e["reason"], e["tokens"])
+        for e in raw["exclusions"]
+    )
+    return Diagnostics(
+        estimator=raw["estimator"],
+        budget=raw["budget"],
+        effective_budget=raw["effective_budget"],
+        tokens=raw["tokens"],
+        truncated=raw["truncated"],
+        exclusions=exclusions,
+        ranking_version=raw["ranking_version"],
+        index_fingerprint=raw["index_fingerprint"],
+        embedding_model=raw["embedding_model"],
+        mode=raw["mode"],
+        gate=raw["gate"],
+        scopes=tuple(raw["scopes"]),
+    )
+
+
+def save(
+    conn: sqlite3.Connection,
+    key: CacheKey,
+    bundle: Bundle,
+    task: str,
+    scopes: Sequence[str],
+    paths: Sequence[str],
+    max_tokens: int,
+) -> None:
+    now = _now()
+    stored = json.dumps(
+        {
+            "items": [item_dict(i) for i in bundle.items],
+            "diagnostics": diagnostics_dict(bundle.diagnostics),
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    sections = json.dumps(
+        [[i.chunk_id, i.fingerprint, i.tokens] for i in bundle.items], separators=(",", ":")
+    )
+    conn.execute(
+        """INSERT OR IGNORE INTO bundles (id, cache_key, task, scopes, paths, max_tokens, format,
+               index_fingerprint, model, content, tokens, sections, truncated, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (
+            bundle.bundle_id,
+            key.key,
+            task,
+            json.dumps(sorted(scopes)),
+            json.dumps(sorted(paths)),
+            max_tokens,
+            bundle.format,
+            bundle.diagnostics.index_fingerprint,
+            bundle.diagnostics.embedding_model,
+            bundle.text,
+            bundle.tokens,
+            stored,
+            int(bundle.diagnostics.truncated),
+            now,
+        ),
+    )
+    conn.execute(
+        "INSERT OR IGNORE INTO bundle_manifests (id, request_key, sections, created_at) "
+        "VALUES (?, ?, ?, ?)",
+        (bundle.bundle_id, key.request_key, sections, now),
+    )
+
+
+def add_hits(conn: sqlite3.Connection, pending: dict[str, int]) -> None:
+    conn.executemany(
+        "UPDATE bundles SET hits = hits + ? WHERE id = ?",
+        [(count, bundle_id) for bundle_id, count in sorted(pending.items())],
+    )
+
+
+def manifest(
+    conn: sqlite3.Connection, bundle_id: str
+) -> tuple[str, tuple[StoredSection, ...]] | None:
+    """(request key, sections) of a bundle issued earlier, or None if unknown."""
+    row = conn.execute(
+        "SELECT request_key, sections FROM bundle_manifests WHERE id = ?", (bundle_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    sections = tuple(StoredSection(c, f, int(t)) for c, f, t in json.loads(row[1]))
+    return str(row[0]), sections
+
+
+def prune(conn: sqlite3.Connection, fingerprint: str, manifest_days: int) -> int:
+    """Drop cache rows of other knowledge states and manifests older than ``manifest_days``."""
+    gone = conn.execute("DELETE FROM bundles WHERE index_fingerprint != ?", (fingerprint,))
+    cutoff = (datetime.now(UTC) - timedelta(days=manifest_days)).isoformat(timespec="seconds")
+    conn.execute("DELETE FROM bundle_manifests WHERE created_at < ?", (cutoff,))
+    return gone.rowcount
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,264 @@
+"""Bundles (B1–B5) on real indexes: refs lead, packing, rendering, cache and incremental reuse."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.bundles import BundleRequest
+from briefd.errors import QueryError
+from briefd.settings import Settings
+from tests.conftest import EXAMPLE, WriteFiles
+
+REFUNDS_CODE = "services/payment-gateway/internal/refunds/partial.go"
+CHARGEBACK_TASK = "chargeback evidence deadline: how many days does the merchant get to respond"
+
+
+@pytest.fixture
+def example(api: Briefd, settings: Settings) -> Briefd:
+    assert settings.source is not None
+    shutil.copytree(EXAMPLE, settings.source)
+    api.index()
+    return api
+
+
+def test_refs_covering_the_paths_lead_over_a_better_word_match(example: Briefd) -> None:
+    plain = example.compile_bundle(BundleRequest(CHARGEBACK_TASK, max_tokens=3000))
+    assert plain.items[0].doc_path == "domain/chargebacks.md"
+    assert all(item.tier == 3 for item in plain.items)
+
+    led = example.compile_bundle(
+        BundleRequest(CHARGEBACK_TASK, max_tokens=8000, paths=(REFUNDS_CODE,))
+    )
+    assert led.items[0].doc_path == "domain/refunds.md"
+    assert led.items[0].tier == 2
+    assert "refs services/payment-gateway/internal/refunds/** covers " + REFUNDS_CODE in (
+        led.items[0].reasons
+    )
+    governed = [i for i in led.items if i.tier == 2]
+    # refunds.md names the refunds package; the Go conventions cover services/payment-gateway/**
+    assert {i.doc_path for i in governed} == {"domain/refunds.md", "conventions/go-services.md"}
+    first_ranked = next(i for i, item in enumerate(led.items) if item.tier == 3)
+    assert all(item.tier == 2 for item in led.items[:first_ranked])
+    assert any(item.doc_path == "domain/chargebacks.md" for item in led.items)
+
+
+def test_markdown_rendering_attributes_every_section(example: Briefd) -> None:
+    bundle = example.compile_bundle(
+        BundleRequest("partial refunds pending refundable amount", max_tokens=1500)
+    )
+    sections = bundle.text.split("\n\n> ")
+    assert bundle.text.startswith("> domain/refunds.md · Refunds and partial refunds › ")
+    assert len(sections) == len(bundle.items)
+    for item in bundle.items:
+        line = (
+            f"> {item.doc_path} · {' › '.join((item.title, *item.heading_path))} · "
+            f"updated {item.updated_at[:10]} · chunk {item.chunk_id}"
+        )
+        assert line in bundle.text
+        if item.heading_path:  # the section's own heading line is not repeated
+            assert f"## {item.heading_path[-1]}\n" not in bundle.text
+    assert bundle.diagnostics.estimator.startswith("cl100k_base")
+    assert bundle.diagnostics.ranking_version == "r2"
+
+
+def test_json_and_manifest_formats(example: Briefd) -> None:
+    task = "how long do we keep retrying a failed webhook delivery"
+    as_json = example.compile_bundle(BundleRequest(task, max_tokens=1200, format="json"))
+    data = json.loads(as_json.text)
+    assert data["bundle_id"] == as_json.bundle_id
+    item = data["items"][0]
+    assert set(item) >= {"content", "tier", "reasons", "score", "tokens", "location", "fingerprint"}
+    assert item["fingerprint"].startswith("sha256:") and len(item["fingerprint"]) == 71
+    assert item["location"]["start_line"] <= item["location"]["end_line"]
+    assert data["diagnostics"]["budget"] == 1200
+    assert data["diagnostics"]["index_fingerprint"]
+
+    manifest = example.compile_bundle(BundleRequest(task, max_tokens=1200, format="manifest"))
+    listed = json.loads(manifest.text)["items"]
+    assert [i["chunk_id"] for i in listed] == [i["chunk_id"] for i in data["items"]]
+    assert all("content" not in i for i in listed)
+    assert manifest.bundle_id != as_json.bundle_id
+
+
+def test_small_budget_records_exclusions_and_keeps_trying_smaller_sections(
+    example: Briefd,
+) -> None:
+    bundle = example.compile_bundle(BundleRequest("refund settlement payout fees", max_tokens=700))
+    reasons = [e.reason for e in bundle.diagnostics.exclusions]
+    assert any(r.startswith("does not fit: needs ") for r in reasons)
+    skipped_big = next(
+        i for i, e in enumerate(bundle.diagnostics.exclusions) if e.reason.startswith("does")
+    )
+    assert bundle.diagnostics.exclusions[skipped_big].tokens > min(i.tokens for i in bundle.items)
+    assert bundle.tokens <= 665
+
+
+def test_top_section_larger_than_the_budget_is_cut_to_its_head(example: Briefd) -> None:
+    bundle = example.compile_bundle(
+        BundleRequest("partial refunds pending refundable amount", max_tokens=80)
+    )
+    assert len(bundle.items) == 1
+    head = bundle.items[0]
+    assert head.truncated and bundle.diagnostics.truncated
+    assert "[… truncated: " in head.content
+    assert f'get_document("{head.doc_path}")' in head.content
+    assert bundle.tokens <= 76
+
+
+def test_issue_heads_the_bundle_within_its_share(example: Briefd) -> None:
+    issue = "PAY-4411 Partial refund rejected\n\n" + "The refund API answers 400. " * 200
+    bundle = example.compile_bundle(BundleRequest("", max_tokens=2000, issue=issue))
+    first = bundle.items[0]
+    assert first.tier == 1 and first.truncated
+    assert bundle.text.startswith("> tracker issue · PAY-4411 Partial refund rejected\n\n")
+    assert first.tokens <= int(1900 * 0.35)
+    assert any(item.doc_path == "domain/refunds.md" for item in bundle.items[1:])
+
+
+def test_near_duplicates_are_dropped(api: Briefd, write_files: WriteFiles) -> None:
+    body = (
+        "Refund reversals post a compensating ledger entry within the same business day and "
+        "notify the merchant through the refund webhook with the original payment reference."
+    )
+    root = write_files(
+        {
+            "domain/a.md": f"# Reversals\n\n## Posting\n\n{body}\n",
+            "domain/b.md": f"# Reversals copy\n\n## Posting\n\n{body} Also see the runbook.\n",
+            "domain/c.md": f"# Exact copy\n\n## Posting\n\n{body}\n",
+        }
+    )
+    api.index(root)
+    bundle = api.compile_bundle(BundleRequest("refund reversal ledger entry", max_tokens=2000))
+    assert len(bundle.items) == 1
+    reasons = sorted(e.reason.split(" of ")[0] for e in bundle.diagnostics.exclusions)
+    assert reasons == ["duplicate", "near-duplicate"]
+
+
+def test_related_sections_join_as_the_last_tier(example: Briefd) -> None:
+    bundle = example.compile_bundle(
+        BundleRequest("partial refunds pending refundable amount", max_tokens=8000)
+    )
+    related = [i for i in bundle.items if i.tier == 4]
+    assert related, "refunds link to other documents; R6 should bring one"
+    assert all(r.reasons[0].startswith("linked from ") for r in related)
+    assert [i.tier for i in bundle.items] == sorted(i.tier for i in bundle.items)
+
+
+def test_scope_order_domain_conventions_projects(example: Briefd) -> None:
+    bundle = example.compile_bundle(
+        BundleRequest("idempotency keys for retries", max_tokens=8000, scopes=("all",))
+    )
+    ranked = [i.scope for i in bundle.items if i.tier == 3]
+    order = {"domain": 0, "conventions": 1}
+    keys = [order.get(s, 2) for s in ranked]
+    assert keys == sorted(keys) and len(set(keys)) >= 2
+
+
+def test_cache_hits_are_counted_and_a_change_invalidates(
+    example: Briefd, settings: Settings
+) -> None:
+    request = BundleRequest("partial refunds pending refundable amount", max_tokens=1500)
+    first = example.compile_bundle(request)
+    again = example.compile_bundle(request)
+    assert not first.cached and again.cached
+    assert again.text == first.text and again.bundle_id == first.bundle_id
+    assert example.bundle_cache_stats().hits == 1
+    assert example.bundle_cache_stats().misses == 1
+
+    with Briefd(settings, embedder=None) as other:  # another process: served from SQLite
+        from_table = other.compile_bundle(request)
+    assert from_table.cached and from_table.text == first.text
+
+    assert settings.source is not None
+    refunds = settings.source / "domain" / "refunds.md"
+    refunds.write_text(
+        refunds.read_text(encoding="utf-8").replace("Pending refunds count", "Pending ones count"),
+        encoding="utf-8",
+    )
+    example.index()
+    changed = example.compile_bundle(request)
+    assert not changed.cached
+    assert changed.bundle_id != first.bundle_id
+    assert changed.diagnostics.index_fingerprint != first.diagnostics.index_fingerprint
+    assert "Pending ones count" in changed.text
+    example.close()
+    with example.store.read() as conn:
+        rows = conn.execute("SELECT id, hits FROM bundles").fetchall()
+    assert [(r["id"], r["hits"]) for r in rows] == [(changed.bundle_id, 0)]  # stale row pruned
+
+
+def test_incremental_reuse_against_a_base(example: Briefd, settings: Settings) -> None:
+    request = BundleRequest("partial refunds pending refundable amount", max_tokens=3000)
+    base = example.compile_bundle(request)
+    unchanged = example.compile_bundle(replace(request, base=base.bundle_id))
+    assert unchanged.delta is not None and unchanged.text == ""
+    assert all(e.op == "reuse" for e in unchanged.delta.entries)
+    assert unchanged.delta.tokens_saved == sum(i.tokens for i in base.items)
+    assert unchanged.delta.removed == ()
+
+    assert settings.source is not None
+    refunds = settings.source / "domain" / "refunds.md"
+    text = refunds.read_text(encoding="utf-8")
+    refunds.write_text(text.replace("Pending refunds count", "Pending ones count"), "utf-8")
+    example.index()
+    delta = example.compile_bundle(replace(request, base=base.bundle_id))
+    assert delta.delta is not None and not delta.recovered
+    replaced = [e for e in delta.delta.entries if e.op == "replace"]
+    assert [e.chunk_id for e in replaced] == [
+        i.chunk_id for i in delta.items if "Pending ones count" in i.content
+    ]
+    assert "Pending ones count" in delta.text
+    assert delta.text.count("\n> ") + 1 == len(replaced)
+
+    unknown = example.compile_bundle(replace(request, base="0123456789abcdef"))
+    assert unknown.recovered and unknown.delta is None
+    assert unknown.text == delta_full(example, request)
+    other_task = example.compile_bundle(BundleRequest("webhook retries", max_tokens=3000))
+    mismatched = example.compile_bundle(replace(request, base=other_task.bundle_id))
+    assert mismatched.recovered
+
+
+def delta_full(api: Briefd, request: BundleRequest) -> str:
+    return api.compile_bundle(request).text
+
+
+def test_hybrid_bundles_are_deterministic(hybrid_api: Briefd, settings: Settings) -> None:
+    assert settings.source is not None
+    shutil.copytree(EXAMPLE, settings.source)
+    hybrid_api.index()
+    request = BundleRequest("how do partial refunds work", max_tokens=2000, format="json")
+    first = hybrid_api.compile_bundle(request)
+    hybrid_api._bundles.clear()
+    with hybrid_api.store.write() as conn:
+        conn.execute("DELETE FROM bundles")
+    second = hybrid_api.compile_bundle(request)
+    assert first.diagnostics.mode == "hybrid"
+    assert second.text == first.text and not second.cached
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        (BundleRequest("   "), "task description is empty"),
+        (BundleRequest("refunds", max_tokens=10), "max_tokens must be between 50"),
+        (BundleRequest("refunds", format="yaml"), "format must be one of"),  # type: ignore[arg-type]
+        (BundleRequest("refunds", scopes=("nope",)), "scope 'nope' does not exist"),
+    ],
+)
+def test_bad_requests_say_what_to_do(
+    example: Briefd, request_: BundleRequest, message: str
+) -> None:
+    with pytest.raises(QueryError, match=message):
+        example.compile_bundle(request_)
+
+
+def test_empty_index_is_reported(api: Briefd, write_files: WriteFiles, tmp_path: Path) -> None:
+    api.index(write_files({}))
+    bundle = api.compile_bundle(BundleRequest("refunds"))
+    assert bundle.items == () and bundle.text == ""
