@@ -49,7 +49,8 @@ class SearchSettings:
     heading_weight: float = 2.0
     body_weight: float = 1.0
     any_term_weight: float = 0.25
-    any_term_max_share: float = 0.0
+    any_term_max_share: float = 0.1
+    any_term_min_chunks: int = 2000
     rrf_k: int = 60
     query_mode: Literal["text", "advanced"] = "text"
     mode: Literal["bm25", "vector", "hybrid"] = "hybrid"

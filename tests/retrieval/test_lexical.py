@@ -5,7 +5,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.errors import QueryError, ScopeError
 from briefd.retrieval.fusion import RankedList, rrf
-from briefd.retrieval.lexical import FieldWeights, build_match, search_sql
+from briefd.retrieval.lexical import FieldWeights, build_match, common_terms, search_sql
 from briefd.retrieval.search import SearchRequest
 from briefd.retrieval.text import query_terms
 from briefd.tokens import count_tokens
@@ -90,7 +90,7 @@ def test_punctuation_never_raises(indexed: Briefd) -> None:
         "don't",
     ]:
         result = indexed.search(SearchRequest(query, scopes=("all",)))
-        assert result.ranking_version == "r2"
+        assert result.ranking_version == "r3"
 
 
 def test_query_without_words_is_a_clear_error(indexed: Briefd) -> None:
@@ -168,3 +168,18 @@ def test_rrf_weights_and_contributions() -> None:
     y = fused[0]
     assert y.contributions == (("a", 1.0 / 62), ("b", 0.25 / 61))
     assert y.score == pytest.approx(1.0 / 62 + 0.25 / 61)
+
+
+def test_common_terms_leave_the_any_term_query_only_on_large_indexes(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    files = {f"domain/d{i}.md": f"# Doc {i}\n\nsettlement batch number {i}\n" for i in range(30)}
+    files["domain/rare.md"] = "# Rare\n\nsettlement reversal\n"
+    api.index(write_files(files))
+    with api.store.read() as conn:
+        terms = ("settlement", "reversal")
+        assert common_terms(conn, terms, share=0.5, floor=0) == {"settlement": 31}
+        assert common_terms(conn, terms, share=0.5, floor=2000) == {}  # small index: keep all
+        plan = build_match("settlement reversal", common=common_terms(conn, terms, 0.5))
+    assert plan.any_term == '"reversal"'
+    assert plan.all_terms == '"settlement" AND "reversal"'

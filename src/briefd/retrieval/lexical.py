@@ -71,17 +71,23 @@ def build_match(
     )
 
 
-def common_terms(conn: sqlite3.Connection, terms: Sequence[str], share: float) -> dict[str, int]:
-    """Terms that occur (as typed) in more than ``share`` of the chunks, with their counts."""
+def common_terms(
+    conn: sqlite3.Connection, terms: Sequence[str], share: float, floor: int = 0
+) -> dict[str, int]:
+    """Terms that occur (as typed) in more than ``share`` of the chunks, and in more than
+    ``floor`` chunks, with their counts."""
     if share <= 0 or len(terms) < 2:
         return {}
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    limit = max(share * total, floor)
+    if total <= limit:
+        return {}
     words = {normal_word(t): t for t in terms}
     marks = ", ".join("?" * len(words))
     rows = conn.execute(
         f"SELECT term, chunks FROM vocabulary WHERE term IN ({marks})", list(words)
     ).fetchall()
-    return {words[term]: n for term, n in rows if n > share * total}
+    return {words[term]: n for term, n in rows if n > limit}
 
 
 OVERFETCH = 4  # ranked rows read per wanted row when a scope filter applies afterwards

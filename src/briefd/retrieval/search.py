@@ -27,7 +27,7 @@ from briefd.retrieval.spelling import Speller
 from briefd.retrieval.text import query_terms
 from briefd.settings import SearchSettings
 
-RANKING_VERSION = "r2"
+RANKING_VERSION = "r3"
 ALL_SCOPES = "all"
 
 
@@ -125,7 +125,7 @@ def _plan(
     fixes = {}
     if speller is not None and settings.typo_tolerance:
         fixes = speller.corrections(conn, terms)
-    common = common_terms(conn, terms, settings.any_term_max_share)
+    common = common_terms(conn, terms, settings.any_term_max_share, settings.any_term_min_chunks)
     return build_match(request.query, query_mode, fixes, common)
 
 
