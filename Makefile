@@ -3,8 +3,14 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# MCP Inspector (pinned) on a pinned Node ≥ 22, both from the npm registry, for `make unit`.
+NODE_VERSION      := 22.23.3
+INSPECTOR_VERSION := 2.12.0
+NODE_DIR          := .briefd/node
+NODE_STAMP        := $(NODE_DIR)/.installed-$(NODE_VERSION)-$(INSPECTOR_VERSION)
+INSPECTOR         := $(NODE_DIR)/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
 
-.PHONY: run test lint typecheck unit eval-gate bench clean
+.PHONY: run test lint typecheck unit eval-gate bench clean inspector
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -14,9 +20,20 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
+# Without npm the Inspector test is skipped (CI installs npm first, and there it must run).
+inspector:
+	@if [ -f $(NODE_STAMP) ]; then :; \
+	elif command -v npm >/dev/null; then \
+		npm install --no-audit --no-fund --loglevel=error --prefix $(NODE_DIR) \
+			node@$(NODE_VERSION) @modelcontextprotocol/inspector@$(INSPECTOR_VERSION) && \
+		touch $(NODE_STAMP); \
+	elif [ -n "$$CI" ]; then echo "CI needs npm to fetch Node $(NODE_VERSION)"; exit 1; \
+	else echo "note: npm not found, so the MCP Inspector test is skipped (apt-get install npm)"; fi
+
+# Index the bundled example knowledge, then serve it: dashboard http://127.0.0.1:8484/, MCP /mcp.
 run: $(STAMP)
 	$(BIN)/briefd index --source testdata/knowledge
-	$(BIN)/briefd search "retry policy for card payments" --scopes all --top-k 3
+	$(BIN)/briefd serve --source testdata/knowledge --no-index --port 8484
 
 test: $(STAMP) lint typecheck unit eval-gate
 
@@ -27,8 +44,8 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
-	$(BIN)/pytest -q
+unit: $(STAMP) inspector
+	TEST_NODE=$(NODE_DIR)/node_modules/.bin/node TEST_MCP_INSPECTOR=$(INSPECTOR) $(BIN)/pytest -q
 
 eval-gate: $(STAMP)
 	$(BIN)/briefd eval --check eval/thresholds.yaml

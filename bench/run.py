@@ -35,6 +35,7 @@ from ann import compare
 from common import DOCS, REPO, WORK, load_average, log, step
 from corpus import OFF_TOPIC, make_queries, select_sample
 
+import recall
 from briefd.__about__ import __version__
 from briefd.embeddings.registry import create_embedder
 from briefd.settings import Settings
@@ -83,6 +84,7 @@ def measure(db: Path, plan_file: Path, *flags: str) -> dict[str, Any]:
 
 def main() -> int:
     args = parse_args()
+    recall.main([])  # prompt-time hook latency (bench/recall.py): needs only testdata/knowledge
     if not args.docs.is_dir():
         print(f"bench skipped: the data set {args.docs} is absent (pass --docs DIR)")
         return 0

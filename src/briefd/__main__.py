@@ -1,3 +1,3 @@
-from briefd.cli.main import run
+from briefd.cli.launch import run
 
 run()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -16,14 +17,26 @@ from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
 from briefd.errors import NotFoundError, SourceError, StoreError
 from briefd.graph.resolve import Catalog, findings
+from briefd.graph.suggest import LinkSuggestion
 from briefd.ingest import Progress, index_source, no_progress
 from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
+from briefd.proposals import records as proposal_records
+from briefd.proposals.model import Proposal, ProposalRequest
+from briefd.proposals.service import propose
+from briefd.recall import engine as recall_engine
+from briefd.recall.engine import RecallRequest, RecallResult
 from briefd.retrieval.search import SearchRequest, resolve_scopes, search
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
+from briefd.store import activity
 from briefd.store import documents as docs_table
 from briefd.store.db import Store
+from briefd.sync.history import document_history
+from briefd.sync.runner import SyncRunner, run_sync
+from briefd.sync.runner import status as sync_status
+from briefd.sync.source import open_clone
+from briefd.sync.state import SyncReport, SyncStatus
 
 
 class _Unset:
@@ -44,6 +57,7 @@ class Briefd:
         self._semantic: SemanticIndex | None = None
         self._speller = Speller()
         self._bundles = BundleCache(settings.bundles.cache_entries)
+        self._sync_runner = SyncRunner(lambda: run_sync(self))
 
     def __enter__(self) -> Briefd:
         return self
@@ -81,6 +95,8 @@ class Briefd:
     ) -> IndexReport:
         """Index ``source`` (default: the configured one) incrementally, or from scratch."""
         root = source or self.settings.source
+        if root is None and self.settings.sync.remote:
+            root = open_clone(self.settings)  # a git URL source: cloned on first use
         if root is None:
             raise SourceError(
                 "no knowledge source configured; pass --source DIR, set 'source:' in "
@@ -90,8 +106,9 @@ class Briefd:
             raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
         if self._store is None:
             self._store = self._open_for_writing(rebuild)
+        history = document_history(root, self.settings.sync.git_timeout)
         report = index_source(
-            self._store, root, self.settings, rebuild, progress, embedder=self.embedder
+            self._store, root, self.settings, rebuild, progress, self.embedder, history
         )
         if self._semantic is not None:
             self._semantic.invalidate()
@@ -162,6 +179,23 @@ class Briefd:
         """Hits and misses of this process's bundle cache, and its LRU size."""
         return self._bundles.stats()
 
+    def recall(self, request: RecallRequest) -> RecallResult:
+        """Prompt-time recall (I8): the sections to inject for one prompt, none the session
+        already has, within the recall budget; hybrid (semantic gate) when the index has
+        vectors, else BM25 behind the lexical evidence gate (``briefd.recall.evidence``)."""
+        requested = request.mode or self.settings.recall.mode
+        with self.store.read() as conn:
+            mode = recall_engine.choose_mode(conn, requested, self.embedder is not None)
+        hybrid = self._recall_search if mode == "hybrid" and self.semantic is not None else None
+        return recall_engine.answer(self.store, request, self.settings, hybrid)
+
+    def _recall_search(
+        self, prompt: str, scopes: tuple[str, ...], top_k: int
+    ) -> tuple[list[tuple[str, float]], str]:
+        request = SearchRequest(prompt, scopes=scopes, top_k=top_k, mode="hybrid", related=0)
+        result = self.search(request)
+        return [(hit.chunk_id, hit.score) for hit in result.hits], result.gate
+
     def scopes(self) -> list[ScopeInfo]:
         with self.store.read() as conn:
             rows = conn.execute(
@@ -213,6 +247,76 @@ class Briefd:
                 "SELECT last_report FROM sync_state WHERE source = 'index'"
             ).fetchone()
             return dict(json.loads(row["last_report"])) if row else {}
+
+    # -- git team flow (K3, T1) -----------------------------------------------------------
+
+    def sync(self) -> SyncReport:
+        """Fetch the source (an owned clone is reset hard to the remote branch), reindex what
+        changed, refresh open pull requests. Blocking; concurrent callers share one run. A
+        failure is in the report (and ``sync_status``), never raised: the last good index
+        keeps answering."""
+        return self._sync_runner.run()
+
+    def trigger_sync(self) -> bool:
+        """Start a sync in the background (webhook, dashboard); coalesced like :meth:`sync`."""
+        return self._sync_runner.trigger()
+
+    def sync_status(self) -> SyncStatus:
+        return sync_status(self, self._sync_runner)
+
+    def propose_update(self, request: ProposalRequest) -> Proposal:
+        """Push ``request`` as branch ``briefd/proposal-<id>`` with one commit (and open a pull
+        request when a forge is configured); raises :class:`ProposalError`."""
+        return propose(self.settings, request)
+
+    def proposals(self, status: str | None = None) -> list[Proposal]:
+        """Stored proposals, newest first (optionally only those with ``status``)."""
+        with self.store.read() as conn:
+            return proposal_records.all_proposals(conn, status)
+
+    # -- service activity (T2, T3, T5, I4) -------------------------------------------------
+
+    def report_usage(
+        self, bundle_id: str, useful_chunk_ids: Sequence[str] = (), client: str | None = None
+    ) -> activity.UsageReceipt:
+        """Store which chunks of a bundle were useful (T2; no ranking effect yet)."""
+        return activity.report_usage(self.store, bundle_id, useful_chunk_ids, client)
+
+    def suggest_links(self, doc_path: str | None = None, limit: int = 20) -> list[LinkSuggestion]:
+        """Unlinked mentions of other documents and broken links, dismissed ones left out (T5)."""
+        broken = self.link_findings().broken
+        with self.store.read() as conn:
+            return activity.suggest_links(conn, broken, doc_path, limit)
+
+    def dismiss_link_suggestion(self, doc_path: str, target: str) -> None:
+        with self.store.write() as conn:
+            activity.dismiss_link(conn, doc_path, target, activity.now_iso())
+
+    def log_queries(self, entries: Sequence[activity.QueryLogEntry]) -> None:
+        """Append searches and bundles to the query log (the gaps report reads it, T3)."""
+        if entries:
+            with self.store.write() as conn:
+                activity.save_queries(conn, entries)
+
+    def recent_queries(self, limit: int = 100) -> list[activity.QueryLogEntry]:
+        with self.store.read() as conn:
+            return activity.recent_queries(conn, limit)
+
+    def overview(self) -> dict[str, object]:
+        """Index size, last index run, sync sources, proposal and usage counts (I2 stats)."""
+        with self.store.read() as conn:
+            return activity.overview(conn)
+
+    def counters(self) -> dict[tuple[str, str], float]:
+        """Persisted service counters (I4) keyed by (name, labels JSON)."""
+        with self.store.read() as conn:
+            return activity.load_counters(conn)
+
+    def save_counters(self, values: dict[tuple[str, str], float], reset: bool = False) -> None:
+        with self.store.write() as conn:
+            activity.store_counters(conn, values, replace=reset)
+            if reset:
+                activity.mark_counters_reset(conn, activity.now_iso())
 
 
 def _not_found(conn: sqlite3.Connection, path: str) -> str:

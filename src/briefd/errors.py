@@ -14,7 +14,9 @@ into an ``isError`` result.
     │   └── ScopeError       a requested scope does not exist
     ├── NotFoundError        a requested document does not exist (or is outside the scopes)
     ├── EmbeddingError       the embedding model cannot be loaded or the embedding service failed
-    └── EvalError            an eval query set or dataset is malformed or missing
+    ├── BusyError            an action that runs alone (index rebuild) is already running
+    ├── EvalError            an eval query set or dataset is malformed or missing
+    └── ProposalError        a knowledge change proposal was refused or could not be pushed
 """
 
 from __future__ import annotations
@@ -58,3 +60,11 @@ class EmbeddingError(BriefdError):
 
 class EvalError(BriefdError):
     """An evaluation query file or dataset cannot be used."""
+
+
+class ProposalError(BriefdError):
+    """A proposed knowledge change is invalid (path, content) or its branch cannot be pushed."""
+
+
+class BusyError(BriefdError):
+    """An action that must run alone (an index rebuild) is already running: wait and retry."""

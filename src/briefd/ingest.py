@@ -12,7 +12,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +26,7 @@ from briefd.settings import Settings
 from briefd.sources.scan import SourceFile, scan, scope_of
 from briefd.store import documents as docs_table
 from briefd.store.db import Store
+from briefd.sync.history import Change
 from briefd.tokens import count_tokens
 from briefd.vectors import calibration
 from briefd.vectors import store as vector_store
@@ -46,7 +47,10 @@ def index_source(
     rebuild: bool = False,
     progress: Progress = no_progress,
     embedder: Embedder | None = None,
+    history: Mapping[str, Change] | None = None,
 ) -> IndexReport:
+    """``history`` (path → last commit, from a git checkout) gives documents their
+    ``updated_commit`` / ``updated_at``; without it ``updated_at`` is the file time."""
     started = time.perf_counter()
     files, skipped = scan(
         source, settings.index.include, settings.index.exclude, settings.index.max_file_bytes
@@ -86,6 +90,8 @@ def index_source(
         for number, doc in enumerate(parsed, start=1):
             docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]))
             progress("write", number, len(parsed))
+        if history is not None:
+            docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})
         if parsed or deleted or rebuild:
             resolve_all_links(conn)
         if embedder is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -124,6 +125,51 @@ class EvalSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ServeSettings:
+    """``briefd serve`` (I3, I4). The API token is never a setting: it comes from
+    ``BRIEFD_API_TOKEN`` only."""
+
+    host: str = "127.0.0.1"
+    port: int = 8484
+    metrics_auth: bool = False  # true: /metrics needs the bearer token too
+    allowed_hosts: tuple[str, ...] = ()  # extra Host values (DNS-rebinding check)
+    allowed_origins: tuple[str, ...] = ()  # extra browser Origins (DNS-rebinding check)
+    flush_seconds: float = 5.0  # how often counters and the query log reach SQLite
+
+
+@dataclass(frozen=True, slots=True)
+class SyncSettings:
+    """Following a git knowledge source (K3). ``remote`` is filled from ``source`` when that
+    is a git URL; briefd then owns the clone in ``checkout_dir`` (default: ``<db dir>/repo``)."""
+
+    remote: str | None = None
+    branch: str | None = None  # default: the remote's default branch
+    interval: int = 60  # seconds between polls; 0 = no polling
+    webhook_secret: str | None = None
+    checkout_dir: Path | None = None
+    git_timeout: int = 120  # seconds for one git command
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalSettings:
+    """Knowledge change proposals (T1): who authors their commits."""
+
+    author_name: str = "briefd"
+    author_email: str = "briefd@localhost"
+
+
+@dataclass(frozen=True, slots=True)
+class ForgeSettings:
+    """Where proposals become pull requests (T1). The token comes from ``token_env``."""
+
+    type: Literal["none", "github"] = "none"
+    api_url: str = "https://api.github.com"
+    repo: str | None = None  # owner/name
+    token_env: str = "GITHUB_TOKEN"
+    timeout_seconds: float = 20.0
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     source: Path | None = None
     db: Path = Path(".briefd/briefd.db")
@@ -134,7 +180,12 @@ class Settings:
     embeddings: EmbeddingsSettings = field(default_factory=EmbeddingsSettings)
     vectors: VectorSettings = field(default_factory=VectorSettings)
     bundles: BundleSettings = field(default_factory=BundleSettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
     eval: EvalSettings = field(default_factory=EvalSettings)
+    serve: ServeSettings = field(default_factory=ServeSettings)
+    sync: SyncSettings = field(default_factory=SyncSettings)
+    proposals: ProposalSettings = field(default_factory=ProposalSettings)
+    forge: ForgeSettings = field(default_factory=ForgeSettings)
 
 
 def load_settings(
@@ -226,9 +277,34 @@ def _relative_paths(data: dict[str, Any], base: Path) -> None:
             isinstance(value, str)
             and value
             and not Path(value).is_absolute()
-            and "://" not in value
+            and not is_git_url(value)
         ):
             data[key] = str(base / value)
+
+
+def is_git_url(value: str) -> bool:
+    """``https://…``, ``ssh://…``, ``file://…`` or scp-like ``git@host:owner/repo.git``."""
+    return _GIT_URL.match(value) is not None
+
+
+_GIT_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|[\w.-]+@[\w.-]+:)")
+
+
+def _git_source(data: dict[str, Any]) -> dict[str, Any]:
+    """``source: <git URL>`` moves to ``sync.remote`` (the clone is briefd's own); a directory
+    ``source`` replaces an earlier URL."""
+    source = data.get("source")
+    if source is None:
+        return data
+    sync = data.get("sync")
+    sync = dict(sync) if isinstance(sync, dict) else {}
+    if isinstance(source, str) and is_git_url(source):
+        sync["remote"] = source
+        return {**data, "source": None, "sync": sync}
+    if sync.get("remote"):
+        sync["remote"] = None
+        return {**data, "sync": sync}
+    return data
 
 
 def _env_name(dotted: str) -> str:
@@ -266,6 +342,8 @@ def _parse_env_value(raw: str) -> Any:
 def _build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
     if not isinstance(data, dict):
         raise ConfigError(f"{origin}: {prefix.rstrip('.')}: expected a mapping of settings")
+    if cls is Settings:
+        data = _git_source(data)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     hints = typing.get_type_hints(cls)
     for key in data:

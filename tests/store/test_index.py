@@ -216,3 +216,19 @@ def test_disk_path_that_cannot_be_created(tmp_path: Path, settings: Settings) ->
     blocker.write_text("x")
     with pytest.raises(StoreError, match="cannot open index"):
         Briefd(replace(settings, db=blocker / "sub" / "index.db")).index(tmp_path)
+
+
+def test_symlinks_out_of_the_source_are_skipped_not_served(
+    api: Briefd, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    root = write_files({"domain/inside.md": "# Inside\n\nKept here.\n"})
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nprivate key material\n", encoding="utf-8")
+    (root / "domain" / "leak.md").symlink_to(secret)
+    (root / "domain" / "alias.md").symlink_to(root / "domain" / "inside.md")
+    report = api.index(root)
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("domain/leak.md", "symbolic link to a file outside the knowledge source; not served")
+    ]
+    assert report.documents == 2  # a link inside the source is an ordinary document
+    assert api.search(SearchRequest("private key material")).hits == ()

@@ -9,6 +9,11 @@ import typer
 
 from briefd.api import Briefd
 from briefd.cli import bundle, docs, eval_cmd, index, model, search, tune
+from briefd.cli import init as init_cli
+from briefd.cli import proposals as proposals_cli
+from briefd.cli import recall as recall_cli
+from briefd.cli import serve as serve_cli
+from briefd.cli import sync as sync_cli
 from briefd.cli.output import reported_errors
 from briefd.settings import Settings, load_settings
 
@@ -57,6 +62,11 @@ docs.register(app)
 eval_cmd.register(app)
 model.register(app)
 tune.register(app)
+recall_cli.register(app)
+init_cli.register(app)
+serve_cli.register(app)
+sync_cli.register(app)
+proposals_cli.register(app)
 
 
 def run() -> None:

@@ -39,6 +39,7 @@ def scan(
     """Files to index (sorted by path) and the candidates that were skipped, with reasons."""
     if not root.is_dir():
         raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
+    real_root = root.resolve()
     included = pathspec.PathSpec.from_lines("gitignore", include)
     excluded = pathspec.PathSpec.from_lines("gitignore", exclude)
     files: list[SourceFile] = []
@@ -61,7 +62,7 @@ def scan(
             rel = rel_dir + name
             if not included.match_file(rel) or excluded.match_file(rel) or _ignored(ignores, rel):
                 continue
-            reason = _skip_reason(rel, Path(dirpath) / name, max_bytes)
+            reason = _skip_reason(rel, Path(dirpath) / name, max_bytes, real_root)
             if reason:
                 skipped.append(SkippedFile(rel, reason))
                 continue
@@ -75,11 +76,18 @@ def _ignored(ignores: list[tuple[str, pathspec.PathSpec[Any]]], rel: str) -> boo
     return any(spec.match_file(rel[len(base) :]) for base, spec in ignores if rel.startswith(base))
 
 
-def _skip_reason(rel: str, path: Path, max_bytes: int) -> str | None:
+OUTSIDE_SOURCE = "symbolic link to a file outside the knowledge source; not served"
+
+
+def _skip_reason(rel: str, path: Path, max_bytes: int, real_root: Path) -> str | None:
     if scope_of(rel) is None:
         return OUTSIDE_SCOPES
-    if path.is_symlink() and not path.resolve().is_file():
-        return "broken symbolic link"
+    if path.is_symlink():
+        target = path.resolve()
+        if not target.is_file():
+            return "broken symbolic link"
+        if not target.is_relative_to(real_root):
+            return OUTSIDE_SOURCE
     size = path.stat().st_size
     if size > max_bytes:
         return f"larger than index.max_file_bytes ({size} > {max_bytes} bytes)"

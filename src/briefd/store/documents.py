@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from briefd.model import Chunk, Document, FrontMatter, Heading, Link, ResolvedLink
 from briefd.store import vocabulary
@@ -116,6 +116,15 @@ def write_document(
             )
             for ln in doc.links
         ],
+    )
+
+
+def save_history(conn: sqlite3.Connection, history: Mapping[str, tuple[str, str]]) -> None:
+    """Per document path its last commit and that commit's time (git sources, K3)."""
+    conn.executemany(
+        "UPDATE documents SET updated_commit = ?, updated_at = ? WHERE path = ? "
+        "AND (updated_commit IS NOT ? OR updated_at IS NOT ?)",
+        [(commit, at, path, commit, at) for path, (commit, at) in history.items()],
     )
 
 

@@ -272,6 +272,66 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX bundle_manifests_created ON bundle_manifests(created_at);
         """,
     ),
+    Migration(
+        11,
+        "m011_proposal_forge_state",
+        """
+        ALTER TABLE proposals ADD COLUMN pr_number INTEGER;
+        ALTER TABLE proposals ADD COLUMN base_branch TEXT;
+        ALTER TABLE proposals ADD COLUMN base_commit TEXT;
+        ALTER TABLE proposals ADD COLUMN forge_error TEXT;
+        ALTER TABLE proposals ADD COLUMN status_checked_at TEXT;
+        CREATE INDEX proposals_status ON proposals(status);
+        """,
+    ),
+    Migration(
+        12,
+        "m012_service_counters_query_log",
+        """
+        CREATE TABLE counters (
+            name TEXT NOT NULL,
+            labels TEXT NOT NULL,
+            value REAL NOT NULL,
+            PRIMARY KEY (name, labels)
+        ) WITHOUT ROWID;
+        CREATE TABLE counters_meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE query_log (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            query TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            results INTEGER NOT NULL,
+            top_score REAL,
+            latency_ms REAL NOT NULL,
+            client TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX query_log_created ON query_log(created_at);
+        CREATE TABLE link_dismissals (
+            doc_path TEXT NOT NULL,
+            target_path TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (doc_path, target_path)
+        ) WITHOUT ROWID;
+        """,
+    ),
+    Migration(
+        13,
+        "m013_recall_sessions",
+        """
+        CREATE TABLE recall_injections (
+            session_id TEXT NOT NULL,
+            chunk_id TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            injected_at REAL NOT NULL,
+            PRIMARY KEY (session_id, chunk_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX recall_injections_age ON recall_injections(injected_at);
+        """,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].number

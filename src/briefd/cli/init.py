@@ -1,0 +1,105 @@
+"""``briefd init``: write the recall hook and the MCP server entry into a project's coding-agent
+config files (see :mod:`briefd.recall.clients`), showing the diff first."""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+
+from briefd.cli.output import console, reported_errors
+from briefd.errors import ConfigError
+from briefd.recall.clients import CLIENTS, targets
+from briefd.settings import Settings
+
+NOTES = {
+    "cursor": "Cursor: MCP server only — its beforeSubmitPrompt hook cannot add context to a "
+    "prompt, so there is no recall hook for it.",
+    "vscode": "VS Code: agent hooks are a preview feature; enable chat.hookFilesLocations for "
+    ".github/hooks if your VS Code does not read it yet.",
+}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init_command)
+
+
+def hook_command(db: Path | None = None) -> str:
+    """The recall command line for this installation: the console script next to this Python
+    (no shell shim in between), or ``python -m briefd`` when there is none."""
+    script = Path(sys.executable).with_name("briefd")
+    parts = (
+        [str(script), "recall"] if script.is_file() else [sys.executable, "-m", "briefd", "recall"]
+    )
+    if db is not None:
+        parts[-1:-1] = ["--db", str(db.resolve())]
+    return shlex.join(parts)
+
+
+def mcp_url(settings: Settings) -> str:
+    serve = getattr(settings, "serve", None)
+    host = getattr(serve, "host", "127.0.0.1")
+    port = getattr(serve, "port", 8484)
+    host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    return f"http://{host}:{port}/mcp"
+
+
+def init_command(
+    ctx: typer.Context,
+    client: str = typer.Option(
+        "claude-code", "--client", help="claude-code, cursor, codex, vscode or all."
+    ),
+    project: Path = typer.Option(Path(), "--project", help="The project directory."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Write without asking."),
+) -> None:
+    """Write the recall hook and the MCP server entry into a project's agent config files."""
+    with reported_errors():
+        chosen = CLIENTS if client == "all" else (client,)
+        if client != "all" and client not in CLIENTS:
+            raise ConfigError(f"unknown --client '{client}'; use {', '.join(CLIENTS)} or all")
+        settings = ctx.obj.settings()
+        hook = hook_command(ctx.obj.db)
+        changes = _changes(project, chosen, hook, mcp_url(settings))
+    if not changes:
+        console.print("Everything is already configured; nothing to change.", markup=False)
+    else:
+        for path, old, new in changes:
+            _show_diff(project, path, old, new)
+        if not yes and not (sys.stdin.isatty() and typer.confirm("Write these changes?")):
+            console.print("Nothing written (pass --yes to write without asking).", markup=False)
+            raise typer.Exit(1)
+        for path, _, new in changes:
+            target = project / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(new, encoding="utf-8")
+            console.print(f"wrote {target}", markup=False)
+    for name in chosen:
+        if name in NOTES:
+            console.print(NOTES[name], markup=False)
+
+
+def _changes(
+    project: Path, clients: tuple[str, ...], hook: str, url: str
+) -> list[tuple[str, str | None, str]]:
+    out = []
+    for name in clients:
+        for target in targets(name, hook, url):
+            path = project / target.path
+            old = path.read_text(encoding="utf-8") if path.is_file() else None
+            new = target.update(old)
+            if new != old:
+                out.append((target.path, old, new))
+    return out
+
+
+def _show_diff(project: Path, path: str, old: str | None, new: str) -> None:
+    diff = difflib.unified_diff(
+        (old or "").splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"{project / path}" if old is not None else "/dev/null",
+        tofile=f"{project / path}",
+    )
+    console.print("".join(diff), markup=False, end="")

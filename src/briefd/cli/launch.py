@@ -1,0 +1,39 @@
+"""The ``briefd`` console script. ``briefd recall`` — spawned by coding agents on every
+prompt — goes straight to the hook's fast path (standard library only); every other command,
+and ``recall --help``, loads the full command line (typer, rich)."""
+
+from __future__ import annotations
+
+import sys
+
+GLOBAL_OPTIONS = ("--db", "--config")
+
+
+def recall_args(argv: list[str]) -> list[str] | None:
+    """The hook's arguments when ``argv`` is ``[--db X] [--config Y] recall …`` without help,
+    global options passed on; None for anything else."""
+    passed: list[str] = []
+    rest = list(argv)
+    while rest and rest[0] != "recall":
+        name, eq, _ = rest[0].partition("=")
+        if name not in GLOBAL_OPTIONS:
+            return None
+        take = 1 if eq else 2
+        if len(rest) < take:
+            return None
+        passed += rest[:take]
+        rest = rest[take:]
+    if not rest or any(a in ("--help", "-h") for a in rest[1:]):
+        return None
+    return [*passed, *rest[1:]]
+
+
+def run() -> None:
+    args = recall_args(sys.argv[1:])
+    if args is not None:
+        from briefd.recall.hook import main
+
+        sys.exit(main(args))
+    from briefd.cli.main import run as full
+
+    full()

@@ -1,0 +1,86 @@
+"""``briefd sync``: bring the knowledge source up to date now, and say what happened."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from briefd.cli.output import console, errors, fail, print_json, reported_errors
+from briefd.sync.state import SyncReport
+
+if TYPE_CHECKING:
+    from briefd.api import Briefd
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sync")(sync_command)
+
+
+def sync_command(
+    ctx: typer.Context,
+    json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Fetch the source (a git URL source is reset to its remote branch), reindex what
+    changed and refresh the status of open pull requests."""
+    with reported_errors(), ctx.obj.api() as api:
+        report = api.sync()
+    if json_output:
+        print_json(report)
+        if report.error:
+            raise typer.Exit(1)
+        return
+    print_sync(report)
+    if report.error:
+        fail(f"sync failed, the previous index is still served: {report.error}")
+
+
+def print_sync(report: SyncReport) -> None:
+    where = f"{report.source} ({report.kind}" + (f", {report.branch})" if report.branch else ")")
+    console.print(f"Synced {where} in {report.seconds:.2f}s", markup=False)
+    if report.commit or report.previous_commit:
+        before = (report.previous_commit or "none")[:12]
+        after = (report.commit or "none")[:12]
+        moved = "unchanged" if before == after else f"{before} → {after}"
+        console.print(f"  commit: {after} ({moved})", markup=False)
+    index = report.index
+    if index is not None:
+        console.print(
+            f"  index: {index.documents} documents, {index.chunks} chunks; {len(index.added)} new, "
+            f"{len(index.changed)} changed, {len(index.deleted)} deleted, "
+            f"{index.unchanged} unchanged",
+            markup=False,
+        )
+        for path in (*index.added, *index.changed):
+            console.print(f"    updated {path}", markup=False)
+        for path in index.deleted:
+            console.print(f"    deleted {path}", markup=False)
+    if report.proposals_checked:
+        console.print(
+            f"  proposals: {report.proposals_checked} open pull requests checked", markup=False
+        )
+    for change in report.proposals_changed:
+        console.print(f"    {change}", markup=False)
+    if report.forge_error:
+        console.print(
+            f"  warning: pull request statuses not refreshed: {report.forge_error}", markup=False
+        )
+
+
+def startup_sync(api: Briefd) -> None:
+    """``briefd serve`` with a git URL source: clone (first start) or fetch, then reindex. A
+    failing remote is a warning — the index from the last good sync is served."""
+    report = api.sync()
+    if report.error:
+        errors.print(
+            f"warning: sync of {report.source} failed, serving the previous index: {report.error}",
+            markup=False,
+        )
+        return
+    index = report.index
+    summary = f"{index.documents} documents, {index.chunks} sections" if index else ""
+    errors.print(
+        f"synced {report.source} ({report.branch}) at {(report.commit or '')[:12]}: {summary} "
+        f"in {report.seconds:.1f}s",
+        markup=False,
+    )

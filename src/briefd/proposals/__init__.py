@@ -1,0 +1,13 @@
+"""Knowledge change proposals (T1): an agent's suggested edit becomes a branch
+``briefd/proposal-<id>`` with one commit on the knowledge remote and, with a GitHub forge
+configured, a pull request. The serving checkout and the index are never touched.
+
+Modules: :mod:`~briefd.proposals.model` (request and record), :mod:`~briefd.proposals.validate`
+(pure checks), :mod:`~briefd.proposals.branch` (git plumbing), :mod:`~briefd.proposals.forge`
+(GitHub REST), :mod:`~briefd.proposals.records` (the ``proposals`` table),
+:mod:`~briefd.proposals.service` (propose and refresh).
+"""
+
+from briefd.proposals.model import Proposal, ProposalRequest
+
+__all__ = ["Proposal", "ProposalRequest"]

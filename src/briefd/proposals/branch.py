@@ -1,0 +1,116 @@
+"""A proposal branch built with git plumbing: fetch the remote head into a private ref, write
+the new blob, build the tree in a temporary index file, ``commit-tree`` one commit on top of
+the head, push it as a new branch. HEAD, the work tree and the checkout's own index file are
+never touched, so serving (and a sync running at the same time) carries on undisturbed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from briefd.errors import BriefdError, ProposalError
+from briefd.sync import git
+
+FETCH = ("-c", "gc.auto=0", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a proposal goes: the repository to build it in and the remote branch it is on."""
+
+    repo: Path
+    prefix: str  # the knowledge root inside the repository ('' or 'docs/')
+    remote: str
+    base_branch: str
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    name: str
+    email: str
+
+    def env(self) -> dict[str, str]:
+        return {
+            "GIT_AUTHOR_NAME": self.name,
+            "GIT_AUTHOR_EMAIL": self.email,
+            "GIT_COMMITTER_NAME": self.name,
+            "GIT_COMMITTER_EMAIL": self.email,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Pushed:
+    base_commit: str
+    commit: str
+
+
+def push_proposal(
+    target: Target,
+    branch: str,
+    doc_path: str,
+    content: str,
+    message: str,
+    author: Author,
+    timeout: float,
+) -> Pushed:
+    """Create ``branch`` on the remote with exactly one commit on top of its base branch."""
+    scratch = f"refs/briefd/scratch/{branch.rsplit('-', 1)[-1]}"
+    try:
+        _git(
+            [*FETCH, target.remote, f"+refs/heads/{target.base_branch}:{scratch}"],
+            target,
+            timeout,
+        )
+        base = _git(["rev-parse", "--verify", f"{scratch}^{{commit}}"], target, timeout)
+        tree = _tree_with(target, base, target.prefix + doc_path, content, timeout)
+        if tree == _git(["rev-parse", f"{base}^{{tree}}"], target, timeout):
+            raise ProposalError(
+                f"new_content is identical to {doc_path} on {target.base_branch} "
+                f"({base[:12]}); nothing to propose"
+            )
+        commit = _git(
+            ["commit-tree", tree, "-p", base, "-F", "-"],
+            target,
+            timeout,
+            env=author.env(),
+            stdin=message.encode("utf-8"),
+        )
+        # to the URL, not the remote's name: no remote-tracking ref appears in the checkout
+        url = _git(["remote", "get-url", "--push", target.remote], target, timeout)
+        _git(["push", "--quiet", url, f"{commit}:refs/heads/{branch}"], target, timeout)
+    finally:
+        _forget(target, scratch, timeout)
+    return Pushed(base, commit)
+
+
+def _tree_with(target: Target, base: str, repo_path: str, content: str, timeout: float) -> str:
+    blob = _git(["hash-object", "-w", "--stdin"], target, timeout, stdin=content.encode("utf-8"))
+    with tempfile.TemporaryDirectory(prefix="briefd-proposal-") as scratch_dir:
+        env = {"GIT_INDEX_FILE": str(Path(scratch_dir) / "index")}
+        _git(["read-tree", base], target, timeout, env=env)
+        _git(
+            ["update-index", "--add", "--cacheinfo", f"100644,{blob},{repo_path}"],
+            target,
+            timeout,
+            env=env,
+        )
+        return _git(["write-tree"], target, timeout, env=env)
+
+
+def _forget(target: Target, ref: str, timeout: float) -> None:
+    # a leftover private ref is harmless; the next proposal uses a new name
+    with contextlib.suppress(BriefdError):
+        git.run(["update-ref", "-d", ref], target.repo, timeout, ProposalError)
+
+
+def _git(
+    args: list[str],
+    target: Target,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> str:
+    return git.run(args, target.repo, timeout, ProposalError, env, stdin)

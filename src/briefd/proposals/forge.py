@@ -1,0 +1,119 @@
+"""GitHub pull requests over the REST API (T1): ``POST /repos/{owner}/{repo}/pulls`` opens
+one, ``GET /repos/{owner}/{repo}/pulls/{number}`` reads its state (``merged`` / ``merged_at``
+say merged; otherwise ``state`` is ``open`` or ``closed``). Every failure is a
+:class:`~briefd.errors.ProposalError` that names the request and what GitHub said."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from briefd.errors import ProposalError
+from briefd.settings import ForgeSettings
+
+API_VERSION = "2022-11-28"
+_GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequest:
+    number: int
+    url: str
+    status: str  # open | closed | merged
+
+
+class GitHub:
+    """One repository on a GitHub (or GitHub Enterprise) API."""
+
+    def __init__(self, api_url: str, repo: str, token: str, client: httpx.Client) -> None:
+        self.base = f"{api_url.rstrip('/')}/repos/{repo}"
+        self.repo = repo
+        self.client = client
+        self.headers = {
+            "Accept": "application/vnd.github+json",
+            "Authorization": f"Bearer {token}",
+            "X-GitHub-Api-Version": API_VERSION,
+            "User-Agent": "briefd",
+        }
+
+    def create_pull(self, head: str, base: str, title: str, body: str) -> PullRequest:
+        data = self._call(
+            "POST", "/pulls", {"title": title, "head": head, "base": base, "body": body}
+        )
+        return _pull(data, "POST /pulls")
+
+    def pull(self, number: int) -> PullRequest:
+        return _pull(self._call("GET", f"/pulls/{number}", None), f"GET /pulls/{number}")
+
+    def _call(self, method: str, path: str, payload: dict[str, Any] | None) -> Any:
+        what = f"GitHub {method} /repos/{self.repo}{path}"
+        try:
+            response = self.client.request(
+                method, self.base + path, json=payload, headers=self.headers
+            )
+        except httpx.HTTPError as exc:
+            raise ProposalError(f"{what} failed: {exc}; check forge.api_url") from None
+        if response.status_code >= 400:
+            raise ProposalError(f"{what} answered {response.status_code}: {_message(response)}")
+        try:
+            return response.json()
+        except ValueError:
+            raise ProposalError(f"{what} answered with something that is not JSON") from None
+
+
+def _pull(data: Any, what: str) -> PullRequest:
+    try:
+        number, url, state = int(data["number"]), str(data["html_url"]), str(data["state"])
+    except (KeyError, TypeError, ValueError):
+        raise ProposalError(f"GitHub {what}: the answer is not a pull request") from None
+    merged = bool(data.get("merged")) or bool(data.get("merged_at"))
+    return PullRequest(number, url, "merged" if merged else state)
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200] or response.reason_phrase
+    if not isinstance(data, dict):
+        return str(data)[:200]
+    message = str(data.get("message", response.reason_phrase))
+    errors = data.get("errors")
+    if isinstance(errors, list) and errors:
+        details = [str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors]
+        message += " (" + "; ".join(details) + ")"
+    hint = {401: "; check the token", 403: "; the token lacks permission", 404: ""}
+    return message + hint.get(response.status_code, "")
+
+
+def forge_repo(settings: ForgeSettings, remote_url: str | None) -> str | None:
+    """``forge.repo``, else owner/name read from a github.com remote URL."""
+    if settings.repo:
+        return settings.repo
+    found = _GITHUB_REMOTE.search(remote_url or "")
+    return found.group(1) if found else None
+
+
+def open_forge(
+    settings: ForgeSettings, remote_url: str | None, client: httpx.Client
+) -> GitHub | None:
+    """The configured forge (None: ``forge.type: none``); a configuration gap is an error
+    raised before anything is pushed."""
+    if settings.type == "none":
+        return None
+    repo = forge_repo(settings, remote_url)
+    if not repo or repo.count("/") != 1:
+        raise ProposalError(
+            "forge.type is github but forge.repo is not set (owner/name); set it in briefd.yaml"
+        )
+    token = os.environ.get(settings.token_env, "")
+    if not token:
+        raise ProposalError(
+            f"forge.type is github but ${settings.token_env} is empty; export a token that may "
+            "open pull requests, or set forge.token_env"
+        )
+    return GitHub(settings.api_url, repo, token, client)

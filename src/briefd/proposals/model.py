@@ -1,0 +1,40 @@
+"""The nouns of proposals: what a caller asks for and what is stored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+# pushed: a branch without a pull request (no forge, or the forge refused: see forge_error)
+ProposalStatus = Literal["pushed", "open", "merged", "closed"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalRequest:
+    """Replace (or create) ``doc_path`` with ``new_content``; ``change_description`` becomes
+    the commit message. ``scopes`` are the scopes the caller may see (default: the default
+    scopes; ``all``: every scope)."""
+
+    doc_path: str
+    change_description: str
+    new_content: str
+    scopes: tuple[str, ...] | None = None
+    client: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    id: str
+    branch: str
+    doc_path: str
+    description: str
+    commit_hash: str | None
+    pr_url: str | None
+    status: str
+    client: str | None
+    created_at: str
+    pr_number: int | None = None
+    base_branch: str | None = None
+    base_commit: str | None = None
+    forge_error: str | None = None  # the last forge failure for this proposal, if any
+    status_checked_at: str | None = None

@@ -1,0 +1,183 @@
+"""Proposing a knowledge change and following its pull request (T1)."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from briefd.errors import BriefdError, ProposalError
+from briefd.proposals import records
+from briefd.proposals.branch import Author, Target, push_proposal
+from briefd.proposals.forge import GitHub, open_forge
+from briefd.proposals.model import Proposal, ProposalRequest
+from briefd.proposals.validate import checked_path
+from briefd.settings import Settings
+from briefd.store.db import Store
+from briefd.sync import git
+from briefd.sync import source as sources
+
+BRANCH_PREFIX = "briefd/proposal-"
+TITLE_CHARS = 72
+
+
+def propose(settings: Settings, request: ProposalRequest) -> Proposal:
+    """Validate, push a one-commit branch, open a pull request when a forge is configured,
+    and store the proposal (on a connection of its own: callers need no lock). The serving
+    checkout and the index are not touched."""
+    doc_path = checked_path(request, settings.default_scopes, settings.index.max_file_bytes)
+    target, remote_url = locate(settings)
+    store = Store.open(settings.db)  # no index, no record: fail before anything is pushed
+    try:
+        with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
+            forge = open_forge(settings.forge, remote_url, client)  # config gaps fail early too
+            proposal = _push(settings, request, doc_path, target)
+            if forge is not None:
+                proposal = _open_pull(forge, proposal)
+        with store.write() as conn:
+            records.insert(conn, proposal)
+    finally:
+        store.close()
+    return proposal
+
+
+def _push(settings: Settings, request: ProposalRequest, doc_path: str, target: Target) -> Proposal:
+    proposal_id = secrets.token_hex(4)
+    branch = BRANCH_PREFIX + proposal_id
+    author = Author(settings.proposals.author_name, settings.proposals.author_email)
+    description = request.change_description.strip()
+    pushed = push_proposal(
+        target,
+        branch,
+        doc_path,
+        request.new_content,
+        description + "\n",
+        author,
+        settings.sync.git_timeout,
+    )
+    return Proposal(
+        id=proposal_id,
+        branch=branch,
+        doc_path=doc_path,
+        description=description,
+        commit_hash=pushed.commit,
+        pr_url=None,
+        status="pushed",
+        client=request.client,
+        created_at=_now(),
+        base_branch=target.base_branch,
+        base_commit=pushed.base_commit,
+    )
+
+
+def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
+    """The branch is pushed whatever happens here; a refusal is kept in ``forge_error``."""
+    title = proposal.description.splitlines()[0]
+    if len(title) > TITLE_CHARS:
+        title = title[: TITLE_CHARS - 1] + "…"
+    body = f"{proposal.description}\n\n---\nProposed through briefd for `{proposal.doc_path}`" + (
+        f" by {proposal.client}." if proposal.client else "."
+    )
+    base = proposal.base_branch or "main"
+    try:
+        pull = forge.create_pull(proposal.branch, base, title, body)
+    except ProposalError as exc:
+        return replace(proposal, forge_error=str(exc))
+    return replace(proposal, pr_url=pull.url, pr_number=pull.number, status=pull.status)
+
+
+def locate(settings: Settings) -> tuple[Target, str | None]:
+    """The repository and remote branch proposals are built on, and the remote's URL."""
+    source = sources.resolve(settings)
+    timeout = settings.sync.git_timeout
+    if source.kind == "directory":
+        raise ProposalError(
+            f"the knowledge source {source.root} is a plain directory, not a git repository; "
+            "proposals become branches on a git remote: use a git URL or a git checkout as source"
+        )
+    if source.kind == "clone":
+        if not (source.root / ".git").is_dir():
+            with sources.sync_lock(settings):
+                sources.ensure_clone(source, timeout)
+        branch = sources.tracked_branch(source, timeout)
+        return Target(source.root, "", "origin", branch), source.url
+    located = git.toplevel(source.root, timeout)
+    assert located is not None  # resolve() said it is a checkout
+    top, prefix = located
+    remote, branch = _upstream(top, settings.sync.branch, timeout)
+    url = _git(["remote", "get-url", remote], top, timeout, "has no remote '{remote}'")
+    return Target(top, prefix, remote, branch), url
+
+
+def _upstream(top: Path, configured: str | None, timeout: float) -> tuple[str, str]:
+    try:
+        upstream = git.run(
+            ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], top, timeout
+        )
+    except BriefdError:
+        upstream = ""
+    remote, _, branch = upstream.partition("/")
+    if configured:
+        return remote or "origin", configured
+    if branch:
+        return remote, branch
+    current = _git(["rev-parse", "--abbrev-ref", "HEAD"], top, timeout, "has no branch")
+    return "origin", current
+
+
+def _git(args: list[str], top: Path, timeout: float, problem: str) -> str:
+    try:
+        return git.run(args, top, timeout)
+    except BriefdError:
+        remote = args[-1]
+        raise ProposalError(
+            f"the knowledge checkout {top} {problem.format(remote=remote)}; proposals are "
+            "pushed to a remote: add one with `git remote add origin URL`"
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    checked: int
+    changed: tuple[str, ...]  # "id: open → merged"
+    error: str | None  # the last forge failure (statuses it could not read stay as they were)
+
+
+def refresh_statuses(store: Store, settings: Settings) -> Refresh:
+    """Read the state of every stored open pull request; never raises for forge trouble."""
+    with store.read() as conn:
+        pending = records.open_pulls(conn)
+    if not pending or settings.forge.type == "none":
+        return Refresh(0, (), None)
+    try:
+        remote_url = locate(settings)[1]
+    except BriefdError:
+        remote_url = settings.sync.remote
+    changed: list[str] = []
+    error: str | None = None
+    with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
+        try:
+            forge = open_forge(settings.forge, remote_url, client)
+        except ProposalError as exc:
+            return Refresh(0, (), str(exc))
+        assert forge is not None
+        for proposal in pending:
+            assert proposal.pr_number is not None
+            status: str | None = None
+            problem: str | None = None
+            try:
+                status = forge.pull(proposal.pr_number).status
+            except ProposalError as exc:
+                problem = error = str(exc)
+            if status is not None and status != proposal.status:
+                changed.append(f"{proposal.id}: {proposal.status} → {status}")
+            with store.write() as conn:
+                records.record_check(conn, proposal.id, status, problem, _now())
+    return Refresh(len(pending), tuple(changed), error)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,73 @@
+"""Checks on a proposal before anything touches git (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from briefd.errors import ProposalError
+from briefd.proposals.model import ProposalRequest
+from briefd.retrieval.search import ALL_SCOPES
+from briefd.sources.scan import scope_of
+
+SUFFIXES = (".md", ".markdown")
+MAX_DESCRIPTION = 10_000
+
+
+def checked_path(request: ProposalRequest, default_scopes: Sequence[str], max_bytes: int) -> str:
+    """The normalised document path, or a :class:`ProposalError` that says what to fix."""
+    path = _clean_path(request.doc_path)
+    scope = scope_of(path)
+    if scope is None:
+        raise ProposalError(
+            f"doc_path '{path}' is outside every scope; knowledge lives under domain/, "
+            "conventions/ or projects/<name>/"
+        )
+    allowed = tuple(request.scopes) if request.scopes else tuple(default_scopes)
+    if ALL_SCOPES not in allowed and scope not in allowed:
+        raise ProposalError(
+            f"doc_path '{path}' is in scope '{scope}', which this request may not see "
+            f"(scopes: {', '.join(allowed) or 'none'}); add '{scope}' to scopes"
+        )
+    _check_text(request, max_bytes)
+    return path
+
+
+def _clean_path(raw: str) -> str:
+    path = raw.strip()
+    while path.startswith("./"):
+        path = path[2:]
+    if not path:
+        raise ProposalError("doc_path is empty; give the document's path, e.g. domain/retry.md")
+    if "\\" in path or "\0" in path or path.startswith("/") or ":" in path.split("/")[0]:
+        raise ProposalError(
+            f"doc_path '{raw}' must be a relative path with forward slashes inside the "
+            "knowledge repository, e.g. domain/retry.md"
+        )
+    parts = path.split("/")
+    if any(part in ("", ".", "..") or part.startswith(".") for part in parts):
+        raise ProposalError(
+            f"doc_path '{raw}' may not contain '..', '.', empty or hidden path segments"
+        )
+    if not path.lower().endswith(SUFFIXES):
+        raise ProposalError(f"doc_path '{path}' is not a Markdown file; use a .md path")
+    return path
+
+
+def _check_text(request: ProposalRequest, max_bytes: int) -> None:
+    description = request.change_description.strip()
+    if not description:
+        raise ProposalError("change_description is empty; say what changes and why")
+    if len(description) > MAX_DESCRIPTION:
+        raise ProposalError(
+            f"change_description is {len(description)} characters; keep it under {MAX_DESCRIPTION}"
+        )
+    if not request.new_content.strip():
+        raise ProposalError("new_content is empty; send the full new text of the document")
+    if "\0" in request.new_content:
+        raise ProposalError("new_content contains a NUL character; send Markdown text")
+    size = len(request.new_content.encode("utf-8"))
+    if size > max_bytes:
+        raise ProposalError(
+            f"new_content is {size} bytes, over index.max_file_bytes ({max_bytes}); "
+            "split the document"
+        )

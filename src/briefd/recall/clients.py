@@ -1,0 +1,172 @@
+"""The project config files ``briefd init`` writes for each coding agent (pure: old text in,
+new text out, so running init twice leaves the files byte-identical).
+
+* Claude Code: the ``UserPromptSubmit`` hook in ``.claude/settings.local.json`` (it names this
+  machine's Python, so it stays out of the shared ``settings.json``) and the MCP server in
+  ``.mcp.json``.
+* Codex: ``[mcp_servers.briefd]`` in ``.codex/config.toml`` and the ``UserPromptSubmit`` hook in
+  ``.codex/hooks.json`` (hookSpecificOutput JSON).
+* VS Code (Copilot agent mode): ``.vscode/mcp.json`` and the ``UserPromptSubmit`` hook in
+  ``.github/hooks/briefd.json`` (preview feature; hookSpecificOutput JSON).
+* Cursor: ``.cursor/mcp.json`` only — Cursor's ``beforeSubmitPrompt`` hook can allow or block a
+  prompt but cannot add context, so there is no recall hook to write.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from briefd.errors import ConfigError
+
+CLIENTS = ("claude-code", "cursor", "codex", "vscode")
+SERVER_NAME = "briefd"
+TOKEN_ENV = "BRIEFD_API_TOKEN"
+HOOK_TIMEOUT_S = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One file to write: its path in the project and how to update its text."""
+
+    client: str
+    path: str
+    update: Callable[[str | None], str]
+
+
+def targets(client: str, hook: str, mcp_url: str) -> list[Target]:
+    """The files ``client`` needs; ``hook`` is the recall command line, ``mcp_url`` the
+    server's ``/mcp`` endpoint."""
+    json_hook = f"{hook} --format claude-json"
+    table = {
+        "claude-code": [
+            Target(client, ".claude/settings.local.json", lambda t: claude_hook(t, hook)),
+            Target(
+                client, ".mcp.json", lambda t: mcp_servers(t, "mcpServers", claude_mcp(mcp_url))
+            ),
+        ],
+        "cursor": [
+            Target(
+                client,
+                ".cursor/mcp.json",
+                lambda t: mcp_servers(t, "mcpServers", cursor_mcp(mcp_url)),
+            ),
+        ],
+        "codex": [
+            Target(client, ".codex/config.toml", lambda t: codex_mcp(t, mcp_url)),
+            Target(client, ".codex/hooks.json", lambda t: claude_hook(t, json_hook)),
+        ],
+        "vscode": [
+            Target(
+                client, ".vscode/mcp.json", lambda t: mcp_servers(t, "servers", vscode_mcp(mcp_url))
+            ),
+            Target(client, ".github/hooks/briefd.json", lambda t: vscode_hook(t, json_hook)),
+        ],
+    }
+    return table[client]
+
+
+def _load(text: str | None, what: str) -> dict[str, object]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(
+            f"{what} is not valid JSON ({exc}); fix or remove it, then rerun"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{what} must hold a JSON object; fix or remove it, then rerun")
+    return data
+
+
+def _dump(data: dict[str, object]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _ours(command: object) -> bool:
+    return isinstance(command, str) and bool(re.search(r"(briefd|-m briefd) recall\b", command))
+
+
+def claude_hook(text: str | None, command: str) -> str:
+    """Claude Code / Codex ``hooks.UserPromptSubmit``: our entry replaced, others kept."""
+    data = _load(text, "the hooks settings file")
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError("'hooks' in the settings file must be an object; fix it, then rerun")
+    groups = [
+        g
+        for g in hooks.get("UserPromptSubmit", [])
+        if not (isinstance(g, dict) and any(_ours(h.get("command")) for h in g.get("hooks", [])))
+    ]
+    entry = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
+    hooks["UserPromptSubmit"] = [*groups, {"hooks": [entry]}]
+    return _dump(data)
+
+
+def vscode_hook(text: str | None, command: str) -> str:
+    data = _load(text, ".github/hooks/briefd.json")
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError("'hooks' in .github/hooks/briefd.json must be an object")
+    kept = [h for h in hooks.get("UserPromptSubmit", []) if not _ours(h.get("command"))]
+    entry = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
+    hooks["UserPromptSubmit"] = [*kept, entry]
+    return _dump(data)
+
+
+def claude_mcp(url: str) -> dict[str, object]:
+    return {"type": "http", "url": url, "headers": {"Authorization": f"Bearer ${{{TOKEN_ENV}:-}}"}}
+
+
+def cursor_mcp(url: str) -> dict[str, object]:
+    return {"url": url, "headers": {"Authorization": f"Bearer ${{env:{TOKEN_ENV}}}"}}
+
+
+def vscode_mcp(url: str) -> dict[str, object]:
+    return {
+        "type": "http",
+        "url": url,
+        "headers": {"Authorization": f"Bearer ${{env:{TOKEN_ENV}}}"},
+    }
+
+
+def mcp_servers(text: str | None, key: str, server: dict[str, object]) -> str:
+    data = _load(text, "the MCP config file")
+    servers = data.setdefault(key, {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f"'{key}' in the MCP config file must be an object; fix it, then rerun")
+    servers[SERVER_NAME] = server
+    return _dump(data)
+
+
+def codex_mcp(text: str | None, url: str) -> str:
+    """``[mcp_servers.briefd]`` in Codex's TOML, the rest of the file kept as written."""
+    text = text or ""
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f".codex/config.toml is not valid TOML ({exc}); fix it, then rerun"
+        ) from None
+    block = f'[mcp_servers.{SERVER_NAME}]\nurl = "{url}"\nbearer_token_env_var = "{TOKEN_ENV}"\n'
+    lines = text.splitlines(keepends=True)
+    header = f"[mcp_servers.{SERVER_NAME}]"
+    start = next((i for i, line in enumerate(lines) if line.strip() == header), None)
+    if start is None:
+        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return text + sep + block
+    end = next(
+        (
+            i
+            for i in range(start + 1, len(lines))
+            if lines[i].lstrip().startswith("[")
+            and not lines[i].strip().startswith(f"[mcp_servers.{SERVER_NAME}.")
+        ),
+        len(lines),
+    )
+    tail = "".join(lines[end:])
+    return "".join(lines[:start]) + block + ("\n" + tail if tail else "")

@@ -1,0 +1,91 @@
+"""Where the hook finds its settings, index and server, so the hook line needs no flags.
+
+Config file: ``$BRIEFD_CONFIG``, ``./briefd.yaml``, ``./.briefd/briefd.yaml``, then the user's
+``$XDG_CONFIG_HOME/briefd/briefd.yaml`` (``~/.config``). Index: ``$BRIEFD_DB``, the config
+file's ``db``, ``./.briefd/briefd.db`` when it exists, then the user's default
+``$XDG_DATA_HOME/briefd/briefd.db`` (``~/.local/share``). Server: ``$BRIEFD_RECALL__SERVER``,
+the config file's ``recall.server``, then ``http://127.0.0.1:8484``; ``off`` or empty: none;
+its timeout likewise (``recall.server_timeout``, default 2 s).
+
+Standard library only (``yaml`` is imported only when a config file mentions ``recall``).
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+DEFAULT_SERVER = "http://127.0.0.1:8484"
+DEFAULT_TIMEOUT = 2.0
+LOCAL_DIR = ".briefd"
+DB_NAME = "briefd.db"
+CONFIG_NAME = "briefd.yaml"
+
+
+def user_config(env: Mapping[str, str]) -> str:
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "briefd", CONFIG_NAME)
+
+
+def user_db(env: Mapping[str, str]) -> str:
+    base = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "briefd", DB_NAME)
+
+
+def config_file(env: Mapping[str, str]) -> str | None:
+    if env.get("BRIEFD_CONFIG"):
+        return env["BRIEFD_CONFIG"]
+    for path in (CONFIG_NAME, os.path.join(LOCAL_DIR, CONFIG_NAME), user_config(env)):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def local_db(env: Mapping[str, str]) -> str:
+    """The index to use when neither ``$BRIEFD_DB`` nor the config file names one."""
+    here = os.path.join(LOCAL_DIR, DB_NAME)
+    return here if os.path.exists(here) else user_db(env)
+
+
+def read_config(path: str | None) -> dict[str, Any]:
+    """The raw mapping of a config file (``{}`` when there is none or it is not a mapping)."""
+    if path is None:
+        return {}
+    with open(path, encoding="utf-8") as stream:
+        text = stream.read()
+    if "recall" not in text:  # nothing the fast path reads: spare it the YAML parser
+        return {}
+    import yaml
+
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return data if isinstance(data, dict) else {}
+
+
+def server_url(env: Mapping[str, str], config: Mapping[str, Any]) -> str | None:
+    """The server to ask first, or None when recall must not ask one."""
+    if "BRIEFD_RECALL__SERVER" in env:
+        value: object = env["BRIEFD_RECALL__SERVER"]
+    else:
+        recall = config.get("recall")
+        value = recall.get("server", DEFAULT_SERVER) if isinstance(recall, dict) else DEFAULT_SERVER
+    if not isinstance(value, str) or value.strip().lower() in ("", "off", "none", "false"):
+        return None
+    return value.strip().rstrip("/")
+
+
+def server_timeout(env: Mapping[str, str], config: Mapping[str, Any]) -> float:
+    """Seconds to wait for the server's answer: ``$BRIEFD_RECALL__SERVER_TIMEOUT``, the config
+    file's ``recall.server_timeout``, or 2."""
+    recall = config.get("recall")
+    value: object = env.get("BRIEFD_RECALL__SERVER_TIMEOUT") or (
+        recall.get("server_timeout") if isinstance(recall, dict) else None
+    )
+    try:
+        seconds = float(value) if isinstance(value, str | int | float) else DEFAULT_TIMEOUT
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return seconds if seconds > 0 else DEFAULT_TIMEOUT

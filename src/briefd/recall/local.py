@@ -1,0 +1,46 @@
+"""Answering in-process, when no server did: settings and index found by discovery; the
+embedding model is loaded only when the answer is hybrid (the index has vectors and
+embeddings are on), otherwise nothing heavier than SQLite is imported."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from briefd.recall import discover
+from briefd.recall.engine import RecallRequest, answer, choose_mode, embeddings_on
+from briefd.settings import Settings, load_settings, with_overrides
+from briefd.store.db import Store
+
+HOOK_BUSY_TIMEOUT_MS = 2000  # a hook waits this long for a writer, not the CLI's 30 s
+
+
+def hook_settings(
+    env: Mapping[str, str], config: str | None = None, db: str | None = None
+) -> Settings:
+    """Settings as the hook discovers them (see :mod:`briefd.recall.discover`)."""
+    path = config or discover.config_file(env)
+    # the fast path has used recall.server already; "off" would not parse as a URL setting
+    env = {k: v for k, v in env.items() if k != "BRIEFD_RECALL__SERVER"}
+    settings = load_settings(Path(path) if path else None, env=env, overrides={"db": db})
+    if db or "BRIEFD_DB" in env or settings.db != Settings().db:
+        return settings
+    return with_overrides(settings, {"db": discover.local_db(env)})
+
+
+def recall_here(request: RecallRequest, settings: Settings) -> dict[str, Any]:
+    """The JSON form of a recall answered in this process."""
+    store = Store.open(settings.db)
+    try:
+        store.conn.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
+        with store.read() as conn:
+            mode = choose_mode(conn, request.mode or settings.recall.mode, embeddings_on(settings))
+        if mode != "hybrid":
+            return answer(store, request, settings).to_dict()
+    finally:
+        store.close()
+    from briefd.api import Briefd
+
+    with Briefd(settings) as api:
+        return api.recall(request).to_dict()

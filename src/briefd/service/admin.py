@@ -1,0 +1,66 @@
+"""The dashboard's admin actions (I5): rebuild the index in the background, reset the
+persisted counters. (Triggering a git sync lives with the sync router.)"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter, status
+
+from briefd.api import Briefd
+from briefd.errors import BriefdError, BusyError
+from briefd.service.rest import ERRORS, State
+from briefd.service.state import Job, ServiceState
+from briefd.store.activity import now_iso
+from briefd.sync.source import sync_lock
+
+router = APIRouter(prefix="/api/admin", tags=["admin"])
+
+
+@router.post("/rebuild", status_code=status.HTTP_202_ACCEPTED, responses=ERRORS)
+def rebuild(state: State) -> dict[str, Any]:
+    """Rebuild the index from the knowledge source on a background thread; searches keep
+    answering from the previous index until the rebuild commits. Poll ``/api/stats`` (jobs)."""
+    job = state.call("rest", "admin_rebuild", lambda: start_rebuild(state))
+    return {"job": vars(job)}
+
+
+@router.post("/reset-counters", responses=ERRORS)
+def reset_counters(state: State) -> dict[str, Any]:
+    """Zero the request, latency, token, cache and embedding counters (here and in SQLite)."""
+    state.reset_counters()
+    return {"reset": True, "at": now_iso()}
+
+
+def start_rebuild(state: ServiceState) -> Job:
+    current = state.jobs.get("rebuild")
+    if current is not None and current.running:
+        raise BusyError(
+            f"a rebuild started at {current.started_at} is still running; wait for it to finish"
+        )
+    root = state.source_root()
+    job = Job("rebuild", now_iso())
+    state.jobs["rebuild"] = job
+
+    def run() -> None:
+        try:
+            with (
+                sync_lock(state.api.settings),
+                Briefd(state.api.settings, embedder=state.api.embedder) as worker,
+            ):  # never while a sync resets the clone
+                report = worker.index(root, rebuild=True)
+            job.summary = {k: v for k, v in asdict(report).items() if k in _SUMMARY_KEYS}
+        except BriefdError as exc:
+            job.error = str(exc)
+        except Exception as exc:  # a thread must not die silently
+            job.error = f"rebuild failed: {exc!r}"
+        finally:
+            job.finished_at = now_iso()
+
+    threading.Thread(target=run, name="briefd-rebuild", daemon=True).start()
+    return job
+
+
+_SUMMARY_KEYS = ("source", "documents", "chunks", "seconds", "embedded", "fingerprint")

@@ -1,0 +1,156 @@
+"""The one ASGI app (I1–I6): REST under ``/api``, MCP at ``/mcp``, ``/metrics``, the dashboard
+at ``/`` and ``/setup`` — a composition of small routers over one :class:`Briefd`, behind the
+Host/Origin/token guard. The MCP session manager runs inside this app's lifespan, next to the
+task that flushes counters and the query log to SQLite."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.to_thread
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
+
+from briefd import errors
+from briefd.__about__ import __version__
+from briefd.api import Briefd
+from briefd.service import admin, git_routes, pages, recall_routes, rest
+from briefd.service.config import ServiceConfig
+from briefd.service.guard import Guard
+from briefd.service.metrics import Metrics
+from briefd.service.metrics_route import router as metrics_router
+from briefd.service.render import instructions
+from briefd.service.state import ServiceState
+from briefd.service.tools import build_mcp
+
+log = logging.getLogger("briefd.service")
+
+STATUS: tuple[tuple[type[errors.BriefdError], int], ...] = (
+    (errors.NotFoundError, 404),
+    (errors.IndexNotFoundError, 503),
+    (errors.StoreError, 503),
+    (errors.EmbeddingError, 503),
+    (errors.SourceError, 503),
+    (errors.BusyError, 409),
+    (errors.ConfigError, 500),
+)
+HTTP_ERRORS = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    422: "invalid_request",
+}
+
+
+def status_of(exc: errors.BriefdError) -> int:
+    return next((code for kind, code in STATUS if isinstance(exc, kind)), 400)
+
+
+def error_name(exc: errors.BriefdError) -> str:
+    name = type(exc).__name__.removesuffix("Error") or "Briefd"
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def create_app(
+    api: Briefd, config: ServiceConfig | None = None, metrics: Metrics | None = None
+) -> FastAPI:
+    """The service over ``api``. ``config`` defaults to ``serve:`` settings plus
+    ``BRIEFD_API_TOKEN``; pass ``metrics`` when an embedder already counts into it."""
+    config = config or ServiceConfig.from_settings(api.settings.serve)
+    state = ServiceState(api, config, metrics or Metrics())
+    mcp = build_mcp(state, _instructions(api))
+    # The SDK's own Host/Origin check is off: the Guard below covers every route alike.
+    mcp.streamable_http_app(
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    sessions = mcp.session_manager
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(state.load_counters)
+        poller = await anyio.to_thread.run_sync(git_routes.start_poller, api)
+        async with sessions.run(), anyio.create_task_group() as tasks:
+            tasks.start_soon(_flush_forever, state)
+            try:
+                yield
+            finally:
+                tasks.cancel_scope.cancel()
+                if poller is not None:
+                    await anyio.to_thread.run_sync(poller.stop)
+        try:
+            await anyio.to_thread.run_sync(lambda: state.flush(force=True))
+        except errors.BriefdError as exc:
+            log.warning("could not save counters and the query log at shutdown: %s", exc)
+
+    app = FastAPI(
+        title="briefd",
+        version=__version__,
+        description="Context compiler for AI coding teams: knowledge search, bundles, documents.",
+        lifespan=lifespan,
+        redoc_url=None,
+    )
+    app.state.briefd = state
+    app.state.mcp = mcp
+    _error_handlers(app)
+    app.include_router(rest.router)
+    app.include_router(admin.router)
+    app.include_router(metrics_router)
+    app.include_router(pages.router)
+    app.include_router(recall_routes.router)
+    app.include_router(git_routes.router)
+    app.router.routes.append(Route("/mcp", StreamableHTTPASGIApp(sessions)))
+    app.add_middleware(Guard, config=config)
+    return app
+
+
+async def _flush_forever(state: ServiceState) -> None:
+    while True:
+        await anyio.sleep(state.config.flush_seconds)
+        try:
+            await anyio.to_thread.run_sync(state.flush)
+        except errors.BriefdError as exc:  # keep serving; the next flush tries again
+            log.warning("could not save counters and the query log: %s", exc)
+
+
+def _instructions(api: Briefd) -> str:
+    try:
+        scopes = [(s.name, s.documents, s.chunks) for s in api.scopes()]
+    except errors.BriefdError:
+        scopes = []
+    return instructions(scopes, api.settings.default_scopes)
+
+
+def _error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(errors.BriefdError)
+    async def briefd_error(_: Request, exc: errors.BriefdError) -> JSONResponse:
+        return JSONResponse({"error": error_name(exc), "detail": str(exc)}, status_of(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}"
+            for e in exc.errors()
+        )
+        return JSONResponse({"error": "invalid_request", "detail": problems}, 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        name = HTTP_ERRORS.get(exc.status_code, "error")
+        return JSONResponse(
+            {"error": name, "detail": str(exc.detail)}, exc.status_code, headers=exc.headers
+        )

@@ -1,0 +1,77 @@
+"""How the service is exposed (I3): token, bind address, and which Host / Origin values it
+answers. Pure: built from settings and the environment, checked before anything binds."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from briefd.errors import ConfigError
+from briefd.settings import ServeSettings
+
+TOKEN_ENV = "BRIEFD_API_TOKEN"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceConfig:
+    token: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8484
+    metrics_auth: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    flush_seconds: float = 5.0
+
+    @classmethod
+    def from_settings(
+        cls, serve: ServeSettings, env: Mapping[str, str] | None = None, **overrides: object
+    ) -> ServiceConfig:
+        env = os.environ if env is None else env
+        token = env.get(TOKEN_ENV, "").strip() or None
+        values: dict[str, object] = {
+            "token": token,
+            "host": serve.host,
+            "port": serve.port,
+            "metrics_auth": serve.metrics_auth,
+            "allowed_hosts": serve.allowed_hosts,
+            "allowed_origins": serve.allowed_origins,
+            "flush_seconds": serve.flush_seconds,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]
+
+    @property
+    def host_names(self) -> tuple[str, ...]:
+        """Host names (without port) the Host header may carry."""
+        names = [*LOOPBACK_NAMES]
+        if not is_loopback(self.host) and self.host not in ("0.0.0.0", "::"):
+            names.append(bracket(self.host))
+        names += [h.strip().lower() for h in self.allowed_hosts if h.strip()]
+        return tuple(dict.fromkeys(names))
+
+
+def bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def is_loopback(host: str) -> bool:
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(config: ServiceConfig) -> None:
+    """Refuse to listen beyond this machine without a token (I3)."""
+    if not is_loopback(config.host) and config.token is None:
+        raise ConfigError(
+            f"refusing to bind {config.host} without a token: set {TOKEN_ENV} to a long random "
+            "secret, or bind 127.0.0.1 (the default)"
+        )
+    if not 0 < config.port < 65536:
+        raise ConfigError(f"serve.port: expected 1–65535, got {config.port}")

@@ -1,0 +1,50 @@
+"""Document paths from the network (I3): a path that could leave the knowledge repository is
+answered exactly like a missing document (404), never read."""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path, PurePosixPath
+
+from briefd.errors import NotFoundError
+
+MAX_PATH = 1000
+
+
+def _refuse(path: str) -> NotFoundError:
+    shown = path if len(path) <= 200 else path[:200] + "…"
+    return NotFoundError(
+        f"no document '{shown}' in the knowledge repository; paths are relative to the "
+        "repository root, e.g. domain/glossary.md (list them with list_scopes / GET /api/scopes)"
+    )
+
+
+def checked_doc_path(path: str) -> str:
+    """The path, normalised, if it is a plain relative path inside the repository."""
+    raw = path.strip()
+    if (
+        not raw
+        or len(raw) > MAX_PATH
+        or "\x00" in raw
+        or "\\" in raw
+        or raw.startswith(("/", "~"))
+        or (len(raw) > 1 and raw[1] == ":")
+    ):
+        raise _refuse(path)
+    parts = PurePosixPath(raw).parts
+    if any(p == ".." for p in parts):
+        raise _refuse(path)
+    normal = posixpath.normpath(raw)
+    if normal in (".", "") or normal.startswith("../"):
+        raise _refuse(path)
+    return normal
+
+
+def ensure_inside(root: Path | None, rel: str) -> None:
+    """Refuse a document whose file resolves outside ``root`` (a symbolic link out)."""
+    if root is None or not root.is_dir():
+        return
+    base = root.resolve()
+    target = (root / rel).resolve()
+    if target != base and base not in target.parents:
+        raise _refuse(rel)

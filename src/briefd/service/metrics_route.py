@@ -1,0 +1,85 @@
+"""``GET /metrics`` (I4): the persisted counters plus live index and sync gauges, in the
+Prometheus text format. Open unless ``serve.metrics_auth`` is true."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from briefd.errors import IndexNotFoundError
+from briefd.service.metrics import BriefdCollector, Gauge, registry
+from briefd.service.rest import State
+from briefd.service.state import ServiceState
+
+router = APIRouter()
+
+
+@router.get("/metrics", include_in_schema=False)
+def metrics(state: State) -> Response:
+    collector = BriefdCollector(state.metrics, lambda: gauges(state))
+    return Response(generate_latest(registry(collector)), media_type=CONTENT_TYPE_LATEST)
+
+
+def gauges(state: ServiceState) -> list[Gauge]:
+    try:
+        with state.lock:
+            overview = state.api.overview()
+            scopes = state.api.scopes()
+    except IndexNotFoundError:
+        return [Gauge("briefd_index_documents", "Indexed documents.", 0.0)]
+    out = [
+        Gauge("briefd_index_documents", "Indexed documents.", float(_num(overview["documents"]))),
+        Gauge(
+            "briefd_index_vectors", "Stored embedding vectors.", float(_num(overview["vectors"]))
+        ),
+        Gauge(
+            "briefd_uptime_seconds", "Seconds since this server started.", state.uptime_seconds()
+        ),
+    ]
+    out += [
+        Gauge(
+            "briefd_index_chunks",
+            "Indexed sections per scope.",
+            float(s.chunks),
+            (("scope", s.name),),
+        )
+        for s in scopes
+    ]
+    for source in overview["sources"]:  # type: ignore[attr-defined]
+        labels = (("source", str(source["source"])),)
+        at = _timestamp(source["last_sync_at"])
+        if at is not None:
+            out.append(
+                Gauge(
+                    "briefd_last_sync_timestamp_seconds",
+                    "Last sync or index run (Unix time).",
+                    at,
+                    labels,
+                )
+            )
+        out.append(
+            Gauge(
+                "briefd_last_sync_ok",
+                "1 when the last sync or index run succeeded.",
+                0.0 if source["last_error"] else 1.0,
+                labels,
+            )
+        )
+    return out
+
+
+def _num(value: Any) -> float:
+    return float(value or 0)
+
+
+def _timestamp(value: Any) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(str(value)).timestamp()
+    except ValueError:
+        return None

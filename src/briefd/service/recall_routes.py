@@ -1,0 +1,47 @@
+"""``POST /api/hook/recall`` (I8): the prompt-time hook over HTTP, for agents with HTTP hooks
+and for the ``briefd recall`` command when a server is running (it saves the command the
+index and model loading). Takes the hook JSON the agent sends (``prompt``, ``session_id``, …)
+and answers with Claude Code's ``hookSpecificOutput`` JSON (``{}``: nothing to add), with
+``?format=markdown`` the ``<knowledge>`` block as text (empty: nothing to add), or with
+``?format=json`` the whole recall result."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Query
+from fastapi.responses import PlainTextResponse
+
+from briefd.recall.engine import RecallRequest
+from briefd.recall.render import hook_output
+from briefd.service.rest import ERRORS, State
+
+router = APIRouter(prefix="/api")
+
+
+OK: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "hookSpecificOutput JSON ({} when there is nothing to add), the whole "
+        "result (format=json), or the <knowledge> block as text (format=markdown)",
+        "content": {"application/json": {}, "text/plain": {}},
+    }
+}
+
+
+@router.post("/hook/recall", responses={**OK, **ERRORS}, response_model=None, tags=["hooks"])
+def hook_recall(
+    state: State,
+    body: Annotated[dict[str, Any], Body(description="UserPromptSubmit hook JSON.")],
+    format: Annotated[Literal["hook", "json", "markdown"], Query()] = "hook",
+) -> dict[str, Any] | PlainTextResponse:
+    """The knowledge sections for one prompt, none the session already received."""
+    request = RecallRequest.from_json(body)
+    result = state.call("rest", "recall", lambda: state.api.recall(request))
+    state.served("rest", "recall", result.tokens)
+    top = result.sections[0]["score"] if result.sections else None
+    state.log_query("recall", request.prompt, (), len(result.sections), top, result.took_ms, "hook")
+    if format == "json":
+        return {**result.to_dict(), "via": "server"}
+    if format == "markdown":
+        return PlainTextResponse(result.knowledge)
+    return hook_output(result.to_dict())

@@ -1,0 +1,74 @@
+"""The text block of each MCP tool result, pure: what the model reads next to the structured
+content. Facts with attribution, no instructions."""
+
+from __future__ import annotations
+
+from briefd.service import schemas
+
+
+def search_text(out: schemas.SearchOut) -> str:
+    if not out.hits:
+        scopes = ", ".join(out.scopes) or "none"
+        return (
+            f"No knowledge matches '{out.query}' in scopes {scopes}. The knowledge base has "
+            "nothing on this topic (or try other words, or scopes=['all'])."
+        )
+    parts = [f"{len(out.hits)} section(s) for '{out.query}' ({out.tokens} tokens):"]
+    for rank, hit in enumerate(out.hits, 1):
+        crumbs = " › ".join(hit.heading_path) or hit.title
+        related = f", linked from {hit.related_to}" if hit.related_to else ""
+        parts.append(
+            f"\n## {rank}. {crumbs}\n"
+            f"source: {hit.doc_path}:{hit.start_line}-{hit.end_line} · chunk {hit.chunk_id} · "
+            f"score {hit.score:.3f}{related}\n\n{hit.content.strip()}"
+        )
+    if out.omitted:
+        parts.append(f"\n({out.omitted} more ranked section(s) left out to stay in max_tokens)")
+    return "\n".join(parts)
+
+
+def bundle_text(out: schemas.BundleOut) -> str:
+    cached = ", cached" if out.cached else ""
+    return f"{out.text.rstrip()}\n\n(bundle_id {out.bundle_id}, {out.tokens} tokens{cached})"
+
+
+def document_text(out: schemas.DocumentOut) -> str:
+    links = ", ".join(sorted({link.target_path or link.target for link in out.links}))
+    backlinks = ", ".join(sorted({link.source_path for link in out.backlinks}))
+    head = [f"# {out.title}", f"path: {out.path} · scope: {out.scope} · updated: {out.updated_at}"]
+    if links:
+        head.append(f"links to: {links}")
+    if backlinks:
+        head.append(f"linked from: {backlinks}")
+    return "\n".join(head) + "\n\n" + out.body.strip()
+
+
+def scopes_text(out: schemas.ScopesOut) -> str:
+    rows = [f"- {s.name}: {s.documents} documents, {s.chunks} sections" for s in out.scopes]
+    default = ", ".join(out.default_scopes)
+    return "\n".join(["Scopes:", *rows, f"Searched by default: {default}"])
+
+
+def suggestions_text(out: schemas.SuggestionsOut) -> str:
+    if not out.suggestions:
+        return "No link suggestions: every mention is linked and no link is broken."
+    return "\n".join(f"- {s.doc_path}:{s.line} {s.kind}: {s.detail}" for s in out.suggestions)
+
+
+def instructions(scopes: list[tuple[str, int, int]], default: tuple[str, ...]) -> str:
+    """The server's MCP ``instructions``: what knowledge is here and how to ask for it."""
+    if not scopes:
+        listing = "The index is empty: nothing has been indexed yet."
+    else:
+        docs = sum(s[1] for s in scopes)
+        listing = f"{docs} documents in scopes: " + ", ".join(
+            f"{name} ({n} docs, {c} sections)" for name, n, c in scopes
+        )
+    return (
+        "briefd serves this team's domain knowledge (terminology, business rules, ADRs, "
+        f"conventions, project notes). {listing}. Default scopes: {', '.join(default)}; pass "
+        "scopes=['projects/<name>'] or ['all'] for more. Before working on a task, call "
+        "compile_bundle(task_description) for a token-budgeted context block, or "
+        "search_context(query) for ranked sections; get_document reads a whole document. "
+        "Afterwards, report_usage(bundle_id, useful_chunk_ids) says what helped."
+    )

@@ -1,0 +1,282 @@
+"""Wire shapes shared by REST (OpenAPI) and MCP (``outputSchema``), and the pure conversions
+from the API's dataclasses into them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from briefd.graph.suggest import LinkSuggestion
+from briefd.model import DocumentView, Hit, ResolvedLink, ScopeInfo, SearchResult
+from briefd.store.activity import UsageReceipt
+from briefd.tokens import count_tokens, head_tokens
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="Error class, e.g. not_found, bad_request, unauthorized.")
+    detail: str = Field(description="What is wrong and what to do about it.")
+
+
+class HitOut(BaseModel):
+    chunk_id: str
+    doc_path: str
+    scope: str
+    title: str
+    heading: str
+    heading_path: list[str]
+    content: str
+    score: float
+    tokens: int
+    start_line: int
+    end_line: int
+    related_to: str | None = Field(
+        default=None, description="For linked context: the chunk id of the hit it is linked from."
+    )
+
+
+class SearchOut(BaseModel):
+    query: str
+    mode: str
+    scopes: list[str]
+    ranking_version: str
+    gate: str = Field(description="Relevance gate verdict: off, kept or empty (off-topic).")
+    tokens: int = Field(description="Sum of the hits' tokens (at most max_tokens).")
+    omitted: int = Field(description="Ranked hits left out to stay within max_tokens.")
+    hits: list[HitOut]
+
+
+class SectionOut(BaseModel):
+    chunk_id: str
+    heading: str
+    heading_path: list[str]
+    anchor: str | None
+    start_line: int
+    end_line: int
+    tokens: int
+
+
+class LinkOut(BaseModel):
+    source_path: str
+    section: str
+    line: int
+    target: str
+    target_path: str | None
+    status: str
+    detail: str
+
+
+class DocumentOut(BaseModel):
+    path: str
+    scope: str
+    title: str
+    updated_at: str
+    tags: list[str]
+    aliases: list[str]
+    refs: list[str]
+    body: str
+    sections: list[SectionOut]
+    links: list[LinkOut]
+    backlinks: list[LinkOut]
+    problems: list[str]
+
+
+class ScopeOut(BaseModel):
+    name: str
+    documents: int
+    chunks: int
+
+
+class ScopesOut(BaseModel):
+    scopes: list[ScopeOut]
+    default_scopes: list[str]
+
+
+class UsageIn(BaseModel):
+    bundle_id: str = Field(min_length=1, max_length=200)
+    useful_chunk_ids: list[str] = Field(default_factory=list, max_length=500)
+    client: str | None = Field(default=None, max_length=200)
+
+
+class UsageOut(BaseModel):
+    bundle_id: str
+    stored: int
+    useful_chunk_ids: list[str]
+    unknown_chunk_ids: list[str] = Field(
+        description="Ids not in the current index (stored anyway; the index may have changed)."
+    )
+
+
+class SuggestionOut(BaseModel):
+    doc_path: str
+    kind: str = Field(description="unlinked-mention or broken-link")
+    target: str
+    mention: str
+    line: int
+    detail: str
+
+
+class DismissIn(BaseModel):
+    doc_path: str = Field(min_length=1, max_length=1000)
+    target: str = Field(min_length=1, max_length=1000)
+
+
+class SuggestionsOut(BaseModel):
+    suggestions: list[SuggestionOut]
+
+
+class BundleIn(BaseModel):
+    task: str = Field(default="", max_length=20_000)
+    max_tokens: int = Field(default=2000, ge=1, le=200_000)
+    scopes: list[str] | None = None
+    paths: list[str] = Field(default_factory=list, max_length=200)
+    format: str = Field(default="markdown", pattern="^(markdown|json|manifest)$")
+    base: str | None = Field(default=None, max_length=64)
+    issue: str | None = Field(default=None, max_length=20_000)
+    client: str | None = Field(default=None, max_length=200)
+
+
+class BundleOut(BaseModel):
+    """The bundle: ``text`` is the rendered output; diagnostics ride along."""
+
+    model_config = ConfigDict(extra="allow")
+
+    bundle_id: str
+    text: str
+    tokens: int
+    cached: bool
+
+
+class HealthOut(BaseModel):
+    status: str
+    version: str
+    documents: int
+    uptime_seconds: float
+
+
+def hit_out(hit: Hit) -> HitOut:
+    return HitOut(
+        chunk_id=hit.chunk_id,
+        doc_path=hit.doc_path,
+        scope=hit.scope,
+        title=hit.title,
+        heading=hit.heading,
+        heading_path=list(hit.heading_path),
+        content=hit.content,
+        score=round(hit.score, 6),
+        tokens=hit.tokens,
+        start_line=hit.start_line,
+        end_line=hit.end_line,
+        related_to=hit.related_to,
+    )
+
+
+TRUNCATED = "\n[… truncated to fit max_tokens]"
+
+
+def within_budget(hits: tuple[Hit, ...], max_tokens: int) -> tuple[list[Hit], int]:
+    """Hits in rank order whose tokens add up to at most ``max_tokens``; a hit that does not
+    fit is skipped and smaller later ones still get their chance. When not even one fits, the
+    head of the best one is returned, marked as truncated. Returns (kept, omitted)."""
+    kept: list[Hit] = []
+    used = 0
+    for hit in hits:
+        if used + hit.tokens <= max_tokens:
+            kept.append(hit)
+            used += hit.tokens
+    if not kept and hits:
+        kept = [_head(hits[0], max_tokens)]
+    return kept, len(hits) - len(kept)
+
+
+def _head(hit: Hit, max_tokens: int) -> Hit:
+    room = max(0, max_tokens - count_tokens(TRUNCATED))
+    content = head_tokens(hit.content, room).rstrip() + TRUNCATED
+    return replace(hit, content=content, tokens=count_tokens(content))
+
+
+def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
+    kept, omitted = within_budget(result.hits, max_tokens)
+    return SearchOut(
+        query=result.query,
+        mode=result.mode,
+        scopes=list(result.scopes),
+        ranking_version=result.ranking_version,
+        gate=result.gate,
+        tokens=sum(h.tokens for h in kept),
+        omitted=omitted,
+        hits=[hit_out(h) for h in kept],
+    )
+
+
+def _link_out(r: ResolvedLink) -> LinkOut:
+    return LinkOut(
+        source_path=r.link.source_path,
+        section=r.link.section,
+        line=r.link.line,
+        target=r.link.target,
+        target_path=r.target_path,
+        status=r.status,
+        detail=r.detail,
+    )
+
+
+def document_out(doc: DocumentView) -> DocumentOut:
+    fm = doc.front_matter
+    return DocumentOut(
+        path=doc.path,
+        scope=doc.scope,
+        title=doc.title,
+        updated_at=doc.updated_at,
+        tags=list(fm.tags),
+        aliases=list(fm.aliases),
+        refs=list(fm.refs),
+        body=doc.body,
+        sections=[
+            SectionOut(
+                chunk_id=c.id,
+                heading=c.heading,
+                heading_path=list(c.heading_path),
+                anchor=c.anchor,
+                start_line=c.start_line,
+                end_line=c.end_line,
+                tokens=c.tokens,
+            )
+            for c in doc.chunks
+        ],
+        links=[_link_out(r) for r in doc.links],
+        backlinks=[_link_out(r) for r in doc.backlinks],
+        problems=list(doc.problems),
+    )
+
+
+def scopes_out(scopes: list[ScopeInfo], default: tuple[str, ...]) -> ScopesOut:
+    return ScopesOut(
+        scopes=[ScopeOut(name=s.name, documents=s.documents, chunks=s.chunks) for s in scopes],
+        default_scopes=list(default),
+    )
+
+
+def usage_out(receipt: UsageReceipt) -> UsageOut:
+    return UsageOut(
+        bundle_id=receipt.bundle_id,
+        stored=receipt.stored,
+        useful_chunk_ids=list(receipt.useful_chunk_ids),
+        unknown_chunk_ids=list(receipt.unknown_chunk_ids),
+    )
+
+
+def suggestions_out(items: list[LinkSuggestion]) -> SuggestionsOut:
+    return SuggestionsOut(
+        suggestions=[
+            SuggestionOut(
+                doc_path=s.doc_path,
+                kind=s.kind,
+                target=s.target,
+                mention=s.mention,
+                line=s.line,
+                detail=s.detail,
+            )
+            for s in items
+        ]
+    )

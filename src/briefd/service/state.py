@@ -1,0 +1,167 @@
+"""What every route and tool shares: the one :class:`Briefd`, the lock that serialises calls into
+it (one SQLite connection), the metrics, the pending query log and the admin jobs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TypeVar
+
+import pathspec
+
+from briefd.api import Briefd
+from briefd.errors import BriefdError, IndexNotFoundError
+from briefd.model import DocumentView, SearchResult
+from briefd.retrieval.search import SearchRequest
+from briefd.service.config import ServiceConfig
+from briefd.service.docpath import checked_doc_path, ensure_inside
+from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
+from briefd.store.activity import QueryLogEntry, now_iso
+
+T = TypeVar("T")
+MAX_PENDING = 10_000  # query log entries kept in memory while SQLite cannot take them
+
+
+def refs_cover(refs: tuple[str, ...], paths: tuple[str, ...]) -> bool:
+    """Whether gitignore-style ``refs`` globs match any of the code ``paths``."""
+    if not refs:
+        return False
+    spec = pathspec.GitIgnoreSpec.from_lines(refs)
+    return any(spec.match_file(p.strip().removeprefix("./")) for p in paths)
+
+
+@dataclass
+class Job:
+    """A background admin action (rebuild) and how it ended."""
+
+    name: str
+    started_at: str
+    finished_at: str | None = None
+    error: str | None = None
+    summary: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def running(self) -> bool:
+        return self.finished_at is None
+
+
+class ServiceState:
+    def __init__(self, api: Briefd, config: ServiceConfig, metrics: Metrics) -> None:
+        self.api = api
+        self.config = config
+        self.metrics = metrics
+        self.lock = threading.RLock()
+        self.started = time.time()
+        self._pending: list[QueryLogEntry] = []
+        self._pending_lock = threading.Lock()
+        self.jobs: dict[str, Job] = {}
+
+    def call(self, surface: str, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
+        """Run ``fn`` against the API, counting and timing it; under the lock unless it works
+        on connections of its own (``exclusive=False``: proposals, which push over the
+        network and must not hold up every other request meanwhile)."""
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            if not exclusive:
+                return fn()
+            with self.lock:
+                return fn()
+        except BriefdError:
+            outcome = "error"
+            raise
+        except Exception:
+            outcome = "failure"
+            raise
+        finally:
+            labels = {"surface": surface, "name": name}
+            self.metrics.inc(REQUESTS, {**labels, "outcome": outcome})
+            self.metrics.observe(DURATION, labels, time.perf_counter() - started)
+
+    def document(self, path: str, scopes: tuple[str, ...] | None) -> DocumentView:
+        """A document by a path from the network: checked lexically, looked up, and refused
+        (404) if its file resolves outside the knowledge repository. Call under the lock."""
+        safe = checked_doc_path(path)
+        view = self.api.document(safe, scopes)
+        ensure_inside(self.source_root(), view.path)
+        return view
+
+    def search(self, request: SearchRequest, paths: tuple[str, ...]) -> SearchResult:
+        """Search; with ``paths``, hits from documents whose ``refs`` cover one of them lead
+        (stable otherwise). Call under the lock."""
+        result = self.api.search(request)
+        if not paths or not result.hits:
+            return result
+        refs = {
+            p: self.api.document(p).front_matter.refs for p in {h.doc_path for h in result.hits}
+        }
+        governed = {p for p, globs in refs.items() if refs_cover(globs, paths)}
+        hits = sorted(result.hits, key=lambda h: h.doc_path not in governed)
+        return replace(result, hits=tuple(hits))
+
+    def source_root(self) -> Path | None:
+        source = self.api.last_report().get("source") or self.api.settings.source
+        return Path(str(source)) if source else None
+
+    def uptime_seconds(self) -> float:
+        return round(time.time() - self.started, 3)
+
+    def served(self, surface: str, name: str, tokens: int) -> None:
+        self.metrics.inc(TOKENS, {"surface": surface, "name": name}, tokens)
+
+    def bundle_cache(self, hit: bool) -> None:
+        self.metrics.inc(CACHE, {"result": "hit" if hit else "miss"})
+
+    def log_query(
+        self,
+        kind: str,
+        query: str,
+        scopes: tuple[str, ...],
+        results: int,
+        top_score: float | None,
+        latency_ms: float,
+        client: str | None,
+    ) -> None:
+        entry = QueryLogEntry(
+            kind, query, scopes, results, top_score, round(latency_ms, 3), client, now_iso()
+        )
+        with self._pending_lock:
+            self._pending.append(entry)
+
+    def load_counters(self) -> None:
+        """Add the counters persisted by earlier runs to this run's (no index yet: none)."""
+        try:
+            with self.lock:
+                stored = self.api.counters()
+        except IndexNotFoundError:
+            return
+        self.metrics.merge(stored)
+
+    def flush(self, force: bool = False) -> None:
+        """Write the query log and (when changed) the counters to SQLite. If the database
+        refuses (busy, disk full), the log entries wait for the next flush (at most
+        ``MAX_PENDING``) and the error is raised for the caller to report."""
+        with self._pending_lock:
+            pending, self._pending = self._pending, []
+        try:
+            with self.lock:
+                if pending:
+                    self.api.log_queries(pending)
+                    pending = []
+                if force or self.metrics.dirty:
+                    self.api.save_counters(self.metrics.snapshot())
+        except IndexNotFoundError:
+            return  # nothing indexed yet: nowhere to keep them
+        except BriefdError:
+            with self._pending_lock:
+                self._pending = (pending + self._pending)[-MAX_PENDING:]
+            self.metrics.dirty = True
+            raise
+
+    def reset_counters(self) -> None:
+        with self.lock:
+            self.metrics.reset()
+            self.api.save_counters(self.metrics.snapshot(), reset=True)

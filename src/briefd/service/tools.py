@@ -1,0 +1,306 @@
+"""MCP tools (I1) on the official SDK's ``MCPServer``: thin adapters over :class:`Briefd`.
+
+Each tool runs the API on a worker thread under the service lock, returns a text block for the
+model plus ``structuredContent`` matching its ``outputSchema``, and turns a briefd error into an
+``isError`` result whose text says what to do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio.to_thread
+from mcp.server import MCPServer
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from briefd.__about__ import __version__
+from briefd.bundles import BundleRequest
+from briefd.errors import BriefdError
+from briefd.proposals.model import ProposalRequest
+from briefd.retrieval.search import SearchRequest
+from briefd.service import render, schemas
+from briefd.service.rest import compile_and_count
+from briefd.service.state import ServiceState
+
+T = TypeVar("T")
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+Scopes = Annotated[
+    list[str] | None,
+    Field(
+        description="Scopes to read: domain, conventions, projects/<name>, or 'all'. "
+        "Default: domain and conventions."
+    ),
+]
+Paths = Annotated[
+    list[str] | None,
+    Field(description="Code paths the task touches; documents whose refs cover them lead."),
+]
+
+
+class ProposalOut(BaseModel):
+    id: str
+    branch: str
+    doc_path: str
+    description: str
+    commit_hash: str | None
+    pr_url: str | None
+    status: str
+    created_at: str
+
+
+def error_result(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def ok_result(text: str, structured: BaseModel) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured.model_dump(mode="json"),
+    )
+
+
+class Tools:
+    """The tool implementations, bound to the service state."""
+
+    def __init__(self, state: ServiceState) -> None:
+        self.state = state
+
+    async def _run(self, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
+        return await anyio.to_thread.run_sync(lambda: self.state.call("mcp", name, fn, exclusive))
+
+    async def search_context(
+        self,
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description="What the task needs to know, in your own words.",
+            ),
+        ],
+        max_tokens: Annotated[
+            int, Field(ge=1, le=200_000, description="Budget for all hits together.")
+        ] = 2000,
+        scopes: Scopes = None,
+        top_k: Annotated[int, Field(ge=1, le=100)] = 8,
+        paths: Paths = None,
+    ) -> Annotated[CallToolResult, schemas.SearchOut]:
+        """Search the team's knowledge base (domain terminology, business rules, ADRs, coding
+        conventions, project notes) and return the best-matching sections, ranked, with their
+        source path and line range, within max_tokens. Use it before changing code in an
+        unfamiliar area. An empty result means the knowledge base has nothing on the topic."""
+        request = SearchRequest(query=query, scopes=tuple(scopes) if scopes else None, top_k=top_k)
+        started = time.perf_counter()
+        try:
+            result = await self._run(
+                "search_context", lambda: self.state.search(request, tuple(paths or ()))
+            )
+        except BriefdError as exc:
+            return error_result(str(exc))
+        out = schemas.search_out(result, max_tokens)
+        self.state.served("mcp", "search_context", out.tokens)
+        elapsed = (time.perf_counter() - started) * 1000
+        top = out.hits[0].score if out.hits else None
+        self.state.log_query("search", query, result.scopes, len(out.hits), top, elapsed, "mcp")
+        return ok_result(render.search_text(out), out)
+
+    async def compile_bundle(
+        self,
+        task_description: Annotated[
+            str, Field(max_length=20_000, description="The task in a sentence or a paragraph.")
+        ] = "",
+        max_tokens: Annotated[
+            int, Field(ge=50, le=200_000, description="Token budget of the bundle.")
+        ] = 2000,
+        scopes: Scopes = None,
+        paths: Paths = None,
+        issue: Annotated[
+            str | None,
+            Field(
+                max_length=20_000,
+                description="Text of the tracker issue the task comes from; it heads the bundle and joins the query.",
+            ),
+        ] = None,
+        base: Annotated[
+            str | None,
+            Field(
+                max_length=64,
+                description="bundle_id of a bundle you already hold: only the difference is returned.",
+            ),
+        ] = None,
+    ) -> Annotated[CallToolResult, schemas.BundleOut]:
+        """Compile the smallest sufficient context for a coding task: one Markdown block of
+        the relevant knowledge sections (deduplicated, ordered domain, conventions, project),
+        each with a source attribution line, inside max_tokens. Deterministic: the same task
+        on the same knowledge gives the same bytes and bundle_id. Report which sections helped
+        with report_usage(bundle_id, useful_chunk_ids)."""
+        if not task_description.strip() and not (issue or "").strip():
+            return error_result("give task_description (what you are about to do) or issue")
+        request = BundleRequest(
+            task=task_description,
+            max_tokens=max_tokens,
+            scopes=tuple(scopes) if scopes else None,
+            paths=tuple(paths or ()),
+            base=base,
+            issue=issue,
+        )
+        try:
+            out = await anyio.to_thread.run_sync(
+                lambda: compile_and_count(self.state, "mcp", request, "mcp")
+            )
+        except BriefdError as exc:
+            return error_result(str(exc))
+        return ok_result(render.bundle_text(out), out)
+
+    async def get_document(
+        self,
+        doc_path: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=1000,
+                description="Path relative to the knowledge repository, e.g. domain/glossary.md.",
+            ),
+        ],
+        scopes: Scopes = None,
+    ) -> Annotated[CallToolResult, schemas.DocumentOut]:
+        """Read one whole knowledge document with its sections (chunk ids, line ranges),
+        outgoing links and backlinks. Use it when a search hit needs its full context."""
+        try:
+            view = await self._run(
+                "get_document",
+                lambda: self.state.document(doc_path, tuple(scopes) if scopes else None),
+            )
+        except BriefdError as exc:
+            return error_result(str(exc))
+        out = schemas.document_out(view)
+        self.state.served("mcp", "get_document", sum(s.tokens for s in out.sections))
+        return ok_result(render.document_text(out), out)
+
+    async def list_scopes(self) -> Annotated[CallToolResult, schemas.ScopesOut]:
+        """List the knowledge scopes (domain, conventions, projects/<name>) with their
+        document and section counts, and which scopes are searched by default."""
+        try:
+            found = await self._run("list_scopes", self.state.api.scopes)
+        except BriefdError as exc:
+            return error_result(str(exc))
+        out = schemas.scopes_out(found, self.state.api.settings.default_scopes)
+        return ok_result(render.scopes_text(out), out)
+
+    async def report_usage(
+        self,
+        bundle_id: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=200, description="The bundle_id compile_bundle returned."
+            ),
+        ],
+        useful_chunk_ids: Annotated[
+            list[str],
+            Field(
+                max_length=500,
+                description="chunk_id of every section that actually helped (may be empty).",
+            ),
+        ],
+    ) -> Annotated[CallToolResult, schemas.UsageOut]:
+        """Tell the knowledge base which sections of a bundle were useful. Stored as a
+        feedback signal; it does not change ranking yet."""
+        try:
+            receipt = await self._run(
+                "report_usage",
+                lambda: self.state.api.report_usage(bundle_id, useful_chunk_ids, "mcp"),
+            )
+        except BriefdError as exc:
+            return error_result(str(exc))
+        out = schemas.usage_out(receipt)
+        text = f"stored {out.stored} usage record(s) for bundle {out.bundle_id}"
+        if out.unknown_chunk_ids:
+            text += f"; not in the current index: {', '.join(out.unknown_chunk_ids)}"
+        return ok_result(text, out)
+
+    async def suggest_links(
+        self,
+        doc_path: Annotated[
+            str | None, Field(max_length=1000, description="Only this document (default: all).")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=1000)] = 20,
+    ) -> Annotated[CallToolResult, schemas.SuggestionsOut]:
+        """Find missing and broken links in the knowledge base: documents that mention
+        another document by its title or alias without linking it, and links whose target
+        does not exist. Read-only; dismissed suggestions are left out."""
+        try:
+            found = await self._run(
+                "suggest_links", lambda: self.state.api.suggest_links(doc_path, limit)
+            )
+        except BriefdError as exc:
+            return error_result(str(exc))
+        out = schemas.suggestions_out(found)
+        return ok_result(render.suggestions_text(out), out)
+
+    async def propose_update(
+        self,
+        doc_path: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=1000,
+                description="Document to change or create, relative to the repository.",
+            ),
+        ],
+        change_description: Annotated[
+            str,
+            Field(min_length=1, max_length=5000, description="Why; becomes the commit message."),
+        ],
+        new_content: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=500_000,
+                description="The complete new Markdown of the document.",
+            ),
+        ],
+        scopes: Scopes = None,
+    ) -> Annotated[CallToolResult, ProposalOut]:
+        """Propose a change to the knowledge base: briefd commits new_content to a new branch
+        briefd/proposal-<id> (and opens a pull request when a forge is configured) for a human
+        to review. It never changes the served knowledge directly."""
+        request = ProposalRequest(
+            doc_path, change_description, new_content, tuple(scopes) if scopes else None, "mcp"
+        )
+        try:
+            proposal = await self._run(
+                "propose_update", lambda: self.state.api.propose_update(request), exclusive=False
+            )
+        except BriefdError as exc:
+            return error_result(str(exc))
+        out = ProposalOut.model_validate(proposal, from_attributes=True)
+        where = f"; pull request {out.pr_url}" if out.pr_url else ""
+        return ok_result(f"proposed on branch {out.branch} ({out.status}){where}", out)
+
+
+TOOLS: tuple[tuple[str, ToolAnnotations], ...] = (
+    ("search_context", READ_ONLY),
+    ("compile_bundle", READ_ONLY),
+    ("get_document", READ_ONLY),
+    ("list_scopes", READ_ONLY),
+    ("suggest_links", READ_ONLY),
+    ("report_usage", WRITES),
+    ("propose_update", WRITES),
+)
+
+
+def build_mcp(state: ServiceState, instructions: str) -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer(
+        "briefd", instructions=instructions, version=__version__, log_level="WARNING"
+    )
+    tools = Tools(state)
+    for name, hints in TOOLS:
+        fn = getattr(tools, name)
+        description = " ".join((fn.__doc__ or "").split())  # one paragraph, no indentation
+        server.add_tool(fn, name=name, description=description, annotations=hints)
+    return server

@@ -1,0 +1,234 @@
+"""What agents did with the index: usage feedback (T2), the query log (for the gaps report, T3),
+persisted service counters (I4) and dismissed link suggestions (T5). SQL only; the callers own
+the transaction."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from briefd.errors import NotFoundError, QueryError
+from briefd.graph import suggest
+from briefd.model import ResolvedLink
+from briefd.store.db import Store
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class QueryLogEntry:
+    """One search or bundle request as the service saw it."""
+
+    kind: str  # search | bundle
+    query: str
+    scopes: tuple[str, ...]
+    results: int
+    top_score: float | None
+    latency_ms: float
+    client: str | None
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReceipt:
+    """What ``report_usage`` stored; ``unknown_chunk_ids`` are not in the current index (they
+    are stored anyway: the index may have changed since the bundle was compiled)."""
+
+    bundle_id: str
+    stored: int
+    useful_chunk_ids: tuple[str, ...]
+    unknown_chunk_ids: tuple[str, ...]
+
+
+def report_usage(
+    store: Store, bundle_id: str, useful_chunk_ids: Sequence[str], client: str | None
+) -> UsageReceipt:
+    bundle_id = bundle_id.strip()
+    if not bundle_id:
+        raise QueryError("bundle_id is empty; pass the bundle_id that compile_bundle returned")
+    ids = tuple(dict.fromkeys(c.strip() for c in useful_chunk_ids if c.strip()))
+    with store.write() as conn:
+        known = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids
+            )
+        }
+        stored = save_usage(conn, bundle_id, ids, client, now_iso())
+    return UsageReceipt(bundle_id, stored, ids, tuple(c for c in ids if c not in known))
+
+
+def suggest_links(
+    conn: sqlite3.Connection,
+    broken: Sequence[ResolvedLink],
+    doc_path: str | None,
+    limit: int,
+) -> list[suggest.LinkSuggestion]:
+    if limit < 1:
+        raise QueryError(f"limit must be at least 1, got {limit}")
+    rows = conn.execute(
+        "SELECT id, path, title, aliases, body, body_start_line FROM documents ORDER BY path"
+    ).fetchall()
+    if doc_path is not None and doc_path not in {r["path"] for r in rows}:
+        raise NotFoundError(
+            f"no document '{doc_path}' in the index; omit doc_path to check every document"
+        )
+    links: dict[int, set[str]] = {}
+    for r in conn.execute("SELECT doc_id, target_path FROM links WHERE target_path IS NOT NULL"):
+        links.setdefault(r["doc_id"], set()).add(r["target_path"])
+    docs = [
+        suggest.DocNames(
+            r["path"],
+            (r["title"], *json.loads(r["aliases"])),
+            r["body"],
+            r["body_start_line"],
+            frozenset(links.get(r["id"], ())),
+        )
+        for r in rows
+    ]
+    subject = [d for d in docs if doc_path is None or d.path == doc_path]
+    found = suggest.unlinked_mentions(subject, docs) + suggest.broken_link_suggestions(broken)
+    return suggest.select(found, dismissed_links(conn), doc_path, limit)
+
+
+def save_usage(
+    conn: sqlite3.Connection,
+    bundle_id: str,
+    useful_chunk_ids: Sequence[str],
+    client: str | None,
+    created_at: str,
+) -> int:
+    """One row per useful chunk; a report naming no chunk is stored as one row saying so."""
+    rows: list[tuple[str, str | None, int, str | None, str]] = [
+        (bundle_id, c, 1, client, created_at) for c in dict.fromkeys(useful_chunk_ids)
+    ]
+    if not rows:
+        rows = [(bundle_id, None, 0, client, created_at)]
+    conn.executemany(
+        "INSERT INTO usage_events (bundle_id, chunk_id, useful, client, created_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        rows,
+    )
+    return len(rows)
+
+
+def save_queries(conn: sqlite3.Connection, entries: Iterable[QueryLogEntry]) -> None:
+    conn.executemany(
+        "INSERT INTO query_log (kind, query, scopes, results, top_score, latency_ms, client, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                e.kind,
+                e.query,
+                json.dumps(list(e.scopes)),
+                e.results,
+                e.top_score,
+                e.latency_ms,
+                e.client,
+                e.created_at,
+            )
+            for e in entries
+        ],
+    )
+
+
+def recent_queries(conn: sqlite3.Connection, limit: int = 100) -> list[QueryLogEntry]:
+    rows = conn.execute(
+        "SELECT * FROM query_log ORDER BY id DESC LIMIT ?", (max(0, limit),)
+    ).fetchall()
+    return [
+        QueryLogEntry(
+            kind=r["kind"],
+            query=r["query"],
+            scopes=tuple(json.loads(r["scopes"])),
+            results=r["results"],
+            top_score=r["top_score"],
+            latency_ms=r["latency_ms"],
+            client=r["client"],
+            created_at=r["created_at"],
+        )
+        for r in rows
+    ]
+
+
+def load_counters(conn: sqlite3.Connection) -> dict[tuple[str, str], float]:
+    """Persisted counter values keyed by (name, labels as canonical JSON)."""
+    rows = conn.execute("SELECT name, labels, value FROM counters")
+    return {(r["name"], r["labels"]): float(r["value"]) for r in rows}
+
+
+def store_counters(
+    conn: sqlite3.Connection, values: dict[tuple[str, str], float], replace: bool = False
+) -> None:
+    """Write absolute counter values; ``replace`` first forgets every stored one (a reset)."""
+    if replace:
+        conn.execute("DELETE FROM counters")
+    conn.executemany(
+        "INSERT INTO counters (name, labels, value) VALUES (?, ?, ?) "
+        "ON CONFLICT (name, labels) DO UPDATE SET value = excluded.value",
+        [(name, labels, value) for (name, labels), value in values.items()],
+    )
+
+
+def counters_reset_at(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT value FROM counters_meta WHERE key = 'reset_at'").fetchone()
+    return str(row["value"]) if row else None
+
+
+def mark_counters_reset(conn: sqlite3.Connection, at: str) -> None:
+    conn.execute(
+        "INSERT INTO counters_meta (key, value) VALUES ('reset_at', ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (at,),
+    )
+
+
+def dismissed_links(conn: sqlite3.Connection) -> set[tuple[str, str]]:
+    rows = conn.execute("SELECT doc_path, target_path FROM link_dismissals")
+    return {(r["doc_path"], r["target_path"]) for r in rows}
+
+
+def dismiss_link(conn: sqlite3.Connection, doc_path: str, target_path: str, at: str) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO link_dismissals (doc_path, target_path, created_at) "
+        "VALUES (?, ?, ?)",
+        (doc_path, target_path, at),
+    )
+
+
+def overview(conn: sqlite3.Connection) -> dict[str, object]:
+    """Index contents and service tables at a glance (``/api/stats``, the dashboard)."""
+    one = conn.execute
+    state = one("SELECT * FROM sync_state ORDER BY source").fetchall()
+    index_row = next((r for r in state if r["source"] == "index"), None)
+    report = json.loads(index_row["last_report"]) if index_row else {}
+    proposals = {"open": 0, "merged": 0, "closed": 0}
+    for r in one("SELECT status, count(*) AS n FROM proposals GROUP BY status"):
+        proposals[r["status"]] = r["n"]
+    return {
+        "documents": one("SELECT count(*) FROM documents").fetchone()[0],
+        "chunks": one("SELECT count(*) FROM chunks").fetchone()[0],
+        "vectors": one("SELECT count(*) FROM chunk_vectors").fetchone()[0],
+        "fingerprint": index_row["index_fingerprint"] if index_row else None,
+        "last_indexed_at": index_row["last_sync_at"] if index_row else None,
+        "skipped": report.get("skipped", []),
+        "problems": report.get("problems", []),
+        "sources": [
+            {
+                "source": r["source"],
+                "last_commit": r["last_commit"],
+                "last_sync_at": r["last_sync_at"],
+                "last_error": r["last_error"],
+            }
+            for r in state
+        ],
+        "proposals": proposals,
+        "usage_events": one("SELECT count(*) FROM usage_events").fetchone()[0],
+        "queries_logged": one("SELECT count(*) FROM query_log").fetchone()[0],
+        "counters_reset_at": counters_reset_at(conn),
+    }

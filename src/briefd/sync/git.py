@@ -1,0 +1,152 @@
+"""The git command line: briefd's one edge to repositories (K3, T1).
+
+Every call runs ``git`` with a timeout, without a terminal prompt (``GIT_TERMINAL_PROMPT=0``,
+SSH in batch mode) and with the C locale, so a missing credential fails fast with a message
+instead of hanging a server. Failures raise the error class the caller names (sync raises
+:class:`~briefd.errors.SourceError`, proposals :class:`~briefd.errors.ProposalError`), with
+the last line git printed, a hint, and any credentials in URLs redacted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from briefd.errors import BriefdError, SourceError
+
+_QUIET_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "echo",
+    "SSH_ASKPASS": "echo",
+    "GCM_INTERACTIVE": "never",
+    "LC_ALL": "C",
+}
+_CREDENTIALS = re.compile(r"(\w+://)[^/@\s]+@")
+_HINTS = (
+    (
+        ("Authentication failed", "could not read Username", "Permission denied", "403"),
+        "the remote refused the credentials; briefd never prompts, so put a token in the URL, "
+        "configure a credential helper or an SSH key",
+    ),
+    (
+        ("not found", "does not appear to be a git repository", "does not exist"),
+        "check the repository URL in `source`",
+    ),
+    (
+        ("Could not resolve host", "Connection refused", "unable to access", "timed out"),
+        "the remote is unreachable; check the network and the URL",
+    ),
+    (
+        ("couldn't find remote ref", "invalid refspec"),
+        "the branch does not exist on the remote; check `sync.branch`",
+    ),
+)
+
+
+def redact(text: str) -> str:
+    """Hide ``user:token@`` in URLs."""
+    return _CREDENTIALS.sub(r"\1***@", text)
+
+
+def quiet_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(_QUIET_ENV)
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    env.update(extra or {})
+    return env
+
+
+def run(
+    args: Sequence[str],
+    cwd: Path | None,
+    timeout: float,
+    error: type[BriefdError] = SourceError,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> str:
+    """Run ``git ARGS`` in ``cwd`` and return its standard output (stripped)."""
+    return run_bytes(args, cwd, timeout, error, env, stdin).decode("utf-8", "replace").strip()
+
+
+def run_bytes(
+    args: Sequence[str],
+    cwd: Path | None,
+    timeout: float,
+    error: type[BriefdError] = SourceError,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> bytes:
+    command = ["git", *args]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            timeout=timeout,
+            env=quiet_env(env),
+            check=False,
+        )
+    except FileNotFoundError:
+        raise error("git is not installed (or not on PATH); install git 2.30 or newer") from None
+    except subprocess.TimeoutExpired:
+        raise error(
+            f"git {command_name(args)} took longer than {timeout:g}s; check the remote, or raise "
+            "sync.git_timeout"
+        ) from None
+    if done.returncode != 0:
+        raise error(describe_failure(args, done.stderr.decode("utf-8", "replace")))
+    return done.stdout
+
+
+def describe_failure(args: Sequence[str], stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    detail = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), "")
+    detail = detail or (lines[-1] if lines else "no message")
+    hint = next((h for keys, h in _HINTS if any(k in stderr for k in keys)), "")
+    message = f"git {command_name(args)} failed: {redact(detail)}"
+    return f"{message}; {hint}" if hint else message
+
+
+def command_name(args: Sequence[str]) -> str:
+    """``fetch`` for ``-c gc.auto=0 fetch …``."""
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        rest = rest[2:] if rest[0] in ("-c", "-C") else rest[1:]
+    return rest[0] if rest else "command"
+
+
+def toplevel(path: Path, timeout: float = 30) -> tuple[Path, str] | None:
+    """(work tree root, ``path`` relative to it with a trailing slash or '') when ``path`` is
+    inside a git checkout; None otherwise (also when git is missing)."""
+    try:
+        out = run(["rev-parse", "--show-toplevel", "--show-prefix"], path, timeout)
+    except BriefdError:
+        return None
+    lines = out.splitlines()
+    if not lines:
+        return None
+    return Path(lines[0]), lines[1] if len(lines) > 1 else ""
+
+
+def rev_parse(repo: Path, ref: str, timeout: float, error: type[BriefdError] = SourceError) -> str:
+    return run(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo, timeout, error)
+
+
+def remove_stale_locks(repo: Path) -> list[str]:
+    """Delete lock files a killed git left behind in a clone briefd owns (call it only while
+    holding briefd's own sync lock: then no other git is working in that clone)."""
+    git_dir = repo / ".git"
+    candidates = [git_dir / n for n in ("index.lock", "HEAD.lock", "packed-refs.lock")]
+    candidates += [git_dir / "config.lock", git_dir / "shallow.lock"]
+    if (git_dir / "refs").is_dir():
+        candidates += list((git_dir / "refs").rglob("*.lock"))
+    removed = []
+    for path in candidates:
+        if path.is_file():
+            path.unlink()
+            removed.append(path.name)
+    return removed

@@ -1,0 +1,3 @@
+from tests.sync.conftest import git_api, remote
+
+__all__ = ["git_api", "remote"]

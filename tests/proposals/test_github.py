@@ -1,0 +1,188 @@
+"""T1 against a fake GitHub on 127.0.0.1 speaking the REST shapes briefd uses
+(``POST /repos/{owner}/{repo}/pulls``, ``GET /repos/{owner}/{repo}/pulls/{number}``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.errors import ProposalError
+from briefd.proposals import ProposalRequest
+from briefd.settings import with_overrides
+from tests.embeddings.fakehttp import FakeServer, Reply, Request, fake_server, json_reply
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import RETRY, Remote, git
+
+TOKEN_ENV = "BRIEFD_TEST_GITHUB_TOKEN"
+NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
+PULLS = "/repos/acme/knowledge/pulls"
+
+
+class FakeGitHub:
+    """Pull requests kept in memory; ``fail_reads`` makes GET answer 500."""
+
+    def __init__(self, server: FakeServer) -> None:
+        self.server = server
+        self.pulls: dict[int, dict[str, object]] = {}
+        self.fail_reads = False
+        server.on("POST", PULLS, self.create)
+
+    def create(self, request: Request) -> Reply:
+        if request.headers.get("authorization") != "Bearer ghp_test":
+            return json_reply({"message": "Bad credentials"}, 401)
+        body = request.json()
+        number = len(self.pulls) + 1
+        pull: dict[str, object] = {
+            "url": f"{self.server.url}{PULLS}/{number}",
+            "html_url": f"https://github.com/acme/knowledge/pull/{number}",
+            "number": number,
+            "state": "open",
+            "title": body["title"],
+            "body": body["body"],
+            "head": {"ref": body["head"]},
+            "base": {"ref": body["base"]},
+            "merged": False,
+            "merged_at": None,
+        }
+        self.pulls[number] = pull
+        self.server.on("GET", f"{PULLS}/{number}", lambda _: self.read(number))
+        return json_reply(pull, 201)
+
+    def read(self, number: int) -> Reply:
+        if self.fail_reads:
+            return json_reply({"message": "Server Error"}, 500)
+        return json_reply(self.pulls[number])
+
+    def merge(self, number: int) -> None:
+        self.pulls[number].update(state="closed", merged=True, merged_at="2026-11-29T12:00:00Z")
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with fake_server() as server:
+        yield FakeGitHub(server)
+
+
+@pytest.fixture
+def forge_api(
+    tmp_path: Path, remote: Remote, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Briefd]:
+    monkeypatch.setenv(TOKEN_ENV, "ghp_test")
+    settings = with_overrides(
+        git_settings(tmp_path, remote.url),
+        {
+            "forge.type": "github",
+            "forge.api_url": github.server.url,
+            "forge.repo": "acme/knowledge",
+            "forge.token_env": TOKEN_ENV,
+        },
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.sync()
+        yield api
+
+
+def test_a_pull_request_is_opened_with_the_real_shape(
+    forge_api: Briefd, github: FakeGitHub
+) -> None:
+    made = forge_api.propose_update(
+        ProposalRequest("domain/retry.md", "Retry four times\n\nOps asked.", NEW_RETRY, None, "mcp")
+    )
+
+    [request] = [r for r in github.server.requests if r.method == "POST"]
+    assert request.path == PULLS
+    assert request.headers["accept"] == "application/vnd.github+json"
+    assert request.headers["x-github-api-version"] == "2022-11-28"
+    body = request.json()
+    assert body["head"] == made.branch and body["base"] == "main"
+    assert body["title"] == "Retry four times"
+    assert body["body"].startswith("Retry four times\n\nOps asked.\n\n---\n")
+    assert "`domain/retry.md` by mcp." in body["body"]
+    assert made.status == "open" and made.pr_number == 1
+    assert made.pr_url == "https://github.com/acme/knowledge/pull/1"
+    assert forge_api.proposals()[0].pr_url == made.pr_url
+
+
+def test_a_later_sync_flips_the_status_to_merged(forge_api: Briefd, github: FakeGitHub) -> None:
+    made = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    still_open = forge_api.sync()
+    assert still_open.proposals_checked == 1 and still_open.proposals_changed == ()
+
+    github.merge(1)
+    report = forge_api.sync()
+
+    assert report.error is None
+    assert report.proposals_changed == (f"{made.id}: open → merged",)
+    [stored] = forge_api.proposals()
+    assert stored.status == "merged" and stored.status_checked_at is not None
+    assert forge_api.sync().proposals_checked == 0  # merged ones are not asked about again
+
+
+def test_a_closed_pull_request_is_closed(forge_api: Briefd, github: FakeGitHub) -> None:
+    forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    github.pulls[1]["state"] = "closed"
+    forge_api.sync()
+    assert forge_api.proposals()[0].status == "closed"
+
+
+def test_a_forge_500_leaves_the_status_and_never_fails_indexing(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote
+) -> None:
+    forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    github.merge(1)
+    github.fail_reads = True
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+
+    report = forge_api.sync()
+
+    assert report.error is None and report.index is not None
+    assert report.index.added == ("domain/fx.md",)
+    assert report.forge_error == (
+        "GitHub GET /repos/acme/knowledge/pulls/1 answered 500: Server Error"
+    )
+    [stored] = forge_api.proposals()
+    assert stored.status == "open" and stored.forge_error == report.forge_error
+    assert forge_api.sync_status().last_error is None
+
+    github.fail_reads = False
+    forge_api.sync()
+    [stored] = forge_api.proposals()
+    assert stored.status == "merged" and stored.forge_error is None
+
+
+def test_a_refused_pull_request_keeps_the_pushed_branch(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, "ghp_revoked")
+
+    made = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    assert made.status == "pushed" and made.pr_url is None
+    assert made.forge_error == (
+        "GitHub POST /repos/acme/knowledge/pulls answered 401: Bad credentials; check the token"
+    )
+    assert git(remote.bare, "rev-parse", made.branch) == made.commit_hash
+    assert forge_api.proposals() == [made]
+
+
+def test_a_missing_token_fails_before_anything_is_pushed(
+    forge_api: Briefd, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV)
+    with pytest.raises(ProposalError, match=rf"\${TOKEN_ENV} is empty"):
+        forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert git(remote.bare, "branch", "--list") == "* main"
+
+
+def test_repo_defaults_to_a_github_remote_url() -> None:
+    from briefd.proposals.forge import forge_repo
+    from briefd.settings import ForgeSettings
+
+    settings = ForgeSettings(type="github")
+    assert forge_repo(settings, "https://github.com/acme/kb.git") == "acme/kb"
+    assert forge_repo(settings, "git@github.com:acme/kb.git") == "acme/kb"
+    assert forge_repo(settings, "https://gitlab.com/acme/kb.git") is None
+    assert forge_repo(ForgeSettings(repo="o/r"), "https://github.com/acme/kb") == "o/r"

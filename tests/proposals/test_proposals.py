@@ -1,0 +1,195 @@
+"""T1 with real git: ``propose_update`` leaves a branch with exactly one commit whose diff is
+the requested change, in the bare remote, without touching the serving checkout or index."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.errors import ProposalError
+from briefd.proposals import ProposalRequest
+from briefd.retrieval.search import SearchRequest
+from briefd.settings import with_overrides
+from briefd.sync.source import checkout_dir
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import RETRY, Remote, git
+
+NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
+
+
+def serving_state(api: Briefd) -> tuple[str, str, str, str, str]:
+    clone = checkout_dir(api.settings)
+    return (
+        git(clone, "rev-parse", "HEAD"),
+        git(clone, "status", "--porcelain"),
+        git(clone, "for-each-ref", "--format=%(refname) %(objectname)"),
+        (clone / "domain" / "retry.md").read_text(),
+        str(api.last_report()["fingerprint"]),
+    )
+
+
+def test_branch_with_exactly_one_commit_and_serving_untouched(
+    tmp_path: Path, remote: Remote
+) -> None:
+    settings = with_overrides(
+        git_settings(tmp_path, remote.url),
+        {"proposals.author_name": "Knowledge Bot", "proposals.author_email": "kb@acme.test"},
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.sync()
+        before = serving_state(api)
+
+        made = api.propose_update(
+            ProposalRequest(
+                "domain/retry.md",
+                "Retry soft declines four times\n\nOps asked.",
+                NEW_RETRY,
+                client="claude-code",
+            )
+        )
+
+        assert serving_state(api) == before
+        hits = api.search(SearchRequest("soft decline retried", mode="bm25")).hits
+        assert "three times" in hits[0].content
+        assert api.proposals() == [made]
+
+    main, branch = remote.head("main"), made.branch
+    assert branch == f"briefd/proposal-{made.id}" and len(made.id) == 8
+    assert git(remote.bare, "rev-list", f"main..{branch}").splitlines() == [made.commit_hash]
+    assert git(remote.bare, "rev-parse", f"{branch}^") == main == made.base_commit
+    assert git(remote.bare, "diff", "--name-status", main, branch) == "M\tdomain/retry.md"
+    assert git(remote.bare, "show", f"{branch}:domain/retry.md") + "\n" == NEW_RETRY
+    assert git(remote.bare, "log", "-1", "--format=%an <%ae>|%cn|%B", branch) == (
+        "Knowledge Bot <kb@acme.test>|Knowledge Bot|Retry soft declines four times\n\nOps asked."
+    )
+    assert made.status == "pushed" and made.pr_url is None
+    assert made.client == "claude-code" and made.doc_path == "domain/retry.md"
+
+
+def test_new_document_in_a_project_scope(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    made = git_api.propose_update(
+        ProposalRequest(
+            "./projects/alpha/onboarding.md",
+            "Add onboarding notes",
+            "# Onboarding\n\nAsk for a card.\n",
+            scopes=("projects/alpha",),
+        )
+    )
+    assert made.doc_path == "projects/alpha/onboarding.md"
+    assert git(remote.bare, "diff", "--name-status", "main", made.branch) == (
+        "A\tprojects/alpha/onboarding.md"
+    )
+
+
+@pytest.mark.parametrize(
+    "path, scopes, message",
+    [
+        ("../etc/passwd.md", None, "doc_path '../etc/passwd.md' may not contain '..'"),
+        ("domain/../x.md", None, "doc_path 'domain/../x.md' may not contain '..'"),
+        ("/domain/x.md", None, "doc_path '/domain/x.md' must be a relative path"),
+        ("domain\\x.md", None, "must be a relative path with forward slashes"),
+        ("domain/.git/config.md", None, "may not contain '..', '.', empty or hidden"),
+        ("domain/retry.txt", None, "doc_path 'domain/retry.txt' is not a Markdown file"),
+        ("README.md", None, "doc_path 'README.md' is outside every scope"),
+        (
+            "projects/alpha/a.md",
+            None,
+            "doc_path 'projects/alpha/a.md' is in scope 'projects/alpha', which this request "
+            "may not see (scopes: domain, conventions); add 'projects/alpha' to scopes",
+        ),
+        ("", None, "doc_path is empty"),
+    ],
+)
+def test_paths_are_validated_before_git_is_touched(
+    git_api: Briefd, remote: Remote, path: str, scopes: tuple[str, ...] | None, message: str
+) -> None:
+    git_api.sync()
+    with pytest.raises(ProposalError, match=_literal(message)):
+        git_api.propose_update(ProposalRequest(path, "change", "# Text\n", scopes=scopes))
+    assert "proposal" not in git(remote.bare, "branch", "--list")
+    assert git_api.proposals() == []
+
+
+@pytest.mark.parametrize(
+    "description, content, message",
+    [
+        ("  ", "# Text\n", "change_description is empty; say what changes and why"),
+        ("why", " \n", "new_content is empty; send the full new text of the document"),
+        ("why", "a\0b", "new_content contains a NUL character"),
+    ],
+)
+def test_description_and_content_are_validated(
+    git_api: Briefd, description: str, content: str, message: str
+) -> None:
+    git_api.sync()
+    with pytest.raises(ProposalError, match=_literal(message)):
+        git_api.propose_update(ProposalRequest("domain/retry.md", description, content))
+
+
+def test_an_identical_document_is_not_proposed(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    current = (checkout_dir(git_api.settings) / "domain" / "retry.md").read_text()
+    with pytest.raises(ProposalError, match=r"identical to domain/retry\.md on main"):
+        git_api.propose_update(ProposalRequest("domain/retry.md", "no-op", current))
+    assert git(remote.bare, "branch", "--list") == "* main"
+    assert git_api.proposals() == []
+
+
+def test_proposals_start_from_the_current_remote_head(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    served = git(checkout_dir(git_api.settings), "rev-parse", "HEAD")
+    newer = remote.push({"domain/fx.md": "# FX\n"}, "not synced yet")
+
+    made = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    assert made.base_commit == newer != served
+    assert git(checkout_dir(git_api.settings), "rev-parse", "HEAD") == served
+    assert git(remote.bare, "diff", "--name-only", "main", made.branch) == "domain/retry.md"
+
+
+def test_a_plain_directory_source_cannot_take_proposals(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    (root / "domain").mkdir(parents=True)
+    (root / "domain" / "a.md").write_text("# A\n")
+    with Briefd(git_settings(tmp_path, str(root)), embedder=None) as api:
+        api.index()
+        with pytest.raises(ProposalError, match="is a plain directory, not a git repository"):
+            api.propose_update(ProposalRequest("domain/a.md", "why", "# B\n"))
+
+
+def test_a_users_checkout_pushes_without_touching_it(tmp_path: Path, remote: Remote) -> None:
+    work = remote.work
+    (work / "domain" / "glossary.md").write_text("# Glossary\n\nuncommitted edit\n")
+    before = (
+        git(work, "rev-parse", "HEAD"),
+        git(work, "status", "--porcelain"),
+        (work / ".git" / "index").read_bytes(),
+    )
+    with Briefd(git_settings(tmp_path, str(work)), embedder=None) as api:
+        api.sync()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    after = (
+        git(work, "rev-parse", "HEAD"),
+        git(work, "status", "--porcelain"),
+        (work / ".git" / "index").read_bytes(),
+    )
+    assert after == before
+    assert git(work, "for-each-ref", "refs/briefd") == ""  # the scratch ref is gone
+    assert git(remote.bare, "rev-list", f"main..{made.branch}").splitlines() == [made.commit_hash]
+
+
+def test_an_unreachable_remote_is_a_proposal_error(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    remote.bare.rename(remote.bare.with_name("gone.git"))
+    with pytest.raises(ProposalError, match=r"^git fetch failed: fatal: .*check the repository"):
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert git_api.proposals() == []
+
+
+def _literal(text: str) -> str:
+    return re.escape(text)

@@ -1,0 +1,132 @@
+"""The hook contract, end to end: the real command in a subprocess, hook JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from briefd.api import Briefd
+from briefd.settings import Settings
+from tests.recall.conftest import OFF_TOPIC, RELEVANT, RunHook, hook_json
+
+
+def test_relevant_prompt_injects_a_knowledge_block(indexed: Briefd, run_hook: RunHook) -> None:
+    run = run_hook(payload=hook_json(RELEVANT))
+    assert run.code == 0, run.stderr
+    assert run.stderr == ""
+    assert run.stdout.startswith("<knowledge>\n")
+    assert run.stdout.rstrip().endswith("</knowledge>")
+    assert len(run.stdout) <= 10_000
+    assert "[source: domain/chargebacks.md · Chargebacks and disputes › Evidence deadline" in (
+        run.stdout
+    )
+    assert "Merchants have 7 calendar days" in run.stdout
+
+
+def test_off_topic_prompt_prints_nothing(indexed: Briefd, run_hook: RunHook) -> None:
+    run = run_hook(payload=hook_json(OFF_TOPIC))
+    assert (run.code, run.stdout, run.stderr) == (0, "", "")
+
+
+def test_same_prompt_twice_in_a_session_adds_nothing_new(
+    indexed: Briefd, run_hook: RunHook
+) -> None:
+    first = run_hook(payload=hook_json(RELEVANT, session="s-1"))
+    second = run_hook(payload=hook_json(RELEVANT, session="s-1"))
+    other = run_hook(payload=hook_json(RELEVANT, session="s-2"))
+    assert "<knowledge>" in first.stdout
+    assert (second.code, second.stdout) == (0, "")
+    assert other.stdout == first.stdout
+
+
+def test_repeats_are_counted_in_json(indexed: Briefd, run_hook: RunHook) -> None:
+    run_hook(payload=hook_json(RELEVANT, session="s-3"))
+    again = json.loads(run_hook("--json", payload=hook_json(RELEVANT, session="s-3")).stdout)
+    assert again["sections"] == []
+    assert again["already_injected"] >= 1
+    assert again["reason"] == "every matching section was already injected in this session"
+
+
+def test_broken_index_fails_open(settings: Settings, run_hook: RunHook) -> None:
+    settings.db.write_bytes(b"this is not a database" * 100)
+    run = run_hook(payload=hook_json(RELEVANT))
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr.count("\n") == 1
+    assert "is not a usable briefd index" in run.stderr
+
+
+def test_missing_index_fails_open(run_hook: RunHook) -> None:
+    run = run_hook(payload=hook_json(RELEVANT))
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr.startswith("briefd recall: no index at ")
+
+
+def test_malformed_json_fails_open(indexed: Briefd, run_hook: RunHook) -> None:
+    run = run_hook(payload='{"prompt": "unterminated')
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr == (
+        "briefd recall: stdin is not valid hook JSON (expected an object with a 'prompt' string)\n"
+    )
+
+
+def test_json_without_prompt_fails_open(indexed: Briefd, run_hook: RunHook) -> None:
+    run = run_hook(payload={"session_id": "x"})
+    assert (run.code, run.stdout, run.stderr) == (
+        0,
+        "",
+        "briefd recall: hook JSON has no 'prompt' string\n",
+    )
+
+
+def test_unreachable_server_answers_in_process(indexed: Briefd, run_hook: RunHook) -> None:
+    run = run_hook("--json", payload=hook_json(RELEVANT))
+    result = json.loads(run.stdout)
+    assert result["via"] == "in-process"
+    assert result["mode"] == "bm25"
+    assert result["sections"][0]["doc_path"] == "domain/chargebacks.md"
+
+
+def test_silent_server_fails_open(indexed: Briefd, run_hook: RunHook, silent_server: str) -> None:
+    env = {"BRIEFD_RECALL__SERVER": silent_server, "BRIEFD_RECALL__SERVER_TIMEOUT": "0.5"}
+    run = run_hook(payload=hook_json(RELEVANT), env=env)
+    assert (run.code, run.stdout) == (0, "")
+    assert (
+        run.stderr
+        == f"briefd recall: briefd server at {silent_server} did not answer within 0.5 s\n"
+    )
+
+
+def test_claude_json_format(indexed: Briefd, run_hook: RunHook) -> None:
+    run = run_hook("--format", "claude-json", payload=hook_json(RELEVANT))
+    out = json.loads(run.stdout)
+    assert list(out) == ["hookSpecificOutput"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert out["hookSpecificOutput"]["additionalContext"].startswith("<knowledge>")
+
+
+def test_prompt_as_argument_and_text_list(indexed: Briefd, run_hook: RunHook) -> None:
+    run = run_hook("--format", "text", "idempotency", "key", "reused", "with", "another", "body")
+    assert run.code == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("briefd recall · ")
+    assert "domain/idempotency.md:" in lines[1]
+    assert lines[1].split()[1].replace(".", "").isdigit()  # the score
+
+
+def test_budget_and_hard_cap(indexed: Briefd, run_hook: RunHook) -> None:
+    small = json.loads(run_hook("--json", "--max-tokens", "200", RELEVANT).stdout)
+    assert 0 < small["tokens"] <= 200
+    assert len(small["knowledge"]) <= 10_000
+    big = run_hook("--max-tokens", "100000", "--top-k", "50", "settlement payout currency cutoff")
+    assert 0 < len(big.stdout) <= 10_000
+
+
+def test_discovers_the_index_in_the_project_directory(
+    indexed: Briefd, run_hook: RunHook, tmp_path: Path, settings: Settings
+) -> None:
+    project = tmp_path / "project"
+    (project / ".briefd").mkdir(parents=True)
+    indexed.close()
+    settings.db.rename(project / ".briefd" / "briefd.db")
+    run = run_hook(payload=hook_json(RELEVANT, cwd=str(project)), env={"BRIEFD_DB": None})
+    assert "<knowledge>" in run.stdout, run.stderr

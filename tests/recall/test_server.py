@@ -1,0 +1,114 @@
+"""``POST /api/hook/recall`` through the real app, and the command asking a real server."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from briefd.api import Briefd
+from briefd.service.app import create_app
+from briefd.service.config import ServiceConfig
+from tests.recall.conftest import OFF_TOPIC, RELEVANT, RunHook, closed_port, hook_json
+
+TOKEN = "recall-test-token"
+
+
+@pytest.fixture
+def client(indexed: Briefd) -> Iterator[TestClient]:
+    app = create_app(indexed, ServiceConfig(token=TOKEN))
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with TestClient(app, base_url="http://127.0.0.1:8484", headers=headers) as test_client:
+        yield test_client
+
+
+def test_route_answers_with_hook_specific_output(client: TestClient) -> None:
+    response = client.post("/api/hook/recall", json=hook_json(RELEVANT))
+    assert response.status_code == 200
+    out = response.json()
+    assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("<knowledge>") and "Merchants have 7 calendar days" in context
+    assert len(context) <= 10_000
+
+
+def test_route_adds_nothing_off_topic_or_repeated(client: TestClient) -> None:
+    assert client.post("/api/hook/recall", json=hook_json(OFF_TOPIC)).json() == {}
+    client.post("/api/hook/recall", json=hook_json(RELEVANT, session="r"))
+    assert client.post("/api/hook/recall", json=hook_json(RELEVANT, session="r")).json() == {}
+
+
+def test_route_full_result_and_errors(client: TestClient) -> None:
+    full = client.post("/api/hook/recall?format=json", json=hook_json(RELEVANT)).json()
+    assert full["via"] == "server"
+    assert full["sections"][0]["chunk_id"]
+    bad = client.post("/api/hook/recall", json={"session_id": "x"})
+    assert bad.status_code == 400
+    assert bad.json()["detail"] == (
+        "hook input has no 'prompt' string; send the prompt as 'prompt'"
+    )
+    anonymous = client.post(
+        "/api/hook/recall", json=hook_json(RELEVANT), headers={"Authorization": ""}
+    )
+    assert anonymous.status_code == 401
+
+
+@pytest.fixture
+def live_server(indexed: Briefd) -> Iterator[str]:
+    port = closed_port()
+    app = create_app(indexed, ServiceConfig(token=TOKEN, port=port))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_command_asks_a_running_server(live_server: str, run_hook: RunHook) -> None:
+    env: dict[str, str | None] = {"BRIEFD_RECALL__SERVER": live_server, "BRIEFD_API_TOKEN": TOKEN}
+    first = run_hook("--json", payload=hook_json(RELEVANT, session="live"), env=env)
+    result = json.loads(first.stdout)
+    assert result["via"] == "server", first.stderr
+    assert result["sections"][0]["doc_path"] == "domain/chargebacks.md"
+    block = run_hook(payload=hook_json(RELEVANT, session="live-2"), env=env)
+    assert block.stdout == result["knowledge"]
+    again = run_hook(payload=hook_json(RELEVANT, session="live"), env=env)
+    assert (again.code, again.stdout) == (0, "")
+
+
+def test_wrong_token_falls_back_in_process(live_server: str, run_hook: RunHook) -> None:
+    env: dict[str, str | None] = {"BRIEFD_RECALL__SERVER": live_server, "BRIEFD_API_TOKEN": "no"}
+    result = json.loads(run_hook("--json", RELEVANT, env=env).stdout)
+    assert result["via"] == "in-process"
+
+
+def test_pass_through_to_a_server_parses_no_json(live_server: str, indexed: Briefd) -> None:
+    """Hook JSON in, block out: the bytes go to the server and back untouched."""
+    import subprocess
+    import sys
+
+    code = (
+        "import io, sys\n"
+        "from briefd.recall.hook import main\n"
+        "class In(io.StringIO):\n"
+        "    def isatty(self): return False\n"
+        f"stdin = In({json.dumps(hook_json(RELEVANT, session='pt'))!r})\n"
+        "out = io.StringIO()\n"
+        f"main([], stdin=stdin, stdout=out, env={{'BRIEFD_RECALL__SERVER': {live_server!r}, "
+        f"'BRIEFD_API_TOKEN': {TOKEN!r}}})\n"
+        "print(repr(['json' in sys.modules, 'typing' in sys.modules, out.getvalue()[:11]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[False, False, '<knowledge>']", done.stderr

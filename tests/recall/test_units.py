@@ -1,0 +1,204 @@
+"""The recall pieces on their own: gate, packing, session memory, parsing, discovery, imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.cli.launch import recall_args
+from briefd.errors import QueryError
+from briefd.recall import client, discover, pack, session
+from briefd.recall.engine import RecallRequest
+from briefd.retrieval.gate import PROBES
+from tests.conftest import EXAMPLE, WriteFiles
+from tests.recall.conftest import RELEVANT
+
+HEAVY = ("typer", "rich", "numpy", "onnxruntime", "fastapi", "httpx", "yaml", "typing")
+
+
+def test_bm25_gate_keeps_off_topic_prompts_out(indexed: Briefd) -> None:
+    noisy = [p for p in PROBES["en"] if indexed.recall(RecallRequest(p)).sections]
+    assert noisy == []
+
+
+def test_bm25_gate_lets_task_prompts_in(indexed: Briefd) -> None:
+    prompts = {
+        RELEVANT: "domain/chargebacks.md",
+        "API returns 409 idempotency_key_reused, the key was reused with another body": (
+            "domain/idempotency.md"
+        ),
+        "partial refunds: do pending refunds count against the refundable amount": (
+            "domain/refunds.md"
+        ),
+        "idempotency": "domain/idempotency.md",
+    }
+    for prompt, path in prompts.items():
+        result = indexed.recall(RecallRequest(prompt))
+        assert result.mode == "bm25"
+        assert path in [s["doc_path"] for s in result.sections], prompt
+
+
+def section(chunk: str, tokens: int, content: str = "text") -> dict[str, object]:
+    return {
+        "chunk_id": chunk,
+        "content_hash": f"h-{chunk}",
+        "doc_path": "domain/x.md",
+        "title": "X",
+        "heading_path": ["Y"],
+        "content": content,
+        "tokens": tokens,
+        "updated_at": "2026-01-02T00:00:00+00:00",
+    }
+
+
+def test_fit_skips_what_does_not_fit_and_keeps_trying() -> None:
+    chosen = pack.fit([section("a", 600), section("b", 900), section("c", 300)], 1000, 10_000)
+    assert [s["chunk_id"] for s in chosen] == ["a", "c"]
+
+
+def test_fit_truncates_an_oversized_top_section() -> None:
+    big = section("a", 5000, "line of text\n" * 2000)
+    (head,) = pack.fit([big], 300, 10_000)
+    assert head["content"].endswith("[… section truncated to fit the recall budget]")
+    assert head["tokens"] <= 300 and len(head["content"]) < 1300
+
+
+def test_unseen_needs_the_same_content() -> None:
+    fresh, repeated = pack.unseen(
+        [section("a", 1), section("b", 1)], {"a": "h-a", "b": "changed since"}
+    )
+    assert ([s["chunk_id"] for s in fresh], repeated) == (["b"], 1)
+
+
+def test_session_rows_expire(indexed: Briefd) -> None:
+    with indexed.store.write() as conn:
+        session.record(conn, "s", [("c1", "h1")], now=1000.0, hours=1)
+        assert session.seen(conn, "s", now=1000.0 + 3599, hours=1) == {"c1": "h1"}
+        assert session.seen(conn, "s", now=1000.0 + 3601, hours=1) == {}
+        session.record(conn, "t", [("c2", "h2")], now=1000.0 + 7200, hours=1)
+        rows = conn.execute("SELECT session_id FROM recall_injections").fetchall()
+    assert [r[0] for r in rows] == ["t"]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "hook input must be a JSON object with a 'prompt' string"),
+        ({"prompt": 3}, "hook input has no 'prompt' string; send the prompt as 'prompt'"),
+        ({"prompt": "x", "top_k": "9"}, "hook input 'top_k' must be a int, got '9'"),
+        ({"prompt": "x", "mode": "fast"}, "recall mode must be auto, bm25 or hybrid, got 'fast'"),
+    ],
+)
+def test_request_from_bad_json(data: object, message: str) -> None:
+    with pytest.raises(QueryError) as caught:
+        RecallRequest.from_json(data)
+    assert str(caught.value) == message
+
+
+def test_launcher_takes_the_fast_path_only_for_recall() -> None:
+    assert recall_args(["recall"]) == []
+    assert recall_args(["--db", "x.db", "recall", "q"]) == ["--db", "x.db", "q"]
+    assert recall_args(["--config=c.yaml", "recall", "--json"]) == ["--config=c.yaml", "--json"]
+    assert recall_args(["recall", "--help"]) is None
+    assert recall_args(["search", "recall"]) is None
+    assert recall_args(["--verbose", "recall"]) is None
+
+
+def test_server_discovery() -> None:
+    assert discover.server_url({}, {}) == "http://127.0.0.1:8484"
+    assert discover.server_url({"BRIEFD_RECALL__SERVER": "off"}, {}) is None
+    assert discover.server_url({}, {"recall": {"server": None}}) is None
+    assert discover.server_url({}, {"recall": {"server": "http://h:9/"}}) == "http://h:9"
+    assert client.split_url("http://127.0.0.1:8484/base") == ("http", "127.0.0.1", 8484, "/base")
+    assert client.split_url("https://briefd.example") == ("https", "briefd.example", 443, "")
+
+
+def test_fast_path_imports_nothing_heavy() -> None:
+    code = (
+        "import sys, json\n"
+        "from briefd.cli.launch import recall_args\n"
+        "from briefd.recall import hook, client, discover, render\n"
+        f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == []
+
+
+def test_in_process_bm25_imports_no_model_runtime(indexed: Briefd) -> None:
+    code = (
+        "import sys, json, io\n"
+        "from briefd.recall.hook import main\n"
+        f"out = io.StringIO(); main(['--no-server', '--db', {str(indexed.settings.db)!r}, "
+        f"{RELEVANT!r}], stdout=out, env={{'BRIEFD_EMBEDDINGS__ENABLED': 'false'}})\n"
+        "heavy = ['typer', 'rich', 'numpy', 'onnxruntime', 'fastapi', 'httpx']\n"
+        "print(json.dumps([[m for m in heavy if m in sys.modules], out.getvalue()[:11]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == [[], "<knowledge>"]
+
+
+SMALL = {
+    "domain/refunds.md": "# Refunds\n\n## Partial refunds\n\nA partial refund returns part of a "
+    "captured payment within 180 days.\n\n## Disputes\n\nA disputed payment cannot be refunded.\n",
+    "domain/settlement.md": "# Settlement\n\n## Cutoff\n\nThe daily settlement cutoff is 22:00 CET.\n",
+    "conventions/logging.md": "# Logging\n\nNever log card numbers.\n",
+}
+
+
+def test_hybrid_recall_uses_the_semantic_gate(hybrid_api: Briefd, write_files: WriteFiles) -> None:
+    """With vectors (the fake embedder) recall is hybrid and the semantic gate decides."""
+    write_files(SMALL)
+    hybrid_api.index()
+    on = hybrid_api.recall(RecallRequest("partial refund of a captured payment", session_id="h"))
+    assert (on.mode, on.gate) == ("hybrid", "kept")
+    assert on.sections[0]["heading_path"] == ["Partial refunds"]
+    off = hybrid_api.recall(RecallRequest("knit me a warm scarf"))
+    assert (off.mode, off.gate, off.sections) == ("hybrid", "empty", ())
+    assert off.reason == "the prompt looks unrelated to the knowledge base"
+    forced = hybrid_api.recall(RecallRequest("partial refund of a captured payment", mode="bm25"))
+    assert forced.mode == "bm25" and forced.sections
+
+
+def test_hook_discovers_config_and_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from briefd.recall.local import hook_settings
+
+    monkeypatch.chdir(tmp_path)
+    env = {"XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "conf")}
+    assert hook_settings(env).db == tmp_path / "data" / "briefd" / "briefd.db"
+    (tmp_path / ".briefd").mkdir()
+    (tmp_path / ".briefd" / "briefd.db").write_bytes(b"")
+    assert hook_settings(env).db == Path(".briefd/briefd.db")
+    assert hook_settings({**env, "BRIEFD_DB": "/x/y.db"}).db == Path("/x/y.db")
+    (tmp_path / ".briefd" / "briefd.yaml").write_text("db: team.db\nrecall:\n  top_k: 2\n")
+    found = hook_settings(env)
+    assert (found.db, found.recall.top_k) == (Path(".briefd/team.db"), 2)
+
+
+def test_a_pasted_log_is_cut_down_not_slow(indexed: Briefd) -> None:
+    words = (EXAMPLE / "domain" / "chargebacks.md").read_text().split()
+    prompt = " ".join(words[i % len(words)] + str(i % 97) for i in range(6000))
+    result = indexed.recall(RecallRequest(prompt))
+    assert len(result.prompt) == 20_000
+    assert result.took_ms < 5000
+
+
+def test_server_timeout_discovery() -> None:
+    assert discover.server_timeout({}, {}) == 2.0
+    assert discover.server_timeout({}, {"recall": {"server_timeout": 0.5}}) == 0.5
+    assert discover.server_timeout({"BRIEFD_RECALL__SERVER_TIMEOUT": "1.5"}, {}) == 1.5
+    assert discover.server_timeout({"BRIEFD_RECALL__SERVER_TIMEOUT": "soon"}, {}) == 2.0
+
+
+def test_config_is_parsed_only_when_it_mentions_recall(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("db: team.db\n")
+    assert discover.read_config(str(plain)) == {}
+    tuned = tmp_path / "tuned.yaml"
+    tuned.write_text("db: team.db\nrecall:\n  server: null\n")
+    assert discover.read_config(str(tuned)) == {"db": "team.db", "recall": {"server": None}}
+    assert discover.server_url({}, discover.read_config(str(tuned))) is None

@@ -1,0 +1,177 @@
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from briefd.api import Briefd
+from briefd.errors import ConfigError
+from briefd.service import ServiceConfig, create_app
+from briefd.service.config import check_bind
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN
+
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+
+# (method, path, JSON body) of every route that hands out or changes data.
+PROTECTED = [
+    ("GET", "/api/search?q=retry", None),
+    ("POST", "/api/bundle", {"task": "retry"}),
+    ("POST", "/api/usage", {"bundle_id": "x", "useful_chunk_ids": []}),
+    ("GET", "/api/docs/domain/retry-policy.md", None),
+    ("GET", "/api/scopes", None),
+    ("GET", "/api/links/suggestions", None),
+    ("GET", "/api/stats", None),
+    ("POST", "/api/admin/rebuild", None),
+    ("POST", "/api/admin/reset-counters", None),
+    ("POST", "/api/admin/sync", None),
+    ("GET", "/api/proposals", None),
+    ("POST", "/api/proposals", {"doc_path": "domain/x.md"}),
+    ("POST", "/mcp", LIST_TOOLS),
+]
+
+
+@pytest.fixture
+def anonymous(service_api: Briefd) -> Iterator[TestClient]:
+    with TestClient(create_app(service_api, service_config())) as http:
+        yield http
+
+
+@pytest.mark.parametrize(("method", "path", "body"), PROTECTED)
+@pytest.mark.parametrize(
+    "authorization", [None, "Bearer wrong-token", f"Basic {TOKEN}", "Bearer", f"bearer {TOKEN}x"]
+)
+def test_protected_routes_need_the_token(
+    anonymous: TestClient,
+    method: str,
+    path: str,
+    body: object,
+    authorization: str | None,
+) -> None:
+    headers = dict(MCP_HEADERS) if path == "/mcp" else {}
+    if authorization is not None:
+        headers["authorization"] = authorization
+    response = anonymous.request(method, path, json=body, headers=headers)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == 'Bearer realm="briefd"'
+    assert response.json() == {
+        "error": "unauthorized",
+        "detail": "missing or wrong bearer token; send 'Authorization: Bearer <BRIEFD_API_TOKEN>'",
+    }
+
+
+def test_every_route_in_the_schema_is_protected_or_deliberately_open(
+    anonymous: TestClient,
+) -> None:
+    """Walks the app's own OpenAPI schema (plus /mcp), so a route added later is covered."""
+    open_routes = {"/api/health", "/webhook/git"}  # the webhook is HMAC-signed instead
+    schema = anonymous.get("/openapi.json").json()
+    checked = []
+    for path, operations in [*schema["paths"].items(), ("/mcp", {"post": {}})]:
+        if path in open_routes:
+            continue
+        concrete = re.sub(r"\{[^}]+\}", "domain/retry-policy.md", path)
+        for method in operations:
+            response = anonymous.request(method.upper(), concrete, headers=MCP_HEADERS)
+            assert response.status_code == 401, (method, path)
+            checked.append(f"{method.upper()} {path}")
+    assert {"GET /api/search", "POST /api/bundle", "POST /mcp", "GET /api/stats"} <= set(checked)
+    assert len(checked) >= 15
+
+
+def test_the_token_opens_them(anonymous: TestClient) -> None:
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    assert anonymous.get("/api/scopes", headers=headers).status_code == 200
+    mcp = anonymous.post("/mcp", json=LIST_TOOLS, headers={**MCP_HEADERS, **headers})
+    assert mcp.status_code == 200
+    assert "search_context" in mcp.text
+
+
+@pytest.mark.parametrize("path", ["/api/health", "/setup", "/", "/metrics", "/openapi.json"])
+def test_open_routes(anonymous: TestClient, path: str) -> None:
+    assert anonymous.get(path).status_code == 200
+
+
+def test_metrics_can_require_the_token(service_api: Briefd) -> None:
+    with TestClient(create_app(service_api, service_config(metrics_auth=True))) as http:
+        assert http.get("/metrics").status_code == 401
+        ok = http.get("/metrics", headers={"authorization": f"Bearer {TOKEN}"})
+        assert ok.status_code == 200
+
+
+def test_without_a_token_loopback_is_open(service_api: Briefd) -> None:
+    with TestClient(create_app(service_api, service_config(token=None))) as http:
+        assert http.get("/api/scopes").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://evil.example", "http://127.0.0.1.evil.example:8484", "null", "file://"]
+)
+@pytest.mark.parametrize("path", ["/api/search?q=retry", "/mcp", "/api/health", "/"])
+def test_foreign_origins_are_refused(client: TestClient, origin: str, path: str) -> None:
+    headers = {"origin": origin, **(MCP_HEADERS if path == "/mcp" else {})}
+    response = client.request(
+        "POST" if path == "/mcp" else "GET",
+        path,
+        json=LIST_TOOLS if path == "/mcp" else None,
+        headers=headers,
+    )
+    assert response.status_code == 403
+    assert response.json()["error"] == "forbidden_origin"
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://testserver", "http://localhost:3000", "http://127.0.0.1:6274"]
+)
+def test_own_and_loopback_origins_pass(client: TestClient, origin: str) -> None:
+    assert client.get("/api/scopes", headers={"origin": origin}).status_code == 200
+
+
+def test_configured_origin_passes(service_api: Briefd) -> None:
+    config = service_config(allowed_origins=("https://docs.example.com",))
+    with TestClient(create_app(service_api, config)) as http:
+        headers = {"origin": "https://docs.example.com", "authorization": f"Bearer {TOKEN}"}
+        assert http.get("/api/scopes", headers=headers).status_code == 200
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8484", "127.0.0.1.nip.io:8484"])
+def test_dns_rebinding_hosts_are_refused(client: TestClient, host: str) -> None:
+    response = client.get("/api/health", headers={"host": host})
+    assert response.status_code == 421
+    assert response.json()["error"] == "misdirected"
+
+
+def test_loopback_hosts_pass(client: TestClient) -> None:
+    for host in ("127.0.0.1:8484", "localhost:8484", "[::1]:8484", "localhost"):
+        assert client.get("/api/health", headers={"host": host}).status_code == 200
+
+
+def test_binding_beyond_loopback_needs_a_token() -> None:
+    with pytest.raises(ConfigError) as caught:
+        check_bind(ServiceConfig(host="0.0.0.0"))
+    assert str(caught.value) == (
+        "refusing to bind 0.0.0.0 without a token: set BRIEFD_API_TOKEN to a long random "
+        "secret, or bind 127.0.0.1 (the default)"
+    )
+    check_bind(ServiceConfig(host="0.0.0.0", token=TOKEN))
+    check_bind(ServiceConfig(host="127.0.0.1"))
+    check_bind(ServiceConfig(host="::1"))
+
+
+def test_token_comes_from_the_environment_only(service_api: Briefd) -> None:
+    config = ServiceConfig.from_settings(
+        service_api.settings.serve, env={"BRIEFD_API_TOKEN": " abc "}, port=9000
+    )
+    assert (config.token, config.port, config.host) == ("abc", 9000, "127.0.0.1")
+    assert ServiceConfig.from_settings(service_api.settings.serve, env={}).token is None
+
+
+def test_setup_page_never_contains_the_token(anonymous: TestClient) -> None:
+    page = anonymous.get("/setup").text
+    assert TOKEN not in page
+    assert "claude mcp add --transport http briefd" in page
+    assert "$BRIEFD_API_TOKEN" in page
+    assert TOKEN not in anonymous.get("/").text

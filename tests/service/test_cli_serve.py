@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.conftest import EXAMPLE
+from tests.service.live import free_port
+
+
+def briefd(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    base.update({"BRIEFD_EMBEDDINGS__ENABLED": "false", **(env or {})})
+    return subprocess.Popen(
+        [sys.executable, "-m", "briefd", "--db", str(tmp_path / "x.db"), *args],
+        cwd=tmp_path,
+        env=base,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_serve_indexes_then_serves(tmp_path: Path) -> None:
+    source = tmp_path / "knowledge"
+    shutil.copytree(EXAMPLE, source)
+    port = free_port()
+    process = briefd(tmp_path, "serve", "--source", str(source), "--port", str(port))
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.communicate()
+                assert time.monotonic() < deadline, "briefd serve did not come up"
+                time.sleep(0.1)
+        assert health.json()["documents"] == 45
+        hits = httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "retry policy"})
+        assert hits.json()["hits"][0]["doc_path"] == "domain/retry-policy.md"
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert f"briefd serving on http://127.0.0.1:{port}" in out
+    assert "indexed " in err and "45 documents" in err
+
+
+def test_serve_refuses_a_public_bind_without_a_token(tmp_path: Path) -> None:
+    process = briefd(tmp_path, "serve", "--host", "0.0.0.0", "--no-index")
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert err.strip() == (
+        "error: refusing to bind 0.0.0.0 without a token: set BRIEFD_API_TOKEN to a long "
+        "random secret, or bind 127.0.0.1 (the default)"
+    )

@@ -1,0 +1,103 @@
+"""The dashboard in a real headless Chromium (Debian's package, driven by Playwright; no browser
+download). Skipped only when Chromium is absent outside CI; in CI it must run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.conftest import REPO
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(os.environ.get("BRIEFD_TEST_ARTIFACTS", REPO / ".briefd" / "test-artifacts"))
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists() and not os.environ.get("CI"),
+        reason="Chromium is not installed (apt-get install chromium); CI always runs this",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def test_dashboard_with_token_search_and_reset(page: Page, service_api: Briefd) -> None:
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        expect(page.locator("#login")).to_be_visible()
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#stat-documents")).to_have_text("45")
+        expect(page.locator("#scopes-table")).to_contain_text("projects/ledger")
+
+        for query in ("retry policy", "chargeback dispute"):
+            page.fill("#search-input", query)
+            page.click("#search-form button")
+            expect(page.locator("#search-results .hit").first).to_be_visible()
+        expect(page.locator("#search-results")).to_contain_text("domain/")
+        expect(page.locator("#requests-table")).to_contain_text("search")
+        assert int(page.locator("#stat-tokens").inner_text().replace(",", "")) > 0
+
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
+
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#btn-reset")
+        expect(page.locator("#message")).to_have_text("counters reset: done")
+        expect(page.locator("#stat-tokens")).to_have_text("0")
+        expect(page.locator("#requests-table")).not_to_contain_text("search")
+
+
+def test_dashboard_rejects_a_wrong_token(page: Page, service_api: Briefd) -> None:
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", "wrong")
+        page.click("#login-form button")
+        expect(page.locator("#login-error")).to_have_text("The token was not accepted.")
+        expect(page.locator("#app")).to_be_hidden()
+
+
+def test_setup_page_builds_instructions_from_its_url(page: Page, service_api: Briefd) -> None:
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/setup")
+        claude = page.locator(".client", has_text="Claude Code").first.locator("code")
+        expect(claude).to_have_text(
+            f"claude mcp add --transport http briefd {url}/mcp "
+            '--header "Authorization: Bearer $BRIEFD_API_TOKEN"'
+        )
+        for name in ("Cursor", "VS Code", "Codex", "Any MCP client", "Prompt-time hook"):
+            expect(page.locator(".client h2", has_text=name).first).to_be_visible()
+        assert TOKEN not in page.content()

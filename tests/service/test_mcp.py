@@ -1,0 +1,224 @@
+"""MCP through the SDK's own client against the app on a real uvicorn, in both protocol eras:
+the 2025 initialize handshake (``mode="legacy"``) and the current stateless revision."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+import anyio
+import httpx2
+import jsonschema
+import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.sync.conftest import git_api, remote
+from tests.sync.gitrepo import RETRY, Remote, git
+
+__all__ = ["git_api", "remote"]  # fixtures with a real bare git remote
+
+MODES = ["legacy", "auto"]  # auto: server/discover, then the current stateless revision
+READ_ONLY = {"search_context", "compile_bundle", "get_document", "list_scopes", "suggest_links"}
+ALL_TOOLS = READ_ONLY | {"report_usage", "propose_update"}
+
+Session = Callable[[Client], Awaitable[Any]]
+
+
+@pytest.fixture
+def url(service_api: Briefd) -> Iterator[str]:
+    with serving(create_app(service_api, service_config())) as base:
+        yield base + "/mcp"
+
+
+def run(url: str, mode: str, body: Session, token: str = TOKEN) -> Any:
+    async def main() -> Any:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, mode=mode) as client:
+                return await body(client)
+
+    return anyio.run(main)
+
+
+def check(result: CallToolResult, schema: dict[str, Any] | None) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert result.content[0].type == "text" and result.content[0].text  # type: ignore[union-attr]
+    assert schema is not None and result.structured_content is not None
+    jsonschema.validate(result.structured_content, schema)
+    return result.structured_content
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tools_are_listed_with_hints_and_schemas(url: str, mode: str) -> None:
+    async def body(client: Client) -> Any:
+        return client.protocol_version, client.instructions, (await client.list_tools()).tools
+
+    version, instructions, tools = run(url, mode, body)
+    assert version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+    assert instructions is not None and "45 documents" in instructions
+    assert "domain (18 docs" in instructions
+    assert {t.name for t in tools} == ALL_TOOLS
+    for tool in tools:
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is (tool.name in READ_ONLY), tool.name
+        assert tool.output_schema is not None, tool.name
+        assert tool.description and len(tool.description.encode()) < 2048, tool.name
+    search = next(t for t in tools if t.name == "search_context")
+    assert set(search.input_schema["properties"]) == {
+        "query",
+        "max_tokens",
+        "scopes",
+        "top_k",
+        "paths",
+    }
+    assert search.input_schema["required"] == ["query"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_tool_answers_with_structured_content(url: str, mode: str) -> None:
+    async def body(client: Client) -> dict[str, Any]:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        out: dict[str, Any] = {}
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("search_context", {"query": "retry policy for declined cards", "max_tokens": 600}),
+            (
+                "compile_bundle",
+                {"task_description": "add retries to card payments", "max_tokens": 700},
+            ),
+            ("get_document", {"doc_path": "domain/retry-policy.md"}),
+            ("list_scopes", {}),
+            ("suggest_links", {"doc_path": "conventions/feature-flags.md", "limit": 5}),
+        ]
+        for name, arguments in calls:
+            result = await client.call_tool(name, arguments)
+            out[name] = (check(result, schemas[name]), result.content[0].text)  # type: ignore[union-attr]
+        bundle = out["compile_bundle"][0]
+        usage = await client.call_tool(
+            "report_usage",
+            {
+                "bundle_id": bundle["bundle_id"],
+                "useful_chunk_ids": [bundle["items"][0]["chunk_id"]],
+            },
+        )
+        out["report_usage"] = (check(usage, schemas["report_usage"]), usage.content[0].text)  # type: ignore[union-attr]
+        return out
+
+    out = run(url, mode, body)
+    search, text = out["search_context"]
+    assert search["hits"][0]["doc_path"] == "domain/retry-policy.md"
+    assert search["tokens"] <= 600
+    assert "source: domain/retry-policy.md:" in text
+    bundle, text = out["compile_bundle"]
+    assert bundle["tokens"] <= 700 and bundle["text"] in text
+    assert f"bundle_id {bundle['bundle_id']}" in text
+    document, text = out["get_document"]
+    assert document["path"] == "domain/retry-policy.md" and text.startswith("# Retry policy")
+    scopes, _ = out["list_scopes"]
+    assert [s["name"] for s in scopes["scopes"]][:2] == ["conventions", "domain"]
+    suggestions, _ = out["suggest_links"]
+    assert suggestions["suggestions"][0]["doc_path"] == "conventions/feature-flags.md"
+    usage, text = out["report_usage"]
+    assert usage["stored"] == 1 and usage["unknown_chunk_ids"] == []
+    assert text == f"stored 1 usage record(s) for bundle {bundle['bundle_id']}"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_errors_are_is_error_results_that_say_what_to_do(url: str, mode: str) -> None:
+    async def body(client: Client) -> list[CallToolResult]:
+        return [
+            await client.call_tool("search_context", {"query": "retry", "scopes": ["projects/x"]}),
+            await client.call_tool("get_document", {"doc_path": "../../etc/passwd"}),
+            await client.call_tool("get_document", {"doc_path": "domain/retry-polcy.md"}),
+            await client.call_tool("compile_bundle", {"task_description": " "}),
+            await client.call_tool("search_context", {"query": ""}),
+        ]
+
+    results = run(url, mode, body)
+    assert all(r.is_error for r in results)
+    texts = [r.content[0].text for r in results]  # type: ignore[union-attr]
+    assert texts[0] == (
+        "scope 'projects/x' does not exist; known scopes: conventions, domain, "
+        "projects/checkout, projects/ledger (or 'all')"
+    )
+    assert texts[1].startswith("no document '../../etc/passwd' in the knowledge repository")
+    assert "did you mean domain/retry-policy.md?" in texts[2]
+    assert texts[3] == "give task_description (what you are about to do) or issue"
+    assert "query" in texts[4]
+
+
+def test_propose_update_never_fakes_a_success(url: str) -> None:
+    """The example copy is a plain directory, not a git repository: no proposal can be made."""
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool(
+            "propose_update",
+            {
+                "doc_path": "domain/retry-policy.md",
+                "change_description": "clarify soft declines",
+                "new_content": "# Retry policy\n\nNew text.\n",
+            },
+        )
+
+    result = run(url, "legacy", body)
+    assert result.is_error
+    assert result.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_wrong_token_cannot_connect(url: str) -> None:
+    async def body(client: Client) -> Any:
+        return await client.list_tools()
+
+    with pytest.raises(ExceptionGroup) as caught:
+        run(url, "legacy", body, token="wrong")
+    assert caught.group_contains(MCPError, match="error response", depth=2)
+
+
+def test_mcp_calls_are_counted(url: str) -> None:
+    async def body(client: Client) -> Any:
+        await client.call_tool("search_context", {"query": "chargeback"})
+        await client.call_tool("search_context", {"query": "x", "scopes": ["nope"]})
+        await client.call_tool("list_scopes", {})
+
+    run(url, "legacy", body)
+    metrics = httpx2.get(url.removesuffix("/mcp") + "/metrics").text
+    for line in (
+        'briefd_requests_total{name="search_context",outcome="ok",surface="mcp"} 1.0',
+        'briefd_requests_total{name="search_context",outcome="error",surface="mcp"} 1.0',
+        'briefd_requests_total{name="list_scopes",outcome="ok",surface="mcp"} 1.0',
+        'briefd_request_duration_seconds_count{name="search_context",surface="mcp"} 2.0',
+    ):
+        assert line in metrics
+
+
+def test_propose_update_over_mcp_pushes_a_branch(git_api: Briefd, remote: Remote) -> None:
+    """With a git source, the tool is wired to the proposals capability (real bare remote)."""
+    git_api.sync()
+    new = RETRY.replace("three times", "four times").lstrip("\n")
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool(
+            "propose_update",
+            {
+                "doc_path": "domain/retry.md",
+                "change_description": "Retry soft declines four times",
+                "new_content": new,
+            },
+        )
+
+    with serving(create_app(git_api, service_config())) as base:
+        result = run(base + "/mcp", "legacy", body)
+    assert not result.is_error, result.content
+    proposal = result.structured_content
+    assert proposal is not None
+    assert proposal["branch"] == f"briefd/proposal-{proposal['id']}"
+    assert proposal["doc_path"] == "domain/retry.md"
+    assert result.content[0].text.startswith(f"proposed on branch {proposal['branch']}")  # type: ignore[union-attr]
+    remote_branches = git(remote.bare, "branch", "--list", "briefd/*")
+    assert proposal["branch"] in remote_branches

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import re
+
+from fastapi.testclient import TestClient
+
+from briefd.api import Briefd
+from briefd.embeddings.fake import FakeEmbedder
+from briefd.service import create_app
+from briefd.service.metrics import CountingEmbedder, Metrics
+from briefd.settings import Settings
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN
+
+AUTH = {"authorization": f"Bearer {TOKEN}"}
+
+
+def sample(metrics: str, series: str) -> float:
+    match = re.search(rf"^{re.escape(series)} (\S+)$", metrics, re.MULTILINE)
+    assert match, f"{series} missing from /metrics"
+    return float(match.group(1))
+
+
+def serve_once(settings: Settings, *paths: str) -> dict[str, str]:
+    """Start the app on a fresh Briefd, GET each path, stop it (the lifespan flushes)."""
+    with (
+        Briefd(settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        return {p: http.get(p, headers=AUTH).text for p in paths}
+
+
+def test_counters_survive_a_restart_until_reset(service_settings: Settings) -> None:
+    with (
+        Briefd(service_settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        http.headers.update(AUTH)
+        for query in ("retry policy", "chargeback", "settlement"):
+            http.get("/api/search", params={"q": query})
+        for _ in range(2):
+            http.post("/api/bundle", json={"task": "add retries to card payments"})
+        before = http.get("/metrics").text
+    assert sample(before, 'briefd_requests_total{name="search",outcome="ok",surface="rest"}') == 3
+    tokens = sample(before, 'briefd_tokens_served_total{name="search",surface="rest"}')
+    assert tokens > 0
+
+    after = serve_once(service_settings, "/metrics")["/metrics"]
+    assert sample(after, 'briefd_requests_total{name="search",outcome="ok",surface="rest"}') == 3
+    assert sample(after, 'briefd_tokens_served_total{name="search",surface="rest"}') == tokens
+    assert sample(after, 'briefd_bundle_cache_total{result="hit"}') == 1
+    assert sample(after, 'briefd_bundle_cache_total{result="miss"}') == 1
+    assert sample(after, 'briefd_request_duration_seconds_count{name="search",surface="rest"}') == 3
+
+    with (
+        Briefd(service_settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        assert http.post("/api/admin/reset-counters", headers=AUTH).status_code == 200
+    reset = serve_once(service_settings, "/metrics")["/metrics"]
+    assert 'name="search"' not in reset
+    assert not re.search(r"^briefd_tokens_served_total\{", reset, re.MULTILINE)
+    assert not re.search(r"^briefd_bundle_cache_total\{", reset, re.MULTILINE)
+
+
+def test_metrics_text_has_index_gauges_and_histograms(client: TestClient) -> None:
+    client.get("/api/search", params={"q": "retry policy"})
+    text = client.get("/metrics").text
+    assert sample(text, "briefd_index_documents") == 45
+    assert sample(text, 'briefd_index_chunks{scope="domain"}') == 129
+    assert sample(text, "briefd_index_vectors") == 0
+    assert sample(text, 'briefd_last_sync_ok{source="index"}') == 1
+    assert sample(text, 'briefd_last_sync_timestamp_seconds{source="index"}') > 1.7e9
+    buckets = re.findall(
+        r'^briefd_request_duration_seconds_bucket\{le="([^"]+)",name="search",surface="rest"\} (\S+)$',
+        text,
+        re.MULTILINE,
+    )
+    assert buckets[-1] == ("+Inf", "1.0")
+    counts = [float(v) for _, v in buckets]
+    assert counts == sorted(counts)  # cumulative
+
+
+def test_embedding_calls_are_counted(service_settings: Settings) -> None:
+    metrics = Metrics()
+    embedder = CountingEmbedder(FakeEmbedder(), metrics)
+    with Briefd(service_settings, embedder=embedder) as api:
+        api.index()  # embeds every passage for the fake model
+        with TestClient(create_app(api, service_config(), metrics)) as http:
+            http.get("/api/search", params={"q": "retry policy"}, headers=AUTH)
+            text = http.get("/metrics").text
+    assert sample(text, 'briefd_embedding_calls_total{kind="passage"}') >= 1
+    assert sample(text, 'briefd_embedding_calls_total{kind="query"}') >= 1
+    assert sample(text, "briefd_index_vectors") == 338

@@ -1,0 +1,249 @@
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.conftest import WriteFiles
+from tests.service.conftest import service_config, service_settings_for
+from tests.service.live import TOKEN
+
+
+def test_health_counts_documents(client: TestClient) -> None:
+    body = client.get("/api/health").json()
+    assert body["status"] == "ok"
+    assert body["documents"] == 45
+
+
+def test_a_server_without_an_index_says_so(tmp_path: Path) -> None:
+    settings = service_settings_for(tmp_path / "knowledge", tmp_path / "none.db")
+    with (
+        Briefd(settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        assert http.get("/api/health").json()["status"] == "no_index"
+        response = http.get("/api/scopes", headers={"authorization": f"Bearer {TOKEN}"})
+        assert response.status_code == 503
+        assert response.json() == {
+            "error": "index_not_found",
+            "detail": f"no index at {tmp_path / 'none.db'}; build one with `briefd index --source DIR`",
+        }
+
+
+def test_search_returns_attributed_hits_within_budget(client: TestClient) -> None:
+    response = client.get("/api/search", params={"q": "retry policy for card payments"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["hits"][0]["doc_path"] == "domain/retry-policy.md"
+    assert body["scopes"] == ["domain", "conventions"]
+    first = body["hits"][0]
+    assert first["start_line"] <= first["end_line"] and first["chunk_id"]
+    small = client.get("/api/search", params={"q": "retry policy", "max_tokens": 300}).json()
+    assert sum(h["tokens"] for h in small["hits"]) == small["tokens"] <= 300
+    assert small["omitted"] >= 1
+
+
+def test_a_budget_below_the_best_hit_returns_its_head(client: TestClient) -> None:
+    body = client.get("/api/search", params={"q": "retry policy", "max_tokens": 20}).json()
+    assert len(body["hits"]) == 1 and body["tokens"] <= 20
+    assert body["hits"][0]["doc_path"] == "domain/retry-policy.md"
+    assert body["hits"][0]["content"].endswith("[… truncated to fit max_tokens]")
+
+
+def test_search_paths_put_governing_documents_first(client: TestClient) -> None:
+    params = {"q": "ledger posting", "scopes": "all", "top_k": 8}
+    plain = client.get("/api/search", params=params).json()["hits"]
+    governed = client.get(
+        "/api/search", params={**params, "paths": "tools/ledger-replay/main.go"}
+    ).json()["hits"]
+    assert {h["chunk_id"] for h in plain} == {h["chunk_id"] for h in governed}
+    assert plain[0]["doc_path"] != "projects/ledger/runbook.md"
+    assert governed[0]["doc_path"] == "projects/ledger/runbook.md"
+
+
+def test_search_errors_are_json_with_the_fix(client: TestClient) -> None:
+    response = client.get("/api/search", params={"q": "retry", "scopes": "projects/nope"})
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "scope",
+        "detail": "scope 'projects/nope' does not exist; known scopes: conventions, domain, "
+        "projects/checkout, projects/ledger (or 'all')",
+    }
+    missing = client.get("/api/search")
+    assert missing.status_code == 422
+    assert missing.json() == {"error": "invalid_request", "detail": "query.q: Field required"}
+
+
+def test_bundle_is_deterministic_and_cached(client: TestClient) -> None:
+    request = {"task": "add retries to declined card payments", "max_tokens": 800}
+    first = client.post("/api/bundle", json=request).json()
+    again = client.post("/api/bundle", json=request).json()
+    assert re.fullmatch(r"[0-9a-f]{16}", first["bundle_id"])
+    assert first["text"] == again["text"] and first["bundle_id"] == again["bundle_id"]
+    assert (first["cached"], again["cached"]) == (False, True)
+    assert 0 < first["tokens"] <= 800
+    assert "domain/retry-policy.md" in first["text"]
+    cache = client.get("/api/stats").json()["cache"]
+    assert cache == {"hits": 1.0, "misses": 1.0, "hit_rate": 0.5}
+
+
+def test_bundle_rejects_a_bad_format(client: TestClient) -> None:
+    response = client.post("/api/bundle", json={"task": "x", "format": "pdf"})
+    assert response.status_code == 422
+    assert response.json()["error"] == "invalid_request"
+    assert response.json()["detail"].startswith("format: String should match pattern")
+
+
+def test_usage_is_stored(client: TestClient, service_api: Briefd) -> None:
+    hit = client.get("/api/search", params={"q": "retry policy"}).json()["hits"][0]
+    body = {"bundle_id": "abcdef0123456789", "useful_chunk_ids": [hit["chunk_id"], "gone"]}
+    response = client.post("/api/usage", json=body)
+    assert response.json() == {
+        "bundle_id": "abcdef0123456789",
+        "stored": 2,
+        "useful_chunk_ids": [hit["chunk_id"], "gone"],
+        "unknown_chunk_ids": ["gone"],
+    }
+    rows = service_api.store.conn.execute(
+        "SELECT chunk_id, useful, client FROM usage_events ORDER BY id"
+    ).fetchall()
+    assert [tuple(r) for r in rows] == [(hit["chunk_id"], 1, None), ("gone", 1, None)]
+
+
+def test_document_with_sections_and_links(client: TestClient) -> None:
+    body = client.get("/api/docs/domain/retry-policy.md").json()
+    assert body["title"] == "Retry policy for card payments"
+    assert body["scope"] == "domain"
+    assert body["sections"] and all(s["chunk_id"] for s in body["sections"])
+    assert any(link["status"] == "ok" for link in body["links"])
+    scoped = client.get("/api/docs/domain/retry-policy.md", params={"scopes": "conventions"})
+    assert scoped.status_code == 404
+
+
+def test_paths_outside_the_repository_are_404(client: TestClient) -> None:
+    for path in (
+        "/api/docs/%2e%2e/%2e%2e/etc/passwd",
+        "/api/docs/..%2f..%2fetc%2fpasswd",
+        "/api/docs//etc/passwd",
+        "/api/docs/domain/%2e%2e/%2e%2e/etc/passwd",
+        "/api/docs/C:%5cwindows%5cwin.ini",
+        "/api/docs/domain%00.md",
+    ):
+        response = client.get(path)
+        assert response.status_code == 404, path
+        assert response.json()["error"] == "not_found", path
+        assert "root:x:0" not in response.text
+
+
+def test_a_symlink_out_of_the_repository_is_404(tmp_path: Path, write_files: WriteFiles) -> None:
+    root = write_files({"domain/inside.md": "# Inside\n\nKept here.\n"})
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nprivate key material\n", encoding="utf-8")
+    (root / "domain" / "leak.md").symlink_to(secret)
+    with Briefd(service_settings_for(root, tmp_path / "db.sqlite"), embedder=None) as api:
+        api.index()
+        with TestClient(create_app(api, service_config(token=None))) as http:
+            assert http.get("/api/docs/domain/inside.md").status_code == 200
+            leak = http.get("/api/docs/domain/leak.md")
+            assert leak.status_code == 404
+            assert "private key" not in leak.text
+
+
+def test_scopes(client: TestClient) -> None:
+    body = client.get("/api/scopes").json()
+    assert body["default_scopes"] == ["domain", "conventions"]
+    by_name = {s["name"]: s for s in body["scopes"]}
+    assert by_name["domain"]["documents"] == 18
+    assert sum(s["documents"] for s in body["scopes"]) == 45
+
+
+def test_link_suggestions(client: TestClient) -> None:
+    body = client.get("/api/links/suggestions", params={"limit": 500}).json()
+    kinds = {s["kind"] for s in body["suggestions"]}
+    assert kinds == {"broken-link", "unlinked-mention"}
+    one = client.get(
+        "/api/links/suggestions", params={"doc_path": "conventions/feature-flags.md"}
+    ).json()["suggestions"]
+    assert {s["doc_path"] for s in one} == {"conventions/feature-flags.md"}
+    assert any(s["target"] == "domain/fees.md" for s in one)
+    missing = client.get("/api/links/suggestions", params={"doc_path": "nope.md"})
+    assert missing.status_code == 404
+
+
+def test_stats(client: TestClient) -> None:
+    client.get("/api/search", params={"q": "chargeback"})
+    body = client.get("/api/stats").json()
+    assert body["index"]["documents"] == 45
+    assert body["index"]["chunks"] == sum(s["chunks"] for s in body["index"]["scopes"])
+    assert body["index"]["last_indexed_at"]
+    assert {"path": "README.md", "reason": body["index"]["skipped"][0]["reason"]} in body["index"][
+        "skipped"
+    ]
+    assert body["proposals"] == {"open": 0, "merged": 0, "closed": 0}
+    assert body["links"]["counts"]["broken"] >= 1
+    search = next(r for r in body["requests"] if r["name"] == "search")
+    assert search["count"] == 1 and search["tokens"] > 0 and search["p50_ms"] is not None
+    assert body["tokens_served"] >= search["tokens"]
+
+
+def test_reset_counters(client: TestClient) -> None:
+    client.get("/api/search", params={"q": "chargeback"})
+    assert client.post("/api/admin/reset-counters").json()["reset"] is True
+    body = client.get("/api/stats").json()
+    assert [r["name"] for r in body["requests"]] == []  # the stats call is counted after it
+    assert body["tokens_served"] == 0
+    assert body["counters_reset_at"]
+
+
+def test_rebuild_runs_in_the_background(client: TestClient) -> None:
+    response = client.post("/api/admin/rebuild")
+    assert response.status_code == 202
+    assert response.json()["job"]["name"] == "rebuild"
+    deadline = time.monotonic() + 30
+    while True:
+        job = client.get("/api/stats").json()["jobs"]["rebuild"]
+        if job["finished_at"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert job["error"] is None
+    assert job["summary"]["documents"] == 45
+    assert client.get("/api/search", params={"q": "retry policy"}).json()["hits"]
+
+
+def test_unknown_routes_and_methods_answer_json(client: TestClient) -> None:
+    assert client.get("/api/nope").json() == {"error": "not_found", "detail": "Not Found"}
+    assert client.delete("/api/scopes").json()["error"] == "method_not_allowed"
+
+
+def test_openapi_schema_lists_the_api(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for path in (
+        "/api/search",
+        "/api/bundle",
+        "/api/usage",
+        "/api/docs/{path}",
+        "/api/scopes",
+        "/api/health",
+        "/api/stats",
+        "/api/admin/rebuild",
+        "/api/admin/reset-counters",
+    ):
+        assert path in paths, path
+
+
+def test_query_log_records_searches_and_bundles(client: TestClient, service_api: Briefd) -> None:
+    client.get("/api/search", params={"q": "retry policy", "client": "cli-test"})
+    client.post("/api/bundle", json={"task": "refund a captured payment"})
+    client.app.state.briefd.flush()  # type: ignore[attr-defined]
+    entries = service_api.recent_queries()
+    assert [(e.kind, e.query) for e in entries] == [
+        ("bundle", "refund a captured payment"),
+        ("search", "retry policy"),
+    ]
+    assert entries[1].client == "cli-test" and entries[1].results > 0
+    assert entries[1].top_score is not None and entries[1].latency_ms > 0
+    assert TOKEN not in repr(entries)

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from briefd.api import Briefd
+from briefd.graph.suggest import DocNames, select, unlinked_mentions
+from briefd.service import create_app
+from tests.conftest import WriteFiles
+from tests.service.conftest import service_config
+
+
+def doc(path: str, names: tuple[str, ...], body: str, links: tuple[str, ...] = ()) -> DocNames:
+    return DocNames(path, names, body, 3, frozenset(links))
+
+
+def test_mentions_in_prose_are_suggested_once_at_the_first_line() -> None:
+    fees = doc("domain/fees.md", ("Fees", "Fee calculation"), "# Fees\n")
+    flags = doc(
+        "conventions/flags.md",
+        ("Feature flags",),
+        "Intro.\n```\nfee calculation in code\n```\nUse `fee calculation` here.\n"
+        "The Fee Calculation runs nightly.\nFee calculation again.\n",
+    )
+    found = unlinked_mentions([flags], [fees, flags])
+    assert [(s.target, s.mention, s.line) for s in found] == [
+        ("domain/fees.md", "Fee Calculation", 3 + 5)
+    ]
+    assert found[0].detail == (
+        "mentions 'Fee Calculation' without linking domain/fees.md; add [[domain/fees.md]]"
+    )
+
+
+def test_linked_short_self_and_wikilinked_names_are_not_suggested() -> None:
+    glossary = doc("domain/glossary.md", ("Glossary", "PSP"), "# Glossary\n")
+    linked = doc("a.md", ("A doc",), "See the Glossary.\n", links=("domain/glossary.md",))
+    wiki = doc("b.md", ("B doc",), "See [[Glossary]] and [Glossary](domain/glossary.md).\n")
+    short = doc("c.md", ("C doc",), "Our PSP is fine.\n")
+    assert unlinked_mentions([linked, wiki, short, glossary], [glossary]) == []
+
+
+def test_select_filters_dismissed_and_orders_broken_links_first() -> None:
+    found = unlinked_mentions(
+        [doc("x.md", ("X",), "Mentions Alpha Doc and Beta Doc.\n")],
+        [doc("alpha.md", ("Alpha Doc",), ""), doc("beta.md", ("Beta Doc",), "")],
+    )
+    assert [s.target for s in select(found, set(), None, 10)] == ["alpha.md", "beta.md"]
+    assert [s.target for s in select(found, {("x.md", "alpha.md")}, None, 10)] == ["beta.md"]
+    assert select(found, set(), "other.md", 10) == []
+    assert len(select(found, set(), None, 1)) == 1
+
+
+def test_dismissed_suggestions_stay_dismissed(write_files: WriteFiles, api: Briefd) -> None:
+    write_files(
+        {
+            "domain/retries.md": "# Retry policy\n\nSee [[missing-doc]]. Settlement matters.\n",
+            "domain/settlement.md": "# Settlement\n\nMoney moves.\n",
+        }
+    )
+    api.index()
+    assert [(s.kind, s.target) for s in api.suggest_links("domain/retries.md")] == [
+        ("broken-link", "missing-doc"),
+        ("unlinked-mention", "domain/settlement.md"),
+    ]
+    with TestClient(create_app(api, service_config(token=None))) as http:
+        response = http.post(
+            "/api/links/suggestions/dismiss",
+            json={"doc_path": "domain/retries.md", "target": "domain/settlement.md"},
+        )
+    assert [s["target"] for s in response.json()["suggestions"]] == ["missing-doc"]
+    assert [s.target for s in api.suggest_links("domain/retries.md")] == ["missing-doc"]

@@ -1,0 +1,232 @@
+"""The real ``briefd sync`` / ``briefd proposals`` processes, and a sync killed with SIGKILL:
+the index is the old state or the new one, never a mix, and proposals survive."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from briefd.api import Briefd
+from briefd.proposals import ProposalRequest
+from briefd.store.db import Store
+from briefd.sync.webhook import signature
+from tests.service.live import free_port
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import RETRY, Remote
+
+
+def briefd_env(tmp_path: Path, remote: Remote) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env.update(
+        BRIEFD_SOURCE=remote.url,
+        BRIEFD_DB=str(tmp_path / "data" / "index.db"),
+        BRIEFD_EMBEDDINGS__ENABLED="false",
+    )
+    return env
+
+
+def run(tmp_path: Path, remote: Remote, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "briefd", *args],
+        cwd=tmp_path,
+        env=briefd_env(tmp_path, remote),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_sync_command_prints_a_summary(tmp_path: Path, remote: Remote) -> None:
+    first = run(tmp_path, remote, "sync")
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[0].startswith(f"Synced {remote.url} (clone, main) in ")
+    assert lines[1] == f"  commit: {remote.head()[:12]} (none → {remote.head()[:12]})"
+    assert lines[2] == ("  index: 2 documents, 2 chunks; 2 new, 0 changed, 0 deleted, 0 unchanged")
+    assert lines[3:] == ["    updated domain/glossary.md", "    updated domain/retry.md"]
+
+    remote.push({"domain/glossary.md": None})
+    second = run(tmp_path, remote, "sync", "--json")
+    data = json.loads(second.stdout)
+    assert second.returncode == 0
+    assert data["commit"] == remote.head() and data["error"] is None
+    assert data["index"]["deleted"] == ["domain/glossary.md"]
+
+
+def test_sync_command_fails_with_one_line_and_keeps_the_index(
+    tmp_path: Path, remote: Remote
+) -> None:
+    assert run(tmp_path, remote, "sync").returncode == 0
+    remote.bare.rename(remote.bare.with_name("gone.git"))
+
+    result = run(tmp_path, remote, "sync")
+
+    assert result.returncode == 1
+    error = result.stderr.strip().splitlines()
+    assert len(error) == 1
+    assert error[0].startswith(
+        "error: sync failed, the previous index is still served: git fetch failed: fatal: "
+    )
+    search = run(tmp_path, remote, "search", "soft decline", "--json")
+    assert json.loads(search.stdout)["hits"][0]["doc_path"] == "domain/retry.md"
+
+
+def test_proposals_command_lists_stored_proposals(tmp_path: Path, remote: Remote) -> None:
+    missing = run(tmp_path, remote, "proposals")
+    assert missing.returncode == 1 and "no index at" in missing.stderr
+    assert run(tmp_path, remote, "sync").returncode == 0
+    assert run(tmp_path, remote, "proposals").stdout.strip() == "No proposals."
+    with Briefd(git_settings(tmp_path, remote.url), embedder=None) as api:
+        made = api.propose_update(
+            ProposalRequest("domain/retry.md", "Retry four times", RETRY.replace("three", "four"))
+        )
+
+    listed = json.loads(run(tmp_path, remote, "proposals", "--json").stdout)
+    table = run(tmp_path, remote, "proposals").stdout
+
+    assert [p["id"] for p in listed] == [made.id]
+    assert listed[0]["branch"] == f"briefd/proposal-{made.id}"
+    assert listed[0]["status"] == "pushed"
+    assert made.id in table and "domain/retry.md" in table
+    assert run(tmp_path, remote, "proposals", "--status", "open").stdout.strip() == (
+        "No proposals with status open."
+    )
+
+
+def indexed_state(db: Path) -> tuple[set[tuple[str, str]], int, str]:
+    """(path, content hash) of every document, chunk count, stored fingerprint; checks the
+    FTS index against its content and the database's integrity."""
+    store = Store.open(db)
+    conn = store.conn
+    try:
+        docs = set(conn.execute("SELECT path, content_hash FROM documents").fetchall())
+        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')")
+        fingerprint = conn.execute(
+            "SELECT index_fingerprint FROM sync_state WHERE source = 'index'"
+        ).fetchone()[0]
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return docs, chunks, fingerprint
+    finally:
+        store.close()
+
+
+def many_documents(count: int) -> dict[str, str | None]:
+    section = "Paragraph about payment rule {n} with enough words to make a real chunk. " * 8
+    return {
+        f"domain/rules/rule-{n:04}.md": f"# Rule {n}\n\n"
+        + "".join(f"## Part {p}\n{section.format(n=n)}\n\n" for p in range(4))
+        for n in range(count)
+    }
+
+
+def test_sigkill_during_sync_loses_nothing(tmp_path: Path, remote: Remote) -> None:
+    db = tmp_path / "data" / "index.db"
+    assert run(tmp_path, remote, "sync").returncode == 0
+    with Briefd(git_settings(tmp_path, remote.url), embedder=None) as api:
+        proposal = api.propose_update(
+            ProposalRequest("domain/retry.md", "Retry four times", RETRY.replace("three", "four"))
+        )
+    old = indexed_state(db)
+    new_commit = remote.push({**many_documents(600), "domain/glossary.md": None}, "big change")
+    branch_ref = tmp_path / "data" / "repo" / ".git" / "refs" / "heads" / "main"
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "sync"],
+        cwd=tmp_path,
+        env=briefd_env(tmp_path, remote),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while branch_ref.read_text().strip() != new_commit and time.monotonic() < deadline:
+        time.sleep(0.005)  # wait until the clone is reset: the reindex is starting
+    time.sleep(0.3)
+    still_running = process.poll() is None
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+
+    assert still_running, "the sync finished before it could be killed; make it bigger"
+    after_kill = indexed_state(db)
+    assert after_kill == old  # killed mid-reindex: the old index, whole
+
+    restarted = run(tmp_path, remote, "sync", "--json")
+    assert restarted.returncode == 0, restarted.stderr
+    docs, chunks, fingerprint = indexed_state(db)
+    assert len(docs) == 601 and chunks == 600 * 4 + 1
+    assert ("domain/glossary.md", next(h for p, h in old[0] if p == "domain/glossary.md")) not in (
+        docs
+    )
+    assert fingerprint != old[2]
+    assert json.loads(restarted.stdout)["commit"] == new_commit
+    listed = json.loads(run(tmp_path, remote, "proposals", "--json").stdout)
+    assert [p["id"] for p in listed] == [proposal.id]
+
+
+def start_server(tmp_path: Path, remote: Remote, port: int) -> subprocess.Popen[bytes]:
+    env = {**briefd_env(tmp_path, remote), "BRIEFD_SYNC__WEBHOOK_SECRET": "s3cret"}
+    env["BRIEFD_SYNC__INTERVAL"] = "0"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "serve", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    process.kill()
+    raise AssertionError("briefd serve did not start")
+
+
+def test_sigkill_of_the_server_during_a_webhook_sync(tmp_path: Path, remote: Remote) -> None:
+    db = tmp_path / "data" / "index.db"
+    port = free_port()
+    server = start_server(tmp_path, remote, port)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        new = RETRY.replace("three", "four").lstrip("\n")
+        made = httpx.post(
+            f"{url}/api/proposals",
+            json={"doc_path": "domain/retry.md", "change_description": "4", "new_content": new},
+        ).json()
+        old = indexed_state(db)
+        new_commit = remote.push(many_documents(600), "big change")
+        body = b'{"ref": "refs/heads/main"}'
+        headers = {"X-Hub-Signature-256": signature("s3cret", body)}
+        assert httpx.post(f"{url}/webhook/git", content=body, headers=headers).status_code == 202
+        branch_ref = tmp_path / "data" / "repo" / ".git" / "refs" / "heads" / "main"
+        deadline = time.monotonic() + 60
+        while branch_ref.read_text().strip() != new_commit and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.3)
+        assert server.poll() is None
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+
+    assert indexed_state(db) == old  # killed mid-reindex: the old index, whole
+
+    server = start_server(tmp_path, remote, port)  # startup sync: clone is there, reindex
+    try:
+        hits = httpx.get(f"{url}/api/search", params={"q": "payment rule 599"}).json()["hits"]
+        assert hits and hits[0]["doc_path"].startswith("domain/rules/")
+        listed = httpx.get(f"{url}/api/proposals").json()["proposals"]
+        assert [p["id"] for p in listed] == [made["id"]]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    docs, chunks, _ = indexed_state(db)
+    assert len(docs) == 602 and chunks == 600 * 4 + 2

@@ -1,0 +1,190 @@
+"""The git routes in the real app: a push followed by a signed webhook makes new content
+searchable; an unsigned (or wrongly signed) webhook is 401 and changes nothing; proposals and
+sync over REST; the lifespan's poller."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from briefd.settings import Settings
+from briefd.sync.webhook import signature
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import RETRY, Remote, git
+
+SECRET = "webhook-secret-7d1e"
+PUSH = json.dumps({"ref": "refs/heads/main", "after": "0" * 40}).encode()
+
+
+@pytest.fixture
+def settings(tmp_path: Path, remote: Remote) -> Settings:
+    return git_settings(tmp_path, remote.url, **{"sync.webhook_secret": SECRET, "sync.interval": 0})
+
+
+@pytest.fixture
+def api(settings: Settings) -> Iterator[Briefd]:
+    with Briefd(settings, embedder=None) as instance:
+        instance.sync()
+        yield instance
+
+
+@pytest.fixture
+def client(api: Briefd) -> Iterator[TestClient]:
+    with TestClient(create_app(api, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        yield http
+
+
+def search(client: TestClient, query: str) -> list[str]:
+    response = client.get("/api/search", params={"q": query, "scopes": "all"})
+    assert response.status_code == 200, response.text
+    return [hit["doc_path"] for hit in response.json()["hits"]]
+
+
+def webhook(client: TestClient, body: bytes, sig: str | None, event: str = "push") -> object:
+    headers = {"Content-Type": "application/json", "X-GitHub-Event": event}
+    headers["Authorization"] = ""  # GitHub sends no bearer token
+    if sig is not None:
+        headers["X-Hub-Signature-256"] = sig
+    return client.post("/webhook/git", content=body, headers=headers)
+
+
+def eventually(check: Callable[[], bool], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_push_then_signed_webhook_makes_content_searchable(
+    client: TestClient, api: Briefd, remote: Remote
+) -> None:
+    assert search(client, "chargeback dispute") == []
+    commit = remote.push(
+        {"domain/chargebacks.md": "# Chargebacks\n\n## Disputes\nA chargeback dispute.\n"}
+    )
+
+    response = webhook(client, PUSH, signature(SECRET, PUSH))
+
+    assert response.status_code == 202  # type: ignore[attr-defined]
+    assert response.json()["sync"] in ("started", "queued")  # type: ignore[attr-defined]
+    assert eventually(lambda: search(client, "chargeback dispute") == ["domain/chargebacks.md"])
+    assert eventually(lambda: api.sync_status().last_commit == commit)
+    status = client.get("/api/sync").json()
+    assert status["last_commit"] == commit and status["last_error"] is None
+    stats = client.get("/api/stats").json()
+    assert {"source": "git", "last_commit": commit}.items() <= next(
+        s for s in stats["sync"] if s["source"] == "git"
+    ).items()
+
+
+@pytest.mark.parametrize(
+    "sig",
+    [None, "", "sha256=" + "0" * 64, signature("wrong-secret", PUSH), "sha1=abc"],
+)
+def test_unsigned_or_badly_signed_webhook_changes_nothing(
+    client: TestClient, api: Briefd, remote: Remote, sig: str | None
+) -> None:
+    before = api.sync_status()
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+
+    response = webhook(client, PUSH, sig)
+
+    assert response.status_code == 401  # type: ignore[attr-defined]
+    assert response.json() == {  # type: ignore[attr-defined]
+        "error": "unauthorized",
+        "detail": "missing or wrong X-Hub-Signature-256; sign the raw body with the webhook secret",
+    }
+    time.sleep(0.3)
+    assert search(client, "rates refresh hourly") == []
+    after = api.sync_status()
+    assert (after.last_commit, after.last_sync_at, after.syncs) == (
+        before.last_commit,
+        before.last_sync_at,
+        before.syncs,
+    )
+
+
+def test_a_signature_over_a_different_body_is_refused(client: TestClient) -> None:
+    other = json.dumps({"ref": "refs/heads/main"}).encode()
+    assert webhook(client, PUSH, signature(SECRET, other)).status_code == 401  # type: ignore[attr-defined]
+
+
+def test_webhook_without_a_configured_secret_is_off(tmp_path: Path, remote: Remote) -> None:
+    settings = git_settings(tmp_path, remote.url, **{"sync.interval": 0})
+    with (
+        Briefd(settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        api.sync()
+        response = http.post("/webhook/git", content=PUSH, headers={"X-Hub-Signature-256": ""})
+    assert response.status_code == 401
+    assert "set sync.webhook_secret" in response.json()["detail"]
+
+
+def test_ping_is_accepted_without_a_sync(client: TestClient, api: Briefd) -> None:
+    runs = api.sync_status().syncs
+    response = webhook(client, b"{}", signature(SECRET, b"{}"), event="ping")
+    assert response.status_code == 202  # type: ignore[attr-defined]
+    assert response.json()["sync"] == "skipped"  # type: ignore[attr-defined]
+    assert api.sync_status().syncs == runs
+
+
+def test_admin_sync_runs_in_the_background(client: TestClient, api: Briefd, remote: Remote) -> None:
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+    response = client.post("/api/admin/sync")
+    assert response.status_code == 202
+    assert response.json()["status"]["kind"] == "clone"
+    assert eventually(lambda: search(client, "rates refresh hourly") == ["domain/fx.md"])
+
+
+def test_admin_sync_needs_the_token(client: TestClient) -> None:
+    response = client.post("/api/admin/sync", headers={"Authorization": ""})
+    assert response.status_code == 401
+
+
+def test_proposals_over_rest(client: TestClient, remote: Remote) -> None:
+    new = RETRY.replace("three", "four").lstrip("\n")
+    made = client.post(
+        "/api/proposals",
+        json={"doc_path": "domain/retry.md", "change_description": "Four", "new_content": new},
+    )
+    assert made.status_code == 201, made.text
+    body = made.json()
+    assert body["status"] == "pushed" and body["client"] == "rest"
+    assert git(remote.bare, "show", f"{body['branch']}:domain/retry.md") + "\n" == new
+
+    listed = client.get("/api/proposals").json()
+    assert [p["id"] for p in listed["proposals"]] == [body["id"]]
+    assert listed["counts"] == {"pushed": 1}
+    assert client.get("/api/proposals", params={"status": "open"}).json()["proposals"] == []
+    assert client.get("/api/stats").json()["proposals"]["pushed"] == 1
+
+    refused = client.post(
+        "/api/proposals",
+        json={"doc_path": "../x.md", "change_description": "x", "new_content": "# x\n"},
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"] == "proposal"
+    assert "may not contain '..'" in refused.json()["detail"]
+
+
+def test_the_app_lifespan_polls_a_git_source(tmp_path: Path, remote: Remote) -> None:
+    settings = git_settings(tmp_path, remote.url, **{"sync.interval": 1})
+    with Briefd(settings, embedder=None) as api:
+        api.sync()
+        with TestClient(create_app(api, service_config())) as http:
+            http.headers["Authorization"] = f"Bearer {TOKEN}"
+            remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+            assert eventually(lambda: search(http, "rates refresh hourly") == ["domain/fx.md"], 5)

@@ -1,0 +1,98 @@
+"""Git URL sources in settings, and remotes that fail: unreachable, asking for credentials
+(git must fail at once, never prompt), a missing branch — always one line that says what to do."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.settings import is_git_url, load_settings
+from tests.embeddings.fakehttp import Reply, closed_port_url, fake_server
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import Remote
+
+
+@pytest.mark.parametrize(
+    "value, url",
+    [
+        ("https://github.com/acme/kb.git", True),
+        ("ssh://git@github.com/acme/kb.git", True),
+        ("git@github.com:acme/kb.git", True),
+        ("file:///srv/kb.git", True),
+        ("knowledge", False),
+        ("/srv/knowledge", False),
+        ("C:/knowledge", False),
+    ],
+)
+def test_git_urls_are_recognised(value: str, url: bool) -> None:
+    assert is_git_url(value) is url
+
+
+def test_a_git_url_source_moves_to_sync_remote(tmp_path: Path) -> None:
+    config = tmp_path / "briefd.yaml"
+    config.write_text("source: git@github.com:acme/kb.git\nsync:\n  branch: main\n")
+    settings = load_settings(config, env={})
+    assert settings.source is None
+    assert settings.sync.remote == "git@github.com:acme/kb.git"
+    assert settings.sync.branch == "main"
+    flag = load_settings(config, env={}, overrides={"source": str(tmp_path)})
+    assert flag.source == tmp_path and flag.sync.remote is None  # a directory flag wins
+
+
+def test_an_unreachable_remote_fails_fast(tmp_path: Path) -> None:
+    settings = git_settings(tmp_path, f"{closed_port_url()}/kb.git")
+    with Briefd(settings, embedder=None) as api:
+        report = api.sync()
+    assert report.error is not None
+    assert report.error.startswith("git clone failed: fatal: unable to access")
+    assert report.error.endswith("the remote is unreachable; check the network and the URL")
+    assert report.index is None and report.kind == "clone"
+
+
+def test_a_remote_asking_for_credentials_fails_without_prompting(tmp_path: Path) -> None:
+    with fake_server() as server:
+        server.on(
+            "GET",
+            "/kb.git/info/refs?service=git-upload-pack",
+            lambda _: Reply(401, b"", "text/plain"),
+        )
+        settings = git_settings(tmp_path, f"{server.url}/kb.git")
+        started = time.monotonic()
+        with Briefd(settings, embedder=None) as api:
+            report = api.sync()
+        elapsed = time.monotonic() - started
+    assert elapsed < 10
+    assert report.error is not None
+    assert report.error == (
+        f"git clone failed: fatal: Authentication failed for '{server.url}/kb.git/'; the "
+        "remote refused the credentials; briefd never prompts, so put a token in the URL, "
+        "configure a credential helper or an SSH key"
+    )
+    assert report.forge_error is None
+
+
+def test_credentials_in_urls_never_reach_messages(tmp_path: Path) -> None:
+    url = closed_port_url().replace("http://", "http://bot:ghp_secret@") + "/kb.git"
+    with Briefd(git_settings(tmp_path, url), embedder=None) as api:
+        report = api.sync()
+        assert report.error is not None and "ghp_secret" not in report.error
+        assert "ghp_secret" not in report.source and "***@" in report.source
+        assert "ghp_secret" not in str(api.sync_status())
+
+
+def test_background_triggers_coalesce(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+    started = [git_api.trigger_sync() for _ in range(20)]
+    deadline = time.monotonic() + 10
+    while (git_api.sync_status().running or git_api.sync_status().syncs < 2) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.02)
+    time.sleep(0.2)
+    assert started[0] is True
+    assert 2 <= git_api.sync_status().syncs <= 3  # the first sync, then one or two for 20 asks
+    assert git_api.sync_status().last_commit == remote.head()

@@ -1,0 +1,211 @@
+"""K3 with real git: an owned clone of a bare remote in tmp_path follows pushes, force-pushes
+and deletions; a failing remote never takes the served index down."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+from briefd.api import Briefd
+from briefd.retrieval.search import SearchRequest
+from briefd.sync.source import checkout_dir
+from tests.sync.gitrepo import GLOSSARY, Remote, git
+
+
+def paths(api: Briefd, query: str) -> list[str]:
+    return [hit.doc_path for hit in api.search(SearchRequest(query, mode="bm25")).hits]
+
+
+def test_first_sync_clones_and_indexes(git_api: Briefd, remote: Remote) -> None:
+    report = git_api.sync()
+
+    assert report.error is None
+    assert report.kind == "clone" and report.branch == "main"
+    assert report.commit == remote.head()
+    assert report.index is not None
+    assert report.index.added == ("domain/glossary.md", "domain/retry.md")
+    clone = checkout_dir(git_api.settings)
+    assert git(clone, "rev-parse", "HEAD") == remote.head()
+    assert paths(git_api, "soft decline retried") == ["domain/retry.md"]
+    status = git_api.sync_status()
+    assert status.last_commit == remote.head()
+    assert status.last_error is None and status.kind == "clone"
+    assert status.source == remote.url
+
+
+def test_push_then_sync_makes_new_content_searchable(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    assert paths(git_api, "chargeback") == []
+    commit = remote.push(
+        {"domain/chargebacks.md": "# Chargebacks\n\n## Disputes\nA chargeback reverses it.\n"}
+    )
+
+    report = git_api.sync()
+
+    assert report.error is None and report.commit == commit
+    assert report.index is not None and report.index.added == ("domain/chargebacks.md",)
+    assert report.index.unchanged == 2
+    assert paths(git_api, "chargeback") == ["domain/chargebacks.md"]
+
+
+def test_deleted_file_disappears(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    assert paths(git_api, "settlement acquirer") == ["domain/glossary.md"]
+    remote.push({"domain/glossary.md": None}, "drop the glossary")
+
+    report = git_api.sync()
+
+    assert report.index is not None and report.index.deleted == ("domain/glossary.md",)
+    assert paths(git_api, "settlement acquirer") == []
+    assert not (checkout_dir(git_api.settings) / "domain" / "glossary.md").exists()
+
+
+def test_force_push_rewriting_history_is_followed(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    old = remote.head()
+    new = remote.rewrite(
+        {"domain/refunds.md": "# Refunds\n\n## Partial refunds\nPartial refunds are allowed.\n"}
+    )
+
+    report = git_api.sync()
+
+    assert report.error is None
+    assert report.previous_commit == old and report.commit == new
+    assert git(checkout_dir(git_api.settings), "rev-parse", "HEAD") == new
+    assert paths(git_api, "partial refunds") == ["domain/refunds.md"]
+    assert paths(git_api, "soft decline") == []
+    assert [(s.name, s.documents) for s in git_api.scopes()] == [("domain", 1)]
+    assert git_api.document("domain/refunds.md").updated_at.startswith("20")
+
+
+def test_updated_commit_comes_from_git_history(git_api: Briefd, remote: Remote) -> None:
+    first = remote.head()
+    git_api.sync()
+    second = remote.push({"domain/glossary.md": GLOSSARY + "\n## Payout\nA payout.\n"})
+    git_api.sync()
+
+    with git_api.store.read() as conn:
+        rows = {
+            r["path"]: (r["updated_commit"], r["updated_at"])
+            for r in conn.execute("SELECT path, updated_commit, updated_at FROM documents")
+        }
+    assert rows["domain/retry.md"][0] == first
+    assert rows["domain/glossary.md"][0] == second
+    stamp = git(remote.bare, "show", "-s", "--format=%cI", second)
+    assert rows["domain/glossary.md"][1][:16] == stamp[:16]  # same minute (UTC both here)
+    assert git_api.document("domain/glossary.md").updated_at == rows["domain/glossary.md"][1]
+
+
+def test_failing_remote_keeps_the_last_good_index(git_api: Briefd, remote: Remote) -> None:
+    good = git_api.sync()
+    moved = remote.bare.with_name("moved.git")
+    shutil.move(remote.bare, moved)
+
+    report = git_api.sync()
+
+    assert report.error is not None and "git fetch failed" in report.error
+    assert "check the repository URL" in report.error
+    assert report.commit == good.commit and report.index is None
+    assert paths(git_api, "soft decline retried") == ["domain/retry.md"]
+    status = git_api.sync_status()
+    assert status.last_error == report.error
+    assert status.last_commit == good.commit
+    assert status.last_success_at == good.started_at
+
+    shutil.move(moved, remote.bare)
+    assert git_api.sync().error is None
+    assert git_api.sync_status().last_error is None
+
+
+def test_concurrent_syncs_coalesce(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+    reports = []
+    start = threading.Barrier(8)
+
+    def call() -> None:
+        start.wait()
+        reports.append(git_api.sync())
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(reports) == 8 and all(r.error is None for r in reports)
+    ran = git_api.sync_status().syncs - 1
+    assert 1 <= ran <= 2  # one run, or one plus the run queued behind it
+    assert sum(not r.coalesced for r in reports) == ran
+    assert paths(git_api, "rates refresh hourly") == ["domain/fx.md"]
+
+
+def test_branch_setting_follows_that_branch(tmp_path: Path, remote: Remote) -> None:
+    from tests.sync.conftest import git_settings
+
+    git(remote.work, "checkout", "--quiet", "-b", "release")
+    (remote.work / "domain" / "release.md").write_text("# Release\n\n## Freeze\nCode freeze.\n")
+    git(remote.work, "add", ".")
+    git(remote.work, "commit", "--quiet", "-m", "release notes")
+    git(remote.work, "push", "--quiet", "origin", "release")
+    settings = git_settings(tmp_path, remote.url, **{"sync.branch": "release"})
+
+    with Briefd(settings, embedder=None) as api:
+        report = api.sync()
+        assert report.error is None and report.branch == "release"
+        assert paths(api, "code freeze") == ["domain/release.md"]
+
+
+def test_unknown_branch_is_a_clear_error(tmp_path: Path, remote: Remote) -> None:
+    from tests.sync.conftest import git_settings
+
+    settings = git_settings(tmp_path, remote.url, **{"sync.branch": "nope"})
+    with Briefd(settings, embedder=None) as api:
+        report = api.sync()
+    assert report.error is not None
+    assert report.error.startswith("git clone failed: ")
+    assert "nope" in report.error
+
+
+def test_index_clones_a_git_url_source_on_first_use(git_api: Briefd, remote: Remote) -> None:
+    report = git_api.index()
+
+    assert report.documents == 2
+    assert report.source == str(checkout_dir(git_api.settings))
+    assert paths(git_api, "settlement") == ["domain/glossary.md"]
+
+
+def test_lock_files_left_by_a_killed_git_are_cleared(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    clone = checkout_dir(git_api.settings)
+    (clone / ".git" / "index.lock").write_text("")
+    (clone / ".git" / "refs" / "remotes" / "origin" / "main.lock").write_text("")
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+
+    report = git_api.sync()
+
+    assert report.error is None and report.commit == remote.head()
+    assert not (clone / ".git" / "index.lock").exists()
+
+
+def test_a_half_finished_clone_is_started_over(git_api: Briefd, remote: Remote) -> None:
+    leftover = checkout_dir(git_api.settings).with_name(".repo.cloning")
+    leftover.mkdir(parents=True)
+    (leftover / "junk").write_text("killed mid-clone")
+
+    assert git_api.sync().error is None
+    assert not leftover.exists()
+    assert paths(git_api, "settlement") == ["domain/glossary.md"]
+
+
+def test_a_moved_source_url_is_followed(tmp_path: Path, git_api: Briefd, remote: Remote) -> None:
+    from tests.sync.conftest import git_settings
+
+    git_api.sync()
+    moved = remote.bare.with_name("moved.git")
+    shutil.move(remote.bare, moved)
+    with Briefd(git_settings(tmp_path, moved.as_uri()), embedder=None) as api:
+        report = api.sync()
+        assert report.error is None and report.source == moved.as_uri()
+        assert git(checkout_dir(api.settings), "remote", "get-url", "origin") == moved.as_uri()
