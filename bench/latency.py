@@ -23,8 +23,9 @@ from common import TimedEmbedder, rss_mb, settings_for, summary
 
 from briefd.api import Briefd
 from briefd.embeddings.registry import create_embedder
-from briefd.retrieval.lexical import FieldWeights, build_match, run_match
+from briefd.retrieval.lexical import FieldWeights, build_match, common_terms, run_match
 from briefd.retrieval.search import SearchRequest, resolve_scopes
+from briefd.retrieval.text import query_terms
 
 MODES = ("hybrid", "bm25", "vector")
 # (file suffix, function) → label: where a query's time goes, from cProfile cumulative times.
@@ -120,7 +121,11 @@ def lexical_split(api: Briefd, texts: Sequence[str]) -> dict[str, Any]:
         total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         scopes = resolve_scopes(conn, ("all",), ())
         for text in texts:
-            plan = build_match(text)
+            terms = tuple(query_terms(text))  # the plan search() runs: common terms pruned
+            common = common_terms(
+                conn, terms, config.any_term_max_share, config.any_term_min_chunks
+            )
+            plan = build_match(text, common=common)
             for name, match in (("all_terms", plan.all_terms), ("any_term", plan.any_term)):
                 if match:
                     started = time.perf_counter()
