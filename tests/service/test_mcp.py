@@ -3,7 +3,10 @@ the 2025 initialize handshake (``mode="legacy"``) and the current stateless revi
 
 from __future__ import annotations
 
+import shutil
+import time
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -16,7 +19,7 @@ from mcp_types import CallToolResult
 
 from briefd.api import Briefd
 from briefd.service import create_app
-from tests.service.conftest import service_config
+from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
 from tests.sync.conftest import git_api, remote
 from tests.sync.gitrepo import RETRY, Remote, git
@@ -222,3 +225,27 @@ def test_propose_update_over_mcp_pushes_a_branch(git_api: Briefd, remote: Remote
     assert result.content[0].text.startswith(f"proposed on branch {proposal['branch']}")  # type: ignore[union-attr]
     remote_branches = git(remote.bare, "branch", "--list", "briefd/*")
     assert proposal["branch"] in remote_branches
+
+
+def test_instructions_follow_the_index(tmp_path: Path, example_copy: tuple[Path, Path]) -> None:
+    """A sync or rebuild in another connection changes the counts new clients are told."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(example_copy[0], source)
+    settings = service_settings_for(source, tmp_path / "index.db")
+
+    async def body(client: Client) -> str | None:
+        return client.instructions
+
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            assert "45 documents" in (run(base + "/mcp", "legacy", body) or "")
+            (source / "domain" / "sanctions.md").write_text(
+                "# Sanctions screening\n\nEvery merchant is screened daily.\n", encoding="utf-8"
+            )
+            with Briefd(settings, embedder=None) as writer:  # like a sync: its own connection
+                writer.index()
+            deadline = time.monotonic() + 10
+            while "46 documents" not in (run(base + "/mcp", "legacy", body) or ""):
+                assert time.monotonic() < deadline, "instructions were not refreshed"
+                time.sleep(0.1)

@@ -7,7 +7,9 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
+from briefd.embeddings.fake import FakeEmbedder
 from briefd.service import create_app
+from briefd.settings import Settings
 from tests.conftest import WriteFiles
 from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN
@@ -247,3 +249,15 @@ def test_query_log_records_searches_and_bundles(client: TestClient, service_api:
     assert entries[1].client == "cli-test" and entries[1].results > 0
     assert entries[1].top_score is not None and entries[1].latency_ms > 0
     assert TOKEN not in repr(entries)
+
+
+def test_startup_warms_the_vector_index_before_the_first_query(
+    service_settings: Settings,
+) -> None:
+    with Briefd(service_settings, embedder=FakeEmbedder()) as api:
+        api.index()
+        with TestClient(create_app(api, service_config())):
+            deadline = time.monotonic() + 10
+            while api.semantic is None or api.semantic._index is None:
+                assert time.monotonic() < deadline, "the vectors were not loaded at startup"
+                time.sleep(0.05)

@@ -7,9 +7,14 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import REPO
+from briefd.api import Briefd
+from briefd.retrieval.search import SearchRequest
+from tests.conftest import REPO, WriteFiles
 
 READER = textwrap.dedent(
     """
@@ -90,3 +95,34 @@ def test_reader_never_fails_while_another_process_reindexes(tmp_path: Path) -> N
     assert result["errors"] == 0, result["messages"]
     assert result["partial"] == 0
     assert result["queries"] > 20
+
+
+def test_threads_sharing_one_api_take_turns_with_its_connection(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A server's worker threads share one Briefd: their transactions must not interleave."""
+    api.index(
+        write_files({f"domain/d{i}.md": f"# Doc {i}\n\nrefund rule {i}\n" for i in range(20)})
+    )
+    failures: list[BaseException] = []
+    counts = [0, 0]
+
+    def hammer(slot: int, work: Callable[[], object]) -> None:
+        deadline = time.monotonic() + 1.0
+        try:
+            while time.monotonic() < deadline:
+                work()
+                counts[slot] += 1
+        except BaseException as exc:  # reported below, with the count it reached
+            failures.append(exc)
+
+    threads = [
+        threading.Thread(target=hammer, args=(0, lambda: api.search(SearchRequest("refund rule")))),
+        threading.Thread(target=hammer, args=(1, api.scopes)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert min(counts) > 10

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from mcp.server import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -85,7 +87,8 @@ def create_app(
         await anyio.to_thread.run_sync(state.load_counters)
         poller = await anyio.to_thread.run_sync(git_routes.start_poller, api)
         async with sessions.run(), anyio.create_task_group() as tasks:
-            tasks.start_soon(_flush_forever, state)
+            tasks.start_soon(anyio.to_thread.run_sync, state.warm_up)
+            tasks.start_soon(_flush_forever, state, lambda: _refresh_instructions(mcp, api))
             try:
                 yield
             finally:
@@ -118,13 +121,21 @@ def create_app(
     return app
 
 
-async def _flush_forever(state: ServiceState) -> None:
+async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> None:
     while True:
         await anyio.sleep(state.config.flush_seconds)
         try:
             await anyio.to_thread.run_sync(state.flush)
         except errors.BriefdError as exc:  # keep serving; the next flush tries again
             log.warning("could not save counters and the query log: %s", exc)
+        await anyio.to_thread.run_sync(lambda: state.locked(refresh))
+
+
+def _refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
+    """Scopes and document counts change with every sync; clients that connect later are
+    told the current ones. (The SDK reads ``instructions`` from its low-level server at each
+    initialize; MCPServer exposes it read-only.)"""
+    mcp._lowlevel_server.instructions = _instructions(api)
 
 
 def _instructions(api: Briefd) -> str:

@@ -3,6 +3,7 @@ it (one SQLite connection), the metrics, the pending query log and the admin job
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
 from briefd.store.activity import QueryLogEntry, now_iso
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 MAX_PENDING = 10_000  # query log entries kept in memory while SQLite cannot take them
 
 
@@ -80,6 +82,20 @@ class ServiceState:
             labels = {"surface": surface, "name": name}
             self.metrics.inc(REQUESTS, {**labels, "outcome": outcome})
             self.metrics.observe(DURATION, labels, time.perf_counter() - started)
+
+    def locked(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` under the lock without counting it as a request."""
+        with self.lock:
+            return fn()
+
+    def warm_up(self) -> None:
+        """Load what the first query would otherwise wait for (the embedding model, the
+        vectors and the gate's calibration, the vocabulary) before any client asks."""
+        try:
+            with self.lock:
+                self.api.search(SearchRequest("warm up the index", scopes=("all",), related=0))
+        except BriefdError as exc:  # no index yet, or embeddings unavailable: said elsewhere
+            log.info("warm-up skipped: %s", exc)
 
     def document(self, path: str, scopes: tuple[str, ...] | None) -> DocumentView:
         """A document by a path from the network: checked lexically, looked up, and refused

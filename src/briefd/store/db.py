@@ -9,6 +9,7 @@ busy timeout instead of failing with ``database is locked``.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,11 +22,14 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 class Store:
-    """One connection to the index file."""
+    """One connection to the index file. Its transactions are serialised across threads (a
+    server's worker threads share it): a second thread waits instead of interleaving its
+    statements into the first one's transaction."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self.conn = conn
+        self._lock = threading.RLock()
 
     @classmethod
     def open(cls, path: Path, create: bool = False) -> Store:
@@ -85,28 +89,30 @@ class Store:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: all or nothing."""
-        try:
-            self.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(_describe(self.path, exc)) from None
-        try:
-            yield self.conn
-            self.conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self.conn.execute("ROLLBACK")
-            raise StoreError(_describe(self.path, exc)) from None
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
+        with self._lock:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(_describe(self.path, exc)) from None
+            try:
+                yield self.conn
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self.conn.execute("ROLLBACK")
+                raise StoreError(_describe(self.path, exc)) from None
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every query inside sees the same snapshot of the index."""
-        self.conn.execute("BEGIN")
-        try:
-            yield self.conn
-        finally:
-            self.conn.execute("COMMIT")
+        with self._lock:
+            self.conn.execute("BEGIN")
+            try:
+                yield self.conn
+            finally:
+                self.conn.execute("COMMIT")
 
 
 def _statements(sql: str) -> list[str]:
