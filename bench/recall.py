@@ -13,7 +13,8 @@ nothing is skipped as already injected) is fed as hook JSON on stdin to the cons
   kept under .briefd/bench/recall/ so reruns embed nothing); skipped when the model is absent;
 * in-process BM25 — no server reachable (a closed port), the hook opens the index itself.
 
-Variants take turns prompt by prompt, so drift in machine load hits them alike. The briefd
+Later rounds add a suffix to every prompt, so no round is answered from the server's
+query-embedding cache (real prompts do not repeat). Variants take turns prompt by prompt, so drift in machine load hits them alike. The briefd
 package is byte-compiled first, as ``pip install`` does (with ``PYTHONDONTWRITEBYTECODE`` set
 every spawn would otherwise compile the hook's modules again). Prints one table and writes
 .briefd/bench/recall.json.
@@ -120,7 +121,8 @@ def measure(texts: list[str], rounds: int, urls: dict[str, str], db: Path) -> di
         for i, text in enumerate(texts):
             for name, (command, env) in variants.items():
                 session = f"{run}-{name}-{round_}-{i}"
-                hook = {"session_id": session, "prompt": text, "cwd": str(HOME)}
+                prompt = text if round_ == 0 else f"{text} (take {round_ + 1})"  # never cached
+                hook = {"session_id": session, "prompt": prompt, "cwd": str(HOME)}
                 ms, out = spawn(command, json.dumps(hook).encode(), env)
                 times[name].append(ms)
                 injected[name] += out.startswith(b"<knowledge>")
