@@ -20,10 +20,15 @@ def test_defaults_without_file_or_env(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_file_values_paths_relative_to_the_file(tmp_path: Path) -> None:
     config = tmp_path / "conf" / "briefd.yaml"
     config.parent.mkdir()
-    config.write_text("source: ../kb\ndb: data/index.db\nsearch:\n  top_k: 3\n")
+    config.write_text(
+        "source: ../kb\ndb: data/index.db\nsearch:\n  top_k: 3\n"
+        "embeddings:\n  model_dir: models\neval:\n  cache_dir: /abs/cache\n"
+    )
     settings = load_settings(config, env={})
     assert settings.source == config.parent / "../kb"
     assert settings.db == config.parent / "data/index.db"
+    assert settings.embeddings.model_dir == config.parent / "models"
+    assert settings.eval.cache_dir == Path("/abs/cache")
     assert settings.search.top_k == 3
 
 

@@ -81,6 +81,8 @@ class EmbeddingsSettings:
     model_dir: Path = Path(".briefd/models")
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    query_prefix: str | None = None  # ollama / openai-compatible; None: "query: " for e5 models
+    passage_prefix: str | None = None
     batch_size: int = 16
     threads: int = 2
     timeout_seconds: float = 60.0
@@ -269,17 +271,25 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data
 
 
+_PATH_KEYS = (("source",), ("db",), ("embeddings", "model_dir"), ("eval", "cache_dir"))
+
+
 def _relative_paths(data: dict[str, Any], base: Path) -> None:
     """Relative paths in a config file are relative to the file, not to the cwd."""
-    for key in ("source", "db"):
-        value = data.get(key)
+    for *parents, key in _PATH_KEYS:
+        section: Any = data
+        for name in parents:
+            section = section.get(name) if isinstance(section, dict) else None
+        if not isinstance(section, dict):
+            continue
+        value = section.get(key)
         if (
             isinstance(value, str)
             and value
             and not Path(value).is_absolute()
             and not is_git_url(value)
         ):
-            data[key] = str(base / value)
+            section[key] = str(base / value)
 
 
 def is_git_url(value: str) -> bool:
@@ -412,7 +422,8 @@ def _to_bool(value: Any, key: str, origin: str) -> bool:
 
 
 def _to_str(value: Any, key: str, origin: str) -> str:
-    if not isinstance(value, str) or not value:
+    may_be_empty = key.endswith("_prefix")  # "" is a real choice there: no prefix
+    if not isinstance(value, str) or not (value or may_be_empty):
         raise ConfigError(f"{origin}: {key}: expected a non-empty string, got {value!r}")
     return value
 

@@ -174,3 +174,48 @@ def test_create_embedder_builds_ollama_from_settings(
     assert isinstance(embedder, OllamaEmbedder)
     assert embedder.embed_batch(["x"], "query").shape == (1, 4)
     assert server.requests[0].json()["model"] == "bge-m3"
+
+
+@pytest.mark.parametrize(
+    ("model", "overrides", "sent", "model_id"),
+    [
+        (
+            "jeffh/intfloat-multilingual-e5-small:q8_0",
+            {},
+            ["query: kısmi iade", "passage: Partial refunds"],
+            "jeffh/intfloat-multilingual-e5-small:q8_0@ollama+prefixes['query: ', 'passage: ']",
+        ),
+        ("nomic-embed-text", {}, ["kısmi iade", "Partial refunds"], "nomic-embed-text@ollama"),
+        (
+            "nomic-embed-text",
+            {"embeddings.query_prefix": "search_query: ", "embeddings.passage_prefix": ""},
+            ["search_query: kısmi iade", "Partial refunds"],
+            "nomic-embed-text@ollama+prefixes['search_query: ', '']",
+        ),
+    ],
+)
+def test_prefixes_follow_the_model_family_or_the_settings(
+    settings: Settings,
+    server: FakeServer,
+    model: str,
+    overrides: dict[str, str],
+    sent: list[str],
+    model_id: str,
+) -> None:
+    server.on("POST", "/api/embed", embed_reply)
+    configured = with_overrides(
+        settings,
+        {
+            "embeddings.enabled": True,
+            "embeddings.adapter": "ollama",
+            "embeddings.model": model,
+            "embeddings.base_url": server.url,
+            **overrides,
+        },
+    )
+    embedder = create_embedder(configured)
+    assert embedder is not None
+    embedder.embed_batch(["kısmi iade"], "query")
+    embedder.embed_batch(["Partial refunds"], "passage")
+    assert [r.json()["input"][0] for r in server.requests] == sent
+    assert embedder.model_id == model_id

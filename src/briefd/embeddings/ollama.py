@@ -1,7 +1,8 @@
 """The ``ollama`` adapter: ``POST {base_url}/api/embed`` with ``{"model", "input": [...]}``.
 
 Ollama answers ``{"embeddings": [[...], ...]}`` in input order. It does not tell queries from
-passages, so ``kind`` is not sent; a model that wants prefixes gets the texts as they are.
+passages, so ``kind`` becomes a text prefix (e5 models get ``query: `` / ``passage: ``; see
+``embeddings.query_prefix`` / ``passage_prefix``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from briefd.embeddings.remote import RemoteEmbedder
+from briefd.embeddings.remote import RemoteEmbedder, prefixes_for
 from briefd.settings import EmbeddingsSettings
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
@@ -19,15 +20,23 @@ DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 class OllamaEmbedder(RemoteEmbedder):
     service = "Ollama"
 
-    def __init__(self, model: str, base_url: str, client: httpx.Client) -> None:
-        super().__init__(model, base_url.rstrip("/") + "/api/embed", client, "ollama")
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        client: httpx.Client,
+        prefixes: tuple[str, str] = ("", ""),
+    ) -> None:
+        url = base_url.rstrip("/") + "/api/embed"
+        super().__init__(model, url, client, "ollama", prefixes)
 
     @classmethod
     def from_settings(
         cls, config: EmbeddingsSettings, client: httpx.Client | None = None
     ) -> OllamaEmbedder:
         client = client or httpx.Client(timeout=config.timeout_seconds)
-        return cls(config.model, config.base_url or DEFAULT_BASE_URL, client)
+        prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
+        return cls(config.model, config.base_url or DEFAULT_BASE_URL, client, prefixes)
 
     def _request(self, texts: list[str]) -> Any:
         body = self._post({"model": self.name, "input": texts})

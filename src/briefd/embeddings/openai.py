@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from briefd.embeddings.remote import RemoteEmbedder
+from briefd.embeddings.remote import RemoteEmbedder, prefixes_for
 from briefd.settings import EmbeddingsSettings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -38,8 +38,10 @@ class OpenAIEmbedder(RemoteEmbedder):
         client: httpx.Client,
         api_key: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
+        prefixes: tuple[str, str] = ("", ""),
     ) -> None:
-        super().__init__(model, embeddings_url(base_url), client, "openai-compatible")
+        url = embeddings_url(base_url)
+        super().__init__(model, url, client, "openai-compatible", prefixes)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._api_key_env = api_key_env
 
@@ -54,7 +56,8 @@ class OpenAIEmbedder(RemoteEmbedder):
         client = client or httpx.Client(timeout=config.timeout_seconds)
         base_url = config.base_url or DEFAULT_BASE_URL
         key = env.get(config.api_key_env) or None
-        return cls(config.model, base_url, client, key, config.api_key_env)
+        prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
+        return cls(config.model, base_url, client, key, config.api_key_env, prefixes)
 
     def _request(self, texts: list[str]) -> Any:
         body = self._post({"model": self.name, "input": texts}, self._headers)

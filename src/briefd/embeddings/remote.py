@@ -19,16 +19,35 @@ import numpy as np
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
 from briefd.errors import EmbeddingError
 
+E5_PREFIXES = ("query: ", "passage: ")
+
+
+def prefixes_for(model: str, query: str | None, passage: str | None) -> tuple[str, str]:
+    """The texts' prefixes: as configured, else e5's ``query: `` / ``passage: `` for a model
+    whose name says e5 (the family is trained with them), else none."""
+    auto = E5_PREFIXES if "e5" in model.lower().replace("-", "").replace("_", "") else ("", "")
+    return (auto[0] if query is None else query, auto[1] if passage is None else passage)
+
 
 class RemoteEmbedder(Embedder):
-    """Subclasses set ``service`` and implement :meth:`_request` (texts → rows of floats)."""
+    """Subclasses set ``service`` and implement :meth:`_request` (texts → rows of floats).
+    ``prefixes`` (query, passage) are put before the texts; since they change the vectors,
+    a non-empty pair is part of the runtime name, so the index re-embeds when they change."""
 
     service = "embedding service"
 
-    def __init__(self, model: str, url: str, client: httpx.Client, runtime: str) -> None:
+    def __init__(
+        self,
+        model: str,
+        url: str,
+        client: httpx.Client,
+        runtime: str,
+        prefixes: tuple[str, str] = ("", ""),
+    ) -> None:
         self.name = model
-        self.runtime = runtime
+        self.runtime = runtime + (f"+prefixes{list(prefixes)}" if any(prefixes) else "")
         self.url = url
+        self.prefixes = prefixes
         self._client = client
         self._dim = 0
 
@@ -45,7 +64,8 @@ class RemoteEmbedder(Embedder):
     def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
-        rows = self._request(list(texts))
+        prefix = self.prefixes[0] if kind == "query" else self.prefixes[1]
+        rows = self._request([prefix + text for text in texts])
         return normalise(self._checked(rows, len(texts)))
 
     def _request(self, texts: list[str]) -> Any:
