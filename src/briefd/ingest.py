@@ -12,7 +12,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,25 +56,7 @@ def index_source(
         source, settings.index.include, settings.index.exclude, settings.index.max_file_bytes
     )
     known = {} if rebuild else docs_table.document_hashes(store.conn)
-    current: dict[str, str] = {}
-    parsed: list[Document] = []
-    mtimes: dict[str, float] = {}
-    for number, file in enumerate(files, start=1):
-        progress("scan", number, len(files))
-        raw = file.abs_path.read_bytes()
-        digest = hashlib.sha256(raw).hexdigest()
-        if known.get(file.path) == digest:
-            current[file.path] = digest
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            skipped.append(SkippedFile(file.path, "not valid UTF-8 text; save it as UTF-8"))
-            continue
-        current[file.path] = digest
-        parsed.append(_parse(file, text, digest, settings))
-        mtimes[file.path] = file.mtime
-        progress("parse", len(parsed), len(files))
+    current, parsed, mtimes = _read_changed(files, known, settings, progress, skipped)
     deleted = sorted(set(known) - set(current))
     added = tuple(d.path for d in parsed if d.path not in known)
     changed = tuple(d.path for d in parsed if d.path in known)
@@ -121,6 +103,38 @@ def index_source(
     if embedder is not None and outcome.error is None:
         calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}")
     return report
+
+
+def _read_changed(
+    files: Sequence[SourceFile],
+    known: Mapping[str, str],
+    settings: Settings,
+    progress: Progress,
+    skipped: list[SkippedFile],
+) -> tuple[dict[str, str], list[Document], dict[str, float]]:
+    """Hash every file; parse those whose hash is not the indexed one. Returns (path → hash of
+    every readable file, the parsed documents, their file times); unreadable files join
+    ``skipped``."""
+    current: dict[str, str] = {}
+    parsed: list[Document] = []
+    mtimes: dict[str, float] = {}
+    for number, file in enumerate(files, start=1):
+        progress("scan", number, len(files))
+        raw = file.abs_path.read_bytes()
+        digest = hashlib.sha256(raw).hexdigest()
+        if known.get(file.path) == digest:
+            current[file.path] = digest
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            skipped.append(SkippedFile(file.path, "not valid UTF-8 text; save it as UTF-8"))
+            continue
+        current[file.path] = digest
+        parsed.append(_parse(file, text, digest, settings))
+        mtimes[file.path] = file.mtime
+        progress("parse", len(parsed), len(files))
+    return current, parsed, mtimes
 
 
 @dataclass(slots=True)

@@ -42,6 +42,22 @@ def write_document(
 ) -> None:
     """Insert or replace one document with its chunks and links."""
     delete_documents(conn, [doc.path])
+    doc_id = _insert_document(conn, doc, indexed_at, updated_at)
+    aliases = " ".join(doc.front_matter.aliases)
+    _insert_chunks(conn, doc, doc_id, aliases)
+    vocabulary.adjust(
+        conn,
+        vocabulary.chunk_words(
+            (doc.title, aliases, " ".join(c.heading_path), c.content) for c in doc.chunks
+        ),
+        +1,
+    )
+    _insert_links(conn, doc, doc_id)
+
+
+def _insert_document(
+    conn: sqlite3.Connection, doc: Document, indexed_at: str, updated_at: str | None
+) -> int:
     fm = doc.front_matter
     cursor = conn.execute(
         """INSERT INTO documents (path, scope, title, tags, aliases, refs, front_matter, body,
@@ -66,8 +82,11 @@ def write_document(
             indexed_at,
         ),
     )
-    doc_id = cursor.lastrowid
-    aliases = " ".join(fm.aliases)
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def _insert_chunks(conn: sqlite3.Connection, doc: Document, doc_id: int, aliases: str) -> None:
     conn.executemany(
         """INSERT INTO chunks (id, doc_id, scope, title, aliases, heading, heading_path, anchor,
                content, tokens, content_hash, position, start_line, end_line, embed_hash)
@@ -93,13 +112,9 @@ def write_document(
             for c in doc.chunks
         ],
     )
-    vocabulary.adjust(
-        conn,
-        vocabulary.chunk_words(
-            (doc.title, aliases, " ".join(c.heading_path), c.content) for c in doc.chunks
-        ),
-        +1,
-    )
+
+
+def _insert_links(conn: sqlite3.Connection, doc: Document, doc_id: int) -> None:
     conn.executemany(
         """INSERT INTO links (doc_id, source_path, section, line, kind, target, fragment, display)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
