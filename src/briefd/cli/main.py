@@ -19,7 +19,10 @@ from briefd.settings import Settings, load_settings
 
 app = typer.Typer(
     name="briefd",
-    help="Context compiler for AI coding teams: index Markdown knowledge, search it, evaluate it.",
+    help=(
+        "Context compiler for AI coding teams: index Markdown knowledge, compile token-budgeted "
+        "context for agents, serve it over MCP and REST, take proposed changes back as branches."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
