@@ -44,6 +44,7 @@ class _Unset:
 
 
 UNSET = _Unset()
+ACTIVITY_WAIT_MS = 200  # query log and counters: the service keeps them and retries later
 
 
 class Briefd:
@@ -294,8 +295,8 @@ class Briefd:
 
     def log_queries(self, entries: Sequence[activity.QueryLogEntry]) -> None:
         """Append searches and bundles to the query log (the gaps report reads it, T3)."""
-        if entries:
-            with self.store.write() as conn:
+        if entries:  # kept by the caller and retried when the index is busy
+            with self.store.write(wait_ms=ACTIVITY_WAIT_MS, durable=False) as conn:
                 activity.save_queries(conn, entries)
 
     def recent_queries(self, limit: int = 100) -> list[activity.QueryLogEntry]:
@@ -313,7 +314,7 @@ class Briefd:
             return activity.load_counters(conn)
 
     def save_counters(self, values: dict[tuple[str, str], float], reset: bool = False) -> None:
-        with self.store.write() as conn:
+        with self.store.write(wait_ms=None if reset else ACTIVITY_WAIT_MS) as conn:
             activity.store_counters(conn, values, replace=reset)
             if reset:
                 activity.mark_counters_reset(conn, activity.now_iso())

@@ -262,3 +262,24 @@ def test_empty_index_is_reported(api: Briefd, write_files: WriteFiles, tmp_path:
     api.index(write_files({}))
     bundle = api.compile_bundle(BundleRequest("refunds"))
     assert bundle.items == () and bundle.text == ""
+
+
+def test_a_reindex_holding_the_write_lock_never_stalls_a_bundle(
+    example: Briefd, settings: Settings
+) -> None:
+    import sqlite3
+    import time
+
+    writer = sqlite3.connect(settings.db, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # like a sync writing a large reindex
+    try:
+        started = time.monotonic()
+        bundle = example.compile_bundle(BundleRequest("partial refunds", max_tokens=800))
+        assert time.monotonic() - started < 2.0  # not the 30 s busy timeout
+        assert bundle.items and not bundle.cached
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    with Briefd(settings, embedder=None) as other:  # the cache row was skipped, not the answer
+        again = other.compile_bundle(BundleRequest("partial refunds", max_tokens=800))
+    assert not again.cached and again.text == bundle.text

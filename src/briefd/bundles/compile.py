@@ -34,6 +34,7 @@ from briefd.tokens import ESTIMATOR, count_tokens
 
 SearchFn = Callable[[sqlite3.Connection, SearchRequest], SearchResult]
 _BUNDLE_ID = re.compile(r"^[0-9a-f]{16}$")
+CACHE_WAIT_MS = 100  # a cache row is not worth waiting for a reindex's write lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +190,7 @@ def _persist(
     database costs only the cache row: the caller still gets its bundle."""
     pending = engine.cache.take_pending_hits()
     try:
-        with engine.store.write() as conn:
+        with engine.store.write(wait_ms=CACHE_WAIT_MS, durable=False) as conn:
             cache_table.save(
                 conn, key, bundle, request.task.strip(), scopes, paths, request.max_tokens
             )
@@ -203,7 +204,7 @@ def flush_hits(store: Store, cache: BundleCache) -> None:
     if not pending:
         return
     try:
-        with store.write() as conn:
+        with store.write(wait_ms=CACHE_WAIT_MS, durable=False) as conn:
             cache_table.add_hits(conn, pending)
     except StoreError:
         cache.restore_pending_hits(pending)

@@ -30,6 +30,7 @@ HybridSearch = Callable[[str, tuple[str, ...], int], tuple[list[tuple[str, float
 MAX_PROMPT_CHARS = 20_000
 MAX_BLOCK_CHARS = 10_000  # Claude Code shows longer hook output as a preview only
 MODES = ("auto", "bm25", "hybrid")
+REMEMBER_WAIT_MS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,17 +258,13 @@ def _remember(
     if not session_id or not chosen:
         return ()
     pairs = [(s["chunk_id"], s["content_hash"]) for s in chosen]
-    # Session memory is worth no fsync on the hook's path: in WAL mode NORMAL still never
-    # corrupts the index, a power cut can only forget the last injections.
-    level = store.conn.execute("PRAGMA synchronous").fetchone()[0]
+    # Session memory is worth no fsync and no long wait on the hook's path: a power cut or a
+    # reindex holding the write lock can only cost the no-repeat memory of this turn.
     try:
-        store.conn.execute("PRAGMA synchronous = NORMAL")
-        with store.write() as conn:
+        with store.write(wait_ms=REMEMBER_WAIT_MS, durable=False) as conn:
             session.record(conn, session_id, pairs, now, hours)
     except (StoreError, sqlite3.Error) as exc:
         return (f"could not remember this injection: {exc}",)
-    finally:
-        store.conn.execute(f"PRAGMA synchronous = {int(level)}")
     return ()
 
 

