@@ -70,7 +70,7 @@ class Briefd:
 
     def close(self) -> None:
         if self._store is not None:
-            flush_hits(self._store, self._bundles)
+            self.flush_bundle_hits()
             self._store.close()
             self._store = None
 
@@ -175,6 +175,12 @@ class Briefd:
 
         engine = Engine(self.store, self.settings, run, mode, model, self._bundles)
         return compile_bundle(engine, request)
+
+    def flush_bundle_hits(self) -> None:
+        """Add the bundle cache hits counted in memory to the ``bundles`` rows (a busy index
+        keeps them for the next call)."""
+        if self._store is not None:
+            flush_hits(self._store, self._bundles)
 
     def bundle_cache_stats(self) -> BundleCacheStats:
         """Hits and misses of this process's bundle cache, and its LRU size."""

@@ -93,6 +93,21 @@ def test_bundle_is_deterministic_and_cached(client: TestClient) -> None:
     assert cache == {"hits": 1.0, "misses": 1.0, "hit_rate": 0.5}
 
 
+def test_bundle_hits_reach_the_bundles_table(client: TestClient, service_api: Briefd) -> None:
+    request = {"task": "add retries to declined card payments", "max_tokens": 900}
+    bundle_id = client.post("/api/bundle", json=request).json()["bundle_id"]
+    for _ in range(3):
+        client.post("/api/bundle", json=request)
+    deadline = time.monotonic() + 10
+    while True:  # the service's periodic flush writes them (every 0.2 s here)
+        with service_api.store.read() as conn:
+            row = conn.execute("SELECT hits FROM bundles WHERE id = ?", (bundle_id,)).fetchone()
+        if row is not None and row["hits"] == 3:
+            break
+        assert time.monotonic() < deadline, f"hits not flushed: {row and row['hits']}"
+        time.sleep(0.05)
+
+
 def test_bundle_rejects_a_bad_format(client: TestClient) -> None:
     response = client.post("/api/bundle", json={"task": "x", "format": "pdf"})
     assert response.status_code == 422

@@ -169,6 +169,7 @@ class ServiceState:
                     pending = []
                 if force or self.metrics.dirty:
                     self.api.save_counters(self.metrics.snapshot())
+                self.api.flush_bundle_hits()
         except IndexNotFoundError:
             return  # nothing indexed yet: nowhere to keep them
         except BriefdError:
