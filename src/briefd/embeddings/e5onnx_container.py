@@ -20,6 +20,7 @@ the process's RSS (the 54 MB word table is touched row by row).
 from __future__ import annotations
 
 import struct
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +53,7 @@ class Pieces:
     """The Unigram vocabulary: piece texts, scores, special ids and the normalisation map."""
 
     texts: list[str]
-    scores: list[float]
+    scores: array[float]  # float32
     bos: int
     eos: int
     pad: int
@@ -124,7 +125,7 @@ def _read_pieces(reader: _Reader) -> Pieces:
     count, bos, eos, pad, unk = reader.ints(5)
     (blob_length,) = reader.unpack("<Q")
     offsets = reader.take(4 * (count + 1)).view("<u4").tolist()
-    scores = reader.take(4 * count).view("<f4").tolist()
+    scores = array("f", bytes(reader.take(4 * count)))
     blob = bytes(reader.take(blob_length))
     texts = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(count)]
     entries, size = reader.unpack("<iI")

