@@ -64,7 +64,7 @@ def test_markdown_rendering_attributes_every_section(example: Briefd) -> None:
         if item.heading_path:  # the section's own heading line is not repeated
             assert f"## {item.heading_path[-1]}\n" not in bundle.text
     assert bundle.diagnostics.estimator.startswith("cl100k_base")
-    assert bundle.diagnostics.ranking_version == "r3"
+    assert bundle.diagnostics.ranking_version == "r4"
 
 
 def test_json_and_manifest_formats(example: Briefd) -> None:

@@ -8,6 +8,7 @@ from briefd.retrieval.fusion import RankedList, rrf
 from briefd.retrieval.lexical import FieldWeights, build_match, common_terms, search_sql
 from briefd.retrieval.search import SearchRequest
 from briefd.retrieval.text import query_terms
+from briefd.settings import Settings
 from briefd.tokens import count_tokens
 from tests.conftest import WriteFiles
 
@@ -90,7 +91,7 @@ def test_punctuation_never_raises(indexed: Briefd) -> None:
         "don't",
     ]:
         result = indexed.search(SearchRequest(query, scopes=("all",)))
-        assert result.ranking_version == "r3"
+        assert result.ranking_version == "r4"
 
 
 def test_query_without_words_is_a_clear_error(indexed: Briefd) -> None:
@@ -183,3 +184,28 @@ def test_common_terms_leave_the_any_term_query_only_on_large_indexes(
         plan = build_match("settlement reversal", common=common_terms(conn, terms, 0.5))
     assert plan.any_term == '"reversal"'
     assert plan.all_terms == '"settlement" AND "reversal"'
+
+
+def test_a_full_all_terms_list_skips_the_any_term_query_without_changing_the_ranking(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    from dataclasses import replace
+
+    files = {
+        f"domain/d{i}.md": f"# Doc {i}\n\nrefund ledger {' refund' * (i % 7)} entry {i}\n"
+        for i in range(12)
+    }
+    files["domain/partial.md"] = "# Partial\n\nrefund without the other word\n"
+    root = write_files(files)
+    small = replace(settings, search=replace(settings.search, candidates=5, related=0))
+    request = SearchRequest("refund ledger", top_k=5, mode="bm25", explain=True)
+    with Briefd(small, embedder=None) as skipping:
+        skipping.index(root)
+        fast = skipping.search(request)
+    # any-term weight 1.0: a chunk missing a term could compete, so both queries run
+    both = replace(small, search=replace(small.search, any_term_weight=1.0))
+    with Briefd(both, embedder=None) as full:
+        slow = full.search(request)
+    assert [h.chunk_id for h in fast.hits] == [h.chunk_id for h in slow.hits]
+    assert all(h.explain and h.explain.any_rank is None for h in fast.hits)
+    assert all(h.explain and h.explain.any_rank is not None for h in slow.hits)

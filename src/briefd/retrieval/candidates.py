@@ -113,7 +113,8 @@ def gather(
         every = every_scope
         if plan.all_terms:
             found.lists[ALL_TERMS] = run_match(conn, plan.all_terms, scopes, weights, depth, every)
-        found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth, every)
+        if not _all_terms_decide(found, mode, settings, depth):
+            found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth, every)
     if pending is not None and semantic is not None:
         index = semantic.index(conn)
         vector = pending.result()
@@ -121,6 +122,21 @@ def gather(
         if mode == "hybrid":
             found.cosines = index.cosines(found.keys(), vector)
     return found
+
+
+def _all_terms_decide(
+    found: Candidates, mode: SearchMode, settings: SearchSettings, depth: int
+) -> bool:
+    """In BM25 mode, a full all-terms list leaves the any-term list nothing to decide: under RRF
+    a chunk missing a term (at best ``any_term_weight / (k + 1)``) cannot outrank the last of
+    ``depth`` chunks that have them all (``1 / (k + depth)``), and for chunks with every term
+    the any-term order follows the all-terms order (the same BM25 sum, less any common terms
+    left out of it). The any-term query is the slow one on large indexes, so it is skipped."""
+    rows = found.lists.get(ALL_TERMS)
+    if mode != "bm25" or rows is None or len(rows) < depth:
+        return False
+    k = settings.rrf_k
+    return settings.any_term_weight / (k + 1) < 1 / (k + depth)
 
 
 @functools.cache

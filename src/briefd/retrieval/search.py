@@ -27,7 +27,7 @@ from briefd.retrieval.spelling import Speller
 from briefd.retrieval.text import query_terms
 from briefd.settings import SearchSettings
 
-RANKING_VERSION = "r3"
+RANKING_VERSION = "r4"
 ALL_SCOPES = "all"
 
 
