@@ -9,7 +9,8 @@
    every query text distinct so each hybrid and vector query pays its real embedding;
 3. process RSS with the model and the sample index, and with the 50K vector index;
 4. recall and latency of the HNSW index against the exact scan on the replica's vectors;
-5. the token estimator against the real tokenizers, and bundle compile / cache-hit latency.
+5. the token estimator against the real tokenizers, and bundle compile / cache-hit latency;
+6. BM25 latency and quality of scifact inside ten copies of markdown-docs (~60K chunks).
 
 Prints one table and writes .briefd/bench/results.json (profiles next to it). Skips cleanly
 when the data set is absent.
@@ -30,6 +31,7 @@ from typing import Any
 
 import build
 import bundling
+import realistic
 import report
 from ann import compare
 from common import DOCS, REPO, WORK, load_average, log, step
@@ -127,6 +129,8 @@ def main() -> int:
         )
     with step("5. bundles: token estimator and cache") as steps["bundles"]:
         bundle_results = bundling.measure()
+    with step("6. BM25 on a realistic large index") as steps["realistic"]:
+        realistic_results = realistic.measure()
     facts["load_average_end"] = load_average()
     facts["bench_s"] = round(time.perf_counter() - started, 1)
     results = {
@@ -138,6 +142,7 @@ def main() -> int:
         "latency": latency,
         "ann": ann,
         "bundles": bundle_results,
+        "realistic": realistic_results,
     }
     (WORK / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
     title = (
@@ -155,6 +160,9 @@ def main() -> int:
                 *report.ann_rows("Gaussian fit, no copies", ann["gaussian_fit"]),
             ],
             "5. bundles (example knowledge, BM25)": bundling.rows(bundle_results),
+            "6. BM25 on a large index that does not repeat itself": realistic.rows(
+                realistic_results
+            ),
             "bench wall time": [(name, f"{t['wall_s']} s", "", "") for name, t in steps.items()],
         },
     )
