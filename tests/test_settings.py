@@ -85,3 +85,12 @@ def test_invalid_yaml_reports_line(tmp_path: Path) -> None:
     config.write_text("search:\n  top_k: [1,\n")
     with pytest.raises(ConfigError, match=r"not valid YAML at line \d+; fix the syntax"):
         load_settings(config, env={})
+
+
+def test_model_files_live_beside_the_index_unless_set(tmp_path: Path) -> None:
+    assert load_settings(config=None, env={}).embeddings.model_dir == Path(".briefd/models")
+    elsewhere = load_settings(config=None, env={}, overrides={"db": str(tmp_path / "x.db")})
+    assert elsewhere.embeddings.model_dir == tmp_path / "models"
+    env = {"BRIEFD_EMBEDDINGS__MODEL_DIR": "/opt/models"}
+    chosen = load_settings(config=None, env=env, overrides={"db": str(tmp_path / "x.db")})
+    assert chosen.embeddings.model_dir == Path("/opt/models")

@@ -78,7 +78,7 @@ class EmbeddingsSettings:
     enabled: bool = True
     adapter: Literal["local", "ollama", "openai-compatible", "none"] = "local"
     model: str = "multilingual-e5-small-onnx"
-    model_dir: Path = Path(".briefd/models")
+    model_dir: Path = Path(".briefd/models")  # unset: models/ next to the index (db)
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     query_prefix: str | None = None  # ollama / openai-compatible; None: "query: " for e5 models
@@ -217,7 +217,18 @@ def load_settings(
             origin = f"option for {key}"
             _set_dotted(merged, key, value, origin)
             settings = _build(Settings, merged, prefix="", origin=origin)
-    return settings
+    return _models_beside_index(settings, merged)
+
+
+def _models_beside_index(settings: Settings, merged: Mapping[str, Any]) -> Settings:
+    """Unless ``embeddings.model_dir`` is set, model files (pulled weights, the built e5 graph)
+    live in ``models/`` next to the index, wherever the index is: a hook running in any
+    project directory then never leaves a ``.briefd/models`` behind in it."""
+    embeddings = merged.get("embeddings")
+    if isinstance(embeddings, Mapping) and embeddings.get("model_dir") is not None:
+        return settings
+    placed = dataclasses.replace(settings.embeddings, model_dir=settings.db.parent / "models")
+    return dataclasses.replace(settings, embeddings=placed)
 
 
 def with_overrides(
