@@ -9,10 +9,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-import pathspec
-
 from briefd.bundles.model import Candidate
 from briefd.model import Hit, SearchResult
+from briefd.sources.refs import covering
 
 ISSUE_TITLE_CHARS = 120
 
@@ -23,11 +22,6 @@ def retrieval_query(task: str, issue: str | None) -> str:
     if issue and issue.strip():
         parts.append(issue.strip().splitlines()[0][:ISSUE_TITLE_CHARS])
     return " ".join(p for p in parts if p)
-
-
-def normalise_paths(paths: Sequence[str]) -> tuple[str, ...]:
-    cleaned = (p.strip().replace("\\", "/").removeprefix("./").lstrip("/") for p in paths)
-    return tuple(sorted({p for p in cleaned if p}))
 
 
 def collect(
@@ -118,7 +112,7 @@ def _governed_sections(
     ranks = {h.chunk_id: (i, h.score) for i, h in enumerate(result.hits) if h.related_to is None}
     found: list[tuple[tuple[int, int], Candidate]] = []
     for doc in docs:
-        reason = _covering(json.loads(doc["front_matter"]).get("refs") or [], paths)
+        reason = covering(json.loads(doc["front_matter"]).get("refs") or [], paths)
         if reason is None:
             continue
         for row in conn.execute(
@@ -127,15 +121,6 @@ def _governed_sections(
             rank, score = ranks.get(row["id"], (len(ranks), 0.0))
             found.append(((rank, len(found)), _from_row(row, doc, score, reason)))
     return [c for _, c in sorted(found, key=lambda pair: pair[0])]
-
-
-def _covering(refs: Sequence[str], paths: Sequence[str]) -> str | None:
-    for glob in refs:
-        spec = pathspec.PathSpec.from_lines("gitignore", [glob])
-        for path in paths:
-            if spec.match_file(path):
-                return f"refs {glob} covers {path}"
-    return None
 
 
 def _from_row(row: sqlite3.Row, doc: sqlite3.Row, score: float, reason: str) -> Candidate:

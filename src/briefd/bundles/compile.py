@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from briefd.bundles import cache as cache_table
 from briefd.bundles.cache import BundleCache, CacheKey, StoredSection, cache_key
-from briefd.bundles.collect import collect, normalise_paths, retrieval_query
+from briefd.bundles.collect import collect, retrieval_query
 from briefd.bundles.model import (
     FORMATS,
     MAX_TOKENS,
@@ -29,6 +29,7 @@ from briefd.errors import IndexNotFoundError, QueryError, StoreError
 from briefd.model import SearchMode, SearchResult
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest, resolve_scopes
 from briefd.settings import Settings
+from briefd.sources.refs import normalise_paths
 from briefd.store.db import Store
 from briefd.tokens import ESTIMATOR, count_tokens
 

@@ -11,8 +11,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
-import pathspec
-
 from briefd.api import Briefd
 from briefd.errors import BriefdError, IndexNotFoundError
 from briefd.model import DocumentView, SearchResult
@@ -20,19 +18,12 @@ from briefd.retrieval.search import SearchRequest
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside
 from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
+from briefd.sources.refs import covering, normalise_paths
 from briefd.store.activity import QueryLogEntry, now_iso
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 MAX_PENDING = 10_000  # query log entries kept in memory while SQLite cannot take them
-
-
-def refs_cover(refs: tuple[str, ...], paths: tuple[str, ...]) -> bool:
-    """Whether gitignore-style ``refs`` globs match any of the code ``paths``."""
-    if not refs:
-        return False
-    spec = pathspec.GitIgnoreSpec.from_lines(refs)
-    return any(spec.match_file(p.strip().removeprefix("./")) for p in paths)
 
 
 @dataclass
@@ -114,7 +105,8 @@ class ServiceState:
         refs = {
             p: self.api.document(p).front_matter.refs for p in {h.doc_path for h in result.hits}
         }
-        governed = {p for p, globs in refs.items() if refs_cover(globs, paths)}
+        wanted = normalise_paths(paths)
+        governed = {p for p, globs in refs.items() if covering(globs, wanted) is not None}
         hits = sorted(result.hits, key=lambda h: h.doc_path not in governed)
         return replace(result, hits=tuple(hits))
 
