@@ -25,6 +25,7 @@ from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.service import propose
 from briefd.recall import engine as recall_engine
 from briefd.recall.engine import RecallRequest, RecallResult
+from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.search import SearchRequest, resolve_scopes, search
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
@@ -57,6 +58,7 @@ class Briefd:
         self._embedder = embedder
         self._semantic: SemanticIndex | None = None
         self._speller = Speller()
+        self._lexicon = Lexicon()
         self._bundles = BundleCache(settings.bundles.cache_entries)
         self._sync_runner = SyncRunner(lambda: run_sync(self))
 
@@ -114,6 +116,7 @@ class Briefd:
         if self._semantic is not None:
             self._semantic.invalidate()
         self._speller.invalidate()
+        self._lexicon.invalidate()
         self._prune_bundles(report.fingerprint)
         return report
 
@@ -155,6 +158,7 @@ class Briefd:
                 self.settings.default_scopes,
                 semantic,
                 self._speller,
+                self._lexicon,
             )
 
     def compile_bundle(self, request: BundleRequest) -> Bundle:
@@ -171,6 +175,7 @@ class Briefd:
                 self.settings.default_scopes,
                 semantic,
                 self._speller,
+                self._lexicon,
             )
 
         engine = Engine(self.store, self.settings, run, mode, model, self._bundles)

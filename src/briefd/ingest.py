@@ -25,6 +25,8 @@ from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.settings import Settings
 from briefd.sources.scan import SourceFile, scan, scope_of
 from briefd.store import documents as docs_table
+from briefd.store import postings
+from briefd.store.changes import Delta
 from briefd.store.db import Store
 from briefd.sync.history import Change
 from briefd.tokens import count_tokens
@@ -65,13 +67,15 @@ def index_source(
         store, embedder, parsed, set(changed) | set(deleted), rebuild, settings, progress
     )
     with store.write() as conn:
+        delta = Delta()
         if rebuild:
-            docs_table.delete_everything(conn)
-        docs_table.delete_documents(conn, deleted)
+            docs_table.delete_everything(conn, delta)
+        docs_table.delete_documents(conn, deleted, delta)
         now = _iso(time.time())
         for number, doc in enumerate(parsed, start=1):
-            docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]))
+            docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]), delta)
             progress("write", number, len(parsed))
+        postings.apply(conn, delta)
         if history is not None:
             docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})
         if parsed or deleted or rebuild:

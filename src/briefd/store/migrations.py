@@ -28,6 +28,13 @@ _FTS_COLUMNS = (
     "briefd_fold({r}.content)"
 )
 
+
+def _build_postings(conn: sqlite3.Connection) -> None:
+    from briefd.store import postings  # numpy: not for the hook's light path
+
+    postings.rebuild(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -331,6 +338,26 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) WITHOUT ROWID;
         CREATE INDEX recall_injections_age ON recall_injections(injected_at);
         """,
+    ),
+    Migration(
+        14,
+        "m014_bm25_postings",
+        """
+        CREATE TABLE postings (
+            term TEXT PRIMARY KEY,
+            rows BLOB NOT NULL,   -- int64 LE chunk rowids, ascending
+            freqs BLOB NOT NULL   -- uint16 LE occurrences per (row, column): title, heading, body
+        ) WITHOUT ROWID;
+        CREATE TABLE postings_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            chunks INTEGER NOT NULL,
+            rows BLOB NOT NULL,         -- int64 LE chunk rowids, ascending
+            lengths BLOB NOT NULL,      -- int32 LE tokens per chunk over all columns
+            scope_codes BLOB NOT NULL,  -- uint16 LE index into scopes
+            scopes TEXT NOT NULL        -- JSON list
+        );
+        """,
+        after=_build_postings,
     ),
 )
 

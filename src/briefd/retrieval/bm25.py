@@ -1,0 +1,185 @@
+"""FTS5's ``bm25()``, computed from the stored postings (R1 on large indexes).
+
+FTS5 finds every row that matches any query term and runs ``bm25()`` on each before it can
+sort, ~20 ms for a long query on a 60K-chunk index. Here each query token costs one blob read
+and a few array operations over the chunks that contain it, and the score is the same number
+FTS5 returns (same IDF, average length, k1 = 1.2, b = 0.75, per-column weights), so the
+rankings agree; ``tests/retrieval/test_bm25.py`` compares both on every golden query.
+
+Free-text queries whose words are single FTS5 tokens take this path; ``--query-mode
+advanced`` (phrases, prefixes, NEAR) and an index whose postings are out of step with its
+chunks use FTS5.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from briefd.retrieval.lexical import TIE_SLACK, FieldWeights
+from briefd.store import postings
+
+K1, B = 1.2, 0.75  # FTS5's constants
+TOKEN_CACHE = 50_000
+
+Floats = npt.NDArray[np.float64]
+Positions = npt.NDArray[np.signedinteger[Any]]
+
+
+class StalePostings(Exception):
+    """A posting names a chunk the loaded coverage does not have (FTS5 answers instead)."""
+
+
+class Tokenizer:
+    """Query words → FTS5 tokens, through a scratch FTS5 table with chunks_fts's options."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scratch: sqlite3.Connection | None = None
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def tokens(self, word: str) -> tuple[str, ...]:
+        with self._lock:
+            found = self._cache.get(word)
+            if found is None:
+                if self._scratch is None:
+                    self._scratch = postings.scratch_tokenizer()
+                found = postings.tokens_of(self._scratch, word)
+                if len(self._cache) >= TOKEN_CACHE:
+                    self._cache.clear()
+                self._cache[word] = found
+            return found
+
+    def groups(self, words: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...] | None:
+        """Term groups (a word and its correction) as tokens; None when a word is not exactly
+        one token (to FTS5 it is then a phrase, "snake_case" say, which needs positions)."""
+        out = []
+        for group in words:
+            tokens = [self.tokens(word) for word in group]
+            if any(len(t) != 1 for t in tokens):
+                return None
+            out.append(tuple(t[0] for t in tokens))
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class PostingsIndex:
+    """The per-chunk arrays of one index state: rowids (sorted), BM25 length normalisation,
+    scope numbers."""
+
+    rows: npt.NDArray[np.int64]
+    norm: Floats  # k1 * (1 - b + b * length / avgdl), per chunk
+    scope_codes: npt.NDArray[np.uint16]
+    scopes: tuple[str, ...]
+    position: npt.NDArray[np.int32]  # rowid → index into rows, -1 for none
+
+    @classmethod
+    def build(cls, coverage: postings.Coverage) -> PostingsIndex:
+        lengths = coverage.lengths.astype(np.float64)
+        avgdl = float(lengths.sum()) / max(len(lengths), 1) or 1.0
+        norm = K1 * ((1.0 - B) + (B * lengths) / avgdl)
+        top = int(coverage.rows[-1]) + 1 if len(coverage.rows) else 0
+        position = np.full(top, -1, dtype=np.int32)
+        position[coverage.rows] = np.arange(len(coverage.rows), dtype=np.int32)
+        return cls(coverage.rows, norm, coverage.scope_codes, coverage.scopes, position)
+
+    def allowed(self, scopes: Sequence[str]) -> npt.NDArray[np.bool_]:
+        codes = [i for i, s in enumerate(self.scopes) if s in set(scopes)]
+        return np.isin(self.scope_codes, np.asarray(codes, dtype=np.uint16))
+
+    def contribution(
+        self, stored: tuple[postings.Rows, postings.Freqs] | None, weights: FieldWeights
+    ) -> tuple[Positions, Floats]:
+        """Chunk positions holding one token, and its BM25 term score in each."""
+        if stored is None:
+            return np.empty(0, np.intp), np.empty(0, np.float64)
+        docs, freqs = stored
+        total, hits = len(self.rows), len(docs)
+        idf = math.log((total - hits + 0.5) / (hits + 0.5))
+        idf = idf if idf > 0.0 else 1e-6
+        column = np.asarray([weights.title, weights.heading, weights.body], dtype=np.float64)
+        weighted = freqs @ column
+        if len(docs) and docs[-1] >= len(self.position):
+            raise StalePostings
+        at = self.position[docs]
+        if len(at) and at.min() < 0:
+            raise StalePostings
+        return at, idf * ((weighted * (K1 + 1.0)) / (weighted + self.norm[at]))
+
+
+class Lexicon:
+    """The postings side of lexical search for one store, reloaded when another process
+    commits (``PRAGMA data_version``) or this one re-indexes."""
+
+    def __init__(self) -> None:
+        self.tokenizer = Tokenizer()
+        self._index: PostingsIndex | None = None
+        self._version: int | None = None
+
+    def invalidate(self) -> None:
+        self._version = None
+
+    def index(self, conn: sqlite3.Connection) -> PostingsIndex | None:
+        """None when the postings do not cover the chunks (FTS5 answers instead)."""
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        if version != self._version:
+            coverage = postings.load_coverage(conn)
+            total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            usable = coverage is not None and len(coverage.rows) == total
+            self._index = PostingsIndex.build(coverage) if coverage and usable else None
+            self._version = version
+        return self._index
+
+
+def ranked(
+    conn: sqlite3.Connection,
+    index: PostingsIndex,
+    groups: Sequence[Sequence[str]],
+    weights: FieldWeights,
+    limit: int,
+    scopes: Sequence[str] | None,
+    every_group: bool,
+) -> list[tuple[int, float]]:
+    """(rowid, bm25) best first as FTS5 reports them (negative, lower is better), ties by
+    chunk id: chunks with every group (``every_group``, an AND query) or any of them (OR).
+    A group is one query word and its spelling correction; ``scopes`` None: all."""
+    if not groups:
+        return []
+    stored = postings.read(conn, sorted({t for g in groups for t in g}))
+    score = np.zeros(len(index.rows), dtype=np.float64)
+    present = np.zeros(len(index.rows), dtype=np.int32)
+    for group in groups:
+        covered: Positions | None = None
+        for token in group:
+            at, value = index.contribution(stored.get(token), weights)
+            score[at] += value
+            covered = at if covered is None else np.union1d(covered, at)
+        if covered is not None:
+            present[covered] += 1
+    hit = present == len(groups) if every_group else present > 0
+    if scopes is not None:
+        hit &= index.allowed(scopes)
+    return _best(conn, index, score, np.flatnonzero(hit), limit)
+
+
+def _best(
+    conn: sqlite3.Connection, index: PostingsIndex, score: Floats, found: Positions, limit: int
+) -> list[tuple[int, float]]:
+    wanted = limit + TIE_SLACK
+    if len(found) > wanted:
+        found = found[np.argpartition(-score[found], wanted - 1)[:wanted]]
+    rowids = index.rows[found].tolist()
+    if not rowids:
+        return []
+    marks = ", ".join("?" * len(rowids))
+    ids = dict(conn.execute(f"SELECT rowid, id FROM chunks WHERE rowid IN ({marks})", rowids))
+    rows = [(r, -float(s)) for r, s in zip(rowids, score[found].tolist(), strict=True)]
+    rows.sort(key=lambda row: (row[1], ids.get(row[0], "")))
+    return rows[:limit]

@@ -1,0 +1,193 @@
+"""BM25 from the stored postings equals FTS5's bm25(), and the postings follow every change."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+
+from briefd.api import Briefd
+from briefd.retrieval.bm25 import Lexicon
+from briefd.retrieval.candidates import Candidates, gather
+from briefd.retrieval.lexical import build_match, common_terms
+from briefd.retrieval.search import SearchRequest, known_scopes
+from briefd.retrieval.spelling import Speller
+from briefd.retrieval.text import query_terms
+from briefd.settings import SearchSettings, Settings
+from briefd.store import postings
+from briefd.store.migrations import MIGRATIONS
+from tests.conftest import EXAMPLE, EXAMPLE_TR, REPO, WriteFiles
+
+GOLDEN = {
+    EXAMPLE: REPO / "eval" / "golden" / "queries.yaml",
+    EXAMPLE_TR: REPO / "eval" / "golden" / "queries-tr.yaml",
+}
+EXTRA = [
+    "refunds refund refunded",  # three words, one stem: three phrases with one token
+    "merchnat chargebak",  # typos: a group of the word and its correction
+    "the of and",  # only stop words
+    "zzzz unknownword",
+]
+
+
+def _both(
+    conn: sqlite3.Connection,
+    query: str,
+    settings: SearchSettings,
+    scopes: tuple[str, ...],
+    every: bool,
+    lexicon: Lexicon,
+) -> tuple[Candidates, Candidates]:
+    terms = tuple(query_terms(query))
+    fixes = Speller().corrections(conn, terms)
+    common = common_terms(conn, terms, settings.any_term_max_share, settings.any_term_min_chunks)
+    plan = build_match(query, "text", fixes, common)
+    # depth 400: every matching chunk, so the comparison is not cut at a tie
+    run = (lexicon, None)
+    got = [gather(conn, query, plan, "hybrid", scopes, settings, None, 400, every, x) for x in run]
+    return got[0], got[1]
+
+
+def _assert_same(ours: Candidates, fts5: Candidates, query: str) -> None:
+    assert not fts5.postings
+    if not ours.postings:  # a word FTS5 reads as a phrase: FTS5 answered both
+        assert "_" in query, query
+        return
+    assert ours.lists.keys() == fts5.lists.keys(), query
+    for name in ours.lists:
+        mine, theirs = ours.lists[name], fts5.lists[name]
+        assert [r for r, _ in mine] == [r for r, _ in theirs], (query, name)
+        assert [s for _, s in mine] == pytest.approx([s for _, s in theirs], rel=1e-12), query
+
+
+@pytest.mark.parametrize("source", list(GOLDEN), ids=["golden-en", "golden-tr"])
+def test_postings_rank_every_golden_query_exactly_as_fts5(
+    settings: Settings, source: Path, tmp_path: Path
+) -> None:
+    queries = [q["query"] for q in yaml.safe_load(GOLDEN[source].read_text())["queries"]]
+    tuned = SearchSettings(title_weight=1.7, heading_weight=0.4, body_weight=1.1)
+    with Briefd(settings, embedder=None) as api:
+        api.index(source)
+        lexicon = Lexicon()
+        with api.store.read() as conn:
+            known = tuple(known_scopes(conn))
+            answered = 0
+            for query in queries + EXTRA:
+                for search_settings in (SearchSettings(), tuned):
+                    ours, fts5 = _both(conn, query, search_settings, known, True, lexicon)
+                    _assert_same(ours, fts5, query)
+                ours, fts5 = _both(conn, query, SearchSettings(), known[:1], False, lexicon)
+                _assert_same(ours, fts5, query)
+                answered += ours.postings
+    assert answered >= len(queries + EXTRA) - 3
+
+
+def test_a_snake_case_word_is_a_phrase_and_goes_to_fts5(api: Briefd) -> None:
+    api.index(EXAMPLE)
+    with api.store.read() as conn:
+        plan = build_match("idempotency_key_reused 409")
+        found = gather(
+            conn,
+            "",
+            plan,
+            "bm25",
+            tuple(known_scopes(conn)),
+            SearchSettings(),
+            None,
+            8,
+            True,
+            Lexicon(),
+        )
+    assert not found.postings
+    result = api.search(SearchRequest("idempotency_key_reused 409", top_k=3, mode="bm25"))
+    assert "idempotency_key_reused" in result.hits[0].content
+
+
+def test_search_uses_the_postings_and_explains_the_equal_fts5_query(api: Briefd) -> None:
+    api.index(EXAMPLE)
+    result = api.search(SearchRequest("partial refunds pending", mode="bm25", explain=True))
+    assert result.hits[0].doc_path == "domain/refunds.md"
+    assert "scored from briefd's BM25 postings" in result.sql[0]
+    assert 'MATCH "partial" AND "refunds" AND "pending"' in result.sql[0]
+
+
+def _dump(conn: sqlite3.Connection) -> tuple[list[tuple[str, bytes, bytes]], tuple[bytes, ...]]:
+    terms = conn.execute("SELECT term, rows, freqs FROM postings ORDER BY term").fetchall()
+    state = conn.execute(
+        "SELECT chunks, rows, lengths, scope_codes, scopes FROM postings_state"
+    ).fetchone()
+    return [tuple(t) for t in terms], tuple(state)
+
+
+def _rebuilt(conn: sqlite3.Connection) -> tuple[list[tuple[str, bytes, bytes]], tuple[bytes, ...]]:
+    conn.execute("BEGIN")
+    try:
+        postings.rebuild(conn)
+        return _dump(conn)
+    finally:
+        conn.execute("ROLLBACK")
+
+
+def test_incremental_updates_equal_a_full_rebuild(
+    api: Briefd, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    root = write_files({})
+    shutil.copytree(EXAMPLE, root, dirs_exist_ok=True)
+    api.index()
+    conn = api.store.conn
+    assert _dump(conn) == _rebuilt(conn)
+    refunds = root / "domain" / "refunds.md"
+    refunds.write_text(refunds.read_text() + "\n## Brand new\n\nZebra quokka refunds.\n")
+    (root / "domain" / "chargebacks.md").unlink()
+    write_files({"projects/new/notes.md": "# Notes\n\nQuokka sightings, pending refunds.\n"})
+    report = api.index()
+    assert report.changed and report.deleted and report.added
+    assert _dump(conn) == _rebuilt(conn)
+    assert conn.execute("SELECT 1 FROM postings WHERE term = 'quokka'").fetchone()
+    terms = {r[0] for r in conn.execute("SELECT term FROM postings")}
+    assert "chargeback" in terms  # still in other documents
+    hits = api.search(SearchRequest("quokka", mode="bm25", scopes=("all",))).hits
+    assert {h.doc_path for h in hits} == {"domain/refunds.md", "projects/new/notes.md"}
+
+
+def test_postings_out_of_step_fall_back_to_fts5_until_the_next_index(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    root = write_files({})
+    shutil.copytree(EXAMPLE, root, dirs_exist_ok=True)
+    api.index()
+    before = api.search(SearchRequest("chargeback evidence deadline", mode="bm25", explain=True))
+    with api.store.write() as conn:  # a writer that knows nothing of the postings
+        conn.execute("DELETE FROM chunks WHERE rowid = (SELECT max(rowid) FROM chunks)")
+    api._lexicon.invalidate()
+    after = api.search(SearchRequest("chargeback evidence deadline", mode="bm25", explain=True))
+    assert "postings" not in after.sql[0]
+    assert after.hits[0].chunk_id == before.hits[0].chunk_id
+    (root / "domain" / "refunds.md").write_text("# Refunds\n\nOnly a stub now.\n")
+    api.index()
+    conn = api.store.conn
+    assert _dump(conn) == _rebuilt(conn)
+    again = api.search(SearchRequest("chargeback evidence deadline", mode="bm25", explain=True))
+    assert "postings" in again.sql[0]
+
+
+def test_rebuild_and_migration_fill_the_postings(settings: Settings, api: Briefd) -> None:
+    api.index(EXAMPLE, rebuild=True)
+    conn = api.store.conn
+    assert _dump(conn) == _rebuilt(conn)
+    assert MIGRATIONS[-1].name == "m014_bm25_postings" and MIGRATIONS[-1].after is not None
+    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    assert postings.load_coverage(conn) is not None
+    assert conn.execute("SELECT chunks FROM postings_state").fetchone()[0] == chunks
+
+
+def test_tokens_come_from_fts5_itself() -> None:
+    scratch = postings.scratch_tokenizer()
+    assert postings.tokens_of(scratch, "Refunds") == ("refund",)
+    assert postings.tokens_of(scratch, "ödeme") == ("odem",)
+    assert postings.tokens_of(scratch, "snake_case") == ("snake", "case")
+    migration = next(m for m in MIGRATIONS if m.name == "m002_chunks_fts")
+    assert f"tokenize='{postings.FTS_TOKENIZE}'" in migration.sql
