@@ -71,8 +71,8 @@ def latency_rows(latency: dict[str, Any]) -> list[Row]:
         ),
         (
             "  caution: flattered by the replica",
-            "every chunk is there 50 times, so all-terms lists fill and the any-term query "
-            "is skipped; see README for a realistic large index",
+            "every chunk is there 50 times, so all-terms lists fill and the any-term list "
+            "is skipped; step 6 measures a large index that does not repeat itself",
             "",
             "",
         ),
@@ -97,7 +97,7 @@ def latency_rows(latency: dict[str, Any]) -> list[Row]:
     share = lexical["any_term_match_percent"]
     rows.append(
         (
-            "BM25 SQL: all-terms | any-term (OR) query",
+            "FTS5 alone (the fallback): all-terms | any-term (OR) query",
             f"{_pp(lexical['all_terms_ms'])} | {_pp(lexical['any_term_ms'])}",
             "",
             "",
