@@ -191,3 +191,21 @@ def test_tokens_come_from_fts5_itself() -> None:
     assert postings.tokens_of(scratch, "snake_case") == ("snake", "case")
     migration = next(m for m in MIGRATIONS if m.name == "m002_chunks_fts")
     assert f"tokenize='{postings.FTS_TOKENIZE}'" in migration.sql
+
+
+def test_a_reader_sees_another_writers_changes_through_the_postings(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    root = write_files({})
+    shutil.copytree(EXAMPLE, root, dirs_exist_ok=True)
+    with Briefd(settings, embedder=None) as writer, Briefd(settings, embedder=None) as reader:
+        writer.index()
+        query = SearchRequest("quokka chargeback", mode="bm25", scopes=("all",), explain=True)
+        first = reader.search(query)  # loads the postings of the first index state
+        assert "postings" in first.sql[0]
+        assert all("quokka" not in h.content.lower() for h in first.hits)
+        write_files({"domain/quokka.md": "# Quokka chargebacks\n\nA quokka chargeback note.\n"})
+        writer.index()
+        second = reader.search(query)
+        assert "postings" in second.sql[0]
+        assert second.hits[0].doc_path == "domain/quokka.md"
