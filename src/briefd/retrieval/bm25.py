@@ -6,9 +6,9 @@ and a few array operations over the chunks that contain it, and the score is the
 FTS5 returns (same IDF, average length, k1 = 1.2, b = 0.75, per-column weights), so the
 rankings agree; ``tests/retrieval/test_bm25.py`` compares both on every golden query.
 
-Free-text queries whose words are single FTS5 tokens take this path; ``--query-mode
-advanced`` (phrases, prefixes, NEAR) and an index whose postings are out of step with its
-chunks use FTS5.
+Free-text queries take this path; a word FTS5 reads as a phrase ("snake_case") has its share
+of the score from a one-phrase FTS5 query. ``--query-mode advanced`` (phrases, prefixes,
+NEAR) and an index whose postings are out of step with its chunks use FTS5.
 """
 
 from __future__ import annotations
@@ -57,16 +57,19 @@ class Tokenizer:
                 self._cache[word] = found
             return found
 
-    def groups(self, words: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...] | None:
-        """Term groups (a word and its correction) as tokens; None when a word is not exactly
-        one token (to FTS5 it is then a phrase, "snake_case" say, which needs positions)."""
-        out = []
-        for group in words:
-            tokens = [self.tokens(word) for word in group]
-            if any(len(t) != 1 for t in tokens):
-                return None
-            out.append(tuple(t[0] for t in tokens))
-        return tuple(out)
+    def groups(self, words: Sequence[Sequence[str]]) -> tuple[tuple[Word, ...], ...]:
+        """Term groups (a word and its spelling correction) with their tokens."""
+        return tuple(tuple(Word(w, self.tokens(w)) for w in group) for group in words)
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """A query word and its FTS5 tokens: one token is scored from the postings; several are
+    a phrase to FTS5 ("snake_case" → "snake case"), which needs positions, so FTS5 scores
+    that phrase alone; none (a lone "_") matches nothing."""
+
+    text: str
+    tokens: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +144,7 @@ class Lexicon:
 def ranked(
     conn: sqlite3.Connection,
     index: PostingsIndex,
-    groups: Sequence[Sequence[str]],
+    groups: Sequence[Sequence[Word]],
     weights: FieldWeights,
     limit: int,
     scopes: Sequence[str] | None,
@@ -149,16 +152,21 @@ def ranked(
 ) -> list[tuple[int, float]]:
     """(rowid, bm25) best first as FTS5 reports them (negative, lower is better), ties by
     chunk id: chunks with every group (``every_group``, an AND query) or any of them (OR).
-    A group is one query word and its spelling correction; ``scopes`` None: all."""
+    A group is one query word and its spelling correction; ``scopes`` None: all. The score
+    adds the words' contributions in query order, as FTS5 adds its phrases'."""
     if not groups:
         return []
-    stored = postings.read(conn, sorted({t for g in groups for t in g}))
+    single = {w.tokens[0] for g in groups for w in g if len(w.tokens) == 1}
+    stored = postings.read(conn, sorted(single))
     score = np.zeros(len(index.rows), dtype=np.float64)
     present = np.zeros(len(index.rows), dtype=np.int32)
     for group in groups:
         covered: Positions | None = None
-        for token in group:
-            at, value = index.contribution(stored.get(token), weights)
+        for word in group:
+            if len(word.tokens) == 1:
+                at, value = index.contribution(stored.get(word.tokens[0]), weights)
+            else:
+                at, value = _phrase(conn, index, word, weights)
             score[at] += value
             covered = at if covered is None else np.union1d(covered, at)
         if covered is not None:
@@ -167,6 +175,24 @@ def ranked(
     if scopes is not None:
         hit &= index.allowed(scopes)
     return _best(conn, index, score, np.flatnonzero(hit), limit)
+
+
+def _phrase(
+    conn: sqlite3.Connection, index: PostingsIndex, word: Word, weights: FieldWeights
+) -> tuple[Positions, Floats]:
+    """A multi-token word's BM25 term score in each chunk holding the phrase, from FTS5: a
+    one-phrase query's bm25() is exactly that phrase's share of a longer query's."""
+    if not word.tokens:
+        return np.empty(0, np.intp), np.empty(0, np.float64)
+    sql = (
+        f"SELECT rowid, bm25(chunks_fts, {weights.title!r}, {weights.heading!r}, "
+        f"{weights.body!r}) FROM chunks_fts WHERE chunks_fts MATCH ?"
+    )
+    rows = conn.execute(sql, ('"' + word.text.replace('"', '""') + '"',)).fetchall()
+    docs = np.asarray([r[0] for r in rows], dtype=np.int64)
+    if len(docs) and (docs.max() >= len(index.position) or index.position[docs].min() < 0):
+        raise StalePostings
+    return index.position[docs], -np.asarray([r[1] for r in rows], dtype=np.float64)
 
 
 def _best(

@@ -137,16 +137,14 @@ def _lexical(
     """The all-terms and any-term lists: from the postings when they can answer, else FTS5."""
     weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
     index = lexicon.index(conn) if lexicon is not None and plan.groups else None
-    every_groups = any_groups = None
-    if index is not None and lexicon is not None:
-        every_groups = lexicon.tokenizer.groups(plan.groups)
-        any_groups = lexicon.tokenizer.groups(plan.any_groups)
-    if index is None or every_groups is None or any_groups is None:
+    if index is None or lexicon is None:
         if plan.all_terms:
             found.lists[ALL_TERMS] = run_match(conn, plan.all_terms, scopes, weights, depth, every)
         if not _all_terms_decide(found, mode, settings, depth):
             found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth, every)
         return
+    every_groups = lexicon.tokenizer.groups(plan.groups)
+    any_groups = lexicon.tokenizer.groups(plan.any_groups)
     within = None if every else scopes
     try:
         if plan.all_terms:
