@@ -94,3 +94,18 @@ def test_model_files_live_beside_the_index_unless_set(tmp_path: Path) -> None:
     env = {"BRIEFD_EMBEDDINGS__MODEL_DIR": "/opt/models"}
     chosen = load_settings(config=None, env=env, overrides={"db": str(tmp_path / "x.db")})
     assert chosen.embeddings.model_dir == Path("/opt/models")
+
+
+@pytest.mark.parametrize("word", ["off", "false", "no", "null", "~"])
+def test_off_turns_an_optional_setting_off(tmp_path: Path, word: str) -> None:
+    settings = load_settings(env={"BRIEFD_RECALL__SERVER": word})
+    assert settings.recall.server is None
+    config = tmp_path / "briefd.yaml"
+    config.write_text(f"recall:\n  server: {word}\nsync:\n  branch: {word}\n")
+    from_file = load_settings(config=config, env={})
+    assert from_file.recall.server is None and from_file.sync.branch is None
+
+
+def test_off_is_still_refused_where_a_value_is_required(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"search\.mode: expected"):
+        load_settings(env={"BRIEFD_SEARCH__MODE": "off"})

@@ -389,8 +389,8 @@ def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
         return _build(typing.cast(type, hint), value, key + ".", origin)
     args = typing.get_args(hint)
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
+        if type(None) in args and (value is None or value is False):
+            return None  # YAML reads "off", "no" and "false" as False: for an optional, "none"
         inner = next(a for a in args if a is not type(None))
         return _convert(inner, value, key, origin)
     if typing.get_origin(hint) is Literal:

@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 
 from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
+from briefd.bundles.collect import retrieval_query
 from briefd.bundles.pack import jaccard, term_set
 from briefd.bundles.render import markdown
+from briefd.errors import QueryError
+from briefd.retrieval.text import query_terms
 from briefd.settings import load_settings
 from briefd.tokens import count_tokens, write_tiktoken_cache
 from tests.conftest import EXAMPLE, EXAMPLE_TR, REPO
@@ -123,6 +126,10 @@ def test_bundle_invariants(
 ) -> None:
     api = corpora[corpus]
     request = BundleRequest(task, max_tokens=budget, scopes=scopes, paths=tuple(paths), issue=issue)
+    if not query_terms(retrieval_query(task, issue)) and not paths:  # "the of": nothing to find
+        with pytest.raises(QueryError, match="only common words"):
+            _fresh(api, request)
+        return
     first = _fresh(api, request)
     block = markdown(first.items)
 

@@ -170,3 +170,22 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
         assert f"briefd {name}" in readme, f"`briefd {name}` is missing from README.md"
         result = briefd(name, "--help", cwd=REPO)
         assert result.returncode == 0 and "Usage:" in result.stdout
+
+
+def test_document_text_is_never_read_as_rich_markup(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    (root / "domain").mkdir(parents=True)
+    (root / "domain" / "volumes.md").write_text(
+        "# Volumes\n\nMount the wombat volume with [/data] flags; see [[glossary]] and [bold].\n"
+    )
+    assert briefd("index", "--source", str(root), cwd=tmp_path).returncode == 0
+    result = briefd("search", "mount wombat volume flags", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "[/data]" in result.stdout and "[[glossary]]" in result.stdout
+    assert "[bold]" in result.stdout
+
+
+def test_recall_server_off_leaves_other_commands_working(indexed: Path) -> None:
+    result = briefd("scopes", cwd=indexed, env={"BRIEFD_RECALL__SERVER": "off"})
+    assert result.returncode == 0, result.stderr
+    assert "domain" in result.stdout

@@ -162,6 +162,10 @@ def test_hybrid_recall_uses_the_semantic_gate(hybrid_api: Briefd, write_files: W
     assert off.reason == "the prompt looks unrelated to the knowledge base"
     forced = hybrid_api.recall(RecallRequest("partial refund of a captured payment", mode="bm25"))
     assert forced.mode == "bm25" and forced.sections
+    for mode in ("hybrid", "bm25"):
+        idle = hybrid_api.recall(RecallRequest("What is it? Why not, then?", mode=mode))
+        assert (idle.gate, idle.sections) == ("empty", ())
+        assert idle.reason == "the prompt has only common words"
 
 
 def test_hook_discovers_config_and_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

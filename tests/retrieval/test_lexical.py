@@ -77,8 +77,14 @@ def test_free_text_is_quoted_and_stop_words_dropped() -> None:
     assert plan.any_term == '"retry" OR "policy" OR "most" OR "once" OR "idempotent"'
 
 
-def test_only_stop_words_are_kept_rather_than_nothing() -> None:
-    assert query_terms("how to do it") == ["how", "to", "do", "it"]
+def test_a_query_of_only_stop_words_has_no_terms_and_a_clear_error(indexed: Briefd) -> None:
+    assert query_terms("how to do it") == []
+    assert query_terms("Bu ne, ödeme mi?") == ["ödeme"]
+    for mode in ("bm25", None):
+        with pytest.raises(QueryError, match=r"only common words \(what, is, it\)"):
+            indexed.search(SearchRequest("What is it?", mode=mode))
+    advanced = SearchRequest('"is at most once"', query_mode="advanced")  # FTS5 syntax as is
+    assert indexed.search(advanced).hits[0].doc_path == "domain/retry-policy.md"
 
 
 def test_punctuation_never_raises(indexed: Briefd) -> None:

@@ -27,7 +27,9 @@ from briefd.bundles.pack import effective_budget, pack
 from briefd.bundles.render import delta_text, json_text, markdown
 from briefd.errors import IndexNotFoundError, QueryError, StoreError
 from briefd.model import SearchMode, SearchResult
+from briefd.retrieval.lexical import no_terms_message
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest, resolve_scopes
+from briefd.retrieval.text import query_terms
 from briefd.settings import Settings
 from briefd.sources.refs import normalise_paths
 from briefd.store.db import Store
@@ -114,9 +116,13 @@ def _build(
 ) -> Bundle:
     settings = engine.settings.bundles
     query = retrieval_query(request.task, request.issue)
-    result = engine.search(
-        conn, SearchRequest(query, scopes=scopes, top_k=settings.candidates, mode=engine.mode)
-    )
+    if query_terms(query):
+        search = SearchRequest(query, scopes=scopes, top_k=settings.candidates, mode=engine.mode)
+        result = engine.search(conn, search)
+    elif paths:  # "fix the thing" with paths: the documents governing them are the context
+        result = SearchResult(query, engine.mode, scopes, (), RANKING_VERSION, 0.0, gate="empty")
+    else:
+        raise QueryError(no_terms_message(query))
     candidates = collect(conn, result, scopes, paths, request.issue)
     packed = pack(candidates, request.max_tokens, settings)
     block = markdown(packed.items)

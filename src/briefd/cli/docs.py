@@ -6,6 +6,7 @@ import sqlite3
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from briefd.__about__ import __version__
 from briefd.cli.output import console, print_json, reported_errors
@@ -87,7 +88,7 @@ def scopes_command(
     table.add_column("documents", justify="right")
     table.add_column("chunks", justify="right")
     for scope in scopes:
-        table.add_row(scope.name, str(scope.documents), str(scope.chunks))
+        table.add_row(Text(scope.name), str(scope.documents), str(scope.chunks))
     console.print(table)
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from briefd.api import Briefd
 from briefd.cli.output import console, print_json, reported_errors
@@ -101,7 +102,8 @@ def print_result(result: SearchResult, explain: bool) -> None:
     )
 
 
-def _cell(hit: Hit, explain: bool) -> str:
+def _cell(hit: Hit, explain: bool) -> Text:
+    """Plain text: document content is never read as rich markup ("[[link]]", "[/data]")."""
     location = f"{hit.doc_path}:{hit.start_line}-{hit.end_line}"
     crumb = " > ".join((hit.title, *hit.heading_path))
     preview = " ".join(hit.content.split())[:220]
@@ -116,7 +118,7 @@ def _cell(hit: Hit, explain: bool) -> str:
             f"vector rank {e.vector_rank} cosine {_num(e.cosine)}\n"
             + " + ".join(f"{name} {value:.5f}" for name, value in e.contributions)
         )
-    return cell
+    return Text(cell)
 
 
 def _num(value: float | None) -> str:

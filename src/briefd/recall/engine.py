@@ -21,6 +21,7 @@ from briefd.recall import pack, session
 from briefd.recall.evidence import EvidenceRules, lexical_recall
 from briefd.recall.render import knowledge_block
 from briefd.retrieval.lexical import FieldWeights
+from briefd.retrieval.text import query_terms
 from briefd.settings import Settings
 from briefd.store.db import Store
 
@@ -132,6 +133,8 @@ def answer(
     ranked: list[tuple[str, float]] = []
     if not prompt or not scopes:
         gate, reason = "off", "empty prompt" if not prompt else "no scopes"
+    elif not query_terms(prompt):
+        gate, reason = "empty", "the prompt has only common words"
     elif hybrid is not None:  # outside a read transaction: search opens its own
         ranked, gate = hybrid(prompt, scopes, top_k)
         reason = "the prompt looks unrelated to the knowledge base" if gate == "empty" else ""

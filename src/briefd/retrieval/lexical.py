@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from briefd.errors import QueryError
-from briefd.retrieval.text import fold, query_terms
+from briefd.retrieval.text import fold, query_terms, query_words
 from briefd.store.vocabulary import normal_word
 
 QueryMode = Literal["text", "advanced"]
@@ -61,7 +61,7 @@ def build_match(
         return MatchPlan((), None, fold(query))
     terms = tuple(query_terms(query))
     if not terms:
-        raise QueryError("the query has no words to search for; type some words")
+        raise QueryError(no_terms_message(query))
     fixes = corrections or {}
     quoted = [f"({_quote(t)} OR {_quote(fixes[t])})" if t in fixes else _quote(t) for t in terms]
     all_terms = " AND ".join(quoted) if len(quoted) > 1 else None
@@ -77,6 +77,17 @@ def build_match(
         tuple((t, fixes[t]) for t in terms if t in fixes),
         groups,
         tuple(groups[terms.index(t)] for t in kept),
+    )
+
+
+def no_terms_message(query: str) -> str:
+    """Why a free-text query has nothing to search for, and what to type instead."""
+    words = query_words(query)
+    if not words:
+        return "the query has no words to search for; type some words"
+    return (
+        f"the query has only common words ({', '.join(words[:8])}), which every section "
+        "contains; add the words that name what you are looking for"
     )
 
 

@@ -20,6 +20,7 @@ from briefd.retrieval.lexical import (
     QueryMode,
     build_match,
     common_terms,
+    no_terms_message,
     search_sql,
 )
 from briefd.retrieval.related import related_rowids
@@ -83,6 +84,8 @@ def search(
     top_k = request.top_k if request.top_k is not None else settings.top_k
     if top_k < 1:
         raise QueryError(f"top_k must be at least 1, got {top_k}")
+    if (request.query_mode or settings.query_mode) == "text" and not query_terms(request.query):
+        raise QueryError(no_terms_message(request.query))
     known = known_scopes(conn)
     scopes = resolve_scopes(conn, request.scopes, default_scopes, known)
     plan = None if mode == "vector" else _plan(conn, request, settings, speller)

@@ -9,6 +9,12 @@ import re
 _FOLD = str.maketrans({"ı": "i", "İ": "I"})
 _WORD = re.compile(r"\w+", re.UNICODE)
 
+
+def fold(text: str | None) -> str:
+    """The index-side normalisation every FTS column goes through (also used for queries)."""
+    return text.translate(_FOLD) if text else ""
+
+
 _ENGLISH = (
     "a an the and or not of to in on at by for from with without into onto as is are was were be "
     "been being do does did done how what when where which who whom why can could should would "
@@ -23,17 +29,12 @@ _TURKISH = (
 STOP_WORDS = frozenset(_ENGLISH.split() + _TURKISH.split())
 
 
-def fold(text: str | None) -> str:
-    """The index-side normalisation every FTS column goes through (also used for queries)."""
-    return text.translate(_FOLD) if text else ""
+def query_words(query: str) -> list[str]:
+    """Folded, lower-cased words of a free-text query, each once, stop words included."""
+    return list(dict.fromkeys(w.lower() for w in _WORD.findall(fold(query))))
 
 
 def query_terms(query: str) -> list[str]:
-    """Folded, lower-cased word terms of a free-text query, stop words dropped.
-
-    When every term is a stop word the terms are kept, so a query never becomes empty.
-    """
-    words = [w.lower() for w in _WORD.findall(fold(query))]
-    unique = list(dict.fromkeys(words))
-    kept = [w for w in unique if w not in STOP_WORDS and w.replace("ı", "i") not in STOP_WORDS]
-    return kept or unique
+    """The words of a free-text query that say what it is about: stop words dropped. Empty
+    for a query of only stop words ("what is it"), which matches everything and nothing."""
+    return [w for w in query_words(query) if w not in STOP_WORDS]
