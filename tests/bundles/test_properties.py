@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
+from briefd.bundles.model import MIN_TOKENS
 from briefd.bundles.collect import retrieval_query
 from briefd.bundles.pack import jaccard, term_set
 from briefd.bundles.render import markdown
@@ -109,7 +110,7 @@ tasks = st.one_of(
 @given(
     corpus=st.sampled_from(["en", "tr"]),
     task=tasks,
-    budget=st.integers(min_value=50, max_value=8000),
+    budget=st.integers(min_value=MIN_TOKENS, max_value=8000),
     paths=st.lists(st.sampled_from(PATHS), max_size=2, unique=True),
     scopes=st.sampled_from([None, ("all",)]),
     issue=st.one_of(st.none(), st.sampled_from(TASKS).map(lambda t: f"PAY-1 {t}\n\n{t} " * 3)),

@@ -9,7 +9,7 @@ BundleFormat = Literal["markdown", "json", "manifest"]
 FORMATS: tuple[BundleFormat, ...] = ("markdown", "json", "manifest")
 Tier = Literal[1, 2, 3, 4]
 TIER_NAMES: dict[int, str] = {1: "issue", 2: "refs", 3: "ranked", 4: "related"}
-MIN_TOKENS = 50
+MIN_TOKENS = 100  # below this the attribution line and the truncation marker leave no room
 MAX_TOKENS = 200_000
 
 
