@@ -3,8 +3,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from briefd.api import Briefd
+from briefd.embeddings.fake import FakeEmbedder
+from briefd.errors import QueryError
 from briefd.retrieval.fusion import Evidence, score_fusion
 from briefd.retrieval.gate import calibrate, on_topic, probe_cosine
+from briefd.retrieval.search import SearchRequest
+from briefd.settings import Settings
+from tests.conftest import WriteFiles
 
 
 def test_score_fusion_weighs_normalised_signals() -> None:
@@ -50,3 +56,19 @@ def test_gate_margin_zones() -> None:
     assert not on_topic(0.80, 0.83, corroborated=True, strong=strong, weak=weak)
     assert on_topic(None, 0.9, corroborated=True, strong=strong, weak=weak)
     assert not on_topic(None, 0.9, corroborated=False, strong=strong, weak=weak)
+
+
+def test_a_model_without_vectors_falls_back_to_bm25_or_says_how_to_embed(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    write_files({"domain/refunds.md": "# Refunds\n\nPartial refunds of a captured payment.\n"})
+    with Briefd(settings, embedder=FakeEmbedder(name="fake-a")) as api:
+        api.index()
+    with Briefd(settings, embedder=FakeEmbedder(name="fake-b")) as other:
+        result = other.search(SearchRequest("partial refunds"))
+        assert result.mode == "bm25" and result.embedding_model is None
+        assert result.hits[0].doc_path == "domain/refunds.md"
+        with pytest.raises(QueryError, match=r"needs vectors of fake-b.*vectors of fake-a"):
+            other.search(SearchRequest("partial refunds", mode="hybrid"))
+        other.index()  # embeds with fake-b
+        assert other.search(SearchRequest("partial refunds")).mode == "hybrid"

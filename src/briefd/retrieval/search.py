@@ -28,6 +28,7 @@ from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
 from briefd.retrieval.text import query_terms
 from briefd.settings import SearchSettings
+from briefd.vectors import store as vector_store
 
 RANKING_VERSION = "r4"
 ALL_SCOPES = "all"
@@ -81,6 +82,8 @@ def search(
 ) -> SearchResult:
     started = time.perf_counter()
     mode = _mode(request, settings, semantic)
+    if mode != "bm25" and semantic is not None and not _has_vectors(conn, semantic):
+        mode = _without_vectors(conn, request, semantic)
     top_k = request.top_k if request.top_k is not None else settings.top_k
     if top_k < 1:
         raise QueryError(f"top_k must be at least 1, got {top_k}")
@@ -188,6 +191,29 @@ def _mode(
             )
         return "bm25"
     return mode
+
+
+def _has_vectors(conn: sqlite3.Connection, semantic: SemanticIndex) -> bool:
+    """The index has vectors for the configured model (or no chunks at all)."""
+    if len(semantic.index(conn)):
+        return True
+    return conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
+
+
+def _without_vectors(
+    conn: sqlite3.Connection, request: SearchRequest, semantic: SemanticIndex
+) -> SearchMode:
+    """No vector of the configured model: the default mode falls back to bm25 (the response
+    says so); an explicit vector/hybrid request is an error that says how to get vectors."""
+    if request.mode is None:
+        return "bm25"
+    model = semantic.embedder.model_id
+    others = vector_store.models(conn)
+    found = f" (it has vectors of {', '.join(others)})" if others else ""
+    raise QueryError(
+        f"search mode '{request.mode}' needs vectors of {model}, and this index has none{found}; "
+        "run `briefd index` to embed it with this model, or use --mode bm25"
+    )
 
 
 def _explain_sql(

@@ -92,6 +92,11 @@ def prune(conn: sqlite3.Connection, model: str) -> int:
     return int(removed)
 
 
+def models(conn: sqlite3.Connection) -> list[str]:
+    """The models the index holds vectors of."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT model FROM chunk_vectors ORDER BY model")]
+
+
 def uncovered(conn: sqlite3.Connection, model: str) -> int:
     """How many chunks have no vector for ``model``."""
     row = conn.execute(
