@@ -189,3 +189,16 @@ def test_recall_server_off_leaves_other_commands_working(indexed: Path) -> None:
     result = briefd("scopes", cwd=indexed, env={"BRIEFD_RECALL__SERVER": "off"})
     assert result.returncode == 0, result.stderr
     assert "domain" in result.stdout
+
+
+def test_bundle_and_serve_take_the_tuned_file_search_takes(indexed: Path) -> None:
+    good, bad = indexed / "best.json", indexed / "broken.json"
+    good.write_text(json.dumps({"search": {"candidates": 5}, "tuned": {"trials": 3}}))
+    bad.write_text(json.dumps({"search": {"candidats": 5}}))
+    result = briefd("bundle", "partial refunds", "--config", str(good), "--json", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["items"]
+    for command in (["bundle", "partial refunds"], ["serve", "--no-index", "--port", "1"]):
+        failed = briefd(*command, "--config", str(bad), cwd=indexed)
+        assert failed.returncode == 1
+        assert "unknown key 'search.candidats' (did you mean 'search.candidates'?)" in failed.stderr

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import typer
 
+from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
 from briefd.bundles.model import FORMATS
 from briefd.cli.output import errors, reported_errors
 from briefd.cli.search import split_scopes
 from briefd.errors import QueryError
+from briefd.settings import apply_tuned
 
 
 def register(app: typer.Typer) -> None:
@@ -44,6 +47,9 @@ def bundle_command(
     json_output: bool = typer.Option(
         False, "--json", help="Print the whole response (items, diagnostics) as JSON."
     ),
+    tuned: Path | None = typer.Option(
+        None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
+    ),
 ) -> None:
     """Compile a token-budgeted context bundle for a task (B1–B5).
 
@@ -60,7 +66,7 @@ def bundle_command(
             base=base,
             issue=issue,
         )
-        with ctx.obj.api() as api:
+        with Briefd(apply_tuned(ctx.obj.settings(), tuned)) as api:
             bundle = api.compile_bundle(request)
     if json_output:
         sys.stdout.write(json.dumps(bundle.to_dict(), ensure_ascii=False, indent=2) + "\n")

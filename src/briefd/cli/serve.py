@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from briefd.cli.output import console, errors, reported_errors
+from briefd.settings import apply_tuned
 
 
 def register(app: typer.Typer) -> None:
@@ -26,6 +27,9 @@ def serve_command(
     no_index: bool = typer.Option(
         False, "--no-index", help="Serve the index as it is, without updating it first."
     ),
+    tuned: Path | None = typer.Option(
+        None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
+    ),
 ) -> None:
     """Serve MCP at /mcp, REST at /api, /metrics, the dashboard at / and /setup."""
     import uvicorn
@@ -37,7 +41,7 @@ def serve_command(
     from briefd.service.metrics import CountingEmbedder, Metrics
 
     with reported_errors():
-        settings = ctx.obj.settings(source=source)
+        settings = apply_tuned(ctx.obj.settings(source=source), tuned)
         config = ServiceConfig.from_settings(settings.serve, host=host, port=port)
         check_bind(config)
         metrics = Metrics()
