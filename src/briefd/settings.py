@@ -94,6 +94,9 @@ class BundleSettings:
     issue's share, the safety headroom, the near-duplicate threshold and the caches."""
 
     candidates: int = 16
+    # hybrid score fusion: a ranked hit under this share of the best hit's score stays out
+    # (golden sets: every expected section scores at least 0.59 of the best; 0 disables)
+    min_relative_score: float = 0.35
     issue_share: float = 0.35
     headroom: float = 0.05
     near_duplicate: float = 0.85

@@ -11,7 +11,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.errors import QueryError
-from briefd.settings import Settings
+from briefd.settings import Settings, with_overrides
 from tests.conftest import EXAMPLE, WriteFiles
 
 REFUNDS_CODE = "services/payment-gateway/internal/refunds/partial.go"
@@ -288,3 +288,37 @@ def test_the_smallest_budgets_still_give_the_top_sections_head(
     assert bundle.items and bundle.tokens <= int(budget * 0.95)
     top = bundle.items[0]
     assert top.doc_path == "domain/chargebacks.md" and top.content.strip()
+
+
+WEAK = {
+    "domain/narwhals.md": "# Narwhal tusks\n\nHow we measure a narwhal tusk: length along the spiral.\n",
+    "domain/retry.md": "# Retry policy\n\nRetry soft declines three times, then stop.\n",
+    "conventions/review.md": "# Code review policy\n\nTwo approvals before merging.\n",
+    "conventions/metrics.md": "# Metric naming policy\n\nSnake case, unit suffix.\n",
+}
+
+
+def test_hybrid_bundles_leave_weak_matches_out(hybrid_api: Briefd, write_files: WriteFiles) -> None:
+    write_files(WEAK)
+    hybrid_api.index()
+    bundle = hybrid_api.compile_bundle(BundleRequest("narwhal tusk measurement policy"))
+    assert bundle.items[0].doc_path == "domain/narwhals.md"
+    kept = {item.doc_path for item in bundle.items}
+    weak = [e for e in bundle.diagnostics.exclusions if e.reason.startswith("weak match")]
+    assert {e.doc_path for e in weak} == {"domain/retry.md", "conventions/metrics.md"}
+    assert not kept & {e.doc_path for e in weak}
+    assert "is under 35% of the best" in weak[0].reason
+
+
+def test_changed_search_settings_never_serve_a_cached_bundle(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    write_files(WEAK)
+    request = BundleRequest("narwhal tusk measurement policy", format="json")
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        plain = api.compile_bundle(request)
+    tuned = with_overrides(settings, {"search.title_weight": 0.5})
+    with Briefd(tuned, embedder=None) as api:
+        again = api.compile_bundle(request)
+    assert not again.cached and again.bundle_id != plain.bundle_id

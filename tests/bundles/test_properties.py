@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
-from briefd.bundles.model import MIN_TOKENS
 from briefd.bundles.collect import retrieval_query
+from briefd.bundles.model import MIN_TOKENS
 from briefd.bundles.pack import jaccard, term_set
 from briefd.bundles.render import markdown
 from briefd.errors import QueryError

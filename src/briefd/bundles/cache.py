@@ -5,6 +5,7 @@ longer than the cache rows themselves."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -25,8 +26,9 @@ from briefd.bundles.model import (
     diagnostics_dict,
     item_dict,
 )
+from briefd.settings import Settings
 
-CACHE_VERSION = "b1"
+CACHE_VERSION = "b2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +63,9 @@ def cache_key(
     index_fingerprint: str,
     model: str,
     ranking_version: str,
+    settings: str,
 ) -> CacheKey:
+    """``settings``: :func:`settings_digest` (tuned weights change the bundle too)."""
     request = {
         "version": CACHE_VERSION,
         "task": task,
@@ -72,9 +76,27 @@ def cache_key(
         "format": format,
         "mode": mode,
     }
-    state = {"index": index_fingerprint, "model": model, "ranking": ranking_version}
+    state = {
+        "index": index_fingerprint,
+        "model": model,
+        "ranking": ranking_version,
+        "settings": settings,
+    }
     request_key = _sha256(request)
     return CacheKey(_sha256({"request": request_key, **state}), request_key)
+
+
+def settings_digest(settings: Settings) -> str:
+    """The settings that shape a bundle's content: search and bundles (not cache sizes)."""
+    shaping = {
+        "search": dataclasses.asdict(settings.search),
+        "bundles": {
+            k: v
+            for k, v in dataclasses.asdict(settings.bundles).items()
+            if k not in ("cache_entries", "manifest_days")
+        },
+    }
+    return _sha256(shaping)[:16]
 
 
 def _sha256(value: object) -> str:

@@ -7,6 +7,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from briefd.bundles.model import Candidate
@@ -30,8 +31,11 @@ def collect(
     scopes: Sequence[str],
     paths: Sequence[str],
     issue: str | None,
+    floor: float = 0.0,
 ) -> list[Candidate]:
-    """Every candidate, tier by tier, each tier in its rank order."""
+    """Every candidate, tier by tier, each tier in its rank order. A ranked hit scoring under
+    ``floor`` times the best hit's score is marked weak (the packer leaves it out): the
+    smallest sufficient context does not fill the budget with near-misses."""
     dates = _updated_at(conn, {h.doc_path for h in result.hits})
     found: list[Candidate] = []
     if issue and issue.strip():
@@ -40,11 +44,16 @@ def collect(
     found += governed
     taken = {c.chunk_id for c in governed}
     direct = [h for h in result.hits if h.related_to is None]
+    best = max((h.score for h in direct), default=0.0)
     for rank, hit in enumerate(direct, start=1):
         if hit.chunk_id not in taken:
             taken.add(hit.chunk_id)
             reason = f"ranked #{rank} by {result.mode} search (score {hit.score:.4f})"
-            found.append(_from_hit(hit, 3, (reason,), dates))
+            candidate = _from_hit(hit, 3, (reason,), dates)
+            if best > 0 and hit.score < floor * best:
+                weak = f"weak match: score {hit.score:.4f} is under {floor:.0%} of the best"
+                candidate = replace(candidate, weak=f"{weak} ({best:.4f})")
+            found.append(candidate)
     for hit in result.hits:
         if hit.related_to is not None and hit.chunk_id not in taken:
             taken.add(hit.chunk_id)

@@ -10,7 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from briefd.bundles import cache as cache_table
-from briefd.bundles.cache import BundleCache, CacheKey, StoredSection, cache_key
+from briefd.bundles.cache import (
+    BundleCache,
+    CacheKey,
+    StoredSection,
+    cache_key,
+    settings_digest,
+)
 from briefd.bundles.collect import collect, retrieval_query
 from briefd.bundles.model import (
     FORMATS,
@@ -81,6 +87,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
             index_fingerprint=fingerprint,
             model=engine.model,
             ranking_version=RANKING_VERSION,
+            settings=settings_digest(engine.settings),
         )
         bundle = engine.cache.get(key.key)
         fresh = False
@@ -123,7 +130,9 @@ def _build(
         result = SearchResult(query, engine.mode, scopes, (), RANKING_VERSION, 0.0, gate="empty")
     else:
         raise QueryError(no_terms_message(query))
-    candidates = collect(conn, result, scopes, paths, request.issue)
+    comparable = result.mode == "hybrid" and engine.settings.search.fusion == "score"
+    floor = settings.min_relative_score if comparable else 0.0  # RRF scores are rank-based
+    candidates = collect(conn, result, scopes, paths, request.issue, floor)
     packed = pack(candidates, request.max_tokens, settings)
     block = markdown(packed.items)
     diagnostics = Diagnostics(

@@ -45,6 +45,7 @@ class Candidate:
     end_line: int
     updated_at: str
     related_to: str | None = None
+    weak: str | None = None  # why a ranked hit is too weak to earn a place, when it is
 
 
 @dataclass(frozen=True, slots=True)

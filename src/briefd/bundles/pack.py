@@ -102,6 +102,9 @@ def _consider(
     count: Counter,
 ) -> None:
     full = count(section_text(c))
+    if c.weak is not None:
+        state.skip(c, c.weak, full)
+        return
     duplicate = _duplicate_of(state, c, settings.near_duplicate)
     if duplicate:
         state.skip(c, duplicate, full)
