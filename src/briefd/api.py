@@ -12,10 +12,12 @@ from types import TracebackType
 
 from briefd.bundles import Bundle, BundleCacheStats, BundleRequest
 from briefd.bundles.cache import BundleCache
+from briefd.bundles.cache import manifest as bundle_manifest
 from briefd.bundles.cache import prune as prune_bundles
 from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
-from briefd.errors import NotFoundError, SourceError, StoreError
+from briefd.errors import NotFoundError, QueryError, SourceError, StoreError
+from briefd.graph import suggest
 from briefd.graph.resolve import Catalog, findings
 from briefd.graph.suggest import LinkSuggestion
 from briefd.ingest import Progress, index_source, no_progress
@@ -26,10 +28,13 @@ from briefd.proposals.service import propose
 from briefd.recall import engine as recall_engine
 from briefd.recall.engine import RecallRequest, RecallResult
 from briefd.retrieval.bm25 import Lexicon
-from briefd.retrieval.search import SearchRequest, resolve_scopes, search
+from briefd.retrieval.governed import governed_first
+from briefd.retrieval.search import SearchRequest, known_scopes, resolve_scopes, search
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
+from briefd.sources.refs import normalise_paths
+from briefd.sources.scan import scope_of
 from briefd.store import activity
 from briefd.store import documents as docs_table
 from briefd.store.db import Store
@@ -46,6 +51,8 @@ class _Unset:
 
 UNSET = _Unset()
 ACTIVITY_WAIT_MS = 200  # query log and counters: the service keeps them and retries later
+MAX_LISTED = 10  # chunk ids named in a report_usage error
+ALL_SUGGESTIONS = 1_000_000  # suggestions are filtered to the visible documents, then capped
 
 
 class Briefd:
@@ -148,10 +155,14 @@ class Briefd:
             )
         return self._semantic
 
-    def search(self, request: SearchRequest) -> SearchResult:
+    def search(self, request: SearchRequest, paths: Sequence[str] = ()) -> SearchResult:
+        """Ranked sections (R1–R6). With ``paths`` (code paths a task touches, R5) the best
+        section of each document whose ``refs`` cover one of them leads, then the other hits,
+        within ``top_k``. Paths are evidence of their own: those sections lead even when the
+        relevance gate finds the query off-topic, as they head a bundle (B1 tier 2)."""
         semantic = None if request.mode == "bm25" else self.semantic
         with self.store.read() as conn:
-            return search(
+            result = search(
                 conn,
                 request,
                 self.settings.search,
@@ -160,6 +171,10 @@ class Briefd:
                 self._speller,
                 self._lexicon,
             )
+            wanted = normalise_paths(paths)
+            if not wanted:
+                return result
+            return governed_first(conn, result, request, wanted, self.settings.search)
 
     def compile_bundle(self, request: BundleRequest) -> Bundle:
         """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B5)."""
@@ -217,19 +232,27 @@ class Briefd:
             )
             return [ScopeInfo(r["scope"], r["docs"], r["chunks"]) for r in rows]
 
-    def document(self, path: str, scopes: tuple[str, ...] | None = None) -> DocumentView:
+    def document(
+        self, path: str, scopes: Sequence[str] | None = None, *, scoped: bool = False
+    ) -> DocumentView:
+        """A document with its sections, links and backlinks (K5). Only documents in
+        ``scopes`` (``all``: every scope) are visible; without ``scopes`` a ``scoped`` call
+        (REST and MCP, serving agents) sees the configured default scopes, as search does, and
+        an unscoped one (``briefd doc`` on the user's own machine) every document. Backlinks
+        from documents that are not visible are left out."""
         path = path.strip().removeprefix("./")
         with self.store.read() as conn:
-            allowed = resolve_scopes(conn, scopes, self.settings.default_scopes) if scopes else None
+            allowed = self._visible_scopes(conn, scopes, scoped)
             row = conn.execute("SELECT * FROM documents WHERE path = ?", (path,)).fetchone()
             if row is None or (allowed is not None and row["scope"] not in allowed):
-                raise NotFoundError(_not_found(conn, path))
+                raise NotFoundError(_not_found(conn, path, allowed))
             chunks = conn.execute(
                 "SELECT * FROM chunks WHERE doc_id = ? ORDER BY position", (row["id"],)
             ).fetchall()
             links = docs_table.stored_links(conn, "WHERE doc_id = ?", (row["id"],))
+            where, args = _from_scopes(allowed)
             backlinks = docs_table.stored_links(
-                conn, "WHERE target_path = ? AND source_path != ?", (path, path)
+                conn, f"WHERE target_path = ? AND source_path != ?{where}", (path, path, *args)
             )
             return DocumentView(
                 path=row["path"],
@@ -243,6 +266,14 @@ class Briefd:
                 backlinks=tuple(r for _, r in backlinks),
                 problems=tuple(json.loads(row["problems"])),
             )
+
+    def _visible_scopes(
+        self, conn: sqlite3.Connection, scopes: Sequence[str] | None, scoped: bool
+    ) -> tuple[str, ...] | None:
+        """The scopes a request may read, resolved as search resolves them; None: all."""
+        if not scopes and not scoped:
+            return None
+        return resolve_scopes(conn, scopes or None, self.settings.default_scopes)
 
     def link_findings(self) -> LinkFindings:
         with self.store.read() as conn:
@@ -291,18 +322,69 @@ class Briefd:
     def report_usage(
         self, bundle_id: str, useful_chunk_ids: Sequence[str] = (), client: str | None = None
     ) -> activity.UsageReceipt:
-        """Store which chunks of a bundle were useful (T2; no ranking effect yet)."""
+        """Store which sections of a bundle were useful (T2; no ranking effect yet). The bundle
+        must be one this index issued (remembered ``bundles.manifest_days``) and every chunk id
+        one of its sections; otherwise nothing is stored (:class:`NotFoundError`,
+        :class:`QueryError`)."""
+        if bundle_id.strip():
+            self._check_usage(bundle_id.strip(), useful_chunk_ids)
         return activity.report_usage(self.store, bundle_id, useful_chunk_ids, client)
 
-    def suggest_links(self, doc_path: str | None = None, limit: int = 20) -> list[LinkSuggestion]:
-        """Unlinked mentions of other documents and broken links, dismissed ones left out (T5)."""
+    def _check_usage(self, bundle_id: str, useful_chunk_ids: Sequence[str]) -> None:
+        with self.store.read() as conn:
+            held = bundle_manifest(conn, bundle_id)
+        if held is None:
+            raise NotFoundError(
+                f"no bundle '{bundle_id}' was issued by this index (bundles are remembered "
+                f"for {self.settings.bundles.manifest_days} days); pass the bundle_id that "
+                "compile_bundle (POST /api/bundle, `briefd bundle`) returned"
+            )
+        sections = [s.chunk_id for s in held[1]]
+        given = dict.fromkeys(c.strip() for c in useful_chunk_ids if c.strip())
+        strangers = [c for c in given if c not in sections]
+        if strangers:
+            listing = ", ".join(sections[:MAX_LISTED]) + (
+                ", …" if len(sections) > MAX_LISTED else ""
+            )
+            raise QueryError(
+                f"not sections of bundle {bundle_id}: {', '.join(strangers[:MAX_LISTED])}; "
+                f"nothing was stored. Report chunk ids of its sections: {listing or 'none'}"
+            )
+
+    def suggest_links(
+        self, doc_path: str | None = None, limit: int = 20, scopes: Sequence[str] | None = None
+    ) -> list[LinkSuggestion]:
+        """Unlinked mentions of other documents and broken links, dismissed ones left out (T5),
+        among the documents in ``scopes`` (default: the configured default scopes): a
+        suggestion never names a document outside them."""
+        if limit < 1:
+            raise QueryError(f"limit must be at least 1, got {limit}")
         broken = self.link_findings().broken
         with self.store.read() as conn:
-            return activity.suggest_links(conn, broken, doc_path, limit)
+            visible = self._visible_paths(conn, scopes, doc_path)
+            found = activity.suggest_links(conn, broken, doc_path, ALL_SUGGESTIONS)
+        return suggest.visible(found, visible)[:limit]
 
-    def dismiss_link_suggestion(self, doc_path: str, target: str) -> None:
+    def dismiss_link_suggestion(
+        self, doc_path: str, target: str, scopes: Sequence[str] | None = None
+    ) -> None:
+        """Stop suggesting ``target`` for ``doc_path``, a document in ``scopes`` (default: the
+        default scopes)."""
+        with self.store.read() as conn:
+            self._visible_paths(conn, scopes, doc_path)
         with self.store.write() as conn:
             activity.dismiss_link(conn, doc_path, target, activity.now_iso())
+
+    def _visible_paths(
+        self, conn: sqlite3.Connection, scopes: Sequence[str] | None, doc_path: str | None
+    ) -> set[str]:
+        """Paths of the documents in ``scopes`` (default: the default scopes); raises
+        :class:`NotFoundError` when ``doc_path`` is given and is not one of them."""
+        allowed = resolve_scopes(conn, scopes, self.settings.default_scopes)
+        visible = set(_paths_in(conn, allowed))
+        if doc_path is not None and doc_path not in visible:
+            raise NotFoundError(_not_found(conn, doc_path, allowed))
+        return visible
 
     def log_queries(self, entries: Sequence[activity.QueryLogEntry]) -> None:
         """Append searches and bundles to the query log (the gaps report reads it, T3)."""
@@ -331,8 +413,35 @@ class Briefd:
                 activity.mark_counters_reset(conn, activity.now_iso())
 
 
-def _not_found(conn: sqlite3.Connection, path: str) -> str:
-    paths = [r[0] for r in conn.execute("SELECT path FROM documents")]
-    close = difflib.get_close_matches(path, paths, n=1, cutoff=0.5)
-    hint = f"; did you mean {close[0]}?" if close else "; list documents with `briefd scopes`"
-    return f"no document '{path}' in the index (or outside the requested scopes){hint}"
+def _from_scopes(allowed: Sequence[str] | None) -> tuple[str, tuple[str, ...]]:
+    """A condition on a row's ``doc_id`` (and its arguments): its document is in ``allowed``
+    (None: no condition)."""
+    if allowed is None:
+        return "", ()
+    marks = ", ".join("?" * len(allowed))
+    return f" AND doc_id IN (SELECT id FROM documents WHERE scope IN ({marks}))", tuple(allowed)
+
+
+def _paths_in(conn: sqlite3.Connection, allowed: Sequence[str] | None) -> list[str]:
+    """Paths of the documents in ``allowed`` (None: every document)."""
+    if allowed is None:
+        return [r[0] for r in conn.execute("SELECT path FROM documents ORDER BY path")]
+    marks = ", ".join("?" * len(allowed))
+    rows = conn.execute(
+        f"SELECT path FROM documents WHERE scope IN ({marks}) ORDER BY path", tuple(allowed)
+    )
+    return [r[0] for r in rows]
+
+
+def _not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None) -> str:
+    """Why ``path`` is not served, naming only documents in ``allowed`` (None: every scope)."""
+    close = difflib.get_close_matches(path, _paths_in(conn, allowed), n=1, cutoff=0.5)
+    guess = f"; did you mean {close[0]}?" if close else ""
+    if allowed is None:
+        hint = guess or "; list documents with `briefd scopes`"
+        return f"no document '{path}' in the index (or outside the requested scopes){hint}"
+    scope = scope_of(path)
+    if scope is not None and scope not in allowed and scope in known_scopes(conn):
+        guess = f"; scope '{scope}' is not requested: add it to scopes (or use 'all') to read it"
+    hint = guess or "; paths are relative to the repository root, e.g. domain/glossary.md"
+    return f"no document '{path}' in scopes {', '.join(allowed) or '(none indexed)'}{hint}"

@@ -156,6 +156,61 @@ def test_errors_are_is_error_results_that_say_what_to_do(url: str, mode: str) ->
     assert "query" in texts[4]
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_tools_keep_to_the_default_scopes_and_the_budget(url: str, mode: str) -> None:
+    async def body(client: Client) -> dict[str, CallToolResult]:
+        ledger = "projects/ledger/overview.md"
+        return {
+            "hidden": await client.call_tool("get_document", {"doc_path": ledger}),
+            "shown": await client.call_tool(
+                "get_document", {"doc_path": ledger, "scopes": ["projects/ledger"]}
+            ),
+            "suggest": await client.call_tool("suggest_links", {"limit": 1000}),
+            "search": await client.call_tool(
+                "search_context", {"query": "refund", "max_tokens": 100}
+            ),
+            "tiny": await client.call_tool(
+                "search_context", {"query": "partial refunds validation", "max_tokens": 5}
+            ),
+            "usage": await client.call_tool(
+                "report_usage", {"bundle_id": "nonexistent", "useful_chunk_ids": ["zzz"]}
+            ),
+        }
+
+    out = run(url, mode, body)
+    assert out["hidden"].is_error
+    assert out["hidden"].content[0].text == (  # type: ignore[union-attr]
+        "no document 'projects/ledger/overview.md' in scopes domain, conventions; scope "
+        "'projects/ledger' is not requested: add it to scopes (or use 'all') to read it"
+    )
+    assert not out["shown"].is_error
+    assert out["shown"].structured_content["path"] == "projects/ledger/overview.md"  # type: ignore[index]
+    suggestions = out["suggest"].structured_content["suggestions"]  # type: ignore[index]
+    assert suggestions and not any(
+        "projects/" in s["doc_path"] or s["target"].startswith("projects/") for s in suggestions
+    )
+    search = out["search"].structured_content
+    assert search is not None and search["tokens"] <= 100
+    hits = search["hits"]
+    assert [h["doc_path"] for h in hits] == ["domain/refunds.md"] and not hits[0]["related_to"]
+    assert "linked from" not in out["search"].content[0].text  # type: ignore[union-attr]
+    assert search["note"].startswith("the top section (")
+    tiny = out["tiny"].structured_content
+    assert tiny is not None and tiny["hits"] == []
+    assert out["tiny"].content[0].text == (  # type: ignore[union-attr]
+        f"Nothing returned for 'partial refunds validation': {tiny['note']}."
+    )
+    assert tiny["note"].startswith("max_tokens=5 is too small for any section")
+    assert out["usage"].is_error
+    assert (
+        out["usage"]
+        .content[0]
+        .text.startswith(  # type: ignore[union-attr]
+            "no bundle 'nonexistent' was issued by this index"
+        )
+    )
+
+
 def test_propose_update_never_fakes_a_success(url: str) -> None:
     """The example copy is a plain directory, not a git repository: no proposal can be made."""
 

@@ -54,6 +54,43 @@ def test_a_budget_below_the_best_hit_returns_its_head(client: TestClient) -> Non
     assert len(body["hits"]) == 1 and body["tokens"] <= 20
     assert body["hits"][0]["doc_path"] == "domain/retry-policy.md"
     assert body["hits"][0]["content"].endswith("[… truncated to fit max_tokens]")
+    full = client.get("/api/search", params={"q": "retry policy"}).json()["hits"][0]
+    assert body["note"] == (
+        f"the top section ({full['tokens']} tokens) was cut to fit max_tokens=20; "
+        "read it whole with get_document('domain/retry-policy.md')"
+    )
+
+
+def test_a_budget_too_small_for_any_content_returns_nothing_and_says_why(
+    client: TestClient,
+) -> None:
+    params = {"q": "partial refunds validation", "max_tokens": 5}
+    body = client.get("/api/search", params=params).json()
+    full = client.get("/api/search", params={**params, "max_tokens": 2000}).json()
+    assert body["hits"] == [] and body["tokens"] == 0
+    assert body["omitted"] == len(full["hits"])
+    assert body["note"] == (
+        f"max_tokens=5 is too small for any section ({len(full['hits'])} matched; the top one "
+        f"has {full['hits'][0]['tokens']} tokens); ask again with a larger max_tokens"
+    )
+    assert full["note"] is None
+
+
+def test_a_related_hit_never_comes_without_the_hit_it_is_linked_from(client: TestClient) -> None:
+    params = {"q": "partial refunds validation"}
+    full = client.get("/api/search", params=params).json()["hits"]
+    related = [h for h in full if h["related_to"]]
+    assert related and related[0]["tokens"] < 60  # small enough to fit every budget below
+    for budget in (60, 100, 300, 600, 1200, 2000):
+        hits = client.get("/api/search", params={**params, "max_tokens": budget}).json()["hits"]
+        direct = [h["chunk_id"] for h in hits if h["related_to"] is None]
+        assert direct, budget
+        assert hits[: len(direct)] == [h for h in hits if h["related_to"] is None], budget
+        for hit in hits[len(direct) :]:
+            assert hit["related_to"] in direct, budget
+    tight = client.get("/api/search", params={**params, "max_tokens": 60}).json()
+    assert [h["doc_path"] for h in tight["hits"]] == ["domain/refunds.md"]
+    assert tight["hits"][0]["chunk_id"] == full[0]["chunk_id"]
 
 
 def test_search_paths_put_governing_documents_first(client: TestClient) -> None:
@@ -65,6 +102,35 @@ def test_search_paths_put_governing_documents_first(client: TestClient) -> None:
     assert {h["chunk_id"] for h in plain} == {h["chunk_id"] for h in governed}
     assert plain[0]["doc_path"] != "projects/ledger/runbook.md"
     assert governed[0]["doc_path"] == "projects/ledger/runbook.md"
+
+
+def test_search_paths_bring_governing_documents_the_query_missed(client: TestClient) -> None:
+    params = {"q": "fix a rounding bug", "scopes": "all"}
+    plain = client.get("/api/search", params=params).json()["hits"]
+    path = "services/ledger-writer/internal/balance/x.go"
+    hits = client.get("/api/search", params={**params, "paths": path}).json()["hits"]
+    governed = {
+        "domain/adr/0001-event-sourced-ledger.md",
+        "conventions/go-services.md",
+        "projects/ledger/balance-snapshots.md",
+        "projects/ledger/overview.md",
+    }
+    assert not governed & {h["doc_path"] for h in plain}
+    assert {h["doc_path"] for h in hits[:4]} == governed
+    direct = [h for h in plain if h["related_to"] is None]
+    assert [h["chunk_id"] for h in hits[4:]] == [h["chunk_id"] for h in direct][:4]
+    assert len(hits) == 8 and len({h["chunk_id"] for h in hits}) == 8
+    small = {"q": "fix a rounding bug", "top_k": 3}  # default scopes: no project documents
+    top = client.get("/api/search", params=small).json()["hits"][0]
+    default = client.get("/api/search", params={**small, "paths": path}).json()["hits"]
+    assert [h["doc_path"] for h in default if h["related_to"] is None] == [
+        "domain/adr/0001-event-sourced-ledger.md",
+        "conventions/go-services.md",
+        top["doc_path"],
+    ]
+    assert default[2]["chunk_id"] == top["chunk_id"]
+    kept = {h["chunk_id"] for h in default}
+    assert all(h["related_to"] in kept for h in default if h["related_to"])
 
 
 def test_search_errors_are_json_with_the_fix(client: TestClient) -> None:
@@ -116,19 +182,51 @@ def test_bundle_rejects_a_bad_format(client: TestClient) -> None:
 
 
 def test_usage_is_stored(client: TestClient, service_api: Briefd) -> None:
-    hit = client.get("/api/search", params={"q": "retry policy"}).json()["hits"][0]
-    body = {"bundle_id": "abcdef0123456789", "useful_chunk_ids": [hit["chunk_id"], "gone"]}
+    bundle = client.post("/api/bundle", json={"task": "refund a captured payment"}).json()
+    first, second = (i["chunk_id"] for i in bundle["items"][:2])
+    body = {"bundle_id": bundle["bundle_id"], "useful_chunk_ids": [first, second], "client": "t"}
     response = client.post("/api/usage", json=body)
     assert response.json() == {
-        "bundle_id": "abcdef0123456789",
+        "bundle_id": bundle["bundle_id"],
         "stored": 2,
-        "useful_chunk_ids": [hit["chunk_id"], "gone"],
-        "unknown_chunk_ids": ["gone"],
+        "useful_chunk_ids": [first, second],
+        "unknown_chunk_ids": [],
     }
+    none_helped = client.post("/api/usage", json={"bundle_id": bundle["bundle_id"]}).json()
+    assert none_helped["stored"] == 1
     rows = service_api.store.conn.execute(
-        "SELECT chunk_id, useful, client FROM usage_events ORDER BY id"
+        "SELECT bundle_id, chunk_id, useful, client FROM usage_events ORDER BY id"
     ).fetchall()
-    assert [tuple(r) for r in rows] == [(hit["chunk_id"], 1, None), ("gone", 1, None)]
+    assert [tuple(r) for r in rows] == [
+        (bundle["bundle_id"], first, 1, "t"),
+        (bundle["bundle_id"], second, 1, "t"),
+        (bundle["bundle_id"], None, 0, None),
+    ]
+
+
+def test_usage_for_an_unknown_bundle_or_section_is_refused(
+    client: TestClient, service_api: Briefd
+) -> None:
+    unknown = client.post("/api/usage", json={"bundle_id": "nonexistent", "useful_chunk_ids": []})
+    assert unknown.status_code == 404
+    assert unknown.json() == {
+        "error": "not_found",
+        "detail": "no bundle 'nonexistent' was issued by this index (bundles are remembered for "
+        "30 days); pass the bundle_id that compile_bundle (POST /api/bundle, `briefd bundle`) "
+        "returned",
+    }
+    bundle = client.post("/api/bundle", json={"task": "refund a captured payment"}).json()
+    ids = [i["chunk_id"] for i in bundle["items"]]
+    stranger = client.post(
+        "/api/usage", json={"bundle_id": bundle["bundle_id"], "useful_chunk_ids": [ids[0], "zzz"]}
+    )
+    assert stranger.status_code == 400
+    assert stranger.json() == {
+        "error": "query",
+        "detail": f"not sections of bundle {bundle['bundle_id']}: zzz; nothing was stored. "
+        f"Report chunk ids of its sections: {', '.join(ids)}",
+    }
+    assert service_api.store.conn.execute("SELECT count(*) FROM usage_events").fetchone()[0] == 0
 
 
 def test_document_with_sections_and_links(client: TestClient) -> None:
@@ -139,6 +237,37 @@ def test_document_with_sections_and_links(client: TestClient) -> None:
     assert any(link["status"] == "ok" for link in body["links"])
     scoped = client.get("/api/docs/domain/retry-policy.md", params={"scopes": "conventions"})
     assert scoped.status_code == 404
+
+
+def test_documents_are_read_within_the_default_scopes(client: TestClient) -> None:
+    hidden = client.get("/api/docs/projects/ledger/overview.md")
+    assert hidden.status_code == 404
+    assert hidden.json() == {
+        "error": "not_found",
+        "detail": "no document 'projects/ledger/overview.md' in scopes domain, conventions; "
+        "scope 'projects/ledger' is not requested: add it to scopes (or use 'all') to read it",
+    }
+    for scopes in ("projects/ledger", "all", "domain,projects/ledger"):
+        shown = client.get("/api/docs/projects/ledger/overview.md", params={"scopes": scopes})
+        assert shown.status_code == 200, scopes
+        assert shown.json()["title"] == "Ledger overview"
+    typo = client.get("/api/docs/projects/ledger/overviw.md", params={"scopes": "domain"})
+    assert "projects/ledger/overview.md" not in typo.json()["detail"]
+    near = client.get("/api/docs/domain/retry-polcy.md").json()["detail"]
+    assert near == (
+        "no document 'domain/retry-polcy.md' in scopes domain, conventions; "
+        "did you mean domain/retry-policy.md?"
+    )
+
+
+def test_backlinks_name_only_documents_in_scope(client: TestClient) -> None:
+    adr = "/api/docs/domain/adr/0001-event-sourced-ledger.md"
+    every = {
+        b["source_path"] for b in client.get(adr, params={"scopes": "all"}).json()["backlinks"]
+    }
+    default = {b["source_path"] for b in client.get(adr).json()["backlinks"]}
+    assert "projects/ledger/overview.md" in every
+    assert default == {p for p in every if not p.startswith("projects/")} and default
 
 
 def test_paths_outside_the_repository_are_404(client: TestClient) -> None:
@@ -179,7 +308,7 @@ def test_scopes(client: TestClient) -> None:
 
 
 def test_link_suggestions(client: TestClient) -> None:
-    body = client.get("/api/links/suggestions", params={"limit": 500}).json()
+    body = client.get("/api/links/suggestions", params={"limit": 500, "scopes": "all"}).json()
     kinds = {s["kind"] for s in body["suggestions"]}
     assert kinds == {"broken-link", "unlinked-mention"}
     one = client.get(
@@ -189,6 +318,26 @@ def test_link_suggestions(client: TestClient) -> None:
     assert any(s["target"] == "domain/fees.md" for s in one)
     missing = client.get("/api/links/suggestions", params={"doc_path": "nope.md"})
     assert missing.status_code == 404
+
+
+def test_link_suggestions_name_only_documents_in_scope(client: TestClient) -> None:
+    def named(params: dict[str, object]) -> set[str]:
+        """The documents the suggestions name: where they are, and what a mention links to."""
+        found = client.get("/api/links/suggestions", params={**params, "limit": 1000}).json()
+        where = {s["doc_path"] for s in found["suggestions"]}
+        mentioned = {s["target"] for s in found["suggestions"] if s["kind"] == "unlinked-mention"}
+        return where | mentioned
+
+    default = named({})
+    assert default and all(p.startswith(("domain/", "conventions/")) for p in default)
+    assert any(p.startswith("projects/ledger/") for p in named({"scopes": "all"}))
+    ledger = named({"scopes": "projects/ledger"})
+    assert ledger and all(p.startswith("projects/ledger/") for p in ledger)
+    hidden = client.get(
+        "/api/links/suggestions", params={"doc_path": "projects/ledger/overview.md"}
+    )
+    assert hidden.status_code == 404
+    assert "scope 'projects/ledger' is not requested" in hidden.json()["detail"]
 
 
 def test_stats(client: TestClient) -> None:

@@ -68,3 +68,27 @@ def test_dismissed_suggestions_stay_dismissed(write_files: WriteFiles, api: Brie
         )
     assert [s["target"] for s in response.json()["suggestions"]] == ["missing-doc"]
     assert [s.target for s in api.suggest_links("domain/retries.md")] == ["missing-doc"]
+
+
+def test_dismissing_needs_the_document_in_scope(write_files: WriteFiles, api: Briefd) -> None:
+    write_files(
+        {
+            "projects/pay/notes.md": "# Pay notes\n\nSettlement matters.\n",
+            "projects/pay/settlement.md": "# Settlement\n\nMoney moves.\n",
+        }
+    )
+    api.index()
+    body = {"doc_path": "projects/pay/notes.md", "target": "projects/pay/settlement.md"}
+    with TestClient(create_app(api, service_config(token=None))) as http:
+        hidden = http.post("/api/links/suggestions/dismiss", json=body)
+        assert hidden.status_code == 404
+        assert hidden.json()["detail"] == (
+            "no document 'projects/pay/notes.md' in scopes (none indexed); scope 'projects/pay' is not "
+            "requested: add it to scopes (or use 'all') to read it"
+        )
+        assert [s.target for s in api.suggest_links(scopes=("all",))] == [body["target"]]
+        shown = http.post(
+            "/api/links/suggestions/dismiss", json={**body, "scopes": ["projects/pay"]}
+        )
+    assert shown.status_code == 200 and shown.json() == {"suggestions": []}
+    assert api.suggest_links(scopes=("all",)) == []

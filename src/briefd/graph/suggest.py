@@ -4,7 +4,7 @@ alias without linking to it, and links that resolve to nothing. Dismissed pairs 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import Literal
 
@@ -126,3 +126,13 @@ def select(
     ]
     kept.sort(key=lambda s: (s.kind != "broken-link", s.doc_path, s.line, s.target))
     return kept[: max(0, limit)]
+
+
+def visible(suggestions: Iterable[LinkSuggestion], paths: Set[str]) -> list[LinkSuggestion]:
+    """Only suggestions a request that sees ``paths`` may get: in one of those documents and,
+    for an unlinked mention, naming one of them (order kept)."""
+    return [
+        s
+        for s in suggestions
+        if s.doc_path in paths and (s.kind == "broken-link" or s.target in paths)
+    ]

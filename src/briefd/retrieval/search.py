@@ -106,9 +106,10 @@ def search(
             fused = _gate(found, fused, probe_cosine(calibration, query), settings)
             verdict = "kept" if fused else "empty"
     fused = fused[:top_k]
-    rows = _hydrate(conn, [f.key for f in fused])
+    rows = hydrate(conn, [f.key for f in fused])
     hits = [
-        _hit(rows[f.key], f.score, found.explain(f) if request.explain else None) for f in fused
+        hit_from_row(rows[f.key], f.score, found.explain(f) if request.explain else None)
+        for f in fused
     ]
     hits += _related(conn, request, settings, scopes, [f.key for f in fused])
     return SearchResult(
@@ -173,8 +174,8 @@ def _related(
     if cap <= 0 or not direct:
         return []
     pairs = related_rowids(conn, direct, scopes, cap)
-    rows = _hydrate(conn, [r for r, _ in pairs] + [s for _, s in pairs])
-    return [replace(_hit(rows[r], 0.0, None), related_to=rows[s]["id"]) for r, s in pairs]
+    rows = hydrate(conn, [r for r, _ in pairs] + [s for _, s in pairs])
+    return [replace(hit_from_row(rows[r], 0.0, None), related_to=rows[s]["id"]) for r, s in pairs]
 
 
 def _mode(
@@ -235,7 +236,7 @@ def _explain_sql(
     return tuple(f"{search_sql(weights)}\n-- MATCH {m}{scoped}{source}" for m in matches)
 
 
-def _hydrate(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:
+def hydrate(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:
     if not rowids:
         return {}
     placeholders = ", ".join("?" * len(rowids))
@@ -248,7 +249,7 @@ def _hydrate(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, sqlit
     return {row["rowid"]: row for row in rows}
 
 
-def _hit(row: sqlite3.Row, score: float, explain: HitExplain | None) -> Hit:
+def hit_from_row(row: sqlite3.Row, score: float, explain: HitExplain | None) -> Hit:
     return Hit(
         chunk_id=row["id"],
         doc_path=row["path"],

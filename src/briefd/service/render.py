@@ -7,6 +7,8 @@ from briefd.service import schemas
 
 
 def search_text(out: schemas.SearchOut) -> str:
+    if not out.hits and out.note:
+        return f"Nothing returned for '{out.query}': {out.note}."
     if not out.hits:
         scopes = ", ".join(out.scopes) or "none"
         return (
@@ -24,6 +26,8 @@ def search_text(out: schemas.SearchOut) -> str:
         )
     if out.omitted:
         parts.append(f"\n({out.omitted} more ranked section(s) left out to stay in max_tokens)")
+    if out.note:
+        parts.append(f"\n(note: {out.note})")
     return "\n".join(parts)
 
 

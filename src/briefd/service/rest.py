@@ -118,7 +118,9 @@ def compile_and_count(
 
 @router.post("/usage", response_model=schemas.UsageOut, responses=ERRORS, tags=["feedback"])
 def usage(state: State, body: schemas.UsageIn) -> schemas.UsageOut:
-    """Which chunks of a bundle were useful (T2: stored, no ranking effect yet)."""
+    """Which sections of a bundle were useful (T2: stored, no ranking effect yet). An unknown
+    ``bundle_id`` is 404; a chunk id that is not a section of the bundle is 400 (nothing
+    stored)."""
     receipt = state.call(
         "rest",
         "report_usage",
@@ -133,10 +135,16 @@ def usage(state: State, body: schemas.UsageIn) -> schemas.UsageOut:
 def document(
     state: State,
     path: str,
-    scopes: Annotated[list[str] | None, Query(description="Restrict to these scopes.")] = None,
+    scopes: Annotated[
+        list[str] | None,
+        Query(
+            description="Scopes to read (comma list or repeated; 'all'); default scopes if none."
+        ),
+    ] = None,
 ) -> schemas.DocumentOut:
-    """One document with its sections, links and backlinks. Paths outside the knowledge
-    repository (``..``, absolute, symlinked out) are 404."""
+    """One document with its sections, links and backlinks, if it is in ``scopes`` (default:
+    the default scopes, as for search). Paths outside the knowledge repository (``..``,
+    absolute, symlinked out) are 404."""
     view = state.call("rest", "get_document", lambda: state.document(path, split_list(scopes)))
     out = schemas.document_out(view)
     state.served("rest", "get_document", sum(s.tokens for s in out.sections))
@@ -160,9 +168,19 @@ def link_suggestions(
     state: State,
     doc_path: Annotated[str | None, Query(max_length=1000)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+    scopes: Annotated[
+        list[str] | None,
+        Query(
+            description="Scopes to check (comma list or repeated; 'all'); default scopes if none."
+        ),
+    ] = None,
 ) -> schemas.SuggestionsOut:
-    """Unlinked mentions of other documents and broken links (T5)."""
-    found = state.call("rest", "suggest_links", lambda: state.api.suggest_links(doc_path, limit))
+    """Unlinked mentions of other documents and broken links (T5) among the documents in
+    ``scopes``."""
+    wanted = split_list(scopes)
+    found = state.call(
+        "rest", "suggest_links", lambda: state.api.suggest_links(doc_path, limit, wanted)
+    )
     return schemas.suggestions_out(found)
 
 
@@ -177,8 +195,8 @@ def dismiss_link_suggestion(state: State, body: schemas.DismissIn) -> schemas.Su
     suggestions."""
 
     def run() -> list[LinkSuggestion]:
-        state.api.dismiss_link_suggestion(body.doc_path, body.target)
-        return state.api.suggest_links(body.doc_path, 1000)
+        state.api.dismiss_link_suggestion(body.doc_path, body.target, body.scopes)
+        return state.api.suggest_links(body.doc_path, 1000, body.scopes)
 
     return schemas.suggestions_out(state.call("rest", "dismiss_link", run))
 

@@ -43,6 +43,11 @@ class SearchOut(BaseModel):
     gate: str = Field(description="Relevance gate verdict: off, kept or empty (off-topic).")
     tokens: int = Field(description="Sum of the hits' tokens (at most max_tokens).")
     omitted: int = Field(description="Ranked hits left out to stay within max_tokens.")
+    note: str | None = Field(
+        default=None,
+        description="Set when max_tokens cut the result: the top section was shortened, or "
+        "the budget is too small for any section (then hits is empty although some matched).",
+    )
     hits: list[HitOut]
 
 
@@ -119,6 +124,9 @@ class SuggestionOut(BaseModel):
 class DismissIn(BaseModel):
     doc_path: str = Field(min_length=1, max_length=1000)
     target: str = Field(min_length=1, max_length=1000)
+    scopes: list[str] | None = Field(
+        default=None, description="Scopes of the suggestions returned (default scopes if none)."
+    )
 
 
 class SuggestionsOut(BaseModel):
@@ -172,27 +180,61 @@ def hit_out(hit: Hit) -> HitOut:
 
 
 TRUNCATED = "\n[… truncated to fit max_tokens]"
+MIN_HEAD_TOKENS = 8  # less of the top section than this is no answer: return nothing instead
 
 
 def within_budget(hits: tuple[Hit, ...], max_tokens: int) -> tuple[list[Hit], int]:
-    """Hits in rank order whose tokens add up to at most ``max_tokens``; a hit that does not
-    fit is skipped and smaller later ones still get their chance. When not even one fits, the
-    head of the best one is returned, marked as truncated. Returns (kept, omitted)."""
+    """Direct hits in rank order, then related ones, whose tokens add up to at most
+    ``max_tokens``; a hit that does not fit is skipped and smaller later ones still get their
+    chance, but a related hit only joins the hit it is linked from (R6). When no direct hit
+    fits, the head of the best one, marked as truncated, if at least ``MIN_HEAD_TOKENS`` of
+    its content fit; else nothing. Returns (kept, omitted)."""
     kept: list[Hit] = []
     used = 0
-    for hit in hits:
+    for hit in (h for h in hits if h.related_to is None):
         if used + hit.tokens <= max_tokens:
             kept.append(hit)
             used += hit.tokens
     if not kept and hits:
-        kept = [_head(hits[0], max_tokens)]
+        head = _head(hits[0], max_tokens)
+        kept, used = ([head], head.tokens) if head is not None else ([], 0)
+    joined = {h.chunk_id for h in kept}
+    for hit in (h for h in hits if h.related_to is not None):
+        if hit.related_to in joined and used + hit.tokens <= max_tokens:
+            kept.append(hit)
+            used += hit.tokens
     return kept, len(hits) - len(kept)
 
 
-def _head(hit: Hit, max_tokens: int) -> Hit:
-    room = max(0, max_tokens - count_tokens(TRUNCATED))
-    content = head_tokens(hit.content, room).rstrip() + TRUNCATED
-    return replace(hit, content=content, tokens=count_tokens(content))
+def _head(hit: Hit, max_tokens: int) -> Hit | None:
+    """The longest head of ``hit`` that, with the truncation marker, is at most
+    ``max_tokens``; None when less than ``MIN_HEAD_TOKENS`` of content would fit."""
+    room = max_tokens - count_tokens(TRUNCATED)
+    while room >= MIN_HEAD_TOKENS:
+        content = head_tokens(hit.content, room).rstrip() + TRUNCATED
+        tokens = count_tokens(content)
+        if tokens <= max_tokens:
+            return replace(hit, content=content, tokens=tokens)
+        room -= tokens - max_tokens
+    return None
+
+
+def budget_note(hits: tuple[Hit, ...], kept: list[Hit], max_tokens: int) -> str | None:
+    """What an agent needs to know when ``max_tokens`` cut the top hit, or everything."""
+    if not hits:
+        return None
+    top = hits[0]
+    if not kept:
+        return (
+            f"max_tokens={max_tokens} is too small for any section ({len(hits)} matched; the top "
+            f"one has {top.tokens} tokens); ask again with a larger max_tokens"
+        )
+    if kept[0].chunk_id == top.chunk_id and kept[0].content != top.content:
+        return (
+            f"the top section ({top.tokens} tokens) was cut to fit max_tokens={max_tokens}; "
+            f"read it whole with get_document('{top.doc_path}')"
+        )
+    return None
 
 
 def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
@@ -205,6 +247,7 @@ def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
         gate=result.gate,
         tokens=sum(h.tokens for h in kept),
         omitted=omitted,
+        note=budget_note(result.hits, kept, max_tokens),
         hits=[hit_out(h) for h in kept],
     )
 

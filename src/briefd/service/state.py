@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -18,7 +18,6 @@ from briefd.retrieval.search import SearchRequest
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside
 from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
-from briefd.sources.refs import covering, normalise_paths
 from briefd.store.activity import QueryLogEntry, now_iso
 
 T = TypeVar("T")
@@ -89,26 +88,18 @@ class ServiceState:
             log.info("warm-up skipped: %s", exc)
 
     def document(self, path: str, scopes: tuple[str, ...] | None) -> DocumentView:
-        """A document by a path from the network: checked lexically, looked up, and refused
-        (404) if its file resolves outside the knowledge repository. Call under the lock."""
+        """A document by a path from the network: checked lexically, looked up within
+        ``scopes`` (None: the default scopes), and refused (404) if its file resolves outside
+        the knowledge repository. Call under the lock."""
         safe = checked_doc_path(path)
-        view = self.api.document(safe, scopes)
+        view = self.api.document(safe, scopes, scoped=True)
         ensure_inside(self.source_root(), view.path)
         return view
 
     def search(self, request: SearchRequest, paths: tuple[str, ...]) -> SearchResult:
-        """Search; with ``paths``, hits from documents whose ``refs`` cover one of them lead
-        (stable otherwise). Call under the lock."""
-        result = self.api.search(request)
-        if not paths or not result.hits:
-            return result
-        refs = {
-            p: self.api.document(p).front_matter.refs for p in {h.doc_path for h in result.hits}
-        }
-        wanted = normalise_paths(paths)
-        governed = {p for p, globs in refs.items() if covering(globs, wanted) is not None}
-        hits = sorted(result.hits, key=lambda h: h.doc_path not in governed)
-        return replace(result, hits=tuple(hits))
+        """Search; with ``paths``, the best section of each document whose ``refs`` cover one
+        of them leads (see :meth:`Briefd.search`). Call under the lock."""
+        return self.api.search(request, paths)
 
     def source_root(self) -> Path | None:
         source = self.api.last_report().get("source") or self.api.settings.source

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from briefd.__about__ import __version__
 from briefd.bundles import BundleRequest
+from briefd.bundles.model import MAX_TOKENS, MIN_TOKENS
 from briefd.errors import BriefdError
 from briefd.proposals.model import ProposalRequest
 from briefd.retrieval.search import SearchRequest
@@ -115,7 +116,7 @@ class Tools:
             str, Field(max_length=20_000, description="The task in a sentence or a paragraph.")
         ] = "",
         max_tokens: Annotated[
-            int, Field(ge=50, le=200_000, description="Token budget of the bundle.")
+            int, Field(ge=MIN_TOKENS, le=MAX_TOKENS, description="Token budget of the bundle.")
         ] = 2000,
         scopes: Scopes = None,
         paths: Paths = None,
@@ -170,7 +171,9 @@ class Tools:
         scopes: Scopes = None,
     ) -> Annotated[CallToolResult, schemas.DocumentOut]:
         """Read one whole knowledge document with its sections (chunk ids, line ranges),
-        outgoing links and backlinks. Use it when a search hit needs its full context."""
+        outgoing links and backlinks. Use it when a search hit needs its full context. Like
+        search, it reads the default scopes unless scopes says otherwise (a project document
+        needs scopes=['projects/<name>'] or ['all'])."""
         try:
             view = await self._run(
                 "get_document",
@@ -209,7 +212,9 @@ class Tools:
         ],
     ) -> Annotated[CallToolResult, schemas.UsageOut]:
         """Tell the knowledge base which sections of a bundle were useful. Stored as a
-        feedback signal; it does not change ranking yet."""
+        feedback signal; it does not change ranking yet. bundle_id must come from
+        compile_bundle and every chunk id must be one of that bundle's sections, else nothing
+        is stored and the error says why."""
         try:
             receipt = await self._run(
                 "report_usage",
@@ -229,13 +234,17 @@ class Tools:
             str | None, Field(max_length=1000, description="Only this document (default: all).")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000)] = 20,
+        scopes: Scopes = None,
     ) -> Annotated[CallToolResult, schemas.SuggestionsOut]:
         """Find missing and broken links in the knowledge base: documents that mention
         another document by its title or alias without linking it, and links whose target
         does not exist. Read-only; dismissed suggestions are left out."""
         try:
             found = await self._run(
-                "suggest_links", lambda: self.state.api.suggest_links(doc_path, limit)
+                "suggest_links",
+                lambda: self.state.api.suggest_links(
+                    doc_path, limit, tuple(scopes) if scopes else None
+                ),
             )
         except BriefdError as exc:
             return error_result(str(exc))

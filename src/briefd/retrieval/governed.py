@@ -1,0 +1,132 @@
+"""Search with code paths (R5): documents whose front-matter ``refs`` cover a path a task
+touches lead the results, one section each, then the other hits.
+
+Paths are evidence of their own: those sections lead even when the relevance gate finds the
+query off-topic, as they head a bundle (B1 tier 2). The matcher is the bundles' one
+(:mod:`briefd.sources.refs`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+
+from briefd.errors import QueryError
+from briefd.model import Hit, SearchResult
+from briefd.retrieval.lexical import build_match
+from briefd.retrieval.search import SearchRequest, hit_from_row, hydrate
+from briefd.settings import SearchSettings
+from briefd.sources.refs import covering
+from briefd.store import documents as docs_table
+
+
+def governed_first(
+    conn: sqlite3.Connection,
+    result: SearchResult,
+    request: SearchRequest,
+    paths: Sequence[str],
+    settings: SearchSettings,
+) -> SearchResult:
+    """``result`` led by the best section of each document in its scopes whose ``refs`` cover
+    one of ``paths``; then the other direct hits; ``top_k`` kept; a related hit stays only
+    with the hit it is linked from."""
+    governed = _governed_docs(conn, result.scopes, paths)
+    if not governed:
+        return result
+    direct = [h for h in result.hits if h.related_to is None]
+    lead = _best_sections(conn, request, governed, direct, settings)
+    taken = {h.chunk_id for h in lead}
+    top_k = request.top_k if request.top_k is not None else settings.top_k
+    hits = (lead + [h for h in direct if h.chunk_id not in taken])[:top_k]
+    kept = {h.chunk_id for h in hits}
+    related = [h for h in result.hits if h.related_to in kept and h.chunk_id not in kept]
+    return replace(result, hits=tuple(hits + related))
+
+
+def _governed_docs(
+    conn: sqlite3.Connection, scopes: Sequence[str], paths: Sequence[str]
+) -> dict[int, str]:
+    """Documents in ``scopes`` whose front-matter ``refs`` cover one of ``paths`` (id → path,
+    in path order); the matcher is the one bundles use (``briefd.sources.refs``)."""
+    if not scopes:
+        return {}
+    marks = ", ".join("?" * len(scopes))
+    rows = conn.execute(
+        f"SELECT id, path, front_matter FROM documents WHERE scope IN ({marks}) ORDER BY path",
+        tuple(scopes),
+    )
+    return {
+        r["id"]: r["path"]
+        for r in rows
+        if covering(docs_table.front_matter_from_row(r).refs, paths) is not None
+    }
+
+
+def _best_sections(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    governed: dict[int, str],
+    direct: Sequence[Hit],
+    settings: SearchSettings,
+) -> list[Hit]:
+    """One section per governed document, best first: its best-ranked hit (in rank order);
+    else its best match for the query within the document (every term before any term, then
+    BM25); else its first section."""
+    ranked: dict[str, Hit] = {}
+    for hit in direct:
+        if hit.doc_path in governed.values():
+            ranked.setdefault(hit.doc_path, hit)
+    rest = [doc_id for doc_id, path in governed.items() if path not in ranked]
+    matched = _matching_sections(conn, request, rest, settings)
+    unmatched = [doc_id for doc_id in rest if doc_id not in matched]
+    return list(ranked.values()) + _section_hits(
+        conn, [*matched.values(), *_first_sections(conn, unmatched)]
+    )
+
+
+def _matching_sections(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    doc_ids: Sequence[int],
+    settings: SearchSettings,
+) -> dict[int, int]:
+    """document id → rowid of its best section for the query, best documents first."""
+    if not doc_ids:
+        return {}
+    try:
+        plan = build_match(request.query, request.query_mode or settings.query_mode)
+    except QueryError:
+        return {}
+    weights = f"{settings.title_weight!r}, {settings.heading_weight!r}, {settings.body_weight!r}"
+    marks = ", ".join("?" * len(doc_ids))
+    sql = (
+        "SELECT c.rowid, c.doc_id FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+        f"WHERE chunks_fts MATCH ? AND c.doc_id IN ({marks}) "
+        f"ORDER BY bm25(chunks_fts, {weights}), c.id"
+    )
+    best: dict[int, int] = {}
+    for match in (plan.all_terms, plan.any_term):
+        try:
+            rows = conn.execute(sql, (match, *doc_ids)).fetchall() if match else []
+        except sqlite3.OperationalError:  # advanced syntax FTS5 refuses: no match, no error
+            rows = []
+        for rowid, doc_id in rows:
+            best.setdefault(doc_id, rowid)
+    return best
+
+
+def _first_sections(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> list[int]:
+    found = (
+        conn.execute(
+            "SELECT rowid FROM chunks WHERE doc_id = ? ORDER BY position LIMIT 1", (doc_id,)
+        ).fetchone()
+        for doc_id in doc_ids
+    )
+    return [row[0] for row in found if row is not None]
+
+
+def _section_hits(conn: sqlite3.Connection, rowids: Sequence[int]) -> list[Hit]:
+    """Chunks as unranked hits (score 0), in the order of ``rowids``."""
+    rows = hydrate(conn, rowids)
+    return [hit_from_row(rows[r], 0.0, None) for r in rowids if r in rows]
