@@ -202,3 +202,12 @@ def test_bundle_and_serve_take_the_tuned_file_search_takes(indexed: Path) -> Non
         failed = briefd(*command, "--config", str(bad), cwd=indexed)
         assert failed.returncode == 1
         assert "unknown key 'search.candidats' (did you mean 'search.candidates'?)" in failed.stderr
+
+
+def test_search_paths_lead_with_the_documents_that_govern_them(indexed: Path) -> None:
+    args = ["search", "fix a rounding bug in the retry", "--json", "--top-k", "3"]
+    plain = json.loads(briefd(*args, cwd=indexed).stdout)
+    led = json.loads(briefd(*args, "--paths", "libs/go/money/round.go", cwd=indexed).stdout)
+    assert led["hits"][0]["doc_path"] == "domain/currency-and-rounding.md"
+    direct = [h for h in led["hits"] if h["related_to"] is None]
+    assert len(direct) == 3 and led["hits"] != plain["hits"]

@@ -35,6 +35,9 @@ def search_command(
         None, "--scopes", "--scope", help="Scopes to search (repeat or comma-separate; 'all')."
     ),
     top_k: int | None = typer.Option(None, "--top-k", "-k", help="Number of hits (default 8)."),
+    paths: list[str] | None = typer.Option(
+        None, "--paths", help="Code paths the task touches: documents whose refs cover them lead."
+    ),
     mode: str | None = typer.Option(
         None, "--mode", help="bm25, vector or hybrid (default: hybrid, bm25 without embeddings)."
     ),
@@ -64,7 +67,7 @@ def search_command(
             related=related,
         )
         with Briefd(settings) as api:
-            result = api.search(request)
+            result = api.search(request, split_scopes(paths) or ())
     if json_output:
         print_json(result)
     else:
