@@ -3,6 +3,7 @@
 Pure functions. A section becomes one chunk when it fits ``max_tokens``; a longer one is cut
 between top-level blocks (paragraphs, lists, tables, code blocks) into parts of at most
 ``target_tokens``, falling back to lines and then words only for a single oversized block.
+A part cut inside fenced code, a table or an HTML block stays well-formed (see ``wrap``).
 """
 
 from __future__ import annotations
@@ -10,9 +11,20 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from briefd.markdown.parse import Structure
+from briefd.markdown.wrap import (
+    Run,
+    Wrap,
+    between,
+    containing,
+    is_blank,
+    runs,
+    smaller,
+    wraps_within,
+)
 from briefd.model import Chunk, Heading
 
 TokenCounter = Callable[[str], int]
@@ -125,10 +137,11 @@ def _section_pieces(
     tokens = count(whole)
     if tokens <= limit:
         return [_Piece(whole, start, end, tokens)]
+    wraps = wraps_within(structure, lines, start, end, count, target)
     units: list[_Piece] = []
     for unit_start, unit_end in _units(structure.blocks, start, end):
-        units.extend(_fit(lines, unit_start, unit_end, count, target))
-    return _pack(units, lines, count, target, limit)
+        units.extend(_fit(lines, unit_start, unit_end, count, target, wraps))
+    return _pack(units, lines, count, target, limit, wraps)
 
 
 def _trim(lines: Sequence[str], start: int, end: int) -> tuple[int, int]:
@@ -160,9 +173,15 @@ def _units(blocks: Sequence[tuple[int, int]], start: int, end: int) -> list[tupl
 
 
 def _fit(
-    lines: Sequence[str], start: int, end: int, count: TokenCounter, target: int
+    lines: Sequence[str],
+    start: int,
+    end: int,
+    count: TokenCounter,
+    target: int,
+    wraps: Sequence[Wrap],
 ) -> list[_Piece]:
-    """One block as pieces of at most ``target`` tokens: whole, else by lines, else by words."""
+    """One block as pieces of at most ``target`` tokens: whole, else by runs (a line, or a
+    fence, table or HTML block inside it), else by lines, else by words."""
     start, end = _trim(lines, start, end)
     if start > end:
         return []
@@ -170,12 +189,53 @@ def _fit(
     tokens = count(text)
     if tokens <= target:
         return [_Piece(text, start, end, tokens)]
-    if start < end:
-        pieces: list[_Piece] = []
-        for line in range(start, end + 1):
-            pieces.extend(_fit(lines, line, line, count, target))
-        return pieces
-    return _split_words(text, start, count, target)
+    return [
+        piece
+        for run in runs(lines, start, end, wraps)
+        for piece in _fit_run(lines, run, count, target, wraps)
+    ]
+
+
+def _fit_run(
+    lines: Sequence[str], run: Run, count: TokenCounter, target: int, wraps: Sequence[Wrap]
+) -> list[_Piece]:
+    """Whole, else cut at blank lines, else atom by atom; inside a fence, table or HTML block
+    the budget leaves room for the lines a part cut there gets."""
+    start, end = run[0][0], run[-1][1]
+    wrap = containing(wraps, start)
+    budget = max(1, target - wrap.extra_tokens(start, end)) if wrap else target
+    text = _join(lines, start, end)
+    tokens = count(text)
+    if tokens <= budget:
+        return [_Piece(text, start, end, tokens)]
+    if len(run) > 1:
+        return [
+            p for sub in smaller(lines, run) for p in _fit_run(lines, sub, count, target, wraps)
+        ]
+    if start == end:
+        return _split_line(text, start, count, budget, wrap.indent if wrap else "")
+    pieces: list[_Piece] = []
+    for line in range(start, end + 1):
+        if not is_blank(lines[line - 1]):
+            pieces.extend(_fit_run(lines, ((line, line),), count, target, wraps))
+        elif pieces:  # a blank code line stays with the line before it
+            pieces[-1] = replace(pieces[-1], end_line=line)
+    return pieces
+
+
+def _split_line(
+    text: str, line: int, count: TokenCounter, target: int, indent: str
+) -> list[_Piece]:
+    """A line over ``target`` cut by words; inside a fence or HTML block in a list item or block
+    quote every piece keeps the indent, so it stays inside."""
+    if not indent:
+        return _split_words(text, line, count, target)
+    body = text[len(indent) :] if text.startswith(indent) else text.lstrip(" \t>")
+    room = max(1, target - count(indent) - 1)
+    return [
+        replace(piece, text=indent + piece.text, tokens=count(indent + piece.text))
+        for piece in _split_words(body, line, count, room)
+    ]
 
 
 def _split_words(text: str, line: int, count: TokenCounter, target: int) -> list[_Piece]:
@@ -214,29 +274,78 @@ def _split_chars(word: str, line: int, count: TokenCounter, target: int) -> list
 
 
 def _pack(
-    units: list[_Piece], lines: Sequence[str], count: TokenCounter, target: int, limit: int
+    units: list[_Piece],
+    lines: Sequence[str],
+    count: TokenCounter,
+    target: int,
+    limit: int,
+    wraps: Sequence[Wrap],
 ) -> list[_Piece]:
-    """Greedy: add units to the current part while it stays within ``target``."""
+    """Greedy: add units to the current part while it stays within ``target``, counting the
+    lines a part cut inside a fence, table or HTML block gets."""
     parts: list[list[_Piece]] = []
     current: list[_Piece] = []
     used = 0
     for unit in units:
-        if current and used + unit.tokens + 2 > target:
+        if current and used + unit.tokens + 2 + _tail_tokens(wraps, unit.end_line) > target:
             parts.append(current)
-            current, used = [], 0
+            current, used = [], _head_tokens(wraps, parts[-1], unit)
         current.append(unit)
         used += unit.tokens + 2
     if current:
         parts.append(current)
     if len(parts) > 1 and sum(u.tokens + 2 for u in parts[-1]) < target // 3:
         merged = parts[-2] + parts[-1]
-        if sum(u.tokens + 2 for u in merged) <= limit:
+        head = _head_tokens(wraps, parts[-3], merged[0]) if len(parts) > 2 else 0
+        if head + sum(u.tokens + 2 for u in merged) <= limit:
             parts[-2:] = [merged]
-    result = []
-    for group in parts:
-        if any(u.partial for u in group):
-            text = "\n\n".join(u.text for u in group)
-        else:
-            text = _join(lines, group[0].start_line, group[-1].end_line)
-        result.append(_Piece(text, group[0].start_line, group[-1].end_line, count(text)))
-    return result
+    return [_render(parts, index, lines, count, wraps) for index in range(len(parts))]
+
+
+def _tail_tokens(wraps: Sequence[Wrap], line: int) -> int:
+    wrap = containing(wraps, line)
+    return wrap.tail_tokens if wrap is not None and wrap.open_after(line) else 0
+
+
+def _head_tokens(wraps: Sequence[Wrap], before: list[_Piece], first: _Piece) -> int:
+    wrap = between(wraps, before[-1].end_line, first.start_line)
+    return wrap.head_tokens if wrap is not None else 0
+
+
+def _render(
+    parts: list[list[_Piece]],
+    index: int,
+    lines: Sequence[str],
+    count: TokenCounter,
+    wraps: Sequence[Wrap],
+) -> _Piece:
+    """One part's text: its lines, reopening the fence or HTML block (repeating the table
+    header) it starts inside, closing the one it ends inside."""
+    group = parts[index]
+    first, last = group[0].start_line, group[-1].end_line
+    opened = between(wraps, parts[index - 1][-1].end_line, first) if index else None
+    following = parts[index + 1][0].start_line if index + 1 < len(parts) else None
+    closing = between(wraps, last, following) if following is not None else None
+    if closing is None and opened is not None and not opened.closed and last <= opened.end:
+        closing = opened  # the last part of a split block that the document never closes
+    tail = closing.tail if closing is not None else ""
+    if any(u.partial for u in group):
+        body = _joined(group, wraps)
+    elif tail:
+        body = "\n".join(lines[first - 1 : last]).lstrip("\n")  # trailing blank lines are code
+    else:
+        body = _join(lines, first, last)
+    head = opened.head if opened is not None else ""
+    text = "\n".join(part for part in (head, body, tail) if part)
+    return _Piece(text, first, last, count(text))
+
+
+def _joined(group: list[_Piece], wraps: Sequence[Wrap]) -> str:
+    """Pieces cut through lines: a blank line between them, except inside the same fence or
+    HTML block, where a blank line would end a block quote around it."""
+    text = group[0].text
+    for before, piece in pairwise(group):
+        wrap = containing(wraps, piece.start_line)
+        same = wrap is not None and wrap.start <= before.end_line
+        text += ("\n" if same else "\n\n") + piece.text
+    return text

@@ -17,6 +17,28 @@ from markdown_it.token import Token
 from briefd.model import Heading
 
 _ANCHOR = re.compile(r"\s*\{#([^\s{}]+)\}\s*$")
+_RAW_HTML = re.compile(r"\s*<(!--|pre|script|style|textarea)(?=[\s>]|$)", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """A fenced code block at any depth (inside list items and block quotes too)."""
+
+    start: int  # the opening fence line
+    end: int  # the closing fence line, or the last line an unclosed fence runs to
+    markup: str  # the fence string as opened: ```, ~~~, ```` …
+    closed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HtmlBlock:
+    """An HTML block that runs to a closing string: a comment or ``<pre>``/``<script>``/…"""
+
+    start: int
+    end: int
+    opener: str  # "<!--", "<pre>" …
+    closer: str  # "-->", "</pre>" …
+    closed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +47,9 @@ class Structure:
     heading_spans: tuple[tuple[int, int], ...]  # lines each heading occupies (setext: two)
     code_ranges: tuple[tuple[int, int], ...]
     blocks: tuple[tuple[int, int], ...]  # every top-level block, headings included
+    fences: tuple[Fence, ...]
+    tables: tuple[tuple[int, int], ...]  # header, separator and rows; at any depth
+    html: tuple[HtmlBlock, ...]
 
 
 @functools.cache
@@ -40,6 +65,9 @@ def parse_structure(body: str, first_line: int = 1) -> Structure:
     spans: list[tuple[int, int]] = []
     code: list[tuple[int, int]] = []
     blocks: list[tuple[int, int]] = []
+    fences: list[Fence] = []
+    tables: list[tuple[int, int]] = []
+    html: list[HtmlBlock] = []
     for index, token in enumerate(tokens):
         if token.map is None:
             continue
@@ -49,9 +77,36 @@ def parse_structure(body: str, first_line: int = 1) -> Structure:
             spans.append((start, end))
         elif token.type in ("fence", "code_block"):
             code.append((start, end))
+            if token.type == "fence":
+                fences.append(_fence(token, start, end))
+        elif token.type == "table_open":
+            tables.append((start, end))
+        elif token.type == "html_block" and (raw := _RAW_HTML.match(token.content)):
+            html.append(_html_block(token.content, raw.group(1).lower(), start, end))
         if token.level == 0 and token.nesting != -1:
             blocks.append((start, end))
-    return Structure(tuple(headings), tuple(spans), tuple(code), tuple(blocks))
+    return Structure(
+        headings=tuple(headings),
+        heading_spans=tuple(spans),
+        code_ranges=tuple(code),
+        blocks=tuple(blocks),
+        fences=tuple(fences),
+        tables=tuple(tables),
+        html=tuple(html),
+    )
+
+
+def _fence(token: Token, start: int, end: int) -> Fence:
+    """Closed when the lines are the opener, the content lines and one closing line."""
+    content = token.content
+    content_lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    return Fence(start, end, token.markup, closed=end - start - content_lines == 1)
+
+
+def _html_block(content: str, tag: str, start: int, end: int) -> HtmlBlock:
+    opener, closer = ("<!--", "-->") if tag == "!--" else (f"<{tag}>", f"</{tag}>")
+    last = content.rstrip("\n").rsplit("\n", 1)[-1]
+    return HtmlBlock(start, end, opener, closer, closed=closer in last.lower())
 
 
 def _heading(token: Token, inline: Token, line: int) -> Heading:

@@ -1,0 +1,273 @@
+"""Blocks over the chunk limit split into well-formed parts (K4): fenced code is closed and
+reopened, tables repeat their header, HTML comments and ``<pre>`` close and reopen."""
+
+from __future__ import annotations
+
+import hashlib
+from itertools import pairwise
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from briefd.api import Briefd
+from briefd.bundles import BundleRequest
+from briefd.markdown.document import parse_document
+from briefd.model import Chunk
+from briefd.tokens import count_tokens
+from tests.conftest import EXAMPLE, EXAMPLE_TR, WriteFiles
+
+MD = MarkdownIt("commonmark").enable("table")
+
+
+def _chunks(text: str, heading: str, target: int = 500, limit: int = 800) -> list[Chunk]:
+    doc = parse_document("domain/code.md", text, "domain", "h", count_tokens, target, limit)
+    return [c for c in doc.chunks if c.heading == heading]
+
+
+def _fence_code(markdown: str) -> str:
+    """The code of every fenced block in ``markdown``, as the parser reads it, concatenated."""
+    return "".join(t.content for t in MD.parse(markdown) if t.type == "fence")
+
+
+def _next_heading_survives(content: str) -> bool:
+    """A bundle writes the next section after a chunk: it must not end up inside the chunk's
+    code, comment or table."""
+    tokens = MD.parse(content + "\n\n## Next section\n")
+    return any(t.type == "inline" and t.content == "Next section" for t in tokens)
+
+
+def _python(lines: int, blank_every: int = 0) -> list[str]:
+    return [
+        ""
+        if blank_every and n % blank_every == blank_every - 1
+        else f"    payouts[{n}] = compute_value(x_{n}, settlement)  # line {n}"
+        for n in range(lines)
+    ]
+
+
+def test_a_300_line_python_block_splits_into_complete_fences() -> None:
+    code = _python(300)
+    text = "# Payouts\n\n## Settlement code\n\n```python\n" + "\n".join(code) + "\n```\n"
+    parts = _chunks(text, "Settlement code")  # code on lines 6-305, closing fence on 306
+    assert len(parts) > 5
+    file_lines = text.split("\n")
+    for part in parts:
+        lines = part.content.split("\n")
+        assert lines[0] == "```python" and lines[-1] == "```"
+        assert sum(line.startswith("```") for line in lines) == 2
+        assert lines[1:-1] == file_lines[max(part.start_line, 6) - 1 : min(part.end_line, 305)]
+        assert part.tokens == count_tokens(part.content) <= 800
+        assert _next_heading_survives(part.content)
+    assert [line for part in parts for line in part.content.split("\n")[1:-1]] == code
+    assert parts[0].start_line == 3 and parts[-1].end_line == 306
+    assert all(a.end_line + 1 == b.start_line for a, b in pairwise(parts))
+    assert len({part.id for part in parts}) == len(parts)
+
+
+def test_code_is_cut_at_blank_lines_when_it_has_them() -> None:
+    code = _python(300, blank_every=8)
+    text = "## Settlement code\n\n```python\n" + "\n".join(code) + "\n```\n"
+    parts = _chunks(text, "Settlement code")
+    assert len(parts) > 5
+    assert all(part.content.endswith("\n\n```") for part in parts[:-1])  # a blank code line
+    assert _fence_code("\n\n".join(part.content for part in parts)) == "\n".join(code) + "\n"
+
+
+def test_tilde_and_long_backtick_fences_round_trip_with_the_fence_inside() -> None:
+    example = ["````python", *[f"print({n})  # settlement {n}" for n in range(10)], "````", ""]
+    nested = ["```bash", *[f"echo {n}  # payout {n}" for n in range(10)], "```", ""]
+    for opener, closer, inner in (
+        ("~~~markdown", "~~~", example * 10),
+        ("````md", "````", nested * 10),
+    ):
+        text = f"## Example\n\n{opener}\n" + "\n".join(inner) + f"\n{closer}\n"
+        parts = _chunks(text, "Example", target=120, limit=200)
+        assert len(parts) > 3
+        for part in parts:
+            lines = part.content.split("\n")
+            assert (lines[0], lines[-1]) == (opener, closer)
+            assert part.tokens <= 200 and _next_heading_survives(part.content)
+            assert [t.type for t in MD.parse(part.content)] == ["fence"]  # one block, no leak
+        assert _fence_code("\n\n".join(p.content for p in parts)) == "\n".join(inner) + "\n"
+
+
+def test_a_fence_in_a_list_item_reopens_at_the_item_indentation() -> None:
+    code = [f"   psql -c 'select settle({n})'" for n in range(120)]
+    text = (
+        "## Steps\n\n1. Run the migration:\n\n   ```bash\n"
+        + "\n".join(code)
+        + "\n   ```\n\n2. Check the ledger.\n"
+    )
+    parts = _chunks(text, "Steps", target=200, limit=300)
+    assert len(parts) > 3
+    for part in parts[1:-1]:
+        lines = part.content.split("\n")
+        assert (lines[0], lines[-1]) == ("   ```bash", "   ```")
+    for part in parts:
+        assert part.tokens <= 300 and _next_heading_survives(part.content)
+    code_read = _fence_code("\n\n".join(part.content for part in parts))
+    assert code_read == "".join(line[3:] + "\n" for line in code)
+
+
+def test_a_long_table_repeats_its_header_and_separator_in_every_part() -> None:
+    header, separator = "| id | batch | amount |", "|---:|---|---|"
+    rows = [f"| {n} | settlement batch {n} | {n * 7} EUR |" for n in range(200)]
+    text = "## Fees\n\n" + "\n".join([header, separator, *rows]) + "\n"
+    parts = _chunks(text, "Fees")
+    assert len(parts) > 2
+    for part in parts:
+        lines = part.content.split("\n")
+        assert lines[:2] == [header, separator]
+        assert part.tokens == count_tokens(part.content) <= 800
+        assert [t.type for t in MD.parse(part.content)].count("thead_open") == 1
+    assert [line for part in parts for line in part.content.split("\n")[2:]] == rows
+    assert all(a.end_line + 1 == b.start_line for a, b in pairwise(parts))
+
+
+def test_html_comments_and_pre_blocks_close_and_reopen() -> None:
+    history = [f"  - version: v{n}.0.0\n    description: settlement change {n}" for n in range(80)]
+    steps = [f"{n}. If X is a payout, LOAD_PAYOUT(X + {n})" for n in range(80)]
+    text = (
+        "## History\n\n<!-- YAML\nchanges:\n"
+        + "\n".join(history)
+        + "\n-->\n\n## Algorithm\n\n<pre>\n"
+        + "\n".join(steps)
+        + "\n</pre>\n"
+    )
+    comments = _chunks(text, "History", target=200, limit=300)
+    pre = _chunks(text, "Algorithm", target=200, limit=300)
+    assert len(comments) > 2 and len(pre) > 2
+    assert all(p.content.startswith("<!--") and p.content.endswith("-->") for p in comments)
+    assert all(p.content.startswith("<pre>") and p.content.endswith("</pre>") for p in pre)
+    assert all(_next_heading_survives(p.content) for p in comments + pre)
+
+
+def test_a_fence_the_document_never_closes_is_closed_in_every_part() -> None:
+    code = [f"x_{n} = settle({n})" for n in range(200)]
+    parts = _chunks("## Tail\n\n```python\n" + "\n".join(code) + "\n", "Tail", 100, 150)
+    assert len(parts) > 5
+    assert all(p.content.startswith("```python\n") and p.content.endswith("\n```") for p in parts)
+    assert [line for p in parts for line in p.content.split("\n")[1:-1]] == code
+
+
+def test_example_knowledge_chunks_are_unchanged() -> None:
+    """No example document has a block over the limit, so its chunks are byte for byte the
+    ones the chunker made before split parts were wrapped (digest taken then). If the example
+    documents change on purpose, recompute the digest."""
+    digest = hashlib.sha256()
+    count = 0
+    for root in (EXAMPLE, EXAMPLE_TR):
+        for path in sorted(root.rglob("*.md")):
+            rel = path.relative_to(root).as_posix()
+            text = path.read_text(encoding="utf-8")
+            for c in parse_document(rel, text, "domain", "h", count_tokens).chunks:
+                count += 1
+                digest.update(
+                    f"{rel}\0{c.id}\0{c.start_line}\0{c.end_line}\0{c.content}\0".encode()
+                )
+    assert count == 427
+    assert digest.hexdigest() == "af714e0a98243fe38de4a7f26a1344650631ab931e17e2d27eadbc78733c0826"
+
+
+def test_a_bundle_of_split_code_stays_markdown(api: Briefd, write_files: WriteFiles) -> None:
+    code = "\n".join(_python(300))
+    write_files(
+        {
+            "domain/payouts.md": "# Payouts\n\n## Settlement code\n\n```python\n"
+            + code
+            + "\n```\n\n## Schedule\n\nPayouts settle daily; compute_value runs first.\n",
+        }
+    )
+    api.index()
+    bundle = api.compile_bundle(
+        BundleRequest("compute_value x_0 settlement payouts", max_tokens=4000)
+    )
+    assert len(bundle.items) >= 3 and not any(item.truncated for item in bundle.items)
+    tokens = MD.parse(bundle.text)
+    quotes = [t for t in tokens if t.type == "blockquote_open" and t.level == 0]
+    assert len(quotes) == len(bundle.items)  # every "> path · …" attribution line is no code
+    fences = [t for t in tokens if t.type == "fence"]
+    assert len(fences) == sum(1 for item in bundle.items if "```python" in item.content)
+    assert all(t.info == "python" for t in fences)
+
+
+# Property: random documents with long fences (in list items and block quotes too), tables
+# and prose, split hard (target 60, limit 100).
+
+CODE_LINES = st.sampled_from(["x = 1", "    return settle(x)", "# not a heading", "", "ödeme()"])
+
+
+@st.composite
+def fenced(draw: st.DrawFn) -> str:
+    fence = draw(st.sampled_from(["```", "~~~", "````"]))
+    info = draw(st.sampled_from(["", "python", "bash"]))
+    extra = ["```"] if fence != "```" else []  # an inner fence line that does not close it
+    body = draw(st.lists(st.one_of(CODE_LINES, st.sampled_from(extra or ["x"])), max_size=60))
+    lines = [fence + info, *body, fence]
+    container = draw(st.sampled_from(["", "list", "quote"]))
+    if container == "list":
+        return "- Step:\n\n" + "\n".join("  " + line if line else "" for line in lines)
+    if container == "quote":
+        return "\n".join("> " + line if line else ">" for line in lines)
+    return "\n".join(lines)
+
+
+@st.composite
+def table(draw: st.DrawFn) -> str:
+    rows = draw(st.lists(st.integers(0, 999), min_size=1, max_size=40))
+    return "\n".join(["| id | fee |", "|---|---|", *(f"| {n} | {n} EUR |" for n in rows)])
+
+
+PROSE = st.sampled_from(["Settlement runs daily.", "## Section", "### Sub {#sub}", "Refunds."])
+DOCUMENT = st.lists(st.one_of(fenced(), table(), PROSE), min_size=1, max_size=8).map(
+    lambda blocks: "# Doc\n\n" + "\n\n".join(blocks) + "\n"
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(DOCUMENT)
+def test_split_parts_are_well_formed_and_lose_nothing(text: str) -> None:
+    doc = parse_document("domain/x.md", text, "domain", "h", count_tokens, 60, 100)
+    for chunk in doc.chunks:
+        assert chunk.tokens == count_tokens(chunk.content) <= 100
+        assert _next_heading_survives(chunk.content)
+        assert chunk.start_line <= chunk.end_line
+    joined = "\n\n".join(chunk.content for chunk in doc.chunks)
+    assert _fence_code(joined) == _fence_code(text)
+    assert _rows(joined) == [line for line in text.split("\n") if "EUR" in line]
+    for chunk in doc.chunks:  # every row sits under a header the parser reads as one
+        assert _table_cells(chunk.content) == _rows(chunk.content)
+    assert len({c.id for c in doc.chunks}) == len(doc.chunks)
+
+
+def _rows(markdown: str) -> list[str]:
+    return [line for line in markdown.split("\n") if "EUR" in line]
+
+
+def _table_cells(markdown: str) -> list[str]:
+    """Each table body row the parser reads, written back as its source line."""
+    tokens = MD.parse(markdown)
+    cells = [t.content for t in tokens if t.type == "inline" and "EUR" in t.content]
+    return [f"| {cell.split()[0]} | {cell} |" for cell in cells]
+
+
+LONG_LINE = st.lists(st.sampled_from(["settle(x)", "ödeme", "a" * 50, "x=1;"]), max_size=40)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(LONG_LINE.map(" ".join), min_size=1, max_size=20),
+    st.sampled_from(["```", "~~~~"]),
+    st.sampled_from(["", "  ", "> "]),
+)
+def test_code_lines_longer_than_a_part_keep_the_block_intact(
+    code: list[str], fence: str, indent: str
+) -> None:
+    lines = [indent + line for line in [fence + "py", *code, fence]]
+    intro = "- Step:\n\n" if indent == "  " else ""
+    text = "## Code\n\n" + intro + "\n".join(lines) + "\n"
+    for target, limit in ((20, 40), (60, 100)):
+        for chunk in _chunks(text, "Code", target, limit):
+            assert chunk.tokens <= limit
+            assert _next_heading_survives(chunk.content)
