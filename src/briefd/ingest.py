@@ -20,6 +20,7 @@ from pathlib import Path
 from briefd.embeddings.base import Embedder
 from briefd.errors import EmbeddingError
 from briefd.graph.resolve import Catalog, resolve
+from briefd.markdown.chunk import CHUNKER_VERSION
 from briefd.markdown.document import parse_document
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.settings import Settings
@@ -58,13 +59,23 @@ def index_source(
         source, settings.index.include, settings.index.exclude, settings.index.max_file_bytes
     )
     known = {} if rebuild else docs_table.document_hashes(store.conn)
-    current, parsed, mtimes = _read_changed(files, known, settings, progress, skipped)
+    signature = parse_signature(settings)
+    rechunk = bool(known) and docs_table.meta(store.conn, "parse") != signature
+    current, parsed, mtimes = _read_changed(
+        files, {} if rechunk else known, settings, progress, skipped
+    )
     deleted = sorted(set(known) - set(current))
     added = tuple(d.path for d in parsed if d.path not in known)
-    changed = tuple(d.path for d in parsed if d.path in known)
+    changed = tuple(d.path for d in parsed if d.path in known and known[d.path] != current[d.path])
     fingerprint = index_fingerprint(current)
     outcome = _embed(
-        store, embedder, parsed, set(changed) | set(deleted), rebuild, settings, progress
+        store,
+        embedder,
+        parsed,
+        {d.path for d in parsed} | set(deleted),
+        rebuild,
+        settings,
+        progress,
     )
     with store.write() as conn:
         delta = Delta()
@@ -76,6 +87,7 @@ def index_source(
             docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]), delta)
             progress("write", number, len(parsed))
         postings.apply(conn, delta)
+        docs_table.set_meta(conn, "parse", signature)
         if history is not None:
             docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})
         if parsed or deleted or rebuild:
@@ -92,7 +104,7 @@ def index_source(
             added=added,
             changed=changed,
             deleted=tuple(deleted),
-            unchanged=len(current) - len(parsed),
+            unchanged=len(current) - len(added) - len(changed),
             skipped=tuple(sorted(skipped, key=lambda s: s.path)),
             problems=problems,
             fingerprint=fingerprint,
@@ -102,6 +114,7 @@ def index_source(
             embedded=outcome.embedded,
             vectors_missing=outcome.missing,
             embedding_error=outcome.error,
+            rechunked=rechunk,
         )
         _save_state(conn, report)
     if embedder is not None and outcome.error is None:
@@ -198,6 +211,12 @@ def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Docu
         settings.chunking.target_tokens,
         settings.chunking.max_tokens,
     )
+
+
+def parse_signature(settings: Settings) -> str:
+    """What decides a file's chunks besides its bytes: the chunker and its settings."""
+    chunking = settings.chunking
+    return f"chunker {CHUNKER_VERSION}; tokens {chunking.target_tokens}/{chunking.max_tokens}"
 
 
 def index_fingerprint(hashes: dict[str, str]) -> str:

@@ -109,6 +109,9 @@ class IndexReport:
     embedded: int = 0
     vectors_missing: int = 0
     embedding_error: str | None = None
+    rechunked: bool = (
+        False  # every document was chunked again (the chunker or its settings changed)
+    )
 
 
 @dataclass(frozen=True, slots=True)

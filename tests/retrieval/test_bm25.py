@@ -164,7 +164,7 @@ def test_rebuild_and_migration_fill_the_postings(settings: Settings, api: Briefd
     api.index(EXAMPLE, rebuild=True)
     conn = api.store.conn
     assert _dump(conn) == _rebuilt(conn)
-    assert MIGRATIONS[-1].name == "m014_bm25_postings" and MIGRATIONS[-1].after is not None
+    assert next(m for m in MIGRATIONS if m.name == "m014_bm25_postings").after is not None
     chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert postings.load_coverage(conn) is not None
     assert conn.execute("SELECT chunks FROM postings_state").fetchone()[0] == chunks

@@ -8,7 +8,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.errors import IndexNotFoundError, StoreError
 from briefd.retrieval.search import SearchRequest
-from briefd.settings import Settings
+from briefd.settings import Settings, with_overrides
 from briefd.store.db import Store
 from briefd.store.migrations import SCHEMA_VERSION, schema_doc
 from tests.conftest import WriteFiles
@@ -232,3 +232,26 @@ def test_symlinks_out_of_the_source_are_skipped_not_served(
     ]
     assert report.documents == 2  # a link inside the source is an ordinary document
     assert api.search(SearchRequest("private key material")).hits == ()
+
+
+def test_a_new_chunker_or_chunking_setting_rechunks_every_document(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    write_files(FILES)
+    with Briefd(settings, embedder=None) as api:
+        first = api.index()
+        assert not first.rechunked
+        again = api.index()
+        assert not again.rechunked and again.unchanged == first.documents
+        with api.store.write() as conn:  # as an index built by an older briefd
+            conn.execute("UPDATE index_meta SET value = 'chunker 1' WHERE key = 'parse'")
+        before = api.search(SearchRequest("soft declines", scopes=("all",))).hits
+        redone = api.index()
+        assert redone.rechunked and not redone.changed and not redone.added
+        assert redone.unchanged == first.documents
+        after = api.search(SearchRequest("soft declines", scopes=("all",))).hits
+        assert [h.chunk_id for h in after] == [h.chunk_id for h in before]
+    small = with_overrides(settings, {"chunking.max_tokens": 20, "chunking.target_tokens": 10})
+    with Briefd(small, embedder=None) as api:
+        assert api.index().rechunked
+        assert not api.index().rechunked

@@ -60,6 +60,12 @@ def print_report(report: IndexReport) -> None:
         f"{report.unchanged} unchanged, {len(report.skipped)} skipped",
         markup=False,
     )
+    if report.rechunked:
+        console.print(
+            "  every document was chunked again: this briefd chunks differently than the one "
+            "that built the index (or chunking settings changed)",
+            markup=False,
+        )
     if report.embedding_model:
         console.print(
             f"  vectors: {report.embedded} embedded with {report.embedding_model}, "

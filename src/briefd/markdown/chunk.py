@@ -29,6 +29,10 @@ from briefd.model import Chunk, Heading
 
 TokenCounter = Callable[[str], int]
 
+# Bump when the same file can come out as other chunks (parsing or chunking rules): an index
+# built by another version re-chunks every document on its next run (``briefd.ingest``).
+CHUNKER_VERSION = "2"  # 2: split fences, tables and HTML blocks stay well-formed
+
 
 @dataclass(frozen=True, slots=True)
 class Section:

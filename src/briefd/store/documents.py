@@ -19,6 +19,19 @@ def document_hashes(conn: sqlite3.Connection) -> dict[str, str]:
     }
 
 
+def meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO index_meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
 def delete_documents(conn: sqlite3.Connection, paths: Iterable[str], delta: Delta) -> None:
     for path in paths:
         row = conn.execute("SELECT id FROM documents WHERE path = ?", (path,)).fetchone()

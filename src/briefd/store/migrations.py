@@ -359,6 +359,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
         after=_build_postings,
     ),
+    Migration(
+        15,
+        "m015_index_meta",
+        """
+        CREATE TABLE index_meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].number
