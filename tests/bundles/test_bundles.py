@@ -322,3 +322,19 @@ def test_changed_search_settings_never_serve_a_cached_bundle(
     with Briefd(tuned, embedder=None) as api:
         again = api.compile_bundle(request)
     assert not again.cached and again.bundle_id != plain.bundle_id
+
+
+def test_a_head_cut_inside_code_closes_its_fence(api: Briefd, write_files: WriteFiles) -> None:
+    code = "\n".join(
+        f"    settle_payout(batch_{i}, currency='EUR')  # wombat step {i}" for i in range(60)
+    )
+    write_files(
+        {"domain/payouts.md": f"# Payouts\n\n## Wombat batches\n\n```python\n{code}\n```\n"}
+    )
+    api.index()
+    bundle = api.compile_bundle(BundleRequest("wombat batches settle payout", max_tokens=200))
+    head = bundle.items[0]
+    assert head.truncated and "settle_payout(batch_" in head.content
+    fences = [line for line in head.content.splitlines() if line.startswith("```")]
+    assert fences == ["```python", "```"]
+    assert head.content.index("```\n\n[… truncated") > 0

@@ -22,6 +22,7 @@ from briefd.bundles.render import (
     section_text,
     truncation_marker,
 )
+from briefd.markdown.parse import parse_structure
 from briefd.settings import BundleSettings
 from briefd.tokens import count_tokens, head_tokens
 
@@ -188,13 +189,25 @@ def _head(c: Candidate, limit: int, count: Counter) -> tuple[str, int]:
         cut = head.rfind("\n")
         if cut > len(head) // 2:
             head = head[:cut]
-        head = head.rstrip()
+        head = closed_fences(head.rstrip())
         content = head + truncation_marker(c, count(head), total)
         tokens = count(section_text(c, content))
         if tokens <= limit:
             return content, tokens
         allowance -= max(2, tokens - limit)
     return "", 0
+
+
+def closed_fences(text: str) -> str:
+    """``text`` with the fenced code blocks a cut left open closed again (innermost last), so
+    the marker and the sections after it are not read as code."""
+    lines = text.split("\n")
+    for fence in reversed(parse_structure(text).fences):
+        if not fence.closed:
+            opening = lines[fence.start - 1]
+            indent = opening[: len(opening) - len(opening.lstrip(" >"))]
+            text += f"\n{indent}{fence.markup}"
+    return text
 
 
 def _display_key(pair: tuple[int, BundleItem]) -> tuple[int, int, int]:
