@@ -91,7 +91,11 @@ def _words_outside_headings(text: str) -> list[str]:
 def test_chunks_cover_text_in_order_within_limit(text: str) -> None:
     doc = parse_document("domain/x.md", text, "domain", "h", count_tokens, 60, 100)
     covered = [w for chunk in doc.chunks for w in chunk.content.split()]
-    assert covered == _words_outside_headings(text)
+    words = _words_outside_headings(text)
+    if words or not doc.headings:
+        assert covered == words
+    else:  # a stub: headings and nothing under them is one chunk, its outline
+        assert len(doc.chunks) == 1 and doc.chunks[0].content.startswith("#")
     assert all(chunk.tokens <= 100 for chunk in doc.chunks)
     assert all(count_tokens(chunk.content) == chunk.tokens for chunk in doc.chunks)
     assert [c.position for c in doc.chunks] == list(range(len(doc.chunks)))
@@ -158,3 +162,11 @@ def test_duplicate_headings_get_distinct_ids() -> None:
     text = "# T\n\n## Notes\n\na\n\n## Notes\n\nb\n"
     doc = parse_document("domain/d.md", text, "domain", "h", count_tokens)
     assert len({c.id for c in doc.chunks}) == 2
+
+
+def test_a_document_of_only_headings_is_one_outline_chunk() -> None:
+    text = "# Onboarding wombats\n\n## Checklist\n\n## Contacts\n"
+    doc = parse_document("projects/a/stub.md", text, "projects/a", "h", count_tokens)
+    assert [c.content for c in doc.chunks] == ["# Onboarding wombats\n## Checklist\n## Contacts"]
+    assert (doc.chunks[0].start_line, doc.chunks[0].end_line) == (1, 6)
+    assert parse_document("projects/a/empty.md", "", "projects/a", "h", count_tokens).chunks == ()

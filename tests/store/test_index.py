@@ -255,3 +255,11 @@ def test_a_new_chunker_or_chunking_setting_rechunks_every_document(
     with Briefd(small, embedder=None) as api:
         assert api.index().rechunked
         assert not api.index().rechunked
+
+
+def test_a_stub_document_can_be_found(api: Briefd, write_files: WriteFiles) -> None:
+    write_files({"domain/wombats.md": "# Onboarding wombats\n\n## Checklist\n"})
+    api.index()
+    hits = api.search(SearchRequest("wombats checklist", scopes=("all",))).hits
+    assert [h.doc_path for h in hits] == ["domain/wombats.md"]
+    assert [s.chunks for s in api.scopes()] == [1]

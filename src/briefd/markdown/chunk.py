@@ -31,7 +31,7 @@ TokenCounter = Callable[[str], int]
 
 # Bump when the same file can come out as other chunks (parsing or chunking rules): an index
 # built by another version re-chunks every document on its next run (``briefd.ingest``).
-CHUNKER_VERSION = "2"  # 2: split fences, tables and HTML blocks stay well-formed
+CHUNKER_VERSION = "3"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +100,8 @@ def chunk_document(
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     last_line = len(lines)
-    for section in sections(structure, title, first_line, last_line):
+    found = sections(structure, title, first_line, last_line)
+    for section in found:
         pieces = _section_pieces(section, lines, structure, count, target_tokens, max_tokens)
         base_key = " > ".join(section.heading_path)
         occurrence = seen.get(base_key, 0)
@@ -123,7 +124,32 @@ def chunk_document(
                     end_line=piece.end_line,
                 )
             )
+    if not chunks and structure.headings:
+        return (_outline(doc_path, found, lines, count),)
     return tuple(chunks)
+
+
+def _outline(
+    doc_path: str, found: Sequence[Section], lines: Sequence[str], count: TokenCounter
+) -> Chunk:
+    """The one chunk of a document that has headings and no text under any of them (a stub):
+    its heading lines, so the document can still be found by what it is about."""
+    headings = (lines[s.start_line - 1].strip() for s in found if s.start_line <= len(lines))
+    text = "\n".join(h for h in headings if h.startswith("#")) or found[0].heading
+    first = found[0]
+    return Chunk(
+        id=chunk_id(doc_path, first.heading_path, ""),
+        doc_path=doc_path,
+        heading=first.heading,
+        heading_path=first.heading_path,
+        anchor=first.anchor,
+        content=text,
+        tokens=count(text),
+        content_hash=content_hash(text),
+        position=0,
+        start_line=first.start_line,
+        end_line=found[-1].end_line,
+    )
 
 
 def _section_pieces(
