@@ -29,9 +29,16 @@ from briefd.recall import engine as recall_engine
 from briefd.recall.engine import RecallRequest, RecallResult
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.governed import governed_first
-from briefd.retrieval.search import SearchRequest, known_scopes, resolve_scopes, search
+from briefd.retrieval.search import (
+    RANKING_VERSION,
+    SearchRequest,
+    known_scopes,
+    resolve_scopes,
+    search,
+)
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
+from briefd.retrieval.text import query_terms
 from briefd.settings import Settings
 from briefd.sources.refs import normalise_paths
 from briefd.sources.scan import scope_of
@@ -161,17 +168,22 @@ class Briefd:
         within ``top_k``. Paths are evidence of their own: those sections lead even when the
         relevance gate finds the query off-topic, as they head a bundle (B1 tier 2)."""
         semantic = None if request.mode == "bm25" else self.semantic
+        wanted = normalise_paths(paths)
         with self.store.read() as conn:
-            result = search(
-                conn,
-                request,
-                self.settings.search,
-                self.settings.default_scopes,
-                semantic,
-                self._speller,
-                self._lexicon,
-            )
-            wanted = normalise_paths(paths)
+            text_mode = (request.query_mode or self.settings.search.query_mode) == "text"
+            if wanted and text_mode and not query_terms(request.query):  # "what breaks here?"
+                scopes = resolve_scopes(conn, request.scopes, self.settings.default_scopes)
+                result = SearchResult(request.query, "bm25", scopes, (), RANKING_VERSION, 0.0)
+            else:
+                result = search(
+                    conn,
+                    request,
+                    self.settings.search,
+                    self.settings.default_scopes,
+                    semantic,
+                    self._speller,
+                    self._lexicon,
+                )
             if not wanted:
                 return result
             return governed_first(conn, result, request, wanted, self.settings.search)

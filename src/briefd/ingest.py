@@ -67,7 +67,7 @@ def index_source(
     deleted = sorted(set(known) - set(current))
     added = tuple(d.path for d in parsed if d.path not in known)
     changed = tuple(d.path for d in parsed if d.path in known and known[d.path] != current[d.path])
-    fingerprint = index_fingerprint(current)
+    fingerprint = index_fingerprint(current, signature)
     outcome = _embed(
         store,
         embedder,
@@ -219,9 +219,10 @@ def parse_signature(settings: Settings) -> str:
     return f"chunker {CHUNKER_VERSION}; tokens {chunking.target_tokens}/{chunking.max_tokens}"
 
 
-def index_fingerprint(hashes: dict[str, str]) -> str:
-    """Hash of every indexed (path, content_hash): changes whenever the knowledge does."""
-    digest = hashlib.sha256()
+def index_fingerprint(hashes: dict[str, str], signature: str = "") -> str:
+    """Hash of every indexed (path, content_hash) and of what chunked them: changes whenever
+    the knowledge, or the sections it is cut into, does."""
+    digest = hashlib.sha256(signature.encode())
     for path in sorted(hashes):
         digest.update(f"{path}\x00{hashes[path]}\n".encode())
     return digest.hexdigest()

@@ -10,6 +10,7 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
+from briefd.bundles.pack import closed_blocks
 from briefd.errors import QueryError
 from briefd.settings import Settings, with_overrides
 from tests.conftest import EXAMPLE, WriteFiles
@@ -338,3 +339,30 @@ def test_a_head_cut_inside_code_closes_its_fence(api: Briefd, write_files: Write
     fences = [line for line in head.content.splitlines() if line.startswith("```")]
     assert fences == ["```python", "```"]
     assert head.content.index("```\n\n[… truncated") > 0
+
+
+def test_closed_blocks_closes_what_a_cut_left_open() -> None:
+    listed = closed_blocks("Steps:\n\n1. ```sh\n   make build\n   make test")
+    assert listed.endswith("\n   make test\n   ```")
+    quoted = closed_blocks("> ~~~~\n> code")
+    assert quoted.endswith("\n> ~~~~")
+    comment = closed_blocks("Intro\n\n<!-- reviewer notes\nstill open")
+    assert comment.endswith("\nstill open\n-->")
+    assert closed_blocks("done\n\n```\nx\n```") == "done\n\n```\nx\n```"
+
+
+def test_rechunking_never_serves_a_bundle_cached_before_it(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    root = write_files({})
+    shutil.copytree(EXAMPLE, root, dirs_exist_ok=True)
+    request = BundleRequest("partial refunds pending settlement", format="json")
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        first = api.compile_bundle(request)
+    small = with_overrides(settings, {"chunking.max_tokens": 100, "chunking.target_tokens": 60})
+    with Briefd(small, embedder=None) as api:
+        assert api.index().rechunked
+        again = api.compile_bundle(request)
+    assert not again.cached and again.bundle_id != first.bundle_id
+    assert max(item.tokens for item in again.items) < max(item.tokens for item in first.items)

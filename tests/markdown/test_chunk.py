@@ -170,3 +170,9 @@ def test_a_document_of_only_headings_is_one_outline_chunk() -> None:
     assert [c.content for c in doc.chunks] == ["# Onboarding wombats\n## Checklist\n## Contacts"]
     assert (doc.chunks[0].start_line, doc.chunks[0].end_line) == (1, 6)
     assert parse_document("projects/a/empty.md", "", "projects/a", "h", count_tokens).chunks == ()
+
+
+def test_an_outline_keeps_setext_headings() -> None:
+    text = "Payments\n====\n\nRefunds\n----\n\nChargebacks\n----\n"
+    doc = parse_document("domain/setext.md", text, "domain", "h", count_tokens)
+    assert [c.content for c in doc.chunks] == ["# Payments\n## Refunds\n## Chargebacks"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
+from briefd.errors import QueryError
 from briefd.retrieval.search import SearchRequest
 from tests.conftest import WriteFiles
 
@@ -183,3 +184,14 @@ def test_hybrid_search_takes_paths_the_same_way(
         ("domain/b.md", "Bug"),
         ("domain/a.md", "Rounding"),
     ]
+
+
+def test_paths_answer_a_query_of_only_common_words(indexed: Briefd) -> None:
+    request = SearchRequest("what is this about?")
+    assert paths_of(indexed, request, ("svc/ledger/balance/x.go",)) == [
+        "conventions/go.md › Layout",
+        "domain/balances.md › Snapshots",
+        "domain/posting.md › Overview",
+    ]
+    with pytest.raises(QueryError, match="only common words"):
+        indexed.search(request)

@@ -6,6 +6,7 @@ longer than the cache rows themselves."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import sqlite3
@@ -86,6 +87,7 @@ def cache_key(
     return CacheKey(_sha256({"request": request_key, **state}), request_key)
 
 
+@functools.lru_cache(maxsize=16)
 def settings_digest(settings: Settings) -> str:
     """The settings that shape a bundle's content: search and bundles (not cache sizes)."""
     shaping = {

@@ -23,6 +23,7 @@ from briefd.bundles.render import (
     truncation_marker,
 )
 from briefd.markdown.parse import parse_structure
+from briefd.markdown.wrap import continuation
 from briefd.settings import BundleSettings
 from briefd.tokens import count_tokens, head_tokens
 
@@ -189,7 +190,7 @@ def _head(c: Candidate, limit: int, count: Counter) -> tuple[str, int]:
         cut = head.rfind("\n")
         if cut > len(head) // 2:
             head = head[:cut]
-        head = closed_fences(head.rstrip())
+        head = closed_blocks(head.rstrip())
         content = head + truncation_marker(c, count(head), total)
         tokens = count(section_text(c, content))
         if tokens <= limit:
@@ -198,15 +199,17 @@ def _head(c: Candidate, limit: int, count: Counter) -> tuple[str, int]:
     return "", 0
 
 
-def closed_fences(text: str) -> str:
-    """``text`` with the fenced code blocks a cut left open closed again (innermost last), so
-    the marker and the sections after it are not read as code."""
+def closed_blocks(text: str) -> str:
+    """``text`` with the fenced code and HTML blocks (comments, ``<pre>``…) a cut left open
+    closed again, innermost first, so the marker and the sections after it are not read as
+    code or hidden in a comment."""
     lines = text.split("\n")
-    for fence in reversed(parse_structure(text).fences):
-        if not fence.closed:
-            opening = lines[fence.start - 1]
-            indent = opening[: len(opening) - len(opening.lstrip(" >"))]
-            text += f"\n{indent}{fence.markup}"
+    structure = parse_structure(text)
+    open_blocks = [(f.start, f.markup) for f in structure.fences if not f.closed]
+    open_blocks += [(h.start, h.closer) for h in structure.html if not h.closed]
+    for start, closer in sorted(open_blocks, reverse=True):
+        opening = continuation(lines[start - 1])
+        text += f"\n{opening[: len(opening) - len(opening.lstrip(' >'))]}{closer}"
     return text
 
 

@@ -31,7 +31,7 @@ TokenCounter = Callable[[str], int]
 
 # Bump when the same file can come out as other chunks (parsing or chunking rules): an index
 # built by another version re-chunks every document on its next run (``briefd.ingest``).
-CHUNKER_VERSION = "3"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk
+CHUNKER_VERSION = "4"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,17 +125,16 @@ def chunk_document(
                 )
             )
     if not chunks and structure.headings:
-        return (_outline(doc_path, found, lines, count),)
+        return (_outline(doc_path, found, structure, count),)
     return tuple(chunks)
 
 
 def _outline(
-    doc_path: str, found: Sequence[Section], lines: Sequence[str], count: TokenCounter
+    doc_path: str, found: Sequence[Section], structure: Structure, count: TokenCounter
 ) -> Chunk:
     """The one chunk of a document that has headings and no text under any of them (a stub):
-    its heading lines, so the document can still be found by what it is about."""
-    headings = (lines[s.start_line - 1].strip() for s in found if s.start_line <= len(lines))
-    text = "\n".join(h for h in headings if h.startswith("#")) or found[0].heading
+    its headings as an outline, so the document can still be found by what it is about."""
+    text = "\n".join(f"{'#' * h.level} {h.text}" for h in structure.headings)
     first = found[0]
     return Chunk(
         id=chunk_id(doc_path, first.heading_path, ""),

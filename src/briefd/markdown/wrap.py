@@ -133,7 +133,7 @@ def is_blank(line: str) -> bool:
 def _fence_wrap(
     fence: Fence, lines: Sequence[str], end: int, count: Callable[[str], int], target: int
 ) -> Wrap:
-    opener = _continuation(lines[fence.start - 1]).rstrip()
+    opener = continuation(lines[fence.start - 1]).rstrip()
     at = opener.find(fence.markup)
     tail = opener[:at] + fence.markup
     head = opener if count(opener) + count(tail) + 2 <= target // 4 else tail  # huge info string
@@ -144,7 +144,7 @@ def _fence_wrap(
 def _html_wrap(
     block: HtmlBlock, lines: Sequence[str], end: int, count: Callable[[str], int]
 ) -> Wrap:
-    opener = _continuation(lines[block.start - 1])
+    opener = continuation(lines[block.start - 1])
     prefix = opener[: opener.find("<")]
     lines_added = (prefix + block.opener, prefix + block.closer, prefix)
     return _enclosing(
@@ -184,7 +184,7 @@ def _table_wrap(
     """None for a table without rows to cut between, or whose header is too big to repeat."""
     if end < start + 2:
         return None
-    head = _continuation(lines[start - 1]) + "\n" + lines[start]
+    head = continuation(lines[start - 1]) + "\n" + lines[start]
     head_tokens = count(head) + 1
     if head_tokens > target // 4:
         return None
@@ -193,7 +193,7 @@ def _table_wrap(
     return Wrap(start, end, start + 2, head, "", "", True, head_tokens, 0, (first, *rows))
 
 
-def _continuation(line: str) -> str:
+def continuation(line: str) -> str:
     """``line`` with the list markers in its container prefix (``- ``, ``1. ``, ``> * ``) turned
     into spaces: it continues the list item instead of starting a new one."""
     found = _CONTAINER.match(line)

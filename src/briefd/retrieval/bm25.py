@@ -4,7 +4,10 @@ FTS5 finds every row that matches any query term and runs ``bm25()`` on each bef
 sort, ~20 ms for a long query on a 60K-chunk index. Here each query token costs one blob read
 and a few array operations over the chunks that contain it, and the score is the same number
 FTS5 returns (same IDF, average length, k1 = 1.2, b = 0.75, per-column weights), so the
-rankings agree; ``tests/retrieval/test_bm25.py`` compares both on every golden query.
+rankings agree; ``tests/retrieval/test_bm25.py`` compares both on every golden query. One
+difference in the last bit: FTS5 adds a column weight once per occurrence, this multiplies
+(``count × weight``); with weights that are not exact binary fractions (1.7) two sections can
+tie here that FTS5 separates by one rounding step, and the tie goes to the chunk id.
 
 Free-text queries take this path; a word FTS5 reads as a phrase ("snake_case") has its share
 of the score from a one-phrase FTS5 query. ``--query-mode advanced`` (phrases, prefixes,
