@@ -196,3 +196,13 @@ def test_a_reader_sees_another_writers_changes_through_the_postings(
         second = reader.search(query)
         assert "postings" in second.sql[0]
         assert second.hits[0].doc_path == "domain/quokka.md"
+
+
+def test_ties_at_the_cut_go_to_the_chunk_id(api: Briefd, write_files: WriteFiles) -> None:
+    same = "# Wombat\n\nA wombat note.\n"
+    write_files({f"domain/w{n:02d}.md": same for n in range(90)})  # more than the depth
+    api.index()
+    request = SearchRequest("wombat note", mode="bm25", top_k=3, related=0)
+    with api.store.read() as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id LIMIT 3")]
+    assert [h.chunk_id for h in api.search(request).hits] == ids

@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from briefd.retrieval.lexical import TIE_SLACK, FieldWeights
+from briefd.retrieval.lexical import FieldWeights
 from briefd.store import postings
 
 K1, B = 1.2, 0.75  # FTS5's constants
 TOKEN_CACHE = 50_000
+MAX_TIED = 2_000
 
 Floats = npt.NDArray[np.float64]
 Positions = npt.NDArray[np.signedinteger[Any]]
@@ -201,9 +202,13 @@ def _phrase(
 def _best(
     conn: sqlite3.Connection, index: PostingsIndex, score: Floats, found: Positions, limit: int
 ) -> list[tuple[int, float]]:
-    wanted = limit + TIE_SLACK
-    if len(found) > wanted:
-        found = found[np.argpartition(-score[found], wanted - 1)[:wanted]]
+    """The best ``limit`` of ``found``, ties at the cut decided by chunk id: every chunk that
+    scores at least the ``limit``-th best is read (up to ``MAX_TIED``), not an arbitrary few."""
+    if len(found) > limit:
+        cut = np.partition(-score[found], limit - 1)[limit - 1]
+        found = found[-score[found] <= cut]
+        if len(found) > MAX_TIED:  # thousands of identical sections: rowid order decides
+            found = found[np.lexsort((index.rows[found], -score[found]))[:MAX_TIED]]
     rowids = index.rows[found].tolist()
     if not rowids:
         return []
