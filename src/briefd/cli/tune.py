@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from briefd.cli.eval_cmd import open_beir, open_golden
-from briefd.cli.output import console, errors, reported_errors
+from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import EvalError
 from briefd.eval.run import beir_cases, golden_cases
 from briefd.eval.tune import FoldScores, TuneResult, tune
@@ -28,6 +28,9 @@ def tune_command(
     trials: int = typer.Option(50, "--trials", help="Random configurations to try."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same trials)."),
     output: Path = typer.Option(Path("best.json"), "--output", help="Where to write the result."),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print the written file (settings and fold scores) as JSON."
+    ),
 ) -> None:
     """Tune fusion weights, field weights, candidate depth and gate margins on an eval set
     (hybrid search; nothing is re-embedded), reporting a tune fold and a holdout fold."""
@@ -56,7 +59,10 @@ def tune_command(
         with api:
             result = tune(api, cases, unit, objective, trials, seed, progress)  # type: ignore[arg-type]
         output.write_text(json.dumps(result.as_config(), indent=2) + "\n", encoding="utf-8")
-    _print(result, output)
+    if json_output:
+        print_json({**result.as_config(), "output": str(output)})
+    else:
+        _print(result, output)
 
 
 def _print(result: TuneResult, output: Path) -> None:
@@ -74,4 +80,7 @@ def _print(result: TuneResult, output: Path) -> None:
     console.print(table)
     if not result.knobs:
         console.print("No trial beat the current settings; the file keeps them.", markup=False)
-    console.print(f"wrote {output}; use it with `briefd search --config {output}`", markup=False)
+    console.print(
+        f"wrote {output}; use it with `briefd search|bundle|serve|eval --config {output}`",
+        markup=False,
+    )
