@@ -7,7 +7,7 @@ from briefd.errors import QueryError, ScopeError
 from briefd.retrieval.fusion import RankedList, rrf
 from briefd.retrieval.lexical import FieldWeights, build_match, common_terms, search_sql
 from briefd.retrieval.search import SearchRequest
-from briefd.retrieval.text import query_terms
+from briefd.retrieval.text import MAX_QUERY_TERMS, query_terms
 from briefd.settings import Settings
 from briefd.tokens import count_tokens
 from tests.conftest import WriteFiles
@@ -215,3 +215,10 @@ def test_a_full_all_terms_list_skips_the_any_term_query_without_changing_the_ran
     assert [h.chunk_id for h in fast.hits] == [h.chunk_id for h in slow.hits]
     assert all(h.explain and h.explain.any_rank is None for h in fast.hits)
     assert all(h.explain and h.explain.any_rank is not None for h in slow.hits)
+
+
+def test_a_pasted_page_is_searched_by_its_first_words(indexed: Briefd) -> None:
+    filler = " ".join(f"zz{n:05d}x" for n in range(5000))
+    result = indexed.search(SearchRequest(f"Visa reattempts {filler}", mode="bm25"))
+    assert result.hits[0].heading == "Scheme limits"
+    assert len(query_terms(filler)) == MAX_QUERY_TERMS

@@ -34,7 +34,11 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(w.lower() for w in _WORD.findall(fold(query))))
 
 
+MAX_QUERY_TERMS = 256  # a pasted page is searched by its first 256 distinct words
+
+
 def query_terms(query: str) -> list[str]:
-    """The words of a free-text query that say what it is about: stop words dropped. Empty
-    for a query of only stop words ("what is it"), which matches everything and nothing."""
-    return [w for w in query_words(query) if w not in STOP_WORDS]
+    """The words of a free-text query that say what it is about: stop words dropped, at most
+    ``MAX_QUERY_TERMS``. Empty for a query of only stop words ("what is it"), which matches
+    everything and nothing."""
+    return [w for w in query_words(query) if w not in STOP_WORDS][:MAX_QUERY_TERMS]

@@ -241,7 +241,10 @@ def _read(
 
 def read(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, tuple[Rows, Freqs]]:
     """Stored postings of these tokens (absent tokens are left out)."""
-    return dict(_read(conn, terms)) if terms else {}
+    found: dict[str, tuple[Rows, Freqs]] = {}
+    for start in range(0, len(terms), _BATCH):  # a pasted page of text: SQLite's variable cap
+        found.update(_read(conn, terms[start : start + _BATCH]))
+    return found
 
 
 def _chunk_scopes(conn: sqlite3.Connection) -> tuple[Rows, npt.NDArray[np.uint16], tuple[str, ...]]:
