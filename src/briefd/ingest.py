@@ -86,7 +86,7 @@ def index_source(
         for number, doc in enumerate(parsed, start=1):
             docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]), delta)
             progress("write", number, len(parsed))
-        postings.apply(conn, delta)
+        postings.apply(conn, delta, progress)
         docs_table.set_meta(conn, "parse", signature)
         if history is not None:
             docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})

@@ -162,8 +162,11 @@ def test_postings_out_of_step_fall_back_to_fts5_until_the_next_index(
 
 
 def test_rebuild_and_migration_fill_the_postings(settings: Settings, api: Briefd) -> None:
-    api.index(EXAMPLE, rebuild=True)
+    seen: list[tuple[str, int, int]] = []
+    api.index(EXAMPLE, rebuild=True, progress=lambda *step: seen.append(step))
     conn = api.store.conn
+    terms = conn.execute("SELECT count(*) FROM postings").fetchone()[0]
+    assert ("postings", terms, terms) == [s for s in seen if s[0] == "postings"][-1]
     assert _dump(conn) == _rebuilt(conn)
     assert next(m for m in MIGRATIONS if m.name == "m014_bm25_postings").after is not None
     chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 
@@ -29,6 +29,13 @@ import numpy.typing as npt
 
 from briefd.retrieval.text import fold
 from briefd.store.changes import TEXT_SQL, Delta
+
+Progress = Callable[[str, int, int], None]
+
+
+def _quiet(stage: str, done: int, total: int) -> None:
+    return None
+
 
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # chunks_fts's tokenize= (m002)
 COLUMNS = ("title", "heading_path", "content")
@@ -49,36 +56,41 @@ class Coverage:
     scopes: tuple[str, ...]
 
 
-def apply(conn: sqlite3.Connection, delta: Delta) -> None:
-    """Bring the postings up to date with the chunks after an index run (same transaction)."""
+def apply(conn: sqlite3.Connection, delta: Delta, progress: Progress = _quiet) -> None:
+    """Bring the postings up to date with the chunks after an index run (same transaction);
+    a full build reports ``progress("postings", terms done, terms)``."""
     if delta.empty() and _state_matches(conn):
         return
     current = load_coverage(conn)
     touched = len(delta.removed) + len(delta.added)
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     if delta.full or current is None or touched > FULL_BUILD_SHARE * max(total, 1):
-        rebuild(conn)
+        rebuild(conn, progress)
         return
     expected = len(current.rows) - len(set(delta.removed) & set(current.rows.tolist()))
     if expected + len(delta.added) != total:  # the postings had drifted: start over
-        rebuild(conn)
+        rebuild(conn, progress)
         return
     _update(conn, current, delta)
 
 
-def rebuild(conn: sqlite3.Connection) -> None:
+def rebuild(conn: sqlite3.Connection, progress: Progress = _quiet) -> None:
     """Every posting from the live FTS5 index (a migration, a --rebuild, a large run)."""
     conn.execute("DELETE FROM postings")
     rows, scope_codes, scopes = _chunk_scopes(conn)
     lengths = np.zeros(len(rows), dtype=np.int64)
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.briefd_fts_instances "
-        "USING fts5vocab(main, chunks_fts, instance)"
-    )
-    instances = conn.execute(_GROUPED_SQL.format(table="temp.briefd_fts_instances"))
-    for term, docs, freqs in _by_term(instances):
+    for kind in ("instance", "row"):
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.briefd_fts_{kind} "
+            f"USING fts5vocab(main, chunks_fts, {kind})"
+        )
+    terms = conn.execute("SELECT count(*) FROM temp.briefd_fts_row").fetchone()[0]
+    instances = conn.execute(_GROUPED_SQL.format(table="temp.briefd_fts_instance"))
+    for done, (term, docs, freqs) in enumerate(_by_term(instances), start=1):
         lengths[np.searchsorted(rows, docs)] += freqs.sum(axis=1, dtype=np.int64)
         _write(conn, term, docs, freqs)
+        if done % 1000 == 0 or done == terms:
+            progress("postings", done, terms)
     _save_coverage(conn, Coverage(rows, lengths.astype(np.int32), scope_codes, scopes))
 
 
