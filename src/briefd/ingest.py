@@ -137,7 +137,11 @@ def _read_changed(
     mtimes: dict[str, float] = {}
     for number, file in enumerate(files, start=1):
         progress("scan", number, len(files))
-        raw = file.abs_path.read_bytes()
+        try:
+            raw = file.abs_path.read_bytes()
+        except OSError as exc:  # removed or unreadable since the scan
+            skipped.append(SkippedFile(file.path, f"cannot read it ({exc.strerror or exc})"))
+            continue
         digest = hashlib.sha256(raw).hexdigest()
         if known.get(file.path) == digest:
             current[file.path] = digest

@@ -13,6 +13,7 @@ from briefd.bundles import BundleRequest
 from briefd.bundles.pack import closed_blocks
 from briefd.errors import QueryError
 from briefd.settings import Settings, with_overrides
+from briefd.tokens import count_tokens
 from tests.conftest import EXAMPLE, WriteFiles
 
 REFUNDS_CODE = "services/payment-gateway/internal/refunds/partial.go"
@@ -366,3 +367,9 @@ def test_rechunking_never_serves_a_bundle_cached_before_it(
         again = api.compile_bundle(request)
     assert not again.cached and again.bundle_id != first.bundle_id
     assert max(item.tokens for item in again.items) < max(item.tokens for item in first.items)
+
+
+def test_a_long_unbroken_run_is_counted_in_slices() -> None:
+    run = "═" * 200_000  # BPE is quadratic in a piece: whole, this took minutes
+    assert count_tokens(run) == 100_000
+    assert count_tokens("refund policy for card payments") == 5  # exact as before

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -263,3 +264,19 @@ def test_a_stub_document_can_be_found(api: Briefd, write_files: WriteFiles) -> N
     hits = api.search(SearchRequest("wombats checklist", scopes=("all",))).hits
     assert [h.doc_path for h in hits] == ["domain/wombats.md"]
     assert [s.chunks for s in api.scopes()] == [1]
+
+
+def test_awkward_files_are_skipped_with_reasons(api: Briefd, write_files: WriteFiles) -> None:
+    root = write_files({"domain/good.md": "# Good\n\nRefund policy.\n"})
+    (root / "domain" / "l1.md").symlink_to("l2.md")
+    (root / "domain" / "l2.md").symlink_to("l1.md")
+    os.mkfifo(root / "domain" / "pipe.md")
+    latin1 = os.open(os.fsencode(root / "domain") + b"/caf\xe9.md", os.O_CREAT | os.O_WRONLY)
+    os.write(latin1, b"# Cafe\n")  # a file name that is not UTF-8
+    os.close(latin1)
+    report = api.index()
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert reasons["domain/l1.md"] == reasons["domain/l2.md"] == "symbolic link loop; not served"
+    assert reasons["domain/pipe.md"].startswith("not a regular file")
+    assert reasons["domain/caf\ufffd.md"].startswith("its name is not valid UTF-8")
+    assert report.documents == 1

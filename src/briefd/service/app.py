@@ -126,9 +126,9 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
         await anyio.sleep(state.config.flush_seconds)
         try:
             await anyio.to_thread.run_sync(state.flush)
-        except errors.BriefdError as exc:  # keep serving; the next flush tries again
+            await anyio.to_thread.run_sync(lambda: state.locked(refresh))
+        except Exception as exc:  # keep serving (a full disk, a busy index): try again later
             log.warning("could not save counters and the query log: %s", exc)
-        await anyio.to_thread.run_sync(lambda: state.locked(refresh))
 
 
 def _refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:

@@ -62,11 +62,15 @@ def scan(
             rel = rel_dir + name
             if not included.match_file(rel) or excluded.match_file(rel) or _ignored(ignores, rel):
                 continue
-            reason = _skip_reason(rel, Path(dirpath) / name, max_bytes, real_root)
-            if reason:
-                skipped.append(SkippedFile(rel, reason))
+            try:
+                reason = _skip_reason(rel, Path(dirpath) / name, max_bytes, real_root)
+                stat = (Path(dirpath) / name).stat() if reason is None else None
+            except (OSError, RuntimeError) as exc:  # a symlink loop, a file gone meanwhile
+                reason, stat = f"cannot read it ({exc.__class__.__name__}: {exc})", None
+            if reason or stat is None:
+                shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                skipped.append(SkippedFile(shown, reason or "cannot read it"))
                 continue
-            stat = (Path(dirpath) / name).stat()
             files.append(SourceFile(rel, Path(dirpath) / name, stat.st_size, stat.st_mtime))
     files.sort(key=lambda f: f.path)
     return files, skipped
@@ -82,12 +86,21 @@ OUTSIDE_SOURCE = "symbolic link to a file outside the knowledge source; not serv
 def _skip_reason(rel: str, path: Path, max_bytes: int, real_root: Path) -> str | None:
     if scope_of(rel) is None:
         return OUTSIDE_SCOPES
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its name is not valid UTF-8 text; rename the file"
     if path.is_symlink():
-        target = path.resolve()
+        try:
+            target = path.resolve()
+        except RuntimeError:
+            return "symbolic link loop; not served"
         if not target.is_file():
             return "broken symbolic link"
         if not target.is_relative_to(real_root):
             return OUTSIDE_SOURCE
+    if not path.is_file():
+        return "not a regular file (a pipe, socket or device); not served"
     size = path.stat().st_size
     if size > max_bytes:
         return f"larger than index.max_file_bytes ({size} > {max_bytes} bytes)"

@@ -105,11 +105,17 @@ class Store:
                 yield self.conn
                 self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise StoreError(_describe(self.path, exc)) from None
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
+
+    def _rollback(self) -> None:
+        """Roll back unless SQLite already has (a full disk or I/O error ends the
+        transaction itself, and a second ROLLBACK would hide the real error)."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     @contextmanager
     def _pragmas(self, wait_ms: int | None, durable: bool) -> Iterator[None]:
@@ -133,7 +139,8 @@ class Store:
             try:
                 yield self.conn
             finally:
-                self.conn.execute("COMMIT")
+                if self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
 
 
 def _statements(sql: str) -> list[str]:
