@@ -16,7 +16,13 @@ from briefd.bundles.cache import manifest as bundle_manifest
 from briefd.bundles.cache import prune as prune_bundles
 from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
-from briefd.errors import NotFoundError, QueryError, SourceError, StoreError
+from briefd.errors import (
+    ForeignDatabaseError,
+    NotFoundError,
+    QueryError,
+    SourceError,
+    StoreError,
+)
 from briefd.graph import suggest
 from briefd.graph.resolve import Catalog, findings
 from briefd.graph.suggest import LinkSuggestion
@@ -44,7 +50,7 @@ from briefd.sources.refs import normalise_paths
 from briefd.sources.scan import scope_of
 from briefd.store import activity
 from briefd.store import documents as docs_table
-from briefd.store.db import Store
+from briefd.store.db import Store, is_briefd_or_sqlite
 from briefd.sync.history import document_history
 from briefd.sync.runner import SyncRunner, run_sync
 from briefd.sync.runner import status as sync_status
@@ -141,14 +147,27 @@ class Briefd:
             prune_bundles(conn, fingerprint, self.settings.bundles.manifest_days)
 
     def _open_for_writing(self, rebuild: bool) -> Store:
+        """The index to write; with ``rebuild``, an SQLite file that is damaged inside is
+        replaced (a file that is not SQLite, or another application's database, never is)."""
+        db = self.settings.db
         try:
-            return Store.open(self.settings.db, create=True)
+            store = Store.open(db, create=True)
+        except ForeignDatabaseError:
+            raise
         except StoreError:
-            if not rebuild:
+            if not rebuild or not is_briefd_or_sqlite(db):
                 raise
+            return self._start_over(db)
+        if rebuild and not store.healthy():
+            store.close()
+            return self._start_over(db)
+        return store
+
+    @staticmethod
+    def _start_over(db: Path) -> Store:
         for suffix in ("", "-wal", "-shm"):  # unusable file: --rebuild starts over
-            Path(str(self.settings.db) + suffix).unlink(missing_ok=True)
-        return Store.open(self.settings.db, create=True)
+            Path(str(db) + suffix).unlink(missing_ok=True)
+        return Store.open(db, create=True)
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ into an ``isError`` result.
     ├── SourceError          the knowledge source cannot be read (missing dir, bad git remote)
     ├── IndexNotFoundError   there is no index yet: run ``briefd index``
     ├── StoreError           the SQLite file is unusable (corrupt, newer schema, disk full)
+    │   └── ForeignDatabaseError  the file is not a briefd index (never altered or deleted)
     ├── QueryError           a search request is malformed (bad FTS5 syntax in advanced mode)
     │   └── ScopeError       a requested scope does not exist
     ├── NotFoundError        a requested document does not exist (or is outside the scopes)
@@ -40,6 +41,10 @@ class IndexNotFoundError(BriefdError):
 
 class StoreError(BriefdError):
     """The index database cannot be used."""
+
+
+class ForeignDatabaseError(StoreError):
+    """The index path names another application's database or a non-SQLite file."""
 
 
 class QueryError(BriefdError):

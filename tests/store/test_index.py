@@ -280,3 +280,36 @@ def test_awkward_files_are_skipped_with_reasons(api: Briefd, write_files: WriteF
     assert reasons["domain/pipe.md"].startswith("not a regular file")
     assert reasons["domain/caf\ufffd.md"].startswith("its name is not valid UTF-8")
     assert report.documents == 1
+
+
+def test_a_file_that_is_not_an_index_is_never_altered(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    write_files(FILES)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# My notes\n\nKeep me.\n")
+    with pytest.raises(StoreError, match="not an SQLite file, so not a briefd index"):
+        Briefd(with_overrides(settings, {"db": str(notes)})).index(rebuild=True)
+    assert notes.read_text() == "# My notes\n\nKeep me.\n"
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE orders (id INTEGER)")
+    with pytest.raises(StoreError, match="database of another application"):
+        Briefd(with_overrides(settings, {"db": str(other)})).index(rebuild=True)
+    with sqlite3.connect(other) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master")]
+    assert tables == ["orders"]
+
+
+def test_rebuild_replaces_an_index_damaged_inside(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    write_files(FILES)
+    with Briefd(settings) as api:
+        api.index()
+    with settings.db.open("r+b") as db:  # a page in the middle overwritten
+        db.seek(4096 * 3)
+        db.write(os.urandom(4096))
+    with Briefd(settings) as api:
+        assert api.index(rebuild=True).documents == 3
+        assert api.search(SearchRequest("soft declines", scopes=("all",))).hits

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,5 +48,7 @@ def reported_errors() -> Iterator[None]:
         yield
     except BriefdError as exc:
         fail(str(exc))
+    except sqlite3.DatabaseError as exc:  # damage found past the open: a page, an index
+        fail(f"the index is damaged ({exc}); rebuild it with `briefd index --rebuild`")
     except KeyboardInterrupt:
         fail("interrupted", code=130)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from briefd.errors import IndexNotFoundError, StoreError
+from briefd.errors import ForeignDatabaseError, IndexNotFoundError, StoreError
 from briefd.retrieval.text import fold
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
 
@@ -51,6 +51,7 @@ class Store:
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
+            store._refuse_foreign()
             store._migrate()
         except sqlite3.DatabaseError as exc:
             conn.close()
@@ -59,6 +60,24 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+
+    def healthy(self) -> bool:
+        """SQLite's quick check finds no damage (seconds for a large index: --rebuild only)."""
+        try:
+            rows = self.conn.execute("PRAGMA quick_check").fetchall()
+        except sqlite3.DatabaseError:
+            return False
+        return [tuple(r) for r in rows] == [("ok",)]
+
+    def _refuse_foreign(self) -> None:
+        """Never add briefd's tables to another application's database (a wrong --db)."""
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if version == 0 and tables:
+            raise ForeignDatabaseError(
+                f"{self.path} is an SQLite database of another application, not a briefd "
+                "index; point --db (or 'db:' in briefd.yaml) at a briefd index or a new file"
+            )
 
     def _migrate(self) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -156,10 +175,32 @@ def _statements(sql: str) -> list[str]:
     return statements
 
 
+INDEX_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def is_briefd_or_sqlite(path: Path) -> bool:
+    """--rebuild may replace the file: it is gone or empty, an SQLite database (maybe damaged
+    inside), or named like an index (``.db``…: a damaged one may have lost its header).
+    Anything else (a README passed as --db) is never deleted."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(16)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return head in (b"", b"SQLite format 3\x00") or path.suffix.lower() in INDEX_SUFFIXES
+
+
 def _describe(path: Path, exc: sqlite3.Error) -> str:
     message = str(exc)
     if "disk is full" in message or "disk I/O" in message:
         return f"cannot write index {path}: {message}; free disk space and run the command again"
+    if "not a database" in message and not is_briefd_or_sqlite(path):
+        return (
+            f"{path} is not an SQLite file, so not a briefd index (it is left as it is); point "
+            "--db (or 'db:' in briefd.yaml) at a briefd index or a new file"
+        )
     if "not a database" in message or "malformed" in message:
         return (
             f"{path} is not a usable briefd index ({message}); "
