@@ -58,7 +58,7 @@ def test_bad_value_names_key_and_form(tmp_path: Path, monkeypatch: pytest.Monkey
         load_settings(None, env={"BRIEFD_SEARCH__TOP_K": "many"})
     assert str(caught.value) == (
         "environment variable BRIEFD_SEARCH__TOP_K: search.top_k: "
-        "expected a whole number ≥ 0, got 'many'"
+        "expected a whole number ≥ 1, got 'many'"
     )
 
 
@@ -109,3 +109,17 @@ def test_off_turns_an_optional_setting_off(tmp_path: Path, word: str) -> None:
 def test_off_is_still_refused_where_a_value_is_required(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"search\.mode: expected"):
         load_settings(env={"BRIEFD_SEARCH__MODE": "off"})
+
+
+def test_zero_where_it_would_quietly_do_nothing_is_refused(tmp_path: Path) -> None:
+    for key in ("EMBEDDINGS__BATCH_SIZE", "BUNDLES__CANDIDATES", "SEARCH__TOP_K"):
+        with pytest.raises(ConfigError, match=r"expected a whole number ≥ 1, got 0"):
+            load_settings(env={f"BRIEFD_{key}": "0"})
+    assert load_settings(env={"BRIEFD_SEARCH__RELATED": "0"}).search.related == 0
+
+
+def test_a_config_file_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    config = tmp_path / "briefd.yaml"
+    config.write_bytes(b"search:\n  top_k: 5  # caf\xe9\n")
+    with pytest.raises(ConfigError, match="not UTF-8 text; save it as UTF-8"):
+        load_settings(config=config, env={})

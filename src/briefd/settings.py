@@ -274,6 +274,8 @@ def _read_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text; save it as UTF-8") from None
     try:
         data = yaml.safe_load(text) if text.strip() else {}
     except yaml.YAMLError as exc:
@@ -417,9 +419,23 @@ def _to_tuple(value: Any, key: str, origin: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+# whole numbers where 0 would quietly do nothing (embed nothing, rank nothing)
+_AT_LEAST_ONE = frozenset(
+    {
+        "embeddings.batch_size",
+        "bundles.candidates",
+        "search.top_k",
+        "search.candidates",
+        "search.vector_candidates",
+        "recall.top_k",
+    }
+)
+
+
 def _to_int(value: Any, key: str, origin: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(f"{origin}: {key}: expected a whole number ≥ 0, got {value!r}")
+    least = 1 if key in _AT_LEAST_ONE else 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ConfigError(f"{origin}: {key}: expected a whole number ≥ {least}, got {value!r}")
     return value
 
 

@@ -134,6 +134,9 @@ def _sync(api: Briefd) -> SyncReport:
             report = api.index(source=source.root)
         except BriefdError as exc:
             error = str(exc)
+        except Exception as exc:  # a bug must still be reported, and the last index served
+            log.exception("sync failed")
+            error = f"sync failed unexpectedly ({exc.__class__.__name__}: {exc}); see the log"
     refresh = _refresh_proposals(api)
     result = SyncReport(
         source=label,
