@@ -208,4 +208,9 @@ def _describe(path: Path, exc: sqlite3.Error) -> str:
         )
     if "locked" in message or "busy" in message:
         return f"index {path} is busy ({message}); another briefd is writing, try again"
+    if "unable to open" in message or "readonly" in message or "read-only" in message:
+        return (
+            f"cannot open or write the index {path} ({message}); check that its directory "
+            "exists and is writable by you, or pass --db (or 'db:' in briefd.yaml) elsewhere"
+        )
     return f"index {path}: {message}"
