@@ -116,7 +116,7 @@ def test_bad_config_value_message(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert (
         result.stderr
-        == "error: briefd.yaml: search.top_k: expected a whole number ≥ 0, got 'lots'\n"
+        == "error: briefd.yaml: search.top_k: expected a whole number ≥ 1, got 'lots'\n"
     )
 
 
