@@ -74,6 +74,7 @@ def test_sync_command_fails_with_one_line_and_keeps_the_index(
     assert error[0].startswith(
         "error: sync failed, the previous index is still served: git fetch failed: fatal: "
     )
+    assert result.stdout.startswith(f"Sync failed for {remote.url} (clone")
     search = run(tmp_path, remote, "search", "soft decline", "--json")
     assert json.loads(search.stdout)["hits"][0]["doc_path"] == "domain/retry.md"
 

@@ -37,7 +37,8 @@ def sync_command(
 
 def print_sync(report: SyncReport) -> None:
     where = f"{report.source} ({report.kind}" + (f", {report.branch})" if report.branch else ")")
-    console.print(f"Synced {where} in {report.seconds:.2f}s", markup=False)
+    verb = "Sync failed for" if report.error else "Synced"
+    console.print(f"{verb} {where} in {report.seconds:.2f}s", markup=False)
     if report.commit or report.previous_commit:
         before = (report.previous_commit or "none")[:12]
         after = (report.commit or "none")[:12]
