@@ -35,14 +35,14 @@ from corpus import Sample, write_tree
 import briefd.tokens
 from briefd.api import Briefd
 from briefd.embeddings.base import Embedder, normalise
+from briefd.markdown.passages import passage_text
 from briefd.store.db import Store
 from briefd.store.migrations import SCHEMA_VERSION
 from briefd.vectors import store as vector_store
-from briefd.vectors.passages import passage_text
 
 BUILD_VERSION = 2  # bump when the way the replica is made changes
 # Source files that decide chunks and passage hashes: a change rebuilds the replica.
-CHUNKING_SOURCES = ("markdown", "tokens.py", "vectors/passages.py", "store/migrations.py")
+CHUNKING_SOURCES = ("markdown", "tokens.py", "markdown/passages.py", "store/migrations.py")
 
 
 def sample_home(sample: Sample) -> Path:

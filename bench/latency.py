@@ -24,8 +24,9 @@ from common import TimedEmbedder, rss_mb, settings_for, summary
 from briefd.api import Briefd
 from briefd.embeddings.registry import create_embedder
 from briefd.retrieval.lexical import FieldWeights, build_match, common_terms, run_match
-from briefd.retrieval.search import SearchRequest, resolve_scopes
-from briefd.retrieval.text import query_terms
+from briefd.retrieval.search import SearchRequest
+from briefd.store.scopes import resolve_scopes
+from briefd.text import query_terms
 
 MODES = ("hybrid", "bm25", "vector")
 # (file suffix, function) → label: where a query's time goes, from cProfile cumulative times.
@@ -37,7 +38,7 @@ BREAKDOWN = {
     ("vectors/index.py", "top"): "vector top-k",
     ("vectors/index.py", "cosines"): "candidate cosines",
     ("retrieval/semantic.py", "index"): "vector index check",
-    ("retrieval/search.py", "resolve_scopes"): "resolve scopes",
+    ("store/scopes.py", "resolve_scopes"): "resolve scopes",
     ("retrieval/fusion.py", "score_fusion"): "fusion",
     ("retrieval/search.py", "_hydrate"): "hydrate rows",
     ("retrieval/search.py", "_related"): "related links",

@@ -35,27 +35,22 @@ from briefd.recall import engine as recall_engine
 from briefd.recall.engine import RecallRequest, RecallResult
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.governed import governed_first
-from briefd.retrieval.search import (
-    RANKING_VERSION,
-    SearchRequest,
-    known_scopes,
-    resolve_scopes,
-    search,
-)
+from briefd.retrieval.search import RANKING_VERSION, SearchRequest, search
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
-from briefd.retrieval.text import query_terms
 from briefd.settings import Settings
 from briefd.sources.refs import normalise_paths
 from briefd.sources.scan import scope_of
 from briefd.store import activity
 from briefd.store import documents as docs_table
 from briefd.store.db import Store, is_briefd_or_sqlite
+from briefd.store.scopes import known_scopes, resolve_scopes
 from briefd.sync.history import document_history
 from briefd.sync.runner import SyncRunner, run_sync
 from briefd.sync.runner import status as sync_status
 from briefd.sync.source import open_clone
 from briefd.sync.state import SyncReport, SyncStatus
+from briefd.text import query_terms
 
 
 class _Unset:

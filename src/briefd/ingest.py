@@ -22,7 +22,9 @@ from briefd.errors import EmbeddingError
 from briefd.graph.resolve import Catalog, resolve
 from briefd.markdown.chunk import CHUNKER_VERSION
 from briefd.markdown.document import parse_document
+from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
+from briefd.retrieval import calibration
 from briefd.settings import Settings
 from briefd.sources.scan import SourceFile, scan, scope_of
 from briefd.store import documents as docs_table
@@ -31,10 +33,8 @@ from briefd.store.changes import Delta
 from briefd.store.db import Store
 from briefd.sync.history import Change
 from briefd.tokens import count_tokens
-from briefd.vectors import calibration
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
-from briefd.vectors.passages import passage_hash, passage_text
 
 Progress = Callable[[str, int, int], None]
 

@@ -21,8 +21,8 @@ from briefd.bundles.model import MIN_TOKENS
 from briefd.bundles.pack import jaccard, term_set
 from briefd.bundles.render import markdown
 from briefd.errors import QueryError
-from briefd.retrieval.text import query_terms
 from briefd.settings import load_settings
+from briefd.text import query_terms
 from briefd.tokens import count_tokens, write_tiktoken_cache
 from tests.conftest import EXAMPLE, EXAMPLE_TR, REPO
 

@@ -13,12 +13,13 @@ from briefd.api import Briefd
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.candidates import ANY_TERM, Candidates, gather
 from briefd.retrieval.lexical import build_match, common_terms
-from briefd.retrieval.search import SearchRequest, known_scopes
+from briefd.retrieval.search import SearchRequest
 from briefd.retrieval.spelling import Speller
-from briefd.retrieval.text import query_terms
 from briefd.settings import SearchSettings, Settings
 from briefd.store import postings
 from briefd.store.migrations import MIGRATIONS
+from briefd.store.scopes import known_scopes
+from briefd.text import query_terms
 from tests.conftest import EXAMPLE, EXAMPLE_TR, REPO, WriteFiles
 
 GOLDEN = {

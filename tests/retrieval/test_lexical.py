@@ -7,8 +7,8 @@ from briefd.errors import QueryError, ScopeError
 from briefd.retrieval.fusion import RankedList, rrf
 from briefd.retrieval.lexical import FieldWeights, build_match, common_terms, search_sql
 from briefd.retrieval.search import SearchRequest
-from briefd.retrieval.text import MAX_QUERY_TERMS, query_terms
 from briefd.settings import Settings
+from briefd.text import MAX_QUERY_TERMS, query_terms
 from briefd.tokens import count_tokens
 from tests.conftest import WriteFiles
 

@@ -34,11 +34,12 @@ from briefd.bundles.render import delta_text, json_text, markdown
 from briefd.errors import IndexNotFoundError, QueryError, StoreError
 from briefd.model import SearchMode, SearchResult
 from briefd.retrieval.lexical import no_terms_message
-from briefd.retrieval.search import RANKING_VERSION, SearchRequest, resolve_scopes
-from briefd.retrieval.text import query_terms
+from briefd.retrieval.search import RANKING_VERSION, SearchRequest
 from briefd.settings import Settings
 from briefd.sources.refs import normalise_paths
 from briefd.store.db import Store
+from briefd.store.scopes import resolve_scopes
+from briefd.text import query_terms
 from briefd.tokens import ESTIMATOR, count_tokens
 
 SearchFn = Callable[[sqlite3.Connection, SearchRequest], SearchResult]

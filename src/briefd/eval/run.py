@@ -19,8 +19,9 @@ from briefd.eval.datasets import (
 )
 from briefd.eval.metrics import dedupe, mean, score_ranking
 from briefd.model import SearchMode
-from briefd.retrieval.search import ALL_SCOPES, SearchRequest
+from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
+from briefd.store.scopes import ALL_SCOPES
 
 DEPTH = 50  # hits fetched per query before de-duplication into sections / documents
 EVAL_FORMAT = "1"  # bump when the way datasets are turned into Markdown changes

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from briefd.errors import ProposalError
 from briefd.proposals.model import ProposalRequest
-from briefd.retrieval.search import ALL_SCOPES
 from briefd.sources.scan import scope_of
+from briefd.store.scopes import ALL_SCOPES
 
 SUFFIXES = (".md", ".markdown")
 MAX_DESCRIPTION = 10_000

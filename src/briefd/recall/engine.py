@@ -16,14 +16,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from briefd.errors import QueryError, ScopeError, StoreError
+from briefd.errors import QueryError, StoreError
 from briefd.recall import pack, session
 from briefd.recall.evidence import EvidenceRules, lexical_recall
 from briefd.recall.render import knowledge_block
 from briefd.retrieval.lexical import FieldWeights
-from briefd.retrieval.text import query_terms
 from briefd.settings import Settings
 from briefd.store.db import Store
+from briefd.store.scopes import resolve_scopes
+from briefd.text import query_terms
 
 RecallMode = Literal["auto", "bm25", "hybrid"]
 # (prompt, scopes, top_k) -> ([(chunk id, score)] best first, gate verdict)
@@ -129,7 +130,9 @@ def answer(
     max_chars = min(config.max_chars, MAX_BLOCK_CHARS)
     now = time.time()
     with store.read() as conn:
-        scopes = resolve_scopes(conn, request.scopes or config.scopes or None, settings)
+        scopes = resolve_scopes(
+            conn, request.scopes or config.scopes or None, settings.default_scopes
+        )
     ranked: list[tuple[str, float]] = []
     if not prompt or not scopes:
         gate, reason = "off", "empty prompt" if not prompt else "no scopes"
@@ -173,22 +176,6 @@ def answer(
         reason="" if chosen else reason,
         notes=notes,
     )
-
-
-def resolve_scopes(
-    conn: sqlite3.Connection, requested: Sequence[str] | None, settings: Settings
-) -> tuple[str, ...]:
-    """As search resolves them (K1): ``all``, the defaults present, or named scopes that exist."""
-    known = [r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents ORDER BY scope")]
-    if requested is None:
-        return tuple(s for s in settings.default_scopes if s in known)
-    if "all" in requested:
-        return tuple(known)
-    unknown = [s for s in requested if s not in known]
-    if unknown:
-        listing = ", ".join(known) if known else "none (the index is empty)"
-        raise ScopeError(f"scope '{unknown[0]}' does not exist; known scopes: {listing} (or 'all')")
-    return tuple(dict.fromkeys(requested))
 
 
 def _lexical(

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from briefd.retrieval.lexical import FieldWeights, run_match
-from briefd.retrieval.text import query_terms
+from briefd.text import query_terms
 
 MAX_TERMS = 64  # distinct prompt terms looked at (a pasted log must not cost seconds)
 MAX_INFORMATIVE = 16  # the rarest informative terms carry the evidence

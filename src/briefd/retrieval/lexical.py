@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from briefd.errors import QueryError
-from briefd.retrieval.text import fold, query_terms, query_words
 from briefd.store.vocabulary import normal_word
+from briefd.text import fold, query_terms, query_words
 
 QueryMode = Literal["text", "advanced"]
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from briefd.errors import QueryError, ScopeError
+from briefd.errors import QueryError
 from briefd.model import GateVerdict, Hit, HitExplain, SearchMode, SearchResult
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.candidates import Candidates, gather
@@ -26,12 +26,12 @@ from briefd.retrieval.lexical import (
 from briefd.retrieval.related import related_rowids
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
-from briefd.retrieval.text import query_terms
 from briefd.settings import SearchSettings
+from briefd.store.scopes import known_scopes, resolve_scopes
+from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
 RANKING_VERSION = "r4"
-ALL_SCOPES = "all"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,32 +43,6 @@ class SearchRequest:
     explain: bool = False
     query_mode: QueryMode | None = None
     related: int | None = None  # None: search.related from settings; 0: none
-
-
-def known_scopes(conn: sqlite3.Connection) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents ORDER BY scope")]
-
-
-def resolve_scopes(
-    conn: sqlite3.Connection,
-    requested: Sequence[str] | None,
-    default: Sequence[str],
-    known: Sequence[str] | None = None,
-) -> tuple[str, ...]:
-    """Requested scopes must exist; ``all`` means every scope; defaults that are absent are
-    simply not searched. ``known``: the index's scopes, when the caller has them."""
-    known = known_scopes(conn) if known is None else known
-    if requested is None:
-        return tuple(s for s in default if s in known)
-    if ALL_SCOPES in requested:
-        return tuple(known)
-    unknown = [s for s in requested if s not in known]
-    if unknown:
-        listing = ", ".join(known) if known else "none (the index is empty)"
-        raise ScopeError(
-            f"scope '{unknown[0]}' does not exist; known scopes: {listing} (or '{ALL_SCOPES}')"
-        )
-    return tuple(dict.fromkeys(requested))
 
 
 def search(

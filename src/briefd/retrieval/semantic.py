@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from briefd.embeddings.base import Embedder
+from briefd.retrieval import calibration
 from briefd.retrieval.gate import Calibration
-from briefd.vectors import calibration
 from briefd.vectors import store as vector_store
 from briefd.vectors.index import VectorIndex
 

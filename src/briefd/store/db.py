@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from briefd.errors import ForeignDatabaseError, IndexNotFoundError, StoreError
-from briefd.retrieval.text import fold
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from briefd.text import fold
 
 BUSY_TIMEOUT_MS = 30_000
 

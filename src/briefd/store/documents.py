@@ -6,10 +6,10 @@ import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
+from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Chunk, Document, FrontMatter, Heading, Link, ResolvedLink
 from briefd.store import vocabulary
 from briefd.store.changes import Delta
-from briefd.vectors.passages import passage_hash, passage_text
 
 
 def document_hashes(conn: sqlite3.Connection) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """Numbered schema migrations (X0). ``PRAGMA user_version`` records the last one applied.
 
 The FTS5 table is an external-content table over a view of ``chunks`` whose columns pass
-through ``briefd_fold`` (see :mod:`briefd.retrieval.text`); triggers keep it in sync.
+through ``briefd_fold`` (see :mod:`briefd.text`); triggers keep it in sync.
 """
 
 from __future__ import annotations

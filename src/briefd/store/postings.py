@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from briefd.retrieval.text import fold
 from briefd.store.changes import TEXT_SQL, Delta
+from briefd.text import fold
 
 Progress = Callable[[str, int, int], None]
 

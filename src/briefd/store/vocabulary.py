@@ -13,7 +13,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
-from briefd.retrieval.text import fold
+from briefd.text import fold
 
 _WORD = re.compile(r"\w+")
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from briefd.vectors.passages import passage_hash, passage_text
+from briefd.markdown.passages import passage_hash, passage_text
 
 Matrix = npt.NDArray[np.float32]
 
