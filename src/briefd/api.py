@@ -1,10 +1,10 @@
-"""The one in-process API. The CLI (and later REST, MCP, the hook, the dashboard) are thin
-front ends over :class:`Briefd`; none of them talks to another over HTTP."""
+"""The one in-process API. The CLI, REST, MCP, the hook and the dashboard are thin front ends
+over :class:`Briefd`; none of them talks to another over HTTP. Each method delegates to the
+package that owns the rule (see ARCHITECTURE.md); this class only holds what lives as long as
+a process: the open index, the embedder and the caches in front of them."""
 
 from __future__ import annotations
 
-import difflib
-import json
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,45 +12,33 @@ from types import TracebackType
 
 from briefd.bundles import Bundle, BundleCacheStats, BundleRequest
 from briefd.bundles.cache import BundleCache
-from briefd.bundles.cache import manifest as bundle_manifest
 from briefd.bundles.cache import prune as prune_bundles
 from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
-from briefd.errors import (
-    ForeignDatabaseError,
-    NotFoundError,
-    QueryError,
-    SourceError,
-    StoreError,
-)
-from briefd.graph import suggest
-from briefd.graph.resolve import Catalog, findings
+from briefd.errors import BriefdError, IndexNotFoundError, NotFoundError
+from briefd.graph.resolve import findings
 from briefd.graph.suggest import LinkSuggestion
 from briefd.ingest import Progress, index_source, no_progress
 from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
 from briefd.proposals import records as proposal_records
 from briefd.proposals.model import Proposal, ProposalRequest
-from briefd.proposals.service import propose
+from briefd.proposals.service import propose, refresh_statuses
 from briefd.recall import engine as recall_engine
 from briefd.recall.engine import RecallRequest, RecallResult
 from briefd.retrieval.bm25 import Lexicon
-from briefd.retrieval.governed import governed_first
-from briefd.retrieval.search import RANKING_VERSION, SearchRequest, search
+from briefd.retrieval.governed import search_with_paths
+from briefd.retrieval.search import SearchRequest, search
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
-from briefd.sources.refs import normalise_paths
-from briefd.sources.scan import scope_of
-from briefd.store import activity
-from briefd.store import documents as docs_table
-from briefd.store.db import Store, is_briefd_or_sqlite
-from briefd.store.scopes import known_scopes, resolve_scopes
-from briefd.sync.history import document_history
-from briefd.sync.runner import SyncRunner, run_sync
+from briefd.sources.knowledge import resolve, sync_lock
+from briefd.store import activity, sync_state, views
+from briefd.store.db import Store, open_for_writing
+from briefd.store.scopes import resolve_scopes
+from briefd.sync.runner import SyncRunner, SyncSteps, run_sync
 from briefd.sync.runner import status as sync_status
-from briefd.sync.source import open_clone
-from briefd.sync.state import SyncReport, SyncStatus
-from briefd.text import query_terms
+from briefd.sync.state import Refresh, SyncReport, SyncStatus
+from briefd.team import suggestions, usage
 
 
 class _Unset:
@@ -59,8 +47,6 @@ class _Unset:
 
 UNSET = _Unset()
 ACTIVITY_WAIT_MS = 200  # query log and counters: the service keeps them and retries later
-MAX_LISTED = 10  # chunk ids named in a report_usage error
-ALL_SUGGESTIONS = 1_000_000  # suggestions are filtered to the visible documents, then capped
 
 
 class Briefd:
@@ -75,7 +61,7 @@ class Briefd:
         self._speller = Speller()
         self._lexicon = Lexicon()
         self._bundles = BundleCache(settings.bundles.cache_entries)
-        self._sync_runner = SyncRunner(lambda: run_sync(self))
+        self._sync_runner = SyncRunner(lambda: run_sync(self._sync_steps()))
 
     def __enter__(self) -> Briefd:
         return self
@@ -106,66 +92,6 @@ class Briefd:
             self._store = Store.open(self.settings.db)
         return self._store
 
-    # -- indexing ---------------------------------------------------------------------------
-
-    def index(
-        self, source: Path | None = None, rebuild: bool = False, progress: Progress = no_progress
-    ) -> IndexReport:
-        """Index ``source`` (default: the configured one) incrementally, or from scratch."""
-        root = source or self.settings.source
-        if root is None and self.settings.sync.remote:
-            root = open_clone(self.settings)  # a git URL source: cloned on first use
-        if root is None:
-            raise SourceError(
-                "no knowledge source configured; pass --source DIR, set 'source:' in "
-                "briefd.yaml, or set BRIEFD_SOURCE"
-            )
-        if not root.is_dir():
-            raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
-        if self._store is None:
-            self._store = self._open_for_writing(rebuild)
-        history = document_history(root, self.settings.sync.git_timeout)
-        report = index_source(
-            self._store, root, self.settings, rebuild, progress, self.embedder, history
-        )
-        if self._semantic is not None:
-            self._semantic.invalidate()
-        self._speller.invalidate()
-        self._lexicon.invalidate()
-        self._prune_bundles(report.fingerprint)
-        return report
-
-    def _prune_bundles(self, fingerprint: str) -> None:
-        """Cached bundles of other knowledge states can never be hit again (B3)."""
-        self._bundles.clear()
-        with self.store.write() as conn:
-            prune_bundles(conn, fingerprint, self.settings.bundles.manifest_days)
-
-    def _open_for_writing(self, rebuild: bool) -> Store:
-        """The index to write; with ``rebuild``, an SQLite file that is damaged inside is
-        replaced (a file that is not SQLite, or another application's database, never is)."""
-        db = self.settings.db
-        try:
-            store = Store.open(db, create=True)
-        except ForeignDatabaseError:
-            raise
-        except StoreError:
-            if not rebuild or not is_briefd_or_sqlite(db):
-                raise
-            return self._start_over(db)
-        if rebuild and not store.healthy():
-            store.close()
-            return self._start_over(db)
-        return store
-
-    @staticmethod
-    def _start_over(db: Path) -> Store:
-        for suffix in ("", "-wal", "-shm"):  # unusable file: --rebuild starts over
-            Path(str(db) + suffix).unlink(missing_ok=True)
-        return Store.open(db, create=True)
-
-    # -- reading ----------------------------------------------------------------------------
-
     @property
     def semantic(self) -> SemanticIndex | None:
         """The vector side of search, or None when embeddings are off."""
@@ -176,50 +102,62 @@ class Briefd:
             )
         return self._semantic
 
-    def search(self, request: SearchRequest, paths: Sequence[str] = ()) -> SearchResult:
-        """Ranked sections (R1–R6). With ``paths`` (code paths a task touches, R5) the best
-        section of each document whose ``refs`` cover one of them leads, then the other hits,
-        within ``top_k``. Paths are evidence of their own: those sections lead even when the
-        relevance gate finds the query off-topic, as they head a bundle (B1 tier 2)."""
-        semantic = None if request.mode == "bm25" else self.semantic
-        wanted = normalise_paths(paths)
+    def index(
+        self, source: Path | None = None, rebuild: bool = False, progress: Progress = no_progress
+    ) -> IndexReport:
+        """Index ``source`` (default: the configured one) incrementally, or from scratch."""
+        knowledge = resolve(self.settings, source)
+        root = knowledge.prepare()
+        if self._store is None:
+            self._store = open_for_writing(self.settings.db, rebuild)
+        report = index_source(
+            self._store, root, self.settings, rebuild, progress, self.embedder, knowledge.history()
+        )
+        if self._semantic is not None:
+            self._semantic.invalidate()
+        self._speller.invalidate()
+        self._lexicon.invalidate()
+        self._bundles.clear()  # cached bundles of other knowledge states are never hit again
+        with self.store.write() as conn:
+            prune_bundles(conn, report.fingerprint, self.settings.bundles.manifest_days)
+        return report
+
+    def reindex(self, source: Path | None = None, rebuild: bool = False) -> IndexReport:
+        """:meth:`index` on a connection of its own, so callers need no lock around it (a
+        sync, a rebuild from the dashboard); readers see the new index when it commits."""
+        with type(self)(self.settings, embedder=self.embedder) as worker:
+            return worker.index(source, rebuild)
+
+    def rebuild(self, source: Path | None = None) -> IndexReport:
+        """Rebuild the index from scratch on a connection of its own, never while a sync
+        resets the clone."""
+        with sync_lock(self.settings):
+            return self.reindex(source, rebuild=True)
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        """Ranked sections (R1–R6). With ``request.paths`` (code paths a task touches, R5) the
+        best section of each document whose ``refs`` cover one of them leads, then the other
+        hits, within ``top_k``. Paths are evidence of their own: those sections lead even when
+        the relevance gate finds the query off-topic, as they head a bundle (B1 tier 2)."""
         with self.store.read() as conn:
-            text_mode = (request.query_mode or self.settings.search.query_mode) == "text"
-            if wanted and text_mode and not query_terms(request.query):  # "what breaks here?"
-                scopes = resolve_scopes(conn, request.scopes, self.settings.default_scopes)
-                result = SearchResult(request.query, "bm25", scopes, (), RANKING_VERSION, 0.0)
-            else:
-                result = search(
-                    conn,
-                    request,
-                    self.settings.search,
-                    self.settings.default_scopes,
-                    semantic,
-                    self._speller,
-                    self._lexicon,
-                )
-            if not wanted:
-                return result
-            return governed_first(conn, result, request, wanted, self.settings.search)
+            return search_with_paths(
+                conn, request, self.settings.search, self.settings.default_scopes, self._run
+            )
+
+    def _run(self, conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
+        semantic = None if request.mode == "bm25" else self.semantic
+        settings = self.settings
+        speller, lexicon = self._speller, self._lexicon
+        return search(
+            conn, request, settings.search, settings.default_scopes, semantic, speller, lexicon
+        )
 
     def compile_bundle(self, request: BundleRequest) -> Bundle:
         """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B5)."""
         semantic = self.semantic
         mode = self.settings.search.mode if semantic is not None else "bm25"
         model = semantic.embedder.model_id if semantic is not None and mode != "bm25" else "none"
-
-        def run(conn: sqlite3.Connection, search_request: SearchRequest) -> SearchResult:
-            return search(
-                conn,
-                search_request,
-                self.settings.search,
-                self.settings.default_scopes,
-                semantic,
-                self._speller,
-                self._lexicon,
-            )
-
-        engine = Engine(self.store, self.settings, run, mode, model, self._bundles)
+        engine = Engine(self.store, self.settings, self._run, mode, model, self._bundles)
         return compile_bundle(engine, request)
 
     def flush_bundle_hits(self) -> None:
@@ -251,12 +189,7 @@ class Briefd:
 
     def scopes(self) -> list[ScopeInfo]:
         with self.store.read() as conn:
-            rows = conn.execute(
-                "SELECT d.scope, count(DISTINCT d.id) AS docs, count(c.rowid) AS chunks "
-                "FROM documents d LEFT JOIN chunks c ON c.doc_id = d.id "
-                "GROUP BY d.scope ORDER BY d.scope"
-            )
-            return [ScopeInfo(r["scope"], r["docs"], r["chunks"]) for r in rows]
+            return views.scope_counts(conn)
 
     def document(
         self, path: str, scopes: Sequence[str] | None = None, *, scoped: bool = False
@@ -268,56 +201,21 @@ class Briefd:
         from documents that are not visible are left out."""
         path = path.strip().removeprefix("./")
         with self.store.read() as conn:
-            allowed = self._visible_scopes(conn, scopes, scoped)
-            row = conn.execute("SELECT * FROM documents WHERE path = ?", (path,)).fetchone()
-            if row is None or (allowed is not None and row["scope"] not in allowed):
-                raise NotFoundError(_not_found(conn, path, allowed))
-            chunks = conn.execute(
-                "SELECT * FROM chunks WHERE doc_id = ? ORDER BY position", (row["id"],)
-            ).fetchall()
-            links = docs_table.stored_links(conn, "WHERE doc_id = ?", (row["id"],))
-            where, args = _from_scopes(allowed)
-            backlinks = docs_table.stored_links(
-                conn, f"WHERE target_path = ? AND source_path != ?{where}", (path, path, *args)
-            )
-            return DocumentView(
-                path=row["path"],
-                scope=row["scope"],
-                title=row["title"],
-                front_matter=docs_table.front_matter_from_row(row),
-                body=row["body"],
-                updated_at=row["updated_at"] or row["indexed_at"],
-                chunks=tuple(docs_table.chunk_from_row(c, path) for c in chunks),
-                links=tuple(r for _, r in links),
-                backlinks=tuple(r for _, r in backlinks),
-                problems=tuple(json.loads(row["problems"])),
-            )
-
-    def _visible_scopes(
-        self, conn: sqlite3.Connection, scopes: Sequence[str] | None, scoped: bool
-    ) -> tuple[str, ...] | None:
-        """The scopes a request may read, resolved as search resolves them; None: all."""
-        if not scopes and not scoped:
-            return None
-        return resolve_scopes(conn, scopes or None, self.settings.default_scopes)
+            allowed = None
+            if scopes or scoped:
+                allowed = resolve_scopes(conn, scopes or None, self.settings.default_scopes)
+            view = views.document_view(conn, path, allowed)
+            if view is None:
+                raise NotFoundError(views.not_found(conn, path, allowed))
+            return view
 
     def link_findings(self) -> LinkFindings:
         with self.store.read() as conn:
-            rows = conn.execute("SELECT path, headings FROM documents").fetchall()
-            catalog = Catalog.build(
-                (r["path"], docs_table.headings_from_json(r["headings"])) for r in rows
-            )
-            resolved = [r for _, r in docs_table.stored_links(conn)]
-            return findings(resolved, catalog)
+            return findings(*views.link_catalog(conn))
 
     def last_report(self) -> dict[str, object]:
         with self.store.read() as conn:
-            row = conn.execute(
-                "SELECT last_report FROM sync_state WHERE source = 'index'"
-            ).fetchone()
-            return dict(json.loads(row["last_report"])) if row else {}
-
-    # -- git team flow (K3, T1) -----------------------------------------------------------
+            return sync_state.index_report(conn)
 
     def sync(self) -> SyncReport:
         """Fetch the source (an owned clone is reset hard to the remote branch), reindex what
@@ -331,7 +229,35 @@ class Briefd:
         return self._sync_runner.trigger()
 
     def sync_status(self) -> SyncStatus:
-        return sync_status(self, self._sync_runner)
+        return sync_status(self._sync_steps(), self._sync_runner)
+
+    def _sync_steps(self) -> SyncSteps:
+        return SyncSteps(
+            self.settings, self.reindex, self._saved_sync, self._save_sync, self._refresh
+        )
+
+    def _saved_sync(self) -> dict[str, object]:
+        try:
+            with self.store.read() as conn:
+                return sync_state.load_sync(conn)
+        except IndexNotFoundError:
+            return {}
+
+    def _save_sync(self, report: SyncReport, last_success_at: str | None) -> None:
+        try:
+            with self.store.write() as conn:
+                sync_state.save_sync(conn, report, last_success_at)
+        except IndexNotFoundError:  # no index yet and none was built: the report says why
+            pass
+
+    def _refresh(self) -> Refresh:
+        """Follow open pull requests; a forge or store problem never fails the sync."""
+        try:
+            return refresh_statuses(self.store, self.settings)
+        except IndexNotFoundError:  # no index, so no proposals either
+            return Refresh(0, (), None)
+        except BriefdError as exc:
+            return Refresh(0, (), str(exc))
 
     def propose_update(self, request: ProposalRequest) -> Proposal:
         """Push ``request`` as branch ``briefd/proposal-<id>`` with one commit (and open a pull
@@ -343,74 +269,23 @@ class Briefd:
         with self.store.read() as conn:
             return proposal_records.all_proposals(conn, status)
 
-    # -- service activity (T2, T3, T5, I4) -------------------------------------------------
-
     def report_usage(
         self, bundle_id: str, useful_chunk_ids: Sequence[str] = (), client: str | None = None
     ) -> activity.UsageReceipt:
-        """Store which sections of a bundle were useful (T2; no ranking effect yet). The bundle
-        must be one this index issued (remembered ``bundles.manifest_days``) and every chunk id
-        one of its sections; otherwise nothing is stored (:class:`NotFoundError`,
-        :class:`QueryError`)."""
-        if bundle_id.strip():
-            self._check_usage(bundle_id.strip(), useful_chunk_ids)
-        return activity.report_usage(self.store, bundle_id, useful_chunk_ids, client)
-
-    def _check_usage(self, bundle_id: str, useful_chunk_ids: Sequence[str]) -> None:
-        with self.store.read() as conn:
-            held = bundle_manifest(conn, bundle_id)
-        if held is None:
-            raise NotFoundError(
-                f"no bundle '{bundle_id}' was issued by this index (bundles are remembered "
-                f"for {self.settings.bundles.manifest_days} days); pass the bundle_id that "
-                "compile_bundle (POST /api/bundle, `briefd bundle`) returned"
-            )
-        sections = [s.chunk_id for s in held[1]]
-        given = dict.fromkeys(c.strip() for c in useful_chunk_ids if c.strip())
-        strangers = [c for c in given if c not in sections]
-        if strangers:
-            listing = ", ".join(sections[:MAX_LISTED]) + (
-                ", …" if len(sections) > MAX_LISTED else ""
-            )
-            raise QueryError(
-                f"not sections of bundle {bundle_id}: {', '.join(strangers[:MAX_LISTED])}; "
-                f"nothing was stored. Report chunk ids of its sections: {listing or 'none'}"
-            )
+        """Store which sections of a bundle were useful (T2; see :mod:`briefd.team.usage`)."""
+        return usage.report_usage(self.store, self.settings, bundle_id, useful_chunk_ids, client)
 
     def suggest_links(
         self, doc_path: str | None = None, limit: int = 20, scopes: Sequence[str] | None = None
     ) -> list[LinkSuggestion]:
-        """Unlinked mentions of other documents and broken links, dismissed ones left out (T5),
-        among the documents in ``scopes`` (default: the configured default scopes): a
-        suggestion never names a document outside them."""
-        if limit < 1:
-            raise QueryError(f"limit must be at least 1, got {limit}")
-        broken = self.link_findings().broken
-        with self.store.read() as conn:
-            visible = self._visible_paths(conn, scopes, doc_path)
-            found = activity.suggest_links(conn, broken, doc_path, ALL_SUGGESTIONS)
-        return suggest.visible(found, visible)[:limit]
+        """Unlinked mentions and broken links among the documents in ``scopes`` (T5)."""
+        return suggestions.suggest_links(self.store, self.settings, doc_path, limit, scopes)
 
     def dismiss_link_suggestion(
         self, doc_path: str, target: str, scopes: Sequence[str] | None = None
     ) -> None:
-        """Stop suggesting ``target`` for ``doc_path``, a document in ``scopes`` (default: the
-        default scopes)."""
-        with self.store.read() as conn:
-            self._visible_paths(conn, scopes, doc_path)
-        with self.store.write() as conn:
-            activity.dismiss_link(conn, doc_path, target, activity.now_iso())
-
-    def _visible_paths(
-        self, conn: sqlite3.Connection, scopes: Sequence[str] | None, doc_path: str | None
-    ) -> set[str]:
-        """Paths of the documents in ``scopes`` (default: the default scopes); raises
-        :class:`NotFoundError` when ``doc_path`` is given and is not one of them."""
-        allowed = resolve_scopes(conn, scopes, self.settings.default_scopes)
-        visible = set(_paths_in(conn, allowed))
-        if doc_path is not None and doc_path not in visible:
-            raise NotFoundError(_not_found(conn, doc_path, allowed))
-        return visible
+        """Stop suggesting ``target`` for ``doc_path`` (a document in ``scopes``)."""
+        suggestions.dismiss(self.store, self.settings, doc_path, target, scopes)
 
     def log_queries(self, entries: Sequence[activity.QueryLogEntry]) -> None:
         """Append searches and bundles to the query log (the gaps report reads it, T3)."""
@@ -437,37 +312,3 @@ class Briefd:
             activity.store_counters(conn, values, replace=reset)
             if reset:
                 activity.mark_counters_reset(conn, activity.now_iso())
-
-
-def _from_scopes(allowed: Sequence[str] | None) -> tuple[str, tuple[str, ...]]:
-    """A condition on a row's ``doc_id`` (and its arguments): its document is in ``allowed``
-    (None: no condition)."""
-    if allowed is None:
-        return "", ()
-    marks = ", ".join("?" * len(allowed))
-    return f" AND doc_id IN (SELECT id FROM documents WHERE scope IN ({marks}))", tuple(allowed)
-
-
-def _paths_in(conn: sqlite3.Connection, allowed: Sequence[str] | None) -> list[str]:
-    """Paths of the documents in ``allowed`` (None: every document)."""
-    if allowed is None:
-        return [r[0] for r in conn.execute("SELECT path FROM documents ORDER BY path")]
-    marks = ", ".join("?" * len(allowed))
-    rows = conn.execute(
-        f"SELECT path FROM documents WHERE scope IN ({marks}) ORDER BY path", tuple(allowed)
-    )
-    return [r[0] for r in rows]
-
-
-def _not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None) -> str:
-    """Why ``path`` is not served, naming only documents in ``allowed`` (None: every scope)."""
-    close = difflib.get_close_matches(path, _paths_in(conn, allowed), n=1, cutoff=0.5)
-    guess = f"; did you mean {close[0]}?" if close else ""
-    if allowed is None:
-        hint = guess or "; list documents with `briefd scopes`"
-        return f"no document '{path}' in the index (or outside the requested scopes){hint}"
-    scope = scope_of(path)
-    if scope is not None and scope not in allowed and scope in known_scopes(conn):
-        guess = f"; scope '{scope}' is not requested: add it to scopes (or use 'all') to read it"
-    hint = guess or "; paths are relative to the repository root, e.g. domain/glossary.md"
-    return f"no document '{path}' in scopes {', '.join(allowed) or '(none indexed)'}{hint}"

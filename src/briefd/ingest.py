@@ -26,12 +26,12 @@ from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
 from briefd.settings import Settings
+from briefd.sources.history import Change
 from briefd.sources.scan import SourceFile, scan, scope_of
 from briefd.store import documents as docs_table
-from briefd.store import postings
+from briefd.store import postings, sync_state
 from briefd.store.changes import Delta
 from briefd.store.db import Store
-from briefd.sync.history import Change
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
@@ -245,14 +245,8 @@ def _problems(conn: sqlite3.Connection) -> tuple[DocumentProblem, ...]:
 
 
 def _save_state(conn: sqlite3.Connection, report: IndexReport) -> None:
-    summary = asdict(report)
-    conn.execute(
-        """INSERT INTO sync_state (source, last_sync_at, index_fingerprint, last_report)
-           VALUES ('index', ?, ?, ?)
-           ON CONFLICT(source) DO UPDATE SET last_sync_at = excluded.last_sync_at,
-               index_fingerprint = excluded.index_fingerprint, last_report = excluded.last_report""",
-        (_iso(time.time()), report.fingerprint, json.dumps(summary, ensure_ascii=False)),
-    )
+    summary = json.dumps(asdict(report), ensure_ascii=False)
+    sync_state.save_index_run(conn, _iso(time.time()), report.fingerprint, summary)
 
 
 def _iso(timestamp: float) -> str:

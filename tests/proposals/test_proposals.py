@@ -13,7 +13,7 @@ from briefd.errors import ProposalError
 from briefd.proposals import ProposalRequest
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import with_overrides
-from briefd.sync.source import checkout_dir
+from briefd.sources.knowledge import checkout_dir
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote, git
 

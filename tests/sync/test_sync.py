@@ -9,7 +9,7 @@ from pathlib import Path
 
 from briefd.api import Briefd
 from briefd.retrieval.search import SearchRequest
-from briefd.sync.source import checkout_dir
+from briefd.sources.knowledge import checkout_dir
 from tests.sync.gitrepo import GLOSSARY, Remote, git
 
 

@@ -37,6 +37,7 @@ from briefd.retrieval.lexical import no_terms_message
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest
 from briefd.settings import Settings
 from briefd.sources.refs import normalise_paths
+from briefd.store import sync_state
 from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
 from briefd.text import query_terms
@@ -189,10 +190,10 @@ def _base(
 
 
 def _fingerprint(conn: sqlite3.Connection) -> str:
-    row = conn.execute("SELECT index_fingerprint FROM sync_state WHERE source = 'index'").fetchone()
-    if row is None or not row[0]:
+    fingerprint = sync_state.index_fingerprint(conn)
+    if fingerprint is None:
         raise IndexNotFoundError("the index is empty; build it with `briefd index` first")
-    return str(row[0])
+    return fingerprint
 
 
 def _persist(

@@ -65,9 +65,10 @@ def search_command(
             mode=mode,  # type: ignore[arg-type]
             explain=explain,
             related=related,
+            paths=split_scopes(paths) or (),
         )
         with Briefd(settings) as api:
-            result = api.search(request, split_scopes(paths) or ())
+            result = api.search(request)
     if json_output:
         print_json(result)
     else:

@@ -12,19 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from briefd.errors import BriefdError, ProposalError
-from briefd.sync import git
+from briefd.sources import git
+from briefd.sources.knowledge import GitTarget
 
 FETCH = ("-c", "gc.auto=0", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head")
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """Where a proposal goes: the repository to build it in and the remote branch it is on."""
-
-    repo: Path
-    prefix: str  # the knowledge root inside the repository ('' or 'docs/')
-    remote: str
-    base_branch: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +39,7 @@ class Pushed:
 
 
 def push_proposal(
-    target: Target,
+    target: GitTarget,
     branch: str,
     doc_path: str,
     content: str,
@@ -86,7 +77,7 @@ def push_proposal(
     return Pushed(base, commit)
 
 
-def _tree_with(target: Target, base: str, repo_path: str, content: str, timeout: float) -> str:
+def _tree_with(target: GitTarget, base: str, repo_path: str, content: str, timeout: float) -> str:
     blob = _git(["hash-object", "-w", "--stdin"], target, timeout, stdin=content.encode("utf-8"))
     with tempfile.TemporaryDirectory(prefix="briefd-proposal-") as scratch_dir:
         env = {"GIT_INDEX_FILE": str(Path(scratch_dir) / "index")}
@@ -100,7 +91,7 @@ def _tree_with(target: Target, base: str, repo_path: str, content: str, timeout:
         return _git(["write-tree"], target, timeout, env=env)
 
 
-def _forget(target: Target, ref: str, timeout: float) -> None:
+def _forget(target: GitTarget, ref: str, timeout: float) -> None:
     # a leftover private ref is harmless; the next proposal uses a new name
     with contextlib.suppress(BriefdError):
         git.run(["update-ref", "-d", ref], target.repo, timeout, ProposalError)
@@ -108,7 +99,7 @@ def _forget(target: Target, ref: str, timeout: float) -> None:
 
 def _git(
     args: list[str],
-    target: Target,
+    target: GitTarget,
     timeout: float,
     env: dict[str, str] | None = None,
     stdin: bytes | None = None,

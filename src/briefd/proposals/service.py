@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 import httpx
 
 from briefd.errors import BriefdError, ProposalError
 from briefd.proposals import records
-from briefd.proposals.branch import Author, Target, push_proposal
+from briefd.proposals.branch import Author, push_proposal
 from briefd.proposals.forge import GitHub, open_forge
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.validate import checked_path
 from briefd.settings import Settings
+from briefd.sources import knowledge as sources
+from briefd.sources.knowledge import GitTarget
 from briefd.store.db import Store
-from briefd.sync import git
-from briefd.sync import source as sources
+from briefd.sync.state import Refresh
 
 BRANCH_PREFIX = "briefd/proposal-"
 TITLE_CHARS = 72
@@ -44,7 +44,9 @@ def propose(settings: Settings, request: ProposalRequest) -> Proposal:
     return proposal
 
 
-def _push(settings: Settings, request: ProposalRequest, doc_path: str, target: Target) -> Proposal:
+def _push(
+    settings: Settings, request: ProposalRequest, doc_path: str, target: GitTarget
+) -> Proposal:
     proposal_id = secrets.token_hex(4)
     branch = BRANCH_PREFIX + proposal_id
     author = Author(settings.proposals.author_name, settings.proposals.author_email)
@@ -89,61 +91,9 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
     return replace(proposal, pr_url=pull.url, pr_number=pull.number, status=pull.status)
 
 
-def locate(settings: Settings) -> tuple[Target, str | None]:
+def locate(settings: Settings) -> tuple[GitTarget, str | None]:
     """The repository and remote branch proposals are built on, and the remote's URL."""
-    source = sources.resolve(settings)
-    timeout = settings.sync.git_timeout
-    if source.kind == "directory":
-        raise ProposalError(
-            f"the knowledge source {source.root} is a plain directory, not a git repository; "
-            "proposals become branches on a git remote: use a git URL or a git checkout as source"
-        )
-    if source.kind == "clone":
-        if not (source.root / ".git").is_dir():
-            with sources.sync_lock(settings):
-                sources.ensure_clone(source, timeout)
-        branch = sources.tracked_branch(source, timeout)
-        return Target(source.root, "", "origin", branch), source.url
-    located = git.toplevel(source.root, timeout)
-    assert located is not None  # resolve() said it is a checkout
-    top, prefix = located
-    remote, branch = _upstream(top, settings.sync.branch, timeout)
-    url = _git(["remote", "get-url", remote], top, timeout, "has no remote '{remote}'")
-    return Target(top, prefix, remote, branch), url
-
-
-def _upstream(top: Path, configured: str | None, timeout: float) -> tuple[str, str]:
-    try:
-        upstream = git.run(
-            ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], top, timeout
-        )
-    except BriefdError:
-        upstream = ""
-    remote, _, branch = upstream.partition("/")
-    if configured:
-        return remote or "origin", configured
-    if branch:
-        return remote, branch
-    current = _git(["rev-parse", "--abbrev-ref", "HEAD"], top, timeout, "has no branch")
-    return "origin", current
-
-
-def _git(args: list[str], top: Path, timeout: float, problem: str) -> str:
-    try:
-        return git.run(args, top, timeout)
-    except BriefdError:
-        remote = args[-1]
-        raise ProposalError(
-            f"the knowledge checkout {top} {problem.format(remote=remote)}; proposals are "
-            "pushed to a remote: add one with `git remote add origin URL`"
-        ) from None
-
-
-@dataclass(frozen=True, slots=True)
-class Refresh:
-    checked: int
-    changed: tuple[str, ...]  # "id: open → merged"
-    error: str | None  # the last forge failure (statuses it could not read stay as they were)
+    return sources.resolve(settings).push_target()
 
 
 def refresh_statuses(store: Store, settings: Settings) -> Refresh:

@@ -9,16 +9,42 @@ query off-topic, as they head a bundle (B1 tier 2). The matcher is the bundles' 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from briefd.errors import QueryError
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.lexical import build_match
-from briefd.retrieval.search import SearchRequest, hit_from_row, hydrate
+from briefd.retrieval.search import RANKING_VERSION, SearchRequest, hit_from_row, hydrate
 from briefd.settings import SearchSettings
-from briefd.sources.refs import covering
+from briefd.sources.refs import covering, normalise_paths
 from briefd.store import documents as docs_table
+from briefd.store.scopes import resolve_scopes
+from briefd.text import query_terms
+
+Run = Callable[[sqlite3.Connection, SearchRequest], SearchResult]
+
+
+def search_with_paths(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    settings: SearchSettings,
+    default_scopes: Sequence[str],
+    run: Run,
+) -> SearchResult:
+    """``run`` the request; with ``request.paths`` the best section of each document whose
+    ``refs`` cover one of them leads, then the other hits, within ``top_k``. A query of stop
+    words only ("what breaks here?") is answered by the governing documents alone."""
+    wanted = normalise_paths(request.paths)
+    text_mode = (request.query_mode or settings.query_mode) == "text"
+    if wanted and text_mode and not query_terms(request.query):
+        scopes = resolve_scopes(conn, request.scopes, default_scopes)
+        result = SearchResult(request.query, "bm25", scopes, (), RANKING_VERSION, 0.0)
+    else:
+        result = run(conn, request)
+    if not wanted:
+        return result
+    return governed_first(conn, result, request, wanted, settings)
 
 
 def governed_first(

@@ -43,6 +43,7 @@ class SearchRequest:
     explain: bool = False
     query_mode: QueryMode | None = None
     related: int | None = None  # None: search.related from settings; 0: none
+    paths: tuple[str, ...] = ()  # code paths the task touches (R5): governing documents lead
 
 
 def search(

@@ -9,12 +9,10 @@ from typing import Any
 
 from fastapi import APIRouter, status
 
-from briefd.api import Briefd
 from briefd.errors import BriefdError, BusyError
 from briefd.service.rest import ERRORS, State
 from briefd.service.state import Job, ServiceState
 from briefd.store.activity import now_iso
-from briefd.sync.source import sync_lock
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 
@@ -46,11 +44,7 @@ def start_rebuild(state: ServiceState) -> Job:
 
     def run() -> None:
         try:
-            with (
-                sync_lock(state.api.settings),
-                Briefd(state.api.settings, embedder=state.api.embedder) as worker,
-            ):  # never while a sync resets the clone
-                report = worker.index(root, rebuild=True)
+            report = state.api.rebuild(root)
             job.summary = {k: v for k, v in asdict(report).items() if k in _SUMMARY_KEYS}
         except BriefdError as exc:
             job.error = str(exc)

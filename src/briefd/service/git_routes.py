@@ -17,8 +17,8 @@ from briefd.api import Briefd
 from briefd.errors import BriefdError
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.service.rest import ERRORS, State, split_list
+from briefd.sources.knowledge import resolve
 from briefd.sync.poller import Poller
-from briefd.sync.source import resolve
 from briefd.sync.webhook import verify_signature
 
 router = APIRouter()
@@ -166,10 +166,10 @@ def start_poller(api: Briefd) -> Poller | None:
     if interval <= 0:
         return None
     try:
-        kind = resolve(api.settings).kind
+        versioned = resolve(api.settings).versioned
     except BriefdError:
         return None
-    if kind == "directory":
+    if not versioned:
         return None
     poller = Poller(api, interval)
     poller.start()

@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -99,7 +99,7 @@ class ServiceState:
     def search(self, request: SearchRequest, paths: tuple[str, ...]) -> SearchResult:
         """Search; with ``paths``, the best section of each document whose ``refs`` cover one
         of them leads (see :meth:`Briefd.search`). Call under the lock."""
-        return self.api.search(request, paths)
+        return self.api.search(replace(request, paths=paths))
 
     def source_root(self) -> Path | None:
         source = self.api.last_report().get("source") or self.api.settings.source

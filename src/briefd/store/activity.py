@@ -1,6 +1,6 @@
 """What agents did with the index: usage feedback (T2), the query log (for the gaps report, T3),
-persisted service counters (I4) and dismissed link suggestions (T5). SQL only; the callers own
-the transaction."""
+persisted service counters (I4) and dismissed link suggestions (T5). SQL only (the rules are in
+:mod:`briefd.team`); the callers own the transaction."""
 
 from __future__ import annotations
 
@@ -10,10 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from briefd.errors import NotFoundError, QueryError
-from briefd.graph import suggest
-from briefd.model import ResolvedLink
-from briefd.store.db import Store
+from briefd.store import sync_state
 
 
 def now_iso() -> str:
@@ -45,55 +42,25 @@ class UsageReceipt:
     unknown_chunk_ids: tuple[str, ...]
 
 
-def report_usage(
-    store: Store, bundle_id: str, useful_chunk_ids: Sequence[str], client: str | None
-) -> UsageReceipt:
-    bundle_id = bundle_id.strip()
-    if not bundle_id:
-        raise QueryError("bundle_id is empty; pass the bundle_id that compile_bundle returned")
-    ids = tuple(dict.fromkeys(c.strip() for c in useful_chunk_ids if c.strip()))
-    with store.write() as conn:
-        known = {
-            r[0]
-            for r in conn.execute(
-                f"SELECT id FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids
-            )
-        }
-        stored = save_usage(conn, bundle_id, ids, client, now_iso())
-    return UsageReceipt(bundle_id, stored, ids, tuple(c for c in ids if c not in known))
+def existing_chunk_ids(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
+    """Those of ``ids`` that are chunks of the current index."""
+    marks = ",".join("?" * len(ids))
+    return {r[0] for r in conn.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", tuple(ids))}
 
 
-def suggest_links(
-    conn: sqlite3.Connection,
-    broken: Sequence[ResolvedLink],
-    doc_path: str | None,
-    limit: int,
-) -> list[suggest.LinkSuggestion]:
-    if limit < 1:
-        raise QueryError(f"limit must be at least 1, got {limit}")
-    rows = conn.execute(
+def documents_for_suggestions(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    """Every document's names and body (for unlinked mentions), by path."""
+    return conn.execute(
         "SELECT id, path, title, aliases, body, body_start_line FROM documents ORDER BY path"
     ).fetchall()
-    if doc_path is not None and doc_path not in {r["path"] for r in rows}:
-        raise NotFoundError(
-            f"no document '{doc_path}' in the index; omit doc_path to check every document"
-        )
+
+
+def link_targets(conn: sqlite3.Connection) -> dict[int, set[str]]:
+    """The documents each document (by id) links to."""
     links: dict[int, set[str]] = {}
     for r in conn.execute("SELECT doc_id, target_path FROM links WHERE target_path IS NOT NULL"):
         links.setdefault(r["doc_id"], set()).add(r["target_path"])
-    docs = [
-        suggest.DocNames(
-            r["path"],
-            (r["title"], *json.loads(r["aliases"])),
-            r["body"],
-            r["body_start_line"],
-            frozenset(links.get(r["id"], ())),
-        )
-        for r in rows
-    ]
-    subject = [d for d in docs if doc_path is None or d.path == doc_path]
-    found = suggest.unlinked_mentions(subject, docs) + suggest.broken_link_suggestions(broken)
-    return suggest.select(found, dismissed_links(conn), doc_path, limit)
+    return links
 
 
 def save_usage(
@@ -204,8 +171,8 @@ def dismiss_link(conn: sqlite3.Connection, doc_path: str, target_path: str, at: 
 def overview(conn: sqlite3.Connection) -> dict[str, object]:
     """Index contents and service tables at a glance (``/api/stats``, the dashboard)."""
     one = conn.execute
-    state = one("SELECT * FROM sync_state ORDER BY source").fetchall()
-    index_row = next((r for r in state if r["source"] == "index"), None)
+    state = sync_state.rows(conn)
+    index_row = next((r for r in state if r["source"] == sync_state.INDEX_ROW), None)
     report = json.loads(index_row["last_report"]) if index_row else {}
     proposals = {"open": 0, "merged": 0, "closed": 0}
     for r in one("SELECT status, count(*) AS n FROM proposals GROUP BY status"):

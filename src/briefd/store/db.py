@@ -214,3 +214,26 @@ def _describe(path: Path, exc: sqlite3.Error) -> str:
             "exists and is writable by you, or pass --db (or 'db:' in briefd.yaml) elsewhere"
         )
     return f"index {path}: {message}"
+
+
+def open_for_writing(db: Path, rebuild: bool) -> Store:
+    """The index to write; with ``rebuild``, an SQLite file that is damaged inside is replaced
+    (a file that is not SQLite, or another application's database, never is)."""
+    try:
+        store = Store.open(db, create=True)
+    except ForeignDatabaseError:
+        raise
+    except StoreError:
+        if not rebuild or not is_briefd_or_sqlite(db):
+            raise
+        return _start_over(db)
+    if rebuild and not store.healthy():
+        store.close()
+        return _start_over(db)
+    return store
+
+
+def _start_over(db: Path) -> Store:
+    for suffix in ("", "-wal", "-shm"):  # unusable file: --rebuild starts over
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    return Store.open(db, create=True)

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from briefd.api import Briefd
+from briefd.sync.state import SyncReport
 
 log = logging.getLogger("briefd.sync")
+
+
+class Syncs(Protocol):
+    """Anything that runs a (coalesced) sync: the API."""
+
+    def sync(self) -> SyncReport: ...
 
 
 class Poller:
     """``start()`` begins syncing every ``interval_seconds`` (the first sync one interval
     after the start); ``stop()`` ends it, waiting for a sync in progress to finish."""
 
-    def __init__(self, api: Briefd, interval_seconds: float) -> None:
+    def __init__(self, api: Syncs, interval_seconds: float) -> None:
         if interval_seconds <= 0:
             raise ValueError("a poller needs an interval above 0 seconds")
         self.api = api

@@ -17,17 +17,15 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
 
-from briefd.errors import BriefdError, IndexNotFoundError
+from briefd.errors import BriefdError
 from briefd.model import IndexReport
-from briefd.sync import source as sources
-from briefd.sync import state
-from briefd.sync.state import SyncReport, SyncStatus
-
-if TYPE_CHECKING:
-    from briefd.api import Briefd
+from briefd.settings import Settings
+from briefd.sources import knowledge as sources
+from briefd.sync.state import Refresh, SyncReport, SyncStatus
 
 log = logging.getLogger("briefd.sync")
 
@@ -104,18 +102,25 @@ class SyncRunner:
             log.exception("background sync failed")
 
 
-def run_sync(api: Briefd) -> SyncReport:
-    """One sync of ``api``'s configured source (see the module docstring). It works on a
-    connection of its own, so callers need no lock around it; readers of ``api`` see the new
-    index when it commits (their caches follow ``PRAGMA data_version``)."""
-    with type(api)(api.settings, embedder=api.embedder) as worker:
-        return _sync(worker)
+@dataclass(frozen=True, slots=True)
+class SyncSteps:
+    """What a sync run needs from the layers above it, given as callables (sync imports
+    neither the API nor proposals)."""
+
+    settings: Settings
+    reindex: Callable[[Path], IndexReport]  # index this directory, on a connection of its own
+    load: Callable[[], dict[str, object]]  # the last sync's record ({} without an index)
+    save: Callable[[SyncReport, str | None], None]  # record an attempt (no-op without an index)
+    after: Callable[[], Refresh]  # after the reindex (open pull requests); never raises
 
 
-def _sync(api: Briefd) -> SyncReport:
-    settings = api.settings
+def run_sync(steps: SyncSteps) -> SyncReport:
+    """One sync of the configured source (see the module docstring). ``steps.reindex`` works
+    on a connection of its own, so callers need no lock around it; readers see the new index
+    when it commits (their caches follow ``PRAGMA data_version``)."""
+    settings = steps.settings
     started, clock = _now(), time.perf_counter()
-    previous = _saved(api)
+    previous = steps.load()
     previous_commit = _text(previous.get("last_commit"))
     label, kind, branch = "", "none", settings.sync.branch
     commit: str | None = None
@@ -125,19 +130,15 @@ def _sync(api: Briefd) -> SyncReport:
         try:
             source = sources.resolve(settings)
             label, kind = source.label, source.kind
-            timeout = settings.sync.git_timeout
-            if source.kind == "clone":
-                commit = sources.update_clone(source, timeout)
-                branch = sources.tracked_branch(source, timeout)
-            else:
-                commit = sources.head_commit(source, timeout)
-            report = api.index(source=source.root)
+            commit = source.update()
+            branch = source.branch()
+            report = steps.reindex(source.root)
         except BriefdError as exc:
             error = str(exc)
         except Exception as exc:  # a bug must still be reported, and the last index served
             log.exception("sync failed")
             error = f"sync failed unexpectedly ({exc.__class__.__name__}: {exc}); see the log"
-    refresh = _refresh_proposals(api)
+    refresh = steps.after()
     result = SyncReport(
         source=label,
         kind=kind,
@@ -152,51 +153,19 @@ def _sync(api: Briefd) -> SyncReport:
         started_at=started,
         seconds=round(time.perf_counter() - clock, 3),
     )
-    success_at = started if error is None else _text(previous.get("last_success_at"))
-    try:
-        with api.store.write() as conn:
-            state.save(conn, result, success_at)
-    except IndexNotFoundError:  # no index yet and none was built: the report says why
-        pass
+    steps.save(result, started if error is None else _text(previous.get("last_success_at")))
     return result
 
 
-def _saved(api: Briefd) -> dict[str, object]:
-    try:
-        with api.store.read() as conn:
-            return state.load(conn)
-    except IndexNotFoundError:
-        return {}
-
-
-def _refresh_proposals(api: Briefd) -> RefreshOutcome:
-    from briefd.proposals.service import refresh_statuses
-
-    try:
-        outcome = refresh_statuses(api.store, api.settings)
-    except IndexNotFoundError:  # no index, so no proposals either
-        return RefreshOutcome(0, (), None)
-    except BriefdError as exc:  # a forge or store problem never fails the sync
-        return RefreshOutcome(0, (), str(exc))
-    return RefreshOutcome(outcome.checked, outcome.changed, outcome.error)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RefreshOutcome:
-    checked: int
-    changed: tuple[str, ...]
-    error: str | None
-
-
-def status(api: Briefd, runner: SyncRunner) -> SyncStatus:
-    settings = api.settings
+def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
+    settings = steps.settings
     try:
         source = sources.resolve(settings)
         label: str | None = source.label
         kind: str = source.kind
     except BriefdError:
         label, kind = None, "none"
-    saved = _saved(api)
+    saved = steps.load()
     return SyncStatus(
         source=label,
         kind=kind,

@@ -1,15 +1,11 @@
-"""What a sync did (:class:`SyncReport`) and where the source stands (:class:`SyncStatus`),
-kept in the ``sync_state`` row ``source = 'git'``."""
+"""What a sync did (:class:`SyncReport`) and where the source stands (:class:`SyncStatus`);
+:func:`record` is what :mod:`briefd.store.sync_state` keeps of a run."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from dataclasses import dataclass
 
 from briefd.model import IndexReport
-
-ROW = "git"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,42 +49,10 @@ class SyncStatus:
     syncs: int  # runs completed by this process
 
 
-def load(conn: sqlite3.Connection) -> dict[str, object]:
-    row = conn.execute(
-        "SELECT last_commit, last_sync_at, last_error, last_report FROM sync_state "
-        "WHERE source = ?",
-        (ROW,),
-    ).fetchone()
-    if row is None:
-        return {}
-    extra = json.loads(row["last_report"] or "{}")
-    return {
-        **extra,
-        "last_commit": row["last_commit"],
-        "last_sync_at": row["last_sync_at"],
-        "last_error": row["last_error"],
-    }
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """What following open pull requests after a sync found (see ``SyncSteps.after``)."""
 
-
-def save(conn: sqlite3.Connection, report: SyncReport, last_success_at: str | None) -> None:
-    """Record an attempt; a failed one keeps the commit of the index still served."""
-    extra = {
-        "source": report.source,
-        "kind": report.kind,
-        "branch": report.branch,
-        "last_success_at": last_success_at,
-        "seconds": report.seconds,
-    }
-    commit = report.commit if report.ok else report.previous_commit
-    fingerprint = report.index.fingerprint if report.index is not None else ""
-    conn.execute(
-        """INSERT INTO sync_state (source, last_commit, last_sync_at, last_error,
-               index_fingerprint, last_report)
-           VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT(source) DO UPDATE SET last_commit = excluded.last_commit,
-               last_sync_at = excluded.last_sync_at, last_error = excluded.last_error,
-               index_fingerprint = CASE WHEN excluded.index_fingerprint = ''
-                   THEN sync_state.index_fingerprint ELSE excluded.index_fingerprint END,
-               last_report = excluded.last_report""",
-        (ROW, commit, report.started_at, report.error, fingerprint, json.dumps(extra)),
-    )
+    checked: int
+    changed: tuple[str, ...]  # "id: open → merged"
+    error: str | None  # the last forge failure (statuses it could not read stay as they were)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from briefd.errors import SourceError
-from briefd.sync import git
+from briefd.sources import git
 
 STATUS = ("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all")
 

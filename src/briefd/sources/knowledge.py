@@ -1,0 +1,282 @@
+"""What the configured ``source`` is, and bringing it up to date (K3).
+
+Three kinds, one interface (:class:`KnowledgeSource`): a :class:`Clone` briefd owns
+(``source`` is a git URL; cloned next to the index and reset hard to the remote branch on
+every sync), a :class:`Checkout` (a directory inside a git work tree: read in place, never
+fetched or reset) and a plain :class:`Directory`. Callers ask the source what to do instead
+of switching on its kind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from briefd.errors import BriefdError, ProposalError, SourceError
+from briefd.settings import Settings
+from briefd.sources import git
+from briefd.sources.history import History, document_history
+
+SourceKind = Literal["clone", "checkout", "directory"]
+
+NO_SOURCE = (
+    "no knowledge source configured; pass --source DIR, set 'source:' in briefd.yaml, "
+    "or set BRIEFD_SOURCE"
+)
+
+
+FETCH = ("-c", "gc.auto=0", "fetch", "--quiet", "--prune", "--no-tags")
+
+
+@dataclass(frozen=True, slots=True)
+class GitTarget:
+    """Where a proposal goes: the repository to build it in and the remote branch it is on."""
+
+    repo: Path
+    prefix: str  # the knowledge root inside the repository ('' or 'docs/')
+    remote: str
+    base_branch: str
+
+
+class KnowledgeSource(Protocol):
+    """A knowledge source: where its files are and how it follows its upstream."""
+
+    @property
+    def kind(self) -> SourceKind: ...
+
+    @property
+    def root(self) -> Path:
+        """The directory that is indexed."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """How to name the source in reports and on the dashboard (credentials hidden)."""
+        ...
+
+    @property
+    def versioned(self) -> bool:
+        """A git repository: polling it for new commits makes sense."""
+        ...
+
+    def prepare(self) -> Path:
+        """Make :attr:`root` exist (an owned clone is cloned on first use, not fetched)."""
+        ...
+
+    def update(self) -> str | None:
+        """Bring the files up to date where briefd may (an owned clone: fetch and hard
+        reset); the commit now checked out (None: no commit)."""
+        ...
+
+    def branch(self) -> str | None:
+        """The branch the source follows (None: not known)."""
+        ...
+
+    def history(self) -> History | None:
+        """When each document last changed (None: no git history)."""
+        ...
+
+    def push_target(self) -> tuple[GitTarget, str | None]:
+        """Where proposals are pushed, and the remote's URL; :class:`ProposalError` when
+        the source cannot take one."""
+        ...
+
+
+def resolve(settings: Settings, source: Path | None = None) -> KnowledgeSource:
+    """The configured source (or the ``source`` directory given), without touching it."""
+    if source is None and settings.sync.remote:
+        return Clone(settings, settings.sync.remote)
+    root = source or settings.source
+    if root is None:
+        raise SourceError(NO_SOURCE)
+    if not root.is_dir():
+        raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
+    if git.toplevel(root, settings.sync.git_timeout) is not None:
+        return Checkout(settings, root)
+    return Directory(settings, root)
+
+
+def checkout_dir(settings: Settings) -> Path:
+    return settings.sync.checkout_dir or settings.db.parent / "repo"
+
+
+@contextmanager
+def sync_lock(settings: Settings) -> Iterator[None]:
+    """One sync (or clone) at a time across processes sharing this index (an ``flock`` that
+    the kernel releases when a process dies, so a killed sync never blocks the next)."""
+    path = settings.db.parent / "sync.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class Directory:
+    """A plain directory: read as it is, no history, no remote."""
+
+    kind: SourceKind = "directory"
+    versioned = False
+
+    def __init__(self, settings: Settings, root: Path) -> None:
+        self.settings = settings
+        self.root = root
+
+    @property
+    def label(self) -> str:
+        return str(self.root)
+
+    @property
+    def timeout(self) -> float:
+        return self.settings.sync.git_timeout
+
+    def prepare(self) -> Path:
+        return self.root
+
+    def update(self) -> str | None:
+        return self.head_commit()
+
+    def head_commit(self) -> str | None:
+        return None
+
+    def branch(self) -> str | None:
+        return self.settings.sync.branch
+
+    def history(self) -> History | None:
+        return document_history(self.root, self.timeout)
+
+    def push_target(self) -> tuple[GitTarget, str | None]:
+        raise ProposalError(
+            f"the knowledge source {self.root} is a plain directory, not a git repository; "
+            "proposals become branches on a git remote: use a git URL or a git checkout as source"
+        )
+
+
+class Checkout(Directory):
+    """A directory inside a user's git work tree: read in place, never fetched or reset."""
+
+    kind: SourceKind = "checkout"
+    versioned = True
+
+    def head_commit(self) -> str | None:
+        try:
+            return git.rev_parse(self.root, "HEAD", self.timeout)
+        except SourceError:
+            return None
+
+    def push_target(self) -> tuple[GitTarget, str | None]:
+        located = git.toplevel(self.root, self.timeout)
+        assert located is not None  # resolve() said it is a checkout
+        top, prefix = located
+        remote, branch = _upstream(top, self.settings.sync.branch, self.timeout)
+        url = _git(["remote", "get-url", remote], top, self.timeout, "has no remote '{remote}'")
+        return GitTarget(top, prefix, remote, branch), url
+
+
+class Clone(Checkout):
+    """A clone of ``url`` that briefd owns, next to the index (or in ``sync.checkout_dir``)."""
+
+    kind: SourceKind = "clone"
+
+    def __init__(self, settings: Settings, url: str) -> None:
+        super().__init__(settings, checkout_dir(settings))
+        self.url = url
+
+    @property
+    def label(self) -> str:
+        return git.redact(self.url)
+
+    def prepare(self) -> Path:
+        with sync_lock(self.settings):
+            self.ensure_clone()
+        return self.root
+
+    def ensure_clone(self) -> None:
+        """Clone the remote when briefd has no usable clone yet (call under :func:`sync_lock`).
+
+        git clones into a temporary directory that is renamed into place, so a clone killed
+        half-way leaves nothing that looks like a checkout."""
+        root = self.root
+        if (root / ".git").is_dir():
+            return
+        if root.exists() and any(root.iterdir()):
+            raise SourceError(
+                f"{root} exists and is not a git clone; move it away or set sync.checkout_dir"
+            )
+        temporary = root.with_name(f".{root.name}.cloning")
+        shutil.rmtree(temporary, ignore_errors=True)
+        root.parent.mkdir(parents=True, exist_ok=True)
+        args = ["clone", "--quiet", "--no-tags", "--origin", "origin"]
+        if self.settings.sync.branch:
+            args += ["--branch", self.settings.sync.branch]
+        git.run([*args, "--", self.url, str(temporary)], root.parent, self.timeout)
+        if root.exists():
+            root.rmdir()
+        temporary.rename(root)
+
+    def branch(self) -> str:
+        """The remote branch the clone follows: ``sync.branch`` or the remote's default."""
+        if self.settings.sync.branch:
+            return self.settings.sync.branch
+        try:
+            ref = git.run(
+                ["symbolic-ref", "--short", "refs/remotes/origin/HEAD"], self.root, self.timeout
+            )
+            return ref.removeprefix("origin/")
+        except SourceError:
+            return git.run(["rev-parse", "--abbrev-ref", "HEAD"], self.root, self.timeout)
+
+    def update(self) -> str:
+        """Fetch the branch (following force-pushes) and reset the clone hard onto it; the
+        commit it now has checked out (call under :func:`sync_lock`)."""
+        self.ensure_clone()
+        root, timeout = self.root, self.timeout
+        git.remove_stale_locks(root)
+        if git.run(["remote", "get-url", "origin"], root, timeout) != self.url:
+            git.run(["remote", "set-url", "origin", self.url], root, timeout)  # `source` moved
+        branch = self.branch()
+        remote_ref = f"refs/remotes/origin/{branch}"
+        git.run([*FETCH, "origin", f"+refs/heads/{branch}:{remote_ref}"], root, timeout)
+        git.run(["checkout", "--quiet", "--force", "-B", branch, remote_ref], root, timeout)
+        git.run(["reset", "--quiet", "--hard", remote_ref], root, timeout)
+        git.run(["clean", "--quiet", "-ffdx"], root, timeout)
+        return git.rev_parse(root, "HEAD", timeout)
+
+    def push_target(self) -> tuple[GitTarget, str | None]:
+        if not (self.root / ".git").is_dir():
+            self.prepare()
+        return GitTarget(self.root, "", "origin", self.branch()), self.url
+
+
+def _upstream(top: Path, configured: str | None, timeout: float) -> tuple[str, str]:
+    try:
+        upstream = git.run(
+            ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], top, timeout
+        )
+    except BriefdError:
+        upstream = ""
+    remote, _, branch = upstream.partition("/")
+    if configured:
+        return remote or "origin", configured
+    if branch:
+        return remote, branch
+    current = _git(["rev-parse", "--abbrev-ref", "HEAD"], top, timeout, "has no branch")
+    return "origin", current
+
+
+def _git(args: list[str], top: Path, timeout: float, problem: str) -> str:
+    try:
+        return git.run(args, top, timeout)
+    except BriefdError:
+        remote = args[-1]
+        raise ProposalError(
+            f"the knowledge checkout {top} {problem.format(remote=remote)}; proposals are "
+            "pushed to a remote: add one with `git remote add origin URL`"
+        ) from None

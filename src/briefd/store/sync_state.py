@@ -1,0 +1,86 @@
+"""The ``sync_state`` table: one row per thing that follows the knowledge source. Row
+``index`` is the last index run (its fingerprint and report); row ``git`` the last sync."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from briefd.sync.state import SyncReport
+
+INDEX_ROW = "index"
+SYNC_ROW = "git"
+
+
+def save_index_run(conn: sqlite3.Connection, at: str, fingerprint: str, report: str) -> None:
+    """Record an index run: when, the fingerprint of what it built, its report (JSON)."""
+    conn.execute(
+        """INSERT INTO sync_state (source, last_sync_at, index_fingerprint, last_report)
+           VALUES (?, ?, ?, ?)
+           ON CONFLICT(source) DO UPDATE SET last_sync_at = excluded.last_sync_at,
+               index_fingerprint = excluded.index_fingerprint, last_report = excluded.last_report""",
+        (INDEX_ROW, at, fingerprint, report),
+    )
+
+
+def index_fingerprint(conn: sqlite3.Connection) -> str | None:
+    """The fingerprint of the index built last (None: never built)."""
+    row = conn.execute(
+        "SELECT index_fingerprint FROM sync_state WHERE source = ?", (INDEX_ROW,)
+    ).fetchone()
+    return str(row[0]) if row is not None and row[0] else None
+
+
+def index_report(conn: sqlite3.Connection) -> dict[str, object]:
+    """The last index run's report ({} when there was none)."""
+    row = conn.execute(
+        "SELECT last_report FROM sync_state WHERE source = ?", (INDEX_ROW,)
+    ).fetchone()
+    return dict(json.loads(row["last_report"])) if row else {}
+
+
+def rows(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    """Every row, by source."""
+    return conn.execute("SELECT * FROM sync_state ORDER BY source").fetchall()
+
+
+def load_sync(conn: sqlite3.Connection) -> dict[str, object]:
+    """The last sync's record ({} when there was none)."""
+    row = conn.execute(
+        "SELECT last_commit, last_sync_at, last_error, last_report FROM sync_state "
+        "WHERE source = ?",
+        (SYNC_ROW,),
+    ).fetchone()
+    if row is None:
+        return {}
+    extra = json.loads(row["last_report"] or "{}")
+    return {
+        **extra,
+        "last_commit": row["last_commit"],
+        "last_sync_at": row["last_sync_at"],
+        "last_error": row["last_error"],
+    }
+
+
+def save_sync(conn: sqlite3.Connection, report: SyncReport, last_success_at: str | None) -> None:
+    """Record a sync attempt; a failed one keeps the commit of the index still served."""
+    extra = {
+        "source": report.source,
+        "kind": report.kind,
+        "branch": report.branch,
+        "last_success_at": last_success_at,
+        "seconds": report.seconds,
+    }
+    commit = report.commit if report.ok else report.previous_commit
+    fingerprint = report.index.fingerprint if report.index is not None else ""
+    conn.execute(
+        """INSERT INTO sync_state (source, last_commit, last_sync_at, last_error,
+               index_fingerprint, last_report)
+           VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT(source) DO UPDATE SET last_commit = excluded.last_commit,
+               last_sync_at = excluded.last_sync_at, last_error = excluded.last_error,
+               index_fingerprint = CASE WHEN excluded.index_fingerprint = ''
+                   THEN sync_state.index_fingerprint ELSE excluded.index_fingerprint END,
+               last_report = excluded.last_report""",
+        (SYNC_ROW, commit, report.started_at, report.error, fingerprint, json.dumps(extra)),
+    )

@@ -1,0 +1,96 @@
+"""Read views the API serves: a document with its sections and links (K5), documents per
+scope (K1), the link catalogue for findings, and why a path is not served."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from briefd.graph.resolve import Catalog
+from briefd.model import DocumentView, ResolvedLink, ScopeInfo
+from briefd.sources.scan import scope_of
+from briefd.store import documents as docs_table
+from briefd.store.scopes import known_scopes
+
+
+def scope_counts(conn: sqlite3.Connection) -> list[ScopeInfo]:
+    """Documents and chunks per scope."""
+    rows = conn.execute(
+        "SELECT d.scope, count(DISTINCT d.id) AS docs, count(c.rowid) AS chunks "
+        "FROM documents d LEFT JOIN chunks c ON c.doc_id = d.id "
+        "GROUP BY d.scope ORDER BY d.scope"
+    )
+    return [ScopeInfo(r["scope"], r["docs"], r["chunks"]) for r in rows]
+
+
+def document_view(
+    conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None
+) -> DocumentView | None:
+    """The document at ``path`` if it is in ``allowed`` (None: any scope), with backlinks
+    from the documents in ``allowed`` only."""
+    row = conn.execute("SELECT * FROM documents WHERE path = ?", (path,)).fetchone()
+    if row is None or (allowed is not None and row["scope"] not in allowed):
+        return None
+    chunks = conn.execute(
+        "SELECT * FROM chunks WHERE doc_id = ? ORDER BY position", (row["id"],)
+    ).fetchall()
+    links = docs_table.stored_links(conn, "WHERE doc_id = ?", (row["id"],))
+    where, args = _from_scopes(allowed)
+    backlinks = docs_table.stored_links(
+        conn, f"WHERE target_path = ? AND source_path != ?{where}", (path, path, *args)
+    )
+    return DocumentView(
+        path=row["path"],
+        scope=row["scope"],
+        title=row["title"],
+        front_matter=docs_table.front_matter_from_row(row),
+        body=row["body"],
+        updated_at=row["updated_at"] or row["indexed_at"],
+        chunks=tuple(docs_table.chunk_from_row(c, path) for c in chunks),
+        links=tuple(r for _, r in links),
+        backlinks=tuple(r for _, r in backlinks),
+        problems=tuple(json.loads(row["problems"])),
+    )
+
+
+def link_catalog(conn: sqlite3.Connection) -> tuple[list[ResolvedLink], Catalog]:
+    """Every stored link, and the catalogue of documents and headings they point into."""
+    rows = conn.execute("SELECT path, headings FROM documents").fetchall()
+    catalog = Catalog.build((r["path"], docs_table.headings_from_json(r["headings"])) for r in rows)
+    return [r for _, r in docs_table.stored_links(conn)], catalog
+
+
+def paths_in(conn: sqlite3.Connection, allowed: Sequence[str] | None) -> list[str]:
+    """Paths of the documents in ``allowed`` (None: every document)."""
+    if allowed is None:
+        return [r[0] for r in conn.execute("SELECT path FROM documents ORDER BY path")]
+    marks = ", ".join("?" * len(allowed))
+    rows = conn.execute(
+        f"SELECT path FROM documents WHERE scope IN ({marks}) ORDER BY path", tuple(allowed)
+    )
+    return [r[0] for r in rows]
+
+
+def not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None) -> str:
+    """Why ``path`` is not served, naming only documents in ``allowed`` (None: every scope)."""
+    close = difflib.get_close_matches(path, paths_in(conn, allowed), n=1, cutoff=0.5)
+    guess = f"; did you mean {close[0]}?" if close else ""
+    if allowed is None:
+        hint = guess or "; list documents with `briefd scopes`"
+        return f"no document '{path}' in the index (or outside the requested scopes){hint}"
+    scope = scope_of(path)
+    if scope is not None and scope not in allowed and scope in known_scopes(conn):
+        guess = f"; scope '{scope}' is not requested: add it to scopes (or use 'all') to read it"
+    hint = guess or "; paths are relative to the repository root, e.g. domain/glossary.md"
+    return f"no document '{path}' in scopes {', '.join(allowed) or '(none indexed)'}{hint}"
+
+
+def _from_scopes(allowed: Sequence[str] | None) -> tuple[str, tuple[str, ...]]:
+    """A condition on a row's ``doc_id`` (and its arguments): its document is in ``allowed``
+    (None: no condition)."""
+    if allowed is None:
+        return "", ()
+    marks = ", ".join("?" * len(allowed))
+    return f" AND doc_id IN (SELECT id FROM documents WHERE scope IN ({marks}))", tuple(allowed)
