@@ -3,6 +3,7 @@ leads, ranked by the query among those documents; then the other hits, within ``
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,7 @@ def indexed(api: Briefd, write_files: WriteFiles) -> Briefd:
 
 
 def paths_of(api: Briefd, request: SearchRequest, paths: tuple[str, ...] = ()) -> list[str]:
-    return [f"{h.doc_path} › {h.heading}" for h in api.search(request, paths).hits]
+    return [f"{h.doc_path} › {h.heading}" for h in api.search(replace(request, paths=paths)).hits]
 
 
 def test_documents_the_paths_touch_lead_ranked_by_the_query(indexed: Briefd) -> None:
@@ -133,7 +134,9 @@ def test_only_documents_in_the_requested_scopes_lead(indexed: Briefd) -> None:
 def test_paths_no_document_governs_change_nothing(indexed: Briefd) -> None:
     request = SearchRequest("rounding bug", top_k=3)
     assert paths_of(indexed, request, ("web/app.ts",)) == paths_of(indexed, request)
-    assert indexed.search(request, ("web/app.ts",)).hits == indexed.search(request).hits
+    assert (
+        indexed.search(replace(request, paths=("web/app.ts",))).hits == indexed.search(request).hits
+    )
 
 
 def test_paths_lead_even_when_the_query_matches_nothing(indexed: Briefd) -> None:
@@ -160,9 +163,9 @@ def test_a_related_hit_leaves_with_the_hit_it_is_linked_from(
         ("domain/a.md", False),
         ("domain/c.md", True),
     ]
-    led = api.search(SearchRequest("rounding bug", top_k=1), ("svc/x.go",)).hits
+    led = api.search(SearchRequest("rounding bug", top_k=1, paths=("svc/x.go",))).hits
     assert [h.doc_path for h in led] == ["domain/b.md"]
-    both = api.search(SearchRequest("rounding bug", top_k=2), ("svc/x.go",)).hits
+    both = api.search(SearchRequest("rounding bug", top_k=2, paths=("svc/x.go",))).hits
     assert [h.doc_path for h in both] == ["domain/b.md", "domain/a.md", "domain/c.md"]
     assert both[2].related_to == both[1].chunk_id
 
@@ -179,7 +182,7 @@ def test_hybrid_search_takes_paths_the_same_way(
     )
     hybrid_api.index()
     request = SearchRequest("rounding bug", top_k=2, mode="hybrid")
-    hits = hybrid_api.search(request, ("svc/x.go",)).hits
+    hits = hybrid_api.search(replace(request, paths=("svc/x.go",))).hits
     assert [(h.doc_path, h.heading) for h in hits if h.related_to is None] == [
         ("domain/b.md", "Bug"),
         ("domain/a.md", "Rounding"),
