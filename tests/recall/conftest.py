@@ -1,35 +1,12 @@
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
 
 from briefd.api import Briefd
-from briefd.settings import Settings
 from tests.conftest import EXAMPLE
 
 RELEVANT = "how many days does a merchant have to submit chargeback evidence?"
 OFF_TOPIC = "what is the best way to boil an egg for a runny yolk"
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -37,70 +14,3 @@ def indexed(api: Briefd) -> Briefd:
     """The example knowledge repository indexed BM25-only."""
     api.index(EXAMPLE)
     return api
-
-
-@pytest.fixture
-def hook_env(tmp_path: Path, settings: Settings) -> dict[str, str]:
-    """A clean environment for the real command: the test index, embeddings off, a server URL
-    nobody listens on, and a HOME without user config."""
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    keep = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
-    return {
-        **keep,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "BRIEFD_DB": str(settings.db),
-        "BRIEFD_EMBEDDINGS__ENABLED": "false",
-        "BRIEFD_RECALL__SERVER": f"http://127.0.0.1:{closed_port()}",
-    }
-
-
-RunHook = Callable[..., Run]
-
-
-@pytest.fixture
-def run_hook(tmp_path: Path, hook_env: dict[str, str]) -> RunHook:
-    """Run ``python -m briefd recall ARGS`` as an agent would, with ``payload`` (a dict is
-    sent as JSON) on stdin; ``env`` entries override the environment (None: unset)."""
-
-    def run(*args: str, payload: object = None, env: dict[str, str | None] | None = None) -> Run:
-        text = json.dumps(payload) if isinstance(payload, dict) else payload
-        done = subprocess.run(
-            [sys.executable, "-m", "briefd", "recall", *args],
-            input=text if text is not None else "",
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env={k: v for k, v in {**hook_env, **(env or {})}.items() if v is not None},
-            timeout=60,
-            check=False,
-        )
-        return Run(done.returncode, done.stdout, done.stderr)
-
-    return run
-
-
-def hook_json(prompt: str, session: str = "session-1", cwd: str | None = None) -> dict[str, str]:
-    payload = {
-        "session_id": session,
-        "transcript_path": "/tmp/transcript.jsonl",
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": prompt,
-    }
-    if cwd is not None:
-        payload["cwd"] = cwd
-    return payload
-
-
-@pytest.fixture
-def silent_server() -> Iterator[str]:
-    """A TCP server that accepts connections and never answers."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(8)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        sock.close()

@@ -1,5 +1,5 @@
 """``briefd init``: write the recall hook and the MCP server entry into a project's coding-agent
-config files (see :mod:`briefd.recall.clients`), showing the diff first."""
+config files (see :mod:`briefd.hook.clients`), showing the diff first."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import typer
 
 from briefd.cli.output import console, reported_errors
 from briefd.errors import ConfigError
-from briefd.recall.clients import CLIENTS, targets
+from briefd.hook.clients import CLIENTS, targets
 from briefd.settings import Settings
 
 NOTES = {

@@ -31,7 +31,7 @@ def recall_args(argv: list[str]) -> list[str] | None:
 def run() -> None:
     args = recall_args(sys.argv[1:])
     if args is not None:
-        from briefd.recall.hook import main
+        from briefd.hook.main import main
 
         sys.exit(main(args))
     from briefd.cli.main import run as full

@@ -1,12 +1,12 @@
 """``briefd recall``: the help text and the typer entry of the prompt-time hook. The console
 script normally bypasses typer for speed (see :mod:`briefd.cli.launch`); both end in
-:func:`briefd.recall.hook.main`, so they behave the same."""
+:func:`briefd.hook.main.main`, so they behave the same."""
 
 from __future__ import annotations
 
 import typer
 
-from briefd.recall.hook import main as hook_main
+from briefd.hook.main import main as hook_main
 
 
 def register(app: typer.Typer) -> None:

@@ -1,11 +1,11 @@
-"""Prompt-time recall (I8): the ``briefd recall`` hook and its pieces.
+"""Prompt-time recall (I8), the engine: which knowledge sections to inject for a prompt.
 
-``hook`` is the fast path a coding agent spawns on every prompt: it imports only the standard
-library until it knows it must answer in-process. ``client`` asks a running ``briefd serve``;
-``engine`` answers from the index (through :meth:`briefd.api.Briefd.recall` or, for a BM25-only
-answer, straight from the store); ``evidence`` is the lexical relevance gate of a BM25-only
-answer; ``pack`` fits sections into the budget; ``render`` writes the ``<knowledge>`` block and
-the terminal list; ``session`` remembers what a session was already given.
+``engine`` answers a :class:`~briefd.recall.engine.RecallRequest` from the index (hybrid
+search passed in by :meth:`briefd.api.Briefd.recall`, or BM25 straight from the store);
+``evidence`` is the lexical relevance gate of a BM25-only answer; ``pack`` fits sections into
+the budget; ``block`` writes the ``<knowledge>`` block; ``session`` remembers what a session
+was already given. The front ends — the hook (:mod:`briefd.hook`), REST, the CLI — come here;
+this package imports none of them, nor :mod:`briefd.api`.
 
-This package's ``__init__`` imports nothing: the hook's start-up time is its latency.
+This package's ``__init__`` imports nothing: the hook imports the engine on its in-process path.
 """

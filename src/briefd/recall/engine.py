@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from briefd.errors import QueryError, StoreError
 from briefd.recall import pack, session
+from briefd.recall.block import knowledge_block
 from briefd.recall.evidence import EvidenceRules, lexical_recall
-from briefd.recall.render import knowledge_block
 from briefd.retrieval.lexical import FieldWeights
 from briefd.settings import Settings
 from briefd.store.db import Store

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from briefd.recall.render import TRUNCATED, block_size
+from briefd.recall.block import TRUNCATED, block_size
 
 Section = dict[str, Any]
 

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query
 from fastapi.responses import PlainTextResponse
 
+from briefd.hook.render import hook_output
 from briefd.recall.engine import RecallRequest
-from briefd.recall.render import hook_output
 from briefd.service.rest import ERRORS, State
 
 router = APIRouter(prefix="/api")

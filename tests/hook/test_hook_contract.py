@@ -7,7 +7,8 @@ from pathlib import Path
 
 from briefd.api import Briefd
 from briefd.settings import Settings
-from tests.recall.conftest import OFF_TOPIC, RELEVANT, RunHook, hook_json
+from tests.hook.conftest import RunHook, hook_json
+from tests.recall.conftest import OFF_TOPIC, RELEVANT
 
 
 def test_relevant_prompt_injects_a_knowledge_block(indexed: Briefd, run_hook: RunHook) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from briefd.recall import discover
+from briefd.hook import discover
 from briefd.recall.engine import RecallRequest, answer, choose_mode, embeddings_on
 from briefd.settings import Settings, load_settings, with_overrides
 from briefd.store.db import Store
@@ -19,7 +19,7 @@ HOOK_BUSY_TIMEOUT_MS = 2000  # a hook waits this long for a writer, not the CLI'
 def hook_settings(
     env: Mapping[str, str], config: str | None = None, db: str | None = None
 ) -> Settings:
-    """Settings as the hook discovers them (see :mod:`briefd.recall.discover`)."""
+    """Settings as the hook discovers them (see :mod:`briefd.hook.discover`)."""
     path = config or discover.config_file(env)
     # the fast path has used recall.server already; "off" would not parse as a URL setting
     env = {k: v for k, v in env.items() if k != "BRIEFD_RECALL__SERVER"}

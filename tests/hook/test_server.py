@@ -14,7 +14,8 @@ from fastapi.testclient import TestClient
 from briefd.api import Briefd
 from briefd.service.app import create_app
 from briefd.service.config import ServiceConfig
-from tests.recall.conftest import OFF_TOPIC, RELEVANT, RunHook, closed_port, hook_json
+from tests.hook.conftest import RunHook, closed_port, hook_json
+from tests.recall.conftest import OFF_TOPIC, RELEVANT
 
 TOKEN = "recall-test-token"
 
@@ -101,7 +102,7 @@ def test_pass_through_to_a_server_parses_no_json(live_server: str, indexed: Brie
 
     code = (
         "import io, sys\n"
-        "from briefd.recall.hook import main\n"
+        "from briefd.hook.main import main\n"
         "class In(io.StringIO):\n"
         "    def isatty(self): return False\n"
         f"stdin = In({json.dumps(hook_json(RELEVANT, session='pt'))!r})\n"

@@ -1,6 +1,7 @@
-"""Rendering a recall: the ``<knowledge>`` block for the agent, a ranked list for people, the
-hook JSON. Works on the JSON form of a result (what the server sends), so the hook can print
-a server's answer without importing anything beyond the standard library."""
+"""Rendering a recall's result for the hook: Claude Code's hook JSON, a ranked list for people,
+the whole result as JSON (the ``<knowledge>`` block itself comes with the result, see
+:mod:`briefd.recall.block`). Works on the JSON form of a result (what the server sends), so
+the hook can print a server's answer without importing anything beyond the standard library."""
 
 from __future__ import annotations
 
@@ -8,42 +9,8 @@ import json
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
     from typing import Any
-
-OPEN = "<knowledge>"
-CLOSE = "</knowledge>"
-INTRO = (
-    "Sections of the team's knowledge base (briefd) that match this prompt, best match "
-    "first. Each starts with its source: path · heading · last updated · chunk id."
-)
-TRUNCATED = "[… section truncated to fit the recall budget]"
-
-
-def attribution(section: Mapping[str, Any]) -> str:
-    crumb = " › ".join([section["title"], *section["heading_path"]])
-    updated = str(section.get("updated_at") or "unknown")[:10]
-    return (
-        f"[source: {section['doc_path']} · {crumb} · updated {updated} · "
-        f"chunk {section['chunk_id']}]"
-    )
-
-
-def section_text(section: Mapping[str, Any]) -> str:
-    body = section["content"].strip()
-    return f"{attribution(section)}\n{body}"
-
-
-def knowledge_block(sections: Sequence[Mapping[str, Any]]) -> str:
-    """The block the agent reads; empty when there is nothing to say."""
-    if not sections:
-        return ""
-    parts = [OPEN, INTRO, "", *("\n\n".join(section_text(s) for s in sections).split("\n"))]
-    return "\n".join([*parts, CLOSE]) + "\n"
-
-
-def block_size(sections: Sequence[Mapping[str, Any]]) -> int:
-    return len(knowledge_block(sections))
 
 
 def hook_output(result: Mapping[str, Any]) -> dict[str, Any]:

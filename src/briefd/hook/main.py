@@ -8,8 +8,8 @@ error prints nothing on stdout, one line on stderr, and exits 0 — a hook must 
 the agent.
 
 Speed: this module imports only the standard library. It asks a running ``briefd serve``
-first (a raw socket, see :mod:`briefd.recall.client`) and only when none answers imports the
-index code (:mod:`briefd.recall.local`), and the embedding model only for a hybrid answer.
+first (a raw socket, see :mod:`briefd.hook.client`) and only when none answers imports the
+index code (:mod:`briefd.hook.local`), and the embedding model only for a hybrid answer.
 In the common case — hook JSON on stdin, a block or hook JSON wanted, no overrides — the
 stdin bytes go to the server as they are and its answer is printed as it is, so not even the
 ``json`` module is imported.
@@ -112,7 +112,7 @@ def request_body(data: Mapping[str, Any], options: Mapping[str, Any]) -> dict[st
 
 def server(options: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str | None, float]:
     """The server to ask (None: none) and how long to wait for it."""
-    from briefd.recall import discover
+    from briefd.hook import discover
 
     config = discover.read_config(discover.config_file(env))
     timeout = discover.server_timeout(env, config)
@@ -123,7 +123,7 @@ def server(options: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str | No
 
 def post(url: str, body: bytes, env: Mapping[str, str], timeout: float, fmt: str) -> bytes | None:
     """The server's answer, or None when no usable server answered."""
-    from briefd.recall import client
+    from briefd.hook import client
 
     try:
         return client.post(url, body, env.get("BRIEFD_API_TOKEN"), timeout, fmt)
@@ -164,8 +164,8 @@ def ask_server(
 def answer_here(
     body: dict[str, Any], options: Mapping[str, Any], env: Mapping[str, str]
 ) -> dict[str, Any]:
+    from briefd.hook.local import hook_settings, recall_here
     from briefd.recall.engine import RecallRequest
-    from briefd.recall.local import hook_settings, recall_here
 
     settings = hook_settings(env, options.get("config"), options.get("db"))
     return recall_here(RecallRequest.from_json(body), settings)
@@ -174,7 +174,7 @@ def answer_here(
 def render(result: Mapping[str, Any], fmt: str) -> str:
     import json
 
-    from briefd.recall import render as out
+    from briefd.hook import render as out
 
     if fmt == "json":
         return out.to_json(result)

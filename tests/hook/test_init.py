@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from briefd.api import Briefd
 from briefd.cli.main import app
-from briefd.recall import clients
-from tests.recall.conftest import RELEVANT, hook_json
+from briefd.hook import clients
+from tests.hook.conftest import hook_json
+from tests.recall.conftest import RELEVANT
 
 runner = CliRunner()
 

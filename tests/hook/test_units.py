@@ -1,0 +1,91 @@
+"""The hook's pieces on their own: launcher, discovery, imports of the fast path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.cli.launch import recall_args
+from briefd.hook import client, discover
+from tests.recall.conftest import RELEVANT
+
+HEAVY = ("typer", "rich", "numpy", "onnxruntime", "fastapi", "httpx", "yaml", "typing")
+
+
+def test_launcher_takes_the_fast_path_only_for_recall() -> None:
+    assert recall_args(["recall"]) == []
+    assert recall_args(["--db", "x.db", "recall", "q"]) == ["--db", "x.db", "q"]
+    assert recall_args(["--config=c.yaml", "recall", "--json"]) == ["--config=c.yaml", "--json"]
+    assert recall_args(["recall", "--help"]) is None
+    assert recall_args(["search", "recall"]) is None
+    assert recall_args(["--verbose", "recall"]) is None
+
+
+def test_server_discovery() -> None:
+    assert discover.server_url({}, {}) == "http://127.0.0.1:8484"
+    assert discover.server_url({"BRIEFD_RECALL__SERVER": "off"}, {}) is None
+    assert discover.server_url({}, {"recall": {"server": None}}) is None
+    assert discover.server_url({}, {"recall": {"server": "http://h:9/"}}) == "http://h:9"
+    assert client.split_url("http://127.0.0.1:8484/base") == ("http", "127.0.0.1", 8484, "/base")
+    assert client.split_url("https://briefd.example") == ("https", "briefd.example", 443, "")
+
+
+def test_fast_path_imports_nothing_heavy() -> None:
+    code = (
+        "import sys, json\n"
+        "from briefd.cli.launch import recall_args\n"
+        "from briefd.hook import main, client, discover, render\n"
+        f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == []
+
+
+def test_in_process_bm25_imports_no_model_runtime(indexed: Briefd) -> None:
+    code = (
+        "import sys, json, io\n"
+        "from briefd.hook.main import main\n"
+        f"out = io.StringIO(); main(['--no-server', '--db', {str(indexed.settings.db)!r}, "
+        f"{RELEVANT!r}], stdout=out, env={{'BRIEFD_EMBEDDINGS__ENABLED': 'false'}})\n"
+        "heavy = ['typer', 'rich', 'numpy', 'onnxruntime', 'fastapi', 'httpx']\n"
+        "print(json.dumps([[m for m in heavy if m in sys.modules], out.getvalue()[:11]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == [[], "<knowledge>"]
+
+
+def test_hook_discovers_config_and_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from briefd.hook.local import hook_settings
+
+    monkeypatch.chdir(tmp_path)
+    env = {"XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "conf")}
+    assert hook_settings(env).db == tmp_path / "data" / "briefd" / "briefd.db"
+    (tmp_path / ".briefd").mkdir()
+    (tmp_path / ".briefd" / "briefd.db").write_bytes(b"")
+    assert hook_settings(env).db == Path(".briefd/briefd.db")
+    assert hook_settings({**env, "BRIEFD_DB": "/x/y.db"}).db == Path("/x/y.db")
+    (tmp_path / ".briefd" / "briefd.yaml").write_text("db: team.db\nrecall:\n  top_k: 2\n")
+    found = hook_settings(env)
+    assert (found.db, found.recall.top_k) == (Path(".briefd/team.db"), 2)
+
+
+def test_server_timeout_discovery() -> None:
+    assert discover.server_timeout({}, {}) == 2.0
+    assert discover.server_timeout({}, {"recall": {"server_timeout": 0.5}}) == 0.5
+    assert discover.server_timeout({"BRIEFD_RECALL__SERVER_TIMEOUT": "1.5"}, {}) == 1.5
+    assert discover.server_timeout({"BRIEFD_RECALL__SERVER_TIMEOUT": "soon"}, {}) == 2.0
+
+
+def test_config_is_parsed_only_when_it_mentions_recall(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("db: team.db\n")
+    assert discover.read_config(str(plain)) == {}
+    tuned = tmp_path / "tuned.yaml"
+    tuned.write_text("db: team.db\nrecall:\n  server: null\n")
+    assert discover.read_config(str(tuned)) == {"db": "team.db", "recall": {"server": None}}
+    assert discover.server_url({}, discover.read_config(str(tuned))) is None
