@@ -11,7 +11,7 @@ from fastapi import APIRouter, status
 
 from briefd.api import Briefd
 from briefd.errors import BriefdError, BusyError
-from briefd.service.rest import ERRORS, State
+from briefd.service.deps import ERRORS, State
 from briefd.service.state import Job, ServiceState
 from briefd.store.activity import now_iso
 from briefd.sync.source import sync_lock
