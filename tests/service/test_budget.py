@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from briefd.model import Hit, SearchResult
-from briefd.service.schemas import MIN_HEAD_TOKENS, TRUNCATED, search_out, within_budget
+from briefd.retrieval.budget import MIN_HEAD_TOKENS, TRUNCATED, within_budget
+from briefd.service.schemas import search_out
 from briefd.tokens import count_tokens
 
 

@@ -282,6 +282,29 @@ def test_propose_update_over_mcp_pushes_a_branch(git_api: Briefd, remote: Remote
     assert proposal["branch"] in remote_branches
 
 
+def test_a_proposal_has_one_shape_on_mcp_and_rest(git_api: Briefd, remote: Remote) -> None:
+    """I1/I2: the tool's structured content is the proposal exactly as REST lists it."""
+    git_api.sync()
+    new = RETRY.replace("three times", "five times").lstrip("\n")
+
+    async def body(client: Client) -> tuple[CallToolResult, dict[str, Any] | None]:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        result = await client.call_tool(
+            "propose_update",
+            {"doc_path": "domain/retry.md", "change_description": "Five", "new_content": new},
+        )
+        return result, schemas["propose_update"]
+
+    with serving(create_app(git_api, service_config())) as base:
+        result, schema = run(base + "/mcp", "legacy", body)
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        listed = httpx2.get(base + "/api/proposals", headers=headers).json()["proposals"]
+    proposal = check(result, schema)
+    assert [proposal] == listed
+    assert proposal["client"] == "mcp" and proposal["base_branch"] == "main"
+    assert set(proposal) >= {"pr_number", "forge_error", "status_checked_at", "base_commit"}
+
+
 def test_instructions_follow_the_index(tmp_path: Path, example_copy: tuple[Path, Path]) -> None:
     """A sync or rebuild in another connection changes the counts new clients are told."""
     source = tmp_path / "knowledge"

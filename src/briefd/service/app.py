@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from briefd.sync.source import resolve
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -25,14 +26,26 @@ from starlette.routing import Route
 from briefd import errors
 from briefd.__about__ import __version__
 from briefd.api import Briefd
-from briefd.service import admin, git_routes, pages, recall_routes, rest
 from briefd.service.config import ServiceConfig
 from briefd.service.guard import Guard
 from briefd.service.metrics import Metrics
-from briefd.service.metrics_route import router as metrics_router
 from briefd.service.render import instructions
+from briefd.service.routes import (
+    activity,
+    admin,
+    bundles,
+    health,
+    knowledge,
+    pages,
+    proposals,
+    recall,
+    sync,
+)
+from briefd.service.routes import metrics as prometheus
+from briefd.service.schemas import scopes_out
 from briefd.service.state import ServiceState
 from briefd.service.tools import build_mcp
+from briefd.sync.poller import Poller
 
 log = logging.getLogger("briefd.service")
 
@@ -55,6 +68,19 @@ HTTP_ERRORS = {
     413: "too_large",
     422: "invalid_request",
 }
+
+ROUTERS = (
+    health.router,
+    knowledge.router,
+    bundles.router,
+    activity.router,
+    admin.router,
+    prometheus.router,
+    pages.router,
+    recall.router,
+    sync.router,
+    proposals.router,
+)
 
 
 def status_of(exc: errors.BriefdError) -> int:
@@ -85,7 +111,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await anyio.to_thread.run_sync(state.load_counters)
-        poller = await anyio.to_thread.run_sync(git_routes.start_poller, api)
+        poller = await anyio.to_thread.run_sync(_start_poller, api)
         async with sessions.run(), anyio.create_task_group() as tasks:
             tasks.start_soon(anyio.to_thread.run_sync, state.warm_up)
             tasks.start_soon(_flush_forever, state, lambda: _refresh_instructions(mcp, api))
@@ -110,12 +136,8 @@ def create_app(
     app.state.briefd = state
     app.state.mcp = mcp
     _error_handlers(app)
-    app.include_router(rest.router)
-    app.include_router(admin.router)
-    app.include_router(metrics_router)
-    app.include_router(pages.router)
-    app.include_router(recall_routes.router)
-    app.include_router(git_routes.router)
+    for routes in ROUTERS:
+        app.include_router(routes)
     app.router.routes.append(Route("/mcp", StreamableHTTPASGIApp(sessions)))
     app.add_middleware(Guard, config=config)
     return app
@@ -131,6 +153,22 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
             log.warning("could not save counters and the query log: %s", exc)
 
 
+def _start_poller(api: Briefd) -> Poller | None:
+    """A running poller when ``sync.interval`` > 0 and the source is a git repository."""
+    interval = api.settings.sync.interval
+    if interval <= 0:
+        return None
+    try:
+        kind = resolve(api.settings).kind
+    except errors.BriefdError:
+        return None
+    if kind == "directory":
+        return None
+    poller = Poller(api, interval)
+    poller.start()
+    return poller
+
+
 def _refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
     """Scopes and document counts change with every sync; clients that connect later are
     told the current ones. (The SDK reads ``instructions`` from its low-level server at each
@@ -140,10 +178,10 @@ def _refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
 
 def _instructions(api: Briefd) -> str:
     try:
-        scopes = [(s.name, s.documents, s.chunks) for s in api.scopes()]
+        scopes = api.scopes()
     except errors.BriefdError:
         scopes = []
-    return instructions(scopes, api.settings.default_scopes)
+    return instructions(scopes_out(scopes, api.settings.default_scopes))
 
 
 def _error_handlers(app: FastAPI) -> None:

@@ -59,18 +59,31 @@ def suggestions_text(out: schemas.SuggestionsOut) -> str:
     return "\n".join(f"- {s.doc_path}:{s.line} {s.kind}: {s.detail}" for s in out.suggestions)
 
 
-def instructions(scopes: list[tuple[str, int, int]], default: tuple[str, ...]) -> str:
+def usage_text(out: schemas.UsageOut) -> str:
+    text = f"stored {out.stored} usage record(s) for bundle {out.bundle_id}"
+    if out.unknown_chunk_ids:
+        text += f"; not in the current index: {', '.join(out.unknown_chunk_ids)}"
+    return text
+
+
+def proposal_text(out: schemas.ProposalOut) -> str:
+    where = f"; pull request {out.pr_url}" if out.pr_url else ""
+    return f"proposed on branch {out.branch} ({out.status}){where}"
+
+
+def instructions(out: schemas.ScopesOut) -> str:
     """The server's MCP ``instructions``: what knowledge is here and how to ask for it."""
-    if not scopes:
+    if not out.scopes:
         listing = "The index is empty: nothing has been indexed yet."
     else:
-        docs = sum(s[1] for s in scopes)
+        docs = sum(s.documents for s in out.scopes)
         listing = f"{docs} documents in scopes: " + ", ".join(
-            f"{name} ({n} docs, {c} sections)" for name, n, c in scopes
+            f"{s.name} ({s.documents} docs, {s.chunks} sections)" for s in out.scopes
         )
+    default = ", ".join(out.default_scopes)
     return (
         "briefd serves this team's domain knowledge (terminology, business rules, ADRs, "
-        f"conventions, project notes). {listing}. Default scopes: {', '.join(default)}; pass "
+        f"conventions, project notes). {listing}. Default scopes: {default}; pass "
         "scopes=['projects/<name>'] or ['all'] for more. Before working on a task, call "
         "compile_bundle(task_description) for a token-budgeted context block, or "
         "search_context(query) for ranked sections; get_document reads a whole document. "

@@ -9,8 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from briefd.graph.suggest import LinkSuggestion
 from briefd.model import DocumentView, Hit, ResolvedLink, ScopeInfo, SearchResult
+from briefd.proposals.model import Proposal, ProposalStatus
+from briefd.retrieval.budget import within_budget
 from briefd.store.activity import UsageReceipt
-from briefd.tokens import count_tokens, head_tokens
 
 
 class ErrorBody(BaseModel):
@@ -162,61 +163,44 @@ class HealthOut(BaseModel):
     uptime_seconds: float
 
 
-def hit_out(hit: Hit) -> HitOut:
-    return HitOut(
-        chunk_id=hit.chunk_id,
-        doc_path=hit.doc_path,
-        scope=hit.scope,
-        title=hit.title,
-        heading=hit.heading,
-        heading_path=list(hit.heading_path),
-        content=hit.content,
-        score=round(hit.score, 6),
-        tokens=hit.tokens,
-        start_line=hit.start_line,
-        end_line=hit.end_line,
-        related_to=hit.related_to,
+class ProposalIn(BaseModel):
+    doc_path: str = Field(min_length=1, max_length=1000, description="e.g. domain/retry.md")
+    change_description: str = Field(
+        min_length=1, max_length=10_000, description="Why; becomes the commit message."
     )
+    new_content: str = Field(
+        min_length=1, max_length=2_000_000, description="The complete new Markdown."
+    )
+    scopes: list[str] | None = Field(None, description="Scopes the caller may see ('all').")
+    client: str | None = Field(None, max_length=200)
 
 
-TRUNCATED = "\n[… truncated to fit max_tokens]"
-MIN_HEAD_TOKENS = 8  # less of the top section than this is no answer: return nothing instead
+# Every field of briefd.proposals.model.Proposal (a test keeps them in step), in the order REST
+# has always sent them. No docstring: it would become the schema's description on both surfaces.
+class ProposalOut(BaseModel):
+    id: str
+    branch: str
+    doc_path: str
+    description: str
+    commit_hash: str | None
+    pr_url: str | None
+    pr_number: int | None
+    status: ProposalStatus | str
+    client: str | None
+    created_at: str
+    base_branch: str | None
+    base_commit: str | None
+    forge_error: str | None
+    status_checked_at: str | None
 
 
-def within_budget(hits: tuple[Hit, ...], max_tokens: int) -> tuple[list[Hit], int]:
-    """Direct hits in rank order, then related ones, whose tokens add up to at most
-    ``max_tokens``; a hit that does not fit is skipped and smaller later ones still get their
-    chance, but a related hit only joins the hit it is linked from (R6). When no direct hit
-    fits, the head of the best one, marked as truncated, if at least ``MIN_HEAD_TOKENS`` of
-    its content fit; else nothing. Returns (kept, omitted)."""
-    kept: list[Hit] = []
-    used = 0
-    for hit in (h for h in hits if h.related_to is None):
-        if used + hit.tokens <= max_tokens:
-            kept.append(hit)
-            used += hit.tokens
-    if not kept and hits:
-        head = _head(hits[0], max_tokens)
-        kept, used = ([head], head.tokens) if head is not None else ([], 0)
-    joined = {h.chunk_id for h in kept}
-    for hit in (h for h in hits if h.related_to is not None):
-        if hit.related_to in joined and used + hit.tokens <= max_tokens:
-            kept.append(hit)
-            used += hit.tokens
-    return kept, len(hits) - len(kept)
+class ProposalsOut(BaseModel):
+    proposals: list[ProposalOut]
+    counts: dict[str, int]
 
 
-def _head(hit: Hit, max_tokens: int) -> Hit | None:
-    """The longest head of ``hit`` that, with the truncation marker, is at most
-    ``max_tokens``; None when less than ``MIN_HEAD_TOKENS`` of content would fit."""
-    room = max_tokens - count_tokens(TRUNCATED)
-    while room >= MIN_HEAD_TOKENS:
-        content = head_tokens(hit.content, room).rstrip() + TRUNCATED
-        tokens = count_tokens(content)
-        if tokens <= max_tokens:
-            return replace(hit, content=content, tokens=tokens)
-        room -= tokens - max_tokens
-    return None
+def hit_out(hit: Hit) -> HitOut:
+    return HitOut.model_validate(replace(hit, score=round(hit.score, 6)), from_attributes=True)
 
 
 def budget_note(hits: tuple[Hit, ...], kept: list[Hit], max_tokens: int) -> str | None:
@@ -293,33 +277,24 @@ def document_out(doc: DocumentView) -> DocumentOut:
     )
 
 
+def scope_out(scope: ScopeInfo) -> ScopeOut:
+    return ScopeOut.model_validate(scope, from_attributes=True)
+
+
 def scopes_out(scopes: list[ScopeInfo], default: tuple[str, ...]) -> ScopesOut:
-    return ScopesOut(
-        scopes=[ScopeOut(name=s.name, documents=s.documents, chunks=s.chunks) for s in scopes],
-        default_scopes=list(default),
-    )
+    return ScopesOut(scopes=[scope_out(s) for s in scopes], default_scopes=list(default))
 
 
 def usage_out(receipt: UsageReceipt) -> UsageOut:
-    return UsageOut(
-        bundle_id=receipt.bundle_id,
-        stored=receipt.stored,
-        useful_chunk_ids=list(receipt.useful_chunk_ids),
-        unknown_chunk_ids=list(receipt.unknown_chunk_ids),
-    )
+    return UsageOut.model_validate(receipt, from_attributes=True)
 
 
 def suggestions_out(items: list[LinkSuggestion]) -> SuggestionsOut:
     return SuggestionsOut(
-        suggestions=[
-            SuggestionOut(
-                doc_path=s.doc_path,
-                kind=s.kind,
-                target=s.target,
-                mention=s.mention,
-                line=s.line,
-                detail=s.detail,
-            )
-            for s in items
-        ]
+        suggestions=[SuggestionOut.model_validate(s, from_attributes=True) for s in items]
     )
+
+
+def proposal_out(proposal: Proposal) -> ProposalOut:
+    """The one wire shape of a proposal, for REST and MCP alike."""
+    return ProposalOut.model_validate(proposal, from_attributes=True)

@@ -1,5 +1,7 @@
 """What every route and tool shares: the one :class:`Briefd`, the lock that serialises calls into
-it (one SQLite connection), the metrics, the pending query log and the admin jobs."""
+it (one SQLite connection), the metrics, the pending query log and the admin jobs; and the
+operations both REST and MCP serve with bookkeeping (search, bundles, documents), written once
+so the adapters stay thin."""
 
 from __future__ import annotations
 
@@ -12,12 +14,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from briefd.api import Briefd
+from briefd.bundles import BundleRequest
 from briefd.errors import BriefdError, IndexNotFoundError
 from briefd.model import DocumentView, SearchResult
 from briefd.retrieval.search import SearchRequest
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside
 from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
+from briefd.service.schemas import BundleOut, DocumentOut, SearchOut, document_out, search_out
 from briefd.store.activity import QueryLogEntry, now_iso
 
 T = TypeVar("T")
@@ -38,6 +42,16 @@ class Job:
     @property
     def running(self) -> bool:
         return self.finished_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who asks, for the counters and the query log: the surface (``rest``, ``mcp``), the
+    operation's name there, and the client the request names (None: unnamed)."""
+
+    surface: str
+    name: str
+    client: str | None = None
 
 
 class ServiceState:
@@ -83,11 +97,49 @@ class ServiceState:
         vectors and the gate's calibration, the vocabulary) before any client asks."""
         try:
             with self.lock:
-                self.api.search(SearchRequest("warm up the index", scopes=("all",), related=0))
+                self._search(SearchRequest("warm up the index", scopes=("all",), related=0), ())
         except BriefdError as exc:  # no index yet, or embeddings unavailable: said elsewhere
             log.info("warm-up skipped: %s", exc)
 
-    def document(self, path: str, scopes: tuple[str, ...] | None) -> DocumentView:
+    def search(
+        self, request: SearchRequest, paths: tuple[str, ...], max_tokens: int, caller: Caller
+    ) -> SearchOut:
+        """Search, keep what fits in ``max_tokens``, count the tokens served and log the query.
+        With ``paths``, the best section of each document whose ``refs`` cover one of them
+        leads (see :meth:`Briefd.search`)."""
+        started = time.perf_counter()
+        result = self.call(caller.surface, caller.name, lambda: self._search(request, paths))
+        out = search_out(result, max_tokens)
+        self.served(caller.surface, caller.name, out.tokens)
+        top = out.hits[0].score if out.hits else None
+        elapsed = (time.perf_counter() - started) * 1000
+        self.log_query(
+            "search", request.query, result.scopes, len(out.hits), top, elapsed, caller.client
+        )
+        return out
+
+    def compile_bundle(self, request: BundleRequest, caller: Caller) -> BundleOut:
+        """Compile a bundle, count the cache hit or miss and the tokens served, log the task."""
+        started = time.perf_counter()
+        result = self.call(caller.surface, caller.name, lambda: self.api.compile_bundle(request))
+        self.bundle_cache(result.cached)
+        self.served(caller.surface, caller.name, result.tokens)
+        elapsed = (time.perf_counter() - started) * 1000
+        top = max((i.score for i in result.items), default=None)
+        query = request.task or (request.issue or "")[:500]
+        scopes = result.diagnostics.scopes
+        self.log_query("bundle", query, scopes, len(result.items), top, elapsed, caller.client)
+        return BundleOut.model_validate(result.to_dict())
+
+    def document(self, path: str, scopes: tuple[str, ...] | None, caller: Caller) -> DocumentOut:
+        """A document by a path from the network (see :meth:`_document`), its sections'
+        tokens counted as served."""
+        view = self.call(caller.surface, caller.name, lambda: self._document(path, scopes))
+        out = document_out(view)
+        self.served(caller.surface, caller.name, sum(s.tokens for s in out.sections))
+        return out
+
+    def _document(self, path: str, scopes: tuple[str, ...] | None) -> DocumentView:
         """A document by a path from the network: checked lexically, looked up within
         ``scopes`` (None: the default scopes), and refused (404) if its file resolves outside
         the knowledge repository. Call under the lock."""
@@ -96,9 +148,8 @@ class ServiceState:
         ensure_inside(self.source_root(), view.path)
         return view
 
-    def search(self, request: SearchRequest, paths: tuple[str, ...]) -> SearchResult:
-        """Search; with ``paths``, the best section of each document whose ``refs`` cover one
-        of them leads (see :meth:`Briefd.search`). Call under the lock."""
+    def _search(self, request: SearchRequest, paths: tuple[str, ...]) -> SearchResult:
+        """The one call into :meth:`Briefd.search`. Call under the lock."""
         return self.api.search(replace(request, paths=paths))
 
     def source_root(self) -> Path | None:

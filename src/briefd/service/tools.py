@@ -1,14 +1,14 @@
-"""MCP tools (I1) on the official SDK's ``MCPServer``: thin adapters over :class:`Briefd`.
+"""MCP tools (I1) on the official SDK's ``MCPServer``: thin adapters over :class:`ServiceState`.
 
-Each tool runs the API on a worker thread under the service lock, returns a text block for the
-model plus ``structuredContent`` matching its ``outputSchema``, and turns a briefd error into an
-``isError`` result whose text says what to do.
+Each tool runs on a worker thread (the state takes the service lock, counts and logs), returns a
+text block for the model plus ``structuredContent`` matching its ``outputSchema``, and a briefd
+error becomes an ``isError`` result whose text says what to do (see :func:`add_tool`).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+import functools
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
@@ -23,8 +23,7 @@ from briefd.errors import BriefdError
 from briefd.proposals.model import ProposalRequest
 from briefd.retrieval.search import SearchRequest
 from briefd.service import render, schemas
-from briefd.service.rest import compile_and_count
-from briefd.service.state import ServiceState
+from briefd.service.state import Caller, ServiceState
 
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -43,17 +42,6 @@ Paths = Annotated[
 ]
 
 
-class ProposalOut(BaseModel):
-    id: str
-    branch: str
-    doc_path: str
-    description: str
-    commit_hash: str | None
-    pr_url: str | None
-    status: str
-    created_at: str
-
-
 def error_result(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
@@ -65,13 +53,18 @@ def ok_result(text: str, structured: BaseModel) -> CallToolResult:
     )
 
 
+def scope_tuple(scopes: list[str] | None) -> tuple[str, ...] | None:
+    return tuple(scopes) if scopes else None
+
+
 class Tools:
     """The tool implementations, bound to the service state."""
 
     def __init__(self, state: ServiceState) -> None:
         self.state = state
 
-    async def _run(self, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
+    async def _call(self, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
+        """``fn`` against the API on a worker thread, counted as the tool ``name``."""
         return await anyio.to_thread.run_sync(lambda: self.state.call("mcp", name, fn, exclusive))
 
     async def search_context(
@@ -95,19 +88,11 @@ class Tools:
         conventions, project notes) and return the best-matching sections, ranked, with their
         source path and line range, within max_tokens. Use it before changing code in an
         unfamiliar area. An empty result means the knowledge base has nothing on the topic."""
-        request = SearchRequest(query=query, scopes=tuple(scopes) if scopes else None, top_k=top_k)
-        started = time.perf_counter()
-        try:
-            result = await self._run(
-                "search_context", lambda: self.state.search(request, tuple(paths or ()))
-            )
-        except BriefdError as exc:
-            return error_result(str(exc))
-        out = schemas.search_out(result, max_tokens)
-        self.state.served("mcp", "search_context", out.tokens)
-        elapsed = (time.perf_counter() - started) * 1000
-        top = out.hits[0].score if out.hits else None
-        self.state.log_query("search", query, result.scopes, len(out.hits), top, elapsed, "mcp")
+        request = SearchRequest(query=query, scopes=scope_tuple(scopes), top_k=top_k)
+        caller = Caller("mcp", "search_context", "mcp")
+        out = await anyio.to_thread.run_sync(
+            lambda: self.state.search(request, tuple(paths or ()), max_tokens, caller)
+        )
         return ok_result(render.search_text(out), out)
 
     async def compile_bundle(
@@ -145,17 +130,13 @@ class Tools:
         request = BundleRequest(
             task=task_description,
             max_tokens=max_tokens,
-            scopes=tuple(scopes) if scopes else None,
+            scopes=scope_tuple(scopes),
             paths=tuple(paths or ()),
             base=base,
             issue=issue,
         )
-        try:
-            out = await anyio.to_thread.run_sync(
-                lambda: compile_and_count(self.state, "mcp", request, "mcp")
-            )
-        except BriefdError as exc:
-            return error_result(str(exc))
+        caller = Caller("mcp", "compile_bundle", "mcp")
+        out = await anyio.to_thread.run_sync(lambda: self.state.compile_bundle(request, caller))
         return ok_result(render.bundle_text(out), out)
 
     async def get_document(
@@ -174,24 +155,16 @@ class Tools:
         outgoing links and backlinks. Use it when a search hit needs its full context. Like
         search, it reads the default scopes unless scopes says otherwise (a project document
         needs scopes=['projects/<name>'] or ['all'])."""
-        try:
-            view = await self._run(
-                "get_document",
-                lambda: self.state.document(doc_path, tuple(scopes) if scopes else None),
-            )
-        except BriefdError as exc:
-            return error_result(str(exc))
-        out = schemas.document_out(view)
-        self.state.served("mcp", "get_document", sum(s.tokens for s in out.sections))
+        caller = Caller("mcp", "get_document")
+        out = await anyio.to_thread.run_sync(
+            lambda: self.state.document(doc_path, scope_tuple(scopes), caller)
+        )
         return ok_result(render.document_text(out), out)
 
     async def list_scopes(self) -> Annotated[CallToolResult, schemas.ScopesOut]:
         """List the knowledge scopes (domain, conventions, projects/<name>) with their
         document and section counts, and which scopes are searched by default."""
-        try:
-            found = await self._run("list_scopes", self.state.api.scopes)
-        except BriefdError as exc:
-            return error_result(str(exc))
+        found = await self._call("list_scopes", self.state.api.scopes)
         out = schemas.scopes_out(found, self.state.api.settings.default_scopes)
         return ok_result(render.scopes_text(out), out)
 
@@ -215,18 +188,12 @@ class Tools:
         feedback signal; it does not change ranking yet. bundle_id must come from
         compile_bundle and every chunk id must be one of that bundle's sections, else nothing
         is stored and the error says why."""
-        try:
-            receipt = await self._run(
-                "report_usage",
-                lambda: self.state.api.report_usage(bundle_id, useful_chunk_ids, "mcp"),
-            )
-        except BriefdError as exc:
-            return error_result(str(exc))
+        receipt = await self._call(
+            "report_usage",
+            lambda: self.state.api.report_usage(bundle_id, useful_chunk_ids, "mcp"),
+        )
         out = schemas.usage_out(receipt)
-        text = f"stored {out.stored} usage record(s) for bundle {out.bundle_id}"
-        if out.unknown_chunk_ids:
-            text += f"; not in the current index: {', '.join(out.unknown_chunk_ids)}"
-        return ok_result(text, out)
+        return ok_result(render.usage_text(out), out)
 
     async def suggest_links(
         self,
@@ -239,15 +206,10 @@ class Tools:
         """Find missing and broken links in the knowledge base: documents that mention
         another document by its title or alias without linking it, and links whose target
         does not exist. Read-only; dismissed suggestions are left out."""
-        try:
-            found = await self._run(
-                "suggest_links",
-                lambda: self.state.api.suggest_links(
-                    doc_path, limit, tuple(scopes) if scopes else None
-                ),
-            )
-        except BriefdError as exc:
-            return error_result(str(exc))
+        found = await self._call(
+            "suggest_links",
+            lambda: self.state.api.suggest_links(doc_path, limit, scope_tuple(scopes)),
+        )
         out = schemas.suggestions_out(found)
         return ok_result(render.suggestions_text(out), out)
 
@@ -274,22 +236,18 @@ class Tools:
             ),
         ],
         scopes: Scopes = None,
-    ) -> Annotated[CallToolResult, ProposalOut]:
+    ) -> Annotated[CallToolResult, schemas.ProposalOut]:
         """Propose a change to the knowledge base: briefd commits new_content to a new branch
         briefd/proposal-<id> (and opens a pull request when a forge is configured) for a human
         to review. It never changes the served knowledge directly."""
         request = ProposalRequest(
-            doc_path, change_description, new_content, tuple(scopes) if scopes else None, "mcp"
+            doc_path, change_description, new_content, scope_tuple(scopes), "mcp"
         )
-        try:
-            proposal = await self._run(
-                "propose_update", lambda: self.state.api.propose_update(request), exclusive=False
-            )
-        except BriefdError as exc:
-            return error_result(str(exc))
-        out = ProposalOut.model_validate(proposal, from_attributes=True)
-        where = f"; pull request {out.pr_url}" if out.pr_url else ""
-        return ok_result(f"proposed on branch {out.branch} ({out.status}){where}", out)
+        proposal = await self._call(
+            "propose_update", lambda: self.state.api.propose_update(request), exclusive=False
+        )
+        out = schemas.proposal_out(proposal)
+        return ok_result(render.proposal_text(out), out)
 
 
 TOOLS: tuple[tuple[str, ToolAnnotations], ...] = (
@@ -303,13 +261,31 @@ TOOLS: tuple[tuple[str, ToolAnnotations], ...] = (
 )
 
 
+def add_tool(
+    server: MCPServer[Any],
+    fn: Callable[..., Awaitable[CallToolResult]],
+    hints: ToolAnnotations,
+) -> None:
+    """Register ``fn`` as the tool of its name, with ``hints`` and its docstring as a one-line
+    description. A :class:`BriefdError` it raises becomes an ``isError`` result carrying the
+    error's message (which says what to do); anything else stays a failure of the server."""
+
+    @functools.wraps(fn)  # the SDK reads the parameters and the output schema through it
+    async def tool(*args: Any, **kwargs: Any) -> CallToolResult:
+        try:
+            return await fn(*args, **kwargs)
+        except BriefdError as exc:
+            return error_result(str(exc))
+
+    description = " ".join((fn.__doc__ or "").split())  # one paragraph, no indentation
+    server.add_tool(tool, name=fn.__name__, description=description, annotations=hints)
+
+
 def build_mcp(state: ServiceState, instructions: str) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(
         "briefd", instructions=instructions, version=__version__, log_level="WARNING"
     )
     tools = Tools(state)
     for name, hints in TOOLS:
-        fn = getattr(tools, name)
-        description = " ".join((fn.__doc__ or "").split())  # one paragraph, no indentation
-        server.add_tool(fn, name=name, description=description, annotations=hints)
+        add_tool(server, getattr(tools, name), hints)
     return server

@@ -11,8 +11,8 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from briefd.errors import IndexNotFoundError
+from briefd.service.deps import State
 from briefd.service.metrics import BriefdCollector, Gauge, registry
-from briefd.service.rest import State
 from briefd.service.state import ServiceState
 
 router = APIRouter()

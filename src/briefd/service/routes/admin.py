@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import APIRouter, status
 
 from briefd.errors import BriefdError, BusyError
-from briefd.service.rest import ERRORS, State
+from briefd.service.deps import ERRORS, State
 from briefd.service.state import Job, ServiceState
 from briefd.store.activity import now_iso
 

@@ -14,7 +14,7 @@ from fastapi.responses import PlainTextResponse
 
 from briefd.hook.render import hook_output
 from briefd.recall.engine import RecallRequest
-from briefd.service.rest import ERRORS, State
+from briefd.service.deps import ERRORS, State
 
 router = APIRouter(prefix="/api")
 

@@ -1,0 +1,46 @@
+"""What the team does with the knowledge (I2, T2): ``POST /api/usage`` (which sections of a
+bundle helped) and ``GET /api/stats`` (the dashboard's numbers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from briefd.service import schemas
+from briefd.service.deps import ERRORS, State
+from briefd.service.stats import stats
+
+router = APIRouter(prefix="/api")
+
+
+@router.post("/usage", response_model=schemas.UsageOut, responses=ERRORS, tags=["feedback"])
+def usage(state: State, body: schemas.UsageIn) -> schemas.UsageOut:
+    """Which sections of a bundle were useful (T2: stored, no ranking effect yet). An unknown
+    ``bundle_id`` is 404; a chunk id that is not a section of the bundle is 400 (nothing
+    stored)."""
+    receipt = state.call(
+        "rest",
+        "report_usage",
+        lambda: state.api.report_usage(body.bundle_id, body.useful_chunk_ids, body.client),
+    )
+    return schemas.usage_out(receipt)
+
+
+@router.get("/stats", responses=ERRORS, tags=["service"])
+def service_stats(state: State) -> dict[str, Any]:
+    """Index contents per scope and freshness, request volume and latency per tool, tokens
+    served, cache hit rate, proposals by status, link findings, skipped files."""
+
+    def gather() -> dict[str, Any]:
+        scopes = [schemas.scope_out(s).model_dump() for s in state.api.scopes()]
+        jobs = {name: vars(job) for name, job in state.jobs.items()}
+        return stats(
+            dict(state.metrics.snapshot_view()),
+            state.api.overview(),
+            scopes,
+            state.api.link_findings(),
+            jobs,
+        )
+
+    return state.call("rest", "stats", gather)

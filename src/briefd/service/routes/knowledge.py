@@ -1,0 +1,92 @@
+"""The knowledge under ``/api`` (I2): search, documents, scopes and link suggestions. Thin
+handlers over :class:`ServiceState`, run under the service lock, counted and timed."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from briefd.graph.suggest import LinkSuggestion
+from briefd.retrieval.search import SearchRequest
+from briefd.service import schemas
+from briefd.service.deps import ERRORS, State, split_list
+from briefd.service.state import Caller
+
+router = APIRouter(prefix="/api", tags=["knowledge"])
+
+
+@router.get("/search", response_model=schemas.SearchOut, responses=ERRORS)
+def search(
+    state: State,
+    q: Annotated[str, Query(min_length=1, max_length=2000, description="The query text.")],
+    scopes: Annotated[
+        list[str] | None, Query(description="Scopes (comma list or repeated; 'all').")
+    ] = None,
+    top_k: Annotated[int, Query(ge=1, le=100)] = 8,
+    max_tokens: Annotated[int, Query(ge=1, le=200_000)] = 2000,
+    paths: Annotated[list[str] | None, Query(description="Code paths the task touches.")] = None,
+    client: Annotated[str | None, Query(max_length=200)] = None,
+) -> schemas.SearchOut:
+    """Ranked sections for a query, at most ``max_tokens`` in total (R1–R6); with ``paths``,
+    sections of documents whose ``refs`` cover them lead."""
+    request = SearchRequest(query=q, scopes=split_list(scopes), top_k=top_k)
+    code_paths = split_list(paths) or ()
+    return state.search(request, code_paths, max_tokens, Caller("rest", "search", client))
+
+
+@router.get("/docs/{path:path}", response_model=schemas.DocumentOut, responses=ERRORS)
+def document(
+    state: State,
+    path: str,
+    scopes: Annotated[
+        list[str] | None,
+        Query(
+            description="Scopes to read (comma list or repeated; 'all'); default scopes if none."
+        ),
+    ] = None,
+) -> schemas.DocumentOut:
+    """One document with its sections, links and backlinks, if it is in ``scopes`` (default:
+    the default scopes, as for search). Paths outside the knowledge repository (``..``,
+    absolute, symlinked out) are 404."""
+    return state.document(path, split_list(scopes), Caller("rest", "get_document"))
+
+
+@router.get("/scopes", response_model=schemas.ScopesOut, responses=ERRORS)
+def scopes(state: State) -> schemas.ScopesOut:
+    """Scopes with document and chunk counts."""
+    found = state.call("rest", "list_scopes", state.api.scopes)
+    return schemas.scopes_out(found, state.api.settings.default_scopes)
+
+
+@router.get("/links/suggestions", response_model=schemas.SuggestionsOut, responses=ERRORS)
+def link_suggestions(
+    state: State,
+    doc_path: Annotated[str | None, Query(max_length=1000)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+    scopes: Annotated[
+        list[str] | None,
+        Query(
+            description="Scopes to check (comma list or repeated; 'all'); default scopes if none."
+        ),
+    ] = None,
+) -> schemas.SuggestionsOut:
+    """Unlinked mentions of other documents and broken links (T5) among the documents in
+    ``scopes``."""
+    wanted = split_list(scopes)
+    found = state.call(
+        "rest", "suggest_links", lambda: state.api.suggest_links(doc_path, limit, wanted)
+    )
+    return schemas.suggestions_out(found)
+
+
+@router.post("/links/suggestions/dismiss", response_model=schemas.SuggestionsOut, responses=ERRORS)
+def dismiss_link_suggestion(state: State, body: schemas.DismissIn) -> schemas.SuggestionsOut:
+    """Stop suggesting ``target`` for ``doc_path``; returns that document's remaining
+    suggestions."""
+
+    def run() -> list[LinkSuggestion]:
+        state.api.dismiss_link_suggestion(body.doc_path, body.target, body.scopes)
+        return state.api.suggest_links(body.doc_path, 1000, body.scopes)
+
+    return schemas.suggestions_out(state.call("rest", "dismiss_link", run))

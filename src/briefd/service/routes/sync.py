@@ -1,0 +1,77 @@
+"""Following the knowledge source over HTTP (K3): ``POST /webhook/git`` (GitHub-signed, no bearer
+token), ``POST /api/admin/sync`` and ``GET /api/sync``. Thin handlers over :class:`Briefd`;
+errors leave as ``{error, detail}`` like every other route. (The poller runs in the app's
+lifespan, see :mod:`briefd.service.app`.)"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+import anyio.to_thread
+from fastapi import APIRouter, HTTPException, Request, status
+
+from briefd.api import Briefd
+from briefd.service.deps import ERRORS, State
+from briefd.sync.webhook import verify_signature
+
+router = APIRouter()
+
+SIGNATURE_HEADER = "X-Hub-Signature-256"
+
+
+@router.post("/webhook/git", status_code=status.HTTP_202_ACCEPTED, tags=["sync"])
+async def git_webhook(request: Request, state: State) -> dict[str, Any]:
+    """A push notification from the forge, signed with ``sync.webhook_secret``
+    (``X-Hub-Signature-256``): starts a sync in the background (coalesced). A missing or wrong
+    signature is 401 and nothing happens."""
+    body = await request.body()
+    secret = state.api.settings.sync.webhook_secret or ""
+    if not secret:
+        raise HTTPException(401, "the git webhook is off: set sync.webhook_secret on the server")
+    if not verify_signature(secret, body, request.headers.get(SIGNATURE_HEADER)):
+        raise HTTPException(
+            401, f"missing or wrong {SIGNATURE_HEADER}; sign the raw body with the webhook secret"
+        )
+    event = request.headers.get("X-GitHub-Event", "push")
+    skip = _skip_reason(event, body, state.api)
+    if skip:
+        return {"accepted": True, "event": event, "sync": "skipped", "reason": skip}
+    started = await anyio.to_thread.run_sync(
+        lambda: state.call("rest", "webhook_git", state.api.trigger_sync)
+    )
+    return {"accepted": True, "event": event, "sync": "started" if started else "queued"}
+
+
+def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
+    """No sync for a ping, nor for a push to a branch other than the one followed (a proposal
+    branch briefd itself pushed, say)."""
+    if event == "ping":
+        return "ping"
+    branch = api.settings.sync.branch
+    if event != "push" or branch is None:
+        return None
+    try:
+        ref = json.loads(body).get("ref")
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(ref, str) and ref.startswith("refs/heads/") and ref != f"refs/heads/{branch}":
+        return f"push to {ref}, not to the followed branch {branch}"
+    return None
+
+
+@router.post(
+    "/api/admin/sync", status_code=status.HTTP_202_ACCEPTED, responses=ERRORS, tags=["admin"]
+)
+def admin_sync(state: State) -> dict[str, Any]:
+    """Start a sync in the background now (the dashboard's button); poll ``GET /api/sync``."""
+    started = state.call("rest", "admin_sync", state.api.trigger_sync)
+    current = state.call("rest", "sync_status", state.api.sync_status)
+    return {"sync": "started" if started else "queued", "status": asdict(current)}
+
+
+@router.get("/api/sync", responses=ERRORS, tags=["sync"])
+def sync_status(state: State) -> dict[str, Any]:
+    """Where the knowledge source stands: commit served, last attempt, its error."""
+    return asdict(state.call("rest", "sync_status", state.api.sync_status))
