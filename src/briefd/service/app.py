@@ -13,7 +13,6 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from briefd.sync.source import resolve
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -45,6 +44,7 @@ from briefd.service.routes import metrics as prometheus
 from briefd.service.schemas import scopes_out
 from briefd.service.state import ServiceState
 from briefd.service.tools import build_mcp
+from briefd.sources.knowledge import resolve
 from briefd.sync.poller import Poller
 
 log = logging.getLogger("briefd.service")
