@@ -15,14 +15,14 @@ from briefd.bundles.cache import BundleCache
 from briefd.bundles.cache import prune as prune_bundles
 from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
-from briefd.errors import BriefdError, IndexNotFoundError, NotFoundError
+from briefd.errors import NotFoundError
 from briefd.graph.resolve import findings
 from briefd.graph.suggest import LinkSuggestion
 from briefd.ingest import Progress, index_source, no_progress
 from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
 from briefd.proposals import records as proposal_records
 from briefd.proposals.model import Proposal, ProposalRequest
-from briefd.proposals.service import propose, refresh_statuses
+from briefd.proposals.service import propose, refresh_after_sync
 from briefd.recall import engine as recall_engine
 from briefd.recall.engine import RecallRequest, RecallResult
 from briefd.retrieval.bm25 import Lexicon
@@ -37,7 +37,8 @@ from briefd.store.db import Store, open_for_writing
 from briefd.store.scopes import resolve_scopes
 from briefd.sync.runner import SyncRunner, SyncSteps, run_sync
 from briefd.sync.runner import status as sync_status
-from briefd.sync.state import Refresh, SyncReport, SyncStatus
+from briefd.sync.state import SyncReport, SyncStatus
+from briefd.team import activity as team_activity
 from briefd.team import suggestions, usage
 
 
@@ -46,7 +47,6 @@ class _Unset:
 
 
 UNSET = _Unset()
-ACTIVITY_WAIT_MS = 200  # query log and counters: the service keeps them and retries later
 
 
 class Briefd:
@@ -232,32 +232,16 @@ class Briefd:
         return sync_status(self._sync_steps(), self._sync_runner)
 
     def _sync_steps(self) -> SyncSteps:
+        def opened() -> Store:
+            return self.store
+
         return SyncSteps(
-            self.settings, self.reindex, self._saved_sync, self._save_sync, self._refresh
+            self.settings,
+            self.reindex,
+            lambda: sync_state.last_sync(opened),
+            lambda report, success_at: sync_state.record_sync(opened, report, success_at),
+            lambda: refresh_after_sync(opened, self.settings),
         )
-
-    def _saved_sync(self) -> dict[str, object]:
-        try:
-            with self.store.read() as conn:
-                return sync_state.load_sync(conn)
-        except IndexNotFoundError:
-            return {}
-
-    def _save_sync(self, report: SyncReport, last_success_at: str | None) -> None:
-        try:
-            with self.store.write() as conn:
-                sync_state.save_sync(conn, report, last_success_at)
-        except IndexNotFoundError:  # no index yet and none was built: the report says why
-            pass
-
-    def _refresh(self) -> Refresh:
-        """Follow open pull requests; a forge or store problem never fails the sync."""
-        try:
-            return refresh_statuses(self.store, self.settings)
-        except IndexNotFoundError:  # no index, so no proposals either
-            return Refresh(0, (), None)
-        except BriefdError as exc:
-            return Refresh(0, (), str(exc))
 
     def propose_update(self, request: ProposalRequest) -> Proposal:
         """Push ``request`` as branch ``briefd/proposal-<id>`` with one commit (and open a pull
@@ -288,27 +272,19 @@ class Briefd:
         suggestions.dismiss(self.store, self.settings, doc_path, target, scopes)
 
     def log_queries(self, entries: Sequence[activity.QueryLogEntry]) -> None:
-        """Append searches and bundles to the query log (the gaps report reads it, T3)."""
-        if entries:  # kept by the caller and retried when the index is busy
-            with self.store.write(wait_ms=ACTIVITY_WAIT_MS, durable=False) as conn:
-                activity.save_queries(conn, entries)
+        """Append searches and bundles to the query log (T3); see :mod:`briefd.team.activity`."""
+        team_activity.log_queries(self.store, entries)
 
     def recent_queries(self, limit: int = 100) -> list[activity.QueryLogEntry]:
-        with self.store.read() as conn:
-            return activity.recent_queries(conn, limit)
+        return team_activity.recent_queries(self.store, limit)
 
     def overview(self) -> dict[str, object]:
         """Index size, last index run, sync sources, proposal and usage counts (I2 stats)."""
-        with self.store.read() as conn:
-            return activity.overview(conn)
+        return team_activity.overview(self.store)
 
     def counters(self) -> dict[tuple[str, str], float]:
         """Persisted service counters (I4) keyed by (name, labels JSON)."""
-        with self.store.read() as conn:
-            return activity.load_counters(conn)
+        return team_activity.counters(self.store)
 
     def save_counters(self, values: dict[tuple[str, str], float], reset: bool = False) -> None:
-        with self.store.write(wait_ms=None if reset else ACTIVITY_WAIT_MS) as conn:
-            activity.store_counters(conn, values, replace=reset)
-            if reset:
-                activity.mark_counters_reset(conn, activity.now_iso())
+        team_activity.save_counters(self.store, values, reset)

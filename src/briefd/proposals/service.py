@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
 import httpx
 
-from briefd.errors import BriefdError, ProposalError
+from briefd.errors import BriefdError, IndexNotFoundError, ProposalError
 from briefd.proposals import records
 from briefd.proposals.branch import Author, push_proposal
 from briefd.proposals.forge import GitHub, open_forge
@@ -94,6 +95,16 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
 def locate(settings: Settings) -> tuple[GitTarget, str | None]:
     """The repository and remote branch proposals are built on, and the remote's URL."""
     return sources.resolve(settings).push_target()
+
+
+def refresh_after_sync(open_store: Callable[[], Store], settings: Settings) -> Refresh:
+    """:func:`refresh_statuses` after a sync: a forge or store problem never fails the sync."""
+    try:
+        return refresh_statuses(open_store(), settings)
+    except IndexNotFoundError:  # no index, so no proposals either
+        return Refresh(0, (), None)
+    except BriefdError as exc:
+        return Refresh(0, (), str(exc))
 
 
 def refresh_statuses(store: Store, settings: Settings) -> Refresh:

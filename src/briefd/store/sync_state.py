@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 
+from briefd.errors import IndexNotFoundError
+from briefd.store.db import Store
 from briefd.sync.state import SyncReport
 
 INDEX_ROW = "index"
@@ -84,3 +87,24 @@ def save_sync(conn: sqlite3.Connection, report: SyncReport, last_success_at: str
                last_report = excluded.last_report""",
         (SYNC_ROW, commit, report.started_at, report.error, fingerprint, json.dumps(extra)),
     )
+
+
+def last_sync(open_store: Callable[[], Store]) -> dict[str, object]:
+    """:func:`load_sync` on the index ``open_store`` opens ({} when there is no index yet)."""
+    try:
+        with open_store().read() as conn:
+            return load_sync(conn)
+    except IndexNotFoundError:
+        return {}
+
+
+def record_sync(
+    open_store: Callable[[], Store], report: SyncReport, last_success_at: str | None
+) -> None:
+    """:func:`save_sync` on the index ``open_store`` opens; without an index (none was built:
+    the report says why) nothing is recorded."""
+    try:
+        with open_store().write() as conn:
+            save_sync(conn, report, last_success_at)
+    except IndexNotFoundError:
+        pass
