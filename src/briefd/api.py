@@ -5,11 +5,13 @@ a process: the open index, the embedder and the caches in front of them."""
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
+from briefd.atlassian import Account, Atlassian
 from briefd.bundles import Bundle, BundleCacheStats, BundleRequest
 from briefd.bundles.cache import BundleCache
 from briefd.bundles.cache import prune as prune_bundles
@@ -152,12 +154,19 @@ class Briefd:
             conn, request, settings.search, settings.default_scopes, semantic, speller, lexicon
         )
 
-    def compile_bundle(self, request: BundleRequest) -> Bundle:
-        """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B5)."""
+    @functools.cached_property
+    def atlassian(self) -> Atlassian:
+        """Live Confluence and Jira lookups (A1, A2); nothing is enabled unless configured."""
+        return Atlassian(self.settings)
+
+    def compile_bundle(self, request: BundleRequest, account: Account | None = None) -> Bundle:
+        """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B5); an
+        ``issue`` key is looked up in Jira as ``account`` (default: the service account)."""
         semantic = self.semantic
         mode = self.settings.search.mode if semantic is not None else "bm25"
         model = semantic.embedder.model_id if semantic is not None and mode != "bm25" else "none"
-        engine = Engine(self.store, self.settings, self._run, mode, model, self._bundles)
+        lookup = self.atlassian.issue_lookup(account)
+        engine = Engine(self.store, self.settings, self._run, mode, model, self._bundles, lookup)
         return compile_bundle(engine, request)
 
     def flush_bundle_hits(self) -> None:

@@ -17,7 +17,12 @@ into an ``isError`` result.
     ├── EmbeddingError       the embedding model cannot be loaded or the embedding service failed
     ├── BusyError            an action that runs alone (index rebuild) is already running
     ├── EvalError            an eval query set or dataset is malformed or missing
-    └── ProposalError        a knowledge change proposal was refused or could not be pushed
+    ├── ProposalError        a knowledge change proposal was refused or could not be pushed
+    └── IntegrationError     a live Confluence or Jira lookup failed (refused, unreachable, gone)
+        ├── IntegrationOffError     Confluence or Jira is not configured
+        ├── RemoteNotFoundError     the issue or page does not exist or is not visible (also a
+        │                           NotFoundError)
+        └── RateLimitedError        Atlassian asked to slow down, again after one polite retry
 """
 
 from __future__ import annotations
@@ -73,3 +78,20 @@ class ProposalError(BriefdError):
 
 class BusyError(BriefdError):
     """An action that must run alone (an index rebuild) is already running: wait and retry."""
+
+
+class IntegrationError(BriefdError):
+    """A live Confluence or Jira lookup failed; the message names the site's answer and the fix
+    (credentials, deployment, allow-list). Nothing else in briefd is affected."""
+
+
+class IntegrationOffError(IntegrationError):
+    """A Confluence or Jira lookup was asked for, but that integration is not configured."""
+
+
+class RemoteNotFoundError(IntegrationError, NotFoundError):
+    """The Jira issue or Confluence page does not exist, or the account may not see it."""
+
+
+class RateLimitedError(IntegrationError):
+    """Atlassian answered 429 twice (``Retry-After`` was honoured once): try again later."""

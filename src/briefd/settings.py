@@ -175,6 +175,37 @@ class ForgeSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ConfluenceSettings:
+    """Live Confluence lookups (A1): off until ``url`` is set. Credentials come from the
+    environment variables named here, never from the file; ``spaces`` (empty: every space the
+    account sees) is always ANDed into a search and checked on every page read."""
+
+    url: str | None = None  # https://example.atlassian.net (Cloud) or the Data Center base URL
+    spaces: tuple[str, ...] = ()
+    email_env: str = "CONFLUENCE_EMAIL"
+    token_env: str = "CONFLUENCE_TOKEN"
+    deployment: Literal["cloud", "datacenter"] = "cloud"
+    verify_tls: bool = True
+    timeout_seconds: float = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class JiraSettings:
+    """Live Jira lookups (A2) and bundles headed by an issue (B1): off until ``url`` is set.
+    ``fields`` are extra field ids rendered by ``jira_issue`` (e.g. ``customfield_10020``);
+    without a token of its own Jira uses the Confluence account."""
+
+    url: str | None = None
+    projects: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    email_env: str = "JIRA_EMAIL"
+    token_env: str = "JIRA_TOKEN"
+    deployment: Literal["cloud", "datacenter"] = "cloud"
+    verify_tls: bool = True
+    timeout_seconds: float = 20.0
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     source: Path | None = None
     db: Path = Path(".briefd/briefd.db")
@@ -191,6 +222,8 @@ class Settings:
     sync: SyncSettings = field(default_factory=SyncSettings)
     proposals: ProposalSettings = field(default_factory=ProposalSettings)
     forge: ForgeSettings = field(default_factory=ForgeSettings)
+    confluence: ConfluenceSettings = field(default_factory=ConfluenceSettings)
+    jira: JiraSettings = field(default_factory=JiraSettings)
 
 
 def load_settings(

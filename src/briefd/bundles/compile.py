@@ -44,7 +44,11 @@ from briefd.text import query_terms
 from briefd.tokens import ESTIMATOR, count_tokens
 
 SearchFn = Callable[[sqlite3.Connection, SearchRequest], SearchResult]
+# (issue as given, token budget) → (Markdown heading the bundle, query text) for an issue key
+# fetched live, None for an issue's text (see ``briefd.atlassian.Atlassian.issue_lookup``)
+IssueLookup = Callable[[str, int], "tuple[str, str] | None"]
 _BUNDLE_ID = re.compile(r"^[0-9a-f]{16}$")
+ISSUE_ATTRIBUTION_TOKENS = 40  # the "> tracker issue · …" line above the issue
 CACHE_WAIT_MS = 100  # a cache row is not worth waiting for a reindex's write lock
 
 
@@ -59,6 +63,7 @@ class Engine:
     mode: SearchMode
     model: str
     cache: BundleCache
+    lookup_issue: IssueLookup | None = None
 
 
 def validate(request: BundleRequest) -> None:
@@ -74,6 +79,7 @@ def validate(request: BundleRequest) -> None:
 
 def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
     validate(request)
+    request, live = live_issue(engine, request)
     paths = normalise_paths(request.paths)
     with engine.store.read() as conn:
         fingerprint = _fingerprint(conn)
@@ -102,7 +108,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         else:
             bundle = replace(bundle, cached=True)
         base = _base(conn, request.base, key) if request.base else None
-    if fresh:
+    if fresh and not live:  # a live issue's text is never stored
         _persist(engine, key, bundle, request, scopes, paths)
     if request.base is None:
         return bundle
@@ -112,6 +118,21 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
     as_json = bundle.format != "markdown"
     text = delta_text(delta, with_content=bundle.format != "manifest", as_json=as_json)
     return replace(bundle, delta=delta, text=text)
+
+
+def live_issue(engine: Engine, request: BundleRequest) -> tuple[BundleRequest, bool]:
+    """B1 with a tracker: an issue key is fetched within its share of the budget; its Markdown
+    heads the bundle and its summary and description join the query. Issue text as given
+    (or no lookup) leaves the request as it is."""
+    if engine.lookup_issue is None or not request.issue:
+        return request, False
+    share = effective_budget(request.max_tokens, engine.settings.bundles)
+    share = int(share * engine.settings.bundles.issue_share) - ISSUE_ATTRIBUTION_TOKENS
+    found = engine.lookup_issue(request.issue, share)
+    if found is None:
+        return request, False
+    text, query = found
+    return replace(request, task=f"{request.task.strip()} {query}".strip(), issue=text), True
 
 
 def _build(

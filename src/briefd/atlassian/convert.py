@@ -1,0 +1,124 @@
+"""Server-rendered HTML → Markdown, one path for Confluence ``export_view`` and Jira
+``renderedFields`` / ``renderedBody`` (Cloud and Data Center alike).
+
+``markdownify`` (MIT) does the conversion; before it, a few small rewrites turn what the
+servers render for macros into plain HTML it understands: panels (info, note, warning, tip and
+Jira ``{panel}``) become block quotes headed by their kind and title, an expand becomes its
+title and its content, task list items get ``[x]`` / ``[ ]``; code blocks keep their language
+(read from Confluence's ``brush:``, Jira's ``code-java`` class or a ``language-`` class).
+"""
+
+from __future__ import annotations
+
+import re
+
+from bs4 import BeautifulSoup, Tag
+from markdownify import MarkdownConverter
+
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_TRAILING = re.compile(r"[ \t]+\n")
+_BRUSH = re.compile(r"brush:\s*([\w+#-]+)")
+_LANG_CLASS = re.compile(r"^(?:code|language|lang)-([\w+#-]+)$")
+PANEL_KINDS = ("info", "note", "warning", "tip", "error", "success")
+
+
+def html_to_markdown(html: str) -> str:
+    """Markdown of a fragment of server-rendered HTML ("" for none)."""
+    if not html or not html.strip():
+        return ""
+    soup = BeautifulSoup(html, "html.parser")
+    for rewrite in (_panels, _expands, _tasks):
+        rewrite(soup)
+    text = _CONVERTER.convert_soup(soup)
+    text = _TRAILING.sub("\n", text)
+    return _BLANK_RUNS.sub("\n\n", text).strip()
+
+
+def code_language(pre: Tag) -> str:
+    """The language of a code block, wherever the server put it; "" when none is known."""
+    params = pre.get("data-syntaxhighlighter-params")
+    if isinstance(params, str) and (brush := _BRUSH.search(params)):
+        return brush.group(1)
+    language = pre.get("data-language")
+    if isinstance(language, str) and language:
+        return language
+    code = pre.find("code")
+    for node in (pre, code) if isinstance(code, Tag) else (pre,):
+        for name in node.get_attribute_list("class"):
+            found = _LANG_CLASS.match(name or "")
+            if found and found.group(1) not in ("panel", "block"):
+                return found.group(1)
+    return ""
+
+
+def _classes(tag: Tag) -> set[str]:
+    return {c for c in tag.get_attribute_list("class") if c}
+
+
+def _panels(soup: BeautifulSoup) -> None:
+    """Confluence information macros and Jira/Confluence ``panel`` divs → headed quotes."""
+    for div in soup.find_all("div"):
+        classes = _classes(div)
+        if "confluence-information-macro" in classes:
+            kind = str(div.get("data-macro-name") or _kind_from(classes) or "note")
+            title = div.find(class_="title")
+            body = div.find(class_="confluence-information-macro-body") or div
+        elif "panel" in classes and not classes & {"code", "preformatted"}:
+            kind = "panel"
+            title = div.find(class_="panelHeader")
+            body = div.find(class_="panelContent") or div
+        else:
+            continue
+        heading = kind.capitalize() + (f": {title.get_text(' ', strip=True)}" if title else "")
+        if isinstance(title, Tag):
+            title.extract()
+        quote = soup.new_tag("blockquote")
+        label = soup.new_tag("p")
+        strong = soup.new_tag("strong")
+        strong.string = heading
+        label.append(strong)
+        quote.append(label)
+        for child in list(body.children):
+            quote.append(child.extract())
+        div.replace_with(quote)
+
+
+def _kind_from(classes: set[str]) -> str | None:
+    for kind in PANEL_KINDS:
+        if f"confluence-information-macro-{kind}" in classes:
+            return kind
+    return None
+
+
+def _expands(soup: BeautifulSoup) -> None:
+    """An expand macro → its title in bold, then its (no longer hidden) content."""
+    for div in soup.find_all("div", class_="expand-container"):
+        control = div.find(class_="expand-control-text")
+        content = div.find(class_="expand-content")
+        title = soup.new_tag("p")
+        strong = soup.new_tag("strong")
+        strong.string = control.get_text(" ", strip=True) if control else "Details"
+        title.append(strong)
+        parts = [title] + (list(content.children) if isinstance(content, Tag) else [])
+        div.replace_with(*[p.extract() if p is not title else p for p in parts])
+
+
+def _tasks(soup: BeautifulSoup) -> None:
+    """Confluence inline tasks (``li.checked``) and Jira/ADF task items → ``[x]`` / ``[ ]``."""
+    for ul in soup.find_all("ul"):
+        classes = _classes(ul)
+        if not classes & {"inline-task-list", "task-list"}:
+            continue
+        for li in ul.find_all("li", recursive=False):
+            done = "checked" in _classes(li) or li.get("data-task-state") == "DONE"
+            li.insert(0, "[x] " if done else "[ ] ")
+
+
+_CONVERTER = MarkdownConverter(
+    heading_style="ATX",
+    bullets="-",
+    escape_asterisks=False,
+    escape_underscores=False,
+    code_language_callback=code_language,
+    strip=["script", "style"],
+)

@@ -1,0 +1,71 @@
+"""Whom briefd reads Confluence and Jira as (A1, A2, credentials).
+
+Cloud takes Basic ``email:api_token``; Data Center a personal access token as Bearer. The
+service account comes from the environment variables the settings name (never from the file);
+a caller may send ``X-Atlassian-Email`` / ``X-Atlassian-Token`` (or the older
+``X-Confluence-Email`` / ``X-Confluence-Token``) to be served with its own account; Jira falls
+back to the Confluence account when it has none. An :class:`Account` never shows its secrets
+in a ``repr``, so a stray log line cannot carry them.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from briefd.atlassian.query import Deployment
+from briefd.errors import IntegrationError
+
+HEADER_PAIRS = (
+    ("X-Atlassian-Email", "X-Atlassian-Token"),
+    ("X-Confluence-Email", "X-Confluence-Token"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """``origin`` says where it came from, for error messages (never the secret itself)."""
+
+    email: str | None = field(repr=False)
+    token: str = field(repr=False)
+    origin: str
+
+
+def caller_account(headers: Mapping[str, str] | None) -> Account | None:
+    """The account a request names in its headers, or None (then the service account)."""
+    if not headers:
+        return None
+    lower = {name.lower(): value for name, value in headers.items()}
+    for email_header, token_header in HEADER_PAIRS:
+        token = lower.get(token_header.lower(), "").strip()
+        if token:
+            email = lower.get(email_header.lower(), "").strip() or None
+            return Account(email, token, f"the caller's {token_header} header")
+    return None
+
+
+def service_account(
+    email_env: str, token_env: str, env: Mapping[str, str], fallback: Account | None = None
+) -> Account | None:
+    """The account of the environment variables ``email_env`` / ``token_env``; ``fallback``
+    (Jira: the Confluence account) when ``token_env`` is unset or empty."""
+    token = env.get(token_env, "").strip()
+    if not token:
+        return fallback
+    email = env.get(email_env, "").strip() or None
+    return Account(email, token, f"${email_env} / ${token_env}")
+
+
+def authorization(account: Account, deployment: Deployment, product: str, key: str) -> str:
+    """The ``Authorization`` header value for ``account`` on a ``deployment`` site."""
+    if deployment == "datacenter":
+        return f"Bearer {account.token}"
+    if not account.email:
+        raise IntegrationError(
+            f"{product} Cloud needs the account's email with its API token, and "
+            f"{account.origin} gave only a token; send X-Atlassian-Email too, or set "
+            f"{key}.email_env (Data Center personal access tokens: {key}.deployment: datacenter)"
+        )
+    pair = f"{account.email}:{account.token}".encode()
+    return "Basic " + base64.b64encode(pair).decode("ascii")

@@ -1,0 +1,132 @@
+"""Markdown of what Confluence and Jira answered, cut from the end to ``max_tokens`` (pure).
+
+An issue reads: title, metadata, related issues, linked pages, description, ``jira.fields``,
+comments newest first — so a tight budget loses the oldest comments first and the title and
+metadata last. A page reads: title, metadata, body. Search results are lists whose tail goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from briefd.atlassian.convert import html_to_markdown
+from briefd.atlassian.model import Fitted, Issue, IssueRow, Page, PageHit
+from briefd.tokens import count_tokens, head_tokens
+
+SEPARATOR = "\n\n"
+MIN_HEAD = 16
+QUERY_WORDS = 60
+
+
+def fit(blocks: Sequence[str], max_tokens: int, ask: str) -> Fitted:
+    """``blocks`` joined, cut from the end to ``max_tokens``; the cut is marked and says how to
+    get the rest (``ask``)."""
+    full = SEPARATOR.join(b for b in blocks if b)
+    total = count_tokens(full)
+    if total <= max_tokens:
+        return Fitted(full, total, False)
+    marker = f"{SEPARATOR}[… cut to max_tokens: {{}} of {total} tokens shown; {ask}]"
+    room = max_tokens - count_tokens(marker.format(total))
+    kept: list[str] = []
+    used = 0
+    for block in (b for b in blocks if b):
+        size = count_tokens(block) + (2 if kept else 0)
+        if used + size <= room:
+            kept.append(block)
+            used += size
+            continue
+        if room - used - 2 >= MIN_HEAD:
+            kept.append(_head(block, room - used - 2))
+        break
+    while kept:
+        text = SEPARATOR.join(kept)
+        result = text + marker.format(count_tokens(text))
+        tokens = count_tokens(result)
+        if tokens <= max_tokens:
+            return Fitted(result, tokens, True)
+        kept.pop()
+    text = marker.format(0).lstrip()
+    return Fitted(text, count_tokens(text), True)
+
+
+def _head(block: str, limit: int) -> str:
+    head = head_tokens(block, limit)
+    cut = head.rfind("\n")
+    if cut > len(head) // 2:
+        head = head[:cut]
+    head = head.rstrip()
+    if sum(1 for line in head.splitlines() if line.lstrip().startswith("```")) % 2:
+        head += "\n```"  # close the code block the cut opened
+    return head
+
+
+def issue_blocks(issue: Issue) -> list[str]:
+    meta = [issue.type, issue.status, f"priority {issue.priority}" if issue.priority else ""]
+    meta += [f"assignee {issue.assignee}", f"reporter {issue.reporter}" if issue.reporter else ""]
+    meta += [f"resolution {issue.resolution}" if issue.resolution else ""]
+    meta += [f"created {issue.created}", f"updated {issue.updated}", issue.url]
+    lists = [
+        ("labels", issue.labels),
+        ("components", issue.components),
+        ("fix versions", issue.fix_versions),
+    ]
+    extra = " · ".join(f"{name}: {', '.join(values)}" for name, values in lists if values)
+    blocks = [f"# {issue.key}: {issue.summary}", " · ".join(m for m in meta if m)]
+    blocks.append(extra)
+    if issue.related:
+        rows = [f"- {r.relation} {r.key} ({r.status}): {r.summary}" for r in issue.related]
+        blocks.append("## Related issues\n\n" + "\n".join(rows))
+    if issue.pages:
+        rows = [
+            f"- [{p.title}]({p.url})" + (f' · confluence_page("{p.page_id}")' if p.page_id else "")
+            for p in issue.pages
+        ]
+        blocks.append("## Linked pages\n\n" + "\n".join(rows))
+    description = html_to_markdown(issue.description_html)
+    blocks.append("## Description\n\n" + (description or "(no description)"))
+    blocks += [f"## {name}\n\n{html_to_markdown(value)}" for name, value in issue.fields]
+    if issue.comments:
+        blocks.append(f"## Comments ({len(issue.comments)}, newest first)")
+        for c in issue.comments:
+            when = c.created[:16].replace("T", " ")
+            blocks.append(f"### {c.author} · {when}\n\n{html_to_markdown(c.html)}")
+    return blocks
+
+
+def issue_query(issue: Issue) -> str:
+    """The summary and the first words of the description: what a bundle searches with."""
+    words = html_to_markdown(issue.description_html).split()[:QUERY_WORDS]
+    return " ".join([issue.summary, *words]).strip()
+
+
+def page_blocks(page: Page) -> list[str]:
+    meta = [f"page {page.id}", f"space {page.space}", f"version {page.version}"]
+    meta += [f"updated {page.updated}" if page.updated else "", page.url]
+    body = html_to_markdown(page.html) or "(empty page)"
+    return [f"# {page.title}", " · ".join(m for m in meta if m), *body.split(SEPARATOR)]
+
+
+def page_hit_block(hit: PageHit) -> str:
+    meta = f"[{hit.title}]({hit.url}) · {hit.type} {hit.id} · space {hit.space}"
+    updated = f" · updated {hit.updated}" if hit.updated else ""
+    excerpt = f"\n  {hit.excerpt}" if hit.excerpt else ""
+    return f"- {meta}{updated}{excerpt}"
+
+
+def issue_row_block(row: IssueRow) -> str:
+    parts = [row.key, row.type, row.status, row.summary, f"assignee {row.assignee}"]
+    return "- " + " · ".join(p for p in parts if p) + f" · updated {row.updated} · {row.url}"
+
+
+def listing(head: str, rows: Sequence[str], max_tokens: int) -> tuple[Fitted, int]:
+    """``head`` and as many whole ``rows`` as fit; (text, how many rows were left out)."""
+    kept: list[str] = []
+    for row in rows:
+        text = head + "\n\n" + "\n".join([*kept, row])
+        if count_tokens(text) > max_tokens:
+            break
+        kept.append(row)
+    omitted = len(rows) - len(kept)
+    note = f"\n\n({omitted} more left out to stay within max_tokens)" if omitted else ""
+    text = head + ("\n\n" + "\n".join(kept) if kept else "") + note
+    return Fitted(text, count_tokens(text), omitted > 0), omitted

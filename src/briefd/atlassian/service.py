@@ -1,0 +1,208 @@
+"""The live lookups as one object built from settings (A1, A2, B1): what the API hands out.
+
+Nothing is enabled unless ``confluence.url`` / ``jira.url`` is set; nothing is indexed,
+cached, stored or logged. Each call opens one HTTP client for its requests (or uses the one
+injected), so connections never outlive a call.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+import httpx
+
+from briefd.atlassian import render
+from briefd.atlassian.confluence import Confluence, within
+from briefd.atlassian.credentials import Account, service_account
+from briefd.atlassian.jira import Jira
+from briefd.atlassian.model import (
+    IssueAnswer,
+    IssueSearchAnswer,
+    PageAnswer,
+    PageSearchAnswer,
+)
+from briefd.atlassian.query import (
+    JiraQuery,
+    cql,
+    is_issue_key,
+    issue_key,
+    jql,
+    narrowed,
+    page_id,
+    project_of,
+)
+from briefd.atlassian.site import Site, SiteConfig, checked_url, open_client
+from briefd.errors import IntegrationError, IntegrationOffError, QueryError, RemoteNotFoundError
+from briefd.settings import ConfluenceSettings, JiraSettings, Settings
+
+# (issue text or key, token budget) → (Markdown heading the bundle, query text), or None
+IssueLookup = Callable[[str, int], tuple[str, str] | None]
+MAX_LIMIT = 50
+MIN_TOKENS = 50
+
+
+class Atlassian:
+    def __init__(
+        self,
+        settings: Settings,
+        client: httpx.Client | None = None,
+        env: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """``client``: one injected ``httpx.Client`` for both sites (tests, benchmarks);
+        ``env``: where the secrets' variables are read (default ``os.environ``)."""
+        self.confluence_settings = settings.confluence
+        self.jira_settings = settings.jira
+        self._client = client
+        self._env = os.environ if env is None else env
+        self._sleep = sleep
+
+    @property
+    def confluence_on(self) -> bool:
+        return self.confluence_settings.url is not None
+
+    @property
+    def jira_on(self) -> bool:
+        return self.jira_settings.url is not None
+
+    def confluence_search(
+        self, text: str, spaces: Sequence[str], limit: int, max_tokens: int, account: Account | None
+    ) -> PageSearchAnswer:
+        _check(limit, max_tokens)
+        conf = self.confluence_settings
+        allowed = narrowed(spaces, conf.spaces, "space", "confluence.spaces")
+        query = cql(text, allowed, conf.deployment)
+        with self._confluence(account) as (confluence, who):
+            hits = within(confluence.search(query, limit, who), conf.spaces)
+        head = f"{len(hits)} Confluence page(s) for: {query}"
+        rows = [render.page_hit_block(h) for h in hits]
+        fitted, omitted = render.listing(head, rows, max_tokens)
+        return PageSearchAnswer(query, tuple(hits[: len(hits) - omitted]), omitted, fitted)
+
+    def confluence_page(self, id: str, max_tokens: int, account: Account | None) -> PageAnswer:
+        _check(1, max_tokens)
+        wanted = page_id(id)
+        spaces = self.confluence_settings.spaces
+        with self._confluence(account) as (confluence, who):
+            page = confluence.page(wanted, who)
+        if spaces and page.space.casefold() not in {s.casefold() for s in spaces}:
+            raise RemoteNotFoundError(
+                f"Confluence page {wanted} is in space {page.space}, outside confluence.spaces "
+                f"({', '.join(spaces)}); briefd reads only those"
+            )
+        fitted = render.fit(render.page_blocks(page), max_tokens, "ask with a larger max_tokens")
+        return PageAnswer(page, fitted)
+
+    def jira_search(self, query: JiraQuery, account: Account | None) -> IssueSearchAnswer:
+        _check(query.limit, query.max_tokens)
+        text = jql(query, self.jira_settings.projects)
+        with self._jira(account) as (jira, who):
+            rows = jira.search(text, query.limit, who)
+        head = f"{len(rows)} Jira issue(s), newest first, for: {text}"
+        fitted, omitted = render.listing(
+            head, [render.issue_row_block(r) for r in rows], query.max_tokens
+        )
+        return IssueSearchAnswer(text, tuple(rows[: len(rows) - omitted]), omitted, fitted)
+
+    def jira_issue(
+        self, key: str, comments: bool, max_tokens: int, account: Account | None
+    ) -> IssueAnswer:
+        _check(1, max_tokens)
+        wanted = issue_key(key)
+        self._allowed(wanted)
+        with self._jira(account) as (jira, who):
+            issue = jira.issue(wanted, comments, who)
+        self._allowed(issue.key)  # a moved issue answers under its new key
+        blocks = render.issue_blocks(issue)
+        fitted = render.fit(blocks, max_tokens, "ask jira_issue with a larger max_tokens")
+        return IssueAnswer(issue, fitted, render.issue_query(issue))
+
+    def issue_lookup(self, account: Account | None = None) -> IssueLookup:
+        """For bundles (B1): an issue key is fetched and rendered within the budget given;
+        any other text is the issue's text (None: today's behaviour)."""
+
+        def lookup(issue: str, max_tokens: int) -> tuple[str, str] | None:
+            if not is_issue_key(issue):
+                return None
+            if not self.jira_on:
+                raise IntegrationOffError(
+                    f"issue '{issue.strip()}' is a Jira key, but Jira is not configured: set "
+                    "jira.url (see /setup), or pass the issue's text instead of its key"
+                )
+            answer = self.jira_issue(issue, True, max(MIN_TOKENS, max_tokens), account)
+            return answer.text.markdown.removeprefix("# "), answer.query
+
+        return lookup
+
+    def _allowed(self, key: str) -> None:
+        projects = self.jira_settings.projects
+        project = project_of(key)
+        if projects and project.casefold() not in {p.casefold() for p in projects}:
+            raise RemoteNotFoundError(
+                f"{key} is in project {project}, outside jira.projects ({', '.join(projects)}); "
+                "briefd reads only those"
+            )
+
+    @contextmanager
+    def _confluence(self, account: Account | None) -> Iterator[tuple[Confluence, Account]]:
+        conf = self.confluence_settings
+        who = account or self.confluence_account()
+        with self._site("Confluence", "confluence", conf, who) as (site, checked):
+            yield Confluence(site), checked
+
+    @contextmanager
+    def _jira(self, account: Account | None) -> Iterator[tuple[Jira, Account]]:
+        conf = self.jira_settings
+        who = account or self.jira_account()
+        with self._site("Jira", "jira", conf, who) as (site, checked):
+            yield Jira(site, conf.fields), checked
+
+    def confluence_account(self) -> Account | None:
+        conf = self.confluence_settings
+        return service_account(conf.email_env, conf.token_env, self._env)
+
+    def jira_account(self) -> Account | None:
+        conf = self.jira_settings
+        fallback = self.confluence_account() if self.confluence_on else None
+        return service_account(conf.email_env, conf.token_env, self._env, fallback)
+
+    @contextmanager
+    def _site(
+        self,
+        product: str,
+        key: str,
+        conf: ConfluenceSettings | JiraSettings,
+        account: Account | None,
+    ) -> Iterator[tuple[Site, Account]]:
+        if conf.url is None:
+            raise IntegrationOffError(
+                f"{product} is not configured: set {key}.url in briefd.yaml (see /setup)"
+            )
+        if account is None:
+            raise IntegrationError(
+                f"no {product} account: export ${conf.token_env} (and ${conf.email_env} on "
+                "Cloud), or send X-Atlassian-Email and X-Atlassian-Token with the request"
+            )
+        config = SiteConfig(
+            product,
+            key,
+            checked_url(conf.url, key),
+            conf.deployment,
+            conf.timeout_seconds,
+            conf.verify_tls,
+        )
+        if self._client is not None:
+            yield Site(config, self._client, self._sleep), account
+            return
+        with open_client(config) as client:
+            yield Site(config, client, self._sleep), account
+
+
+def _check(limit: int, max_tokens: int) -> None:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    if max_tokens < MIN_TOKENS:
+        raise QueryError(f"max_tokens must be at least {MIN_TOKENS}, got {max_tokens}")

@@ -1,0 +1,238 @@
+"""One Atlassian site over HTTP (A1, A2): the only I/O of the integration.
+
+A :class:`Site` sends JSON requests with the account's ``Authorization`` header through an
+injected ``httpx.Client`` (tests point it at a fake server on 127.0.0.1), honours one
+``Retry-After`` on 429, and turns every failure — 401, 403, 404, 410, 429, a timeout, a TLS
+error, an answer that is not JSON — into an :class:`~briefd.errors.IntegrationError` whose
+message says what to do. Nothing here logs: requests carry user text and secrets.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import ssl
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from briefd.__about__ import __version__
+from briefd.atlassian.credentials import Account, authorization
+from briefd.atlassian.query import Deployment
+from briefd.errors import (
+    ConfigError,
+    IntegrationError,
+    RateLimitedError,
+    RemoteNotFoundError,
+)
+
+DEFAULT_RETRY_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class SiteConfig:
+    """``product`` names the site in messages (Confluence, Jira); ``key`` its settings section."""
+
+    product: str
+    key: str
+    url: str
+    deployment: Deployment
+    timeout: float
+    verify_tls: bool
+
+    @property
+    def gateway_hint(self) -> str:
+        return f"https://api.atlassian.com/ex/{self.key}/<cloud id>"
+
+
+def checked_url(url: str, key: str) -> str:
+    if not url.startswith(("https://", "http://")):
+        raise ConfigError(f"{key}.url must start with https:// (or http://), got '{url}'")
+    return url.rstrip("/")
+
+
+def open_client(config: SiteConfig) -> httpx.Client:
+    """The client a site gets when none is injected: the configured timeout and TLS check,
+    redirects not followed (credentials go to the configured URL only)."""
+    return httpx.Client(
+        timeout=config.timeout, verify=config.verify_tls, follow_redirects=False, trust_env=False
+    )
+
+
+class Site:
+    def __init__(
+        self,
+        config: SiteConfig,
+        client: httpx.Client,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.sleep = sleep
+
+    def get(
+        self, path: str, params: Mapping[str, Any] | None, account: Account, not_found: str
+    ) -> Any:
+        """``params`` None: ``path`` carries its query already (a ``_links.next``)."""
+        extra = {} if params is None else {"params": dict(params)}
+        return self._send("GET", path, account, not_found, **extra)
+
+    def post(self, path: str, body: Mapping[str, Any], account: Account, not_found: str) -> Any:
+        return self._send("POST", path, account, not_found, json=dict(body))
+
+    def _send(self, method: str, path: str, account: Account, not_found: str, **kwargs: Any) -> Any:
+        config = self.config
+        headers = {
+            "Authorization": authorization(account, config.deployment, config.product, config.key),
+            "Accept": "application/json",
+            "User-Agent": f"briefd/{__version__}",
+        }
+        what = f"{method} {path.split('?')[0]}"
+        waited: float | None = None
+        while True:
+            response = self._request(method, config.url + path, headers, what, kwargs)
+            if response.status_code != 429 or waited is not None:
+                break
+            waited = retry_after(response, DEFAULT_RETRY_SECONDS)
+            if waited > config.timeout:
+                break
+            self.sleep(waited)
+        if response.status_code >= 400:
+            raise failure(config, response, what, account, not_found, waited)
+        try:
+            return response.json()
+        except ValueError:
+            raise IntegrationError(
+                f"{config.product} answered {what} with something that is not JSON; check that "
+                f"{config.key}.url ({config.url}) is the site itself, not a login page or proxy"
+            ) from None
+
+    def _request(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        what: str,
+        kwargs: dict[str, Any],
+    ) -> httpx.Response:
+        config = self.config
+        try:
+            return self.client.request(method, url, headers=headers, **kwargs)
+        except httpx.TimeoutException:
+            raise IntegrationError(
+                f"{config.product} did not answer {what} within {config.timeout:g} s; check that "
+                f"{config.url} is up, or raise {config.key}.timeout_seconds"
+            ) from None
+        except httpx.HTTPError as exc:
+            if _tls_failure(exc):
+                raise IntegrationError(
+                    f"the TLS certificate of {config.url} could not be verified ({_reason(exc)}); "
+                    "add the site's CA to the system trust store (or set SSL_CERT_FILE), or for "
+                    f"a test site only set {config.key}.verify_tls: false"
+                ) from None
+            raise IntegrationError(
+                f"cannot reach {config.product} at {config.url} ({type(exc).__name__}: "
+                f"{_reason(exc)}); check {config.key}.url and the network"
+            ) from None
+
+
+def retry_after(response: httpx.Response, default: float) -> float:
+    """Seconds ``Retry-After`` asks for (a number or an HTTP date); ``default`` without one."""
+    value = response.headers.get("retry-after", "").strip()
+    if not value:
+        return default
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return default
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def failure(
+    config: SiteConfig,
+    response: httpx.Response,
+    what: str,
+    account: Account,
+    not_found: str,
+    waited: float | None,
+) -> IntegrationError:
+    """The error for an answer with status ≥ 400: what happened and what to do."""
+    status, product, key = response.status_code, config.product, config.key
+    said = remote_message(response)
+    if status == 401:
+        scoped = ""
+        if config.deployment == "cloud":
+            scoped = (
+                f"; a scoped API token works only through the gateway: set {key}.url to "
+                f"{config.gateway_hint}"
+            )
+        return IntegrationError(
+            f"{product} refused the credentials from {account.origin} (401 Unauthorized): "
+            f"Cloud takes the account's email and an API token, Data Center a personal access "
+            f"token ({key}.deployment: datacenter){scoped}"
+        )
+    if status == 403:
+        return IntegrationError(
+            f"{product} denied {what} (403 Forbidden) to the account from {account.origin}: it "
+            f"lacks permission there, or the site does not allow API tokens{said}"
+        )
+    if status == 404:
+        return RemoteNotFoundError(not_found)
+    if status == 410:
+        fix = (
+            "a Jira Cloud site needs jira.deployment: cloud (POST /rest/api/3/search/jql)"
+            if key == "jira"
+            else f"check {key}.deployment (cloud or datacenter)"
+        )
+        return IntegrationError(
+            f"{product} answered 410 Gone to {what}: that endpoint was removed{said}; {fix}"
+        )
+    if status == 429:
+        again = retry_after(response, DEFAULT_RETRY_SECONDS)
+        tried = f" and again after waiting {waited:g} s as asked" if waited is not None else ""
+        return RateLimitedError(
+            f"{product} is rate limiting briefd (429 Too Many Requests){tried}; "
+            f"try again in {again:g} s"
+        )
+    return IntegrationError(f"{product} answered {status} to {what}{said}")
+
+
+def remote_message(response: httpx.Response) -> str:
+    """What the site said about a failure (Jira ``errorMessages``/``errors``, Confluence
+    ``message`` or v2 ``errors``), as ``": …"``, one line of at most 300 characters."""
+    try:
+        data = response.json()
+    except ValueError:
+        return ""
+    parts: list[str] = []
+    if isinstance(data, dict):
+        parts += [str(m) for m in data.get("errorMessages") or []]
+        errors = data.get("errors")
+        if isinstance(errors, dict):
+            parts += [f"{k}: {v}" for k, v in errors.items()]
+        elif isinstance(errors, list):
+            parts += [str(e.get("title") or e) for e in errors if isinstance(e, dict)]
+        if isinstance(data.get("message"), str):
+            parts.append(data["message"])
+    text = " ".join("; ".join(parts).split())[:300]
+    return f": {text}" if text else ""
+
+
+def _tls_failure(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError) or "CERTIFICATE_VERIFY_FAILED" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _reason(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__

@@ -1,0 +1,130 @@
+"""What the fake site holds: Jira issues and Confluence pages in the JSON shapes of Atlassian's
+published REST documentation (Jira Cloud v3 / Data Center v2, Confluence v1 search, Cloud v2
+pages, Data Center content). Every text here is fiction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ISSUE_TEXT = "Two partial refunds created within 40 ms both passed validation"
+PAGE_TEXT = "The refundable amount check ran outside the row lock"
+COMMENT_TEXT = "Reproduced on staging with two parallel POST /v1/refunds calls"
+
+DESCRIPTION_HTML = (
+    f"<p>{ISSUE_TEXT}, so the cardholder got back 130.00 EUR on a 120.00 EUR capture.</p>"
+    "<h3>Steps</h3><ol><li>Capture 120.00 EUR</li><li>Send two partial refunds of 65.00 EUR "
+    "at once</li></ol>"
+    '<div class="code panel" style="border-width: 1px;"><div class="codeContent panelContent">'
+    '<pre class="code-python">refundable = captured - sum(pending_and_succeeded)</pre>'
+    "</div></div>"
+)
+ADF_DESCRIPTION = {"type": "doc", "version": 1, "content": [{"type": "paragraph"}]}
+
+
+def _person(name: str, account_id: str) -> dict[str, Any]:
+    return {"accountId": account_id, "displayName": name, "name": account_id, "active": True}
+
+
+def _ref(key: str, summary: str, status: str) -> dict[str, Any]:
+    return {
+        "id": str(10000 + int(key.split("-")[1])),
+        "key": key,
+        "self": f"/rest/api/3/issue/{key}",
+        "fields": {"summary": summary, "status": {"name": status}, "issuetype": {"name": "Bug"}},
+    }
+
+
+SHOP_42_FIELDS: dict[str, Any] = {
+    "summary": "Partial refunds can exceed the captured amount",
+    "issuetype": {"name": "Bug", "subtask": False},
+    "status": {"name": "In Progress", "statusCategory": {"key": "indeterminate"}},
+    "priority": {"name": "High"},
+    "assignee": _person("Ada Lovelace", "5b10a2844c20165700ede21g"),
+    "reporter": _person("Grace Hopper", "5b10ac8d82e05b22cc7d4ef5"),
+    "resolution": None,
+    "created": "2026-04-28T09:12:44.000+0000",
+    "updated": "2026-05-02T16:40:02.000+0000",
+    "labels": ["refunds", "race-condition"],
+    "components": [{"name": "payment-gateway"}],
+    "fixVersions": [{"name": "2026.5"}],
+    "customfield_10020": 5,
+    "issuelinks": [
+        {
+            "id": "30001",
+            "type": {"name": "Blocks", "inward": "is blocked by", "outward": "blocks"},
+            "outwardIssue": _ref("SHOP-43", "Release 2026.5", "To Do"),
+        },
+        {
+            "id": "30002",
+            "type": {"name": "Relates", "inward": "relates to", "outward": "relates to"},
+            "inwardIssue": _ref("PAY-7", "Refund ledger entries", "Done"),
+        },
+    ],
+}
+
+COMMENTS = [
+    ("Grace Hopper", "2026-04-29T08:00:00.000+0000", "First seen by the merchant support team."),
+    ("Ada Lovelace", "2026-05-01T12:30:00.000+0000", COMMENT_TEXT + "."),
+    ("Alan Turing", "2026-04-30T10:00:00.000+0000", "The SELECT FOR UPDATE is missing."),
+]
+
+REMOTE_LINKS = [
+    {
+        "id": 10000,
+        "self": "/rest/api/3/issue/SHOP-42/remotelink/10000",
+        "globalId": "appId=0b3c2f1e-1d55-3c76-8a44-4b5a6d7e8f90&pageId=98765",
+        "application": {"type": "com.atlassian.confluence", "name": "Confluence"},
+        "relationship": "Wiki Page",
+        "object": {
+            "url": "{site}/wiki/pages/viewpage.action?pageId=98765",
+            "title": "Refund incident review",
+            "icon": {"url16x16": "{site}/wiki/favicon.ico", "title": "Confluence"},
+        },
+    }
+]
+
+SEARCH_SUMMARIES = [
+    ("SHOP-42", "Partial refunds can exceed the captured amount", "In Progress"),
+    ("SHOP-41", "Refund webhook sent twice", "To Do"),
+    ("SHOP-40", "Refund reason missing in the export", "Done"),
+    ("SHOP-39", "Refund list is slow for large merchants", "To Do"),
+    ("SHOP-38", "Typo in the refund email", "Done"),
+]
+
+PAGE_HTML = (
+    f"<p>{PAGE_TEXT}, so two requests both saw 120.00 EUR as refundable.</p>"
+    '<div class="code panel pdl conf-macro output-block" data-macro-name="code">'
+    '<div class="codeContent panelContent pdl"><pre class="syntaxhighlighter-pre" '
+    'data-syntaxhighlighter-params="brush: sql; gutter: false; theme: Confluence" '
+    'data-theme="Confluence">SELECT amount_captured FROM payments WHERE id = $1 FOR UPDATE;'
+    "</pre></div></div>"
+    '<div class="confluence-information-macro confluence-information-macro-warning conf-macro '
+    'output-block" data-hasbody="true" data-macro-name="warning"><p class="title">Money out</p>'
+    '<div class="confluence-information-macro-body"><p>Pending refunds count against the '
+    "limit.</p></div></div>"
+    '<div class="expand-container conf-macro output-block" data-macro-name="expand">'
+    '<div class="expand-control"><span class="expand-control-icon icon">&nbsp;</span>'
+    '<span class="expand-control-text">Timeline</span></div><div class="expand-content '
+    'expand-hidden"><p>09:12 first refund; 09:12 second refund.</p></div></div>'
+    '<ul class="inline-task-list" data-inline-tasks-content-id="98765">'
+    '<li data-inline-task-id="1" class="checked">Add the row lock</li>'
+    '<li data-inline-task-id="2">Backfill the ledger</li></ul>'
+)
+
+PAGES: dict[str, dict[str, Any]] = {
+    "98765": {"title": "Refund incident review", "space": "ENG", "type": "page", "html": PAGE_HTML},
+    "98766": {
+        "title": "Refund runbook",
+        "space": "ENG",
+        "type": "page",
+        "html": "<p>How to replay a refund.</p>",
+    },
+    "55555": {
+        "title": "Refunds are faster now",
+        "space": "ENG",
+        "type": "blogpost",
+        "html": "<p>Blog.</p>",
+    },
+    "11111": {"title": "Ops secrets", "space": "OPS", "type": "page", "html": "<p>Hidden.</p>"},
+}
+SPACES = {"ENG": ("131073", "Engineering"), "OPS": ("131074", "Operations")}

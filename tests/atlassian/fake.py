@@ -1,0 +1,357 @@
+"""A fake Atlassian site on 127.0.0.1 — Jira and Confluence, Cloud or Data Center — speaking
+the published wire formats: Cloud ``POST /rest/api/3/search/jql`` paged by ``nextPageToken``
+(and 410 Gone from the removed ``/rest/api/{2,3}/search``), Data Center ``/rest/api/2/search``
+paged by ``startAt``, ``renderedFields`` / ``renderedBody`` HTML, issue links and remote links,
+Confluence v1 CQL search paged by ``_links.next`` (cursor on Cloud, ``start`` on Data Center),
+Cloud v2 pages and spaces, Data Center content. It checks credentials the way each deployment
+does (Basic email:token on Cloud, a Bearer personal access token on Data Center), records every
+request, and can be told to answer a path with a status (401/403/429 …) or slowly."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import re
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tests.atlassian import data
+
+GONE = (
+    "The requested API has been removed. Please migrate to the /rest/api/3/search/jql API. "
+    "A full migration guideline is available at https://developer.atlassian.com/changelog/#CHANGE-2046"
+)
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any
+    authorization: str
+
+
+@dataclass
+class Scripted:
+    pattern: str
+    status: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    times: int = 1
+    delay: float = 0.0
+
+
+class FakeSite:
+    """``accounts``: token → email (Cloud checks both, Data Center only the token)."""
+
+    def __init__(self, deployment: str, accounts: dict[str, str], page_size: int = 2) -> None:
+        self.deployment = deployment
+        self.accounts = accounts
+        self.page_size = page_size
+        self.seen: list[Seen] = []
+        self.scripts: list[Scripted] = []
+        self.url = ""
+        self.app = Starlette(routes=[Route("/{path:path}", self.handle, methods=["GET", "POST"])])
+
+    @property
+    def cloud(self) -> bool:
+        return self.deployment == "cloud"
+
+    def script(self, pattern: str, status: int, **kwargs: Any) -> None:
+        self.scripts.append(Scripted(pattern, status, **kwargs))
+
+    def paths(self) -> list[str]:
+        return [f"{s.method} {s.path}" for s in self.seen]
+
+    async def handle(self, request: Request) -> Response:
+        path = "/" + request.path_params["path"]
+        raw = await request.body()
+        body = json.loads(raw) if raw else None
+        auth = request.headers.get("authorization", "")
+        self.seen.append(Seen(request.method, path, dict(request.query_params), body, auth))
+        for scripted in self.scripts:
+            if scripted.times and re.search(scripted.pattern, path):
+                scripted.times -= 1
+                await anyio.sleep(scripted.delay)
+                if scripted.status:
+                    return JSONResponse(scripted.body, scripted.status, scripted.headers)
+        if not self._authorised(auth):
+            message = "Client must be authenticated to access this resource."
+            return JSONResponse({"errorMessages": [message], "errors": {}}, 401)
+        return self._route(request.method, path, dict(request.query_params), body)
+
+    def _authorised(self, header: str) -> bool:
+        if self.cloud and header.startswith("Basic "):
+            email, _, token = base64.b64decode(header[6:]).decode().partition(":")
+            return self.accounts.get(token) == email
+        return not self.cloud and header.startswith("Bearer ") and header[7:] in self.accounts
+
+    def _route(self, method: str, path: str, query: dict[str, str], body: Any) -> Response:
+        version = "3" if self.cloud else "2"
+        if re.fullmatch(r"/rest/api/(2|3|latest)/search", path) and self.cloud:
+            return JSONResponse({"errorMessages": [GONE], "errors": {}}, 410)
+        if path == "/rest/api/3/search/jql" and self.cloud and method == "POST":
+            return self._jql_cloud(body)
+        if path == "/rest/api/2/search" and not self.cloud:
+            return self._jql_datacenter(query)
+        issue = re.fullmatch(
+            rf"/rest/api/{version}/issue/([A-Z]+-\d+)(/comment|/remotelink)?", path
+        )
+        if issue:
+            return self._issue(issue.group(1), issue.group(2), query)
+        prefix = "/wiki" if self.cloud else ""
+        if path == f"{prefix}/rest/api/search":
+            return self._cql(query)
+        page = re.fullmatch(r"/wiki/api/v2/(pages|blogposts)/(\d+)", path)
+        if page and self.cloud:
+            return self._page_v2(page.group(1), page.group(2))
+        space = re.fullmatch(r"/wiki/api/v2/spaces/(\d+)", path)
+        if space and self.cloud:
+            return self._space(space.group(1))
+        content = re.fullmatch(r"/rest/api/content/(\d+)", path)
+        if content and not self.cloud:
+            return self._content(content.group(1), query)
+        return Response("<html><body>Not Found</body></html>", 404, media_type="text/html")
+
+    # -- Jira -----------------------------------------------------------------------------
+
+    def _matches(self, jql: str) -> list[tuple[str, str, str]]:
+        projects = re.search(r"project in \(([^)]*)\)", jql)
+        allowed = set(_QUOTED.findall(projects.group(1))) if projects else None
+        words = re.search(r"text ~ (\"(?:[^\"\\]|\\.)*\")", jql)
+        wanted = json.loads(words.group(1)).lower().split() if words else []
+        return [
+            row
+            for row in data.SEARCH_SUMMARIES
+            if (allowed is None or row[0].split("-")[0] in allowed)
+            and all(w.rstrip("s") in row[1].lower() for w in wanted)
+        ]
+
+    def _row(self, key: str, summary: str, status: str, fields: list[str]) -> dict[str, Any]:
+        values = {
+            "summary": summary,
+            "issuetype": {"name": "Bug"},
+            "status": {"name": status},
+            "priority": {"name": "Medium"},
+            "assignee": None,
+            "updated": "2026-05-02T16:40:02.000+0000",
+        }
+        number = int(key.split("-")[1])
+        api = "3" if self.cloud else "2"
+        return {
+            "expand": "operations,versionedRepresentations,editmeta,changelog,renderedFields",
+            "id": str(10000 + number),
+            "self": f"{self.url}/rest/api/{api}/issue/{10000 + number}",
+            "key": key,
+            "fields": {name: values[name] for name in fields if name in values},
+        }
+
+    def _jql_cloud(self, body: dict[str, Any]) -> Response:
+        rows = self._matches(body["jql"])
+        start = int(base64.b64decode(body["nextPageToken"])) if body.get("nextPageToken") else 0
+        size = min(int(body.get("maxResults", 50)), self.page_size)
+        page = rows[start : start + size]
+        out: dict[str, Any] = {"issues": [self._row(*r, body.get("fields") or []) for r in page]}
+        if start + size < len(rows):
+            out["nextPageToken"] = base64.b64encode(str(start + size).encode()).decode()
+        out["isLast"] = "nextPageToken" not in out
+        return JSONResponse(out)
+
+    def _jql_datacenter(self, query: dict[str, str]) -> Response:
+        rows = self._matches(query["jql"])
+        start = int(query.get("startAt", 0))
+        size = min(int(query.get("maxResults", 50)), self.page_size)
+        fields = query.get("fields", "").split(",")
+        issues = [self._row(*r, fields) for r in rows[start : start + size]]
+        out = {"expand": "names,schema", "startAt": start, "maxResults": size}
+        return JSONResponse({**out, "total": len(rows), "issues": issues})
+
+    def _issue(self, key: str, part: str | None, query: dict[str, str]) -> Response:
+        if key != "SHOP-42":
+            message = "Issue does not exist or you do not have permission to see it."
+            return JSONResponse({"errorMessages": [message], "errors": {}}, 404)
+        if part == "/remotelink":
+            links = json.loads(json.dumps(data.REMOTE_LINKS).replace("{site}", self.url))
+            return JSONResponse(links)
+        if part == "/comment":
+            return JSONResponse(self._comments(query))
+        fields = copy.deepcopy(data.SHOP_42_FIELDS)
+        fields["description"] = data.ADF_DESCRIPTION if self.cloud else "h3. Steps\n# Capture"
+        wanted = query.get("fields", "").split(",")
+        out: dict[str, Any] = {
+            "expand": "renderedFields,names,schema",
+            "id": "10042",
+            "self": f"{self.url}/rest/api/2/issue/10042",
+            "key": key,
+            "fields": {k: v for k, v in fields.items() if k in wanted},
+        }
+        if "renderedFields" in query.get("expand", ""):
+            out["renderedFields"] = {"description": data.DESCRIPTION_HTML, "summary": None}
+        if "names" in query.get("expand", ""):
+            out["names"] = {"customfield_10020": "Story Points", "summary": "Summary"}
+        return JSONResponse(out)
+
+    def _comments(self, query: dict[str, str]) -> dict[str, Any]:
+        comments = []
+        for number, (author, created, text) in enumerate(data.COMMENTS, start=1):
+            body: Any = text if not self.cloud else {"type": "doc", "version": 1, "content": []}
+            comment = {"id": str(number), "author": {"displayName": author}, "body": body}
+            comment |= {"created": created, "updated": created}
+            if "renderedBody" in query.get("expand", ""):
+                comment["renderedBody"] = f"<p>{text}</p>"
+            comments.append(comment)
+        comments.sort(key=lambda c: c["created"], reverse=query.get("orderBy") == "-created")
+        return {"startAt": 0, "maxResults": 50, "total": len(comments), "comments": comments}
+
+    # -- Confluence -----------------------------------------------------------------------
+
+    def _cql(self, query: dict[str, str]) -> Response:
+        cql = query["cql"]
+        spaces = re.search(r"space in \(([^)]*)\)", cql)
+        allowed = set(_QUOTED.findall(spaces.group(1))) if spaces else None
+        found = [
+            (pid, page)
+            for pid, page in data.PAGES.items()
+            if (allowed is None or page["space"] in allowed) and "Refund" in page["title"]
+        ]
+        size = min(int(query.get("limit", 25)), self.page_size)
+        key = "cursor" if self.cloud else "start"
+        start = int(
+            base64.b64decode(query[key]) if self.cloud and key in query else query.get(key, 0)
+        )
+        results = [self._result(pid, page) for pid, page in found[start : start + size]]
+        base = self.url + ("/wiki" if self.cloud else "")
+        links: dict[str, Any] = {"base": base, "context": "/wiki" if self.cloud else ""}
+        if start + size < len(found):
+            value = str(start + size)
+            value = base64.b64encode(value.encode()).decode() if self.cloud else value
+            links["next"] = f"/rest/api/search?cql={quote(cql)}&{key}={quote(value)}&limit={size}"
+        out = {"results": results, "start": start, "limit": size, "size": len(results)}
+        return JSONResponse({**out, "cqlQuery": cql, "searchDuration": 7, "_links": links})
+
+    def _webui(self, pid: str, page: dict[str, Any]) -> str:
+        title = quote(page["title"].replace(" ", "+"), safe="+")
+        if self.cloud:
+            return f"/spaces/{page['space']}/pages/{pid}/{title}"
+        return f"/display/{page['space']}/{title}"
+
+    def _result(self, pid: str, page: dict[str, Any]) -> dict[str, Any]:
+        webui = self._webui(pid, page)
+        content = {"id": pid, "type": page["type"], "status": "current", "title": page["title"]}
+        content |= {"_expandable": {"space": f"/rest/api/space/{page['space']}"}}
+        content |= {"_links": {"webui": webui}}
+        title = page["title"].replace("Refund", "@@@hl@@@Refund@@@endhl@@@")
+        return {
+            "content": content,
+            "title": title,
+            "excerpt": "About @@@hl@@@refunds@@@endhl@@@ &amp; races",
+            "url": webui,
+            "resultGlobalContainer": {
+                "title": data.SPACES[page["space"]][1],
+                "displayUrl": f"/spaces/{page['space']}",
+            },
+            "entityType": "content",
+            "lastModified": "2026-04-01T10:00:00.000Z",
+        }
+
+    def _page_v2(self, kind: str, pid: str) -> Response:
+        page = data.PAGES.get(pid)
+        if page is None or kind != page["type"] + "s":
+            error = {"status": 404, "code": "NOT_FOUND", "title": "Not Found", "detail": None}
+            return JSONResponse({"errors": [error]}, 404)
+        return JSONResponse(
+            {
+                "id": pid,
+                "status": "current",
+                "title": page["title"],
+                "spaceId": data.SPACES[page["space"]][0],
+                "authorId": "5b10ac8d82e05b22cc7d4ef5",
+                "createdAt": "2026-03-30T08:00:00.000Z",
+                "version": {"createdAt": "2026-04-01T10:00:00.000Z", "number": 4},
+                "body": {"export_view": {"value": page["html"], "representation": "export_view"}},
+                "_links": {"webui": self._webui(pid, page), "base": self.url + "/wiki"},
+            }
+        )
+
+    def _space(self, space_id: str) -> Response:
+        for key, (sid, name) in data.SPACES.items():
+            if sid == space_id:
+                return JSONResponse({"id": sid, "key": key, "name": name, "type": "global"})
+        return JSONResponse({"errors": [{"status": 404, "title": "Not Found"}]}, 404)
+
+    def _content(self, pid: str, query: dict[str, str]) -> Response:
+        page = data.PAGES.get(pid)
+        if page is None:
+            return JSONResponse({"statusCode": 404, "message": "No content found with id"}, 404)
+        expand = query.get("expand", "")
+        out: dict[str, Any] = {"id": pid, "type": page["type"], "status": "current"}
+        out |= {"title": page["title"], "_links": {"webui": self._webui(pid, page)}}
+        out["_links"] |= {"base": self.url, "context": ""}
+        if "space" in expand:
+            out["space"] = {"key": page["space"], "name": data.SPACES[page["space"]][1]}
+        if "version" in expand:
+            out["version"] = {"number": 4, "when": "2026-04-01T10:00:00.000Z"}
+        if "body.export_view" in expand:
+            out["body"] = {"export_view": {"value": page["html"], "representation": "export_view"}}
+        return JSONResponse(out)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    key, cert = directory / "key.pem", directory / "cert.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return key, cert
+
+
+@contextmanager
+def serve(site: FakeSite, tls: tuple[Path, Path] | None = None) -> Iterator[str]:
+    """Serve ``site`` on 127.0.0.1 (over TLS with ``tls`` = (key, cert)); yields its URL."""
+    port = free_port()
+    options: dict[str, Any] = {"log_level": "warning", "lifespan": "off"}
+    if tls is not None:
+        options |= {"ssl_keyfile": str(tls[0]), "ssl_certfile": str(tls[1])}
+    server = uvicorn.Server(uvicorn.Config(site.app, host="127.0.0.1", port=port, **options))
+    thread = threading.Thread(target=server.run, name="fake-atlassian", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the fake Atlassian site did not start")
+        time.sleep(0.02)
+    site.url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
+    try:
+        yield site.url
+    finally:
+        server.should_exit = True
+        thread.join(15)
