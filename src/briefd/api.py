@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from briefd.atlassian import Account, Atlassian
+from briefd.atlassian import Atlassian, IssueLookup
 from briefd.bundles import Bundle, BundleCacheStats, BundleRequest
 from briefd.bundles.cache import BundleCache
 from briefd.bundles.cache import prune as prune_bundles
@@ -159,13 +159,13 @@ class Briefd:
         """Live Confluence and Jira lookups (A1, A2); nothing is enabled unless configured."""
         return Atlassian(self.settings)
 
-    def compile_bundle(self, request: BundleRequest, account: Account | None = None) -> Bundle:
-        """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B5); an
-        ``issue`` key is looked up in Jira as ``account`` (default: the service account)."""
+    def compile_bundle(self, request: BundleRequest, lookup: IssueLookup | None = None) -> Bundle:
+        """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B5); an issue
+        key is fetched by ``lookup`` (default: from Jira now, as the configured account)."""
         semantic = self.semantic
         mode = self.settings.search.mode if semantic is not None else "bm25"
         model = semantic.embedder.model_id if semantic is not None and mode != "bm25" else "none"
-        lookup = self.atlassian.issue_lookup(account)
+        lookup = lookup or self.atlassian.issue_lookup()
         engine = Engine(self.store, self.settings, self._run, mode, model, self._bundles, lookup)
         return compile_bundle(engine, request)
 

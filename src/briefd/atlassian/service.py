@@ -19,6 +19,7 @@ from briefd.atlassian.confluence import Confluence, within
 from briefd.atlassian.credentials import Account, service_account
 from briefd.atlassian.jira import Jira
 from briefd.atlassian.model import (
+    Issue,
     IssueAnswer,
     IssueSearchAnswer,
     PageAnswer,
@@ -42,6 +43,7 @@ from briefd.settings import ConfluenceSettings, JiraSettings, Settings
 IssueLookup = Callable[[str, int], tuple[str, str] | None]
 MAX_LIMIT = 50
 MIN_TOKENS = 50
+ASK_ISSUE = "ask jira_issue with a larger max_tokens"
 
 
 class Atlassian:
@@ -111,31 +113,41 @@ class Atlassian:
         self, key: str, comments: bool, max_tokens: int, account: Account | None
     ) -> IssueAnswer:
         _check(1, max_tokens)
+        issue = self._issue(key, comments, account)
+        fitted = render.fit(render.issue_blocks(issue), max_tokens, ASK_ISSUE)
+        return IssueAnswer(issue, fitted, render.issue_query(issue))
+
+    def issue_lookup(self, account: Account | None = None) -> IssueLookup:
+        """For bundles (B1): :meth:`prefetch` when the bundle asks."""
+        return lambda issue, max_tokens: self.prefetch(issue, account)(issue, max_tokens)
+
+    def prefetch(self, issue: str | None, account: Account | None = None) -> IssueLookup:
+        """An issue key fetched now (a server does this outside its index lock) and rendered
+        later within the share of the budget the bundle gives; any other text is the issue's
+        own text, for which the lookup answers None (the bundle uses it as given)."""
+        if not issue or not is_issue_key(issue):
+            return _as_given
+        if not self.jira_on:
+            raise IntegrationOffError(
+                f"issue '{issue.strip()}' is a Jira key, but Jira is not configured: set "
+                "jira.url (see /setup), or pass the issue's text instead of its key"
+            )
+        found = self._issue(issue, True, account)
+
+        def head(_: str, max_tokens: int) -> tuple[str, str]:
+            blocks = render.issue_blocks(found)
+            fitted = render.fit(blocks, max(MIN_TOKENS, max_tokens), ASK_ISSUE)
+            return fitted.markdown.removeprefix("# "), render.issue_query(found)
+
+        return head
+
+    def _issue(self, key: str, comments: bool, account: Account | None) -> Issue:
         wanted = issue_key(key)
         self._allowed(wanted)
         with self._jira(account) as (jira, who):
             issue = jira.issue(wanted, comments, who)
         self._allowed(issue.key)  # a moved issue answers under its new key
-        blocks = render.issue_blocks(issue)
-        fitted = render.fit(blocks, max_tokens, "ask jira_issue with a larger max_tokens")
-        return IssueAnswer(issue, fitted, render.issue_query(issue))
-
-    def issue_lookup(self, account: Account | None = None) -> IssueLookup:
-        """For bundles (B1): an issue key is fetched and rendered within the budget given;
-        any other text is the issue's text (None: today's behaviour)."""
-
-        def lookup(issue: str, max_tokens: int) -> tuple[str, str] | None:
-            if not is_issue_key(issue):
-                return None
-            if not self.jira_on:
-                raise IntegrationOffError(
-                    f"issue '{issue.strip()}' is a Jira key, but Jira is not configured: set "
-                    "jira.url (see /setup), or pass the issue's text instead of its key"
-                )
-            answer = self.jira_issue(issue, True, max(MIN_TOKENS, max_tokens), account)
-            return answer.text.markdown.removeprefix("# "), answer.query
-
-        return lookup
+        return issue
 
     def _allowed(self, key: str) -> None:
         projects = self.jira_settings.projects
@@ -199,6 +211,10 @@ class Atlassian:
             return
         with open_client(config) as client:
             yield Site(config, client, self._sleep), account
+
+
+def _as_given(issue: str, max_tokens: int) -> None:
+    return None
 
 
 def _check(limit: int, max_tokens: int) -> None:

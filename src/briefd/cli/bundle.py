@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
 
 def bundle_command(
     ctx: typer.Context,
-    task: str = typer.Argument(..., help="The task, in your own words."),
+    task: str = typer.Argument("", help="The task, in your own words (optional with --issue)."),
     max_tokens: int = typer.Option(2000, "--max-tokens", help="Token budget (cl100k_base)."),
     scopes: list[str] | None = typer.Option(
         None, "--scopes", "--scope", help="Scopes to draw from (repeat or comma-separate; 'all')."
@@ -42,7 +42,10 @@ def bundle_command(
         None, "--base", help="bundle_id you already hold: print only what changed since."
     ),
     issue: str | None = typer.Option(
-        None, "--issue", help="Tracker issue text: heads the bundle and joins the query."
+        None,
+        "--issue",
+        help="A Jira key (fetched live when Jira is configured) or the issue's text: heads the "
+        "bundle and joins the query.",
     ),
     json_output: bool = typer.Option(
         False, "--json", help="Print the whole response (items, diagnostics) as JSON."

@@ -25,6 +25,7 @@ from starlette.routing import Route
 from briefd import errors
 from briefd.__about__ import __version__
 from briefd.api import Briefd
+from briefd.service import atlassian as live_lookups
 from briefd.service.config import ServiceConfig
 from briefd.service.guard import Guard
 from briefd.service.metrics import Metrics
@@ -32,6 +33,7 @@ from briefd.service.render import instructions
 from briefd.service.routes import (
     activity,
     admin,
+    atlassian,
     bundles,
     health,
     knowledge,
@@ -57,6 +59,9 @@ STATUS: tuple[tuple[type[errors.BriefdError], int], ...] = (
     (errors.SourceError, 503),
     (errors.BusyError, 409),
     (errors.ConfigError, 500),
+    (errors.IntegrationOffError, 404),
+    (errors.RateLimitedError, 429),
+    (errors.IntegrationError, 502),
 )
 HTTP_ERRORS = {
     400: "bad_request",
@@ -65,6 +70,7 @@ HTTP_ERRORS = {
     404: "not_found",
     405: "method_not_allowed",
     409: "conflict",
+    429: "rate_limited",
     413: "too_large",
     422: "invalid_request",
 }
@@ -80,6 +86,7 @@ ROUTERS = (
     recall.router,
     sync.router,
     proposals.router,
+    atlassian.router,
 )
 
 
@@ -100,6 +107,7 @@ def create_app(
     config = config or ServiceConfig.from_settings(api.settings.serve)
     state = ServiceState(api, config, metrics or Metrics())
     mcp = build_mcp(state, _instructions(api))
+    live_lookups.register(mcp, state)
     # The SDK's own Host/Origin check is off: the Guard below covers every route alike.
     mcp.streamable_http_app(
         stateless_http=True,

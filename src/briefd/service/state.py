@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from briefd.api import Briefd
-from briefd.bundles import BundleRequest
+from briefd.atlassian import Account
+from briefd.bundles import Bundle, BundleRequest
 from briefd.errors import BriefdError, IndexNotFoundError
 from briefd.model import DocumentView, SearchResult
 from briefd.retrieval.search import SearchRequest
@@ -52,6 +53,7 @@ class Caller:
     surface: str
     name: str
     client: str | None = None
+    account: Account | None = None  # Atlassian account from the request's headers (A1, A2)
 
 
 class ServiceState:
@@ -121,7 +123,13 @@ class ServiceState:
     def compile_bundle(self, request: BundleRequest, caller: Caller) -> BundleOut:
         """Compile a bundle, count the cache hit or miss and the tokens served, log the task."""
         started = time.perf_counter()
-        result = self.call(caller.surface, caller.name, lambda: self.api.compile_bundle(request))
+
+        def run() -> Bundle:
+            lookup = self.api.atlassian.prefetch(request.issue, caller.account)  # network: unlocked
+            with self.lock:
+                return self.api.compile_bundle(request, lookup)
+
+        result = self.call(caller.surface, caller.name, run, exclusive=False)
         self.bundle_cache(result.cached)
         self.served(caller.surface, caller.name, result.tokens)
         elapsed = (time.perf_counter() - started) * 1000

@@ -8,15 +8,17 @@ error becomes an ``isError`` result whose text says what to do (see :func:`add_t
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from briefd.__about__ import __version__
+from briefd.atlassian import Account, caller_account
 from briefd.bundles import BundleRequest
 from briefd.bundles.model import MAX_TOKENS, MIN_TOKENS
 from briefd.errors import BriefdError
@@ -51,6 +53,17 @@ def ok_result(text: str, structured: BaseModel) -> CallToolResult:
         content=[TextContent(type="text", text=text)],
         structured_content=structured.model_dump(mode="json"),
     )
+
+
+def account_of(ctx: Context[Any, Any] | None) -> Account | None:
+    """The caller's own Atlassian account (A1, A2), from the MCP request's HTTP headers."""
+    headers: Mapping[str, str] | None = None
+    if ctx is not None:
+        try:
+            headers = ctx.headers
+        except ValueError:  # outside a request (the tool called directly)
+            headers = None
+    return caller_account(headers)
 
 
 def scope_tuple(scopes: list[str] | None) -> tuple[str, ...] | None:
@@ -109,7 +122,7 @@ class Tools:
             str | None,
             Field(
                 max_length=20_000,
-                description="Text of the tracker issue the task comes from; it heads the bundle and joins the query.",
+                description="The tracker issue the task comes from: a Jira key (e.g. SHOP-42, fetched live when Jira is configured) or the issue's text; it heads the bundle and joins the query.",
             ),
         ] = None,
         base: Annotated[
@@ -119,6 +132,7 @@ class Tools:
                 description="bundle_id of a bundle you already hold: only the difference is returned.",
             ),
         ] = None,
+        ctx: Context[Any, Any] | None = None,
     ) -> Annotated[CallToolResult, schemas.BundleOut]:
         """Compile the smallest sufficient context for a coding task: one Markdown block of
         the relevant knowledge sections (deduplicated, ordered domain, conventions, project),
@@ -135,7 +149,7 @@ class Tools:
             base=base,
             issue=issue,
         )
-        caller = Caller("mcp", "compile_bundle", "mcp")
+        caller = Caller("mcp", "compile_bundle", "mcp", account_of(ctx))
         out = await anyio.to_thread.run_sync(lambda: self.state.compile_bundle(request, caller))
         return ok_result(render.bundle_text(out), out)
 

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
+from briefd.atlassian import caller_account
 from briefd.bundles import BundleRequest
 from briefd.service import schemas
 from briefd.service.deps import ERRORS, State
@@ -14,7 +15,7 @@ router = APIRouter(prefix="/api", tags=["knowledge"])
 
 
 @router.post("/bundle", response_model=schemas.BundleOut, responses=ERRORS)
-def bundle(state: State, body: schemas.BundleIn) -> schemas.BundleOut:
+def bundle(state: State, body: schemas.BundleIn, http: Request) -> schemas.BundleOut:
     """A token-budgeted, deterministic context bundle for a task (B1–B5)."""
     request = BundleRequest(
         task=body.task,
@@ -25,4 +26,5 @@ def bundle(state: State, body: schemas.BundleIn) -> schemas.BundleOut:
         base=body.base,
         issue=body.issue,
     )
-    return state.compile_bundle(request, Caller("rest", "compile_bundle", body.client))
+    account = caller_account(http.headers)  # an issue key is read as the caller, if given
+    return state.compile_bundle(request, Caller("rest", "compile_bundle", body.client, account))

@@ -1,0 +1,317 @@
+"""Live Confluence and Jira (A1, A2) in the service: the wire shapes, the four lookups with
+their bookkeeping (counted and timed like every call, never in the query log, tokens served
+counted), and the MCP tools — registered only for what is configured, read-only and
+open-world. REST (``routes/atlassian.py``) calls the same :class:`Live`. A caller's own account
+comes from its ``X-Atlassian-*`` (or ``X-Confluence-*``) headers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio.to_thread
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from briefd.atlassian import Account, JiraQuery
+from briefd.atlassian.model import IssueAnswer, IssueSearchAnswer, PageAnswer, PageSearchAnswer
+from briefd.service.state import ServiceState
+from briefd.service.tools import account_of, add_tool, ok_result
+
+T = TypeVar("T")
+LIVE = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
+MAX_TOKENS = 50_000
+
+
+class PageHitOut(BaseModel):
+    id: str = Field(description="Page id: pass it to confluence_page.")
+    type: str
+    title: str
+    space: str
+    url: str
+    excerpt: str
+    updated: str
+
+
+class ConfluenceSearchOut(BaseModel):
+    cql: str = Field(description="The CQL briefd built and ran.")
+    hits: list[PageHitOut]
+    omitted: int = Field(description="Hits left out to stay within max_tokens.")
+    tokens: int
+    text: str
+
+
+class ConfluencePageOut(BaseModel):
+    id: str
+    title: str
+    space: str
+    url: str
+    version: int
+    updated: str
+    markdown: str = Field(description="The page as Markdown, cut from the end to max_tokens.")
+    tokens: int
+    truncated: bool
+
+
+class IssueRowOut(BaseModel):
+    key: str
+    summary: str
+    type: str
+    status: str
+    priority: str
+    assignee: str
+    updated: str
+    url: str
+
+
+class JiraSearchOut(BaseModel):
+    jql: str = Field(description="The JQL briefd built and ran (newest first).")
+    issues: list[IssueRowOut]
+    omitted: int = Field(description="Issues left out to stay within max_tokens.")
+    tokens: int
+    text: str
+
+
+class RelatedIssueOut(BaseModel):
+    relation: str
+    key: str
+    summary: str
+    status: str
+
+
+class LinkedPageOut(BaseModel):
+    title: str
+    url: str
+    page_id: str | None = Field(description="Confluence page id (for confluence_page), if any.")
+
+
+class JiraIssueOut(BaseModel):
+    key: str
+    summary: str
+    url: str
+    type: str
+    status: str
+    assignee: str
+    related: list[RelatedIssueOut]
+    pages: list[LinkedPageOut]
+    comments: int
+    markdown: str = Field(
+        description="Metadata, related issues, linked pages, description, configured fields, "
+        "comments newest first; cut from the end to max_tokens."
+    )
+    tokens: int
+    truncated: bool
+
+
+def page_search_out(answer: PageSearchAnswer) -> ConfluenceSearchOut:
+    hits = [PageHitOut(**_fields(h)) for h in answer.hits]
+    text = answer.text
+    return ConfluenceSearchOut(
+        cql=answer.cql, hits=hits, omitted=answer.omitted, tokens=text.tokens, text=text.markdown
+    )
+
+
+def page_out(answer: PageAnswer) -> ConfluencePageOut:
+    page, text = answer.page, answer.text
+    values = {k: v for k, v in _fields(page).items() if k != "html"}
+    return ConfluencePageOut(
+        **values, markdown=text.markdown, tokens=text.tokens, truncated=text.truncated
+    )
+
+
+def issue_search_out(answer: IssueSearchAnswer) -> JiraSearchOut:
+    issues = [IssueRowOut(**_fields(r)) for r in answer.issues]
+    text = answer.text
+    return JiraSearchOut(
+        jql=answer.jql,
+        issues=issues,
+        omitted=answer.omitted,
+        tokens=text.tokens,
+        text=text.markdown,
+    )
+
+
+def issue_out(answer: IssueAnswer) -> JiraIssueOut:
+    issue, text = answer.issue, answer.text
+    return JiraIssueOut(
+        key=issue.key,
+        summary=issue.summary,
+        url=issue.url,
+        type=issue.type,
+        status=issue.status,
+        assignee=issue.assignee,
+        related=[RelatedIssueOut(**_fields(r)) for r in issue.related],
+        pages=[LinkedPageOut(**_fields(p)) for p in issue.pages],
+        comments=len(issue.comments),
+        markdown=text.markdown,
+        tokens=text.tokens,
+        truncated=text.truncated,
+    )
+
+
+def _fields(record: Any) -> dict[str, Any]:
+    return {name: getattr(record, name) for name in record.__slots__}
+
+
+class Live:
+    """The lookups with bookkeeping, for MCP and REST alike. They run outside the index lock
+    (they never touch the index) and are never written to the query log."""
+
+    def __init__(self, state: ServiceState) -> None:
+        self.state = state
+        self.atlassian = state.api.atlassian
+
+    def _run(self, surface: str, name: str, fn: Callable[[], T], tokens: Callable[[T], int]) -> T:
+        result = self.state.call(surface, name, fn, exclusive=False)
+        self.state.served(surface, name, tokens(result))
+        return result
+
+    def confluence_search(
+        self,
+        surface: str,
+        query: str,
+        spaces: list[str] | None,
+        limit: int,
+        max_tokens: int,
+        account: Account | None,
+    ) -> ConfluenceSearchOut:
+        def run() -> PageSearchAnswer:
+            return self.atlassian.confluence_search(query, spaces or [], limit, max_tokens, account)
+
+        answer = self._run(surface, "confluence_search", run, lambda a: a.text.tokens)
+        return page_search_out(answer)
+
+    def confluence_page(
+        self, surface: str, id: str, max_tokens: int, account: Account | None
+    ) -> ConfluencePageOut:
+        def run() -> PageAnswer:
+            return self.atlassian.confluence_page(id, max_tokens, account)
+
+        return page_out(self._run(surface, "confluence_page", run, lambda a: a.text.tokens))
+
+    def jira_search(self, surface: str, query: JiraQuery, account: Account | None) -> JiraSearchOut:
+        def run() -> IssueSearchAnswer:
+            return self.atlassian.jira_search(query, account)
+
+        return issue_search_out(self._run(surface, "jira_search", run, lambda a: a.text.tokens))
+
+    def jira_issue(
+        self, surface: str, key: str, comments: bool, max_tokens: int, account: Account | None
+    ) -> JiraIssueOut:
+        def run() -> IssueAnswer:
+            return self.atlassian.jira_issue(key, comments, max_tokens, account)
+
+        return issue_out(self._run(surface, "jira_issue", run, lambda a: a.text.tokens))
+
+
+Tokens = Annotated[int, Field(ge=50, le=MAX_TOKENS, description="Budget of the answer.")]
+Limit = Annotated[int, Field(ge=1, le=50, description="At most this many results.")]
+
+
+class AtlassianTools:
+    """``confluence_*`` and ``jira_*`` MCP tools over :class:`Live`."""
+
+    def __init__(self, state: ServiceState) -> None:
+        self.live = Live(state)
+
+    async def _off_thread(self, fn: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(fn)
+
+    async def confluence_search(
+        self,
+        query: Annotated[
+            str, Field(min_length=1, max_length=500, description="Words to search pages for.")
+        ],
+        spaces: Annotated[
+            list[str] | None,
+            Field(description="Space keys to search (within the configured ones). Default: all."),
+        ] = None,
+        limit: Limit = 10,
+        max_tokens: Tokens = 1000,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, ConfluenceSearchOut]:
+        """Search the team's Confluence live (read-only): pages and blog posts matching the
+        words, with their ids, spaces, links and excerpts, within max_tokens. Read one with
+        confluence_page(id). Only the configured spaces are searched."""
+        account = account_of(ctx)
+        out = await self._off_thread(
+            lambda: self.live.confluence_search("mcp", query, spaces, limit, max_tokens, account)
+        )
+        return ok_result(out.text, out)
+
+    async def confluence_page(
+        self,
+        id: Annotated[
+            str, Field(min_length=1, max_length=40, description="Page id from confluence_search.")
+        ],
+        max_tokens: Tokens = 3000,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, ConfluencePageOut]:
+        """Read one Confluence page live (read-only) as Markdown — code blocks with their
+        language, panels, expands and task lists kept — cut from the end to max_tokens."""
+        account = account_of(ctx)
+        out = await self._off_thread(
+            lambda: self.live.confluence_page("mcp", id, max_tokens, account)
+        )
+        return ok_result(out.markdown, out)
+
+    async def jira_search(
+        self,
+        text: Annotated[str | None, Field(max_length=500, description="Words to find.")] = None,
+        projects: Annotated[
+            list[str] | None,
+            Field(description="Project keys (within the configured ones). Default: all."),
+        ] = None,
+        status: Annotated[str | None, Field(max_length=100)] = None,
+        type: Annotated[
+            str | None, Field(max_length=100, description="Issue type, e.g. Bug.")
+        ] = None,
+        assignee: Annotated[
+            str | None,
+            Field(max_length=200, description="Name, email or account id; 'me'; or 'unassigned'."),
+        ] = None,
+        open_only: Annotated[bool, Field(description="Only issues not done.")] = False,
+        limit: Limit = 10,
+        max_tokens: Tokens = 800,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, JiraSearchOut]:
+        """Search the team's Jira live (read-only), newest first: key, type, status, summary,
+        assignee and link per issue, within max_tokens. briefd builds the JQL from the
+        filters (shown in the answer); read an issue with jira_issue(key)."""
+        wanted = tuple(projects or ())
+        query = JiraQuery(text, wanted, status, type, assignee, open_only, limit, max_tokens)
+        account = account_of(ctx)
+        out = await self._off_thread(lambda: self.live.jira_search("mcp", query, account))
+        return ok_result(out.text, out)
+
+    async def jira_issue(
+        self,
+        key: Annotated[
+            str, Field(min_length=3, max_length=40, description="Issue key, e.g. SHOP-42.")
+        ],
+        comments: Annotated[bool, Field(description="Include comments, newest first.")] = True,
+        max_tokens: Tokens = 2000,
+        ctx: Context[Any, Any] | None = None,
+    ) -> Annotated[CallToolResult, JiraIssueOut]:
+        """Read one Jira issue live (read-only) as Markdown: metadata, related issues, linked
+        Confluence pages, description, the configured fields and comments newest first, cut
+        from the end to max_tokens. compile_bundle(issue=key) heads a bundle with it."""
+        account = account_of(ctx)
+        out = await self._off_thread(
+            lambda: self.live.jira_issue("mcp", key, comments, max_tokens, account)
+        )
+        return ok_result(out.markdown, out)
+
+
+def register(server: MCPServer[Any], state: ServiceState) -> None:
+    """Add the tools of each configured product (none when neither is configured)."""
+    tools = AtlassianTools(state)
+    names = []
+    if state.api.atlassian.confluence_on:
+        names += ["confluence_search", "confluence_page"]
+    if state.api.atlassian.jira_on:
+        names += ["jira_search", "jira_issue"]
+    for name in names:
+        add_tool(server, getattr(tools, name), LIVE)
