@@ -91,8 +91,12 @@ class FakeSite:
             if scripted.times and re.search(scripted.pattern, path):
                 scripted.times -= 1
                 await anyio.sleep(scripted.delay)
+                if isinstance(scripted.body, str):
+                    return Response(scripted.body, scripted.status, scripted.headers, "text/html")
                 if scripted.status:
                     return JSONResponse(scripted.body, scripted.status, scripted.headers)
+        if self.cloud and re.fullmatch(r"/rest/api/(2|3|latest)/search", path):
+            return JSONResponse({"errorMessages": [GONE], "errors": {}}, 410)  # for everyone
         if not self._authorised(auth):
             message = "Client must be authenticated to access this resource."
             return JSONResponse({"errorMessages": [message], "errors": {}}, 401)
@@ -106,8 +110,6 @@ class FakeSite:
 
     def _route(self, method: str, path: str, query: dict[str, str], body: Any) -> Response:
         version = "3" if self.cloud else "2"
-        if re.fullmatch(r"/rest/api/(2|3|latest)/search", path) and self.cloud:
-            return JSONResponse({"errorMessages": [GONE], "errors": {}}, 410)
         if path == "/rest/api/3/search/jql" and self.cloud and method == "POST":
             return self._jql_cloud(body)
         if path == "/rest/api/2/search" and not self.cloud:

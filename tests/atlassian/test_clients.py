@@ -1,0 +1,219 @@
+"""The lookups against the fake Cloud and Data Center sites over real HTTP on 127.0.0.1:
+paging (Cloud ``nextPageToken``, Data Center ``startAt``; Confluence cursor and ``start``
+links), ``renderedFields`` → Markdown, issue links, remote links, comments newest first,
+budgets cut from the end, allow-lists, and whose credentials go out."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import httpx
+import pytest
+
+from briefd.atlassian import Account, Atlassian, JiraQuery
+from briefd.errors import QueryError, RemoteNotFoundError
+from tests.atlassian import data
+from tests.atlassian.conftest import (
+    CALLER_EMAIL,
+    CALLER_TOKEN,
+    DC_CALLER_PAT,
+    DC_PAT,
+    ENV,
+    SERVICE_EMAIL,
+    SERVICE_TOKEN,
+    facade,
+    site_settings,
+)
+from tests.atlassian.fake import FakeSite
+
+
+def basic(email: str, token: str) -> str:
+    return "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode()
+
+
+def test_cloud_jira_search_pages_by_next_page_token(tmp_path: Path, cloud: FakeSite) -> None:
+    answer = facade(tmp_path, cloud).jira_search(JiraQuery(text="refund", limit=5), None)
+    assert [r.key for r in answer.issues] == ["SHOP-42", "SHOP-41", "SHOP-40", "SHOP-39", "SHOP-38"]
+    assert cloud.paths() == ["POST /rest/api/3/search/jql"] * 3  # page size 2: 2 + 2 + 1
+    bodies = [s.body for s in cloud.seen]
+    assert bodies[0] == {
+        "jql": 'project in ("SHOP") AND text ~ "refund" ORDER BY created DESC',
+        "maxResults": 5,
+        "fields": ["summary", "issuetype", "status", "priority", "assignee", "updated"],
+    }
+    assert "nextPageToken" not in bodies[0] and bodies[1]["nextPageToken"]
+    assert bodies[2]["maxResults"] == 1
+    assert answer.text.markdown.startswith(
+        '5 Jira issue(s), newest first, for: project in ("SHOP") AND text ~ "refund"'
+    )
+    assert (
+        f"- SHOP-41 · Bug · To Do · Refund webhook sent twice · assignee unassigned · "
+        f"updated 2026-05-02 · {cloud.url}/browse/SHOP-41" in answer.text.markdown
+    )
+
+
+def test_datacenter_jira_search_pages_by_start_at(tmp_path: Path, dc: FakeSite) -> None:
+    answer = facade(tmp_path, dc).jira_search(JiraQuery(text="refund", limit=3), None)
+    assert [r.key for r in answer.issues] == ["SHOP-42", "SHOP-41", "SHOP-40"]
+    assert dc.paths() == ["GET /rest/api/2/search"] * 2
+    assert [s.query["startAt"] for s in dc.seen] == ["0", "2"]
+    assert dc.seen[0].authorization == f"Bearer {DC_PAT}"
+
+
+def test_search_stops_at_the_budget_and_says_how_many_were_left_out(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    answer = facade(tmp_path, cloud).jira_search(JiraQuery(text="refund", max_tokens=90), None)
+    assert answer.text.tokens <= 90 and answer.omitted > 0
+    assert len(answer.issues) == 5 - answer.omitted
+    assert answer.text.markdown.endswith(
+        f"({answer.omitted} more left out to stay within max_tokens)"
+    )
+
+
+@pytest.mark.parametrize("deployment", ["cloud", "dc"])
+def test_jira_issue_renders_everything_newest_comments_first(
+    tmp_path: Path, deployment: str, request: pytest.FixtureRequest
+) -> None:
+    site: FakeSite = request.getfixturevalue(deployment)
+    answer = facade(tmp_path, site).jira_issue("shop-42", True, 2000, None)
+    text = answer.text.markdown
+    api = "3" if site.cloud else "2"
+    assert site.paths() == [
+        f"GET /rest/api/{api}/issue/SHOP-42",
+        f"GET /rest/api/{api}/issue/SHOP-42/remotelink",
+        f"GET /rest/api/{api}/issue/SHOP-42/comment",
+    ]
+    assert site.seen[0].query["expand"] == "renderedFields,names"
+    assert site.seen[2].query == {
+        "expand": "renderedBody",
+        "orderBy": "-created",
+        "maxResults": "50",
+    }
+    assert text.startswith(
+        "# SHOP-42: Partial refunds can exceed the captured amount\n\n"
+        "Bug · In Progress · priority High · assignee Ada Lovelace · reporter Grace Hopper · "
+        f"created 2026-04-28 · updated 2026-05-02 · {site.url}/browse/SHOP-42\n\n"
+        "labels: refunds, race-condition · components: payment-gateway · fix versions: 2026.5\n\n"
+        "## Related issues\n\n"
+        "- blocks SHOP-43 (To Do): Release 2026.5\n"
+        "- relates to PAY-7 (Done): Refund ledger entries\n\n"
+        "## Linked pages\n\n"
+        f"- [Refund incident review]({site.url}/wiki/pages/viewpage.action?pageId=98765)"
+        ' · confluence_page("98765")\n\n'
+        "## Description\n\n"
+        f"{data.ISSUE_TEXT}, so the cardholder got back 130.00 EUR on a 120.00 EUR capture.\n\n"
+        "### Steps\n\n1. Capture 120.00 EUR\n2. Send two partial refunds of 65.00 EUR at once\n\n"
+        "```python\nrefundable = captured - sum(pending_and_succeeded)\n```\n\n"
+        "## Story Points\n\n5\n\n"
+        "## Comments (3, newest first)\n\n### Ada Lovelace · 2026-05-01 12:30"
+    )
+    authors = [c.author for c in answer.issue.comments]
+    assert authors == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
+    assert answer.query.startswith("Partial refunds can exceed the captured amount Two partial")
+    assert not answer.text.truncated and answer.text.tokens < 2000
+
+
+def test_a_small_budget_cuts_comments_before_the_description(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    answer = facade(tmp_path, cloud).jira_issue("SHOP-42", True, 300, None)
+    text = answer.text.markdown
+    assert answer.text.truncated and answer.text.tokens <= 300
+    assert data.ISSUE_TEXT in text and "Grace Hopper · 2026-04-29" not in text
+    assert text.endswith("tokens shown; ask jira_issue with a larger max_tokens]")
+    without = facade(tmp_path, cloud).jira_issue("SHOP-42", False, 2000, None)
+    assert "## Comments" not in without.text.markdown
+    assert not any(p.endswith("/comment") for p in cloud.paths()[-2:])
+
+
+@pytest.mark.parametrize("deployment", ["cloud", "dc"])
+def test_confluence_search_follows_next_links(
+    tmp_path: Path, deployment: str, request: pytest.FixtureRequest
+) -> None:
+    site: FakeSite = request.getfixturevalue(deployment)
+    answer = facade(tmp_path, site).confluence_search("refund", [], 10, 1000, None)
+    assert [h.id for h in answer.hits] == ["98765", "98766", "55555"]
+    prefix = "/wiki" if site.cloud else ""
+    assert site.paths() == [f"GET {prefix}/rest/api/search"] * 2
+    field = "siteSearch" if site.cloud else "text"
+    assert answer.cql == f'space in ("ENG") AND {field} ~ "refund" AND type in ("page", "blogpost")'
+    assert site.seen[0].query == {"cql": answer.cql, "limit": "10"}
+    assert site.seen[1].query["cql"] == answer.cql
+    assert ("cursor" if site.cloud else "start") in site.seen[1].query
+    first = answer.hits[0]
+    assert (first.title, first.space, first.excerpt) == (
+        "Refund incident review",
+        "ENG",
+        "About refunds & races",
+    )
+    assert answer.hits[2].type == "blogpost"
+
+
+@pytest.mark.parametrize("deployment", ["cloud", "dc"])
+def test_confluence_page_is_markdown_with_macros_kept(
+    tmp_path: Path, deployment: str, request: pytest.FixtureRequest
+) -> None:
+    site: FakeSite = request.getfixturevalue(deployment)
+    answer = facade(tmp_path, site).confluence_page("98765", 3000, None)
+    if site.cloud:
+        assert site.paths() == ["GET /wiki/api/v2/pages/98765", "GET /wiki/api/v2/spaces/131073"]
+        assert site.seen[0].query == {"body-format": "export_view"}
+        url = f"{site.url}/wiki/spaces/ENG/pages/98765/Refund+incident+review"
+    else:
+        assert site.paths() == ["GET /rest/api/content/98765"]
+        assert site.seen[0].query == {"expand": "body.export_view,space,version"}
+        url = f"{site.url}/display/ENG/Refund+incident+review"
+    assert answer.text.markdown == (
+        "# Refund incident review\n\n"
+        f"page 98765 · space ENG · version 4 · updated 2026-04-01 · {url}\n\n"
+        f"{data.PAGE_TEXT}, so two requests both saw 120.00 EUR as refundable.\n\n"
+        "```sql\nSELECT amount_captured FROM payments WHERE id = $1 FOR UPDATE;\n```\n\n"
+        "> **Warning: Money out**\n>\n> Pending refunds count against the limit.\n\n"
+        "**Timeline**\n\n09:12 first refund; 09:12 second refund.\n\n"
+        "- [x] Add the row lock\n- [ ] Backfill the ledger"
+    )
+
+
+def test_a_cloud_blog_post_is_read_too(tmp_path: Path, cloud: FakeSite) -> None:
+    answer = facade(tmp_path, cloud).confluence_page("55555", 3000, None)
+    assert answer.page.title == "Refunds are faster now"
+    assert cloud.paths()[:2] == ["GET /wiki/api/v2/pages/55555", "GET /wiki/api/v2/blogposts/55555"]
+
+
+def test_allow_lists_hold_for_reads(tmp_path: Path, cloud: FakeSite) -> None:
+    lookups = facade(tmp_path, cloud)
+    with pytest.raises(RemoteNotFoundError) as page:
+        lookups.confluence_page("11111", 3000, None)
+    assert str(page.value) == (
+        "Confluence page 11111 is in space OPS, outside confluence.spaces (ENG); briefd reads "
+        "only those"
+    )
+    with pytest.raises(
+        RemoteNotFoundError, match=r"PAY-7 is in project PAY, outside jira.projects \(SHOP\)"
+    ):
+        lookups.jira_issue("PAY-7", True, 2000, None)
+    with pytest.raises(QueryError, match=r"project 'PAY' is not in jira\.projects"):
+        lookups.jira_search(JiraQuery(text="refund", projects=("PAY",)), None)
+    assert cloud.paths() == ["GET /wiki/api/v2/pages/11111", "GET /wiki/api/v2/spaces/131074"]
+
+
+def test_credentials_service_caller_and_fallback(
+    tmp_path: Path, cloud: FakeSite, dc: FakeSite
+) -> None:
+    lookups = facade(tmp_path, cloud)  # Jira has no account of its own: the Confluence one
+    lookups.jira_issue("SHOP-42", False, 500, None)
+    lookups.jira_issue("SHOP-42", False, 500, Account(CALLER_EMAIL, CALLER_TOKEN, "caller"))
+    assert cloud.seen[0].authorization == basic(SERVICE_EMAIL, SERVICE_TOKEN)
+    assert cloud.seen[-1].authorization == basic(CALLER_EMAIL, CALLER_TOKEN)
+    facade(tmp_path, dc).confluence_page("98765", 500, Account(None, DC_CALLER_PAT, "caller"))
+    assert dc.seen[0].authorization == f"Bearer {DC_CALLER_PAT}"
+
+
+def test_an_injected_client_is_used(tmp_path: Path, cloud: FakeSite) -> None:
+    seen: list[str] = []
+    with httpx.Client(event_hooks={"request": [lambda r: seen.append(r.url.path)]}) as client:
+        lookups = Atlassian(site_settings(tmp_path, cloud), client=client, env=ENV)
+        lookups.confluence_page("98765", 500, None)
+    assert seen == ["/wiki/api/v2/pages/98765", "/wiki/api/v2/spaces/131073"]

@@ -1,0 +1,163 @@
+"""Every way a live lookup fails is a clear error that says what to do (A1, A2): 401 (and the
+scoped-token gateway), 403, 404, 410 from the removed search, 429 with ``Retry-After``
+(honoured once), timeouts, TLS, answers that are not JSON, a missing account, an integration
+that is not configured. Never an empty success."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from briefd.atlassian import Account, Atlassian, JiraQuery
+from briefd.errors import (
+    IntegrationError,
+    IntegrationOffError,
+    RateLimitedError,
+    RemoteNotFoundError,
+)
+from briefd.settings import load_settings
+from tests.atlassian.conftest import ENV, SERVICE_EMAIL, SERVICE_TOKEN, facade, site_settings
+from tests.atlassian.fake import FakeSite, self_signed, serve
+
+
+def test_401_names_the_account_and_the_gateway_for_scoped_tokens(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    wrong = Account("dev@example.com", "not-a-token", "the caller's X-Atlassian-Token header")
+    with pytest.raises(IntegrationError) as caught:
+        facade(tmp_path, cloud).jira_issue("SHOP-42", True, 2000, wrong)
+    assert str(caught.value) == (
+        "Jira refused the credentials from the caller's X-Atlassian-Token header (401 "
+        "Unauthorized): Cloud takes the account's email and an API token, Data Center a "
+        "personal access token (jira.deployment: datacenter); a scoped API token works only "
+        "through the gateway: set jira.url to https://api.atlassian.com/ex/jira/<cloud id>"
+    )
+
+
+def test_403_and_404_say_what_happened(tmp_path: Path, cloud: FakeSite) -> None:
+    lookups = facade(tmp_path, cloud)
+    message = "You do not have the permission to see the specified issue."
+    cloud.script(r"/issue/SHOP-42$", 403, body={"errorMessages": [message], "errors": {}})
+    with pytest.raises(IntegrationError) as forbidden:
+        lookups.jira_issue("SHOP-42", True, 2000, None)
+    assert str(forbidden.value) == (
+        "Jira denied GET /rest/api/3/issue/SHOP-42 (403 Forbidden) to the account from "
+        "$JIRA_EMAIL / $JIRA_TOKEN: it lacks permission there, or the site does not allow API "
+        f"tokens: {message}"
+    ).replace("$JIRA_EMAIL / $JIRA_TOKEN", "$CONFLUENCE_EMAIL / $CONFLUENCE_TOKEN")
+    with pytest.raises(RemoteNotFoundError) as missing:
+        lookups.jira_issue("SHOP-999", True, 2000, None)
+    assert str(missing.value) == (
+        "Jira issue SHOP-999 does not exist, or the account may not see it; check the key"
+    )
+    with pytest.raises(RemoteNotFoundError, match="Confluence page 424242 does not exist"):
+        lookups.confluence_page("424242", 1000, None)
+
+
+def test_the_removed_search_answers_410_and_the_error_names_the_fix(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    lookups = facade(tmp_path, cloud, **{"jira.deployment": "datacenter", "jira.token_env": "X"})
+    account = Account(None, SERVICE_TOKEN, "test")
+    with pytest.raises(IntegrationError) as caught:
+        lookups.jira_search(JiraQuery(text="refund"), account)
+    assert cloud.paths() == ["GET /rest/api/2/search"]
+    assert str(caught.value).startswith(
+        "Jira answered 410 Gone to GET /rest/api/2/search: that endpoint was removed: The "
+        "requested API has been removed. Please migrate to the /rest/api/3/search/jql API."
+    )
+    assert str(caught.value).endswith(
+        "; a Jira Cloud site needs jira.deployment: cloud (POST /rest/api/3/search/jql)"
+    )
+
+
+def test_429_is_retried_once_after_retry_after(tmp_path: Path, cloud: FakeSite) -> None:
+    waits: list[float] = []
+    lookups = Atlassian(site_settings(tmp_path, cloud), env=ENV, sleep=waits.append)
+    cloud.script(r"/search/jql$", 429, headers={"Retry-After": "2"})
+    answer = lookups.jira_search(JiraQuery(text="refund", limit=2), None)
+    assert [r.key for r in answer.issues] == ["SHOP-42", "SHOP-41"]
+    assert waits == [2.0] and cloud.paths() == ["POST /rest/api/3/search/jql"] * 2
+    cloud.script(r"/search/jql$", 429, headers={"Retry-After": "3"}, times=2)
+    with pytest.raises(RateLimitedError) as caught:
+        lookups.jira_search(JiraQuery(text="refund"), None)
+    assert str(caught.value) == (
+        "Jira is rate limiting briefd (429 Too Many Requests) and again after waiting 3 s as "
+        "asked; try again in 3 s"
+    )
+    cloud.script(r"/rest/api/search$", 429, headers={"Retry-After": "3600"})
+    with pytest.raises(RateLimitedError, match="try again in 3600 s"):
+        lookups.confluence_search("refund", [], 5, 500, None)  # too long to wait: said at once
+    assert waits == [2.0, 3.0]
+
+
+def test_a_slow_site_is_a_timeout_that_says_so(tmp_path: Path, cloud: FakeSite) -> None:
+    cloud.script(r"/issue/SHOP-42$", 0, delay=1.5)
+    lookups = facade(tmp_path, cloud, **{"jira.timeout_seconds": 0.3})
+    with pytest.raises(IntegrationError) as caught:
+        lookups.jira_issue("SHOP-42", True, 2000, None)
+    assert str(caught.value) == (
+        f"Jira did not answer GET /rest/api/3/issue/SHOP-42 within 0.3 s; check that "
+        f"{cloud.url} is up, or raise jira.timeout_seconds"
+    )
+
+
+@pytest.fixture(scope="module")
+def tls_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeSite]:
+    site = FakeSite("cloud", {SERVICE_TOKEN: SERVICE_EMAIL})
+    with serve(site, self_signed(tmp_path_factory.mktemp("tls"))):
+        yield site
+
+
+def test_an_untrusted_certificate_is_a_tls_error(tmp_path: Path, tls_site: FakeSite) -> None:
+    with pytest.raises(IntegrationError) as caught:
+        facade(tmp_path, tls_site).confluence_page("98765", 1000, None)
+    message = str(caught.value)
+    assert message.startswith(f"the TLS certificate of {tls_site.url} could not be verified (")
+    assert "CERTIFICATE_VERIFY_FAILED" in message
+    assert message.endswith(
+        "add the site's CA to the system trust store (or set SSL_CERT_FILE), or for a test "
+        "site only set confluence.verify_tls: false"
+    )
+    unchecked = facade(tmp_path, tls_site, **{"confluence.verify_tls": False})
+    assert unchecked.confluence_page("98765", 1000, None).page.title == "Refund incident review"
+
+
+def test_unreachable_and_not_json(tmp_path: Path, cloud: FakeSite) -> None:
+    from tests.atlassian.fake import free_port
+
+    gone = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(IntegrationError, match=f"cannot reach Jira at {gone} \\(ConnectError"):
+        facade(tmp_path, cloud, **{"jira.url": gone}).jira_issue("SHOP-42", True, 500, None)
+    cloud.script(r"/issue/SHOP-42$", 200, body="<html><body>Log in</body></html>")
+    with pytest.raises(IntegrationError) as caught:
+        facade(tmp_path, cloud).jira_issue("SHOP-42", True, 500, None)
+    assert str(caught.value) == (
+        "Jira answered GET /rest/api/3/issue/SHOP-42 with something that is not JSON; check "
+        f"that jira.url ({cloud.url}) is the site itself, not a login page or proxy"
+    )
+
+
+def test_not_configured_and_no_account(tmp_path: Path, cloud: FakeSite) -> None:
+    plain = Atlassian(load_settings(config=None, env={}, overrides={}), env={})
+    assert not plain.jira_on and not plain.confluence_on
+    with pytest.raises(IntegrationOffError) as off:
+        plain.jira_issue("SHOP-42", True, 2000, None)
+    assert str(off.value) == "Jira is not configured: set jira.url in briefd.yaml (see /setup)"
+    with pytest.raises(IntegrationOffError, match="issue 'SHOP-42' is a Jira key, but Jira"):
+        plain.prefetch("SHOP-42")
+    assert plain.prefetch("SHOP-42 refunds race")("SHOP-42 refunds race", 500) is None
+    nobody = Atlassian(site_settings(tmp_path, cloud), env={})
+    with pytest.raises(IntegrationError) as missing:
+        nobody.confluence_search("refund", [], 5, 500, None)
+    assert str(missing.value) == (
+        "no Confluence account: export $CONFLUENCE_TOKEN (and $CONFLUENCE_EMAIL on Cloud), or "
+        "send X-Atlassian-Email and X-Atlassian-Token with the request"
+    )
+    with pytest.raises(IntegrationError, match="Jira Cloud needs the account's email"):
+        nobody.jira_issue(
+            "SHOP-42", True, 500, Account(None, "t", "the caller's X-Atlassian-Token header")
+        )
+    assert cloud.seen == []
