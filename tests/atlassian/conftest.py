@@ -9,6 +9,9 @@ import pytest
 from briefd.atlassian import Atlassian
 from briefd.settings import Settings, load_settings
 from tests.atlassian.fake import FakeSite, serve
+from tests.service.conftest import example_copy
+
+__all__ = ["example_copy"]  # the example knowledge, indexed once
 
 SERVICE_EMAIL, SERVICE_TOKEN = "svc-briefd@example.com", "cloud-token-7QxL2v"
 CALLER_EMAIL, CALLER_TOKEN = "dev-ada@example.com", "caller-token-9ZrP4k"

@@ -1,0 +1,278 @@
+"""The lookups through the service against the fake Cloud site: the MCP tools through the
+SDK's own client on a real uvicorn (listed only when configured, read-only and open-world,
+the caller's own account from its headers), REST, bundles headed by a live issue (B1), and
+no credential, page or issue text in logs, the query log or the metrics."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import shutil
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import jsonschema
+import pytest
+from fastapi.testclient import TestClient
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult
+
+from briefd.api import Briefd
+from briefd.bundles import BundleRequest
+from briefd.errors import IntegrationOffError, RemoteNotFoundError
+from briefd.service import create_app
+from briefd.settings import Settings, load_settings
+from tests.atlassian import data
+from tests.atlassian.conftest import (
+    CALLER_EMAIL,
+    CALLER_TOKEN,
+    SECRETS,
+    SERVICE_EMAIL,
+    SERVICE_TOKEN,
+)
+from tests.atlassian.fake import FakeSite
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+
+LIVE_TOOLS = {"confluence_search", "confluence_page", "jira_search", "jira_issue"}
+CALLER = {"X-Atlassian-Email": CALLER_EMAIL, "X-Atlassian-Token": CALLER_TOKEN}
+TEXTS = (data.ISSUE_TEXT, data.PAGE_TEXT, data.COMMENT_TEXT)
+
+
+def live_settings(source: Path, db: Path, site: FakeSite | None) -> Settings:
+    values: dict[str, Any] = {"db": str(db), "source": str(source), "embeddings.enabled": False}
+    if site is not None:
+        values |= {
+            "confluence.url": site.url,
+            "confluence.spaces": ["ENG"],
+            "jira.url": site.url,
+            "jira.projects": ["SHOP"],
+        }
+    return load_settings(config=None, env={}, overrides=values)
+
+
+@pytest.fixture
+def live_api(
+    tmp_path: Path,
+    example_copy: tuple[Path, Path],
+    cloud: FakeSite,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Briefd]:
+    """The example index with Confluence and Jira on the fake Cloud site; the service account
+    in the environment (Jira falls back to it)."""
+    monkeypatch.setenv("CONFLUENCE_EMAIL", SERVICE_EMAIL)
+    monkeypatch.setenv("CONFLUENCE_TOKEN", SERVICE_TOKEN)
+    source, template = example_copy
+    shutil.copyfile(template, tmp_path / "index.db")
+    with Briefd(live_settings(source, tmp_path / "index.db", cloud), embedder=None) as api:
+        yield api
+
+
+@pytest.fixture
+def rest(live_api: Briefd) -> Iterator[TestClient]:
+    with TestClient(create_app(live_api, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        yield http
+
+
+def mcp(url: str, body: Callable[[Client], Awaitable[Any]], headers: dict[str, str]) -> Any:
+    async def main() -> Any:
+        sent = {"Authorization": f"Bearer {TOKEN}", **headers}
+        async with (
+            httpx2.AsyncClient(headers=sent, timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            return await body(client)
+
+    return anyio.run(main)
+
+
+def structured(result: CallToolResult, schema: dict[str, Any] | None) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert schema is not None and result.structured_content is not None
+    jsonschema.validate(result.structured_content, schema)
+    return result.structured_content
+
+
+def basic(email: str, token: str) -> str:
+    return "Basic " + base64.b64encode(f"{email}:{token}".encode()).decode()
+
+
+def test_mcp_tools_are_listed_read_only_and_open_world_and_answer(
+    live_api: Briefd, cloud: FakeSite
+) -> None:
+    async def body(client: Client) -> tuple[Any, list[CallToolResult]]:
+        tools = (await client.list_tools()).tools
+        calls = [
+            ("jira_search", {"text": "refund", "limit": 3}),
+            ("jira_issue", {"key": "SHOP-42", "max_tokens": 1500}),
+            ("confluence_search", {"query": "refund"}),
+            ("confluence_page", {"id": "98765"}),
+            ("jira_issue", {"key": "SHOP-999"}),
+            ("compile_bundle", {"issue": "SHOP-42", "max_tokens": 1500}),
+        ]
+        return tools, [await client.call_tool(name, args) for name, args in calls]
+
+    with serving(create_app(live_api, service_config())) as base:
+        tools, results = mcp(base + "/mcp", body, CALLER)
+    listed = {t.name: t for t in tools}
+    assert set(listed) >= LIVE_TOOLS
+    for name in LIVE_TOOLS:
+        hints = listed[name].annotations
+        assert hints is not None and hints.read_only_hint and hints.open_world_hint, name
+        assert "ctx" not in listed[name].input_schema["properties"]
+    assert "ctx" not in listed["compile_bundle"].input_schema["properties"]
+    search = structured(results[0], listed["jira_search"].output_schema)
+    assert [i["key"] for i in search["issues"]] == ["SHOP-42", "SHOP-41", "SHOP-40"]
+    assert search["jql"] == 'project in ("SHOP") AND text ~ "refund" ORDER BY created DESC'
+    issue = structured(results[1], listed["jira_issue"].output_schema)
+    assert issue["pages"] == [
+        {
+            "title": "Refund incident review",
+            "url": f"{cloud.url}/wiki/pages/viewpage.action?pageId=98765",
+            "page_id": "98765",
+        }
+    ]
+    assert [r["key"] for r in issue["related"]] == ["SHOP-43", "PAY-7"]
+    assert results[1].content[0].text == issue["markdown"]  # type: ignore[union-attr]
+    pages = structured(results[2], listed["confluence_search"].output_schema)
+    assert [h["id"] for h in pages["hits"]] == ["98765", "98766", "55555"]
+    page = structured(results[3], listed["confluence_page"].output_schema)
+    assert data.PAGE_TEXT in page["markdown"] and "```sql" in page["markdown"]
+    assert results[4].is_error
+    assert results[4].content[0].text == (  # type: ignore[union-attr]
+        "Jira issue SHOP-999 does not exist, or the account may not see it; check the key"
+    )
+    bundle = structured(results[5], listed["compile_bundle"].output_schema)
+    assert bundle["text"].startswith(
+        "> tracker issue · SHOP-42: Partial refunds can exceed the captured amount"
+    )
+    every = {s.authorization for s in cloud.seen}
+    assert every == {basic(CALLER_EMAIL, CALLER_TOKEN)}  # the caller's account, every time
+
+
+def test_unconfigured_lists_no_live_tools_and_rest_says_what_to_set(
+    tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    source, template = example_copy
+    shutil.copyfile(template, tmp_path / "index.db")
+    with Briefd(live_settings(source, tmp_path / "index.db", None), embedder=None) as api:
+
+        async def body(client: Client) -> set[str]:
+            return {t.name for t in (await client.list_tools()).tools}
+
+        with serving(create_app(api, service_config())) as base:
+            names = mcp(base + "/mcp", body, {})
+        assert not names & LIVE_TOOLS and "compile_bundle" in names
+        with TestClient(create_app(api, service_config())) as http:
+            http.headers["Authorization"] = f"Bearer {TOKEN}"
+            response = http.get("/api/jira/issues/SHOP-42")
+            assert response.status_code == 404
+            assert response.json() == {
+                "error": "integration_off",
+                "detail": "Jira is not configured: set jira.url in briefd.yaml (see /setup)",
+            }
+            bundle = http.post("/api/bundle", json={"task": "", "issue": "SHOP-42"})
+            assert bundle.status_code == 404
+            assert bundle.json()["detail"].startswith("issue 'SHOP-42' is a Jira key, but Jira")
+        with pytest.raises(IntegrationOffError):
+            api.compile_bundle(BundleRequest("", issue="SHOP-42"))
+
+
+def test_rest_routes_and_their_status_codes(rest: TestClient, cloud: FakeSite) -> None:
+    issue = rest.get("/api/jira/issues/SHOP-42", params={"max_tokens": 200})
+    assert issue.status_code == 200
+    body = issue.json()
+    assert body["key"] == "SHOP-42" and body["truncated"] and body["tokens"] <= 200
+    found = rest.get("/api/jira/search", params={"text": "refund", "open_only": "true"}).json()
+    assert found["jql"].endswith("AND statusCategory != Done ORDER BY created DESC")
+    pages = rest.get("/api/confluence/search", params={"q": "refund", "spaces": "ENG"}).json()
+    assert pages["cql"].startswith('space in ("ENG") AND siteSearch ~ "refund"')
+    page = rest.get("/api/confluence/pages/98765").json()
+    assert page["space"] == "ENG" and page["version"] == 4
+    missing = rest.get("/api/jira/issues/SHOP-999")
+    assert missing.status_code == 404 and missing.json()["error"] == "remote_not_found"
+    outside = rest.get("/api/confluence/search", params={"q": "refund", "spaces": "OPS"})
+    assert outside.status_code == 400
+    refused = rest.get("/api/jira/issues/SHOP-42", headers={**CALLER, "X-Atlassian-Token": "x"})
+    assert refused.status_code == 502 and refused.json()["error"] == "integration"
+    assert "refused the credentials from the caller's X-Atlassian-Token header" in refused.text
+    cloud.script(r"/search/jql$", 429, headers={"Retry-After": "0"}, times=2)
+    limited = rest.get("/api/jira/search", params={"text": "refund"})
+    assert limited.status_code == 429 and limited.json()["error"] == "rate_limited"
+    assert rest.get("/api/health").json()["status"] == "ok"  # the rest of briefd is unaffected
+
+
+def test_a_bundle_is_headed_by_the_live_issue_then_the_teams_rules(
+    live_api: Briefd, cloud: FakeSite
+) -> None:
+    bundle = live_api.compile_bundle(BundleRequest("", max_tokens=2000, issue="SHOP-42"))
+    first = bundle.items[0]
+    assert first.tier == 1 and first.title.startswith("SHOP-42: Partial refunds can exceed")
+    assert bundle.text.startswith(
+        "> tracker issue · SHOP-42: Partial refunds can exceed the captured amount\n\n"
+        "SHOP-42: Partial refunds can exceed the captured amount\n\nBug · In Progress"
+    )
+    assert "- [Refund incident review](" in first.content and data.ISSUE_TEXT in first.content
+    assert first.tokens <= 2000 * 0.35
+    rules = [(i.doc_path, i.heading_path) for i in bundle.items[1:]]
+    assert rules[0] == ("domain/refunds.md", ("Partial refunds",))
+    assert all(i.tier > 1 for i in bundle.items[1:])
+    stored = live_api.store.read
+    with stored() as conn:
+        rows = conn.execute("SELECT task, content FROM bundles").fetchall()
+    assert rows == []  # a live issue's text is never stored
+    with pytest.raises(RemoteNotFoundError, match="Jira issue SHOP-999 does not exist"):
+        live_api.compile_bundle(BundleRequest("fix it", issue="SHOP-999"))
+    before = len(cloud.seen)
+    text = live_api.compile_bundle(BundleRequest("", issue="SHOP-42 refunds race each other"))
+    assert len(cloud.seen) == before  # issue text, not a key: used as given, no lookup
+    assert text.items[0].content == "SHOP-42 refunds race each other"
+
+
+def test_no_secret_page_or_issue_text_in_logs_query_log_or_metrics(
+    live_api: Briefd, cloud: FakeSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    app = create_app(live_api, service_config())
+
+    async def body(client: Client) -> None:
+        await client.call_tool("jira_issue", {"key": "SHOP-42"})
+        await client.call_tool("confluence_page", {"id": "98765"})
+        await client.call_tool("compile_bundle", {"issue": "SHOP-42"})
+        await client.call_tool("jira_issue", {"key": "SHOP-999"})
+
+    with serving(app) as base:
+        mcp(base + "/mcp", body, CALLER)
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        with httpx.Client(base_url=base, headers=auth, timeout=30) as http:
+            assert http.get("/api/jira/issues/SHOP-42").status_code == 200
+            bundle = http.post("/api/bundle", json={"task": "", "issue": "SHOP-42"})
+            assert bundle.status_code == 200
+            wrong = {**CALLER, "X-Atlassian-Token": "bad"}
+            assert http.get("/api/confluence/pages/98765", headers=wrong).status_code == 502
+            metrics = http.get("/metrics").text
+    app.state.briefd.flush(force=True)
+    queries = [f"{q.kind} {q.query} {q.client}" for q in live_api.recent_queries()]
+    assert queries and all(q.startswith("bundle SHOP-42") for q in queries)
+    assert 'name="jira_issue"' in metrics and 'name="confluence_page"' in metrics
+    logged = "\n".join(f"{r.name} {r.getMessage()}" for r in caplog.records)
+    assert logged  # something was logged (httpx at least), and none of it is secret
+    for haystack in (logged, "\n".join(queries), metrics):
+        for secret in (*SECRETS, "bad", CALLER_EMAIL, SERVICE_EMAIL, *TEXTS):
+            if secret == "bad":
+                assert "X-Atlassian-Token: bad" not in haystack
+                continue
+            assert secret not in haystack
+        assert (
+            base64.b64encode(f"{SERVICE_EMAIL}:{SERVICE_TOKEN}".encode()).decode() not in haystack
+        )
+    with live_api.store.read() as conn:
+        dump = "\n".join(conn.iterdump())
+    for secret in (*SECRETS, *TEXTS):
+        assert secret not in dump
