@@ -31,6 +31,7 @@ from typing import Any
 
 import build
 import bundling
+import live
 import realistic
 import report
 from ann import compare
@@ -87,6 +88,7 @@ def measure(db: Path, plan_file: Path, *flags: str) -> dict[str, Any]:
 def main() -> int:
     args = parse_args()
     recall.main([])  # prompt-time hook latency (bench/recall.py): needs only testdata/knowledge
+    live.main([])  # jira_issue + bundle round trip against the fake Jira (bench/live.py)
     if not args.docs.is_dir():
         print(f"bench skipped: the data set {args.docs} is absent (pass --docs DIR)")
         return 0

@@ -10,6 +10,7 @@ message says what to do. Nothing here logs: requests carry user text and secrets
 from __future__ import annotations
 
 import email.utils
+import functools
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -56,10 +57,16 @@ def checked_url(url: str, key: str) -> str:
 
 def open_client(config: SiteConfig) -> httpx.Client:
     """The client a site gets when none is injected: the configured timeout and TLS check,
-    redirects not followed (credentials go to the configured URL only)."""
-    return httpx.Client(
-        timeout=config.timeout, verify=config.verify_tls, follow_redirects=False, trust_env=False
-    )
+    redirects not followed (credentials go to the configured URL only); proxies and
+    ``SSL_CERT_FILE`` from the environment as usual."""
+    verify = tls_context(config.verify_tls)
+    return httpx.Client(timeout=config.timeout, verify=verify, follow_redirects=False)
+
+
+@functools.cache
+def tls_context(verify: bool) -> ssl.SSLContext:
+    """One TLS context per process (loading the CA bundle takes tens of milliseconds)."""
+    return httpx.create_ssl_context(verify=verify)
 
 
 class Site:

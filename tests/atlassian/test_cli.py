@@ -1,0 +1,54 @@
+"""``briefd jira search|issue``, ``briefd confluence search|page`` and ``briefd bundle --issue``
+as real processes against the fake Data Center site (a personal access token from the
+environment variable the config file names)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.atlassian import data
+from tests.atlassian.conftest import DC_PAT
+from tests.atlassian.fake import FakeSite
+from tests.cli.test_cli import briefd
+from tests.conftest import EXAMPLE
+
+
+def configure(tmp_path: Path, site: FakeSite) -> dict[str, str]:
+    (tmp_path / "briefd.yaml").write_text(
+        f"source: {EXAMPLE}\n"
+        f"confluence:\n  url: {site.url}\n  deployment: datacenter\n  token_env: WIKI_PAT\n"
+        "  spaces: [ENG]\n"
+        f"jira:\n  url: {site.url}\n  deployment: datacenter\n  projects: [SHOP]\n",
+        encoding="utf-8",
+    )
+    return {"WIKI_PAT": DC_PAT}  # Jira has no token: it uses the Confluence one
+
+
+def test_jira_and_confluence_commands(tmp_path: Path, dc: FakeSite) -> None:
+    env = configure(tmp_path, dc)
+    issue = briefd("jira", "issue", "SHOP-42", "--no-comments", cwd=tmp_path, env=env)
+    assert issue.returncode == 0, issue.stderr
+    assert issue.stdout.startswith("# SHOP-42: Partial refunds can exceed the captured amount\n")
+    assert data.ISSUE_TEXT in issue.stdout and "## Comments" not in issue.stdout
+    found = briefd("jira", "search", "refund", "--limit", "2", "--json", cwd=tmp_path, env=env)
+    assert found.returncode == 0, found.stderr
+    answer = json.loads(found.stdout)
+    assert [i["key"] for i in answer["issues"]] == ["SHOP-42", "SHOP-41"]
+    page = briefd("confluence", "page", "98765", cwd=tmp_path, env=env)
+    assert page.returncode == 0 and data.PAGE_TEXT in page.stdout
+    assert {s.authorization for s in dc.seen} == {f"Bearer {DC_PAT}"}
+    missing = briefd("jira", "issue", "SHOP-999", cwd=tmp_path, env=env)
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == (
+        "error: Jira issue SHOP-999 does not exist, or the account may not see it; check the key"
+    )
+
+
+def test_bundle_with_an_issue_key_and_no_task(tmp_path: Path, dc: FakeSite) -> None:
+    env = configure(tmp_path, dc)
+    assert briefd("index", cwd=tmp_path, env=env).returncode == 0
+    bundle = briefd("bundle", "--issue", "SHOP-42", "--max-tokens", "1500", cwd=tmp_path, env=env)
+    assert bundle.returncode == 0, bundle.stderr
+    assert bundle.stdout.startswith("> tracker issue · SHOP-42: Partial refunds can exceed")
+    assert "> domain/refunds.md · Refunds and partial refunds › Partial refunds" in bundle.stdout
