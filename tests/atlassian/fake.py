@@ -13,10 +13,7 @@ import base64
 import copy
 import json
 import re
-import socket
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,13 +22,13 @@ from typing import Any
 from urllib.parse import quote
 
 import anyio
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tests.atlassian import data
+from tests.service.live import serving
 
 GONE = (
     "The requested API has been removed. Please migrate to the /rest/api/3/search/jql API. "
@@ -316,13 +313,6 @@ class FakeSite:
         return JSONResponse(out)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def self_signed(directory: Path) -> tuple[Path, Path]:
     key, cert = directory / "key.pem", directory / "cert.pem"
     subprocess.run(
@@ -339,21 +329,9 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
 @contextmanager
 def serve(site: FakeSite, tls: tuple[Path, Path] | None = None) -> Iterator[str]:
     """Serve ``site`` on 127.0.0.1 (over TLS with ``tls`` = (key, cert)); yields its URL."""
-    port = free_port()
-    options: dict[str, Any] = {"log_level": "warning", "lifespan": "off"}
+    options: dict[str, Any] = {"lifespan": "off"}
     if tls is not None:
         options |= {"ssl_keyfile": str(tls[0]), "ssl_certfile": str(tls[1])}
-    server = uvicorn.Server(uvicorn.Config(site.app, host="127.0.0.1", port=port, **options))
-    thread = threading.Thread(target=server.run, name="fake-atlassian", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the fake Atlassian site did not start")
-        time.sleep(0.02)
-    site.url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
-    try:
-        yield site.url
-    finally:
-        server.should_exit = True
-        thread.join(15)
+    with serving(site.app, **options) as url:
+        site.url = url
+        yield url

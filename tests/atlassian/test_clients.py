@@ -178,7 +178,7 @@ def test_confluence_page_is_markdown_with_macros_kept(
 
 def test_a_cloud_blog_post_is_read_too(tmp_path: Path, cloud: FakeSite) -> None:
     answer = facade(tmp_path, cloud).confluence_page("55555", 3000, None)
-    assert answer.page.title == "Refunds are faster now"
+    assert answer.page.info.title == "Refunds are faster now"
     assert cloud.paths()[:2] == ["GET /wiki/api/v2/pages/55555", "GET /wiki/api/v2/blogposts/55555"]
 
 

@@ -20,6 +20,7 @@ from briefd.errors import (
 from briefd.settings import load_settings
 from tests.atlassian.conftest import ENV, SERVICE_EMAIL, SERVICE_TOKEN, facade, site_settings
 from tests.atlassian.fake import FakeSite, self_signed, serve
+from tests.service.live import free_port
 
 
 def test_401_names_the_account_and_the_gateway_for_scoped_tokens(
@@ -122,12 +123,12 @@ def test_an_untrusted_certificate_is_a_tls_error(tmp_path: Path, tls_site: FakeS
         "site only set confluence.verify_tls: false"
     )
     unchecked = facade(tmp_path, tls_site, **{"confluence.verify_tls": False})
-    assert unchecked.confluence_page("98765", 1000, None).page.title == "Refund incident review"
+    assert (
+        unchecked.confluence_page("98765", 1000, None).page.info.title == "Refund incident review"
+    )
 
 
 def test_unreachable_and_not_json(tmp_path: Path, cloud: FakeSite) -> None:
-    from tests.atlassian.fake import free_port
-
     gone = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(IntegrationError, match=f"cannot reach Jira at {gone} \\(ConnectError"):
         facade(tmp_path, cloud, **{"jira.url": gone}).jira_issue("SHOP-42", True, 500, None)

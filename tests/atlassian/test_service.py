@@ -170,6 +170,8 @@ def test_unconfigured_lists_no_live_tools_and_rest_says_what_to_set(
             names = mcp(base + "/mcp", body, {})
         assert not names & LIVE_TOOLS and "compile_bundle" in names
         with TestClient(create_app(api, service_config())) as http:
+            setup = http.get("/setup").text  # explains the settings; open, and holds no token
+            assert "jira:" in setup and "X-Atlassian-Token" in setup and TOKEN not in setup
             http.headers["Authorization"] = f"Bearer {TOKEN}"
             response = http.get("/api/jira/issues/SHOP-42")
             assert response.status_code == 404
@@ -194,7 +196,7 @@ def test_rest_routes_and_their_status_codes(rest: TestClient, cloud: FakeSite) -
     pages = rest.get("/api/confluence/search", params={"q": "refund", "spaces": "ENG"}).json()
     assert pages["cql"].startswith('space in ("ENG") AND siteSearch ~ "refund"')
     page = rest.get("/api/confluence/pages/98765").json()
-    assert page["space"] == "ENG" and page["version"] == 4
+    assert page["page"]["space"] == "ENG" and page["page"]["version"] == 4
     missing = rest.get("/api/jira/issues/SHOP-999")
     assert missing.status_code == 404 and missing.json()["error"] == "remote_not_found"
     outside = rest.get("/api/confluence/search", params={"q": "refund", "spaces": "OPS"})

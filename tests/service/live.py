@@ -8,9 +8,10 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 TOKEN = "test-token-0f4c9a"
 
@@ -23,9 +24,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(app: FastAPI) -> Iterator[str]:
+def serving(app: Starlette, **options: Any) -> Iterator[str]:
+    """``app`` on a real uvicorn; ``options`` go to its config (``ssl_certfile``: https)."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    options = {"log_level": "warning", "lifespan": "on", **options}
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
     thread.start()
@@ -35,7 +38,7 @@ def serving(app: FastAPI) -> Iterator[str]:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{'https' if 'ssl_certfile' in options else 'http'}://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(15)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from briefd.atlassian.credentials import Account
-from briefd.atlassian.model import Page, PageHit
+from briefd.atlassian.model import Page, PageHit, PageInfo
 from briefd.atlassian.site import Site
 from briefd.errors import RemoteNotFoundError
 
@@ -82,15 +82,15 @@ def _page(data: Any, space: str, updated: Any, base: str) -> Page:
     body = _get(data, "body") or {}
     export = body.get("export_view") or {}
     version = _get(data, "version") or {}
-    return Page(
+    info = PageInfo(
         id=str(_get(data, "id")),
         title=str(_get(data, "title") or ""),
         space=space,
         url=base + str(_links(data).get("webui") or ""),
         version=int(version.get("number") or 0),
         updated=str(updated or "")[:10],
-        html=str(export.get("value") or ""),
     )
+    return Page(info, str(export.get("value") or ""))
 
 
 def _hit(raw: dict[str, Any], base: str) -> PageHit | None:

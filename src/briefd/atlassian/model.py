@@ -19,13 +19,18 @@ class PageHit:
 
 
 @dataclass(frozen=True, slots=True)
-class Page:
+class PageInfo:
     id: str
     title: str
     space: str
     url: str
     version: int
     updated: str
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    info: PageInfo
     html: str
 
 

@@ -100,10 +100,11 @@ def issue_query(issue: Issue) -> str:
 
 
 def page_blocks(page: Page) -> list[str]:
-    meta = [f"page {page.id}", f"space {page.space}", f"version {page.version}"]
-    meta += [f"updated {page.updated}" if page.updated else "", page.url]
+    info = page.info
+    meta = [f"page {info.id}", f"space {info.space}", f"version {info.version}"]
+    meta += [f"updated {info.updated}" if info.updated else "", info.url]
     body = html_to_markdown(page.html) or "(empty page)"
-    return [f"# {page.title}", " · ".join(m for m in meta if m), *body.split(SEPARATOR)]
+    return [f"# {info.title}", " · ".join(m for m in meta if m), *body.split(SEPARATOR)]
 
 
 def page_hit_block(hit: PageHit) -> str:

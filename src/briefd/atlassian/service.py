@@ -90,9 +90,9 @@ class Atlassian:
         spaces = self.confluence_settings.spaces
         with self._confluence(account) as (confluence, who):
             page = confluence.page(wanted, who)
-        if spaces and page.space.casefold() not in {s.casefold() for s in spaces}:
+        if spaces and page.info.space.casefold() not in {s.casefold() for s in spaces}:
             raise RemoteNotFoundError(
-                f"Confluence page {wanted} is in space {page.space}, outside confluence.spaces "
+                f"Confluence page {wanted} is in space {page.info.space}, outside confluence.spaces "
                 f"({', '.join(spaces)}); briefd reads only those"
             )
         fitted = render.fit(render.page_blocks(page), max_tokens, "ask with a larger max_tokens")

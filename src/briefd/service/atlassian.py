@@ -16,7 +16,17 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from briefd.atlassian import Account, JiraQuery
-from briefd.atlassian.model import IssueAnswer, IssueSearchAnswer, PageAnswer, PageSearchAnswer
+from briefd.atlassian.model import (
+    IssueAnswer,
+    IssueRow,
+    IssueSearchAnswer,
+    LinkedPage,
+    PageAnswer,
+    PageHit,
+    PageInfo,
+    PageSearchAnswer,
+    RelatedIssue,
+)
 from briefd.service.state import ServiceState
 from briefd.service.tools import account_of, add_tool, ok_result
 
@@ -25,66 +35,27 @@ LIVE = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hin
 MAX_TOKENS = 50_000
 
 
-class PageHitOut(BaseModel):
-    id: str = Field(description="Page id: pass it to confluence_page.")
-    type: str
-    title: str
-    space: str
-    url: str
-    excerpt: str
-    updated: str
-
-
 class ConfluenceSearchOut(BaseModel):
     cql: str = Field(description="The CQL briefd built and ran.")
-    hits: list[PageHitOut]
+    hits: list[PageHit] = Field(description="Pages and blog posts; pass an id to confluence_page.")
     omitted: int = Field(description="Hits left out to stay within max_tokens.")
     tokens: int
     text: str
 
 
 class ConfluencePageOut(BaseModel):
-    id: str
-    title: str
-    space: str
-    url: str
-    version: int
-    updated: str
+    page: PageInfo
     markdown: str = Field(description="The page as Markdown, cut from the end to max_tokens.")
     tokens: int
     truncated: bool
 
 
-class IssueRowOut(BaseModel):
-    key: str
-    summary: str
-    type: str
-    status: str
-    priority: str
-    assignee: str
-    updated: str
-    url: str
-
-
 class JiraSearchOut(BaseModel):
     jql: str = Field(description="The JQL briefd built and ran (newest first).")
-    issues: list[IssueRowOut]
+    issues: list[IssueRow]
     omitted: int = Field(description="Issues left out to stay within max_tokens.")
     tokens: int
     text: str
-
-
-class RelatedIssueOut(BaseModel):
-    relation: str
-    key: str
-    summary: str
-    status: str
-
-
-class LinkedPageOut(BaseModel):
-    title: str
-    url: str
-    page_id: str | None = Field(description="Confluence page id (for confluence_page), if any.")
 
 
 class JiraIssueOut(BaseModel):
@@ -94,8 +65,10 @@ class JiraIssueOut(BaseModel):
     type: str
     status: str
     assignee: str
-    related: list[RelatedIssueOut]
-    pages: list[LinkedPageOut]
+    related: list[RelatedIssue] = Field(
+        description="Issue links with their relation, parent, subtasks."
+    )
+    pages: list[LinkedPage] = Field(description="Remote links; Confluence ones carry page_id.")
     comments: int
     markdown: str = Field(
         description="Metadata, related issues, linked pages, description, configured fields, "
@@ -106,27 +79,28 @@ class JiraIssueOut(BaseModel):
 
 
 def page_search_out(answer: PageSearchAnswer) -> ConfluenceSearchOut:
-    hits = [PageHitOut(**_fields(h)) for h in answer.hits]
     text = answer.text
     return ConfluenceSearchOut(
-        cql=answer.cql, hits=hits, omitted=answer.omitted, tokens=text.tokens, text=text.markdown
+        cql=answer.cql,
+        hits=list(answer.hits),
+        omitted=answer.omitted,
+        tokens=text.tokens,
+        text=text.markdown,
     )
 
 
 def page_out(answer: PageAnswer) -> ConfluencePageOut:
-    page, text = answer.page, answer.text
-    values = {k: v for k, v in _fields(page).items() if k != "html"}
+    text = answer.text
     return ConfluencePageOut(
-        **values, markdown=text.markdown, tokens=text.tokens, truncated=text.truncated
+        page=answer.page.info, markdown=text.markdown, tokens=text.tokens, truncated=text.truncated
     )
 
 
 def issue_search_out(answer: IssueSearchAnswer) -> JiraSearchOut:
-    issues = [IssueRowOut(**_fields(r)) for r in answer.issues]
     text = answer.text
     return JiraSearchOut(
         jql=answer.jql,
-        issues=issues,
+        issues=list(answer.issues),
         omitted=answer.omitted,
         tokens=text.tokens,
         text=text.markdown,
@@ -142,17 +116,13 @@ def issue_out(answer: IssueAnswer) -> JiraIssueOut:
         type=issue.type,
         status=issue.status,
         assignee=issue.assignee,
-        related=[RelatedIssueOut(**_fields(r)) for r in issue.related],
-        pages=[LinkedPageOut(**_fields(p)) for p in issue.pages],
+        related=list(issue.related),
+        pages=list(issue.pages),
         comments=len(issue.comments),
         markdown=text.markdown,
         tokens=text.tokens,
         truncated=text.truncated,
     )
-
-
-def _fields(record: Any) -> dict[str, Any]:
-    return {name: getattr(record, name) for name in record.__slots__}
 
 
 class Live:
