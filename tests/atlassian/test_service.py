@@ -174,6 +174,8 @@ def test_unconfigured_lists_no_live_tools_and_rest_says_what_to_set(
             assert "jira:" in setup and "X-Atlassian-Token" in setup and TOKEN not in setup
             http.headers["Authorization"] = f"Bearer {TOKEN}"
             response = http.get("/api/jira/issues/SHOP-42")
+            unbounded = http.get("/api/confluence/search", params={"q": "***"})
+            assert unbounded.status_code == 404  # "not configured" before any other complaint
             assert response.status_code == 404
             assert response.json() == {
                 "error": "integration_off",

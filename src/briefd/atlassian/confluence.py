@@ -51,7 +51,7 @@ class Confluence:
             f"Confluence page {page_id} does not exist, or the account may not see it; take ids "
             "from confluence_search"
         )
-        if self.prefix or self.site.config.deployment == "cloud":
+        if self.site.config.deployment == "cloud":
             return self._cloud_page(page_id, account, missing)
         params = {"expand": "body.export_view,space,version"}
         data = self.site.get(f"/rest/api/content/{page_id}", params, account, missing)

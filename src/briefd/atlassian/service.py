@@ -73,7 +73,7 @@ class Atlassian:
     def confluence_search(
         self, text: str, spaces: Sequence[str], limit: int, max_tokens: int, account: Account | None
     ) -> PageSearchAnswer:
-        _check(limit, max_tokens)
+        _check(self.confluence_settings, "Confluence", limit, max_tokens)
         conf = self.confluence_settings
         allowed = narrowed(spaces, conf.spaces, "space", "confluence.spaces")
         query = cql(text, allowed, conf.deployment)
@@ -85,7 +85,7 @@ class Atlassian:
         return PageSearchAnswer(query, tuple(hits[: len(hits) - omitted]), omitted, fitted)
 
     def confluence_page(self, id: str, max_tokens: int, account: Account | None) -> PageAnswer:
-        _check(1, max_tokens)
+        _check(self.confluence_settings, "Confluence", 1, max_tokens)
         wanted = page_id(id)
         spaces = self.confluence_settings.spaces
         with self._confluence(account) as (confluence, who):
@@ -99,7 +99,7 @@ class Atlassian:
         return PageAnswer(page, fitted)
 
     def jira_search(self, query: JiraQuery, account: Account | None) -> IssueSearchAnswer:
-        _check(query.limit, query.max_tokens)
+        _check(self.jira_settings, "Jira", query.limit, query.max_tokens)
         text = jql(query, self.jira_settings.projects)
         with self._jira(account) as (jira, who):
             rows = jira.search(text, query.limit, who)
@@ -112,7 +112,7 @@ class Atlassian:
     def jira_issue(
         self, key: str, comments: bool, max_tokens: int, account: Account | None
     ) -> IssueAnswer:
-        _check(1, max_tokens)
+        _check(self.jira_settings, "Jira", 1, max_tokens)
         issue = self._issue(key, comments, account)
         fitted = render.fit(render.issue_blocks(issue), max_tokens, ASK_ISSUE)
         return IssueAnswer(issue, fitted, render.issue_query(issue))
@@ -189,10 +189,8 @@ class Atlassian:
         conf: ConfluenceSettings | JiraSettings,
         account: Account | None,
     ) -> Iterator[tuple[Site, Account]]:
-        if conf.url is None:
-            raise IntegrationOffError(
-                f"{product} is not configured: set {key}.url in briefd.yaml (see /setup)"
-            )
+        if conf.url is None:  # checked by every entry point: _check
+            raise IntegrationOffError(f"{product} is not configured")
         if account is None:
             raise IntegrationError(
                 f"no {product} account: export ${conf.token_env} (and ${conf.email_env} on "
@@ -217,7 +215,15 @@ def _as_given(issue: str, max_tokens: int) -> None:
     return None
 
 
-def _check(limit: int, max_tokens: int) -> None:
+def _check(
+    conf: ConfluenceSettings | JiraSettings, product: str, limit: int, max_tokens: int
+) -> None:
+    """Configured first (a question to a product that is off gets that answer), then sizes."""
+    if conf.url is None:
+        key = product.lower()
+        raise IntegrationOffError(
+            f"{product} is not configured: set {key}.url in briefd.yaml (see /setup)"
+        )
     if not 1 <= limit <= MAX_LIMIT:
         raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
     if max_tokens < MIN_TOKENS:
