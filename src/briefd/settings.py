@@ -175,10 +175,31 @@ class ForgeSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ScopeRule:
+    """One ``scopes:`` entry (K1): files under a folder matching ``folder`` (a glob relative to
+    the knowledge root: ``*`` is one folder name, ``**`` any depth, ``.`` the root) belong to
+    ``scope`` (default: the matched folder's own path); ``default``: searched when a request
+    names no scope."""
+
+    folder: str
+    scope: str | None = None
+    default: bool = False
+
+
+# Today's layout: domain/ and conventions/ for everyone, one scope per projects/<name>/.
+DEFAULT_LAYOUT = (
+    ScopeRule("domain", default=True),
+    ScopeRule("conventions", default=True),
+    ScopeRule("projects/*"),
+)
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     source: Path | None = None
     db: Path = Path(".briefd/briefd.db")
     default_scopes: tuple[str, ...] = ("domain", "conventions")
+    scopes: tuple[ScopeRule, ...] = DEFAULT_LAYOUT
     index: IndexSettings = field(default_factory=IndexSettings)
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
@@ -220,7 +241,16 @@ def load_settings(
             origin = f"option for {key}"
             _set_dotted(merged, key, value, origin)
             settings = _build(Settings, merged, prefix="", origin=origin)
-    return _models_beside_index(settings, merged)
+    return _defaults_from_layout(_models_beside_index(settings, merged), merged)
+
+
+def _defaults_from_layout(settings: Settings, merged: Mapping[str, Any]) -> Settings:
+    """``scopes:`` rules marked ``default`` give the default scopes, unless ``default_scopes``
+    names them itself (a rule with a wildcard folder and no name contributes its glob)."""
+    if "scopes" not in merged or "default_scopes" in merged:
+        return settings
+    defaults = tuple(rule.scope or rule.folder for rule in settings.scopes if rule.default)
+    return dataclasses.replace(settings, default_scopes=tuple(dict.fromkeys(defaults)))
 
 
 def _models_beside_index(settings: Settings, merged: Mapping[str, Any]) -> Settings:
@@ -378,6 +408,14 @@ def _build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
     kwargs = {}
     for name, value in data.items():
         kwargs[name] = _convert(hints[name], value, prefix + name, origin)
+    for name, declared in fields.items():
+        missing = dataclasses.MISSING
+        if (
+            name not in kwargs
+            and declared.default is missing
+            and declared.default_factory is missing
+        ):
+            raise ConfigError(f"{origin}: {prefix}{name}: required, and missing")
     return cls(**kwargs)
 
 
@@ -404,6 +442,9 @@ def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
             raise ConfigError(f"{origin}: {key}: expected {accepted}, got {value!r}")
         return value
     if typing.get_origin(hint) is tuple:
+        item = typing.get_args(hint)[0]
+        if dataclasses.is_dataclass(item):
+            return _to_records(typing.cast(type, item), value, key, origin)
         return _to_tuple(value, key, origin)
     converter = _SCALARS.get(hint)
     if converter is None:  # pragma: no cover - a declaration bug, not user input
@@ -417,6 +458,39 @@ def _to_tuple(value: Any, key: str, origin: str) -> tuple[str, ...]:
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{origin}: {key}: expected a list of strings, got {value!r}")
     return tuple(value)
+
+
+def _to_records(cls: type[Any], value: Any, key: str, origin: str) -> tuple[Any, ...]:
+    """A list of mappings (``scopes:``), each built and checked like a settings section."""
+    if not isinstance(value, list | tuple) or not value:
+        raise ConfigError(f"{origin}: {key}: expected a non-empty list of mappings, got {value!r}")
+    records = tuple(
+        item if isinstance(item, cls) else _build(cls, item, f"{key}[{n}].", origin)
+        for n, item in enumerate(value)
+    )
+    for n, record in enumerate(records):
+        problem = _record_problem(record)
+        if problem:
+            raise ConfigError(f"{origin}: {key}[{n}].{problem}")
+    return records
+
+
+def _record_problem(record: Any) -> str | None:
+    if not isinstance(record, ScopeRule):  # pragma: no cover - a declaration bug
+        return None
+    parts = record.folder.strip("/").split("/")
+    if record.folder.startswith("/") or ".." in parts or any(p == "" for p in parts):
+        return (
+            f"folder: expected a folder glob relative to the knowledge root, got {record.folder!r}"
+        )
+    name = record.scope
+    if name is None and record.folder.strip("/") == ".":
+        return "scope: the root folder '.' needs a scope name"
+    if name is not None and (
+        name == "all" or name != name.strip().strip("/") or "," in name or ".." in name.split("/")
+    ):
+        return f"scope: {name!r} cannot name a scope ('all' is reserved; no commas, no '..')"
+    return None
 
 
 # whole numbers where 0 would quietly do nothing (embed nothing, rank nothing)

@@ -29,7 +29,7 @@ def propose(settings: Settings, request: ProposalRequest) -> Proposal:
     """Validate, push a one-commit branch, open a pull request when a forge is configured,
     and store the proposal (on a connection of its own: callers need no lock). The serving
     checkout and the index are not touched."""
-    doc_path = checked_path(request, settings.default_scopes, settings.index.max_file_bytes)
+    doc_path = checked_path(request, settings)
     target, remote_url = locate(settings)
     store = Store.open(settings.db)  # no index, no record: fail before anything is pushed
     try:
