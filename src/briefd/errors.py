@@ -18,6 +18,7 @@ into an ``isError`` result.
     ├── BusyError            an action that runs alone (index rebuild) is already running
     ├── EvalError            an eval query set or dataset is malformed or missing
     └── ProposalError        a knowledge change proposal was refused or could not be pushed
+        └── ProposalsOffError   proposals are off on this server (``proposals.enabled``)
 """
 
 from __future__ import annotations
@@ -73,3 +74,7 @@ class ProposalError(BriefdError):
 
 class BusyError(BriefdError):
     """An action that must run alone (an index rebuild) is already running: wait and retry."""
+
+
+class ProposalsOffError(ProposalError):
+    """Proposals are off (``proposals.enabled: false``, the default): nothing is written."""

@@ -157,8 +157,13 @@ class SyncSettings:
 
 @dataclass(frozen=True, slots=True)
 class ProposalSettings:
-    """Knowledge change proposals (T1): who authors their commits."""
+    """Knowledge change proposals (T1): off until ``enabled``; where their branches go
+    (``push``: unset, a git URL source gets them and a local checkout keeps them as local
+    branches; ``true``, or a remote's name, pushes a checkout's too; ``false`` never pushes);
+    who authors their commits."""
 
+    enabled: bool = False
+    push: bool | str | None = None
     author_name: str = "briefd"
     author_email: str = "briefd@localhost"
 
@@ -432,9 +437,11 @@ def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
         return _build(typing.cast(type, hint), value, key + ".", origin)
     args = typing.get_args(hint)
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        if bool in args and isinstance(value, bool):
+            return value  # ``bool | str``: true and false are choices of their own
         if type(None) in args and (value is None or value is False):
             return None  # YAML reads "off", "no" and "false" as False: for an optional, "none"
-        inner = next(a for a in args if a is not type(None))
+        inner = next((a for a in args if a not in (type(None), bool)), bool)
         return _convert(inner, value, key, origin)
     if typing.get_origin(hint) is Literal:
         if value not in args:

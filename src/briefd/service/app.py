@@ -50,6 +50,7 @@ from briefd.sync.poller import Poller
 log = logging.getLogger("briefd.service")
 
 STATUS: tuple[tuple[type[errors.BriefdError], int], ...] = (
+    (errors.ProposalsOffError, 403),
     (errors.NotFoundError, 404),
     (errors.IndexNotFoundError, 503),
     (errors.StoreError, 503),
