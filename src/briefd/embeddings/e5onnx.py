@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from briefd.embeddings import runtime
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
 from briefd.embeddings.e5onnx_container import Container, dequantise, read_container
 from briefd.embeddings.e5onnx_tokenize import Unigram
@@ -49,7 +50,7 @@ class Window:
 
 class E5OnnxEmbedder(Embedder):
     def __init__(self, spec: ModelSpec, container: Container, session: Any) -> None:
-        import onnxruntime
+        onnxruntime = runtime.onnxruntime()
 
         self.name = spec.name
         self.runtime = f"onnxruntime-{onnxruntime.__version__}-e5q4-int8"
@@ -173,7 +174,7 @@ def _container_path(spec: ModelSpec, model_dir: Path) -> Path:
 
 
 def _session(graph: Path, threads: int) -> Any:
-    import onnxruntime
+    onnxruntime = runtime.onnxruntime()
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = max(threads, 0)
