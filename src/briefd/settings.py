@@ -140,6 +140,8 @@ class ServeSettings:
     allowed_hosts: tuple[str, ...] = ()  # extra Host values (DNS-rebinding check)
     allowed_origins: tuple[str, ...] = ()  # extra browser Origins (DNS-rebinding check)
     flush_seconds: float = 5.0  # how often counters and the query log reach SQLite
+    max_body_bytes: int = 4 * 1024 * 1024  # larger request bodies are refused (413)
+    max_streams: int = 16  # open MCP event streams (GET /mcp) at a time; more get 503
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +153,7 @@ class SyncSettings:
     branch: str | None = None  # default: the remote's default branch
     interval: int = 60  # seconds between polls; 0 = no polling
     webhook_secret: str | None = None
+    webhook_window: int = 3600  # seconds a signed delivery is remembered (replays refused)
     checkout_dir: Path | None = None
     git_timeout: int = 120  # seconds for one git command
 

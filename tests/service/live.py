@@ -12,6 +12,8 @@ from contextlib import contextmanager
 import uvicorn
 from fastapi import FastAPI
 
+from briefd.service.listener import BoundedH11Protocol
+
 TOKEN = "test-token-0f4c9a"
 
 
@@ -25,7 +27,14 @@ def free_port() -> int:
 @contextmanager
 def serving(app: FastAPI) -> Iterator[str]:
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        http=BoundedH11Protocol,  # as `briefd serve` runs it
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
     thread.start()

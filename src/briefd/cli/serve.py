@@ -38,6 +38,7 @@ def serve_command(
     from briefd.embeddings.registry import create_embedder
     from briefd.service import ServiceConfig, create_app
     from briefd.service.config import check_bind
+    from briefd.service.listener import BoundedH11Protocol
     from briefd.service.metrics import CountingEmbedder, Metrics
     from briefd.sources.layout import nothing_indexed
 
@@ -79,6 +80,7 @@ def serve_command(
             port=config.port,
             log_level="warning",
             timeout_graceful_shutdown=5,
+            http=BoundedH11Protocol,
         )
     finally:
         api.close()

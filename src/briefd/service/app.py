@@ -27,6 +27,7 @@ from briefd.__about__ import __version__
 from briefd.api import Briefd
 from briefd.service.config import ServiceConfig
 from briefd.service.guard import Guard
+from briefd.service.limits import Limits
 from briefd.service.metrics import Metrics
 from briefd.service.render import instructions
 from briefd.service.routes import (
@@ -67,6 +68,7 @@ HTTP_ERRORS = {
     405: "method_not_allowed",
     409: "conflict",
     413: "too_large",
+    414: "uri_too_long",
     422: "invalid_request",
 }
 
@@ -140,6 +142,7 @@ def create_app(
     for routes in ROUTERS:
         app.include_router(routes)
     app.router.routes.append(Route("/mcp", StreamableHTTPASGIApp(sessions)))
+    app.add_middleware(Limits, config=config)  # inside the Guard: bodies only of allowed callers
     app.add_middleware(Guard, config=config)
     return app
 

@@ -25,6 +25,8 @@ class ServiceConfig:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     flush_seconds: float = 5.0
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_streams: int = 16
 
     @classmethod
     def from_settings(
@@ -40,6 +42,8 @@ class ServiceConfig:
             "allowed_hosts": serve.allowed_hosts,
             "allowed_origins": serve.allowed_origins,
             "flush_seconds": serve.flush_seconds,
+            "max_body_bytes": serve.max_body_bytes,
+            "max_streams": serve.max_streams,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from briefd.service.docpath import checked_doc_path, ensure_inside
 from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
 from briefd.service.schemas import BundleOut, DocumentOut, SearchOut, document_out, search_out
 from briefd.store.activity import QueryLogEntry, now_iso
+from briefd.sync.webhook import Deliveries
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ class ServiceState:
         self._pending: list[QueryLogEntry] = []
         self._pending_lock = threading.Lock()
         self.jobs: dict[str, Job] = {}
+        self.deliveries = Deliveries(api.settings.sync.webhook_window)  # signed webhooks seen
 
     def call(self, surface: str, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
         """Run ``fn`` against the API, counting and timing it; under the lock unless it works
