@@ -16,6 +16,7 @@ import numpy.typing as npt
 from briefd.embeddings.base import Embedder
 from briefd.retrieval import calibration
 from briefd.retrieval.gate import Calibration
+from briefd.store.db import data_version
 from briefd.vectors import store as vector_store
 from briefd.vectors.index import VectorIndex
 
@@ -29,7 +30,7 @@ class SemanticIndex:
         self.ann_threshold = ann_threshold
         self._index: VectorIndex | None = None
         self.calibration: Calibration | None = None
-        self._version: int | None = None
+        self._version: tuple[int, int] | None = None
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._primed: dict[str, npt.NDArray[np.float32]] = {}
 
@@ -37,7 +38,7 @@ class SemanticIndex:
         self._index = None
 
     def index(self, conn: sqlite3.Connection) -> VectorIndex:
-        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        version = data_version(conn)
         if self._index is None or version != self._version:
             rowids, scopes, matrix = vector_store.load(conn, self.embedder.model_id)
             self._index = VectorIndex.build(

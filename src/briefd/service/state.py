@@ -23,6 +23,7 @@ from briefd.service.docpath import checked_doc_path, ensure_inside
 from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
 from briefd.service.schemas import BundleOut, DocumentOut, SearchOut, document_out, search_out
 from briefd.store.activity import QueryLogEntry, now_iso
+from briefd.store.db import Reopened
 from briefd.sync.webhook import Deliveries
 
 T = TypeVar("T")
@@ -66,6 +67,7 @@ class ServiceState:
         self._pending_lock = threading.Lock()
         self.jobs: dict[str, Job] = {}
         self.deliveries = Deliveries(api.settings.sync.webhook_window)  # signed webhooks seen
+        self._refilled: Reopened | None = None  # the index file deletion already reindexed
 
     def call(self, surface: str, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
         """Run ``fn`` against the API, counting and timing it; under the lock unless it works
@@ -194,8 +196,9 @@ class ServiceState:
 
     def flush(self, force: bool = False) -> None:
         """Write the query log and (when changed) the counters to SQLite. If the database
-        refuses (busy, disk full), the log entries wait for the next flush (at most
-        ``MAX_PENDING``) and the error is raised for the caller to report."""
+        refuses (busy, disk full, no index yet) or anything else fails, the log entries wait
+        for the next flush (at most ``MAX_PENDING``, the oldest dropped first) and the error is
+        raised for the caller to report (no index: kept silently)."""
         with self._pending_lock:
             pending, self._pending = self._pending, []
         try:
@@ -206,13 +209,33 @@ class ServiceState:
                 if force or self.metrics.dirty:
                     self.api.save_counters(self.metrics.snapshot())
                 self.api.flush_bundle_hits()
-        except IndexNotFoundError:
-            return  # nothing indexed yet: nowhere to keep them
-        except BriefdError:
+        except BaseException as exc:
             with self._pending_lock:
                 self._pending = (pending + self._pending)[-MAX_PENDING:]
             self.metrics.dirty = True
+            if isinstance(exc, IndexNotFoundError):
+                return  # nothing indexed yet: kept until there is an index
             raise
+        self._refill_if_recreated()
+
+    def index_notice(self) -> str | None:
+        """What happened to the index file under this server (deleted, replaced), if anything."""
+        try:
+            reopened = self.api.store.reopened
+        except BriefdError:
+            return None
+        return reopened.notice if reopened is not None else None
+
+    def _refill_if_recreated(self) -> None:
+        """The index file was deleted and an empty one made in its place: index the source
+        into it (once per deletion)."""
+        try:
+            reopened = self.api.store.reopened
+        except BriefdError:
+            return
+        if reopened is not None and reopened.what == "deleted" and reopened != self._refilled:
+            self._refilled = reopened
+            self.api.trigger_sync()
 
     def reset_counters(self) -> None:
         with self.lock:
