@@ -13,11 +13,9 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from briefd.api import Briefd
-from briefd.errors import ProposalError, ProposalsOffError
+from briefd.errors import ProposalError
 from briefd.proposals import ProposalRequest
-from briefd.proposals.policy import reaches_out
 from briefd.service import create_app
-from briefd.service.tools import offered
 from briefd.settings import load_settings, with_overrides
 from tests.conftest import REPO
 from tests.service.conftest import service_config
@@ -81,6 +79,8 @@ def test_a_checkout_served_with_default_settings_never_pushes(
 
 
 def test_enabled_on_a_checkout_the_branch_stays_local(tmp_path: Path, remote: Remote) -> None:
+    from briefd.service.tools import offered
+
     before = checkout_state(remote.work)
     settings = git_settings(tmp_path, str(remote.work))
     assert [h.open_world_hint for n, h in offered(settings) if n == "propose_update"] == [False]
@@ -97,6 +97,8 @@ def test_enabled_on_a_checkout_the_branch_stays_local(tmp_path: Path, remote: Re
 def test_push_true_or_a_remote_name_pushes_a_checkouts_proposals(
     tmp_path: Path, remote: Remote
 ) -> None:
+    from briefd.service.tools import offered
+
     backup = tmp_path / "backup.git"
     git(tmp_path, "clone", "--quiet", "--bare", str(remote.bare), str(backup))
     git(remote.work, "remote", "add", "backup", str(backup))
@@ -126,6 +128,8 @@ def test_a_named_remote_the_checkout_lacks_is_refused(tmp_path: Path, remote: Re
 def test_a_git_url_source_pushes_to_that_url_unless_push_is_false(
     tmp_path: Path, remote: Remote
 ) -> None:
+    from briefd.proposals.policy import reaches_out
+
     settings = git_settings(tmp_path, remote.url)
     assert reaches_out(settings)
     local = with_overrides(settings, {"proposals.push": False})
@@ -139,6 +143,8 @@ def test_a_git_url_source_pushes_to_that_url_unless_push_is_false(
 def test_a_forge_with_local_proposals_is_refused_before_anything(
     tmp_path: Path, remote: Remote, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from briefd.proposals.policy import reaches_out
+
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_test")
     settings = git_settings(
         tmp_path, str(remote.work), **{"forge.type": "github", "forge.repo": "acme/kb"}
@@ -151,6 +157,10 @@ def test_a_forge_with_local_proposals_is_refused_before_anything(
 
 
 def test_proposals_are_off_by_default_and_in_the_example_config(tmp_path: Path) -> None:
+    from briefd.errors import ProposalsOffError
+    from briefd.proposals.policy import reaches_out
+    from briefd.service.tools import offered
+
     example = load_settings(REPO / "briefd.yaml", env={})
     assert not example.proposals.enabled and not reaches_out(example)
     assert "propose_update" not in dict(offered(example))

@@ -20,9 +20,8 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.service import create_app
-from briefd.service.limits import Limits
 from briefd.settings import Settings, with_overrides
-from briefd.sync.webhook import Deliveries, signature
+from briefd.sync.webhook import signature
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
 
@@ -85,6 +84,8 @@ def test_a_streamed_webhook_body_is_refused_at_the_limit(url: str) -> None:
 def test_the_body_is_read_no_further_than_the_limit() -> None:
     """At the ASGI level: the middleware stops pulling chunks once past the limit, answers
     413, and the route never runs."""
+    from briefd.service.limits import Limits
+
     pulled, answered, reached = 0, [], []
 
     async def receive() -> dict[str, object]:
@@ -140,6 +141,8 @@ def test_signed_deliveries_are_not_accepted_twice(url: str) -> None:
 
 
 def test_the_replay_window_forgets_after_it() -> None:
+    from briefd.sync.webhook import Deliveries
+
     now = [1000.0]
     seen = Deliveries(60, clock=lambda: now[0])
     assert seen.refusal("a", b"x") is None

@@ -13,8 +13,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.errors import ConfigError
 from briefd.retrieval.search import SearchRequest
-from briefd.settings import ScopeRule, Settings, load_settings, with_overrides
-from briefd.sources.layout import Layout, folder_matches
+from briefd.settings import Settings, load_settings, with_overrides
 from tests.cli.test_cli import briefd
 
 DOCS = {
@@ -71,6 +70,8 @@ def test_scopes_setting_maps_folders_and_default_visibility(tmp_path: Path) -> N
 
 
 def test_today_layout_is_the_default(settings: Settings) -> None:
+    from briefd.sources.layout import Layout
+
     layout = Layout.of(settings)
     assert settings.default_scopes == ("domain", "conventions")
     assert [layout.scope_of(p) for p in ("domain/a.md", "conventions/x/y.md")] == [
@@ -86,6 +87,9 @@ def test_today_layout_is_the_default(settings: Settings) -> None:
 
 
 def test_rules_globs_names_and_order() -> None:
+    from briefd.settings import ScopeRule
+    from briefd.sources.layout import Layout, folder_matches
+
     layout = Layout(
         (
             ScopeRule("**/adr", scope="adr", default=True),

@@ -5,6 +5,7 @@ so the adapters stay thin."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -15,9 +16,11 @@ from typing import TypeVar
 
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
+from briefd.bundles.collect import retrieval_query
 from briefd.errors import BriefdError, IndexNotFoundError
 from briefd.model import DocumentView, SearchResult
 from briefd.retrieval.search import SearchRequest
+from briefd.retrieval.semantic import warm
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside
 from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
@@ -68,6 +71,7 @@ class ServiceState:
         self.jobs: dict[str, Job] = {}
         self.deliveries = Deliveries(api.settings.sync.webhook_window)  # signed webhooks seen
         self._refilled: Reopened | None = None  # the index file deletion already reindexed
+        self._warmed = False  # the embedding model is loaded (see warm_up)
 
     def call(self, surface: str, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
         """Run ``fn`` against the API, counting and timing it; under the lock unless it works
@@ -96,6 +100,15 @@ class ServiceState:
         with self.lock:
             return fn()
 
+    def embed_first(self, query: str, mode: str | None) -> None:
+        """Embed a query before the lock is taken: the model's time (one window, at most) is
+        spent outside it, so a long query never holds up other requests, and the search
+        under the lock finds the vector cached. Not before the warm-up has loaded the model."""
+        if not self._warmed or (mode or self.api.settings.search.mode) == "bm25":
+            return
+        with contextlib.suppress(BriefdError):  # the search says it under the lock
+            warm(self.api.semantic, query)
+
     def warm_up(self) -> None:
         """Load what the first query would otherwise wait for (the embedding model, the
         vectors and the gate's calibration, the vocabulary) before any client asks."""
@@ -104,6 +117,7 @@ class ServiceState:
                 self._search(SearchRequest("warm up the index", scopes=("all",), related=0), ())
         except BriefdError as exc:  # no index yet, or embeddings unavailable: said elsewhere
             log.info("warm-up skipped: %s", exc)
+        self._warmed = True
 
     def search(
         self, request: SearchRequest, paths: tuple[str, ...], max_tokens: int, caller: Caller
@@ -112,6 +126,7 @@ class ServiceState:
         With ``paths``, the best section of each document whose ``refs`` cover one of them
         leads (see :meth:`Briefd.search`)."""
         started = time.perf_counter()
+        self.embed_first(request.query, request.mode)
         result = self.call(caller.surface, caller.name, lambda: self._search(request, paths))
         out = search_out(result, max_tokens)
         self.served(caller.surface, caller.name, out.tokens)
@@ -125,6 +140,7 @@ class ServiceState:
     def compile_bundle(self, request: BundleRequest, caller: Caller) -> BundleOut:
         """Compile a bundle, count the cache hit or miss and the tokens served, log the task."""
         started = time.perf_counter()
+        self.embed_first(retrieval_query(request.task, request.issue), None)
         result = self.call(caller.surface, caller.name, lambda: self.api.compile_bundle(request))
         self.bundle_cache(result.cached)
         self.served(caller.surface, caller.name, result.tokens)
