@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -27,16 +28,16 @@ from tests.service.live import TOKEN, serving
 
 SECRET = "webhook-secret-16-chars"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-LIMIT = 64 * 1024
+LIMIT = 4 * 1024 * 1024  # serve.max_body_bytes by default
+STREAMS = 16  # serve.max_streams by default
 
 
 @pytest.fixture
 def url(service_settings: Settings) -> Iterator[str]:
     settings = with_overrides(service_settings, {"sync.webhook_secret": SECRET, "sync.interval": 0})
-    with Briefd(settings, embedder=None) as api:
-        config = service_config(max_body_bytes=LIMIT, max_streams=3)
-        with serving(create_app(api, config)) as base:
-            yield base
+    api = Briefd(settings, embedder=None)
+    with api, serving(create_app(api, service_config())) as base:  # the default limits
+        yield base
 
 
 def raw(base: str, request: bytes, timeout: float = 10) -> bytes:
@@ -73,7 +74,7 @@ def test_a_declared_400_mb_webhook_body_is_refused_before_it_is_read(url: str) -
 def test_a_streamed_webhook_body_is_refused_at_the_limit(url: str) -> None:
     """No Content-Length (chunked): the body is counted as it arrives."""
     chunk = b" " * 16384
-    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(12)) + b"0\r\n\r\n"
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(300)) + b"0\r\n\r\n"
     head = (
         b"POST /webhook/git HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         b"Transfer-Encoding: chunked\r\n\r\n"
@@ -100,9 +101,9 @@ def test_the_body_is_read_no_further_than_the_limit() -> None:
         reached.append(scope)
 
     scope = {"type": "http", "method": "POST", "path": "/webhook/git", "headers": []}
-    limits = Limits(route, service_config(max_body_bytes=LIMIT))
+    limits = Limits(route, service_config(max_body_bytes=64 * 1024))
     anyio.run(limits, scope, receive, send)
-    assert pulled == LIMIT // 16384 + 1
+    assert pulled == 64 * 1024 // 16384 + 1
     assert answered[0]["status"] == 413 and reached == []
 
 
@@ -151,19 +152,25 @@ def test_the_replay_window_forgets_after_it() -> None:
     assert seen.refusal("a", b"x") is None
 
 
-def test_a_long_session_id_is_refused_and_nothing_stored(url: str) -> None:
+def test_a_long_session_id_is_refused_and_nothing_stored(
+    url: str, service_settings: Settings
+) -> None:
     def recall(session: str) -> httpx.Response:
         body = {"prompt": "how many times do we retry a soft decline", "session_id": session}
         return httpx.post(url + "/api/hook/recall?format=json", json=body, headers=AUTH)
 
     huge = recall("s" * 1_000_000)
-    assert huge.status_code == 413  # over the body limit already
+    assert huge.status_code == 400
+    assert huge.json()["detail"].startswith("session_id is 1000000 characters; at most 256")
     long = recall("s" * 257)
     assert long.status_code == 400
     assert long.json()["detail"] == (
         "session_id is 257 characters; at most 256 (send the agent's session id, not content)"
     )
     assert recall("s" * 256).status_code == 200
+    with sqlite3.connect(service_settings.db) as conn:
+        stored = conn.execute("SELECT DISTINCT length(session_id) FROM recall_injections")
+        assert stored.fetchall() == [(256,)]
 
 
 def test_a_1_mb_url_is_answered_414_not_reset(url: str) -> None:
@@ -181,12 +188,12 @@ def test_a_1_mb_url_is_answered_414_not_reset(url: str) -> None:
 def test_open_mcp_event_streams_are_capped(url: str) -> None:
     headers = {**AUTH, "Accept": "text/event-stream", "mcp-protocol-version": "2025-11-25"}
     with httpx.Client(timeout=10) as client, ExitStack() as streams:
-        for _ in range(3):
+        for _ in range(STREAMS):
             opened = streams.enter_context(client.stream("GET", url + "/mcp", headers=headers))
             assert opened.status_code == 200
         refused = client.get(url + "/mcp", headers=headers)
         assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
-        assert refused.json()["detail"].startswith("3 MCP event streams are open")
+        assert refused.json()["detail"].startswith(f"{STREAMS} MCP event streams are open")
         search = client.get(url + "/api/search", params={"q": "chargeback"}, headers=AUTH)
         assert search.status_code == 200  # other requests are not affected
     time.sleep(0.5)
