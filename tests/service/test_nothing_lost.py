@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from briefd.service.state import ServiceState
 from briefd.settings import Settings
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN
+from tests.sync.test_routes import eventually
 
 HOLD = """
 import sqlite3, sys
@@ -52,15 +53,6 @@ def another_process_writing(db: Path) -> Iterator[None]:
         holder.stdin.close()
         holder.wait(10)
         holder.stdout.close()
-
-
-def eventually(check: Callable[[], bool], seconds: float = 30) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def rows(db: Path, sql: str) -> list[tuple[object, ...]]:

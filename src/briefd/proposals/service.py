@@ -11,7 +11,7 @@ import httpx
 
 from briefd.errors import BriefdError, IndexNotFoundError, ProposalError
 from briefd.proposals import records
-from briefd.proposals.branch import Author, local_proposal, push_proposal
+from briefd.proposals.branch import Author, Change, local_proposal, push_proposal
 from briefd.proposals.forge import GitHub, open_forge
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.policy import Delivery, delivery, require_enabled
@@ -58,16 +58,9 @@ def _make(settings: Settings, request: ProposalRequest, doc_path: str, going: De
     branch = BRANCH_PREFIX + proposal_id
     author = Author(settings.proposals.author_name, settings.proposals.author_email)
     description = request.change_description.strip()
+    change = Change(doc_path, request.new_content, description + "\n", author)
     make = push_proposal if going.pushed else local_proposal
-    made = make(
-        going.target,
-        branch,
-        doc_path,
-        request.new_content,
-        description + "\n",
-        author,
-        settings.sync.git_timeout,
-    )
+    made = make(going.target, branch, change, settings.sync.git_timeout)
     return Proposal(
         id=proposal_id,
         branch=branch,
