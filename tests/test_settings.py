@@ -123,3 +123,19 @@ def test_a_config_file_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None
     config.write_bytes(b"search:\n  top_k: 5  # caf\xe9\n")
     with pytest.raises(ConfigError, match="not UTF-8 text; save it as UTF-8"):
         load_settings(config=config, env={})
+
+
+def test_proposals_push_takes_true_false_a_remote_name_or_nothing(tmp_path: Path) -> None:
+    def push(value: str | None) -> object:
+        env = {} if value is None else {"BRIEFD_PROPOSALS__PUSH": value}
+        return load_settings(env=env).proposals.push
+
+    assert [push(None), push("true"), push("false"), push("upstream")] == [
+        None,
+        True,
+        False,
+        "upstream",
+    ]
+    assert load_settings(env={}).proposals.enabled is False
+    with pytest.raises(ConfigError, match=r"proposals\.push: expected a non-empty string"):
+        load_settings(env={"BRIEFD_PROPOSALS__PUSH": "[1]"})

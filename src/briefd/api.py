@@ -200,6 +200,11 @@ class Briefd:
         with self.store.read() as conn:
             return views.scope_counts(conn)
 
+    def documents(self, scopes: Sequence[str] | None = None) -> list[views.DocumentSummary]:
+        """Indexed documents by scope, then path (``scopes``: only those; default: all)."""
+        with self.store.read() as conn:
+            return views.document_list(conn, scopes)
+
     def document(
         self, path: str, scopes: Sequence[str] | None = None, *, scoped: bool = False
     ) -> DocumentView:

@@ -18,6 +18,7 @@ into an ``isError`` result.
     ├── BusyError            an action that runs alone (index rebuild) is already running
     ├── EvalError            an eval query set or dataset is malformed or missing
     ├── ProposalError        a knowledge change proposal was refused or could not be pushed
+    │   └── ProposalsOffError   proposals are off on this server (``proposals.enabled``)
     └── IntegrationError     a live Confluence or Jira lookup failed (refused, unreachable, gone)
         ├── IntegrationOffError     Confluence or Jira is not configured
         ├── RemoteNotFoundError     the issue or page does not exist or is not visible (also a
@@ -95,3 +96,7 @@ class RemoteNotFoundError(IntegrationError, NotFoundError):
 
 class RateLimitedError(IntegrationError):
     """Atlassian answered 429 twice (``Retry-After`` was honoured once): try again later."""
+
+
+class ProposalsOffError(ProposalError):
+    """Proposals are off (``proposals.enabled: false``, the default): nothing is written."""

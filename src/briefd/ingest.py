@@ -27,7 +27,8 @@ from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
 from briefd.settings import Settings
 from briefd.sources.history import Change
-from briefd.sources.scan import SourceFile, scan, scope_of
+from briefd.sources.layout import Layout
+from briefd.sources.scan import SourceFile, scan
 from briefd.store import documents as docs_table
 from briefd.store import postings, sync_state
 from briefd.store.changes import Delta
@@ -55,9 +56,7 @@ def index_source(
     """``history`` (path → last commit, from a git checkout) gives documents their
     ``updated_commit`` / ``updated_at``; without it ``updated_at`` is the file time."""
     started = time.perf_counter()
-    files, skipped = scan(
-        source, settings.index.include, settings.index.exclude, settings.index.max_file_bytes
-    )
+    files, skipped = scan(source, settings.index, Layout.of(settings))
     known = {} if rebuild else docs_table.document_hashes(store.conn)
     signature = parse_signature(settings)
     rechunk = bool(known) and docs_table.meta(store.conn, "parse") != signature
@@ -204,12 +203,10 @@ def _embed(
 
 
 def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Document:
-    scope = scope_of(file.path)
-    assert scope is not None  # scan() skips files outside every scope
     return parse_document(
         file.path,
         text,
-        scope,
+        file.scope,
         digest,
         count_tokens,
         settings.chunking.target_tokens,

@@ -140,6 +140,8 @@ class ServeSettings:
     allowed_hosts: tuple[str, ...] = ()  # extra Host values (DNS-rebinding check)
     allowed_origins: tuple[str, ...] = ()  # extra browser Origins (DNS-rebinding check)
     flush_seconds: float = 5.0  # how often counters and the query log reach SQLite
+    max_body_bytes: int = 4 * 1024 * 1024  # larger request bodies are refused (413)
+    max_streams: int = 16  # open MCP event streams (GET /mcp) at a time; more get 503
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,14 +153,20 @@ class SyncSettings:
     branch: str | None = None  # default: the remote's default branch
     interval: int = 60  # seconds between polls; 0 = no polling
     webhook_secret: str | None = None
+    webhook_window: int = 3600  # seconds a signed delivery is remembered (replays refused)
     checkout_dir: Path | None = None
     git_timeout: int = 120  # seconds for one git command
 
 
 @dataclass(frozen=True, slots=True)
 class ProposalSettings:
-    """Knowledge change proposals (T1): who authors their commits."""
+    """Knowledge change proposals (T1): off until ``enabled``; where their branches go
+    (``push``: unset, a git URL source gets them and a local checkout keeps them as local
+    branches; ``true``, or a remote's name, pushes a checkout's too; ``false`` never pushes);
+    who authors their commits."""
 
+    enabled: bool = False
+    push: bool | str | None = None
     author_name: str = "briefd"
     author_email: str = "briefd@localhost"
 
@@ -206,10 +214,31 @@ class JiraSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ScopeRule:
+    """One ``scopes:`` entry (K1): files under a folder matching ``folder`` (a glob relative to
+    the knowledge root: ``*`` is one folder name, ``**`` any depth, ``.`` the root) belong to
+    ``scope`` (default: the matched folder's own path); ``default``: searched when a request
+    names no scope."""
+
+    folder: str
+    scope: str | None = None
+    default: bool = False
+
+
+# Today's layout: domain/ and conventions/ for everyone, one scope per projects/<name>/.
+DEFAULT_LAYOUT = (
+    ScopeRule("domain", default=True),
+    ScopeRule("conventions", default=True),
+    ScopeRule("projects/*"),
+)
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     source: Path | None = None
     db: Path = Path(".briefd/briefd.db")
     default_scopes: tuple[str, ...] = ("domain", "conventions")
+    scopes: tuple[ScopeRule, ...] = DEFAULT_LAYOUT
     index: IndexSettings = field(default_factory=IndexSettings)
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
@@ -253,7 +282,16 @@ def load_settings(
             origin = f"option for {key}"
             _set_dotted(merged, key, value, origin)
             settings = _build(Settings, merged, prefix="", origin=origin)
-    return _models_beside_index(settings, merged)
+    return _defaults_from_layout(_models_beside_index(settings, merged), merged)
+
+
+def _defaults_from_layout(settings: Settings, merged: Mapping[str, Any]) -> Settings:
+    """``scopes:`` rules marked ``default`` give the default scopes, unless ``default_scopes``
+    names them itself (a rule with a wildcard folder and no name contributes its glob)."""
+    if "scopes" not in merged or "default_scopes" in merged:
+        return settings
+    defaults = tuple(rule.scope or rule.folder for rule in settings.scopes if rule.default)
+    return dataclasses.replace(settings, default_scopes=tuple(dict.fromkeys(defaults)))
 
 
 def _models_beside_index(settings: Settings, merged: Mapping[str, Any]) -> Settings:
@@ -411,6 +449,14 @@ def _build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
     kwargs = {}
     for name, value in data.items():
         kwargs[name] = _convert(hints[name], value, prefix + name, origin)
+    for name, declared in fields.items():
+        missing = dataclasses.MISSING
+        if (
+            name not in kwargs
+            and declared.default is missing
+            and declared.default_factory is missing
+        ):
+            raise ConfigError(f"{origin}: {prefix}{name}: required, and missing")
     return cls(**kwargs)
 
 
@@ -427,9 +473,11 @@ def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
         return _build(typing.cast(type, hint), value, key + ".", origin)
     args = typing.get_args(hint)
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        if bool in args and isinstance(value, bool):
+            return value  # ``bool | str``: true and false are choices of their own
         if type(None) in args and (value is None or value is False):
             return None  # YAML reads "off", "no" and "false" as False: for an optional, "none"
-        inner = next(a for a in args if a is not type(None))
+        inner = next((a for a in args if a not in (type(None), bool)), bool)
         return _convert(inner, value, key, origin)
     if typing.get_origin(hint) is Literal:
         if value not in args:
@@ -437,6 +485,9 @@ def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
             raise ConfigError(f"{origin}: {key}: expected {accepted}, got {value!r}")
         return value
     if typing.get_origin(hint) is tuple:
+        item = typing.get_args(hint)[0]
+        if dataclasses.is_dataclass(item):
+            return _to_records(typing.cast(type, item), value, key, origin)
         return _to_tuple(value, key, origin)
     converter = _SCALARS.get(hint)
     if converter is None:  # pragma: no cover - a declaration bug, not user input
@@ -450,6 +501,39 @@ def _to_tuple(value: Any, key: str, origin: str) -> tuple[str, ...]:
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{origin}: {key}: expected a list of strings, got {value!r}")
     return tuple(value)
+
+
+def _to_records(cls: type[Any], value: Any, key: str, origin: str) -> tuple[Any, ...]:
+    """A list of mappings (``scopes:``), each built and checked like a settings section."""
+    if not isinstance(value, list | tuple) or not value:
+        raise ConfigError(f"{origin}: {key}: expected a non-empty list of mappings, got {value!r}")
+    records = tuple(
+        item if isinstance(item, cls) else _build(cls, item, f"{key}[{n}].", origin)
+        for n, item in enumerate(value)
+    )
+    for n, record in enumerate(records):
+        problem = _record_problem(record)
+        if problem:
+            raise ConfigError(f"{origin}: {key}[{n}].{problem}")
+    return records
+
+
+def _record_problem(record: Any) -> str | None:
+    if not isinstance(record, ScopeRule):  # pragma: no cover - a declaration bug
+        return None
+    parts = record.folder.strip("/").split("/")
+    if record.folder.startswith("/") or ".." in parts or any(p == "" for p in parts):
+        return (
+            f"folder: expected a folder glob relative to the knowledge root, got {record.folder!r}"
+        )
+    name = record.scope
+    if name is None and record.folder.strip("/") == ".":
+        return "scope: the root folder '.' needs a scope name"
+    if name is not None and (
+        name == "all" or name != name.strip().strip("/") or "," in name or ".." in name.split("/")
+    ):
+        return f"scope: {name!r} cannot name a scope ('all' is reserved; no commas, no '..')"
+    return None
 
 
 # whole numbers where 0 would quietly do nothing (embed nothing, rank nothing)

@@ -46,7 +46,8 @@ def test_index_summary_and_no_op_rerun(indexed: Path) -> None:
     )
     assert re.fullmatch(r"  0 changed \(0 new\), 0 deleted, \d+ unchanged, 1 skipped", lines[1])
     assert lines[2] == (
-        "  skipped README.md: outside every scope (domain/, conventions/, projects/<name>/); not served"
+        "  skipped README.md: outside every scope (domain/, conventions/, projects/*/); "
+        "not served: add its folder to 'scopes' in briefd.yaml"
     )
 
 

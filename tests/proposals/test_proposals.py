@@ -161,7 +161,9 @@ def test_a_plain_directory_source_cannot_take_proposals(tmp_path: Path) -> None:
             api.propose_update(ProposalRequest("domain/a.md", "why", "# B\n"))
 
 
-def test_a_users_checkout_pushes_without_touching_it(tmp_path: Path, remote: Remote) -> None:
+def test_a_users_checkout_pushes_with_consent_without_touching_it(
+    tmp_path: Path, remote: Remote
+) -> None:
     work = remote.work
     (work / "domain" / "glossary.md").write_text("# Glossary\n\nuncommitted edit\n")
     before = (
@@ -169,7 +171,8 @@ def test_a_users_checkout_pushes_without_touching_it(tmp_path: Path, remote: Rem
         git(work, "status", "--porcelain"),
         (work / ".git" / "index").read_bytes(),
     )
-    with Briefd(git_settings(tmp_path, str(work)), embedder=None) as api:
+    consent = git_settings(tmp_path, str(work), **{"proposals.push": True})
+    with Briefd(consent, embedder=None) as api:
         api.sync()
         made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
 

@@ -13,6 +13,8 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
+from briefd.service.listener import BoundedH11Protocol
+
 TOKEN = "test-token-0f4c9a"
 
 
@@ -27,7 +29,7 @@ def free_port() -> int:
 def serving(app: Starlette, **options: Any) -> Iterator[str]:
     """``app`` on a real uvicorn; ``options`` go to its config (``ssl_certfile``: https)."""
     port = free_port()
-    options = {"log_level": "warning", "lifespan": "on", **options}
+    options = {"log_level": "warning", "lifespan": "on", "http": BoundedH11Protocol, **options}
     config = uvicorn.Config(app, host="127.0.0.1", port=port, **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)

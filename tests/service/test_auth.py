@@ -161,6 +161,20 @@ def test_binding_beyond_loopback_needs_a_token() -> None:
     check_bind(ServiceConfig(host="::1"))
 
 
+def test_a_short_token_is_refused_beyond_loopback() -> None:
+    """Failure 6 of issue 16: a one-character token was accepted for 0.0.0.0."""
+    for token in ("x", "fifteen-chars-x"):
+        with pytest.raises(ConfigError) as caught:
+            check_bind(ServiceConfig(host="0.0.0.0", token=token))
+        assert str(caught.value) == (
+            f"refusing to bind 0.0.0.0 with a {len(token)}-character token: BRIEFD_API_TOKEN "
+            "must have at least 16 characters there (e.g. the output of "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
+        )
+    check_bind(ServiceConfig(host="0.0.0.0", token="sixteen-chars-xx"))
+    check_bind(ServiceConfig(host="127.0.0.1", token="x"))  # this machine only: any token
+
+
 def test_token_comes_from_the_environment_only(service_api: Briefd) -> None:
     config = ServiceConfig.from_settings(
         service_api.settings.serve, env={"BRIEFD_API_TOKEN": " abc "}, port=9000

@@ -71,8 +71,7 @@ def test_inspector_lists_and_calls_tools(service_api: Briefd) -> None:
         "list_scopes",
         "suggest_links",
         "report_usage",
-        "propose_update",
-    ]
+    ]  # propose_update: only with proposals.enabled
     assert all("outputSchema" in t for t in listed["tools"])
     assert not search.get("isError")
     assert search["structuredContent"]["hits"][0]["doc_path"] == "domain/retry-policy.md"

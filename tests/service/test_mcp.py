@@ -28,7 +28,7 @@ __all__ = ["git_api", "remote"]  # fixtures with a real bare git remote
 
 MODES = ["legacy", "auto"]  # auto: server/discover, then the current stateless revision
 READ_ONLY = {"search_context", "compile_bundle", "get_document", "list_scopes", "suggest_links"}
-ALL_TOOLS = READ_ONLY | {"report_usage", "propose_update"}
+ALL_TOOLS = READ_ONLY | {"report_usage"}  # propose_update: only when proposals are on
 
 Session = Callable[[Client], Awaitable[Any]]
 
@@ -211,11 +211,12 @@ def test_tools_keep_to_the_default_scopes_and_the_budget(url: str, mode: str) ->
     )
 
 
-def test_propose_update_never_fakes_a_success(url: str) -> None:
-    """The example copy is a plain directory, not a git repository: no proposal can be made."""
+def test_propose_update_is_not_offered_while_proposals_are_off(url: str) -> None:
+    """Proposals are off by default: the tool is not listed, and a call writes nothing."""
 
-    async def body(client: Client) -> CallToolResult:
-        return await client.call_tool(
+    async def body(client: Client) -> tuple[set[str], CallToolResult]:
+        names = {t.name for t in (await client.list_tools()).tools}
+        result = await client.call_tool(
             "propose_update",
             {
                 "doc_path": "domain/retry-policy.md",
@@ -223,10 +224,12 @@ def test_propose_update_never_fakes_a_success(url: str) -> None:
                 "new_content": "# Retry policy\n\nNew text.\n",
             },
         )
+        return names, result
 
-    result = run(url, "legacy", body)
+    names, result = run(url, "legacy", body)
+    assert "propose_update" not in names
     assert result.is_error
-    assert result.content[0].text  # type: ignore[union-attr]
+    assert "propose_update" in result.content[0].text  # type: ignore[union-attr]
 
 
 def test_a_wrong_token_cannot_connect(url: str) -> None:

@@ -26,6 +26,7 @@ def git_settings(tmp_path: Path, source: str, **overrides: object) -> Settings:
             "db": str(tmp_path / "data" / "index.db"),
             "source": source,
             "embeddings.enabled": False,
+            "proposals.enabled": True,  # off by default; these repositories are the tests' own
             **overrides,
         },
     )

@@ -174,6 +174,7 @@ def test_sigkill_during_sync_loses_nothing(tmp_path: Path, remote: Remote) -> No
 def start_server(tmp_path: Path, remote: Remote, port: int) -> subprocess.Popen[bytes]:
     env = {**briefd_env(tmp_path, remote), "BRIEFD_SYNC__WEBHOOK_SECRET": "s3cret"}
     env["BRIEFD_SYNC__INTERVAL"] = "0"
+    env["BRIEFD_PROPOSALS__ENABLED"] = "true"
     process = subprocess.Popen(
         [sys.executable, "-m", "briefd", "serve", "--port", str(port)],
         cwd=tmp_path,

@@ -4,6 +4,7 @@ function bound to its settings, so this module stays free of the API object."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from collections.abc import Callable
@@ -107,7 +108,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
             engine.cache.put(key.key, bundle, hit=not fresh)
         else:
             bundle = replace(bundle, cached=True)
-        base = _base(conn, request.base, key) if request.base else None
+        base = _base(conn, engine.store, request.base, key) if request.base else None
     if fresh and not live:  # a live issue's text is never stored
         _persist(engine, key, bundle, request, scopes, paths)
     if request.base is None:
@@ -198,13 +199,13 @@ def diff(
 
 
 def _base(
-    conn: sqlite3.Connection, base_id: str, key: CacheKey
+    conn: sqlite3.Connection, store: Store, base_id: str, key: CacheKey
 ) -> tuple[StoredSection, ...] | None:
     """The sections of the base bundle, or None when it is unknown or was compiled for a
     different request (then the caller gets the full bundle, marked recovered)."""
     if not _BUNDLE_ID.match(base_id):
         return None
-    found = cache_table.manifest(conn, base_id)
+    found = cache_table.manifest(conn, base_id) or unsaved_manifest(store, base_id)
     if found is None or found[0] != key.request_key:
         return None
     return found[1]
@@ -225,20 +226,41 @@ def _persist(
     scopes: tuple[str, ...],
     paths: tuple[str, ...],
 ) -> None:
-    """Store the new bundle and the hits counted since the last write. A busy or read-only
-    database costs only the cache row: the caller still gets its bundle."""
+    """Store the new bundle and the hits counted since the last write. While another process
+    holds the index (a reindex) or the disk is full, the bundle row waits in memory
+    (:meth:`Store.defer`) and is written by a later flush: the caller gets its bundle now, and
+    ``report_usage`` and ``base=`` recognise it meanwhile."""
     pending = engine.cache.take_pending_hits()
+    task = request.task.strip()
+
+    def save(conn: sqlite3.Connection) -> None:
+        cache_table.save(conn, key, bundle, task, scopes, paths, request.max_tokens)
+
     try:
         with engine.store.write(wait_ms=CACHE_WAIT_MS, durable=False) as conn:
-            cache_table.save(
-                conn, key, bundle, request.task.strip(), scopes, paths, request.max_tokens
-            )
+            save(conn)
             cache_table.add_hits(conn, pending)
     except StoreError:
         engine.cache.restore_pending_hits(pending)
+        sections = tuple(StoredSection(i.chunk_id, i.fingerprint, i.tokens) for i in bundle.items)
+        engine.store.defer(_unsaved(bundle.bundle_id), save, (key.request_key, sections))
+
+
+def unsaved_manifest(store: Store, bundle_id: str) -> tuple[str, tuple[StoredSection, ...]] | None:
+    """(request key, sections) of a bundle served but not yet written (see :func:`_persist`)."""
+    held = store.deferred(_unsaved(bundle_id))
+    return held if isinstance(held, tuple) else None
+
+
+def _unsaved(bundle_id: str) -> str:
+    return f"bundle:{bundle_id}"
 
 
 def flush_hits(store: Store, cache: BundleCache) -> None:
+    """Write the hits counted in memory and the writes the index could not take earlier
+    (bundles, usage reports); a busy index keeps them for the next call."""
+    with contextlib.suppress(StoreError):
+        store.flush_deferred(CACHE_WAIT_MS)
     pending = cache.take_pending_hits()
     if not pending:
         return

@@ -1,4 +1,5 @@
-"""``briefd doc``, ``scopes``, ``links`` and ``version``: looking at what is indexed."""
+"""``briefd doc``, ``docs``, ``scopes``, ``links`` and ``version``: looking at what is
+indexed."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from briefd.store.migrations import SCHEMA_VERSION
 
 def register(app: typer.Typer) -> None:
     app.command("doc")(doc_command)
+    app.command("docs")(docs_command)
     app.command("scopes")(scopes_command)
     app.command("links")(links_command)
     app.command("version")(version_command)
@@ -71,6 +73,39 @@ def _describe_link(link: ResolvedLink) -> str:
     target = link.target_path or "?"
     note = f"  [{link.status}: {link.detail}]" if link.status != "ok" else ""
     return f"{written} → {target}{note}"
+
+
+def docs_command(
+    ctx: typer.Context,
+    scopes: list[str] | None = typer.Option(None, "--scopes", help="Only these scopes."),
+    json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """List the indexed documents per scope, with their sections and tokens."""
+    with reported_errors(), ctx.obj.api() as api:
+        found = api.documents(split_scopes(scopes))
+    if json_output:
+        print_json({"documents": found})
+        return
+    if not found:
+        console.print("No documents indexed; run `briefd index` (see `briefd scopes`).")
+        return
+    table = Table()
+    table.add_column("scope", no_wrap=True)
+    table.add_column("path", no_wrap=True)
+    table.add_column("title", no_wrap=True, overflow="ellipsis")
+    table.add_column("sections", justify="right")
+    table.add_column("tokens", justify="right")
+    table.add_column("updated", no_wrap=True)
+    for doc in found:
+        table.add_row(
+            Text(doc.scope),
+            Text(doc.path),
+            Text(doc.title),
+            str(doc.sections),
+            f"{doc.tokens:,}",
+            Text(doc.updated_at[:10]),
+        )
+    console.print(table)
 
 
 def scopes_command(

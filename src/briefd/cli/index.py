@@ -8,7 +8,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from briefd.cli.output import console, errors, print_json, reported_errors
+from briefd.errors import SourceError
 from briefd.model import IndexReport
+from briefd.sources.layout import nothing_indexed
 
 
 def register(app: typer.Typer) -> None:
@@ -45,6 +47,9 @@ def index_command(
         print_json(report)
     else:
         print_report(report)
+    if report.documents == 0:
+        with reported_errors():
+            raise SourceError(nothing_indexed(report, api.settings))
 
 
 def print_report(report: IndexReport) -> None:

@@ -14,7 +14,9 @@ def register(app: typer.Typer) -> None:
 def proposals_command(
     ctx: typer.Context,
     status: str | None = typer.Option(
-        None, "--status", help="Only proposals with this status: pushed, open, merged, closed."
+        None,
+        "--status",
+        help="Only proposals with this status: local, pushed, open, merged, closed.",
     ),
     json_output: bool = typer.Option(False, "--json", help="Print the proposals as JSON."),
 ) -> None:

@@ -38,7 +38,9 @@ def serve_command(
     from briefd.embeddings.registry import create_embedder
     from briefd.service import ServiceConfig, create_app
     from briefd.service.config import check_bind
+    from briefd.service.listener import BoundedH11Protocol
     from briefd.service.metrics import CountingEmbedder, Metrics
+    from briefd.sources.layout import nothing_indexed
 
     with reported_errors():
         settings = apply_tuned(ctx.obj.settings(source=source), tuned)
@@ -61,6 +63,8 @@ def serve_command(
                 markup=False,
                 soft_wrap=True,
             )
+            if report.documents == 0:
+                errors.print(f"warning: {nothing_indexed(report, settings)}", markup=False)
         app = create_app(api, config, metrics)
     url = f"http://{config.host if ':' not in config.host else f'[{config.host}]'}:{config.port}"
     console.print(
@@ -76,6 +80,7 @@ def serve_command(
             port=config.port,
             log_level="warning",
             timeout_graceful_shutdown=5,
+            http=BoundedH11Protocol,
         )
     finally:
         api.close()

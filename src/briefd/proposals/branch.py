@@ -38,15 +38,17 @@ class Pushed:
     commit: str
 
 
-def push_proposal(
-    target: GitTarget,
-    branch: str,
-    doc_path: str,
-    content: str,
-    message: str,
-    author: Author,
-    timeout: float,
-) -> Pushed:
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What a proposal commits: one document's new content, the message and the author."""
+
+    doc_path: str
+    content: str
+    message: str
+    author: Author
+
+
+def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
     """Create ``branch`` on the remote with exactly one commit on top of its base branch."""
     scratch = f"refs/briefd/scratch/{branch.rsplit('-', 1)[-1]}"
     try:
@@ -56,25 +58,43 @@ def push_proposal(
             timeout,
         )
         base = _git(["rev-parse", "--verify", f"{scratch}^{{commit}}"], target, timeout)
-        tree = _tree_with(target, base, target.prefix + doc_path, content, timeout)
-        if tree == _git(["rev-parse", f"{base}^{{tree}}"], target, timeout):
-            raise ProposalError(
-                f"new_content is identical to {doc_path} on {target.base_branch} "
-                f"({base[:12]}); nothing to propose"
-            )
-        commit = _git(
-            ["commit-tree", tree, "-p", base, "-F", "-"],
-            target,
-            timeout,
-            env=author.env(),
-            stdin=message.encode("utf-8"),
-        )
+        commit = _commit(target, base, change, timeout)
         # to the URL, not the remote's name: no remote-tracking ref appears in the checkout
         url = _git(["remote", "get-url", "--push", target.remote], target, timeout)
         _git(["push", "--quiet", url, f"{commit}:refs/heads/{branch}"], target, timeout)
     finally:
         _forget(target, scratch, timeout)
     return Pushed(base, commit)
+
+
+def local_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
+    """Create ``branch`` in the repository itself, one commit on top of its local base branch
+    (HEAD when there is none); nothing is fetched or pushed."""
+    local = f"refs/heads/{target.base_branch}"
+    try:
+        base = _git(["rev-parse", "--verify", "--quiet", f"{local}^{{commit}}"], target, timeout)
+    except ProposalError:
+        base = _git(["rev-parse", "--verify", "HEAD^{commit}"], target, timeout)
+    commit = _commit(target, base, change, timeout)
+    _git(["update-ref", f"refs/heads/{branch}", commit, ""], target, timeout)  # never replaces
+    return Pushed(base, commit)
+
+
+def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> str:
+    """One commit on ``base`` whose tree differs from it only in the changed document."""
+    tree = _tree_with(target, base, target.prefix + change.doc_path, change.content, timeout)
+    if tree == _git(["rev-parse", f"{base}^{{tree}}"], target, timeout):
+        raise ProposalError(
+            f"new_content is identical to {change.doc_path} on {target.base_branch} "
+            f"({base[:12]}); nothing to propose"
+        )
+    return _git(
+        ["commit-tree", tree, "-p", base, "-F", "-"],
+        target,
+        timeout,
+        env=change.author.env(),
+        stdin=change.message.encode("utf-8"),
+    )
 
 
 def _tree_with(target: GitTarget, base: str, repo_path: str, content: str, timeout: float) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-# pushed: a branch without a pull request (no forge, or the forge refused: see forge_error)
-ProposalStatus = Literal["pushed", "open", "merged", "closed"]
+# local: a branch in the knowledge checkout, not pushed (proposals.push); pushed: a branch on
+# the remote without a pull request (no forge, or the forge refused: see forge_error)
+ProposalStatus = Literal["local", "pushed", "open", "merged", "closed"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,31 +11,39 @@ import httpx
 
 from briefd.errors import BriefdError, IndexNotFoundError, ProposalError
 from briefd.proposals import records
-from briefd.proposals.branch import Author, push_proposal
+from briefd.proposals.branch import Author, Change, local_proposal, push_proposal
 from briefd.proposals.forge import GitHub, open_forge
 from briefd.proposals.model import Proposal, ProposalRequest
+from briefd.proposals.policy import Delivery, delivery, require_enabled
 from briefd.proposals.validate import checked_path
 from briefd.settings import Settings
 from briefd.sources import knowledge as sources
-from briefd.sources.knowledge import GitTarget
+from briefd.sources.knowledge import remote_url
 from briefd.store.db import Store
 from briefd.sync.state import Refresh
 
 BRANCH_PREFIX = "briefd/proposal-"
 TITLE_CHARS = 72
+NOT_PUSHED_FOR_FORGE = (
+    "forge.type opens pull requests from pushed branches, and this source's proposals stay "
+    "local (proposals.push); set proposals.push: true to push them to '{remote}', or forge.type: none"
+)
 
 
 def propose(settings: Settings, request: ProposalRequest) -> Proposal:
-    """Validate, push a one-commit branch, open a pull request when a forge is configured,
-    and store the proposal (on a connection of its own: callers need no lock). The serving
-    checkout and the index are not touched."""
-    doc_path = checked_path(request, settings.default_scopes, settings.index.max_file_bytes)
-    target, remote_url = locate(settings)
+    """Validate, make a one-commit branch (pushed where :mod:`.policy` allows, else local),
+    open a pull request when a forge is configured, and store the proposal (on a connection of
+    its own: callers need no lock). The serving checkout and the index are not touched."""
+    require_enabled(settings)
+    doc_path = checked_path(request, settings)
+    going = locate(settings)
     store = Store.open(settings.db)  # no index, no record: fail before anything is pushed
     try:
         with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
-            forge = open_forge(settings.forge, remote_url, client)  # config gaps fail early too
-            proposal = _push(settings, request, doc_path, target)
+            forge = open_forge(settings.forge, going.url, client)  # config gaps fail early too
+            if forge is not None and not going.pushed:
+                raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
+            proposal = _make(settings, request, doc_path, going)
             if forge is not None:
                 proposal = _open_pull(forge, proposal)
         with store.write() as conn:
@@ -45,34 +53,26 @@ def propose(settings: Settings, request: ProposalRequest) -> Proposal:
     return proposal
 
 
-def _push(
-    settings: Settings, request: ProposalRequest, doc_path: str, target: GitTarget
-) -> Proposal:
+def _make(settings: Settings, request: ProposalRequest, doc_path: str, going: Delivery) -> Proposal:
     proposal_id = secrets.token_hex(4)
     branch = BRANCH_PREFIX + proposal_id
     author = Author(settings.proposals.author_name, settings.proposals.author_email)
     description = request.change_description.strip()
-    pushed = push_proposal(
-        target,
-        branch,
-        doc_path,
-        request.new_content,
-        description + "\n",
-        author,
-        settings.sync.git_timeout,
-    )
+    change = Change(doc_path, request.new_content, description + "\n", author)
+    make = push_proposal if going.pushed else local_proposal
+    made = make(going.target, branch, change, settings.sync.git_timeout)
     return Proposal(
         id=proposal_id,
         branch=branch,
         doc_path=doc_path,
         description=description,
-        commit_hash=pushed.commit,
+        commit_hash=made.commit,
         pr_url=None,
-        status="pushed",
+        status="pushed" if going.pushed else "local",
         client=request.client,
         created_at=_now(),
-        base_branch=target.base_branch,
-        base_commit=pushed.base_commit,
+        base_branch=going.target.base_branch,
+        base_commit=made.base_commit,
     )
 
 
@@ -92,9 +92,12 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
     return replace(proposal, pr_url=pull.url, pr_number=pull.number, status=pull.status)
 
 
-def locate(settings: Settings) -> tuple[GitTarget, str | None]:
-    """The repository and remote branch proposals are built on, and the remote's URL."""
-    return sources.resolve(settings).push_target()
+def locate(settings: Settings) -> Delivery:
+    """The repository and branch a proposal is built on, and whether it is pushed."""
+    target, url = sources.resolve(settings).push_target()
+    return delivery(
+        settings, target, url, lambda name: remote_url(target.repo, name, settings.sync.git_timeout)
+    )
 
 
 def refresh_after_sync(open_store: Callable[[], Store], settings: Settings) -> Refresh:
@@ -114,14 +117,14 @@ def refresh_statuses(store: Store, settings: Settings) -> Refresh:
     if not pending or settings.forge.type == "none":
         return Refresh(0, (), None)
     try:
-        remote_url = locate(settings)[1]
+        forge_url = locate(settings).url
     except BriefdError:
-        remote_url = settings.sync.remote
+        forge_url = settings.sync.remote
     changed: list[str] = []
     error: str | None = None
     with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
         try:
-            forge = open_forge(settings.forge, remote_url, client)
+            forge = open_forge(settings.forge, forge_url, client)
         except ProposalError as exc:
             return Refresh(0, (), str(exc))
         assert forge is not None

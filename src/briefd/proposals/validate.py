@@ -6,29 +6,30 @@ from collections.abc import Sequence
 
 from briefd.errors import ProposalError
 from briefd.proposals.model import ProposalRequest
-from briefd.sources.scan import scope_of
+from briefd.settings import Settings
+from briefd.sources.layout import Layout, in_scopes
 from briefd.store.scopes import ALL_SCOPES
 
 SUFFIXES = (".md", ".markdown")
 MAX_DESCRIPTION = 10_000
 
 
-def checked_path(request: ProposalRequest, default_scopes: Sequence[str], max_bytes: int) -> str:
+def checked_path(request: ProposalRequest, settings: Settings) -> str:
     """The normalised document path, or a :class:`ProposalError` that says what to fix."""
     path = _clean_path(request.doc_path)
-    scope = scope_of(path)
+    layout = Layout.of(settings)
+    scope = layout.scope_of(path)
     if scope is None:
         raise ProposalError(
-            f"doc_path '{path}' is outside every scope; knowledge lives under domain/, "
-            "conventions/ or projects/<name>/"
+            f"doc_path '{path}' is outside every scope; knowledge lives under {layout.folders()}"
         )
-    allowed = tuple(request.scopes) if request.scopes else tuple(default_scopes)
-    if ALL_SCOPES not in allowed and scope not in allowed:
+    allowed: Sequence[str] = request.scopes or settings.default_scopes
+    if ALL_SCOPES not in allowed and not in_scopes(scope, allowed):
         raise ProposalError(
             f"doc_path '{path}' is in scope '{scope}', which this request may not see "
             f"(scopes: {', '.join(allowed) or 'none'}); add '{scope}' to scopes"
         )
-    _check_text(request, max_bytes)
+    _check_text(request, settings.index.max_file_bytes)
     return path
 
 

@@ -30,6 +30,7 @@ RecallMode = Literal["auto", "bm25", "hybrid"]
 # (prompt, scopes, top_k) -> ([(chunk id, score)] best first, gate verdict)
 HybridSearch = Callable[[str, tuple[str, ...], int], tuple[list[tuple[str, float]], str]]
 MAX_PROMPT_CHARS = 20_000
+MAX_SESSION_ID = 256  # an id, not content: it is stored with every injected section
 MAX_BLOCK_CHARS = 10_000  # Claude Code shows longer hook output as a preview only
 MODES = ("auto", "bm25", "hybrid")
 REMEMBER_WAIT_MS = 200
@@ -45,6 +46,13 @@ class RecallRequest:
     top_k: int | None = None
     scopes: tuple[str, ...] | None = None
     mode: RecallMode | None = None
+
+    def __post_init__(self) -> None:
+        if self.session_id is not None and len(self.session_id) > MAX_SESSION_ID:
+            raise QueryError(
+                f"session_id is {len(self.session_id)} characters; at most {MAX_SESSION_ID} "
+                "(send the agent's session id, not content)"
+            )
 
     @classmethod
     def from_json(cls, data: object) -> RecallRequest:

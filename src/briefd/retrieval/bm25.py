@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from briefd.retrieval.lexical import FieldWeights
 from briefd.store import postings
+from briefd.store.db import data_version
 
 K1, B = 1.2, 0.75  # FTS5's constants
 TOKEN_CACHE = 50_000
@@ -128,14 +129,14 @@ class Lexicon:
     def __init__(self) -> None:
         self.tokenizer = Tokenizer()
         self._index: PostingsIndex | None = None
-        self._version: int | None = None
+        self._version: tuple[int, int] | None = None
 
     def invalidate(self) -> None:
         self._version = None
 
     def index(self, conn: sqlite3.Connection) -> PostingsIndex | None:
         """None when the postings do not cover the chunks (FTS5 answers instead)."""
-        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        version = data_version(conn)
         if version != self._version:
             coverage = postings.load_coverage(conn)
             total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]

@@ -2,12 +2,13 @@
 
 The vector matrix is loaded once and kept until another process commits to the database
 (``PRAGMA data_version``) or this process re-indexes; query embeddings are memoised, so the
-same query costs one model call.
+same query costs one model call, and bounded: only a query's first window is embedded.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -16,10 +17,12 @@ import numpy.typing as npt
 from briefd.embeddings.base import Embedder
 from briefd.retrieval import calibration
 from briefd.retrieval.gate import Calibration
+from briefd.store.db import data_version
 from briefd.vectors import store as vector_store
 from briefd.vectors.index import VectorIndex
 
 QUERY_CACHE = 256
+QUERY_CHARS = 2000  # embedded of a query; the rest only goes to BM25
 
 
 class SemanticIndex:
@@ -29,15 +32,16 @@ class SemanticIndex:
         self.ann_threshold = ann_threshold
         self._index: VectorIndex | None = None
         self.calibration: Calibration | None = None
-        self._version: int | None = None
+        self._version: tuple[int, int] | None = None
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._primed: dict[str, npt.NDArray[np.float32]] = {}
+        self._cache_lock = threading.Lock()
 
     def invalidate(self) -> None:
         self._index = None
 
     def index(self, conn: sqlite3.Connection) -> VectorIndex:
-        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        version = data_version(conn)
         if self._index is None or version != self._version:
             rowids, scopes, matrix = vector_store.load(conn, self.embedder.model_id)
             self._index = VectorIndex.build(
@@ -54,22 +58,47 @@ class SemanticIndex:
 
     def prime(self, texts: list[str], batch_size: int = 32) -> None:
         """Embed many queries at once (evaluation, tuning); kept for this object's lifetime."""
-        todo = [t for t in dict.fromkeys(texts) if t not in self._primed]
+        todo = [t for t in dict.fromkeys(map(query_text, texts)) if t not in self._primed]
         for start in range(0, len(todo), batch_size):
             part = todo[start : start + batch_size]
-            for text, vector in zip(part, self.embedder.embed_batch(part, "query"), strict=True):
+            vectors = self.embedder.embed_batch(part, "query")
+            for text, vector in zip(part, vectors, strict=True):
                 self._primed[text] = vector
 
     def query_vector(self, text: str) -> npt.NDArray[np.float32]:
+        """The query's vector, of its first window only (:func:`query_text`). Safe to call
+        from several threads: two new queries are embedded side by side, as an index run's
+        passages already are next to queries."""
+        text = query_text(text)
         primed = self._primed.get(text)
         if primed is not None:
             return primed
-        cached = self._queries.get(text)
-        if cached is None:
-            cached = self.embedder.embed_batch([text], "query")[0]
-            self._queries[text] = cached
+        with self._cache_lock:
+            cached = self._queries.get(text)
+            if cached is not None:
+                self._queries.move_to_end(text)
+                return cached
+        vector: npt.NDArray[np.float32] = self.embedder.embed_batch([text], "query")[0]
+        with self._cache_lock:
+            self._queries[text] = vector
             if len(self._queries) > QUERY_CACHE:
                 self._queries.popitem(last=False)
-        else:
-            self._queries.move_to_end(text)
-        return cached
+        return vector
+
+
+def query_text(text: str) -> str:
+    """What the model reads of a query: at most :data:`QUERY_CHARS` characters, cut at a word
+    boundary, about one model window (e5: 510 tokens). A pasted page or a long task costs one
+    window, not one per 510 tokens; BM25 still gets the whole query."""
+    if len(text) <= QUERY_CHARS:
+        return text
+    cut = text[:QUERY_CHARS]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    return cut[:space] if space > QUERY_CHARS // 2 else cut
+
+
+def warm(semantic: SemanticIndex | None, text: str) -> None:
+    """Embed ``text`` as a query now (the service does it before it takes its lock), so the
+    search that follows finds its vector cached."""
+    if semantic is not None and text.strip():
+        semantic.query_vector(text)

@@ -13,6 +13,7 @@ from collections import defaultdict
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from briefd.store.db import data_version
 from briefd.store.vocabulary import normal_word
 
 MIN_LENGTH = 4
@@ -33,13 +34,13 @@ class Speller:
     """The vocabulary of one index, loaded on first need and kept until the database changes."""
 
     def __init__(self) -> None:
-        self._version: int | None = None
+        self._version: tuple[int, int] | None = None
         self._by_length: dict[int, list[str]] = {}
         self._frequency: dict[str, int] = {}
         self._pools: dict[tuple[int, int], list[str]] = {}
 
     def _load(self, conn: sqlite3.Connection) -> None:
-        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        version = data_version(conn)
         if self._version == version and self._frequency:
             return
         by_length: dict[int, list[str]] = defaultdict(list)

@@ -28,6 +28,7 @@ from briefd.api import Briefd
 from briefd.service import atlassian as live_lookups
 from briefd.service.config import ServiceConfig
 from briefd.service.guard import Guard
+from briefd.service.limits import Limits
 from briefd.service.metrics import Metrics
 from briefd.service.render import instructions
 from briefd.service.routes import (
@@ -52,6 +53,7 @@ from briefd.sync.poller import Poller
 log = logging.getLogger("briefd.service")
 
 STATUS: tuple[tuple[type[errors.BriefdError], int], ...] = (
+    (errors.ProposalsOffError, 403),
     (errors.NotFoundError, 404),
     (errors.IndexNotFoundError, 503),
     (errors.StoreError, 503),
@@ -72,6 +74,7 @@ HTTP_ERRORS = {
     409: "conflict",
     429: "rate_limited",
     413: "too_large",
+    414: "uri_too_long",
     422: "invalid_request",
 }
 
@@ -147,6 +150,7 @@ def create_app(
     for routes in ROUTERS:
         app.include_router(routes)
     app.router.routes.append(Route("/mcp", StreamableHTTPASGIApp(sessions)))
+    app.add_middleware(Limits, config=config)  # inside the Guard: bodies only of allowed callers
     app.add_middleware(Guard, config=config)
     return app
 

@@ -13,6 +13,7 @@ from briefd.settings import ServeSettings
 
 TOKEN_ENV = "BRIEFD_API_TOKEN"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+MIN_TOKEN_CHARS = 16  # for binding beyond loopback: a guessable token is no protection
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,8 @@ class ServiceConfig:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     flush_seconds: float = 5.0
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_streams: int = 16
 
     @classmethod
     def from_settings(
@@ -39,6 +42,8 @@ class ServiceConfig:
             "allowed_hosts": serve.allowed_hosts,
             "allowed_origins": serve.allowed_origins,
             "flush_seconds": serve.flush_seconds,
+            "max_body_bytes": serve.max_body_bytes,
+            "max_streams": serve.max_streams,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
@@ -67,11 +72,17 @@ def is_loopback(host: str) -> bool:
 
 
 def check_bind(config: ServiceConfig) -> None:
-    """Refuse to listen beyond this machine without a token (I3)."""
+    """Refuse to listen beyond this machine without a token, or with a short one (I3)."""
     if not is_loopback(config.host) and config.token is None:
         raise ConfigError(
             f"refusing to bind {config.host} without a token: set {TOKEN_ENV} to a long random "
             "secret, or bind 127.0.0.1 (the default)"
+        )
+    if not is_loopback(config.host) and len(config.token or "") < MIN_TOKEN_CHARS:
+        raise ConfigError(
+            f"refusing to bind {config.host} with a {len(config.token or '')}-character token: "
+            f"{TOKEN_ENV} must have at least {MIN_TOKEN_CHARS} characters there (e.g. the output "
+            "of `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
         )
     if not 0 < config.port < 65536:
         raise ConfigError(f"serve.port: expected 1–65535, got {config.port}")

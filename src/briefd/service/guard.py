@@ -77,18 +77,16 @@ class Guard:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host")
         if not host_allowed(self.config, host):
-            await _deny(send, 421, "misdirected", f"Host '{host}' is not served here; " + _HINT)
+            await deny(send, 421, "misdirected", f"Host '{host}' is not served here; " + _HINT)
             return
         origin = headers.get("origin")
         if not origin_allowed(self.config, origin, host):
-            await _deny(
-                send, 403, "forbidden_origin", f"Origin '{origin}' is not allowed; " + _HINT
-            )
+            await deny(send, 403, "forbidden_origin", f"Origin '{origin}' is not allowed; " + _HINT)
             return
         if needs_token(self.config, scope["path"]) and not token_ok(
             self.config, headers.get("authorization")
         ):
-            await _deny(
+            await deny(
                 send,
                 401,
                 "unauthorized",
@@ -102,7 +100,7 @@ class Guard:
 _HINT = "add it to serve.allowed_hosts / serve.allowed_origins in briefd.yaml if it is yours"
 
 
-async def _deny(
+async def deny(
     send: Send, status: int, error: str, detail: str, extra: dict[str, str] | None = None
 ) -> None:
     body = json.dumps({"error": error, "detail": detail}).encode()

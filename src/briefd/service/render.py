@@ -67,6 +67,11 @@ def usage_text(out: schemas.UsageOut) -> str:
 
 
 def proposal_text(out: schemas.ProposalOut) -> str:
+    if out.status == "local":
+        return (
+            f"proposed on branch {out.branch} of the knowledge repository (local: not pushed, "
+            "see proposals.push)"
+        )
     where = f"; pull request {out.pr_url}" if out.pr_url else ""
     return f"proposed on branch {out.branch} ({out.status}){where}"
 

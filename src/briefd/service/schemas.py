@@ -161,6 +161,7 @@ class HealthOut(BaseModel):
     version: str
     documents: int
     uptime_seconds: float
+    notice: str | None = None  # the index file was deleted or replaced under the server
 
 
 class ProposalIn(BaseModel):

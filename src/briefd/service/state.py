@@ -5,6 +5,7 @@ so the adapters stay thin."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -16,14 +17,18 @@ from typing import TypeVar
 from briefd.api import Briefd
 from briefd.atlassian import Account
 from briefd.bundles import Bundle, BundleRequest
+from briefd.bundles.collect import retrieval_query
 from briefd.errors import BriefdError, IndexNotFoundError
 from briefd.model import DocumentView, SearchResult
 from briefd.retrieval.search import SearchRequest
+from briefd.retrieval.semantic import warm
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside
 from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
 from briefd.service.schemas import BundleOut, DocumentOut, SearchOut, document_out, search_out
 from briefd.store.activity import QueryLogEntry, now_iso
+from briefd.store.db import Reopened
+from briefd.sync.webhook import Deliveries
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -66,6 +71,9 @@ class ServiceState:
         self._pending: list[QueryLogEntry] = []
         self._pending_lock = threading.Lock()
         self.jobs: dict[str, Job] = {}
+        self.deliveries = Deliveries(api.settings.sync.webhook_window)  # signed webhooks seen
+        self._refilled: Reopened | None = None  # the index file deletion already reindexed
+        self._warmed = False  # the embedding model is loaded (see warm_up)
 
     def call(self, surface: str, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
         """Run ``fn`` against the API, counting and timing it; under the lock unless it works
@@ -94,6 +102,15 @@ class ServiceState:
         with self.lock:
             return fn()
 
+    def embed_first(self, query: str, mode: str | None) -> None:
+        """Embed a query before the lock is taken: the model's time (one window, at most) is
+        spent outside it, so a long query never holds up other requests, and the search
+        under the lock finds the vector cached. Not before the warm-up has loaded the model."""
+        if not self._warmed or (mode or self.api.settings.search.mode) == "bm25":
+            return
+        with contextlib.suppress(BriefdError):  # the search says it under the lock
+            warm(self.api.semantic, query)
+
     def warm_up(self) -> None:
         """Load what the first query would otherwise wait for (the embedding model, the
         vectors and the gate's calibration, the vocabulary) before any client asks."""
@@ -102,6 +119,7 @@ class ServiceState:
                 self._search(SearchRequest("warm up the index", scopes=("all",), related=0), ())
         except BriefdError as exc:  # no index yet, or embeddings unavailable: said elsewhere
             log.info("warm-up skipped: %s", exc)
+        self._warmed = True
 
     def search(
         self, request: SearchRequest, paths: tuple[str, ...], max_tokens: int, caller: Caller
@@ -110,6 +128,7 @@ class ServiceState:
         With ``paths``, the best section of each document whose ``refs`` cover one of them
         leads (see :meth:`Briefd.search`)."""
         started = time.perf_counter()
+        self.embed_first(request.query, request.mode)
         result = self.call(caller.surface, caller.name, lambda: self._search(request, paths))
         out = search_out(result, max_tokens)
         self.served(caller.surface, caller.name, out.tokens)
@@ -123,6 +142,7 @@ class ServiceState:
     def compile_bundle(self, request: BundleRequest, caller: Caller) -> BundleOut:
         """Compile a bundle, count the cache hit or miss and the tokens served, log the task."""
         started = time.perf_counter()
+        self.embed_first(retrieval_query(request.task, request.issue), None)
 
         def run() -> Bundle:
             lookup = self.api.atlassian.prefetch(request.issue, caller.account)  # network: unlocked
@@ -200,8 +220,9 @@ class ServiceState:
 
     def flush(self, force: bool = False) -> None:
         """Write the query log and (when changed) the counters to SQLite. If the database
-        refuses (busy, disk full), the log entries wait for the next flush (at most
-        ``MAX_PENDING``) and the error is raised for the caller to report."""
+        refuses (busy, disk full, no index yet) or anything else fails, the log entries wait
+        for the next flush (at most ``MAX_PENDING``, the oldest dropped first) and the error is
+        raised for the caller to report (no index: kept silently)."""
         with self._pending_lock:
             pending, self._pending = self._pending, []
         try:
@@ -212,13 +233,33 @@ class ServiceState:
                 if force or self.metrics.dirty:
                     self.api.save_counters(self.metrics.snapshot())
                 self.api.flush_bundle_hits()
-        except IndexNotFoundError:
-            return  # nothing indexed yet: nowhere to keep them
-        except BriefdError:
+        except BaseException as exc:
             with self._pending_lock:
                 self._pending = (pending + self._pending)[-MAX_PENDING:]
             self.metrics.dirty = True
+            if isinstance(exc, IndexNotFoundError):
+                return  # nothing indexed yet: kept until there is an index
             raise
+        self._refill_if_recreated()
+
+    def index_notice(self) -> str | None:
+        """What happened to the index file under this server (deleted, replaced), if anything."""
+        try:
+            reopened = self.api.store.reopened
+        except BriefdError:
+            return None
+        return reopened.notice if reopened is not None else None
+
+    def _refill_if_recreated(self) -> None:
+        """The index file was deleted and an empty one made in its place: index the source
+        into it (once per deletion)."""
+        try:
+            reopened = self.api.store.reopened
+        except BriefdError:
+            return
+        if reopened is not None and reopened.what == "deleted" and reopened != self._refilled:
+            self._refilled = reopened
+            self.api.trigger_sync()
 
     def reset_counters(self) -> None:
         with self.lock:

@@ -23,9 +23,11 @@ from briefd.bundles import BundleRequest
 from briefd.bundles.model import MAX_TOKENS, MIN_TOKENS
 from briefd.errors import BriefdError
 from briefd.proposals.model import ProposalRequest
+from briefd.proposals.policy import reaches_out
 from briefd.retrieval.search import SearchRequest
 from briefd.service import render, schemas
 from briefd.service.state import Caller, ServiceState
+from briefd.settings import Settings
 
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -271,8 +273,7 @@ TOOLS: tuple[tuple[str, ToolAnnotations], ...] = (
     ("list_scopes", READ_ONLY),
     ("suggest_links", READ_ONLY),
     ("report_usage", WRITES),
-    ("propose_update", WRITES),
-)
+)  # and propose_update when proposals are on (see offered)
 
 
 def add_tool(
@@ -300,6 +301,16 @@ def build_mcp(state: ServiceState, instructions: str) -> MCPServer[Any]:
         "briefd", instructions=instructions, version=__version__, log_level="WARNING"
     )
     tools = Tools(state)
-    for name, hints in TOOLS:
+    for name, hints in offered(state.api.settings):
         add_tool(server, getattr(tools, name), hints)
     return server
+
+
+def offered(settings: Settings) -> list[tuple[str, ToolAnnotations]]:
+    """The tools this server lists: ``propose_update`` only when proposals are on, marked
+    ``openWorldHint`` when it pushes or calls a forge."""
+    listed = list(TOOLS)
+    if settings.proposals.enabled:
+        world = WRITES.model_copy(update={"open_world_hint": reaches_out(settings)})
+        listed.append(("propose_update", world))
+    return listed

@@ -41,6 +41,8 @@ class GitTarget:
     prefix: str  # the knowledge root inside the repository ('' or 'docs/')
     remote: str
     base_branch: str
+    configured: bool = False  # the remote is the configured source (a git URL), not a remote
+    # that a user's own checkout happens to have
 
 
 class KnowledgeSource(Protocol):
@@ -82,8 +84,8 @@ class KnowledgeSource(Protocol):
         ...
 
     def push_target(self) -> tuple[GitTarget, str | None]:
-        """Where proposals are pushed, and the remote's URL; :class:`ProposalError` when
-        the source cannot take one."""
+        """Where proposals go, and the remote's URL (None: the checkout has no such remote);
+        :class:`ProposalError` when the source cannot take one."""
         ...
 
 
@@ -176,8 +178,7 @@ class Checkout(Directory):
         assert located is not None  # resolve() said it is a checkout
         top, prefix = located
         remote, branch = _upstream(top, self.settings.sync.branch, self.timeout)
-        url = _git(["remote", "get-url", remote], top, self.timeout, "has no remote '{remote}'")
-        return GitTarget(top, prefix, remote, branch), url
+        return GitTarget(top, prefix, remote, branch), remote_url(top, remote, self.timeout)
 
 
 class Clone(Checkout):
@@ -252,7 +253,7 @@ class Clone(Checkout):
     def push_target(self) -> tuple[GitTarget, str | None]:
         if not (self.root / ".git").is_dir():
             self.prepare()
-        return GitTarget(self.root, "", "origin", self.branch()), self.url
+        return GitTarget(self.root, "", "origin", self.branch(), configured=True), self.url
 
 
 def _upstream(top: Path, configured: str | None, timeout: float) -> tuple[str, str]:
@@ -267,16 +268,18 @@ def _upstream(top: Path, configured: str | None, timeout: float) -> tuple[str, s
         return remote or "origin", configured
     if branch:
         return remote, branch
-    current = _git(["rev-parse", "--abbrev-ref", "HEAD"], top, timeout, "has no branch")
-    return "origin", current
-
-
-def _git(args: list[str], top: Path, timeout: float, problem: str) -> str:
     try:
-        return git.run(args, top, timeout)
+        return "origin", git.run(["rev-parse", "--abbrev-ref", "HEAD"], top, timeout)
     except BriefdError:
-        remote = args[-1]
         raise ProposalError(
-            f"the knowledge checkout {top} {problem.format(remote=remote)}; proposals are "
-            "pushed to a remote: add one with `git remote add origin URL`"
+            f"the knowledge checkout {top} has no commit on a branch yet; commit the knowledge "
+            "first (proposals start from a branch)"
         ) from None
+
+
+def remote_url(top: Path, remote: str, timeout: float) -> str | None:
+    """The URL of ``remote`` in the repository ``top`` (None: there is no such remote)."""
+    try:
+        return git.run(["remote", "get-url", remote], top, timeout)
+    except BriefdError:
+        return None

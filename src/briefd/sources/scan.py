@@ -1,7 +1,14 @@
-"""Walk a knowledge source: include/exclude globs, ``.gitignore`` files, scopes (K1, K3)."""
+"""Walk a knowledge source: include/exclude globs, ``.gitignore`` files, scopes (K1, K3).
+
+A symbolic link is followed only to a regular file inside the source that these same rules
+would index on its own (included, not excluded, not ignored, in a scope, in no hidden
+folder such as ``.git/``): a link to ``../.git/config`` or to an ignored ``.env`` is skipped
+with its reason, never read. Links to folders are not followed.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,8 +18,11 @@ import pathspec
 
 from briefd.errors import SourceError
 from briefd.model import SkippedFile
+from briefd.settings import IndexSettings
+from briefd.sources.layout import Layout
 
-OUTSIDE_SCOPES = "outside every scope (domain/, conventions/, projects/<name>/); not served"
+OUTSIDE_SOURCE = "symbolic link to a file outside the knowledge source; not served"
+LINKED_FOLDER = "symbolic link to a folder; not followed (link the files, or move the folder)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,87 +31,142 @@ class SourceFile:
     abs_path: Path
     size: int
     mtime: float
+    scope: str
 
 
-def scope_of(path: str) -> str | None:
-    """K1: ``domain/…`` and ``conventions/…`` are scopes, ``projects/<name>/…`` too."""
-    parts = path.split("/")
-    if parts[0] in ("domain", "conventions") and len(parts) > 1:
-        return parts[0]
-    if parts[0] == "projects" and len(parts) > 2:
-        return f"projects/{parts[1]}"
-    return None
+class Rules:
+    """What the scan indexes: include/exclude globs, the ``.gitignore`` file of every folder
+    (read once), hidden folders and the scope layout, asked of a path relative to the root."""
+
+    def __init__(self, root: Path, index: IndexSettings, layout: Layout) -> None:
+        self.root = root
+        self.layout = layout
+        self._included = pathspec.PathSpec.from_lines("gitignore", index.include)
+        self._excluded = pathspec.PathSpec.from_lines("gitignore", index.exclude)
+        self._ignores: dict[str, pathspec.PathSpec[Any] | None] = {}
+
+    def skips_folder(self, rel_dir: str) -> bool:
+        """``rel_dir`` (``a/b/``) is hidden or ignored by a ``.gitignore`` above it."""
+        name = rel_dir.rstrip("/").rsplit("/", 1)[-1]
+        return name.startswith(".") or self._ignored(rel_dir)
+
+    def selects(self, rel: str) -> bool:
+        """The file ``rel`` is included, not excluded and not ignored."""
+        if not self._included.match_file(rel) or self._excluded.match_file(rel):
+            return False
+        return not self._ignored(rel)
+
+    def would_index(self, rel: str) -> str | None:
+        """Why the file ``rel`` would not be indexed for itself (None: it would be)."""
+        folders = rel.split("/")[:-1]
+        for depth in range(1, len(folders) + 1):
+            if self.skips_folder("/".join(folders[:depth]) + "/"):
+                return "in a hidden or ignored folder"
+        if not self.selects(rel):
+            return "not included, excluded or ignored by index.include / index.exclude / .gitignore"
+        if self.layout.scope_of(rel) is None:
+            return "outside every scope"
+        return None
+
+    def _ignored(self, rel: str) -> bool:
+        """A ``.gitignore`` in a folder above ``rel`` matches it (relative to that folder)."""
+        parts = rel.rstrip("/").split("/")
+        for depth in range(len(parts)):
+            base = "".join(p + "/" for p in parts[:depth])
+            spec = self._spec(base)
+            if spec is not None and spec.match_file(rel[len(base) :]):
+                return True
+        return False
+
+    def _spec(self, base: str) -> pathspec.PathSpec[Any] | None:
+        if base not in self._ignores:
+            gitignore = self.root / base / ".gitignore"
+            spec = None
+            if gitignore.is_file():
+                lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            self._ignores[base] = spec
+        return self._ignores[base]
 
 
 def scan(
-    root: Path, include: tuple[str, ...], exclude: tuple[str, ...], max_bytes: int
+    root: Path, index: IndexSettings, layout: Layout
 ) -> tuple[list[SourceFile], list[SkippedFile]]:
     """Files to index (sorted by path) and the candidates that were skipped, with reasons."""
     if not root.is_dir():
         raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
-    real_root = root.resolve()
-    included = pathspec.PathSpec.from_lines("gitignore", include)
-    excluded = pathspec.PathSpec.from_lines("gitignore", exclude)
+    rules = Rules(root, index, layout)
     files: list[SourceFile] = []
     skipped: list[SkippedFile] = []
-    ignores: list[tuple[str, pathspec.PathSpec[Any]]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        ignores = [(d, s) for d, s in ignores if rel_dir.startswith(d)]
-        gitignore = Path(dirpath) / ".gitignore"
-        if gitignore.is_file():
-            lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-            ignores.append((rel_dir, pathspec.GitIgnoreSpec.from_lines(lines)))
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not d.startswith(".") and not _ignored(ignores, rel_dir + d + "/")
-        )
+        dirnames[:] = sorted(d for d in dirnames if not rules.skips_folder(rel_dir + d + "/"))
+        for name in dirnames:
+            if Path(dirpath, name).is_symlink():  # os.walk does not enter it
+                skipped.append(SkippedFile(_shown(rel_dir + name + "/"), LINKED_FOLDER))
         for name in sorted(filenames):
             rel = rel_dir + name
-            if not included.match_file(rel) or excluded.match_file(rel) or _ignored(ignores, rel):
+            if not rules.selects(rel):
                 continue
-            try:
-                reason = _skip_reason(rel, Path(dirpath) / name, max_bytes, real_root)
-                stat = (Path(dirpath) / name).stat() if reason is None else None
-            except (OSError, RuntimeError) as exc:  # a symlink loop, a file gone meanwhile
-                reason, stat = f"cannot read it ({exc.__class__.__name__}: {exc})", None
-            if reason or stat is None:
-                shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                skipped.append(SkippedFile(shown, reason or "cannot read it"))
-                continue
-            files.append(SourceFile(rel, Path(dirpath) / name, stat.st_size, stat.st_mtime))
+            found = _examine(rules, rel, Path(dirpath) / name, index.max_file_bytes)
+            if isinstance(found, SourceFile):
+                files.append(found)
+            else:
+                skipped.append(SkippedFile(_shown(rel), found))
     files.sort(key=lambda f: f.path)
     return files, skipped
 
 
-def _ignored(ignores: list[tuple[str, pathspec.PathSpec[Any]]], rel: str) -> bool:
-    return any(spec.match_file(rel[len(base) :]) for base, spec in ignores if rel.startswith(base))
-
-
-OUTSIDE_SOURCE = "symbolic link to a file outside the knowledge source; not served"
-
-
-def _skip_reason(rel: str, path: Path, max_bytes: int, real_root: Path) -> str | None:
-    if scope_of(rel) is None:
-        return OUTSIDE_SCOPES
+def _examine(rules: Rules, rel: str, path: Path, max_bytes: int) -> SourceFile | str:
+    """The file to index, or why it is skipped."""
+    scope = rules.layout.scope_of(rel)
+    if scope is None:
+        return rules.layout.outside()
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
         return "its name is not valid UTF-8 text; rename the file"
-    if path.is_symlink():
-        try:
-            target = path.resolve()
-        except RuntimeError:
-            return "symbolic link loop; not served"
-        if not target.is_file():
-            return "broken symbolic link"
-        if not target.is_relative_to(real_root):
-            return OUTSIDE_SOURCE
-    if not path.is_file():
-        return "not a regular file (a pipe, socket or device); not served"
-    size = path.stat().st_size
-    if size > max_bytes:
-        return f"larger than index.max_file_bytes ({size} > {max_bytes} bytes)"
+    try:
+        reason = None
+        if path.is_symlink():
+            reason = _link_reason(rules, path)
+            if reason is None:  # read the checked target, not whatever the link says later
+                path = path.resolve()
+        if reason is None and not path.is_file():
+            reason = "not a regular file (a pipe, socket or device); not served"
+        stat = path.stat() if reason is None else None
+    except (OSError, RuntimeError) as exc:  # a file gone meanwhile
+        return f"cannot read it ({exc.__class__.__name__}: {exc})"
+    if reason is not None or stat is None:
+        return reason or "cannot read it"
+    if stat.st_size > max_bytes:
+        return f"larger than index.max_file_bytes ({stat.st_size} > {max_bytes} bytes)"
+    return SourceFile(rel, path, stat.st_size, stat.st_mtime, scope)
+
+
+def _link_reason(rules: Rules, path: Path) -> str | None:
+    """Why the symbolic link ``path`` is not followed (None: its target is a file the scan
+    would index for itself)."""
+    try:
+        target = path.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13 says a loop so
+        return "symbolic link loop; not served"
+    except OSError as exc:
+        return (
+            "symbolic link loop; not served" if exc.errno == errno.ELOOP else "broken symbolic link"
+        )
+    real_root = rules.root.resolve()
+    if not target.is_relative_to(real_root):
+        return OUTSIDE_SOURCE
+    if not target.is_file():
+        return "symbolic link to something that is not a regular file; not served"
+    inside = target.relative_to(real_root).as_posix()
+    why = rules.would_index(inside)
+    if why is not None:
+        return f"symbolic link to {_shown(inside)}, which is {why}; not served"
     return None
+
+
+def _shown(rel: str) -> str:
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

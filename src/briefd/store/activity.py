@@ -5,6 +5,7 @@ persisted service counters (I4) and dismissed link suggestions (T5). SQL only (t
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -85,23 +86,33 @@ def save_usage(
 
 
 def save_queries(conn: sqlite3.Connection, entries: Iterable[QueryLogEntry]) -> None:
+    """Append to the query log; text that is not valid Unicode (a lone surrogate that got
+    past the front ends) is stored with U+FFFD in its place, so one entry never blocks the
+    rest."""
     conn.executemany(
         "INSERT INTO query_log (kind, query, scopes, results, top_score, latency_ms, client, "
         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 e.kind,
-                e.query,
+                _storable(e.query),
                 json.dumps(list(e.scopes)),
                 e.results,
                 e.top_score,
                 e.latency_ms,
-                e.client,
+                _storable(e.client) if e.client is not None else None,
                 e.created_at,
             )
             for e in entries
         ],
     )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _storable(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def recent_queries(conn: sqlite3.Connection, limit: int = 100) -> list[QueryLogEntry]:

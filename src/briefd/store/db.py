@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from briefd.errors import ForeignDatabaseError, IndexNotFoundError, StoreError
@@ -19,17 +22,61 @@ from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from briefd.text import fold
 
 BUSY_TIMEOUT_MS = 30_000
+MAX_DEFERRED = 2_000  # writes kept in memory while the index cannot take them
+Write = Callable[[sqlite3.Connection], None]
+
+
+class Connection(sqlite3.Connection):
+    """sqlite3's connection, numbered: caches that follow ``PRAGMA data_version`` tell a
+    reopened file (a new connection) apart with :func:`data_version`."""
+
+    opened = 0
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        Connection.opened += 1
+        self.number = Connection.opened
+
+
+def data_version(conn: sqlite3.Connection) -> tuple[int, int]:
+    """Changes when another connection commits, and when the store has reopened its file."""
+    return getattr(conn, "number", 0), int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+
+@dataclass(frozen=True, slots=True)
+class Reopened:
+    """The index file changed under an open store, which reopened it: ``deleted`` (a new,
+    empty index was created in its place) or ``replaced`` (another process put a new file
+    there, e.g. ``briefd index --rebuild`` of a damaged one)."""
+
+    what: str
+    at: str
+
+    @property
+    def notice(self) -> str:
+        if self.what == "deleted":
+            return (
+                f"the index file was deleted at {self.at}; briefd created a new one in its "
+                "place and fills it from the source (or run `briefd index`)"
+            )
+        return f"the index file was replaced at {self.at}; briefd reopened it"
 
 
 class Store:
     """One connection to the index file. Its transactions are serialised across threads (a
     server's worker threads share it): a second thread waits instead of interleaving its
-    statements into the first one's transaction."""
+    statements into the first one's transaction. Before each transaction it checks that the
+    file at ``path`` is still the one it has open (device and inode) and reopens it when it is
+    not; writes that the index cannot take now can be deferred (:meth:`defer`)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self.conn = conn
         self._lock = threading.RLock()
+        self._identity = _identity(path)
+        self.reopened: Reopened | None = None
+        self._deferred: OrderedDict[str, tuple[object, Write]] = OrderedDict()
+        self._deferred_lock = threading.Lock()
 
     @classmethod
     def open(cls, path: Path, create: bool = False) -> Store:
@@ -41,7 +88,11 @@ class Store:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
-                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+                path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=Connection,
             )
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open index {path}: {exc}") from None
@@ -56,10 +107,55 @@ class Store:
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(_describe(path, exc)) from None
+        store._identity = _identity(path)
         return store
 
     def close(self) -> None:
         self.conn.close()
+
+    def _follow_file(self) -> None:
+        """Reopen the file at ``path`` when it is not the one open: deleted (a new index is
+        created there, so what is written next is not lost with the old file) or replaced.
+        Call under the lock, outside a transaction."""
+        current = _identity(self.path)
+        if current == self._identity or self.conn.in_transaction:
+            return
+        fresh = Store.open(self.path, create=True)
+        old, self.conn, self._identity = self.conn, fresh.conn, fresh._identity
+        old.close()
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        self.reopened = Reopened("deleted" if current is None else "replaced", at)
+
+    def defer(self, key: str, write: Write, payload: object = None) -> None:
+        """Keep a write the index cannot take now (another process's long write, a full
+        disk) for :meth:`flush_deferred`; ``payload`` answers :meth:`deferred` meanwhile. At
+        most :data:`MAX_DEFERRED` are kept (the oldest go first)."""
+        with self._deferred_lock:
+            self._deferred[key] = (payload, write)
+            while len(self._deferred) > MAX_DEFERRED:
+                self._deferred.popitem(last=False)
+
+    def deferred(self, key: str) -> object | None:
+        """The payload of a write still waiting under ``key`` (None: none is)."""
+        with self._deferred_lock:
+            held = self._deferred.get(key)
+        return held[0] if held is not None else None
+
+    def flush_deferred(self, wait_ms: int | None = None) -> int:
+        """Write what was deferred, in order, in one transaction; how many. A
+        :class:`StoreError` leaves everything queued for the next try."""
+        with self._deferred_lock:
+            pending = list(self._deferred.items())
+        if not pending:
+            return 0
+        with self.write(wait_ms=wait_ms, durable=False) as conn:
+            for _, (_, write) in pending:
+                write(conn)
+        with self._deferred_lock:
+            for key, entry in pending:
+                if self._deferred.get(key) is entry:
+                    del self._deferred[key]
+        return len(pending)
 
     def healthy(self) -> bool:
         """SQLite's quick check finds no damage (seconds for a large index: --rebuild only)."""
@@ -115,7 +211,14 @@ class Store:
         the default 30 s, for writes a request can do without (caches, logs, counters): they
         fail fast with a StoreError. ``durable=False`` skips the fsync at commit (WAL with
         ``synchronous=NORMAL`` never corrupts; a power cut may forget the last such writes)."""
-        with self._lock, self._pragmas(wait_ms, durable):
+        with self._lock:
+            self._follow_file()
+            with self._transaction(wait_ms, durable) as conn:
+                yield conn
+
+    @contextmanager
+    def _transaction(self, wait_ms: int | None, durable: bool) -> Iterator[sqlite3.Connection]:
+        with self._pragmas(wait_ms, durable):
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
@@ -154,12 +257,22 @@ class Store:
     def read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every query inside sees the same snapshot of the index."""
         with self._lock:
+            self._follow_file()
             self.conn.execute("BEGIN")
             try:
                 yield self.conn
             finally:
                 if self.conn.in_transaction:
                     self.conn.execute("COMMIT")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Device and inode of the file at ``path`` (None: there is none)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _statements(sql: str) -> list[str]:

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from briefd.errors import ScopeError
+from briefd.sources.layout import in_scopes
 
 ALL_SCOPES = "all"
 
@@ -21,10 +22,12 @@ def resolve_scopes(
     known: Sequence[str] | None = None,
 ) -> tuple[str, ...]:
     """Requested scopes must exist; ``all`` means every scope; defaults that are absent are
-    simply not searched. ``known``: the index's scopes, when the caller has them."""
+    simply not searched (a default may be a folder glob of the ``scopes:`` layout, such as
+    ``teams/*``). ``known``: the index's scopes, when the caller has them."""
     known = known_scopes(conn) if known is None else known
     if requested is None:
-        return tuple(s for s in default if s in known)
+        named = [s for s in default if s in known]
+        return tuple(dict.fromkeys(named + [s for s in known if in_scopes(s, default)]))
     if ALL_SCOPES in requested:
         return tuple(known)
     unknown = [s for s in requested if s not in known]

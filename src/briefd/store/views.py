@@ -7,12 +7,24 @@ import difflib
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from briefd.graph.resolve import Catalog
 from briefd.model import DocumentView, ResolvedLink, ScopeInfo
-from briefd.sources.scan import scope_of
 from briefd.store import documents as docs_table
-from briefd.store.scopes import known_scopes
+from briefd.store.scopes import resolve_scopes
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSummary:
+    """One line of ``briefd docs``: an indexed document of a scope."""
+
+    scope: str
+    path: str
+    title: str
+    sections: int
+    tokens: int
+    updated_at: str
 
 
 def scope_counts(conn: sqlite3.Connection) -> list[ScopeInfo]:
@@ -23,6 +35,23 @@ def scope_counts(conn: sqlite3.Connection) -> list[ScopeInfo]:
         "GROUP BY d.scope ORDER BY d.scope"
     )
     return [ScopeInfo(r["scope"], r["docs"], r["chunks"]) for r in rows]
+
+
+def document_list(conn: sqlite3.Connection, scopes: Sequence[str] | None) -> list[DocumentSummary]:
+    """Documents of ``scopes`` (None: every scope) by scope, then path, with their section
+    and token counts."""
+    allowed = resolve_scopes(conn, scopes, ()) if scopes else None
+    where, args = "", tuple(allowed or ())
+    if allowed is not None:
+        where = f"WHERE d.scope IN ({', '.join('?' * len(allowed))})"
+    rows = conn.execute(
+        "SELECT d.scope, d.path, d.title, count(c.rowid) AS sections, "
+        "coalesce(sum(c.tokens), 0) AS tokens, coalesce(d.updated_at, d.indexed_at) AS updated "
+        f"FROM documents d LEFT JOIN chunks c ON c.doc_id = d.id {where} "
+        "GROUP BY d.id ORDER BY d.scope, d.path",
+        args,
+    )
+    return [DocumentSummary(*r) for r in rows]
 
 
 def document_view(
@@ -80,8 +109,9 @@ def not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None
     if allowed is None:
         hint = guess or "; list documents with `briefd scopes`"
         return f"no document '{path}' in the index (or outside the requested scopes){hint}"
-    scope = scope_of(path)
-    if scope is not None and scope not in allowed and scope in known_scopes(conn):
+    row = conn.execute("SELECT scope FROM documents WHERE path = ?", (path,)).fetchone()
+    scope = row[0] if row is not None else None
+    if scope is not None and scope not in allowed:
         guess = f"; scope '{scope}' is not requested: add it to scopes (or use 'all') to read it"
     hint = guess or "; paths are relative to the repository root, e.g. domain/glossary.md"
     return f"no document '{path}' in scopes {', '.join(allowed) or '(none indexed)'}{hint}"

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import secrets
+import sqlite3
 from collections.abc import Sequence
 
 from briefd.bundles.cache import manifest as bundle_manifest
-from briefd.errors import NotFoundError, QueryError
+from briefd.bundles.compile import unsaved_manifest
+from briefd.errors import NotFoundError, QueryError, StoreError
 from briefd.settings import Settings
 from briefd.store import activity
 from briefd.store.activity import UsageReceipt
 from briefd.store.db import Store
 
 MAX_LISTED = 10  # chunk ids named in a report_usage error
+WAIT_MS = 200  # for another process's write; then the report waits in memory (Store.defer)
 
 
 def report_usage(
@@ -29,15 +33,24 @@ def report_usage(
         raise QueryError("bundle_id is empty; pass the bundle_id that compile_bundle returned")
     ids = tuple(dict.fromkeys(c.strip() for c in useful_chunk_ids if c.strip()))
     _check(store, settings, bundle_id, ids)
-    with store.write() as conn:
+    with store.read() as conn:
         known = activity.existing_chunk_ids(conn, ids)
-        stored = activity.save_usage(conn, bundle_id, ids, client, activity.now_iso())
-    return UsageReceipt(bundle_id, stored, ids, tuple(c for c in ids if c not in known))
+    at = activity.now_iso()
+
+    def save(conn: sqlite3.Connection) -> None:
+        activity.save_usage(conn, bundle_id, ids, client, at)
+
+    try:
+        with store.write(wait_ms=WAIT_MS) as conn:
+            save(conn)
+    except StoreError:  # another process writes (a reindex), or the disk is full: later
+        store.defer(f"usage:{bundle_id}:{secrets.token_hex(8)}", save)
+    return UsageReceipt(bundle_id, max(len(ids), 1), ids, tuple(c for c in ids if c not in known))
 
 
 def _check(store: Store, settings: Settings, bundle_id: str, given: Sequence[str]) -> None:
     with store.read() as conn:
-        held = bundle_manifest(conn, bundle_id)
+        held = bundle_manifest(conn, bundle_id) or unsaved_manifest(store, bundle_id)
     if held is None:
         raise NotFoundError(
             f"no bundle '{bundle_id}' was issued by this index (bundles are remembered "

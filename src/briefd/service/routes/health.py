@@ -14,7 +14,8 @@ router = APIRouter(prefix="/api")
 
 @router.get("/health", response_model=schemas.HealthOut, tags=["service"])
 def health(state: State) -> schemas.HealthOut:
-    """Liveness and index presence; open (no token). ``no_index``: nothing indexed yet."""
+    """Liveness and index presence; open (no token). ``no_index``: nothing indexed yet;
+    ``notice``: the index file was deleted or replaced under the server (and reopened)."""
 
     def documents() -> int | None:
         try:
@@ -28,4 +29,5 @@ def health(state: State) -> schemas.HealthOut:
         version=__version__,
         documents=count or 0,
         uptime_seconds=state.uptime_seconds(),
+        notice=state.index_notice(),
     )

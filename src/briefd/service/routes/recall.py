@@ -36,6 +36,7 @@ def hook_recall(
 ) -> dict[str, Any] | PlainTextResponse:
     """The knowledge sections for one prompt, none the session already received."""
     request = RecallRequest.from_json(body)
+    state.embed_first(request.prompt.strip(), request.mode or state.api.settings.recall.mode)
     result = state.call("rest", "recall", lambda: state.api.recall(request))
     state.served("rest", "recall", result.tokens)
     top = result.sections[0]["score"] if result.sections else None

@@ -19,13 +19,15 @@ from briefd.sync.webhook import verify_signature
 router = APIRouter()
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
+DELIVERY_HEADER = "X-GitHub-Delivery"
 
 
 @router.post("/webhook/git", status_code=status.HTTP_202_ACCEPTED, tags=["sync"])
 async def git_webhook(request: Request, state: State) -> dict[str, Any]:
     """A push notification from the forge, signed with ``sync.webhook_secret``
     (``X-Hub-Signature-256``): starts a sync in the background (coalesced). A missing or wrong
-    signature is 401 and nothing happens."""
+    signature is 401, a replayed delivery 409, and nothing happens. (The body was read and
+    bounded by :mod:`briefd.service.limits` before the signature is checked.)"""
     body = await request.body()
     secret = state.api.settings.sync.webhook_secret or ""
     if not secret:
@@ -34,6 +36,9 @@ async def git_webhook(request: Request, state: State) -> dict[str, Any]:
         raise HTTPException(
             401, f"missing or wrong {SIGNATURE_HEADER}; sign the raw body with the webhook secret"
         )
+    replayed = state.deliveries.refusal(request.headers.get(DELIVERY_HEADER), body)
+    if replayed:
+        raise HTTPException(409, replayed)
     event = request.headers.get("X-GitHub-Event", "push")
     skip = _skip_reason(event, body, state.api)
     if skip:

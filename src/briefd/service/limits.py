@@ -1,0 +1,183 @@
+"""Pure-ASGI middleware that bounds every request before a route sees it (issue 16).
+
+- A URL (path and query) over :data:`MAX_URL_BYTES` is 414.
+- A body over ``serve.max_body_bytes`` is 413: refused from ``Content-Length`` before anything
+  is read, and counted while it streams in (a missing or false length changes nothing). The
+  body is read here, bounded, and handed on; the git webhook checks its signature only after.
+- A JSON body with a string that is not valid Unicode (a lone surrogate, which JSON can spell
+  ``"\\ud800"``) is 400, naming the field, before any route runs or anything is queued.
+- Open MCP event streams (``GET /mcp``) are capped at ``serve.max_streams``; more get 503.
+
+Pure functions decide; the class only reads, counts and answers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from briefd.service.config import ServiceConfig
+from briefd.service.guard import deny
+
+MAX_URL_BYTES = 8 * 1024
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def url_bytes(scope: Scope) -> int:
+    path = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
+    return len(path) + 1 + len(scope.get("query_string", b""))
+
+
+def declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+    """The ``Content-Length`` a client declared (None: none, or not a number)."""
+    for name, value in headers:
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def invalid_text(body: bytes, content_type: str) -> str | None:
+    """Where a JSON body holds a string that is not valid Unicode, said for the caller; None
+    when it holds none (or is not JSON: the route answers that itself)."""
+    if "json" not in content_type and content_type:
+        return None
+    if not _SURROGATE_ESCAPE.search(body):  # the only way JSON text can carry one
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    found = _first_surrogate(data, "body")
+    if found is None:
+        return None
+    where, text, at = found
+    return (
+        f"{where} is not valid Unicode: a lone surrogate (U+{ord(text[at]):04X}) at character "
+        f"{at}; send the text as UTF-8 (in JSON, \\ud800–\\udfff escapes only as pairs)"
+    )
+
+
+def _first_surrogate(value: Any, where: str) -> tuple[str, str, int] | None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return where, value, exc.start
+        return None
+    items: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _first_surrogate(key, "") is not None:
+                return _first_surrogate(key, f"{where} key")
+            items.append((f"{where}.{key}", item))
+    elif isinstance(value, list):
+        items = [(f"{where}[{n}]", item) for n, item in enumerate(value)]
+    for inner, item in items:
+        found = _first_surrogate(item, inner)
+        if found is not None:
+            return found
+    return None
+
+
+class Limits:
+    def __init__(self, app: ASGIApp, config: ServiceConfig) -> None:
+        self.app = app
+        self.config = config
+        self.streams = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if url_bytes(scope) > MAX_URL_BYTES:
+            detail = (
+                f"the request URL is over {MAX_URL_BYTES} bytes; send long input in a POST body"
+            )
+            await deny(send, 414, "uri_too_long", detail)
+            return
+        if scope["method"] == "GET" and scope["path"] == "/mcp":
+            await self._stream(scope, receive, send)
+            return
+        if scope["method"] not in _BODY_METHODS:
+            await self.app(scope, receive, send)
+            return
+        limit = self.config.max_body_bytes
+        declared = declared_length(scope["headers"])
+        if declared is not None and declared > limit:
+            await deny(send, 413, "too_large", _too_large(limit))
+            return
+        try:
+            body = await _read(receive, limit)
+        except _Gone:
+            return  # nobody left to answer
+        if body is None:
+            await deny(send, 413, "too_large", _too_large(limit))
+            return
+        content_type = dict(scope["headers"]).get(b"content-type", b"").decode("latin-1")
+        problem = invalid_text(body, content_type.lower())
+        if problem is not None:
+            await deny(send, 400, "bad_request", problem)
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.streams >= self.config.max_streams:
+            detail = (
+                f"{self.streams} MCP event streams are open, the most this server keeps "
+                "(serve.max_streams); close one, or use POST requests, which need none"
+            )
+            await deny(send, 503, "too_many_streams", detail, {"retry-after": "5"})
+            return
+        self.streams += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.streams -= 1
+
+
+def _too_large(limit: int) -> str:
+    return (
+        f"the request body is over {limit} bytes (serve.max_body_bytes); send less, or raise "
+        "the limit on the server"
+    )
+
+
+class _Gone(Exception):
+    """The client disconnected before its body was complete."""
+
+
+async def _read(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, or None as soon as it passes ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise _Gone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()  # what comes after the body: a disconnect
+
+    return replayed

@@ -1,0 +1,100 @@
+"""Which folders of a knowledge source are scopes (K1): the ``scopes:`` rules of briefd.yaml,
+today's layout (``domain/``, ``conventions/``, ``projects/<name>/``) by default. Pure.
+
+A rule's ``folder`` is a glob over folder paths relative to the knowledge root: ``*`` matches
+one folder name, ``**`` any number of them, ``.`` the root itself. A file belongs to the
+first rule with a folder above it that matches (the shallowest such folder), and its scope is
+the rule's ``scope`` or, without one, that folder's path (``projects/*`` gives
+``projects/payments``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from briefd.model import IndexReport
+from briefd.settings import ScopeRule, Settings
+
+ROOT = "."
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    rules: tuple[ScopeRule, ...]
+
+    @classmethod
+    def of(cls, settings: Settings) -> Layout:
+        return cls(settings.scopes)
+
+    def scope_of(self, path: str) -> str | None:
+        """The scope of the file at ``path`` (POSIX, relative to the root), or None."""
+        folders = path.split("/")[:-1]
+        prefixes = [ROOT] + ["/".join(folders[: n + 1]) for n in range(len(folders))]
+        for rule in self.rules:
+            pattern = rule.folder.strip("/")
+            for prefix in prefixes:
+                if folder_matches(pattern, prefix):
+                    return rule.scope or prefix
+        return None
+
+    def folders(self) -> str:
+        """The folders looked in, for messages: ``domain/, conventions/, projects/*/``."""
+        return ", ".join(_shown(rule.folder) for rule in self.rules)
+
+    def outside(self) -> str:
+        """Why a file outside every scope is not served (a skipped file's reason)."""
+        return (
+            f"outside every scope ({self.folders()}); not served: add its folder to 'scopes' "
+            "in briefd.yaml"
+        )
+
+
+def nothing_indexed(report: IndexReport, settings: Settings) -> str:
+    """Why a run indexed no document, and the setting to change."""
+    layout, source = Layout.of(settings), report.source
+    outside = [s.path for s in report.skipped if s.reason == layout.outside()]
+    looked = f"looked for {', '.join(settings.index.include)} in {layout.folders()}"
+    if not outside:
+        return (
+            f"indexed 0 documents from {source}: briefd {looked} and found none; check the "
+            "source path, index.include / index.exclude and the 'scopes' setting in briefd.yaml"
+        )
+    folders = Counter(p.split("/", 1)[0] for p in outside if "/" in p)
+    example = "{folder: ., scope: docs, default: true}"
+    if folders:
+        example = f"{{folder: {folders.most_common(1)[0][0]}, default: true}}"
+    listed = ", ".join(outside[:3]) + (", …" if len(outside) > 3 else "")
+    return (
+        f"indexed 0 documents from {source}: briefd {looked}, and the {len(outside)} files it "
+        f"found are outside those folders ({listed}); map their folders to scopes with "
+        f"'scopes' in briefd.yaml, e.g. scopes: [{example}]"
+    )
+
+
+def folder_matches(pattern: str, folder: str) -> bool:
+    """``folder`` (a path like ``projects/a``, or ``.``) matches the folder glob ``pattern``."""
+    if pattern == ROOT or folder == ROOT:
+        return pattern == folder
+    return _match(pattern.split("/"), folder.split("/"))
+
+
+def _match(pattern: Sequence[str], parts: Sequence[str]) -> bool:
+    if not pattern:
+        return not parts
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return any(_match(rest, parts[n:]) for n in range(len(parts) + 1))
+    return bool(parts) and fnmatchcase(parts[0], head) and _match(rest, parts[1:])
+
+
+def in_scopes(scope: str, patterns: Sequence[str]) -> bool:
+    """``scope`` is one of ``patterns`` (scope names, or folder globs of unnamed rules)."""
+    return any(scope == p or folder_matches(p, scope) for p in patterns)
+
+
+def _shown(folder: str) -> str:
+    folder = folder.strip("/")
+    return "the root folder" if folder == ROOT else folder + "/"

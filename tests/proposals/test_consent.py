@@ -1,0 +1,171 @@
+"""Failure 2 of issue 16: pushes without consent. Proposals are off until
+``proposals.enabled``; a user's own checkout (what ``make run`` serves) keeps its proposals as
+local branches unless ``proposals.push`` names its remote; the tool says ``openWorldHint`` when
+it pushes or calls a forge; the example configuration never pushes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import Client
+from mcp_types import CallToolResult
+
+from briefd.api import Briefd
+from briefd.errors import ProposalError
+from briefd.proposals import ProposalRequest
+from briefd.service import create_app
+from briefd.settings import load_settings, with_overrides
+from tests.conftest import REPO
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.service.test_mcp import run
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import RETRY, Remote, git
+
+NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
+ARGS = {"doc_path": "domain/retry.md", "change_description": "four", "new_content": NEW_RETRY}
+
+
+def checkout_state(work: Path) -> tuple[str, str, bytes]:
+    return (
+        git(work, "rev-parse", "HEAD"),
+        git(work, "status", "--porcelain"),
+        (work / ".git" / "index").read_bytes(),
+    )
+
+
+def remote_branches(remote: Remote) -> str:
+    return git(remote.bare, "branch", "--list", "briefd/*")
+
+
+def test_a_checkout_served_with_default_settings_never_pushes(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """As `make run` does: the source is a directory inside a clone with an upstream. One MCP
+    call used to push a branch into the repository the clone came from."""
+    settings = load_settings(
+        config=None,
+        env={},
+        overrides={
+            "db": str(tmp_path / "index.db"),
+            "source": str(remote.work),
+            "embeddings.enabled": False,
+        },
+    )
+
+    async def body(client: Client) -> tuple[set[str], CallToolResult]:
+        names = {t.name for t in (await client.list_tools()).tools}
+        return names, await client.call_tool("propose_update", ARGS)
+
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            names, result = run(base + "/mcp", "legacy", body)
+            rest = httpx.post(
+                base + "/api/proposals", json=ARGS, headers={"Authorization": f"Bearer {TOKEN}"}
+            )
+    assert "propose_update" not in names and result.is_error
+    assert rest.status_code == 403
+    assert rest.json() == {
+        "error": "proposals_off",
+        "detail": "proposals are off on this server: an agent's change would become a branch "
+        "in the team's repository, so briefd only does that when `proposals.enabled: true` is "
+        "set in briefd.yaml",
+    }
+    assert remote_branches(remote) == ""
+    assert git(remote.work, "branch", "--list", "briefd/*") == ""
+
+
+def test_enabled_on_a_checkout_the_branch_stays_local(tmp_path: Path, remote: Remote) -> None:
+    from briefd.service.tools import offered
+
+    before = checkout_state(remote.work)
+    settings = git_settings(tmp_path, str(remote.work))
+    assert [h.open_world_hint for n, h in offered(settings) if n == "propose_update"] == [False]
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert made.status == "local" and made.base_branch == "main"
+    assert checkout_state(remote.work) == before
+    assert remote_branches(remote) == ""
+    assert git(remote.work, "rev-list", f"main..{made.branch}").splitlines() == [made.commit_hash]
+    assert git(remote.work, "show", f"{made.branch}:domain/retry.md") + "\n" == NEW_RETRY
+
+
+def test_push_true_or_a_remote_name_pushes_a_checkouts_proposals(
+    tmp_path: Path, remote: Remote
+) -> None:
+    from briefd.service.tools import offered
+
+    backup = tmp_path / "backup.git"
+    git(tmp_path, "clone", "--quiet", "--bare", str(remote.bare), str(backup))
+    git(remote.work, "remote", "add", "backup", str(backup))
+    for push, where in ((True, remote.bare), ("backup", backup)):
+        settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": push})
+        assert [h.open_world_hint for n, h in offered(settings) if n == "propose_update"] == [True]
+        with Briefd(settings, embedder=None) as api:
+            api.index()
+            made = api.propose_update(ProposalRequest("domain/retry.md", f"{push}", NEW_RETRY))
+        assert made.status == "pushed"
+        assert git(where, "rev-list", f"main..{made.branch}").splitlines() == [made.commit_hash]
+    assert len(remote_branches(remote).splitlines()) == 1
+
+
+def test_a_named_remote_the_checkout_lacks_is_refused(tmp_path: Path, remote: Remote) -> None:
+    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": "upstream"})
+    with Briefd(settings, embedder=None) as api, pytest.raises(ProposalError) as caught:
+        api.index()
+        api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert str(caught.value) == (
+        "proposals.push sends proposals to the remote 'upstream', which the knowledge checkout "
+        f"{remote.work} does not have; add it with `git remote add upstream URL`, or name "
+        "another remote in proposals.push"
+    )
+
+
+def test_a_git_url_source_pushes_to_that_url_unless_push_is_false(
+    tmp_path: Path, remote: Remote
+) -> None:
+    from briefd.proposals.policy import reaches_out
+
+    settings = git_settings(tmp_path, remote.url)
+    assert reaches_out(settings)
+    local = with_overrides(settings, {"proposals.push": False})
+    assert not reaches_out(local)
+    with Briefd(local, embedder=None) as api:
+        api.sync()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert made.status == "local" and remote_branches(remote) == ""
+
+
+def test_a_forge_with_local_proposals_is_refused_before_anything(
+    tmp_path: Path, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from briefd.proposals.policy import reaches_out
+
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_test")
+    settings = git_settings(
+        tmp_path, str(remote.work), **{"forge.type": "github", "forge.repo": "acme/kb"}
+    )
+    assert reaches_out(settings)  # it would call the forge
+    with Briefd(settings, embedder=None) as api, pytest.raises(ProposalError, match="pushed"):
+        api.index()
+        api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert git(remote.work, "branch", "--list", "briefd/*") == ""
+
+
+def test_proposals_are_off_by_default_and_in_the_example_config(tmp_path: Path) -> None:
+    from briefd.errors import ProposalsOffError
+    from briefd.proposals.policy import reaches_out
+    from briefd.service.tools import offered
+
+    example = load_settings(REPO / "briefd.yaml", env={})
+    assert not example.proposals.enabled and not reaches_out(example)
+    assert "propose_update" not in dict(offered(example))
+    settings = load_settings(config=None, env={}, overrides={"db": str(tmp_path / "x.db")})
+    with pytest.raises(ProposalsOffError, match=r"`proposals.enabled: true`"):
+        Briefd(settings, embedder=None).propose_update(
+            ProposalRequest("domain/a.md", "why", "# A\n")
+        )

@@ -1,0 +1,3 @@
+from tests.sync.conftest import remote
+
+__all__ = ["remote"]

@@ -1,0 +1,146 @@
+"""Failure 7 of issue 16: a fixed folder layout. ``scopes:`` maps folder globs to scopes and
+default visibility (today's layout is the default), a run that indexes nothing exits non-zero
+naming the folders it looked in and the setting to change, and ``briefd docs`` lists what is
+indexed per scope."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.errors import ConfigError
+from briefd.retrieval.search import SearchRequest
+from briefd.settings import Settings, load_settings, with_overrides
+from tests.cli.test_cli import briefd
+
+DOCS = {
+    "docs/refunds.md": "# Refunds\n\nA refund is possible for 180 days after capture.\n",
+    "docs/adr/0001-ledger.md": "# Ledger\n\nThe ledger is append-only.\n",
+    "teams/payments/runbook.md": "# Runbook\n\nPage the payments on-call for refund failures.\n",
+    "README.md": "# Knowledge\n",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_docs_folder_indexes_nothing_and_exits_non_zero(tmp_path: Path) -> None:
+    source = write(tmp_path / "knowledge", DOCS)
+    result = briefd("index", "--source", str(source), cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"error: indexed 0 documents from {source}: briefd looked for **/*.md, **/*.markdown in "
+        "domain/, conventions/, projects/*/, and the 4 files it found are outside those "
+        "folders (README.md, docs/adr/0001-ledger.md, docs/refunds.md, …); map their folders "
+        "to scopes with 'scopes' in briefd.yaml, e.g. scopes: [{folder: docs, default: true}]"
+    )
+
+
+def test_scopes_setting_maps_folders_and_default_visibility(tmp_path: Path) -> None:
+    write(tmp_path / "knowledge", DOCS)
+    (tmp_path / "briefd.yaml").write_text(
+        "source: knowledge\nscopes:\n  - {folder: docs, default: true}\n  - {folder: 'teams/*'}\n"
+    )
+    indexed = briefd("index", "--json", cwd=tmp_path)
+    assert indexed.returncode == 0, indexed.stderr
+    report = json.loads(indexed.stdout)
+    assert (report["documents"], [s["path"] for s in report["skipped"]]) == (3, ["README.md"])
+    listed = briefd("docs", "--json", cwd=tmp_path)
+    assert [
+        (d["scope"], d["path"], d["sections"]) for d in json.loads(listed.stdout)["documents"]
+    ] == [
+        ("docs", "docs/adr/0001-ledger.md", 1),
+        ("docs", "docs/refunds.md", 1),
+        ("teams/payments", "teams/payments/runbook.md", 1),
+    ]
+    table = briefd("docs", "--scopes", "teams/payments", cwd=tmp_path)
+    assert "teams/payments/runbook.md" in table.stdout and "docs/refunds.md" not in table.stdout
+    searched = json.loads(briefd("search", "refund", "--json", cwd=tmp_path).stdout)
+    assert {h["doc_path"] for h in searched["hits"]} == {"docs/refunds.md"}  # teams/* not default
+    assert briefd("docs", "--scopes", "nope", cwd=tmp_path).stderr.strip() == (
+        "error: scope 'nope' does not exist; known scopes: docs, teams/payments (or 'all')"
+    )
+
+
+def test_today_layout_is_the_default(settings: Settings) -> None:
+    from briefd.sources.layout import Layout
+
+    layout = Layout.of(settings)
+    assert settings.default_scopes == ("domain", "conventions")
+    assert [layout.scope_of(p) for p in ("domain/a.md", "conventions/x/y.md")] == [
+        "domain",
+        "conventions",
+    ]
+    assert layout.scope_of("projects/pay/a/b.md") == "projects/pay"
+    assert [layout.scope_of(p) for p in ("projects/a.md", "README.md", "docs/a.md")] == [
+        None,
+        None,
+        None,
+    ]
+
+
+def test_rules_globs_names_and_order() -> None:
+    from briefd.settings import ScopeRule
+    from briefd.sources.layout import Layout, folder_matches
+
+    layout = Layout(
+        (
+            ScopeRule("**/adr", scope="adr", default=True),
+            ScopeRule("teams/*"),
+            ScopeRule("**"),
+            ScopeRule(".", scope="root"),
+        )
+    )
+    assert layout.scope_of("a/b/adr/1.md") == "adr"
+    assert layout.scope_of("adr/1.md") == "adr"
+    assert layout.scope_of("teams/x/y/z.md") == "teams/x"
+    assert layout.scope_of("guides/deep/a.md") == "guides"
+    assert layout.scope_of("top.md") == "root"
+    assert folder_matches("teams/*", "teams/x") and not folder_matches("teams/*", "teams")
+
+
+def test_default_scopes_follow_the_rules_unless_named(tmp_path: Path) -> None:
+    config = tmp_path / "briefd.yaml"
+    config.write_text(
+        "scopes:\n  - {folder: guides, default: true}\n  - {folder: 'teams/*', default: true}\n"
+    )
+    assert load_settings(config, env={}).default_scopes == ("guides", "teams/*")
+    config.write_text("default_scopes: [guides]\nscopes:\n  - {folder: guides, default: true}\n")
+    assert load_settings(config, env={}).default_scopes == ("guides",)
+
+
+def test_a_default_glob_scope_is_searched_without_naming_it(
+    settings: Settings, tmp_path: Path
+) -> None:
+    source = write(tmp_path / "kb", DOCS)
+    layout = with_overrides(settings, {"scopes": [{"folder": "teams/*", "default": True}]})
+    layout = with_overrides(layout, {"default_scopes": ["teams/*"]})
+    with Briefd(layout, embedder=None) as api:
+        api.index(source)
+        hits = api.search(SearchRequest("refund failures on-call")).hits
+        assert [h.doc_path for h in hits] == ["teams/payments/runbook.md"]
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        ("[{scope: x}]", "scopes[0].folder: required, and missing"),
+        ("[{folder: '../up'}]", "scopes[0].folder: expected a folder glob relative"),
+        ("[{folder: docs, scope: all}]", "scopes[0].scope: 'all' cannot name a scope"),
+        ("[{folder: .}]", "scopes[0].scope: the root folder '.' needs a scope name"),
+        ("[{folder: docs, color: red}]", "unknown key 'scopes[0].color'"),
+        ("[]", "scopes: expected a non-empty list of mappings"),
+    ],
+)
+def test_bad_rules_name_the_key(tmp_path: Path, rules: str, message: str) -> None:
+    config = tmp_path / "briefd.yaml"
+    config.write_text(f"scopes: {rules}\n")
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace(".", r"\.")):
+        load_settings(config, env={})
