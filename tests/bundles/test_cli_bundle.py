@@ -42,19 +42,21 @@ def test_bundle_json_and_paths(indexed: Path) -> None:
         "chargeback evidence deadline",
         "--paths",
         "services/payment-gateway/internal/refunds/a.go",
-        "--format",
+        "--mode",
         "manifest",
         "--json",
         cwd=indexed,
     )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["items"][0]["doc_path"] == "domain/refunds.md"
-    assert data["items"][0]["tier"] == 2 and "content" not in data["items"][0]
+    assert data["schema_version"] == 2 and data["mode"] == "manifest"
+    assert data["items"][0]["location"]["path"] == "domain/refunds.md"
+    assert data["items"][0]["tier"] == "governed" and "content" not in data["items"][0]
     assert data["diagnostics"]["estimator"].startswith("cl100k_base")
+    assert "exclusions" in data["diagnostics"]  # --json is the verbose response
 
 
-def test_bundle_bad_format_is_one_line(indexed: Path) -> None:
+def test_bundle_bad_mode_is_one_line(indexed: Path) -> None:
     result = briefd("bundle", TASK, "--format", "yaml", cwd=indexed)
     assert result.returncode == 1
-    assert result.stderr.strip() == ("error: unknown --format 'yaml'; use markdown, json, manifest")
+    assert result.stderr.strip() == ("error: unknown --mode 'yaml'; use markdown, package, manifest")
