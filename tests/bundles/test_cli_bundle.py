@@ -24,7 +24,8 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_bundle_prints_the_block_and_a_summary(indexed: Path) -> None:
     first = briefd("bundle", TASK, "--max-tokens", "900", cwd=indexed)
     assert first.returncode == 0, first.stderr
-    assert first.stdout.startswith("> domain/refunds.md · Refunds and partial refunds › ")
+    assert first.stdout.startswith("> domain/refunds.md:")
+    assert " · Refunds and partial refunds › " in first.stdout.splitlines()[0]
     assert "· compiled" in first.stderr and "/900 tokens (cl100k_base" in first.stderr
     second = briefd("bundle", TASK, "--max-tokens", "900", cwd=indexed)
     assert second.stdout == first.stdout

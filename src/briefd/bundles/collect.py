@@ -60,7 +60,7 @@ def collect(
     dates = _updated_at(conn, {h.doc_path for h in result.hits})
     best = max((h.score for h in direct), default=0.0)
     for rank, hit in enumerate(direct, start=1):
-        candidate = from_hit(hit, "ranked", (f"ranked #{rank} by {result.mode} search",), dates)
+        candidate = from_hit(hit, "ranked", (f"ranked #{rank}",), dates)
         if best > 0 and hit.score < ask.floor * best:
             weak = f"weak match: score {hit.score:.4f} is under {ask.floor:.0%} of the best"
             candidate = replace(candidate, weak=f"{weak} ({best:.4f})")

@@ -15,13 +15,15 @@ ISSUE_LABEL = "tracker issue"
 
 
 def attribution(section: Candidate | BundleItem) -> str:
-    """The line that precedes a section: path, heading breadcrumb, document age, chunk id.
-    The section's own heading line is not repeated in its body; this line carries it."""
+    """The line that precedes a section: path and line range, heading breadcrumb, document
+    age, chunk id. The section's own heading line is not repeated in its body; this line
+    carries it."""
     if not section.doc_path:  # the tracker issue
         return f"> {ISSUE_LABEL} · {section.title}" if section.title else f"> {ISSUE_LABEL}"
     crumbs = " › ".join(part for part in (section.title, *section.heading_path) if part)
     date = section.updated_at[:10] or "unknown"
-    return f"> {section.doc_path} · {crumbs} · updated {date} · chunk {section.chunk_id}"
+    where = f"{section.doc_path}:{section.start_line}-{section.end_line}"
+    return f"> {where} · {crumbs} · updated {date} · chunk {section.chunk_id}"
 
 
 def section_text(section: Candidate | BundleItem, content: str | None = None) -> str:

@@ -3,9 +3,10 @@
 
 Every response names its ``schema_version`` and carries each selected section once: as the
 Markdown block (``markdown``), as items with their content (``package``), or not at all
-(``manifest``, metadata only). Items carry compact metadata (id, location, tokens, tier,
-reasons; package and manifest add title, heading path, score and the ``sha256:``
-fingerprint). Diagnostics beyond the estimator, exclusions included, only when verbose.
+(``manifest``, metadata only). Items carry compact metadata (id, tier, reasons; in the block
+each section's attribution line names its path and line range; package and manifest add the
+tokens, location, title, heading path, score and the ``sha256:`` fingerprint).
+Diagnostics beyond the estimator, exclusions included, only when verbose.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def response(bundle: Bundle, verbose: bool = False) -> dict[str, object]:
     """The JSON-ready envelope REST and MCP return (the CLI's ``--json`` is verbose)."""
     out = head(bundle.bundle_id, bundle.mode, bundle.target, bundle.diagnostics)
     out["cached"] = bundle.cached
-    out["recovered"] = bundle.recovered
+    if bundle.recovered:  # a base was given and is unknown: this is the full bundle
+        out["recovered"] = True
     if bundle.mode == "markdown":
         out["text"] = bundle.text
     out.update(body(bundle.mode, bundle.items, bundle.delta))
@@ -92,19 +94,22 @@ def document(
 
 
 def item_out(item: BundleItem, mode: BundleMode) -> dict[str, object]:
+    """Markdown mode: id, tier and reasons (the block's attribution line has the path and
+    line range); package and manifest add the tokens, location, title, heading path, score and
+    fingerprint, package the content."""
     out: dict[str, object] = {
         "chunk_id": item.chunk_id,
-        "location": {
-            "path": item.doc_path,
-            "start_line": item.start_line,
-            "end_line": item.end_line,
-        },
-        "tokens": item.tokens,
         "tier": item.tier,
         "reasons": list(item.reasons),
     }
     if mode != "markdown":
         out.update(
+            tokens=item.tokens,
+            location={
+                "path": item.doc_path,
+                "start_line": item.start_line,
+                "end_line": item.end_line,
+            },
             title=item.title,
             heading_path=list(item.heading_path),
             score=item.score,

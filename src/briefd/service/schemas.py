@@ -222,10 +222,10 @@ class BundleItemOut(BaseModel):
     """A section: metadata, and in package mode its content."""
 
     chunk_id: str
-    location: LocationOut
-    tokens: int
     tier: Tier
     reasons: list[str]
+    tokens: int | None = None
+    location: LocationOut | None = None
     title: str | None = None
     heading_path: list[str] | None = None
     score: float | None = None
@@ -269,7 +269,7 @@ class BundleOut(BaseModel):
     budget_exceeded: bool
     overage: int
     cached: bool
-    recovered: bool
+    recovered: bool | None = Field(default=None, description="true: base unknown, full bundle")
     text: str | None = None
     items: list[BundleItemOut] | None = None
     delta: DeltaOut | None = None
