@@ -11,8 +11,8 @@ import pytest
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.bundles.model import TIER_ORDER
-from briefd.bundles.wire import response
 from briefd.bundles.pack import closed_blocks
+from briefd.bundles.wire import response
 from briefd.errors import QueryError
 from briefd.settings import Settings, with_overrides
 from briefd.tokens import count_tokens
@@ -20,14 +20,6 @@ from tests.conftest import EXAMPLE, WriteFiles
 
 REFUNDS_CODE = "services/payment-gateway/internal/refunds/partial.go"
 CHARGEBACK_TASK = "chargeback evidence deadline: how many days does the merchant get to respond"
-
-
-@pytest.fixture
-def example(api: Briefd, settings: Settings) -> Briefd:
-    assert settings.source is not None
-    shutil.copytree(EXAMPLE, settings.source)
-    api.index()
-    return api
 
 
 def test_refs_covering_the_paths_lead_over_a_better_word_match(example: Briefd) -> None:
