@@ -63,3 +63,42 @@ def test_bundle_bad_mode_is_one_line(indexed: Path) -> None:
     assert result.stderr.strip() == (
         "error: unknown --mode 'yaml'; use markdown, package, manifest"
     )
+
+
+def test_context_prints_the_document_then_its_dependency(indexed: Path) -> None:
+    money, adr = "domain/currency-and-rounding.md", "domain/adr/0004-integer-minor-units.md"
+    result = briefd("context", money, "--task", "rounding", "--max-tokens", "4000", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    sources = [line.split(" · ")[0] for line in result.stdout.splitlines() if line.startswith("> ")]
+    assert sources[0].startswith(f"> {money}:")
+    first_other = next(s for s in sources if not s.startswith(f"> {money}:"))
+    assert first_other.startswith(f"> {adr}:")
+    assert "/4000 tokens" in result.stderr
+
+    as_json = briefd(
+        "context", money, "--mode", "manifest", "--max-tokens", "4000", "--json", cwd=indexed
+    )
+    data = json.loads(as_json.stdout)
+    structural = [i for i in data["items"] if i["tier"] == "structural"]
+    assert data["target"] == money and data["budget_exceeded"] is False
+    assert [i["tier"] for i in data["items"]][0] == "mandatory"
+    assert structural[0]["reasons"] == [f"depends_on of {money} (front matter)"]
+    assert structural[0]["location"]["path"] == adr and "content" not in structural[0]
+
+    capped = briefd("context", money, "--hard-limit", "300", "--max-tokens", "300", cwd=indexed)
+    assert capped.returncode == 0
+    assert "budget exceeded: " in capped.stderr and "over the hard limit 300" in capped.stderr
+
+    missing = briefd("context", "domain/nope.md", cwd=indexed)
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("error: no document 'domain/nope.md' in scopes")
+
+
+def test_search_and_bundle_take_tags(indexed: Path) -> None:
+    found = briefd("search", "retry", "--tags", "webhooks", "--json", cwd=indexed)
+    assert found.returncode == 0, found.stderr
+    paths = {h["doc_path"] for h in json.loads(found.stdout)["hits"]}
+    assert paths == {"domain/merchant-webhooks.md"}
+    bundle = briefd("bundle", "retry", "--tags", "refunds", "--mode", "manifest", cwd=indexed)
+    listed = {i["location"]["path"] for i in json.loads(bundle.stdout)["items"]}
+    assert listed == {"domain/refunds.md"}
