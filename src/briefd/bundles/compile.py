@@ -170,7 +170,8 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     ask = Ask(asked.scopes, asked.paths, asked.tags, request.issue, asked.target, query, floor)
     candidates = collect(conn, result, ask, engine.settings)
     packed = pack(candidates, request.max_tokens, settings, hard_limit=request.ceiling)
-    tokens = count_tokens(markdown(packed.items))
+    block = markdown(packed.items)
+    tokens = count_tokens(block)
     diagnostics = Diagnostics(
         estimator=ESTIMATOR,
         budget=request.max_tokens,
@@ -190,7 +191,7 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     )
     target = asked.target.path if asked.target else None
     if request.mode == "markdown":
-        text = markdown(packed.items)
+        text = block
     else:
         text = document(key.bundle_id, request.mode, target, diagnostics, packed.items)
     return Bundle(key.bundle_id, request.mode, text, packed.items, diagnostics, target)

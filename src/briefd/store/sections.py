@@ -87,11 +87,6 @@ def always_documents(conn: sqlite3.Connection, scopes: Sequence[str]) -> list[st
     return [r[0] for r in rows]
 
 
-def scope_of_document(conn: sqlite3.Connection, path: str) -> str | None:
-    row = conn.execute("SELECT scope FROM documents WHERE path = ?", (path,)).fetchone()
-    return None if row is None else str(row[0])
-
-
 def documents_with_refs(
     conn: sqlite3.Connection, scopes: Sequence[str]
 ) -> list[tuple[int, str, tuple[str, ...]]]:
