@@ -81,7 +81,7 @@ def test_context_prints_the_document_then_its_dependency(indexed: Path) -> None:
     data = json.loads(as_json.stdout)
     structural = [i for i in data["items"] if i["tier"] == "structural"]
     assert data["target"] == money and data["budget_exceeded"] is False
-    assert [i["tier"] for i in data["items"]][0] == "mandatory"
+    assert data["items"][0]["tier"] == "mandatory"
     assert structural[0]["reasons"] == [f"depends_on of {money} (front matter)"]
     assert structural[0]["location"]["path"] == adr and "content" not in structural[0]
 

@@ -83,7 +83,7 @@ def test_context_without_a_task_searches_the_title_and_says_what_is_missing(
     context = example.compile_bundle(BundleRequest("", max_tokens=8000, target=MONEY))
     assert context.target == MONEY and context.items[0].doc_path == MONEY
     assert {i.tier for i in context.items} >= {"mandatory", "structural", "linked"}
-    with pytest.raises(NotFoundError, match="no document 'domain/nope.md' in scopes"):
+    with pytest.raises(NotFoundError, match=r"no document 'domain/nope\.md' in scopes"):
         example.compile_bundle(BundleRequest("", target="domain/nope.md"))
     with pytest.raises(NotFoundError, match="scope 'projects/ledger' is not requested"):
         example.compile_bundle(BundleRequest("", target="projects/ledger/overview.md"))
