@@ -15,19 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import statistics
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-import uvicorn
 import yaml
 from common import REPO, settings_for
 from mcp import Client
@@ -35,8 +29,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
 from briefd.api import Briefd
-from briefd.service import ServiceConfig, create_app
 from briefd.tokens import count_tokens
+from recall import warm_server
 
 BUDGETS = (500, 1500, 4000)
 QUERIES = REPO / "eval" / "golden" / "queries.yaml"
@@ -56,26 +50,6 @@ def stringify(structured: object) -> str:
 def sizes(result: CallToolResult) -> tuple[int, int]:
     text = "".join(block.text for block in result.content if block.type == "text")
     return count_tokens(text), count_tokens(stringify(result.structured_content))
-
-
-@contextmanager
-def serving(api: Briefd) -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    config = ServiceConfig(allowed_hosts=("127.0.0.1",), flush_seconds=60)
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(api, config), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(15)
 
 
 async def measure(url: str, tasks: list[str]) -> dict[str, Any]:
@@ -114,8 +88,8 @@ def main() -> None:
         settings = settings_for(Path(tmp) / "index.db", source, embeddings=args.hybrid)
         with Briefd(settings) as api:
             api.index()
-            with serving(api) as url:
-                out = anyio.run(measure, url, tasks)
+            with warm_server(api) as base:
+                out = anyio.run(measure, base + "/mcp", tasks)
     if args.json:
         json.dump(out, sys.stdout, indent=2)
         return

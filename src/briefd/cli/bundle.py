@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -77,17 +78,8 @@ def bundle_command(
 
     The bundle goes to stdout byte for byte; a one-line summary goes to stderr."""
     with reported_errors():
-        request = BundleRequest(
-            task=task,
-            max_tokens=max_tokens,
-            scopes=split_scopes(scopes),
-            paths=split_scopes(paths) or (),
-            mode=_mode(mode),
-            base=base,
-            issue=issue,
-            hard_limit=hard_limit,
-            tags=split_scopes(tags) or (),
-        )
+        request = _request(task, max_tokens, hard_limit, scopes, tags, mode, base)
+        request = replace(request, paths=split_scopes(paths) or (), issue=issue)
         bundle = _compile(ctx, request, tuned)
     _print(bundle, json_output)
 
@@ -110,18 +102,30 @@ def context_command(
 
     Scopes as for bundles: a project document needs its scope (or 'all')."""
     with reported_errors():
-        request = BundleRequest(
-            task=task,
-            max_tokens=max_tokens,
-            scopes=split_scopes(scopes),
-            mode=_mode(mode),
-            base=base,
-            hard_limit=hard_limit,
-            target=doc_path,
-            tags=split_scopes(tags) or (),
-        )
-        bundle = _compile(ctx, request, tuned)
+        request = _request(task, max_tokens, hard_limit, scopes, tags, mode, base)
+        bundle = _compile(ctx, replace(request, target=doc_path), tuned)
     _print(bundle, json_output)
+
+
+def _request(
+    task: str,
+    max_tokens: int,
+    hard_limit: int | None,
+    scopes: list[str] | None,
+    tags: list[str] | None,
+    mode: str,
+    base: str | None,
+) -> BundleRequest:
+    """The options both commands share, parsed."""
+    return BundleRequest(
+        task=task,
+        max_tokens=max_tokens,
+        scopes=split_scopes(scopes),
+        mode=_mode(mode),
+        base=base,
+        hard_limit=hard_limit,
+        tags=split_scopes(tags) or (),
+    )
 
 
 def _mode(value: str) -> BundleMode:

@@ -180,11 +180,7 @@ class Tools:
             hard_limit=hard_limit,
             tags=tuple(tags or ()),
         )
-        caller = Caller("mcp", "compile_bundle", "mcp")
-        out = await anyio.to_thread.run_sync(
-            lambda: self.state.compile_bundle(request, caller, verbose)
-        )
-        return bundle_result(out)
+        return await self._bundle("compile_bundle", request, verbose)
 
     async def document_context(
         self,
@@ -221,7 +217,10 @@ class Tools:
             target=doc_path,
             tags=tuple(tags or ()),
         )
-        caller = Caller("mcp", "document_context", "mcp")
+        return await self._bundle("document_context", request, verbose)
+
+    async def _bundle(self, name: str, request: BundleRequest, verbose: bool) -> CallToolResult:
+        caller = Caller("mcp", name, "mcp")
         out = await anyio.to_thread.run_sync(
             lambda: self.state.compile_bundle(request, caller, verbose)
         )
