@@ -153,7 +153,7 @@ class Briefd:
         )
 
     def compile_bundle(self, request: BundleRequest) -> Bundle:
-        """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B5)."""
+        """The smallest sufficient context for a task, or around ``request.target`` (B1–B8)."""
         semantic = self.semantic
         mode = self.settings.search.mode if semantic is not None else "bm25"
         model = semantic.embedder.model_id if semantic is not None and mode != "bm25" else "none"

@@ -104,6 +104,7 @@ def instructions(out: schemas.ScopesOut) -> str:
         f"conventions, project notes). {listing}. Default scopes: {default}; pass "
         "scopes=['projects/<name>'] or ['all'] for more. Before working on a task, call "
         "compile_bundle(task_description) for a token-budgeted context block, or "
-        "search_context(query) for ranked sections; get_document reads a whole document. "
+        "search_context(query) for ranked sections; get_document reads a whole document and "
+        "document_context(doc_path) compiles what is relevant to one. "
         "Afterwards, report_usage(bundle_id, useful_chunk_ids) says what helped."
     )
