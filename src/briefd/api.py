@@ -160,7 +160,7 @@ class Briefd:
         return Atlassian(self.settings)
 
     def compile_bundle(self, request: BundleRequest, lookup: IssueLookup | None = None) -> Bundle:
-        """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B5); an issue
+        """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B8; around ``request.target``); an issue
         key is fetched by ``lookup`` (default: from Jira now, as the configured account)."""
         semantic = self.semantic
         mode = self.settings.search.mode if semantic is not None else "bm25"

@@ -22,6 +22,7 @@ from briefd.errors import EmbeddingError
 from briefd.graph.resolve import Catalog, resolve
 from briefd.markdown.chunk import CHUNKER_VERSION
 from briefd.markdown.document import parse_document
+from briefd.markdown.frontmatter import FRONT_MATTER_VERSION
 from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
@@ -215,9 +216,11 @@ def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Docu
 
 
 def parse_signature(settings: Settings) -> str:
-    """What decides a file's chunks besides its bytes: the chunker and its settings."""
+    """What decides a file's chunks besides its bytes: the chunker and its settings, and
+    which front-matter keys are read."""
     chunking = settings.chunking
-    return f"chunker {CHUNKER_VERSION}; tokens {chunking.target_tokens}/{chunking.max_tokens}"
+    tokens = f"tokens {chunking.target_tokens}/{chunking.max_tokens}"
+    return f"chunker {CHUNKER_VERSION}; {tokens}; front matter {FRONT_MATTER_VERSION}"
 
 
 def index_fingerprint(hashes: dict[str, str], signature: str = "") -> str:

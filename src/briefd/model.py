@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-LinkKind = Literal["wiki", "markdown"]
+LinkKind = Literal["wiki", "markdown", "relation"]  # relation: a front-matter relation (B8)
 SearchMode = Literal["bm25", "vector", "hybrid"]
 GateVerdict = Literal["off", "kept", "empty"]
 
@@ -18,6 +18,8 @@ class FrontMatter:
     tags: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     refs: tuple[str, ...] = ()
+    relations: tuple[tuple[str, str], ...] = ()  # (relation, target): depends_on, parent… (B8)
+    always: bool = False  # part of every bundle of its scopes, whole (B8)
 
 
 @dataclass(frozen=True, slots=True)

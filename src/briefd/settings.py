@@ -90,14 +90,17 @@ class EmbeddingsSettings:
 
 @dataclass(frozen=True, slots=True)
 class BundleSettings:
-    """Context bundles (B1–B5): how many ranked hits compete for the budget, the tracker
-    issue's share, the safety headroom, the near-duplicate threshold and the caches."""
+    """Context bundles (B1–B8): how many ranked hits compete for the budget, the governing
+    documents' share, how far links are followed, the safety headroom, the near-duplicate
+    threshold and the caches."""
 
     candidates: int = 16
     # hybrid score fusion: a ranked hit under this share of the best hit's score stays out
     # (golden sets: every expected section scores at least 0.59 of the best; 0 disables)
     min_relative_score: float = 0.35
-    issue_share: float = 0.35
+    governed_share: float = 0.5  # of the budget, while ranked hits compete for the rest
+    linked: int = 8  # sections reached by one link from a document context's target
+    second_hop: int = 3  # sections one more link away
     headroom: float = 0.05
     near_duplicate: float = 0.85
     cache_entries: int = 256

@@ -10,7 +10,9 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
+from briefd.bundles.model import TIER_ORDER
 from briefd.bundles.pack import closed_blocks
+from briefd.bundles.wire import response
 from briefd.errors import QueryError
 from briefd.settings import Settings, with_overrides
 from briefd.tokens import count_tokens
@@ -20,32 +22,24 @@ REFUNDS_CODE = "services/payment-gateway/internal/refunds/partial.go"
 CHARGEBACK_TASK = "chargeback evidence deadline: how many days does the merchant get to respond"
 
 
-@pytest.fixture
-def example(api: Briefd, settings: Settings) -> Briefd:
-    assert settings.source is not None
-    shutil.copytree(EXAMPLE, settings.source)
-    api.index()
-    return api
-
-
 def test_refs_covering_the_paths_lead_over_a_better_word_match(example: Briefd) -> None:
     plain = example.compile_bundle(BundleRequest(CHARGEBACK_TASK, max_tokens=3000))
     assert plain.items[0].doc_path == "domain/chargebacks.md"
-    assert all(item.tier == 3 for item in plain.items)
+    assert {item.tier for item in plain.items} <= {"ranked", "related"}
 
     led = example.compile_bundle(
         BundleRequest(CHARGEBACK_TASK, max_tokens=8000, paths=(REFUNDS_CODE,))
     )
     assert led.items[0].doc_path == "domain/refunds.md"
-    assert led.items[0].tier == 2
+    assert led.items[0].tier == "governed"
     assert "refs services/payment-gateway/internal/refunds/** covers " + REFUNDS_CODE in (
         led.items[0].reasons
     )
-    governed = [i for i in led.items if i.tier == 2]
+    governed = [i for i in led.items if i.tier == "governed"]
     # refunds.md names the refunds package; the Go conventions cover services/payment-gateway/**
     assert {i.doc_path for i in governed} == {"domain/refunds.md", "conventions/go-services.md"}
-    first_ranked = next(i for i, item in enumerate(led.items) if item.tier == 3)
-    assert all(item.tier == 2 for item in led.items[:first_ranked])
+    first_ranked = next(i for i, item in enumerate(led.items) if item.tier == "ranked")
+    assert all(item.tier == "governed" for item in led.items[:first_ranked])
     assert any(item.doc_path == "domain/chargebacks.md" for item in led.items)
 
 
@@ -54,11 +48,12 @@ def test_markdown_rendering_attributes_every_section(example: Briefd) -> None:
         BundleRequest("partial refunds pending refundable amount", max_tokens=1500)
     )
     sections = bundle.text.split("\n\n> ")
-    assert bundle.text.startswith("> domain/refunds.md · Refunds and partial refunds › ")
+    assert bundle.text.startswith("> domain/refunds.md:")
     assert len(sections) == len(bundle.items)
     for item in bundle.items:
+        where = f"{item.doc_path}:{item.start_line}-{item.end_line}"
         line = (
-            f"> {item.doc_path} · {' › '.join((item.title, *item.heading_path))} · "
+            f"> {where} · {' › '.join((item.title, *item.heading_path))} · "
             f"updated {item.updated_at[:10]} · chunk {item.chunk_id}"
         )
         assert line in bundle.text
@@ -68,23 +63,35 @@ def test_markdown_rendering_attributes_every_section(example: Briefd) -> None:
     assert bundle.diagnostics.ranking_version == "r4"
 
 
-def test_json_and_manifest_formats(example: Briefd) -> None:
+def test_package_and_manifest_modes_carry_each_section_once(example: Briefd) -> None:
     task = "how long do we keep retrying a failed webhook delivery"
-    as_json = example.compile_bundle(BundleRequest(task, max_tokens=1200, format="json"))
-    data = json.loads(as_json.text)
-    assert data["bundle_id"] == as_json.bundle_id
+    package = example.compile_bundle(BundleRequest(task, max_tokens=1200, mode="package"))
+    data = json.loads(package.text)
+    assert (data["schema_version"], data["mode"], data["bundle_id"]) == (
+        2,
+        "package",
+        package.bundle_id,
+    )
     item = data["items"][0]
     assert set(item) >= {"content", "tier", "reasons", "score", "tokens", "location", "fingerprint"}
     assert item["fingerprint"].startswith("sha256:") and len(item["fingerprint"]) == 71
     assert item["location"]["start_line"] <= item["location"]["end_line"]
-    assert data["diagnostics"]["budget"] == 1200
-    assert data["diagnostics"]["index_fingerprint"]
+    assert data["budget"] == 1200 and data["hard_limit"] == 4800
+    assert data["diagnostics"] == {"estimator": package.diagnostics.estimator}
+    assert "text" not in response(package)  # the content is in the items, not twice
 
-    manifest = example.compile_bundle(BundleRequest(task, max_tokens=1200, format="manifest"))
+    manifest = example.compile_bundle(BundleRequest(task, max_tokens=1200, mode="manifest"))
     listed = json.loads(manifest.text)["items"]
     assert [i["chunk_id"] for i in listed] == [i["chunk_id"] for i in data["items"]]
     assert all("content" not in i for i in listed)
-    assert manifest.bundle_id != as_json.bundle_id
+    assert [i["fingerprint"] for i in listed] == [i["fingerprint"] for i in data["items"]]
+    assert manifest.bundle_id != package.bundle_id
+
+    block = example.compile_bundle(BundleRequest(task, max_tokens=1200))
+    wire = response(block)
+    assert wire["text"] == block.text and wire["schema_version"] == 2
+    assert all("content" not in i and "fingerprint" not in i for i in wire["items"])  # type: ignore[attr-defined]
+    assert set(response(block, verbose=True)["diagnostics"]) > {"estimator", "exclusions"}  # type: ignore[arg-type]
 
 
 def test_small_budget_records_exclusions_and_keeps_trying_smaller_sections(
@@ -112,14 +119,18 @@ def test_top_section_larger_than_the_budget_is_cut_to_its_head(example: Briefd) 
     assert bundle.tokens <= 95
 
 
-def test_issue_heads_the_bundle_within_its_share(example: Briefd) -> None:
-    issue = "PAY-4411 Partial refund rejected\n\n" + "The refund API answers 400. " * 200
+def test_the_issue_is_mandatory_and_heads_the_bundle_whole(example: Briefd) -> None:
+    issue = "PAY-4411 Partial refund rejected\n\n" + "The refund API answers 400. " * 400
     bundle = example.compile_bundle(BundleRequest("", max_tokens=2000, issue=issue))
     first = bundle.items[0]
-    assert first.tier == 1 and first.truncated
+    assert first.tier == "mandatory" and not first.truncated
+    assert first.content == issue.strip()
     assert bundle.text.startswith("> tracker issue · PAY-4411 Partial refund rejected\n\n")
-    assert first.tokens <= int(1900 * 0.35)
-    assert any(item.doc_path == "domain/refunds.md" for item in bundle.items[1:])
+    assert bundle.tokens > 2000 and not bundle.diagnostics.budget_exceeded  # under 4 × 2,000
+    assert bundle.items == (first,)  # it took the whole budget: no room for optional content
+    small = example.compile_bundle(BundleRequest("", max_tokens=2000, issue=issue, hard_limit=500))
+    assert small.diagnostics.budget_exceeded and small.items == (first,)
+    assert small.diagnostics.overage == small.tokens - 500 > 0
 
 
 def test_near_duplicates_are_dropped(api: Briefd, write_files: WriteFiles) -> None:
@@ -145,17 +156,18 @@ def test_related_sections_join_as_the_last_tier(example: Briefd) -> None:
     bundle = example.compile_bundle(
         BundleRequest("partial refunds pending refundable amount", max_tokens=8000)
     )
-    related = [i for i in bundle.items if i.tier == 4]
+    related = [i for i in bundle.items if i.tier == "related"]
     assert related, "refunds link to other documents; R6 should bring one"
     assert all(r.reasons[0].startswith("linked from ") for r in related)
-    assert [i.tier for i in bundle.items] == sorted(i.tier for i in bundle.items)
+    order = [TIER_ORDER[i.tier] for i in bundle.items]
+    assert order == sorted(order)
 
 
 def test_scope_order_domain_conventions_projects(example: Briefd) -> None:
     bundle = example.compile_bundle(
         BundleRequest("idempotency keys for retries", max_tokens=8000, scopes=("all",))
     )
-    ranked = [i.scope for i in bundle.items if i.tier == 3]
+    ranked = [i.scope for i in bundle.items if i.tier == "ranked"]
     order = {"domain": 0, "conventions": 1}
     keys = [order.get(s, 2) for s in ranked]
     assert keys == sorted(keys) and len(set(keys)) >= 2
@@ -229,13 +241,13 @@ def test_hybrid_bundles_are_deterministic(hybrid_api: Briefd, settings: Settings
     assert settings.source is not None
     shutil.copytree(EXAMPLE, settings.source)
     hybrid_api.index()
-    request = BundleRequest("how do partial refunds work", max_tokens=2000, format="json")
+    request = BundleRequest("how do partial refunds work", max_tokens=2000, mode="package")
     first = hybrid_api.compile_bundle(request)
     hybrid_api._bundles.clear()
     with hybrid_api.store.write() as conn:
         conn.execute("DELETE FROM bundles")
     second = hybrid_api.compile_bundle(request)
-    assert first.diagnostics.mode == "hybrid"
+    assert first.diagnostics.search_mode == "hybrid"
     assert second.text == first.text and not second.cached
 
 
@@ -244,7 +256,9 @@ def test_hybrid_bundles_are_deterministic(hybrid_api: Briefd, settings: Settings
     [
         (BundleRequest("   "), "task description is empty"),
         (BundleRequest("refunds", max_tokens=10), "max_tokens must be between 100"),
-        (BundleRequest("refunds", format="yaml"), "format must be one of"),  # type: ignore[arg-type]
+        (BundleRequest("refunds", mode="yaml"), "mode must be one of"),  # type: ignore[arg-type]
+        (BundleRequest("refunds", hard_limit=50), "hard_limit must be between 100 and 800000"),
+        (BundleRequest("refunds", tags=("nope",)), "tag 'nope' is on no document; known tags: "),
         (BundleRequest("refunds", scopes=("nope",)), "scope 'nope' does not exist"),
     ],
 )
@@ -316,7 +330,7 @@ def test_changed_search_settings_never_serve_a_cached_bundle(
     settings: Settings, write_files: WriteFiles
 ) -> None:
     write_files(WEAK)
-    request = BundleRequest("narwhal tusk measurement policy", format="json")
+    request = BundleRequest("narwhal tusk measurement policy", mode="package")
     with Briefd(settings, embedder=None) as api:
         api.index()
         plain = api.compile_bundle(request)
@@ -357,7 +371,7 @@ def test_rechunking_never_serves_a_bundle_cached_before_it(
 ) -> None:
     root = write_files({})
     shutil.copytree(EXAMPLE, root, dirs_exist_ok=True)
-    request = BundleRequest("partial refunds pending settlement", format="json")
+    request = BundleRequest("partial refunds pending settlement", mode="package")
     with Briefd(settings, embedder=None) as api:
         api.index()
         first = api.compile_bundle(request)

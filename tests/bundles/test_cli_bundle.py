@@ -24,7 +24,8 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_bundle_prints_the_block_and_a_summary(indexed: Path) -> None:
     first = briefd("bundle", TASK, "--max-tokens", "900", cwd=indexed)
     assert first.returncode == 0, first.stderr
-    assert first.stdout.startswith("> domain/refunds.md · Refunds and partial refunds › ")
+    assert first.stdout.startswith("> domain/refunds.md:")
+    assert " · Refunds and partial refunds › " in first.stdout.splitlines()[0]
     assert "· compiled" in first.stderr and "/900 tokens (cl100k_base" in first.stderr
     second = briefd("bundle", TASK, "--max-tokens", "900", cwd=indexed)
     assert second.stdout == first.stdout
@@ -42,19 +43,62 @@ def test_bundle_json_and_paths(indexed: Path) -> None:
         "chargeback evidence deadline",
         "--paths",
         "services/payment-gateway/internal/refunds/a.go",
-        "--format",
+        "--mode",
         "manifest",
         "--json",
         cwd=indexed,
     )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["items"][0]["doc_path"] == "domain/refunds.md"
-    assert data["items"][0]["tier"] == 2 and "content" not in data["items"][0]
+    assert data["schema_version"] == 2 and data["mode"] == "manifest"
+    assert data["items"][0]["location"]["path"] == "domain/refunds.md"
+    assert data["items"][0]["tier"] == "governed" and "content" not in data["items"][0]
     assert data["diagnostics"]["estimator"].startswith("cl100k_base")
+    assert "exclusions" in data["diagnostics"]  # --json is the verbose response
 
 
-def test_bundle_bad_format_is_one_line(indexed: Path) -> None:
+def test_bundle_bad_mode_is_one_line(indexed: Path) -> None:
     result = briefd("bundle", TASK, "--format", "yaml", cwd=indexed)
     assert result.returncode == 1
-    assert result.stderr.strip() == ("error: unknown --format 'yaml'; use markdown, json, manifest")
+    assert result.stderr.strip() == (
+        "error: unknown --mode 'yaml'; use markdown, package, manifest"
+    )
+
+
+def test_context_prints_the_document_then_its_dependency(indexed: Path) -> None:
+    money, adr = "domain/currency-and-rounding.md", "domain/adr/0004-integer-minor-units.md"
+    result = briefd("context", money, "--task", "rounding", "--max-tokens", "4000", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    sources = [line.split(" · ")[0] for line in result.stdout.splitlines() if line.startswith("> ")]
+    assert sources[0].startswith(f"> {money}:")
+    first_other = next(s for s in sources if not s.startswith(f"> {money}:"))
+    assert first_other.startswith(f"> {adr}:")
+    assert "/4000 tokens" in result.stderr
+
+    as_json = briefd(
+        "context", money, "--mode", "manifest", "--max-tokens", "4000", "--json", cwd=indexed
+    )
+    data = json.loads(as_json.stdout)
+    structural = [i for i in data["items"] if i["tier"] == "structural"]
+    assert data["target"] == money and data["budget_exceeded"] is False
+    assert data["items"][0]["tier"] == "mandatory"
+    assert structural[0]["reasons"] == [f"depends_on of {money} (front matter)"]
+    assert structural[0]["location"]["path"] == adr and "content" not in structural[0]
+
+    capped = briefd("context", money, "--hard-limit", "300", "--max-tokens", "300", cwd=indexed)
+    assert capped.returncode == 0
+    assert "budget exceeded: " in capped.stderr and "over the hard limit 300" in capped.stderr
+
+    missing = briefd("context", "domain/nope.md", cwd=indexed)
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("error: no document 'domain/nope.md' in scopes")
+
+
+def test_search_and_bundle_take_tags(indexed: Path) -> None:
+    found = briefd("search", "retry", "--tags", "webhooks", "--json", cwd=indexed)
+    assert found.returncode == 0, found.stderr
+    paths = {h["doc_path"] for h in json.loads(found.stdout)["hits"]}
+    assert paths == {"domain/merchant-webhooks.md"}
+    bundle = briefd("bundle", "retry", "--tags", "refunds", "--mode", "manifest", cwd=indexed)
+    listed = {i["location"]["path"] for i in json.loads(bundle.stdout)["items"]}
+    assert listed == {"domain/refunds.md"}

@@ -1,5 +1,6 @@
-"""Property tests over the golden corpora (B1–B3): budget by the estimator and by the real
-tokenizer, byte-identical reruns, no near-duplicates, tier order."""
+"""Property tests over the golden corpora (B1–B3, B7, B8): budget by the estimator and by the
+real tokenizer, the hard limit, byte-identical reruns, no near-duplicates, tier order, for
+task bundles and document contexts alike."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
 from briefd.bundles.collect import retrieval_query
-from briefd.bundles.model import MIN_TOKENS
+from briefd.bundles.model import MIN_TOKENS, TIER_ORDER
 from briefd.bundles.pack import jaccard, term_set
 from briefd.bundles.render import markdown
 from briefd.errors import QueryError
@@ -46,6 +47,16 @@ PATHS = [
     "libs/go/money/round.go",
     "docs/unrelated.txt",
 ]
+TARGETS = {
+    "en": [
+        None,
+        "domain/refunds.md",
+        "domain/reconciliation.md",
+        "conventions/go-services.md",
+        "domain/glossary.md",
+    ],
+    "tr": [None, "domain/iade-kurallari.md", "domain/mutabakat.md"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -111,9 +122,11 @@ tasks = st.one_of(
     corpus=st.sampled_from(["en", "tr"]),
     task=tasks,
     budget=st.integers(min_value=MIN_TOKENS, max_value=8000),
+    hard_factor=st.one_of(st.none(), st.floats(min_value=0.05, max_value=5.0)),
     paths=st.lists(st.sampled_from(PATHS), max_size=2, unique=True),
     scopes=st.sampled_from([None, ("all",)]),
     issue=st.one_of(st.none(), st.sampled_from(TASKS).map(lambda t: f"PAY-1 {t}\n\n{t} " * 3)),
+    target_index=st.integers(min_value=0, max_value=4),
 )
 def test_bundle_invariants(
     corpora: dict[str, Briefd],
@@ -121,24 +134,44 @@ def test_bundle_invariants(
     corpus: str,
     task: str,
     budget: int,
+    hard_factor: float | None,
     paths: list[str],
     scopes: tuple[str, ...] | None,
     issue: str | None,
+    target_index: int,
 ) -> None:
     api = corpora[corpus]
-    request = BundleRequest(task, max_tokens=budget, scopes=scopes, paths=tuple(paths), issue=issue)
-    if not query_terms(retrieval_query(task, issue)) and not paths:  # "the of": nothing to find
+    target = TARGETS[corpus][target_index % len(TARGETS[corpus])]
+    hard_limit = None if hard_factor is None else max(MIN_TOKENS, int(budget * hard_factor))
+    request = BundleRequest(
+        task,
+        max_tokens=budget,
+        scopes=scopes,
+        paths=tuple(paths),
+        issue=issue,
+        hard_limit=hard_limit,
+        target=target,
+    )
+    searchable = query_terms(retrieval_query(task, issue))
+    if not searchable and not paths and target is None:  # "the of": nothing to find
         with pytest.raises(QueryError, match="only common words"):
             _fresh(api, request)
         return
     first = _fresh(api, request)
     block = markdown(first.items)
+    ceiling = request.ceiling
+    soft = int(min(budget, ceiling) * 0.95)
 
     assert first.text == block
-    assert count_tokens(block) == first.tokens <= int(budget * 0.95)
-    assert len(tiktoken_encodings["cl100k_base"].encode(block)) == first.tokens
-    o200k = len(tiktoken_encodings["o200k_base"].encode(block))
-    assert o200k <= first.tokens * (1 + O200K_MARGIN) + O200K_SLACK
+    assert count_tokens(block) == first.tokens
+    mandatory = [i for i in first.items if i.tier == "mandatory"]
+    if len(mandatory) < len(first.items):  # optional content only ever fills the soft budget
+        assert first.tokens <= soft
+        assert len(tiktoken_encodings["cl100k_base"].encode(block)) == first.tokens
+        o200k = len(tiktoken_encodings["o200k_base"].encode(block))
+        assert o200k <= first.tokens * (1 + O200K_MARGIN) + O200K_SLACK
+    assert first.diagnostics.budget_exceeded == (first.tokens > ceiling)
+    assert first.diagnostics.overage == max(first.tokens - ceiling, 0)
 
     again = _fresh(api, request)
     assert again.text.encode() == first.text.encode()
@@ -146,17 +179,19 @@ def test_bundle_invariants(
     cached = api.compile_bundle(request)
     assert cached.cached and cached.text == first.text
 
-    tiers = [item.tier for item in first.items]
+    tiers = [TIER_ORDER[item.tier] for item in first.items]
     assert tiers == sorted(tiers)
-    for a, b in itertools.combinations(first.items, 2):
+    optional = [i for i in first.items if i.tier != "mandatory"]
+    for a, b in itertools.combinations(optional, 2):
         assert a.content.strip() != b.content.strip()
-        if a.tier > 1 and b.tier > 1 and not (a.truncated or b.truncated):
+        if not (a.truncated or b.truncated):
             assert jaccard(term_set(a.content), term_set(b.content)) < 0.85
-    if issue is not None:  # heads the bundle within its 35% share, or is reported as skipped
-        if first.items and first.items[0].tier == 1:
-            assert first.items[0].tokens <= int(int(budget * 0.95) * 0.35)
-        else:
-            assert [e.tier for e in first.diagnostics.exclusions][:1] == [1]
+    if issue is not None:  # the issue heads the bundle, whole
+        assert first.items[0].tier == "mandatory" and first.items[0].content == issue.strip()
+    if target is not None:  # every section of the target, whole, right after the issue
+        own = [i for i in first.items if i.doc_path == target]
+        assert own and all(i.tier == "mandatory" and not i.truncated for i in own)
+        assert all(i.doc_path == target for i in mandatory[1 if issue else 0 :])
 
 
 def test_property_corpora_are_indexed(corpora: dict[str, Briefd]) -> None:

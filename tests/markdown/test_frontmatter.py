@@ -50,3 +50,41 @@ def test_title_falls_back_to_h1_then_file_name() -> None:
         parse_document("domain/file-name.md", "text\n", "domain", "h", count_tokens).title
         == "file-name"
     )
+
+
+def test_relations_and_always() -> None:
+    split = split_front_matter(
+        "---\ndepends_on: [domain/fees.md, '[[settlement|the payout rules]]']\n"
+        "parent: payment-lifecycle#States\nalways: true\n---\n# Body\n"
+    )
+    fm = split.front_matter
+    assert fm.relations == (
+        ("depends_on", "domain/fees.md"),
+        ("depends_on", "settlement"),
+        ("parent", "payment-lifecycle#States"),
+    )
+    assert fm.always is True and split.problems == ()
+    doc = parse_document(
+        "domain/a.md",
+        "---\nparent: payment-lifecycle#States\n---\n# A\n",
+        "domain",
+        "h",
+        count_tokens,
+    )
+    relation = doc.links[-1]
+    assert (relation.kind, relation.display, relation.target, relation.fragment) == (
+        "relation",
+        "parent",
+        "payment-lifecycle",
+        "States",
+    )
+    assert (relation.section, relation.line) == ("", 2)
+
+
+def test_bad_relations_and_always_are_ignored_with_a_problem() -> None:
+    split = split_front_matter("---\ndepends_on: {a: 1}\nalways: sometimes\n---\nx\n")
+    assert split.front_matter.relations == () and split.front_matter.always is False
+    assert split.problems == (
+        "front matter 'depends_on' must be a list of strings; ignored",
+        "front matter 'always' must be true or false; ignored",
+    )

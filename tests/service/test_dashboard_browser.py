@@ -100,4 +100,7 @@ def test_setup_page_builds_instructions_from_its_url(page: Page, service_api: Br
         )
         for name in ("Cursor", "VS Code", "Codex", "Any MCP client", "Prompt-time hook"):
             expect(page.locator(".client h2", has_text=name).first).to_be_visible()
+        expect(page.locator("#bundles")).to_contain_text("hard_limit (default 4 × max_tokens)")
+        rest = page.locator(".client", has_text="REST").first.locator("code")
+        expect(rest).to_contain_text(f"{url}/api/context")
         assert TOKEN not in page.content()

@@ -67,6 +67,7 @@ def test_inspector_lists_and_calls_tools(service_api: Briefd) -> None:
     assert names == [
         "search_context",
         "compile_bundle",
+        "document_context",
         "get_document",
         "list_scopes",
         "suggest_links",

@@ -27,7 +27,14 @@ from tests.sync.gitrepo import RETRY, Remote, git
 __all__ = ["git_api", "remote"]  # fixtures with a real bare git remote
 
 MODES = ["legacy", "auto"]  # auto: server/discover, then the current stateless revision
-READ_ONLY = {"search_context", "compile_bundle", "get_document", "list_scopes", "suggest_links"}
+READ_ONLY = {
+    "search_context",
+    "compile_bundle",
+    "document_context",
+    "get_document",
+    "list_scopes",
+    "suggest_links",
+}
 ALL_TOOLS = READ_ONLY | {"report_usage"}  # propose_update: only when proposals are on
 
 Session = Callable[[Client], Awaitable[Any]]
@@ -80,6 +87,7 @@ def test_tools_are_listed_with_hints_and_schemas(url: str, mode: str) -> None:
         "scopes",
         "top_k",
         "paths",
+        "tags",
     }
     assert search.input_schema["required"] == ["query"]
 

@@ -1,12 +1,12 @@
-"""Context bundles (B1–B5): the smallest sufficient context for a task, inside a token budget,
+"""Context bundles (B1–B8): the smallest sufficient context for a task, inside a token budget,
 byte-identical for the same knowledge state."""
 
 from briefd.bundles.model import (
     Bundle,
     BundleCacheStats,
     BundleDelta,
-    BundleFormat,
     BundleItem,
+    BundleMode,
     BundleRequest,
     DeltaEntry,
     Diagnostics,
@@ -17,8 +17,8 @@ __all__ = [
     "Bundle",
     "BundleCacheStats",
     "BundleDelta",
-    "BundleFormat",
     "BundleItem",
+    "BundleMode",
     "BundleRequest",
     "DeltaEntry",
     "Diagnostics",

@@ -20,16 +20,14 @@ from typing import Any
 from briefd.bundles.model import (
     Bundle,
     BundleCacheStats,
-    BundleFormat,
     BundleItem,
+    BundleMode,
     Diagnostics,
     Exclusion,
-    diagnostics_dict,
-    item_dict,
 )
 from briefd.settings import Settings
 
-CACHE_VERSION = "b2"
+CACHE_VERSION = "b3"  # b3: modes, tiers by name, hard limits, targets, tags
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,26 +54,33 @@ def cache_key(
     *,
     task: str,
     issue: str | None,
+    target: str | None,
     scopes: Sequence[str],
     paths: Sequence[str],
+    tags: Sequence[str],
     max_tokens: int,
-    format: BundleFormat,
-    mode: str,
+    hard_limit: int,
+    mode: BundleMode,
+    search_mode: str,
     index_fingerprint: str,
     model: str,
     ranking_version: str,
     settings: str,
 ) -> CacheKey:
-    """``settings``: :func:`settings_digest` (tuned weights change the bundle too)."""
+    """Every request field that shapes the bundle; ``settings``: :func:`settings_digest`
+    (tuned weights change the bundle too)."""
     request = {
         "version": CACHE_VERSION,
         "task": task,
         "issue": issue or "",
+        "target": target or "",
         "scopes": sorted(scopes),
         "paths": sorted(paths),
+        "tags": sorted(tags),
         "max_tokens": max_tokens,
-        "format": format,
+        "hard_limit": hard_limit,
         "mode": mode,
+        "search_mode": search_mode,
     }
     state = {
         "index": index_fingerprint,
@@ -173,49 +178,19 @@ def load(conn: sqlite3.Connection, key: str) -> Bundle | None:
     stored = json.loads(row["sections"])
     items = tuple(_item(i) for i in stored["items"])
     diagnostics = _diagnostics(stored["diagnostics"])
-    return Bundle(row["id"], row["format"], row["content"], items, diagnostics, cached=True)
+    target = stored.get("target")
+    return Bundle(row["id"], row["format"], row["content"], items, diagnostics, target, cached=True)
 
 
 def _item(raw: dict[str, Any]) -> BundleItem:
-    location = raw["location"]
     return BundleItem(
-        chunk_id=raw["chunk_id"],
-        doc_path=raw["doc_path"],
-        scope=raw["scope"],
-        title=raw["title"],
-        heading_path=tuple(raw["heading_path"]),
-        content=raw["content"],
-        score=raw["score"],
-        tier=raw["tier"],
-        reasons=tuple(raw["reasons"]),
-        start_line=location["start_line"],
-        end_line=location["end_line"],
-        updated_at=raw["updated_at"],
-        tokens=raw["tokens"],
-        fingerprint=raw["fingerprint"],
-        truncated=raw["truncated"],
+        **{**raw, "heading_path": tuple(raw["heading_path"]), "reasons": tuple(raw["reasons"])}
     )
 
 
 def _diagnostics(raw: dict[str, Any]) -> Diagnostics:
-    exclusions = tuple(
-        Exclusion(e["chunk_id"], e["doc_path"], e["tier"], e["reason"], e["tokens"])
-        for e in raw["exclusions"]
-    )
-    return Diagnostics(
-        estimator=raw["estimator"],
-        budget=raw["budget"],
-        effective_budget=raw["effective_budget"],
-        tokens=raw["tokens"],
-        truncated=raw["truncated"],
-        exclusions=exclusions,
-        ranking_version=raw["ranking_version"],
-        index_fingerprint=raw["index_fingerprint"],
-        embedding_model=raw["embedding_model"],
-        mode=raw["mode"],
-        gate=raw["gate"],
-        scopes=tuple(raw["scopes"]),
-    )
+    exclusions = tuple(Exclusion(**e) for e in raw["exclusions"])
+    return Diagnostics(**{**raw, "exclusions": exclusions, "scopes": tuple(raw["scopes"])})
 
 
 def save(
@@ -230,8 +205,9 @@ def save(
     now = _now()
     stored = json.dumps(
         {
-            "items": [item_dict(i) for i in bundle.items],
-            "diagnostics": diagnostics_dict(bundle.diagnostics),
+            "items": [dataclasses.asdict(i) for i in bundle.items],
+            "diagnostics": dataclasses.asdict(bundle.diagnostics),
+            "target": bundle.target,
         },
         ensure_ascii=False,
         separators=(",", ":"),
@@ -250,7 +226,7 @@ def save(
             json.dumps(sorted(scopes)),
             json.dumps(sorted(paths)),
             max_tokens,
-            bundle.format,
+            bundle.mode,
             bundle.diagnostics.index_fingerprint,
             bundle.diagnostics.embedding_model,
             bundle.text,

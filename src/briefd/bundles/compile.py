@@ -1,6 +1,7 @@
 """``compile_bundle``: request → cache lookup → tiered collection → packing → rendering, then
-incremental reuse against a base bundle (B1–B5). The caller supplies the store and a search
-function bound to its settings, so this module stays free of the API object."""
+incremental reuse against a base bundle (B1–B8). A document context is the same with a
+``target``. The caller supplies the store and a search function bound to its settings, so
+this module stays free of the API object."""
 
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ from briefd.bundles.cache import (
     cache_key,
     settings_digest,
 )
-from briefd.bundles.collect import collect, retrieval_query
+from briefd.bundles.collect import Ask, collect, retrieval_query
 from briefd.bundles.model import (
-    FORMATS,
+    MAX_HARD_LIMIT,
     MAX_TOKENS,
     MIN_TOKENS,
+    MODES,
     Bundle,
     BundleDelta,
     BundleItem,
@@ -31,16 +33,18 @@ from briefd.bundles.model import (
     Diagnostics,
 )
 from briefd.bundles.pack import effective_budget, pack
-from briefd.bundles.render import delta_text, json_text, markdown
-from briefd.errors import IndexNotFoundError, QueryError, StoreError
-from briefd.model import SearchMode, SearchResult
+from briefd.bundles.render import delta_markdown, markdown
+from briefd.bundles.wire import document
+from briefd.errors import IndexNotFoundError, NotFoundError, QueryError, StoreError
+from briefd.model import DocumentView, SearchMode, SearchResult
 from briefd.retrieval.lexical import no_terms_message
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest
 from briefd.settings import Settings
 from briefd.sources.refs import normalise_paths
-from briefd.store import sync_state
+from briefd.store import sync_state, views
 from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
+from briefd.store.tags import check_tags, normalise_tags
 from briefd.text import query_terms
 from briefd.tokens import ESTIMATOR, count_tokens
 
@@ -50,6 +54,7 @@ SearchFn = Callable[[sqlite3.Connection, SearchRequest], SearchResult]
 IssueLookup = Callable[[str, int], "tuple[str, str] | None"]
 _BUNDLE_ID = re.compile(r"^[0-9a-f]{16}$")
 ISSUE_ATTRIBUTION_TOKENS = 40  # the "> tracker issue · …" line above the issue
+LIVE_ISSUE_SHARE = 0.35  # a live Jira issue is rendered within this share of the budget (B1)
 CACHE_WAIT_MS = 100  # a cache row is not worth waiting for a reindex's write lock
 
 
@@ -68,56 +73,63 @@ class Engine:
 
 
 def validate(request: BundleRequest) -> None:
-    if not request.task.strip() and not (request.issue and request.issue.strip()):
+    given = request.task.strip() or (request.issue or "").strip() or (request.target or "").strip()
+    if not given:
         raise QueryError("the task description is empty; describe the task (or pass an issue)")
     if not MIN_TOKENS <= request.max_tokens <= MAX_TOKENS:
         raise QueryError(
             f"max_tokens must be between {MIN_TOKENS} and {MAX_TOKENS}, got {request.max_tokens}"
         )
-    if request.format not in FORMATS:
-        raise QueryError(f"format must be one of {', '.join(FORMATS)}, got '{request.format}'")
+    if not MIN_TOKENS <= request.ceiling <= MAX_HARD_LIMIT:
+        raise QueryError(
+            f"hard_limit must be between {MIN_TOKENS} and {MAX_HARD_LIMIT} (default: 4 × "
+            f"max_tokens), got {request.ceiling}"
+        )
+    if request.mode not in MODES:
+        raise QueryError(f"mode must be one of {', '.join(MODES)}, got '{request.mode}'")
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolved:
+    """A request with its scopes, paths, tags and target resolved against the index."""
+
+    request: BundleRequest
+    scopes: tuple[str, ...]
+    paths: tuple[str, ...]
+    tags: tuple[str, ...]
+    target: DocumentView | None
+    fingerprint: str
 
 
 def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
     validate(request)
     request, live = live_issue(engine, request)
-    paths = normalise_paths(request.paths)
     with engine.store.read() as conn:
-        fingerprint = _fingerprint(conn)
-        scopes = resolve_scopes(conn, request.scopes, engine.settings.default_scopes)
-        key = cache_key(
-            task=request.task.strip(),
-            issue=request.issue,
-            scopes=scopes,
-            paths=paths,
-            max_tokens=request.max_tokens,
-            format=request.format,
-            mode=engine.mode,
-            index_fingerprint=fingerprint,
-            model=engine.model,
-            ranking_version=RANKING_VERSION,
-            settings=settings_digest(engine.settings),
-        )
+        asked = _resolve(conn, engine, request)
+        key = _key(engine, asked)
         bundle = engine.cache.get(key.key)
         fresh = False
         if bundle is None:
             bundle = cache_table.load(conn, key.key)
             if bundle is None:
-                bundle = _build(conn, engine, request, key, scopes, paths, fingerprint)
+                bundle = _build(conn, engine, asked, key)
                 fresh = True
             engine.cache.put(key.key, bundle, hit=not fresh)
         else:
             bundle = replace(bundle, cached=True)
         base = _base(conn, engine.store, request.base, key) if request.base else None
     if fresh and not live:  # a live issue's text is never stored
-        _persist(engine, key, bundle, request, scopes, paths)
+        _persist(engine, key, bundle, asked)
     if request.base is None:
         return bundle
     if base is None:
         return replace(bundle, recovered=True)
     delta = diff(request.base, base, bundle.items)
-    as_json = bundle.format != "markdown"
-    text = delta_text(delta, with_content=bundle.format != "manifest", as_json=as_json)
+    if bundle.mode == "markdown":
+        text = delta_markdown(delta)
+    else:
+        d = bundle.diagnostics
+        text = document(bundle.bundle_id, bundle.mode, bundle.target, d, bundle.items, delta)
     return replace(bundle, delta=delta, text=text)
 
 
@@ -128,7 +140,7 @@ def live_issue(engine: Engine, request: BundleRequest) -> tuple[BundleRequest, b
     if engine.lookup_issue is None or not request.issue:
         return request, False
     share = effective_budget(request.max_tokens, engine.settings.bundles)
-    share = int(share * engine.settings.bundles.issue_share) - ISSUE_ATTRIBUTION_TOKENS
+    share = int(share * LIVE_ISSUE_SHARE) - ISSUE_ATTRIBUTION_TOKENS
     found = engine.lookup_issue(request.issue, share)
     if found is None:
         return request, False
@@ -136,48 +148,95 @@ def live_issue(engine: Engine, request: BundleRequest) -> tuple[BundleRequest, b
     return replace(request, task=f"{request.task.strip()} {query}".strip(), issue=text), True
 
 
-def _build(
-    conn: sqlite3.Connection,
-    engine: Engine,
-    request: BundleRequest,
-    key: CacheKey,
-    scopes: tuple[str, ...],
-    paths: tuple[str, ...],
-    fingerprint: str,
-) -> Bundle:
-    settings = engine.settings.bundles
-    query = retrieval_query(request.task, request.issue)
-    if query_terms(query):
-        search = SearchRequest(query, scopes=scopes, top_k=settings.candidates, mode=engine.mode)
-        result = engine.search(conn, search)
-    elif paths:  # "fix the thing" with paths: the documents governing them are the context
-        result = SearchResult(query, engine.mode, scopes, (), RANKING_VERSION, 0.0, gate="empty")
-    else:
-        raise QueryError(no_terms_message(query))
+def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -> _Resolved:
+    fingerprint = _fingerprint(conn)
+    scopes = resolve_scopes(conn, request.scopes, engine.settings.default_scopes)
+    tags = normalise_tags(request.tags)
+    check_tags(conn, tags)
+    target = None
+    if request.target is not None:
+        path = request.target.strip().removeprefix("./")
+        target = views.document_view(conn, path, scopes)
+        if target is None:
+            raise NotFoundError(views.not_found(conn, path, scopes))
+    paths = normalise_paths(request.paths)
+    return _Resolved(request, scopes, paths, tags, target, fingerprint)
+
+
+def _key(engine: Engine, asked: _Resolved) -> CacheKey:
+    request = asked.request
+    return cache_key(
+        task=request.task.strip(),
+        issue=request.issue,
+        target=asked.target.path if asked.target else None,
+        scopes=asked.scopes,
+        paths=asked.paths,
+        tags=asked.tags,
+        max_tokens=request.max_tokens,
+        hard_limit=request.ceiling,
+        mode=request.mode,
+        search_mode=engine.mode,
+        index_fingerprint=asked.fingerprint,
+        model=engine.model,
+        ranking_version=RANKING_VERSION,
+        settings=settings_digest(engine.settings),
+    )
+
+
+def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: CacheKey) -> Bundle:
+    request, settings = asked.request, engine.settings.bundles
+    title = asked.target.title if asked.target else None
+    query = retrieval_query(request.task, request.issue, title)
+    result = _search(conn, engine, asked, query)
     comparable = result.mode == "hybrid" and engine.settings.search.fusion == "score"
     floor = settings.min_relative_score if comparable else 0.0  # RRF scores are rank-based
-    candidates = collect(conn, result, scopes, paths, request.issue, floor)
-    packed = pack(candidates, request.max_tokens, settings)
+    ask = Ask(asked.scopes, asked.paths, asked.tags, request.issue, asked.target, query, floor)
+    candidates = collect(conn, result, ask, engine.settings)
+    packed = pack(candidates, request.max_tokens, settings, hard_limit=request.ceiling)
     block = markdown(packed.items)
+    tokens = count_tokens(block)
     diagnostics = Diagnostics(
         estimator=ESTIMATOR,
         budget=request.max_tokens,
-        effective_budget=effective_budget(request.max_tokens, settings),
-        tokens=count_tokens(block),
+        effective_budget=effective_budget(min(request.max_tokens, request.ceiling), settings),
+        hard_limit=request.ceiling,
+        tokens=tokens,
+        budget_exceeded=tokens > request.ceiling,
+        overage=max(tokens - request.ceiling, 0),
         truncated=packed.truncated,
         exclusions=packed.exclusions,
         ranking_version=RANKING_VERSION,
-        index_fingerprint=fingerprint,
+        index_fingerprint=asked.fingerprint,
         embedding_model=engine.model,
-        mode=result.mode,
+        search_mode=result.mode,
         gate=result.gate,
-        scopes=scopes,
+        scopes=asked.scopes,
     )
-    if request.format == "markdown":
+    target = asked.target.path if asked.target else None
+    if request.mode == "markdown":
         text = block
     else:
-        text = json_text(key.bundle_id, packed.items, diagnostics, request.format == "json")
-    return Bundle(key.bundle_id, request.format, text, packed.items, diagnostics)
+        text = document(key.bundle_id, request.mode, target, diagnostics, packed.items)
+    return Bundle(key.bundle_id, request.mode, text, packed.items, diagnostics, target)
+
+
+def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: str) -> SearchResult:
+    """The ranked hits for the query; none for a request with code paths or a target but no
+    searchable word ("fix the thing": its context is the structure)."""
+    if query_terms(query):
+        search = SearchRequest(
+            query,
+            scopes=asked.scopes,
+            top_k=engine.settings.bundles.candidates,
+            mode=engine.mode,
+            tags=asked.tags,
+        )
+        return engine.search(conn, search)
+    if asked.paths or asked.target:
+        return SearchResult(
+            query, engine.mode, asked.scopes, (), RANKING_VERSION, 0.0, gate="empty"
+        )
+    raise QueryError(no_terms_message(query))
 
 
 def diff(
@@ -218,23 +277,17 @@ def _fingerprint(conn: sqlite3.Connection) -> str:
     return fingerprint
 
 
-def _persist(
-    engine: Engine,
-    key: CacheKey,
-    bundle: Bundle,
-    request: BundleRequest,
-    scopes: tuple[str, ...],
-    paths: tuple[str, ...],
-) -> None:
+def _persist(engine: Engine, key: CacheKey, bundle: Bundle, asked: _Resolved) -> None:
     """Store the new bundle and the hits counted since the last write. While another process
     holds the index (a reindex) or the disk is full, the bundle row waits in memory
     (:meth:`Store.defer`) and is written by a later flush: the caller gets its bundle now, and
     ``report_usage`` and ``base=`` recognise it meanwhile."""
     pending = engine.cache.take_pending_hits()
+    request = asked.request
     task = request.task.strip()
 
     def save(conn: sqlite3.Connection) -> None:
-        cache_table.save(conn, key, bundle, task, scopes, paths, request.max_tokens)
+        cache_table.save(conn, key, bundle, task, asked.scopes, asked.paths, request.max_tokens)
 
     try:
         with engine.store.write(wait_ms=CACHE_WAIT_MS, durable=False) as conn:

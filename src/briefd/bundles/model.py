@@ -1,31 +1,51 @@
-"""The nouns of context bundles (B1–B5): requests, candidates, packed items, diagnostics."""
+"""The nouns of context bundles (B1–B8): requests, candidates, packed items, diagnostics."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
 
-BundleFormat = Literal["markdown", "json", "manifest"]
-FORMATS: tuple[BundleFormat, ...] = ("markdown", "json", "manifest")
-Tier = Literal[1, 2, 3, 4]
-TIER_NAMES: dict[int, str] = {1: "issue", 2: "refs", 3: "ranked", 4: "related"}
+BundleMode = Literal["markdown", "package", "manifest"]
+MODES: tuple[BundleMode, ...] = ("markdown", "package", "manifest")
+MODE_ALIASES: dict[str, BundleMode] = {"json": "package"}  # its name before schema 2
+SCHEMA_VERSION = 2  # of every bundle response: 2 has modes, tiers by name, hard limits
+
+Tier = Literal["mandatory", "structural", "governed", "linked", "ranked", "related"]
+TIERS: tuple[Tier, ...] = ("mandatory", "structural", "governed", "linked", "ranked", "related")
+TIER_ORDER: dict[str, int] = {tier: order for order, tier in enumerate(TIERS)}
+
 MIN_TOKENS = 100  # below this the attribution line and the truncation marker leave no room
 MAX_TOKENS = 200_000
+HARD_LIMIT_FACTOR = 4  # the default hard limit is this many times the budget
+MAX_HARD_LIMIT = HARD_LIMIT_FACTOR * MAX_TOKENS
 
 
 @dataclass(frozen=True, slots=True)
 class BundleRequest:
-    """What a caller asks for. ``issue`` is the tracker issue's text (it heads the bundle and
-    joins the retrieval query); ``paths`` are code paths the task touches; ``base`` is the
-    ``bundle_id`` of a bundle the caller already holds (B5)."""
+    """What a caller asks for. ``max_tokens`` is the soft budget that optional content fills;
+    ``hard_limit`` (default 4× the budget) the ceiling above which mandatory content is
+    reported as exceeded. ``issue`` is a tracker issue's text and ``target`` a document path
+    (both mandatory content); ``paths`` are code paths the task touches; ``tags`` keep ranked
+    and governed content to documents with any of them; ``base`` is the ``bundle_id`` of a
+    bundle the caller already holds (B5)."""
 
     task: str
     max_tokens: int = 2000
     scopes: tuple[str, ...] | None = None
     paths: tuple[str, ...] = ()
-    format: BundleFormat = "markdown"
+    mode: BundleMode = "markdown"
     base: str | None = None
     issue: str | None = None
+    hard_limit: int | None = None
+    target: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @property
+    def ceiling(self) -> int:
+        """The hard limit in effect (always finite)."""
+        if self.hard_limit is None:
+            return HARD_LIMIT_FACTOR * self.max_tokens
+        return self.hard_limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,16 +103,23 @@ class Exclusion:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostics:
+    """How a bundle was made. ``tokens`` counts the assembled Markdown block; it exceeds the
+    budget only when mandatory content does, and ``overage`` is what it has over the hard
+    limit (then ``budget_exceeded``)."""
+
     estimator: str
     budget: int
     effective_budget: int
+    hard_limit: int
     tokens: int
+    budget_exceeded: bool
+    overage: int
     truncated: bool
     exclusions: tuple[Exclusion, ...]
     ranking_version: str
     index_fingerprint: str
     embedding_model: str
-    mode: str
+    search_mode: str
     gate: str
     scopes: tuple[str, ...]
 
@@ -134,15 +161,17 @@ class BundleCacheStats:
 
 @dataclass(frozen=True, slots=True)
 class Bundle:
-    """A compiled bundle. ``text`` is the output in the requested format and is byte-identical
-    for the same request and knowledge state; ``cached``, ``recovered`` and ``delta`` describe
-    this particular answer and are never part of ``text``."""
+    """A compiled bundle. ``text`` is the output in the requested mode (the Markdown block,
+    or the package / manifest as JSON) and is byte-identical for the same request and
+    knowledge state; ``cached``, ``recovered`` and ``delta`` describe this particular answer
+    and are never part of ``text``. ``target``: the document a context was compiled around."""
 
     bundle_id: str
-    format: BundleFormat
+    mode: BundleMode
     text: str
     items: tuple[BundleItem, ...]
     diagnostics: Diagnostics
+    target: str | None = None
     cached: bool = False
     recovered: bool = False
     delta: BundleDelta | None = None
@@ -151,87 +180,3 @@ class Bundle:
     def tokens(self) -> int:
         """Tokens of the assembled sections (the Markdown block an agent reads)."""
         return self.diagnostics.tokens
-
-    def to_dict(self) -> dict[str, object]:
-        """The JSON-ready envelope REST and MCP return."""
-        out: dict[str, object] = {
-            "bundle_id": self.bundle_id,
-            "format": self.format,
-            "text": self.text,
-            "tokens": self.tokens,
-            "cached": self.cached,
-            "recovered": self.recovered,
-        }
-        with_content = self.format != "manifest"
-        if self.delta is None:
-            out["items"] = [item_dict(i, with_content) for i in self.items]
-        else:
-            out["delta"] = delta_dict(self.delta, with_content)
-        out["diagnostics"] = diagnostics_dict(self.diagnostics)
-        return out
-
-
-def item_dict(item: BundleItem, with_content: bool = True) -> dict[str, object]:
-    out: dict[str, object] = {
-        "chunk_id": item.chunk_id,
-        "doc_path": item.doc_path,
-        "scope": item.scope,
-        "title": item.title,
-        "heading_path": list(item.heading_path),
-        "tier": item.tier,
-        "tier_name": TIER_NAMES[item.tier],
-        "reasons": list(item.reasons),
-        "score": item.score,
-        "tokens": item.tokens,
-        "updated_at": item.updated_at,
-        "location": {
-            "path": item.doc_path,
-            "start_line": item.start_line,
-            "end_line": item.end_line,
-        },
-        "fingerprint": item.fingerprint,
-        "truncated": item.truncated,
-    }
-    if with_content:
-        out["content"] = item.content
-    return out
-
-
-def diagnostics_dict(diag: Diagnostics) -> dict[str, object]:
-    return {
-        "estimator": diag.estimator,
-        "budget": diag.budget,
-        "effective_budget": diag.effective_budget,
-        "tokens": diag.tokens,
-        "truncated": diag.truncated,
-        "exclusions": [
-            {
-                "chunk_id": e.chunk_id,
-                "doc_path": e.doc_path,
-                "tier": e.tier,
-                "reason": e.reason,
-                "tokens": e.tokens,
-            }
-            for e in diag.exclusions
-        ],
-        "ranking_version": diag.ranking_version,
-        "index_fingerprint": diag.index_fingerprint,
-        "embedding_model": diag.embedding_model,
-        "mode": diag.mode,
-        "gate": diag.gate,
-        "scopes": list(diag.scopes),
-    }
-
-
-def delta_dict(delta: BundleDelta, with_content: bool = True) -> dict[str, object]:
-    return {
-        "base": delta.base,
-        "entries": [
-            {"op": "reuse", "chunk_id": e.chunk_id}
-            if e.item is None
-            else {"op": "replace", "chunk_id": e.chunk_id, "item": item_dict(e.item, with_content)}
-            for e in delta.entries
-        ],
-        "removed": list(delta.removed),
-        "tokens_saved": delta.tokens_saved,
-    }

@@ -1,10 +1,13 @@
-"""The budget packer (B1): a pure function from ranked candidates to packed items.
+"""The budget packer (B1, B7): a pure function from ranked candidates to packed items.
 
-Greedy in collection order, tier by tier; duplicates and near-duplicates dropped; a candidate
-that does not fit is recorded and later, smaller ones are still tried; the top section alone
-larger than the budget is cut to its head with a visible marker. Sizes are exact counts of the
-rendered text, and the assembled block is counted again at the end, so the budget holds for
-the whole block, separators included.
+Mandatory content (the target document, the tracker issue, ``always: true`` documents) is
+always taken whole; optional content fills the soft budget greedily, tier by tier and in
+collection order within a tier. Duplicates and near-duplicates are dropped; a candidate that
+does not fit is recorded and later, smaller ones are still tried; governing documents take at
+most their share of the budget while ranked hits compete for the rest; the first optional
+section alone larger than what is left is cut to its head with a visible marker. Sizes are
+exact counts of the rendered text, and the assembled block is counted again at the end, so the
+budget holds for the whole block, separators included.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from briefd.bundles.model import BundleItem, Candidate, Exclusion, Packed
+from briefd.bundles.model import TIER_ORDER, BundleItem, Candidate, Exclusion, Packed
 from briefd.bundles.render import (
     SECTION_SEPARATOR,
     fingerprint,
@@ -66,6 +69,8 @@ class _State:
     exclusions: list[Exclusion] = field(default_factory=list)
     truncated: bool = False
     top_seen: bool = False
+    governed_cap: int = 0
+    governed_used: int = 0
 
     def skip(self, c: Candidate, reason: str, tokens: int) -> None:
         self.exclusions.append(Exclusion(c.chunk_id, c.doc_path, c.tier, reason, tokens))
@@ -76,17 +81,26 @@ def pack(
     max_tokens: int,
     settings: BundleSettings,
     count: Counter = count_tokens,
+    hard_limit: int | None = None,
 ) -> Packed:
-    """Select and order sections so the assembled Markdown stays within the budget."""
-    budget = effective_budget(max_tokens, settings)
-    state = _State(remaining=budget)
+    """Select and order sections: mandatory ones whole, then optional ones so the assembled
+    Markdown stays within the budget (never above ``hard_limit`` either)."""
+    soft = max_tokens if hard_limit is None else min(max_tokens, hard_limit)
+    budget = effective_budget(soft, settings)
+    state = _State(remaining=budget, governed_cap=budget)
+    if any(c.tier == "ranked" and c.weak is None for c in candidates):
+        state.governed_cap = math.floor(budget * settings.governed_share)
     separator = count(SECTION_SEPARATOR)
-    ordered = sorted(enumerate(candidates), key=lambda pair: pair[1].tier)
+    ordered = sorted(enumerate(candidates), key=lambda pair: TIER_ORDER[pair[1].tier])
     for index, candidate in ordered:
         extra = separator if state.chosen else 0
-        _consider(state, index, candidate, extra, budget, settings, count)
+        if candidate.tier == "mandatory":
+            full = count(section_text(candidate))
+            _take(state, index, candidate, candidate.content, full, extra, truncated=False)
+        else:
+            _consider(state, index, candidate, extra, settings, count)
     items = [item for _, item in sorted(state.chosen, key=_display_key)]
-    while items and count(markdown(tuple(items))) > budget:  # BPE merges across a boundary
+    while _optional(items) and count(markdown(tuple(items))) > budget:  # BPE merges
         dropped = items.pop(_last_of_lowest_tier(items))
         state.exclusions.append(
             Exclusion(dropped.chunk_id, dropped.doc_path, dropped.tier, "budget", dropped.tokens)
@@ -99,7 +113,6 @@ def _consider(
     index: int,
     c: Candidate,
     extra: int,
-    budget: int,
     settings: BundleSettings,
     count: Counter,
 ) -> None:
@@ -114,15 +127,17 @@ def _consider(
     if c.related_to is not None and c.related_to not in state.bodies:
         state.skip(c, f"linked from {c.related_to}, which is not in the bundle", full)
         return
-    is_top = c.tier > 1 and not state.top_seen
-    if c.tier > 1:
-        state.top_seen = True
+    governed = c.tier == "governed"
+    if governed and state.governed_used and state.governed_used + full > state.governed_cap:
+        left = max(state.governed_cap - state.governed_used, 0)
+        state.skip(c, f"governed share: needs {full} tokens, {left} of its share left", full)
+        return
+    is_top = not state.top_seen
+    state.top_seen = True
     limit = state.remaining - extra
-    if c.tier == 1:
-        limit = min(limit, math.floor(budget * settings.issue_share))
     if full <= limit:
         _take(state, index, c, c.content, full, extra, truncated=False)
-    elif (c.tier == 1 or is_top) and limit >= _MIN_HEAD_TOKENS:
+    elif is_top and limit >= _MIN_HEAD_TOKENS:
         content, tokens = _head(c, limit, count)
         if content:
             _take(state, index, c, content, tokens, extra, truncated=True)
@@ -176,6 +191,8 @@ def _take(
     state.terms[c.chunk_id] = term_set(c.content)
     state.remaining -= tokens + extra
     state.truncated = state.truncated or truncated
+    if c.tier == "governed":
+        state.governed_used += tokens
 
 
 def _head(c: Candidate, limit: int, count: Counter) -> tuple[str, int]:
@@ -214,10 +231,17 @@ def closed_blocks(text: str) -> str:
 
 
 def _display_key(pair: tuple[int, BundleItem]) -> tuple[int, int, int]:
+    """Tier, then (ranked and related sections) scope, then collection order: the target,
+    its relations and the most specific governing documents lead in the order collected."""
     index, item = pair
-    return item.tier, scope_rank(item.scope), index
+    scope = scope_rank(item.scope) if item.tier in ("ranked", "related") else 0
+    return TIER_ORDER[item.tier], scope, index
+
+
+def _optional(items: list[BundleItem]) -> bool:
+    return any(item.tier != "mandatory" for item in items)
 
 
 def _last_of_lowest_tier(items: list[BundleItem]) -> int:
-    worst = max(item.tier for item in items)
-    return max(i for i, item in enumerate(items) if item.tier == worst)
+    worst = max(TIER_ORDER[item.tier] for item in items)
+    return max(i for i, item in enumerate(items) if TIER_ORDER[item.tier] == worst)

@@ -1,4 +1,5 @@
-"""Rendering (B4): one Markdown block of attributed sections, or JSON / a manifest.
+"""Rendering (B4): one Markdown block of attributed sections (``package`` and ``manifest``
+are JSON documents, see :mod:`briefd.bundles.wire`).
 
 Everything here is a pure function of its arguments, so the same items give the same bytes.
 """
@@ -6,30 +7,23 @@ Everything here is a pure function of its arguments, so the same items give the 
 from __future__ import annotations
 
 import hashlib
-import json
 
-from briefd.bundles.model import (
-    BundleDelta,
-    BundleItem,
-    Candidate,
-    Diagnostics,
-    delta_dict,
-    diagnostics_dict,
-    item_dict,
-)
+from briefd.bundles.model import BundleDelta, BundleItem, Candidate
 
 SECTION_SEPARATOR = "\n\n"
 ISSUE_LABEL = "tracker issue"
 
 
 def attribution(section: Candidate | BundleItem) -> str:
-    """The line that precedes a section: path, heading breadcrumb, document age, chunk id.
-    The section's own heading line is not repeated in its body; this line carries it."""
-    if section.tier == 1:
+    """The line that precedes a section: path and line range, heading breadcrumb, document
+    age, chunk id. The section's own heading line is not repeated in its body; this line
+    carries it."""
+    if not section.doc_path:  # the tracker issue
         return f"> {ISSUE_LABEL} · {section.title}" if section.title else f"> {ISSUE_LABEL}"
     crumbs = " › ".join(part for part in (section.title, *section.heading_path) if part)
     date = section.updated_at[:10] or "unknown"
-    return f"> {section.doc_path} · {crumbs} · updated {date} · chunk {section.chunk_id}"
+    where = f"{section.doc_path}:{section.start_line}-{section.end_line}"
+    return f"> {where} · {crumbs} · updated {date} · chunk {section.chunk_id}"
 
 
 def section_text(section: Candidate | BundleItem, content: str | None = None) -> str:
@@ -42,11 +36,7 @@ def fingerprint(content: str) -> str:
 
 
 def truncation_marker(section: Candidate, shown: int, total: int) -> str:
-    where = (
-        "the full issue is in the tracker"
-        if section.tier == 1
-        else f'read the rest with get_document("{section.doc_path}")'
-    )
+    where = f'read the rest with get_document("{section.doc_path}")'
     return f"\n\n[… truncated: {shown} of {total} tokens shown; {where}]"
 
 
@@ -54,23 +44,6 @@ def markdown(items: tuple[BundleItem, ...]) -> str:
     return SECTION_SEPARATOR.join(section_text(item) for item in items)
 
 
-def json_text(
-    bundle_id: str, items: tuple[BundleItem, ...], diagnostics: Diagnostics, with_content: bool
-) -> str:
-    document = {
-        "bundle_id": bundle_id,
-        "items": [item_dict(item, with_content) for item in items],
-        "diagnostics": diagnostics_dict(diagnostics),
-    }
-    return _dumps(document)
-
-
-def delta_text(delta: BundleDelta, with_content: bool, as_json: bool) -> str:
-    """Only what changed: the replaced sections as Markdown, or the delta as JSON."""
-    if as_json:
-        return _dumps(delta_dict(delta, with_content))
+def delta_markdown(delta: BundleDelta) -> str:
+    """Only what changed: the replaced sections as Markdown."""
     return SECTION_SEPARATOR.join(section_text(e.item) for e in delta.entries if e.item)
-
-
-def _dumps(document: object) -> str:
-    return json.dumps(document, ensure_ascii=False, sort_keys=True, indent=2) + "\n"

@@ -1,33 +1,63 @@
-"""``briefd bundle``: compile the context for a task, exactly as MCP and REST return it."""
+"""``briefd bundle`` and ``briefd context``: compile the context for a task, or around one
+document, exactly as MCP and REST return it."""
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import typer
 
 from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
-from briefd.bundles.model import FORMATS
+from briefd.bundles.model import MODE_ALIASES, MODES, BundleMode
+from briefd.bundles.wire import response
 from briefd.cli.output import errors, reported_errors
 from briefd.cli.search import split_scopes
 from briefd.errors import QueryError
 from briefd.settings import apply_tuned
 
+MAX_TOKENS = typer.Option(2000, "--max-tokens", help="Soft token budget (cl100k_base).")
+HARD_LIMIT = typer.Option(
+    None, "--hard-limit", help="Ceiling for mandatory content (default: 4 × --max-tokens)."
+)
+SCOPES = typer.Option(
+    None, "--scopes", "--scope", help="Scopes to draw from (repeat or comma-separate; 'all')."
+)
+TAGS = typer.Option(
+    None, "--tags", "--tag", help="Only documents with any of these tags for ranked content."
+)
+MODE = typer.Option(
+    "markdown",
+    "--mode",
+    "--format",
+    help="markdown (one attributed block), package (JSON: each section's content, location, "
+    "sha256 fingerprint) or manifest (JSON metadata).",
+)
+BASE = typer.Option(
+    None, "--base", help="bundle_id you already hold: print only what changed since."
+)
+JSON_OUTPUT = typer.Option(
+    False, "--json", help="Print the whole response (items, diagnostics, exclusions) as JSON."
+)
+TUNED = typer.Option(
+    None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
+)
+
 
 def register(app: typer.Typer) -> None:
     app.command("bundle")(bundle_command)
+    app.command("context")(context_command)
 
 
 def bundle_command(
     ctx: typer.Context,
     task: str = typer.Argument("", help="The task, in your own words (optional with --issue)."),
-    max_tokens: int = typer.Option(2000, "--max-tokens", help="Token budget (cl100k_base)."),
-    scopes: list[str] | None = typer.Option(
-        None, "--scopes", "--scope", help="Scopes to draw from (repeat or comma-separate; 'all')."
-    ),
+    max_tokens: int = MAX_TOKENS,
+    hard_limit: int | None = HARD_LIMIT,
+    scopes: list[str] | None = SCOPES,
     paths: list[str] | None = typer.Option(
         None,
         "--paths",
@@ -35,44 +65,89 @@ def bundle_command(
         help="Code paths the task touches; documents whose refs cover "
         "them lead (repeat or comma-separate).",
     ),
-    output_format: str = typer.Option(
-        "markdown", "--format", help="markdown (default), json or manifest."
-    ),
-    base: str | None = typer.Option(
-        None, "--base", help="bundle_id you already hold: print only what changed since."
-    ),
+    tags: list[str] | None = TAGS,
+    mode: str = MODE,
+    base: str | None = BASE,
     issue: str | None = typer.Option(
         None,
         "--issue",
         help="A Jira key (fetched live when Jira is configured) or the issue's text: heads the "
-        "bundle and joins the query.",
+        "bundle (whole) and joins the query.",
     ),
-    json_output: bool = typer.Option(
-        False, "--json", help="Print the whole response (items, diagnostics) as JSON."
-    ),
-    tuned: Path | None = typer.Option(
-        None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
-    ),
+    json_output: bool = JSON_OUTPUT,
+    tuned: Path | None = TUNED,
 ) -> None:
-    """Compile a token-budgeted context bundle for a task (B1–B5).
+    """Compile a token-budgeted context bundle for a task (B1–B8).
 
     The bundle goes to stdout byte for byte; a one-line summary goes to stderr."""
     with reported_errors():
-        if output_format not in FORMATS:
-            raise QueryError(f"unknown --format '{output_format}'; use {', '.join(FORMATS)}")
-        request = BundleRequest(
-            task=task,
-            max_tokens=max_tokens,
-            scopes=split_scopes(scopes),
-            paths=split_scopes(paths) or (),
-            format=output_format,
-            base=base,
-            issue=issue,
-        )
-        with Briefd(apply_tuned(ctx.obj.settings(), tuned)) as api:
-            bundle = api.compile_bundle(request)
+        request = _request(task, max_tokens, hard_limit, scopes, tags, mode, base)
+        request = replace(request, paths=split_scopes(paths) or (), issue=issue)
+        bundle = _compile(ctx, request, tuned)
+    _print(bundle, json_output)
+
+
+def context_command(
+    ctx: typer.Context,
+    doc_path: str = typer.Argument(..., help="The document, e.g. domain/refunds.md."),
+    task: str = typer.Option("", "--task", help="What you do with it (default: its title)."),
+    max_tokens: int = MAX_TOKENS,
+    hard_limit: int | None = HARD_LIMIT,
+    scopes: list[str] | None = SCOPES,
+    tags: list[str] | None = TAGS,
+    mode: str = MODE,
+    base: str | None = BASE,
+    json_output: bool = JSON_OUTPUT,
+    tuned: Path | None = TUNED,
+) -> None:
+    """The context around one document (B8): the document whole, its front-matter relations
+    (depends_on, parent…), its links and backlinks and one more hop, then text matches.
+
+    Scopes as for bundles: a project document needs its scope (or 'all')."""
+    with reported_errors():
+        request = _request(task, max_tokens, hard_limit, scopes, tags, mode, base)
+        bundle = _compile(ctx, replace(request, target=doc_path), tuned)
+    _print(bundle, json_output)
+
+
+def _request(
+    task: str,
+    max_tokens: int,
+    hard_limit: int | None,
+    scopes: list[str] | None,
+    tags: list[str] | None,
+    mode: str,
+    base: str | None,
+) -> BundleRequest:
+    """The options both commands share, parsed."""
+    return BundleRequest(
+        task=task,
+        max_tokens=max_tokens,
+        scopes=split_scopes(scopes),
+        mode=_mode(mode),
+        base=base,
+        hard_limit=hard_limit,
+        tags=split_scopes(tags) or (),
+    )
+
+
+def _mode(value: str) -> BundleMode:
+    mode = MODE_ALIASES.get(value, value)
+    for known in MODES:
+        if mode == known:
+            return known
+    raise QueryError(f"unknown --mode '{value}'; use {', '.join(MODES)}")
+
+
+def _compile(ctx: typer.Context, request: BundleRequest, tuned: Path | None) -> Bundle:
+    with Briefd(apply_tuned(ctx.obj.settings(), tuned)) as api:
+        return api.compile_bundle(request)
+
+
+def _print(bundle: Bundle, json_output: bool) -> None:
     if json_output:
-        sys.stdout.write(json.dumps(bundle.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        document = response(bundle, verbose=True)
+        sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
         return
     sys.stdout.write(bundle.text)
     if bundle.text and not bundle.text.endswith("\n"):
@@ -89,6 +164,8 @@ def summary(bundle: Bundle) -> str:
         f"{len(d.exclusions)} excluded",
         "cached" if bundle.cached else "compiled",
     ]
+    if d.budget_exceeded:
+        parts.append(f"budget exceeded: {d.overage} tokens over the hard limit {d.hard_limit}")
     if d.truncated:
         parts.append("truncated")
     if bundle.recovered:

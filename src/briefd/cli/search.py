@@ -38,6 +38,9 @@ def search_command(
     paths: list[str] | None = typer.Option(
         None, "--paths", help="Code paths the task touches: documents whose refs cover them lead."
     ),
+    tags: list[str] | None = typer.Option(
+        None, "--tags", "--tag", help="Only documents with any of these tags (comma or repeat)."
+    ),
     mode: str | None = typer.Option(
         None, "--mode", help="bm25, vector or hybrid (default: hybrid, bm25 without embeddings)."
     ),
@@ -66,6 +69,7 @@ def search_command(
             explain=explain,
             related=related,
             paths=split_scopes(paths) or (),
+            tags=split_scopes(tags) or (),
         )
         with Briefd(settings) as api:
             result = api.search(request)

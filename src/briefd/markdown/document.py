@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import posixpath
+import re
 
 from briefd.markdown.chunk import TokenCounter, chunk_document
 from briefd.markdown.frontmatter import split_front_matter
 from briefd.markdown.links import extract_links
 from briefd.markdown.parse import parse_structure
-from briefd.model import Document
+from briefd.model import Document, FrontMatter, Link
 
 
 def parse_document(
@@ -34,6 +35,7 @@ def parse_document(
     links = extract_links(
         path, lines, split.body_start_line, structure.headings, structure.code_ranges, title
     )
+    links += relation_links(path, split.front_matter, lines[: split.body_start_line - 1])
     return Document(
         path=path,
         scope=scope,
@@ -47,3 +49,17 @@ def parse_document(
         links=links,
         problems=split.problems,
     )
+
+
+def relation_links(path: str, front_matter: FrontMatter, head: list[str]) -> tuple[Link, ...]:
+    """The front matter's relations as links of kind ``relation``: the relation is the
+    display text, the section is empty and the line is the key's line in the file."""
+    found = []
+    for relation, target in front_matter.relations:
+        key = re.compile(rf"^{relation}\s*:")
+        line = next((n for n, text in enumerate(head, start=1) if key.match(text)), 1)
+        name, _, fragment = target.partition("#")
+        found.append(
+            Link(path, "", line, name.strip(), fragment.strip() or None, relation, "relation")
+        )
+    return tuple(found)

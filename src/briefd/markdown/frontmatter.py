@@ -1,4 +1,8 @@
-"""YAML front matter (K2): recognised keys, bad YAML reported and never fatal."""
+"""YAML front matter (K2): recognised keys, bad YAML reported and never fatal.
+
+Besides ``title``, ``tags``, ``aliases`` and ``refs``: the relations of :data:`RELATIONS`
+(``depends_on: [domain/fees.md]``, ``parent: payment-lifecycle``; a path, a file name or a
+``[[wikilink]]``), stored as links of kind ``relation``, and ``always: true`` (B8)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ import yaml
 
 from briefd.model import FrontMatter
 
+RELATIONS = ("depends_on", "parent", "extends", "implements", "supersedes", "related")
+FRONT_MATTER_VERSION = "2"  # 2: relations and always (a change re-parses every document)
 _OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 
@@ -65,15 +71,35 @@ def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
         lists[key] = value
         if problem:
             problems.append(problem)
+    relations: list[tuple[str, str]] = []
+    for key in RELATIONS:
+        targets, problem = _string_list(raw.get(key), key)
+        relations += [(key, t) for t in map(_reference, targets) if t]
+        if problem:
+            problems.append(problem)
+    always = raw.get("always", False)
+    if not isinstance(always, bool):
+        problems.append("front matter 'always' must be true or false; ignored")
+        always = False
     return (
         FrontMatter(
             title=str(title).strip() or None if title is not None else None,
             tags=lists["tags"],
             aliases=lists["aliases"],
             refs=lists["refs"],
+            relations=tuple(relations),
+            always=always,
         ),
         tuple(problems),
     )
+
+
+def _reference(value: str) -> str:
+    """A relation's target without ``[[…]]`` and a ``|display`` part."""
+    inner = value.strip()
+    if inner.startswith("[[") and inner.endswith("]]"):
+        inner = inner[2:-2]
+    return inner.split("|", 1)[0].strip()
 
 
 def _string_list(value: Any, key: str) -> tuple[tuple[str, ...], str | None]:

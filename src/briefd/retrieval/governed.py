@@ -14,12 +14,13 @@ from dataclasses import replace
 
 from briefd.errors import QueryError
 from briefd.model import Hit, SearchResult
-from briefd.retrieval.lexical import build_match
+from briefd.retrieval.lexical import QueryMode, build_match
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest, hit_from_row, hydrate
 from briefd.settings import SearchSettings
 from briefd.sources.refs import covering, normalise_paths
 from briefd.store import documents as docs_table
 from briefd.store.scopes import resolve_scopes
+from briefd.store.tags import check_tags, normalise_tags, tagged_paths
 from briefd.text import query_terms
 
 Run = Callable[[sqlite3.Connection, SearchRequest], SearchResult]
@@ -36,6 +37,7 @@ def search_with_paths(
     ``refs`` cover one of them leads, then the other hits, within ``top_k``. A query of stop
     words only ("what breaks here?") is answered by the governing documents alone."""
     wanted = normalise_paths(request.paths)
+    check_tags(conn, normalise_tags(request.tags))
     text_mode = (request.query_mode or settings.query_mode) == "text"
     if wanted and text_mode and not query_terms(request.query):
         scopes = resolve_scopes(conn, request.scopes, default_scopes)
@@ -58,6 +60,10 @@ def governed_first(
     one of ``paths``; then the other direct hits; ``top_k`` kept; a related hit stays only
     with the hit it is linked from."""
     governed = _governed_docs(conn, result.scopes, paths)
+    tags = normalise_tags(request.tags)
+    if tags:
+        tagged = tagged_paths(conn, governed.values(), tags)
+        governed = {i: p for i, p in governed.items() if p in tagged}
     if not governed:
         return result
     direct = [h for h in result.hits if h.related_to is None]
@@ -104,24 +110,26 @@ def _best_sections(
         if hit.doc_path in governed.values():
             ranked.setdefault(hit.doc_path, hit)
     rest = [doc_id for doc_id, path in governed.items() if path not in ranked]
-    matched = _matching_sections(conn, request, rest, settings)
+    matched = matching_sections(conn, request.query, request.query_mode, rest, settings)
     unmatched = [doc_id for doc_id in rest if doc_id not in matched]
     return list(ranked.values()) + _section_hits(
         conn, [*matched.values(), *_first_sections(conn, unmatched)]
     )
 
 
-def _matching_sections(
+def matching_sections(
     conn: sqlite3.Connection,
-    request: SearchRequest,
+    query: str,
+    query_mode: QueryMode | None,
     doc_ids: Sequence[int],
     settings: SearchSettings,
 ) -> dict[int, int]:
-    """document id → rowid of its best section for the query, best documents first."""
+    """document id → rowid of its best section for the query (every term before any term,
+    then BM25), best documents first; documents without a matching section are left out."""
     if not doc_ids:
         return {}
     try:
-        plan = build_match(request.query, request.query_mode or settings.query_mode)
+        plan = build_match(query, query_mode or settings.query_mode)
     except QueryError:
         return {}
     weights = f"{settings.title_weight!r}, {settings.heading_weight!r}, {settings.body_weight!r}"

@@ -28,10 +28,12 @@ from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
 from briefd.settings import SearchSettings
 from briefd.store.scopes import known_scopes, resolve_scopes
+from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
 RANKING_VERSION = "r4"
+TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,7 @@ class SearchRequest:
     query_mode: QueryMode | None = None
     related: int | None = None  # None: search.related from settings; 0: none
     paths: tuple[str, ...] = ()  # code paths the task touches (R5): governing documents lead
+    tags: tuple[str, ...] = ()  # only documents with any of these front-matter tags (R5)
 
 
 def search(
@@ -66,8 +69,10 @@ def search(
         raise QueryError(no_terms_message(request.query))
     known = known_scopes(conn)
     scopes = resolve_scopes(conn, request.scopes, default_scopes, known)
+    tags = normalise_tags(request.tags)
+    check_tags(conn, tags)
     plan = None if mode == "vector" else _plan(conn, request, settings, speller)
-    depth = max(settings.candidates, top_k)
+    depth = max(settings.candidates, top_k) * (TAGGED_DEPTH if tags else 1)
     every = set(scopes) == set(known)
     found = gather(
         conn, request.query, plan, mode, scopes, settings, semantic, depth, every, lexicon
@@ -80,13 +85,16 @@ def search(
             query = semantic.query_vector(request.query)
             fused = _gate(found, fused, probe_cosine(calibration, query), settings)
             verdict = "kept" if fused else "empty"
+    if tags:
+        tagged = tagged_rowids(conn, [f.key for f in fused], tags)
+        fused = [f for f in fused if f.key in tagged]
     fused = fused[:top_k]
     rows = hydrate(conn, [f.key for f in fused])
     hits = [
         hit_from_row(rows[f.key], f.score, found.explain(f) if request.explain else None)
         for f in fused
     ]
-    hits += _related(conn, request, settings, scopes, [f.key for f in fused])
+    hits += _related(conn, request, settings, scopes, [f.key for f in fused], tags)
     return SearchResult(
         query=request.query,
         mode=mode,
@@ -144,11 +152,15 @@ def _related(
     settings: SearchSettings,
     scopes: Sequence[str],
     direct: Sequence[int],
+    tags: Sequence[str],
 ) -> list[Hit]:
     cap = settings.related if request.related is None else request.related
     if cap <= 0 or not direct:
         return []
     pairs = related_rowids(conn, direct, scopes, cap)
+    if tags:
+        tagged = tagged_rowids(conn, [r for r, _ in pairs], tags)
+        pairs = [(r, s) for r, s in pairs if r in tagged]
     rows = hydrate(conn, [r for r, _ in pairs] + [s for _, s in pairs])
     return [replace(hit_from_row(rows[r], 0.0, None), related_to=rows[s]["id"]) for r, s in pairs]
 

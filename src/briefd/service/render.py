@@ -3,6 +3,8 @@ content. Facts with attribution, no instructions."""
 
 from __future__ import annotations
 
+import json
+
 from briefd.service import schemas
 
 
@@ -31,9 +33,25 @@ def search_text(out: schemas.SearchOut) -> str:
     return "\n".join(parts)
 
 
-def bundle_text(out: schemas.BundleOut) -> str:
-    cached = ", cached" if out.cached else ""
-    return f"{out.text.rstrip()}\n\n(bundle_id {out.bundle_id}, {out.tokens} tokens{cached})"
+def bundle_text(out: schemas.BundleOut, structured: dict[str, object]) -> str:
+    """Markdown mode: the block and one line about it; package and manifest: the structured
+    content itself as compact JSON (never a second rendering of the same sections)."""
+    if out.mode != "markdown":
+        return json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    notes = [f"bundle_id {out.bundle_id}", f"{out.tokens} tokens"]
+    if out.cached:
+        notes.append("cached")
+    if out.budget_exceeded:
+        notes.append(f"budget exceeded: {out.overage} tokens over hard_limit {out.hard_limit}")
+    if out.recovered:
+        notes.append("base unknown: full bundle")
+    if out.delta is not None:
+        reused = sum(1 for e in out.delta.entries if e.op == "reuse")
+        notes.append(
+            f"delta from {out.delta.base}: {reused} reused, {len(out.delta.removed)} removed"
+        )
+    block = (out.text or "").rstrip() or "No knowledge section matched."
+    return f"{block}\n\n({', '.join(notes)})"
 
 
 def document_text(out: schemas.DocumentOut) -> str:
@@ -91,6 +109,7 @@ def instructions(out: schemas.ScopesOut) -> str:
         f"conventions, project notes). {listing}. Default scopes: {default}; pass "
         "scopes=['projects/<name>'] or ['all'] for more. Before working on a task, call "
         "compile_bundle(task_description) for a token-budgeted context block, or "
-        "search_context(query) for ranked sections; get_document reads a whole document. "
+        "search_context(query) for ranked sections; get_document reads a whole document and "
+        "document_context(doc_path) compiles what is relevant to one. "
         "Afterwards, report_usage(bundle_id, useful_chunk_ids) says what helped."
     )

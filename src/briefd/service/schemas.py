@@ -4,9 +4,19 @@ from the API's dataclasses into them."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from briefd.bundles.model import (
+    MAX_HARD_LIMIT,
+    MAX_TOKENS,
+    MIN_TOKENS,
+    MODE_ALIASES,
+    BundleMode,
+    BundleRequest,
+    Tier,
+)
 from briefd.graph.suggest import LinkSuggestion
 from briefd.model import DocumentView, Hit, ResolvedLink, ScopeInfo, SearchResult
 from briefd.proposals.model import Proposal, ProposalStatus
@@ -134,26 +144,136 @@ class SuggestionsOut(BaseModel):
     suggestions: list[SuggestionOut]
 
 
+BUDGET: int = Field(default=2000, ge=MIN_TOKENS, le=MAX_TOKENS, description="Soft token budget.")
+HARD_LIMIT: int | None = Field(
+    default=None,
+    ge=MIN_TOKENS,
+    le=MAX_HARD_LIMIT,
+    description="Ceiling for mandatory content (default 4 × max_tokens).",
+)
+TAGS: list[str] = Field(
+    default_factory=list, max_length=50, description="Front-matter tags, any of them."
+)
+
+
 class BundleIn(BaseModel):
     task: str = Field(default="", max_length=20_000)
-    max_tokens: int = Field(default=2000, ge=1, le=200_000)
+    max_tokens: int = BUDGET
+    hard_limit: int | None = HARD_LIMIT
     scopes: list[str] | None = None
     paths: list[str] = Field(default_factory=list, max_length=200)
-    format: str = Field(default="markdown", pattern="^(markdown|json|manifest)$")
+    tags: list[str] = TAGS
+    mode: BundleMode = "markdown"
+    format: str | None = Field(
+        default=None, pattern="^(markdown|json|manifest|package)$", description="Old name of mode."
+    )
     base: str | None = Field(default=None, max_length=64)
     issue: str | None = Field(default=None, max_length=20_000)
+    verbose: bool = Field(default=False, description="Add diagnostics and exclusions.")
     client: str | None = Field(default=None, max_length=200)
 
+    def request(self) -> BundleRequest:
+        mode = MODE_ALIASES.get(self.format, self.format) if self.format else self.mode
+        return BundleRequest(
+            task=self.task,
+            max_tokens=self.max_tokens,
+            scopes=tuple(self.scopes) if self.scopes else None,
+            paths=tuple(self.paths),
+            mode=mode,  # type: ignore[arg-type]  # validated by the pattern
+            base=self.base,
+            issue=self.issue,
+            hard_limit=self.hard_limit,
+            tags=tuple(self.tags),
+        )
 
-class BundleOut(BaseModel):
-    """The bundle: ``text`` is the rendered output; diagnostics ride along."""
+
+class ContextIn(BaseModel):
+    doc_path: str = Field(min_length=1, max_length=1000, description="e.g. domain/refunds.md")
+    task: str = Field(default="", max_length=20_000)
+    max_tokens: int = BUDGET
+    hard_limit: int | None = HARD_LIMIT
+    scopes: list[str] | None = None
+    tags: list[str] = TAGS
+    mode: BundleMode = "markdown"
+    base: str | None = Field(default=None, max_length=64)
+    verbose: bool = False
+    client: str | None = Field(default=None, max_length=200)
+
+    def request(self) -> BundleRequest:
+        return BundleRequest(
+            task=self.task,
+            max_tokens=self.max_tokens,
+            scopes=tuple(self.scopes) if self.scopes else None,
+            mode=self.mode,
+            base=self.base,
+            hard_limit=self.hard_limit,
+            target=self.doc_path,
+            tags=tuple(self.tags),
+        )
+
+
+class LocationOut(BaseModel):
+    path: str
+    start_line: int
+    end_line: int
+
+
+class BundleItemOut(BaseModel):
+    """A section: metadata, and in package mode its content."""
+
+    chunk_id: str
+    tier: Tier
+    reasons: list[str]
+    tokens: int | None = None
+    location: LocationOut | None = None
+    title: str | None = None
+    heading_path: list[str] | None = None
+    score: float | None = None
+    fingerprint: str | None = None
+    truncated: bool | None = None
+    content: str | None = None
+
+
+class DeltaEntryOut(BaseModel):
+    op: Literal["reuse", "replace"]
+    chunk_id: str
+    item: BundleItemOut | None = None
+
+
+class DeltaOut(BaseModel):
+    base: str
+    entries: list[DeltaEntryOut]
+    removed: list[str]
+    tokens_saved: int
+
+
+class DiagnosticsOut(BaseModel):
+    """The estimator; with verbose also exclusions, ranking_version, index_fingerprint…"""
 
     model_config = ConfigDict(extra="allow")
 
+    estimator: str
+
+
+class BundleOut(BaseModel):
+    """A bundle or document context: each section once (text, or items' content), compact
+    metadata; tokens over hard_limit are overage (budget_exceeded)."""
+
+    schema_version: int
     bundle_id: str
-    text: str
+    mode: BundleMode
+    target: str | None = None
     tokens: int
+    budget: int
+    hard_limit: int
+    budget_exceeded: bool
+    overage: int
     cached: bool
+    recovered: bool | None = Field(default=None, description="true: base unknown, full bundle")
+    text: str | None = None
+    items: list[BundleItemOut] | None = None
+    delta: DeltaOut | None = None
+    diagnostics: DiagnosticsOut
 
 
 class HealthOut(BaseModel):

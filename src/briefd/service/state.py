@@ -18,6 +18,7 @@ from briefd.api import Briefd
 from briefd.atlassian import Account
 from briefd.bundles import Bundle, BundleRequest
 from briefd.bundles.collect import retrieval_query
+from briefd.bundles.wire import response
 from briefd.errors import BriefdError, IndexNotFoundError
 from briefd.model import DocumentView, SearchResult
 from briefd.retrieval.search import SearchRequest
@@ -139,8 +140,11 @@ class ServiceState:
         )
         return out
 
-    def compile_bundle(self, request: BundleRequest, caller: Caller) -> BundleOut:
-        """Compile a bundle, count the cache hit or miss and the tokens served, log the task."""
+    def compile_bundle(
+        self, request: BundleRequest, caller: Caller, verbose: bool = False
+    ) -> BundleOut:
+        """Compile a bundle (or a document context), count the cache hit or miss and the
+        tokens served, log the task; diagnostics in the answer only when ``verbose``."""
         started = time.perf_counter()
         self.embed_first(retrieval_query(request.task, request.issue), None)
 
@@ -154,10 +158,10 @@ class ServiceState:
         self.served(caller.surface, caller.name, result.tokens)
         elapsed = (time.perf_counter() - started) * 1000
         top = max((i.score for i in result.items), default=None)
-        query = request.task or (request.issue or "")[:500]
+        query = request.task or (request.issue or "")[:500] or (request.target or "")
         scopes = result.diagnostics.scopes
         self.log_query("bundle", query, scopes, len(result.items), top, elapsed, caller.client)
-        return BundleOut.model_validate(result.to_dict())
+        return BundleOut.model_validate(response(result, verbose))
 
     def document(self, path: str, scopes: tuple[str, ...] | None, caller: Caller) -> DocumentOut:
         """A document by a path from the network (see :meth:`_document`), its sections'

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from briefd.__about__ import __version__
 from briefd.atlassian import Account, caller_account
 from briefd.bundles import BundleRequest
-from briefd.bundles.model import MAX_TOKENS, MIN_TOKENS
+from briefd.bundles.model import MAX_HARD_LIMIT, MAX_TOKENS, MIN_TOKENS, BundleMode
 from briefd.errors import BriefdError
 from briefd.proposals.model import ProposalRequest
 from briefd.proposals.policy import reaches_out
@@ -44,6 +44,38 @@ Paths = Annotated[
     list[str] | None,
     Field(description="Code paths the task touches; documents whose refs cover them lead."),
 ]
+Tags = Annotated[
+    list[str] | None,
+    Field(max_length=50, description="Only documents with any of these front-matter tags."),
+]
+Budget = Annotated[
+    int,
+    Field(ge=MIN_TOKENS, le=MAX_TOKENS, description="Soft token budget for optional content."),
+]
+HardLimit = Annotated[
+    int | None,
+    Field(
+        ge=MIN_TOKENS,
+        le=MAX_HARD_LIMIT,
+        description="Ceiling above which mandatory content is reported as budget_exceeded "
+        "(default 4 x max_tokens).",
+    ),
+]
+Mode = Annotated[
+    BundleMode,
+    Field(
+        description="markdown: one attributed block; package: each section's content, "
+        "location and sha256 fingerprint; manifest: metadata only."
+    ),
+]
+Base = Annotated[
+    str | None,
+    Field(
+        max_length=64,
+        description="bundle_id of a bundle you already hold: only the difference is returned.",
+    ),
+]
+Verbose = Annotated[bool, Field(description="Add diagnostics and exclusions (larger).")]
 
 
 def error_result(message: str) -> CallToolResult:
@@ -66,6 +98,16 @@ def account_of(ctx: Context[Any, Any] | None) -> Account | None:
         except ValueError:  # outside a request (the tool called directly)
             headers = None
     return caller_account(headers)
+
+
+def bundle_result(out: schemas.BundleOut) -> CallToolResult:
+    """A bundle: ``structuredContent`` without empty fields; the text is the Markdown block
+    (markdown mode) or the same JSON (package, manifest)."""
+    structured = out.model_dump(mode="json", exclude_none=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=render.bundle_text(out, structured))],
+        structured_content=structured,
+    )
 
 
 def scope_tuple(scopes: list[str] | None) -> tuple[str, ...] | None:
@@ -98,12 +140,15 @@ class Tools:
         scopes: Scopes = None,
         top_k: Annotated[int, Field(ge=1, le=100)] = 8,
         paths: Paths = None,
+        tags: Tags = None,
     ) -> Annotated[CallToolResult, schemas.SearchOut]:
         """Search the team's knowledge base (domain terminology, business rules, ADRs, coding
         conventions, project notes) and return the best-matching sections, ranked, with their
         source path and line range, within max_tokens. Use it before changing code in an
         unfamiliar area. An empty result means the knowledge base has nothing on the topic."""
-        request = SearchRequest(query=query, scopes=scope_tuple(scopes), top_k=top_k)
+        request = SearchRequest(
+            query=query, scopes=scope_tuple(scopes), top_k=top_k, tags=tuple(tags or ())
+        )
         caller = Caller("mcp", "search_context", "mcp")
         out = await anyio.to_thread.run_sync(
             lambda: self.state.search(request, tuple(paths or ()), max_tokens, caller)
@@ -115,9 +160,7 @@ class Tools:
         task_description: Annotated[
             str, Field(max_length=20_000, description="The task in a sentence or a paragraph.")
         ] = "",
-        max_tokens: Annotated[
-            int, Field(ge=MIN_TOKENS, le=MAX_TOKENS, description="Token budget of the bundle.")
-        ] = 2000,
+        max_tokens: Budget = 2000,
         scopes: Scopes = None,
         paths: Paths = None,
         issue: Annotated[
@@ -127,20 +170,19 @@ class Tools:
                 description="The tracker issue the task comes from: a Jira key (e.g. SHOP-42, fetched live when Jira is configured) or the issue's text; it heads the bundle and joins the query.",
             ),
         ] = None,
-        base: Annotated[
-            str | None,
-            Field(
-                max_length=64,
-                description="bundle_id of a bundle you already hold: only the difference is returned.",
-            ),
-        ] = None,
+        base: Base = None,
+        mode: Mode = "markdown",
+        hard_limit: HardLimit = None,
+        tags: Tags = None,
+        verbose: Verbose = False,
         ctx: Context[Any, Any] | None = None,
     ) -> Annotated[CallToolResult, schemas.BundleOut]:
         """Compile the smallest sufficient context for a coding task: one Markdown block of
-        the relevant knowledge sections (deduplicated, ordered domain, conventions, project),
-        each with a source attribution line, inside max_tokens. Deterministic: the same task
-        on the same knowledge gives the same bytes and bundle_id. Report which sections helped
-        with report_usage(bundle_id, useful_chunk_ids)."""
+        the relevant knowledge sections (deduplicated; governing documents of the paths first,
+        then ranked hits), each with a source attribution line, inside max_tokens.
+        Deterministic: the same task on the same knowledge gives the same bytes and
+        bundle_id. Report which sections helped with report_usage(bundle_id,
+        useful_chunk_ids)."""
         if not task_description.strip() and not (issue or "").strip():
             return error_result("give task_description (what you are about to do) or issue")
         request = BundleRequest(
@@ -148,12 +190,59 @@ class Tools:
             max_tokens=max_tokens,
             scopes=scope_tuple(scopes),
             paths=tuple(paths or ()),
+            mode=mode,
             base=base,
             issue=issue,
+            hard_limit=hard_limit,
+            tags=tuple(tags or ()),
         )
-        caller = Caller("mcp", "compile_bundle", "mcp", account_of(ctx))
-        out = await anyio.to_thread.run_sync(lambda: self.state.compile_bundle(request, caller))
-        return ok_result(render.bundle_text(out), out)
+        return await self._bundle("compile_bundle", request, verbose, account_of(ctx))
+
+    async def document_context(
+        self,
+        doc_path: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=1000,
+                description="The document to work on, relative to the repository.",
+            ),
+        ],
+        task_description: Annotated[
+            str, Field(max_length=20_000, description="What you do with it (optional).")
+        ] = "",
+        max_tokens: Budget = 2000,
+        scopes: Scopes = None,
+        mode: Mode = "markdown",
+        hard_limit: HardLimit = None,
+        tags: Tags = None,
+        base: Base = None,
+        verbose: Verbose = False,
+    ) -> Annotated[CallToolResult, schemas.BundleOut]:
+        """The context around one knowledge document (a spec, ADR, rule): the document
+        itself, what its front matter declares (depends_on, parent), its links and backlinks
+        and one more hop, then sections matching task_description (default: its title), inside
+        max_tokens; each section says its tier and why it is there."""
+        request = BundleRequest(
+            task=task_description,
+            max_tokens=max_tokens,
+            scopes=scope_tuple(scopes),
+            mode=mode,
+            base=base,
+            hard_limit=hard_limit,
+            target=doc_path,
+            tags=tuple(tags or ()),
+        )
+        return await self._bundle("document_context", request, verbose)
+
+    async def _bundle(
+        self, name: str, request: BundleRequest, verbose: bool, account: Account | None = None
+    ) -> CallToolResult:
+        caller = Caller("mcp", name, "mcp", account)
+        out = await anyio.to_thread.run_sync(
+            lambda: self.state.compile_bundle(request, caller, verbose)
+        )
+        return bundle_result(out)
 
     async def get_document(
         self,
@@ -269,6 +358,7 @@ class Tools:
 TOOLS: tuple[tuple[str, ToolAnnotations], ...] = (
     ("search_context", READ_ONLY),
     ("compile_bundle", READ_ONLY),
+    ("document_context", READ_ONLY),
     ("get_document", READ_ONLY),
     ("list_scopes", READ_ONLY),
     ("suggest_links", READ_ONLY),

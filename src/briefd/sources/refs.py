@@ -3,9 +3,26 @@ Bundles (B1) and search (R5) put documents whose ``refs`` cover a request's ``pa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pathspec
+
+_WILDCARD = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True, slots=True)
+class Cover:
+    """The most specific glob of a document's ``refs`` that covers one of the paths."""
+
+    glob: str
+    path: str
+    specificity: tuple[int, int]
+
+    @property
+    def reason(self) -> str:
+        return f"refs {self.glob} covers {self.path}"
 
 
 def normalise_paths(paths: Sequence[str]) -> tuple[str, ...]:
@@ -14,12 +31,28 @@ def normalise_paths(paths: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted({p for p in cleaned if p}))
 
 
-def covering(refs: Sequence[str], paths: Sequence[str]) -> str | None:
-    """Why a document with these ``refs`` governs one of ``paths`` ("refs GLOB covers PATH"),
-    or None when it governs none of them. ``paths`` are expected normalised."""
+def specificity(glob: str) -> tuple[int, int]:
+    """How narrowly a glob names code: (path segments without a wildcard, literal characters).
+    ``services/gateway/internal/refunds/**`` is more specific than ``services/gateway/**``."""
+    parts = [p for p in glob.strip("/").split("/") if p]
+    literal = sum(1 for p in parts if not _WILDCARD.search(p))
+    return literal, len(_WILDCARD.sub("", glob))
+
+
+def most_specific_cover(refs: Sequence[str], paths: Sequence[str]) -> Cover | None:
+    """The most specific of ``refs`` covering one of ``paths`` (ties: the first written), or
+    None when none covers any. ``paths`` are expected normalised."""
+    best: Cover | None = None
     for glob in refs:
         spec = pathspec.PathSpec.from_lines("gitignore", [glob])
-        for path in paths:
-            if spec.match_file(path):
-                return f"refs {glob} covers {path}"
-    return None
+        path = next((p for p in paths if spec.match_file(p)), None)
+        if path is not None and (best is None or specificity(glob) > best.specificity):
+            best = Cover(glob, path, specificity(glob))
+    return best
+
+
+def covering(refs: Sequence[str], paths: Sequence[str]) -> str | None:
+    """Why a document with these ``refs`` governs one of ``paths`` ("refs GLOB covers PATH",
+    its most specific glob), or None when it governs none of them."""
+    cover = most_specific_cover(refs, paths)
+    return None if cover is None else cover.reason

@@ -161,7 +161,14 @@ def save_history(conn: sqlite3.Connection, history: Mapping[str, tuple[str, str]
 
 
 def _fm_dict(fm: FrontMatter) -> dict[str, object]:
-    return {"title": fm.title, "tags": fm.tags, "aliases": fm.aliases, "refs": fm.refs}
+    return {
+        "title": fm.title,
+        "tags": fm.tags,
+        "aliases": fm.aliases,
+        "refs": fm.refs,
+        "relations": fm.relations,
+        "always": fm.always,
+    }
 
 
 def chunk_from_row(row: sqlite3.Row, doc_path: str) -> Chunk:
@@ -193,6 +200,8 @@ def front_matter_from_row(row: sqlite3.Row) -> FrontMatter:
         tags=tuple(data.get("tags", ())),
         aliases=tuple(data.get("aliases", ())),
         refs=tuple(data.get("refs", ())),
+        relations=tuple((r, t) for r, t in data.get("relations", ())),
+        always=bool(data.get("always", False)),
     )
 
 

@@ -26,11 +26,16 @@ def search(
     top_k: Annotated[int, Query(ge=1, le=100)] = 8,
     max_tokens: Annotated[int, Query(ge=1, le=200_000)] = 2000,
     paths: Annotated[list[str] | None, Query(description="Code paths the task touches.")] = None,
+    tags: Annotated[
+        list[str] | None, Query(description="Only documents with any of these tags (R5).")
+    ] = None,
     client: Annotated[str | None, Query(max_length=200)] = None,
 ) -> schemas.SearchOut:
     """Ranked sections for a query, at most ``max_tokens`` in total (R1–R6); with ``paths``,
     sections of documents whose ``refs`` cover them lead."""
-    request = SearchRequest(query=q, scopes=split_list(scopes), top_k=top_k)
+    request = SearchRequest(
+        query=q, scopes=split_list(scopes), top_k=top_k, tags=split_list(tags) or ()
+    )
     code_paths = split_list(paths) or ()
     return state.search(request, code_paths, max_tokens, Caller("rest", "search", client))
 

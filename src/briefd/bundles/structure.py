@@ -1,0 +1,172 @@
+"""The tiers that come from the knowledge's own structure (B8), before any text match:
+mandatory content (the tracker issue, the target document, ``always: true`` documents),
+structural relations declared in the target's front matter (``depends_on``, ``parent``…),
+and the linked tier: the wikilinks and backlinks of the target and its relations, then one
+bounded second hop. Every candidate says why it is here."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Sequence
+
+from briefd.bundles.candidates import Found, Ranks, by_rank, from_row
+from briefd.bundles.model import Candidate
+from briefd.model import DocumentView, ResolvedLink
+from briefd.settings import BundleSettings
+from briefd.store.sections import (
+    always_documents,
+    document_scope,
+    document_sections,
+    linked_section,
+    links_within,
+    section_at,
+    sections,
+)
+
+ISSUE_TITLE_CHARS = 120
+EVERY_LINE = 1 << 30
+
+
+def mandatory(
+    conn: sqlite3.Connection,
+    issue: str | None,
+    target: DocumentView | None,
+    scopes: Sequence[str],
+) -> list[Candidate]:
+    """The issue, the target document's sections and those of ``always: true`` documents in
+    ``scopes``, each whole and in document order."""
+    found = [issue_candidate(issue)] if issue and issue.strip() else []
+    if target is not None:
+        rows = document_sections(conn, target.path)
+        found += [from_row(r, "mandatory", ("target document",)) for r in rows]
+    for path in always_documents(conn, scopes):
+        if target is None or path != target.path:
+            reason = ("always: true in its front matter",)
+            found += [from_row(r, "mandatory", reason) for r in document_sections(conn, path)]
+    return found
+
+
+def issue_candidate(text: str) -> Candidate:
+    body = text.strip()
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+    return Candidate(
+        chunk_id=f"issue:{digest}",
+        doc_path="",
+        scope="",
+        title=body.splitlines()[0][:ISSUE_TITLE_CHARS],
+        heading_path=(),
+        content=body,
+        score=0.0,
+        tier="mandatory",
+        reasons=("tracker issue given with the request",),
+        start_line=0,
+        end_line=0,
+        updated_at="",
+    )
+
+
+def relations(
+    conn: sqlite3.Connection, target: DocumentView | None, scopes: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(relation, document path) declared in the target's front matter and resolved to a
+    document in ``scopes``, in the order written."""
+    if target is None:
+        return []
+    return [
+        (r.link.display or "relation", r.target_path)
+        for r in target.links
+        if r.link.kind == "relation"
+        and r.target_path is not None
+        and r.target_path != target.path
+        and document_scope(conn, r.target_path) in scopes
+    ]
+
+
+def structural(
+    conn: sqlite3.Connection, target: DocumentView, related: Sequence[tuple[str, str]], ranks: Ranks
+) -> list[Candidate]:
+    """Every section of each related document, those the search ranked first."""
+    found: list[Candidate] = []
+    for relation, path in related:
+        reason = (f"{relation} of {target.path} (front matter)",)
+        found += [
+            from_row(r, "structural", reason) for r in by_rank(document_sections(conn, path), ranks)
+        ]
+    return found
+
+
+def linked(
+    conn: sqlite3.Connection,
+    target: DocumentView,
+    related: Sequence[tuple[str, str]],
+    scopes: Sequence[str],
+    ranks: Ranks,
+    settings: BundleSettings,
+    found: Found,
+) -> None:
+    """Add the first hop (links written in the target and its related documents, then
+    backlinks to the target), at most ``settings.linked`` sections, then the second hop
+    (links written in those sections), at most ``settings.second_hop``."""
+    sources = [target.path, *(path for _, path in related)]
+    first: list[tuple[int, str]] = []
+    for source in sources:
+        for path, fragment, line in links_within(conn, source, 0, EVERY_LINE):
+            rowid = _target_section(conn, path, fragment, scopes, ranks)
+            if rowid is not None:
+                first.append((rowid, f"linked from {source}:{line}"))
+    for back in target.backlinks:
+        rowid = section_at(conn, back.link.source_path, back.link.line)
+        if rowid is not None:
+            first.append((rowid, _backlink_reason(back, target.path)))
+    added = _add(conn, first, settings.linked, found, exclude=set(sources))
+    second: list[tuple[int, str]] = []
+    for candidate in added:
+        for path, fragment, line in links_within(
+            conn, candidate.doc_path, candidate.start_line, candidate.end_line
+        ):
+            rowid = linked_section(conn, path, fragment, scopes)
+            if rowid is not None:
+                second.append((rowid, f"second hop: linked from {candidate.doc_path}:{line}"))
+    _add(conn, second, settings.second_hop, found, exclude={target.path})
+
+
+def _add(
+    conn: sqlite3.Connection,
+    picks: Sequence[tuple[int, str]],
+    cap: int,
+    found: Found,
+    exclude: set[str],
+) -> list[Candidate]:
+    """Up to ``cap`` new sections of ``picks`` (none of the documents in ``exclude``)."""
+    rows = sections(conn, [rowid for rowid, _ in picks])
+    added: list[Candidate] = []
+    for rowid, reason in picks:
+        row = rows.get(rowid)
+        if row is None or row["path"] in exclude or len(added) >= cap:
+            continue
+        added += found.add([from_row(row, "linked", (reason,))])
+    return added
+
+
+def _target_section(
+    conn: sqlite3.Connection,
+    path: str,
+    fragment: str | None,
+    scopes: Sequence[str],
+    ranks: Ranks,
+) -> int | None:
+    """The section a link brings: the one its fragment names, else the linked document's best
+    ranked section, else its first (None: the document is not in ``scopes``)."""
+    if not fragment:
+        ranked = [r for r in document_sections(conn, path) if r["id"] in ranks]
+        if ranked:
+            return int(by_rank(ranked, ranks)[0]["rowid"])
+    return linked_section(conn, path, fragment, scopes)
+
+
+def _backlink_reason(back: ResolvedLink, target: str) -> str:
+    where = f"{back.link.source_path}:{back.link.line}"
+    if back.link.kind == "relation":
+        return f"backlink: {where} declares {back.link.display} {target}"
+    return f"backlink: {where} links to {target}"

@@ -1,0 +1,63 @@
+"""The ``tags`` filter (R5): front-matter tags, matched case-insensitively, any of them."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Sequence
+
+from briefd.errors import QueryError
+
+_TAGGED = "EXISTS (SELECT 1 FROM json_each(d.tags) WHERE lower(json_each.value) IN ({marks}))"
+
+
+def normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:
+    """Tags lower-cased, stripped, sorted and without duplicates (the cache key's form)."""
+    return tuple(sorted({t.strip().lower() for t in tags if t.strip()}))
+
+
+def known_tags(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute(
+        "SELECT DISTINCT lower(json_each.value) FROM documents, json_each(documents.tags) "
+        "ORDER BY 1"
+    )
+    return [r[0] for r in rows]
+
+
+def check_tags(conn: sqlite3.Connection, tags: Sequence[str]) -> None:
+    """Every requested tag is on some document; else an error naming the known ones."""
+    if not tags:
+        return
+    known = set(known_tags(conn))
+    unknown = [t for t in tags if t not in known]
+    if unknown:
+        listing = ", ".join(sorted(known)) or "none (no document has tags)"
+        raise QueryError(f"tag '{unknown[0]}' is on no document; known tags: {listing}")
+
+
+def tagged_rowids(
+    conn: sqlite3.Connection, rowids: Collection[int], tags: Sequence[str]
+) -> set[int]:
+    """Those of ``rowids`` (chunks) whose document carries any of ``tags`` (normalised)."""
+    if not rowids or not tags:
+        return set()
+    ids = sorted(rowids)
+    rows = conn.execute(
+        "SELECT c.rowid FROM chunks c JOIN documents d ON d.id = c.doc_id "
+        f"WHERE c.rowid IN ({', '.join('?' * len(ids))}) "
+        f"AND {_TAGGED.format(marks=', '.join('?' * len(tags)))}",
+        (*ids, *tags),
+    )
+    return {r[0] for r in rows}
+
+
+def tagged_paths(conn: sqlite3.Connection, paths: Collection[str], tags: Sequence[str]) -> set[str]:
+    """Those of ``paths`` (documents) that carry any of ``tags`` (normalised)."""
+    if not paths or not tags:
+        return set()
+    wanted = sorted(paths)
+    rows = conn.execute(
+        f"SELECT d.path FROM documents d WHERE d.path IN ({', '.join('?' * len(wanted))}) "
+        f"AND {_TAGGED.format(marks=', '.join('?' * len(tags)))}",
+        (*wanted, *tags),
+    )
+    return {r[0] for r in rows}

@@ -1,0 +1,214 @@
+"""Tiers with structure (B8), the hard limit (B7) and the tags filter (R5) on the example
+knowledge and on small repositories written for the case."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.bundles import BundleRequest
+from briefd.bundles.model import TIER_ORDER
+from briefd.errors import NotFoundError, QueryError
+from briefd.retrieval.search import SearchRequest
+from briefd.settings import Settings
+from tests.conftest import WriteFiles
+
+REFUND_HANDLER = "services/payment-gateway/internal/refunds/handler.go"
+BROAD_TASK = "how should the refund endpoint handle errors and retries"
+MONEY = "domain/currency-and-rounding.md"
+ADR_0004 = "domain/adr/0004-integer-minor-units.md"
+
+
+def test_a_broad_refs_glob_leaves_room_for_the_ranked_hits(example: Briefd) -> None:
+    """conventions/go-services.md governs services/payment-gateway/** and used to fill an
+    800-token bundle with its generic sections; domain/refunds.md names the refunds package."""
+    plain = example.compile_bundle(BundleRequest(BROAD_TASK, max_tokens=800))
+    top_ranked = [(i.doc_path, i.heading_path[-1]) for i in plain.items[:2]]
+    assert top_ranked == [
+        ("domain/retry-policy.md", "Capture is at most once"),
+        ("domain/idempotency.md", "Guidance for client developers"),
+    ]
+
+    led = example.compile_bundle(BundleRequest(BROAD_TASK, max_tokens=800, paths=(REFUND_HANDLER,)))
+    first = led.items[0]
+    assert (first.doc_path, first.tier) == ("domain/refunds.md", "governed")
+    assert first.reasons == (
+        f"refs services/payment-gateway/internal/refunds/** covers {REFUND_HANDLER}",
+    )
+    assert [(i.doc_path, i.heading_path[-1]) for i in led.items if i.tier == "ranked"][:2] == (
+        top_ranked
+    )
+    broad = [e for e in led.diagnostics.exclusions if e.doc_path == "conventions/go-services.md"]
+    assert broad and broad[0].reason.startswith("governed share: ")
+    assert sum(i.tokens for i in led.items if i.tier == "governed") <= 800
+
+    roomy = example.compile_bundle(
+        BundleRequest(BROAD_TASK, max_tokens=3000, paths=(REFUND_HANDLER,))
+    )
+    governed = [i.doc_path for i in roomy.items if i.tier == "governed"]
+    assert governed[0] == "domain/refunds.md" and "conventions/go-services.md" in governed
+    assert governed == sorted(governed, key=lambda path: path != "domain/refunds.md")
+    go = next(i for i in roomy.items if i.doc_path == "conventions/go-services.md")
+    assert go.reasons == (f"refs services/payment-gateway/** covers {REFUND_HANDLER}",)
+
+
+def test_document_context_puts_the_dependency_before_any_text_match(example: Briefd) -> None:
+    task = "which rounding mode do fee calculations use"
+    context = example.compile_bundle(BundleRequest(task, max_tokens=9000, target=MONEY))
+    tiers = [i.tier for i in context.items]
+    assert [TIER_ORDER[t] for t in tiers] == sorted(TIER_ORDER[t] for t in tiers)
+    own = [i for i in context.items if i.doc_path == MONEY]
+    assert own == [i for i in context.items if i.tier == "mandatory"]
+    assert all(i.reasons == ("target document",) for i in own)
+    dependency = [i for i in context.items if i.doc_path == ADR_0004]
+    assert dependency and all(i.tier == "structural" for i in dependency)
+    assert dependency[0].reasons == (f"depends_on of {MONEY} (front matter)",)
+    first_text_match = tiers.index("ranked")
+    assert context.items.index(dependency[-1]) < first_text_match
+    # a plain search ranks other documents above the ADR for this task: tier beats score
+    hits = example.search(SearchRequest(task, top_k=5)).hits
+    assert ADR_0004 not in {h.doc_path for h in hits}
+
+    linked = [i for i in context.items if i.tier == "linked"]
+    assert linked and all(" from " in i.reasons[0] or "backlink" in i.reasons[0] for i in linked)
+    assert any(r.startswith(f"linked from {MONEY}:") for i in linked for r in i.reasons)
+
+
+def test_context_without_a_task_searches_the_title_and_says_what_is_missing(
+    example: Briefd,
+) -> None:
+    context = example.compile_bundle(BundleRequest("", max_tokens=8000, target=MONEY))
+    assert context.target == MONEY and context.items[0].doc_path == MONEY
+    assert {i.tier for i in context.items} >= {"mandatory", "structural", "linked"}
+    with pytest.raises(NotFoundError, match=r"no document 'domain/nope\.md' in scopes"):
+        example.compile_bundle(BundleRequest("", target="domain/nope.md"))
+    with pytest.raises(NotFoundError, match="scope 'projects/ledger' is not requested"):
+        example.compile_bundle(BundleRequest("", target="projects/ledger/overview.md"))
+    ledger = example.compile_bundle(
+        BundleRequest("", target="projects/ledger/overview.md", scopes=("all",))
+    )
+    assert ledger.items[0].doc_path == "projects/ledger/overview.md"
+
+
+def test_hard_limit_decides_budget_exceeded_for_mandatory_content(example: Briefd) -> None:
+    whole = example.compile_bundle(BundleRequest("", max_tokens=8000, target=MONEY))
+    mandatory = sum(1 for i in whole.items if i.tier == "mandatory")
+
+    small = example.compile_bundle(BundleRequest("", max_tokens=1000, target=MONEY))
+    assert small.tokens > 1000  # the target document is kept whole…
+    assert not small.diagnostics.budget_exceeded  # …and a small budget alone never flags it
+    assert small.diagnostics.overage == 0 and small.diagnostics.hard_limit == 4000
+    assert all(i.tier == "mandatory" for i in small.items)
+    tiny = example.compile_bundle(
+        BundleRequest("", max_tokens=100, hard_limit=50_000, target=MONEY)
+    )
+    assert not tiny.diagnostics.budget_exceeded and len(tiny.items) == mandatory
+
+    capped = example.compile_bundle(BundleRequest("", max_tokens=300, hard_limit=300, target=MONEY))
+    assert capped.diagnostics.budget_exceeded
+    assert capped.diagnostics.overage == capped.tokens - 300 > 0
+    assert [i.content for i in capped.items] == [
+        i.content for i in whole.items if i.tier == "mandatory"
+    ]
+    assert not any(i.truncated for i in capped.items)
+
+
+def test_parent_relations_always_documents_and_backlinks(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    write_files(
+        {
+            "domain/constitution.md": """
+                ---
+                always: true
+                ---
+                # Constitution
+
+                Amounts are integers. Never log card numbers.
+                """,
+            "domain/payouts.md": """
+                ---
+                parent: "[[money|the money rules]]"
+                ---
+                # Payouts
+
+                ## Schedule
+
+                Payouts run daily at 06:00 and follow the [[fx#Rates]] of the day.
+                """,
+            "domain/money.md": "# Money\n\n## Units\n\nMinor units everywhere.\n",
+            "domain/fx.md": "# FX\n\n## Rates\n\nECB reference rates, see [[banks]].\n",
+            "domain/banks.md": "# Banks\n\n## Cutoffs\n\nBanks close at 17:00.\n",
+            "domain/ledger.md": "# Ledger\n\n## Payout postings\n\nSee [[payouts]].\n",
+            "domain/weather.md": "# Weather\n\n## Payout weather\n\nPayouts schedule sunshine.\n",
+        }
+    )
+    api.index()
+    context = api.compile_bundle(
+        BundleRequest("payout schedule", max_tokens=4000, target="domain/payouts.md")
+    )
+    rows = [(i.doc_path, i.tier, i.reasons[0]) for i in context.items]
+    assert rows[0] == ("domain/payouts.md", "mandatory", "target document")
+    assert ("domain/constitution.md", "mandatory", "always: true in its front matter") in rows
+    assert ("domain/money.md", "structural", "parent of domain/payouts.md (front matter)") in rows
+    assert ("domain/fx.md", "linked", "linked from domain/payouts.md:8") in rows
+    assert (
+        "domain/ledger.md",
+        "linked",
+        "backlink: domain/ledger.md:5 links to domain/payouts.md",
+    ) in rows
+    assert ("domain/banks.md", "linked", "second hop: linked from domain/fx.md:5") in rows
+    assert rows[-1][:2] == ("domain/weather.md", "ranked")
+
+    bundle = api.compile_bundle(BundleRequest("payout weather", max_tokens=2000))
+    assert bundle.items[0].doc_path == "domain/constitution.md"
+    assert bundle.items[0].tier == "mandatory"
+    document = api.document("domain/payouts.md")
+    relation = next(link for link in document.links if link.link.kind == "relation")
+    assert (relation.link.display, relation.target_path, relation.link.line) == (
+        "parent",
+        "domain/money.md",
+        2,
+    )
+
+
+def test_package_and_context_responses_reuse_a_base(example: Briefd, settings: Settings) -> None:
+    request = BundleRequest("which rounding mode", max_tokens=3000, target=MONEY, mode="package")
+    base = example.compile_bundle(request)
+    same = example.compile_bundle(replace(request, base=base.bundle_id))
+    assert same.delta is not None and not same.recovered
+    assert all(e.op == "reuse" for e in same.delta.entries)
+    delta = json.loads(same.text)["delta"]
+    assert delta["base"] == base.bundle_id and all("item" not in e for e in delta["entries"])
+
+    assert settings.source is not None
+    money = settings.source / MONEY
+    money.write_text(money.read_text("utf-8").replace("half-even", "half-to-even"), "utf-8")
+    example.index()
+    changed = example.compile_bundle(replace(request, base=base.bundle_id))
+    assert changed.delta is not None
+    replaced = [e for e in json.loads(changed.text)["delta"]["entries"] if e["op"] == "replace"]
+    assert replaced and all("half-to-even" in e["item"]["content"] for e in replaced)
+    assert all(e["item"]["fingerprint"].startswith("sha256:") for e in replaced)
+    other = example.compile_bundle(BundleRequest("rounding", target=ADR_0004))
+    assert example.compile_bundle(replace(request, base=other.bundle_id)).recovered
+
+
+def test_tags_keep_search_and_ranked_content_to_tagged_documents(example: Briefd) -> None:
+    hits = example.search(SearchRequest("retry", tags=("REFUNDS", "webhooks"), top_k=8)).hits
+    assert hits and {h.doc_path for h in hits} <= {
+        "domain/refunds.md",
+        "domain/merchant-webhooks.md",
+    }
+    plain = example.compile_bundle(BundleRequest("retry a failed delivery", max_tokens=3000))
+    tagged = example.compile_bundle(
+        BundleRequest("retry a failed delivery", max_tokens=3000, tags=("webhooks",))
+    )
+    assert {i.doc_path for i in plain.items} - {"domain/merchant-webhooks.md"}
+    assert {i.doc_path for i in tagged.items} == {"domain/merchant-webhooks.md"}
+    assert tagged.bundle_id != plain.bundle_id
+    with pytest.raises(QueryError, match="tag 'webhook' is on no document; known tags: 3ds, "):
+        example.search(SearchRequest("retry", tags=("webhook",)))

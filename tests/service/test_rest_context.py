@@ -1,0 +1,53 @@
+"""REST for B6–B8 and R5: ``POST /api/context``, bundle modes and limits, ``tags`` on search."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+MONEY = "domain/currency-and-rounding.md"
+
+
+def test_context_route_answers_like_the_tool(client: TestClient) -> None:
+    body = {"doc_path": MONEY, "task": "rounding", "max_tokens": 4000}
+    first = client.post("/api/context", json=body).json()
+    assert first["schema_version"] == 2 and first["target"] == MONEY
+    assert first["items"][0]["tier"] == "mandatory"
+    assert "structural" in {i["tier"] for i in first["items"]}
+    assert first["text"].startswith(f"> {MONEY}:")
+    assert "recovered" not in first and set(first["diagnostics"]) == {"estimator"}
+    again = client.post("/api/context", json={**body, "base": first["bundle_id"]}).json()
+    assert again["text"] == "" and "items" not in again
+    assert {e["op"] for e in again["delta"]["entries"]} == {"reuse"}
+    missing = client.post("/api/context", json={"doc_path": "domain/nope.md"})
+    assert missing.status_code == 404
+    assert missing.json()["detail"].startswith("no document 'domain/nope.md' in scopes")
+
+
+def test_bundle_modes_limits_and_verbose(client: TestClient) -> None:
+    task = {"task": "refund a captured payment", "max_tokens": 1000}
+    package = client.post("/api/bundle", json={**task, "mode": "package"}).json()
+    assert "text" not in package and package["items"][0]["content"]
+    old_name = client.post("/api/bundle", json={**task, "format": "json"}).json()
+    assert old_name["mode"] == "package" and old_name["bundle_id"] == package["bundle_id"]
+    verbose = client.post("/api/bundle", json={**task, "verbose": True}).json()
+    assert {"exclusions", "search_mode", "scopes"} <= set(verbose["diagnostics"])
+    assert verbose["hard_limit"] == 4000 and verbose["budget_exceeded"] is False
+    low = client.post("/api/bundle", json={**task, "hard_limit": 50})
+    assert low.status_code == 422
+    assert low.json()["detail"] == "hard_limit: Input should be greater than or equal to 100"
+
+
+def test_search_and_bundles_take_tags(client: TestClient) -> None:
+    hits = client.get("/api/search", params={"q": "retry", "tags": "webhooks,refunds"}).json()
+    assert {h["doc_path"] for h in hits["hits"]} <= {
+        "domain/merchant-webhooks.md",
+        "domain/refunds.md",
+    }
+    unknown = client.get("/api/search", params={"q": "retry", "tags": "nope"})
+    assert unknown.status_code == 400
+    assert unknown.json()["detail"].startswith("tag 'nope' is on no document; known tags: ")
+    bundle = client.post(
+        "/api/bundle", json={"task": "retry a failed delivery", "tags": ["webhooks"]}
+    ).json()
+    sources = [line for line in bundle["text"].splitlines() if line.startswith("> ")]
+    assert sources and all(s.startswith("> domain/merchant-webhooks.md:") for s in sources)
