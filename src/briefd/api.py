@@ -273,7 +273,7 @@ class Briefd:
 
     def log_queries(self, entries: Sequence[activity.QueryLogEntry]) -> None:
         """Append searches and bundles to the query log (T3); see :mod:`briefd.team.activity`."""
-        team_activity.log_queries(self.store, entries)
+        team_activity.log_queries(self.store, entries, self.settings.activity)
 
     def recent_queries(self, limit: int = 100) -> list[activity.QueryLogEntry]:
         return team_activity.recent_queries(self.store, limit)

@@ -19,9 +19,12 @@ def now_iso() -> str:
 
 @dataclass(frozen=True, slots=True)
 class QueryLogEntry:
-    """One search or bundle request as the service saw it."""
+    """One search, bundle or hook prompt as the service saw it: ``surface`` (mcp, rest, hook),
+    the gate's verdict, the chunk ids served, the bundle's id; ``query_hash`` is the salted
+    hash of the query's grouping key and ``query`` is empty when prompts are not logged in
+    full (``activity.log_prompts``)."""
 
-    kind: str  # search | bundle
+    kind: str  # search | bundle | recall
     query: str
     scopes: tuple[str, ...]
     results: int
@@ -29,6 +32,11 @@ class QueryLogEntry:
     latency_ms: float
     client: str | None
     created_at: str
+    surface: str | None = None
+    gate: str | None = None
+    sections: tuple[str, ...] = ()
+    bundle_id: str | None = None
+    query_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +95,8 @@ def save_usage(
 def save_queries(conn: sqlite3.Connection, entries: Iterable[QueryLogEntry]) -> None:
     conn.executemany(
         "INSERT INTO query_log (kind, query, scopes, results, top_score, latency_ms, client, "
-        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "created_at, surface, gate, sections, bundle_id, query_hash) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 e.kind,
@@ -98,10 +107,23 @@ def save_queries(conn: sqlite3.Connection, entries: Iterable[QueryLogEntry]) -> 
                 e.latency_ms,
                 e.client,
                 e.created_at,
+                e.surface,
+                e.gate,
+                " ".join(e.sections),
+                e.bundle_id,
+                e.query_hash,
             )
             for e in entries
         ],
     )
+
+
+def prune_before(conn: sqlite3.Connection, cutoff: str) -> tuple[int, int]:
+    """Delete query log entries and usage feedback created before ``cutoff`` (ISO 8601 UTC);
+    how many of each went."""
+    queries = conn.execute("DELETE FROM query_log WHERE created_at < ?", (cutoff,)).rowcount
+    usage = conn.execute("DELETE FROM usage_events WHERE created_at < ?", (cutoff,)).rowcount
+    return queries, usage
 
 
 def recent_queries(conn: sqlite3.Connection, limit: int = 100) -> list[QueryLogEntry]:
@@ -118,6 +140,11 @@ def recent_queries(conn: sqlite3.Connection, limit: int = 100) -> list[QueryLogE
             latency_ms=r["latency_ms"],
             client=r["client"],
             created_at=r["created_at"],
+            surface=r["surface"],
+            gate=r["gate"],
+            sections=tuple(r["sections"].split()),
+            bundle_id=r["bundle_id"],
+            query_hash=r["query_hash"],
         )
         for r in rows
     ]
