@@ -1,15 +1,23 @@
-"""Usage feedback (T2): which sections of a bundle an agent found useful."""
+"""Usage (T2, T6): which sections of a bundle an agent found useful (``report_usage``), and
+the usage report — which documents and sections are served, how often, by which surface, how
+often reported useful, which are never served, and requests per day."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+import numpy as np
 
 from briefd.bundles.cache import manifest as bundle_manifest
 from briefd.errors import NotFoundError, QueryError
 from briefd.settings import Settings
-from briefd.store import activity
+from briefd.store import activity, reports
 from briefd.store.activity import UsageReceipt
 from briefd.store.db import Store
+from briefd.team.period import iso, since_cutoff
 
 MAX_LISTED = 10  # chunk ids named in a report_usage error
 
@@ -52,3 +60,177 @@ def _check(store: Store, settings: Settings, bundle_id: str, given: Sequence[str
             f"not sections of bundle {bundle_id}: {', '.join(strangers[:MAX_LISTED])}; "
             f"nothing was stored. Report chunk ids of its sections: {listing or 'none'}"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentUsage:
+    """How a document's sections were served: requests that got at least one of them, per
+    surface, distinct sections served, and sections reported useful (T2)."""
+
+    doc_path: str
+    title: str
+    scope: str
+    served: int
+    surfaces: dict[str, int]
+    sections_served: int
+    useful: int
+    last_served_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SectionUsage:
+    chunk_id: str
+    doc_path: str
+    heading: str
+    served: int
+    surfaces: dict[str, int]
+    useful: int
+
+
+@dataclass(frozen=True, slots=True)
+class DayActivity:
+    """One UTC day of the query log: requests by kind, those that came back empty, latency."""
+
+    day: str
+    requests: int
+    kinds: dict[str, int]
+    empty: int
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    since: str
+    requests: int  # logged searches, bundles and hook prompts
+    surfaces: dict[str, int]
+    feedback_reports: int  # report_usage calls (T2)
+    nothing_helped: int  # of which named no useful section
+    documents: tuple[DocumentUsage, ...]  # most served first
+    sections: tuple[SectionUsage, ...]  # most served first
+    never_served: tuple[str, ...]  # indexed documents no request got a section of
+    gone_sections: int  # served sections no longer in the index
+    days: tuple[DayActivity, ...]
+
+
+def usage_report(store: Store, since: str = "30d", limit: int = 20) -> UsageReport:
+    """Which documents and sections were served since ``since``, how often, by which surface,
+    how often reported useful, and which documents were never served; requests per day."""
+    if limit < 1:
+        raise QueryError(f"limit must be at least 1, got {limit}")
+    start = since_cutoff(since)
+    cutoff = iso(start)
+    with store.read() as conn:
+        served = reports.served_sections(conn, cutoff)
+        useful = reports.useful_counts(conn, cutoff)
+        feedback, nothing = reports.feedback_totals(conn, cutoff)
+        where = reports.chunk_documents(conn)
+        docs = reports.documents(conn)
+        daily = reports.daily_requests(conn, cutoff)
+    sections = section_usage(served, useful, where)
+    documents = document_usage(sections, docs, served, where)
+    return UsageReport(
+        since=cutoff,
+        requests=len(daily),
+        surfaces=pairs(Counter(surface for _, _, surface, _, _ in daily)),
+        feedback_reports=feedback,
+        nothing_helped=nothing,
+        documents=tuple(d for d in documents if d.served)[:limit],
+        sections=tuple(sections[:limit]),
+        never_served=tuple(d.doc_path for d in documents if not d.served),
+        gone_sections=len({c for _, ids, _ in served for c in ids.split()} - where.keys()),
+        days=days_of(daily, start.date(), datetime.now(UTC).date()),
+    )
+
+
+def pairs(counts: Counter[str]) -> dict[str, int]:
+    """Surfaces (or kinds) with their counts, in a fixed order, zeros left out."""
+    order = ("mcp", "rest", "hook", "search", "bundle", "recall")
+    known = [(k, counts[k]) for k in order if counts[k]]
+    return dict([*known, *sorted((k, n) for k, n in counts.items() if k not in order and n)])
+
+
+def section_usage(
+    served: Sequence[tuple[str, str, str]], useful: Counter[str], where: dict[str, tuple[str, str]]
+) -> list[SectionUsage]:
+    """Sections of the current index that were served, most served first."""
+    by_surface: dict[str, Counter[str]] = {}
+    for surface, ids, _ in served:
+        by_surface.setdefault(surface, Counter()).update(ids.split())
+    total: Counter[str] = Counter()
+    for counts in by_surface.values():
+        total.update(counts)
+    out = [
+        SectionUsage(
+            chunk_id=c,
+            doc_path=where[c][0],
+            heading=where[c][1],
+            served=n,
+            surfaces=pairs(Counter({s: counts[c] for s, counts in by_surface.items()})),
+            useful=useful[c],
+        )
+        for c, n in total.items()
+        if c in where
+    ]
+    return sorted(out, key=lambda s: (-s.served, s.doc_path, s.chunk_id))
+
+
+def document_usage(
+    sections: Sequence[SectionUsage],
+    docs: Sequence[tuple[str, str, str]],
+    served: Sequence[tuple[str, str, str]],
+    where: dict[str, tuple[str, str]],
+) -> list[DocumentUsage]:
+    """Every indexed document with its usage, most served first (never served last)."""
+    requests: Counter[str] = Counter()
+    surfaces: dict[str, Counter[str]] = {}
+    last: dict[str, str] = {}
+    for surface, ids, at in served:
+        for path in {where[c][0] for c in ids.split() if c in where}:
+            requests[path] += 1
+            surfaces.setdefault(path, Counter())[surface] += 1
+            last[path] = max(last.get(path, at), at)
+    distinct = Counter(s.doc_path for s in sections)
+    helpful: Counter[str] = Counter()
+    for s in sections:
+        helpful[s.doc_path] += s.useful
+    out = [
+        DocumentUsage(
+            path,
+            title,
+            scope,
+            requests[path],
+            pairs(surfaces.get(path, Counter())),
+            distinct[path],
+            helpful[path],
+            last.get(path),
+        )
+        for path, title, scope in docs
+    ]
+    return sorted(out, key=lambda d: (-d.served, d.doc_path))
+
+
+def days_of(
+    rows: Sequence[tuple[str, str, str, float, int]], first: date, last: date
+) -> tuple[DayActivity, ...]:
+    """One entry per UTC day from ``first`` to ``last`` (days without requests included)."""
+    by_day: dict[str, list[tuple[str, float, int]]] = {}
+    for day, kind, _, latency, results in rows:
+        by_day.setdefault(day, []).append((kind, latency, results))
+    out = []
+    for offset in range((last - first).days + 1):
+        day = (first + timedelta(days=offset)).isoformat()
+        entries = by_day.get(day, [])
+        latencies = np.array([latency for _, latency, _ in entries], dtype=float)
+        p50, p95 = np.percentile(latencies, [50, 95]) if entries else (None, None)
+        out.append(
+            DayActivity(
+                day=day,
+                requests=len(entries),
+                kinds=pairs(Counter(kind for kind, _, _ in entries)),
+                empty=sum(1 for _, _, results in entries if results == 0),
+                p50_ms=None if p50 is None else round(float(p50), 2),
+                p95_ms=None if p95 is None else round(float(p95), 2),
+            )
+        )
+    return tuple(out)

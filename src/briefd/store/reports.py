@@ -1,0 +1,178 @@
+"""SQL of the team's reports on the query log and usage feedback (T3, T6): query groups for
+the gaps report, served sections and feedback for the usage report, requests per day. The
+rules (grouping, ranking) are in :mod:`briefd.team`; the callers own the transaction."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Entries logged before surfaces were recorded name their client: mcp, hook, or a REST one.
+SURFACE = (
+    "CASE WHEN surface IS NOT NULL THEN surface WHEN client = 'mcp' THEN 'mcp' "
+    "WHEN client = 'hook' THEN 'hook' ELSE 'rest' END"
+)
+
+GROUPS_SQL = f"""
+SELECT query_hash AS key, count(*) AS asked, sum(results = 0) AS empty,
+       sum(coalesce(gate, '') = 'empty') AS gated, max(top_score) AS best,
+       sum({SURFACE} = 'mcp') AS mcp, sum({SURFACE} = 'rest') AS rest,
+       sum({SURFACE} = 'hook') AS hook, max(query) AS sample,
+       group_concat(DISTINCT kind) AS kinds,
+       min(created_at) AS first_at, max(created_at) AS last_at
+FROM query_log
+WHERE created_at >= ? AND query_hash IS NOT NULL
+GROUP BY query_hash
+HAVING count(*) >= ?
+"""
+
+USEFUL_SQL = """
+SELECT DISTINCT q.query_hash FROM usage_events u
+JOIN query_log q ON q.bundle_id = u.bundle_id
+WHERE u.useful = 1 AND q.query_hash IS NOT NULL AND q.created_at >= ?
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryGroup:
+    """Log entries sharing a query hash since a cutoff: how often asked, how often empty or
+    emptied by the gate, the best top score, per surface, one phrasing ('' when hashed)."""
+
+    key: str
+    asked: int
+    empty: int
+    gated: int
+    best: float | None
+    surfaces: dict[str, int]
+    sample: str
+    kinds: tuple[str, ...]
+    first_at: str
+    last_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class SectionInfo:
+    chunk_id: str
+    doc_path: str
+    heading: str  # the breadcrumb, "Title › Heading"
+
+
+def query_groups(conn: sqlite3.Connection, since: str, min_count: int) -> list[QueryGroup]:
+    """Every group of logged queries since ``since`` asked at least ``min_count`` times."""
+    return [
+        QueryGroup(
+            key=r["key"],
+            asked=r["asked"],
+            empty=r["empty"],
+            gated=r["gated"],
+            best=r["best"],
+            surfaces={s: r[s] for s in ("mcp", "rest", "hook") if r[s]},
+            sample=r["sample"] or "",
+            kinds=tuple(sorted(set((r["kinds"] or "").split(",")))),
+            first_at=r["first_at"],
+            last_at=r["last_at"],
+        )
+        for r in conn.execute(GROUPS_SQL, (since, min_count))
+    ]
+
+
+def useful_keys(conn: sqlite3.Connection, since: str) -> set[str]:
+    """Query hashes of entries whose bundle was reported useful (T2)."""
+    return {r[0] for r in conn.execute(USEFUL_SQL, (since,))}
+
+
+def median_top_score(conn: sqlite3.Connection, since: str) -> float | None:
+    """The median best score of the answered queries since ``since`` (None: none)."""
+    where = "FROM query_log WHERE created_at >= ? AND top_score IS NOT NULL AND results > 0"
+    count = conn.execute(f"SELECT count(*) {where}", (since,)).fetchone()[0]
+    if not count:
+        return None
+    row = conn.execute(
+        f"SELECT top_score {where} ORDER BY top_score LIMIT 1 OFFSET ?", (since, count // 2)
+    ).fetchone()
+    return float(row[0])
+
+
+def unhashed_entries(conn: sqlite3.Connection, since: str) -> int:
+    """Entries logged without their query (``activity.log_prompts: off``)."""
+    sql = "SELECT count(*) FROM query_log WHERE created_at >= ? AND query_hash IS NULL"
+    return int(conn.execute(sql, (since,)).fetchone()[0])
+
+
+def sections_served(
+    conn: sqlite3.Connection, since: str, keys: Sequence[str]
+) -> dict[str, Counter[str]]:
+    """Per query hash in ``keys``: how often each chunk id was served."""
+    found: dict[str, Counter[str]] = {k: Counter() for k in keys}
+    marks = ",".join("?" * len(keys))
+    sql = (
+        "SELECT query_hash, sections FROM query_log "
+        f"WHERE created_at >= ? AND sections != '' AND query_hash IN ({marks})"
+    )
+    for r in conn.execute(sql, (since, *keys)):
+        found[r["query_hash"]].update(r["sections"].split())
+    return found
+
+
+def section_info(conn: sqlite3.Connection, chunk_ids: Sequence[str]) -> dict[str, SectionInfo]:
+    """Where the chunks of the current index with these ids are (gone ones are left out)."""
+    marks = ",".join("?" * len(chunk_ids))
+    sql = (
+        "SELECT c.id, d.path, c.heading_path FROM chunks c JOIN documents d ON d.id = c.doc_id "
+        f"WHERE c.id IN ({marks})"
+    )
+    rows = conn.execute(sql, tuple(chunk_ids))
+    return {r[0]: SectionInfo(r[0], r[1], " › ".join(json.loads(r[2]))) for r in rows}
+
+
+def served_sections(conn: sqlite3.Connection, since: str) -> list[tuple[str, str, str]]:
+    """(surface, space-separated chunk ids, created_at) of every entry since ``since`` that
+    served sections."""
+    sql = (
+        f"SELECT {SURFACE} AS surface, sections, created_at FROM query_log "
+        "WHERE created_at >= ? AND sections != ''"
+    )
+    return [(r[0], r[1], r[2]) for r in conn.execute(sql, (since,))]
+
+
+def useful_counts(conn: sqlite3.Connection, since: str) -> Counter[str]:
+    """How often each chunk id was reported useful since ``since``."""
+    sql = (
+        "SELECT chunk_id, count(*) FROM usage_events "
+        "WHERE useful = 1 AND chunk_id IS NOT NULL AND created_at >= ? GROUP BY chunk_id"
+    )
+    return Counter({r[0]: r[1] for r in conn.execute(sql, (since,))})
+
+
+def feedback_totals(conn: sqlite3.Connection, since: str) -> tuple[int, int]:
+    """(usage reports, of which "nothing helped") since ``since``."""
+    row = conn.execute(
+        "SELECT count(DISTINCT bundle_id || created_at), sum(useful = 0) FROM usage_events "
+        "WHERE created_at >= ?",
+        (since,),
+    ).fetchone()
+    return int(row[0] or 0), int(row[1] or 0)
+
+
+def chunk_documents(conn: sqlite3.Connection) -> dict[str, tuple[str, str]]:
+    """chunk id → (document path, heading breadcrumb) for the current index."""
+    sql = "SELECT c.id, d.path, c.heading_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
+    return {r[0]: (r[1], " › ".join(json.loads(r[2]))) for r in conn.execute(sql)}
+
+
+def documents(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    """(path, title, scope) of every indexed document, by path."""
+    sql = "SELECT path, title, scope FROM documents ORDER BY path"
+    return [(r[0], r[1], r[2]) for r in conn.execute(sql)]
+
+
+def daily_requests(conn: sqlite3.Connection, since: str) -> list[tuple[str, str, str, float, int]]:
+    """(UTC day, kind, surface, latency ms, results) of every entry since ``since``, by time."""
+    sql = (
+        f"SELECT substr(created_at, 1, 10), kind, {SURFACE}, latency_ms, results FROM query_log "
+        "WHERE created_at >= ? ORDER BY created_at"
+    )
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql, (since,))]
