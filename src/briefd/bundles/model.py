@@ -49,6 +49,15 @@ class Candidate:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemDrift:
+    """T4: code commits touched what the item's document governs since its last change; the
+    rule may be stale. Describes this answer (as ``cached`` does), never part of ``text``."""
+
+    commits: int
+    since: str
+
+
+@dataclass(frozen=True, slots=True)
 class BundleItem:
     """A section as packed: ``content`` may be a truncated head; ``tokens`` counts the whole
     rendered section (attribution line included)."""
@@ -68,6 +77,7 @@ class BundleItem:
     tokens: int
     fingerprint: str
     truncated: bool = False
+    drift: ItemDrift | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +202,8 @@ def item_dict(item: BundleItem, with_content: bool = True) -> dict[str, object]:
         "fingerprint": item.fingerprint,
         "truncated": item.truncated,
     }
+    if item.drift is not None:
+        out["drift"] = {"commits": item.drift.commits, "since": item.drift.since}
     if with_content:
         out["content"] = item.content
     return out

@@ -39,6 +39,7 @@ from briefd.service.routes import (
     proposals,
     recall,
     sync,
+    team,
 )
 from briefd.service.routes import metrics as prometheus
 from briefd.service.schemas import scopes_out
@@ -80,6 +81,7 @@ ROUTERS = (
     recall.router,
     sync.router,
     proposals.router,
+    team.router,
 )
 
 
@@ -162,7 +164,7 @@ def _start_poller(api: Briefd) -> Poller | None:
         kind = resolve(api.settings).kind
     except errors.BriefdError:
         return None
-    if kind == "directory":
+    if kind == "directory" and not api.settings.code.repos:  # code repos: drift (T4) moves
         return None
     poller = Poller(api, interval)
     poller.start()

@@ -33,7 +33,19 @@ def search_text(out: schemas.SearchOut) -> str:
 
 def bundle_text(out: schemas.BundleOut) -> str:
     cached = ", cached" if out.cached else ""
-    return f"{out.text.rstrip()}\n\n(bundle_id {out.bundle_id}, {out.tokens} tokens{cached})"
+    footer = f"(bundle_id {out.bundle_id}, {out.tokens} tokens{cached})"
+    return "\n\n".join([out.text.rstrip(), *drift_notes(out), footer])
+
+
+def drift_notes(out: schemas.BundleOut) -> list[str]:
+    """One line per document of the bundle whose governed code changed after it (T4)."""
+    items = (out.model_extra or {}).get("items") or []
+    drifting = {i["doc_path"]: i["drift"] for i in items if i.get("drift")}
+    return [
+        f"(drift: code under the refs of {path} changed in {d['commits']} commit(s) since the "
+        f"document's last change, the first on {d['since'][:10]}; it may be out of date)"
+        for path, d in sorted(drifting.items())
+    ]
 
 
 def document_text(out: schemas.DocumentOut) -> str:

@@ -24,6 +24,7 @@ from briefd.proposals.model import ProposalRequest
 from briefd.retrieval.search import SearchRequest
 from briefd.service import render, schemas
 from briefd.service.state import Caller, ServiceState
+from briefd.service.team_tools import TeamTools
 
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -288,4 +289,6 @@ def build_mcp(state: ServiceState, instructions: str) -> MCPServer[Any]:
     tools = Tools(state)
     for name, hints in TOOLS:
         add_tool(server, getattr(tools, name), hints)
+    for team_tool in TeamTools(state).all():  # knowledge health (T3, T4, T6)
+        add_tool(server, team_tool, READ_ONLY)
     return server
