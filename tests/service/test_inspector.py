@@ -72,6 +72,9 @@ def test_inspector_lists_and_calls_tools(service_api: Briefd) -> None:
         "suggest_links",
         "report_usage",
         "propose_update",
+        "knowledge_gaps",
+        "knowledge_drift",
+        "knowledge_usage",
     ]
     assert all("outputSchema" in t for t in listed["tools"])
     assert not search.get("isError")

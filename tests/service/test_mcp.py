@@ -28,6 +28,7 @@ __all__ = ["git_api", "remote"]  # fixtures with a real bare git remote
 
 MODES = ["legacy", "auto"]  # auto: server/discover, then the current stateless revision
 READ_ONLY = {"search_context", "compile_bundle", "get_document", "list_scopes", "suggest_links"}
+READ_ONLY |= {"knowledge_gaps", "knowledge_drift", "knowledge_usage"}
 ALL_TOOLS = READ_ONLY | {"report_usage", "propose_update"}
 
 Session = Callable[[Client], Awaitable[Any]]
