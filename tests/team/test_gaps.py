@@ -135,7 +135,8 @@ def test_near_duplicates_merge_when_vectors_are_on(
 ) -> None:
     long = "which kafka consumer group lag alert threshold pages the payments on call engineer"
     variant = long + " tonight"
-    with Briefd(settings, embedder=FakeEmbedder(dim=256)) as api:
+    embedder = FakeEmbedder(dim=256)
+    with Briefd(settings, embedder=embedder) as api:
         api.index(write_files(KNOWLEDGE))
         api.log_queries(
             [entry(long, 0, None)] * 3
@@ -143,9 +144,13 @@ def test_near_duplicates_merge_when_vectors_are_on(
             + [entry("refund window", 2, 0.9)]
         )
         report = api.gaps(GapsRequest())
-    assert report.near_duplicates
+        embedded = list(embedder.calls)
+        again = api.gaps(GapsRequest())
+        assert embedder.calls == embedded  # the phrasings' vectors are kept, not embedded again
+    assert report.near_duplicates and again == report
     assert [(g.query, g.variants, g.asked) for g in report.gaps] == [(long, (variant,), 5)]
     assert len(report.gaps[0].keys) == 2
+    assert embedded[-1] == ("query", 2)
 
 
 @pytest.fixture

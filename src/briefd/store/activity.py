@@ -107,7 +107,7 @@ def save_queries(conn: sqlite3.Connection, entries: Iterable[QueryLogEntry]) -> 
                 e.latency_ms,
                 e.client,
                 e.created_at,
-                e.surface,
+                e.surface or surface_of(e.client),
                 e.gate,
                 " ".join(e.sections),
                 e.bundle_id,
@@ -118,11 +118,21 @@ def save_queries(conn: sqlite3.Connection, entries: Iterable[QueryLogEntry]) -> 
     )
 
 
+def surface_of(client: str | None) -> str:
+    """The surface of an entry that does not name one (logged before surfaces were)."""
+    return client if client in ("mcp", "hook") else "rest"
+
+
 def prune_before(conn: sqlite3.Connection, cutoff: str) -> tuple[int, int]:
-    """Delete query log entries and usage feedback created before ``cutoff`` (ISO 8601 UTC);
-    how many of each went."""
+    """Delete query log entries and usage feedback created before ``cutoff`` (ISO 8601 UTC),
+    and the vectors of phrasings no longer logged; how many entries and usage rows went."""
     queries = conn.execute("DELETE FROM query_log WHERE created_at < ?", (cutoff,)).rowcount
     usage = conn.execute("DELETE FROM usage_events WHERE created_at < ?", (cutoff,)).rowcount
+    if queries:
+        conn.execute(
+            "DELETE FROM query_vectors WHERE query_hash NOT IN "
+            "(SELECT query_hash FROM query_log WHERE query_hash IS NOT NULL)"
+        )
     return queries, usage
 
 

@@ -384,7 +384,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE query_log ADD COLUMN sections TEXT NOT NULL DEFAULT '';  -- chunk ids served
         ALTER TABLE query_log ADD COLUMN bundle_id TEXT;
         ALTER TABLE query_log ADD COLUMN query_hash TEXT;     -- salted hash of the grouping key
+        UPDATE query_log SET surface = CASE client WHEN 'mcp' THEN 'mcp' WHEN 'hook' THEN 'hook'
+            ELSE 'rest' END;
         CREATE INDEX query_log_bundle ON query_log(bundle_id) WHERE bundle_id IS NOT NULL;
+        CREATE INDEX query_log_groups
+            ON query_log(query_hash, created_at, results, gate, top_score, surface, kind);
         CREATE INDEX usage_events_created ON usage_events(created_at);
         CREATE INDEX usage_events_bundle ON usage_events(bundle_id);
         CREATE TABLE code_repos (
@@ -413,6 +417,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             hash TEXT NOT NULL,
             paths TEXT NOT NULL,     -- JSON list of the governed paths it touched
             PRIMARY KEY (doc_path, repo, hash)
+        ) WITHOUT ROWID;
+        CREATE TABLE query_vectors (  -- phrasings the gaps report compared, by query hash
+            query_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            embedding BLOB NOT NULL,  -- float32 LE, L2-normalised
+            PRIMARY KEY (query_hash, model)
         ) WITHOUT ROWID;
         """,
         after=_hash_logged_queries,

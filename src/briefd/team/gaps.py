@@ -4,8 +4,8 @@ Logged queries are grouped by their grouping key (folded terms, stop words dropp
 stored as a salted hash, so hashed prompts group too), and — when vectors are on — weak
 groups whose phrasings are near-duplicates by embedding are merged. A group's *weakness* is
 the larger of the share of requests that came back empty and how far its best score stays
-below the median best score of the answered queries in the window (0: answered as well as a
-typical query; 1: nothing came back). Gaps are the groups at least ``GAP_WEAKNESS`` weak,
+below the median best score of the window's answered query groups (0: answered as well as a
+typical question; 1: nothing came back). Gaps are the groups at least ``GAP_WEAKNESS`` weak,
 ranked by frequency × weakness. A group any of whose bundles was reported useful (T2) is no
 gap: the knowledge answered it.
 """
@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from briefd.embeddings.base import Embedder
-from briefd.errors import QueryError
+from briefd.embeddings.base import Embedder, Vectors
+from briefd.errors import QueryError, StoreError
 from briefd.store import reports
 from briefd.store.db import Store
 from briefd.team.period import iso, since_cutoff
@@ -28,6 +28,8 @@ from briefd.team.period import iso, since_cutoff
 GAP_WEAKNESS = 0.5
 NEAR_DUPLICATE = 0.9  # cosine at which two phrasings are one question
 MAX_EMBEDDED = 200  # weak groups compared by embedding (the strongest candidates)
+EMBED_BATCH = 32
+CACHE_WAIT_MS = 100  # the vectors of phrasings are a cache: never worth waiting for
 SECTIONS_SHOWN = 3
 
 
@@ -75,7 +77,7 @@ class Gap:
 class GapsReport:
     since: str
     groups: int  # query groups in the window
-    reference_score: float | None  # median best score of the answered queries
+    reference_score: float | None  # median best score of the answered query groups
     answered_useful: int  # groups left out: a bundle of theirs was reported useful
     unlogged: int  # entries logged without their query (activity.log_prompts: off)
     near_duplicates: bool  # phrasings merged by embedding similarity
@@ -96,7 +98,7 @@ def as_gap(group: reports.QueryGroup, reference: float | None) -> Gap:
     weak = weakness(group.asked, group.empty, group.best, reference)
     return Gap(
         key=group.key,
-        query=group.sample or None,
+        query=None,
         variants=(),
         asked=group.asked,
         surfaces=group.surfaces,
@@ -110,6 +112,12 @@ def as_gap(group: reports.QueryGroup, reference: float | None) -> Gap:
         last_at=group.last_at,
         keys=(group.key,),
     )
+
+
+def reference_score(groups: Sequence[reports.QueryGroup]) -> float | None:
+    """The median best score of the answered query groups (None: none answered)."""
+    best = sorted(g.best for g in groups if g.best is not None and g.asked > g.empty)
+    return float(np.median(best)) if best else None
 
 
 def ranked(gaps: Iterable[Gap]) -> list[Gap]:
@@ -144,7 +152,7 @@ def merge(into: Gap, other: Gap, reference: float | None) -> Gap:
 
 
 def merge_near_duplicates(
-    gaps: Sequence[Gap], vectors: np.ndarray, reference: float | None
+    gaps: Sequence[Gap], vectors: Vectors, reference: float | None
 ) -> list[Gap]:
     """Greedy, in rank order: a gap joins the first earlier one whose phrasing is at least
     ``NEAR_DUPLICATE`` similar (``vectors``: one L2-normalised row per gap)."""
@@ -163,34 +171,24 @@ def merge_near_duplicates(
     return [merged[i] for i in leaders]
 
 
-def near_duplicates_merged(
-    weak: list[Gap], embedder: Embedder, reference: float | None
-) -> list[Gap]:
-    """``weak`` with the phrasings of its strongest ``MAX_EMBEDDED`` merged by embedding."""
-    texts = [g for g in weak[:MAX_EMBEDDED] if g.query]
-    if len(texts) < 2:
-        return weak
-    vectors = embedder.embed_batch([g.query or "" for g in texts], "query")
-    compared = {g.key for g in texts}
-    rest = [g for g in weak if g.key not in compared]
-    return ranked([*merge_near_duplicates(texts, vectors, reference), *rest])
-
-
 def gaps_report(store: Store, request: GapsRequest, embedder: Embedder | None) -> GapsReport:
     """The gaps since ``request.since`` (see the module docstring)."""
     if request.min_count < 1 or request.limit < 1:
         raise QueryError("min_count and limit must be at least 1")
     since = iso(since_cutoff(request.since))
     with store.read() as conn:
-        groups = reports.query_groups(conn, since, 1)
+        groups = reports.query_groups(conn, since)
         useful = reports.useful_keys(conn, since)
-        reference = reports.median_top_score(conn, since)
         unlogged = reports.unhashed_entries(conn, since)
+    reference = reference_score(groups)
     open_groups = [as_gap(g, reference) for g in groups if g.key not in useful]
     weak = ranked(g for g in open_groups if g.weakness >= GAP_WEAKNESS)
     if embedder is not None:
-        weak = near_duplicates_merged(weak, embedder, reference)
+        head = with_phrasings(store, since, weak[:MAX_EMBEDDED])
+        merged = merge_near_duplicates(head, phrase_vectors(store, embedder, head), reference)
+        weak = ranked([*merged, *weak[MAX_EMBEDDED:]])
     chosen = [g for g in weak if g.asked >= request.min_count][: request.limit]
+    chosen = with_phrasings(store, since, chosen)
     with store.read() as conn:
         chosen = with_sections(conn, since, chosen)
     return GapsReport(
@@ -202,6 +200,37 @@ def gaps_report(store: Store, request: GapsRequest, embedder: Embedder | None) -
         near_duplicates=embedder is not None,
         gaps=tuple(chosen),
     )
+
+
+def with_phrasings(store: Store, since: str, gaps: list[Gap]) -> list[Gap]:
+    """``gaps`` with a phrasing as asked (None when every entry was logged hashed)."""
+    todo = [g.key for g in gaps if g.query is None]
+    if not todo:
+        return gaps
+    with store.read() as conn:
+        found = reports.phrasings(conn, since, todo)
+    return [g if g.query is not None else replace(g, query=found.get(g.key)) for g in gaps]
+
+
+def phrase_vectors(store: Store, embedder: Embedder, gaps: Sequence[Gap]) -> Vectors:
+    """One row per gap: its phrasing's vector — stored ones reused, new ones embedded and
+    stored; a gap without a phrasing gets a zero row, similar to nothing."""
+    model = embedder.model_id
+    with store.read() as conn:
+        known = reports.cached_vectors(conn, model, [g.key for g in gaps if g.query])
+    todo = [g for g in gaps if g.query and g.key not in known]
+    for start in range(0, len(todo), EMBED_BATCH):
+        part = todo[start : start + EMBED_BATCH]
+        vectors = embedder.embed_batch([g.query or "" for g in part], "query")
+        known.update((g.key, v) for g, v in zip(part, vectors, strict=True))
+    if todo:
+        try:
+            with store.write(wait_ms=CACHE_WAIT_MS, durable=False) as conn:
+                reports.save_vectors(conn, model, [(g.key, known[g.key]) for g in todo])
+        except StoreError:
+            pass  # a busy index costs the next report the same embedding work
+    rows = [known.get(g.key, np.zeros(embedder.dim, np.float32)) for g in gaps]
+    return np.stack(rows) if rows else np.zeros((0, embedder.dim), np.float32)
 
 
 def with_sections(conn: sqlite3.Connection, since: str, gaps: list[Gap]) -> list[Gap]:
