@@ -44,3 +44,16 @@ def test_health_panels_render_from_a_seeded_log(page: Page, health_api: Briefd) 
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.locator("#health").scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "dashboard-health.png"), full_page=True)
+
+
+def test_setup_page_shows_the_health_reports_and_drift_settings(
+    page: Page, health_api: Briefd
+) -> None:
+    with serving(create_app(health_api, service_config())) as url:
+        page.goto(url + "/setup")
+        health = page.locator(".client", has_text="Knowledge health").locator("code")
+        expect(health).to_contain_text(f'"{url}/api/gaps?since=30d"')
+        expect(health).to_contain_text(f'"{url}/api/drift"')
+        settings = page.locator(".client", has_text="Drift against your code").locator("code")
+        expect(settings).to_contain_text("log_hook_prompts: hashed")
+        assert TOKEN not in page.content()

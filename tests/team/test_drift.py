@@ -272,3 +272,25 @@ def test_code_repo_names_come_from_the_path_or_url(tmp_path: Path, knowledge: Re
     settings = settings_for(tmp_path, knowledge, "git@github.com:acme/payments.git", "../ledger/")
     names = [CodeSource(settings, r).name for r in settings.code.repos]
     assert names == ["payments", "ledger"]
+
+
+def test_a_long_drift_lists_the_newest_commits_and_counts_all(
+    api: Briefd, app: Repo, knowledge: Repo
+) -> None:
+    hashes = [
+        app.commit(
+            {"services/payment/retry.py": f"LIMIT = {n}\n"},
+            f"Step {n}",
+            f"2026-03-11T00:{n:02d}:00+00:00",
+        )
+        for n in range(22)
+    ]
+    api.index()
+    (doc,) = api.drift().documents
+    assert doc.commit_count == 22 and len(doc.commits) == 20
+    assert [c.hash for c in doc.commits] == hashes[::-1][:20]
+    assert doc.since == "2026-03-11T00:00:00+00:00"
+
+    knowledge.commit({"domain/retry.md": None}, "Retire the retry doc", "2026-03-20T00:00:00+00:00")
+    api.index()
+    assert api.drift().documents == ()

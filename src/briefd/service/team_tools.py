@@ -113,7 +113,7 @@ def drift_text(report: DriftReport) -> str:
     lines = [head]
     for doc in report.documents:
         lines.append(
-            f"- {doc.doc_path}: {len(doc.commits)} commit(s) since its last change "
+            f"- {doc.doc_path}: {doc.commit_count} commit(s) since its last change "
             f"{doc.updated_at[:10]}, drifting for {doc.days} day(s)"
         )
         for c in doc.commits[:5]:

@@ -92,11 +92,14 @@ def save_usage(
     return len(rows)
 
 
-def save_queries(conn: sqlite3.Connection, entries: Iterable[QueryLogEntry]) -> None:
+def save_queries(conn: sqlite3.Connection, entries: Sequence[QueryLogEntry]) -> None:
+    """Append entries; each also records the documents its sections belong to (as indexed
+    now), so the usage report counts documents without joining every section."""
+    paths = chunk_paths(conn, {c for e in entries for c in e.sections})
     conn.executemany(
         "INSERT INTO query_log (kind, query, scopes, results, top_score, latency_ms, client, "
-        "created_at, surface, gate, sections, bundle_id, query_hash) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "created_at, surface, gate, sections, documents, bundle_id, query_hash) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 e.kind,
@@ -109,13 +112,29 @@ def save_queries(conn: sqlite3.Connection, entries: Iterable[QueryLogEntry]) -> 
                 e.created_at,
                 e.surface or surface_of(e.client),
                 e.gate,
-                " ".join(e.sections),
+                json.dumps(list(e.sections)),
+                json.dumps(sorted({paths[c] for c in e.sections if c in paths})),
                 e.bundle_id,
                 e.query_hash,
             )
             for e in entries
         ],
     )
+
+
+def chunk_paths(conn: sqlite3.Connection, chunk_ids: Iterable[str]) -> dict[str, str]:
+    """The document path of each of these chunk ids that is in the index."""
+    ids = sorted(chunk_ids)
+    found: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        rows = conn.execute(
+            "SELECT c.id, d.path FROM chunks c JOIN documents d ON d.id = c.doc_id "
+            f"WHERE c.id IN ({','.join('?' * len(part))})",
+            part,
+        )
+        found.update((r[0], r[1]) for r in rows)
+    return found
 
 
 def surface_of(client: str | None) -> str:
@@ -152,7 +171,7 @@ def recent_queries(conn: sqlite3.Connection, limit: int = 100) -> list[QueryLogE
             created_at=r["created_at"],
             surface=r["surface"],
             gate=r["gate"],
-            sections=tuple(r["sections"].split()),
+            sections=tuple(json.loads(r["sections"])),
             bundle_id=r["bundle_id"],
             query_hash=r["query_hash"],
         )

@@ -381,7 +381,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         """
         ALTER TABLE query_log ADD COLUMN surface TEXT;        -- mcp, rest, hook
         ALTER TABLE query_log ADD COLUMN gate TEXT;           -- off, kept, empty
-        ALTER TABLE query_log ADD COLUMN sections TEXT NOT NULL DEFAULT '';  -- chunk ids served
+        ALTER TABLE query_log ADD COLUMN sections TEXT NOT NULL DEFAULT '[]';  -- chunk ids served
+        ALTER TABLE query_log ADD COLUMN documents TEXT NOT NULL DEFAULT '[]';  -- their paths
         ALTER TABLE query_log ADD COLUMN bundle_id TEXT;
         ALTER TABLE query_log ADD COLUMN query_hash TEXT;     -- salted hash of the grouping key
         UPDATE query_log SET surface = CASE client WHEN 'mcp' THEN 'mcp' WHEN 'hook' THEN 'hook'
@@ -407,7 +408,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             at TEXT NOT NULL,        -- committer time, ISO 8601 UTC
             author TEXT NOT NULL,
             subject TEXT NOT NULL,
-            paths TEXT NOT NULL,     -- JSON list of the paths it touched
+            paths TEXT NOT NULL,     -- the paths it touched, NUL-separated (as git -z prints)
             PRIMARY KEY (repo, hash)
         ) WITHOUT ROWID;
         CREATE INDEX code_commits_at ON code_commits(at);
@@ -415,8 +416,15 @@ MIGRATIONS: tuple[Migration, ...] = (
             doc_path TEXT NOT NULL,
             repo TEXT NOT NULL,
             hash TEXT NOT NULL,
-            paths TEXT NOT NULL,     -- JSON list of the governed paths it touched
+            at TEXT NOT NULL,        -- the commit's time
+            paths TEXT NOT NULL,     -- the governed paths it touched, NUL-separated
             PRIMARY KEY (doc_path, repo, hash)
+        ) WITHOUT ROWID;
+        CREATE INDEX document_drift_at ON document_drift(doc_path, at);
+        CREATE TABLE drift_basis (   -- the documents' refs and last change drift was computed for
+            doc_path TEXT PRIMARY KEY,
+            refs TEXT NOT NULL,
+            updated_at TEXT NOT NULL
         ) WITHOUT ROWID;
         CREATE TABLE query_vectors (  -- phrasings the gaps report compared, by query hash
             query_hash TEXT NOT NULL,

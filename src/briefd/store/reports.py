@@ -120,33 +120,41 @@ def sections_served(
     found: dict[str, Counter[str]] = {k: Counter() for k in keys}
     marks = ",".join("?" * len(keys))
     sql = (
-        "SELECT query_hash, sections FROM query_log "
-        f"WHERE created_at >= ? AND sections != '' AND query_hash IN ({marks})"
+        "SELECT query_hash, j.value FROM query_log, json_each(query_log.sections) j "
+        f"WHERE query_hash IN ({marks}) AND created_at >= ?"
     )
-    for r in conn.execute(sql, (since, *keys)):
-        found[r["query_hash"]].update(r["sections"].split())
+    for key, chunk_id in conn.execute(sql, (*keys, since)):
+        found[key][chunk_id] += 1
     return found
 
 
-def section_info(conn: sqlite3.Connection, chunk_ids: Sequence[str]) -> dict[str, SectionInfo]:
+def section_info(conn: sqlite3.Connection, chunk_ids: Iterable[str]) -> dict[str, SectionInfo]:
     """Where the chunks of the current index with these ids are (gone ones are left out)."""
-    marks = ",".join("?" * len(chunk_ids))
-    sql = (
-        "SELECT c.id, d.path, c.heading_path FROM chunks c JOIN documents d ON d.id = c.doc_id "
-        f"WHERE c.id IN ({marks})"
-    )
-    rows = conn.execute(sql, tuple(chunk_ids))
-    return {r[0]: SectionInfo(r[0], r[1], " › ".join(json.loads(r[2]))) for r in rows}
+    ids = sorted(set(chunk_ids))
+    found: dict[str, SectionInfo] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        rows = conn.execute(
+            "SELECT c.id, d.path, c.heading_path FROM chunks c "
+            f"JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({','.join('?' * len(part))})",
+            part,
+        )
+        found.update((r[0], SectionInfo(r[0], r[1], " › ".join(json.loads(r[2])))) for r in rows)
+    return found
 
 
-def served_sections(conn: sqlite3.Connection, since: str) -> list[tuple[str, str, str]]:
-    """(surface, space-separated chunk ids, created_at) of every entry since ``since`` that
-    served sections."""
+def served_by_surface(
+    conn: sqlite3.Connection, since: str, column: str
+) -> list[tuple[str, str, int, str]]:
+    """(chunk id or document path, surface, entries that served it, the last time) since
+    ``since``; ``column`` is ``sections`` or ``documents``."""
+    assert column in ("sections", "documents")
     sql = (
-        "SELECT surface, sections, created_at FROM query_log "
-        "WHERE created_at >= ? AND sections != ''"
+        f"SELECT j.value, q.surface, count(*), max(q.created_at) FROM query_log q, "
+        f"json_each(q.{column}) j WHERE q.created_at >= ? AND q.{column} != '[]' "
+        "GROUP BY j.value, q.surface"
     )
-    return [(r[0], r[1], r[2]) for r in conn.execute(sql, (since,))]
+    return [(r[0], r[1], r[2], r[3]) for r in conn.execute(sql, (since,))]
 
 
 def useful_counts(conn: sqlite3.Connection, since: str) -> Counter[str]:
@@ -168,22 +176,27 @@ def feedback_totals(conn: sqlite3.Connection, since: str) -> tuple[int, int]:
     return int(row[0] or 0), int(row[1] or 0)
 
 
-def chunk_documents(conn: sqlite3.Connection) -> dict[str, tuple[str, str]]:
-    """chunk id → (document path, heading breadcrumb) for the current index."""
-    sql = "SELECT c.id, d.path, c.heading_path FROM chunks c JOIN documents d ON d.id = c.doc_id"
-    return {r[0]: (r[1], " › ".join(json.loads(r[2]))) for r in conn.execute(sql)}
-
-
 def documents(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
     """(path, title, scope) of every indexed document, by path."""
     sql = "SELECT path, title, scope FROM documents ORDER BY path"
     return [(r[0], r[1], r[2]) for r in conn.execute(sql)]
 
 
-def daily_requests(conn: sqlite3.Connection, since: str) -> list[tuple[str, str, str, float, int]]:
-    """(UTC day, kind, surface, latency ms, results) of every entry since ``since``, by time."""
+def daily_counts(conn: sqlite3.Connection, since: str) -> list[tuple[str, str, int, int]]:
+    """(UTC day, kind, requests, of which empty) since ``since``."""
     sql = (
-        "SELECT substr(created_at, 1, 10), kind, surface, latency_ms, results FROM query_log "
-        "WHERE created_at >= ? ORDER BY created_at"
+        "SELECT substr(created_at, 1, 10) AS day, kind, count(*), sum(results = 0) "
+        "FROM query_log WHERE created_at >= ? GROUP BY day, kind"
     )
-    return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql, (since,))]
+    return [(r[0], r[1], r[2], r[3]) for r in conn.execute(sql, (since,))]
+
+
+def daily_latencies(conn: sqlite3.Connection, since: str) -> list[tuple[str, float]]:
+    """(UTC day, latency ms) of every entry since ``since``."""
+    sql = "SELECT substr(created_at, 1, 10), latency_ms FROM query_log WHERE created_at >= ?"
+    return [(r[0], r[1]) for r in conn.execute(sql, (since,))]
+
+
+def surface_counts(conn: sqlite3.Connection, since: str) -> Counter[str]:
+    sql = "SELECT surface, count(*) FROM query_log WHERE created_at >= ? GROUP BY surface"
+    return Counter({r[0]: r[1] for r in conn.execute(sql, (since,))})

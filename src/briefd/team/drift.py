@@ -4,16 +4,18 @@ in the knowledge repository.
 
 A refresh reads each repository's new commits (:mod:`briefd.sources.code`: a URL is fetched,
 a local checkout only read; a first read goes back to the oldest governed document's last
-change), stores them, and recomputes which documents drift (:func:`detect`, pure) from every
-stored commit. It runs after every index run — so after every sync — and before
-``briefd drift``; a repository that fails keeps its stored commits and reports its error.
+change) and stores them; then drift is brought up to date incrementally — documents whose
+``refs`` or last change moved are checked against every stored commit, the others only
+against the new commits (:func:`detect` is pure). It runs after every index run, so after
+every sync, and before ``briefd drift``; a repository that fails keeps its stored commits and
+reports its error.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from briefd.errors import BriefdError
@@ -24,19 +26,7 @@ from briefd.store import code as code_table
 from briefd.store.code import DriftRow, GovernedDocument, RepoState, StoredCommit
 from briefd.store.db import Store
 
-
-@dataclass(frozen=True, slots=True)
-class DocumentDrift:
-    """A drifting document: its last change, the commits since that touched what it
-    governs (newest first), when the first of them came and how many days ago that was."""
-
-    doc_path: str
-    title: str
-    refs: tuple[str, ...]
-    updated_at: str
-    since: str
-    days: int
-    commits: tuple[DriftCommit, ...]
+COMMITS_SHOWN = 20  # per drifting document, newest first (the count covers all)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +37,21 @@ class DriftCommit:
     author: str
     subject: str
     paths: tuple[str, ...]  # the governed paths it touched
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentDrift:
+    """A drifting document: its last change, how many commits since touched what it governs,
+    when the first came and how many days ago, and the newest ``COMMITS_SHOWN`` of them."""
+
+    doc_path: str
+    title: str
+    refs: tuple[str, ...]
+    updated_at: str
+    commit_count: int
+    since: str
+    days: int
+    commits: tuple[DriftCommit, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,71 +79,87 @@ def detect(docs: Sequence[GovernedDocument], commits: Sequence[StoredCommit]) ->
                     if commits[i].at > doc.updated_at:
                         hits.setdefault(i, set()).add(path)
         for i in sorted(hits):
-            commit = commits[i]
-            rows.append(DriftRow(doc.path, commit.repo, commit.hash, tuple(sorted(hits[i]))))
+            c = commits[i]
+            rows.append(DriftRow(doc.path, c.repo, c.hash, c.at, tuple(sorted(hits[i]))))
     return rows
 
 
-def recompute(conn: sqlite3.Connection) -> int:
-    """Store which documents drift now; how many (document, commit) pairs there are."""
+def update_drift(conn: sqlite3.Connection, new: Sequence[StoredCommit] = ()) -> None:
+    """Bring the stored drift up to date with the documents and the ``new`` commits."""
     docs = code_table.governed_documents(conn)
-    oldest = min((d.updated_at for d in docs), default=None)
-    commits = code_table.commits_after(conn, oldest) if oldest is not None else []
-    rows = detect(docs, commits)
-    code_table.replace_drift(conn, rows)
-    return len(rows)
+    basis = code_table.drift_basis(conn)
+    now = {d.path: (d.refs, d.updated_at) for d in docs}
+    changed = [d for d in docs if basis.get(d.path) != now[d.path]]
+    code_table.forget_drift(conn, [p for p, state in basis.items() if now.get(p) != state])
+    if changed:
+        oldest = min(d.updated_at for d in changed)
+        code_table.add_drift(conn, detect(changed, code_table.commits_after(conn, oldest)))
+        code_table.save_drift_basis(conn, docs)
+    elif len(basis) != len(docs):
+        code_table.save_drift_basis(conn, docs)
+    moved = {d.path for d in changed}
+    steady = [d for d in docs if d.path not in moved]
+    if steady and new:
+        code_table.add_drift(conn, detect(steady, new))
 
 
 def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoState, ...]:
     """Read the new commits of every code repository (fetching URLs when ``fetch``), store
-    them, forget repositories no longer configured, and recompute drift."""
+    them, forget repositories no longer configured, and bring drift up to date."""
     sources = code.configured(settings)
     with store.read() as conn:
         known = {s.name: s for s in code_table.repo_states(conn)}
         oldest = min((d.updated_at for d in code_table.governed_documents(conn)), default=None)
     since = oldest or _now()
     results = [_read(source, known.get(source.name), since, fetch) for source in sources]
-    states = []
+    states, new = [], []
     with store.write() as conn:
         for name in known.keys() - {s.name for s in sources}:
             code_table.forget_repo(conn, name)
-        for state, read in results:
-            if read is not None and read.complete:
+        for state, commits, complete in results:
+            if complete:
                 code_table.forget_repo(conn, state.name, keep_state=True)
-            if read is not None:
-                stored = [StoredCommit(state.name, *_fields(c)) for c in read.commits]
-                state = replace(state, commits=code_table.save_commits(conn, state.name, stored))
-            code_table.save_repo_state(conn, state)
-            states.append(state)
-        recompute(conn)
+            code_table.save_commits(conn, commits)
+            new += commits
+            counted = RepoState(
+                state.name,
+                state.location,
+                state.branch,
+                state.head,
+                code_table.commit_count(conn, state.name),
+                state.last_read,
+                state.refreshed_at,
+                state.error,
+            )
+            code_table.save_repo_state(conn, counted)
+            states.append(counted)
+        update_drift(conn, new)
     return tuple(states)
 
 
 def _read(
     source: code.CodeSource, known: RepoState | None, since: str, fetch: bool
-) -> tuple[RepoState, code.ReadResult | None]:
-    """One repository's new commits, or its error (its stored commits are then kept)."""
+) -> tuple[RepoState, list[StoredCommit], bool]:
+    """One repository's state, its new commits, and whether they replace all stored ones;
+    on an error its stored commits are kept and the error recorded."""
     now = _now()
     try:
         root = source.prepare(fetch)
         branch = source.branch(root)
         same = known is not None and (known.location, known.branch) == (source.location, branch)
-        last = known.head if same and known is not None else None
-        read = source.read(root, branch, last, since)
+        read = source.read(root, branch, known.head if same and known else None, since)
     except BriefdError as exc:
-        kept = known.commits if known else 0
-        head = known.head if known else None
-        branch_name = known.branch if known else source.repo.branch
-        state = RepoState(source.name, source.location, branch_name, head, kept, 0, now, str(exc))
-        return state, None
-    state = RepoState(
-        source.name, source.location, branch, read.head, 0, len(read.commits), now, None
-    )
-    return state, read
-
-
-def _fields(commit: code.CodeCommit) -> tuple[str, str, str, str, tuple[str, ...]]:
-    return commit.hash, commit.at, commit.author, commit.subject, commit.paths
+        head, branch_name = (known.head, known.branch) if known else (None, source.repo.branch)
+        return (
+            RepoState(source.name, source.location, branch_name, head, 0, 0, now, str(exc)),
+            [],
+            False,
+        )
+    commits = [
+        StoredCommit(source.name, c.hash, c.at, c.author, c.subject, c.paths) for c in read.commits
+    ]
+    state = RepoState(source.name, source.location, branch, read.head, 0, len(commits), now, None)
+    return state, commits, read.complete
 
 
 def _now() -> str:
@@ -153,24 +174,30 @@ def drift_report(store: Store, settings: Settings, refresh_first: bool = False) 
     now = datetime.now(UTC)
     with store.read() as conn:
         docs = {d.path: d for d in code_table.governed_documents(conn)}
-        rows = code_table.drift_rows(conn)
+        marks = code_table.drift_marks(conn)
+        rows = code_table.newest_drift(conn, COMMITS_SHOWN)
         commits = code_table.commits_by_hash(conn, [(r.repo, r.hash) for r in rows])
         repos = code_table.repo_states(conn)
-    by_doc: dict[str, list[DriftCommit]] = {}
+    shown: dict[str, list[DriftCommit]] = {}
     for row in rows:
         c = commits[(row.repo, row.hash)]
-        by_doc.setdefault(row.doc_path, []).append(
+        shown.setdefault(row.doc_path, []).append(
             DriftCommit(c.repo, c.hash, c.at, c.author, c.subject, row.paths)
         )
-    drifting = [document_drift(docs[path], found, now) for path, found in by_doc.items()]
+    drifting = [
+        document_drift(docs[path], count, since, shown.get(path, []), now)
+        for path, (count, since) in marks.items()
+        if path in docs
+    ]
     drifting.sort(key=lambda d: (d.since, d.doc_path))
     return DriftReport(now.isoformat(timespec="seconds"), len(docs), tuple(repos), tuple(drifting))
 
 
 def document_drift(
-    doc: GovernedDocument, commits: list[DriftCommit], now: datetime
+    doc: GovernedDocument, count: int, since: str, commits: list[DriftCommit], now: datetime
 ) -> DocumentDrift:
     commits.sort(key=lambda c: (c.at, c.repo, c.hash), reverse=True)
-    since = commits[-1].at
     days = max(0, (now - datetime.fromisoformat(since)).days)
-    return DocumentDrift(doc.path, doc.title, doc.refs, doc.updated_at, since, days, tuple(commits))
+    return DocumentDrift(
+        doc.path, doc.title, doc.refs, doc.updated_at, count, since, days, tuple(commits)
+    )

@@ -121,25 +121,28 @@ def usage_report(store: Store, since: str = "30d", limit: int = 20) -> UsageRepo
     start = since_cutoff(since)
     cutoff = iso(start)
     with store.read() as conn:
-        served = reports.served_sections(conn, cutoff)
+        by_chunk = reports.served_by_surface(conn, cutoff, "sections")
+        by_document = reports.served_by_surface(conn, cutoff, "documents")
+        where = reports.section_info(conn, {c for c, _, _, _ in by_chunk})
         useful = reports.useful_counts(conn, cutoff)
         feedback, nothing = reports.feedback_totals(conn, cutoff)
-        where = reports.chunk_documents(conn)
         docs = reports.documents(conn)
-        daily = reports.daily_requests(conn, cutoff)
-    sections = section_usage(served, useful, where)
-    documents = document_usage(sections, docs, served, where)
+        surfaces = reports.surface_counts(conn, cutoff)
+        counts = reports.daily_counts(conn, cutoff)
+        latencies = reports.daily_latencies(conn, cutoff)
+    sections = section_usage(by_chunk, useful, where)
+    documents = document_usage(by_document, sections, docs)
     return UsageReport(
         since=cutoff,
-        requests=len(daily),
-        surfaces=pairs(Counter(surface for _, _, surface, _, _ in daily)),
+        requests=sum(surfaces.values()),
+        surfaces=pairs(surfaces),
         feedback_reports=feedback,
         nothing_helped=nothing,
         documents=tuple(d for d in documents if d.served)[:limit],
         sections=tuple(sections[:limit]),
         never_served=tuple(d.doc_path for d in documents if not d.served),
-        gone_sections=len({c for _, ids, _ in served for c in ids.split()} - where.keys()),
-        days=days_of(daily, start.date(), datetime.now(UTC).date()),
+        gone_sections=len({c for c, _, _, _ in by_chunk} - where.keys()),
+        days=days_of(counts, latencies, start.date(), datetime.now(UTC).date()),
     )
 
 
@@ -150,46 +153,40 @@ def pairs(counts: Counter[str]) -> dict[str, int]:
     return dict([*known, *sorted((k, n) for k, n in counts.items() if k not in order and n)])
 
 
+Served = Sequence[tuple[str, str, int, str]]  # (chunk id or path, surface, entries, last time)
+
+
 def section_usage(
-    served: Sequence[tuple[str, str, str]], useful: Counter[str], where: dict[str, tuple[str, str]]
+    served: Served, useful: Counter[str], where: dict[str, reports.SectionInfo]
 ) -> list[SectionUsage]:
     """Sections of the current index that were served, most served first."""
-    by_surface: dict[str, Counter[str]] = {}
-    for surface, ids, _ in served:
-        by_surface.setdefault(surface, Counter()).update(ids.split())
-    total: Counter[str] = Counter()
-    for counts in by_surface.values():
-        total.update(counts)
+    surfaces: dict[str, Counter[str]] = {}
+    for chunk_id, surface, n, _ in served:
+        surfaces.setdefault(chunk_id, Counter())[surface] += n
     out = [
         SectionUsage(
             chunk_id=c,
-            doc_path=where[c][0],
-            heading=where[c][1],
-            served=n,
-            surfaces=pairs(Counter({s: counts[c] for s, counts in by_surface.items()})),
+            doc_path=where[c].doc_path,
+            heading=where[c].heading,
+            served=counts.total(),
+            surfaces=pairs(counts),
             useful=useful[c],
         )
-        for c, n in total.items()
+        for c, counts in surfaces.items()
         if c in where
     ]
     return sorted(out, key=lambda s: (-s.served, s.doc_path, s.chunk_id))
 
 
 def document_usage(
-    sections: Sequence[SectionUsage],
-    docs: Sequence[tuple[str, str, str]],
-    served: Sequence[tuple[str, str, str]],
-    where: dict[str, tuple[str, str]],
+    served: Served, sections: Sequence[SectionUsage], docs: Sequence[tuple[str, str, str]]
 ) -> list[DocumentUsage]:
     """Every indexed document with its usage, most served first (never served last)."""
-    requests: Counter[str] = Counter()
     surfaces: dict[str, Counter[str]] = {}
     last: dict[str, str] = {}
-    for surface, ids, at in served:
-        for path in {where[c][0] for c in ids.split() if c in where}:
-            requests[path] += 1
-            surfaces.setdefault(path, Counter())[surface] += 1
-            last[path] = max(last.get(path, at), at)
+    for path, surface, n, at in served:
+        surfaces.setdefault(path, Counter())[surface] += n
+        last[path] = max(last.get(path, at), at)
     distinct = Counter(s.doc_path for s in sections)
     helpful: Counter[str] = Counter()
     for s in sections:
@@ -199,7 +196,7 @@ def document_usage(
             path,
             title,
             scope,
-            requests[path],
+            surfaces.get(path, Counter()).total(),
             pairs(surfaces.get(path, Counter())),
             distinct[path],
             helpful[path],
@@ -211,24 +208,32 @@ def document_usage(
 
 
 def days_of(
-    rows: Sequence[tuple[str, str, str, float, int]], first: date, last: date
+    counts: Sequence[tuple[str, str, int, int]],
+    latencies: Sequence[tuple[str, float]],
+    first: date,
+    last: date,
 ) -> tuple[DayActivity, ...]:
-    """One entry per UTC day from ``first`` to ``last`` (days without requests included)."""
-    by_day: dict[str, list[tuple[str, float, int]]] = {}
-    for day, kind, _, latency, results in rows:
-        by_day.setdefault(day, []).append((kind, latency, results))
+    """One entry per UTC day from ``first`` to ``last`` (days without requests included);
+    latency percentiles by linear interpolation, as numpy computes them."""
+    kinds: dict[str, Counter[str]] = {}
+    empty: Counter[str] = Counter()
+    for day, kind, n, none in counts:
+        kinds.setdefault(day, Counter())[kind] += n
+        empty[day] += none
+    by_day: dict[str, list[float]] = {}
+    for day, ms in latencies:
+        by_day.setdefault(day, []).append(ms)
     out = []
     for offset in range((last - first).days + 1):
         day = (first + timedelta(days=offset)).isoformat()
-        entries = by_day.get(day, [])
-        latencies = np.array([latency for _, latency, _ in entries], dtype=float)
-        p50, p95 = np.percentile(latencies, [50, 95]) if entries else (None, None)
+        values = by_day.get(day)
+        p50, p95 = np.percentile(values, [50, 95]) if values else (None, None)
         out.append(
             DayActivity(
                 day=day,
-                requests=len(entries),
-                kinds=pairs(Counter(kind for kind, _, _ in entries)),
-                empty=sum(1 for _, _, results in entries if results == 0),
+                requests=kinds.get(day, Counter()).total(),
+                kinds=pairs(kinds.get(day, Counter())),
+                empty=empty[day],
                 p50_ms=None if p50 is None else round(float(p50), 2),
                 p95_ms=None if p95 is None else round(float(p95), 2),
             )
