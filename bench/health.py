@@ -219,7 +219,7 @@ def drift_bench(commits: int, runs: int) -> dict[str, Any]:
         out["first_refresh_s"] = round(seconds, 3)
         out["read"] = report.repos[0].last_read
         out["drifting"] = len(report.documents)
-        out["pairs"] = sum(len(d.commits) for d in report.documents)
+        out["pairs"] = sum(d.commit_count for d in report.documents)
         subprocess.run(
             ["git", "commit", "--quiet", "--allow-empty", "-m", "one more"],
             cwd=home / "code",

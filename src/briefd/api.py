@@ -281,15 +281,15 @@ class Briefd:
 
     def gaps(self, request: GapsRequest) -> GapsReport:
         """Queries the knowledge answers weakly or not at all (T3; see :mod:`briefd.team.gaps`)."""
-        return gaps.gaps_report(self.store, request, self.embedder)
+        return gaps.gaps_report(self.settings.db, request, self.embedder)
 
     def drift(self, refresh: bool = False) -> DriftReport:
         """Documents whose governed code changed after them (T4); ``refresh`` reads code first."""
-        return drift.drift_report(self.store, self.settings, refresh)
+        return drift.drift_report(self.settings, refresh)
 
     def usage(self, since: str = "30d", limit: int = 20) -> UsageReport:
         """What is served, how often, by which surface, reported useful, never served (T6)."""
-        return usage.usage_report(self.store, since, limit)
+        return usage.usage_report(self.settings.db, since, limit)
 
     def recent_queries(self, limit: int = 100) -> list[activity.QueryLogEntry]:
         return team_activity.recent_queries(self.store, limit)

@@ -44,8 +44,10 @@ class TeamTools:
     def all(self) -> list[Callable[..., Awaitable[CallToolResult]]]:
         return [self.knowledge_gaps, self.knowledge_drift, self.knowledge_usage]
 
-    async def _call(self, name: str, fn: Callable[[], T]) -> T:
-        return await anyio.to_thread.run_sync(lambda: self.state.call("mcp", name, fn))
+    async def _call(self, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
+        """``fn`` on a worker thread, counted as the tool ``name``; ``exclusive=False`` for the
+        reports that read on a connection of their own (they never hold up searches)."""
+        return await anyio.to_thread.run_sync(lambda: self.state.call("mcp", name, fn, exclusive))
 
     async def knowledge_gaps(
         self,
@@ -66,7 +68,7 @@ class TeamTools:
         touched the paths a document's refs govern after the document last changed. Lists each
         such document with the commits (hash, date, author, subject, paths) and how long it has
         drifted. Read-only (refreshed on every sync)."""
-        report = await self._call("knowledge_drift", self.state.api.drift)
+        report = await self._call("knowledge_drift", self.state.api.drift, exclusive=False)
         return report_result(drift_text(report), report)
 
     async def knowledge_usage(
@@ -75,7 +77,9 @@ class TeamTools:
         """Which knowledge documents and sections are served to agents, how often, by which
         surface (MCP, REST, hook), how often they were reported useful, which documents are
         never served, and requests per day. Read-only."""
-        report = await self._call("knowledge_usage", lambda: self.state.api.usage(since, limit))
+        report = await self._call(
+            "knowledge_usage", lambda: self.state.api.usage(since, limit), exclusive=False
+        )
         return report_result(usage_text(report), report)
 
 

@@ -27,7 +27,7 @@ GROUP BY query_hash
 
 USEFUL_SQL = """
 SELECT DISTINCT q.query_hash FROM usage_events u
-JOIN query_log q ON q.bundle_id = u.bundle_id
+CROSS JOIN query_log q ON q.bundle_id = u.bundle_id  -- from the few reports to their entries
 WHERE u.useful = 1 AND q.query_hash IS NOT NULL AND q.created_at >= ?
 """
 
@@ -182,21 +182,16 @@ def documents(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
     return [(r[0], r[1], r[2]) for r in conn.execute(sql)]
 
 
-def daily_counts(conn: sqlite3.Connection, since: str) -> list[tuple[str, str, int, int]]:
-    """(UTC day, kind, requests, of which empty) since ``since``."""
+def daily_counts(conn: sqlite3.Connection, since: str) -> list[tuple[str, str, str, int, int]]:
+    """(UTC day, kind, surface, requests, of which empty) since ``since``."""
     sql = (
-        "SELECT substr(created_at, 1, 10) AS day, kind, count(*), sum(results = 0) "
-        "FROM query_log WHERE created_at >= ? GROUP BY day, kind"
+        "SELECT substr(created_at, 1, 10) AS day, kind, surface, count(*), sum(results = 0) "
+        "FROM query_log WHERE created_at >= ? GROUP BY day, kind, surface"
     )
-    return [(r[0], r[1], r[2], r[3]) for r in conn.execute(sql, (since,))]
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql, (since,))]
 
 
 def daily_latencies(conn: sqlite3.Connection, since: str) -> list[tuple[str, float]]:
     """(UTC day, latency ms) of every entry since ``since``."""
     sql = "SELECT substr(created_at, 1, 10), latency_ms FROM query_log WHERE created_at >= ?"
     return [(r[0], r[1]) for r in conn.execute(sql, (since,))]
-
-
-def surface_counts(conn: sqlite3.Connection, since: str) -> Counter[str]:
-    sql = "SELECT surface, count(*) FROM query_log WHERE created_at >= ? GROUP BY surface"
-    return Counter({r[0]: r[1] for r in conn.execute(sql, (since,))})

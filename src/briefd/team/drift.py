@@ -24,7 +24,7 @@ from briefd.sources import code
 from briefd.sources.refs import paths_covered
 from briefd.store import code as code_table
 from briefd.store.code import DriftRow, GovernedDocument, RepoState, StoredCommit
-from briefd.store.db import Store
+from briefd.store.db import Store, opened
 
 COMMITS_SHOWN = 20  # per drifting document, newest first (the count covers all)
 
@@ -166,11 +166,16 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def drift_report(store: Store, settings: Settings, refresh_first: bool = False) -> DriftReport:
+def drift_report(settings: Settings, refresh_first: bool = False) -> DriftReport:
     """The drifting documents, longest drifting first (``refresh_first``: read the code
-    repositories before, as :func:`refresh`)."""
-    if refresh_first:
-        refresh(store, settings)
+    repositories before, as :func:`refresh`), on a connection of its own."""
+    with opened(settings.db) as store:
+        if refresh_first:
+            refresh(store, settings)
+        return _report(store)
+
+
+def _report(store: Store) -> DriftReport:
     now = datetime.now(UTC)
     with store.read() as conn:
         docs = {d.path: d for d in code_table.governed_documents(conn)}

@@ -16,13 +16,14 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
 from briefd.embeddings.base import Embedder, Vectors
 from briefd.errors import QueryError, StoreError
 from briefd.store import reports
-from briefd.store.db import Store
+from briefd.store.db import Store, opened
 from briefd.team.period import iso, since_cutoff
 
 GAP_WEAKNESS = 0.5
@@ -171,10 +172,16 @@ def merge_near_duplicates(
     return [merged[i] for i in leaders]
 
 
-def gaps_report(store: Store, request: GapsRequest, embedder: Embedder | None) -> GapsReport:
-    """The gaps since ``request.since`` (see the module docstring)."""
+def gaps_report(db: Path, request: GapsRequest, embedder: Embedder | None) -> GapsReport:
+    """The gaps since ``request.since`` (see the module docstring), read on a connection of
+    its own."""
     if request.min_count < 1 or request.limit < 1:
         raise QueryError("min_count and limit must be at least 1")
+    with opened(db) as store:
+        return _gaps(store, request, embedder)
+
+
+def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> GapsReport:
     since = iso(since_cutoff(request.since))
     with store.read() as conn:
         groups = reports.query_groups(conn, since)

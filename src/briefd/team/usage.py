@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from briefd.errors import NotFoundError, QueryError
 from briefd.settings import Settings
 from briefd.store import activity, reports
 from briefd.store.activity import UsageReceipt
-from briefd.store.db import Store
+from briefd.store.db import Store, opened
 from briefd.team.period import iso, since_cutoff
 
 MAX_LISTED = 10  # chunk ids named in a report_usage error
@@ -113,23 +114,26 @@ class UsageReport:
     days: tuple[DayActivity, ...]
 
 
-def usage_report(store: Store, since: str = "30d", limit: int = 20) -> UsageReport:
+def usage_report(db: Path, since: str = "30d", limit: int = 20) -> UsageReport:
     """Which documents and sections were served since ``since``, how often, by which surface,
-    how often reported useful, and which documents were never served; requests per day."""
+    how often reported useful, and which documents were never served; requests per day. Read
+    on a connection of its own."""
     if limit < 1:
         raise QueryError(f"limit must be at least 1, got {limit}")
     start = since_cutoff(since)
     cutoff = iso(start)
-    with store.read() as conn:
+    with opened(db) as store, store.read() as conn:
         by_chunk = reports.served_by_surface(conn, cutoff, "sections")
         by_document = reports.served_by_surface(conn, cutoff, "documents")
         where = reports.section_info(conn, {c for c, _, _, _ in by_chunk})
         useful = reports.useful_counts(conn, cutoff)
         feedback, nothing = reports.feedback_totals(conn, cutoff)
         docs = reports.documents(conn)
-        surfaces = reports.surface_counts(conn, cutoff)
         counts = reports.daily_counts(conn, cutoff)
         latencies = reports.daily_latencies(conn, cutoff)
+    surfaces = Counter[str]()
+    for _, _, surface, n, _ in counts:
+        surfaces[surface] += n
     sections = section_usage(by_chunk, useful, where)
     documents = document_usage(by_document, sections, docs)
     return UsageReport(
@@ -208,7 +212,7 @@ def document_usage(
 
 
 def days_of(
-    counts: Sequence[tuple[str, str, int, int]],
+    counts: Sequence[tuple[str, str, str, int, int]],
     latencies: Sequence[tuple[str, float]],
     first: date,
     last: date,
@@ -217,7 +221,7 @@ def days_of(
     latency percentiles by linear interpolation, as numpy computes them."""
     kinds: dict[str, Counter[str]] = {}
     empty: Counter[str] = Counter()
-    for day, kind, n, none in counts:
+    for day, kind, _, n, none in counts:
         kinds.setdefault(day, Counter())[kind] += n
         empty[day] += none
     by_day: dict[str, list[float]] = {}

@@ -40,7 +40,7 @@ def gaps(
 def drift(state: State) -> DriftReport:
     """Documents whose ``refs`` cover code changed after them (T4), with those commits, as of
     the last sync (every sync reads the code repositories' new commits)."""
-    return state.call("rest", "drift", state.api.drift)
+    return state.call("rest", "drift", state.api.drift, exclusive=False)
 
 
 @router.get("/usage", response_model=UsageReport, responses=ERRORS)
@@ -49,7 +49,7 @@ def usage(
 ) -> UsageReport:
     """Served documents and sections by surface, usage feedback, never-served documents and
     requests per day (T6)."""
-    return state.call("rest", "usage", lambda: state.api.usage(since, limit))
+    return state.call("rest", "usage", lambda: state.api.usage(since, limit), exclusive=False)
 
 
 @router.get("/dashboard/health", include_in_schema=False, responses=ERRORS)
@@ -58,9 +58,13 @@ def dashboard_health(state: State, since: Since = "30d") -> dict[str, Any]:
 
     def gather() -> tuple[GapsReport, DriftReport, UsageReport]:
         request = GapsRequest(since, 1, DASHBOARD_ROWS)
-        return state.api.gaps(request), state.api.drift(), state.api.usage(since, DASHBOARD_ROWS)
+        found_gaps = state.locked(lambda: state.api.gaps(request))  # it may embed phrasings
+        return found_gaps, state.api.drift(), state.api.usage(since, DASHBOARD_ROWS)
 
-    found_gaps, found_drift, found_usage = state.call("rest", "dashboard_health", gather)
+    # drift and usage read on connections of their own: searches need not wait for them
+    found_gaps, found_drift, found_usage = state.call(
+        "rest", "dashboard_health", gather, exclusive=False
+    )
     return {
         "gaps": TypeAdapter(GapsReport).dump_python(found_gaps, mode="json"),
         "drift": TypeAdapter(DriftReport).dump_python(found_drift, mode="json"),
