@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -50,14 +51,22 @@ TARGET_S = 1.0
 SURFACES = ("mcp", "mcp", "rest", "hook")
 
 
-def timed(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
-    """Median wall seconds of ``runs`` calls, and the last result."""
-    times, result = [], None
+def cpu_seconds() -> float:
+    """CPU of this process and of its finished children (git)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def timed(fn: Callable[[], Any], runs: int) -> tuple[float, float, Any]:
+    """Median wall seconds and median CPU seconds of ``runs`` calls, and the last result
+    (on a shared machine the CPU time is what the call costs, the wall time what it waited)."""
+    walls, cpus, result = [], [], None
     for _ in range(runs):
-        started = time.perf_counter()
+        wall, cpu = time.perf_counter(), cpu_seconds()
         result = fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
+        walls.append(time.perf_counter() - wall)
+        cpus.append(cpu_seconds() - cpu)
+    return round(statistics.median(walls), 3), round(statistics.median(cpus), 3), result
 
 
 def phrasings(count: int, rng: random.Random) -> list[str]:
@@ -120,20 +129,21 @@ def gaps_bench(entries: int, runs: int) -> dict[str, Any]:
         seed_log(api, entries, rng)
         out["seed_s"] = round(time.perf_counter() - started, 1)
         out["logged"] = api.store.conn.execute("SELECT count(*) FROM query_log").fetchone()[0]
-        seconds, report = timed(lambda: api.gaps(GapsRequest()), runs)
-        out["gaps_s"] = round(seconds, 3)
+        out["gaps_s"], out["gaps_cpu_s"], report = timed(lambda: api.gaps(GapsRequest()), runs)
         out["groups"], out["gaps"] = report.groups, len(report.gaps)
-        seconds, _usage = timed(lambda: api.usage(), runs)
-        out["usage_s"] = round(seconds, 3)
+        out["usage_s"], out["usage_cpu_s"], _ = timed(api.usage, runs)
     try:
         embedder = create_embedder(with_overrides(settings, {"embeddings.enabled": True}))
     except BriefdError as exc:
         out["vectors"] = f"skipped: {exc}"
         return out
     with Briefd(settings, embedder=embedder) as api:
-        api.gaps(GapsRequest())  # loads the model
-        seconds, report = timed(lambda: api.gaps(GapsRequest()), runs)
-        out["gaps_vectors_s"] = round(seconds, 3)
+        # the first report loads the model and embeds the phrasings it compares; later ones
+        # embed only phrasings they have not seen
+        out["gaps_first_s"], out["gaps_first_cpu_s"], _ = timed(lambda: api.gaps(GapsRequest()), 1)
+        out["gaps_vectors_s"], out["gaps_vectors_cpu_s"], report = timed(
+            lambda: api.gaps(GapsRequest()), runs
+        )
         out["merged"] = sum(len(g.variants) for g in report.gaps)
     return out
 
@@ -215,8 +225,9 @@ def drift_bench(commits: int, runs: int) -> dict[str, Any]:
         api.index()  # the first refresh runs here; time it again on a fresh history below
         api.store.conn.execute("DELETE FROM code_commits")
         api.store.conn.execute("DELETE FROM code_repos")
-        seconds, report = timed(lambda: api.drift(refresh=True), 1)
-        out["first_refresh_s"] = round(seconds, 3)
+        out["first_refresh_s"], out["first_refresh_cpu_s"], report = timed(
+            lambda: api.drift(refresh=True), 1
+        )
         out["read"] = report.repos[0].last_read
         out["drifting"] = len(report.documents)
         out["pairs"] = sum(d.commit_count for d in report.documents)
@@ -232,50 +243,61 @@ def drift_bench(commits: int, runs: int) -> dict[str, Any]:
             },
             check=True,
         )
-        seconds, report = timed(lambda: api.drift(refresh=True), 1)
-        out["incremental_s"], out["incremental_read"] = round(seconds, 3), report.repos[0].last_read
-        seconds, _ = timed(api.drift, runs)
-        out["report_s"] = round(seconds, 3)
+        out["incremental_s"], out["incremental_cpu_s"], report = timed(
+            lambda: api.drift(refresh=True), 1
+        )
+        out["incremental_read"] = report.repos[0].last_read
+        out["report_s"], out["report_cpu_s"], _ = timed(api.drift, runs)
     return out
 
 
 def rows(results: dict[str, Any]) -> list[Row]:
     gaps, drift = results["gaps"], results["drift"]
 
-    def verdict(seconds: float) -> tuple[str, str]:
-        return f"<= {TARGET_S:g} s", "PASS" if seconds <= TARGET_S else "FAIL"
+    def value(key: str, found: dict[str, Any]) -> str:
+        return f"{found[key]} s (CPU {found[key.replace('_s', '_cpu_s')]} s)"
 
+    def verdict(key: str, found: dict[str, Any]) -> tuple[str, str]:
+        return f"<= {TARGET_S:g} s", "PASS" if found[key] <= TARGET_S else "FAIL"
+
+    logged = f"{gaps['logged']:,} log entries"
     out: list[Row] = [
         (
-            f"gaps over {gaps['logged']:,} log entries ({gaps['groups']:,} groups), no vectors",
-            f"{gaps['gaps_s']} s",
-            *verdict(gaps["gaps_s"]),
-        ),
+            f"gaps over {logged} ({gaps['groups']:,} groups), no vectors",
+            value("gaps_s", gaps),
+            *verdict("gaps_s", gaps),
+        )
     ]
     if "gaps_vectors_s" in gaps:
-        out.append(
+        out += [
             (
-                f"gaps, near-duplicates merged by the default model ({gaps['merged']} merged)",
-                f"{gaps['gaps_vectors_s']} s",
-                *verdict(gaps["gaps_vectors_s"]),
-            )
-        )
+                "gaps with the default model, first report (loads it, embeds phrasings)",
+                value("gaps_first_s", gaps),
+                "",
+                "",
+            ),
+            (
+                f"gaps with the default model, later reports ({gaps['merged']} merged)",
+                value("gaps_vectors_s", gaps),
+                *verdict("gaps_vectors_s", gaps),
+            ),
+        ]
     else:
         out.append(("gaps with vectors", str(gaps.get("vectors")), "", ""))
     out += [
-        (f"usage report over {gaps['logged']:,} log entries", f"{gaps['usage_s']} s", "", ""),
+        (f"usage report over {logged}", value("usage_s", gaps), "", ""),
         (
             f"drift, first read of {drift['read']:,} commits + detect + report "
-            f"({drift['drifting']} documents, {drift['pairs']:,} pairs)",
-            f"{drift['first_refresh_s']} s",
-            *verdict(drift["first_refresh_s"]),
+            f"({drift['drifting']} documents, {drift['pairs']:,} document-commit pairs)",
+            value("first_refresh_s", drift),
+            *verdict("first_refresh_s", drift),
         ),
         (
             f"drift, refresh after one new commit (read {drift['incremental_read']})",
-            f"{drift['incremental_s']} s",
-            *verdict(drift["incremental_s"]),
+            value("incremental_s", drift),
+            *verdict("incremental_s", drift),
         ),
-        ("drift report alone", f"{drift['report_s']} s", "", ""),
+        ("drift report alone", value("report_s", drift), "", ""),
     ]
     return out
 

@@ -3,24 +3,26 @@ code repositories, committed to at the times a test names."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import textwrap
 from pathlib import Path
 
+from briefd.settings import Settings, load_settings
+from tests.sync.gitrepo import git, stage
 
-def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
-        check=False,
+__all__ = ["git"]
+
+
+def settings_for(tmp_path: Path, knowledge: Repo, *repos: object) -> Settings:
+    """Settings reading ``knowledge`` and checking drift against ``repos`` (BM25 only)."""
+    return load_settings(
+        config=None,
+        env={},
+        overrides={
+            "db": str(tmp_path / "data" / "index.db"),
+            "source": str(knowledge.path),
+            "embeddings.enabled": False,
+            "code.repos": list(repos),
+        },
     )
-    if done.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
-    return done.stdout.strip()
 
 
 class Repo:
@@ -40,14 +42,7 @@ class Repo:
     ) -> str:
         """Write (text) or delete (None) files and commit them at ``at`` (ISO 8601 with a
         zone); the new commit's hash."""
-        for rel, text in files.items():
-            path = self.path / rel
-            if text is None:
-                git(self.path, "rm", "--quiet", rel)
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-            git(self.path, "add", rel)
+        stage(self.path, files)
         email = author.lower().replace(" ", ".") + "@example.com"
         identity = {
             "GIT_AUTHOR_NAME": author,

@@ -12,9 +12,8 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.retrieval.search import SearchRequest
-from briefd.settings import load_settings
 from briefd.store.activity import QueryLogEntry
-from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo
+from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo, settings_for
 
 GLOSSARY = """
 # Glossary
@@ -110,16 +109,7 @@ def health_api(tmp_path: Path) -> Iterator[Briefd]:
         "2026-03-15T12:00:00+00:00",
         author="Dev One",
     )
-    settings = load_settings(
-        config=None,
-        env={},
-        overrides={
-            "db": str(tmp_path / "data" / "index.db"),
-            "source": str(knowledge.path),
-            "embeddings.enabled": False,
-            "code.repos": [{"source": str(app.path), "name": "payments"}],
-        },
-    )
+    settings = settings_for(tmp_path, knowledge, {"source": str(app.path), "name": "payments"})
     with Briefd(settings, embedder=None) as api:
         api.index()
         api.log_queries(seeded_log(api))

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
-from briefd.settings import Settings, load_settings
 from briefd.sources.code import CodeSource, parse_log
 from briefd.sources.refs import covering, paths_covered
-from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo, git
+from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo, git, settings_for
 
 DOC_AT = "2026-03-10T09:00:00+00:00"
 
@@ -38,19 +37,6 @@ def app(tmp_path: Path) -> Repo:
         {"services/payment/retry.py": "LIMIT = 2\n"}, "Start payments", "2026-03-01T10:00:00+00:00"
     )
     return repo
-
-
-def settings_for(tmp_path: Path, knowledge: Repo, *repos: object) -> Settings:
-    return load_settings(
-        config=None,
-        env={},
-        overrides={
-            "db": str(tmp_path / "data" / "index.db"),
-            "source": str(knowledge.path),
-            "embeddings.enabled": False,
-            "code.repos": list(repos),
-        },
-    )
 
 
 @pytest.fixture
@@ -258,12 +244,18 @@ def test_paths_covered_agrees_with_covering() -> None:
 
 def test_parse_log_reads_names_with_spaces_and_subjects_with_separators() -> None:
     out = (
-        "\x1eabc\x1f1767225600\x1fDev One\x1fFix: a|b\0\nsvc/a b.py\0svc/c.py\0"
-        "\x1edef\x1f1767139200\x1fDev Two\x1fMerge-free\0\nREADME.md\0"
+        "\x1eabc\x1f2026-01-01T00:00:00+00:00\x1fDev One\x1fFix: a|b\x1fc\0\nsvc/a b.py\0svc/c.py\0"
+        "\x1edef\x1f2025-12-31T00:00:00+00:00\x1fDev Two\x1fMerge-free\0\nREADME.md\0"
     )
-    commits = parse_log(out)
+    commits = parse_log(out, "app")
     assert [(c.hash, c.at, c.author, c.subject, c.paths) for c in commits] == [
-        ("abc", "2026-01-01T00:00:00+00:00", "Dev One", "Fix: a|b", ("svc/a b.py", "svc/c.py")),
+        (
+            "abc",
+            "2026-01-01T00:00:00+00:00",
+            "Dev One",
+            "Fix: a|b\x1fc",
+            ("svc/a b.py", "svc/c.py"),
+        ),
         ("def", "2025-12-31T00:00:00+00:00", "Dev Two", "Merge-free", ("README.md",)),
     ]
 

@@ -12,21 +12,24 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from briefd.errors import ConfigError, SourceError
 from briefd.settings import CodeRepo, Settings, is_git_url
 from briefd.sources import git
 
-LOG_FORMAT = "--format=%x1e%H%x1f%ct%x1f%an%x1f%s"
+# committer dates printed in UTC by git itself (TZ=UTC), as the index stores times
+LOG_FORMAT = "--format=%x1e%H%x1f%cd%x1f%an%x1f%s"
+LOG_DATE = "--date=format-local:%Y-%m-%dT%H:%M:%S+00:00"
 
 
 @dataclass(frozen=True, slots=True)
 class CodeCommit:
-    """A commit on a code repository's branch: committer time (ISO 8601 UTC), author name,
-    subject, and the paths it touched (relative to the repository root)."""
+    """A commit on a code repository's branch (``repo``: its name in ``code.repos``):
+    committer time (ISO 8601 UTC), author name, subject, and paths it touched (relative to
+    the repository root)."""
 
+    repo: str
     hash: str
     at: str
     author: str
@@ -147,21 +150,20 @@ class CodeSource:
         return True
 
     def _log(self, root: Path, selection: Sequence[str]) -> tuple[CodeCommit, ...]:
-        args = ["log", "--no-merges", "--no-renames", LOG_FORMAT, "--name-only", "-z"]
-        out = git.run_bytes([*args, *selection, "--"], root, self.timeout)
-        return parse_log(out.decode("utf-8", "replace"))
+        args = ["log", "--no-merges", "--no-renames", LOG_FORMAT, LOG_DATE, "--name-only", "-z"]
+        out = git.run_bytes([*args, *selection, "--"], root, self.timeout, env={"TZ": "UTC"})
+        return parse_log(out.decode("utf-8", "replace"), self.name)
 
 
-def parse_log(text: str) -> tuple[CodeCommit, ...]:
-    """Commits from ``git log`` with :data:`LOG_FORMAT`, ``--name-only -z``."""
+def parse_log(text: str, repo: str) -> tuple[CodeCommit, ...]:
+    """Commits from ``git log`` with :data:`LOG_FORMAT`, :data:`LOG_DATE`, ``--name-only -z``
+    (each record: the header, NUL, a newline, then NUL-terminated paths)."""
     commits = []
     for record in text.split("\x1e")[1:]:
         header, _, names = record.partition("\0")
-        fields = header.split("\x1f")
+        fields = header.split("\x1f", 3)
         if len(fields) < 4:
             continue
-        commit, stamp, author, subject = fields[0], fields[1], fields[2], "\x1f".join(fields[3:])
-        paths = tuple(n.lstrip("\n") for n in names.split("\0") if n.lstrip("\n"))
-        at = datetime.fromtimestamp(int(stamp), UTC).isoformat(timespec="seconds")
-        commits.append(CodeCommit(commit, at, author, subject, paths))
+        paths = tuple(filter(None, names.removeprefix("\n").split("\0")))
+        commits.append(CodeCommit(repo, fields[0], fields[1], fields[2], fields[3], paths))
     return tuple(commits)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from briefd.store import sync_state
+from briefd.store.reports import section_info
 
 
 def now_iso() -> str:
@@ -95,7 +96,7 @@ def save_usage(
 def save_queries(conn: sqlite3.Connection, entries: Sequence[QueryLogEntry]) -> None:
     """Append entries; each also records the documents its sections belong to (as indexed
     now), so the usage report counts documents without joining every section."""
-    paths = chunk_paths(conn, {c for e in entries for c in e.sections})
+    where = section_info(conn, {c for e in entries for c in e.sections})
     conn.executemany(
         "INSERT INTO query_log (kind, query, scopes, results, top_score, latency_ms, client, "
         "created_at, surface, gate, sections, documents, bundle_id, query_hash) "
@@ -113,28 +114,13 @@ def save_queries(conn: sqlite3.Connection, entries: Sequence[QueryLogEntry]) -> 
                 e.surface or surface_of(e.client),
                 e.gate,
                 json.dumps(list(e.sections)),
-                json.dumps(sorted({paths[c] for c in e.sections if c in paths})),
+                json.dumps(sorted({where[c].doc_path for c in e.sections if c in where})),
                 e.bundle_id,
                 e.query_hash,
             )
             for e in entries
         ],
     )
-
-
-def chunk_paths(conn: sqlite3.Connection, chunk_ids: Iterable[str]) -> dict[str, str]:
-    """The document path of each of these chunk ids that is in the index."""
-    ids = sorted(chunk_ids)
-    found: dict[str, str] = {}
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        rows = conn.execute(
-            "SELECT c.id, d.path FROM chunks c JOIN documents d ON d.id = c.doc_id "
-            f"WHERE c.id IN ({','.join('?' * len(part))})",
-            part,
-        )
-        found.update((r[0], r[1]) for r in rows)
-    return found
 
 
 def surface_of(client: str | None) -> str:

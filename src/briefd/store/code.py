@@ -10,6 +10,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from briefd.sources.code import CodeCommit
+
 SEP = "\0"
 
 
@@ -26,16 +28,6 @@ class RepoState:
     last_read: int
     refreshed_at: str | None
     error: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class StoredCommit:
-    repo: str
-    hash: str
-    at: str
-    author: str
-    subject: str
-    paths: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +85,12 @@ def forget_repo(conn: sqlite3.Connection, name: str, keep_state: bool = False) -
         conn.execute("DELETE FROM code_repos WHERE name = ?", (name,))
 
 
-def save_commits(conn: sqlite3.Connection, commits: Iterable[StoredCommit]) -> None:
-    """Store commits (already stored ones are kept)."""
+def save_commits(conn: sqlite3.Connection, commits: Iterable[CodeCommit]) -> None:
+    """Store commits (already stored ones are kept), in key order (B-tree friendly)."""
     conn.executemany(
         "INSERT OR IGNORE INTO code_commits (repo, hash, at, author, subject, paths) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        [(c.repo, c.hash, c.at, c.author, c.subject, SEP.join(c.paths)) for c in commits],
+        sorted((c.repo, c.hash, c.at, c.author, c.subject, SEP.join(c.paths)) for c in commits),
     )
 
 
@@ -107,11 +99,11 @@ def commit_count(conn: sqlite3.Connection, repo: str) -> int:
     return int(conn.execute(sql, (repo,)).fetchone()[0])
 
 
-def _commit(r: Sequence[str]) -> StoredCommit:
-    return StoredCommit(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(SEP)) if r[5] else ())
+def _commit(r: Sequence[str]) -> CodeCommit:
+    return CodeCommit(r[0], r[1], r[2], r[3], r[4], tuple(r[5].split(SEP)) if r[5] else ())
 
 
-def commits_after(conn: sqlite3.Connection, at: str) -> list[StoredCommit]:
+def commits_after(conn: sqlite3.Connection, at: str) -> list[CodeCommit]:
     """Stored commits later than ``at`` (ISO 8601 UTC), oldest first."""
     rows = conn.execute(
         "SELECT repo, hash, at, author, subject, paths FROM code_commits WHERE at > ? "
@@ -123,7 +115,7 @@ def commits_after(conn: sqlite3.Connection, at: str) -> list[StoredCommit]:
 
 def commits_by_hash(
     conn: sqlite3.Connection, keys: Iterable[tuple[str, str]]
-) -> dict[tuple[str, str], StoredCommit]:
+) -> dict[tuple[str, str], CodeCommit]:
     """The stored commits with these (repo, hash) keys."""
     sql = "SELECT repo, hash, at, author, subject, paths FROM code_commits WHERE repo = ? AND hash = ?"
     found = {}
@@ -165,7 +157,7 @@ def add_drift(conn: sqlite3.Connection, rows: Iterable[DriftRow]) -> None:
     conn.executemany(
         "INSERT OR IGNORE INTO document_drift (doc_path, repo, hash, at, paths) "
         "VALUES (?, ?, ?, ?, ?)",
-        [(r.doc_path, r.repo, r.hash, r.at, SEP.join(r.paths)) for r in rows],
+        sorted((r.doc_path, r.repo, r.hash, r.at, SEP.join(r.paths)) for r in rows),
     )
 
 

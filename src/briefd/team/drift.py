@@ -15,34 +15,26 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from briefd.errors import BriefdError
 from briefd.settings import Settings
 from briefd.sources import code
+from briefd.sources.code import CodeCommit
 from briefd.sources.refs import paths_covered
 from briefd.store import code as code_table
-from briefd.store.code import DriftRow, GovernedDocument, RepoState, StoredCommit
+from briefd.store.code import DriftRow, GovernedDocument, RepoState
 from briefd.store.db import Store, opened
 
 COMMITS_SHOWN = 20  # per drifting document, newest first (the count covers all)
 
 
 @dataclass(frozen=True, slots=True)
-class DriftCommit:
-    repo: str
-    hash: str
-    at: str
-    author: str
-    subject: str
-    paths: tuple[str, ...]  # the governed paths it touched
-
-
-@dataclass(frozen=True, slots=True)
 class DocumentDrift:
     """A drifting document: its last change, how many commits since touched what it governs,
-    when the first came and how many days ago, and the newest ``COMMITS_SHOWN`` of them."""
+    when the first came and how many days ago, and the newest ``COMMITS_SHOWN`` of them
+    (each with the governed paths it touched)."""
 
     doc_path: str
     title: str
@@ -51,7 +43,7 @@ class DocumentDrift:
     commit_count: int
     since: str
     days: int
-    commits: tuple[DriftCommit, ...]
+    commits: tuple[CodeCommit, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +54,7 @@ class DriftReport:
     documents: tuple[DocumentDrift, ...]  # longest drifting first
 
 
-def detect(docs: Sequence[GovernedDocument], commits: Sequence[StoredCommit]) -> list[DriftRow]:
+def detect(docs: Sequence[GovernedDocument], commits: Sequence[CodeCommit]) -> list[DriftRow]:
     """The (document, commit) pairs of drift: the commit is later than the document's last
     change and touched a path one of its ``refs`` globs covers."""
     touched: dict[str, list[int]] = {}
@@ -70,13 +62,15 @@ def detect(docs: Sequence[GovernedDocument], commits: Sequence[StoredCommit]) ->
         for path in commit.paths:
             touched.setdefault(path, []).append(i)
     covered = {glob: paths_covered(glob, touched) for doc in docs for glob in doc.refs}
+    ats = [c.at for c in commits]
     rows = []
     for doc in docs:
         hits: dict[int, set[str]] = {}
+        after = doc.updated_at
         for glob in doc.refs:
             for path in covered[glob]:
                 for i in touched[path]:
-                    if commits[i].at > doc.updated_at:
+                    if ats[i] > after:
                         hits.setdefault(i, set()).add(path)
         for i in sorted(hits):
             c = commits[i]
@@ -84,23 +78,26 @@ def detect(docs: Sequence[GovernedDocument], commits: Sequence[StoredCommit]) ->
     return rows
 
 
-def update_drift(conn: sqlite3.Connection, new: Sequence[StoredCommit] = ()) -> None:
-    """Bring the stored drift up to date with the documents and the ``new`` commits."""
+def update_drift(conn: sqlite3.Connection, new: Sequence[CodeCommit] = ()) -> None:
+    """Bring the stored drift up to date with the documents and the ``new`` commits (not
+    stored yet): documents whose refs or last change moved are checked against every commit,
+    the others against the new ones."""
     docs = code_table.governed_documents(conn)
     basis = code_table.drift_basis(conn)
     now = {d.path: (d.refs, d.updated_at) for d in docs}
     changed = [d for d in docs if basis.get(d.path) != now[d.path]]
     code_table.forget_drift(conn, [p for p, state in basis.items() if now.get(p) != state])
+    rows = []
     if changed:
         oldest = min(d.updated_at for d in changed)
-        code_table.add_drift(conn, detect(changed, code_table.commits_after(conn, oldest)))
-        code_table.save_drift_basis(conn, docs)
-    elif len(basis) != len(docs):
+        rows += detect(changed, [*code_table.commits_after(conn, oldest), *new])
+    if changed or len(basis) != len(docs):
         code_table.save_drift_basis(conn, docs)
     moved = {d.path for d in changed}
     steady = [d for d in docs if d.path not in moved]
     if steady and new:
-        code_table.add_drift(conn, detect(steady, new))
+        rows += detect(steady, new)
+    code_table.add_drift(conn, rows)
 
 
 def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoState, ...]:
@@ -112,15 +109,17 @@ def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoS
         oldest = min((d.updated_at for d in code_table.governed_documents(conn)), default=None)
     since = oldest or _now()
     results = [_read(source, known.get(source.name), since, fetch) for source in sources]
-    states, new = [], []
+    states = []
+    new = [c for _, commits, _ in results for c in commits]
     with store.write() as conn:
         for name in known.keys() - {s.name for s in sources}:
             code_table.forget_repo(conn, name)
-        for state, commits, complete in results:
+        for state, _, complete in results:
             if complete:
                 code_table.forget_repo(conn, state.name, keep_state=True)
-            code_table.save_commits(conn, commits)
-            new += commits
+        update_drift(conn, new)  # before storing them: what is stored is what is not new
+        code_table.save_commits(conn, new)
+        for state, _, _ in results:
             counted = RepoState(
                 state.name,
                 state.location,
@@ -133,13 +132,12 @@ def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoS
             )
             code_table.save_repo_state(conn, counted)
             states.append(counted)
-        update_drift(conn, new)
     return tuple(states)
 
 
 def _read(
     source: code.CodeSource, known: RepoState | None, since: str, fetch: bool
-) -> tuple[RepoState, list[StoredCommit], bool]:
+) -> tuple[RepoState, list[CodeCommit], bool]:
     """One repository's state, its new commits, and whether they replace all stored ones;
     on an error its stored commits are kept and the error recorded."""
     now = _now()
@@ -155,9 +153,7 @@ def _read(
             [],
             False,
         )
-    commits = [
-        StoredCommit(source.name, c.hash, c.at, c.author, c.subject, c.paths) for c in read.commits
-    ]
+    commits = list(read.commits)
     state = RepoState(source.name, source.location, branch, read.head, 0, len(commits), now, None)
     return state, commits, read.complete
 
@@ -183,12 +179,10 @@ def _report(store: Store) -> DriftReport:
         rows = code_table.newest_drift(conn, COMMITS_SHOWN)
         commits = code_table.commits_by_hash(conn, [(r.repo, r.hash) for r in rows])
         repos = code_table.repo_states(conn)
-    shown: dict[str, list[DriftCommit]] = {}
+    shown: dict[str, list[CodeCommit]] = {}
     for row in rows:
-        c = commits[(row.repo, row.hash)]
-        shown.setdefault(row.doc_path, []).append(
-            DriftCommit(c.repo, c.hash, c.at, c.author, c.subject, row.paths)
-        )
+        governed = replace(commits[(row.repo, row.hash)], paths=row.paths)
+        shown.setdefault(row.doc_path, []).append(governed)
     drifting = [
         document_drift(docs[path], count, since, shown.get(path, []), now)
         for path, (count, since) in marks.items()
@@ -199,7 +193,7 @@ def _report(store: Store) -> DriftReport:
 
 
 def document_drift(
-    doc: GovernedDocument, count: int, since: str, commits: list[DriftCommit], now: datetime
+    doc: GovernedDocument, count: int, since: str, commits: list[CodeCommit], now: datetime
 ) -> DocumentDrift:
     commits.sort(key=lambda c: (c.at, c.repo, c.hash), reverse=True)
     days = max(0, (now - datetime.fromisoformat(since)).days)
