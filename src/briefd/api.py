@@ -281,7 +281,7 @@ class Briefd:
 
     def gaps(self, request: GapsRequest) -> GapsReport:
         """Queries the knowledge answers weakly or not at all (T3; see :mod:`briefd.team.gaps`)."""
-        return gaps.gaps_report(self.settings.db, request, self.embedder)
+        return gaps.gaps_report(self.settings.db, request, lambda: self.embedder)
 
     def drift(self, refresh: bool = False) -> DriftReport:
         """Documents whose governed code changed after them (T4); ``refresh`` reads code first."""

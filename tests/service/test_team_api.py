@@ -92,7 +92,8 @@ def test_the_three_mcp_tools_answer_with_structured_content(health_api: Briefd, 
             assert tool.annotations is not None and tool.annotations.read_only_hint
             result = await client.call_tool(name, arguments)
             assert not result.is_error, result.content
-            jsonschema.validate(result.structured_content, tool.output_schema or {})
+            assert tool.output_schema is not None, name
+            jsonschema.validate(result.structured_content, tool.output_schema)
             out[name] = (result.structured_content, result.content[0].text)  # type: ignore[union-attr]
         bundle = await client.call_tool(
             "compile_bundle",

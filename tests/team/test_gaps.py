@@ -233,3 +233,18 @@ def test_retention_zero_keeps_everything(indexed: Briefd) -> None:
         api.log_queries([entry("ancient", 0, None, hours_ago=24 * 400)])
         api.index()
         assert [e.query for e in api.recent_queries()] == ["ancient"]
+
+
+def test_a_model_that_cannot_load_leaves_gaps_without_near_duplicates(
+    indexed: Briefd, tmp_path: Path
+) -> None:
+    seed(indexed)
+    missing = {
+        "embeddings.enabled": True,
+        "embeddings.model": "bge-small-en-v1.5",
+        "embeddings.model_dir": str(tmp_path / "no-models"),
+    }
+    with Briefd(with_overrides(indexed.settings, missing)) as api:
+        report = api.gaps(GapsRequest(since="7d"))
+    assert not report.near_duplicates
+    assert [g.query for g in report.gaps] == ["kafka consumer lag", "chargeback evidence deadline"]

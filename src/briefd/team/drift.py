@@ -46,7 +46,7 @@ class DocumentDrift:
     commits: tuple[CodeCommit, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: the MCP SDK reads class attributes as defaults
 class DriftReport:
     checked_at: str
     governed: int  # documents with refs

@@ -12,20 +12,22 @@ gap: the knowledge answered it.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from briefd.embeddings.base import Embedder, Vectors
-from briefd.errors import QueryError, StoreError
+from briefd.errors import EmbeddingError, QueryError, StoreError
 from briefd.store import reports
 from briefd.store.db import Store, opened
 from briefd.team.period import iso, since_cutoff
 
+log = logging.getLogger("briefd.team")
 GAP_WEAKNESS = 0.5
 NEAR_DUPLICATE = 0.9  # cosine at which two phrasings are one question
 MAX_EMBEDDED = 200  # weak groups compared by embedding (the strongest candidates)
@@ -74,7 +76,7 @@ class Gap:
     sections: tuple[GapSection, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: the MCP SDK reads class attributes as defaults
 class GapsReport:
     since: str
     groups: int  # query groups in the window
@@ -172,13 +174,21 @@ def merge_near_duplicates(
     return [merged[i] for i in leaders]
 
 
-def gaps_report(db: Path, request: GapsRequest, embedder: Embedder | None) -> GapsReport:
+def gaps_report(
+    db: Path, request: GapsRequest, embedder: Callable[[], Embedder | None]
+) -> GapsReport:
     """The gaps since ``request.since`` (see the module docstring), read on a connection of
-    its own."""
+    its own. ``embedder`` gives the configured one (None: embeddings are off); when it cannot
+    be loaded, phrasings are grouped without near-duplicates."""
     if request.min_count < 1 or request.limit < 1:
         raise QueryError("min_count and limit must be at least 1")
+    try:
+        vectors = embedder()
+    except EmbeddingError as exc:
+        log.warning("gaps without near-duplicate merging: %s", exc)
+        vectors = None
     with opened(db) as store:
-        return _gaps(store, request, embedder)
+        return _gaps(store, request, vectors)
 
 
 def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> GapsReport:

@@ -100,7 +100,7 @@ class DayActivity:
     p95_ms: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: the MCP SDK reads class attributes as defaults
 class UsageReport:
     since: str
     requests: int  # logged searches, bundles and hook prompts
