@@ -24,6 +24,7 @@ from briefd.sources import code
 from briefd.sources.code import CodeCommit
 from briefd.sources.refs import paths_covered
 from briefd.store import code as code_table
+from briefd.store.activity import now_iso
 from briefd.store.code import DriftRow, GovernedDocument, RepoState
 from briefd.store.db import Store, opened
 
@@ -107,7 +108,7 @@ def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoS
     with store.read() as conn:
         known = {s.name: s for s in code_table.repo_states(conn)}
         oldest = min((d.updated_at for d in code_table.governed_documents(conn)), default=None)
-    since = oldest or _now()
+    since = oldest or now_iso()
     results = [_read(source, known.get(source.name), since, fetch) for source in sources]
     states = []
     new = [c for _, commits, _ in results for c in commits]
@@ -120,16 +121,7 @@ def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoS
         update_drift(conn, new)  # before storing them: what is stored is what is not new
         code_table.save_commits(conn, new)
         for state, _, _ in results:
-            counted = RepoState(
-                state.name,
-                state.location,
-                state.branch,
-                state.head,
-                code_table.commit_count(conn, state.name),
-                state.last_read,
-                state.refreshed_at,
-                state.error,
-            )
+            counted = replace(state, commits=code_table.commit_count(conn, state.name))
             code_table.save_repo_state(conn, counted)
             states.append(counted)
     return tuple(states)
@@ -140,7 +132,7 @@ def _read(
 ) -> tuple[RepoState, list[CodeCommit], bool]:
     """One repository's state, its new commits, and whether they replace all stored ones;
     on an error its stored commits are kept and the error recorded."""
-    now = _now()
+    now = now_iso()
     try:
         root = source.prepare(fetch)
         branch = source.branch(root)
@@ -156,10 +148,6 @@ def _read(
     commits = list(read.commits)
     state = RepoState(source.name, source.location, branch, read.head, 0, len(commits), now, None)
     return state, commits, read.complete
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def drift_report(settings: Settings, refresh_first: bool = False) -> DriftReport:
