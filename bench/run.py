@@ -10,7 +10,9 @@
 3. process RSS with the model and the sample index, and with the 50K vector index;
 4. recall and latency of the HNSW index against the exact scan on the replica's vectors;
 5. the token estimator against the real tokenizers, and bundle compile / cache-hit latency;
-6. BM25 latency and quality of scifact inside ten copies of markdown-docs (~60K chunks).
+6. BM25 latency and quality of scifact inside ten copies of markdown-docs (~60K chunks);
+7. knowledge health: gaps over 100,000 logged requests, drift over 10,000 commits
+   (bench/health.py; needs only testdata/knowledge, like the hook latency of bench/recall.py).
 
 Prints one table and writes .briefd/bench/results.json (profiles next to it). Skips cleanly
 when the data set is absent.
@@ -31,6 +33,7 @@ from typing import Any
 
 import build
 import bundling
+import health
 import live
 import realistic
 import report
@@ -89,6 +92,7 @@ def main() -> int:
     args = parse_args()
     recall.main([])  # prompt-time hook latency (bench/recall.py): needs only testdata/knowledge
     live.main([])  # jira_issue + bundle round trip against the fake Jira (bench/live.py)
+    health.main([])  # gaps, usage and drift at scale (bench/health.py): the same
     if not args.docs.is_dir():
         print(f"bench skipped: the data set {args.docs} is absent (pass --docs DIR)")
         return 0

@@ -36,6 +36,10 @@ EXPECTED = {
     "ScopeError",
     "NotFoundError",
     "ProposalError",
+    "GapsRequest",
+    "GapsReport",
+    "DriftReport",
+    "UsageReport",
     "__version__",
 }
 

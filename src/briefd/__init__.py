@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from briefd.retrieval.search import SearchRequest
     from briefd.settings import Settings, load_settings
     from briefd.sync.state import SyncReport
+    from briefd.team.drift import DriftReport
+    from briefd.team.gaps import GapsReport, GapsRequest
+    from briefd.team.usage import UsageReport
 
 _HOMES = {
     "Briefd": "briefd.api",
@@ -62,6 +65,10 @@ _HOMES = {
     "ScopeError": "briefd.errors",
     "NotFoundError": "briefd.errors",
     "ProposalError": "briefd.errors",
+    "GapsRequest": "briefd.team.gaps",
+    "GapsReport": "briefd.team.gaps",
+    "DriftReport": "briefd.team.drift",
+    "UsageReport": "briefd.team.usage",
 }
 
 __all__ = [
@@ -72,6 +79,9 @@ __all__ = [
     "BundleRequest",
     "ConfigError",
     "DocumentView",
+    "DriftReport",
+    "GapsReport",
+    "GapsRequest",
     "Hit",
     "IndexNotFoundError",
     "IndexReport",
@@ -88,6 +98,7 @@ __all__ = [
     "Settings",
     "SourceError",
     "SyncReport",
+    "UsageReport",
     "__version__",
     "load_settings",
 ]

@@ -41,7 +41,10 @@ from briefd.sync.runner import SyncRunner, SyncSteps, run_sync
 from briefd.sync.runner import status as sync_status
 from briefd.sync.state import SyncReport, SyncStatus
 from briefd.team import activity as team_activity
-from briefd.team import suggestions, usage
+from briefd.team import drift, gaps, suggestions, upkeep, usage
+from briefd.team.drift import DriftReport
+from briefd.team.gaps import GapsReport, GapsRequest
+from briefd.team.usage import UsageReport
 
 
 class _Unset:
@@ -122,6 +125,7 @@ class Briefd:
         self._bundles.clear()  # cached bundles of other knowledge states are never hit again
         with self.store.write() as conn:
             prune_bundles(conn, report.fingerprint, self.settings.bundles.manifest_days)
+        upkeep.after_index(self.store, self.settings)  # query log retention (T6), drift (T4)
         return report
 
     def reindex(self, source: Path | None = None, rebuild: bool = False) -> IndexReport:
@@ -287,7 +291,19 @@ class Briefd:
 
     def log_queries(self, entries: Sequence[activity.QueryLogEntry]) -> None:
         """Append searches and bundles to the query log (T3); see :mod:`briefd.team.activity`."""
-        team_activity.log_queries(self.store, entries)
+        team_activity.log_queries(self.store, entries, self.settings.activity)
+
+    def gaps(self, request: GapsRequest) -> GapsReport:
+        """Queries the knowledge answers weakly or not at all (T3; see :mod:`briefd.team.gaps`)."""
+        return gaps.gaps_report(self.settings.db, request, lambda: self.embedder)
+
+    def drift(self, refresh: bool = False) -> DriftReport:
+        """Documents whose governed code changed after them (T4); ``refresh`` reads code first."""
+        return drift.drift_report(self.settings, refresh)
+
+    def usage(self, since: str = "30d", limit: int = 20) -> UsageReport:
+        """What is served, how often, by which surface, reported useful, never served (T6)."""
+        return usage.usage_report(self.settings.db, since, limit)
 
     def recent_queries(self, limit: int = 100) -> list[activity.QueryLogEntry]:
         return team_activity.recent_queries(self.store, limit)

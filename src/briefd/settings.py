@@ -237,6 +237,34 @@ DEFAULT_LAYOUT = (
 
 
 @dataclass(frozen=True, slots=True)
+class ActivitySettings:
+    """The query log and usage feedback (T3, T6): how long they are kept (0: for ever) and how
+    prompts are stored — ``full`` text, ``hashed`` (a salted hash: still grouped and counted by
+    the gaps report) or ``off`` (counts and latency only). Hook prompts, the most personal text
+    briefd sees, follow the stricter of ``log_prompts`` and ``log_hook_prompts``."""
+
+    retention_days: int = 30
+    log_prompts: Literal["full", "hashed", "off"] = "full"
+    log_hook_prompts: Literal["full", "hashed", "off"] = "hashed"
+
+
+@dataclass(frozen=True, slots=True)
+class CodeRepo:
+    """A code repository whose history is checked against documents' ``refs`` (T4): a local
+    git checkout (read in place) or a git URL (cloned bare into ``code.checkout_dir``)."""
+
+    source: str
+    branch: str | None = None  # default: the checkout's HEAD, the remote's default branch
+    name: str | None = None  # default: the directory or repository name
+
+
+@dataclass(frozen=True, slots=True)
+class CodeSettings:
+    repos: tuple[CodeRepo, ...] = ()
+    checkout_dir: Path | None = None  # default: code/ next to the index
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     source: Path | None = None
     db: Path = Path(".briefd/briefd.db")
@@ -256,6 +284,8 @@ class Settings:
     forge: ForgeSettings = field(default_factory=ForgeSettings)
     confluence: ConfluenceSettings = field(default_factory=ConfluenceSettings)
     jira: JiraSettings = field(default_factory=JiraSettings)
+    activity: ActivitySettings = field(default_factory=ActivitySettings)
+    code: CodeSettings = field(default_factory=CodeSettings)
 
 
 def load_settings(
@@ -361,7 +391,13 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data
 
 
-_PATH_KEYS = (("source",), ("db",), ("embeddings", "model_dir"), ("eval", "cache_dir"))
+_PATH_KEYS = (
+    ("source",),
+    ("db",),
+    ("embeddings", "model_dir"),
+    ("eval", "cache_dir"),
+    ("code", "checkout_dir"),
+)
 
 
 def _relative_paths(data: dict[str, Any], base: Path) -> None:
@@ -380,6 +416,22 @@ def _relative_paths(data: dict[str, Any], base: Path) -> None:
             and not is_git_url(value)
         ):
             section[key] = str(base / value)
+    _relative_code_repos(data, base)
+
+
+def _relative_code_repos(data: dict[str, Any], base: Path) -> None:
+    """A local ``code.repos`` entry is relative to the file too (a git URL is left alone)."""
+    code = data.get("code")
+    repos = code.get("repos") if isinstance(code, dict) else None
+    if not isinstance(repos, list):
+        return
+    for i, repo in enumerate(repos):
+        entry = repo.get("source") if isinstance(repo, dict) else repo
+        if not isinstance(entry, str) or not entry or is_git_url(entry):
+            continue
+        if not Path(entry).expanduser().is_absolute():
+            placed = str(base / entry)
+            repos[i] = {**repo, "source": placed} if isinstance(repo, dict) else placed
 
 
 def is_git_url(value: str) -> bool:
@@ -487,6 +539,8 @@ def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
             accepted = " or ".join(repr(a) for a in args)
             raise ConfigError(f"{origin}: {key}: expected {accepted}, got {value!r}")
         return value
+    if typing.get_origin(hint) is tuple and dataclasses.is_dataclass(args[0]):
+        return _to_records(typing.cast(type, args[0]), value, key, origin)
     if typing.get_origin(hint) is tuple:
         item = typing.get_args(hint)[0]
         if dataclasses.is_dataclass(item):
@@ -507,11 +561,17 @@ def _to_tuple(value: Any, key: str, origin: str) -> tuple[str, ...]:
 
 
 def _to_records(cls: type[Any], value: Any, key: str, origin: str) -> tuple[Any, ...]:
-    """A list of mappings (``scopes:``), each built and checked like a settings section."""
-    if not isinstance(value, list | tuple) or not value:
+    """A list of mappings (``scopes:``, ``code.repos``), each built and checked like a settings
+    section; a string stands for the first field (``- ../app``)."""
+    if not isinstance(value, list | tuple):
+        raise ConfigError(f"{origin}: {key}: expected a list, got {value!r}")
+    if cls is ScopeRule and not value:
         raise ConfigError(f"{origin}: {key}: expected a non-empty list of mappings, got {value!r}")
+    first = dataclasses.fields(cls)[0].name
     records = tuple(
-        item if isinstance(item, cls) else _build(cls, item, f"{key}[{n}].", origin)
+        item
+        if isinstance(item, cls)
+        else _build(cls, {first: item} if isinstance(item, str) else item, f"{key}[{n}].", origin)
         for n, item in enumerate(value)
     )
     for n, record in enumerate(records):

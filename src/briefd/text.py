@@ -42,3 +42,11 @@ def query_terms(query: str) -> list[str]:
     ``MAX_QUERY_TERMS``. Empty for a query of only stop words ("what is it"), which matches
     everything and nothing."""
     return [w for w in query_words(query) if w not in STOP_WORDS][:MAX_QUERY_TERMS]
+
+
+def grouping_key(query: str) -> str:
+    """What the gaps report groups queries by (T3): the query's terms, folded, lower-cased,
+    each once and sorted ("Retry policy?" and "policy for retries"… "retry policy" alike up
+    to word forms); a query of only stop words keeps its words."""
+    terms = query_terms(query) or query_words(query)
+    return " ".join(sorted(terms))

@@ -72,6 +72,9 @@ def test_inspector_lists_and_calls_tools(service_api: Briefd) -> None:
         "list_scopes",
         "suggest_links",
         "report_usage",
+        "knowledge_gaps",
+        "knowledge_drift",
+        "knowledge_usage",
     ]  # propose_update: only with proposals.enabled
     assert all("outputSchema" in t for t in listed["tools"])
     assert not search.get("isError")

@@ -35,6 +35,7 @@ READ_ONLY = {
     "list_scopes",
     "suggest_links",
 }
+READ_ONLY |= {"knowledge_gaps", "knowledge_drift", "knowledge_usage"}
 ALL_TOOLS = READ_ONLY | {"report_usage"}  # propose_update: only when proposals are on
 
 Session = Callable[[Client], Awaitable[Any]]

@@ -17,13 +17,13 @@ IDENTITY = {
 }
 
 
-def git(cwd: Path, *args: str) -> str:
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
         ["git", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={**os.environ, **IDENTITY},
+        env={**os.environ, **IDENTITY, **(env or {})},
         check=False,
     )
     if done.returncode != 0:
@@ -48,14 +48,7 @@ class Remote:
 
     def push(self, files: dict[str, str | None], message: str = "update knowledge") -> str:
         """Write (text) or delete (None) files, commit, push; the new commit."""
-        for rel, text in files.items():
-            path = self.work / rel
-            if text is None:
-                git(self.work, "rm", "--quiet", rel)
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-            git(self.work, "add", rel)
+        stage(self.work, files)
         git(self.work, "commit", "--quiet", "-m", message)
         git(self.work, "push", "--quiet", "origin", "main")
         return self.head()
@@ -79,6 +72,18 @@ class Remote:
 
     def head(self, ref: str = "main") -> str:
         return git(self.bare, "rev-parse", ref)
+
+
+def stage(work: Path, files: dict[str, str | None]) -> None:
+    """Write (dedented text) or delete (None) files in the work tree ``work`` and stage them."""
+    for rel, text in files.items():
+        path = work / rel
+        if text is None:
+            git(work, "rm", "--quiet", rel)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        git(work, "add", rel)
 
 
 def _remove(path: Path) -> None:

@@ -31,6 +31,7 @@ from briefd.bundles.model import (
     BundleRequest,
     DeltaEntry,
     Diagnostics,
+    ItemDrift,
 )
 from briefd.bundles.pack import effective_budget, pack
 from briefd.bundles.render import delta_markdown, markdown
@@ -41,6 +42,7 @@ from briefd.retrieval.lexical import no_terms_message
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest
 from briefd.settings import Settings
 from briefd.sources.refs import normalise_paths
+from briefd.store import code as code_table
 from briefd.store import sync_state, views
 from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
@@ -117,6 +119,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
             engine.cache.put(key.key, bundle, hit=not fresh)
         else:
             bundle = replace(bundle, cached=True)
+        bundle = with_drift(conn, bundle)
         base = _base(conn, engine.store, request.base, key) if request.base else None
     if fresh and not live:  # a live issue's text is never stored
         _persist(engine, key, bundle, asked)
@@ -237,6 +240,18 @@ def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: s
             query, engine.mode, asked.scopes, (), RANKING_VERSION, 0.0, gate="empty"
         )
     raise QueryError(no_terms_message(query))
+
+
+def with_drift(conn: sqlite3.Connection, bundle: Bundle) -> Bundle:
+    """Items of documents that drift from the code (T4) marked ``drift``, as of now."""
+    marks = code_table.drift_marks(conn, sorted({item.doc_path for item in bundle.items}))
+    if not marks:
+        return bundle
+    items = tuple(
+        replace(item, drift=ItemDrift(*marks[item.doc_path])) if item.doc_path in marks else item
+        for item in bundle.items
+    )
+    return replace(bundle, items=items)
 
 
 def diff(

@@ -69,6 +69,15 @@ class Candidate:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemDrift:
+    """T4: code commits touched what the item's document governs since its last change; the
+    rule may be stale. Describes this answer (as ``cached`` does), never part of ``text``."""
+
+    commits: int
+    since: str
+
+
+@dataclass(frozen=True, slots=True)
 class BundleItem:
     """A section as packed: ``content`` may be a truncated head; ``tokens`` counts the whole
     rendered section (attribution line included)."""
@@ -88,6 +97,7 @@ class BundleItem:
     tokens: int
     fingerprint: str
     truncated: bool = False
+    drift: ItemDrift | None = None
 
 
 @dataclass(frozen=True, slots=True)

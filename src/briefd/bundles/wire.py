@@ -117,6 +117,9 @@ def item_out(item: BundleItem, mode: BundleMode) -> dict[str, object]:
         )
     if item.truncated:
         out["truncated"] = True
+    if item.drift is not None:
+        drift = item.drift
+        out["drift"] = {"doc_path": item.doc_path, "commits": drift.commits, "since": drift.since}
     if mode == "package":
         out["content"] = item.content
     return out

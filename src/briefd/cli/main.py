@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from briefd.api import Briefd
-from briefd.cli import atlassian, bundle, docs, eval_cmd, index, model, search, tune
+from briefd.cli import atlassian, bundle, docs, eval_cmd, health, index, model, search, tune
 from briefd.cli import init as init_cli
 from briefd.cli import proposals as proposals_cli
 from briefd.cli import recall as recall_cli
@@ -71,6 +71,7 @@ serve_cli.register(app)
 sync_cli.register(app)
 proposals_cli.register(app)
 atlassian.register(app)
+health.register(app)
 
 
 def run() -> None:

@@ -42,6 +42,7 @@ from briefd.service.routes import (
     proposals,
     recall,
     sync,
+    team,
 )
 from briefd.service.routes import metrics as prometheus
 from briefd.service.schemas import scopes_out
@@ -90,6 +91,7 @@ ROUTERS = (
     sync.router,
     proposals.router,
     atlassian.router,
+    team.router,
 )
 
 
@@ -174,7 +176,7 @@ def _start_poller(api: Briefd) -> Poller | None:
         kind = resolve(api.settings).kind
     except errors.BriefdError:
         return None
-    if kind == "directory":
+    if kind == "directory" and not api.settings.code.repos:  # code repos: drift (T4) moves
         return None
     poller = Poller(api, interval)
     poller.start()

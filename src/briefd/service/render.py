@@ -51,7 +51,22 @@ def bundle_text(out: schemas.BundleOut, structured: dict[str, object]) -> str:
             f"delta from {out.delta.base}: {reused} reused, {len(out.delta.removed)} removed"
         )
     block = (out.text or "").rstrip() or "No knowledge section matched."
-    return f"{block}\n\n({', '.join(notes)})"
+    return "\n\n".join([block, *drift_notes(structured), f"({', '.join(notes)})"])
+
+
+def drift_notes(structured: dict[str, object]) -> list[str]:
+    """One line per document of the bundle whose governed code changed after it (T4)."""
+    items = structured.get("items")
+    drifting = {
+        d["doc_path"]: d
+        for i in (items if isinstance(items, list) else [])
+        if isinstance(i, dict) and isinstance(d := i.get("drift"), dict)
+    }
+    return [
+        f"(drift: code under the refs of {path} changed in {d['commits']} commit(s) since the "
+        f"document's last change, the first on {str(d['since'])[:10]}; it may be out of date)"
+        for path, d in sorted(drifting.items())
+    ]
 
 
 def document_text(out: schemas.DocumentOut) -> str:

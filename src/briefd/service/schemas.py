@@ -218,6 +218,14 @@ class LocationOut(BaseModel):
     end_line: int
 
 
+class DriftOut(BaseModel):
+    """The code under the document's ``refs`` changed after it (T4): it may be out of date."""
+
+    doc_path: str
+    commits: int
+    since: str
+
+
 class BundleItemOut(BaseModel):
     """A section: metadata, and in package mode its content."""
 
@@ -231,6 +239,7 @@ class BundleItemOut(BaseModel):
     score: float | None = None
     fingerprint: str | None = None
     truncated: bool | None = None
+    drift: DriftOut | None = None
     content: str | None = None
 
 

@@ -34,6 +34,7 @@ from briefd.sync.webhook import Deliveries
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 MAX_PENDING = 10_000  # query log entries kept in memory while SQLite cannot take them
+PRUNE_SECONDS = 86_400  # an idle server still prunes the query log (retention) once a day
 
 
 @dataclass
@@ -71,6 +72,7 @@ class ServiceState:
         self.started = time.time()
         self._pending: list[QueryLogEntry] = []
         self._pending_lock = threading.Lock()
+        self._pruned_at = 0.0
         self.jobs: dict[str, Job] = {}
         self.deliveries = Deliveries(api.settings.sync.webhook_window)  # signed webhooks seen
         self._refilled: Reopened | None = None  # the index file deletion already reindexed
@@ -136,7 +138,16 @@ class ServiceState:
         top = out.hits[0].score if out.hits else None
         elapsed = (time.perf_counter() - started) * 1000
         self.log_query(
-            "search", request.query, result.scopes, len(out.hits), top, elapsed, caller.client
+            "search",
+            request.query,
+            result.scopes,
+            len(out.hits),
+            top,
+            elapsed,
+            caller.client,
+            surface=caller.surface,
+            gate=result.gate,
+            sections=[h.chunk_id for h in out.hits],
         )
         return out
 
@@ -160,7 +171,19 @@ class ServiceState:
         top = max((i.score for i in result.items), default=None)
         query = request.task or (request.issue or "")[:500] or (request.target or "")
         scopes = result.diagnostics.scopes
-        self.log_query("bundle", query, scopes, len(result.items), top, elapsed, caller.client)
+        self.log_query(
+            "bundle",
+            query,
+            scopes,
+            len(result.items),
+            top,
+            elapsed,
+            caller.client,
+            surface=caller.surface,
+            gate=result.diagnostics.gate,
+            sections=[i.chunk_id for i in result.items],
+            bundle_id=result.bundle_id,
+        )
         return BundleOut.model_validate(response(result, verbose))
 
     def document(self, path: str, scopes: tuple[str, ...] | None, caller: Caller) -> DocumentOut:
@@ -206,9 +229,27 @@ class ServiceState:
         top_score: float | None,
         latency_ms: float,
         client: str | None,
+        *,
+        surface: str | None = None,
+        gate: str | None = None,
+        sections: list[str] | None = None,
+        bundle_id: str | None = None,
     ) -> None:
+        """Queue one query log entry; its text is kept, hashed or dropped when it is written
+        (``activity.log_prompts``)."""
         entry = QueryLogEntry(
-            kind, query, scopes, results, top_score, round(latency_ms, 3), client, now_iso()
+            kind,
+            query,
+            scopes,
+            results,
+            top_score,
+            round(latency_ms, 3),
+            client,
+            now_iso(),
+            surface,
+            gate,
+            tuple(sections or ()),
+            bundle_id,
         )
         with self._pending_lock:
             self._pending.append(entry)
@@ -229,11 +270,13 @@ class ServiceState:
         raised for the caller to report (no index: kept silently)."""
         with self._pending_lock:
             pending, self._pending = self._pending, []
+        prune = time.time() - self._pruned_at >= PRUNE_SECONDS
         try:
             with self.lock:
-                if pending:
-                    self.api.log_queries(pending)
+                if pending or prune:
+                    self.api.log_queries(pending)  # prunes what is past retention, too
                     pending = []
+                    self._pruned_at = time.time()
                 if force or self.metrics.dirty:
                     self.api.save_counters(self.metrics.snapshot())
                 self.api.flush_bundle_hits()

@@ -27,6 +27,7 @@ from briefd.proposals.policy import reaches_out
 from briefd.retrieval.search import SearchRequest
 from briefd.service import render, schemas
 from briefd.service.state import Caller, ServiceState
+from briefd.service.team_tools import TeamTools
 from briefd.settings import Settings
 
 T = TypeVar("T")
@@ -393,6 +394,8 @@ def build_mcp(state: ServiceState, instructions: str) -> MCPServer[Any]:
     tools = Tools(state)
     for name, hints in offered(state.api.settings):
         add_tool(server, getattr(tools, name), hints)
+    for team_tool in TeamTools(state).all():  # knowledge health (T3, T4, T6)
+        add_tool(server, team_tool, READ_ONLY)
     return server
 
 

@@ -4,7 +4,7 @@ Bundles (B1) and search (R5) put documents whose ``refs`` cover a request's ``pa
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import pathspec
@@ -56,3 +56,15 @@ def covering(refs: Sequence[str], paths: Sequence[str]) -> str | None:
     its most specific glob), or None when it governs none of them."""
     cover = most_specific_cover(refs, paths)
     return None if cover is None else cover.reason
+
+
+def paths_covered(glob: str, paths: Iterable[str]) -> list[str]:
+    """Those of ``paths`` (repository-relative, as git prints them) that the ``refs`` glob
+    covers, by the rules of :func:`covering`; one compiled regular expression per glob when
+    the glob is a plain pattern (drift matches thousands of paths against every glob)."""
+    spec = pathspec.PathSpec.from_lines("gitignore", [glob])
+    patterns = [p for p in spec.patterns if p.include is not None]
+    if len(patterns) == 1 and patterns[0].include and patterns[0].regex is not None:
+        match = patterns[0].regex.match
+        return [p for p in paths if match(p)]
+    return [p for p in paths if spec.match_file(p)]

@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from briefd.store import sync_state
+from briefd.store.reports import section_info
 
 
 def now_iso() -> str:
@@ -20,9 +21,12 @@ def now_iso() -> str:
 
 @dataclass(frozen=True, slots=True)
 class QueryLogEntry:
-    """One search or bundle request as the service saw it."""
+    """One search, bundle or hook prompt as the service saw it: ``surface`` (mcp, rest, hook),
+    the gate's verdict, the chunk ids served, the bundle's id; ``query_hash`` is the salted
+    hash of the query's grouping key and ``query`` is empty when prompts are not logged in
+    full (``activity.log_prompts``)."""
 
-    kind: str  # search | bundle
+    kind: str  # search | bundle | recall
     query: str
     scopes: tuple[str, ...]
     results: int
@@ -30,6 +34,11 @@ class QueryLogEntry:
     latency_ms: float
     client: str | None
     created_at: str
+    surface: str | None = None
+    gate: str | None = None
+    sections: tuple[str, ...] = ()
+    bundle_id: str | None = None
+    query_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +94,16 @@ def save_usage(
     return len(rows)
 
 
-def save_queries(conn: sqlite3.Connection, entries: Iterable[QueryLogEntry]) -> None:
-    """Append to the query log; text that is not valid Unicode (a lone surrogate that got
-    past the front ends) is stored with U+FFFD in its place, so one entry never blocks the
-    rest."""
+def save_queries(conn: sqlite3.Connection, entries: Sequence[QueryLogEntry]) -> None:
+    """Append entries; each also records the documents its sections belong to (as indexed
+    now), so the usage report counts documents without joining every section. Text that is
+    not valid Unicode (a lone surrogate that got past the front ends) is stored with U+FFFD in
+    its place, so one entry never blocks the rest."""
+    where = section_info(conn, {c for e in entries for c in e.sections})
     conn.executemany(
         "INSERT INTO query_log (kind, query, scopes, results, top_score, latency_ms, client, "
-        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "created_at, surface, gate, sections, documents, bundle_id, query_hash) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 e.kind,
@@ -102,6 +114,12 @@ def save_queries(conn: sqlite3.Connection, entries: Iterable[QueryLogEntry]) -> 
                 e.latency_ms,
                 _storable(e.client) if e.client is not None else None,
                 e.created_at,
+                e.surface or surface_of(e.client),
+                e.gate,
+                json.dumps(list(e.sections)),
+                json.dumps(sorted({where[c].doc_path for c in e.sections if c in where})),
+                e.bundle_id,
+                e.query_hash,
             )
             for e in entries
         ],
@@ -113,6 +131,24 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _storable(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
+
+
+def surface_of(client: str | None) -> str:
+    """The surface of an entry that does not name one (logged before surfaces were)."""
+    return client if client in ("mcp", "hook") else "rest"
+
+
+def prune_before(conn: sqlite3.Connection, cutoff: str) -> tuple[int, int]:
+    """Delete query log entries and usage feedback created before ``cutoff`` (ISO 8601 UTC),
+    and the vectors of phrasings no longer logged; how many entries and usage rows went."""
+    queries = conn.execute("DELETE FROM query_log WHERE created_at < ?", (cutoff,)).rowcount
+    usage = conn.execute("DELETE FROM usage_events WHERE created_at < ?", (cutoff,)).rowcount
+    if queries:
+        conn.execute(
+            "DELETE FROM query_vectors WHERE query_hash NOT IN "
+            "(SELECT query_hash FROM query_log WHERE query_hash IS NOT NULL)"
+        )
+    return queries, usage
 
 
 def recent_queries(conn: sqlite3.Connection, limit: int = 100) -> list[QueryLogEntry]:
@@ -129,6 +165,11 @@ def recent_queries(conn: sqlite3.Connection, limit: int = 100) -> list[QueryLogE
             latency_ms=r["latency_ms"],
             client=r["client"],
             created_at=r["created_at"],
+            surface=r["surface"],
+            gate=r["gate"],
+            sections=tuple(json.loads(r["sections"])),
+            bundle_id=r["bundle_id"],
+            query_hash=r["query_hash"],
         )
         for r in rows
     ]

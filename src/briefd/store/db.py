@@ -350,3 +350,14 @@ def _start_over(db: Path) -> Store:
     for suffix in ("", "-wal", "-shm"):  # unusable file: --rebuild starts over
         Path(str(db) + suffix).unlink(missing_ok=True)
     return Store.open(db, create=True)
+
+
+@contextmanager
+def opened(db: Path) -> Iterator[Store]:
+    """The index on a connection of its own, closed after use: for reports that read a lot
+    and must neither wait for nor hold up the connection a server shares between requests."""
+    store = Store.open(db)
+    try:
+        yield store
+    finally:
+        store.close()

@@ -29,6 +29,12 @@ _FTS_COLUMNS = (
 )
 
 
+def _hash_logged_queries(conn: sqlite3.Connection) -> None:
+    from briefd.store import queryhash
+
+    queryhash.hash_logged_queries(conn)
+
+
 def _build_postings(conn: sqlite3.Connection) -> None:
     from briefd.store import postings  # numpy: not for the hook's light path
 
@@ -368,6 +374,66 @@ MIGRATIONS: tuple[Migration, ...] = (
             value TEXT NOT NULL
         ) WITHOUT ROWID;
         """,
+    ),
+    Migration(
+        16,
+        "m016_knowledge_health",
+        """
+        ALTER TABLE query_log ADD COLUMN surface TEXT;        -- mcp, rest, hook
+        ALTER TABLE query_log ADD COLUMN gate TEXT;           -- off, kept, empty
+        ALTER TABLE query_log ADD COLUMN sections TEXT NOT NULL DEFAULT '[]';  -- chunk ids served
+        ALTER TABLE query_log ADD COLUMN documents TEXT NOT NULL DEFAULT '[]';  -- their paths
+        ALTER TABLE query_log ADD COLUMN bundle_id TEXT;
+        ALTER TABLE query_log ADD COLUMN query_hash TEXT;     -- salted hash of the grouping key
+        UPDATE query_log SET surface = CASE client WHEN 'mcp' THEN 'mcp' WHEN 'hook' THEN 'hook'
+            ELSE 'rest' END;
+        CREATE INDEX query_log_bundle ON query_log(bundle_id) WHERE bundle_id IS NOT NULL;
+        CREATE INDEX query_log_groups
+            ON query_log(query_hash, created_at, results, gate, top_score, surface, kind);
+        CREATE INDEX usage_events_created ON usage_events(created_at);
+        CREATE INDEX usage_events_bundle ON usage_events(bundle_id);
+        CREATE TABLE code_repos (
+            name TEXT PRIMARY KEY,
+            location TEXT NOT NULL,
+            branch TEXT,
+            head TEXT,
+            commits INTEGER NOT NULL DEFAULT 0,
+            last_read INTEGER NOT NULL DEFAULT 0,  -- commits the last refresh read
+            refreshed_at TEXT,
+            error TEXT
+        ) WITHOUT ROWID;
+        CREATE TABLE code_commits (
+            repo TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            at TEXT NOT NULL,        -- committer time, ISO 8601 UTC
+            author TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            paths TEXT NOT NULL,     -- the paths it touched, NUL-separated (as git -z prints)
+            PRIMARY KEY (repo, hash)
+        ) WITHOUT ROWID;
+        CREATE INDEX code_commits_at ON code_commits(at);
+        CREATE TABLE document_drift (
+            doc_path TEXT NOT NULL,
+            repo TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            at TEXT NOT NULL,        -- the commit's time
+            paths TEXT NOT NULL,     -- the governed paths it touched, NUL-separated
+            PRIMARY KEY (doc_path, repo, hash)
+        ) WITHOUT ROWID;
+        CREATE INDEX document_drift_at ON document_drift(doc_path, at);
+        CREATE TABLE drift_basis (   -- the documents' refs and last change drift was computed for
+            doc_path TEXT PRIMARY KEY,
+            refs TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE query_vectors (  -- phrasings the gaps report compared, by query hash
+            query_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            embedding BLOB NOT NULL,  -- float32 LE, L2-normalised
+            PRIMARY KEY (query_hash, model)
+        ) WITHOUT ROWID;
+        """,
+        after=_hash_logged_queries,
     ),
 )
 

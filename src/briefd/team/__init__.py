@@ -1,2 +1,3 @@
-"""What a team learns from its agents: usage feedback (T2), the query log and service
-counters (T3, I4), and link suggestions (T5). Gaps and drift reports belong here too."""
+"""What a team learns from its agents: usage feedback and the usage report (T2, T6), the query
+log with its privacy rules and service counters (T3, T6, I4), knowledge gaps (T3), drift
+against the code (T4) and link suggestions (T5)."""

@@ -1,23 +1,58 @@
-"""The service's own record: the query log (read by the gaps report, T3) and the persisted
-service counters (I4), plus the index overview for ``/api/stats``."""
+"""The service's own record: the query log (read by the gaps report, T3) with its privacy
+rules (T6: ``activity.log_prompts``, ``activity.retention_days``) and the persisted service
+counters (I4), plus the index overview for ``/api/stats``."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
-from briefd.store import activity
+from briefd.settings import ActivitySettings
+from briefd.store import activity, queryhash
 from briefd.store.activity import QueryLogEntry
 from briefd.store.db import Store
 
 WAIT_MS = 200  # query log and counters: the service keeps them and retries later
+STRICTNESS = ("off", "hashed", "full")
 
 
-def log_queries(store: Store, entries: Sequence[QueryLogEntry]) -> None:
-    """Append searches and bundles to the query log; a busy index raises after ``WAIT_MS``
-    (the caller keeps the entries and retries)."""
-    if entries:
-        with store.write(wait_ms=WAIT_MS, durable=False) as conn:
-            activity.save_queries(conn, entries)
+def log_queries(store: Store, entries: Sequence[QueryLogEntry], settings: ActivitySettings) -> None:
+    """Append searches, bundles and hook prompts to the query log — their text kept, hashed
+    or left out as ``settings`` say — and prune what is older than the retention period; a
+    busy index raises after ``WAIT_MS`` (the caller keeps the entries and retries)."""
+    with store.write(wait_ms=WAIT_MS, durable=False) as conn:
+        if entries:
+            salt = queryhash.query_salt(conn)
+            activity.save_queries(conn, [as_logged(e, settings, salt) for e in entries])
+        prune(conn, settings)
+
+
+def prompt_mode(kind: str, settings: ActivitySettings) -> str:
+    """How the text of a ``kind`` request is logged: hook prompts (``recall``) follow the
+    stricter of ``log_prompts`` and ``log_hook_prompts``."""
+    if kind != "recall":
+        return settings.log_prompts
+    return min(settings.log_prompts, settings.log_hook_prompts, key=STRICTNESS.index)
+
+
+def as_logged(entry: QueryLogEntry, settings: ActivitySettings, salt: bytes) -> QueryLogEntry:
+    """``entry`` as it may be stored: full text and its hash, the hash alone, or neither."""
+    mode = prompt_mode(entry.kind, settings)
+    if mode == "off":
+        return replace(entry, query="", query_hash=None)
+    hashed = queryhash.query_hash(entry.query, salt)
+    return replace(entry, query=entry.query if mode == "full" else "", query_hash=hashed)
+
+
+def prune(conn: sqlite3.Connection, settings: ActivitySettings) -> tuple[int, int]:
+    """Delete query log entries and usage feedback older than ``retention_days`` (0: keep
+    everything); how many of each went."""
+    if settings.retention_days <= 0:
+        return 0, 0
+    cutoff = datetime.now(UTC) - timedelta(days=settings.retention_days)
+    return activity.prune_before(conn, cutoff.isoformat(timespec="seconds"))
 
 
 def recent_queries(store: Store, limit: int = 100) -> list[QueryLogEntry]:

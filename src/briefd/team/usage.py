@@ -1,18 +1,27 @@
-"""Usage feedback (T2): which sections of a bundle an agent found useful."""
+"""Usage (T2, T6): which sections of a bundle an agent found useful (``report_usage``), and
+the usage report — which documents and sections are served, how often, by which surface, how
+often reported useful, which are never served, and requests per day."""
 
 from __future__ import annotations
 
 import secrets
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
 
 from briefd.bundles.cache import manifest as bundle_manifest
 from briefd.bundles.compile import unsaved_manifest
 from briefd.errors import NotFoundError, QueryError, StoreError
 from briefd.settings import Settings
-from briefd.store import activity
+from briefd.store import activity, reports
 from briefd.store.activity import UsageReceipt
-from briefd.store.db import Store
+from briefd.store.db import Store, opened
+from briefd.team.period import iso, since_cutoff
 
 MAX_LISTED = 10  # chunk ids named in a report_usage error
 WAIT_MS = 200  # for another process's write; then the report waits in memory (Store.defer)
@@ -65,3 +74,185 @@ def _check(store: Store, settings: Settings, bundle_id: str, given: Sequence[str
             f"not sections of bundle {bundle_id}: {', '.join(strangers[:MAX_LISTED])}; "
             f"nothing was stored. Report chunk ids of its sections: {listing or 'none'}"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentUsage:
+    """How a document's sections were served: requests that got at least one of them, per
+    surface, distinct sections served, and sections reported useful (T2)."""
+
+    doc_path: str
+    title: str
+    scope: str
+    served: int
+    surfaces: dict[str, int]
+    sections_served: int
+    useful: int
+    last_served_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SectionUsage:
+    chunk_id: str
+    doc_path: str
+    heading: str
+    served: int
+    surfaces: dict[str, int]
+    useful: int
+
+
+@dataclass(frozen=True, slots=True)
+class DayActivity:
+    """One UTC day of the query log: requests by kind, those that came back empty, latency."""
+
+    day: str
+    requests: int
+    kinds: dict[str, int]
+    empty: int
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+@dataclass(frozen=True)  # no slots: the MCP SDK reads class attributes as defaults
+class UsageReport:
+    since: str
+    requests: int  # logged searches, bundles and hook prompts
+    surfaces: dict[str, int]
+    feedback_reports: int  # report_usage calls (T2)
+    nothing_helped: int  # of which named no useful section
+    documents: tuple[DocumentUsage, ...]  # most served first
+    sections: tuple[SectionUsage, ...]  # most served first
+    never_served: tuple[str, ...]  # indexed documents no request got a section of
+    gone_sections: int  # served sections no longer in the index
+    days: tuple[DayActivity, ...]
+
+
+def usage_report(db: Path, since: str = "30d", limit: int = 20) -> UsageReport:
+    """Which documents and sections were served since ``since``, how often, by which surface,
+    how often reported useful, and which documents were never served; requests per day. Read
+    on a connection of its own."""
+    if limit < 1:
+        raise QueryError(f"limit must be at least 1, got {limit}")
+    start = since_cutoff(since)
+    cutoff = iso(start)
+    with opened(db) as store, store.read() as conn:
+        by_chunk = reports.served_by_surface(conn, cutoff, "sections")
+        by_document = reports.served_by_surface(conn, cutoff, "documents")
+        where = reports.section_info(conn, {c for c, _, _, _ in by_chunk})
+        useful = reports.useful_counts(conn, cutoff)
+        feedback, nothing = reports.feedback_totals(conn, cutoff)
+        docs = reports.documents(conn)
+        counts = reports.daily_counts(conn, cutoff)
+        latencies = reports.daily_latencies(conn, cutoff)
+    surfaces = Counter[str]()
+    for _, _, surface, n, _ in counts:
+        surfaces[surface] += n
+    sections = section_usage(by_chunk, useful, where)
+    documents = document_usage(by_document, sections, docs)
+    return UsageReport(
+        since=cutoff,
+        requests=sum(surfaces.values()),
+        surfaces=pairs(surfaces),
+        feedback_reports=feedback,
+        nothing_helped=nothing,
+        documents=tuple(d for d in documents if d.served)[:limit],
+        sections=tuple(sections[:limit]),
+        never_served=tuple(d.doc_path for d in documents if not d.served),
+        gone_sections=len({c for c, _, _, _ in by_chunk} - where.keys()),
+        days=days_of(counts, latencies, start.date(), datetime.now(UTC).date()),
+    )
+
+
+def pairs(counts: Counter[str]) -> dict[str, int]:
+    """Surfaces (or kinds) with their counts, in a fixed order, zeros left out."""
+    order = ("mcp", "rest", "hook", "search", "bundle", "recall")
+    known = [(k, counts[k]) for k in order if counts[k]]
+    return dict([*known, *sorted((k, n) for k, n in counts.items() if k not in order and n)])
+
+
+Served = Sequence[tuple[str, str, int, str]]  # (chunk id or path, surface, entries, last time)
+
+
+def section_usage(
+    served: Served, useful: Counter[str], where: dict[str, reports.SectionInfo]
+) -> list[SectionUsage]:
+    """Sections of the current index that were served, most served first."""
+    surfaces: dict[str, Counter[str]] = {}
+    for chunk_id, surface, n, _ in served:
+        surfaces.setdefault(chunk_id, Counter())[surface] += n
+    out = [
+        SectionUsage(
+            chunk_id=c,
+            doc_path=where[c].doc_path,
+            heading=where[c].heading,
+            served=counts.total(),
+            surfaces=pairs(counts),
+            useful=useful[c],
+        )
+        for c, counts in surfaces.items()
+        if c in where
+    ]
+    return sorted(out, key=lambda s: (-s.served, s.doc_path, s.chunk_id))
+
+
+def document_usage(
+    served: Served, sections: Sequence[SectionUsage], docs: Sequence[tuple[str, str, str]]
+) -> list[DocumentUsage]:
+    """Every indexed document with its usage, most served first (never served last)."""
+    surfaces: dict[str, Counter[str]] = {}
+    last: dict[str, str] = {}
+    for path, surface, n, at in served:
+        surfaces.setdefault(path, Counter())[surface] += n
+        last[path] = max(last.get(path, at), at)
+    distinct = Counter(s.doc_path for s in sections)
+    helpful: Counter[str] = Counter()
+    for s in sections:
+        helpful[s.doc_path] += s.useful
+    out = [
+        DocumentUsage(
+            path,
+            title,
+            scope,
+            surfaces.get(path, Counter()).total(),
+            pairs(surfaces.get(path, Counter())),
+            distinct[path],
+            helpful[path],
+            last.get(path),
+        )
+        for path, title, scope in docs
+    ]
+    return sorted(out, key=lambda d: (-d.served, d.doc_path))
+
+
+def days_of(
+    counts: Sequence[tuple[str, str, str, int, int]],
+    latencies: Sequence[tuple[str, float]],
+    first: date,
+    last: date,
+) -> tuple[DayActivity, ...]:
+    """One entry per UTC day from ``first`` to ``last`` (days without requests included);
+    latency percentiles by linear interpolation, as numpy computes them."""
+    kinds: dict[str, Counter[str]] = {}
+    empty: Counter[str] = Counter()
+    for day, kind, _, n, none in counts:
+        kinds.setdefault(day, Counter())[kind] += n
+        empty[day] += none
+    by_day: dict[str, list[float]] = {}
+    for day, ms in latencies:
+        by_day.setdefault(day, []).append(ms)
+    out = []
+    for offset in range((last - first).days + 1):
+        day = (first + timedelta(days=offset)).isoformat()
+        values = by_day.get(day)
+        p50, p95 = np.percentile(values, [50, 95]) if values else (None, None)
+        out.append(
+            DayActivity(
+                day=day,
+                requests=kinds.get(day, Counter()).total(),
+                kinds=pairs(kinds.get(day, Counter())),
+                empty=empty[day],
+                p50_ms=None if p50 is None else round(float(p50), 2),
+                p95_ms=None if p95 is None else round(float(p95), 2),
+            )
+        )
+    return tuple(out)

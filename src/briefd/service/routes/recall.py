@@ -40,7 +40,19 @@ def hook_recall(
     result = state.call("rest", "recall", lambda: state.api.recall(request))
     state.served("rest", "recall", result.tokens)
     top = result.sections[0]["score"] if result.sections else None
-    state.log_query("recall", request.prompt, (), len(result.sections), top, result.took_ms, "hook")
+    found = len(result.sections) + result.already_injected  # injected before: not a gap
+    state.log_query(
+        "recall",
+        request.prompt,
+        (),
+        found,
+        top,
+        result.took_ms,
+        "hook",
+        surface="hook",
+        gate=result.gate,
+        sections=[s["chunk_id"] for s in result.sections],
+    )
     if format == "json":
         return {**result.to_dict(), "via": "server"}
     if format == "markdown":

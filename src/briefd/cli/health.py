@@ -1,0 +1,133 @@
+"""``briefd gaps``, ``briefd drift`` and ``briefd usage``: the knowledge's health (T3, T4, T6)
+as the team lead reads it — tables in a terminal, ``--json`` for scripts."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from briefd.cli.output import console, print_json, reported_errors
+from briefd.service.team_tools import drift_text
+from briefd.team.gaps import GapsReport, GapsRequest
+from briefd.team.usage import UsageReport
+
+SINCE_HELP = "Window: a span back from now (12h, 30d, 2w) or a date (2026-01-31)."
+
+
+def register(app: typer.Typer) -> None:
+    app.command("gaps")(gaps_command)
+    app.command("drift")(drift_command)
+    app.command("usage")(usage_command)
+
+
+def gaps_command(
+    ctx: typer.Context,
+    since: str = typer.Option("30d", "--since", help=SINCE_HELP),
+    min_count: int = typer.Option(1, "--min-count", min=1, help="Only queries asked this often."),
+    limit: int = typer.Option(20, "--limit", min=1, help="Most gaps shown."),
+    json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """What agents ask that the knowledge does not answer: similar logged queries grouped,
+    ranked by how often they were asked × how weak their results were."""
+    with reported_errors(), ctx.obj.api() as api:
+        report = api.gaps(GapsRequest(since, min_count, limit))
+    if json_output:
+        print_json(report)
+        return
+    print_gaps(report)
+
+
+def print_gaps(report: GapsReport) -> None:
+    console.print(
+        f"{len(report.gaps)} gap(s) among {report.groups} query group(s) since "
+        f"{report.since[:10]} ({report.answered_useful} answered and reported useful; "
+        f"typical best score {_score(report.reference_score)})",
+        markup=False,
+    )
+    if report.unlogged:
+        console.print(
+            f"{report.unlogged} request(s) were logged without text (activity.log_prompts: off)",
+            markup=False,
+        )
+    if not report.gaps:
+        return
+    table = Table("#", "query", "asked", "surfaces", "empty", "gated", "best", "weak", "got")
+    for rank, gap in enumerate(report.gaps, 1):
+        query = gap.query or f"(hashed {gap.key[:8]})"
+        if gap.variants:
+            query += f" (+{len(gap.variants)} similar)"
+        got = ", ".join(s.doc_path or s.chunk_id for s in gap.sections) or "–"
+        table.add_row(
+            str(rank),
+            query,
+            str(gap.asked),
+            " ".join(f"{s}:{n}" for s, n in gap.surfaces.items()),
+            str(gap.empty),
+            str(gap.gated),
+            _score(gap.best_score),
+            f"{gap.weakness:.2f}",
+            got,
+        )
+    console.print(table)
+
+
+def drift_command(
+    ctx: typer.Context,
+    no_refresh: bool = typer.Option(
+        False, "--no-refresh", help="Report what the last sync found; read no code repository."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Documents whose refs cover code changed after the document last changed: reads the
+    code repositories' new commits (fetching git URLs) first, unless --no-refresh."""
+    with reported_errors(), ctx.obj.api() as api:
+        report = api.drift(refresh=not no_refresh)
+    if json_output:
+        print_json(report)
+        return
+    console.print(drift_text(report), markup=False)
+
+
+def usage_command(
+    ctx: typer.Context,
+    since: str = typer.Option("30d", "--since", help=SINCE_HELP),
+    limit: int = typer.Option(20, "--limit", min=1, help="Most documents and sections shown."),
+    json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Which documents and sections are served, how often, by which surface, how often they
+    were reported useful, and which documents are never served."""
+    with reported_errors(), ctx.obj.api() as api:
+        report = api.usage(since, limit)
+    if json_output:
+        print_json(report)
+        return
+    print_usage(report)
+
+
+def print_usage(report: UsageReport) -> None:
+    surfaces = ", ".join(f"{n} {s}" for s, n in report.surfaces.items()) or "none"
+    console.print(
+        f"{report.requests} request(s) since {report.since[:10]} ({surfaces}); "
+        f"{report.feedback_reports} usage report(s), {report.nothing_helped} said nothing helped",
+        markup=False,
+    )
+    if report.documents:
+        table = Table("document", "served", "surfaces", "sections", "useful", "last served")
+        for d in report.documents:
+            table.add_row(
+                d.doc_path,
+                str(d.served),
+                " ".join(f"{s}:{n}" for s, n in d.surfaces.items()),
+                str(d.sections_served),
+                str(d.useful),
+                (d.last_served_at or "–")[:16],
+            )
+        console.print(table)
+    if report.never_served:
+        console.print(f"never served ({len(report.never_served)}):", markup=False)
+        for path in report.never_served:
+            console.print(f"  {path}", markup=False)
+
+
+def _score(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"

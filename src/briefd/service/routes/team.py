@@ -1,0 +1,94 @@
+"""Knowledge health over REST (T3, T4, T6): ``GET /api/gaps``, ``GET /api/drift``,
+``GET /api/usage``, and the dashboard's panel data with its server-side charts."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import TypeAdapter
+
+from briefd.service import charts
+from briefd.service.deps import ERRORS, State
+from briefd.team.drift import DriftReport
+from briefd.team.gaps import GapsReport, GapsRequest
+from briefd.team.usage import UsageReport
+
+router = APIRouter(prefix="/api", tags=["knowledge health"])
+
+Since = Annotated[
+    str,
+    Query(max_length=40, description="A span back from now (12h, 30d, 2w) or a date (2026-01-31)."),
+]
+DASHBOARD_ROWS = 10
+
+
+@router.get("/gaps", response_model=GapsReport, responses=ERRORS)
+def gaps(
+    state: State,
+    since: Since = "30d",
+    min_count: Annotated[int, Query(ge=1, le=100_000)] = 1,
+    limit: Annotated[int, Query(ge=1, le=500)] = 20,
+) -> GapsReport:
+    """Knowledge gaps (T3): groups of similar logged queries with weak or empty results,
+    most asked × weakest first; queries whose bundle was reported useful are left out."""
+    request = GapsRequest(since, min_count, limit)
+    return state.call("rest", "gaps", lambda: state.api.gaps(request))
+
+
+@router.get("/drift", response_model=DriftReport, responses=ERRORS)
+def drift(state: State) -> DriftReport:
+    """Documents whose ``refs`` cover code changed after them (T4), with those commits, as of
+    the last sync (every sync reads the code repositories' new commits)."""
+    return state.call("rest", "drift", state.api.drift, exclusive=False)
+
+
+@router.get("/usage", response_model=UsageReport, responses=ERRORS)
+def usage(
+    state: State, since: Since = "30d", limit: Annotated[int, Query(ge=1, le=500)] = 20
+) -> UsageReport:
+    """Served documents and sections by surface, usage feedback, never-served documents and
+    requests per day (T6)."""
+    return state.call("rest", "usage", lambda: state.api.usage(since, limit), exclusive=False)
+
+
+@router.get("/dashboard/health", include_in_schema=False, responses=ERRORS)
+def dashboard_health(state: State, since: Since = "30d") -> dict[str, Any]:
+    """The dashboard's knowledge-health panels: the three reports and their charts."""
+
+    def gather() -> tuple[GapsReport, DriftReport, UsageReport]:
+        request = GapsRequest(since, 1, DASHBOARD_ROWS)
+        found_gaps = state.locked(lambda: state.api.gaps(request))  # it may embed phrasings
+        return found_gaps, state.api.drift(), state.api.usage(since, DASHBOARD_ROWS)
+
+    # drift and usage read on connections of their own: searches need not wait for them
+    found_gaps, found_drift, found_usage = state.call(
+        "rest", "dashboard_health", gather, exclusive=False
+    )
+    return {
+        "gaps": TypeAdapter(GapsReport).dump_python(found_gaps, mode="json"),
+        "drift": TypeAdapter(DriftReport).dump_python(found_drift, mode="json"),
+        "usage": TypeAdapter(UsageReport).dump_python(found_usage, mode="json"),
+        "charts": health_charts(found_usage),
+    }
+
+
+def health_charts(report: UsageReport) -> dict[str, str]:
+    days = [d.day for d in report.days]
+    kinds = ("search", "bundle", "recall")
+    return {
+        "requests": charts.stacked_bars(
+            "Requests per day by kind",
+            days,
+            {k: [d.kinds.get(k, 0) for d in report.days] for k in kinds},
+        ),
+        "latency": charts.lines(
+            "Latency per day (ms)",
+            days,
+            {"p50": [d.p50_ms for d in report.days], "p95": [d.p95_ms for d in report.days]},
+        ),
+        "documents": charts.horizontal_bars(
+            "Most served documents (requests)",
+            [(d.doc_path, d.served) for d in report.documents],
+        ),
+    }

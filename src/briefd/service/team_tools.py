@@ -1,0 +1,143 @@
+"""The knowledge-health MCP tools (T3, T4, T6): ``knowledge_gaps``, ``knowledge_drift`` and
+``knowledge_usage``, read-only, over :class:`ServiceState` like the others in
+:mod:`briefd.service.tools` (which registers them). Their ``structuredContent`` is the report
+dataclass as JSON, validated against the ``outputSchema`` pydantic derives from it; the text
+block is what the model reads."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
+
+import anyio.to_thread
+from mcp_types import CallToolResult, TextContent
+from pydantic import Field, TypeAdapter
+
+from briefd.service.state import ServiceState
+from briefd.team.drift import DriftReport
+from briefd.team.gaps import GapsReport, GapsRequest
+from briefd.team.usage import UsageReport
+
+T = TypeVar("T")
+Since = Annotated[
+    str,
+    Field(
+        max_length=40,
+        description="Window: a span back from now (12h, 30d, 2w) or a date (2026-01-31).",
+    ),
+]
+
+
+def report_result(text: str, report: object) -> CallToolResult:
+    structured = TypeAdapter(type(report)).dump_python(report, mode="json")
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+class TeamTools:
+    """The tool implementations, bound to the service state."""
+
+    def __init__(self, state: ServiceState) -> None:
+        self.state = state
+
+    def all(self) -> list[Callable[..., Awaitable[CallToolResult]]]:
+        return [self.knowledge_gaps, self.knowledge_drift, self.knowledge_usage]
+
+    async def _call(self, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
+        """``fn`` on a worker thread, counted as the tool ``name``; ``exclusive=False`` for the
+        reports that read on a connection of their own (they never hold up searches)."""
+        return await anyio.to_thread.run_sync(lambda: self.state.call("mcp", name, fn, exclusive))
+
+    async def knowledge_gaps(
+        self,
+        since: Since = "30d",
+        min_count: Annotated[int, Field(ge=1, le=100_000)] = 1,
+        limit: Annotated[int, Field(ge=1, le=500)] = 20,
+    ) -> Annotated[CallToolResult, GapsReport]:
+        """What agents ask that the team's knowledge base does not answer well: similar
+        queries grouped, with how often they were asked, by which surface, the best score they
+        got, whether the relevance gate emptied them and the sections they got, ranked by
+        frequency x weakness. Queries whose bundle was reported useful are left out. Read-only."""
+        request = GapsRequest(since, min_count, limit)
+        report = await self._call("knowledge_gaps", lambda: self.state.api.gaps(request))
+        return report_result(gaps_text(report), report)
+
+    async def knowledge_drift(self) -> Annotated[CallToolResult, DriftReport]:
+        """Knowledge documents that may be stale: commits in the configured code repositories
+        touched the paths a document's refs govern after the document last changed. Lists each
+        such document with the commits (hash, date, author, subject, paths) and how long it has
+        drifted. Read-only (refreshed on every sync)."""
+        report = await self._call("knowledge_drift", self.state.api.drift, exclusive=False)
+        return report_result(drift_text(report), report)
+
+    async def knowledge_usage(
+        self, since: Since = "30d", limit: Annotated[int, Field(ge=1, le=500)] = 20
+    ) -> Annotated[CallToolResult, UsageReport]:
+        """Which knowledge documents and sections are served to agents, how often, by which
+        surface (MCP, REST, hook), how often they were reported useful, which documents are
+        never served, and requests per day. Read-only."""
+        report = await self._call(
+            "knowledge_usage", lambda: self.state.api.usage(since, limit), exclusive=False
+        )
+        return report_result(usage_text(report), report)
+
+
+def gaps_text(report: GapsReport) -> str:
+    if not report.gaps:
+        lines = [f"No knowledge gaps since {report.since[:10]}: {report.groups} query group(s)."]
+    else:
+        lines = [f"Knowledge gaps since {report.since[:10]}, most asked x weakest first:"]
+    for rank, gap in enumerate(report.gaps, 1):
+        asked = gap.query or "(prompt logged hashed)"
+        surfaces = ", ".join(f"{n} {s}" for s, n in gap.surfaces.items())
+        best = "none" if gap.best_score is None else f"{gap.best_score:.3f}"
+        lines.append(
+            f"{rank}. {asked!r}: asked {gap.asked}x ({surfaces}), empty {gap.empty}, "
+            f"gate emptied {gap.gated}, best score {best}, weakness {gap.weakness:.2f}"
+        )
+        lines += [f"   also asked as {v!r}" for v in gap.variants[:3]]
+        got = ", ".join(f"{s.doc_path or s.chunk_id} ({s.served}x)" for s in gap.sections)
+        if got:
+            lines.append(f"   got: {got}")
+    if report.unlogged:
+        lines.append(f"({report.unlogged} request(s) logged without text: log_prompts is off)")
+    return "\n".join(lines)
+
+
+def drift_text(report: DriftReport) -> str:
+    repos = ", ".join(
+        f"{r.name} ({r.branch or '?'} at {(r.head or 'none')[:10]}"
+        + (f", error: {r.error})" if r.error else ")")
+        for r in report.repos
+    )
+    if not report.repos:
+        return "No code repositories are configured (code.repos), so nothing is checked."
+    head = f"{len(report.documents)} of {report.governed} documents with refs drift ({repos})."
+    lines = [head]
+    for doc in report.documents:
+        lines.append(
+            f"- {doc.doc_path}: {doc.commit_count} commit(s) since its last change "
+            f"{doc.updated_at[:10]}, drifting for {doc.days} day(s)"
+        )
+        for c in doc.commits[:5]:
+            paths = ", ".join(c.paths[:3]) + (", …" if len(c.paths) > 3 else "")
+            lines.append(f"  {c.hash[:10]} {c.at[:10]} {c.author}: {c.subject} [{paths}]")
+    return "\n".join(lines)
+
+
+def usage_text(report: UsageReport) -> str:
+    surfaces = ", ".join(f"{n} {s}" for s, n in report.surfaces.items()) or "none"
+    lines = [
+        f"Since {report.since[:10]}: {report.requests} request(s) ({surfaces}); "
+        f"{report.feedback_reports} usage report(s), {report.nothing_helped} said nothing helped."
+    ]
+    lines += [
+        f"- {d.doc_path}: served {d.served}x, {d.sections_served} section(s), useful {d.useful}"
+        for d in report.documents
+    ]
+    if report.never_served:
+        lines.append(
+            f"Never served ({len(report.never_served)}): " + ", ".join(report.never_served[:20])
+        )
+    return "\n".join(lines)

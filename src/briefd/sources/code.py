@@ -1,0 +1,169 @@
+"""The code repositories drift is checked against (T4, ADR-0007), read-only.
+
+A ``code.repos`` entry is a local git checkout — read in place at its branch (default: HEAD),
+never fetched, reset or written to — or a git URL, cloned bare (no working tree; blobs left on
+the server when it allows) into ``code.checkout_dir`` and fetched like the knowledge source.
+Reading is incremental: given the commit read last, only the commits since are read; after a
+force-push that dropped it, the branch is read again from the start.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from briefd.errors import ConfigError, SourceError
+from briefd.settings import CodeRepo, Settings, is_git_url
+from briefd.sources import git
+
+# committer dates printed in UTC by git itself (TZ=UTC), as the index stores times
+LOG_FORMAT = "--format=%x1e%H%x1f%cd%x1f%an%x1f%s"
+LOG_DATE = "--date=format-local:%Y-%m-%dT%H:%M:%S+00:00"
+
+
+@dataclass(frozen=True, slots=True)
+class CodeCommit:
+    """A commit on a code repository's branch (``repo``: its name in ``code.repos``):
+    committer time (ISO 8601 UTC), author name, subject, and paths it touched (relative to
+    the repository root)."""
+
+    repo: str
+    hash: str
+    at: str
+    author: str
+    subject: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    head: str  # the branch's commit now
+    commits: tuple[CodeCommit, ...]  # newest first
+    complete: bool  # the whole branch was read (first read, or the last commit was dropped)
+
+
+def repo_name(repo: CodeRepo) -> str:
+    """``name``, else the last part of the path or URL without ``.git``."""
+    if repo.name:
+        return repo.name
+    tail = repo.source.rstrip("/").replace(":", "/").split("/")[-1]
+    return tail.removesuffix(".git") or "code"
+
+
+def configured(settings: Settings) -> list[CodeSource]:
+    """The configured code repositories; names must be unique."""
+    sources = [CodeSource(settings, repo) for repo in settings.code.repos]
+    names = [s.name for s in sources]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(
+            f"code.repos: two repositories are named '{twice[0]}'; give each a distinct 'name'"
+        )
+    return sources
+
+
+class CodeSource:
+    """One ``code.repos`` entry."""
+
+    def __init__(self, settings: Settings, repo: CodeRepo) -> None:
+        self.repo = repo
+        self.name = repo_name(repo)
+        self.url = repo.source if is_git_url(repo.source) else None
+        self.timeout = settings.sync.git_timeout
+        base = settings.code.checkout_dir or settings.db.parent / "code"
+        self.root = base / f"{self.name}.git" if self.url else Path(repo.source).expanduser()
+
+    @property
+    def location(self) -> str:
+        """How to name it in reports (credentials in URLs hidden)."""
+        return git.redact(self.url) if self.url else str(self.root)
+
+    def fail(self, problem: str) -> SourceError:
+        return SourceError(f"code repo '{self.name}' ({self.location}): {problem}")
+
+    def prepare(self, fetch: bool) -> Path:
+        """The git directory to read: a URL is cloned the first time and fetched when
+        ``fetch``; a local checkout is only checked."""
+        if self.url is None:
+            located = git.toplevel(self.root, self.timeout) if self.root.is_dir() else None
+            if located is None:
+                raise self.fail("not a git checkout; give a git work tree's path or a git URL")
+            return located[0]
+        if not (self.root / "HEAD").is_file():
+            self._clone()
+        elif fetch:
+            self._fetch()
+        return self.root
+
+    def _clone(self) -> None:
+        assert self.url is not None
+        temporary = self.root.with_name(f".{self.root.name}.cloning")
+        shutil.rmtree(temporary, ignore_errors=True)
+        shutil.rmtree(self.root, ignore_errors=True)  # not a bare clone: a killed one
+        self.root.parent.mkdir(parents=True, exist_ok=True)
+        args = ["clone", "--bare", "--quiet", "--no-tags", "--filter=blob:none"]
+        if self.repo.branch:
+            args += ["--branch", self.repo.branch]
+        git.run([*args, "--", self.url, str(temporary)], self.root.parent, self.timeout)
+        temporary.rename(self.root)
+
+    def _fetch(self) -> None:
+        assert self.url is not None
+        root, timeout = self.root, self.timeout
+        git.remove_stale_locks(root)
+        if git.run(["remote", "get-url", "origin"], root, timeout) != self.url:
+            git.run(["remote", "set-url", "origin", self.url], root, timeout)
+        branch = self.branch(root)
+        refspec = f"+refs/heads/{branch}:refs/heads/{branch}"
+        fetch = ["-c", "gc.auto=0", "fetch", "--quiet", "--prune", "--no-tags", "origin"]
+        git.run([*fetch, refspec], root, timeout)
+
+    def branch(self, root: Path) -> str:
+        """The configured branch, else the clone's default branch (a local checkout: HEAD)."""
+        if self.repo.branch:
+            return self.repo.branch
+        if self.url is None:
+            return git.run(["rev-parse", "--abbrev-ref", "HEAD"], root, self.timeout)
+        return git.run(["symbolic-ref", "--short", "HEAD"], root, self.timeout)
+
+    def read(self, root: Path, branch: str, last: str | None, since: str | None) -> ReadResult:
+        """Commits on ``branch`` not read before: after ``last`` when it is still on the
+        branch, else all of them (not older than ``since``, ISO 8601, when given)."""
+        try:
+            head = git.rev_parse(root, branch, self.timeout)
+        except SourceError:
+            raise self.fail(f"has no branch '{branch}'; check code.repos[].branch") from None
+        if last == head:
+            return ReadResult(head, (), complete=False)
+        if last and self._is_ancestor(root, last, head):
+            return ReadResult(head, self._log(root, [f"{last}..{head}"]), complete=False)
+        window = [f"--since={since}"] if since else []
+        return ReadResult(head, self._log(root, [*window, head]), complete=True)
+
+    def _is_ancestor(self, root: Path, old: str, new: str) -> bool:
+        try:
+            git.run(["merge-base", "--is-ancestor", old, new], root, self.timeout)
+        except SourceError:
+            return False  # not an ancestor, or no longer in the repository (force-push)
+        return True
+
+    def _log(self, root: Path, selection: Sequence[str]) -> tuple[CodeCommit, ...]:
+        args = ["log", "--no-merges", "--no-renames", LOG_FORMAT, LOG_DATE, "--name-only", "-z"]
+        out = git.run_bytes([*args, *selection, "--"], root, self.timeout, env={"TZ": "UTC"})
+        return parse_log(out.decode("utf-8", "replace"), self.name)
+
+
+def parse_log(text: str, repo: str) -> tuple[CodeCommit, ...]:
+    """Commits from ``git log`` with :data:`LOG_FORMAT`, :data:`LOG_DATE`, ``--name-only -z``
+    (each record: the header, NUL, a newline, then NUL-terminated paths)."""
+    commits = []
+    for record in text.split("\x1e")[1:]:
+        header, _, names = record.partition("\0")
+        fields = header.split("\x1f", 3)
+        if len(fields) < 4:
+            continue
+        paths = tuple(filter(None, names.removeprefix("\n").split("\0")))
+        commits.append(CodeCommit(repo, fields[0], fields[1], fields[2], fields[3], paths))
+    return tuple(commits)

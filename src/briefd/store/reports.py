@@ -1,0 +1,197 @@
+"""SQL of the team's reports on the query log and usage feedback (T3, T6): query groups for
+the gaps report, served sections and feedback for the usage report, requests per day. The
+rules (grouping, ranking) are in :mod:`briefd.team`; the callers own the transaction."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+# Served from the index query_log_groups alone (no table rows read): 100,000 entries in ~0.1 s.
+GROUPS_SQL = """
+SELECT query_hash AS key, count(*) AS asked, sum(results = 0) AS empty,
+       sum(coalesce(gate, '') = 'empty') AS gated, max(top_score) AS best,
+       sum(surface = 'mcp') AS mcp, sum(surface = 'rest') AS rest, sum(surface = 'hook') AS hook,
+       group_concat(DISTINCT kind) AS kinds, min(created_at) AS first_at,
+       max(created_at) AS last_at
+FROM query_log
+WHERE query_hash IS NOT NULL AND created_at >= ?
+GROUP BY query_hash
+"""
+
+USEFUL_SQL = """
+SELECT DISTINCT q.query_hash FROM usage_events u
+CROSS JOIN query_log q ON q.bundle_id = u.bundle_id  -- from the few reports to their entries
+WHERE u.useful = 1 AND q.query_hash IS NOT NULL AND q.created_at >= ?
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryGroup:
+    """Log entries sharing a query hash since a cutoff: how often asked, how often empty or
+    emptied by the gate, the best top score, per surface."""
+
+    key: str
+    asked: int
+    empty: int
+    gated: int
+    best: float | None
+    surfaces: dict[str, int]
+    kinds: tuple[str, ...]
+    first_at: str
+    last_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class SectionInfo:
+    chunk_id: str
+    doc_path: str
+    heading: str  # the breadcrumb, "Title › Heading"
+
+
+def query_groups(conn: sqlite3.Connection, since: str) -> list[QueryGroup]:
+    """Every group of logged queries since ``since``."""
+    return [
+        QueryGroup(
+            key=r["key"],
+            asked=r["asked"],
+            empty=r["empty"],
+            gated=r["gated"],
+            best=r["best"],
+            surfaces={s: r[s] for s in ("mcp", "rest", "hook") if r[s]},
+            kinds=tuple(sorted(set((r["kinds"] or "").split(",")))),
+            first_at=r["first_at"],
+            last_at=r["last_at"],
+        )
+        for r in conn.execute(GROUPS_SQL, (since,))
+    ]
+
+
+def useful_keys(conn: sqlite3.Connection, since: str) -> set[str]:
+    """Query hashes of entries whose bundle was reported useful (T2)."""
+    return {r[0] for r in conn.execute(USEFUL_SQL, (since,))}
+
+
+def phrasings(conn: sqlite3.Connection, since: str, keys: Sequence[str]) -> dict[str, str]:
+    """One logged phrasing per query hash in ``keys`` (those logged with their text)."""
+    marks = ",".join("?" * len(keys))
+    sql = (
+        "SELECT query_hash, max(query) FROM query_log "
+        f"WHERE query_hash IN ({marks}) AND created_at >= ? AND query != '' GROUP BY query_hash"
+    )
+    return {r[0]: r[1] for r in conn.execute(sql, (*keys, since))}
+
+
+def cached_vectors(
+    conn: sqlite3.Connection, model: str, keys: Sequence[str]
+) -> dict[str, npt.NDArray[np.float32]]:
+    """Stored vectors of the phrasings of these query hashes, for ``model``."""
+    marks = ",".join("?" * len(keys))
+    sql = f"SELECT query_hash, embedding FROM query_vectors WHERE model = ? AND query_hash IN ({marks})"
+    rows = conn.execute(sql, (model, *keys))
+    return {r[0]: np.frombuffer(r[1], dtype="<f4") for r in rows}
+
+
+def save_vectors(
+    conn: sqlite3.Connection, model: str, vectors: Iterable[tuple[str, npt.NDArray[np.float32]]]
+) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO query_vectors (query_hash, model, embedding) VALUES (?, ?, ?)",
+        [(key, model, np.asarray(v, dtype="<f4").tobytes()) for key, v in vectors],
+    )
+
+
+def unhashed_entries(conn: sqlite3.Connection, since: str) -> int:
+    """Entries logged without their query (``activity.log_prompts: off``)."""
+    sql = "SELECT count(*) FROM query_log WHERE query_hash IS NULL AND created_at >= ?"
+    return int(conn.execute(sql, (since,)).fetchone()[0])
+
+
+def sections_served(
+    conn: sqlite3.Connection, since: str, keys: Sequence[str]
+) -> dict[str, Counter[str]]:
+    """Per query hash in ``keys``: how often each chunk id was served."""
+    found: dict[str, Counter[str]] = {k: Counter() for k in keys}
+    marks = ",".join("?" * len(keys))
+    sql = (
+        "SELECT query_hash, j.value FROM query_log, json_each(query_log.sections) j "
+        f"WHERE query_hash IN ({marks}) AND created_at >= ?"
+    )
+    for key, chunk_id in conn.execute(sql, (*keys, since)):
+        found[key][chunk_id] += 1
+    return found
+
+
+def section_info(conn: sqlite3.Connection, chunk_ids: Iterable[str]) -> dict[str, SectionInfo]:
+    """Where the chunks of the current index with these ids are (gone ones are left out)."""
+    ids = sorted(set(chunk_ids))
+    found: dict[str, SectionInfo] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        rows = conn.execute(
+            "SELECT c.id, d.path, c.heading_path FROM chunks c "
+            f"JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({','.join('?' * len(part))})",
+            part,
+        )
+        found.update((r[0], SectionInfo(r[0], r[1], " › ".join(json.loads(r[2])))) for r in rows)
+    return found
+
+
+def served_by_surface(
+    conn: sqlite3.Connection, since: str, column: str
+) -> list[tuple[str, str, int, str]]:
+    """(chunk id or document path, surface, entries that served it, the last time) since
+    ``since``; ``column`` is ``sections`` or ``documents``."""
+    assert column in ("sections", "documents")
+    sql = (
+        f"SELECT j.value, q.surface, count(*), max(q.created_at) FROM query_log q, "
+        f"json_each(q.{column}) j WHERE q.created_at >= ? AND q.{column} != '[]' "
+        "GROUP BY j.value, q.surface"
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in conn.execute(sql, (since,))]
+
+
+def useful_counts(conn: sqlite3.Connection, since: str) -> Counter[str]:
+    """How often each chunk id was reported useful since ``since``."""
+    sql = (
+        "SELECT chunk_id, count(*) FROM usage_events "
+        "WHERE useful = 1 AND chunk_id IS NOT NULL AND created_at >= ? GROUP BY chunk_id"
+    )
+    return Counter({r[0]: r[1] for r in conn.execute(sql, (since,))})
+
+
+def feedback_totals(conn: sqlite3.Connection, since: str) -> tuple[int, int]:
+    """(usage reports, of which "nothing helped") since ``since``."""
+    row = conn.execute(
+        "SELECT count(DISTINCT bundle_id || created_at), sum(useful = 0) FROM usage_events "
+        "WHERE created_at >= ?",
+        (since,),
+    ).fetchone()
+    return int(row[0] or 0), int(row[1] or 0)
+
+
+def documents(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    """(path, title, scope) of every indexed document, by path."""
+    sql = "SELECT path, title, scope FROM documents ORDER BY path"
+    return [(r[0], r[1], r[2]) for r in conn.execute(sql)]
+
+
+def daily_counts(conn: sqlite3.Connection, since: str) -> list[tuple[str, str, str, int, int]]:
+    """(UTC day, kind, surface, requests, of which empty) since ``since``."""
+    sql = (
+        "SELECT substr(created_at, 1, 10) AS day, kind, surface, count(*), sum(results = 0) "
+        "FROM query_log WHERE created_at >= ? GROUP BY day, kind, surface"
+    )
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql, (since,))]
+
+
+def daily_latencies(conn: sqlite3.Connection, since: str) -> list[tuple[str, float]]:
+    """(UTC day, latency ms) of every entry since ``since``."""
+    sql = "SELECT substr(created_at, 1, 10), latency_ms FROM query_log WHERE created_at >= ?"
+    return [(r[0], r[1]) for r in conn.execute(sql, (since,))]

@@ -1,0 +1,190 @@
+"""Drift against the code (T4, ADR-0007): a document with ``refs`` drifts when commits on a
+configured code repository touch files its globs cover after the document's own last change
+in the knowledge repository.
+
+A refresh reads each repository's new commits (:mod:`briefd.sources.code`: a URL is fetched,
+a local checkout only read; a first read goes back to the oldest governed document's last
+change) and stores them; then drift is brought up to date incrementally — documents whose
+``refs`` or last change moved are checked against every stored commit, the others only
+against the new commits (:func:`detect` is pure). It runs after every index run, so after
+every sync, and before ``briefd drift``; a repository that fails keeps its stored commits and
+reports its error.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from briefd.errors import BriefdError
+from briefd.settings import Settings
+from briefd.sources import code
+from briefd.sources.code import CodeCommit
+from briefd.sources.refs import paths_covered
+from briefd.store import code as code_table
+from briefd.store.activity import now_iso
+from briefd.store.code import DriftRow, GovernedDocument, RepoState
+from briefd.store.db import Store, opened
+
+COMMITS_SHOWN = 20  # per drifting document, newest first (the count covers all)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentDrift:
+    """A drifting document: its last change, how many commits since touched what it governs,
+    when the first came and how many days ago, and the newest ``COMMITS_SHOWN`` of them
+    (each with the governed paths it touched)."""
+
+    doc_path: str
+    title: str
+    refs: tuple[str, ...]
+    updated_at: str
+    commit_count: int
+    since: str
+    days: int
+    commits: tuple[CodeCommit, ...]
+
+
+@dataclass(frozen=True)  # no slots: the MCP SDK reads class attributes as defaults
+class DriftReport:
+    checked_at: str
+    governed: int  # documents with refs
+    repos: tuple[RepoState, ...]
+    documents: tuple[DocumentDrift, ...]  # longest drifting first
+
+
+def detect(docs: Sequence[GovernedDocument], commits: Sequence[CodeCommit]) -> list[DriftRow]:
+    """The (document, commit) pairs of drift: the commit is later than the document's last
+    change and touched a path one of its ``refs`` globs covers."""
+    touched: dict[str, list[int]] = {}
+    for i, commit in enumerate(commits):
+        for path in commit.paths:
+            touched.setdefault(path, []).append(i)
+    covered = {glob: paths_covered(glob, touched) for doc in docs for glob in doc.refs}
+    ats = [c.at for c in commits]
+    rows = []
+    for doc in docs:
+        hits: dict[int, set[str]] = {}
+        after = doc.updated_at
+        for glob in doc.refs:
+            for path in covered[glob]:
+                for i in touched[path]:
+                    if ats[i] > after:
+                        hits.setdefault(i, set()).add(path)
+        for i in sorted(hits):
+            c = commits[i]
+            rows.append(DriftRow(doc.path, c.repo, c.hash, c.at, tuple(sorted(hits[i]))))
+    return rows
+
+
+def update_drift(conn: sqlite3.Connection, new: Sequence[CodeCommit] = ()) -> None:
+    """Bring the stored drift up to date with the documents and the ``new`` commits (not
+    stored yet): documents whose refs or last change moved are checked against every commit,
+    the others against the new ones."""
+    docs = code_table.governed_documents(conn)
+    basis = code_table.drift_basis(conn)
+    now = {d.path: (d.refs, d.updated_at) for d in docs}
+    changed = [d for d in docs if basis.get(d.path) != now[d.path]]
+    code_table.forget_drift(conn, [p for p, state in basis.items() if now.get(p) != state])
+    rows = []
+    if changed:
+        oldest = min(d.updated_at for d in changed)
+        rows += detect(changed, [*code_table.commits_after(conn, oldest), *new])
+    if changed or len(basis) != len(docs):
+        code_table.save_drift_basis(conn, docs)
+    moved = {d.path for d in changed}
+    steady = [d for d in docs if d.path not in moved]
+    if steady and new:
+        rows += detect(steady, new)
+    code_table.add_drift(conn, rows)
+
+
+def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoState, ...]:
+    """Read the new commits of every code repository (fetching URLs when ``fetch``), store
+    them, forget repositories no longer configured, and bring drift up to date."""
+    sources = code.configured(settings)
+    with store.read() as conn:
+        known = {s.name: s for s in code_table.repo_states(conn)}
+        oldest = min((d.updated_at for d in code_table.governed_documents(conn)), default=None)
+    since = oldest or now_iso()
+    results = [_read(source, known.get(source.name), since, fetch) for source in sources]
+    states = []
+    new = [c for _, commits, _ in results for c in commits]
+    with store.write() as conn:
+        for name in known.keys() - {s.name for s in sources}:
+            code_table.forget_repo(conn, name)
+        for state, _, complete in results:
+            if complete:
+                code_table.forget_repo(conn, state.name, keep_state=True)
+        update_drift(conn, new)  # before storing them: what is stored is what is not new
+        code_table.save_commits(conn, new)
+        for state, _, _ in results:
+            counted = replace(state, commits=code_table.commit_count(conn, state.name))
+            code_table.save_repo_state(conn, counted)
+            states.append(counted)
+    return tuple(states)
+
+
+def _read(
+    source: code.CodeSource, known: RepoState | None, since: str, fetch: bool
+) -> tuple[RepoState, list[CodeCommit], bool]:
+    """One repository's state, its new commits, and whether they replace all stored ones;
+    on an error its stored commits are kept and the error recorded."""
+    now = now_iso()
+    try:
+        root = source.prepare(fetch)
+        branch = source.branch(root)
+        same = known is not None and (known.location, known.branch) == (source.location, branch)
+        read = source.read(root, branch, known.head if same and known else None, since)
+    except BriefdError as exc:
+        head, branch_name = (known.head, known.branch) if known else (None, source.repo.branch)
+        return (
+            RepoState(source.name, source.location, branch_name, head, 0, 0, now, str(exc)),
+            [],
+            False,
+        )
+    commits = list(read.commits)
+    state = RepoState(source.name, source.location, branch, read.head, 0, len(commits), now, None)
+    return state, commits, read.complete
+
+
+def drift_report(settings: Settings, refresh_first: bool = False) -> DriftReport:
+    """The drifting documents, longest drifting first (``refresh_first``: read the code
+    repositories before, as :func:`refresh`), on a connection of its own."""
+    with opened(settings.db) as store:
+        if refresh_first:
+            refresh(store, settings)
+        return _report(store)
+
+
+def _report(store: Store) -> DriftReport:
+    now = datetime.now(UTC)
+    with store.read() as conn:
+        docs = {d.path: d for d in code_table.governed_documents(conn)}
+        marks = code_table.drift_marks(conn)
+        rows = code_table.newest_drift(conn, COMMITS_SHOWN)
+        commits = code_table.commits_by_hash(conn, [(r.repo, r.hash) for r in rows])
+        repos = code_table.repo_states(conn)
+    shown: dict[str, list[CodeCommit]] = {}
+    for row in rows:
+        governed = replace(commits[(row.repo, row.hash)], paths=row.paths)
+        shown.setdefault(row.doc_path, []).append(governed)
+    drifting = [
+        document_drift(docs[path], count, since, shown.get(path, []), now)
+        for path, (count, since) in marks.items()
+        if path in docs
+    ]
+    drifting.sort(key=lambda d: (d.since, d.doc_path))
+    return DriftReport(now.isoformat(timespec="seconds"), len(docs), tuple(repos), tuple(drifting))
+
+
+def document_drift(
+    doc: GovernedDocument, count: int, since: str, commits: list[CodeCommit], now: datetime
+) -> DocumentDrift:
+    commits.sort(key=lambda c: (c.at, c.repo, c.hash), reverse=True)
+    days = max(0, (now - datetime.fromisoformat(since)).days)
+    return DocumentDrift(
+        doc.path, doc.title, doc.refs, doc.updated_at, count, since, days, tuple(commits)
+    )

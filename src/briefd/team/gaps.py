@@ -1,0 +1,276 @@
+"""The knowledge-gap report (T3): what agents ask that the knowledge does not answer.
+
+Logged queries are grouped by their grouping key (folded terms, stop words dropped, sorted;
+stored as a salted hash, so hashed prompts group too), and — when vectors are on — weak
+groups whose phrasings are near-duplicates by embedding are merged. A group's *weakness* is
+the larger of the share of requests that came back empty and how far its best score stays
+below the median best score of the window's answered query groups (0: answered as well as a
+typical question; 1: nothing came back). Gaps are the groups at least ``GAP_WEAKNESS`` weak,
+ranked by frequency × weakness. A group any of whose bundles was reported useful (T2) is no
+gap: the knowledge answered it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from briefd.embeddings.base import Embedder, Vectors
+from briefd.errors import EmbeddingError, QueryError, StoreError
+from briefd.store import reports
+from briefd.store.db import Store, opened
+from briefd.team.period import iso, since_cutoff
+
+log = logging.getLogger("briefd.team")
+GAP_WEAKNESS = 0.5
+NEAR_DUPLICATE = 0.9  # cosine at which two phrasings are one question
+MAX_EMBEDDED = 200  # weak groups compared by embedding (the strongest candidates)
+EMBED_BATCH = 32
+CACHE_WAIT_MS = 100  # the vectors of phrasings are a cache: never worth waiting for
+SECTIONS_SHOWN = 3
+
+
+@dataclass(frozen=True, slots=True)
+class GapsRequest:
+    since: str = "30d"
+    min_count: int = 1
+    limit: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class GapSection:
+    """A section a gap's queries got, and how often; ``doc_path`` is None when it is no
+    longer in the index."""
+
+    chunk_id: str
+    doc_path: str | None
+    heading: str | None
+    served: int
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """One group of similar queries. ``query`` is a phrasing as asked (None when prompts
+    were logged hashed), ``variants`` the other phrasings merged into it."""
+
+    key: str
+    query: str | None
+    variants: tuple[str, ...]
+    asked: int
+    surfaces: dict[str, int]
+    empty: int
+    gated: int
+    best_score: float | None
+    weakness: float
+    rank: float
+    kinds: tuple[str, ...]
+    first_at: str
+    last_at: str
+    keys: tuple[str, ...] = ()
+    sections: tuple[GapSection, ...] = ()
+
+
+@dataclass(frozen=True)  # no slots: the MCP SDK reads class attributes as defaults
+class GapsReport:
+    since: str
+    groups: int  # query groups in the window
+    reference_score: float | None  # median best score of the answered query groups
+    answered_useful: int  # groups left out: a bundle of theirs was reported useful
+    unlogged: int  # entries logged without their query (activity.log_prompts: off)
+    near_duplicates: bool  # phrasings merged by embedding similarity
+    gaps: tuple[Gap, ...]
+
+
+def weakness(asked: int, empty: int, best: float | None, reference: float | None) -> float:
+    """0 (answered as well as a typical query) … 1 (nothing ever came back)."""
+    empty_share = empty / asked if asked else 0.0
+    if best is None:
+        return 1.0 if empty == asked else empty_share
+    if not reference or reference <= 0:
+        return empty_share
+    return round(max(empty_share, min(1.0, max(0.0, 1 - best / reference))), 4)
+
+
+def as_gap(group: reports.QueryGroup, reference: float | None) -> Gap:
+    weak = weakness(group.asked, group.empty, group.best, reference)
+    return Gap(
+        key=group.key,
+        query=None,
+        variants=(),
+        asked=group.asked,
+        surfaces=group.surfaces,
+        empty=group.empty,
+        gated=group.gated,
+        best_score=group.best,
+        weakness=weak,
+        rank=round(group.asked * weak, 4),
+        kinds=group.kinds,
+        first_at=group.first_at,
+        last_at=group.last_at,
+        keys=(group.key,),
+    )
+
+
+def reference_score(groups: Sequence[reports.QueryGroup]) -> float | None:
+    """The median best score of the answered query groups (None: none answered)."""
+    best = sorted(g.best for g in groups if g.best is not None and g.asked > g.empty)
+    return float(np.median(best)) if best else None
+
+
+def ranked(gaps: Iterable[Gap]) -> list[Gap]:
+    """Most asked × weakest first; then the most recent; then by key (stable output)."""
+    by_key = sorted(gaps, key=lambda g: g.key)
+    by_recent = sorted(by_key, key=lambda g: g.last_at, reverse=True)
+    return sorted(by_recent, key=lambda g: g.rank, reverse=True)
+
+
+def merge(into: Gap, other: Gap, reference: float | None) -> Gap:
+    """One gap of two near-duplicate ones (``into`` leads: its phrasing is shown)."""
+    asked, empty = into.asked + other.asked, into.empty + other.empty
+    scores = [s for s in (into.best_score, other.best_score) if s is not None]
+    best = max(scores) if scores else None
+    weak = weakness(asked, empty, best, reference)
+    surfaces = Counter(into.surfaces) + Counter(other.surfaces)
+    return replace(
+        into,
+        variants=(*into.variants, *([other.query] if other.query else []), *other.variants),
+        asked=asked,
+        surfaces={s: surfaces[s] for s in ("mcp", "rest", "hook") if surfaces[s]},
+        empty=empty,
+        gated=into.gated + other.gated,
+        best_score=best,
+        weakness=weak,
+        rank=round(asked * weak, 4),
+        kinds=tuple(sorted({*into.kinds, *other.kinds})),
+        first_at=min(into.first_at, other.first_at),
+        last_at=max(into.last_at, other.last_at),
+        keys=(*into.keys, *other.keys),
+    )
+
+
+def merge_near_duplicates(
+    gaps: Sequence[Gap], vectors: Vectors, reference: float | None
+) -> list[Gap]:
+    """Greedy, in rank order: a gap joins the first earlier one whose phrasing is at least
+    ``NEAR_DUPLICATE`` similar (``vectors``: one L2-normalised row per gap)."""
+    leaders: list[int] = []
+    merged: dict[int, Gap] = {}
+    for i, gap in enumerate(gaps):
+        if leaders:
+            similar = vectors[leaders] @ vectors[i]
+            best = int(np.argmax(similar))
+            if similar[best] >= NEAR_DUPLICATE:
+                lead = leaders[best]
+                merged[lead] = merge(merged[lead], gap, reference)
+                continue
+        leaders.append(i)
+        merged[i] = gap
+    return [merged[i] for i in leaders]
+
+
+def gaps_report(
+    db: Path, request: GapsRequest, embedder: Callable[[], Embedder | None]
+) -> GapsReport:
+    """The gaps since ``request.since`` (see the module docstring), read on a connection of
+    its own. ``embedder`` gives the configured one (None: embeddings are off); when it cannot
+    be loaded, phrasings are grouped without near-duplicates."""
+    if request.min_count < 1 or request.limit < 1:
+        raise QueryError("min_count and limit must be at least 1")
+    try:
+        vectors = embedder()
+    except EmbeddingError as exc:
+        log.warning("gaps without near-duplicate merging: %s", exc)
+        vectors = None
+    with opened(db) as store:
+        return _gaps(store, request, vectors)
+
+
+def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> GapsReport:
+    since = iso(since_cutoff(request.since))
+    with store.read() as conn:
+        groups = reports.query_groups(conn, since)
+        useful = reports.useful_keys(conn, since)
+        unlogged = reports.unhashed_entries(conn, since)
+    reference = reference_score(groups)
+    open_groups = [as_gap(g, reference) for g in groups if g.key not in useful]
+    weak = ranked(g for g in open_groups if g.weakness >= GAP_WEAKNESS)
+    if embedder is not None:
+        head = with_phrasings(store, since, weak[:MAX_EMBEDDED])
+        merged = merge_near_duplicates(head, phrase_vectors(store, embedder, head), reference)
+        weak = ranked([*merged, *weak[MAX_EMBEDDED:]])
+    chosen = [g for g in weak if g.asked >= request.min_count][: request.limit]
+    chosen = with_phrasings(store, since, chosen)
+    with store.read() as conn:
+        chosen = with_sections(conn, since, chosen)
+    return GapsReport(
+        since=since,
+        groups=len(groups),
+        reference_score=reference,
+        answered_useful=sum(1 for g in groups if g.key in useful),
+        unlogged=unlogged,
+        near_duplicates=embedder is not None,
+        gaps=tuple(chosen),
+    )
+
+
+def with_phrasings(store: Store, since: str, gaps: list[Gap]) -> list[Gap]:
+    """``gaps`` with a phrasing as asked (None when every entry was logged hashed)."""
+    todo = [g.key for g in gaps if g.query is None]
+    if not todo:
+        return gaps
+    with store.read() as conn:
+        found = reports.phrasings(conn, since, todo)
+    return [g if g.query is not None else replace(g, query=found.get(g.key)) for g in gaps]
+
+
+def phrase_vectors(store: Store, embedder: Embedder, gaps: Sequence[Gap]) -> Vectors:
+    """One row per gap: its phrasing's vector — stored ones reused, new ones embedded and
+    stored; a gap without a phrasing gets a zero row, similar to nothing."""
+    model = embedder.model_id
+    with store.read() as conn:
+        known = reports.cached_vectors(conn, model, [g.key for g in gaps if g.query])
+    todo = [g for g in gaps if g.query and g.key not in known]
+    for start in range(0, len(todo), EMBED_BATCH):
+        part = todo[start : start + EMBED_BATCH]
+        vectors = embedder.embed_batch([g.query or "" for g in part], "query")
+        known.update((g.key, v) for g, v in zip(part, vectors, strict=True))
+    if todo:
+        try:
+            with store.write(wait_ms=CACHE_WAIT_MS, durable=False) as conn:
+                reports.save_vectors(conn, model, [(g.key, known[g.key]) for g in todo])
+        except StoreError:
+            pass  # a busy index costs the next report the same embedding work
+    rows = [known.get(g.key, np.zeros(embedder.dim, np.float32)) for g in gaps]
+    return np.stack(rows) if rows else np.zeros((0, embedder.dim), np.float32)
+
+
+def with_sections(conn: sqlite3.Connection, since: str, gaps: list[Gap]) -> list[Gap]:
+    """Each gap with the sections its queries got most often."""
+    keys = [k for g in gaps for k in g.keys]
+    if not keys:
+        return gaps
+    served = reports.sections_served(conn, since, keys)
+    out = []
+    for gap in gaps:
+        counts: Counter[str] = Counter()
+        for key in gap.keys:
+            counts.update(served.get(key, Counter()))
+        top = counts.most_common(SECTIONS_SHOWN)
+        info = reports.section_info(conn, [c for c, _ in top]) if top else {}
+        sections = tuple(
+            GapSection(
+                c,
+                info[c].doc_path if c in info else None,
+                info[c].heading if c in info else None,
+                n,
+            )
+            for c, n in top
+        )
+        out.append(replace(gap, sections=sections))
+    return out

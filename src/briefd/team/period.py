@@ -1,0 +1,33 @@
+"""The time windows of the team's reports: ``--since 30d`` and its kin."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from briefd.errors import QueryError
+
+_SPAN = re.compile(r"^\s*(\d{1,5})\s*([hdw])\s*$")
+_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+
+
+def since_cutoff(since: str, now: datetime | None = None) -> datetime:
+    """The start of the window ``since`` names: a span back from now (``12h``, ``30d``,
+    ``2w``) or a date (``2026-01-31``), in UTC."""
+    now = now or datetime.now(UTC)
+    span = _SPAN.match(since)
+    if span:
+        return now - timedelta(**{_UNITS[span[2]]: int(span[1])})
+    try:
+        day = datetime.fromisoformat(since.strip())
+    except ValueError:
+        raise QueryError(
+            f"since must be a span such as 30d, 12h or 2w, or a date such as 2026-01-31; "
+            f"got '{since}'"
+        ) from None
+    return day if day.tzinfo else day.replace(tzinfo=UTC)
+
+
+def iso(moment: datetime) -> str:
+    """As the query log stores times: ISO 8601, UTC, seconds."""
+    return moment.astimezone(UTC).isoformat(timespec="seconds")

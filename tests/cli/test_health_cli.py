@@ -1,0 +1,91 @@
+"""``briefd gaps``, ``briefd drift`` and ``briefd usage`` as real processes (T3, T4, T6): JSON for
+scripts, tables for people, one-line errors; ``briefd drift`` reads new code commits itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from briefd.api import Briefd
+from briefd.settings import load_settings
+from tests.cli.test_cli import briefd
+from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo
+from tests.team.seeded import seeded_log
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, Repo]:
+    """A project directory whose briefd.yaml names a knowledge checkout and a code repo."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit(
+        {"domain/retry.md": RETRY_DOC, "domain/ledger.md": LEDGER_DOC},
+        "Knowledge",
+        "2026-03-10T09:00:00+00:00",
+    )
+    app = Repo(tmp_path / "app")
+    app.commit({"services/payment/retry.py": "x\n"}, "Raise limits", "2026-03-15T00:00:00+00:00")
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    config = {"source": "../knowledge", "code": {"repos": [{"source": "../app", "name": "app"}]}}
+    (cwd / "briefd.yaml").write_text(yaml.safe_dump(config))
+    assert briefd("index", cwd=cwd).returncode == 0
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.log_queries(seeded_log(api))
+    return cwd, app
+
+
+def test_gaps_json_and_table(project: tuple[Path, Repo]) -> None:
+    cwd, _ = project
+    result = briefd("gaps", "--since", "30d", "--json", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert [g["query"] for g in report["gaps"]] == ["kafka consumer lag alerts", None]
+    table = briefd("gaps", "--min-count", "6", cwd=cwd)
+    assert "1 gap(s) among 4 query group(s)" in table.stdout
+    assert "kafka consumer" in table.stdout and "hashed" not in table.stdout
+
+
+def test_drift_reads_new_commits_itself(project: tuple[Path, Repo]) -> None:
+    cwd, app = project
+    first = json.loads(briefd("drift", "--json", cwd=cwd).stdout)
+    assert [len(d["commits"]) for d in first["documents"]] == [1]
+    app.commit({"services/payment/b.py": "y\n"}, "Second change", "2026-03-16T00:00:00+00:00")
+
+    cached = json.loads(briefd("drift", "--no-refresh", "--json", cwd=cwd).stdout)
+    assert [len(d["commits"]) for d in cached["documents"]] == [1]
+    text = briefd("drift", cwd=cwd).stdout
+    assert text.startswith("1 of 2 documents with refs drift (app (main at ")
+    assert "- domain/retry.md: 2 commit(s) since its last change 2026-03-10" in text
+    assert "Dev One: Second change [services/payment/b.py]" in text
+
+
+def test_usage_json_and_table(project: tuple[Path, Repo]) -> None:
+    cwd, _ = project
+    report = json.loads(briefd("usage", "--json", "--limit", "1", cwd=cwd).stdout)
+    assert [d["doc_path"] for d in report["documents"]] == ["domain/retry.md"]
+    assert report["never_served"] == ["domain/ledger.md"]
+    table = briefd("usage", cwd=cwd).stdout
+    assert "59 request(s) since" in table and "never served (1):" in table
+
+
+def test_bad_input_is_one_line_that_says_what_to_do(project: tuple[Path, Repo]) -> None:
+    cwd, _ = project
+    result = briefd("gaps", "--since", "fortnight", cwd=cwd)
+    assert result.returncode == 1
+    assert result.stderr == (
+        "error: since must be a span such as 30d, 12h or 2w, or a date such as 2026-01-31; "
+        "got 'fortnight'\n"
+    )
+    twice = {"source": "../knowledge", "code": {"repos": ["../app", "../app"]}}
+    (cwd / "briefd.yaml").write_text(yaml.safe_dump(twice))
+    result = briefd("drift", cwd=cwd)
+    assert result.returncode == 1
+    assert (
+        "code.repos: two repositories are named 'app'; give each a distinct 'name'" in result.stderr
+    )

@@ -1,0 +1,59 @@
+"""The dashboard's knowledge-health panels (I5, T3, T4, T6) in a real headless Chromium: a seeded
+query log over two weeks, a real knowledge checkout and a real code repository that drifted
+from it. The screenshot lands in .briefd/test-artifacts/dashboard-health.png."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.service.test_dashboard_browser import ARTIFACTS, browser, page, pytestmark
+from tests.team.seeded import health_api
+
+__all__ = ["browser", "health_api", "page", "pytestmark"]
+
+
+def test_health_panels_render_from_a_seeded_log(page: Page, health_api: Briefd) -> None:
+    with serving(create_app(health_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+
+        gaps = page.locator("#gaps-table tbody tr")
+        expect(gaps.first).to_contain_text("kafka consumer lag alerts")
+        expect(gaps.nth(1)).to_contain_text("(hashed ")  # hook prompts are logged hashed
+        expect(gaps.first).to_contain_text("mcp 7")
+        expect(page.locator("#gaps-table")).not_to_contain_text("soft decline")
+
+        drift = page.locator("#drift-table tbody tr")
+        expect(drift).to_have_count(1)
+        expect(drift.first).to_contain_text("domain/retry.md")
+        expect(drift.first).to_contain_text("Dev One: Raise the soft decline retry limit to 5")
+        expect(page.locator("#drift-note")).to_contain_text("payments (main)")
+
+        bars = page.locator("#chart-requests svg rect title")
+        assert bars.count() >= 14 * 2  # a search and a bundle bar on every day
+        expect(page.locator("#chart-latency svg polyline")).to_have_count(2)
+        expect(page.locator("#chart-documents svg")).to_contain_text("domain/retry.md")
+        expect(page.locator("#never-list")).to_contain_text("domain/ledger.md")
+        expect(page.locator("#health-since")).to_contain_text("since ")
+
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.locator("#health").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "dashboard-health.png"), full_page=True)
+
+
+def test_setup_page_shows_the_health_reports_and_drift_settings(
+    page: Page, health_api: Briefd
+) -> None:
+    with serving(create_app(health_api, service_config())) as url:
+        page.goto(url + "/setup")
+        health = page.locator(".client", has_text="Knowledge health").locator("code")
+        expect(health).to_contain_text(f'"{url}/api/gaps?since=30d"')
+        expect(health).to_contain_text(f'"{url}/api/drift"')
+        settings = page.locator(".client", has_text="Drift against your code").locator("code")
+        expect(settings).to_contain_text("log_hook_prompts: hashed")
+        assert TOKEN not in page.content()

@@ -1,0 +1,124 @@
+"""Knowledge health through the service (T3, T4, T6): REST ``/api/gaps``, ``/api/drift`` and
+``/api/usage``, the three MCP tools through the SDK's client on a real uvicorn (both protocol
+eras), and drift on bundle items — over a real knowledge checkout, a real code repository that
+drifted from it and a seeded query log."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+from fastapi.testclient import TestClient
+from mcp import Client
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.service.test_mcp import MODES, run
+from tests.team.seeded import health_api
+
+__all__ = ["health_api"]
+
+
+@pytest.fixture
+def http(health_api: Briefd) -> Iterator[TestClient]:
+    with TestClient(create_app(health_api, service_config())) as client:
+        client.headers["Authorization"] = f"Bearer {TOKEN}"
+        yield client
+
+
+def test_rest_gaps_rank_the_seeded_log(http: TestClient) -> None:
+    body = http.get("/api/gaps", params={"since": "30d"}).json()
+    assert [(g["query"], g["asked"], g["surfaces"], g["empty"]) for g in body["gaps"]] == [
+        ("kafka consumer lag alerts", 7, {"mcp": 7}, 7),
+        (None, 5, {"hook": 5}, 5),  # hook prompts are logged hashed by default
+    ]
+    assert body["groups"] == 4 and body["unlogged"] == 0
+    assert http.get("/api/gaps", params={"min_count": 6}).json()["gaps"][0]["asked"] == 7
+    bad = http.get("/api/gaps", params={"since": "yesterday-ish"})
+    assert bad.status_code == 400 and "30d" in bad.json()["detail"]
+
+
+def test_rest_drift_lists_the_commit(http: TestClient) -> None:
+    body = http.get("/api/drift").json()
+    (doc,) = body["documents"]
+    assert doc["doc_path"] == "domain/retry.md" and doc["since"].startswith("2026-03-15")
+    (commit,) = doc["commits"]
+    assert commit["subject"] == "Raise the soft decline retry limit to 5"
+    assert commit["author"] == "Dev One" and commit["paths"] == ["services/payment/retry.py"]
+    assert [(r["name"], r["branch"], r["error"]) for r in body["repos"]] == [
+        ("payments", "main", None)
+    ]
+
+
+def test_rest_usage_counts_documents_and_days(http: TestClient) -> None:
+    body = http.get("/api/usage", params={"since": "30d", "limit": 5}).json()
+    searches = sum(1 + back % 4 for back in range(14))  # 33 answered searches, 14 bundles
+    assert body["requests"] == searches + 14 + 7 + 5  # and 7 + 5 gaps
+    assert body["surfaces"] == {"mcp": searches + 7, "rest": 14, "hook": 5}
+    top = body["documents"][0]
+    assert top["doc_path"] == "domain/retry.md" and top["surfaces"] == {"mcp": 33, "rest": 14}
+    assert body["never_served"] == ["domain/glossary.md", "domain/ledger.md"]
+    assert len(body["days"]) >= 30 and body["days"][-1]["requests"] > 0
+
+
+def test_a_bundle_item_from_a_drifting_document_carries_drift(http: TestClient) -> None:
+    body = {"task": "change the soft decline retries", "paths": ["services/payment/retry.py"]}
+    bundle = http.post("/api/bundle", json=body).json()
+    manifest = http.post("/api/bundle", json={**body, "mode": "manifest"}).json()
+    by_path = {i["location"]["path"]: i for i in manifest["items"]}
+    expected = {"doc_path": "domain/retry.md", "commits": 1, "since": "2026-03-15T12:00:00+00:00"}
+    assert by_path["domain/retry.md"]["drift"] == expected
+    assert all("drift" not in i for p, i in by_path.items() if p != "domain/retry.md")
+    assert [i["drift"] for i in bundle["items"] if "drift" in i] == [expected]
+    again = http.post("/api/bundle", json=body).json()
+    assert again["cached"] and again["text"] == bundle["text"]  # drift never changes the bytes
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_three_mcp_tools_answer_with_structured_content(health_api: Briefd, mode: str) -> None:
+    async def body(client: Client) -> dict[str, Any]:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        out = {}
+        for name, arguments in (
+            ("knowledge_gaps", {"since": "30d", "limit": 5}),
+            ("knowledge_drift", {}),
+            ("knowledge_usage", {"since": "30d", "limit": 3}),
+        ):
+            tool = tools[name]
+            assert tool.annotations is not None and tool.annotations.read_only_hint
+            result = await client.call_tool(name, arguments)
+            assert not result.is_error, result.content
+            assert tool.output_schema is not None, name
+            jsonschema.validate(result.structured_content, tool.output_schema)
+            out[name] = (result.structured_content, result.content[0].text)  # type: ignore[union-attr]
+        bundle = await client.call_tool(
+            "compile_bundle",
+            {"task_description": "soft decline retries", "paths": ["services/payment/retry.py"]},
+        )
+        out["bundle"] = (None, bundle.content[0].text)  # type: ignore[union-attr]
+        out["bad"] = (
+            None,
+            (await client.call_tool("knowledge_gaps", {"since": "soon"})).content[0].text,
+        )  # type: ignore[union-attr]
+        return out
+
+    with serving(create_app(health_api, service_config())) as base:
+        out = run(base + "/mcp", mode, body)
+    gaps, text = out["knowledge_gaps"]
+    assert gaps["gaps"][0]["query"] == "kafka consumer lag alerts"
+    assert "1. 'kafka consumer lag alerts': asked 7x (7 mcp), empty 7" in text
+    drift, text = out["knowledge_drift"]
+    assert drift["documents"][0]["doc_path"] == "domain/retry.md"
+    assert "1 of 2 documents with refs drift (payments (main at" in text
+    assert "Dev One: Raise the soft decline retry limit to 5 [services/payment/retry.py]" in text
+    usage, text = out["knowledge_usage"]
+    assert usage["documents"][0]["doc_path"] == "domain/retry.md"
+    assert "Never served (2): domain/glossary.md, domain/ledger.md" in text
+    assert (
+        "(drift: code under the refs of domain/retry.md changed in 1 commit(s)" in out["bundle"][1]
+    )
+    assert "since must be a span such as 30d" in out["bad"][1]

@@ -1,0 +1,288 @@
+"""Drift (T4) on real git repositories made in tmp_path, with real dates and authors: a commit
+touching a governed path after the document's last change is drift; an unrelated one, or one
+before that change, is not; editing the document clears it; a refresh reads only new commits;
+a git URL code repository is cloned bare and fetched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.sources.code import CodeSource, parse_log
+from briefd.sources.refs import covering, paths_covered
+from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo, git, settings_for
+
+DOC_AT = "2026-03-10T09:00:00+00:00"
+
+
+@pytest.fixture
+def knowledge(tmp_path: Path) -> Repo:
+    repo = Repo(tmp_path / "knowledge")
+    repo.commit(
+        {"domain/retry.md": RETRY_DOC, "domain/ledger.md": LEDGER_DOC},
+        "Write the payment rules",
+        DOC_AT,
+        author="Writer",
+    )
+    return repo
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Repo:
+    repo = Repo(tmp_path / "app")
+    repo.commit(
+        {"services/payment/retry.py": "LIMIT = 2\n"}, "Start payments", "2026-03-01T10:00:00+00:00"
+    )
+    return repo
+
+
+@pytest.fixture
+def api(tmp_path: Path, knowledge: Repo, app: Repo) -> Iterator[Briefd]:
+    with Briefd(settings_for(tmp_path, knowledge, str(app.path)), embedder=None) as instance:
+        yield instance
+
+
+def test_a_commit_after_the_document_on_a_governed_path_is_drift(api: Briefd, app: Repo) -> None:
+    drifted = app.commit(
+        {"services/payment/retry.py": "LIMIT = 5\n"},
+        "Raise the soft decline retry limit to 5",
+        "2026-03-15T12:30:00+00:00",
+        author="Dev One",
+    )
+    app.commit(
+        {"services/search/index.py": "pass\n"},
+        "Unrelated search tweak",
+        "2026-03-16T08:00:00+00:00",
+    )
+
+    api.index()
+    report = api.drift()
+
+    assert report.governed == 2
+    assert [d.doc_path for d in report.documents] == ["domain/retry.md"]
+    doc = report.documents[0]
+    assert doc.updated_at == DOC_AT
+    assert doc.since == "2026-03-15T12:30:00+00:00"
+    assert doc.days >= 0
+    assert [(c.hash, c.subject, c.author, c.at, c.paths) for c in doc.commits] == [
+        (
+            drifted,
+            "Raise the soft decline retry limit to 5",
+            "Dev One",
+            "2026-03-15T12:30:00+00:00",
+            ("services/payment/retry.py",),
+        )
+    ]
+    (repo,) = report.repos
+    assert repo.name == "app" and repo.branch == "main" and repo.error is None
+    assert repo.head == git(app.path, "rev-parse", "HEAD")
+
+
+def test_commits_before_the_document_or_elsewhere_are_not_drift(api: Briefd, app: Repo) -> None:
+    app.commit({"services/ledger/post.py": "x\n"}, "Before the doc", "2026-03-09T00:00:00+00:00")
+    app.commit({"services/ledgers/other.py": "x\n"}, "Similar prefix", "2026-03-20T00:00:00+00:00")
+    app.commit({"tools/close/deep/run.py": "x\n"}, "Too deep for *.py", "2026-03-21T00:00:00+00:00")
+
+    api.index()
+
+    assert api.drift().documents == ()
+
+
+def test_several_globs_and_commits_are_listed_newest_first(api: Briefd, app: Repo) -> None:
+    first = app.commit(
+        {"services/ledger/post.py": "a\n"}, "Post twice", "2026-03-11T00:00:00+00:00"
+    )
+    second = app.commit(
+        {"tools/close/run.py": "b\n", "services/ledger/post.py": "c\n", "README.md": "d\n"},
+        "Close the month",
+        "2026-03-12T00:00:00+00:00",
+        author="Dev Two",
+    )
+
+    api.index()
+    (doc,) = api.drift().documents
+
+    assert doc.doc_path == "domain/ledger.md"
+    assert [(c.hash, c.paths) for c in doc.commits] == [
+        (second, ("services/ledger/post.py", "tools/close/run.py")),
+        (first, ("services/ledger/post.py",)),
+    ]
+    assert doc.since == "2026-03-11T00:00:00+00:00"
+
+
+def test_a_later_edit_of_the_document_clears_its_drift(
+    api: Briefd, app: Repo, knowledge: Repo
+) -> None:
+    app.commit({"services/payment/retry.py": "LIMIT = 5\n"}, "Raise", "2026-03-15T00:00:00+00:00")
+    api.index()
+    assert [d.doc_path for d in api.drift().documents] == ["domain/retry.md"]
+
+    knowledge.commit(
+        {"domain/retry.md": RETRY_DOC.replace("three times", "five times")},
+        "Retry five times",
+        "2026-03-18T00:00:00+00:00",
+    )
+    api.index()
+
+    assert api.drift().documents == ()
+
+
+def test_a_second_sync_reads_only_the_new_commits(api: Briefd, app: Repo) -> None:
+    for day in (11, 12, 13):
+        app.commit(
+            {f"services/payment/f{day}.py": "x\n"}, f"Day {day}", f"2026-03-{day}T00:00:00+00:00"
+        )
+    first = api.sync()
+    assert first.error is None
+    (repo,) = api.drift().repos
+    assert (repo.last_read, repo.commits) == (3, 3)  # the 2026-03-01 commit predates every doc
+
+    newest = app.commit({"services/payment/f14.py": "x\n"}, "Day 14", "2026-03-14T00:00:00+00:00")
+    api.sync()
+    (repo,) = api.drift().repos
+    assert (repo.last_read, repo.commits) == (1, 4)
+    assert api.drift().documents[0].commits[0].hash == newest
+
+    api.sync()
+    (repo,) = api.drift().repos
+    assert (repo.last_read, repo.commits) == (0, 4)
+
+
+def test_a_rewritten_code_branch_is_read_again(api: Briefd, app: Repo) -> None:
+    app.commit({"services/payment/a.py": "x\n"}, "Gone soon", "2026-03-12T00:00:00+00:00")
+    api.index()
+    git(app.path, "reset", "--quiet", "--hard", "HEAD~1")
+    kept = app.commit({"services/payment/b.py": "x\n"}, "Rewritten", "2026-03-13T00:00:00+00:00")
+
+    api.index()
+    report = api.drift()
+
+    assert report.repos[0].commits == 1
+    assert [c.hash for c in report.documents[0].commits] == [kept]
+
+
+def test_a_git_url_code_repo_is_cloned_bare_and_fetched(
+    tmp_path: Path, knowledge: Repo, app: Repo
+) -> None:
+    remote = app.bare_copy(tmp_path / "app-remote.git")
+    url = remote.as_uri()
+    settings = settings_for(
+        tmp_path, knowledge, {"source": url, "branch": "main", "name": "payments"}
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        clone = tmp_path / "data" / "code" / "payments.git"
+        assert git(clone, "rev-parse", "--is-bare-repository") == "true"
+        assert api.drift().documents == ()
+
+        pushed = app.commit(
+            {"services/payment/retry.py": "LIMIT = 9\n"}, "Nine", "2026-03-20T00:00:00+00:00"
+        )
+        app.push_to()
+        report = api.sync()
+        assert report.error is None
+
+        drift = api.drift()
+        (repo,) = drift.repos
+        assert (repo.name, repo.location, repo.branch, repo.last_read) == (
+            "payments",
+            url,
+            "main",
+            1,
+        )
+        assert [c.hash for c in drift.documents[0].commits] == [pushed]
+        assert git(clone, "rev-parse", "main") == pushed
+
+
+def test_a_missing_code_repo_is_reported_and_never_fails_indexing(
+    tmp_path: Path, knowledge: Repo
+) -> None:
+    settings = settings_for(tmp_path, knowledge, str(tmp_path / "nowhere"))
+    with Briefd(settings, embedder=None) as api:
+        report = api.index()
+        assert report.documents == 2
+        (repo,) = api.drift().repos
+        assert repo.error is not None
+        assert "not a git checkout" in repo.error and "nowhere" in repo.error
+
+
+def test_a_repo_no_longer_configured_is_forgotten(
+    tmp_path: Path, knowledge: Repo, app: Repo
+) -> None:
+    app.commit({"services/payment/x.py": "x\n"}, "Drift", "2026-03-15T00:00:00+00:00")
+    with Briefd(settings_for(tmp_path, knowledge, str(app.path)), embedder=None) as api:
+        api.index()
+        assert len(api.drift().documents) == 1
+    with Briefd(settings_for(tmp_path, knowledge), embedder=None) as api:
+        api.index()
+        report = api.drift()
+        assert (report.repos, report.documents) == ((), ())
+
+
+def test_paths_covered_agrees_with_covering() -> None:
+    paths = [
+        "services/payment/a.py",
+        "services/payments/b.py",
+        "docs/x.md",
+        "a/b/c/README.md",
+        "root.txt",
+    ]
+    for glob in (
+        "services/payment/**",
+        "*.md",
+        "docs/",
+        "/root.txt",
+        "a/**/README.md",
+        "!x",
+        "services/*",
+    ):
+        assert paths_covered(glob, paths) == [p for p in paths if covering([glob], [p])]
+
+
+def test_parse_log_reads_names_with_spaces_and_subjects_with_separators() -> None:
+    out = (
+        "\x1eabc\x1f2026-01-01T00:00:00+00:00\x1fDev One\x1fFix: a|b\x1fc\0\nsvc/a b.py\0svc/c.py\0"
+        "\x1edef\x1f2025-12-31T00:00:00+00:00\x1fDev Two\x1fMerge-free\0\nREADME.md\0"
+    )
+    commits = parse_log(out, "app")
+    assert [(c.hash, c.at, c.author, c.subject, c.paths) for c in commits] == [
+        (
+            "abc",
+            "2026-01-01T00:00:00+00:00",
+            "Dev One",
+            "Fix: a|b\x1fc",
+            ("svc/a b.py", "svc/c.py"),
+        ),
+        ("def", "2025-12-31T00:00:00+00:00", "Dev Two", "Merge-free", ("README.md",)),
+    ]
+
+
+def test_code_repo_names_come_from_the_path_or_url(tmp_path: Path, knowledge: Repo) -> None:
+    settings = settings_for(tmp_path, knowledge, "git@github.com:acme/payments.git", "../ledger/")
+    names = [CodeSource(settings, r).name for r in settings.code.repos]
+    assert names == ["payments", "ledger"]
+
+
+def test_a_long_drift_lists_the_newest_commits_and_counts_all(
+    api: Briefd, app: Repo, knowledge: Repo
+) -> None:
+    hashes = [
+        app.commit(
+            {"services/payment/retry.py": f"LIMIT = {n}\n"},
+            f"Step {n}",
+            f"2026-03-11T00:{n:02d}:00+00:00",
+        )
+        for n in range(22)
+    ]
+    api.index()
+    (doc,) = api.drift().documents
+    assert doc.commit_count == 22 and len(doc.commits) == 20
+    assert [c.hash for c in doc.commits] == hashes[::-1][:20]
+    assert doc.since == "2026-03-11T00:00:00+00:00"
+
+    knowledge.commit({"domain/retry.md": None}, "Retire the retry doc", "2026-03-20T00:00:00+00:00")
+    api.index()
+    assert api.drift().documents == ()

@@ -1,0 +1,250 @@
+"""The gaps report (T3) and the query log's privacy (T6) on the real store: a seeded log gives
+the expected groups in the expected order; a query whose bundle was reported useful drops out;
+near-duplicates merge when vectors are on; retention prunes exactly what is older; hashed and
+off modes keep no prompt text in the database file, and gaps still group hashed prompts."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.bundles import BundleRequest
+from briefd.embeddings.fake import FakeEmbedder
+from briefd.errors import QueryError
+from briefd.settings import Settings, with_overrides
+from briefd.store.activity import QueryLogEntry
+from briefd.team.gaps import GapsRequest
+from tests.conftest import WriteFiles
+
+KNOWLEDGE = {
+    "domain/chargebacks.md": """
+        # Chargebacks
+
+        ## Evidence deadline
+        Merchants have 7 calendar days to submit chargeback evidence.
+    """,
+    "domain/refunds.md": """
+        # Refunds
+
+        ## Refund window
+        A captured payment can be refunded within 180 days.
+    """,
+}
+NOW = datetime.now(UTC).replace(microsecond=0)
+
+
+def at(hours_ago: float) -> str:
+    return (NOW - timedelta(hours=hours_ago)).isoformat(timespec="seconds")
+
+
+def entry(
+    query: str,
+    results: int,
+    top: float | None,
+    surface: str = "mcp",
+    kind: str = "search",
+    hours_ago: float = 1,
+    gate: str | None = None,
+    bundle_id: str | None = None,
+) -> QueryLogEntry:
+    gate = gate or ("kept" if results else "empty")
+    return QueryLogEntry(
+        kind, query, ("domain",), results, top, 5.0, surface, at(hours_ago), surface, gate,
+        ("c" * 16,) * min(results, 1), bundle_id,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def indexed(api: Briefd, write_files: WriteFiles) -> Briefd:
+    api.index(write_files(KNOWLEDGE))
+    return api
+
+
+def seed(api: Briefd) -> None:
+    api.log_queries(
+        [entry("kafka consumer lag", 0, None, "mcp")] * 3
+        + [entry("Kafka consumer lag", 0, None, "rest")] * 2
+        + [entry("consumer lag in kafka?", 0, None, "hook", "recall")]
+        + [entry("refund window", 2, 0.9)] * 4
+        + [entry("chargeback evidence deadline", 1, 0.2)] * 2
+        + [entry("settlement currency", 0, None)] + [entry("settlement currency", 2, 1.0)] * 2
+        + [entry("pizza recipe", 0, None, hours_ago=24 * 10)] * 9  # before a 7-day window
+    )  # fmt: skip
+
+
+def test_a_seeded_log_gives_the_expected_groups_in_order(indexed: Briefd) -> None:
+    seed(indexed)
+
+    report = indexed.gaps(GapsRequest(since="7d"))
+
+    assert report.groups == 4 and report.reference_score == 0.9
+    assert [
+        (g.query, g.asked, g.surfaces, g.empty, g.gated, g.best_score) for g in report.gaps
+    ] == [
+        ("kafka consumer lag", 6, {"mcp": 3, "rest": 2, "hook": 1}, 6, 6, None),
+        ("chargeback evidence deadline", 2, {"mcp": 2}, 0, 0, 0.2),
+    ]
+    kafka, chargeback = report.gaps
+    assert (kafka.weakness, kafka.rank) == (1.0, 6.0)
+    assert chargeback.weakness == pytest.approx(1 - 0.2 / 0.9, abs=1e-4)
+    assert kafka.kinds == ("recall", "search")
+    assert chargeback.sections[0].chunk_id == "c" * 16 and chargeback.sections[0].served == 2
+    assert chargeback.sections[0].doc_path is None  # not a section of this index
+
+
+def test_min_count_limit_and_window(indexed: Briefd) -> None:
+    seed(indexed)
+    week = GapsRequest(since="7d", min_count=3)
+    assert [g.query for g in indexed.gaps(week).gaps] == ["kafka consumer lag"]
+    assert len(indexed.gaps(GapsRequest(limit=1)).gaps) == 1
+    old = indexed.gaps(GapsRequest(since="14d")).gaps
+    assert old[0].query == "pizza recipe" and old[0].asked == 9
+    assert indexed.gaps(GapsRequest(since="2h")).groups == 4
+    with pytest.raises(QueryError, match="since must be a span such as 30d"):
+        indexed.gaps(GapsRequest(since="last tuesday"))
+
+
+def test_a_query_whose_bundle_was_reported_useful_is_no_gap(indexed: Briefd) -> None:
+    seed(indexed)
+    bundle = indexed.compile_bundle(BundleRequest("chargeback evidence deadline"))
+    indexed.log_queries([entry("chargeback evidence deadline", 1, 0.2, bundle_id=bundle.bundle_id)])
+    assert "chargeback evidence deadline" in [g.query for g in indexed.gaps(GapsRequest()).gaps]
+
+    indexed.report_usage(bundle.bundle_id, [bundle.items[0].chunk_id])
+
+    report = indexed.gaps(GapsRequest(since="7d"))
+    assert [g.query for g in report.gaps] == ["kafka consumer lag"]
+    assert report.answered_useful == 1
+
+
+def test_nothing_helped_keeps_the_gap(indexed: Briefd) -> None:
+    seed(indexed)
+    bundle = indexed.compile_bundle(BundleRequest("chargeback evidence deadline"))
+    indexed.log_queries([entry("chargeback evidence deadline", 1, 0.2, bundle_id=bundle.bundle_id)])
+    indexed.report_usage(bundle.bundle_id, [])
+    assert "chargeback evidence deadline" in [g.query for g in indexed.gaps(GapsRequest()).gaps]
+
+
+def test_near_duplicates_merge_when_vectors_are_on(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    long = "which kafka consumer group lag alert threshold pages the payments on call engineer"
+    variant = long + " tonight"
+    embedder = FakeEmbedder(dim=256)
+    with Briefd(settings, embedder=embedder) as api:
+        api.index(write_files(KNOWLEDGE))
+        api.log_queries(
+            [entry(long, 0, None)] * 3
+            + [entry(variant, 0, None)] * 2
+            + [entry("refund window", 2, 0.9)]
+        )
+        report = api.gaps(GapsRequest())
+        embedded = list(embedder.calls)
+        again = api.gaps(GapsRequest())
+        assert embedder.calls == embedded  # the phrasings' vectors are kept, not embedded again
+    assert report.near_duplicates and again == report
+    assert [(g.query, g.variants, g.asked) for g in report.gaps] == [(long, (variant,), 5)]
+    assert len(report.gaps[0].keys) == 2
+    assert embedded[-1] == ("query", 2)
+
+
+@pytest.fixture
+def hashed(settings: Settings, write_files: WriteFiles) -> Iterator[Briefd]:
+    hashed_settings = with_overrides(settings, {"activity.log_prompts": "hashed"})
+    with Briefd(hashed_settings, embedder=None) as api:
+        api.index(write_files(KNOWLEDGE))
+        yield api
+
+
+def database_bytes(api: Briefd) -> bytes:
+    path = api.settings.db
+    files = [path, Path(f"{path}-wal")]
+    return b"".join(f.read_bytes() for f in files if f.exists())
+
+
+def test_hashed_mode_stores_no_prompt_text_and_still_groups(hashed: Briefd) -> None:
+    secret = "zanzibar merchant onboarding exception"
+    hashed.log_queries(
+        [entry(secret, 0, None)] * 2
+        + [entry("Zanzibar merchant onboarding exception!", 0, None, "hook", "recall")]
+    )
+
+    assert secret.encode() not in database_bytes(hashed)
+    assert b"zanzibar" not in database_bytes(hashed).lower()
+    stored = hashed.recent_queries()
+    assert {e.query for e in stored} == {""} and len({e.query_hash for e in stored}) == 1
+    (gap,) = hashed.gaps(GapsRequest()).gaps
+    assert (gap.query, gap.asked, gap.surfaces) == (None, 3, {"mcp": 2, "hook": 1})
+
+
+def test_hook_prompts_are_hashed_by_default_and_searches_kept(indexed: Briefd) -> None:
+    indexed.log_queries(
+        [entry("rotate the hsm keys", 0, None, "hook", "recall"), entry("refund window", 2, 0.9)]
+    )
+    kinds = {e.kind: e for e in indexed.recent_queries()}
+    assert kinds["recall"].query == "" and kinds["recall"].query_hash
+    assert kinds["search"].query == "refund window"
+    assert b"rotate the hsm keys" not in database_bytes(indexed)
+
+
+def test_off_mode_keeps_counts_but_no_text_nor_hash(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    off = with_overrides(settings, {"activity.log_prompts": "off"})
+    with Briefd(off, embedder=None) as api:
+        api.index(write_files(KNOWLEDGE))
+        api.log_queries([entry("confidential roadmap item", 0, None)] * 2)
+        assert b"confidential roadmap" not in database_bytes(api)
+        (stored, _) = api.recent_queries()
+        assert (stored.query, stored.query_hash, stored.results) == ("", None, 0)
+        report = api.gaps(GapsRequest())
+        assert (report.gaps, report.unlogged, report.groups) == ((), 2, 0)
+        assert api.usage().requests == 2
+
+
+def test_retention_prunes_exactly_what_is_older(indexed: Briefd) -> None:
+    bundle = indexed.compile_bundle(BundleRequest("refund window"))
+    days = indexed.settings.activity.retention_days
+    inside, outside = days * 24 - 1, days * 24 + 1  # an hour either side of the cutoff
+    indexed.log_queries(
+        [entry("kept", 1, 0.5, hours_ago=inside), entry("gone", 1, 0.5, hours_ago=outside)]
+    )
+    indexed.report_usage(bundle.bundle_id, [bundle.items[0].chunk_id])
+    conn = indexed.store.conn
+    conn.execute("UPDATE usage_events SET created_at = ?", (at(outside),))
+    indexed.report_usage(bundle.bundle_id, [])
+    conn.execute("UPDATE usage_events SET created_at = ? WHERE useful = 0", (at(inside),))
+
+    indexed.index()  # every index run prunes (and so does every write of the log)
+
+    assert [e.query for e in indexed.recent_queries()] == ["kept"]
+    rows = conn.execute("SELECT useful FROM usage_events").fetchall()
+    assert [r[0] for r in rows] == [0]
+
+
+def test_retention_zero_keeps_everything(indexed: Briefd) -> None:
+    keep = dataclasses.replace(indexed.settings.activity, retention_days=0)
+    with Briefd(dataclasses.replace(indexed.settings, activity=keep), embedder=None) as api:
+        api.log_queries([entry("ancient", 0, None, hours_ago=24 * 400)])
+        api.index()
+        assert [e.query for e in api.recent_queries()] == ["ancient"]
+
+
+def test_a_model_that_cannot_load_leaves_gaps_without_near_duplicates(
+    indexed: Briefd, tmp_path: Path
+) -> None:
+    seed(indexed)
+    missing = {
+        "embeddings.enabled": True,
+        "embeddings.model": "bge-small-en-v1.5",
+        "embeddings.model_dir": str(tmp_path / "no-models"),
+    }
+    with Briefd(with_overrides(indexed.settings, missing)) as api:
+        report = api.gaps(GapsRequest(since="7d"))
+    assert not report.near_duplicates
+    assert [g.query for g in report.gaps] == ["kafka consumer lag", "chargeback evidence deadline"]
