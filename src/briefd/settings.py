@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from briefd.errors import ConfigError
 
 CONFIG_FILE = "briefd.yaml"
@@ -122,6 +120,8 @@ class RecallSettings:
     max_chance: float = 1.0
     min_lift: float = 3.0
     session_hours: float = 24.0
+    daemon: bool = True  # no server answered: a background daemon per index answers (I10)
+    idle_minutes: float = 30.0  # the daemon exits after this long without a prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +276,8 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+    import yaml  # here, not at the top: a hook without a config file never needs it
+
     try:
         data = yaml.safe_load(text) if text.strip() else {}
     except yaml.YAMLError as exc:
@@ -359,6 +361,8 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any, origin: str) -> N
 
 
 def _parse_env_value(raw: str) -> Any:
+    import yaml
+
     try:
         return yaml.safe_load(raw) if raw.strip() else raw
     except yaml.YAMLError:

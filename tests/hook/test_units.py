@@ -81,10 +81,16 @@ def test_server_timeout_discovery() -> None:
     assert discover.server_timeout({"BRIEFD_RECALL__SERVER_TIMEOUT": "soon"}, {}) == 2.0
 
 
-def test_config_is_parsed_only_when_it_mentions_recall(tmp_path: Path) -> None:
+def test_config_is_parsed_only_when_it_mentions_recall_or_db(tmp_path: Path) -> None:
     plain = tmp_path / "plain.yaml"
-    plain.write_text("db: team.db\n")
+    plain.write_text("source: knowledge\n")
     assert discover.read_config(str(plain)) == {}
+    placed = tmp_path / "placed.yaml"
+    placed.write_text("db: team.db\n")
+    assert discover.read_config(str(placed)) == {"db": "team.db"}
+    assert discover.index_path({}, None, str(placed), {"db": "team.db"}) == str(
+        (tmp_path / "team.db").resolve()
+    )
     tuned = tmp_path / "tuned.yaml"
     tuned.write_text("db: team.db\nrecall:\n  server: null\n")
     assert discover.read_config(str(tuned)) == {"db": "team.db", "recall": {"server": None}}

@@ -48,3 +48,20 @@ def terminal(result: Mapping[str, Any]) -> str:
 
 def to_json(result: Mapping[str, Any]) -> str:
     return json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+
+
+def daemon_status(report: Mapping[str, Any]) -> str:
+    """``briefd recall --status`` for people."""
+    state = report.get("state")
+    if state != "running":
+        what = "starting" if state == "starting" else "not running (the next prompt starts it)"
+        return f"recall daemon: {what}\n  index  {report['index']}\n  log    {report['log']}\n"
+    idle = f"idle {report['idle_s']:.0f} s (exits after {report['idle_minutes']:g} min)"
+    return (
+        f"recall daemon: running · pid {report['pid']} · {report['mode']} · "
+        f"{report['requests']} prompt(s) · {idle} · RSS {report['rss_mb']:.0f} MB\n"
+        f"  index   {report['index']}\n"
+        f"  socket  {report['socket']}\n"
+        f"  log     {report['log']}\n"
+        f"  started {report['started']}\n"
+    )

@@ -56,7 +56,8 @@ class RecallRequest:
             raise QueryError("hook input has no 'prompt' string; send the prompt as 'prompt'")
         return cls(
             prompt=prompt,
-            session_id=_optional(data, "session_id", str),
+            # VS Code's hooks send ``sessionId`` (code.visualstudio.com/docs/agent-customization/hooks)
+            session_id=_optional(data, "session_id", str) or _optional(data, "sessionId", str),
             max_tokens=_optional(data, "max_tokens", int),
             top_k=_optional(data, "top_k", int),
             scopes=_scopes(data.get("scopes")),
