@@ -29,6 +29,9 @@ def terminal(result: Mapping[str, Any]) -> str:
         f"{result.get('budget', 0)} · {result.get('mode')} · via {result.get('via', '?')} · "
         f"{result.get('took_ms', 0):.1f} ms"
     )
+    if result.get("confidence"):
+        z = result.get("specificity")
+        head += f" · {result['confidence']}" + (f" (specificity {z:.2f})" if z is not None else "")
     lines = [head]
     if not sections:
         lines.append(f"Nothing to inject: {result.get('reason') or 'no matching sections'}.")
@@ -36,8 +39,9 @@ def terminal(result: Mapping[str, Any]) -> str:
         crumb = " › ".join([section["title"], *section["heading_path"]])
         where = f"{section['doc_path']}:{section['start_line']}-{section['end_line']}"
         preview = " ".join(section["content"].split())[:160]
+        mark = "  related" if section.get("related_to") else ""
         lines += [
-            f"{rank:>2}. {section['score']:.4f}  {where}  ({section['tokens']} tokens)",
+            f"{rank:>2}. {section['score']:.4f}  {where}  ({section['tokens']} tokens){mark}",
             f"    {crumb}",
             f"    {preview}",
         ]
