@@ -121,7 +121,7 @@ class RecallSettings:
     min_lift: float = 3.0
     session_hours: float = 24.0
     weak_z: float = 1.645  # specificity below this: a generic prompt, nothing is injected
-    strong_z: float = 2.326  # below this (and ≥ weak_z): at most one short section
+    strong_z: float = 3.09  # below this (and ≥ weak_z): at most one short section
     weak_tokens: int = 300  # what that one short section may take
     related: int = 2  # sections linked from the top hits, added as related context (R6)
     daemon: bool = True  # no server answered: a background daemon per index answers (I10)

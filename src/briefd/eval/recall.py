@@ -61,6 +61,15 @@ class RecallReport:
     missed: tuple[str, ...]  # golden query ids whose expected section was not injected
 
 
+def figures(report: RecallReport) -> dict[str, float]:
+    """What the gate file limits (see :func:`briefd.eval.thresholds.recall_shortfalls`)."""
+    return {
+        "recall@5": report.recall_at_5,
+        "noise_share": report.noise_share,
+        "noise_tokens": float(report.noise_tokens_max),
+    }
+
+
 def load_noise(path: Path) -> tuple[NoisePrompt, ...]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -13,14 +13,17 @@ generic prompt reaches into *this* index is measured on the probes themselves: e
 margin against the index and the *other* probes (leave one out) gives the mean and spread of
 the margins generic prompts get here. The prompt's margin in those units is its specificity z:
 
-    z < weak_z (1.645, one-sided 5%)    generic: nothing is injected
-    weak_z ≤ z < strong_z (2.326, 1%)   weak: at most one short section (recall.weak_tokens)
-    z ≥ strong_z                        strong: the sections, within the budget
+    z < weak_z (1.645, one-sided 5%)     generic: nothing is injected
+    weak_z ≤ z < strong_z (3.09, 0.1%)   weak: at most one short section (recall.weak_tokens)
+    z ≥ strong_z                         strong: the sections, within the budget
 
-The thresholds are the usual one-sided 95% / 99% points: a strong prompt scores higher than 99%
-of generic requests would against this index. Nothing is fitted to an eval set; the
-calibration follows the index (it is recomputed when the gate's calibration is, after every
-index change) and is kept in the ``calibration`` table under ``<model>|generic``.
+The thresholds are the usual one-sided 5% and 0.1% points of the generic margins: a prompt gets
+one short section when fewer than 5% of generic requests would score as high against this index,
+and its sections only when fewer than 0.1% would — the hook runs on every turn, so a full
+injection must almost never fire on chatter, while a real question that reads like chatter still
+gets its best section. Nothing is fitted to an eval set; the calibration follows the index (it
+is recomputed when the gate's calibration is, after every index change) and is kept in the
+``calibration`` table under ``<model>|generic``.
 """
 
 from __future__ import annotations
