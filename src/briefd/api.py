@@ -121,6 +121,7 @@ class Briefd:
         self._speller.invalidate()
         self._lexicon.invalidate()
         self._bundles.clear()  # cached bundles of other knowledge states are never hit again
+        self._specificity.calibration(self.store, self.semantic)  # recall's (I8), stored now
         with self.store.write() as conn:
             prune_bundles(conn, report.fingerprint, self.settings.bundles.manifest_days)
         return report
@@ -188,8 +189,7 @@ class Briefd:
     ) -> Ranking:
         request = SearchRequest(prompt, scopes=scopes, top_k=top_k, mode="hybrid", related=related)
         hits = self.search(request)
-        z = self._specificity.z(self.store, self.semantic, prompt, scopes) if hits.hits else None
-        return recall_ranking(hits, z)
+        return recall_ranking(hits, self._specificity.z(self.store, self.semantic, prompt, scopes))
 
     def scopes(self) -> list[ScopeInfo]:
         with self.store.read() as conn:

@@ -97,6 +97,19 @@ class Specificity:
         self, store: Store, semantic: SemanticIndex | None, prompt: str, scopes: Sequence[str]
     ) -> float | None:
         """The prompt's specificity z, or None without vectors or a gate calibration."""
+        generic = self.calibration(store, semantic)
+        if semantic is None or generic is None:
+            return None
+        with store.read() as conn:
+            index = semantic.index(conn)
+        query = semantic.query_vector(prompt)
+        found = index.top(query, scopes, 1)
+        return specificity(found[0][1], query, generic) if found else None
+
+    def calibration(
+        self, store: Store, semantic: SemanticIndex | None
+    ) -> GenericCalibration | None:
+        """This index's generic calibration: kept, stored, or computed now (and stored)."""
         if semantic is None:
             return None
         with store.read() as conn:
@@ -106,21 +119,19 @@ class Specificity:
                 return None
             key = f"{semantic.embedder.model_id}|generic"
             fingerprint = f"g{VERSION}:{gate.fingerprint}"
-            fresh = self._generic is None or self._generic.fingerprint != fingerprint
-            stored = calibration.load(conn, key) if fresh else None
+            if self._generic is not None and self._generic.fingerprint == fingerprint:
+                return self._generic
+            stored = calibration.load(conn, key)
         if stored is not None and stored.fingerprint == fingerprint:
             self._generic = GenericCalibration(
                 fingerprint, stored.probe_vectors, stored.mean, stored.std, stored.maximum
             )
-        elif fresh:
-            texts = [t for group in GENERIC_PROMPTS.values() for t in group]
-            probes = semantic.embedder.embed_batch(texts, "query")
-            self._generic = calibrate(fingerprint, probes, index.matrix)
-            _save(store, key, self._generic)
-        assert self._generic is not None
-        query = semantic.query_vector(prompt)
-        found = index.top(query, scopes, 1)
-        return specificity(found[0][1], query, self._generic) if found else None
+            return self._generic
+        texts = [t for group in GENERIC_PROMPTS.values() for t in group]
+        probes = semantic.embedder.embed_batch(texts, "query")
+        self._generic = calibrate(fingerprint, probes, index.matrix)
+        _save(store, key, self._generic)
+        return self._generic
 
 
 def _save(store: Store, key: str, generic: GenericCalibration) -> None:
