@@ -123,3 +123,14 @@ def test_a_config_file_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None
     config.write_bytes(b"search:\n  top_k: 5  # caf\xe9\n")
     with pytest.raises(ConfigError, match="not UTF-8 text; save it as UTF-8"):
         load_settings(config=config, env={})
+
+
+def test_environment_values_read_as_yaml_reads_them() -> None:
+    import yaml
+
+    from briefd.settings import _parse_env_value
+
+    samples = ["true", "false", "0", "12", "/tmp/x y/index.db", "http://127.0.0.1:8484"]
+    samples += ["https://h/mcp", "/a#b", "off", "1.5", "0123", "[a, b]", "  /x  ", "/x: y", "null"]
+    for value in samples:
+        assert _parse_env_value(value) == yaml.safe_load(value), value

@@ -42,3 +42,10 @@ def query_terms(query: str) -> list[str]:
     ``MAX_QUERY_TERMS``. Empty for a query of only stop words ("what is it"), which matches
     everything and nothing."""
     return [w for w in query_words(query) if w not in STOP_WORDS][:MAX_QUERY_TERMS]
+
+
+def slugify(text: str) -> str:
+    """GitHub-style heading slug, as relative Markdown links use in their ``#fragment``."""
+    lowered = text.strip().lower()
+    kept = re.sub(r"[^\w\- ]", "", lowered)
+    return kept.replace(" ", "-")

@@ -11,7 +11,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from briefd.markdown.parse import slugify
+from briefd.text import slugify
 
 SOURCES = 3  # how many of the top direct hits are expanded
 
