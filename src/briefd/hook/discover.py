@@ -112,7 +112,10 @@ def index_path(
 
 
 def daemon_on(env: Mapping[str, str], config: Mapping[str, Any]) -> bool:
-    """Whether a local daemon may answer (``recall.daemon``, default true)."""
+    """Whether a local daemon may answer (``recall.daemon``, default true; POSIX only: it
+    listens on a Unix socket and is kept single by ``flock``)."""
+    if os.name != "posix":
+        return False
     if "BRIEFD_RECALL__DAEMON" in env:
         return env["BRIEFD_RECALL__DAEMON"].strip().lower() not in FALSE
     recall = config.get("recall")
