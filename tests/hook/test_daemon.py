@@ -235,3 +235,21 @@ def test_a_configured_server_wins(db: Path, tmp_path: Path, run_hook: RunHook) -
     assert run.stdout == "<knowledge>\nfrom the configured server\n</knowledge>\n"
     assert not Path(daemon_files(str(db), {}).lock).exists()
     assert daemons(tmp_path) == []
+
+
+def test_a_failing_daemon_is_not_restarted_on_every_prompt(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    files = daemon_files(str(db), {})
+    Path(files.socket).mkdir()  # the daemon cannot listen there: it fails and says why
+    first = as_json(run_hook, RELEVANT, "s-1")
+    log = Path(files.log)
+    wait_for(lambda: log.exists() and "stopped by an error" in log.read_text())
+    wait_for(lambda: not daemons(tmp_path))
+    for session in ("s-2", "s-3"):  # answered here, and no new daemon is started
+        assert as_json(run_hook, RELEVANT, session)["via"] == "in-process"
+    assert log.read_text().count("starting for") == 1 and daemons(tmp_path) == []
+    assert first["sections"]
+    status = json.loads(run_hook("--status", "--json", env=DAEMON).stdout)
+    assert status["state"] == "failed" and 0 < status["retry_in_s"] <= 300
+    assert run_hook("--status", env=DAEMON).stdout.startswith("recall daemon: failed (")

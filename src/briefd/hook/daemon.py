@@ -310,13 +310,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             _stop_on_signals(daemon)
             daemon.warm()
             reason = serve(daemon)
-    except Exception:
+    except Exception as exc:
         log.exception("stopped by an error")
+        _write_failure(files, exc)
         return 1
-    finally:
-        _remove_state(files)
+    _remove_state(files)
     log.info("stopped: %s", reason)
     return 0
+
+
+def _write_failure(files: DaemonFiles, exc: Exception) -> None:
+    """Say why in the state file: hooks then answer in-process, without starting another
+    daemon, for ``starter.RETRY_AFTER`` seconds (a missing model must not cost every prompt a
+    daemon that fails the same way)."""
+    error = " ".join(str(exc).split()) or type(exc).__name__
+    state = {"pid": os.getpid(), "index": files.index, "failed": time.time(), "error": error}
+    with contextlib.suppress(OSError):
+        Path(files.state).write_text(json.dumps(state), encoding="utf-8")
 
 
 def _remove_state(files: DaemonFiles) -> None:

@@ -57,6 +57,12 @@ def to_json(result: Mapping[str, Any]) -> str:
 def daemon_status(report: Mapping[str, Any]) -> str:
     """``briefd recall --status`` for people."""
     state = report.get("state")
+    if state == "failed":
+        return (
+            f"recall daemon: failed ({report['error']}); prompts are answered in-process, and "
+            f"the next one after {report['retry_in_s']} s starts it again\n"
+            f"  index  {report['index']}\n  log    {report['log']}\n"
+        )
     if state != "running":
         what = "starting" if state == "starting" else "not running (the next prompt starts it)"
         return f"recall daemon: {what}\n  index  {report['index']}\n  log    {report['log']}\n"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from briefd.hook.client import PATH, ServerUnavailable, post_unix
 from briefd.hook.place import DaemonFiles
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 ASK_TIMEOUT = 1.0  # seconds a warm daemon gets to answer; then the hook fails open
+RETRY_AFTER = 300.0  # seconds after a daemon failed before a prompt starts another
 DAEMON_MODULE = "briefd.hook.daemon"
 
 
@@ -45,6 +47,8 @@ def start(files: DaemonFiles, config: str | None, cwd: str, env: Mapping[str, st
     a read-only index directory, say)."""
     import fcntl
 
+    if _failed_recently(files):
+        return True
     try:
         lock = os.open(files.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError:
@@ -85,6 +89,25 @@ def _spawn(
         os.close(log)
 
 
+def _failed_recently(files: DaemonFiles) -> bool:
+    failed = _state(files).get("failed")
+    return isinstance(failed, int | float) and 0 <= time.time() - failed < RETRY_AFTER
+
+
+def _state(files: DaemonFiles) -> dict[str, Any]:
+    """The state file's record ({} when there is none or it is unreadable)."""
+    if not os.path.exists(files.state):
+        return {}
+    import json
+
+    try:
+        with open(files.state, encoding="utf-8") as stream:
+            state = json.load(stream)
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
 def _inherited(keep: int) -> list[int]:
     """Descriptors beyond stdio this process would pass on (an agent may have left some open
     for the hook): the daemon must not hold any of them."""
@@ -111,7 +134,12 @@ def status(files: DaemonFiles) -> dict[str, Any]:
         report = json.loads(post_unix(files.socket, files.index, b"{}", ASK_TIMEOUT, "/status"))
     except ServerUnavailable:
         state = "starting" if _locked(files) else "stopped"
-        return {"state": state, "index": files.index, "socket": files.socket, "log": files.log}
+        report = {"state": state, "index": files.index, "socket": files.socket, "log": files.log}
+        failed = _state(files)
+        if state == "stopped" and "failed" in failed:
+            report |= {"state": "failed", "error": failed.get("error", "")}
+            report["retry_in_s"] = max(0, round(RETRY_AFTER - (time.time() - failed["failed"])))
+        return report
     return {"state": "running", **report}
 
 
@@ -133,8 +161,6 @@ def stop(files: DaemonFiles) -> str:
 
 
 def _await_exit(files: DaemonFiles, seconds: float = 5.0) -> str:
-    import time
-
     deadline = time.monotonic() + seconds
     while _locked(files) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -161,13 +187,7 @@ def _signal(files: DaemonFiles, kill: bool = False) -> None:
 
 def daemon_pid(files: DaemonFiles) -> int | None:
     """The pid in the state file, if that process is still this index's daemon."""
-    import json
-
-    try:
-        with open(files.state, encoding="utf-8") as stream:
-            pid = json.load(stream).get("pid")
-    except (OSError, ValueError, AttributeError):
-        return None
+    pid = _state(files).get("pid")
     if not isinstance(pid, int):
         return None
     if not os.path.isdir("/proc"):  # no cmdline to check: trust the pid while the lock is held
