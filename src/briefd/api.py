@@ -26,7 +26,9 @@ from briefd.proposals import records as proposal_records
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.service import propose, refresh_after_sync
 from briefd.recall import engine as recall_engine
+from briefd.recall.confidence import Specificity, recall_ranking
 from briefd.recall.engine import RecallRequest, RecallResult
+from briefd.recall.ranking import Ranking
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.governed import search_with_paths
 from briefd.retrieval.search import SearchRequest, search
@@ -65,6 +67,7 @@ class Briefd:
         self._semantic: SemanticIndex | None = None
         self._speller = Speller()
         self._lexicon = Lexicon()
+        self._specificity = Specificity()
         self._bundles = BundleCache(settings.bundles.cache_entries)
         self._sync_runner = SyncRunner(lambda: run_sync(self._sync_steps()))
 
@@ -123,6 +126,7 @@ class Briefd:
         self._speller.invalidate()
         self._lexicon.invalidate()
         self._bundles.clear()  # cached bundles of other knowledge states are never hit again
+        self._specificity.calibration(self.store, self.semantic)  # recall's (I8), stored now
         with self.store.write() as conn:
             prune_bundles(conn, report.fingerprint, self.settings.bundles.manifest_days)
         upkeep.after_index(self.store, self.settings)  # query log retention (T6), drift (T4)
@@ -194,11 +198,11 @@ class Briefd:
         return recall_engine.answer(self.store, request, self.settings, hybrid)
 
     def _recall_search(
-        self, prompt: str, scopes: tuple[str, ...], top_k: int
-    ) -> tuple[list[tuple[str, float]], str]:
-        request = SearchRequest(prompt, scopes=scopes, top_k=top_k, mode="hybrid", related=0)
-        result = self.search(request)
-        return [(hit.chunk_id, hit.score) for hit in result.hits], result.gate
+        self, prompt: str, scopes: tuple[str, ...], top_k: int, related: int
+    ) -> Ranking:
+        request = SearchRequest(prompt, scopes=scopes, top_k=top_k, mode="hybrid", related=related)
+        hits = self.search(request)
+        return recall_ranking(hits, self._specificity.z(self.store, self.semantic, prompt, scopes))
 
     def scopes(self) -> list[ScopeInfo]:
         with self.store.read() as conn:

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from briefd.errors import ConfigError
 
 CONFIG_FILE = "briefd.yaml"
@@ -125,6 +123,12 @@ class RecallSettings:
     max_chance: float = 1.0
     min_lift: float = 3.0
     session_hours: float = 24.0
+    weak_z: float = 1.645  # specificity below this: a generic prompt, nothing is injected
+    strong_z: float = 3.09  # below this (and ≥ weak_z): at most one short section
+    weak_tokens: int = 300  # what that one short section may take
+    related: int = 2  # sections linked from the top hits, added as related context (R6)
+    daemon: bool = True  # no server answered: a background daemon per index answers (I10)
+    idle_minutes: float = 30.0  # the daemon exits after this long without a prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +384,8 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+    import yaml  # here, not at the top: a hook without a config file never needs it
+
     try:
         data = yaml.safe_load(text) if text.strip() else {}
     except yaml.YAMLError as exc:
@@ -484,7 +490,23 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any, origin: str) -> N
     node[parts[-1]] = value
 
 
+_INT = re.compile(r"0|[1-9][0-9]*")
+
+
 def _parse_env_value(raw: str) -> Any:
+    """A ``BRIEFD_*`` value as YAML reads it. Plain numbers, ``true``/``false``, absolute paths
+    and http(s) URLs are read without YAML (the same result, without its ~15 ms import on the
+    hook's path); anything else goes to YAML."""
+    text = raw.strip()
+    if text in ("true", "false"):
+        return text == "true"
+    if _INT.fullmatch(text):
+        return int(text)
+    special = ": " in text or " #" in text or text.endswith(":")
+    if text.startswith(("/", "http://", "https://")) and not special:
+        return text
+    import yaml
+
     try:
         return yaml.safe_load(raw) if raw.strip() else raw
     except yaml.YAMLError:

@@ -50,3 +50,10 @@ def grouping_key(query: str) -> str:
     to word forms); a query of only stop words keeps its words."""
     terms = query_terms(query) or query_words(query)
     return " ".join(sorted(terms))
+
+
+def slugify(text: str) -> str:
+    """GitHub-style heading slug, as relative Markdown links use in their ``#fragment``."""
+    lowered = text.strip().lower()
+    kept = re.sub(r"[^\w\- ]", "", lowered)
+    return kept.replace(" ", "-")

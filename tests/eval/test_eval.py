@@ -9,10 +9,17 @@ from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.datasets import load_beir, load_golden
 from briefd.eval.metrics import score_ranking
+from briefd.eval.recall import NoisePrompt, figures, run_recall
 from briefd.eval.run import beir_index, golden_index, run_beir, run_golden
-from briefd.eval.thresholds import Gate, shortfalls
+from briefd.eval.thresholds import Gate, load_gates, recall_shortfalls, shortfalls
 from briefd.settings import Settings
-from tests.conftest import EVAL_DATA, WriteFiles
+from tests.conftest import EVAL_DATA, EXAMPLE, WriteFiles
+
+
+@pytest.fixture
+def indexed_example(api: Briefd) -> Briefd:
+    api.index(EXAMPLE)
+    return api
 
 
 def test_metrics_by_hand() -> None:
@@ -121,3 +128,36 @@ def test_expected_section_missing_from_index_is_reported(
         f"{queries}: query q1 expects section 'Gone' of domain/a.md, which is not in the index; "
         "fix the query or the document"
     )
+
+
+def test_recall_limits_are_read_and_checked(tmp_path: Path) -> None:
+    path = tmp_path / "eval" / "thresholds.yaml"
+    path.parent.mkdir()
+    path.write_text(
+        "sets:\n  - name: golden-en\n    queries: q.yaml\n    min: {bm25: {recall@5: 0.5}}\n"
+        "    recall: {hybrid: {recall@5: 0.8, noise_share: 0.1, noise_tokens: 300}}\n"
+    )
+    (gate,) = load_gates(path)
+    assert gate.recall == {"hybrid": {"recall@5": 0.8, "noise_share": 0.1, "noise_tokens": 300}}
+    figures = {"recall@5": 0.75, "noise_share": 0.2, "noise_tokens": 250.0}
+    assert recall_shortfalls(gate, "hybrid", figures) == [
+        "golden-en recall hybrid recall@5 = 0.7500 < 0.8000",
+        "golden-en recall hybrid noise_share = 0.2000 > 0.1000",
+    ]
+    path.write_text(path.read_text().replace("noise_share", "noise"))
+    with pytest.raises(EvalError, match="recall metric must be one of recall@5, noise_share"):
+        load_gates(path)
+
+
+def test_recall_report_counts_answers_and_noise(indexed_example: Briefd, tmp_path: Path) -> None:
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        f"source: {EXAMPLE}\nqueries:\n"
+        "  - {id: q1, query: how many days does a merchant have to submit chargeback evidence, "
+        "type: paraphrase, expected: [{path: domain/chargebacks.md, heading: Evidence deadline}]}\n"
+    )
+    noise = (NoisePrompt("n1", "what is the best way to boil an egg", "chat"),)
+    report = run_recall(indexed_example, load_golden(queries), noise, "bm25")
+    assert (report.queries, report.recall_at_5, report.answered) == (1, 1.0, 1.0)
+    assert (report.noise_injected, report.noise_share, report.noise_tokens_max) == (0, 0.0, 0)
+    assert figures(report) == {"recall@5": 1.0, "noise_share": 0.0, "noise_tokens": 0.0}

@@ -39,7 +39,8 @@ def indexed(api: Briefd) -> Briefd:
 @pytest.fixture
 def hook_env(tmp_path: Path, settings: Settings) -> dict[str, str]:
     """A clean environment for the real command: the test index, embeddings off, a server URL
-    nobody listens on, and a HOME without user config."""
+    nobody listens on, no local daemon (tests/hook/test_daemon.py turns it on and stops it),
+    and a HOME without user config."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     keep = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
@@ -51,6 +52,7 @@ def hook_env(tmp_path: Path, settings: Settings) -> dict[str, str]:
         "BRIEFD_DB": str(settings.db),
         "BRIEFD_EMBEDDINGS__ENABLED": "false",
         "BRIEFD_RECALL__SERVER": f"http://127.0.0.1:{closed_port()}",
+        "BRIEFD_RECALL__DAEMON": "false",
     }
 
 

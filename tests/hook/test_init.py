@@ -35,7 +35,6 @@ def test_init_twice_gives_identical_files(tmp_path: Path) -> None:
         ".codex/config.toml",
         ".codex/hooks.json",
         ".cursor/mcp.json",
-        ".github/hooks/briefd.json",
         ".mcp.json",
         ".vscode/mcp.json",
     ]
@@ -69,6 +68,83 @@ def test_written_hook_command_works_as_written(
     )
     assert done.returncode == 0
     assert done.stdout.startswith("<knowledge>"), done.stderr
+
+
+def recall_hooks(project: Path, files: list[str], event: str) -> list[str]:
+    """The recall commands a client registers for ``event``, reading ``files`` (globs) the way
+    its documentation says it loads hooks: grouped (``{"hooks": [...]}``) or flat entries."""
+    commands = []
+    for pattern in files:
+        for path in sorted(project.glob(pattern)):
+            for entry in json.loads(path.read_text()).get("hooks", {}).get(event, []):
+                for hook in entry.get("hooks", [entry]):
+                    if clients._ours(hook.get("command")):
+                        commands.append(hook["command"])
+    return commands
+
+
+def test_init_all_gives_every_client_one_recall_hook_at_most(tmp_path: Path) -> None:
+    output = init(tmp_path, "--client", "all", "--yes")
+    claude = [".claude/settings.json", ".claude/settings.local.json"]
+    (claude_hook,) = recall_hooks(tmp_path, claude, "UserPromptSubmit")
+    assert claude_hook.endswith(" recall")
+    (codex_hook,) = recall_hooks(tmp_path, [".codex/hooks.json"], "UserPromptSubmit")
+    assert codex_hook.endswith(" recall --format claude-json")
+    # VS Code loads .github/hooks/*.json and the Claude Code files: the Claude hook, once
+    vscode = recall_hooks(tmp_path, [".github/hooks/*.json", *claude], "UserPromptSubmit")
+    assert vscode == [claude_hook]
+    assert recall_hooks(tmp_path, [".cursor/hooks.json"], "beforeSubmitPrompt") == []
+    assert "VS Code: MCP server only" in output and "cannot add context" in output
+    assert "Cursor: MCP server only" in output
+
+
+def test_written_hooks_answer_each_client_in_its_documented_form(
+    tmp_path: Path, indexed: Briefd, hook_env: dict[str, str]
+) -> None:
+    init(tmp_path, "--client", "all", "--yes")
+    claude = [".claude/settings.local.json"]
+    (claude_hook,) = recall_hooks(tmp_path, claude, "UserPromptSubmit")
+    (codex_hook,) = recall_hooks(tmp_path, [".codex/hooks.json"], "UserPromptSubmit")
+
+    def run(command: str, payload: dict[str, object]) -> str:
+        done = subprocess.run(
+            command,
+            shell=True,
+            input=json.dumps({"prompt": RELEVANT, "cwd": str(tmp_path), **payload}),
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=hook_env,
+            check=True,
+        )
+        assert done.stderr == ""
+        return done.stdout
+
+    claude_payload = {"session_id": "c-1", "hook_event_name": "UserPromptSubmit"}
+    assert run(claude_hook, claude_payload).startswith("<knowledge>")
+    codex_payload = {"session_id": "x-1", "hook_event_name": "UserPromptSubmit", "turn_id": "t"}
+    codex_payload |= {"model": "gpt-5", "permission_mode": "default", "transcript_path": None}
+    output = json.loads(run(codex_hook, codex_payload))["hookSpecificOutput"]
+    assert output["hookEventName"] == "UserPromptSubmit"
+    assert "Merchants have 7 calendar days" in output["additionalContext"]
+    vscode_payload = {"sessionId": "v-1", "hookEventName": "UserPromptSubmit"}
+    vscode_payload |= {"timestamp": "2026-12-01T10:30:00.000Z"}
+    assert run(claude_hook, vscode_payload) == ""
+    cursor_payload = {"conversation_id": "k-1", "hook_event_name": "beforeSubmitPrompt"}
+    assert run(claude_hook, {**cursor_payload, "workspace_roots": [str(tmp_path)]}) == ""
+
+
+def test_init_removes_the_vscode_hook_an_earlier_init_wrote(tmp_path: Path) -> None:
+    old = tmp_path / ".github" / "hooks" / "briefd.json"
+    old.parent.mkdir(parents=True)
+    entry = {"type": "command", "command": "/venv/bin/briefd recall --format claude-json"}
+    old.write_text(json.dumps({"hooks": {"UserPromptSubmit": [entry]}}))
+    assert "removed" in init(tmp_path, "--client", "vscode", "--yes")
+    assert not old.exists()
+    other = {"type": "command", "command": "./audit.sh"}
+    old.write_text(json.dumps({"hooks": {"UserPromptSubmit": [entry, other]}}))
+    init(tmp_path, "--client", "vscode", "--yes")
+    assert json.loads(old.read_text()) == {"hooks": {"UserPromptSubmit": [other]}}
 
 
 def test_init_keeps_other_entries(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import sys
@@ -12,6 +13,8 @@ import pytest
 from briefd.api import Briefd
 from briefd.cli.launch import recall_args
 from briefd.hook import client, discover
+from briefd.hook.place import daemon_files
+from tests.conftest import EXAMPLE
 from tests.recall.conftest import RELEVANT
 
 HEAVY = ("typer", "rich", "numpy", "onnxruntime", "fastapi", "httpx", "yaml", "typing")
@@ -39,7 +42,7 @@ def test_fast_path_imports_nothing_heavy() -> None:
     code = (
         "import sys, json\n"
         "from briefd.cli.launch import recall_args\n"
-        "from briefd.hook import main, client, discover, render\n"
+        "from briefd.hook import main, client, discover, render, place, starter\n"
         f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -57,6 +60,32 @@ def test_in_process_bm25_imports_no_model_runtime(indexed: Briefd) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == [[], "<knowledge>"]
+
+
+def test_first_prompt_while_the_daemon_starts_loads_no_model(
+    hybrid_api: Briefd, tmp_path: Path
+) -> None:
+    """The index has vectors and embeddings are on, but while its daemon starts (here: another
+    process holds the lock) the prompt is answered with BM25: numpy is never imported."""
+    hybrid_api.index(EXAMPLE)
+    hybrid_api.close()
+    db = str(hybrid_api.settings.db.resolve())
+    lock = Path(daemon_files(db, {}).lock)
+    code = (
+        "import sys, json, io\n"
+        "from briefd.hook.main import main\n"
+        f"out = io.StringIO(); main(['--json', '--db', {db!r}, {RELEVANT!r}], stdout=out, "
+        "env={'BRIEFD_RECALL__SERVER': 'off'})\n"
+        "result = json.loads(out.getvalue())\n"
+        "heavy = ['numpy', 'onnxruntime']\n"
+        "print(json.dumps([[m for m in heavy if m in sys.modules], result['mode'], result['via']]))\n"
+    )
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+        )
+    assert json.loads(done.stdout) == [[], "bm25", "in-process"], done.stderr
 
 
 def test_hook_discovers_config_and_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,11 +110,40 @@ def test_server_timeout_discovery() -> None:
     assert discover.server_timeout({"BRIEFD_RECALL__SERVER_TIMEOUT": "soon"}, {}) == 2.0
 
 
-def test_config_is_parsed_only_when_it_mentions_recall(tmp_path: Path) -> None:
+def test_config_is_parsed_only_when_it_mentions_recall_or_db(tmp_path: Path) -> None:
     plain = tmp_path / "plain.yaml"
-    plain.write_text("db: team.db\n")
+    plain.write_text("source: knowledge\n")
     assert discover.read_config(str(plain)) == {}
+    placed = tmp_path / "placed.yaml"
+    placed.write_text("db: team.db\n")
+    assert discover.read_config(str(placed)) == {"db": "team.db"}
+    assert discover.index_path({}, None, str(placed), {"db": "team.db"}) == str(
+        (tmp_path / "team.db").resolve()
+    )
     tuned = tmp_path / "tuned.yaml"
     tuned.write_text("db: team.db\nrecall:\n  server: null\n")
     assert discover.read_config(str(tuned)) == {"db": "team.db", "recall": {"server": None}}
     assert discover.server_url({}, discover.read_config(str(tuned))) is None
+
+
+def test_daemon_files_sit_next_to_the_index_or_in_a_private_runtime_dir() -> None:
+    files = daemon_files("/p/.briefd/briefd.db", {})
+    assert files.socket == "/p/.briefd/briefd.db.recall.sock"
+    assert (files.lock, files.state, files.log) == (
+        "/p/.briefd/briefd.db.recall.lock",
+        "/p/.briefd/briefd.db.recall.json",
+        "/p/.briefd/briefd.db.recall.log",
+    )
+    deep = "/" + "d" * 120 + "/briefd.db"
+    far = daemon_files(deep, {"XDG_RUNTIME_DIR": "/run/user/7"})
+    assert far.socket.startswith("/run/user/7/briefd/") and far.socket.endswith(".sock")
+    assert len(far.socket) <= 100 and far.lock == deep + ".recall.lock"
+    assert daemon_files(deep, {"XDG_RUNTIME_DIR": "/run/user/7"}).socket == far.socket
+    assert daemon_files(deep + "x", {"XDG_RUNTIME_DIR": "/run/user/7"}).socket != far.socket
+
+
+def test_daemon_discovery() -> None:
+    assert discover.daemon_on({}, {}) is True
+    assert discover.daemon_on({"BRIEFD_RECALL__DAEMON": "false"}, {}) is False
+    assert discover.daemon_on({}, {"recall": {"daemon": False}}) is False
+    assert discover.daemon_on({"BRIEFD_RECALL__DAEMON": "true"}, {"recall": {"daemon": False}})

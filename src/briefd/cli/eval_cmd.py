@@ -13,8 +13,9 @@ from briefd.cli.output import console, fail, print_json, reported_errors
 from briefd.errors import EvalError
 from briefd.eval.datasets import BeirSet, GoldenSet, is_beir, load_beir, load_golden
 from briefd.eval.metrics import METRICS
+from briefd.eval.recall import NOISE_FILE, RecallReport, figures, load_noise, run_recall
 from briefd.eval.run import EvalReport, beir_index, golden_index, run_beir, run_golden
-from briefd.eval.thresholds import MODES, load_gates, shortfalls
+from briefd.eval.thresholds import MODES, load_gates, recall_shortfalls, shortfalls
 from briefd.model import SearchMode
 from briefd.settings import Settings, apply_tuned
 
@@ -53,20 +54,22 @@ def eval_command(
         if check is not None:
             _check(settings, check, json_output, all_sets)
             return
-        reports = []
+        reports: list[EvalReport] = []
+        recall: list[RecallReport] = []
         golden = list(queries or [])
         if not golden and not dataset:
             golden = [Path(p) for p in DEFAULT_GOLDEN if Path(p).is_file()]
             if not golden:
                 raise EvalError("no query set given; pass --queries FILE or --dataset DIR")
         for path in golden:
-            reports += _golden_reports(settings, path, source, modes)
+            reports += _golden_reports(settings, path, source, modes, recall)
         for folder in dataset or []:
             reports += _beir_reports(settings, folder, modes)
     if json_output:
         print_json(reports)
         return
     print_reports(reports)
+    print_recall(recall)
     if misses:
         _print_misses(reports)
 
@@ -104,10 +107,20 @@ def open_beir(settings: Settings, folder: Path) -> tuple[Briefd, BeirSet]:
 
 
 def _golden_reports(
-    settings: Settings, path: Path, source: Path | None, modes: tuple[SearchMode, ...]
+    settings: Settings,
+    path: Path,
+    source: Path | None,
+    modes: tuple[SearchMode, ...],
+    recall: list[RecallReport] | None = None,
+    noise: Path = NOISE_FILE,
 ) -> list[EvalReport]:
+    """Search reports per mode; with ``recall``, also what prompt-time recall injects (bm25
+    and hybrid modes, when the recall-noise file is there)."""
     api, golden = open_golden(settings, path, source)
     with api:
+        if recall is not None and noise.is_file():
+            prompts = load_noise(noise)
+            recall += [run_recall(api, golden, prompts, m) for m in modes if m != "vector"]
         return [run_golden(api, golden, m) for m in modes]
 
 
@@ -122,6 +135,7 @@ def _beir_reports(
 def _check(settings: Settings, path: Path, json_output: bool, all_sets: bool) -> None:
     failures: list[str] = []
     reports: list[EvalReport] = []
+    recall: list[RecallReport] = []
     for gate in load_gates(path):
         if gate.dataset is not None and not gate.dataset.is_dir():
             console.print(f"skipped {gate.name}: {gate.dataset} not found", markup=False)
@@ -139,7 +153,12 @@ def _check(settings: Settings, path: Path, json_output: bool, all_sets: bool) ->
             settings_for_set = settings
         modes = tuple(m for m in gate.minimums if m in available)
         if gate.queries is not None:
-            found = _golden_reports(settings_for_set, gate.queries, None, modes)
+            limited: list[RecallReport] = []
+            noise = path.parent / NOISE_FILE.name
+            found = _golden_reports(settings_for_set, gate.queries, None, modes, limited, noise)
+            for item in limited:
+                failures += recall_shortfalls(gate, item.mode, figures(item))
+            recall += limited
         else:
             assert gate.dataset is not None
             found = _beir_reports(settings_for_set, gate.dataset, modes)
@@ -147,9 +166,10 @@ def _check(settings: Settings, path: Path, json_output: bool, all_sets: bool) ->
             failures += shortfalls(gate, report.mode, report.overall)
         reports += found
     if json_output:
-        print_json({"reports": reports, "failures": failures})
+        print_json({"reports": reports, "recall": recall, "failures": failures})
     else:
         print_reports(reports)
+        print_recall(recall)
     if failures:
         fail("below the eval gate: " + "; ".join(failures))
     console.print("eval gate passed", markup=False)
@@ -169,6 +189,34 @@ def print_reports(reports: list[EvalReport]) -> None:
         for qtype, metrics in report.by_type.items():
             count = sum(1 for o in report.outcomes if o.type == qtype)
             table.add_row(f"  {qtype}", "", str(count), *(f"{metrics[m]:.4f}" for m in METRICS))
+    console.print(table)
+
+
+def print_recall(reports: list[RecallReport]) -> None:
+    """Prompt-time recall (I8): Recall@5 of the golden queries through the recall engine, and
+    what the generic prompts of eval/recall-noise.yaml inject."""
+    if not reports:
+        return
+    table = Table(title="briefd recall (prompt-time hook)")
+    columns = (
+        "set",
+        "mode",
+        "recall@5",
+        "at default budget",
+        "noise injecting",
+        "noise max tokens",
+    )
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("set", "mode") else "right")
+    for r in reports:
+        table.add_row(
+            r.name,
+            r.mode,
+            f"{r.recall_at_5:.4f}",
+            f"{r.recall_at_5_default_budget:.4f}",
+            f"{r.noise_injected}/{r.noise_prompts} ({r.noise_share:.1%})",
+            str(r.noise_tokens_max),
+        )
     console.print(table)
 
 

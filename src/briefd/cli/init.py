@@ -16,10 +16,16 @@ from briefd.hook.clients import CLIENTS, targets
 from briefd.settings import Settings
 
 NOTES = {
-    "cursor": "Cursor: MCP server only — its beforeSubmitPrompt hook cannot add context to a "
-    "prompt, so there is no recall hook for it.",
-    "vscode": "VS Code: agent hooks are a preview feature; enable chat.hookFilesLocations for "
-    ".github/hooks if your VS Code does not read it yet.",
+    "codex": "Codex: hooks are on by default in current releases (`[features] hooks`; older "
+    "ones need `codex_hooks = true` in config.toml); Codex reads .codex/ only in trusted "
+    "projects.",
+    "cursor": "Cursor: MCP server only — its beforeSubmitPrompt hook can allow or block a prompt "
+    "but cannot add context. With third-party hooks on, Cursor also runs the Claude Code hook; "
+    "briefd recall answers it with nothing.",
+    "vscode": "VS Code: MCP server only — its UserPromptSubmit hook takes the common output "
+    "format only and cannot add context. VS Code also runs the Claude Code hooks in "
+    ".claude/settings*.json; briefd recall answers those calls with nothing, so nothing "
+    "runs twice.",
 }
 
 
@@ -72,18 +78,25 @@ def init_command(
             console.print("Nothing written (pass --yes to write without asking).", markup=False)
             raise typer.Exit(1)
         for path, _, new in changes:
-            target = project / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(new, encoding="utf-8")
-            console.print(f"wrote {target}", markup=False)
+            _write(project / path, new)
     for name in chosen:
         if name in NOTES:
             console.print(NOTES[name], markup=False)
 
 
+def _write(target: Path, text: str | None) -> None:
+    if text is None:
+        target.unlink()
+        console.print(f"removed {target}", markup=False)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    console.print(f"wrote {target}", markup=False)
+
+
 def _changes(
     project: Path, clients: tuple[str, ...], hook: str, url: str
-) -> list[tuple[str, str | None, str]]:
+) -> list[tuple[str, str | None, str | None]]:
     out = []
     for name in clients:
         for target in targets(name, hook, url):
@@ -95,11 +108,11 @@ def _changes(
     return out
 
 
-def _show_diff(project: Path, path: str, old: str | None, new: str) -> None:
+def _show_diff(project: Path, path: str, old: str | None, new: str | None) -> None:
     diff = difflib.unified_diff(
         (old or "").splitlines(keepends=True),
-        new.splitlines(keepends=True),
+        (new or "").splitlines(keepends=True),
         fromfile=f"{project / path}" if old is not None else "/dev/null",
-        tofile=f"{project / path}",
+        tofile=f"{project / path}" if new is not None else "/dev/null",
     )
     console.print("".join(diff), markup=False, end="")

@@ -37,11 +37,19 @@ def recall_command(
     server: str | None = typer.Option(
         None, "--server", help="Server URL to ask first (default recall.server); off: none."
     ),
-    no_server: bool = typer.Option(False, "--no-server", help="Answer in-process only."),
+    no_server: bool = typer.Option(
+        False, "--no-server", help="Answer in-process only (no server, no daemon)."
+    ),
+    status: bool = typer.Option(
+        False, "--status", help="Show this index's recall daemon (--json for JSON)."
+    ),
+    stop: bool = typer.Option(False, "--stop", help="Stop this index's recall daemon."),
 ) -> None:
     """Prompt-time recall for agent hooks: the knowledge sections relevant to a prompt.
 
-    Fails open: on any error it prints nothing, one line on stderr, and exits 0.
+    Asks a running server (recall.server), else this index's local daemon, which the first
+    prompt starts in the background. Fails open: on any error it prints nothing, one line on
+    stderr, and exits 0.
     """
     argv: list[str] = []
     values = {
@@ -60,6 +68,8 @@ def recall_command(
             argv += [name, str(value)]
     argv += ["--json"] if json_output else []
     argv += ["--no-server"] if no_server else []
+    argv += ["--status"] if status else []
+    argv += ["--stop"] if stop else []
     if prompt:
         argv += ["--", *prompt]
     raise typer.Exit(hook_main(argv))

@@ -10,11 +10,16 @@ sets:
 A dataset folder that is absent is skipped (public data lives outside the repository). A set
 marked ``slow: true`` (embedding it from a cold cache takes many minutes on 2 cores) has its
 vector and hybrid minimums checked only with ``briefd eval --check … --all-sets``.
+
+A golden set may also gate prompt-time recall (see :mod:`briefd.eval.recall`):
+``recall: {hybrid: {recall@5: 0.82, noise_share: 0.05, noise_tokens: 300}}`` — Recall@5 through
+the recall engine is a minimum; the share of recall-noise prompts that inject anything and the
+most tokens one of them injects are maximums.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +29,8 @@ from briefd.errors import EvalError
 from briefd.eval.metrics import METRICS
 
 MODES = ("bm25", "vector", "hybrid")
+RECALL_MINIMUMS = ("recall@5",)
+RECALL_MAXIMUMS = ("noise_share", "noise_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +40,7 @@ class Gate:
     dataset: Path | None
     minimums: dict[str, dict[str, float]]  # mode → metric → minimum
     slow: bool = False  # embedding it from cold takes long: vector/hybrid only with --all-sets
+    recall: dict[str, dict[str, float]] = field(default_factory=dict)  # mode → limit (I8)
 
 
 def load_gates(path: Path) -> list[Gate]:
@@ -64,7 +72,33 @@ def _gate(path: Path, base: Path, item: Any) -> Gate:
             if metric not in METRICS:
                 raise EvalError(f"{path}: set '{name}': metric must be one of {', '.join(METRICS)}")
             minimums.setdefault(mode, {})[metric] = float(value)
-    return Gate(name, queries, dataset, minimums, bool(item.get("slow", False)))
+    recall = _recall_limits(path, name, item.get("recall") or {})
+    return Gate(name, queries, dataset, minimums, bool(item.get("slow", False)), recall)
+
+
+def _recall_limits(path: Path, name: str, given: Any) -> dict[str, dict[str, float]]:
+    limits: dict[str, dict[str, float]] = {}
+    for mode, metrics in dict(given).items():
+        if mode not in ("bm25", "hybrid"):
+            raise EvalError(f"{path}: set '{name}': recall mode must be bm25 or hybrid")
+        for metric, value in dict(metrics).items():
+            if metric not in (*RECALL_MINIMUMS, *RECALL_MAXIMUMS):
+                known = ", ".join((*RECALL_MINIMUMS, *RECALL_MAXIMUMS))
+                raise EvalError(f"{path}: set '{name}': recall metric must be one of {known}")
+            limits.setdefault(mode, {})[metric] = float(value)
+    return limits
+
+
+def recall_shortfalls(gate: Gate, mode: str, figures: dict[str, float]) -> list[str]:
+    """Recall figures past their limit (below a minimum, above a maximum), as readable lines."""
+    out = []
+    for metric, limit in gate.recall.get(mode, {}).items():
+        value = figures[metric]
+        if metric in RECALL_MINIMUMS and value + 1e-9 < limit:
+            out.append(f"{gate.name} recall {mode} {metric} = {value:.4f} < {limit:.4f}")
+        if metric in RECALL_MAXIMUMS and value > limit + 1e-9:
+            out.append(f"{gate.name} recall {mode} {metric} = {value:.4f} > {limit:.4f}")
+    return out
 
 
 def shortfalls(gate: Gate, mode: str, overall: dict[str, float]) -> list[str]:

@@ -9,8 +9,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from briefd.markdown.parse import slugify
 from briefd.model import Heading, Link, LinkFindings, ResolvedLink
+from briefd.text import slugify
 
 _SUFFIXES = (".md", ".markdown")
 

@@ -1,4 +1,5 @@
-"""Asking a running ``briefd serve`` for a recall, over a plain socket.
+"""Asking a running ``briefd serve`` — or the local recall daemon, over its Unix socket — for
+a recall, over a plain socket.
 
 ``http.client`` alone costs the hook ~20 ms of imports (it pulls in the ``email`` package), a
 third of the whole budget, so a loopback ``http://`` server is spoken to directly: one
@@ -16,6 +17,7 @@ from briefd.errors import BriefdError
 
 PATH = "/api/hook/recall?format="
 CONNECT_TIMEOUT = 0.25
+INDEX_HEADER = "X-Briefd-Index"  # the daemon answers only for the index it serves
 
 
 class ServerUnavailable(BriefdError):
@@ -51,22 +53,50 @@ def post(url: str, body: bytes, token: str | None, timeout: float, fmt: str = "j
         conn = _connect(host, port, min(CONNECT_TIMEOUT, timeout))
     except OSError as exc:
         raise ServerUnavailable(f"no briefd server at {url} ({exc.strerror or exc})") from None
+    return _exchange(conn, f"{base}{PATH}{fmt}", headers, body, timeout, f"briefd server at {url}")
+
+
+def post_unix(path: str, index: str, body: bytes, timeout: float, target: str) -> bytes:
+    """POST ``body`` to ``target`` (``PATH`` + format, ``/status``, ``/stop``) of the local
+    recall daemon listening on the Unix socket ``path``, which must serve ``index``; the
+    response body of a 200 answer."""
+    where = f"the recall daemon at {path}"
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    conn.settimeout(min(CONNECT_TIMEOUT, timeout))
+    try:
+        conn.connect(path)
+    except OSError as exc:
+        conn.close()
+        raise ServerUnavailable(f"no {where} ({exc.strerror or exc})") from None
+    headers = {"Host": "localhost", "Content-Type": "application/json", INDEX_HEADER: index}
+    return _exchange(conn, target, headers, body, timeout, where)
+
+
+def _exchange(
+    conn: _socket.socket,
+    target: str,
+    headers: dict[str, str],
+    body: bytes,
+    timeout: float,
+    where: str,
+) -> bytes:
+    """One HTTP/1.1 request with ``Connection: close`` and its response, read to the end."""
     try:
         conn.settimeout(timeout)
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         request = (
-            f"POST {base}{PATH}{fmt} HTTP/1.1\r\n{head}Content-Length: {len(body)}\r\n"
+            f"POST {target} HTTP/1.1\r\n{head}Content-Length: {len(body)}\r\n"
             "Connection: close\r\n\r\n"
         )
-        conn.sendall(request.encode("latin-1") + body)
+        conn.sendall(request.encode("utf-8") + body)
         raw = _read_all(conn)
     except TimeoutError:
-        raise ServerTimeout(f"briefd server at {url} did not answer within {timeout:g} s") from None
+        raise ServerTimeout(f"{where} did not answer within {timeout:g} s") from None
     except OSError as exc:
-        raise ServerUnavailable(f"briefd server at {url} failed: {exc}") from None
+        raise ServerUnavailable(f"{where} failed: {exc}") from None
     finally:
         conn.close()
-    return _parse(raw, url)
+    return _parse(raw, where)
 
 
 def _addresses(host: str, port: int) -> list[tuple[int, int, int, str, tuple[str, int]]]:
@@ -103,13 +133,13 @@ def _read_all(conn: _socket.socket) -> bytes:
 def _parse(raw: bytes, url: str) -> bytes:
     head, sep, body = raw.partition(b"\r\n\r\n")
     if not sep:
-        raise ServerUnavailable(f"briefd server at {url} sent no HTTP response")
+        raise ServerUnavailable(f"{url} sent no HTTP response")
     lines = head.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ", 2)
     status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
     if status != 200:
         reason = parts[2] if len(parts) > 2 else ""
-        raise ServerUnavailable(f"briefd server at {url} answered {status} {reason}".rstrip())
+        raise ServerUnavailable(f"{url} answered {status} {reason}".rstrip())
     fields = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
     if fields.get("transfer-encoding", "").lower() == "chunked":
         return _dechunk(body)

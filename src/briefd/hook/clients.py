@@ -1,15 +1,28 @@
 """The project config files ``briefd init`` writes for each coding agent (pure: old text in,
 new text out, so running init twice leaves the files byte-identical).
 
-* Claude Code: the ``UserPromptSubmit`` hook in ``.claude/settings.local.json`` (it names this
-  machine's Python, so it stays out of the shared ``settings.json``) and the MCP server in
-  ``.mcp.json``.
-* Codex: ``[mcp_servers.briefd]`` in ``.codex/config.toml`` and the ``UserPromptSubmit`` hook in
-  ``.codex/hooks.json`` (hookSpecificOutput JSON).
-* VS Code (Copilot agent mode): ``.vscode/mcp.json`` and the ``UserPromptSubmit`` hook in
-  ``.github/hooks/briefd.json`` (preview feature; hookSpecificOutput JSON).
-* Cursor: ``.cursor/mcp.json`` only — Cursor's ``beforeSubmitPrompt`` hook can allow or block a
-  prompt but cannot add context, so there is no recall hook to write.
+Each client's prompt-hook contract, as its own documentation states it (checked 2026-12):
+
+| client | event | payload | how context gets in | hook files it loads |
+|---|---|---|---|---|
+| Claude Code | ``UserPromptSubmit`` | ``session_id``, ``prompt``, ``cwd``, ``transcript_path``, ``permission_mode``, ``hook_event_name`` | stdout on exit 0, or ``hookSpecificOutput.additionalContext`` | ``.claude/settings.json``, ``.claude/settings.local.json`` |
+| Codex | ``UserPromptSubmit`` | the same plus ``turn_id``, ``model`` | ``hookSpecificOutput.additionalContext`` | ``.codex/hooks.json`` (hooks are on by default) |
+| VS Code | ``UserPromptSubmit`` | ``sessionId``, ``hookEventName``, ``prompt``, ``cwd``, ``timestamp`` | none: "uses the common output format only" | ``.github/hooks/*.json`` **and** ``.claude/settings*.json`` |
+| Cursor | ``beforeSubmitPrompt`` | ``conversation_id``, ``prompt``, ``workspace_roots`` | none: ``continue`` / ``user_message`` only | ``.cursor/hooks.json``, and ``.claude/settings*.json`` with third-party hooks on |
+
+Sources: code.claude.com/docs/en/hooks (UserPromptSubmit input and decision control);
+openai/codex ``codex-rs/hooks/schema/generated/user-prompt-submit.command.{input,output}.schema.json``
+and developers.openai.com/codex/hooks; code.visualstudio.com/docs/agent-customization/hooks
+("Hook file locations", "UserPromptSubmit"); cursor.com/docs/hooks and
+cursor.com/docs/reference/third-party-hooks.
+
+So ``init`` writes one recall hook per client that can take context — Claude Code's in
+``.claude/settings.local.json`` (it names this machine's Python, so it stays out of the shared
+``settings.json``) and Codex's in ``.codex/hooks.json`` — and none for VS Code or Cursor, which
+only get the MCP server. VS Code (and Cursor, when asked to) still run the Claude Code hook;
+``briefd recall`` recognises their payloads and answers nothing at once (see
+:data:`briefd.hook.main.SILENT_CLIENTS`), so no client runs a recall twice or for nothing. The
+``.github/hooks/briefd.json`` an earlier ``init`` wrote for VS Code is removed.
 """
 
 from __future__ import annotations
@@ -30,11 +43,12 @@ HOOK_TIMEOUT_S = 10
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """One file to write: its path in the project and how to update its text."""
+    """One file to write: its path in the project and how to update its text (None: the file
+    should not exist)."""
 
     client: str
     path: str
-    update: Callable[[str | None], str]
+    update: Callable[[str | None], str | None]
 
 
 def targets(client: str, hook: str, mcp_url: str) -> list[Target]:
@@ -63,7 +77,7 @@ def targets(client: str, hook: str, mcp_url: str) -> list[Target]:
             Target(
                 client, ".vscode/mcp.json", lambda t: mcp_servers(t, "servers", vscode_mcp(mcp_url))
             ),
-            Target(client, ".github/hooks/briefd.json", lambda t: vscode_hook(t, json_hook)),
+            Target(client, ".github/hooks/briefd.json", without_recall_hook),
         ],
     }
     return table[client]
@@ -107,15 +121,22 @@ def claude_hook(text: str | None, command: str) -> str:
     return _dump(data)
 
 
-def vscode_hook(text: str | None, command: str) -> str:
+def without_recall_hook(text: str | None) -> str | None:
+    """``.github/hooks/briefd.json`` without the recall hook an earlier ``init`` put there
+    (VS Code also loads the Claude Code hook: two would run); None when nothing else is left."""
+    if text is None:
+        return None
     data = _load(text, ".github/hooks/briefd.json")
-    hooks = data.setdefault("hooks", {})
+    hooks = data.get("hooks")
     if not isinstance(hooks, dict):
-        raise ConfigError("'hooks' in .github/hooks/briefd.json must be an object")
+        return text
     kept = [h for h in hooks.get("UserPromptSubmit", []) if not _ours(h.get("command"))]
-    entry = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
-    hooks["UserPromptSubmit"] = [*kept, entry]
-    return _dump(data)
+    hooks = {k: v for k, v in hooks.items() if k != "UserPromptSubmit"}
+    hooks |= {"UserPromptSubmit": kept} if kept else {}
+    rest = {k: v for k, v in data.items() if k != "hooks"}
+    if not hooks and not rest:
+        return None
+    return _dump({**rest, "hooks": hooks})
 
 
 def claude_mcp(url: str) -> dict[str, object]:

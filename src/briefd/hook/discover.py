@@ -5,9 +5,11 @@ Config file: ``$BRIEFD_CONFIG``, ``./briefd.yaml``, ``./.briefd/briefd.yaml``, t
 file's ``db``, ``./.briefd/briefd.db`` when it exists, then the user's default
 ``$XDG_DATA_HOME/briefd/briefd.db`` (``~/.local/share``). Server: ``$BRIEFD_RECALL__SERVER``,
 the config file's ``recall.server``, then ``http://127.0.0.1:8484``; ``off`` or empty: none;
-its timeout likewise (``recall.server_timeout``, default 2 s).
+its timeout likewise (``recall.server_timeout``, default 2 s). Local daemon: on unless
+``$BRIEFD_RECALL__DAEMON`` or the config file's ``recall.daemon`` is false.
 
-Standard library only (``yaml`` is imported only when a config file mentions ``recall``).
+Standard library only (``yaml`` is imported only when a config file mentions ``recall`` or
+``db``).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def read_config(path: str | None) -> dict[str, Any]:
         return {}
     with open(path, encoding="utf-8") as stream:
         text = stream.read()
-    if "recall" not in text:  # nothing the fast path reads: spare it the YAML parser
+    if "recall" not in text and "db" not in text:  # nothing the fast path reads: no YAML
         return {}
     import yaml
 
@@ -89,3 +91,36 @@ def server_timeout(env: Mapping[str, str], config: Mapping[str, Any]) -> float:
     except ValueError:
         return DEFAULT_TIMEOUT
     return seconds if seconds > 0 else DEFAULT_TIMEOUT
+
+
+def index_path(
+    env: Mapping[str, str], db: str | None, config_path: str | None, config: Mapping[str, Any]
+) -> str:
+    """The index the hook answers from, as an absolute real path: ``--db``, ``$BRIEFD_DB``, the
+    config file's ``db`` (relative to the file), then :func:`local_db` — as the settings would
+    have it (see :func:`briefd.hook.local.hook_settings`)."""
+    value = config.get("db")
+    if db:
+        path = db
+    elif env.get("BRIEFD_DB"):
+        path = env["BRIEFD_DB"]
+    elif isinstance(value, str) and value:
+        path = os.path.join(os.path.dirname(config_path or ""), os.path.expanduser(value))
+    else:
+        path = local_db(env)
+    return os.path.realpath(path)
+
+
+def daemon_on(env: Mapping[str, str], config: Mapping[str, Any]) -> bool:
+    """Whether a local daemon may answer (``recall.daemon``, default true; POSIX only: it
+    listens on a Unix socket and is kept single by ``flock``)."""
+    if os.name != "posix":
+        return False
+    if "BRIEFD_RECALL__DAEMON" in env:
+        return env["BRIEFD_RECALL__DAEMON"].strip().lower() not in FALSE
+    recall = config.get("recall")
+    value = recall.get("daemon", True) if isinstance(recall, dict) else True
+    return value is not False and str(value).lower() not in FALSE
+
+
+FALSE = ("false", "no", "off", "0", "")

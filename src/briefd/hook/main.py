@@ -7,12 +7,17 @@ scripts, ``--format claude-json`` for the ``hookSpecificOutput`` JSON. It fails 
 error prints nothing on stdout, one line on stderr, and exits 0 — a hook must never break
 the agent.
 
-Speed: this module imports only the standard library. It asks a running ``briefd serve``
-first (a raw socket, see :mod:`briefd.hook.client`) and only when none answers imports the
-index code (:mod:`briefd.hook.local`), and the embedding model only for a hybrid answer.
-In the common case — hook JSON on stdin, a block or hook JSON wanted, no overrides — the
-stdin bytes go to the server as they are and its answer is printed as it is, so not even the
-``json`` module is imported.
+Who answers (I8, I10): a configured or running ``briefd serve`` first (``recall.server``, a
+raw socket, see :mod:`briefd.hook.client`); else the index's local daemon over its Unix socket
+(:mod:`briefd.hook.starter`) — and when none runs yet, the hook starts one in the background
+and answers this prompt itself with what is fast (BM25 behind the lexical evidence gate, no
+model). ``--no-server`` or ``recall.daemon: false``: always in-process, the model loaded when
+the answer is hybrid. ``--status`` / ``--stop`` show and stop the daemon.
+
+Speed: this module imports only the standard library until it must answer in-process
+(:mod:`briefd.hook.local`). With a server, the hook JSON goes out as it came and the answer is
+printed as it came back, so not even ``json`` is imported; with the daemon, ``json`` only to
+read the hook's ``cwd``.
 """
 
 from __future__ import annotations
@@ -37,10 +42,20 @@ VALUE_OPTIONS = {
     "--db": "db",
     "--config": "config",
 }
-FLAG_OPTIONS = {"--json": ("format", "json"), "--no-server": ("server", "off")}
+FLAG_OPTIONS = {
+    "--json": ("format", "json"),
+    "--no-server": ("local", True),
+    "--status": ("action", "status"),
+    "--stop": ("action", "stop"),
+}
 INT_OPTIONS = ("max_tokens", "top_k")
 BODY_OPTIONS = ("session_id", "max_tokens", "top_k", "scopes", "mode")
 PASS_THROUGH = {"markdown": "markdown", "claude-json": "hook"}  # --format → server format
+# Payloads of clients whose prompt hook cannot add context (see briefd.hook.clients): VS Code's
+# own UserPromptSubmit (camelCase fields, "common output format only") and Cursor's
+# beforeSubmitPrompt (continue / user_message only). Both also run the Claude Code hooks found
+# in .claude/settings*.json; the hook answers them with nothing, at once.
+SILENT_CLIENTS = (b'"hookEventName"', b'"beforeSubmitPrompt"')
 
 
 class HookError(Exception):
@@ -103,8 +118,9 @@ def hook_input(words: Sequence[str], raw: bytes | None) -> dict[str, Any]:
 
 
 def request_body(data: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
-    body = {k: data[k] for k in ("prompt", "session_id", "cwd", "hook_event_name") if k in data}
-    for key in ("session_id", "max_tokens", "top_k", "scopes", "mode"):
+    keys = ("prompt", "session_id", "sessionId", "cwd", "hook_event_name")
+    body = {k: data[k] for k in keys if k in data}
+    for key in BODY_OPTIONS:
         if key in options:
             body[key] = options[key]
     return body
@@ -114,8 +130,10 @@ def server(options: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str | No
     """The server to ask (None: none) and how long to wait for it."""
     from briefd.hook import discover
 
-    config = discover.read_config(discover.config_file(env))
+    config = discover.read_config(options.get("config") or discover.config_file(env))
     timeout = discover.server_timeout(env, config)
+    if options.get("local"):
+        return None, timeout
     if "server" in options:
         return discover.server_url({"BRIEFD_RECALL__SERVER": options["server"]}, {}), timeout
     return discover.server_url(env, config), timeout
@@ -131,34 +149,95 @@ def post(url: str, body: bytes, env: Mapping[str, str], timeout: float, fmt: str
         return None
 
 
-def forward(raw: bytes, fmt: str, options: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
-    """The server's answer to the hook JSON as it came, in ``fmt``; None without a server."""
+class Local:
+    """Where this prompt's index and daemon are (found after entering the agent's ``cwd``)."""
+
+    def __init__(self, options: Mapping[str, Any], env: Mapping[str, str]) -> None:
+        from briefd.hook import discover
+        from briefd.hook.place import daemon_files
+
+        self.config = options.get("config") or discover.config_file(env)
+        mapping = discover.read_config(self.config)
+        index = discover.index_path(env, options.get("db"), self.config, mapping)
+        self.files = daemon_files(index, env)
+        self.daemon = not options.get("local") and discover.daemon_on(env, mapping)
+
+
+def ask_daemon(local: Local, body: bytes, fmt: str, env: Mapping[str, str]) -> bytes | bool:
+    """The daemon's answer; else whether one runs or was started now (the prompt is then
+    answered here with what is fast)."""
+    from briefd.hook import starter
+
+    reply = starter.ask(local.files, body, fmt)
+    if reply is not None:
+        return reply
+    return starter.start(local.files, local.config, os.getcwd(), env)
+
+
+def respond(
+    words: Sequence[str],
+    raw: bytes | None,
+    fmt: str,
+    options: Mapping[str, Any],
+    env: Mapping[str, str],
+    stderr: TextIO,
+) -> str:
+    """Ask the server, else the index's daemon (starting one), else answer in-process. In the
+    common case — hook JSON on stdin, a block or hook JSON wanted, no overrides — the stdin
+    bytes go out as they came and the answer is printed as it came back."""
+    if raw is not None and any(client in raw for client in SILENT_CLIENTS):
+        return ""
+    through = (
+        raw is not None and fmt in PASS_THROUGH and not any(k in options for k in BODY_OPTIONS)
+    )
+    data = None if through else hook_input(words, raw)
+    ask = PASS_THROUGH[fmt] if through else "json"
+    body = raw if through and raw is not None else _dumps(request_body(data or {}, options))
     url, timeout = server(options, env)
-    answer = None if url is None else post(url, raw, env, timeout, PASS_THROUGH[fmt])
-    if answer is None:
-        return None
-    text = answer.decode("utf-8")
-    if fmt == "claude-json":
-        return "" if text.strip() in ("", "{}") else text.strip() + "\n"
-    return text
+    reply = None if url is None else post(url, body, env, timeout, ask)
+    starting: bytes | bool = False
+    if reply is None:
+        if data is None and not (raw is not None and _here(raw)):
+            data = hook_input(words, raw)
+        _enter((data or {}).get("cwd"))
+        local = Local(options, env)
+        starting = ask_daemon(local, body, ask, env) if local.daemon else False
+    if isinstance(starting, bytes):
+        reply = starting
+    if reply is not None:
+        text = present(reply, fmt, through)
+        if text is not None:
+            return text
+    data = data or hook_input(words, raw)
+    request = request_body(data, options)
+    if starting is True and "mode" not in options:
+        request["mode"] = "bm25"  # the daemon loads the model; this prompt needs none
+    result = answer_here(request, options, env)
+    for note in result.get("notes") or ():
+        stderr.write(f"briefd recall: {note}\n")
+    return render(result, fmt)
 
 
-def ask_server(
-    body: dict[str, Any], options: Mapping[str, Any], env: Mapping[str, str]
-) -> dict[str, Any] | None:
-    """The server's whole result, or None when no server is configured or reachable."""
+def present(reply: bytes, fmt: str, through: bool) -> str | None:
+    """What to print for a server's or daemon's answer (None: not a recall result)."""
+    text = reply.decode("utf-8")
+    if through:
+        if fmt == "claude-json":
+            return "" if text.strip() in ("", "{}") else text.strip() + "\n"
+        return text
     import json
 
-    url, timeout = server(options, env)
-    payload = json.dumps(body).encode("utf-8")
-    raw = None if url is None else post(url, payload, env, timeout, "json")
-    if raw is None:
-        return None
-    answer = json.loads(raw)
+    answer = json.loads(text)
     if not isinstance(answer, dict) or "sections" not in answer:
         return None
-    answer["via"] = "server"
-    return answer
+    answer.setdefault("via", "server")
+    return render(answer, fmt)
+
+
+def _dumps(body: Mapping[str, Any]) -> bytes:
+    import json
+
+    return json.dumps(body).encode("utf-8")
 
 
 def answer_here(
@@ -186,26 +265,30 @@ def render(result: Mapping[str, Any], fmt: str) -> str:
     return str(result.get("knowledge") or "")
 
 
-def answer(
-    data: dict[str, Any],
-    fmt: str,
-    options: Mapping[str, Any],
-    env: Mapping[str, str],
-    stderr: TextIO,
-) -> str:
-    """Everything but the pass-through: the whole result from the server or this process."""
-    _enter(data.get("cwd"))
-    body = request_body(data, options)
-    result = ask_server(body, options, env) or answer_here(body, options, env)
-    for note in result.get("notes") or ():
-        stderr.write(f"briefd recall: {note}\n")
-    return render(result, fmt)
+def daemon_action(options: Mapping[str, Any], env: Mapping[str, str], fmt: str) -> str:
+    """``--status`` / ``--stop``: the daemon of the index found from this directory."""
+    from briefd.hook import render as out
+    from briefd.hook import starter
+
+    files = Local(options, env).files
+    if options["action"] == "stop":
+        return starter.stop(files) + "\n"
+    report = starter.status(files)
+    return out.to_json(report) if fmt == "json" else out.daemon_status(report)
 
 
 def _absolute(options: dict[str, Any]) -> None:
     for key in ("db", "config"):
         if key in options:
             options[key] = os.path.abspath(options[key])
+
+
+def _here(raw: bytes) -> bool:
+    """Whether the hook JSON's ``cwd`` is this process's directory, read without ``json``
+    (and ``re``, which it imports): agents run hooks in the project directory. A path JSON
+    escapes (non-ASCII from some encoders) is not found, and the JSON is then parsed."""
+    cwd = os.getcwd().encode()
+    return b'"cwd":"' + cwd + b'"' in raw or b'"cwd": "' + cwd + b'"' in raw
 
 
 def _enter(cwd: object) -> None:
@@ -230,12 +313,10 @@ def main(
         options, words = parse_args(argv)
         _absolute(options)
         fmt = options.get("format") or ("text" if stdout.isatty() else "markdown")
-        raw = None if words else read_stdin(stdin)
-        text = None
-        if raw is not None and fmt in PASS_THROUGH and not any(k in options for k in BODY_OPTIONS):
-            text = forward(raw, fmt, options, env)
-        if text is None:
-            text = answer(hook_input(words, raw), fmt, options, env, stderr)
+        if "action" in options:
+            text = daemon_action(options, env, fmt)
+        else:
+            text = respond(words, None if words else read_stdin(stdin), fmt, options, env, stderr)
     except KeyboardInterrupt:
         return 0
     except Exception as exc:  # fail open: the agent must never see the hook break

@@ -29,6 +29,9 @@ def terminal(result: Mapping[str, Any]) -> str:
         f"{result.get('budget', 0)} · {result.get('mode')} · via {result.get('via', '?')} · "
         f"{result.get('took_ms', 0):.1f} ms"
     )
+    if result.get("confidence"):
+        z = result.get("specificity")
+        head += f" · {result['confidence']}" + (f" (specificity {z:.2f})" if z is not None else "")
     lines = [head]
     if not sections:
         lines.append(f"Nothing to inject: {result.get('reason') or 'no matching sections'}.")
@@ -36,8 +39,9 @@ def terminal(result: Mapping[str, Any]) -> str:
         crumb = " › ".join([section["title"], *section["heading_path"]])
         where = f"{section['doc_path']}:{section['start_line']}-{section['end_line']}"
         preview = " ".join(section["content"].split())[:160]
+        mark = "  related" if section.get("related_to") else ""
         lines += [
-            f"{rank:>2}. {section['score']:.4f}  {where}  ({section['tokens']} tokens)",
+            f"{rank:>2}. {section['score']:.4f}  {where}  ({section['tokens']} tokens){mark}",
             f"    {crumb}",
             f"    {preview}",
         ]
@@ -48,3 +52,26 @@ def terminal(result: Mapping[str, Any]) -> str:
 
 def to_json(result: Mapping[str, Any]) -> str:
     return json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+
+
+def daemon_status(report: Mapping[str, Any]) -> str:
+    """``briefd recall --status`` for people."""
+    state = report.get("state")
+    if state == "failed":
+        return (
+            f"recall daemon: failed ({report['error']}); prompts are answered in-process, and "
+            f"the next one after {report['retry_in_s']} s starts it again\n"
+            f"  index  {report['index']}\n  log    {report['log']}\n"
+        )
+    if state != "running":
+        what = "starting" if state == "starting" else "not running (the next prompt starts it)"
+        return f"recall daemon: {what}\n  index  {report['index']}\n  log    {report['log']}\n"
+    idle = f"idle {report['idle_s']:.0f} s (exits after {report['idle_minutes']:g} min)"
+    return (
+        f"recall daemon: running · pid {report['pid']} · {report['mode']} · "
+        f"{report['requests']} prompt(s) · {idle} · RSS {report['rss_mb']:.0f} MB\n"
+        f"  index   {report['index']}\n"
+        f"  socket  {report['socket']}\n"
+        f"  log     {report['log']}\n"
+        f"  started {report['started']}\n"
+    )

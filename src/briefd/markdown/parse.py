@@ -131,10 +131,3 @@ def _plain_text(children: list[Token]) -> str:
         elif child.type == "image":
             parts.append(_plain_text(child.children or []))
     return re.sub(r"\s+", " ", "".join(parts))
-
-
-def slugify(text: str) -> str:
-    """GitHub-style heading slug, as relative Markdown links use in their ``#fragment``."""
-    lowered = text.strip().lower()
-    kept = re.sub(r"[^\w\- ]", "", lowered)
-    return kept.replace(" ", "-")

@@ -11,7 +11,8 @@ OPEN = "<knowledge>"
 CLOSE = "</knowledge>"
 INTRO = (
     "Sections of the team's knowledge base (briefd) that match this prompt, best match "
-    "first. Each starts with its source: path · heading · last updated · chunk id."
+    "first. Each starts with its source: path · heading · last updated · chunk id; a section "
+    "marked related is linked from one that matches."
 )
 TRUNCATED = "[… section truncated to fit the recall budget]"
 
@@ -19,9 +20,14 @@ TRUNCATED = "[… section truncated to fit the recall budget]"
 def attribution(section: Mapping[str, Any]) -> str:
     crumb = " › ".join([section["title"], *section["heading_path"]])
     updated = str(section.get("updated_at") or "unknown")[:10]
+    related = (
+        f" · related: linked from chunk {section['related_to']}"
+        if section.get("related_to")
+        else ""
+    )
     return (
         f"[source: {section['doc_path']} · {crumb} · updated {updated} · "
-        f"chunk {section['chunk_id']}]"
+        f"chunk {section['chunk_id']}{related}]"
     )
 
 

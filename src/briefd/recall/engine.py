@@ -1,6 +1,8 @@
 """Answering a recall from the index: rank (hybrid search, or BM25 behind the lexical
-evidence gate), leave out what the session already has, fit the budget, remember what was
-injected. The server and the in-process hook both come here, so they answer alike.
+evidence gate, see :mod:`briefd.recall.ranking`), inject in proportion to the confidence (strong:
+the sections and what they link to; weak: one short section; generic: nothing), leave out what
+the session already has, fit the budget, remember what was injected. The server, the daemon and
+the in-process hook all come here, so they answer alike.
 
 This module and what it imports stay light (no numpy, no model): a BM25-only hook answers
 through :func:`answer` with a store it opened itself; hybrid answers come through
@@ -12,23 +14,20 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from briefd.errors import QueryError, StoreError
-from briefd.recall import pack, session
+from briefd.recall import pack, ranking, session
 from briefd.recall.block import knowledge_block
-from briefd.recall.evidence import EvidenceRules, lexical_recall
-from briefd.retrieval.lexical import FieldWeights
-from briefd.settings import Settings
+from briefd.recall.ranking import Confidence, HybridSearch, Ranking, tier
+from briefd.settings import RecallSettings, Settings
 from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
 from briefd.text import query_terms
 
 RecallMode = Literal["auto", "bm25", "hybrid"]
-# (prompt, scopes, top_k) -> ([(chunk id, score)] best first, gate verdict)
-HybridSearch = Callable[[str, tuple[str, ...], int], tuple[list[tuple[str, float]], str]]
 MAX_PROMPT_CHARS = 20_000
 MAX_SESSION_ID = 256  # an id, not content: it is stored with every injected section
 MAX_BLOCK_CHARS = 10_000  # Claude Code shows longer hook output as a preview only
@@ -64,7 +63,8 @@ class RecallRequest:
             raise QueryError("hook input has no 'prompt' string; send the prompt as 'prompt'")
         return cls(
             prompt=prompt,
-            session_id=_optional(data, "session_id", str),
+            # VS Code's hooks send ``sessionId`` (code.visualstudio.com/docs/agent-customization/hooks)
+            session_id=_optional(data, "session_id", str) or _optional(data, "sessionId", str),
             max_tokens=_optional(data, "max_tokens", int),
             top_k=_optional(data, "top_k", int),
             scopes=_scopes(data.get("scopes")),
@@ -89,6 +89,8 @@ class RecallResult:
     reason: str = ""
     via: str = "in-process"
     notes: tuple[str, ...] = field(default=())
+    confidence: str = ""  # strong / weak / none (see briefd.recall.confidence)
+    specificity: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -105,6 +107,8 @@ class RecallResult:
             "reason": self.reason,
             "via": self.via,
             "notes": list(self.notes),
+            "confidence": self.confidence,
+            "specificity": self.specificity,
         }
 
 
@@ -133,84 +137,94 @@ def answer(
     started = time.perf_counter()
     config = settings.recall
     prompt = request.prompt.strip()[:MAX_PROMPT_CHARS]
-    top_k = request.top_k or config.top_k
-    budget = request.max_tokens or config.max_tokens
-    max_chars = min(config.max_chars, MAX_BLOCK_CHARS)
     now = time.time()
     with store.read() as conn:
         scopes = resolve_scopes(
             conn, request.scopes or config.scopes or None, settings.default_scopes
         )
-    ranked: list[tuple[str, float]] = []
-    if not prompt or not scopes:
-        gate, reason = "off", "empty prompt" if not prompt else "no scopes"
-    elif not query_terms(prompt):
-        gate, reason = "empty", "the prompt has only common words"
-    elif hybrid is not None:  # outside a read transaction: search opens its own
-        ranked, gate = hybrid(prompt, scopes, top_k)
-        reason = "the prompt looks unrelated to the knowledge base" if gate == "empty" else ""
-    else:
-        with store.read() as conn:
-            ranked, gate, reason = _lexical(conn, prompt, scopes, settings)
+    found = _rank(store, prompt, scopes, request.top_k or config.top_k, settings, hybrid)
+    confidence = tier(found.specificity, config.weak_z, config.strong_z) if found.ranked else "none"
+    direct, related, budget = _plan(found, confidence, request, config)
     with store.read() as conn:
-        sections = _hydrate(conn, ranked[:top_k])
-        seen = (
-            session.seen(conn, request.session_id, now, config.session_hours)
-            if request.session_id
-            else {}
-        )
+        sections = _hydrate(conn, direct) + _linked(conn, related, {c for c, _ in direct})
+        seen = {}
+        if request.session_id:
+            seen = session.seen(conn, request.session_id, now, config.session_hours)
     fresh, repeated = pack.unseen(sections, seen)
-    chosen = pack.fit(fresh, budget, max_chars)
+    chosen = pack.fit(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS))
     notes = _remember(store, request.session_id, chosen, now, config.session_hours)
-    if sections and not chosen:
-        reason = (
-            "every matching section was already injected in this session"
-            if repeated
-            else "no matching section fits the budget"
-        )
-    elif not sections and not reason:
-        reason = "no section has enough evidence for this prompt"
     return RecallResult(
         prompt=prompt,
         session_id=request.session_id,
         mode="hybrid" if hybrid is not None else "bm25",
-        gate=gate,
+        gate=found.gate,
         sections=tuple(chosen),
         already_injected=repeated,
         tokens=sum(s["tokens"] for s in chosen),
         budget=budget,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
         knowledge=knowledge_block(chosen),
-        reason="" if chosen else reason,
+        reason=_reason(found, confidence, config, bool(sections), chosen, repeated),
         notes=notes,
+        confidence=confidence,
+        specificity=None if found.specificity is None else round(found.specificity, 3),
     )
 
 
-def _lexical(
-    conn: sqlite3.Connection, prompt: str, scopes: tuple[str, ...], settings: Settings
-) -> tuple[list[tuple[str, float]], str, str]:
-    config, search = settings.recall, settings.search
-    weights = FieldWeights(search.title_weight, search.heading_weight, search.body_weight)
-    rules = EvidenceRules(
-        config.min_terms,
-        config.common_share,
-        config.relative_floor,
-        config.max_chance,
-        config.min_lift,
-    )
-    known = {r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents")}
-    found = lexical_recall(conn, prompt, scopes, set(scopes) == known, weights, rules)
-    ids = dict(conn.execute(_ids_sql(len(found.rows)), [r for r, _ in found.rows]).fetchall())
-    ranked = [(ids[r], round(-score, 4)) for r, score in found.rows if r in ids]
-    if ranked:
-        return ranked, "kept", ""
-    if not found.informative:
-        return [], "empty", "no word of the prompt is specific to the knowledge base"
-    return [], "empty", "no section has enough evidence for this prompt"
+def _rank(
+    store: Store,
+    prompt: str,
+    scopes: tuple[str, ...],
+    top_k: int,
+    settings: Settings,
+    hybrid: HybridSearch | None,
+) -> Ranking:
+    if not prompt or not scopes:
+        return Ranking([], "off", "empty prompt" if not prompt else "no scopes")
+    if not query_terms(prompt):
+        return Ranking([], "empty", "the prompt has only common words")
+    related = settings.recall.related
+    if hybrid is not None:  # outside a read transaction: search opens its own
+        found = hybrid(prompt, scopes, top_k, related)
+        if found.gate == "empty" and not found.reason:
+            return replace(found, reason="the prompt looks unrelated to the knowledge base")
+        return found
+    with store.read() as conn:
+        return ranking.lexical(conn, prompt, scopes, settings, related)
 
 
-def _ids_sql(count: int) -> str:
-    return f"SELECT rowid, id FROM chunks WHERE rowid IN ({', '.join('?' * count)})"
+def _plan(
+    found: Ranking, confidence: Confidence, request: RecallRequest, config: RecallSettings
+) -> tuple[list[tuple[str, float]], list[tuple[str, str]], int]:
+    """(direct hits, related sections, token budget) the confidence allows."""
+    budget = request.max_tokens or config.max_tokens
+    if confidence == "none":
+        return [], [], budget
+    if confidence == "weak":
+        return found.ranked[:1], [], min(budget, config.weak_tokens)
+    return found.ranked[: request.top_k or config.top_k], found.related[: config.related], budget
+
+
+def _reason(
+    found: Ranking,
+    confidence: Confidence,
+    config: RecallSettings,
+    matched: bool,
+    chosen: Sequence[Mapping[str, Any]],
+    repeated: int,
+) -> str:
+    if chosen:
+        return ""
+    if matched:
+        if repeated:
+            return "every matching section was already injected in this session"
+        return "no matching section fits the budget"
+    if found.ranked and confidence == "none" and found.specificity is not None:
+        return (
+            "the prompt reads like a generic request, not a question about the knowledge base "
+            f"(specificity {found.specificity:.2f} < recall.weak_z {config.weak_z:g})"
+        )
+    return found.reason or "no section has enough evidence for this prompt"
 
 
 def _hydrate(conn: sqlite3.Connection, ranked: Sequence[tuple[str, float]]) -> list[dict[str, Any]]:
@@ -225,6 +239,16 @@ def _hydrate(conn: sqlite3.Connection, ranked: Sequence[tuple[str, float]]) -> l
     )
     by_id = {row["id"]: row for row in rows}
     return [_section(by_id[chunk], score) for chunk, score in ranked if chunk in by_id]
+
+
+def _linked(
+    conn: sqlite3.Connection, related: Sequence[tuple[str, str]], direct: set[str]
+) -> list[dict[str, Any]]:
+    """Related sections (R6) after the hits, each marked with the hit that links to it."""
+    wanted = [(chunk, source) for chunk, source in related if source in direct]
+    sections = _hydrate(conn, [(chunk, 0.0) for chunk, _ in wanted])
+    sources = dict(wanted)
+    return [{**s, "related_to": sources[s["chunk_id"]]} for s in sections]
 
 
 def _section(row: sqlite3.Row, score: float) -> dict[str, Any]:

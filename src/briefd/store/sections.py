@@ -8,7 +8,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from briefd.markdown.parse import slugify
+from briefd.text import slugify
 
 SECTION_COLUMNS = (
     "c.rowid AS rowid, c.id, d.path, d.scope, d.title, c.heading, c.heading_path, c.content, "

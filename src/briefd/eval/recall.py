@@ -1,0 +1,133 @@
+"""Prompt-time recall in the eval (I8): what the hook would inject, measured.
+
+Two figures per golden set, through the recall engine as ``briefd recall`` answers (a fresh
+session per prompt, default settings, ``top_k`` 5, every scope as in the search eval):
+
+* **Recall@5 through recall**: the golden queries as prompts; the share of their expected
+  sections among the sections injected, with a budget that holds five sections (five times
+  ``chunking.max_tokens``), so the figure shows what the confidence rules keep, not what the
+  token budget cuts; the same at the default budget (``recall.max_tokens``) is reported beside
+  it. A recall that stays quiet on a real question loses here.
+* **Recall noise**: the generic prompts of ``eval/recall-noise.yaml`` (build failures,
+  dependency bumps, "thanks, continue"…) against the same knowledge base: the share of them
+  that injected anything, and the tokens the noisy ones injected. A recall that talks on every
+  turn loses here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from briefd.api import Briefd
+from briefd.errors import EvalError
+from briefd.eval.datasets import GoldenSet
+from briefd.eval.metrics import score_ranking
+from briefd.recall.engine import RecallMode, RecallRequest
+from briefd.store.scopes import ALL_SCOPES
+
+TOP_K = 5
+NOISE_FILE = Path("eval/recall-noise.yaml")
+
+
+@dataclass(frozen=True, slots=True)
+class NoisePrompt:
+    id: str
+    text: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecallReport:
+    """What recall injected for one golden set (``noise_*``: for the generic prompts)."""
+
+    name: str
+    mode: str
+    queries: int
+    recall_at_5: float
+    recall_at_5_default_budget: float
+    answered: float  # share of golden queries that injected anything
+    tokens_mean: float  # tokens injected per golden query
+    noise_prompts: int
+    noise_injected: int
+    noise_share: float
+    noise_tokens_max: int
+    noise_tokens_mean: float  # per noise prompt that injected anything
+    noisy: tuple[tuple[str, int], ...]  # (prompt id, tokens) of those
+    missed: tuple[str, ...]  # golden query ids whose expected section was not injected
+
+
+def figures(report: RecallReport) -> dict[str, float]:
+    """What the gate file limits (see :func:`briefd.eval.thresholds.recall_shortfalls`)."""
+    return {
+        "recall@5": report.recall_at_5,
+        "noise_share": report.noise_share,
+        "noise_tokens": float(report.noise_tokens_max),
+    }
+
+
+def load_noise(path: Path) -> tuple[NoisePrompt, ...]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise EvalError(f"cannot read recall-noise file {path}: {exc.strerror}") from None
+    items = data.get("prompts") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not all(_noise_item(i) for i in items):
+        raise EvalError(f"{path}: expected 'prompts:' entries with id, kind and text")
+    return tuple(NoisePrompt(str(i["id"]), str(i["text"]), str(i["kind"])) for i in items)
+
+
+def _noise_item(item: Any) -> bool:
+    return isinstance(item, dict) and all(k in item for k in ("id", "kind", "text"))
+
+
+def injected(
+    api: Briefd, prompt: str, mode: RecallMode, budget: int | None = None
+) -> tuple[list[tuple[str, str]], int]:
+    """The sections (path, heading) recall injects for ``prompt``, and their tokens."""
+    request = RecallRequest(prompt, None, budget, TOP_K, (ALL_SCOPES,), mode)
+    result = api.recall(request)
+    units = [(s["doc_path"], (s["heading_path"] or [s["title"]])[-1]) for s in result.sections]
+    return list(dict.fromkeys(units)), result.tokens
+
+
+def run_recall(
+    api: Briefd, golden: GoldenSet, noise: tuple[NoisePrompt, ...], mode: RecallMode
+) -> RecallReport:
+    five = TOP_K * api.settings.chunking.max_tokens
+    recalls, defaults, tokens, missed = [], [], [], []
+    for query in golden.queries:
+        relevant: dict[Hashable, float] = dict.fromkeys(query.expected, 1.0)
+        units, _ = injected(api, query.query, mode, five)
+        recalls.append(score_ranking(units, relevant)["recall@5"])
+        units, used = injected(api, query.query, mode)
+        defaults.append(score_ranking(units, relevant)["recall@5"])
+        tokens.append(used)
+        if recalls[-1] < 1.0:
+            missed.append(query.id)
+    noisy = []
+    for prompt in noise:
+        _, used = injected(api, prompt.text, mode)
+        if used:
+            noisy.append((prompt.id, used))
+    count = max(1, len(golden.queries))
+    return RecallReport(
+        name=golden.name,
+        mode=mode,
+        queries=len(golden.queries),
+        recall_at_5=sum(recalls) / count,
+        recall_at_5_default_budget=sum(defaults) / count,
+        answered=sum(1 for t in tokens if t) / count,
+        tokens_mean=sum(tokens) / count,
+        noise_prompts=len(noise),
+        noise_injected=len(noisy),
+        noise_share=len(noisy) / max(1, len(noise)),
+        noise_tokens_max=max((t for _, t in noisy), default=0),
+        noise_tokens_mean=sum(t for _, t in noisy) / max(1, len(noisy)),
+        noisy=tuple(noisy),
+        missed=tuple(missed),
+    )

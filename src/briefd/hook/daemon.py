@@ -1,0 +1,340 @@
+"""The local recall daemon (I10): ``python -m briefd.hook.daemon --db INDEX``, started by the
+hook when no server answers (see :mod:`briefd.hook.starter`), so that a developer who never runs
+``briefd serve`` still gets hybrid answers at the cost of a socket round trip.
+
+It opens the index and the embedding model once, answers one prompt at a time over HTTP on the
+index's Unix socket (``POST /api/hook/recall?format=hook|markdown|json`` as the server does,
+``POST /status``, ``POST /stop``), and exits
+
+* after ``recall.idle_minutes`` without a prompt (default 30),
+* when its index file is replaced or deleted, its settings file changes, or its socket file is
+  removed (the next prompt starts a fresh daemon on the new state),
+* on SIGTERM, SIGINT or SIGHUP, or ``briefd recall --stop``.
+
+Every request names the index it is for (``X-Briefd-Index``); a request for another index is
+refused with 409, so a daemon never answers for an index it does not serve, whatever socket a
+client reaches. It logs start, stop and one line per prompt (timings and counts, never the prompt
+text) to the log file next to the index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import signal
+import socketserver
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
+from logging.handlers import RotatingFileHandler
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from briefd.api import Briefd
+from briefd.errors import BriefdError
+from briefd.hook.client import INDEX_HEADER, PATH
+from briefd.hook.local import hook_settings
+from briefd.hook.place import DaemonFiles, daemon_files
+from briefd.hook.render import hook_output
+from briefd.recall.engine import RecallRequest
+
+log = logging.getLogger("briefd.recall.daemon")
+
+POLL_SECONDS = 1.0  # how often the idle, identity and stop checks run between prompts
+READ_TIMEOUT = 2.0  # a client that connects and sends nothing is dropped after this
+LOG_BYTES = 1_000_000
+WARM_UP = "warm up the recall index"
+
+
+def fingerprint(index: str, config: str | None) -> tuple[int, int, int | None]:
+    """What must not change under a running daemon: the index file (device, inode) and the
+    settings file's modification time."""
+    stat = Path(index).stat()
+    return stat.st_dev, stat.st_ino, Path(config).stat().st_mtime_ns if config else None
+
+
+class Daemon:
+    """One index, its API and the bookkeeping the serve loop and ``/status`` need."""
+
+    def __init__(self, files: DaemonFiles, api: Briefd, config: str | None) -> None:
+        self.files = files
+        self.api = api
+        self.config = config
+        self.idle_seconds = api.settings.recall.idle_minutes * 60
+        self.identity = fingerprint(files.index, config)
+        self.started = time.time()
+        self.last = time.monotonic()
+        self.requests = 0
+        self.mode = "unknown"
+        self.stopping = False
+
+    def warm(self) -> None:
+        """Load everything the first prompt would (the model, vectors, postings) now."""
+        self.mode = self.api.recall(RecallRequest(WARM_UP)).mode
+
+    def current(self) -> bool:
+        try:
+            return fingerprint(self.files.index, self.config) == self.identity
+        except OSError:
+            return False
+
+    def idle(self) -> bool:
+        return time.monotonic() - self.last >= self.idle_seconds
+
+    def recall(self, body: bytes, fmt: str) -> tuple[int, str, bytes]:
+        """(status, content type, payload) for one prompt, in the server's formats."""
+        self.last = time.monotonic()
+        self.requests += 1
+        try:
+            result = self.api.recall(RecallRequest.from_json(json.loads(body))).to_dict()
+        except (BriefdError, ValueError) as exc:
+            log.warning("recall refused: %s", exc)
+            return 422, "text/plain", str(exc).encode()
+        log.info(
+            "recall %s: %d section(s), %d tokens, %.1f ms",
+            result["mode"],
+            len(result["sections"]),
+            result["tokens"],
+            result["took_ms"],
+        )
+        if fmt == "markdown":
+            return 200, "text/markdown; charset=utf-8", result["knowledge"].encode()
+        payload = hook_output(result) if fmt == "hook" else {**result, "via": "daemon"}
+        return 200, "application/json", json.dumps(payload, ensure_ascii=False).encode()
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "index": self.files.index,
+            "socket": self.files.socket,
+            "log": self.files.log,
+            "mode": self.mode,
+            "started": _iso(self.started),
+            "uptime_s": round(time.time() - self.started, 1),
+            "idle_s": round(time.monotonic() - self.last, 1),
+            "idle_minutes": self.idle_seconds / 60,
+            "requests": self.requests,
+            "rss_mb": rss_mb(),
+        }
+
+
+class Server(socketserver.UnixStreamServer):
+    """One request at a time: prompts are rare, and the index and model are not shared."""
+
+    timeout = POLL_SECONDS
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        super().__init__(daemon.files.socket, Handler, bind_and_activate=False)
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Server
+    timeout = READ_TIMEOUT
+
+    def do_POST(self) -> None:
+        daemon = self.server.daemon
+        asked = self.headers.get(INDEX_HEADER, "").encode("latin-1").decode("utf-8", "replace")
+        if asked != daemon.files.index:
+            self._send(409, "text/plain", f"this daemon serves {daemon.files.index}".encode())
+            return
+        if not daemon.current():
+            daemon.stopping = True
+            self._send(503, "text/plain", b"the index or its settings changed; restarting")
+            return
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        route = urlsplit(self.path)
+        if route.path == "/status":
+            self._send(200, "application/json", json.dumps(daemon.report()).encode())
+        elif route.path == "/stop":
+            daemon.stopping = True
+            self._send(200, "application/json", json.dumps({"stopping": True}).encode())
+        elif route.path == PATH.partition("?")[0]:
+            fmt = parse_qs(route.query).get("format", ["hook"])[0]
+            self._send(*daemon.recall(body, fmt))
+        else:
+            self._send(404, "text/plain", f"no route {route.path}".encode())
+
+    def _send(self, status: int, kind: str, payload: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug(format, *args)
+
+
+def serve(daemon: Daemon) -> str:
+    """Listen on the socket until a reason to stop comes; the reason."""
+    files = daemon.files
+    socket = Path(files.socket)
+    socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    socket.unlink(missing_ok=True)  # we hold the lock: whatever is there is stale
+    with Server(daemon) as server:
+        server.server_bind()
+        server.server_activate()
+        bound = socket.stat().st_ino
+        _write_state(daemon)
+        log.info("serving %s on %s (%s)", files.index, files.socket, daemon.mode)
+        try:
+            while True:
+                server.handle_request()
+                reason = _reason_to_stop(daemon, bound)
+                if reason:
+                    return reason
+        finally:
+            _remove(socket, bound)
+
+
+def _reason_to_stop(daemon: Daemon, bound: int) -> str:
+    if daemon.stopping:
+        return "asked to stop"
+    if daemon.idle():
+        return f"idle for {daemon.idle_seconds / 60:g} min"
+    if not daemon.current():
+        return "the index or its settings changed"
+    try:
+        if Path(daemon.files.socket).stat().st_ino != bound:
+            return "its socket was replaced"
+    except OSError:
+        return "its socket was removed"
+    return ""
+
+
+def _write_state(daemon: Daemon) -> None:
+    state = {k: v for k, v in daemon.report().items() if k not in ("idle_s", "rss_mb")}
+    temporary = Path(f"{daemon.files.state}.{os.getpid()}")
+    temporary.write_text(json.dumps(state, indent=2), encoding="utf-8")
+    temporary.replace(daemon.files.state)
+
+
+def _remove(path: Path, inode: int) -> None:
+    """Remove ``path`` if it is still the file we made (a successor may have replaced it)."""
+    with contextlib.suppress(OSError):
+        if path.stat().st_ino == inode:
+            path.unlink()
+
+
+def rss_mb() -> float:
+    """Resident memory of this process in MB (Linux ``/proc``; else the peak)."""
+    try:
+        status = Path("/proc/self/status").read_text(encoding="ascii").splitlines()
+        line = next(x for x in status if x.startswith("VmRSS:"))
+        return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, StopIteration, ValueError):
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+
+
+def _detach(keep: int | None) -> None:
+    """Own session; only stdio (the log) and the lock stay open — nothing the agent waits on."""
+    if os.getsid(0) != os.getpid():
+        with contextlib.suppress(OSError):
+            os.setsid()
+    if keep is None:
+        os.closerange(3, 1 << 16)
+    else:
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 1 << 16)
+
+
+def _take_lock(files: DaemonFiles) -> int | None:
+    """The lock when started by hand (no ``--lock-fd``); None when a daemon already holds it."""
+    import fcntl
+
+    fd = os.open(files.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _logging(files: DaemonFiles) -> None:
+    handler = RotatingFileHandler(files.log, maxBytes=LOG_BYTES, backupCount=1, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+
+
+def _stop_on_signals(daemon: Daemon) -> None:
+    def stop(signum: int, frame: object) -> None:
+        daemon.stopping = True
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, stop)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=f"python -m {__name__}", description=__doc__)
+    parser.add_argument("--db", required=True, help="The index (an absolute path).")
+    parser.add_argument("--config", help="The settings file the hook found, if any.")
+    parser.add_argument("--cwd", help="The project directory the hook ran in.")
+    parser.add_argument("--lock-fd", type=int, help="The index's lock, taken by the hook.")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    _detach(args.lock_fd)
+    os.umask(0o077)
+    if args.cwd:
+        os.chdir(args.cwd)
+    files = daemon_files(os.path.realpath(args.db), os.environ)
+    lock = args.lock_fd if args.lock_fd is not None else _take_lock(files)
+    if lock is None:
+        return 0
+    _logging(files)
+    log.info("starting for %s", files.index)
+    try:
+        settings = hook_settings(os.environ, args.config, files.index)
+        with Briefd(settings) as api:
+            daemon = Daemon(files, api, args.config)
+            _stop_on_signals(daemon)
+            daemon.warm()
+            reason = serve(daemon)
+    except Exception as exc:
+        log.exception("stopped by an error")
+        _write_failure(files, exc)
+        return 1
+    _remove_state(files)
+    log.info("stopped: %s", reason)
+    return 0
+
+
+def _write_failure(files: DaemonFiles, exc: Exception) -> None:
+    """Say why in the state file: hooks then answer in-process, without starting another
+    daemon, for ``starter.RETRY_AFTER`` seconds (a missing model must not cost every prompt a
+    daemon that fails the same way)."""
+    error = " ".join(str(exc).split()) or type(exc).__name__
+    state = {"pid": os.getpid(), "index": files.index, "failed": time.time(), "error": error}
+    with contextlib.suppress(OSError):
+        Path(files.state).write_text(json.dumps(state), encoding="utf-8")
+
+
+def _remove_state(files: DaemonFiles) -> None:
+    state = Path(files.state)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        if json.loads(state.read_text(encoding="utf-8")).get("pid") == os.getpid():
+            state.unlink()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

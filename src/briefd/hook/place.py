@@ -1,0 +1,54 @@
+"""Where the local recall daemon of an index keeps its files (I10): next to the index, so one
+index has one daemon whichever project, shell or agent asks.
+
+For ``/p/.briefd/briefd.db``: ``briefd.db.recall.lock`` (held by the running daemon; whoever
+takes it starts one), ``briefd.db.recall.sock`` (the Unix socket it listens on),
+``briefd.db.recall.json`` (its pid, socket and start time, for ``briefd recall --status``) and
+``briefd.db.recall.log``. A socket path longer than the kernel takes (~104 bytes) goes to a
+private runtime directory under a name derived from the index path instead; the state file says
+where. Pure and standard library only: the hook computes this on every prompt.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS (with the NUL)
+SUFFIX = ".recall"
+
+
+class DaemonFiles:
+    """The files of the daemon serving ``index`` (an absolute path)."""
+
+    __slots__ = ("index", "lock", "log", "socket", "state")
+
+    def __init__(self, index: str, socket: str) -> None:
+        self.index = index
+        self.socket = socket
+        self.lock = index + SUFFIX + ".lock"
+        self.state = index + SUFFIX + ".json"
+        self.log = index + SUFFIX + ".log"
+
+
+def daemon_files(index: str, env: Mapping[str, str]) -> DaemonFiles:
+    beside = index + SUFFIX + ".sock"
+    if len(beside.encode()) <= MAX_SOCKET_PATH:
+        return DaemonFiles(index, beside)
+    return DaemonFiles(index, os.path.join(runtime_dir(env), _digest(index) + ".sock"))
+
+
+def runtime_dir(env: Mapping[str, str]) -> str:
+    """``$XDG_RUNTIME_DIR/briefd``, else ``/tmp/briefd-<uid>`` (created private by the daemon)."""
+    if env.get("XDG_RUNTIME_DIR"):
+        return os.path.join(env["XDG_RUNTIME_DIR"], "briefd")
+    return os.path.join("/tmp", f"briefd-{os.getuid()}")
+
+
+def _digest(index: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(index.encode()).hexdigest()[:24]

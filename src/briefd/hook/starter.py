@@ -1,0 +1,217 @@
+"""The hook's side of the local recall daemon (I10): ask it, start it, show it, stop it.
+
+One daemon per index: the daemon holds an exclusive ``flock`` on the index's lock file (see
+:mod:`briefd.hook.place`) for as long as it runs. A hook that finds no daemon answering takes
+that lock without waiting; when it gets it, it spawns the daemon and hands it the locked file
+descriptor, so the lock passes from hook to daemon without a gap in which a second hook could
+start another. A hook that cannot take the lock knows a daemon runs or is starting, and answers
+in-process. The kernel drops the lock when the daemon dies however it dies, so a killed daemon
+is restarted by the next prompt.
+
+The daemon is spawned in a session of its own with stdin on ``/dev/null`` and stdout/stderr on
+its log file: it never holds the agent's pipes (an agent waits for the hook's stdout to close).
+Standard library only, like the rest of the fast path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from briefd.hook.client import PATH, ServerUnavailable, post_unix
+from briefd.hook.place import DaemonFiles
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+ASK_TIMEOUT = 1.0  # seconds a warm daemon gets to answer; then the hook fails open
+RETRY_AFTER = 300.0  # seconds after a daemon failed before a prompt starts another
+DAEMON_MODULE = "briefd.hook.daemon"
+
+
+def ask(files: DaemonFiles, body: bytes, fmt: str) -> bytes | None:
+    """The daemon's answer, or None when no daemon of this index answers (a daemon that
+    accepts the prompt and does not answer within ``ASK_TIMEOUT`` raises ``ServerTimeout``)."""
+    try:
+        return post_unix(files.socket, files.index, body, ASK_TIMEOUT, PATH + fmt)
+    except ServerUnavailable:
+        return None
+
+
+def start(files: DaemonFiles, config: str | None, cwd: str, env: Mapping[str, str]) -> bool:
+    """Start the daemon unless one runs or is starting. True when a daemon runs, starts, or
+    is being started by another hook; False when none can run here (no lock file possible:
+    a read-only index directory, say)."""
+    import fcntl
+
+    if _failed_recently(files):
+        return True
+    try:
+        lock = os.open(files.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(lock)
+        return True
+    except OSError:
+        os.close(lock)
+        return False
+    try:
+        _spawn(files, lock, config, cwd, env)
+    finally:
+        os.close(lock)  # the daemon holds the lock through its own copy of the descriptor
+    return True
+
+
+def _spawn(
+    files: DaemonFiles, lock: int, config: str | None, cwd: str, env: Mapping[str, str]
+) -> None:
+    argv = [sys.executable, "-m", DAEMON_MODULE, "--db", files.index, "--lock-fd", str(lock)]
+    argv += ["--cwd", cwd] + (["--config", os.path.abspath(config)] if config else [])
+    log = os.open(files.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    os.set_inheritable(lock, True)
+    actions: list[tuple[Any, ...]] = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, log, 1),
+        (os.POSIX_SPAWN_DUP2, log, 2),
+    ]
+    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited(lock)]
+    try:
+        os.posix_spawn(sys.executable, argv, dict(env), file_actions=actions, setsid=True)
+    except NotImplementedError:  # no POSIX_SPAWN_SETSID: the daemon calls setsid() itself
+        os.posix_spawn(sys.executable, argv, dict(env), file_actions=actions)
+    finally:
+        os.close(log)
+
+
+def _failed_recently(files: DaemonFiles) -> bool:
+    failed = _state(files).get("failed")
+    return isinstance(failed, int | float) and 0 <= time.time() - failed < RETRY_AFTER
+
+
+def _state(files: DaemonFiles) -> dict[str, Any]:
+    """The state file's record ({} when there is none or it is unreadable)."""
+    if not os.path.exists(files.state):
+        return {}
+    import json
+
+    try:
+        with open(files.state, encoding="utf-8") as stream:
+            state = json.load(stream)
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def _inherited(keep: int) -> list[int]:
+    """Descriptors beyond stdio this process would pass on (an agent may have left some open
+    for the hook): the daemon must not hold any of them."""
+    try:
+        candidates = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        candidates = list(range(3, 256))
+    found = []
+    for fd in candidates:
+        try:
+            if fd > 2 and fd != keep and os.get_inheritable(fd):
+                found.append(fd)
+        except OSError:
+            continue
+    return found
+
+
+def status(files: DaemonFiles) -> dict[str, Any]:
+    """What ``briefd recall --status`` shows: the daemon's own report when it answers, else
+    whether one is starting (the lock is held) or none runs."""
+    import json
+
+    try:
+        report = json.loads(post_unix(files.socket, files.index, b"{}", ASK_TIMEOUT, "/status"))
+    except ServerUnavailable:
+        state = "starting" if _locked(files) else "stopped"
+        report = {"state": state, "index": files.index, "socket": files.socket, "log": files.log}
+        failed = _state(files)
+        if state == "stopped" and "failed" in failed:
+            report |= {"state": "failed", "error": failed.get("error", "")}
+            report["retry_in_s"] = max(0, round(RETRY_AFTER - (time.time() - failed["failed"])))
+        return report
+    return {"state": "running", **report}
+
+
+def stop(files: DaemonFiles) -> str:
+    """Stop the daemon of this index: asked over its socket, or — when it does not answer —
+    signalled by the pid its state file names (a wedged daemon cannot refuse SIGKILL)."""
+    try:
+        post_unix(files.socket, files.index, b"{}", ASK_TIMEOUT, "/stop")
+    except ServerUnavailable:
+        pass
+    except Exception:  # a wedged daemon: fall through to signals
+        _signal(files)
+    else:
+        return _await_exit(files)
+    if not _locked(files):
+        return f"no recall daemon runs for {files.index}"
+    _signal(files)
+    return _await_exit(files)
+
+
+def _await_exit(files: DaemonFiles, seconds: float = 5.0) -> str:
+    deadline = time.monotonic() + seconds
+    while _locked(files) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _locked(files):
+        _signal(files, kill=True)
+    return f"stopped the recall daemon of {files.index}"
+
+
+def _signal(files: DaemonFiles, kill: bool = False) -> None:
+    import signal
+
+    pid = daemon_pid(files)
+    if pid is None:
+        return
+    try:
+        if kill:
+            os.kill(pid, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGCONT)  # a stopped process takes SIGTERM only once resumed
+            os.kill(pid, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def daemon_pid(files: DaemonFiles) -> int | None:
+    """The pid in the state file, if that process is still this index's daemon."""
+    pid = _state(files).get("pid")
+    if not isinstance(pid, int):
+        return None
+    if not os.path.isdir("/proc"):  # no cmdline to check: trust the pid while the lock is held
+        return pid if _locked(files) else None
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as stream:
+            cmdline = stream.read()
+    except OSError:
+        return None
+    return pid if DAEMON_MODULE.encode() in cmdline and files.index.encode() in cmdline else None
+
+
+def _locked(files: DaemonFiles) -> bool:
+    """Whether a daemon holds the lock (running, or starting)."""
+    import fcntl
+
+    try:
+        fd = os.open(files.lock, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False

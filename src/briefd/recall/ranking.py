@@ -1,0 +1,82 @@
+"""What a recall ranks before it packs (I8): the direct hits, the sections linked from them
+(related context, R6), the gate's verdict, and how sure it is (see
+:mod:`briefd.recall.confidence`). Hybrid rankings come from :meth:`briefd.api.Briefd.recall`;
+BM25 ones are made here from the store, behind the lexical evidence gate. Light on purpose:
+the hook's in-process path imports this (no numpy, no model)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from briefd.recall.evidence import EvidenceRules, lexical_recall
+from briefd.retrieval.lexical import FieldWeights
+from briefd.retrieval.related import related_rowids
+from briefd.settings import Settings
+
+Confidence = Literal["strong", "weak", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """``ranked``: (chunk id, score) best first; ``related``: (chunk id, chunk id of the hit it
+    is linked from); ``specificity``: the prompt's z against generic requests (None: unknown)."""
+
+    ranked: list[tuple[str, float]]
+    gate: str
+    reason: str = ""
+    specificity: float | None = None
+    related: list[tuple[str, str]] = field(default_factory=list)
+
+
+# (prompt, scopes, top_k, related) -> the hybrid search's ranking
+HybridSearch = Callable[[str, tuple[str, ...], int, int], Ranking]
+
+
+def tier(z: float | None, weak_z: float, strong_z: float) -> Confidence:
+    """Strong: the sections; weak: one short section; none: nothing. Without a specificity
+    (BM25 answers, an index without vectors) the gate's verdict alone decides, as before."""
+    if z is None or z >= strong_z:
+        return "strong"
+    return "weak" if z >= weak_z else "none"
+
+
+def lexical(
+    conn: sqlite3.Connection,
+    prompt: str,
+    scopes: tuple[str, ...],
+    settings: Settings,
+    related: int,
+) -> Ranking:
+    """BM25 behind the lexical evidence gate, and the sections the top hits link to."""
+    config, search = settings.recall, settings.search
+    weights = FieldWeights(search.title_weight, search.heading_weight, search.body_weight)
+    rules = EvidenceRules(
+        config.min_terms,
+        config.common_share,
+        config.relative_floor,
+        config.max_chance,
+        config.min_lift,
+    )
+    known = {r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents")}
+    found = lexical_recall(conn, prompt, scopes, set(scopes) == known, weights, rules)
+    rowids = [r for r, _ in found.rows]
+    links = related_rowids(conn, rowids, scopes, related) if related and rowids else []
+    ids = _chunk_ids(conn, [*rowids, *(r for pair in links for r in pair)])
+    ranked = [(ids[r], round(-score, 4)) for r, score in found.rows if r in ids]
+    if ranked:
+        linked = [(ids[r], ids[s]) for r, s in links if r in ids and s in ids]
+        return Ranking(ranked, "kept", related=linked)
+    if not found.informative:
+        return Ranking([], "empty", "no word of the prompt is specific to the knowledge base")
+    return Ranking([], "empty", "no section has enough evidence for this prompt")
+
+
+def _chunk_ids(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+    if not rowids:
+        return {}
+    marks = ", ".join("?" * len(rowids))
+    rows = conn.execute(f"SELECT rowid, id FROM chunks WHERE rowid IN ({marks})", list(rowids))
+    return dict(rows.fetchall())

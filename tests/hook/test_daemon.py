@@ -1,0 +1,255 @@
+"""The local recall daemon (I10), end to end: the real ``briefd recall`` in subprocesses, the
+real daemon it spawns, real Unix sockets in tmp_path. Every test stops what it started."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.hook.place import daemon_files
+from briefd.settings import Settings
+from tests.conftest import EXAMPLE_TR
+from tests.hook.conftest import RunHook, hook_json
+from tests.recall.conftest import RELEVANT
+
+TURKISH = "kısmi iade validasyonunu yazıyorum, süre sınırı ve toplam tutar kuralı ne"
+DAEMON = {"BRIEFD_RECALL__DAEMON": "true"}
+
+
+def daemons(under: Path) -> list[int]:
+    """Pids of recall daemons serving an index under ``under``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"briefd.hook.daemon" in cmdline and str(under).encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def wait_for(condition: Callable[[], object], seconds: float = 90.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting after {seconds} s")
+        time.sleep(0.1)
+
+
+def serving(db: Path) -> bool:
+    log = Path(daemon_files(str(db), {}).log)
+    return log.exists() and "serving" in log.read_text()
+
+
+@pytest.fixture(autouse=True)
+def no_daemon_left(tmp_path: Path) -> Iterator[None]:
+    yield
+    for pid in daemons(tmp_path):
+        os.kill(pid, signal.SIGCONT)
+        os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not daemons(tmp_path), 30)
+
+
+@pytest.fixture
+def db(indexed: Briefd, settings: Settings) -> Path:
+    """The example knowledge indexed BM25-only, closed: only the hook and its daemon use it."""
+    indexed.close()
+    return settings.db.resolve()
+
+
+def as_json(run: RunHook, prompt: str, session: str, **env: str) -> dict[str, object]:
+    done = run("--json", payload=hook_json(prompt, session), env={**DAEMON, **env})
+    assert done.code == 0 and done.stderr == "", done.stderr
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def test_eight_concurrent_first_prompts_start_one_daemon(
+    db: Path, tmp_path: Path, hook_env: dict[str, str]
+) -> None:
+    env = {**hook_env, **DAEMON}
+    hooks = [
+        subprocess.Popen(
+            [sys.executable, "-m", "briefd", "recall"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=tmp_path,
+        )
+        for _ in range(8)
+    ]
+    # communicate() returns only when each hook's stdout closes: a daemon that kept the pipe
+    # (an agent waits for it) would hang here
+    answers = [
+        hook.communicate(json.dumps(hook_json(RELEVANT, f"s-{i}")).encode(), timeout=120)
+        for i, hook in enumerate(hooks)
+    ]
+    for hook, (out, err) in zip(hooks, answers, strict=True):
+        assert hook.returncode == 0 and err == b"", err
+        assert out.startswith(b"<knowledge>") and b"Merchants have 7 calendar days" in out
+    wait_for(lambda: serving(db))
+    assert len(daemons(tmp_path)) == 1
+    time.sleep(1.0)  # a second daemon, had one been spawned, would show by now
+    assert len(daemons(tmp_path)) == 1
+
+
+def test_first_prompt_is_answered_here_then_the_daemon_answers(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    first = as_json(run_hook, RELEVANT, "s-1")
+    assert (first["via"], first["mode"]) == ("in-process", "bm25")
+    wait_for(lambda: serving(db))
+    later = as_json(run_hook, RELEVANT, "s-2")
+    assert later["via"] == "daemon"
+    assert later["sections"] == first["sections"]
+    again = as_json(run_hook, RELEVANT, "s-1")  # the session memory is the index's: shared
+    assert (again["via"], again["sections"]) == ("daemon", [])
+    assert again["already_injected"] == len(first["sections"])  # type: ignore[arg-type]
+
+
+def test_daemon_restarts_after_being_killed(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
+    as_json(run_hook, RELEVANT, "s-1")
+    wait_for(lambda: serving(db))
+    (first,) = daemons(tmp_path)
+    os.kill(first, signal.SIGKILL)
+    wait_for(lambda: not daemons(tmp_path))
+    Path(daemon_files(str(db), {}).log).unlink()
+    answered = as_json(run_hook, RELEVANT, "s-2")  # the stale socket refuses: in-process
+    assert answered["via"] == "in-process" and answered["sections"]
+    wait_for(lambda: serving(db))
+    (second,) = daemons(tmp_path)
+    assert second != first
+    assert as_json(run_hook, RELEVANT, "s-3")["via"] == "daemon"
+
+
+def test_daemon_exits_when_idle(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
+    as_json(run_hook, RELEVANT, "s-1", BRIEFD_RECALL__IDLE_MINUTES="0.02")
+    files = daemon_files(str(db), {})
+    wait_for(lambda: "stopped: idle for 0.02 min" in Path(files.log).read_text())
+    wait_for(lambda: not daemons(tmp_path))
+    assert not Path(files.socket).exists()
+    assert not Path(files.state).exists()
+
+
+def test_daemon_never_serves_another_index(
+    db: Path, tmp_path: Path, run_hook: RunHook, settings: Settings
+) -> None:
+    other = tmp_path / "tr" / "index.db"
+    other.parent.mkdir()
+    turkish = Settings(db=other, embeddings=settings.embeddings)
+    with Briefd(turkish, embedder=None) as api:
+        api.index(EXAMPLE_TR)
+    as_json(run_hook, RELEVANT, "s-1")
+    wait_for(lambda: serving(db))
+    (english,) = daemons(tmp_path)
+    # the English daemon's socket where the Turkish index's daemon would listen
+    Path(daemon_files(str(other), {}).socket).symlink_to(daemon_files(str(db), {}).socket)
+    answered = as_json(run_hook, TURKISH, "s-2", BRIEFD_DB=str(other))
+    assert answered["via"] == "in-process"
+    paths = {s["doc_path"] for s in answered["sections"]}  # type: ignore[attr-defined]
+    turkish_docs = {str(p.relative_to(EXAMPLE_TR)) for p in EXAMPLE_TR.rglob("*.md")}
+    assert "domain/iade-kurallari.md" in paths and paths <= turkish_docs
+    wait_for(lambda: serving(other))
+    later = as_json(run_hook, TURKISH, "s-3", BRIEFD_DB=str(other))
+    assert later["via"] == "daemon"
+    assert {s["doc_path"] for s in later["sections"]} == paths  # type: ignore[attr-defined]
+    assert english in daemons(tmp_path) and len(daemons(tmp_path)) == 2
+    status = run_hook("--status", "--json", env=DAEMON)
+    assert json.loads(status.stdout)["requests"] == 0  # the English daemon answered nothing
+
+
+def test_wedged_daemon_fails_open_within_a_second(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    as_json(run_hook, RELEVANT, "s-1")
+    wait_for(lambda: serving(db))
+    (pid,) = daemons(tmp_path)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        run = run_hook(payload=hook_json(RELEVANT, "s-2"), env=DAEMON)
+        took = time.monotonic() - started
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert (run.code, run.stdout) == (0, "")
+    socket = daemon_files(str(db), {}).socket
+    assert run.stderr == f"briefd recall: the recall daemon at {socket} did not answer within 1 s\n"
+    assert took < 30  # the 1 s wait plus interpreter start-up on a loaded machine
+
+
+def test_status_and_stop(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
+    stopped = run_hook("--status", env=DAEMON)
+    assert stopped.stdout.startswith("recall daemon: not running (the next prompt starts it)")
+    as_json(run_hook, RELEVANT, "s-1")
+    wait_for(lambda: serving(db))
+    report = json.loads(run_hook("--status", "--json", env=DAEMON).stdout)
+    assert report["state"] == "running" and report["index"] == str(db)
+    assert report["pid"] == daemons(tmp_path)[0] and report["mode"] == "bm25"
+    text = run_hook("--status", env=DAEMON).stdout
+    assert text.startswith(f"recall daemon: running · pid {report['pid']} · bm25 · ")
+    done = run_hook("--stop", env=DAEMON)
+    assert done.stdout == f"stopped the recall daemon of {db}\n"
+    wait_for(lambda: not daemons(tmp_path))
+    assert "stopped: asked to stop" in Path(daemon_files(str(db), {}).log).read_text()
+    assert run_hook("--stop", env=DAEMON).stdout == f"no recall daemon runs for {db}\n"
+
+
+class _Answer(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = b"<knowledge>\nfrom the configured server\n</knowledge>\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_configured_server_wins(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
+    server = HTTPServer(("127.0.0.1", 0), _Answer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        run = run_hook(payload=hook_json(RELEVANT), env={**DAEMON, "BRIEFD_RECALL__SERVER": url})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert run.stdout == "<knowledge>\nfrom the configured server\n</knowledge>\n"
+    assert not Path(daemon_files(str(db), {}).lock).exists()
+    assert daemons(tmp_path) == []
+
+
+def test_a_failing_daemon_is_not_restarted_on_every_prompt(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    files = daemon_files(str(db), {})
+    Path(files.socket).mkdir()  # the daemon cannot listen there: it fails and says why
+    first = as_json(run_hook, RELEVANT, "s-1")
+    log = Path(files.log)
+    wait_for(lambda: log.exists() and "stopped by an error" in log.read_text())
+    wait_for(lambda: not daemons(tmp_path))
+    for session in ("s-2", "s-3"):  # answered here, and no new daemon is started
+        assert as_json(run_hook, RELEVANT, session)["via"] == "in-process"
+    assert log.read_text().count("starting for") == 1 and daemons(tmp_path) == []
+    assert first["sections"]
+    status = json.loads(run_hook("--status", "--json", env=DAEMON).stdout)
+    assert status["state"] == "failed" and 0 < status["retry_in_s"] <= 300
+    assert run_hook("--status", env=DAEMON).stdout.startswith("recall daemon: failed (")

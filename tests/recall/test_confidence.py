@@ -1,0 +1,137 @@
+"""Confidence-proportional injection and related context (I8): the tiers on their own, then the
+engine on the real example index with the hybrid ranking handed in (its specificity chosen), and
+the calibration data kept apart from the noise set the eval measures with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from briefd.api import Briefd
+from briefd.recall import engine
+from briefd.recall.block import TRUNCATED, knowledge_block
+from briefd.recall.confidence import calibrate, leave_one_out, specificity
+from briefd.recall.engine import RecallRequest
+from briefd.recall.generic import GENERIC_PROMPTS
+from briefd.recall.ranking import Ranking, lexical, tier
+from tests.conftest import REPO
+from tests.recall.conftest import RELEVANT
+
+
+def test_tiers_follow_the_specificity() -> None:
+    assert tier(None, 1.645, 3.09) == "strong"  # no calibration: the ranking decides, as before
+    assert tier(3.5, 1.645, 3.09) == "strong"
+    assert tier(2.0, 1.645, 3.09) == "weak"
+    assert tier(1.0, 1.645, 3.09) == "none"
+
+
+def test_leave_one_out_margins_and_specificity_by_hand() -> None:
+    probes = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
+    index = np.array([[0.8, 0.6]], dtype=np.float32)
+    # best against the index minus best against the other probes: 0.8-0.6, 0.96-0.8, 0.6-0.8
+    assert leave_one_out(probes, index) == pytest.approx([0.2, 0.16, -0.2], abs=1e-6)
+    generic = calibrate("f", probes, index)
+    assert generic.mean == pytest.approx(0.16 / 3, abs=1e-6)
+    query = np.array([0.8, 0.6], dtype=np.float32)
+    margin = 1.0 - 0.96  # the query is the index row; its nearest probe is the second one
+    assert specificity(1.0, query, generic) == pytest.approx(
+        (margin - generic.mean) / generic.std, abs=1e-5
+    )
+
+
+def ranked(api: Briefd, z: float | None) -> engine.RecallResult:
+    """The engine with the BM25 ranking of RELEVANT handed in as the hybrid one, at ``z``."""
+
+    def search(prompt: str, scopes: tuple[str, ...], top_k: int, related: int) -> Ranking:
+        with api.store.read() as conn:
+            found = lexical(conn, prompt, scopes, api.settings, related)
+        return Ranking(found.ranked, "kept", specificity=z, related=found.related)
+
+    return engine.answer(api.store, RecallRequest(RELEVANT), api.settings, search)
+
+
+def test_strong_prompts_get_their_sections(indexed: Briefd) -> None:
+    result = ranked(indexed, 4.0)
+    assert result.confidence == "strong" and len(result.sections) > 1
+    assert result.tokens <= result.budget
+
+
+def test_weak_prompts_get_one_short_section(indexed: Briefd) -> None:
+    result = ranked(indexed, 2.0)
+    assert (result.confidence, len(result.sections)) == ("weak", 1)
+    (section,) = result.sections
+    assert section["doc_path"] == "domain/chargebacks.md"
+    assert result.tokens <= indexed.settings.recall.weak_tokens == 300
+    assert result.budget == 300
+
+
+def test_weak_prompts_get_the_head_of_a_long_section(indexed: Briefd) -> None:
+    with indexed.store.read() as conn:
+        (tokens,) = conn.execute(
+            "SELECT tokens FROM chunks c JOIN documents d ON d.id = c.doc_id "
+            "WHERE d.path = 'domain/chargebacks.md' ORDER BY tokens DESC LIMIT 1"
+        ).fetchone()
+    assert tokens > 300  # the example's longest chargeback section does not fit whole
+
+    def search(prompt: str, scopes: tuple[str, ...], top_k: int, related: int) -> Ranking:
+        with indexed.store.read() as conn:
+            (chunk,) = conn.execute(
+                "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                "WHERE d.path = 'domain/chargebacks.md' ORDER BY tokens DESC LIMIT 1"
+            ).fetchone()
+        return Ranking([(chunk, 1.0)], "kept", specificity=2.0)
+
+    result = engine.answer(indexed.store, RecallRequest(RELEVANT), indexed.settings, search)
+    (section,) = result.sections
+    assert section["content"].endswith(TRUNCATED) and section["tokens"] <= 300
+
+
+def test_generic_prompts_get_nothing_and_say_why(indexed: Briefd) -> None:
+    result = ranked(indexed, 0.5)
+    assert (result.confidence, result.sections, result.knowledge) == ("none", (), "")
+    assert result.reason == (
+        "the prompt reads like a generic request, not a question about the knowledge base "
+        "(specificity 0.50 < recall.weak_z 1.645)"
+    )
+
+
+def test_related_sections_follow_the_hits_marked_and_once_per_session(indexed: Briefd) -> None:
+    prompt = "idempotency keys"
+    first = indexed.recall(RecallRequest(prompt, session_id="s-related"))
+    related = [s for s in first.sections if s.get("related_to")]
+    direct = [s for s in first.sections if not s.get("related_to")]
+    assert related, "the example's top hits link to other sections"
+    assert len(related) <= indexed.settings.recall.related == 2
+    assert first.sections.index(related[0]) >= len(direct)  # after every direct hit
+    assert {s["related_to"] for s in related} <= {s["chunk_id"] for s in direct}
+    assert f"related: linked from chunk {related[0]['related_to']}]" in first.knowledge
+    again = indexed.recall(RecallRequest(prompt, session_id="s-related"))
+    assert not {s["chunk_id"] for s in again.sections} & {s["chunk_id"] for s in related}
+
+
+def test_the_block_marks_related_sections() -> None:
+    section = {
+        "doc_path": "domain/refunds.md",
+        "title": "Refunds",
+        "heading_path": ["Partial refunds"],
+        "chunk_id": "c2",
+        "content": "Partial refunds are allowed.",
+        "updated_at": "2026-11-29",
+        "related_to": "c1",
+    }
+    assert (
+        "[source: domain/refunds.md · Refunds › Partial refunds · updated 2026-11-29 · chunk c2"
+        " · related: linked from chunk c1]" in knowledge_block([section])
+    )
+
+
+def test_noise_set_is_large_bilingual_and_apart_from_the_calibration_probes() -> None:
+    noise = yaml.safe_load(Path(REPO / "eval" / "recall-noise.yaml").read_text())["prompts"]
+    texts = {p["text"].casefold() for p in noise}
+    assert len(noise) >= 80 and len(texts) == len(noise)
+    assert {p["id"][:3] for p in noise} == {"en-", "tr-"}
+    probes = {t.casefold() for group in GENERIC_PROMPTS.values() for t in group}
+    assert texts.isdisjoint(probes)
