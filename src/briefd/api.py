@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
 
@@ -17,7 +18,6 @@ from briefd.bundles.cache import BundleCache
 from briefd.bundles.cache import prune as prune_bundles
 from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
-from briefd.errors import NotFoundError
 from briefd.graph.resolve import findings
 from briefd.graph.suggest import LinkSuggestion
 from briefd.ingest import Progress, index_source, no_progress
@@ -38,7 +38,6 @@ from briefd.settings import Settings
 from briefd.sources.knowledge import resolve, sync_lock
 from briefd.store import activity, sync_state, views
 from briefd.store.db import Store, open_for_writing
-from briefd.store.scopes import resolve_scopes
 from briefd.sync.runner import SyncRunner, SyncSteps, run_sync
 from briefd.sync.runner import status as sync_status
 from briefd.sync.state import SyncReport, SyncStatus
@@ -56,7 +55,7 @@ class _Unset:
 UNSET = _Unset()
 
 
-class Briefd:
+class Briefd(AbstractContextManager["Briefd"]):
     """Open with settings; use as a context manager or call :meth:`close`."""
 
     def __init__(self, settings: Settings, embedder: Embedder | _Unset | None = UNSET) -> None:
@@ -70,9 +69,6 @@ class Briefd:
         self._specificity = Specificity()
         self._bundles = BundleCache(settings.bundles.cache_entries)
         self._sync_runner = SyncRunner(lambda: run_sync(self._sync_steps()))
-
-    def __enter__(self) -> Briefd:
-        return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -104,10 +100,8 @@ class Briefd:
     def semantic(self) -> SemanticIndex | None:
         """The vector side of search, or None when embeddings are off."""
         if self._semantic is None and self.embedder is not None:
-            vectors = self.settings.vectors
-            self._semantic = SemanticIndex(
-                self.embedder, vectors.blas_threads, vectors.ann_threshold
-            )
+            v = self.settings.vectors
+            self._semantic = SemanticIndex(self.embedder, v.blas_threads, v.ann_threshold)
         return self._semantic
 
     def index(
@@ -133,34 +127,27 @@ class Briefd:
         return report
 
     def reindex(self, source: Path | None = None, rebuild: bool = False) -> IndexReport:
-        """:meth:`index` on a connection of its own, so callers need no lock around it (a
-        sync, a rebuild from the dashboard); readers see the new index when it commits."""
+        """:meth:`index` on a connection of its own: callers (sync, rebuild) need no lock."""
         with type(self)(self.settings, embedder=self.embedder) as worker:
             return worker.index(source, rebuild)
 
     def rebuild(self, source: Path | None = None) -> IndexReport:
-        """Rebuild the index from scratch on a connection of its own, never while a sync
-        resets the clone."""
+        """:meth:`reindex` from scratch, never while a sync resets the clone."""
         with sync_lock(self.settings):
             return self.reindex(source, rebuild=True)
 
     def search(self, request: SearchRequest) -> SearchResult:
-        """Ranked sections (R1–R6). With ``request.paths`` (code paths a task touches, R5) the
-        best section of each document whose ``refs`` cover one of them leads, then the other
-        hits, within ``top_k``. Paths are evidence of their own: those sections lead even when
-        the relevance gate finds the query off-topic, as they head a bundle (B1 tier 2)."""
+        """Ranked sections (R1–R6); with ``request.paths`` the governing documents lead (R5,
+        see :mod:`briefd.retrieval.governed`), even when the gate finds the query off-topic."""
         with self.store.read() as conn:
             return search_with_paths(
                 conn, request, self.settings.search, self.settings.default_scopes, self._run
             )
 
     def _run(self, conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
-        semantic = None if request.mode == "bm25" else self.semantic
-        settings = self.settings
-        speller, lexicon = self._speller, self._lexicon
-        return search(
-            conn, request, settings.search, settings.default_scopes, semantic, speller, lexicon
-        )
+        semantic, s = None if request.mode == "bm25" else self.semantic, self.settings
+        args = (s.search, s.default_scopes, semantic, self._speller, self._lexicon)
+        return search(conn, request, *args)
 
     @functools.cached_property
     def atlassian(self) -> Atlassian:
@@ -168,8 +155,8 @@ class Briefd:
         return Atlassian(self.settings)
 
     def compile_bundle(self, request: BundleRequest, lookup: IssueLookup | None = None) -> Bundle:
-        """The smallest sufficient context for a task, inside ``max_tokens`` (B1–B8; around ``request.target``); an issue
-        key is fetched by ``lookup`` (default: from Jira now, as the configured account)."""
+        """The smallest sufficient context for a task or around ``request.target`` (B1–B8); an
+        issue key is fetched by ``lookup`` (default: from Jira now, as the configured account)."""
         semantic = self.semantic
         mode = self.settings.search.mode if semantic is not None else "bm25"
         model = semantic.embedder.model_id if semantic is not None and mode != "bm25" else "none"
@@ -178,8 +165,7 @@ class Briefd:
         return compile_bundle(engine, request)
 
     def flush_bundle_hits(self) -> None:
-        """Add the bundle cache hits counted in memory to the ``bundles`` rows (a busy index
-        keeps them for the next call)."""
+        """Write the bundle cache hits counted in memory (a busy index keeps them for later)."""
         if self._store is not None:
             flush_hits(self._store, self._bundles)
 
@@ -188,9 +174,7 @@ class Briefd:
         return self._bundles.stats()
 
     def recall(self, request: RecallRequest) -> RecallResult:
-        """Prompt-time recall (I8): the sections to inject for one prompt, none the session
-        already has, within the recall budget; hybrid (semantic gate) when the index has
-        vectors, else BM25 behind the lexical evidence gate (``briefd.recall.evidence``)."""
+        """Prompt-time recall (I8): the sections to inject for one prompt (:mod:`briefd.recall`)."""
         requested = request.mode or self.settings.recall.mode
         with self.store.read() as conn:
             mode = recall_engine.choose_mode(conn, requested, self.embedder is not None)
@@ -216,20 +200,10 @@ class Briefd:
     def document(
         self, path: str, scopes: Sequence[str] | None = None, *, scoped: bool = False
     ) -> DocumentView:
-        """A document with its sections, links and backlinks (K5). Only documents in
-        ``scopes`` (``all``: every scope) are visible; without ``scopes`` a ``scoped`` call
-        (REST and MCP, serving agents) sees the configured default scopes, as search does, and
-        an unscoped one (``briefd doc`` on the user's own machine) every document. Backlinks
-        from documents that are not visible are left out."""
-        path = path.strip().removeprefix("./")
+        """A document with its sections, links and backlinks (K5), as :func:`views.visible`
+        sees it: ``scoped`` callers (REST, MCP) are held to the default scopes."""
         with self.store.read() as conn:
-            allowed = None
-            if scopes or scoped:
-                allowed = resolve_scopes(conn, scopes or None, self.settings.default_scopes)
-            view = views.document_view(conn, path, allowed)
-            if view is None:
-                raise NotFoundError(views.not_found(conn, path, allowed))
-            return view
+            return views.visible(conn, path, scopes, scoped, self.settings.default_scopes)
 
     def link_findings(self) -> LinkFindings:
         with self.store.read() as conn:
@@ -240,10 +214,7 @@ class Briefd:
             return sync_state.index_report(conn)
 
     def sync(self) -> SyncReport:
-        """Fetch the source (an owned clone is reset hard to the remote branch), reindex what
-        changed, refresh open pull requests. Blocking; concurrent callers share one run. A
-        failure is in the report (and ``sync_status``), never raised: the last good index
-        keeps answering."""
+        """Fetch, reindex, refresh pull requests (K3; :mod:`briefd.sync.runner`); never raises."""
         return self._sync_runner.run()
 
     def trigger_sync(self) -> bool:
@@ -266,8 +237,7 @@ class Briefd:
         )
 
     def propose_update(self, request: ProposalRequest) -> Proposal:
-        """Push ``request`` as branch ``briefd/proposal-<id>`` with one commit (and open a pull
-        request when a forge is configured); raises :class:`ProposalError`."""
+        """A knowledge change as a one-commit branch (T1; :mod:`briefd.proposals.service`)."""
         return propose(self.settings, request)
 
     def proposals(self, status: str | None = None) -> list[Proposal]:

@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from briefd.errors import NotFoundError
 from briefd.graph.resolve import Catalog
 from briefd.model import DocumentView, ResolvedLink, ScopeInfo
 from briefd.store import documents as docs_table
@@ -82,6 +83,26 @@ def document_view(
         backlinks=tuple(r for _, r in backlinks),
         problems=tuple(json.loads(row["problems"])),
     )
+
+
+def visible(
+    conn: sqlite3.Connection,
+    path: str,
+    scopes: Sequence[str] | None,
+    scoped: bool,
+    default_scopes: Sequence[str],
+) -> DocumentView:
+    """The document at ``path`` if the caller may read it: only documents in ``scopes``
+    (``all``: every scope) are visible; without ``scopes`` a ``scoped`` call (REST and MCP,
+    serving agents) sees the default scopes, as search does, and an unscoped one (``briefd
+    doc`` on the user's own machine) every document. Backlinks from documents that are not
+    visible are left out; :class:`NotFoundError` says why a path is not served."""
+    path = path.strip().removeprefix("./")
+    allowed = resolve_scopes(conn, scopes or None, default_scopes) if scopes or scoped else None
+    view = document_view(conn, path, allowed)
+    if view is None:
+        raise NotFoundError(not_found(conn, path, allowed))
+    return view
 
 
 def link_catalog(conn: sqlite3.Connection) -> tuple[list[ResolvedLink], Catalog]:
