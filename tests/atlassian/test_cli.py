@@ -5,6 +5,7 @@ environment variable the config file names)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.atlassian import data
@@ -51,4 +52,5 @@ def test_bundle_with_an_issue_key_and_no_task(tmp_path: Path, dc: FakeSite) -> N
     bundle = briefd("bundle", "--issue", "SHOP-42", "--max-tokens", "1500", cwd=tmp_path, env=env)
     assert bundle.returncode == 0, bundle.stderr
     assert bundle.stdout.startswith("> tracker issue · SHOP-42: Partial refunds can exceed")
-    assert "> domain/refunds.md · Refunds and partial refunds › Partial refunds" in bundle.stdout
+    rule = r"\n> domain/refunds\.md:\d+-\d+ · Refunds and partial refunds › Partial refunds\n"
+    assert re.search(rule, bundle.stdout), bundle.stdout
