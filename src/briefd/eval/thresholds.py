@@ -10,6 +10,15 @@ sets:
 A dataset folder that is absent is skipped (public data lives outside the repository). A set
 marked ``slow: true`` (embedding it from a cold cache takes many minutes on 2 cores) has its
 vector and hybrid minimums checked only with ``briefd eval --check … --all-sets``.
+
+Trust figures (V4, ``briefd.eval.trust``) have limits of their own, for the set and for its
+seeded subsets (BEIR sets; subsets run only with ``--all-sets``); ``fold: turkish`` scores the
+set's queries typed without Turkish diacritics:
+```yaml
+    fold: turkish
+    subsets: [8, 30, 200]
+    trust: {max_emptied: 0.01, min_offtopic_rejected: 0.95, max_fusion_gap: 0.005}
+```
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import yaml
 
 from briefd.errors import EvalError
 from briefd.eval.metrics import METRICS
+from briefd.eval.trust import TrustFigures
 
 MODES = ("bm25", "vector", "hybrid")
 
@@ -33,6 +43,16 @@ class Gate:
     dataset: Path | None
     minimums: dict[str, dict[str, float]]  # mode → metric → minimum
     slow: bool = False  # embedding it from cold takes long: vector/hybrid only with --all-sets
+    trust: TrustLimits | None = None
+    subsets: tuple[int, ...] = ()
+    fold: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TrustLimits:
+    max_emptied: float = 1.0
+    min_offtopic_rejected: float = 0.0
+    max_fusion_gap: float = 1.0
 
 
 def load_gates(path: Path) -> list[Gate]:
@@ -64,7 +84,28 @@ def _gate(path: Path, base: Path, item: Any) -> Gate:
             if metric not in METRICS:
                 raise EvalError(f"{path}: set '{name}': metric must be one of {', '.join(METRICS)}")
             minimums.setdefault(mode, {})[metric] = float(value)
-    return Gate(name, queries, dataset, minimums, bool(item.get("slow", False)))
+    fold = item.get("fold")
+    if fold not in (None, "turkish"):
+        raise EvalError(f"{path}: set '{name}': fold must be 'turkish'")
+    return Gate(
+        name,
+        queries,
+        dataset,
+        minimums,
+        bool(item.get("slow", False)),
+        _trust(path, name, item.get("trust")),
+        tuple(int(size) for size in item.get("subsets") or ()),
+        fold == "turkish",
+    )
+
+
+def _trust(path: Path, name: str, item: Any) -> TrustLimits | None:
+    if item is None:
+        return None
+    known = set(TrustLimits.__dataclass_fields__)
+    if not isinstance(item, dict) or not set(item) <= known:
+        raise EvalError(f"{path}: set '{name}': trust takes {', '.join(sorted(known))}")
+    return TrustLimits(**{key: float(value) for key, value in item.items()})
 
 
 def shortfalls(gate: Gate, mode: str, overall: dict[str, float]) -> list[str]:
@@ -74,3 +115,23 @@ def shortfalls(gate: Gate, mode: str, overall: dict[str, float]) -> list[str]:
         for metric, minimum in gate.minimums.get(mode, {}).items()
         if overall[metric] + 1e-9 < minimum
     ]
+
+
+def trust_shortfalls(limits: TrustLimits, figures: TrustFigures) -> list[str]:
+    """Trust figures beyond their limits, as readable lines."""
+    name = figures.name
+    lines = []
+    if figures.emptied_share > limits.max_emptied + 1e-9:
+        lines.append(
+            f"{name} emptied {figures.emptied}/{figures.queries} real queries "
+            f"({figures.emptied_share:.4f} > {limits.max_emptied:.4f})"
+        )
+    for lang, share in figures.offtopic_rejected.items():
+        if share + 1e-9 < limits.min_offtopic_rejected:
+            lines.append(
+                f"{name} off-topic rejected ({lang}) = {share:.4f} < {limits.min_offtopic_rejected:.4f}"
+            )
+    gap = figures.fusion_gap
+    if gap is not None and gap > limits.max_fusion_gap + 1e-9:
+        lines.append(f"{name} hybrid nDCG@10 {gap:.4f} below its better side")
+    return lines
