@@ -47,16 +47,6 @@ class Candidates:
             rows = self.lists.get(ANY_TERM, [])
         return {row for row, _ in rows}
 
-    def agree(self, vector_depth: int, lexical_depth: int) -> bool:
-        """The semantic and the lexical side independently put one chunk near the top."""
-        top_vector = {row for row, _ in self.lists.get(VECTOR, [])[:vector_depth]}
-        top_lexical = {
-            row
-            for name in (ALL_TERMS, ANY_TERM)
-            for row, _ in self.lists.get(name, [])[:lexical_depth]
-        }
-        return bool(top_vector & top_lexical)
-
     def ranked(self, settings: SearchSettings) -> list[RankedList[int]]:
         weights = {
             ALL_TERMS: 1.0,
