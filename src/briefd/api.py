@@ -25,6 +25,7 @@ from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.service import propose, refresh_after_sync
 from briefd.recall import engine as recall_engine
 from briefd.recall.engine import RecallRequest, RecallResult
+from briefd.retrieval import calibration
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.governed import search_with_paths
 from briefd.retrieval.search import SearchRequest, search
@@ -186,6 +187,11 @@ class Briefd:
         request = SearchRequest(prompt, scopes=scopes, top_k=top_k, mode="hybrid", related=0)
         result = self.search(request)
         return [(hit.chunk_id, hit.score) for hit in result.hits], result.gate
+
+    def gate_calibration(self) -> dict[str, dict[str, object]]:
+        """Per embedding model, the relevance gate's knobs fitted to this index (R4)."""
+        with self.store.read() as conn:
+            return calibration.stored(conn)
 
     def scopes(self) -> list[ScopeInfo]:
         with self.store.read() as conn:

@@ -7,7 +7,14 @@ from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import QueryError
 from briefd.retrieval.fusion import Evidence, score_fusion
-from briefd.retrieval.gate import LexicalEvidence, calibrate, decide, language_gaps, probe_score
+from briefd.retrieval.gate import (
+    QUANTILE,
+    LexicalEvidence,
+    calibrate,
+    decide,
+    language_gaps,
+    probe_score,
+)
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
@@ -48,9 +55,9 @@ def test_calibration_fits_the_threshold_to_the_probes_left_out_by_topic() -> Non
     cal = calibrate("m", "fp", vectors, probes, best, (False, False, False, False, True))
     assert cal.left_out == ("recipes",) and len(cal.probe_vectors) == 4
     # each probe against the others' topics: a's nearest are b and c (0.0), so its margin is
-    # its best cosine; the threshold is the 95th percentile of 0.5, 0.5, 0.6, 0.7
+    # its best cosine; the threshold is the QUANTILE of 0.5, 0.5, 0.6, 0.7
     assert cal.margins[0] == pytest.approx(0.55) and cal.margins[2] == pytest.approx(0.7)
-    assert cal.threshold == pytest.approx(float(np.quantile([0.5, 0.5, 0.6, 0.7], 0.95)))
+    assert cal.threshold == pytest.approx(float(np.quantile([0.5, 0.5, 0.6, 0.7], QUANTILE)))
     query = np.array([0.8, 0.6, 0.0, 0.0], dtype=np.float32)
     assert probe_score(cal, query) == pytest.approx((0.8 + 0.8 + 0.6) / 3)
     assert cal.knobs()["left_out_topics"] == ["recipes"]

@@ -9,7 +9,13 @@ import typer
 from rich.table import Table
 
 from briefd.api import Briefd
-from briefd.cli.eval_trust import OFFTOPIC_FILE, gate_dataset, print_trust, run_trusted
+from briefd.cli.eval_trust import (
+    OFFTOPIC_FILE,
+    gate_dataset,
+    print_calibration,
+    print_trust,
+    run_trusted,
+)
 from briefd.cli.output import console, fail, print_json, reported_errors
 from briefd.errors import EvalError
 from briefd.eval.datasets import BeirSet
@@ -51,6 +57,9 @@ def eval_command(
         None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
     ),
     json_output: bool = typer.Option(False, "--json", help="Print reports as JSON."),
+    explain: bool = typer.Option(
+        False, "--explain", help="With --check: also the relevance gate's calibration per index."
+    ),
 ) -> None:
     """Measure retrieval: Recall@5, Recall@10, MRR@10 and nDCG@10, overall and per query type."""
     with reported_errors():
@@ -59,7 +68,7 @@ def eval_command(
         if check is None and all_sets:
             check = Path(DEFAULT_THRESHOLDS)
         if check is not None:
-            _check(settings, check, json_output, all_sets)
+            _check(settings, check, json_output, all_sets, explain)
             return
         reports = []
         golden = list(queries or [])
@@ -107,7 +116,9 @@ def _beir_reports(
         return [run_beir(api, dataset, m) for m in modes]
 
 
-def _check(settings: Settings, path: Path, json_output: bool, all_sets: bool) -> None:
+def _check(
+    settings: Settings, path: Path, json_output: bool, all_sets: bool, explain: bool = False
+) -> None:
     failures: list[str] = []
     reports: list[EvalReport] = []
     trust: list[TrustFigures] = []
@@ -136,6 +147,8 @@ def _check(settings: Settings, path: Path, json_output: bool, all_sets: bool) ->
     else:
         print_reports(reports)
         print_trust(trust)
+        if explain:
+            print_calibration(trust)
     if failures:
         fail("below the eval gate: " + "; ".join(failures))
     console.print("eval gate passed", markup=False)

@@ -3,7 +3,7 @@ and for BEIR sets with ``--all-sets`` their seeded subsets."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.table import Table
@@ -94,8 +94,23 @@ def _beir(
 def _figures(
     api: Briefd, name: str, reports: list[EvalReport], offtopic: tuple[OffTopicQuery, ...]
 ) -> TrustFigures:
-    documents = len(api.scopes()) and sum(s.documents for s in api.scopes())
-    return figures(name, documents, reports, offtopic, offtopic_answered(api, offtopic))
+    documents = sum(s.documents for s in api.scopes())
+    found = figures(name, documents, reports, offtopic, offtopic_answered(api, offtopic))
+    model = api.embedder.model_id if api.embedder is not None else ""
+    return replace(found, calibration=api.gate_calibration().get(model))
+
+
+def print_calibration(found: list[TrustFigures]) -> None:
+    """``--explain``: the gate's knobs fitted to each index."""
+    for f in found:
+        knobs = f.calibration or {}
+        margins = knobs.get("probe_margins", {})
+        console.print(
+            f"{f.name}: gate threshold {knobs.get('threshold')} (probe margins {margins}; "
+            f"{knobs.get('active_probes')}/{knobs.get('probes')} probes active, left out: "
+            f"{', '.join(knobs.get('left_out_topics', [])) or 'none'})",  # type: ignore[arg-type]
+            markup=False,
+        )
 
 
 def print_trust(found: list[TrustFigures]) -> None:

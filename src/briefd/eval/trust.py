@@ -45,6 +45,7 @@ class TrustFigures:
     offtopic_kept: tuple[str, ...]  # ids of off-topic queries that got an answer
     ndcg: dict[str, float]  # mode → nDCG@10
     fusion_gap: float | None  # max(bm25, vector) − hybrid nDCG@10; None without all three
+    calibration: dict[str, object] | None = None  # the gate's knobs fitted to this index
 
 
 def load_offtopic(path: Path) -> tuple[OffTopicQuery, ...]:

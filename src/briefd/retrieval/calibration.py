@@ -56,6 +56,13 @@ def load(conn: sqlite3.Connection, model: str) -> Calibration | None:
     )
 
 
+def stored(conn: sqlite3.Connection) -> dict[str, dict[str, object]]:
+    """Model → the gate knobs fitted to this index for it."""
+    models = [row[0] for row in conn.execute("SELECT model FROM calibration ORDER BY model")]
+    found = {model: load(conn, model) for model in models}
+    return {model: cal.knobs() for model, cal in found.items() if cal is not None}
+
+
 def refresh(store: Store, embedder: Embedder, fingerprint: str) -> Calibration | None:
     """Fit the gate to the index's current vectors and words, and store the result."""
     fingerprint = f"v{VERSION}:{fingerprint}"
