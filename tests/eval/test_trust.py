@@ -48,7 +48,9 @@ def test_subset_is_seeded_and_keeps_the_queries_it_answers(tmp_path: Path) -> No
     assert len(subset(dataset, 50).corpus) == 12
 
 
-def test_folded_queries_are_typed_without_turkish_diacritics(tmp_path: Path) -> None:
+def test_folded_queries_are_typed_without_turkish_diacritics(
+    settings: Settings, tmp_path: Path
+) -> None:
     assert (
         fold_turkish("Şifre sıfırlama bağlantısı İçin ÖĞÜÇ")
         == "Sifre sifirlama baglantisi Icin OGUC"
@@ -56,7 +58,8 @@ def test_folded_queries_are_typed_without_turkish_diacritics(tmp_path: Path) -> 
     dataset = _dataset(tmp_path)
     typed = folded(dataset, "tiny-folded")
     assert typed.name == "tiny-folded" and typed.qrels == dataset.qrels
-    assert beir_index(Settings(), typed).db == beir_index(Settings(), dataset).db  # one index
+    assert beir_index(settings, typed).db == beir_index(settings, dataset).db  # one index
+    assert subset(typed, 4).digest == subset(dataset, 4).digest  # the same documents
 
 
 def test_offtopic_set_is_large_multilingual_and_apart_from_the_probes() -> None:

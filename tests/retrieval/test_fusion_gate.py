@@ -83,6 +83,19 @@ def test_gate_keeps_strong_lexical_evidence_whatever_the_margin() -> None:
     empty = decide(absent, best=0.80, probe=0.85, threshold=0.02)
     assert empty.decision == "empty" and empty.reasons[0].endswith("not in the index: pizza")
     assert decide(absent, best=0.88, probe=0.85, threshold=0.02).decision == "kept"
+    names = LexicalEvidence(
+        ("fuat", "sezgin", "kac", "dogmustur"),
+        (2, 2, 0, 0),
+        40,
+        False,
+        ((True, True, False, False),),
+    )
+    assert names.supporting() == ("fuat", "sezgin")  # both names in the best section
+    supported = decide(names, best=0.80, probe=0.81, threshold=0.02, floor=-0.02)
+    assert supported.decision == "kept" and supported.reasons[2].startswith(
+        "supported: a best section holds fuat, sezgin; margin -0.010 is at or above"
+    )
+    assert decide(names, best=0.80, probe=0.83, threshold=0.02, floor=-0.02).decision == "empty"
     assert decide(strong, None, None, None).decision == "kept"
     assert decide(absent, None, None, None).decision == "empty"
 

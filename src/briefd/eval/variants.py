@@ -37,7 +37,7 @@ def subset(dataset: BeirSet, size: int, seed: int = SUBSET_SEED) -> BeirSet:
     """``size`` documents of ``dataset`` and the queries answered inside them (see module doc)."""
     if size < 1:
         raise EvalError(f"a subset needs at least one document, got {size}")
-    rng = random.Random(f"{dataset.name}/{size}/{seed}")
+    rng = random.Random(f"{dataset.path.name}/{size}/{seed}")  # a folded set: the same subset
     ids = [doc_id for doc_id, _, _ in dataset.corpus]
     chosen: dict[str, None] = {}
     order = list(dataset.queries)

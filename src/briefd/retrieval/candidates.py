@@ -47,6 +47,11 @@ class Candidates:
             rows = self.lists.get(ANY_TERM, [])
         return {row for row, _ in rows}
 
+    def best_lexical(self) -> tuple[int, ...]:
+        """The best section of the all-terms list, else of the any-term list (or none)."""
+        rows = self.lists.get(ALL_TERMS) or self.lists.get(ANY_TERM) or []
+        return (rows[0][0],) if rows else ()
+
     def ranked(self, settings: SearchSettings) -> list[RankedList[int]]:
         weights = {
             ALL_TERMS: 1.0,

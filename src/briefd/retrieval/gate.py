@@ -9,8 +9,9 @@ Two kinds of evidence are weighed, and either one keeps the answer:
   ``log N``). This is never overruled by the semantic side: a Turkish question typed without
   diacritics whose every word is in one section keeps its answer however the model scores it.
 * **supported semantic** — with a margin above the probes' median (below the threshold), the
-  best semantic section itself holds every query word, or two or more that are specific
-  together (the same chance test): both sides point at the same section.
+  best semantic or the best lexical section holds every query word, or two or more that are
+  specific together (the same chance test): "Fuat Sezgin kac yilinda dogmustur" has both
+  names in one paragraph even where the rest of its words are inflected differently.
 * **semantic** — the query's best cosine in the index minus how close it comes to off-topic
   small talk (the mean of its ``NEAREST`` closest probes, ``briefd.retrieval.probes``, all
   languages) must reach the index's own threshold. A probe in another language than the
@@ -153,7 +154,8 @@ class LexicalEvidence:
     frequencies: tuple[int, ...]
     sections: int
     all_words: bool
-    in_top: tuple[bool, ...] = ()  # per word: held by the best semantic section
+    # per best section (semantic, then lexical): which words it holds
+    held: tuple[tuple[bool, ...], ...] = ()
 
     @property
     def chance(self) -> float:
@@ -170,16 +172,15 @@ class LexicalEvidence:
     def strong(self) -> bool:
         return self.all_words and len(self.words) >= 2 and self.chance <= MAX_CHANCE
 
-    @property
-    def supports_top(self) -> bool:
-        """The best semantic section holds every query word (two or more), or two or more
-        that are specific together."""
-        held = tuple(n for n, inside in zip(self.frequencies, self.in_top, strict=False) if inside)
-        every = len(held) == len(self.words)
-        return len(held) >= 2 and (every or self._chance(held) <= MAX_CHANCE)
-
-    def top_words(self) -> tuple[str, ...]:
-        return tuple(w for w, inside in zip(self.words, self.in_top, strict=False) if inside)
+    def supporting(self) -> tuple[str, ...]:
+        """The words of the first best section (semantic, then lexical) that holds every
+        query word (two or more), or two or more that are specific together; () if none."""
+        for inside in self.held:
+            counts = tuple(n for n, held in zip(self.frequencies, inside, strict=True) if held)
+            every = len(counts) == len(self.words)
+            if len(counts) >= 2 and (every or self._chance(counts) <= MAX_CHANCE):
+                return tuple(w for w, held in zip(self.words, inside, strict=True) if held)
+        return ()
 
     def missing(self) -> tuple[str, ...]:
         return tuple(w for w, n in zip(self.words, self.frequencies, strict=True) if n == 0)
@@ -212,12 +213,12 @@ def decide(
             f"{margin:+.3f} is {side} this index's threshold {threshold:+.3f}"
         )
         on_topic = margin >= threshold
-        if not on_topic and floor is not None and lexical is not None and lexical.supports_top:
+        support = lexical.supporting() if lexical is not None else ()
+        if not on_topic and floor is not None and support:
             on_topic = margin >= floor
             reasons.append(
-                f"supported: the best semantic section holds {', '.join(lexical.top_words())}; "
-                f"margin {margin:+.3f} is {'at or above' if on_topic else 'below'} the "
-                f"probes' median {floor:+.3f}"
+                f"supported: a best section holds {', '.join(support)}; margin {margin:+.3f} "
+                f"is {'at or above' if on_topic else 'below'} the probes' median {floor:+.3f}"
             )
     else:
         reasons.append("semantic: no calibrated vectors in scope; lexical evidence decides")

@@ -24,13 +24,13 @@ def for_query(
     plan: MatchPlan | None,
     all_words: bool,
     lexicon: Lexicon | None,
-    top: int | None = None,
+    best: tuple[int, ...] = (),
 ) -> LexicalEvidence | None:
     """The evidence of a searched query (``all_words``: a section in scope held every word;
-    ``top``: the best semantic section, whose words are looked up too)."""
+    ``best``: the best semantic and lexical sections, whose words are looked up too)."""
     if plan is None or not plan.groups:
         return None
-    return _evidence(conn, plan.groups, all_words, lexicon, top)
+    return _evidence(conn, plan.groups, all_words, lexicon, best)
 
 
 def for_text(conn: sqlite3.Connection, text: str, lexicon: Lexicon | None) -> LexicalEvidence:
@@ -48,7 +48,7 @@ def _evidence(
     groups: tuple[tuple[str, ...], ...],
     all_words: bool,
     lexicon: Lexicon | None,
-    top: int | None = None,
+    best: tuple[int, ...] = (),
 ) -> LexicalEvidence:
     index = lexicon.index(conn) if lexicon is not None else None
     if index is not None and lexicon is not None:
@@ -59,14 +59,15 @@ def _evidence(
         _fts_count(conn, group) if rows is None else len(rows)
         for group, rows in zip(groups, found, strict=True)
     )
-    in_top: tuple[bool, ...] = ()
-    if top is not None:
-        in_top = tuple(
-            _fts_holds(conn, group, top) if rows is None else bool(np.isin(top, rows))
+    held = tuple(
+        tuple(
+            _fts_holds(conn, group, rowid) if rows is None else bool(np.isin(rowid, rows))
             for group, rows in zip(groups, found, strict=True)
         )
+        for rowid in dict.fromkeys(best)
+    )
     return LexicalEvidence(
-        tuple(group[0] for group in groups), counts, _sections(conn, index), all_words, in_top
+        tuple(group[0] for group in groups), counts, _sections(conn, index), all_words, held
     )
 
 

@@ -141,7 +141,8 @@ def _gate(
     top = max(found.cosines, key=found.cosines.__getitem__, default=None)
     best = found.cosines[top] if top is not None else None
     probe = probe_score(calibration, semantic.query_vector(query))
-    lexical = gate_evidence.for_query(conn, plan, bool(found.corroborated()), lexicon, top)
+    sections = ((top,) if top is not None else ()) + found.best_lexical()
+    lexical = gate_evidence.for_query(conn, plan, bool(found.corroborated()), lexicon, sections)
     offset = settings.gate_offset
     floor = calibration.margins[0] + offset
     return decide(lexical, best, probe, calibration.threshold + offset, floor)
