@@ -9,9 +9,10 @@ Two kinds of evidence are weighed, and either one keeps the answer:
   ``log N``). This is never overruled by the semantic side: a Turkish question typed without
   diacritics whose every word is in one section keeps its answer however the model scores it.
 * **supported semantic** — with a margin above the probes' median (below the threshold), the
-  best semantic or the best lexical section holds every query word, or two or more that are
-  specific together (the same chance test): "Fuat Sezgin kac yilinda dogmustur" has both
-  names in one paragraph even where the rest of its words are inflected differently.
+  best semantic or the best lexical section holds every query word specific together, or two
+  or more words ten times as specific (``PARTIAL_CHANCE``: the other words are unexplained):
+  "Fuat Sezgin kac yilinda dogmustur" has both names in one paragraph even where the rest of
+  its words are inflected differently.
 * **semantic** — the query's best cosine in the index minus how close it comes to off-topic
   small talk (the mean of its ``NEAREST`` closest probes, ``briefd.retrieval.probes``, all
   languages) must reach the index's own threshold. A probe in another language than the
@@ -41,6 +42,7 @@ from briefd.retrieval.probes import PROBES as PROBES  # re-exported: the probes 
 NEAREST = 3  # probes averaged: one probe phrased like the query does not decide alone
 QUANTILE = 0.85  # of the probes' leave-topic-out margins: a real answer is worth more than a probe
 MAX_CHANCE = 1.0  # sections that would hold every query word by chance
+PARTIAL_CHANCE = 0.1  # the same for some of the words: the rest is unexplained, so 10× rarer
 GAP_WEIGHT = 2.0  # the language gap counts on both sides: query vs index, query vs probe
 
 Vectors = npt.NDArray[np.float32]
@@ -173,12 +175,15 @@ class LexicalEvidence:
         return self.all_words and len(self.words) >= 2 and self.chance <= MAX_CHANCE
 
     def supporting(self) -> tuple[str, ...]:
-        """The words of the first best section (semantic, then lexical) that holds every
-        query word (two or more), or two or more that are specific together; () if none."""
+        """The words of the first best section (semantic, then lexical) that holds every query
+        word (two or more) specific together, or two or more that are ten times as specific
+        (``PARTIAL_CHANCE``); () if none."""
         for inside in self.held:
             counts = tuple(n for n, held in zip(self.frequencies, inside, strict=True) if held)
             every = len(counts) == len(self.words)
-            if len(counts) >= 2 and (every or self._chance(counts) <= MAX_CHANCE):
+            if len(counts) >= 2 and self._chance(counts) <= (
+                MAX_CHANCE if every else PARTIAL_CHANCE
+            ):
                 return tuple(w for w, held in zip(self.words, inside, strict=True) if held)
         return ()
 
