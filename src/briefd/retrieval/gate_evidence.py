@@ -15,7 +15,7 @@ from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word
 from briefd.retrieval.gate import LexicalEvidence
 from briefd.retrieval.lexical import MatchPlan, build_match
 from briefd.store import postings
-from briefd.store.postings import Rows
+from briefd.store.postings import Freqs, Rows
 from briefd.text import query_terms
 
 
@@ -51,17 +51,18 @@ def _evidence(
     best: tuple[int, ...] = (),
 ) -> LexicalEvidence:
     index = lexicon.index(conn) if lexicon is not None else None
+    found: list[Rows | None] = [None] * len(groups)  # None: FTS5 answers (no postings)
     if index is not None and lexicon is not None:
-        found = [_postings_rows(conn, g) for g in lexicon.tokenizer.groups(groups)]
-    else:
-        found = [None] * len(groups)
+        words = lexicon.tokenizer.groups(groups)
+        stored = postings.read(conn, sorted({t for g in words for w in g for t in w.tokens}))
+        found = [_postings_rows(stored, g) for g in words]
     counts = tuple(
         _fts_count(conn, group) if rows is None else len(rows)
         for group, rows in zip(groups, found, strict=True)
     )
     held = tuple(
         tuple(
-            _fts_holds(conn, group, rowid) if rows is None else bool(np.isin(rowid, rows))
+            _fts_holds(conn, group, rowid) if rows is None else _holds(rows, rowid)
             for group, rows in zip(groups, found, strict=True)
         )
         for rowid in dict.fromkeys(best)
@@ -77,16 +78,34 @@ def _sections(conn: sqlite3.Connection, index: PostingsIndex | None) -> int:
     return int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
 
-def _postings_rows(conn: sqlite3.Connection, group: tuple[Word, ...]) -> Rows | None:
-    """Chunk rowids holding any word of the group; None for a phrase word ("snake_case"),
-    which FTS5 answers."""
-    single = [w.tokens[0] for w in group if len(w.tokens) == 1]
-    if len(single) < len(group):
-        return None
-    rows = [docs for docs, _ in postings.read(conn, single).values()]
-    if not rows:
-        return np.empty(0, dtype=np.int64)
-    return rows[0] if len(rows) == 1 else np.unique(np.concatenate(rows))
+def _postings_rows(stored: dict[str, tuple[Rows, Freqs]], group: tuple[Word, ...]) -> Rows:
+    """Chunk rowids holding any word of the group. A phrase word ("snake_case", "1/2000")
+    counts the sections holding all of its tokens: a superset of the phrase's, from the
+    postings alone (an FTS5 phrase count reads position lists: milliseconds on a common token)."""
+    found = []
+    for word in group:
+        rows = [stored[t][0] if t in stored else _NONE for t in word.tokens]
+        if rows:
+            found.append(rows[0] if len(rows) == 1 else _intersect(rows))
+    if not found:
+        return _NONE
+    return found[0] if len(found) == 1 else np.unique(np.concatenate(found))
+
+
+_NONE: Rows = np.empty(0, dtype=np.int64)
+
+
+def _holds(rows: Rows, rowid: int) -> bool:
+    """``rowid`` is in the ascending ``rows`` (a binary search)."""
+    at = int(np.searchsorted(rows, rowid))
+    return at < len(rows) and int(rows[at]) == rowid
+
+
+def _intersect(rows: list[Rows]) -> Rows:
+    common = rows[0]
+    for other in rows[1:]:
+        common = np.intersect1d(common, other, assume_unique=True)
+    return common
 
 
 def _match(words: tuple[str, ...]) -> str:
