@@ -15,10 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from briefd.api import Briefd
 from briefd.errors import EvalError
+from briefd.eval.datasets import read_yaml
 from briefd.eval.run import EvalReport
 from briefd.retrieval.search import SearchRequest
 from briefd.store.scopes import ALL_SCOPES
@@ -49,12 +48,7 @@ class TrustFigures:
 
 
 def load_offtopic(path: Path) -> tuple[OffTopicQuery, ...]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise EvalError(f"cannot read off-topic query file {path}: {exc.strerror}") from None
-    except yaml.YAMLError:
-        raise EvalError(f"{path} is not valid YAML; fix its syntax") from None
+    data = read_yaml(path, "off-topic query file")
     items = data.get("queries") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise EvalError(f"{path}: expected a mapping with a 'queries:' list")
