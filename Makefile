@@ -53,6 +53,7 @@ eval-gate: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/gate.py --out .briefd/bench/gate.json
 
 clean:
 	rm -rf $(VENV) .briefd .pytest_cache .mypy_cache .ruff_cache

@@ -29,6 +29,7 @@ from briefd.recall import engine as recall_engine
 from briefd.recall.confidence import Specificity, recall_ranking
 from briefd.recall.engine import RecallRequest, RecallResult
 from briefd.recall.ranking import Ranking
+from briefd.retrieval import calibration
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.governed import search_with_paths
 from briefd.retrieval.search import SearchRequest, search
@@ -187,6 +188,11 @@ class Briefd(AbstractContextManager["Briefd"]):
         request = SearchRequest(prompt, scopes=scopes, top_k=top_k, mode="hybrid", related=related)
         hits = self.search(request)
         return recall_ranking(hits, self._specificity.z(self.store, self.semantic, prompt, scopes))
+
+    def gate_calibration(self) -> dict[str, dict[str, object]]:
+        """Per embedding model, the relevance gate's knobs fitted to this index (R4)."""
+        with self.store.read() as conn:
+            return calibration.stored(conn)
 
     def scopes(self) -> list[ScopeInfo]:
         with self.store.read() as conn:

@@ -158,6 +158,7 @@ class SearchResult:
     sql: tuple[str, ...] = field(default=())
     gate: GateVerdict = "off"
     embedding_model: str | None = None
+    gate_reasons: tuple[str, ...] = ()  # why the relevance gate kept or emptied the result
 
 
 @dataclass(frozen=True, slots=True)

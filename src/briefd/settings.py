@@ -61,8 +61,7 @@ class SearchSettings:
     related: int = 3
     typo_tolerance: bool = True
     gate: bool = True
-    gate_margin: float = 0.02
-    gate_soft_margin: float = -0.02
+    gate_offset: float = 0.0  # added to the gate threshold calibrated for each index
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,6 +68,7 @@ def test_search_json_has_the_hit_fields(indexed: Path) -> None:
         "end_line",
     } <= set(hit)
     assert hit["doc_path"] == "domain/retry-policy.md"
+    assert data["gate"] == {"decision": "off", "reasons": []}  # BM25: no relevance gate
 
 
 def test_search_with_fts_punctuation_exits_zero(indexed: Path) -> None:
@@ -159,6 +160,13 @@ def test_version() -> None:
     assert re.fullmatch(
         r"briefd \d+\.\d+\.\d+ \(index schema \d+, SQLite \d+\.\d+\.\d+\)\n", result.stdout
     )
+
+
+def test_version_json_shows_the_gate_calibration_of_the_index(indexed: Path) -> None:
+    result = briefd("version", "--json", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["gate_calibration"] == {}  # BM25 only: no model, nothing calibrated
 
 
 def test_every_command_has_help_and_is_in_the_readme() -> None:

@@ -7,7 +7,14 @@ from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import QueryError
 from briefd.retrieval.fusion import Evidence, score_fusion
-from briefd.retrieval.gate import calibrate, on_topic, probe_cosine
+from briefd.retrieval.gate import (
+    QUANTILE,
+    LexicalEvidence,
+    calibrate,
+    decide,
+    language_gaps,
+    probe_score,
+)
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
@@ -40,22 +47,57 @@ def test_score_fusion_ties_keep_input_order() -> None:
     assert [f.key for f in fused] == [7, 3]
 
 
-def test_calibration_uses_the_probes_of_the_index_language() -> None:
-    en, tr = np.eye(3, dtype=np.float32)[:2], np.eye(3, dtype=np.float32)[1:]
-    cal = calibrate("m", "fp", {"en": (en, [0.70, 0.72]), "tr": (tr, [0.80, 0.90])})
-    assert cal.language == "tr" and cal.probe_vectors is tr
-    assert (cal.mean, cal.maximum) == (pytest.approx(0.85), 0.90)
-    assert probe_cosine(cal, np.array([0.0, 0.6, 0.8], dtype=np.float32)) == pytest.approx(0.8)
+def test_calibration_fits_the_threshold_to_the_probes_left_out_by_topic() -> None:
+    eye = np.eye(4, dtype=np.float32)
+    vectors = np.stack([eye[0], eye[0], eye[1], eye[2], eye[3]])
+    probes = (("a", "en"), ("a", "en"), ("b", "en"), ("c", "en"), ("recipes", "en"))
+    best = np.array([0.5, 0.5, 0.6, 0.7, 0.9], dtype=np.float32)
+    cal = calibrate("m", "fp", vectors, probes, best, (False, False, False, False, True))
+    assert cal.left_out == ("recipes",) and len(cal.probe_vectors) == 4
+    # each probe against the others' topics: a's nearest are b and c (0.0), so its margin is
+    # its best cosine; the threshold is the QUANTILE of 0.5, 0.5, 0.6, 0.7
+    assert cal.margins[0] == pytest.approx(0.55) and cal.margins[2] == pytest.approx(0.7)
+    assert cal.threshold == pytest.approx(float(np.quantile([0.5, 0.5, 0.6, 0.7], QUANTILE)))
+    query = np.array([0.8, 0.6, 0.0, 0.0], dtype=np.float32)
+    assert probe_score(cal, query) == pytest.approx((0.8 + 0.8 + 0.6) / 3)
+    assert cal.knobs()["left_out_topics"] == ["recipes"]
 
 
-def test_gate_margin_zones() -> None:
-    strong, weak = 0.01, -0.02
-    assert on_topic(0.85, 0.83, corroborated=False, strong=strong, weak=weak)
-    assert not on_topic(0.84, 0.84, corroborated=False, strong=strong, weak=weak)
-    assert on_topic(0.84, 0.84, corroborated=True, strong=strong, weak=weak)
-    assert not on_topic(0.80, 0.83, corroborated=True, strong=strong, weak=weak)
-    assert on_topic(None, 0.9, corroborated=True, strong=strong, weak=weak)
-    assert not on_topic(None, 0.9, corroborated=False, strong=strong, weak=weak)
+def test_probes_of_another_language_count_less_by_their_language_gap() -> None:
+    best = np.array([0.80, 0.82, 0.70, 0.72], dtype=np.float32)
+    gaps = language_gaps(("en", "en", "tr", "tr"), best)
+    assert gaps.tolist() == pytest.approx([0.0, 0.0, 0.20, 0.20])  # twice the 0.10 gap
+
+
+def test_gate_keeps_strong_lexical_evidence_whatever_the_margin() -> None:
+    strong = LexicalEvidence(("sifre", "sifirlama", "baglantisi"), (2, 1, 3), 40, True)
+    assert strong.chance == pytest.approx(40 * (2 / 40) * (1 / 40) * (3 / 40)) and strong.strong
+    kept = decide(strong, best=0.80, probe=0.85, threshold=0.02)
+    assert kept.decision == "kept"
+    assert kept.reasons[0].startswith("lexical: strong: one section holds every query word")
+    assert "below this index's threshold +0.020" in kept.reasons[1]
+    common = LexicalEvidence(("good", "morning"), (30, 20), 40, True)  # 15 by chance
+    assert not common.strong
+    assert decide(common, best=0.80, probe=0.85, threshold=0.02).decision == "empty"
+    absent = LexicalEvidence(("pizza", "recipe"), (0, 3), 40, False)
+    empty = decide(absent, best=0.80, probe=0.85, threshold=0.02)
+    assert empty.decision == "empty" and empty.reasons[0].endswith("not in the index: pizza")
+    assert decide(absent, best=0.88, probe=0.85, threshold=0.02).decision == "kept"
+    names = LexicalEvidence(
+        ("fuat", "sezgin", "kac", "dogmustur"),
+        (2, 2, 0, 0),
+        40,
+        False,
+        ((True, True, False, False),),
+    )
+    assert names.supporting() == ("fuat", "sezgin")  # both names in the best section
+    supported = decide(names, best=0.80, probe=0.81, threshold=0.02, floor=-0.02)
+    assert supported.decision == "kept" and supported.reasons[2].startswith(
+        "supported: a best section holds fuat, sezgin; margin -0.010 is at or above"
+    )
+    assert decide(names, best=0.80, probe=0.83, threshold=0.02, floor=-0.02).decision == "empty"
+    assert decide(strong, None, None, None).decision == "kept"
+    assert decide(absent, None, None, None).decision == "empty"
 
 
 def test_a_model_without_vectors_falls_back_to_bm25_or_says_how_to_embed(

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from briefd.api import Briefd
+from briefd.retrieval.probes import probe_list
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
@@ -79,3 +80,54 @@ def test_off_topic_queries_return_nothing(real: Briefd) -> None:
         assert (result.gate, result.hits) == ("empty", ()), query
     kept = real.search(SearchRequest("can we log the card number for debugging", scopes=("all",)))
     assert kept.hits[0].heading == "Redaction"
+
+
+TURKISH_KB = {
+    "domain/hesap.md": """
+        # Hesap güvenliği
+
+        ## Şifre sıfırlama bağlantısının geçerlilik süresi
+
+        Şifre sıfırlama bağlantısı e-posta ile gönderilir ve 30 dakika geçerlidir; süresi dolan
+        bağlantı için kullanıcı yeni bir bağlantı ister.
+
+        ## İki adımlı doğrulama
+
+        Yönetici hesaplarında iki adımlı doğrulama zorunludur; kodlar SMS ile değil, kimlik
+        doğrulama uygulamasıyla üretilir.
+        """,
+    "domain/odeme.md": """
+        # Ödeme
+
+        ## Taksit seçenekleri
+
+        Kredi kartıyla yapılan ödemelerde en fazla 12 taksit sunulur; ticari kartlarda taksit yoktur.
+
+        ## İade süresi
+
+        İade talepleri teslimattan sonra 14 gün içinde kabul edilir.
+        """,
+}
+
+
+@pytest.mark.slow
+def test_a_folded_turkish_question_keeps_its_answer_on_lexical_evidence(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """Typed without diacritics, every word of the question is in one section: the gate keeps
+    it whatever the semantic margin, and says why; small talk still comes back empty."""
+    write_files(TURKISH_KB)
+    enabled = replace(settings, embeddings=replace(settings.embeddings, enabled=True))
+    with Briefd(enabled) as api:
+        api.index()
+        result = api.search(SearchRequest("sifre sifirlama baglantisi gecerlilik suresi"))
+        assert result.gate == "kept"
+        assert result.hits[0].heading == "Şifre sıfırlama bağlantısının geçerlilik süresi"
+        assert result.gate_reasons[0].startswith(
+            "lexical: strong: one section holds every query word (sifre, sifirlama, baglantisi"
+        )
+        off = api.search(SearchRequest("hafta sonu için güzel bir film önerir misin"))
+        assert (off.gate, off.hits) == ("empty", ())
+        assert off.gate_reasons[1].startswith("semantic: best match")
+        (knobs,) = api.gate_calibration().values()
+        assert knobs["probes"] == len(probe_list()) and knobs["quantile"] == 0.85

@@ -7,6 +7,7 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
+from briefd.retrieval.probes import probe_list
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from briefd.vectors.index import VectorIndex
@@ -157,10 +158,37 @@ def test_gate_empties_off_topic_queries_with_a_calibrated_index(
     calibration = hybrid_api.store.conn.execute(
         "SELECT probes, fingerprint FROM calibration"
     ).fetchone()
-    assert calibration[0] == 20 and calibration[1].startswith("v4:")
+    assert calibration[0] == len(probe_list()) and calibration[1].startswith("v6:")
     on = hybrid_api.search(SearchRequest("partial refund of a captured payment", scopes=("all",)))
     assert on.gate == "kept" and on.hits[0].heading == "Partial refunds"
+    assert on.gate_reasons[0].startswith("lexical: strong: one section holds every query word")
     off = hybrid_api.search(SearchRequest("knit me a warm scarf", scopes=("all",)))
     assert (off.gate, off.hits) == ("empty", ())
+    assert off.gate_reasons[0] == (
+        "lexical: weak: no section holds every query word (knit, warm, scarf); "
+        "not in the index: knit, warm, scarf"
+    )
+    (knobs,) = hybrid_api.gate_calibration().values()
+    assert off.gate_reasons[1].endswith(f"this index's threshold {knobs['threshold']:+.3f}")
+    assert knobs["probes"] == len(probe_list()) and knobs["quantile"] == 0.85
     bm25 = hybrid_api.search(SearchRequest("knit me a warm scarf", mode="bm25"))
-    assert bm25.gate == "off"
+    assert (bm25.gate, bm25.gate_reasons) == ("off", ())
+
+
+def test_calibration_is_refitted_when_the_index_changes_and_reuses_the_probe_vectors(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    embedder = FakeEmbedder()
+    write_files(DOCS)
+    with Briefd(settings, embedder=embedder) as api:
+        api.index()
+        (first,) = api.gate_calibration().values()
+        probes = sum(n for kind, n in embedder.calls if kind == "query")
+        assert probes == len(probe_list())  # embedded once per model and probe set
+        write_files({"domain/knitting.md": "# Knitting\n\nHow to knit a scarf with wool.\n"})
+        api.index()
+        again = sum(n for kind, n in embedder.calls if kind == "query")
+        assert again == probes  # reused from the index
+        (second,) = api.gate_calibration().values()
+    assert "knitting" in second["left_out_topics"]  # the index now documents that topic
+    assert "knitting" not in first["left_out_topics"]

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from briefd.__about__ import __version__
+from briefd.api import Briefd
 from briefd.cli.output import console, print_json, reported_errors
 from briefd.cli.search import split_scopes
 from briefd.model import DocumentView, LinkFindings, ResolvedLink
@@ -164,15 +165,22 @@ def _at(resolved: ResolvedLink) -> str:
 
 
 def version_command(
+    ctx: typer.Context,
     json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
-    """Print the briefd version, index schema version and SQLite version."""
-    info = {
+    """Print the briefd version, index schema version and SQLite version (with --json also the
+    relevance gate's calibration of the configured index)."""
+    info: dict[str, object] = {
         "briefd": __version__,
         "schema": SCHEMA_VERSION,
         "sqlite": sqlite3.sqlite_version,
     }
     if json_output:
+        with reported_errors():
+            settings = ctx.obj.settings()
+            if settings.db.exists():
+                with Briefd(settings, embedder=None) as api:
+                    info["gate_calibration"] = api.gate_calibration()
         print_json(info)
         return
     console.print(

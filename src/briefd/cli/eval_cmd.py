@@ -4,23 +4,34 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.table import Table
 
 from briefd.api import Briefd
+from briefd.cli.eval_trust import (
+    OFFTOPIC_FILE,
+    gate_dataset,
+    print_calibration,
+    print_trust,
+    run_trusted,
+)
 from briefd.cli.output import console, fail, print_json, reported_errors
 from briefd.errors import EvalError
-from briefd.eval.datasets import BeirSet, GoldenSet, is_beir, load_beir, load_golden
+from briefd.eval.datasets import BeirSet
 from briefd.eval.metrics import METRICS
 from briefd.eval.recall import NOISE_FILE, RecallReport, figures, load_noise, run_recall
-from briefd.eval.run import EvalReport, beir_index, golden_index, run_beir, run_golden
-from briefd.eval.thresholds import MODES, load_gates, recall_shortfalls, shortfalls
+from briefd.eval.run import EvalReport, beir_index, open_beir, open_golden, run_beir, run_golden
+from briefd.eval.thresholds import MODES, Gate, load_gates, recall_shortfalls, shortfalls
+from briefd.eval.trust import TrustFigures, load_offtopic
 from briefd.model import SearchMode
 from briefd.settings import Settings, apply_tuned
 
 ALL_MODES: tuple[SearchMode, ...] = ("bm25", "vector", "hybrid")
 DEFAULT_GOLDEN = ("eval/golden/queries.yaml", "eval/golden/queries-tr.yaml")
+DEFAULT_THRESHOLDS = "eval/thresholds.yaml"
+RECALL_MODES: tuple[Literal["bm25", "hybrid"], ...] = ("bm25", "hybrid")
 
 
 def register(app: typer.Typer) -> None:
@@ -40,19 +51,27 @@ def eval_command(
         False, "--misses", help="List queries whose answer is not in the top 5."
     ),
     all_sets: bool = typer.Option(
-        False, "--all-sets", help="With --check: also the slow sets' vector/hybrid minimums."
+        False,
+        "--all-sets",
+        help="Check every set of the thresholds file (default eval/thresholds.yaml), slow sets "
+        "and subsets included.",
     ),
     tuned: Path | None = typer.Option(
         None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
     ),
     json_output: bool = typer.Option(False, "--json", help="Print reports as JSON."),
+    explain: bool = typer.Option(
+        False, "--explain", help="With --check: also the relevance gate's calibration per index."
+    ),
 ) -> None:
     """Measure retrieval: Recall@5, Recall@10, MRR@10 and nDCG@10, overall and per query type."""
     with reported_errors():
         settings = apply_tuned(ctx.obj.settings(), tuned)
         modes = _modes(mode, settings)
+        if check is None and all_sets:
+            check = Path(DEFAULT_THRESHOLDS)
         if check is not None:
-            _check(settings, check, json_output, all_sets)
+            _check(settings, check, json_output, all_sets, explain)
             return
         reports: list[EvalReport] = []
         recall: list[RecallReport] = []
@@ -86,26 +105,6 @@ def _modes(mode: str, settings: Settings) -> tuple[SearchMode, ...]:
     return (mode,)  # type: ignore[return-value]
 
 
-def open_golden(settings: Settings, path: Path, source: Path | None) -> tuple[Briefd, GoldenSet]:
-    """The golden set and an API over its (cached, freshly indexed) eval index."""
-    golden = load_golden(path)
-    root = source or golden.source
-    if root is None or not root.is_dir():
-        raise EvalError(f"{path}: knowledge source {root} not found; pass --source DIR")
-    api = Briefd(golden_index(settings, root))
-    api.index()
-    return api, golden
-
-
-def open_beir(settings: Settings, folder: Path) -> tuple[Briefd, BeirSet]:
-    if not is_beir(folder):
-        raise EvalError(f"{folder} is not a BEIR dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
-    dataset = load_beir(folder)
-    api = Briefd(beir_index(settings, dataset))
-    api.index()
-    return api, dataset
-
-
 def _golden_reports(
     settings: Settings,
     path: Path,
@@ -124,6 +123,21 @@ def _golden_reports(
         return [run_golden(api, golden, m) for m in modes]
 
 
+def _recall_check(
+    settings: Settings, gate: Gate, noise: Path, available: tuple[SearchMode, ...]
+) -> tuple[list[RecallReport], list[str]]:
+    """Prompt-time recall through a golden set's index, against the set's ``recall:`` limits."""
+    assert gate.queries is not None
+    modes = tuple(m for m in RECALL_MODES if m in available and m in gate.recall)
+    if not modes:
+        return [], []
+    api, golden = open_golden(settings, gate.queries, None)
+    with api:
+        found = [run_recall(api, golden, load_noise(noise), m) for m in modes]
+    failures = [line for r in found for line in recall_shortfalls(gate, r.mode, figures(r))]
+    return found, failures
+
+
 def _beir_reports(
     settings: Settings, folder: Path, modes: tuple[SearchMode, ...]
 ) -> list[EvalReport]:
@@ -132,47 +146,67 @@ def _beir_reports(
         return [run_beir(api, dataset, m) for m in modes]
 
 
-def _check(settings: Settings, path: Path, json_output: bool, all_sets: bool) -> None:
+def _check(
+    settings: Settings, path: Path, json_output: bool, all_sets: bool, explain: bool = False
+) -> None:
     failures: list[str] = []
     reports: list[EvalReport] = []
+    trust: list[TrustFigures] = []
     recall: list[RecallReport] = []
+    offtopic = None
     for gate in load_gates(path):
         if gate.dataset is not None and not gate.dataset.is_dir():
             console.print(f"skipped {gate.name}: {gate.dataset} not found", markup=False)
             continue
-        available = _modes("all", settings)
-        if gate.slow and not all_sets:
-            available = ("bm25",)
-            settings_for_set = replace(
-                settings, embeddings=replace(settings.embeddings, enabled=False)
-            )
-            console.print(
-                f"{gate.name}: bm25 only (slow set; --all-sets runs the rest)", markup=False
-            )
+        settings_for_set, available = _available(settings, gate, all_sets)
+        if gate.trust is not None and "hybrid" in available:
+            offtopic = offtopic or load_offtopic(path.parent / OFFTOPIC_FILE)
+            run = run_trusted(settings, gate, offtopic, all_sets)
+            found, trust, failures = run.reports, trust + run.figures, failures + run.failures
+            reports += run.subset_reports
         else:
-            settings_for_set = settings
-        modes = tuple(m for m in gate.minimums if m in available)
-        if gate.queries is not None:
-            limited: list[RecallReport] = []
-            noise = path.parent / NOISE_FILE.name
-            found = _golden_reports(settings_for_set, gate.queries, None, modes, limited, noise)
-            for item in limited:
-                failures += recall_shortfalls(gate, item.mode, figures(item))
-            recall += limited
-        else:
-            assert gate.dataset is not None
-            found = _beir_reports(settings_for_set, gate.dataset, modes)
+            modes = tuple(m for m in gate.minimums if m in available)
+            if gate.queries is not None:
+                found = _golden_reports(settings_for_set, gate.queries, None, modes)
+            else:
+                found = _dataset_reports(settings_for_set, gate_dataset(gate), modes)
         for report in found:
             failures += shortfalls(gate, report.mode, report.overall)
         reports += found
+        if gate.queries is not None and gate.recall:
+            limited, missed = _recall_check(
+                settings_for_set, gate, path.parent / NOISE_FILE.name, available
+            )
+            recall, failures = recall + limited, failures + missed
     if json_output:
-        print_json({"reports": reports, "recall": recall, "failures": failures})
+        print_json({"reports": reports, "trust": trust, "recall": recall, "failures": failures})
     else:
         print_reports(reports)
+        print_trust(trust)
         print_recall(recall)
+        if explain:
+            print_calibration(trust)
     if failures:
         fail("below the eval gate: " + "; ".join(failures))
     console.print("eval gate passed", markup=False)
+
+
+def _available(
+    settings: Settings, gate: Gate, all_sets: bool
+) -> tuple[Settings, tuple[SearchMode, ...]]:
+    """The settings and modes a gate runs with: a slow set is BM25 only without --all-sets."""
+    if gate.slow and not all_sets:
+        console.print(f"{gate.name}: bm25 only (slow set; --all-sets runs the rest)", markup=False)
+        return replace(settings, embeddings=replace(settings.embeddings, enabled=False)), ("bm25",)
+    return settings, _modes("all", settings)
+
+
+def _dataset_reports(
+    settings: Settings, dataset: BeirSet, modes: tuple[SearchMode, ...]
+) -> list[EvalReport]:
+    with Briefd(beir_index(settings, dataset)) as api:
+        api.index()
+        return [run_beir(api, dataset, m) for m in modes]
 
 
 def print_reports(reports: list[EvalReport]) -> None:

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from briefd.api import Briefd
-from briefd.cli.output import console, print_json, reported_errors
+from briefd.cli.output import console, print_json, reported_errors, to_jsonable
 from briefd.errors import QueryError
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
@@ -74,9 +74,17 @@ def search_command(
         with Briefd(settings) as api:
             result = api.search(request)
     if json_output:
-        print_json(result)
+        print_json(result_json(result))
     else:
         print_result(result, explain)
+
+
+def result_json(result: SearchResult) -> dict[str, object]:
+    """The result as JSON, the gate as ``{decision, reasons}``."""
+    data: dict[str, object] = to_jsonable(result)
+    del data["gate_reasons"]
+    data["gate"] = {"decision": result.gate, "reasons": list(result.gate_reasons)}
+    return data
 
 
 def print_result(result: SearchResult, explain: bool) -> None:
@@ -84,6 +92,8 @@ def print_result(result: SearchResult, explain: bool) -> None:
         for sql in result.sql:
             console.print(sql, markup=False)
             console.print()
+        for reason in result.gate_reasons:
+            console.print(f"gate {result.gate}: {reason}", markup=False)
     if not result.hits:
         why = (
             "the query looks unrelated to this knowledge (relevance gate)"

@@ -8,10 +8,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from briefd.cli.eval_cmd import open_beir, open_golden
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import EvalError
-from briefd.eval.run import beir_cases, golden_cases
+from briefd.eval.run import beir_cases, golden_cases, open_beir, open_golden
 from briefd.eval.tune import FoldScores, TuneResult, tune
 
 

@@ -43,13 +43,18 @@ class BeirSet:
     digest: str
 
 
-def load_golden(path: Path) -> GoldenSet:
+def read_yaml(path: Path, what: str) -> Any:
+    """The parsed YAML file; an unreadable or invalid one is an :class:`EvalError`."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise EvalError(f"cannot read query file {path}: {exc.strerror}") from None
+        raise EvalError(f"cannot read {what} {path}: {exc.strerror}") from None
     except yaml.YAMLError:
         raise EvalError(f"{path} is not valid YAML; fix its syntax") from None
+
+
+def load_golden(path: Path) -> GoldenSet:
+    data = read_yaml(path, "query file")
     if not isinstance(data, dict) or not isinstance(data.get("queries"), list):
         raise EvalError(f"{path}: expected a mapping with a 'queries:' list")
     queries = tuple(_golden_query(path, i, item) for i, item in enumerate(data["queries"]))

@@ -16,6 +16,9 @@ from briefd.eval.datasets import (
     GoldenSet,
     beir_doc_path,
     beir_markdown,
+    is_beir,
+    load_beir,
+    load_golden,
 )
 from briefd.eval.metrics import dedupe, mean, score_ranking
 from briefd.model import SearchMode
@@ -63,7 +66,7 @@ def beir_index(settings: Settings, dataset: BeirSet) -> Settings:
     """Settings for the cached eval index of a BEIR dataset, materialised as Markdown once."""
     chunking = f"{settings.chunking.target_tokens}/{settings.chunking.max_tokens}"
     key = hashlib.sha256(f"{dataset.digest}|{EVAL_FORMAT}|{chunking}".encode()).hexdigest()[:16]
-    root = _cache_dir(settings, f"beir-{dataset.name}-{key}")
+    root = _cache_dir(settings, f"beir-{dataset.path.name}-{key}")
     source = root / "source"
     marker = root / "source.complete"
     if not marker.exists():
@@ -77,6 +80,26 @@ def beir_index(settings: Settings, dataset: BeirSet) -> Settings:
 
 Case = tuple[str, str, str, Mapping[Any, float]]  # id, query, type, relevant unit → gain
 UnitOf = Callable[[tuple[str, str]], Hashable]  # (path, heading) → what a hit counts as
+
+
+def open_golden(settings: Settings, path: Path, source: Path | None) -> tuple[Briefd, GoldenSet]:
+    """The golden set and an API over its (cached, freshly indexed) eval index."""
+    golden = load_golden(path)
+    root = source or golden.source
+    if root is None or not root.is_dir():
+        raise EvalError(f"{path}: knowledge source {root} not found; pass --source DIR")
+    api = Briefd(golden_index(settings, root))
+    api.index()
+    return api, golden
+
+
+def open_beir(settings: Settings, folder: Path) -> tuple[Briefd, BeirSet]:
+    if not is_beir(folder):
+        raise EvalError(f"{folder} is not a BEIR dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
+    dataset = load_beir(folder)
+    api = Briefd(beir_index(settings, dataset))
+    api.index()
+    return api, dataset
 
 
 def golden_cases(golden: GoldenSet) -> tuple[list[Case], UnitOf]:

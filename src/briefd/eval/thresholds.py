@@ -11,6 +11,14 @@ A dataset folder that is absent is skipped (public data lives outside the reposi
 marked ``slow: true`` (embedding it from a cold cache takes many minutes on 2 cores) has its
 vector and hybrid minimums checked only with ``briefd eval --check … --all-sets``.
 
+Trust figures (V4, ``briefd.eval.trust``) have limits of their own, for the set and for its
+seeded subsets (BEIR sets; subsets run only with ``--all-sets``); ``fold: turkish`` scores the
+set's queries typed without Turkish diacritics:
+```yaml
+    fold: turkish
+    subsets: [8, 30, 200]
+    trust: {max_emptied: 0.01, min_offtopic_rejected: 0.95, max_fusion_gap: 0.005}
+```
 A golden set may also gate prompt-time recall (see :mod:`briefd.eval.recall`):
 ``recall: {hybrid: {recall@5: 0.82, noise_share: 0.05, noise_tokens: 300}}`` — Recall@5 through
 the recall engine is a minimum; the share of recall-noise prompts that inject anything and the
@@ -27,6 +35,7 @@ import yaml
 
 from briefd.errors import EvalError
 from briefd.eval.metrics import METRICS
+from briefd.eval.trust import TrustFigures
 
 MODES = ("bm25", "vector", "hybrid")
 RECALL_MINIMUMS = ("recall@5",)
@@ -40,7 +49,17 @@ class Gate:
     dataset: Path | None
     minimums: dict[str, dict[str, float]]  # mode → metric → minimum
     slow: bool = False  # embedding it from cold takes long: vector/hybrid only with --all-sets
+    trust: TrustLimits | None = None
+    subsets: tuple[int, ...] = ()
+    fold: bool = False
     recall: dict[str, dict[str, float]] = field(default_factory=dict)  # mode → limit (I8)
+
+
+@dataclass(frozen=True, slots=True)
+class TrustLimits:
+    max_emptied: float = 1.0
+    min_offtopic_rejected: float = 0.0
+    max_fusion_gap: float = 1.0
 
 
 def load_gates(path: Path) -> list[Gate]:
@@ -72,8 +91,20 @@ def _gate(path: Path, base: Path, item: Any) -> Gate:
             if metric not in METRICS:
                 raise EvalError(f"{path}: set '{name}': metric must be one of {', '.join(METRICS)}")
             minimums.setdefault(mode, {})[metric] = float(value)
-    recall = _recall_limits(path, name, item.get("recall") or {})
-    return Gate(name, queries, dataset, minimums, bool(item.get("slow", False)), recall)
+    fold = item.get("fold")
+    if fold not in (None, "turkish"):
+        raise EvalError(f"{path}: set '{name}': fold must be 'turkish'")
+    return Gate(
+        name,
+        queries,
+        dataset,
+        minimums,
+        bool(item.get("slow", False)),
+        _trust(path, name, item.get("trust")),
+        tuple(int(size) for size in item.get("subsets") or ()),
+        fold == "turkish",
+        _recall_limits(path, name, item.get("recall") or {}),
+    )
 
 
 def _recall_limits(path: Path, name: str, given: Any) -> dict[str, dict[str, float]]:
@@ -101,6 +132,15 @@ def recall_shortfalls(gate: Gate, mode: str, figures: dict[str, float]) -> list[
     return out
 
 
+def _trust(path: Path, name: str, item: Any) -> TrustLimits | None:
+    if item is None:
+        return None
+    known = set(TrustLimits.__dataclass_fields__)
+    if not isinstance(item, dict) or not set(item) <= known:
+        raise EvalError(f"{path}: set '{name}': trust takes {', '.join(sorted(known))}")
+    return TrustLimits(**{key: float(value) for key, value in item.items()})
+
+
 def shortfalls(gate: Gate, mode: str, overall: dict[str, float]) -> list[str]:
     """Metrics below their minimum, as readable lines."""
     return [
@@ -108,3 +148,23 @@ def shortfalls(gate: Gate, mode: str, overall: dict[str, float]) -> list[str]:
         for metric, minimum in gate.minimums.get(mode, {}).items()
         if overall[metric] + 1e-9 < minimum
     ]
+
+
+def trust_shortfalls(limits: TrustLimits, figures: TrustFigures) -> list[str]:
+    """Trust figures beyond their limits, as readable lines."""
+    name = figures.name
+    lines = []
+    if figures.emptied_share > limits.max_emptied + 1e-9:
+        lines.append(
+            f"{name} emptied {figures.emptied}/{figures.queries} real queries "
+            f"({figures.emptied_share:.4f} > {limits.max_emptied:.4f})"
+        )
+    for lang, share in figures.offtopic_rejected.items():
+        if share + 1e-9 < limits.min_offtopic_rejected:
+            lines.append(
+                f"{name} off-topic rejected ({lang}) = {share:.4f} < {limits.min_offtopic_rejected:.4f}"
+            )
+    gap = figures.fusion_gap
+    if gap is not None and gap > limits.max_fusion_gap + 1e-9:
+        lines.append(f"{name} hybrid nDCG@10 {gap:.4f} below its better side")
+    return lines

@@ -30,8 +30,7 @@ SPACE: dict[str, tuple[float, float, str]] = {
     "search.heading_weight": (1.0, 5.0, "float"),
     "search.body_weight": (0.5, 2.0, "float"),
     "search.candidates": (20, 100, "int"),
-    "search.gate_margin": (0.0, 0.04, "float"),
-    "search.gate_soft_margin": (-0.05, 0.0, "float"),
+    "search.gate_offset": (-0.03, 0.03, "float"),
 }
 
 

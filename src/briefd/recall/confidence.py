@@ -42,7 +42,6 @@ from briefd.errors import StoreError
 from briefd.model import SearchResult
 from briefd.recall.generic import GENERIC_PROMPTS, VERSION
 from briefd.recall.ranking import Ranking
-from briefd.retrieval import calibration
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.store.db import Store
 
@@ -121,17 +120,28 @@ class Specificity:
             fingerprint = f"g{VERSION}:{gate.fingerprint}"
             if self._generic is not None and self._generic.fingerprint == fingerprint:
                 return self._generic
-            stored = calibration.load(conn, key)
+            stored = _load(conn, key)
         if stored is not None and stored.fingerprint == fingerprint:
-            self._generic = GenericCalibration(
-                fingerprint, stored.probe_vectors, stored.mean, stored.std, stored.maximum
-            )
+            self._generic = stored
             return self._generic
         texts = [t for group in GENERIC_PROMPTS.values() for t in group]
         probes = semantic.embedder.embed_batch(texts, "query")
         self._generic = calibrate(fingerprint, probes, index.matrix)
         _save(store, key, self._generic)
         return self._generic
+
+
+def _load(conn: sqlite3.Connection, key: str) -> GenericCalibration | None:
+    """The generic calibration stored for ``key`` (``<model>|generic``), if any."""
+    row = conn.execute(
+        "SELECT fingerprint, probes, mean, std, maximum, probe_vectors FROM calibration "
+        "WHERE model = ?",
+        (key,),
+    ).fetchone()
+    if row is None or not row[5] or not row[1]:
+        return None
+    vectors = np.frombuffer(row[5], dtype="<f4").astype(np.float32).reshape(row[1], -1)
+    return GenericCalibration(row[0], vectors, float(row[2]), float(row[3]), float(row[4]))
 
 
 def _save(store: Store, key: str, generic: GenericCalibration) -> None:

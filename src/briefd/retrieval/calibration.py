@@ -1,7 +1,14 @@
-"""Storing and computing the relevance-gate calibration of an index (R4)."""
+"""Self-calibration of the relevance gate per index (R4), run when the index is built or changed.
+
+The probe vectors (every probe, embedded once per model and probe set, reused by later runs)
+live in the ``calibration`` table; the fitted knobs (:meth:`Calibration.knobs`: threshold,
+probes left out, the probes' margins) as JSON in ``index_meta`` under ``gate-calibration:<model>``.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 import time
 from datetime import UTC, datetime
@@ -9,55 +16,107 @@ from datetime import UTC, datetime
 import numpy as np
 
 from briefd.embeddings.base import Embedder
-from briefd.retrieval.gate import PROBES, Calibration, calibrate
+from briefd.retrieval import gate_evidence
+from briefd.retrieval.bm25 import Lexicon
+from briefd.retrieval.gate import Calibration, Vectors, calibrate
+from briefd.retrieval.probes import probe_list
+from briefd.store import documents as docs_table
 from briefd.store.db import Store
 from briefd.vectors import store as vector_store
+
+VERSION = "6"  # bump when the probes or the way the gate is fitted change
+META = "gate-calibration:"
+
+
+def _probe_digest() -> str:
+    texts = "\n".join(f"{topic}\t{text}" for topic, _, text in probe_list())
+    return hashlib.sha256(texts.encode()).hexdigest()[:16]
 
 
 def load(conn: sqlite3.Connection, model: str) -> Calibration | None:
     row = conn.execute(
-        "SELECT fingerprint, language, probes, mean, std, maximum, probe_vectors "
-        "FROM calibration WHERE model = ?",
-        (model,),
+        "SELECT fingerprint, probes, probe_vectors FROM calibration WHERE model = ?", (model,)
     ).fetchone()
-    if row is None or not row[6] or not row[2]:
+    knobs = docs_table.meta(conn, META + model)
+    if row is None or not row[2] or not row[1] or knobs is None:
         return None
-    vectors = np.frombuffer(row[6], dtype="<f4").astype(np.float32).reshape(row[2], -1)
-    return Calibration(model, row[0], row[1], vectors, row[3], row[4], row[5])
+    data = json.loads(knobs)
+    if data.get("fingerprint") != row[0]:
+        return None
+    vectors = np.frombuffer(row[2], dtype="<f4").astype(np.float32).reshape(row[1], -1)
+    return Calibration(
+        model,
+        row[0],
+        vectors[np.asarray(data["active"], dtype=np.int64)],
+        np.asarray(data["offsets"], dtype=np.float32),
+        float(data["threshold"]),
+        int(row[1]),
+        tuple(data["left_out"]),
+        (float(data["margins"][0]), float(data["margins"][1]), float(data["margins"][2])),
+    )
 
 
-VERSION = "4"  # bump when the probes or the way they are summarised change
+def stored(conn: sqlite3.Connection) -> dict[str, dict[str, object]]:
+    """Model → the gate knobs fitted to this index for it."""
+    models = [row[0] for row in conn.execute("SELECT model FROM calibration ORDER BY model")]
+    found = {model: load(conn, model) for model in models}
+    return {model: cal.knobs() for model, cal in found.items() if cal is not None}
 
 
 def refresh(store: Store, embedder: Embedder, fingerprint: str) -> Calibration | None:
-    """Run the probe queries against the index's vectors and store the result."""
+    """Fit the gate to the index's current vectors and words, and store the result."""
     fingerprint = f"v{VERSION}:{fingerprint}"
+    model = embedder.model_id
+    probes = probe_list()
     with store.read() as conn:
-        current = load(conn, embedder.model_id)
+        current = load(conn, model)
         if current is not None and current.fingerprint == fingerprint:
             return current
-        _, _, matrix = vector_store.load(conn, embedder.model_id)
-    if len(matrix) == 0:
-        return None
-    groups = {}
-    for language, texts in PROBES.items():
-        probes = embedder.embed_batch(list(texts), "query")
-        groups[language] = (probes, [float(v) for v in np.max(matrix @ probes.T, axis=0)])
-    result = calibrate(embedder.model_id, fingerprint, groups)
+        _, _, matrix = vector_store.load(conn, model)
+        if len(matrix) == 0:
+            return None
+        vectors = _probe_vectors(conn, embedder, [text for _, _, text in probes])
+        lexicon = Lexicon()
+        lexical = tuple(gate_evidence.for_text(conn, text, lexicon).strong for _, _, text in probes)
+    best = np.max(matrix @ vectors.T, axis=0)
+    pairs = tuple((topic, language) for topic, language, _ in probes)
+    result = calibrate(model, fingerprint, vectors, pairs, best, lexical)
+    active = [i for i, (topic, _) in enumerate(pairs) if topic not in result.left_out]
     with store.write() as conn:
         conn.execute(
             "INSERT OR REPLACE INTO calibration (model, fingerprint, language, mean, std, maximum, "
             "probes, created_at, probe_vectors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                result.model,
-                result.fingerprint,
-                result.language,
-                result.mean,
-                result.std,
-                result.maximum,
-                len(result.probe_vectors),
+                model,
+                fingerprint,
+                _probe_digest(),
+                result.margins[0],
+                0.0,
+                result.margins[2],
+                len(vectors),
                 datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="seconds"),
-                np.asarray(result.probe_vectors, dtype="<f4").tobytes(),
+                np.asarray(vectors, dtype="<f4").tobytes(),
             ),
         )
+        knobs = {
+            "fingerprint": fingerprint,
+            "threshold": result.threshold,
+            "margins": list(result.margins),
+            "left_out": list(result.left_out),
+            "active": active,
+            "offsets": [round(float(v), 6) for v in result.probe_offsets],
+        }
+        docs_table.set_meta(conn, META + model, json.dumps(knobs))
     return result
+
+
+def _probe_vectors(conn: sqlite3.Connection, embedder: Embedder, texts: list[str]) -> Vectors:
+    """The probes' vectors: those stored by an earlier run for this model and probe set, or
+    freshly embedded."""
+    row = conn.execute(
+        "SELECT probes, probe_vectors, language FROM calibration WHERE model = ?",
+        (embedder.model_id,),
+    ).fetchone()
+    if row is not None and row[2] == _probe_digest() and row[0] == len(texts) and row[1]:
+        return np.frombuffer(row[1], dtype="<f4").astype(np.float32).reshape(row[0], -1)
+    return embedder.embed_batch(texts, "query")

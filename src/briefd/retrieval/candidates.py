@@ -47,15 +47,10 @@ class Candidates:
             rows = self.lists.get(ANY_TERM, [])
         return {row for row, _ in rows}
 
-    def agree(self, vector_depth: int, lexical_depth: int) -> bool:
-        """The semantic and the lexical side independently put one chunk near the top."""
-        top_vector = {row for row, _ in self.lists.get(VECTOR, [])[:vector_depth]}
-        top_lexical = {
-            row
-            for name in (ALL_TERMS, ANY_TERM)
-            for row, _ in self.lists.get(name, [])[:lexical_depth]
-        }
-        return bool(top_vector & top_lexical)
+    def best_lexical(self) -> tuple[int, ...]:
+        """The best section of the all-terms list, else of the any-term list (or none)."""
+        rows = self.lists.get(ALL_TERMS) or self.lists.get(ANY_TERM) or []
+        return (rows[0][0],) if rows else ()
 
     def ranked(self, settings: SearchSettings) -> list[RankedList[int]]:
         weights = {

@@ -1,137 +1,256 @@
-"""The relevance gate (R4): an off-topic query returns nothing instead of noise.
+"""The relevance gate (R4): an off-topic query returns nothing instead of noise, and a real
+question is never emptied while the index holds strong evidence for it.
 
-A single global cosine floor does not work: how high an unrelated query scores depends on the
-model, the language and the corpus. So every index is calibrated with probe queries about
-things no team documents (recipes, sport, travel…, in English, Turkish and German), and a query
-is judged by its *margin*: its best cosine against this index minus its best cosine against
-the probes of the index's language. A query that resembles small talk more than anything in the index is off-topic.
+Two kinds of evidence are weighed, and either one keeps the answer:
 
-    margin >= strong                      on-topic
-    weak <= margin < strong               on-topic only with lexical corroboration: a chunk
-                                          contains every query term, or the best semantic hit
-                                          is also among the top lexical hits
-    margin < weak                         off-topic: the result is empty
+* **lexical** — one section contains every query word (or its spelling correction), and those
+  words are specific together: were they independent, fewer than ``MAX_CHANCE`` sections of this
+  index would hold them all by chance (``N · Π df/N``; the IDF mass of the words exceeds
+  ``log N``). This is never overruled by the semantic side: a Turkish question typed without
+  diacritics whose every word is in one section keeps its answer however the model scores it.
+* **supported semantic** — with a margin above the probes' median (below the threshold), the
+  best semantic or the best lexical section holds every query word specific together, or two
+  or more words ten times as specific (``PARTIAL_CHANCE``: the other words are unexplained):
+  "Fuat Sezgin kac yilinda dogmustur" has both names in one paragraph even where the rest of
+  its words are inflected differently.
+* **semantic** — the query's best cosine in the index minus how close it comes to off-topic
+  small talk (the mean of its ``NEAREST`` closest probes, ``briefd.retrieval.probes``, all
+  languages) must reach the index's own threshold. A probe in another language than the
+  index's counts less by twice the gap between its language's and the index language's mean
+  probe cosine against the index: a Turkish question about an English knowledge base pays the
+  cross-lingual gap against the index, and would gain it again against Turkish small talk.
 
-The decision is made on the whole candidate set, before top-k truncation. The probe cosines
-per index (mean, spread, maximum) are stored alongside for diagnostics. Only the probes of the
-index's own language are used (the language whose probes score highest against it).
+The threshold is fitted to each index when it is built or changed (:func:`calibrate`): every
+probe is scored as if it were a query, against the index and against the probes of the *other*
+topics (leave-topic-out, so a probe is as new to the probe set as a user's off-topic question),
+and the threshold is the ``QUANTILE`` of those margins: off-topic questions on this index score
+below it. Probes with strong lexical evidence in the index are left out (that topic is not
+off-topic here). ``search.gate_offset`` (``briefd tune``) moves the threshold.
 """
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Mapping, Sequence
+import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-PROBES: dict[str, tuple[str, ...]] = {
-    "en": (
-        "what is the capital of australia",
-        "how to train a puppy to sit",
-        "lyrics of a famous love song",
-        "best hiking trails in the alps",
-        "how many moons does jupiter have",
-        "recipe for lentil soup",
-        "who painted the mona lisa",
-        "tips for growing tomatoes on a balcony",
-        "football match results from last weekend",
-        "how to knit a scarf",
-        "symptoms of the common cold",
-        "cheap flights to lisbon in may",
-        "history of the roman empire",
-        "how to tune a guitar",
-        "best movies of the eighties",
-        "yoga poses for beginners",
-        "how to make sourdough bread",
-        "the rules of castling in chess",
-        "weather forecast for tomorrow",
-        "wedding speech ideas",
-    ),
-    "tr": (
-        "istanbul'da gezilecek yerler",
-        "mercimek çorbası tarifi",
-        "dün akşamki futbol maçının sonucu",
-        "kedi maması önerileri",
-        "tatil için en iyi plajlar",
-        "evde ekmek nasıl yapılır",
-        "köpek eğitimi için ipuçları",
-        "en güzel aşk şarkıları",
-        "kış lastiği ne zaman takılır",
-        "yeni başlayanlar için yoga hareketleri",
-        "karadeniz turu fiyatları",
-        "soğuk algınlığına iyi gelen bitkiler",
-        "osmanlı padişahlarının listesi",
-        "gitar akordu nasıl yapılır",
-        "düğün konuşması örnekleri",
-        "balkonda domates yetiştirmek",
-        "satranç kuralları",
-        "yarın hava nasıl olacak",
-        "baklava tarifi",
-        "en iyi bilim kurgu filmleri",
-    ),
-    "de": (
-        "Rezept für Apfelkuchen",
-        "Wetter morgen in Berlin",
-        "beste Wanderwege in den Alpen",
-        "wie lerne ich Gitarre spielen",
-        "Hauptstadt von Australien",
-    ),
-}
+from briefd.retrieval.probes import PROBES as PROBES  # re-exported: the probes by language
+
+NEAREST = 3  # probes averaged: one probe phrased like the query does not decide alone
+QUANTILE = 0.85  # of the probes' leave-topic-out margins: a real answer is worth more than a probe
+MAX_CHANCE = 1.0  # sections that would hold every query word by chance
+PARTIAL_CHANCE = 0.1  # the same for some of the words: the rest is unexplained, so 10× rarer
+GAP_WEIGHT = 2.0  # the language gap counts on both sides: query vs index, query vs probe
+
+Vectors = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    """The probes of the index's own language and how they score against the index."""
+    """The gate's knobs for one index and model, fitted from the index itself."""
 
     model: str
     fingerprint: str
-    language: str
-    probe_vectors: npt.NDArray[np.float32]
-    mean: float
-    std: float
-    maximum: float
+    probe_vectors: Vectors  # the probes still off-topic for this index
+    probe_offsets: npt.NDArray[np.float32]  # subtracted from each probe's cosine (language gap)
+    threshold: float
+    probes: int  # probes in the set
+    left_out: tuple[str, ...]  # topics with strong lexical evidence in this index
+    margins: tuple[float, float, float]  # probes' leave-topic-out margins: median, quantile, max
+
+    def knobs(self) -> dict[str, object]:
+        """What ``briefd version --json`` and ``briefd eval --explain`` show."""
+        return {
+            "model": self.model,
+            "threshold": round(self.threshold, 4),
+            "quantile": QUANTILE,
+            "nearest_probes": NEAREST,
+            "probes": self.probes,
+            "active_probes": len(self.probe_vectors),
+            "left_out_topics": list(self.left_out),
+            "probe_margins": {
+                "median": round(self.margins[0], 4),
+                "quantile": round(self.margins[1], 4),
+                "max": round(self.margins[2], 4),
+            },
+            "max_chance": MAX_CHANCE,
+        }
+
+
+def nearest(similarities: npt.NDArray[np.float32]) -> float:
+    """The mean of the ``NEAREST`` highest similarities (all of them when fewer)."""
+    if similarities.size == 0:
+        return 0.0
+    count = min(NEAREST, similarities.size)
+    return float(np.mean(np.partition(similarities, similarities.size - count)[-count:]))
+
+
+def language_gaps(
+    languages: tuple[str, ...], best: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """Per probe: how much lower its language's probes score against the index than the
+    probes of the language that scores highest (the index's own), times ``GAP_WEIGHT``."""
+    names = sorted(set(languages))
+    affinity = {
+        n: float(np.mean([b for b, g in zip(best, languages, strict=True) if g == n]))
+        for n in names
+    }
+    home = max(affinity.values())
+    return np.asarray([GAP_WEIGHT * (home - affinity[g]) for g in languages], dtype=np.float32)
 
 
 def calibrate(
     model: str,
     fingerprint: str,
-    groups: Mapping[str, tuple[npt.NDArray[np.float32], Sequence[float]]],
+    vectors: Vectors,
+    probes: tuple[tuple[str, str], ...],
+    best: npt.NDArray[np.float32],
+    lexical: tuple[bool, ...],
 ) -> Calibration:
-    """``groups``: language → (probe vectors, each probe's best cosine against the index).
-
-    The language whose probes score highest is the index's language: queries are compared
-    with small talk in that language (a Turkish corpus sits closer to Turkish small talk,
-    and a Turkish question about an English corpus must not be judged by Turkish probes).
-    """
-    language = max(groups, key=lambda lang: statistics.fmean(groups[lang][1]))
-    vectors, best = groups[language]
-    values = list(best)
+    """``vectors``/``probes`` (topic, language): every probe; ``best``: each probe's best
+    cosine in the index; ``lexical``: whether the index holds strong lexical evidence for it."""
+    topics = tuple(topic for topic, _ in probes)
+    gaps = language_gaps(tuple(language for _, language in probes), best)
+    left_out = {t for t, strong in zip(topics, lexical, strict=True) if strong}
+    keep = np.asarray([t not in left_out for t in topics], dtype=bool)
+    active, kept_topics, offsets = vectors[keep], np.asarray(topics)[keep], gaps[keep]
+    similarity = active @ active.T - offsets[None, :]
+    margins = np.asarray(
+        [
+            best[keep][i] - nearest(similarity[i, kept_topics != kept_topics[i]])
+            for i in range(len(active))
+        ]
+        or [0.0]
+    )
+    summary = (
+        float(np.median(margins)),
+        float(np.quantile(margins, QUANTILE)),
+        float(np.max(margins)),
+    )
     return Calibration(
         model,
         fingerprint,
-        language,
-        vectors,
-        statistics.fmean(values),
-        statistics.pstdev(values),
-        max(values),
+        active,
+        offsets,
+        summary[1],
+        len(topics),
+        tuple(sorted(left_out)),
+        summary,
     )
 
 
-def probe_cosine(calibration: Calibration, query: npt.NDArray[np.float32]) -> float:
+def probe_score(calibration: Calibration, query: Vectors) -> float:
     """How close the query comes to off-topic small talk."""
-    return float(np.max(calibration.probe_vectors @ query))
+    return nearest(calibration.probe_vectors @ query - calibration.probe_offsets)
 
 
-def on_topic(
-    best_cosine: float | None,
-    probe: float,
-    corroborated: bool,
-    strong: float,
-    weak: float,
-) -> bool:
-    if best_cosine is None:  # nothing in scope has a vector: only lexical evidence counts
-        return corroborated
-    margin = best_cosine - probe
-    return margin >= strong or (margin >= weak and corroborated)
+@dataclass(frozen=True, slots=True)
+class LexicalEvidence:
+    """The query's words (one per group: a word and its spelling correction), how many
+    sections hold each, the index size, and whether one section holds them all."""
+
+    words: tuple[str, ...]
+    frequencies: tuple[int, ...]
+    sections: int
+    all_words: bool
+    # per best section (semantic, then lexical): which words it holds
+    held: tuple[tuple[bool, ...], ...] = ()
+
+    @property
+    def chance(self) -> float:
+        """Sections that would hold every word by chance, were the words independent."""
+        return self._chance(self.frequencies)
+
+    def _chance(self, frequencies: tuple[int, ...]) -> float:
+        expected = float(self.sections)
+        for count in frequencies:
+            expected *= count / max(self.sections, 1)
+        return expected
+
+    @property
+    def strong(self) -> bool:
+        return self.all_words and len(self.words) >= 2 and self.chance <= MAX_CHANCE
+
+    def supporting(self) -> tuple[str, ...]:
+        """The words of the first best section (semantic, then lexical) that holds every query
+        word (two or more) specific together, or two or more that are ten times as specific
+        (``PARTIAL_CHANCE``); () if none."""
+        for inside in self.held:
+            counts = tuple(n for n, held in zip(self.frequencies, inside, strict=True) if held)
+            every = len(counts) == len(self.words)
+            if len(counts) >= 2 and self._chance(counts) <= (
+                MAX_CHANCE if every else PARTIAL_CHANCE
+            ):
+                return tuple(w for w, held in zip(self.words, inside, strict=True) if held)
+        return ()
+
+    def missing(self) -> tuple[str, ...]:
+        return tuple(w for w, n in zip(self.words, self.frequencies, strict=True) if n == 0)
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecision:
+    decision: Literal["kept", "empty"]
+    reasons: tuple[str, ...]
+
+
+def decide(
+    lexical: LexicalEvidence | None,
+    best: float | None,
+    probe: float | None,
+    threshold: float | None,
+    floor: float | None = None,
+) -> GateDecision:
+    """Kept on strong lexical evidence, on a semantic margin at the threshold, or on a margin
+    at the ``floor`` (the probes' median) with lexical support in the best semantic section;
+    else empty. ``best``/``probe``/``threshold`` are None without calibrated vectors."""
+    reasons = [_lexical_reason(lexical)]
+    semantic = best is not None and probe is not None and threshold is not None
+    if semantic:
+        assert best is not None and probe is not None and threshold is not None
+        margin = best - probe
+        side = "at or above" if margin >= threshold else "below"
+        reasons.append(
+            f"semantic: best match {best:.3f}, nearest off-topic probes {probe:.3f}: margin "
+            f"{margin:+.3f} is {side} this index's threshold {threshold:+.3f}"
+        )
+        on_topic = margin >= threshold
+        support = lexical.supporting() if lexical is not None else ()
+        if not on_topic and floor is not None and support:
+            on_topic = margin >= floor
+            reasons.append(
+                f"supported: a best section holds {', '.join(support)}; margin {margin:+.3f} "
+                f"is {'at or above' if on_topic else 'below'} the probes' median {floor:+.3f}"
+            )
+    else:
+        reasons.append("semantic: no calibrated vectors in scope; lexical evidence decides")
+        on_topic = False
+    if lexical is not None and lexical.strong:
+        return GateDecision("kept", tuple(reasons))
+    return GateDecision("kept" if on_topic else "empty", tuple(reasons))
+
+
+def _lexical_reason(lexical: LexicalEvidence | None) -> str:
+    if lexical is None or not lexical.words:
+        return "lexical: no query words to match"
+    words = ", ".join(lexical.words)
+    if lexical.all_words:
+        strength = "strong" if lexical.strong else "weak"
+        single = " (a single word)" if len(lexical.words) < 2 else ""
+        return (
+            f"lexical: {strength}{single}: one section holds every query word ({words}); by "
+            f"chance {lexical.chance:.3g} of {lexical.sections} sections would "
+            f"(strong at most {MAX_CHANCE:g}, IDF mass {_idf_mass(lexical):.1f} vs log N "
+            f"{math.log(max(lexical.sections, 1)):.1f})"
+        )
+    missing = lexical.missing()
+    absent = f"; not in the index: {', '.join(missing)}" if missing else ""
+    return f"lexical: weak: no section holds every query word ({words}){absent}"
+
+
+def _idf_mass(lexical: LexicalEvidence) -> float:
+    total = max(lexical.sections, 1)
+    return sum(math.log(total / n) for n in lexical.frequencies if n)

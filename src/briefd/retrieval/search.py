@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from briefd.errors import QueryError
-from briefd.model import GateVerdict, Hit, HitExplain, SearchMode, SearchResult
+from briefd.model import Hit, HitExplain, SearchMode, SearchResult
+from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.candidates import Candidates, gather
 from briefd.retrieval.fusion import Fused, rrf, score_fusion
-from briefd.retrieval.gate import on_topic, probe_cosine
+from briefd.retrieval.gate import GateDecision, decide, probe_score
 from briefd.retrieval.lexical import (
     FieldWeights,
     MatchPlan,
@@ -78,13 +79,11 @@ def search(
         conn, request.query, plan, mode, scopes, settings, semantic, depth, every, lexicon
     )
     fused = _fuse(found, mode, settings)
-    verdict: GateVerdict = "off"
+    gate = None
     if mode == "hybrid" and settings.gate and semantic is not None:
-        calibration = semantic.calibration
-        if calibration is not None:
-            query = semantic.query_vector(request.query)
-            fused = _gate(found, fused, probe_cosine(calibration, query), settings)
-            verdict = "kept" if fused else "empty"
+        gate = _gate(conn, request.query, plan, found, semantic, settings, lexicon)
+        if gate is not None and gate.decision == "empty":
+            fused = []
     if tags:
         tagged = tagged_rowids(conn, [f.key for f in fused], tags)
         fused = [f for f in fused if f.key in tagged]
@@ -103,7 +102,8 @@ def search(
         ranking_version=RANKING_VERSION,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
         sql=_explain_sql(plan, scopes, every, settings, found.postings) if request.explain else (),
-        gate=verdict,
+        gate=gate.decision if gate is not None else "off",
+        gate_reasons=gate.reasons if gate is not None else (),
         embedding_model=semantic.embedder.model_id if semantic and mode != "bm25" else None,
     )
 
@@ -133,17 +133,27 @@ def _fuse(found: Candidates, mode: SearchMode, settings: SearchSettings) -> list
     return rrf(found.ranked(settings), settings.rrf_k)
 
 
-AGREE_VECTOR, AGREE_LEXICAL = 1, 10
-
-
 def _gate(
-    found: Candidates, fused: list[Fused[int]], probe: float, settings: SearchSettings
-) -> list[Fused[int]]:
-    """All or nothing: an off-topic query keeps no candidate (R4)."""
-    best = max(found.cosines.values(), default=None)
-    corroborated = bool(found.corroborated()) or found.agree(AGREE_VECTOR, AGREE_LEXICAL)
-    keep = on_topic(best, probe, corroborated, settings.gate_margin, settings.gate_soft_margin)
-    return fused if keep else []
+    conn: sqlite3.Connection,
+    query: str,
+    plan: MatchPlan | None,
+    found: Candidates,
+    semantic: SemanticIndex,
+    settings: SearchSettings,
+    lexicon: Lexicon | None,
+) -> GateDecision | None:
+    """All or nothing, on the whole candidate set (R4); None: the index is not calibrated."""
+    calibration = semantic.calibration
+    if calibration is None:
+        return None
+    top = max(found.cosines, key=found.cosines.__getitem__, default=None)
+    best = found.cosines[top] if top is not None else None
+    probe = probe_score(calibration, semantic.query_vector(query))
+    sections = ((top,) if top is not None else ()) + found.best_lexical()
+    lexical = gate_evidence.for_query(conn, plan, bool(found.corroborated()), lexicon, sections)
+    offset = settings.gate_offset
+    floor = calibration.margins[0] + offset
+    return decide(lexical, best, probe, calibration.threshold + offset, floor)
 
 
 def _related(

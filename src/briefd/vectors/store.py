@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from briefd.markdown.passages import passage_hash, passage_text
+from briefd.store.db import Store
 
 Matrix = npt.NDArray[np.float32]
 
@@ -133,3 +135,22 @@ def load(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], Ma
         rowids.append(rowid)
         scopes.append(scope)
     return rowids, scopes, matrix[: len(rowids)]
+
+
+def copy_from(store: Store, donor: Path, model: str) -> int:
+    """Copy ``model``'s vectors from another index file, so passages it already embedded are
+    not embedded again (an eval subset reuses the vectors of its full set). Returns how many
+    vectors were new here."""
+    store.conn.execute("ATTACH DATABASE ? AS donor", (str(donor),))
+    try:
+        with store.write() as conn:
+            return int(
+                conn.execute(
+                    "INSERT OR IGNORE INTO chunk_vectors (model, embed_hash, dim, embedding) "
+                    "SELECT model, embed_hash, dim, embedding FROM donor.chunk_vectors "
+                    "WHERE model = ?",
+                    (model,),
+                ).rowcount
+            )
+    finally:
+        store.conn.execute("DETACH DATABASE donor")

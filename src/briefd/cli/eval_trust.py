@@ -1,0 +1,136 @@
+"""``briefd eval --check``: the sets with trust limits (V4) — every mode, the off-topic set,
+and for BEIR sets with ``--all-sets`` their seeded subsets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from rich.table import Table
+
+from briefd.api import Briefd
+from briefd.cli.output import console
+from briefd.eval.datasets import BeirSet, load_beir
+from briefd.eval.run import EvalReport, beir_index, open_golden, run_beir, run_golden
+from briefd.eval.thresholds import Gate, trust_shortfalls
+from briefd.eval.trust import OffTopicQuery, TrustFigures, figures, offtopic_answered
+from briefd.eval.variants import folded, subset
+from briefd.model import SearchMode
+from briefd.settings import Settings
+from briefd.store.db import Store
+from briefd.vectors import store as vector_store
+
+EVERY_MODE: tuple[SearchMode, ...] = ("bm25", "vector", "hybrid")
+OFFTOPIC_FILE = "offtopic.yaml"  # beside the thresholds file
+
+
+@dataclass(frozen=True, slots=True)
+class TrustedRun:
+    reports: list[EvalReport]  # the set's own, checked against its minimums
+    subset_reports: list[EvalReport]
+    figures: list[TrustFigures]
+    failures: list[str]
+
+
+def gate_dataset(gate: Gate) -> BeirSet:
+    """The BEIR set a gate names, with its queries folded when it says so."""
+    assert gate.dataset is not None
+    dataset = load_beir(gate.dataset)
+    return folded(dataset, gate.name) if gate.fold else dataset
+
+
+def run_trusted(
+    settings: Settings,
+    gate: Gate,
+    offtopic: tuple[OffTopicQuery, ...],
+    all_sets: bool,
+) -> TrustedRun:
+    """Reports in every mode, trust figures and their shortfalls for ``gate`` (and with
+    ``all_sets`` its subsets)."""
+    assert gate.trust is not None
+    if gate.queries is not None:
+        api, golden = open_golden(settings, gate.queries, None)
+        with api:
+            reports = [run_golden(api, golden, m) for m in EVERY_MODE]
+            found = _figures(api, gate.name, reports, offtopic)
+        return TrustedRun(reports, [], [found], trust_shortfalls(gate.trust, found))
+    dataset = gate_dataset(gate)
+    reports, found = _beir(Briefd(beir_index(settings, dataset)), dataset, offtopic)
+    subset_reports, figures_all = [], [found]
+    if all_sets:
+        parent = beir_index(settings, dataset).db
+        for size in gate.subsets:
+            part = subset(dataset, size)
+            if part.queries:
+                more, figures_part = _beir(_subset_api(settings, part, parent), part, offtopic)
+                subset_reports += more
+                figures_all.append(figures_part)
+    failures = [line for f in figures_all for line in trust_shortfalls(gate.trust, f)]
+    return TrustedRun(reports, subset_reports, figures_all, failures)
+
+
+def _subset_api(settings: Settings, part: BeirSet, parent: Path) -> Briefd:
+    """An API over the subset's index, its vectors taken from the full set's index."""
+    api = Briefd(beir_index(settings, part))
+    embedder = api.embedder
+    if embedder is not None and parent.exists() and not api.settings.db.exists():
+        store = Store.open(api.settings.db, create=True)
+        try:
+            vector_store.copy_from(store, parent, embedder.model_id)
+        finally:
+            store.close()
+    return api
+
+
+def _beir(
+    api: Briefd, dataset: BeirSet, offtopic: tuple[OffTopicQuery, ...]
+) -> tuple[list[EvalReport], TrustFigures]:
+    with api:
+        api.index()
+        reports = [run_beir(api, dataset, m) for m in EVERY_MODE]
+        return reports, _figures(api, dataset.name, reports, offtopic)
+
+
+def _figures(
+    api: Briefd, name: str, reports: list[EvalReport], offtopic: tuple[OffTopicQuery, ...]
+) -> TrustFigures:
+    documents = sum(s.documents for s in api.scopes())
+    found = figures(name, documents, reports, offtopic, offtopic_answered(api, offtopic))
+    model = api.embedder.model_id if api.embedder is not None else ""
+    return replace(found, calibration=api.gate_calibration().get(model))
+
+
+def print_calibration(found: list[TrustFigures]) -> None:
+    """``--explain``: the gate's knobs fitted to each index."""
+    for f in found:
+        knobs = f.calibration or {}
+        margins = knobs.get("probe_margins", {})
+        console.print(
+            f"{f.name}: gate threshold {knobs.get('threshold')} (probe margins {margins}; "
+            f"{knobs.get('active_probes')}/{knobs.get('probes')} probes active, left out: "
+            f"{', '.join(knobs.get('left_out_topics', [])) or 'none'})",  # type: ignore[arg-type]
+            markup=False,
+        )
+
+
+def print_trust(found: list[TrustFigures]) -> None:
+    table = Table(title="briefd eval: trust (hybrid)")
+    columns = ("set", "docs", "queries", "emptied", "off-topic en/tr/de", "nDCG b/v/h", "gap")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "set" else "right")
+    for f in found:
+        rejected = "/".join(
+            f"{f.offtopic_rejected.get(lang, 0.0):.2f}" for lang in ("en", "tr", "de")
+        )
+        ndcg = "/".join(f"{f.ndcg.get(m, 0.0):.3f}" for m in EVERY_MODE)
+        gap = "" if f.fusion_gap is None else f"{f.fusion_gap:+.3f}"
+        table.add_row(
+            f.name,
+            str(f.documents),
+            str(f.queries),
+            f"{f.emptied} ({f.emptied_share:.1%})",
+            rejected,
+            ndcg,
+            gap,
+        )
+    console.print(table)

@@ -1,0 +1,122 @@
+"""Lexical evidence for the relevance gate (R4): how many sections hold each query word, and
+whether one section holds them all (see :class:`briefd.retrieval.gate.LexicalEvidence`).
+
+Section counts come from the stored postings when they cover the index (one blob per query
+token, already in SQLite's page cache from ranking), else from FTS5.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word
+from briefd.retrieval.gate import LexicalEvidence
+from briefd.retrieval.lexical import MatchPlan, build_match
+from briefd.store import postings
+from briefd.store.postings import Freqs, Rows
+from briefd.text import query_terms
+
+
+def for_query(
+    conn: sqlite3.Connection,
+    plan: MatchPlan | None,
+    all_words: bool,
+    lexicon: Lexicon | None,
+    best: tuple[int, ...] = (),
+) -> LexicalEvidence | None:
+    """The evidence of a searched query (``all_words``: a section in scope held every word;
+    ``best``: the best semantic and lexical sections, whose words are looked up too)."""
+    if plan is None or not plan.groups:
+        return None
+    return _evidence(conn, plan.groups, all_words, lexicon, best)
+
+
+def for_text(conn: sqlite3.Connection, text: str, lexicon: Lexicon | None) -> LexicalEvidence:
+    """The evidence of a text as a query with no spelling corrections (the calibration probes)."""
+    if not query_terms(text):
+        return LexicalEvidence((), (), _sections(conn, None), False)
+    plan = build_match(text)
+    match = plan.all_terms or plan.any_term
+    row = conn.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (match,))
+    return _evidence(conn, plan.groups, row.fetchone() is not None, lexicon)
+
+
+def _evidence(
+    conn: sqlite3.Connection,
+    groups: tuple[tuple[str, ...], ...],
+    all_words: bool,
+    lexicon: Lexicon | None,
+    best: tuple[int, ...] = (),
+) -> LexicalEvidence:
+    index = lexicon.index(conn) if lexicon is not None else None
+    found: list[Rows | None] = [None] * len(groups)  # None: FTS5 answers (no postings)
+    if index is not None and lexicon is not None:
+        words = lexicon.tokenizer.groups(groups)
+        stored = postings.read(conn, sorted({t for g in words for w in g for t in w.tokens}))
+        found = [_postings_rows(stored, g) for g in words]
+    counts = tuple(
+        _fts_count(conn, group) if rows is None else len(rows)
+        for group, rows in zip(groups, found, strict=True)
+    )
+    held = tuple(
+        tuple(
+            _fts_holds(conn, group, rowid) if rows is None else _holds(rows, rowid)
+            for group, rows in zip(groups, found, strict=True)
+        )
+        for rowid in dict.fromkeys(best)
+    )
+    return LexicalEvidence(
+        tuple(group[0] for group in groups), counts, _sections(conn, index), all_words, held
+    )
+
+
+def _sections(conn: sqlite3.Connection, index: PostingsIndex | None) -> int:
+    if index is not None:
+        return len(index.rows)
+    return int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+
+def _postings_rows(stored: dict[str, tuple[Rows, Freqs]], group: tuple[Word, ...]) -> Rows:
+    """Chunk rowids holding any word of the group. A phrase word ("snake_case", "1/2000")
+    counts the sections holding all of its tokens: a superset of the phrase's, from the
+    postings alone (an FTS5 phrase count reads position lists: milliseconds on a common token)."""
+    found = []
+    for word in group:
+        rows = [stored[t][0] if t in stored else _NONE for t in word.tokens]
+        if rows:
+            found.append(rows[0] if len(rows) == 1 else _intersect(rows))
+    if not found:
+        return _NONE
+    return found[0] if len(found) == 1 else np.unique(np.concatenate(found))
+
+
+_NONE: Rows = np.empty(0, dtype=np.int64)
+
+
+def _holds(rows: Rows, rowid: int) -> bool:
+    """``rowid`` is in the ascending ``rows`` (a binary search)."""
+    at = int(np.searchsorted(rows, rowid))
+    return at < len(rows) and int(rows[at]) == rowid
+
+
+def _intersect(rows: list[Rows]) -> Rows:
+    common = rows[0]
+    for other in rows[1:]:
+        common = np.intersect1d(common, other, assume_unique=True)
+    return common
+
+
+def _match(words: tuple[str, ...]) -> str:
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def _fts_count(conn: sqlite3.Connection, words: tuple[str, ...]) -> int:
+    row = conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (_match(words),))
+    return int(row.fetchone()[0])
+
+
+def _fts_holds(conn: sqlite3.Connection, words: tuple[str, ...], rowid: int) -> bool:
+    sql = "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?"
+    return conn.execute(sql, (_match(words), rowid)).fetchone() is not None
