@@ -32,6 +32,7 @@ from briefd.service.render import instructions
 from briefd.service.routes import (
     activity,
     admin,
+    apidocs,
     bundles,
     health,
     knowledge,
@@ -77,6 +78,7 @@ ROUTERS = (
     admin.router,
     prometheus.router,
     pages.router,
+    apidocs.router,
     recall.router,
     sync.router,
     proposals.router,
@@ -131,6 +133,7 @@ def create_app(
         version=__version__,
         description="Context compiler for AI coding teams: knowledge search, bundles, documents.",
         lifespan=lifespan,
+        docs_url=None,  # served by routes/apidocs.py from local assets, not from a CDN
         redoc_url=None,
     )
     app.state.briefd = state
