@@ -434,7 +434,9 @@ def test_docs_page_and_its_assets_come_from_this_server(client: TestClient) -> N
     assert "/openapi.json" in page.text
     assert "//cdn" not in page.text and "https://" not in page.text
     script = client.get("/docs/assets/swagger-ui-bundle.js")
-    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert script.status_code == 200 and script.headers["content-type"].startswith(
+        "text/javascript"
+    )
     assert "SwaggerUIBundle" in script.text
     assert client.get("/docs/assets/swagger-ui.css").headers["content-type"].startswith("text/css")
     missing = client.get("/docs/assets/index.html")

@@ -10,6 +10,9 @@ new text out, so running init twice leaves the files byte-identical).
   ``.github/hooks/briefd.json`` (preview feature; hookSpecificOutput JSON).
 * Cursor: ``.cursor/mcp.json`` only — Cursor's ``beforeSubmitPrompt`` hook can allow or block a
   prompt but cannot add context, so there is no recall hook to write.
+
+The MCP entry reaches briefd either at a URL (streamable HTTP, the bearer token from
+``BRIEFD_API_TOKEN``) or as a command the client spawns (``briefd mcp``, stdio).
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ SERVER_NAME = "briefd"
 TOKEN_ENV = "BRIEFD_API_TOKEN"
 HOOK_TIMEOUT_S = 10
 
+# How a client reaches the MCP tools: a URL (streamable HTTP) or the command it spawns (stdio).
+Server = str | tuple[str, ...]
+
 
 @dataclass(frozen=True, slots=True)
 class Target:
@@ -37,9 +43,9 @@ class Target:
     update: Callable[[str | None], str]
 
 
-def targets(client: str, hook: str, mcp_url: str) -> list[Target]:
+def targets(client: str, hook: str, mcp_url: Server) -> list[Target]:
     """The files ``client`` needs; ``hook`` is the recall command line, ``mcp_url`` the
-    server's ``/mcp`` endpoint."""
+    server's ``/mcp`` endpoint or the ``briefd mcp`` command line."""
     json_hook = f"{hook} --format claude-json"
     table = {
         "claude-code": [
@@ -118,18 +124,25 @@ def vscode_hook(text: str | None, command: str) -> str:
     return _dump(data)
 
 
-def claude_mcp(url: str) -> dict[str, object]:
-    return {"type": "http", "url": url, "headers": {"Authorization": f"Bearer ${{{TOKEN_ENV}:-}}"}}
+def claude_mcp(server: Server) -> dict[str, object]:
+    if isinstance(server, tuple):
+        return {"type": "stdio", "command": server[0], "args": list(server[1:]), "env": {}}
+    auth = {"Authorization": f"Bearer ${{{TOKEN_ENV}:-}}"}
+    return {"type": "http", "url": server, "headers": auth}
 
 
-def cursor_mcp(url: str) -> dict[str, object]:
-    return {"url": url, "headers": {"Authorization": f"Bearer ${{env:{TOKEN_ENV}}}"}}
+def cursor_mcp(server: Server) -> dict[str, object]:
+    if isinstance(server, tuple):
+        return {"command": server[0], "args": list(server[1:])}
+    return {"url": server, "headers": {"Authorization": f"Bearer ${{env:{TOKEN_ENV}}}"}}
 
 
-def vscode_mcp(url: str) -> dict[str, object]:
+def vscode_mcp(server: Server) -> dict[str, object]:
+    if isinstance(server, tuple):
+        return {"type": "stdio", "command": server[0], "args": list(server[1:])}
     return {
         "type": "http",
-        "url": url,
+        "url": server,
         "headers": {"Authorization": f"Bearer ${{env:{TOKEN_ENV}}}"},
     }
 
@@ -143,7 +156,7 @@ def mcp_servers(text: str | None, key: str, server: dict[str, object]) -> str:
     return _dump(data)
 
 
-def codex_mcp(text: str | None, url: str) -> str:
+def codex_mcp(text: str | None, server: Server) -> str:
     """``[mcp_servers.briefd]`` in Codex's TOML, the rest of the file kept as written."""
     text = text or ""
     try:
@@ -152,9 +165,14 @@ def codex_mcp(text: str | None, url: str) -> str:
         raise ConfigError(
             f".codex/config.toml is not valid TOML ({exc}); fix it, then rerun"
         ) from None
-    block = f'[mcp_servers.{SERVER_NAME}]\nurl = "{url}"\nbearer_token_env_var = "{TOKEN_ENV}"\n'
-    lines = text.splitlines(keepends=True)
     header = f"[mcp_servers.{SERVER_NAME}]"
+    if isinstance(server, tuple):  # TOML basic strings take JSON's escapes
+        args = ", ".join(json.dumps(a, ensure_ascii=False) for a in server[1:])
+        command = json.dumps(server[0], ensure_ascii=False)
+        block = f"{header}\ncommand = {command}\nargs = [{args}]\n"
+    else:
+        block = f'{header}\nurl = "{server}"\nbearer_token_env_var = "{TOKEN_ENV}"\n'
+    lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.strip() == header), None)
     if start is None:
         sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")

@@ -101,7 +101,7 @@ def create_app(
     ``BRIEFD_API_TOKEN``; pass ``metrics`` when an embedder already counts into it."""
     config = config or ServiceConfig.from_settings(api.settings.serve)
     state = ServiceState(api, config, metrics or Metrics())
-    mcp = build_mcp(state, _instructions(api))
+    mcp = build_mcp(state, server_instructions(api))
     # The SDK's own Host/Origin check is off: the Guard below covers every route alike.
     mcp.streamable_http_app(
         stateless_http=True,
@@ -112,21 +112,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        await anyio.to_thread.run_sync(state.load_counters)
-        poller = await anyio.to_thread.run_sync(_start_poller, api)
-        async with sessions.run(), anyio.create_task_group() as tasks:
-            tasks.start_soon(anyio.to_thread.run_sync, state.warm_up)
-            tasks.start_soon(_flush_forever, state, lambda: _refresh_instructions(mcp, api))
-            try:
-                yield
-            finally:
-                tasks.cancel_scope.cancel()
-                if poller is not None:
-                    await anyio.to_thread.run_sync(poller.stop)
-        try:
-            await anyio.to_thread.run_sync(lambda: state.flush(force=True))
-        except errors.BriefdError as exc:
-            log.warning("could not save counters and the query log at shutdown: %s", exc)
+        async with sessions.run(), beside_the_server(state, mcp):
+            yield
 
     app = FastAPI(
         title="briefd",
@@ -146,7 +133,30 @@ def create_app(
     return app
 
 
-async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> None:
+@asynccontextmanager
+async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIterator[None]:
+    """What runs while MCP (HTTP or stdio) and REST serve: the persisted counters loaded, the
+    git poller, the warm-up, and the periodic flush of counters and the query log (once more
+    at the end)."""
+    api = state.api
+    await anyio.to_thread.run_sync(state.load_counters)
+    poller = await anyio.to_thread.run_sync(start_poller, api)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(anyio.to_thread.run_sync, state.warm_up)
+        tasks.start_soon(flush_forever, state, lambda: refresh_instructions(mcp, api))
+        try:
+            yield
+        finally:
+            tasks.cancel_scope.cancel()
+            if poller is not None:
+                await anyio.to_thread.run_sync(poller.stop)
+    try:
+        await anyio.to_thread.run_sync(lambda: state.flush(force=True))
+    except errors.BriefdError as exc:
+        log.warning("could not save counters and the query log at shutdown: %s", exc)
+
+
+async def flush_forever(state: ServiceState, refresh: Callable[[], None]) -> None:
     while True:
         await anyio.sleep(state.config.flush_seconds)
         try:
@@ -156,7 +166,7 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
             log.warning("could not save counters and the query log: %s", exc)
 
 
-def _start_poller(api: Briefd) -> Poller | None:
+def start_poller(api: Briefd) -> Poller | None:
     """A running poller when ``sync.interval`` > 0 and the source is a git repository."""
     interval = api.settings.sync.interval
     if interval <= 0:
@@ -172,14 +182,14 @@ def _start_poller(api: Briefd) -> Poller | None:
     return poller
 
 
-def _refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
+def refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
     """Scopes and document counts change with every sync; clients that connect later are
     told the current ones. (The SDK reads ``instructions`` from its low-level server at each
     initialize; MCPServer exposes it read-only.)"""
-    mcp._lowlevel_server.instructions = _instructions(api)
+    mcp._lowlevel_server.instructions = server_instructions(api)
 
 
-def _instructions(api: Briefd) -> str:
+def server_instructions(api: Briefd) -> str:
     try:
         scopes = api.scopes()
     except errors.BriefdError:
