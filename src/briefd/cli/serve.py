@@ -127,6 +127,13 @@ def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
 
         startup_sync(api)
     elif settings.source is not None and not no_index:
+        if not settings.db.is_file():
+            errors.print(
+                f"indexing {settings.source} into {settings.db} for the first time "
+                "(embedding every section: about a minute per 300 sections on 2 cores)",
+                markup=False,
+                soft_wrap=True,
+            )
         report = api.index()
         errors.print(
             f"indexed {report.source}: {report.documents} documents, {report.chunks} "
