@@ -24,7 +24,8 @@ COPY src/ src/
 RUN python3 -m venv /opt/briefd \
     && if [ -n "$OFFLINE" ]; then set -- --no-index; fi \
     && /opt/briefd/bin/pip install --no-cache-dir "$@" --find-links /wheels . \
-    && BRIEFD_EMBEDDINGS__MODEL_DIR=/opt/briefd/models /opt/briefd/bin/briefd model pull
+    && BRIEFD_EMBEDDINGS__MODEL_DIR=/opt/briefd/models /opt/briefd/bin/briefd model pull \
+    && chmod -R a+rX /opt/briefd/models
 
 FROM ${BASE_IMAGE}
 # git (and ssh for deploy keys) follow a git source; an image without them installs them here.
