@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# What `make image-test` needs from the machine: Debian's docker.io and debootstrap, installed
-# with apt-get when missing (CI runs as root; sudo otherwise), and a docker daemon that answers
-# (started here when none does; one already running is used as it is).
+# What `make image-test` needs from the machine: Debian's docker.io, debootstrap and a Compose
+# (docker-compose, to check compose.yaml), installed with apt-get when missing (CI runs as root;
+# sudo otherwise), and a docker daemon that answers (started here when none does; one already
+# running is used as it is).
 set -euo pipefail
 
 sudo=""
@@ -9,6 +10,7 @@ sudo=""
 missing=()
 command -v docker >/dev/null || missing+=(docker.io)
 command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap debian-archive-keyring)
+docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null || missing+=(docker-compose)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "installing ${missing[*]}" >&2
     $sudo apt-get update -qq

@@ -2,7 +2,7 @@
 # `make image-test`: build the image the way a machine without any image registry can, then run
 # it and smoke-test it from the host (tests/image). Steps:
 #   1. docker and debootstrap present, a daemon answering (docker/ensure-docker.sh);
-#   2. hadolint on the Dockerfile;
+#   2. hadolint on the Dockerfile, Compose's own check of compose.yaml;
 #   3. the base image: Debian bookworm + python3 by debootstrap, cached in the daemon
 #      (docker/base-image.sh);
 #   4. a wheelhouse of briefd's pinned runtime dependencies for the base image's Python,
@@ -18,6 +18,14 @@ started=$(date +%s)
 bash docker/ensure-docker.sh
 $BIN/hadolint Dockerfile
 echo "hadolint: Dockerfile clean"
+compose=(docker compose)
+docker compose version >/dev/null 2>&1 || compose=(docker-compose)
+check=$(mktemp -d)
+mkdir "$check/secrets" && touch "$check/secrets/git_ssh_key" && cp compose.yaml "$check/"
+(cd "$check" && BRIEFD_SOURCE=git@example.com:acme/knowledge.git BRIEFD_API_TOKEN=x \
+    BRIEFD_WEBHOOK_SECRET=y "${compose[@]}" --project-name briefd-check config --quiet)
+rm -rf "$check"
+echo "compose.yaml: valid (${compose[*]})"
 
 base=$(bash docker/base-image.sh)
 python=$(docker run --rm --network none "$base" python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
