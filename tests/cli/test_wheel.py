@@ -38,6 +38,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = dist.glob("briefd-*.whl")
     assert wheel.name == f"briefd-{__version__}-py3-none-any.whl"
+    readme = (REPO / "README.md").read_text()  # its pipx and uvx lines name this very file
+    assert f"pipx install dist/{wheel.name}" in readme
+    assert f"uvx --from ./dist/{wheel.name} briefd demo" in readme
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = subprocess.run(
