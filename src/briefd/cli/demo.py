@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from briefd.cli.output import errors, reported_errors
-from briefd.cli.serve import serve
+from briefd.cli.serve import HOST, PORT, serve
 from briefd.sources.example import example_knowledge
 
 
@@ -26,10 +26,8 @@ def demo_db() -> Path:
 
 def demo_command(
     ctx: typer.Context,
-    host: str | None = typer.Option(
-        None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
-    ),
-    port: int | None = typer.Option(None, "--port", help="Port (default 8484)."),
+    host: str | None = HOST,
+    port: int | None = PORT,
 ) -> None:
     """Index the bundled example knowledge (a fictional payments company) and serve it."""
     with reported_errors():

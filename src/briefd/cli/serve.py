@@ -24,6 +24,10 @@ NOTHING_TO_SERVE = (
     "BRIEFD_SOURCE to a directory or a git URL, or put `source: …` in briefd.yaml"
 )
 
+HOST = typer.Option(
+    None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
+)
+PORT = typer.Option(None, "--port", help="Port (default 8484).")
 SOURCE = typer.Option(
     None, "--source", help="Knowledge directory (default: the configured source)."
 )
@@ -42,18 +46,14 @@ def register(app: typer.Typer) -> None:
 
 def serve_command(
     ctx: typer.Context,
-    host: str | None = typer.Option(
-        None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
-    ),
-    port: int | None = typer.Option(None, "--port", help="Port (default 8484)."),
+    host: str | None = HOST,
+    port: int | None = PORT,
     source: Path | None = SOURCE,
     no_index: bool = NO_INDEX,
     tuned: Path | None = TUNED,
 ) -> None:
     """Serve MCP at /mcp, REST at /api, /metrics, the dashboard at / and /setup."""
-    with reported_errors():
-        settings = apply_tuned(ctx.obj.settings(source=source), tuned)
-    serve(settings, host, port, no_index)
+    serve(_settings(ctx, source, tuned), host, port, no_index)
 
 
 def mcp_command(
@@ -67,8 +67,8 @@ def mcp_command(
 
     from briefd.service.stdio import serve_stdio
 
+    settings = _settings(ctx, source, tuned)
     with reported_errors():
-        settings = apply_tuned(ctx.obj.settings(source=source), tuned)
         api, metrics = prepared(settings, no_index)
     try:
         anyio.run(serve_stdio, api, metrics)
@@ -76,6 +76,12 @@ def mcp_command(
         pass
     finally:
         api.close()
+
+
+def _settings(ctx: typer.Context, source: Path | None, tuned: Path | None) -> Settings:
+    with reported_errors():
+        settings: Settings = apply_tuned(ctx.obj.settings(source=source), tuned)
+    return settings
 
 
 def serve(settings: Settings, host: str | None, port: int | None, no_index: bool) -> None:
