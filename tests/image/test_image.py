@@ -37,6 +37,24 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+HTTP = """
+import json, sys, urllib.error, urllib.request
+spec = json.load(sys.stdin)
+data = spec["data"].encode() if spec["data"] is not None else None
+request = urllib.request.Request(spec["url"], data, spec["headers"], method=spec["method"])
+try:
+    with urllib.request.urlopen(request, timeout=30) as response:
+        status, raw = response.status, response.read().decode()
+except urllib.error.HTTPError as error:
+    status, raw = error.code, error.read().decode()
+try:
+    body = json.loads(raw)
+except ValueError:
+    body = None
+print(json.dumps({"status": status, "text": raw, "body": body}))
+"""
+
+
 def docker(*args: str, check: bool = True, timeout: float = 120) -> str:
     done = subprocess.run(
         ["docker", *args], capture_output=True, text=True, timeout=timeout, check=False
@@ -70,27 +88,23 @@ class Container:
         self.wait_healthy()
         return round(time.monotonic() - started, 1)
 
-    def python(self, code: str) -> Any:
+    def python(self, code: str, stdin: str = "") -> Any:
         """Run ``code`` with the image's Python inside the container; its stdout is JSON."""
-        out = docker("exec", "-i", self.name, "python", "-c", textwrap.dedent(code), timeout=60)
-        return json.loads(out)
+        done = subprocess.run(
+            ["docker", "exec", "-i", self.name, "python", "-c", textwrap.dedent(code)],
+            input=stdin, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        return json.loads(done.stdout)
 
     def http(self, method: str, path: str, body: object = None, token: str | None = TOKEN) -> Any:
-        code = f"""
-            import json, urllib.request, urllib.error
-            body = {json.dumps(body) if body is not None else None!r}
-            request = urllib.request.Request(
-                "http://127.0.0.1:8484{path}", method={method!r},
-                data=body.encode() if body else None,
-                headers={{"content-type": "application/json",
-                          **({{"authorization": "Bearer {token}"}} if {token is not None} else {{}})}})
-            try:
-                with urllib.request.urlopen(request, timeout=30) as r:
-                    print(json.dumps({{"status": r.status, "body": json.loads(r.read())}}))
-            except urllib.error.HTTPError as e:
-                print(json.dumps({{"status": e.code, "body": json.loads(e.read())}}))
-            """
-        return self.python(code)
+        """An HTTP request made inside the container: ``{"status", "text", "body"}`` (``body``
+        is the parsed JSON, when the answer is JSON)."""
+        headers = {"content-type": "application/json"}
+        if token is not None:
+            headers["authorization"] = f"Bearer {token}"
+        data = json.dumps(body) if body is not None else None
+        spec = {"url": f"http://127.0.0.1:8484{path}", "method": method, "data": data}
+        return self.python(HTTP, json.dumps({**spec, "headers": headers}))
 
     def health(self) -> str:
         return docker("inspect", "-f", "{{.State.Health.Status}}", self.name).strip()
@@ -155,8 +169,8 @@ def test_health_search_and_bundle_answer_with_the_token(served: Container) -> No
     paths = [item["location"]["path"] for item in bundle["body"]["items"]]
     assert "domain/refunds.md" in paths
     assert bundle["body"]["diagnostics"]["tokens"] <= 2000
-    stats = served.http("GET", "/api/stats")["body"]
-    served.numbers["vectors"] = stats.get("vectors") or stats.get("index", {}).get("vectors")
+    index = served.http("GET", "/api/stats")["body"]["index"]
+    assert (index["documents"], index["chunks"], index["vectors"]) == (45, 338, 338)
 
 
 def test_nothing_but_health_answers_without_the_token(served: Container) -> None:
@@ -221,14 +235,10 @@ def test_it_runs_as_an_unprivileged_user_with_a_healthcheck(served: Container) -
 
 def test_the_index_survives_a_restart_on_the_volume(served: Container) -> None:
     def passages_embedded() -> float:
-        text = served.python(f"""
-            import json, urllib.request
-            r = urllib.request.Request("http://127.0.0.1:8484/metrics",
-                                       headers={{"authorization": "Bearer {TOKEN}"}})
-            print(json.dumps(urllib.request.urlopen(r).read().decode()))
-            """)
-        line = next(x for x in text.splitlines() if x.startswith("briefd_embedding_calls_total{kind=\"passage\"}"))  # fmt: skip
-        return float(line.split()[-1])
+        metrics = served.http("GET", "/metrics")["text"]
+        series = 'briefd_embedding_calls_total{kind="passage"} '
+        (line,) = [x for x in metrics.splitlines() if x.startswith(series)]
+        return float(line.removeprefix(series))
 
     def answers() -> None:
         search = served.http("GET", "/api/search?q=chargeback%20evidence%20deadline&top_k=1")
