@@ -140,10 +140,10 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
     at the end)."""
     api = state.api
     await anyio.to_thread.run_sync(state.load_counters)
-    poller = await anyio.to_thread.run_sync(start_poller, api)
+    poller = await anyio.to_thread.run_sync(_start_poller, api)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(anyio.to_thread.run_sync, state.warm_up)
-        tasks.start_soon(flush_forever, state, lambda: refresh_instructions(mcp, api))
+        tasks.start_soon(_flush_forever, state, lambda: _refresh_instructions(mcp, api))
         try:
             yield
         finally:
@@ -156,7 +156,7 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
         log.warning("could not save counters and the query log at shutdown: %s", exc)
 
 
-async def flush_forever(state: ServiceState, refresh: Callable[[], None]) -> None:
+async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> None:
     while True:
         await anyio.sleep(state.config.flush_seconds)
         try:
@@ -166,7 +166,7 @@ async def flush_forever(state: ServiceState, refresh: Callable[[], None]) -> Non
             log.warning("could not save counters and the query log: %s", exc)
 
 
-def start_poller(api: Briefd) -> Poller | None:
+def _start_poller(api: Briefd) -> Poller | None:
     """A running poller when ``sync.interval`` > 0 and the source is a git repository."""
     interval = api.settings.sync.interval
     if interval <= 0:
@@ -182,7 +182,7 @@ def start_poller(api: Briefd) -> Poller | None:
     return poller
 
 
-def refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
+def _refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
     """Scopes and document counts change with every sync; clients that connect later are
     told the current ones. (The SDK reads ``instructions`` from its low-level server at each
     initialize; MCPServer exposes it read-only.)"""
