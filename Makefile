@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-runtime
 # MCP Inspector (pinned) on a pinned Node ≥ 22, both from the npm registry, for `make unit`.
 NODE_VERSION      := 22.23.3
 INSPECTOR_VERSION := 2.12.0
@@ -10,13 +11,20 @@ NODE_DIR          := .briefd/node
 NODE_STAMP        := $(NODE_DIR)/.installed-$(NODE_VERSION)-$(INSPECTOR_VERSION)
 INSPECTOR         := $(NODE_DIR)/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
 
-.PHONY: run test lint typecheck unit eval-gate bench clean inspector
+.PHONY: run test lint typecheck unit eval-gate bench clean inspector dist image image-test
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "briefd needs Python 3.11 or newer (found $$($(PYTHON) --version))"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# `make run` needs the runtime dependencies only; everything else (tests, lint) the dev ones.
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $(RUN_STAMP)
+
+$(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
@@ -31,7 +39,7 @@ inspector:
 	else echo "note: npm not found, so the MCP Inspector test is skipped (apt-get install npm)"; fi
 
 # Index the bundled example knowledge, then serve it: dashboard http://127.0.0.1:8484/, MCP /mcp.
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/briefd index --source testdata/knowledge
 	$(BIN)/briefd serve --source testdata/knowledge --no-index --port 8484
 
@@ -55,5 +63,18 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/gate.py --out .briefd/bench/gate.json
 
+# The sdist and the wheel (which carries the example knowledge) in dist/.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+
+# The container image from the default base (python:3.12-slim-bookworm; needs a registry and PyPI).
+image:
+	docker build --tag briefd:latest .
+
+# Builds a base image locally (debootstrap), the image on it offline, and smoke-tests it.
+image-test: $(STAMP)
+	bash docker/image-test.sh
+
 clean:
-	rm -rf $(VENV) .briefd .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .briefd .pytest_cache .mypy_cache .ruff_cache dist

@@ -142,7 +142,7 @@ class ServeSettings:
 
     host: str = "127.0.0.1"
     port: int = 8484
-    metrics_auth: bool = False  # true: /metrics needs the bearer token too
+    metrics_auth: bool = True  # false: /metrics stays open even when a token is set
     allowed_hosts: tuple[str, ...] = ()  # extra Host values (DNS-rebinding check)
     allowed_origins: tuple[str, ...] = ()  # extra browser Origins (DNS-rebinding check)
     flush_seconds: float = 5.0  # how often counters and the query log reach SQLite

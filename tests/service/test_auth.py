@@ -8,7 +8,9 @@ from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
 from briefd.errors import ConfigError
+from briefd.retrieval.search import SearchRequest
 from briefd.service import ServiceConfig, create_app
+from briefd.service.app import ROUTERS
 from briefd.service.config import check_bind
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN
@@ -68,7 +70,7 @@ def test_every_route_in_the_schema_is_protected_or_deliberately_open(
 ) -> None:
     """Walks the app's own OpenAPI schema (plus /mcp), so a route added later is covered."""
     open_routes = {"/api/health", "/webhook/git"}  # the webhook is HMAC-signed instead
-    schema = anonymous.get("/openapi.json").json()
+    schema = anonymous.get("/openapi.json", headers={"authorization": f"Bearer {TOKEN}"}).json()
     checked = []
     for path, operations in [*schema["paths"].items(), ("/mcp", {"post": {}})]:
         if path in open_routes:
@@ -90,16 +92,54 @@ def test_the_token_opens_them(anonymous: TestClient) -> None:
     assert "search_context" in mcp.text
 
 
-@pytest.mark.parametrize("path", ["/api/health", "/setup", "/", "/metrics", "/openapi.json"])
+@pytest.mark.parametrize("path", ["/api/health", "/setup", "/"])
 def test_open_routes(anonymous: TestClient, path: str) -> None:
     assert anonymous.get(path).status_code == 200
 
 
-def test_metrics_can_require_the_token(service_api: Briefd) -> None:
-    with TestClient(create_app(service_api, service_config(metrics_auth=True))) as http:
-        assert http.get("/metrics").status_code == 401
-        ok = http.get("/metrics", headers={"authorization": f"Bearer {TOKEN}"})
-        assert ok.status_code == 200
+def test_with_a_token_only_setup_health_and_the_empty_shell_answer(
+    anonymous: TestClient, service_api: Briefd
+) -> None:
+    """Every route the app has (in its schema or not: /docs and its assets, /openapi.json,
+    /metrics, the pages, /mcp, an unknown path), every method it takes, without the token:
+    401, except /setup, /api/health and the dashboard's shell, which carries no data."""
+    routes = [(r.path, sorted(r.methods)) for router in ROUTERS for r in router.routes]
+    routes += [
+        ("/openapi.json", ["GET"]),
+        ("/mcp", ["GET", "POST", "DELETE"]),
+        ("/docs/assets/swagger-ui-bundle.js", ["GET"]),
+        ("/no/such/page", ["GET"]),
+    ]
+    answered = {}
+    for path, methods in routes:
+        concrete = re.sub(r"\{[^}]+\}", "domain/retry-policy.md", path)
+        for method in methods:
+            if method == "HEAD":
+                continue
+            response = anonymous.request(method, concrete, headers=MCP_HEADERS)
+            answered[f"{method} {path}"] = response.status_code
+    opened = {route for route, status in answered.items() if status != 401}
+    assert opened == {"GET /", "GET /setup", "GET /api/health"}, answered
+    assert {"GET /docs", "GET /openapi.json", "GET /metrics", "POST /mcp"} <= set(answered)
+    assert len(answered) >= 25
+
+    shell = anonymous.get("/").text
+    documents = {hit.doc_path for hit in service_api.search(SearchRequest("refund retry")).hits}
+    assert documents and not any(path in shell for path in documents)
+    assert 'id="token-input"' in shell  # it asks for the token
+
+
+def test_metrics_can_be_left_open(service_api: Briefd) -> None:
+    with TestClient(create_app(service_api, service_config(metrics_auth=False))) as http:
+        assert http.get("/metrics").status_code == 200
+        assert http.get("/openapi.json").status_code == 401
+
+
+def test_metrics_need_the_token_as_prometheus_sends_it(anonymous: TestClient) -> None:
+    assert anonymous.get("/metrics").status_code == 401
+    ok = anonymous.get("/metrics", headers={"authorization": f"Bearer {TOKEN}"})
+    assert ok.status_code == 200
+    assert "briefd_index_documents 45.0" in ok.text
 
 
 def test_without_a_token_loopback_is_open(service_api: Briefd) -> None:

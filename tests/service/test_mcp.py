@@ -257,7 +257,8 @@ def test_mcp_calls_are_counted(url: str) -> None:
         await client.call_tool("list_scopes", {})
 
     run(url, "legacy", body)
-    metrics = httpx2.get(url.removesuffix("/mcp") + "/metrics").text
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    metrics = httpx2.get(url.removesuffix("/mcp") + "/metrics", headers=auth).text
     for line in (
         'briefd_requests_total{name="search_context",outcome="ok",surface="mcp"} 1.0',
         'briefd_requests_total{name="search_context",outcome="error",surface="mcp"} 1.0',

@@ -88,7 +88,7 @@ def test_embedding_calls_are_counted(service_settings: Settings) -> None:
         api.index()  # embeds every passage for the fake model
         with TestClient(create_app(api, service_config(), metrics)) as http:
             http.get("/api/search", params={"q": "retry policy"}, headers=AUTH)
-            text = http.get("/metrics").text
+            text = http.get("/metrics", headers=AUTH).text
     assert sample(text, 'briefd_embedding_calls_total{kind="passage"}') >= 1
     assert sample(text, 'briefd_embedding_calls_total{kind="query"}') >= 1
     assert sample(text, "briefd_index_vectors") == 338

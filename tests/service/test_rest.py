@@ -425,3 +425,20 @@ def test_startup_warms_the_vector_index_before_the_first_query(
             while api.semantic is None or api.semantic._index is None:
                 assert time.monotonic() < deadline, "the vectors were not loaded at startup"
                 time.sleep(0.05)
+
+
+def test_docs_page_and_its_assets_come_from_this_server(client: TestClient) -> None:
+    page = client.get("/docs")
+    assert page.status_code == 200
+    assert "/docs/assets/swagger-ui-bundle.js" in page.text
+    assert "/openapi.json" in page.text
+    assert "//cdn" not in page.text and "https://" not in page.text
+    script = client.get("/docs/assets/swagger-ui-bundle.js")
+    assert script.status_code == 200 and script.headers["content-type"].startswith(
+        "text/javascript"
+    )
+    assert "SwaggerUIBundle" in script.text
+    assert client.get("/docs/assets/swagger-ui.css").headers["content-type"].startswith("text/css")
+    missing = client.get("/docs/assets/index.html")
+    assert missing.status_code == 404
+    assert "swagger-ui-bundle.js" in missing.json()["detail"]

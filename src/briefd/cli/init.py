@@ -1,5 +1,7 @@
 """``briefd init``: write the recall hook and the MCP server entry into a project's coding-agent
-config files (see :mod:`briefd.hook.clients`), showing the diff first."""
+config files (see :mod:`briefd.hook.clients`), showing the diff first. The MCP entry is either
+the server's URL (``--transport http``, ``--url`` for a shared team server) or the ``briefd
+mcp`` command the client spawns (``--transport stdio``)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ import typer
 
 from briefd.cli.output import console, reported_errors
 from briefd.errors import ConfigError
-from briefd.hook.clients import CLIENTS, targets
-from briefd.settings import Settings
+from briefd.hook.clients import CLIENTS, Server, targets
+from briefd.settings import CONFIG_FILE, Settings
 
 NOTES = {
     "codex": "Codex: hooks are on by default in current releases (`[features] hooks`; older "
@@ -45,6 +47,27 @@ def hook_command(db: Path | None = None) -> str:
     return shlex.join(parts)
 
 
+def stdio_command(settings: Settings, config: Path | None, project: Path) -> tuple[str, ...]:
+    """``briefd mcp`` for this installation, with absolute paths to the settings file (given,
+    or the project's ``briefd.yaml``) or else to the index, so it works from any directory."""
+    script = Path(sys.executable).with_name("briefd")
+    parts = [str(script)] if script.is_file() else [sys.executable, "-m", "briefd"]
+    config = config or (project / CONFIG_FILE if (project / CONFIG_FILE).is_file() else None)
+    if config is not None:
+        parts += ["--config", str(config.resolve())]
+    else:
+        parts += ["--db", str(settings.db.resolve())]
+    return (*parts, "mcp")
+
+
+def server_url(url: str) -> str:
+    """A shared server's MCP endpoint: ``https://briefd.example.com`` gains its ``/mcp``."""
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"--url: expected an http:// or https:// URL, got '{url}'")
+    url = url.rstrip("/")
+    return url if url.endswith("/mcp") else url + "/mcp"
+
+
 def mcp_url(settings: Settings) -> str:
     serve = getattr(settings, "serve", None)
     host = getattr(serve, "host", "127.0.0.1")
@@ -59,6 +82,14 @@ def init_command(
         "claude-code", "--client", help="claude-code, cursor, codex, vscode or all."
     ),
     project: Path = typer.Option(Path(), "--project", help="The project directory."),
+    transport: str = typer.Option(
+        "http",
+        "--transport",
+        help="http: the client connects to a running server; stdio: it spawns `briefd mcp`.",
+    ),
+    url: str | None = typer.Option(
+        None, "--url", help="The server's URL with --transport http (default: serve.host/port)."
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Write without asking."),
 ) -> None:
     """Write the recall hook and the MCP server entry into a project's agent config files."""
@@ -68,7 +99,7 @@ def init_command(
             raise ConfigError(f"unknown --client '{client}'; use {', '.join(CLIENTS)} or all")
         settings = ctx.obj.settings()
         hook = hook_command(ctx.obj.db)
-        changes = _changes(project, chosen, hook, mcp_url(settings))
+        changes = _changes(project, chosen, hook, _server(settings, ctx, project, transport, url))
     if not changes:
         console.print("Everything is already configured; nothing to change.", markup=False)
     else:
@@ -94,8 +125,20 @@ def _write(target: Path, text: str | None) -> None:
     console.print(f"wrote {target}", markup=False)
 
 
+def _server(
+    settings: Settings, ctx: typer.Context, project: Path, transport: str, url: str | None
+) -> Server:
+    if transport == "stdio":
+        if url is not None:
+            raise ConfigError("--url names a server for --transport http; stdio spawns briefd")
+        return stdio_command(settings, ctx.obj.config, project)
+    if transport != "http":
+        raise ConfigError(f"unknown --transport '{transport}'; use http or stdio")
+    return server_url(url) if url is not None else mcp_url(settings)
+
+
 def _changes(
-    project: Path, clients: tuple[str, ...], hook: str, url: str
+    project: Path, clients: tuple[str, ...], hook: str, url: Server
 ) -> list[tuple[str, str | None, str | None]]:
     out = []
     for name in clients:

@@ -7,8 +7,9 @@ from typing import Any
 
 import typer
 
+from briefd.__about__ import __version__
 from briefd.api import Briefd
-from briefd.cli import atlassian, bundle, docs, eval_cmd, health, index, model, search, tune
+from briefd.cli import atlassian, bundle, demo, docs, eval_cmd, health, index, model, search, tune
 from briefd.cli import init as init_cli
 from briefd.cli import proposals as proposals_cli
 from briefd.cli import recall as recall_cli
@@ -24,7 +25,7 @@ app = typer.Typer(
         "context for agents, serve it over MCP and REST, take proposed changes back as branches."
     ),
     no_args_is_help=True,
-    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -45,6 +46,12 @@ class Context:
         return Briefd(self.settings(**overrides))
 
 
+def print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"briefd {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def main(
     ctx: typer.Context,
@@ -53,6 +60,9 @@ def main(
     ),
     db: Path | None = typer.Option(
         None, "--db", help="Index database file (default: .briefd/briefd.db)."
+    ),
+    version: bool = typer.Option(
+        False, "--version", callback=print_version, is_eager=True, help="Print the version."
     ),
 ) -> None:
     ctx.obj = Context(config, db)
@@ -68,6 +78,7 @@ tune.register(app)
 recall_cli.register(app)
 init_cli.register(app)
 serve_cli.register(app)
+demo.register(app)
 sync_cli.register(app)
 proposals_cli.register(app)
 atlassian.register(app)

@@ -73,11 +73,17 @@ def pull_command(
         spec = registry.get_model(model or config.model)
         with httpx.Client(timeout=config.timeout_seconds) as client, _bar() as bar:
             status = pull_model(spec, config.model_dir, client, url, _reporter(bar))
+        if spec.runtime == "e5onnx":  # build its ONNX graph now, not on the first query
+            from briefd.embeddings.local import load_local
+
+            load_local(spec, config)
     if json_output:
         print_json(status)
         return
     for file in status.files:
         console.print(f"{file.action:>10}  {file.path}  →  {file.location}", markup=False)
+    if spec.runtime == "e5onnx":
+        console.print(f"{spec.name}: ONNX graph ready in {config.model_dir / spec.name}")
     if all(f.action == "packaged" for f in status.files):
         console.print(
             f"{spec.name} ships inside {' + '.join(spec.packages)}: nothing to download, "

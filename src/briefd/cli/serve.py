@@ -1,70 +1,101 @@
-"""``briefd serve``: index the configured source (incrementally), then serve REST, MCP, metrics,
-the dashboard and the setup page with uvicorn."""
+"""``briefd serve`` and ``briefd mcp``: index the configured source (incrementally), then serve
+REST, MCP, metrics, the dashboard and the setup page with uvicorn — or the MCP tools alone over
+stdio."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
+from briefd.api import Briefd
 from briefd.cli.output import console, errors, reported_errors
-from briefd.settings import apply_tuned
+from briefd.errors import ConfigError
+from briefd.settings import Settings, apply_tuned
+
+if TYPE_CHECKING:  # the service (prometheus, uvicorn) loads only for the commands that serve
+    from briefd.service.metrics import Metrics
+
+NOTHING_TO_SERVE = (
+    "nothing to serve: no knowledge source is configured and {db} holds no index. "
+    "To try briefd on its bundled example, run `briefd demo`. To serve your team's knowledge, "
+    "pass --source DIR (Markdown under domain/, conventions/, projects/<name>/), set "
+    "BRIEFD_SOURCE to a directory or a git URL, or put `source: …` in briefd.yaml"
+)
+
+HOST = typer.Option(
+    None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
+)
+PORT = typer.Option(None, "--port", help="Port (default 8484).")
+SOURCE = typer.Option(
+    None, "--source", help="Knowledge directory (default: the configured source)."
+)
+NO_INDEX = typer.Option(
+    False, "--no-index", help="Serve the index as it is, without updating it first."
+)
+TUNED = typer.Option(
+    None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
+)
 
 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve_command)
+    app.command("mcp")(mcp_command)
 
 
 def serve_command(
     ctx: typer.Context,
-    host: str | None = typer.Option(
-        None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
-    ),
-    port: int | None = typer.Option(None, "--port", help="Port (default 8484)."),
-    source: Path | None = typer.Option(
-        None, "--source", help="Knowledge directory (default: the configured source)."
-    ),
-    no_index: bool = typer.Option(
-        False, "--no-index", help="Serve the index as it is, without updating it first."
-    ),
-    tuned: Path | None = typer.Option(
-        None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
-    ),
+    host: str | None = HOST,
+    port: int | None = PORT,
+    source: Path | None = SOURCE,
+    no_index: bool = NO_INDEX,
+    tuned: Path | None = TUNED,
 ) -> None:
     """Serve MCP at /mcp, REST at /api, /metrics, the dashboard at / and /setup."""
+    serve(_settings(ctx, source, tuned), host, port, no_index)
+
+
+def mcp_command(
+    ctx: typer.Context,
+    source: Path | None = SOURCE,
+    no_index: bool = NO_INDEX,
+    tuned: Path | None = TUNED,
+) -> None:
+    """Serve the MCP tools over stdio, for clients that spawn their MCP servers."""
+    import anyio
+
+    from briefd.service.stdio import serve_stdio
+
+    settings = _settings(ctx, source, tuned)
+    with reported_errors():
+        api, metrics = prepared(settings, no_index)
+    try:
+        anyio.run(serve_stdio, api, metrics)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        api.close()
+
+
+def _settings(ctx: typer.Context, source: Path | None, tuned: Path | None) -> Settings:
+    with reported_errors():
+        settings: Settings = apply_tuned(ctx.obj.settings(source=source), tuned)
+    return settings
+
+
+def serve(settings: Settings, host: str | None, port: int | None, no_index: bool) -> None:
+    """Update the index (unless ``no_index``), then serve it over HTTP until stopped."""
     import uvicorn
 
-    from briefd.api import Briefd
-    from briefd.embeddings.registry import create_embedder
     from briefd.service import ServiceConfig, create_app
     from briefd.service.config import check_bind
     from briefd.service.listener import BoundedH11Protocol
-    from briefd.service.metrics import CountingEmbedder, Metrics
-    from briefd.sources.layout import nothing_indexed
 
     with reported_errors():
-        settings = apply_tuned(ctx.obj.settings(source=source), tuned)
         config = ServiceConfig.from_settings(settings.serve, host=host, port=port)
         check_bind(config)
-        metrics = Metrics()
-        embedder = create_embedder(settings)
-        counted = CountingEmbedder(embedder, metrics) if embedder is not None else None
-        api = Briefd(settings, embedder=counted)
-        if settings.sync.remote and not no_index:  # a git URL: clone or fetch, then reindex
-            from briefd.cli.sync import startup_sync
-
-            startup_sync(api)
-        elif settings.source is not None and not no_index:
-            report = api.index()
-            errors.print(
-                f"indexed {report.source}: {report.documents} documents, {report.chunks} "
-                f"sections ({len(report.added) + len(report.changed)} changed) "
-                f"in {report.seconds:.1f}s",
-                markup=False,
-                soft_wrap=True,
-            )
-            if report.documents == 0:
-                errors.print(f"warning: {nothing_indexed(report, settings)}", markup=False)
+        api, metrics = prepared(settings, no_index)
         app = create_app(api, config, metrics)
     url = f"http://{config.host if ':' not in config.host else f'[{config.host}]'}:{config.port}"
     console.print(
@@ -84,3 +115,43 @@ def serve_command(
         )
     finally:
         api.close()
+
+
+def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
+    """The API for a server: its embedder counted into fresh metrics, and its index brought up
+    to date with the source (a git URL: clone or fetch first) unless ``no_index``. Messages go
+    to stderr: for ``briefd mcp``, stdout is the protocol."""
+    from briefd.embeddings.registry import create_embedder
+    from briefd.service.metrics import CountingEmbedder, Metrics
+
+    if settings.source is None and not settings.sync.remote and not settings.db.is_file():
+        raise ConfigError(NOTHING_TO_SERVE.format(db=settings.db))
+    metrics = Metrics()
+    embedder = create_embedder(settings)
+    counted = CountingEmbedder(embedder, metrics) if embedder is not None else None
+    api = Briefd(settings, embedder=counted)
+    if settings.sync.remote and not no_index:  # a git URL: clone or fetch, then reindex
+        from briefd.cli.sync import startup_sync
+
+        startup_sync(api)
+    elif settings.source is not None and not no_index:
+        if not settings.db.is_file():
+            errors.print(
+                f"indexing {settings.source} into {settings.db} for the first time "
+                "(embedding every section: about a minute per 300 sections on 2 cores)",
+                markup=False,
+                soft_wrap=True,
+            )
+        report = api.index()
+        errors.print(
+            f"indexed {report.source}: {report.documents} documents, {report.chunks} "
+            f"sections ({len(report.added) + len(report.changed)} changed) "
+            f"in {report.seconds:.1f}s",
+            markup=False,
+            soft_wrap=True,
+        )
+        if report.documents == 0:
+            from briefd.sources.layout import nothing_indexed
+
+            errors.print(f"warning: {nothing_indexed(report, settings)}", markup=False)
+    return api, metrics

@@ -23,6 +23,9 @@ only get the MCP server. VS Code (and Cursor, when asked to) still run the Claud
 ``briefd recall`` recognises their payloads and answers nothing at once (see
 :data:`briefd.hook.main.SILENT_CLIENTS`), so no client runs a recall twice or for nothing. The
 ``.github/hooks/briefd.json`` an earlier ``init`` wrote for VS Code is removed.
+
+The MCP entry reaches briefd either at a URL (streamable HTTP, the bearer token from
+``BRIEFD_API_TOKEN``) or as a command the client spawns (``briefd mcp``, stdio).
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ SERVER_NAME = "briefd"
 TOKEN_ENV = "BRIEFD_API_TOKEN"
 HOOK_TIMEOUT_S = 10
 
+# How a client reaches the MCP tools: a URL (streamable HTTP) or the command it spawns (stdio).
+Server = str | tuple[str, ...]
+
 
 @dataclass(frozen=True, slots=True)
 class Target:
@@ -51,9 +57,9 @@ class Target:
     update: Callable[[str | None], str | None]
 
 
-def targets(client: str, hook: str, mcp_url: str) -> list[Target]:
+def targets(client: str, hook: str, mcp_url: Server) -> list[Target]:
     """The files ``client`` needs; ``hook`` is the recall command line, ``mcp_url`` the
-    server's ``/mcp`` endpoint."""
+    server's ``/mcp`` endpoint or the ``briefd mcp`` command line."""
     json_hook = f"{hook} --format claude-json"
     table = {
         "claude-code": [
@@ -139,18 +145,25 @@ def without_recall_hook(text: str | None) -> str | None:
     return _dump({**rest, "hooks": hooks})
 
 
-def claude_mcp(url: str) -> dict[str, object]:
-    return {"type": "http", "url": url, "headers": {"Authorization": f"Bearer ${{{TOKEN_ENV}:-}}"}}
+def claude_mcp(server: Server) -> dict[str, object]:
+    if isinstance(server, tuple):
+        return {"type": "stdio", "command": server[0], "args": list(server[1:]), "env": {}}
+    auth = {"Authorization": f"Bearer ${{{TOKEN_ENV}:-}}"}
+    return {"type": "http", "url": server, "headers": auth}
 
 
-def cursor_mcp(url: str) -> dict[str, object]:
-    return {"url": url, "headers": {"Authorization": f"Bearer ${{env:{TOKEN_ENV}}}"}}
+def cursor_mcp(server: Server) -> dict[str, object]:
+    if isinstance(server, tuple):
+        return {"command": server[0], "args": list(server[1:])}
+    return {"url": server, "headers": {"Authorization": f"Bearer ${{env:{TOKEN_ENV}}}"}}
 
 
-def vscode_mcp(url: str) -> dict[str, object]:
+def vscode_mcp(server: Server) -> dict[str, object]:
+    if isinstance(server, tuple):
+        return {"type": "stdio", "command": server[0], "args": list(server[1:])}
     return {
         "type": "http",
-        "url": url,
+        "url": server,
         "headers": {"Authorization": f"Bearer ${{env:{TOKEN_ENV}}}"},
     }
 
@@ -164,7 +177,7 @@ def mcp_servers(text: str | None, key: str, server: dict[str, object]) -> str:
     return _dump(data)
 
 
-def codex_mcp(text: str | None, url: str) -> str:
+def codex_mcp(text: str | None, server: Server) -> str:
     """``[mcp_servers.briefd]`` in Codex's TOML, the rest of the file kept as written."""
     text = text or ""
     try:
@@ -173,9 +186,14 @@ def codex_mcp(text: str | None, url: str) -> str:
         raise ConfigError(
             f".codex/config.toml is not valid TOML ({exc}); fix it, then rerun"
         ) from None
-    block = f'[mcp_servers.{SERVER_NAME}]\nurl = "{url}"\nbearer_token_env_var = "{TOKEN_ENV}"\n'
-    lines = text.splitlines(keepends=True)
     header = f"[mcp_servers.{SERVER_NAME}]"
+    if isinstance(server, tuple):  # TOML basic strings take JSON's escapes
+        args = ", ".join(json.dumps(a, ensure_ascii=False) for a in server[1:])
+        command = json.dumps(server[0], ensure_ascii=False)
+        block = f"{header}\ncommand = {command}\nargs = [{args}]\n"
+    else:
+        block = f'{header}\nurl = "{server}"\nbearer_token_env_var = "{TOKEN_ENV}"\n'
+    lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.strip() == header), None)
     if start is None:
         sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")

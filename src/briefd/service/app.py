@@ -34,6 +34,7 @@ from briefd.service.render import instructions
 from briefd.service.routes import (
     activity,
     admin,
+    apidocs,
     atlassian,
     bundles,
     health,
@@ -87,6 +88,7 @@ ROUTERS = (
     admin.router,
     prometheus.router,
     pages.router,
+    apidocs.router,
     recall.router,
     sync.router,
     proposals.router,
@@ -111,7 +113,7 @@ def create_app(
     ``BRIEFD_API_TOKEN``; pass ``metrics`` when an embedder already counts into it."""
     config = config or ServiceConfig.from_settings(api.settings.serve)
     state = ServiceState(api, config, metrics or Metrics())
-    mcp = build_mcp(state, _instructions(api))
+    mcp = build_mcp(state, server_instructions(api))
     live_lookups.register(mcp, state)
     # The SDK's own Host/Origin check is off: the Guard below covers every route alike.
     mcp.streamable_http_app(
@@ -123,27 +125,15 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        await anyio.to_thread.run_sync(state.load_counters)
-        poller = await anyio.to_thread.run_sync(_start_poller, api)
-        async with sessions.run(), anyio.create_task_group() as tasks:
-            tasks.start_soon(anyio.to_thread.run_sync, state.warm_up)
-            tasks.start_soon(_flush_forever, state, lambda: _refresh_instructions(mcp, api))
-            try:
-                yield
-            finally:
-                tasks.cancel_scope.cancel()
-                if poller is not None:
-                    await anyio.to_thread.run_sync(poller.stop)
-        try:
-            await anyio.to_thread.run_sync(lambda: state.flush(force=True))
-        except errors.BriefdError as exc:
-            log.warning("could not save counters and the query log at shutdown: %s", exc)
+        async with sessions.run(), beside_the_server(state, mcp):
+            yield
 
     app = FastAPI(
         title="briefd",
         version=__version__,
         description="Context compiler for AI coding teams: knowledge search, bundles, documents.",
         lifespan=lifespan,
+        docs_url=None,  # served by routes/apidocs.py from local assets, not from a CDN
         redoc_url=None,
     )
     app.state.briefd = state
@@ -155,6 +145,29 @@ def create_app(
     app.add_middleware(Limits, config=config)  # inside the Guard: bodies only of allowed callers
     app.add_middleware(Guard, config=config)
     return app
+
+
+@asynccontextmanager
+async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIterator[None]:
+    """What runs while MCP (HTTP or stdio) and REST serve: the persisted counters loaded, the
+    git poller, the warm-up, and the periodic flush of counters and the query log (once more
+    at the end)."""
+    api = state.api
+    await anyio.to_thread.run_sync(state.load_counters)
+    poller = await anyio.to_thread.run_sync(_start_poller, api)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(anyio.to_thread.run_sync, state.warm_up)
+        tasks.start_soon(_flush_forever, state, lambda: _refresh_instructions(mcp, api))
+        try:
+            yield
+        finally:
+            tasks.cancel_scope.cancel()
+            if poller is not None:
+                await anyio.to_thread.run_sync(poller.stop)
+    try:
+        await anyio.to_thread.run_sync(lambda: state.flush(force=True))
+    except errors.BriefdError as exc:
+        log.warning("could not save counters and the query log at shutdown: %s", exc)
 
 
 async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> None:
@@ -187,10 +200,10 @@ def _refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
     """Scopes and document counts change with every sync; clients that connect later are
     told the current ones. (The SDK reads ``instructions`` from its low-level server at each
     initialize; MCPServer exposes it read-only.)"""
-    mcp._lowlevel_server.instructions = _instructions(api)
+    mcp._lowlevel_server.instructions = server_instructions(api)
 
 
-def _instructions(api: Briefd) -> str:
+def server_instructions(api: Briefd) -> str:
     try:
         scopes = api.scopes()
     except errors.BriefdError:

@@ -21,7 +21,7 @@ class ServiceConfig:
     token: str | None = None
     host: str = "127.0.0.1"
     port: int = 8484
-    metrics_auth: bool = False
+    metrics_auth: bool = True
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     flush_seconds: float = 5.0

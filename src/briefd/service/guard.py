@@ -11,10 +11,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from briefd.service.config import ServiceConfig, is_loopback
 
-# Open without a token: the static pages, the health probe, the OpenAPI schema and the git
-# webhook (it carries its own HMAC signature).
-OPEN_EXACT = frozenset({"/", "/setup", "/api/health", "/openapi.json", "/docs", "/favicon.ico"})
-OPEN_PREFIXES = ("/static/", "/webhook/", "/docs/")
+# Open without a token: the dashboard's empty page shell (its data needs the token), the setup
+# page, the health probe and the git webhook (it carries its own HMAC signature). The OpenAPI
+# schema, /docs and (unless serve.metrics_auth is false) /metrics need the token.
+OPEN_EXACT = frozenset({"/", "/setup", "/api/health", "/favicon.ico"})
+OPEN_PREFIXES = ("/webhook/",)
 
 
 def host_allowed(config: ServiceConfig, host_header: str | None) -> bool:

@@ -1,5 +1,6 @@
 """``GET /metrics`` (I4): the persisted counters plus live index and sync gauges, in the
-Prometheus text format. Open unless ``serve.metrics_auth`` is true."""
+Prometheus text format. With a token set it needs the token (Prometheus:
+``authorization.credentials``) unless ``serve.metrics_auth`` is false."""
 
 from __future__ import annotations
 

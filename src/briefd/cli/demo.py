@@ -1,0 +1,44 @@
+"""``briefd demo``: index the example knowledge that ships with briefd into an index of its own
+and serve it — briefd working in one command, on any machine, with nothing configured."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from briefd.cli.output import errors, reported_errors
+from briefd.cli.serve import HOST, PORT, serve
+from briefd.sources.example import example_knowledge
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo_command)
+
+
+def demo_db() -> Path:
+    """``$XDG_DATA_HOME/briefd/demo/briefd.db`` (default ``~/.local/share/…``): never mixed
+    with a project's own index."""
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "briefd" / "demo" / "briefd.db"
+
+
+def demo_command(
+    ctx: typer.Context,
+    host: str | None = HOST,
+    port: int | None = PORT,
+) -> None:
+    """Index the bundled example knowledge (a fictional payments company) and serve it."""
+    with reported_errors():
+        db = ctx.obj.db or demo_db()
+        settings = ctx.obj.settings(source=example_knowledge(), db=db)
+    errors.print(
+        f"briefd demo: the example knowledge in {settings.source}, indexed into {settings.db}\n"
+        "try, in another terminal:\n"
+        f'  briefd --db {settings.db} search "how many times do we retry a soft decline"\n'
+        f'  briefd --db {settings.db} bundle "add partial refunds to the card flow"',
+        markup=False,
+        soft_wrap=True,
+    )
+    serve(settings, host, port, no_index=False)

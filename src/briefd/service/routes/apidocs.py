@@ -1,0 +1,41 @@
+"""``/docs``: Swagger UI over ``/openapi.json``, its script, stylesheet and icon served from the
+pinned ``fastapi-offline`` package, so the page loads nothing from outside the server (O3).
+Like the schema it describes, it needs the token when one is set (see the guard)."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+from fastapi import APIRouter, HTTPException
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse
+
+router = APIRouter(include_in_schema=False)
+
+ASSETS = {
+    "swagger-ui-bundle.js": "text/javascript",
+    "swagger-ui.css": "text/css",
+    "favicon.png": "image/png",
+}
+
+
+@router.get("/docs", response_class=HTMLResponse)
+def docs() -> HTMLResponse:
+    return get_swagger_ui_html(
+        openapi_url="/openapi.json",
+        title="briefd API",
+        swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+        swagger_css_url="/docs/assets/swagger-ui.css",
+        swagger_favicon_url="/docs/assets/favicon.png",
+        # Swagger UI would otherwise ask validator.swagger.io for a badge
+        swagger_ui_parameters={"validatorUrl": None},
+    )
+
+
+@router.get("/docs/assets/{name}")
+def asset(name: str) -> FileResponse:
+    if name not in ASSETS:
+        raise HTTPException(404, f"no asset '{name}'; the page uses {', '.join(ASSETS)}")
+    path = Path(str(files("fastapi_offline") / "static" / name))
+    return FileResponse(path, media_type=ASSETS[name], headers={"cache-control": "max-age=3600"})

@@ -1,0 +1,150 @@
+"""The wheel as a product: ``python -m build`` makes the sdist and the wheel (from the sdist),
+the wheel installs into a fresh venv outside the repository, and there — with nothing but the
+wheel — ``briefd demo`` indexes and serves the example knowledge it carries, and search, bundle,
+``--version``, ``-h``, completion and the no-source message work."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from briefd.__about__ import __version__
+from briefd.cli.serve import NOTHING_TO_SERVE
+from tests.conftest import EXAMPLE, REPO
+from tests.service.live import free_port
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``bin/`` of a fresh venv holding briefd from its wheel (and its pinned dependencies)."""
+    base = tmp_path_factory.mktemp("wheel")
+    dist = base / "dist"
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(REPO)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = dist.glob("briefd-*.whl")
+    assert wheel.name == f"briefd-{__version__}-py3-none-any.whl"
+    readme = (REPO / "README.md").read_text()  # its pipx and uvx lines name this very file
+    assert f"pipx install dist/{wheel.name}" in readme
+    assert f"uvx --from ./dist/{wheel.name} briefd demo" in readme
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    return venv / "bin"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    """An environment with nothing of this repository in it: no BRIEFD_*, no PYTHONPATH, a
+    data directory of its own; BM25 only (the real model's path is the image test's)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BRIEFD_", "PYTHON"))}
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
+    return env
+
+
+def run(bin_dir: Path, *args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    return subprocess.run(
+        [str(bin_dir / "briefd"), *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def demo(installed: Path, tmp_path: Path, home: dict[str, str]) -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [str(installed / "briefd"), "demo", "--port", str(port)],
+        cwd=tmp_path, env=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/api/health", timeout=2) as response:
+                    if json.loads(response.read())["status"] == "ok":
+                        break
+            except OSError:
+                pass
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "briefd demo did not come up"
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert "briefd demo: the example knowledge in" in err
+    assert "serving on " + url in out
+
+
+def test_the_wheel_carries_what_it_needs(installed: Path, tmp_path: Path, home: dict[str, str]) -> None:  # fmt: skip
+    where = subprocess.run(
+        [str(installed / "python"), "-c", "import briefd, sys; print(briefd.__file__)"],
+        cwd=tmp_path, env=home, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    package = Path(where.stdout.strip()).parent
+    assert package.is_relative_to(installed.parent) and not package.is_relative_to(REPO)
+    example = package / "example"
+    shipped = sorted(str(p.relative_to(example)) for p in example.rglob("*.md"))
+    assert shipped == sorted(str(p.relative_to(EXAMPLE)) for p in EXAMPLE.rglob("*.md"))
+    assert len(shipped) == 46  # 45 documents in scopes and the repository's README
+
+    assert run(installed, "--version", cwd=tmp_path, env=home).stdout == f"briefd {__version__}\n"
+    short = run(installed, "-h", cwd=tmp_path, env=home)
+    assert (
+        short.returncode == 0 and "demo" in short.stdout and "--install-completion" in short.stdout
+    )
+    completion = run(installed, "--show-completion", "bash", cwd=tmp_path, env=home)
+    assert completion.returncode == 0 and "_BRIEFD_COMPLETE=complete_bash" in completion.stdout
+    models = json.loads(run(installed, "model", "list", "--json", cwd=tmp_path, env=home).stdout)
+    default = next(m for m in models["models"] if m["name"] == "multilingual-e5-small-onnx")
+    assert default["present"] and default["configured"]
+
+
+def test_serve_without_a_source_says_what_to_do(installed: Path, tmp_path: Path, home: dict[str, str]) -> None:  # fmt: skip
+    result = run(installed, "serve", cwd=tmp_path, env=home)
+    assert result.returncode == 1
+    db = Path(".briefd/briefd.db")
+    assert result.stderr.replace("\n", " ").strip() == "error: " + NOTHING_TO_SERVE.format(db=db)
+    assert not (tmp_path / ".briefd").exists()
+
+
+def test_demo_serves_the_example_and_the_cli_reads_its_index(
+    installed: Path, demo: str, tmp_path: Path, home: dict[str, str]
+) -> None:
+    query = urllib.parse.urlencode({"q": "chargeback evidence deadline", "top_k": 3})
+    with urllib.request.urlopen(f"{demo}/api/search?{query}", timeout=30) as response:
+        hits = json.loads(response.read())["hits"]
+    assert hits[0]["doc_path"] == "domain/chargebacks.md"
+    assert "7 calendar days" in " ".join(
+        hit["content"] for hit in hits
+    )  # BM25 ranks the intro first
+
+    db = str(Path(home["XDG_DATA_HOME"]) / "briefd" / "demo" / "briefd.db")
+    found = run(
+        installed, "--db", db, "search", "partial refunds", "--json", cwd=tmp_path, env=home
+    )
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["hits"][0]["doc_path"] == "domain/refunds.md"
+    bundle = run(installed, "--db", db, "bundle", "refund part of a card payment", cwd=tmp_path, env=home)  # fmt: skip
+    assert bundle.returncode == 0, bundle.stderr
+    assert "domain/refunds.md" in bundle.stdout and "bundle " in bundle.stderr

@@ -1,0 +1,164 @@
+"""``briefd mcp``: the same tools as ``/mcp``, over stdio, through the SDK's own stdio client
+spawning the real command (both protocol eras), with its calls logged like the HTTP ones."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import Tool
+from typer.testing import CliRunner
+
+from briefd.api import Briefd
+from briefd.cli.main import app
+from briefd.settings import Settings
+from tests.service.conftest import service_settings_for
+from tests.service.test_mcp import ALL_TOOLS, MODES, READ_ONLY
+from tests.service.test_mcp import run as run_http
+from tests.service.test_mcp import url as http_url
+
+__all__ = ["http_url"]  # the HTTP app's /mcp, to compare the tool lists
+
+
+def stdio(settings: Settings, cwd: Path, *args: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "briefd", "--db", str(settings.db), "mcp", *args],
+        env={"BRIEFD_SOURCE": str(settings.source), "BRIEFD_EMBEDDINGS__ENABLED": "false"},
+        cwd=cwd,
+    )
+
+
+def session(params: StdioServerParameters, mode: str, body: Any) -> Any:
+    async def main() -> Any:
+        async with Client(params, mode=mode) as client:
+            return await body(client)
+
+    return anyio.run(main)
+
+
+def shape(tools: list[Tool]) -> dict[str, Any]:
+    return {t.name: (t.description, t.input_schema, t.output_schema, t.annotations) for t in tools}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stdio_serves_the_tools_of_http_mcp(
+    service_settings: Settings, tmp_path: Path, http_url: str, mode: str
+) -> None:
+    async def body(client: Client) -> Any:
+        tools = (await client.list_tools()).tools
+        search = await client.call_tool("search_context", {"query": "soft decline retries"})
+        bundle = await client.call_tool(
+            "compile_bundle", {"task_description": "refund a captured card payment"}
+        )
+        wrong = await client.call_tool("search_context", {"query": "x", "scopes": ["nope"]})
+        return client.instructions, tools, search, bundle, wrong
+
+    instructions, tools, search, bundle, wrong = session(
+        stdio(service_settings, tmp_path, "--no-index"), mode, body
+    )
+    assert instructions is not None and "45 documents" in instructions
+    assert {t.name for t in tools} == ALL_TOOLS
+    assert {t.name for t in tools if t.annotations and t.annotations.read_only_hint} == READ_ONLY
+
+    async def http_tools(client: Client) -> list[Tool]:
+        return (await client.list_tools()).tools
+
+    assert shape(tools) == shape(run_http(http_url, mode, http_tools))
+
+    hits = search.structured_content["hits"]
+    assert hits and hits[0]["doc_path"].startswith("domain/")
+    assert "retry" in search.content[0].text.lower()
+    assert bundle.structured_content["items"]
+    assert "refund" in bundle.content[0].text.lower()
+    assert wrong.is_error and "nope" in wrong.content[0].text
+
+
+def test_stdio_calls_are_logged_and_counted(service_settings: Settings, tmp_path: Path) -> None:
+    async def body(client: Client) -> None:
+        await client.call_tool("search_context", {"query": "chargeback evidence deadline"})
+
+    session(stdio(service_settings, tmp_path, "--no-index"), "legacy", body)
+    with Briefd(service_settings, embedder=None) as api:
+        assert [(e.kind, e.query) for e in api.recent_queries()] == [
+            ("search", "chargeback evidence deadline")
+        ]
+        counters = api.counters()
+    requests = {labels: n for (name, labels), n in counters.items() if "requests" in name}
+    assert any('"search_context"' in labels and n == 1 for labels, n in requests.items()), counters
+
+
+def test_stdio_indexes_the_source_first(tmp_path: Path, write_files: Any) -> None:
+    root = write_files({"domain/kiwi.md": "# Kiwi settlement\n\nKiwi batches settle at noon.\n"})
+    settings = service_settings_for(root, tmp_path / "fresh.db")
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("search_context", {"query": "kiwi settlement batches"})
+
+    result = session(stdio(settings, tmp_path), "auto", body)
+    assert result.structured_content["hits"][0]["doc_path"] == "domain/kiwi.md"
+
+
+def test_init_writes_a_stdio_entry_that_works_as_written(
+    service_settings: Settings, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    args = ["--db", str(service_settings.db), "init", "--project", str(project)]
+    done = CliRunner().invoke(app, [*args, "--client", "all", "--transport", "stdio", "--yes"])
+    assert done.exit_code == 0, done.output
+    entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert entry["type"] == "stdio"
+    assert entry["args"] == ["--db", str(service_settings.db.resolve()), "mcp"]
+    cursor = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["briefd"]
+    vscode = json.loads((project / ".vscode" / "mcp.json").read_text())["servers"]["briefd"]
+    codex = tomllib.loads((project / ".codex" / "config.toml").read_text())["mcp_servers"]
+    for other in (cursor, vscode, codex["briefd"]):
+        assert (other["command"], other["args"]) == (entry["command"], entry["args"])
+
+    params = StdioServerParameters(
+        command=entry["command"],
+        args=entry["args"],
+        env={"BRIEFD_EMBEDDINGS__ENABLED": "false"},
+        cwd=tmp_path,  # anywhere: the entry names the index
+    )
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("search_context", {"query": "partial refunds"})
+
+    result = session(params, "auto", body)
+    assert result.structured_content["hits"][0]["doc_path"] == "domain/refunds.md"
+
+
+def test_init_points_http_clients_at_a_team_server(tmp_path: Path) -> None:
+    args = ["init", "--project", str(tmp_path), "--client", "all", "--yes"]
+    done = CliRunner().invoke(app, [*args, "--url", "https://briefd.example.com/"])
+    assert done.exit_code == 0, done.output
+    entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert entry["url"] == "https://briefd.example.com/mcp"
+    assert entry["headers"] == {"Authorization": "Bearer ${BRIEFD_API_TOKEN:-}"}
+    codex = tomllib.loads((tmp_path / ".codex" / "config.toml").read_text())
+    assert codex["mcp_servers"]["briefd"]["url"] == "https://briefd.example.com/mcp"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--transport", "stdio", "--url", "https://x"], "--url names a server for --transport"),
+        (["--transport", "grpc"], "unknown --transport 'grpc'; use http or stdio"),
+        (["--url", "briefd.example.com"], "--url: expected an http:// or https:// URL"),
+    ],
+)
+def test_init_transport_mistakes_say_what_to_do(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = CliRunner().invoke(app, ["init", "--project", str(tmp_path), "--yes", *args])
+    assert done.exit_code == 1
+    assert message in done.output
+    assert not list(tmp_path.iterdir())
