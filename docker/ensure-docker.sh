@@ -8,7 +8,7 @@ set -euo pipefail
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 missing=()
-command -v docker >/dev/null || missing+=(docker.io)
+command -v dockerd >/dev/null || missing+=(docker.io)  # the image ships a docker client alone
 command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap debian-archive-keyring)
 docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null || missing+=(docker-compose)
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -113,7 +113,9 @@ def test_the_wheel_carries_what_it_needs(installed: Path, tmp_path: Path, home: 
     assert (
         short.returncode == 0 and "demo" in short.stdout and "--install-completion" in short.stdout
     )
-    completion = run(installed, "--show-completion", "bash", cwd=tmp_path, env=home)
+    # name the shell rather than detect it from the process tree (under make that is sh)
+    named = {**home, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
+    completion = run(installed, "--show-completion", "bash", cwd=tmp_path, env=named)
     assert completion.returncode == 0 and "_BRIEFD_COMPLETE=complete_bash" in completion.stdout
     models = json.loads(run(installed, "model", "list", "--json", cwd=tmp_path, env=home).stdout)
     default = next(m for m in models["models"] if m["name"] == "multilingual-e5-small-onnx")
