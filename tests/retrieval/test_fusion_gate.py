@@ -1,13 +1,18 @@
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import QueryError
+from briefd.retrieval import gate_evidence
+from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.fusion import Evidence, score_fusion
 from briefd.retrieval.gate import (
+    COVERAGE_WEIGHT,
     QUANTILE,
     LexicalEvidence,
     calibrate,
@@ -16,6 +21,7 @@ from briefd.retrieval.gate import (
     probe_score,
 )
 from briefd.retrieval.search import SearchRequest
+from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
 
@@ -92,10 +98,12 @@ def test_gate_keeps_strong_lexical_evidence_whatever_the_margin() -> None:
     )
     assert names.supporting() == ("fuat", "sezgin")  # both names in the best section
     supported = decide(names, best=0.80, probe=0.81, threshold=0.02, floor=-0.02)
+    # the section holds 39% of the IDF mass (two words in 2 of 40 sections, two in none):
+    # score = margin -0.010 + 0.05 × 0.392
     assert supported.decision == "kept" and supported.reasons[2].startswith(
-        "supported: a best section holds fuat, sezgin; margin -0.010 is at or above"
+        "supported: a best section holds fuat, sezgin; score +0.010 is at or above"
     )
-    assert decide(names, best=0.80, probe=0.83, threshold=0.02, floor=-0.02).decision == "empty"
+    assert decide(names, best=0.80, probe=0.85, threshold=0.02, floor=-0.02).decision == "empty"
     assert decide(strong, None, None, None).decision == "kept"
     assert decide(absent, None, None, None).decision == "empty"
 
@@ -114,3 +122,53 @@ def test_a_model_without_vectors_falls_back_to_bm25_or_says_how_to_embed(
             other.search(SearchRequest("partial refunds", mode="hybrid"))
         other.index()  # embeds with fake-b
         assert other.search(SearchRequest("partial refunds")).mode == "hybrid"
+
+
+def test_coverage_is_the_idf_share_a_best_section_holds_and_adds_to_the_margin() -> None:
+    words = ("chargeback", "evidence", "deadline")
+    idf = [math.log(1 + 40 / (n + 0.5)) for n in (1, 4, 0)]
+    held = LexicalEvidence(words, (1, 4, 0), 40, False, ((False, True, False), (True, True, False)))
+    assert held.coverage() == pytest.approx((idf[0] + idf[1]) / sum(idf))  # the better section
+    assert LexicalEvidence(words, (1, 4, 0), 40, False).coverage() == 0.0  # no section looked up
+    full = LexicalEvidence(words[:2], (1, 4), 40, False, ((True, True),))  # not strong
+    assert full.coverage() == pytest.approx(1.0)
+    # margin +0.010 alone is below the threshold; the words' coverage lifts the score above it
+    kept = decide(full, best=0.80, probe=0.79, threshold=0.01 + COVERAGE_WEIGHT / 2)
+    assert kept.decision == "kept" and "holds 100% of the words' IDF mass" in kept.reasons[1]
+    bare = LexicalEvidence(words[:2], (1, 4), 40, False)
+    assert decide(bare, 0.80, 0.79, 0.01 + COVERAGE_WEIGHT / 2).decision == "empty"
+
+
+def test_calibration_counts_each_probes_coverage_like_a_querys() -> None:
+    eye = np.eye(3, dtype=np.float32)
+    probes = (("a", "en"), ("b", "en"), ("c", "en"))
+    best = np.array([0.5, 0.6, 0.7], dtype=np.float32)
+    cal = calibrate("m", "fp", eye, probes, best, (False,) * 3, (0.0, 1.0, 0.2))
+    scores = [0.5, 0.6 + COVERAGE_WEIGHT, 0.7 + 0.2 * COVERAGE_WEIGHT]
+    assert cal.threshold == pytest.approx(float(np.quantile(scores, QUANTILE)))
+    assert cal.margins[0] == pytest.approx(float(np.median(scores)))
+
+
+def test_a_probe_is_looked_up_as_a_query_is_corrected_and_in_its_best_sections(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    write_files(
+        {
+            "domain/refunds.md": "# Refunds\n\n## Partial refunds\n\n"
+            "A partial refund returns part of a captured payment.\n\n"
+            "## Disputes\n\nA disputed payment cannot be refunded.\n",
+            "domain/settlement.md": "# Settlement\n\nThe daily settlement cutoff is 22:00.\n",
+        }
+    )
+    with Briefd(settings) as api:
+        api.index()
+        with api.store.read() as conn:
+            plain = gate_evidence.for_text(conn, "partial refnd of a captured paymnt", Lexicon())
+            fixed = gate_evidence.for_text(
+                conn, "partial refnd of a captured paymnt", Lexicon(), speller=Speller()
+            )
+            unknown = gate_evidence.for_text(conn, "partial scarf", Lexicon(), speller=Speller())
+    # without the speller two words are unknown; with it every word is in the best BM25 section
+    assert plain.missing() == ("refnd", "paymnt") and 0 < plain.coverage() < 0.5
+    assert fixed.all_words and fixed.coverage() == pytest.approx(1.0)
+    assert unknown.missing() == ("scarf",) and unknown.coverage() < 0.5

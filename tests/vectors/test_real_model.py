@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from briefd.api import Briefd
+from briefd.retrieval.gate import QUANTILE
 from briefd.retrieval.probes import probe_list
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
@@ -130,4 +131,4 @@ def test_a_folded_turkish_question_keeps_its_answer_on_lexical_evidence(
         assert (off.gate, off.hits) == ("empty", ())
         assert off.gate_reasons[1].startswith("semantic: best match")
         (knobs,) = api.gate_calibration().values()
-        assert knobs["probes"] == len(probe_list()) and knobs["quantile"] == 0.85
+        assert knobs["probes"] == len(probe_list()) and knobs["quantile"] == QUANTILE

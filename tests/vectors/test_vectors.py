@@ -7,6 +7,8 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
+from briefd.retrieval import calibration as calibration_module
+from briefd.retrieval.gate import QUANTILE
 from briefd.retrieval.probes import probe_list
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
@@ -158,7 +160,9 @@ def test_gate_empties_off_topic_queries_with_a_calibrated_index(
     calibration = hybrid_api.store.conn.execute(
         "SELECT probes, fingerprint FROM calibration"
     ).fetchone()
-    assert calibration[0] == len(probe_list()) and calibration[1].startswith("v6:")
+    assert calibration[0] == len(probe_list()) and calibration[1].startswith(
+        f"v{calibration_module.VERSION}:"
+    )
     on = hybrid_api.search(SearchRequest("partial refund of a captured payment", scopes=("all",)))
     assert on.gate == "kept" and on.hits[0].heading == "Partial refunds"
     assert on.gate_reasons[0].startswith("lexical: strong: one section holds every query word")
@@ -170,7 +174,7 @@ def test_gate_empties_off_topic_queries_with_a_calibrated_index(
     )
     (knobs,) = hybrid_api.gate_calibration().values()
     assert off.gate_reasons[1].endswith(f"this index's threshold {knobs['threshold']:+.3f}")
-    assert knobs["probes"] == len(probe_list()) and knobs["quantile"] == 0.85
+    assert knobs["probes"] == len(probe_list()) and knobs["quantile"] == QUANTILE
     bm25 = hybrid_api.search(SearchRequest("knit me a warm scarf", mode="bm25"))
     assert (bm25.gate, bm25.gate_reasons) == ("off", ())
 

@@ -104,9 +104,9 @@ def print_calibration(found: list[TrustFigures]) -> None:
     """``--explain``: the gate's knobs fitted to each index."""
     for f in found:
         knobs = f.calibration or {}
-        margins = knobs.get("probe_margins", {})
+        scores = knobs.get("probe_scores", {})
         console.print(
-            f"{f.name}: gate threshold {knobs.get('threshold')} (probe margins {margins}; "
+            f"{f.name}: gate threshold {knobs.get('threshold')} (probe scores {scores}; "
             f"{knobs.get('active_probes')}/{knobs.get('probes')} probes active, left out: "
             f"{', '.join(knobs.get('left_out_topics', [])) or 'none'})",  # type: ignore[arg-type]
             markup=False,

@@ -20,11 +20,12 @@ from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.gate import Calibration, Vectors, calibrate
 from briefd.retrieval.probes import probe_list
+from briefd.retrieval.spelling import Speller
 from briefd.store import documents as docs_table
 from briefd.store.db import Store
 from briefd.vectors import store as vector_store
 
-VERSION = "6"  # bump when the probes or the way the gate is fitted change
+VERSION = "8"  # bump when the probes or the way the gate is fitted change
 META = "gate-calibration:"
 
 
@@ -72,15 +73,21 @@ def refresh(store: Store, embedder: Embedder, fingerprint: str) -> Calibration |
         current = load(conn, model)
         if current is not None and current.fingerprint == fingerprint:
             return current
-        _, _, matrix = vector_store.load(conn, model)
+        rowids, _, matrix = vector_store.load(conn, model)
         if len(matrix) == 0:
             return None
         vectors = _probe_vectors(conn, embedder, [text for _, _, text in probes])
-        lexicon = Lexicon()
-        lexical = tuple(gate_evidence.for_text(conn, text, lexicon).strong for _, _, text in probes)
-    best = np.max(matrix @ vectors.T, axis=0)
+        similarity = matrix @ vectors.T
+        best, nearest_rows = np.max(similarity, axis=0), np.argmax(similarity, axis=0)
+        lexicon, speller = Lexicon(), Speller()
+        evidence = [  # each probe searched as a query is: spelling corrections, best sections
+            gate_evidence.for_text(conn, text, lexicon, (rowids[int(nearest_rows[i])],), speller)
+            for i, (_, _, text) in enumerate(probes)
+        ]
     pairs = tuple((topic, language) for topic, language, _ in probes)
-    result = calibrate(model, fingerprint, vectors, pairs, best, lexical)
+    lexical = tuple(e.strong for e in evidence)
+    coverage = tuple(e.coverage() for e in evidence)
+    result = calibrate(model, fingerprint, vectors, pairs, best, lexical, coverage)
     active = [i for i, (topic, _) in enumerate(pairs) if topic not in result.left_out]
     with store.write() as conn:
         conn.execute(

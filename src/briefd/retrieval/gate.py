@@ -8,14 +8,18 @@ Two kinds of evidence are weighed, and either one keeps the answer:
   index would hold them all by chance (``N · Π df/N``; the IDF mass of the words exceeds
   ``log N``). This is never overruled by the semantic side: a Turkish question typed without
   diacritics whose every word is in one section keeps its answer however the model scores it.
-* **supported semantic** — with a margin above the probes' median (below the threshold), the
+* **supported semantic** — with a score above the probes' median (below the threshold), the
   best semantic or the best lexical section holds every query word specific together, or two
   or more words ten times as specific (``PARTIAL_CHANCE``: the other words are unexplained):
   "Fuat Sezgin kac yilinda dogmustur" has both names in one paragraph even where the rest of
   its words are inflected differently.
-* **semantic** — the query's best cosine in the index minus how close it comes to off-topic
-  small talk (the mean of its ``NEAREST`` closest probes, ``briefd.retrieval.probes``, all
-  languages) must reach the index's own threshold. A probe in another language than the
+* **semantic** — the query's *score* must reach the index's own threshold: its best cosine in
+  the index minus how close it comes to off-topic small talk (the mean of its ``NEAREST``
+  closest probes, ``briefd.retrieval.probes``, all languages), plus ``COVERAGE_WEIGHT`` times
+  its *coverage*: the share of the query words' IDF mass that the best semantic or lexical
+  section holds (a word the index lacks weighs most). The model's margin alone mixes real
+  questions with near-miss ones (a software question against a software team's notes); the
+  words of a real question are in its answer, those of a near miss mostly are not. A probe in another language than the
   index's counts less by twice the gap between its language's and the index language's mean
   probe cosine against the index: a Turkish question about an English knowledge base pays the
   cross-lingual gap against the index, and would gain it again against Turkish small talk.
@@ -23,8 +27,8 @@ Two kinds of evidence are weighed, and either one keeps the answer:
 The threshold is fitted to each index when it is built or changed (:func:`calibrate`): every
 probe is scored as if it were a query, against the index and against the probes of the *other*
 topics (leave-topic-out, so a probe is as new to the probe set as a user's off-topic question),
-and the threshold is the ``QUANTILE`` of those margins: off-topic questions on this index score
-below it. Probes with strong lexical evidence in the index are left out (that topic is not
+and the threshold is the ``QUANTILE`` of those scores (each probe's coverage counted as a query's
+is): off-topic questions on this index score below it. Probes with strong lexical evidence in the index are left out (that topic is not
 off-topic here). ``search.gate_offset`` (``briefd tune``) moves the threshold.
 """
 
@@ -40,7 +44,8 @@ import numpy.typing as npt
 from briefd.retrieval.probes import PROBES as PROBES  # re-exported: the probes by language
 
 NEAREST = 3  # probes averaged: one probe phrased like the query does not decide alone
-QUANTILE = 0.85  # of the probes' leave-topic-out margins: a real answer is worth more than a probe
+QUANTILE = 0.93  # of the probes' leave-topic-out scores: a real answer is worth more than a probe
+COVERAGE_WEIGHT = 0.05  # a best section holding all of the query's IDF mass: +0.05 of margin
 MAX_CHANCE = 1.0  # sections that would hold every query word by chance
 PARTIAL_CHANCE = 0.1  # the same for some of the words: the rest is unexplained, so 10× rarer
 GAP_WEIGHT = 2.0  # the language gap counts on both sides: query vs index, query vs probe
@@ -59,7 +64,7 @@ class Calibration:
     threshold: float
     probes: int  # probes in the set
     left_out: tuple[str, ...]  # topics with strong lexical evidence in this index
-    margins: tuple[float, float, float]  # probes' leave-topic-out margins: median, quantile, max
+    margins: tuple[float, float, float]  # probes' leave-topic-out scores: median, quantile, max
 
     def knobs(self) -> dict[str, object]:
         """What ``briefd version --json`` and ``briefd eval --explain`` show."""
@@ -67,11 +72,12 @@ class Calibration:
             "model": self.model,
             "threshold": round(self.threshold, 4),
             "quantile": QUANTILE,
+            "coverage_weight": COVERAGE_WEIGHT,
             "nearest_probes": NEAREST,
             "probes": self.probes,
             "active_probes": len(self.probe_vectors),
             "left_out_topics": list(self.left_out),
-            "probe_margins": {
+            "probe_scores": {
                 "median": round(self.margins[0], 4),
                 "quantile": round(self.margins[1], 4),
                 "max": round(self.margins[2], 4),
@@ -109,18 +115,23 @@ def calibrate(
     probes: tuple[tuple[str, str], ...],
     best: npt.NDArray[np.float32],
     lexical: tuple[bool, ...],
+    coverage: tuple[float, ...] | None = None,
 ) -> Calibration:
     """``vectors``/``probes`` (topic, language): every probe; ``best``: each probe's best
-    cosine in the index; ``lexical``: whether the index holds strong lexical evidence for it."""
+    cosine in the index; ``lexical``: whether the index holds strong lexical evidence for it;
+    ``coverage``: the share of its words' IDF mass its best section holds (None: 0)."""
     topics = tuple(topic for topic, _ in probes)
     gaps = language_gaps(tuple(language for _, language in probes), best)
     left_out = {t for t, strong in zip(topics, lexical, strict=True) if strong}
     keep = np.asarray([t not in left_out for t in topics], dtype=bool)
     active, kept_topics, offsets = vectors[keep], np.asarray(topics)[keep], gaps[keep]
+    covered = np.asarray(coverage if coverage is not None else [0.0] * len(topics))[keep]
     similarity = active @ active.T - offsets[None, :]
     margins = np.asarray(
         [
-            best[keep][i] - nearest(similarity[i, kept_topics != kept_topics[i]])
+            best[keep][i]
+            - nearest(similarity[i, kept_topics != kept_topics[i]])
+            + COVERAGE_WEIGHT * covered[i]
             for i in range(len(active))
         ]
         or [0.0]
@@ -174,6 +185,17 @@ class LexicalEvidence:
     def strong(self) -> bool:
         return self.all_words and len(self.words) >= 2 and self.chance <= MAX_CHANCE
 
+    def coverage(self) -> float:
+        """The largest share of the query words' IDF mass one best section holds (0 without
+        words or sections); a word no section holds has the highest IDF."""
+        if not self.words or not self.held:
+            return 0.0
+        total = max(self.sections, 1)
+        idf = [math.log(1.0 + total / (count + 0.5)) for count in self.frequencies]
+        mass = sum(idf)
+        held = max(sum(i for i, h in zip(idf, inside, strict=True) if h) for inside in self.held)
+        return held / mass if mass > 0 else 0.0
+
     def supporting(self) -> tuple[str, ...]:
         """The words of the first best section (semantic, then lexical) that holds every query
         word (two or more) specific together, or two or more that are ten times as specific
@@ -204,25 +226,28 @@ def decide(
     threshold: float | None,
     floor: float | None = None,
 ) -> GateDecision:
-    """Kept on strong lexical evidence, on a semantic margin at the threshold, or on a margin
-    at the ``floor`` (the probes' median) with lexical support in the best semantic section;
-    else empty. ``best``/``probe``/``threshold`` are None without calibrated vectors."""
+    """Kept on strong lexical evidence, on a score (semantic margin plus coverage) at the
+    threshold, or on a score at the ``floor`` (the probes' median) with lexical support in a
+    best section; else empty. ``best``/``probe``/``threshold`` are None without calibrated
+    vectors."""
     reasons = [_lexical_reason(lexical)]
     semantic = best is not None and probe is not None and threshold is not None
     if semantic:
         assert best is not None and probe is not None and threshold is not None
-        margin = best - probe
-        side = "at or above" if margin >= threshold else "below"
+        covered = lexical.coverage() if lexical is not None else 0.0
+        score = best - probe + COVERAGE_WEIGHT * covered
+        side = "at or above" if score >= threshold else "below"
         reasons.append(
-            f"semantic: best match {best:.3f}, nearest off-topic probes {probe:.3f}: margin "
-            f"{margin:+.3f} is {side} this index's threshold {threshold:+.3f}"
+            f"semantic: best match {best:.3f}, nearest off-topic probes {probe:.3f}, margin "
+            f"{best - probe:+.3f}; a best section holds {covered:.0%} of the words' IDF mass: "
+            f"score {score:+.3f} is {side} this index's threshold {threshold:+.3f}"
         )
-        on_topic = margin >= threshold
+        on_topic = score >= threshold
         support = lexical.supporting() if lexical is not None else ()
         if not on_topic and floor is not None and support:
-            on_topic = margin >= floor
+            on_topic = score >= floor
             reasons.append(
-                f"supported: a best section holds {', '.join(support)}; margin {margin:+.3f} "
+                f"supported: a best section holds {', '.join(support)}; score {score:+.3f} "
                 f"is {'at or above' if on_topic else 'below'} the probes' median {floor:+.3f}"
             )
     else:

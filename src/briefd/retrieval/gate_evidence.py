@@ -11,9 +11,11 @@ import sqlite3
 
 import numpy as np
 
+from briefd.retrieval import bm25
 from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word
 from briefd.retrieval.gate import LexicalEvidence
-from briefd.retrieval.lexical import MatchPlan, build_match
+from briefd.retrieval.lexical import FieldWeights, MatchPlan, build_match
+from briefd.retrieval.spelling import Speller
 from briefd.store import postings
 from briefd.store.postings import Freqs, Rows
 from briefd.text import query_terms
@@ -33,14 +35,49 @@ def for_query(
     return _evidence(conn, plan.groups, all_words, lexicon, best)
 
 
-def for_text(conn: sqlite3.Connection, text: str, lexicon: Lexicon | None) -> LexicalEvidence:
-    """The evidence of a text as a query with no spelling corrections (the calibration probes)."""
-    if not query_terms(text):
+def for_text(
+    conn: sqlite3.Connection,
+    text: str,
+    lexicon: Lexicon | None,
+    best: tuple[int, ...] = (),
+    speller: Speller | None = None,
+) -> LexicalEvidence:
+    """The evidence of a text as a query (the calibration probes): with the spelling
+    corrections ``speller`` finds, its words looked up in ``best`` (its best semantic sections)
+    and in its best BM25 section, as a searched query's are."""
+    terms = tuple(query_terms(text))
+    if not terms:
         return LexicalEvidence((), (), _sections(conn, None), False)
-    plan = build_match(text)
+    plan = build_match(text, "text", speller.corrections(conn, terms) if speller else {})
     match = plan.all_terms or plan.any_term
     row = conn.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (match,))
-    return _evidence(conn, plan.groups, row.fetchone() is not None, lexicon)
+    sections = best + _best_lexical(conn, plan, lexicon)
+    return _evidence(conn, plan.groups, row.fetchone() is not None, lexicon, sections)
+
+
+def _best_lexical(
+    conn: sqlite3.Connection, plan: MatchPlan, lexicon: Lexicon | None
+) -> tuple[int, ...]:
+    """The best BM25 section of a text as a query: of those holding every word, else of those
+    holding any (as :meth:`Candidates.best_lexical` picks); () if none."""
+    index = lexicon.index(conn) if lexicon is not None else None
+    if index is not None and lexicon is not None and plan.groups:
+        groups = lexicon.tokenizer.groups(plan.groups)
+        try:
+            for every in (True, False):
+                top = bm25.ranked(conn, index, groups, FieldWeights(), 1, None, every)
+                if top:
+                    return (top[0][0],)
+            return ()
+        except bm25.StalePostings:
+            lexicon.invalidate()
+    for match in (plan.all_terms, plan.any_term):
+        if match:
+            sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT 1"
+            found = conn.execute(sql, (match,)).fetchone()
+            if found is not None:
+                return (int(found[0]),)
+    return ()
 
 
 def _evidence(
