@@ -4,14 +4,19 @@ Two figures per golden set, through the recall engine as ``briefd recall`` answe
 session per prompt, default settings, ``top_k`` 5, every scope as in the search eval):
 
 * **Recall@5 through recall**: the golden queries as prompts; the share of their expected
-  sections among the sections injected, with a budget that holds five sections (five times
-  ``chunking.max_tokens``), so the figure shows what the confidence rules keep, not what the
-  token budget cuts; the same at the default budget (``recall.max_tokens``) is reported beside
-  it. A recall that stays quiet on a real question loses here.
+  sections among the sections injected, with a budget that holds five whole sections (five
+  times ``chunking.max_tokens``, plus the block's frame and attribution lines) within the
+  hook's character cap, so the figure shows what the confidence rules keep, not what the token
+  budget cuts; the same at the default budget (``recall.max_tokens``) is reported beside it. A
+  recall that stays quiet on a real question loses here.
 * **Recall noise**: the generic prompts of ``eval/recall-noise.yaml`` (build failures,
   dependency bumps, "thanks, continue"…) against the same knowledge base: the share of them
   that injected anything, and the tokens the noisy ones injected. A recall that talks on every
   turn loses here.
+
+Both are measured on what the agent receives: the ``<knowledge>`` block the hook prints. A
+section counts as injected when its attribution line is in the block, and tokens are the
+block's, frame and attribution lines included, counted with the real tokenizer (cl100k).
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.datasets import GoldenSet
 from briefd.eval.metrics import score_ranking
-from briefd.recall.engine import RecallMode, RecallRequest
+from briefd.recall.block import FRAME_TOKENS, bound_tokens
+from briefd.recall.engine import RecallMode, RecallRequest, RecallResult
 from briefd.store.scopes import ALL_SCOPES
+from briefd.tokens import count_tokens
 
 TOP_K = 5
 NOISE_FILE = Path("eval/recall-noise.yaml")
@@ -85,20 +92,37 @@ def _noise_item(item: Any) -> bool:
     return isinstance(item, dict) and all(k in item for k in ("id", "kind", "text"))
 
 
+def printed(result: RecallResult) -> list[tuple[str, str]]:
+    """The sections (path, heading) whose attribution line is in the printed block, in order."""
+    block = result.knowledge
+    units = [
+        (s["doc_path"], (s["heading_path"] or [s["title"]])[-1])
+        for s in result.sections
+        if f" · chunk {s['chunk_id']}]" in block or f" · chunk {s['chunk_id']} · " in block
+    ]
+    return list(dict.fromkeys(units))
+
+
 def injected(
     api: Briefd, prompt: str, mode: RecallMode, budget: int | None = None
 ) -> tuple[list[tuple[str, str]], int]:
-    """The sections (path, heading) recall injects for ``prompt``, and their tokens."""
+    """The sections (path, heading) in the block recall prints for ``prompt``, and the block's
+    tokens."""
     request = RecallRequest(prompt, None, budget, TOP_K, (ALL_SCOPES,), mode)
     result = api.recall(request)
-    units = [(s["doc_path"], (s["heading_path"] or [s["title"]])[-1]) for s in result.sections]
-    return list(dict.fromkeys(units)), result.tokens
+    return printed(result), count_tokens(result.knowledge)
+
+
+def five_sections(api: Briefd) -> int:
+    """A block budget that holds five whole sections of the largest size the chunker makes."""
+    line = bound_tokens("[source: " + "x" * 200 + "]")  # a long attribution line, bounded
+    return FRAME_TOKENS + TOP_K * (api.settings.chunking.max_tokens + line)
 
 
 def run_recall(
     api: Briefd, golden: GoldenSet, noise: tuple[NoisePrompt, ...], mode: RecallMode
 ) -> RecallReport:
-    five = TOP_K * api.settings.chunking.max_tokens
+    five = five_sections(api)
     recalls, defaults, tokens, missed = [], [], [], []
     for query in golden.queries:
         relevant: dict[Hashable, float] = dict.fromkeys(query.expected, 1.0)

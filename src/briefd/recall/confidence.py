@@ -73,7 +73,8 @@ def recall_ranking(result: SearchResult, specificity: float | None) -> Ranking:
 def nearest(cosines: Vectors, others: int | None = None) -> Vectors:
     """Per row, the mean of its ``NEAREST`` highest cosines (of ``others`` when fewer)."""
     k = max(1, min(NEAREST, cosines.shape[-1] if others is None else others))
-    return np.sort(cosines, axis=-1)[..., -k:].mean(axis=-1)
+    means: Vectors = np.sort(cosines, axis=-1)[..., -k:].mean(axis=-1, dtype=np.float32)
+    return means
 
 
 def leave_one_out(probes: Vectors, matrix: Vectors) -> list[float]:
