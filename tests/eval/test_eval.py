@@ -187,3 +187,18 @@ def test_recall_eval_measures_the_printed_block(indexed_example: Briefd, tmp_pat
         result, knowledge=result.knowledge.replace(result.sections[0]["chunk_id"], "x")
     )
     assert printed(hidden) == printed(result)[1:]
+
+
+def test_recall_report_says_why_a_section_was_lost(indexed_example: Briefd, tmp_path: Path) -> None:
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        f"source: {EXAMPLE}\nqueries:\n"
+        "  - {id: q1, query: how many days does a merchant have to submit chargeback evidence, "
+        "type: paraphrase, expected: [{path: domain/chargebacks.md, heading: Evidence deadline}, "
+        "{path: domain/settlement.md, heading: Cutoff times}]}\n"
+    )
+    report = run_recall(indexed_example, load_golden(queries), (), "bm25")
+    assert (report.recall_at_5, report.missed) == (0.5, ("q1",))
+    (lost,) = report.losses
+    assert (lost.id, lost.confidence, lost.specificity) == ("q1", "strong", None)
+    assert lost.causes == (("domain/settlement.md § Cutoff times", "not in search's top 5"),)
