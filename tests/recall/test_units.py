@@ -15,6 +15,7 @@ from briefd.recall.block import (
     attribution,
     attribution_tokens,
     block_tokens,
+    bound_tokens,
     knowledge_block,
 )
 from briefd.recall.engine import RecallRequest
@@ -193,3 +194,16 @@ def test_attribution_bound_holds_for_every_section(api: Briefd, root: Path) -> N
         item["related_to"] = chunk
         assert count_tokens(attribution(item)) + SEPARATOR_TOKENS <= attribution_tokens(item)
     assert max(ratios) <= 1.8  # English lines cost the bound ~1.5x, Turkish ~1.2x
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[source: docs/支付/退款规则.md · 退款规则 › 部分退款 · updated 2026-11-29 · chunk 84ca51f62ca53455]",
+        "[source: docs/決済.md · 決済の流れ › 返金ポリシー · updated 2026-11-29 · chunk 84ca51f62ca53455]",
+        "[source: docs/платежи.md · Возвраты › Частичный возврат · updated 2026-11-29 · chunk 0809fc42]",
+        "[source: docs/🚀.md · Émoji 🚀 › ℹ️ Notes · updated unknown · chunk 84ca51f62ca53455]",
+    ],
+)
+def test_attribution_bound_holds_beyond_latin_script(line: str) -> None:
+    assert count_tokens(line) <= bound_tokens(line)
