@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -9,10 +10,13 @@ from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.datasets import load_beir, load_golden
 from briefd.eval.metrics import score_ranking
-from briefd.eval.recall import NoisePrompt, figures, run_recall
+from briefd.eval.recall import NoisePrompt, figures, printed, run_recall
 from briefd.eval.run import beir_index, golden_index, run_beir, run_golden
 from briefd.eval.thresholds import Gate, load_gates, recall_shortfalls, shortfalls
+from briefd.recall.engine import RecallRequest
 from briefd.settings import Settings
+from briefd.store.scopes import ALL_SCOPES
+from briefd.tokens import count_tokens
 from tests.conftest import EVAL_DATA, EXAMPLE, WriteFiles
 
 
@@ -161,3 +165,40 @@ def test_recall_report_counts_answers_and_noise(indexed_example: Briefd, tmp_pat
     assert (report.queries, report.recall_at_5, report.answered) == (1, 1.0, 1.0)
     assert (report.noise_injected, report.noise_share, report.noise_tokens_max) == (0, 0.0, 0)
     assert figures(report) == {"recall@5": 1.0, "noise_share": 0.0, "noise_tokens": 0.0}
+
+
+def test_recall_eval_measures_the_printed_block(indexed_example: Briefd, tmp_path: Path) -> None:
+    """Tokens are the block's as the hook prints it (frame and attribution lines included,
+    real tokenizer), and a section counts only when its attribution line is printed."""
+    prompt = "how many days does a merchant have to submit chargeback evidence"
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        f"source: {EXAMPLE}\nqueries:\n  - {{id: q1, query: {prompt}, type: paraphrase, "
+        "expected: [{path: domain/chargebacks.md, heading: Evidence deadline}]}\n"
+    )
+    noise = (NoisePrompt("n1", prompt, "chat"),)  # a prompt that injects, to see its tokens
+    report = run_recall(indexed_example, load_golden(queries), noise, "bm25")
+    result = indexed_example.recall(RecallRequest(prompt, None, None, 5, (ALL_SCOPES,), "bm25"))
+    assert result.knowledge and report.noise_tokens_max == count_tokens(result.knowledge)
+    assert report.tokens_mean == count_tokens(result.knowledge)
+    assert result.tokens >= count_tokens(result.knowledge)  # the engine's bound holds
+    assert ("domain/chargebacks.md", "Evidence deadline") in printed(result)
+    hidden = replace(
+        result, knowledge=result.knowledge.replace(result.sections[0]["chunk_id"], "x")
+    )
+    assert printed(hidden) == printed(result)[1:]
+
+
+def test_recall_report_says_why_a_section_was_lost(indexed_example: Briefd, tmp_path: Path) -> None:
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        f"source: {EXAMPLE}\nqueries:\n"
+        "  - {id: q1, query: how many days does a merchant have to submit chargeback evidence, "
+        "type: paraphrase, expected: [{path: domain/chargebacks.md, heading: Evidence deadline}, "
+        "{path: domain/settlement.md, heading: Cutoff times}]}\n"
+    )
+    report = run_recall(indexed_example, load_golden(queries), (), "bm25")
+    assert (report.recall_at_5, report.missed) == (0.5, ("q1",))
+    (lost,) = report.losses
+    assert (lost.id, lost.confidence, lost.specificity) == ("q1", "strong", None)
+    assert lost.causes == (("domain/settlement.md § Cutoff times", "not in search's top 5"),)

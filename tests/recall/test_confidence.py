@@ -31,15 +31,25 @@ def test_tiers_follow_the_specificity() -> None:
 def test_leave_one_out_margins_and_specificity_by_hand() -> None:
     probes = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
     index = np.array([[0.8, 0.6]], dtype=np.float32)
-    # best against the index minus best against the other probes: 0.8-0.6, 0.96-0.8, 0.6-0.8
-    assert leave_one_out(probes, index) == pytest.approx([0.2, 0.16, -0.2], abs=1e-6)
+    # best against the index minus the mean against the nearest other probes (both of them
+    # here, fewer than NEAREST): 0.8-(0.6+0)/2, 0.96-(0.6+0.8)/2, 0.6-(0+0.8)/2
+    assert leave_one_out(probes, index) == pytest.approx([0.5, 0.26, 0.2], abs=1e-6)
     generic = calibrate("f", probes, index)
-    assert generic.mean == pytest.approx(0.16 / 3, abs=1e-6)
+    assert generic.mean == pytest.approx(0.96 / 3, abs=1e-6)
     query = np.array([0.8, 0.6], dtype=np.float32)
-    margin = 1.0 - 0.96  # the query is the index row; its nearest probe is the second one
+    margin = 1.0 - (0.8 + 0.96 + 0.6) / 3  # the query is the index row; its three nearest probes
     assert specificity(1.0, query, generic) == pytest.approx(
         (margin - generic.mean) / generic.std, abs=1e-5
     )
+
+
+def test_one_probe_phrased_like_the_prompt_does_not_decide_alone() -> None:
+    probes = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, -1.0], [-1.0, 0.0]], dtype=np.float32)
+    generic = calibrate("f", probes, np.array([[0.6, 0.8]], dtype=np.float32))
+    near_one = np.array([0.96, 0.28], dtype=np.float32)  # close to the first probe only
+    # best probe 0.96, but its three nearest average (0.96 + 0.28 - 0.28) / 3
+    expected = (1.0 - 0.96 / 3 - generic.mean) / generic.std
+    assert specificity(1.0, near_one, generic) == pytest.approx(expected, abs=1e-5)
 
 
 def ranked(api: Briefd, z: float | None) -> engine.RecallResult:

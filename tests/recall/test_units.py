@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from briefd.api import Briefd
 from briefd.errors import QueryError
 from briefd.recall import pack, session
+from briefd.recall.block import (
+    SEPARATOR_TOKENS,
+    attribution,
+    attribution_tokens,
+    block_tokens,
+    bound_tokens,
+    knowledge_block,
+)
 from briefd.recall.engine import RecallRequest
-from tests.conftest import EXAMPLE, WriteFiles
+from briefd.tokens import count_tokens
+from tests.conftest import EXAMPLE, EXAMPLE_TR, WriteFiles
 from tests.recall.conftest import RELEVANT
 
 OFF_TOPIC = (
@@ -70,16 +82,21 @@ def section(chunk: str, tokens: int, content: str = "text") -> dict[str, object]
     }
 
 
-def test_fit_skips_what_does_not_fit_and_keeps_trying() -> None:
-    chosen = pack.fit([section("a", 600), section("b", 900), section("c", 300)], 1000, 10_000)
-    assert [s["chunk_id"] for s in chosen] == ["a", "c"]
+def test_fit_counts_the_whole_block_and_keeps_trying() -> None:
+    line = attribution_tokens(section("a", 1))  # the attribution line and its separators
+    assert line == 35
+    sections = [section("a", 600), section("b", 900), section("c", 300)]
+    # the frame, then a and c with their lines: 56 + 635 + 335 = 1026; b would need 935 more
+    assert [s["chunk_id"] for s in pack.fit(sections, 1026, 10_000)] == ["a", "c"]
+    assert [s["chunk_id"] for s in pack.fit(sections, 1025, 10_000)] == ["a"]
 
 
-def test_fit_truncates_an_oversized_top_section() -> None:
-    big = section("a", 5000, "line of text\n" * 2000)
-    (head,) = pack.fit([big], 300, 10_000)
+def test_fit_truncates_an_oversized_top_section_to_the_block_budget() -> None:
+    text = "line of text\n" * 2000
+    (head,) = pack.fit([section("a", count_tokens(text), text)], 300, 10_000)
     assert head["content"].endswith("[… section truncated to fit the recall budget]")
-    assert head["tokens"] <= 300 and len(head["content"]) < 1300
+    assert block_tokens([head]) <= 300
+    assert count_tokens(knowledge_block([head])) <= 300
 
 
 def test_unseen_needs_the_same_content() -> None:
@@ -146,3 +163,47 @@ def test_a_pasted_log_is_cut_down_not_slow(indexed: Briefd) -> None:
     result = indexed.recall(RecallRequest(prompt))
     assert len(result.prompt) == 20_000
     assert result.took_ms < 5000
+
+
+def test_block_frame_is_pinned_to_the_tokenizer() -> None:
+    from briefd.recall.block import CLOSE, FRAME_TOKENS, INTRO, OPEN
+
+    frame = count_tokens(f"{OPEN}\n{INTRO}\n\n\n{CLOSE}\n")
+    assert frame <= FRAME_TOKENS <= frame + 4
+
+
+@pytest.mark.parametrize("root", [EXAMPLE, EXAMPLE_TR], ids=["en", "tr"])
+def test_attribution_bound_holds_for_every_section(api: Briefd, root: Path) -> None:
+    """The hook counts attribution lines without the tokenizer; on every section of both
+    example knowledge bases the bound is at least the real count, and not far above it (Turkish
+    words take about one token per three bytes, so the bound cannot be tighter for English)."""
+    api.index(root)
+    with api.store.read() as conn:
+        rows = conn.execute(
+            "SELECT c.id, d.path, c.title, c.heading_path, coalesce(d.updated_at, d.indexed_at) "
+            "FROM chunks c JOIN documents d ON d.id = c.doc_id"
+        ).fetchall()
+    assert len(rows) > 50
+    ratios: list[float] = []
+    for chunk, path, title, heading, updated in rows:
+        item = {"doc_path": path, "title": title, "chunk_id": chunk, "updated_at": updated}
+        item["heading_path"] = json.loads(heading)
+        real = count_tokens(attribution(item)) + SEPARATOR_TOKENS
+        ratios.append(attribution_tokens(item) / real)
+        assert real <= attribution_tokens(item), attribution(item)
+        item["related_to"] = chunk
+        assert count_tokens(attribution(item)) + SEPARATOR_TOKENS <= attribution_tokens(item)
+    assert max(ratios) <= 1.8  # English lines cost the bound ~1.5x, Turkish ~1.2x
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[source: docs/支付/退款规则.md · 退款规则 › 部分退款 · updated 2026-11-29 · chunk 84ca51f62ca53455]",
+        "[source: docs/決済.md · 決済の流れ › 返金ポリシー · updated 2026-11-29 · chunk 84ca51f62ca53455]",
+        "[source: docs/платежи.md · Возвраты › Частичный возврат · updated 2026-11-29 · chunk 0809fc42]",
+        "[source: docs/🚀.md · Émoji 🚀 › ℹ️ Notes · updated unknown · chunk 84ca51f62ca53455]",
+    ],
+)
+def test_attribution_bound_holds_beyond_latin_script(line: str) -> None:
+    assert count_tokens(line) <= bound_tokens(line)

@@ -91,6 +91,7 @@ def eval_command(
     print_recall(recall)
     if misses:
         _print_misses(reports)
+        _print_recall_losses(recall)
 
 
 def _modes(mode: str, settings: Settings) -> tuple[SearchMode, ...]:
@@ -264,3 +265,14 @@ def _print_misses(reports: list[EvalReport]) -> None:
                     f"    top 5:    {'; '.join(outcome.top) or '(nothing)'}",
                     markup=False,
                 )
+
+
+def _print_recall_losses(reports: list[RecallReport]) -> None:
+    """Golden queries whose expected section recall did not print, and why."""
+    for report in reports:
+        for lost in report.losses:
+            z = "" if lost.specificity is None else f", specificity {lost.specificity:.2f}"
+            lines = [f"{report.name}/recall {report.mode} {lost.id} ({lost.confidence}{z})"]
+            lines += [f"    {lost.query}"]
+            lines += [f"    {unit}: {cause}" for unit, cause in lost.causes]
+            console.print("\n".join(lines), markup=False)

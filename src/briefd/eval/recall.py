@@ -4,14 +4,24 @@ Two figures per golden set, through the recall engine as ``briefd recall`` answe
 session per prompt, default settings, ``top_k`` 5, every scope as in the search eval):
 
 * **Recall@5 through recall**: the golden queries as prompts; the share of their expected
-  sections among the sections injected, with a budget that holds five sections (five times
-  ``chunking.max_tokens``), so the figure shows what the confidence rules keep, not what the
-  token budget cuts; the same at the default budget (``recall.max_tokens``) is reported beside
-  it. A recall that stays quiet on a real question loses here.
+  sections among the sections injected, with a budget that holds five whole sections (five
+  times ``chunking.max_tokens``, plus the block's frame and attribution lines) within the
+  hook's character cap, so the figure shows what the confidence rules keep, not what the token
+  budget cuts; the same at the default budget (``recall.max_tokens``) is reported beside it. A
+  recall that stays quiet on a real question loses here.
 * **Recall noise**: the generic prompts of ``eval/recall-noise.yaml`` (build failures,
   dependency bumps, "thanks, continue"…) against the same knowledge base: the share of them
   that injected anything, and the tokens the noisy ones injected. A recall that talks on every
   turn loses here.
+
+For each golden query that loses an expected section, the report says why, section by section
+(``briefd eval --misses`` prints it): search itself does not have it in its top 5; the prompt
+read as generic (specificity below ``recall.weak_z``: nothing injected); it read as weak (one
+short section, and this was not it); or, on a strong prompt, the budget or the character cap.
+
+Both are measured on what the agent receives: the ``<knowledge>`` block the hook prints. A
+section counts as injected when its attribution line is in the block, and tokens are the
+block's, frame and attribution lines included, counted with the real tokenizer (cl100k).
 """
 
 from __future__ import annotations
@@ -25,10 +35,14 @@ import yaml
 
 from briefd.api import Briefd
 from briefd.errors import EvalError
-from briefd.eval.datasets import GoldenSet
+from briefd.eval.datasets import GoldenQuery, GoldenSet
 from briefd.eval.metrics import score_ranking
-from briefd.recall.engine import RecallMode, RecallRequest
+from briefd.model import SearchMode
+from briefd.recall.block import FRAME_TOKENS, bound_tokens
+from briefd.recall.engine import RecallMode, RecallRequest, RecallResult
+from briefd.retrieval.search import SearchRequest
 from briefd.store.scopes import ALL_SCOPES
+from briefd.tokens import count_tokens
 
 TOP_K = 5
 NOISE_FILE = Path("eval/recall-noise.yaml")
@@ -59,6 +73,18 @@ class RecallReport:
     noise_tokens_mean: float  # per noise prompt that injected anything
     noisy: tuple[tuple[str, int], ...]  # (prompt id, tokens) of those
     missed: tuple[str, ...]  # golden query ids whose expected section was not injected
+    losses: tuple[RecallLoss, ...] = ()  # why, for each of those
+
+
+@dataclass(frozen=True, slots=True)
+class RecallLoss:
+    """A golden query whose expected section recall did not print, and why (per section)."""
+
+    id: str
+    query: str
+    confidence: str
+    specificity: float | None
+    causes: tuple[tuple[str, str], ...]  # (expected "path § heading", cause)
 
 
 def figures(report: RecallReport) -> dict[str, float]:
@@ -85,30 +111,74 @@ def _noise_item(item: Any) -> bool:
     return isinstance(item, dict) and all(k in item for k in ("id", "kind", "text"))
 
 
+def printed(result: RecallResult) -> list[tuple[str, str]]:
+    """The sections (path, heading) whose attribution line is in the printed block, in order."""
+    block = result.knowledge
+    units = [
+        (s["doc_path"], (s["heading_path"] or [s["title"]])[-1])
+        for s in result.sections
+        if f" · chunk {s['chunk_id']}]" in block or f" · chunk {s['chunk_id']} · " in block
+    ]
+    return list(dict.fromkeys(units))
+
+
+def answer(api: Briefd, prompt: str, mode: RecallMode, budget: int | None = None) -> RecallResult:
+    """What recall answers ``prompt`` (a fresh session, every scope, top 5)."""
+    return api.recall(RecallRequest(prompt, None, budget, TOP_K, (ALL_SCOPES,), mode))
+
+
 def injected(
     api: Briefd, prompt: str, mode: RecallMode, budget: int | None = None
 ) -> tuple[list[tuple[str, str]], int]:
-    """The sections (path, heading) recall injects for ``prompt``, and their tokens."""
-    request = RecallRequest(prompt, None, budget, TOP_K, (ALL_SCOPES,), mode)
-    result = api.recall(request)
-    units = [(s["doc_path"], (s["heading_path"] or [s["title"]])[-1]) for s in result.sections]
-    return list(dict.fromkeys(units)), result.tokens
+    """The sections (path, heading) in the block recall prints for ``prompt``, and the block's
+    tokens."""
+    result = answer(api, prompt, mode, budget)
+    return printed(result), count_tokens(result.knowledge)
+
+
+def loss(api: Briefd, query: GoldenQuery, result: RecallResult) -> RecallLoss:
+    """Why each expected section of ``query`` is not in ``result``'s printed block."""
+    search_mode: SearchMode = "bm25" if result.mode == "bm25" else "hybrid"
+    request = SearchRequest(query.query, (ALL_SCOPES,), top_k=TOP_K, mode=search_mode, related=0)
+    found = {(h.doc_path, (h.heading_path or (h.title,))[-1]) for h in api.search(request).hits}
+    shown = set(printed(result))
+    causes = []
+    for unit in query.expected:
+        if unit in shown:
+            continue
+        if unit not in found:
+            cause = "not in search's top 5"
+        elif result.confidence == "none":
+            cause = "read as generic: nothing injected"
+        elif result.confidence == "weak":
+            cause = "read as weak: one short section, another one"
+        else:
+            cause = "left out by the budget or the character cap"
+        causes.append((f"{unit[0]} § {unit[1]}", cause))
+    return RecallLoss(query.id, query.query, result.confidence, result.specificity, tuple(causes))
+
+
+def five_sections(api: Briefd) -> int:
+    """A block budget that holds five whole sections of the largest size the chunker makes."""
+    line = bound_tokens("[source: " + "x" * 200 + "]")  # a long attribution line, bounded
+    return FRAME_TOKENS + TOP_K * (api.settings.chunking.max_tokens + line)
 
 
 def run_recall(
     api: Briefd, golden: GoldenSet, noise: tuple[NoisePrompt, ...], mode: RecallMode
 ) -> RecallReport:
-    five = TOP_K * api.settings.chunking.max_tokens
-    recalls, defaults, tokens, missed = [], [], [], []
+    five = five_sections(api)
+    recalls, defaults, tokens, missed, losses = [], [], [], [], []
     for query in golden.queries:
         relevant: dict[Hashable, float] = dict.fromkeys(query.expected, 1.0)
-        units, _ = injected(api, query.query, mode, five)
-        recalls.append(score_ranking(units, relevant)["recall@5"])
+        result = answer(api, query.query, mode, five)
+        recalls.append(score_ranking(printed(result), relevant)["recall@5"])
         units, used = injected(api, query.query, mode)
         defaults.append(score_ranking(units, relevant)["recall@5"])
         tokens.append(used)
         if recalls[-1] < 1.0:
             missed.append(query.id)
+            losses.append(loss(api, query, result))
     noisy = []
     for prompt in noise:
         _, used = injected(api, prompt.text, mode)
@@ -130,4 +200,5 @@ def run_recall(
         noise_tokens_mean=sum(t for _, t in noisy) / max(1, len(noisy)),
         noisy=tuple(noisy),
         missed=tuple(missed),
+        losses=tuple(losses),
     )

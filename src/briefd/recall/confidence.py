@@ -6,12 +6,15 @@ about software. A hook that injects on every such turn is noise, so recall weigh
 of evidence, the prompt's **specificity**:
 
     margin = best cosine of the prompt against the index (in scope)
-             − best cosine of the prompt against the generic probes (briefd.recall.generic)
+             − mean cosine of the prompt against its NEAREST (3) generic probes
+               (briefd.recall.generic)
 
-A prompt closer to everyday agent chatter than to anything in the index is generic. How far a
-generic prompt reaches into *this* index is measured on the probes themselves: each probe's
-margin against the index and the *other* probes (leave one out) gives the mean and spread of
-the margins generic prompts get here. The prompt's margin in those units is its specificity z:
+A prompt closer to everyday agent chatter than to anything in the index is generic. The generic
+side averages the nearest probes, as the relevance gate does (:data:`briefd.retrieval.gate.NEAREST`):
+one probe that happens to share a domain question's phrasing ("can the merchant still do it")
+does not make the question generic on its own. How far a generic prompt reaches into *this*
+index is measured on the probes themselves: each probe's margin against the index and the
+*other* probes (leave one out) gives the mean and spread of the margins generic prompts get here. The prompt's margin in those units is its specificity z:
 
     z < weak_z (1.645, one-sided 5%)     generic: nothing is injected
     weak_z ≤ z < strong_z (3.09, 0.1%)   weak: at most one short section (recall.weak_tokens)
@@ -42,6 +45,7 @@ from briefd.errors import StoreError
 from briefd.model import SearchResult
 from briefd.recall.generic import GENERIC_PROMPTS, VERSION
 from briefd.recall.ranking import Ranking
+from briefd.retrieval.gate import NEAREST
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.store.db import Store
 
@@ -66,16 +70,24 @@ def recall_ranking(result: SearchResult, specificity: float | None) -> Ranking:
     return Ranking(direct, result.gate, specificity=specificity, related=related)
 
 
+def nearest(cosines: Vectors, others: int | None = None) -> Vectors:
+    """Per row, the mean of its ``NEAREST`` highest cosines (of ``others`` when fewer)."""
+    k = max(1, min(NEAREST, cosines.shape[-1] if others is None else others))
+    means: Vectors = np.sort(cosines, axis=-1)[..., -k:].mean(axis=-1, dtype=np.float32)
+    return means
+
+
 def leave_one_out(probes: Vectors, matrix: Vectors) -> list[float]:
-    """Each probe's margin: its best cosine against the index minus against the other probes."""
+    """Each probe's margin: its best cosine against the index minus its mean cosine against
+    its nearest *other* probes."""
     best = (probes @ matrix.T).max(axis=1)
     among = probes @ probes.T
     np.fill_diagonal(among, -np.inf)
-    return [float(m) for m in best - among.max(axis=1)]
+    return [float(m) for m in best - nearest(among, len(probes) - 1)]
 
 
 def specificity(best: float, query: Vectors, generic: GenericCalibration) -> float:
-    margin = best - float(np.max(generic.vectors @ query))
+    margin = best - float(nearest(generic.vectors @ query))
     return (margin - generic.mean) / max(generic.std, 1e-6)
 
 

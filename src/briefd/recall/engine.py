@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from briefd.errors import QueryError, StoreError
 from briefd.recall import pack, ranking, session
-from briefd.recall.block import knowledge_block
+from briefd.recall.block import block_tokens, knowledge_block
 from briefd.recall.ranking import Confidence, HybridSearch, Ranking, tier
 from briefd.settings import RecallSettings, Settings
 from briefd.store.db import Store
@@ -160,7 +160,7 @@ def answer(
         gate=found.gate,
         sections=tuple(chosen),
         already_injected=repeated,
-        tokens=sum(s["tokens"] for s in chosen),
+        tokens=block_tokens(chosen),
         budget=budget,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
         knowledge=knowledge_block(chosen),

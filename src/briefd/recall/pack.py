@@ -1,16 +1,18 @@
 """Choosing what a recall injects (pure): nothing the session already has, best first, within
-the token budget and the character cap of the rendered block."""
+the token budget and the character cap of the rendered block (the budget is the whole block's,
+frame and attribution lines included: see :mod:`briefd.recall.block`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from briefd.recall.block import TRUNCATED, block_size
+from briefd.recall.block import FRAME_TOKENS, TRUNCATED, attribution_tokens, block_size, cost
 
 Section = dict[str, Any]
 
-CHARS_PER_TOKEN = 4  # only to cut an oversized top section; real counts come from the index
+MARK_TOKENS = 16  # TRUNCATED and its line break, rounded up (cl100k counts 13)
+MIN_HEAD_CHARS = 200  # a head shorter than this says too little to be worth injecting
 
 
 def unseen(sections: Sequence[Section], seen: Mapping[str, str]) -> tuple[list[Section], int]:
@@ -24,14 +26,14 @@ def fit(sections: Sequence[Section], max_tokens: int, max_chars: int) -> list[Se
     """Greedy in rank order; a section that does not fit is skipped and smaller later ones are
     still tried. When not even the best one fits, its head is kept with a truncation mark."""
     chosen: list[Section] = []
-    tokens = 0
+    tokens = FRAME_TOKENS
     for section in sections:
-        if tokens + section["tokens"] > max_tokens:
+        if tokens + cost(section) > max_tokens:
             continue
         if block_size([*chosen, section]) > max_chars:
             continue
         chosen.append(section)
-        tokens += section["tokens"]
+        tokens += cost(section)
     if not chosen and sections:
         head = truncate(sections[0], max_tokens, max_chars)
         if head is not None:
@@ -40,13 +42,18 @@ def fit(sections: Sequence[Section], max_tokens: int, max_chars: int) -> list[Se
 
 
 def truncate(section: Section, max_tokens: int, max_chars: int) -> Section | None:
-    room = min(max_tokens * CHARS_PER_TOKEN, max_chars - block_size([{**section, "content": ""}]))
-    room -= len(TRUNCATED) + 2
-    if room < 200:
+    """The section's head that fits the block alone; its tokens are counted pro rata from the
+    section's own (its characters per token, so a Turkish section is cut as tightly as an
+    English one)."""
+    room = max_tokens - FRAME_TOKENS - attribution_tokens(section) - MARK_TOKENS
+    content = section["content"]
+    per_token = len(content) / max(1, section["tokens"])
+    chars = min(int((room - 1) * per_token), max_chars - block_size([{**section, "content": ""}]))
+    chars -= len(TRUNCATED) + 2
+    if room < 1 or chars < MIN_HEAD_CHARS:
         return None
-    content = section["content"][:room]
-    cut = content.rfind("\n")
-    content = content[:cut] if cut > room // 2 else content
-    share = len(content) / max(1, len(section["content"]))
-    tokens = min(max_tokens, max(1, round(section["tokens"] * share)))
-    return {**section, "content": f"{content.rstrip()}\n{TRUNCATED}", "tokens": tokens}
+    head = content[:chars]
+    cut = head.rfind("\n")
+    head = head[:cut] if cut > chars // 2 else head
+    tokens = -(-section["tokens"] * len(head) // max(1, len(content))) + MARK_TOKENS
+    return {**section, "content": f"{head.rstrip()}\n{TRUNCATED}", "tokens": tokens}

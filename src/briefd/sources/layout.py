@@ -15,8 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from briefd.model import IndexReport
 from briefd.settings import ScopeRule, Settings
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the recall hook imports this module
+if TYPE_CHECKING:
+    from briefd.model import IndexReport
 
 ROOT = "."
 
