@@ -279,6 +279,11 @@ class BundleOut(BaseModel):
     overage: int
     cached: bool
     recovered: bool | None = Field(default=None, description="true: base unknown, full bundle")
+    state_error: str | None = Field(
+        default=None,
+        description="replicas: the shared state was unreachable; the bundle is served, other "
+        "replicas cannot resolve it as a base meanwhile",
+    )
     text: str | None = None
     items: list[BundleItemOut] | None = None
     delta: DeltaOut | None = None
