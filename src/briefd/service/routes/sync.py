@@ -13,6 +13,7 @@ import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Request, status
 
 from briefd.api import Briefd
+from briefd.replicas.agree import announce_sync
 from briefd.service.deps import ERRORS, State
 from briefd.sync.webhook import verify_signature
 
@@ -46,6 +47,7 @@ async def git_webhook(request: Request, state: State) -> dict[str, Any]:
     started = await anyio.to_thread.run_sync(
         lambda: state.call("rest", "webhook_git", state.api.trigger_sync)
     )
+    await anyio.to_thread.run_sync(announce_sync, state.api.state)  # every other replica too
     return {"accepted": True, "event": event, "sync": "started" if started else "queued"}
 
 
@@ -72,6 +74,7 @@ def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
 def admin_sync(state: State) -> dict[str, Any]:
     """Start a sync in the background now (the dashboard's button); poll ``GET /api/sync``."""
     started = state.call("rest", "admin_sync", state.api.trigger_sync)
+    announce_sync(state.api.state)
     current = state.call("rest", "sync_status", state.api.sync_status)
     return {"sync": "started" if started else "queued", "status": asdict(current)}
 
