@@ -139,6 +139,28 @@ def test_a_webhook_to_one_replica_makes_a_push_searchable_through_both(
         assert httpx.get(f"{r.url}/api/health").json()["commit"] == commit
 
 
+def test_the_usage_report_and_gaps_are_the_teams_through_either_replica(cluster: Cluster) -> None:
+    lb = cluster.balancer.url
+    answered = {
+        upstream(httpx.get(f"{lb}/api/search", params={"q": f"zebra {i}"})) for i in range(6)
+    }
+    assert len(answered) == 2
+    with psycopg.connect(cluster.state_url) as conn:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # each replica writes its log every 0.5 s
+            sql = "SELECT replica FROM query_log WHERE query LIKE 'zebra %'"
+            logged = Counter(r[0] for r in conn.execute(sql))
+            if sum(logged.values()) == 6:
+                break
+            time.sleep(0.2)
+    assert sorted(logged) == ["replica-1", "replica-2"] and sum(logged.values()) == 6
+    usage = [httpx.get(f"{r.url}/api/usage").json() for r in cluster.replicas]
+    gaps = [httpx.get(f"{r.url}/api/gaps").json() for r in cluster.replicas]
+    assert usage[0]["requests"] == usage[1]["requests"] >= 6  # the team's, through either
+    assert usage[0]["surfaces"] == usage[1]["surfaces"]
+    assert gaps[0]["groups"] == gaps[1]["groups"] >= 6
+
+
 def load(lb: str, bundle_id: str, chunk: str, seconds: float, outcome: dict[str, Any]) -> None:
     """Searches and usage reports through nginx until ``seconds`` pass."""
     end = time.monotonic() + seconds

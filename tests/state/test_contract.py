@@ -85,6 +85,10 @@ def test_query_log_newest_first_with_every_field(state: SharedState) -> None:
     assert got[0].surface == "mcp" and got[0].client is None
     assert state.recent_queries(1)[0].created_at == "2026-01-02T00:00:00+00:00"
     assert state.counts()["queries_logged"] == 2
+    rows = state.query_rows("2026-01-02T00:00:00+00:00")  # the SQLite table's column order
+    assert [(r[1], r[2], r[12]) for r in rows] == [
+        ("search", "réfund ünicode \ufffd", '["domain/refunds.md"]')
+    ]
 
 
 def test_query_salt_is_stable(state: SharedState) -> None:
@@ -99,6 +103,12 @@ def test_usage_rows_and_pruning(state: SharedState) -> None:
     state.save_queries([entry("old", "2026-01-01T00:00:00+00:00")], {})
     state.save_queries([entry("new", "2026-03-01T00:00:00+00:00")], {})
     assert state.counts()["usage_events"] == 3
+    usage = state.usage_rows("2026-01-01T00:00:00+00:00")
+    assert [(r[1], r[2], r[3], r[4]) for r in usage] == [
+        ("b1", "c1", 1, "claude"),
+        ("b1", "c2", 1, "claude"),
+        ("b2", None, 0, None),
+    ]
     assert state.prune_before("2026-02-01T00:00:00+00:00") == (1, 2)
     assert [e.query for e in state.recent_queries()] == ["new"]
     assert state.counts()["usage_events"] == 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Any, Protocol
 
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
 from briefd.store.activity import QueryLogEntry
@@ -53,6 +53,14 @@ class SharedState(SessionMemory, Protocol):
     def save_usage(
         self, bundle_id: str, chunk_ids: Sequence[str], client: str | None, at: str
     ) -> int: ...
+    def query_rows(self, since: str) -> list[tuple[Any, ...]]:
+        """Query log rows since ``since``, columns in the SQLite table's order (reports)."""
+        ...
+
+    def usage_rows(self, since: str) -> list[tuple[Any, ...]]:
+        """Usage rows since ``since``, columns in the SQLite table's order (reports)."""
+        ...
+
     def prune_before(self, cutoff: str) -> tuple[int, int]: ...
     def counts(self) -> dict[str, int]:
         """``queries_logged``, ``usage_events``, and proposals by status."""

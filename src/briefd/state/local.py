@@ -10,6 +10,7 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from briefd.errors import StoreError
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
@@ -20,6 +21,11 @@ from briefd.store.db import Store
 WAIT_MS = 200  # the query log: the service keeps the entries and retries later
 REMEMBER_WAIT_MS = 200  # recall sessions: a busy index costs one turn's memory
 
+QUERY_COLUMNS = (
+    "id, kind, query, scopes, results, top_score, latency_ms, client, created_at, surface, "
+    "gate, sections, documents, bundle_id, query_hash"
+)
+USAGE_COLUMNS = "id, bundle_id, chunk_id, useful, client, created_at"
 _PROPOSAL_COLUMNS = (
     "id, branch, doc_path, description, commit_hash, pr_url, status, client, created_at, "
     "pr_number, base_branch, base_commit, forge_error, status_checked_at"
@@ -48,7 +54,7 @@ class LocalState:
 
     def save_queries(self, entries: Sequence[QueryLogEntry], documents: Mapping[str, str]) -> None:
         with self._open().write(wait_ms=WAIT_MS, durable=False) as conn:
-            activity.save_queries(conn, entries)
+            activity.save_queries(conn, entries, documents)
 
     def recent_queries(self, limit: int = 100) -> list[QueryLogEntry]:
         with self._open().read() as conn:
@@ -70,6 +76,16 @@ class LocalState:
         except StoreError:
             store.defer(f"usage:{bundle_id}:{secrets.token_hex(8)}", save)
         return max(len(dict.fromkeys(chunk_ids)), 1)
+
+    def query_rows(self, since: str) -> list[tuple[Any, ...]]:
+        with self._open().read() as conn:
+            sql = f"SELECT {QUERY_COLUMNS} FROM query_log WHERE created_at >= ? ORDER BY id"
+            return [tuple(r) for r in conn.execute(sql, (since,))]
+
+    def usage_rows(self, since: str) -> list[tuple[Any, ...]]:
+        with self._open().read() as conn:
+            sql = f"SELECT {USAGE_COLUMNS} FROM usage_events WHERE created_at >= ? ORDER BY id"
+            return [tuple(r) for r in conn.execute(sql, (since,))]
 
     def prune_before(self, cutoff: str) -> tuple[int, int]:
         with self._open().write(wait_ms=WAIT_MS, durable=False) as conn:

@@ -24,7 +24,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from briefd.errors import StateUnavailableError, StoreError
 from briefd.settings import StateSettings
-from briefd.state.local import proposal_row, sections_of
+from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, sections_of
 from briefd.state.migrations import migrate
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
 from briefd.store.activity import QueryLogEntry, surface_of
@@ -216,20 +216,13 @@ class PostgresState:
     def query_rows(self, since: str) -> list[tuple[Any, ...]]:
         """Query log rows since ``since`` in the SQLite table's column order (for reports)."""
         with self._tx() as conn:
-            return conn.execute(
-                "SELECT id, kind, query, scopes, results, top_score, latency_ms, client, "
-                "created_at, surface, gate, sections, documents, bundle_id, query_hash "
-                "FROM query_log WHERE created_at >= %s",
-                (since,),
-            ).fetchall()
+            sql = f"SELECT {QUERY_COLUMNS} FROM query_log WHERE created_at >= %s ORDER BY id"
+            return conn.execute(sql.encode(), (since,)).fetchall()
 
     def usage_rows(self, since: str) -> list[tuple[Any, ...]]:
         with self._tx() as conn:
-            return conn.execute(
-                "SELECT id, bundle_id, chunk_id, useful, client, created_at FROM usage_events "
-                "WHERE created_at >= %s",
-                (since,),
-            ).fetchall()
+            sql = f"SELECT {USAGE_COLUMNS} FROM usage_events WHERE created_at >= %s ORDER BY id"
+            return conn.execute(sql.encode(), (since,)).fetchall()
 
     def save_usage(
         self, bundle_id: str, chunk_ids: Sequence[str], client: str | None, at: str

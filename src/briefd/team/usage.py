@@ -22,6 +22,7 @@ from briefd.store import activity, reports
 from briefd.store.activity import UsageReceipt
 from briefd.store.db import Store, opened
 from briefd.team.period import iso, since_cutoff
+from briefd.team.shared import mirror_team_log
 
 MAX_LISTED = 10  # chunk ids named in a report_usage error
 
@@ -123,7 +124,9 @@ class UsageReport:
     days: tuple[DayActivity, ...]
 
 
-def usage_report(db: Path, since: str = "30d", limit: int = 20) -> UsageReport:
+def usage_report(
+    db: Path, since: str = "30d", limit: int = 20, state: SharedState | None = None
+) -> UsageReport:
     """Which documents and sections were served since ``since``, how often, by which surface,
     how often reported useful, and which documents were never served; requests per day. Read
     on a connection of its own."""
@@ -131,7 +134,15 @@ def usage_report(db: Path, since: str = "30d", limit: int = 20) -> UsageReport:
         raise QueryError(f"limit must be at least 1, got {limit}")
     start = since_cutoff(since)
     cutoff = iso(start)
-    with opened(db) as store, store.read() as conn:
+    with opened(db) as store:
+        if state is not None:  # replicas: the team's log and usage, not this index's
+            mirror_team_log(store, state, cutoff)
+        return _usage_report(store, start, limit)
+
+
+def _usage_report(store: Store, start: datetime, limit: int) -> UsageReport:
+    cutoff = iso(start)
+    with store.read() as conn:
         by_chunk = reports.served_by_surface(conn, cutoff, "sections")
         by_document = reports.served_by_surface(conn, cutoff, "documents")
         where = reports.section_info(conn, {c for c, _, _, _ in by_chunk})
