@@ -137,6 +137,11 @@ def test_a_webhook_to_one_replica_makes_a_push_searchable_through_both(
     assert found == {"replica-1", "replica-2"}, f"after {time.monotonic() - started:.1f} s"
     for r in cluster.replicas:  # both serve, and say, the new commit
         assert httpx.get(f"{r.url}/api/health").json()["commit"] == commit
+    listed = httpx.get(f"{cluster.balancer.url}/api/sync").json()["replicas"]
+    assert {(r["replica"], r["commit"]) for r in listed} == {
+        ("replica-1", commit),
+        ("replica-2", commit),
+    }
 
 
 def test_the_usage_report_and_gaps_are_the_teams_through_either_replica(cluster: Cluster) -> None:

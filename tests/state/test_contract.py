@@ -13,15 +13,17 @@ from briefd.settings import Settings, StateSettings
 from briefd.state import LocalState, Manifest, Proposal, ReplicaStatus, SharedState
 from briefd.state.postgres import PostgresState
 from briefd.store.activity import QueryLogEntry
-from tests.conftest import EXAMPLE
+from tests.conftest import WriteFiles
 from tests.postgres import Postgres
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def state(request: pytest.FixtureRequest, settings: Settings) -> Iterator[SharedState]:
+def state(
+    request: pytest.FixtureRequest, settings: Settings, write_files: WriteFiles
+) -> Iterator[SharedState]:
     if request.param == "sqlite":
         with Briefd(settings, embedder=None) as api:
-            api.index(EXAMPLE)
+            api.index(write_files({"domain/refunds.md": "# Refunds\n\nWithin 30 days.\n"}))
             yield LocalState(lambda: api.store)
         return
     pg: Postgres = request.getfixturevalue("postgres")

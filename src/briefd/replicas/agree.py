@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from briefd.bundles.compile import Engine
@@ -86,7 +87,8 @@ def sync_steps(
 
 
 def report_replica(settings: Settings, store: Store, state: SharedState) -> None:
-    """Tell the shared state which commit and index this replica serves (best effort)."""
+    """Tell the shared state which commit and index this replica serves, and forget bundle
+    manifests older than ``bundles.manifest_days`` (best effort)."""
     if not state.shared:
         return
     try:
@@ -102,6 +104,8 @@ def report_replica(settings: Settings, store: Store, state: SharedState) -> None
             error if isinstance(error, str) else None,
         )
         state.save_replica(status)
+        cutoff = datetime.now(UTC) - timedelta(days=settings.bundles.manifest_days)
+        state.prune_manifests(cutoff.isoformat(timespec="seconds"))  # as the index prunes its own
     except BriefdError as exc:
         log.warning("could not report this replica's status: %s", exc)
 

@@ -4,9 +4,9 @@ balancer: psycopg 3 with a connection pool, numbered migrations (:mod:`.migratio
 does at a time.
 
 Degraded, not down: when PostgreSQL does not answer, every call raises
-:class:`StateUnavailableError` — at once for ``RETRY_SECONDS`` after a failure, then one call
-probes again — so callers keep serving from the local index. When PostgreSQL is back the pool
-is opened anew; nothing else is needed."""
+:class:`StateUnavailableError` at once (after the first, which waited ``timeout_seconds``), so
+callers keep serving from the local index; a thread probes the server every ``RETRY_SECONDS``
+and, when it answers, opens the pool anew. Nothing else is needed."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import json
 import logging
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +29,7 @@ from briefd.state.model import Manifest, Proposal, ReplicaStatus
 from briefd.store.activity import QueryLogEntry, surface_of
 
 log = logging.getLogger("briefd.state")
-RETRY_SECONDS = 1.0  # after a failure, calls fail at once for this long
+RETRY_SECONDS = 1.0  # while the server is away, how often it is tried again
 LISTEN_POLL_SECONDS = 1.0
 
 _PROPOSAL_COLUMNS = (
@@ -60,8 +59,8 @@ class PostgresState:
         self.replica = replica
         self._settings = settings
         self._lock = threading.Lock()
-        self._down_until = 0.0
         self._problem: str | None = None
+        self._prober: threading.Thread | None = None
         self._closed = threading.Event()
         self._pool = self._new_pool()
         self._migrated = False
@@ -100,21 +99,26 @@ class PostgresState:
         self._problem = None
 
     def _gate(self) -> None:
-        with self._lock:
-            if self._problem is None:
-                return
-            if time.monotonic() < self._down_until:
-                raise StateUnavailableError(self._problem)
-            self._down_until = time.monotonic() + RETRY_SECONDS  # this caller probes
-        try:
-            psycopg.connect(self.url, connect_timeout=self._connect_timeout()).close()
-        except psycopg.Error as exc:
-            raise self._down(exc) from exc
-        with self._lock:  # back: a fresh pool, no connection of the old server kept
-            old, self._pool = self._pool, self._new_pool()
-            self._problem = None
-        old.close(timeout=0)
-        log.warning("the shared state answers again (%s)", redacted(self.url))
+        """Fail at once while the server is known to be away (a prober watches for it)."""
+        problem = self._problem
+        if problem is not None:
+            raise StateUnavailableError(problem)
+
+    def _probe_until_back(self) -> None:
+        """While the server is away: try it every ``RETRY_SECONDS``; when it answers, open a
+        fresh pool (no connection to the old server kept) and let calls through again."""
+        while not self._closed.wait(RETRY_SECONDS):
+            try:
+                psycopg.connect(self.url, connect_timeout=self._connect_timeout()).close()
+            except psycopg.Error:
+                continue
+            with self._lock:
+                old, self._pool = self._pool, self._new_pool()
+                self._problem = None
+                self._prober = None
+            old.close(timeout=0)
+            log.warning("the shared state answers again (%s)", redacted(self.url))
+            return
 
     def _connect_timeout(self) -> int:
         return max(1, int(self._settings.timeout_seconds))
@@ -129,10 +133,16 @@ class PostgresState:
             if self._problem is None:
                 log.error("%s", problem)
             self._problem = problem
-            self._down_until = time.monotonic() + RETRY_SECONDS
+            if self._prober is None and not self._closed.is_set():
+                self._prober = threading.Thread(
+                    target=self._probe_until_back, name="briefd-state-probe", daemon=True
+                )
+                self._prober.start()
         return StateUnavailableError(problem)
 
     def problem(self) -> str | None:
+        if self._problem is not None:  # known: no wait (the prober watches)
+            return self._problem
         try:
             with self._tx() as conn:
                 conn.execute("SELECT 1")

@@ -13,6 +13,7 @@ import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Request, status
 
 from briefd.api import Briefd
+from briefd.errors import BriefdError
 from briefd.replicas.agree import announce_sync
 from briefd.service.deps import ERRORS, State
 from briefd.sync.webhook import verify_signature
@@ -81,5 +82,13 @@ def admin_sync(state: State) -> dict[str, Any]:
 
 @router.get("/api/sync", responses=ERRORS, tags=["sync"])
 def sync_status(state: State) -> dict[str, Any]:
-    """Where the knowledge source stands: commit served, last attempt, its error."""
-    return asdict(state.call("rest", "sync_status", state.api.sync_status))
+    """Where the knowledge source stands: commit served, last attempt, its error; replicas
+    (a shared state): every replica's commit and last sync, as each last reported it."""
+    out = asdict(state.call("rest", "sync_status", state.api.sync_status))
+    shared = state.api.state
+    if shared.shared:
+        try:
+            out["replicas"] = [asdict(r) for r in shared.replicas()]
+        except BriefdError as exc:
+            out["replicas_error"] = str(exc)
+    return out
