@@ -223,7 +223,7 @@ def test_sigkill_of_a_replica_under_load_loses_no_request_and_no_usage_event(
 
 
 def test_postgres_stopped_and_restarted_search_never_fails_health_degrades_and_recovers(
-    cluster: Cluster, postgres: Postgres
+    cluster: Cluster, postgres: Postgres, remote: Remote
 ) -> None:
     lb = cluster.balancer.url
     replica = cluster.replicas[0]
@@ -253,6 +253,15 @@ def test_postgres_stopped_and_restarted_search_never_fails_health_degrades_and_r
         assert statuses[-1] == "degraded" and "unreachable" in health["state_error"]
         refused = post(replica.url, "/api/usage", {"bundle_id": "0123456789abcdef"})
         assert refused.status_code == 503 and "unreachable" in refused.json()["detail"]
+        branches = git(remote.bare, "branch", "--list", "briefd/proposal-*")
+        change = {
+            "doc_path": "domain/fees.md",
+            "change_description": "x",
+            "new_content": "# Fees\n",
+        }
+        unpushed = post(replica.url, "/api/proposals", change)
+        assert unpushed.status_code == 503 and "nothing was pushed" in unpushed.json()["detail"]
+        assert git(remote.bare, "branch", "--list", "briefd/proposal-*") == branches
         served = post(replica.url, "/api/bundle", {"task": "settlement timing", "max_tokens": 1500})
         assert served.status_code == 200 and "unreachable" in served.json()["state_error"]
         recall = post(

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import httpx
 
-from briefd.errors import BriefdError, IndexNotFoundError, ProposalError
+from briefd.errors import BriefdError, IndexNotFoundError, ProposalError, StateUnavailableError
 from briefd.proposals.branch import Author, Change, local_proposal, push_proposal
 from briefd.proposals.forge import GitHub, open_forge
 from briefd.proposals.model import Proposal, ProposalRequest
@@ -42,7 +42,7 @@ def propose(
     store = state()
     problem = store.problem()
     if problem is not None:
-        raise ProposalError(f"nothing was pushed: {problem}")
+        raise StateUnavailableError(f"nothing was pushed: {problem}")
     with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
         forge = open_forge(settings.forge, going.url, client)  # config gaps fail early too
         if forge is not None and not going.pushed:
