@@ -23,7 +23,7 @@ from briefd.recall import pack, ranking
 from briefd.recall.block import knowledge_block
 from briefd.recall.ranking import Confidence, HybridSearch, Ranking, tier
 from briefd.settings import RecallSettings, Settings
-from briefd.state import LocalState, SessionMemory
+from briefd.state.sessions import IndexSessions, SessionMemory
 from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
 from briefd.text import query_terms
@@ -136,7 +136,7 @@ def answer(
     """Recall for one prompt; with ``hybrid`` the ranking is that search's (gate included),
     without it BM25 behind the lexical evidence gate. ``memory`` holds what each session was
     given (default: the index's own table; replicas share one, :mod:`briefd.state`)."""
-    memory = memory or LocalState(lambda: store)
+    memory = memory or IndexSessions(lambda: store)
     started = time.perf_counter()
     config = settings.recall
     prompt = request.prompt.strip()[:MAX_PROMPT_CHARS]

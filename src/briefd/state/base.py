@@ -8,22 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
-from briefd.store.activity import QueryLogEntry
+from briefd.state.sessions import SessionMemory
+
+if TYPE_CHECKING:
+    from briefd.store.activity import QueryLogEntry
 
 SYNC_CHANNEL = "briefd_sync"
-
-
-class SessionMemory(Protocol):
-    """What a recall session was already given (I8): chunk id → content hash, expiring."""
-
-    def seen(self, session_id: str, now: float, hours: float) -> dict[str, str]: ...
-
-    def remember(
-        self, session_id: str, sections: Sequence[tuple[str, str]], now: float, hours: float
-    ) -> None: ...
 
 
 class SharedState(SessionMemory, Protocol):

@@ -1,6 +1,6 @@
 """The shared state in the SQLite index (``state.url`` unset): one node, nothing shared. The
 query log, usage and sync status keep the tables and SQL they always had (:mod:`briefd.store`);
-proposals, recall sessions and manifests are read and written here."""
+proposals and manifests are read and written here, recall sessions in :mod:`.sessions`."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from typing import Any
 
 from briefd.errors import StoreError
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
+from briefd.state.sessions import IndexSessions
 from briefd.store import activity, queryhash, sync_state
 from briefd.store.activity import QueryLogEntry
 from briefd.store.db import Store
 
 WAIT_MS = 200  # the query log: the service keeps the entries and retries later
-REMEMBER_WAIT_MS = 200  # recall sessions: a busy index costs one turn's memory
 
 QUERY_COLUMNS = (
     "id, kind, query, scopes, results, top_score, latency_ms, client, created_at, surface, "
@@ -32,14 +32,14 @@ _PROPOSAL_COLUMNS = (
 )
 
 
-class LocalState:
+class LocalState(IndexSessions):
     """:class:`~briefd.state.base.SharedState` on the index ``open_store`` opens."""
 
     engine = "sqlite"
     shared = False
 
     def __init__(self, open_store: Callable[[], Store]) -> None:
-        self._open = open_store
+        super().__init__(open_store)
         self._locks: dict[str, threading.Lock] = {}
         self._listeners: dict[str, list[Callable[[str], None]]] = {}
 
@@ -133,32 +133,6 @@ class LocalState:
                 "UPDATE proposals SET status = coalesce(?, status), forge_error = ?, "
                 "status_checked_at = ? WHERE id = ?",
                 (status, error, at, proposal_id),
-            )
-
-    def seen(self, session_id: str, now: float, hours: float) -> dict[str, str]:
-        """chunk id → content hash of every section injected in ``session_id``, not expired."""
-        with self._open().read() as conn:
-            rows = conn.execute(
-                "SELECT chunk_id, content_hash FROM recall_injections "
-                "WHERE session_id = ? AND injected_at >= ?",
-                (session_id, now - hours * 3600),
-            )
-            return {row[0]: row[1] for row in rows}
-
-    def remember(
-        self, session_id: str, sections: Sequence[tuple[str, str]], now: float, hours: float
-    ) -> None:
-        """Remember (chunk id, content hash) pairs as injected now; forget expired rows. Worth
-        no fsync and no long wait on the hook's path."""
-        with self._open().write(wait_ms=REMEMBER_WAIT_MS, durable=False) as conn:
-            conn.execute(
-                "DELETE FROM recall_injections WHERE injected_at < ?", (now - hours * 3600,)
-            )
-            conn.executemany(
-                "INSERT INTO recall_injections (session_id, chunk_id, content_hash, "
-                "injected_at) VALUES (?, ?, ?, ?) ON CONFLICT(session_id, chunk_id) DO UPDATE "
-                "SET content_hash = excluded.content_hash, injected_at = excluded.injected_at",
-                [(session_id, chunk, digest, now) for chunk, digest in sections],
             )
 
     def save_manifest(self, bundle_id: str, manifest: Manifest, at: str) -> None:
