@@ -75,7 +75,7 @@ def sync_steps(
 
     def save(report: SyncReport, success_at: str | None) -> None:
         sync_state.record_sync(open_store, report, success_at)
-        report_replica(settings, open_store(), state())
+        report_replica(settings, open_store, state())
 
     return SyncSteps(
         settings,
@@ -86,12 +86,13 @@ def sync_steps(
     )
 
 
-def report_replica(settings: Settings, store: Store, state: SharedState) -> None:
+def report_replica(settings: Settings, open_store: Callable[[], Store], state: SharedState) -> None:
     """Tell the shared state which commit and index this replica serves, and forget bundle
     manifests older than ``bundles.manifest_days`` (best effort)."""
     if not state.shared:
         return
     try:
+        store = open_store()
         with store.read() as conn:
             saved = sync_state.load_sync(conn)
             fingerprint = sync_state.index_fingerprint(conn)

@@ -188,7 +188,7 @@ def _join_replicas(api: Briefd) -> None:
     shared = api.state
     if shared.shared:
         agree.follow_syncs(shared, api.trigger_sync)
-        agree.report_replica(api.settings, api.store, shared)
+        agree.report_replica(api.settings, lambda: api.store, shared)
 
 
 def _start_poller(api: Briefd) -> Poller | None:
