@@ -75,6 +75,19 @@ def test_the_lock_is_held_by_one_replica_at_a_time(
             assert other
     with b.exclusive("forge-refresh") as now_theirs:
         assert now_theirs
+    order: list[str] = []
+
+    def waiting() -> None:
+        with b.exclusive("proposal-push", wait=True) as mine:
+            order.append(f"b {mine}")
+
+    with a.exclusive("proposal-push", wait=True) as first:
+        waiter = threading.Thread(target=waiting)
+        waiter.start()
+        time.sleep(0.3)
+        order.append(f"a {first}")
+    waiter.join(10)
+    assert order == ["a True", "b True"]  # b waited for a's push to end
 
 
 def test_unreachable_fails_fast_then_recovers(postgres: Postgres) -> None:

@@ -47,9 +47,10 @@ def propose(
         forge = open_forge(settings.forge, going.url, client)  # config gaps fail early too
         if forge is not None and not going.pushed:
             raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
-        proposal = _make(settings, request, doc_path, going)
-        if forge is not None:
-            proposal = _open_pull(forge, proposal)
+        with store.exclusive("proposal-push", wait=True):  # one replica pushes at a time
+            proposal = _make(settings, request, doc_path, going)
+            if forge is not None:
+                proposal = _open_pull(forge, proposal)
     store.save_proposal(proposal)
     return proposal
 

@@ -83,9 +83,9 @@ class SharedState(SessionMemory, Protocol):
         """Call ``callback`` with what other replicas broadcast on ``channel`` (a thread)."""
         ...
 
-    def exclusive(self, name: str) -> AbstractContextManager[bool]:
+    def exclusive(self, name: str, wait: bool = False) -> AbstractContextManager[bool]:
         """Yields True when this replica holds the lock ``name`` (no other does meanwhile),
-        False when another holds it; never waits."""
+        False when another holds it; with ``wait``, waits for it (and yields True)."""
         ...
 
     def close(self) -> None: ...

@@ -181,9 +181,9 @@ class LocalState(IndexSessions):
         self._listeners.setdefault(channel, []).append(callback)
 
     @contextlib.contextmanager
-    def exclusive(self, name: str) -> Iterator[bool]:
+    def exclusive(self, name: str, wait: bool = False) -> Iterator[bool]:
         lock = self._locks.setdefault(name, threading.Lock())
-        got = lock.acquire(blocking=False)
+        got = lock.acquire(blocking=wait)
         try:
             yield got
         finally:

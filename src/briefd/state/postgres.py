@@ -417,10 +417,14 @@ class PostgresState:
                 self._closed.wait(RETRY_SECONDS)
 
     @contextlib.contextmanager
-    def exclusive(self, name: str) -> Iterator[bool]:
+    def exclusive(self, name: str, wait: bool = False) -> Iterator[bool]:
         """A transaction-scoped advisory lock: released when the block ends, or when this
         replica dies (its connection goes with it)."""
         with self._tx() as conn:
+            if wait:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"briefd:{name}",))
+                yield True
+                return
             row = conn.execute(
                 "SELECT pg_try_advisory_xact_lock(hashtext(%s))", (f"briefd:{name}",)
             ).fetchone()
