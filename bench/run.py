@@ -12,7 +12,9 @@
 5. the token estimator against the real tokenizers, and bundle compile / cache-hit latency;
 6. BM25 latency and quality of scifact inside ten copies of markdown-docs (~60K chunks);
 7. knowledge health: gaps over 100,000 logged requests, drift over 10,000 commits
-   (bench/health.py; needs only testdata/knowledge, like the hook latency of bench/recall.py).
+   (bench/health.py; needs only testdata/knowledge, like the hook latency of bench/recall.py);
+8. replicas: one ``briefd serve`` vs two behind nginx, and what PostgreSQL-backed state adds
+   to a bundle and a hook call (bench/replicas.py; needs PostgreSQL and nginx).
 
 Prints one table and writes .briefd/bench/results.json (profiles next to it). Skips cleanly
 when the data set is absent.
@@ -42,6 +44,7 @@ from common import DOCS, REPO, WORK, load_average, log, step
 from corpus import OFF_TOPIC, make_queries, select_sample
 
 import recall
+import replicas
 from briefd.__about__ import __version__
 from briefd.embeddings.registry import create_embedder
 from briefd.settings import Settings
@@ -93,6 +96,7 @@ def main() -> int:
     recall.main([])  # prompt-time hook latency (bench/recall.py): needs only testdata/knowledge
     live.main([])  # jira_issue + bundle round trip against the fake Jira (bench/live.py)
     health.main([])  # gaps, usage and drift at scale (bench/health.py): the same
+    replicas.main([])  # one replica vs two behind nginx, PostgreSQL state (bench/replicas.py)
     if not args.docs.is_dir():
         print(f"bench skipped: the data set {args.docs} is absent (pass --docs DIR)")
         return 0

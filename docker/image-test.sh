@@ -2,7 +2,7 @@
 # `make image-test`: build the image the way a machine without any image registry can, then run
 # it and smoke-test it from the host (tests/image). Steps:
 #   1. docker and debootstrap present, a daemon answering (docker/ensure-docker.sh);
-#   2. hadolint on the Dockerfile, Compose's own check of compose.yaml;
+#   2. hadolint on the Dockerfile, Compose's own check of compose.yaml and compose.replicas.yaml;
 #   3. the base image: Debian bookworm + python3 by debootstrap, cached in the daemon
 #      (docker/base-image.sh);
 #   4. a wheelhouse of briefd's pinned runtime dependencies for the base image's Python,
@@ -21,11 +21,15 @@ echo "hadolint: Dockerfile clean"
 compose=(docker compose)
 docker compose version >/dev/null 2>&1 || compose=(docker-compose)
 check=$(mktemp -d)
-mkdir "$check/secrets" && touch "$check/secrets/git_ssh_key" && cp compose.yaml "$check/"
-(cd "$check" && BRIEFD_SOURCE=git@example.com:acme/knowledge.git BRIEFD_API_TOKEN=x \
-    BRIEFD_WEBHOOK_SECRET=y "${compose[@]}" --project-name briefd-check config --quiet)
+mkdir "$check/secrets" "$check/docker" && touch "$check/secrets/git_ssh_key"
+cp compose.yaml compose.replicas.yaml "$check/" && cp docker/nginx-replicas.conf "$check/docker/"
+for file in compose.yaml compose.replicas.yaml; do
+    (cd "$check" && BRIEFD_SOURCE=git@example.com:acme/knowledge.git BRIEFD_API_TOKEN=x \
+        BRIEFD_WEBHOOK_SECRET=y POSTGRES_PASSWORD=z \
+        "${compose[@]}" -f "$file" --project-name briefd-check config --quiet)
+    echo "$file: valid (${compose[*]})"
+done
 rm -rf "$check"
-echo "compose.yaml: valid (${compose[*]})"
 
 base=$(bash docker/base-image.sh)
 python=$(docker run --rm --network none "$base" python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')

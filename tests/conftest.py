@@ -9,6 +9,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.settings import Settings, load_settings
+from tests.postgres import Postgres, drop_postgres, start_postgres
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "testdata" / "knowledge"
@@ -62,3 +63,13 @@ def hybrid_api(settings: Settings) -> Iterator[Briefd]:
     """With the deterministic fake embedder (real vectors, no neural model)."""
     with Briefd(settings, embedder=FakeEmbedder()) as instance:
         yield instance
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """A real PostgreSQL cluster for the session (see :mod:`tests.postgres`)."""
+    pg = start_postgres()
+    try:
+        yield pg
+    finally:
+        drop_postgres(pg)

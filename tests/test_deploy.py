@@ -6,7 +6,11 @@ running the image is ``make image-test``: tests/image.)"""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
+import pytest
 import yaml
 
 from briefd.settings import load_settings
@@ -56,3 +60,39 @@ def test_compose_matches_the_image() -> None:
     settings = load_settings(config=None, env=samples)
     assert settings.sync.remote == samples["BRIEFD_SOURCE"]
     assert settings.sync.webhook_secret == "s3cret"
+
+
+def test_the_replicas_compose_is_made_of_settings_keys_and_a_valid_nginx_config(
+    tmp_path: Path,
+) -> None:
+    """compose.replicas.yaml: every replica has its own volume and name, one shared state URL,
+    and nginx balances exactly those replicas; ``nginx -t`` accepts the config (with the
+    service names resolved to loopback, as compose's DNS would)."""
+    compose = yaml.safe_load((REPO / "compose.replicas.yaml").read_text())
+    replicas = {k: v for k, v in compose["services"].items() if k.startswith("briefd-")}
+    assert sorted(replicas) == ["briefd-1", "briefd-2"]
+    volumes = [v["volumes"][0] for v in replicas.values()]
+    assert len(set(volumes)) == 2 and all(v.endswith(":/data") for v in volumes)
+    for name, service in replicas.items():
+        env = service["environment"]
+        assert env["BRIEFD_STATE__REPLICA"] == name
+        assert env["BRIEFD_STATE__URL"].startswith("postgresql://briefd:")
+        samples = {k: "x" for k in env if k != "BRIEFD_API_TOKEN"} | {"BRIEFD_STATE__REPLICA": name}
+        samples["BRIEFD_STATE__URL"] = "postgresql://briefd:pw@postgres:5432/briefd"
+        settings = load_settings(config=None, env=samples)
+        assert settings.state.replica == name and settings.state.url
+    conf = (REPO / "docker" / "nginx-replicas.conf").read_text()
+    assert re.findall(r"server (briefd-\d):8484", conf) == sorted(replicas)
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not Path(nginx).is_file():
+        pytest.skip("nginx is missing (apt-get install nginx-light)")
+    local = conf.replace("briefd-1:", "127.0.0.1:").replace("briefd-2:", "127.0.0.2:")
+    local = local.replace("listen 8484;", "listen 127.0.0.1:18484;")
+    (tmp_path / "nginx.conf").write_text(f"pid {tmp_path}/nginx.pid;\nerror_log stderr;\n{local}")
+    checked = subprocess.run(
+        [nginx, "-t", "-q", "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr

@@ -22,13 +22,13 @@ from briefd.graph.resolve import findings
 from briefd.graph.suggest import LinkSuggestion
 from briefd.ingest import Progress, index_source, no_progress
 from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
-from briefd.proposals import records as proposal_records
 from briefd.proposals.model import Proposal, ProposalRequest
-from briefd.proposals.service import propose, refresh_after_sync
+from briefd.proposals.service import propose
 from briefd.recall import engine as recall_engine
 from briefd.recall.confidence import Specificity, recall_ranking
 from briefd.recall.engine import RecallRequest, RecallResult
 from briefd.recall.ranking import Ranking
+from briefd.replicas import agree
 from briefd.retrieval import calibration
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.governed import search_with_paths
@@ -37,6 +37,7 @@ from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
 from briefd.sources.knowledge import resolve, sync_lock
+from briefd.state import SharedState, open_state
 from briefd.store import activity, sync_state, views
 from briefd.store.db import Store, open_for_writing
 from briefd.sync.runner import SyncRunner, SyncSteps, run_sync
@@ -63,6 +64,7 @@ class Briefd(AbstractContextManager["Briefd"]):
         """``embedder`` overrides the configured one (tests inject a fake; None: BM25 only)."""
         self.settings = settings
         self._store: Store | None = None
+        self._state: SharedState | None = None
         self._embedder = embedder
         self._semantic: SemanticIndex | None = None
         self._speller = Speller()
@@ -81,6 +83,9 @@ class Briefd(AbstractContextManager["Briefd"]):
             self.flush_bundle_hits()
             self._store.close()
             self._store = None
+        if self._state is not None:
+            self._state.close()
+            self._state = None
 
     @property
     def embedder(self) -> Embedder | None:
@@ -96,6 +101,13 @@ class Briefd(AbstractContextManager["Briefd"]):
         if self._store is None:
             self._store = Store.open(self.settings.db)
         return self._store
+
+    @property
+    def state(self) -> SharedState:
+        """Query log, usage, proposals, sessions, manifests: the index's, or shared (replicas)."""
+        if self._state is None:
+            self._state = open_state(self.settings, lambda: self.store)
+        return self._state
 
     @property
     def semantic(self) -> SemanticIndex | None:
@@ -163,7 +175,7 @@ class Briefd(AbstractContextManager["Briefd"]):
         model = semantic.embedder.model_id if semantic is not None and mode != "bm25" else "none"
         lookup = lookup or self.atlassian.issue_lookup()
         engine = Engine(self.store, self.settings, self._run, mode, model, self._bundles, lookup)
-        return compile_bundle(engine, request)
+        return compile_bundle(agree.across_replicas(engine, self.state), request)
 
     def flush_bundle_hits(self) -> None:
         """Write the bundle cache hits counted in memory (a busy index keeps them for later)."""
@@ -180,7 +192,7 @@ class Briefd(AbstractContextManager["Briefd"]):
         with self.store.read() as conn:
             mode = recall_engine.choose_mode(conn, requested, self.embedder is not None)
         hybrid = self._recall_search if mode == "hybrid" and self.semantic is not None else None
-        return recall_engine.answer(self.store, request, self.settings, hybrid)
+        return recall_engine.answer(self.store, request, self.settings, hybrid, self.state)
 
     def _recall_search(
         self, prompt: str, scopes: tuple[str, ...], top_k: int, related: int
@@ -231,31 +243,22 @@ class Briefd(AbstractContextManager["Briefd"]):
         return sync_status(self._sync_steps(), self._sync_runner)
 
     def _sync_steps(self) -> SyncSteps:
-        def opened() -> Store:
-            return self.store
-
-        return SyncSteps(
-            self.settings,
-            self.reindex,
-            lambda: sync_state.last_sync(opened),
-            lambda report, success_at: sync_state.record_sync(opened, report, success_at),
-            lambda: refresh_after_sync(opened, self.settings),
-        )
+        return agree.sync_steps(self.settings, self.reindex, lambda: self.store, lambda: self.state)
 
     def propose_update(self, request: ProposalRequest) -> Proposal:
         """A knowledge change as a one-commit branch (T1; :mod:`briefd.proposals.service`)."""
-        return propose(self.settings, request)
+        return propose(self.settings, request, lambda: self.state)
 
     def proposals(self, status: str | None = None) -> list[Proposal]:
         """Stored proposals, newest first (optionally only those with ``status``)."""
-        with self.store.read() as conn:
-            return proposal_records.all_proposals(conn, status)
+        return self.state.proposals(status)
 
     def report_usage(
         self, bundle_id: str, useful_chunk_ids: Sequence[str] = (), client: str | None = None
     ) -> activity.UsageReceipt:
         """Store which sections of a bundle were useful (T2; see :mod:`briefd.team.usage`)."""
-        return usage.report_usage(self.store, self.settings, bundle_id, useful_chunk_ids, client)
+        args = (self.settings, bundle_id, useful_chunk_ids, client)
+        return usage.report_usage(self.store, self.state, *args)
 
     def suggest_links(
         self, doc_path: str | None = None, limit: int = 20, scopes: Sequence[str] | None = None
@@ -271,11 +274,11 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def log_queries(self, entries: Sequence[activity.QueryLogEntry]) -> None:
         """Append searches and bundles to the query log (T3); see :mod:`briefd.team.activity`."""
-        team_activity.log_queries(self.store, entries, self.settings.activity)
+        team_activity.log_queries(self.store, entries, self.settings.activity, self.state)
 
     def gaps(self, request: GapsRequest) -> GapsReport:
         """Queries the knowledge answers weakly or not at all (T3; see :mod:`briefd.team.gaps`)."""
-        return gaps.gaps_report(self.settings.db, request, lambda: self.embedder)
+        return gaps.gaps_report(self.settings.db, request, lambda: self.embedder, self.state)
 
     def drift(self, refresh: bool = False) -> DriftReport:
         """Documents whose governed code changed after them (T4); ``refresh`` reads code first."""
@@ -283,14 +286,11 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def usage(self, since: str = "30d", limit: int = 20) -> UsageReport:
         """What is served, how often, by which surface, reported useful, never served (T6)."""
-        return usage.usage_report(self.settings.db, since, limit)
-
-    def recent_queries(self, limit: int = 100) -> list[activity.QueryLogEntry]:
-        return team_activity.recent_queries(self.store, limit)
+        return usage.usage_report(self.settings.db, since, limit, self.state)
 
     def overview(self) -> dict[str, object]:
         """Index size, last index run, sync sources, proposal and usage counts (I2 stats)."""
-        return team_activity.overview(self.store)
+        return team_activity.overview(self.store, self.state)
 
     def counters(self) -> dict[tuple[str, str], float]:
         """Persisted service counters (I4) keyed by (name, labels JSON)."""

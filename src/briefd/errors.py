@@ -10,7 +10,8 @@ into an ``isError`` result.
     ├── SourceError          the knowledge source cannot be read (missing dir, bad git remote)
     ├── IndexNotFoundError   there is no index yet: run ``briefd index``
     ├── StoreError           the SQLite file is unusable (corrupt, newer schema, disk full)
-    │   └── ForeignDatabaseError  the file is not a briefd index (never altered or deleted)
+    │   ├── ForeignDatabaseError  the file is not a briefd index (never altered or deleted)
+    │   └── StateUnavailableError the shared state (PostgreSQL, ``state.url``) cannot be reached
     ├── QueryError           a search request is malformed (bad FTS5 syntax in advanced mode)
     │   └── ScopeError       a requested scope does not exist
     ├── NotFoundError        a requested document does not exist (or is outside the scopes)
@@ -51,6 +52,11 @@ class StoreError(BriefdError):
 
 class ForeignDatabaseError(StoreError):
     """The index path names another application's database or a non-SQLite file."""
+
+
+class StateUnavailableError(StoreError):
+    """The shared state (PostgreSQL) is unreachable: search and bundles go on from the local
+    index, state writes fail fast with this error until it answers again."""
 
 
 class QueryError(BriefdError):

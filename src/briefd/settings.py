@@ -268,6 +268,19 @@ class CodeSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class StateSettings:
+    """Where the state replicas share lives (query log, usage, proposals, recall sessions,
+    bundle manifests, sync status). ``url`` None: the local SQLite index (one node);
+    ``postgresql://…``: PostgreSQL, for N replicas behind a load balancer. ``replica`` names
+    this process there (default: host name and port)."""
+
+    url: str | None = None
+    replica: str | None = None
+    pool_size: int = 4
+    timeout_seconds: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     source: Path | None = None
     db: Path = Path(".briefd/briefd.db")
@@ -289,6 +302,7 @@ class Settings:
     jira: JiraSettings = field(default_factory=JiraSettings)
     activity: ActivitySettings = field(default_factory=ActivitySettings)
     code: CodeSettings = field(default_factory=CodeSettings)
+    state: StateSettings = field(default_factory=StateSettings)
 
 
 def load_settings(

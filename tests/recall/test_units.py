@@ -9,7 +9,7 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.errors import QueryError
-from briefd.recall import pack, session
+from briefd.recall import pack
 from briefd.recall.block import (
     SEPARATOR_TOKENS,
     attribution,
@@ -19,6 +19,7 @@ from briefd.recall.block import (
     knowledge_block,
 )
 from briefd.recall.engine import RecallRequest
+from briefd.state import LocalState
 from briefd.tokens import count_tokens
 from tests.conftest import EXAMPLE, EXAMPLE_TR, WriteFiles
 from tests.recall.conftest import RELEVANT
@@ -107,11 +108,12 @@ def test_unseen_needs_the_same_content() -> None:
 
 
 def test_session_rows_expire(indexed: Briefd) -> None:
-    with indexed.store.write() as conn:
-        session.record(conn, "s", [("c1", "h1")], now=1000.0, hours=1)
-        assert session.seen(conn, "s", now=1000.0 + 3599, hours=1) == {"c1": "h1"}
-        assert session.seen(conn, "s", now=1000.0 + 3601, hours=1) == {}
-        session.record(conn, "t", [("c2", "h2")], now=1000.0 + 7200, hours=1)
+    memory = LocalState(lambda: indexed.store)
+    memory.remember("s", [("c1", "h1")], now=1000.0, hours=1)
+    assert memory.seen("s", now=1000.0 + 3599, hours=1) == {"c1": "h1"}
+    assert memory.seen("s", now=1000.0 + 3601, hours=1) == {}
+    memory.remember("t", [("c2", "h2")], now=1000.0 + 7200, hours=1)
+    with indexed.store.read() as conn:
         rows = conn.execute("SELECT session_id FROM recall_injections").fetchall()
     assert [r[0] for r in rows] == ["t"]
 

@@ -103,7 +103,7 @@ def test_a_lone_surrogate_is_refused_and_the_pending_log_survives(http: TestClie
     assert mcp.json()["detail"].startswith("body.params.arguments.query is not valid Unicode")
     state = state_of(http)
     state.flush(force=True)
-    logged = [e.query for e in state.api.recent_queries(100)]
+    logged = [e.query for e in state.api.state.recent_queries(100)]
     assert sorted(logged) == sorted(f"chargeback evidence {n}" for n in range(26))
     assert http.get("/api/search", params={"q": "still answering"}).status_code == 200
 
@@ -120,7 +120,7 @@ def test_a_failed_log_write_is_retried_and_drops_nothing(
         state.log_query("search", "bad \ud800 text", (), 0, None, 1.0, None)  # past the front ends
         http.get("/api/search", params={"q": "soft decline 5"})
     state.flush(force=True)
-    logged = [e.query for e in state.api.recent_queries(100)]
+    logged = [e.query for e in state.api.state.recent_queries(100)]
     assert sorted(logged) == sorted([f"soft decline {n}" for n in range(6)] + ["bad \ufffd text"])
 
 

@@ -405,7 +405,7 @@ def test_query_log_records_searches_and_bundles(client: TestClient, service_api:
     client.get("/api/search", params={"q": "retry policy", "client": "cli-test"})
     client.post("/api/bundle", json={"task": "refund a captured payment"})
     client.app.state.briefd.flush()  # type: ignore[attr-defined]
-    entries = service_api.recent_queries()
+    entries = service_api.state.recent_queries()
     assert [(e.kind, e.query) for e in entries] == [
         ("bundle", "refund a captured payment"),
         ("search", "retry policy"),

@@ -86,7 +86,7 @@ def test_stdio_calls_are_logged_and_counted(service_settings: Settings, tmp_path
 
     session(stdio(service_settings, tmp_path, "--no-index"), "legacy", body)
     with Briefd(service_settings, embedder=None) as api:
-        assert [(e.kind, e.query) for e in api.recent_queries()] == [
+        assert [(e.kind, e.query) for e in api.state.recent_queries()] == [
             ("search", "chargeback evidence deadline")
         ]
         counters = api.counters()

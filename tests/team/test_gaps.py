@@ -176,7 +176,7 @@ def test_hashed_mode_stores_no_prompt_text_and_still_groups(hashed: Briefd) -> N
 
     assert secret.encode() not in database_bytes(hashed)
     assert b"zanzibar" not in database_bytes(hashed).lower()
-    stored = hashed.recent_queries()
+    stored = hashed.state.recent_queries()
     assert {e.query for e in stored} == {""} and len({e.query_hash for e in stored}) == 1
     (gap,) = hashed.gaps(GapsRequest()).gaps
     assert (gap.query, gap.asked, gap.surfaces) == (None, 3, {"mcp": 2, "hook": 1})
@@ -186,7 +186,7 @@ def test_hook_prompts_are_hashed_by_default_and_searches_kept(indexed: Briefd) -
     indexed.log_queries(
         [entry("rotate the hsm keys", 0, None, "hook", "recall"), entry("refund window", 2, 0.9)]
     )
-    kinds = {e.kind: e for e in indexed.recent_queries()}
+    kinds = {e.kind: e for e in indexed.state.recent_queries()}
     assert kinds["recall"].query == "" and kinds["recall"].query_hash
     assert kinds["search"].query == "refund window"
     assert b"rotate the hsm keys" not in database_bytes(indexed)
@@ -200,7 +200,7 @@ def test_off_mode_keeps_counts_but_no_text_nor_hash(
         api.index(write_files(KNOWLEDGE))
         api.log_queries([entry("confidential roadmap item", 0, None)] * 2)
         assert b"confidential roadmap" not in database_bytes(api)
-        (stored, _) = api.recent_queries()
+        (stored, _) = api.state.recent_queries()
         assert (stored.query, stored.query_hash, stored.results) == ("", None, 0)
         report = api.gaps(GapsRequest())
         assert (report.gaps, report.unlogged, report.groups) == ((), 2, 0)
@@ -222,7 +222,7 @@ def test_retention_prunes_exactly_what_is_older(indexed: Briefd) -> None:
 
     indexed.index()  # every index run prunes (and so does every write of the log)
 
-    assert [e.query for e in indexed.recent_queries()] == ["kept"]
+    assert [e.query for e in indexed.state.recent_queries()] == ["kept"]
     rows = conn.execute("SELECT useful FROM usage_events").fetchall()
     assert [r[0] for r in rows] == [0]
 
@@ -232,7 +232,7 @@ def test_retention_zero_keeps_everything(indexed: Briefd) -> None:
     with Briefd(dataclasses.replace(indexed.settings, activity=keep), embedder=None) as api:
         api.log_queries([entry("ancient", 0, None, hours_ago=24 * 400)])
         api.index()
-        assert [e.query for e in api.recent_queries()] == ["ancient"]
+        assert [e.query for e in api.state.recent_queries()] == ["ancient"]
 
 
 def test_a_model_that_cannot_load_leaves_gaps_without_near_duplicates(

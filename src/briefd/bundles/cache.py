@@ -26,6 +26,7 @@ from briefd.bundles.model import (
     Exclusion,
 )
 from briefd.settings import Settings
+from briefd.state import Manifest
 
 CACHE_VERSION = "b3"  # b3: modes, tiers by name, hard limits, targets, tags
 
@@ -202,7 +203,7 @@ def save(
     paths: Sequence[str],
     max_tokens: int,
 ) -> None:
-    now = _now()
+    now = now_iso()
     stored = json.dumps(
         {
             "items": [dataclasses.asdict(i) for i in bundle.items],
@@ -263,6 +264,11 @@ def manifest(
     return str(row[0]), sections
 
 
+def stored_sections(manifest: Manifest) -> tuple[StoredSection, ...]:
+    """The sections of a manifest from the shared state."""
+    return tuple(StoredSection(c, f, t) for c, f, t in manifest.sections)
+
+
 def prune(conn: sqlite3.Connection, fingerprint: str, manifest_days: int) -> int:
     """Drop cache rows of other knowledge states and manifests older than ``manifest_days``."""
     gone = conn.execute("DELETE FROM bundles WHERE index_fingerprint != ?", (fingerprint,))
@@ -271,5 +277,5 @@ def prune(conn: sqlite3.Connection, fingerprint: str, manifest_days: int) -> int
     return gone.rowcount
 
 
-def _now() -> str:
+def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")

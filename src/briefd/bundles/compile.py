@@ -18,6 +18,7 @@ from briefd.bundles.cache import (
     StoredSection,
     cache_key,
     settings_digest,
+    stored_sections,
 )
 from briefd.bundles.collect import Ask, collect, retrieval_query
 from briefd.bundles.model import (
@@ -42,6 +43,7 @@ from briefd.retrieval.lexical import no_terms_message
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest
 from briefd.settings import Settings
 from briefd.sources.refs import normalise_paths
+from briefd.state import Manifest, SharedState
 from briefd.store import code as code_table
 from briefd.store import sync_state, views
 from briefd.store.db import Store
@@ -72,6 +74,11 @@ class Engine:
     model: str
     cache: BundleCache
     lookup_issue: IssueLookup | None = None
+    # replicas: the shared state (manifests compiled by any replica), the knowledge commit
+    # served here and whether a commit is this one or one of its ancestors
+    shared: SharedState | None = None
+    commit: str | None = None
+    knows: Callable[[str], bool] | None = None
 
 
 def validate(request: BundleRequest) -> None:
@@ -120,9 +127,11 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         else:
             bundle = replace(bundle, cached=True)
         bundle = with_drift(conn, bundle)
-        base = _base(conn, engine.store, request.base, key) if request.base else None
+        base = _base(conn, engine, request.base, key) if request.base else None
     if fresh and not live:  # a live issue's text is never stored
         _persist(engine, key, bundle, asked)
+    if engine.shared is not None and not live:
+        bundle = _share(engine, engine.shared, key, bundle)
     if request.base is None:
         return bundle
     if base is None:
@@ -273,16 +282,48 @@ def diff(
 
 
 def _base(
-    conn: sqlite3.Connection, store: Store, base_id: str, key: CacheKey
+    conn: sqlite3.Connection, engine: Engine, base_id: str, key: CacheKey
 ) -> tuple[StoredSection, ...] | None:
     """The sections of the base bundle, or None when it is unknown or was compiled for a
     different request (then the caller gets the full bundle, marked recovered)."""
     if not _BUNDLE_ID.match(base_id):
         return None
-    found = cache_table.manifest(conn, base_id) or unsaved_manifest(store, base_id)
+    found = cache_table.manifest(conn, base_id) or unsaved_manifest(engine.store, base_id)
+    if found is None and engine.shared is not None:
+        found = _shared_base(engine, engine.shared, base_id)
     if found is None or found[0] != key.request_key:
         return None
     return found[1]
+
+
+def _shared_base(
+    engine: Engine, shared: SharedState, base_id: str
+) -> tuple[str, tuple[StoredSection, ...]] | None:
+    """A base compiled through another replica: usable only when it was compiled at the
+    commit served here or at one of its ancestors. A replica behind the base (or on another
+    line) answers with the full bundle, never a delta that would take the caller back."""
+    try:
+        held = shared.manifest(base_id)
+    except StoreError:  # unreachable: recovered, the full bundle is always right
+        return None
+    if held is None:
+        return None
+    ours = held.commit is None or held.commit == engine.commit
+    if not ours and (engine.knows is None or not engine.knows(str(held.commit))):
+        return None
+    return held.request_key, stored_sections(held)
+
+
+def _share(engine: Engine, shared: SharedState, key: CacheKey, bundle: Bundle) -> Bundle:
+    """Tell the other replicas what this bundle holds (for their ``base=``, ``report_usage``);
+    an unreachable shared state costs that, never the bundle (the answer says so)."""
+    sections = tuple((i.chunk_id, i.fingerprint, i.tokens) for i in bundle.items)
+    held = Manifest(key.request_key, sections, engine.commit)
+    try:
+        shared.save_manifest(bundle.bundle_id, held, cache_table.now_iso())
+    except StoreError as exc:
+        return replace(bundle, state_error=str(exc))
+    return bundle
 
 
 def _fingerprint(conn: sqlite3.Connection) -> str:

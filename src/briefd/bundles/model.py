@@ -185,6 +185,7 @@ class Bundle:
     cached: bool = False
     recovered: bool = False
     delta: BundleDelta | None = None
+    state_error: str | None = None  # the shared state could not take this bundle's manifest
 
     @property
     def tokens(self) -> int:

@@ -29,6 +29,8 @@ def response(bundle: Bundle, verbose: bool = False) -> dict[str, object]:
     out["cached"] = bundle.cached
     if bundle.recovered:  # a base was given and is unknown: this is the full bundle
         out["recovered"] = True
+    if bundle.state_error:  # replicas: the shared state was unreachable (still served)
+        out["state_error"] = bundle.state_error
     if bundle.mode == "markdown":
         out["text"] = bundle.text
     out.update(body(bundle.mode, bundle.items, bundle.delta))

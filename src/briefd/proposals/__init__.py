@@ -4,8 +4,8 @@ configured, a pull request. The serving checkout and the index are never touched
 
 Modules: :mod:`~briefd.proposals.model` (request and record), :mod:`~briefd.proposals.validate`
 (pure checks), :mod:`~briefd.proposals.branch` (git plumbing), :mod:`~briefd.proposals.forge`
-(GitHub REST), :mod:`~briefd.proposals.records` (the ``proposals`` table),
-:mod:`~briefd.proposals.service` (propose and refresh).
+(GitHub REST), :mod:`~briefd.proposals.service` (propose and refresh; proposals are stored in
+the shared state, :mod:`briefd.state`).
 """
 
 from briefd.proposals.model import Proposal, ProposalRequest

@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from briefd.state.model import Proposal
+
+__all__ = ["Proposal", "ProposalRequest", "ProposalStatus"]
+
 # local: a branch in the knowledge checkout, not pushed (proposals.push); pushed: a branch on
 # the remote without a pull request (no forge, or the forge refused: see forge_error)
 ProposalStatus = Literal["local", "pushed", "open", "merged", "closed"]
@@ -21,21 +25,3 @@ class ProposalRequest:
     new_content: str
     scopes: tuple[str, ...] | None = None
     client: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Proposal:
-    id: str
-    branch: str
-    doc_path: str
-    description: str
-    commit_hash: str | None
-    pr_url: str | None
-    status: str
-    client: str | None
-    created_at: str
-    pr_number: int | None = None
-    base_branch: str | None = None
-    base_commit: str | None = None
-    forge_error: str | None = None  # the last forge failure for this proposal, if any
-    status_checked_at: str | None = None

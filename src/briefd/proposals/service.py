@@ -9,8 +9,7 @@ from datetime import UTC, datetime
 
 import httpx
 
-from briefd.errors import BriefdError, IndexNotFoundError, ProposalError
-from briefd.proposals import records
+from briefd.errors import BriefdError, IndexNotFoundError, ProposalError, StateUnavailableError
 from briefd.proposals.branch import Author, Change, local_proposal, push_proposal
 from briefd.proposals.forge import GitHub, open_forge
 from briefd.proposals.model import Proposal, ProposalRequest
@@ -19,7 +18,7 @@ from briefd.proposals.validate import checked_path
 from briefd.settings import Settings
 from briefd.sources import knowledge as sources
 from briefd.sources.knowledge import remote_url
-from briefd.store.db import Store
+from briefd.state import SharedState
 from briefd.sync.state import Refresh
 
 BRANCH_PREFIX = "briefd/proposal-"
@@ -30,26 +29,29 @@ NOT_PUSHED_FOR_FORGE = (
 )
 
 
-def propose(settings: Settings, request: ProposalRequest) -> Proposal:
+def propose(
+    settings: Settings, request: ProposalRequest, state: Callable[[], SharedState]
+) -> Proposal:
     """Validate, make a one-commit branch (pushed where :mod:`.policy` allows, else local),
-    open a pull request when a forge is configured, and store the proposal (on a connection of
-    its own: callers need no lock). The serving checkout and the index are not touched."""
+    open a pull request when a forge is configured, and store the proposal in the shared
+    state ``state`` opens (callers need no lock). The serving checkout and the index are not
+    touched. Without an index or a reachable state nothing is pushed (the error says why)."""
     require_enabled(settings)
     doc_path = checked_path(request, settings)
     going = locate(settings)
-    store = Store.open(settings.db)  # no index, no record: fail before anything is pushed
-    try:
-        with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
-            forge = open_forge(settings.forge, going.url, client)  # config gaps fail early too
-            if forge is not None and not going.pushed:
-                raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
+    store = state()
+    problem = store.problem()
+    if problem is not None:
+        raise StateUnavailableError(f"nothing was pushed: {problem}")
+    with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
+        forge = open_forge(settings.forge, going.url, client)  # config gaps fail early too
+        if forge is not None and not going.pushed:
+            raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
+        with store.exclusive("proposal-push", wait=True):  # one replica pushes at a time
             proposal = _make(settings, request, doc_path, going)
             if forge is not None:
                 proposal = _open_pull(forge, proposal)
-        with store.write() as conn:
-            records.insert(conn, proposal)
-    finally:
-        store.close()
+    store.save_proposal(proposal)
     return proposal
 
 
@@ -100,20 +102,24 @@ def locate(settings: Settings) -> Delivery:
     )
 
 
-def refresh_after_sync(open_store: Callable[[], Store], settings: Settings) -> Refresh:
-    """:func:`refresh_statuses` after a sync: a forge or store problem never fails the sync."""
+def refresh_after_sync(state: Callable[[], SharedState], settings: Settings) -> Refresh:
+    """:func:`refresh_statuses` after a sync, by one replica at a time (the others skip it):
+    a forge or store problem never fails the sync."""
     try:
-        return refresh_statuses(open_store(), settings)
+        shared = state()
+        with shared.exclusive("forge-refresh") as mine:
+            if not mine:
+                return Refresh(0, (), None)
+            return refresh_statuses(shared, settings)
     except IndexNotFoundError:  # no index, so no proposals either
         return Refresh(0, (), None)
     except BriefdError as exc:
         return Refresh(0, (), str(exc))
 
 
-def refresh_statuses(store: Store, settings: Settings) -> Refresh:
+def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
     """Read the state of every stored open pull request; never raises for forge trouble."""
-    with store.read() as conn:
-        pending = records.open_pulls(conn)
+    pending = store.open_pulls()
     if not pending or settings.forge.type == "none":
         return Refresh(0, (), None)
     try:
@@ -138,8 +144,7 @@ def refresh_statuses(store: Store, settings: Settings) -> Refresh:
                 problem = error = str(exc)
             if status is not None and status != proposal.status:
                 changed.append(f"{proposal.id}: {proposal.status} → {status}")
-            with store.write() as conn:
-                records.record_check(conn, proposal.id, status, problem, _now())
+            store.record_check(proposal.id, status, problem, _now())
     return Refresh(len(pending), tuple(changed), error)
 
 

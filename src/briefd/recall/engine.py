@@ -19,10 +19,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from briefd.errors import QueryError, StoreError
-from briefd.recall import pack, ranking, session
+from briefd.recall import pack, ranking
 from briefd.recall.block import block_tokens, knowledge_block
 from briefd.recall.ranking import Confidence, HybridSearch, Ranking, tier
 from briefd.settings import RecallSettings, Settings
+from briefd.state.sessions import IndexSessions, SessionMemory
 from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
 from briefd.text import query_terms
@@ -32,7 +33,6 @@ MAX_PROMPT_CHARS = 20_000
 MAX_SESSION_ID = 256  # an id, not content: it is stored with every injected section
 MAX_BLOCK_CHARS = 10_000  # Claude Code shows longer hook output as a preview only
 MODES = ("auto", "bm25", "hybrid")
-REMEMBER_WAIT_MS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +131,12 @@ def answer(
     request: RecallRequest,
     settings: Settings,
     hybrid: HybridSearch | None = None,
+    memory: SessionMemory | None = None,
 ) -> RecallResult:
     """Recall for one prompt; with ``hybrid`` the ranking is that search's (gate included),
-    without it BM25 behind the lexical evidence gate."""
+    without it BM25 behind the lexical evidence gate. ``memory`` holds what each session was
+    given (default: the index's own table; replicas share one, :mod:`briefd.state`)."""
+    memory = memory or IndexSessions(lambda: store)
     started = time.perf_counter()
     config = settings.recall
     prompt = request.prompt.strip()[:MAX_PROMPT_CHARS]
@@ -147,12 +150,10 @@ def answer(
     direct, related, budget = _plan(found, confidence, request, config)
     with store.read() as conn:
         sections = _hydrate(conn, direct) + _linked(conn, related, {c for c, _ in direct})
-        seen = {}
-        if request.session_id:
-            seen = session.seen(conn, request.session_id, now, config.session_hours)
+    seen, forgot = _seen(memory, request.session_id, now, config.session_hours)
     fresh, repeated = pack.unseen(sections, seen)
     chosen = pack.fit(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS))
-    notes = _remember(store, request.session_id, chosen, now, config.session_hours)
+    notes = forgot + _remember(memory, request.session_id, chosen, now, config.session_hours)
     return RecallResult(
         prompt=prompt,
         session_id=request.session_id,
@@ -268,8 +269,21 @@ def _section(row: sqlite3.Row, score: float) -> dict[str, Any]:
     }
 
 
+def _seen(
+    memory: SessionMemory, session_id: str | None, now: float, hours: float
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """What the session was given; an unreachable memory costs the no-repeat check of this
+    turn, never the answer."""
+    if not session_id:
+        return {}, ()
+    try:
+        return memory.seen(session_id, now, hours), ()
+    except (StoreError, sqlite3.Error) as exc:
+        return {}, (f"could not read what this session was given: {exc}",)
+
+
 def _remember(
-    store: Store,
+    memory: SessionMemory,
     session_id: str | None,
     chosen: Sequence[Mapping[str, Any]],
     now: float,
@@ -283,8 +297,7 @@ def _remember(
     # Session memory is worth no fsync and no long wait on the hook's path: a power cut or a
     # reindex holding the write lock can only cost the no-repeat memory of this turn.
     try:
-        with store.write(wait_ms=REMEMBER_WAIT_MS, durable=False) as conn:
-            session.record(conn, session_id, pairs, now, hours)
+        memory.remember(session_id, pairs, now, hours)
     except (StoreError, sqlite3.Error) as exc:
         return (f"could not remember this injection: {exc}",)
     return ()

@@ -25,6 +25,7 @@ from starlette.routing import Route
 from briefd import errors
 from briefd.__about__ import __version__
 from briefd.api import Briefd
+from briefd.replicas import agree
 from briefd.service import atlassian as live_lookups
 from briefd.service.config import ServiceConfig
 from briefd.service.guard import Guard
@@ -154,6 +155,7 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
     at the end)."""
     api = state.api
     await anyio.to_thread.run_sync(state.load_counters)
+    await anyio.to_thread.run_sync(_join_replicas, api)
     poller = await anyio.to_thread.run_sync(_start_poller, api)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(anyio.to_thread.run_sync, state.warm_up)
@@ -178,6 +180,15 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
             await anyio.to_thread.run_sync(lambda: state.locked(refresh))
         except Exception as exc:  # keep serving (a full disk, a busy index): try again later
             log.warning("could not save counters and the query log: %s", exc)
+
+
+def _join_replicas(api: Briefd) -> None:
+    """Replicas (a shared state): sync when another replica is told to, and say which commit
+    this one serves."""
+    shared = api.state
+    if shared.shared:
+        agree.follow_syncs(shared, api.trigger_sync)
+        agree.report_replica(api.settings, lambda: api.store, shared)
 
 
 def _start_poller(api: Briefd) -> Poller | None:

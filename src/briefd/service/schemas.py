@@ -279,6 +279,11 @@ class BundleOut(BaseModel):
     overage: int
     cached: bool
     recovered: bool | None = Field(default=None, description="true: base unknown, full bundle")
+    state_error: str | None = Field(
+        default=None,
+        description="replicas: the shared state was unreachable; the bundle is served, other "
+        "replicas cannot resolve it as a base meanwhile",
+    )
     text: str | None = None
     items: list[BundleItemOut] | None = None
     delta: DeltaOut | None = None
@@ -291,6 +296,10 @@ class HealthOut(BaseModel):
     documents: int
     uptime_seconds: float
     notice: str | None = None  # the index file was deleted or replaced under the server
+    state: str = "sqlite"  # where shared state lives: sqlite (one node) or postgresql
+    state_error: str | None = None  # the shared state is unreachable (status "degraded")
+    replica: str | None = None  # this replica's name (state in postgresql)
+    commit: str | None = None  # the knowledge commit this replica serves (a synced git source)
 
 
 class ProposalIn(BaseModel):

@@ -272,6 +272,10 @@ class ServiceState:
             pending, self._pending = self._pending, []
         prune = time.time() - self._pruned_at >= PRUNE_SECONDS
         try:
+            if (pending or prune) and self.api.state.shared:  # PostgreSQL: not under the lock
+                self.api.log_queries(pending)
+                pending, prune = [], False
+                self._pruned_at = time.time()
             with self.lock:
                 if pending or prune:
                     self.api.log_queries(pending)  # prunes what is past retention, too

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -94,12 +94,19 @@ def save_usage(
     return len(rows)
 
 
-def save_queries(conn: sqlite3.Connection, entries: Sequence[QueryLogEntry]) -> None:
+def save_queries(
+    conn: sqlite3.Connection,
+    entries: Sequence[QueryLogEntry],
+    documents: Mapping[str, str] | None = None,
+) -> None:
     """Append entries; each also records the documents its sections belong to (as indexed
     now), so the usage report counts documents without joining every section. Text that is
     not valid Unicode (a lone surrogate that got past the front ends) is stored with U+FFFD in
-    its place, so one entry never blocks the rest."""
-    where = section_info(conn, {c for e in entries for c in e.sections})
+    its place, so one entry never blocks the rest. ``documents`` (chunk id → path) replaces
+    the lookup in this index."""
+    if documents is None:
+        where = section_info(conn, {c for e in entries for c in e.sections})
+        documents = {c: info.doc_path for c, info in where.items()}
     conn.executemany(
         "INSERT INTO query_log (kind, query, scopes, results, top_score, latency_ms, client, "
         "created_at, surface, gate, sections, documents, bundle_id, query_hash) "
@@ -117,7 +124,7 @@ def save_queries(conn: sqlite3.Connection, entries: Sequence[QueryLogEntry]) -> 
                 e.surface or surface_of(e.client),
                 e.gate,
                 json.dumps(list(e.sections)),
-                json.dumps(sorted({where[c].doc_path for c in e.sections if c in where})),
+                json.dumps(sorted({documents[c] for c in e.sections if c in documents})),
                 e.bundle_id,
                 e.query_hash,
             )

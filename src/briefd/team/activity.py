@@ -10,7 +10,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from briefd.settings import ActivitySettings
-from briefd.store import activity, queryhash
+from briefd.state import SharedState
+from briefd.store import activity, queryhash, reports
 from briefd.store.activity import QueryLogEntry
 from briefd.store.db import Store
 
@@ -18,15 +19,28 @@ WAIT_MS = 200  # query log and counters: the service keeps them and retries late
 STRICTNESS = ("off", "hashed", "full")
 
 
-def log_queries(store: Store, entries: Sequence[QueryLogEntry], settings: ActivitySettings) -> None:
+def log_queries(
+    store: Store, entries: Sequence[QueryLogEntry], settings: ActivitySettings, state: SharedState
+) -> None:
     """Append searches, bundles and hook prompts to the query log — their text kept, hashed
     or left out as ``settings`` say — and prune what is older than the retention period; a
-    busy index raises after ``WAIT_MS`` (the caller keeps the entries and retries)."""
-    with store.write(wait_ms=WAIT_MS, durable=False) as conn:
-        if entries:
-            salt = queryhash.query_salt(conn)
-            activity.save_queries(conn, [as_logged(e, settings, salt) for e in entries])
-        prune(conn, settings)
+    busy index (or an unreachable shared state) raises after ``WAIT_MS`` (the caller keeps the
+    entries and retries)."""
+    if not state.shared:  # one node: one transaction on the index, as always
+        with store.write(wait_ms=WAIT_MS, durable=False) as conn:
+            if entries:
+                salt = queryhash.query_salt(conn)
+                activity.save_queries(conn, [as_logged(e, settings, salt) for e in entries])
+            prune(conn, settings)
+        return
+    if entries:
+        salt = state.query_salt()
+        with store.read() as conn:  # the documents of the sections, as indexed here
+            where = reports.section_info(conn, {c for e in entries for c in e.sections})
+        documents = {c: info.doc_path for c, info in where.items()}
+        state.save_queries([as_logged(e, settings, salt) for e in entries], documents)
+    if settings.retention_days > 0:
+        state.prune_before(cutoff_of(settings))
 
 
 def prompt_mode(kind: str, settings: ActivitySettings) -> str:
@@ -51,19 +65,27 @@ def prune(conn: sqlite3.Connection, settings: ActivitySettings) -> tuple[int, in
     everything); how many of each went."""
     if settings.retention_days <= 0:
         return 0, 0
+    return activity.prune_before(conn, cutoff_of(settings))
+
+
+def cutoff_of(settings: ActivitySettings) -> str:
     cutoff = datetime.now(UTC) - timedelta(days=settings.retention_days)
-    return activity.prune_before(conn, cutoff.isoformat(timespec="seconds"))
+    return cutoff.isoformat(timespec="seconds")
 
 
-def recent_queries(store: Store, limit: int = 100) -> list[QueryLogEntry]:
+def overview(store: Store, state: SharedState) -> dict[str, object]:
+    """Index size, last index run, sync sources, proposal and usage counts (I2 stats); the
+    counts of a shared state are the team's (every replica's), not this index's."""
     with store.read() as conn:
-        return activity.recent_queries(conn, limit)
-
-
-def overview(store: Store) -> dict[str, object]:
-    """Index size, last index run, sync sources, proposal and usage counts (I2 stats)."""
-    with store.read() as conn:
-        return activity.overview(conn)
+        found = activity.overview(conn)
+    if state.shared:
+        counts = state.counts()
+        found["proposals"] = {
+            s: counts.get(f"proposals_{s}", 0) for s in ("open", "merged", "closed")
+        }
+        found["usage_events"] = counts["usage_events"]
+        found["queries_logged"] = counts["queries_logged"]
+    return found
 
 
 def counters(store: Store) -> dict[tuple[str, str], float]:

@@ -23,9 +23,11 @@ import numpy as np
 
 from briefd.embeddings.base import Embedder, Vectors
 from briefd.errors import EmbeddingError, QueryError, StoreError
+from briefd.state import SharedState
 from briefd.store import reports
 from briefd.store.db import Store, opened
 from briefd.team.period import iso, since_cutoff
+from briefd.team.shared import mirror_team_log
 
 log = logging.getLogger("briefd.team")
 GAP_WEAKNESS = 0.5
@@ -175,7 +177,10 @@ def merge_near_duplicates(
 
 
 def gaps_report(
-    db: Path, request: GapsRequest, embedder: Callable[[], Embedder | None]
+    db: Path,
+    request: GapsRequest,
+    embedder: Callable[[], Embedder | None],
+    state: SharedState | None = None,
 ) -> GapsReport:
     """The gaps since ``request.since`` (see the module docstring), read on a connection of
     its own. ``embedder`` gives the configured one (None: embeddings are off); when it cannot
@@ -188,6 +193,8 @@ def gaps_report(
         log.warning("gaps without near-duplicate merging: %s", exc)
         vectors = None
     with opened(db) as store:
+        if state is not None:  # replicas: the team's log and usage, not this index's
+            mirror_team_log(store, state, iso(since_cutoff(request.since)))
         return _gaps(store, request, vectors)
 
 

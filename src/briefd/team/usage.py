@@ -4,8 +4,6 @@ often reported useful, which are never served, and requests per day."""
 
 from __future__ import annotations
 
-import secrets
-import sqlite3
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,20 +13,23 @@ from pathlib import Path
 import numpy as np
 
 from briefd.bundles.cache import manifest as bundle_manifest
+from briefd.bundles.cache import stored_sections
 from briefd.bundles.compile import unsaved_manifest
-from briefd.errors import NotFoundError, QueryError, StoreError
+from briefd.errors import NotFoundError, QueryError
 from briefd.settings import Settings
+from briefd.state import SharedState
 from briefd.store import activity, reports
 from briefd.store.activity import UsageReceipt
 from briefd.store.db import Store, opened
 from briefd.team.period import iso, since_cutoff
+from briefd.team.shared import mirror_team_log
 
 MAX_LISTED = 10  # chunk ids named in a report_usage error
-WAIT_MS = 200  # for another process's write; then the report waits in memory (Store.defer)
 
 
 def report_usage(
     store: Store,
+    state: SharedState,
     settings: Settings,
     bundle_id: str,
     useful_chunk_ids: Sequence[str] = (),
@@ -41,25 +42,21 @@ def report_usage(
     if not bundle_id:
         raise QueryError("bundle_id is empty; pass the bundle_id that compile_bundle returned")
     ids = tuple(dict.fromkeys(c.strip() for c in useful_chunk_ids if c.strip()))
-    _check(store, settings, bundle_id, ids)
+    _check(store, state, settings, bundle_id, ids)
     with store.read() as conn:
         known = activity.existing_chunk_ids(conn, ids)
-    at = activity.now_iso()
-
-    def save(conn: sqlite3.Connection) -> None:
-        activity.save_usage(conn, bundle_id, ids, client, at)
-
-    try:
-        with store.write(wait_ms=WAIT_MS) as conn:
-            save(conn)
-    except StoreError:  # another process writes (a reindex), or the disk is full: later
-        store.defer(f"usage:{bundle_id}:{secrets.token_hex(8)}", save)
+    state.save_usage(bundle_id, ids, client, activity.now_iso())  # a busy index: deferred
     return UsageReceipt(bundle_id, max(len(ids), 1), ids, tuple(c for c in ids if c not in known))
 
 
-def _check(store: Store, settings: Settings, bundle_id: str, given: Sequence[str]) -> None:
+def _check(
+    store: Store, state: SharedState, settings: Settings, bundle_id: str, given: Sequence[str]
+) -> None:
     with store.read() as conn:
         held = bundle_manifest(conn, bundle_id) or unsaved_manifest(store, bundle_id)
+    if held is None and state.shared:  # compiled through another replica
+        shared = state.manifest(bundle_id)
+        held = None if shared is None else (shared.request_key, stored_sections(shared))
     if held is None:
         raise NotFoundError(
             f"no bundle '{bundle_id}' was issued by this index (bundles are remembered "
@@ -127,7 +124,9 @@ class UsageReport:
     days: tuple[DayActivity, ...]
 
 
-def usage_report(db: Path, since: str = "30d", limit: int = 20) -> UsageReport:
+def usage_report(
+    db: Path, since: str = "30d", limit: int = 20, state: SharedState | None = None
+) -> UsageReport:
     """Which documents and sections were served since ``since``, how often, by which surface,
     how often reported useful, and which documents were never served; requests per day. Read
     on a connection of its own."""
@@ -135,7 +134,15 @@ def usage_report(db: Path, since: str = "30d", limit: int = 20) -> UsageReport:
         raise QueryError(f"limit must be at least 1, got {limit}")
     start = since_cutoff(since)
     cutoff = iso(start)
-    with opened(db) as store, store.read() as conn:
+    with opened(db) as store:
+        if state is not None:  # replicas: the team's log and usage, not this index's
+            mirror_team_log(store, state, cutoff)
+        return _usage_report(store, start, limit)
+
+
+def _usage_report(store: Store, start: datetime, limit: int) -> UsageReport:
+    cutoff = iso(start)
+    with store.read() as conn:
         by_chunk = reports.served_by_surface(conn, cutoff, "sections")
         by_document = reports.served_by_surface(conn, cutoff, "documents")
         where = reports.section_info(conn, {c for c, _, _, _ in by_chunk})

@@ -5,9 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from briefd.__about__ import __version__
-from briefd.errors import IndexNotFoundError
+from briefd.errors import BriefdError, IndexNotFoundError
+from briefd.replicas.agree import served_commit
 from briefd.service import schemas
 from briefd.service.deps import State
+from briefd.state import replica_name
 
 router = APIRouter(prefix="/api")
 
@@ -15,19 +17,33 @@ router = APIRouter(prefix="/api")
 @router.get("/health", response_model=schemas.HealthOut, tags=["service"])
 def health(state: State) -> schemas.HealthOut:
     """Liveness and index presence; open (no token). ``no_index``: nothing indexed yet;
-    ``notice``: the index file was deleted or replaced under the server (and reopened)."""
+    ``degraded``: the shared state (PostgreSQL) is unreachable, search and bundles still
+    serve (``state_error`` says why); ``notice``: the index file was deleted or replaced under
+    the server (and reopened). ``commit``: the knowledge commit this replica serves."""
 
-    def documents() -> int | None:
+    def documents() -> tuple[int | None, str | None]:
         try:
-            return sum(s.documents for s in state.api.scopes())
+            return sum(s.documents for s in state.api.scopes()), served_commit(state.api.store)
         except IndexNotFoundError:
-            return None
+            return None, None
 
-    count = state.call("rest", "health", documents)
+    count, commit = state.call("rest", "health", documents)
+    shared = state.api.state
+    try:
+        problem = shared.problem()  # outside the lock: PostgreSQL's answer holds up nobody
+    except IndexNotFoundError:
+        problem = None
+    except BriefdError as exc:
+        problem = str(exc)
+    status = "no_index" if count is None else "degraded" if problem else "ok"
     return schemas.HealthOut(
-        status="ok" if count is not None else "no_index",
+        status=status,
         version=__version__,
         documents=count or 0,
         uptime_seconds=state.uptime_seconds(),
         notice=state.index_notice(),
+        state=shared.engine,
+        state_error=problem,
+        replica=replica_name(state.api.settings) if shared.shared else None,
+        commit=commit,
     )

@@ -13,6 +13,8 @@ import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Request, status
 
 from briefd.api import Briefd
+from briefd.errors import BriefdError
+from briefd.replicas.agree import announce_sync
 from briefd.service.deps import ERRORS, State
 from briefd.sync.webhook import verify_signature
 
@@ -46,6 +48,7 @@ async def git_webhook(request: Request, state: State) -> dict[str, Any]:
     started = await anyio.to_thread.run_sync(
         lambda: state.call("rest", "webhook_git", state.api.trigger_sync)
     )
+    await anyio.to_thread.run_sync(announce_sync, state.api.state)  # every other replica too
     return {"accepted": True, "event": event, "sync": "started" if started else "queued"}
 
 
@@ -72,11 +75,20 @@ def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
 def admin_sync(state: State) -> dict[str, Any]:
     """Start a sync in the background now (the dashboard's button); poll ``GET /api/sync``."""
     started = state.call("rest", "admin_sync", state.api.trigger_sync)
+    announce_sync(state.api.state)
     current = state.call("rest", "sync_status", state.api.sync_status)
     return {"sync": "started" if started else "queued", "status": asdict(current)}
 
 
 @router.get("/api/sync", responses=ERRORS, tags=["sync"])
 def sync_status(state: State) -> dict[str, Any]:
-    """Where the knowledge source stands: commit served, last attempt, its error."""
-    return asdict(state.call("rest", "sync_status", state.api.sync_status))
+    """Where the knowledge source stands: commit served, last attempt, its error; replicas
+    (a shared state): every replica's commit and last sync, as each last reported it."""
+    out = asdict(state.call("rest", "sync_status", state.api.sync_status))
+    shared = state.api.state
+    if shared.shared:
+        try:
+            out["replicas"] = [asdict(r) for r in shared.replicas()]
+        except BriefdError as exc:
+            out["replicas_error"] = str(exc)
+    return out

@@ -1,0 +1,129 @@
+"""The knowledge commit a replica serves, and whether another replica's commit is one it has
+moved past (then a delta against that replica's bundle is right); the sync steps that tell
+the other replicas (``LISTEN/NOTIFY``) and record each replica's status."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from briefd.bundles.compile import Engine
+from briefd.errors import BriefdError, IndexNotFoundError
+from briefd.model import IndexReport
+from briefd.proposals.service import refresh_after_sync
+from briefd.settings import Settings
+from briefd.sources import git
+from briefd.sources import knowledge as sources
+from briefd.state import SYNC_CHANNEL, ReplicaStatus, SharedState, replica_name
+from briefd.store import sync_state
+from briefd.store.activity import now_iso
+from briefd.store.db import Store
+from briefd.sync.runner import SyncSteps
+from briefd.sync.state import SyncReport
+
+log = logging.getLogger("briefd.replicas")
+
+
+def served_commit(store: Store) -> str | None:
+    """The knowledge commit of the index this replica serves (None: not a synced git source)."""
+    try:
+        with store.read() as conn:
+            commit = sync_state.load_sync(conn).get("last_commit")
+    except IndexNotFoundError:
+        return None
+    return commit if isinstance(commit, str) and commit else None
+
+
+def across_replicas(engine: Engine, state: SharedState) -> Engine:
+    """A bundle engine that finds ``base=`` manifests compiled by any replica, and uses one
+    only when it was compiled at the commit served here or an ancestor of it."""
+    if not state.shared:
+        return engine
+    commit = served_commit(engine.store)
+    check = knows(engine.settings, commit) if commit else None
+    return replace(engine, shared=state, commit=commit, knows=check)
+
+
+def knows(settings: Settings, served: str) -> Callable[[str], bool]:
+    """Whether a commit is ``served`` or one of its ancestors in the knowledge repository (a
+    commit this replica has not fetched, or one on another line, is not)."""
+
+    def check(commit: str) -> bool:
+        if commit == served:
+            return True
+        try:
+            root = sources.resolve(settings).root
+            git.run(["merge-base", "--is-ancestor", commit, served], root, 10)
+        except BriefdError:
+            return False
+        return True
+
+    return check
+
+
+def sync_steps(
+    settings: Settings,
+    reindex: Callable[[Path], IndexReport],
+    open_store: Callable[[], Store],
+    state: Callable[[], SharedState],
+) -> SyncSteps:
+    """A sync run's steps: the local index records the attempt; a shared state also learns
+    this replica's commit, and forge refresh runs on one replica at a time."""
+
+    def save(report: SyncReport, success_at: str | None) -> None:
+        sync_state.record_sync(open_store, report, success_at)
+        report_replica(settings, open_store, state())
+
+    return SyncSteps(
+        settings,
+        reindex,
+        lambda: sync_state.last_sync(open_store),
+        save,
+        lambda: refresh_after_sync(state, settings),
+    )
+
+
+def report_replica(settings: Settings, open_store: Callable[[], Store], state: SharedState) -> None:
+    """Tell the shared state which commit and index this replica serves, and forget bundle
+    manifests older than ``bundles.manifest_days`` (best effort)."""
+    if not state.shared:
+        return
+    try:
+        store = open_store()
+        with store.read() as conn:
+            saved = sync_state.load_sync(conn)
+            fingerprint = sync_state.index_fingerprint(conn)
+        error = saved.get("last_error")
+        status = ReplicaStatus(
+            replica_name(settings),
+            served_commit(store),
+            fingerprint,
+            now_iso(),
+            error if isinstance(error, str) else None,
+        )
+        state.save_replica(status)
+        cutoff = datetime.now(UTC) - timedelta(days=settings.bundles.manifest_days)
+        state.prune_manifests(cutoff.isoformat(timespec="seconds"))  # as the index prunes its own
+    except BriefdError as exc:
+        log.warning("could not report this replica's status: %s", exc)
+
+
+def announce_sync(state: SharedState) -> None:
+    """Ask every other replica to sync (a webhook or a proposal reached this one)."""
+    if state.shared:
+        try:
+            state.broadcast(SYNC_CHANNEL, "sync")
+        except BriefdError as exc:
+            log.warning("could not tell the other replicas to sync: %s", exc)
+
+
+def follow_syncs(state: SharedState, trigger: Callable[[], object]) -> None:
+    """Sync when another replica says so."""
+
+    def heard(_payload: str) -> None:
+        trigger()
+
+    state.listen(SYNC_CHANNEL, heard)

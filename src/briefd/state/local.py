@@ -1,0 +1,217 @@
+"""The shared state in the SQLite index (``state.url`` unset): one node, nothing shared. The
+query log, usage and sync status keep the tables and SQL they always had (:mod:`briefd.store`);
+proposals and manifests are read and written here, recall sessions in :mod:`.sessions`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from briefd.errors import StoreError
+from briefd.state.model import Manifest, Proposal, ReplicaStatus
+from briefd.state.sessions import IndexSessions
+from briefd.store import activity, queryhash, sync_state
+from briefd.store.activity import QueryLogEntry
+from briefd.store.db import Store
+
+WAIT_MS = 200  # the query log: the service keeps the entries and retries later
+
+QUERY_COLUMNS = (
+    "id, kind, query, scopes, results, top_score, latency_ms, client, created_at, surface, "
+    "gate, sections, documents, bundle_id, query_hash"
+)
+USAGE_COLUMNS = "id, bundle_id, chunk_id, useful, client, created_at"
+_PROPOSAL_COLUMNS = (
+    "id, branch, doc_path, description, commit_hash, pr_url, status, client, created_at, "
+    "pr_number, base_branch, base_commit, forge_error, status_checked_at"
+)
+
+
+class LocalState(IndexSessions):
+    """:class:`~briefd.state.base.SharedState` on the index ``open_store`` opens."""
+
+    engine = "sqlite"
+    shared = False
+
+    def __init__(self, open_store: Callable[[], Store]) -> None:
+        super().__init__(open_store)
+        self._locks: dict[str, threading.Lock] = {}
+        self._listeners: dict[str, list[Callable[[str], None]]] = {}
+
+    def problem(self) -> str | None:
+        """None: the index opens (without one, :class:`IndexNotFoundError` is raised)."""
+        self._open()
+        return None
+
+    def query_salt(self) -> bytes:
+        with self._open().write(wait_ms=WAIT_MS, durable=False) as conn:
+            return queryhash.query_salt(conn)
+
+    def save_queries(self, entries: Sequence[QueryLogEntry], documents: Mapping[str, str]) -> None:
+        with self._open().write(wait_ms=WAIT_MS, durable=False) as conn:
+            activity.save_queries(conn, entries, documents)
+
+    def recent_queries(self, limit: int = 100) -> list[QueryLogEntry]:
+        with self._open().read() as conn:
+            return activity.recent_queries(conn, limit)
+
+    def save_usage(
+        self, bundle_id: str, chunk_ids: Sequence[str], client: str | None, at: str
+    ) -> int:
+        """A busy index (a reindex in another process, a full disk) keeps the report in
+        memory and writes it with a later flush (:meth:`Store.defer`)."""
+        store = self._open()
+
+        def save(conn: sqlite3.Connection) -> None:
+            activity.save_usage(conn, bundle_id, chunk_ids, client, at)
+
+        try:
+            with store.write(wait_ms=WAIT_MS) as conn:
+                save(conn)
+        except StoreError:
+            store.defer(f"usage:{bundle_id}:{secrets.token_hex(8)}", save)
+        return max(len(dict.fromkeys(chunk_ids)), 1)
+
+    def query_rows(self, since: str) -> list[tuple[Any, ...]]:
+        with self._open().read() as conn:
+            sql = f"SELECT {QUERY_COLUMNS} FROM query_log WHERE created_at >= ? ORDER BY id"
+            return [tuple(r) for r in conn.execute(sql, (since,))]
+
+    def usage_rows(self, since: str) -> list[tuple[Any, ...]]:
+        with self._open().read() as conn:
+            sql = f"SELECT {USAGE_COLUMNS} FROM usage_events WHERE created_at >= ? ORDER BY id"
+            return [tuple(r) for r in conn.execute(sql, (since,))]
+
+    def prune_before(self, cutoff: str) -> tuple[int, int]:
+        with self._open().write(wait_ms=WAIT_MS, durable=False) as conn:
+            return activity.prune_before(conn, cutoff)
+
+    def counts(self) -> dict[str, int]:
+        with self._open().read() as conn:
+            one = conn.execute
+            found = {
+                "queries_logged": one("SELECT count(*) FROM query_log").fetchone()[0],
+                "usage_events": one("SELECT count(*) FROM usage_events").fetchone()[0],
+            }
+            for status, n in one("SELECT status, count(*) FROM proposals GROUP BY status"):
+                found[f"proposals_{status}"] = n
+        return found
+
+    def save_proposal(self, proposal: Proposal) -> None:
+        with self._open().write() as conn:
+            conn.execute(
+                f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                proposal_row(proposal),
+            )
+
+    def proposals(self, status: str | None = None) -> list[Proposal]:
+        where, args = ("WHERE status = ?", (status,)) if status else ("", ())
+        sql = f"SELECT {_PROPOSAL_COLUMNS} FROM proposals {where} ORDER BY created_at DESC, id"
+        with self._open().read() as conn:
+            return [Proposal(*row) for row in conn.execute(sql, args)]
+
+    def open_pulls(self) -> list[Proposal]:
+        sql = (
+            f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE status = 'open' "
+            "AND pr_number IS NOT NULL ORDER BY created_at, id"
+        )
+        with self._open().read() as conn:
+            return [Proposal(*row) for row in conn.execute(sql)]
+
+    def record_check(
+        self, proposal_id: str, status: str | None, error: str | None, at: str
+    ) -> None:
+        """A status read: ``status`` None (the forge failed) keeps the stored status."""
+        with self._open().write() as conn:
+            conn.execute(
+                "UPDATE proposals SET status = coalesce(?, status), forge_error = ?, "
+                "status_checked_at = ? WHERE id = ?",
+                (status, error, at, proposal_id),
+            )
+
+    def save_manifest(self, bundle_id: str, manifest: Manifest, at: str) -> None:
+        with self._open().write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO bundle_manifests (id, request_key, sections, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (bundle_id, manifest.request_key, json.dumps(manifest.sections), at),
+            )
+
+    def manifest(self, bundle_id: str) -> Manifest | None:
+        with self._open().read() as conn:
+            row = conn.execute(
+                "SELECT request_key, sections FROM bundle_manifests WHERE id = ?", (bundle_id,)
+            ).fetchone()
+        return None if row is None else Manifest(str(row[0]), sections_of(row[1]))
+
+    def prune_manifests(self, cutoff: str) -> int:
+        with self._open().write() as conn:
+            sql = "DELETE FROM bundle_manifests WHERE created_at < ?"
+            return int(conn.execute(sql, (cutoff,)).rowcount)
+
+    def save_replica(self, status: ReplicaStatus) -> None:
+        """One node: its sync status is the index's own ``sync_state`` row."""
+
+    def replicas(self) -> list[ReplicaStatus]:
+        with self._open().read() as conn:
+            saved = sync_state.load_sync(conn)
+            fingerprint = sync_state.index_fingerprint(conn)
+        at = saved.get("last_sync_at")
+        commit, error = saved.get("last_commit"), saved.get("last_error")
+        return [
+            ReplicaStatus(
+                "local",
+                commit if isinstance(commit, str) else None,
+                fingerprint,
+                at if isinstance(at, str) else "",
+                error if isinstance(error, str) else None,
+            )
+        ]
+
+    def broadcast(self, channel: str, payload: str) -> None:
+        """One node: nobody else to tell."""
+
+    def listen(self, channel: str, callback: Callable[[str], None]) -> None:
+        self._listeners.setdefault(channel, []).append(callback)
+
+    @contextlib.contextmanager
+    def exclusive(self, name: str, wait: bool = False) -> Iterator[bool]:
+        lock = self._locks.setdefault(name, threading.Lock())
+        got = lock.acquire(blocking=wait)
+        try:
+            yield got
+        finally:
+            if got:
+                lock.release()
+
+    def close(self) -> None:
+        """The index is the API's to close."""
+
+
+def proposal_row(p: Proposal) -> tuple[object, ...]:
+    return (
+        p.id,
+        p.branch,
+        p.doc_path,
+        p.description,
+        p.commit_hash,
+        p.pr_url,
+        p.status,
+        p.client,
+        p.created_at,
+        p.pr_number,
+        p.base_branch,
+        p.base_commit,
+        p.forge_error,
+        p.status_checked_at,
+    )
+
+
+def sections_of(text: str) -> tuple[tuple[str, str, int], ...]:
+    return tuple((str(c), str(f), int(t)) for c, f, t in json.loads(text))

@@ -1,0 +1,451 @@
+"""The shared state in PostgreSQL (``state.url: postgresql://…``), for replicas behind a load
+balancer: psycopg 3 with a connection pool, numbered migrations (:mod:`.migrations`),
+``LISTEN/NOTIFY`` for broadcasts and transaction-scoped advisory locks for work one replica
+does at a time.
+
+Degraded, not down: when PostgreSQL does not answer, every call raises
+:class:`StateUnavailableError` at once (after the first, which waited ``timeout_seconds``), so
+callers keep serving from the local index; a thread probes the server every ``RETRY_SECONDS``
+and, when it answers, opens the pool anew. Nothing else is needed."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from briefd.errors import StateUnavailableError, StoreError
+from briefd.settings import StateSettings
+from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, sections_of
+from briefd.state.migrations import migrate
+from briefd.state.model import Manifest, Proposal, ReplicaStatus
+from briefd.store.activity import QueryLogEntry, surface_of
+
+log = logging.getLogger("briefd.state")
+RETRY_SECONDS = 1.0  # while the server is away, how often it is tried again
+LISTEN_POLL_SECONDS = 1.0
+
+_PROPOSAL_COLUMNS = (
+    "id, branch, doc_path, description, commit_hash, pr_url, status, client, created_at, "
+    "pr_number, base_branch, base_commit, forge_error, status_checked_at"
+)
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+Conn = psycopg.Connection[Any]
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password (for messages and logs)."""
+    return _PASSWORD.sub(r"\1***@", url)
+
+
+class PostgresState:
+    """:class:`~briefd.state.base.SharedState` in PostgreSQL; ``replica`` names this process."""
+
+    engine = "postgresql"
+    shared = True
+
+    def __init__(self, settings: StateSettings, replica: str) -> None:
+        assert settings.url is not None
+        self.url = settings.url
+        self.replica = replica
+        self._settings = settings
+        self._lock = threading.Lock()
+        self._problem: str | None = None
+        self._prober: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._pool = self._new_pool()
+        self._migrated = False
+
+    def _new_pool(self) -> ConnectionPool[Conn]:
+        pool: ConnectionPool[Conn] = ConnectionPool(
+            self.url,
+            min_size=1,
+            max_size=max(1, self._settings.pool_size),
+            timeout=self._settings.timeout_seconds,
+            kwargs={"connect_timeout": max(1, int(self._settings.timeout_seconds))},
+            check=ConnectionPool.check_connection,
+            open=False,
+            name=f"briefd-state-{self.replica}",
+        )
+        pool.open(wait=False)
+        return pool
+
+    # -- connections, failures and recovery
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[Conn]:
+        """A pooled connection in a transaction (committed on success)."""
+        self._gate()
+        try:
+            with self._pool.connection() as conn:
+                if not self._migrated:
+                    migrate(conn)
+                    self._migrated = True
+                with conn.transaction():
+                    yield conn
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise self._down(exc) from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"the shared state refused a write: {exc}") from exc
+        self._problem = None
+
+    def _gate(self) -> None:
+        """Fail at once while the server is known to be away (a prober watches for it)."""
+        problem = self._problem
+        if problem is not None:
+            raise StateUnavailableError(problem)
+
+    def _probe_until_back(self) -> None:
+        """While the server is away: try it every ``RETRY_SECONDS``; when it answers, open a
+        fresh pool (no connection to the old server kept) and let calls through again."""
+        while not self._closed.wait(RETRY_SECONDS):
+            try:
+                psycopg.connect(self.url, connect_timeout=self._connect_timeout()).close()
+            except psycopg.Error:
+                continue
+            with self._lock:
+                old, self._pool = self._pool, self._new_pool()
+                self._problem = None
+                self._prober = None
+            old.close(timeout=0)
+            log.warning("the shared state answers again (%s)", redacted(self.url))
+            return
+
+    def _connect_timeout(self) -> int:
+        return max(1, int(self._settings.timeout_seconds))
+
+    def _down(self, exc: BaseException) -> StateUnavailableError:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        problem = (
+            f"the shared state ({redacted(self.url)}) is unreachable: {detail}; search and "
+            "bundles go on from the local index, state writes fail until it answers"
+        )
+        with self._lock:
+            if self._problem is None:
+                log.error("%s", problem)
+            self._problem = problem
+            if self._prober is None and not self._closed.is_set():
+                self._prober = threading.Thread(
+                    target=self._probe_until_back, name="briefd-state-probe", daemon=True
+                )
+                self._prober.start()
+        return StateUnavailableError(problem)
+
+    def problem(self) -> str | None:
+        if self._problem is not None:  # known: no wait (the prober watches)
+            return self._problem
+        try:
+            with self._tx() as conn:
+                conn.execute("SELECT 1")
+        except StoreError as exc:
+            return str(exc)
+        return None
+
+    # -- the query log and usage
+
+    def query_salt(self) -> bytes:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO state_meta (key, value) VALUES ('query_log_salt', "
+                "md5(random()::text || clock_timestamp()::text)) ON CONFLICT (key) DO NOTHING"
+            )
+            row = conn.execute(
+                "SELECT value FROM state_meta WHERE key = 'query_log_salt'"
+            ).fetchone()
+        assert row is not None
+        return bytes.fromhex(str(row[0]))
+
+    def save_queries(self, entries: Sequence[QueryLogEntry], documents: Mapping[str, str]) -> None:
+        if not entries:
+            return
+        rows = [
+            (
+                e.kind,
+                _storable(e.query),
+                json.dumps(list(e.scopes)),
+                e.results,
+                e.top_score,
+                e.latency_ms,
+                _storable(e.client) if e.client is not None else None,
+                e.created_at,
+                e.surface or surface_of(e.client),
+                e.gate,
+                json.dumps(list(e.sections)),
+                json.dumps(sorted({documents[c] for c in e.sections if c in documents})),
+                e.bundle_id,
+                e.query_hash,
+                self.replica,
+            )
+            for e in entries
+        ]
+        with self._tx() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO query_log (kind, query, scopes, results, top_score, latency_ms, "
+                "client, created_at, surface, gate, sections, documents, bundle_id, "
+                "query_hash, replica) VALUES "
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                rows,
+            )
+
+    def recent_queries(self, limit: int = 100) -> list[QueryLogEntry]:
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT kind, query, scopes, results, top_score, latency_ms, client, "
+                "created_at, surface, gate, sections, bundle_id, query_hash FROM query_log "
+                "ORDER BY id DESC LIMIT %s",
+                (max(0, limit),),
+            ).fetchall()
+        return [
+            QueryLogEntry(
+                kind=r[0],
+                query=r[1],
+                scopes=tuple(json.loads(r[2])),
+                results=r[3],
+                top_score=r[4],
+                latency_ms=r[5],
+                client=r[6],
+                created_at=r[7],
+                surface=r[8],
+                gate=r[9],
+                sections=tuple(json.loads(r[10])),
+                bundle_id=r[11],
+                query_hash=r[12],
+            )
+            for r in rows
+        ]
+
+    def query_rows(self, since: str) -> list[tuple[Any, ...]]:
+        """Query log rows since ``since`` in the SQLite table's column order (for reports)."""
+        with self._tx() as conn:
+            sql = f"SELECT {QUERY_COLUMNS} FROM query_log WHERE created_at >= %s ORDER BY id"
+            return conn.execute(sql.encode(), (since,)).fetchall()
+
+    def usage_rows(self, since: str) -> list[tuple[Any, ...]]:
+        with self._tx() as conn:
+            sql = f"SELECT {USAGE_COLUMNS} FROM usage_events WHERE created_at >= %s ORDER BY id"
+            return conn.execute(sql.encode(), (since,)).fetchall()
+
+    def save_usage(
+        self, bundle_id: str, chunk_ids: Sequence[str], client: str | None, at: str
+    ) -> int:
+        rows: list[tuple[str, str | None, int, str | None, str, str]] = [
+            (bundle_id, c, 1, client, at, self.replica) for c in dict.fromkeys(chunk_ids)
+        ]
+        rows = rows or [(bundle_id, None, 0, client, at, self.replica)]
+        with self._tx() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO usage_events (bundle_id, chunk_id, useful, client, created_at, "
+                "replica) VALUES (%s, %s, %s, %s, %s, %s)",
+                rows,
+            )
+        return len(rows)
+
+    def prune_before(self, cutoff: str) -> tuple[int, int]:
+        with self._tx() as conn:
+            queries = conn.execute("DELETE FROM query_log WHERE created_at < %s", (cutoff,))
+            usage = conn.execute("DELETE FROM usage_events WHERE created_at < %s", (cutoff,))
+            return queries.rowcount, usage.rowcount
+
+    def counts(self) -> dict[str, int]:
+        with self._tx() as conn:
+            found = {
+                "queries_logged": _count(conn, "SELECT count(*) FROM query_log"),
+                "usage_events": _count(conn, "SELECT count(*) FROM usage_events"),
+            }
+            for status, n in conn.execute("SELECT status, count(*) FROM proposals GROUP BY 1"):
+                found[f"proposals_{status}"] = int(n)
+        return found
+
+    # -- proposals
+
+    def save_proposal(self, proposal: Proposal) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}) VALUES "
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                proposal_row(proposal),
+            )
+
+    def proposals(self, status: str | None = None) -> list[Proposal]:
+        where, args = ("WHERE status = %s", (status,)) if status else ("", ())
+        sql = f"SELECT {_PROPOSAL_COLUMNS} FROM proposals {where} ORDER BY created_at DESC, id"
+        with self._tx() as conn:
+            return [Proposal(*row) for row in conn.execute(sql.encode(), args)]
+
+    def open_pulls(self) -> list[Proposal]:
+        sql = (
+            f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE status = 'open' "
+            "AND pr_number IS NOT NULL ORDER BY created_at, id"
+        )
+        with self._tx() as conn:
+            return [Proposal(*row) for row in conn.execute(sql.encode())]
+
+    def record_check(
+        self, proposal_id: str, status: str | None, error: str | None, at: str
+    ) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE proposals SET status = coalesce(%s, status), forge_error = %s, "
+                "status_checked_at = %s WHERE id = %s",
+                (status, error, at, proposal_id),
+            )
+
+    # -- recall sessions
+
+    def seen(self, session_id: str, now: float, hours: float) -> dict[str, str]:
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT chunk_id, content_hash FROM recall_injections "
+                "WHERE session_id = %s AND injected_at >= %s",
+                (session_id, now - hours * 3600),
+            )
+            return {str(r[0]): str(r[1]) for r in rows}
+
+    def remember(
+        self, session_id: str, sections: Sequence[tuple[str, str]], now: float, hours: float
+    ) -> None:
+        with self._tx() as conn, conn.cursor() as cur:
+            cur.execute(
+                "DELETE FROM recall_injections WHERE injected_at < %s", (now - hours * 3600,)
+            )
+            cur.executemany(
+                "INSERT INTO recall_injections (session_id, chunk_id, content_hash, "
+                "injected_at) VALUES (%s, %s, %s, %s) ON CONFLICT (session_id, chunk_id) DO "
+                "UPDATE SET content_hash = excluded.content_hash, "
+                "injected_at = excluded.injected_at",
+                [(session_id, chunk, digest, now) for chunk, digest in sections],
+            )
+
+    # -- bundle manifests
+
+    def save_manifest(self, bundle_id: str, manifest: Manifest, at: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO bundle_manifests (id, request_key, sections, knowledge_commit, "
+                "replica, created_at) VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO NOTHING",
+                (
+                    bundle_id,
+                    manifest.request_key,
+                    json.dumps(manifest.sections),
+                    manifest.commit,
+                    manifest.replica or self.replica,
+                    at,
+                ),
+            )
+
+    def manifest(self, bundle_id: str) -> Manifest | None:
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT request_key, sections, knowledge_commit, replica FROM bundle_manifests "
+                "WHERE id = %s",
+                (bundle_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        return Manifest(str(row[0]), sections_of(row[1]), row[2], row[3])
+
+    def prune_manifests(self, cutoff: str) -> int:
+        with self._tx() as conn:
+            return conn.execute(
+                "DELETE FROM bundle_manifests WHERE created_at < %s", (cutoff,)
+            ).rowcount
+
+    # -- replicas and coordination
+
+    def save_replica(self, status: ReplicaStatus) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO replicas (replica, knowledge_commit, fingerprint, seen_at, "
+                "last_error) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (replica) DO UPDATE SET "
+                "knowledge_commit = excluded.knowledge_commit, "
+                "fingerprint = excluded.fingerprint, seen_at = excluded.seen_at, "
+                "last_error = excluded.last_error",
+                (
+                    status.replica,
+                    status.commit,
+                    status.fingerprint,
+                    status.seen_at,
+                    status.last_error,
+                ),
+            )
+
+    def replicas(self) -> list[ReplicaStatus]:
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT replica, knowledge_commit, fingerprint, seen_at, last_error "
+                "FROM replicas ORDER BY replica"
+            ).fetchall()
+        return [ReplicaStatus(*row) for row in rows]
+
+    def broadcast(self, channel: str, payload: str) -> None:
+        with self._tx() as conn:
+            conn.execute("SELECT pg_notify(%s, %s)", (channel, f"{self.replica}\n{payload}"))
+
+    def listen(self, channel: str, callback: Callable[[str], None]) -> None:
+        """A daemon thread on a connection of its own; it reconnects after a failure (what
+        was broadcast meanwhile is missed: the poller and the next webhook catch up)."""
+        thread = threading.Thread(
+            target=self._listen, args=(channel, callback), name=f"briefd-listen-{channel}"
+        )
+        thread.daemon = True
+        thread.start()
+
+    def _listen(self, channel: str, callback: Callable[[str], None]) -> None:
+        while not self._closed.is_set():
+            try:
+                with psycopg.connect(
+                    self.url, autocommit=True, connect_timeout=self._connect_timeout()
+                ) as conn:
+                    conn.execute(f'LISTEN "{channel}"'.encode())
+                    while not self._closed.is_set():
+                        for note in conn.notifies(timeout=LISTEN_POLL_SECONDS):
+                            sender, _, payload = note.payload.partition("\n")
+                            if sender != self.replica:
+                                _call(callback, payload)
+            except psycopg.Error as exc:
+                log.debug("listening on %s: %s", channel, exc)
+                self._closed.wait(RETRY_SECONDS)
+
+    @contextlib.contextmanager
+    def exclusive(self, name: str, wait: bool = False) -> Iterator[bool]:
+        """A transaction-scoped advisory lock: released when the block ends, or when this
+        replica dies (its connection goes with it)."""
+        with self._tx() as conn:
+            if wait:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"briefd:{name}",))
+                yield True
+                return
+            row = conn.execute(
+                "SELECT pg_try_advisory_xact_lock(hashtext(%s))", (f"briefd:{name}",)
+            ).fetchone()
+            yield bool(row and row[0])
+
+    def close(self) -> None:
+        self._closed.set()
+        self._pool.close(timeout=1)
+
+
+def _count(conn: Conn, sql: str) -> int:
+    row = conn.execute(sql.encode()).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _storable(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text).replace("\x00", "\ufffd")
+
+
+def _call(callback: Callable[[str], None], payload: str) -> None:
+    try:
+        callback(payload)
+    except Exception:  # a listener's bug must not stop listening
+        log.exception("state listener failed")

@@ -1,0 +1,61 @@
+"""Replicas at different knowledge commits (one synced, the other not yet): a ``base=`` from
+a replica ahead is answered with the full bundle (``recovered``), never a delta that would
+take the caller back; a base from a replica behind is a delta forward."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.bundles import BundleRequest
+from tests.postgres import Postgres
+from tests.replicas.conftest import example_files
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import Remote
+
+pytestmark = pytest.mark.replicas
+TASK = "how are refunds retried when a payment fails"
+
+
+@pytest.fixture
+def two(tmp_path: Path, postgres: Postgres) -> Iterator[tuple[Briefd, Briefd, Remote]]:
+    postgres.reset()
+    remote = Remote(tmp_path / "git")
+    remote.push(example_files(), "the example knowledge")
+    apis = []
+    for name in ("a", "b"):
+        settings = git_settings(
+            tmp_path / name, remote.url, **{"state.url": postgres.url, "state.replica": name}
+        )
+        api = Briefd(settings, embedder=None)
+        api.sync()
+        apis.append(api)
+    try:
+        yield apis[0], apis[1], remote
+    finally:
+        for api in apis:
+            api.close()
+
+
+def test_a_base_from_a_replica_ahead_is_recovered_and_from_one_behind_a_delta(
+    two: tuple[Briefd, Briefd, Remote],
+) -> None:
+    a, b, remote = two
+    old = b.compile_bundle(BundleRequest(task=TASK, max_tokens=2000))
+    refunds = (remote.work / "domain" / "refunds.md").read_text()
+    remote.push({"domain/refunds.md": refunds.replace("refund", "refund (revised)", 3)})
+    assert a.sync().ok  # a is ahead now; b still serves the first commit
+    new = a.compile_bundle(BundleRequest(task=TASK, max_tokens=2000))
+    assert new.bundle_id != old.bundle_id
+
+    behind = b.compile_bundle(BundleRequest(task=TASK, max_tokens=2000, base=new.bundle_id))
+    assert behind.recovered and behind.delta is None  # b cannot know what a's bundle held
+    assert behind.bundle_id == old.bundle_id
+
+    ahead = a.compile_bundle(BundleRequest(task=TASK, max_tokens=2000, base=old.bundle_id))
+    assert not ahead.recovered and ahead.delta is not None
+    ops = {e.op for e in ahead.delta.entries}
+    assert "replace" in ops and "reuse" in ops  # only the changed sections travel

@@ -1,0 +1,176 @@
+"""The shared state's contract: the same tests against both engines — the SQLite index (one
+node) and a real PostgreSQL (replicas) — so either can stand behind :class:`Briefd`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.settings import Settings, StateSettings
+from briefd.state import LocalState, Manifest, Proposal, ReplicaStatus, SharedState
+from briefd.state.postgres import PostgresState
+from briefd.store.activity import QueryLogEntry
+from tests.conftest import WriteFiles
+from tests.postgres import Postgres
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def state(
+    request: pytest.FixtureRequest, settings: Settings, write_files: WriteFiles
+) -> Iterator[SharedState]:
+    if request.param == "sqlite":
+        with Briefd(settings, embedder=None) as api:
+            api.index(write_files({"domain/refunds.md": "# Refunds\n\nWithin 30 days.\n"}))
+            yield LocalState(lambda: api.store)
+        return
+    pg: Postgres = request.getfixturevalue("postgres")
+    pg.reset()
+    shared = PostgresState(StateSettings(url=pg.url), "replica-a")
+    try:
+        yield shared
+    finally:
+        shared.close()
+
+
+def entry(query: str, at: str, **more: object) -> QueryLogEntry:
+    fields: dict[str, object] = {
+        "kind": "search",
+        "query": query,
+        "scopes": ("domain",),
+        "results": 2,
+        "top_score": 0.5,
+        "latency_ms": 3.25,
+        "client": "mcp",
+        "created_at": at,
+        "surface": "mcp",
+        "gate": "kept",
+        "sections": ("c1", "c2"),
+        "query_hash": "h-" + query,
+        **more,
+    }
+    return QueryLogEntry(**fields)  # type: ignore[arg-type]
+
+
+def proposal(pid: str, at: str, status: str = "open", number: int | None = 7) -> Proposal:
+    return Proposal(
+        id=pid,
+        branch=f"briefd/proposal-{pid}",
+        doc_path="domain/refunds.md",
+        description="Refund window is 30 days",
+        commit_hash="c0ffee",
+        pr_url=None,
+        status=status,
+        client="claude",
+        created_at=at,
+        pr_number=number,
+        base_branch="main",
+    )
+
+
+def test_the_engine_answers(state: SharedState) -> None:
+    assert state.problem() is None
+    assert state.engine in ("sqlite", "postgresql")
+
+
+def test_query_log_newest_first_with_every_field(state: SharedState) -> None:
+    first = entry("refund window", "2026-01-01T00:00:00+00:00", bundle_id="b1")
+    second = entry(
+        "réfund ünicode \ud800", "2026-01-02T00:00:00+00:00", client=None, query_hash="h2"
+    )
+    state.save_queries([first, second], {"c1": "domain/refunds.md"})
+    got = state.recent_queries(10)
+    assert [e.query for e in got] == ["réfund ünicode \ufffd", "refund window"]
+    assert got[1] == first
+    assert got[0].surface == "mcp" and got[0].client is None
+    assert state.recent_queries(1)[0].created_at == "2026-01-02T00:00:00+00:00"
+    assert state.counts()["queries_logged"] == 2
+    rows = state.query_rows("2026-01-02T00:00:00+00:00")  # the SQLite table's column order
+    assert [(r[1], r[2], r[12]) for r in rows] == [
+        ("search", "réfund ünicode \ufffd", '["domain/refunds.md"]')
+    ]
+
+
+def test_query_salt_is_stable(state: SharedState) -> None:
+    salt = state.query_salt()
+    assert len(salt) == 16
+    assert state.query_salt() == salt
+
+
+def test_usage_rows_and_pruning(state: SharedState) -> None:
+    assert state.save_usage("b1", ["c1", "c2", "c1"], "claude", "2026-01-01T00:00:00+00:00") == 2
+    assert state.save_usage("b2", [], None, "2026-03-01T00:00:00+00:00") == 1  # nothing helped
+    state.save_queries([entry("old", "2026-01-01T00:00:00+00:00")], {})
+    state.save_queries([entry("new", "2026-03-01T00:00:00+00:00")], {})
+    assert state.counts()["usage_events"] == 3
+    usage = state.usage_rows("2026-01-01T00:00:00+00:00")
+    assert [(r[1], r[2], r[3], r[4]) for r in usage] == [
+        ("b1", "c1", 1, "claude"),
+        ("b1", "c2", 1, "claude"),
+        ("b2", None, 0, None),
+    ]
+    assert state.prune_before("2026-02-01T00:00:00+00:00") == (1, 2)
+    assert [e.query for e in state.recent_queries()] == ["new"]
+    assert state.counts()["usage_events"] == 1
+
+
+def test_proposals_listed_checked_and_counted(state: SharedState) -> None:
+    state.save_proposal(proposal("aaaa", "2026-01-01T00:00:00+00:00"))
+    state.save_proposal(proposal("bbbb", "2026-01-02T00:00:00+00:00", "pushed", None))
+    assert [p.id for p in state.proposals()] == ["bbbb", "aaaa"]
+    assert [p.id for p in state.proposals("open")] == ["aaaa"]
+    assert [p.id for p in state.open_pulls()] == ["aaaa"]
+    state.record_check("aaaa", None, "forge down", "2026-01-03T00:00:00+00:00")
+    kept = state.proposals("open")[0]
+    assert (kept.status, kept.forge_error) == ("open", "forge down")
+    state.record_check("aaaa", "merged", None, "2026-01-04T00:00:00+00:00")
+    merged = state.proposals("merged")[0]
+    assert merged == replace(
+        proposal("aaaa", "2026-01-01T00:00:00+00:00", "merged"),
+        status_checked_at="2026-01-04T00:00:00+00:00",
+    )
+    assert state.open_pulls() == []
+    counts = state.counts()
+    assert (counts["proposals_merged"], counts["proposals_pushed"]) == (1, 1)
+
+
+def test_session_memory_expires(state: SharedState) -> None:
+    state.remember("s", [("c1", "h1")], now=1000.0, hours=1)
+    assert state.seen("s", now=1000.0 + 3599, hours=1) == {"c1": "h1"}
+    assert state.seen("s", now=1000.0 + 3601, hours=1) == {}
+    state.remember("s", [("c1", "h1b"), ("c2", "h2")], now=1010.0, hours=1)
+    assert state.seen("s", now=1020.0, hours=1) == {"c1": "h1b", "c2": "h2"}
+    assert state.seen("other", now=1020.0, hours=1) == {}
+    state.remember("t", [("c3", "h3")], now=1000.0 + 7200, hours=1)  # forgets expired rows
+    assert state.seen("s", now=0.0, hours=1) == {}
+
+
+def test_manifests_kept_once_and_pruned(state: SharedState) -> None:
+    held = Manifest("rk", (("c1", "f1", 120), ("c2", "f2", 80)), "abc123")
+    state.save_manifest("0123456789abcdef", held, "2026-01-01T00:00:00+00:00")
+    state.save_manifest("0123456789abcdef", Manifest("other", ()), "2026-01-05T00:00:00+00:00")
+    got = state.manifest("0123456789abcdef")
+    assert got is not None
+    assert (got.request_key, got.sections) == ("rk", held.sections)
+    if state.shared:  # the commit and replica it was compiled on matter between replicas
+        assert (got.commit, got.replica) == ("abc123", "replica-a")
+    assert state.manifest("ffffffffffffffff") is None
+    assert state.prune_manifests("2026-02-01T00:00:00+00:00") == 1
+    assert state.manifest("0123456789abcdef") is None
+
+
+def test_exclusive_is_held_by_one_at_a_time(state: SharedState) -> None:
+    with state.exclusive("forge-refresh") as first:
+        assert first
+    with state.exclusive("forge-refresh") as again:
+        assert again  # released when the block ended
+
+
+def test_replicas_report_their_commit(state: SharedState) -> None:
+    state.save_replica(ReplicaStatus("replica-a", "abc", "fp", "2026-01-01T00:00:00+00:00"))
+    listed = state.replicas()
+    assert listed
+    if state.shared:
+        assert [(r.replica, r.commit) for r in listed] == [("replica-a", "abc")]

@@ -1,0 +1,130 @@
+"""What only the PostgreSQL engine does: numbered migrations applied once, broadcasts between
+replicas (LISTEN/NOTIFY), a lock one replica holds at a time, and degraded-not-down when the
+server goes away and comes back."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from briefd.errors import ConfigError, StateUnavailableError
+from briefd.settings import Settings, StateSettings
+from briefd.state import SYNC_CHANNEL, open_state
+from briefd.state.migrations import MIGRATIONS
+from briefd.state.postgres import PostgresState, redacted
+from tests.postgres import Postgres
+
+
+@pytest.fixture
+def pair(postgres: Postgres) -> Iterator[tuple[PostgresState, PostgresState]]:
+    postgres.reset()
+    a = PostgresState(StateSettings(url=postgres.url), "replica-a")
+    b = PostgresState(StateSettings(url=postgres.url), "replica-b")
+    try:
+        yield a, b
+    finally:
+        a.close()
+        b.close()
+
+
+def test_migrations_run_once_for_replicas_starting_together(postgres: Postgres) -> None:
+    postgres.reset()
+    states = [PostgresState(StateSettings(url=postgres.url), f"r{i}") for i in range(3)]
+    threads = [threading.Thread(target=s.counts) for s in states]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with psycopg.connect(postgres.url) as conn:
+        rows = conn.execute("SELECT version, name FROM state_migrations").fetchall()
+    assert rows == [(m.version, m.name) for m in MIGRATIONS]
+    for s in states:
+        assert s.counts()["queries_logged"] == 0
+        s.close()
+
+
+def test_a_broadcast_reaches_the_other_replica_only(
+    pair: tuple[PostgresState, PostgresState],
+) -> None:
+    a, b = pair
+    heard_a: list[str] = []
+    heard_b: list[str] = []
+    a.listen(SYNC_CHANNEL, heard_a.append)
+    b.listen(SYNC_CHANNEL, heard_b.append)
+    deadline = time.monotonic() + 10
+    while not heard_b and time.monotonic() < deadline:  # the listener connects meanwhile
+        a.broadcast(SYNC_CHANNEL, "sync")
+        time.sleep(0.3)
+    assert heard_b and set(heard_b) == {"sync"}
+    assert heard_a == []  # a replica does not hear itself
+
+
+def test_the_lock_is_held_by_one_replica_at_a_time(
+    pair: tuple[PostgresState, PostgresState],
+) -> None:
+    a, b = pair
+    with a.exclusive("forge-refresh") as mine:
+        assert mine
+        with b.exclusive("forge-refresh") as theirs:
+            assert not theirs
+        with b.exclusive("another job") as other:
+            assert other
+    with b.exclusive("forge-refresh") as now_theirs:
+        assert now_theirs
+    order: list[str] = []
+
+    def waiting() -> None:
+        with b.exclusive("proposal-push", wait=True) as mine:
+            order.append(f"b {mine}")
+
+    with a.exclusive("proposal-push", wait=True) as first:
+        waiter = threading.Thread(target=waiting)
+        waiter.start()
+        time.sleep(0.3)
+        order.append(f"a {first}")
+    waiter.join(10)
+    assert order == ["a True", "b True"]  # b waited for a's push to end
+
+
+def test_unreachable_fails_fast_then_recovers(postgres: Postgres) -> None:
+    postgres.reset()
+    state = PostgresState(StateSettings(url=postgres.url, timeout_seconds=1.0), "replica-a")
+    try:
+        state.save_usage("b1", ["c1"], None, "2026-01-01T00:00:00+00:00")
+        postgres.stop()
+        with pytest.raises(StateUnavailableError, match="unreachable"):
+            state.save_usage("b2", ["c1"], None, "2026-01-01T00:00:00+00:00")
+        started = time.perf_counter()
+        with pytest.raises(StateUnavailableError):
+            state.seen("s", 0.0, 1)
+        assert time.perf_counter() - started < 0.2  # fails at once, no wait on the hook's path
+        assert "unreachable" in (state.problem() or "")
+        postgres.start()
+        deadline = time.monotonic() + 15
+        while state.problem() is not None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert state.problem() is None
+        state.save_usage("b3", ["c1"], None, "2026-01-01T00:00:00+00:00")
+        assert state.counts()["usage_events"] == 2  # nothing else was needed
+    finally:
+        postgres.start() if state.problem() else None
+        state.close()
+
+
+def test_the_url_is_checked_and_its_password_never_shown(settings: Settings) -> None:
+    bad = Settings(db=settings.db, state=StateSettings(url="mysql://x"))
+    with pytest.raises(ConfigError, match=r"postgresql://"):
+        open_state(bad, lambda: pytest.fail("no store"))
+    assert redacted("postgresql://u:s3cret@h:5/db") == "postgresql://u:***@h:5/db"
+    unreachable = StateSettings(url="postgresql://u:s3cret@127.0.0.1:1/db", timeout_seconds=1)
+    state = PostgresState(unreachable, "r")
+    try:
+        with pytest.raises(StateUnavailableError) as caught:
+            state.counts()
+        assert "s3cret" not in str(caught.value) and "***" in str(caught.value)
+    finally:
+        state.close()
