@@ -8,7 +8,6 @@ through the import system, nothing to download) or is fetched by ``briefd model 
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -84,6 +83,8 @@ def locate(file: WeightFile, spec: ModelSpec, model_dir: Path) -> Path | None:
     """The file's path on disk, or None when its package is not installed."""
     if isinstance(file, DownloadedFile):
         return model_dir_of(spec, model_dir) / file.path
+    import importlib.resources  # here: a no-change `briefd index` reads specs without it
+
     try:
         root = importlib.resources.files(file.module)
     except ImportError:
