@@ -11,9 +11,11 @@
 4. recall and latency of the HNSW index against the exact scan on the replica's vectors;
 5. the token estimator against the real tokenizers, and bundle compile / cache-hit latency;
 6. BM25 latency and quality of scifact inside ten copies of markdown-docs (~60K chunks);
-7. knowledge health: gaps over 100,000 logged requests, drift over 10,000 commits
+7. ``briefd index`` as whole processes: nothing changed, one file edited or deleted
+   (bench/noop.py);
+8. knowledge health: gaps over 100,000 logged requests, drift over 10,000 commits
    (bench/health.py; needs only testdata/knowledge, like the hook latency of bench/recall.py);
-8. replicas: one ``briefd serve`` vs two behind nginx, and what PostgreSQL-backed state adds
+9. replicas: one ``briefd serve`` vs two behind nginx, and what PostgreSQL-backed state adds
    to a bundle and a hook call (bench/replicas.py; needs PostgreSQL and nginx).
 
 Prints one table and writes .briefd/bench/results.json (profiles next to it). Skips cleanly
@@ -37,6 +39,7 @@ import build
 import bundling
 import health
 import live
+import noop
 import realistic
 import report
 from ann import compare
@@ -93,6 +96,7 @@ def measure(db: Path, plan_file: Path, *flags: str) -> dict[str, Any]:
 
 def main() -> int:
     args = parse_args()
+    noop.main([])  # briefd index as whole processes, against python -c pass (bench/noop.py)
     recall.main([])  # prompt-time hook latency (bench/recall.py): needs only testdata/knowledge
     live.main([])  # jira_issue + bundle round trip against the fake Jira (bench/live.py)
     health.main([])  # gaps, usage and drift at scale (bench/health.py): the same

@@ -93,7 +93,7 @@ class Briefd(AbstractContextManager["Briefd"]):
         if isinstance(self._embedder, _Unset):
             from briefd.embeddings.registry import create_embedder
 
-            self._embedder = create_embedder(self.settings)
+            self._embedder = create_embedder(self.settings, deferred=True)
         return self._embedder
 
     @property

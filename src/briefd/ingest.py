@@ -20,9 +20,7 @@ from pathlib import Path
 from briefd.embeddings.base import Embedder
 from briefd.errors import EmbeddingError
 from briefd.graph.resolve import Catalog, resolve
-from briefd.markdown.chunk import CHUNKER_VERSION
 from briefd.markdown.document import parse_document
-from briefd.markdown.frontmatter import FRONT_MATTER_VERSION
 from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
@@ -30,10 +28,18 @@ from briefd.settings import Settings
 from briefd.sources.history import Change
 from briefd.sources.layout import Layout
 from briefd.sources.scan import SourceFile, scan
+from briefd.sources.state import (
+    NOT_UTF8,
+    head_commit,
+    index_fingerprint,
+    parse_signature,
+    source_key,
+)
 from briefd.store import documents as docs_table
 from briefd.store import postings, sync_state
 from briefd.store.changes import Delta
 from briefd.store.db import Store
+from briefd.store.freshness import SOURCE_KEY
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
@@ -68,6 +74,7 @@ def index_source(
     added = tuple(d.path for d in parsed if d.path not in known)
     changed = tuple(d.path for d in parsed if d.path in known and known[d.path] != current[d.path])
     fingerprint = index_fingerprint(current, signature)
+    head = head_commit(source, settings.sync.git_timeout)
     outcome = _embed(
         store,
         embedder,
@@ -117,6 +124,11 @@ def index_source(
             rechunked=rechunk,
         )
         _save_state(conn, report)
+        complete = embedder is None or (outcome.error is None and outcome.missing == 0)
+        scopes = {f.path: f.scope for f in files if f.path in current}
+        model = embedder.model_id if embedder is not None else None
+        key = source_key(fingerprint, scopes, head, model, source)
+        docs_table.set_meta(conn, SOURCE_KEY, key if complete else "")
     if embedder is not None and outcome.error is None:
         calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}")
     return report
@@ -149,7 +161,7 @@ def _read_changed(
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            skipped.append(SkippedFile(file.path, "not valid UTF-8 text; save it as UTF-8"))
+            skipped.append(SkippedFile(file.path, NOT_UTF8))
             continue
         current[file.path] = digest
         parsed.append(_parse(file, text, digest, settings))
@@ -213,23 +225,6 @@ def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Docu
         settings.chunking.target_tokens,
         settings.chunking.max_tokens,
     )
-
-
-def parse_signature(settings: Settings) -> str:
-    """What decides a file's chunks besides its bytes: the chunker and its settings, and
-    which front-matter keys are read."""
-    chunking = settings.chunking
-    tokens = f"tokens {chunking.target_tokens}/{chunking.max_tokens}"
-    return f"chunker {CHUNKER_VERSION}; {tokens}; front matter {FRONT_MATTER_VERSION}"
-
-
-def index_fingerprint(hashes: dict[str, str], signature: str = "") -> str:
-    """Hash of every indexed (path, content_hash) and of what chunked them: changes whenever
-    the knowledge, or the sections it is cut into, does."""
-    digest = hashlib.sha256(signature.encode())
-    for path in sorted(hashes):
-        digest.update(f"{path}\x00{hashes[path]}\n".encode())
-    return digest.hexdigest()
 
 
 def resolve_all_links(conn: sqlite3.Connection) -> None:

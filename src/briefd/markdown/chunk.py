@@ -29,10 +29,6 @@ from briefd.model import Chunk, Heading
 
 TokenCounter = Callable[[str], int]
 
-# Bump when the same file can come out as other chunks (parsing or chunking rules): an index
-# built by another version re-chunks every document on its next run (``briefd.ingest``).
-CHUNKER_VERSION = "4"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk
-
 
 @dataclass(frozen=True, slots=True)
 class Section:

@@ -15,7 +15,6 @@ import yaml
 from briefd.model import FrontMatter
 
 RELATIONS = ("depends_on", "parent", "extends", "implements", "supersedes", "related")
-FRONT_MATTER_VERSION = "2"  # 2: relations and always (a change re-parses every document)
 _OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 

@@ -43,7 +43,7 @@ class SemanticIndex:
     def index(self, conn: sqlite3.Connection) -> VectorIndex:
         version = data_version(conn)
         if self._index is None or version != self._version:
-            rowids, scopes, matrix = vector_store.load(conn, self.embedder.model_id)
+            rowids, scopes, matrix = vector_store.load_quantized(conn, self.embedder.model_id)
             self._index = VectorIndex.build(
                 self.embedder.model_id,
                 rowids,

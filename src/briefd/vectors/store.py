@@ -14,10 +14,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from briefd.embeddings.runtime import give_back_memory
 from briefd.markdown.passages import passage_hash, passage_text
 from briefd.store.db import Store
+from briefd.vectors.quantized import Quantized
 
 Matrix = npt.NDArray[np.float32]
+LOAD_BLOCK = 1024  # vectors read and quantised at a time: ~6 MB of transient float32
 
 
 def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
@@ -27,7 +30,8 @@ def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
 def from_blobs(blobs: Sequence[bytes], dim: int) -> Matrix:
     if not blobs:
         return np.zeros((0, dim), dtype=np.float32)
-    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim).astype(np.float32)
+    joined = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
+    return joined.astype(np.float32)
 
 
 def backfill_hashes(conn: sqlite3.Connection) -> None:
@@ -110,17 +114,23 @@ def uncovered(conn: sqlite3.Connection, model: str) -> int:
 
 
 def load(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], Matrix]:
-    """(chunk rowids, scopes, matrix) of every chunk that has a vector for ``model``.
+    """(chunk rowids, scopes, float32 matrix) of every chunk that has a vector for ``model``."""
+    rowids, scopes, quantized = load_quantized(conn, model)
+    return rowids, scopes, quantized.matrix()
 
-    The matrix is allocated once and filled row by row from the cursor, so loading 50K
-    vectors costs one copy of them, not three.
+
+def load_quantized(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], Quantized]:
+    """(chunk rowids, scopes, quantised rows) of every chunk that has a vector for ``model``.
+
+    The int8 rows are allocated once and filled block by block from the cursor, so loading
+    50K vectors never holds a float32 copy of them (:mod:`briefd.vectors.quantized`).
     """
     count, dim = conn.execute(
         "SELECT count(*), max(v.dim) FROM chunks c "
         "JOIN chunk_vectors v ON v.model = ? AND v.embed_hash = c.embed_hash",
         (model,),
     ).fetchone()
-    matrix = np.zeros((count, dim or 0), dtype=np.float32)
+    quantized = Quantized.empty(count, dim or 0)
     rowids: list[int] = []
     scopes: list[str] = []
     rows = conn.execute(
@@ -128,13 +138,20 @@ def load(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], Ma
         "JOIN chunk_vectors v ON v.model = ? AND v.embed_hash = c.embed_hash ORDER BY c.rowid",
         (model,),
     )
-    for position, (rowid, scope, blob) in enumerate(rows):
-        if position >= count:  # another writer added rows between the two statements
+    block: list[bytes] = []
+    for rowid, scope, blob in rows:
+        if len(rowids) >= count:  # another writer added rows between the two statements
             break
-        matrix[position] = np.frombuffer(blob, dtype="<f4")
+        block.append(blob)
         rowids.append(rowid)
         scopes.append(scope)
-    return rowids, scopes, matrix[: len(rowids)]
+        if len(block) == LOAD_BLOCK:
+            quantized.put(len(rowids) - len(block), from_blobs(block, dim))
+            block = []
+    if block:
+        quantized.put(len(rowids) - len(block), from_blobs(block, dim))
+    give_back_memory()  # the blocks' float32 copies: a server keeps none of them
+    return rowids, scopes, quantized.head(len(rowids))
 
 
 def copy_from(store: Store, donor: Path, model: str) -> int:

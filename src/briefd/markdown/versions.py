@@ -1,0 +1,7 @@
+"""What decides a file's chunks besides its bytes, as version strings: bump one and every index
+built by another version parses its documents again (``briefd.ingest``). Kept apart from the
+parser so a no-change check (``briefd index`` with nothing to do) reads them without it."""
+
+# Bump when the same file can come out as other chunks (parsing or chunking rules).
+CHUNKER_VERSION = "4"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk
+FRONT_MATTER_VERSION = "2"  # 2: relations and always (a change re-parses every document)

@@ -1,0 +1,99 @@
+"""What an index was built from, cheaply: the source files' hashes and scopes, what chunked them,
+the git commit, the embedding model — folded into one key (O4).
+
+An index run stores the key once its index is complete (every chunk has a vector); the next
+``briefd index`` recomputes it from the files alone — a scan, a hash per file, one
+``git rev-parse`` — and when it matches, there is nothing to do: no parser, no model, no vectors.
+Standard library and the scanner only; nothing here loads a model or numpy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from briefd.errors import BriefdError
+from briefd.markdown.versions import CHUNKER_VERSION, FRONT_MATTER_VERSION
+from briefd.model import SkippedFile
+from briefd.settings import Settings
+from briefd.sources import git
+from briefd.sources.layout import Layout
+from briefd.sources.scan import SourceFile, scan
+
+NOT_UTF8 = "not valid UTF-8 text; save it as UTF-8"
+
+
+def parse_signature(settings: Settings) -> str:
+    """What decides a file's chunks besides its bytes: the chunker and its settings, and
+    which front-matter keys are read."""
+    chunking = settings.chunking
+    tokens = f"tokens {chunking.target_tokens}/{chunking.max_tokens}"
+    return f"chunker {CHUNKER_VERSION}; {tokens}; front matter {FRONT_MATTER_VERSION}"
+
+
+def index_fingerprint(hashes: Mapping[str, str], signature: str = "") -> str:
+    """Hash of every indexed (path, content_hash) and of what chunked them: changes whenever
+    the knowledge, or the sections it is cut into, does."""
+    digest = hashlib.sha256(signature.encode())
+    for path in sorted(hashes):
+        digest.update(f"{path}\x00{hashes[path]}\n".encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class SourceState:
+    """The readable UTF-8 files of a source (path → content hash, path → scope) and what the
+    scan skipped, in the order an index run reports them."""
+
+    hashes: dict[str, str]
+    scopes: dict[str, str]
+    skipped: tuple[SkippedFile, ...]
+
+
+def read_state(root: Path, settings: Settings) -> SourceState:
+    """Scan ``root`` and hash every file an index run would index (reads each file once)."""
+    files, skipped = scan(root, settings.index, Layout.of(settings))
+    hashes: dict[str, str] = {}
+    for file in files:
+        digest = _digest(file, skipped)
+        if digest is not None:
+            hashes[file.path] = digest
+    scopes = {f.path: f.scope for f in files if f.path in hashes}
+    return SourceState(hashes, scopes, tuple(sorted(skipped, key=lambda s: s.path)))
+
+
+def _digest(file: SourceFile, skipped: list[SkippedFile]) -> str | None:
+    try:
+        raw = file.abs_path.read_bytes()
+    except OSError as exc:
+        skipped.append(SkippedFile(file.path, f"cannot read it ({exc.strerror or exc})"))
+        return None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        skipped.append(SkippedFile(file.path, NOT_UTF8))
+        return None
+    return hashlib.sha256(raw).hexdigest()
+
+
+def head_commit(root: Path, timeout: float) -> str:
+    """The commit checked out at ``root`` ('' outside a git work tree, or without git): with
+    the files' hashes it decides each document's last commit (K3)."""
+    try:
+        return git.rev_parse(root, "HEAD", timeout)
+    except (BriefdError, OSError):
+        return ""
+
+
+def source_key(
+    fingerprint: str, scopes: Mapping[str, str], head: str, model: str | None, root: Path
+) -> str:
+    """One hash of everything a no-change run compares: the fingerprint (files and chunker),
+    each file's scope, the git commit, the embedding model id ('' without embeddings) and
+    the source folder."""
+    digest = hashlib.sha256(f"{fingerprint}\n{head}\n{model or ''}\n{root.resolve()}\n".encode())
+    for path in sorted(scopes):
+        digest.update(f"{path}\x00{scopes[path]}\n".encode())
+    return digest.hexdigest()

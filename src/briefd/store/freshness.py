@@ -1,0 +1,35 @@
+"""What a no-change ``briefd index`` reads before it decides there is nothing to do (O4).
+
+An index run that leaves a complete index stores its source key (:mod:`briefd.sources.state`)
+under :data:`SOURCE_KEY`; an incomplete one (vectors missing, an embedding error) stores ''.
+Besides the key, an index run also does the team's upkeep (query-log retention, bundle cache
+pruning): :func:`upkeep_due` says whether any of that would delete something now.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+SOURCE_KEY = "source-key"
+
+
+def stored_key(conn: sqlite3.Connection) -> str:
+    """The source key of the last complete index run ('' when there is none)."""
+    row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (SOURCE_KEY,)).fetchone()
+    return str(row[0]) if row is not None and row[0] else ""
+
+
+def upkeep_due(
+    conn: sqlite3.Connection, fingerprint: str, log_cutoff: str | None, manifest_cutoff: str
+) -> bool:
+    """Whether an index run would prune something now: query log or usage entries before
+    ``log_cutoff`` (None: kept forever), cached bundles of another knowledge state, bundle
+    manifests before ``manifest_cutoff`` (ISO 8601 UTC)."""
+    checks: list[tuple[str, tuple[str, ...]]] = [
+        ("SELECT 1 FROM bundles WHERE index_fingerprint != ? LIMIT 1", (fingerprint,)),
+        ("SELECT 1 FROM bundle_manifests WHERE created_at < ? LIMIT 1", (manifest_cutoff,)),
+    ]
+    if log_cutoff is not None:
+        checks.append(("SELECT 1 FROM query_log WHERE created_at < ? LIMIT 1", (log_cutoff,)))
+        checks.append(("SELECT 1 FROM usage_events WHERE created_at < ? LIMIT 1", (log_cutoff,)))
+    return any(conn.execute(sql, args).fetchone() is not None for sql, args in checks)

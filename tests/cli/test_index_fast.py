@@ -1,0 +1,129 @@
+"""``briefd index`` with nothing to do (O4): the source key, the fast answer, and every change
+that must still send the run to the full command."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.cli.index_fast import index_args, main, unchanged
+from briefd.embeddings.fake import FakeEmbedder
+from briefd.errors import EmbeddingError
+from briefd.settings import Settings, with_overrides
+from briefd.store import freshness
+from tests.conftest import WriteFiles
+
+FILES = {
+    "domain/refunds.md": "# Refunds\n\nPartial refunds within 30 days.\n",
+    "domain/retries.md": "# Retries\n\nSoft declines are retried three times.\n",
+}
+
+
+@pytest.fixture
+def indexed(settings: Settings, write_files: WriteFiles) -> Settings:
+    write_files(FILES)
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+    return settings
+
+
+def test_index_args_take_only_the_plain_forms() -> None:
+    assert index_args(["index"]) == {"json": False}
+    assert index_args(["--db", "x.db", "index", "--source=k", "--json"]) == {
+        "json": True,
+        "db": "x.db",
+        "source": "k",
+    }
+    for argv in (["index", "--rebuild"], ["index", "--help"], ["search", "x"], ["--db"], []):
+        assert index_args(argv) is None
+
+
+def test_nothing_changed_gives_the_last_report(indexed: Settings) -> None:
+    with Briefd(indexed, embedder=None) as api:
+        full = api.index()  # the full command with nothing to do
+    fast = unchanged(indexed)
+    assert fast is not None
+    assert dataclasses.replace(fast, seconds=0) == dataclasses.replace(full, seconds=0)
+    assert fast.documents == 2 and fast.unchanged == 2 and fast.added == ()
+
+
+def test_every_change_goes_to_the_full_run(indexed: Settings, write_files: WriteFiles) -> None:
+    root = indexed.source
+    assert root is not None and unchanged(indexed) is not None
+    write_files({"domain/refunds.md": "# Refunds\n\nPartial refunds within 60 days.\n"})
+    assert unchanged(indexed) is None  # an edit
+    with Briefd(indexed, embedder=None) as api:
+        assert api.index().changed == ("domain/refunds.md",)
+    assert unchanged(indexed) is not None
+    write_files({"domain/new.md": "# New\n\nA new page.\n"})
+    assert unchanged(indexed) is None  # a new file
+    (root / "domain/new.md").unlink()
+    assert unchanged(indexed) is not None  # back to what was indexed
+    rescoped = with_overrides(indexed, {"default_scopes": ["domain"], "chunking.max_tokens": 900})
+    assert unchanged(rescoped) is None  # the chunker's settings
+    hybrid = with_overrides(indexed, {"embeddings.enabled": True})
+    assert unchanged(hybrid) is None  # a model now, none before
+
+
+def test_an_incomplete_index_is_never_skipped(settings: Settings, write_files: WriteFiles) -> None:
+    class Broken(FakeEmbedder):
+        def embed_batch(self, texts, kind):  # type: ignore[no-untyped-def]
+            raise EmbeddingError("the model is unreachable")
+
+    write_files(FILES)
+    with Briefd(settings, embedder=Broken()) as api:
+        assert api.index().embedding_error == "the model is unreachable"
+        with api.store.read() as conn:
+            assert freshness.stored_key(conn) == ""
+    assert unchanged(settings) is None
+
+
+def test_upkeep_due_goes_to_the_full_run(indexed: Settings) -> None:
+    with Briefd(indexed, embedder=None) as api, api.store.write() as conn:
+        conn.execute(
+            "INSERT INTO bundle_manifests (id, request_key, created_at, sections) "
+            "VALUES ('old', 'k', '2000-01-01T00:00:00+00:00', '[]')"
+        )
+    assert unchanged(indexed) is None
+
+
+def test_the_process_answers_without_parser_numpy_or_typer(indexed: Settings) -> None:
+    argv = ["--db", str(indexed.db), "index", "--source", str(indexed.source), "--json"]
+    code = (
+        "import sys, json; from briefd.cli.index_fast import main; status = main(sys.argv[1:]); "
+        "heavy = [m for m in ('numpy', 'typer', 'rich', 'briefd.markdown.parse', 'onnxruntime') "
+        "if m in sys.modules]; print(json.dumps([status, heavy]), file=sys.stderr)"
+    )
+    env = {"BRIEFD_EMBEDDINGS__ENABLED": "false", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert json.loads(done.stderr) == [0, []]
+    report = json.loads(done.stdout)
+    assert report["documents"] == 2 and report["unchanged"] == 2 and report["changed"] == []
+    assert main(["index", "--rebuild"]) is None
+    assert Path(report["source"]) == indexed.source
+
+
+def test_progress_without_a_terminal_logs_rate_and_time_left() -> None:
+    from briefd.cli.index import ProgressLog
+
+    now = [0.0]
+    lines: list[str] = []
+    progress = ProgressLog(lines.append, every=5.0, clock=lambda: now[0])
+    for step in range(41):  # 40 passages, one every 0.5 s
+        now[0] = step * 0.5
+        progress("embed", step, 40)
+    progress("write", 1, 2)  # a short stage prints nothing
+    assert lines == [
+        "embed: 10/40 (2.0/s, ~15 s left)",
+        "embed: 20/40 (2.0/s, ~10 s left)",
+        "embed: 30/40 (2.0/s, ~5 s left)",
+        "embed: 40/40 (2.0/s)",
+    ]

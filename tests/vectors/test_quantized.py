@@ -1,0 +1,50 @@
+"""Vectors at half the memory (O4): the int8 scan picks candidates, the two-level re-score
+gives the float32 ranking."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from briefd.vectors.index import VectorIndex
+from briefd.vectors.quantized import Quantized
+
+
+def clustered(rows: int, dim: int, seed: int) -> np.ndarray:
+    """Unit rows around one direction, like e5's cosines (all high, close together)."""
+    rng = np.random.default_rng(seed)
+    centre = rng.normal(size=dim)
+    matrix = (centre + 0.8 * rng.normal(size=(rows, dim))).astype(np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def test_half_the_bytes_and_cosines_within_1e5() -> None:
+    matrix = clustered(5000, 384, seed=3)
+    quantized = Quantized.of(matrix)
+    query = matrix[17]
+    assert quantized.nbytes <= 0.51 * matrix.nbytes
+    assert np.abs(quantized.scores(query) - matrix @ query).max() < 1e-5
+    assert np.abs(quantized.coarse_scores(query) - matrix @ query).max() < 5e-3
+    assert np.abs(quantized.matrix() - matrix).max() < 1e-5
+
+
+def test_top_k_is_the_float32_ranking_with_and_without_scopes() -> None:
+    matrix = clustered(8000, 384, seed=5)
+    rowids = list(range(100, 8100))
+    scopes = ["a" if i % 3 else "b" for i in range(8000)]
+    index = VectorIndex.build("m", rowids, scopes, matrix)
+    for query in matrix[:25]:
+        exact = matrix @ query
+        for wanted in (["a", "b"], ["b"]):
+            mask = np.isin(np.array(scopes), wanted)
+            best = np.flatnonzero(mask)[np.argsort(-exact[mask], kind="stable")][:10]
+            assert [r for r, _ in index.top(query, wanted, 10)] == [rowids[i] for i in best]
+
+
+def test_cosines_of_chunks_by_rowid_in_any_order() -> None:
+    matrix = clustered(50, 16, seed=1)
+    index = VectorIndex.build("m", list(range(0, 100, 2)), ["a"] * 50, matrix)
+    found = index.cosines([8, 3, 0, 98, 200], matrix[4])
+    assert sorted(found) == [0, 8, 98]
+    assert abs(found[8] - 1.0) < 1e-5 and abs(found[98] - float(matrix[49] @ matrix[4])) < 1e-5
+    shuffled = VectorIndex.build("m", [5, 1, 9], ["a"] * 3, matrix[:3])
+    assert sorted(shuffled.cosines([9, 1, 7], matrix[0])) == [1, 9]
