@@ -53,8 +53,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two workers (the machine has two cores; most tests wait on a process, a socket or git), each
+# module on one worker so a module-scoped fixture (a built wheel, a replica cluster) is built once.
+# PYTEST_WORKERS= runs the suite serially.
+PYTEST_WORKERS ?= -n 2 --dist loadfile
+
 unit: $(STAMP) inspector
-	TEST_NODE=$(NODE_DIR)/node_modules/.bin/node TEST_MCP_INSPECTOR=$(INSPECTOR) $(BIN)/pytest -q
+	TEST_NODE=$(NODE_DIR)/node_modules/.bin/node TEST_MCP_INSPECTOR=$(INSPECTOR) $(BIN)/pytest -q $(PYTEST_WORKERS)
 
 eval-gate: $(STAMP)
 	$(BIN)/briefd eval --check eval/thresholds.yaml
