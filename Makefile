@@ -43,7 +43,10 @@ run: $(RUN_STAMP)
 	$(BIN)/briefd index --source testdata/knowledge
 	$(BIN)/briefd serve --source testdata/knowledge --no-index --port 8484
 
-test: $(STAMP) lint typecheck unit eval-gate
+# The eval gate (one core, ~30 s) runs beside pytest, whose workers mostly wait on processes;
+# either one failing fails the target (make -j waits for both and exits non-zero).
+test: $(STAMP) lint typecheck
+	$(MAKE) --no-print-directory -j2 --output-sync=target unit eval-gate
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
