@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shutil
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -54,6 +55,35 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def api(settings: Settings) -> Iterator[Briefd]:
     """BM25 only: lexical behaviour without any embedder."""
+    with Briefd(settings, embedder=None) as instance:
+        yield instance
+
+
+@pytest.fixture(scope="session")
+def example_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example knowledge indexed once per session, BM25 only (``api.index(EXAMPLE)``): a
+    closed SQLite file that :func:`indexed` copies instead of indexing again."""
+    base = tmp_path_factory.mktemp("example-index")
+    template = load_settings(
+        config=None,
+        env={},
+        overrides={
+            "db": str(base / "template.db"),
+            "source": str(base / "knowledge"),
+            "eval.cache_dir": str(base / "eval-cache"),
+            "embeddings.enabled": False,
+        },
+    )
+    with Briefd(template, embedder=None) as instance:
+        instance.index(EXAMPLE)
+    return template.db
+
+
+@pytest.fixture
+def indexed(settings: Settings, example_index: Path) -> Iterator[Briefd]:
+    """The example knowledge repository indexed BM25-only: a copy of :func:`example_index` in
+    this test's tmp_path, opened like :func:`api`."""
+    shutil.copyfile(example_index, settings.db)
     with Briefd(settings, embedder=None) as instance:
         yield instance
 

@@ -170,15 +170,26 @@ def test_version_json_shows_the_gate_calibration_of_the_index(indexed: Path) -> 
 
 
 def test_every_command_has_help_and_is_in_the_readme() -> None:
+    """The real process lists every command; each command's own help runs in-process on the
+    same typer app (one interpreter instead of one per command)."""
+    from typer.testing import CliRunner
+
     from briefd.cli.main import app
 
     readme = (REPO / "README.md").read_text()
     names = [c.name for c in app.registered_commands]
     assert names, "no commands registered"
+    top = briefd("--help", cwd=REPO)
+    assert top.returncode == 0 and "Usage:" in top.stdout, top.stderr
+    recall = briefd("recall", "--help", cwd=REPO)  # the launcher's one special case
+    assert recall.returncode == 0 and "Usage:" in recall.stdout, recall.stderr
+    runner = CliRunner()
     for name in names:
+        assert name is not None
         assert f"briefd {name}" in readme, f"`briefd {name}` is missing from README.md"
-        result = briefd(name, "--help", cwd=REPO)
-        assert result.returncode == 0 and "Usage:" in result.stdout
+        assert name in top.stdout, f"`briefd --help` does not list {name}"
+        result = runner.invoke(app, [name, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.stdout, (name, result.output)
 
 
 def test_document_text_is_never_read_as_rich_markup(tmp_path: Path) -> None:

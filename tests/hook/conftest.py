@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from briefd.api import Briefd
 from briefd.settings import Settings
-from tests.conftest import EXAMPLE
 
 
 @dataclass(frozen=True)
@@ -27,13 +25,6 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def indexed(api: Briefd) -> Briefd:
-    """The example knowledge repository indexed BM25-only (as in tests/recall)."""
-    api.index(EXAMPLE)
-    return api
 
 
 @pytest.fixture
