@@ -26,7 +26,7 @@ from briefd.settings import StateSettings
 from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, sections_of
 from briefd.state.migrations import migrate
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
-from briefd.store.activity import QueryLogEntry, surface_of
+from briefd.store.activity import QueryLogEntry, query_log_row
 
 log = logging.getLogger("briefd.state")
 RETRY_SECONDS = 1.0  # while the server is away, how often it is tried again
@@ -167,26 +167,7 @@ class PostgresState:
     def save_queries(self, entries: Sequence[QueryLogEntry], documents: Mapping[str, str]) -> None:
         if not entries:
             return
-        rows = [
-            (
-                e.kind,
-                _storable(e.query),
-                json.dumps(list(e.scopes)),
-                e.results,
-                e.top_score,
-                e.latency_ms,
-                _storable(e.client) if e.client is not None else None,
-                e.created_at,
-                e.surface or surface_of(e.client),
-                e.gate,
-                json.dumps(list(e.sections)),
-                json.dumps(sorted({documents[c] for c in e.sections if c in documents})),
-                e.bundle_id,
-                e.query_hash,
-                self.replica,
-            )
-            for e in entries
-        ]
+        rows = [(*query_log_row(e, documents, _storable), self.replica) for e in entries]
         with self._tx() as conn, conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO query_log (kind, query, scopes, results, top_score, latency_ms, "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -111,25 +111,7 @@ def save_queries(
         "INSERT INTO query_log (kind, query, scopes, results, top_score, latency_ms, client, "
         "created_at, surface, gate, sections, documents, bundle_id, query_hash) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                e.kind,
-                _storable(e.query),
-                json.dumps(list(e.scopes)),
-                e.results,
-                e.top_score,
-                e.latency_ms,
-                _storable(e.client) if e.client is not None else None,
-                e.created_at,
-                e.surface or surface_of(e.client),
-                e.gate,
-                json.dumps(list(e.sections)),
-                json.dumps(sorted({documents[c] for c in e.sections if c in documents})),
-                e.bundle_id,
-                e.query_hash,
-            )
-            for e in entries
-        ],
+        [query_log_row(e, documents) for e in entries],
     )
 
 
@@ -138,6 +120,29 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _storable(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
+
+
+def query_log_row(
+    e: QueryLogEntry, documents: Mapping[str, str], storable: Callable[[str], str] = _storable
+) -> tuple[object, ...]:
+    """The ``query_log`` columns of one entry, in the order both state engines insert them
+    (``storable`` cleans text the engine cannot hold)."""
+    return (
+        e.kind,
+        storable(e.query),
+        json.dumps(list(e.scopes)),
+        e.results,
+        e.top_score,
+        e.latency_ms,
+        storable(e.client) if e.client is not None else None,
+        e.created_at,
+        e.surface or surface_of(e.client),
+        e.gate,
+        json.dumps(list(e.sections)),
+        json.dumps(sorted({documents[c] for c in e.sections if c in documents})),
+        e.bundle_id,
+        e.query_hash,
+    )
 
 
 def surface_of(client: str | None) -> str:
