@@ -15,9 +15,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from briefd.cli.index_fast import report_lines
+from briefd.cli.index_fast import refresh_stamp, report_lines
 from briefd.cli.output import console, errors, print_json, reported_errors
-from briefd.errors import SourceError
+from briefd.errors import BriefdError, SourceError
 from briefd.model import IndexReport
 from briefd.sources.layout import nothing_indexed
 
@@ -55,6 +55,8 @@ def index_command(
             report = api.index(
                 rebuild=rebuild, progress=ProgressLog(lambda line: errors.print(line, markup=False))
             )
+    if not rebuild:
+        leave_stamp(ctx, source)
     if json_output:
         print_json(report)
     else:
@@ -62,6 +64,17 @@ def index_command(
     if report.documents == 0:
         with reported_errors():
             raise SourceError(nothing_indexed(report, api.settings))
+
+
+def leave_stamp(ctx: typer.Context, source: Path | None) -> None:
+    """The stamp the next ``briefd index`` with these options checks before anything loads
+    (O4); it is only ever a shortcut, so a failure here costs the next run its hashing."""
+    options = {"config": ctx.obj.config, "db": ctx.obj.db, "source": source}
+    args: dict[str, str | bool] = {k: str(v) for k, v in options.items() if v is not None}
+    try:
+        refresh_stamp(ctx.obj.settings(source=source), {"json": False, **args})
+    except (BriefdError, OSError, ValueError):
+        return
 
 
 class ProgressLog:

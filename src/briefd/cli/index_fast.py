@@ -13,46 +13,52 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sqlite3
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from briefd.cli import stamp_write
+from briefd.cli.stamp import RACY_NS, SECONDS, Args, index_args
 from briefd.errors import BriefdError
 from briefd.model import DocumentProblem, IndexReport, SkippedFile
 from briefd.settings import Settings, load_settings
 
-GLOBAL_OPTIONS = ("--db", "--config")
-INDEX_OPTIONS = ("--source",)
+__all__ = ["index_args", "main", "refresh_stamp", "report_lines", "unchanged"]
 
 
-def index_args(argv: Sequence[str]) -> dict[str, str | bool] | None:
-    """``{db, config, source, json}`` when ``argv`` is ``[--db X] [--config Y] index
-    [--source DIR] [--json]``; None for anything else (--rebuild, --help, other commands)."""
-    found: dict[str, str | bool] = {"json": False}
-    items = iter(argv)
-    command = False
-    for arg in items:
-        name, eq, inline = arg.partition("=")
-        allowed = INDEX_OPTIONS if command else GLOBAL_OPTIONS
-        if arg == "index" and not command:
-            command = True
-        elif command and arg == "--json":
-            found["json"] = True
-        elif name in allowed:
-            value = inline if eq else next(items, None)
-            if not value:
-                return None
-            found[name.removeprefix("--")] = value
-        else:
-            return None
-    return found if command else None
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """A run now would change nothing: the last run's report, the source key, and when the
+    upkeep an index run does (log retention, bundle manifests) is next due (epoch seconds)."""
+
+    report: IndexReport
+    key: str
+    fingerprint: str
+    due: float
+
+
+@dataclass(frozen=True, slots=True)
+class Removals:
+    """A run now would only remove documents (deleted, or renamed to content the index
+    holds): the model is not needed, nor the full command line."""
+
+    paths: tuple[str, ...]
 
 
 def unchanged(settings: Settings) -> IndexReport | None:
     """The last run's report when an index run now would change nothing; None otherwise."""
+    found = check(settings)
+    return found.report if isinstance(found, Unchanged) else None
+
+
+def check(settings: Settings) -> Unchanged | Removals | None:
+    """What :func:`unchanged` says, with the source key and the next upkeep time; or the
+    documents a run would remove when that is all it would do."""
     from briefd.embeddings.registry import model_id_of
     from briefd.sources.state import (
         head_commit,
@@ -79,13 +85,34 @@ def unchanged(settings: Settings) -> IndexReport | None:
     try:
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             return None
-        if freshness.stored_key(conn) != key or _upkeep_due(conn, settings, fingerprint):
-            return None
         conn.row_factory = sqlite3.Row
+        if freshness.stored_key(conn) != key:
+            return _removals(conn, state.hashes, parse_signature(settings))
+        if _upkeep_due(conn, settings, fingerprint):
+            return None
+        due = _upkeep_next(freshness.oldest_entries(conn), settings)
         last = sync_state.index_report(conn)
     finally:
         conn.close()
-    return _report(last, str(root), state.skipped, time.perf_counter() - started)
+    report = _report(last, str(root), state.skipped, time.perf_counter() - started)
+    return Unchanged(report, key, fingerprint, due) if report is not None else None
+
+
+def _removals(
+    conn: sqlite3.Connection, current: Mapping[str, str], signature: str
+) -> Removals | None:
+    """The indexed documents gone from the source, when every file there is indexed as it
+    is, or is one of them renamed (the same content); None for any other change."""
+    from briefd.store import documents as docs_table
+
+    if not current or docs_table.meta(conn, "parse") != signature:
+        return None
+    indexed = docs_table.document_hashes(conn)
+    gone = {path: digest for path, digest in indexed.items() if path not in current}
+    moved = set(gone.values())
+    if any(indexed.get(p) != d and d not in moved for p, d in current.items()):
+        return None
+    return Removals(tuple(sorted(gone))) if gone else None
 
 
 def _upkeep_due(conn: sqlite3.Connection, settings: Settings, fingerprint: str) -> bool:
@@ -98,6 +125,24 @@ def _upkeep_due(conn: sqlite3.Connection, settings: Settings, fingerprint: str) 
     return freshness.upkeep_due(
         conn, fingerprint, log_cutoff, manifests.isoformat(timespec="seconds")
     )
+
+
+def _upkeep_next(oldest: tuple[str | None, str | None], settings: Settings) -> float:
+    """When the next upkeep would delete something: the oldest log entry or bundle manifest
+    ageing out, or an entry written from now on (epoch seconds)."""
+    now = time.time()
+    spans = [(oldest[1], settings.bundles.manifest_days)]
+    if settings.activity.retention_days > 0:
+        spans.append((oldest[0], settings.activity.retention_days))
+    due = [now + timedelta(days=days).total_seconds() for _, days in spans]
+    for created, days in spans:
+        if created is not None:
+            try:
+                at = datetime.fromisoformat(created) + timedelta(days=days)
+            except ValueError:
+                return now  # not a time upkeep can compare: never skip it
+            due.append(at.timestamp())
+    return min(due)
 
 
 def _report(
@@ -154,25 +199,70 @@ def report_lines(report: IndexReport) -> list[str]:
     return lines
 
 
+def refresh_stamp(
+    settings: Settings,
+    args: Args,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    racy_ns: int = RACY_NS,
+) -> Unchanged | Removals | None:
+    """:func:`check`, and the stamp that lets the next run with nothing to do answer before
+    settings load (:mod:`briefd.cli.stamp`): written when this one would change nothing,
+    removed when it would or when no stamp can be trusted."""
+    env = os.environ if env is None else env
+    snapshot = stamp_write.take(settings, args, env, cwd or Path.cwd(), racy_ns)
+    found = check(settings)
+    if not isinstance(found, Unchanged) or snapshot is None:
+        stamp_write.discard(settings)
+        return found
+    marked = dataclasses.replace(found.report, seconds=0.0)
+    lines = report_lines(marked)
+    lines[0] = lines[0].removesuffix("0.00s") + SECONDS + "s"
+    text = _json(marked).replace('\n  "seconds": 0.0,', f'\n  "seconds": {SECONDS},', 1)
+    human = "".join(line + "\n" for line in lines)
+    stamp_write.write(snapshot, found.key, found.fingerprint, found.due, human, text)
+    return found
+
+
+def _json(report: IndexReport) -> str:
+    return json.dumps(dataclasses.asdict(report), ensure_ascii=False, indent=2) + "\n"
+
+
 def main(argv: Sequence[str]) -> int | None:
-    """Answer ``briefd index`` here when nothing changed (exit status 0); None: run the full
-    command instead."""
+    """Answer ``briefd index`` here when nothing changed, or when it only removes documents
+    (exit status 0); None: run the full command instead."""
     args = index_args(argv)
     if args is None:
         return None
     try:
-        config = Path(str(args["config"])) if "config" in args else None
-        overrides: dict[str, object] = {
-            k: Path(str(args[k])) for k in ("db", "source") if k in args
-        }
-        report = unchanged(load_settings(config, overrides=overrides))
+        settings = _settings(args)
+        found = refresh_stamp(settings, args)
+        if isinstance(found, Removals):
+            report = _remove(settings)
+            refresh_stamp(settings, args)
+        elif isinstance(found, Unchanged):
+            report = found.report
+        else:
+            return None
     except (BriefdError, OSError, sqlite3.Error, ValueError, KeyError, TypeError):
         return None  # the full command reports it properly
-    if report is None:
-        return None
     if args["json"]:
-        sys.stdout.write(json.dumps(dataclasses.asdict(report), ensure_ascii=False, indent=2))
-        sys.stdout.write("\n")
+        sys.stdout.write(_json(report))
     else:
         sys.stdout.write("".join(line + "\n" for line in report_lines(report)))
     return 0
+
+
+def _remove(settings: Settings) -> IndexReport:
+    """The index run itself, through the API as the full command makes it, without the
+    command line (typer, rich, the service): nothing to embed, so the model never loads."""
+    from briefd.api import Briefd
+
+    with Briefd(settings) as api:
+        return api.index()
+
+
+def _settings(args: Args) -> Settings:
+    config = Path(str(args["config"])) if "config" in args else None
+    overrides: dict[str, object] = {k: Path(str(args[k])) for k in ("db", "source") if k in args}
+    return load_settings(config, overrides=overrides)

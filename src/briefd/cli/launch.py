@@ -1,7 +1,9 @@
 """The ``briefd`` console script. ``briefd recall`` — spawned by coding agents on every
 prompt — goes straight to the hook's fast path (standard library only); ``briefd index`` with
 nothing to do is answered by :mod:`briefd.cli.index_fast`; every other command, and
-``recall --help``, loads the full command line (typer, rich)."""
+``recall --help``, loads the full command line (typer, rich). Before either index path, the
+stamp the last run left (:mod:`briefd.cli.stamp`, standard library only) answers a run whose
+files, settings, commit and code all still have the stat it recorded."""
 
 from __future__ import annotations
 
@@ -36,6 +38,12 @@ def run() -> None:
 
         sys.exit(main(args))
     if "index" in sys.argv[1:4]:  # nothing changed: answered without the full command line
+        from briefd.cli.stamp import answer
+
+        stamped = answer(sys.argv[1:])  # every stat as the last run left it: its report
+        if stamped is not None:
+            sys.stdout.write(stamped)
+            sys.exit(0)
         from briefd.cli.index_fast import main as index_fast
 
         status = index_fast(sys.argv[1:])

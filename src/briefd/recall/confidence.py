@@ -31,11 +31,12 @@ is recomputed when the gate's calibration is, after every index change) and is k
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -61,6 +62,7 @@ class GenericCalibration:
     mean: float
     std: float
     maximum: float = 0.0
+    probes: str = ""  # digest of the probe texts the vectors embed (reused while it matches)
 
 
 def recall_ranking(result: SearchResult, specificity: float | None) -> Ranking:
@@ -137,23 +139,33 @@ class Specificity:
             self._generic = stored
             return self._generic
         texts = [t for group in GENERIC_PROMPTS.values() for t in group]
-        probes = semantic.embedder.embed_batch(texts, "query")
-        self._generic = calibrate(fingerprint, probes, index.matrix)
+        digest = probe_digest(texts)
+        if stored is not None and stored.probes == digest and len(stored.vectors) == len(texts):
+            probes = stored.vectors  # the same probes, the same model: no need to load it (O4)
+        else:
+            probes = semantic.embedder.embed_batch(texts, "query")
+        self._generic = replace(calibrate(fingerprint, probes, index.matrix), probes=digest)
         _save(store, key, self._generic)
         return self._generic
+
+
+def probe_digest(texts: Sequence[str]) -> str:
+    """What identifies the generic probes' vectors for one model: their texts."""
+    return "generic " + hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
 
 
 def _load(conn: sqlite3.Connection, key: str) -> GenericCalibration | None:
     """The generic calibration stored for ``key`` (``<model>|generic``), if any."""
     row = conn.execute(
-        "SELECT fingerprint, probes, mean, std, maximum, probe_vectors FROM calibration "
+        "SELECT fingerprint, probes, mean, std, maximum, probe_vectors, language FROM calibration "
         "WHERE model = ?",
         (key,),
     ).fetchone()
     if row is None or not row[5] or not row[1]:
         return None
     vectors = np.frombuffer(row[5], dtype="<f4").astype(np.float32).reshape(row[1], -1)
-    return GenericCalibration(row[0], vectors, float(row[2]), float(row[3]), float(row[4]))
+    probes = str(row[6] or "")
+    return GenericCalibration(row[0], vectors, float(row[2]), float(row[3]), float(row[4]), probes)
 
 
 def _save(store: Store, key: str, generic: GenericCalibration) -> None:
@@ -167,7 +179,7 @@ def _save(store: Store, key: str, generic: GenericCalibration) -> None:
                 (
                     key,
                     generic.fingerprint,
-                    "generic",
+                    generic.probes or "generic",
                     generic.mean,
                     generic.std,
                     generic.maximum,

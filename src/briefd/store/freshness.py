@@ -25,11 +25,30 @@ def upkeep_due(
     """Whether an index run would prune something now: query log or usage entries before
     ``log_cutoff`` (None: kept forever), cached bundles of another knowledge state, bundle
     manifests before ``manifest_cutoff`` (ISO 8601 UTC)."""
+    if stale_bundles(conn, fingerprint):
+        return True
     checks: list[tuple[str, tuple[str, ...]]] = [
-        ("SELECT 1 FROM bundles WHERE index_fingerprint != ? LIMIT 1", (fingerprint,)),
         ("SELECT 1 FROM bundle_manifests WHERE created_at < ? LIMIT 1", (manifest_cutoff,)),
     ]
     if log_cutoff is not None:
         checks.append(("SELECT 1 FROM query_log WHERE created_at < ? LIMIT 1", (log_cutoff,)))
         checks.append(("SELECT 1 FROM usage_events WHERE created_at < ? LIMIT 1", (log_cutoff,)))
     return any(conn.execute(sql, args).fetchone() is not None for sql, args in checks)
+
+
+def stale_bundles(conn: sqlite3.Connection, fingerprint: str) -> bool:
+    """Whether cached bundles of another knowledge state than ``fingerprint`` wait to be pruned."""
+    sql = "SELECT 1 FROM bundles WHERE index_fingerprint != ? LIMIT 1"
+    return conn.execute(sql, (fingerprint,)).fetchone() is not None
+
+
+def oldest_entries(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
+    """(the oldest query log or usage entry, the oldest bundle manifest): ISO 8601 UTC times,
+    None for an empty table. Upkeep is next due when the older of them ages out."""
+    logs = [
+        conn.execute("SELECT min(created_at) FROM query_log").fetchone()[0],
+        conn.execute("SELECT min(created_at) FROM usage_events").fetchone()[0],
+    ]
+    manifest = conn.execute("SELECT min(created_at) FROM bundle_manifests").fetchone()[0]
+    found = [str(v) for v in logs if v is not None]
+    return (min(found) if found else None), (str(manifest) if manifest is not None else None)
