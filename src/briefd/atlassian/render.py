@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from briefd.atlassian.convert import html_to_markdown
 from briefd.atlassian.model import Fitted, Issue, IssueRow, Page, PageHit
 from briefd.tokens import count_tokens, head_tokens
 
@@ -131,3 +130,11 @@ def listing(head: str, rows: Sequence[str], max_tokens: int) -> tuple[Fitted, in
     note = f"\n\n({omitted} more left out to stay within max_tokens)" if omitted else ""
     text = head + ("\n\n" + "\n".join(kept) if kept else "") + note
     return Fitted(text, count_tokens(text), omitted > 0), omitted
+
+
+def html_to_markdown(html: str) -> str:
+    """:func:`briefd.atlassian.convert.html_to_markdown`, loaded on first use (bs4 and
+    markdownify cost an index run time and memory it never needs, O4)."""
+    from briefd.atlassian.convert import html_to_markdown as convert
+
+    return convert(html)

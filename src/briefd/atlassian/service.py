@@ -11,8 +11,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-
-import httpx
+from typing import TYPE_CHECKING
 
 from briefd.atlassian import render
 from briefd.atlassian.confluence import Confluence, within
@@ -38,6 +37,9 @@ from briefd.atlassian.query import (
 from briefd.atlassian.site import Site, SiteConfig, checked_url, open_client
 from briefd.errors import IntegrationError, IntegrationOffError, QueryError, RemoteNotFoundError
 from briefd.settings import ConfluenceSettings, JiraSettings, Settings
+
+if TYPE_CHECKING:
+    import httpx
 
 # (issue text or key, token budget) → (Markdown heading the bundle, query text), or None
 IssueLookup = Callable[[str, int], tuple[str, str] | None]

@@ -16,9 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from briefd.__about__ import __version__
 from briefd.atlassian.credentials import Account, authorization
@@ -29,6 +27,9 @@ from briefd.errors import (
     RateLimitedError,
     RemoteNotFoundError,
 )
+
+if TYPE_CHECKING:  # httpx loads on first use: an index run never needs it (O4)
+    import httpx
 
 DEFAULT_RETRY_SECONDS = 1.0
 
@@ -59,6 +60,8 @@ def open_client(config: SiteConfig) -> httpx.Client:
     """The client a site gets when none is injected: the configured timeout and TLS check,
     redirects not followed (credentials go to the configured URL only); proxies and
     ``SSL_CERT_FILE`` from the environment as usual."""
+    import httpx
+
     verify = tls_context(config.verify_tls)
     return httpx.Client(timeout=config.timeout, verify=verify, follow_redirects=False)
 
@@ -66,6 +69,8 @@ def open_client(config: SiteConfig) -> httpx.Client:
 @functools.cache
 def tls_context(verify: bool) -> ssl.SSLContext:
     """One TLS context per process (loading the CA bundle takes tens of milliseconds)."""
+    import httpx
+
     return httpx.create_ssl_context(verify=verify)
 
 
@@ -125,6 +130,8 @@ class Site:
         what: str,
         kwargs: dict[str, Any],
     ) -> httpx.Response:
+        import httpx
+
         config = self.config
         try:
             return self.client.request(method, url, headers=headers, **kwargs)

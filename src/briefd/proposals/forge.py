@@ -8,15 +8,16 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from briefd.errors import ProposalError
 from briefd.settings import ForgeSettings
 
 API_VERSION = "2022-11-28"
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
+
+if TYPE_CHECKING:  # httpx loads when a forge is called (O4)
+    import httpx
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,8 @@ class GitHub:
         return _pull(self._call("GET", f"/pulls/{number}", None), f"GET /pulls/{number}")
 
     def _call(self, method: str, path: str, payload: dict[str, Any] | None) -> Any:
+        import httpx
+
         what = f"GitHub {method} /repos/{self.repo}{path}"
         try:
             response = self.client.request(

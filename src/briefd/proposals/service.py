@@ -7,8 +7,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
-import httpx
-
 from briefd.errors import BriefdError, IndexNotFoundError, ProposalError, StateUnavailableError
 from briefd.proposals.branch import Author, Change, local_proposal, push_proposal
 from briefd.proposals.forge import GitHub, open_forge
@@ -43,6 +41,8 @@ def propose(
     problem = store.problem()
     if problem is not None:
         raise StateUnavailableError(f"nothing was pushed: {problem}")
+    import httpx  # on first use: an index run never needs it (O4)
+
     with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
         forge = open_forge(settings.forge, going.url, client)  # config gaps fail early too
         if forge is not None and not going.pushed:
@@ -128,6 +128,8 @@ def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
         forge_url = settings.sync.remote
     changed: list[str] = []
     error: str | None = None
+    import httpx  # on first use: an index run never needs it (O4)
+
     with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
         try:
             forge = open_forge(settings.forge, forge_url, client)
