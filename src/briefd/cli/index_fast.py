@@ -3,11 +3,13 @@
 Teams run ``briefd index`` from git hooks, cron and CI. When the files, their scopes, the git
 commit, the chunker and the embedding model are what the last complete run indexed (one
 source key, :mod:`briefd.sources.state`), and no upkeep is due, the answer is the last run's
-report with nothing changed — without typer, rich, the parser, numpy or the model. Anything
-else (other options, a git URL source, code repositories for drift, a setting error, a
-missing or incomplete index) goes to the full command, which does the work or says what is
-wrong. This module imports only the standard library and the light parts of briefd.
-"""
+report with nothing changed — without typer, rich, the parser, numpy or the model — and the
+stamp (:mod:`briefd.cli.stamp_write`) that lets the next such run answer before even settings
+load. When the run would only remove documents (deleted, or renamed to content the index
+holds), it runs here through the API, without the command line and without the model.
+Anything else (other options, a git URL source, code repositories for drift, a setting error,
+a missing or incomplete index) goes to the full command, which does the work or says what is
+wrong."""
 
 from __future__ import annotations
 
