@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -73,7 +74,7 @@ def leave_stamp(ctx: typer.Context, source: Path | None) -> None:
     args: dict[str, str | bool] = {k: str(v) for k, v in options.items() if v is not None}
     try:
         refresh_stamp(ctx.obj.settings(source=source), {"json": False, **args})
-    except (BriefdError, OSError, ValueError):
+    except (BriefdError, OSError, ValueError, sqlite3.Error):
         return
 
 
