@@ -69,13 +69,38 @@ def test_strong_prompts_get_their_sections(indexed: Briefd) -> None:
     assert result.tokens <= result.budget
 
 
-def test_weak_prompts_get_one_short_section(indexed: Briefd) -> None:
+def test_weak_prompts_get_one_short_section_and_pointers(indexed: Briefd) -> None:
+    strong = ranked(indexed, 4.0)
     result = ranked(indexed, 2.0)
-    assert (result.confidence, len(result.sections)) == ("weak", 1)
-    (section,) = result.sections
-    assert section["doc_path"] == "domain/chargebacks.md"
+    section, *pointers = result.sections
+    assert result.confidence == "weak" and section["doc_path"] == "domain/chargebacks.md"
+    assert section["content"] and not section.get("pointer")
+    assert pointers, "the other candidates are pointed to"
+    direct = [s["chunk_id"] for s in strong.sections if not s.get("related_to")]
+    assert [p["chunk_id"] for p in pointers] == direct[1 : 1 + len(pointers)]
+    for p in pointers:
+        assert p["pointer"] and p["content"] == ""
+        assert f"· chunk {p['chunk_id']} · not shown]" in result.knowledge
     assert result.tokens <= indexed.settings.recall.weak_tokens == 300
     assert result.budget == 300
+
+
+def test_pointers_are_not_remembered_as_injected(indexed: Briefd) -> None:
+    def search(prompt: str, scopes: tuple[str, ...], top_k: int, related: int) -> Ranking:
+        with indexed.store.read() as conn:
+            found = lexical(conn, prompt, scopes, indexed.settings, related)
+        return Ranking(found.ranked, "kept", specificity=z, related=found.related)
+
+    request = RecallRequest(RELEVANT, session_id="s-pointers")
+    z = 2.0
+    weak = engine.answer(indexed.store, request, indexed.settings, search)
+    pointed = [s["chunk_id"] for s in weak.sections if s.get("pointer")]
+    assert pointed
+    z = 4.0
+    strong = engine.answer(indexed.store, request, indexed.settings, search)
+    given = [s["chunk_id"] for s in strong.sections]
+    assert weak.sections[0]["chunk_id"] not in given  # the head was injected: not again
+    assert set(pointed) <= set(given)  # a pointer was not: its text comes now
 
 
 def test_weak_prompts_get_the_head_of_a_long_section(indexed: Briefd) -> None:

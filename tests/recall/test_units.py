@@ -11,7 +11,10 @@ from briefd.api import Briefd
 from briefd.errors import QueryError
 from briefd.recall import pack
 from briefd.recall.block import (
+    POINTER_NOTE,
+    POINTER_NOTE_TOKENS,
     SEPARATOR_TOKENS,
+    TRUNCATED,
     attribution,
     attribution_tokens,
     block_tokens,
@@ -100,6 +103,31 @@ def test_fit_truncates_an_oversized_top_section_to_the_block_budget() -> None:
     assert count_tokens(knowledge_block([head])) <= 300
 
 
+def test_brief_is_one_short_section_and_pointers_to_the_others() -> None:
+    text = "line of text\n" * 200
+    sections = [section(c, count_tokens(text), text) for c in ("a", "b", "c", "d")]
+    brief = pack.brief(sections, 300, 10_000)
+    head, *pointers = brief
+    assert head["chunk_id"] == "a" and head["content"].endswith(TRUNCATED)
+    assert len(head["content"]) >= pack.MIN_HEAD_CHARS
+    assert pointers and [p["chunk_id"] for p in pointers] == ["b", "c", "d"][: len(pointers)]
+    assert all(p["pointer"] and p["content"] == "" and p["tokens"] == 0 for p in pointers)
+    block = knowledge_block(brief)
+    assert f"{POINTER_NOTE}\n" in block
+    assert "[source: domain/x.md · Y · chunk b · not shown]\n" in block
+    assert block_tokens(brief) <= 300
+    assert count_tokens(block) <= block_tokens(brief)
+
+
+def test_brief_gives_up_pointers_before_the_section() -> None:
+    short = [section(c, 30) for c in ("a", "b")]
+    assert [s.get("pointer", False) for s in pack.brief(short, 300, 10_000)] == [False, True]
+    # no room for a pointer next to a head worth reading: the section alone, as fit has it
+    alone = pack.brief(short, 125, 10_000)
+    assert [s["chunk_id"] for s in alone] == ["a"] and not alone[0].get("pointer")
+    assert pack.brief([], 300, 10_000) == []
+
+
 def test_unseen_needs_the_same_content() -> None:
     fresh, repeated = pack.unseen(
         [section("a", 1), section("b", 1)], {"a": "h-a", "b": "changed since"}
@@ -172,6 +200,8 @@ def test_block_frame_is_pinned_to_the_tokenizer() -> None:
 
     frame = count_tokens(f"{OPEN}\n{INTRO}\n\n\n{CLOSE}\n")
     assert frame <= FRAME_TOKENS <= frame + 4
+    noted = count_tokens(f"{OPEN}\n{INTRO}{POINTER_NOTE}\n\n\n{CLOSE}\n")
+    assert noted <= FRAME_TOKENS + POINTER_NOTE_TOKENS <= noted + 4
 
 
 @pytest.mark.parametrize("root", [EXAMPLE, EXAMPLE_TR], ids=["en", "tr"])
@@ -194,6 +224,8 @@ def test_attribution_bound_holds_for_every_section(api: Briefd, root: Path) -> N
         ratios.append(attribution_tokens(item) / real)
         assert real <= attribution_tokens(item), attribution(item)
         item["related_to"] = chunk
+        assert count_tokens(attribution(item)) + SEPARATOR_TOKENS <= attribution_tokens(item)
+        item["pointer"] = True
         assert count_tokens(attribution(item)) + SEPARATOR_TOKENS <= attribution_tokens(item)
     assert max(ratios) <= 1.8  # English lines cost the bound ~1.5x, Turkish ~1.2x
 

@@ -151,7 +151,7 @@ def loss(api: Briefd, query: GoldenQuery, result: RecallResult) -> RecallLoss:
         elif result.confidence == "none":
             cause = "read as generic: nothing injected"
         elif result.confidence == "weak":
-            cause = "read as weak: one short section, another one"
+            cause = "read as weak: one short section and pointers, neither this one"
         else:
             cause = "left out by the budget or the character cap"
         causes.append((f"{unit[0]} § {unit[1]}", cause))

@@ -40,6 +40,7 @@ def terminal(result: Mapping[str, Any]) -> str:
         where = f"{section['doc_path']}:{section['start_line']}-{section['end_line']}"
         preview = " ".join(section["content"].split())[:160]
         mark = "  related" if section.get("related_to") else ""
+        mark += "  pointer (not shown)" if section.get("pointer") else ""
         lines += [
             f"{rank:>2}. {section['score']:.4f}  {where}  ({section['tokens']} tokens){mark}",
             f"    {crumb}",

@@ -23,13 +23,22 @@ INTRO = (
     "first. Each starts with its source: path · heading · last updated · chunk id; a section "
     "marked related is linked from one that matches."
 )
+# added to INTRO when the block has pointers (a weak match, see briefd.recall.pack.brief)
+POINTER_NOTE = " A source line marked not shown is another candidate, its text left out."
+POINTER_NOTE_TOKENS = 16  # cl100k counts 15 (a test pins it to the tokenizer)
 TRUNCATED = "[… section truncated to fit the recall budget]"
+POINTER = "not shown"  # marks a pointer: the source line of a possible match, without its text
 # OPEN, INTRO and CLOSE with their line breaks, in cl100k tokens (a test pins it to the tokenizer)
 FRAME_TOKENS = 56
 SEPARATOR_TOKENS = 2  # the blank line between sections and the break after the attribution
 
 
 def attribution(section: Mapping[str, Any]) -> str:
+    if section.get("pointer"):  # the section's place only: a line the agent can follow
+        heading = (section["heading_path"] or [section["title"]])[-1]
+        return (
+            f"[source: {section['doc_path']} · {heading} · chunk {section['chunk_id']} · {POINTER}]"
+        )
     crumb = " › ".join([section["title"], *section["heading_path"]])
     updated = str(section.get("updated_at") or "unknown")[:10]
     related = (
@@ -71,19 +80,23 @@ def cost(section: Mapping[str, Any]) -> int:
 
 def block_tokens(sections: Sequence[Mapping[str, Any]]) -> int:
     """At least the cl100k tokens of the block of ``sections`` (0 when empty)."""
-    return FRAME_TOKENS + sum(cost(s) for s in sections) if sections else 0
+    if not sections:
+        return 0
+    note = POINTER_NOTE_TOKENS if any(s.get("pointer") for s in sections) else 0
+    return FRAME_TOKENS + note + sum(cost(s) for s in sections)
 
 
 def section_text(section: Mapping[str, Any]) -> str:
     body = section["content"].strip()
-    return f"{attribution(section)}\n{body}"
+    return f"{attribution(section)}\n{body}" if body else attribution(section)
 
 
 def knowledge_block(sections: Sequence[Mapping[str, Any]]) -> str:
     """The block the agent reads; empty when there is nothing to say."""
     if not sections:
         return ""
-    parts = [OPEN, INTRO, "", *("\n\n".join(section_text(s) for s in sections).split("\n"))]
+    intro = INTRO + POINTER_NOTE if any(s.get("pointer") for s in sections) else INTRO
+    parts = [OPEN, intro, "", *("\n\n".join(section_text(s) for s in sections).split("\n"))]
     return "\n".join([*parts, CLOSE]) + "\n"
 
 

@@ -1,6 +1,7 @@
 """Answering a recall from the index: rank (hybrid search, or BM25 behind the lexical
 evidence gate, see :mod:`briefd.recall.ranking`), inject in proportion to the confidence (strong:
-the sections and what they link to; weak: one short section; generic: nothing), leave out what
+the sections and what they link to; weak: one short section and
+pointers to the other candidates; generic: nothing), leave out what
 the session already has, fit the budget, remember what was injected. The server, the daemon and
 the in-process hook all come here, so they answer alike.
 
@@ -152,7 +153,8 @@ def answer(
         sections = _hydrate(conn, direct) + _linked(conn, related, {c for c, _ in direct})
     seen, forgot = _seen(memory, request.session_id, now, config.session_hours)
     fresh, repeated = pack.unseen(sections, seen)
-    chosen = pack.fit(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS))
+    packing = pack.brief if confidence == "weak" else pack.fit
+    chosen = packing(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS))
     notes = forgot + _remember(memory, request.session_id, chosen, now, config.session_hours)
     return RecallResult(
         prompt=prompt,
@@ -201,9 +203,10 @@ def _plan(
     budget = request.max_tokens or config.max_tokens
     if confidence == "none":
         return [], [], budget
-    if confidence == "weak":
-        return found.ranked[:1], [], min(budget, config.weak_tokens)
-    return found.ranked[: request.top_k or config.top_k], found.related[: config.related], budget
+    top_k = request.top_k or config.top_k
+    if confidence == "weak":  # one short section, the other candidates as pointers
+        return found.ranked[:top_k], [], min(budget, config.weak_tokens)
+    return found.ranked[:top_k], found.related[: config.related], budget
 
 
 def _reason(
@@ -293,7 +296,7 @@ def _remember(
     never the answer."""
     if not session_id or not chosen:
         return ()
-    pairs = [(s["chunk_id"], s["content_hash"]) for s in chosen]
+    pairs = [(s["chunk_id"], s["content_hash"]) for s in chosen if not s.get("pointer")]
     # Session memory is worth no fsync and no long wait on the hook's path: a power cut or a
     # reindex holding the write lock can only cost the no-repeat memory of this turn.
     try:

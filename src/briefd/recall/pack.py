@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from briefd.recall.block import FRAME_TOKENS, TRUNCATED, attribution_tokens, block_size, cost
+from briefd.recall.block import (
+    FRAME_TOKENS,
+    TRUNCATED,
+    attribution_tokens,
+    block_size,
+    block_tokens,
+    cost,
+)
 
 Section = dict[str, Any]
 
@@ -57,3 +64,38 @@ def truncate(section: Section, max_tokens: int, max_chars: int) -> Section | Non
     head = head[:cut] if cut > chars // 2 else head
     tokens = -(-section["tokens"] * len(head) // max(1, len(content))) + MARK_TOKENS
     return {**section, "content": f"{head.rstrip()}\n{TRUNCATED}", "tokens": tokens}
+
+
+def brief(sections: Sequence[Section], max_tokens: int, max_chars: int) -> list[Section]:
+    """A weak match (I8): one short section — the best, whole or its head — and the other
+    candidates as pointers (their source lines alone, see :func:`pointer`), as many as the
+    block holds next to a head of at least ``MIN_HEAD_CHARS``; the fewest pointers are dropped
+    from the end. When the candidates disagree the agent sees where else to look, at the cost
+    of a line each, instead of one guess."""
+    if not sections:
+        return []
+    first, others = sections[0], [pointer(s) for s in sections[1:]]
+    for count in range(len(others), 0, -1):
+        pointers = others[:count]
+        room = max_tokens - (block_tokens([first, *pointers]) - cost(first) - FRAME_TOKENS)
+        head = _whole_or_head(first, room, max_chars - block_size(pointers))
+        if head is not None and _holds([head, *pointers], max_tokens, max_chars):
+            return [head, *pointers]
+    return fit(sections[:1], max_tokens, max_chars)
+
+
+def pointer(section: Section) -> Section:
+    """A section reduced to its source line: the agent can open it; it is not injected (and not
+    remembered as injected)."""
+    return {**section, "content": "", "tokens": 0, "pointer": True}
+
+
+def _whole_or_head(section: Section, room: int, max_chars: int) -> Section | None:
+    """``section`` when ``room`` tokens (block frame included) hold it, else its head."""
+    if FRAME_TOKENS + cost(section) <= room and block_size([section]) <= max_chars:
+        return section
+    return truncate(section, room, max_chars)
+
+
+def _holds(sections: Sequence[Section], max_tokens: int, max_chars: int) -> bool:
+    return block_tokens(sections) <= max_tokens and block_size(sections) <= max_chars

@@ -51,7 +51,7 @@ def hook_recall(
         "hook",
         surface="hook",
         gate=result.gate,
-        sections=[s["chunk_id"] for s in result.sections],
+        sections=[s["chunk_id"] for s in result.sections if not s.get("pointer")],  # served
     )
     if format == "json":
         return {**result.to_dict(), "via": "server"}
