@@ -79,6 +79,13 @@ class Tokenizer:
     def unstemmed(self, word: str) -> tuple[str, ...]:
         return self._lookup(word)[1]
 
+    def stemmed_share(self, conn: sqlite3.Connection) -> float:
+        """:func:`postings.stemmed_share` of the index, through this tokenizer's scratch."""
+        with self._lock:
+            if self._scratch is None:
+                self._scratch = postings.scratch_tokenizer()
+            return postings.stemmed_share(conn, self._scratch)
+
     def groups(
         self, words: Sequence[Sequence[str]], prefixes: bool = False
     ) -> tuple[tuple[Word, ...], ...]:
@@ -187,7 +194,7 @@ class Lexicon:
             usable = coverage is not None and len(coverage.rows) == total
             self._index = None
             if coverage is not None and usable:
-                conflate = postings.stemmed_share(conn) < STEMMER_KNOWS
+                conflate = self.tokenizer.stemmed_share(conn) < STEMMER_KNOWS
                 self._index = PostingsIndex.build(coverage, conflate)
             self._version = version
         return self._index

@@ -243,9 +243,12 @@ def unstemmed_tokens_of(scratch: sqlite3.Connection, word: str) -> tuple[str, ..
 SHARE_SAMPLE = 2000  # the most widespread words of the index the stemmer is tried on
 
 
-def stemmed_share(conn: sqlite3.Connection, min_letters: int = 6) -> float:
+def stemmed_share(
+    conn: sqlite3.Connection, scratch: sqlite3.Connection | None = None, min_letters: int = 6
+) -> float:
     """The share of the index's most widespread words (letters only, at least
-    ``min_letters``) whose token the stemmer changes: high where it knows the language."""
+    ``min_letters``) whose token the stemmer changes: high where it knows the language.
+    ``scratch``: a :func:`scratch_tokenizer` to use (None: a new one)."""
     found = conn.execute(
         "SELECT term FROM vocabulary WHERE length(term) >= ? ORDER BY chunks DESC, term LIMIT ?",
         (min_letters, SHARE_SAMPLE * 2),
@@ -253,21 +256,39 @@ def stemmed_share(conn: sqlite3.Connection, min_letters: int = 6) -> float:
     words = [w for (w,) in found if w.isalpha()][:SHARE_SAMPLE]
     if not words:
         return 1.0
-    with closing(_scratch()) as scratch:
-        stemmed = _tokens_by_row(scratch, "t", "tv", words)
-        plain = _tokens_by_row(scratch, "p", "pv", words)
-    changed = sum(stemmed.get(i) != plain.get(i) for i in range(len(words)))
-    return changed / len(words)
+    if scratch is None:
+        with closing(_scratch()) as own:
+            return _changed(own, words)
+    return _changed(scratch, words)
+
+
+def _changed(scratch: sqlite3.Connection, words: Sequence[str]) -> float:
+    stemmed = _tokens_in_order(scratch, "t", "tv", words)
+    plain = _tokens_in_order(scratch, "p", "pv", words)
+    if len(stemmed) != len(words) or len(plain) != len(words):  # not one token per word
+        by_row = (
+            _tokens_by_row(scratch, "t", "tv", words),
+            _tokens_by_row(scratch, "p", "pv", words),
+        )
+        return sum(by_row[0].get(i) != by_row[1].get(i) for i in range(len(words))) / len(words)
+    return sum(a != b for a, b in zip(stemmed, plain, strict=True)) / len(words)
+
+
+def _tokens_in_order(
+    scratch: sqlite3.Connection, table: str, vocab: str, words: Sequence[str]
+) -> list[str]:
+    """The words' tokens in order, the words written as one row (a row per word costs ten
+    times as much: FTS5 writes a segment per row)."""
+    scratch.execute(f"DELETE FROM {table}")
+    scratch.execute(f"INSERT INTO {table} (rowid, content) VALUES (1, ?)", (" ".join(words),))
+    return [r[0] for r in scratch.execute(f"SELECT term FROM {vocab} ORDER BY offset")]
 
 
 def _tokens_by_row(
     scratch: sqlite3.Connection, table: str, vocab: str, words: Sequence[str]
 ) -> dict[int, tuple[str, ...]]:
-    column = "content"
     scratch.execute(f"DELETE FROM {table}")
-    scratch.executemany(
-        f"INSERT INTO {table} (rowid, {column}) VALUES (?, ?)", list(enumerate(words))
-    )
+    scratch.executemany(f"INSERT INTO {table} (rowid, content) VALUES (?, ?)", enumerate(words))
     found: dict[int, list[str]] = {}
     for doc, term in scratch.execute(f"SELECT doc, term FROM {vocab} ORDER BY doc, offset"):
         found.setdefault(doc, []).append(term)
