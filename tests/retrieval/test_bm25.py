@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
 from briefd.api import Briefd
-from briefd.retrieval.bm25 import Lexicon
+from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word, ranked
 from briefd.retrieval.candidates import ANY_TERM, Candidates, gather
-from briefd.retrieval.lexical import build_match, common_terms
+from briefd.retrieval.lexical import FieldWeights, build_match, common_terms
 from briefd.retrieval.search import SearchRequest
 from briefd.retrieval.spelling import Speller
 from briefd.settings import SearchSettings, Settings
@@ -46,7 +47,9 @@ def _both(
     terms = tuple(query_terms(query))
     fixes = Speller().corrections(conn, terms)
     common = common_terms(conn, terms, settings.any_term_max_share, settings.any_term_min_chunks)
-    plan = build_match(query, "text", fixes, common)
+    # prefix forms are scored from the postings alone (FTS5 cannot take the larger of a word's
+    # two forms), so the comparison is on the words as typed
+    plan = build_match(query, "text", fixes, common, prefix=0)
     # depth 400: every matching chunk, so the comparison is not cut at a tie
     run = (lexicon, None)
     got = [gather(conn, query, plan, "hybrid", scopes, settings, None, 400, every, x) for x in run]
@@ -210,3 +213,82 @@ def test_ties_at_the_cut_go_to_the_chunk_id(api: Briefd, write_files: WriteFiles
     with api.store.read() as conn:
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id LIMIT 3")]
     assert [h.chunk_id for h in api.search(request).hits] == ids
+
+
+def test_a_turkish_index_matches_query_words_by_prefix_an_english_one_does_not(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Porter leaves most Turkish words as they are, so on the Turkish example a query word
+    also matches the other forms of it ("bağlantısının" finds "bağlantı"); on the English
+    example the stemmer conflates already and nothing is matched by prefix."""
+    lexicon = Lexicon()
+    with Briefd(settings, embedder=None) as api:
+        api.index(EXAMPLE_TR)
+        with api.store.read() as conn:
+            index = lexicon.index(conn)
+            assert index is not None and index.conflate
+            assert postings.stemmed_share(conn) < 0.5
+            [group] = lexicon.tokenizer.groups([("bağlantısının", "bağla*")], True)
+            assert [(w.text, w.prefix) for w in group] == [
+                ("bağlantısının", False),
+                ("bağla*", True),
+            ]
+            # the share of the typed word the prefix keeps
+            assert group[1].weight == pytest.approx(5 / len("bağlantısının"))
+            assert lexicon.tokenizer.groups([("bağlantısının", "bağla*")], False) == (group[:1],)
+            found = bm25_ranked(conn, index, [group])
+            exact = bm25_ranked(conn, index, [group[:1]])
+            assert len(found) > len(exact)
+            texts = _contents(conn, [r for r, _ in found])
+            assert any("bağlantı" in t.lower() and "bağlantısının" not in t.lower() for t in texts)
+    english = Lexicon()
+    with Briefd(replace(settings, db=tmp_path / "en.db"), embedder=None) as api:
+        api.index(EXAMPLE)
+        with api.store.read() as conn:
+            index = english.index(conn)
+            assert index is not None and not index.conflate
+            assert postings.stemmed_share(conn) > 0.5
+
+
+def bm25_ranked(
+    conn: sqlite3.Connection, index: PostingsIndex, groups: list[tuple[Word, ...]]
+) -> list[tuple[int, float]]:
+    return ranked(conn, index, groups, FieldWeights(), 400, None, every_group=False)
+
+
+def _contents(conn: sqlite3.Connection, rowids: list[int]) -> list[str]:
+    marks = ", ".join("?" * len(rowids))
+    rows = conn.execute(f"SELECT content FROM chunks WHERE rowid IN ({marks})", rowids)
+    return [r[0] for r in rows]
+
+
+def test_a_prefix_match_scores_below_the_word_as_typed(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A section holding the word as typed outranks one holding only another form of it,
+    and the prefix form never adds to the word as typed (the larger of the two counts)."""
+    write_files(
+        {
+            "domain/a.md": "# Kayıt\n\nSiparişlerin iptali kayıt defterine yazılır.\n",
+            "domain/b.md": "# Not\n\nSipariş iptal edilince not düşülür.\n",
+            "domain/c.md": "# Başka\n\nBu bölüm kargo ve teslimat sürelerini anlatır.\n",
+        }
+    )
+    api.index()
+    lexicon = Lexicon()
+    with api.store.read() as conn:
+        index = lexicon.index(conn)
+        assert index is not None
+        index = replace(index, conflate=True)  # three sections are too few to measure
+        [group] = lexicon.tokenizer.groups([("siparişlerin", "sipar*")], True)
+        scores = dict(bm25_ranked(conn, index, [group]))
+        [typed] = lexicon.tokenizer.groups([("siparişlerin",)])
+        alone = dict(bm25_ranked(conn, index, [typed]))
+        paths = dict(
+            conn.execute("SELECT c.rowid, d.path FROM chunks c JOIN documents d ON d.id = c.doc_id")
+        )
+    by_path = {paths[r]: s for r, s in scores.items()}
+    assert set(by_path) == {"domain/a.md", "domain/b.md"}
+    assert by_path["domain/a.md"] < by_path["domain/b.md"]  # FTS5 order: lower is better
+    a_row = next(r for r, p in paths.items() if p == "domain/a.md")
+    assert scores[a_row] == pytest.approx(alone[a_row])

@@ -26,12 +26,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from briefd.retrieval.lexical import FieldWeights
+from briefd.retrieval.lexical import PREFIX, FieldWeights, is_prefix
 from briefd.store import postings
 from briefd.store.db import data_version
 
 K1, B = 1.2, 0.75  # FTS5's constants
 TOKEN_CACHE = 50_000
+# Porter recognises a suffix in most words of a language it knows (English knowledge: 0.64-0.72
+# of the distinct words; Turkish: 0.15-0.19); below half, query words also match by prefix
+STEMMER_KNOWS = 0.5
 MAX_TIED = 2_000
 
 Floats = npt.NDArray[np.float64]
@@ -48,33 +51,78 @@ class Tokenizer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._scratch: sqlite3.Connection | None = None
-        self._cache: dict[str, tuple[str, ...]] = {}
+        self._cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
-    def tokens(self, word: str) -> tuple[str, ...]:
+    def _lookup(self, word: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The word's tokens, stemmed and not."""
         with self._lock:
             found = self._cache.get(word)
             if found is None:
                 if self._scratch is None:
                     self._scratch = postings.scratch_tokenizer()
-                found = postings.tokens_of(self._scratch, word)
+                tokens = postings.tokens_of(self._scratch, word)
+                plain = postings.unstemmed_tokens_of(self._scratch, word)
+                found = (tokens, plain)
                 if len(self._cache) >= TOKEN_CACHE:
                     self._cache.clear()
                 self._cache[word] = found
             return found
 
-    def groups(self, words: Sequence[Sequence[str]]) -> tuple[tuple[Word, ...], ...]:
-        """Term groups (a word and its spelling correction) with their tokens."""
-        return tuple(tuple(Word(w, self.tokens(w)) for w in group) for group in words)
+    def tokens(self, word: str) -> tuple[str, ...]:
+        return self._lookup(word)[0]
+
+    def stemmed(self, word: str) -> bool:
+        """Porter recognised a suffix of the word ("refunds" → "refund")."""
+        tokens, plain = self._lookup(word)
+        return tokens != plain
+
+    def unstemmed(self, word: str) -> tuple[str, ...]:
+        return self._lookup(word)[1]
+
+    def stemmed_share(self, conn: sqlite3.Connection) -> float:
+        """:func:`postings.stemmed_share` of the index, through this tokenizer's scratch."""
+        with self._lock:
+            if self._scratch is None:
+                self._scratch = postings.scratch_tokenizer()
+            return postings.stemmed_share(conn, self._scratch)
+
+    def groups(
+        self, words: Sequence[Sequence[str]], prefixes: bool = False
+    ) -> tuple[tuple[Word, ...], ...]:
+        """Term groups (a word, its spelling correction, their prefix forms) with their tokens;
+        ``prefixes`` False leaves the prefix forms out (:attr:`PostingsIndex.conflate`).
+
+        A prefix form is kept only for a word the stemmer leaves as it is: a word it stems is
+        conflated with its other forms already. Its tokens are its letters unstemmed (Porter
+        would cut "inste" for "instead" to "inst*")."""
+        return tuple(self._group(group, prefixes) for group in words)
+
+    def _group(self, group: Sequence[str], prefixes: bool) -> tuple[Word, ...]:
+        exact = [w for w in group if not is_prefix(w)]
+        words = [Word(w, self.tokens(w)) for w in exact]
+        for form in [w for w in group if is_prefix(w)] if prefixes else []:
+            stem = form[: -len(PREFIX)]
+            begun = [len(f) for f in exact if f.startswith(stem) and not self.stemmed(f)]
+            if begun:
+                words.append(Word(form, self.unstemmed(stem), True, len(stem) / max(begun)))
+        return tuple(words)
 
 
 @dataclass(frozen=True, slots=True)
 class Word:
     """A query word and its FTS5 tokens: one token is scored from the postings; several are
     a phrase to FTS5 ("snake_case" → "snake case"), which needs positions, so FTS5 scores
-    that phrase alone; none (a lone "_") matches nothing."""
+    that phrase alone; none (a lone "_") matches nothing. A ``prefix`` word of one token
+    matches every token that begins with it, as one FTS5 prefix phrase, its score times
+    ``weight``: the share of the typed word's letters the prefix keeps ("bağla*" for
+    "bağlantısı": 5/10). A prefix match is weaker evidence than the word itself (it also
+    matches other words that begin alike), and the less of the word it keeps, the weaker:
+    no constant, the query's own word decides."""
 
     text: str
     tokens: tuple[str, ...]
+    prefix: bool = False
+    weight: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,16 +135,19 @@ class PostingsIndex:
     scope_codes: npt.NDArray[np.uint16]
     scopes: tuple[str, ...]
     position: npt.NDArray[np.int32]  # rowid → index into rows, -1 for none
+    # query words also match by prefix: the stemmer does not know the index's language
+    conflate: bool = False
 
     @classmethod
-    def build(cls, coverage: postings.Coverage) -> PostingsIndex:
+    def build(cls, coverage: postings.Coverage, conflate: bool = False) -> PostingsIndex:
         lengths = coverage.lengths.astype(np.float64)
         avgdl = float(lengths.sum()) / max(len(lengths), 1) or 1.0
         norm = K1 * ((1.0 - B) + (B * lengths) / avgdl)
         top = int(coverage.rows[-1]) + 1 if len(coverage.rows) else 0
         position = np.full(top, -1, dtype=np.int32)
         position[coverage.rows] = np.arange(len(coverage.rows), dtype=np.int32)
-        return cls(coverage.rows, norm, coverage.scope_codes, coverage.scopes, position)
+        rows, codes = coverage.rows, coverage.scope_codes
+        return cls(rows, norm, codes, coverage.scopes, position, conflate)
 
     def allowed(self, scopes: Sequence[str]) -> npt.NDArray[np.bool_]:
         codes = [i for i, s in enumerate(self.scopes) if s in set(scopes)]
@@ -141,7 +192,10 @@ class Lexicon:
             coverage = postings.load_coverage(conn)
             total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
             usable = coverage is not None and len(coverage.rows) == total
-            self._index = PostingsIndex.build(coverage) if coverage and usable else None
+            self._index = None
+            if coverage is not None and usable:
+                conflate = self.tokenizer.stemmed_share(conn) < STEMMER_KNOWS
+                self._index = PostingsIndex.build(coverage, conflate)
             self._version = version
         return self._index
 
@@ -161,25 +215,51 @@ def ranked(
     adds the words' contributions in query order, as FTS5 adds its phrases'."""
     if not groups:
         return []
-    single = {w.tokens[0] for g in groups for w in g if len(w.tokens) == 1}
+    single = {w.tokens[0] for g in groups for w in g if len(w.tokens) == 1 and not w.prefix}
     stored = postings.read(conn, sorted(single))
     score = np.zeros(len(index.rows), dtype=np.float64)
     present = np.zeros(len(index.rows), dtype=np.int32)
     for group in groups:
-        covered: Positions | None = None
-        for word in group:
-            if len(word.tokens) == 1:
-                at, value = index.contribution(stored.get(word.tokens[0]), weights)
-            else:
-                at, value = _phrase(conn, index, word, weights)
-            score[at] += value
-            covered = at if covered is None else np.union1d(covered, at)
-        if covered is not None:
-            present[covered] += 1
+        exact, prefixed, covered = _group_score(conn, index, group, stored, weights)
+        score += np.maximum(exact, prefixed) if prefixed is not None else exact
+        present[covered] += 1
     hit = present == len(groups) if every_group else present > 0
     if scopes is not None:
         hit &= index.allowed(scopes)
     return _best(conn, index, score, np.flatnonzero(hit), limit)
+
+
+def _group_score(
+    conn: sqlite3.Connection,
+    index: PostingsIndex,
+    group: Sequence[Word],
+    stored: dict[str, tuple[postings.Rows, postings.Freqs]],
+    weights: FieldWeights,
+) -> tuple[Floats, Floats | None, Positions]:
+    """One group's BM25 per chunk: its words as typed (summed, as FTS5 sums phrases), its
+    prefix forms (None without), and the chunks holding any of them. The caller takes the
+    larger of the two, so a chunk with the word as typed is not also counted for its prefix
+    (which would weigh long words double) and a chunk with another form of it scores as the
+    prefix's phrase would in FTS5 (its IDF over every word it begins)."""
+    exact = np.zeros(len(index.rows), dtype=np.float64)
+    prefixed: Floats | None = None
+    covered: Positions = np.empty(0, np.intp)
+    for word in group:
+        if word.prefix:
+            merged = postings.read_prefix(conn, word.tokens[0]) if len(word.tokens) == 1 else None
+            at, value = index.contribution(merged, weights)
+            value = value * word.weight
+            if prefixed is None:
+                prefixed = np.zeros(len(index.rows), dtype=np.float64)
+            prefixed[at] = np.maximum(prefixed[at], value)
+        elif len(word.tokens) == 1:
+            at, value = index.contribution(stored.get(word.tokens[0]), weights)
+            exact[at] += value
+        else:
+            at, value = _phrase(conn, index, word, weights)
+            exact[at] += value
+        covered = np.union1d(covered, at)
+    return exact, prefixed, covered
 
 
 def _phrase(

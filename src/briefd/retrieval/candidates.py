@@ -138,8 +138,9 @@ def _lexical(
         if not _all_terms_decide(found, mode, settings, depth):
             found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth, every)
         return
+    # every word as typed for the all-terms list; prefix forms widen the any-term list only
     every_groups = lexicon.tokenizer.groups(plan.groups)
-    any_groups = lexicon.tokenizer.groups(plan.any_groups)
+    any_groups = lexicon.tokenizer.groups(plan.any_groups, index.conflate)
     within = None if every else scopes
     try:
         if plan.all_terms:

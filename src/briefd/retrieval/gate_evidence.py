@@ -14,7 +14,7 @@ import numpy as np
 from briefd.retrieval import bm25
 from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word
 from briefd.retrieval.gate import LexicalEvidence
-from briefd.retrieval.lexical import FieldWeights, MatchPlan, build_match
+from briefd.retrieval.lexical import FieldWeights, MatchPlan, build_match, is_prefix
 from briefd.retrieval.spelling import Speller
 from briefd.store import postings
 from briefd.store.postings import Freqs, Rows
@@ -32,7 +32,14 @@ def for_query(
     ``best``: the best semantic and lexical sections, whose words are looked up too)."""
     if plan is None or not plan.groups:
         return None
-    return _evidence(conn, plan.groups, all_words, lexicon, best)
+    return _evidence(conn, _as_typed(plan.groups), all_words, lexicon, best)
+
+
+def _as_typed(groups: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    """The groups without their prefix forms: the gate weighs the words as typed (and their
+    spelling corrections); a prefix ("kitap*" for "kitaplarda") holds in many sections of a
+    large index in that language, on- or off-topic alike."""
+    return tuple(tuple(w for w in group if not is_prefix(w)) for group in groups)
 
 
 def for_text(
@@ -52,7 +59,7 @@ def for_text(
     match = plan.all_terms or plan.any_term
     row = conn.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (match,))
     sections = best + _best_lexical(conn, plan, lexicon)
-    return _evidence(conn, plan.groups, row.fetchone() is not None, lexicon, sections)
+    return _evidence(conn, _as_typed(plan.groups), row.fetchone() is not None, lexicon, sections)
 
 
 def _best_lexical(
@@ -62,9 +69,10 @@ def _best_lexical(
     holding any (as :meth:`Candidates.best_lexical` picks); () if none."""
     index = lexicon.index(conn) if lexicon is not None else None
     if index is not None and lexicon is not None and plan.groups:
-        groups = lexicon.tokenizer.groups(plan.groups)
+        typed = lexicon.tokenizer.groups(plan.groups)
+        widened = lexicon.tokenizer.groups(plan.groups, index.conflate)
         try:
-            for every in (True, False):
+            for every, groups in ((True, typed), (False, widened)):
                 top = bm25.ranked(conn, index, groups, FieldWeights(), 1, None, every)
                 if top:
                     return (top[0][0],)
@@ -91,8 +99,9 @@ def _evidence(
     found: list[Rows | None] = [None] * len(groups)  # None: FTS5 answers (no postings)
     if index is not None and lexicon is not None:
         words = lexicon.tokenizer.groups(groups)
-        stored = postings.read(conn, sorted({t for g in words for w in g for t in w.tokens}))
-        found = [_postings_rows(stored, g) for g in words]
+        exact = {t for g in words for w in g if not w.prefix for t in w.tokens}
+        stored = postings.read(conn, sorted(exact))
+        found = [_postings_rows(conn, stored, g) for g in words]
     counts = tuple(
         _fts_count(conn, group) if rows is None else len(rows)
         for group, rows in zip(groups, found, strict=True)
@@ -115,12 +124,19 @@ def _sections(conn: sqlite3.Connection, index: PostingsIndex | None) -> int:
     return int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
 
-def _postings_rows(stored: dict[str, tuple[Rows, Freqs]], group: tuple[Word, ...]) -> Rows:
-    """Chunk rowids holding any word of the group. A phrase word ("snake_case", "1/2000")
-    counts the sections holding all of its tokens: a superset of the phrase's, from the
-    postings alone (an FTS5 phrase count reads position lists: milliseconds on a common token)."""
+def _postings_rows(
+    conn: sqlite3.Connection, stored: dict[str, tuple[Rows, Freqs]], group: tuple[Word, ...]
+) -> Rows:
+    """Chunk rowids holding any word of the group (a prefix form: any word it begins, as
+    ranking matched it). A phrase word ("snake_case", "1/2000") counts the sections holding all
+    of its tokens: a superset of the phrase's, from the postings alone (an FTS5 phrase count
+    reads position lists: milliseconds on a common token)."""
     found = []
     for word in group:
+        if word.prefix:
+            merged = postings.read_prefix(conn, word.tokens[0]) if len(word.tokens) == 1 else None
+            found.append(_NONE if merged is None else merged[0])
+            continue
         rows = [stored[t][0] if t in stored else _NONE for t in word.tokens]
         if rows:
             found.append(rows[0] if len(rows) == 1 else _intersect(rows))
@@ -146,7 +162,8 @@ def _intersect(rows: list[Rows]) -> Rows:
 
 
 def _match(words: tuple[str, ...]) -> str:
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    """FTS5 (no postings) matches the words as typed, as the lexical lists then do."""
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words if not is_prefix(w))
 
 
 def _fts_count(conn: sqlite3.Connection, words: tuple[str, ...]) -> int:

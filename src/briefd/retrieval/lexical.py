@@ -25,8 +25,8 @@ class MatchPlan:
     all_terms: str | None  # None when it would equal any_term (one term, or advanced mode)
     any_term: str
     corrections: tuple[tuple[str, str], ...] = ()  # (typed word, indexed word it also matches)
-    # free text only: the words of each query term (the term, then its correction), for the
-    # all-terms query and for the any-term query
+    # free text only: the words of each query term (the term, then its correction, then their
+    # prefix forms "abcde*"), for the all-terms query and for the any-term query
     groups: tuple[tuple[str, ...], ...] = ()
     any_groups: tuple[tuple[str, ...], ...] = ()
 
@@ -42,11 +42,37 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+PREFIX_LENGTH = 5  # letters a longer query word is also matched by (see word_forms)
+PREFIX = "*"  # marks a prefix form in MatchPlan.groups ("baglantisi" → "bagla*")
+
+
+def is_prefix(word: str) -> bool:
+    return word.endswith(PREFIX)
+
+
+def prefix_form(word: str, prefix: int) -> str | None:
+    """The prefix form of a query word longer than ``prefix`` letters ("bağlantısının" →
+    "bağla*"), None for a shorter one or one with digits or underscores (versions,
+    identifiers: no inflection to conflate)."""
+    if 0 < prefix < len(word) and word.isalpha():
+        return word[:prefix] + PREFIX
+    return None
+
+
+def word_forms(term: str, correction: str | None, prefix: int) -> tuple[str, ...]:
+    """A query word, its spelling correction, then their prefix forms (see
+    :mod:`briefd.retrieval.bm25` for how a prefix form scores)."""
+    forms = (term,) if correction is None else (term, correction)
+    stems = tuple(p for p in (prefix_form(f, prefix) for f in forms) if p is not None)
+    return tuple(dict.fromkeys(forms + stems))
+
+
 def build_match(
     query: str,
     mode: QueryMode = "text",
     corrections: dict[str, str] | None = None,
     common: dict[str, int] | None = None,
+    prefix: int = PREFIX_LENGTH,
 ) -> MatchPlan:
     """Free text becomes quoted terms, so no punctuation can be FTS5 syntax; ``advanced``
     passes the query through (phrases, prefixes, NEAR, AND/OR/NOT).
@@ -54,7 +80,11 @@ def build_match(
     ``common`` (term → chunk count) names terms found in a large share of the chunks: they
     stay in the all-terms query but are left out of the any-term query, where matching them
     means scoring a third of the index for almost no BM25 weight. The rarest of them is kept
-    when nothing else would remain."""
+    when nothing else would remain.
+
+    ``groups`` also hold the prefix form of each word longer than ``prefix`` letters
+    (:func:`word_forms`; 0: none), which the postings score; the FTS5 queries match the
+    words as typed."""
     if mode == "advanced":
         if not query.strip():
             raise QueryError("the query is empty; type some words to search for")
@@ -63,13 +93,13 @@ def build_match(
     if not terms:
         raise QueryError(no_terms_message(query))
     fixes = corrections or {}
+    groups = tuple(word_forms(t, fixes.get(t), prefix) for t in terms)
     quoted = [f"({_quote(t)} OR {_quote(fixes[t])})" if t in fixes else _quote(t) for t in terms]
     all_terms = " AND ".join(quoted) if len(quoted) > 1 else None
     frequent = common or {}
     kept = [t for t in terms if t not in frequent]
     if not kept:
         kept = [min(terms, key=lambda t: (frequent[t], t))]
-    groups = tuple((t, fixes[t]) if t in fixes else (t,) for t in terms)
     return MatchPlan(
         terms,
         all_terms,

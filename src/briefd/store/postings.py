@@ -38,6 +38,7 @@ def _quiet(stage: str, done: int, total: int) -> None:
 
 
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"  # chunks_fts's tokenize= (m002)
+PLAIN_TOKENIZE = FTS_TOKENIZE.removeprefix("porter ")  # the same without the stemmer
 COLUMNS = ("title", "heading_path", "content")
 FULL_BUILD_SHARE = 0.25  # a run touching more of the chunks than this rebuilds from FTS5
 _BATCH = 500
@@ -209,6 +210,8 @@ def _scratch() -> sqlite3.Connection:
         f"CREATE VIRTUAL TABLE t USING fts5({', '.join(COLUMNS)}, tokenize='{FTS_TOKENIZE}')"
     )
     scratch.execute("CREATE VIRTUAL TABLE tv USING fts5vocab(t, instance)")
+    scratch.execute(f"CREATE VIRTUAL TABLE p USING fts5(content, tokenize='{PLAIN_TOKENIZE}')")
+    scratch.execute("CREATE VIRTUAL TABLE pv USING fts5vocab(p, instance)")
     return scratch
 
 
@@ -228,6 +231,68 @@ def tokens_of(scratch: sqlite3.Connection, word: str) -> tuple[str, ...]:
     scratch.execute("DELETE FROM t")
     scratch.execute("INSERT INTO t (rowid, content) VALUES (1, ?)", (fold(word),))
     return tuple(r[0] for r in scratch.execute("SELECT term FROM tv ORDER BY offset"))
+
+
+def unstemmed_tokens_of(scratch: sqlite3.Connection, word: str) -> tuple[str, ...]:
+    """The tokens of one (folded) query word as chunks_fts would have them without Porter."""
+    scratch.execute("DELETE FROM p")
+    scratch.execute("INSERT INTO p (rowid, content) VALUES (1, ?)", (fold(word),))
+    return tuple(r[0] for r in scratch.execute("SELECT term FROM pv ORDER BY offset"))
+
+
+SHARE_SAMPLE = 2000  # the most widespread words of the index the stemmer is tried on
+
+
+def stemmed_share(
+    conn: sqlite3.Connection, scratch: sqlite3.Connection | None = None, min_letters: int = 6
+) -> float:
+    """The share of the index's most widespread words (letters only, at least
+    ``min_letters``) whose token the stemmer changes: high where it knows the language.
+    ``scratch``: a :func:`scratch_tokenizer` to use (None: a new one)."""
+    found = conn.execute(
+        "SELECT term FROM vocabulary WHERE length(term) >= ? ORDER BY chunks DESC, term LIMIT ?",
+        (min_letters, SHARE_SAMPLE * 2),
+    ).fetchall()
+    words = [w for (w,) in found if w.isalpha()][:SHARE_SAMPLE]
+    if not words:
+        return 1.0
+    if scratch is None:
+        with closing(_scratch()) as own:
+            return _changed(own, words)
+    return _changed(scratch, words)
+
+
+def _changed(scratch: sqlite3.Connection, words: Sequence[str]) -> float:
+    stemmed = _tokens_in_order(scratch, "t", "tv", words)
+    plain = _tokens_in_order(scratch, "p", "pv", words)
+    if len(stemmed) != len(words) or len(plain) != len(words):  # not one token per word
+        by_row = (
+            _tokens_by_row(scratch, "t", "tv", words),
+            _tokens_by_row(scratch, "p", "pv", words),
+        )
+        return sum(by_row[0].get(i) != by_row[1].get(i) for i in range(len(words))) / len(words)
+    return sum(a != b for a, b in zip(stemmed, plain, strict=True)) / len(words)
+
+
+def _tokens_in_order(
+    scratch: sqlite3.Connection, table: str, vocab: str, words: Sequence[str]
+) -> list[str]:
+    """The words' tokens in order, the words written as one row (a row per word costs ten
+    times as much: FTS5 writes a segment per row)."""
+    scratch.execute(f"DELETE FROM {table}")
+    scratch.execute(f"INSERT INTO {table} (rowid, content) VALUES (1, ?)", (" ".join(words),))
+    return [r[0] for r in scratch.execute(f"SELECT term FROM {vocab} ORDER BY offset")]
+
+
+def _tokens_by_row(
+    scratch: sqlite3.Connection, table: str, vocab: str, words: Sequence[str]
+) -> dict[int, tuple[str, ...]]:
+    scratch.execute(f"DELETE FROM {table}")
+    scratch.executemany(f"INSERT INTO {table} (rowid, content) VALUES (?, ?)", enumerate(words))
+    found: dict[int, list[str]] = {}
+    for doc, term in scratch.execute(f"SELECT doc, term FROM {vocab} ORDER BY doc, offset"):
+        found.setdefault(doc, []).append(term)
+    return {doc: tuple(terms) for doc, terms in found.items()}
 
 
 def scratch_tokenizer() -> sqlite3.Connection:
@@ -257,6 +322,25 @@ def read(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, tuple[Rows
     for start in range(0, len(terms), _BATCH):  # a pasted page of text: SQLite's variable cap
         found.update(_read(conn, terms[start : start + _BATCH]))
     return found
+
+
+def read_prefix(conn: sqlite3.Connection, prefix: str) -> tuple[Rows, Freqs] | None:
+    """The postings of every token that begins with ``prefix``, merged as FTS5 counts a prefix
+    query: the chunks holding any of them, and per column the occurrences of all of them."""
+    parts = conn.execute(
+        "SELECT rows, freqs FROM postings WHERE term >= ? AND term < ?",
+        (prefix, prefix + "\U0010ffff"),
+    ).fetchall()
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return np.frombuffer(parts[0][0], "<i8"), np.frombuffer(parts[0][1], "<u2").reshape(-1, 3)
+    docs = np.concatenate([np.frombuffer(p[0], "<i8") for p in parts])
+    freqs = np.concatenate([np.frombuffer(p[1], "<u2").reshape(-1, 3) for p in parts])
+    rows, at = np.unique(docs, return_inverse=True)
+    summed = np.zeros((len(rows), 3), dtype=np.int64)
+    np.add.at(summed, at, freqs)
+    return rows, np.minimum(summed, 65535).astype(np.uint16)
 
 
 def _chunk_scopes(conn: sqlite3.Connection) -> tuple[Rows, npt.NDArray[np.uint16], tuple[str, ...]]:
