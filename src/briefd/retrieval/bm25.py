@@ -51,33 +51,32 @@ class Tokenizer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._scratch: sqlite3.Connection | None = None
-        self._cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        # the word's tokens with the stemmer and without (read only for prefix forms)
+        self._cache: tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]] = ({}, {})
 
-    def _lookup(self, word: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The word's tokens, stemmed and not."""
+    def _lookup(self, word: str, stemmed: bool = True) -> tuple[str, ...]:
         with self._lock:
-            found = self._cache.get(word)
+            cache = self._cache[0 if stemmed else 1]
+            found = cache.get(word)
             if found is None:
                 if self._scratch is None:
                     self._scratch = postings.scratch_tokenizer()
-                tokens = postings.tokens_of(self._scratch, word)
-                plain = postings.unstemmed_tokens_of(self._scratch, word)
-                found = (tokens, plain)
-                if len(self._cache) >= TOKEN_CACHE:
-                    self._cache.clear()
-                self._cache[word] = found
+                read = postings.tokens_of if stemmed else postings.unstemmed_tokens_of
+                found = read(self._scratch, word)
+                if len(cache) >= TOKEN_CACHE:
+                    cache.clear()
+                cache[word] = found
             return found
 
     def tokens(self, word: str) -> tuple[str, ...]:
-        return self._lookup(word)[0]
+        return self._lookup(word)
 
     def stemmed(self, word: str) -> bool:
         """Porter recognised a suffix of the word ("refunds" → "refund")."""
-        tokens, plain = self._lookup(word)
-        return tokens != plain
+        return self._lookup(word) != self._lookup(word, stemmed=False)
 
     def unstemmed(self, word: str) -> tuple[str, ...]:
-        return self._lookup(word)[1]
+        return self._lookup(word, stemmed=False)
 
     def stemmed_share(self, conn: sqlite3.Connection) -> float:
         """:func:`postings.stemmed_share` of the index, through this tokenizer's scratch."""
@@ -222,7 +221,7 @@ def ranked(
     for group in groups:
         exact, prefixed, covered = _group_score(conn, index, group, stored, weights)
         score += np.maximum(exact, prefixed) if prefixed is not None else exact
-        present[covered] += 1
+        present += covered
     hit = present == len(groups) if every_group else present > 0
     if scopes is not None:
         hit &= index.allowed(scopes)
@@ -235,15 +234,15 @@ def _group_score(
     group: Sequence[Word],
     stored: dict[str, tuple[postings.Rows, postings.Freqs]],
     weights: FieldWeights,
-) -> tuple[Floats, Floats | None, Positions]:
+) -> tuple[Floats, Floats | None, npt.NDArray[np.bool_]]:
     """One group's BM25 per chunk: its words as typed (summed, as FTS5 sums phrases), its
-    prefix forms (None without), and the chunks holding any of them. The caller takes the
+    prefix forms (None without), and which chunks hold any of them. The caller takes the
     larger of the two, so a chunk with the word as typed is not also counted for its prefix
     (which would weigh long words double) and a chunk with another form of it scores as the
     prefix's phrase would in FTS5 (its IDF over every word it begins)."""
     exact = np.zeros(len(index.rows), dtype=np.float64)
     prefixed: Floats | None = None
-    covered: Positions = np.empty(0, np.intp)
+    covered = np.zeros(len(index.rows), dtype=np.bool_)
     for word in group:
         if word.prefix:
             merged = postings.read_prefix(conn, word.tokens[0]) if len(word.tokens) == 1 else None
@@ -258,7 +257,7 @@ def _group_score(
         else:
             at, value = _phrase(conn, index, word, weights)
             exact[at] += value
-        covered = np.union1d(covered, at)
+        covered[at] = True
     return exact, prefixed, covered
 
 

@@ -337,10 +337,11 @@ def read_prefix(conn: sqlite3.Connection, prefix: str) -> tuple[Rows, Freqs] | N
         return np.frombuffer(parts[0][0], "<i8"), np.frombuffer(parts[0][1], "<u2").reshape(-1, 3)
     docs = np.concatenate([np.frombuffer(p[0], "<i8") for p in parts])
     freqs = np.concatenate([np.frombuffer(p[1], "<u2").reshape(-1, 3) for p in parts])
-    rows, at = np.unique(docs, return_inverse=True)
-    summed = np.zeros((len(rows), 3), dtype=np.int64)
-    np.add.at(summed, at, freqs)
-    return rows, np.minimum(summed, 65535).astype(np.uint16)
+    order = np.argsort(docs, kind="stable")
+    docs, counts = docs[order], freqs[order].astype(np.int64)
+    first = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
+    summed = np.add.reduceat(counts, first, axis=0)
+    return docs[first], np.minimum(summed, 65535).astype(np.uint16)
 
 
 def _chunk_scopes(conn: sqlite3.Connection) -> tuple[Rows, npt.NDArray[np.uint16], tuple[str, ...]]:
