@@ -130,10 +130,11 @@ E5_SMALL_ONNX = ModelSpec(
 )
 
 # Opt-in: the same weights through e5onnx_graph's ``w8`` graph (int8 q/k/v, attention-output
-# and FFN-input products, fused attention and LayerNorms): ~1.7x the indexing speed and ~30%
-# faster query embedding, but not the default's quality — measured nDCG@10 vector / hybrid
-# golden-en 0.764 / 0.819 (default 0.760 / 0.842), golden-tr 0.828 / 0.920 (0.835 / 0.908),
-# emanual-smarttv 0.610 / 0.798 (0.600 / 0.797); golden-en below the eval gate.
+# and FFN-input products, fused attention and LayerNorms): ~1.6x the indexing speed and ~30%
+# faster query embedding, but not the default's quality, so not the default — measured nDCG@10
+# vector / hybrid: golden-en 0.752 / 0.819 (default 0.760 / 0.842, and one real query
+# emptied by the gate), golden-tr 0.851 / 0.905 (0.835 / 0.908), emanual-smarttv 0.599 /
+# 0.792 (0.599 / 0.797); below the eval gate on golden-en and emanual-smarttv hybrid.
 E5_SMALL_ONNX_INT8 = ModelSpec(
     name="multilingual-e5-small-onnx-int8",
     dim=384,
