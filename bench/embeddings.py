@@ -90,8 +90,11 @@ def measure(model: str, threads: int, count: int) -> dict[str, object]:
 
 def tokens_mean(embedder: object, texts: list[str]) -> float:
     engine = getattr(embedder, "_engine", None)
+    token_ids = getattr(embedder, "token_ids", None)  # e5onnx: its own tokenizer, no limit
     if engine is not None:
         counts = [engine.token_count(t, False) for t in texts]
+    elif token_ids is not None:
+        counts = [len(token_ids(t, "passage")) + 2 for t in texts]
     else:
         tokenizer = embedder._tokenizer  # type: ignore[attr-defined]
         limit = tokenizer.truncation

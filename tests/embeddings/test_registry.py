@@ -45,7 +45,7 @@ def test_unknown_model_lists_the_known_ones() -> None:
     assert str(error.value) == (
         "unknown embedding model 'e5-large' for the local adapter; known models: "
         "multilingual-e5-small-onnx, multilingual-e5-small, all-minilm-l6-v2, "
-        "all-minilm-l6-v2-fp32, bge-small-en-v1.5 "
+        "all-minilm-l6-v2-fp32, bge-small-en-v1.5, multilingual-e5-small-onnx-int8 "
         "(or set embeddings.adapter: ollama / openai-compatible for other models)"
     )
 

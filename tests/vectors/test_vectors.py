@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from briefd.api import Briefd
+from briefd.cli.index_fast import report_lines
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.retrieval import calibration as calibration_module
 from briefd.retrieval.gate import QUANTILE
@@ -83,10 +84,14 @@ def test_model_change_re_embeds_and_never_mixes(
     with Briefd(settings, embedder=other) as api:
         report = api.index()
         assert report.embedded == 4 and report.embedding_model == "fake-b@fake-1"
+        assert report.replaced_models == ("fake-a@fake-1",)
+        said = "\n".join(report_lines(report))
+        assert "the embedding model changed (fake-a@fake-1 → fake-b@fake-1)" in said
         models = {r[0] for r in api.store.conn.execute("SELECT DISTINCT model FROM chunk_vectors")}
         assert models == {"fake-b@fake-1"}
         result = api.search(SearchRequest("partial refund", scopes=("all",), mode="vector"))
         assert result.embedding_model == "fake-b@fake-1" and result.hits
+        assert api.index().replaced_models == ()  # said once, on the run that re-embedded
 
 
 def test_hybrid_explain_shows_every_signal(hybrid_api: Briefd, write_files: WriteFiles) -> None:

