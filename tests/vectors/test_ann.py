@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import numpy.typing as npt
 
-from briefd.vectors.index import VectorIndex, search_breadth
+from briefd.api import Briefd
+from briefd.embeddings.fake import FakeEmbedder
+from briefd.retrieval.search import SearchRequest
+from briefd.settings import Settings
+from briefd.vectors.graph import search_breadth
+from briefd.vectors.index import VectorIndex
+from tests.conftest import WriteFiles
 
 
 def _clustered(rows: int, dim: int, seed: int) -> npt.NDArray[np.float32]:
@@ -67,3 +76,68 @@ def test_search_breadth_grows_with_the_index_not_with_k() -> None:
     assert 40 < small < large < 2 * small
     assert search_breadth(1_000_000, 50, 200) - 200 == large - 40
     assert search_breadth(2, 10, 2) >= 10
+
+
+def test_the_graph_is_saved_beside_the_index_and_mapped_for_the_same_rows(tmp_path: Path) -> None:
+    matrix = _clustered(2040, 48, seed=5)
+    rows, queries = matrix[:2000], matrix[2000:]
+    beside = tmp_path / "index.db"
+    rowids, scopes = list(range(2000)), ["a"] * 2000
+    first = VectorIndex.build("m", rowids, scopes, rows, ann_threshold=1000, ann_beside=beside)
+    [saved] = tmp_path.glob("index.db.hnsw-*.usearch")
+    stamp = saved.stat().st_mtime_ns
+    again = VectorIndex.build("m", rowids, scopes, rows, ann_threshold=1000, ann_beside=beside)
+    assert saved.stat().st_mtime_ns == stamp  # mapped, not rebuilt (nor saved again)
+    for query in queries:
+        assert again.top(query, ["a"], 10) == first.top(query, ["a"], 10)
+    changed = rows.copy()
+    changed[7] = -changed[7]
+    VectorIndex.build("m", rowids, scopes, changed, ann_threshold=1000, ann_beside=beside)
+    [replaced] = tmp_path.glob("index.db.hnsw-*.usearch")
+    assert replaced != saved  # other rows, another graph; the stale one is gone
+
+
+def test_a_damaged_graph_file_is_rebuilt_and_answers_stay_exact(tmp_path: Path) -> None:
+    matrix = _clustered(2040, 48, seed=5)
+    beside = tmp_path / "index.db"
+    rowids, scopes = list(range(2000)), ["a"] * 2000
+    exact = VectorIndex.build("m", rowids, scopes, matrix[:2000])
+    VectorIndex.build("m", rowids, scopes, matrix[:2000], ann_threshold=1000, ann_beside=beside)
+    [saved] = tmp_path.glob("index.db.hnsw-*.usearch")
+    saved.write_bytes(saved.read_bytes()[:5000])  # cut short, as by a full disk
+    index = VectorIndex.build(
+        "m", rowids, scopes, matrix[:2000], ann_threshold=1000, ann_beside=beside
+    )
+    query = matrix[2001]
+    assert [r for r, _ in index.top(query, ["a"], 5)] == [r for r, _ in exact.top(query, ["a"], 5)]
+    assert saved.stat().st_size > 5000  # rebuilt and saved again
+
+
+def test_an_unwritable_directory_still_serves_a_built_graph(tmp_path: Path) -> None:
+    matrix = _clustered(1500, 48, seed=5)
+    missing = tmp_path / "gone" / "index.db"  # no such directory: saving fails quietly
+    index = VectorIndex.build(
+        "m", list(range(1500)), ["a"] * 1500, matrix, ann_threshold=1000, ann_beside=missing
+    )
+    assert index.ann is not None and len(index.top(matrix[0], ["a"], 10)) == 10
+    assert not missing.parent.exists()
+
+
+def test_a_large_index_serves_hybrid_search_from_a_graph_saved_beside_it(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    docs = {
+        f"domain/topic-{i}.md": f"# Topic {i}\n\nSettlement batch {i} closes at cutoff {i}.\n"
+        for i in range(12)
+    }
+    write_files({**docs, "domain/refunds.md": "# Refunds\n\nA partial refund within 180 days.\n"})
+    large = replace(settings, vectors=replace(settings.vectors, ann_threshold=5))
+    with Briefd(large, embedder=FakeEmbedder()) as api:
+        api.index()
+        result = api.search(SearchRequest("partial refund", scopes=("all",), mode="vector"))
+        assert result.hits and result.hits[0].doc_path == "domain/refunds.md"
+    [saved] = Path(settings.db).parent.glob("index.db.hnsw-*.usearch")
+    with Briefd(large, embedder=FakeEmbedder()) as api:  # a restart maps the same graph
+        result = api.search(SearchRequest("partial refund", scopes=("all",)))
+        assert result.hits[0].doc_path == "domain/refunds.md"
+    assert list(Path(settings.db).parent.glob("index.db.hnsw-*.usearch")) == [saved]

@@ -6,28 +6,27 @@ int8 rows — to within ~1e-6 of the float32 cosine, so the ranking is the float
 its memory (:mod:`briefd.vectors.quantized`). BLAS threads are capped on the query path:
 a matrix-vector product is memory-bound, and extra threads only add jitter on small machines.
 Above ``ann_threshold`` rows an HNSW index (usearch) answers instead, behind the same method:
-the graph links the coarse int8 rows themselves (no copy, full int8 range per row), searches as
-wide as the index size and ``k`` call for (:func:`search_breadth`), and its candidates are
-re-scored exactly like the scan's, so what it returns is ordered as the exact path would.
+the graph links the coarse int8 rows themselves (:mod:`briefd.vectors.graph`), searches as
+wide as the index size calls for, and its candidates are re-scored like the scan's, so what it
+returns is ordered as the exact path would order it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from briefd.vectors.graph import graph, search_breadth, to_int8
 from briefd.vectors.quantized import Quantized
 from briefd.vectors.store import Matrix
 
 RESCORE = 4  # candidates per wanted row re-scored after the coarse scan (and at least 64)
-CONNECTIVITY = 16  # HNSW links per node (M); M=32 doubled the build for +0.01 recall at 200K
-EXPANSION_ADD = 128  # candidates kept while linking a new node (efConstruction)
-BREADTH_PER_LEVEL = 24  # graph candidates kept beyond those fetched, per doubling of the rows
 
 
 @dataclass(slots=True)
@@ -51,8 +50,10 @@ class VectorIndex:
         matrix: Matrix | Quantized,
         blas_threads: int = 1,
         ann_threshold: int = 0,
+        ann_beside: Path | None = None,
     ) -> VectorIndex:
-        """``matrix``: float rows, or rows already quantised (as :func:`store.load` gives)."""
+        """``matrix``: float rows, or rows already quantised (as :func:`store.load` gives);
+        ``ann_beside``: the index file whose HNSW graph may be saved and mapped next to it."""
         names = tuple(sorted(set(scopes)))
         codes = {name: i for i, name in enumerate(names)}
         vectors = matrix if isinstance(matrix, Quantized) else Quantized.of(matrix)
@@ -66,7 +67,7 @@ class VectorIndex:
         )
         index.ordered = bool(np.all(np.diff(index.rowids) > 0))
         if ann_threshold and len(rowids) >= ann_threshold:
-            index.ann = _build_ann(vectors)
+            index.ann = graph(vectors, ann_beside)
         return index
 
     def __len__(self) -> int:
@@ -145,7 +146,7 @@ class VectorIndex:
         if self.ann.expansion_search != breadth:
             self.ann.expansion_search = breadth
         query = np.asarray(query, dtype=np.float32)
-        matches = self.ann.search(_int8(query), fetch, threads=1)
+        matches = self.ann.search(to_int8(query), fetch, threads=1)
         keys = np.asarray(matches.keys, dtype=np.intp)
         keys = keys[np.isin(self.scopes[keys], wanted)]
         exact = self.vectors.rescore(keys, query)
@@ -153,22 +154,6 @@ class VectorIndex:
         if len(order) < k and len(wanted) < len(self.scope_names):
             return self._top_exact(query, wanted, k)
         return [(int(self.rowids[keys[i]]), float(exact[i])) for i in order]
-
-
-def search_breadth(rows: int, k: int, fetch: int) -> int:
-    """usearch's ``expansion_search`` (HNSW's ef) to fetch ``fetch`` ≥ ``k`` candidates from
-    ``rows``: those plus ``BREADTH_PER_LEVEL`` per doubling of the rows (the graph's depth), so
-    the search widens as the index grows but not with ``k`` (k=50 would not need 5× k=10's
-    margin: recall@50 was 0.997 at 100K with ef 1661, at 3× the time of ef 466)."""
-    levels = float(np.log2(max(rows, 2)))
-    return int(max(fetch, k) + np.ceil(BREADTH_PER_LEVEL * levels))
-
-
-def _int8(query: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
-    """The query scaled to the full int8 range, as the rows are (cosine ignores the scale)."""
-    peak = float(np.abs(query).max()) if query.size else 0.0
-    scaled = query * (127 / peak) if peak > 0 else query
-    return np.clip(np.rint(scaled), -127, 127).astype(np.int8)
 
 
 _BLAS_CAP: list[int] = []
@@ -179,22 +164,3 @@ def _cap_blas(threads: int) -> None:
     if [threads] != _BLAS_CAP:
         threadpool_limits(limits=threads, user_api="blas")
         _BLAS_CAP[:] = [threads]
-
-
-def _build_ann(vectors: Quantized) -> Any:
-    """The HNSW graph over the coarse int8 rows, on every core. The rows are handed over without
-    a copy (the index keeps them alive): each is already scaled to the full int8 range, where
-    usearch's own float-to-int8 cast would leave ~5 bits for e5's small components."""
-    from usearch.index import Index
-
-    ann = Index(
-        ndim=vectors.dim,
-        metric="cos",
-        dtype="i8",
-        connectivity=CONNECTIVITY,
-        expansion_add=EXPANSION_ADD,
-    )
-    coarse = vectors.coarse
-    shared = bool(coarse.flags.c_contiguous)  # else usearch keeps a copy of its own
-    ann.add(np.arange(len(coarse), dtype=np.uint64), coarse, copy=not shared, threads=0)
-    return ann
