@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +52,7 @@ class SemanticIndex:
                 matrix,
                 self.blas_threads,
                 self.ann_threshold,
+                _index_file(conn),
             )
             self.calibration = calibration.load(conn, self.embedder.model_id)
             self._version = version
@@ -102,3 +104,9 @@ def warm(semantic: SemanticIndex | None, text: str) -> None:
     search that follows finds its vector cached."""
     if semantic is not None and text.strip():
         semantic.query_vector(text)
+
+
+def _index_file(conn: sqlite3.Connection) -> Path | None:
+    """The index's file (where a large index keeps its HNSW graph); None in memory."""
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return Path(row[2]) if row and row[2] else None

@@ -5,20 +5,25 @@ quarter of float32's bytes) to pick ``RESCORE`` × k candidates, which are re-sc
 int8 rows — to within ~1e-6 of the float32 cosine, so the ranking is the float32 one at half
 its memory (:mod:`briefd.vectors.quantized`). BLAS threads are capped on the query path:
 a matrix-vector product is memory-bound, and extra threads only add jitter on small machines.
-Above ``ann_threshold`` rows an HNSW index (usearch) answers instead, behind the same method.
+Above ``ann_threshold`` rows an HNSW index (usearch) answers instead, behind the same method:
+the graph links the coarse int8 rows themselves (:mod:`briefd.vectors.graph`), searches as
+wide as the index size calls for, and its candidates are re-scored like the scan's, so what it
+returns is ordered as the exact path would order it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
-from briefd.vectors.quantized import BLOCK, Quantized
+from briefd.vectors.graph import graph, search_breadth, to_int8
+from briefd.vectors.quantized import Quantized
 from briefd.vectors.store import Matrix
 
 RESCORE = 4  # candidates per wanted row re-scored after the coarse scan (and at least 64)
@@ -45,8 +50,10 @@ class VectorIndex:
         matrix: Matrix | Quantized,
         blas_threads: int = 1,
         ann_threshold: int = 0,
+        ann_beside: Path | None = None,
     ) -> VectorIndex:
-        """``matrix``: float rows, or rows already quantised (as :func:`store.load` gives)."""
+        """``matrix``: float rows, or rows already quantised (as :func:`store.load` gives);
+        ``ann_beside``: the index file whose HNSW graph may be saved and mapped next to it."""
         names = tuple(sorted(set(scopes)))
         codes = {name: i for i, name in enumerate(names)}
         vectors = matrix if isinstance(matrix, Quantized) else Quantized.of(matrix)
@@ -60,7 +67,7 @@ class VectorIndex:
         )
         index.ordered = bool(np.all(np.diff(index.rowids) > 0))
         if ann_threshold and len(rowids) >= ann_threshold:
-            index.ann = _build_ann(vectors)
+            index.ann = graph(vectors, ann_beside)
         return index
 
     def __len__(self) -> int:
@@ -129,23 +136,24 @@ class VectorIndex:
     def _top_ann(
         self, query: npt.NDArray[np.float32], wanted: list[int], k: int
     ) -> list[tuple[int, float]]:
-        # Over-fetch: the graph's int8 distances only pick candidates, re-scored below (recall@10
-        # on 100K noisy copies: 0.75 taking 10, 0.97 taking 40 at ef 256, ~1 ms); and a scope
+        # Over-fetch: the graph's int8 distances only pick candidates, re-scored below; a scope
         # filter applied afterwards still leaves k rows in common cases.
         fetch = max(k * RESCORE, 40)
         if len(wanted) < len(self.scope_names):
             fetch = max(fetch, k * 8)
-        matches = self.ann.search(query, min(len(self), fetch))
-        found = []
+        fetch = min(len(self), fetch)
+        breadth = search_breadth(len(self), k, fetch)
+        if self.ann.expansion_search != breadth:
+            self.ann.expansion_search = breadth
+        query = np.asarray(query, dtype=np.float32)
+        matches = self.ann.search(to_int8(query), fetch, threads=1)
         keys = np.asarray(matches.keys, dtype=np.intp)
-        exact = self.vectors.rescore(keys, np.asarray(query, dtype=np.float32))
-        for key, score in zip(keys, exact, strict=True):
-            if self.scopes[int(key)] in wanted:
-                found.append((int(self.rowids[int(key)]), float(score)))
-        found.sort(key=lambda pair: (-pair[1], pair[0]))
-        if len(found) < k and len(wanted) < len(self.scope_names):
+        keys = keys[np.isin(self.scopes[keys], wanted)]
+        exact = self.vectors.rescore(keys, query)
+        order = np.lexsort((self.rowids[keys], -exact))[:k]
+        if len(order) < k and len(wanted) < len(self.scope_names):
             return self._top_exact(query, wanted, k)
-        return found[:k]
+        return [(int(self.rowids[keys[i]]), float(exact[i])) for i in order]
 
 
 _BLAS_CAP: list[int] = []
@@ -156,22 +164,3 @@ def _cap_blas(threads: int) -> None:
     if [threads] != _BLAS_CAP:
         threadpool_limits(limits=threads, user_api="blas")
         _BLAS_CAP[:] = [threads]
-
-
-def _build_ann(vectors: Quantized) -> Any:
-    """The HNSW graph over the rows, fed block by block (never a whole float32 copy); its own
-    copy of the rows is int8, and the candidates it returns are re-scored from ours."""
-    from usearch.index import Index
-
-    ann = Index(
-        ndim=vectors.dim,
-        metric="cos",
-        dtype="i8",
-        connectivity=32,
-        expansion_add=128,
-        expansion_search=256,
-    )
-    for start in range(0, len(vectors), BLOCK):
-        rows = np.arange(start, min(start + BLOCK, len(vectors)))
-        ann.add(rows.astype(np.uint64), vectors.rows(rows))
-    return ann
