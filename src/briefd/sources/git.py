@@ -27,7 +27,7 @@ _QUIET_ENV = {
 _CREDENTIALS = re.compile(r"(\w+://)[^/@\s]+@")
 _HINTS = (
     (
-        ("Authentication failed", "could not read Username", "Permission denied", "403"),
+        ("Authentication failed", "could not read Username", "Permission denied", "error: 403"),
         "the remote refused the credentials; briefd never prompts, so put a token in the URL, "
         "configure a credential helper or an SSH key",
     ),
