@@ -219,6 +219,11 @@ def ranked(
     score = np.zeros(len(index.rows), dtype=np.float64)
     present = np.zeros(len(index.rows), dtype=np.int32)
     for group in groups:
+        if len(group) == 1 and not group[0].prefix:  # the common case, sparse: no full arrays
+            at, value = _word_score(conn, index, group[0], stored, weights)
+            score[at] += value  # positions are unique: the same sums as a group array
+            present[at] += 1
+            continue
         exact, prefixed, covered = _group_score(conn, index, group, stored, weights)
         score += np.maximum(exact, prefixed) if prefixed is not None else exact
         present += covered
@@ -251,14 +256,24 @@ def _group_score(
             if prefixed is None:
                 prefixed = np.zeros(len(index.rows), dtype=np.float64)
             prefixed[at] = np.maximum(prefixed[at], value)
-        elif len(word.tokens) == 1:
-            at, value = index.contribution(stored.get(word.tokens[0]), weights)
-            exact[at] += value
         else:
-            at, value = _phrase(conn, index, word, weights)
+            at, value = _word_score(conn, index, word, stored, weights)
             exact[at] += value
         covered[at] = True
     return exact, prefixed, covered
+
+
+def _word_score(
+    conn: sqlite3.Connection,
+    index: PostingsIndex,
+    word: Word,
+    stored: dict[str, tuple[postings.Rows, postings.Freqs]],
+    weights: FieldWeights,
+) -> tuple[Positions, Floats]:
+    """A word's BM25 as typed: (unique positions of the chunks holding it, its score there)."""
+    if len(word.tokens) == 1:
+        return index.contribution(stored.get(word.tokens[0]), weights)
+    return _phrase(conn, index, word, weights)
 
 
 def _phrase(
