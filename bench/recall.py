@@ -195,6 +195,25 @@ def await_daemon(env: dict[str, str], seconds: float = 300.0) -> dict[str, Any]:
     return state
 
 
+def daemon_recall_ms(env: dict[str, str], count: int) -> dict[str, float]:
+    """The warm daemon's own time per prompt (``took_ms`` of its last ``count`` log lines: the
+    recall from request to answer, model and index included, without the hook's process and
+    the socket): the split of the "daemon warm" wall time between the hook and the daemon."""
+    state = daemon_state(env)
+    log, pid = state.get("log"), state.get("pid")
+    if not log or not Path(log).is_file():
+        return {}
+    marker = f" {pid} INFO recall "
+    lines = [x for x in Path(log).read_text(encoding="utf-8").splitlines() if marker in x]
+    took = sorted(float(x.rsplit(", ", 1)[1].split()[0]) for x in lines[-count:])
+    if not took:
+        return {}
+    return {
+        "p50": round(statistics.median(took), 1),
+        "p95": round(took[-max(1, len(took) // 20)], 1),
+    }
+
+
 def process_cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -277,6 +296,11 @@ def rows(results: dict[str, Any], first: dict[str, Any] | None) -> list[tuple[st
             verdict = "PASS" if r["p50"] <= TARGETS["in-process"] else "FAIL"
         injected = f" · {r['injected']}/{r['n']} injected" if "injected" in r else ""
         out.append((name, _value(r, floor) + injected, target, verdict))
+        if "daemon_recall" in r:  # where the daemon's wall time goes: its own recall, the rest
+            own = r["daemon_recall"]
+            rest = f"hook process, socket and spawn: {r['p50'] - own['p50']:.1f} ms"
+            value = f"median {own['p50']} ms · p95 {own['p95']} ms (daemon log) · {rest}"
+            out.append(("  of which the daemon's own recall", value, "", ""))
     return out + (_first_rows(first) if first else [])
 
 
@@ -337,6 +361,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             spawn([str(SCRIPT), "recall", "--server", url, "warm up"], b"", dict(os.environ))
         results = measure(texts, args.rounds, urls, db, daemon)
         if daemon is not None:
+            own = daemon_recall_ms(daemon, len(texts) * args.rounds)
+            if own:
+                results["daemon warm, hybrid"]["daemon_recall"] = own
             rss = idle_rss_mb(daemon)
             first = first_prompts(texts, args.first, daemon) | {"daemon_idle_rss_mb": rss}
     facts = {"load_average": f"{load_start} → {load_average()}", "prompts": len(texts)}
