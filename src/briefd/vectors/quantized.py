@@ -3,7 +3,9 @@
 Each unit-length row ``x`` is kept as two int8 rows and two scales:
 ``x ≈ coarse * c + fine * f`` with ``c = max|x| / 127`` and ``f = c / 254``. ``coarse`` alone is
 the row to within ``c / 2`` per component — enough to pick candidates by a scan that reads a
-quarter of the float32 bytes; ``coarse`` and ``fine`` together are the row to within ``c / 508``
+quarter of the float32 bytes, with the query rounded to int8 as well so the scan is integer dot
+products in SIMD (numkong, exact int32 sums: 50K x 384 in ~0.9 ms, against ~3 ms casting blocks
+to float32 for BLAS); ``coarse`` and ``fine`` together are the row to within ``c / 508``
 per component (cosine error ~1e-6, below float32 noise on the cosines e5 gives), so the
 top candidates are re-scored to the ranking the float32 matrix gives. 2 bytes per dimension
 instead of 4: 50,000 e5 vectors take 38 MB, not 77 MB.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numkong
 import numpy as np
 import numpy.typing as npt
 
@@ -81,12 +84,22 @@ class Quantized:
         self.fine_scale[start:end] = fine_scale
 
     def coarse_scores(self, query: Matrix) -> Matrix:
-        """Approximate cosine of ``query`` to every row (the candidate scan)."""
-        return self._scan(self.coarse, self.coarse_scale, query)
+        """Approximate cosine of ``query`` to every row (the candidate scan): the coarse rows
+        against ``query`` rounded to int8, each row's scale applied to the integer dot."""
+        if not len(self):
+            return np.zeros(0, dtype=np.float32)
+        peak = float(np.abs(query).max())
+        scale = peak / 127 if peak > 0 else 1.0
+        codes = np.clip(np.rint(query / scale), -127, 127).astype(np.int8)
+        dots = numkong.cdist(codes[None], self.coarse, metric="dot", out_dtype="float32")
+        out: Matrix = np.asarray(dots, dtype=np.float32)[0]
+        out *= self.coarse_scale * np.float32(scale)
+        return out
 
     def scores(self, query: Matrix) -> Matrix:
-        """Cosine of ``query`` to every row, near-exact (two scans)."""
-        return self.coarse_scores(query) + self._scan(self.fine, self.fine_scale, query)
+        """Cosine of ``query`` to every row, near-exact (two float scans)."""
+        coarse = self._scan(self.coarse, self.coarse_scale, query)
+        return coarse + self._scan(self.fine, self.fine_scale, query)
 
     def rescore(self, rows: npt.NDArray[np.intp], query: Matrix) -> Matrix:
         """Near-exact cosine of ``query`` to the given rows."""
