@@ -48,3 +48,16 @@ def test_cosines_of_chunks_by_rowid_in_any_order() -> None:
     assert abs(found[8] - 1.0) < 1e-5 and abs(found[98] - float(matrix[49] @ matrix[4])) < 1e-5
     shuffled = VectorIndex.build("m", [5, 1, 9], ["a"] * 3, matrix[:3])
     assert sorted(shuffled.cosines([9, 1, 7], matrix[0])) == [1, 9]
+
+
+def test_the_coarse_scan_is_integer_dots_of_the_rounded_query() -> None:
+    matrix = clustered(3000, 384, seed=9)
+    quantized = Quantized.of(matrix)
+    query = matrix[5] + 0.01
+    scale = np.abs(query).max() / 127
+    codes = np.clip(np.rint(query / scale), -127, 127).astype(np.int64)
+    dots = quantized.coarse.astype(np.int64) @ codes  # exact integers
+    expected = dots.astype(np.float32) * (quantized.coarse_scale * np.float32(scale))
+    assert np.allclose(quantized.coarse_scores(query.astype(np.float32)), expected, rtol=1e-6)
+    assert not np.any(quantized.coarse_scores(np.zeros(384, dtype=np.float32)))  # no NaN
+    assert quantized.head(0).coarse_scores(query).shape == (0,)
