@@ -28,6 +28,7 @@ from briefd.state.sessions import IndexSessions, SessionMemory
 from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
 from briefd.text import query_terms
+from briefd.tokens import count_tokens
 
 RecallMode = Literal["auto", "bm25", "hybrid"]
 MAX_PROMPT_CHARS = 20_000
@@ -154,7 +155,8 @@ def answer(
     seen, forgot = _seen(memory, request.session_id, now, config.session_hours)
     fresh, repeated = pack.unseen(sections, seen)
     packing = pack.brief if confidence == "weak" else pack.fit
-    chosen = packing(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS))
+    count = count_tokens if hybrid is not None else None  # see briefd.recall.block
+    chosen = packing(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS), count)
     notes = forgot + _remember(memory, request.session_id, chosen, now, config.session_hours)
     return RecallResult(
         prompt=prompt,
@@ -163,7 +165,7 @@ def answer(
         gate=found.gate,
         sections=tuple(chosen),
         already_injected=repeated,
-        tokens=block_tokens(chosen),
+        tokens=block_tokens(chosen, count),
         budget=budget,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
         knowledge=knowledge_block(chosen),
