@@ -20,6 +20,7 @@ tokens the index holds). Two ways to count the rest, by who answers:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -97,7 +98,7 @@ def frame_tokens(pointers: bool, count: Count | None = None) -> int:
     the pointer note when there are pointers): exact with ``count``, else the pinned
     constants (at least as many)."""
     if count is not None:
-        return count(_frame(True, pointers))
+        return _counted(count, _frame(True, pointers))
     return FRAME_TOKENS + (POINTER_NOTE_TOKENS if pointers else 0)
 
 
@@ -130,6 +131,12 @@ def knowledge_block(sections: Sequence[Mapping[str, Any]]) -> str:
 
 def _intro(related: bool, pointers: bool) -> str:
     return INTRO + (RELATED_NOTE if related else "") + (POINTER_NOTE if pointers else "")
+
+
+@functools.lru_cache(maxsize=16)
+def _counted(count: Count, text: str) -> int:
+    """``count(text)`` for the few fixed texts counted on every answer (the frames)."""
+    return count(text)
 
 
 def _frame(related: bool, pointers: bool) -> str:

@@ -108,9 +108,10 @@ def brief(
     if not sections:
         return []
     first, others = sections[0], [pointer(s) for s in sections[1:]]
+    whole = int(first["tokens"]) < max_tokens  # else not worth counting the block with it
     for number in range(len(others), 0, -1):
         pointers = others[:number]
-        if _holds([first, *pointers], max_tokens, max_chars, count):
+        if whole and _holds([first, *pointers], max_tokens, max_chars, count):
             return [first, *pointers]
         head = truncate(first, max_tokens, max_chars, count, pointers)
         if head is not None and _holds([head, *pointers], max_tokens, max_chars, count):
