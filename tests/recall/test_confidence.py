@@ -67,7 +67,15 @@ def ranked(api: Briefd, z: float | None) -> engine.RecallResult:
 def test_strong_prompts_get_their_sections(indexed: Briefd) -> None:
     result = ranked(indexed, 4.0)
     assert result.confidence == "strong" and len(result.sections) > 1
-    assert result.tokens <= result.budget
+    assert result.tokens == count_tokens(result.knowledge) <= result.budget  # counted exactly
+
+
+def test_a_bm25_answer_bounds_its_block_without_the_tokenizer(indexed: Briefd) -> None:
+    """The in-process BM25 answer (the hook's first prompt) does not count with the tokenizer:
+    its ``tokens`` bound the block's real count from above."""
+    result = indexed.recall(RecallRequest(RELEVANT))
+    assert result.mode == "bm25" and result.sections
+    assert count_tokens(result.knowledge) < result.tokens <= result.budget
 
 
 def test_weak_prompts_get_one_short_section_and_pointers(indexed: Briefd) -> None:
