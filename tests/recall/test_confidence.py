@@ -12,11 +12,12 @@ import yaml
 
 from briefd.api import Briefd
 from briefd.recall import engine
-from briefd.recall.block import TRUNCATED, knowledge_block
+from briefd.recall.block import RELATED_NOTE, TRUNCATED, knowledge_block
 from briefd.recall.confidence import calibrate, leave_one_out, specificity
 from briefd.recall.engine import RecallRequest
 from briefd.recall.generic import GENERIC_PROMPTS
 from briefd.recall.ranking import Ranking, lexical, tier
+from briefd.tokens import count_tokens
 from tests.conftest import REPO
 from tests.recall.conftest import RELEVANT
 
@@ -66,7 +67,15 @@ def ranked(api: Briefd, z: float | None) -> engine.RecallResult:
 def test_strong_prompts_get_their_sections(indexed: Briefd) -> None:
     result = ranked(indexed, 4.0)
     assert result.confidence == "strong" and len(result.sections) > 1
-    assert result.tokens <= result.budget
+    assert result.tokens == count_tokens(result.knowledge) <= result.budget  # counted exactly
+
+
+def test_a_bm25_answer_bounds_its_block_without_the_tokenizer(indexed: Briefd) -> None:
+    """The in-process BM25 answer (the hook's first prompt) does not count with the tokenizer:
+    its ``tokens`` bound the block's real count from above."""
+    result = indexed.recall(RecallRequest(RELEVANT))
+    assert result.mode == "bm25" and result.sections
+    assert count_tokens(result.knowledge) < result.tokens <= result.budget
 
 
 def test_weak_prompts_get_one_short_section_and_pointers(indexed: Briefd) -> None:
@@ -81,8 +90,11 @@ def test_weak_prompts_get_one_short_section_and_pointers(indexed: Briefd) -> Non
     for p in pointers:
         assert p["pointer"] and p["content"] == ""
         assert f"· chunk {p['chunk_id']} · not shown]" in result.knowledge
-    assert result.tokens <= indexed.settings.recall.weak_tokens == 300
-    assert result.budget == 300
+    # counted exactly (the hybrid path's tokenizer), a source line costs its real ~30 tokens:
+    # every other candidate of the top 4 fits as a pointer beside the head
+    assert len(pointers) == len(direct[1:4]) == 3
+    assert result.tokens == count_tokens(result.knowledge) <= 300
+    assert result.budget == indexed.settings.recall.weak_tokens == 300
 
 
 def test_pointers_are_not_remembered_as_injected(indexed: Briefd) -> None:
@@ -157,10 +169,12 @@ def test_the_block_marks_related_sections() -> None:
         "updated_at": "2026-11-29",
         "related_to": "c1",
     }
+    block = knowledge_block([section])
     assert (
         "[source: domain/refunds.md · Refunds › Partial refunds · updated 2026-11-29 · chunk c2"
-        " · related: linked from chunk c1]" in knowledge_block([section])
+        " · related: linked from chunk c1]" in block
     )
+    assert f"{RELATED_NOTE}\n" in block
 
 
 def test_noise_set_is_large_bilingual_and_apart_from_the_calibration_probes() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.errors import QueryError
-from briefd.recall import pack
+from briefd.recall import engine, pack
 from briefd.recall.block import (
     POINTER_NOTE,
     POINTER_NOTE_TOKENS,
@@ -19,6 +19,7 @@ from briefd.recall.block import (
     attribution_tokens,
     block_tokens,
     bound_tokens,
+    frame_tokens,
     knowledge_block,
 )
 from briefd.recall.engine import RecallRequest
@@ -196,12 +197,63 @@ def test_a_pasted_log_is_cut_down_not_slow(indexed: Briefd) -> None:
 
 
 def test_block_frame_is_pinned_to_the_tokenizer() -> None:
-    from briefd.recall.block import CLOSE, FRAME_TOKENS, INTRO, OPEN
+    from briefd.recall.block import CLOSE, FRAME_TOKENS, INTRO, OPEN, RELATED_NOTE
 
-    frame = count_tokens(f"{OPEN}\n{INTRO}\n\n\n{CLOSE}\n")
+    frame = count_tokens(f"{OPEN}\n{INTRO}{RELATED_NOTE}\n\n\n{CLOSE}\n")
     assert frame <= FRAME_TOKENS <= frame + 4
-    noted = count_tokens(f"{OPEN}\n{INTRO}{POINTER_NOTE}\n\n\n{CLOSE}\n")
+    noted = count_tokens(f"{OPEN}\n{INTRO}{RELATED_NOTE}{POINTER_NOTE}\n\n\n{CLOSE}\n")
     assert noted <= FRAME_TOKENS + POINTER_NOTE_TOKENS <= noted + 4
+    assert frame_tokens(True, count_tokens) == noted  # exact: what the largest frame costs
+
+
+def test_the_intro_explains_only_what_the_block_holds() -> None:
+    plain = knowledge_block([section("a", 5)])
+    intro = "best match first. Each starts with its source: path · heading · last updated · "
+    assert f"{intro}chunk id.\n" in plain
+    assert "marked related" not in plain and "not shown" not in plain
+    linked = knowledge_block([section("a", 5), {**section("b", 5), "related_to": "a"}])
+    assert "chunk id. A section marked related is linked from one that matches.\n" in linked
+    pointed = knowledge_block([section("a", 5), pack.pointer(section("b", 5))])
+    assert f"chunk id.{POINTER_NOTE}\n" in pointed
+
+
+def test_exact_counting_counts_the_rendered_block() -> None:
+    """With the tokenizer (hybrid answers) the block's tokens are the rendered block's, not a
+    sum of bounds; a cut head is counted, not prorated, and fills the budget to the token."""
+    text = "line of text\n" * 2000
+    sections = [section("a", count_tokens(text), text), section("b", 3, "short")]
+    for budget in (150, 300, 1000):
+        (head,) = pack.fit(sections[:1], budget, 10_000, count_tokens)
+        block = knowledge_block([head])
+        assert head["content"].endswith(TRUNCATED) and head["tokens"] == count_tokens(
+            head["content"]
+        )
+        assert block_tokens([head], count_tokens) == count_tokens(block)
+        assert budget - 5 <= count_tokens(block) <= budget
+
+
+@pytest.mark.parametrize(("root", "fewest"), [(EXAMPLE, 4), (EXAMPLE_TR, 2)], ids=["en", "tr"])
+def test_exact_counting_carries_the_pointers_that_fit(api: Briefd, root: Path, fewest: int) -> None:
+    """On every run of five consecutive sections of both example knowledge bases, a weak block
+    (300 tokens) holds its head and the pointers its real tokens leave room for: every one of
+    the four in English (the bound held 1-3: it counts an English source line at ~1.5x), two
+    to four in Turkish (the bound 0-2); never over the budget, never fewer than the bound."""
+    api.index(root)
+    with api.store.read() as conn:
+        ids = [row[0] for row in conn.execute("SELECT id FROM chunks ORDER BY rowid")]
+        groups = [engine._hydrate(conn, [(c, 1.0) for c in ids[i : i + 5]]) for i in range(40)]
+    counts = []
+    for sections in groups:
+        exact = pack.brief(sections, 300, 10_000, count_tokens)
+        bound = pack.brief(sections, 300, 10_000)
+        pointers = [s["chunk_id"] for s in exact if s.get("pointer")]
+        assert pointers == [s["chunk_id"] for s in sections[1 : 1 + len(pointers)]]
+        assert len(pointers) >= sum(1 for s in bound if s.get("pointer"))
+        block = knowledge_block(exact)
+        assert count_tokens(block) == block_tokens(exact, count_tokens) <= 300
+        assert len(exact[0]["content"]) >= len(TRUNCATED)  # the head is there, whole or cut
+        counts.append(len(pointers))
+    assert min(counts) >= fewest
 
 
 @pytest.mark.parametrize("root", [EXAMPLE, EXAMPLE_TR], ids=["en", "tr"])

@@ -43,6 +43,7 @@ from briefd.hook.local import hook_settings
 from briefd.hook.place import DaemonFiles, daemon_files
 from briefd.hook.render import hook_output
 from briefd.recall.engine import RecallRequest
+from briefd.tokens import count_tokens
 
 log = logging.getLogger("briefd.recall.daemon")
 
@@ -75,8 +76,10 @@ class Daemon:
         self.stopping = False
 
     def warm(self) -> None:
-        """Load everything the first prompt would (the model, vectors, postings) now."""
+        """Load everything the first prompt would (the model, vectors, postings, the tokenizer
+        a hybrid answer counts its block with) now."""
         self.mode = self.api.recall(RecallRequest(WARM_UP)).mode
+        count_tokens(WARM_UP)
 
     def current(self) -> bool:
         try:

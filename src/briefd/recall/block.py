@@ -3,32 +3,45 @@ engine renders it into the result and packs sections against its size; front end
 Works on the JSON form of a section (what the server sends).
 
 A recall's token budget is the budget of this whole block, as the agent receives it: the frame
-(tags and intro) and every attribution line count, not only the sections' text. The hook does
-not load the tokenizer (it would cost it ~0.15 s), so the lines are bounded from above, piece
-by piece as cl100k splits text: a run of letters as one token per three UTF-8 bytes, a run of
-digits as one per three digits, any other character as one (two beyond ASCII); a test
-checks the bound against the real tokenizer on every section of both example knowledge
-bases."""
+(tags and intro) and every attribution line count, not only the sections' text (whose cl100k
+tokens the index holds). Two ways to count the rest, by who answers:
+
+* a hybrid answer (a server, the daemon, or a process that loaded the model) counts the lines,
+  the frame and a cut section's head with the exact counter (:func:`briefd.tokens.count_tokens`,
+  ``diagnostics.estimator``): its ~0.2 s and ~26 MB are paid once beside the model's, and
+  each line costs ~0.02 ms;
+* a BM25 answer in the hook's own process (the first prompt, ~70 ms in all) does not load the
+  tokenizer: the lines are bounded from above, piece by piece as cl100k splits text: a run of
+  letters as one token per three UTF-8 bytes, a run of digits as one per three digits, any
+  other character as one (two beyond ASCII); a test checks the bound against the real
+  tokenizer on every section of both example knowledge bases. The bound is loose (an English
+  source line costs it ~1.5× its real tokens), which only a strong answer's budget meets.
+"""
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+Count = Callable[[str], int]  # the exact cl100k tokens of a text (None where: the bound)
 
 OPEN = "<knowledge>"
 CLOSE = "</knowledge>"
 INTRO = (
     "Sections of the team's knowledge base (briefd) that match this prompt, best match "
-    "first. Each starts with its source: path · heading · last updated · chunk id; a section "
-    "marked related is linked from one that matches."
+    "first. Each starts with its source: path · heading · last updated · chunk id."
 )
-# added to INTRO when the block has pointers (a weak match, see briefd.recall.pack.brief)
+# added to INTRO when the block has a related section (R6) / pointers (a weak match, see
+# briefd.recall.pack.brief): the intro explains only what the block holds
+RELATED_NOTE = " A section marked related is linked from one that matches."
 POINTER_NOTE = " A source line marked not shown is another candidate, its text left out."
 POINTER_NOTE_TOKENS = 16  # cl100k counts 15 (a test pins it to the tokenizer)
 TRUNCATED = "[… section truncated to fit the recall budget]"
 POINTER = "not shown"  # marks a pointer: the source line of a possible match, without its text
-# OPEN, INTRO and CLOSE with their line breaks, in cl100k tokens (a test pins it to the tokenizer)
+# OPEN, INTRO, RELATED_NOTE and CLOSE with their line breaks, in cl100k tokens (a test pins it
+# to the tokenizer)
 FRAME_TOKENS = 56
 SEPARATOR_TOKENS = 2  # the blank line between sections and the break after the attribution
 
@@ -68,22 +81,37 @@ def bound_tokens(text: str) -> int:
     return total
 
 
-def attribution_tokens(section: Mapping[str, Any]) -> int:
-    """At least the cl100k tokens of the section's attribution line and its separators."""
-    return bound_tokens(attribution(section)) + SEPARATOR_TOKENS
+def attribution_tokens(section: Mapping[str, Any], count: Count | None = None) -> int:
+    """The cl100k tokens of the section's attribution line and its separators: exact with
+    ``count``, else at least as many."""
+    line = attribution(section)
+    return (count or bound_tokens)(line) + SEPARATOR_TOKENS
 
 
-def cost(section: Mapping[str, Any]) -> int:
+def cost(section: Mapping[str, Any], count: Count | None = None) -> int:
     """What the section adds to the block: its own tokens and its attribution's."""
-    return int(section["tokens"]) + attribution_tokens(section)
+    return int(section["tokens"]) + attribution_tokens(section, count)
 
 
-def block_tokens(sections: Sequence[Mapping[str, Any]]) -> int:
-    """At least the cl100k tokens of the block of ``sections`` (0 when empty)."""
+def frame_tokens(pointers: bool, count: Count | None = None) -> int:
+    """The tokens of the largest frame a block can have (tags, intro with the related note,
+    the pointer note when there are pointers): exact with ``count``, else the pinned
+    constants (at least as many)."""
+    if count is not None:
+        return _counted(count, _frame(True, pointers))
+    return FRAME_TOKENS + (POINTER_NOTE_TOKENS if pointers else 0)
+
+
+def block_tokens(sections: Sequence[Mapping[str, Any]], count: Count | None = None) -> int:
+    """The cl100k tokens of the block of ``sections`` (0 when empty): with ``count`` the
+    rendered block's, exactly; else at least as many, from the sections' text as the index
+    counted it, the bounded lines and the pinned frame."""
     if not sections:
         return 0
-    note = POINTER_NOTE_TOKENS if any(s.get("pointer") for s in sections) else 0
-    return FRAME_TOKENS + note + sum(cost(s) for s in sections)
+    if count is not None:
+        return count(knowledge_block(sections))
+    pointers = any(s.get("pointer") for s in sections)
+    return frame_tokens(pointers) + sum(cost(s) for s in sections)
 
 
 def section_text(section: Mapping[str, Any]) -> str:
@@ -95,9 +123,25 @@ def knowledge_block(sections: Sequence[Mapping[str, Any]]) -> str:
     """The block the agent reads; empty when there is nothing to say."""
     if not sections:
         return ""
-    intro = INTRO + POINTER_NOTE if any(s.get("pointer") for s in sections) else INTRO
+    related = any(s.get("related_to") for s in sections)
+    intro = _intro(related, any(s.get("pointer") for s in sections))
     parts = [OPEN, intro, "", *("\n\n".join(section_text(s) for s in sections).split("\n"))]
     return "\n".join([*parts, CLOSE]) + "\n"
+
+
+def _intro(related: bool, pointers: bool) -> str:
+    return INTRO + (RELATED_NOTE if related else "") + (POINTER_NOTE if pointers else "")
+
+
+@functools.lru_cache(maxsize=16)
+def _counted(count: Count, text: str) -> int:
+    """``count(text)`` for the few fixed texts counted on every answer (the frames)."""
+    return count(text)
+
+
+def _frame(related: bool, pointers: bool) -> str:
+    """The block's text without sections."""
+    return f"{OPEN}\n{_intro(related, pointers)}\n\n\n{CLOSE}\n"
 
 
 def block_size(sections: Sequence[Mapping[str, Any]]) -> int:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from briefd.errors import QueryError, StoreError
 from briefd.recall import pack, ranking
-from briefd.recall.block import block_tokens, knowledge_block
+from briefd.recall.block import Count, block_tokens, knowledge_block
 from briefd.recall.ranking import Confidence, HybridSearch, Ranking, tier
 from briefd.settings import RecallSettings, Settings
 from briefd.state.sessions import IndexSessions, SessionMemory
@@ -154,7 +154,8 @@ def answer(
     seen, forgot = _seen(memory, request.session_id, now, config.session_hours)
     fresh, repeated = pack.unseen(sections, seen)
     packing = pack.brief if confidence == "weak" else pack.fit
-    chosen = packing(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS))
+    count = _exact() if hybrid is not None else None  # see briefd.recall.block
+    chosen = packing(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS), count)
     notes = forgot + _remember(memory, request.session_id, chosen, now, config.session_hours)
     return RecallResult(
         prompt=prompt,
@@ -163,7 +164,7 @@ def answer(
         gate=found.gate,
         sections=tuple(chosen),
         already_injected=repeated,
-        tokens=block_tokens(chosen),
+        tokens=block_tokens(chosen, count),
         budget=budget,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
         knowledge=knowledge_block(chosen),
@@ -172,6 +173,14 @@ def answer(
         confidence=confidence,
         specificity=None if found.specificity is None else round(found.specificity, 3),
     )
+
+
+def _exact() -> Count:
+    """The exact counter, for answers that loaded the model (the BM25 hook path never imports
+    it)."""
+    from briefd.tokens import count_tokens
+
+    return count_tokens
 
 
 def _rank(

@@ -1,6 +1,7 @@
 """Choosing what a recall injects (pure): nothing the session already has, best first, within
 the token budget and the character cap of the rendered block (the budget is the whole block's,
-frame and attribution lines included: see :mod:`briefd.recall.block`)."""
+frame and attribution lines included: see :mod:`briefd.recall.block`). ``count`` is the exact
+token counter where the answer may use it, else ``None``: the tokenizer-free bound."""
 
 from __future__ import annotations
 
@@ -8,18 +9,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from briefd.recall.block import (
-    FRAME_TOKENS,
     TRUNCATED,
-    attribution_tokens,
+    Count,
     block_size,
     block_tokens,
     cost,
+    frame_tokens,
 )
 
 Section = dict[str, Any]
 
-MARK_TOKENS = 16  # TRUNCATED and its line break, rounded up (cl100k counts 13)
+MARK_TOKENS = 16  # TRUNCATED and its line break, rounded up (cl100k counts 10): the bound
 MIN_HEAD_CHARS = 200  # a head shorter than this says too little to be worth injecting
+_TRIES = 4  # exact counting: how often a head is cut shorter before it is given up
 
 
 def unseen(sections: Sequence[Section], seen: Mapping[str, str]) -> tuple[list[Section], int]:
@@ -29,44 +31,75 @@ def unseen(sections: Sequence[Section], seen: Mapping[str, str]) -> tuple[list[S
     return fresh, len(sections) - len(fresh)
 
 
-def fit(sections: Sequence[Section], max_tokens: int, max_chars: int) -> list[Section]:
+def fit(
+    sections: Sequence[Section], max_tokens: int, max_chars: int, count: Count | None = None
+) -> list[Section]:
     """Greedy in rank order; a section that does not fit is skipped and smaller later ones are
     still tried. When not even the best one fits, its head is kept with a truncation mark."""
     chosen: list[Section] = []
-    tokens = FRAME_TOKENS
+    tokens = frame_tokens(False, count)
     for section in sections:
-        if tokens + cost(section) > max_tokens:
+        if tokens + cost(section, count) > max_tokens:
             continue
         if block_size([*chosen, section]) > max_chars:
             continue
         chosen.append(section)
-        tokens += cost(section)
+        tokens += cost(section, count)
     if not chosen and sections:
-        head = truncate(sections[0], max_tokens, max_chars)
+        head = truncate(sections[0], max_tokens, max_chars, count)
         if head is not None:
             chosen.append(head)
     return chosen
 
 
-def truncate(section: Section, max_tokens: int, max_chars: int) -> Section | None:
-    """The section's head that fits the block alone; its tokens are counted pro rata from the
-    section's own (its characters per token, so a Turkish section is cut as tightly as an
-    English one)."""
-    room = max_tokens - FRAME_TOKENS - attribution_tokens(section) - MARK_TOKENS
+def truncate(
+    section: Section,
+    max_tokens: int,
+    max_chars: int,
+    count: Count | None = None,
+    after: Sequence[Section] = (),
+) -> Section | None:
+    """The section's head that fits the block with the sections ``after`` it (pointers).
+    Without ``count`` its tokens are counted pro rata from the section's own (its characters
+    per token, so a Turkish section is cut as tightly as an English one); with it the whole
+    block is counted, and the head cut shorter until it fits."""
+    shell = [{**section, "content": "", "tokens": 0}, *after]
+    mark = MARK_TOKENS if count is None else count(f"\n{TRUNCATED}")
+    # the break before the body (the bound counts it in SEPARATOR_TOKENS)
+    room = max_tokens - block_tokens(shell, count) - (0 if count is None else 1) - mark
     content = section["content"]
     per_token = len(content) / max(1, section["tokens"])
-    chars = min(int((room - 1) * per_token), max_chars - block_size([{**section, "content": ""}]))
-    chars -= len(TRUNCATED) + 2
-    if room < 1 or chars < MIN_HEAD_CHARS:
-        return None
+    cap = max_chars - block_size(shell) - len(TRUNCATED) - 2  # the head's characters at most
+    if count is None:
+        chars = min(int((room - 1) * per_token) - len(TRUNCATED) - 2, cap)
+    else:  # a first guess, then counted; the shortest head worth reading may fit all the same
+        chars = min(max(int(room * per_token), MIN_HEAD_CHARS), cap)
+    for _ in range(_TRIES):
+        if room < 1 or chars < MIN_HEAD_CHARS:
+            return None
+        head = _head(content, chars)
+        body = f"{head.rstrip()}\n{TRUNCATED}"
+        if count is None:
+            tokens = -(-section["tokens"] * len(head) // max(1, len(content))) + mark
+            return {**section, "content": body, "tokens": tokens}
+        cut = {**section, "content": body, "tokens": count(body)}
+        over = block_tokens([cut, *after], count) - max_tokens
+        if over <= 0:
+            return cut
+        chars = min(len(head), chars) - 1 - int(over * len(body) / max(1, cut["tokens"]))
+    return None
+
+
+def _head(content: str, chars: int) -> str:
+    """The first ``chars`` characters, ended at a line break in their second half."""
     head = content[:chars]
     cut = head.rfind("\n")
-    head = head[:cut] if cut > chars // 2 else head
-    tokens = -(-section["tokens"] * len(head) // max(1, len(content))) + MARK_TOKENS
-    return {**section, "content": f"{head.rstrip()}\n{TRUNCATED}", "tokens": tokens}
+    return head[:cut] if cut > chars // 2 else head
 
 
-def brief(sections: Sequence[Section], max_tokens: int, max_chars: int) -> list[Section]:
+def brief(
+    sections: Sequence[Section], max_tokens: int, max_chars: int, count: Count | None = None
+) -> list[Section]:
     """A weak match (I8): one short section — the best, whole or its head — and the other
     candidates as pointers (their source lines alone, see :func:`pointer`), as many as the
     block holds next to a head of at least ``MIN_HEAD_CHARS``; the fewest pointers are dropped
@@ -75,13 +108,15 @@ def brief(sections: Sequence[Section], max_tokens: int, max_chars: int) -> list[
     if not sections:
         return []
     first, others = sections[0], [pointer(s) for s in sections[1:]]
-    for count in range(len(others), 0, -1):
-        pointers = others[:count]
-        room = max_tokens - (block_tokens([first, *pointers]) - cost(first) - FRAME_TOKENS)
-        head = _whole_or_head(first, room, max_chars - block_size(pointers))
-        if head is not None and _holds([head, *pointers], max_tokens, max_chars):
+    whole = int(first["tokens"]) < max_tokens  # else not worth counting the block with it
+    for number in range(len(others), 0, -1):
+        pointers = others[:number]
+        if whole and _holds([first, *pointers], max_tokens, max_chars, count):
+            return [first, *pointers]
+        head = truncate(first, max_tokens, max_chars, count, pointers)
+        if head is not None and _holds([head, *pointers], max_tokens, max_chars, count):
             return [head, *pointers]
-    return fit(sections[:1], max_tokens, max_chars)
+    return fit(sections[:1], max_tokens, max_chars, count)
 
 
 def pointer(section: Section) -> Section:
@@ -90,12 +125,7 @@ def pointer(section: Section) -> Section:
     return {**section, "content": "", "tokens": 0, "pointer": True}
 
 
-def _whole_or_head(section: Section, room: int, max_chars: int) -> Section | None:
-    """``section`` when ``room`` tokens (block frame included) hold it, else its head."""
-    if FRAME_TOKENS + cost(section) <= room and block_size([section]) <= max_chars:
-        return section
-    return truncate(section, room, max_chars)
-
-
-def _holds(sections: Sequence[Section], max_tokens: int, max_chars: int) -> bool:
-    return block_tokens(sections) <= max_tokens and block_size(sections) <= max_chars
+def _holds(
+    sections: Sequence[Section], max_tokens: int, max_chars: int, count: Count | None
+) -> bool:
+    return block_tokens(sections, count) <= max_tokens and block_size(sections) <= max_chars

@@ -30,6 +30,7 @@ from briefd.service.schemas import BundleOut, DocumentOut, SearchOut, document_o
 from briefd.store.activity import QueryLogEntry, now_iso
 from briefd.store.db import Reopened
 from briefd.sync.webhook import Deliveries
+from briefd.tokens import count_tokens
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -116,7 +117,9 @@ class ServiceState:
 
     def warm_up(self) -> None:
         """Load what the first query would otherwise wait for (the embedding model, the
-        vectors and the gate's calibration, the vocabulary) before any client asks."""
+        vectors and the gate's calibration, the vocabulary, the tokenizer that bundles and
+        hybrid recalls count with) before any client asks."""
+        count_tokens("warm up the tokenizer")
         try:
             with self.lock:
                 self._search(SearchRequest("warm up the index", scopes=("all",), related=0), ())
