@@ -31,6 +31,8 @@ class Candidates:
     lists: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     cosines: dict[int, float] = field(default_factory=dict)
     postings: bool = False  # the lexical lists came from the stored postings, not FTS5
+    # the share of the any-term query's words each chunk holds (from the postings; None: FTS5)
+    coverage: bm25.Coverage | None = None
 
     def keys(self) -> list[int]:
         """Every candidate once, in order of first appearance (all-terms, any-term, vector)."""
@@ -64,9 +66,22 @@ class Candidates:
         ]
 
     def evidence(self) -> list[Evidence]:
+        """Each candidate's scores; its coverage from the postings, else (FTS5 answered) 1.0
+        for a candidate with every query word and 0.0 for the rest."""
         bm25 = dict(self.lists.get(ANY_TERM, []))
         full = self.corroborated()
-        return [Evidence(k, self.cosines.get(k), bm25.get(k), k in full) for k in self.keys()]
+        return [
+            Evidence(
+                k,
+                self.cosines.get(k),
+                bm25.get(k),
+                k in full,
+                self.coverage.share(k)
+                if self.coverage is not None
+                else (1.0 if k in full else 0.0),
+            )
+            for k in self.keys()
+        ]
 
     def lookup(self, name: str, rowid: int) -> tuple[int | None, float | None]:
         for rank, (row, score) in enumerate(self.lists.get(name) or [], start=1):
@@ -148,13 +163,14 @@ def _lexical(
                 conn, index, every_groups, weights, depth, within, every_group=True
             )
         if not _all_terms_decide(found, mode, settings, depth):
-            found.lists[ANY_TERM] = bm25.ranked(
+            found.lists[ANY_TERM], found.coverage = bm25.with_coverage(
                 conn, index, any_groups, weights, depth, within, every_group=False
             )
     except bm25.StalePostings:
         if lexicon is not None:
             lexicon.invalidate()
         found.lists.clear()
+        found.coverage = None
         _lexical(conn, found, plan, mode, scopes, settings, depth, every, None)
         return
     found.postings = True

@@ -33,7 +33,7 @@ from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
-RANKING_VERSION = "r5"
+RANKING_VERSION = "r6"
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
@@ -129,7 +129,12 @@ def _plan(
 
 def _fuse(found: Candidates, mode: SearchMode, settings: SearchSettings) -> list[Fused[int]]:
     if mode == "hybrid" and settings.fusion == "score":
-        return score_fusion(found.evidence(), settings.vector_weight, settings.all_terms_bonus)
+        return score_fusion(
+            found.evidence(),
+            settings.vector_weight,
+            settings.all_terms_bonus,
+            settings.coverage_bonus,
+        )
     return rrf(found.ranked(settings), settings.rrf_k)
 
 
