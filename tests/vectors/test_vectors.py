@@ -106,7 +106,9 @@ def test_hybrid_explain_shows_every_signal(hybrid_api: Briefd, write_files: Writ
     assert top.explain is not None
     assert top.explain.and_rank == 1 and top.explain.vector_rank is not None
     assert top.explain.cosine is not None and top.explain.cosine > 0
-    assert [name for name, _ in top.explain.contributions] == ["vector", "lexical", "all-terms"]
+    parts = dict(top.explain.contributions)
+    assert list(parts) == ["vector", "lexical", "all-terms", "coverage"]
+    assert parts["coverage"] == pytest.approx(hybrid_api.settings.search.coverage_bonus)  # all
 
 
 def test_related_sections_follow_links_and_come_last(
