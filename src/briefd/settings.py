@@ -54,9 +54,10 @@ class SearchSettings:
     query_mode: Literal["text", "advanced"] = "text"
     mode: Literal["bm25", "vector", "hybrid"] = "hybrid"
     fusion: Literal["score", "rrf"] = "score"
-    vector_weight: float = 0.7
-    all_terms_bonus: float = 0.1
-    coverage_bonus: float = 0.3  # times the square of the share of query words a section holds
+    vector_weight: float = 0.6
+    all_terms_bonus: float = 0.2
+    # opt-in (0: off): times the square of the share of query words a section holds
+    coverage_bonus: float = 0.0
     rrf_vector_weight: float = 0.25
     vector_candidates: int = 50
     related: int = 3

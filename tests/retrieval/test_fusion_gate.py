@@ -42,7 +42,6 @@ def test_score_fusion_weighs_normalised_signals() -> None:
         ("vector", 0.6),
         ("lexical", pytest.approx(0.4 * 0.2)),
         ("all-terms", 0.0),
-        ("coverage", 0.0),
     )
     assert by_key[1].score == pytest.approx(0.68)
     assert by_key[2].score == pytest.approx(0.0 + 0.4 + 0.2)

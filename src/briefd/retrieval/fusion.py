@@ -56,8 +56,9 @@ def score_fusion(
     coverage_bonus: float = 0.0,
 ) -> list[Fused[int]]:
     """Weighted sum of normalised scores: the cosine min-max scaled over the candidates, BM25
-    scaled by the best BM25 of the query, plus a bonus for matching every query term and one
-    that grows with the square of the share of query words a candidate holds.
+    scaled by the best BM25 of the query, plus a bonus for matching every query term and, when
+    ``coverage_bonus`` is set (opt-in, see ``search.coverage_bonus``), one that grows with the
+    square of the share of query words a candidate holds.
 
     Unlike rank fusion it keeps the size of each signal's margin, so a weak dense list cannot
     outvote a decisive lexical match (or the reverse) just by rank position. BM25 scaled by the
@@ -73,12 +74,13 @@ def score_fusion(
     for order, item in enumerate(candidates):
         vector = (item.cosine - low) / spread if item.cosine is not None and spread > 0 else 0.0
         lexical = -item.bm25 / best_bm25 if item.bm25 is not None and best_bm25 > 0 else 0.0
-        parts = (
+        parts: tuple[tuple[str, float], ...] = (
             ("vector", vector_weight * vector),
             ("lexical", (1.0 - vector_weight) * lexical),
             ("all-terms", all_terms_bonus if item.all_terms else 0.0),
-            ("coverage", coverage_bonus * item.coverage**2),
         )
+        if coverage_bonus:
+            parts += (("coverage", coverage_bonus * item.coverage**2),)
         fused.append((sum(v for _, v in parts), order, Fused(item.key, 0.0, parts)))
     fused.sort(key=lambda t: (-t[0], t[1]))
     return [Fused(f.key, score, f.contributions) for score, _, f in fused]

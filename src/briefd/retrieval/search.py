@@ -33,7 +33,7 @@ from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
-RANKING_VERSION = "r6"
+RANKING_VERSION = "r5"
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
