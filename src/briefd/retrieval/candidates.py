@@ -65,9 +65,9 @@ class Candidates:
             for name, rows in self.lists.items()
         ]
 
-    def evidence(self) -> list[Evidence]:
-        """Each candidate's scores; its coverage from the postings, else (FTS5 answered) 1.0
-        for a candidate with every query word and 0.0 for the rest."""
+    def evidence(self, coverage: bool = True) -> list[Evidence]:
+        """Each candidate's scores, with ``coverage`` also its share of the query's words
+        (without: 0.0, unread)."""
         bm25 = dict(self.lists.get(ANY_TERM, []))
         full = self.corroborated()
         return [
@@ -76,12 +76,16 @@ class Candidates:
                 self.cosines.get(k),
                 bm25.get(k),
                 k in full,
-                self.coverage.share(k)
-                if self.coverage is not None
-                else (1.0 if k in full else 0.0),
+                self._share(k, k in full) if coverage else 0.0,
             )
             for k in self.keys()
         ]
+
+    def _share(self, rowid: int, every_word: bool) -> float:
+        """From the postings; when FTS5 answered, 1.0 for every word and 0.0 for fewer."""
+        if self.coverage is None:
+            return 1.0 if every_word else 0.0
+        return self.coverage.share(rowid)
 
     def lookup(self, name: str, rowid: int) -> tuple[int | None, float | None]:
         for rank, (row, score) in enumerate(self.lists.get(name) or [], start=1):
