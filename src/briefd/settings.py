@@ -56,6 +56,8 @@ class SearchSettings:
     fusion: Literal["score", "rrf"] = "score"
     vector_weight: float = 0.6
     all_terms_bonus: float = 0.2
+    # opt-in (0: off): times the square of the share of query words a section holds
+    coverage_bonus: float = 0.0
     rrf_vector_weight: float = 0.25
     vector_candidates: int = 50
     related: int = 3

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from briefd.api import Briefd
-from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word, ranked
+from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word, ranked, with_coverage
 from briefd.retrieval.candidates import ANY_TERM, Candidates, gather
 from briefd.retrieval.lexical import FieldWeights, build_match, common_terms
 from briefd.retrieval.search import SearchRequest
@@ -292,3 +292,40 @@ def test_a_prefix_match_scores_below_the_word_as_typed(
     assert by_path["domain/a.md"] < by_path["domain/b.md"]  # FTS5 order: lower is better
     a_row = next(r for r, p in paths.items() if p == "domain/a.md")
     assert scores[a_row] == pytest.approx(alone[a_row])
+
+
+def test_coverage_is_the_share_of_query_words_a_section_holds(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """Score fusion's coverage (R1): every section, in the any-term list or not, is known by
+    how many of the query's words it holds; a prefix form counts for its word."""
+    write_files(
+        {
+            "domain/a.md": "# Kayıt\n\nSiparişlerin iptali kayıt defterine yazılır.\n",
+            "domain/b.md": "# Not\n\nSipariş iptal edilince not düşülür.\n",
+            "domain/c.md": "# Başka\n\nBu bölüm kargo ve teslimat sürelerini anlatır.\n",
+        }
+    )
+    api.index()
+    lexicon = Lexicon()
+    with api.store.read() as conn:
+        index = lexicon.index(conn)
+        assert index is not None
+        index = replace(index, conflate=True)
+        groups = list(
+            lexicon.tokenizer.groups(
+                [("siparişlerin", "sipar*"), ("iptali", "iptal*"), ("defterine", "defte*")], True
+            )
+        )
+        found, coverage = with_coverage(conn, index, groups, FieldWeights(), 1, None, False)
+        rows = {
+            p: r
+            for r, p in conn.execute(
+                "SELECT c.rowid, d.path FROM chunks c JOIN documents d ON d.id = c.doc_id"
+            )
+        }
+    assert [r for r, _ in found] == [rows["domain/a.md"]]  # limit 1: the list is cut
+    assert coverage.share(rows["domain/a.md"]) == pytest.approx(1.0)
+    assert coverage.share(rows["domain/b.md"]) == pytest.approx(2 / 3)  # "Sipariş", "iptal"
+    assert coverage.share(rows["domain/c.md"]) == 0.0
+    assert coverage.share(10**9) == 0.0  # a chunk the index does not know

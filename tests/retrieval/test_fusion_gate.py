@@ -48,6 +48,27 @@ def test_score_fusion_weighs_normalised_signals() -> None:
     assert by_key[3].score == pytest.approx(0.6 * 0.5)
 
 
+def test_score_fusion_weighs_the_share_of_query_words_squared() -> None:
+    """Two sections the vector and BM25 sides rate alike: the one holding more of the query's
+    words leads, by the coverage bonus times the square of its share."""
+    fused = score_fusion(
+        [
+            Evidence(1, cosine=0.80, bm25=-5.0, all_terms=False, coverage=1 / 3),
+            Evidence(2, cosine=0.80, bm25=-5.0, all_terms=False, coverage=2 / 3),
+            Evidence(3, cosine=0.70, bm25=-5.0, all_terms=True, coverage=1.0),
+        ],
+        vector_weight=0.7,
+        all_terms_bonus=0.1,
+        coverage_bonus=0.3,
+    )
+    by_key = {f.key: f for f in fused}
+    assert [f.key for f in fused] == [2, 1, 3]
+    assert dict(by_key[1].contributions)["coverage"] == pytest.approx(0.3 / 9)
+    assert dict(by_key[2].contributions)["coverage"] == pytest.approx(0.3 * 4 / 9)
+    assert by_key[3].score == pytest.approx(0.0 + 0.3 + 0.1 + 0.3)
+    assert by_key[2].score == pytest.approx(0.7 + 0.3 + 0.3 * 4 / 9)
+
+
 def test_score_fusion_ties_keep_input_order() -> None:
     fused = score_fusion([Evidence(7, None, -1.0, False), Evidence(3, None, -1.0, False)], 0.5, 0.1)
     assert [f.key for f in fused] == [7, 3]

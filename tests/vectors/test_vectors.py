@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +108,26 @@ def test_hybrid_explain_shows_every_signal(hybrid_api: Briefd, write_files: Writ
     assert top.explain.and_rank == 1 and top.explain.vector_rank is not None
     assert top.explain.cosine is not None and top.explain.cosine > 0
     assert [name for name, _ in top.explain.contributions] == ["vector", "lexical", "all-terms"]
+
+
+def test_coverage_bonus_is_opt_in_and_explained(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """``search.coverage_bonus`` (R1, opt-in): each hit's explain carries its coverage part,
+    the bonus times the square of the share of the query's words the section holds."""
+    write_files(DOCS)
+    search = replace(settings.search, coverage_bonus=0.3)
+    with Briefd(replace(settings, search=search), embedder=FakeEmbedder()) as api:
+        api.index()
+        result = api.search(
+            SearchRequest("partial refund unknownword", scopes=("all",), explain=True, related=0)
+        )
+    top = result.hits[0]
+    assert top.heading == "Partial refunds" and top.explain is not None
+    parts = dict(top.explain.contributions)
+    assert list(parts) == ["vector", "lexical", "all-terms", "coverage"]
+    assert parts["all-terms"] == 0.0  # "unknownword" is in no section
+    assert parts["coverage"] == pytest.approx(0.3 * (2 / 3) ** 2)
 
 
 def test_related_sections_follow_links_and_come_last(

@@ -25,6 +25,7 @@ Objective = Literal["hit_rate", "mrr"]
 SPACE: dict[str, tuple[float, float, str]] = {
     "search.vector_weight": (0.2, 0.9, "float"),
     "search.all_terms_bonus": (0.0, 0.5, "float"),
+    "search.coverage_bonus": (0.0, 0.6, "float"),
     "search.any_term_weight": (0.05, 1.0, "float"),
     "search.title_weight": (1.0, 6.0, "float"),
     "search.heading_weight": (1.0, 5.0, "float"),

@@ -212,8 +212,39 @@ def ranked(
     chunk id: chunks with every group (``every_group``, an AND query) or any of them (OR).
     A group is one query word and its spelling correction; ``scopes`` None: all. The score
     adds the words' contributions in query order, as FTS5 adds its phrases'."""
+    return with_coverage(conn, index, groups, weights, limit, scopes, every_group)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """How many of a query's groups (a word as typed, its correction or its prefix form) each
+    chunk of the index holds."""
+
+    index: PostingsIndex
+    present: npt.NDArray[np.int32]
+    groups: int
+
+    def share(self, rowid: int) -> float:
+        """The share of the groups the chunk holds (1.0: every query word; 0.0: none, or a
+        chunk this index does not know)."""
+        if self.groups == 0 or not 0 <= rowid < len(self.index.position):
+            return 0.0
+        at = int(self.index.position[rowid])
+        return int(self.present[at]) / self.groups if at >= 0 else 0.0
+
+
+def with_coverage(
+    conn: sqlite3.Connection,
+    index: PostingsIndex,
+    groups: Sequence[Sequence[Word]],
+    weights: FieldWeights,
+    limit: int,
+    scopes: Sequence[str] | None,
+    every_group: bool,
+) -> tuple[list[tuple[int, float]], Coverage]:
+    """:func:`ranked`, and the :class:`Coverage` of every chunk for the same groups."""
     if not groups:
-        return []
+        return [], Coverage(index, np.zeros(0, dtype=np.int32), 0)
     single = {w.tokens[0] for g in groups for w in g if len(w.tokens) == 1 and not w.prefix}
     stored = postings.read(conn, sorted(single))
     score = np.zeros(len(index.rows), dtype=np.float64)
@@ -224,13 +255,14 @@ def ranked(
             score[at] += value  # positions are unique: the same sums as a group array
             present[at] += 1
             continue
-        exact, prefixed, covered = _group_score(conn, index, group, stored, weights)
+        exact, prefixed, holds = _group_score(conn, index, group, stored, weights)
         score += np.maximum(exact, prefixed) if prefixed is not None else exact
-        present += covered
+        present += holds
     hit = present == len(groups) if every_group else present > 0
     if scopes is not None:
         hit &= index.allowed(scopes)
-    return _best(conn, index, score, np.flatnonzero(hit), limit)
+    best = _best(conn, index, score, np.flatnonzero(hit), limit)
+    return best, Coverage(index, present, len(groups))
 
 
 def _group_score(

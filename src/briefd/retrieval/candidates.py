@@ -31,6 +31,8 @@ class Candidates:
     lists: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     cosines: dict[int, float] = field(default_factory=dict)
     postings: bool = False  # the lexical lists came from the stored postings, not FTS5
+    # the share of the any-term query's words each chunk holds (from the postings; None: FTS5)
+    coverage: bm25.Coverage | None = None
 
     def keys(self) -> list[int]:
         """Every candidate once, in order of first appearance (all-terms, any-term, vector)."""
@@ -63,10 +65,27 @@ class Candidates:
             for name, rows in self.lists.items()
         ]
 
-    def evidence(self) -> list[Evidence]:
+    def evidence(self, coverage: bool = True) -> list[Evidence]:
+        """Each candidate's scores, with ``coverage`` also its share of the query's words
+        (without: 0.0, unread)."""
         bm25 = dict(self.lists.get(ANY_TERM, []))
         full = self.corroborated()
-        return [Evidence(k, self.cosines.get(k), bm25.get(k), k in full) for k in self.keys()]
+        return [
+            Evidence(
+                k,
+                self.cosines.get(k),
+                bm25.get(k),
+                k in full,
+                self._share(k, k in full) if coverage else 0.0,
+            )
+            for k in self.keys()
+        ]
+
+    def _share(self, rowid: int, every_word: bool) -> float:
+        """From the postings; when FTS5 answered, 1.0 for every word and 0.0 for fewer."""
+        if self.coverage is None:
+            return 1.0 if every_word else 0.0
+        return self.coverage.share(rowid)
 
     def lookup(self, name: str, rowid: int) -> tuple[int | None, float | None]:
         for rank, (row, score) in enumerate(self.lists.get(name) or [], start=1):
@@ -148,13 +167,14 @@ def _lexical(
                 conn, index, every_groups, weights, depth, within, every_group=True
             )
         if not _all_terms_decide(found, mode, settings, depth):
-            found.lists[ANY_TERM] = bm25.ranked(
+            found.lists[ANY_TERM], found.coverage = bm25.with_coverage(
                 conn, index, any_groups, weights, depth, within, every_group=False
             )
     except bm25.StalePostings:
         if lexicon is not None:
             lexicon.invalidate()
         found.lists.clear()
+        found.coverage = None
         _lexical(conn, found, plan, mode, scopes, settings, depth, every, None)
         return
     found.postings = True

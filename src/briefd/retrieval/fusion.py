@@ -46,16 +46,25 @@ class Evidence:
     cosine: float | None
     bm25: float | None  # FTS5 bm25 of the any-term list: negative, lower is better
     all_terms: bool
+    coverage: float = 0.0  # the share of the query's words it holds (1.0: every word)
 
 
 def score_fusion(
-    candidates: Sequence[Evidence], vector_weight: float, all_terms_bonus: float
+    candidates: Sequence[Evidence],
+    vector_weight: float,
+    all_terms_bonus: float,
+    coverage_bonus: float = 0.0,
 ) -> list[Fused[int]]:
     """Weighted sum of normalised scores: the cosine min-max scaled over the candidates, BM25
-    scaled by the best BM25 of the query, plus a bonus for matching every query term.
+    scaled by the best BM25 of the query, plus a bonus for matching every query term and, when
+    ``coverage_bonus`` is set (opt-in, see ``search.coverage_bonus``), one that grows with the
+    square of the share of query words a candidate holds.
 
     Unlike rank fusion it keeps the size of each signal's margin, so a weak dense list cannot
-    outvote a decisive lexical match (or the reverse) just by rank position.
+    outvote a decisive lexical match (or the reverse) just by rank position. BM25 scaled by the
+    query's best says how a candidate compares with the others, not how much of the query it
+    holds: the best of a few weak matches scores 1.0 too. The coverage bonus says how much
+    (squared: holding most of the words counts, one word of six barely does).
     """
     cosines = [c.cosine for c in candidates if c.cosine is not None]
     low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
@@ -65,11 +74,13 @@ def score_fusion(
     for order, item in enumerate(candidates):
         vector = (item.cosine - low) / spread if item.cosine is not None and spread > 0 else 0.0
         lexical = -item.bm25 / best_bm25 if item.bm25 is not None and best_bm25 > 0 else 0.0
-        parts = (
+        parts: tuple[tuple[str, float], ...] = (
             ("vector", vector_weight * vector),
             ("lexical", (1.0 - vector_weight) * lexical),
             ("all-terms", all_terms_bonus if item.all_terms else 0.0),
         )
+        if coverage_bonus:
+            parts += (("coverage", coverage_bonus * item.coverage**2),)
         fused.append((sum(v for _, v in parts), order, Fused(item.key, 0.0, parts)))
     fused.sort(key=lambda t: (-t[0], t[1]))
     return [Fused(f.key, score, f.contributions) for score, _, f in fused]

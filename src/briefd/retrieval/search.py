@@ -129,7 +129,12 @@ def _plan(
 
 def _fuse(found: Candidates, mode: SearchMode, settings: SearchSettings) -> list[Fused[int]]:
     if mode == "hybrid" and settings.fusion == "score":
-        return score_fusion(found.evidence(), settings.vector_weight, settings.all_terms_bonus)
+        return score_fusion(
+            found.evidence(coverage=settings.coverage_bonus > 0),
+            settings.vector_weight,
+            settings.all_terms_bonus,
+            settings.coverage_bonus,
+        )
     return rrf(found.ranked(settings), settings.rrf_k)
 
 
