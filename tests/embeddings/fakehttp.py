@@ -7,13 +7,14 @@ only: ``ThreadingHTTPServer`` in a daemon thread, shut down when the context exi
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.ports import free_port
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,4 @@ def fake_server() -> Iterator[FakeServer]:
 
 def closed_port_url() -> str:
     """A URL on 127.0.0.1 where nothing listens (connection refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"

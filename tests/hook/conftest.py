@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from briefd.settings import Settings
+from tests.ports import free_port
 
 
 @dataclass(frozen=True)
@@ -22,9 +23,7 @@ class Run:
 
 
 def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_port()
 
 
 @pytest.fixture

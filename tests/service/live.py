@@ -3,7 +3,6 @@ the browser)."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -14,15 +13,9 @@ import uvicorn
 from starlette.applications import Starlette
 
 from briefd.service.listener import BoundedH11Protocol
+from tests.ports import free_port
 
 TOKEN = "test-token-0f4c9a"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager

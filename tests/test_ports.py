@@ -1,0 +1,32 @@
+"""The test suite's port picker: two pytest-xdist workers never share a port."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from tests import ports
+
+
+def test_each_worker_picks_bindable_ports_from_its_own_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    picked = {}
+    for worker in ("gw0", "gw1"):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+        picked[worker] = {ports.free_port() for _ in range(20)}
+    assert all(ports.BASE <= p < ports.BASE + ports.BLOCK for p in picked["gw0"])
+    assert all(ports.BASE + ports.BLOCK <= p < ports.BASE + 2 * ports.BLOCK for p in picked["gw1"])
+    assert max(picked["gw1"]) < ports._ephemeral_low()  # never where bind(0) lands
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", min(picked["gw1"])))  # nothing listens there
+
+
+def test_a_port_in_use_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw2")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", ports.free_port()))
+        busy.listen(1)
+        taken = busy.getsockname()[1]
+        assert taken not in {ports.free_port() for _ in range(ports.BLOCK - 1)}
