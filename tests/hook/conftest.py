@@ -22,10 +22,6 @@ class Run:
     stderr: str
 
 
-def closed_port() -> int:
-    return free_port()
-
-
 @pytest.fixture
 def hook_env(tmp_path: Path, settings: Settings) -> dict[str, str]:
     """A clean environment for the real command: the test index, embeddings off, a server URL
@@ -41,7 +37,7 @@ def hook_env(tmp_path: Path, settings: Settings) -> dict[str, str]:
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "BRIEFD_DB": str(settings.db),
         "BRIEFD_EMBEDDINGS__ENABLED": "false",
-        "BRIEFD_RECALL__SERVER": f"http://127.0.0.1:{closed_port()}",
+        "BRIEFD_RECALL__SERVER": f"http://127.0.0.1:{free_port()}",
         "BRIEFD_RECALL__DAEMON": "false",
     }
 

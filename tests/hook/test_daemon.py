@@ -120,9 +120,6 @@ def test_first_prompt_is_answered_here_then_the_daemon_answers(
     again = as_json(run_hook, RELEVANT, "s-1")  # the session memory is the index's: shared
     assert (again["via"], again["sections"]) == ("daemon", [])
     assert again["already_injected"] == len(first["sections"])  # type: ignore[arg-type]
-    (pid,) = daemons(tmp_path)  # its large blocks in transparent huge pages (glibc's malloc)
-    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    assert any(b"glibc.malloc.hugetlb=1" in v for v in environ if v.startswith(b"GLIBC_"))
 
 
 def test_daemon_restarts_after_being_killed(db: Path, tmp_path: Path, run_hook: RunHook) -> None:

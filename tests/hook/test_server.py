@@ -14,7 +14,8 @@ from fastapi.testclient import TestClient
 from briefd.api import Briefd
 from briefd.service.app import create_app
 from briefd.service.config import ServiceConfig
-from tests.hook.conftest import RunHook, closed_port, hook_json
+from tests.hook.conftest import RunHook, hook_json
+from tests.ports import free_port
 from tests.recall.conftest import OFF_TOPIC, RELEVANT
 
 TOKEN = "recall-test-token"
@@ -61,7 +62,7 @@ def test_route_full_result_and_errors(client: TestClient) -> None:
 
 @pytest.fixture
 def live_server(indexed: Briefd) -> Iterator[str]:
-    port = closed_port()
+    port = free_port()
     app = create_app(indexed, ServiceConfig(token=TOKEN, port=port))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)

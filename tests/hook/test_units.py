@@ -148,16 +148,3 @@ def test_daemon_discovery() -> None:
     assert discover.daemon_on({"BRIEFD_RECALL__DAEMON": "false"}, {}) is False
     assert discover.daemon_on({}, {"recall": {"daemon": False}}) is False
     assert discover.daemon_on({"BRIEFD_RECALL__DAEMON": "true"}, {"recall": {"daemon": False}})
-
-
-def test_the_daemon_asks_for_huge_pages_unless_the_user_chose() -> None:
-    from briefd.hook.starter import daemon_environment
-
-    assert daemon_environment({"PATH": "/bin"}) == {
-        "PATH": "/bin",
-        "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1",
-    }
-    mixed = daemon_environment({"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"})
-    assert mixed["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
-    chosen = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"}
-    assert daemon_environment(chosen) == chosen

@@ -262,18 +262,19 @@ def _contents(conn: sqlite3.Connection, rowids: list[int]) -> list[str]:
     return [r[0] for r in rows]
 
 
+THREE_TURKISH_SECTIONS = {
+    "domain/a.md": "# Kayıt\n\nSiparişlerin iptali kayıt defterine yazılır.\n",
+    "domain/b.md": "# Not\n\nSipariş iptal edilince not düşülür.\n",
+    "domain/c.md": "# Başka\n\nBu bölüm kargo ve teslimat sürelerini anlatır.\n",
+}
+
+
 def test_a_prefix_match_scores_below_the_word_as_typed(
     api: Briefd, write_files: WriteFiles
 ) -> None:
     """A section holding the word as typed outranks one holding only another form of it,
     and the prefix form never adds to the word as typed (the larger of the two counts)."""
-    write_files(
-        {
-            "domain/a.md": "# Kayıt\n\nSiparişlerin iptali kayıt defterine yazılır.\n",
-            "domain/b.md": "# Not\n\nSipariş iptal edilince not düşülür.\n",
-            "domain/c.md": "# Başka\n\nBu bölüm kargo ve teslimat sürelerini anlatır.\n",
-        }
-    )
+    write_files(THREE_TURKISH_SECTIONS)
     api.index()
     lexicon = Lexicon()
     with api.store.read() as conn:
@@ -299,13 +300,7 @@ def test_coverage_is_the_share_of_query_words_a_section_holds(
 ) -> None:
     """Score fusion's coverage (R1): every section, in the any-term list or not, is known by
     how many of the query's words it holds; a prefix form counts for its word."""
-    write_files(
-        {
-            "domain/a.md": "# Kayıt\n\nSiparişlerin iptali kayıt defterine yazılır.\n",
-            "domain/b.md": "# Not\n\nSipariş iptal edilince not düşülür.\n",
-            "domain/c.md": "# Başka\n\nBu bölüm kargo ve teslimat sürelerini anlatır.\n",
-        }
-    )
+    write_files(THREE_TURKISH_SECTIONS)
     api.index()
     lexicon = Lexicon()
     with api.store.read() as conn:

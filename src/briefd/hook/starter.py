@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-HUGE_PAGES = "glibc.malloc.hugetlb=1"  # see daemon_environment
 ASK_TIMEOUT = 1.0  # seconds a warm daemon gets to answer; then the hook fails open
 RETRY_AFTER = 300.0  # seconds after a daemon failed before a prompt starts another
 DAEMON_MODULE = "briefd.hook.daemon"
@@ -82,28 +81,12 @@ def _spawn(
         (os.POSIX_SPAWN_DUP2, log, 2),
     ]
     actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited(lock)]
-    environment = daemon_environment(env)
     try:
-        os.posix_spawn(sys.executable, argv, environment, file_actions=actions, setsid=True)
+        os.posix_spawn(sys.executable, argv, dict(env), file_actions=actions, setsid=True)
     except NotImplementedError:  # no POSIX_SPAWN_SETSID: the daemon calls setsid() itself
-        os.posix_spawn(sys.executable, argv, environment, file_actions=actions)
+        os.posix_spawn(sys.executable, argv, dict(env), file_actions=actions)
     finally:
         os.close(log)
-
-
-def daemon_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """The hook's environment, with glibc's malloc asked to back its large blocks (the model's
-    weights, onnxruntime's buffers) with transparent huge pages unless the user chose otherwise.
-    A daemon sits idle between prompts, and on virtual machines memory left untouched for a
-    fraction of a second can cost a fault per 4 KiB page on the next touch: measured on the
-    2-core VM this project is benched on, summing a 2 MB array took 0.08 ms back to back and
-    4.9 ms after 150 ms idle (1.3 ms in huge pages), and a query embedding after 150 ms idle
-    ~28 ms, ~19 ms with the setting. Other C libraries ignore the variable."""
-    environment = dict(env)
-    tunables = environment.get("GLIBC_TUNABLES", "")
-    if "glibc.malloc.hugetlb" not in tunables:
-        environment["GLIBC_TUNABLES"] = f"{tunables}:{HUGE_PAGES}" if tunables else HUGE_PAGES
-    return environment
 
 
 def _failed_recently(files: DaemonFiles) -> bool:
