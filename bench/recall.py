@@ -7,7 +7,9 @@ and the process's own CPU time (user + system, from ``wait4``), each also as a r
 
 The example knowledge repo (testdata/knowledge) is indexed BM25-only under .briefd/bench/recall/.
 Each prompt (the golden English queries plus off-topic ones, every one in a fresh session so
-nothing is skipped as already injected) is fed as hook JSON on stdin to the console script:
+nothing is skipped as already injected) is fed as hook JSON on stdin to the hook command
+``briefd init`` writes (``python -S -P …/briefd/hook/script.py``), run in a project directory
+whose briefd.yaml names the hybrid index, as a team's repo does:
 
 * ``python -c pass`` — the floor: interpreter start-up alone;
 * warm server — a ``briefd serve`` app (uvicorn, in this process) answers over HTTP, BM25;
@@ -36,6 +38,7 @@ import compileall
 import json
 import os
 import resource
+import shlex
 import socket
 import statistics
 import subprocess
@@ -53,11 +56,13 @@ from corpus import OFF_TOPIC
 from report import print_table
 
 from briefd.api import Briefd
+from briefd.cli.init import hook_command
 from briefd.embeddings.registry import create_embedder
 from briefd.errors import BriefdError
 
 HOME = WORK / "recall"
 SCRIPT = Path(sys.executable).with_name("briefd")
+HOOK = shlex.split(hook_command())  # what `briefd init` writes: python -S -P …/hook/script.py
 TARGETS = {
     "server": 45.0,
     "server_ratio": 3.5,
@@ -103,7 +108,7 @@ def warm_server(api: Briefd) -> Iterator[str]:
 
 
 def spawn(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, float, bytes]:
-    """Run as an agent runs a hook, in the project directory (here: one without a briefd.yaml):
+    """Run as an agent runs a hook, in the project directory (its briefd.yaml: :func:`daemon_env`):
     (wall ms, CPU ms of the process itself, stdout). The CPU comes from the reaped children's
     usage, so a daemon the hook leaves running is not counted."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -135,11 +140,11 @@ def measure(
     base |= {"BRIEFD_DB": str(db), "BRIEFD_EMBEDDINGS__ENABLED": "false"}
     variants = {"python -c pass": ([sys.executable, "-c", "pass"], base)}
     for name, url in urls.items():
-        variants[name] = ([str(SCRIPT), "recall"], base | {"BRIEFD_RECALL__SERVER": url})
+        variants[name] = (HOOK, base | {"BRIEFD_RECALL__SERVER": url})
     if daemon is not None:
-        variants["daemon warm, hybrid"] = ([str(SCRIPT), "recall"], daemon)
+        variants["daemon warm, hybrid"] = (HOOK, daemon)
     variants["in-process BM25"] = (
-        [str(SCRIPT), "recall"],
+        HOOK,
         base | {"BRIEFD_RECALL__SERVER": "off", "BRIEFD_RECALL__DAEMON": "false"},
     )
     times: dict[str, list[float]] = {name: [] for name in variants}
@@ -163,13 +168,14 @@ def measure(
 
 
 def daemon_env(db: Path) -> dict[str, str]:
-    """A project with no server: the index's daemon answers, hybrid with the default model."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
-    return base | {
-        "BRIEFD_DB": str(db),
-        "BRIEFD_RECALL__SERVER": "off",
-        "BRIEFD_RECALL__DAEMON": "true",
-    }
+    """A project with no server: the index's daemon answers, hybrid with the default model.
+    Its settings come from the project's briefd.yaml, as in a team's repo (the other variants
+    override them with ``BRIEFD_*`` variables); the file is a minute old, as after a commit."""
+    config = HOME / "briefd.yaml"
+    source = REPO / "testdata" / "knowledge"
+    config.write_text(f"source: {source}\ndb: {db.name}\nrecall:\n  server: 'off'\n")
+    os.utime(config, (time.time() - 60, time.time() - 60))
+    return {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
 
 
 def daemon_state(env: dict[str, str]) -> dict[str, Any]:
@@ -232,7 +238,7 @@ def first_prompts(texts: list[str], count: int, env: dict[str, str]) -> dict[str
         floor.append((ms, used))
         hook = {"session_id": f"first-{time.time()}-{i}", "prompt": texts[i], "cwd": str(HOME)}
         started = time.monotonic()
-        ms, used, _ = spawn([str(SCRIPT), "recall"], json.dumps(hook).encode(), env)
+        ms, used, _ = spawn(HOOK, json.dumps(hook).encode(), env)
         first.append((ms, used))
         state = await_daemon(env)
         ready_s.append(time.monotonic() - started)
@@ -355,10 +361,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             urls["warm server, hybrid"] = stack.enter_context(warm_server(hybrid))
             stack.callback(stop_daemon, daemon)
             stop_daemon(daemon)
-            spawn([str(SCRIPT), "recall", "warm up"], b"", daemon)
+            spawn([*HOOK, "warm up"], b"", daemon)
             await_daemon(daemon)
         for url in urls.values():
-            spawn([str(SCRIPT), "recall", "--server", url, "warm up"], b"", dict(os.environ))
+            spawn([*HOOK, "--server", url, "warm up"], b"", dict(os.environ))
         results = measure(texts, args.rounds, urls, db, daemon)
         if daemon is not None:
             own = daemon_recall_ms(daemon, len(texts) * args.rounds)

@@ -35,6 +35,7 @@ def hook_env(tmp_path: Path, settings: Settings) -> dict[str, str]:
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
         "BRIEFD_DB": str(settings.db),
         "BRIEFD_EMBEDDINGS__ENABLED": "false",
         "BRIEFD_RECALL__SERVER": f"http://127.0.0.1:{free_port()}",

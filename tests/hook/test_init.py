@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
+import briefd.hook
 from briefd.api import Briefd
 from briefd.cli.main import app
 from briefd.hook import clients
@@ -87,9 +90,10 @@ def test_init_all_gives_every_client_one_recall_hook_at_most(tmp_path: Path) -> 
     output = init(tmp_path, "--client", "all", "--yes")
     claude = [".claude/settings.json", ".claude/settings.local.json"]
     (claude_hook,) = recall_hooks(tmp_path, claude, "UserPromptSubmit")
-    assert claude_hook.endswith(" recall")
+    script = Path(briefd.hook.__file__).with_name("script.py").resolve()
+    assert shlex.split(claude_hook) == [sys.executable, "-S", "-P", str(script)]
     (codex_hook,) = recall_hooks(tmp_path, [".codex/hooks.json"], "UserPromptSubmit")
-    assert codex_hook.endswith(" recall --format claude-json")
+    assert codex_hook == f"{claude_hook} --format claude-json"
     # VS Code loads .github/hooks/*.json and the Claude Code files: the Claude hook, once
     vscode = recall_hooks(tmp_path, [".github/hooks/*.json", *claude], "UserPromptSubmit")
     assert vscode == [claude_hook]
@@ -147,6 +151,17 @@ def test_init_removes_the_vscode_hook_an_earlier_init_wrote(tmp_path: Path) -> N
     assert json.loads(old.read_text()) == {"hooks": {"UserPromptSubmit": [other]}}
 
 
+def test_init_replaces_the_console_script_hook_of_an_earlier_release(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    old = {"type": "command", "command": "/venv/bin/briefd recall", "timeout": 5}
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [old]}]}}))
+    init(tmp_path, "--client", "claude-code", "--yes")
+    (group,) = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
+    (entry,) = group["hooks"]
+    assert entry["command"].endswith("script.py") and "-S -P" in entry["command"]
+
+
 def test_init_keeps_other_entries(tmp_path: Path) -> None:
     (tmp_path / ".claude").mkdir()
     other = {"type": "command", "command": "echo hi"}
@@ -163,7 +178,7 @@ def test_init_keeps_other_entries(tmp_path: Path) -> None:
     settings = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
     assert settings["permissions"] == {"allow": []}
     groups = settings["hooks"]["UserPromptSubmit"]
-    assert groups[0]["hooks"] == [other] and "recall" in groups[1]["hooks"][0]["command"]
+    assert groups[0]["hooks"] == [other] and "script.py" in groups[1]["hooks"][0]["command"]
     toml = (tmp_path / ".codex" / "config.toml").read_text()
     assert toml.startswith(
         'model = "o4"\n\n[mcp_servers.other]\nurl = "x"\n\n[mcp_servers.briefd]\n'

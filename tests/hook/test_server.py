@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import uvicorn
@@ -114,3 +115,40 @@ def test_pass_through_to_a_server_parses_no_json(live_server: str, indexed: Brie
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[False, False, '<knowledge>']", done.stderr
+
+
+def test_the_hook_init_writes_asks_a_server_without_site_or_yaml(
+    live_server: str, tmp_path: Path, hook_env: dict[str, str]
+) -> None:
+    """``python -S -P …/script.py`` in a project whose briefd.yaml names the index and the
+    server: the first prompt reads the YAML and remembers it; the next imports neither
+    ``yaml`` nor ``site`` and still gets the server's block."""
+    import os
+    import shlex
+    import subprocess
+
+    from briefd.cli.init import hook_command
+
+    project = tmp_path / "project"
+    project.mkdir()
+    config = project / "briefd.yaml"
+    config.write_text(f"db: {hook_env['BRIEFD_DB']}\nrecall:\n  server: {live_server}\n")
+    os.utime(config, (time.time() - 60, time.time() - 60))  # older than git's racy window
+    env = {k: v for k, v in hook_env.items() if k not in ("BRIEFD_DB", "BRIEFD_RECALL__SERVER")}
+    env["BRIEFD_API_TOKEN"] = TOKEN
+    python, *rest = shlex.split(hook_command())
+    runs = []
+    for session in ("yaml-1", "yaml-2"):
+        payload = json.dumps(hook_json(RELEVANT, session=session, cwd=str(project)))
+        done = subprocess.run(
+            [python, "-X", "importtime", *rest],
+            input=payload,
+            capture_output=True,
+            text=True,
+            cwd=project,
+            env=env,
+            check=True,
+        )
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+        runs.append((done.stdout[:11], "yaml" in imported, "site" in imported))
+    assert runs == [("<knowledge>", True, True), ("<knowledge>", False, False)]

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from briefd.api import Briefd
 from briefd.cli.launch import recall_args
-from briefd.hook import client, discover
+from briefd.hook import client, discover, remembered
 from briefd.hook.place import daemon_files
 from tests.conftest import EXAMPLE
 from tests.recall.conftest import RELEVANT
@@ -148,3 +150,46 @@ def test_daemon_discovery() -> None:
     assert discover.daemon_on({"BRIEFD_RECALL__DAEMON": "false"}, {}) is False
     assert discover.daemon_on({}, {"recall": {"daemon": False}}) is False
     assert discover.daemon_on({"BRIEFD_RECALL__DAEMON": "true"}, {"recall": {"daemon": False}})
+
+
+def _aged(path: Path, text: str, seconds: float = 60.0) -> str:
+    path.write_text(text)
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+    return str(path)
+
+
+def test_config_is_remembered_until_its_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    config = _aged(tmp_path / "briefd.yaml", "db: team.db\nrecall:\n  server: off\n  top_k: 3\n")
+    assert discover.read_config(config, env) == {"db": "team.db", "recall": {"server": False}}
+    assert Path(remembered.entry(config, env)).is_file()
+    monkeypatch.setitem(sys.modules, "yaml", None)  # any YAML parse would now fail
+    assert discover.read_config(config, env) == {"db": "team.db", "recall": {"server": False}}
+    monkeypatch.delitem(sys.modules, "yaml")
+    _aged(tmp_path / "briefd.yaml", "db: other.db\n", seconds=30.0)
+    assert discover.read_config(config, env) == {"db": "other.db"}
+
+
+def test_a_config_edited_just_now_is_read_every_time(tmp_path: Path) -> None:
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    config = tmp_path / "briefd.yaml"
+    config.write_text("db: team.db\n")
+    assert discover.read_config(str(config), env) == {"db": "team.db"}
+    assert not Path(remembered.entry(str(config), env)).exists()
+
+
+def test_remembered_config_survives_odd_values_and_a_broken_cache(tmp_path: Path) -> None:
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    config = _aged(tmp_path / "briefd.yaml", "db: 2026-12-02\nrecall:\n  daemon: false\n")
+    expected = {"db": None, "recall": {"daemon": False}}
+    assert discover.read_config(config, env) == expected
+    entry = Path(remembered.entry(config, env))
+    entry.write_bytes(b"\x00garbage")
+    assert discover.read_config(config, env) == expected
+    assert discover.daemon_on({}, expected) is False
+    assert discover.index_path({}, None, config, expected) == discover.index_path(
+        {}, None, config, {}
+    )

@@ -34,7 +34,7 @@ def recall_args(argv: list[str]) -> list[str] | None:
 def run() -> None:
     args = recall_args(sys.argv[1:])
     if args is not None:
-        from briefd.hook.main import main
+        from briefd.hook.main import leave, main
 
         leave(main(args))
     if "index" in sys.argv[1:4]:  # nothing changed: answered without the full command line
@@ -52,18 +52,3 @@ def run() -> None:
     from briefd.cli.main import run as full
 
     full()
-
-
-def leave(status: int) -> None:
-    """End the hook process once its answer is out: stdout and stderr flushed, then
-    ``os._exit``, without the interpreter's finalisation (module teardown, garbage collection,
-    atexit) — ~2 ms of CPU a hook pays on every prompt for nothing it needs. The hook closes
-    what it opens (sockets, the index) before it returns."""
-    import os
-
-    for stream in (sys.stdout, sys.stderr):
-        try:  # noqa: SIM105 (contextlib is one more import on every prompt)
-            stream.flush()
-        except (OSError, ValueError):  # the agent closed the pipe, or the stream is closed
-            pass
-    os._exit(status)

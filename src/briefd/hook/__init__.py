@@ -9,3 +9,19 @@ result (hook JSON, a ranked list, JSON); ``clients`` writes each agent's config 
 
 This package's ``__init__`` imports nothing: the hook's start-up time is its latency.
 """
+
+_site = {"loaded": False}
+
+
+def need_site() -> None:
+    """Make site-packages importable when the hook was started without ``site`` (``python
+    -S``, the command :mod:`briefd.hook.script` gives ``briefd init``) and must now import a
+    package from there (``yaml``, or the in-process answer): the search path, ``.pth`` files
+    and user site as a normal start would have set them. Nothing in a normal start."""
+    import sys
+
+    if sys.flags.no_site and not _site["loaded"]:
+        import site
+
+        site.main()
+        _site["loaded"] = True

@@ -108,7 +108,10 @@ def _dump(data: dict[str, object]) -> str:
 
 
 def _ours(command: object) -> bool:
-    return isinstance(command, str) and bool(re.search(r"(briefd|-m briefd) recall\b", command))
+    """Whether a hook command is briefd's recall: the script file ``briefd init`` writes now,
+    or the console script / ``-m briefd`` form of earlier releases (replaced, not doubled)."""
+    pattern = r"(briefd|-m briefd) recall\b|briefd[/\\]hook[/\\]script\.py\b"
+    return isinstance(command, str) and bool(re.search(pattern, command))
 
 
 def claude_hook(text: str | None, command: str) -> str:

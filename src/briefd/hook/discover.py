@@ -8,13 +8,15 @@ the config file's ``recall.server``, then ``http://127.0.0.1:8484``; ``off`` or 
 its timeout likewise (``recall.server_timeout``, default 2 s). Local daemon: on unless
 ``$BRIEFD_RECALL__DAEMON`` or the config file's ``recall.daemon`` is false.
 
-Standard library only (``yaml`` is imported only when a config file mentions ``recall`` or
-``db``).
+Standard library only (``yaml`` is imported only when a config file that mentions ``recall`` or
+``db`` is new or changed: :mod:`briefd.hook.remembered`).
 """
 
 from __future__ import annotations
 
 import os
+
+from briefd.hook import need_site
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
 if TYPE_CHECKING:
@@ -53,18 +55,30 @@ def local_db(env: Mapping[str, str]) -> str:
     return here if os.path.exists(here) else user_db(env)
 
 
-def read_config(path: str | None) -> dict[str, Any]:
-    """The raw mapping of a config file (``{}`` when there is none or it is not a mapping)."""
+def read_config(path: str | None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What the hook reads of a config file (``{}`` when there is none or it is not a
+    mapping): the keys :func:`briefd.hook.remembered.essentials` keeps, remembered between
+    prompts so that ``yaml`` is imported only when the file changed."""
     if path is None:
         return {}
+    from briefd.hook import remembered
+
+    env = os.environ if env is None else env
+    path = os.path.abspath(path)
+    kept, key = remembered.recalled(path, env)
+    if kept is not None:
+        return kept
     with open(path, encoding="utf-8") as stream:
         text = stream.read()
     if "recall" not in text and "db" not in text:  # nothing the fast path reads: no YAML
         return {}
+    need_site()
     import yaml
 
     data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return data if isinstance(data, dict) else {}
+    kept = remembered.essentials(data) if isinstance(data, dict) else {}
+    remembered.remember(path, key, kept, env)
+    return kept
 
 
 def server_url(env: Mapping[str, str], config: Mapping[str, Any]) -> str | None:
