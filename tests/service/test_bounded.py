@@ -109,6 +109,29 @@ def test_only_the_first_window_of_a_query_is_embedded() -> None:
     assert seen == [text]
 
 
+def test_prefetch_embeds_a_long_query_at_once_and_starts_a_short_one_on_the_worker() -> None:
+    from briefd.retrieval.candidates import prefetch
+
+    threads: list[tuple[str, str]] = []
+
+    class Recording(FakeEmbedder):
+        def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+            threads.extend((t[:5], threading.current_thread().name) for t in texts)
+            return super().embed_batch(texts, kind)
+
+    semantic = SemanticIndex(Recording())
+    prefetch(semantic, LONG_TASK)
+    assert threads == [("refun", threading.current_thread().name)]  # done before it returned
+    prefetch(semantic, "partial refunds of a captured payment")
+    deadline = time.monotonic() + 10
+    while len(threads) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert threads[1][0] == "parti" and threads[1][1].startswith("briefd-query-embed")
+    semantic.query_vector("partial refunds of a captured payment")
+    semantic.query_vector(LONG_TASK)
+    assert len(threads) == 2  # both cached: the search does not embed them again
+
+
 @pytest.mark.slow
 def test_a_20000_character_task_cannot_delay_a_search_with_the_real_model(
     settings: Settings, tmp_path: Path

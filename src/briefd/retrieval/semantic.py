@@ -99,13 +99,6 @@ def query_text(text: str) -> str:
     return cut[:space] if space > QUERY_CHARS // 2 else cut
 
 
-def warm(semantic: SemanticIndex | None, text: str) -> None:
-    """Embed ``text`` as a query now (the service does it before it takes its lock), so the
-    search that follows finds its vector cached."""
-    if semantic is not None and text.strip():
-        semantic.query_vector(text)
-
-
 def _index_file(conn: sqlite3.Connection) -> Path | None:
     """The index's file (where a large index keeps its HNSW graph); None in memory."""
     row = conn.execute("PRAGMA database_list").fetchone()

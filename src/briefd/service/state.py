@@ -5,7 +5,6 @@ so the adapters stay thin."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -21,8 +20,8 @@ from briefd.bundles.collect import retrieval_query
 from briefd.bundles.wire import response
 from briefd.errors import BriefdError, IndexNotFoundError
 from briefd.model import DocumentView, SearchResult
+from briefd.retrieval.candidates import prefetch
 from briefd.retrieval.search import SearchRequest
-from briefd.retrieval.semantic import warm
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside
 from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
@@ -107,13 +106,13 @@ class ServiceState:
             return fn()
 
     def embed_first(self, query: str, mode: str | None) -> None:
-        """Embed a query before the lock is taken: the model's time (one window, at most) is
-        spent outside it, so a long query never holds up other requests, and the search
-        under the lock finds the vector cached. Not before the warm-up has loaded the model."""
+        """Start embedding a query before the lock is taken (:func:`prefetch`): the model's
+        time (one window, at most) is spent outside it, so a long query never holds up other
+        requests, and the search under the lock runs its lexical part meanwhile. Not before
+        the warm-up has loaded the model."""
         if not self._warmed or (mode or self.api.settings.search.mode) == "bm25":
             return
-        with contextlib.suppress(BriefdError):  # the search says it under the lock
-            warm(self.api.semantic, query)
+        prefetch(self.api.semantic, query)
 
     def warm_up(self) -> None:
         """Load what the first query would otherwise wait for (the embedding model, the
