@@ -27,6 +27,8 @@ def settings_for(
     """The product defaults (no briefd.yaml, no BRIEFD_* variables) with the bench's paths.
 
     ``extra`` takes dotted keys with ``__`` for the dot: ``vectors__ann_threshold=1``.
+    ``BRIEFD_BENCH_MODEL`` names another local model to measure (e.g. the opt-in
+    ``multilingual-e5-small-openvino``): ``BRIEFD_BENCH_MODEL=… make bench``.
     """
     overrides = {
         "db": str(db),
@@ -34,6 +36,8 @@ def settings_for(
         "embeddings.enabled": embeddings,
         **{key.replace("__", "."): value for key, value in extra.items()},
     }
+    if os.environ.get("BRIEFD_BENCH_MODEL"):
+        overrides["embeddings.model"] = os.environ["BRIEFD_BENCH_MODEL"]
     return with_overrides(Settings(), overrides)
 
 

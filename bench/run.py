@@ -43,14 +43,13 @@ import noop
 import realistic
 import report
 from ann import compare
-from common import DOCS, REPO, WORK, load_average, log, step
+from common import DOCS, REPO, WORK, load_average, log, settings_for, step
 from corpus import OFF_TOPIC, make_queries, select_sample
 
 import recall
 import replicas
 from briefd.__about__ import __version__
 from briefd.embeddings.registry import create_embedder
-from briefd.settings import Settings
 
 MODES = ("hybrid", "bm25", "vector")
 
@@ -123,7 +122,7 @@ def main() -> int:
         plan_file = WORK / "queries.json"
         plan_file.write_text(json.dumps(plan, indent=1, ensure_ascii=False))
     log(f"  {len(sample.docs)} files, {sample.chunks} chunks; {total} distinct queries")
-    embedder = create_embedder(Settings())
+    embedder = create_embedder(settings_for(WORK / "model.db"))  # BRIEFD_BENCH_MODEL or default
     assert embedder is not None, "embeddings are off in the default settings"
     facts["model"] = embedder.model_id
     with step("1. indexing throughput") as steps["indexing"]:

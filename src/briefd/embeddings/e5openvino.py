@@ -16,6 +16,7 @@ twice); concurrent callers take turns on a few infer requests.
 
 from __future__ import annotations
 
+import os
 import queue
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ class E5OpenVinoEmbedder(E5OnnxEmbedder):
         path = _container_path(spec, model_dir)
         container = read_container(path)
         graph = cached_graph(container, path, model_dir / GRAPH_FOLDER)
+        threads = threads or os.cpu_count() or 1  # 0: every core (OpenVINO's own default
+        # under its latency hint is one thread per physical core: one on a 2-vCPU VM)
         compiled = _compile(openvino, graph, threads, cpu_precision())
         engine = runtime_id(spec, openvino.get_version())
         embedder = cls(spec, container, compiled, threads, graph, engine)
@@ -93,9 +96,7 @@ def _openvino() -> Any:
 
 
 def _compile(openvino: Any, graph: Path, threads: int, precision: str) -> Any:
-    config = {**OPTIONS, "INFERENCE_PRECISION_HINT": precision}
-    if threads > 0:
-        config["INFERENCE_NUM_THREADS"] = threads
+    config = {**OPTIONS, "INFERENCE_PRECISION_HINT": precision, "INFERENCE_NUM_THREADS": threads}
     try:
         core = openvino.Core()
         return core.compile_model(core.read_model(str(graph)), "CPU", config)
