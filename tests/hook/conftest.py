@@ -2,15 +2,16 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from briefd.cli.init import hook_command
 from briefd.settings import Settings
 from tests.ports import free_port
 
@@ -48,13 +49,15 @@ RunHook = Callable[..., Run]
 
 @pytest.fixture
 def run_hook(tmp_path: Path, hook_env: dict[str, str]) -> RunHook:
-    """Run ``python -m briefd recall ARGS`` as an agent would, with ``payload`` (a dict is
-    sent as JSON) on stdin; ``env`` entries override the environment (None: unset)."""
+    """Run the hook line ``briefd init`` writes (``python -S -P …/briefd/hook/script.py``)
+    with ARGS as an agent would, with ``payload`` (a dict is sent as JSON) on stdin; ``env``
+    entries override the environment (None: unset)."""
+    command = shlex.split(hook_command())
 
     def run(*args: str, payload: object = None, env: dict[str, str | None] | None = None) -> Run:
         text = json.dumps(payload) if isinstance(payload, dict) else payload
         done = subprocess.run(
-            [sys.executable, "-m", "briefd", "recall", *args],
+            [*command, *args],
             input=text if text is not None else "",
             capture_output=True,
             text=True,
