@@ -42,7 +42,9 @@ from briefd.hook.client import INDEX_HEADER, PATH
 from briefd.hook.local import hook_settings
 from briefd.hook.place import DaemonFiles, daemon_files
 from briefd.hook.render import hook_output
-from briefd.recall.engine import RecallRequest
+from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest
+from briefd.retrieval.candidates import prefetch
+from briefd.text import query_terms
 from briefd.tokens import count_tokens
 
 log = logging.getLogger("briefd.recall.daemon")
@@ -94,8 +96,14 @@ class Daemon:
         """(status, content type, payload) for one prompt, in the server's formats."""
         self.last = time.monotonic()
         self.requests += 1
+        started = time.perf_counter()
         try:
-            result = self.api.recall(RecallRequest.from_json(json.loads(body))).to_dict()
+            request = RecallRequest.from_json(json.loads(body))
+            prompt = request.prompt.strip()[:MAX_PROMPT_CHARS]
+            hybrid = self.mode == "hybrid" and request.mode in (None, "auto", "hybrid")
+            if hybrid and query_terms(prompt):  # the model starts now, beside the index reads
+                prefetch(self.api.semantic, prompt)
+            result = self.api.recall(request).to_dict()
         except (BriefdError, ValueError) as exc:
             log.warning("recall refused: %s", exc)
             return 422, "text/plain", str(exc).encode()
@@ -104,7 +112,7 @@ class Daemon:
             result["mode"],
             len(result["sections"]),
             result["tokens"],
-            result["took_ms"],
+            (time.perf_counter() - started) * 1000,  # parsing and the model's head start too
         )
         if fmt == "markdown":
             return 200, "text/markdown; charset=utf-8", result["knowledge"].encode()
