@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.hook.place import daemon_files
 from briefd.settings import Settings
-from tests.conftest import EXAMPLE_TR
+from tests.conftest import EXAMPLE_TR, WriteFiles
 from tests.hook.conftest import RunHook, hook_json
 from tests.recall.conftest import RELEVANT
 
@@ -253,3 +253,39 @@ def test_a_failing_daemon_is_not_restarted_on_every_prompt(
     status = json.loads(run_hook("--status", "--json", env=DAEMON).stdout)
     assert status["state"] == "failed" and 0 < status["retry_in_s"] <= 300
     assert run_hook("--status", env=DAEMON).stdout.startswith("recall daemon: failed (")
+
+
+def test_the_daemon_starts_the_prompts_embedding_on_the_worker_once(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """In-process, with the fake model: the hybrid daemon's head start (the prompt handed to
+    the query-embedding worker as soon as it is parsed) embeds exactly the text the search
+    then looks up — once, not a second time under another key — and the answer is hybrid."""
+    from briefd.embeddings.base import EmbeddingKind, Vectors
+    from briefd.embeddings.fake import FakeEmbedder
+    from briefd.hook.daemon import Daemon
+    from tests.recall.test_units import SMALL
+
+    queries: list[tuple[str, str]] = []
+
+    class Recording(FakeEmbedder):
+        def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+            if kind == "query":
+                queries.extend((t, threading.current_thread().name) for t in texts)
+            return super().embed_batch(texts, kind)
+
+    write_files(SMALL)
+    prompt = "partial refund of a captured payment"
+    with Briefd(settings, embedder=Recording()) as api:
+        api.index()
+        daemon = Daemon(daemon_files(str(settings.db), {}), api, None)
+        daemon.warm()
+        assert daemon.mode == "hybrid"
+        queries.clear()
+        body = json.dumps(hook_json(prompt, session="head-start")).encode()
+        status, _, payload = daemon.recall(body, "json")
+    assert status == 200
+    result = json.loads(payload)
+    assert result["sections"][0]["heading_path"] == ["Partial refunds"], result["reason"]
+    ((text, thread),) = queries
+    assert text == prompt and thread.startswith("briefd-query-embed")

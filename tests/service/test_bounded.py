@@ -109,27 +109,38 @@ def test_only_the_first_window_of_a_query_is_embedded() -> None:
     assert seen == [text]
 
 
-def test_prefetch_embeds_a_long_query_at_once_and_starts_a_short_one_on_the_worker() -> None:
-    from briefd.retrieval.candidates import prefetch
+class Recording(FakeEmbedder):
+    """The fake model, noting each query it embeds and on which thread."""
 
-    threads: list[tuple[str, str]] = []
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries: list[tuple[str, str]] = []
 
-    class Recording(FakeEmbedder):
-        def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
-            threads.extend((t[:5], threading.current_thread().name) for t in texts)
-            return super().embed_batch(texts, kind)
+    def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+        if kind == "query":
+            self.queries += [(t, threading.current_thread().name) for t in texts]
+        return super().embed_batch(texts, kind)
 
-    semantic = SemanticIndex(Recording())
-    prefetch(semantic, LONG_TASK)
-    assert threads == [("refun", threading.current_thread().name)]  # done before it returned
-    prefetch(semantic, "partial refunds of a captured payment")
-    deadline = time.monotonic() + 10
-    while len(threads) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert threads[1][0] == "parti" and threads[1][1].startswith("briefd-query-embed")
-    semantic.query_vector("partial refunds of a captured payment")
-    semantic.query_vector(LONG_TASK)
-    assert len(threads) == 2  # both cached: the search does not embed them again
+
+def test_a_short_query_is_embedded_once_on_the_worker_a_long_one_in_its_request(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A short query's embedding runs on the query-embedding worker beside the search's
+    lexical part; a long one is embedded by its request thread before the lock (the test
+    above: otherwise it would hold everyone up). Either way only once."""
+    embedder = Recording()
+    api = served(settings, tmp_path, embedder)
+    short = "partial refunds of a captured payment"
+    with api, serving(create_app(api, service_config())) as base:
+        assert httpx.get(base + "/api/search", params={"q": "warm"}, headers=AUTH).is_success
+        embedder.queries.clear()
+        found = httpx.get(base + "/api/search", params={"q": short}, headers=AUTH).json()
+        assert found["hits"][0]["heading"] == "Partial refunds"
+        bundle = {"task": LONG_TASK, "scopes": ["all"]}
+        assert httpx.post(base + "/api/bundle", json=bundle, headers=AUTH, timeout=60).is_success
+    (first, worker), (second, request) = embedder.queries
+    assert first == short and worker.startswith("briefd-query-embed")
+    assert LONG_TASK.startswith(second) and not request.startswith("briefd-query-embed")
 
 
 @pytest.mark.slow

@@ -38,6 +38,8 @@ OPTIONS = {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1}
 class E5OpenVinoEmbedder(E5OnnxEmbedder):
     """multilingual-e5-small on OpenVINO; see the module."""
 
+    _requests: queue.SimpleQueue[Any]  # infer requests, made by load()
+
     @classmethod
     def load(cls, spec: ModelSpec, model_dir: Path, threads: int) -> E5OpenVinoEmbedder:
         openvino = _openvino()
@@ -49,22 +51,11 @@ class E5OpenVinoEmbedder(E5OnnxEmbedder):
         compiled = _compile(openvino, graph, threads, cpu_precision())
         engine = runtime_id(spec, openvino.get_version())
         embedder = cls(spec, container, compiled, threads, graph, engine)
+        embedder._requests = queue.SimpleQueue()  # concurrent callers take turns on these
+        for _ in range(min(threads, 4)):
+            embedder._requests.put(compiled.create_infer_request())
         give_back_memory()
         return embedder
-
-    def __init__(
-        self,
-        spec: ModelSpec,
-        container: Any,
-        session: Any,
-        threads: int = 1,
-        graph: Path | None = None,
-        engine: str | None = None,
-    ) -> None:
-        super().__init__(spec, container, session, threads, graph, engine)
-        self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        for _ in range(max(1, min(self._threads, 4))):
-            self._requests.put(session.create_infer_request())
 
     def _bulk_session(self) -> Any:
         return None  # one window at a time, on every thread (see the module)

@@ -3,7 +3,6 @@ for hybrid search the cosine of every candidate, whichever list brought it."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sqlite3
 from collections.abc import Sequence
@@ -13,7 +12,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from briefd.errors import BriefdError
 from briefd.model import HitExplain, SearchMode
 from briefd.retrieval import bm25
 from briefd.retrieval.bm25 import Lexicon
@@ -23,9 +21,6 @@ from briefd.retrieval.semantic import SemanticIndex
 from briefd.settings import SearchSettings
 
 ALL_TERMS, ANY_TERM, VECTOR = "all-terms", "any-term", "vector"
-# A query up to this long (~120 tokens, ~60 ms to embed on 2 cores) is embedded while the
-# search holds the service lock (see prefetch); a longer one before the lock is taken.
-OVERLAP_CHARS = 500
 
 
 @dataclass(slots=True)
@@ -201,20 +196,11 @@ def _all_terms_decide(
 
 
 def prefetch(semantic: SemanticIndex | None, query: str) -> None:
-    """Embed ``query`` ahead of its search, before the service takes its lock, so the model's
-    time is not spent holding it. A short query (≤ :data:`OVERLAP_CHARS`) is only started on
-    the query-embedding worker: the search then runs its lexical part meanwhile and finds the
-    vector cached (its own call queues behind this one on the same worker). A longer one is
-    embedded here, in the caller's thread: under the lock it would hold up every other request
-    for as long as it takes, and on the shared worker it would delay their vectors. An error
-    is the search's to report."""
-    if semantic is None or not query.strip():
-        return
-    if len(query) > OVERLAP_CHARS:
-        with contextlib.suppress(BriefdError):
-            semantic.query_vector(query)
-        return
-    _embedding_pool().submit(semantic.query_vector, query)
+    """Start embedding ``query`` on the query-embedding worker and return at once: the search
+    that follows runs its lexical part meanwhile and finds the vector cached (its own call
+    queues behind this one on the same worker). An error is the search's to report."""
+    if semantic is not None and query.strip():
+        _embedding_pool().submit(semantic.query_vector, query)
 
 
 @functools.cache

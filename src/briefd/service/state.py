@@ -5,6 +5,7 @@ so the adapters stay thin."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -32,6 +33,10 @@ from briefd.sync.webhook import Deliveries
 from briefd.tokens import count_tokens
 
 T = TypeVar("T")
+# A query up to this long (~120 tokens, ~60 ms to embed on 2 cores) is embedded while the
+# search holds the lock, beside its lexical part; a longer one before the lock is taken.
+OVERLAP_CHARS = 500
+
 log = logging.getLogger(__name__)
 MAX_PENDING = 10_000  # query log entries kept in memory while SQLite cannot take them
 PRUNE_SECONDS = 86_400  # an idle server still prunes the query log (retention) once a day
@@ -106,13 +111,21 @@ class ServiceState:
             return fn()
 
     def embed_first(self, query: str, mode: str | None) -> None:
-        """Start embedding a query before the lock is taken (:func:`prefetch`): the model's
-        time (one window, at most) is spent outside it, so a long query never holds up other
-        requests, and the search under the lock runs its lexical part meanwhile. Not before
-        the warm-up has loaded the model."""
-        if not self._warmed or (mode or self.api.settings.search.mode) == "bm25":
+        """Embed a query before the lock is taken, so the model's time is not spent holding
+        it. A short one is only started (:func:`prefetch`): the search under the lock runs its
+        lexical part meanwhile. A longer one (one window at most) is embedded here: under the
+        lock it would hold up every other request, and on the shared worker delay their
+        vectors. Not before the warm-up has loaded the model."""
+        semantic = self.api.semantic
+        if semantic is None or not self._warmed:
             return
-        prefetch(self.api.semantic, query)
+        if (mode or self.api.settings.search.mode) == "bm25":
+            return
+        if len(query) <= OVERLAP_CHARS:
+            prefetch(semantic, query)
+            return
+        with contextlib.suppress(BriefdError):  # the search says it under the lock
+            semantic.query_vector(query)
 
     def warm_up(self) -> None:
         """Load what the first query would otherwise wait for (the embedding model, the
