@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from briefd.embeddings.e5onnx import E5OnnxEmbedder
+from briefd.embeddings.e5openvino import BUCKETS, E5OpenVinoEmbedder, bucket
 from briefd.embeddings.registry import (
     E5_SMALL_ONNX,
     E5_SMALL_OPENVINO,
@@ -80,8 +81,30 @@ def test_deterministic_batch_or_alone_and_its_own_model_id(vino: E5OnnxEmbedder)
 def test_without_openvino_the_error_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from briefd.embeddings.e5openvino import E5OpenVinoEmbedder
-
     monkeypatch.setitem(sys.modules, "openvino", None)  # import openvino → ImportError
     with pytest.raises(EmbeddingError, match=r"pip install 'briefd\[openvino\]'"):
         E5OpenVinoEmbedder.load(E5_SMALL_OPENVINO, tmp_path, threads=1)
+
+
+def test_windows_run_padded_to_few_shapes_with_the_same_vector(vino: E5OnnxEmbedder) -> None:
+    shapes = {bucket(size) for size in range(1, 513)}
+    assert len(shapes) <= 28 and max(shapes) == 512  # OpenVINO keeps memory per shape
+    steps = dict(BUCKETS)
+    for size in range(1, 513):
+        step = next(s for limit, s in BUCKETS if size <= limit)
+        assert size <= bucket(size) < size + step and bucket(size) % step == 0
+    assert steps[32] == 4  # a query pays at most 3 tokens of padding
+    assert isinstance(vino, E5OpenVinoEmbedder)
+    window = vino.windows(EN_QUERY, "query")[0]
+    assert bucket(len(window.ids)) > len(window.ids)  # this one runs padded
+    padded = vino._run(window)
+    request = vino._requests.get()  # the same window unpadded, straight on the engine
+    try:
+        size = len(window.ids)
+        x = np.ascontiguousarray(vino.feeds(window)["x"][:, :size])
+        request.infer({"x": x, "mask": np.ones((1, size), np.float32)})
+        unpadded = np.array(request.get_output_tensor(0).data, dtype=np.float32)[0]
+    finally:
+        vino._requests.put(request)
+    cosine = padded @ unpadded / np.linalg.norm(padded) / np.linalg.norm(unpadded)
+    assert cosine >= 0.99999
