@@ -144,7 +144,7 @@ def test_proposals_push_takes_true_false_a_remote_name_or_nothing(tmp_path: Path
 def test_environment_values_read_as_yaml_reads_them() -> None:
     import yaml
 
-    from briefd.settings import _parse_env_value
+    from briefd.settings.raw import parse_env_value as _parse_env_value
 
     samples = ["true", "false", "0", "12", "/tmp/x y/index.db", "http://127.0.0.1:8484"]
     samples += ["https://h/mcp", "/a#b", "off", "1.5", "0123", "[a, b]", "  /x  ", "/x: y", "null"]

@@ -63,42 +63,17 @@ def index_source(
     """``history`` (path → last commit, from a git checkout) gives documents their
     ``updated_commit`` / ``updated_at``; without it ``updated_at`` is the file time."""
     started = time.perf_counter()
-    files, skipped = scan(source, settings.index, Layout.of(settings))
-    known = {} if rebuild else docs_table.document_hashes(store.conn)
-    signature = parse_signature(settings)
-    rechunk = bool(known) and docs_table.meta(store.conn, "parse") != signature
-    current, parsed, mtimes = _read_changed(
-        files, {} if rechunk else known, settings, progress, skipped
-    )
-    deleted = sorted(set(known) - set(current))
-    added = tuple(d.path for d in parsed if d.path not in known)
-    changed = tuple(d.path for d in parsed if d.path in known and known[d.path] != current[d.path])
-    fingerprint = index_fingerprint(current, signature)
+    found = _changes(store, source, settings, rebuild, progress)
+    current, parsed, deleted = found.current, found.parsed, found.deleted
+    fingerprint = index_fingerprint(current, found.signature)
     head = head_commit(source, settings.sync.git_timeout)
-    outcome = _embed(
-        store,
-        embedder,
-        parsed,
-        {d.path for d in parsed} | set(deleted),
-        rebuild,
-        settings,
-        progress,
-    )
+    touched = {d.path for d in parsed} | set(deleted)
+    outcome = _embed(store, embedder, parsed, touched, rebuild, settings, progress)
     with store.write() as conn:
-        delta = Delta()
-        if rebuild:
-            docs_table.delete_everything(conn, delta)
-        docs_table.delete_documents(conn, deleted, delta)
-        now = _iso(time.time())
-        for number, doc in enumerate(parsed, start=1):
-            docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]), delta)
-            progress("write", number, len(parsed))
-        postings.apply(conn, delta, progress)
-        docs_table.set_meta(conn, "parse", signature)
+        _apply(conn, parsed, deleted, found.mtimes, rebuild, progress)
+        docs_table.set_meta(conn, "parse", found.signature)
         if history is not None:
             docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})
-        if parsed or deleted or rebuild:
-            resolve_all_links(conn)
         if embedder is not None:
             vector_store.prune(conn, embedder.model_id)
             outcome.missing = vector_store.uncovered(conn, embedder.model_id)
@@ -108,11 +83,11 @@ def index_source(
             source=str(source),
             documents=len(current),
             chunks=chunks,
-            added=added,
-            changed=changed,
+            added=found.added,
+            changed=found.changed,
             deleted=tuple(deleted),
-            unchanged=len(current) - len(added) - len(changed),
-            skipped=tuple(sorted(skipped, key=lambda s: s.path)),
+            unchanged=len(current) - len(found.added) - len(found.changed),
+            skipped=tuple(sorted(found.skipped, key=lambda s: s.path)),
             problems=problems,
             fingerprint=fingerprint,
             seconds=round(time.perf_counter() - started, 3),
@@ -122,17 +97,73 @@ def index_source(
             replaced_models=outcome.replaced_models,
             vectors_missing=outcome.missing,
             embedding_error=outcome.error,
-            rechunked=rechunk,
+            rechunked=found.rechunk,
         )
         _save_state(conn, report)
         complete = embedder is None or (outcome.error is None and outcome.missing == 0)
-        scopes = {f.path: f.scope for f in files if f.path in current}
-        model = embedder.model_id if embedder is not None else None
-        key = source_key(fingerprint, scopes, head, model, source)
+        scopes = {f.path: f.scope for f in found.files if f.path in current}
+        key = source_key(fingerprint, scopes, head, report.embedding_model, source)
         docs_table.set_meta(conn, SOURCE_KEY, key if complete else "")
     if embedder is not None and outcome.error is None:
         calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}")
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Changes:
+    """What an index run found: every file, the changed ones parsed, the deleted paths."""
+
+    files: list[SourceFile]
+    skipped: list[SkippedFile]
+    signature: str  # how documents are parsed and chunked (a change re-chunks everything)
+    rechunk: bool
+    current: dict[str, str]  # path → hash of every readable file
+    parsed: list[Document]
+    mtimes: dict[str, float]
+    deleted: list[str]
+    added: tuple[str, ...]
+    changed: tuple[str, ...]
+
+
+def _changes(
+    store: Store, source: Path, settings: Settings, rebuild: bool, progress: Progress
+) -> _Changes:
+    files, skipped = scan(source, settings.index, Layout.of(settings))
+    known = {} if rebuild else docs_table.document_hashes(store.conn)
+    signature = parse_signature(settings)
+    rechunk = bool(known) and docs_table.meta(store.conn, "parse") != signature
+    current, parsed, mtimes = _read_changed(
+        files, {} if rechunk else known, settings, progress, skipped
+    )
+    added = tuple(d.path for d in parsed if d.path not in known)
+    changed = tuple(d.path for d in parsed if d.path in known and known[d.path] != current[d.path])
+    deleted = sorted(set(known) - set(current))
+    return _Changes(
+        files, skipped, signature, rechunk, current, parsed, mtimes, deleted, added, changed
+    )
+
+
+def _apply(
+    conn: sqlite3.Connection,
+    parsed: Sequence[Document],
+    deleted: Sequence[str],
+    mtimes: Mapping[str, float],
+    rebuild: bool,
+    progress: Progress,
+) -> None:
+    """Write the parsed documents and drop the deleted ones (everything first on a rebuild),
+    with their postings; links are resolved again when anything changed."""
+    delta = Delta()
+    if rebuild:
+        docs_table.delete_everything(conn, delta)
+    docs_table.delete_documents(conn, deleted, delta)
+    now = _iso(time.time())
+    for number, doc in enumerate(parsed, start=1):
+        docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]), delta)
+        progress("write", number, len(parsed))
+    postings.apply(conn, delta, progress)
+    if parsed or deleted or rebuild:
+        resolve_all_links(conn)
 
 
 def _read_changed(

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
-from briefd.settings import is_git_url, load_settings
+from briefd.settings import load_settings
+from briefd.settings.raw import is_git_url
 from tests.embeddings.fakehttp import Reply, closed_port_url, fake_server
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import Remote

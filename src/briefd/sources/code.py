@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from briefd.errors import ConfigError, SourceError
-from briefd.settings import CodeRepo, Settings, is_git_url
+from briefd.settings import CodeRepo, Settings
+from briefd.settings.raw import is_git_url
 from briefd.sources import git
 
 # committer dates printed in UTC by git itself (TZ=UTC), as the index stores times

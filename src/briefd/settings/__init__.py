@@ -1,30 +1,34 @@
 """Settings: ``briefd.yaml`` plus ``BRIEFD_*`` environment overrides → one frozen Settings (O1).
 
 Every key is declared once, as a field of a frozen dataclass below; the loader walks those
-declarations, so an unknown key or a malformed value is reported with its full dotted name and
-the accepted form. Environment variables name nested keys with a double underscore:
+declarations (:mod:`briefd.settings.convert`), so an unknown key or a malformed value is reported
+with its full dotted name and the accepted form. The raw mapping comes from the file and the
+environment (:mod:`briefd.settings.raw`): variables name nested keys with a double underscore,
 ``BRIEFD_SEARCH__TOP_K=12`` sets ``search.top_k``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
-import re
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from briefd.errors import ConfigError
+from briefd.settings.convert import build
+from briefd.settings.raw import (
+    env_items,
+    env_name,
+    git_source,
+    parse_env_value,
+    read_file,
+    relative_paths,
+    set_dotted,
+)
 
 CONFIG_FILE = "briefd.yaml"
-ENV_PREFIX = "BRIEFD_"
-# BRIEFD_* variables that are not settings keys.
-ENV_NOT_SETTINGS = frozenset({"BRIEFD_CONFIG", "BRIEFD_API_TOKEN"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,9 +232,28 @@ class ScopeRule:
     ``scope`` (default: the matched folder's own path); ``default``: searched when a request
     names no scope."""
 
+    NON_EMPTY: ClassVar[bool] = True  # ``scopes: []`` would index nothing
+
     folder: str
     scope: str | None = None
     default: bool = False
+
+    def problem(self) -> str | None:
+        """What is wrong with this rule (after the key ``scopes[n].``), or None."""
+        parts = self.folder.strip("/").split("/")
+        if self.folder.startswith("/") or ".." in parts or any(p == "" for p in parts):
+            return f"folder: expected a folder glob relative to the knowledge root, got {self.folder!r}"
+        name = self.scope
+        if name is None and self.folder.strip("/") == ".":
+            return "scope: the root folder '.' needs a scope name"
+        if name is not None and (
+            name == "all"
+            or name != name.strip().strip("/")
+            or "," in name
+            or ".." in name.split("/")
+        ):
+            return f"scope: {name!r} cannot name a scope ('all' is reserved; no commas, no '..')"
+        return None
 
 
 # Today's layout: domain/ and conventions/ for everyone, one scope per projects/<name>/.
@@ -321,19 +344,19 @@ def load_settings(
         path = Path(CONFIG_FILE)
     origin = "settings"
     if path is not None:
-        merged = _read_file(path)
-        _relative_paths(merged, path.parent)
+        merged = read_file(path)
+        relative_paths(merged, path.parent)
         origin = str(path)
-    settings: Settings = _build(Settings, merged, prefix="", origin=origin)
-    for key, value in _env_items(env):
-        origin = f"environment variable {_env_name(key)}"
-        _set_dotted(merged, key, _parse_env_value(value), origin)
-        settings = _build(Settings, merged, prefix="", origin=origin)
+    settings: Settings = _settings(merged, origin)
+    for key, value in env_items(env):
+        origin = f"environment variable {env_name(key)}"
+        set_dotted(merged, key, parse_env_value(value), origin)
+        settings = _settings(merged, origin)
     for key, value in (overrides or {}).items():
         if value is not None:
             origin = f"option for {key}"
-            _set_dotted(merged, key, value, origin)
-            settings = _build(Settings, merged, prefix="", origin=origin)
+            set_dotted(merged, key, value, origin)
+            settings = _settings(merged, origin)
     return _defaults_from_layout(_models_beside_index(settings, merged), merged)
 
 
@@ -364,8 +387,8 @@ def with_overrides(
     current = _as_dict(settings)
     for key, value in overrides.items():
         if value is not None:
-            _set_dotted(current, key, value, f"option for {key}")
-    built: Settings = _build(Settings, current, prefix="", origin=origin)
+            set_dotted(current, key, value, f"option for {key}")
+    built: Settings = _settings(current, origin)
     return built
 
 
@@ -374,7 +397,7 @@ def apply_tuned(settings: Settings, path: Path | None) -> Settings:
     section only; its ``tuned`` record is information."""
     if path is None:
         return settings
-    data = _read_file(path)
+    data = read_file(path)
     unknown = sorted(set(data) - {"search", "tuned"})
     if unknown:
         raise ConfigError(f"{path}: a tuned file holds 'search' and 'tuned', not '{unknown[0]}'")
@@ -392,299 +415,6 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     return out
 
 
-def _read_file(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text; save it as UTF-8") from None
-    import yaml  # here, not at the top: a hook without a config file never needs it
-
-    try:
-        data = yaml.safe_load(text) if text.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}: not valid YAML{where}; fix the syntax") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of settings at the top level")
-    return data
-
-
-_PATH_KEYS = (
-    ("source",),
-    ("db",),
-    ("embeddings", "model_dir"),
-    ("eval", "cache_dir"),
-    ("code", "checkout_dir"),
-)
-
-
-def _relative_paths(data: dict[str, Any], base: Path) -> None:
-    """Relative paths in a config file are relative to the file, not to the cwd."""
-    for *parents, key in _PATH_KEYS:
-        section: Any = data
-        for name in parents:
-            section = section.get(name) if isinstance(section, dict) else None
-        if not isinstance(section, dict):
-            continue
-        value = section.get(key)
-        if (
-            isinstance(value, str)
-            and value
-            and not Path(value).is_absolute()
-            and not is_git_url(value)
-        ):
-            section[key] = str(base / value)
-    _relative_code_repos(data, base)
-
-
-def _relative_code_repos(data: dict[str, Any], base: Path) -> None:
-    """A local ``code.repos`` entry is relative to the file too (a git URL is left alone)."""
-    code = data.get("code")
-    repos = code.get("repos") if isinstance(code, dict) else None
-    if not isinstance(repos, list):
-        return
-    for i, repo in enumerate(repos):
-        entry = repo.get("source") if isinstance(repo, dict) else repo
-        if not isinstance(entry, str) or not entry or is_git_url(entry):
-            continue
-        if not Path(entry).expanduser().is_absolute():
-            placed = str(base / entry)
-            repos[i] = {**repo, "source": placed} if isinstance(repo, dict) else placed
-
-
-def is_git_url(value: str) -> bool:
-    """``https://…``, ``ssh://…``, ``file://…`` or scp-like ``git@host:owner/repo.git``."""
-    return _GIT_URL.match(value) is not None
-
-
-_GIT_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|[\w.-]+@[\w.-]+:)")
-
-
-def _git_source(data: dict[str, Any]) -> dict[str, Any]:
-    """``source: <git URL>`` moves to ``sync.remote`` (the clone is briefd's own); a directory
-    ``source`` replaces an earlier URL."""
-    source = data.get("source")
-    if source is None:
-        return data
-    sync = data.get("sync")
-    sync = dict(sync) if isinstance(sync, dict) else {}
-    if isinstance(source, str) and is_git_url(source):
-        sync["remote"] = source
-        return {**data, "source": None, "sync": sync}
-    if sync.get("remote"):
-        sync["remote"] = None
-        return {**data, "sync": sync}
-    return data
-
-
-def _env_name(dotted: str) -> str:
-    return ENV_PREFIX + dotted.replace(".", "__").upper()
-
-
-def _env_items(env: Mapping[str, str]) -> list[tuple[str, str]]:
-    items = []
-    for name, value in sorted(env.items()):
-        if not name.startswith(ENV_PREFIX) or name in ENV_NOT_SETTINGS:
-            continue
-        dotted = name[len(ENV_PREFIX) :].lower().replace("__", ".")
-        items.append((dotted, value))
-    return items
-
-
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any, origin: str) -> None:
-    parts = dotted.split(".")
-    node = data
-    for part in parts[:-1]:
-        child = node.setdefault(part, {})
-        if not isinstance(child, dict):
-            raise ConfigError(f"{origin}: '{part}' is a section, not a value")
-        node = child
-    node[parts[-1]] = value
-
-
-_INT = re.compile(r"0|[1-9][0-9]*")
-
-
-def _parse_env_value(raw: str) -> Any:
-    """A ``BRIEFD_*`` value as YAML reads it. Plain numbers, ``true``/``false``, absolute paths
-    and http(s) URLs are read without YAML (the same result, without its ~15 ms import on the
-    hook's path); anything else goes to YAML."""
-    text = raw.strip()
-    if text in ("true", "false"):
-        return text == "true"
-    if _INT.fullmatch(text):
-        return int(text)
-    special = ": " in text or " #" in text or text.endswith(":")
-    if text.startswith(("/", "http://", "https://")) and not special:
-        return text
-    import yaml
-
-    try:
-        return yaml.safe_load(raw) if raw.strip() else raw
-    except yaml.YAMLError:
-        return raw
-
-
-def _build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{origin}: {prefix.rstrip('.')}: expected a mapping of settings")
-    if cls is Settings:
-        data = _git_source(data)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    hints = typing.get_type_hints(cls)
-    for key in data:
-        if key not in fields:
-            raise ConfigError(_unknown_key(origin, prefix, str(key), sorted(fields)))
-    kwargs = {}
-    for name, value in data.items():
-        kwargs[name] = _convert(hints[name], value, prefix + name, origin)
-    for name, declared in fields.items():
-        missing = dataclasses.MISSING
-        if (
-            name not in kwargs
-            and declared.default is missing
-            and declared.default_factory is missing
-        ):
-            raise ConfigError(f"{origin}: {prefix}{name}: required, and missing")
-    return cls(**kwargs)
-
-
-def _unknown_key(origin: str, prefix: str, key: str, known: list[str]) -> str:
-    guess = difflib.get_close_matches(key, known, n=1)
-    hint = f" (did you mean '{prefix}{guess[0]}'?)" if guess else ""
-    return f"{origin}: unknown key '{prefix}{key}'{hint}; accepted keys: " + ", ".join(
-        prefix + k for k in known
-    )
-
-
-def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
-    if dataclasses.is_dataclass(hint):
-        return _build(typing.cast(type, hint), value, key + ".", origin)
-    args = typing.get_args(hint)
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        if bool in args and isinstance(value, bool):
-            return value  # ``bool | str``: true and false are choices of their own
-        if type(None) in args and (value is None or value is False):
-            return None  # YAML reads "off", "no" and "false" as False: for an optional, "none"
-        inner = next((a for a in args if a not in (type(None), bool)), bool)
-        return _convert(inner, value, key, origin)
-    if typing.get_origin(hint) is Literal:
-        if value not in args:
-            accepted = " or ".join(repr(a) for a in args)
-            raise ConfigError(f"{origin}: {key}: expected {accepted}, got {value!r}")
-        return value
-    if typing.get_origin(hint) is tuple and dataclasses.is_dataclass(args[0]):
-        return _to_records(typing.cast(type, args[0]), value, key, origin)
-    if typing.get_origin(hint) is tuple:
-        item = typing.get_args(hint)[0]
-        if dataclasses.is_dataclass(item):
-            return _to_records(typing.cast(type, item), value, key, origin)
-        return _to_tuple(value, key, origin)
-    converter = _SCALARS.get(hint)
-    if converter is None:  # pragma: no cover - a declaration bug, not user input
-        raise TypeError(f"unsupported settings type {hint!r} for {key}")
-    return converter(value, key, origin)
-
-
-def _to_tuple(value: Any, key: str, origin: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [v.strip() for v in value.split(",") if v.strip()]
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{origin}: {key}: expected a list of strings, got {value!r}")
-    return tuple(value)
-
-
-def _to_records(cls: type[Any], value: Any, key: str, origin: str) -> tuple[Any, ...]:
-    """A list of mappings (``scopes:``, ``code.repos``), each built and checked like a settings
-    section; a string stands for the first field (``- ../app``)."""
-    if not isinstance(value, list | tuple):
-        raise ConfigError(f"{origin}: {key}: expected a list, got {value!r}")
-    if cls is ScopeRule and not value:
-        raise ConfigError(f"{origin}: {key}: expected a non-empty list of mappings, got {value!r}")
-    first = dataclasses.fields(cls)[0].name
-    records = tuple(
-        item
-        if isinstance(item, cls)
-        else _build(cls, {first: item} if isinstance(item, str) else item, f"{key}[{n}].", origin)
-        for n, item in enumerate(value)
-    )
-    for n, record in enumerate(records):
-        problem = _record_problem(record)
-        if problem:
-            raise ConfigError(f"{origin}: {key}[{n}].{problem}")
-    return records
-
-
-def _record_problem(record: Any) -> str | None:
-    if not isinstance(record, ScopeRule):  # pragma: no cover - a declaration bug
-        return None
-    parts = record.folder.strip("/").split("/")
-    if record.folder.startswith("/") or ".." in parts or any(p == "" for p in parts):
-        return (
-            f"folder: expected a folder glob relative to the knowledge root, got {record.folder!r}"
-        )
-    name = record.scope
-    if name is None and record.folder.strip("/") == ".":
-        return "scope: the root folder '.' needs a scope name"
-    if name is not None and (
-        name == "all" or name != name.strip().strip("/") or "," in name or ".." in name.split("/")
-    ):
-        return f"scope: {name!r} cannot name a scope ('all' is reserved; no commas, no '..')"
-    return None
-
-
-# whole numbers where 0 would quietly do nothing (embed nothing, rank nothing)
-_AT_LEAST_ONE = frozenset(
-    {
-        "embeddings.batch_size",
-        "bundles.candidates",
-        "search.top_k",
-        "search.candidates",
-        "search.vector_candidates",
-        "recall.top_k",
-    }
-)
-
-
-def _to_int(value: Any, key: str, origin: str) -> int:
-    least = 1 if key in _AT_LEAST_ONE else 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ConfigError(f"{origin}: {key}: expected a whole number ≥ {least}, got {value!r}")
-    return value
-
-
-def _to_float(value: Any, key: str, origin: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{origin}: {key}: expected a number, got {value!r}")
-    return float(value)
-
-
-def _to_bool(value: Any, key: str, origin: str) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{origin}: {key}: expected true or false, got {value!r}")
-    return value
-
-
-def _to_str(value: Any, key: str, origin: str) -> str:
-    may_be_empty = key.endswith("_prefix")  # "" is a real choice there: no prefix
-    if not isinstance(value, str) or not (value or may_be_empty):
-        raise ConfigError(f"{origin}: {key}: expected a non-empty string, got {value!r}")
-    return value
-
-
-def _to_path(value: Any, key: str, origin: str) -> Path:
-    if isinstance(value, Path):
-        return value
-    return Path(_to_str(value, key, origin)).expanduser()
-
-
-_SCALARS: dict[Any, Any] = {
-    int: _to_int,
-    float: _to_float,
-    bool: _to_bool,
-    str: _to_str,
-    Path: _to_path,
-}
+def _settings(data: dict[str, Any], origin: str) -> Settings:
+    built: Settings = build(Settings, git_source(data), prefix="", origin=origin)
+    return built

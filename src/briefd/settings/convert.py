@@ -1,0 +1,158 @@
+"""Typed settings from the raw mapping (:mod:`briefd.settings.raw`): each frozen dataclass's
+fields are walked, so an unknown key or a malformed value is reported with its full dotted name
+and the accepted form, and a list of records (``scopes:``, ``code.repos``) is checked like a
+section, record by record (a record class may say ``NON_EMPTY`` and have a ``problem()``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+from briefd.errors import ConfigError
+
+
+def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{origin}: {prefix.rstrip('.')}: expected a mapping of settings")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    for key in data:
+        if key not in fields:
+            raise ConfigError(_unknown_key(origin, prefix, str(key), sorted(fields)))
+    kwargs = {}
+    for name, value in data.items():
+        kwargs[name] = _convert(hints[name], value, prefix + name, origin)
+    for name, declared in fields.items():
+        missing = dataclasses.MISSING
+        if (
+            name not in kwargs
+            and declared.default is missing
+            and declared.default_factory is missing
+        ):
+            raise ConfigError(f"{origin}: {prefix}{name}: required, and missing")
+    return cls(**kwargs)
+
+
+def _unknown_key(origin: str, prefix: str, key: str, known: list[str]) -> str:
+    guess = difflib.get_close_matches(key, known, n=1)
+    hint = f" (did you mean '{prefix}{guess[0]}'?)" if guess else ""
+    return f"{origin}: unknown key '{prefix}{key}'{hint}; accepted keys: " + ", ".join(
+        prefix + k for k in known
+    )
+
+
+def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
+    if dataclasses.is_dataclass(hint):
+        return build(typing.cast(type, hint), value, key + ".", origin)
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        if bool in args and isinstance(value, bool):
+            return value  # ``bool | str``: true and false are choices of their own
+        if type(None) in args and (value is None or value is False):
+            return None  # YAML reads "off", "no" and "false" as False: for an optional, "none"
+        inner = next((a for a in args if a not in (type(None), bool)), bool)
+        return _convert(inner, value, key, origin)
+    if typing.get_origin(hint) is Literal:
+        if value not in args:
+            accepted = " or ".join(repr(a) for a in args)
+            raise ConfigError(f"{origin}: {key}: expected {accepted}, got {value!r}")
+        return value
+    if typing.get_origin(hint) is tuple and dataclasses.is_dataclass(args[0]):
+        return _to_records(typing.cast(type, args[0]), value, key, origin)
+    if typing.get_origin(hint) is tuple:
+        item = typing.get_args(hint)[0]
+        if dataclasses.is_dataclass(item):
+            return _to_records(typing.cast(type, item), value, key, origin)
+        return _to_tuple(value, key, origin)
+    converter = _SCALARS.get(hint)
+    if converter is None:  # pragma: no cover - a declaration bug, not user input
+        raise TypeError(f"unsupported settings type {hint!r} for {key}")
+    return converter(value, key, origin)
+
+
+def _to_tuple(value: Any, key: str, origin: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{origin}: {key}: expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _to_records(cls: type[Any], value: Any, key: str, origin: str) -> tuple[Any, ...]:
+    """A list of mappings (``scopes:``, ``code.repos``), each built and checked like a settings
+    section; a string stands for the first field (``- ../app``)."""
+    if not isinstance(value, list | tuple):
+        raise ConfigError(f"{origin}: {key}: expected a list, got {value!r}")
+    if getattr(cls, "NON_EMPTY", False) and not value:
+        raise ConfigError(f"{origin}: {key}: expected a non-empty list of mappings, got {value!r}")
+    first = dataclasses.fields(cls)[0].name
+    records = tuple(
+        item
+        if isinstance(item, cls)
+        else build(cls, {first: item} if isinstance(item, str) else item, f"{key}[{n}].", origin)
+        for n, item in enumerate(value)
+    )
+    for n, record in enumerate(records):
+        check = getattr(record, "problem", None)
+        problem = check() if check is not None else None
+        if problem:
+            raise ConfigError(f"{origin}: {key}[{n}].{problem}")
+    return records
+
+
+# whole numbers where 0 would quietly do nothing (embed nothing, rank nothing)
+_AT_LEAST_ONE = frozenset(
+    {
+        "embeddings.batch_size",
+        "bundles.candidates",
+        "search.top_k",
+        "search.candidates",
+        "search.vector_candidates",
+        "recall.top_k",
+    }
+)
+
+
+def _to_int(value: Any, key: str, origin: str) -> int:
+    least = 1 if key in _AT_LEAST_ONE else 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ConfigError(f"{origin}: {key}: expected a whole number ≥ {least}, got {value!r}")
+    return value
+
+
+def _to_float(value: Any, key: str, origin: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{origin}: {key}: expected a number, got {value!r}")
+    return float(value)
+
+
+def _to_bool(value: Any, key: str, origin: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{origin}: {key}: expected true or false, got {value!r}")
+    return value
+
+
+def _to_str(value: Any, key: str, origin: str) -> str:
+    may_be_empty = key.endswith("_prefix")  # "" is a real choice there: no prefix
+    if not isinstance(value, str) or not (value or may_be_empty):
+        raise ConfigError(f"{origin}: {key}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _to_path(value: Any, key: str, origin: str) -> Path:
+    if isinstance(value, Path):
+        return value
+    return Path(_to_str(value, key, origin)).expanduser()
+
+
+_SCALARS: dict[Any, Any] = {
+    int: _to_int,
+    float: _to_float,
+    bool: _to_bool,
+    str: _to_str,
+    Path: _to_path,
+}

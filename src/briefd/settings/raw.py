@@ -1,0 +1,152 @@
+"""The raw settings mapping, before it is checked and typed (:mod:`briefd.settings.convert`):
+the YAML file, with its relative paths made relative to it, a git URL as ``source``, and the
+``BRIEFD_*`` environment variables (``BRIEFD_SEARCH__TOP_K=12`` sets ``search.top_k``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from briefd.errors import ConfigError
+
+ENV_PREFIX = "BRIEFD_"
+# BRIEFD_* variables that are not settings keys.
+ENV_NOT_SETTINGS = frozenset({"BRIEFD_CONFIG", "BRIEFD_API_TOKEN"})
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+    import yaml  # here, not at the top: a hook without a config file never needs it
+
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}: not valid YAML{where}; fix the syntax") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+    return data
+
+
+_PATH_KEYS = (
+    ("source",),
+    ("db",),
+    ("embeddings", "model_dir"),
+    ("eval", "cache_dir"),
+    ("code", "checkout_dir"),
+)
+
+
+def relative_paths(data: dict[str, Any], base: Path) -> None:
+    """Relative paths in a config file are relative to the file, not to the cwd."""
+    for *parents, key in _PATH_KEYS:
+        section: Any = data
+        for name in parents:
+            section = section.get(name) if isinstance(section, dict) else None
+        if not isinstance(section, dict):
+            continue
+        value = section.get(key)
+        if (
+            isinstance(value, str)
+            and value
+            and not Path(value).is_absolute()
+            and not is_git_url(value)
+        ):
+            section[key] = str(base / value)
+    _relative_code_repos(data, base)
+
+
+def _relative_code_repos(data: dict[str, Any], base: Path) -> None:
+    """A local ``code.repos`` entry is relative to the file too (a git URL is left alone)."""
+    code = data.get("code")
+    repos = code.get("repos") if isinstance(code, dict) else None
+    if not isinstance(repos, list):
+        return
+    for i, repo in enumerate(repos):
+        entry = repo.get("source") if isinstance(repo, dict) else repo
+        if not isinstance(entry, str) or not entry or is_git_url(entry):
+            continue
+        if not Path(entry).expanduser().is_absolute():
+            placed = str(base / entry)
+            repos[i] = {**repo, "source": placed} if isinstance(repo, dict) else placed
+
+
+def is_git_url(value: str) -> bool:
+    """``https://…``, ``ssh://…``, ``file://…`` or scp-like ``git@host:owner/repo.git``."""
+    return _GIT_URL.match(value) is not None
+
+
+_GIT_URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|[\w.-]+@[\w.-]+:)")
+
+
+def git_source(data: dict[str, Any]) -> dict[str, Any]:
+    """``source: <git URL>`` moves to ``sync.remote`` (the clone is briefd's own); a directory
+    ``source`` replaces an earlier URL."""
+    source = data.get("source")
+    if source is None:
+        return data
+    sync = data.get("sync")
+    sync = dict(sync) if isinstance(sync, dict) else {}
+    if isinstance(source, str) and is_git_url(source):
+        sync["remote"] = source
+        return {**data, "source": None, "sync": sync}
+    if sync.get("remote"):
+        sync["remote"] = None
+        return {**data, "sync": sync}
+    return data
+
+
+def env_name(dotted: str) -> str:
+    return ENV_PREFIX + dotted.replace(".", "__").upper()
+
+
+def env_items(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    items = []
+    for name, value in sorted(env.items()):
+        if not name.startswith(ENV_PREFIX) or name in ENV_NOT_SETTINGS:
+            continue
+        dotted = name[len(ENV_PREFIX) :].lower().replace("__", ".")
+        items.append((dotted, value))
+    return items
+
+
+def set_dotted(data: dict[str, Any], dotted: str, value: Any, origin: str) -> None:
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"{origin}: '{part}' is a section, not a value")
+        node = child
+    node[parts[-1]] = value
+
+
+_INT = re.compile(r"0|[1-9][0-9]*")
+
+
+def parse_env_value(raw: str) -> Any:
+    """A ``BRIEFD_*`` value as YAML reads it. Plain numbers, ``true``/``false``, absolute paths
+    and http(s) URLs are read without YAML (the same result, without its ~15 ms import on the
+    hook's path); anything else goes to YAML."""
+    text = raw.strip()
+    if text in ("true", "false"):
+        return text == "true"
+    if _INT.fullmatch(text):
+        return int(text)
+    special = ": " in text or " #" in text or text.endswith(":")
+    if text.startswith(("/", "http://", "https://")) and not special:
+        return text
+    import yaml
+
+    try:
+        return yaml.safe_load(raw) if raw.strip() else raw
+    except yaml.YAMLError:
+        return raw
