@@ -168,12 +168,15 @@ def measure(
 
 
 def daemon_env(db: Path) -> dict[str, str]:
-    """A project with no server: the index's daemon answers, hybrid with the default model.
-    Its settings come from the project's briefd.yaml, as in a team's repo (the other variants
-    override them with ``BRIEFD_*`` variables); the file is a minute old, as after a commit."""
+    """A project with no server: the index's daemon answers, hybrid with the default model (or
+    ``BRIEFD_BENCH_MODEL``'s). Its settings come from the project's briefd.yaml, as in a team's
+    repo (the other variants override them with ``BRIEFD_*`` variables); the file is a minute
+    old, as after a commit."""
     config = HOME / "briefd.yaml"
     source = REPO / "testdata" / "knowledge"
-    config.write_text(f"source: {source}\ndb: {db.name}\nrecall:\n  server: 'off'\n")
+    model = os.environ.get("BRIEFD_BENCH_MODEL")  # the model the index was embedded with
+    embeddings = f"embeddings:\n  model: {model}\n" if model else ""
+    config.write_text(f"source: {source}\ndb: {db.name}\nrecall:\n  server: 'off'\n{embeddings}")
     os.utime(config, (time.time() - 60, time.time() - 60))
     return {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
 

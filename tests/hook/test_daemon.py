@@ -19,7 +19,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.hook.place import daemon_files
 from briefd.settings import Settings
-from tests.conftest import EXAMPLE_TR, WriteFiles
+from tests.conftest import EXAMPLE, EXAMPLE_TR, WriteFiles
 from tests.hook.conftest import RunHook, hook_json
 from tests.recall.conftest import RELEVANT
 
@@ -253,6 +253,56 @@ def test_a_failing_daemon_is_not_restarted_on_every_prompt(
     status = json.loads(run_hook("--status", "--json", env=DAEMON).stdout)
     assert status["state"] == "failed" and 0 < status["retry_in_s"] <= 300
     assert run_hook("--status", env=DAEMON).stdout.startswith("recall daemon: failed (")
+
+
+def test_a_failed_daemon_is_tried_again_once_its_config_changes_or_it_is_stopped(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    files = daemon_files(str(db), {})
+    log = Path(files.log)
+    config = tmp_path / "project" / "briefd.yaml"
+    config.parent.mkdir()
+    config.write_text("recall:\n  idle_minutes: 30\n")
+    env = {"BRIEFD_CONFIG": str(config)}
+    Path(files.socket).mkdir()  # the daemon cannot listen there: it fails and says why
+    as_json(run_hook, RELEVANT, "s-1", **env)
+    wait_for(lambda: log.exists() and "stopped by an error" in log.read_text())
+    wait_for(lambda: not daemons(tmp_path))
+    Path(files.socket).rmdir()  # the cause is gone, but nothing the hook can see changed
+    assert as_json(run_hook, RELEVANT, "s-2", **env)["via"] == "in-process"
+    assert log.read_text().count("starting for") == 1 and daemons(tmp_path) == []
+    config.write_text("recall:\n  idle_minutes: 20\n")  # an edit: maybe the fix
+    assert as_json(run_hook, RELEVANT, "s-3", **env)["via"] == "in-process"
+    wait_for(lambda: serving(db))
+    assert log.read_text().count("starting for") == 2 and len(daemons(tmp_path)) == 1
+    assert as_json(run_hook, RELEVANT, "s-4", **env)["via"] == "daemon"
+    run_hook("--stop", env={**DAEMON, **env})
+    wait_for(lambda: not daemons(tmp_path))
+    Path(files.socket).mkdir()  # fails again; this time `--stop` is what forgets it
+    as_json(run_hook, RELEVANT, "s-5", **env)
+    wait_for(lambda: log.read_text().count("stopped by an error") == 2)
+    Path(files.socket).rmdir()
+    stopped = run_hook("--stop", env={**DAEMON, **env}).stdout
+    assert "its failure is forgotten" in stopped
+    as_json(run_hook, RELEVANT, "s-6", **env)
+    wait_for(lambda: log.read_text().count("serving") == 2)
+
+
+def test_a_completed_index_run_forgets_a_failed_daemon(db: Path, tmp_path: Path) -> None:
+    files = daemon_files(str(db), {})
+    failure = {"pid": 1, "index": str(db), "failed": time.time(), "error": "x", "config": []}
+    Path(files.state).write_text(json.dumps(failure))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    index = ["index", "--source", str(EXAMPLE), "--rebuild"]  # a run with nothing to do
+    done = subprocess.run(  # exits before it gets there, and is no fix
+        [sys.executable, "-m", "briefd", "--db", str(db), *index],
+        capture_output=True,
+        text=True,
+        env={**env, "BRIEFD_EMBEDDINGS__ENABLED": "false", "HOME": str(tmp_path)},
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not Path(files.state).exists()
 
 
 def test_the_daemon_starts_the_prompts_embedding_on_the_worker_once(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -58,6 +59,7 @@ def index_command(
             )
     if not rebuild:
         leave_stamp(ctx, source)
+    forget_daemon_failure(api.settings.db)
     if json_output:
         print_json(report)
     else:
@@ -65,6 +67,16 @@ def index_command(
     if report.documents == 0:
         with reported_errors():
             raise SourceError(nothing_indexed(report, api.settings))
+
+
+def forget_daemon_failure(db: Path) -> None:
+    """A recall daemon of this index that failed (a model whose vectors the index lacked,
+    say) is started again by the next prompt, not five minutes later: this run may be the
+    fix. (A run that finds nothing changed answers before this, and is no fix.)"""
+    from briefd.hook.place import daemon_files
+    from briefd.hook.starter import forget_failure
+
+    forget_failure(daemon_files(os.path.realpath(db), os.environ))
 
 
 def leave_stamp(ctx: typer.Context, source: Path | None) -> None:

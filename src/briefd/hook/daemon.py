@@ -40,7 +40,7 @@ from briefd.api import Briefd
 from briefd.errors import BriefdError
 from briefd.hook.client import INDEX_HEADER, PATH
 from briefd.hook.local import hook_settings
-from briefd.hook.place import DaemonFiles, daemon_files
+from briefd.hook.place import DaemonFiles, config_signature, daemon_files
 from briefd.hook.render import hook_output
 from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest
 from briefd.retrieval.candidates import prefetch
@@ -323,19 +323,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             reason = serve(daemon)
     except Exception as exc:
         log.exception("stopped by an error")
-        _write_failure(files, exc)
+        _write_failure(files, exc, args.config)
         return 1
     _remove_state(files)
     log.info("stopped: %s", reason)
     return 0
 
 
-def _write_failure(files: DaemonFiles, exc: Exception) -> None:
+def _write_failure(files: DaemonFiles, exc: Exception, config: str | None) -> None:
     """Say why in the state file: hooks then answer in-process, without starting another
     daemon, for ``starter.RETRY_AFTER`` seconds (a missing model must not cost every prompt a
-    daemon that fails the same way)."""
+    daemon that fails the same way) — or until the config file changes, the signature of
+    which is kept here too."""
     error = " ".join(str(exc).split()) or type(exc).__name__
-    state = {"pid": os.getpid(), "index": files.index, "failed": time.time(), "error": error}
+    state = {
+        "pid": os.getpid(),
+        "index": files.index,
+        "failed": time.time(),
+        "error": error,
+        "config": config_signature(config),
+    }
     with contextlib.suppress(OSError):
         Path(files.state).write_text(json.dumps(state), encoding="utf-8")
 

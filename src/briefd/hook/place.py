@@ -52,3 +52,15 @@ def _digest(index: str) -> str:
     import hashlib
 
     return hashlib.sha256(index.encode()).hexdigest()[:24]
+
+
+def config_signature(config: str | None) -> list[int]:
+    """The config file's (mtime ns, size), [] without one or when it is unreadable: a daemon
+    that failed is started again at once when this changed (the user fixed the config)."""
+    if not config:
+        return []
+    try:
+        found = os.stat(config)
+    except OSError:
+        return []
+    return [found.st_mtime_ns, found.st_size]

@@ -20,7 +20,7 @@ import sys
 import time
 
 from briefd.hook.client import PATH, ServerUnavailable, post_unix
-from briefd.hook.place import DaemonFiles
+from briefd.hook.place import DaemonFiles, config_signature
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def start(files: DaemonFiles, config: str | None, cwd: str, env: Mapping[str, st
     a read-only index directory, say)."""
     import fcntl
 
-    if _failed_recently(files):
+    if _failed_recently(files, config):
         return True
     try:
         lock = os.open(files.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -89,9 +89,26 @@ def _spawn(
         os.close(log)
 
 
-def _failed_recently(files: DaemonFiles) -> bool:
-    failed = _state(files).get("failed")
-    return isinstance(failed, int | float) and 0 <= time.time() - failed < RETRY_AFTER
+def _failed_recently(files: DaemonFiles, config: str | None) -> bool:
+    """A daemon of this index failed less than ``RETRY_AFTER`` ago, and the config file it
+    read has not changed since (an edit may be the fix: the next prompt tries again)."""
+    state = _state(files)
+    failed = state.get("failed")
+    if not isinstance(failed, int | float) or not 0 <= time.time() - failed < RETRY_AFTER:
+        return False
+    return state.get("config") == config_signature(config)
+
+
+def forget_failure(files: DaemonFiles) -> bool:
+    """Drop a failed daemon's record, so the next prompt starts one (``briefd recall --stop``,
+    and a completed ``briefd index``: either may be the fix). True when there was one."""
+    if "failed" not in _state(files):
+        return False
+    try:
+        os.unlink(files.state)
+    except OSError:
+        return False
+    return True
 
 
 def _state(files: DaemonFiles) -> dict[str, Any]:
@@ -155,7 +172,10 @@ def stop(files: DaemonFiles) -> str:
     else:
         return _await_exit(files)
     if not _locked(files):
-        return f"no recall daemon runs for {files.index}"
+        forgot = forget_failure(files)
+        return f"no recall daemon runs for {files.index}" + (
+            " (its failure is forgotten: the next prompt starts one)" if forgot else ""
+        )
     _signal(files)
     return _await_exit(files)
 
