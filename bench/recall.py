@@ -258,7 +258,7 @@ def first_prompts(texts: list[str], count: int, env: dict[str, str]) -> dict[str
 
 def idle_rss_mb(env: dict[str, str], settle: float = 2.0) -> float:
     time.sleep(settle)
-    pid = daemon_state(env)["pid"]
+    pid = await_daemon(env)["pid"]  # running (a slower model may still be starting)
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return round(int(line.split()[1]) / 1024, 1)
