@@ -61,7 +61,8 @@ def daemon_status(report: Mapping[str, Any]) -> str:
     if state == "failed":
         return (
             f"recall daemon: failed ({report['error']}); prompts are answered in-process, and "
-            f"the next one after {report['retry_in_s']} s starts it again\n"
+            f"the next one after {report['retry_in_s']} s starts it again (at once after an "
+            "edit of the settings file, `briefd recall --stop` or a `briefd index` run)\n"
             f"  index  {report['index']}\n  log    {report['log']}\n"
         )
     if state != "running":
