@@ -73,7 +73,7 @@ def test_golden_file_errors_name_the_query(tmp_path: Path) -> None:
     with pytest.raises(EvalError) as caught:
         load_golden(bad)
     assert str(caught.value) == (
-        f"{bad}: query #1: type must be one of keyword, paraphrase, typo, mixed-lang, got 'guess'"
+        f"{bad}: query #1: type must be one of keyword, paraphrase, typo, mixed-lang, cross-lang, got 'guess'"
     )
 
 

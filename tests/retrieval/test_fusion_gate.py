@@ -13,8 +13,11 @@ from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.fusion import Evidence, score_fusion
 from briefd.retrieval.gate import (
     COVERAGE_WEIGHT,
+    MIN_PER_LANGUAGE,
     QUANTILE,
+    Calibration,
     LexicalEvidence,
+    by_language,
     calibrate,
     decide,
     language_gaps,
@@ -94,6 +97,46 @@ def test_probes_of_another_language_count_less_by_their_language_gap() -> None:
     best = np.array([0.80, 0.82, 0.70, 0.72], dtype=np.float32)
     gaps = language_gaps(("en", "en", "tr", "tr"), best)
     assert gaps.tolist() == pytest.approx([0.0, 0.0, 0.20, 0.20])  # twice the 0.10 gap
+
+
+def test_a_query_in_another_language_is_weighed_against_that_languages_probes() -> None:
+    rng = np.random.default_rng(3)
+    n = MIN_PER_LANGUAGE
+    home, foreign = rng.normal(0.08, 0.02, n), rng.normal(0.01, 0.02, n)  # tr scores lower
+    margins = np.concatenate([home, foreign])
+    levels = {name: (m, q) for name, m, q in by_language(margins, ("en",) * n + ("tr",) * n)}
+    assert levels["tr"][1] == pytest.approx(float(np.quantile(foreign, QUANTILE)))
+    assert levels["en"][0] == pytest.approx(float(np.median(home)))
+    assert by_language(margins[: n - 1], ("en",) * (n - 1)) == ()  # too few for levels
+    eye = np.eye(4, dtype=np.float32)
+    vectors = np.stack([eye[i % 2] for i in range(n)] + [eye[2 + i % 2] for i in range(n)])
+    languages = ("en",) * n + ("tr",) * n
+    cal = Calibration(
+        "m", "fp", vectors, np.zeros(2 * n, np.float32), 0.10, 2 * n, (), (0.05, 0.10, 0.12),
+        (("en", 0.06, 0.11), ("tr", 0.0, 0.03)), languages,
+    )  # fmt: skip
+    turkish = np.array([0.0, 0.0, 0.7, 0.7], dtype=np.float32)
+    assert cal.language_of(turkish) == "tr" and cal.language_of(eye[0]) == "en"
+    assert cal.levels("tr") == (0.0, 0.03)  # its own language's, lower
+    assert cal.levels("en") == (0.05, 0.10)  # never above the pooled levels
+    assert cal.levels(None) == (0.05, 0.10) and cal.levels("de") == (0.05, 0.10)
+    assert cal.knobs()["by_language"] == {
+        "en": {"median": 0.06, "threshold": 0.11},
+        "tr": {"median": 0.0, "threshold": 0.03},
+    }
+    probes = tuple((str(i), language) for i, language in enumerate(languages))
+    fitted = calibrate(
+        "m", "fp", vectors, probes, np.full(2 * n, 0.5, np.float32), (False,) * 2 * n
+    )
+    assert [name for name, _, _ in fitted.languages] == ["en", "tr"]
+    assert fitted.probe_languages == languages
+
+
+def test_a_query_whose_words_are_mostly_not_in_the_index_reads_as_foreign() -> None:
+    words = ("konteyner", "nasil", "yeniden", "docker")
+    assert LexicalEvidence(words, (0, 0, 0, 4), 40, False).foreign()
+    assert not LexicalEvidence(words, (2, 3, 0, 4), 40, False).foreign()
+    assert not LexicalEvidence((), (), 40, False).foreign()
 
 
 def test_gate_keeps_strong_lexical_evidence_whatever_the_margin() -> None:

@@ -199,7 +199,20 @@ def test_gate_empties_off_topic_queries_with_a_calibrated_index(
         "not in the index: knit, warm, scarf"
     )
     (knobs,) = hybrid_api.gate_calibration().values()
-    assert off.gate_reasons[1].endswith(f"this index's threshold {knobs['threshold']:+.3f}")
+    # none of its words is in the index: weighed as a question in its own language (the fake
+    # model's nearest probes decide which), at that language's level where it is lower
+    levels = knobs["by_language"]
+    assert isinstance(levels, dict) and set(levels) == {"en", "tr", "de"}
+    reason = off.gate_reasons[1]
+    if "for questions in " in reason:  # that language's level, lower than the pooled one
+        language = reason.split("for questions in ")[-1].split()[0]
+        expected = levels[language]["threshold"]
+        assert expected < knobs["threshold"]  # type: ignore[operator]
+        assert reason.endswith(
+            f"this index's threshold for questions in {language} {expected:+.3f}"
+        )
+    else:
+        assert reason.endswith(f"this index's threshold {knobs['threshold']:+.3f}")
     assert knobs["probes"] == len(probe_list()) and knobs["quantile"] == QUANTILE
     bm25 = hybrid_api.search(SearchRequest("knit me a warm scarf", mode="bm25"))
     assert (bm25.gate, bm25.gate_reasons) == ("off", ())

@@ -13,7 +13,7 @@ import yaml
 
 from briefd.errors import EvalError
 
-QUERY_TYPES = ("keyword", "paraphrase", "typo", "mixed-lang")
+QUERY_TYPES = ("keyword", "paraphrase", "typo", "mixed-lang", "cross-lang")
 
 
 @dataclass(frozen=True, slots=True)

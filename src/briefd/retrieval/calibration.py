@@ -25,7 +25,7 @@ from briefd.store import documents as docs_table
 from briefd.store.db import Store
 from briefd.vectors import store as vector_store
 
-VERSION = "8"  # bump when the probes or the way the gate is fitted change
+VERSION = "9"  # bump when the probes or the way the gate is fitted change
 META = "gate-calibration:"
 
 
@@ -45,15 +45,19 @@ def load(conn: sqlite3.Connection, model: str) -> Calibration | None:
     if data.get("fingerprint") != row[0]:
         return None
     vectors = np.frombuffer(row[2], dtype="<f4").astype(np.float32).reshape(row[1], -1)
+    active = np.asarray(data["active"], dtype=np.int64)
+    languages = [language for _, language, _ in probe_list()]
     return Calibration(
         model,
         row[0],
-        vectors[np.asarray(data["active"], dtype=np.int64)],
+        vectors[active],
         np.asarray(data["offsets"], dtype=np.float32),
         float(data["threshold"]),
         int(row[1]),
         tuple(data["left_out"]),
         (float(data["margins"][0]), float(data["margins"][1]), float(data["margins"][2])),
+        tuple((str(n), float(m), float(q)) for n, m, q in data.get("languages", [])),
+        tuple(languages[i] for i in active) if len(languages) == row[1] else (),
     )
 
 
@@ -112,6 +116,7 @@ def refresh(store: Store, embedder: Embedder, fingerprint: str) -> Calibration |
             "left_out": list(result.left_out),
             "active": active,
             "offsets": [round(float(v), 6) for v in result.probe_offsets],
+            "languages": [list(level) for level in result.languages],
         }
         docs_table.set_meta(conn, META + model, json.dumps(knobs))
     return result

@@ -49,6 +49,7 @@ COVERAGE_WEIGHT = 0.05  # a best section holding all of the query's IDF mass: +0
 MAX_CHANCE = 1.0  # sections that would hold every query word by chance
 PARTIAL_CHANCE = 0.1  # the same for some of the words: the rest is unexplained, so 10× rarer
 GAP_WEIGHT = 2.0  # the language gap counts on both sides: query vs index, query vs probe
+MIN_PER_LANGUAGE = 20  # active probes a language needs for levels of its own
 
 Vectors = npt.NDArray[np.float32]
 
@@ -65,6 +66,31 @@ class Calibration:
     probes: int  # probes in the set
     left_out: tuple[str, ...]  # topics with strong lexical evidence in this index
     margins: tuple[float, float, float]  # probes' leave-topic-out scores: median, quantile, max
+    # per probe language: (language, its active probes' median score, their QUANTILE score)
+    languages: tuple[tuple[str, float, float], ...] = ()
+    probe_languages: tuple[str, ...] = ()  # the language of each active probe
+
+    def language_of(self, query: Vectors) -> str | None:
+        """The probe language the query is closest to on average (its own: the model keeps
+        languages apart), None without per-language levels."""
+        if not self.languages or len(self.probe_languages) != len(self.probe_vectors):
+            return None
+        similarity = self.probe_vectors @ query
+        names = np.asarray(self.probe_languages)
+        means = {name: float(similarity[names == name].mean()) for name, _, _ in self.languages}
+        return max(means, key=means.__getitem__)
+
+    def levels(self, language: str | None) -> tuple[float, float]:
+        """(floor, threshold) for a query in ``language``: the pooled levels, or its
+        language's off-topic probes' median and ``QUANTILE`` scores where those are lower — a
+        Turkish question about English notes is weighed against Turkish off-topic questions,
+        which pay the same cross-lingual gap and hold none of the notes' words either. Never
+        higher than the pooled levels: the index's own language keeps them (its probes score
+        highest, and a real question in it has its words to help)."""
+        for name, median, quantile in self.languages:
+            if name == language:
+                return min(median, self.margins[0]), min(quantile, self.threshold)
+        return self.margins[0], self.threshold
 
     def knobs(self) -> dict[str, object]:
         """What ``briefd version --json`` and ``briefd eval --explain`` show."""
@@ -81,6 +107,10 @@ class Calibration:
                 "median": round(self.margins[0], 4),
                 "quantile": round(self.margins[1], 4),
                 "max": round(self.margins[2], 4),
+            },
+            "by_language": {
+                name: {"median": round(median, 4), "threshold": round(quantile, 4)}
+                for name, median, quantile in self.languages
             },
             "max_chance": MAX_CHANCE,
         }
@@ -141,6 +171,7 @@ def calibrate(
         float(np.quantile(margins, QUANTILE)),
         float(np.max(margins)),
     )
+    kept_languages = tuple(np.asarray([language for _, language in probes])[keep].tolist())
     return Calibration(
         model,
         fingerprint,
@@ -150,7 +181,23 @@ def calibrate(
         len(topics),
         tuple(sorted(left_out)),
         summary,
+        by_language(margins, kept_languages),
+        kept_languages,
     )
+
+
+def by_language(
+    margins: npt.NDArray[np.float64], languages: tuple[str, ...]
+) -> tuple[tuple[str, float, float], ...]:
+    """Per language with ``MIN_PER_LANGUAGE`` active probes or more: its probes' median and
+    ``QUANTILE`` scores."""
+    names = np.asarray(languages)
+    levels = []
+    for name in sorted(set(languages)):
+        mine = margins[names == name] if len(margins) == len(names) else np.zeros(0)
+        if len(mine) >= MIN_PER_LANGUAGE:
+            levels.append((name, float(np.median(mine)), float(np.quantile(mine, QUANTILE))))
+    return tuple(levels)
 
 
 def probe_score(calibration: Calibration, query: Vectors) -> float:
@@ -209,6 +256,11 @@ class LexicalEvidence:
                 return tuple(w for w, held in zip(self.words, inside, strict=True) if held)
         return ()
 
+    def foreign(self) -> bool:
+        """At least half of the query's words are in no section: another language than the
+        index's (or words it never uses), the case for the levels of the query's language."""
+        return bool(self.words) and 2 * len(self.missing()) >= len(self.words)
+
     def missing(self) -> tuple[str, ...]:
         return tuple(w for w, n in zip(self.words, self.frequencies, strict=True) if n == 0)
 
@@ -225,6 +277,7 @@ def decide(
     probe: float | None,
     threshold: float | None,
     floor: float | None = None,
+    language: str | None = None,
 ) -> GateDecision:
     """Kept on strong lexical evidence, on a score (semantic margin plus coverage) at the
     threshold, or on a score at the ``floor`` (the probes' median) with lexical support in a
@@ -240,7 +293,9 @@ def decide(
         reasons.append(
             f"semantic: best match {best:.3f}, nearest off-topic probes {probe:.3f}, margin "
             f"{best - probe:+.3f}; a best section holds {covered:.0%} of the words' IDF mass: "
-            f"score {score:+.3f} is {side} this index's threshold {threshold:+.3f}"
+            f"score {score:+.3f} is {side} this index's threshold"
+            + (f" for questions in {language}" if language else "")
+            + f" {threshold:+.3f}"
         )
         on_topic = score >= threshold
         support = lexical.supporting() if lexical is not None else ()

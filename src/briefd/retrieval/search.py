@@ -153,12 +153,17 @@ def _gate(
         return None
     top = max(found.cosines, key=found.cosines.__getitem__, default=None)
     best = found.cosines[top] if top is not None else None
-    probe = probe_score(calibration, semantic.query_vector(query))
+    vector = semantic.query_vector(query)
+    probe = probe_score(calibration, vector)
     sections = ((top,) if top is not None else ()) + found.best_lexical()
     lexical = gate_evidence.for_query(conn, plan, bool(found.corroborated()), lexicon, sections)
     offset = settings.gate_offset
-    floor = calibration.margins[0] + offset
-    return decide(lexical, best, probe, calibration.threshold + offset, floor)
+    foreign = lexical is not None and lexical.foreign()
+    language = calibration.language_of(vector) if foreign else None
+    floor, threshold = calibration.levels(language)
+    if (floor, threshold) == calibration.levels(None):
+        language = None  # the pooled levels: no language to name
+    return decide(lexical, best, probe, threshold + offset, floor + offset, language)
 
 
 def _related(
