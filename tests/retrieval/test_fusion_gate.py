@@ -139,6 +139,22 @@ def test_a_query_whose_words_are_mostly_not_in_the_index_reads_as_foreign() -> N
     assert not LexicalEvidence((), (), 40, False).foreign()
 
 
+def test_fusion_counts_a_foreign_querys_lexical_side_by_the_share_of_its_words_present() -> None:
+    candidates = [
+        Evidence(1, 0.80, -9.0, False),
+        Evidence(2, 0.86, -1.0, False),
+        Evidence(3, 0.50, None, False),
+    ]
+    same = score_fusion(candidates, vector_weight=0.7, all_terms_bonus=0.1)
+    assert [f.key for f in same] == [1, 2, 3]  # the decisive BM25 match leads
+    scaled = score_fusion(candidates, vector_weight=0.7, all_terms_bonus=0.1, lexical_scale=0.25)
+    assert [f.key for f in scaled] == [2, 1, 3]  # a quarter of the words: the model leads
+    assert dict(scaled[1].contributions)["lexical"] == pytest.approx(0.3 * 0.25)
+    words = ("konteyner", "nasil", "yeniden", "docker")
+    assert LexicalEvidence(words, (0, 0, 0, 4), 40, False).present() == 0.25
+    assert LexicalEvidence((), (), 40, False).present() == 1.0
+
+
 def test_gate_keeps_strong_lexical_evidence_whatever_the_margin() -> None:
     strong = LexicalEvidence(("sifre", "sifirlama", "baglantisi"), (2, 1, 3), 40, True)
     assert strong.chance == pytest.approx(40 * (2 / 40) * (1 / 40) * (3 / 40)) and strong.strong

@@ -54,6 +54,7 @@ def score_fusion(
     vector_weight: float,
     all_terms_bonus: float,
     coverage_bonus: float = 0.0,
+    lexical_scale: float = 1.0,
 ) -> list[Fused[int]]:
     """Weighted sum of normalised scores: the cosine min-max scaled over the candidates, BM25
     scaled by the best BM25 of the query, plus a bonus for matching every query term and, when
@@ -74,6 +75,7 @@ def score_fusion(
     for order, item in enumerate(candidates):
         vector = (item.cosine - low) / spread if item.cosine is not None and spread > 0 else 0.0
         lexical = -item.bm25 / best_bm25 if item.bm25 is not None and best_bm25 > 0 else 0.0
+        lexical *= lexical_scale  # < 1 for a query mostly in another language (search._fuse)
         parts: tuple[tuple[str, float], ...] = (
             ("vector", vector_weight * vector),
             ("lexical", (1.0 - vector_weight) * lexical),

@@ -261,6 +261,10 @@ class LexicalEvidence:
         index's (or words it never uses), the case for the levels of the query's language."""
         return bool(self.words) and 2 * len(self.missing()) >= len(self.words)
 
+    def present(self) -> float:
+        """The share of the query's words some section holds (1.0 without words)."""
+        return 1.0 - len(self.missing()) / len(self.words) if self.words else 1.0
+
     def missing(self) -> tuple[str, ...]:
         return tuple(w for w, n in zip(self.words, self.frequencies, strict=True) if n == 0)
 

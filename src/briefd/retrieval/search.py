@@ -14,7 +14,7 @@ from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.candidates import Candidates, gather
 from briefd.retrieval.fusion import Fused, rrf, score_fusion
-from briefd.retrieval.gate import GateDecision, decide, probe_score
+from briefd.retrieval.gate import GateDecision, LexicalEvidence, decide, probe_score
 from briefd.retrieval.lexical import (
     FieldWeights,
     MatchPlan,
@@ -33,7 +33,7 @@ from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
-RANKING_VERSION = "r5"
+RANKING_VERSION = "r6"  # r6: a foreign-language query's lexical side counts by its words present
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
@@ -78,10 +78,11 @@ def search(
     found = gather(
         conn, request.query, plan, mode, scopes, settings, semantic, depth, every, lexicon
     )
-    fused = _fuse(found, mode, settings)
+    lexical = _lexical(conn, plan, found, lexicon) if mode == "hybrid" else None
+    fused = _fuse(found, mode, settings, lexical)
     gate = None
     if mode == "hybrid" and settings.gate and semantic is not None:
-        gate = _gate(conn, request.query, plan, found, semantic, settings, lexicon)
+        gate = _gate(request.query, found, semantic, settings, lexical)
         if gate is not None and gate.decision == "empty":
             fused = []
     if tags:
@@ -127,25 +128,45 @@ def _plan(
     return build_match(request.query, query_mode, fixes, common)
 
 
-def _fuse(found: Candidates, mode: SearchMode, settings: SearchSettings) -> list[Fused[int]]:
+def _fuse(
+    found: Candidates,
+    mode: SearchMode,
+    settings: SearchSettings,
+    lexical: LexicalEvidence | None = None,
+) -> list[Fused[int]]:
+    """Score fusion for hybrid (RRF when configured). The lexical side of a query in another
+    language than the index's (:meth:`LexicalEvidence.foreign`) counts by the share of its
+    words the index has: BM25 on the few it shares (a name, "euro") is mostly noise there."""
     if mode == "hybrid" and settings.fusion == "score":
+        scale = lexical.present() if lexical is not None and lexical.foreign() else 1.0
         return score_fusion(
             found.evidence(coverage=settings.coverage_bonus > 0),
             settings.vector_weight,
             settings.all_terms_bonus,
             settings.coverage_bonus,
+            scale,
         )
     return rrf(found.ranked(settings), settings.rrf_k)
 
 
-def _gate(
+def _lexical(
     conn: sqlite3.Connection,
-    query: str,
     plan: MatchPlan | None,
+    found: Candidates,
+    lexicon: Lexicon | None,
+) -> LexicalEvidence | None:
+    """The query words' evidence, looked up in the best semantic and lexical sections."""
+    top = max(found.cosines, key=found.cosines.__getitem__, default=None)
+    sections = ((top,) if top is not None else ()) + found.best_lexical()
+    return gate_evidence.for_query(conn, plan, bool(found.corroborated()), lexicon, sections)
+
+
+def _gate(
+    query: str,
     found: Candidates,
     semantic: SemanticIndex,
     settings: SearchSettings,
-    lexicon: Lexicon | None,
+    lexical: LexicalEvidence | None,
 ) -> GateDecision | None:
     """All or nothing, on the whole candidate set (R4); None: the index is not calibrated."""
     calibration = semantic.calibration
@@ -155,8 +176,6 @@ def _gate(
     best = found.cosines[top] if top is not None else None
     vector = semantic.query_vector(query)
     probe = probe_score(calibration, vector)
-    sections = ((top,) if top is not None else ()) + found.best_lexical()
-    lexical = gate_evidence.for_query(conn, plan, bool(found.corroborated()), lexicon, sections)
     offset = settings.gate_offset
     foreign = lexical is not None and lexical.foreign()
     language = calibration.language_of(vector) if foreign else None
