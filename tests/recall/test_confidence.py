@@ -13,7 +13,13 @@ import yaml
 from briefd.api import Briefd
 from briefd.recall import engine
 from briefd.recall.block import RELATED_NOTE, TRUNCATED, knowledge_block
-from briefd.recall.confidence import calibrate, leave_one_out, specificity
+from briefd.recall.confidence import (
+    MIN_PER_LANGUAGE,
+    calibrate,
+    leave_one_out,
+    measure,
+    specificity,
+)
 from briefd.recall.engine import RecallRequest
 from briefd.recall.generic import GENERIC_PROMPTS
 from briefd.recall.ranking import Ranking, lexical, tier
@@ -53,13 +59,39 @@ def test_one_probe_phrased_like_the_prompt_does_not_decide_alone() -> None:
     assert specificity(1.0, near_one, generic) == pytest.approx(expected, abs=1e-5)
 
 
-def ranked(api: Briefd, z: float | None) -> engine.RecallResult:
+def test_a_prompt_in_another_language_is_also_measured_against_its_own_languages_chatter() -> None:
+    n = MIN_PER_LANGUAGE
+    rng = np.random.default_rng(5)
+    english = rng.normal([1.0, 0.0, 0.0], 0.05, (n, 3))  # close to the index's one row
+    turkish = rng.normal([0.0, 0.7, 0.7], 0.05, (n, 3))  # another language: far from it
+    probes = np.vstack([english, turkish]).astype(np.float32)
+    probes /= np.linalg.norm(probes, axis=1, keepdims=True)
+    index = np.array([[1.0, 0.0, 0.0]], dtype=np.float32)
+    generic = calibrate("f", probes, index, ("en",) * n + ("tr",) * n)
+    assert generic.home == "en" and [name for name, _, _ in generic.levels] == ["en", "tr"]
+    question = np.array([0.45, 0.63, 0.63], dtype=np.float32)  # Turkish, nearer the notes
+    z, lifted = measure(0.45, question, generic)
+    pooled = (0.45 - float(np.mean(np.sort(probes @ question)[-3:])) - generic.mean) / generic.std
+    assert lifted and z > pooled and specificity(0.45, question, generic) == z
+    chatter = english[0].astype(np.float32) / np.linalg.norm(english[0])
+    assert measure(0.5, chatter, generic)[1] is False  # the index's own language: pooled only
+    assert calibrate("f", probes, index).levels == ()  # without languages: pooled levels
+
+
+def test_a_prompt_lifted_by_its_own_languages_levels_gets_one_section_at_most(
+    indexed: Briefd,
+) -> None:
+    assert ranked(indexed, 4.0, lifted=True).confidence == "weak"
+    assert ranked(indexed, 2.0, lifted=True).confidence == "weak"
+
+
+def ranked(api: Briefd, z: float | None, lifted: bool = False) -> engine.RecallResult:
     """The engine with the BM25 ranking of RELEVANT handed in as the hybrid one, at ``z``."""
 
     def search(prompt: str, scopes: tuple[str, ...], top_k: int, related: int) -> Ranking:
         with api.store.read() as conn:
             found = lexical(conn, prompt, scopes, api.settings, related)
-        return Ranking(found.ranked, "kept", specificity=z, related=found.related)
+        return Ranking(found.ranked, "kept", specificity=z, related=found.related, lifted=lifted)
 
     return engine.answer(api.store, RecallRequest(RELEVANT), api.settings, search)
 

@@ -32,6 +32,7 @@ is recomputed when the gate's calibration is, after every index change) and is k
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import statistics
 import time
@@ -48,9 +49,12 @@ from briefd.recall.generic import GENERIC_PROMPTS, VERSION
 from briefd.recall.ranking import Ranking
 from briefd.retrieval.gate import NEAREST
 from briefd.retrieval.semantic import SemanticIndex
+from briefd.store import documents as docs_table
 from briefd.store.db import Store
 
 Vectors = npt.NDArray[np.float32]
+LEVELS = "generic-levels:"  # index_meta key prefix: the per-language levels, as JSON
+MIN_PER_LANGUAGE = 20  # probes a language needs for levels of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +67,31 @@ class GenericCalibration:
     std: float
     maximum: float = 0.0
     probes: str = ""  # digest of the probe texts the vectors embed (reused while it matches)
+    # per probe language: (language, mean, std) of its probes' margins; ``home``: the language
+    # whose probes reach this index best (its own); ``languages``: each probe's language
+    levels: tuple[tuple[str, float, float], ...] = ()
+    home: str | None = None
+    languages: tuple[str, ...] = ()
+
+    def language_of(self, query: Vectors) -> str | None:
+        """The probe language the prompt is closest to on average (None without levels)."""
+        if not self.levels or len(self.languages) != len(self.vectors):
+            return None
+        similarity = self.vectors @ query
+        names = np.asarray(self.languages)
+        means = {name: float(similarity[names == name].mean()) for name, _, _ in self.levels}
+        return max(means, key=means.__getitem__)
 
 
-def recall_ranking(result: SearchResult, specificity: float | None) -> Ranking:
-    """A hybrid search's hits as a recall ranking: direct hits, then the related ones."""
+def recall_ranking(
+    result: SearchResult, specificity: tuple[float | None, bool] | float | None
+) -> Ranking:
+    """A hybrid search's hits as a recall ranking: direct hits, then the related ones.
+    ``specificity``: the prompt's z and whether only its own language's levels lift it."""
+    z, lifted = specificity if isinstance(specificity, tuple) else (specificity, False)
     direct = [(h.chunk_id, h.score) for h in result.hits if h.related_to is None]
     related = [(h.chunk_id, h.related_to) for h in result.hits if h.related_to is not None]
-    return Ranking(direct, result.gate, specificity=specificity, related=related)
+    return Ranking(direct, result.gate, specificity=z, related=related, lifted=lifted)
 
 
 def nearest(cosines: Vectors, others: int | None = None) -> Vectors:
@@ -89,14 +111,58 @@ def leave_one_out(probes: Vectors, matrix: Vectors) -> list[float]:
 
 
 def specificity(best: float, query: Vectors, generic: GenericCalibration) -> float:
+    """The prompt's margin in units of the generic probes' margins (see :func:`measure`)."""
+    return measure(best, query, generic)[0]
+
+
+def measure(best: float, query: Vectors, generic: GenericCalibration) -> tuple[float, bool]:
+    """The prompt's z, and whether only its own language's levels lift it that high. A prompt
+    in another language than the index's is also measured against the generic prompts of its
+    own language, which pay the same cross-lingual gap: a Turkish question about English notes
+    is not generic for reaching them less well than English chatter does. The higher z
+    counts; the recall engine gives a lifted prompt one short section at most (the weak tier),
+    its evidence being the model's cross-lingual reach alone."""
     margin = best - float(nearest(generic.vectors @ query))
-    return (margin - generic.mean) / max(generic.std, 1e-6)
+    z = (margin - generic.mean) / max(generic.std, 1e-6)
+    language = generic.language_of(query)
+    for name, mean, std in generic.levels:
+        if name == language and name != generic.home:
+            own = (margin - mean) / max(std, 1e-6)
+            return (own, True) if own > z else (z, False)
+    return z, False
 
 
-def calibrate(fingerprint: str, probes: Vectors, matrix: Vectors) -> GenericCalibration:
+def calibrate(
+    fingerprint: str, probes: Vectors, matrix: Vectors, languages: tuple[str, ...] = ()
+) -> GenericCalibration:
+    """``languages``: each probe's language (none: pooled levels only)."""
     margins = leave_one_out(probes, matrix)
     mean, std = statistics.fmean(margins), statistics.pstdev(margins)
-    return GenericCalibration(fingerprint, probes, mean, std, max(margins))
+    levels, home = _by_language(margins, (probes @ matrix.T).max(axis=1), languages)
+    return GenericCalibration(
+        fingerprint, probes, mean, std, max(margins), "", levels, home, languages
+    )
+
+
+def _by_language(
+    margins: list[float], best: Vectors, languages: tuple[str, ...]
+) -> tuple[tuple[tuple[str, float, float], ...], str | None]:
+    """Per language with ``MIN_PER_LANGUAGE`` probes: the mean and spread of its margins; and
+    the language whose probes come closest to the index (the index's own)."""
+    if len(languages) != len(margins):
+        return (), None
+    names = np.asarray(languages)
+    found = [n for n in sorted(set(languages)) if int((names == n).sum()) >= MIN_PER_LANGUAGE]
+    levels = tuple(
+        (
+            n,
+            statistics.fmean(np.asarray(margins)[names == n]),
+            statistics.pstdev(np.asarray(margins)[names == n]),
+        )
+        for n in found
+    )
+    home = max(found, key=lambda n: float(best[names == n].mean()), default=None)
+    return levels, home
 
 
 class Specificity:
@@ -108,16 +174,17 @@ class Specificity:
 
     def z(
         self, store: Store, semantic: SemanticIndex | None, prompt: str, scopes: Sequence[str]
-    ) -> float | None:
-        """The prompt's specificity z, or None without vectors or a gate calibration."""
+    ) -> tuple[float | None, bool]:
+        """The prompt's specificity z (None without vectors or a gate calibration), and whether
+        only its own language's levels lift it (:func:`measure`)."""
         generic = self.calibration(store, semantic)
         if semantic is None or generic is None:
-            return None
+            return None, False
         with store.read() as conn:
             index = semantic.index(conn)
         query = semantic.query_vector(prompt)
         found = index.top(query, scopes, 1)
-        return specificity(found[0][1], query, generic) if found else None
+        return measure(found[0][1], query, generic) if found else (None, False)
 
     def calibration(
         self, store: Store, semantic: SemanticIndex | None
@@ -144,9 +211,15 @@ class Specificity:
             probes = stored.vectors  # the same probes, the same model: no need to load it (O4)
         else:
             probes = semantic.embedder.embed_batch(texts, "query")
-        self._generic = replace(calibrate(fingerprint, probes, index.matrix), probes=digest)
+        fitted = calibrate(fingerprint, probes, index.matrix, probe_languages())
+        self._generic = replace(fitted, probes=digest)
         _save(store, key, self._generic)
         return self._generic
+
+
+def probe_languages() -> tuple[str, ...]:
+    """The language of each generic probe, in the order their vectors are stored."""
+    return tuple(language for language, group in GENERIC_PROMPTS.items() for _ in group)
 
 
 def probe_digest(texts: Sequence[str]) -> str:
@@ -165,7 +238,14 @@ def _load(conn: sqlite3.Connection, key: str) -> GenericCalibration | None:
         return None
     vectors = np.frombuffer(row[5], dtype="<f4").astype(np.float32).reshape(row[1], -1)
     probes = str(row[6] or "")
-    return GenericCalibration(row[0], vectors, float(row[2]), float(row[3]), float(row[4]), probes)
+    found = GenericCalibration(row[0], vectors, float(row[2]), float(row[3]), float(row[4]), probes)
+    extra = docs_table.meta(conn, LEVELS + key)
+    data = json.loads(extra) if extra else {}
+    languages = probe_languages()
+    if data.get("fingerprint") != row[0] or len(languages) != len(vectors):
+        return found
+    levels = tuple((str(n), float(m), float(s)) for n, m, s in data.get("levels", []))
+    return replace(found, levels=levels, home=data.get("home"), languages=languages)
 
 
 def _save(store: Store, key: str, generic: GenericCalibration) -> None:
@@ -188,5 +268,11 @@ def _save(store: Store, key: str, generic: GenericCalibration) -> None:
                     np.asarray(generic.vectors, dtype="<f4").tobytes(),
                 ),
             )
+            levels = {
+                "fingerprint": generic.fingerprint,
+                "home": generic.home,
+                "levels": [list(level) for level in generic.levels],
+            }
+            docs_table.set_meta(conn, LEVELS + key, json.dumps(levels))
     except (StoreError, sqlite3.Error):
         return

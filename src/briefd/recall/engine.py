@@ -148,6 +148,8 @@ def answer(
         )
     found = _rank(store, prompt, scopes, request.top_k or config.top_k, settings, hybrid)
     confidence = tier(found.specificity, config.weak_z, config.strong_z) if found.ranked else "none"
+    if confidence == "strong" and found.lifted:
+        confidence = "weak"  # specific only against its own language's chatter: one section
     direct, related, budget = _plan(found, confidence, request, config)
     with store.read() as conn:
         sections = _hydrate(conn, direct) + _linked(conn, related, {c for c, _ in direct})

@@ -11,7 +11,7 @@ the eval measures with (``eval/recall-noise.yaml``; a test keeps the two disjoin
 
 from __future__ import annotations
 
-VERSION = "2"  # bump when the prompts or the margin change: stored calibrations are recomputed
+VERSION = "3"  # bump when the prompts or the margin change: stored calibrations are recomputed
 
 GENERIC_PROMPTS: dict[str, tuple[str, ...]] = {
     "en": (

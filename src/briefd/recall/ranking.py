@@ -29,6 +29,7 @@ class Ranking:
     reason: str = ""
     specificity: float | None = None
     related: list[tuple[str, str]] = field(default_factory=list)
+    lifted: bool = False  # only the prompt's own language's levels make it specific: weak at most
 
 
 # (prompt, scopes, top_k, related) -> the hybrid search's ranking
