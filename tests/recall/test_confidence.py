@@ -13,16 +13,11 @@ import yaml
 from briefd.api import Briefd
 from briefd.recall import engine
 from briefd.recall.block import RELATED_NOTE, TRUNCATED, knowledge_block
-from briefd.recall.confidence import (
-    MIN_PER_LANGUAGE,
-    calibrate,
-    leave_one_out,
-    measure,
-    specificity,
-)
+from briefd.recall.confidence import calibrate, leave_one_out, measure, specificity
 from briefd.recall.engine import RecallRequest
 from briefd.recall.generic import GENERIC_PROMPTS
 from briefd.recall.ranking import Ranking, lexical, tier
+from briefd.retrieval.gate import MIN_PER_LANGUAGE
 from briefd.tokens import count_tokens
 from tests.conftest import REPO
 from tests.recall.conftest import RELEVANT

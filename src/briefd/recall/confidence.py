@@ -47,14 +47,13 @@ from briefd.errors import StoreError
 from briefd.model import SearchResult
 from briefd.recall.generic import GENERIC_PROMPTS, VERSION
 from briefd.recall.ranking import Ranking
-from briefd.retrieval.gate import NEAREST
+from briefd.retrieval.gate import MIN_PER_LANGUAGE, NEAREST, closest_language
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.store import documents as docs_table
 from briefd.store.db import Store
 
 Vectors = npt.NDArray[np.float32]
 LEVELS = "generic-levels:"  # index_meta key prefix: the per-language levels, as JSON
-MIN_PER_LANGUAGE = 20  # probes a language needs for levels of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,21 +73,15 @@ class GenericCalibration:
     languages: tuple[str, ...] = ()
 
     def language_of(self, query: Vectors) -> str | None:
-        """The probe language the prompt is closest to on average (None without levels)."""
-        if not self.levels or len(self.languages) != len(self.vectors):
-            return None
-        similarity = self.vectors @ query
-        names = np.asarray(self.languages)
-        means = {name: float(similarity[names == name].mean()) for name, _, _ in self.levels}
-        return max(means, key=means.__getitem__)
+        """The probe language the prompt is closest to (None without per-language levels)."""
+        names = tuple(name for name, _, _ in self.levels)
+        return closest_language(self.vectors, self.languages, names, query)
 
 
-def recall_ranking(
-    result: SearchResult, specificity: tuple[float | None, bool] | float | None
-) -> Ranking:
+def recall_ranking(result: SearchResult, specificity: tuple[float | None, bool]) -> Ranking:
     """A hybrid search's hits as a recall ranking: direct hits, then the related ones.
     ``specificity``: the prompt's z and whether only its own language's levels lift it."""
-    z, lifted = specificity if isinstance(specificity, tuple) else (specificity, False)
+    z, lifted = specificity
     direct = [(h.chunk_id, h.score) for h in result.hits if h.related_to is None]
     related = [(h.chunk_id, h.related_to) for h in result.hits if h.related_to is not None]
     return Ranking(direct, result.gate, specificity=z, related=related, lifted=lifted)
@@ -151,15 +144,10 @@ def _by_language(
     the language whose probes come closest to the index (the index's own)."""
     if len(languages) != len(margins):
         return (), None
-    names = np.asarray(languages)
+    names, values = np.asarray(languages), np.asarray(margins)
     found = [n for n in sorted(set(languages)) if int((names == n).sum()) >= MIN_PER_LANGUAGE]
     levels = tuple(
-        (
-            n,
-            statistics.fmean(np.asarray(margins)[names == n]),
-            statistics.pstdev(np.asarray(margins)[names == n]),
-        )
-        for n in found
+        (n, float(values[names == n].mean()), float(values[names == n].std())) for n in found
     )
     home = max(found, key=lambda n: float(best[names == n].mean()), default=None)
     return levels, home

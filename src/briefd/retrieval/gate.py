@@ -71,14 +71,9 @@ class Calibration:
     probe_languages: tuple[str, ...] = ()  # the language of each active probe
 
     def language_of(self, query: Vectors) -> str | None:
-        """The probe language the query is closest to on average (its own: the model keeps
-        languages apart), None without per-language levels."""
-        if not self.languages or len(self.probe_languages) != len(self.probe_vectors):
-            return None
-        similarity = self.probe_vectors @ query
-        names = np.asarray(self.probe_languages)
-        means = {name: float(similarity[names == name].mean()) for name, _, _ in self.languages}
-        return max(means, key=means.__getitem__)
+        """The probe language the query is closest to (None without per-language levels)."""
+        names = tuple(name for name, _, _ in self.languages)
+        return closest_language(self.probe_vectors, self.probe_languages, names, query)
 
     def levels(self, language: str | None) -> tuple[float, float]:
         """(floor, threshold) for a query in ``language``: the pooled levels, or its
@@ -114,6 +109,20 @@ class Calibration:
             },
             "max_chance": MAX_CHANCE,
         }
+
+
+def closest_language(
+    vectors: Vectors, languages: tuple[str, ...], names: tuple[str, ...], query: Vectors
+) -> str | None:
+    """Of ``names``, the language whose probes (``vectors``, each in ``languages``) the query
+    is closest to on average — its own: the model keeps languages apart. None without names
+    or when the probes and their languages do not line up."""
+    if not names or len(languages) != len(vectors):
+        return None
+    similarity = vectors @ query
+    tags = np.asarray(languages)
+    means = {name: float(similarity[tags == name].mean()) for name in names}
+    return max(means, key=means.__getitem__)
 
 
 def nearest(similarities: npt.NDArray[np.float32]) -> float:
