@@ -281,6 +281,7 @@ def test_a_failed_daemon_is_tried_again_once_its_config_changes_or_it_is_stopped
     Path(files.socket).mkdir()  # fails again; this time `--stop` is what forgets it
     as_json(run_hook, RELEVANT, "s-5", **env)
     wait_for(lambda: log.read_text().count("stopped by an error") == 2)
+    wait_for(lambda: not daemons(tmp_path))  # its failure is on record once it is gone
     Path(files.socket).rmdir()
     stopped = run_hook("--stop", env={**DAEMON, **env}).stdout
     assert "its failure is forgotten" in stopped

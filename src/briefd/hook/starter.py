@@ -172,12 +172,15 @@ def stop(files: DaemonFiles) -> str:
     else:
         return _await_exit(files)
     if not _locked(files):
-        forgot = forget_failure(files)
-        return f"no recall daemon runs for {files.index}" + (
-            " (its failure is forgotten: the next prompt starts one)" if forgot else ""
-        )
+        return f"no recall daemon runs for {files.index}" + _forgotten(files)
     _signal(files)
     return _await_exit(files)
+
+
+def _forgotten(files: DaemonFiles) -> str:
+    """Forget a recorded failure (the one a daemon may write as it dies) and say so."""
+    forgot = forget_failure(files)
+    return " (its failure is forgotten: the next prompt starts one)" if forgot else ""
 
 
 def _await_exit(files: DaemonFiles, seconds: float = 5.0) -> str:
@@ -186,7 +189,9 @@ def _await_exit(files: DaemonFiles, seconds: float = 5.0) -> str:
         time.sleep(0.05)
     if _locked(files):
         _signal(files, kill=True)
-    return f"stopped the recall daemon of {files.index}"
+        while _locked(files) and time.monotonic() < deadline + seconds:
+            time.sleep(0.05)
+    return f"stopped the recall daemon of {files.index}" + _forgotten(files)
 
 
 def _signal(files: DaemonFiles, kill: bool = False) -> None:
