@@ -16,6 +16,12 @@ import sys
 from typing import Any
 
 TELEMETRY_ENV = "ORT_DISABLE_TELEMETRY"
+# How long a worker thread spins for the next operator before it sleeps. Waking a sleeping
+# thread costs ~0.1 ms on a virtual CPU, once per parallel operator (~50 in a query); spinning
+# without a limit keeps a core busy ~40 ms after every run. Measured, e5-small query on 2
+# threads after another process ran: 12.7 ms asleep, 8.7 ms with a 100 µs spin (14.8 CPU-ms
+# per query against 13.1), 8.7 ms unlimited (41 CPU-ms).
+SPIN_US = 100
 
 
 def onnxruntime() -> Any:
@@ -25,6 +31,18 @@ def onnxruntime() -> Any:
 
     runtime.disable_telemetry_events()
     return runtime
+
+
+def session_options(threads: int) -> Any:
+    """Session options every briefd graph runs with: ``threads`` inside an operator (0: every
+    core), operators one after another, short spins, quiet logs."""
+    options = onnxruntime().SessionOptions()
+    options.intra_op_num_threads = max(threads, 0)
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    options.add_session_config_entry("session.intra_op.spin_duration_us", str(SPIN_US))
+    return options
 
 
 def give_back_memory() -> None:
