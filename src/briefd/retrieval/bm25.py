@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from briefd.retrieval.lexical import PREFIX, FieldWeights, is_prefix
 from briefd.store import postings
-from briefd.store.db import data_version
+from briefd.store.db import content_version
 
 K1, B = 1.2, 0.75  # FTS5's constants
 TOKEN_CACHE = 50_000
@@ -174,7 +174,7 @@ class PostingsIndex:
 
 class Lexicon:
     """The postings side of lexical search for one store, reloaded when another process
-    commits (``PRAGMA data_version``) or this one re-indexes."""
+    changes the index's content (:func:`content_version`) or this one re-indexes."""
 
     def __init__(self) -> None:
         self.tokenizer = Tokenizer()
@@ -186,7 +186,7 @@ class Lexicon:
 
     def index(self, conn: sqlite3.Connection) -> PostingsIndex | None:
         """None when the postings do not cover the chunks (FTS5 answers instead)."""
-        version = data_version(conn)
+        version = content_version(conn)
         if version != self._version:
             coverage = postings.load_coverage(conn)
             total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]

@@ -1,8 +1,8 @@
 """Semantic retrieval (R2): the query embedding and the loaded vector index of one store.
 
-The vector matrix is loaded once and kept until another process commits to the database
-(``PRAGMA data_version``) or this process re-indexes; query embeddings are memoised, so the
-same query costs one model call, and bounded: only a query's first window is embedded.
+The vector matrix is loaded once and kept until the index's content changes
+(:func:`briefd.store.db.content_version`); query embeddings are memoised, so the same query
+costs one model call, and bounded: only a query's first window is embedded.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy.typing as npt
 from briefd.embeddings.base import Embedder
 from briefd.retrieval import calibration
 from briefd.retrieval.gate import Calibration
-from briefd.store.db import data_version
+from briefd.store.db import content_version
 from briefd.vectors import store as vector_store
 from briefd.vectors.index import VectorIndex
 
@@ -42,7 +42,7 @@ class SemanticIndex:
         self._index = None
 
     def index(self, conn: sqlite3.Connection) -> VectorIndex:
-        version = data_version(conn)
+        version = content_version(conn)
         if self._index is None or version != self._version:
             rowids, scopes, matrix = vector_store.load_quantized(conn, self.embedder.model_id)
             self._index = VectorIndex.build(

@@ -13,7 +13,7 @@ from collections import defaultdict
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from briefd.store.db import data_version
+from briefd.store.db import content_version
 from briefd.store.vocabulary import normal_word
 
 MIN_LENGTH = 4
@@ -40,7 +40,7 @@ class Speller:
         self._pools: dict[tuple[int, int], list[str]] = {}
 
     def _load(self, conn: sqlite3.Connection) -> None:
-        version = data_version(conn)
+        version = content_version(conn)
         if self._version == version and self._frequency:
             return
         by_length: dict[int, list[str]] = defaultdict(list)

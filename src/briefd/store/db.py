@@ -27,8 +27,8 @@ Write = Callable[[sqlite3.Connection], None]
 
 
 class Connection(sqlite3.Connection):
-    """sqlite3's connection, numbered: caches that follow ``PRAGMA data_version`` tell a
-    reopened file (a new connection) apart with :func:`data_version`."""
+    """sqlite3's connection, numbered: caches that follow the index's content tell a reopened
+    file (a new connection) apart with :func:`content_version`."""
 
     opened = 0
 
@@ -38,9 +38,12 @@ class Connection(sqlite3.Connection):
         self.number = Connection.opened
 
 
-def data_version(conn: sqlite3.Connection) -> tuple[int, int]:
-    """Changes when another connection commits, and when the store has reopened its file."""
-    return getattr(conn, "number", 0), int(conn.execute("PRAGMA data_version").fetchone()[0])
+def content_version(conn: sqlite3.Connection) -> tuple[int, int]:
+    """What the search caches follow: changes when the index's content changes (any
+    connection's commit to a table in ``migrations.CONTENT_TABLES``), and when the store has
+    reopened its file — not when a session is remembered or a query logged."""
+    row = conn.execute("SELECT n FROM content_version").fetchone()
+    return getattr(conn, "number", 0), int(row[0])
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,37 @@ _FTS_COLUMNS = (
 )
 
 
+# What the search caches read (postings, vectors, vocabulary, calibration, meta): a change to
+# any of them moves ``content_version``, and only those do. A session remembered or a query
+# logged by another process no longer makes every cache in a server reload (PRAGMA
+# data_version moves on any commit: measured, a hook's in-process answer next to a warm daemon
+# cost the daemon's next recall +19 ms — vectors, postings and spelling read again).
+CONTENT_TABLES = (
+    "documents",
+    "chunks",
+    "links",
+    "chunk_vectors",
+    "vocabulary",
+    "calibration",
+    "postings",
+    "postings_state",
+    "index_meta",
+)
+
+
+def _content_version_sql() -> str:
+    triggers = "\n".join(
+        f"CREATE TRIGGER {table}_{event.lower()}_moves_content AFTER {event} ON {table} "
+        "BEGIN UPDATE content_version SET n = n + 1; END;"
+        for table in CONTENT_TABLES
+        for event in ("INSERT", "UPDATE", "DELETE")
+    )
+    return (
+        "CREATE TABLE content_version (n INTEGER NOT NULL);\n"
+        "INSERT INTO content_version (n) VALUES (0);\n" + triggers
+    )
+
+
 def _hash_logged_queries(conn: sqlite3.Connection) -> None:
     from briefd.store import queryhash
 
@@ -435,6 +466,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
         after=_hash_logged_queries,
     ),
+    Migration(17, "m017_content_version", _content_version_sql()),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].number

@@ -117,7 +117,7 @@ class SyncSteps:
 def run_sync(steps: SyncSteps) -> SyncReport:
     """One sync of the configured source (see the module docstring). ``steps.reindex`` works
     on a connection of its own, so callers need no lock around it; readers see the new index
-    when it commits (their caches follow ``PRAGMA data_version``)."""
+    when it commits (their caches follow the index's content version)."""
     settings = steps.settings
     started, clock = _now(), time.perf_counter()
     previous = steps.load()
