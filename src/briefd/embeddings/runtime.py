@@ -16,12 +16,15 @@ import sys
 from typing import Any
 
 TELEMETRY_ENV = "ORT_DISABLE_TELEMETRY"
-# How long a worker thread spins for the next operator before it sleeps. Waking a sleeping
-# thread costs ~0.1 ms on a virtual CPU, once per parallel operator (~50 in a query); spinning
-# without a limit keeps a core busy ~40 ms after every run. Measured, e5-small query on 2
-# threads after another process ran: 12.7 ms asleep, 8.7 ms with a 100 µs spin (14.8 CPU-ms
-# per query against 13.1), 8.7 ms unlimited (41 CPU-ms).
-SPIN_US = 100
+# How long an idle worker thread spins for the next operator before it sleeps. Waking a
+# sleeping thread costs ~0.1 ms on a virtual CPU, once per parallel operator (~50 in a query);
+# spinning much longer than the short single-threaded operators in between takes the core
+# from the lexical search running beside the model, and an unlimited spin (onnxruntime's
+# default) keeps a core busy ~40 ms after every run. Measured on 2 cores, hybrid search at 50K
+# chunks (p50 / p95 ms): asleep 9.9-10.5 / 13.1-13.9, 10-40 µs 8.8-9.2 / 11.9-12.5, 100 µs
+# 10.5-10.9 / 17.3-17.5; one query alone after another process ran: 11.8 asleep, 8.4-8.9
+# spinning 20-50 µs, for ~2 CPU-ms more per query.
+SPIN_US = 40
 
 
 def onnxruntime() -> Any:
