@@ -18,7 +18,11 @@ from tests.conftest import EXAMPLE, WriteFiles
 
 # a typo: the speller loads its vocabulary too
 QUERY = SearchRequest("chargebak evidence deadline", mode="hybrid", scopes=("all",))
-LOADS = ("v.embedding", "FROM postings_state", "SELECT term, chunks FROM vocabulary")  # vectors, postings, spelling
+LOADS = (
+    "v.embedding",
+    "FROM postings_state",
+    "SELECT term, chunks FROM vocabulary",
+)  # vectors, postings, spelling
 
 
 def traced_search(api: Briefd) -> list[str]:
@@ -57,7 +61,9 @@ def test_caches_outlive_other_processes_logs_and_sessions_and_follow_content(
                     "INSERT INTO usage_events (bundle_id, useful, created_at) VALUES ('b', 1, 'now')"
                 )
             assert loaded(traced_search(reader)) == set()
-            write_files({"domain/quokka.md": "# Quokka chargebacks\n\nEvidence is due in 7 days.\n"})
+            write_files(
+                {"domain/quokka.md": "# Quokka chargebacks\n\nEvidence is due in 7 days.\n"}
+            )
             writer.index()
             assert loaded(traced_search(reader)) == set(LOADS)
             other.close()
