@@ -308,7 +308,8 @@ def rows(results: dict[str, Any], first: dict[str, Any] | None) -> list[tuple[st
         if "daemon_recall" in r:  # where the daemon's wall time goes: its own recall, the rest
             own = r["daemon_recall"]
             rest = f"hook process, socket and spawn: {r['p50'] - own['p50']:.1f} ms"
-            value = f"median {own['p50']} ms · p95 {own['p95']} ms (daemon log) · {rest}"
+            cpu = f" · its CPU {own['cpu_ms']} ms per prompt" if "cpu_ms" in own else ""
+            value = f"median {own['p50']} ms · p95 {own['p95']} ms (daemon log){cpu} · {rest}"
             out.append(("  of which the daemon's own recall", value, "", ""))
     return out + (_first_rows(first) if first else [])
 
@@ -368,9 +369,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             await_daemon(daemon)
         for url in urls.values():
             spawn([*HOOK, "--server", url, "warm up"], b"", dict(os.environ))
+        pid = daemon_state(daemon).get("pid") if daemon is not None else None
+        cpu_before = process_cpu_s(pid) if pid else 0.0
         results = measure(texts, args.rounds, urls, db, daemon)
         if daemon is not None:
             own = daemon_recall_ms(daemon, len(texts) * args.rounds)
+            if own and pid:  # its CPU over the run, idle spins included, per prompt it answered
+                used = process_cpu_s(pid) - cpu_before
+                own["cpu_ms"] = round(used * 1000 / (len(texts) * args.rounds), 1)
             if own:
                 results["daemon warm, hybrid"]["daemon_recall"] = own
             rss = idle_rss_mb(daemon)
