@@ -1,6 +1,6 @@
 """The search caches (vectors, postings, spelling) follow the index's content, not every commit:
-another process remembering a session or logging a query leaves them loaded, a change to the
-content has them read again."""
+another process remembering a session, logging a query or re-indexing with nothing to do leaves
+them loaded, a change to the content has them read again."""
 
 from __future__ import annotations
 
@@ -60,6 +60,8 @@ def test_caches_outlive_other_processes_logs_and_sessions_and_follow_content(
                 other.execute(
                     "INSERT INTO usage_events (bundle_id, useful, created_at) VALUES ('b', 1, 'now')"
                 )
+            assert loaded(traced_search(reader)) == set()
+            writer.index()  # a run with nothing to do (cron, a sync that found no change)
             assert loaded(traced_search(reader)) == set()
             write_files(
                 {"domain/quokka.md": "# Quokka chargebacks\n\nEvidence is due in 7 days.\n"}

@@ -25,9 +25,11 @@ def meta(conn: sqlite3.Connection, key: str) -> str | None:
 
 
 def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    """Set ``key``; writing the value it already has changes nothing (and so does not move
+    the content version the search caches follow)."""
     conn.execute(
         "INSERT INTO index_meta (key, value) VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value WHERE value IS NOT excluded.value",
         (key, value),
     )
 
