@@ -14,6 +14,8 @@ from briefd.embeddings.fake import FakeEmbedder
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from briefd.store.db import Store, content_version
+from briefd.store.documents import set_meta
+from briefd.store.migrations import CONTENT_TABLES
 from tests.conftest import EXAMPLE, WriteFiles
 
 # a typo: the speller loads its vocabulary too
@@ -73,17 +75,32 @@ def test_caches_outlive_other_processes_logs_and_sessions_and_follow_content(
 
 def test_every_content_table_moves_the_version_and_state_tables_do_not(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "index.db", create=True)
-    before = content_version(store.conn)
+    triggers = {
+        (row[0], row[1])
+        for row in store.conn.execute(
+            "SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger' "
+            "AND name LIKE '%_moves_content'"
+        )
+    }
+    expected = {
+        (table, f"{table}_{event}_moves_content")
+        for table in CONTENT_TABLES
+        for event in ("insert", "update", "delete")
+    }
+    assert triggers == expected
+    before = content_version(store.conn)[1]
     with store.write() as conn:
-        conn.execute("INSERT INTO index_meta (key, value) VALUES ('k', 'v')")
-    moved = content_version(store.conn)
+        set_meta(conn, "k", "v")
+    moved = content_version(store.conn)[1]
     with store.write() as conn:
+        set_meta(conn, "k", "v")  # the value it already has: nothing changes
         conn.execute(
             "INSERT INTO recall_injections (session_id, chunk_id, content_hash, injected_at) "
             "VALUES ('s', 'c', 'h', 0)"
         )
+    unmoved = content_version(store.conn)[1]
+    with store.write() as conn:
         conn.execute("DELETE FROM index_meta WHERE key = 'k'")
-    after = content_version(store.conn)
+    after = content_version(store.conn)[1]
     store.close()
-    assert before[1] < moved[1] < after[1] and moved[1] - before[1] == 1
-    assert after[1] - moved[1] == 1  # the delete counts, the session does not
+    assert (moved - before, unmoved - moved, after - unmoved) == (1, 0, 1)
