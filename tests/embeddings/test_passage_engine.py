@@ -127,3 +127,15 @@ def test_asking_for_openvino_without_it_says_what_to_install(
     assert passage_runtime(E5_SMALL_ONNX, "auto") is None  # auto: onnxruntime, said in the id
     with pytest.raises(EmbeddingError, match=r"pip install openvino==2026\.4\.1"):
         passage_runtime(E5_SMALL_ONNX, "openvino")
+
+
+def test_released_the_engine_comes_back_with_the_same_bits(model_dir: Path) -> None:
+    embedder = create_embedder(settings_for(model_dir))
+    assert isinstance(embedder, E5OnnxEmbedder)
+    before = embedder.embed_batch(PASSAGES[:2], "passage")
+    assert embedder._vino is not None
+    embedder.release()
+    assert embedder._vino is None
+    assert embedder.embed_batch([EN_QUERY], "query").shape == (1, 384)
+    assert embedder._vino is None  # a query does not take it back
+    assert np.array_equal(embedder.embed_batch(PASSAGES[:2], "passage"), before)

@@ -55,9 +55,26 @@ def real(settings: Settings, write_files: WriteFiles) -> Briefd:
     enabled = replace(settings, embeddings=replace(settings.embeddings, enabled=True))
     api = Briefd(enabled)
     report = api.index()
-    assert report.embedding_model == "multilingual-e5-small-onnx@onnxruntime-1.32.0-e5q4-int8"
+    assert report.embedding_model == (
+        "multilingual-e5-small-onnx@onnxruntime-1.32.0-e5q4-int8+passages-openvino-2026.4.1-f32"
+    )
     assert report.vectors_missing == 0
     return api
+
+
+@pytest.mark.slow
+def test_an_index_run_gives_back_the_passage_engine(real: Briefd, write_files: WriteFiles) -> None:
+    from briefd.embeddings.deferred import DeferredEmbedder
+
+    deferred = real.embedder
+    assert isinstance(deferred, DeferredEmbedder)
+    model = deferred.loaded
+    assert getattr(model, "_vino", "absent") is None  # released at the end of the run
+    write_files({"domain/chargebacks.md": "# Chargebacks\n\nEvidence is due in 7 days.\n"})
+    report = real.index()
+    assert report.vectors_missing == 0 and getattr(model, "_vino", "absent") is None
+    hits = real.search(SearchRequest("how long to send chargeback evidence", scopes=("all",)))
+    assert hits.hits[0].heading == "Chargebacks"
 
 
 @pytest.mark.slow

@@ -34,6 +34,11 @@ class Embedder(ABC):
     def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
         """Vectors for ``texts`` as an (n, dim) float32 array, each row L2-normalised."""
 
+    def release(self) -> None:  # noqa: B027 (most embedders hold nothing to give back)
+        """Give back what embedding passages took (an engine queries do not use), after an
+        index run: a long-running server keeps only what answers queries. The next passage
+        takes it again."""
+
 
 def normalise(vectors: npt.NDArray[np.floating]) -> Vectors:
     """Rows scaled to unit length (zero rows stay zero), as float32."""

@@ -64,3 +64,7 @@ class DeferredEmbedder(Embedder):
 
     def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
         return self.loaded.embed_batch(texts, kind)
+
+    def release(self) -> None:
+        if self._loaded is not None:
+            self._loaded.release()

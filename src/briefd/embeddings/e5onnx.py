@@ -166,6 +166,16 @@ class E5OnnxEmbedder(Embedder):
                 self._bulk = _session(self._graph, 1)
             return self._bulk
 
+    def release(self) -> None:
+        """Drop the passage engines (OpenVINO's compiled graph, the one-thread session): after an
+        index run in a server, ~60 MB of the ~120 MB they took (OpenVINO's library stays
+        mapped). The next passage compiles it again (~0.6 s)."""
+        if self._vino is None and self._bulk is None:
+            return
+        with self._bulk_lock:
+            self._vino = self._bulk = None
+        give_back_memory()
+
     def _openvino(self) -> OpenVinoEngine:
         """The passage engine, compiled on the first passage (~0.6 s)."""
         with self._bulk_lock:

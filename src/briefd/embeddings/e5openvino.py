@@ -48,6 +48,9 @@ class E5OpenVinoEmbedder(E5OnnxEmbedder):
         give_back_memory()
         return embedder
 
+    def release(self) -> None:
+        """Nothing to give back: the engine answers queries too."""
+
     def _run_all(
         self, jobs: list[tuple[int, Window]], kind: EmbeddingKind
     ) -> list[npt.NDArray[np.float32]]:

@@ -183,3 +183,6 @@ class CountingEmbedder(Embedder):
     def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
         self.metrics.inc(EMBEDDINGS, {"kind": kind})
         return self.inner.embed_batch(texts, kind)
+
+    def release(self) -> None:
+        self.inner.release()
