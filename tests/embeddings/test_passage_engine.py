@@ -139,3 +139,25 @@ def test_released_the_engine_comes_back_with_the_same_bits(model_dir: Path) -> N
     assert embedder.embed_batch([EN_QUERY], "query").shape == (1, 384)
     assert embedder._vino is None  # a query does not take it back
     assert np.array_equal(embedder.embed_batch(PASSAGES[:2], "passage"), before)
+
+
+def test_the_compiled_graph_comes_from_openvinos_cache_or_is_compiled(tmp_path: Path) -> None:
+    from briefd.embeddings.openvino_engine import CACHE_FOLDER, OpenVinoEngine
+
+    folder = tmp_path / "models"
+    first = create_embedder(settings_for(folder))
+    assert isinstance(first, E5OnnxEmbedder) and first._graph is not None
+    vectors = first.embed_batch(PASSAGES[:2], "passage")
+    cache = first._graph.parent / CACHE_FOLDER
+    blobs = sorted(p.name for p in cache.iterdir())
+    assert blobs  # written by the first compile
+    cached = OpenVinoEngine(first._graph, 2, "f32")  # from the cache this time
+    windows = [first.inputs(w) for w in first.windows(PASSAGES[0], "passage")]
+    assert np.array_equal(cached.mean(windows[0]), first._openvino().mean(windows[0]))
+    assert sorted(p.name for p in cache.iterdir()) == blobs  # nothing compiled again
+    for blob in cache.iterdir():
+        blob.unlink()
+    cache.rmdir()
+    cache.write_text("not a folder")  # no cache possible: compiled as before
+    again = create_embedder(settings_for(folder))
+    assert np.array_equal(again.embed_batch(PASSAGES[:2], "passage"), vectors)
