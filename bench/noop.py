@@ -7,9 +7,12 @@ The example knowledge (testdata/knowledge) is copied to .briefd/bench/noop/ and 
 the default model once (kept between bench runs: the vectors are keyed by text, so a later
 run embeds nothing). Then, alternating so load hits both alike: the no-change run as users
 start it (the ``briefd`` console script), the same run forced through the full command line
-(what every run cost before the no-change check), and ``python -c pass``. Then one edited
-file (the model must load: one section to embed) and one deleted file (nothing to embed: the
-model must not load). Prints one table and writes .briefd/bench/noop.json.
+(what every run cost before the no-change check), and ``python -c pass``. The folder is a git
+repository holding code beside the knowledge: a commit to that code moves HEAD and so misses
+the stamp, but the knowledge's history is what was indexed (the hashing path says so with two
+git calls). Then one edited file (the model must load: one section to embed) and one deleted
+file (nothing to embed: the model must not load). Prints one table and writes
+.briefd/bench/noop.json.
 """
 
 from __future__ import annotations
@@ -49,6 +52,11 @@ def run(command: list[str]) -> tuple[float, float, str]:
     return wall, rss_kb / 1024, done.stdout.decode()
 
 
+def _git(*args: str) -> None:
+    identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+    subprocess.run(["git", *identity, *args], cwd=HOME, check=True, capture_output=True)
+
+
 def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
 
@@ -61,7 +69,14 @@ def measure(runs: int) -> dict[str, Any]:
     HOME.mkdir(parents=True, exist_ok=True)
     source, db = HOME / "knowledge", HOME / "index.db"
     shutil.rmtree(source, ignore_errors=True)
+    shutil.rmtree(HOME / ".git", ignore_errors=True)
     shutil.copytree(EXAMPLE, source)
+    (HOME / ".gitignore").write_text("/*\n!/knowledge/\n!/src/\n!/.gitignore\n")
+    (HOME / "src").mkdir(exist_ok=True)
+    (HOME / "src" / "app.py").write_text("VERSION = 0\n")
+    _git("init", "--quiet", "--initial-branch=main")
+    _git("add", "-A")
+    _git("commit", "--quiet", "-m", "knowledge and code")
     first = run(index_command(db, source))
     log(f"  first run: {first[0]:.1f} s, {first[1]:.0f} MB")
     fast = index_command(db, source)
@@ -73,6 +88,11 @@ def measure(runs: int) -> dict[str, Any]:
             samples[name].append(run(command)[:2])
         if number < 3:  # the full command line costs seconds; three runs suffice
             samples["full"].append(run(full)[:2])
+    beside = []
+    for number in range(1, 4):  # a commit to the code: HEAD moves, the knowledge does not
+        (HOME / "src" / "app.py").write_text(f"VERSION = {number}\n")
+        _git("commit", "--quiet", "-am", f"code {number}")
+        beside.append(run(fast)[:2])
     page = source / "domain" / "refunds.md"
     page.write_text(page.read_text(encoding="utf-8") + "\n## Bench\n\nOne more section.\n")
     edited = run(fast)
@@ -84,6 +104,10 @@ def measure(runs: int) -> dict[str, Any]:
             "wall_ms": round(statistics.median(v[0] for v in values) * 1000, 1),
             "rss_mb": round(max(v[1] for v in values), 1),
         }
+    results["beside"] = {
+        "wall_ms": round(statistics.median(v[0] for v in beside) * 1000, 1),
+        "rss_mb": round(max(v[1] for v in beside), 1),
+    }
     results["edited"] = {"wall_ms": round(edited[0] * 1000), "rss_mb": round(edited[1], 1)}
     results["deleted"] = {"wall_ms": round(deleted[0] * 1000), "rss_mb": round(deleted[1], 1)}
     return results
@@ -115,6 +139,13 @@ def rows(results: dict[str, Any]) -> list[Row]:
         (
             "no change through the full command line",
             f"{full['wall_ms']:.0f} ms = {full['wall_ms'] / bare:.0f}x, {full['rss_mb']:.0f} MB",
+            "",
+            "",
+        ),
+        (
+            "a commit to the code beside the knowledge (HEAD moved)",
+            f"{results['beside']['wall_ms']:.0f} ms = {results['beside']['wall_ms'] / bare:.0f}x, "
+            f"{results['beside']['rss_mb']:.0f} MB",
             "",
             "",
         ),

@@ -39,7 +39,7 @@ from briefd.store import documents as docs_table
 from briefd.store import postings, sync_state
 from briefd.store.changes import Delta
 from briefd.store.db import Store
-from briefd.store.freshness import SOURCE_KEY
+from briefd.store.freshness import SOURCE_HEAD, SOURCE_KEY
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
@@ -104,6 +104,7 @@ def index_source(
         scopes = {f.path: f.scope for f in found.files if f.path in current}
         key = source_key(fingerprint, scopes, head, report.embedding_model, source)
         docs_table.set_meta(conn, SOURCE_KEY, key if complete else "")
+        docs_table.set_meta(conn, SOURCE_HEAD, head if complete else "")
     if embedder is not None and outcome.error is None:
         calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}")
     return report

@@ -399,3 +399,68 @@ def test_a_delete_is_indexed_without_the_command_line(
     report = json.loads(done.stdout)
     assert report["deleted"] == ["domain/retries.md"] and report["documents"] == 2
     assert check(settings) is not None  # indexed: nothing left to do
+
+
+@pytest.fixture
+def monorepo(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Settings, list[str], Path]:
+    """Knowledge in ``docs/`` of a repository that also holds code in ``src/``, indexed (with
+    ``docs/conventions/naming.md`` edited and not yet committed when it was), the stamp
+    written; with the argv of a ``briefd index`` for it."""
+    monkeypatch.chdir(tmp_path)
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    repo = tmp_path / "repo"
+    docs = repo / "docs"
+    for path, text in {**FILES, "../src/app.py": "print('v1')\n"}.items():
+        (docs / path).parent.mkdir(parents=True, exist_ok=True)
+        (docs / path).write_text(text)
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "--quiet", "-m", "knowledge and code")
+    (docs / "conventions/naming.md").write_text("# Naming\n\nServices are named by domain.\n")
+    ours = with_overrides(settings, {"source": str(docs)})
+    with Briefd(ours, embedder=None) as api:
+        api.index()
+    argv = ["--db", str(ours.db), "index", "--source", str(docs)]
+    stamped(ours, argv)
+    return ours, argv, repo
+
+
+def test_a_commit_to_the_code_beside_the_knowledge_needs_no_full_run(
+    monorepo: tuple[Settings, list[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings, argv, repo = monorepo
+    with Briefd(settings, embedder=None) as api, api.store.read() as conn:
+        key = conn.execute("SELECT value FROM index_meta WHERE key = 'source-key'").fetchone()[0]
+    (repo / "src/app.py").write_text("print('v2')\n")
+    git(repo, "add", "src/app.py")
+    git(repo, "commit", "--quiet", "-m", "code only")
+    git(repo, "commit", "--quiet", "--allow-empty", "-m", "and an empty one")
+    assert stamp.answer(argv, ENV) is None  # the stamp saw HEAD move
+    found = check(settings)
+    assert isinstance(found, Unchanged) and found.key == key  # the index is this state's
+    assert found.report.documents == 3 and found.report.changed == ()
+    stamped(settings, argv)
+    assert stamp.answer(argv, ENV) is not None  # and the next run answers from the stamp
+    assert "3 unchanged" in fast_output(argv, capsys)
+    with Briefd(settings, embedder=None) as api:
+        full = api.index()  # what the full command would have done: nothing
+    assert full.changed == () and full.added == () and full.deleted == ()
+
+
+def test_a_commit_that_touches_the_knowledge_still_takes_the_full_run(
+    monorepo: tuple[Settings, list[str], Path],
+) -> None:
+    settings, _, repo = monorepo
+    git(repo, "commit", "--quiet", "-am", "the naming edit, committed")  # no file changes
+    assert check(settings) is None  # its history did: naming.md now has a last commit
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+    assert isinstance(check(settings), Unchanged)
+    first = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    git(repo, "checkout", "--quiet", "-b", "elsewhere", first)
+    git(repo, "checkout", "--quiet", "main", "--", "docs")  # the same files, other history
+    git(repo, "commit", "--quiet", "-m", "docs as on main")
+    assert check(settings) is None  # not a descendant of the indexed commit

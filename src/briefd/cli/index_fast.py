@@ -2,7 +2,9 @@
 
 Teams run ``briefd index`` from git hooks, cron and CI. When the files, their scopes, the git
 commit, the chunker and the embedding model are what the last complete run indexed (one
-source key, :mod:`briefd.sources.state`), and no upkeep is due, the answer is the last run's
+source key, :mod:`briefd.sources.state`; or only the git commit moved, with no commit since the
+indexed one touching the source folder: a commit to the code beside the knowledge, as a
+post-commit hook sees most of them), and no upkeep is due, the answer is the last run's
 report with nothing changed — without typer, rich, the parser, numpy or the model — and the
 stamp (:mod:`briefd.cli.stamp_write`) that lets the next such run answer before even settings
 load. When the run would only remove documents (deleted, or renamed to content the index
@@ -68,6 +70,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
         parse_signature,
         read_state,
         source_key,
+        untouched_between,
     )
     from briefd.store import freshness, sync_state
     from briefd.store.migrations import SCHEMA_VERSION
@@ -88,8 +91,14 @@ def check(settings: Settings) -> Unchanged | Removals | None:
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             return None
         conn.row_factory = sqlite3.Row
-        if freshness.stored_key(conn) != key:
-            return _removals(conn, state.hashes, parse_signature(settings))
+        stored = freshness.stored_key(conn)
+        if stored != key:
+            old = freshness.stored_head(conn)
+            if not stored or source_key(fingerprint, state.scopes, old, model, root) != stored:
+                return _removals(conn, state.hashes, parse_signature(settings))
+            if not untouched_between(root, old, head, settings.sync.git_timeout):
+                return None  # only the commit moved, and it moved the knowledge's history
+            key = stored  # only the commit moved, elsewhere: the index is this state's
         if _upkeep_due(conn, settings, fingerprint):
             return None
         due = _upkeep_next(freshness.oldest_entries(conn), settings)

@@ -87,6 +87,20 @@ def head_commit(root: Path, timeout: float) -> str:
         return ""
 
 
+def untouched_between(root: Path, old: str, new: str, timeout: float) -> bool:
+    """Whether moving the checkout from commit ``old`` to ``new`` left every document's history
+    under ``root`` as it was: ``old`` is an ancestor of ``new`` and no commit after it touched
+    anything under ``root`` (a commit to the code beside the knowledge, an empty commit). Any
+    doubt (no git, another branch, a failure) says no."""
+    if not old or not new:
+        return False
+    try:
+        git.run(["merge-base", "--is-ancestor", old, new], root, timeout)
+        return git.run(["rev-list", "-1", f"{old}..{new}", "--", "."], root, timeout) == ""
+    except (BriefdError, OSError):
+        return False
+
+
 def source_key(
     fingerprint: str, scopes: Mapping[str, str], head: str, model: str | None, root: Path
 ) -> str:

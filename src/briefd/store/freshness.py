@@ -11,11 +11,18 @@ from __future__ import annotations
 import sqlite3
 
 SOURCE_KEY = "source-key"
+SOURCE_HEAD = "source-head"  # the git commit that key was taken at ('' outside git)
 
 
 def stored_key(conn: sqlite3.Connection) -> str:
     """The source key of the last complete index run ('' when there is none)."""
     row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (SOURCE_KEY,)).fetchone()
+    return str(row[0]) if row is not None and row[0] else ""
+
+
+def stored_head(conn: sqlite3.Connection) -> str:
+    """The git commit the last complete index run saw checked out ('' when unknown)."""
+    row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (SOURCE_HEAD,)).fetchone()
     return str(row[0]) if row is not None and row[0] else ""
 
 
