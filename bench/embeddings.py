@@ -1,6 +1,7 @@
 """Embedding speed and memory per local model, each in a fresh process.
 
     .venv/bin/python bench/embeddings.py [--models a,b] [--threads 2] [--passages 64]
+        [--passage-engine auto|openvino|onnxruntime]
 
 Per model: load time, RSS after load, query latency (one ~10-word query, median and best of
 30), passage throughput (``--passages`` texts of ~300 tokens in batches of 16, median of 3
@@ -50,12 +51,17 @@ def sized_passages(embedder: object, count: int, tokens: int = 300) -> list[str]
     return passages(count, words)
 
 
-def measure(model: str, threads: int, count: int) -> dict[str, object]:
+def measure(model: str, threads: int, count: int, engine: str = "auto") -> dict[str, object]:
     from briefd.embeddings.registry import create_embedder
     from briefd.settings import Settings, with_overrides
 
     settings = with_overrides(
-        Settings(), {"embeddings.model": model, "embeddings.threads": threads}
+        Settings(),
+        {
+            "embeddings.model": model,
+            "embeddings.threads": threads,
+            "embeddings.passage_engine": engine,
+        },
     )
     start = time.perf_counter()
     embedder = create_embedder(settings)
@@ -122,13 +128,15 @@ def main() -> None:
     parser.add_argument("--models", default="multilingual-e5-small,all-minilm-l6-v2")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--passages", type=int, default=64)
+    parser.add_argument("--passage-engine", default="auto")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.threads, args.passages)))
+        print(json.dumps(measure(args.one, args.threads, args.passages, args.passage_engine)))
         return
     for model in args.models.split(","):
         command = [sys.executable, __file__, "--one", model, "--threads", str(args.threads)]
+        command += ["--passage-engine", args.passage_engine]
         result = subprocess.run(
             [*command, "--passages", str(args.passages)],
             capture_output=True,
