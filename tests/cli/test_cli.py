@@ -231,3 +231,24 @@ def test_search_paths_lead_with_the_documents_that_govern_them(indexed: Path) ->
     assert led["hits"][0]["doc_path"] == "domain/currency-and-rounding.md"
     direct = [h for h in led["hits"] if h["related_to"] is None]
     assert len(direct) == 3 and led["hits"] != plain["hits"]
+
+
+def test_the_command_line_loads_neither_the_service_nor_the_mcp_sdk(indexed: Path) -> None:
+    """Every ``briefd`` command imports the command line; FastAPI and the MCP SDK cost ~1 s
+    and ~40 MB of that, so only ``serve`` (and the Atlassian and drift commands, for their
+    output models) load them."""
+    heavy = ("mcp", "mcp_types", "fastapi", "uvicorn", "briefd.service.app")
+    code = (
+        "import sys, json; from briefd.cli.main import run; sys.argv = ['briefd', *sys.argv[1:]]\n"
+        "try:\n    run()\nexcept SystemExit:\n    pass\n"
+        f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)"
+    )
+    args = ["search", "soft decline retries", "--json"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=indexed, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert json.loads(done.stdout)["hits"], done.stderr
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []

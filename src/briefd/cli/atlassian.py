@@ -13,7 +13,6 @@ from briefd.api import Briefd
 from briefd.atlassian import JiraQuery
 from briefd.cli.output import reported_errors
 from briefd.cli.search import split_scopes
-from briefd.service.atlassian import issue_out, issue_search_out, page_out, page_search_out
 
 jira_app = typer.Typer(
     help="Live Jira lookups (read-only): search issues, read one.",
@@ -57,6 +56,8 @@ def jira_search(
     """Search Jira issues, newest first, within jira.projects (JQL built by briefd)."""
     wanted = split_scopes(projects) or ()
     query = JiraQuery(text, wanted, status, issue_type, assignee, open_only, limit, max_tokens)
+    from briefd.service.atlassian import issue_search_out  # the MCP SDK (~0.5 s): only here
+
     with reported_errors(), Briefd(ctx.obj.settings()) as api:
         out = issue_search_out(api.atlassian.jira_search(query, None))
     _print(out, out.text, json_output)
@@ -72,6 +73,8 @@ def jira_issue(
 ) -> None:
     """Read one Jira issue as Markdown: metadata, related issues, linked pages, description,
     jira.fields, comments newest first."""
+    from briefd.service.atlassian import issue_out
+
     with reported_errors(), Briefd(ctx.obj.settings()) as api:
         out = issue_out(api.atlassian.jira_issue(key, comments, max_tokens, None))
     _print(out, out.markdown, json_output)
@@ -90,6 +93,8 @@ def confluence_search(
 ) -> None:
     """Search Confluence pages within confluence.spaces (CQL built by briefd)."""
     wanted = list(split_scopes(spaces) or ())
+    from briefd.service.atlassian import page_search_out
+
     with reported_errors(), Briefd(ctx.obj.settings()) as api:
         answer = api.atlassian.confluence_search(query, wanted, limit, max_tokens, None)
         out = page_search_out(answer)
@@ -104,6 +109,8 @@ def confluence_page(
     json_output: bool = JSON,
 ) -> None:
     """Read one Confluence page as Markdown."""
+    from briefd.service.atlassian import page_out
+
     with reported_errors(), Briefd(ctx.obj.settings()) as api:
         out = page_out(api.atlassian.confluence_page(page_id, max_tokens, None))
     _print(out, out.markdown, json_output)

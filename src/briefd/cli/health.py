@@ -7,7 +7,6 @@ import typer
 from rich.table import Table
 
 from briefd.cli.output import console, print_json, reported_errors
-from briefd.service.team_tools import drift_text
 from briefd.team.gaps import GapsReport, GapsRequest
 from briefd.team.usage import UsageReport
 
@@ -80,6 +79,8 @@ def drift_command(
 ) -> None:
     """Documents whose refs cover code changed after the document last changed: reads the
     code repositories' new commits (fetching git URLs) first, unless --no-refresh."""
+    from briefd.service.team_tools import drift_text  # the MCP types (~0.2 s): only here
+
     with reported_errors(), ctx.obj.api() as api:
         report = api.drift(refresh=not no_refresh)
     if json_output:
