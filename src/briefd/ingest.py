@@ -107,6 +107,7 @@ def index_source(
         docs_table.set_meta(conn, SOURCE_HEAD, head if complete else "")
     if embedder is not None and outcome.error is None:
         calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}")
+        embedder.release()  # the batch session the probes took, in a server
     return report
 
 

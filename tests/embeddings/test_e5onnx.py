@@ -162,6 +162,13 @@ def test_passages_side_by_side_give_the_bits_of_one_at_a_time(model_dir: Path) -
     assert two._bulk is not None
     alone = np.vstack([two.embed_batch([p], "passage") for p in passages[:3]])
     assert np.array_equal(batch[:3], alone)  # one window each: the two-thread session
+    two.release()
+    assert two._bulk is None
+    queries = [EN_QUERY, TR_QUERY, ODD, long_text()]
+    together = two.embed_batch(queries, "query")  # the gate's probes come as one batch
+    assert two._bulk is not None
+    one_by_one = np.vstack([two.embed_batch([q], "query") for q in queries])
+    assert np.array_equal(together, one_by_one)
 
 
 @pytest.mark.slow

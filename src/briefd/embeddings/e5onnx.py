@@ -147,11 +147,13 @@ class E5OnnxEmbedder(Embedder):
         self, jobs: list[tuple[int, Window]], kind: EmbeddingKind
     ) -> list[npt.NDArray[np.float32]]:
         """Each window's mean hidden state, in order: passages on OpenVINO one after another
-        (every thread inside a window), or on onnxruntime side by side."""
+        (every thread inside a window), or on onnxruntime side by side — a batch of queries
+        too (the gate's 159 probes: 0.73 s against 0.84-1.36 s one after another, the same
+        bits: a window runs alone either way, and the thread count changes no sum here)."""
         if kind == "passage" and self._passages is not None:
             vino = self._openvino()
             return [vino.mean(self.inputs(window)) for _, window in jobs]
-        bulk = self._bulk_session() if kind == "passage" and len(jobs) > 1 else None
+        bulk = self._bulk_session() if len(jobs) > 1 else None
         if bulk is None:
             return [self._run(window) for _, window in jobs]
         with ThreadPoolExecutor(self._threads, thread_name_prefix="briefd-embed") as pool:
