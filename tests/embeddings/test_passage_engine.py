@@ -161,3 +161,13 @@ def test_the_compiled_graph_comes_from_openvinos_cache_or_is_compiled(tmp_path: 
     cache.write_text("not a folder")  # no cache possible: compiled as before
     again = create_embedder(settings_for(folder))
     assert np.array_equal(again.embed_batch(PASSAGES[:2], "passage"), vectors)
+
+
+def test_passages_alone_never_make_the_query_session(model_dir: Path) -> None:
+    embedder = create_embedder(settings_for(model_dir))
+    assert isinstance(embedder, E5OnnxEmbedder)
+    assert embedder._session is None  # an index run that embeds only passages never needs it
+    embedder.embed_batch(PASSAGES[:2], "passage")
+    assert embedder._session is None
+    embedder.embed_batch([EN_QUERY], "query")
+    assert embedder._session is not None
