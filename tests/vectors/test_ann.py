@@ -113,8 +113,11 @@ def test_a_damaged_graph_file_is_rebuilt_and_answers_stay_exact(tmp_path: Path) 
     index = VectorIndex.build(
         "m", rowids, scopes, matrix[:2000], ann_threshold=1000, ann_beside=beside
     )
-    query = matrix[2001]
-    assert [r for r, _ in index.top(query, ["a"], 5)] == [r for r, _ in exact.top(query, ["a"], 5)]
+    same = sum(
+        [r for r, _ in index.top(query, ["a"], 5)] == [r for r, _ in exact.top(query, ["a"], 5)]
+        for query in matrix[2000:]
+    )  # HNSW is approximate, and its multithreaded build differs run to run: 30 builds here
+    assert same >= 36  # missed one of these 40 top-5 lists in 16 of 1,200 (a single query: flaky)
     assert saved.stat().st_size > 5000  # rebuilt and saved again
 
 
