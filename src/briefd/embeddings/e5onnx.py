@@ -69,10 +69,12 @@ class Window:
 
 
 class E5OnnxEmbedder(Embedder):
-    """Queries run on ``session`` (all ``threads`` inside one window). A batch of passages runs
-    its windows side by side, one per thread, on a second session with one thread each: no
-    thread waits on another inside a window, which measured 2x the chunks/s of one window at
-    a time on 2 busy cores, with the same bits (each window still runs alone, unpadded)."""
+    """A query runs on ``session`` (all ``threads`` inside one window; made on the first query
+    when passages run elsewhere). A batch runs its windows side by side, one per thread, on a
+    second session with one thread each: no thread waits on another inside a window, which
+    measured 2x the chunks/s of one window at a time on 2 busy cores, with the same bits (each
+    window still runs alone, unpadded). With ``passages`` set, every passage runs on OpenVINO
+    instead (:class:`~briefd.embeddings.openvino_engine.OpenVinoEngine`, see the module)."""
 
     def __init__(
         self,
