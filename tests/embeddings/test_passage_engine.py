@@ -32,7 +32,7 @@ pytest.importorskip("openvino")
 PASSAGES = [EN_PASSAGE, TR_PASSAGE, ODD, long_text()]
 
 
-def settings_for(model_dir: Path, engine: str = "auto") -> Settings:
+def settings_for(model_dir: Path, engine: str = "openvino") -> Settings:
     overrides = {
         "embeddings.model_dir": str(model_dir),
         "embeddings.threads": 2,
@@ -61,11 +61,13 @@ def plain(model_dir: Path) -> E5OnnxEmbedder:
 
 
 def test_only_the_default_graph_has_a_passage_engine() -> None:
-    assert passage_runtime(E5_SMALL_ONNX, "auto") == "openvino-2026.4.1-f32"
-    assert passage_runtime(E5_SMALL_ONNX, "openvino") == "openvino-2026.4.1-f32"
-    assert passage_runtime(E5_SMALL_ONNX, "onnxruntime") is None
+    avx512, avx2 = frozenset({"avx2", "avx512f"}), frozenset({"avx2", "fma"})
+    assert passage_runtime(E5_SMALL_ONNX, "auto", avx512) == "openvino-2026.4.1-f32"
+    assert passage_runtime(E5_SMALL_ONNX, "auto", avx2) is None  # not measured there
+    assert passage_runtime(E5_SMALL_ONNX, "openvino", avx2) == "openvino-2026.4.1-f32"
+    assert passage_runtime(E5_SMALL_ONNX, "onnxruntime", avx512) is None
     for spec in (E5_SMALL, E5_SMALL_ONNX_INT8, E5_SMALL_OPENVINO, MINILM_INT8):
-        assert passage_runtime(spec, "auto") is None
+        assert passage_runtime(spec, "auto", avx512) is None
 
 
 def test_the_engine_is_part_of_the_model_id_known_before_loading(
@@ -107,7 +109,8 @@ def test_a_process_that_only_answers_queries_never_loads_openvino(model_dir: Pat
 import sys
 from briefd.embeddings.registry import create_embedder
 from briefd.settings import load_settings
-settings = load_settings(None, env={{}}, overrides={{"embeddings.model_dir": {str(model_dir)!r}}})
+overrides = {{"embeddings.model_dir": {str(model_dir)!r}, "embeddings.passage_engine": "openvino"}}
+settings = load_settings(None, env={{}}, overrides=overrides)
 embedder = create_embedder(settings)
 embedder.embed_batch(["which team owns settlement"], "query")
 print("openvino" in sys.modules, embedder._vino is None)
@@ -124,9 +127,10 @@ def test_asking_for_openvino_without_it_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "openvino", None)  # as if it were not installed
-    assert passage_runtime(E5_SMALL_ONNX, "auto") is None  # auto: onnxruntime, said in the id
+    avx512 = frozenset({"avx512f"})
+    assert passage_runtime(E5_SMALL_ONNX, "auto", avx512) is None  # onnxruntime, said in the id
     with pytest.raises(EmbeddingError, match=r"pip install openvino==2026\.4\.1"):
-        passage_runtime(E5_SMALL_ONNX, "openvino")
+        passage_runtime(E5_SMALL_ONNX, "openvino", avx512)
 
 
 def test_released_the_engine_comes_back_with_the_same_bits(model_dir: Path) -> None:

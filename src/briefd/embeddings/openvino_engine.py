@@ -116,5 +116,6 @@ def _compile(openvino: Any, graph: Path, threads: int, precision: str) -> Any:
     except Exception as exc:  # OpenVINO raises its own RuntimeError subclasses
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise EmbeddingError(
-            f"OpenVINO cannot load {graph} ({first}); delete the file to rebuild it"
+            f"OpenVINO cannot load {graph} ({first}); delete the file to rebuild it, or set "
+            "embeddings.passage_engine: onnxruntime"
         ) from None

