@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from briefd.api import Briefd
-from briefd.embeddings.spec import cpu_flags
+from briefd.embeddings.spec import AVX512, cpu_flags
 from briefd.retrieval.gate import QUANTILE
 from briefd.retrieval.probes import probe_list
 from briefd.retrieval.search import SearchRequest
@@ -56,7 +56,7 @@ def real(settings: Settings, write_files: WriteFiles) -> Briefd:
     enabled = replace(settings, embeddings=replace(settings.embeddings, enabled=True))
     api = Briefd(enabled)
     report = api.index()
-    passages = "+passages-openvino-2026.4.1-f32" if "avx512f" in cpu_flags() else ""
+    passages = "+passages-openvino-2026.4.1-f32" if cpu_flags() >= AVX512 else ""
     assert report.embedding_model == (
         "multilingual-e5-small-onnx@onnxruntime-1.32.0-e5q4-int8" + passages
     )

