@@ -105,9 +105,10 @@ def index_source(
         key = source_key(fingerprint, scopes, head, report.embedding_model, source)
         docs_table.set_meta(conn, SOURCE_KEY, key if complete else "")
         docs_table.set_meta(conn, SOURCE_HEAD, head if complete else "")
-    if embedder is not None and outcome.error is None:
-        calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}")
-        embedder.release()  # the batch session the probes took, in a server
+    if embedder is not None:
+        if outcome.error is None:
+            calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}")
+        embedder.release()  # what passages and the probes took: a server keeps what queries use
     return report
 
 

@@ -35,9 +35,9 @@ class Embedder(ABC):
         """Vectors for ``texts`` as an (n, dim) float32 array, each row L2-normalised."""
 
     def release(self) -> None:  # noqa: B027 (most embedders hold nothing to give back)
-        """Give back what embedding passages took (an engine queries do not use), after an
-        index run: a long-running server keeps only what answers queries. The next passage
-        takes it again."""
+        """Give back what an index run took that single queries do not use (a passage engine, a
+        batch session), at its end: a long-running server keeps only what answers queries. The
+        next batch takes it again."""
 
 
 def normalise(vectors: npt.NDArray[np.floating]) -> Vectors:

@@ -93,7 +93,7 @@ def openvino_module() -> Any:
     except ImportError:
         raise EmbeddingError(
             "OpenVINO is not installed: pip install openvino==2026.4.1 (a dependency of "
-            "briefd), or set embeddings.passage_engine: onnxruntime"
+            "briefd on Linux x86_64), or set embeddings.passage_engine: onnxruntime"
         ) from None
     return openvino
 

@@ -89,8 +89,9 @@ class EmbeddingsSettings:
     batch_size: int = 16
     threads: int = 2
     timeout_seconds: float = 60.0
-    # which engine embeds the default model's passages: auto (OpenVINO when installed, ~2x the
-    # chunks/s of onnxruntime; queries stay on onnxruntime), openvino, onnxruntime
+    # which engine embeds the default model's passages: auto (OpenVINO when installed and the
+    # CPU has AVX-512: ~2x onnxruntime's chunks/s; else onnxruntime), openvino, onnxruntime;
+    # queries always run on onnxruntime
     passage_engine: Literal["auto", "openvino", "onnxruntime"] = "auto"
 
 

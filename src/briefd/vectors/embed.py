@@ -25,15 +25,11 @@ def embed_missing(
     """Embed ``pending`` (hash → text) as passages; returns how many vectors were written."""
     order = sorted(pending, key=lambda h: (len(pending[h]), h))
     done = 0
-    try:
-        for start in range(0, len(order), max(1, batch_size)):
-            hashes = order[start : start + batch_size]
-            vectors = embedder.embed_batch([pending[h] for h in hashes], "passage")
-            with store.write() as conn:
-                vector_store.save(conn, embedder.model_id, hashes, vectors)
-            done += len(hashes)
-            progress("embed", done, len(order))
-    finally:
-        if order:
-            embedder.release()  # a server keeps only what answers queries
+    for start in range(0, len(order), max(1, batch_size)):
+        hashes = order[start : start + batch_size]
+        vectors = embedder.embed_batch([pending[h] for h in hashes], "passage")
+        with store.write() as conn:
+            vector_store.save(conn, embedder.model_id, hashes, vectors)
+        done += len(hashes)
+        progress("embed", done, len(order))
     return done
