@@ -113,8 +113,8 @@ class Briefd(AbstractContextManager["Briefd"]):
     def semantic(self) -> SemanticIndex | None:
         """The vector side of search, or None when embeddings are off."""
         if self._semantic is None and self.embedder is not None:
-            v = self.settings.vectors
-            self._semantic = SemanticIndex(self.embedder, v.blas_threads, v.ann_threshold)
+            v, words = self.settings.vectors, self.settings.embeddings.window_words
+            self._semantic = SemanticIndex(self.embedder, v.blas_threads, v.ann_threshold, words)
         return self._semantic
 
     def index(

@@ -34,6 +34,7 @@ from briefd.sources.state import (
     index_fingerprint,
     parse_signature,
     source_key,
+    vectors_id,
 )
 from briefd.store import documents as docs_table
 from briefd.store import postings, sync_state
@@ -75,7 +76,7 @@ def index_source(
         if history is not None:
             docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})
         if embedder is not None:
-            vector_store.prune(conn, embedder.model_id)
+            vector_store.prune(conn, embedder.model_id, settings.embeddings.window_words)
             outcome.missing = vector_store.uncovered(conn, embedder.model_id)
         problems = _problems(conn)
         chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
@@ -102,12 +103,14 @@ def index_source(
         _save_state(conn, report)
         complete = embedder is None or (outcome.error is None and outcome.missing == 0)
         scopes = {f.path: f.scope for f in found.files if f.path in current}
-        key = source_key(fingerprint, scopes, head, report.embedding_model, source)
+        vectors = vectors_id(report.embedding_model, settings.embeddings.window_words)
+        key = source_key(fingerprint, scopes, head, vectors, source)
         docs_table.set_meta(conn, SOURCE_KEY, key if complete else "")
         docs_table.set_meta(conn, SOURCE_HEAD, head if complete else "")
     if embedder is not None:
         if outcome.error is None:
-            calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}")
+            words = settings.embeddings.window_words
+            calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}", words)
         embedder.release()  # what passages and the probes took: a server keeps what queries use
     return report
 
@@ -230,25 +233,30 @@ def _embed(
     outcome = _EmbedOutcome()
     if embedder is None:
         return outcome
-    model = embedder.model_id
+    model, words = embedder.model_id, settings.embeddings.window_words
     with store.write() as conn:
         vector_store.backfill_hashes(conn)
     with store.read() as conn:
         pending = {} if rebuild else vector_store.missing(conn, model, replaced)
-        fresh = {
-            passage_hash(text): text
-            for doc in parsed
-            for text in (passage_text(doc.title, c.heading_path, c.content) for c in doc.chunks)
-        }
-        known = vector_store.present(conn, model, fresh)
+        chunks = [(doc.title, c.heading_path, c.content) for doc in parsed for c in doc.chunks]
+        fresh = {passage_hash(passage_text(*chunk)): chunk for chunk in chunks}
+        windows = vector_store.windows_missing(conn, words, replaced) if words > 0 else {}
+        windows.update((h, vector_store.windows_of(*c, words)) for h, c in fresh.items() if words)
+        texts = {h: passage_text(*chunk) for h, chunk in fresh.items()}
+        texts.update((h, text) for cut in windows.values() for h, text in cut)
+        known = vector_store.present(conn, model, texts)
         outcome.replaced_models = tuple(m for m in vector_store.models(conn) if m != model)
-    pending.update((h, t) for h, t in fresh.items() if h not in known)
+    pending.update((h, t) for h, t in texts.items() if h not in known)
     try:
         outcome.embedded = embed_missing(
             store, embedder, pending, settings.embeddings.batch_size, progress
         )
     except EmbeddingError as exc:
         outcome.error = str(exc)
+        return outcome
+    if windows:  # recorded once their vectors are in: an interrupted run cuts them again
+        with store.write() as conn:
+            vector_store.save_windows(conn, words, windows)
     return outcome
 
 

@@ -71,6 +71,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
         read_state,
         source_key,
         untouched_between,
+        vectors_id,
     )
     from briefd.store import freshness, sync_state
     from briefd.store.migrations import SCHEMA_VERSION
@@ -81,7 +82,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     if not settings.db.is_file():
         return None
     started = time.perf_counter()
-    model = model_id_of(settings)
+    model = vectors_id(model_id_of(settings), settings.embeddings.window_words)
     state = read_state(root, settings)
     fingerprint = index_fingerprint(state.hashes, parse_signature(settings))
     head = head_commit(root, settings.sync.git_timeout)

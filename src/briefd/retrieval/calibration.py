@@ -68,16 +68,19 @@ def stored(conn: sqlite3.Connection) -> dict[str, dict[str, object]]:
     return {model: cal.knobs() for model, cal in found.items() if cal is not None}
 
 
-def refresh(store: Store, embedder: Embedder, fingerprint: str) -> Calibration | None:
-    """Fit the gate to the index's current vectors and words, and store the result."""
-    fingerprint = f"v{VERSION}:{fingerprint}"
+def refresh(
+    store: Store, embedder: Embedder, fingerprint: str, words: int = 0
+) -> Calibration | None:
+    """Fit the gate to the index's current vectors (with ``words``, its windows' too) and
+    words, and store the result."""
+    fingerprint = f"v{VERSION}:{fingerprint}" + (f"/w{words}" if words > 0 else "")
     model = embedder.model_id
     probes = probe_list()
     with store.read() as conn:
         current = load(conn, model)
         if current is not None and current.fingerprint == fingerprint:
             return current
-        rowids, _, matrix = vector_store.load(conn, model)
+        rowids, _, matrix = vector_store.load(conn, model, words)
         if len(matrix) == 0:
             return None
         vectors = _probe_vectors(conn, embedder, [text for _, _, text in probes])

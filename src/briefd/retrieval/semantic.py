@@ -27,8 +27,15 @@ QUERY_CHARS = 2000  # embedded of a query; the rest only goes to BM25
 
 
 class SemanticIndex:
-    def __init__(self, embedder: Embedder, blas_threads: int = 1, ann_threshold: int = 0) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        blas_threads: int = 1,
+        ann_threshold: int = 0,
+        window_words: int = 0,
+    ) -> None:
         self.embedder = embedder
+        self.window_words = window_words
         self.blas_threads = blas_threads
         self.ann_threshold = ann_threshold
         self._index: VectorIndex | None = None
@@ -44,7 +51,8 @@ class SemanticIndex:
     def index(self, conn: sqlite3.Connection) -> VectorIndex:
         version = content_version(conn)
         if self._index is None or version != self._version:
-            rowids, scopes, matrix = vector_store.load_quantized(conn, self.embedder.model_id)
+            model, words = self.embedder.model_id, self.window_words
+            rowids, scopes, matrix = vector_store.load_quantized(conn, model, words)
             self._index = VectorIndex.build(
                 self.embedder.model_id,
                 rowids,

@@ -93,6 +93,9 @@ class EmbeddingsSettings:
     # CPU has AVX-512: ~2x onnxruntime's chunks/s; else onnxruntime), openvino, onnxruntime;
     # queries always run on onnxruntime
     passage_engine: Literal["auto", "openvino", "onnxruntime"] = "auto"
+    # a chunk longer than this many words is also embedded as windows of its sentences, and
+    # scores a query as its closest window or itself, whichever is closer (0: whole chunks only)
+    window_words: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,12 @@ def untouched_between(root: Path, old: str, new: str, timeout: float) -> bool:
         return False
 
 
+def vectors_id(model: str | None, window_words: int) -> str | None:
+    """What the vectors of an index are: the model, and the window size its chunks were also
+    cut at (``embeddings.window_words``), so a change of either runs the index again."""
+    return f"{model}|windows {window_words}" if model and window_words > 0 else model
+
+
 def source_key(
     fingerprint: str, scopes: Mapping[str, str], head: str, model: str | None, root: Path
 ) -> str:

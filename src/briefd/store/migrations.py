@@ -37,7 +37,7 @@ _FTS_COLUMNS = (
 # tables with a row per word have no trigger of their own: ``postings`` is only written with
 # ``postings_state`` and ``vocabulary`` with ``chunks``, in the same transaction (a trigger per
 # word made a BM25-only rebuild of the example knowledge ~6% slower).
-CONTENT_TABLES = (
+_COUNTED_SINCE_17 = (
     "documents",
     "chunks",
     "links",
@@ -46,18 +46,44 @@ CONTENT_TABLES = (
     "postings_state",
     "index_meta",
 )
+CONTENT_TABLES = (*_COUNTED_SINCE_17, "chunk_windows")  # its triggers come with it (18)
 
 
 def _content_version_sql() -> str:
     triggers = "\n".join(
         f"CREATE TRIGGER {table}_{event.lower()}_moves_content AFTER {event} ON {table} "
         "BEGIN UPDATE content_version SET n = n + 1; END;"
-        for table in CONTENT_TABLES
+        for table in _COUNTED_SINCE_17
         for event in ("INSERT", "UPDATE", "DELETE")
     )
     return (
         "CREATE TABLE content_version (n INTEGER NOT NULL);\n"
         "INSERT INTO content_version (n) VALUES (0);\n" + triggers
+    )
+
+
+def _chunk_windows_sql() -> str:
+    """The windows a long chunk is also embedded as (R2, :func:`briefd.markdown.passages.
+    passage_windows`): per chunk text and window size, each window's passage hash, whose vector
+    is in ``chunk_vectors``. A chunk with no window of that size has one row at position -1
+    (so a chunk still to be windowed is told from one with nothing to window)."""
+    triggers = "\n".join(
+        f"CREATE TRIGGER chunk_windows_{event.lower()}_moves_content AFTER {event} ON "
+        "chunk_windows BEGIN UPDATE content_version SET n = n + 1; END;"
+        for event in ("INSERT", "UPDATE", "DELETE")
+    )
+    return (
+        """
+        CREATE TABLE chunk_windows (
+            embed_hash TEXT NOT NULL,   -- the chunk's passage hash
+            words INTEGER NOT NULL,     -- the window size it was cut at
+            position INTEGER NOT NULL,  -- 0, 1, ... in the chunk; -1: no window
+            window_hash TEXT NOT NULL,  -- the window's passage hash ('' at -1)
+            PRIMARY KEY (embed_hash, words, position)
+        ) WITHOUT ROWID;
+        CREATE INDEX chunk_windows_window ON chunk_windows(window_hash);
+        """
+        + triggers
     )
 
 
@@ -468,6 +494,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         after=_hash_logged_queries,
     ),
     Migration(17, "m017_content_version", _content_version_sql()),
+    Migration(18, "m018_chunk_windows", _chunk_windows_sql()),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].number

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from briefd.embeddings.runtime import give_back_memory
-from briefd.markdown.passages import passage_hash, passage_text
+from briefd.markdown.passages import passage_hash, passage_text, passage_windows
 from briefd.store.db import Store
 from briefd.vectors.quantized import Quantized
 
@@ -86,11 +86,58 @@ def save(conn: sqlite3.Connection, model: str, hashes: Sequence[str], vectors: M
     )
 
 
-def prune(conn: sqlite3.Connection, model: str) -> int:
-    """Drop vectors no chunk uses, and other models' vectors once this model covers every chunk."""
+def windows_missing(
+    conn: sqlite3.Connection, words: int, exclude_docs: Iterable[str] = ()
+) -> dict[str, list[tuple[str, str]]]:
+    """Chunk passage hash → its windows (window hash, text) of ``words`` words, for the chunks
+    not yet cut at that size (an empty list: nothing to cut)."""
+    if words <= 0:
+        return {}
+    skip = set(exclude_docs)
+    rows = conn.execute(
+        "SELECT d.path, c.embed_hash, c.title, c.heading_path, c.content FROM chunks c "
+        "JOIN documents d ON d.id = c.doc_id "
+        "LEFT JOIN chunk_windows w ON w.embed_hash = c.embed_hash AND w.words = ? "
+        "WHERE w.embed_hash IS NULL",
+        (words,),
+    )
+    return {r[1]: windows_of(r[2], json.loads(r[3]), r[4], words) for r in rows if r[0] not in skip}
+
+
+def windows_of(
+    title: str, heading_path: Sequence[str], content: str, words: int
+) -> list[tuple[str, str]]:
+    """(window hash, text) of each window of one chunk (:func:`passage_windows`)."""
+    return [(passage_hash(t), t) for t in passage_windows(title, heading_path, content, words)]
+
+
+def save_windows(
+    conn: sqlite3.Connection, words: int, windows: dict[str, list[tuple[str, str]]]
+) -> None:
+    """Record each chunk's windows (a chunk with none gets its -1 row)."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO chunk_windows (embed_hash, words, position, window_hash) "
+        "VALUES (?, ?, ?, ?)",
+        [
+            (chunk, words, position, window)
+            for chunk, cut in windows.items()
+            for position, window in (enumerate(h for h, _ in cut) if cut else [(-1, "")])
+        ],
+    )
+
+
+def prune(conn: sqlite3.Connection, model: str, words: int = 0) -> int:
+    """Drop the windows of chunks gone and of another window size than ``words``, the vectors
+    no chunk or window uses, and other models' vectors once this model covers every chunk."""
+    conn.execute(
+        "DELETE FROM chunk_windows WHERE words != ? OR embed_hash NOT IN "
+        "(SELECT embed_hash FROM chunks)",
+        (words,),
+    )
     removed = conn.execute(
         "DELETE FROM chunk_vectors WHERE model = ? AND embed_hash NOT IN "
-        "(SELECT embed_hash FROM chunks)",
+        "(SELECT embed_hash FROM chunks) AND embed_hash NOT IN "
+        "(SELECT window_hash FROM chunk_windows)",
         (model,),
     ).rowcount
     if uncovered(conn, model) == 0:
@@ -113,31 +160,58 @@ def uncovered(conn: sqlite3.Connection, model: str) -> int:
     return int(row[0])
 
 
-def load(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], Matrix]:
-    """(chunk rowids, scopes, float32 matrix) of every chunk that has a vector for ``model``."""
-    rowids, scopes, quantized = load_quantized(conn, model)
+def load(
+    conn: sqlite3.Connection, model: str, words: int = 0
+) -> tuple[list[int], list[str], Matrix]:
+    """(chunk rowids, scopes, float32 matrix) of every chunk that has a vector for ``model``
+    (with ``words``, also a row per window of that size: a chunk's rowid on each)."""
+    rowids, scopes, quantized = load_quantized(conn, model, words)
     return rowids, scopes, quantized.matrix()
 
 
-def load_quantized(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], Quantized]:
-    """(chunk rowids, scopes, quantised rows) of every chunk that has a vector for ``model``.
+_CHUNK_ROWS = (
+    "FROM chunks c JOIN chunk_vectors v ON v.model = :model AND v.embed_hash = c.embed_hash"
+)
+_WINDOW_ROWS = (
+    "FROM chunks c JOIN chunk_windows w ON w.embed_hash = c.embed_hash AND w.words = :words "
+    "JOIN chunk_vectors v ON v.model = :model AND v.embed_hash = w.window_hash"
+)
+
+
+def load_quantized(
+    conn: sqlite3.Connection, model: str, words: int = 0
+) -> tuple[list[int], list[str], Quantized]:
+    """(chunk rowids, scopes, quantised rows) of every chunk that has a vector for ``model``,
+    in rowid order; with ``words``, then one row per window of that size under its chunk's
+    rowid (a rowid then appears more than once, and the rows are not in rowid order).
 
     The int8 rows are allocated once and filled block by block from the cursor, so loading
     50K vectors never holds a float32 copy of them (:mod:`briefd.vectors.quantized`).
     """
-    count, dim = conn.execute(
-        "SELECT count(*), max(v.dim) FROM chunks c "
-        "JOIN chunk_vectors v ON v.model = ? AND v.embed_hash = c.embed_hash",
-        (model,),
-    ).fetchone()
-    quantized = Quantized.empty(count, dim or 0)
+    params = {"model": model, "words": words}
+    parts = [_CHUNK_ROWS] + ([_WINDOW_ROWS] if words > 0 else [])
+    count, dim = 0, 0
+    for part in parts:
+        rows, width = conn.execute(f"SELECT count(*), max(v.dim) {part}", params).fetchone()
+        count, dim = count + rows, max(dim, width or 0)
+    quantized = Quantized.empty(count, dim)
     rowids: list[int] = []
     scopes: list[str] = []
-    rows = conn.execute(
-        "SELECT c.rowid, c.scope, v.embedding FROM chunks c "
-        "JOIN chunk_vectors v ON v.model = ? AND v.embed_hash = c.embed_hash ORDER BY c.rowid",
-        (model,),
-    )
+    for part in parts:
+        select = f"SELECT c.rowid, c.scope, v.embedding {part} ORDER BY c.rowid"
+        _fill(conn.execute(select, params), count, dim, quantized, rowids, scopes)
+    give_back_memory()  # the blocks' float32 copies: a server keeps none of them
+    return rowids, scopes, quantized.head(len(rowids))
+
+
+def _fill(
+    rows: Iterable[tuple[int, str, bytes]],
+    count: int,
+    dim: int,
+    quantized: Quantized,
+    rowids: list[int],
+    scopes: list[str],
+) -> None:
     block: list[bytes] = []
     for rowid, scope, blob in rows:
         if len(rowids) >= count:  # another writer added rows between the two statements
@@ -150,8 +224,6 @@ def load_quantized(conn: sqlite3.Connection, model: str) -> tuple[list[int], lis
             block = []
     if block:
         quantized.put(len(rowids) - len(block), from_blobs(block, dim))
-    give_back_memory()  # the blocks' float32 copies: a server keeps none of them
-    return rowids, scopes, quantized.head(len(rowids))
 
 
 def copy_from(store: Store, donor: Path, model: str) -> int:
