@@ -115,10 +115,12 @@ class VectorIndex:
         if not found.any():
             return {}
         wanted, start, counts = wanted[found], start[found], counts[found]
-        firsts = np.cumsum(counts) - counts  # where each chunk's run starts in ``at``
-        at = np.repeat(start - firsts, counts) + np.arange(int(counts.sum()))
-        rows = at if self.by_rowid is None else self.by_rowid[at]
-        best = np.maximum.reduceat(self.vectors.rescore(rows, query), firsts)
+        if self.by_rowid is None:  # one row per chunk, in rowid order
+            best = self.vectors.rescore(start, query)
+        else:  # a chunk's rows are one run of ``by_rowid``: the best of each run
+            firsts = np.cumsum(counts) - counts  # where each chunk's run starts in ``at``
+            at = np.repeat(start - firsts, counts) + np.arange(int(counts.sum()))
+            best = np.maximum.reduceat(self.vectors.rescore(self.by_rowid[at], query), firsts)
         return {int(r): float(c) for r, c in zip(wanted, best, strict=True)}
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
