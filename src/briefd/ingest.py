@@ -78,6 +78,7 @@ def index_source(
         if embedder is not None:
             vector_store.prune(conn, embedder.model_id, settings.embeddings.window_words)
             outcome.missing = vector_store.uncovered(conn, embedder.model_id)
+            outcome.windows = vector_store.window_count(conn, settings.embeddings.window_words)
         problems = _problems(conn)
         chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         report = IndexReport(
@@ -99,6 +100,8 @@ def index_source(
             vectors_missing=outcome.missing,
             embedding_error=outcome.error,
             rechunked=found.rechunk,
+            window_words=settings.embeddings.window_words if embedder else 0,
+            windows=outcome.windows,
         )
         _save_state(conn, report)
         complete = embedder is None or (outcome.error is None and outcome.missing == 0)
@@ -211,6 +214,7 @@ def _read_changed(
 @dataclass(slots=True)
 class _EmbedOutcome:
     embedded: int = 0
+    windows: int = 0
     replaced_models: tuple[str, ...] = ()  # other models' vectors found (replaced once covered)
     missing: int = 0
     error: str | None = None

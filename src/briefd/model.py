@@ -115,6 +115,8 @@ class IndexReport:
     rechunked: bool = (
         False  # every document was chunked again (the chunker or its settings changed)
     )
+    window_words: int = 0  # embeddings.window_words of the run (0: no section windows)
+    windows: int = 0  # section windows the index holds vectors of, at that size
 
 
 @dataclass(frozen=True, slots=True)

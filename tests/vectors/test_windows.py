@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from briefd.api import Briefd
+from briefd.cli.index_fast import report_lines
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.markdown.passages import passage_text, passage_windows
 from briefd.retrieval.search import SearchRequest
@@ -103,6 +104,9 @@ def test_windows_are_embedded_recorded_and_found(
         vectors = {r[0] for r in conn.execute("SELECT embed_hash FROM chunk_vectors")}
         assert {w for _, w in cut} <= vectors  # every window's vector is stored
         assert report.chunks == 2 and report.embedded == 2 + len(cut)  # the chunks, the windows
+        assert (report.window_words, report.windows) == (20, len(cut))
+        said = "\n".join(report_lines(report))
+        assert f"also as {len(cut)} windows of at most 20 words" in said
         short = conn.execute("SELECT count(*) FROM chunk_windows WHERE position = -1").fetchone()
         assert short[0] == 1  # settlement's one sentence: nothing to cut
         # a query worded like one window: the whole chunk is far, the window is close

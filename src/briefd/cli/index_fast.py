@@ -197,9 +197,15 @@ def report_lines(report: IndexReport) -> list[str]:
             "that built the index (or chunking settings changed)"
         )
     if report.embedding_model:
+        windows = (
+            f"; long sections also as {report.windows} windows of at most "
+            f"{report.window_words} words (embeddings.window_words)"
+            if report.window_words
+            else ""
+        )
         lines.append(
             f"  vectors: {report.embedded} embedded with {report.embedding_model}, "
-            f"{report.vectors_missing} missing"
+            f"{report.vectors_missing} missing{windows}"
         )
     if report.embedding_model and report.replaced_models:
         lines.append(

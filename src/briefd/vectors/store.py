@@ -111,6 +111,16 @@ def windows_of(
     return [(passage_hash(t), t) for t in passage_windows(title, heading_path, content, words)]
 
 
+def window_count(conn: sqlite3.Connection, words: int) -> int:
+    """How many windows of ``words`` words the index's chunks are cut into."""
+    if words <= 0:
+        return 0
+    row = conn.execute(
+        "SELECT count(*) FROM chunk_windows WHERE words = ? AND position >= 0", (words,)
+    ).fetchone()
+    return int(row[0])
+
+
 def save_windows(
     conn: sqlite3.Connection, words: int, windows: dict[str, list[tuple[str, str]]]
 ) -> None:
