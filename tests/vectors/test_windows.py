@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from briefd.api import Briefd
-from briefd.cli.index_fast import report_lines
+from briefd.cli.index_fast import _report, report_lines
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.markdown.passages import passage_text, passage_windows
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
+from briefd.store import sync_state
 from briefd.vectors.index import VectorIndex
 from tests.conftest import WriteFiles
 
@@ -123,6 +124,9 @@ def test_windows_are_embedded_recorded_and_found(
         assert top.heading == "Rules" and top.explain is not None
         assert top.explain.cosine == pytest.approx(1.0, abs=1e-3) and whole < 0.9
         assert api.index().embedded == 0  # nothing new: windows are not cut or embedded again
+        last = sync_state.index_report(conn)  # what a no-change run answers from
+    stamped = _report(last, "knowledge", (), 0.01)
+    assert stamped is not None and (stamped.window_words, stamped.windows) == (20, len(cut))
 
 
 def test_changing_the_window_size_runs_the_index_again(

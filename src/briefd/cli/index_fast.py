@@ -178,6 +178,8 @@ def _report(
         fingerprint=str(last.get("fingerprint", "")),
         seconds=round(seconds, 3),
         embedding_model=str(last["embedding_model"]) if last.get("embedding_model") else None,
+        window_words=int(str(last.get("window_words", 0))),
+        windows=int(str(last.get("windows", 0))),
     )
 
 
