@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -399,6 +400,30 @@ def test_openapi_schema_lists_the_api(client: TestClient) -> None:
         "/api/admin/reset-counters",
     ):
         assert path in paths, path
+
+
+def test_a_flush_waits_for_the_one_in_flight(client: TestClient, service_api: Briefd) -> None:
+    """The periodic flush may have taken the queue and be waiting for the lock when a request
+    flushes: the second flush returns only once both batches are written."""
+    state = client.app.state.briefd  # type: ignore[attr-defined]
+    client.get("/api/search", params={"q": "retry policy"})
+    with state.lock:  # a request holds the lock
+        first = threading.Thread(target=state.flush)  # the periodic flush, in flight
+        first.start()
+        deadline = time.monotonic() + 5
+        while state._pending and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert not state._pending  # it took the search's entry, and waits for the lock
+        state.log_query("bundle", "refund a captured payment", ("all",), 3, 1.0, 2.0, None)
+        second = threading.Thread(target=state.flush)
+        second.start()
+        time.sleep(0.05)
+        # it waits for the first flush before it takes anything from the queue
+        assert second.is_alive() and len(state._pending) == 1
+    second.join(5)
+    logged = [(e.kind, e.query) for e in service_api.state.recent_queries()]
+    first.join(5)
+    assert sorted(logged) == [("bundle", "refund a captured payment"), ("search", "retry policy")]
 
 
 def test_query_log_records_searches_and_bundles(client: TestClient, service_api: Briefd) -> None:

@@ -77,6 +77,9 @@ class ServiceState:
         self.started = time.time()
         self._pending: list[QueryLogEntry] = []
         self._pending_lock = threading.Lock()
+        # one flush at a time: a flush that returns has written every entry queued before it,
+        # also those a flush already in flight (the periodic one) took from the queue
+        self._flushing = threading.Lock()
         self._pruned_at = 0.0
         self.jobs: dict[str, Job] = {}
         self.deliveries = Deliveries(api.settings.sync.webhook_window)  # signed webhooks seen
@@ -283,6 +286,10 @@ class ServiceState:
         refuses (busy, disk full, no index yet) or anything else fails, the log entries wait
         for the next flush (at most ``MAX_PENDING``, the oldest dropped first) and the error is
         raised for the caller to report (no index: kept silently)."""
+        with self._flushing:
+            self._flush(force)
+
+    def _flush(self, force: bool) -> None:
         with self._pending_lock:
             pending, self._pending = self._pending, []
         prune = time.time() - self._pruned_at >= PRUNE_SECONDS
