@@ -199,16 +199,18 @@ def load_quantized(
     50K vectors never holds a float32 copy of them (:mod:`briefd.vectors.quantized`).
     """
     params = {"model": model, "words": words}
-    parts = [_CHUNK_ROWS] + ([_WINDOW_ROWS] if words > 0 else [])
+    # the chunks in rowid order (their own scan gives it); the windows as they come: ordering
+    # them would sort every window's blob in a temporary B-tree, and the index orders rowids
+    parts = [(_CHUNK_ROWS, " ORDER BY c.rowid")] + ([(_WINDOW_ROWS, "")] if words > 0 else [])
     count, dim = 0, 0
-    for part in parts:
+    for part, _ in parts:
         rows, width = conn.execute(f"SELECT count(*), max(v.dim) {part}", params).fetchone()
         count, dim = count + rows, max(dim, width or 0)
     quantized = Quantized.empty(count, dim)
     rowids: list[int] = []
     scopes: list[str] = []
-    for part in parts:
-        select = f"SELECT c.rowid, c.scope, v.embedding {part} ORDER BY c.rowid"
+    for part, order in parts:
+        select = f"SELECT c.rowid, c.scope, v.embedding {part}{order}"
         _fill(conn.execute(select, params), count, dim, quantized, rowids, scopes)
     give_back_memory()  # the blocks' float32 copies: a server keeps none of them
     return rowids, scopes, quantized.head(len(rowids))
