@@ -1,11 +1,11 @@
 """Section windows (R2, ``embeddings.window_words``): a long chunk is also embedded as runs of
-its sentences, and scores a query as its closest row — itself or one of its windows."""
+its sentences, and a candidate scores a query as its closest vector — its own or a window's."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
-import numpy as np
 import pytest
 
 from briefd.api import Briefd
@@ -15,7 +15,6 @@ from briefd.markdown.passages import passage_text, passage_windows
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from briefd.store import sync_state
-from briefd.vectors.index import VectorIndex
 from tests.conftest import WriteFiles
 
 LONG = (
@@ -57,36 +56,32 @@ def test_lines_without_punctuation_end_a_sentence() -> None:
     assert all(w.startswith("Settings\n- item") for w in windows)
 
 
-def _unit(rows: int, dim: int, seed: int) -> np.ndarray:
-    matrix = np.random.default_rng(seed).normal(size=(rows, dim)).astype(np.float32)
-    normalised: np.ndarray = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
-    return normalised
-
-
-@pytest.mark.parametrize("ann", [0, 200])
-def test_a_chunk_scores_as_its_closest_row_and_is_listed_once(ann: int) -> None:
-    matrix = _unit(600, 24, 3)
-    chunks = list(range(100, 400))  # 300 chunks, then 300 window rows of 60 of them
-    rowids = chunks + [100 + (i % 60) * 5 for i in range(300)]
-    scopes = ["a" if r % 2 else "b" for r in rowids]
-    index = VectorIndex.build("m", rowids, scopes, matrix, ann_threshold=ann)
-    assert (index.ann is not None) == bool(ann)
-    for query in _unit(10, 24, 4):
-        best: dict[int, float] = {}
-        for rowid, row in zip(rowids, matrix, strict=True):
-            best[rowid] = max(best.get(rowid, -2.0), float(row @ query))
-        want = sorted(best, key=lambda r: -best[r])[:10]
-        got = index.top(query, ["a", "b"], 10)
-        assert len({r for r, _ in got}) == 10  # a chunk with several windows is one hit
-        if not ann:
-            assert [r for r, _ in got] == want
-        for rowid, cosine in got:
-            assert cosine == pytest.approx(best[rowid], abs=1e-4)
-        cosines = index.cosines([130, 101, 999], query)
-        assert set(cosines) == {130, 101}
-        assert cosines[130] == pytest.approx(best[130], abs=1e-4)
-        scoped = index.top(query, ["b"], 5)
-        assert all(r % 2 == 0 for r, _ in scoped) and len(scoped) == 5
+def test_a_candidate_scores_as_its_closest_window(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    write_files(DOCS)
+    fake = FakeEmbedder()
+    windowed = replace(settings, embeddings=replace(settings.embeddings, window_words=20))
+    with Briefd(windowed, embedder=fake) as api:
+        api.index()
+        conn = api.store.conn
+        rows = {
+            r[1]: (r[0], r[2], json.loads(r[3]), r[4])
+            for r in conn.execute("SELECT rowid, heading, title, heading_path, content FROM chunks")
+        }
+        rules, title, path, content = rows["Rules"]
+        cutoff = rows["Cutoff"][0]
+        semantic = api.semantic
+        assert semantic is not None
+        assert len(semantic.index(conn)) == 2  # in memory: one row per chunk, no window
+        texts = passage_windows(title, path, content, 20)
+        windows = fake.embed_batch(texts, "passage")
+        for words in ("partial refunds within 180 days", "dispute evidence deadlines", "cutoff"):
+            query = fake.embed_batch([words], "query")[0]
+            got = semantic.window_cosines(conn, [cutoff, rules, 999_999], query)
+            assert set(got) == {rules}  # the short chunk has no window; no such chunk: none
+            assert got[rules] == pytest.approx(max(float(w @ query) for w in windows), abs=1e-5)
+        assert semantic.window_cosines(conn, [], query) == {}
 
 
 def test_windows_are_embedded_recorded_and_found(
@@ -115,14 +110,15 @@ def test_windows_are_embedded_recorded_and_found(
         query = passage_windows("Refunds", ["Rules"], content, 20)[-1]
         with api.store.read() as read:
             index = api.semantic.index(read)  # type: ignore[union-attr]
-        assert len(index) == 2 + len(cut)
+        assert len(index) == 2  # windows stay in the file: they re-score candidates
         vector = fake.embed_batch([query], "query")[0]
         whole_text = passage_text("Refunds", ["Rules"], content)
         whole = float(fake.embed_batch([whole_text], "passage")[0] @ vector)
-        request = SearchRequest(query, scopes=("all",), mode="vector", related=0, explain=True)
-        top = api.search(request).hits[0]
-        assert top.heading == "Rules" and top.explain is not None
-        assert top.explain.cosine == pytest.approx(1.0, abs=1e-3) and whole < 0.9
+        for mode in ("vector", "hybrid"):
+            request = SearchRequest(query, ("all",), mode=mode, related=0, explain=True)  # type: ignore[arg-type]
+            top = api.search(request).hits[0]
+            assert top.heading == "Rules" and top.explain is not None
+            assert top.explain.cosine == pytest.approx(1.0, abs=1e-3) and whole < 0.9
         assert api.index().embedded == 0  # nothing new: windows are not cut or embedded again
         last = sync_state.index_report(conn)  # what a no-change run answers from
     stamped = _report(last, "knowledge", (), 0.01)

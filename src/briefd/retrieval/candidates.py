@@ -134,7 +134,29 @@ def gather(
         found.lists[VECTOR] = index.top(vector, scopes, max(depth, settings.vector_candidates))
         if mode == "hybrid":
             found.cosines = index.cosines(found.keys(), vector)
+        _rescore_with_windows(conn, found, semantic, vector, mode)
     return found
+
+
+def _rescore_with_windows(
+    conn: sqlite3.Connection,
+    found: Candidates,
+    semantic: SemanticIndex,
+    vector: npt.NDArray[np.float32],
+    mode: SearchMode,
+) -> None:
+    """With section windows, a candidate's cosine is the best of its own and its windows': the
+    vector list is re-ordered by it, and hybrid fusion and the gate read it. Only candidates
+    are re-scored, so a chunk that only a window would bring into the vector list stays out."""
+    keys = found.keys() if mode == "hybrid" else [rowid for rowid, _ in found.lists[VECTOR]]
+    windows = semantic.window_cosines(conn, keys, vector)
+    if not windows:
+        return
+    listed = [
+        (rowid, max(cosine, windows.get(rowid, cosine))) for rowid, cosine in found.lists[VECTOR]
+    ]
+    found.lists[VECTOR] = sorted(listed, key=lambda item: -item[1])
+    found.cosines = {k: max(c, windows.get(k, c)) for k, c in found.cosines.items()}
 
 
 def _lexical(

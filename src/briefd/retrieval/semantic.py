@@ -1,8 +1,9 @@
 """Semantic retrieval (R2): the query embedding and the loaded vector index of one store.
 
-The vector matrix is loaded once and kept until the index's content changes
+The vector matrix (one row per chunk) is loaded once and kept until the index's content changes
 (:func:`briefd.store.db.content_version`); query embeddings are memoised, so the same query
-costs one model call, and bounded: only a query's first window is embedded.
+costs one model call, and bounded: only a query's first window is embedded. Section windows
+(``embeddings.window_words``) stay in the index file and re-score a query's candidates only.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -51,8 +53,7 @@ class SemanticIndex:
     def index(self, conn: sqlite3.Connection) -> VectorIndex:
         version = content_version(conn)
         if self._index is None or version != self._version:
-            model, words = self.embedder.model_id, self.window_words
-            rowids, scopes, matrix = vector_store.load_quantized(conn, model, words)
+            rowids, scopes, matrix = vector_store.load_quantized(conn, self.embedder.model_id)
             self._index = VectorIndex.build(
                 self.embedder.model_id,
                 rowids,
@@ -65,6 +66,25 @@ class SemanticIndex:
             self.calibration = calibration.load(conn, self.embedder.model_id)
             self._version = version
         return self._index
+
+    def window_cosines(
+        self, conn: sqlite3.Connection, rowids: Sequence[int], query: npt.NDArray[np.float32]
+    ) -> dict[int, float]:
+        """Per chunk among ``rowids`` that has section windows (``embeddings.window_words``),
+        the cosine of ``query`` to its closest window; {} without windows. The windows are read
+        from the index file for these candidates only: the index in memory and its scan stay one
+        row per chunk."""
+        if self.window_words <= 0 or not rowids:
+            return {}
+        model = self.embedder.model_id
+        owners, rows = vector_store.window_vectors(conn, model, self.window_words, rowids)
+        if not len(owners):
+            return {}
+        order = np.argsort(owners, kind="stable")
+        owners, scores = owners[order], (rows @ query)[order]
+        firsts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+        best = np.maximum.reduceat(scores, firsts)
+        return {int(o): float(b) for o, b in zip(owners[firsts], best, strict=True)}
 
     def prime(self, texts: list[str], batch_size: int = 32) -> None:
         """Embed many queries at once (evaluation, tuning); kept for this object's lifetime."""

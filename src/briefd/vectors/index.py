@@ -38,11 +38,8 @@ class VectorIndex:
     vectors: Quantized
     blas_threads: int = 1
     ann: Any = field(default=None, repr=False)
-    # row positions in rowid order, and those rowids: a chunk's rows are one run (built once,
-    # and only when the rows are not already in strictly ascending rowid order)
-    by_rowid: npt.NDArray[np.intp] | None = field(default=None, repr=False)
-    sorted_rowids: npt.NDArray[np.int64] | None = field(default=None, repr=False)
-    per_chunk: float = field(default=1.0, repr=False)  # rows per chunk (windows: > 1)
+    positions: dict[int, int] | None = field(default=None, repr=False)
+    ordered: bool = field(default=False, repr=False)  # rowids ascending: binary search
 
     @classmethod
     def build(
@@ -68,11 +65,7 @@ class VectorIndex:
             vectors,
             blas_threads,
         )
-        if not bool(np.all(np.diff(index.rowids) > 0)):  # windows repeat their chunk's rowid
-            index.by_rowid = np.argsort(index.rowids, kind="stable")
-            index.sorted_rowids = index.rowids[index.by_rowid]
-            chunks = len(np.unique(index.sorted_rowids))
-            index.per_chunk = len(index.rowids) / max(1, chunks)
+        index.ordered = bool(np.all(np.diff(index.rowids) > 0))
         if ann_threshold and len(rowids) >= ann_threshold:
             index.ann = graph(vectors, ann_beside)
         return index
@@ -103,25 +96,21 @@ class VectorIndex:
         return self._top_exact(query, wanted, k)
 
     def cosines(self, rowids: Sequence[int], query: npt.NDArray[np.float32]) -> dict[int, float]:
-        """Cosine of ``query`` to the given chunks, the best of a chunk's rows (its own vector
-        and its windows'); chunks without a vector are left out."""
+        """Cosine of ``query`` to the given chunks (those without a vector are left out)."""
         wanted = np.asarray(list(rowids), dtype=np.int64)
-        keys = self.rowids if self.sorted_rowids is None else self.sorted_rowids
-        if not len(keys) or not len(wanted):
+        at = np.searchsorted(self.rowids, wanted) if self.ordered else None
+        if at is None:  # rows not in rowid order: a lookup table, built once
+            if self.positions is None:
+                self.positions = {int(r): i for i, r in enumerate(self.rowids)}
+            found = [(int(r), self.positions[int(r)]) for r in wanted if int(r) in self.positions]
+        else:
+            at = np.minimum(at, max(len(self.rowids) - 1, 0))
+            hit = self.rowids[at] == wanted if len(self.rowids) else np.zeros(0, dtype=bool)
+            found = [(int(r), int(i)) for r, i in zip(wanted[hit], at[hit], strict=True)]
+        if not found:
             return {}
-        start = np.searchsorted(keys, wanted, side="left")
-        counts = np.searchsorted(keys, wanted, side="right") - start
-        found = counts > 0
-        if not found.any():
-            return {}
-        wanted, start, counts = wanted[found], start[found], counts[found]
-        if self.by_rowid is None:  # one row per chunk, in rowid order
-            best = self.vectors.rescore(start, query)
-        else:  # a chunk's rows are one run of ``by_rowid``: the best of each run
-            firsts = np.cumsum(counts) - counts  # where each chunk's run starts in ``at``
-            at = np.repeat(start - firsts, counts) + np.arange(int(counts.sum()))
-            best = np.maximum.reduceat(self.vectors.rescore(self.by_rowid[at], query), firsts)
-        return {int(r): float(c) for r, c in zip(wanted, best, strict=True)}
+        picked = self.vectors.rescore(np.asarray([i for _, i in found], dtype=np.intp), query)
+        return {r: float(c) for (r, _), c in zip(found, picked, strict=True)}
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Cosine of ``query`` to every row (for calibration and explain)."""
@@ -136,22 +125,13 @@ class VectorIndex:
         coarse = self.vectors.coarse_scores(query)
         if len(wanted) < len(self.scope_names):
             coarse = np.where(np.isin(self.scopes, wanted), coarse, -np.inf)
-        fetch = min(len(coarse), int(max(k * RESCORE, k + 64) * self.per_chunk))
+        fetch = min(len(coarse), max(k * RESCORE, k + 64))
         picked = np.argpartition(-coarse, fetch - 1)[:fetch] if fetch < len(coarse) else None
         rows = np.arange(len(coarse)) if picked is None else picked
         rows = rows[np.isfinite(coarse[rows])]
-        return self._best_per_chunk(rows, self.vectors.rescore(rows, query), k)
-
-    def _best_per_chunk(
-        self, rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float32], k: int
-    ) -> list[tuple[int, float]]:
-        """The ``k`` best chunks among re-scored ``rows``, each at its best row's score."""
-        owners = self.rowids[rows]
-        order = np.lexsort((owners, -scores))
-        if self.by_rowid is not None:  # a chunk's later (lower) rows are not another hit
-            _, first = np.unique(owners[order], return_index=True)
-            order = order[np.sort(first)]
-        return [(int(owners[i]), float(scores[i])) for i in order[:k]]
+        scores = self.vectors.rescore(rows, query)
+        order = np.lexsort((self.rowids[rows], -scores))[: min(k, len(rows))]
+        return [(int(self.rowids[rows[i]]), float(scores[i])) for i in order]
 
     def _top_ann(
         self, query: npt.NDArray[np.float32], wanted: list[int], k: int
@@ -161,7 +141,7 @@ class VectorIndex:
         fetch = max(k * RESCORE, 40)
         if len(wanted) < len(self.scope_names):
             fetch = max(fetch, k * 8)
-        fetch = min(len(self), int(fetch * self.per_chunk))
+        fetch = min(len(self), fetch)
         breadth = search_breadth(len(self), k, fetch)
         if self.ann.expansion_search != breadth:
             self.ann.expansion_search = breadth
@@ -169,10 +149,11 @@ class VectorIndex:
         matches = self.ann.search(to_int8(query), fetch, threads=1)
         keys = np.asarray(matches.keys, dtype=np.intp)
         keys = keys[np.isin(self.scopes[keys], wanted)]
-        found = self._best_per_chunk(keys, self.vectors.rescore(keys, query), k)
-        if len(found) < k and len(wanted) < len(self.scope_names):
+        exact = self.vectors.rescore(keys, query)
+        order = np.lexsort((self.rowids[keys], -exact))[:k]
+        if len(order) < k and len(wanted) < len(self.scope_names):
             return self._top_exact(query, wanted, k)
-        return found
+        return [(int(self.rowids[keys[i]]), float(exact[i])) for i in order]
 
 
 _BLAS_CAP: list[int] = []

@@ -187,6 +187,15 @@ _WINDOW_ROWS = (
     "JOIN chunk_vectors v ON v.model = :model AND v.embed_hash = w.window_hash"
 )
 
+# CROSS JOIN keeps SQLite's join order, chunk → window → vector: left to choose, it starts from
+# every vector of the model (the bound model name reads as selective) — 0.55 s a query on
+# scifact's index against ~2 ms for a hundred candidates' windows
+_CANDIDATE_WINDOWS = (
+    "FROM chunks c CROSS JOIN chunk_windows w ON w.embed_hash = c.embed_hash "
+    "AND w.words = :words CROSS JOIN chunk_vectors v ON v.model = :model "
+    "AND v.embed_hash = w.window_hash"
+)
+
 
 def load_quantized(
     conn: sqlite3.Connection, model: str, words: int = 0
@@ -236,6 +245,29 @@ def _fill(
             block = []
     if block:
         quantized.put(len(rowids) - len(block), from_blobs(block, dim))
+
+
+def window_vectors(
+    conn: sqlite3.Connection, model: str, words: int, rowids: Sequence[int]
+) -> tuple[npt.NDArray[np.int64], Matrix]:
+    """(chunk rowid per row, float32 rows) of the windows of ``words`` words of the given
+    chunks, read from the index file: a query reads its candidates' windows, not every one."""
+    wanted = list(dict.fromkeys(int(r) for r in rowids))
+    owners: list[int] = []
+    blobs: list[bytes] = []
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        params: dict[str, object] = {f"r{i}": rowid for i, rowid in enumerate(part)}
+        marks = ", ".join(f":{name}" for name in params)
+        rows = conn.execute(
+            f"SELECT c.rowid, v.embedding {_CANDIDATE_WINDOWS} WHERE c.rowid IN ({marks})",
+            {**params, "model": model, "words": words},
+        )
+        for rowid, blob in rows:
+            owners.append(rowid)
+            blobs.append(blob)
+    dim = len(blobs[0]) // 4 if blobs else 0
+    return np.asarray(owners, dtype=np.int64), from_blobs(blobs, dim)
 
 
 def copy_from(store: Store, donor: Path, model: str) -> int:
