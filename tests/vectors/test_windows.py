@@ -15,6 +15,7 @@ from briefd.markdown.passages import passage_text, passage_windows
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from briefd.store import sync_state
+from briefd.vectors.windows import WindowCache
 from tests.conftest import WriteFiles
 
 LONG = (
@@ -146,3 +147,47 @@ def test_changing_the_window_size_runs_the_index_again(
         assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 2  # pruned
         with api.store.read() as read:
             assert len(api.semantic.index(read)) == 2  # type: ignore[union-attr]
+
+
+def test_window_vectors_are_cached_within_a_bound_and_dropped_on_change(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    docs = {
+        **DOCS,
+        "domain/writeoffs.md": f"# Payouts\n\n## Schedule\n\n{LONG.replace('efund', 'ayout')}\n",
+    }
+    write_files(docs)
+    fake = FakeEmbedder()
+    windowed = replace(settings, embeddings=replace(settings.embeddings, window_words=20))
+    with Briefd(windowed, embedder=fake) as api:
+        api.index()
+        conn = api.store.conn
+        rowid = {r[0]: r[1] for r in conn.execute("SELECT heading, rowid FROM chunks")}
+        model = fake.model_id
+        query = fake.embed_batch(["partial refunds within 180 days"], "query")[0]
+        fresh = WindowCache(model, 20).cosines(conn, [rowid["Rules"], rowid["Schedule"]], query)
+        small = WindowCache(model, 20, capacity=4)
+        assert small.cosines(conn, [rowid["Rules"]], query) == {
+            rowid["Rules"]: fresh[rowid["Rules"]]
+        }
+        held = len(small)
+        assert 3 <= held <= 4  # the long chunk's windows
+        both = small.cosines(conn, [rowid["Rules"], rowid["Schedule"]], query)
+        assert both == fresh  # cached or read, the same cosines
+        assert len(small) == held  # only the last chunk's: the least recently used one went
+        # an edited section: the next query sees its new windows, not the cached ones
+        semantic = api.semantic
+        assert semantic is not None
+        semantic.index(conn)
+        last = max(rowid.values())
+        heading = next(h for h, r in rowid.items() if r == last)
+        assert heading == "Schedule"  # the file indexed last
+        before = semantic.window_cosines(conn, [last], query)[last]
+        write_files({"domain/writeoffs.md": f"# Payouts\n\n## Schedule\n\n{LONG}\n"})
+        api.index()
+        again = conn.execute("SELECT rowid FROM chunks WHERE heading = 'Schedule'").fetchone()[0]
+        assert again == last  # SQLite gave the new section the freed rowid
+        semantic.index(conn)
+        after = semantic.window_cosines(conn, [again], query)[again]
+        read = WindowCache(model, 20).cosines(conn, [again], query)[again]
+        assert after == read and abs(after - before) > 0.01  # the new windows, not the cached

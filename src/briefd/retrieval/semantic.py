@@ -23,6 +23,7 @@ from briefd.retrieval.gate import Calibration
 from briefd.store.db import content_version
 from briefd.vectors import store as vector_store
 from briefd.vectors.index import VectorIndex
+from briefd.vectors.windows import WindowCache
 
 QUERY_CACHE = 256
 QUERY_CHARS = 2000  # embedded of a query; the rest only goes to BM25
@@ -46,6 +47,7 @@ class SemanticIndex:
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._primed: dict[str, npt.NDArray[np.float32]] = {}
         self._cache_lock = threading.Lock()
+        self._windows = WindowCache(embedder.model_id, window_words)
 
     def invalidate(self) -> None:
         self._index = None
@@ -54,6 +56,7 @@ class SemanticIndex:
         version = content_version(conn)
         if self._index is None or version != self._version:
             rowids, scopes, matrix = vector_store.load_quantized(conn, self.embedder.model_id)
+            self._windows.clear()
             self._index = VectorIndex.build(
                 self.embedder.model_id,
                 rowids,
@@ -71,20 +74,10 @@ class SemanticIndex:
         self, conn: sqlite3.Connection, rowids: Sequence[int], query: npt.NDArray[np.float32]
     ) -> dict[int, float]:
         """Per chunk among ``rowids`` that has section windows (``embeddings.window_words``),
-        the cosine of ``query`` to its closest window; {} without windows. The windows are read
-        from the index file for these candidates only: the index in memory and its scan stay one
-        row per chunk."""
-        if self.window_words <= 0 or not rowids:
-            return {}
-        model = self.embedder.model_id
-        owners, rows = vector_store.window_vectors(conn, model, self.window_words, rowids)
-        if not len(owners):
-            return {}
-        order = np.argsort(owners, kind="stable")
-        owners, scores = owners[order], (rows @ query)[order]
-        firsts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
-        best = np.maximum.reduceat(scores, firsts)
-        return {int(o): float(b) for o, b in zip(owners[firsts], best, strict=True)}
+        the cosine of ``query`` to its closest window; {} without windows. Only these
+        candidates' windows are read (:mod:`briefd.vectors.windows`): the index in memory and
+        its scan stay one row per chunk. Call after :meth:`index` on the same snapshot."""
+        return self._windows.cosines(conn, rowids, query)
 
     def prime(self, texts: list[str], batch_size: int = 32) -> None:
         """Embed many queries at once (evaluation, tuning); kept for this object's lifetime."""
