@@ -131,6 +131,9 @@ class HitExplain:
     vector_rank: int | None
     cosine: float | None
     contributions: tuple[tuple[str, float], ...]
+    # with section windows (embeddings.window_words): the closest window's cosine; ``cosine``
+    # is the best of it and the section's own
+    window_cosine: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.cli.index_fast import _report, report_lines
+from briefd.cli.search import _cell
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.markdown.passages import passage_text, passage_windows
 from briefd.retrieval.search import SearchRequest
@@ -120,6 +121,8 @@ def test_windows_are_embedded_recorded_and_found(
             top = api.search(request).hits[0]
             assert top.heading == "Rules" and top.explain is not None
             assert top.explain.cosine == pytest.approx(1.0, abs=1e-3) and whole < 0.9
+            assert top.explain.window_cosine == pytest.approx(1.0, abs=1e-3)
+            assert "cosine 1.000 (closest window 1.000)" in str(_cell(top, explain=True))
         assert api.index().embedded == 0  # nothing new: windows are not cut or embedded again
         last = sync_state.index_report(conn)  # what a no-change run answers from
     stamped = _report(last, "knowledge", (), 0.01)

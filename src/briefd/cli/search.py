@@ -133,7 +133,9 @@ def _cell(hit: Hit, explain: bool) -> Text:
         cell += (
             f"\nall-terms rank {e.and_rank} bm25 {_num(e.and_bm25)} · "
             f"any-term rank {e.any_rank} bm25 {_num(e.any_bm25)} · "
-            f"vector rank {e.vector_rank} cosine {_num(e.cosine)}\n"
+            f"vector rank {e.vector_rank} cosine {_num(e.cosine)}"
+            + ("" if e.window_cosine is None else f" (closest window {e.window_cosine:.3f})")
+            + "\n"
             + " + ".join(f"{name} {value:.5f}" for name, value in e.contributions)
         )
     return Text(cell)

@@ -30,6 +30,7 @@ class Candidates:
 
     lists: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     cosines: dict[int, float] = field(default_factory=dict)
+    windows: dict[int, float] = field(default_factory=dict)  # closest window's cosine, if any
     postings: bool = False  # the lexical lists came from the stored postings, not FTS5
     # the share of the any-term query's words each chunk holds (from the postings; None: FTS5)
     coverage: bm25.Coverage | None = None
@@ -105,6 +106,7 @@ class Candidates:
             vector_rank,
             self.cosines.get(item.key, cosine) if cosine is None else cosine,
             item.contributions,
+            self.windows.get(item.key),
         )
 
 
@@ -152,6 +154,7 @@ def _rescore_with_windows(
     windows = semantic.window_cosines(conn, keys, vector)
     if not windows:
         return
+    found.windows = windows
     listed = [
         (rowid, max(cosine, windows.get(rowid, cosine))) for rowid, cosine in found.lists[VECTOR]
     ]
