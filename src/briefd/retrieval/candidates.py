@@ -150,6 +150,8 @@ def _rescore_with_windows(
     """With section windows, a candidate's cosine is the best of its own and its windows': the
     vector list is re-ordered by it, and hybrid fusion and the gate read it. Only candidates
     are re-scored, so a chunk that only a window would bring into the vector list stays out."""
+    if semantic.window_words <= 0:
+        return
     keys = found.keys() if mode == "hybrid" else [rowid for rowid, _ in found.lists[VECTOR]]
     windows = semantic.window_cosines(conn, keys, vector)
     if not windows:
