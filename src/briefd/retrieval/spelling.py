@@ -3,13 +3,23 @@ closest indexed word (optimal string alignment: Damerau-Levenshtein where no sub
 twice, ten times faster to compute; at most 1 edit for short words, 2 for longer ones; ties go
 to the more frequent word). The original word stays in the query, so nothing is lost
 when the "typo" was a real but unindexed word.
+
+Before any alignment, the indexed words of the right lengths are narrowed by which characters
+they contain (:func:`signatures`): one edit adds or removes at most two characters from a word's
+set of characters, so a word whose set differs from the query word's in more than twice the
+allowed edits cannot be within them. The bound is exact — the same words come out — and leaves
+the alignment a tenth of the words (scifact's unknown words in a 60K-chunk index: 0.18 ms a
+word instead of 1.6 ms).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
+from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
@@ -17,6 +27,22 @@ from briefd.store.db import content_version
 from briefd.store.vocabulary import normal_word
 
 MIN_LENGTH = 4
+Signatures = npt.NDArray[np.uint64]
+
+
+def signatures(words: Sequence[str]) -> Signatures:
+    """Each word's set of characters as 64 bits: a-z one bit each, any other character one of
+    the 37 remaining bits (by code point; two characters may share a bit, which only lowers the
+    count of differing bits, so the bound in the module doc stays a bound)."""
+    if not words:
+        return np.zeros(0, dtype=np.uint64)
+    width = max(len(w) for w in words)
+    points = np.array(words, dtype=f"U{width}").view(np.uint32).reshape(len(words), width)
+    bits = np.where((points >= 97) & (points <= 122), points - 97, 26 + points % 37)
+    flags = np.left_shift(np.uint64(1), bits.astype(np.uint64))
+    flags[points == 0] = 0  # the padding of shorter words
+    out: Signatures = np.bitwise_or.reduce(flags, axis=1)
+    return out
 
 
 def max_edits(word: str) -> int:
@@ -37,7 +63,7 @@ class Speller:
         self._version: tuple[int, int] | None = None
         self._by_length: dict[int, list[str]] = {}
         self._frequency: dict[str, int] = {}
-        self._pools: dict[tuple[int, int], list[str]] = {}
+        self._pools: dict[tuple[int, int], tuple[list[str], Signatures]] = {}
 
     def _load(self, conn: sqlite3.Connection) -> None:
         version = content_version(conn)
@@ -78,19 +104,23 @@ class Speller:
                 found[term] = best
         return found
 
-    def _pool(self, shortest: int, longest: int) -> list[str]:
-        """The indexed words of these lengths (kept: queries mostly repeat a few windows)."""
+    def _pool(self, shortest: int, longest: int) -> tuple[list[str], Signatures]:
+        """The indexed words of these lengths and their signatures (kept: queries mostly repeat
+        a few windows)."""
         key = (shortest, longest)
         if key not in self._pools:
             lengths = range(shortest, longest + 1)
-            self._pools[key] = [w for n in lengths for w in self._by_length.get(n, ())]
+            pool = [w for n in lengths for w in self._by_length.get(n, ())]
+            self._pools[key] = (pool, signatures(pool))
         return self._pools[key]
 
     def _closest(self, word: str) -> str | None:
         edits = max_edits(word)
-        pool = self._pool(len(word) - edits, len(word) + edits)
+        pool, marks = self._pool(len(word) - edits, len(word) + edits)
         if not pool:
             return None
+        near = np.flatnonzero(np.bitwise_count(marks ^ signatures([word])[0]) <= 2 * edits)
+        pool = [pool[i] for i in near]  # in pool order: ties among 20+ matches fall alike
         matches = process.extract(word, pool, scorer=OSA.distance, score_cutoff=edits, limit=20)
         if not matches:
             return None

@@ -1,0 +1,70 @@
+"""Typo tolerance (R1): the character-set prefilter never changes which indexed word a typo
+gets, only how many words the alignment reads."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+
+from briefd.retrieval.spelling import Speller, max_edits, signatures
+
+ALPHABET = "abcdefghijklmnopqrstuvwxyzçğışöü0_"
+
+
+def _typo(word: str, rng: random.Random) -> str:
+    """``word`` with one to three random edits (delete, insert, substitute, transpose)."""
+    chars = list(word)
+    for _ in range(rng.randint(1, 3)):
+        op, at = rng.randrange(4), rng.randrange(len(chars))
+        if op == 0 and len(chars) > 4:
+            del chars[at]
+        elif op == 1:
+            chars.insert(at, rng.choice(ALPHABET))
+        elif op == 2:
+            chars[at] = rng.choice(ALPHABET)
+        elif at + 1 < len(chars):
+            chars[at], chars[at + 1] = chars[at + 1], chars[at]
+    return "".join(chars)
+
+
+def _words(rng: random.Random, count: int) -> list[str]:
+    return sorted({"".join(rng.choices(ALPHABET, k=rng.randint(4, 14))) for _ in range(count)})
+
+
+def test_an_edit_changes_at_most_two_characters_of_the_set() -> None:
+    rng = random.Random(5)
+    words = _words(rng, 400)
+    typos = [_typo(w, rng) for w in words]
+    flips = np.bitwise_count(signatures(words) ^ signatures(typos))
+    for word, typo, flipped in zip(words, typos, flips, strict=True):
+        assert int(flipped) <= 2 * OSA.distance(word, typo), (word, typo)
+    assert signatures(["abc"])[0] == 0b111  # a, b, c: the first three bits
+    assert signatures(["abc", "abcabcabc"]).tolist() == [0b111, 0b111]  # padding sets no bit
+
+
+def test_corrections_are_those_of_aligning_every_word() -> None:
+    rng = random.Random(7)
+    vocabulary = _words(rng, 3000)
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE vocabulary (term TEXT PRIMARY KEY, chunks INTEGER)")
+    conn.execute("CREATE TABLE content_version (n INTEGER)")
+    conn.execute("INSERT INTO content_version VALUES (1)")
+    conn.executemany(
+        "INSERT INTO vocabulary VALUES (?, ?)", [(w, rng.randint(1, 50)) for w in vocabulary]
+    )
+    speller = Speller()
+    speller._load(conn)
+    frequency = dict(conn.execute("SELECT term, chunks FROM vocabulary"))
+    corrected = 0
+    for word in (_typo(w, rng) for w in rng.sample(vocabulary, 600)):
+        edits = max_edits(word)
+        pool = [w for w in vocabulary if abs(len(w) - len(word)) <= edits]
+        found = process.extract(word, pool, scorer=OSA.distance, score_cutoff=edits, limit=None)
+        want = min(found, key=lambda m: (m[1], -frequency[m[0]], m[0]))[0] if found else None
+        assert speller._closest(word) == want, word
+        corrected += want is not None
+    assert corrected > 300  # most typos are within reach: the comparison is not vacuous
