@@ -192,3 +192,18 @@ def test_window_vectors_are_cached_within_a_bound_and_dropped_on_change(
     after = semantic.window_cosines(conn, [again], query)[again]
     read = WindowCache(model, 20).cosines(conn, [again], query)[again]
     assert after == read and abs(after - before) > 0.01  # the new windows, not the cached
+
+
+def test_a_cached_chunk_does_not_keep_the_rest_of_its_read_alive(
+    windowed: tuple[Briefd, FakeEmbedder], write_files: WriteFiles
+) -> None:
+    write_files({"domain/writeoffs.md": f"# Payouts\n\n## Schedule\n\n{LONG}\n"})
+    api, fake = windowed
+    api.index()
+    conn = api.store.conn
+    rowids = [r[0] for r in conn.execute("SELECT rowid FROM chunks")]
+    cache = WindowCache(fake.model_id, 20)
+    query = fake.embed_batch(["refunds"], "query")[0]
+    assert len(cache.cosines(conn, rowids, query)) == 2  # two long chunks in one read
+    for rows in cache._rows.values():
+        assert rows.base is None  # its own copy, not a view of the whole read

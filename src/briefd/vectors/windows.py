@@ -68,7 +68,8 @@ class WindowCache:
         owners, matrix = owners[order], matrix[order]
         starts = np.searchsorted(owners, missing, side="left")
         ends = np.searchsorted(owners, missing, side="right")
-        fresh = {r: matrix[a:b] for r, a, b in zip(missing, starts, ends, strict=True)}
+        # copies: a view would keep the whole read alive for as long as one chunk stays cached
+        fresh = {r: matrix[a:b].copy() for r, a, b in zip(missing, starts, ends, strict=True)}
         found.update(fresh)
         with self._lock:
             for rowid, rows in fresh.items():
