@@ -16,7 +16,9 @@
 8. knowledge health: gaps over 100,000 logged requests, drift over 10,000 commits
    (bench/health.py; needs only testdata/knowledge, like the hook latency of bench/recall.py);
 9. replicas: one ``briefd serve`` vs two behind nginx, and what PostgreSQL-backed state adds
-   to a bundle and a hook call (bench/replicas.py; needs PostgreSQL and nginx).
+   to a bundle and a hook call (bench/replicas.py; needs PostgreSQL and nginx);
+10. section windows (opt-in): the example knowledge's first index with and without them, and
+   a warm hybrid search of golden-en on both (bench/windows.py).
 
 Prints one table and writes .briefd/bench/results.json (profiles next to it). Skips cleanly
 when the data set is absent.
@@ -42,6 +44,7 @@ import live
 import noop
 import realistic
 import report
+import windows
 from ann import compare
 from common import DOCS, REPO, WORK, load_average, log, settings_for, step
 from corpus import OFF_TOPIC, make_queries, select_sample
@@ -97,6 +100,7 @@ def main() -> int:
     args = parse_args()
     noop.main([])  # briefd index as whole processes, against python -c pass (bench/noop.py)
     recall.main([])  # prompt-time hook latency (bench/recall.py): needs only testdata/knowledge
+    windows.main([])  # section windows' index time and search cost (bench/windows.py): the same
     live.main([])  # jira_issue + bundle round trip against the fake Jira (bench/live.py)
     health.main([])  # gaps, usage and drift at scale (bench/health.py): the same
     replicas.main([])  # one replica vs two behind nginx, PostgreSQL state (bench/replicas.py)
