@@ -128,6 +128,8 @@ def test_windows_are_embedded_recorded_and_found(windowed: tuple[Briefd, FakeEmb
         assert top.explain.window_cosine == pytest.approx(1.0, abs=1e-3)
         assert "cosine 1.000 (closest window 1.000)" in str(_cell(top, explain=True))
     assert api.index().embedded == 0  # nothing new: windows are not cut or embedded again
+    fitted = api.gate_calibration()[fake.model_id]
+    assert fitted["section_windows"] == 20  # briefd version --json: the gate saw the windows
     last = sync_state.index_report(conn)  # what a no-change run answers from
     stamped = _report(last, "knowledge", (), 0.01)
     assert stamped is not None and (stamped.window_words, stamped.windows) == (20, len(cut))

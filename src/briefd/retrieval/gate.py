@@ -108,7 +108,15 @@ class Calibration:
                 for name, median, quantile in self.languages
             },
             "max_chance": MAX_CHANCE,
+            "section_windows": windows_of(self.fingerprint),
         }
+
+
+def windows_of(fingerprint: str) -> int:
+    """The section window size a calibration was fitted with (its fingerprint ends in
+    ``/w<words>``, :func:`briefd.retrieval.calibration.refresh`); 0: none."""
+    _, mark, words = fingerprint.rpartition("/w")
+    return int(words) if mark and words.isdigit() else 0
 
 
 def closest_language(
