@@ -4,13 +4,14 @@ gets, only how many words the alignment reads."""
 from __future__ import annotations
 
 import random
-import sqlite3
+from pathlib import Path
 
 import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from briefd.retrieval.spelling import Speller, max_edits, signatures
+from briefd.store.db import Store
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyzçğışöü0_"
 
@@ -46,16 +47,16 @@ def test_an_edit_changes_at_most_two_characters_of_the_set() -> None:
     assert signatures(["abc", "abcabcabc"]).tolist() == [0b111, 0b111]  # padding sets no bit
 
 
-def test_corrections_are_those_of_aligning_every_word() -> None:
+def test_corrections_are_those_of_aligning_every_word(tmp_path: Path) -> None:
     rng = random.Random(7)
     vocabulary = _words(rng, 3000)
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE vocabulary (term TEXT PRIMARY KEY, chunks INTEGER)")
-    conn.execute("CREATE TABLE content_version (n INTEGER)")
-    conn.execute("INSERT INTO content_version VALUES (1)")
-    conn.executemany(
-        "INSERT INTO vocabulary VALUES (?, ?)", [(w, rng.randint(1, 50)) for w in vocabulary]
-    )
+    store = Store.open(tmp_path / "index.db", create=True)
+    with store.write() as conn:
+        conn.executemany(
+            "INSERT INTO vocabulary (term, chunks) VALUES (?, ?)",
+            [(w, rng.randint(1, 50)) for w in vocabulary],
+        )
+    conn = store.conn
     speller = Speller()
     speller._load(conn)
     frequency = dict(conn.execute("SELECT term, chunks FROM vocabulary"))
@@ -68,3 +69,4 @@ def test_corrections_are_those_of_aligning_every_word() -> None:
         assert speller._closest(word) == want, word
         corrected += want is not None
     assert corrected > 300  # most typos are within reach: the comparison is not vacuous
+    store.close()

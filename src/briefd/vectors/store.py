@@ -201,15 +201,15 @@ def load_quantized(
     conn: sqlite3.Connection, model: str, words: int = 0
 ) -> tuple[list[int], list[str], Quantized]:
     """(chunk rowids, scopes, quantised rows) of every chunk that has a vector for ``model``,
-    in rowid order; with ``words``, then one row per window of that size under its chunk's
-    rowid (a rowid then appears more than once, and the rows are not in rowid order).
+    in rowid order; with ``words`` (the gate's calibration), then one row per window of that
+    size under its chunk's rowid (a rowid then appears more than once, out of rowid order).
 
     The int8 rows are allocated once and filled block by block from the cursor, so loading
     50K vectors never holds a float32 copy of them (:mod:`briefd.vectors.quantized`).
     """
     params = {"model": model, "words": words}
-    # the chunks in rowid order (their own scan gives it); the windows as they come: ordering
-    # them would sort every window's blob in a temporary B-tree, and the index orders rowids
+    # the chunks in rowid order (their own scan gives it); the windows (read only to fit the
+    # gate) as they come: ordering them would sort every window's blob in a temporary B-tree
     parts = [(_CHUNK_ROWS, " ORDER BY c.rowid")] + ([(_WINDOW_ROWS, "")] if words > 0 else [])
     count, dim = 0, 0
     for part, _ in parts:
