@@ -27,6 +27,7 @@ different order), so the runtime id differs and the index never mixes the two.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import threading
@@ -43,7 +44,7 @@ from briefd.embeddings import runtime
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
 from briefd.embeddings.e5onnx_container import Container, RowReader, dequantise, read_container
 from briefd.embeddings.e5onnx_graph import ACCURACY_LEVEL
-from briefd.embeddings.e5onnx_tokenize import Unigram
+from briefd.embeddings.e5onnx_tokenize import PieceTrie, Unigram
 from briefd.embeddings.openvino_engine import OpenVinoEngine
 from briefd.embeddings.runtime import give_back_memory
 from briefd.embeddings.spec import (
@@ -59,6 +60,7 @@ from briefd.errors import EmbeddingError
 
 GRAPH_VERSION = 1  # bump when e5onnx_graph changes what it builds
 W8_VERSION = 1  # the same for the opt-in w8 graph
+PIECES_VERSION = 2  # the same for the stored piece trie (PieceTrie.to_bytes)
 PREFIXES = {"query": "query: ", "passage": "passage: "}
 
 
@@ -85,12 +87,13 @@ class E5OnnxEmbedder(Embedder):
         graph: Path | None = None,
         engine: str | None = None,
         passages: str | None = None,
+        pieces: PieceTrie | None = None,
     ) -> None:
         self.name = spec.name
         self.runtime = engine or runtime_id(spec, runtime.onnxruntime().__version__, passages)
         self.dim = container.config.hidden
         self._session = session
-        self._tokenizer = Unigram(container.pieces)
+        self._tokenizer = Unigram(container.pieces, pieces)
         self._words = RowReader(container, "emb.word", self.dim)
         positions = container.f32("emb.pos").reshape(-1, self.dim)
         self._positions = positions + container.f32("emb.type")[: self.dim]
@@ -110,11 +113,13 @@ class E5OnnxEmbedder(Embedder):
         (:func:`~briefd.embeddings.spec.passage_runtime`), None for onnxruntime."""
         path = _container_path(spec, model_dir)
         container = read_container(path)
-        graph = cached_graph(container, path, model_dir / spec.name, spec.graph)
+        digest = sha256_of(path)
+        graph = cached_graph(container, path, model_dir / spec.name, spec.graph, digest)
+        pieces = cached_pieces(container, digest, model_dir / spec.name)
         # with passages on OpenVINO, an index run that embeds no query (the gate keeps its
         # probes' vectors) never needs the query session: made on the first query then
         session = _session(graph, threads) if passages is None else None
-        embedder = cls(spec, container, session, threads, graph, passages=passages)
+        embedder = cls(spec, container, session, threads, graph, passages=passages, pieces=pieces)
         give_back_memory()  # the container's piece table, parsed into the tokenizer's dict
         return embedder
 
@@ -217,10 +222,12 @@ class E5OnnxEmbedder(Embedder):
         return mean
 
 
-def cached_graph(container: Container, path: Path, folder: Path, graph: str = "q4") -> Path:
+def cached_graph(
+    container: Container, path: Path, folder: Path, graph: str = "q4", digest: str = ""
+) -> Path:
     """The ``graph`` ("q4", "w8") for ``container``, built once and stored under ``folder``
-    (atomically)."""
-    digest = sha256_of(path)
+    (atomically). ``digest``: the container's SHA-256 if known."""
+    digest = digest or sha256_of(path)
     if graph == "w8":
         target = folder / f"e5-w8-{digest[:16]}-v{W8_VERSION}.onnx"
     else:
@@ -244,6 +251,23 @@ def cached_graph(container: Container, path: Path, folder: Path, graph: str = "q
             "set embeddings.model_dir to a writable directory"
         ) from None
     return target
+
+
+def cached_pieces(container: Container, digest: str, folder: Path) -> PieceTrie:
+    """The container's tokenizer pieces as a trie (:class:`.e5onnx_tokenize.PieceTrie`), read
+    from ``folder`` when an earlier load stored it there (~1 ms), else built (~0.35 s) and
+    stored. A file that is not one is rebuilt; a folder that cannot be written only costs
+    building it on every load."""
+    pieces = container.pieces
+    target = folder / f"e5-pieces-{digest[:16]}-v{PIECES_VERSION}.marisa"
+    try:
+        return PieceTrie.from_bytes(target.read_bytes())
+    except (OSError, ValueError):
+        pass
+    table = PieceTrie.build(pieces.texts(), pieces.unk)
+    with contextlib.suppress(OSError):  # read-only: built again on the next load
+        _write_atomically(target, table.to_bytes())
+    return table
 
 
 def _write_atomically(target: Path, data: bytes) -> None:

@@ -21,11 +21,17 @@ import numpy as np
 import numpy.typing as npt
 
 from briefd.embeddings.base import EmbeddingKind
-from briefd.embeddings.e5onnx import E5OnnxEmbedder, Window, _container_path, cached_graph
+from briefd.embeddings.e5onnx import (
+    E5OnnxEmbedder,
+    Window,
+    _container_path,
+    cached_graph,
+    cached_pieces,
+)
 from briefd.embeddings.e5onnx_container import read_container
 from briefd.embeddings.openvino_engine import OpenVinoEngine, openvino_module
 from briefd.embeddings.runtime import give_back_memory
-from briefd.embeddings.spec import ModelSpec, cpu_precision, runtime_id
+from briefd.embeddings.spec import ModelSpec, cpu_precision, runtime_id, sha256_of
 
 GRAPH_FOLDER = "multilingual-e5-small-onnx"  # the default's graph file, shared
 
@@ -41,9 +47,12 @@ class E5OpenVinoEmbedder(E5OnnxEmbedder):
         openvino_module()  # not installed: say so before building anything
         path = _container_path(spec, model_dir)
         container = read_container(path)
-        graph = cached_graph(container, path, model_dir / GRAPH_FOLDER)
+        digest = sha256_of(path)
+        graph = cached_graph(container, path, model_dir / GRAPH_FOLDER, digest=digest)
+        pieces = cached_pieces(container, digest, model_dir / GRAPH_FOLDER)
         engine = OpenVinoEngine(graph, threads, cpu_precision())
-        embedder = cls(spec, container, None, threads, graph, runtime_id(spec, engine.version))
+        engine_id = runtime_id(spec, engine.version)
+        embedder = cls(spec, container, None, threads, graph, engine_id, pieces=pieces)
         embedder._vino = engine  # queries and passages alike
         give_back_memory()
         return embedder
