@@ -94,9 +94,7 @@ def test_round_trip_and_bad_bytes() -> None:
             PieceTrie.from_bytes(bad)
 
 
-def test_stored_beside_the_graph_and_rebuilt_when_bad(
-    container: Container, tmp_path: Path
-) -> None:
+def test_stored_beside_the_graph_and_rebuilt_when_bad(container: Container, tmp_path: Path) -> None:
     folder = tmp_path / "model"
     built = cached_pieces(container, "ab" * 32, folder)
     (stored,) = folder.iterdir()
