@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from briefd.vectors.index import VectorIndex
-from briefd.vectors.quantized import Quantized
+from briefd.vectors.quantized import SPLIT_ROWS, Quantized
 
 
 def clustered(rows: int, dim: int, seed: int) -> np.ndarray:
@@ -61,3 +61,21 @@ def test_the_coarse_scan_is_integer_dots_of_the_rounded_query() -> None:
     assert np.allclose(quantized.coarse_scores(query.astype(np.float32)), expected, rtol=1e-6)
     assert not np.any(quantized.coarse_scores(np.zeros(384, dtype=np.float32)))  # no NaN
     assert quantized.head(0).coarse_scores(query).shape == (0,)
+
+
+def test_a_large_scan_in_two_halves_picks_the_single_scans_candidates() -> None:
+    rows = SPLIT_ROWS + 1001  # two halves of different content, above the split threshold
+    quantized = Quantized.of(clustered(rows, 64, seed=11))
+    rng = np.random.default_rng(2)
+    keep = rng.random(rows) < 0.3  # a scope filter: only some rows may be picked
+    for query in quantized.matrix()[[5, rows - 3, SPLIT_ROWS // 2]]:
+        coarse = quantized.coarse_scores(query)
+        for fetch, mask in ((64, None), (200, keep), (rows, None), (rows, keep)):
+            allowed = np.where(mask, coarse, -np.inf) if mask is not None else coarse
+            expected = np.argsort(-allowed, kind="stable")[: min(fetch, len(coarse))]
+            expected = expected[np.isfinite(allowed[expected])]
+            picked = quantized.candidates(query, fetch, mask)
+            assert len(picked) == len(expected)
+            # the same set of scores (a tie at the boundary may pick another row of equal score)
+            assert np.array_equal(np.sort(allowed[picked]), np.sort(allowed[expected]))
+            assert mask is None or bool(mask[picked].all())

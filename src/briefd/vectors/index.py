@@ -122,13 +122,9 @@ class VectorIndex:
     ) -> list[tuple[int, float]]:
         _cap_blas(self.blas_threads)
         query = np.asarray(query, dtype=np.float32)
-        coarse = self.vectors.coarse_scores(query)
-        if len(wanted) < len(self.scope_names):
-            coarse = np.where(np.isin(self.scopes, wanted), coarse, -np.inf)
-        fetch = min(len(coarse), max(k * RESCORE, k + 64))
-        picked = np.argpartition(-coarse, fetch - 1)[:fetch] if fetch < len(coarse) else None
-        rows = np.arange(len(coarse)) if picked is None else picked
-        rows = rows[np.isfinite(coarse[rows])]
+        keep = np.isin(self.scopes, wanted) if len(wanted) < len(self.scope_names) else None
+        fetch = min(len(self.rowids), max(k * RESCORE, k + 64))
+        rows = self.vectors.candidates(query, fetch, keep) if fetch else self.rowids[:0]
         scores = self.vectors.rescore(rows, query)
         order = np.lexsort((self.rowids[rows], -scores))[: min(k, len(rows))]
         return [(int(self.rowids[rows[i]]), float(scores[i])) for i in order]

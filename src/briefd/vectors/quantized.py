@@ -13,6 +13,8 @@ instead of 4: 50,000 e5 vectors take 38 MB, not 77 MB.
 
 from __future__ import annotations
 
+import functools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numkong
@@ -21,6 +23,7 @@ import numpy.typing as npt
 
 Matrix = npt.NDArray[np.float32]
 BLOCK = 4096  # rows quantised or dequantised at a time
+SPLIT_ROWS = 16_384  # from here on a scan runs in two halves on two threads (~0.25 ms a half)
 SCAN_BLOCK = 512  # rows cast to float32 per scan step: the 0.8 MB scratch stays in the L2
 # cache: the int8 scan then runs at float32's matrix-vector speed or better (50K x 384: 5.4 vs
 # 5.3 ms on the bench replica, 2.7 vs 5.1 ms on random rows); 4096-row steps were slower (9 ms)
@@ -83,18 +86,50 @@ class Quantized:
         self.coarse_scale[start:end] = coarse_scale
         self.fine_scale[start:end] = fine_scale
 
-    def coarse_scores(self, query: Matrix) -> Matrix:
-        """Approximate cosine of ``query`` to every row (the candidate scan): the coarse rows
-        against ``query`` rounded to int8, each row's scale applied to the integer dot."""
-        if not len(self):
+    def coarse_scores(self, query: Matrix, start: int = 0, end: int | None = None) -> Matrix:
+        """Approximate cosine of ``query`` to every row (the candidate scan), or to rows
+        ``start:end``: the coarse rows against ``query`` rounded to int8, each row's scale
+        applied to the integer dot."""
+        coarse, scales = self.coarse[start:end], self.coarse_scale[start:end]
+        if not len(coarse):
             return np.zeros(0, dtype=np.float32)
         peak = float(np.abs(query).max())
         scale = peak / 127 if peak > 0 else 1.0
         codes = np.clip(np.rint(query / scale), -127, 127).astype(np.int8)
-        dots = numkong.cdist(codes[None], self.coarse, metric="dot", out_dtype="float32")
+        dots = numkong.cdist(codes[None], coarse, metric="dot", out_dtype="float32")
         out: Matrix = np.asarray(dots, dtype=np.float32)[0]
-        out *= self.coarse_scale * np.float32(scale)
+        out *= scales * np.float32(scale)
         return out
+
+    def candidates(
+        self, query: Matrix, fetch: int, keep: npt.NDArray[np.bool_] | None = None
+    ) -> npt.NDArray[np.intp]:
+        """The ``fetch`` rows of the best coarse scores (only rows where ``keep``), in no
+        order. From ``SPLIT_ROWS`` rows on, the second half is scanned on a worker thread while
+        this one scans the first (numkong releases the GIL): 50K rows in ~0.45 ms instead of
+        ~0.8, each half keeping its own best ``fetch``, which hold the best ``fetch`` overall."""
+        if len(self) < SPLIT_ROWS:
+            return _best(self.coarse_scores(query), 0, fetch, keep)[0]
+        middle = len(self) // 2
+        later = _scan_pool().submit(self._best_of, query, middle, len(self), fetch, keep)
+        first = self._best_of(query, 0, middle, fetch, keep)
+        second = later.result()
+        rows, scores = np.concatenate([first[0], second[0]]), np.concatenate([first[1], second[1]])
+        if len(rows) <= fetch:
+            return rows
+        picked: npt.NDArray[np.intp] = rows[np.argpartition(-scores, fetch - 1)[:fetch]]
+        return picked
+
+    def _best_of(
+        self,
+        query: Matrix,
+        start: int,
+        end: int,
+        fetch: int,
+        keep: npt.NDArray[np.bool_] | None,
+    ) -> tuple[npt.NDArray[np.intp], Matrix]:
+        part = None if keep is None else keep[start:end]
+        return _best(self.coarse_scores(query, start, end), start, fetch, part)
 
     def scores(self, query: Matrix) -> Matrix:
         """Cosine of ``query`` to every row, near-exact (two float scans)."""
@@ -131,3 +166,24 @@ class Quantized:
             np.matmul(buffer, query, out=out[start : start + len(block)])
         out *= scale
         return out
+
+
+def _best(
+    scores: Matrix, offset: int, fetch: int, keep: npt.NDArray[np.bool_] | None
+) -> tuple[npt.NDArray[np.intp], Matrix]:
+    """The rows (``offset`` added) of the ``fetch`` best ``scores`` where ``keep``, and their
+    scores."""
+    if keep is not None:
+        scores = np.where(keep, scores, -np.inf)
+    if fetch < len(scores):
+        rows = np.argpartition(-scores, fetch - 1)[:fetch]
+    else:
+        rows = np.arange(len(scores))
+    rows = rows[np.isfinite(scores[rows])]
+    return rows + offset, scores[rows]
+
+
+@functools.cache
+def _scan_pool() -> ThreadPoolExecutor:
+    """One worker for the second half of a large scan (see :meth:`Quantized.candidates`)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="briefd-scan")
