@@ -10,7 +10,7 @@ import typer
 from pydantic import BaseModel
 
 from briefd.api import Briefd
-from briefd.atlassian import JiraQuery
+from briefd.atlassian.query import JiraQuery
 from briefd.cli.output import reported_errors
 from briefd.cli.search import split_scopes
 

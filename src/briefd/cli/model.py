@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import typer
 from rich.progress import (
     BarColumn,
@@ -71,6 +70,8 @@ def pull_command(
     config = _config(ctx)
     with reported_errors():
         spec = registry.get_model(model or config.model)
+        import httpx  # only here: `briefd` starts without it
+
         with httpx.Client(timeout=config.timeout_seconds) as client, _bar() as bar:
             status = pull_model(spec, config.model_dir, client, url, _reporter(bar))
         if spec.runtime == "e5onnx":  # build its ONNX graph now, not on the first query

@@ -16,9 +16,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
-
-import httpx
+from typing import TYPE_CHECKING, BinaryIO
 
 from briefd.embeddings.spec import (
     DownloadedFile,
@@ -30,6 +28,9 @@ from briefd.embeddings.spec import (
     locate,
 )
 from briefd.errors import EmbeddingError
+
+if TYPE_CHECKING:
+    import httpx
 
 # (file path, bytes so far, bytes expected)
 Progress = Callable[[str, int, int], None]
@@ -124,6 +125,8 @@ def _stream(
     file: DownloadedFile,
     progress: Progress | None,
 ) -> str:
+    import httpx  # only a pull downloads: every other command starts without it
+
     digest = hashlib.sha256()
     done = 0
     try:
