@@ -110,6 +110,18 @@ class Candidates:
         )
 
 
+@dataclass(slots=True)
+class Gathering:
+    """A query's candidates under way (:func:`start`): the lexical lists are in ``found``,
+    the query's vector is being embedded on the query-embedding worker."""
+
+    found: Candidates
+    pending: Future[npt.NDArray[np.float32]] | None
+    mode: SearchMode
+    scopes: Sequence[str]
+    depth: int
+
+
 def gather(
     conn: sqlite3.Connection,
     query: str,
@@ -122,18 +134,52 @@ def gather(
     every_scope: bool = False,
     lexicon: Lexicon | None = None,
 ) -> Candidates:
+    """Every list of the query's candidates (:func:`start`, then :func:`finish`)."""
+    started = start(
+        conn, query, plan, mode, scopes, settings, semantic, depth, every_scope, lexicon
+    )
+    return finish(conn, started, settings, semantic)
+
+
+def start(
+    conn: sqlite3.Connection,
+    query: str,
+    plan: MatchPlan | None,
+    mode: SearchMode,
+    scopes: Sequence[str],
+    settings: SearchSettings,
+    semantic: SemanticIndex | None,
+    depth: int,
+    every_scope: bool = False,
+    lexicon: Lexicon | None = None,
+) -> Gathering:
+    """Start embedding the query, and gather the lexical lists meanwhile. What else needs no
+    vector can run between this and :func:`finish`, while the model works."""
     found = Candidates()
     if not scopes:
-        return found
+        return Gathering(found, None, mode, scopes, depth)
     pending: Future[npt.NDArray[np.float32]] | None = None
     if mode != "bm25" and semantic is not None:  # embed the query while FTS5 ranks
         pending = _embedding_pool().submit(semantic.query_vector, query)
     if mode != "vector" and plan is not None:
         _lexical(conn, found, plan, mode, scopes, settings, depth, every_scope, lexicon)
-    if pending is not None and semantic is not None:
+    return Gathering(found, pending, mode, scopes, depth)
+
+
+def finish(
+    conn: sqlite3.Connection,
+    started: Gathering,
+    settings: SearchSettings,
+    semantic: SemanticIndex | None,
+) -> Candidates:
+    """The vector list (and for hybrid every candidate's cosine), once the query's vector is
+    there."""
+    found, mode = started.found, started.mode
+    if started.pending is not None and semantic is not None:
         index = semantic.index(conn)
-        vector = pending.result()
-        found.lists[VECTOR] = index.top(vector, scopes, max(depth, settings.vector_candidates))
+        vector = started.pending.result()
+        wanted = max(started.depth, settings.vector_candidates)
+        found.lists[VECTOR] = index.top(vector, started.scopes, wanted)
         if mode == "hybrid":
             found.cosines = index.cosines(found.keys(), vector)
         _rescore_with_windows(conn, found, semantic, vector, mode)

@@ -8,6 +8,7 @@ token, already in SQLite's page cache from ranking), else from FTS5.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,9 +31,43 @@ def for_query(
 ) -> LexicalEvidence | None:
     """The evidence of a searched query (``all_words``: a section in scope held every word;
     ``best``: the best semantic and lexical sections, whose words are looked up too)."""
+    words = query_words(conn, plan, lexicon)
+    return words.evidence(conn, all_words, best) if words is not None else None
+
+
+def query_words(
+    conn: sqlite3.Connection, plan: MatchPlan | None, lexicon: Lexicon | None
+) -> QueryWords | None:
+    """What :func:`for_query` reads before it knows the best sections: a hybrid search reads
+    it while the query is being embedded (None: a query without words)."""
     if plan is None or not plan.groups:
         return None
-    return _evidence(conn, _as_typed(plan.groups), all_words, lexicon, best)
+    return _words(conn, _as_typed(plan.groups), lexicon)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryWords:
+    """Per query word (a group): the sections holding it (None: FTS5 answers, no postings),
+    how many they are, and the index size."""
+
+    groups: tuple[tuple[str, ...], ...]
+    rows: tuple[Rows | None, ...]
+    counts: tuple[int, ...]
+    sections: int
+
+    def evidence(
+        self, conn: sqlite3.Connection, all_words: bool, best: tuple[int, ...] = ()
+    ) -> LexicalEvidence:
+        """With which words each of the ``best`` sections holds."""
+        held = tuple(
+            tuple(
+                _fts_holds(conn, group, rowid) if rows is None else _holds(rows, rowid)
+                for group, rows in zip(self.groups, self.rows, strict=True)
+            )
+            for rowid in dict.fromkeys(best)
+        )
+        words = tuple(group[0] for group in self.groups)
+        return LexicalEvidence(words, self.counts, self.sections, all_words, held)
 
 
 def _as_typed(groups: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
@@ -95,6 +130,12 @@ def _evidence(
     lexicon: Lexicon | None,
     best: tuple[int, ...] = (),
 ) -> LexicalEvidence:
+    return _words(conn, groups, lexicon).evidence(conn, all_words, best)
+
+
+def _words(
+    conn: sqlite3.Connection, groups: tuple[tuple[str, ...], ...], lexicon: Lexicon | None
+) -> QueryWords:
     index = lexicon.index(conn) if lexicon is not None else None
     found: list[Rows | None] = [None] * len(groups)  # None: FTS5 answers (no postings)
     if index is not None and lexicon is not None:
@@ -106,16 +147,7 @@ def _evidence(
         _fts_count(conn, group) if rows is None else len(rows)
         for group, rows in zip(groups, found, strict=True)
     )
-    held = tuple(
-        tuple(
-            _fts_holds(conn, group, rowid) if rows is None else _holds(rows, rowid)
-            for group, rows in zip(groups, found, strict=True)
-        )
-        for rowid in dict.fromkeys(best)
-    )
-    return LexicalEvidence(
-        tuple(group[0] for group in groups), counts, _sections(conn, index), all_words, held
-    )
+    return QueryWords(groups, tuple(found), counts, _sections(conn, index))
 
 
 def _sections(conn: sqlite3.Connection, index: PostingsIndex | None) -> int:

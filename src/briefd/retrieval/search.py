@@ -12,9 +12,10 @@ from briefd.errors import QueryError
 from briefd.model import Hit, HitExplain, SearchMode, SearchResult
 from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
-from briefd.retrieval.candidates import Candidates, gather
+from briefd.retrieval.candidates import Candidates, finish, start
 from briefd.retrieval.fusion import Fused, rrf, score_fusion
 from briefd.retrieval.gate import GateDecision, LexicalEvidence, decide, probe_score
+from briefd.retrieval.gate_evidence import QueryWords
 from briefd.retrieval.lexical import (
     FieldWeights,
     MatchPlan,
@@ -75,10 +76,13 @@ def search(
     plan = None if mode == "vector" else _plan(conn, request, settings, speller)
     depth = max(settings.candidates, top_k) * (TAGGED_DEPTH if tags else 1)
     every = set(scopes) == set(known)
-    found = gather(
+    gathering = start(
         conn, request.query, plan, mode, scopes, settings, semantic, depth, every, lexicon
     )
-    lexical = _lexical(conn, plan, found, lexicon) if mode == "hybrid" else None
+    # the gate's word counts need no vector: read while the query is being embedded
+    words = gate_evidence.query_words(conn, plan, lexicon) if mode == "hybrid" else None
+    found = finish(conn, gathering, settings, semantic)
+    lexical = _lexical(conn, found, words) if mode == "hybrid" else None
     fused = _fuse(found, mode, settings, lexical)
     gate = None
     if mode == "hybrid" and settings.gate and semantic is not None:
@@ -150,15 +154,14 @@ def _fuse(
 
 
 def _lexical(
-    conn: sqlite3.Connection,
-    plan: MatchPlan | None,
-    found: Candidates,
-    lexicon: Lexicon | None,
+    conn: sqlite3.Connection, found: Candidates, words: QueryWords | None
 ) -> LexicalEvidence | None:
     """The query words' evidence, looked up in the best semantic and lexical sections."""
+    if words is None:
+        return None
     top = max(found.cosines, key=found.cosines.__getitem__, default=None)
     sections = ((top,) if top is not None else ()) + found.best_lexical()
-    return gate_evidence.for_query(conn, plan, bool(found.corroborated()), lexicon, sections)
+    return words.evidence(conn, bool(found.corroborated()), sections)
 
 
 def _gate(

@@ -1,0 +1,69 @@
+"""A hybrid search reads what needs no vector while the query is being embedded: the lexical
+lists and the gate's word counts come before the model answers, and the candidates are the
+same as gathering them in one go."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from briefd.api import Briefd
+from briefd.embeddings.base import EmbeddingKind, Vectors
+from briefd.embeddings.fake import FakeEmbedder
+from briefd.retrieval import gate_evidence
+from briefd.retrieval.bm25 import Lexicon
+from briefd.retrieval.candidates import ALL_TERMS, VECTOR, finish, gather, start
+from briefd.retrieval.lexical import build_match
+from briefd.settings import Settings
+from tests.conftest import WriteFiles
+
+
+class HeldQueries(FakeEmbedder):
+    """Embeds passages at once; a query waits until ``go`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+
+    def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+        if kind == "query" and not self.go.wait(timeout=10):
+            raise TimeoutError("the query was never released")
+        return super().embed_batch(texts, kind)
+
+
+def test_word_counts_are_read_while_the_query_is_embedded(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    write_files(
+        {
+            "domain/refunds.md": "# Refunds\n\n## Partial refunds\n\n"
+            "A partial refund returns part of a captured payment.\n\n"
+            "## Disputes\n\nA disputed payment cannot be refunded.\n",
+            "domain/settlement.md": "# Settlement\n\nThe daily settlement cutoff is 22:00.\n",
+        }
+    )
+    embedder = HeldQueries()
+    query = "partial refund of a captured payment"
+    with Briefd(settings, embedder=embedder) as api:
+        embedder.go.set()
+        api.index()
+        embedder.go.clear()
+        semantic, search, lexicon = api.semantic, settings.search, Lexicon()
+        assert semantic is not None
+        plan = build_match(query, "text")
+        with api.store.read() as conn:
+            scopes = ["domain"]
+            gathering = start(conn, query, plan, "hybrid", scopes, search, semantic, 20, True)
+            assert gathering.pending is not None and not gathering.pending.done()
+            assert gathering.found.lists[ALL_TERMS]  # the lexical side is there already
+            words = gate_evidence.query_words(conn, plan, lexicon)
+            assert words is not None and not gathering.pending.done()
+            embedder.go.set()
+            found = finish(conn, gathering, search, semantic)
+            whole = gather(conn, query, plan, "hybrid", scopes, search, semantic, 20, True)
+            best = found.best_lexical()
+            evidence = words.evidence(conn, bool(found.corroborated()), best)
+            expected = gate_evidence.for_query(conn, plan, True, lexicon, best)
+    assert found.lists == whole.lists and found.cosines == whole.cosines
+    assert found.lists[VECTOR] and evidence == expected
+    assert evidence.all_words and all(evidence.held[0])
