@@ -15,7 +15,7 @@ from briefd.retrieval.probes import probe_list
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from briefd.vectors.index import VectorIndex
-from briefd.vectors.store import from_blobs, to_blob
+from briefd.vectors.store import from_blobs, load_quantized, to_blob
 from tests.conftest import WriteFiles
 
 DOCS = {
@@ -236,3 +236,34 @@ def test_calibration_is_refitted_when_the_index_changes_and_reuses_the_probe_vec
         (second,) = api.gate_calibration().values()
     assert "knitting" in second["left_out_topics"]  # the index now documents that topic
     assert "knitting" not in first["left_out_topics"]
+
+
+def test_loading_reads_only_chunks_with_vectors_into_rows_of_their_own(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    notes = {
+        f"domain/note-{i}.md": f"# Note {i}\n\nSettlement rule number {i}.\n" for i in range(12)
+    }
+    write_files(notes)
+    fake = FakeEmbedder()
+    with Briefd(settings, embedder=fake) as api:
+        api.index()
+        conn = api.store.conn
+        rows = [
+            (int(r[0]), str(r[1]))
+            for r in conn.execute("SELECT rowid, embed_hash FROM chunks ORDER BY rowid")
+        ]
+        kept = rows[::4]  # three chunks of twelve keep their vector
+        gone = [(embed_hash,) for row, embed_hash in rows if (row, embed_hash) not in kept]
+        conn.executemany("DELETE FROM chunk_vectors WHERE embed_hash = ?", gone)
+        stored = [
+            conn.execute(
+                "SELECT embedding FROM chunk_vectors WHERE embed_hash = ?", (h,)
+            ).fetchone()[0]
+            for _, h in kept
+        ]
+        rowids, scopes, quantized = load_quantized(conn, fake.model_id)
+    assert rowids == [row for row, _ in kept] and scopes == ["domain"] * len(kept)
+    assert quantized.coarse.shape == (len(kept), fake.dim)
+    assert quantized.coarse.base is None  # not a view into the 12 rows first allocated
+    assert np.abs(quantized.matrix() - from_blobs(stored, fake.dim)).max() < 1e-5

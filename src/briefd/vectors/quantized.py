@@ -53,6 +53,12 @@ class Quantized:
             quantized.put(start, matrix[start : start + BLOCK])
         return quantized
 
+    def copy(self) -> Quantized:
+        """Rows of its own (``head`` gives views that keep the whole allocation alive)."""
+        return Quantized(
+            self.coarse.copy(), self.fine.copy(), self.coarse_scale.copy(), self.fine_scale.copy()
+        )
+
     def head(self, rows: int) -> Quantized:
         """The first ``rows`` rows (views, no copy)."""
         if rows == len(self):
