@@ -12,7 +12,7 @@ import pytest
 
 from briefd.embeddings.e5onnx import cached_pieces
 from briefd.embeddings.e5onnx_container import Container, Pieces, read_container
-from briefd.embeddings.e5onnx_tokenize import META, PieceTrie, Unigram, _f32, _next_meta
+from briefd.embeddings.e5onnx_tokenize import PieceTrie, Unigram, _f32, _next_meta
 from briefd.embeddings.registry import E5_SMALL_ONNX
 from briefd.embeddings.spec import locate
 
@@ -117,4 +117,8 @@ def test_a_read_only_folder_costs_a_rebuild_only(container: Container, tmp_path:
     blocker = tmp_path / "file"
     blocker.write_text("a file where the folder would go")
     table = cached_pieces(container, "cd" * 32, blocker / "model")
-    assert len(table.ids) > 200_000 and META == "\u2581"
+    built = PieceTrie.build(container.pieces.texts(), container.pieces.unk)
+    assert list(table.ids) == list(built.ids) and len(table.ids) > 200_000
+    assert Unigram(container.pieces, table).encode("partial refund") == Unigram(
+        container.pieces, built
+    ).encode("partial refund")

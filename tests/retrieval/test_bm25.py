@@ -12,7 +12,7 @@ import yaml
 
 from briefd.api import Briefd
 from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word, ranked, with_coverage
-from briefd.retrieval.candidates import ANY_TERM, Candidates, gather
+from briefd.retrieval.candidates import ANY_TERM, Candidates, finish, start
 from briefd.retrieval.lexical import FieldWeights, build_match, common_terms
 from briefd.retrieval.search import SearchRequest
 from briefd.retrieval.spelling import Speller
@@ -52,7 +52,15 @@ def _both(
     plan = build_match(query, "text", fixes, common, prefix=0)
     # depth 400: every matching chunk, so the comparison is not cut at a tie
     run = (lexicon, None)
-    got = [gather(conn, query, plan, "hybrid", scopes, settings, None, 400, every, x) for x in run]
+    got = [
+        finish(
+            conn,
+            start(conn, query, plan, "hybrid", scopes, settings, None, 400, every, x),
+            settings,
+            None,
+        )
+        for x in run
+    ]
     return got[0], got[1]
 
 

@@ -28,6 +28,14 @@ from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
 
+# two small documents: a partial refund section, a dispute section, a settlement cutoff
+REFUNDS_AND_SETTLEMENT = {
+    "domain/refunds.md": "# Refunds\n\n## Partial refunds\n\n"
+    "A partial refund returns part of a captured payment.\n\n"
+    "## Disputes\n\nA disputed payment cannot be refunded.\n",
+    "domain/settlement.md": "# Settlement\n\nThe daily settlement cutoff is 22:00.\n",
+}
+
 
 def test_score_fusion_weighs_normalised_signals() -> None:
     fused = score_fusion(
@@ -232,14 +240,7 @@ def test_calibration_counts_each_probes_coverage_like_a_querys() -> None:
 def test_a_probe_is_looked_up_as_a_query_is_corrected_and_in_its_best_sections(
     settings: Settings, write_files: WriteFiles
 ) -> None:
-    write_files(
-        {
-            "domain/refunds.md": "# Refunds\n\n## Partial refunds\n\n"
-            "A partial refund returns part of a captured payment.\n\n"
-            "## Disputes\n\nA disputed payment cannot be refunded.\n",
-            "domain/settlement.md": "# Settlement\n\nThe daily settlement cutoff is 22:00.\n",
-        }
-    )
+    write_files(REFUNDS_AND_SETTLEMENT)
     with Briefd(settings) as api:
         api.index()
         with api.store.read() as conn:

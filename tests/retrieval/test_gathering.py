@@ -12,10 +12,11 @@ from briefd.embeddings.base import EmbeddingKind, Vectors
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
-from briefd.retrieval.candidates import ALL_TERMS, VECTOR, finish, gather, start
+from briefd.retrieval.candidates import ALL_TERMS, VECTOR, finish, start
 from briefd.retrieval.lexical import build_match
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
+from tests.retrieval.test_fusion_gate import REFUNDS_AND_SETTLEMENT
 
 
 class HeldQueries(FakeEmbedder):
@@ -34,14 +35,7 @@ class HeldQueries(FakeEmbedder):
 def test_word_counts_are_read_while_the_query_is_embedded(
     settings: Settings, write_files: WriteFiles
 ) -> None:
-    write_files(
-        {
-            "domain/refunds.md": "# Refunds\n\n## Partial refunds\n\n"
-            "A partial refund returns part of a captured payment.\n\n"
-            "## Disputes\n\nA disputed payment cannot be refunded.\n",
-            "domain/settlement.md": "# Settlement\n\nThe daily settlement cutoff is 22:00.\n",
-        }
-    )
+    write_files(REFUNDS_AND_SETTLEMENT)
     embedder = HeldQueries()
     query = "partial refund of a captured payment"
     with Briefd(settings, embedder=embedder) as api:
@@ -60,7 +54,8 @@ def test_word_counts_are_read_while_the_query_is_embedded(
             assert words is not None and not gathering.pending.done()
             embedder.go.set()
             found = finish(conn, gathering, search, semantic)
-            whole = gather(conn, query, plan, "hybrid", scopes, search, semantic, 20, True)
+            again = start(conn, query, plan, "hybrid", scopes, search, semantic, 20, True)
+            whole = finish(conn, again, search, semantic)  # embedded already: no wait
             best = found.best_lexical()
             evidence = words.evidence(conn, bool(found.corroborated()), best)
             expected = gate_evidence.for_query(conn, plan, True, lexicon, best)

@@ -122,25 +122,6 @@ class Gathering:
     depth: int
 
 
-def gather(
-    conn: sqlite3.Connection,
-    query: str,
-    plan: MatchPlan | None,
-    mode: SearchMode,
-    scopes: Sequence[str],
-    settings: SearchSettings,
-    semantic: SemanticIndex | None,
-    depth: int,
-    every_scope: bool = False,
-    lexicon: Lexicon | None = None,
-) -> Candidates:
-    """Every list of the query's candidates (:func:`start`, then :func:`finish`)."""
-    started = start(
-        conn, query, plan, mode, scopes, settings, semantic, depth, every_scope, lexicon
-    )
-    return finish(conn, started, settings, semantic)
-
-
 def start(
     conn: sqlite3.Connection,
     query: str,
