@@ -173,6 +173,26 @@ def test_postings_out_of_step_fall_back_to_fts5_until_the_next_index(
     assert "postings" in again.sql[0]
 
 
+def test_postings_that_name_other_chunks_are_not_used(api: Briefd, write_files: WriteFiles) -> None:
+    """As many chunks as the postings know, but one under another rowid: FTS5 answers."""
+    root = write_files({})
+    shutil.copytree(EXAMPLE, root, dirs_exist_ok=True)
+    api.index()
+    query = SearchRequest("chargeback evidence deadline", mode="bm25", explain=True)
+    before = api.search(query)
+    with api.store.write() as conn:  # a writer that knows nothing of the postings
+        conn.execute(
+            "UPDATE chunks SET rowid = (SELECT max(rowid) + 1000 FROM chunks) "
+            "WHERE rowid = (SELECT min(rowid) FROM chunks)"
+        )
+    with api.store.read() as conn:
+        assert Lexicon().index(conn) is None
+    api._lexicon.invalidate()
+    after = api.search(query)
+    assert "postings" not in after.sql[0]
+    assert [h.chunk_id for h in after.hits] == [h.chunk_id for h in before.hits]
+
+
 def test_rebuild_and_migration_fill_the_postings(settings: Settings, api: Briefd) -> None:
     seen: list[tuple[str, int, int]] = []
     api.index(EXAMPLE, rebuild=True, progress=lambda *step: seen.append(step))
