@@ -14,6 +14,7 @@ from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.candidates import ALL_TERMS, VECTOR, finish, start
 from briefd.retrieval.lexical import build_match
+from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
 from tests.retrieval.test_fusion_gate import REFUNDS_AND_SETTLEMENT
@@ -62,3 +63,41 @@ def test_word_counts_are_read_while_the_query_is_embedded(
     assert found.lists == whole.lists and found.cosines == whole.cosines
     assert found.lists[VECTOR] and evidence == expected
     assert evidence.all_words and all(evidence.held[0])
+
+
+class Marked(FakeEmbedder):
+    """Sets ``embedding`` when a query starts being embedded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedding = threading.Event()
+
+    def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+        if kind == "query":
+            self.embedding.set()
+        return super().embed_batch(texts, kind)
+
+
+def test_a_search_starts_the_model_before_it_reads_the_index(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """The query is embedded beside the scope, typo and term reads, not after them: when the
+    search reads the scopes, the model has the query already (a search that submitted it
+    only later could not, blocked in the read)."""
+    write_files(REFUNDS_AND_SETTLEMENT)
+    embedder = Marked()
+    seen: list[bool] = []
+
+    def read(sql: str) -> None:
+        if "DISTINCT scope FROM documents" in sql and not seen:
+            seen.append(embedder.embedding.wait(timeout=5))
+
+    with Briefd(settings, embedder=embedder) as api:
+        api.index()
+        embedder.embedding.clear()
+        api.store.conn.set_trace_callback(read)
+        try:
+            api.search(SearchRequest("refund of a captured payment", mode="hybrid"))
+        finally:
+            api.store.conn.set_trace_callback(None)
+    assert seen == [True]

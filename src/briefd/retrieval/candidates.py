@@ -133,15 +133,16 @@ def start(
     depth: int,
     every_scope: bool = False,
     lexicon: Lexicon | None = None,
+    pending: Future[npt.NDArray[np.float32]] | None = None,
 ) -> Gathering:
-    """Start embedding the query, and gather the lexical lists meanwhile. What else needs no
-    vector can run between this and :func:`finish`, while the model works."""
+    """Start embedding the query (unless ``pending``, from :func:`embedding`, already has), and
+    gather the lexical lists meanwhile. What else needs no vector can run between this and
+    :func:`finish`, while the model works."""
     found = Candidates()
     if not scopes:
         return Gathering(found, None, mode, scopes, depth)
-    pending: Future[npt.NDArray[np.float32]] | None = None
-    if mode != "bm25" and semantic is not None:  # embed the query while FTS5 ranks
-        pending = _embedding_pool().submit(semantic.query_vector, query)
+    if pending is None:  # embed the query while FTS5 ranks
+        pending = embedding(semantic, query, mode)
     if mode != "vector" and plan is not None:
         _lexical(conn, found, plan, mode, scopes, settings, depth, every_scope, lexicon)
     return Gathering(found, pending, mode, scopes, depth)
@@ -247,6 +248,16 @@ def _all_terms_decide(
         return False
     k = settings.rrf_k
     return settings.any_term_weight / (k + 1) < 1 / (k + depth)
+
+
+def embedding(
+    semantic: SemanticIndex | None, query: str, mode: SearchMode
+) -> Future[npt.NDArray[np.float32]] | None:
+    """The query's vector under way on the query-embedding worker (None: ``mode`` needs none).
+    A search starts it before anything else, so the model runs beside the reads that follow."""
+    if mode == "bm25" or semantic is None:
+        return None
+    return _embedding_pool().submit(semantic.query_vector, query)
 
 
 def prefetch(semantic: SemanticIndex | None, query: str) -> None:

@@ -12,7 +12,7 @@ from briefd.errors import QueryError
 from briefd.model import Hit, HitExplain, SearchMode, SearchResult
 from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
-from briefd.retrieval.candidates import Candidates, finish, start
+from briefd.retrieval.candidates import Candidates, embedding, finish, start
 from briefd.retrieval.fusion import Fused, rrf, score_fusion
 from briefd.retrieval.gate import GateDecision, LexicalEvidence, decide, probe_score
 from briefd.retrieval.gate_evidence import QueryWords
@@ -69,6 +69,7 @@ def search(
         raise QueryError(f"top_k must be at least 1, got {top_k}")
     if (request.query_mode or settings.query_mode) == "text" and not query_terms(request.query):
         raise QueryError(no_terms_message(request.query))
+    pending = embedding(semantic, request.query, mode)  # the model runs beside what follows
     known = known_scopes(conn)
     scopes = resolve_scopes(conn, request.scopes, default_scopes, known)
     tags = normalise_tags(request.tags)
@@ -77,7 +78,7 @@ def search(
     depth = max(settings.candidates, top_k) * (TAGGED_DEPTH if tags else 1)
     every = set(scopes) == set(known)
     gathering = start(
-        conn, request.query, plan, mode, scopes, settings, semantic, depth, every, lexicon
+        conn, request.query, plan, mode, scopes, settings, semantic, depth, every, lexicon, pending
     )
     # the gate's word counts need no vector: read while the query is being embedded
     words = gate_evidence.query_words(conn, plan, lexicon) if mode == "hybrid" else None
