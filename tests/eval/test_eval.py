@@ -202,3 +202,24 @@ def test_recall_report_says_why_a_section_was_lost(indexed_example: Briefd, tmp_
     (lost,) = report.losses
     assert (lost.id, lost.confidence, lost.specificity) == ("q1", "strong", None)
     assert lost.causes == (("domain/settlement.md § Cutoff times", "not in search's top 5"),)
+
+
+def test_a_query_cut_at_a_comma_is_refused_a_note_of_ones_own_is_kept(tmp_path: Path) -> None:
+    """In a one-line ``{…}`` entry an unquoted comma ends the query: refused, not measured."""
+    cut = tmp_path / "cut.yaml"
+    cut.write_text(
+        "queries:\n  - {id: q1, query: refunds, how long, type: keyword, "
+        "expected: [{path: a, heading: b}]}\n"
+    )
+    with pytest.raises(EvalError) as caught:
+        load_golden(cut)
+    assert str(caught.value) == (
+        f"{cut}: query #1: unexpected key 'how long'; if it is the rest of the query after a "
+        'comma, put the query in quotes (query: "…, …")'
+    )
+    noted = tmp_path / "noted.yaml"
+    noted.write_text(
+        "queries:\n  - {id: q1, query: 'refunds, how long', type: keyword, note: mine, "
+        "expected: [{path: a, heading: b}]}\n"
+    )
+    assert load_golden(noted).queries[0].query == "refunds, how long"

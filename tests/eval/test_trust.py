@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
+from briefd.errors import EvalError
 from briefd.eval.datasets import BeirSet, load_beir
+from briefd.eval.recall import load_noise
 from briefd.eval.run import beir_index, run_beir
 from briefd.eval.thresholds import TrustLimits, load_gates, trust_shortfalls
 from briefd.eval.trust import LANGUAGES, figures, load_offtopic, offtopic_answered
@@ -120,3 +124,23 @@ def test_thresholds_read_trust_limits_subsets_and_folding(tmp_path: Path) -> Non
     assert gate.fold and gate.subsets == (8, 30)
     assert gate.trust == TrustLimits(max_emptied=0.01, min_offtopic_rejected=0.95)
     assert gate.dataset == tmp_path / "data" / "t"
+
+
+def test_offtopic_and_noise_files_are_read_whole(tmp_path: Path) -> None:
+    """Every query of the shipped files is its line's whole text; a cut one is refused."""
+    lines = [line for line in OFFTOPIC.read_text().splitlines() if line.strip().startswith("- {")]
+    read = load_offtopic(OFFTOPIC)
+    assert len(lines) == len(read)
+    for line, query in zip(lines, read, strict=True):
+        raw = line.split("query: ", 1)[1].rstrip().removesuffix("}")
+        assert raw.strip('"') == query.query, query.id
+    assert {q.query for q in read} >= {"good morning, did you sleep well"}
+    load_noise(REPO / "eval" / "recall-noise.yaml")
+    cut = tmp_path / "offtopic.yaml"
+    cut.write_text("queries:\n  - {id: x, lang: en, kind: chat, query: hi, how are you}\n")
+    with pytest.raises(EvalError, match="unexpected key 'how are you'"):
+        load_offtopic(cut)
+    noise = tmp_path / "noise.yaml"
+    noise.write_text("prompts:\n  - {id: n, kind: chat, text: thanks, go on}\n")
+    with pytest.raises(EvalError, match="put the text in quotes"):
+        load_noise(noise)

@@ -53,6 +53,18 @@ def read_yaml(path: Path, what: str) -> Any:
         raise EvalError(f"{path} is not valid YAML; fix its syntax") from None
 
 
+def check_keys(where: str, item: dict[Any, Any], text_key: str, known: set[str]) -> None:
+    """Refuse an entry with keys outside ``known``: in a one-line ``{…}`` entry an unquoted
+    comma ends the text and makes the rest a key of its own ("query: hi, how are you" →
+    ``query: hi`` and ``how are you: null``), so a query would be measured cut short."""
+    unknown = [str(k) for k in item if k not in known]
+    if unknown:
+        raise EvalError(
+            f"{where}: unexpected key {unknown[0]!r}; if it is the rest of the {text_key} after "
+            f'a comma, put the {text_key} in quotes ({text_key}: "…, …")'
+        )
+
+
 def load_golden(path: Path) -> GoldenSet:
     data = read_yaml(path, "query file")
     if not isinstance(data, dict) or not isinstance(data.get("queries"), list):
@@ -66,6 +78,9 @@ def load_golden(path: Path) -> GoldenSet:
     return GoldenSet(str(data.get("name") or path.stem), path, source, queries)
 
 
+GOLDEN_KEYS = ("id", "query", "type", "expected")
+
+
 def _golden_query(path: Path, index: int, item: Any) -> GoldenQuery:
     where = f"{path}: query #{index + 1}"
     if not isinstance(item, dict):
@@ -73,6 +88,8 @@ def _golden_query(path: Path, index: int, item: Any) -> GoldenQuery:
     missing = [k for k in ("id", "query", "type", "expected") if k not in item]
     if missing:
         raise EvalError(f"{where}: missing key '{missing[0]}'")
+    # a user's own golden file may carry notes of its own; a key with no value is a cut query
+    check_keys(where, {k: v for k, v in item.items() if v is None}, "query", set(GOLDEN_KEYS))
     if item["type"] not in QUERY_TYPES:
         raise EvalError(
             f"{where}: type must be one of {', '.join(QUERY_TYPES)}, got {item['type']!r}"

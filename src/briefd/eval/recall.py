@@ -35,7 +35,7 @@ import yaml
 
 from briefd.api import Briefd
 from briefd.errors import EvalError
-from briefd.eval.datasets import GoldenQuery, GoldenSet
+from briefd.eval.datasets import GoldenQuery, GoldenSet, check_keys
 from briefd.eval.metrics import score_ranking
 from briefd.model import SearchMode
 from briefd.recall.block import FRAME_TOKENS, bound_tokens
@@ -104,6 +104,8 @@ def load_noise(path: Path) -> tuple[NoisePrompt, ...]:
     items = data.get("prompts") if isinstance(data, dict) else None
     if not isinstance(items, list) or not all(_noise_item(i) for i in items):
         raise EvalError(f"{path}: expected 'prompts:' entries with id, kind and text")
+    for number, item in enumerate(items, 1):
+        check_keys(f"{path}: prompt #{number}", item, "text", {"id", "kind", "text"})
     return tuple(NoisePrompt(str(i["id"]), str(i["text"]), str(i["kind"])) for i in items)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from briefd.api import Briefd
 from briefd.errors import EvalError
-from briefd.eval.datasets import read_yaml
+from briefd.eval.datasets import check_keys, read_yaml
 from briefd.eval.run import EvalReport
 from briefd.retrieval.search import SearchRequest
 from briefd.store.scopes import ALL_SCOPES
@@ -56,6 +56,7 @@ def load_offtopic(path: Path) -> tuple[OffTopicQuery, ...]:
     for number, item in enumerate(items, 1):
         if not isinstance(item, dict) or not {"id", "lang", "kind", "query"} <= item.keys():
             raise EvalError(f"{path}: query #{number} needs id, lang, kind and query")
+        check_keys(f"{path}: query #{number}", item, "query", {"id", "lang", "kind", "query"})
         if item["lang"] not in LANGUAGES:
             raise EvalError(f"{path}: query {item['id']}: lang must be one of en, tr, de")
         queries.append(
