@@ -105,6 +105,26 @@ def test_a_snake_case_word_is_scored_as_the_phrase_fts5_reads(api: Briefd) -> No
     assert "idempotency_key_reused" in result.hits[0].content
 
 
+def test_a_query_reads_each_token_and_phrase_once_for_both_lists(api: Briefd) -> None:
+    """The all-terms and any-term lists hold the same words: the second list reuses what the
+    first read (a phrase's FTS5 query costs milliseconds on a large index)."""
+    api.index(EXAMPLE)
+    query = SearchRequest("idempotency_key_reused merchant 409", mode="bm25", top_k=3)
+    api.search(query)  # the postings and the spelling vocabulary load
+    statements: list[str] = []
+    api.store.conn.set_trace_callback(statements.append)
+    try:
+        found = api.search(query)
+    finally:
+        api.store.conn.set_trace_callback(None)
+    assert "idempotency_key_reused" in found.hits[0].content
+    phrases = [s for s in statements if "chunks_fts MATCH" in s]
+    assert len(phrases) == 1, phrases
+    reads = [s for s in statements if "FROM postings WHERE term IN" in s]
+    tokens = [t for s in reads for t in s.split("IN (", 1)[1].rstrip(")").split(", ")]
+    assert tokens and len(tokens) == len(set(tokens)), reads
+
+
 def test_search_uses_the_postings_and_explains_the_equal_fts5_query(api: Briefd) -> None:
     api.index(EXAMPLE)
     result = api.search(SearchRequest("partial refunds pending", mode="bm25", explain=True))

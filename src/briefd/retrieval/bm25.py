@@ -20,7 +20,7 @@ import math
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -248,6 +248,26 @@ class Coverage:
         return int(self.present[at]) / self.groups if at >= 0 else 0.0
 
 
+@dataclass(slots=True)
+class Reads:
+    """What one query has read from the index, kept for its next list (its all-terms and
+    any-term lists hold the same words): each token's postings (None: not in the index) and
+    each multi-token word's FTS5 phrase scores, which on a large index cost milliseconds."""
+
+    tokens: dict[str, tuple[postings.Rows, postings.Freqs] | None] = field(default_factory=dict)
+    phrases: dict[tuple[str, FieldWeights], tuple[Positions, Floats]] = field(default_factory=dict)
+
+    def stored(
+        self, conn: sqlite3.Connection, tokens: Sequence[str]
+    ) -> dict[str, tuple[postings.Rows, postings.Freqs]]:
+        """The postings of ``tokens`` that the index has, each read once."""
+        new = [t for t in tokens if t not in self.tokens]
+        if new:
+            read = postings.read(conn, new)
+            self.tokens.update((t, read.get(t)) for t in new)
+        return {t: held for t in tokens if (held := self.tokens[t]) is not None}
+
+
 def with_coverage(
     conn: sqlite3.Connection,
     index: PostingsIndex,
@@ -256,21 +276,24 @@ def with_coverage(
     limit: int,
     scopes: Sequence[str] | None,
     every_group: bool,
+    reads: Reads | None = None,
 ) -> tuple[list[tuple[int, float]], Coverage]:
-    """:func:`ranked`, and the :class:`Coverage` of every chunk for the same groups."""
+    """:func:`ranked`, and the :class:`Coverage` of every chunk for the same groups. ``reads``:
+    what an earlier list of the same query read (and what this one reads is added to it)."""
     if not groups:
         return [], Coverage(index, np.zeros(0, dtype=np.int32), 0)
+    reads = Reads() if reads is None else reads
     single = {w.tokens[0] for g in groups for w in g if len(w.tokens) == 1 and not w.prefix}
-    stored = postings.read(conn, sorted(single))
+    stored = reads.stored(conn, sorted(single))
     score = np.zeros(len(index.rows), dtype=np.float64)
     present = np.zeros(len(index.rows), dtype=np.int32)
     for group in groups:
         if len(group) == 1 and not group[0].prefix:  # the common case, sparse: no full arrays
-            at, value = _word_score(conn, index, group[0], stored, weights)
+            at, value = _word_score(conn, index, group[0], stored, weights, reads)
             score[at] += value  # positions are unique: the same sums as a group array
             present[at] += 1
             continue
-        exact, prefixed, holds = _group_score(conn, index, group, stored, weights)
+        exact, prefixed, holds = _group_score(conn, index, group, stored, weights, reads)
         score += np.maximum(exact, prefixed) if prefixed is not None else exact
         present += holds
     hit = present == len(groups) if every_group else present > 0
@@ -286,6 +309,7 @@ def _group_score(
     group: Sequence[Word],
     stored: dict[str, tuple[postings.Rows, postings.Freqs]],
     weights: FieldWeights,
+    reads: Reads,
 ) -> tuple[Floats, Floats | None, npt.NDArray[np.bool_]]:
     """One group's BM25 per chunk: its words as typed (summed, as FTS5 sums phrases), its
     prefix forms (None without), and which chunks hold any of them. The caller takes the
@@ -304,7 +328,7 @@ def _group_score(
                 prefixed = np.zeros(len(index.rows), dtype=np.float64)
             prefixed[at] = np.maximum(prefixed[at], value)
         else:
-            at, value = _word_score(conn, index, word, stored, weights)
+            at, value = _word_score(conn, index, word, stored, weights, reads)
             exact[at] += value
         covered[at] = True
     return exact, prefixed, covered
@@ -316,11 +340,15 @@ def _word_score(
     word: Word,
     stored: dict[str, tuple[postings.Rows, postings.Freqs]],
     weights: FieldWeights,
+    reads: Reads,
 ) -> tuple[Positions, Floats]:
     """A word's BM25 as typed: (unique positions of the chunks holding it, its score there)."""
     if len(word.tokens) == 1:
         return index.contribution(stored.get(word.tokens[0]), weights)
-    return _phrase(conn, index, word, weights)
+    key = (word.text, weights)
+    if key not in reads.phrases:
+        reads.phrases[key] = _phrase(conn, index, word, weights)
+    return reads.phrases[key]
 
 
 def _phrase(

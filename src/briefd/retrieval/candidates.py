@@ -215,15 +215,15 @@ def _lexical(
     # every word as typed for the all-terms list; prefix forms widen the any-term list only
     every_groups = lexicon.tokenizer.groups(plan.groups)
     any_groups = lexicon.tokenizer.groups(plan.any_groups, index.conflate)
-    within = None if every else scopes
+    within, reads = None if every else scopes, bm25.Reads()  # read once for both lists
     try:
         if plan.all_terms:
-            found.lists[ALL_TERMS] = bm25.ranked(
-                conn, index, every_groups, weights, depth, within, every_group=True
-            )
+            found.lists[ALL_TERMS] = bm25.with_coverage(
+                conn, index, every_groups, weights, depth, within, True, reads
+            )[0]
         if not _all_terms_decide(found, mode, settings, depth):
             found.lists[ANY_TERM], found.coverage = bm25.with_coverage(
-                conn, index, any_groups, weights, depth, within, every_group=False
+                conn, index, any_groups, weights, depth, within, False, reads
             )
     except bm25.StalePostings:
         if lexicon is not None:
