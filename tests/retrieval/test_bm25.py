@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from briefd.api import Briefd
+from briefd.embeddings.fake import FakeEmbedder
 from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word, ranked, with_coverage
 from briefd.retrieval.candidates import ANY_TERM, Candidates, finish, start
 from briefd.retrieval.lexical import FieldWeights, build_match, common_terms
@@ -105,19 +106,21 @@ def test_a_snake_case_word_is_scored_as_the_phrase_fts5_reads(api: Briefd) -> No
     assert "idempotency_key_reused" in result.hits[0].content
 
 
-def test_a_query_reads_each_token_and_phrase_once_for_both_lists(api: Briefd) -> None:
-    """The all-terms and any-term lists hold the same words: the second list reuses what the
-    first read (a phrase's FTS5 query costs milliseconds on a large index)."""
-    api.index(EXAMPLE)
-    query = SearchRequest("idempotency_key_reused merchant 409", mode="bm25", top_k=3)
-    api.search(query)  # the postings and the spelling vocabulary load
-    statements: list[str] = []
-    api.store.conn.set_trace_callback(statements.append)
-    try:
-        found = api.search(query)
-    finally:
-        api.store.conn.set_trace_callback(None)
-    assert "idempotency_key_reused" in found.hits[0].content
+def test_a_query_reads_each_token_and_phrase_once(settings: Settings) -> None:
+    """The all-terms and any-term lists and the gate's word counts hold the same words: what
+    the first read, the others reuse (a phrase's FTS5 query costs milliseconds on a large
+    index, each token's postings are a blob)."""
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        api.index(EXAMPLE)
+        query = SearchRequest("idempotency_key_reused merchant 409", mode="hybrid", top_k=3)
+        api.search(query)  # the postings, vectors and spelling vocabulary load
+        statements: list[str] = []
+        api.store.conn.set_trace_callback(statements.append)
+        try:
+            found = api.search(query)
+        finally:
+            api.store.conn.set_trace_callback(None)
+    assert any("idempotency_key_reused" in hit.content for hit in found.hits)
     phrases = [s for s in statements if "chunks_fts MATCH" in s]
     assert len(phrases) == 1, phrases
     reads = [s for s in statements if "FROM postings WHERE term IN" in s]

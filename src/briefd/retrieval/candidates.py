@@ -34,6 +34,7 @@ class Candidates:
     postings: bool = False  # the lexical lists came from the stored postings, not FTS5
     # the share of the any-term query's words each chunk holds (from the postings; None: FTS5)
     coverage: bm25.Coverage | None = None
+    reads: bm25.Reads | None = None  # what the lexical lists read (the gate's counts reuse it)
 
     def keys(self) -> list[int]:
         """Every candidate once, in order of first appearance (all-terms, any-term, vector)."""
@@ -216,6 +217,7 @@ def _lexical(
     every_groups = lexicon.tokenizer.groups(plan.groups)
     any_groups = lexicon.tokenizer.groups(plan.any_groups, index.conflate)
     within, reads = None if every else scopes, bm25.Reads()  # read once for both lists
+    found.reads = reads
     try:
         if plan.all_terms:
             found.lists[ALL_TERMS] = bm25.with_coverage(
@@ -229,7 +231,7 @@ def _lexical(
         if lexicon is not None:
             lexicon.invalidate()
         found.lists.clear()
-        found.coverage = None
+        found.coverage, found.reads = None, None
         _lexical(conn, found, plan, mode, scopes, settings, depth, every, None)
         return
     found.postings = True

@@ -36,13 +36,17 @@ def for_query(
 
 
 def query_words(
-    conn: sqlite3.Connection, plan: MatchPlan | None, lexicon: Lexicon | None
+    conn: sqlite3.Connection,
+    plan: MatchPlan | None,
+    lexicon: Lexicon | None,
+    reads: bm25.Reads | None = None,
 ) -> QueryWords | None:
     """What :func:`for_query` reads before it knows the best sections: a hybrid search reads
-    it while the query is being embedded (None: a query without words)."""
+    it while the query is being embedded (None: a query without words). ``reads``: what the
+    query's lexical lists read already (the same tokens' postings)."""
     if plan is None or not plan.groups:
         return None
-    return _words(conn, _as_typed(plan.groups), lexicon)
+    return _words(conn, _as_typed(plan.groups), lexicon, reads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +97,14 @@ def for_text(
     plan = build_match(text, "text", speller.corrections(conn, terms) if speller else {})
     match = plan.all_terms or plan.any_term
     row = conn.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (match,))
-    sections = best + _best_lexical(conn, plan, lexicon)
-    return _evidence(conn, _as_typed(plan.groups), row.fetchone() is not None, lexicon, sections)
+    reads = bm25.Reads()  # its lists and its word counts read the same tokens
+    sections = best + _best_lexical(conn, plan, lexicon, reads)
+    words = _words(conn, _as_typed(plan.groups), lexicon, reads)
+    return words.evidence(conn, row.fetchone() is not None, sections)
 
 
 def _best_lexical(
-    conn: sqlite3.Connection, plan: MatchPlan, lexicon: Lexicon | None
+    conn: sqlite3.Connection, plan: MatchPlan, lexicon: Lexicon | None, reads: bm25.Reads
 ) -> tuple[int, ...]:
     """The best BM25 section of a text as a query: of those holding every word, else of those
     holding any (as :meth:`Candidates.best_lexical` picks); () if none."""
@@ -108,7 +114,9 @@ def _best_lexical(
         widened = lexicon.tokenizer.groups(plan.groups, index.conflate)
         try:
             for every, groups in ((True, typed), (False, widened)):
-                top = bm25.ranked(conn, index, groups, FieldWeights(), 1, None, every)
+                top = bm25.with_coverage(
+                    conn, index, groups, FieldWeights(), 1, None, every, reads
+                )[0]
                 if top:
                     return (top[0][0],)
             return ()
@@ -123,25 +131,18 @@ def _best_lexical(
     return ()
 
 
-def _evidence(
+def _words(
     conn: sqlite3.Connection,
     groups: tuple[tuple[str, ...], ...],
-    all_words: bool,
     lexicon: Lexicon | None,
-    best: tuple[int, ...] = (),
-) -> LexicalEvidence:
-    return _words(conn, groups, lexicon).evidence(conn, all_words, best)
-
-
-def _words(
-    conn: sqlite3.Connection, groups: tuple[tuple[str, ...], ...], lexicon: Lexicon | None
+    reads: bm25.Reads | None = None,
 ) -> QueryWords:
     index = lexicon.index(conn) if lexicon is not None else None
     found: list[Rows | None] = [None] * len(groups)  # None: FTS5 answers (no postings)
     if index is not None and lexicon is not None:
         words = lexicon.tokenizer.groups(groups)
         exact = {t for g in words for w in g if not w.prefix for t in w.tokens}
-        stored = postings.read(conn, sorted(exact))
+        stored = (reads or bm25.Reads()).stored(conn, sorted(exact))
         found = [_postings_rows(conn, stored, g) for g in words]
     counts = tuple(
         _fts_count(conn, group) if rows is None else len(rows)

@@ -81,7 +81,8 @@ def search(
         conn, request.query, plan, mode, scopes, settings, semantic, depth, every, lexicon, pending
     )
     # the gate's word counts need no vector: read while the query is being embedded
-    words = gate_evidence.query_words(conn, plan, lexicon) if mode == "hybrid" else None
+    lists = gathering.found.reads
+    words = gate_evidence.query_words(conn, plan, lexicon, lists) if mode == "hybrid" else None
     found = finish(conn, gathering, settings, semantic)
     lexical = _lexical(conn, found, words) if mode == "hybrid" else None
     fused = _fuse(found, mode, settings, lexical)
