@@ -71,18 +71,20 @@ def score_fusion(
     low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
     spread = high - low
     best_bm25 = max((-c.bm25 for c in candidates if c.bm25 is not None), default=0.0)
-    fused = []
+    fused: list[tuple[float, int, int, tuple[tuple[str, float], ...]]] = []
+    lexical_weight = 1.0 - vector_weight
     for order, item in enumerate(candidates):
         vector = (item.cosine - low) / spread if item.cosine is not None and spread > 0 else 0.0
         lexical = -item.bm25 / best_bm25 if item.bm25 is not None and best_bm25 > 0 else 0.0
         lexical *= lexical_scale  # < 1 for a query mostly in another language (search._fuse)
-        parts: tuple[tuple[str, float], ...] = (
-            ("vector", vector_weight * vector),
-            ("lexical", (1.0 - vector_weight) * lexical),
-            ("all-terms", all_terms_bonus if item.all_terms else 0.0),
-        )
+        v, w = vector_weight * vector, lexical_weight * lexical
+        bonus = all_terms_bonus if item.all_terms else 0.0
+        score = v + w + bonus  # the parts summed in order, as they are listed
+        parts: tuple[tuple[str, float], ...] = (("vector", v), ("lexical", w), ("all-terms", bonus))
         if coverage_bonus:
-            parts += (("coverage", coverage_bonus * item.coverage**2),)
-        fused.append((sum(v for _, v in parts), order, Fused(item.key, 0.0, parts)))
-    fused.sort(key=lambda t: (-t[0], t[1]))
-    return [Fused(f.key, score, f.contributions) for score, _, f in fused]
+            covered = coverage_bonus * item.coverage**2
+            score += covered
+            parts += (("coverage", covered),)
+        fused.append((-score, order, item.key, parts))
+    fused.sort()  # best first; equal scores keep the candidates' order (orders are unique)
+    return [Fused(key, -negative, parts) for negative, _, key, parts in fused]
