@@ -103,14 +103,15 @@ class VectorIndex:
             if self.positions is None:
                 self.positions = {int(r): i for i, r in enumerate(self.rowids)}
             found = [(int(r), self.positions[int(r)]) for r in wanted if int(r) in self.positions]
+            keys = [r for r, _ in found]
+            rows = np.asarray([i for _, i in found], dtype=np.intp)
         else:
             at = np.minimum(at, max(len(self.rowids) - 1, 0))
             hit = self.rowids[at] == wanted if len(self.rowids) else np.zeros(0, dtype=bool)
-            found = [(int(r), int(i)) for r, i in zip(wanted[hit], at[hit], strict=True)]
-        if not found:
+            keys, rows = wanted[hit].tolist(), at[hit].astype(np.intp)
+        if not len(rows):
             return {}
-        picked = self.vectors.rescore(np.asarray([i for _, i in found], dtype=np.intp), query)
-        return {r: float(c) for (r, _), c in zip(found, picked, strict=True)}
+        return dict(zip(keys, self.vectors.rescore(rows, query).tolist(), strict=True))
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Cosine of ``query`` to every row (for calibration and explain)."""
