@@ -23,6 +23,12 @@ from tests.conftest import REPO
 from tests.recall.conftest import RELEVANT
 
 
+def best(probes: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Each probe's best cosine against the index's rows (what the calibration is given)."""
+    found: np.ndarray = (probes @ index.T).max(axis=1)
+    return found
+
+
 def test_tiers_follow_the_specificity() -> None:
     assert tier(None, 1.645, 3.09) == "strong"  # no calibration: the ranking decides, as before
     assert tier(3.5, 1.645, 3.09) == "strong"
@@ -35,8 +41,8 @@ def test_leave_one_out_margins_and_specificity_by_hand() -> None:
     index = np.array([[0.8, 0.6]], dtype=np.float32)
     # best against the index minus the mean against the nearest other probes (both of them
     # here, fewer than NEAREST): 0.8-(0.6+0)/2, 0.96-(0.6+0.8)/2, 0.6-(0+0.8)/2
-    assert leave_one_out(probes, index) == pytest.approx([0.5, 0.26, 0.2], abs=1e-6)
-    generic = calibrate("f", probes, index)
+    assert leave_one_out(probes, best(probes, index)) == pytest.approx([0.5, 0.26, 0.2], abs=1e-6)
+    generic = calibrate("f", probes, best(probes, index))
     assert generic.mean == pytest.approx(0.96 / 3, abs=1e-6)
     query = np.array([0.8, 0.6], dtype=np.float32)
     margin = 1.0 - (0.8 + 0.96 + 0.6) / 3  # the query is the index row; its three nearest probes
@@ -47,7 +53,7 @@ def test_leave_one_out_margins_and_specificity_by_hand() -> None:
 
 def test_one_probe_phrased_like_the_prompt_does_not_decide_alone() -> None:
     probes = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, -1.0], [-1.0, 0.0]], dtype=np.float32)
-    generic = calibrate("f", probes, np.array([[0.6, 0.8]], dtype=np.float32))
+    generic = calibrate("f", probes, best(probes, np.array([[0.6, 0.8]], dtype=np.float32)))
     near_one = np.array([0.96, 0.28], dtype=np.float32)  # close to the first probe only
     # best probe 0.96, but its three nearest average (0.96 + 0.28 - 0.28) / 3
     expected = (1.0 - 0.96 / 3 - generic.mean) / generic.std
@@ -62,7 +68,7 @@ def test_a_prompt_in_another_language_is_also_measured_against_its_own_languages
     probes = np.vstack([english, turkish]).astype(np.float32)
     probes /= np.linalg.norm(probes, axis=1, keepdims=True)
     index = np.array([[1.0, 0.0, 0.0]], dtype=np.float32)
-    generic = calibrate("f", probes, index, ("en",) * n + ("tr",) * n)
+    generic = calibrate("f", probes, best(probes, index), ("en",) * n + ("tr",) * n)
     assert generic.home == "en" and [name for name, _, _ in generic.levels] == ["en", "tr"]
     question = np.array([0.45, 0.63, 0.63], dtype=np.float32)  # Turkish, nearer the notes
     z, lifted = measure(0.45, question, generic)
@@ -70,7 +76,7 @@ def test_a_prompt_in_another_language_is_also_measured_against_its_own_languages
     assert lifted and z > pooled and specificity(0.45, question, generic) == z
     chatter = english[0].astype(np.float32) / np.linalg.norm(english[0])
     assert measure(0.5, chatter, generic)[1] is False  # the index's own language: pooled only
-    assert calibrate("f", probes, index).levels == ()  # without languages: pooled levels
+    assert calibrate("f", probes, best(probes, index)).levels == ()  # pooled levels only
 
 
 def test_a_prompt_lifted_by_its_own_languages_levels_gets_one_section_at_most(

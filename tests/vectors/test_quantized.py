@@ -82,3 +82,20 @@ def test_a_large_scan_in_two_halves_picks_the_single_scans_candidates() -> None:
             # the same set of scores (a tie at the boundary may pick another row of equal score)
             assert np.array_equal(np.sort(allowed[picked]), np.sort(allowed[expected]))
             assert mask is None or bool(mask[picked].all())
+
+
+def test_nearest_is_each_querys_best_row_block_by_block() -> None:
+    """The calibrations' best cosines and rows, without a float copy of the matrix: as the
+    float rows give them, across blocks, the first of equal rows winning."""
+    matrix = clustered(9000, 64, seed=11)  # more than two blocks of rows
+    matrix[8500] = matrix[100]  # an equal row in a later block
+    quantized = Quantized.of(matrix)
+    queries = np.vstack([matrix[[100, 4200, 8999]], clustered(40, 64, seed=12)])
+    best, rows = quantized.nearest(queries)
+    cosines = quantized.matrix() @ queries.T
+    assert np.abs(best - cosines.max(axis=0)).max() < 1e-6
+    assert rows.tolist() == cosines.argmax(axis=0).tolist()
+    assert rows[:3].tolist() == [100, 4200, 8999]
+    one_hot = np.eye(64, dtype=np.float32)[np.arange(9000) % 64]  # exact ties in every block
+    best, rows = Quantized.of(one_hot).nearest(np.eye(64, dtype=np.float32)[[5, 63]])
+    assert rows.tolist() == [5, 63] and np.abs(best - 1.0).max() < 1e-6

@@ -94,10 +94,9 @@ def nearest(cosines: Vectors, others: int | None = None) -> Vectors:
     return means
 
 
-def leave_one_out(probes: Vectors, matrix: Vectors) -> list[float]:
-    """Each probe's margin: its best cosine against the index minus its mean cosine against
-    its nearest *other* probes."""
-    best = (probes @ matrix.T).max(axis=1)
+def leave_one_out(probes: Vectors, best: Vectors) -> list[float]:
+    """Each probe's margin: its best cosine against the index (``best``) minus its mean cosine
+    against its nearest *other* probes."""
     among = probes @ probes.T
     np.fill_diagonal(among, -np.inf)
     return [float(m) for m in best - nearest(among, len(probes) - 1)]
@@ -126,12 +125,13 @@ def measure(best: float, query: Vectors, generic: GenericCalibration) -> tuple[f
 
 
 def calibrate(
-    fingerprint: str, probes: Vectors, matrix: Vectors, languages: tuple[str, ...] = ()
+    fingerprint: str, probes: Vectors, best: Vectors, languages: tuple[str, ...] = ()
 ) -> GenericCalibration:
-    """``languages``: each probe's language (none: pooled levels only)."""
-    margins = leave_one_out(probes, matrix)
+    """``best``: each probe's best cosine against the index; ``languages``: each probe's
+    language (none: pooled levels only)."""
+    margins = leave_one_out(probes, best)
     mean, std = statistics.fmean(margins), statistics.pstdev(margins)
-    levels, home = _by_language(margins, (probes @ matrix.T).max(axis=1), languages)
+    levels, home = _by_language(margins, best, languages)
     return GenericCalibration(
         fingerprint, probes, mean, std, max(margins), "", levels, home, languages
     )
@@ -199,7 +199,7 @@ class Specificity:
             probes = stored.vectors  # the same probes, the same model: no need to load it (O4)
         else:
             probes = semantic.embedder.embed_batch(texts, "query")
-        fitted = calibrate(fingerprint, probes, index.matrix, probe_languages())
+        fitted = calibrate(fingerprint, probes, index.vectors.nearest(probes)[0], probe_languages())
         self._generic = replace(fitted, probes=digest)
         _save(store, key, self._generic)
         return self._generic

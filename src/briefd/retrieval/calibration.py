@@ -80,12 +80,11 @@ def refresh(
         current = load(conn, model)
         if current is not None and current.fingerprint == fingerprint:
             return current
-        rowids, _, matrix = vector_store.load(conn, model, words)
-        if len(matrix) == 0:
+        rowids, _, quantized = vector_store.load_quantized(conn, model, words)
+        if len(quantized) == 0:
             return None
         vectors = _probe_vectors(conn, embedder, [text for _, _, text in probes])
-        similarity = matrix @ vectors.T
-        best, nearest_rows = np.max(similarity, axis=0), np.argmax(similarity, axis=0)
+        best, nearest_rows = quantized.nearest(vectors)
         lexicon, speller = Lexicon(), Speller()
         evidence = [  # each probe searched as a query is: spelling corrections, best sections
             gate_evidence.for_text(conn, text, lexicon, (rowids[int(nearest_rows[i])],), speller)

@@ -77,11 +77,6 @@ class VectorIndex:
     def dim(self) -> int:
         return self.vectors.dim
 
-    @property
-    def matrix(self) -> Matrix:
-        """Every row as float32: a transient copy for calibration (the index keeps int8)."""
-        return self.vectors.matrix()
-
     def top(
         self, query: npt.NDArray[np.float32], scopes: Sequence[str], k: int
     ) -> list[tuple[int, float]]:

@@ -159,6 +159,29 @@ class Quantized:
         coarse = self.coarse[rows].astype(np.float32) * self.coarse_scale[rows, None]
         return coarse + self.fine[rows].astype(np.float32) * self.fine_scale[rows, None]
 
+    def nearest(self, queries: Matrix) -> tuple[Matrix, npt.NDArray[np.intp]]:
+        """Per query (a row of ``queries``): its best cosine among the rows and that row (the
+        first of equals), the rows taken as float32 a block at a time: calibrating the gate on
+        50K vectors held a 77 MB float copy of them and a 32 MB table of every cosine."""
+        queries = np.asarray(queries, dtype=np.float32)
+        best = np.full(len(queries), -np.inf, dtype=np.float32)
+        where = np.zeros(len(queries), dtype=np.intp)
+        columns = np.arange(len(queries))
+        for start in range(0, len(self), BLOCK):
+            scores = self._rows_between(start, min(start + BLOCK, len(self))) @ queries.T
+            top = scores.argmax(axis=0)
+            value = scores[top, columns]
+            better = value > best  # strictly: an earlier block keeps its equal
+            best[better], where[better] = value[better], top[better] + start
+        return best, where
+
+    def _rows_between(self, start: int, end: int) -> Matrix:
+        """Rows ``start:end`` as float32, as :meth:`rows` gives them."""
+        coarse = self.coarse[start:end].astype(np.float32) * self.coarse_scale[start:end, None]
+        fine = self.fine[start:end].astype(np.float32) * self.fine_scale[start:end, None]
+        rows: Matrix = coarse + fine
+        return rows
+
     def matrix(self) -> Matrix:
         """Every row as float32 (a transient copy, for calibration and explain)."""
         out = np.empty((len(self), self.dim), dtype=np.float32)
