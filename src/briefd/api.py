@@ -33,7 +33,7 @@ from briefd.retrieval import calibration
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.governed import search_with_paths
 from briefd.retrieval.search import SearchRequest, search
-from briefd.retrieval.semantic import SemanticIndex
+from briefd.retrieval.semantic import SemanticIndex, follow
 from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
 from briefd.sources.knowledge import resolve, sync_lock
@@ -140,9 +140,11 @@ class Briefd(AbstractContextManager["Briefd"]):
         return report
 
     def reindex(self, source: Path | None = None, rebuild: bool = False) -> IndexReport:
-        """:meth:`index` on a connection of its own: callers (sync, rebuild) need no lock."""
+        """:meth:`index` on a connection of its own (sync, rebuild: no lock), then :func:`follow`."""
         with type(self)(self.settings, embedder=self.embedder) as worker:
-            return worker.index(source, rebuild)
+            report = worker.index(source, rebuild)
+        follow(self.store, self._semantic, self._lexicon, self._speller)
+        return report
 
     def rebuild(self, source: Path | None = None) -> IndexReport:
         """:meth:`reindex` from scratch, never while a sync resets the clone."""
@@ -194,10 +196,8 @@ class Briefd(AbstractContextManager["Briefd"]):
         hybrid = self._recall_search if mode == "hybrid" and self.semantic is not None else None
         return recall_engine.answer(self.store, request, self.settings, hybrid, self.state)
 
-    def _recall_search(
-        self, prompt: str, scopes: tuple[str, ...], top_k: int, related: int
-    ) -> Ranking:
-        request = SearchRequest(prompt, scopes=scopes, top_k=top_k, mode="hybrid", related=related)
+    def _recall_search(self, prompt: str, scopes: tuple[str, ...], k: int, related: int) -> Ranking:
+        request = SearchRequest(prompt, scopes=scopes, top_k=k, mode="hybrid", related=related)
         hits = self.search(request)
         return recall_ranking(hits, self._specificity.z(self.store, self.semantic, prompt, scopes))
 

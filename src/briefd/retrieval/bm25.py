@@ -194,6 +194,11 @@ class Lexicon:
     def invalidate(self) -> None:
         self._version = None
 
+    def follow(self, conn: sqlite3.Connection) -> None:
+        """Load the postings again now if they were loaded and the index has changed since."""
+        if self._version is not None:
+            self.index(conn)
+
     def index(self, conn: sqlite3.Connection) -> PostingsIndex | None:
         """None when the postings do not cover the chunks (FTS5 answers instead)."""
         version = content_version(conn)

@@ -80,6 +80,11 @@ class Speller:
     def invalidate(self) -> None:
         self._frequency = {}
 
+    def follow(self, conn: sqlite3.Connection) -> None:
+        """Load the vocabulary again now if it was loaded and the index has changed since."""
+        if self._frequency:
+            self._load(conn)
+
     def corrections(self, conn: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, str]:
         """term → indexed word, for the terms the index does not contain."""
         unknown = [t for t in terms if len(t) >= MIN_LENGTH and not t.isdigit()]
