@@ -22,7 +22,7 @@ from briefd.embeddings.base import Embedder
 from briefd.retrieval import calibration
 from briefd.retrieval.gate import Calibration
 from briefd.store.db import Store, content_version
-from briefd.vectors import store as vector_store
+from briefd.vectors import snapshot
 from briefd.vectors.index import VectorIndex
 from briefd.vectors.windows import WindowCache
 
@@ -61,7 +61,7 @@ class SemanticIndex:
     def index(self, conn: sqlite3.Connection) -> VectorIndex:
         version = content_version(conn)
         if self._index is None or version != self._version:
-            rowids, scopes, matrix = vector_store.load_quantized(conn, self.embedder.model_id)
+            rowids, scopes, matrix = snapshot.rows(conn, self.embedder.model_id, _index_file(conn))
             self._windows.clear()
             self._index = VectorIndex.build(
                 self.embedder.model_id,
