@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from briefd.embeddings.runtime import give_back_memory
 from briefd.vectors import store
 from briefd.vectors.quantized import Quantized
 
@@ -111,6 +112,7 @@ def _save(path: Path, loaded: Rows) -> None:
             fine_scale=quantized.fine_scale,
         )
         partial.replace(path)
+        give_back_memory()  # the arrays' byte copies the zip writer made
         for stale in path.parent.glob(f"{path.name.split(SUFFIX)[0]}{SUFFIX}*.npz"):
             if stale != path and ".partial" not in stale.name:  # not another process's
                 stale.unlink(missing_ok=True)
