@@ -23,6 +23,7 @@ from briefd.retrieval.probes import probe_list
 from briefd.retrieval.spelling import Speller
 from briefd.store import documents as docs_table
 from briefd.store.db import Store
+from briefd.vectors import snapshot
 from briefd.vectors import store as vector_store
 
 VERSION = "9"  # bump when the probes or the way the gate is fitted change
@@ -80,7 +81,10 @@ def refresh(
         current = load(conn, model)
         if current is not None and current.fingerprint == fingerprint:
             return current
-        rowids, _, quantized = vector_store.load_quantized(conn, model, words)
+        if words > 0:  # the windows' rows too: never in a snapshot
+            rowids, _, quantized = vector_store.load_quantized(conn, model, words)
+        else:  # a large index's rows are saved here for the search index that loads next
+            rowids, _, quantized = snapshot.rows(conn, model, snapshot.index_file(conn))
         if len(quantized) == 0:
             return None
         vectors = _probe_vectors(conn, embedder, [text for _, _, text in probes])

@@ -12,7 +12,6 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -61,7 +60,9 @@ class SemanticIndex:
     def index(self, conn: sqlite3.Connection) -> VectorIndex:
         version = content_version(conn)
         if self._index is None or version != self._version:
-            rowids, scopes, matrix = snapshot.rows(conn, self.embedder.model_id, _index_file(conn))
+            rowids, scopes, matrix = snapshot.rows(
+                conn, self.embedder.model_id, snapshot.index_file(conn)
+            )
             self._windows.clear()
             self._index = VectorIndex.build(
                 self.embedder.model_id,
@@ -70,7 +71,7 @@ class SemanticIndex:
                 matrix,
                 self.blas_threads,
                 self.ann_threshold,
-                _index_file(conn),
+                snapshot.index_file(conn),
             )
             self.calibration = calibration.load(conn, self.embedder.model_id)
             self._version = version
@@ -124,12 +125,6 @@ def query_text(text: str) -> str:
     cut = text[:QUERY_CHARS]
     space = max(cut.rfind(" "), cut.rfind("\n"))
     return cut[:space] if space > QUERY_CHARS // 2 else cut
-
-
-def _index_file(conn: sqlite3.Connection) -> Path | None:
-    """The index's file (where a large index keeps its HNSW graph); None in memory."""
-    row = conn.execute("PRAGMA database_list").fetchone()
-    return Path(row[2]) if row and row[2] else None
 
 
 class Follows(Protocol):

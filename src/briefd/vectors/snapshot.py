@@ -57,6 +57,12 @@ def rows(
     return loaded
 
 
+def index_file(conn: sqlite3.Connection) -> Path | None:
+    """The index's file (beside which its snapshot and HNSW graph are kept); None in memory."""
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return Path(row[2]) if row and row[2] else None
+
+
 def key(conn: sqlite3.Connection, model: str) -> tuple[str, int]:
     """The digest of the model and of every chunk's rowid, embed hash and scope; the number of
     chunks."""
