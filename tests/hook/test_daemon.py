@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -340,3 +341,28 @@ def test_the_daemon_starts_the_prompts_embedding_on_the_worker_once(
     assert result["sections"][0]["heading_path"] == ["Partial refunds"], result["reason"]
     ((text, thread),) = queries
     assert text == prompt and thread.startswith("briefd-query-embed")
+
+
+def test_the_daemon_loads_an_index_another_process_changed_between_prompts(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """A git hook's ``briefd index`` changes the index under a running daemon: the daemon loads
+    it on its next idle tick, not on the next prompt, and answers from it."""
+    as_json(run_hook, RELEVANT, "s-1")
+    wait_for(lambda: serving(db))
+    source = tmp_path / "knowledge-copy"
+    shutil.copytree(EXAMPLE, source)
+    note = "# Wombat desk\n\nThe wombat desk approves every wombat refund within two days.\n"
+    (source / "domain" / "wombat-desk.md").write_text(note)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "briefd", "--db", str(db), "index", "--source", str(source)],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**env, "BRIEFD_EMBEDDINGS__ENABLED": "false", "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    log = Path(daemon_files(str(db), {}).log)
+    wait_for(lambda: "the index changed: loaded again" in log.read_text(), 30)
+    answered = as_json(run_hook, "which desk approves a wombat refund", "s-2")
+    assert answered["via"] == "daemon"
+    assert any(s["doc_path"] == "domain/wombat-desk.md" for s in answered["sections"])  # type: ignore[attr-defined, index]
