@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
@@ -38,13 +39,19 @@ def _snapshots(db: Path) -> list[Path]:
     return sorted(db.parent.glob(f"{db.name}{snapshot.SUFFIX}*.npz"))
 
 
-def test_the_rows_come_back_from_the_file_while_the_chunks_are_the_same(
-    settings: Settings, write_files: WriteFiles
-) -> None:
+@pytest.fixture
+def embedder(settings: Settings, write_files: WriteFiles) -> FakeEmbedder:
+    """The documents indexed with vectors; the embedder that made them."""
     write_files(DOCS)
-    embedder = FakeEmbedder()
-    with Briefd(settings, embedder=embedder) as api:
+    made = FakeEmbedder()
+    with Briefd(settings, embedder=made) as api:
         api.index()
+    return made
+
+
+def test_the_rows_come_back_from_the_file_while_the_chunks_are_the_same(
+    settings: Settings, write_files: WriteFiles, embedder: FakeEmbedder
+) -> None:
     db = settings.db
     with sqlite3.connect(db) as conn:
         from_sqlite = store.load_quantized(conn, embedder.model_id)
@@ -68,12 +75,8 @@ def test_the_rows_come_back_from_the_file_while_the_chunks_are_the_same(
 
 
 def test_no_snapshot_with_a_vector_missing_and_a_bad_file_is_replaced(
-    settings: Settings, write_files: WriteFiles
+    settings: Settings, embedder: FakeEmbedder
 ) -> None:
-    write_files(DOCS)
-    embedder = FakeEmbedder()
-    with Briefd(settings, embedder=embedder) as api:
-        api.index()
     db = settings.db
     with sqlite3.connect(db) as conn:  # a chunk whose vector is not there (yet)
         first = "SELECT embed_hash FROM chunks ORDER BY rowid LIMIT 1"
@@ -91,12 +94,8 @@ def test_no_snapshot_with_a_vector_missing_and_a_bad_file_is_replaced(
 
 
 def test_a_folder_that_cannot_be_written_only_costs_the_load(
-    settings: Settings, write_files: WriteFiles, tmp_path: Path
+    settings: Settings, embedder: FakeEmbedder, tmp_path: Path
 ) -> None:
-    write_files(DOCS)
-    embedder = FakeEmbedder()
-    with Briefd(settings, embedder=embedder) as api:
-        api.index()
     missing = tmp_path / "no-such-folder" / "index.db"  # where the file would go: nowhere
     with sqlite3.connect(settings.db) as conn:
         rows = snapshot.rows(conn, embedder.model_id, missing, minimum=0)
