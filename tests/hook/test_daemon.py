@@ -366,3 +366,18 @@ def test_the_daemon_loads_an_index_another_process_changed_between_prompts(
     answered = as_json(run_hook, "which desk approves a wombat refund", "s-2")
     assert answered["via"] == "daemon"
     assert any(s["doc_path"] == "domain/wombat-desk.md" for s in answered["sections"])  # type: ignore[attr-defined, index]
+
+
+def test_a_deleted_index_stops_the_daemon_and_is_not_made_again(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """Its idle check between prompts never opens an index file that is gone (opening one
+    creates a new, empty index there)."""
+    as_json(run_hook, RELEVANT, "s-1")
+    wait_for(lambda: serving(db))
+    log = Path(daemon_files(str(db), {}).log)
+    for name in (db.name, f"{db.name}-wal", f"{db.name}-shm"):
+        (db.parent / name).unlink(missing_ok=True)
+    wait_for(lambda: "stopped: the index or its settings changed" in log.read_text(), 30)
+    wait_for(lambda: not daemons(tmp_path), 30)
+    assert not db.exists()

@@ -12,7 +12,7 @@ import yaml
 
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
-from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word, ranked, with_coverage
+from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word, with_coverage
 from briefd.retrieval.candidates import ANY_TERM, Candidates, finish, start
 from briefd.retrieval.lexical import FieldWeights, build_match, common_terms
 from briefd.retrieval.search import SearchRequest
@@ -304,7 +304,7 @@ def test_a_turkish_index_matches_query_words_by_prefix_an_english_one_does_not(
 def bm25_ranked(
     conn: sqlite3.Connection, index: PostingsIndex, groups: list[tuple[Word, ...]]
 ) -> list[tuple[int, float]]:
-    return ranked(conn, index, groups, FieldWeights(), 400, None, every_group=False)
+    return with_coverage(conn, index, groups, FieldWeights(), 400, None, False)[0]
 
 
 def _contents(conn: sqlite3.Connection, rowids: list[int]) -> list[str]:

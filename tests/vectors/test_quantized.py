@@ -26,7 +26,7 @@ def test_half_the_bytes_and_cosines_within_1e5() -> None:
     assert np.abs(quantized.coarse_scores(query) - matrix @ query).max() < 5e-3
     assert np.abs(quantized.matrix() - matrix).max() < 1e-5
     rows = np.arange(0, 5000, 7)  # re-scored from the int8 parts as the float rows would be
-    assert np.abs(quantized.rescore(rows, query) - quantized.rows(rows) @ query).max() < 1e-6
+    assert np.abs(quantized.rescore(rows, query) - quantized.matrix()[rows] @ query).max() < 1e-6
     assert np.abs(quantized.rescore(rows, query) - matrix[rows] @ query).max() < 1e-5
 
 

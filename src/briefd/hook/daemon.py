@@ -91,7 +91,10 @@ class Daemon:
     def keep_warm(self) -> None:
         """Between prompts: when another process has changed the index (``briefd index`` from
         a git hook, a sync), load it again now, so the next prompt does not wait for it (the
-        vectors of 50K chunks: 0.1-0.5 s)."""
+        vectors of 50K chunks: 0.1-0.5 s). Not once its index file is gone or replaced: the
+        serve loop stops then, and reading would create a new, empty index in its place."""
+        if not self.current():
+            return
         try:
             if self._content() == self.version:
                 return

@@ -219,22 +219,6 @@ class Lexicon:
         return self._index
 
 
-def ranked(
-    conn: sqlite3.Connection,
-    index: PostingsIndex,
-    groups: Sequence[Sequence[Word]],
-    weights: FieldWeights,
-    limit: int,
-    scopes: Sequence[str] | None,
-    every_group: bool,
-) -> list[tuple[int, float]]:
-    """(rowid, bm25) best first as FTS5 reports them (negative, lower is better), ties by
-    chunk id: chunks with every group (``every_group``, an AND query) or any of them (OR).
-    A group is one query word and its spelling correction; ``scopes`` None: all. The score
-    adds the words' contributions in query order, as FTS5 adds its phrases'."""
-    return with_coverage(conn, index, groups, weights, limit, scopes, every_group)[0]
-
-
 @dataclass(frozen=True, slots=True)
 class Coverage:
     """How many of a query's groups (a word as typed, its correction or its prefix form) each
@@ -283,8 +267,12 @@ def with_coverage(
     every_group: bool,
     reads: Reads | None = None,
 ) -> tuple[list[tuple[int, float]], Coverage]:
-    """:func:`ranked`, and the :class:`Coverage` of every chunk for the same groups. ``reads``:
-    what an earlier list of the same query read (and what this one reads is added to it)."""
+    """(rowid, bm25) best first as FTS5 reports them (negative, lower is better), ties by
+    chunk id: chunks with every group (``every_group``, an AND query) or any of them (OR); and
+    the :class:`Coverage` of every chunk for the same groups. A group is one query word and its
+    spelling correction; ``scopes`` None: all. The score adds the words' contributions in query
+    order, as FTS5 adds its phrases'. ``reads``: what an earlier list of the same query read
+    (and what this one reads is added to it)."""
     if not groups:
         return [], Coverage(index, np.zeros(0, dtype=np.int32), 0)
     reads = Reads() if reads is None else reads

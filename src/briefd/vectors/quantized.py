@@ -154,11 +154,6 @@ class Quantized:
         )
         return scores
 
-    def rows(self, rows: npt.NDArray[np.intp]) -> Matrix:
-        """The given rows as float32."""
-        coarse = self.coarse[rows].astype(np.float32) * self.coarse_scale[rows, None]
-        return coarse + self.fine[rows].astype(np.float32) * self.fine_scale[rows, None]
-
     def nearest(self, queries: Matrix) -> tuple[Matrix, npt.NDArray[np.intp]]:
         """Per query (a row of ``queries``): its best cosine among the rows and that row (the
         first of equals), the rows taken as float32 a block at a time: calibrating the gate on
@@ -176,7 +171,7 @@ class Quantized:
         return best, where
 
     def _rows_between(self, start: int, end: int) -> Matrix:
-        """Rows ``start:end`` as float32, as :meth:`rows` gives them."""
+        """Rows ``start:end`` as float32."""
         coarse = self.coarse[start:end].astype(np.float32) * self.coarse_scale[start:end, None]
         fine = self.fine[start:end].astype(np.float32) * self.fine_scale[start:end, None]
         rows: Matrix = coarse + fine
@@ -186,7 +181,7 @@ class Quantized:
         """Every row as float32 (a transient copy, for calibration and explain)."""
         out = np.empty((len(self), self.dim), dtype=np.float32)
         for start in range(0, len(self), BLOCK):
-            out[start : start + BLOCK] = self.rows(np.arange(start, min(start + BLOCK, len(self))))
+            out[start : start + BLOCK] = self._rows_between(start, min(start + BLOCK, len(self)))
         return out
 
     def _scan(
