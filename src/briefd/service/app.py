@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -173,6 +174,8 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
 
 
 async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> None:
+    """Every ``flush_seconds``: save the counters and the query log, refresh the MCP
+    instructions, and load the index again if another process changed it."""
     while True:
         await anyio.sleep(state.config.flush_seconds)
         try:
@@ -180,6 +183,10 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
             await anyio.to_thread.run_sync(lambda: state.locked(refresh))
         except Exception as exc:  # keep serving (a full disk, a busy index): try again later
             log.warning("could not save counters and the query log: %s", exc)
+        try:
+            await anyio.to_thread.run_sync(state.keep_warm)
+        except (errors.BriefdError, sqlite3.Error) as exc:  # the next query says it
+            log.warning("could not load the changed index: %s", exc)
 
 
 def _join_replicas(api: Briefd) -> None:
