@@ -255,6 +255,7 @@ def test_hybrid_bundles_are_deterministic(hybrid_api: Briefd, settings: Settings
     ("request_", "message"),
     [
         (BundleRequest("   "), "task description is empty"),
+        (BundleRequest("", target=" "), "the document path is empty; name a document"),
         (BundleRequest("refunds", max_tokens=10), "max_tokens must be between 100"),
         (BundleRequest("refunds", mode="yaml"), "mode must be one of"),  # type: ignore[arg-type]
         (BundleRequest("refunds", hard_limit=50), "hard_limit must be between 100 and 800000"),

@@ -95,6 +95,27 @@ def test_unknown_scope_is_one_line_error(indexed: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("proposals", "--status", "bogus"), "unknown --status 'bogus'; use one of local, pushed"),
+        (("search", "refunds", "--related", "-1"), "related must be 0 (none) or more, got -1"),
+        (("context", ""), "the document path is empty; name a document, e.g. domain/glossary.md"),
+        (
+            ("doc", "/etc/passwd"),
+            "in the index (or outside the requested scopes); list documents with `briefd docs`",
+        ),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(
+    indexed: Path, args: tuple[str, ...], message: str
+) -> None:
+    result = briefd(*args, cwd=indexed)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert message in result.stderr
+
+
 def test_missing_index_message(tmp_path: Path) -> None:
     result = briefd("search", "x", cwd=tmp_path)
     assert result.returncode == 1
@@ -252,3 +273,15 @@ def test_the_command_line_loads_neither_the_service_nor_the_mcp_sdk(indexed: Pat
     )  # fmt: skip
     assert json.loads(done.stdout)["hits"], done.stderr
     assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+
+
+def test_tune_checks_where_it_writes_before_the_trials(indexed: Path, tmp_path: Path) -> None:
+    queries = str(REPO / "eval" / "golden" / "queries.yaml")
+    for output, message in (
+        (tmp_path / "missing" / "b.json", f"the folder {tmp_path / 'missing'} does not exist"),
+        (tmp_path, f"--output {tmp_path} is a directory"),
+    ):
+        result = briefd("tune", "--queries", queries, "--output", str(output), cwd=indexed)
+        assert result.returncode == 1
+        assert len(result.stderr.strip().splitlines()) == 1  # one line, no traceback, no trials
+        assert message in result.stderr

@@ -205,3 +205,11 @@ def test_init_refuses_broken_json_and_asks_first(tmp_path: Path) -> None:
     assert unasked.exit_code == 1
     assert "Nothing written" in unasked.output
     assert not (tmp_path / ".mcp.json").exists()
+
+
+def test_init_refuses_a_project_directory_that_does_not_exist(tmp_path: Path) -> None:
+    missing = tmp_path / "checkuot"
+    result = runner.invoke(app, ["init", "--project", str(missing), "--client", "all", "--yes"])
+    assert result.exit_code == 1
+    assert f"--project {missing} is not a directory" in result.output
+    assert not missing.exists()

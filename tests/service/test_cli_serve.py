@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -60,3 +61,18 @@ def test_serve_refuses_a_public_bind_without_a_token(tmp_path: Path) -> None:
         "error: refusing to bind 0.0.0.0 without a token: set BRIEFD_API_TOKEN to a long "
         "random secret, or bind 127.0.0.1 (the default)"
     )
+
+
+def test_serve_on_a_taken_port_fails_before_indexing_with_one_line(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        process = briefd(tmp_path, "serve", "--source", str(EXAMPLE), "--port", str(port))
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 1 and out == ""  # no "serving on" banner
+    assert err.strip() == (
+        f"error: cannot listen on 127.0.0.1:{port}: the port is in use (another `briefd "
+        "serve`?); stop that process or pass --port N"
+    )
+    assert not (tmp_path / "x.db").exists()  # failed before the index was built

@@ -82,6 +82,8 @@ class Engine:
 
 
 def validate(request: BundleRequest) -> None:
+    if request.target is not None and not request.target.strip():
+        raise QueryError("the document path is empty; name a document, e.g. domain/glossary.md")
     given = request.task.strip() or (request.issue or "").strip() or (request.target or "").strip()
     if not given:
         raise QueryError("the task description is empty; describe the task (or pass an issue)")

@@ -104,6 +104,11 @@ def init_command(
         chosen = CLIENTS if client == "all" else (client,)
         if client != "all" and client not in CLIENTS:
             raise ConfigError(f"unknown --client '{client}'; use {', '.join(CLIENTS)} or all")
+        if not project.is_dir():
+            raise ConfigError(
+                f"--project {project} is not a directory; pass the project's checkout (a typo "
+                "would otherwise create a stray tree)"
+            )
         settings = ctx.obj.settings()
         hook = hook_command(ctx.obj.db)
         changes = _changes(project, chosen, hook, _server(settings, ctx, project, transport, url))

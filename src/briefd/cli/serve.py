@@ -89,14 +89,20 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
     import uvicorn
 
     from briefd.service import ServiceConfig, create_app
+    from briefd.service.bind import bind
     from briefd.service.config import check_bind
     from briefd.service.listener import BoundedH11Protocol
 
     with reported_errors():
         config = ServiceConfig.from_settings(settings.serve, host=host, port=port)
         check_bind(config)
-        api, metrics = prepared(settings, no_index)
-        app = create_app(api, config, metrics)
+        sock = bind(config)
+        try:
+            api, metrics = prepared(settings, no_index)
+            app = create_app(api, config, metrics)
+        except BaseException:
+            sock.close()
+            raise
     url = f"http://{config.host if ':' not in config.host else f'[{config.host}]'}:{config.port}"
     console.print(
         f"briefd serving on {url}  (dashboard {url}/, MCP {url}/mcp, setup {url}/setup)",
@@ -104,8 +110,8 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
     )
     if config.token is None:
         console.print("  no BRIEFD_API_TOKEN set: open to this machine only", markup=False)
-    try:
-        uvicorn.run(
+    server = uvicorn.Server(
+        uvicorn.Config(
             app,
             host=config.host,
             port=config.port,
@@ -113,7 +119,11 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
             timeout_graceful_shutdown=5,
             http=BoundedH11Protocol,
         )
+    )
+    try:
+        server.run(sockets=[sock])
     finally:
+        sock.close()
         api.close()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
@@ -40,6 +41,7 @@ def tune_command(
             raise EvalError("pass exactly one of --queries FILE or --dataset DIR")
         if trials < 1:
             raise EvalError("--trials must be at least 1")
+        _check_output(output)
         settings = ctx.obj.settings()
         if queries is not None:
             api, golden = open_golden(settings, queries, source)
@@ -57,11 +59,25 @@ def tune_command(
 
         with api:
             result = tune(api, cases, unit, objective, trials, seed, progress)  # type: ignore[arg-type]
-        output.write_text(json.dumps(result.as_config(), indent=2) + "\n", encoding="utf-8")
+        try:
+            output.write_text(json.dumps(result.as_config(), indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise EvalError(f"cannot write {output}: {exc.strerror}; pass --output FILE") from exc
     if json_output:
         print_json({**result.as_config(), "output": str(output)})
     else:
         _print(result, output)
+
+
+def _check_output(output: Path) -> None:
+    """Fail before the trials (minutes of work) when the result could not be written."""
+    folder = output.parent
+    if output.is_dir():
+        raise EvalError(f"--output {output} is a directory; name a file, e.g. {output}/best.json")
+    if not folder.is_dir():
+        raise EvalError(f"--output: the folder {folder} does not exist; create it or pick another")
+    if not os.access(folder, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
+        raise EvalError(f"--output: {output} is not writable; pass --output FILE")
 
 
 def _print(result: TuneResult, output: Path) -> None:

@@ -67,6 +67,8 @@ def search(
     top_k = request.top_k if request.top_k is not None else settings.top_k
     if top_k < 1:
         raise QueryError(f"top_k must be at least 1, got {top_k}")
+    if request.related is not None and request.related < 0:
+        raise QueryError(f"related must be 0 (none) or more, got {request.related}")
     if (request.query_mode or settings.query_mode) == "text" and not query_terms(request.query):
         raise QueryError(no_terms_message(request.query))
     pending = embedding(semantic, request.query, mode)  # the model runs beside what follows

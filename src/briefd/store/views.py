@@ -128,7 +128,7 @@ def not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None
     close = difflib.get_close_matches(path, paths_in(conn, allowed), n=1, cutoff=0.5)
     guess = f"; did you mean {close[0]}?" if close else ""
     if allowed is None:
-        hint = guess or "; list documents with `briefd scopes`"
+        hint = guess or "; list documents with `briefd docs`"
         return f"no document '{path}' in the index (or outside the requested scopes){hint}"
     row = conn.execute("SELECT scope FROM documents WHERE path = ?", (path,)).fetchone()
     scope = row[0] if row is not None else None
