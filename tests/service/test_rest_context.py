@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
+from briefd.service.state import ServiceState
+
 MONEY = "domain/currency-and-rounding.md"
 
 
@@ -51,3 +53,20 @@ def test_search_and_bundles_take_tags(client: TestClient) -> None:
     ).json()
     sources = [line for line in bundle["text"].splitlines() if line.startswith("> ")]
     assert sources and all(s.startswith("> domain/merchant-webhooks.md:") for s in sources)
+
+
+def test_a_document_asked_for_by_path_is_no_gap(client: TestClient) -> None:
+    """A context without a task asks for a document, not a question: it never reads as a weak
+    answer in the gaps report, while a task nothing answers still does."""
+    for q in ("retry policy for card payments", "partial refunds", "ledger entries"):
+        assert client.get("/api/search", params={"q": q}).status_code == 200
+    assert client.post("/api/context", json={"doc_path": "domain/refunds.md"}).status_code == 200
+    unanswered = {"task": "quarterly rollout of the loyalty points program", "tags": ["pci"]}
+    assert client.post("/api/bundle", json=unanswered).status_code == 200
+    state: ServiceState = client.app.state.briefd  # type: ignore[attr-defined]
+    state.flush(force=True)
+    logged = {e.query: e.top_score for e in state.api.state.recent_queries(10)}
+    assert logged["domain/refunds.md"] is None
+    gaps = [g["query"] for g in client.get("/api/gaps").json()["gaps"]]
+    assert "domain/refunds.md" not in gaps
+    assert gaps == [unanswered["task"]]

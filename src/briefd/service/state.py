@@ -215,8 +215,11 @@ class ServiceState:
         self.bundle_cache(result.cached)
         self.served(caller.surface, caller.name, result.tokens)
         elapsed = (time.perf_counter() - started) * 1000
-        top = max((i.score for i in result.items), default=None)
-        query = request.task or (request.issue or "")[:500] or (request.target or "")
+        asked = request.task or (request.issue or "")[:500]
+        # a document asked for by path alone (context, no task) is no question: no score to
+        # weigh, so the gaps report never reads it as a weak answer
+        top = max((i.score for i in result.items), default=None) if asked else None
+        query = asked or (request.target or "")
         scopes = result.diagnostics.scopes
         self.log_query(
             "bundle",
