@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -51,6 +52,7 @@ def test_serve_indexes_then_serves(tmp_path: Path) -> None:
         out, err = process.communicate(timeout=30)
     assert f"briefd serving on http://127.0.0.1:{port}" in out
     assert "indexed " in err and "45 documents" in err
+    assert re.search(r"INFO warm-up: the index loaded in \d+ ms", err), err
 
 
 def test_serve_refuses_a_public_bind_without_a_token(tmp_path: Path) -> None:

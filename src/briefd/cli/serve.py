@@ -4,6 +4,8 @@ stdio."""
 
 from __future__ import annotations
 
+import logging
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -110,6 +112,7 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
     )
     if config.token is None:
         console.print("  no BRIEFD_API_TOKEN set: open to this machine only", markup=False)
+    _log_to_stderr()
     server = uvicorn.Server(
         uvicorn.Config(
             app,
@@ -125,6 +128,16 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
     finally:
         sock.close()
         api.close()
+
+
+def _log_to_stderr() -> None:
+    """The server's own log (warm-up and reload times, warnings) on stderr, timestamped."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root = logging.getLogger("briefd")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    root.propagate = False
 
 
 def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
