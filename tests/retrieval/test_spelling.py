@@ -10,7 +10,7 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from briefd.retrieval.spelling import Speller, max_edits, signatures
+from briefd.retrieval.spelling import Speller, is_subsequence, max_edits, signatures
 from briefd.store.db import Store
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyzçğışöü0_"
@@ -65,8 +65,30 @@ def test_corrections_are_those_of_aligning_every_word(tmp_path: Path) -> None:
         edits = max_edits(word)
         pool = [w for w in vocabulary if abs(len(w) - len(word)) <= edits]
         found = process.extract(word, pool, scorer=OSA.distance, score_cutoff=edits, limit=None)
-        want = min(found, key=lambda m: (m[1], -frequency[m[0]], m[0]))[0] if found else None
+        ranked = sorted(
+            found,
+            key=lambda m: (m[1], not is_subsequence(word, m[0]), -frequency[m[0]], m[0]),
+        )
+        want = ranked[0][0] if ranked else None
         assert speller._closest(word) == want, word
         corrected += want is not None
     assert corrected > 300  # most typos are within reach: the comparison is not vacuous
+    store.close()
+
+
+def test_a_left_out_letter_beats_a_more_frequent_word_at_the_same_distance(
+    tmp_path: Path,
+) -> None:
+    store = Store.open(tmp_path / "index.db", create=True)
+    with store.write() as conn:
+        conn.executemany(
+            "INSERT INTO vocabulary (term, chunks) VALUES (?, ?)",
+            [("decline", 40), ("deadline", 3), ("destegi", 30), ("meslegini", 2), ("refund", 9)],
+        )
+    speller = Speller()
+    speller._load(store.conn)
+    assert speller._closest("dedline") == "deadline"  # not "decline": one edit too, 13× as common
+    assert speller._closest("meslegi") == "meslegini"  # the stem, not a word sharing its ending
+    assert speller._closest("refnud") == "refund"  # a transposition: nothing to prefer
+    assert is_subsequence("dedline", "deadline") and not is_subsequence("dedline", "decline")
     store.close()

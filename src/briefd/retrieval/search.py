@@ -34,7 +34,7 @@ from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
-RANKING_VERSION = "r6"  # r6: a foreign-language query's lexical side counts by its words present
+RANKING_VERSION = "r7"  # r7: a typo's tie goes to the word holding it with letters added
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 

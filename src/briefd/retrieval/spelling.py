@@ -1,7 +1,9 @@
 """Typo tolerance for lexical search: a query word the index has never seen is matched to the
 closest indexed word (optimal string alignment: Damerau-Levenshtein where no substring is edited
-twice, ten times faster to compute; at most 1 edit for short words, 2 for longer ones; ties go
-to the more frequent word). The original word stays in the query, so nothing is lost
+twice, ten times faster to compute; at most 1 edit for short words, 2 for longer ones). Ties go
+first to a word that holds the typed one with letters added — a left-out letter is the most
+common slip ("dedline": deadline, not decline), and in an agglutinative language the typed word
+is often a stem of it ("meslegi": meslegini, not destegi) — then to the more frequent word. The original word stays in the query, so nothing is lost
 when the "typo" was a real but unindexed word.
 
 Before any alignment, the indexed words of the right lengths are narrowed by which characters
@@ -43,6 +45,13 @@ def signatures(words: Sequence[str]) -> Signatures:
     flags[points == 0] = 0  # the padding of shorter words
     out: Signatures = np.bitwise_or.reduce(flags, axis=1)
     return out
+
+
+def is_subsequence(word: str, other: str) -> bool:
+    """Every letter of ``word`` is in ``other`` in order: ``other`` is ``word`` with letters
+    added ("dedline" in "deadline"; "meslegi" in "meslegini")."""
+    letters = iter(other)
+    return all(letter in letters for letter in word)
 
 
 def max_edits(word: str) -> int:
@@ -129,5 +138,8 @@ class Speller:
         matches = process.extract(word, pool, scorer=OSA.distance, score_cutoff=edits, limit=20)
         if not matches:
             return None
-        best = min(matches, key=lambda m: (m[1], -self._frequency[m[0]], m[0]))
+        best = min(
+            matches,
+            key=lambda m: (m[1], not is_subsequence(word, m[0]), -self._frequency[m[0]], m[0]),
+        )
         return str(best[0])
