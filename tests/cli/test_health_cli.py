@@ -4,6 +4,7 @@ scripts, tables for people, one-line errors; ``briefd drift`` reads new code com
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from briefd.api import Briefd
 from briefd.settings import load_settings
 from tests.cli.test_cli import briefd
 from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo
-from tests.team.seeded import seeded_log
+from tests.team.seeded import logged, seeded_log
 
 
 @pytest.fixture
@@ -89,3 +90,18 @@ def test_bad_input_is_one_line_that_says_what_to_do(project: tuple[Path, Repo]) 
     assert (
         "code.repos: two repositories are named 'app'; give each a distinct 'name'" in result.stderr
     )
+
+
+def test_gaps_table_prints_a_query_as_asked(project: tuple[Path, Repo]) -> None:
+    """A logged query is the user's text: brackets in it are never read as Rich markup."""
+    cwd, _ = project
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    asked = "why [bold]payouts[/bold] stall"
+    with Briefd(settings, embedder=None) as api:
+        api.log_queries([logged("search", asked, at, None, 1.0, "mcp")])
+    table = briefd("gaps", cwd=cwd, env={"COLUMNS": "200"})
+    assert table.returncode == 0, table.stderr
+    assert asked in table.stdout

@@ -4,6 +4,7 @@ indexed."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 import typer
 from rich.table import Table
@@ -15,6 +16,9 @@ from briefd.cli.output import console, print_json, reported_errors
 from briefd.cli.search import split_scopes
 from briefd.model import DocumentView, LinkFindings, ResolvedLink
 from briefd.store.migrations import SCHEMA_VERSION
+from briefd.store.views import DocumentSummary
+
+MIN_TITLE = 16  # a title cut shorter than this says too little: it wraps instead
 
 
 def register(app: typer.Typer) -> None:
@@ -90,23 +94,8 @@ def docs_command(
     if not found:
         console.print("No documents indexed; run `briefd index` (see `briefd scopes`).")
         return
-    table = Table()
-    table.add_column("scope", no_wrap=True)
-    table.add_column("path", no_wrap=True)
-    table.add_column("title", no_wrap=True, overflow="ellipsis")
-    table.add_column("sections", justify="right")
-    table.add_column("tokens", justify="right")
-    table.add_column("updated", no_wrap=True)
-    for doc in found:
-        table.add_row(
-            Text(doc.scope),
-            Text(doc.path),
-            Text(doc.title),
-            str(doc.sections),
-            f"{doc.tokens:,}",
-            Text(doc.updated_at[:10]),
-        )
-    console.print(table)
+    for line in listing(found, console.width if console.is_terminal else None):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def scopes_command(
@@ -187,3 +176,27 @@ def version_command(
         f"briefd {__version__} (index schema {SCHEMA_VERSION}, SQLite {sqlite3.sqlite_version})",
         markup=False,
     )
+
+
+def listing(found: Sequence[DocumentSummary], width: int | None) -> list[str]:
+    """The documents under their scopes, one line each: path (never shortened), sections,
+    tokens, last change, then the title, cut to ``width`` (None: whole) with an ellipsis."""
+    path_width = max(len(d.path) for d in found)
+    head = f"  {'path':<{path_width}}  sections   tokens  updated     title"
+    lines: list[str] = []
+    by_scope: dict[str, list[DocumentSummary]] = {}
+    for doc in found:
+        by_scope.setdefault(doc.scope, []).append(doc)
+    for scope, docs in by_scope.items():
+        count = f"{len(docs)} document{'s' if len(docs) != 1 else ''}"
+        lines += ([""] if lines else []) + [f"{scope} ({count})", head]
+        for doc in docs:
+            line = (
+                f"  {doc.path:<{path_width}}  {doc.sections:>8}  {doc.tokens:>7,}  "
+                f"{doc.updated_at[:10]:<10}  "
+            )
+            room = width - len(line) if width is not None else len(doc.title)
+            cut = MIN_TITLE <= room < len(doc.title)  # too narrow even for that: let it wrap
+            title = doc.title[: room - 1] + "…" if cut else doc.title
+            lines.append(line + title)
+    return lines

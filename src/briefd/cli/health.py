@@ -4,7 +4,8 @@ as the team lead reads it — tables in a terminal, ``--json`` for scripts."""
 from __future__ import annotations
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
+from rich.text import Text
 
 from briefd.cli.output import console, print_json, reported_errors
 from briefd.team.gaps import GapsReport, GapsRequest
@@ -50,7 +51,9 @@ def print_gaps(report: GapsReport) -> None:
         )
     if not report.gaps:
         return
-    table = Table("#", "query", "asked", "surfaces", "empty", "gated", "best", "weak", "got")
+    table = Table("#", Column("query", ratio=2), "asked", "surfaces", "empty", "gated", "best")
+    table.add_column("weak")
+    table.add_column("got", ratio=1, overflow="fold")
     for rank, gap in enumerate(report.gaps, 1):
         query = gap.query or f"(hashed {gap.key[:8]})"
         if gap.variants:
@@ -58,14 +61,14 @@ def print_gaps(report: GapsReport) -> None:
         got = ", ".join(s.doc_path or s.chunk_id for s in gap.sections) or "–"
         table.add_row(
             str(rank),
-            query,
+            Text(query),  # as asked: never read as markup
             str(gap.asked),
             " ".join(f"{s}:{n}" for s, n in gap.surfaces.items()),
             str(gap.empty),
             str(gap.gated),
             _score(gap.best_score),
             f"{gap.weakness:.2f}",
-            got,
+            Text(got),
         )
     console.print(table)
 
@@ -113,10 +116,13 @@ def print_usage(report: UsageReport) -> None:
         markup=False,
     )
     if report.documents:
-        table = Table("document", "served", "surfaces", "sections", "useful", "last served")
+        widest = max(len(d.doc_path) for d in report.documents)
+        table = Table(Column("document", no_wrap=True, min_width=widest), "served", "surfaces")
+        for name in ("sections", "useful", "last served"):
+            table.add_column(name)
         for d in report.documents:
             table.add_row(
-                d.doc_path,
+                Text(d.doc_path),
                 str(d.served),
                 " ".join(f"{s}:{n}" for s, n in d.surfaces.items()),
                 str(d.sections_served),

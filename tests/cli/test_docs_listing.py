@@ -1,0 +1,42 @@
+"""``briefd docs`` as text: paths whole at any width, titles cut only where they still say
+something, scopes as headings."""
+
+from __future__ import annotations
+
+from briefd.cli.docs import listing
+from briefd.store.views import DocumentSummary
+
+DOCS = [
+    DocumentSummary(
+        "conventions",
+        "conventions/api-design.md",
+        "REST API Conventions",
+        8,
+        2448,
+        "2026-11-29T10:00:00",
+    ),
+    DocumentSummary(
+        "domain", "domain/refunds.md", "Refunds and partial refunds", 7, 1643, "2026-11-30T09:00:00"
+    ),
+    DocumentSummary("domain", "domain/x.md", "X", 1, 12, "2026-12-01T00:00:00"),
+]
+
+
+def test_paths_stay_whole_and_titles_fit_the_terminal() -> None:
+    lines = listing(DOCS, 85)
+    assert lines == [
+        "conventions (1 document)",
+        "  path                       sections   tokens  updated     title",
+        "  conventions/api-design.md         8    2,448  2026-11-29  REST API Conventions",
+        "",
+        "domain (2 documents)",
+        "  path                       sections   tokens  updated     title",
+        "  domain/refunds.md                 7    1,643  2026-11-30  Refunds and partial refu…",
+        "  domain/x.md                       1       12  2026-12-01  X",
+    ]
+    assert all(len(line) <= 85 for line in lines)
+
+
+def test_piped_or_too_narrow_the_title_is_whole() -> None:
+    assert listing(DOCS, None)[6].endswith("Refunds and partial refunds")
+    assert listing(DOCS, 70)[6].endswith("Refunds and partial refunds")  # 4 columns left: wraps
