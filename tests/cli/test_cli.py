@@ -264,15 +264,21 @@ def test_the_command_line_loads_neither_the_service_nor_the_mcp_sdk(indexed: Pat
         "try:\n    run()\nexcept SystemExit:\n    pass\n"
         f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)"
     )
-    args = ["search", "soft decline retries", "--json"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
-    done = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=indexed, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert json.loads(done.stdout)["hits"], done.stderr
-    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+
+    def loaded(*args: str) -> tuple[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=indexed, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        return done.stdout, done.stderr.strip().splitlines()[-1]
+
+    out, heavy_loaded = loaded("search", "soft decline retries", "--json")
+    assert json.loads(out)["hits"] and json.loads(heavy_loaded) == []
+    for args in (("jira", "issue", "SHOP-1"), ("confluence", "page", "42")):
+        _, heavy_loaded = loaded(*args)  # not configured: says so before any output model
+        assert json.loads(heavy_loaded) == [], args
 
 
 def test_tune_checks_where_it_writes_before_the_trials(indexed: Path, tmp_path: Path) -> None:

@@ -56,10 +56,12 @@ def jira_search(
     """Search Jira issues, newest first, within jira.projects (JQL built by briefd)."""
     wanted = split_scopes(projects) or ()
     query = JiraQuery(text, wanted, status, issue_type, assignee, open_only, limit, max_tokens)
-    from briefd.service.atlassian import issue_search_out  # the MCP SDK (~0.5 s): only here
-
     with reported_errors(), Briefd(ctx.obj.settings()) as api:
-        out = issue_search_out(api.atlassian.jira_search(query, None))
+        found = api.atlassian.jira_search(query, None)
+    # the shapes import the MCP SDK (~0.5 s): only once there is an answer to shape
+    from briefd.service.atlassian import issue_search_out
+
+    out = issue_search_out(found)
     _print(out, out.text, json_output)
 
 
@@ -73,10 +75,11 @@ def jira_issue(
 ) -> None:
     """Read one Jira issue as Markdown: metadata, related issues, linked pages, description,
     jira.fields, comments newest first."""
+    with reported_errors(), Briefd(ctx.obj.settings()) as api:
+        issue = api.atlassian.jira_issue(key, comments, max_tokens, None)
     from briefd.service.atlassian import issue_out
 
-    with reported_errors(), Briefd(ctx.obj.settings()) as api:
-        out = issue_out(api.atlassian.jira_issue(key, comments, max_tokens, None))
+    out = issue_out(issue)
     _print(out, out.markdown, json_output)
 
 
@@ -93,11 +96,11 @@ def confluence_search(
 ) -> None:
     """Search Confluence pages within confluence.spaces (CQL built by briefd)."""
     wanted = list(split_scopes(spaces) or ())
-    from briefd.service.atlassian import page_search_out
-
     with reported_errors(), Briefd(ctx.obj.settings()) as api:
         answer = api.atlassian.confluence_search(query, wanted, limit, max_tokens, None)
-        out = page_search_out(answer)
+    from briefd.service.atlassian import page_search_out
+
+    out = page_search_out(answer)
     _print(out, out.text, json_output)
 
 
@@ -109,8 +112,9 @@ def confluence_page(
     json_output: bool = JSON,
 ) -> None:
     """Read one Confluence page as Markdown."""
+    with reported_errors(), Briefd(ctx.obj.settings()) as api:
+        page = api.atlassian.confluence_page(page_id, max_tokens, None)
     from briefd.service.atlassian import page_out
 
-    with reported_errors(), Briefd(ctx.obj.settings()) as api:
-        out = page_out(api.atlassian.confluence_page(page_id, max_tokens, None))
+    out = page_out(page)
     _print(out, out.markdown, json_output)
