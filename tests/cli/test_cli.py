@@ -100,6 +100,10 @@ def test_unknown_scope_is_one_line_error(indexed: Path) -> None:
     [
         (("proposals", "--status", "bogus"), "unknown --status 'bogus'; use one of local, pushed"),
         (("search", "refunds", "--related", "-1"), "related must be 0 (none) or more, got -1"),
+        (
+            ("search", "refunds", "--query-mode", "bogus"),
+            "error: command-line option: search.query_mode: expected 'text' or 'advanced', got",
+        ),
         (("context", ""), "the document path is empty; name a document, e.g. domain/glossary.md"),
         (
             ("doc", "/etc/passwd"),

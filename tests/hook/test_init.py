@@ -199,7 +199,7 @@ def test_init_refuses_broken_json_and_asks_first(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text("{not json")
     broken = runner.invoke(app, ["init", "--project", str(tmp_path), "--yes"])
     assert broken.exit_code == 1
-    assert "the MCP config file is not valid JSON" in broken.output
+    assert f"{tmp_path / '.mcp.json'}: the MCP config file is not valid JSON" in broken.output
     (tmp_path / ".mcp.json").unlink()
     unasked = runner.invoke(app, ["init", "--project", str(tmp_path)])
     assert unasked.exit_code == 1

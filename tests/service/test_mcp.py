@@ -150,6 +150,8 @@ def test_errors_are_is_error_results_that_say_what_to_do(url: str, mode: str) ->
             await client.call_tool("get_document", {"doc_path": "domain/retry-polcy.md"}),
             await client.call_tool("compile_bundle", {"task_description": " "}),
             await client.call_tool("search_context", {"query": ""}),
+            await client.call_tool("compile_bundle", {"task_description": "x", "max_tokens": "a"}),
+            await client.call_tool("search_context", {"qeury": "retry", "top_k": 0}),
         ]
 
     results = run(url, mode, body)
@@ -163,6 +165,13 @@ def test_errors_are_is_error_results_that_say_what_to_do(url: str, mode: str) ->
     assert "did you mean domain/retry-policy.md?" in texts[2]
     assert texts[3] == "give task_description (what you are about to do) or issue"
     assert "query" in texts[4]
+    assert texts[5] == (  # one line per field, no pydantic report (input echo, links)
+        "compile_bundle: max_tokens: Input should be a valid integer, unable to parse string as "
+        "an integer"
+    )
+    assert texts[6] == (
+        "search_context: query: Field required; top_k: Input should be greater than or equal to 1"
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)

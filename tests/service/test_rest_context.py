@@ -70,3 +70,22 @@ def test_a_document_asked_for_by_path_is_no_gap(client: TestClient) -> None:
     gaps = [g["query"] for g in client.get("/api/gaps").json()["gaps"]]
     assert "domain/refunds.md" not in gaps
     assert gaps == [unanswered["task"]]
+
+
+def test_a_body_that_is_not_a_json_object_says_so(client: TestClient) -> None:
+    broken = client.post(
+        "/api/bundle", content='{"task": "refunds",}', headers={"Content-Type": "application/json"}
+    )
+    assert broken.status_code == 422
+    assert broken.json()["detail"] == (
+        "the body is not valid JSON at character 19 (Expecting property name enclosed in double "
+        "quotes); send one JSON object"
+    )
+    listed = client.post("/api/bundle", json=["refunds"])
+    assert listed.json()["detail"] == (
+        "the body must be one JSON object of the route's fields (see /docs)"
+    )
+    typed = client.post("/api/bundle", json={"task": "refunds", "max_tokens": "lots"})
+    assert typed.json()["detail"] == (
+        "max_tokens: Input should be a valid integer, unable to parse string as an integer"
+    )

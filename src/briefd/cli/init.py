@@ -157,7 +157,10 @@ def _changes(
         for target in targets(name, hook, url):
             path = project / target.path
             old = path.read_text(encoding="utf-8") if path.is_file() else None
-            new = target.update(old)
+            try:
+                new = target.update(old)
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: {exc}") from None
             if new != old:
                 out.append((target.path, old, new))
     return out

@@ -32,6 +32,7 @@ from briefd.service.config import ServiceConfig
 from briefd.service.guard import Guard
 from briefd.service.limits import Limits
 from briefd.service.metrics import Metrics
+from briefd.service.problems import problems
 from briefd.service.render import instructions
 from briefd.service.routes import (
     activity,
@@ -236,11 +237,8 @@ def _error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}"
-            for e in exc.errors()
-        )
-        return JSONResponse({"error": "invalid_request", "detail": problems}, 422)
+        detail = problems(exc.errors())
+        return JSONResponse({"error": "invalid_request", "detail": detail}, 422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -14,8 +14,9 @@ from typing import Annotated, Any, TypeVar
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
 
 from briefd.__about__ import __version__
 from briefd.atlassian import Account, caller_account
@@ -26,6 +27,7 @@ from briefd.proposals.model import ProposalRequest
 from briefd.proposals.policy import reaches_out
 from briefd.retrieval.search import SearchRequest
 from briefd.service import render, schemas
+from briefd.service.problems import problems
 from briefd.service.state import Caller, ServiceState
 from briefd.service.team_tools import TeamTools
 from briefd.settings import Settings
@@ -387,8 +389,23 @@ def add_tool(
     server.add_tool(tool, name=fn.__name__, description=description, annotations=hints)
 
 
+class BriefdMCP(MCPServer[Any]):
+    """The SDK's server, but tool arguments that fail validation come back as one line naming
+    each field and what it takes (not pydantic's report with its input echo and links)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return error_result(f"{name}: {problems(exc.__cause__.errors())}")
+            raise
+
+
 def build_mcp(state: ServiceState, instructions: str) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = BriefdMCP(
         "briefd", instructions=instructions, version=__version__, log_level="WARNING"
     )
     tools = Tools(state)

@@ -361,7 +361,7 @@ def load_settings(
         settings = _settings(merged, origin)
     for key, value in (overrides or {}).items():
         if value is not None:
-            origin = f"option for {key}"
+            origin = "command-line option"
             set_dotted(merged, key, value, origin)
             settings = _settings(merged, origin)
     return _defaults_from_layout(_models_beside_index(settings, merged), merged)
@@ -394,7 +394,7 @@ def with_overrides(
     current = _as_dict(settings)
     for key, value in overrides.items():
         if value is not None:
-            set_dotted(current, key, value, f"option for {key}")
+            set_dotted(current, key, value, origin)
     built: Settings = _settings(current, origin)
     return built
 
