@@ -295,3 +295,26 @@ def test_tune_checks_where_it_writes_before_the_trials(indexed: Path, tmp_path: 
         assert result.returncode == 1
         assert len(result.stderr.strip().splitlines()) == 1  # one line, no traceback, no trials
         assert message in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("search", "-3DS failures"),
+            "error: No such option: -3; text that starts with '-' goes after `--` (`briefd "
+            "search -- '-3DS …'`); see `briefd search -h`",
+        ),
+        (("serch", "x"), "error: No such command 'serch'. Did you mean 'search', 'serve'?; "
+         "see `briefd -h`"),
+        (("search",), "error: Missing argument 'query'; see `briefd search -h`"),
+    ],
+)  # fmt: skip
+def test_usage_mistakes_are_one_line(indexed: Path, args: tuple[str, ...], message: str) -> None:
+    result = briefd(*args, cwd=indexed)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", message + "\n")
+
+
+def test_text_starting_with_a_dash_goes_after_the_double_dash(indexed: Path) -> None:
+    result = briefd("search", "--json", "--", "-3DS soft decline retries", cwd=indexed)
+    assert result.returncode == 0 and json.loads(result.stdout)["hits"]

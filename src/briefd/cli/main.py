@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import typer
+import typer.main
+from typer._click import exceptions as click  # typer's own click (pinned)
 
 from briefd.__about__ import __version__
 from briefd.api import Briefd
@@ -86,4 +89,32 @@ health.register(app)
 
 
 def run() -> None:
-    app()
+    """The command line, with a mistyped command, option or value said in one line (click
+    prints the usage, a hint and the error over four)."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(prog_name="briefd", standalone_mode=False)
+    except click.NoArgsIsHelpError as exc:  # `briefd` or a group alone: its help
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        sys.stderr.write(f"error: {usage_message(exc)}\n")
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("aborted\n")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def usage_message(exc: click.UsageError) -> str:
+    """The error and where to read the usage; for an unknown short option (text such as
+    "-3DS failures" read as options), how to pass text that starts with a dash."""
+    path = exc.ctx.command_path if exc.ctx is not None else "briefd"
+    text = exc.format_message().rstrip(".")
+    hint = f"see `{path} -h`"
+    if isinstance(exc, click.NoSuchOption) and not exc.option_name.startswith("--"):
+        hint = f"text that starts with '-' goes after `--` (`{path} -- '-3DS …'`); {hint}"
+    return f"{text}; {hint}"
