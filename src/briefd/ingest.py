@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from briefd.embeddings.base import Embedder
-from briefd.errors import EmbeddingError
+from briefd.errors import EmbeddingError, SourceError
 from briefd.graph.resolve import Catalog, resolve
 from briefd.markdown.document import parse_document
 from briefd.markdown.passages import passage_hash, passage_text
@@ -66,6 +66,12 @@ def index_source(
     started = time.perf_counter()
     found = _changes(store, source, settings, rebuild, progress)
     current, parsed, deleted = found.current, found.parsed, found.deleted
+    if not current and deleted:
+        raise SourceError(
+            f"found no document in {source} where the index holds {len(deleted)}: the index is "
+            "left as it was; check that the source path is right and mounted (and index.include "
+            f"/ index.exclude / scopes in briefd.yaml). To empty the index, delete {store.path}"
+        )
     fingerprint = index_fingerprint(current, found.signature)
     head = head_commit(source, settings.sync.git_timeout)
     touched = {d.path for d in parsed} | set(deleted)

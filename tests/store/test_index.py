@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
-from briefd.errors import IndexNotFoundError, StoreError
+from briefd.errors import IndexNotFoundError, SourceError, StoreError
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings, with_overrides
 from briefd.store.db import Store
@@ -103,6 +103,23 @@ def test_deleted_file_is_removed_with_its_chunks(api: Briefd, write_files: Write
     report = api.index()
     assert report.deleted == ("conventions/logging.md",)
     assert api.search(SearchRequest("log", scopes=("all",))).hits == ()
+
+
+def test_a_source_with_no_document_left_keeps_the_index(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """An empty source (a typo'd path, an unmounted volume) is an error that commits nothing:
+    the last good index keeps being served."""
+    root = write_files(FILES)
+    first = api.index()
+    for path in FILES:
+        (root / path).unlink()
+    with pytest.raises(
+        SourceError, match=rf"found no document in {root} where the index holds {first.documents}"
+    ):
+        api.index()
+    assert api.documents() and len(api.documents()) == first.documents
+    assert api.search(SearchRequest("soft declines")).hits
 
 
 def test_deleting_the_db_gives_same_ids_and_results(

@@ -13,7 +13,7 @@ import typer
 
 from briefd.api import Briefd
 from briefd.cli.output import console, errors, reported_errors
-from briefd.errors import ConfigError
+from briefd.errors import ConfigError, SourceError
 from briefd.settings import Settings, apply_tuned
 
 if TYPE_CHECKING:  # the service (prometheus, uvicorn) loads only for the commands that serve
@@ -158,14 +158,22 @@ def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
 
         startup_sync(api)
     elif settings.source is not None and not no_index:
-        if not settings.db.is_file():
+        existed = settings.db.is_file()
+        if not existed:
             errors.print(
                 f"indexing {settings.source} into {settings.db} for the first time "
                 "(embedding every section: about a minute per 300 sections on 2 cores)",
                 markup=False,
                 soft_wrap=True,
             )
-        report = api.index()
+        try:
+            report = api.index()
+        except SourceError as exc:  # an empty or missing source: the last index is served
+            if not existed:
+                api.close()
+                raise
+            errors.print(f"warning: {exc}; serving the index as it was", markup=False)
+            return api, metrics
         errors.print(
             f"indexed {report.source}: {report.documents} documents, {report.chunks} "
             f"sections ({len(report.added) + len(report.changed)} changed) "
