@@ -10,6 +10,7 @@ from pathlib import Path
 from briefd.api import Briefd
 from briefd.retrieval.search import SearchRequest
 from briefd.sources.knowledge import checkout_dir
+from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import GLOSSARY, Remote, git
 
 
@@ -209,3 +210,45 @@ def test_a_moved_source_url_is_followed(tmp_path: Path, git_api: Briefd, remote:
         report = api.sync()
         assert report.error is None and report.source == moved.as_uri()
         assert git(checkout_dir(api.settings), "remote", "get-url", "origin") == moved.as_uri()
+
+
+def test_a_checkout_dir_briefd_did_not_clone_is_never_reset(tmp_path: Path, remote: Remote) -> None:
+    """sync.checkout_dir pointing at someone's own repository: the sync refuses it, and the
+    work there (commits, edits, untracked files, its origin) is untouched."""
+    own = tmp_path / "proj"
+    own.mkdir()
+    git(own, "init", "--quiet", "-b", "main")
+    (own / "work.txt").write_text("w\n")
+    git(own, "add", "-A")
+    git(own, "commit", "--quiet", "-m", "mine")
+    git(own, "remote", "add", "origin", "https://example.invalid/me/proj.git")
+    (own / "work.txt").write_text("w\nedit\n")
+    (own / "uncommitted.txt").write_text("precious\n")
+    head = git(own, "rev-parse", "HEAD")
+    settings = git_settings(tmp_path, remote.url, **{"sync.checkout_dir": str(own)})
+    with Briefd(settings, embedder=None) as api:
+        report = api.sync()
+    assert report.error is not None
+    assert report.error.startswith(f"sync.checkout_dir {own} is a git checkout briefd did not make")
+    assert git(own, "rev-parse", "HEAD") == head
+    assert git(own, "remote", "get-url", "origin") == "https://example.invalid/me/proj.git"
+    assert (own / "work.txt").read_text() == "w\nedit\n"
+    assert (own / "uncommitted.txt").read_text() == "precious\n"
+
+
+def test_a_clone_briefd_made_in_checkout_dir_follows_a_moved_source(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """briefd marks the clones it makes: its own clone in sync.checkout_dir follows the source
+    to a new URL (the remote moved), as the default clone does."""
+    settings = git_settings(tmp_path, remote.url, **{"sync.checkout_dir": str(tmp_path / "kb")})
+    with Briefd(settings, embedder=None) as api:
+        assert api.sync().error is None
+    assert git(tmp_path / "kb", "config", "--get", "briefd.clone") == "true"
+    moved = tmp_path / "moved.git"
+    shutil.copytree(remote.bare, moved)
+    settings = git_settings(tmp_path, moved.as_uri(), **{"sync.checkout_dir": str(tmp_path / "kb")})
+    with Briefd(settings, embedder=None) as api:
+        report = api.sync()
+    assert report.error is None
+    assert git(tmp_path / "kb", "remote", "get-url", "origin") == moved.as_uri()

@@ -103,6 +103,9 @@ def resolve(settings: Settings, source: Path | None = None) -> KnowledgeSource:
     return Directory(settings, root)
 
 
+OWNED_KEY = "briefd.clone"  # set in every clone briefd makes: a sync may reset and clean it
+
+
 def checkout_dir(settings: Settings) -> Path:
     return settings.sync.checkout_dir or settings.db.parent / "repo"
 
@@ -206,6 +209,7 @@ class Clone(Checkout):
         half-way leaves nothing that looks like a checkout."""
         root = self.root
         if (root / ".git").is_dir():
+            self._check_owned()
             return
         if root.exists() and any(root.iterdir()):
             raise SourceError(
@@ -218,9 +222,34 @@ class Clone(Checkout):
         if self.settings.sync.branch:
             args += ["--branch", self.settings.sync.branch]
         git.run([*args, "--", self.url, str(temporary)], root.parent, self.timeout)
+        git.run(["config", OWNED_KEY, "true"], temporary, self.timeout)
         if root.exists():
             root.rmdir()
         temporary.rename(root)
+
+    def _check_owned(self) -> None:
+        """Refuse a git checkout in ``sync.checkout_dir`` that briefd did not clone: every
+        sync resets and cleans its clone, which would wipe someone's own work there. A clone
+        marked as briefd's, the default folder beside the index, or one whose origin is the
+        configured source (made before clones were marked) is briefd's, and is marked."""
+        root, timeout = self.root, self.timeout
+        try:
+            if git.run(["config", "--get", OWNED_KEY], root, timeout) == "true":
+                return
+        except SourceError:  # not set: git exits 1
+            pass
+        try:
+            origin = git.run(["remote", "get-url", "origin"], root, timeout)
+        except SourceError:
+            origin = None
+        if self.settings.sync.checkout_dir is not None and origin != self.url:
+            raise SourceError(
+                f"sync.checkout_dir {root} is a git checkout briefd did not make (origin "
+                f"{git.redact(origin) if origin else 'none'}, not {self.label}); every sync "
+                "resets and cleans briefd's clone, so it leaves this one alone: point "
+                "sync.checkout_dir at an empty or new folder"
+            )
+        git.run(["config", OWNED_KEY, "true"], root, timeout)
 
     def branch(self) -> str:
         """The remote branch the clone follows: ``sync.branch`` or the remote's default."""
