@@ -216,11 +216,25 @@ class _Answer(BaseHTTPRequestHandler):
         body = b"<knowledge>\nfrom the configured server\n</knowledge>\n"
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Briefd-Recall", "0.1.0")  # as briefd serve marks its answers
         self.end_headers()
         self.wfile.write(body)
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+
+class _NotBriefd(_Answer):
+    """Some other web app on the port: a 200 page for any POST."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = b"<!doctype html><html><script src=/main.js></script></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 
 def test_a_configured_server_wins(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
@@ -381,3 +395,22 @@ def test_a_deleted_index_stops_the_daemon_and_is_not_made_again(
     wait_for(lambda: "stopped: the index or its settings changed" in log.read_text(), 30)
     wait_for(lambda: not daemons(tmp_path), 30)
     assert not db.exists()
+
+
+def test_a_200_from_something_else_is_not_injected(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """Another app on the configured port answers 200 with HTML: the hook never hands that to
+    the agent; it answers from the local index instead."""
+    server = HTTPServer(("127.0.0.1", 0), _NotBriefd)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        run = run_hook(payload=hook_json(RELEVANT), env={**DAEMON, "BRIEFD_RECALL__SERVER": url})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert run.code == 0
+    assert "<!doctype" not in run.stdout and "main.js" not in run.stdout
+    assert run.stdout.startswith("<knowledge")  # the local index's answer

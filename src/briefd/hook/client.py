@@ -18,6 +18,7 @@ from briefd.errors import BriefdError
 PATH = "/api/hook/recall?format="
 CONNECT_TIMEOUT = 0.25
 INDEX_HEADER = "X-Briefd-Index"  # the daemon answers only for the index it serves
+ANSWER_HEADER = "X-Briefd-Recall"  # on every recall answer: any other 200 is not briefd's
 
 
 class ServerUnavailable(BriefdError):
@@ -141,6 +142,8 @@ def _parse(raw: bytes, url: str) -> bytes:
         reason = parts[2] if len(parts) > 2 else ""
         raise ServerUnavailable(f"{url} answered {status} {reason}".rstrip())
     fields = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
+    if ANSWER_HEADER.lower() not in fields:
+        raise ServerUnavailable(f"{url} is not a briefd recall endpoint (no {ANSWER_HEADER})")
     if fields.get("transfer-encoding", "").lower() == "chunked":
         return _dechunk(body)
     length = fields.get("content-length")
@@ -178,4 +181,6 @@ def _https(
         conn.close()
     if response.status != 200:
         raise ServerUnavailable(f"briefd server at {host} answered {response.status}")
+    if response.getheader(ANSWER_HEADER) is None:
+        raise ServerUnavailable(f"https://{host}:{port} is not a briefd recall endpoint")
     return data

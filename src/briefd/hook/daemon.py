@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from briefd.__about__ import __version__
 from briefd.api import Briefd
 from briefd.errors import BriefdError
-from briefd.hook.client import INDEX_HEADER, PATH
+from briefd.hook.client import ANSWER_HEADER, INDEX_HEADER, PATH
 from briefd.hook.local import hook_settings
 from briefd.hook.place import DaemonFiles, config_signature, daemon_files
 from briefd.hook.render import hook_output
@@ -208,6 +209,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(payload)))
         self.send_header("Connection", "close")
+        self.send_header(ANSWER_HEADER, __version__)
         self.end_headers()
         self.wfile.write(payload)
 

@@ -220,7 +220,10 @@ def respond(
 
 def present(reply: bytes, fmt: str, through: bool) -> str | None:
     """What to print for a server's or daemon's answer (None: not a recall result)."""
-    text = reply.decode("utf-8")
+    try:
+        text = reply.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
     if through:
         if fmt == "claude-json":
             return "" if text.strip() in ("", "{}") else text.strip() + "\n"

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Query, Response
 from fastapi.responses import PlainTextResponse
 
+from briefd.__about__ import __version__
+from briefd.hook.client import ANSWER_HEADER
 from briefd.hook.render import hook_output
 from briefd.recall.engine import RecallRequest
 from briefd.service.deps import ERRORS, State
@@ -32,9 +34,12 @@ OK: dict[int | str, dict[str, Any]] = {
 def hook_recall(
     state: State,
     body: Annotated[dict[str, Any], Body(description="UserPromptSubmit hook JSON.")],
+    response: Response,
     format: Annotated[Literal["hook", "json", "markdown"], Query()] = "hook",
 ) -> dict[str, Any] | PlainTextResponse:
-    """The knowledge sections for one prompt, none the session already received."""
+    """The knowledge sections for one prompt, none the session already received. Every
+    answer carries ``X-Briefd-Recall``: the hook takes no other 200 for one."""
+    response.headers[ANSWER_HEADER] = __version__
     request = RecallRequest.from_json(body)
     state.embed_first(request.prompt.strip(), request.mode or state.api.settings.recall.mode)
     result = state.call("rest", "recall", lambda: state.api.recall(request))
@@ -56,5 +61,5 @@ def hook_recall(
     if format == "json":
         return {**result.to_dict(), "via": "server"}
     if format == "markdown":
-        return PlainTextResponse(result.knowledge)
+        return PlainTextResponse(result.knowledge, headers={ANSWER_HEADER: __version__})
     return hook_output(result.to_dict())
