@@ -39,7 +39,7 @@ from briefd.sources.state import (
 from briefd.store import documents as docs_table
 from briefd.store import postings, sync_state
 from briefd.store.changes import Delta
-from briefd.store.db import Store
+from briefd.store.db import Store, index_run_lock
 from briefd.store.freshness import SOURCE_HEAD, SOURCE_KEY
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
@@ -62,7 +62,21 @@ def index_source(
     history: Mapping[str, Change] | None = None,
 ) -> IndexReport:
     """``history`` (path → last commit, from a git checkout) gives documents their
-    ``updated_commit`` / ``updated_at``; without it ``updated_at`` is the file time."""
+    ``updated_commit`` / ``updated_at``; without it ``updated_at`` is the file time. Runs on
+    one index take turns (:func:`index_run_lock`)."""
+    with index_run_lock(store.path):
+        return _index_source(store, source, settings, rebuild, progress, embedder, history)
+
+
+def _index_source(
+    store: Store,
+    source: Path,
+    settings: Settings,
+    rebuild: bool,
+    progress: Progress,
+    embedder: Embedder | None,
+    history: Mapping[str, Change] | None,
+) -> IndexReport:
     started = time.perf_counter()
     found = _changes(store, source, settings, rebuild, progress)
     current, parsed, deleted = found.current, found.parsed, found.deleted

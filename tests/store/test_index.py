@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from briefd.api import Briefd
 from briefd.errors import IndexNotFoundError, SourceError, StoreError
+from briefd.model import IndexReport
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings, with_overrides
 from briefd.store.db import Store
@@ -120,6 +124,25 @@ def test_a_source_with_no_document_left_keeps_the_index(
         api.index()
     assert api.documents() and len(api.documents()) == first.documents
     assert api.search(SearchRequest("soft declines")).hits
+
+
+def test_index_runs_on_one_index_take_turns(api: Briefd, write_files: WriteFiles) -> None:
+    """A run waits while another holds the index's run lock, then sees the files as they are
+    by then (a file deleted meanwhile is not served)."""
+    root = write_files(FILES)
+    api.index()
+    db = api.settings.db
+    done: list[IndexReport] = []
+    with db.with_name(db.name + ".index.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another run, in the middle of its work
+        waiting = threading.Thread(target=lambda: done.append(api.index()))
+        waiting.start()
+        time.sleep(0.5)
+        assert not done  # it waits for the run holding the lock
+        (root / "conventions/logging.md").unlink()
+        fcntl.flock(held, fcntl.LOCK_UN)
+    waiting.join(timeout=30)
+    assert done and done[0].deleted == ("conventions/logging.md",)
 
 
 def test_deleting_the_db_gives_same_ids_and_results(

@@ -8,6 +8,7 @@ busy timeout instead of failing with ``database is locked``.
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -364,3 +365,22 @@ def opened(db: Path) -> Iterator[Store]:
         yield store
     finally:
         store.close()
+
+
+@contextmanager
+def index_run_lock(db: Path) -> Iterator[None]:
+    """One index run at a time per index file, across processes and threads (an ``flock``
+    beside it, released by the kernel when a process dies): a run works out what changed
+    before it writes, so two overlapping runs could each apply a stale change set and leave a
+    deleted or renamed file served. A folder the lock file cannot be made in runs unlocked."""
+    try:
+        handle = db.with_name(db.name + ".index.lock").open("a")
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
