@@ -212,8 +212,12 @@ def _read_changed(
         progress("scan", number, len(files))
         try:
             raw = file.abs_path.read_bytes()
-        except OSError as exc:  # removed or unreadable since the scan
-            skipped.append(SkippedFile(file.path, f"cannot read it ({exc.strerror or exc})"))
+        except FileNotFoundError:  # removed since the scan: deleted
+            continue
+        except OSError as exc:  # unreadable (permissions, I/O): the indexed version stays
+            _unreadable(
+                file.path, f"cannot read it ({exc.strerror or exc})", known, current, skipped
+            )
             continue
         digest = hashlib.sha256(raw).hexdigest()
         if known.get(file.path) == digest:
@@ -222,13 +226,29 @@ def _read_changed(
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            skipped.append(SkippedFile(file.path, NOT_UTF8))
+            _unreadable(file.path, NOT_UTF8, known, current, skipped)
             continue
         current[file.path] = digest
         parsed.append(_parse(file, text, digest, settings))
         mtimes[file.path] = file.mtime
         progress("parse", len(parsed), len(files))
     return current, parsed, mtimes
+
+
+def _unreadable(
+    path: str,
+    why: str,
+    known: Mapping[str, str],
+    current: dict[str, str],
+    skipped: list[SkippedFile],
+) -> None:
+    """A file that cannot be read as text now: skipped, and when the index holds an earlier
+    version, that version keeps being served (a stray byte or a permission change must not
+    take a document away) until the file is readable again."""
+    if path in known:
+        current[path] = known[path]
+        why += "; the version indexed before is kept"
+    skipped.append(SkippedFile(path, why))
 
 
 @dataclass(slots=True)

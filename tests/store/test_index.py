@@ -203,6 +203,28 @@ def test_non_utf8_file_is_skipped_with_reason(api: Briefd, write_files: WriteFil
     ]
 
 
+def test_a_stray_byte_keeps_the_version_indexed_before(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A document that stops being valid UTF-8 (a stray byte from an editor or a merge) stays
+    served as it was, with a warning, until the file is fixed."""
+    root = write_files(FILES)
+    api.index()
+    retry = root / "domain/retry.md"
+    good = retry.read_bytes()
+    retry.write_bytes(good + b"\xff\xfe")
+    report = api.index()
+    assert report.deleted == ()
+    assert ("domain/retry.md", "not valid UTF-8 text; save it as UTF-8; the version indexed "
+            "before is kept") in [(s.path, s.reason) for s in report.skipped]  # fmt: skip
+    assert api.search(SearchRequest("soft declines")).hits[0].doc_path == "domain/retry.md"
+    retry.write_bytes(good.replace(b"exponential backoff", b"jittered backoff"))
+    fixed = api.index()
+    assert fixed.changed == ("domain/retry.md",)
+    assert "domain/retry.md" not in [s.path for s in fixed.skipped]
+    assert api.search(SearchRequest("jittered")).hits[0].doc_path == "domain/retry.md"
+
+
 def test_gitignore_and_exclude_globs(settings: Settings, write_files: WriteFiles) -> None:
     from dataclasses import replace
 
