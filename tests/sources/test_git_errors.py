@@ -3,7 +3,13 @@ happen to appear in a URL."""
 
 from __future__ import annotations
 
-from briefd.sources.git import describe_failure
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from briefd.errors import SourceError
+from briefd.sources.git import describe_failure, run
 
 FETCH = ["-c", "gc.auto=0", "fetch", "origin"]
 
@@ -23,3 +29,22 @@ def test_an_http_403_points_at_the_credentials() -> None:
     stderr = "fatal: unable to access 'https://git.example/kb.git/': The requested URL returned error: 403\n"
     message = describe_failure(FETCH, stderr)
     assert "refused the credentials" in message
+
+
+def test_a_rejected_push_says_the_remote_s_reason(tmp_path: Path) -> None:
+    """Real git: a branch ``briefd`` on the remote blocks ``briefd/proposal-…``; the message
+    keeps the remote's reason, not "failed to push some refs"."""
+    bare, work = tmp_path / "remote.git", tmp_path / "work"
+    for args, cwd in (
+        (["init", "--quiet", "--bare", "-b", "main", str(bare)], tmp_path),
+        (["clone", "--quiet", str(bare), str(work)], tmp_path),
+        (["-c", "user.name=t", "-c", "user.email=t@e", "commit", "--quiet", "--allow-empty",
+          "-m", "x"], work),
+        (["push", "--quiet", "origin", "HEAD:refs/heads/briefd"], work),
+    ):  # fmt: skip
+        subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+    with pytest.raises(SourceError) as caught:
+        run(["push", "--quiet", "origin", "HEAD:refs/heads/briefd/proposal-1"], work, 30)
+    message = str(caught.value)
+    assert message.startswith("git push failed: ")
+    assert "refs/heads/briefd" in message and "some refs" not in message

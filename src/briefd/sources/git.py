@@ -103,9 +103,17 @@ def run_bytes(
 
 
 def describe_failure(args: Sequence[str], stderr: str) -> str:
+    """One line: the most telling line of git's output (the remote's own reason, then a
+    rejected ref, then git's error; "failed to push some refs" says nothing), and a hint."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    detail = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), "")
-    detail = detail or (lines[-1] if lines else "no message")
+    telling = (
+        [ln for ln in lines if ln.startswith(("remote: error:", "remote: fatal:"))],
+        [ln for ln in lines if ln.startswith("! [")],
+        [ln for ln in lines if ln.startswith(("fatal:", "error:")) and "some refs" not in ln],
+        [ln for ln in lines if ln.startswith(("fatal:", "error:"))],
+        lines[-1:],
+    )
+    detail = next((found[0] for found in telling if found), "no message")
     hint = next((h for keys, h in _HINTS if any(k in stderr for k in keys)), "")
     message = f"git {command_name(args)} failed: {redact(detail)}"
     return f"{message}; {hint}" if hint else message
