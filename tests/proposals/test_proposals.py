@@ -94,6 +94,12 @@ def test_new_document_in_a_project_scope(git_api: Briefd, remote: Remote) -> Non
         ("domain\\x.md", None, "must be a relative path with forward slashes"),
         ("domain/.git/config.md", None, "may not contain '..', '.', empty or hidden"),
         ("domain/retry.txt", None, "doc_path 'domain/retry.txt' is not a Markdown file"),
+        (
+            "domain/Upper.MD",
+            None,
+            "doc_path 'domain/Upper.MD' would not be indexed (index.include: **/*.md, "
+            "**/*.markdown; index.exclude: none); use a path the index reads",
+        ),
         ("README.md", None, "doc_path 'README.md' is outside every scope"),
         (
             "projects/alpha/a.md",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pathspec
+
 from briefd.errors import ProposalError
 from briefd.proposals.model import ProposalRequest
 from briefd.settings import Settings
@@ -17,6 +19,7 @@ MAX_DESCRIPTION = 10_000
 def checked_path(request: ProposalRequest, settings: Settings) -> str:
     """The normalised document path, or a :class:`ProposalError` that says what to fix."""
     path = _clean_path(request.doc_path)
+    _check_indexed(path, settings)
     layout = Layout.of(settings)
     scope = layout.scope_of(path)
     if scope is None:
@@ -52,6 +55,19 @@ def _clean_path(raw: str) -> str:
     if not path.lower().endswith(SUFFIXES):
         raise ProposalError(f"doc_path '{path}' is not a Markdown file; use a .md path")
     return path
+
+
+def _check_indexed(path: str, settings: Settings) -> None:
+    """A proposal the index would never read (``Notes.MD`` against ``**/*.md``, an excluded
+    folder) would merge unseen: refuse it."""
+    included = pathspec.PathSpec.from_lines("gitignore", settings.index.include)
+    excluded = pathspec.PathSpec.from_lines("gitignore", settings.index.exclude)
+    if not included.match_file(path) or excluded.match_file(path):
+        raise ProposalError(
+            f"doc_path '{path}' would not be indexed (index.include: "
+            f"{', '.join(settings.index.include)}; index.exclude: "
+            f"{', '.join(settings.index.exclude) or 'none'}); use a path the index reads"
+        )
 
 
 def _check_text(request: ProposalRequest, max_bytes: int) -> None:
