@@ -50,7 +50,7 @@ def test_sync_command_prints_a_summary(tmp_path: Path, remote: Remote) -> None:
     assert lines[0].startswith(f"Synced {remote.url} (clone, main) in ")
     assert lines[1] == f"  commit: {remote.head()[:12]} (none → {remote.head()[:12]})"
     assert lines[2] == ("  index: 2 documents, 2 chunks; 2 new, 0 changed, 0 deleted, 0 unchanged")
-    assert lines[3:] == ["    updated domain/glossary.md", "    updated domain/retry.md"]
+    assert lines[3:] == ["    new domain/glossary.md", "    new domain/retry.md"]
 
     remote.push({"domain/glossary.md": None})
     second = run(tmp_path, remote, "sync", "--json")
@@ -58,6 +58,22 @@ def test_sync_command_prints_a_summary(tmp_path: Path, remote: Remote) -> None:
     assert second.returncode == 0
     assert data["commit"] == remote.head() and data["error"] is None
     assert data["index"]["deleted"] == ["domain/glossary.md"]
+
+
+def test_sync_without_a_source_or_index_says_so(tmp_path: Path, remote: Remote) -> None:
+    env = {k: v for k, v in briefd_env(tmp_path, remote).items() if k != "BRIEFD_SOURCE"}
+    done = subprocess.run(
+        [sys.executable, "-m", "briefd", "sync"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "error: no knowledge source to sync: set 'source:' in briefd.yaml (a folder or a git "
+        "URL) or BRIEFD_SOURCE\n"
+    )
+    gone = run(tmp_path, Remote(tmp_path / "elsewhere"), "sync")  # an empty remote: no index
+    assert gone.returncode == 1
+    assert gone.stderr.startswith("error: sync failed, there is no index yet: ")
 
 
 def test_sync_command_fails_with_one_line_and_keeps_the_index(

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 
+from briefd.api import Briefd
 from briefd.cli.output import console, errors, fail, print_json, reported_errors
+from briefd.errors import ConfigError
 from briefd.sync.state import SyncReport
-
-if TYPE_CHECKING:
-    from briefd.api import Briefd
 
 
 def register(app: typer.Typer) -> None:
@@ -23,8 +20,16 @@ def sync_command(
 ) -> None:
     """Fetch the source (a git URL source is reset to its remote branch), reindex what
     changed and refresh the status of open pull requests."""
-    with reported_errors(), ctx.obj.api() as api:
-        report = api.sync()
+    with reported_errors():
+        settings = ctx.obj.settings()
+        if settings.source is None and not settings.sync.remote:
+            raise ConfigError(
+                "no knowledge source to sync: set 'source:' in briefd.yaml (a folder or a git "
+                "URL) or BRIEFD_SOURCE"
+            )
+        served = settings.db.is_file()
+        with Briefd(settings) as api:
+            report = api.sync()
     if json_output:
         print_json(report)
         if report.error:
@@ -32,7 +37,8 @@ def sync_command(
         return
     print_sync(report)
     if report.error:
-        fail(f"sync failed, the previous index is still served: {report.error}")
+        kept = "the previous index is still served" if served else "there is no index yet"
+        fail(f"sync failed, {kept}: {report.error}")
 
 
 def print_sync(report: SyncReport) -> None:
@@ -52,7 +58,9 @@ def print_sync(report: SyncReport) -> None:
             f"{index.unchanged} unchanged",
             markup=False,
         )
-        for path in (*index.added, *index.changed):
+        for path in index.added:
+            console.print(f"    new {path}", markup=False)
+        for path in index.changed:
             console.print(f"    updated {path}", markup=False)
         for path in index.deleted:
             console.print(f"    deleted {path}", markup=False)
