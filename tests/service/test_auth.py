@@ -174,7 +174,22 @@ def test_configured_origin_passes(service_api: Briefd) -> None:
     config = service_config(allowed_origins=("https://docs.example.com",))
     with TestClient(create_app(service_api, config)) as http:
         headers = {"origin": "https://docs.example.com", "authorization": f"Bearer {TOKEN}"}
-        assert http.get("/api/scopes", headers=headers).status_code == 200
+        answered = http.get("/api/scopes", headers=headers)
+        assert answered.status_code == 200
+        assert answered.headers["access-control-allow-origin"] == "https://docs.example.com"
+        asked = {  # the browser's preflight carries no token
+            "origin": "https://docs.example.com",
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "authorization, content-type",
+        }
+        preflight = http.options("/api/bundle", headers=asked)
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://docs.example.com"
+        assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+        other = http.options("/api/bundle", headers={**asked, "origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in other.headers
+        stolen = http.get("/api/scopes", headers={**headers, "origin": "https://evil.example"})
+        assert stolen.status_code == 403
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8484", "127.0.0.1.nip.io:8484"])

@@ -21,6 +21,7 @@ from mcp.server import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 
 from briefd import errors
@@ -147,6 +148,15 @@ def create_app(
     app.router.routes.append(Route("/mcp", StreamableHTTPASGIApp(sessions)))
     app.add_middleware(Limits, config=config)  # inside the Guard: bodies only of allowed callers
     app.add_middleware(Guard, config=config)
+    if config.allowed_origins:  # pages on those origins may call the API from a browser
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(config.allowed_origins),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", *MCP_HEADERS],
+            expose_headers=["Mcp-Session-Id"],
+            max_age=600,
+        )
     return app
 
 
@@ -228,6 +238,9 @@ def server_instructions(api: Briefd) -> str:
     except errors.BriefdError:
         scopes = []
     return instructions(scopes_out(scopes, api.settings.default_scopes))
+
+
+MCP_HEADERS = ("Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID")
 
 
 def _error_handlers(app: FastAPI) -> None:
