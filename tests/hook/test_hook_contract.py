@@ -131,3 +131,13 @@ def test_discovers_the_index_in_the_project_directory(
     settings.db.rename(project / ".briefd" / "briefd.db")
     run = run_hook(payload=hook_json(RELEVANT, cwd=str(project)), env={"BRIEFD_DB": None})
     assert "<knowledge>" in run.stdout, run.stderr
+
+
+def test_a_broken_settings_file_is_named_and_the_hook_stays_quiet(
+    tmp_path: Path, run_hook: RunHook
+) -> None:
+    config = tmp_path / "briefd.yaml"
+    config.write_text("recall:\n  server: [\n")
+    run = run_hook(payload=hook_json(RELEVANT), env={"BRIEFD_CONFIG": str(config)})
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr == f"briefd recall: {config} is not valid YAML at line 3; fix it\n"

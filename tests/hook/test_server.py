@@ -93,8 +93,12 @@ def test_command_asks_a_running_server(live_server: str, run_hook: RunHook) -> N
 
 def test_wrong_token_falls_back_in_process(live_server: str, run_hook: RunHook) -> None:
     env: dict[str, str | None] = {"BRIEFD_RECALL__SERVER": live_server, "BRIEFD_API_TOKEN": "no"}
-    result = json.loads(run_hook("--json", RELEVANT, env=env).stdout)
-    assert result["via"] == "in-process"
+    run = run_hook("--json", RELEVANT, env=env)
+    assert json.loads(run.stdout)["via"] == "in-process"
+    assert run.stderr == (  # said, so a wrong token does not pass unnoticed
+        f"briefd recall: briefd server at {live_server} answered 401 Unauthorized; set "
+        "BRIEFD_API_TOKEN to the server's token (answered from the local index meanwhile)\n"
+    )
 
 
 def test_pass_through_to_a_server_parses_no_json(live_server: str, indexed: Briefd) -> None:

@@ -13,6 +13,10 @@ This package's ``__init__`` imports nothing: the hook's start-up time is its lat
 _site = {"loaded": False}
 
 
+class HookError(Exception):
+    """Bad input to the hook (reported on stderr; the hook still exits 0)."""
+
+
 def need_site() -> None:
     """Make site-packages importable when the hook was started without ``site`` (``python
     -S``, the command :mod:`briefd.hook.script` gives ``briefd init``) and must now import a

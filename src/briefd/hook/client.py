@@ -25,6 +25,10 @@ class ServerUnavailable(BriefdError):
     """No usable server answered: answer in-process instead."""
 
 
+class ServerRefused(ServerUnavailable):
+    """The server refused the token (401/403): answered in-process, and said on stderr."""
+
+
 class ServerTimeout(BriefdError):
     """The server accepted the request but did not answer in time: give up (fail open)."""
 
@@ -140,7 +144,8 @@ def _parse(raw: bytes, url: str) -> bytes:
     status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
     if status != 200:
         reason = parts[2] if len(parts) > 2 else ""
-        raise ServerUnavailable(f"{url} answered {status} {reason}".rstrip())
+        refused = ServerRefused if status in (401, 403) else ServerUnavailable
+        raise refused(f"{url} answered {status} {reason}".rstrip())
     fields = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
     if ANSWER_HEADER.lower() not in fields:
         raise ServerUnavailable(f"{url} is not a briefd recall endpoint (no {ANSWER_HEADER})")
@@ -180,7 +185,8 @@ def _https(
     finally:
         conn.close()
     if response.status != 200:
-        raise ServerUnavailable(f"briefd server at {host} answered {response.status}")
+        refused = ServerRefused if response.status in (401, 403) else ServerUnavailable
+        raise refused(f"briefd server at {host} answered {response.status}")
     if response.getheader(ANSWER_HEADER) is None:
         raise ServerUnavailable(f"https://{host}:{port} is not a briefd recall endpoint")
     return data

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from briefd.hook import need_site
+from briefd.hook import HookError, need_site
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
 if TYPE_CHECKING:
@@ -68,14 +68,22 @@ def read_config(path: str | None, env: Mapping[str, str] | None = None) -> dict[
     kept, key = remembered.recalled(path, env)
     if kept is not None:
         return kept
-    with open(path, encoding="utf-8") as stream:
-        text = stream.read()
+    try:
+        with open(path, encoding="utf-8") as stream:
+            text = stream.read()
+    except UnicodeDecodeError:
+        raise HookError(f"{path} is not UTF-8 text; save it as UTF-8") from None
     if "recall" not in text and "db" not in text:  # nothing the fast path reads: no YAML
         return {}
     need_site()
     import yaml
 
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise HookError(f"{path} is not valid YAML{where}; fix it") from None
     kept = remembered.essentials(data) if isinstance(data, dict) else {}
     remembered.remember(path, key, kept, env)
     return kept

@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import sys
 
+from briefd.hook import HookError
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -56,10 +58,6 @@ PASS_THROUGH = {"markdown": "markdown", "claude-json": "hook"}  # --format → s
 # beforeSubmitPrompt (continue / user_message only). Both also run the Claude Code hooks found
 # in .claude/settings*.json; the hook answers them with nothing, at once.
 SILENT_CLIENTS = (b'"hookEventName"', b'"beforeSubmitPrompt"')
-
-
-class HookError(Exception):
-    """Bad input to the hook (reported on stderr; the hook still exits 0)."""
 
 
 def parse_args(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
@@ -145,6 +143,12 @@ def post(url: str, body: bytes, env: Mapping[str, str], timeout: float, fmt: str
 
     try:
         return client.post(url, body, env.get("BRIEFD_API_TOKEN"), timeout, fmt)
+    except client.ServerRefused as exc:  # answered here, but the user should know why
+        sys.stderr.write(
+            f"briefd recall: {exc}; set BRIEFD_API_TOKEN to the server's token (answered from "
+            "the local index meanwhile)\n"
+        )
+        return None
     except client.ServerUnavailable:
         return None
 
