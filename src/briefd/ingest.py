@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -44,6 +45,8 @@ from briefd.store.freshness import SOURCE_HEAD, SOURCE_KEY
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
+
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # control characters but tab and newlines
 
 Progress = Callable[[str, int, int], None]
 
@@ -229,6 +232,7 @@ def _read_changed(
             _unreadable(file.path, NOT_UTF8, known, current, skipped)
             continue
         current[file.path] = digest
+        text = CONTROL.sub("", text)  # NUL, ESC…: never handed to an agent or a terminal
         parsed.append(_parse(file, text, digest, settings))
         mtimes[file.path] = file.mtime
         progress("parse", len(parsed), len(files))

@@ -225,6 +225,16 @@ def test_a_stray_byte_keeps_the_version_indexed_before(
     assert api.search(SearchRequest("jittered")).hits[0].doc_path == "domain/retry.md"
 
 
+def test_control_characters_never_reach_the_index(api: Briefd, write_files: WriteFiles) -> None:
+    write_files(
+        {**FILES, "domain/odd.md": "# Odd\n\n## Bytes\n\nNUL\x00 here, ESC\x1b[31m red,\ttab.\n"}
+    )
+    api.index()
+    hit = api.search(SearchRequest("bytes red")).hits[0]
+    assert hit.doc_path == "domain/odd.md"
+    assert "NUL here, ESC[31m red,\ttab." in hit.content and "\x00" not in hit.content
+
+
 def test_gitignore_and_exclude_globs(settings: Settings, write_files: WriteFiles) -> None:
     from dataclasses import replace
 
