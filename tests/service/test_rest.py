@@ -467,3 +467,23 @@ def test_docs_page_and_its_assets_come_from_this_server(client: TestClient) -> N
     missing = client.get("/docs/assets/index.html")
     assert missing.status_code == 404
     assert "swagger-ui-bundle.js" in missing.json()["detail"]
+
+
+def test_documents_are_listed_like_briefd_docs(client: TestClient) -> None:
+    listed = client.get("/api/docs")
+    assert listed.status_code == 200
+    documents = listed.json()["documents"]
+    assert len(documents) == 45
+    assert documents[0] == {
+        "scope": "conventions",
+        "path": "conventions/api-design.md",
+        "title": "REST API Conventions",
+        "sections": 8,
+        "tokens": documents[0]["tokens"],
+        "updated_at": documents[0]["updated_at"],
+    }
+    assert documents[0]["tokens"] > 1000 and documents[0]["updated_at"][:2] == "20"
+    ledger = client.get("/api/docs", params={"scopes": "projects/ledger"}).json()["documents"]
+    assert ledger and {d["scope"] for d in ledger} == {"projects/ledger"}
+    bad = client.get("/api/docs", params={"scopes": "nope"})
+    assert bad.status_code == 400 and "scope 'nope' does not exist" in bad.json()["detail"]

@@ -108,6 +108,19 @@ class ScopesOut(BaseModel):
     default_scopes: list[str]
 
 
+class DocumentSummaryOut(BaseModel):
+    scope: str
+    path: str
+    title: str
+    sections: int
+    tokens: int
+    updated_at: str = Field(description="Last commit (git sources) or file change, ISO 8601.")
+
+
+class DocumentsOut(BaseModel):
+    documents: list[DocumentSummaryOut]
+
+
 class UsageIn(BaseModel):
     bundle_id: str = Field(min_length=1, max_length=200)
     useful_chunk_ids: list[str] = Field(default_factory=list, max_length=500)

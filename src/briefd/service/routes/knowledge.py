@@ -3,6 +3,7 @@ handlers over :class:`ServiceState`, run under the service lock, counted and tim
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -38,6 +39,23 @@ def search(
     )
     code_paths = split_list(paths) or ()
     return state.search(request, code_paths, max_tokens, Caller("rest", "search", client))
+
+
+@router.get("/docs", response_model=schemas.DocumentsOut, responses=ERRORS)
+def documents(
+    state: State,
+    scopes: Annotated[
+        list[str] | None,
+        Query(description="Only these scopes (comma list or repeated); default: every scope."),
+    ] = None,
+) -> schemas.DocumentsOut:
+    """The indexed documents by scope, then path, with their section and token counts (as
+    ``briefd docs`` lists them)."""
+    wanted = split_list(scopes)
+    found = state.call("rest", "list_documents", lambda: state.api.documents(wanted))
+    return schemas.DocumentsOut.model_validate(
+        {"documents": [dataclasses.asdict(d) for d in found]}
+    )
 
 
 @router.get("/docs/{path:path}", response_model=schemas.DocumentOut, responses=ERRORS)
