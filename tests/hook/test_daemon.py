@@ -21,7 +21,7 @@ from briefd.api import Briefd
 from briefd.hook.place import daemon_files
 from briefd.settings import Settings
 from tests.conftest import EXAMPLE, EXAMPLE_TR, WriteFiles
-from tests.hook.conftest import RunHook, hook_json
+from tests.hook.conftest import Run, RunHook, hook_json
 from tests.recall.conftest import RELEVANT
 
 TURKISH = "kısmi iade validasyonunu yazıyorum, süre sınırı ve toplam tutar kuralı ne"
@@ -237,16 +237,21 @@ class _NotBriefd(_Answer):
         self.wfile.write(body)
 
 
-def test_a_configured_server_wins(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
-    server = HTTPServer(("127.0.0.1", 0), _Answer)
+def hook_against(handler: type[BaseHTTPRequestHandler], run_hook: RunHook) -> Run:
+    """The hook run for a relevant prompt with ``recall.server`` at a server of ``handler``."""
+    server = HTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        run = run_hook(payload=hook_json(RELEVANT), env={**DAEMON, "BRIEFD_RECALL__SERVER": url})
+        return run_hook(payload=hook_json(RELEVANT), env={**DAEMON, "BRIEFD_RECALL__SERVER": url})
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_configured_server_wins(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
+    run = hook_against(_Answer, run_hook)
     assert run.stdout == "<knowledge>\nfrom the configured server\n</knowledge>\n"
     assert not Path(daemon_files(str(db), {}).lock).exists()
     assert daemons(tmp_path) == []
@@ -402,15 +407,7 @@ def test_a_200_from_something_else_is_not_injected(
 ) -> None:
     """Another app on the configured port answers 200 with HTML: the hook never hands that to
     the agent; it answers from the local index instead."""
-    server = HTTPServer(("127.0.0.1", 0), _NotBriefd)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}"
-        run = run_hook(payload=hook_json(RELEVANT), env={**DAEMON, "BRIEFD_RECALL__SERVER": url})
-    finally:
-        server.shutdown()
-        server.server_close()
+    run = hook_against(_NotBriefd, run_hook)
     assert run.code == 0
     assert "<!doctype" not in run.stdout and "main.js" not in run.stdout
     assert run.stdout.startswith("<knowledge")  # the local index's answer
