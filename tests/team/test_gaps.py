@@ -19,6 +19,7 @@ from briefd.errors import QueryError
 from briefd.settings import Settings, with_overrides
 from briefd.store.activity import QueryLogEntry
 from briefd.team.gaps import GapsRequest
+from briefd.team.period import since_cutoff
 from tests.conftest import WriteFiles
 
 KNOWLEDGE = {
@@ -248,3 +249,9 @@ def test_a_model_that_cannot_load_leaves_gaps_without_near_duplicates(
         report = api.gaps(GapsRequest(since="7d"))
     assert not report.near_duplicates
     assert [g.query for g in report.gaps] == ["kafka consumer lag", "chargeback evidence deadline"]
+
+
+def test_a_long_window_is_a_window_not_an_error() -> None:
+    now = datetime(2026, 12, 3, tzinfo=UTC)
+    assert since_cutoff("100000d", now) == now - timedelta(days=100_000)
+    assert since_cutoff("999999999w", now) == datetime.min.replace(tzinfo=UTC)  # everything

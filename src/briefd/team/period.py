@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from briefd.errors import QueryError
 
-_SPAN = re.compile(r"^\s*(\d{1,5})\s*([hdw])\s*$")
+_SPAN = re.compile(r"^\s*(\d{1,9})\s*([hdw])\s*$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -17,7 +17,10 @@ def since_cutoff(since: str, now: datetime | None = None) -> datetime:
     now = now or datetime.now(UTC)
     span = _SPAN.match(since)
     if span:
-        return now - timedelta(**{_UNITS[span[2]]: int(span[1])})
+        try:
+            return now - timedelta(**{_UNITS[span[2]]: int(span[1])})
+        except OverflowError:  # further back than datetime reaches: everything
+            return datetime.min.replace(tzinfo=UTC)
     try:
         day = datetime.fromisoformat(since.strip())
     except ValueError:
