@@ -487,3 +487,12 @@ def test_documents_are_listed_like_briefd_docs(client: TestClient) -> None:
     assert ledger and {d["scope"] for d in ledger} == {"projects/ledger"}
     bad = client.get("/api/docs", params={"scopes": "nope"})
     assert bad.status_code == 400 and "scope 'nope' does not exist" in bad.json()["detail"]
+
+
+def test_a_pasted_page_is_searched_not_refused(client: TestClient) -> None:
+    """Up to what a URL holds (8 KiB): the engine reads its first 256 distinct words."""
+    page = "refund window for partial refunds " + "log line " * 700
+    assert 6000 < len(page) < 8000
+    answered = client.get("/api/search", params={"q": page})
+    assert answered.status_code == 200
+    assert answered.json()["hits"][0]["doc_path"] == "domain/refunds.md"

@@ -133,7 +133,7 @@ class Tools:
             str,
             Field(
                 min_length=1,
-                max_length=2000,
+                max_length=20_000,  # as a bundle's task; a pasted page is read by its first words
                 description="What the task needs to know, in your own words.",
             ),
         ],

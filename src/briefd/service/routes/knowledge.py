@@ -20,7 +20,9 @@ router = APIRouter(prefix="/api", tags=["knowledge"])
 @router.get("/search", response_model=schemas.SearchOut, responses=ERRORS)
 def search(
     state: State,
-    q: Annotated[str, Query(min_length=1, max_length=2000, description="The query text.")],
+    q: Annotated[
+        str, Query(min_length=1, max_length=8000, description="The query text (a URL holds 8 KiB).")
+    ],
     scopes: Annotated[
         list[str] | None, Query(description="Scopes (comma list or repeated; 'all').")
     ] = None,
