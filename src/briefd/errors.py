@@ -104,5 +104,10 @@ class RateLimitedError(IntegrationError):
     """Atlassian answered 429 twice (``Retry-After`` was honoured once): try again later."""
 
 
+class ProposalRemoteError(ProposalError):
+    """The proposal's remote could not be fetched from or pushed to (unreachable, refused the
+    credentials or the branch): the remote's answer is in the message (REST 502)."""
+
+
 class ProposalsOffError(ProposalError):
     """Proposals are off (``proposals.enabled: false``, the default): nothing is written."""

@@ -179,6 +179,15 @@ def test_proposals_over_rest(client: TestClient, remote: Remote) -> None:
     assert refused.json()["error"] == "proposal"
     assert "may not contain '..'" in refused.json()["detail"]
 
+    remote.bare.rename(remote.bare.with_name("gone.git"))  # the remote, not the request, failed
+    unreachable = client.post(
+        "/api/proposals",
+        json={"doc_path": "domain/retry.md", "change_description": "Five", "new_content": "# R\n"},
+    )
+    assert unreachable.status_code == 502
+    assert unreachable.json()["error"] == "proposal_remote"
+    assert unreachable.json()["detail"].startswith("git fetch failed: fatal: ")
+
 
 def test_the_app_lifespan_polls_a_git_source(tmp_path: Path, remote: Remote) -> None:
     settings = git_settings(tmp_path, remote.url, **{"sync.interval": 1})

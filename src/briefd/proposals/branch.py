@@ -11,7 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from briefd.errors import BriefdError, ProposalError
+from briefd.errors import BriefdError, ProposalError, ProposalRemoteError
 from briefd.sources import git
 from briefd.sources.knowledge import GitTarget
 
@@ -52,16 +52,14 @@ def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float
     """Create ``branch`` on the remote with exactly one commit on top of its base branch."""
     scratch = f"refs/briefd/scratch/{branch.rsplit('-', 1)[-1]}"
     try:
-        _git(
-            [*FETCH, target.remote, f"+refs/heads/{target.base_branch}:{scratch}"],
-            target,
-            timeout,
-        )
+        fetch = [*FETCH, target.remote, f"+refs/heads/{target.base_branch}:{scratch}"]
+        git.run(fetch, target.repo, timeout, ProposalRemoteError)
         base = _git(["rev-parse", "--verify", f"{scratch}^{{commit}}"], target, timeout)
         commit = _commit(target, base, change, timeout)
         # to the URL, not the remote's name: no remote-tracking ref appears in the checkout
         url = _git(["remote", "get-url", "--push", target.remote], target, timeout)
-        _git(["push", "--quiet", url, f"{commit}:refs/heads/{branch}"], target, timeout)
+        push = ["push", "--quiet", url, f"{commit}:refs/heads/{branch}"]
+        git.run(push, target.repo, timeout, ProposalRemoteError)
     finally:
         _forget(target, scratch, timeout)
     return Pushed(base, commit)

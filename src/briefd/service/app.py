@@ -60,6 +60,7 @@ log = logging.getLogger("briefd.service")
 
 STATUS: tuple[tuple[type[errors.BriefdError], int], ...] = (
     (errors.ProposalsOffError, 403),
+    (errors.ProposalRemoteError, 502),
     (errors.NotFoundError, 404),
     (errors.IndexNotFoundError, 503),
     (errors.StoreError, 503),
