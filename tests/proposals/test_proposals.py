@@ -202,3 +202,10 @@ def test_an_unreachable_remote_is_a_proposal_error(git_api: Briefd, remote: Remo
 
 def _literal(text: str) -> str:
     return re.escape(text)
+
+
+def test_proposals_made_in_one_second_list_newest_first(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    first = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    second = git_api.propose_update(ProposalRequest("domain/a.md", "new", "# A\n\nText.\n"))
+    assert [p.id for p in git_api.proposals()] == [second.id, first.id]

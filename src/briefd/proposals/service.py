@@ -151,4 +151,4 @@ def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")  # two a second: still ordered
