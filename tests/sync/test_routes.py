@@ -141,6 +141,24 @@ def test_ping_is_accepted_without_a_sync(client: TestClient, api: Briefd) -> Non
     assert api.sync_status().syncs == runs
 
 
+def test_a_push_to_another_branch_than_the_default_syncs_nothing(
+    client: TestClient, api: Briefd
+) -> None:
+    """No sync.branch set: the push event's repository.default_branch is the one followed."""
+    runs = api.sync_status().syncs
+    body = json.dumps(
+        {"ref": "refs/heads/feature-x", "repository": {"default_branch": "main"}}
+    ).encode()
+    response = webhook(client, body, signature(SECRET, body))
+    assert response.json() == {  # type: ignore[attr-defined]
+        "accepted": True,
+        "event": "push",
+        "sync": "skipped",
+        "reason": "push to refs/heads/feature-x, not to the followed branch main",
+    }
+    assert api.sync_status().syncs == runs
+
+
 def test_admin_sync_runs_in_the_background(client: TestClient, api: Briefd, remote: Remote) -> None:
     remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
     response = client.post("/api/admin/sync")

@@ -54,17 +54,25 @@ async def git_webhook(request: Request, state: State) -> dict[str, Any]:
 
 def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
     """No sync for a ping, nor for a push to a branch other than the one followed (a proposal
-    branch briefd itself pushed, say)."""
+    branch briefd itself pushed, say): ``sync.branch``, else the repository's default branch
+    as the push event names it."""
     if event == "ping":
         return "ping"
-    branch = api.settings.sync.branch
-    if event != "push" or branch is None:
+    if event != "push":
         return None
     try:
-        ref = json.loads(body).get("ref")
-    except (ValueError, AttributeError):
+        payload = json.loads(body)
+    except ValueError:
         return None
-    if isinstance(ref, str) and ref.startswith("refs/heads/") and ref != f"refs/heads/{branch}":
+    if not isinstance(payload, dict):
+        return None
+    repository = payload.get("repository")
+    default = repository.get("default_branch") if isinstance(repository, dict) else None
+    branch = api.settings.sync.branch or default
+    ref = payload.get("ref")
+    if not isinstance(branch, str) or not isinstance(ref, str):
+        return None
+    if ref.startswith("refs/heads/") and ref != f"refs/heads/{branch}":
         return f"push to {ref}, not to the followed branch {branch}"
     return None
 
