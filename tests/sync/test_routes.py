@@ -215,3 +215,15 @@ def test_the_app_lifespan_polls_a_git_source(tmp_path: Path, remote: Remote) -> 
             http.headers["Authorization"] = f"Bearer {TOKEN}"
             remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
             assert eventually(lambda: search(http, "rates refresh hourly") == ["domain/fx.md"], 5)
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_or_blank_description_is_one_answer(client: TestClient, text: str) -> None:
+    refused = client.post(
+        "/api/proposals",
+        json={"doc_path": "domain/retry.md", "change_description": text, "new_content": "# R\n"},
+    )
+    assert (refused.status_code, refused.json()) == (
+        400,
+        {"error": "proposal", "detail": "change_description is empty; say what changes and why"},
+    )

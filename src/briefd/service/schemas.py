@@ -317,12 +317,11 @@ class HealthOut(BaseModel):
 
 class ProposalIn(BaseModel):
     doc_path: str = Field(min_length=1, max_length=1000, description="e.g. domain/retry.md")
+    # no min_length: an empty or blank text gets the proposal check's own words (400), alike
     change_description: str = Field(
-        min_length=1, max_length=10_000, description="Why; becomes the commit message."
+        max_length=10_000, description="Why; becomes the commit message."
     )
-    new_content: str = Field(
-        min_length=1, max_length=2_000_000, description="The complete new Markdown."
-    )
+    new_content: str = Field(max_length=2_000_000, description="The complete new Markdown.")
     scopes: list[str] | None = Field(None, description="Scopes the caller may see ('all').")
     client: str | None = Field(None, max_length=200)
 

@@ -333,15 +333,11 @@ class Tools:
         ],
         change_description: Annotated[
             str,
-            Field(min_length=1, max_length=5000, description="Why; becomes the commit message."),
+            Field(max_length=10_000, description="Why; becomes the commit message."),
         ],
         new_content: Annotated[
             str,
-            Field(
-                min_length=1,
-                max_length=500_000,
-                description="The complete new Markdown of the document.",
-            ),
+            Field(max_length=2_000_000, description="The complete new Markdown of the document."),
         ],
         scopes: Scopes = None,
     ) -> Annotated[CallToolResult, schemas.ProposalOut]:
