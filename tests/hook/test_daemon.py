@@ -185,8 +185,12 @@ def test_wedged_daemon_fails_open_within_a_second(
         started = time.monotonic()
         run = run_hook(payload=hook_json(RELEVANT, "s-2"), env=DAEMON)
         took = time.monotonic() - started
+        status = run_hook("--status", env=DAEMON)
     finally:
         os.kill(pid, signal.SIGCONT)
+    assert status.stdout.startswith(
+        f"recall daemon: running but not answering (pid {pid}); each prompt waits for it"
+    )
     assert (run.code, run.stdout) == (0, "")
     socket = daemon_files(str(db), {}).socket
     assert run.stderr == f"briefd recall: the recall daemon at {socket} did not answer within 1 s\n"

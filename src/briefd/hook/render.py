@@ -65,6 +65,12 @@ def daemon_status(report: Mapping[str, Any]) -> str:
             "edit of the settings file, `briefd recall --stop` or a `briefd index` run)\n"
             f"  index  {report['index']}\n  log    {report['log']}\n"
         )
+    if state == "wedged":
+        return (
+            f"recall daemon: running but not answering (pid {report['pid'] or '?'}); each "
+            f"prompt waits for it, then gets nothing: `briefd recall --stop` ends it and the "
+            f"next prompt starts a new one\n  index  {report['index']}\n  log    {report['log']}\n"
+        )
     if state != "running":
         what = "starting" if state == "starting" else "not running (the next prompt starts it)"
         return f"recall daemon: {what}\n  index  {report['index']}\n  log    {report['log']}\n"

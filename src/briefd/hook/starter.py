@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from briefd.hook.client import PATH, ServerUnavailable, post_unix
+from briefd.hook.client import PATH, ServerTimeout, ServerUnavailable, post_unix
 from briefd.hook.place import DaemonFiles, config_signature
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
@@ -149,6 +149,9 @@ def status(files: DaemonFiles) -> dict[str, Any]:
 
     try:
         report = json.loads(post_unix(files.socket, files.index, b"{}", ASK_TIMEOUT, "/status"))
+    except ServerTimeout:  # it accepts but does not answer: stopped (SIGSTOP) or wedged
+        pid = _state(files).get("pid")
+        return {"state": "wedged", "pid": pid, "index": files.index, "log": files.log}
     except ServerUnavailable:
         state = "starting" if _locked(files) else "stopped"
         report = {"state": state, "index": files.index, "socket": files.socket, "log": files.log}
