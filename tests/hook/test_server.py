@@ -13,6 +13,7 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
+from briefd.hook import main
 from briefd.service.app import create_app
 from briefd.service.config import ServiceConfig
 from tests.hook.conftest import RunHook, hook_json
@@ -156,3 +157,33 @@ def test_the_hook_init_writes_asks_a_server_without_site_or_yaml(
         imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
         runs.append((done.stdout[:11], "yaml" in imported, "site" in imported))
     assert runs == [("<knowledge>", True, True), ("<knowledge>", False, False)]
+
+
+def test_a_server_of_another_index_does_not_answer_for_this_one(
+    client: TestClient, indexed: Briefd, tmp_path: Path
+) -> None:
+    prompt = hook_json(RELEVANT)
+    other = {"X-Briefd-Index": str(tmp_path / "elsewhere" / "briefd.db")}
+    refused = client.post("/api/hook/recall", json=prompt, headers=other)
+    assert refused.status_code == 421
+    assert refused.json()["detail"].startswith(f"this server serves {indexed.settings.db}")
+    mine = {"X-Briefd-Index": str(indexed.settings.db)}
+    answered = client.post("/api/hook/recall", json=prompt, headers=mine)
+    assert answered.status_code == 200 and answered.headers["X-Briefd-Recall"]
+
+
+def test_only_the_default_server_is_asked_for_this_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nobody configured a server: the default one must serve this project's index. A server
+    somebody configured (a team's) answers whatever it serves."""
+    monkeypatch.chdir(tmp_path)  # no briefd.yaml here
+    db = tmp_path / ".briefd" / "briefd.db"
+    db.parent.mkdir()
+    db.write_bytes(b"")
+    env = {"BRIEFD_DB": str(db), "HOME": str(tmp_path)}
+    assert main.server({}, env) == ("http://127.0.0.1:8484", 2.0, str(db.resolve()))
+    chosen = {**env, "BRIEFD_RECALL__SERVER": "http://team:8484"}
+    assert main.server({}, chosen) == ("http://team:8484", 2.0, None)
+    db.unlink()  # no index here: any briefd server is the only knowledge there is
+    assert main.server({}, env) == ("http://127.0.0.1:8484", 2.0, None)

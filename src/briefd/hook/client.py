@@ -45,13 +45,23 @@ def split_url(url: str) -> tuple[str, str, int, str]:
     return scheme, host.strip("[]"), int(port), ("/" + base).rstrip("/")
 
 
-def post(url: str, body: bytes, token: str | None, timeout: float, fmt: str = "json") -> bytes:
+def post(
+    url: str,
+    body: bytes,
+    token: str | None,
+    timeout: float,
+    fmt: str = "json",
+    index: str | None = None,
+) -> bytes:
     """POST ``body`` (hook JSON) to the recall endpoint asking for ``fmt`` (json, hook or
-    markdown); the response body of a 200 answer."""
+    markdown); the response body of a 200 answer. With ``index``, the server answers only if
+    it serves that index file (else 421: not asked)."""
     scheme, host, port, base = split_url(url)
     headers = {"Host": f"{host}:{port}", "Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
+    if index:
+        headers[INDEX_HEADER] = index
     if scheme == "https":
         return _https(host, port, base + PATH + fmt, body, headers, timeout)
     try:

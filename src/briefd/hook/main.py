@@ -124,25 +124,39 @@ def request_body(data: Mapping[str, Any], options: Mapping[str, Any]) -> dict[st
     return body
 
 
-def server(options: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str | None, float]:
-    """The server to ask (None: none) and how long to wait for it."""
+def server(
+    options: Mapping[str, Any], env: Mapping[str, str]
+) -> tuple[str | None, float, str | None]:
+    """The server to ask (None: none), how long to wait for it, and — when it is only the
+    default one (nobody configured a server) — this project's index, which that server must be
+    serving to answer: a `briefd serve` of another project on 127.0.0.1:8484 is not asked."""
     from briefd.hook import discover
 
-    config = discover.read_config(options.get("config") or discover.config_file(env), env)
+    path = options.get("config") or discover.config_file(env)
+    config = discover.read_config(path, env)
     timeout = discover.server_timeout(env, config)
     if options.get("local"):
-        return None, timeout
+        return None, timeout, None
     if "server" in options:
-        return discover.server_url({"BRIEFD_RECALL__SERVER": options["server"]}, {}), timeout
-    return discover.server_url(env, config), timeout
+        url = discover.server_url({"BRIEFD_RECALL__SERVER": options["server"]}, {})
+        return url, timeout, None
+    url = discover.server_url(env, config)
+    recall = config.get("recall")
+    chosen = "BRIEFD_RECALL__SERVER" in env or (isinstance(recall, dict) and "server" in recall)
+    if url is None or chosen:
+        return url, timeout, None
+    index = discover.index_path(env, options.get("db"), path, config)
+    return url, timeout, index if os.path.exists(index) else None
 
 
-def post(url: str, body: bytes, env: Mapping[str, str], timeout: float, fmt: str) -> bytes | None:
+def post(
+    url: str, body: bytes, env: Mapping[str, str], timeout: float, fmt: str, index: str | None
+) -> bytes | None:
     """The server's answer, or None when no usable server answered."""
     from briefd.hook import client
 
     try:
-        return client.post(url, body, env.get("BRIEFD_API_TOKEN"), timeout, fmt)
+        return client.post(url, body, env.get("BRIEFD_API_TOKEN"), timeout, fmt, index)
     except client.ServerRefused as exc:  # answered here, but the user should know why
         sys.stderr.write(
             f"briefd recall: {exc}; set BRIEFD_API_TOKEN to the server's token (answered from "
@@ -197,8 +211,8 @@ def respond(
     data = None if through else hook_input(words, raw)
     ask = PASS_THROUGH[fmt] if through else "json"
     body = raw if through and raw is not None else _dumps(request_body(data or {}, options))
-    url, timeout = server(options, env)
-    reply = None if url is None else post(url, body, env, timeout, ask)
+    url, timeout, index = server(options, env)
+    reply = None if url is None else post(url, body, env, timeout, ask, index)
     starting: bytes | bool = False
     if reply is None:
         if data is None and not (raw is not None and _here(raw)):

@@ -7,13 +7,14 @@ and answers with Claude Code's ``hookSpecificOutput`` JSON (``{}``: nothing to a
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import APIRouter, Body, Header, HTTPException, Query, Response
 from fastapi.responses import PlainTextResponse
 
 from briefd.__about__ import __version__
-from briefd.hook.client import ANSWER_HEADER
+from briefd.hook.client import ANSWER_HEADER, INDEX_HEADER
 from briefd.hook.render import hook_output
 from briefd.recall.engine import RecallRequest
 from briefd.service.deps import ERRORS, State
@@ -36,9 +37,20 @@ def hook_recall(
     body: Annotated[dict[str, Any], Body(description="UserPromptSubmit hook JSON.")],
     response: Response,
     format: Annotated[Literal["hook", "json", "markdown"], Query()] = "hook",
+    index: Annotated[
+        str | None,
+        Header(
+            alias=INDEX_HEADER,
+            description="The index the hook would answer from; another one than this server's "
+            "is 421 (the hook then answers from its own).",
+        ),
+    ] = None,
 ) -> dict[str, Any] | PlainTextResponse:
     """The knowledge sections for one prompt, none the session already received. Every
     answer carries ``X-Briefd-Recall``: the hook takes no other 200 for one."""
+    served = os.path.realpath(state.api.settings.db)
+    if index is not None and os.path.realpath(index) != served:
+        raise HTTPException(421, f"this server serves {served}, not {index}")
     response.headers[ANSWER_HEADER] = __version__
     request = RecallRequest.from_json(body)
     state.embed_first(request.prompt.strip(), request.mode or state.api.settings.recall.mode)
