@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from briefd.errors import SourceError
+from briefd.errors import ProposalError, SourceError
+from briefd.settings import Settings
 from briefd.sources.git import describe_failure, run
 
 FETCH = ["-c", "gc.auto=0", "fetch", "origin"]
@@ -48,3 +49,14 @@ def test_a_rejected_push_says_the_remote_s_reason(tmp_path: Path) -> None:
     message = str(caught.value)
     assert message.startswith("git push failed: ")
     assert "refs/heads/briefd" in message and "some refs" not in message
+
+
+def test_a_git_command_over_its_time_names_the_setting_to_raise(tmp_path: Path) -> None:
+    slow = ["-c", "alias.slow=!sleep 3", "slow"]
+    with pytest.raises(
+        ProposalError, match=r"took longer than 0.3s; .* raise proposals.git_timeout$"
+    ):
+        run(slow, tmp_path, 0.3, ProposalError)
+    with pytest.raises(SourceError, match=r"raise sync.git_timeout$"):
+        run(slow, tmp_path, 0.3)
+    assert Settings().proposals.git_timeout == 30  # an agent waits for a proposal: not 120 s

@@ -62,7 +62,7 @@ def _make(settings: Settings, request: ProposalRequest, doc_path: str, going: De
     description = request.change_description.strip()
     change = Change(doc_path, request.new_content, description + "\n", author)
     make = push_proposal if going.pushed else local_proposal
-    made = make(going.target, branch, change, settings.sync.git_timeout)
+    made = make(going.target, branch, change, settings.proposals.git_timeout)
     return Proposal(
         id=proposal_id,
         branch=branch,
@@ -98,7 +98,10 @@ def locate(settings: Settings) -> Delivery:
     """The repository and branch a proposal is built on, and whether it is pushed."""
     target, url = sources.resolve(settings).push_target()
     return delivery(
-        settings, target, url, lambda name: remote_url(target.repo, name, settings.sync.git_timeout)
+        settings,
+        target,
+        url,
+        lambda name: remote_url(target.repo, name, settings.proposals.git_timeout),
     )
 
 

@@ -188,6 +188,7 @@ class ProposalSettings:
     push: bool | str | None = None
     author_name: str = "briefd"
     author_email: str = "briefd@localhost"
+    git_timeout: int = 30  # seconds for one git command of a proposal: an agent is waiting
 
 
 @dataclass(frozen=True, slots=True)

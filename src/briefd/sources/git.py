@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from briefd.errors import BriefdError, SourceError
+from briefd.errors import BriefdError, ProposalError, SourceError
 
 _QUIET_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
@@ -93,9 +93,10 @@ def run_bytes(
     except FileNotFoundError:
         raise error("git is not installed (or not on PATH); install git 2.30 or newer") from None
     except subprocess.TimeoutExpired:
+        key = "proposals.git_timeout" if issubclass(error, ProposalError) else "sync.git_timeout"
         raise error(
             f"git {command_name(args)} took longer than {timeout:g}s; check the remote, or raise "
-            "sync.git_timeout"
+            f"{key}"
         ) from None
     if done.returncode != 0:
         raise error(describe_failure(args, done.stderr.decode("utf-8", "replace")))
