@@ -174,6 +174,7 @@ def test_scopes_and_links(indexed: Path) -> None:
         "projects/checkout",
         "projects/ledger",
     ]
+    assert scopes["default_scopes"] == ["domain", "conventions"]  # as GET /api/scopes says
     links = briefd("links", cwd=indexed)
     assert links.returncode == 0
     assert "broken links: 1" in links.stdout

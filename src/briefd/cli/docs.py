@@ -105,8 +105,11 @@ def scopes_command(
     with reported_errors(), ctx.obj.api() as api:
         scopes = api.scopes()
         report = api.last_report()
-    if json_output:
-        print_json({"scopes": scopes, "unscoped": report.get("skipped", [])})
+        defaults = list(api.settings.default_scopes)
+    if json_output:  # the fields of GET /api/scopes, and what the last run left unscoped
+        print_json(
+            {"scopes": scopes, "default_scopes": defaults, "unscoped": report.get("skipped", [])}
+        )
         return
     table = Table()
     table.add_column("scope")
