@@ -3,8 +3,9 @@ closest indexed word (optimal string alignment: Damerau-Levenshtein where no sub
 twice, ten times faster to compute; at most 1 edit for short words, 2 for longer ones). Ties go
 first to a word that holds the typed one with letters added — a left-out letter is the most
 common slip ("dedline": deadline, not decline), and in an agglutinative language the typed word
-is often a stem of it ("meslegi": meslegini, not destegi) — then to the more frequent word. The original word stays in the query, so nothing is lost
-when the "typo" was a real but unindexed word.
+is often a stem of it ("meslegi": meslegini, not destegi) — then to the more frequent word.
+The original word stays in the query, so nothing is lost when the "typo" was a real but
+unindexed word.
 
 Before any alignment, the indexed words of the right lengths are narrowed by which characters
 they contain (:func:`signatures`): one edit adds or removes at most two characters from a word's

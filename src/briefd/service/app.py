@@ -58,6 +58,7 @@ from briefd.sync.poller import Poller
 
 log = logging.getLogger("briefd.service")
 
+MCP_HEADERS = ("Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID")  # CORS: allowed
 STATUS: tuple[tuple[type[errors.BriefdError], int], ...] = (
     (errors.ProposalsOffError, 403),
     (errors.ProposalRemoteError, 502),
@@ -239,9 +240,6 @@ def server_instructions(api: Briefd) -> str:
     except errors.BriefdError:
         scopes = []
     return instructions(scopes_out(scopes, api.settings.default_scopes))
-
-
-MCP_HEADERS = ("Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID")
 
 
 def _error_handlers(app: FastAPI) -> None:
