@@ -189,12 +189,59 @@ def test_wedged_daemon_fails_open_within_a_second(
     finally:
         os.kill(pid, signal.SIGCONT)
     assert status.stdout.startswith(
-        f"recall daemon: running but not answering (pid {pid}); each prompt waits for it"
+        f"recall daemon: running but not answering (pid {pid}); a prompt waits 1 s for it"
     )
     assert (run.code, run.stdout) == (0, "")
     socket = daemon_files(str(db), {}).socket
-    assert run.stderr == f"briefd recall: the recall daemon at {socket} did not answer within 1 s\n"
+    assert run.stderr == (
+        f"briefd recall: the recall daemon at {socket} did not answer within 1 s "
+        "(1 prompt in a row; at 3 it is ended)\n"
+    )
     assert took < 30  # the 1 s wait plus interpreter start-up on a loaded machine
+
+
+def test_a_daemon_that_stops_answering_is_replaced(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    as_json(run_hook, RELEVANT, "s-1")
+    wait_for(lambda: serving(db))
+    (pid,) = daemons(tmp_path)
+    os.kill(pid, signal.SIGSTOP)
+    runs = [run_hook(payload=hook_json(RELEVANT, f"s-{n}"), env=DAEMON) for n in (2, 3, 4)]
+    assert [(run.code, run.stdout) for run in runs] == [(0, "")] * 3
+    assert runs[1].stderr.endswith(
+        "did not answer within 1 s (2 prompts in a row; at 3 it is ended)\n"
+    )
+    assert runs[2].stderr.endswith(
+        f"did not answer within 1 s (3 prompts in a row): ended it (pid {pid}); the next "
+        "prompt starts another\n"
+    )
+    wait_for(lambda: pid not in daemons(tmp_path), 30)
+    answered = as_json(run_hook, RELEVANT, "s-5")  # a new daemon starts; this one is local
+    assert answered["via"] == "in-process" and answered["sections"]
+    wait_for(lambda: len(daemons(tmp_path)) == 1)
+    wait_for(lambda: as_json(run_hook, RELEVANT, f"s-6-{time.monotonic()}")["via"] == "daemon")
+    assert not Path(daemon_files(str(db), {}).stalls).exists()
+
+
+def test_one_unanswered_prompt_is_forgotten_once_the_daemon_answers(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    as_json(run_hook, RELEVANT, "s-1")
+    wait_for(lambda: serving(db))
+    (pid,) = daemons(tmp_path)
+    stalls = Path(daemon_files(str(db), {}).stalls)
+    for n in (2, 3):  # a stall, an answer, a stall, an answer: never three in a row
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            stalled = run_hook(payload=hook_json(RELEVANT, f"s-{n}"), env=DAEMON)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert "(1 prompt in a row; at 3 it is ended)" in stalled.stderr
+        assert stalls.read_text() == "1"
+        assert as_json(run_hook, RELEVANT, f"s-{n}0")["via"] == "daemon"
+        assert not stalls.exists()
+    assert daemons(tmp_path) == [pid]
 
 
 def test_status_and_stop(db: Path, tmp_path: Path, run_hook: RunHook) -> None:

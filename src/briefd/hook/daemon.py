@@ -227,6 +227,7 @@ def serve(daemon: Daemon) -> str:
         server.server_bind()
         server.server_activate()
         bound = socket.stat().st_ino
+        Path(files.stalls).unlink(missing_ok=True)  # counted against the daemon before this one
         _write_state(daemon)
         log.info("serving %s on %s (%s)", files.index, files.socket, daemon.mode)
         try:

@@ -4,7 +4,7 @@ index has one daemon whichever project, shell or agent asks.
 For ``/p/.briefd/briefd.db``: ``briefd.db.recall.lock`` (held by the running daemon; whoever
 takes it starts one), ``briefd.db.recall.sock`` (the Unix socket it listens on),
 ``briefd.db.recall.json`` (its pid, socket and start time, for ``briefd recall --status``) and
-``briefd.db.recall.log``. A socket path longer than the kernel takes (~104 bytes) goes to a
+``briefd.db.recall.log``, and ``briefd.db.recall.stalls`` while prompts find it not answering. A socket path longer than the kernel takes (~104 bytes) goes to a
 private runtime directory under a name derived from the index path instead; the state file says
 where. Pure and standard library only: the hook computes this on every prompt.
 """
@@ -24,7 +24,7 @@ SUFFIX = ".recall"
 class DaemonFiles:
     """The files of the daemon serving ``index`` (an absolute path)."""
 
-    __slots__ = ("index", "lock", "log", "socket", "state")
+    __slots__ = ("index", "lock", "log", "socket", "stalls", "state")
 
     def __init__(self, index: str, socket: str) -> None:
         self.index = index
@@ -32,6 +32,7 @@ class DaemonFiles:
         self.lock = index + SUFFIX + ".lock"
         self.state = index + SUFFIX + ".json"
         self.log = index + SUFFIX + ".log"
+        self.stalls = index + SUFFIX + ".stalls"  # prompts in a row it did not answer
 
 
 def daemon_files(index: str, env: Mapping[str, str]) -> DaemonFiles:

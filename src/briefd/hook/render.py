@@ -67,9 +67,9 @@ def daemon_status(report: Mapping[str, Any]) -> str:
         )
     if state == "wedged":
         return (
-            f"recall daemon: running but not answering (pid {report['pid'] or '?'}); each "
-            f"prompt waits for it, then gets nothing: `briefd recall --stop` ends it and the "
-            f"next prompt starts a new one\n  index  {report['index']}\n  log    {report['log']}\n"
+            f"recall daemon: running but not answering (pid {report['pid'] or '?'}); a prompt "
+            f"waits 1 s for it, then gets nothing, and the third in a row ends it: `briefd "
+            f"recall --stop` ends it now, and the next prompt starts a new one\n  index  {report['index']}\n  log    {report['log']}\n"
         )
     if state != "running":
         what = "starting" if state == "starting" else "not running (the next prompt starts it)"

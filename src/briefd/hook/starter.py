@@ -28,17 +28,55 @@ if TYPE_CHECKING:
     from typing import Any
 
 ASK_TIMEOUT = 1.0  # seconds a warm daemon gets to answer; then the hook fails open
+STALLS_TO_REPLACE = 3  # prompts in a row a daemon left unanswered before a hook ends it
 RETRY_AFTER = 300.0  # seconds after a daemon failed before a prompt starts another
 DAEMON_MODULE = "briefd.hook.daemon"
 
 
 def ask(files: DaemonFiles, body: bytes, fmt: str) -> bytes | None:
-    """The daemon's answer, or None when no daemon of this index answers (a daemon that
-    accepts the prompt and does not answer within ``ASK_TIMEOUT`` raises ``ServerTimeout``)."""
+    """The daemon's answer, or None when no daemon of this index answers. A daemon that
+    accepts the prompt and does not answer within ``ASK_TIMEOUT`` raises ``ServerTimeout``;
+    after ``STALLS_TO_REPLACE`` such prompts in a row (stopped, deadlocked, stuck on I/O) the
+    hook ends it, so the next prompt starts a new one instead of waiting a second for nothing."""
     try:
-        return post_unix(files.socket, files.index, body, ASK_TIMEOUT, PATH + fmt)
+        reply = post_unix(files.socket, files.index, body, ASK_TIMEOUT, PATH + fmt)
     except ServerUnavailable:
         return None
+    except ServerTimeout as exc:
+        raise ServerTimeout(f"{exc}{_stalled(files)}") from None
+    if os.path.exists(files.stalls):
+        _unlink(files.stalls)
+    return reply
+
+
+def _stalled(files: DaemonFiles) -> str:
+    """Count one more prompt the daemon did not answer; at ``STALLS_TO_REPLACE`` end it. What
+    to add to the timeout's message."""
+    try:
+        with open(files.stalls, encoding="ascii") as stream:
+            count = int(stream.read().strip() or 0) + 1
+    except (OSError, ValueError):
+        count = 1
+    if count < STALLS_TO_REPLACE:
+        try:
+            with open(files.stalls, "w", encoding="ascii") as stream:
+                stream.write(str(count))
+        except OSError:
+            pass
+        return f" ({count} prompt{'s' if count > 1 else ''} in a row; at {STALLS_TO_REPLACE} it is ended)"
+    _unlink(files.stalls)
+    pid = daemon_pid(files)
+    if pid is None:
+        return f" ({count} prompts in a row; `briefd recall --stop` ends it)"
+    _signal(files, kill=True)
+    return f" ({count} prompts in a row): ended it (pid {pid}); the next prompt starts another"
+
+
+def _unlink(path: str) -> None:
+    try:  # noqa: SIM105 (contextlib is one more import on every prompt)
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def start(files: DaemonFiles, config: str | None, cwd: str, env: Mapping[str, str]) -> bool:
@@ -194,6 +232,7 @@ def _await_exit(files: DaemonFiles, seconds: float = 5.0) -> str:
         _signal(files, kill=True)
         while _locked(files) and time.monotonic() < deadline + seconds:
             time.sleep(0.05)
+    _unlink(files.stalls)
     return f"stopped the recall daemon of {files.index}" + _forgotten(files)
 
 
