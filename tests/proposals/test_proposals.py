@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
-from briefd.errors import ProposalError
+from briefd.errors import ConfigError, ProposalError
 from briefd.proposals import ProposalRequest
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import with_overrides
@@ -209,3 +209,35 @@ def test_proposals_made_in_one_second_list_newest_first(git_api: Briefd, remote:
     first = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
     second = git_api.propose_update(ProposalRequest("domain/a.md", "new", "# A\n\nText.\n"))
     assert [p.id for p in git_api.proposals()] == [second.id, first.id]
+
+
+def test_the_branch_prefix_is_configurable(tmp_path: Path, remote: Remote) -> None:
+    settings = with_overrides(
+        git_settings(tmp_path, remote.url), {"proposals.branch_prefix": "kb-bot/"}
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.sync()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "Four retries", NEW_RETRY))
+    assert made.branch == f"kb-bot/{made.id}"
+    assert git(remote.bare, "show", f"{made.branch}:domain/retry.md") + "\n" == NEW_RETRY
+
+
+@pytest.mark.parametrize(
+    ("prefix", "why"),
+    [
+        ("kb bot/", "holds a space"),
+        ("kb//", "empty path component"),
+        ("-kb/", "starts with '-'"),
+        ("kb.lock/", "ends with '.lock'"),
+        ("kb../", "holds '..'"),
+    ],
+)
+def test_a_branch_prefix_git_refuses_is_a_settings_error(
+    tmp_path: Path, prefix: str, why: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        with_overrides(git_settings(tmp_path, "unused"), {"proposals.branch_prefix": prefix})
+    assert f"proposals.branch_prefix: {prefix!r} makes branch names git refuses" in str(
+        refused.value
+    )
+    assert why in str(refused.value)

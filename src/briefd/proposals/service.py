@@ -19,7 +19,6 @@ from briefd.sources.knowledge import remote_url
 from briefd.state import SharedState
 from briefd.sync.state import Refresh
 
-BRANCH_PREFIX = "briefd/proposal-"
 TITLE_CHARS = 72
 NOT_PUSHED_FOR_FORGE = (
     "forge.type opens pull requests from pushed branches, and this source's proposals stay "
@@ -57,7 +56,7 @@ def propose(
 
 def _make(settings: Settings, request: ProposalRequest, doc_path: str, going: Delivery) -> Proposal:
     proposal_id = secrets.token_hex(4)
-    branch = BRANCH_PREFIX + proposal_id
+    branch = settings.proposals.branch_prefix + proposal_id
     author = Author(settings.proposals.author_name, settings.proposals.author_email)
     description = request.change_description.strip()
     change = Change(doc_path, request.new_content, description + "\n", author)

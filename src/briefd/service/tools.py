@@ -342,8 +342,8 @@ class Tools:
         scopes: Scopes = None,
     ) -> Annotated[CallToolResult, schemas.ProposalOut]:
         """Propose a change to the knowledge base: briefd commits new_content to a new branch
-        briefd/proposal-<id> (and opens a pull request when a forge is configured) for a human
-        to review. It never changes the served knowledge directly."""
+        (briefd/proposal-<id> by default, and opens a pull request when a forge is configured)
+        for a human to review. It never changes the served knowledge directly."""
         request = ProposalRequest(
             doc_path, change_description, new_content, scope_tuple(scopes), "mcp"
         )

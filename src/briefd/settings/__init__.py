@@ -189,6 +189,39 @@ class ProposalSettings:
     author_name: str = "briefd"
     author_email: str = "briefd@localhost"
     git_timeout: int = 30  # seconds for one git command of a proposal: an agent is waiting
+    branch_prefix: str = "briefd/proposal-"  # a proposal's branch: this + its 8-hex-digit id
+
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``proposals.``), or None."""
+        branch = self.branch_prefix + "0123abcd"
+        why = branch_name_problem(branch)
+        if why is None:
+            return None
+        return (
+            f"branch_prefix: {self.branch_prefix!r} makes branch names git refuses "
+            f"({branch!r}: {why}); use letters, digits and '/', '-', '_', '.'"
+        )
+
+
+REF_FORBIDDEN = frozenset(" ~^:?*[\\")
+
+
+def branch_name_problem(name: str) -> str | None:
+    """Why git would refuse ``name`` as a branch (``git check-ref-format --branch``), or None."""
+    parts = name.split("/")
+    if name.startswith("-"):
+        return "starts with '-'"
+    if any(ord(c) < 32 or ord(c) == 127 or c in REF_FORBIDDEN for c in name):
+        return "holds a space, a control character or one of ~ ^ : ? * [ \\"
+    if ".." in name or "@{" in name or name == "@":
+        return "holds '..' or '@{'"
+    if any(not part for part in parts):
+        return "has an empty path component (a leading, trailing or double '/')"
+    if any(part.startswith(".") or part.endswith(".lock") for part in parts):
+        return "a component starts with '.' or ends with '.lock'"
+    if name.endswith("."):
+        return "ends with '.'"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

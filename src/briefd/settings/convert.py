@@ -1,7 +1,8 @@
 """Typed settings from the raw mapping (:mod:`briefd.settings.raw`): each frozen dataclass's
 fields are walked, so an unknown key or a malformed value is reported with its full dotted name
 and the accepted form, and a list of records (``scopes:``, ``code.repos``) is checked like a
-section, record by record (a record class may say ``NON_EMPTY`` and have a ``problem()``)."""
+section, record by record (a record class may say ``NON_EMPTY``; a section's or a record's
+class may have a ``problem()``, asked once it is built)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,12 @@ def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
             and declared.default_factory is missing
         ):
             raise ConfigError(f"{origin}: {prefix}{name}: required, and missing")
-    return cls(**kwargs)
+    built = cls(**kwargs)
+    check = getattr(built, "problem", None)
+    problem = check() if check is not None else None
+    if problem:
+        raise ConfigError(f"{origin}: {prefix}{problem}")
+    return built
 
 
 def _unknown_key(origin: str, prefix: str, key: str, known: list[str]) -> str:
@@ -113,6 +119,8 @@ _AT_LEAST_ONE = frozenset(
         "search.candidates",
         "search.vector_candidates",
         "recall.top_k",
+        "sync.git_timeout",
+        "proposals.git_timeout",
     }
 )
 
