@@ -7,6 +7,7 @@ token ids identical to tiktoken's; it is loaded on first use.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from pathlib import Path
 from typing import Protocol
@@ -54,6 +55,14 @@ def count_tokens(text: str) -> int:
     if not text:
         return 0
     return len(_encode(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def json_string_tokens(text: str) -> int:
+    """The tokens of ``text`` as the body of a JSON string (escaped, non-ASCII kept), as a
+    client reads it in an MCP result's structured content. Cached: a section's text comes back
+    search after search, and counting it costs ~0.2 ms per kilobyte."""
+    return count_tokens(json.dumps(text, ensure_ascii=False)[1:-1])
 
 
 def head_tokens(text: str, limit: int) -> str:

@@ -4,12 +4,14 @@ when not even a useful head fits."""
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.budget import MIN_HEAD_TOKENS, TRUNCATED, within_budget
-from briefd.service.schemas import search_out
+from briefd.service.schemas import SearchOut, search_out
 from briefd.tokens import count_tokens
 
 
@@ -54,11 +56,12 @@ def test_the_head_of_the_top_hit_when_nothing_fits_whole() -> None:
     (head,), omitted = within_budget((top, hit("linked", 3, related_to="top")), 40)
     assert head.chunk_id == "top" and head.content.endswith(TRUNCATED)
     assert head.tokens == count_tokens(head.content) <= 40 and omitted == 1
-    out = search_out(_result((top,)), 40)
+    out = search_out(_result((top,)), 250)
     assert out.note == (
-        f"the top section ({top.tokens} tokens) was cut to fit max_tokens=40; "
-        "read it whole with get_document('domain/top.md')"
+        f"the top section ({top.tokens} tokens) was cut to fit max_tokens=250; "
+        "read it whole with get_document('domain/top.md', scopes=['domain'])"
     )
+    assert out.hits[0].content.endswith(TRUNCATED) and received(out) <= 250
 
 
 def test_nothing_but_a_note_when_no_useful_head_fits() -> None:
@@ -75,7 +78,7 @@ def test_nothing_but_a_note_when_no_useful_head_fits() -> None:
 
 
 def test_no_note_when_everything_fits_or_nothing_matched() -> None:
-    assert search_out(_result((hit("a", 5),)), 100).note is None
+    assert search_out(_result((hit("a", 5),)), 300).note is None
     assert search_out(_result(()), 5).note is None
 
 
@@ -104,5 +107,29 @@ def test_any_budget_is_kept_and_no_related_hit_is_alone(
         assert max_tokens < min(h.tokens for h in hits if h.related_to is None)
 
 
-def _result(hits: tuple[Hit, ...]) -> SearchResult:
-    return SearchResult("q", "bm25", ("domain",), hits, "r4", 0.1)
+@settings(deadline=None)
+@given(ranked(), st.integers(150, 1500))
+def test_a_search_result_is_within_max_tokens_as_a_client_receives_it(
+    hits: tuple[Hit, ...], max_tokens: int
+) -> None:
+    out = search_out(_result(hits), max_tokens)
+    assert received(out) <= max_tokens
+    assert out.hits or out.note  # nothing kept is always said
+
+
+def test_a_pasted_query_is_not_repeated_whole() -> None:
+    pasted = "refund rules " * 1500
+    out = search_out(_result((hit("a", 5),), pasted), 300)
+    assert out.query.startswith("refund rules refund") and len(out.query) < 250
+    assert out.query.endswith(f" […{len(pasted) - len(out.query.split(' [')[0])} more characters]")
+    assert [h.chunk_id for h in out.hits] == ["a"] and received(out) <= 300
+
+
+def received(out: SearchOut) -> int:
+    """The tokens of the result as an MCP client hands it to the model: its compact JSON."""
+    data = out.model_dump(mode="json")
+    return count_tokens(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+def _result(hits: tuple[Hit, ...], query: str = "q") -> SearchResult:
+    return SearchResult(query, "bm25", ("domain",), hits, "r4", 0.1)

@@ -3,6 +3,7 @@ the 2025 initialize handshake (``mode="legacy"``) and the current stateless revi
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -19,6 +20,8 @@ from mcp_types import CallToolResult
 
 from briefd.api import Briefd
 from briefd.service import create_app
+from briefd.tokens import count_tokens
+from tests.conftest import EXAMPLE
 from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
 from tests.sync.conftest import git_api, remote
@@ -26,6 +29,7 @@ from tests.sync.gitrepo import RETRY, Remote, git
 
 __all__ = ["git_api", "remote"]  # fixtures with a real bare git remote
 
+PASTED = (EXAMPLE / "domain" / "refunds.md").read_text()  # a page pasted as the query
 MODES = ["legacy", "auto"]  # auto: server/discover, then the current stateless revision
 READ_ONLY = {
     "search_context",
@@ -185,10 +189,13 @@ def test_tools_keep_to_the_default_scopes_and_the_budget(url: str, mode: str) ->
             ),
             "suggest": await client.call_tool("suggest_links", {"limit": 1000}),
             "search": await client.call_tool(
-                "search_context", {"query": "refund", "max_tokens": 100}
+                "search_context", {"query": "refund", "max_tokens": 200}
             ),
             "tiny": await client.call_tool(
                 "search_context", {"query": "partial refunds validation", "max_tokens": 5}
+            ),
+            "pasted": await client.call_tool(
+                "search_context", {"query": PASTED, "max_tokens": 500}
             ),
             "usage": await client.call_tool(
                 "report_usage", {"bundle_id": "nonexistent", "useful_chunk_ids": ["zzz"]}
@@ -208,7 +215,10 @@ def test_tools_keep_to_the_default_scopes_and_the_budget(url: str, mode: str) ->
         "projects/" in s["doc_path"] or s["target"].startswith("projects/") for s in suggestions
     )
     search = out["search"].structured_content
-    assert search is not None and search["tokens"] <= 100
+    assert search is not None and search["tokens"] <= 200
+    text = out["search"].content[0].text  # type: ignore[union-attr]
+    compact = json.dumps(search, ensure_ascii=False, separators=(",", ":"))
+    assert count_tokens(compact) <= 200 and count_tokens(text) <= 200  # what the model reads
     hits = search["hits"]
     assert [h["doc_path"] for h in hits] == ["domain/refunds.md"] and not hits[0]["related_to"]
     assert "linked from" not in out["search"].content[0].text  # type: ignore[union-attr]
@@ -219,6 +229,11 @@ def test_tools_keep_to_the_default_scopes_and_the_budget(url: str, mode: str) ->
         f"Nothing returned for 'partial refunds validation': {tiny['note']}."
     )
     assert tiny["note"].startswith("max_tokens=5 is too small for any section")
+    pasted = out["pasted"].structured_content
+    assert pasted is not None and pasted["hits"] and len(pasted["query"]) < 250
+    text = out["pasted"].content[0].text  # type: ignore[union-attr]
+    compact = json.dumps(pasted, ensure_ascii=False, separators=(",", ":"))
+    assert count_tokens(compact) <= 500 and count_tokens(text) <= 500
     assert out["usage"].is_error
     assert (
         out["usage"]

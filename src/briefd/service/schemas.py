@@ -3,6 +3,7 @@ from the API's dataclasses into them."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Literal
 
@@ -22,6 +23,7 @@ from briefd.model import DocumentView, Hit, ResolvedLink, ScopeInfo, SearchResul
 from briefd.proposals.model import Proposal, ProposalStatus
 from briefd.retrieval.budget import within_budget
 from briefd.store.activity import UsageReceipt
+from briefd.tokens import count_tokens, json_string_tokens
 
 
 class ErrorBody(BaseModel):
@@ -358,33 +360,84 @@ def budget_note(hits: tuple[Hit, ...], kept: list[Hit], max_tokens: int) -> str 
     """What an agent needs to know when ``max_tokens`` cut the top hit, or everything."""
     if not hits:
         return None
-    top = hits[0]
     if not kept:
-        return (
-            f"max_tokens={max_tokens} is too small for any section ({len(hits)} matched; the top "
-            f"one has {top.tokens} tokens); ask again with a larger max_tokens"
-        )
-    if kept[0].chunk_id == top.chunk_id and kept[0].content != top.content:
-        return (
-            f"the top section ({top.tokens} tokens) was cut to fit max_tokens={max_tokens}; "
-            f"read it whole with get_document('{top.doc_path}')"
-        )
+        return _too_small(hits, max_tokens)
+    if kept[0].chunk_id == hits[0].chunk_id and kept[0].content != hits[0].content:
+        return _cut(hits[0], max_tokens)
     return None
 
 
+def _too_small(hits: tuple[Hit, ...], max_tokens: int) -> str:
+    return (
+        f"max_tokens={max_tokens} is too small for any section ({len(hits)} matched; the top "
+        f"one has {hits[0].tokens} tokens); ask again with a larger max_tokens"
+    )
+
+
+def _cut(top: Hit, max_tokens: int) -> str:
+    return (
+        f"the top section ({top.tokens} tokens) was cut to fit max_tokens={max_tokens}; "
+        f"read it whole with get_document('{top.doc_path}', scopes=['{top.scope}'])"
+    )
+
+
+QUERY_SHOWN = 200  # characters of the query a result repeats (a pasted page is not echoed)
+
+
+def shown_query(query: str) -> str:
+    """The query as a result repeats it: whole up to ``QUERY_SHOWN`` characters, else its head
+    cut at a word, marked with the number of characters left out."""
+    if len(query) <= QUERY_SHOWN:
+        return query
+    head = query[:QUERY_SHOWN]
+    space = head.rfind(" ")
+    head = head[:space] if space > QUERY_SHOWN // 2 else head
+    return f"{head} […{len(query) - len(head)} more characters]"
+
+
 def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
-    kept, omitted = within_budget(result.hits, max_tokens)
-    return SearchOut(
-        query=result.query,
+    """The hits that fit in ``max_tokens`` counted as a client receives them: the whole result
+    as compact JSON (an MCP client such as Claude Code hands the model the structured content),
+    which is longer than the text block rendered from it (:func:`render.search_text`)."""
+    frame = SearchOut(
+        query=shown_query(result.query),
         mode=result.mode,
         scopes=list(result.scopes),
         ranking_version=result.ranking_version,
         gate=result.gate,
-        tokens=sum(h.tokens for h in kept),
-        omitted=omitted,
-        note=budget_note(result.hits, kept, max_tokens),
-        hits=[hit_out(h) for h in kept],
+        tokens=max_tokens,  # as many digits as it can have
+        omitted=len(result.hits),
+        hits=[],
     )
+    room = max_tokens - _json_tokens(frame)
+    direct = [h for h in result.hits if h.related_to is None]
+    if direct and min(map(_hit_cost, direct)) > room:  # a note will say what was cut
+        notes = (_too_small(result.hits, max_tokens), _cut(result.hits[0], max_tokens))
+        room -= max(map(count_tokens, notes)) + NOTE_FRAME
+    kept, omitted = within_budget(result.hits, room, _hit_cost)
+    return frame.model_copy(
+        update={
+            "tokens": sum(h.tokens for h in kept),
+            "omitted": omitted,
+            "note": budget_note(result.hits, kept, max_tokens),
+            "hits": [hit_out(h) for h in kept],
+        }
+    )
+
+
+NOTE_FRAME = 4  # "note":"…" around the note's own tokens
+
+
+def _hit_cost(hit: Hit) -> int:
+    """A hit's tokens in the result's JSON: its fields, its escaped content, the comma between
+    hits, and one token for where the content meets its quotes (counted apart, cached)."""
+    fields = _json_tokens(hit_out(replace(hit, content="")))
+    return fields + json_string_tokens(hit.content) + 2
+
+
+def _json_tokens(model: BaseModel) -> int:
+    compact = json.dumps(model.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+    return count_tokens(compact)
 
 
 def _link_out(r: ResolvedLink) -> LinkOut:
