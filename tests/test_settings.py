@@ -150,3 +150,68 @@ def test_environment_values_read_as_yaml_reads_them() -> None:
     samples += ["https://h/mcp", "/a#b", "off", "1.5", "0123", "[a, b]", "  /x  ", "/x: y", "null"]
     for value in samples:
         assert _parse_env_value(value) == yaml.safe_load(value), value
+
+
+def test_environment_values_of_text_settings_are_taken_as_they_are() -> None:
+    env = {
+        "BRIEFD_SYNC__WEBHOOK_SECRET": "s3cr3t #prod",  # YAML would end it at " #"
+        "BRIEFD_SYNC__BRANCH": "2.0",  # YAML would make it a number, then refuse it
+        "BRIEFD_STATE__REPLICA": "1",
+        "BRIEFD_PROPOSALS__AUTHOR_NAME": "yes",
+    }
+    settings = load_settings(env=env)
+    assert settings.sync.webhook_secret == "s3cr3t #prod"
+    assert (settings.sync.branch, settings.state.replica) == ("2.0", "1")
+    assert settings.proposals.author_name == "yes"
+    assert load_settings(env={"BRIEFD_SEARCH__TOP_K": "12"}).search.top_k == 12
+    assert load_settings(env={"BRIEFD_SYNC__WEBHOOK_SECRET": "off"}).sync.webhook_secret is None
+
+
+def test_a_key_given_twice_is_an_error_not_a_lost_section(tmp_path: Path) -> None:
+    config = tmp_path / "briefd.yaml"
+    config.write_text("search:\n  top_k: 3\nsearch:\n  mode: bm25\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config=config, env={})
+    assert str(refused.value) == (
+        f"{config}: key 'search' appears twice (lines 1 and 3): YAML would keep only the "
+        "second; merge them into one"
+    )
+    config.write_text("search:\n  top_k: 3\n  top_k: 4\n")
+    with pytest.raises(ConfigError, match=r"key 'top_k' appears twice \(lines 2 and 3\)"):
+        load_settings(config=config, env={})
+
+
+def test_sync_checkout_dir_is_relative_to_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "project" / "briefd.yaml"
+    config.parent.mkdir()
+    config.write_text("source: file:///srv/knowledge.git\nsync:\n  checkout_dir: clone\n")
+    settings = load_settings(config=config, env={})
+    assert settings.sync.checkout_dir == tmp_path / "project" / "clone"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("SERVE__FLUSH_SECONDS", "0", "serve.flush_seconds: expected a number > 0, got 0"),
+        ("JIRA__TIMEOUT_SECONDS", "-1", "jira.timeout_seconds: expected a number > 0, got -1"),
+        ("RECALL__IDLE_MINUTES", ".inf", "recall.idle_minutes: expected a number > 0, got inf"),
+        ("BUNDLES__HEADROOM", "3", "bundles.headroom: expected a number from 0 to 0.5, got 3"),
+        ("BUNDLES__HEADROOM", "-3", "bundles.headroom: expected a number from 0 to 0.5"),
+        ("SEARCH__VECTOR_WEIGHT", "1.5", "search.vector_weight: expected a number from 0 to 1"),
+        ("SEARCH__TITLE_WEIGHT", "-2", "search.title_weight: expected a number ≥ 0, got -2"),
+        ("CHUNKING__TARGET_TOKENS", "0", "chunking.target_tokens: expected a whole number ≥ 1"),
+        ("CHUNKING__TARGET_TOKENS", "900", "chunking.max_tokens: 800 is below target_tokens"),
+        ("RECALL__WEAK_Z", "5", "recall.strong_z: 3.09 is below weak_z (5.0)"),
+        ("INDEX__MAX_FILE_BYTES", "0", "index.max_file_bytes: expected a whole number ≥ 1"),
+    ],
+)
+def test_numbers_out_of_their_range_are_refused(key: str, value: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_settings(env={f"BRIEFD_{key}": value})
+    assert str(refused.value).startswith(f"environment variable BRIEFD_{key}: {expected}")
+
+
+def test_numbers_in_range_still_load() -> None:
+    env = {"BRIEFD_SEARCH__GATE_OFFSET": "-0.02", "BRIEFD_SEARCH__RRF_VECTOR_WEIGHT": "2"}
+    settings = load_settings(env={**env, "BRIEFD_BUNDLES__HEADROOM": "0"})
+    assert settings.search.gate_offset == -0.02 and settings.bundles.headroom == 0

@@ -99,3 +99,22 @@ def test_links_resolve_again_when_target_appears(api: Briefd, write_files: Write
     write_files({"domain/later.md": "# Later\n"})
     api.index()
     assert api.document("domain/a.md").links[0].target_path == "domain/later.md"
+
+
+def test_a_repeated_heading_answers_to_githubs_numbered_slug() -> None:
+    payments = (
+        Heading(1, "Payments", None, 1),
+        Heading(2, "Overview", None, 3),
+        Heading(2, "Card payments", None, 9),
+        Heading(3, "Overview", None, 11),
+        Heading(3, "Overview", None, 20),
+    )
+    catalog = Catalog.build([("domain/payments.md", payments)])
+
+    def status(fragment: str) -> str:
+        link = _link("../domain/payments.md", fragment, "markdown", "conventions/y.md")
+        return resolve(link, catalog).status
+
+    assert [status("overview"), status("overview-1"), status("overview-2")] == ["ok"] * 3
+    assert status("overview-3") == "bad-anchor"  # there are three, numbered up to 2
+    assert status("card-payments-1") == "bad-anchor"

@@ -69,6 +69,14 @@ def test_dashboard_with_token_search_and_reset(page: Page, service_api: Briefd) 
             expect(page.locator("#search-results .hit").first).to_be_visible()
         expect(page.locator("#search-results")).to_contain_text("domain/")
         expect(page.locator("#requests-table")).to_contain_text("search")
+        page.fill("#search-input", "what is it")  # only common words: refused (400)
+        page.click("#search-form button")
+        expect(page.locator("#message")).to_contain_text("search failed: ")
+        expect(page.locator("#search-results .hit")).to_have_count(0)  # not the last query's
+        page.fill("#search-input", "retry policy")
+        page.click("#search-form button")
+        expect(page.locator("#search-results .hit").first).to_be_visible()
+        expect(page.locator("#message")).to_have_text("")  # the failure is not left standing
         assert int(page.locator("#stat-tokens").inner_text().replace(",", "")) > 0
 
         ARTIFACTS.mkdir(parents=True, exist_ok=True)

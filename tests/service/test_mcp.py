@@ -155,7 +155,8 @@ def test_errors_are_is_error_results_that_say_what_to_do(url: str, mode: str) ->
             await client.call_tool("compile_bundle", {"task_description": " "}),
             await client.call_tool("search_context", {"query": ""}),
             await client.call_tool("compile_bundle", {"task_description": "x", "max_tokens": "a"}),
-            await client.call_tool("search_context", {"qeury": "retry", "top_k": 0}),
+            await client.call_tool("search_context", {"top_k": 0}),
+            await client.call_tool("compile_bundle", {"task_description": "x", "max_token": 9}),
         ]
 
     results = run(url, mode, body)
@@ -175,6 +176,10 @@ def test_errors_are_is_error_results_that_say_what_to_do(url: str, mode: str) ->
     )
     assert texts[6] == (
         "search_context: query: Field required; top_k: Input should be greater than or equal to 1"
+    )
+    assert texts[7] == (  # the SDK would ignore it: the default budget, without a word
+        "compile_bundle: max_token: not an argument of this tool (it takes task_description, "
+        "max_tokens, scopes, paths, issue, base, mode, hard_limit, tags, verbose)"
     )
 
 

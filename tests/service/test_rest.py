@@ -185,6 +185,26 @@ def test_bundle_rejects_a_bad_format(client: TestClient) -> None:
     assert response.json()["detail"].startswith("format: String should match pattern")
 
 
+def test_a_field_a_request_does_not_have_is_named_not_ignored(client: TestClient) -> None:
+    typo = client.post("/api/bundle", json={"task": "refund a partial payment", "max_token": 300})
+    assert typo.status_code == 422
+    assert typo.json() == {
+        "error": "invalid_request",
+        "detail": "max_token: not a field of this request (see /docs for its fields)",
+    }
+    mcp_name = client.post("/api/bundle", json={"task_description": "refund"})
+    assert mcp_name.json()["detail"].startswith("task_description: not a field of this request")
+    both = client.post(
+        "/api/bundle", json={"task": "refund", "format": "manifest", "mode": "package"}
+    )
+    assert both.status_code == 422
+    assert both.json()["detail"] == (
+        "mode 'package' and format 'manifest' (its old name) disagree; send mode only"
+    )
+    agree = client.post("/api/bundle", json={"task": "refund", "format": "json", "mode": "package"})
+    assert agree.status_code == 200 and agree.json()["mode"] == "package"
+
+
 def test_usage_is_stored(client: TestClient, service_api: Briefd) -> None:
     bundle = client.post("/api/bundle", json={"task": "refund a captured payment"}).json()
     first, second = (i["chunk_id"] for i in bundle["items"][:2])

@@ -81,10 +81,11 @@ def test_dismissing_needs_the_document_in_scope(write_files: WriteFiles, api: Br
     body = {"doc_path": "projects/pay/notes.md", "target": "projects/pay/settlement.md"}
     with TestClient(create_app(api, service_config(token=None))) as http:
         hidden = http.post("/api/links/suggestions/dismiss", json=body)
-        assert hidden.status_code == 404
+        assert hidden.status_code == 400  # none of the default scopes is in this index
         assert hidden.json()["detail"] == (
-            "no document 'projects/pay/notes.md' in scopes (none indexed); scope 'projects/pay' is not "
-            "requested: add it to scopes (or use 'all') to read it"
+            "no default scope is in this index (default_scopes: domain, conventions; indexed "
+            "scopes: projects/pay): set default_scopes in briefd.yaml (or mark a scopes: rule "
+            "default: true), or name scopes (or 'all')"
         )
         assert [s.target for s in api.suggest_links(scopes=("all",))] == [body["target"]]
         shown = http.post(

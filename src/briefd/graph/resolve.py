@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -98,7 +98,20 @@ def _has_fragment(headings: Sequence[Heading], fragment: str) -> bool:
             return True
         if slugify(heading.text) in (lowered, slugify(wanted)):
             return True
-    return False
+    return lowered in numbered_slugs(headings)
+
+
+def numbered_slugs(headings: Sequence[Heading]) -> set[str]:
+    """The slugs GitHub gives a heading text's second and later uses in one document:
+    ``overview-1``, ``overview-2``… (the first keeps ``overview``)."""
+    seen: Counter[str] = Counter()
+    numbered = set()
+    for heading in headings:
+        slug = slugify(heading.text)
+        if seen[slug]:
+            numbered.add(f"{slug}-{seen[slug]}")
+        seen[slug] += 1
+    return numbered
 
 
 def findings(

@@ -25,4 +25,8 @@ def validation_problem(error: Mapping[str, Any]) -> str:
     field = ".".join(str(p) for p in loc if p != "body") or "body"
     if field == "body" and error.get("type") in ("model_attributes_type", "dict_type"):
         return "the body must be one JSON object of the route's fields (see /docs)"
+    if error.get("type") == "extra_forbidden":
+        return f"{field}: not a field of this request (see /docs for its fields)"
+    if error.get("type") == "value_error" and field == "body":
+        return str((error.get("ctx") or {}).get("error") or error.get("msg", "invalid"))
     return f"{field}: {error.get('msg', 'invalid')}"

@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from briefd.bundles.model import (
     MAX_HARD_LIMIT,
@@ -123,7 +123,14 @@ class DocumentsOut(BaseModel):
     documents: list[DocumentSummaryOut]
 
 
-class UsageIn(BaseModel):
+class RequestIn(BaseModel):
+    """A request body: a field it does not have is an error naming it (422), not ignored — a
+    typo such as ``max_token`` would otherwise quietly fall back to the default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class UsageIn(RequestIn):
     bundle_id: str = Field(min_length=1, max_length=200)
     useful_chunk_ids: list[str] = Field(default_factory=list, max_length=500)
     client: str | None = Field(default=None, max_length=200)
@@ -147,7 +154,7 @@ class SuggestionOut(BaseModel):
     detail: str
 
 
-class DismissIn(BaseModel):
+class DismissIn(RequestIn):
     doc_path: str = Field(min_length=1, max_length=1000)
     target: str = Field(min_length=1, max_length=1000)
     scopes: list[str] | None = Field(
@@ -171,7 +178,7 @@ TAGS: list[str] = Field(
 )
 
 
-class BundleIn(BaseModel):
+class BundleIn(RequestIn):
     task: str = Field(default="", max_length=20_000)
     max_tokens: int = BUDGET
     hard_limit: int | None = HARD_LIMIT
@@ -186,6 +193,16 @@ class BundleIn(BaseModel):
     issue: str | None = Field(default=None, max_length=20_000)
     verbose: bool = Field(default=False, description="Add diagnostics and exclusions.")
     client: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="after")
+    def _one_mode(self) -> BundleIn:
+        named = MODE_ALIASES.get(self.format, self.format) if self.format else self.mode
+        if "mode" in self.model_fields_set and named != self.mode:
+            raise ValueError(
+                f"mode '{self.mode}' and format '{self.format}' (its old name) disagree; "
+                "send mode only"
+            )
+        return self
 
     def request(self) -> BundleRequest:
         mode = MODE_ALIASES.get(self.format, self.format) if self.format else self.mode
@@ -202,7 +219,7 @@ class BundleIn(BaseModel):
         )
 
 
-class ContextIn(BaseModel):
+class ContextIn(RequestIn):
     doc_path: str = Field(min_length=1, max_length=1000, description="e.g. domain/refunds.md")
     task: str = Field(default="", max_length=20_000)
     max_tokens: int = BUDGET
@@ -317,7 +334,7 @@ class HealthOut(BaseModel):
     commit: str | None = None  # the knowledge commit this replica serves (a synced git source)
 
 
-class ProposalIn(BaseModel):
+class ProposalIn(RequestIn):
     doc_path: str = Field(min_length=1, max_length=1000, description="e.g. domain/retry.md")
     # no min_length: an empty or blank text gets the proposal check's own words (400), alike
     change_description: str = Field(

@@ -392,12 +392,28 @@ class BriefdMCP(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        unknown = self._unknown_arguments(name, arguments)
+        if unknown:
+            return error_result(f"{name}: {unknown}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 return error_result(f"{name}: {problems(exc.__cause__.errors())}")
             raise
+
+    def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
+        """Arguments the tool does not take, said with the ones it does ("" when none): the
+        SDK ignores them, so a misspelt ``max_token`` would quietly get the default budget."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return ""
+        accepted = list(tool.parameters.get("properties", {}))
+        extra = [key for key in arguments if key not in accepted]
+        if not extra:
+            return ""
+        listed = "; ".join(f"{key}: not an argument of this tool" for key in extra)
+        return f"{listed} (it takes {', '.join(accepted)})"
 
 
 def build_mcp(state: ServiceState, instructions: str) -> MCPServer[Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from briefd.errors import ConfigError
-from briefd.settings.convert import build
+from briefd.settings.convert import build, text_setting
 from briefd.settings.raw import (
     env_items,
     env_name,
@@ -42,6 +42,15 @@ class IndexSettings:
 class ChunkingSettings:
     target_tokens: int = 500
     max_tokens: int = 800
+
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``chunking.``), or None."""
+        if self.max_tokens < self.target_tokens:
+            return (
+                f"max_tokens: {self.max_tokens} is below target_tokens ({self.target_tokens}); "
+                "the hard maximum must be at least the target"
+            )
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +150,15 @@ class RecallSettings:
     related: int = 2  # sections linked from the top hits, added as related context (R6)
     daemon: bool = True  # no server answered: a background daemon per index answers (I10)
     idle_minutes: float = 30.0  # the daemon exits after this long without a prompt
+
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``recall.``), or None."""
+        if self.strong_z < self.weak_z:
+            return (
+                f"strong_z: {self.strong_z} is below weak_z ({self.weak_z}); a prompt must be "
+                "more specific to get its sections than to get one short one"
+            )
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +409,7 @@ def load_settings(
     settings: Settings = _settings(merged, origin)
     for key, value in env_items(env):
         origin = f"environment variable {env_name(key)}"
-        set_dotted(merged, key, parse_env_value(value), origin)
+        set_dotted(merged, key, _env_value(key, value), origin)
         settings = _settings(merged, origin)
     for key, value in (overrides or {}).items():
         if value is not None:
@@ -401,12 +419,28 @@ def load_settings(
     return _defaults_from_layout(_models_beside_index(settings, merged), merged)
 
 
+# what turns an optional setting off, as YAML reads these words in the file
+OFF_WORDS = frozenset({"", "~", "null", "none", "off", "false", "no"})
+
+
+def _env_value(dotted: str, raw: str) -> Any:
+    """A ``BRIEFD_*`` value: for a text setting the text as it is (``s3cr3t #prod`` stays
+    whole, "2.0" stays text; an optional one is turned off by "off", "null", ""…), else as
+    YAML reads it."""
+    text, optional = text_setting(Settings, dotted)
+    if not text:
+        return parse_env_value(raw)
+    return None if optional and raw.strip().lower() in OFF_WORDS else raw
+
+
 def _defaults_from_layout(settings: Settings, merged: Mapping[str, Any]) -> Settings:
-    """``scopes:`` rules marked ``default`` give the default scopes, unless ``default_scopes``
-    names them itself (a rule with a wildcard folder and no name contributes its glob)."""
+    """``scopes:`` rules marked ``default`` give the default scopes — every rule when none is
+    marked — unless ``default_scopes`` names them itself (a rule with a wildcard folder and no
+    name contributes its glob)."""
     if "scopes" not in merged or "default_scopes" in merged:
         return settings
-    defaults = tuple(rule.scope or rule.folder for rule in settings.scopes if rule.default)
+    marked = [rule for rule in settings.scopes if rule.default] or settings.scopes
+    defaults = tuple(rule.scope or rule.folder for rule in marked)
     return dataclasses.replace(settings, default_scopes=tuple(dict.fromkeys(defaults)))
 
 

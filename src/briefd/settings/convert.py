@@ -43,6 +43,31 @@ def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
     return built
 
 
+def text_setting(cls: type[Any], dotted: str) -> tuple[bool, bool]:
+    """(is text, is optional) for the setting ``dotted`` of the settings class ``cls``: text is
+    a string or a path, optional or not, or a choice of strings. A ``BRIEFD_*`` value for a
+    text setting is taken as it is, never read as YAML, which would cut a secret at " #" or
+    turn "2.0" into a number."""
+    hint: Any = cls
+    for name in dotted.split("."):
+        if not (dataclasses.is_dataclass(hint) and isinstance(hint, type)):
+            return False, False
+        hints = typing.get_type_hints(hint)
+        if name not in hints:
+            return False, False
+        hint = hints[name]
+    args = typing.get_args(hint)
+    optional = type(None) in args
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) != 1:
+            return False, optional
+        hint = inner[0]
+    if typing.get_origin(hint) is Literal:
+        return all(isinstance(a, str) for a in typing.get_args(hint)), optional
+    return hint in (str, Path), optional
+
+
 def _unknown_key(origin: str, prefix: str, key: str, known: list[str]) -> str:
     guess = difflib.get_close_matches(key, known, n=1)
     hint = f" (did you mean '{prefix}{guess[0]}'?)" if guess else ""
@@ -121,8 +146,43 @@ _AT_LEAST_ONE = frozenset(
         "recall.top_k",
         "sync.git_timeout",
         "proposals.git_timeout",
+        "chunking.target_tokens",
+        "chunking.max_tokens",
+        "index.max_file_bytes",
+        "recall.max_tokens",
+        "recall.max_chars",
+        "serve.max_body_bytes",
+        "serve.max_streams",
+        "state.pool_size",
     }
 )
+# numbers with a range: a share of something, a weight, a time to wait
+_FRACTIONS = frozenset(
+    {
+        "search.any_term_max_share",
+        "search.vector_weight",
+        "bundles.min_relative_score",
+        "bundles.governed_share",
+        "bundles.near_duplicate",
+        "recall.common_share",
+        "recall.relative_floor",
+    }
+)
+_HEADROOM = ("bundles.headroom", 0.5)  # more kept back than this leaves no room for anything
+_NOT_NEGATIVE = frozenset(
+    {
+        "search.title_weight",
+        "search.heading_weight",
+        "search.body_weight",
+        "search.any_term_weight",
+        "search.rrf_vector_weight",
+        "search.all_terms_bonus",
+        "search.coverage_bonus",
+        "recall.max_chance",
+        "recall.min_lift",
+    }
+)
+_POSITIVE_SUFFIXES = ("timeout_seconds", "server_timeout", "_seconds", "_minutes", "_hours")
 
 
 def _to_int(value: Any, key: str, origin: str) -> int:
@@ -133,9 +193,25 @@ def _to_int(value: Any, key: str, origin: str) -> int:
 
 
 def _to_float(value: Any, key: str, origin: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         raise ConfigError(f"{origin}: {key}: expected a number, got {value!r}")
+    wanted = _float_range(key)
+    if wanted is not None and not wanted[1](value):
+        raise ConfigError(f"{origin}: {key}: expected a number {wanted[0]}, got {value!r}")
     return float(value)
+
+
+def _float_range(key: str) -> tuple[str, Any] | None:
+    """(the range in words, its test) of the number setting ``key``; None: any number."""
+    if key in _FRACTIONS:
+        return "from 0 to 1", lambda v: 0 <= v <= 1
+    if key == _HEADROOM[0]:
+        return f"from 0 to {_HEADROOM[1]}", lambda v: 0 <= v <= _HEADROOM[1]
+    if key in _NOT_NEGATIVE:
+        return "≥ 0", lambda v: v >= 0
+    if key.endswith(_POSITIVE_SUFFIXES):
+        return "> 0", lambda v: 0 < v < float("inf")
+    return None
 
 
 def _to_bool(value: Any, key: str, origin: str) -> bool:

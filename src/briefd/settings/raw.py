@@ -26,7 +26,9 @@ def read_file(path: Path) -> dict[str, Any]:
     import yaml  # here, not at the top: a hook without a config file never needs it
 
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = yaml.load(text, _loader()) if text.strip() else {}  # a SafeLoader
+    except _DuplicateKey as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -36,12 +38,39 @@ def read_file(path: Path) -> dict[str, Any]:
     return data
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _loader() -> Any:
+    """YAML's safe loader, refusing a key given twice in one mapping: YAML keeps the last
+    silently, so a second ``search:`` section would drop the first one's settings."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                line = key_node.start_mark.line + 1
+                if isinstance(key, str | int | float | bool) and key in seen:
+                    raise _DuplicateKey(
+                        f"key '{key}' appears twice (lines {seen[key]} and {line}): YAML would "
+                        "keep only the second; merge them into one"
+                    )
+                seen[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
+
+
 _PATH_KEYS = (
     ("source",),
     ("db",),
     ("embeddings", "model_dir"),
     ("eval", "cache_dir"),
     ("code", "checkout_dir"),
+    ("sync", "checkout_dir"),
 )
 
 

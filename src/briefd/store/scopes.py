@@ -27,7 +27,14 @@ def resolve_scopes(
     known = known_scopes(conn) if known is None else known
     if requested is None:
         named = [s for s in default if s in known]
-        return tuple(dict.fromkeys(named + [s for s in known if in_scopes(s, default)]))
+        found = tuple(dict.fromkeys(named + [s for s in known if in_scopes(s, default)]))
+        if not found and known:
+            raise ScopeError(
+                f"no default scope is in this index (default_scopes: {', '.join(default) or 'none'}"
+                f"; indexed scopes: {', '.join(known)}): set default_scopes in briefd.yaml (or "
+                f"mark a scopes: rule default: true), or name scopes (or '{ALL_SCOPES}')"
+            )
+        return found
     if ALL_SCOPES in requested:
         return tuple(known)
     unknown = [s for s in requested if s not in known]
