@@ -59,9 +59,10 @@ def test_bundle_json_and_paths(indexed: Path) -> None:
 
 def test_bundle_bad_mode_is_one_line(indexed: Path) -> None:
     result = briefd("bundle", TASK, "--format", "yaml", cwd=indexed)
-    assert result.returncode == 1
+    assert result.returncode == 2  # a mistyped value, as click's own
     assert result.stderr.strip() == (
-        "error: unknown --mode 'yaml'; use markdown, package, manifest"
+        "error: Invalid value for '--mode': 'yaml'; use markdown, package, manifest; "
+        "see `briefd bundle -h`"
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import typer
+from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
@@ -16,7 +17,6 @@ from briefd.bundles.model import MODE_ALIASES, MODES, BundleMode
 from briefd.bundles.wire import response
 from briefd.cli.output import errors, reported_errors
 from briefd.cli.search import split_scopes
-from briefd.errors import QueryError
 from briefd.settings import apply_tuned
 
 MAX_TOKENS = typer.Option(2000, "--max-tokens", help="Soft token budget (cl100k_base).")
@@ -136,7 +136,7 @@ def _mode(value: str) -> BundleMode:
     for known in MODES:
         if mode == known:
             return known
-    raise QueryError(f"unknown --mode '{value}'; use {', '.join(MODES)}")
+    raise BadParameter(f"'{value}'; use {', '.join(MODES)}", param_hint="'--mode'")
 
 
 def _compile(ctx: typer.Context, request: BundleRequest, tuned: Path | None) -> Bundle:

@@ -8,6 +8,7 @@ from typing import Literal
 
 import typer
 from rich.table import Table
+from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.api import Briefd
 from briefd.cli.eval_trust import (
@@ -100,7 +101,7 @@ def _modes(mode: str, settings: Settings) -> tuple[SearchMode, ...]:
     if mode == "all":
         return ALL_MODES if embeddings else ("bm25",)
     if mode not in MODES:
-        raise EvalError(f"unknown --mode '{mode}'; use bm25, vector, hybrid or all")
+        raise BadParameter(f"'{mode}'; use bm25, vector, hybrid or all", param_hint="'--mode'")
     if mode != "bm25" and not embeddings:
         raise EvalError(f"--mode {mode} needs embeddings, which are off in the settings")
     return (mode,)  # type: ignore[return-value]

@@ -7,10 +7,10 @@ from pathlib import Path
 import typer
 from rich.table import Table
 from rich.text import Text
+from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.api import Briefd
 from briefd.cli.output import console, print_json, reported_errors, to_jsonable
-from briefd.errors import QueryError
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import apply_tuned
@@ -59,7 +59,7 @@ def search_command(
     """Search the index and print ranked sections."""
     with reported_errors():
         if mode is not None and mode not in MODES:
-            raise QueryError(f"unknown --mode '{mode}'; use bm25, vector or hybrid")
+            raise BadParameter(f"'{mode}'; use bm25, vector or hybrid", param_hint="'--mode'")
         settings = apply_tuned(ctx.obj.settings(**{"search.query_mode": query_mode}), tuned)
         request = SearchRequest(
             query=query,
