@@ -203,6 +203,16 @@ def test_non_utf8_file_is_skipped_with_reason(api: Briefd, write_files: WriteFil
     ]
 
 
+def test_a_markdown_file_with_an_upper_case_extension_is_reported(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    write_files({**FILES, "domain/notes.MD": "# Notes\n\nShouted.\n", "domain/img.PNG": "x"})
+    report = api.index()
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert reasons["domain/notes.MD"].startswith("its extension is not in lower case")
+    assert "domain/img.PNG" not in reasons  # not a document whatever its case
+
+
 def test_a_stray_byte_keeps_the_version_indexed_before(
     api: Briefd, write_files: WriteFiles
 ) -> None:

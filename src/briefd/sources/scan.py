@@ -108,6 +108,8 @@ def scan(
         for name in sorted(filenames):
             rel = rel_dir + name
             if not rules.selects(rel):
+                if _upper_case_suffix(rules, rel):
+                    skipped.append(SkippedFile(_shown(rel), UPPER_CASE_SUFFIX))
                 continue
             found = _examine(rules, rel, Path(dirpath) / name, index.max_file_bytes)
             if isinstance(found, SourceFile):
@@ -116,6 +118,22 @@ def scan(
                 skipped.append(SkippedFile(_shown(rel), found))
     files.sort(key=lambda f: f.path)
     return files, skipped
+
+
+UPPER_CASE_SUFFIX = (
+    "its extension is not in lower case, and index.include matches only lower case; rename it "
+    "(or add its pattern to index.include)"
+)
+
+
+def _upper_case_suffix(rules: Rules, rel: str) -> bool:
+    """Whether ``rel`` would be indexed with its extension in lower case (``notes.MD``)."""
+    stem, dot, suffix = rel.rpartition(".")
+    return (
+        bool(dot and stem)
+        and suffix != suffix.lower()
+        and rules.selects(f"{stem}.{suffix.lower()}")
+    )
 
 
 def _examine(rules: Rules, rel: str, path: Path, max_bytes: int) -> SourceFile | str:
