@@ -215,3 +215,47 @@ def test_numbers_in_range_still_load() -> None:
     env = {"BRIEFD_SEARCH__GATE_OFFSET": "-0.02", "BRIEFD_SEARCH__RRF_VECTOR_WEIGHT": "2"}
     settings = load_settings(env={**env, "BRIEFD_BUNDLES__HEADROOM": "0"})
     assert settings.search.gate_offset == -0.02 and settings.bundles.headroom == 0
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1:8O80", "port '8O80' is not a number from 1 to 65535"),
+        ("https://example.atlassian.net:99999", "port '99999' is not a number from 1 to 65535"),
+        ("https://[::1", "Invalid IPv6 URL"),
+        ("example.atlassian.net", "it starts with neither https:// nor http://"),
+        ("ftp://example.atlassian.net", "it starts with neither https:// nor http://"),
+        ("https://:8443/wiki", "it names no host"),
+        ("https://exa mple.atlassian.net", "it holds a space or a control character"),
+    ],
+)
+def test_a_malformed_atlassian_url_is_refused_at_load(url: str, why: str) -> None:
+    for section in ("jira", "confluence"):
+        with pytest.raises(ConfigError) as caught:
+            load_settings(env={}, overrides={f"{section}.url": url})
+        assert str(caught.value) == (
+            f"command-line option: {section}.url: {url!r} is not a site URL ({why}); expected "
+            "https://host (or http://host:port), optionally with a path"
+        )
+
+
+def test_site_urls_that_are_fine_load() -> None:
+    for url in (
+        "https://example.atlassian.net",
+        "http://127.0.0.1:8080",
+        "https://[::1]:8443/wiki",
+        "https://api.atlassian.com/ex/jira/1a2b-3c4d",
+    ):
+        settings = load_settings(env={}, overrides={"jira.url": url, "confluence.url": url})
+        assert settings.jira.url == settings.confluence.url == url
+
+
+def test_an_atlassian_timeout_of_zero_or_less_is_refused() -> None:
+    for key in ("JIRA__TIMEOUT_SECONDS", "CONFLUENCE__TIMEOUT_SECONDS"):
+        for value in ("0", "-1.5"):
+            with pytest.raises(ConfigError) as caught:
+                load_settings(env={f"BRIEFD_{key}": value})
+            name = key.lower().replace("__", ".")
+            assert str(caught.value) == (
+                f"environment variable BRIEFD_{key}: {name}: expected a number > 0, "
+                f"got {float(value) if '.' in value else int(value)!r}"
+            )
+    assert load_settings(env={"BRIEFD_JIRA__TIMEOUT_SECONDS": "0.5"}).jira.timeout_seconds == 0.5

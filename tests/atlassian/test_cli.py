@@ -54,3 +54,20 @@ def test_bundle_with_an_issue_key_and_no_task(tmp_path: Path, dc: FakeSite) -> N
     assert bundle.stdout.startswith("> tracker issue · SHOP-42: Partial refunds can exceed")
     rule = r"\n> domain/refunds\.md:\d+-\d+ · Refunds and partial refunds › Partial refunds · "
     assert re.search(rule, bundle.stdout), bundle.stdout
+
+
+def test_a_malformed_site_url_is_one_line_at_load(tmp_path: Path, dc: FakeSite) -> None:
+    env = configure(tmp_path, dc)
+    config = tmp_path / "briefd.yaml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace(dc.url, "http://127.0.0.1:8O80"),
+        encoding="utf-8",
+    )
+    issue = briefd("jira", "issue", "SHOP-42", cwd=tmp_path, env=env)
+    assert issue.returncode == 1 and issue.stdout == ""
+    assert issue.stderr.splitlines() == [
+        "error: briefd.yaml: confluence.url: 'http://127.0.0.1:8O80' is not a site URL (port "
+        "'8O80' is not a number from 1 to 65535); expected https://host (or http://host:port), "
+        "optionally with a path"
+    ]
+    assert dc.seen == []

@@ -1,10 +1,11 @@
 """Every way a live lookup fails is a clear error that says what to do (A1, A2): 401 (and the
 scoped-token gateway), 403, 404, 410 from the removed search, 429 with ``Retry-After``
-(honoured once), timeouts, TLS, answers that are not JSON, a missing account, an integration
-that is not configured. Never an empty success."""
+(honoured once), timeouts, TLS, an invalid URL, answers that are not JSON, a missing account,
+an integration that is not configured. Never an empty success."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,6 +140,25 @@ def test_unreachable_and_not_json(tmp_path: Path, cloud: FakeSite) -> None:
         "Jira answered GET /rest/api/3/issue/SHOP-42 with something that is not JSON; check "
         f"that jira.url ({cloud.url}) is the site itself, not a login page or proxy"
     )
+
+
+def test_an_invalid_url_at_request_time_is_an_integration_error(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """Loaded settings refuse such a URL (tests/test_settings.py); settings built in code do
+    not pass through that check, and httpx's InvalidURL still never escapes."""
+    settings = site_settings(tmp_path, cloud)
+    for url in ("http://127.0.0.1:8O80", "https://[::1"):
+        jira = dataclasses.replace(settings.jira, url=url)
+        lookups = Atlassian(dataclasses.replace(settings, jira=jira), env=ENV)
+        with pytest.raises(IntegrationError) as caught:
+            lookups.jira_issue("SHOP-42", True, 500, None)
+        port = "8O80" if url.endswith("8O80") else ":1"
+        assert str(caught.value) == (
+            f"cannot send GET /rest/api/3/issue/SHOP-42 to Jira: the URL is invalid (Invalid "
+            f"port: {port!r}); check jira.url ({url!r})"
+        )
+    assert cloud.seen == []
 
 
 def test_not_configured_and_no_account(tmp_path: Path, cloud: FakeSite) -> None:

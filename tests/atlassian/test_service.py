@@ -6,6 +6,7 @@ no credential, page or issue text in logs, the query log or the metrics."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 import shutil
 from collections.abc import Awaitable, Callable, Iterator
@@ -210,6 +211,27 @@ def test_rest_routes_and_their_status_codes(rest: TestClient, cloud: FakeSite) -
     limited = rest.get("/api/jira/search", params={"text": "refund"})
     assert limited.status_code == 429 and limited.json()["error"] == "rate_limited"
     assert rest.get("/api/health").json()["status"] == "ok"  # the rest of briefd is unaffected
+
+
+def test_an_invalid_url_is_a_502_that_names_it_not_a_500(
+    tmp_path: Path, example_copy: tuple[Path, Path], cloud: FakeSite
+) -> None:
+    source, template = example_copy
+    shutil.copyfile(template, tmp_path / "index.db")
+    settings = live_settings(source, tmp_path / "index.db", cloud)
+    broken = dataclasses.replace(settings.jira, url="http://127.0.0.1:8O80")
+    with (
+        Briefd(dataclasses.replace(settings, jira=broken), embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        http.headers.update({"Authorization": f"Bearer {TOKEN}", **CALLER})
+        response = http.get("/api/jira/issues/SHOP-42")
+    assert response.status_code == 502
+    assert response.json() == {
+        "error": "integration",
+        "detail": "cannot send GET /rest/api/3/issue/SHOP-42 to Jira: the URL is invalid "
+        "(Invalid port: '8O80'); check jira.url ('http://127.0.0.1:8O80')",
+    }
 
 
 def test_a_bundle_is_headed_by_the_live_issue_then_the_teams_rules(

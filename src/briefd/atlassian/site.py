@@ -3,8 +3,8 @@
 A :class:`Site` sends JSON requests with the account's ``Authorization`` header through an
 injected ``httpx.Client`` (tests point it at a fake server on 127.0.0.1), honours one
 ``Retry-After`` on 429, and turns every failure — 401, 403, 404, 410, 429, a timeout, a TLS
-error, an answer that is not JSON — into an :class:`~briefd.errors.IntegrationError` whose
-message says what to do. Nothing here logs: requests carry user text and secrets.
+error, an invalid URL, an answer that is not JSON — into an
+:class:`~briefd.errors.IntegrationError` whose message says what to do. Nothing here logs: requests carry user text and secrets.
 """
 
 from __future__ import annotations
@@ -135,6 +135,11 @@ class Site:
         config = self.config
         try:
             return self.client.request(method, url, headers=headers, **kwargs)
+        except httpx.InvalidURL as exc:  # settings check the URL at load; this is the backstop
+            raise IntegrationError(
+                f"cannot send {what} to {config.product}: the URL is invalid ({_reason(exc)}); "
+                f"check {config.key}.url ({config.url!r})"
+            ) from None
         except httpx.TimeoutException:
             raise IntegrationError(
                 f"{config.product} did not answer {what} within {config.timeout:g} s; check that "

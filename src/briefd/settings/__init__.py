@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,6 +268,10 @@ class ConfluenceSettings:
     verify_tls: bool = True
     timeout_seconds: float = 20.0
 
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``confluence.``), or None."""
+        return site_url_problem(self.url)
+
 
 @dataclass(frozen=True, slots=True)
 class JiraSettings:
@@ -282,6 +287,41 @@ class JiraSettings:
     deployment: Literal["cloud", "datacenter"] = "cloud"
     verify_tls: bool = True
     timeout_seconds: float = 20.0
+
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``jira.``), or None."""
+        return site_url_problem(self.url)
+
+
+def site_url_problem(url: str | None) -> str | None:
+    """Why ``url`` cannot be an Atlassian site's address (as ``url: …``), or None: checked at
+    load, so a typo is a settings error instead of a failure on every lookup."""
+    if url is None:
+        return None
+    why = _url_flaw(url)
+    if why is None:
+        return None
+    return (
+        f"url: {url!r} is not a site URL ({why}); expected https://host "
+        "(or http://host:port), optionally with a path"
+    )
+
+
+def _url_flaw(url: str) -> str | None:
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "it holds a space or a control character"
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:  # an IPv6 host without its closing ']'
+        return str(exc)
+    if parts.scheme not in ("http", "https"):
+        return "it starts with neither https:// nor http://"
+    if not parts.hostname:
+        return "it names no host"
+    port = parts.netloc.rpartition("]")[2].rpartition("@")[2].partition(":")[2]
+    if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        return f"port {port!r} is not a number from 1 to 65535"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
