@@ -24,7 +24,8 @@ into an ``isError`` result.
         ├── IntegrationOffError     Confluence or Jira is not configured
         ├── RemoteNotFoundError     the issue or page does not exist or is not visible (also a
         │                           NotFoundError)
-        └── RateLimitedError        Atlassian asked to slow down, again after one polite retry
+        └── RateLimitedError        Atlassian asked to slow down: again after one polite retry,
+                                    or for longer than the request timeout (not retried)
 """
 
 from __future__ import annotations
@@ -101,7 +102,13 @@ class RemoteNotFoundError(IntegrationError, NotFoundError):
 
 
 class RateLimitedError(IntegrationError):
-    """Atlassian answered 429 twice (``Retry-After`` was honoured once): try again later."""
+    """Atlassian answered 429 twice (``Retry-After`` was honoured once), or asked for a wait
+    longer than the request timeout (not retried): try again later. ``retry_after``: the
+    seconds the site's last ``Retry-After`` asked for (None without one); REST passes it on."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ProposalRemoteError(ProposalError):

@@ -89,10 +89,17 @@ def test_429_is_retried_once_after_retry_after(tmp_path: Path, cloud: FakeSite) 
         "Jira is rate limiting briefd (429 Too Many Requests) and again after waiting 3 s as "
         "asked; try again in 3 s"
     )
+    assert caught.value.retry_after == 3.0
+    cloud.seen.clear()
     cloud.script(r"/rest/api/search$", 429, headers={"Retry-After": "3600"})
-    with pytest.raises(RateLimitedError, match="try again in 3600 s"):
+    with pytest.raises(RateLimitedError) as at_once:
         lookups.confluence_search("refund", [], 5, 500, None)  # too long to wait: said at once
-    assert waits == [2.0, 3.0]
+    assert str(at_once.value) == (
+        "Confluence is rate limiting briefd (429 Too Many Requests) and asked to wait 3600 s, "
+        "longer than confluence.timeout_seconds (20 s): not retried; try again later"
+    )
+    assert at_once.value.retry_after == 3600.0
+    assert waits == [2.0, 3.0] and cloud.paths() == ["GET /wiki/rest/api/search"]
 
 
 def test_a_slow_site_is_a_timeout_that_says_so(tmp_path: Path, cloud: FakeSite) -> None:

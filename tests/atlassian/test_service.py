@@ -210,6 +210,14 @@ def test_rest_routes_and_their_status_codes(rest: TestClient, cloud: FakeSite) -
     cloud.script(r"/search/jql$", 429, headers={"Retry-After": "0"}, times=2)
     limited = rest.get("/api/jira/search", params={"text": "refund"})
     assert limited.status_code == 429 and limited.json()["error"] == "rate_limited"
+    assert limited.headers["Retry-After"] == "0"
+    cloud.script(r"/search/jql$", 429, headers={"Retry-After": "3600"})
+    later = rest.get("/api/jira/search", params={"text": "refund"})
+    assert later.status_code == 429 and later.headers["Retry-After"] == "3600"  # the site's
+    assert "asked to wait 3600 s, longer than jira.timeout_seconds" in later.json()["detail"]
+    cloud.script(r"/search/jql$", 429, times=2)  # no Retry-After: none passed on
+    unsaid = rest.get("/api/jira/search", params={"text": "refund"})
+    assert unsaid.status_code == 429 and "Retry-After" not in unsaid.headers
     assert rest.get("/api/health").json()["status"] == "ok"  # the rest of briefd is unaffected
 
 

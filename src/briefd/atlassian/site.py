@@ -103,15 +103,16 @@ class Site:
             "User-Agent": f"briefd/{__version__}",
         }
         what = f"{method} {path.split('?')[0]}"
-        waited: float | None = None
+        waited: float | None = None  # set once briefd has waited as asked and retried
         while True:
             response = self._request(method, config.url + path, headers, what, kwargs)
             if response.status_code != 429 or waited is not None:
                 break
-            waited = retry_after(response, DEFAULT_RETRY_SECONDS)
-            if waited > config.timeout:
+            asked = retry_after(response, DEFAULT_RETRY_SECONDS)
+            if asked > config.timeout:
                 break
-            self.sleep(waited)
+            self.sleep(asked)
+            waited = asked
         if response.status_code >= 400:
             raise failure(config, response, what, account, not_found, waited)
         try:
@@ -214,13 +215,29 @@ def failure(
             f"{product} answered 410 Gone to {what}: that endpoint was removed{said}; {fix}"
         )
     if status == 429:
-        again = retry_after(response, DEFAULT_RETRY_SECONDS)
-        tried = f" and again after waiting {waited:g} s as asked" if waited is not None else ""
-        return RateLimitedError(
-            f"{product} is rate limiting briefd (429 Too Many Requests){tried}; "
-            f"try again in {again:g} s"
-        )
+        return rate_limited(config, response, waited)
     return IntegrationError(f"{product} answered {status} to {what}{said}")
+
+
+def rate_limited(
+    config: SiteConfig, response: httpx.Response, waited: float | None
+) -> RateLimitedError:
+    """A 429 after one wait and retry (``waited``), or a first 429 whose ``Retry-After`` was
+    longer than the timeout (``waited`` None: not retried). It carries the site's
+    ``Retry-After`` so that REST can pass it on."""
+    again = retry_after(response, DEFAULT_RETRY_SECONDS)
+    if waited is None:
+        what = (
+            f"asked to wait {again:g} s, longer than {config.key}.timeout_seconds "
+            f"({config.timeout:g} s): not retried; try again later"
+        )
+    else:
+        what = f"again after waiting {waited:g} s as asked; try again in {again:g} s"
+    sent = response.headers.get("retry-after") is not None
+    return RateLimitedError(
+        f"{config.product} is rate limiting briefd (429 Too Many Requests) and {what}",
+        again if sent else None,
+    )
 
 
 def remote_message(response: httpx.Response) -> str:

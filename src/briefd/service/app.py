@@ -6,6 +6,7 @@ task that flushes counters and the query log to SQLite."""
 from __future__ import annotations
 
 import logging
+import math
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Callable
@@ -105,6 +106,13 @@ ROUTERS = (
 
 def status_of(exc: errors.BriefdError) -> int:
     return next((code for kind, code in STATUS if isinstance(exc, kind)), 400)
+
+
+def headers_of(exc: errors.BriefdError) -> dict[str, str] | None:
+    """Headers an error answer carries: a rate limit passes on the site's ``Retry-After``."""
+    if isinstance(exc, errors.RateLimitedError) and exc.retry_after is not None:
+        return {"Retry-After": str(math.ceil(exc.retry_after))}
+    return None
 
 
 def error_name(exc: errors.BriefdError) -> str:
@@ -245,7 +253,8 @@ def server_instructions(api: Briefd) -> str:
 def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.BriefdError)
     async def briefd_error(_: Request, exc: errors.BriefdError) -> JSONResponse:
-        return JSONResponse({"error": error_name(exc), "detail": str(exc)}, status_of(exc))
+        body = {"error": error_name(exc), "detail": str(exc)}
+        return JSONResponse(body, status_of(exc), headers=headers_of(exc))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
