@@ -54,6 +54,9 @@ def test_bundle_with_an_issue_key_and_no_task(tmp_path: Path, dc: FakeSite) -> N
     assert bundle.stdout.startswith("> tracker issue · SHOP-42: Partial refunds can exceed")
     rule = r"\n> domain/refunds\.md:\d+-\d+ · Refunds and partial refunds › Partial refunds · "
     assert re.search(rule, bundle.stdout), bundle.stdout
+    lower = briefd("bundle", "--issue", "shop-42", "--max-tokens", "1500", cwd=tmp_path, env=env)
+    assert lower.returncode == 0, lower.stderr  # a key in any case is looked up, as jira issue
+    assert lower.stdout == bundle.stdout
 
 
 def test_a_malformed_site_url_is_one_line_at_load(tmp_path: Path, dc: FakeSite) -> None:

@@ -98,7 +98,8 @@ def test_allow_lists_only_narrow() -> None:
 def test_keys_and_ids() -> None:
     assert issue_key(" shop-42 ") == "SHOP-42"
     assert is_issue_key("SHOP-42") and not is_issue_key("SHOP-42 refund race")
-    assert not is_issue_key("shop-42")  # free text in a bundle unless Jira writes it so
+    assert is_issue_key(" shop-42 ") and issue_key("Shop-42") == "SHOP-42"  # any case, as Jira
+    assert not is_issue_key("shop-42 refund race") and not is_issue_key("shop 42")
     with pytest.raises(QueryError, match="'SHOP 42' is not a Jira issue key"):
         issue_key("SHOP 42")
     with pytest.raises(QueryError, match="not a Confluence page id"):

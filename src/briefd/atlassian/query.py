@@ -138,9 +138,9 @@ def issue_key(value: str) -> str:
 
 
 def is_issue_key(value: str) -> bool:
-    """Whether ``value`` is exactly one issue key as Jira writes it (bundles: anything else is
-    the issue's text)."""
-    return ISSUE_KEY.match(value.strip()) is not None
+    """Whether ``value`` is exactly one issue key, in any case as :func:`issue_key` takes it
+    (bundles: anything else is the issue's text)."""
+    return ISSUE_KEY.match(value.strip().upper()) is not None
 
 
 def page_id(value: str) -> str:
