@@ -17,6 +17,7 @@ DESCRIPTION_HTML = (
     '<div class="code panel" style="border-width: 1px;"><div class="codeContent panelContent">'
     '<pre class="code-python">refundable = captured - sum(pending_and_succeeded)</pre>'
     "</div></div>"
+    '<p>Trace: <a href="/secure/attachment/10001/race.log">race.log</a></p>'
 )
 ADF_DESCRIPTION = {"type": "doc", "version": 1, "content": [{"type": "paragraph"}]}
 
@@ -111,6 +112,20 @@ PAGE_HTML = (
     '<li data-inline-task-id="2">Backfill the ledger</li></ul>'
 )
 
+# what export_view renders that markdownify alone got wrong: links and images from the site's
+# root ({context}: /wiki on Cloud, none on Data Center), a script and a style, a "|" in a
+# table cell, a code block that holds a fence of its own
+EDGE_HTML = (
+    '<p>See <a href="{context}/display/ENG/Refund+runbook">the runbook</a> and '
+    '<a href="https://status.example.com/">status</a>.</p>'
+    '<p><img src="{context}/download/attachments/98767/race.png?version=1&amp;api=v2" '
+    'alt="race.png"></p>'
+    '<script type="text/javascript">alert(2)</script><style>p{color:red}</style>'
+    "<table><tbody><tr><th>State</th><th>Counts</th></tr>"
+    "<tr><td>pending | succeeded</td><td><code>a|b</code></td></tr></tbody></table>"
+    '<pre data-language="markdown">Write it as:\n```sql\nSELECT 1;\n```</pre>'
+)
+
 PAGES: dict[str, dict[str, Any]] = {
     "98765": {"title": "Refund incident review", "space": "ENG", "type": "page", "html": PAGE_HTML},
     "98766": {
@@ -125,6 +140,7 @@ PAGES: dict[str, dict[str, Any]] = {
         "type": "blogpost",
         "html": "<p>Blog.</p>",
     },
+    "98767": {"title": "Ledger notes", "space": "ENG", "type": "page", "html": EDGE_HTML},
     "11111": {"title": "Ops secrets", "space": "OPS", "type": "page", "html": "<p>Hidden.</p>"},
 }
 SPACES = {"ENG": ("131073", "Engineering"), "OPS": ("131074", "Operations")}

@@ -285,10 +285,16 @@ class FakeSite:
                 "authorId": "5b10ac8d82e05b22cc7d4ef5",
                 "createdAt": "2026-03-30T08:00:00.000Z",
                 "version": {"createdAt": "2026-04-01T10:00:00.000Z", "number": 4},
-                "body": {"export_view": {"value": page["html"], "representation": "export_view"}},
+                "body": {
+                    "export_view": {"value": self._html(page), "representation": "export_view"}
+                },
                 "_links": {"webui": self._webui(pid, page), "base": self.url + "/wiki"},
             }
         )
+
+    def _html(self, page: dict[str, Any]) -> str:
+        """The page's export_view; its links from the root carry the site's context path."""
+        return str(page["html"]).replace("{context}", "/wiki" if self.cloud else "")
 
     def _space(self, space_id: str) -> Response:
         for key, (sid, name) in data.SPACES.items():
@@ -309,7 +315,9 @@ class FakeSite:
         if "version" in expand:
             out["version"] = {"number": 4, "when": "2026-04-01T10:00:00.000Z"}
         if "body.export_view" in expand:
-            out["body"] = {"export_view": {"value": page["html"], "representation": "export_view"}}
+            out["body"] = {
+                "export_view": {"value": self._html(page), "representation": "export_view"}
+            }
         return JSONResponse(out)
 
 

@@ -106,6 +106,7 @@ def test_jira_issue_renders_everything_newest_comments_first(
         f"{data.ISSUE_TEXT}, so the cardholder got back 130.00 EUR on a 120.00 EUR capture.\n\n"
         "### Steps\n\n1. Capture 120.00 EUR\n2. Send two partial refunds of 65.00 EUR at once\n\n"
         "```python\nrefundable = captured - sum(pending_and_succeeded)\n```\n\n"
+        f"Trace: [race.log]({site.url}/secure/attachment/10001/race.log)\n\n"
         "## Story Points\n\n5\n\n"
         "## Comments (3, newest first)\n\n### Ada Lovelace · 2026-05-01 12:30"
     )
@@ -173,6 +174,23 @@ def test_confluence_page_is_markdown_with_macros_kept(
         "> **Warning: Money out**\n>\n> Pending refunds count against the limit.\n\n"
         "**Timeline**\n\n09:12 first refund; 09:12 second refund.\n\n"
         "- [x] Add the row lock\n- [ ] Backfill the ledger"
+    )
+
+
+@pytest.mark.parametrize("deployment", ["cloud", "dc"])
+def test_scripts_table_pipes_fences_and_links_from_the_root_are_markdown(
+    tmp_path: Path, deployment: str, request: pytest.FixtureRequest
+) -> None:
+    site: FakeSite = request.getfixturevalue(deployment)
+    answer = facade(tmp_path, site).confluence_page("98767", 3000, None)
+    root = site.url + ("/wiki" if site.cloud else "")  # the context path is in the links
+    body = answer.text.markdown.split("\n\n", 2)[2]
+    assert body == (
+        f"See [the runbook]({root}/display/ENG/Refund+runbook) and "
+        "[status](https://status.example.com/).\n\n"
+        f"![race.png]({root}/download/attachments/98767/race.png?version=1&api=v2)\n\n"
+        "| State | Counts |\n| --- | --- |\n| pending \\| succeeded | `a\\|b` |\n\n"
+        "````markdown\nWrite it as:\n```sql\nSELECT 1;\n```\n````"
     )
 
 

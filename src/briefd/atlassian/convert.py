@@ -4,31 +4,43 @@
 ``markdownify`` (MIT) does the conversion; before it, a few small rewrites turn what the
 servers render for macros into plain HTML it understands: panels (info, note, warning, tip and
 Jira ``{panel}``) become block quotes headed by their kind and title, an expand becomes its
-title and its content, task list items get ``[x]`` / ``[ ]``; code blocks keep their language
-(read from Confluence's ``brush:``, Jira's ``code-java`` class or a ``language-`` class).
+title and its content, task list items get ``[x]`` / ``[ ]``; ``<script>`` and ``<style>`` go
+with their content; links and images from the site's root (``/display/…``) become absolute
+against ``base``. Code blocks keep their language (read from Confluence's ``brush:``, Jira's
+``code-java`` class or a ``language-`` class) and a fence longer than any backtick run inside;
+a ``|`` in a table cell is escaped.
 """
 
 from __future__ import annotations
 
 import re
+import urllib.parse
 
 from bs4 import BeautifulSoup, Tag
+from bs4.element import NavigableString
 from markdownify import MarkdownConverter
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING = re.compile(r"[ \t]+\n")
 _BRUSH = re.compile(r"brush:\s*([\w+#-]+)")
 _LANG_CLASS = re.compile(r"^(?:code|language|lang)-([\w+#-]+)$")
+_BACKTICKS = re.compile(r"`+")
+_PRE_HEAD = re.compile(r"^[ \n]*\n")
+_PRE_TAIL = re.compile(r"[ \n]*$")
 PANEL_KINDS = ("info", "note", "warning", "tip", "error", "success")
 
 
-def html_to_markdown(html: str) -> str:
-    """Markdown of a fragment of server-rendered HTML ("" for none)."""
+def html_to_markdown(html: str, base: str = "") -> str:
+    """Markdown of a fragment of server-rendered HTML ("" for none); ``base``: the URL the
+    fragment was served from (a page's, an issue's), against which links from the site's root
+    are made absolute ("": left as they are)."""
     if not html or not html.strip():
         return ""
     soup = BeautifulSoup(html, "html.parser")
-    for rewrite in (_panels, _expands, _tasks):
+    for rewrite in (_unscripted, _panels, _expands, _tasks, _cell_pipes):
         rewrite(soup)
+    if base:
+        _absolute(soup, base)
     text = _CONVERTER.convert_soup(soup)
     text = _TRAILING.sub("\n", text)
     return _BLANK_RUNS.sub("\n\n", text).strip()
@@ -49,6 +61,37 @@ def code_language(pre: Tag) -> str:
             if found and found.group(1) not in ("panel", "block"):
                 return found.group(1)
     return ""
+
+
+def fence(code: str) -> str:
+    """A code fence no backtick run in ``code`` can close: at least three, one more than the
+    longest run."""
+    longest = max((len(run) for run in _BACKTICKS.findall(code)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _unscripted(soup: BeautifulSoup) -> None:
+    """``<script>`` and ``<style>`` with their content: code for a browser, not text."""
+    for tag in soup.find_all(["script", "style"]):
+        tag.decompose()
+
+
+def _cell_pipes(soup: BeautifulSoup) -> None:
+    """A ``|`` in a table cell → ``\\|``, which GitHub's tables read as text (in code too)."""
+    for cell in soup.find_all(["td", "th"]):
+        for string in list(cell.find_all(string=True)):
+            if type(string) is NavigableString and "|" in string:  # not a comment
+                string.replace_with(string.replace("|", "\\|"))
+
+
+def _absolute(soup: BeautifulSoup, base: str) -> None:
+    """Links and images from the site's root (``/display/ENG/…``, ``/download/attachments/…``)
+    → absolute URLs on ``base``'s site, as a browser resolves them there; others unchanged."""
+    for tag, attribute in (("a", "href"), ("img", "src")):
+        for node in soup.find_all(tag):
+            value = node.get(attribute)
+            if isinstance(value, str) and value.startswith("/"):
+                node[attribute] = urllib.parse.urljoin(base, value)
 
 
 def _classes(tag: Tag) -> set[str]:
@@ -114,11 +157,20 @@ def _tasks(soup: BeautifulSoup) -> None:
             li.insert(0, "[x] " if done else "[ ] ")
 
 
-_CONVERTER = MarkdownConverter(
+class _Converter(MarkdownConverter):
+    """markdownify with code blocks in fences their code cannot close."""
+
+    def convert_pre(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        code = _PRE_TAIL.sub("", _PRE_HEAD.sub("", text))  # as markdownify's strip_pre
+        if not code:
+            return ""
+        ticks = fence(code)
+        return f"\n\n{ticks}{code_language(el)}\n{code}\n{ticks}\n\n"
+
+
+_CONVERTER = _Converter(
     heading_style="ATX",
     bullets="-",
     escape_asterisks=False,
     escape_underscores=False,
-    code_language_callback=code_language,
-    strip=["script", "style"],
 )

@@ -7,6 +7,7 @@ metadata last. A page reads: title, metadata, body. Search results are lists who
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from briefd.atlassian.model import Fitted, Issue, IssueRow, Page, PageHit
@@ -15,6 +16,7 @@ from briefd.tokens import count_tokens, head_tokens
 SEPARATOR = "\n\n"
 MIN_HEAD = 16
 QUERY_WORDS = 60
+_FENCE = re.compile(r"^ {0,3}(`{3,})")
 
 
 def fit(blocks: Sequence[str], max_tokens: int, ask: str) -> Fitted:
@@ -54,9 +56,24 @@ def _head(block: str, limit: int) -> str:
     if cut > len(head) // 2:
         head = head[:cut]
     head = head.rstrip()
-    if sum(1 for line in head.splitlines() if line.lstrip().startswith("```")) % 2:
-        head += "\n```"  # close the code block the cut opened
-    return head
+    fence = open_fence(head)
+    return f"{head}\n{fence}" if fence else head  # close the code block the cut opened
+
+
+def open_fence(text: str) -> str:
+    """The fence of a code block ``text`` leaves open ("" when none). A block opened by four
+    backticks holds lines of three (convert.fence): only a bare run as long closes it."""
+    fence = ""
+    for line in text.splitlines():
+        found = _FENCE.match(line)
+        if found is None:
+            continue
+        ticks = found.group(1)
+        if not fence:
+            fence = ticks
+        elif len(ticks) >= len(fence) and line.strip() == ticks:
+            fence = ""
+    return fence
 
 
 def issue_blocks(issue: Issue) -> list[str]:
@@ -81,14 +98,14 @@ def issue_blocks(issue: Issue) -> list[str]:
             for p in issue.pages
         ]
         blocks.append("## Linked pages\n\n" + "\n".join(rows))
-    description = html_to_markdown(issue.description_html)
+    description = html_to_markdown(issue.description_html, issue.url)
     blocks.append("## Description\n\n" + (description or "(no description)"))
-    blocks += [f"## {name}\n\n{html_to_markdown(value)}" for name, value in issue.fields]
+    blocks += [f"## {name}\n\n{html_to_markdown(v, issue.url)}" for name, v in issue.fields]
     if issue.comments:
         blocks.append(f"## Comments ({len(issue.comments)}, newest first)")
         for c in issue.comments:
             when = c.created[:16].replace("T", " ")
-            blocks.append(f"### {c.author} · {when}\n\n{html_to_markdown(c.html)}")
+            blocks.append(f"### {c.author} · {when}\n\n{html_to_markdown(c.html, issue.url)}")
     return blocks
 
 
@@ -102,7 +119,7 @@ def page_blocks(page: Page) -> list[str]:
     info = page.info
     meta = [f"page {info.id}", f"space {info.space}", f"version {info.version}"]
     meta += [f"updated {info.updated}" if info.updated else "", info.url]
-    body = html_to_markdown(page.html) or "(empty page)"
+    body = html_to_markdown(page.html, info.url) or "(empty page)"
     return [f"# {info.title}", " · ".join(m for m in meta if m), *body.split(SEPARATOR)]
 
 
@@ -132,9 +149,10 @@ def listing(head: str, rows: Sequence[str], max_tokens: int) -> tuple[Fitted, in
     return Fitted(text, count_tokens(text), omitted > 0), omitted
 
 
-def html_to_markdown(html: str) -> str:
+def html_to_markdown(html: str, base: str = "") -> str:
     """:func:`briefd.atlassian.convert.html_to_markdown`, loaded on first use (bs4 and
-    markdownify cost an index run time and memory it never needs, O4)."""
+    markdownify cost an index run time and memory it never needs, O4). ``base``: the page's or
+    issue's URL (on the site ``_links.base`` names), which links from the site's root join."""
     from briefd.atlassian.convert import html_to_markdown as convert
 
-    return convert(html)
+    return convert(html, base)

@@ -1,0 +1,43 @@
+"""HTML → Markdown and the cut to a budget, on fragments the fake sites do not serve: a link
+from the root of a site with a context path, and a cut inside a code block whose fence is
+longer than the fences it holds."""
+
+from __future__ import annotations
+
+from briefd.atlassian.convert import fence, html_to_markdown
+from briefd.atlassian.render import fit, open_fence
+
+
+def test_links_from_the_root_join_the_sites_origin_with_its_context_path() -> None:
+    html = (
+        '<p><a href="/confluence/display/ENG/Other+Page">other</a> '
+        '<a href="display/ENG/Relative">relative</a> <a href="#steps">steps</a></p>'
+    )
+    page = "https://wiki.example.com/confluence/display/ENG/Refund+runbook"
+    assert html_to_markdown(html, page) == (
+        "[other](https://wiki.example.com/confluence/display/ENG/Other+Page) "
+        "[relative](display/ENG/Relative) [steps](#steps)"
+    )
+    assert html_to_markdown(html) == (
+        "[other](/confluence/display/ENG/Other+Page) [relative](display/ENG/Relative) "
+        "[steps](#steps)"
+    )
+
+
+def test_a_fence_outlasts_every_backtick_run_inside() -> None:
+    assert fence("x = 1") == "```"
+    assert fence("```sql\nSELECT 1;\n```") == "````"
+    assert fence("`a` and ``````") == "```````"
+    cell = html_to_markdown("<table><tr><td>a<!-- x|y -->|b</td></tr></table>")
+    assert cell == "|  |\n| --- |\n| a\\|b |"  # a comment stays out
+
+
+def test_a_cut_inside_a_longer_fence_closes_it_with_that_fence() -> None:
+    filler = "\n".join(f"line {n} of the example that keeps going" for n in range(200))
+    block = f"````markdown\nWrite it as:\n```sql\nSELECT 1;\n```\n{filler}\n````"
+    cut = fit(["# Ledger notes", block], 120, "ask with a larger max_tokens")
+    assert cut.truncated and cut.tokens <= 120
+    head, _, marker = cut.markdown.rpartition("\n\n")
+    assert head.endswith("\n````") and open_fence(head) == ""
+    assert marker.startswith("[… cut to max_tokens:")
+    assert open_fence("```sql\nx\n```\n````md\n```") == "````"
