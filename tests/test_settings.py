@@ -215,6 +215,8 @@ def test_numbers_in_range_still_load() -> None:
     env = {"BRIEFD_SEARCH__GATE_OFFSET": "-0.02", "BRIEFD_SEARCH__RRF_VECTOR_WEIGHT": "2"}
     settings = load_settings(env={**env, "BRIEFD_BUNDLES__HEADROOM": "0"})
     assert settings.search.gate_offset == -0.02 and settings.bundles.headroom == 0
+
+
 @pytest.mark.parametrize(
     ("url", "why"),
     [
