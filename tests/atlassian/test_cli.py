@@ -51,7 +51,9 @@ def test_bundle_with_an_issue_key_and_no_task(tmp_path: Path, dc: FakeSite) -> N
     assert briefd("index", cwd=tmp_path, env=env).returncode == 0
     bundle = briefd("bundle", "--issue", "SHOP-42", "--max-tokens", "1500", cwd=tmp_path, env=env)
     assert bundle.returncode == 0, bundle.stderr
-    assert bundle.stdout.startswith("> tracker issue · SHOP-42: Partial refunds can exceed")
+    assert bundle.stdout.startswith(
+        "> tracker issue · SHOP-42\n\nSHOP-42: Partial refunds can exceed"
+    )
     rule = r"\n> domain/refunds\.md:\d+-\d+ · Refunds and partial refunds › Partial refunds · "
     assert re.search(rule, bundle.stdout), bundle.stdout
     lower = briefd("bundle", "--issue", "shop-42", "--max-tokens", "1500", cwd=tmp_path, env=env)

@@ -151,7 +151,7 @@ def test_mcp_tools_are_listed_read_only_and_open_world_and_answer(
     )
     bundle = structured(results[5], listed["compile_bundle"].output_schema)
     assert bundle["text"].startswith(
-        "> tracker issue · SHOP-42: Partial refunds can exceed the captured amount"
+        "> tracker issue · SHOP-42\n\nSHOP-42: Partial refunds can exceed the captured amount"
     )
     every = {s.authorization for s in cloud.seen}
     assert every == {basic(CALLER_EMAIL, CALLER_TOKEN)}  # the caller's account, every time
@@ -250,11 +250,9 @@ def test_a_bundle_is_headed_by_the_live_issue_then_the_teams_rules(
 ) -> None:
     bundle = live_api.compile_bundle(BundleRequest("", max_tokens=2000, issue="SHOP-42"))
     first = bundle.items[0]
-    assert first.tier == "mandatory" and first.title.startswith(
-        "SHOP-42: Partial refunds can exceed"
-    )
-    assert bundle.text.startswith(
-        "> tracker issue · SHOP-42: Partial refunds can exceed the captured amount\n\n"
+    assert first.tier == "mandatory" and first.title == "SHOP-42"
+    assert bundle.text.startswith(  # the issue is named by its key, its text sent once
+        "> tracker issue · SHOP-42\n\n"
         "SHOP-42: Partial refunds can exceed the captured amount\n\nBug · In Progress"
     )
     assert "- [Refund incident review](" in first.content and data.ISSUE_TEXT in first.content

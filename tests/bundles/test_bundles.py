@@ -115,7 +115,7 @@ def test_top_section_larger_than_the_budget_is_cut_to_its_head(example: Briefd) 
     head = bundle.items[0]
     assert head.truncated and bundle.diagnostics.truncated
     assert "[… truncated: " in head.content
-    assert f'get_document("{head.doc_path}")' in head.content
+    assert f'get_document("{head.doc_path}", scopes=["domain"])' in head.content
     assert bundle.tokens <= 95
 
 
@@ -125,7 +125,9 @@ def test_the_issue_is_mandatory_and_heads_the_bundle_whole(example: Briefd) -> N
     first = bundle.items[0]
     assert first.tier == "mandatory" and not first.truncated
     assert first.content == issue.strip()
-    assert bundle.text.startswith("> tracker issue · PAY-4411 Partial refund rejected\n\n")
+    assert bundle.text.startswith(
+        "> tracker issue · PAY-4411\n\nPAY-4411 Partial refund rejected\n\n"
+    )
     assert bundle.tokens > 2000 and not bundle.diagnostics.budget_exceeded  # under 4 × 2,000
     assert bundle.items == (first,)  # it took the whole budget: no room for optional content
     small = example.compile_bundle(BundleRequest("", max_tokens=2000, issue=issue, hard_limit=500))

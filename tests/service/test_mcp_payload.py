@@ -6,8 +6,10 @@ the SDK's own client, which validates every result against the tool's output sch
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -76,6 +78,108 @@ def test_compile_bundle_structured_content_stays_near_the_budget(
         for item in structured["items"]:  # each section once: its content is in the text
             assert set(item) <= {"chunk_id", "tier", "reasons", "truncated"}
             assert f"chunk {item['chunk_id']}" in structured["text"]
+
+
+def test_package_and_manifest_structured_content_stays_near_the_budget(
+    corpus: tuple[str, list[str]],
+) -> None:
+    """A package's items are packed as the JSON the client receives, escaping and metadata
+    included (before: 5,226 tokens of structured content at max_tokens=4000, 1,413 at 1000);
+    a manifest lists the same sections without their content."""
+    url, tasks = corpus
+    calls = [(task, BUDGETS[i % len(BUDGETS)]) for i, task in enumerate(tasks)]
+
+    async def body(client: Client) -> list[tuple[str, int, Any, Any]]:
+        found = []
+        for task, budget in calls:
+            answers = []
+            for mode in ("package", "manifest"):
+                arguments = {"task_description": task, "max_tokens": budget, "mode": mode}
+                result = await client.call_tool("compile_bundle", {**arguments, "scopes": ["all"]})
+                assert not result.is_error, result.content
+                answers.append(result.structured_content)
+            found.append((task, budget, *answers))
+        return found
+
+    assert {budget for _, budget in calls} == set(BUDGETS)
+    for task, budget, package, manifest in run(url, "auto", body):
+        for structured in (package, manifest):
+            size = count_tokens(stringify(structured))
+            assert size <= budget * 1.10 + 150, (task, budget, structured["mode"], size)
+            assert structured["tokens"] <= budget * 0.95, (task, budget)
+        assert count_tokens(stringify(package["items"])) == package["tokens"], task
+        assert count_tokens(stringify(package)) <= package["tokens"] + 100, task  # the frame
+        assert manifest["tokens"] == package["tokens"]
+        assert [i["chunk_id"] for i in manifest["items"]] == [
+            i["chunk_id"] for i in package["items"]
+        ]
+        assert all("content" not in i for i in manifest["items"])
+
+
+def test_a_delta_says_what_changed_over_mcp(tmp_path: Path) -> None:
+    """Against its own bundle_id nothing is new, and the text says so (it said "No knowledge
+    section matched."); after an edit the note counts the replaced section as the CLI does."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(EXAMPLE, source)
+    settings = service_settings_for(source, tmp_path / "index.db")
+    task = {"task_description": "partial refunds pending refundable amount", "max_tokens": 3000}
+
+    async def compiled(client: Client) -> tuple[str, int]:
+        result = await client.call_tool("compile_bundle", task)
+        return result.structured_content["bundle_id"], len(result.structured_content["items"])  # type: ignore[index]
+
+    def against(base: str) -> Any:
+        async def body(client: Client) -> Any:
+            return await client.call_tool("compile_bundle", {**task, "base": base})
+
+        return run(url, "auto", body)
+
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as served:
+            url = served + "/mcp"
+            base, sections = run(url, "auto", compiled)
+            same = against(base)
+            text = same.content[0].text
+            assert text.startswith(
+                f"Nothing changed since bundle {base}: {sections} section(s) reused.\n\n("
+            )
+            assert f"delta from {base}: {sections} reused, 0 replaced, 0 removed, " in text
+            assert "No knowledge section matched" not in text
+
+            refunds = source / "domain" / "refunds.md"
+            edited = refunds.read_text("utf-8").replace(
+                "Pending refunds count", "Pending ones count"
+            )
+            refunds.write_text(edited, "utf-8")
+            api.index()
+            changed = against(base)
+    text = changed.content[0].text
+    entries = changed.structured_content["delta"]["entries"]  # type: ignore[index]
+    assert [e["op"] for e in entries].count("replace") == 1
+    assert "Pending ones count" in text
+    assert f"delta from {base}: {sections - 1} reused, 1 replaced, 0 removed, " in text
+
+
+def test_a_cut_sections_advice_reads_it_over_mcp(service_api: Briefd) -> None:
+    """The truncation marker names the scope: its get_document call works as written for a
+    project's section, which the default scopes leave out."""
+    scopes = ["projects/ledger"]
+    task = {"task_description": "ledger event flow", "max_tokens": 150, "scopes": scopes}
+
+    async def body(client: Client) -> tuple[Any, Any]:
+        bundle = await client.call_tool("compile_bundle", task)
+        text = bundle.content[0].text  # type: ignore[union-attr]
+        advice = re.search(r'get_document\("([^"]+)", scopes=\["([^"]+)"\]\)', text)
+        assert advice is not None, text
+        path, scope = advice.groups()
+        return bundle, await client.call_tool("get_document", {"doc_path": path, "scopes": [scope]})
+
+    with serving(create_app(service_api, service_config())) as base:
+        bundle, document = run(base + "/mcp", "auto", body)
+    assert bundle.structured_content["items"][0]["truncated"] is True
+    assert not document.is_error, document.content
+    assert document.structured_content["path"].startswith("projects/ledger/")
 
 
 def test_modes_verbose_and_document_context_over_mcp(service_api: Briefd) -> None:

@@ -25,10 +25,13 @@ from briefd.bundles.model import (
     Diagnostics,
     Exclusion,
 )
+from briefd.bundles.render import held
 from briefd.settings import Settings
 from briefd.state import Manifest
 
-CACHE_VERSION = "b3"  # b3: modes, tiers by name, hard limits, targets, tags
+# b3: modes, tiers by name, hard limits, targets, tags; b4: packages packed by their JSON,
+# manifests of what the client holds, the issue named by its key, markers with the scope
+CACHE_VERSION = "b4"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +49,17 @@ class CacheKey:
 
 @dataclass(frozen=True, slots=True)
 class StoredSection:
+    """A section of a manifest; ``fingerprint`` is of what the client holds
+    (:func:`briefd.bundles.render.held`: content and attribution), not the content alone."""
+
     chunk_id: str
     fingerprint: str
     tokens: int
+
+
+def held_sections(bundle: Bundle) -> tuple[tuple[str, str, int], ...]:
+    """(chunk id, held fingerprint, tokens) of each section: what a manifest remembers."""
+    return tuple((i.chunk_id, held(i), i.tokens) for i in bundle.items)
 
 
 def cache_key(
@@ -213,9 +224,7 @@ def save(
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    sections = json.dumps(
-        [[i.chunk_id, i.fingerprint, i.tokens] for i in bundle.items], separators=(",", ":")
-    )
+    manifest_row = json.dumps([list(s) for s in held_sections(bundle)], separators=(",", ":"))
     conn.execute(
         """INSERT OR IGNORE INTO bundles (id, cache_key, task, scopes, paths, max_tokens, format,
                index_fingerprint, model, content, tokens, sections, truncated, created_at)
@@ -240,7 +249,7 @@ def save(
     conn.execute(
         "INSERT OR IGNORE INTO bundle_manifests (id, request_key, sections, created_at) "
         "VALUES (?, ?, ?, ?)",
-        (bundle.bundle_id, key.request_key, sections, now),
+        (bundle.bundle_id, key.request_key, manifest_row, now),
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from briefd.bundles import cache as cache_table
+from briefd.bundles import render
 from briefd.bundles.cache import (
     BundleCache,
     CacheKey,
@@ -21,6 +22,7 @@ from briefd.bundles.cache import (
     stored_sections,
 )
 from briefd.bundles.collect import Ask, collect, retrieval_query
+from briefd.bundles.measure import measure
 from briefd.bundles.model import (
     MAX_HARD_LIMIT,
     MAX_TOKENS,
@@ -35,7 +37,6 @@ from briefd.bundles.model import (
     ItemDrift,
 )
 from briefd.bundles.pack import effective_budget, pack
-from briefd.bundles.render import delta_markdown, markdown
 from briefd.bundles.wire import document
 from briefd.errors import IndexNotFoundError, NotFoundError, QueryError, StoreError
 from briefd.model import DocumentView, SearchMode, SearchResult
@@ -50,7 +51,7 @@ from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
 from briefd.store.tags import check_tags, normalise_tags
 from briefd.text import query_terms
-from briefd.tokens import ESTIMATOR, count_tokens
+from briefd.tokens import ESTIMATOR
 
 SearchFn = Callable[[sqlite3.Connection, SearchRequest], SearchResult]
 # (issue as given, token budget) → (Markdown heading the bundle, query text) for an issue key
@@ -140,7 +141,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         return replace(bundle, recovered=True)
     delta = diff(request.base, base, bundle.items)
     if bundle.mode == "markdown":
-        text = delta_markdown(delta)
+        text = render.delta_markdown(delta)
     else:
         d = bundle.diagnostics
         text = document(bundle.bundle_id, bundle.mode, bundle.target, d, bundle.items, delta)
@@ -206,9 +207,9 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     floor = settings.min_relative_score if comparable else 0.0  # RRF scores are rank-based
     ask = Ask(asked.scopes, asked.paths, asked.tags, request.issue, asked.target, query, floor)
     candidates = collect(conn, result, ask, engine.settings)
-    packed = pack(candidates, request.max_tokens, settings, hard_limit=request.ceiling)
-    block = markdown(packed.items)
-    tokens = count_tokens(block)
+    sizes = measure(request.mode)
+    packed = pack(candidates, request.max_tokens, settings, sizes, hard_limit=request.ceiling)
+    tokens = sizes.whole(packed.items)
     diagnostics = Diagnostics(
         estimator=ESTIMATOR,
         budget=request.max_tokens,
@@ -228,7 +229,7 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     )
     target = asked.target.path if asked.target else None
     if request.mode == "markdown":
-        text = block
+        text = render.markdown(packed.items)
     else:
         text = document(key.bundle_id, request.mode, target, diagnostics, packed.items)
     return Bundle(key.bundle_id, request.mode, text, packed.items, diagnostics, target)
@@ -268,12 +269,13 @@ def with_drift(conn: sqlite3.Connection, bundle: Bundle) -> Bundle:
 def diff(
     base_id: str, held: tuple[StoredSection, ...], items: tuple[BundleItem, ...]
 ) -> BundleDelta:
-    """What the caller holding ``base_id`` needs: reuse what it has, replace the rest."""
+    """What the caller holding ``base_id`` needs: reuse what it holds as it is now (content,
+    location and date: :func:`render.held`), replace the rest."""
     known = {s.chunk_id: s.fingerprint for s in held}
     entries: list[DeltaEntry] = []
     saved = 0
     for item in items:
-        if known.get(item.chunk_id) == item.fingerprint:
+        if known.get(item.chunk_id) == render.held(item):
             entries.append(DeltaEntry("reuse", item.chunk_id))
             saved += item.tokens
         else:
@@ -319,8 +321,7 @@ def _shared_base(
 def _share(engine: Engine, shared: SharedState, key: CacheKey, bundle: Bundle) -> Bundle:
     """Tell the other replicas what this bundle holds (for their ``base=``, ``report_usage``);
     an unreachable shared state costs that, never the bundle (the answer says so)."""
-    sections = tuple((i.chunk_id, i.fingerprint, i.tokens) for i in bundle.items)
-    held = Manifest(key.request_key, sections, engine.commit)
+    held = Manifest(key.request_key, cache_table.held_sections(bundle), engine.commit)
     try:
         shared.save_manifest(bundle.bundle_id, held, cache_table.now_iso())
     except StoreError as exc:
@@ -353,8 +354,8 @@ def _persist(engine: Engine, key: CacheKey, bundle: Bundle, asked: _Resolved) ->
             cache_table.add_hits(conn, pending)
     except StoreError:
         engine.cache.restore_pending_hits(pending)
-        sections = tuple(StoredSection(i.chunk_id, i.fingerprint, i.tokens) for i in bundle.items)
-        engine.store.defer(_unsaved(bundle.bundle_id), save, (key.request_key, sections))
+        held = tuple(StoredSection(*section) for section in cache_table.held_sections(bundle))
+        engine.store.defer(_unsaved(bundle.bundle_id), save, (key.request_key, held))
 
 
 def unsaved_manifest(store: Store, bundle_id: str) -> tuple[str, tuple[StoredSection, ...]] | None:

@@ -79,8 +79,9 @@ class ItemDrift:
 
 @dataclass(frozen=True, slots=True)
 class BundleItem:
-    """A section as packed: ``content`` may be a truncated head; ``tokens`` counts the whole
-    rendered section (attribution line included)."""
+    """A section as packed: ``content`` may be a truncated head; ``tokens`` is what the
+    bundle's output spends on it: the rendered section, attribution line included (markdown),
+    or its item as compact JSON (package, manifest: see :mod:`briefd.bundles.measure`)."""
 
     chunk_id: str
     doc_path: str
@@ -113,9 +114,10 @@ class Exclusion:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostics:
-    """How a bundle was made. ``tokens`` counts the assembled Markdown block; it exceeds the
-    budget only when mandatory content does, and ``overage`` is what it has over the hard
-    limit (then ``budget_exceeded``)."""
+    """How a bundle was made. ``tokens`` counts the sections as the mode delivers them (the
+    assembled Markdown block, or a package's items as compact JSON); it exceeds the budget only
+    when mandatory content does, and ``overage`` is what it has over the hard limit (then
+    ``budget_exceeded``)."""
 
     estimator: str
     budget: int
@@ -189,5 +191,5 @@ class Bundle:
 
     @property
     def tokens(self) -> int:
-        """Tokens of the assembled sections (the Markdown block an agent reads)."""
+        """Tokens of the sections as the mode delivers them (see :class:`Diagnostics`)."""
         return self.diagnostics.tokens

@@ -6,25 +6,21 @@ collection order within a tier. Duplicates and near-duplicates are dropped; a ca
 does not fit is recorded and later, smaller ones are still tried; governing documents take at
 most their share of the budget while ranked hits compete for the rest; the first optional
 section alone larger than what is left is cut to its head with a visible marker. Sizes are
-exact counts of the rendered text, and the assembled block is counted again at the end, so the
-budget holds for the whole block, separators included.
+exact counts of what the client receives (:mod:`briefd.bundles.measure`: the rendered section
+in the Markdown block, the item's JSON in a package), and the whole is counted again at the
+end, so the budget holds for all of it, separators included.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
+from briefd.bundles.measure import Measure, measure
 from briefd.bundles.model import TIER_ORDER, BundleItem, Candidate, Exclusion, Packed
-from briefd.bundles.render import (
-    SECTION_SEPARATOR,
-    fingerprint,
-    markdown,
-    section_text,
-    truncation_marker,
-)
+from briefd.bundles.render import fingerprint, truncation_marker
 from briefd.markdown.parse import parse_structure
 from briefd.markdown.wrap import continuation
 from briefd.settings import BundleSettings
@@ -34,8 +30,7 @@ from briefd.tokens import count_tokens, head_tokens
 _SCOPE_ORDER = {"domain": 0, "conventions": 1}
 _MIN_HEAD_TOKENS = 16
 _WORD = re.compile(r"\w+")
-
-Counter = Callable[[str], int]
+MARKDOWN = measure("markdown")
 
 
 def effective_budget(max_tokens: int, settings: BundleSettings) -> int:
@@ -80,27 +75,26 @@ def pack(
     candidates: Sequence[Candidate],
     max_tokens: int,
     settings: BundleSettings,
-    count: Counter = count_tokens,
+    sizes: Measure = MARKDOWN,
     hard_limit: int | None = None,
 ) -> Packed:
-    """Select and order sections: mandatory ones whole, then optional ones so the assembled
-    Markdown stays within the budget (never above ``hard_limit`` either)."""
+    """Select and order sections: mandatory ones whole, then optional ones so that the sections
+    as the mode delivers them (``sizes``: the Markdown block, or a package's items as JSON) stay
+    within the budget (never above ``hard_limit`` either)."""
     soft = max_tokens if hard_limit is None else min(max_tokens, hard_limit)
     budget = effective_budget(soft, settings)
     state = _State(remaining=budget, governed_cap=budget)
     if any(c.tier == "ranked" and c.weak is None for c in candidates):
         state.governed_cap = math.floor(budget * settings.governed_share)
-    separator = count(SECTION_SEPARATOR)
     ordered = sorted(enumerate(candidates), key=lambda pair: TIER_ORDER[pair[1].tier])
     for index, candidate in ordered:
-        extra = separator if state.chosen else 0
+        extra = sizes.separator if state.chosen else 0
         if candidate.tier == "mandatory":
-            full = count(section_text(candidate))
-            _take(state, index, candidate, candidate.content, full, extra, truncated=False)
+            _take(state, index, candidate, _sized(sizes, candidate, candidate.content), extra)
         else:
-            _consider(state, index, candidate, extra, settings, count)
+            _consider(state, index, candidate, extra, settings, sizes)
     items = [item for _, item in sorted(state.chosen, key=_display_key)]
-    while _optional(items) and count(markdown(tuple(items))) > budget:  # BPE merges
+    while _optional(items) and sizes.whole(tuple(items)) > budget:  # BPE merges
         dropped = items.pop(_last_of_lowest_tier(items))
         state.exclusions.append(
             Exclusion(dropped.chunk_id, dropped.doc_path, dropped.tier, "budget", dropped.tokens)
@@ -114,9 +108,10 @@ def _consider(
     c: Candidate,
     extra: int,
     settings: BundleSettings,
-    count: Counter,
+    sizes: Measure,
 ) -> None:
-    full = count(section_text(c))
+    whole = _sized(sizes, c, c.content)
+    full = whole.tokens
     if c.weak is not None:
         state.skip(c, c.weak, full)
         return
@@ -136,11 +131,11 @@ def _consider(
     state.top_seen = True
     limit = state.remaining - extra
     if full <= limit:
-        _take(state, index, c, c.content, full, extra, truncated=False)
+        _take(state, index, c, whole, extra)
     elif is_top and limit >= _MIN_HEAD_TOKENS:
-        content, tokens = _head(c, limit, count)
-        if content:
-            _take(state, index, c, content, tokens, extra, truncated=True)
+        head = _head(c, limit, sizes)
+        if head is not None:
+            _take(state, index, c, head, extra)
         else:
             state.skip(c, f"does not fit: needs {full} tokens, {limit} left", full)
     else:
@@ -160,15 +155,8 @@ def _duplicate_of(state: _State, c: Candidate, threshold: float) -> str | None:
     return None
 
 
-def _take(
-    state: _State,
-    index: int,
-    c: Candidate,
-    content: str,
-    tokens: int,
-    extra: int,
-    truncated: bool,
-) -> None:
+def _sized(sizes: Measure, c: Candidate, content: str, truncated: bool = False) -> BundleItem:
+    """``c`` as packed with ``content``, its tokens what the mode's output spends on it."""
     item = BundleItem(
         chunk_id=c.chunk_id,
         doc_path=c.doc_path,
@@ -182,52 +170,71 @@ def _take(
         start_line=c.start_line,
         end_line=c.end_line,
         updated_at=c.updated_at,
-        tokens=tokens,
+        tokens=0,
         fingerprint=fingerprint(content),
         truncated=truncated,
     )
+    return replace(item, tokens=sizes.item(item))
+
+
+def _take(state: _State, index: int, c: Candidate, item: BundleItem, extra: int) -> None:
     state.chosen.append((index, item))
     state.bodies[c.chunk_id] = c.content.strip()
     state.terms[c.chunk_id] = term_set(c.content)
-    state.remaining -= tokens + extra
-    state.truncated = state.truncated or truncated
+    state.remaining -= item.tokens + extra
+    state.truncated = state.truncated or item.truncated
     if c.tier == "governed":
-        state.governed_used += tokens
+        state.governed_used += item.tokens
 
 
-def _head(c: Candidate, limit: int, count: Counter) -> tuple[str, int]:
+def _head(c: Candidate, limit: int, sizes: Measure) -> BundleItem | None:
     """The longest head of ``c`` (cut at a line end when one is near) that, with its marker,
-    renders within ``limit`` tokens; empty when not even a short head fits."""
+    costs at most ``limit`` tokens in the mode's output; None when not even a short head fits."""
     body = c.content.strip()
-    total = count(body)
-    overhead = count(section_text(c, "")) + count(truncation_marker(c, total, total)) + 2
-    allowance = limit - overhead
+    total = count_tokens(body)
+    marker = count_tokens(truncation_marker(c, total, total))
+    allowance = limit - _sized(sizes, c, "").tokens - marker - 2
     while allowance >= _MIN_HEAD_TOKENS // 2:
-        head = head_tokens(body, allowance)
-        cut = head.rfind("\n")
-        if cut > len(head) // 2:
-            head = head[:cut]
-        head = closed_blocks(head.rstrip())
-        content = head + truncation_marker(c, count(head), total)
-        tokens = count(section_text(c, content))
-        if tokens <= limit:
-            return content, tokens
-        allowance -= max(2, tokens - limit)
-    return "", 0
+        head = closed_blocks(_at_line_end(head_tokens(body, allowance)))
+        content = head + truncation_marker(c, count_tokens(head), total)
+        item = _sized(sizes, c, content, truncated=True)
+        if item.tokens <= limit:
+            return item
+        allowance -= max(2, item.tokens - limit)
+    return None
+
+
+def _at_line_end(head: str) -> str:
+    """``head`` cut back to its last line end when one is past its middle, unless that leaves
+    a code fence just opened: the part of its first line that fits is worth more than an
+    empty block."""
+    cut = head.rfind("\n")
+    if cut <= len(head) // 2:
+        return head.rstrip()
+    shorter = head[:cut].rstrip()
+    last = shorter.count("\n") + 1
+    if any(f.start == last for f in parse_structure(shorter).fences if not f.closed):
+        return head.rstrip()
+    return shorter
 
 
 def closed_blocks(text: str) -> str:
     """``text`` with the fenced code and HTML blocks (comments, ``<pre>``…) a cut left open
     closed again, innermost first, so the marker and the sections after it are not read as
-    code or hidden in a comment."""
+    code or hidden in a comment. A code fence the cut left with nothing in it is dropped
+    rather than closed: an empty fence tells the reader nothing."""
     lines = text.split("\n")
     structure = parse_structure(text)
-    open_blocks = [(f.start, f.markup) for f in structure.fences if not f.closed]
-    open_blocks += [(h.start, h.closer) for h in structure.html if not h.closed]
-    for start, closer in sorted(open_blocks, reverse=True):
+    open_blocks = [(f.start, f.markup, True) for f in structure.fences if not f.closed]
+    open_blocks += [(h.start, h.closer, False) for h in structure.html if not h.closed]
+    closers: list[str] = []
+    for start, closer, fence in sorted(open_blocks, reverse=True):
+        if fence and not any(line.strip(" >\t") for line in lines[start:]):  # nothing in it
+            lines = lines[: start - 1]
+            continue
         opening = continuation(lines[start - 1])
-        text += f"\n{opening[: len(opening) - len(opening.lstrip(' >'))]}{closer}"
-    return text
+        closers.append(f"{opening[: len(opening) - len(opening.lstrip(' >'))]}{closer}")
+    return "\n".join([*lines, *closers]).rstrip()
 
 
 def _display_key(pair: tuple[int, BundleItem]) -> tuple[int, int, int]:

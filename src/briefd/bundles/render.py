@@ -35,9 +35,19 @@ def fingerprint(content: str) -> str:
     return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
+def held(section: BundleItem) -> str:
+    """The fingerprint of what a client holds of a section (B5): its content and its
+    attribution (path and line range, breadcrumb, date). A base's section is reused only while
+    this is unchanged: a section that moved down a line, or whose document changed on another
+    day, is sent again so the caller never keeps a stale location or date."""
+    return fingerprint(section_text(section))
+
+
 def truncation_marker(section: Candidate, shown: int, total: int) -> str:
-    where = f'read the rest with get_document("{section.doc_path}")'
-    return f"\n\n[… truncated: {shown} of {total} tokens shown; {where}]"
+    """Names the scope: ``get_document`` reads the default scopes unless told, and a project's
+    section would not be found there."""
+    call = f'get_document("{section.doc_path}", scopes=["{section.scope}"])'
+    return f"\n\n[… truncated: {shown} of {total} tokens shown; read the rest with {call}]"
 
 
 def markdown(items: tuple[BundleItem, ...]) -> str:

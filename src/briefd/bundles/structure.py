@@ -7,6 +7,7 @@ bounded second hop. Every candidate says why it is here."""
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 from collections.abc import Sequence
 
@@ -25,6 +26,8 @@ from briefd.store.sections import (
 )
 
 ISSUE_TITLE_CHARS = 120
+# a tracker key heading the issue's text, as Jira writes it ("PAY-12 …", "SHOP-42: …", "[OPS-7]")
+_ISSUE_KEY = re.compile(r"\[?([A-Z][A-Z0-9_]*-[1-9][0-9]{0,9})\b")
 EVERY_LINE = 1 << 30
 
 
@@ -48,13 +51,16 @@ def mandatory(
 
 
 def issue_candidate(text: str) -> Candidate:
+    """The issue, whole. Its title is the key its text starts with (or none): the attribution
+    line names the issue, the text below it is never sent twice."""
     body = text.strip()
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+    key = _ISSUE_KEY.match(body)
     return Candidate(
         chunk_id=f"issue:{digest}",
         doc_path="",
         scope="",
-        title=body.splitlines()[0][:ISSUE_TITLE_CHARS],
+        title=key.group(1) if key else "",
         heading_path=(),
         content=body,
         score=0.0,

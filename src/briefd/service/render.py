@@ -46,12 +46,30 @@ def bundle_text(out: schemas.BundleOut, structured: dict[str, object]) -> str:
     if out.recovered:
         notes.append("base unknown: full bundle")
     if out.delta is not None:
-        reused = sum(1 for e in out.delta.entries if e.op == "reuse")
-        notes.append(
-            f"delta from {out.delta.base}: {reused} reused, {len(out.delta.removed)} removed"
-        )
-    block = (out.text or "").rstrip() or "No knowledge section matched."
+        notes.append(delta_note(out.delta))
+    block = (out.text or "").rstrip() or nothing_new(out.delta)
     return "\n\n".join([block, *drift_notes(structured), f"({', '.join(notes)})"])
+
+
+def delta_note(delta: schemas.DeltaOut) -> str:
+    """As ``briefd bundle --base`` says it: reused, replaced, removed, tokens saved."""
+    replaced = sum(1 for e in delta.entries if e.op == "replace")
+    return (
+        f"delta from {delta.base}: {len(delta.entries) - replaced} reused, {replaced} replaced, "
+        f"{len(delta.removed)} removed, {delta.tokens_saved} tokens saved"
+    )
+
+
+def nothing_new(delta: schemas.DeltaOut | None) -> str:
+    """The text of an empty block: no section matched, or (against a base) none is new."""
+    if delta is None:
+        return "No knowledge section matched."
+    if not delta.removed:
+        return f"Nothing changed since bundle {delta.base}: {len(delta.entries)} section(s) reused."
+    return (
+        f"No section changed or was added since bundle {delta.base}: {len(delta.entries)} "
+        f"reused, {len(delta.removed)} removed."
+    )
 
 
 def drift_notes(structured: dict[str, object]) -> list[str]:

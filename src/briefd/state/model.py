@@ -27,8 +27,9 @@ class Proposal:
 
 @dataclass(frozen=True, slots=True)
 class Manifest:
-    """What a bundle held (B5): its request key, (chunk id, fingerprint, tokens) per section,
-    and the knowledge commit and replica it was compiled on (None on a single node)."""
+    """What a bundle held (B5): its request key, (chunk id, fingerprint of what the client holds,
+    tokens) per section, and the knowledge commit and replica it was compiled on (None on a
+    single node)."""
 
     request_key: str
     sections: tuple[tuple[str, str, int], ...]

@@ -1,0 +1,68 @@
+"""What a section costs in a bundle, counted as the client receives it (B6, B7). Pure.
+
+In ``markdown`` mode a section is its attribution line and body in the block, a blank line
+between two. In ``package`` mode it is its item as compact JSON: the content escaped, with its
+location, title, heading path, score, tokens and fingerprint, because that is what an MCP
+client hands the model (``JSON.stringify(structuredContent)``). A manifest is the package's
+metadata and is packed as the package, so the two list the same sections.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+
+from briefd.bundles.model import BundleItem, BundleMode
+from briefd.bundles.render import SECTION_SEPARATOR, markdown, section_text
+from briefd.bundles.wire import item_out
+from briefd.tokens import count_tokens
+
+Counter = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """``item``: one section's tokens; ``separator``: what joining two costs; ``whole``: all
+    of them as the mode delivers them (what a bundle's ``tokens`` reports)."""
+
+    item: Callable[[BundleItem], int]
+    separator: int
+    whole: Callable[[tuple[BundleItem, ...]], int]
+
+
+def measure(mode: BundleMode, count: Counter = count_tokens) -> Measure:
+    if mode == "markdown":
+        return Measure(
+            item=lambda item: count(section_text(item)),
+            separator=count(SECTION_SEPARATOR),
+            whole=lambda items: count(markdown(items)),
+        )
+    return Measure(
+        item=partial(package_tokens, count=count),
+        separator=count(","),
+        whole=lambda items: count(package_json(items)),
+    )
+
+
+def package_tokens(item: BundleItem, count: Counter = count_tokens) -> int:
+    """``item`` as compact package JSON, its own ``tokens`` field included: a count that counts
+    itself, settled in at most three passes (its digits take one token more from 1,000)."""
+    tokens = 0
+    for _ in range(3):
+        found = count(compact(item_out(replace(item, tokens=tokens), "package")))
+        if found == tokens:
+            break
+        tokens = found
+    return tokens
+
+
+def package_json(items: tuple[BundleItem, ...]) -> str:
+    """The package's items as a client receives them."""
+    return compact([item_out(item, "package") for item in items])
+
+
+def compact(value: object) -> str:
+    """``JSON.stringify``: no spaces, non-ASCII as it is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
