@@ -22,6 +22,16 @@ REFUNDS_CODE = "services/payment-gateway/internal/refunds/partial.go"
 CHARGEBACK_TASK = "chargeback evidence deadline: how many days does the merchant get to respond"
 
 
+def test_paths_alone_give_their_governing_documents_whole(example: Briefd) -> None:
+    alone = example.compile_bundle(BundleRequest("", max_tokens=8000, paths=(REFUNDS_CODE,)))
+    vague = example.compile_bundle(
+        BundleRequest("what is it", max_tokens=8000, paths=(REFUNDS_CODE,))
+    )
+    governed = [i.chunk_id for i in alone.items if i.tier == "governed"]
+    assert governed and governed == [i.chunk_id for i in vague.items if i.tier == "governed"]
+    assert {i.doc_path for i in alone.items} >= {"domain/refunds.md", "conventions/go-services.md"}
+
+
 def test_refs_covering_the_paths_lead_over_a_better_word_match(example: Briefd) -> None:
     plain = example.compile_bundle(BundleRequest(CHARGEBACK_TASK, max_tokens=3000))
     assert plain.items[0].doc_path == "domain/chargebacks.md"
@@ -390,3 +400,18 @@ def test_a_long_unbroken_run_is_counted_in_slices() -> None:
     run = "═" * 200_000  # BPE is quadratic in a piece: whole, this took minutes
     assert count_tokens(run) == 100_000
     assert count_tokens("refund policy for card payments") == 5  # exact as before
+
+
+def test_governing_documents_in_scopes_not_requested_are_said(example: Briefd) -> None:
+    threeds = "services/checkout-api/internal/threeds/x.go"
+    bundle = example.compile_bundle(BundleRequest("add a 3ds challenge", paths=(threeds,)))
+    said = {e.doc_path: e.reason for e in bundle.diagnostics.exclusions if not e.chunk_id}
+    assert said["projects/checkout/three-d-secure.md"] == (
+        f"refs services/checkout-api/internal/threeds/** covers {threeds}, but scope "
+        "'projects/checkout' was not requested: add it to scopes"
+    )
+    asked = example.compile_bundle(
+        BundleRequest("add a 3ds challenge", paths=(threeds,), scopes=("all",))
+    )
+    assert "projects/checkout/three-d-secure.md" in {i.doc_path for i in asked.items}
+    assert not [e for e in asked.diagnostics.exclusions if not e.chunk_id]

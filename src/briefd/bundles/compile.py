@@ -22,6 +22,7 @@ from briefd.bundles.cache import (
     stored_sections,
 )
 from briefd.bundles.collect import Ask, collect, retrieval_query
+from briefd.bundles.governed import unrequested
 from briefd.bundles.measure import measure
 from briefd.bundles.model import (
     MAX_HARD_LIMIT,
@@ -86,8 +87,10 @@ def validate(request: BundleRequest) -> None:
     if request.target is not None and not request.target.strip():
         raise QueryError("the document path is empty; name a document, e.g. domain/glossary.md")
     given = request.task.strip() or (request.issue or "").strip() or (request.target or "").strip()
-    if not given:
-        raise QueryError("the task description is empty; describe the task (or pass an issue)")
+    if not given and not request.paths:  # with paths: their governing documents, whole
+        raise QueryError(
+            "the task description is empty; describe the task (or pass an issue, or paths)"
+        )
     if not MIN_TOKENS <= request.max_tokens <= MAX_TOKENS:
         raise QueryError(
             f"max_tokens must be between {MIN_TOKENS} and {MAX_TOKENS}, got {request.max_tokens}"
@@ -219,7 +222,7 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
         budget_exceeded=tokens > request.ceiling,
         overage=max(tokens - request.ceiling, 0),
         truncated=packed.truncated,
-        exclusions=packed.exclusions,
+        exclusions=packed.exclusions + unrequested(conn, asked.scopes, asked.paths),
         ranking_version=RANKING_VERSION,
         index_fingerprint=asked.fingerprint,
         embedding_model=engine.model,

@@ -15,10 +15,11 @@ import sqlite3
 from collections.abc import Sequence
 
 from briefd.bundles.candidates import Ranks, by_rank, from_row
-from briefd.bundles.model import Candidate
+from briefd.bundles.model import Candidate, Exclusion
 from briefd.retrieval.governed import matching_sections
 from briefd.settings import SearchSettings
 from briefd.sources.refs import Cover, most_specific_cover
+from briefd.store.scopes import known_scopes
 from briefd.store.sections import document_sections, documents_with_refs
 from briefd.store.tags import tagged_paths
 from briefd.text import query_terms
@@ -50,6 +51,23 @@ def governed(
         rows = _matching(conn, path, doc_id, query, ranks, settings)
         found += [from_row(r, "governed", (cover.reason,), _score(r, ranks)) for r in rows]
     return found
+
+
+def unrequested(
+    conn: sqlite3.Connection, scopes: Sequence[str], paths: Sequence[str]
+) -> tuple[Exclusion, ...]:
+    """Documents governing ``paths`` in scopes the request did not name: left out, and said
+    in the exclusions, or a caller that did not think of ``scopes`` would never know of them."""
+    if not paths:
+        return ()
+    found = []
+    for scope in (s for s in known_scopes(conn) if s not in scopes):
+        for _, path, refs in documents_with_refs(conn, (scope,)):
+            cover = most_specific_cover(refs, paths)
+            if cover is not None:
+                why = f"{cover.reason}, but scope '{scope}' was not requested: add it to scopes"
+                found.append(Exclusion("", path, "governed", why, 0))
+    return tuple(found)
 
 
 def _matching(
