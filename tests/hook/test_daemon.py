@@ -72,6 +72,14 @@ def db(indexed: Briefd, settings: Settings) -> Path:
     return settings.db.resolve()
 
 
+def running_daemon(db: Path, tmp_path: Path, run_hook: RunHook) -> int:
+    """Start the daemon with a first prompt and wait until it serves; its pid."""
+    as_json(run_hook, RELEVANT, "s-1")
+    wait_for(lambda: serving(db))
+    (pid,) = daemons(tmp_path)
+    return pid
+
+
 def as_json(run: RunHook, prompt: str, session: str, **env: str) -> dict[str, object]:
     done = run("--json", payload=hook_json(prompt, session), env={**DAEMON, **env})
     assert done.code == 0 and done.stderr == "", done.stderr
@@ -177,9 +185,7 @@ def test_daemon_never_serves_another_index(
 def test_wedged_daemon_fails_open_within_a_second(
     db: Path, tmp_path: Path, run_hook: RunHook
 ) -> None:
-    as_json(run_hook, RELEVANT, "s-1")
-    wait_for(lambda: serving(db))
-    (pid,) = daemons(tmp_path)
+    pid = running_daemon(db, tmp_path, run_hook)
     os.kill(pid, signal.SIGSTOP)
     try:
         started = time.monotonic()
@@ -203,9 +209,7 @@ def test_wedged_daemon_fails_open_within_a_second(
 def test_a_daemon_that_stops_answering_is_replaced(
     db: Path, tmp_path: Path, run_hook: RunHook
 ) -> None:
-    as_json(run_hook, RELEVANT, "s-1")
-    wait_for(lambda: serving(db))
-    (pid,) = daemons(tmp_path)
+    pid = running_daemon(db, tmp_path, run_hook)
     os.kill(pid, signal.SIGSTOP)
     runs = [run_hook(payload=hook_json(RELEVANT, f"s-{n}"), env=DAEMON) for n in (2, 3, 4)]
     assert [(run.code, run.stdout) for run in runs] == [(0, "")] * 3
@@ -227,9 +231,7 @@ def test_a_daemon_that_stops_answering_is_replaced(
 def test_one_unanswered_prompt_is_forgotten_once_the_daemon_answers(
     db: Path, tmp_path: Path, run_hook: RunHook
 ) -> None:
-    as_json(run_hook, RELEVANT, "s-1")
-    wait_for(lambda: serving(db))
-    (pid,) = daemons(tmp_path)
+    pid = running_daemon(db, tmp_path, run_hook)
     stalls = Path(daemon_files(str(db), {}).stalls)
     for n in (2, 3):  # a stall, an answer, a stall, an answer: never three in a row
         os.kill(pid, signal.SIGSTOP)
