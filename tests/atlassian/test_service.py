@@ -206,7 +206,9 @@ def test_rest_routes_and_their_status_codes(rest: TestClient, cloud: FakeSite) -
     assert outside.status_code == 400
     lower = rest.post("/api/bundle", json={"task": "", "issue": "shop-42", "max_tokens": 1500})
     assert lower.status_code == 200  # a key in any case is looked up, as /api/jira/issues takes it
-    assert lower.json()["text"].startswith("> tracker issue · SHOP-42: Partial refunds can exceed")
+    assert lower.json()["text"].startswith(
+        "> tracker issue · SHOP-42\n\nSHOP-42: Partial refunds can exceed"
+    )
     refused = rest.get("/api/jira/issues/SHOP-42", headers={**CALLER, "X-Atlassian-Token": "x"})
     assert refused.status_code == 502 and refused.json()["error"] == "integration"
     assert "refused the credentials from the caller's X-Atlassian-Token header" in refused.text

@@ -42,7 +42,7 @@ def _ops(api: Briefd, request: BundleRequest) -> dict[str, str]:
     return {where[e.chunk_id]: e.op for e in bundle.delta.entries}
 
 
-def test_a_section_that_moved_or_changed_date_is_replaced(
+def test_a_section_that_moved_is_replaced_one_only_redated_is_reused(
     api: Briefd, write_files: WriteFiles
 ) -> None:
     root = write_files({"domain/koalas.md": KOALAS})
@@ -66,13 +66,14 @@ def test_a_section_that_moved_or_changed_date_is_replaced(
     moved = next(i for i in api.compile_bundle(request).items if i.heading_path == ("Diet",))
     assert (moved.start_line, moved.end_line) == (8, 10)
 
-    # a word changed in Burrows on another day: Diet is where it was, its date is not
+    # a word changed in Burrows on another day: Diet is where it was; only the document's
+    # date moved, and re-sending every unchanged section for it would spend the delta's saving
     latest = api.compile_bundle(request)
     _at(wombats, WOMBATS.replace("by day.\n", "by day.\nThey share dens.\n"), JUNE_2031)
     api.index()
     assert _ops(api, replace(request, base=latest.bundle_id)) == {
         "domain/wombats.md:3": "replace",
-        "domain/wombats.md:8": "replace",  # updated 2031-06-07 now, not 2031-05-08
+        "domain/wombats.md:8": "reuse",
         "domain/koalas.md:3": "reuse",
     }
     nothing = api.compile_bundle(replace(request, base=api.compile_bundle(request).bundle_id))

@@ -7,6 +7,7 @@ Everything here is a pure function of its arguments, so the same items give the 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 from briefd.bundles.model import BundleDelta, BundleItem, Candidate
 
@@ -37,10 +38,11 @@ def fingerprint(content: str) -> str:
 
 def held(section: BundleItem) -> str:
     """The fingerprint of what a client holds of a section (B5): its content and its
-    attribution (path and line range, breadcrumb, date). A base's section is reused only while
-    this is unchanged: a section that moved down a line, or whose document changed on another
-    day, is sent again so the caller never keeps a stale location or date."""
-    return fingerprint(section_text(section))
+    attribution but for the date (path and line range, breadcrumb). A base's section is
+    reused only while this is unchanged: a section that moved down a line is sent again, so
+    the caller never keeps a stale location. The date is the document's: an edit elsewhere in
+    it would otherwise re-send every unchanged section for a new "updated" day."""
+    return fingerprint(section_text(replace(section, updated_at="")))
 
 
 def truncation_marker(section: Candidate, shown: int, total: int) -> str:
