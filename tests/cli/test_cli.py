@@ -298,6 +298,40 @@ def test_tune_checks_where_it_writes_before_the_trials(indexed: Path, tmp_path: 
         assert message in result.stderr
 
 
+def test_tune_refuses_a_golden_file_eval_refuses(indexed: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "golden.yaml"
+    original = (REPO / "eval" / "golden" / "queries.yaml").read_text(encoding="utf-8")
+    broken.write_text(
+        original.replace("path: domain/chargebacks.md", "path: domain/chargebackz.md", 1)
+    )
+    source = str(EXAMPLE)
+    out = tmp_path / "best.json"
+    for args in (
+        ("eval", "--queries", str(broken), "--source", source),
+        ("tune", "--queries", str(broken), "--source", source, "--output", str(out)),
+    ):
+        result = briefd(*args, cwd=indexed)
+        assert result.returncode == 1, args
+        assert "expects section" in result.stderr and "domain/chargebackz.md" in result.stderr
+    assert not out.exists()  # no tuned file from a broken set
+
+
+def test_eval_check_json_prints_json_alone(indexed: Path, tmp_path: Path) -> None:
+    gate = tmp_path / "thresholds.yaml"
+    gate.write_text(
+        "sets:\n"
+        f"  - name: golden-en\n    queries: {REPO / 'eval' / 'golden' / 'queries.yaml'}\n"
+        "    min:\n      bm25: {recall@5: 0.5}\n"
+        f"  - name: absent\n    dataset: {tmp_path / 'no-such-set'}\n"
+        "    min:\n      bm25: {ndcg@10: 0.1}\n"
+    )
+    result = briefd("eval", "--check", str(gate), "--json", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)  # the status lines went to stderr
+    assert data["failures"] == [] and data["reports"][0]["mode"] == "bm25"
+    assert "skipped absent" in result.stderr and "eval gate passed" in result.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

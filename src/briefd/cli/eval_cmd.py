@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 import typer
+from rich.console import Console
 from rich.table import Table
 from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
@@ -18,7 +19,7 @@ from briefd.cli.eval_trust import (
     print_trust,
     run_trusted,
 )
-from briefd.cli.output import console, fail, print_json, reported_errors
+from briefd.cli.output import console, errors, fail, print_json, reported_errors
 from briefd.errors import EvalError
 from briefd.eval.datasets import BeirSet
 from briefd.eval.metrics import METRICS
@@ -156,11 +157,12 @@ def _check(
     trust: list[TrustFigures] = []
     recall: list[RecallReport] = []
     offtopic = None
+    say = errors if json_output else console  # --json: stdout holds the JSON alone
     for gate in load_gates(path):
         if gate.dataset is not None and not gate.dataset.is_dir():
-            console.print(f"skipped {gate.name}: {gate.dataset} not found", markup=False)
+            say.print(f"skipped {gate.name}: {gate.dataset} not found", markup=False)
             continue
-        settings_for_set, available = _available(settings, gate, all_sets)
+        settings_for_set, available = _available(settings, gate, all_sets, say)
         if gate.trust is not None and "hybrid" in available:
             offtopic = offtopic or load_offtopic(path.parent / OFFTOPIC_FILE)
             run = run_trusted(settings, gate, offtopic, all_sets)
@@ -190,15 +192,15 @@ def _check(
             print_calibration(trust)
     if failures:
         fail("below the eval gate: " + "; ".join(failures))
-    console.print("eval gate passed", markup=False)
+    say.print("eval gate passed", markup=False)
 
 
 def _available(
-    settings: Settings, gate: Gate, all_sets: bool
+    settings: Settings, gate: Gate, all_sets: bool, say: Console
 ) -> tuple[Settings, tuple[SearchMode, ...]]:
     """The settings and modes a gate runs with: a slow set is BM25 only without --all-sets."""
     if gate.slow and not all_sets:
-        console.print(f"{gate.name}: bm25 only (slow set; --all-sets runs the rest)", markup=False)
+        say.print(f"{gate.name}: bm25 only (slow set; --all-sets runs the rest)", markup=False)
         return replace(settings, embeddings=replace(settings.embeddings, enabled=False)), ("bm25",)
     return settings, _modes("all", settings)
 

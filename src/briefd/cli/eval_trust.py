@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from rich.console import Console
 from rich.table import Table
 
 from briefd.api import Briefd
@@ -115,7 +116,15 @@ def print_calibration(found: list[TrustFigures]) -> None:
 
 def print_trust(found: list[TrustFigures]) -> None:
     table = Table(title="briefd eval: trust (hybrid)")
-    columns = ("set", "docs", "queries", "emptied", "off-topic en/tr/de", "nDCG b/v/h", "gap")
+    columns = (
+        "set",
+        "docs",
+        "queries",
+        "emptied",
+        "off-topic en/tr/de",
+        "nDCG b/v/h",
+        "hybrid − better side",
+    )
     for column in columns:
         table.add_column(column, justify="left" if column == "set" else "right")
     for f in found:
@@ -123,7 +132,7 @@ def print_trust(found: list[TrustFigures]) -> None:
             f"{f.offtopic_rejected.get(lang, 0.0):.2f}" for lang in ("en", "tr", "de")
         )
         ndcg = "/".join(f"{f.ndcg.get(m, 0.0):.3f}" for m in EVERY_MODE)
-        gap = "" if f.fusion_gap is None else f"{f.fusion_gap:+.3f}"
+        gap = "" if f.fusion_gap is None else f"{-f.fusion_gap:+.3f}"  # as the README shows it
         table.add_row(
             f.name,
             str(f.documents),
@@ -133,4 +142,8 @@ def print_trust(found: list[TrustFigures]) -> None:
             ndcg,
             gap,
         )
-    console.print(table)
+    # a log (CI, a pipe) is 80 columns to rich: cells would be cut to "0.784/0.760…"
+    wide = (
+        console if console.is_terminal else Console(width=140, highlight=False, file=console.file)
+    )
+    wide.print(table)

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import EvalError
-from briefd.eval.run import beir_cases, golden_cases, open_beir, open_golden
+from briefd.eval.run import beir_cases, check_expected, golden_cases, open_beir, open_golden
 from briefd.eval.tune import FoldScores, TuneResult, tune
 
 
@@ -45,6 +45,7 @@ def tune_command(
         settings = ctx.obj.settings()
         if queries is not None:
             api, golden = open_golden(settings, queries, source)
+            check_expected(api, golden)  # a broken query is an error, as in `briefd eval`
             cases, unit = golden_cases(golden)
         else:
             assert dataset is not None
@@ -96,6 +97,7 @@ def _print(result: TuneResult, output: Path) -> None:
     if not result.knobs:
         console.print("No trial beat the current settings; the file keeps them.", markup=False)
     console.print(
-        f"wrote {output}; use it with `briefd search|bundle|serve|eval --config {output}`",
+        f"wrote {output} (tuned for hybrid search); use it with `briefd search|bundle|serve "
+        f"--config {output}`, and compare with `briefd eval --mode hybrid --config {output}`",
         markup=False,
     )

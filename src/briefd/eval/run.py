@@ -110,12 +110,12 @@ def golden_cases(golden: GoldenSet) -> tuple[list[Case], UnitOf]:
 
 
 def run_golden(api: Briefd, golden: GoldenSet, mode: SearchMode) -> EvalReport:
-    _check_expected(api, golden)
+    check_expected(api, golden)
     cases, unit = golden_cases(golden)
     return _run(api, golden.name, "section", mode, cases, unit)
 
 
-def _check_expected(api: Briefd, golden: GoldenSet) -> None:
+def check_expected(api: Briefd, golden: GoldenSet) -> None:
     """A query whose expected section is not in the index is a broken query, not a miss."""
     with api.store.read() as conn:
         known = {
