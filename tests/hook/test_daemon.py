@@ -464,3 +464,16 @@ def test_a_200_from_something_else_is_not_injected(
     assert run.code == 0
     assert "<!doctype" not in run.stdout and "main.js" not in run.stdout
     assert run.stdout.startswith("<knowledge")  # the local index's answer
+
+
+def test_no_daemon_is_started_for_an_index_that_does_not_exist(
+    tmp_path: Path, run_hook: RunHook, settings: Settings
+) -> None:
+    assert not settings.db.exists()
+    run = run_hook(payload=hook_json(RELEVANT, "s-1"), env=DAEMON)
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr.startswith(f"briefd recall: no index at {settings.db.resolve()}")
+    time.sleep(1)
+    assert daemons(tmp_path) == []  # it could only have failed, and said so in its log only
+    status = run_hook("--status", env=DAEMON)
+    assert status.stdout.startswith("recall daemon: not running (the next prompt starts it)")

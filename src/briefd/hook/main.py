@@ -189,6 +189,8 @@ def ask_daemon(local: Local, body: bytes, fmt: str, env: Mapping[str, str]) -> b
     reply = starter.ask(local.files, body, fmt)
     if reply is not None:
         return reply
+    if not os.path.exists(local.files.index):  # no index yet: a daemon could only fail
+        return False  # (answered here, with the error that says how to build one)
     return starter.start(local.files, local.config, os.getcwd(), env)
 
 
