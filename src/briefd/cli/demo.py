@@ -35,7 +35,7 @@ def demo_command(
         settings = ctx.obj.settings(source=example_knowledge(), db=db)
     errors.print(
         f"briefd demo: the example knowledge in {settings.source}, indexed into {settings.db}\n"
-        "try, in another terminal:\n"
+        "once it says it is serving (the first index takes ~20-45 s), try in another terminal:\n"
         f'  briefd --db {settings.db} search "how many times do we retry a soft decline"\n'
         f'  briefd --db {settings.db} bundle "add partial refunds to the card flow"',
         markup=False,
