@@ -107,27 +107,58 @@ def _dump(data: dict[str, object]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+# briefd's recall command in any form it has been written: the console script (a venv path,
+# quoted, ``.exe``, an env prefix such as ``BRIEFD_RECALL__SERVER=… briefd recall`` from the
+# /setup page), ``-m briefd recall``, or the hook's script file (any installation's path).
+OURS = re.compile(
+    r"""(?<![\w.-])briefd(?:\.exe)?['"]?\s+recall\b|briefd[/\\]hook[/\\]script\.py\b"""
+)
+
+
 def _ours(command: object) -> bool:
-    """Whether a hook command is briefd's recall: the script file ``briefd init`` writes now,
-    or the console script / ``-m briefd`` form of earlier releases (replaced, not doubled)."""
-    pattern = r"(briefd|-m briefd) recall\b|briefd[/\\]hook[/\\]script\.py\b"
-    return isinstance(command, str) and bool(re.search(pattern, command))
+    """Whether a hook command is briefd's recall (replaced by ``init``, not doubled)."""
+    return isinstance(command, str) and bool(OURS.search(command))
 
 
 def claude_hook(text: str | None, command: str) -> str:
-    """Claude Code / Codex ``hooks.UserPromptSubmit``: our entry replaced, others kept."""
+    """Claude Code / Codex ``hooks.UserPromptSubmit``: briefd's own entries replaced by one
+    group holding ``command``; every other entry kept in its group, groups left empty dropped."""
     data = _load(text, "the hooks settings file")
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError("'hooks' in the settings file must be an object; fix it, then rerun")
-    groups = [
-        g
-        for g in hooks.get("UserPromptSubmit", [])
-        if not (isinstance(g, dict) and any(_ours(h.get("command")) for h in g.get("hooks", [])))
-    ]
+    groups = [g for g in map(_without_ours, _groups(hooks.get("UserPromptSubmit", []))) if g]
     entry = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
     hooks["UserPromptSubmit"] = [*groups, {"hooks": [entry]}]
     return _dump(data)
+
+
+def _groups(value: object) -> list[dict[str, object]]:
+    """``hooks.UserPromptSubmit`` as the documented list of ``{"hooks": [{...}, ...]}``
+    groups; anything else is refused (rewriting it would lose what the user meant)."""
+    where = "'hooks.UserPromptSubmit'"
+    shape = '[{"hooks": [{"type": "command", "command": "..."}]}]'
+    if not isinstance(value, list):
+        raise ConfigError(f"{where} must be a list like {shape}; fix it, then rerun")
+    for i, group in enumerate(value):
+        entries = group.get("hooks", []) if isinstance(group, dict) else None
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise ConfigError(
+                f"{where}[{i}] must be an object whose 'hooks' is a list of objects like "
+                f"{shape[1:-1]}; fix it, then rerun"
+            )
+    return value
+
+
+def _without_ours(group: dict[str, object]) -> dict[str, object] | None:
+    """``group`` without briefd's entries; None when only briefd's were in it."""
+    entries = group.get("hooks")
+    if not isinstance(entries, list):
+        return group
+    kept = [e for e in entries if not _ours(e.get("command"))]
+    if kept == entries:
+        return group
+    return {**group, "hooks": kept} if kept else None
 
 
 def without_recall_hook(text: str | None) -> str | None:
