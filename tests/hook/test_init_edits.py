@@ -4,6 +4,7 @@ else (their hooks, their server entry's fields, TOML comments and tables) stays 
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -49,3 +50,40 @@ def test_init_refuses_hooks_not_in_the_documented_shape(tmp_path: Path) -> None:
         assert "fix it, then rerun" in result.output and "Traceback" not in result.output
         assert json.loads(settings.read_text()) == {"hooks": hooks}
         assert not (tmp_path / ".mcp.json").exists()
+
+
+CODEX_FORMS = {
+    "inline table": '[mcp_servers]\nbriefd = {url = "http://old/mcp"}\n',
+    "dotted key": 'mcp_servers.briefd.url = "http://old/mcp"\n\n[profile]\nx = 1\n',
+    "commented header": (
+        '[mcp_servers.briefd] # our team server\nurl = "http://old/mcp"\n\n'
+        '[mcp_servers.briefd.env]\nBRIEFD_TEAM = "payments"\n\n'
+        "# the profile we use for reviews\n[profile]\nx = 1\n"
+    ),
+}
+
+
+def test_init_edits_codex_toml_in_place_in_every_form(tmp_path: Path) -> None:
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    for form, text in CODEX_FORMS.items():
+        config.write_text(text)
+        init(tmp_path, "--client", "codex", "--yes", "--url", "http://new")
+        new = config.read_text()
+        data = tomllib.loads(new)  # one briefd entry: no table declared twice
+        briefd = data["mcp_servers"]["briefd"]
+        assert briefd["url"] == "http://new/mcp", form
+        assert briefd["bearer_token_env_var"] == "BRIEFD_API_TOKEN", form
+        assert new.replace("http://new/mcp", "http://old/mcp").startswith(text.split("\n")[0])
+    assert briefd["env"] == {"BRIEFD_TEAM": "payments"}
+    assert "# our team server" in new and "# the profile we use for reviews\n[profile]" in new
+
+
+def test_init_names_a_broken_codex_toml_once(tmp_path: Path) -> None:
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("[mcp_servers\n")
+    result = runner.invoke(app, ["init", "--project", str(tmp_path), "--client", "codex", "-y"])
+    assert result.exit_code == 1
+    assert f"{config}: not valid TOML (" in result.output
+    assert result.output.count("config.toml") == 1

@@ -36,6 +36,9 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import tomlkit
+import tomlkit.exceptions
+
 from briefd.errors import ConfigError
 
 CLIENTS = ("claude-code", "cursor", "codex", "vscode")
@@ -212,34 +215,34 @@ def mcp_servers(text: str | None, key: str, server: dict[str, object]) -> str:
 
 
 def codex_mcp(text: str | None, server: Server) -> str:
-    """``[mcp_servers.briefd]`` in Codex's TOML, the rest of the file kept as written."""
-    text = text or ""
+    """``mcp_servers.briefd`` in Codex's TOML, edited in place (tomlkit: comments, the entry's
+    own form — table, inline table or dotted keys — and its other keys such as its ``env``
+    table kept); only the keys that say how to reach briefd are set."""
     try:
-        tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f".codex/config.toml is not valid TOML ({exc}); fix it, then rerun"
-        ) from None
-    header = f"[mcp_servers.{SERVER_NAME}]"
-    if isinstance(server, tuple):  # TOML basic strings take JSON's escapes
-        args = ", ".join(json.dumps(a, ensure_ascii=False) for a in server[1:])
-        command = json.dumps(server[0], ensure_ascii=False)
-        block = f"{header}\ncommand = {command}\nargs = [{args}]\n"
-    else:
-        block = f'{header}\nurl = "{server}"\nbearer_token_env_var = "{TOKEN_ENV}"\n'
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.strip() == header), None)
-    if start is None:
-        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
-        return text + sep + block
-    end = next(
-        (
-            i
-            for i in range(start + 1, len(lines))
-            if lines[i].lstrip().startswith("[")
-            and not lines[i].strip().startswith(f"[mcp_servers.{SERVER_NAME}.")
-        ),
-        len(lines),
-    )
-    tail = "".join(lines[end:])
-    return "".join(lines[:start]) + block + ("\n" + tail if tail else "")
+        tomllib.loads(text or "")
+        doc = tomlkit.parse(text or "")
+    except (tomllib.TOMLDecodeError, tomlkit.exceptions.ParseError) as exc:
+        raise ConfigError(f"not valid TOML ({exc}); fix it, then rerun") from None
+    servers = doc.get("mcp_servers")
+    if servers is None:
+        servers = doc["mcp_servers"] = tomlkit.table(is_super_table=True)
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    if entry is None and isinstance(servers, dict):
+        entry = servers[SERVER_NAME] = tomlkit.table()
+    if not isinstance(entry, dict):
+        raise ConfigError(f"'mcp_servers.{SERVER_NAME}' must be a table; fix it, then rerun")
+    wanted, other = codex_keys(server)
+    for key in other:
+        entry.pop(key, None)
+    for key, value in wanted.items():
+        if entry.get(key) != value:
+            entry[key] = value
+    return tomlkit.dumps(doc)
+
+
+def codex_keys(server: Server) -> tuple[dict[str, object], tuple[str, ...]]:
+    """The keys of Codex's server entry that ``init`` sets, and those of the other transport
+    (removed: an entry has a ``url`` or a ``command``, not both)."""
+    if isinstance(server, tuple):
+        return {"command": server[0], "args": list(server[1:])}, ("url", "bearer_token_env_var")
+    return {"url": server, "bearer_token_env_var": TOKEN_ENV}, ("command", "args")
