@@ -87,3 +87,43 @@ def test_init_names_a_broken_codex_toml_once(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert f"{config}: not valid TOML (" in result.output
     assert result.output.count("config.toml") == 1
+
+
+TEAM = {"url": "https://briefd.acme.internal/mcp", "headers": {"X-Team": "payments"}}
+
+
+def test_init_keeps_a_hand_written_server_entry_at_another_url(tmp_path: Path) -> None:
+    mcp = tmp_path / ".mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {"briefd": {"type": "http", **TEAM}}}, indent=1))
+    before = mcp.read_text()
+    codex = tmp_path / ".codex" / "config.toml"
+    codex.parent.mkdir()
+    codex.write_text('[mcp_servers.briefd]\nurl = "https://briefd.acme.internal/mcp"\n')
+    output = init(tmp_path, "--client", "all", "--yes")
+    assert mcp.read_text() == before
+    assert codex.read_text() == '[mcp_servers.briefd]\nurl = "https://briefd.acme.internal/mcp"\n'
+    assert f"{codex}: kept its briefd server" in output
+    assert f"{mcp}: kept its briefd server https://briefd.acme.internal/mcp" in output
+    assert "pass --url to choose the server" in output
+
+
+def test_init_keeps_the_extra_fields_of_the_entry_it_updates(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"briefd": TEAM}}))
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text(
+        '[mcp_servers.briefd]\nurl = "https://briefd.acme.internal/mcp"\n'
+        '[mcp_servers.briefd.env]\nTEAM = "payments"\n'
+    )
+    output = init(tmp_path, "--client", "all", "--yes", "--url", "https://new.acme.internal")
+    assert "kept its briefd server" not in output
+    entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert entry["url"] == "https://new.acme.internal/mcp"
+    assert entry["headers"] == {
+        "Authorization": "Bearer ${BRIEFD_API_TOKEN:-}",
+        "X-Team": "payments",
+    }
+    codex = tomllib.loads((tmp_path / ".codex" / "config.toml").read_text())
+    assert codex["mcp_servers"]["briefd"]["env"] == {"TEAM": "payments"}
+    init(tmp_path, "--client", "claude-code", "--yes", "--transport", "stdio")
+    entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert entry["type"] == "stdio" and "url" not in entry and "headers" not in entry

@@ -111,7 +111,15 @@ def init_command(
             )
         settings = ctx.obj.settings()
         hook = hook_command(ctx.obj.db)
-        changes = _changes(project, chosen, hook, _server(settings, ctx, project, transport, url))
+        server = _server(settings, ctx, project, transport, url)
+        replace = url is not None or transport == "stdio"
+        changes, kept = _changes(project, chosen, hook, server, replace)
+    for path, their_url in kept:
+        console.print(
+            f"{project / path}: kept its briefd server {their_url} (init would write {server}); "
+            "pass --url to choose the server",
+            markup=False,
+        )
     if not changes:
         console.print("Everything is already configured; nothing to change.", markup=False)
     else:
@@ -149,21 +157,28 @@ def _server(
     return server_url(url) if url is not None else mcp_url(settings)
 
 
+Change = tuple[str, str | None, str | None]  # path in the project, old text, new text
+
+
 def _changes(
-    project: Path, clients: tuple[str, ...], hook: str, url: Server
-) -> list[tuple[str, str | None, str | None]]:
-    out = []
+    project: Path, clients: tuple[str, ...], hook: str, url: Server, replace: bool
+) -> tuple[list[Change], list[tuple[str, str]]]:
+    """The files to change, and the user's own server entries kept (path, their URL)."""
+    out, kept = [], []
     for name in clients:
-        for target in targets(name, hook, url):
+        for target in targets(name, hook, url, replace):
             path = project / target.path
             old = path.read_text(encoding="utf-8") if path.is_file() else None
             try:
                 new = target.update(old)
+                theirs = target.kept(old)
             except ConfigError as exc:
                 raise ConfigError(f"{path}: {exc}") from None
             if new != old:
                 out.append((target.path, old, new))
-    return out
+            if theirs is not None:
+                kept.append((target.path, theirs))
+    return out, kept
 
 
 def _show_diff(project: Path, path: str, old: str | None, new: str | None) -> None:

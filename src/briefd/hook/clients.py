@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import tomlkit
@@ -50,42 +50,53 @@ HOOK_TIMEOUT_S = 10
 Server = str | tuple[str, ...]
 
 
+def _nothing_kept(text: str | None) -> str | None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
-    """One file to write: its path in the project and how to update its text (None: the file
-    should not exist)."""
+    """One file to write: its path in the project, how to update its text (None: the file
+    should not exist), and the server URL of the user's own entry that ``update`` keeps
+    instead of writing init's (None: none kept)."""
 
     client: str
     path: str
     update: Callable[[str | None], str | None]
+    kept: Callable[[str | None], str | None] = _nothing_kept
 
 
-def targets(client: str, hook: str, mcp_url: Server) -> list[Target]:
+def targets(client: str, hook: str, mcp_url: Server, replace: bool = False) -> list[Target]:
     """The files ``client`` needs; ``hook`` is the recall command line, ``mcp_url`` the
-    server's ``/mcp`` endpoint or the ``briefd mcp`` command line."""
+    server's ``/mcp`` endpoint or the ``briefd mcp`` command line. An existing ``briefd``
+    entry at another URL is kept unless ``replace`` (the user named the server)."""
     json_hook = f"{hook} --format claude-json"
+
+    def json_mcp(path: str, key: str, entry: dict[str, object]) -> Target:
+        return Target(
+            client,
+            path,
+            lambda t: mcp_servers(t, key, entry, replace),
+            lambda t: None if replace else foreign_url(_entry(_load(t, MCP_FILE), key), entry),
+        )
+
     table = {
         "claude-code": [
             Target(client, ".claude/settings.local.json", lambda t: claude_hook(t, hook)),
-            Target(
-                client, ".mcp.json", lambda t: mcp_servers(t, "mcpServers", claude_mcp(mcp_url))
-            ),
+            json_mcp(".mcp.json", "mcpServers", claude_mcp(mcp_url)),
         ],
-        "cursor": [
+        "cursor": [json_mcp(".cursor/mcp.json", "mcpServers", cursor_mcp(mcp_url))],
+        "codex": [
             Target(
                 client,
-                ".cursor/mcp.json",
-                lambda t: mcp_servers(t, "mcpServers", cursor_mcp(mcp_url)),
+                ".codex/config.toml",
+                lambda t: codex_mcp(t, mcp_url, replace),
+                lambda t: None if replace else foreign_url(codex_entry(t), codex_keys(mcp_url)[0]),
             ),
-        ],
-        "codex": [
-            Target(client, ".codex/config.toml", lambda t: codex_mcp(t, mcp_url)),
             Target(client, ".codex/hooks.json", lambda t: claude_hook(t, json_hook)),
         ],
         "vscode": [
-            Target(
-                client, ".vscode/mcp.json", lambda t: mcp_servers(t, "servers", vscode_mcp(mcp_url))
-            ),
+            json_mcp(".vscode/mcp.json", "servers", vscode_mcp(mcp_url)),
             Target(client, ".github/hooks/briefd.json", without_recall_hook),
         ],
     }
@@ -205,16 +216,54 @@ def vscode_mcp(server: Server) -> dict[str, object]:
     }
 
 
-def mcp_servers(text: str | None, key: str, server: dict[str, object]) -> str:
-    data = _load(text, "the MCP config file")
+MCP_FILE = "the MCP config file"
+HTTP_KEYS = ("url", "headers", "bearer_token_env_var")
+STDIO_KEYS = ("command", "args", "env", "cwd")
+
+
+def mcp_servers(text: str | None, key: str, server: dict[str, object], replace: bool) -> str:
+    """The file with ``key.briefd`` set to ``server``, merged into the user's entry (see
+    :func:`merged_entry`); unchanged when that entry is at another URL and not ``replace``."""
+    data = _load(text, MCP_FILE)
+    old = _entry(data, key)
+    if text is not None and not replace and foreign_url(old, server):
+        return text
     servers = data.setdefault(key, {})
-    if not isinstance(servers, dict):
-        raise ConfigError(f"'{key}' in the MCP config file must be an object; fix it, then rerun")
-    servers[SERVER_NAME] = server
+    assert isinstance(servers, dict)  # checked by _entry
+    servers[SERVER_NAME] = merged_entry(old, server)
     return _dump(data)
 
 
-def codex_mcp(text: str | None, server: Server) -> str:
+def _entry(data: dict[str, object], key: str) -> object:
+    servers = data.get(key, {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f"'{key}' in {MCP_FILE} must be an object; fix it, then rerun")
+    return servers.get(SERVER_NAME)
+
+
+def foreign_url(old: object, new: Mapping[str, object]) -> str | None:
+    """The URL of the user's entry when it points elsewhere than the one init would write."""
+    url = old.get("url") if isinstance(old, Mapping) else None
+    return url if isinstance(url, str) and "url" in new and url != new["url"] else None
+
+
+def merged_entry(old: object, new: dict[str, object]) -> dict[str, object]:
+    """``new`` over the user's entry: its other fields kept (``headers``, ``env``… merged, the
+    user's values winning), those of the other transport dropped (a ``url`` or a
+    ``command``, never both)."""
+    if not isinstance(old, dict):
+        return new
+    other = STDIO_KEYS if "url" in new else HTTP_KEYS
+    switched = any(k in old for k in other)
+    drop = (*other, "type") if switched else other
+    out = {k: v for k, v in old.items() if k not in drop}
+    for k, v in new.items():
+        mine = out.get(k)
+        out[k] = {**v, **mine} if isinstance(v, dict) and isinstance(mine, dict) else v
+    return out
+
+
+def codex_mcp(text: str | None, server: Server, replace: bool = True) -> str:
     """``mcp_servers.briefd`` in Codex's TOML, edited in place (tomlkit: comments, the entry's
     own form — table, inline table or dotted keys — and its other keys such as its ``env``
     table kept); only the keys that say how to reach briefd are set."""
@@ -232,12 +281,20 @@ def codex_mcp(text: str | None, server: Server) -> str:
     if not isinstance(entry, dict):
         raise ConfigError(f"'mcp_servers.{SERVER_NAME}' must be a table; fix it, then rerun")
     wanted, other = codex_keys(server)
+    if text is not None and not replace and foreign_url(entry, wanted):
+        return text
     for key in other:
         entry.pop(key, None)
     for key, value in wanted.items():
         if entry.get(key) != value:
             entry[key] = value
     return tomlkit.dumps(doc)
+
+
+def codex_entry(text: str | None) -> object:
+    """The user's ``mcp_servers.briefd`` in Codex's TOML (None when there is none)."""
+    servers = tomllib.loads(text or "").get("mcp_servers")
+    return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
 
 
 def codex_keys(server: Server) -> tuple[dict[str, object], tuple[str, ...]]:
