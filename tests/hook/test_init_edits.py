@@ -4,6 +4,8 @@ else (their hooks, their server entry's fields, TOML comments and tables) stays 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -127,3 +129,38 @@ def test_init_keeps_the_extra_fields_of_the_entry_it_updates(tmp_path: Path) -> 
     init(tmp_path, "--client", "claude-code", "--yes", "--transport", "stdio")
     entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["briefd"]
     assert entry["type"] == "stdio" and "url" not in entry and "headers" not in entry
+
+
+def test_init_checks_every_file_before_writing_any(tmp_path: Path) -> None:
+    (tmp_path / ".cursor").write_text("not a folder")
+    result = runner.invoke(app, ["init", "--project", str(tmp_path), "--client", "all", "-y"])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"error: {tmp_path / '.cursor'} is a file where init needs a folder; move it aside, "
+        "then rerun"
+    )
+    assert [p.name for p in tmp_path.iterdir()] == [".cursor"]
+
+
+def test_init_in_a_folder_it_cannot_write_is_one_line(tmp_path: Path) -> None:
+    """A read-only checkout: one line, no traceback. Root ignores a mode of 0o555, not the
+    immutable attribute (which, like a read-only mount, stops root too)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    locked = ["chattr", "+i", str(project)] if os.geteuid() == 0 else None
+    if locked:
+        subprocess.run(locked, check=True)
+    else:
+        project.chmod(0o555)
+    try:
+        result = runner.invoke(app, ["init", "--project", str(project), "-y"])
+    finally:
+        if locked:
+            subprocess.run(["chattr", "-i", str(project)], check=True)
+        project.chmod(0o755)
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"error: {project / '.claude' / 'settings.local.json'}: cannot write in {project} "
+        "(read-only or not yours); make it writable or run init where you can write, then rerun"
+    )
+    assert list(project.iterdir()) == []

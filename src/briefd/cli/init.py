@@ -14,6 +14,7 @@ from pathlib import Path
 import typer
 
 from briefd.cli.output import console, reported_errors
+from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
 from briefd.hook.clients import CLIENTS, Server, targets
 from briefd.settings import CONFIG_FILE, Settings
@@ -128,21 +129,14 @@ def init_command(
         if not yes and not (sys.stdin.isatty() and typer.confirm("Write these changes?")):
             console.print("Nothing written (pass --yes to write without asking).", markup=False)
             raise typer.Exit(1)
+        with reported_errors():
+            write_all([(project / path, new) for path, _, new in changes])
         for path, _, new in changes:
-            _write(project / path, new)
+            verb = "removed" if new is None else "wrote"
+            console.print(f"{verb} {project / path}", markup=False)
     for name in chosen:
         if name in NOTES:
             console.print(NOTES[name], markup=False)
-
-
-def _write(target: Path, text: str | None) -> None:
-    if text is None:
-        target.unlink()
-        console.print(f"removed {target}", markup=False)
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    console.print(f"wrote {target}", markup=False)
 
 
 def _server(
@@ -168,13 +162,14 @@ def _changes(
     for name in clients:
         for target in targets(name, hook, url, replace):
             path = project / target.path
-            old = path.read_text(encoding="utf-8") if path.is_file() else None
+            old = read_text(path)
             try:
                 new = target.update(old)
                 theirs = target.kept(old)
             except ConfigError as exc:
                 raise ConfigError(f"{path}: {exc}") from None
             if new != old:
+                check_writable(path)
                 out.append((target.path, old, new))
             if theirs is not None:
                 kept.append((target.path, theirs))
