@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import tomllib
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from briefd.cli.main import app
+from briefd.hook import main as hook_main
 
 runner = CliRunner()
 
@@ -164,3 +166,32 @@ def test_init_in_a_folder_it_cannot_write_is_one_line(tmp_path: Path) -> None:
         "(read-only or not yours); make it writable or run init where you can write, then rerun"
     )
     assert list(project.iterdir()) == []
+
+
+def written_hook_server(project: Path) -> str | None:
+    """The server the recall command written into the Claude Code settings asks."""
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text())
+    command = settings["hooks"]["UserPromptSubmit"][-1]["hooks"][0]["command"]
+    options, _ = hook_main.parse_args(shlex.split(command)[4:])
+    url, _, _ = hook_main.server(options, {"HOME": str(project)})
+    return url
+
+
+def test_the_hook_asks_the_server_init_points_mcp_at(tmp_path: Path) -> None:
+    init(tmp_path, "--client", "claude-code", "--yes", "--url", "https://briefd.acme.internal")
+    assert written_hook_server(tmp_path) == "https://briefd.acme.internal"
+    mcp = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert mcp["url"] == "https://briefd.acme.internal/mcp"
+
+
+def test_init_of_another_directory_reads_its_briefd_yaml(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "briefd.yaml").write_text("serve:\n  port: 9191\n")
+    init(project, "--client", "claude-code", "--yes")  # run from the repository's directory
+    mcp = json.loads((project / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert mcp["url"] == "http://127.0.0.1:9191/mcp"
+    assert written_hook_server(project) == "http://127.0.0.1:9191"
+    (project / "briefd.yaml").write_text("serve:\n  port: 8484\n")
+    init(project, "--client", "claude-code", "--yes")
+    assert "--server" not in (project / ".claude" / "settings.local.json").read_text()

@@ -17,7 +17,8 @@ from briefd.cli.output import console, reported_errors
 from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
 from briefd.hook.clients import CLIENTS, Server, targets
-from briefd.settings import CONFIG_FILE, Settings
+from briefd.hook.discover import DEFAULT_SERVER
+from briefd.settings import CONFIG_FILE, Settings, load_settings
 
 NOTES = {
     "codex": "Codex: hooks are on by default in current releases (`[features] hooks`; older "
@@ -37,7 +38,7 @@ def register(app: typer.Typer) -> None:
     app.command("init")(init_command)
 
 
-def hook_command(db: Path | None = None) -> str:
+def hook_command(db: Path | None = None, server: str | None = None) -> str:
     """The recall command line for this installation. On POSIX systems this Python without
     ``site`` running the hook's script file (:mod:`briefd.hook.script`: ~2 ms less per prompt
     than the console script); elsewhere the console script next to this Python (no shell shim
@@ -52,7 +53,28 @@ def hook_command(db: Path | None = None) -> str:
         parts = [*launch, "recall"]
     if db is not None:
         parts += ["--db", str(db.resolve())]
+    if server is not None:
+        parts += ["--server", server]
     return shlex.join(parts)
+
+
+def recall_server(server: Server) -> str | None:
+    """The server the hook should name: the one the MCP entry points at, when that is not
+    the hook's default (a spawned ``briefd mcp`` leaves the hook to find its own)."""
+    if isinstance(server, tuple):
+        return None
+    root = server.removesuffix("/mcp")
+    return None if root == DEFAULT_SERVER else root
+
+
+def project_settings(ctx: typer.Context, project: Path) -> Settings:
+    """The settings ``--config`` or ``$BRIEFD_CONFIG`` name, else the project's own
+    ``briefd.yaml`` (not the one of the directory init runs from), else the defaults."""
+    own = project / CONFIG_FILE
+    if ctx.obj.config is None and not os.environ.get("BRIEFD_CONFIG") and own.is_file():
+        return load_settings(own, overrides={"db": ctx.obj.db})
+    settings: Settings = ctx.obj.settings()
+    return settings
 
 
 def stdio_command(settings: Settings, config: Path | None, project: Path) -> tuple[str, ...]:
@@ -110,9 +132,9 @@ def init_command(
                 f"--project {project} is not a directory; pass the project's checkout (a typo "
                 "would otherwise create a stray tree)"
             )
-        settings = ctx.obj.settings()
-        hook = hook_command(ctx.obj.db)
+        settings = project_settings(ctx, project)
         server = _server(settings, ctx, project, transport, url)
+        hook = hook_command(ctx.obj.db, recall_server(server))
         replace = url is not None or transport == "stdio"
         changes, kept = _changes(project, chosen, hook, server, replace)
     for path, their_url in kept:
