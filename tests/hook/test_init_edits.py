@@ -195,3 +195,42 @@ def test_init_of_another_directory_reads_its_briefd_yaml(tmp_path: Path) -> None
     (project / "briefd.yaml").write_text("serve:\n  port: 8484\n")
     init(project, "--client", "claude-code", "--yes")
     assert "--server" not in (project / ".claude" / "settings.local.json").read_text()
+
+
+VSCODE_JSONC = """{
+  // the team's servers; see https://wiki.acme.internal/mcp
+  "servers": {
+    "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/",}, /* ours */
+  },
+}
+"""
+
+
+def test_init_reads_vscode_jsonc_and_never_drops_its_comments(tmp_path: Path) -> None:
+    vscode = tmp_path / ".vscode" / "mcp.json"
+    vscode.parent.mkdir()
+    vscode.write_text(VSCODE_JSONC)
+    refused = runner.invoke(app, ["init", "--project", str(tmp_path), "--client", "vscode", "-y"])
+    assert refused.exit_code == 1
+    assert f"{vscode}: has comments, which init would not keep; set " in refused.output
+    assert '"briefd": {"type": "http", "url": "http://127.0.0.1:8484/mcp"' in refused.output
+    assert "by hand (or remove the comments), then rerun" in refused.output
+    assert vscode.read_text() == VSCODE_JSONC
+    # added by hand, as the message says: init reads the file and leaves it as it is
+    vscode.write_text("{}")
+    init(tmp_path, "--client", "vscode", "--yes", "--transport", "stdio")
+    entry = json.loads(vscode.read_text())["servers"]["briefd"]
+    by_hand = VSCODE_JSONC.replace('"servers": {', f'"servers": {{"briefd": {json.dumps(entry)},')
+    vscode.write_text(by_hand)
+    assert "already configured" in init(
+        tmp_path, "--client", "vscode", "-y", "--transport", "stdio"
+    )
+    assert vscode.read_text() == by_hand
+
+
+def test_init_rewrites_jsonc_without_comments_as_json(tmp_path: Path) -> None:
+    vscode = tmp_path / ".vscode" / "mcp.json"
+    vscode.parent.mkdir()
+    vscode.write_text('{"servers": {"x": {"url": "http://a//b",},},}')
+    init(tmp_path, "--client", "vscode", "--yes")
+    assert json.loads(vscode.read_text())["servers"]["x"] == {"url": "http://a//b"}

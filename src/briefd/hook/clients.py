@@ -40,6 +40,7 @@ import tomlkit
 import tomlkit.exceptions
 
 from briefd.errors import ConfigError
+from briefd.hook import jsonc
 
 CLIENTS = ("claude-code", "cursor", "codex", "vscode")
 SERVER_NAME = "briefd"
@@ -107,7 +108,7 @@ def _load(text: str | None, what: str) -> dict[str, object]:
     if text is None or not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(jsonc.strip(text))
     except ValueError as exc:
         raise ConfigError(
             f"{what} is not valid JSON ({exc}); fix or remove it, then rerun"
@@ -119,6 +120,19 @@ def _load(text: str | None, what: str) -> dict[str, object]:
 
 def _dump(data: dict[str, object]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _uncommented(text: str | None, new: str, by_hand: str) -> str:
+    """``new``, unless ``text`` has comments that writing ``new`` would drop: then ``text``
+    when it already says the same, else a refusal that says what to add by hand."""
+    if text is None or not jsonc.commented(text):
+        return new
+    if json.loads(new) == _load(text, "the file"):
+        return text
+    raise ConfigError(
+        f"has comments, which init would not keep; {by_hand} by hand (or remove the comments), "
+        "then rerun"
+    )
 
 
 # briefd's recall command in any form it has been written: the console script (a venv path,
@@ -144,7 +158,10 @@ def claude_hook(text: str | None, command: str) -> str:
     groups = [g for g in map(_without_ours, _groups(hooks.get("UserPromptSubmit", []))) if g]
     entry = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
     hooks["UserPromptSubmit"] = [*groups, {"hooks": [entry]}]
-    return _dump(data)
+    group = json.dumps({"hooks": [entry]}, ensure_ascii=False)
+    return _uncommented(
+        text, _dump(data), f"replace briefd's entries in 'hooks.UserPromptSubmit' with {group}"
+    )
 
 
 def _groups(value: object) -> list[dict[str, object]]:
@@ -230,8 +247,9 @@ def mcp_servers(text: str | None, key: str, server: dict[str, object], replace: 
         return text
     servers = data.setdefault(key, {})
     assert isinstance(servers, dict)  # checked by _entry
-    servers[SERVER_NAME] = merged_entry(old, server)
-    return _dump(data)
+    servers[SERVER_NAME] = entry = merged_entry(old, server)
+    wanted = json.dumps({SERVER_NAME: entry}, ensure_ascii=False)[1:-1]
+    return _uncommented(text, _dump(data), f"set {wanted} in '{key}'")
 
 
 def _entry(data: dict[str, object], key: str) -> object:
