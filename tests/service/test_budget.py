@@ -5,12 +5,14 @@ when not even a useful head fits."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.budget import MIN_HEAD_TOKENS, TRUNCATED, within_budget
+from briefd.service import render
 from briefd.service.schemas import SearchOut, search_out
 from briefd.tokens import count_tokens
 
@@ -133,3 +135,17 @@ def received(out: SearchOut) -> int:
 
 def _result(hits: tuple[Hit, ...], query: str = "q") -> SearchResult:
     return SearchResult(query, "bm25", ("domain",), hits, "r4", 0.1)
+
+
+def test_an_answer_the_gate_emptied_says_why() -> None:
+    why = ("lexical: weak: not in the index: garlic", "semantic: margin -0.013")
+    result = SearchResult("plant garlic", "hybrid", ("domain",), (), "r7", 0.1, gate="empty")
+    out = search_out(replace(result, gate_reasons=why), 300)
+    assert out.gate == "empty" and out.gate_reasons == list(why)
+    assert render.search_text(out) == (
+        "Nothing returned for 'plant garlic': the relevance gate judged it unrelated to this "
+        "knowledge base (lexical: weak: not in the index: garlic; semantic: margin -0.013). If "
+        "it is about this team's domain, ask again in the words its documents use."
+    )
+    kept = search_out(replace(result, gate="kept", hits=(hit("a", 5),), gate_reasons=why), 300)
+    assert kept.gate_reasons is None  # said only when they explain an empty answer

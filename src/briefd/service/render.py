@@ -11,6 +11,13 @@ from briefd.service import schemas
 def search_text(out: schemas.SearchOut) -> str:
     if not out.hits and out.note:
         return f"Nothing returned for '{out.query}': {out.note}."
+    if not out.hits and out.gate == "empty":
+        why = "; ".join(out.gate_reasons or ())
+        return (
+            f"Nothing returned for '{out.query}': the relevance gate judged it unrelated to this "
+            f"knowledge base ({why}). If it is about this team's domain, ask again in the words "
+            "its documents use."
+        )
     if not out.hits:
         scopes = ", ".join(out.scopes) or "none"
         return (

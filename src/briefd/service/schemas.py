@@ -54,6 +54,10 @@ class SearchOut(BaseModel):
     scopes: list[str]
     ranking_version: str
     gate: str = Field(description="Relevance gate verdict: off, kept or empty (off-topic).")
+    gate_reasons: list[str] | None = Field(
+        default=None,
+        description="When the gate emptied the result: why (the lexical and semantic evidence).",
+    )
     tokens: int = Field(description="Sum of the hits' tokens (at most max_tokens).")
     omitted: int = Field(description="Ranked hits left out to stay within max_tokens.")
     note: str | None = Field(
@@ -422,6 +426,7 @@ def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
         scopes=list(result.scopes),
         ranking_version=result.ranking_version,
         gate=result.gate,
+        gate_reasons=list(result.gate_reasons) if result.gate == "empty" else None,
         tokens=max_tokens,  # as many digits as it can have
         omitted=len(result.hits),
         hits=[],
