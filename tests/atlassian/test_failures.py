@@ -100,6 +100,13 @@ def test_429_is_retried_once_after_retry_after(tmp_path: Path, cloud: FakeSite) 
     )
     assert at_once.value.retry_after == 3600.0
     assert waits == [2.0, 3.0] and cloud.paths() == ["GET /wiki/rest/api/search"]
+    cloud.script(r"/search/jql$", 429, times=2)  # no Retry-After: briefd waits its own 1 s
+    with pytest.raises(RateLimitedError) as unnamed:
+        lookups.jira_search(JiraQuery(text="refund"), None)
+    assert str(unnamed.value).endswith(
+        "again after waiting 1 s (it named no wait); try again later"
+    )
+    assert unnamed.value.retry_after is None
 
 
 def test_a_slow_site_is_a_timeout_that_says_so(tmp_path: Path, cloud: FakeSite) -> None:

@@ -226,14 +226,16 @@ def rate_limited(
     longer than the timeout (``waited`` None: not retried). It carries the site's
     ``Retry-After`` so that REST can pass it on."""
     again = retry_after(response, DEFAULT_RETRY_SECONDS)
+    sent = response.headers.get("retry-after") is not None
     if waited is None:
         what = (
             f"asked to wait {again:g} s, longer than {config.key}.timeout_seconds "
             f"({config.timeout:g} s): not retried; try again later"
         )
-    else:
+    elif sent:
         what = f"again after waiting {waited:g} s as asked; try again in {again:g} s"
-    sent = response.headers.get("retry-after") is not None
+    else:
+        what = f"again after waiting {waited:g} s (it named no wait); try again later"
     return RateLimitedError(
         f"{config.product} is rate limiting briefd (429 Too Many Requests) and {what}",
         again if sent else None,
