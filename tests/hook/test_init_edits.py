@@ -109,6 +109,10 @@ def test_init_keeps_a_hand_written_server_entry_at_another_url(tmp_path: Path) -
     assert f"{codex}: kept its briefd server" in output
     assert f"{mcp}: kept its briefd server https://briefd.acme.internal/mcp" in output
     assert "pass --url to choose the server" in output
+    settings = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
+    (group,) = settings["hooks"]["UserPromptSubmit"]
+    (command,) = [h["command"] for h in group["hooks"]]
+    assert command.endswith(" --server https://briefd.acme.internal")  # where MCP goes
 
 
 def test_init_keeps_the_extra_fields_of_the_entry_it_updates(tmp_path: Path) -> None:
@@ -193,7 +197,10 @@ def test_init_of_another_directory_reads_its_briefd_yaml(tmp_path: Path) -> None
     assert mcp["url"] == "http://127.0.0.1:9191/mcp"
     assert written_hook_server(project) == "http://127.0.0.1:9191"
     (project / "briefd.yaml").write_text("serve:\n  port: 8484\n")
-    init(project, "--client", "claude-code", "--yes")
+    output = init(project, "--client", "claude-code", "--yes")  # the entry at 9191 is kept
+    assert "kept its briefd server http://127.0.0.1:9191/mcp" in output
+    assert written_hook_server(project) == "http://127.0.0.1:9191"  # and the hook asks it too
+    init(project, "--client", "claude-code", "--yes", "--url", "http://127.0.0.1:8484")
     assert "--server" not in (project / ".claude" / "settings.local.json").read_text()
 
 

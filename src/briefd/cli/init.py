@@ -137,6 +137,10 @@ def init_command(
         hook = hook_command(ctx.obj.db, recall_server(server))
         replace = url is not None or transport == "stdio"
         changes, kept = _changes(project, chosen, hook, server, replace)
+        theirs = {their_url for _, their_url in kept}
+        if len(theirs) == 1:  # MCP stays on the user's own server: the hook asks it too
+            hook = hook_command(ctx.obj.db, recall_server(theirs.pop()))
+            changes, kept = _changes(project, chosen, hook, server, replace)
     for path, their_url in kept:
         console.print(
             f"{project / path}: kept its briefd server {their_url} (init would write {server}); "
