@@ -50,7 +50,7 @@ class CacheKey:
 @dataclass(frozen=True, slots=True)
 class StoredSection:
     """A section of a manifest; ``fingerprint`` is of what the client holds
-    (:func:`briefd.bundles.render.held`: content and attribution), not the content alone."""
+    (:func:`briefd.bundles.render.held`: content and location), not the content alone."""
 
     chunk_id: str
     fingerprint: str

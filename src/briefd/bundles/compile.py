@@ -272,8 +272,8 @@ def with_drift(conn: sqlite3.Connection, bundle: Bundle) -> Bundle:
 def diff(
     base_id: str, held: tuple[StoredSection, ...], items: tuple[BundleItem, ...]
 ) -> BundleDelta:
-    """What the caller holding ``base_id`` needs: reuse what it holds as it is now (content,
-    location and date: :func:`render.held`), replace the rest."""
+    """What the caller holding ``base_id`` needs: reuse what it holds as it is now (content
+    and location: :func:`render.held`), replace the rest."""
     known = {s.chunk_id: s.fingerprint for s in held}
     entries: list[DeltaEntry] = []
     saved = 0

@@ -3,12 +3,12 @@ from the API's dataclasses into them."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from briefd.bundles.measure import compact
 from briefd.bundles.model import (
     MAX_HARD_LIMIT,
     MAX_TOKENS,
@@ -432,11 +432,19 @@ def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
         hits=[],
     )
     room = max_tokens - _json_tokens(frame)
+    costs: dict[tuple[str, str], int] = {}
+
+    def cost(hit: Hit) -> int:  # each hit counted once, though asked twice
+        key = (hit.chunk_id, hit.content)
+        if key not in costs:
+            costs[key] = _hit_cost(hit)
+        return costs[key]
+
     direct = [h for h in result.hits if h.related_to is None]
-    if direct and min(map(_hit_cost, direct)) > room:  # a note will say what was cut
+    if direct and min(map(cost, direct)) > room:  # a note will say what was cut
         notes = (_too_small(result.hits, max_tokens), _cut(result.hits[0], max_tokens))
         room -= max(map(count_tokens, notes)) + NOTE_FRAME
-    kept, omitted = within_budget(result.hits, room, _hit_cost)
+    kept, omitted = within_budget(result.hits, room, cost)
     return frame.model_copy(
         update={
             "tokens": sum(h.tokens for h in kept),
@@ -458,8 +466,7 @@ def _hit_cost(hit: Hit) -> int:
 
 
 def _json_tokens(model: BaseModel) -> int:
-    compact = json.dumps(model.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
-    return count_tokens(compact)
+    return count_tokens(compact(model.model_dump(mode="json")))
 
 
 def _link_out(r: ResolvedLink) -> LinkOut:
