@@ -20,6 +20,7 @@ from briefd.retrieval.gate import (
     by_language,
     calibrate,
     decide,
+    guessed,
     language_gaps,
     probe_score,
 )
@@ -253,3 +254,43 @@ def test_a_probe_is_looked_up_as_a_query_is_corrected_and_in_its_best_sections(
     assert plain.missing() == ("refnd", "paymnt") and 0 < plain.coverage() < 0.5
     assert fixed.all_words and fixed.coverage() == pytest.approx(1.0)
     assert unknown.missing() == ("scarf",) and unknown.coverage() < 0.5
+
+
+def test_a_spelling_correction_that_changes_the_stem_is_a_guess() -> None:
+    assert not guessed("dedline", ("deadline",))  # a left-out letter
+    assert not guessed("subaylari", ("subaylar",))  # the same stem, another ending
+    assert not guessed("cizimleri", ("cizimlerine",))
+    assert not guessed("settlemant", ("settlement",))  # a slip in the ending
+    assert guessed("soccer", ("docker",))
+    assert guessed("venice", ("device",))
+    assert not guessed("refund", ())  # no correction: a word as typed
+
+
+def test_guessed_corrections_give_a_question_no_lexical_support(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    chores = "".join(f"## Chore {n}\n\nStep {n} of the weekly chores.\n\n" for n in range(10))
+    write_files(
+        REFUNDS_AND_SETTLEMENT
+        | {
+            "domain/builds.md": "# Builds\n\n## Images\n\nThe docker image is built outside the "
+            "cluster.\n\n## Caches\n\nLayer caches live on the runner.\n",
+            "domain/chores.md": "# Chores\n\n" + chores,
+        }
+    )
+    with Briefd(settings) as api:
+        api.index()
+        with api.store.read() as conn:
+            guess, typo = (
+                gate_evidence.for_text(conn, text, Lexicon(), speller=Speller())
+                for text in ("offside soccer tactics", "outsid dockr tactics")
+            )
+    # both are corrected to two words of one section, the third word is in none; only the
+    # typo keeps the words' stems, and only its two words support the question
+    assert guess.missing() == typo.missing() == ("tactics",)
+    assert guess.guesses == (True, True, False) and guess.supporting() == ()
+    assert typo.guesses == (False, False, False) and typo.supporting() == ("outsid", "dockr")
+    reason = decide(guess, best=0.80, probe=0.81, threshold=0.02, floor=-0.02).reasons[0]
+    assert reason.endswith(
+        "not in the index: tactics; spelling guesses, no support: offside, soccer"
+    )

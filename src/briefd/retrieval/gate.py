@@ -12,7 +12,9 @@ Two kinds of evidence are weighed, and either one keeps the answer:
   best semantic or the best lexical section holds every query word specific together, or two
   or more words ten times as specific (``PARTIAL_CHANCE``: the other words are unexplained):
   "Fuat Sezgin kac yilinda dogmustur" has both names in one paragraph even where the rest of
-  its words are inflected differently.
+  its words are inflected differently. A word the index lacks counts here through its spelling
+  correction only when the correction keeps its stem (:func:`guessed`): "soccer" corrected to
+  "docker" is a guess that helps the search, not evidence that the index covers soccer.
 * **semantic** — the query's *score* must reach the index's own threshold: its best cosine in
   the index minus how close it comes to off-topic small talk (the mean of its ``NEAREST``
   closest probes, ``briefd.retrieval.probes``, all languages), plus ``COVERAGE_WEIGHT`` times
@@ -42,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from briefd.retrieval.probes import PROBES as PROBES  # re-exported: the probes by language
+from briefd.retrieval.spelling import is_subsequence
 
 NEAREST = 3  # probes averaged: one probe phrased like the query does not decide alone
 QUANTILE = 0.93  # of the probes' leave-topic-out scores: a real answer is worth more than a probe
@@ -50,6 +53,7 @@ MAX_CHANCE = 1.0  # sections that would hold every query word by chance
 PARTIAL_CHANCE = 0.1  # the same for some of the words: the rest is unexplained, so 10× rarer
 GAP_WEIGHT = 2.0  # the language gap counts on both sides: query vs index, query vs probe
 MIN_PER_LANGUAGE = 20  # active probes a language needs for levels of its own
+STEM = 4  # a correction keeps all but the last 3 letters of the typed word, at least 4: its stem
 
 Vectors = npt.NDArray[np.float32]
 
@@ -233,6 +237,9 @@ class LexicalEvidence:
     all_words: bool
     # per best section (semantic, then lexical): which words it holds
     held: tuple[tuple[bool, ...], ...] = ()
+    # per word: known only through a spelling correction that changes its stem (a guess,
+    # :func:`guessed`): no support for the question (:meth:`supporting`)
+    guesses: tuple[bool, ...] = ()
 
     @property
     def chance(self) -> float:
@@ -260,11 +267,22 @@ class LexicalEvidence:
         held = max(sum(i for i, h in zip(idf, inside, strict=True) if h) for inside in self.held)
         return held / mass if mass > 0 else 0.0
 
+    def _held(self) -> tuple[tuple[bool, ...], ...]:
+        """Per best section, the words it holds, a guessed word never."""
+        if not self.guesses:
+            return self.held
+        return tuple(
+            tuple(h and not g for h, g in zip(inside, self.guesses, strict=True))
+            for inside in self.held
+        )
+
     def supporting(self) -> tuple[str, ...]:
         """The words of the first best section (semantic, then lexical) that holds every query
         word (two or more) specific together, or two or more that are ten times as specific
-        (``PARTIAL_CHANCE``); () if none."""
-        for inside in self.held:
+        (``PARTIAL_CHANCE``); () if none. A guessed word (:func:`guessed`) is not held: "the
+        offside rule in soccer" is no better supported for a section on "outside" and
+        "docker"."""
+        for inside in self._held():
             counts = tuple(n for n, held in zip(self.frequencies, inside, strict=True) if held)
             every = len(counts) == len(self.words)
             if len(counts) >= 2 and self._chance(counts) <= (
@@ -334,6 +352,21 @@ def decide(
     return GateDecision("kept" if on_topic else "empty", tuple(reasons))
 
 
+def guessed(typed: str, corrections: tuple[str, ...]) -> bool:
+    """Whether the spelling corrections of a word the index lacks are all guesses: none keeps
+    its stem. Kept: the typed word with letters left out ("dedline": deadline), the same stem
+    with another ending ("subaylari": subaylar, "cizimleri": cizimlerine), a word it begins
+    with. A guess ("soccer": docker, "venice": device) helps the search find a section; as
+    evidence that the index covers the question it is worth nothing."""
+    if not corrections:
+        return False
+    stem = typed[: max(STEM, len(typed) - 3)]
+    return not any(
+        is_subsequence(typed, word) or word.startswith(stem) or typed.startswith(word)
+        for word in corrections
+    )
+
+
 def _lexical_reason(lexical: LexicalEvidence | None) -> str:
     if lexical is None or not lexical.words:
         return "lexical: no query words to match"
@@ -349,7 +382,14 @@ def _lexical_reason(lexical: LexicalEvidence | None) -> str:
         )
     missing = lexical.missing()
     absent = f"; not in the index: {', '.join(missing)}" if missing else ""
-    return f"lexical: weak: no section holds every query word ({words}){absent}"
+    return f"lexical: weak: no section holds every query word ({words}){absent}{_guesses(lexical)}"
+
+
+def _guesses(lexical: LexicalEvidence) -> str:
+    guessed_words = [w for w, g in zip(lexical.words, lexical.guesses, strict=False) if g]
+    if not guessed_words:
+        return ""
+    return f"; spelling guesses, no support: {', '.join(guessed_words)}"
 
 
 def _idf_mass(lexical: LexicalEvidence) -> float:

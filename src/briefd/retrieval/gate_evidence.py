@@ -14,7 +14,7 @@ import numpy as np
 
 from briefd.retrieval import bm25
 from briefd.retrieval.bm25 import Lexicon, PostingsIndex, Word
-from briefd.retrieval.gate import LexicalEvidence
+from briefd.retrieval.gate import LexicalEvidence, guessed
 from briefd.retrieval.lexical import FieldWeights, MatchPlan, build_match, is_prefix
 from briefd.retrieval.spelling import Speller
 from briefd.store import postings
@@ -71,7 +71,8 @@ class QueryWords:
             for rowid in dict.fromkeys(best)
         )
         words = tuple(group[0] for group in self.groups)
-        return LexicalEvidence(words, self.counts, self.sections, all_words, held)
+        guesses = tuple(guessed(group[0], group[1:]) for group in self.groups)
+        return LexicalEvidence(words, self.counts, self.sections, all_words, held, guesses)
 
 
 def _as_typed(groups: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
