@@ -1,7 +1,9 @@
 """``briefd init``: write the recall hook and the MCP server entry into a project's coding-agent
 config files (see :mod:`briefd.hook.clients`), showing the diff first. The MCP entry is either
 the server's URL (``--transport http``, ``--url`` for a shared team server) or the ``briefd
-mcp`` command the client spawns (``--transport stdio``)."""
+mcp`` command the client spawns (``--transport stdio``); without ``--transport`` an existing
+entry keeps its own. A recall hook the team's ``.claude/settings.json`` already registers is
+not written a second time."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import difflib
 import os
 import shlex
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import typer
@@ -16,7 +19,15 @@ import typer
 from briefd.cli.output import console, reported_errors
 from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
-from briefd.hook.clients import CLIENTS, Server, targets
+from briefd.hook.clients import (
+    CLAUDE_LOCAL,
+    CLAUDE_SHARED,
+    CLIENTS,
+    Kept,
+    Server,
+    registered_recall,
+    targets,
+)
 from briefd.hook.discover import DEFAULT_SERVER
 from briefd.settings import CONFIG_FILE, Settings, load_settings
 
@@ -112,10 +123,11 @@ def init_command(
         "claude-code", "--client", help="claude-code, cursor, codex, vscode or all."
     ),
     project: Path = typer.Option(Path(), "--project", help="The project directory."),
-    transport: str = typer.Option(
-        "http",
+    transport: str | None = typer.Option(
+        None,
         "--transport",
-        help="http: the client connects to a running server; stdio: it spawns `briefd mcp`.",
+        help="http: the client connects to a running server; stdio: it spawns `briefd mcp`. "
+        "Default: an existing briefd entry keeps its transport, a new one is http.",
     ),
     url: str | None = typer.Option(
         None, "--url", help="The server's URL with --transport http (default: serve.host/port)."
@@ -124,29 +136,24 @@ def init_command(
 ) -> None:
     """Write the recall hook and the MCP server entry into a project's agent config files."""
     with reported_errors():
-        chosen = CLIENTS if client == "all" else (client,)
-        if client != "all" and client not in CLIENTS:
-            raise ConfigError(f"unknown --client '{client}'; use {', '.join(CLIENTS)} or all")
-        if not project.is_dir():
-            raise ConfigError(
-                f"--project {project} is not a directory; pass the project's checkout (a typo "
-                "would otherwise create a stray tree)"
-            )
+        chosen = _chosen(client, project)
         settings = project_settings(ctx, project)
-        server = _server(settings, ctx, project, transport, url)
-        hook = hook_command(ctx.obj.db, recall_server(server))
-        replace = url is not None or transport == "stdio"
-        changes, kept = _changes(project, chosen, hook, server, replace)
-        theirs = {their_url for _, their_url in kept}
-        if len(theirs) == 1:  # MCP stays on the user's own server: the hook asks it too
-            hook = hook_command(ctx.obj.db, recall_server(theirs.pop()))
-            changes, kept = _changes(project, chosen, hook, server, replace)
-    for path, their_url in kept:
-        console.print(
-            f"{project / path}: kept its briefd server {their_url} (init would write {server}); "
-            "pass --url to choose the server",
-            markup=False,
+        server = _server(settings, ctx, project, transport or "http", url)
+        wiring = Wiring(
+            hook_command(ctx.obj.db, recall_server(server)),
+            server,
+            replace=url is not None or transport == "stdio",
+            keep_stdio=transport is None and url is None,
+            shared_hook="claude-code" in chosen and _shared_hook(project),
         )
+        changes, kept = _changes(project, chosen, wiring)
+        theirs = {entry.server for _, entry in kept if entry.transport == "http"}
+        if len(theirs) == 1:  # MCP stays on the user's own server: the hook asks it too
+            wiring = replace(wiring, hook=hook_command(ctx.obj.db, recall_server(theirs.pop())))
+            changes, kept = _changes(project, chosen, wiring)
+    _report_kept(project, kept, server)
+    if wiring.shared_hook:
+        _report_shared_hook(project, changes)
     if not changes:
         console.print("Everything is already configured; nothing to change.", markup=False)
     else:
@@ -165,6 +172,42 @@ def init_command(
             console.print(NOTES[name], markup=False)
 
 
+@dataclass(frozen=True, slots=True)
+class Wiring:
+    """What init writes and what of the user's it keeps (see
+    :func:`briefd.hook.clients.targets`): the recall hook's command line, the MCP server;
+    ``replace``: the user named the server (``--url``, ``--transport stdio``); ``keep_stdio``:
+    they chose no transport, so an entry the client spawns stays; ``shared_hook``: the team's
+    ``.claude/settings.json`` registers briefd's recall hook."""
+
+    hook: str
+    server: Server
+    replace: bool
+    keep_stdio: bool
+    shared_hook: bool
+
+
+def _chosen(client: str, project: Path) -> tuple[str, ...]:
+    if client != "all" and client not in CLIENTS:
+        raise ConfigError(f"unknown --client '{client}'; use {', '.join(CLIENTS)} or all")
+    if not project.is_dir():
+        raise ConfigError(
+            f"--project {project} is not a directory; pass the project's checkout (a typo "
+            "would otherwise create a stray tree)"
+        )
+    return CLIENTS if client == "all" else (client,)
+
+
+def _shared_hook(project: Path) -> bool:
+    """Whether the team's ``.claude/settings.json`` registers briefd's recall hook (read,
+    never written: it is shared)."""
+    path = project / CLAUDE_SHARED
+    try:
+        return registered_recall(read_text(path)) is not None
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
 def _server(
     settings: Settings, ctx: typer.Context, project: Path, transport: str, url: str | None
 ) -> Server:
@@ -181,12 +224,13 @@ Change = tuple[str, str | None, str | None]  # path in the project, old text, ne
 
 
 def _changes(
-    project: Path, clients: tuple[str, ...], hook: str, url: Server, replace: bool
-) -> tuple[list[Change], list[tuple[str, str]]]:
-    """The files to change, and the user's own server entries kept (path, their URL)."""
+    project: Path, clients: tuple[str, ...], wiring: Wiring
+) -> tuple[list[Change], list[tuple[str, Kept]]]:
+    """The files to change, and the user's own server entries kept (path, entry)."""
     out, kept = [], []
     for name in clients:
-        for target in targets(name, hook, url, replace):
+        w = wiring
+        for target in targets(name, w.hook, w.server, w.replace, w.keep_stdio, w.shared_hook):
             path = project / target.path
             old = read_text(path)
             try:
@@ -200,6 +244,38 @@ def _changes(
             if theirs is not None:
                 kept.append((target.path, theirs))
     return out, kept
+
+
+def _report_kept(project: Path, kept: list[tuple[str, Kept]], server: Server) -> None:
+    for path, entry in kept:
+        if entry.transport == "stdio":
+            line = (
+                f"{project / path}: kept its briefd entry over stdio ({entry.server}); pass "
+                "--transport http to switch it to the server's URL, --transport stdio to "
+                "rewrite it"
+            )
+        else:
+            line = (
+                f"{project / path}: kept its briefd server {entry.server} (init would write "
+                f"{server}); pass --url to choose the server"
+            )
+        console.print(line, markup=False)
+
+
+def _report_shared_hook(project: Path, changes: list[Change]) -> None:
+    local = project / CLAUDE_LOCAL
+    removal = [new for path, _, new in changes if path == CLAUDE_LOCAL]
+    if not removal:
+        what = f"writes none into {local}"
+    elif removal[0] is None:
+        what = f"removes {local}, which held only the one an earlier init wrote"
+    else:
+        what = f"removes the one an earlier init wrote into {local} (your other hooks stay)"
+    console.print(
+        f"{project / CLAUDE_SHARED}: already registers briefd's recall hook; init leaves it "
+        f"as it is and {what}, so Claude Code runs it once",
+        markup=False,
+    )
 
 
 def _show_diff(project: Path, path: str, old: str | None, new: str | None) -> None:

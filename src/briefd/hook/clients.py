@@ -19,7 +19,10 @@ cursor.com/docs/reference/third-party-hooks.
 So ``init`` writes one recall hook per client that can take context — Claude Code's in
 ``.claude/settings.local.json`` (it names this machine's Python, so it stays out of the shared
 ``settings.json``) and Codex's in ``.codex/hooks.json`` — and none for VS Code or Cursor, which
-only get the MCP server. VS Code (and Cursor, when asked to) still run the Claude Code hook;
+only get the MCP server. When the team's shared ``.claude/settings.json`` already registers
+briefd's recall hook (the entry the dashboard's /setup page shows), ``init`` leaves that file
+alone and writes none into ``settings.local.json`` — removing the one an earlier ``init`` put
+there — so Claude Code runs one. VS Code (and Cursor, when asked to) still run the Claude Code hook;
 ``briefd recall`` recognises their payloads and answers nothing at once (see
 :data:`briefd.hook.main.SILENT_CLIENTS`), so no client runs a recall twice or for nothing. The
 ``.github/hooks/briefd.json`` an earlier ``init`` wrote for VS Code is removed.
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -46,44 +50,69 @@ CLIENTS = ("claude-code", "cursor", "codex", "vscode")
 SERVER_NAME = "briefd"
 TOKEN_ENV = "BRIEFD_API_TOKEN"
 HOOK_TIMEOUT_S = 10
+CLAUDE_LOCAL = ".claude/settings.local.json"  # init's: names this machine's Python
+CLAUDE_SHARED = ".claude/settings.json"  # the team's: init reads it, never writes it
 
 # How a client reaches the MCP tools: a URL (streamable HTTP) or the command it spawns (stdio).
 Server = str | tuple[str, ...]
 
 
-def _nothing_kept(text: str | None) -> str | None:
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """The user's own ``briefd`` server entry that ``init`` left as it is: one at another URL
+    (``transport`` "http", ``server`` that URL) or one the client spawns (``transport``
+    "stdio", ``server`` its command line)."""
+
+    transport: str
+    server: str
+
+
+def _nothing_kept(text: str | None) -> Kept | None:
     return None
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
     """One file to write: its path in the project, how to update its text (None: the file
-    should not exist), and the server URL of the user's own entry that ``update`` keeps
-    instead of writing init's (None: none kept)."""
+    should not exist), and the user's own entry that ``update`` keeps instead of writing
+    init's (None: none kept)."""
 
     client: str
     path: str
     update: Callable[[str | None], str | None]
-    kept: Callable[[str | None], str | None] = _nothing_kept
+    kept: Callable[[str | None], Kept | None] = _nothing_kept
 
 
-def targets(client: str, hook: str, mcp_url: Server, replace: bool = False) -> list[Target]:
+def targets(
+    client: str,
+    hook: str,
+    mcp_url: Server,
+    replace: bool = False,
+    keep_stdio: bool = False,
+    shared_hook: bool = False,
+) -> list[Target]:
     """The files ``client`` needs; ``hook`` is the recall command line, ``mcp_url`` the
     server's ``/mcp`` endpoint or the ``briefd mcp`` command line. An existing ``briefd``
-    entry at another URL is kept unless ``replace`` (the user named the server)."""
+    entry at another URL is kept unless ``replace`` (the user named the server), one the
+    client spawns when ``keep_stdio`` (the user chose no transport). ``shared_hook``: the
+    team's ``.claude/settings.json`` registers briefd's recall hook, so Claude Code's local
+    settings get none (and lose the one an earlier ``init`` wrote)."""
     json_hook = f"{hook} --format claude-json"
 
     def json_mcp(path: str, key: str, entry: dict[str, object]) -> Target:
         return Target(
             client,
             path,
-            lambda t: mcp_servers(t, key, entry, replace),
-            lambda t: None if replace else foreign_url(_entry(_load(t, MCP_FILE), key), entry),
+            lambda t: mcp_servers(t, key, entry, replace, keep_stdio),
+            lambda t: kept_entry(_entry(_load(t, MCP_FILE), key), entry, replace, keep_stdio),
         )
+
+    def local_hook(text: str | None) -> str | None:
+        return without_claude_hook(text) if shared_hook else claude_hook(text, hook)
 
     table = {
         "claude-code": [
-            Target(client, ".claude/settings.local.json", lambda t: claude_hook(t, hook)),
+            Target(client, CLAUDE_LOCAL, local_hook),
             json_mcp(".mcp.json", "mcpServers", claude_mcp(mcp_url)),
         ],
         "cursor": [json_mcp(".cursor/mcp.json", "mcpServers", cursor_mcp(mcp_url))],
@@ -91,8 +120,8 @@ def targets(client: str, hook: str, mcp_url: Server, replace: bool = False) -> l
             Target(
                 client,
                 ".codex/config.toml",
-                lambda t: codex_mcp(t, mcp_url, replace),
-                lambda t: None if replace else foreign_url(codex_entry(t), codex_keys(mcp_url)[0]),
+                lambda t: codex_mcp(t, mcp_url, replace, keep_stdio),
+                lambda t: kept_entry(codex_entry(t), codex_keys(mcp_url)[0], replace, keep_stdio),
             ),
             Target(client, ".codex/hooks.json", lambda t: claude_hook(t, json_hook)),
         ],
@@ -192,6 +221,50 @@ def _without_ours(group: dict[str, object]) -> dict[str, object] | None:
     return {**group, "hooks": kept} if kept else None
 
 
+def without_claude_hook(text: str | None) -> str | None:
+    """Claude Code's local settings without briefd's recall hook, which the shared
+    ``.claude/settings.json`` already registers (Claude Code runs the hooks of both files):
+    the user's other hooks and settings kept, byte-identical when none was briefd's; None
+    when nothing else is left."""
+    if text is None:
+        return None
+    data = _load(text, "the hooks settings file")
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict) or "UserPromptSubmit" not in hooks:
+        return text
+    groups = _groups(hooks["UserPromptSubmit"])
+    mine = [g for g in map(_without_ours, groups) if g]
+    if mine == groups:
+        return text
+    if mine:
+        hooks["UserPromptSubmit"] = mine
+    else:
+        del hooks["UserPromptSubmit"]
+    if not hooks:
+        del data["hooks"]
+    if not data and not jsonc.commented(text):
+        return None
+    return _uncommented(
+        text, _dump(data), "remove briefd's recall entries from 'hooks.UserPromptSubmit'"
+    )
+
+
+def registered_recall(text: str | None) -> str | None:
+    """The briefd recall command a Claude Code settings file registers for
+    ``UserPromptSubmit``, recognised as ``init`` recognises its own (:data:`OURS`); None when
+    there is none. Read only: a shape ``init`` would refuse to edit is searched as far as it
+    goes."""
+    hooks = _load(text, "the settings file").get("hooks")
+    groups = hooks.get("UserPromptSubmit") if isinstance(hooks, dict) else None
+    for group in groups if isinstance(groups, list) else []:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            command = entry.get("command") if isinstance(entry, dict) else None
+            if isinstance(command, str) and _ours(command):
+                return command
+    return None
+
+
 def without_recall_hook(text: str | None) -> str | None:
     """``.github/hooks/briefd.json`` without the recall hook an earlier ``init`` put there
     (VS Code also loads the Claude Code hook: two would run); None when nothing else is left."""
@@ -238,12 +311,18 @@ HTTP_KEYS = ("url", "headers", "bearer_token_env_var")
 STDIO_KEYS = ("command", "args", "env", "cwd")
 
 
-def mcp_servers(text: str | None, key: str, server: dict[str, object], replace: bool) -> str:
+def mcp_servers(
+    text: str | None,
+    key: str,
+    server: dict[str, object],
+    replace: bool,
+    keep_stdio: bool = False,
+) -> str:
     """The file with ``key.briefd`` set to ``server``, merged into the user's entry (see
-    :func:`merged_entry`); unchanged when that entry is at another URL and not ``replace``."""
+    :func:`merged_entry`); unchanged when :func:`kept_entry` keeps that entry."""
     data = _load(text, MCP_FILE)
     old = _entry(data, key)
-    if text is not None and not replace and foreign_url(old, server):
+    if text is not None and kept_entry(old, server, replace, keep_stdio):
         return text
     servers = data.setdefault(key, {})
     assert isinstance(servers, dict)  # checked by _entry
@@ -257,6 +336,19 @@ def _entry(data: dict[str, object], key: str) -> object:
     if not isinstance(servers, dict):
         raise ConfigError(f"'{key}' in {MCP_FILE} must be an object; fix it, then rerun")
     return servers.get(SERVER_NAME)
+
+
+def kept_entry(
+    old: object, new: Mapping[str, object], replace: bool, keep_stdio: bool
+) -> Kept | None:
+    """The user's entry when ``init`` leaves it as it is: one the client spawns (a
+    ``command``) when ``keep_stdio``, one at another URL than ``new``'s unless ``replace``."""
+    if keep_stdio and isinstance(old, Mapping) and isinstance(old.get("command"), str):
+        args = old.get("args")
+        words = [old["command"], *(args if isinstance(args, list) else [])]
+        return Kept("stdio", shlex.join(str(word) for word in words))
+    url = None if replace else foreign_url(old, new)
+    return None if url is None else Kept("http", url)
 
 
 def foreign_url(old: object, new: Mapping[str, object]) -> str | None:
@@ -281,10 +373,13 @@ def merged_entry(old: object, new: dict[str, object]) -> dict[str, object]:
     return out
 
 
-def codex_mcp(text: str | None, server: Server, replace: bool = True) -> str:
+def codex_mcp(
+    text: str | None, server: Server, replace: bool = True, keep_stdio: bool = False
+) -> str:
     """``mcp_servers.briefd`` in Codex's TOML, edited in place (tomlkit: comments, the entry's
     own form — table, inline table or dotted keys — and its other keys such as its ``env``
-    table kept); only the keys that say how to reach briefd are set."""
+    table kept); only the keys that say how to reach briefd are set. Unchanged when
+    :func:`kept_entry` keeps the user's entry."""
     try:
         tomllib.loads(text or "")
         doc = tomlkit.parse(text or "")
@@ -299,7 +394,7 @@ def codex_mcp(text: str | None, server: Server, replace: bool = True) -> str:
     if not isinstance(entry, dict):
         raise ConfigError(f"'mcp_servers.{SERVER_NAME}' must be a table; fix it, then rerun")
     wanted, other = codex_keys(server)
-    if text is not None and not replace and foreign_url(entry, wanted):
+    if text is not None and kept_entry(entry, wanted, replace, keep_stdio):
         return text
     for key in other:
         entry.pop(key, None)

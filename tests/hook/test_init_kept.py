@@ -1,0 +1,150 @@
+"""``briefd init`` run again keeps what the user chose: an MCP entry the client spawns (stdio)
+stays stdio unless ``--transport`` says otherwise, and a recall hook the team's shared
+``.claude/settings.json`` registers is not written a second time into the local settings."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tomllib
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from briefd.cli.main import app
+from tests.hook.test_init import recall_hooks, snapshot
+
+runner = CliRunner()
+
+MCP_FILES = [".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json", ".codex/config.toml"]
+
+
+def init(project: Path, *args: str) -> str:
+    result = runner.invoke(app, ["init", "--project", str(project), *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def entries(project: Path) -> dict[str, dict[str, object]]:
+    """The briefd MCP entry of every client's config file, parsed."""
+    codex = tomllib.loads((project / ".codex" / "config.toml").read_text())
+    return {
+        ".mcp.json": json.loads((project / ".mcp.json").read_text())["mcpServers"]["briefd"],
+        ".cursor/mcp.json": json.loads((project / ".cursor" / "mcp.json").read_text())[
+            "mcpServers"
+        ]["briefd"],
+        ".vscode/mcp.json": json.loads((project / ".vscode" / "mcp.json").read_text())["servers"][
+            "briefd"
+        ],
+        ".codex/config.toml": codex["mcp_servers"]["briefd"],
+    }
+
+
+def test_init_without_transport_keeps_every_stdio_entry(tmp_path: Path) -> None:
+    init(tmp_path, "--client", "all", "--yes", "--transport", "stdio")
+    before = snapshot(tmp_path)
+    output = init(tmp_path, "--client", "all", "--yes")
+    assert snapshot(tmp_path) == before
+    for path, entry in entries(tmp_path).items():
+        assert "url" not in entry and isinstance(entry["command"], str), path
+        assert entry["args"][-1] == "mcp", path
+        line = f"{tmp_path / path}: kept its briefd entry over stdio ({entry['command']} "
+        assert line in output
+    assert "Everything is already configured" in output
+    # an explicit transport still switches them
+    output = init(tmp_path, "--client", "all", "--yes", "--transport", "http")
+    assert "kept its briefd entry" not in output
+    for path, entry in entries(tmp_path).items():
+        assert entry["url"] == "http://127.0.0.1:8484/mcp", path
+        assert "command" not in entry and "args" not in entry, path
+    assert entries(tmp_path)[".mcp.json"]["type"] == "http"
+
+
+def test_init_adding_a_client_keeps_a_hand_written_stdio_entry(tmp_path: Path) -> None:
+    spawned = {"command": "/opt/briefd/bin/briefd", "args": ["--db", "/kb/briefd.db", "mcp"]}
+    mcp = tmp_path / ".mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {"briefd": {"type": "stdio", **spawned}}}))
+    before = mcp.read_text()
+    codex = tmp_path / ".codex" / "config.toml"
+    codex.parent.mkdir()
+    codex.write_text('[mcp_servers.briefd]\ncommand = "briefd"\nargs = ["mcp"]\n')
+    output = init(tmp_path, "--client", "all", "--yes")
+    assert mcp.read_text() == before
+    assert codex.read_text() == '[mcp_servers.briefd]\ncommand = "briefd"\nargs = ["mcp"]\n'
+    line = (
+        f"{mcp}: kept its briefd entry over stdio (/opt/briefd/bin/briefd --db /kb/briefd.db mcp)"
+    )
+    assert line in output
+    assert f"{codex}: kept its briefd entry over stdio (briefd mcp)" in output
+    assert "pass --transport http to switch it" in output
+    # the clients that had no entry get the default, http
+    written = entries(tmp_path)
+    assert written[".cursor/mcp.json"]["url"] == "http://127.0.0.1:8484/mcp"
+    assert written[".vscode/mcp.json"]["url"] == "http://127.0.0.1:8484/mcp"
+    # the hook names no server: the spawned briefd is not one it could ask
+    (hook,) = recall_hooks(tmp_path, [".claude/settings.local.json"], "UserPromptSubmit")
+    assert "--server" not in shlex.split(hook)
+    # --transport stdio rewrites it to this installation's command; --url switches it to http
+    init(tmp_path, "--client", "claude-code", "--yes", "--transport", "stdio")
+    entry = json.loads(mcp.read_text())["mcpServers"]["briefd"]
+    assert entry["type"] == "stdio" and entry["command"] != spawned["command"]
+    init(tmp_path, "--client", "claude-code", "--yes", "--url", "https://briefd.acme.internal")
+    entry = json.loads(mcp.read_text())["mcpServers"]["briefd"]
+    assert entry["url"] == "https://briefd.acme.internal/mcp" and "command" not in entry
+
+
+CLAUDE = [".claude/settings.json", ".claude/settings.local.json"]
+SETUP_HOOK = {"type": "command", "command": "BRIEFD_RECALL__SERVER=https://kb.acme briefd recall"}
+AUDIT = {"type": "command", "command": "./audit-prompt.sh"}
+
+
+def team_settings(project: Path) -> Path:
+    """The team's ``.claude/settings.json`` with the /setup page's recall hook."""
+    shared = project / ".claude" / "settings.json"
+    shared.parent.mkdir(exist_ok=True)
+    data = {"hooks": {"UserPromptSubmit": [{"hooks": [AUDIT]}, {"hooks": [SETUP_HOOK]}]}}
+    shared.write_text(json.dumps(data, indent=2))
+    return shared
+
+
+def test_init_writes_no_second_hook_when_settings_json_has_one(tmp_path: Path) -> None:
+    shared = team_settings(tmp_path)
+    before = shared.read_bytes()
+    output = init(tmp_path, "--client", "claude-code", "--yes")
+    assert shared.read_bytes() == before
+    assert recall_hooks(tmp_path, CLAUDE, "UserPromptSubmit") == [SETUP_HOOK["command"]]
+    assert not (tmp_path / ".claude" / "settings.local.json").exists()
+    assert f"{shared}: already registers briefd's recall hook" in output
+    assert f"writes none into {tmp_path / '.claude' / 'settings.local.json'}" in output
+    mcp = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert mcp["url"] == "http://127.0.0.1:8484/mcp"  # the MCP entry is still written
+    assert "already configured" in init(tmp_path, "--client", "claude-code", "--yes")
+
+
+def test_init_removes_its_duplicate_when_settings_json_has_one(tmp_path: Path) -> None:
+    local = tmp_path / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    mine = {"permissions": {"allow": ["Bash(make test)"]}}
+    local.write_text(json.dumps({**mine, "hooks": {"UserPromptSubmit": [{"hooks": [AUDIT]}]}}))
+    init(tmp_path, "--client", "claude-code", "--yes")
+    assert len(recall_hooks(tmp_path, [".claude/settings.local.json"], "UserPromptSubmit")) == 1
+    shared = team_settings(tmp_path)
+    before = shared.read_bytes()
+    output = init(tmp_path, "--client", "claude-code", "--yes")
+    assert shared.read_bytes() == before
+    assert f"removes the one an earlier init wrote into {local}" in output
+    assert json.loads(local.read_text()) == {
+        **mine,
+        "hooks": {"UserPromptSubmit": [{"hooks": [AUDIT]}]},
+    }
+    assert recall_hooks(tmp_path, CLAUDE, "UserPromptSubmit") == [SETUP_HOOK["command"]]
+    # a local file that held only init's hook goes
+    local.unlink()
+    (tmp_path / ".claude" / "settings.json").unlink()
+    init(tmp_path, "--client", "claude-code", "--yes")
+    team_settings(tmp_path)
+    output = init(tmp_path, "--client", "claude-code", "--yes")
+    assert f"removes {local}, which held only the one an earlier init wrote" in output
+    assert f"removed {local}" in output
+    assert not local.exists()
+    assert recall_hooks(tmp_path, CLAUDE, "UserPromptSubmit") == [SETUP_HOOK["command"]]
