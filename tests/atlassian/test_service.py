@@ -185,6 +185,9 @@ def test_unconfigured_lists_no_live_tools_and_rest_says_what_to_set(
             bundle = http.post("/api/bundle", json={"task": "", "issue": "SHOP-42"})
             assert bundle.status_code == 404
             assert bundle.json()["detail"].startswith("issue 'SHOP-42' is a Jira key, but Jira")
+            # text that only has a key's shape is the issue's text, without Jira
+            shaped = http.post("/api/bundle", json={"task": "", "issue": "utf-8"})
+            assert shaped.status_code == 200 and "utf-8" in shaped.json()["text"]
         with pytest.raises(IntegrationOffError):
             api.compile_bundle(BundleRequest("", issue="SHOP-42"))
 
@@ -209,6 +212,10 @@ def test_rest_routes_and_their_status_codes(rest: TestClient, cloud: FakeSite) -
     assert lower.json()["text"].startswith(
         "> tracker issue · SHOP-42\n\nSHOP-42: Partial refunds can exceed"
     )
+    shaped = rest.post("/api/bundle", json={"task": "", "issue": "utf-8", "max_tokens": 1500})
+    assert shaped.status_code == 200  # no issue UTF-8: the text as given, not a failed bundle
+    assert "tracker issue · UTF-8" not in shaped.json()["text"]
+    assert rest.post("/api/bundle", json={"task": "", "issue": "UTF-8"}).status_code == 404
     refused = rest.get("/api/jira/issues/SHOP-42", headers={**CALLER, "X-Atlassian-Token": "x"})
     assert refused.status_code == 502 and refused.json()["error"] == "integration"
     assert "refused the credentials from the caller's X-Atlassian-Token header" in refused.text

@@ -126,15 +126,26 @@ class Atlassian:
     def prefetch(self, issue: str | None, account: Account | None = None) -> IssueLookup:
         """An issue key fetched now (a server does this outside its index lock) and rendered
         later within the share of the budget the bundle gives; any other text is the issue's
-        own text, for which the lookup answers None (the bundle uses it as given)."""
+        own text, for which the lookup answers None (the bundle uses it as given). A key
+        typed in lower case ("shop-42") is looked up too, but text that only has a key's shape
+        ("utf-8", "sha-256") must not fail a bundle: without Jira, or when Jira has no such
+        issue, it is the issue's text."""
         if not issue or not is_issue_key(issue):
             return _as_given
+        as_jira_writes = issue.strip() == issue.strip().upper()
         if not self.jira_on:
+            if not as_jira_writes:
+                return _as_given
             raise IntegrationOffError(
                 f"issue '{issue.strip()}' is a Jira key, but Jira is not configured: set "
                 "jira.url (see /setup), or pass the issue's text instead of its key"
             )
-        found = self._issue(issue, True, account)
+        try:
+            found = self._issue(issue, True, account)
+        except RemoteNotFoundError:
+            if as_jira_writes:
+                raise
+            return _as_given
 
         def head(_: str, max_tokens: int) -> tuple[str, str]:
             blocks = render.issue_blocks(found)
