@@ -17,6 +17,32 @@ def test_defaults_without_file_or_env(tmp_path: Path, monkeypatch: pytest.Monkey
     assert settings.search.top_k == 8
 
 
+def test_settings_are_found_where_the_hook_finds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """./briefd.yaml, then ./.briefd/briefd.yaml, then the user's (XDG_CONFIG_HOME, else
+    HOME/.config): the order of briefd.hook.discover, so the CLI and the hook read one file."""
+    monkeypatch.chdir(tmp_path)
+    home, xdg = tmp_path / "home", tmp_path / "xdg"
+    user = home / ".config" / "briefd" / "briefd.yaml"
+    user.parent.mkdir(parents=True)
+    user.write_text("db: index.db\nsearch:\n  top_k: 3\n")
+    found = load_settings(env={"HOME": str(home)})
+    assert found.search.top_k == 3 and found.db == user.parent / "index.db"
+    assert load_settings(env={}).search.top_k == 8  # no HOME given: no user file
+    (xdg / "briefd").mkdir(parents=True)
+    (xdg / "briefd" / "briefd.yaml").write_text("search:\n  top_k: 4\n")
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(xdg)}
+    assert load_settings(env=env).search.top_k == 4
+    (tmp_path / ".briefd").mkdir()
+    (tmp_path / ".briefd" / "briefd.yaml").write_text("search:\n  top_k: 5\n")
+    assert load_settings(env=env).search.top_k == 5
+    (tmp_path / "briefd.yaml").write_text("search:\n  top_k: 6\n")
+    assert load_settings(env=env).search.top_k == 6
+    named = {**env, "BRIEFD_CONFIG": str(user)}
+    assert load_settings(env=named).search.top_k == 3
+
+
 def test_file_values_paths_relative_to_the_file(tmp_path: Path) -> None:
     config = tmp_path / "conf" / "briefd.yaml"
     config.parent.mkdir()

@@ -195,6 +195,20 @@ def test_settings_and_environment_changes_fall_through(
     assert stamp.answer(argv, ENV) is None
 
 
+@pytest.mark.parametrize("where", [".briefd/briefd.yaml", "home/.config/briefd/briefd.yaml"])
+def test_a_settings_file_appearing_where_briefd_looks_falls_through(
+    knowledge: tuple[Settings, list[str]], tmp_path: Path, where: str
+) -> None:
+    settings, argv = knowledge
+    env = {**ENV, "HOME": str(tmp_path / "home")}
+    stamped(settings, argv, env)
+    assert stamp.answer(argv, env) is not None
+    assert stamp.answer(argv, {**env, "HOME": str(tmp_path / "elsewhere")}) is None
+    (tmp_path / where).parent.mkdir(parents=True)
+    (tmp_path / where).write_text("search:\n  top_k: 3\n")  # ./.briefd/ or the user's
+    assert stamp.answer(argv, env) is None
+
+
 def test_a_config_file_change_falls_through(
     knowledge: tuple[Settings, list[str]], tmp_path: Path
 ) -> None:

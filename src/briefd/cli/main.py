@@ -59,7 +59,9 @@ def print_version(value: bool) -> None:
 def main(
     ctx: typer.Context,
     config: Path | None = typer.Option(
-        None, "--config", help="Settings file (default: ./briefd.yaml, or $BRIEFD_CONFIG)."
+        None,
+        "--config",
+        help="Settings file (default: $BRIEFD_CONFIG, else the first of ./briefd.yaml, ./.briefd/briefd.yaml, ~/.config/briefd/briefd.yaml).",
     ),
     db: Path | None = typer.Option(
         None, "--db", help="Index database file (default: .briefd/briefd.db)."

@@ -30,11 +30,13 @@ if TYPE_CHECKING:
 FORMAT = "briefd-stamp 1"
 SUFFIX = ".stamp"
 CONFIG_FILE = "briefd.yaml"  # as settings.CONFIG_FILE (not imported: this path loads no settings)
+LOCAL_DIR = ".briefd"  # as settings.LOCAL_CONFIG's folder
 DEFAULT_DB = ".briefd/briefd.db"  # as Settings.db
 RACY_NS = 2_000_000_000
 GLOBAL_OPTIONS = ("--db", "--config")
 INDEX_OPTIONS = ("--source",)
 ENV_PREFIXES = ("BRIEFD_", "GIT_")
+ENV_NAMES = ("HOME", "XDG_CONFIG_HOME")  # where the user's settings file is
 
 Args = dict[str, str | bool]
 
@@ -62,11 +64,25 @@ def index_args(argv: Sequence[str]) -> Args | None:
     return found if command else None
 
 
+def config_paths(args: Args, env: Mapping[str, str], cwd: str) -> list[str]:
+    """The settings files ``load_settings`` looks for with these options, in its order (as
+    ``settings.config_candidates``): the one named, else ``./briefd.yaml``,
+    ``./.briefd/briefd.yaml`` and the user's. The stamp records each one's stat or absence, so
+    one that appears or changes is noticed."""
+    named = args.get("config") or env.get("BRIEFD_CONFIG")
+    if named:
+        return [os.path.join(cwd, str(named))]
+    found = [os.path.join(cwd, CONFIG_FILE), os.path.join(cwd, LOCAL_DIR, CONFIG_FILE)]
+    home = env.get("HOME")
+    base = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
+    return found + ([os.path.join(base, "briefd", CONFIG_FILE)] if base else [])
+
+
 def config_path(args: Args, env: Mapping[str, str], cwd: str) -> str:
-    """The settings file ``load_settings`` reads for these options (it may not exist: then its
-    absence is what the stamp records)."""
-    named = args.get("config") or env.get("BRIEFD_CONFIG") or CONFIG_FILE
-    return os.path.join(cwd, str(named))
+    """The settings file ``load_settings`` reads for these options: the first of
+    :func:`config_paths` that exists, else the first (then its absence is what counts)."""
+    paths = config_paths(args, env, cwd)
+    return next((path for path in paths if os.path.isfile(path)), paths[0])
 
 
 def locate(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
@@ -115,13 +131,15 @@ def signature(path: str) -> str:
 def invocation(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
     """A digest of what decides the settings and the run besides files: the options, the
     working directory, the Python, the ``BRIEFD_*`` and ``GIT_*`` environment (hashed, as it
-    may hold tokens). None without BLAKE2 (then no stamp)."""
+    may hold tokens) and where the user's settings file is (``HOME``, ``XDG_CONFIG_HOME``). None without BLAKE2 (then no stamp)."""
     try:
         from _blake2 import blake2b  # hashlib without its OpenSSL import (~5 ms)
     except ImportError:
         return None
     options = sorted((k, str(v)) for k, v in args.items() if k != "json")
-    environment = sorted((k, v) for k, v in env.items() if k.startswith(ENV_PREFIXES))
+    environment = sorted(
+        (k, v) for k, v in env.items() if k.startswith(ENV_PREFIXES) or k in ENV_NAMES
+    )
     parts = [FORMAT, cwd, sys.executable, sys.version, repr(options), repr(environment)]
     text = "\0".join(parts)
     return blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()

@@ -22,7 +22,7 @@ from briefd.cli.stamp import (
     FORMAT,
     RACY_NS,
     Args,
-    config_path,
+    config_paths,
     invocation,
     locate,
     signature,
@@ -61,7 +61,7 @@ def take(
         git = _git_paths(root)
         if tree is None or git is None or str(Path(db).resolve().parent) in _resolved(tree):
             return None
-        paths = [config_path(args, env, str(cwd)), *tree, *git, *_code_paths()]
+        paths = [*config_paths(args, env, str(cwd)), *tree, *git, *_code_paths()]
         started = time.time_ns()
         entries = tuple((signature(p), p) for p in paths)
         st = Path(db).stat()

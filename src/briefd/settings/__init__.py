@@ -30,6 +30,20 @@ from briefd.settings.raw import (
 )
 
 CONFIG_FILE = "briefd.yaml"
+LOCAL_CONFIG = Path(".briefd") / CONFIG_FILE
+
+
+def config_candidates(env: Mapping[str, str]) -> tuple[Path, ...]:
+    """Where the settings are looked for when no file is named (``--config``,
+    ``BRIEFD_CONFIG``), in order: ``./briefd.yaml``, ``./.briefd/briefd.yaml``, then the
+    user's ``$XDG_CONFIG_HOME/briefd/briefd.yaml`` (``$HOME/.config``) — the order the prompt
+    hook reads them in (:mod:`briefd.hook.discover`) and ``briefd index``'s stamp records
+    (:mod:`briefd.cli.stamp`). Without either variable in ``env`` there is no user file."""
+    base = env.get("XDG_CONFIG_HOME") or (
+        str(Path(env["HOME"]) / ".config") if env.get("HOME") else None
+    )
+    user = (Path(base) / "briefd" / CONFIG_FILE,) if base else ()
+    return (Path(CONFIG_FILE), LOCAL_CONFIG, *user)
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,13 +448,14 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
 ) -> Settings:
-    """Read the config file (explicit, ``BRIEFD_CONFIG``, or ``./briefd.yaml``), then apply
-    ``BRIEFD_*`` variables, then ``overrides`` (dotted keys, e.g. from CLI flags)."""
+    """Read the config file (explicit, ``BRIEFD_CONFIG``, or the first of
+    :func:`config_candidates` that exists), then apply ``BRIEFD_*`` variables, then
+    ``overrides`` (dotted keys, e.g. from CLI flags)."""
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     path = config or (Path(env["BRIEFD_CONFIG"]) if env.get("BRIEFD_CONFIG") else None)
-    if path is None and Path(CONFIG_FILE).is_file():
-        path = Path(CONFIG_FILE)
+    if path is None:
+        path = next((found for found in config_candidates(env) if found.is_file()), None)
     origin = "settings"
     if path is not None:
         merged = read_file(path)
