@@ -10,7 +10,10 @@ from pathlib import Path
 
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
-from briefd.bundles.pack import closed_blocks
+from briefd.bundles.measure import measure
+from briefd.bundles.model import Candidate
+from briefd.bundles.pack import closed_blocks, effective_budget, pack
+from briefd.settings import BundleSettings
 from tests.conftest import WriteFiles
 
 WOMBATS = """\
@@ -126,3 +129,32 @@ def test_a_tracker_issue_is_named_by_its_key_and_sent_once(example: Briefd) -> N
     bundle = example.compile_bundle(BundleRequest("", max_tokens=1500, issue=keyless))
     assert bundle.text.startswith(f"> tracker issue\n\n{keyless}\n\n> ")
     assert bundle.text.count(keyless) == 1
+
+
+def test_a_package_cut_to_its_budget_is_never_dropped_for_its_brackets() -> None:
+    """The head of a long section is cut to what is left; the package's ``[`` and ``]`` are
+    reserved first, so the whole still fits and the section is not dropped for a token or two
+    (one budget in fourteen gave an empty package)."""
+    rules = "\n".join(
+        f"- Attempt {n}: wait {2**n} seconds, then retry the soft decline with the same key."
+        for n in range(1, 60)
+    )
+    candidate = Candidate(
+        "c1",
+        "domain/retry.md",
+        "domain",
+        "Retry policy",
+        ("Soft declines",),
+        rules,
+        1.0,
+        "ranked",
+        ("matched",),
+        5,
+        64,
+        "2026-03-10T09:00:00+00:00",
+    )
+    sizes, settings = measure("package"), BundleSettings()
+    for budget in range(205, 330, 2):  # without the reserve: empty at 212, 236, 258…
+        packed = pack([candidate], budget, settings, sizes)
+        assert packed.items, (budget, packed.exclusions)
+        assert sizes.whole(packed.items) <= effective_budget(budget, settings), budget

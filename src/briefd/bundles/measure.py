@@ -3,8 +3,9 @@
 In ``markdown`` mode a section is its attribution line and body in the block, a blank line
 between two. In ``package`` mode it is its item as compact JSON: the content escaped, with its
 location, title, heading path, score, tokens and fingerprint, because that is what an MCP
-client hands the model (``JSON.stringify(structuredContent)``). A manifest is the package's
-metadata and is packed as the package, so the two list the same sections.
+client hands the model (``JSON.stringify(structuredContent)``); the brackets around the items
+are the package's ``frame``. A manifest is the package's metadata and is packed as the
+package, so the two list the same sections.
 """
 
 from __future__ import annotations
@@ -20,16 +21,19 @@ from briefd.bundles.wire import item_out
 from briefd.tokens import count_tokens
 
 Counter = Callable[[str], int]
+PACKAGE_FRAME = 2  # "[" and "]" around the items: at most a token each, whatever they merge with
 
 
 @dataclass(frozen=True, slots=True)
 class Measure:
-    """``item``: one section's tokens; ``separator``: what joining two costs; ``whole``: all
-    of them as the mode delivers them (what a bundle's ``tokens`` reports)."""
+    """``item``: one section's tokens; ``separator``: what joining two costs; ``frame``: what
+    holding them costs beyond that (a package's brackets); ``whole``: all of them as the mode
+    delivers them (what a bundle's ``tokens`` reports)."""
 
     item: Callable[[BundleItem], int]
     separator: int
     whole: Callable[[tuple[BundleItem, ...]], int]
+    frame: int = 0
 
 
 def measure(mode: BundleMode, count: Counter = count_tokens) -> Measure:
@@ -43,6 +47,7 @@ def measure(mode: BundleMode, count: Counter = count_tokens) -> Measure:
         item=partial(package_tokens, count=count),
         separator=count(","),
         whole=lambda items: count(package_json(items)),
+        frame=PACKAGE_FRAME,
     )
 
 

@@ -7,8 +7,9 @@ does not fit is recorded and later, smaller ones are still tried; governing docu
 most their share of the budget while ranked hits compete for the rest; the first optional
 section alone larger than what is left is cut to its head with a visible marker. Sizes are
 exact counts of what the client receives (:mod:`briefd.bundles.measure`: the rendered section
-in the Markdown block, the item's JSON in a package), and the whole is counted again at the
-end, so the budget holds for all of it, separators included.
+in the Markdown block, the item's JSON in a package), the package's brackets are kept back
+first, and the whole is counted again at the end, so the budget holds for all of it,
+separators included.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def pack(
     within the budget (never above ``hard_limit`` either)."""
     soft = max_tokens if hard_limit is None else min(max_tokens, hard_limit)
     budget = effective_budget(soft, settings)
-    state = _State(remaining=budget, governed_cap=budget)
+    state = _State(remaining=budget - sizes.frame, governed_cap=budget)
     if any(c.tier == "ranked" and c.weak is None for c in candidates):
         state.governed_cap = math.floor(budget * settings.governed_share)
     ordered = sorted(enumerate(candidates), key=lambda pair: TIER_ORDER[pair[1].tier])
