@@ -24,14 +24,16 @@ from briefd.bundles.model import (
     BundleMode,
     Diagnostics,
     Exclusion,
+    ItemDrift,
 )
 from briefd.bundles.render import held
 from briefd.settings import Settings
 from briefd.state import Manifest
 
 # b3: modes, tiers by name, hard limits, targets, tags; b4: packages packed by their JSON,
-# manifests of what the client holds, the issue named by its key, markers with the scope
-CACHE_VERSION = "b4"
+# manifests of what the client holds, the issue named by its key, markers with the scope;
+# b5: items packed with their drift (T4), the drift in the key
+CACHE_VERSION = "b5"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +80,12 @@ def cache_key(
     model: str,
     ranking_version: str,
     settings: str,
+    drift: str,
 ) -> CacheKey:
     """Every request field that shapes the bundle; ``settings``: :func:`settings_digest`
-    (tuned weights change the bundle too)."""
+    (tuned weights change the bundle too); ``drift``: the drift state
+    (:func:`briefd.store.code.drift_state`: drift is packed with the items, so a change of it
+    is a new bundle)."""
     request = {
         "version": CACHE_VERSION,
         "task": task,
@@ -99,6 +104,7 @@ def cache_key(
         "model": model,
         "ranking": ranking_version,
         "settings": settings,
+        "drift": drift,
     }
     request_key = _sha256(request)
     return CacheKey(_sha256({"request": request_key, **state}), request_key)
@@ -195,8 +201,14 @@ def load(conn: sqlite3.Connection, key: str) -> Bundle | None:
 
 
 def _item(raw: dict[str, Any]) -> BundleItem:
+    drift = raw.get("drift")
     return BundleItem(
-        **{**raw, "heading_path": tuple(raw["heading_path"]), "reasons": tuple(raw["reasons"])}
+        **{
+            **raw,
+            "heading_path": tuple(raw["heading_path"]),
+            "reasons": tuple(raw["reasons"]),
+            "drift": ItemDrift(**drift) if drift else None,
+        }
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from briefd.bundles import cache as cache_table
@@ -33,6 +33,7 @@ from briefd.bundles.model import (
     BundleDelta,
     BundleItem,
     BundleRequest,
+    Candidate,
     DeltaEntry,
     Diagnostics,
     ItemDrift,
@@ -114,6 +115,7 @@ class _Resolved:
     tags: tuple[str, ...]
     target: DocumentView | None
     fingerprint: str
+    drift: str  # the drift state (T4): items are packed with their drift, so it is in the key
 
 
 def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
@@ -132,7 +134,6 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
             engine.cache.put(key.key, bundle, hit=not fresh)
         else:
             bundle = replace(bundle, cached=True)
-        bundle = with_drift(conn, bundle)
         base = _base(conn, engine, request.base, key) if request.base else None
     if fresh and not live:  # a live issue's text is never stored
         _persist(engine, key, bundle, asked)
@@ -178,7 +179,8 @@ def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -
         if target is None:
             raise NotFoundError(views.not_found(conn, path, scopes))
     paths = normalise_paths(request.paths)
-    return _Resolved(request, scopes, paths, tags, target, fingerprint)
+    drift = code_table.drift_state(conn)
+    return _Resolved(request, scopes, paths, tags, target, fingerprint, drift)
 
 
 def _key(engine: Engine, asked: _Resolved) -> CacheKey:
@@ -198,6 +200,7 @@ def _key(engine: Engine, asked: _Resolved) -> CacheKey:
         model=engine.model,
         ranking_version=RANKING_VERSION,
         settings=settings_digest(engine.settings),
+        drift=asked.drift,
     )
 
 
@@ -209,7 +212,7 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     comparable = result.mode == "hybrid" and engine.settings.search.fusion == "score"
     floor = settings.min_relative_score if comparable else 0.0  # RRF scores are rank-based
     ask = Ask(asked.scopes, asked.paths, asked.tags, request.issue, asked.target, query, floor)
-    candidates = collect(conn, result, ask, engine.settings)
+    candidates = with_drift(conn, collect(conn, result, ask, engine.settings))
     sizes = measure(request.mode)
     packed = pack(candidates, request.max_tokens, settings, sizes, hard_limit=request.ceiling)
     tokens = sizes.whole(packed.items)
@@ -257,16 +260,14 @@ def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: s
     raise QueryError(no_terms_message(query))
 
 
-def with_drift(conn: sqlite3.Connection, bundle: Bundle) -> Bundle:
-    """Items of documents that drift from the code (T4) marked ``drift``, as of now."""
-    marks = code_table.drift_marks(conn, sorted({item.doc_path for item in bundle.items}))
-    if not marks:
-        return bundle
-    items = tuple(
-        replace(item, drift=ItemDrift(*marks[item.doc_path])) if item.doc_path in marks else item
-        for item in bundle.items
-    )
-    return replace(bundle, items=items)
+def with_drift(conn: sqlite3.Connection, candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Candidates of documents that drift from the code (T4) marked ``drift`` before packing,
+    so the budget holds for the items as the client receives them, drift included."""
+    marks = code_table.drift_marks(conn, sorted({c.doc_path for c in candidates}))
+    return [
+        replace(c, drift=ItemDrift(*marks[c.doc_path])) if c.doc_path in marks else c
+        for c in candidates
+    ]
 
 
 def diff(

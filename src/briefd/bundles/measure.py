@@ -1,11 +1,13 @@
 """What a section costs in a bundle, counted as the client receives it (B6, B7). Pure.
 
 In ``markdown`` mode a section is its attribution line and body in the block, a blank line
-between two. In ``package`` mode it is its item as compact JSON: the content escaped, with its
-location, title, heading path, score, tokens and fingerprint, because that is what an MCP
-client hands the model (``JSON.stringify(structuredContent)``); the brackets around the items
-are the package's ``frame``. A manifest is the package's metadata and is packed as the
-package, so the two list the same sections.
+between two, and for a section of a drifting document (T4) the note after the block that says
+so (counted with each such section: an upper bound when a document has several). In
+``package`` mode it is its item as compact JSON: the content escaped, with its location,
+title, heading path, score, tokens, fingerprint and drift, because that is what an MCP client
+hands the model (``JSON.stringify(structuredContent)``); the brackets around the items are
+the package's ``frame``. A manifest is the package's metadata and is packed as the package,
+so the two list the same sections.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from briefd.bundles.model import BundleItem, BundleMode
-from briefd.bundles.render import SECTION_SEPARATOR, markdown, section_text
+from briefd.bundles.render import SECTION_SEPARATOR, drift_notes, received, section_text
 from briefd.bundles.wire import item_out
 from briefd.tokens import count_tokens
 
@@ -39,9 +41,9 @@ class Measure:
 def measure(mode: BundleMode, count: Counter = count_tokens) -> Measure:
     if mode == "markdown":
         return Measure(
-            item=lambda item: count(section_text(item)),
+            item=lambda item: count(section_text(item)) + _note_tokens(item, count),
             separator=count(SECTION_SEPARATOR),
-            whole=lambda items: count(markdown(items)),
+            whole=lambda items: count(received(items)),
         )
     return Measure(
         item=partial(package_tokens, count=count),
@@ -49,6 +51,13 @@ def measure(mode: BundleMode, count: Counter = count_tokens) -> Measure:
         whole=lambda items: count(package_json(items)),
         frame=PACKAGE_FRAME,
     )
+
+
+def _note_tokens(item: BundleItem, count: Counter) -> int:
+    """What the drift note after the block costs for ``item`` (nothing without drift)."""
+    if item.drift is None:
+        return 0
+    return count(SECTION_SEPARATOR.join(["", *drift_notes((item,))]))
 
 
 def package_tokens(item: BundleItem, count: Counter = count_tokens) -> int:

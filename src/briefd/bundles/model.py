@@ -49,6 +49,17 @@ class BundleRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemDrift:
+    """T4: code commits touched what the item's document governs since its last change; the
+    rule may be stale. Known before packing and counted within the budget as the client
+    receives it: a ``drift`` field of the item's JSON, a note after the Markdown block
+    (:func:`briefd.bundles.render.drift_notes`); never inside the block itself."""
+
+    commits: int
+    since: str
+
+
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """A section competing for a place in the bundle, in collection order within its tier."""
 
@@ -66,15 +77,7 @@ class Candidate:
     updated_at: str
     related_to: str | None = None
     weak: str | None = None  # why a ranked hit is too weak to earn a place, when it is
-
-
-@dataclass(frozen=True, slots=True)
-class ItemDrift:
-    """T4: code commits touched what the item's document governs since its last change; the
-    rule may be stale. Describes this answer (as ``cached`` does), never part of ``text``."""
-
-    commits: int
-    since: str
+    drift: ItemDrift | None = None  # its document drifts from the code (T4)
 
 
 @dataclass(frozen=True, slots=True)

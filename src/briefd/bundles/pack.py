@@ -174,6 +174,7 @@ def _sized(sizes: Measure, c: Candidate, content: str, truncated: bool = False) 
         tokens=0,
         fingerprint=fingerprint(content),
         truncated=truncated,
+        drift=c.drift,
     )
     return replace(item, tokens=sizes.item(item))
 

@@ -56,6 +56,26 @@ def markdown(items: tuple[BundleItem, ...]) -> str:
     return SECTION_SEPARATOR.join(section_text(item) for item in items)
 
 
+def drift_note(doc_path: str, commits: int, since: str) -> str:
+    """What the MCP text says after the block about a document that drifts (T4)."""
+    return (
+        f"(drift: code under the refs of {doc_path} changed in {commits} commit(s) since the "
+        f"document's last change, the first on {since[:10]}; it may be out of date)"
+    )
+
+
+def drift_notes(items: tuple[BundleItem, ...]) -> list[str]:
+    """One note per drifting document of ``items``, by path."""
+    drifting = {item.doc_path: item.drift for item in items if item.drift is not None}
+    return [drift_note(path, d.commits, d.since) for path, d in sorted(drifting.items())]
+
+
+def received(items: tuple[BundleItem, ...]) -> str:
+    """The Markdown a client receives: the block, then its drift notes (what a Markdown
+    bundle's ``tokens`` counts; the block alone is its ``text``)."""
+    return SECTION_SEPARATOR.join([markdown(items), *drift_notes(items)])
+
+
 def delta_markdown(delta: BundleDelta) -> str:
     """Only what changed: the replaced sections as Markdown."""
     return SECTION_SEPARATOR.join(section_text(e.item) for e in delta.entries if e.item)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from briefd.bundles.render import drift_note
 from briefd.service import schemas
 
 
@@ -80,7 +81,8 @@ def nothing_new(delta: schemas.DeltaOut | None) -> str:
 
 
 def drift_notes(structured: dict[str, object]) -> list[str]:
-    """One line per document of the bundle whose governed code changed after it (T4)."""
+    """One line per document of the bundle whose governed code changed after it (T4): the
+    notes the bundle's ``tokens`` counted (:func:`briefd.bundles.render.received`)."""
     items = structured.get("items")
     drifting = {
         d["doc_path"]: d
@@ -88,8 +90,7 @@ def drift_notes(structured: dict[str, object]) -> list[str]:
         if isinstance(i, dict) and isinstance(d := i.get("drift"), dict)
     }
     return [
-        f"(drift: code under the refs of {path} changed in {d['commits']} commit(s) since the "
-        f"document's last change, the first on {str(d['since'])[:10]}; it may be out of date)"
+        drift_note(str(path), int(d["commits"]), str(d["since"]))
         for path, d in sorted(drifting.items())
     ]
 

@@ -5,14 +5,17 @@ as ``git -z`` prints them (no path contains a NUL)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from briefd.sources.code import CodeCommit
+from briefd.store.documents import meta, set_meta
 
 SEP = "\0"
+DRIFT_STATE = "drift-state"  # index_meta key: the digest of the stored drift
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +178,20 @@ def drift_marks(
         f"SELECT doc_path, count(*), min(at) FROM document_drift {where}GROUP BY doc_path", args
     )
     return {r[0]: (int(r[1]), str(r[2])) for r in rows}
+
+
+def drift_state(conn: sqlite3.Connection) -> str:
+    """A digest of every document's drift as :func:`save_drift_state` last recorded it ('' before
+    the first): part of a bundle's cache key, since its items are packed with their drift."""
+    return meta(conn, DRIFT_STATE) or ""
+
+
+def save_drift_state(conn: sqlite3.Connection) -> None:
+    """Record the digest of the drift now stored (after every change of it); an unchanged
+    digest writes nothing."""
+    marks = sorted((path, count, since) for path, (count, since) in drift_marks(conn).items())
+    canonical = json.dumps(marks, separators=(",", ":")).encode("utf-8")
+    set_meta(conn, DRIFT_STATE, hashlib.sha256(canonical).hexdigest()[:16])
 
 
 def newest_drift(conn: sqlite3.Connection, per_document: int) -> list[DriftRow]:

@@ -119,6 +119,7 @@ def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoS
             if complete:
                 code_table.forget_repo(conn, state.name, keep_state=True)
         update_drift(conn, new)  # before storing them: what is stored is what is not new
+        code_table.save_drift_state(conn)  # bundles are packed with their drift (B7)
         code_table.save_commits(conn, new)
         for state, _, _ in results:
             counted = replace(state, commits=code_table.commit_count(conn, state.name))

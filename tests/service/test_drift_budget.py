@@ -1,0 +1,152 @@
+"""Drift counts within the budget (B7, T4): a bundle whose items come from a document that
+drifted from the code carries that drift (a ``drift`` field on each item, a note after the
+Markdown block), and what the client receives still fits ``max_tokens`` — over the real HTTP
+app and through the SDK's MCP client, against a real knowledge checkout and a real code
+repository committed to after the document."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from mcp import Client
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from briefd.tokens import count_tokens
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.service.test_mcp import run
+from tests.team.coderepo import Repo, settings_for
+
+TASK = "how are soft declines retried"
+PATHS = ["services/payment/retry.py"]
+BUDGETS = range(240, 1300, 37)
+HEADROOM = 0.95  # bundles.headroom: the soft budget packed is 95 % of max_tokens
+
+
+def retry_doc() -> str:
+    """A governed document long enough that every budget above cuts into it."""
+    rules = "\n".join(
+        f"- Attempt {n}: wait {2**n} seconds, then retry the soft decline with the same "
+        f"idempotency key; a hard decline on attempt {n} stops the retries at once."
+        for n in range(1, 40)
+    )
+    return (
+        '---\ntitle: Retry policy\nrefs: ["services/payment/**"]\n---\n# Retry policy\n\n'
+        f"## Soft declines\nA soft decline is retried with exponential backoff.\n\n{rules}\n"
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[tuple[Briefd, Repo]]:
+    """The index over the knowledge and the code repository that drifted from it."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"domain/retry.md": retry_doc()}, "Knowledge", "2026-03-10T09:00:00+00:00")
+    app = Repo(tmp_path / "app")
+    app.commit(
+        {"services/payment/retry.py": "LIMIT = 5\n"},
+        "Raise the soft decline retry limit to 5",
+        "2026-03-15T12:00:00+00:00",
+    )
+    settings = settings_for(tmp_path, knowledge, {"source": str(app.path), "name": "payments"})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        yield api, app
+
+
+@pytest.fixture
+def drifting(project: tuple[Briefd, Repo]) -> Briefd:
+    return project[0]
+
+
+def stringify(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def received_markdown(text: str) -> str:
+    """The MCP text of a Markdown bundle without its last line (bundle id, tokens)."""
+    block, _, status = text.rpartition("\n\n")
+    assert status.startswith("(bundle_id "), text
+    return block
+
+
+def test_package_items_with_drift_stay_within_the_budget_over_rest(drifting: Briefd) -> None:
+    with TestClient(create_app(drifting, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        for budget in BUDGETS:
+            for mode in ("package", "manifest"):
+                ask = {"task": TASK, "paths": PATHS, "max_tokens": budget, "mode": mode}
+                body = http.post("/api/bundle", json=ask).json()
+                assert body["items"] and all("drift" in i for i in body["items"]), (budget, body)
+                size = count_tokens(stringify(body["items"]))
+                assert body["tokens"] <= budget * HEADROOM, (budget, mode, body["tokens"])
+                if mode == "package":  # a manifest is packed as its package, content and all
+                    assert size == body["tokens"], (budget, size)
+                else:
+                    assert size < body["tokens"], (budget, size)
+                assert not body["budget_exceeded"]
+
+
+@pytest.mark.parametrize("mode", ["markdown", "package"])
+def test_what_an_mcp_client_receives_with_drift_stays_within_the_budget(
+    drifting: Briefd, mode: str
+) -> None:
+    budgets = (260, 420, 700, 1100)
+
+    async def body(client: Client) -> list[tuple[int, Any, str]]:
+        found = []
+        for budget in budgets:
+            arguments = {
+                "task_description": TASK,
+                "paths": PATHS,
+                "max_tokens": budget,
+                "mode": mode,
+            }
+            result = await client.call_tool("compile_bundle", arguments)
+            assert not result.is_error, result.content
+            found.append((budget, result.structured_content, result.content[0].text))  # type: ignore[union-attr]
+        return found
+
+    with serving(create_app(drifting, service_config())) as base:
+        answers = run(base + "/mcp", "auto", body)
+    for budget, structured, text in answers:
+        assert structured["items"] and all("drift" in i for i in structured["items"])
+        if mode == "package":
+            size = count_tokens(stringify(structured["items"]))
+            assert size == structured["tokens"] <= budget * HEADROOM, (budget, size)
+            frame = count_tokens(stringify(structured)) - size  # as test_mcp_payload allows
+            assert frame <= 100, (budget, frame)
+        else:
+            block = received_markdown(text)
+            assert "(drift: code under the refs of domain/retry.md changed in 1 commit(s)" in block
+            size = count_tokens(block)
+            assert size == structured["tokens"] <= budget * HEADROOM, (budget, size)
+            assert count_tokens(text) <= budget, budget  # with the line about it
+
+
+def test_a_change_of_drift_is_a_new_bundle_packed_with_it(project: tuple[Briefd, Repo]) -> None:
+    """Drift is packed with the items, so a cached bundle is not served once drift moved: the
+    next answer is compiled again (a new bundle_id) with the new count, within the budget."""
+    api, app = project
+    ask = {"task": TASK, "paths": PATHS, "max_tokens": 400, "mode": "package"}
+    with TestClient(create_app(api, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        first = http.post("/api/bundle", json=ask).json()
+        assert http.post("/api/bundle", json=ask).json()["cached"]
+        app.commit(
+            {"services/payment/retry.py": "LIMIT = 6\n"},
+            "Raise it again",
+            "2026-03-20T12:00:00+00:00",
+        )
+        api.drift(refresh=True)
+        again = http.post("/api/bundle", json=ask).json()
+    assert not again["cached"] and again["bundle_id"] != first["bundle_id"]
+    assert [i["drift"]["commits"] for i in first["items"]] == [1]
+    assert [i["drift"]["commits"] for i in again["items"]] == [2]
+    size = count_tokens(stringify(again["items"]))
+    assert size == again["tokens"] <= 400 * HEADROOM
