@@ -42,6 +42,7 @@ from briefd.store import postings, sync_state
 from briefd.store.changes import Delta
 from briefd.store.db import Store, index_run_lock
 from briefd.store.freshness import SOURCE_HEAD, SOURCE_KEY
+from briefd.store.scopes import default_scope_warnings, known_scopes
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
@@ -125,6 +126,7 @@ def _index_source(
             rechunked=found.rechunk,
             window_words=settings.embeddings.window_words if embedder else 0,
             windows=outcome.windows,
+            warnings=default_scope_warnings(settings.default_scopes, known_scopes(conn)),
         )
         _save_state(conn, report)
         complete = embedder is None or (outcome.error is None and outcome.missing == 0)

@@ -117,6 +117,7 @@ class IndexReport:
     )
     window_words: int = 0  # embeddings.window_words of the run (0: no section windows)
     windows: int = 0  # section windows the index holds vectors of, at that size
+    warnings: tuple[str, ...] = ()  # about the settings against this index (default_scopes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +166,7 @@ class SearchResult:
     gate: GateVerdict = "off"
     embedding_model: str | None = None
     gate_reasons: tuple[str, ...] = ()  # why the relevance gate kept or emptied the result
+    warnings: tuple[str, ...] = ()  # a default scope the index lacks (without scopes asked)
 
 
 @dataclass(frozen=True, slots=True)

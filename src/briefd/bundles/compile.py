@@ -50,7 +50,7 @@ from briefd.state import Manifest, SharedState
 from briefd.store import code as code_table
 from briefd.store import sync_state, views
 from briefd.store.db import Store
-from briefd.store.scopes import resolve_scopes
+from briefd.store.scopes import request_warnings, resolve_scopes
 from briefd.store.tags import check_tags, normalise_tags
 from briefd.text import query_terms
 from briefd.tokens import ESTIMATOR
@@ -134,11 +134,13 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
             engine.cache.put(key.key, bundle, hit=not fresh)
         else:
             bundle = replace(bundle, cached=True)
+        warned = request_warnings(conn, request.scopes, engine.settings.default_scopes)
         base = _base(conn, engine, request.base, key) if request.base else None
     if fresh and not live:  # a live issue's text is never stored
         _persist(engine, key, bundle, asked)
     if engine.shared is not None and not live:
         bundle = _share(engine, engine.shared, key, bundle)
+    bundle = replace(bundle, warnings=warned) if warned else bundle
     if request.base is None:
         return bundle
     if base is None:

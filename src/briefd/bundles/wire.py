@@ -31,6 +31,8 @@ def response(bundle: Bundle, verbose: bool = False) -> dict[str, object]:
         out["recovered"] = True
     if bundle.state_error:  # replicas: the shared state was unreachable (still served)
         out["state_error"] = bundle.state_error
+    if bundle.warnings:  # default_scopes names a scope the index lacks
+        out["warnings"] = list(bundle.warnings)
     if bundle.mode == "markdown":
         out["text"] = bundle.text
     out.update(body(bundle.mode, bundle.items, bundle.delta))

@@ -153,6 +153,8 @@ def _print(bundle: Bundle, json_output: bool) -> None:
     if bundle.text and not bundle.text.endswith("\n"):
         sys.stdout.write("\n")
     errors.print(summary(bundle), markup=False, soft_wrap=True)
+    for warning in bundle.warnings:
+        errors.print(f"warning: {warning}", markup=False, soft_wrap=True)
 
 
 def summary(bundle: Bundle) -> str:

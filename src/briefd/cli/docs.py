@@ -16,6 +16,7 @@ from briefd.cli.output import console, print_json, reported_errors
 from briefd.cli.search import split_scopes
 from briefd.model import DocumentView, LinkFindings, ResolvedLink
 from briefd.store.migrations import SCHEMA_VERSION
+from briefd.store.scopes import default_scope_warnings
 from briefd.store.views import DocumentSummary
 
 MIN_TITLE = 16  # a title cut shorter than this says too little: it wraps instead
@@ -106,10 +107,11 @@ def scopes_command(
         scopes = api.scopes()
         report = api.last_report()
         defaults = list(api.settings.default_scopes)
+    warnings = default_scope_warnings(defaults, [s.name for s in scopes])
     if json_output:  # the fields of GET /api/scopes, and what the last run left unscoped
-        print_json(
-            {"scopes": scopes, "default_scopes": defaults, "unscoped": report.get("skipped", [])}
-        )
+        unscoped = report.get("skipped", [])
+        found = {"scopes": scopes, "default_scopes": defaults, "unscoped": unscoped}
+        print_json({**found, "warnings": warnings} if warnings else found)
         return
     table = Table()
     table.add_column("scope")
@@ -118,6 +120,8 @@ def scopes_command(
     for scope in scopes:
         table.add_row(Text(scope.name), str(scope.documents), str(scope.chunks))
     console.print(table)
+    for warning in warnings:
+        console.print(f"warning: {warning}", markup=False, soft_wrap=True)
 
 
 def links_command(

@@ -75,6 +75,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     )
     from briefd.store import freshness, sync_state
     from briefd.store.migrations import SCHEMA_VERSION
+    from briefd.store.scopes import default_scope_warnings, known_scopes
 
     root = settings.source
     if settings.sync.remote or settings.code.repos or root is None or not root.is_dir():
@@ -104,10 +105,13 @@ def check(settings: Settings) -> Unchanged | Removals | None:
             return None
         due = _upkeep_next(freshness.oldest_entries(conn), settings)
         last = sync_state.index_report(conn)
+        warnings = default_scope_warnings(settings.default_scopes, known_scopes(conn))
     finally:
         conn.close()
     report = _report(last, str(root), state.skipped, time.perf_counter() - started)
-    return Unchanged(report, key, fingerprint, due) if report is not None else None
+    if report is None:
+        return None
+    return Unchanged(dataclasses.replace(report, warnings=warnings), key, fingerprint, due)
 
 
 def _removals(
@@ -222,6 +226,7 @@ def report_lines(report: IndexReport) -> list[str]:
         )
     lines += [f"  skipped {item.path}: {item.reason}" for item in report.skipped]
     lines += [f"  warning {p.path}: {p.problem}" for p in report.problems]
+    lines += [f"  warning: {warning}" for warning in report.warnings]
     return lines
 
 

@@ -10,7 +10,7 @@ from rich.text import Text
 from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.api import Briefd
-from briefd.cli.output import console, print_json, reported_errors, to_jsonable
+from briefd.cli.output import console, errors, print_json, reported_errors, to_jsonable
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import apply_tuned
@@ -77,6 +77,8 @@ def search_command(
         print_json(result_json(result))
     else:
         print_result(result, explain)
+        for warning in result.warnings:
+            errors.print(f"warning: {warning}", markup=False, soft_wrap=True)
 
 
 def result_json(result: SearchResult) -> dict[str, object]:

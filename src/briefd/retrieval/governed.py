@@ -19,7 +19,7 @@ from briefd.retrieval.search import RANKING_VERSION, SearchRequest, hit_from_row
 from briefd.settings import SearchSettings
 from briefd.sources.refs import covering, normalise_paths
 from briefd.store import documents as docs_table
-from briefd.store.scopes import resolve_scopes
+from briefd.store.scopes import request_warnings, resolve_scopes
 from briefd.store.tags import check_tags, normalise_tags, tagged_paths
 from briefd.text import query_terms
 
@@ -44,6 +44,9 @@ def search_with_paths(
         result = SearchResult(request.query, "bm25", scopes, (), RANKING_VERSION, 0.0)
     else:
         result = run(conn, request)
+    warnings = request_warnings(conn, request.scopes, default_scopes)
+    if warnings:
+        result = replace(result, warnings=warnings)
     if not wanted:
         return result
     return governed_first(conn, result, request, wanted, settings)

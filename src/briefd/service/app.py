@@ -55,6 +55,7 @@ from briefd.service.schemas import scopes_out
 from briefd.service.state import ServiceState
 from briefd.service.tools import build_mcp
 from briefd.sources.knowledge import resolve
+from briefd.store.scopes import default_scope_warnings
 from briefd.sync.poller import Poller
 
 log = logging.getLogger("briefd.service")
@@ -177,6 +178,7 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
     at the end)."""
     api = state.api
     await anyio.to_thread.run_sync(state.load_counters)
+    await anyio.to_thread.run_sync(_warn_about_scopes, api)
     await anyio.to_thread.run_sync(_join_replicas, api)
     poller = await anyio.to_thread.run_sync(_start_poller, api)
     async with anyio.create_task_group() as tasks:
@@ -208,6 +210,16 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
             await anyio.to_thread.run_sync(state.keep_warm)
         except (errors.BriefdError, sqlite3.Error) as exc:  # the next query says it
             log.warning("could not load the changed index: %s", exc)
+
+
+def _warn_about_scopes(api: Briefd) -> None:
+    """Log at start-up a default scope the index lacks: searches without scopes skip it."""
+    try:
+        names = [s.name for s in api.scopes()]
+    except errors.BriefdError:  # no index yet: nothing to compare
+        return
+    for warning in default_scope_warnings(api.settings.default_scopes, names):
+        log.warning("%s", warning)
 
 
 def _join_replicas(api: Briefd) -> None:

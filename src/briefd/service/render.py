@@ -109,7 +109,8 @@ def document_text(out: schemas.DocumentOut) -> str:
 def scopes_text(out: schemas.ScopesOut) -> str:
     rows = [f"- {s.name}: {s.documents} documents, {s.chunks} sections" for s in out.scopes]
     default = ", ".join(out.default_scopes)
-    return "\n".join(["Scopes:", *rows, f"Searched by default: {default}"])
+    warnings = [f"Warning: {w}" for w in out.warnings or ()]
+    return "\n".join(["Scopes:", *rows, f"Searched by default: {default}", *warnings])
 
 
 def suggestions_text(out: schemas.SuggestionsOut) -> str:

@@ -23,6 +23,7 @@ from briefd.model import DocumentView, Hit, ResolvedLink, ScopeInfo, SearchResul
 from briefd.proposals.model import Proposal, ProposalStatus
 from briefd.retrieval.budget import within_budget
 from briefd.store.activity import UsageReceipt
+from briefd.store.scopes import default_scope_warnings
 from briefd.tokens import count_tokens, json_string_tokens
 
 
@@ -64,6 +65,11 @@ class SearchOut(BaseModel):
         default=None,
         description="Set when max_tokens cut the result: the top section was shortened, or "
         "the budget is too small for any section (then hits is empty although some matched).",
+    )
+    warnings: list[str] | None = Field(
+        default=None,
+        description="Set when default_scopes names a scope this index lacks (the request named "
+        "no scopes): which, what was read instead, and the fix.",
     )
     hits: list[HitOut]
 
@@ -112,6 +118,9 @@ class ScopeOut(BaseModel):
 class ScopesOut(BaseModel):
     scopes: list[ScopeOut]
     default_scopes: list[str]
+    warnings: list[str] | None = Field(
+        default=None, description="Set when default_scopes names a scope this index lacks."
+    )
 
 
 class DocumentSummaryOut(BaseModel):
@@ -324,6 +333,11 @@ class BundleOut(BaseModel):
     items: list[BundleItemOut] | None = None
     delta: DeltaOut | None = None
     diagnostics: DiagnosticsOut
+    warnings: list[str] | None = Field(
+        default=None,
+        description="Set when default_scopes names a scope this index lacks (the request named "
+        "no scopes): which, what was read instead, and the fix.",
+    )
 
 
 class HealthOut(BaseModel):
@@ -427,6 +441,7 @@ def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
         ranking_version=result.ranking_version,
         gate=result.gate,
         gate_reasons=list(result.gate_reasons) if result.gate == "empty" else None,
+        warnings=list(result.warnings) or None,  # counted: part of the frame
         tokens=max_tokens,  # as many digits as it can have
         omitted=len(result.hits),
         hits=[],
@@ -515,7 +530,12 @@ def scope_out(scope: ScopeInfo) -> ScopeOut:
 
 
 def scopes_out(scopes: list[ScopeInfo], default: tuple[str, ...]) -> ScopesOut:
-    return ScopesOut(scopes=[scope_out(s) for s in scopes], default_scopes=list(default))
+    warnings = default_scope_warnings(default, [s.name for s in scopes])
+    return ScopesOut(
+        scopes=[scope_out(s) for s in scopes],
+        default_scopes=list(default),
+        warnings=list(warnings) or None,
+    )
 
 
 def usage_out(receipt: UsageReceipt) -> UsageOut:

@@ -370,6 +370,7 @@ class ScopeRule:
 
 
 # Today's layout: domain/ and conventions/ for everyone, one scope per projects/<name>/.
+DEFAULT_SCOPES = ("domain", "conventions")  # searched when a request names no scope
 DEFAULT_LAYOUT = (
     ScopeRule("domain", default=True),
     ScopeRule("conventions", default=True),
@@ -422,7 +423,7 @@ class StateSettings:
 class Settings:
     source: Path | None = None
     db: Path = Path(".briefd/briefd.db")
-    default_scopes: tuple[str, ...] = ("domain", "conventions")
+    default_scopes: tuple[str, ...] = DEFAULT_SCOPES
     scopes: tuple[ScopeRule, ...] = DEFAULT_LAYOUT
     index: IndexSettings = field(default_factory=IndexSettings)
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from briefd.errors import ScopeError
+from briefd.settings import DEFAULT_SCOPES
 from briefd.sources.layout import in_scopes
 
 ALL_SCOPES = "all"
@@ -44,3 +45,35 @@ def resolve_scopes(
             f"scope '{unknown[0]}' does not exist; known scopes: {listing} (or '{ALL_SCOPES}')"
         )
     return tuple(dict.fromkeys(requested))
+
+
+def default_scope_warnings(default: Sequence[str], known: Sequence[str]) -> tuple[str, ...]:
+    """What to tell a user whose ``default_scopes`` name scopes the index does not have (a
+    mistyped name would otherwise be dropped without a word while the others serve). Nothing
+    for an empty index, or for the shipped defaults (a knowledge base without
+    ``conventions/`` chose nothing)."""
+    missing = [d for d in default if not any(in_scopes(s, (d,)) for s in known)]
+    if not missing or not known or tuple(default) == DEFAULT_SCOPES:
+        return ()
+    names = ", ".join(f"'{m}'" for m in missing)
+    read = [s for s in known if in_scopes(s, default)]
+    served = (
+        f"searches without scopes read {', '.join(read)} only"
+        if read
+        else "searches without scopes fail"
+    )
+    subject = f"default scope {names} is" if len(missing) == 1 else f"default scopes {names} are"
+    return (
+        f"{subject} not in this index, so {served} (indexed scopes: {', '.join(known)}); set "
+        "default_scopes in briefd.yaml to scopes the index has",
+    )
+
+
+def request_warnings(
+    conn: sqlite3.Connection, requested: Sequence[str] | None, default: Sequence[str]
+) -> tuple[str, ...]:
+    """:func:`default_scope_warnings` for a request that names no scopes (one that names its
+    scopes reads no default); the index's scopes are read only when there can be one."""
+    if requested is not None or tuple(default) == DEFAULT_SCOPES:
+        return ()
+    return default_scope_warnings(default, known_scopes(conn))
