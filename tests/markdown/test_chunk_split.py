@@ -151,6 +151,41 @@ def test_a_fence_the_document_never_closes_is_closed_in_every_part() -> None:
     assert [line for p in parts for line in p.content.split("\n")[1:-1]] == code
 
 
+def _runbook(words: int) -> str:
+    """A month-end runbook: prose of ``words`` words, then a SQL block whose first statement
+    is one line longer than a part."""
+    columns = ", ".join(f"payouts.batch_{n}_amount" for n in range(40))
+    prose = " ".join(["Settlement"] + ["reconciles"] * words)
+    return (
+        "# Month-end settlement\n\n## Close the ledger\n\n"
+        f"{prose} the ledger before the report runs.\n\n"
+        f"```sql\nSELECT {columns} FROM payouts WHERE closed;\n"
+        "UPDATE ledger SET closed = true;\nCOMMIT;\n```\n\nThen tell finance.\n"
+    )
+
+
+def test_a_cut_inside_a_fence_never_leaves_an_empty_block() -> None:
+    """A part used to end on the opening fence of a block whose first line is longer than a
+    part (``"```sql\\n```"``: an empty block, its code only in the next part): the opening
+    line now goes with the first piece of that line, and every part cut inside the block
+    closes it and the next reopens it with the same info string. No part starts with a
+    closing fence alone either, and no code is lost."""
+    for words in range(60):  # moves where the part before the code fills up
+        text = _runbook(words)
+        code = _fence_code(text).split()
+        for target, limit in ((40, 80), (100, 150)):
+            chunks = _chunks(text, "Close the ledger", target, limit)
+            for chunk in chunks:
+                lines = chunk.content.split("\n")
+                fences = [t for t in MD.parse(chunk.content) if t.type == "fence"]
+                assert all(t.content.strip() and t.info == "sql" for t in fences), chunk.content
+                assert lines[:2] != ["```sql", "```"], chunk.content
+                assert lines.count("```") == len(fences) <= 1, chunk.content
+                assert chunk.tokens == count_tokens(chunk.content) <= limit
+            joined = "\n\n".join(chunk.content for chunk in chunks)
+            assert _fence_code(joined).split() == code, (words, target)
+
+
 def test_example_knowledge_chunks_are_unchanged() -> None:
     """No example document has a block over the limit, so its chunks are byte for byte the
     ones the chunker made before split parts were wrapped (digest taken then). If the example

@@ -245,7 +245,29 @@ def _fit_run(
             pieces.extend(_fit_run(lines, ((line, line),), count, target, wraps))
         elif pieces:  # a blank code line stays with the line before it
             pieces[-1] = replace(pieces[-1], end_line=line)
+    return _held_together(pieces, wrap, count)
+
+
+def _held_together(pieces: list[_Piece], wrap: Wrap | None, count: TokenCounter) -> list[_Piece]:
+    """An atom cut line by line (its inner line was too long): the opening line (a fence's, a
+    table's header rows) stays with the first piece of what it opens, the closing line with
+    the last piece before it, so no part ends on an empty block or starts with a closing line
+    alone (the cut then falls inside the block: the parts around it close and reopen it)."""
+    if wrap is None or len(pieces) < 2:
+        return pieces
+    lead = sum(1 for piece in pieces if piece.start_line < wrap.body)
+    if 0 < lead < len(pieces):
+        pieces = [_merged(pieces[: lead + 1], count), *pieces[lead + 1 :]]
+    if wrap.closed and wrap.tail and len(pieces) > 1 and pieces[-1].start_line == wrap.end:
+        pieces = [*pieces[:-2], _merged(pieces[-2:], count)]
     return pieces
+
+
+def _merged(group: Sequence[_Piece], count: TokenCounter) -> _Piece:
+    """Pieces of consecutive lines of one block as one (a line break between them)."""
+    text = "\n".join(piece.text for piece in group)
+    partial = any(piece.partial for piece in group)
+    return _Piece(text, group[0].start_line, group[-1].end_line, count(text), partial)
 
 
 def _split_line(
