@@ -119,14 +119,28 @@ def test_small_budget_records_exclusions_and_keeps_trying_smaller_sections(
 
 def test_top_section_larger_than_the_budget_is_cut_to_its_head(example: Briefd) -> None:
     bundle = example.compile_bundle(
-        BundleRequest("partial refunds pending refundable amount", max_tokens=100)
+        BundleRequest("partial refunds pending refundable amount", max_tokens=260)
     )
     assert len(bundle.items) == 1
     head = bundle.items[0]
     assert head.truncated and bundle.diagnostics.truncated
     assert "[… truncated: " in head.content
     assert f'get_document("{head.doc_path}", scopes=["domain"])' in head.content
-    assert bundle.tokens <= 95
+    assert bundle.tokens <= 247  # the answer's envelope (ids, budget figures) included
+
+
+def test_a_budget_too_small_for_any_section_says_so(example: Briefd) -> None:
+    """The answer's own fields take ~75 tokens: at 150 no section fits, and the bundle says
+    that rather than reading as "nothing matched"."""
+    bundle = example.compile_bundle(
+        BundleRequest("partial refunds pending refundable amount", max_tokens=150)
+    )
+    assert bundle.items == () and bundle.tokens <= 142
+    (warning,) = bundle.warnings
+    assert warning.startswith("max_tokens 150 fits no section (the best needs ")
+    assert warning.endswith(" left); raise it")
+    roomy = example.compile_bundle(BundleRequest("partial refunds pending refundable amount"))
+    assert roomy.items and roomy.warnings == ()
 
 
 def test_the_issue_is_mandatory_and_heads_the_bundle_whole(example: Briefd) -> None:
@@ -309,7 +323,7 @@ def test_a_reindex_holding_the_write_lock_never_stalls_a_bundle(
     assert not again.cached and again.text == bundle.text
 
 
-@pytest.mark.parametrize("budget", [100, 110, 125, 150])
+@pytest.mark.parametrize("budget", [210, 220, 235, 260])  # ~80 of them: the envelope
 def test_the_smallest_budgets_still_give_the_top_sections_head(
     example: Briefd, budget: int
 ) -> None:
@@ -361,7 +375,7 @@ def test_a_head_cut_inside_code_closes_its_fence(api: Briefd, write_files: Write
         {"domain/payouts.md": f"# Payouts\n\n## Wombat batches\n\n```python\n{code}\n```\n"}
     )
     api.index()
-    bundle = api.compile_bundle(BundleRequest("wombat batches settle payout", max_tokens=200))
+    bundle = api.compile_bundle(BundleRequest("wombat batches settle payout", max_tokens=300))
     head = bundle.items[0]
     assert head.truncated and "settle_payout(batch_" in head.content
     fences = [line for line in head.content.splitlines() if line.startswith("```")]

@@ -102,7 +102,7 @@ def test_a_head_cut_after_a_fence_opens_leaves_no_empty_fence(
     marker = (
         'read the rest with get_document("projects/burrow/payouts.md", scopes=["projects/burrow"])]'
     )
-    for budget in range(170, 192, 3):  # heads that end on the first code line, or just before
+    for budget in range(292, 316, 3):  # heads that end on the first code line, or just before
         request = BundleRequest("wombat ledger", max_tokens=budget, scopes=("projects/burrow",))
         head = api.compile_bundle(request).items[0]
         assert head.truncated and head.content.endswith(marker), budget

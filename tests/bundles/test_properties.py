@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,11 @@ from hypothesis import strategies as st
 from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
 from briefd.bundles.collect import retrieval_query
-from briefd.bundles.measure import package_json
+from briefd.bundles.measure import compact, package_json
 from briefd.bundles.model import MIN_TOKENS, MODES, TIER_ORDER, BundleMode
 from briefd.bundles.pack import jaccard, term_set
 from briefd.bundles.render import markdown
+from briefd.bundles.wire import response
 from briefd.errors import QueryError
 from briefd.settings import load_settings
 from briefd.text import query_terms
@@ -33,6 +35,7 @@ from tests.conftest import EXAMPLE, EXAMPLE_TR, REPO
 # (bench/bundling.py measures it); a few tokens of slack for very short texts.
 O200K_MARGIN = 0.06
 O200K_SLACK = 3
+ENVELOPE_SLACK = 12  # tokens counts the figures at their widest and the parts apart
 
 
 def _queries(name: str) -> list[str]:
@@ -162,22 +165,26 @@ def test_bundle_invariants(
             _fresh(api, request)
         return
     first = _fresh(api, request)
-    # what the client receives: the block, or a package's items as compact JSON (a manifest
-    # lists the package's sections)
+    # what the client receives: the answer as compact JSON (REST's body, MCP's structured
+    # content): the block or a package's items, their metadata and the envelope
+    received = compact(response(replace(first, warnings=())))  # warnings are not counted
     block = markdown(first.items) if mode == "markdown" else package_json(first.items)
     ceiling = request.ceiling
     soft = int(min(budget, ceiling) * 0.95)
 
     if mode == "markdown":
         assert first.text == block
-    assert count_tokens(block) == first.tokens
+    assert count_tokens(received) <= first.tokens  # the envelope's figures at their widest
+    if mode != "manifest":  # a manifest is packed (and counted) as its package
+        assert first.tokens - count_tokens(received) <= ENVELOPE_SLACK
     mandatory = [i for i in first.items if i.tier == "mandatory"]
     if len(mandatory) < len(first.items):  # optional content only ever fills the soft budget
         assert first.tokens <= soft
-        assert len(tiktoken_encodings["cl100k_base"].encode(block)) == first.tokens
+        cl100k = len(tiktoken_encodings["cl100k_base"].encode(received))
+        assert cl100k == count_tokens(received)
         if mode == "markdown":  # the margin measured for Markdown (README)
             o200k = len(tiktoken_encodings["o200k_base"].encode(block))
-            assert o200k <= first.tokens * (1 + O200K_MARGIN) + O200K_SLACK
+            assert o200k <= count_tokens(block) * (1 + O200K_MARGIN) + O200K_SLACK
     assert first.diagnostics.budget_exceeded == (first.tokens > ceiling)
     assert first.diagnostics.overage == max(first.tokens - ceiling, 0)
 

@@ -44,18 +44,18 @@ def test_a_base_from_a_replica_ahead_is_recovered_and_from_one_behind_a_delta(
     two: tuple[Briefd, Briefd, Remote],
 ) -> None:
     a, b, remote = two
-    old = b.compile_bundle(BundleRequest(task=TASK, max_tokens=2000))
+    old = b.compile_bundle(BundleRequest(task=TASK, max_tokens=3000))
     refunds = (remote.work / "domain" / "refunds.md").read_text()
     remote.push({"domain/refunds.md": refunds.replace("refund", "refund (revised)", 3)})
     assert a.sync().ok  # a is ahead now; b still serves the first commit
-    new = a.compile_bundle(BundleRequest(task=TASK, max_tokens=2000))
+    new = a.compile_bundle(BundleRequest(task=TASK, max_tokens=3000))
     assert new.bundle_id != old.bundle_id
 
-    behind = b.compile_bundle(BundleRequest(task=TASK, max_tokens=2000, base=new.bundle_id))
+    behind = b.compile_bundle(BundleRequest(task=TASK, max_tokens=3000, base=new.bundle_id))
     assert behind.recovered and behind.delta is None  # b cannot know what a's bundle held
     assert behind.bundle_id == old.bundle_id
 
-    ahead = a.compile_bundle(BundleRequest(task=TASK, max_tokens=2000, base=old.bundle_id))
+    ahead = a.compile_bundle(BundleRequest(task=TASK, max_tokens=3000, base=old.bundle_id))
     assert not ahead.recovered and ahead.delta is not None
     ops = {e.op for e in ahead.delta.entries}
     assert "replace" in ops and "reuse" in ops  # only the changed sections travel

@@ -25,8 +25,9 @@ from tests.team.coderepo import Repo, settings_for
 
 TASK = "how are soft declines retried"
 PATHS = ["services/payment/retry.py"]
-BUDGETS = range(240, 1300, 37)
+BUDGETS = range(340, 1400, 37)
 HEADROOM = 0.95  # bundles.headroom: the soft budget packed is 95 % of max_tokens
+ENVELOPE_SLACK = 12  # tokens counts the envelope's figures at their widest
 
 
 def retry_doc() -> str:
@@ -83,12 +84,10 @@ def test_package_items_with_drift_stay_within_the_budget_over_rest(drifting: Bri
                 ask = {"task": TASK, "paths": PATHS, "max_tokens": budget, "mode": mode}
                 body = http.post("/api/bundle", json=ask).json()
                 assert body["items"] and all("drift" in i for i in body["items"]), (budget, body)
-                size = count_tokens(stringify(body["items"]))
-                assert body["tokens"] <= budget * HEADROOM, (budget, mode, body["tokens"])
+                size = count_tokens(stringify(body))  # the whole answer, envelope included
+                assert size <= body["tokens"] <= budget * HEADROOM, (budget, mode, size)
                 if mode == "package":  # a manifest is packed as its package, content and all
-                    assert size == body["tokens"], (budget, size)
-                else:
-                    assert size < body["tokens"], (budget, size)
+                    assert body["tokens"] - size <= ENVELOPE_SLACK, (budget, size)
                 assert not body["budget_exceeded"]
 
 
@@ -96,7 +95,7 @@ def test_package_items_with_drift_stay_within_the_budget_over_rest(drifting: Bri
 def test_what_an_mcp_client_receives_with_drift_stays_within_the_budget(
     drifting: Briefd, mode: str
 ) -> None:
-    budgets = (260, 420, 700, 1100)
+    budgets = (360, 520, 800, 1200)
 
     async def body(client: Client) -> list[tuple[int, Any, str]]:
         found = []
@@ -116,24 +115,22 @@ def test_what_an_mcp_client_receives_with_drift_stays_within_the_budget(
         answers = run(base + "/mcp", "auto", body)
     for budget, structured, text in answers:
         assert structured["items"] and all("drift" in i for i in structured["items"])
-        if mode == "package":
-            size = count_tokens(stringify(structured["items"]))
-            assert size == structured["tokens"] <= budget * HEADROOM, (budget, size)
-            frame = count_tokens(stringify(structured)) - size  # as test_mcp_payload allows
-            assert frame <= 100, (budget, frame)
-        else:
-            block = received_markdown(text)
-            assert "(drift: code under the refs of domain/retry.md changed in 1 commit(s)" in block
-            size = count_tokens(block)
-            assert size == structured["tokens"] <= budget * HEADROOM, (budget, size)
-            assert count_tokens(text) <= budget, budget  # with the line about it
+        size = count_tokens(stringify(structured))  # what Claude Code hands the model
+        assert size <= structured["tokens"] <= budget * HEADROOM, (budget, size)
+        assert count_tokens(text) <= budget, budget  # the text channel too, with its notes
+        notes = ""  # a Markdown bundle's tokens count the drift notes its MCP text adds
+        if mode == "markdown":
+            notes = received_markdown(text).removeprefix(structured["text"])
+            assert "(drift: code under the refs of domain/retry.md changed in 1 commit(s)" in notes
+        slack = ENVELOPE_SLACK + count_tokens(notes)
+        assert structured["tokens"] - size <= slack, (budget, size)
 
 
 def test_a_change_of_drift_is_a_new_bundle_packed_with_it(project: tuple[Briefd, Repo]) -> None:
     """Drift is packed with the items, so a cached bundle is not served once drift moved: the
     next answer is compiled again (a new bundle_id) with the new count, within the budget."""
     api, app = project
-    ask = {"task": TASK, "paths": PATHS, "max_tokens": 400, "mode": "package"}
+    ask = {"task": TASK, "paths": PATHS, "max_tokens": 500, "mode": "package"}
     with TestClient(create_app(api, service_config())) as http:
         http.headers["Authorization"] = f"Bearer {TOKEN}"
         first = http.post("/api/bundle", json=ask).json()
@@ -148,5 +145,5 @@ def test_a_change_of_drift_is_a_new_bundle_packed_with_it(project: tuple[Briefd,
     assert not again["cached"] and again["bundle_id"] != first["bundle_id"]
     assert [i["drift"]["commits"] for i in first["items"]] == [1]
     assert [i["drift"]["commits"] for i in again["items"]] == [2]
-    size = count_tokens(stringify(again["items"]))
-    assert size == again["tokens"] <= 400 * HEADROOM
+    size = count_tokens(stringify(again))
+    assert size <= again["tokens"] <= 500 * HEADROOM

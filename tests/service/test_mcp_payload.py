@@ -83,7 +83,7 @@ def test_compile_bundle_structured_content_stays_near_the_budget(
 def test_package_and_manifest_structured_content_stays_near_the_budget(
     corpus: tuple[str, list[str]],
 ) -> None:
-    """A package's items are packed as the JSON the client receives, escaping and metadata
+    """A package is packed as the JSON the client receives, escaping, metadata and envelope
     included (before: 5,226 tokens of structured content at max_tokens=4000, 1,413 at 1000);
     a manifest lists the same sections without their content."""
     url, tasks = corpus
@@ -104,12 +104,11 @@ def test_package_and_manifest_structured_content_stays_near_the_budget(
     assert {budget for _, budget in calls} == set(BUDGETS)
     for task, budget, package, manifest in run(url, "auto", body):
         for structured in (package, manifest):
-            size = count_tokens(stringify(structured))
-            assert size <= budget * 1.10 + 150, (task, budget, structured["mode"], size)
-            assert structured["tokens"] <= budget * 0.95, (task, budget)
-        assert count_tokens(stringify(package["items"])) == package["tokens"], task
-        assert count_tokens(stringify(package)) <= package["tokens"] + 100, task  # the frame
-        assert manifest["tokens"] == package["tokens"]
+            size = count_tokens(stringify(structured))  # the envelope included
+            assert size <= structured["tokens"] <= budget * 0.95, (task, budget, size)
+        size = count_tokens(stringify(package))
+        assert package["tokens"] - size <= 12, task  # the envelope's figures at their widest
+        assert abs(manifest["tokens"] - package["tokens"]) <= 8  # envelopes: mode name and id
         assert [i["chunk_id"] for i in manifest["items"]] == [
             i["chunk_id"] for i in package["items"]
         ]
@@ -165,7 +164,7 @@ def test_a_cut_sections_advice_reads_it_over_mcp(service_api: Briefd) -> None:
     """The truncation marker names the scope: its get_document call works as written for a
     project's section, which the default scopes leave out."""
     scopes = ["projects/ledger"]
-    task = {"task_description": "ledger event flow", "max_tokens": 150, "scopes": scopes}
+    task = {"task_description": "ledger event flow", "max_tokens": 300, "scopes": scopes}
 
     async def body(client: Client) -> tuple[Any, Any]:
         bundle = await client.call_tool("compile_bundle", task)
@@ -180,6 +179,21 @@ def test_a_cut_sections_advice_reads_it_over_mcp(service_api: Briefd) -> None:
     assert bundle.structured_content["items"][0]["truncated"] is True
     assert not document.is_error, document.content
     assert document.structured_content["path"].startswith("projects/ledger/")
+
+
+def test_a_budget_too_small_says_so_in_the_mcp_text(service_api: Briefd) -> None:
+    task = {"task_description": "partial refunds pending refundable amount", "max_tokens": 150}
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("compile_bundle", task)
+
+    with serving(create_app(service_api, service_config())) as base:
+        result = run(base + "/mcp", "auto", body)
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("max_tokens 150 fits no section (the best needs ") and "raise" in text
+    assert "No knowledge section matched" not in text
+    assert result.structured_content["warnings"] == [text.split("\n\n")[0]]
+    assert count_tokens(stringify(result.structured_content)) <= 150
 
 
 def test_modes_verbose_and_document_context_over_mcp(service_api: Briefd) -> None:

@@ -33,7 +33,7 @@ from briefd.state import Manifest
 # b3: modes, tiers by name, hard limits, targets, tags; b4: packages packed by their JSON,
 # manifests of what the client holds, the issue named by its key, markers with the scope;
 # b5: items packed with their drift (T4), the drift in the key
-CACHE_VERSION = "b5"
+CACHE_VERSION = "b6"
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from briefd.bundles.cache import (
 )
 from briefd.bundles.collect import Ask, collect, retrieval_query
 from briefd.bundles.governed import unrequested
-from briefd.bundles.measure import measure
+from briefd.bundles.measure import envelope_tokens, measure
 from briefd.bundles.model import (
     MAX_HARD_LIMIT,
     MAX_TOKENS,
@@ -135,6 +135,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         else:
             bundle = replace(bundle, cached=True)
         warned = request_warnings(conn, request.scopes, engine.settings.default_scopes)
+        warned += too_small(bundle)
         base = _base(conn, engine, request.base, key) if request.base else None
     if fresh and not live:  # a live issue's text is never stored
         _persist(engine, key, bundle, asked)
@@ -215,9 +216,11 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     floor = settings.min_relative_score if comparable else 0.0  # RRF scores are rank-based
     ask = Ask(asked.scopes, asked.paths, asked.tags, request.issue, asked.target, query, floor)
     candidates = with_drift(conn, collect(conn, result, ask, engine.settings))
-    sizes = measure(request.mode)
+    target = asked.target.path if asked.target else None
+    envelope = envelope_tokens(key.bundle_id, request.mode, target, request.ceiling)
+    sizes = measure(request.mode, envelope=envelope)
     packed = pack(candidates, request.max_tokens, settings, sizes, hard_limit=request.ceiling)
-    tokens = sizes.whole(packed.items)
+    tokens = sizes.whole(packed.items) + envelope
     diagnostics = Diagnostics(
         estimator=ESTIMATOR,
         budget=request.max_tokens,
@@ -235,7 +238,6 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
         gate=result.gate,
         scopes=asked.scopes,
     )
-    target = asked.target.path if asked.target else None
     if request.mode == "markdown":
         text = render.markdown(packed.items)
     else:
@@ -260,6 +262,20 @@ def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: s
             query, engine.mode, asked.scopes, (), RANKING_VERSION, 0.0, gate="empty"
         )
     raise QueryError(no_terms_message(query))
+
+
+def too_small(bundle: Bundle) -> tuple[str, ...]:
+    """An empty bundle whose sections matched but did not fit says so: it would read as
+    "nothing matched" (the answer's envelope alone takes ~75 tokens of the budget)."""
+    if bundle.items or bundle.delta is not None:
+        return ()
+    misses = [
+        e.reason for e in bundle.diagnostics.exclusions if e.reason.startswith("does not fit")
+    ]
+    if not misses:
+        return ()
+    best = misses[0].removeprefix("does not fit: ")
+    return (f"max_tokens {bundle.diagnostics.budget} fits no section (the best {best}); raise it",)
 
 
 def with_drift(conn: sqlite3.Connection, candidates: Sequence[Candidate]) -> list[Candidate]:

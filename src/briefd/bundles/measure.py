@@ -1,13 +1,16 @@
 """What a section costs in a bundle, counted as the client receives it (B6, B7). Pure.
 
-In ``markdown`` mode a section is its attribution line and body in the block, a blank line
-between two, and for a section of a drifting document (T4) the note after the block that says
-so (counted with each such section: an upper bound when a document has several). In
-``package`` mode it is its item as compact JSON: the content escaped, with its location,
-title, heading path, score, tokens, fingerprint and drift, because that is what an MCP client
-hands the model (``JSON.stringify(structuredContent)``); the brackets around the items are
-the package's ``frame``. A manifest is the package's metadata and is packed as the package,
-so the two list the same sections.
+An MCP client hands the model ``JSON.stringify(structuredContent)`` (Claude Code, VS Code), so
+a section costs what it adds to that JSON. In ``markdown`` mode that is its attribution line
+and body inside the escaped ``text`` string, a blank line between two, and its item's metadata
+(id, tier, reasons, drift); a section of a drifting document (T4) also costs the note the MCP
+text puts after the block (counted with each such section: an upper bound when a document has
+several), so the text channel is bounded too. In ``package`` mode it is its item as compact
+JSON: the content escaped, with its location, title, heading path, score, tokens, fingerprint
+and drift; the brackets around the items are the package's ``frame``. A manifest is the
+package's metadata and is packed as the package, so the two list the same sections. The rest
+of the answer — ids, the budget figures, the estimator — is the ``envelope``
+(:func:`envelope_tokens`), kept back from the budget before anything is packed.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
-from briefd.bundles.model import BundleItem, BundleMode
-from briefd.bundles.render import SECTION_SEPARATOR, drift_notes, received, section_text
+from briefd.bundles.model import SCHEMA_VERSION, BundleItem, BundleMode
+from briefd.bundles.render import SECTION_SEPARATOR, drift_notes, markdown, section_text
 from briefd.bundles.wire import item_out
-from briefd.tokens import count_tokens
+from briefd.tokens import ESTIMATOR, count_tokens
 
 Counter = Callable[[str], int]
 PACKAGE_FRAME = 2  # "[" and "]" around the items: at most a token each, whatever they merge with
@@ -36,21 +39,77 @@ class Measure:
     separator: int
     whole: Callable[[tuple[BundleItem, ...]], int]
     frame: int = 0
+    envelope: int = 0  # the rest of the answer (:func:`envelope_tokens`), kept back too
 
 
-def measure(mode: BundleMode, count: Counter = count_tokens) -> Measure:
+def measure(mode: BundleMode, count: Counter = count_tokens, envelope: int = 0) -> Measure:
+    """How ``mode`` spends tokens; ``envelope``: what the answer around the sections costs."""
     if mode == "markdown":
         return Measure(
-            item=lambda item: count(section_text(item)) + _note_tokens(item, count),
-            separator=count(SECTION_SEPARATOR),
-            whole=lambda items: count(received(items)),
+            item=partial(markdown_tokens, count=count),
+            separator=count(_escaped(SECTION_SEPARATOR)) + count(","),
+            whole=lambda items: count(markdown_json(items)) + _notes_tokens(items, count),
+            frame=count(markdown_json(())),
+            envelope=envelope,
         )
     return Measure(
         item=partial(package_tokens, count=count),
         separator=count(","),
         whole=lambda items: count(package_json(items)),
         frame=PACKAGE_FRAME,
+        envelope=envelope,
     )
+
+
+def markdown_tokens(item: BundleItem, count: Counter = count_tokens) -> int:
+    """``item`` in a Markdown bundle as received: its section in the escaped ``text``, its
+    metadata item, and its drift note."""
+    metadata = compact(item_out(item, "markdown"))
+    return count(_escaped(section_text(item))) + count(metadata) + _note_tokens(item, count)
+
+
+def markdown_json(items: tuple[BundleItem, ...]) -> str:
+    """The block and the items' metadata as the structured answer carries them."""
+    return compact({"text": markdown(items), "items": [item_out(i, "markdown") for i in items]})
+
+
+def envelope_tokens(
+    bundle_id: str,
+    mode: BundleMode,
+    target: str | None,
+    ceiling: int,
+    count: Counter = count_tokens,
+) -> int:
+    """What a bundle's answer costs besides its sections (REST's JSON, MCP's structured
+    content): its ids and budget figures, the figures as long as they can get."""
+    widest = 10 * max(ceiling, 1)
+    out: dict[str, object] = {
+        "schema_version": SCHEMA_VERSION,
+        "bundle_id": bundle_id,
+        "mode": mode,
+    }
+    if target is not None:
+        out["target"] = target
+    out.update(
+        tokens=widest,
+        budget=widest,
+        hard_limit=widest,
+        budget_exceeded=False,
+        overage=widest,
+        cached=False,
+        diagnostics={"estimator": ESTIMATOR},
+    )
+    return count(compact(out))
+
+
+def _escaped(text: str) -> str:
+    """``text`` as it is inside a JSON string."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _notes_tokens(items: tuple[BundleItem, ...], count: Counter) -> int:
+    notes = drift_notes(items)
+    return count(SECTION_SEPARATOR.join(["", *notes])) if notes else 0
 
 
 def _note_tokens(item: BundleItem, count: Counter) -> int:

@@ -14,7 +14,7 @@ Tier = Literal["mandatory", "structural", "governed", "linked", "ranked", "relat
 TIERS: tuple[Tier, ...] = ("mandatory", "structural", "governed", "linked", "ranked", "related")
 TIER_ORDER: dict[str, int] = {tier: order for order, tier in enumerate(TIERS)}
 
-MIN_TOKENS = 100  # below this the attribution line and the truncation marker leave no room
+MIN_TOKENS = 100  # accepted; under ~200 the answer's envelope leaves no room (a warning says so)
 MAX_TOKENS = 200_000
 HARD_LIMIT_FACTOR = 4  # the default hard limit is this many times the budget
 MAX_HARD_LIMIT = HARD_LIMIT_FACTOR * MAX_TOKENS

@@ -84,7 +84,7 @@ def pack(
     within the budget (never above ``hard_limit`` either)."""
     soft = max_tokens if hard_limit is None else min(max_tokens, hard_limit)
     budget = effective_budget(soft, settings)
-    state = _State(remaining=budget - sizes.frame, governed_cap=budget)
+    state = _State(remaining=budget - sizes.frame - sizes.envelope, governed_cap=budget)
     if any(c.tier == "ranked" and c.weak is None for c in candidates):
         state.governed_cap = math.floor(budget * settings.governed_share)
     ordered = sorted(enumerate(candidates), key=lambda pair: TIER_ORDER[pair[1].tier])
@@ -95,7 +95,7 @@ def pack(
         else:
             _consider(state, index, candidate, extra, settings, sizes)
     items = [item for _, item in sorted(state.chosen, key=_display_key)]
-    while _optional(items) and sizes.whole(tuple(items)) > budget:  # BPE merges
+    while _optional(items) and sizes.whole(tuple(items)) + sizes.envelope > budget:  # merges
         dropped = items.pop(_last_of_lowest_tier(items))
         state.exclusions.append(
             Exclusion(dropped.chunk_id, dropped.doc_path, dropped.tier, "budget", dropped.tokens)

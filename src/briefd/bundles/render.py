@@ -70,12 +70,6 @@ def drift_notes(items: tuple[BundleItem, ...]) -> list[str]:
     return [drift_note(path, d.commits, d.since) for path, d in sorted(drifting.items())]
 
 
-def received(items: tuple[BundleItem, ...]) -> str:
-    """The Markdown a client receives: the block, then its drift notes (what a Markdown
-    bundle's ``tokens`` counts; the block alone is its ``text``)."""
-    return SECTION_SEPARATOR.join([markdown(items), *drift_notes(items)])
-
-
 def delta_markdown(delta: BundleDelta) -> str:
     """Only what changed: the replaced sections as Markdown."""
     return SECTION_SEPARATOR.join(section_text(e.item) for e in delta.entries if e.item)

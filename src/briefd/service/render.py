@@ -55,7 +55,7 @@ def bundle_text(out: schemas.BundleOut, structured: dict[str, object]) -> str:
         notes.append("base unknown: full bundle")
     if out.delta is not None:
         notes.append(delta_note(out.delta))
-    block = (out.text or "").rstrip() or nothing_new(out.delta)
+    block = (out.text or "").rstrip() or "\n".join(out.warnings or ()) or nothing_new(out.delta)
     return "\n\n".join([block, *drift_notes(structured), f"({', '.join(notes)})"])
 
 

@@ -53,7 +53,11 @@ Tags = Annotated[
 ]
 Budget = Annotated[
     int,
-    Field(ge=MIN_TOKENS, le=MAX_TOKENS, description="Soft token budget for optional content."),
+    Field(
+        ge=MIN_TOKENS,
+        le=MAX_TOKENS,
+        description="Soft token budget of the whole answer as you receive it (cl100k); optional content fills it.",
+    ),
 ]
 HardLimit = Annotated[
     int | None,
