@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
-from briefd.bundles.model import SCHEMA_VERSION, BundleItem, BundleMode
+from briefd.bundles.model import BundleItem, BundleMode
 from briefd.bundles.render import SECTION_SEPARATOR, drift_notes, markdown, section_text
-from briefd.bundles.wire import item_out
+from briefd.bundles.wire import item_out, opening
 from briefd.tokens import ESTIMATOR, count_tokens
 
 Counter = Callable[[str], int]
@@ -83,22 +83,10 @@ def envelope_tokens(
     """What a bundle's answer costs besides its sections (REST's JSON, MCP's structured
     content): its ids and budget figures, the figures as long as they can get."""
     widest = 10 * max(ceiling, 1)
-    out: dict[str, object] = {
-        "schema_version": SCHEMA_VERSION,
-        "bundle_id": bundle_id,
-        "mode": mode,
-    }
-    if target is not None:
-        out["target"] = target
-    out.update(
-        tokens=widest,
-        budget=widest,
-        hard_limit=widest,
-        budget_exceeded=False,
-        overage=widest,
-        cached=False,
-        diagnostics={"estimator": ESTIMATOR},
-    )
+    out = opening(bundle_id, mode, target, widest, widest, widest, False, widest)
+    out.update(cached=False, diagnostics={"estimator": ESTIMATOR})
+    if mode != "markdown":  # the key of the package's items (a Markdown bundle's are counted
+        out["items"] = []  # with its text: markdown_json)
     return count(compact(out))
 
 

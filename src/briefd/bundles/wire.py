@@ -43,6 +43,21 @@ def response(bundle: Bundle, verbose: bool = False) -> dict[str, object]:
 def head(
     bundle_id: str, mode: BundleMode, target: str | None, diag: Diagnostics
 ) -> dict[str, object]:
+    figures = (diag.tokens, diag.budget, diag.hard_limit, diag.budget_exceeded, diag.overage)
+    return opening(bundle_id, mode, target, *figures)
+
+
+def opening(
+    bundle_id: str,
+    mode: BundleMode,
+    target: str | None,
+    tokens: int,
+    budget: int,
+    hard_limit: int,
+    exceeded: bool,
+    overage: int,
+) -> dict[str, object]:
+    """The fields every answer starts with: ids, then the budget figures."""
     out: dict[str, object] = {
         "schema_version": SCHEMA_VERSION,
         "bundle_id": bundle_id,
@@ -51,11 +66,11 @@ def head(
     if target is not None:
         out["target"] = target
     out.update(
-        tokens=diag.tokens,
-        budget=diag.budget,
-        hard_limit=diag.hard_limit,
-        budget_exceeded=diag.budget_exceeded,
-        overage=diag.overage,
+        tokens=tokens,
+        budget=budget,
+        hard_limit=hard_limit,
+        budget_exceeded=exceeded,
+        overage=overage,
     )
     return out
 
