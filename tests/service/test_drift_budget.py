@@ -27,7 +27,7 @@ TASK = "how are soft declines retried"
 PATHS = ["services/payment/retry.py"]
 BUDGETS = range(340, 1400, 37)
 HEADROOM = 0.95  # bundles.headroom: the soft budget packed is 95 % of max_tokens
-ENVELOPE_SLACK = 12  # tokens counts the envelope's figures at their widest
+ENVELOPE_SLACK = 24  # tokens counts the envelope's figures at their widest
 
 
 def retry_doc() -> str:

@@ -217,7 +217,7 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     ask = Ask(asked.scopes, asked.paths, asked.tags, request.issue, asked.target, query, floor)
     candidates = with_drift(conn, collect(conn, result, ask, engine.settings))
     target = asked.target.path if asked.target else None
-    envelope = envelope_tokens(key.bundle_id, request.mode, target, request.ceiling)
+    envelope = envelope_tokens(request.mode, target, request.ceiling)
     sizes = measure(request.mode, envelope=envelope)
     packed = pack(candidates, request.max_tokens, settings, sizes, hard_limit=request.ceiling)
     tokens = sizes.whole(packed.items) + envelope

@@ -27,6 +27,7 @@ from briefd.tokens import ESTIMATOR, count_tokens
 
 Counter = Callable[[str], int]
 PACKAGE_FRAME = 2  # "[" and "]" around the items: at most a token each, whatever they merge with
+ID_TOKENS = 16  # a bundle id's 16 hex digits, at most a token each: the same for every id
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,20 +75,21 @@ def markdown_json(items: tuple[BundleItem, ...]) -> str:
 
 
 def envelope_tokens(
-    bundle_id: str,
     mode: BundleMode,
     target: str | None,
     ceiling: int,
     count: Counter = count_tokens,
 ) -> int:
     """What a bundle's answer costs besides its sections (REST's JSON, MCP's structured
-    content): its ids and budget figures, the figures as long as they can get."""
+    content): its ids and budget figures, the figures as long as they can get and the id as
+    long as it can get, so a package and its manifest (another id) pack the same sections."""
     widest = 10 * max(ceiling, 1)
-    out = opening(bundle_id, mode, target, widest, widest, widest, False, widest)
+    shape: BundleMode = "markdown" if mode == "markdown" else "package"  # a manifest packs as
+    out = opening("", shape, target, widest, widest, widest, False, widest)  # its package
     out.update(cached=False, diagnostics={"estimator": ESTIMATOR})
     if mode != "markdown":  # the key of the package's items (a Markdown bundle's are counted
         out["items"] = []  # with its text: markdown_json)
-    return count(compact(out))
+    return count(compact(out)) + ID_TOKENS
 
 
 def _escaped(text: str) -> str:
