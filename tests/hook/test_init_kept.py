@@ -77,10 +77,11 @@ def test_init_adding_a_client_keeps_a_hand_written_stdio_entry(tmp_path: Path) -
     assert line in output
     assert f"{codex}: kept its briefd entry over stdio (briefd mcp)" in output
     assert "pass --transport http to switch it" in output
-    # the clients that had no entry get the default, http
+    # the clients that had no entry follow the kept ones: stdio (no server is running)
     written = entries(tmp_path)
-    assert written[".cursor/mcp.json"]["url"] == "http://127.0.0.1:8484/mcp"
-    assert written[".vscode/mcp.json"]["url"] == "http://127.0.0.1:8484/mcp"
+    for path in (".cursor/mcp.json", ".vscode/mcp.json"):
+        assert "url" not in written[path] and written[path]["args"][-1] == "mcp", path
+    assert "gets one over stdio too, like the kept ones" in output
     # the hook names no server: the spawned briefd is not one it could ask
     (hook,) = recall_hooks(tmp_path, [".claude/settings.local.json"], "UserPromptSubmit")
     assert "--server" not in shlex.split(hook)

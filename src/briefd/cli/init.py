@@ -146,11 +146,7 @@ def init_command(
             keep_stdio=transport is None and url is None,
             shared_hook="claude-code" in chosen and _shared_hook(project),
         )
-        changes, kept = _changes(project, chosen, wiring)
-        theirs = {entry.server for _, entry in kept if entry.transport == "http"}
-        if len(theirs) == 1:  # MCP stays on the user's own server: the hook asks it too
-            wiring = replace(wiring, hook=hook_command(ctx.obj.db, recall_server(theirs.pop())))
-            changes, kept = _changes(project, chosen, wiring)
+        wiring, changes, kept = _settled(ctx, settings, project, chosen, wiring)
     _report_kept(project, kept, server)
     if wiring.shared_hook:
         _report_shared_hook(project, changes)
@@ -172,6 +168,12 @@ def init_command(
             console.print(NOTES[name], markup=False)
 
 
+_STDIO_FOLLOWED = (
+    "a client without a briefd entry gets one over stdio too, like the kept ones (no server "
+    "needs to run); pass --transport http for the server's URL"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Wiring:
     """What init writes and what of the user's it keeps (see
@@ -185,6 +187,30 @@ class Wiring:
     replace: bool
     keep_stdio: bool
     shared_hook: bool
+
+
+def _settled(
+    ctx: typer.Context,
+    settings: Settings,
+    project: Path,
+    chosen: tuple[str, ...],
+    wiring: Wiring,
+) -> tuple[Wiring, list[Change], list[tuple[str, Kept]]]:
+    """The changes once the user's kept entries are followed: MCP on the user's own server
+    means the hook asks it too; kept stdio entries (no transport asked) mean new ones are
+    stdio as well — an http entry would point at a server nobody runs."""
+    changes, kept = _changes(project, chosen, wiring)
+    theirs = {entry.server for _, entry in kept if entry.transport == "http"}
+    if len(theirs) == 1:
+        wiring = replace(wiring, hook=hook_command(ctx.obj.db, recall_server(theirs.pop())))
+        changes, kept = _changes(project, chosen, wiring)
+    elif wiring.keep_stdio and any(entry.transport == "stdio" for _, entry in kept):
+        server = _server(settings, ctx, project, "stdio", None)
+        wiring = replace(wiring, server=server, hook=hook_command(ctx.obj.db, None))
+        changes, kept = _changes(project, chosen, wiring)
+        if len(kept) < len(chosen):  # a client had no entry
+            console.print(_STDIO_FOLLOWED, markup=False)
+    return wiring, changes, kept
 
 
 def _chosen(client: str, project: Path) -> tuple[str, ...]:
