@@ -16,6 +16,8 @@ from fastapi.testclient import TestClient
 from mcp import Client
 
 from briefd.api import Briefd
+from briefd.bundles import BundleRequest
+from briefd.cli.bundle import _print as printed
 from briefd.service import create_app
 from briefd.tokens import count_tokens
 from tests.service.conftest import service_config
@@ -147,3 +149,15 @@ def test_a_change_of_drift_is_a_new_bundle_packed_with_it(project: tuple[Briefd,
     assert [i["drift"]["commits"] for i in again["items"]] == [2]
     size = count_tokens(stringify(again))
     assert size <= again["tokens"] <= 500 * HEADROOM
+
+
+def test_the_cli_says_which_documents_drift_beside_a_markdown_bundle(
+    drifting: Briefd, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``briefd bundle`` prints the block on stdout and, like the MCP text, the drift notes
+    (on stderr, with its summary, so a piped block stays the block)."""
+    bundle = drifting.compile_bundle(BundleRequest(TASK, max_tokens=600, paths=tuple(PATHS)))
+    printed(bundle, json_output=False)
+    out, err = capsys.readouterr()
+    assert out.rstrip("\n") == bundle.text and "(drift:" not in out
+    assert "(drift: code under the refs of domain/retry.md changed in 1 commit(s)" in err

@@ -14,6 +14,7 @@ from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
 from briefd.bundles.model import MODE_ALIASES, MODES, BundleMode
+from briefd.bundles.render import drift_notes
 from briefd.bundles.wire import response
 from briefd.cli.output import errors, reported_errors
 from briefd.cli.search import split_scopes
@@ -153,6 +154,9 @@ def _print(bundle: Bundle, json_output: bool) -> None:
     if bundle.text and not bundle.text.endswith("\n"):
         sys.stdout.write("\n")
     errors.print(summary(bundle), markup=False, soft_wrap=True)
+    if bundle.mode == "markdown":  # package and manifest items carry their drift
+        for note in drift_notes(bundle.items):
+            errors.print(note, markup=False, soft_wrap=True)
     for warning in bundle.warnings:
         errors.print(f"warning: {warning}", markup=False, soft_wrap=True)
 
