@@ -8,7 +8,9 @@ import json
 import shlex
 import tomllib
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from briefd.cli.main import app
@@ -149,3 +151,30 @@ def test_init_removes_its_duplicate_when_settings_json_has_one(tmp_path: Path) -
     assert f"removed {local}" in output
     assert not local.exists()
     assert recall_hooks(tmp_path, CLAUDE, "UserPromptSubmit") == [SETUP_HOOK["command"]]
+
+
+def test_stdio_entries_name_the_projects_own_settings_or_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from another directory: the entry names the project's index (not the working
+    directory's), or its .briefd/briefd.yaml, which the CLI and the hook read too."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("BRIEFD_CONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    init(project, "--client", "claude-code", "--yes", "--transport", "stdio")
+    args = entries_of(project)["args"]
+    assert args[-3:] == ["--db", str(project / ".briefd" / "briefd.db"), "mcp"]
+    local = project / ".briefd" / "briefd.yaml"
+    local.parent.mkdir(exist_ok=True)
+    local.write_text("db: index.db\n")
+    init(project, "--client", "claude-code", "--yes", "--transport", "stdio")
+    assert entries_of(project)["args"][-3:] == ["--config", str(local.resolve()), "mcp"]
+
+
+def entries_of(project: Path) -> dict[str, Any]:
+    entry: dict[str, Any] = json.loads((project / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    return entry

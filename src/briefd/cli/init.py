@@ -7,6 +7,7 @@ not written a second time."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import shlex
@@ -29,7 +30,13 @@ from briefd.hook.clients import (
     targets,
 )
 from briefd.hook.discover import DEFAULT_SERVER
-from briefd.settings import CONFIG_FILE, Settings, load_settings
+from briefd.settings import (
+    CONFIG_FILE,
+    LOCAL_CONFIG,
+    Settings,
+    config_candidates,
+    load_settings,
+)
 
 NOTES = {
     "codex": "Codex: hooks are on by default in current releases (`[features] hooks`; older "
@@ -78,22 +85,36 @@ def recall_server(server: Server) -> str | None:
     return None if root == DEFAULT_SERVER else root
 
 
+def project_config(project: Path) -> Path | None:
+    """The project's own settings file: ``briefd.yaml``, else ``.briefd/briefd.yaml`` (as
+    ``briefd.settings.config_candidates`` looks in a working directory)."""
+    for name in (CONFIG_FILE, LOCAL_CONFIG):
+        if (project / name).is_file():
+            return project / name
+    return None
+
+
 def project_settings(ctx: typer.Context, project: Path) -> Settings:
     """The settings ``--config`` or ``$BRIEFD_CONFIG`` name, else the project's own
-    ``briefd.yaml`` (not the one of the directory init runs from), else the defaults."""
-    own = project / CONFIG_FILE
-    if ctx.obj.config is None and not os.environ.get("BRIEFD_CONFIG") and own.is_file():
+    (:func:`project_config`; not the one of the directory init runs from), else those of the
+    directory init runs from — the default index in the project when no file sets one."""
+    named = ctx.obj.config is not None or bool(os.environ.get("BRIEFD_CONFIG"))
+    own = None if named else project_config(project)
+    if own is not None:
         return load_settings(own, overrides={"db": ctx.obj.db})
     settings: Settings = ctx.obj.settings()
+    found = any(path.is_file() for path in config_candidates(os.environ))
+    if not (named or found or ctx.obj.db or settings.db.is_absolute()):  # the default index,
+        settings = dataclasses.replace(settings, db=project / settings.db)  # the project's
     return settings
 
 
 def stdio_command(settings: Settings, config: Path | None, project: Path) -> tuple[str, ...]:
     """``briefd mcp`` for this installation, with absolute paths to the settings file (given,
-    or the project's ``briefd.yaml``) or else to the index, so it works from any directory."""
+    or the project's own) or else to the index, so it works from any directory."""
     script = Path(sys.executable).with_name("briefd")
     parts = [str(script)] if script.is_file() else [sys.executable, "-m", "briefd"]
-    config = config or (project / CONFIG_FILE if (project / CONFIG_FILE).is_file() else None)
+    config = config or project_config(project)
     if config is not None:
         parts += ["--config", str(config.resolve())]
     else:
