@@ -26,6 +26,17 @@ def init(project: Path, *args: str) -> str:
     return result.output
 
 
+def hand_written(project: Path, entry: dict[str, object], codex: str) -> tuple[Path, Path]:
+    """The user's own ``briefd`` entries: ``entry`` in ``.mcp.json``, ``codex`` as Codex's
+    ``config.toml``; their paths."""
+    mcp = project / ".mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {"briefd": entry}}, indent=1))
+    toml = project / ".codex" / "config.toml"
+    toml.parent.mkdir(exist_ok=True)
+    toml.write_text(codex)
+    return mcp, toml
+
+
 def snapshot(project: Path) -> dict[str, bytes]:
     return {str(p.relative_to(project)): p.read_bytes() for p in project.rglob("*") if p.is_file()}
 

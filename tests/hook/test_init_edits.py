@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from briefd.cli.main import app
 from briefd.hook import main as hook_main
+from tests.hook.test_init import hand_written
 
 runner = CliRunner()
 
@@ -97,12 +98,9 @@ TEAM = {"url": "https://briefd.acme.internal/mcp", "headers": {"X-Team": "paymen
 
 
 def test_init_keeps_a_hand_written_server_entry_at_another_url(tmp_path: Path) -> None:
-    mcp = tmp_path / ".mcp.json"
-    mcp.write_text(json.dumps({"mcpServers": {"briefd": {"type": "http", **TEAM}}}, indent=1))
+    codex_text = '[mcp_servers.briefd]\nurl = "https://briefd.acme.internal/mcp"\n'
+    mcp, codex = hand_written(tmp_path, {"type": "http", **TEAM}, codex_text)
     before = mcp.read_text()
-    codex = tmp_path / ".codex" / "config.toml"
-    codex.parent.mkdir()
-    codex.write_text('[mcp_servers.briefd]\nurl = "https://briefd.acme.internal/mcp"\n')
     output = init(tmp_path, "--client", "all", "--yes")
     assert mcp.read_text() == before
     assert codex.read_text() == '[mcp_servers.briefd]\nurl = "https://briefd.acme.internal/mcp"\n'

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from briefd.cli.main import app
-from tests.hook.test_init import recall_hooks, snapshot
+from tests.hook.test_init import hand_written, recall_hooks, snapshot
 
 runner = CliRunner()
 
@@ -64,12 +64,9 @@ def test_init_without_transport_keeps_every_stdio_entry(tmp_path: Path) -> None:
 
 def test_init_adding_a_client_keeps_a_hand_written_stdio_entry(tmp_path: Path) -> None:
     spawned = {"command": "/opt/briefd/bin/briefd", "args": ["--db", "/kb/briefd.db", "mcp"]}
-    mcp = tmp_path / ".mcp.json"
-    mcp.write_text(json.dumps({"mcpServers": {"briefd": {"type": "stdio", **spawned}}}))
+    codex_text = '[mcp_servers.briefd]\ncommand = "briefd"\nargs = ["mcp"]\n'
+    mcp, codex = hand_written(tmp_path, {"type": "stdio", **spawned}, codex_text)
     before = mcp.read_text()
-    codex = tmp_path / ".codex" / "config.toml"
-    codex.parent.mkdir()
-    codex.write_text('[mcp_servers.briefd]\ncommand = "briefd"\nargs = ["mcp"]\n')
     output = init(tmp_path, "--client", "all", "--yes")
     assert mcp.read_text() == before
     assert codex.read_text() == '[mcp_servers.briefd]\ncommand = "briefd"\nargs = ["mcp"]\n'

@@ -38,7 +38,7 @@ from briefd.bundles.model import (
     Diagnostics,
     ItemDrift,
 )
-from briefd.bundles.pack import effective_budget, pack
+from briefd.bundles.pack import NO_ROOM, effective_budget, pack
 from briefd.bundles.wire import document
 from briefd.errors import IndexNotFoundError, NotFoundError, QueryError, StoreError
 from briefd.model import DocumentView, SearchMode, SearchResult
@@ -269,12 +269,10 @@ def too_small(bundle: Bundle) -> tuple[str, ...]:
     "nothing matched" (the answer's envelope alone takes ~75 tokens of the budget)."""
     if bundle.items or bundle.delta is not None:
         return ()
-    misses = [
-        e.reason for e in bundle.diagnostics.exclusions if e.reason.startswith("does not fit")
-    ]
+    misses = [e.reason for e in bundle.diagnostics.exclusions if e.reason.startswith(NO_ROOM)]
     if not misses:
         return ()
-    best = misses[0].removeprefix("does not fit: ")
+    best = misses[0].removeprefix(NO_ROOM)
     return (f"max_tokens {bundle.diagnostics.budget} fits no section (the best {best}); raise it",)
 
 

@@ -191,7 +191,7 @@ class Bundle:
     recovered: bool = False
     delta: BundleDelta | None = None
     state_error: str | None = None  # the shared state could not take this bundle's manifest
-    warnings: tuple[str, ...] = ()  # a default scope the index lacks (no scopes asked)
+    warnings: tuple[str, ...] = ()  # a default scope the index lacks; a budget fitting nothing
 
     @property
     def tokens(self) -> int:

@@ -30,6 +30,7 @@ from briefd.tokens import count_tokens, head_tokens
 # Scope priority for display (B1): domain > conventions > projects > anything else.
 _SCOPE_ORDER = {"domain": 0, "conventions": 1}
 _MIN_HEAD_TOKENS = 16
+NO_ROOM = "does not fit: "  # the reason of a section the budget had no room for
 _WORD = re.compile(r"\w+")
 MARKDOWN = measure("markdown")
 
@@ -138,9 +139,9 @@ def _consider(
         if head is not None:
             _take(state, index, c, head, extra)
         else:
-            state.skip(c, f"does not fit: needs {full} tokens, {limit} left", full)
+            state.skip(c, f"{NO_ROOM}needs {full} tokens, {limit} left", full)
     else:
-        state.skip(c, f"does not fit: needs {full} tokens, {max(limit, 0)} left", full)
+        state.skip(c, f"{NO_ROOM}needs {full} tokens, {max(limit, 0)} left", full)
 
 
 def _duplicate_of(state: _State, c: Candidate, threshold: float) -> str | None:

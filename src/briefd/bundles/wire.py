@@ -31,7 +31,7 @@ def response(bundle: Bundle, verbose: bool = False) -> dict[str, object]:
         out["recovered"] = True
     if bundle.state_error:  # replicas: the shared state was unreachable (still served)
         out["state_error"] = bundle.state_error
-    if bundle.warnings:  # default_scopes names a scope the index lacks
+    if bundle.warnings:  # a default scope the index lacks; a budget that fits no section
         out["warnings"] = list(bundle.warnings)
     if bundle.mode == "markdown":
         out["text"] = bundle.text

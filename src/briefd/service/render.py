@@ -82,7 +82,7 @@ def nothing_new(delta: schemas.DeltaOut | None) -> str:
 
 def drift_notes(structured: dict[str, object]) -> list[str]:
     """One line per document of the bundle whose governed code changed after it (T4): the
-    notes the bundle's ``tokens`` counted (:func:`briefd.bundles.render.received`)."""
+    notes the bundle's ``tokens`` counted (:func:`briefd.bundles.measure.measure`)."""
     items = structured.get("items")
     drifting = {
         d["doc_path"]: d
