@@ -85,11 +85,7 @@ def _index_source(
     found = _changes(store, source, settings, rebuild, progress)
     current, parsed, deleted = found.current, found.parsed, found.deleted
     if not current and deleted:
-        raise SourceError(
-            f"found no document in {source} where the index holds {len(deleted)}: the index is "
-            "left as it was; check that the source path is right and mounted (and index.include "
-            f"/ index.exclude / scopes in briefd.yaml). To empty the index, delete {store.path}"
-        )
+        raise _emptying(source, len(deleted), store.path)
     fingerprint = index_fingerprint(current, found.signature)
     head = head_commit(source, settings.sync.git_timeout)
     touched = {d.path for d in parsed} | set(deleted)
@@ -136,11 +132,27 @@ def _index_source(
         docs_table.set_meta(conn, SOURCE_KEY, key if complete else "")
         docs_table.set_meta(conn, SOURCE_HEAD, head if complete else "")
     if embedder is not None:
-        if outcome.error is None:
-            words = settings.embeddings.window_words
-            calibration.refresh(store, embedder, f"{fingerprint}/{outcome.missing}", words)
-        embedder.release()  # what passages and the probes took: a server keeps what queries use
+        _calibrate(store, embedder, outcome, f"{fingerprint}/{outcome.missing}", settings)
     return report
+
+
+def _emptying(source: Path, held: int, db: Path) -> SourceError:
+    """A source that lost every document is refused: more likely unmounted than emptied."""
+    return SourceError(
+        f"found no document in {source} where the index holds {held}: the index is "
+        "left as it was; check that the source path is right and mounted (and index.include "
+        f"/ index.exclude / scopes in briefd.yaml). To empty the index, delete {db}"
+    )
+
+
+def _calibrate(
+    store: Store, embedder: Embedder, outcome: _EmbedOutcome, state: str, settings: Settings
+) -> None:
+    """Refit the gate and recall to the index (when embedding worked), then give back what
+    passages and the probes took: a server keeps what queries use."""
+    if outcome.error is None:
+        calibration.refresh(store, embedder, state, settings.embeddings.window_words)
+    embedder.release()
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,13 +64,7 @@ def search(
     mode = _mode(request, settings, semantic)
     if mode != "bm25" and semantic is not None and not _has_vectors(conn, semantic):
         mode = _without_vectors(conn, request, semantic)
-    top_k = request.top_k if request.top_k is not None else settings.top_k
-    if top_k < 1:
-        raise QueryError(f"top_k must be at least 1, got {top_k}")
-    if request.related is not None and request.related < 0:
-        raise QueryError(f"related must be 0 (none) or more, got {request.related}")
-    if (request.query_mode or settings.query_mode) == "text" and not query_terms(request.query):
-        raise QueryError(no_terms_message(request.query))
+    top_k = _checked_top_k(request, settings)
     pending = embedding(semantic, request.query, mode)  # the model runs beside what follows
     known = known_scopes(conn)
     scopes = resolve_scopes(conn, request.scopes, default_scopes, known)
@@ -115,6 +109,18 @@ def search(
         gate_reasons=gate.reasons if gate is not None else (),
         embedding_model=semantic.embedder.model_id if semantic and mode != "bm25" else None,
     )
+
+
+def _checked_top_k(request: SearchRequest, settings: SearchSettings) -> int:
+    """The hits asked for, once the request is known to be answerable (else QueryError)."""
+    top_k = request.top_k if request.top_k is not None else settings.top_k
+    if top_k < 1:
+        raise QueryError(f"top_k must be at least 1, got {top_k}")
+    if request.related is not None and request.related < 0:
+        raise QueryError(f"related must be 0 (none) or more, got {request.related}")
+    if (request.query_mode or settings.query_mode) == "text" and not query_terms(request.query):
+        raise QueryError(no_terms_message(request.query))
+    return top_k
 
 
 def _plan(
