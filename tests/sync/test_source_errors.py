@@ -13,7 +13,7 @@ from briefd.settings import load_settings
 from briefd.settings.raw import is_git_url
 from tests.embeddings.fakehttp import Reply, closed_port_url, fake_server
 from tests.sync.conftest import git_settings
-from tests.sync.gitrepo import Remote
+from tests.sync.gitrepo import RETRY, Remote
 
 
 @pytest.mark.parametrize(
@@ -97,3 +97,21 @@ def test_background_triggers_coalesce(git_api: Briefd, remote: Remote) -> None:
     assert started[0] is True
     assert 2 <= git_api.sync_status().syncs <= 3  # the first sync, then one or two for 20 asks
     assert git_api.sync_status().last_commit == remote.head()
+
+
+@pytest.mark.parametrize("branch", [None, "main"])
+def test_an_empty_remote_says_so_and_is_followed_once_pushed(
+    tmp_path: Path, branch: str | None
+) -> None:
+    empty = Remote(tmp_path)  # created on the forge; nothing pushed yet
+    overrides = {"sync.branch": branch} if branch else {}
+    with Briefd(git_settings(tmp_path, empty.url, **overrides), embedder=None) as api:
+        first = api.sync()
+        empty.push({"domain/retry.md": RETRY})
+        second = api.sync()
+    assert first.error == (
+        f"the repository {empty.url} is empty (no branch, no commit yet); push the knowledge "
+        "to it (domain/, conventions/, projects/<name>/) and sync again"
+    )
+    assert second.error is None and second.commit == empty.head()
+    assert second.index is not None and second.index.added == ("domain/retry.md",)

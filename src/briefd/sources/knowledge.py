@@ -103,6 +103,10 @@ def resolve(settings: Settings, source: Path | None = None) -> KnowledgeSource:
     return Directory(settings, root)
 
 
+EMPTY_REMOTE = (
+    "the repository {url} is empty (no branch, no commit yet); push the knowledge to it "
+    "(domain/, conventions/, projects/<name>/) and sync again"
+)
 OWNED_KEY = "briefd.clone"  # set in every clone briefd makes: a sync may reset and clean it
 
 
@@ -221,7 +225,10 @@ class Clone(Checkout):
         args = ["clone", "--quiet", "--no-tags", "--origin", "origin"]
         if self.settings.sync.branch:
             args += ["--branch", self.settings.sync.branch]
-        git.run([*args, "--", self.url, str(temporary)], root.parent, self.timeout)
+        try:
+            git.run([*args, "--", self.url, str(temporary)], root.parent, self.timeout)
+        except SourceError as exc:
+            raise self._explained(exc) from None
         git.run(["config", OWNED_KEY, "true"], temporary, self.timeout)
         if root.exists():
             root.rmdir()
@@ -260,8 +267,8 @@ class Clone(Checkout):
                 ["symbolic-ref", "--short", "refs/remotes/origin/HEAD"], self.root, self.timeout
             )
             return ref.removeprefix("origin/")
-        except SourceError:
-            return git.run(["rev-parse", "--abbrev-ref", "HEAD"], self.root, self.timeout)
+        except SourceError:  # a clone of a repository that was empty: HEAD names an unborn branch
+            return git.run(["symbolic-ref", "--short", "HEAD"], self.root, self.timeout)
 
     def update(self) -> str:
         """Fetch the branch (following force-pushes) and reset the clone hard onto it; the
@@ -273,11 +280,23 @@ class Clone(Checkout):
             git.run(["remote", "set-url", "origin", self.url], root, timeout)  # `source` moved
         branch = self.branch()
         remote_ref = f"refs/remotes/origin/{branch}"
-        git.run([*FETCH, "origin", f"+refs/heads/{branch}:{remote_ref}"], root, timeout)
+        try:
+            git.run([*FETCH, "origin", f"+refs/heads/{branch}:{remote_ref}"], root, timeout)
+        except SourceError as exc:
+            raise self._explained(exc) from None
         git.run(["checkout", "--quiet", "--force", "-B", branch, remote_ref], root, timeout)
         git.run(["reset", "--quiet", "--hard", remote_ref], root, timeout)
         git.run(["clean", "--quiet", "-ffdx"], root, timeout)
         return git.rev_parse(root, "HEAD", timeout)
+
+    def _explained(self, failed: SourceError) -> SourceError:
+        """``failed`` (a clone or fetch), or what it means when the remote has no branch at all:
+        a repository created empty, which git reports as a missing branch or HEAD."""
+        try:
+            heads = git.run(["ls-remote", "--heads", "--", self.url], None, self.timeout)
+        except SourceError:
+            return failed
+        return failed if heads else SourceError(EMPTY_REMOTE.format(url=self.label))
 
     def push_target(self) -> tuple[GitTarget, str | None]:
         if not (self.root / ".git").is_dir():
