@@ -76,6 +76,32 @@ def test_sync_without_a_source_or_index_says_so(tmp_path: Path, remote: Remote) 
     assert gone.stderr.startswith("error: sync failed, there is no index yet: ")
 
 
+def test_a_bare_repository_as_source_says_to_use_its_url(tmp_path: Path, remote: Remote) -> None:
+    """A self-hosted remote's path (``/srv/git/kb.git``) was read as a folder: no document,
+    and ``briefd sync`` said "Synced"."""
+    env = {**briefd_env(tmp_path, remote), "BRIEFD_SOURCE": str(remote.bare)}
+    git_dir = remote.work / ".git"
+
+    def why(path: Path) -> str:
+        return (
+            f"knowledge source {path} is a bare git repository (or a .git folder): it holds "
+            f"git's objects, not the documents; set source to its URL, {path.as_uri()}, and "
+            "briefd clones it, or to a checkout's folder"
+        )
+
+    for args, line in (
+        (["sync"], f"error: sync failed, there is no index yet: {why(remote.bare)}"),
+        (["index"], f"error: {why(remote.bare)}"),
+        (["index", "--source", str(git_dir)], f"error: {why(git_dir)}"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "briefd", *args],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 1, (args, done.stdout)
+        assert done.stderr.strip().splitlines()[-1] == line, args
+
+
 def test_sync_command_fails_with_one_line_and_keeps_the_index(
     tmp_path: Path, remote: Remote
 ) -> None:

@@ -141,6 +141,16 @@ def toplevel(path: Path, timeout: float = 30) -> tuple[Path, str] | None:
     return Path(lines[0]), lines[1] if len(lines) > 1 else ""
 
 
+def is_git_dir(path: Path, timeout: float = 30) -> bool:
+    """``path`` is a bare repository or a ``.git`` folder (git's files, no work tree)."""
+    if not (path / "HEAD").is_file():  # a plain folder costs no git call
+        return False
+    try:
+        return run(["rev-parse", "--is-inside-git-dir"], path, timeout) == "true"
+    except BriefdError:
+        return False
+
+
 def rev_parse(repo: Path, ref: str, timeout: float, error: type[BriefdError] = SourceError) -> str:
     return run(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo, timeout, error)
 

@@ -100,7 +100,16 @@ def resolve(settings: Settings, source: Path | None = None) -> KnowledgeSource:
         raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
     if git.toplevel(root, settings.sync.git_timeout) is not None:
         return Checkout(settings, root)
+    if git.is_git_dir(root, settings.sync.git_timeout):
+        raise SourceError(GIT_DIR.format(root=root, url=root.absolute().as_uri()))
     return Directory(settings, root)
+
+
+GIT_DIR = (
+    "knowledge source {root} is a bare git repository (or a .git folder): it holds git's "
+    "objects, not the documents; set source to its URL, {url}, and briefd clones it, or to "
+    "a checkout's folder"
+)
 
 
 EMPTY_REMOTE = (
