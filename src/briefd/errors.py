@@ -19,6 +19,7 @@ into an ``isError`` result.
     ├── BusyError            an action that runs alone (index rebuild) is already running
     ├── EvalError            an eval query set or dataset is malformed or missing
     ├── ProposalError        a knowledge change proposal was refused or could not be pushed
+    │   ├── ProposalRemoteError the git remote or the forge could not be reached or refused
     │   └── ProposalsOffError   proposals are off on this server (``proposals.enabled``)
     └── IntegrationError     a live Confluence or Jira lookup failed (refused, unreachable, gone)
         ├── IntegrationOffError     Confluence or Jira is not configured
@@ -113,7 +114,8 @@ class RateLimitedError(IntegrationError):
 
 class ProposalRemoteError(ProposalError):
     """The proposal's remote could not be fetched from or pushed to (unreachable, refused the
-    credentials or the branch): the remote's answer is in the message (REST 502)."""
+    credentials or the branch), or its forge did not answer at all: the remote's answer is in
+    the message (REST 502)."""
 
 
 class ProposalsOffError(ProposalError):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +29,7 @@ class FakeGitHub:
         self.server = server
         self.pulls: dict[int, dict[str, object]] = {}
         self.fail_reads = False
+        self.read_delay = 0.0  # seconds before a GET answers (a forge that hangs)
         server.on("POST", PULLS, self.create)
 
     def create(self, request: Request) -> Reply:
@@ -52,6 +54,7 @@ class FakeGitHub:
         return json_reply(pull, 201)
 
     def read(self, number: int) -> Reply:
+        time.sleep(self.read_delay)
         if self.fail_reads:
             return json_reply({"message": "Server Error"}, 500)
         return json_reply(self.pulls[number])
@@ -151,6 +154,37 @@ def test_a_forge_500_leaves_the_status_and_never_fails_indexing(
     forge_api.sync()
     [stored] = forge_api.proposals()
     assert stored.status == "merged" and stored.forge_error is None
+
+
+def test_a_forge_that_does_not_answer_costs_a_sync_one_timeout(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote
+) -> None:
+    """Six open pull requests against a forge that hangs took six timeouts per sync (every
+    poll, every ``briefd sync``); the first unanswered read leaves the rest for later."""
+    for n in range(6):
+        forge_api.propose_update(ProposalRequest("domain/retry.md", f"v{n}", f"# R\n\nv{n}\n"))
+    github.read_delay = 2.0
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+    api = Briefd(with_overrides(forge_api.settings, {"forge.timeout_seconds": 0.5}), None)
+
+    with api:
+        started = time.monotonic()
+        report = api.sync()
+        elapsed = time.monotonic() - started
+        stored = {p.pr_number: p for p in api.proposals()}
+
+    reads = [r for r in github.server.requests if r.method == "GET"]
+    assert [r.path for r in reads] == [f"{PULLS}/1"]
+    assert elapsed < 2.0
+    assert report.index is not None and report.index.added == ("domain/fx.md",)
+    assert report.proposals_checked == 1
+    assert report.forge_error == (
+        f"GitHub GET {PULLS}/1 failed: timed out; check forge.api_url; "
+        "5 more left for the next sync"
+    )
+    assert [stored[n].status for n in range(1, 7)] == ["open"] * 6
+    assert stored[1].forge_error == f"GitHub GET {PULLS}/1 failed: timed out; check forge.api_url"
+    assert stored[2].forge_error is None and stored[2].status_checked_at is None
 
 
 def test_a_refused_pull_request_keeps_the_pushed_branch(

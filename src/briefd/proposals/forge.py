@@ -1,7 +1,8 @@
 """GitHub pull requests over the REST API (T1): ``POST /repos/{owner}/{repo}/pulls`` opens
 one, ``GET /repos/{owner}/{repo}/pulls/{number}`` reads its state (``merged`` / ``merged_at``
 say merged; otherwise ``state`` is ``open`` or ``closed``). Every failure is a
-:class:`~briefd.errors.ProposalError` that names the request and what GitHub said."""
+:class:`~briefd.errors.ProposalError` that names the request and what GitHub said (a
+:class:`~briefd.errors.ProposalRemoteError` when GitHub did not answer at all)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from briefd.errors import ProposalError
+from briefd.errors import ProposalError, ProposalRemoteError
 from briefd.settings import ForgeSettings
 
 API_VERSION = "2022-11-28"
@@ -58,8 +59,9 @@ class GitHub:
             response = self.client.request(
                 method, self.base + path, json=payload, headers=self.headers
             )
-        except httpx.HTTPError as exc:
-            raise ProposalError(f"{what} failed: {exc}; check forge.api_url") from None
+        except httpx.HTTPError as exc:  # unreachable, timed out: the next call would be too
+            reason = str(exc) or exc.__class__.__name__
+            raise ProposalRemoteError(f"{what} failed: {reason}; check forge.api_url") from None
         if response.status_code >= 400:
             raise ProposalError(f"{what} answered {response.status_code}: {_message(response)}")
         try:

@@ -7,7 +7,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from briefd.errors import BriefdError, IndexNotFoundError, ProposalError, StateUnavailableError
+from briefd.errors import (
+    BriefdError,
+    IndexNotFoundError,
+    ProposalError,
+    ProposalRemoteError,
+    StateUnavailableError,
+)
 from briefd.proposals.branch import Author, Change, local_proposal, push_proposal
 from briefd.proposals.forge import GitHub, open_forge
 from briefd.proposals.model import Proposal, ProposalRequest
@@ -130,6 +136,7 @@ def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
         forge_url = settings.sync.remote
     changed: list[str] = []
     error: str | None = None
+    checked = 0
     import httpx  # on first use: an index run never needs it (O4)
 
     with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
@@ -139,17 +146,29 @@ def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
             return Refresh(0, (), str(exc))
         assert forge is not None
         for proposal in pending:
-            assert proposal.pr_number is not None
-            status: str | None = None
-            problem: str | None = None
-            try:
-                status = forge.pull(proposal.pr_number).status
-            except ProposalError as exc:
-                problem = error = str(exc)
+            checked += 1
+            status, problem, answered = _check(forge, proposal)
+            error = problem or error
             if status is not None and status != proposal.status:
                 changed.append(f"{proposal.id}: {proposal.status} → {status}")
             store.record_check(proposal.id, status, problem, _now())
-    return Refresh(len(pending), tuple(changed), error)
+            if not answered and checked < len(pending):
+                # a forge that does not answer would cost every other pull request its timeout
+                error = f"{problem}; {len(pending) - checked} more left for the next sync"
+                break
+    return Refresh(checked, tuple(changed), error)
+
+
+def _check(forge: GitHub, proposal: Proposal) -> tuple[str | None, str | None, bool]:
+    """The pull request's status (None: unknown), the problem reading it, and whether the
+    forge answered at all."""
+    assert proposal.pr_number is not None
+    try:
+        return forge.pull(proposal.pr_number).status, None, True
+    except ProposalRemoteError as exc:
+        return None, str(exc), False
+    except ProposalError as exc:
+        return None, str(exc), True
 
 
 def _now() -> str:
