@@ -158,6 +158,29 @@ def test_branch_setting_follows_that_branch(tmp_path: Path, remote: Remote) -> N
         assert paths(api, "code freeze") == ["domain/release.md"]
 
 
+def test_a_renamed_default_branch_is_followed(git_api: Briefd, remote: Remote) -> None:
+    """The team renames master to main on the forge: the clone's origin/HEAD still named the
+    old branch, and every sync failed "couldn't find remote ref" until someone set sync.branch."""
+    assert git_api.sync().branch == "main"
+    git(remote.bare, "branch", "-m", "main", "trunk")
+    git(remote.bare, "symbolic-ref", "HEAD", "refs/heads/trunk")
+    git(remote.work, "fetch", "--quiet", "origin")
+    git(remote.work, "checkout", "--quiet", "-B", "trunk", "origin/trunk")
+    (remote.work / "domain" / "fx.md").write_text("# FX\n\n## Rates\nRates refresh hourly.\n")
+    git(remote.work, "add", ".")
+    git(remote.work, "commit", "--quiet", "-m", "fx")
+    git(remote.work, "push", "--quiet", "origin", "trunk")
+
+    renamed = git_api.sync()
+    again = git_api.sync()
+
+    assert renamed.error is None and renamed.branch == "trunk"
+    assert renamed.commit == remote.head("trunk")
+    assert renamed.index is not None and renamed.index.added == ("domain/fx.md",)
+    assert paths(git_api, "rates refresh hourly") == ["domain/fx.md"]
+    assert (again.error, again.branch, again.commit) == (None, "trunk", renamed.commit)
+
+
 def test_unknown_branch_is_a_clear_error(tmp_path: Path, remote: Remote) -> None:
     from tests.sync.conftest import git_settings
 

@@ -288,15 +288,41 @@ class Clone(Checkout):
         if git.run(["remote", "get-url", "origin"], root, timeout) != self.url:
             git.run(["remote", "set-url", "origin", self.url], root, timeout)  # `source` moved
         branch = self.branch()
-        remote_ref = f"refs/remotes/origin/{branch}"
         try:
-            git.run([*FETCH, "origin", f"+refs/heads/{branch}:{remote_ref}"], root, timeout)
+            self._fetch(branch)
         except SourceError as exc:
-            raise self._explained(exc) from None
+            moved = self._default_moved(branch)
+            if moved is None:
+                raise self._explained(exc) from None
+            branch = moved
+            self._fetch(branch)
+            head = f"refs/remotes/origin/{branch}"
+            git.run(["symbolic-ref", "refs/remotes/origin/HEAD", head], root, timeout)
+        remote_ref = f"refs/remotes/origin/{branch}"
         git.run(["checkout", "--quiet", "--force", "-B", branch, remote_ref], root, timeout)
         git.run(["reset", "--quiet", "--hard", remote_ref], root, timeout)
         git.run(["clean", "--quiet", "-ffdx"], root, timeout)
         return git.rev_parse(root, "HEAD", timeout)
+
+    def _fetch(self, branch: str) -> None:
+        refspec = f"+refs/heads/{branch}:refs/remotes/origin/{branch}"
+        git.run([*FETCH, "origin", refspec], self.root, self.timeout)
+
+    def _default_moved(self, followed: str) -> str | None:
+        """The remote's default branch, when briefd follows the default (no ``sync.branch``)
+        and it is no longer ``followed``: renamed (master → main), or ``source`` moved to a
+        repository with another one. None otherwise."""
+        if self.settings.sync.branch:
+            return None
+        try:  # origin/HEAD is only set by the clone: ask the remote again
+            answer = git.run(["ls-remote", "--symref", "origin", "HEAD"], self.root, self.timeout)
+        except SourceError:
+            return None
+        first = answer.splitlines()[0] if answer else ""  # ref: refs/heads/main<TAB>HEAD
+        if not first.startswith("ref: refs/heads/"):
+            return None
+        now = first.removeprefix("ref: refs/heads/").split("\t", 1)[0]
+        return now if now and now != followed else None
 
     def _explained(self, failed: SourceError) -> SourceError:
         """``failed`` (a clone or fetch), or what it means when the remote has no branch at all:
