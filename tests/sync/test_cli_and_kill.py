@@ -235,6 +235,37 @@ def start_server(tmp_path: Path, remote: Remote, port: int) -> subprocess.Popen[
     raise AssertionError("briefd serve did not start")
 
 
+def test_serve_says_there_is_no_index_when_its_first_sync_fails(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """A first start against an unreachable remote said "serving the previous index"."""
+    remote.bare.rename(remote.bare.with_name("gone.git"))
+    env = {**briefd_env(tmp_path, remote), "BRIEFD_SYNC__INTERVAL": "45", "COLUMNS": "1000"}
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "serve", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+    finally:
+        server.terminate()
+        _, stderr = server.communicate(timeout=30)
+    said = " ".join(stderr.split())
+    assert f"warning: sync of {remote.url} failed: git clone failed: fatal: " in said
+    assert "serving the previous index" not in said
+    assert said.split("; check the repository URL in `source`")[1].startswith(
+        "; there is no index to serve yet: the server tries again every 45 s, or run "
+        "`briefd sync` once the remote answers"
+    )
+
+
 def test_sigkill_of_the_server_during_a_webhook_sync(tmp_path: Path, remote: Remote) -> None:
     db = tmp_path / "data" / "index.db"
     port = free_port()

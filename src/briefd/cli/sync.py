@@ -78,13 +78,20 @@ def print_sync(report: SyncReport) -> None:
 
 def startup_sync(api: Briefd) -> None:
     """``briefd serve`` with a git URL source: clone (first start) or fetch, then reindex. A
-    failing remote is a warning — the index from the last good sync is served."""
+    failing remote is a warning — the index from the last good sync is served, if any."""
+    served = api.settings.db.is_file()
     report = api.sync()
     if report.error:
-        errors.print(
-            f"warning: sync of {report.source} failed, serving the previous index: {report.error}",
-            markup=False,
-        )
+        warning = f"warning: sync of {report.source} failed, serving the previous index: "
+        warning += report.error
+        if not served:
+            interval = api.settings.sync.interval
+            again = f"the server tries again every {interval} s, or " if interval > 0 else ""
+            warning = (
+                f"warning: sync of {report.source} failed: {report.error}; there is no index to "
+                f"serve yet: {again}run `briefd sync` once the remote answers"
+            )
+        errors.print(warning, markup=False)
         return
     index = report.index
     summary = f"{index.documents} documents, {index.chunks} sections" if index else ""
