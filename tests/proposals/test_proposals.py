@@ -136,6 +136,23 @@ def test_description_and_content_are_validated(
         git_api.propose_update(ProposalRequest("domain/retry.md", description, content))
 
 
+@pytest.mark.parametrize("path", ["domain/scratch/fees.md", "domain/fees.draft.md"])
+def test_a_path_a_gitignore_hides_from_the_index_is_refused(
+    git_api: Briefd, remote: Remote, path: str
+) -> None:
+    """Merged, such a document was never indexed: the sync after the merge added nothing."""
+    remote.push({".gitignore": "*.draft.md\n", "domain/.gitignore": "scratch/\n"})
+    git_api.sync()
+    with pytest.raises(ProposalError) as refused:
+        git_api.propose_update(ProposalRequest(path, "Add fees", "# Fees\n\nWaived.\n"))
+    assert str(refused.value) == (
+        f"doc_path '{path}' is ignored by a .gitignore of the knowledge repository, so the "
+        "index would never read it; use another path (or change that .gitignore first)"
+    )
+    assert git(remote.bare, "branch", "--list") == "* main"
+    assert git_api.proposals() == []
+
+
 def test_an_identical_document_is_not_proposed(git_api: Briefd, remote: Remote) -> None:
     git_api.sync()
     current = (checkout_dir(git_api.settings) / "domain" / "retry.md").read_text()

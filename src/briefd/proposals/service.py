@@ -18,7 +18,7 @@ from briefd.proposals.branch import Author, Change, local_proposal, push_proposa
 from briefd.proposals.forge import GitHub, open_forge
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.policy import Delivery, delivery, require_enabled
-from briefd.proposals.validate import checked_path
+from briefd.proposals.validate import check_read, checked_path
 from briefd.settings import Settings
 from briefd.sources import knowledge as sources
 from briefd.sources.knowledge import remote_url
@@ -42,6 +42,7 @@ def propose(
     require_enabled(settings)
     doc_path = checked_path(request, settings)
     going = locate(settings)
+    check_read(doc_path, going.target.repo / going.target.prefix, settings)
     store = state()
     problem = store.problem()
     if problem is not None:

@@ -1,8 +1,10 @@
-"""Checks on a proposal before anything touches git (pure)."""
+"""Checks on a proposal before anything touches git (pure, but for :func:`check_read`, which
+reads the knowledge's ``.gitignore`` files)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pathspec
 
@@ -10,6 +12,7 @@ from briefd.errors import ProposalError
 from briefd.proposals.model import ProposalRequest
 from briefd.settings import Settings
 from briefd.sources.layout import Layout, in_scopes
+from briefd.sources.scan import Rules
 from briefd.store.scopes import ALL_SCOPES
 
 SUFFIXES = (".md", ".markdown")
@@ -67,6 +70,16 @@ def _check_indexed(path: str, settings: Settings) -> None:
             f"doc_path '{path}' would not be indexed (index.include: "
             f"{', '.join(settings.index.include)}; index.exclude: "
             f"{', '.join(settings.index.exclude) or 'none'}); use a path the index reads"
+        )
+
+
+def check_read(path: str, root: Path, settings: Settings) -> None:
+    """Refuse ``path`` (checked by :func:`checked_path`) when a ``.gitignore`` in the knowledge
+    ``root`` keeps the index from reading it, as the scan would: merged, it is never served."""
+    if Rules(root, settings.index, Layout.of(settings)).would_index(path) is not None:
+        raise ProposalError(
+            f"doc_path '{path}' is ignored by a .gitignore of the knowledge repository, so the "
+            "index would never read it; use another path (or change that .gitignore first)"
         )
 
 
