@@ -130,6 +130,36 @@ def test_a_later_edit_of_the_document_clears_its_drift(
     assert api.drift().documents == ()
 
 
+def test_moving_a_document_unchanged_keeps_its_age_and_its_drift(
+    api: Briefd, app: Repo, knowledge: Repo
+) -> None:
+    app.commit({"services/payment/retry.py": "LIMIT = 5\n"}, "Raise", "2026-03-15T00:00:00+00:00")
+    knowledge.commit(
+        {"domain/retry.md": None, "domain/payments/retry.md": RETRY_DOC},
+        "Move the payment rules into a folder",
+        "2026-03-20T00:00:00+00:00",
+    )
+    knowledge.commit(
+        {"domain/ledger.md": None, "domain/payments/ledger.md": LEDGER_DOC + "\nEdited.\n"},
+        "Move and edit the ledger rules",
+        "2026-03-21T00:00:00+00:00",
+    )
+
+    api.index()
+
+    (doc,) = api.drift().documents
+    assert (doc.doc_path, doc.updated_at, doc.since) == (
+        "domain/payments/retry.md",
+        DOC_AT,  # the move is no review of the rules: the raise still drifts from them
+        "2026-03-15T00:00:00+00:00",
+    )
+    ages = {d.path: d.updated_at for d in api.documents()}
+    assert ages == {
+        "domain/payments/ledger.md": "2026-03-21T00:00:00+00:00",  # moved with an edit
+        "domain/payments/retry.md": DOC_AT,
+    }
+
+
 def test_a_second_sync_reads_only_the_new_commits(api: Briefd, app: Repo) -> None:
     for day in (11, 12, 13):
         app.commit(

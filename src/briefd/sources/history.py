@@ -1,8 +1,10 @@
 """When each document last changed, from git history (K3: ``updated_commit``, ``updated_at``).
 
-One ``git log`` walk, newest first, stopped as soon as every document has been seen. Files
-with uncommitted changes (a user's own checkout) are left out: their file time is more honest
-than an older commit.
+One ``git log`` walk, newest first, stopped as soon as every document has been seen. A move
+that keeps the content (an exact rename) is no change: the walk follows the file to its old
+path, so reorganising folders neither makes every document look new nor clears its drift
+(T4). Files with uncommitted changes (a user's own checkout) are left out: their file time is
+more honest than an older commit.
 """
 
 from __future__ import annotations
@@ -45,40 +47,63 @@ def document_history(root: Path, timeout: float = 120) -> History | None:
 
 
 def _walk_log(top: Path, prefix: str, timeout: float) -> History:
-    args = ["git", "log", "--format=%x01%H %ct", "--name-only", "-z", "--no-renames", "--"]
+    args = ["git", "log", "--format=%x01%H %ct", "--name-status", "-z", "-M100%", "--"]
     args.append(prefix or ".")
-    tracked = _tracked(top, prefix, timeout)
-    found: dict[str, Change] = {}
+    walk = _Walk(_tracked(top, prefix, timeout))
     deadline = time.monotonic() + timeout
     with subprocess.Popen(
         args, cwd=top, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git.quiet_env()
     ) as process:
         assert process.stdout is not None
-        current: Change | None = None
         buffer = b""
-        while len(found) < len(tracked) and time.monotonic() < deadline:
+        while len(walk.found) < walk.total and time.monotonic() < deadline:
             block = os.read(process.stdout.fileno(), 65536)
             if not block:
                 break
             buffer += block
             *tokens, buffer = buffer.split(b"\0")
             for token in tokens:
-                current = _take(token.decode("utf-8", "replace"), current, tracked, found)
+                walk.take(token.decode("utf-8", "replace"))
         process.kill()
-    return {name[len(prefix) :]: change for name, change in found.items()}
+    return {name[len(prefix) :]: change for name, change in walk.found.items()}
 
 
-def _take(
-    token: str, current: Change | None, tracked: set[str], found: dict[str, Change]
-) -> Change | None:
-    if token.startswith("\x01"):
-        commit, _, stamp = token[1:].partition(" ")
-        at = datetime.fromtimestamp(int(stamp), UTC).isoformat(timespec="seconds")
-        return Change(commit, at)
-    name = token.lstrip("\n")
-    if current is not None and name in tracked:
-        found.setdefault(name, current)
-    return current
+class _Walk:
+    """The tokens of ``git log --name-status -z``, newest commit first: a commit header, then
+    per file a status and its path (two paths for a rename: old, new). ``names`` maps a path
+    as the history spells it to the tracked file it became."""
+
+    def __init__(self, tracked: set[str]) -> None:
+        self.total = len(tracked)
+        self.names = {path: path for path in tracked}
+        self.found: dict[str, Change] = {}
+        self.current: Change | None = None
+        self.status = ""
+        self.paths: list[str] = []
+
+    def take(self, token: str) -> None:
+        if token.startswith("\x01"):
+            commit, _, stamp = token[1:].partition(" ")
+            at = datetime.fromtimestamp(int(stamp), UTC).isoformat(timespec="seconds")
+            self.current, self.status = Change(commit, at), ""
+        elif not self.status:
+            self.status, self.paths = token.lstrip("\n"), []
+        else:
+            self.paths.append(token)
+            if len(self.paths) == 2 or not self.status.startswith(("R", "C")):
+                self._file()
+                self.status = ""
+
+    def _file(self) -> None:
+        if self.status.startswith("R"):  # moved unchanged (-M100%): follow its old path
+            old, new = self.paths
+            tracked = self.names.pop(new, None)
+            if tracked is not None and tracked not in self.found:
+                self.names[old] = tracked
+            return
+        tracked = self.names.get(self.paths[-1])
+        if self.current is not None and tracked is not None:
+            self.found.setdefault(tracked, self.current)
 
 
 def _tracked(top: Path, prefix: str, timeout: float) -> set[str]:
