@@ -263,6 +263,25 @@ def test_document_with_sections_and_links(client: TestClient) -> None:
     assert scoped.status_code == 404
 
 
+def test_links_and_backlinks_name_the_section_they_point_to(client: TestClient) -> None:
+    """[[currency-and-rounding#FX conversion]]: the heading is part of the link, as
+    `briefd doc --json` shows it; REST and MCP (one shape) used to drop it."""
+    body = client.get("/api/docs/domain/currency-and-rounding.md").json()
+    (backlink,) = [b for b in body["backlinks"] if b["source_path"] == "domain/settlement.md"]
+    assert backlink == {
+        "source_path": "domain/settlement.md",
+        "section": "Payout currencies",
+        "line": 94,
+        "target": "currency-and-rounding",
+        "fragment": "FX conversion",
+        "target_path": "domain/currency-and-rounding.md",
+        "status": "ok",
+        "detail": "",
+    }
+    links = client.get("/api/docs/domain/settlement.md").json()["links"]
+    assert (94, "FX conversion") in [(link["line"], link["fragment"]) for link in links]
+
+
 def test_documents_are_read_within_the_default_scopes(client: TestClient) -> None:
     hidden = client.get("/api/docs/projects/ledger/overview.md")
     assert hidden.status_code == 404

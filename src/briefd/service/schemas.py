@@ -89,6 +89,9 @@ class LinkOut(BaseModel):
     section: str
     line: int
     target: str
+    fragment: str | None = Field(
+        default=None, description="The heading or {#anchor} after '#', as written."
+    )
     target_path: str | None
     status: str
     detail: str
@@ -490,6 +493,7 @@ def _link_out(r: ResolvedLink) -> LinkOut:
         section=r.link.section,
         line=r.link.line,
         target=r.link.target,
+        fragment=r.link.fragment,
         target_path=r.target_path,
         status=r.status,
         detail=r.detail,
