@@ -342,6 +342,32 @@ def test_a_symlink_out_of_the_repository_is_404(tmp_path: Path, write_files: Wri
             assert "private key" not in leak.text
 
 
+def test_stats_name_every_kind_of_link_finding(tmp_path: Path, write_files: WriteFiles) -> None:
+    """/api/stats lists what `briefd links` lists: duplicate anchors too, not only their count."""
+    root = write_files(
+        {
+            "domain/a.md": "# A\n\n## One {#same}\n\nx\n\n## Two {#same}\n\ny [[b#nope]] [[gone]]\n",
+            "domain/b.md": "# B\n\nSee [[a#same]].\n",
+        }
+    )
+    with Briefd(service_settings_for(root, tmp_path / "db.sqlite"), embedder=None) as api:
+        api.index()
+        with TestClient(create_app(api, service_config(token=None))) as http:
+            links = http.get("/api/stats").json()["links"]
+    assert links["counts"] == {
+        "broken": 1,
+        "ambiguous": 0,
+        "unknown_anchors": 1,
+        "duplicate_anchors": 1,
+        "orphans": 0,
+    }
+    assert links["duplicate_anchors"] == [
+        {"path": "domain/a.md", "anchor": "same", "lines": [3, 7]}
+    ]
+    assert [(f["source_path"], f["target"]) for f in links["broken"]] == [("domain/a.md", "gone")]
+    assert links["unknown_anchors"][0]["detail"] == "domain/b.md has no heading or anchor '#nope'"
+
+
 def test_scopes(client: TestClient) -> None:
     body = client.get("/api/scopes").json()
     assert body["default_scopes"] == ["domain", "conventions"]

@@ -97,6 +97,10 @@ def findings_out(found: LinkFindings) -> dict[str, Any]:
         "broken": links(found.broken),
         "ambiguous": links(found.ambiguous),
         "unknown_anchors": links(found.unknown_anchors),
+        "duplicate_anchors": [
+            {"path": path, "anchor": anchor, "lines": list(lines)}
+            for path, anchor, lines in found.duplicate_anchors[:FINDINGS_SHOWN]
+        ],
         "orphans": list(found.orphans[:FINDINGS_SHOWN]),
     }
 
