@@ -118,3 +118,30 @@ def test_a_repeated_heading_answers_to_githubs_numbered_slug() -> None:
     assert [status("overview"), status("overview-1"), status("overview-2")] == ["ok"] * 3
     assert status("overview-3") == "bad-anchor"  # there are three, numbered up to 2
     assert status("card-payments-1") == "bad-anchor"
+
+
+def test_relations_written_as_unquoted_wikilinks_are_links(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """`depends_on: [[b]]` without quotes is YAML for a list in a list (`- [[c]]` one level
+    more): the relation is read, resolved and reported like any link, not dropped with a
+    warning."""
+    write_files(
+        {
+            "domain/a.md": "---\ndepends_on: [[b#Rules]]\nrelated:\n  - [[c|C]]\n  - [[gone]]\n"
+            "---\n# A\n\nx\n",
+            "domain/b.md": "# B\n\n## Rules\n\ny\n",
+            "domain/c.md": "# C\n\nz\n",
+        }
+    )
+    api.index()
+    view = api.document("domain/a.md")
+    assert view.problems == ()
+    assert [(r.link.display, r.link.target, r.link.fragment, r.status) for r in view.links] == [
+        ("depends_on", "b", "Rules", "ok"),
+        ("related", "c", None, "ok"),
+        ("related", "gone", None, "broken"),
+    ]
+    assert [(r.link.source_path, r.link.line) for r in api.link_findings().broken] == [
+        ("domain/a.md", 3)
+    ]

@@ -88,3 +88,11 @@ def test_bad_relations_and_always_are_ignored_with_a_problem() -> None:
         "front matter 'depends_on' must be a list of strings; ignored",
         "front matter 'always' must be true or false; ignored",
     )
+
+
+def test_a_list_of_wikilinks_written_unquoted_hints_at_quotes() -> None:
+    split = split_front_matter("---\ntitle: T\nrelated: [[a]], [[b]]\n---\nx\n")
+    assert split.problems == (
+        "front matter is not valid YAML at line 3 (expected <block end>, but found ','); "
+        'indexed without front matter; quote wikilinks in a list: related: ["[[a]]", "[[b]]"]',
+    )

@@ -48,6 +48,8 @@ def split_front_matter(text: str) -> SplitDocument:
         where = f" at line {mark.line + 2}" if mark is not None else ""
         reason = getattr(exc, "problem", None) or "syntax error"
         problem = f"front matter is not valid YAML{where} ({reason}); indexed without front matter"
+        if "[[" in yaml_text:
+            problem += '; quote wikilinks in a list: related: ["[[a]]", "[[b]]"]'
         return SplitDocument(FrontMatter(), {}, body, body_start_line, (problem,))
     if raw is None:
         raw = {}
@@ -72,7 +74,7 @@ def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
             problems.append(problem)
     relations: list[tuple[str, str]] = []
     for key in RELATIONS:
-        targets, problem = _string_list(raw.get(key), key)
+        targets, problem = _string_list(_bare_wikilinks(raw.get(key)), key)
         relations += [(key, t) for t in map(_reference, targets) if t]
         if problem:
             problems.append(problem)
@@ -91,6 +93,19 @@ def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
         ),
         tuple(problems),
     )
+
+
+def _bare_wikilinks(value: Any) -> Any:
+    """``depends_on: [[glossary]]`` unquoted is YAML for a list in a list (``- [[a]]`` one more
+    level): read each such item as the wikilink it was written as."""
+    if not isinstance(value, list):
+        return value
+    items = []
+    for item in value:
+        while isinstance(item, list) and len(item) == 1:
+            item = item[0]
+        items.append(item)
+    return items
 
 
 def _reference(value: str) -> str:

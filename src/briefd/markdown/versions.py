@@ -5,4 +5,5 @@ parser so a no-change check (``briefd index`` with nothing to do) reads them wit
 # Bump when the same file can come out as other chunks (parsing or chunking rules).
 CHUNKER_VERSION = "5"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk;
 # 5: an opening line cut from its long first inner line stays with it (no empty fences)
-FRONT_MATTER_VERSION = "2"  # 2: relations and always (a change re-parses every document)
+FRONT_MATTER_VERSION = "3"  # 2: relations and always (a change re-parses every document);
+# 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one
