@@ -145,3 +145,23 @@ def test_relations_written_as_unquoted_wikilinks_are_links(
     assert [(r.link.source_path, r.link.line) for r in api.link_findings().broken] == [
         ("domain/a.md", 3)
     ]
+
+
+def test_a_file_name_with_spaces_linked_in_angle_brackets_is_no_orphan(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    write_files(
+        {
+            "domain/Retry Policy.md": "# Retry policy\n\n## Soft declines\n\nx\n",
+            "domain/index.md": "# Index\n\n[Retries](<Retry Policy.md#soft-declines>) and "
+            "[gone](<Old Name.md>).\n",
+        }
+    )
+    api.index()
+    found = api.link_findings()
+    assert found.orphans == ("domain/index.md",)
+    assert [(r.link.target, r.status) for r in found.broken] == [("Old Name.md", "broken")]
+    backlinks = api.document("domain/Retry Policy.md").backlinks
+    assert [(r.link.source_path, r.link.fragment, r.status) for r in backlinks] == [
+        ("domain/index.md", "soft-declines", "ok")
+    ]

@@ -32,3 +32,18 @@ def test_four_wikilink_shapes_and_markdown_links_with_provenance() -> None:
         ("wiki", "", "Code", None, "Code", 14),
         ("markdown", "", "title", "up", "Code", 14),
     ]
+
+
+def test_angle_bracket_destinations_may_hold_spaces() -> None:
+    """CommonMark's `<…>` destination, as editors (Obsidian) write a file name with spaces."""
+    text = (
+        '# T\n\n[a](<Retry Policy.md>) [b](<../domain/fees (old).md#Card fees> "title") '
+        "[c](<plain.md>) [d](with%20space.md)\n"
+    )
+    doc = parse_document("domain/t.md", text, "domain", "h", count_tokens)
+    assert [(ln.target, ln.fragment, ln.display) for ln in doc.links] == [
+        ("Retry Policy.md", None, "a"),
+        ("../domain/fees (old).md", "Card fees", "b"),
+        ("plain.md", None, "c"),
+        ("with space.md", None, "d"),
+    ]

@@ -14,7 +14,11 @@ from urllib.parse import unquote
 from briefd.model import Heading, Link
 
 _WIKI = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
-_MARKDOWN = re.compile(r"(?<!!)\[([^\[\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*[\"')])?\s*\)")
+# destination: <in angle brackets, spaces allowed> (as editors write a file name with spaces)
+# or bare; then an optional "title"
+_MARKDOWN = re.compile(
+    r"(?<!!)\[([^\[\]\n]*)\]\(\s*(?:<([^<>\n]+)>|([^)\s<>]+))(?:\s+[\"'(][^)]*[\"')])?\s*\)"
+)
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _DOC_SUFFIXES = (".md", ".markdown")
@@ -63,7 +67,7 @@ def _wikilinks(doc_path: str, section: str, line: int, text: str) -> list[Link]:
 def _markdown_links(doc_path: str, section: str, line: int, text: str) -> list[Link]:
     found = []
     for match in _MARKDOWN.finditer(text):
-        display, href = match.group(1).strip(), match.group(2)
+        display, href = match.group(1).strip(), (match.group(2) or match.group(3)).strip()
         if _SCHEME.match(href) or href.startswith("//"):
             continue
         path, _, fragment = href.partition("#")

@@ -6,4 +6,5 @@ parser so a no-change check (``briefd index`` with nothing to do) reads them wit
 CHUNKER_VERSION = "5"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk;
 # 5: an opening line cut from its long first inner line stays with it (no empty fences)
 FRONT_MATTER_VERSION = "3"  # 2: relations and always (a change re-parses every document);
-# 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one
+# 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
+# to <a file name with spaces.md> is one (both: links a document's parse gives)
