@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from briefd import SearchRequest
 from briefd.api import Briefd
 from briefd.sources.code import CodeSource, parse_log
 from briefd.sources.refs import covering, paths_covered
@@ -252,6 +253,31 @@ def test_a_repo_no_longer_configured_is_forgotten(
         assert (report.repos, report.documents) == ((), ())
 
 
+def test_refs_written_from_the_repository_root_with_dot_slash_govern_the_same_code(
+    tmp_path: Path, app: Repo
+) -> None:
+    """``./services/payment/**`` is how a path is often written; gitignore alone matches
+    nothing with it, so neither drift nor ``--paths`` ever found the document."""
+    knowledge = Repo(tmp_path / "dot-knowledge")
+    doc = RETRY_DOC.replace('"services/payment/**"', '"./services/payment/**"')
+    knowledge.commit({"domain/retry.md": doc, "domain/ledger.md": LEDGER_DOC}, "Rules", DOC_AT)
+    app.commit({"services/payment/retry.py": "LIMIT = 5\n"}, "Raise", "2026-03-15T00:00:00+00:00")
+    with Briefd(settings_for(tmp_path, knowledge, str(app.path)), embedder=None) as api:
+        api.index()
+        assert [(d.doc_path, d.refs) for d in api.drift().documents] == [
+            ("domain/retry.md", ("./services/payment/**",))
+        ]
+        asked = SearchRequest("ledger postings debit credit", paths=("services/payment/x.py",))
+        assert [h.doc_path for h in api.search(asked).hits][:2] == [
+            "domain/retry.md",  # governs the path: leads the better word match
+            "domain/ledger.md",
+        ]
+    assert covering(["./services/payment/**"], ["services/payment/retry.py"]) == (
+        "refs ./services/payment/** covers services/payment/retry.py"
+    )
+    assert covering(["./retry.py"], ["services/payment/retry.py"]) is None  # root only
+
+
 def test_paths_covered_agrees_with_covering() -> None:
     paths = [
         "services/payment/a.py",
@@ -268,6 +294,8 @@ def test_paths_covered_agrees_with_covering() -> None:
         "a/**/README.md",
         "!x",
         "services/*",
+        "./services/payment/**",
+        "./root.txt",
     ):
         assert paths_covered(glob, paths) == [p for p in paths if covering([glob], [p])]
 

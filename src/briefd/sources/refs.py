@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pathspec
 
@@ -31,6 +32,15 @@ def normalise_paths(paths: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted({p for p in cleaned if p}))
 
 
+def _spec(glob: str) -> pathspec.PathSpec[Any]:
+    """A ``refs`` glob as gitignore reads it, written as a relative path may be: ``./src/**``
+    is ``/src/**`` (anchored at the repository root; gitignore itself matches no ``./``)."""
+    cleaned = glob.strip()
+    if cleaned.startswith("./"):
+        cleaned = "/" + cleaned.removeprefix("./")
+    return pathspec.PathSpec.from_lines("gitignore", [cleaned])
+
+
 def specificity(glob: str) -> tuple[int, int]:
     """How narrowly a glob names code: (path segments without a wildcard, literal characters).
     ``services/gateway/internal/refunds/**`` is more specific than ``services/gateway/**``."""
@@ -44,7 +54,7 @@ def most_specific_cover(refs: Sequence[str], paths: Sequence[str]) -> Cover | No
     None when none covers any. ``paths`` are expected normalised."""
     best: Cover | None = None
     for glob in refs:
-        spec = pathspec.PathSpec.from_lines("gitignore", [glob])
+        spec = _spec(glob)
         path = next((p for p in paths if spec.match_file(p)), None)
         if path is not None and (best is None or specificity(glob) > best.specificity):
             best = Cover(glob, path, specificity(glob))
@@ -62,7 +72,7 @@ def paths_covered(glob: str, paths: Iterable[str]) -> list[str]:
     """Those of ``paths`` (repository-relative, as git prints them) that the ``refs`` glob
     covers, by the rules of :func:`covering`; one compiled regular expression per glob when
     the glob is a plain pattern (drift matches thousands of paths against every glob)."""
-    spec = pathspec.PathSpec.from_lines("gitignore", [glob])
+    spec = _spec(glob)
     patterns = [p for p in spec.patterns if p.include is not None]
     if len(patterns) == 1 and patterns[0].include and patterns[0].regex is not None:
         match = patterns[0].regex.match
