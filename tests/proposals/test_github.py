@@ -3,17 +3,28 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
+import anyio
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult
 
 from briefd.api import Briefd
 from briefd.errors import ProposalError
 from briefd.proposals import ProposalRequest
+from briefd.service import create_app
 from briefd.settings import with_overrides
 from tests.embeddings.fakehttp import FakeServer, Reply, Request, fake_server, json_reply
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote, git
 
@@ -197,9 +208,78 @@ def test_a_refused_pull_request_keeps_the_pushed_branch(
     assert made.status == "pushed" and made.pr_url is None
     assert made.forge_error == (
         "GitHub POST /repos/acme/knowledge/pulls answered 401: Bad credentials; check the token"
+        f"; the branch {made.branch} is pushed, so nothing is lost: open a pull request from it "
+        "into main by hand, or fix the forge setting (forge.* in briefd.yaml, or its token) and "
+        "propose again"
     )
     assert git(remote.bare, "rev-parse", made.branch) == made.commit_hash
     assert forge_api.proposals() == [made]
+
+
+def test_an_agent_is_told_the_pull_request_was_not_opened(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP text an agent reads said only "proposed on branch X (pushed)" when the forge
+    refused the pull request; the reason sat in structured content alone. MCP text, REST and
+    ``briefd proposals`` now say it was not opened, why, and what to do."""
+    monkeypatch.setenv(TOKEN_ENV, "ghp_revoked")
+    arguments = {"doc_path": "domain/retry.md", "change_description": "four"}
+
+    async def propose(client: Client) -> CallToolResult:
+        return await client.call_tool("propose_update", {**arguments, "new_content": NEW_RETRY})
+
+    with serving(create_app(forge_api, service_config())) as base:
+        result = mcp_session(base + "/mcp", propose)
+        rest = httpx2.post(
+            base + "/api/proposals",
+            json={**arguments, "new_content": NEW_RETRY.replace("four", "five")},
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        )
+
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    branch = result.structured_content["branch"]
+    assert git(remote.bare, "rev-parse", branch) == result.structured_content["commit_hash"]
+    told = (
+        f"proposed on branch {branch} (pushed), but the pull request was NOT opened: GitHub POST "
+        f"{PULLS} answered 401: Bad credentials; check the token; the branch {branch} is pushed, "
+        "so nothing is lost: open a pull request from it into main by hand, or fix the forge "
+        "setting (forge.* in briefd.yaml, or its token) and propose again"
+    )
+    assert [c.text for c in result.content] == [told]  # type: ignore[union-attr]
+    assert rest.status_code == 201
+    made = rest.json()
+    assert (made["status"], made["pr_url"]) == ("pushed", None)
+    assert made["forge_error"].startswith(f"GitHub POST {PULLS} answered 401: Bad credentials")
+    assert f"the branch {made['branch']} is pushed" in made["forge_error"]
+    assert "open a pull request from it into main by hand" in made["forge_error"]
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env.update(BRIEFD_SOURCE=remote.url, BRIEFD_DB=str(forge_api.settings.db))
+    env.update(BRIEFD_EMBEDDINGS__ENABLED="false", COLUMNS="1000")
+    listed = subprocess.run(
+        [sys.executable, "-m", "briefd", "proposals"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert f"{branch}  no pull request: GitHub POST {PULLS} answered 401" in listed
+    assert f"{made['branch']}  no pull request: GitHub POST {PULLS} answered 401" in listed
+    assert listed.count("open a pull request from it into main by hand") == 2
+
+
+def mcp_session(url: str, body: Callable[[Client], Awaitable[CallToolResult]]) -> CallToolResult:
+    async def main() -> CallToolResult:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            return await body(client)
+
+    return anyio.run(main)
 
 
 def test_a_missing_token_fails_before_anything_is_pushed(

@@ -30,6 +30,11 @@ NOT_PUSHED_FOR_FORGE = (
     "forge.type opens pull requests from pushed branches, and this source's proposals stay "
     "local (proposals.push); set proposals.push: true to push them to '{remote}', or forge.type: none"
 )
+NO_PULL = (
+    "{reason}; the branch {branch} is pushed, so nothing is lost: open a pull request from it "
+    "into {base} by hand, or fix the forge setting (forge.* in briefd.yaml, or its token) and "
+    "propose again"
+)
 
 
 def propose(
@@ -85,7 +90,8 @@ def _make(settings: Settings, request: ProposalRequest, doc_path: str, going: De
 
 
 def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
-    """The branch is pushed whatever happens here; a refusal is kept in ``forge_error``."""
+    """The branch is pushed whatever happens here; a refusal is kept in ``forge_error``, with
+    what the caller can do about it (every front end shows that field)."""
     title = proposal.description.splitlines()[0]
     if len(title) > TITLE_CHARS:
         title = title[: TITLE_CHARS - 1] + "…"
@@ -95,8 +101,9 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
     base = proposal.base_branch or "main"
     try:
         pull = forge.create_pull(proposal.branch, base, title, body)
-    except ProposalError as exc:
-        return replace(proposal, forge_error=str(exc))
+    except ProposalError as exc:  # ProposalRemoteError too: the forge did not answer
+        error = NO_PULL.format(reason=exc, branch=proposal.branch, base=base)
+        return replace(proposal, forge_error=error)
     return replace(proposal, pr_url=pull.url, pr_number=pull.number, status=pull.status)
 
 

@@ -132,6 +132,11 @@ def proposal_text(out: schemas.ProposalOut) -> str:
             f"proposed on branch {out.branch} of the knowledge repository (local: not pushed, "
             "see proposals.push)"
         )
+    if out.pr_url is None and out.forge_error:  # pushed, but the forge refused the pull request
+        return (
+            f"proposed on branch {out.branch} (pushed), but the pull request was NOT opened: "
+            f"{out.forge_error}"
+        )
     where = f"; pull request {out.pr_url}" if out.pr_url else ""
     return f"proposed on branch {out.branch} ({out.status}){where}"
 
