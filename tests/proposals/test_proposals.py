@@ -108,6 +108,24 @@ def test_new_document_in_a_project_scope(git_api: Briefd, remote: Remote) -> Non
             "may not see (scopes: domain, conventions); add 'projects/alpha' to scopes",
         ),
         ("", None, "doc_path is empty"),
+        (
+            "domain/tab\there.md",
+            None,
+            "doc_path 'domain/tab\\x09here.md' contains the control character \\x09, which "
+            "checkouts on Windows cannot write in a file name; use printable characters",
+        ),
+        ("domain/bell\x07.md", None, "doc_path 'domain/bell\\x07.md' contains"),
+        ("domain/del\x7f.md", None, "the control character \\x7f"),
+        ("domain/nul\0.md", None, "the control character \\x00"),
+        ("domain/new\nline.md", None, "the control character \\x0a"),
+        (
+            f"domain/{'a' * 253}.md",
+            None,
+            f"doc_path segment '{'a' * 40}…' is 256 bytes in UTF-8; a file name may be at "
+            "most 255, so no checkout could write it: shorten it",
+        ),
+        (f"domain/{'é' * 127}.md", None, "is 257 bytes in UTF-8"),  # 130 characters
+        (f"{'d' * 256}/x.md", None, "is 256 bytes in UTF-8"),
     ],
 )
 def test_paths_are_validated_before_git_is_touched(
@@ -118,6 +136,19 @@ def test_paths_are_validated_before_git_is_touched(
         git_api.propose_update(ProposalRequest(path, "change", "# Text\n", scopes=scopes))
     assert "proposal" not in git(remote.bare, "branch", "--list")
     assert git_api.proposals() == []
+
+
+def test_a_file_name_of_255_bytes_is_proposed_and_checks_out(
+    git_api: Briefd, remote: Remote, tmp_path: Path
+) -> None:
+    """The longest name a file system takes passes (the limit is bytes, not characters)."""
+    git_api.sync()
+    name = "é" * 123 + "-rules.md"  # 132 characters, 255 bytes
+    assert len(name.encode("utf-8")) == 255
+    made = git_api.propose_update(ProposalRequest(f"domain/{name}", "long", "# Long\n"))
+    team = tmp_path / "team"
+    git(tmp_path, "clone", "--quiet", "--branch", made.branch, str(remote.bare), str(team))
+    assert (team / "domain" / name).read_text() == "# Long\n"
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ reads the knowledge's ``.gitignore`` files)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from briefd.store.scopes import ALL_SCOPES
 
 SUFFIXES = (".md", ".markdown")
 MAX_DESCRIPTION = 10_000
+MAX_SEGMENT_BYTES = 255  # NAME_MAX of ext4, APFS, NTFS: a longer name cannot be checked out
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def checked_path(request: ProposalRequest, settings: Settings) -> str:
@@ -45,7 +48,8 @@ def _clean_path(raw: str) -> str:
         path = path[2:]
     if not path:
         raise ProposalError("doc_path is empty; give the document's path, e.g. domain/retry.md")
-    if "\\" in path or "\0" in path or path.startswith("/") or ":" in path.split("/")[0]:
+    _check_checkout(path)
+    if "\\" in path or path.startswith("/") or ":" in path.split("/")[0]:
         raise ProposalError(
             f"doc_path '{raw}' must be a relative path with forward slashes inside the "
             "knowledge repository, e.g. domain/retry.md"
@@ -58,6 +62,25 @@ def _clean_path(raw: str) -> str:
     if not path.lower().endswith(SUFFIXES):
         raise ProposalError(f"doc_path '{path}' is not a Markdown file; use a .md path")
     return path
+
+
+def _check_checkout(path: str) -> None:
+    """Refuse a path that checkouts of the merged branch would fail on (git's plumbing commits
+    it anyway): a segment longer than a file name may be (every checkout fails), or a control
+    character (Windows checkouts fail; NUL cannot be in a git path at all)."""
+    if control := _CONTROL.search(path):
+        shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", path)
+        raise ProposalError(
+            f"doc_path '{shown}' contains the control character \\x{ord(control.group()):02x}, "
+            "which checkouts on Windows cannot write in a file name; use printable characters"
+        )
+    for part in path.split("/"):
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if size > MAX_SEGMENT_BYTES:
+            raise ProposalError(
+                f"doc_path segment '{part[:40]}…' is {size} bytes in UTF-8; a file name may be "
+                f"at most {MAX_SEGMENT_BYTES}, so no checkout could write it: shorten it"
+            )
 
 
 def _check_indexed(path: str, settings: Settings) -> None:
