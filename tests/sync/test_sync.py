@@ -3,15 +3,19 @@ and deletions; a failing remote never takes the served index down."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 from briefd.api import Briefd
+from briefd.errors import BriefdError
+from briefd.proposals import Proposal, ProposalRequest
 from briefd.retrieval.search import SearchRequest
 from briefd.sources.knowledge import checkout_dir
 from tests.sync.conftest import git_settings
-from tests.sync.gitrepo import GLOSSARY, Remote, git
+from tests.sync.gitrepo import GLOSSARY, RETRY, Remote, git
 
 
 def paths(api: Briefd, query: str) -> list[str]:
@@ -211,6 +215,70 @@ def test_lock_files_left_by_a_killed_git_are_cleared(git_api: Briefd, remote: Re
 
     assert report.error is None and report.commit == remote.head()
     assert not (clone / ".git" / "index.lock").exists()
+
+
+# A reference-transaction hook runs while git holds the locks of the refs it updates ("prepared"):
+# here it keeps a proposal's fetch holding refs/briefd/scratch/<id>.lock until the test says go.
+HOLD_SCRATCH_LOCK = """#!/bin/sh
+[ "$1" = prepared ] || exit 0
+grep -q " refs/briefd/scratch/" || exit 0
+[ -e "{go}" ] && exit 0
+touch "{held}"
+while [ ! -e "{go}" ]; do sleep 0.05; done
+"""
+
+
+def test_a_sync_leaves_a_running_proposals_git_lock_alone(
+    tmp_path: Path, git_api: Briefd, remote: Remote
+) -> None:
+    """A sync deleted every lock file in briefd's clone, also the live one of a proposal's git
+    (proposals run git there without the sync lock), and the proposal then failed. While a
+    proposal runs, a sync now removes only locks older than any git briefd runs can live."""
+    git_api.sync()
+    clone = checkout_dir(git_api.settings)
+    held, go = tmp_path / "held", tmp_path / "go"
+    hook = clone / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(HOLD_SCRATCH_LOCK.format(held=held, go=go))
+    hook.chmod(0o755)
+    stale = clone / ".git" / "refs" / "remotes" / "origin" / "main.lock"  # a killed sync's
+    stale.write_text("")
+    an_hour_ago = time.time() - 3600
+    os.utime(stale, (an_hour_ago, an_hour_ago))
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+    outcome: list[Proposal | BriefdError] = []
+    new = RETRY.replace("three times", "four times")
+    thread = threading.Thread(target=_propose, args=(git_api, new, outcome))
+    thread.start()
+    try:
+        _wait_for(held)
+        [live] = (clone / ".git" / "refs" / "briefd" / "scratch").glob("*.lock")
+        with Briefd(git_api.settings, embedder=None) as poller:  # or `briefd sync`
+            report = poller.sync()
+        survived = live.exists()
+    finally:
+        go.touch()
+        thread.join(60)
+
+    assert report.error is None and report.commit == remote.head()
+    assert not stale.exists()  # older than sync.git_timeout: no live git's
+    assert survived
+    [made] = outcome
+    assert isinstance(made, Proposal), made
+    assert git(remote.bare, "rev-parse", made.branch) == made.commit_hash
+
+
+def _propose(api: Briefd, new: str, outcome: list[Proposal | BriefdError]) -> None:
+    try:
+        outcome.append(api.propose_update(ProposalRequest("domain/retry.md", "four", new)))
+    except BriefdError as exc:
+        outcome.append(exc)
+
+
+def _wait_for(path: Path) -> None:
+    deadline = time.monotonic() + 20
+    while not path.exists():
+        assert time.monotonic() < deadline, "the proposal's fetch never took its ref lock"
+        time.sleep(0.02)
 
 
 def test_a_half_finished_clone_is_started_over(git_api: Briefd, remote: Remote) -> None:

@@ -15,7 +15,9 @@ from briefd.errors import BriefdError, ProposalError, ProposalRemoteError
 from briefd.sources import git
 from briefd.sources.knowledge import GitTarget
 
-FETCH = ("-c", "gc.auto=0", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head")
+# --refmap= : only the private ref; a fetch naming a remote would also move its remote-tracking
+# ref (refs/remotes/origin/main), which a sync of briefd's clone updates at the same time
+FETCH = ("-c", "gc.auto=0", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--refmap=")
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,7 +73,8 @@ def _make(settings: Settings, request: ProposalRequest, doc_path: str, going: De
     description = request.change_description.strip()
     change = Change(doc_path, request.new_content, description + "\n", author)
     make = push_proposal if going.pushed else local_proposal
-    made = make(going.target, branch, change, settings.proposals.git_timeout)
+    with sources.clone_in_use(settings):  # a sync's lock-file cleanup leaves this git's alone
+        made = make(going.target, branch, change, settings.proposals.git_timeout)
     return Proposal(
         id=proposal_id,
         branch=branch,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -155,17 +156,25 @@ def rev_parse(repo: Path, ref: str, timeout: float, error: type[BriefdError] = S
     return run(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo, timeout, error)
 
 
-def remove_stale_locks(repo: Path) -> list[str]:
-    """Delete lock files a killed git left behind in a clone briefd owns (call it only while
-    holding briefd's own sync lock: then no other git is working in that clone)."""
+def remove_stale_locks(repo: Path, older_than: float | None = None) -> list[str]:
+    """Delete lock files a killed git left behind in a clone briefd owns. With ``older_than``
+    None, every one: call it so only while no git can be working in that clone (briefd's sync
+    lock, and :func:`briefd.sources.knowledge.clone_unused`). Else only those unchanged for
+    ``older_than`` seconds: a git briefd runs is killed at its timeout, so a lock older than
+    the longest timeout belongs to no live git of briefd's."""
     git_dir = repo / ".git"
     candidates = [git_dir / n for n in ("index.lock", "HEAD.lock", "packed-refs.lock")]
     candidates += [git_dir / "config.lock", git_dir / "shallow.lock"]
     if (git_dir / "refs").is_dir():
         candidates += list((git_dir / "refs").rglob("*.lock"))
+    now = time.time()
     removed = []
     for path in candidates:
-        if path.is_file():
+        try:
+            if older_than is not None and now - path.stat().st_mtime < older_than:
+                continue
             path.unlink()
-            removed.append(path.name)
+        except FileNotFoundError:  # none there, or its git finished since
+            continue
+        removed.append(path.name)
     return removed

@@ -116,6 +116,7 @@ EMPTY_REMOTE = (
     "the repository {url} is empty (no branch, no commit yet); push the knowledge to it "
     "(domain/, conventions/, projects/<name>/) and sync again"
 )
+CLONE_LOCK = "clone.lock"  # beside the index: held by proposals running git (clone_in_use)
 OWNED_KEY = "briefd.clone"  # set in every clone briefd makes: a sync may reset and clean it
 
 
@@ -127,10 +128,42 @@ def checkout_dir(settings: Settings) -> Path:
 def sync_lock(settings: Settings) -> Iterator[None]:
     """One sync (or clone) at a time across processes sharing this index (an ``flock`` that
     the kernel releases when a process dies, so a killed sync never blocks the next)."""
-    path = settings.db.parent / "sync.lock"
+    with _flock(settings.db.parent / "sync.lock", fcntl.LOCK_EX):
+        yield
+
+
+@contextmanager
+def clone_in_use(settings: Settings) -> Iterator[None]:
+    """Held (shared, by any number at once) while a proposal runs git in the knowledge
+    repository, which it does without the sync lock: a sync then removes only lock files no
+    live git can own (:meth:`Clone.update`). Released by the kernel when a process dies."""
+    with _flock(settings.db.parent / CLONE_LOCK, fcntl.LOCK_SH):
+        yield
+
+
+@contextmanager
+def clone_unused(settings: Settings) -> Iterator[bool]:
+    """True (and held until the block ends) when no proposal holds :func:`clone_in_use`;
+    never waits for one."""
+    path = settings.db.parent / CLONE_LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a proposal is running git
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def _flock(path: Path, operation: int) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, operation)
         try:
             yield
         finally:
@@ -284,7 +317,7 @@ class Clone(Checkout):
         commit it now has checked out (call under :func:`sync_lock`)."""
         self.ensure_clone()
         root, timeout = self.root, self.timeout
-        git.remove_stale_locks(root)
+        self._remove_stale_locks()
         if git.run(["remote", "get-url", "origin"], root, timeout) != self.url:
             git.run(["remote", "set-url", "origin", self.url], root, timeout)  # `source` moved
         branch = self.branch()
@@ -303,6 +336,14 @@ class Clone(Checkout):
         git.run(["reset", "--quiet", "--hard", remote_ref], root, timeout)
         git.run(["clean", "--quiet", "-ffdx"], root, timeout)
         return git.rev_parse(root, "HEAD", timeout)
+
+    def _remove_stale_locks(self) -> None:
+        """Lock files a killed git left (call under :func:`sync_lock`): all of them while no
+        proposal runs git here; else only those older than any git briefd runs may live."""
+        settings = self.settings
+        with clone_unused(settings) as unused:
+            oldest_live = max(settings.sync.git_timeout, settings.proposals.git_timeout)
+            git.remove_stale_locks(self.root, None if unused else oldest_live)
 
     def _fetch(self, branch: str) -> None:
         refspec = f"+refs/heads/{branch}:refs/remotes/origin/{branch}"
