@@ -12,7 +12,7 @@ from rich.text import Text
 
 from briefd.__about__ import __version__
 from briefd.api import Briefd
-from briefd.cli.output import console, print_json, reported_errors
+from briefd.cli.output import console, fail, print_json, reported_errors
 from briefd.cli.search import split_scopes
 from briefd.model import DocumentView, LinkFindings, ResolvedLink
 from briefd.store.migrations import SCHEMA_VERSION
@@ -125,15 +125,29 @@ def scopes_command(
 
 
 def links_command(
-    ctx: typer.Context, json_output: bool = typer.Option(False, "--json", help="Print as JSON.")
+    ctx: typer.Context,
+    check: bool = typer.Option(
+        False, "--check", help="Exit 1 when a link is broken or names an unknown anchor (for CI)."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Report broken and ambiguous links, unknown and duplicate anchors, and orphans."""
     with reported_errors(), ctx.obj.api() as api:
         found = api.link_findings()
     if json_output:
         print_json(found)
-        return
-    _print_findings(found)
+    else:
+        _print_findings(found)
+    if check and (failing := check_failures(found)):
+        fail(f"links check failed: {failing}; fix them or the documents they point to")
+
+
+def check_failures(found: LinkFindings) -> str:
+    """What fails ``briefd links --check`` ('' when nothing does): links that reach no
+    document and links to a heading or anchor their document lacks. Ambiguous links (one
+    target was chosen), duplicate anchors and orphans are reported but do not fail it."""
+    counts = ((len(found.broken), "broken link"), (len(found.unknown_anchors), "unknown anchor"))
+    return ", ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in counts if n)
 
 
 def _print_findings(found: LinkFindings) -> None:

@@ -1,0 +1,67 @@
+"""``briefd links`` as a CI check on a knowledge repository (K5, I7): ``--check`` exits 1 on
+broken links and unknown anchors, and 0 on ambiguous links, duplicate anchors and orphans."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.test_cli import briefd
+
+
+def _knowledge(root: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    return root
+
+
+def _indexed(tmp_path: Path, files: dict[str, str]) -> tuple[Path, str]:
+    source = _knowledge(tmp_path / "knowledge", files)
+    db = str(tmp_path / "index.db")
+    result = briefd("--db", db, "index", "--source", str(source), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    return tmp_path, db
+
+
+def test_check_fails_on_broken_links_and_unknown_anchors(tmp_path: Path) -> None:
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": "# A\n\nSee [[nowhere]] and [[b#No Such Heading]].\n",
+            "domain/b.md": "# B\n\nBack to [[a]].\n",
+        },
+    )
+    plain = briefd("--db", db, "links", cwd=cwd)
+    assert plain.returncode == 0, plain.stderr  # the default stays a report
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 1
+    assert checked.stdout == plain.stdout  # the same findings, printed as before
+    assert "domain/a.md:3 nowhere (no document matches 'nowhere')" in checked.stdout
+    assert checked.stderr == (
+        "error: links check failed: 1 broken link, 1 unknown anchor; fix them or the "
+        "documents they point to\n"
+    )
+    as_json = briefd("--db", db, "links", "--check", "--json", cwd=cwd)
+    assert as_json.returncode == 1
+    found = json.loads(as_json.stdout)  # stdout stays the JSON alone
+    assert [r["link"]["target"] for r in found["broken"]] == ["nowhere"]
+    assert [r["link"]["fragment"] for r in found["unknown_anchors"]] == ["No Such Heading"]
+
+
+def test_check_passes_on_orphans_ambiguity_and_duplicate_anchors(tmp_path: Path) -> None:
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": "# A\n\n## One {#x}\n\n## Two {#x}\n\nSee [[c]].\n",
+            "domain/c.md": "# C\n",
+            "conventions/c.md": "# Other C\n",
+            "domain/lonely.md": "# Lonely\n",
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stderr == ""
+    assert "ambiguous links: 1" in checked.stdout
+    assert "duplicate anchors: 1" in checked.stdout
+    assert "domain/lonely.md" in checked.stdout  # an orphan: reported, not failed
