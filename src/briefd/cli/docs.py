@@ -77,6 +77,8 @@ def _print_document(view: DocumentView) -> None:
 def _describe_link(link: ResolvedLink) -> str:
     written = link.link.target + (f"#{link.link.fragment}" if link.link.fragment else "")
     target = link.target_path or "?"
+    if link.target_path == link.link.source_path:
+        target = "its own section"  # [[#Heading]], [text](#anchor): not another document
     note = f"  [{link.status}: {link.detail}]" if link.status != "ok" else ""
     return f"{written} → {target}{note}"
 

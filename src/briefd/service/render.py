@@ -96,7 +96,10 @@ def drift_notes(structured: dict[str, object]) -> list[str]:
 
 
 def document_text(out: schemas.DocumentOut) -> str:
-    links = ", ".join(sorted({link.target_path or link.target for link in out.links}))
+    """The head names the other documents it links to (a link to one of its own sections
+    stays in the body) and those linking to it, then the body."""
+    others = {link.target_path or link.target for link in out.links} - {out.path}
+    links = ", ".join(sorted(others))
     backlinks = ", ".join(sorted({link.source_path for link in out.backlinks}))
     head = [f"# {out.title}", f"path: {out.path} · scope: {out.scope} · updated: {out.updated_at}"]
     if links:

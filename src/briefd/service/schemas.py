@@ -92,7 +92,11 @@ class LinkOut(BaseModel):
     fragment: str | None = Field(
         default=None, description="The heading or {#anchor} after '#', as written."
     )
-    target_path: str | None
+    target_path: str | None = Field(
+        description="The document the link reaches: the linking document's own path for a "
+        "link to one of its own sections ([[#Heading]], [text](#anchor)); null when it "
+        "reaches none (see status and detail)."
+    )
     status: str
     detail: str
 

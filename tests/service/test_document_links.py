@@ -1,0 +1,85 @@
+"""A document's links as the three front ends show them (K5, I1, I2, I7): ``get_document``'s
+text, ``GET /api/docs/{path}`` and ``briefd doc``, on a small knowledge repository of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from mcp import Client
+from typer.testing import CliRunner
+
+from briefd.api import Briefd
+from briefd.cli.main import app
+from briefd.service import create_app
+from tests.service.conftest import service_config, service_settings_for
+from tests.service.live import TOKEN, serving
+from tests.service.test_mcp import run
+
+KNOWLEDGE = {
+    "README.md": "# The knowledge repository\n",
+    "domain/a.md": (
+        "# A\n\n## Retry Policy {#retry}\n\nRetry twice. See [[#Retry Policy]], "
+        "[the anchor](#retry) and [[b]].\n"
+    ),
+    "domain/b.md": "# B\n\nSee [[a#retry]] and [[ledger]].\n",
+    "projects/ledger/ledger.md": "# Ledger\n\nUses [[a]] and [[b]].\n",
+}
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[Briefd]:
+    source = tmp_path / "knowledge"
+    for path, text in KNOWLEDGE.items():
+        (source / path).parent.mkdir(parents=True, exist_ok=True)
+        (source / path).write_text(text, encoding="utf-8")
+    with Briefd(service_settings_for(source, tmp_path / "index.db"), embedder=None) as api:
+        api.index()
+        yield api
+
+
+@pytest.fixture
+def client(api: Briefd) -> Iterator[TestClient]:
+    with TestClient(create_app(api, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        yield http
+
+
+def get_document(api: Briefd, **arguments: Any) -> str:
+    """The text block of MCP ``get_document``, through the SDK's client on a real server."""
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("get_document", arguments)
+
+    with serving(create_app(api, service_config())) as base:
+        result = run(base + "/mcp", "auto", body)
+    assert not result.is_error, result.content
+    return str(result.content[0].text)
+
+
+def briefd_doc(api: Briefd, *args: str) -> str:
+    done = CliRunner().invoke(app, ["--db", str(api.settings.db), "doc", *args])
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+def test_links_to_its_own_sections_are_not_links_to_another_document(
+    api: Briefd, client: TestClient
+) -> None:
+    text = get_document(api, doc_path="domain/a.md")
+    assert text.splitlines()[2:4] == ["links to: domain/b.md", "linked from: domain/b.md"]
+    links = client.get("/api/docs/domain/a.md").json()["links"]
+    assert sorted(
+        (link["target"], link["fragment"] or "", link["target_path"]) for link in links
+    ) == [
+        ("", "Retry Policy", "domain/a.md"),  # the document itself: one of its own sections
+        ("", "retry", "domain/a.md"),
+        ("b", "", "domain/b.md"),
+    ]
+    shown = briefd_doc(api, "domain/a.md")
+    assert "  line 5: #Retry Policy → its own section\n" in shown
+    assert "  line 5: #retry → its own section\n" in shown
+    assert "  line 5: b → domain/b.md\n" in shown
