@@ -176,9 +176,13 @@ class ScopeInfo:
     chunks: int
 
 
+OUTSIDE_SCOPES = "outside-scopes"  # a link shown to a caller who may not read its target
+
+
 @dataclass(frozen=True, slots=True)
 class ResolvedLink:
-    """A stored link with its resolution: ``status`` is ok, broken, ambiguous or bad-anchor."""
+    """A stored link with its resolution: ``status`` is ok, broken, ambiguous or bad-anchor;
+    a read limited to some scopes shows a link into another one as ``OUTSIDE_SCOPES``."""
 
     link: Link
     target_path: str | None

@@ -83,3 +83,34 @@ def test_links_to_its_own_sections_are_not_links_to_another_document(
     assert "  line 5: #Retry Policy → its own section\n" in shown
     assert "  line 5: #retry → its own section\n" in shown
     assert "  line 5: b → domain/b.md\n" in shown
+
+
+HIDDEN = {
+    "target_path": None,
+    "status": "outside-scopes",
+    "detail": "links into scope 'projects/ledger', which this request did not ask for; add it "
+    "to scopes (or use 'all') to follow it",
+}
+
+
+def test_links_into_scopes_not_requested_show_no_path(api: Briefd, client: TestClient) -> None:
+    """Backlinks from a project are left out for a default-scope caller; its links into the
+    project keep what was written but not the path the next get_document would refuse."""
+    text = get_document(api, doc_path="domain/b.md")
+    assert text.splitlines()[2:5] == [
+        "links to: domain/a.md",
+        "linked from: domain/a.md",  # not projects/ledger/ledger.md either
+        "1 more link into scopes not requested (scopes=['all'] follows it)",
+    ]
+    assert "projects/ledger" not in text
+    default = client.get("/api/docs/domain/b.md").json()
+    (ledger,) = [link for link in default["links"] if link["target"] == "ledger"]
+    assert {k: ledger[k] for k in HIDDEN} == HIDDEN
+    assert "projects/ledger/ledger.md" not in str(default)
+    every = client.get("/api/docs/domain/b.md", params={"scopes": "all"}).json()
+    (ledger,) = [link for link in every["links"] if link["target"] == "ledger"]
+    assert (ledger["target_path"], ledger["status"]) == ("projects/ledger/ledger.md", "ok")
+    assert "projects/ledger/ledger.md" in get_document(api, doc_path="domain/b.md", scopes=["all"])
+    assert "  line 3: ledger → projects/ledger/ledger.md\n" in briefd_doc(api, "domain/b.md")
+    narrowed = briefd_doc(api, "domain/b.md", "--scopes", "domain")
+    assert f"  line 3: ledger → ?  [outside-scopes: {HIDDEN['detail']}]\n" in narrowed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from briefd.bundles.render import drift_note
+from briefd.model import OUTSIDE_SCOPES
 from briefd.service import schemas
 
 
@@ -97,16 +98,25 @@ def drift_notes(structured: dict[str, object]) -> list[str]:
 
 def document_text(out: schemas.DocumentOut) -> str:
     """The head names the other documents it links to (a link to one of its own sections
-    stays in the body) and those linking to it, then the body."""
-    others = {link.target_path or link.target for link in out.links} - {out.path}
-    links = ", ".join(sorted(others))
+    stays in the body; one into a scope not requested is only counted) and those linking to
+    it, then the body."""
+    hidden = sum(1 for link in out.links if link.status == OUTSIDE_SCOPES)
+    shown = [link for link in out.links if link.status != OUTSIDE_SCOPES]
+    links = ", ".join(sorted({link.target_path or link.target for link in shown} - {out.path}))
     backlinks = ", ".join(sorted({link.source_path for link in out.backlinks}))
     head = [f"# {out.title}", f"path: {out.path} · scope: {out.scope} · updated: {out.updated_at}"]
     if links:
         head.append(f"links to: {links}")
     if backlinks:
         head.append(f"linked from: {backlinks}")
+    if hidden:
+        more = "1 more link" if hidden == 1 else f"{hidden} more links"
+        head.append(f"{more} into scopes not requested (scopes=['all'] follows {_them(hidden)})")
     return "\n".join(head) + "\n\n" + out.body.strip()
+
+
+def _them(count: int) -> str:
+    return "it" if count == 1 else "them"
 
 
 def scopes_text(out: schemas.ScopesOut) -> str:

@@ -95,9 +95,13 @@ class LinkOut(BaseModel):
     target_path: str | None = Field(
         description="The document the link reaches: the linking document's own path for a "
         "link to one of its own sections ([[#Heading]], [text](#anchor)); null when it "
-        "reaches none (see status and detail)."
+        "reaches none, or leads into a scope the request did not ask for (see status and "
+        "detail)."
     )
-    status: str
+    status: str = Field(
+        description="ok, broken, ambiguous, bad-anchor, or outside-scopes: the target is in a "
+        "scope the request did not ask for (its detail names the scope)."
+    )
     detail: str
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from briefd.errors import NotFoundError
 from briefd.graph.resolve import Catalog
-from briefd.model import DocumentView, ResolvedLink, ScopeInfo
+from briefd.model import OUTSIDE_SCOPES, DocumentView, ResolvedLink, ScopeInfo
 from briefd.store import documents as docs_table
 from briefd.store.scopes import resolve_scopes
 
@@ -59,7 +59,8 @@ def document_view(
     conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None
 ) -> DocumentView | None:
     """The document at ``path`` if it is in ``allowed`` (None: any scope), with backlinks
-    from the documents in ``allowed`` only."""
+    from the documents in ``allowed`` only and its links into other scopes without their
+    target (:func:`_within`)."""
     row = conn.execute("SELECT * FROM documents WHERE path = ?", (path,)).fetchone()
     if row is None or (allowed is not None and row["scope"] not in allowed):
         return None
@@ -79,10 +80,39 @@ def document_view(
         body=row["body"],
         updated_at=row["updated_at"] or row["indexed_at"],
         chunks=tuple(docs_table.chunk_from_row(c, path) for c in chunks),
-        links=tuple(r for _, r in links),
+        links=_within(conn, [r for _, r in links], allowed),
         backlinks=tuple(r for _, r in backlinks),
         problems=tuple(json.loads(row["problems"])),
     )
+
+
+def _within(
+    conn: sqlite3.Connection, links: Sequence[ResolvedLink], allowed: Sequence[str] | None
+) -> tuple[ResolvedLink, ...]:
+    """``links`` as a reader of ``allowed`` (None: every scope) sees them: one into a document
+    of another scope keeps what was written, not where it leads (the path a read in these
+    scopes would refuse), as backlinks from other scopes are left out."""
+    targets = sorted({r.target_path for r in links if r.target_path})
+    if allowed is None or not targets:
+        return tuple(links)
+    marks = ", ".join("?" * len(targets))
+    scope_of = dict(
+        conn.execute(f"SELECT path, scope FROM documents WHERE path IN ({marks})", targets)
+    )
+    return tuple(
+        _outside(r, scope_of[r.target_path])
+        if r.target_path in scope_of and scope_of[r.target_path] not in allowed
+        else r
+        for r in links
+    )
+
+
+def _outside(link: ResolvedLink, scope: str) -> ResolvedLink:
+    why = (
+        f"links into scope '{scope}', which this request did not ask for; add it to scopes "
+        "(or use 'all') to follow it"
+    )
+    return ResolvedLink(link.link, None, OUTSIDE_SCOPES, why)
 
 
 def visible(
