@@ -33,6 +33,7 @@ from briefd.sources.state import (
     NOT_UTF8,
     head_commit,
     index_fingerprint,
+    outside_scopes,
     parse_signature,
     source_key,
     vectors_id,
@@ -47,6 +48,7 @@ from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
 
+UNSCOPED = "unscoped"  # index_meta: the files outside every scope links were resolved with
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # control characters but tab and newlines
 
 Progress = Callable[[str, int, int], None]
@@ -91,7 +93,8 @@ def _index_source(
     touched = {d.path for d in parsed} | set(deleted)
     outcome = _embed(store, embedder, parsed, touched, rebuild, settings, progress)
     with store.write() as conn:
-        _apply(conn, parsed, deleted, found.mtimes, rebuild, progress)
+        outside = outside_scopes(found.skipped, settings)
+        _apply(conn, parsed, deleted, found.mtimes, rebuild, progress, outside)
         docs_table.set_meta(conn, "parse", found.signature)
         if history is not None:
             docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})
@@ -128,7 +131,7 @@ def _index_source(
         complete = embedder is None or (outcome.error is None and outcome.missing == 0)
         scopes = {f.path: f.scope for f in found.files if f.path in current}
         vectors = vectors_id(report.embedding_model, settings.embeddings.window_words)
-        key = source_key(fingerprint, scopes, head, vectors, source)
+        key = source_key(fingerprint, scopes, head, vectors, source, outside)
         docs_table.set_meta(conn, SOURCE_KEY, key if complete else "")
         docs_table.set_meta(conn, SOURCE_HEAD, head if complete else "")
     if embedder is not None:
@@ -196,9 +199,11 @@ def _apply(
     mtimes: Mapping[str, float],
     rebuild: bool,
     progress: Progress,
+    outside: Sequence[str],
 ) -> None:
     """Write the parsed documents and drop the deleted ones (everything first on a rebuild),
-    with their postings; links are resolved again when anything changed."""
+    with their postings; links are resolved again when anything changed, the files outside
+    every scope (``outside``) included."""
     delta = Delta()
     if rebuild:
         docs_table.delete_everything(conn, delta)
@@ -208,8 +213,10 @@ def _apply(
         docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]), delta)
         progress("write", number, len(parsed))
     postings.apply(conn, delta, progress)
-    if parsed or deleted or rebuild:
-        resolve_all_links(conn)
+    unscoped = json.dumps(sorted(outside), ensure_ascii=False)
+    if parsed or deleted or rebuild or docs_table.meta(conn, UNSCOPED) != unscoped:
+        resolve_all_links(conn, outside)
+        docs_table.set_meta(conn, UNSCOPED, unscoped)
 
 
 def _read_changed(
@@ -334,9 +341,12 @@ def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Docu
     )
 
 
-def resolve_all_links(conn: sqlite3.Connection) -> None:
+def resolve_all_links(conn: sqlite3.Connection, outside: Sequence[str] = ()) -> None:
+    """Resolve every stored link against the documents, naming the files ``outside`` every
+    scope that a link reaches (it is then no typo, but still reaches no document)."""
     rows = conn.execute("SELECT path, headings FROM documents").fetchall()
-    catalog = Catalog.build((r["path"], docs_table.headings_from_json(r["headings"])) for r in rows)
+    docs = ((r["path"], docs_table.headings_from_json(r["headings"])) for r in rows)
+    catalog = Catalog.build(docs, outside)
     stored = docs_table.stored_links(conn)
     docs_table.save_resolutions(conn, [(i, resolve(r.link, catalog)) for i, r in stored])
 

@@ -65,3 +65,25 @@ def test_check_passes_on_orphans_ambiguity_and_duplicate_anchors(tmp_path: Path)
     assert "ambiguous links: 1" in checked.stdout
     assert "duplicate anchors: 1" in checked.stdout
     assert "domain/lonely.md" in checked.stdout  # an orphan: reported, not failed
+
+
+def test_a_link_to_a_file_outside_every_scope_says_so(tmp_path: Path) -> None:
+    """The root README.md is not indexed: the link is still broken for briefd, but its
+    author learns the file exists. Adding or removing only that file (no document changes)
+    updates the finding on the next ``briefd index``."""
+    cwd, db = _indexed(tmp_path, {"domain/a.md": "# A\n\nSee [the readme](../README.md).\n"})
+    source = tmp_path / "knowledge"
+    missing = "domain/a.md:3 ../README.md (no document matches '../README.md')"
+    assert missing in briefd("--db", db, "links", cwd=cwd).stdout
+    (source / "README.md").write_text("# The knowledge repository\n", encoding="utf-8")
+    again = briefd("--db", db, "index", "--source", str(source), cwd=cwd)
+    assert again.returncode == 0, again.stderr
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 1  # briefd cannot follow it: still a broken link
+    assert (
+        "domain/a.md:3 ../README.md (README.md exists but is outside every scope (not indexed); "
+        "link to an indexed document, or add its folder to 'scopes' in briefd.yaml)"
+    ) in checked.stdout
+    (source / "README.md").unlink()
+    assert briefd("--db", db, "index", "--source", str(source), cwd=cwd).returncode == 0
+    assert missing in briefd("--db", db, "links", cwd=cwd).stdout

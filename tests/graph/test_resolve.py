@@ -165,3 +165,20 @@ def test_a_file_name_with_spaces_linked_in_angle_brackets_is_no_orphan(
     assert [(r.link.source_path, r.link.fragment, r.status) for r in backlinks] == [
         ("domain/index.md", "soft-declines", "ok")
     ]
+
+
+def test_a_file_outside_every_scope_is_named_as_such() -> None:
+    """The root README.md is found by the scan but not indexed: a link to it is no typo."""
+    catalog = Catalog.build([("domain/x.md", ())], outside=["README.md", "notes/Retry Plan.md"])
+    outside = (
+        " exists but is outside every scope (not indexed); link to an indexed document, or add "
+        "its folder to 'scopes' in briefd.yaml"
+    )
+    readme = [_link("../README.md", kind="markdown"), _link("README"), _link("/README.md")]
+    for link in [*readme, _link("notes/Retry Plan"), _link("retry plan")]:
+        found = resolve(link, catalog)
+        assert (found.target_path, found.status) == (None, "broken")
+        path = "README.md" if link in readme else "notes/Retry Plan.md"
+        assert found.detail == path + outside, link
+    assert resolve(_link("READMEE"), catalog).detail == "no document matches 'READMEE'"
+    assert resolve(_link("README"), CATALOG).detail == "no document matches 'README'"

@@ -67,6 +67,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     from briefd.sources.state import (
         head_commit,
         index_fingerprint,
+        outside_scopes,
         parse_signature,
         read_state,
         source_key,
@@ -87,7 +88,8 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     state = read_state(root, settings)
     fingerprint = index_fingerprint(state.hashes, parse_signature(settings))
     head = head_commit(root, settings.sync.git_timeout)
-    key = source_key(fingerprint, state.scopes, head, model, root)
+    outside = outside_scopes(state.skipped, settings)
+    key = source_key(fingerprint, state.scopes, head, model, root, outside)
     conn = sqlite3.connect(f"file:{settings.db}?mode=ro", uri=True, timeout=5)
     try:
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
@@ -96,7 +98,8 @@ def check(settings: Settings) -> Unchanged | Removals | None:
         stored = freshness.stored_key(conn)
         if stored != key:
             old = freshness.stored_head(conn)
-            if not stored or source_key(fingerprint, state.scopes, old, model, root) != stored:
+            was = source_key(fingerprint, state.scopes, old, model, root, outside)
+            if not stored or was != stored:
                 return _removals(conn, state.hashes, parse_signature(settings))
             if not untouched_between(root, old, head, settings.sync.git_timeout):
                 return None  # only the commit moved, and it moved the knowledge's history

@@ -31,24 +31,30 @@ def _stem(path: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
-    """Every indexed path with its headings, for resolving links against."""
+    """Every indexed path with its headings, for resolving links against, and the files of
+    the source that are outside every scope (``outside``: found, not indexed)."""
 
     headings: dict[str, tuple[Heading, ...]]
     by_name: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    outside: Catalog | None = None
 
     @classmethod
-    def build(cls, docs: Iterable[tuple[str, tuple[Heading, ...]]]) -> Catalog:
+    def build(
+        cls, docs: Iterable[tuple[str, tuple[Heading, ...]]], outside: Iterable[str] = ()
+    ) -> Catalog:
         headings = dict(docs)
         by_name: dict[str, list[str]] = defaultdict(list)
         for path in sorted(headings):
             by_name[name_key(_stem(path))].append(path)
-        return cls(headings, {k: tuple(v) for k, v in by_name.items()})
+        unindexed = sorted(set(outside) - set(headings))
+        found = cls.build((p, ()) for p in unindexed) if unindexed else None
+        return cls(headings, {k: tuple(v) for k, v in by_name.items()}, found)
 
 
 def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
     candidates = _candidates(link, catalog)
     if not candidates:
-        return ResolvedLink(link, None, "broken", f"no document matches '{link.target}'")
+        return ResolvedLink(link, None, "broken", _unresolved(link, catalog))
     target = _nearest(link.source_path, candidates)
     status, detail = "ok", ""
     if len(candidates) > 1:
@@ -57,6 +63,18 @@ def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
     if link.fragment and not _has_fragment(catalog.headings[target], link.fragment):
         status, detail = "bad-anchor", f"{target} has no heading or anchor '#{link.fragment}'"
     return ResolvedLink(link, target, status, detail)
+
+
+def _unresolved(link: Link, catalog: Catalog) -> str:
+    """Why a link reaches no document: nothing matches, or the file it names exists but is
+    outside every scope (so the link is no typo: the file is not indexed)."""
+    found = _candidates(link, catalog.outside) if catalog.outside else []
+    if not found:
+        return f"no document matches '{link.target}'"
+    return (
+        f"{_nearest(link.source_path, found)} exists but is outside every scope (not indexed); "
+        "link to an indexed document, or add its folder to 'scopes' in briefd.yaml"
+    )
 
 
 def _candidates(link: Link, catalog: Catalog) -> list[str]:

@@ -10,7 +10,7 @@ Standard library and the scanner only; nothing here loads a model or numpy.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,13 +107,26 @@ def vectors_id(model: str | None, window_words: int) -> str | None:
     return f"{model}|windows {window_words}" if model and window_words > 0 else model
 
 
+def outside_scopes(skipped: Iterable[SkippedFile], settings: Settings) -> list[str]:
+    """The files a scan found outside every scope: not indexed, but links may name them."""
+    reason = Layout.of(settings).outside()
+    return sorted(s.path for s in skipped if s.reason == reason)
+
+
 def source_key(
-    fingerprint: str, scopes: Mapping[str, str], head: str, model: str | None, root: Path
+    fingerprint: str,
+    scopes: Mapping[str, str],
+    head: str,
+    model: str | None,
+    root: Path,
+    outside: Iterable[str] = (),
 ) -> str:
     """One hash of everything a no-change run compares: the fingerprint (files and chunker),
-    each file's scope, the git commit, the embedding model id ('' without embeddings) and
-    the source folder."""
+    each file's scope, the git commit, the embedding model id ('' without embeddings), the
+    source folder and the files outside every scope (links to them are resolved as such)."""
     digest = hashlib.sha256(f"{fingerprint}\n{head}\n{model or ''}\n{root.resolve()}\n".encode())
     for path in sorted(scopes):
         digest.update(f"{path}\x00{scopes[path]}\n".encode())
+    for path in sorted(outside):  # none: the key as it was before they counted
+        digest.update(f"{path}\x00\x00outside\n".encode())
     return digest.hexdigest()
