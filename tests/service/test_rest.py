@@ -564,3 +564,31 @@ def test_a_pasted_page_is_searched_not_refused(client: TestClient) -> None:
     answered = client.get("/api/search", params={"q": page})
     assert answered.status_code == 200
     assert answered.json()["hits"][0]["doc_path"] == "domain/refunds.md"
+
+
+def test_rebuild_builds_the_first_index_of_a_server_without_one(
+    tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    """The dashboard's "Rebuild index" on a server started without an index (``--no-index``,
+    or a first index that failed) builds it from the configured source, instead of a 503
+    telling the user to run ``briefd index`` by hand."""
+    source, _ = example_copy
+    settings = service_settings_for(source, tmp_path / "fresh.db")
+    with (
+        Briefd(settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        response = http.post("/api/admin/rebuild")
+        assert response.status_code == 202, response.text
+        assert response.json()["job"]["name"] == "rebuild"
+        deadline = time.monotonic() + 30
+        while http.get("/api/health").json()["status"] != "ok" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        job = http.get("/api/stats").json()["jobs"]["rebuild"]
+        while job["finished_at"] is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            job = http.get("/api/stats").json()["jobs"]["rebuild"]
+        assert job["error"] is None
+        assert job["summary"]["documents"] == 45
+        assert http.get("/api/search", params={"q": "retry policy"}).json()["hits"]

@@ -258,7 +258,12 @@ class ServiceState:
         return self.api.search(replace(request, paths=paths))
 
     def source_root(self) -> Path | None:
-        source = self.api.last_report().get("source") or self.api.settings.source
+        """The directory the last index run read; before any (no index yet), the configured
+        source (None for a git URL: a rebuild clones it)."""
+        try:
+            source = self.api.last_report().get("source") or self.api.settings.source
+        except IndexNotFoundError:
+            source = self.api.settings.source
         return Path(str(source)) if source else None
 
     def uptime_seconds(self) -> float:
