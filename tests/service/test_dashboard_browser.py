@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from briefd.api import Briefd
 from briefd.service import create_app
 from tests.conftest import REPO
-from tests.service.conftest import service_config
+from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -87,6 +87,27 @@ def test_dashboard_with_token_search_and_reset(page: Page, service_api: Briefd) 
         expect(page.locator("#message")).to_have_text("counters reset: done")
         expect(page.locator("#stat-tokens")).to_have_text("0")
         expect(page.locator("#requests-table")).not_to_contain_text("search")
+
+
+def test_dashboard_without_an_index_says_why_and_fills_in_once_built(
+    page: Page, tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    """A server with no index yet answers the stats 503: the page shows that message (it was
+    written into the hidden page, leaving the login form up as if the token were wrong), keeps
+    the actions at hand, and fills in once "Rebuild index" has built the index."""
+    source, _ = example_copy
+    settings = service_settings_for(source, tmp_path / "fresh.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#login")).to_be_hidden()
+        expect(page.locator("#message")).to_be_visible()
+        expect(page.locator("#message")).to_contain_text("cannot load stats: 503: no index at")
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#btn-rebuild")
+        expect(page.locator("#stat-documents")).to_have_text("45", timeout=20_000)
+        expect(page.locator("#message")).not_to_contain_text("cannot load stats")
 
 
 def test_dashboard_rejects_a_wrong_token(page: Page, service_api: Briefd) -> None:
