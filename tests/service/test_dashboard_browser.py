@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from briefd.api import Briefd
 from briefd.service import create_app
@@ -133,3 +135,42 @@ def test_setup_page_builds_instructions_from_its_url(page: Page, service_api: Br
         rest = page.locator(".client", has_text="REST").first.locator("code")
         expect(rest).to_contain_text(f"{url}/api/context")
         assert TOKEN not in page.content()
+
+
+def under_a_path(app: ASGIApp, prefix: str) -> ASGIApp:
+    """``app`` as a reverse proxy serves it under ``prefix`` (nginx ``location /briefd/ {
+    proxy_pass http://127.0.0.1:8484/; }``): the prefix is stripped before the app sees it."""
+
+    async def proxied(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            if not scope["path"].startswith(prefix + "/"):
+                await PlainTextResponse("not proxied", 404)(scope, receive, send)
+                return
+            cut = len(prefix)
+            scope = {**scope, "path": scope["path"][cut:], "raw_path": scope["raw_path"][cut:]}
+        await app(scope, receive, send)
+
+    return proxied
+
+
+def test_pages_behind_a_reverse_proxy_path(page: Page, service_api: Briefd) -> None:
+    """Served under https://host/briefd/, the setup page names …/briefd/mcp (not the host's
+    /mcp), and the dashboard loads its data from …/briefd/api/…"""
+    app = under_a_path(create_app(service_api, service_config()), "/briefd")
+    with serving(app) as url:  # type: ignore[arg-type]
+        page.goto(url + "/briefd/setup")
+        claude = page.locator(".client", has_text="Claude Code").first.locator("code")
+        expect(claude).to_have_text(
+            f"claude mcp add --transport http briefd {url}/briefd/mcp "
+            '--header "Authorization: Bearer $BRIEFD_API_TOKEN"'
+        )
+        expect(page.locator("#mcp-url")).to_have_text(f"{url}/briefd/mcp")
+        hook = page.locator(".client", has_text="Prompt-time hook").first.locator("code")
+        expect(hook).to_contain_text(f"BRIEFD_RECALL__SERVER={url}/briefd briefd recall")
+        rest = page.locator(".client", has_text="REST").first.locator("code")
+        expect(rest).to_contain_text(f"{url}/briefd/api/context")
+        page.get_by_role("link", name="Dashboard", exact=True).click()
+        expect(page).to_have_url(f"{url}/briefd/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#stat-documents")).to_have_text("45")
