@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -592,3 +593,29 @@ def test_rebuild_builds_the_first_index_of_a_server_without_one(
         assert job["error"] is None
         assert job["summary"]["documents"] == 45
         assert http.get("/api/search", params={"q": "retry policy"}).json()["hits"]
+
+
+def test_a_reset_the_index_cannot_take_changes_nothing(
+    client: TestClient, service_api: Briefd
+) -> None:
+    """Reset counters while another process writes the index (a sync's reindex): after a few
+    seconds a 503 that says so, and the counters are all still there, here and in SQLite. (It
+    used to wait 30 s holding the service lock, then zero them here only: the stored values
+    came back at the next start.)"""
+    client.get("/api/search", params={"q": "chargeback"})
+    writer = sqlite3.connect(service_api.settings.db, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        response = client.post("/api/admin/reset-counters")
+        waited = time.monotonic() - started
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert response.status_code == 503
+    assert response.json()["error"] == "store"
+    assert "is busy" in response.json()["detail"] and "try again" in response.json()["detail"]
+    assert waited < 10
+    body = client.get("/api/stats").json()
+    assert [r["count"] for r in body["requests"] if r["name"] == "search"] == [1]
+    assert body["tokens_served"] > 0 and body["counters_reset_at"] is None

@@ -372,6 +372,10 @@ class ServiceState:
             self.api.trigger_sync()
 
     def reset_counters(self) -> None:
+        """Zero the counters in SQLite, then here: when the index cannot take the write (a
+        sync or rebuild writing for longer than a few seconds), nothing is reset and the
+        error says so (zeroed here alone, the stored values would come back at the next
+        start)."""
         with self.lock:
+            self.api.save_counters({}, reset=True)
             self.metrics.reset()
-            self.api.save_counters(self.metrics.snapshot(), reset=True)

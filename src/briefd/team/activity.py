@@ -16,6 +16,7 @@ from briefd.store.activity import QueryLogEntry
 from briefd.store.db import Store
 
 WAIT_MS = 200  # query log and counters: the service keeps them and retries later
+RESET_WAIT_MS = 3_000  # a reset (a person clicking) waits this long for a sync's write
 STRICTNESS = ("off", "hashed", "full")
 
 
@@ -96,7 +97,7 @@ def counters(store: Store) -> dict[tuple[str, str], float]:
 
 def save_counters(store: Store, values: dict[tuple[str, str], float], reset: bool) -> None:
     """Write absolute counter values; ``reset`` forgets the stored ones and records when."""
-    with store.write(wait_ms=None if reset else WAIT_MS) as conn:
+    with store.write(wait_ms=RESET_WAIT_MS if reset else WAIT_MS) as conn:
         activity.store_counters(conn, values, replace=reset)
         if reset:
             activity.mark_counters_reset(conn, activity.now_iso())
