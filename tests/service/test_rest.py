@@ -471,6 +471,13 @@ def test_openapi_schema_lists_the_api(client: TestClient) -> None:
         assert path in paths, path
 
 
+def test_openapi_documents_the_refusals_the_routes_answer(client: TestClient) -> None:
+    """A rebuild while one runs is 409; the webhook answers 401 (signature) and 409 (replay)."""
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"409", "503"} <= set(paths["/api/admin/rebuild"]["post"]["responses"])
+    assert {"401", "409"} <= set(paths["/webhook/git"]["post"]["responses"])
+
+
 def test_a_flush_waits_for_the_one_in_flight(client: TestClient, service_api: Briefd) -> None:
     """The periodic flush may have taken the queue and be waiting for the lock when a request
     flushes: the second flush returns only once both batches are written."""

@@ -10,14 +10,14 @@ from typing import Any
 from fastapi import APIRouter, status
 
 from briefd.errors import BriefdError, BusyError
-from briefd.service.deps import ERRORS, State
+from briefd.service.deps import BUSY, ERRORS, State
 from briefd.service.state import Job, ServiceState
 from briefd.store.activity import now_iso
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 
 
-@router.post("/rebuild", status_code=status.HTTP_202_ACCEPTED, responses=ERRORS)
+@router.post("/rebuild", status_code=status.HTTP_202_ACCEPTED, responses=BUSY)
 def rebuild(state: State) -> dict[str, Any]:
     """Rebuild the index from the knowledge source on a background thread; searches keep
     answering from the previous index until the rebuild commits. Poll ``/api/stats`` (jobs)."""

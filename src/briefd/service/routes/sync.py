@@ -16,6 +16,7 @@ from briefd.api import Briefd
 from briefd.errors import BriefdError
 from briefd.replicas.agree import announce_sync
 from briefd.service.deps import ERRORS, State
+from briefd.service.schemas import ErrorBody
 from briefd.sync.webhook import verify_signature
 
 router = APIRouter()
@@ -24,7 +25,12 @@ SIGNATURE_HEADER = "X-Hub-Signature-256"
 DELIVERY_HEADER = "X-GitHub-Delivery"
 
 
-@router.post("/webhook/git", status_code=status.HTTP_202_ACCEPTED, tags=["sync"])
+@router.post(
+    "/webhook/git",
+    status_code=status.HTTP_202_ACCEPTED,
+    tags=["sync"],
+    responses={code: {"model": ErrorBody} for code in (401, 409)},
+)
 async def git_webhook(request: Request, state: State) -> dict[str, Any]:
     """A push notification from the forge, signed with ``sync.webhook_secret``
     (``X-Hub-Signature-256``): starts a sync in the background (coalesced). A missing or wrong

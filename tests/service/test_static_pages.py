@@ -1,0 +1,44 @@
+"""The pages the server ships (dashboard, setup) are well-formed HTML: every container element
+that opens closes, in order. A browser forgives an unclosed <section> by nesting the rest of
+the page in it, which shifts styles and headings without any error to notice."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from importlib.resources import files
+
+import pytest
+
+PAGES = ("dashboard.html", "setup.html")
+CONTAINERS = {"main", "section", "div", "ul", "ol", "pre", "table", "form", "details", "nav"}
+
+
+class Nesting(HTMLParser):
+    """The container elements still open, and the mismatches met."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[tuple[str, int]] = []
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in CONTAINERS:
+            self.open.append((tag, self.getpos()[0]))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in CONTAINERS:
+            return
+        if not self.open or self.open[-1][0] != tag:
+            inner = f"<{self.open[-1][0]}> of line {self.open[-1][1]}" if self.open else "nothing"
+            self.problems.append(f"line {self.getpos()[0]}: </{tag}> closes {inner}")
+            return
+        self.open.pop()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_container_that_opens_closes(page: str) -> None:
+    nesting = Nesting()
+    nesting.feed((files("briefd.service") / "static" / page).read_text(encoding="utf-8"))
+    nesting.close()
+    unclosed = [f"<{tag}> of line {line} never closes" for tag, line in nesting.open]
+    assert nesting.problems + unclosed == []
