@@ -126,6 +126,18 @@ EDGE_HTML = (
     '<pre data-language="markdown">Write it as:\n```sql\nSELECT 1;\n```</pre>'
 )
 
+# a code block with blank lines in it, as most real code has, long enough to be cut
+SCRIPT_HTML = (
+    "<p>Replay the stuck refunds with this script.</p>"
+    '<div class="code panel pdl conf-macro output-block" data-macro-name="code">'
+    '<div class="codeContent panelContent pdl"><pre class="syntaxhighlighter-pre" '
+    'data-syntaxhighlighter-params="brush: py; gutter: false; theme: Confluence">'
+    "import ledger\n\n\ndef stuck():\n    return ledger.pending(older_than=3600)\n\n\n"
+    "def replay(refund):\n    ledger.lock(refund.payment_id)\n    refund.send()\n\n\n"
+    "for refund in stuck():\n    replay(refund)\n</pre></div></div>"
+    "<p>Then check the ledger totals against the captures of the day.</p>"
+)
+
 PAGES: dict[str, dict[str, Any]] = {
     "98765": {"title": "Refund incident review", "space": "ENG", "type": "page", "html": PAGE_HTML},
     "98766": {
@@ -141,6 +153,7 @@ PAGES: dict[str, dict[str, Any]] = {
         "html": "<p>Blog.</p>",
     },
     "98767": {"title": "Ledger notes", "space": "ENG", "type": "page", "html": EDGE_HTML},
+    "98768": {"title": "Replay script", "space": "ENG", "type": "page", "html": SCRIPT_HTML},
     "11111": {"title": "Ops secrets", "space": "OPS", "type": "page", "html": "<p>Hidden.</p>"},
 }
 SPACES = {"ENG": ("131073", "Engineering"), "OPS": ("131074", "Operations")}

@@ -6,6 +6,7 @@ budgets cut from the end, allow-lists, and whose credentials go out."""
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 
 import httpx
@@ -192,6 +193,23 @@ def test_scripts_table_pipes_fences_and_links_from_the_root_are_markdown(
         "| State | Counts |\n| --- | --- |\n| pending \\| succeeded | `a\\|b` |\n\n"
         "````markdown\nWrite it as:\n```sql\nSELECT 1;\n```\n````"
     )
+
+
+@pytest.mark.parametrize("deployment", ["cloud", "dc"])
+def test_a_page_cut_inside_a_code_block_with_blank_lines_closes_its_fence(
+    tmp_path: Path, deployment: str, request: pytest.FixtureRequest
+) -> None:
+    site: FakeSite = request.getfixturevalue(deployment)
+    answer = facade(tmp_path, site).confluence_page("98768", 110, None)
+    body, marker = answer.text.markdown.split("\n\n", 2)[2].rsplit("\n\n", 1)
+    assert body.startswith(  # the cut falls inside the code (Data Center's URL is shorter)
+        "Replay the stuck refunds with this script.\n\n"
+        "```py\nimport ledger\n\ndef stuck():\n    return ledger.pending(older_than=3600)\n"
+    )
+    assert "for refund in stuck()" not in body
+    assert body.endswith("\n```") and body.count("```") == 2  # closed before the marker
+    assert re.fullmatch(r"\[… cut to max_tokens: \d+ of \d+ tokens shown; ask .*\]", marker)
+    assert answer.text.tokens <= 110 and answer.text.truncated
 
 
 def test_a_cloud_blog_post_is_read_too(tmp_path: Path, cloud: FakeSite) -> None:

@@ -120,7 +120,19 @@ def page_blocks(page: Page) -> list[str]:
     meta = [f"page {info.id}", f"space {info.space}", f"version {info.version}"]
     meta += [f"updated {info.updated}" if info.updated else "", info.url]
     body = html_to_markdown(page.html, info.url) or "(empty page)"
-    return [f"# {info.title}", " · ".join(m for m in meta if m), *body.split(SEPARATOR)]
+    return [f"# {info.title}", " · ".join(m for m in meta if m), *paragraphs(body)]
+
+
+def paragraphs(markdown: str) -> list[str]:
+    """``markdown`` split at blank lines, except inside a code block: a block with blank
+    lines stays one, so a cut between blocks never leaves its fence open."""
+    found: list[str] = []
+    for part in markdown.split(SEPARATOR):
+        if found and open_fence(found[-1]):
+            found[-1] += SEPARATOR + part
+        else:
+            found.append(part)
+    return found
 
 
 def page_hit_block(hit: PageHit) -> str:
