@@ -19,7 +19,13 @@ from briefd.errors import (
     RemoteNotFoundError,
 )
 from briefd.settings import load_settings
-from tests.atlassian.conftest import ENV, SERVICE_EMAIL, SERVICE_TOKEN, facade, site_settings
+from tests.atlassian.conftest import (
+    ENV,
+    SERVICE_EMAIL,
+    SERVICE_TOKEN,
+    facade,
+    site_settings,
+)
 from tests.atlassian.fake import FakeSite, self_signed, serve
 from tests.service.live import free_port
 
@@ -56,6 +62,40 @@ def test_403_and_404_say_what_happened(tmp_path: Path, cloud: FakeSite) -> None:
     )
     with pytest.raises(RemoteNotFoundError, match="Confluence page 424242 does not exist"):
         lookups.confluence_page("424242", 1000, None)
+
+
+def test_a_404_web_page_is_a_wrong_url_or_deployment_not_a_missing_page(
+    tmp_path: Path, dc: FakeSite
+) -> None:
+    """A Data Center site's context path added to (or left out of) the URL: the web server
+    answers 404 with HTML, which must not read as the REST API's own 404 (JSON) for an issue or
+    page that is missing."""
+    lookups = facade(tmp_path, dc, **{"confluence.url": dc.url + "/confluence"})
+    for call in (
+        lambda: lookups.confluence_page("98765", 1000, None),
+        lambda: lookups.confluence_search("refund", [], 5, 500, None),
+    ):
+        with pytest.raises(IntegrationError) as caught:
+            call()
+        assert not isinstance(caught.value, RemoteNotFoundError)
+        assert str(caught.value).endswith(
+            f"with a web page, not its REST API: check confluence.url ({dc.url}/confluence), "
+            "which includes a Data Center site's context path (e.g. https://host/confluence), "
+            "and confluence.deployment (datacenter)"
+        )
+    assert str(caught.value).startswith(
+        "Confluence answered 404 Not Found to GET /rest/api/search with a web page"
+    )
+    wrong_root = facade(tmp_path, dc, **{"jira.url": dc.url + "/jira"})
+    with pytest.raises(IntegrationError) as jira:
+        wrong_root.jira_issue("SHOP-42", True, 500, None)
+    assert str(jira.value) == (
+        "Jira answered 404 Not Found to GET /rest/api/2/issue/SHOP-42 with a web page, not its "
+        f"REST API: check jira.url ({dc.url}/jira), which includes a Data Center site's context "
+        "path (e.g. https://host/jira), and jira.deployment (datacenter)"
+    )
+    with pytest.raises(RemoteNotFoundError, match="Jira issue SHOP-999 does not exist"):
+        facade(tmp_path, dc).jira_issue("SHOP-999", True, 500, None)  # the API's own 404
 
 
 def test_the_removed_search_answers_410_and_the_error_names_the_fix(

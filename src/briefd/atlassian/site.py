@@ -204,7 +204,7 @@ def failure(
             f"lacks permission there, or the site does not allow API tokens{said}"
         )
     if status == 404:
-        return RemoteNotFoundError(not_found)
+        return not_there(config, response, what, not_found)
     if status == 410:
         fix = (
             "a Jira Cloud site needs jira.deployment: cloud (POST /rest/api/3/search/jql)"
@@ -217,6 +217,23 @@ def failure(
     if status == 429:
         return rate_limited(config, response, waited)
     return IntegrationError(f"{product} answered {status} to {what}{said}")
+
+
+def not_there(
+    config: SiteConfig, response: httpx.Response, what: str, not_found: str
+) -> IntegrationError:
+    """A 404: the site's REST API says so in JSON when the issue or page is missing; any other
+    body (a web server's or proxy's page) means the request missed the API itself."""
+    try:
+        response.json()
+    except ValueError:
+        key = config.key
+        return IntegrationError(
+            f"{config.product} answered 404 Not Found to {what} with a web page, not its REST "
+            f"API: check {key}.url ({config.url}), which includes a Data Center site's context "
+            f"path (e.g. https://host/{key}), and {key}.deployment ({config.deployment})"
+        )
+    return RemoteNotFoundError(not_found)
 
 
 def rate_limited(
