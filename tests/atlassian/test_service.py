@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import json
 import logging
 import shutil
 from collections.abc import Awaitable, Callable, Iterator
@@ -28,6 +29,7 @@ from briefd.bundles import BundleRequest
 from briefd.errors import IntegrationOffError, RemoteNotFoundError
 from briefd.service import create_app
 from briefd.settings import Settings, load_settings
+from briefd.tokens import count_tokens
 from tests.atlassian import data
 from tests.atlassian.conftest import (
     CALLER_EMAIL,
@@ -155,6 +157,39 @@ def test_mcp_tools_are_listed_read_only_and_open_world_and_answer(
     )
     every = {s.authorization for s in cloud.seen}
     assert every == {basic(CALLER_EMAIL, CALLER_TOKEN)}  # the caller's account, every time
+
+
+def test_max_tokens_bounds_the_answer_as_the_client_receives_it(
+    live_api: Briefd, rest: TestClient
+) -> None:
+    """Claude Code and VS Code hand the model JSON.stringify(structuredContent): a hit costs
+    its Markdown line and its fields, so the Markdown alone within max_tokens was ~2x over."""
+    calls = [
+        ("confluence_search", {"query": "refund", "max_tokens": 300}),
+        ("jira_search", {"text": "refund", "limit": 5, "max_tokens": 300}),
+        ("confluence_page", {"id": "98765", "max_tokens": 200}),
+        ("jira_issue", {"key": "SHOP-42", "max_tokens": 400}),
+    ]
+
+    async def body(client: Client) -> list[CallToolResult]:
+        return [await client.call_tool(name, args) for name, args in calls]
+
+    with serving(create_app(live_api, service_config())) as base:
+        results = mcp(base + "/mcp", body, {})
+    assert not any(r.is_error for r in results), [r.content for r in results]
+    sent = [r.structured_content or {} for r in results]
+    for (name, args), out in zip(calls, sent, strict=True):
+        wire = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+        assert count_tokens(wire) <= args["max_tokens"], name
+    pages, issues, page, issue = sent
+    assert pages["hits"] and len(pages["hits"]) + pages["omitted"] == 3
+    assert pages["text"].endswith(f"({pages['omitted']} more left out to stay within max_tokens)")
+    assert issues["issues"] and len(issues["issues"]) + issues["omitted"] == 5
+    assert page["markdown"].startswith("# Refund incident review") and page["truncated"]
+    assert issue["markdown"].startswith("# SHOP-42: Partial refunds") and issue["truncated"]
+    over_rest = rest.get("/api/jira/search", params={"text": "refund", "max_tokens": 300})
+    assert count_tokens(over_rest.content.decode()) <= 300
+    assert over_rest.json()["issues"] == issues["issues"]
 
 
 def test_unconfigured_lists_no_live_tools_and_rest_says_what_to_set(

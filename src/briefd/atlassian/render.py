@@ -9,13 +9,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TypeVar
 
-from briefd.atlassian.model import Fitted, Issue, IssueRow, Page, PageHit
+from briefd.atlassian.model import (
+    Fitted,
+    Issue,
+    IssueAnswer,
+    IssueRow,
+    IssueSearchAnswer,
+    Page,
+    PageAnswer,
+    PageHit,
+    PageSearchAnswer,
+)
 from briefd.tokens import count_tokens, head_tokens
 
 SEPARATOR = "\n\n"
 MIN_HEAD = 16
 QUERY_WORDS = 60
+ASK_PAGE = "ask with a larger max_tokens"
+ASK_ISSUE = "ask jira_issue with a larger max_tokens"
+Answer = TypeVar("Answer", PageSearchAnswer, PageAnswer, IssueSearchAnswer, IssueAnswer)
 _FENCE = re.compile(r"^ {0,3}(`{3,})")
 
 
@@ -147,18 +161,65 @@ def issue_row_block(row: IssueRow) -> str:
     return "- " + " · ".join(p for p in parts if p) + f" · updated {row.updated} · {row.url}"
 
 
-def listing(head: str, rows: Sequence[str], max_tokens: int) -> tuple[Fitted, int]:
-    """``head`` and as many whole ``rows`` as fit; (text, how many rows were left out)."""
-    kept: list[str] = []
-    for row in rows:
-        text = head + "\n\n" + "\n".join([*kept, row])
-        if count_tokens(text) > max_tokens:
+def listing(head: str, rows: Sequence[str], max_tokens: int, more: int = 0) -> tuple[Fitted, int]:
+    """``head`` and as many whole ``rows`` as fit with the note that counts the rest; (text,
+    how many of ``rows`` were left out). ``more``: rows already left out before these."""
+    kept, text = 0, _listed(head, (), len(rows) + more)
+    while kept < len(rows):
+        candidate = _listed(head, rows[: kept + 1], len(rows) - kept - 1 + more)
+        if count_tokens(candidate) > max_tokens:
             break
-        kept.append(row)
-    omitted = len(rows) - len(kept)
-    note = f"\n\n({omitted} more left out to stay within max_tokens)" if omitted else ""
-    text = head + ("\n\n" + "\n".join(kept) if kept else "") + note
-    return Fitted(text, count_tokens(text), omitted > 0), omitted
+        kept, text = kept + 1, candidate
+    omitted = len(rows) - kept
+    return Fitted(text, count_tokens(text), omitted + more > 0), omitted
+
+
+def _listed(head: str, rows: Sequence[str], left_out: int) -> str:
+    note = f"\n\n({left_out} more left out to stay within max_tokens)" if left_out else ""
+    return head + ("\n\n" + "\n".join(rows) if rows else "") + note
+
+
+def page_search_answer(
+    cql: str, hits: Sequence[PageHit], max_tokens: int, found: int | None = None
+) -> PageSearchAnswer:
+    """``hits`` listed within ``max_tokens``; ``found``: how many the search found (default
+    all of ``hits``; more when some were left out already)."""
+    found = len(hits) if found is None else found
+    head = f"{found} Confluence page(s) for: {cql}"
+    rows = [page_hit_block(h) for h in hits]
+    fitted, omitted = listing(head, rows, max_tokens, found - len(hits))
+    kept = tuple(hits[: len(hits) - omitted])
+    return PageSearchAnswer(cql, kept, found - len(kept), fitted)
+
+
+def issue_search_answer(
+    jql: str, rows: Sequence[IssueRow], max_tokens: int, found: int | None = None
+) -> IssueSearchAnswer:
+    """As :func:`page_search_answer`, for Jira issues."""
+    found = len(rows) if found is None else found
+    head = f"{found} Jira issue(s), newest first, for: {jql}"
+    blocks = [issue_row_block(r) for r in rows]
+    fitted, omitted = listing(head, blocks, max_tokens, found - len(rows))
+    kept = tuple(rows[: len(rows) - omitted])
+    return IssueSearchAnswer(jql, kept, found - len(kept), fitted)
+
+
+def refit(answer: Answer, max_tokens: int) -> Answer:
+    """``answer`` cut again, to a smaller ``max_tokens`` (front ends whose envelope costs
+    tokens too); an answer already within it is returned as it is."""
+    if answer.text.tokens <= max_tokens:
+        return answer
+    if isinstance(answer, PageSearchAnswer):
+        found = len(answer.hits) + answer.omitted
+        return page_search_answer(answer.cql, answer.hits, max_tokens, found)
+    if isinstance(answer, IssueSearchAnswer):
+        found = len(answer.issues) + answer.omitted
+        return issue_search_answer(answer.jql, answer.issues, max_tokens, found)
+    if isinstance(answer, PageAnswer):
+        return PageAnswer(answer.page, fit(page_blocks(answer.page), max_tokens, ASK_PAGE))
+    return IssueAnswer(
+        answer.issue, fit(issue_blocks(answer.issue), max_tokens, ASK_ISSUE), answer.query
+    )
 
 
 def html_to_markdown(html: str, base: str = "") -> str:

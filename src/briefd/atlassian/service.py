@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 IssueLookup = Callable[[str, int], tuple[str, str] | None]
 MAX_LIMIT = 50
 MIN_TOKENS = 50
-ASK_ISSUE = "ask jira_issue with a larger max_tokens"
 
 
 class Atlassian:
@@ -81,10 +80,7 @@ class Atlassian:
         query = cql(text, allowed, conf.deployment)
         with self._confluence(account) as (confluence, who):
             hits = within(confluence.search(query, limit, who), conf.spaces)
-        head = f"{len(hits)} Confluence page(s) for: {query}"
-        rows = [render.page_hit_block(h) for h in hits]
-        fitted, omitted = render.listing(head, rows, max_tokens)
-        return PageSearchAnswer(query, tuple(hits[: len(hits) - omitted]), omitted, fitted)
+        return render.page_search_answer(query, hits, max_tokens)
 
     def confluence_page(self, id: str, max_tokens: int, account: Account | None) -> PageAnswer:
         _check(self.confluence_settings, "Confluence", 1, max_tokens)
@@ -97,7 +93,7 @@ class Atlassian:
                 f"Confluence page {wanted} is in space {page.info.space}, outside confluence.spaces "
                 f"({', '.join(spaces)}); briefd reads only those"
             )
-        fitted = render.fit(render.page_blocks(page), max_tokens, "ask with a larger max_tokens")
+        fitted = render.fit(render.page_blocks(page), max_tokens, render.ASK_PAGE)
         return PageAnswer(page, fitted)
 
     def jira_search(self, query: JiraQuery, account: Account | None) -> IssueSearchAnswer:
@@ -105,18 +101,14 @@ class Atlassian:
         text = jql(query, self.jira_settings.projects)
         with self._jira(account) as (jira, who):
             rows = jira.search(text, query.limit, who)
-        head = f"{len(rows)} Jira issue(s), newest first, for: {text}"
-        fitted, omitted = render.listing(
-            head, [render.issue_row_block(r) for r in rows], query.max_tokens
-        )
-        return IssueSearchAnswer(text, tuple(rows[: len(rows) - omitted]), omitted, fitted)
+        return render.issue_search_answer(text, rows, query.max_tokens)
 
     def jira_issue(
         self, key: str, comments: bool, max_tokens: int, account: Account | None
     ) -> IssueAnswer:
         _check(self.jira_settings, "Jira", 1, max_tokens)
         issue = self._issue(key, comments, account)
-        fitted = render.fit(render.issue_blocks(issue), max_tokens, ASK_ISSUE)
+        fitted = render.fit(render.issue_blocks(issue), max_tokens, render.ASK_ISSUE)
         return IssueAnswer(issue, fitted, render.issue_query(issue))
 
     def issue_lookup(self, account: Account | None = None) -> IssueLookup:
@@ -149,7 +141,7 @@ class Atlassian:
 
         def head(_: str, max_tokens: int) -> tuple[str, str]:
             blocks = render.issue_blocks(found)
-            fitted = render.fit(blocks, max(MIN_TOKENS, max_tokens), ASK_ISSUE)
+            fitted = render.fit(blocks, max(MIN_TOKENS, max_tokens), render.ASK_ISSUE)
             return fitted.markdown.removeprefix("# "), render.issue_query(found)
 
         return head

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from briefd.atlassian import Account, JiraQuery
+from briefd.atlassian import Account, JiraQuery, render
 from briefd.atlassian.model import (
     IssueAnswer,
     IssueRow,
@@ -29,8 +29,12 @@ from briefd.atlassian.model import (
 )
 from briefd.service.state import ServiceState
 from briefd.service.tools import account_of, add_tool, ok_result
+from briefd.tokens import count_tokens
 
 T = TypeVar("T")
+A = TypeVar("A", PageSearchAnswer, PageAnswer, IssueSearchAnswer, IssueAnswer)
+M = TypeVar("M", bound=BaseModel)
+MAX_REFITS = 8
 LIVE = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
 MAX_TOKENS = 50_000
 
@@ -133,9 +137,17 @@ class Live:
         self.state = state
         self.atlassian = state.api.atlassian
 
-    def _run(self, surface: str, name: str, fn: Callable[[], T], tokens: Callable[[T], int]) -> T:
-        result = self.state.call(surface, name, fn, exclusive=False)
-        self.state.served(surface, name, tokens(result))
+    def _run(
+        self,
+        surface: str,
+        name: str,
+        fn: Callable[[], A],
+        out: Callable[[A], M],
+        max_tokens: int,
+    ) -> M:
+        answer = self.state.call(surface, name, fn, exclusive=False)
+        answer, result = delivered(answer, out, max_tokens)
+        self.state.served(surface, name, answer.text.tokens)
         return result
 
     def confluence_search(
@@ -150,8 +162,7 @@ class Live:
         def run() -> PageSearchAnswer:
             return self.atlassian.confluence_search(query, spaces or [], limit, max_tokens, account)
 
-        answer = self._run(surface, "confluence_search", run, lambda a: a.text.tokens)
-        return page_search_out(answer)
+        return self._run(surface, "confluence_search", run, page_search_out, max_tokens)
 
     def confluence_page(
         self, surface: str, id: str, max_tokens: int, account: Account | None
@@ -159,13 +170,13 @@ class Live:
         def run() -> PageAnswer:
             return self.atlassian.confluence_page(id, max_tokens, account)
 
-        return page_out(self._run(surface, "confluence_page", run, lambda a: a.text.tokens))
+        return self._run(surface, "confluence_page", run, page_out, max_tokens)
 
     def jira_search(self, surface: str, query: JiraQuery, account: Account | None) -> JiraSearchOut:
         def run() -> IssueSearchAnswer:
             return self.atlassian.jira_search(query, account)
 
-        return issue_search_out(self._run(surface, "jira_search", run, lambda a: a.text.tokens))
+        return self._run(surface, "jira_search", run, issue_search_out, query.max_tokens)
 
     def jira_issue(
         self, surface: str, key: str, comments: bool, max_tokens: int, account: Account | None
@@ -173,7 +184,26 @@ class Live:
         def run() -> IssueAnswer:
             return self.atlassian.jira_issue(key, comments, max_tokens, account)
 
-        return issue_out(self._run(surface, "jira_issue", run, lambda a: a.text.tokens))
+        return self._run(surface, "jira_issue", run, issue_out, max_tokens)
+
+
+def delivered(answer: A, out: Callable[[A], M], max_tokens: int) -> tuple[A, M]:
+    """``out(answer)``, cut again until its JSON — what a client receives: REST's body, MCP's
+    structured content, which Claude Code and VS Code hand the model — is within
+    ``max_tokens``; the lookups fit only the Markdown to it. A floor remains: the list's head
+    (with its query) or the cut marker alone, and a page's or issue's metadata."""
+    result = out(answer)
+    for _ in range(MAX_REFITS):
+        sent = count_tokens(result.model_dump_json())
+        if sent <= max_tokens:
+            break
+        # the Markdown's share of the JSON, scaled down (a hit costs its line and its fields)
+        budget = min(answer.text.tokens - 1, answer.text.tokens * max_tokens // sent)
+        smaller = render.refit(answer, budget)
+        if smaller.text.tokens >= answer.text.tokens:
+            break  # nothing left to cut
+        answer, result = smaller, out(smaller)
+    return answer, result
 
 
 Tokens = Annotated[int, Field(ge=50, le=MAX_TOKENS, description="Budget of the answer.")]
