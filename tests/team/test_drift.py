@@ -5,6 +5,8 @@ a git URL code repository is cloned bare and fetched."""
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -226,6 +228,34 @@ def test_a_git_url_code_repo_is_cloned_bare_and_fetched(
         )
         assert [c.hash for c in drift.documents[0].commits] == [pushed]
         assert git(clone, "rev-parse", "main") == pushed
+
+
+def test_a_lock_a_killed_git_left_in_a_bare_code_clone_is_cleared(
+    tmp_path: Path, knowledge: Repo, app: Repo
+) -> None:
+    """A git killed mid-fetch (a timeout, a killed server) leaves its ref lock in the bare
+    clone; without clearing it every later fetch fails and drift stops at that commit. (A lock
+    younger than the git timeout may be another process's live fetch: it is left alone.)"""
+    remote = app.bare_copy(tmp_path / "app-remote.git")
+    settings = settings_for(
+        tmp_path, knowledge, {"source": remote.as_uri(), "branch": "main", "name": "payments"}
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        clone = tmp_path / "data" / "code" / "payments.git"
+        lock = clone / "refs" / "heads" / "main.lock"
+        lock.write_text("")  # what a fetch killed an hour ago left
+        os.utime(lock, (time.time() - 3600, time.time() - 3600))
+        pushed = app.commit(
+            {"services/payment/retry.py": "LIMIT = 9\n"}, "Nine", "2026-03-20T00:00:00+00:00"
+        )
+        app.push_to()
+        assert api.sync().error is None
+
+        (repo,) = api.drift().repos
+        assert repo.error is None
+        assert [c.hash for c in api.drift().documents[0].commits] == [pushed]
+        assert not lock.exists()
 
 
 def test_a_missing_code_repo_is_reported_and_never_fails_indexing(

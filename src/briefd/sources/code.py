@@ -113,7 +113,9 @@ class CodeSource:
     def _fetch(self) -> None:
         assert self.url is not None
         root, timeout = self.root, self.timeout
-        git.remove_stale_locks(root)
+        # other processes may fetch this clone at the same time (a server's sync, `briefd drift`):
+        # only a lock older than a git's timeout is a killed git's
+        git.remove_stale_locks(root, older_than=timeout)
         if git.run(["remote", "get-url", "origin"], root, timeout) != self.url:
             git.run(["remote", "set-url", "origin", self.url], root, timeout)
         branch = self.branch(root)

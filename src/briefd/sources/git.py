@@ -161,8 +161,9 @@ def remove_stale_locks(repo: Path, older_than: float | None = None) -> list[str]
     None, every one: call it so only while no git can be working in that clone (briefd's sync
     lock, and :func:`briefd.sources.knowledge.clone_unused`). Else only those unchanged for
     ``older_than`` seconds: a git briefd runs is killed at its timeout, so a lock older than
-    the longest timeout belongs to no live git of briefd's."""
-    git_dir = repo / ".git"
+    the longest timeout belongs to no live git of briefd's. ``repo`` is a checkout (its
+    ``.git``) or a bare clone (the folder itself: code repositories are cloned bare)."""
+    git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
     candidates = [git_dir / n for n in ("index.lock", "HEAD.lock", "packed-refs.lock")]
     candidates += [git_dir / "config.lock", git_dir / "shallow.lock"]
     if (git_dir / "refs").is_dir():
