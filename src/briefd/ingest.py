@@ -25,9 +25,9 @@ from briefd.markdown.document import parse_document
 from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
-from briefd.settings import Settings
+from briefd.settings import DEFAULT_SCOPES, Settings
 from briefd.sources.history import Change
-from briefd.sources.layout import Layout
+from briefd.sources.layout import Layout, in_scopes
 from briefd.sources.scan import SourceFile, scan
 from briefd.sources.state import (
     NOT_UTF8,
@@ -94,7 +94,8 @@ def _index_source(
     outcome = _embed(store, embedder, parsed, touched, rebuild, settings, progress)
     with store.write() as conn:
         outside = outside_scopes(found.skipped, settings)
-        _apply(conn, parsed, deleted, found.mtimes, rebuild, progress, outside)
+        links = LinkContext(outside, settings.default_scopes)
+        _apply(conn, parsed, deleted, found.mtimes, rebuild, progress, links)
         docs_table.set_meta(conn, "parse", found.signature)
         if history is not None:
             docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})
@@ -199,11 +200,11 @@ def _apply(
     mtimes: Mapping[str, float],
     rebuild: bool,
     progress: Progress,
-    outside: Sequence[str],
+    links: LinkContext,
 ) -> None:
     """Write the parsed documents and drop the deleted ones (everything first on a rebuild),
     with their postings; links are resolved again when anything changed, the files outside
-    every scope (``outside``) included."""
+    every scope (``links.outside``) included."""
     delta = Delta()
     if rebuild:
         docs_table.delete_everything(conn, delta)
@@ -213,9 +214,9 @@ def _apply(
         docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]), delta)
         progress("write", number, len(parsed))
     postings.apply(conn, delta, progress)
-    unscoped = json.dumps(sorted(outside), ensure_ascii=False)
+    unscoped = json.dumps(sorted(links.outside), ensure_ascii=False)
     if parsed or deleted or rebuild or docs_table.meta(conn, UNSCOPED) != unscoped:
-        resolve_all_links(conn, outside)
+        resolve_all_links(conn, links)
         docs_table.set_meta(conn, UNSCOPED, unscoped)
 
 
@@ -341,12 +342,25 @@ def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Docu
     )
 
 
-def resolve_all_links(conn: sqlite3.Connection, outside: Sequence[str] = ()) -> None:
-    """Resolve every stored link against the documents, naming the files ``outside`` every
-    scope that a link reaches (it is then no typo, but still reaches no document)."""
-    rows = conn.execute("SELECT path, headings FROM documents").fetchall()
-    docs = ((r["path"], docs_table.headings_from_json(r["headings"])) for r in rows)
-    catalog = Catalog.build(docs, outside)
+@dataclass(frozen=True, slots=True)
+class LinkContext:
+    """What links are resolved with besides the documents: the files ``outside`` every scope
+    (found, not indexed) and the ``shared`` scopes (``default_scopes``: names or folder globs),
+    which an ambiguous name prefers to another project's document."""
+
+    outside: Sequence[str] = ()
+    shared: Sequence[str] = DEFAULT_SCOPES
+
+
+def resolve_all_links(conn: sqlite3.Connection, links: LinkContext | None = None) -> None:
+    """Resolve every stored link against the documents, naming the files outside every scope
+    that a link reaches (it is then no typo, but still reaches no document)."""
+    links = links or LinkContext()
+    rows = conn.execute("SELECT path, scope, headings FROM documents").fetchall()
+    docs = [(r["path"], docs_table.headings_from_json(r["headings"])) for r in rows]
+    scopes = {r["path"]: r["scope"] for r in rows}
+    shared = {s for s in scopes.values() if in_scopes(s, links.shared)}
+    catalog = Catalog.build(docs, links.outside, scopes, shared)
     stored = docs_table.stored_links(conn)
     docs_table.save_resolutions(conn, [(i, resolve(r.link, catalog)) for i, r in stored])
 

@@ -113,7 +113,7 @@ class IndexReport:
     vectors_missing: int = 0
     embedding_error: str | None = None
     rechunked: bool = (
-        False  # every document was chunked again (the chunker or its settings changed)
+        False  # every document was read again (the chunker, link resolution or settings changed)
     )
     window_words: int = 0  # embeddings.window_words of the run (0: no section windows)
     windows: int = 0  # section windows the index holds vectors of, at that size

@@ -202,8 +202,8 @@ def report_lines(report: IndexReport) -> list[str]:
     ]
     if report.rechunked:
         lines.append(
-            "  every document was chunked again: this briefd chunks differently than the one "
-            "that built the index (or chunking settings changed)"
+            "  every document was read again: this briefd chunks or resolves links differently "
+            "than the one that built the index (or chunking settings or default_scopes changed)"
         )
     if report.embedding_model:
         windows = (

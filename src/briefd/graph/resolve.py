@@ -1,12 +1,17 @@
 """Link resolution (K5), pure: by path, else by file name anywhere; fragments against
-explicit ``{#anchors}``, heading texts and GitHub-style heading slugs."""
+explicit ``{#anchors}``, heading texts and GitHub-style heading slugs.
+
+A name that several documents have resolves to the one a reader of the linking document is
+most likely to see (:func:`_nearest`): a document of its own scope, then one of a shared
+scope (the default scopes: ``domain``, ``conventions``), and only then one of another scope
+(another project's, which readers of this one cannot open)."""
 
 from __future__ import annotations
 
 import posixpath
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from briefd.model import Heading, Link, LinkFindings, ResolvedLink
@@ -32,15 +37,24 @@ def _stem(path: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Catalog:
     """Every indexed path with its headings, for resolving links against, and the files of
-    the source that are outside every scope (``outside``: found, not indexed)."""
+    the source that are outside every scope (``outside``: found, not indexed). ``scopes``
+    gives each indexed path its scope and ``shared`` names the scopes every reader sees (the
+    default scopes); with them an ambiguous name prefers the linking document's own scope,
+    then a shared one."""
 
     headings: dict[str, tuple[Heading, ...]]
     by_name: dict[str, tuple[str, ...]] = field(default_factory=dict)
     outside: Catalog | None = None
+    scopes: dict[str, str] = field(default_factory=dict)
+    shared: frozenset[str] = frozenset()
 
     @classmethod
     def build(
-        cls, docs: Iterable[tuple[str, tuple[Heading, ...]]], outside: Iterable[str] = ()
+        cls,
+        docs: Iterable[tuple[str, tuple[Heading, ...]]],
+        outside: Iterable[str] = (),
+        scopes: Mapping[str, str] | None = None,
+        shared: Iterable[str] = (),
     ) -> Catalog:
         headings = dict(docs)
         by_name: dict[str, list[str]] = defaultdict(list)
@@ -48,14 +62,15 @@ class Catalog:
             by_name[name_key(_stem(path))].append(path)
         unindexed = sorted(set(outside) - set(headings))
         found = cls.build((p, ()) for p in unindexed) if unindexed else None
-        return cls(headings, {k: tuple(v) for k, v in by_name.items()}, found)
+        names = {k: tuple(v) for k, v in by_name.items()}
+        return cls(headings, names, found, dict(scopes or {}), frozenset(shared))
 
 
 def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
     candidates = _candidates(link, catalog)
     if not candidates:
         return ResolvedLink(link, None, "broken", _unresolved(link, catalog))
-    target = _nearest(link.source_path, candidates)
+    target = _nearest(link.source_path, candidates, catalog)
     status, detail = "ok", ""
     if len(candidates) > 1:
         others = ", ".join(c for c in candidates if c != target)
@@ -71,8 +86,9 @@ def _unresolved(link: Link, catalog: Catalog) -> str:
     found = _candidates(link, catalog.outside) if catalog.outside else []
     if not found:
         return f"no document matches '{link.target}'"
+    nearest = _nearest(link.source_path, found, catalog)
     return (
-        f"{_nearest(link.source_path, found)} exists but is outside every scope (not indexed); "
+        f"{nearest} exists but is outside every scope (not indexed); "
         "link to an indexed document, or add its folder to 'scopes' in briefd.yaml"
     )
 
@@ -99,12 +115,28 @@ def _candidates(link: Link, catalog: Catalog) -> list[str]:
     return list(catalog.by_name.get(name_key(_stem(stripped)), ()))
 
 
-def _nearest(source: str, candidates: Sequence[str]) -> str:
+def _nearest(source: str, candidates: Sequence[str], catalog: Catalog) -> str:
+    """The candidate of the source's own scope, else of a shared scope, else any (never
+    another project's over a shared one); then the one in the source's folder, then under its
+    top folder, then the first path."""
+    own = catalog.scopes.get(source)
     source_dir = posixpath.dirname(source)
     top = source.split("/", 1)[0]
+
+    def reach(candidate: str) -> int:
+        scope = catalog.scopes.get(candidate)
+        if scope is None:
+            return 2
+        return 0 if scope == own else 1 if scope in catalog.shared else 2
+
     return min(
         candidates,
-        key=lambda c: (posixpath.dirname(c) != source_dir, c.split("/", 1)[0] != top, c),
+        key=lambda c: (
+            reach(c),
+            posixpath.dirname(c) != source_dir,
+            c.split("/", 1)[0] != top,
+            c,
+        ),
     )
 
 

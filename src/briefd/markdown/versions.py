@@ -1,6 +1,7 @@
-"""What decides a file's chunks besides its bytes, as version strings: bump one and every index
-built by another version parses its documents again (``briefd.ingest``). Kept apart from the
-parser so a no-change check (``briefd index`` with nothing to do) reads them without it."""
+"""What decides a file's chunks and its links' targets besides its bytes, as version strings:
+bump one and every index built by another version parses its documents and resolves their
+links again (``briefd.ingest``). Kept apart from the parser so a no-change check (``briefd
+index`` with nothing to do) reads them without it."""
 
 # Bump when the same file can come out as other chunks (parsing or chunking rules).
 CHUNKER_VERSION = "5"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk;
@@ -8,3 +9,5 @@ CHUNKER_VERSION = "5"  # 2: split fences, tables, HTML stay well-formed; 3: stub
 FRONT_MATTER_VERSION = "3"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives)
+# Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
+LINKS_VERSION = "2"  # 2: an ambiguous name prefers the linking document's scope, then a shared one

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from briefd.errors import BriefdError
-from briefd.markdown.versions import CHUNKER_VERSION, FRONT_MATTER_VERSION
+from briefd.markdown.versions import CHUNKER_VERSION, FRONT_MATTER_VERSION, LINKS_VERSION
 from briefd.model import SkippedFile
 from briefd.settings import Settings
 from briefd.sources import git
@@ -26,11 +26,13 @@ NOT_UTF8 = "not valid UTF-8 text; save it as UTF-8"
 
 
 def parse_signature(settings: Settings) -> str:
-    """What decides a file's chunks besides its bytes: the chunker and its settings, and
-    which front-matter keys are read."""
+    """What decides a file's chunks and links besides its bytes: the chunker and its settings,
+    which front-matter keys are read, and how links resolve (the resolver, and the shared
+    scopes an ambiguous name prefers: ``default_scopes``)."""
     chunking = settings.chunking
     tokens = f"tokens {chunking.target_tokens}/{chunking.max_tokens}"
-    return f"chunker {CHUNKER_VERSION}; {tokens}; front matter {FRONT_MATTER_VERSION}"
+    links = f"links {LINKS_VERSION} shared {','.join(settings.default_scopes)}"
+    return f"chunker {CHUNKER_VERSION}; {tokens}; front matter {FRONT_MATTER_VERSION}; {links}"
 
 
 def index_fingerprint(hashes: Mapping[str, str], signature: str = "") -> str:
