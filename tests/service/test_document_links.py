@@ -27,6 +27,11 @@ KNOWLEDGE = {
     ),
     "domain/b.md": "# B\n\nSee [[a#retry]] and [[ledger]].\n",
     "projects/ledger/ledger.md": "# Ledger\n\nUses [[a]] and [[b]].\n",
+    # one name, three documents: two shared, one in a project
+    "domain/overview.md": "# Overview\n",
+    "conventions/overview.md": "# Conventions overview\n",
+    "projects/ledger/overview.md": "# Ledger overview\n",
+    "domain/start.md": "# Start\n\nRead the [[overview]].\n",
 }
 
 
@@ -50,14 +55,25 @@ def client(api: Briefd) -> Iterator[TestClient]:
 
 def get_document(api: Briefd, **arguments: Any) -> str:
     """The text block of MCP ``get_document``, through the SDK's client on a real server."""
+    result = _call_get_document(api, arguments)
+    return str(result.content[0].text)
 
+
+def get_document_structured(api: Briefd, **arguments: Any) -> dict[str, Any]:
+    """The structured content of MCP ``get_document`` (what a client parses)."""
+    structured = _call_get_document(api, arguments).structured_content
+    assert isinstance(structured, dict)
+    return structured
+
+
+def _call_get_document(api: Briefd, arguments: dict[str, Any]) -> Any:
     async def body(client: Client) -> Any:
         return await client.call_tool("get_document", arguments)
 
     with serving(create_app(api, service_config())) as base:
         result = run(base + "/mcp", "auto", body)
     assert not result.is_error, result.content
-    return str(result.content[0].text)
+    return result
 
 
 def briefd_doc(api: Briefd, *args: str) -> str:
@@ -114,3 +130,52 @@ def test_links_into_scopes_not_requested_show_no_path(api: Briefd, client: TestC
     assert "  line 3: ledger → projects/ledger/ledger.md\n" in briefd_doc(api, "domain/b.md")
     narrowed = briefd_doc(api, "domain/b.md", "--scopes", "domain")
     assert f"  line 3: ledger → ?  [outside-scopes: {HIDDEN['detail']}]\n" in narrowed
+
+
+EVERY_MATCH = (
+    "chose domain/overview.md; also matches conventions/overview.md, projects/ledger/overview.md"
+)
+
+
+def _ambiguous(links: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    return [
+        (x["target_path"], x["status"], x["detail"]) for x in links if x["status"] == "ambiguous"
+    ]
+
+
+def test_an_ambiguous_links_alternatives_in_scopes_not_requested_are_counted(
+    api: Briefd, client: TestClient
+) -> None:
+    """[[overview]] in domain/start.md also matches a project's document: a reader of the
+    default scopes learns that it exists, not its path (the link and the backlink alike)."""
+    default = client.get("/api/docs/domain/start.md").json()
+    assert _ambiguous(default["links"]) == [
+        (
+            "domain/overview.md",
+            "ambiguous",
+            "chose domain/overview.md; also matches conventions/overview.md and 1 more in "
+            "scopes not requested",
+        )
+    ]
+    assert "projects/ledger" not in str(default)
+    target = client.get("/api/docs/domain/overview.md").json()
+    assert [x["source_path"] for x in target["backlinks"]] == ["domain/start.md"]
+    assert "projects/ledger" not in str(target)
+    narrowed = client.get("/api/docs/domain/start.md", params={"scopes": "domain"}).json()
+    assert _ambiguous(narrowed["links"])[0][2] == (
+        "chose domain/overview.md; also matches 2 documents in scopes not requested"
+    )
+    mcp = get_document_structured(api, doc_path="domain/overview.md", scopes=["domain"])
+    assert _ambiguous(mcp["backlinks"])[0][2] == (
+        "chose domain/overview.md; also matches 2 documents in scopes not requested"
+    )
+    every = client.get("/api/docs/domain/start.md", params={"scopes": "all"}).json()
+    assert _ambiguous(every["links"]) == [("domain/overview.md", "ambiguous", EVERY_MATCH)]
+    assert f"  line 3: overview → domain/overview.md  [ambiguous: {EVERY_MATCH}]\n" in (
+        briefd_doc(api, "domain/start.md")
+    )
+    one_more = (
+        "[ambiguous: chose domain/overview.md; also matches projects/ledger/overview.md and 1 "
+        "more in scopes not requested]"
+    )
+    assert one_more in briefd_doc(api, "domain/start.md", "--scopes", "domain,projects/ledger")

@@ -73,11 +73,28 @@ def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
     target = _nearest(link.source_path, candidates, catalog)
     status, detail = "ok", ""
     if len(candidates) > 1:
-        others = ", ".join(c for c in candidates if c != target)
-        status, detail = "ambiguous", f"chose {target}; also matches {others}"
+        status = "ambiguous"
+        detail = ambiguous_detail(target, [c for c in candidates if c != target])
     if link.fragment and not _has_fragment(catalog.headings[target], link.fragment):
         status, detail = "bad-anchor", f"{target} has no heading or anchor '#{link.fragment}'"
     return ResolvedLink(link, target, status, detail)
+
+
+def ambiguous_detail(target: str, others: Sequence[str], hidden: int = 0) -> str:
+    """What an ambiguous link says: the document chosen and the others its name matches;
+    ``hidden`` more, in scopes the reader did not ask for, are counted, never named."""
+    named = ", ".join(others)
+    if hidden:
+        count = (
+            f"{hidden} more" if others else "1 document" if hidden == 1 else f"{hidden} documents"
+        )
+        named += f"{' and ' if others else ''}{count} in scopes not requested"
+    return f"chose {target}; also matches {named}"
+
+
+def same_name(link: Link, catalog: Catalog) -> list[str]:
+    """Every document ``link`` could mean (more than one: it is ambiguous)."""
+    return _candidates(link, catalog)
 
 
 def _unresolved(link: Link, catalog: Catalog) -> str:

@@ -3,6 +3,7 @@ scope (K1), the link catalogue for findings, and why a path is not served."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import sqlite3
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from briefd.errors import NotFoundError
-from briefd.graph.resolve import Catalog
+from briefd.graph.resolve import Catalog, ambiguous_detail, same_name
 from briefd.model import OUTSIDE_SCOPES, DocumentView, ResolvedLink, ScopeInfo
 from briefd.store import documents as docs_table
 from briefd.store.scopes import resolve_scopes
@@ -80,8 +81,8 @@ def document_view(
         body=row["body"],
         updated_at=row["updated_at"] or row["indexed_at"],
         chunks=tuple(docs_table.chunk_from_row(c, path) for c in chunks),
-        links=_within(conn, [r for _, r in links], allowed),
-        backlinks=tuple(r for _, r in backlinks),
+        links=_ambiguity_within(conn, _within(conn, [r for _, r in links], allowed), allowed),
+        backlinks=_ambiguity_within(conn, [r for _, r in backlinks], allowed),
         problems=tuple(json.loads(row["problems"])),
     )
 
@@ -105,6 +106,27 @@ def _within(
         else r
         for r in links
     )
+
+
+def _ambiguity_within(
+    conn: sqlite3.Connection, links: Sequence[ResolvedLink], allowed: Sequence[str] | None
+) -> tuple[ResolvedLink, ...]:
+    """``links`` with the detail of each ambiguous one as a reader of ``allowed`` (None: every
+    scope) may see it: the other documents its name matches that are in ``allowed`` are named,
+    those in other scopes only counted (their paths are ones such a read would refuse)."""
+    if allowed is None or not any(r.status == "ambiguous" for r in links):
+        return tuple(links)
+    scope_of: dict[str, str] = dict(conn.execute("SELECT path, scope FROM documents"))
+    catalog = Catalog.build((path, ()) for path in scope_of)
+    narrowed = []
+    for r in links:
+        if r.status == "ambiguous" and r.target_path is not None:
+            others = [p for p in same_name(r.link, catalog) if p != r.target_path]
+            shown = [p for p in others if scope_of[p] in allowed]
+            detail = ambiguous_detail(r.target_path, shown, len(others) - len(shown))
+            r = dataclasses.replace(r, detail=detail)
+        narrowed.append(r)
+    return tuple(narrowed)
 
 
 def _outside(link: ResolvedLink, scope: str) -> ResolvedLink:
