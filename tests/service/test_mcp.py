@@ -297,6 +297,29 @@ def test_mcp_calls_are_counted(url: str) -> None:
         assert line in metrics
 
 
+def test_calls_rejected_for_their_arguments_are_counted_as_invalid(url: str) -> None:
+    async def body(client: Client) -> list[CallToolResult]:
+        return [
+            await client.call_tool("search_context", {"query": "refund", "top_k": 0}),
+            await client.call_tool("search_context", {"query": "refund", "top_kk": 3}),
+            await client.call_tool("compile_bundle", {"task_description": "x", "max_tokens": "a"}),
+            await client.call_tool("search_context", {"query": "chargeback"}),
+        ]
+
+    results = run(url, "legacy", body)
+    assert [r.is_error for r in results] == [True, True, True, False]
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    metrics = httpx2.get(url.removesuffix("/mcp") + "/metrics", headers=auth).text
+    for line in (
+        'briefd_requests_total{name="search_context",outcome="invalid",surface="mcp"} 2.0',
+        'briefd_requests_total{name="search_context",outcome="ok",surface="mcp"} 1.0',
+        'briefd_requests_total{name="compile_bundle",outcome="invalid",surface="mcp"} 1.0',
+        'briefd_request_duration_seconds_count{name="search_context",surface="mcp"} 1.0',
+    ):
+        assert line in metrics
+    assert "top_kk" not in metrics and 'outcome="error"' not in metrics
+
+
 def test_propose_update_over_mcp_pushes_a_branch(git_api: Briefd, remote: Remote) -> None:
     """With a git source, the tool is wired to the proposals capability (real bare remote)."""
     git_api.sync()

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import inspect
 import re
 
+from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
@@ -92,3 +94,41 @@ def test_embedding_calls_are_counted(service_settings: Settings) -> None:
     assert sample(text, 'briefd_embedding_calls_total{kind="passage"}') >= 1
     assert sample(text, 'briefd_embedding_calls_total{kind="query"}') >= 1
     assert sample(text, "briefd_index_vectors") == 338
+
+
+def test_requests_rejected_for_their_arguments_are_counted_as_invalid(client: TestClient) -> None:
+    assert client.get("/api/search", params={"q": "retry", "top_k": 0}).status_code == 422
+    assert client.post("/api/bundle", json={"task": "x", "max_tokens": "a"}).status_code == 422
+    assert client.get("/api/docs/domain/retry-policy.md", params={"scopes": "domain"}).is_success
+    assert client.get("/api/search", params={"q": "retry policy"}).status_code == 200
+    text = client.get("/metrics").text
+    assert (
+        sample(text, 'briefd_requests_total{name="search",outcome="invalid",surface="rest"}') == 1
+    )
+    assert sample(text, 'briefd_requests_total{name="search",outcome="ok",surface="rest"}') == 1
+    invalid_bundle = 'briefd_requests_total{name="compile_bundle",outcome="invalid",surface="rest"}'
+    assert sample(text, invalid_bundle) == 1
+    # not timed: the histogram holds the search that ran, and no label holds a path or value
+    assert sample(text, 'briefd_request_duration_seconds_count{name="search",surface="rest"}') == 1
+    assert "/api/" not in text and "top_k" not in text
+
+    rows = {r["name"]: r for r in client.get("/api/stats").json()["requests"]}
+    search = rows["search"]
+    assert (search["count"], search["errors"], search["invalid"]) == (2, 1, 1)
+    assert search["p50_ms"] is not None and search["mean_ms"] is not None
+    bundle = rows["compile_bundle"]
+    assert (bundle["count"], bundle["errors"], bundle["invalid"]) == (1, 1, 1)
+    assert bundle["mean_ms"] is None and bundle["p50_ms"] is None  # nothing ran
+    assert rows["get_document"]["invalid"] == 0
+
+
+def test_every_counted_route_is_named_as_it_counts(client: TestClient) -> None:
+    """A 422 is counted under the route's name: it must be the name its handler counts under,
+    or a rejected call would land in a row of its own."""
+    for route in client.app.routes:  # type: ignore[attr-defined]
+        if not isinstance(route, APIRoute):
+            continue
+        source = inspect.getsource(route.endpoint)
+        body = source[source.index("def ") :]
+        if '"rest"' in body:
+            assert f'"{route.name}"' in body or f".{route.name}(" in body, route.path

@@ -18,6 +18,7 @@ import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from mcp.server import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
@@ -269,7 +270,11 @@ def _error_handlers(app: FastAPI) -> None:
         return JSONResponse(body, status_of(exc), headers=headers_of(exc))
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        route = request.scope.get("route")
+        if isinstance(route, APIRoute):  # counted under the route's name, never its raw path
+            state: ServiceState = request.app.state.briefd
+            state.rejected("rest", route.name)
         detail = problems(exc.errors())
         return JSONResponse({"error": "invalid_request", "detail": detail}, 422)
 

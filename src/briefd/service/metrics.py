@@ -31,9 +31,14 @@ DURATION = "briefd_request_duration_seconds"
 TOKENS = "briefd_tokens_served"
 CACHE = "briefd_bundle_cache"
 EMBEDDINGS = "briefd_embedding_calls"
+# The ``outcome`` of a request: ``ok``; ``error`` (a BriefdError: unknown scope, missing
+# document, Jira refused); ``invalid`` (its arguments failed validation, so nothing ran: REST
+# 422, an MCP tool's arguments; counted but not timed); ``failure`` (an unexpected exception).
+INVALID = "invalid"
 
 _HELP = {
-    REQUESTS: "Requests per surface (rest, mcp), tool or endpoint, and outcome.",
+    REQUESTS: "Requests per surface (rest, mcp), tool or endpoint, and outcome "
+    "(ok, error, invalid arguments, failure).",
     DURATION: "Request latency per surface and tool or endpoint.",
     TOKENS: "Tokens of knowledge handed out, per surface and tool or endpoint.",
     CACHE: "Bundle requests answered from the cache (hit) or compiled (miss).",

@@ -25,7 +25,7 @@ from briefd.retrieval.candidates import prefetch
 from briefd.retrieval.search import SearchRequest
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside
-from briefd.service.metrics import CACHE, DURATION, REQUESTS, TOKENS, Metrics
+from briefd.service.metrics import CACHE, DURATION, INVALID, REQUESTS, TOKENS, Metrics
 from briefd.service.schemas import BundleOut, DocumentOut, SearchOut, document_out, search_out
 from briefd.store.activity import QueryLogEntry, now_iso
 from briefd.store.db import Reopened, content_version
@@ -109,6 +109,13 @@ class ServiceState:
             labels = {"surface": surface, "name": name}
             self.metrics.inc(REQUESTS, {**labels, "outcome": outcome})
             self.metrics.observe(DURATION, labels, time.perf_counter() - started)
+
+    def rejected(self, surface: str, name: str) -> None:
+        """Count a request whose arguments failed validation before anything ran (REST 422,
+        an MCP tool's arguments): outcome ``invalid``, not timed, so a misbehaving client shows
+        in the counters without lowering the latency of the calls that did work. ``name`` is
+        the route's or tool's name, never the raw path or an argument."""
+        self.metrics.inc(REQUESTS, {"surface": surface, "name": name, "outcome": INVALID})
 
     def locked(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` under the lock without counting it as a request."""

@@ -12,6 +12,7 @@ from briefd.service.metrics import (
     CACHE,
     DURATION,
     EMBEDDINGS,
+    INVALID,
     LATENCY_BUCKETS,
     REQUESTS,
     TOKENS,
@@ -33,6 +34,9 @@ def quantile_ms(buckets: Mapping[float, float], count: float, q: float) -> float
 
 
 def request_table(values: Mapping[Key, float]) -> list[dict[str, Any]]:
+    """One row per surface and tool or endpoint: requests, ``errors`` (every outcome but
+    ``ok``), ``invalid`` (those among them rejected for their arguments), and the latency of
+    the timed ones (a rejection is not timed)."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     buckets: dict[tuple[str, str], dict[float, float]] = {}
     for (name, raw), value in values.items():
@@ -43,8 +47,12 @@ def request_table(values: Mapping[Key, float]) -> list[dict[str, Any]]:
             row["count"] += value
             if labels["outcome"] != "ok":
                 row["errors"] += value
+            if labels["outcome"] == INVALID:
+                row["invalid"] += value
         elif name == f"{DURATION}:sum":
             rows.setdefault((labels["surface"], labels["name"]), _row(None))["seconds"] = value
+        elif name == f"{DURATION}:count":
+            rows.setdefault((labels["surface"], labels["name"]), _row(None))["timed"] = value
         elif name == f"{DURATION}:bucket" and labels["le"] != "+Inf":
             ident = (labels["surface"], labels["name"])
             buckets.setdefault(ident, {})[float(labels["le"])] = value
@@ -54,16 +62,23 @@ def request_table(values: Mapping[Key, float]) -> list[dict[str, Any]]:
     out = []
     for ident, row in sorted(rows.items()):
         row["surface"], row["name"] = ident
-        count = row["count"]
-        row["mean_ms"] = round(row.pop("seconds") * 1000 / count, 3) if count else None
-        row["p50_ms"] = quantile_ms(buckets.get(ident, {}), count, 0.5)
-        row["p95_ms"] = quantile_ms(buckets.get(ident, {}), count, 0.95)
+        timed = row.pop("timed")
+        row["mean_ms"] = round(row.pop("seconds") * 1000 / timed, 3) if timed else None
+        row["p50_ms"] = quantile_ms(buckets.get(ident, {}), timed, 0.5)
+        row["p95_ms"] = quantile_ms(buckets.get(ident, {}), timed, 0.95)
         out.append(row)
     return out
 
 
 def _row(_: object) -> dict[str, Any]:
-    return {"count": 0.0, "errors": 0.0, "tokens": 0.0, "seconds": 0.0}
+    return {
+        "count": 0.0,
+        "errors": 0.0,
+        "invalid": 0.0,
+        "tokens": 0.0,
+        "seconds": 0.0,
+        "timed": 0.0,
+    }
 
 
 def _total(values: Mapping[Key, float], name: str, **labels: str) -> float:

@@ -391,20 +391,30 @@ def add_tool(
 
 class BriefdMCP(MCPServer[Any]):
     """The SDK's server, but tool arguments that fail validation come back as one line naming
-    each field and what it takes (not pydantic's report with its input echo and links)."""
+    each field and what it takes (not pydantic's report with its input echo and links), and
+    are counted as the tool's ``invalid`` requests (I4)."""
+
+    def __init__(self, state: ServiceState, name: str, **options: Any) -> None:
+        super().__init__(name, **options)
+        self.state = state
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         unknown = self._unknown_arguments(name, arguments)
         if unknown:
-            return error_result(f"{name}: {unknown}")
+            return self._rejected(name, unknown)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                return error_result(f"{name}: {problems(exc.__cause__.errors())}")
+                return self._rejected(name, problems(exc.__cause__.errors()))
             raise
+
+    def _rejected(self, name: str, problem: str) -> CallToolResult:
+        """The tool ``name`` (one this server lists) refused its arguments: counted, said."""
+        self.state.rejected("mcp", name)
+        return error_result(f"{name}: {problem}")
 
     def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
         """Arguments the tool does not take, said with the ones it does ("" when none): the
@@ -422,7 +432,7 @@ class BriefdMCP(MCPServer[Any]):
 
 def build_mcp(state: ServiceState, instructions: str) -> MCPServer[Any]:
     server: MCPServer[Any] = BriefdMCP(
-        "briefd", instructions=instructions, version=__version__, log_level="WARNING"
+        state, "briefd", instructions=instructions, version=__version__, log_level="WARNING"
     )
     tools = Tools(state)
     for name, hints in offered(state.api.settings):

@@ -14,7 +14,13 @@ from briefd.service.stats import stats
 router = APIRouter(prefix="/api")
 
 
-@router.post("/usage", response_model=schemas.UsageOut, responses=ERRORS, tags=["feedback"])
+@router.post(
+    "/usage",
+    name="report_usage",
+    response_model=schemas.UsageOut,
+    responses=ERRORS,
+    tags=["feedback"],
+)
 def usage(state: State, body: schemas.UsageIn) -> schemas.UsageOut:
     """Which sections of a bundle were useful (T2: stored, no ranking effect yet). An unknown
     ``bundle_id`` is 404; a chunk id that is not a section of the bundle is 400 (nothing
@@ -27,7 +33,7 @@ def usage(state: State, body: schemas.UsageIn) -> schemas.UsageOut:
     return schemas.usage_out(receipt)
 
 
-@router.get("/stats", responses=ERRORS, tags=["service"])
+@router.get("/stats", name="stats", responses=ERRORS, tags=["service"])
 def service_stats(state: State) -> dict[str, Any]:
     """Index contents per scope and freshness, request volume and latency per tool, tokens
     served, cache hit rate, proposals by status, link findings, skipped files."""

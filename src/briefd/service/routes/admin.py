@@ -17,7 +17,7 @@ from briefd.store.activity import now_iso
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 
 
-@router.post("/rebuild", status_code=status.HTTP_202_ACCEPTED, responses=BUSY)
+@router.post("/rebuild", name="admin_rebuild", status_code=status.HTTP_202_ACCEPTED, responses=BUSY)
 def rebuild(state: State) -> dict[str, Any]:
     """Rebuild the index from the knowledge source on a background thread; searches keep
     answering from the previous index until the rebuild commits. Poll ``/api/stats`` (jobs)."""

@@ -15,7 +15,11 @@ router = APIRouter(prefix="/api", tags=["knowledge"])
 
 
 @router.post(
-    "/bundle", response_model=schemas.BundleOut, response_model_exclude_none=True, responses=ERRORS
+    "/bundle",
+    name="compile_bundle",
+    response_model=schemas.BundleOut,
+    response_model_exclude_none=True,
+    responses=ERRORS,
 )
 def bundle(state: State, body: schemas.BundleIn, http: Request) -> schemas.BundleOut:
     """A token-budgeted, deterministic context bundle for a task (B1–B8)."""
@@ -25,7 +29,11 @@ def bundle(state: State, body: schemas.BundleIn, http: Request) -> schemas.Bundl
 
 
 @router.post(
-    "/context", response_model=schemas.BundleOut, response_model_exclude_none=True, responses=ERRORS
+    "/context",
+    name="document_context",
+    response_model=schemas.BundleOut,
+    response_model_exclude_none=True,
+    responses=ERRORS,
 )
 def context(state: State, body: schemas.ContextIn) -> schemas.BundleOut:
     """The context around one document (B8): the document, its front-matter relations, its

@@ -43,7 +43,7 @@ def search(
     return state.search(request, code_paths, max_tokens, Caller("rest", "search", client))
 
 
-@router.get("/docs", response_model=schemas.DocumentsOut, responses=ERRORS)
+@router.get("/docs", name="list_documents", response_model=schemas.DocumentsOut, responses=ERRORS)
 def documents(
     state: State,
     scopes: Annotated[
@@ -60,7 +60,9 @@ def documents(
     )
 
 
-@router.get("/docs/{path:path}", response_model=schemas.DocumentOut, responses=ERRORS)
+@router.get(
+    "/docs/{path:path}", name="get_document", response_model=schemas.DocumentOut, responses=ERRORS
+)
 def document(
     state: State,
     path: str,
@@ -77,14 +79,19 @@ def document(
     return state.document(path, split_list(scopes), Caller("rest", "get_document"))
 
 
-@router.get("/scopes", response_model=schemas.ScopesOut, responses=ERRORS)
+@router.get("/scopes", name="list_scopes", response_model=schemas.ScopesOut, responses=ERRORS)
 def scopes(state: State) -> schemas.ScopesOut:
     """Scopes with document and chunk counts."""
     found = state.call("rest", "list_scopes", state.api.scopes)
     return schemas.scopes_out(found, state.api.settings.default_scopes)
 
 
-@router.get("/links/suggestions", response_model=schemas.SuggestionsOut, responses=ERRORS)
+@router.get(
+    "/links/suggestions",
+    name="suggest_links",
+    response_model=schemas.SuggestionsOut,
+    responses=ERRORS,
+)
 def link_suggestions(
     state: State,
     doc_path: Annotated[str | None, Query(max_length=1000)] = None,
@@ -105,7 +112,12 @@ def link_suggestions(
     return schemas.suggestions_out(found)
 
 
-@router.post("/links/suggestions/dismiss", response_model=schemas.SuggestionsOut, responses=ERRORS)
+@router.post(
+    "/links/suggestions/dismiss",
+    name="dismiss_link",
+    response_model=schemas.SuggestionsOut,
+    responses=ERRORS,
+)
 def dismiss_link_suggestion(state: State, body: schemas.DismissIn) -> schemas.SuggestionsOut:
     """Stop suggesting ``target`` for ``doc_path``; returns that document's remaining
     suggestions."""

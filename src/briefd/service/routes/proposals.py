@@ -17,6 +17,7 @@ router = APIRouter(prefix="/api", tags=["proposals"])
 
 @router.post(
     "/proposals",
+    name="propose_update",
     status_code=status.HTTP_201_CREATED,
     response_model=schemas.ProposalOut,
     responses=ERRORS,
@@ -40,7 +41,7 @@ def create_proposal(
     return schemas.proposal_out(made)
 
 
-@router.get("/proposals", response_model=schemas.ProposalsOut, responses=ERRORS)
+@router.get("/proposals", name="proposals", response_model=schemas.ProposalsOut, responses=ERRORS)
 def list_proposals(
     state: State,
     status: Annotated[ProposalStatus | None, Query(description="Only these.")] = None,

@@ -31,7 +31,9 @@ OK: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post("/hook/recall", responses={**OK, **ERRORS}, response_model=None, tags=["hooks"])
+@router.post(
+    "/hook/recall", name="recall", responses={**OK, **ERRORS}, response_model=None, tags=["hooks"]
+)
 def hook_recall(
     state: State,
     body: Annotated[dict[str, Any], Body(description="UserPromptSubmit hook JSON.")],

@@ -27,6 +27,7 @@ DELIVERY_HEADER = "X-GitHub-Delivery"
 
 @router.post(
     "/webhook/git",
+    name="webhook_git",
     status_code=status.HTTP_202_ACCEPTED,
     tags=["sync"],
     responses={code: {"model": ErrorBody} for code in (401, 409)},
