@@ -34,6 +34,11 @@ GONE = (
     "The requested API has been removed. Please migrate to the /rest/api/3/search/jql API. "
     "A full migration guideline is available at https://developer.atlassian.com/changelog/#CHANGE-2046"
 )
+FILTERS = {  # the values this site knows, per JQL field; any other is refused with a 400
+    "status": {"To Do", "In Progress", "Done"},
+    "issuetype": {"Bug", "Story", "Task"},
+    "assignee": {"Ada Lovelace", "dev-ada@example.com"},
+}
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
@@ -163,7 +168,22 @@ class FakeSite:
             "fields": {name: values[name] for name in fields if name in values},
         }
 
+    def _refused(self, jql: str) -> Response | None:
+        """Jira's 400 for a filter value it does not know (its words, both deployments)."""
+        for field_name, known in FILTERS.items():
+            for value in re.findall(rf'{field_name} = ("(?:[^"\\]|\\.)*")', jql):
+                if json.loads(value) not in known:
+                    message = (
+                        f"The value '{json.loads(value)}' does not exist for the field "
+                        f"'{field_name}'."
+                    )
+                    return JSONResponse({"errorMessages": [message], "errors": {}}, 400)
+        return None
+
     def _jql_cloud(self, body: dict[str, Any]) -> Response:
+        refused = self._refused(body["jql"])
+        if refused is not None:
+            return refused
         rows = self._matches(body["jql"])
         start = int(base64.b64decode(body["nextPageToken"])) if body.get("nextPageToken") else 0
         size = min(int(body.get("maxResults", 50)), self.page_size)
@@ -175,6 +195,9 @@ class FakeSite:
         return JSONResponse(out)
 
     def _jql_datacenter(self, query: dict[str, str]) -> Response:
+        refused = self._refused(query["jql"])
+        if refused is not None:
+            return refused
         rows = self._matches(query["jql"])
         start = int(query.get("startAt", 0))
         size = min(int(query.get("maxResults", 50)), self.page_size)

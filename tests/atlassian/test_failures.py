@@ -15,6 +15,7 @@ from briefd.atlassian import Account, Atlassian, JiraQuery
 from briefd.errors import (
     IntegrationError,
     IntegrationOffError,
+    QueryError,
     RateLimitedError,
     RemoteNotFoundError,
 )
@@ -112,6 +113,34 @@ def test_the_removed_search_answers_410_and_the_error_names_the_fix(
     )
     assert str(caught.value).endswith(
         "; a Jira Cloud site needs jira.deployment: cloud (POST /rest/api/3/search/jql)"
+    )
+
+
+def test_a_filter_value_jira_does_not_know_is_the_callers_query_error(
+    tmp_path: Path, cloud: FakeSite, dc: FakeSite
+) -> None:
+    """Jira answers 400 to a search whose status, type or assignee it does not know: the
+    caller's input to fix (REST 400), not a failure of the site (502)."""
+    with pytest.raises(QueryError) as status:
+        facade(tmp_path, cloud).jira_search(JiraQuery(text="refund", status="Nope"), None)
+    assert not isinstance(status.value, IntegrationError)
+    assert str(status.value) == (
+        "Jira answered 400 to POST /rest/api/3/search/jql: The value 'Nope' does not exist for "
+        "the field 'status'."
+    )
+    with pytest.raises(QueryError) as kind:
+        facade(tmp_path, dc).jira_search(JiraQuery(type="Bugg"), None)
+    assert str(kind.value) == (
+        "Jira answered 400 to GET /rest/api/2/search: The value 'Bugg' does not exist for the "
+        "field 'issuetype'."
+    )
+    with pytest.raises(QueryError, match="The value 'grace' does not exist for the field 'assi"):
+        facade(tmp_path, cloud).jira_search(JiraQuery(assignee="grace"), None)
+    cloud.script(r"/issue/SHOP-42$", 400, body={"errorMessages": ["Bad expand"], "errors": {}})
+    with pytest.raises(IntegrationError) as elsewhere:  # not the caller's values: the site's
+        facade(tmp_path, cloud).jira_issue("SHOP-42", True, 500, None)
+    assert str(elsewhere.value) == (
+        "Jira answered 400 to GET /rest/api/3/issue/SHOP-42: Bad expand"
     )
 
 

@@ -268,6 +268,25 @@ def test_rest_routes_and_their_status_codes(rest: TestClient, cloud: FakeSite) -
     assert rest.get("/api/health").json()["status"] == "ok"  # the rest of briefd is unaffected
 
 
+def test_a_filter_value_jira_does_not_know_is_400_on_rest_and_an_mcp_error(
+    live_api: Briefd, rest: TestClient
+) -> None:
+    said = (
+        "Jira answered 400 to POST /rest/api/3/search/jql: The value 'Nope' does not exist for "
+        "the field 'status'."
+    )
+    refused = rest.get("/api/jira/search", params={"text": "refund", "status": "Nope"})
+    assert refused.status_code == 400
+    assert refused.json() == {"error": "query", "detail": said}
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("jira_search", {"text": "refund", "status": "Nope"})
+
+    with serving(create_app(live_api, service_config())) as base:
+        result = mcp(base + "/mcp", body, {})
+    assert result.is_error and result.content[0].text == said  # type: ignore[union-attr]
+
+
 def test_an_invalid_url_is_a_502_that_names_it_not_a_500(
     tmp_path: Path, example_copy: tuple[Path, Path], cloud: FakeSite
 ) -> None:

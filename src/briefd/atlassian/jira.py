@@ -66,7 +66,9 @@ class Jira:
             }
             if token:
                 body["nextPageToken"] = token
-            data = self.site.post("/rest/api/3/search/jql", body, account, "no such search")
+            data = self.site.post(
+                "/rest/api/3/search/jql", body, account, "no such search", caller_input=True
+            )
             found += _list(data, "issues")
             token = data.get("nextPageToken") if isinstance(data, dict) else None
             if len(found) >= limit or not token or data.get("isLast") is True:
@@ -82,7 +84,9 @@ class Jira:
                 "maxResults": min(PAGE_SIZE, limit - len(found)),
                 "fields": ",".join(SEARCH_FIELDS),
             }
-            data = self.site.get("/rest/api/2/search", params, account, "no such search")
+            data = self.site.get(
+                "/rest/api/2/search", params, account, "no such search", caller_input=True
+            )
             page = _list(data, "issues")
             found += page
             total = data.get("total") if isinstance(data, dict) else None

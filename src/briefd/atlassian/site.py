@@ -4,7 +4,10 @@ A :class:`Site` sends JSON requests with the account's ``Authorization`` header 
 injected ``httpx.Client`` (tests point it at a fake server on 127.0.0.1), honours one
 ``Retry-After`` on 429, and turns every failure — 401, 403, 404, 410, 429, a timeout, a TLS
 error, an invalid URL, an answer that is not JSON — into an
-:class:`~briefd.errors.IntegrationError` whose message says what to do. Nothing here logs: requests carry user text and secrets.
+:class:`~briefd.errors.IntegrationError` whose message says what to do; but a 400 to a request
+that carries the caller's values (a Jira search's filters) is a
+:class:`~briefd.errors.QueryError`: the caller's to fix (REST 400), not the site's failure.
+Nothing here logs: requests carry user text and secrets.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from briefd.atlassian.query import Deployment
 from briefd.errors import (
     ConfigError,
     IntegrationError,
+    QueryError,
     RateLimitedError,
     RemoteNotFoundError,
 )
@@ -86,16 +90,40 @@ class Site:
         self.sleep = sleep
 
     def get(
-        self, path: str, params: Mapping[str, Any] | None, account: Account, not_found: str
+        self,
+        path: str,
+        params: Mapping[str, Any] | None,
+        account: Account,
+        not_found: str,
+        *,
+        caller_input: bool = False,
     ) -> Any:
-        """``params`` None: ``path`` carries its query already (a ``_links.next``)."""
+        """``params`` None: ``path`` carries its query already (a ``_links.next``).
+        ``caller_input``: the request carries the caller's values (search filters), so a 400
+        refuses those values (a :class:`~briefd.errors.QueryError`), not the site."""
         extra = {} if params is None else {"params": dict(params)}
-        return self._send("GET", path, account, not_found, **extra)
+        return self._send("GET", path, account, not_found, caller_input, **extra)
 
-    def post(self, path: str, body: Mapping[str, Any], account: Account, not_found: str) -> Any:
-        return self._send("POST", path, account, not_found, json=dict(body))
+    def post(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        account: Account,
+        not_found: str,
+        *,
+        caller_input: bool = False,
+    ) -> Any:
+        return self._send("POST", path, account, not_found, caller_input, json=dict(body))
 
-    def _send(self, method: str, path: str, account: Account, not_found: str, **kwargs: Any) -> Any:
+    def _send(
+        self,
+        method: str,
+        path: str,
+        account: Account,
+        not_found: str,
+        caller_input: bool,
+        **kwargs: Any,
+    ) -> Any:
         config = self.config
         headers = {
             "Authorization": authorization(account, config.deployment, config.product, config.key),
@@ -113,6 +141,8 @@ class Site:
                 break
             self.sleep(asked)
             waited = asked
+        if response.status_code == 400 and caller_input:
+            raise QueryError(f"{config.product} answered 400 to {what}{remote_message(response)}")
         if response.status_code >= 400:
             raise failure(config, response, what, account, not_found, waited)
         try:
