@@ -178,6 +178,41 @@ def test_429_is_retried_once_after_retry_after(tmp_path: Path, cloud: FakeSite) 
     assert unnamed.value.retry_after is None
 
 
+def test_a_503_with_retry_after_is_retried_once_as_a_429_is(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """Jira Cloud sheds load with 503 and ``Retry-After``: waited once (within the timeout),
+    then said; a 503 without one is the site's failure, not retried."""
+    waits: list[float] = []
+    lookups = Atlassian(site_settings(tmp_path, cloud), env=ENV, sleep=waits.append)
+    cloud.script(r"/search/jql$", 503, headers={"Retry-After": "2"})
+    answer = lookups.jira_search(JiraQuery(text="refund", limit=2), None)
+    assert [r.key for r in answer.issues] == ["SHOP-42", "SHOP-41"]
+    assert waits == [2.0] and cloud.paths() == ["POST /rest/api/3/search/jql"] * 2
+    cloud.seen.clear()
+    busy = {"errorMessages": ["Service temporarily unavailable"], "errors": {}}
+    cloud.script(r"/issue/SHOP-42$", 503, body=busy, headers={"Retry-After": "3"}, times=2)
+    with pytest.raises(IntegrationError) as again:
+        lookups.jira_issue("SHOP-42", True, 500, None)
+    assert str(again.value) == (
+        "Jira answered 503 Service Unavailable to GET /rest/api/3/issue/SHOP-42: Service "
+        "temporarily unavailable, also after waiting 3 s as asked; try again in 3 s"
+    )
+    assert waits == [2.0, 3.0] and cloud.paths() == ["GET /rest/api/3/issue/SHOP-42"] * 2
+    cloud.seen.clear()
+    cloud.script(r"/rest/api/search$", 503, headers={"Retry-After": "3600"})
+    with pytest.raises(IntegrationError) as at_once:
+        lookups.confluence_search("refund", [], 5, 500, None)
+    assert str(at_once.value) == (
+        "Confluence answered 503 Service Unavailable to GET /wiki/rest/api/search and asked to "
+        "wait 3600 s, longer than confluence.timeout_seconds (20 s): not retried; try again later"
+    )
+    cloud.script(r"/rest/api/search$", 503)  # no Retry-After: a failure, not retried
+    with pytest.raises(IntegrationError, match=r"^Confluence answered 503 to GET /wiki/rest/api"):
+        lookups.confluence_search("refund", [], 5, 500, None)
+    assert waits == [2.0, 3.0] and cloud.paths() == ["GET /wiki/rest/api/search"] * 2
+
+
 def test_a_slow_site_is_a_timeout_that_says_so(tmp_path: Path, cloud: FakeSite) -> None:
     cloud.script(r"/issue/SHOP-42$", 0, delay=1.5)
     lookups = facade(tmp_path, cloud, **{"jira.timeout_seconds": 0.3})

@@ -2,7 +2,7 @@
 
 A :class:`Site` sends JSON requests with the account's ``Authorization`` header through an
 injected ``httpx.Client`` (tests point it at a fake server on 127.0.0.1), honours one
-``Retry-After`` on 429, and turns every failure — 401, 403, 404, 410, 429, a timeout, a TLS
+``Retry-After`` on 429 (and on a 503 that carries one), and turns every failure — 401, 403, 404, 410, 429, a timeout, a TLS
 error, an invalid URL, an answer that is not JSON — into an
 :class:`~briefd.errors.IntegrationError` whose message says what to do; but a 400 to a request
 that carries the caller's values (a Jira search's filters) is a
@@ -134,7 +134,7 @@ class Site:
         waited: float | None = None  # set once briefd has waited as asked and retried
         while True:
             response = self._request(method, config.url + path, headers, what, kwargs)
-            if response.status_code != 429 or waited is not None:
+            if not asks_to_wait(response) or waited is not None:
                 break
             asked = retry_after(response, DEFAULT_RETRY_SECONDS)
             if asked > config.timeout:
@@ -187,6 +187,13 @@ class Site:
                 f"cannot reach {config.product} at {config.url} ({type(exc).__name__}: "
                 f"{_reason(exc)}); check {config.key}.url and the network"
             ) from None
+
+
+def asks_to_wait(response: httpx.Response) -> bool:
+    """A 429, or a 503 with ``Retry-After`` (Jira Cloud sheds load so): worth one retry after
+    the wait, when it is within the timeout."""
+    status = response.status_code
+    return status == 429 or (status == 503 and "retry-after" in response.headers)
 
 
 def retry_after(response: httpx.Response, default: float) -> float:
@@ -246,6 +253,8 @@ def failure(
         )
     if status == 429:
         return rate_limited(config, response, waited)
+    if asks_to_wait(response):
+        return unavailable(config, response, what, waited)
     return IntegrationError(f"{product} answered {status} to {what}{said}")
 
 
@@ -286,6 +295,23 @@ def rate_limited(
     return RateLimitedError(
         f"{config.product} is rate limiting briefd (429 Too Many Requests) and {what}",
         again if sent else None,
+    )
+
+
+def unavailable(
+    config: SiteConfig, response: httpx.Response, what: str, waited: float | None
+) -> IntegrationError:
+    """A 503 with ``Retry-After`` again after one wait and retry (``waited``), or whose wait
+    was longer than the timeout (``waited`` None: not retried)."""
+    again = retry_after(response, DEFAULT_RETRY_SECONDS)
+    said = f"{config.product} answered 503 Service Unavailable to {what}{remote_message(response)}"
+    if waited is None:
+        return IntegrationError(
+            f"{said} and asked to wait {again:g} s, longer than {config.key}.timeout_seconds "
+            f"({config.timeout:g} s): not retried; try again later"
+        )
+    return IntegrationError(
+        f"{said}, also after waiting {waited:g} s as asked; try again in {again:g} s"
     )
 
 
