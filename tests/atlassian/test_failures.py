@@ -260,6 +260,47 @@ def test_unreachable_and_not_json(tmp_path: Path, cloud: FakeSite) -> None:
     )
 
 
+MOVED = "<html><head><title>301 Moved Permanently</title></head><body>Moved</body></html>"
+
+
+def test_a_redirect_is_not_followed_and_names_where_it_points(
+    tmp_path: Path, cloud: FakeSite, dc: FakeSite
+) -> None:
+    """An http:// URL that redirects to https://, a moved context path, an SSO login page: the
+    error names the Location (without its query) and the url setting to use, and nothing is
+    sent to the other address."""
+    secure = cloud.url.replace("http://", "https://")
+    issue = "/rest/api/3/issue/SHOP-42"
+    moved = {"Location": f"{secure}{issue}?expand=renderedFields%2Cnames&fields=summary"}
+    cloud.script(r"/issue/SHOP-42$", 301, body=MOVED, headers=moved)
+    with pytest.raises(IntegrationError) as https:
+        facade(tmp_path, cloud).jira_issue("SHOP-42", True, 500, None)
+    assert str(https.value) == (
+        f"Jira redirected GET {issue} to {secure}{issue} (301); briefd does not follow "
+        f"redirects, so that the credentials reach only jira.url ({cloud.url}): set jira.url to "
+        f"{secure}"
+    )
+    dc.script(
+        r"/rest/api/search$", 302, body="", headers={"Location": "/confluence/rest/api/search"}
+    )
+    with pytest.raises(IntegrationError) as context_path:  # a Data Center site moved under one
+        facade(tmp_path, dc).confluence_search("refund", [], 5, 500, None)
+    assert str(context_path.value).endswith(f"set confluence.url to {dc.url}/confluence")
+    assert dc.paths() == ["GET /rest/api/search"]
+    login = "https://sso.example.com/adfs/ls/?SAMLRequest=fZJdT8IwFIb%2Fy&RelayState=42"
+    cloud.script(r"/search/jql$", 302, body=MOVED, headers={"Location": login})
+    with pytest.raises(IntegrationError) as sso:
+        facade(tmp_path, cloud).jira_search(JiraQuery(text="refund"), None)
+    assert str(sso.value) == (
+        "Jira redirected POST /rest/api/3/search/jql to https://sso.example.com/adfs/ls/ (302); "
+        f"briefd does not follow redirects, so that the credentials reach only jira.url "
+        f"({cloud.url}): that looks like a login page or a proxy, not the REST API; set jira.url "
+        "to the address that answers the API itself (on Cloud https://<site>.atlassian.net)"
+    )
+    assert "SAMLRequest" not in str(sso.value)
+    assert cloud.paths() == [f"GET {issue}", "POST /rest/api/3/search/jql"]  # none followed
+
+
 def test_an_invalid_url_at_request_time_is_an_integration_error(
     tmp_path: Path, cloud: FakeSite
 ) -> None:

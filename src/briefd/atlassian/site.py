@@ -3,7 +3,7 @@
 A :class:`Site` sends JSON requests with the account's ``Authorization`` header through an
 injected ``httpx.Client`` (tests point it at a fake server on 127.0.0.1), honours one
 ``Retry-After`` on 429 (and on a 503 that carries one), and turns every failure — 401, 403, 404, 410, 429, a timeout, a TLS
-error, an invalid URL, an answer that is not JSON — into an
+error, an invalid URL, a redirect (never followed), an answer that is not JSON — into an
 :class:`~briefd.errors.IntegrationError` whose message says what to do; but a 400 to a request
 that carries the caller's values (a Jira search's filters) is a
 :class:`~briefd.errors.QueryError`: the caller's to fix (REST 400), not the site's failure.
@@ -141,6 +141,8 @@ class Site:
                 break
             self.sleep(asked)
             waited = asked
+        if response.is_redirect:  # never followed: the credentials go to the URL configured
+            raise redirected(config, response, what, path.split("?")[0])
         if response.status_code == 400 and caller_input:
             raise QueryError(f"{config.product} answered 400 to {what}{remote_message(response)}")
         if response.status_code >= 400:
@@ -256,6 +258,27 @@ def failure(
     if asks_to_wait(response):
         return unavailable(config, response, what, waited)
     return IntegrationError(f"{product} answered {status} to {what}{said}")
+
+
+def redirected(
+    config: SiteConfig, response: httpx.Response, what: str, path: str
+) -> IntegrationError:
+    """A 3xx: where it points (without its query, which a login page's may fill with state)
+    and the ``url`` setting to use instead — the same API at another address (``http://`` to
+    ``https://``, a moved context path), or a login page, which no token gets through."""
+    target = response.request.url.join(response.headers["location"])
+    where = str(target.copy_with(query=None, fragment=None))
+    key = config.key
+    said = (
+        f"{config.product} redirected {what} to {where} ({response.status_code}); briefd does "
+        f"not follow redirects, so that the credentials reach only {key}.url ({config.url})"
+    )
+    if where.endswith(path) and len(where) > len(path):
+        return IntegrationError(f"{said}: set {key}.url to {where.removesuffix(path)}")
+    return IntegrationError(
+        f"{said}: that looks like a login page or a proxy, not the REST API; set {key}.url to "
+        "the address that answers the API itself (on Cloud https://<site>.atlassian.net)"
+    )
 
 
 def not_there(
