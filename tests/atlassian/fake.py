@@ -39,6 +39,7 @@ FILTERS = {  # the values this site knows, per JQL field; any other is refused w
     "issuetype": {"Bug", "Story", "Task"},
     "assignee": {"Ada Lovelace", "dev-ada@example.com"},
 }
+MOVED = {"SHOP-17": "OPS-3"}  # an issue moved to another project: old key → new key
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
@@ -206,8 +207,9 @@ class FakeSite:
         out = {"expand": "names,schema", "startAt": start, "maxResults": size}
         return JSONResponse({**out, "total": len(rows), "issues": issues})
 
-    def _issue(self, key: str, part: str | None, query: dict[str, str]) -> Response:
-        if key != "SHOP-42":
+    def _issue(self, asked: str, part: str | None, query: dict[str, str]) -> Response:
+        key = MOVED.get(asked, asked)  # Jira answers a moved issue's old key under its new one
+        if key not in ("SHOP-42", *MOVED.values()):
             message = "Issue does not exist or you do not have permission to see it."
             return JSONResponse({"errorMessages": [message], "errors": {}}, 404)
         if part == "/remotelink":

@@ -235,6 +235,26 @@ def test_allow_lists_hold_for_reads(tmp_path: Path, cloud: FakeSite) -> None:
     assert cloud.paths() == ["GET /wiki/api/v2/pages/11111", "GET /wiki/api/v2/spaces/131074"]
 
 
+def test_an_issue_moved_out_of_the_projects_is_refused_before_more_is_fetched(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """Jira answers SHOP-17 as OPS-3 (moved): its comments and remote links are never asked
+    for."""
+    with pytest.raises(RemoteNotFoundError) as moved:
+        facade(tmp_path, cloud).jira_issue("SHOP-17", True, 2000, None)
+    assert str(moved.value) == (
+        "OPS-3 is in project OPS, outside jira.projects (SHOP); briefd reads only those"
+    )
+    assert cloud.paths() == ["GET /rest/api/3/issue/SHOP-17"]
+    allowed = facade(tmp_path, cloud, **{"jira.projects": ["SHOP", "OPS"]})
+    assert allowed.jira_issue("SHOP-17", True, 2000, None).issue.key == "OPS-3"
+    assert cloud.paths()[1:] == [
+        "GET /rest/api/3/issue/SHOP-17",
+        "GET /rest/api/3/issue/OPS-3/remotelink",
+        "GET /rest/api/3/issue/OPS-3/comment",
+    ]
+
+
 def test_credentials_service_caller_and_fallback(
     tmp_path: Path, cloud: FakeSite, dc: FakeSite
 ) -> None:

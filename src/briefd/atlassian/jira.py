@@ -10,7 +10,7 @@ converter serves Cloud v3, v2 and Data Center.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from briefd.atlassian.credentials import Account
@@ -94,12 +94,18 @@ class Jira:
                 break
         return found
 
-    def issue(self, key: str, comments: bool, account: Account) -> Issue:
+    def issue(
+        self, key: str, comments: bool, account: Account, allowed: Callable[[str], None]
+    ) -> Issue:
+        """The issue ``key`` with its remote links and (``comments``) comments. ``allowed``
+        checks the key Jira answers under (a moved issue's new one) before anything more is
+        fetched: it raises for a project briefd may not read."""
         missing = f"Jira issue {key} does not exist, or the account may not see it; check the key"
         fields = ",".join((*ISSUE_FIELDS, *self.extra_fields))
         params = {"expand": "renderedFields,names", "fields": fields}
         data = self.site.get(f"{self.api}/issue/{key}", params, account, missing)
         found = str(_get(data, "key") or key)
+        allowed(found)
         remote = self.site.get(f"{self.api}/issue/{found}/remotelink", {}, account, missing)
         said: list[Any] = []
         if comments:

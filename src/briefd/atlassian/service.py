@@ -150,9 +150,8 @@ class Atlassian:
         wanted = issue_key(key)
         self._allowed(wanted)
         with self._jira(account) as (jira, who):
-            issue = jira.issue(wanted, comments, who)
-        self._allowed(issue.key)  # a moved issue answers under its new key
-        return issue
+            # a moved issue answers under its new key: checked before its comments and links
+            return jira.issue(wanted, comments, who, self._allowed)
 
     def _allowed(self, key: str) -> None:
         projects = self.jira_settings.projects
