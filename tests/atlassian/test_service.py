@@ -335,6 +335,26 @@ def test_a_bundle_is_headed_by_the_live_issue_then_the_teams_rules(
     assert text.items[0].content == "SHOP-42 refunds race each other"
 
 
+def test_a_bundle_headed_by_a_live_issue_takes_usage_reports_and_serves_as_a_base(
+    live_api: Briefd, cloud: FakeSite
+) -> None:
+    """Its text is never stored, but what it holds (ids and fingerprints) is: report_usage
+    accepts its sections and base= gives a delta, as for any bundle."""
+    request = BundleRequest("", max_tokens=2000, issue="SHOP-42")
+    bundle = live_api.compile_bundle(request)
+    ids = [i.chunk_id for i in bundle.items]
+    assert ids[0].startswith("issue:")
+    receipt = live_api.report_usage(bundle.bundle_id, ids[:2])
+    assert receipt.useful_chunk_ids == tuple(ids[:2])
+    again = live_api.compile_bundle(dataclasses.replace(request, base=bundle.bundle_id))
+    assert not again.recovered and again.delta is not None
+    assert [(e.op, e.chunk_id) for e in again.delta.entries] == [("reuse", i) for i in ids]
+    with live_api.store.read() as conn:
+        assert conn.execute("SELECT count(*) FROM bundles").fetchone()[0] == 0
+        held = conn.execute("SELECT sections FROM bundle_manifests").fetchall()
+    assert len(held) == 1 and data.ISSUE_TEXT not in held[0][0] and "SHOP-42" not in held[0][0]
+
+
 def test_no_secret_page_or_issue_text_in_logs_query_log_or_metrics(
     live_api: Briefd, cloud: FakeSite, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -232,6 +232,37 @@ def test_cache_hits_are_counted_and_a_change_invalidates(
     assert [(r["id"], r["hits"]) for r in rows] == [(changed.bundle_id, 0)]  # stale row pruned
 
 
+def test_a_bundle_served_from_the_cache_is_remembered_after_its_manifest_aged_out(
+    example: Briefd, settings: Settings
+) -> None:
+    """Manifests are kept ``manifest_days``; a bundle served again from the cache after that
+    (the knowledge did not change) is still one this index issued."""
+    request = BundleRequest("partial refunds pending refundable amount", max_tokens=1500)
+    first = example.compile_bundle(request)
+    example.close()
+    aged = "2020-01-01T00:00:00+00:00"
+    with example.store.write() as conn:
+        conn.execute("UPDATE bundle_manifests SET created_at = ?", (aged,))
+    with Briefd(settings, embedder=None) as later:
+        later.index()  # nothing changed; the old manifest is pruned
+        again = later.compile_bundle(request)
+        assert again.cached and again.bundle_id == first.bundle_id
+        ids = [i.chunk_id for i in again.items]
+        receipt = later.report_usage(again.bundle_id, ids[:2])
+        assert receipt.useful_chunk_ids == tuple(ids[:2])
+        delta = later.compile_bundle(replace(request, base=again.bundle_id))
+        assert not delta.recovered and delta.delta is not None
+        assert [e.op for e in delta.delta.entries] == ["reuse"] * len(ids)
+
+    with example.store.write() as conn:  # served again: remembered from the serving on
+        conn.execute("UPDATE bundle_manifests SET created_at = ?", (aged,))
+    with Briefd(settings, embedder=None) as later:
+        assert later.compile_bundle(request).cached
+    with Briefd(settings, embedder=None) as later:
+        later.index()
+        assert later.report_usage(first.bundle_id, ids[:1]).useful_chunk_ids == tuple(ids[:1])
+
+
 def test_incremental_reuse_against_a_base(example: Briefd, settings: Settings) -> None:
     request = BundleRequest("partial refunds pending refundable amount", max_tokens=3000)
     base = example.compile_bundle(request)

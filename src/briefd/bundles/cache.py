@@ -237,7 +237,6 @@ def save(
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    manifest_row = json.dumps([list(s) for s in held_sections(bundle)], separators=(",", ":"))
     conn.execute(
         """INSERT OR IGNORE INTO bundles (id, cache_key, task, scopes, paths, max_tokens, format,
                index_fingerprint, model, content, tokens, sections, truncated, created_at)
@@ -259,17 +258,34 @@ def save(
             now,
         ),
     )
+    save_manifest(conn, bundle.bundle_id, key.request_key, held_sections(bundle), now)
+
+
+def save_manifest(
+    conn: sqlite3.Connection,
+    bundle_id: str,
+    request_key: str,
+    sections: Sequence[tuple[str, str, int]],
+    at: str,
+) -> None:
+    """What a bundle holds (ids, held fingerprints, tokens: never its text), for ``base=`` and
+    ``report_usage``."""
+    row = json.dumps([list(s) for s in sections], separators=(",", ":"))
     conn.execute(
         "INSERT OR IGNORE INTO bundle_manifests (id, request_key, sections, created_at) "
         "VALUES (?, ?, ?, ?)",
-        (bundle.bundle_id, key.request_key, manifest_row, now),
+        (bundle_id, request_key, row, at),
     )
 
 
 def add_hits(conn: sqlite3.Connection, pending: dict[str, int]) -> None:
+    """Count the hits; a bundle served again is remembered ``manifest_days`` from now (its
+    caller may still report usage or send it as ``base``)."""
+    hits = sorted(pending.items())
+    conn.executemany("UPDATE bundles SET hits = hits + ? WHERE id = ?", [(n, i) for i, n in hits])
+    now = now_iso()
     conn.executemany(
-        "UPDATE bundles SET hits = hits + ? WHERE id = ?",
-        [(count, bundle_id) for bundle_id, count in sorted(pending.items())],
+        "UPDATE bundle_manifests SET created_at = ? WHERE id = ?", [(now, i) for i, _ in hits]
     )
 
 

@@ -137,8 +137,11 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         warned = request_warnings(conn, request.scopes, engine.settings.default_scopes)
         warned += too_small(bundle)
         base = _base(conn, engine, request.base, key) if request.base else None
+        held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)
     if fresh and not live:  # a live issue's text is never stored
         _persist(engine, key, bundle, asked)
+    elif not held:  # a live issue's bundle, or one served after its manifest aged out
+        _remember(engine, key, bundle)
     if engine.shared is not None and not live:
         bundle = _share(engine, engine.shared, key, bundle)
     bundle = replace(bundle, warnings=warned) if warned else bundle
@@ -375,6 +378,31 @@ def _persist(engine: Engine, key: CacheKey, bundle: Bundle, asked: _Resolved) ->
     except StoreError:
         engine.cache.restore_pending_hits(pending)
         held = tuple(StoredSection(*section) for section in cache_table.held_sections(bundle))
+        engine.store.defer(_unsaved(bundle.bundle_id), save, (key.request_key, held))
+
+
+def _remembered(conn: sqlite3.Connection, store: Store, bundle_id: str) -> bool:
+    """Whether the bundle's manifest is stored (or waits to be): ``report_usage`` and ``base=``
+    recognise it."""
+    return (
+        cache_table.manifest(conn, bundle_id) is not None
+        or unsaved_manifest(store, bundle_id) is not None
+    )
+
+
+def _remember(engine: Engine, key: CacheKey, bundle: Bundle) -> None:
+    """Store the manifest alone (the bundle row is stored already); a busy index defers it."""
+    sections = cache_table.held_sections(bundle)
+
+    def save(conn: sqlite3.Connection) -> None:
+        now = cache_table.now_iso()
+        cache_table.save_manifest(conn, bundle.bundle_id, key.request_key, sections, now)
+
+    try:
+        with engine.store.write(wait_ms=CACHE_WAIT_MS, durable=False) as conn:
+            save(conn)
+    except StoreError:
+        held = tuple(StoredSection(*section) for section in sections)
         engine.store.defer(_unsaved(bundle.bundle_id), save, (key.request_key, held))
 
 
