@@ -312,6 +312,7 @@ def test_hybrid_bundles_are_deterministic(hybrid_api: Briefd, settings: Settings
     ("request_", "message"),
     [
         (BundleRequest("   "), "task description is empty"),
+        (BundleRequest("", paths=("", " ")), "task description is empty and the paths are blank"),
         (BundleRequest("", target=" "), "the document path is empty; name a document"),
         (BundleRequest("refunds", max_tokens=10), "max_tokens must be between 100"),
         (BundleRequest("refunds", mode="yaml"), "mode must be one of"),  # type: ignore[arg-type]

@@ -88,9 +88,10 @@ def validate(request: BundleRequest) -> None:
     if request.target is not None and not request.target.strip():
         raise QueryError("the document path is empty; name a document, e.g. domain/glossary.md")
     given = request.task.strip() or (request.issue or "").strip() or (request.target or "").strip()
-    if not given and not request.paths:  # with paths: their governing documents, whole
+    if not given and not normalise_paths(request.paths):  # paths: their governing documents
+        blank = " and the paths are blank" if request.paths else ""
         raise QueryError(
-            "the task description is empty; describe the task (or pass an issue, or paths)"
+            f"the task description is empty{blank}; describe the task (or pass an issue, or paths)"
         )
     if not MIN_TOKENS <= request.max_tokens <= MAX_TOKENS:
         raise QueryError(
