@@ -46,8 +46,14 @@ def retry_doc() -> str:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Iterator[tuple[Briefd, Repo]]:
-    """The index over the knowledge and the code repository that drifted from it."""
+def project(world: tuple[Briefd, Repo, Repo]) -> tuple[Briefd, Repo]:
+    """The index and the code repository that drifted from its knowledge."""
+    return world[0], world[2]
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[tuple[Briefd, Repo, Repo]]:
+    """The index, its knowledge checkout, and the code repository that drifted from it."""
     knowledge = Repo(tmp_path / "knowledge")
     knowledge.commit({"domain/retry.md": retry_doc()}, "Knowledge", "2026-03-10T09:00:00+00:00")
     app = Repo(tmp_path / "app")
@@ -59,7 +65,7 @@ def project(tmp_path: Path) -> Iterator[tuple[Briefd, Repo]]:
     settings = settings_for(tmp_path, knowledge, {"source": str(app.path), "name": "payments"})
     with Briefd(settings, embedder=None) as api:
         api.index()
-        yield api, app
+        yield api, knowledge, app
 
 
 @pytest.fixture
@@ -126,6 +132,35 @@ def test_what_an_mcp_client_receives_with_drift_stays_within_the_budget(
             assert "(drift: code under the refs of domain/retry.md changed in 1 commit(s)" in notes
         slack = ENVELOPE_SLACK + count_tokens(notes)
         assert structured["tokens"] - size <= slack, (budget, size)
+
+
+def test_a_delta_tells_an_mcp_client_which_replaced_sections_drift(
+    world: tuple[Briefd, Repo, Repo],
+) -> None:
+    """Against a base the replaced sections are the ones sent, and the MCP text says that their
+    document drifts, as it does for a whole bundle."""
+    api, knowledge, app = world
+    ask = {"task_description": TASK, "paths": PATHS, "max_tokens": 800}
+
+    async def first(client: Client) -> str:
+        result = await client.call_tool("compile_bundle", ask)
+        return str(result.structured_content["bundle_id"])  # type: ignore[index]
+
+    async def again(client: Client) -> tuple[Any, str]:
+        result = await client.call_tool("compile_bundle", {**ask, "base": held})
+        assert not result.is_error, result.content
+        return result.structured_content, result.content[0].text  # type: ignore[union-attr]
+
+    with serving(create_app(api, service_config())) as base:
+        held = run(base + "/mcp", "auto", first)
+        edited = retry_doc().replace("exponential backoff", "exponential backoff and jitter")
+        knowledge.commit({"domain/retry.md": edited}, "Jitter", "2026-03-20T09:00:00+00:00")
+        app.commit({"services/payment/retry.py": "LIMIT = 6\n"}, "Six", "2026-03-25T12:00:00+00:00")
+        api.index()
+        structured, text = run(base + "/mcp", "auto", again)
+    replaced = [e for e in structured["delta"]["entries"] if e["op"] == "replace"]
+    assert replaced and all(e["item"]["drift"] for e in replaced), structured["delta"]
+    assert "(drift: code under the refs of domain/retry.md changed in 1 commit(s)" in text
 
 
 def test_a_change_of_drift_is_a_new_bundle_packed_with_it(project: tuple[Briefd, Repo]) -> None:

@@ -83,17 +83,29 @@ def nothing_new(delta: schemas.DeltaOut | None) -> str:
 
 def drift_notes(structured: dict[str, object]) -> list[str]:
     """One line per document of the bundle whose governed code changed after it (T4): the
-    notes the bundle's ``tokens`` counted (:func:`briefd.bundles.measure.measure`)."""
-    items = structured.get("items")
+    notes the bundle's ``tokens`` counted (:func:`briefd.bundles.measure.measure`). Against a
+    ``base``, the items sent are the delta's replaced ones."""
     drifting = {
         d["doc_path"]: d
-        for i in (items if isinstance(items, list) else [])
+        for i in _sent_items(structured)
         if isinstance(i, dict) and isinstance(d := i.get("drift"), dict)
     }
     return [
         drift_note(str(path), int(d["commits"]), str(d["since"]))
         for path, d in sorted(drifting.items())
     ]
+
+
+def _sent_items(structured: dict[str, object]) -> list[object]:
+    """The items an answer carries: its ``items``, or against a base its replaced entries'."""
+    items = structured.get("items")
+    sent = list(items) if isinstance(items, list) else []
+    delta = structured.get("delta")
+    entries = delta.get("entries") if isinstance(delta, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("item"), dict):
+            sent.append(entry["item"])
+    return sent
 
 
 def document_text(out: schemas.DocumentOut) -> str:
