@@ -143,7 +143,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         _persist(engine, key, bundle, asked)
     elif not held:  # a live issue's bundle, or one served after its manifest aged out
         _remember(engine, key, bundle)
-    if engine.shared is not None and not live:
+    if engine.shared is not None:  # what it holds, never a live issue's text
         bundle = _share(engine, engine.shared, key, bundle)
     bundle = replace(bundle, warnings=warned) if warned else bundle
     if request.base is None:
