@@ -191,3 +191,25 @@ def test_a_replaced_index_file_is_reopened(
         health = client.get("/api/health").json()
         assert health["documents"] == 1
         assert health["notice"].startswith("the index file was replaced at ")
+
+
+def test_an_index_damaged_while_serving_is_a_503_that_says_rebuild(
+    service_api: Briefd, service_settings: Settings
+) -> None:
+    """Pages of the open index lost (a truncated or damaged file) surface on a read past the
+    open: the answer is the store's 503 naming the file and `briefd index --rebuild`, and the
+    MCP tool says the same as an error result, never an unhandled 500."""
+    db = service_settings.db
+    app = create_app(service_api, service_config())
+    with TestClient(app, raise_server_exceptions=False) as client:
+        client.headers["Authorization"] = f"Bearer {TOKEN}"
+        assert client.get("/api/search", params={"q": "refund window"}).json()["hits"]
+        with db.open("r+b") as file:
+            file.truncate(db.stat().st_size // 3)
+        answer = client.get("/api/search", params={"q": "chargeback evidence deadline"})
+        assert answer.status_code == 503, answer.text
+        assert answer.json() == {
+            "error": "store",
+            "detail": f"{db} is not a usable briefd index (database disk image is malformed); "
+            "rebuild it with `briefd index --rebuild`",
+        }

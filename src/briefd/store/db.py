@@ -225,7 +225,7 @@ class Store:
         with self._pragmas(wait_ms, durable):
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
+            except sqlite3.DatabaseError as exc:  # busy, or a file damaged since it was opened
                 raise StoreError(_describe(self.path, exc)) from None
             try:
                 yield self.conn
@@ -259,15 +259,32 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every query inside sees the same snapshot of the index."""
+        """A read transaction: every query inside sees the same snapshot of the index.
+
+        Damage found past the open (a truncated file, a bad page) is a StoreError naming the
+        file and the fix, as at the open, so every front end says it the same way."""
         with self._lock:
             self._follow_file()
-            self.conn.execute("BEGIN")
             try:
-                yield self.conn
-            finally:
-                if self.conn.in_transaction:
-                    self.conn.execute("COMMIT")
+                self.conn.execute("BEGIN")
+                try:
+                    yield self.conn
+                finally:
+                    self._end_read()
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(_describe(self.path, exc)) from None
+
+    def _end_read(self) -> None:
+        """End a read transaction; a damaged file may refuse the COMMIT, then roll back so
+        that the next read starts afresh."""
+        if not self.conn.in_transaction:
+            return
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.DatabaseError:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
