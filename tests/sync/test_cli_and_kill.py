@@ -121,6 +121,32 @@ def test_sync_command_fails_with_one_line_and_keeps_the_index(
     assert json.loads(search.stdout)["hits"][0]["doc_path"] == "domain/retry.md"
 
 
+def test_a_relative_db_path_clones_the_source_and_code_repos_beside_it(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """``db: data/index.db`` (relative, as a briefd.yaml in the working folder gives it): git ran
+    in the clone's parent folder with the clone's relative path, so it cloned into
+    data/data/.repo.cloning, the next step said "git is not installed", and every later run
+    failed on the half-made clone."""
+    env = {**briefd_env(tmp_path, remote), "BRIEFD_DB": "data/index.db"}
+    env["BRIEFD_CODE__REPOS"] = json.dumps([{"source": remote.url, "name": "knowledge"}])
+    for command in (["index"], ["index"], ["drift", "--json"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "briefd", *command],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "data" / "repo" / "domain" / "retry.md").read_text() == RETRY.lstrip()
+    assert (tmp_path / "data" / "code" / "knowledge.git" / "HEAD").is_file()
+    assert not (tmp_path / "data" / "data").exists()
+    (repo,) = json.loads(done.stdout)["repos"]
+    assert (repo["name"], repo["error"]) == ("knowledge", None)
+
+
 def test_proposals_command_lists_stored_proposals(tmp_path: Path, remote: Remote) -> None:
     missing = run(tmp_path, remote, "proposals")
     assert missing.returncode == 1 and "no index at" in missing.stderr

@@ -107,7 +107,7 @@ class CodeSource:
         args = ["clone", "--bare", "--quiet", "--no-tags", "--filter=blob:none"]
         if self.repo.branch:
             args += ["--branch", self.repo.branch]
-        git.run([*args, "--", self.url, str(temporary)], self.root.parent, self.timeout)
+        git.run([*args, "--", self.url, str(temporary.absolute())], self.root.parent, self.timeout)
         temporary.rename(self.root)
 
     def _fetch(self) -> None:

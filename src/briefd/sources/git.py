@@ -92,6 +92,8 @@ def run_bytes(
             check=False,
         )
     except FileNotFoundError:
+        if cwd is not None and not Path(cwd).is_dir():  # the folder, not git, is missing
+            raise error(f"cannot run git in {cwd}: no such folder") from None
         raise error("git is not installed (or not on PATH); install git 2.30 or newer") from None
     except subprocess.TimeoutExpired:
         key = "proposals.git_timeout" if issubclass(error, ProposalError) else "sync.git_timeout"

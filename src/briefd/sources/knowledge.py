@@ -268,7 +268,7 @@ class Clone(Checkout):
         if self.settings.sync.branch:
             args += ["--branch", self.settings.sync.branch]
         try:
-            git.run([*args, "--", self.url, str(temporary)], root.parent, self.timeout)
+            git.run([*args, "--", self.url, str(temporary.absolute())], root.parent, self.timeout)
         except SourceError as exc:
             raise self._explained(exc) from None
         git.run(["config", OWNED_KEY, "true"], temporary, self.timeout)
