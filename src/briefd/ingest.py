@@ -28,7 +28,7 @@ from briefd.retrieval import calibration
 from briefd.settings import DEFAULT_SCOPES, Settings
 from briefd.sources.history import Change
 from briefd.sources.layout import Layout, in_scopes
-from briefd.sources.scan import SourceFile, scan
+from briefd.sources.scan import UNREADABLE_FOLDER, SourceFile, scan
 from briefd.sources.state import (
     NOT_UTF8,
     head_commit,
@@ -258,7 +258,26 @@ def _read_changed(
         parsed.append(_parse(file, text, digest, settings))
         mtimes[file.path] = file.mtime
         progress("parse", len(parsed), len(files))
+    _keep_unreadable_folders(known, current, skipped)
     return current, parsed, mtimes
+
+
+def _keep_unreadable_folders(
+    known: Mapping[str, str], current: dict[str, str], skipped: list[SkippedFile]
+) -> None:
+    """The documents indexed before under a folder the scan could not read (permissions) keep
+    being served, as an unreadable file's do, until the folder is readable again."""
+    for number, skip in enumerate(skipped):
+        if not skip.reason.startswith(UNREADABLE_FOLDER):
+            continue
+        folder = "" if skip.path == "./" else skip.path
+        kept = [path for path in known if path.startswith(folder) and path not in current]
+        for path in kept:
+            current[path] = known[path]
+        if kept:
+            counted = "document" if len(kept) == 1 else f"{len(kept)} documents"
+            what = f"the {counted} indexed before under it {'is' if len(kept) == 1 else 'are'}"
+            skipped[number] = SkippedFile(skip.path, f"{skip.reason}; {what} kept")
 
 
 def _unreadable(

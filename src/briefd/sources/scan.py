@@ -23,6 +23,7 @@ from briefd.sources.layout import Layout
 
 OUTSIDE_SOURCE = "symbolic link to a file outside the knowledge source; not served"
 LINKED_FOLDER = "symbolic link to a folder; not followed (link the files, or move the folder)"
+UNREADABLE_FOLDER = "cannot read this folder"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,14 @@ def scan(
     rules = Rules(root, index, layout)
     files: list[SourceFile] = []
     skipped: list[SkippedFile] = []
-    for dirpath, dirnames, filenames in os.walk(root):
+
+    def unreadable(exc: OSError) -> None:  # os.walk would skip the folder without a word
+        rel = Path(exc.filename).relative_to(root).as_posix()
+        folder = "" if rel == "." else rel + "/"
+        why = f"{UNREADABLE_FOLDER} ({exc.strerror or exc}); give briefd read access to it"
+        skipped.append(SkippedFile(_shown(folder) or "./", why))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
         dirnames[:] = sorted(d for d in dirnames if not rules.skips_folder(rel_dir + d + "/"))
