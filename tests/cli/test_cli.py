@@ -85,6 +85,17 @@ def test_explain_shows_sql_and_scores(indexed: Path) -> None:
     assert re.search(r"all-terms rank 1 bm25 -\d+\.\d+", result.stdout)
 
 
+def test_a_folder_given_as_the_index_says_to_name_the_file(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    for args in (("search", "retry"), ("index", "--source", str(EXAMPLE))):
+        result = briefd(*args, cwd=tmp_path, env={"BRIEFD_DB": "data"})
+        assert result.returncode == 1, args
+        assert result.stderr == (
+            "error: the index path data is a folder; give the index file's path (--db, "
+            "BRIEFD_DB or db: in briefd.yaml), e.g. data/briefd.db\n"
+        ), (args, result.stderr)
+
+
 def test_unknown_scope_is_one_line_error(indexed: Path) -> None:
     result = briefd("search", "retry", "--scopes", "projects/nope", cwd=indexed)
     assert result.returncode == 1

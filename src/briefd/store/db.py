@@ -89,6 +89,11 @@ class Store:
             raise IndexNotFoundError(
                 f"no index at {path}; build one with `briefd index --source DIR`"
             )
+        if path.is_dir():
+            raise StoreError(
+                f"the index path {path} is a folder; give the index file's path (--db, "
+                f"BRIEFD_DB or db: in briefd.yaml), e.g. {path / 'briefd.db'}"
+            )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
