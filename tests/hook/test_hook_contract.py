@@ -141,3 +141,27 @@ def test_a_broken_settings_file_is_named_and_the_hook_stays_quiet(
     run = run_hook(payload=hook_json(RELEVANT), env={"BRIEFD_CONFIG": str(config)})
     assert (run.code, run.stdout) == (0, "")
     assert run.stderr == f"briefd recall: {config} is not valid YAML at line 3; fix it\n"
+
+
+def test_an_index_named_by_the_projects_settings_is_never_swapped_for_the_users(
+    indexed: Briefd, run_hook: RunHook, tmp_path: Path, settings: Settings
+) -> None:
+    """The project's briefd.yaml names `.briefd/briefd.db` (the default path, written out) and
+    it is not built yet; the user's default index holds other knowledge. The hook says the
+    project's index is missing instead of injecting the other knowledge base."""
+    indexed.close()
+    user_db = tmp_path / "home" / ".local" / "share" / "briefd" / "briefd.db"
+    user_db.parent.mkdir(parents=True)
+    settings.db.rename(user_db)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "briefd.yaml").write_text("source: knowledge\ndb: .briefd/briefd.db\n")
+    run = run_hook(payload=hook_json(RELEVANT, cwd=str(project)), env={"BRIEFD_DB": None})
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr == (
+        "briefd recall: no index at .briefd/briefd.db; build one with `briefd index --source DIR`\n"
+    )
+    # without a db in the settings file the user's default index still answers
+    (project / "briefd.yaml").write_text("source: knowledge\n")
+    run = run_hook(payload=hook_json(RELEVANT, cwd=str(project)), env={"BRIEFD_DB": None})
+    assert "Merchants have 7 calendar days" in run.stdout, run.stderr

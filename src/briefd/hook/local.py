@@ -19,12 +19,15 @@ HOOK_BUSY_TIMEOUT_MS = 2000  # a hook waits this long for a writer, not the CLI'
 def hook_settings(
     env: Mapping[str, str], config: str | None = None, db: str | None = None
 ) -> Settings:
-    """Settings as the hook discovers them (see :mod:`briefd.hook.discover`)."""
+    """Settings as the hook discovers them (see :mod:`briefd.hook.discover`): the index a
+    settings file names is the one answered from, even when it is not built yet — never the
+    user's default index, which holds other knowledge."""
     path = config or discover.config_file(env)
     # the fast path has used recall.server already; "off" would not parse as a URL setting
     env = {k: v for k, v in env.items() if k != "BRIEFD_RECALL__SERVER"}
     settings = load_settings(Path(path) if path else None, env=env, overrides={"db": db})
-    if db or "BRIEFD_DB" in env or settings.db != Settings().db:
+    named = discover.read_config(path, env).get("db")  # `db: .briefd/briefd.db` names it too
+    if db or "BRIEFD_DB" in env or named or settings.db != Settings().db:
         return settings
     return with_overrides(settings, {"db": discover.local_db(env)})
 
