@@ -4,6 +4,8 @@ spawning the real command (both protocol eras), with its calls logged like the H
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -18,6 +20,7 @@ from typer.testing import CliRunner
 from briefd.api import Briefd
 from briefd.cli.main import app
 from briefd.settings import Settings
+from tests.ports import free_port
 from tests.service.conftest import service_settings_for
 from tests.service.test_mcp import ALL_TOOLS, MODES, READ_ONLY
 from tests.service.test_mcp import run as run_http
@@ -162,3 +165,27 @@ def test_init_transport_mistakes_say_what_to_do(
     assert done.exit_code == 1
     assert message in done.output
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("command", ["mcp", "serve"])
+def test_a_broken_index_served_as_it_is_is_one_line(tmp_path: Path, command: str) -> None:
+    """`briefd mcp --no-index` (and `serve --no-index`) on a file that is no index: one line that
+    says to rebuild, exit 1, nothing on stdout (the protocol's), no traceback."""
+    db = tmp_path / "briefd.db"
+    db.write_bytes(b"not a database, " * 400)
+    extra = ["--port", str(free_port())] if command == "serve" else []
+    done = subprocess.run(
+        [sys.executable, "-m", "briefd", "--db", str(db), command, "--no-index", *extra],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "BRIEFD_EMBEDDINGS__ENABLED": "false", "HOME": str(tmp_path)},
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"error: {db} is not a usable briefd index (file is not a database); rebuild it with "
+        "`briefd index --rebuild`\n"
+    )

@@ -153,6 +153,12 @@ def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
     embedder = create_embedder(settings)
     counted = CountingEmbedder(embedder, metrics) if embedder is not None else None
     api = Briefd(settings, embedder=counted)
+    if no_index:  # opened now: a broken index is one line here, not a traceback at start-up
+        try:
+            api.counters()
+        except BaseException:
+            api.close()
+            raise
     if settings.sync.remote and not no_index:  # a git URL: clone or fetch, then reindex
         from briefd.cli.sync import startup_sync
 
