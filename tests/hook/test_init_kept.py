@@ -5,7 +5,10 @@ stays stdio unless ``--transport`` says otherwise, and a recall hook the team's 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -63,16 +66,17 @@ def test_init_without_transport_keeps_every_stdio_entry(tmp_path: Path) -> None:
 
 
 def test_init_adding_a_client_keeps_a_hand_written_stdio_entry(tmp_path: Path) -> None:
-    spawned = {"command": "/opt/briefd/bin/briefd", "args": ["--db", "/kb/briefd.db", "mcp"]}
+    wrapper = tmp_path / "opt" / "briefd" / "bin" / "briefd"  # exists: a gone one is rewritten
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text("#!/bin/sh\n")
+    spawned = {"command": str(wrapper), "args": ["--db", "/kb/briefd.db", "mcp"]}
     codex_text = '[mcp_servers.briefd]\ncommand = "briefd"\nargs = ["mcp"]\n'
     mcp, codex = hand_written(tmp_path, {"type": "stdio", **spawned}, codex_text)
     before = mcp.read_text()
     output = init(tmp_path, "--client", "all", "--yes")
     assert mcp.read_text() == before
     assert codex.read_text() == '[mcp_servers.briefd]\ncommand = "briefd"\nargs = ["mcp"]\n'
-    line = (
-        f"{mcp}: kept its briefd entry over stdio (/opt/briefd/bin/briefd --db /kb/briefd.db mcp)"
-    )
+    line = f"{mcp}: kept its briefd entry over stdio ({wrapper} --db /kb/briefd.db mcp)"
     assert line in output
     assert f"{codex}: kept its briefd entry over stdio (briefd mcp)" in output
     assert "pass --transport http to switch it" in output
@@ -175,3 +179,44 @@ def test_stdio_entries_name_the_projects_own_settings_or_index(
 def entries_of(project: Path) -> dict[str, Any]:
     entry: dict[str, Any] = json.loads((project / ".mcp.json").read_text())["mcpServers"]["briefd"]
     return entry
+
+
+def test_init_after_moving_the_venv_rewrites_stdio_entries_that_name_it(tmp_path: Path) -> None:
+    """Run again after the venv moved, init keeps the stdio entries stdio but points them at
+    this installation: a command path that no longer exists would leave the client without
+    briefd's tools. The user's other fields (env) stay. The real command in a subprocess."""
+    project = tmp_path / "project"
+    project.mkdir()
+
+    def run_init() -> str:
+        command = ["init", "--project", str(project), "--client", "all", "--yes"]
+        done = subprocess.run(
+            [sys.executable, "-m", "briefd", *command],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "c")},
+            timeout=60,
+            check=True,
+        )
+        return done.stdout
+
+    init(project, "--client", "all", "--yes", "--transport", "stdio")
+    now = entries(project)[".mcp.json"]["command"]
+    assert isinstance(now, str) and Path(now).is_file()
+    gone = str(tmp_path / "old-venv" / "bin" / "briefd")
+    for path in MCP_FILES:
+        file = project / path
+        text = file.read_text().replace(now, gone)
+        if path == ".mcp.json":
+            data = json.loads(text)
+            data["mcpServers"]["briefd"]["env"] = {"MY_VAR": "1"}
+            text = json.dumps(data)
+        file.write_text(text)
+    output = run_init()
+    assert "kept its briefd entry" not in output
+    for path, entry in entries(project).items():
+        assert (entry["command"], entry["args"][-1], "url" in entry) == (now, "mcp", False), path
+    assert entries(project)[".mcp.json"]["env"] == {"MY_VAR": "1"}
+    # a command that exists (the user's own wrapper) is still kept as written
+    assert "kept its briefd entry over stdio" in run_init()

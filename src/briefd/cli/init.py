@@ -226,10 +226,11 @@ def _settled(
         wiring = replace(wiring, hook=hook_command(ctx.obj.db, recall_server(theirs.pop())))
         changes, kept = _changes(project, chosen, wiring)
     elif wiring.keep_stdio and any(entry.transport == "stdio" for _, entry in kept):
+        had = len(kept)
         server = _server(settings, ctx, project, "stdio", None)
         wiring = replace(wiring, server=server, hook=hook_command(ctx.obj.db, None))
-        changes, kept = _changes(project, chosen, wiring)
-        if len(kept) < len(chosen):  # a client had no entry
+        changes, kept = _changes(project, chosen, wiring)  # gone commands are rewritten
+        if had < len(chosen):  # a client had no entry
             console.print(_STDIO_FOLLOWED, markup=False)
     return wiring, changes, kept
 

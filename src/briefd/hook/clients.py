@@ -39,6 +39,7 @@ import shlex
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import tomlkit
 import tomlkit.exceptions
@@ -342,13 +343,24 @@ def kept_entry(
     old: object, new: Mapping[str, object], replace: bool, keep_stdio: bool
 ) -> Kept | None:
     """The user's entry when ``init`` leaves it as it is: one the client spawns (a
-    ``command``) when ``keep_stdio``, one at another URL than ``new``'s unless ``replace``."""
+    ``command``) when ``keep_stdio``, one at another URL than ``new``'s unless ``replace``.
+    A spawned entry whose command is a path that no longer exists (a moved or deleted venv) is
+    kept as stdio but not as written: a stdio ``new`` replaces its command."""
     if keep_stdio and isinstance(old, Mapping) and isinstance(old.get("command"), str):
+        if "command" in new and _gone(old["command"]):
+            return None
         args = old.get("args")
         words = [old["command"], *(args if isinstance(args, list) else [])]
         return Kept("stdio", shlex.join(str(word) for word in words))
     url = None if replace else foreign_url(old, new)
     return None if url is None else Kept("http", url)
+
+
+def _gone(command: str) -> bool:
+    """Whether a spawned server's command is a path that does not exist (a bare name is
+    looked up on the client's own PATH, which init cannot see)."""
+    path = Path(command)
+    return path.is_absolute() and not path.exists()
 
 
 def foreign_url(old: object, new: Mapping[str, object]) -> str | None:
