@@ -364,3 +364,17 @@ def test_usage_mistakes_are_one_line(indexed: Path, args: tuple[str, ...], messa
 def test_text_starting_with_a_dash_goes_after_the_double_dash(indexed: Path) -> None:
     result = briefd("search", "--json", "--", "-3DS soft decline retries", cwd=indexed)
     assert result.returncode == 0 and json.loads(result.stdout)["hits"]
+
+
+@pytest.mark.parametrize("empty", ["", ",", " , "])
+def test_an_empty_scopes_option_reads_the_default_scopes(indexed: Path, empty: str) -> None:
+    """As REST reads ``?scopes=``: not a search of no scope ("Nothing found … (none)")."""
+    plain = briefd("search", "refund window", "--json", cwd=indexed)
+    result = briefd("search", "refund window", "--scopes", empty, "--json", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["scopes"] == ["domain", "conventions"]
+    assert data["hits"] and data["hits"] == json.loads(plain.stdout)["hits"]
+    bundle = briefd("bundle", "refund window", "--scopes", empty, "--json", cwd=indexed)
+    assert bundle.returncode == 0, bundle.stderr
+    assert json.loads(bundle.stdout)["items"]

@@ -23,9 +23,10 @@ def register(app: typer.Typer) -> None:
 
 
 def split_scopes(scopes: list[str] | None) -> tuple[str, ...] | None:
-    if not scopes:
-        return None
-    return tuple(s.strip() for item in scopes for s in item.split(",") if s.strip())
+    """Repeated and/or comma-separated values; None when none is left (``--scopes ""``: the
+    default scopes, as REST reads ``?scopes=``, never a search of no scope at all)."""
+    items = tuple(s.strip() for item in scopes or () for s in item.split(",") if s.strip())
+    return items or None
 
 
 def search_command(
