@@ -375,3 +375,30 @@ def test_coverage_is_the_share_of_query_words_a_section_holds(
     assert coverage.share(rows["domain/b.md"]) == pytest.approx(2 / 3)  # "Sipariş", "iptal"
     assert coverage.share(rows["domain/c.md"]) == 0.0
     assert coverage.share(10**9) == 0.0  # a chunk the index does not know
+
+
+def test_explain_names_the_prefix_forms_a_turkish_query_also_matched(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """--explain showed only the words as typed ("the same bm25 as this query") while hits
+    came from their prefix forms: a section holding none of the typed words was unexplained."""
+    with Briefd(settings, embedder=None) as api:
+        api.index(EXAMPLE_TR)
+        request = SearchRequest(
+            "komisyonlarının iadesi", scopes=("all",), mode="bm25", explain=True, related=0
+        )
+        result = api.search(request)
+    assert any(
+        "komisyonlarının" not in h.content.lower() and "komisyon" in h.content.lower()
+        for h in result.hits
+    )
+    assert result.sql[-1].endswith(
+        "\n-- plus, from the postings only, prefix forms: komis* (bm25 × 0.33), "
+        "iades* (bm25 × 0.83); a prefix counts at the share of the typed word it keeps, "
+        "and never adds to the word itself"
+    )
+    assert "prefix" not in result.sql[0]  # the all-terms list takes the words as typed
+    with Briefd(replace(settings, db=tmp_path / "en.db"), embedder=None) as api:
+        api.index(EXAMPLE)
+        english = api.search(SearchRequest("refunds pending", mode="bm25", explain=True))
+    assert not any("prefix" in sql for sql in english.sql)

@@ -35,6 +35,7 @@ class Candidates:
     # the share of the any-term query's words each chunk holds (from the postings; None: FTS5)
     coverage: bm25.Coverage | None = None
     reads: bm25.Reads | None = None  # what the lexical lists read (the gate's counts reuse it)
+    prefixes: tuple[bm25.Word, ...] = ()  # prefix forms the any-term list scored (--explain)
 
     def keys(self) -> list[int]:
         """Every candidate once, in order of first appearance (all-terms, any-term, vector)."""
@@ -227,11 +228,12 @@ def _lexical(
             found.lists[ANY_TERM], found.coverage = bm25.with_coverage(
                 conn, index, any_groups, weights, depth, within, False, reads
             )
+            found.prefixes = tuple(w for group in any_groups for w in group if w.prefix)
     except bm25.StalePostings:
         if lexicon is not None:
             lexicon.invalidate()
         found.lists.clear()
-        found.coverage, found.reads = None, None
+        found.coverage, found.reads, found.prefixes = None, None, ()
         _lexical(conn, found, plan, mode, scopes, settings, depth, every, None)
         return
     found.postings = True

@@ -104,7 +104,7 @@ def search(
         hits=tuple(hits),
         ranking_version=RANKING_VERSION,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
-        sql=_explain_sql(plan, scopes, every, settings, found.postings) if request.explain else (),
+        sql=_explain_sql(plan, scopes, every, settings, found) if request.explain else (),
         gate=gate.decision if gate is not None else "off",
         gate_reasons=gate.reasons if gate is not None else (),
         embedding_model=semantic.embedder.model_id if semantic and mode != "bm25" else None,
@@ -261,18 +261,26 @@ def _explain_sql(
     scopes: Sequence[str],
     every: bool,
     settings: SearchSettings,
-    postings: bool,
+    found: Candidates,
 ) -> tuple[str, ...]:
-    """The FTS5 queries, or for a postings answer the FTS5 queries it equals."""
+    """The FTS5 queries, or for a postings answer the FTS5 queries it equals; the any-term
+    one (the last) names the prefix forms the postings also scored, which FTS5 has not."""
     if plan is None:
         return ()
     weights = FieldWeights(settings.title_weight, settings.heading_weight, settings.body_weight)
     matches = [m for m in (plan.all_terms, plan.any_term) if m]
     scoped = "" if every else f"\n-- then kept if the chunk's scope is in {list(scopes)}"
-    source = (
-        "\n-- scored from briefd's BM25 postings: the same bm25 as this query" if postings else ""
-    )
-    return tuple(f"{search_sql(weights)}\n-- MATCH {m}{scoped}{source}" for m in matches)
+    source = ""
+    if found.postings:
+        source = "\n-- scored from briefd's BM25 postings: the same bm25 as this query"
+    sql = [f"{search_sql(weights)}\n-- MATCH {m}{scoped}{source}" for m in matches]
+    if found.prefixes and sql:
+        forms = ", ".join(f"{w.text} (bm25 × {w.weight:.2f})" for w in found.prefixes)
+        sql[-1] += (
+            f"\n-- plus, from the postings only, prefix forms: {forms}; a prefix counts at the "
+            "share of the typed word it keeps, and never adds to the word itself"
+        )
+    return tuple(sql)
 
 
 def hydrate(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:
