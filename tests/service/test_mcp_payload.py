@@ -196,6 +196,32 @@ def test_a_budget_too_small_says_so_in_the_mcp_text(service_api: Briefd) -> None
     assert count_tokens(stringify(result.structured_content)) <= 150
 
 
+def test_the_smallest_budgets_bound_the_answer_warning_included(service_api: Briefd) -> None:
+    """From the least max_tokens accepted up, an answer that fits no section stays within its
+    budget and its ``tokens``, the warning that says so included."""
+    tasks = ("how do we retry declined card payments", "partial refunds pending refundable")
+    calls = [(task, budget) for task in tasks for budget in range(100, 210, 10)]
+
+    async def body(client: Client) -> list[tuple[str, int, Any]]:
+        found = []
+        for task, budget in calls:
+            arguments = {"task_description": task, "max_tokens": budget}
+            found.append((task, budget, await client.call_tool("compile_bundle", arguments)))
+        return found
+
+    with serving(create_app(service_api, service_config())) as base:
+        answers = run(base + "/mcp", "auto", body)
+    warned = 0
+    for task, budget, result in answers:
+        structured = result.structured_content
+        size = count_tokens(stringify(structured))
+        assert size <= min(budget, structured["tokens"]), (task, budget, size, structured)
+        if not structured["items"]:
+            warned += 1
+            assert structured["warnings"][0].startswith(f"max_tokens {budget} fits no section")
+    assert warned >= len(tasks) * 5
+
+
 def test_modes_verbose_and_document_context_over_mcp(service_api: Briefd) -> None:
     task = "how do partial refunds work"
 

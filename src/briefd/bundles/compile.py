@@ -23,7 +23,7 @@ from briefd.bundles.cache import (
 )
 from briefd.bundles.collect import Ask, collect, retrieval_query
 from briefd.bundles.governed import unrequested
-from briefd.bundles.measure import envelope_tokens, measure
+from briefd.bundles.measure import envelope_tokens, measure, warnings_tokens
 from briefd.bundles.model import (
     MAX_HARD_LIMIT,
     MAX_TOKENS,
@@ -136,7 +136,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         else:
             bundle = replace(bundle, cached=True)
         warned = request_warnings(conn, request.scopes, engine.settings.default_scopes)
-        warned += too_small(bundle)
+        warned += too_small(bundle, warned)
         base = _base(conn, engine, request.base, key) if request.base else None
         held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)
     if fresh and not live:  # a live issue's text is never stored
@@ -145,7 +145,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         _remember(engine, key, bundle)
     if engine.shared is not None:  # what it holds, never a live issue's text
         bundle = _share(engine, engine.shared, key, bundle)
-    bundle = replace(bundle, warnings=warned) if warned else bundle
+    bundle = with_warnings(bundle, warned)
     if request.base is None:
         return bundle
     if base is None:
@@ -268,16 +268,35 @@ def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: s
     raise QueryError(no_terms_message(query))
 
 
-def too_small(bundle: Bundle) -> tuple[str, ...]:
+def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
     """An empty bundle whose sections matched but did not fit says so: it would read as
-    "nothing matched" (the answer's envelope alone takes ~75 tokens of the budget)."""
+    "nothing matched" (the answer's envelope alone takes ~75 tokens of the budget). The
+    warning names what the best section needs when that fits the budget beside ``warned``;
+    a shorter one says the same where it does not."""
     if bundle.items or bundle.delta is not None:
         return ()
     misses = [e.reason for e in bundle.diagnostics.exclusions if e.reason.startswith(NO_ROOM)]
     if not misses:
         return ()
+    budget = bundle.diagnostics.budget
+    room = budget - bundle.diagnostics.tokens - warnings_tokens(warned)
     best = misses[0].removeprefix(NO_ROOM)
-    return (f"max_tokens {bundle.diagnostics.budget} fits no section (the best {best}); raise it",)
+    full = f"max_tokens {budget} fits no section (the best {best}); raise it"
+    if warnings_tokens((*warned, full)) - warnings_tokens(warned) <= room:
+        return (full,)
+    return (f"max_tokens {budget} fits no section; raise it",)
+
+
+def with_warnings(bundle: Bundle, warned: tuple[str, ...]) -> Bundle:
+    """``bundle`` answered with ``warned``, whose tokens its ``tokens`` counts (B6): the
+    answer a client receives is what the figure bounds."""
+    if not warned:
+        return bundle
+    d = bundle.diagnostics
+    tokens = d.tokens + warnings_tokens(warned)
+    exceeded = max(tokens - d.hard_limit, 0)
+    counted = replace(d, tokens=tokens, budget_exceeded=exceeded > 0, overage=exceeded)
+    return replace(bundle, warnings=warned, diagnostics=counted)
 
 
 def with_drift(conn: sqlite3.Connection, candidates: Sequence[Candidate]) -> list[Candidate]:

@@ -92,6 +92,11 @@ def envelope_tokens(
     return count(compact(out)) + ID_TOKENS
 
 
+def warnings_tokens(warnings: tuple[str, ...], count: Counter = count_tokens) -> int:
+    """What an answer's ``warnings`` add to it (the key, the list and a comma; none without)."""
+    return count(compact({"warnings": list(warnings)})) if warnings else 0
+
+
 def _escaped(text: str) -> str:
     """``text`` as it is inside a JSON string."""
     return json.dumps(text, ensure_ascii=False)[1:-1]

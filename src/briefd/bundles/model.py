@@ -117,8 +117,9 @@ class Exclusion:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostics:
-    """How a bundle was made. ``tokens`` counts the sections as the mode delivers them (the
-    assembled Markdown block, or a package's items as compact JSON); it exceeds the budget only
+    """How a bundle was made. ``tokens`` counts the answer as a client receives it: the
+    sections as the mode delivers them (the assembled Markdown block, or a package's items as
+    compact JSON), the envelope around them and the warnings; it exceeds the budget only
     when mandatory content does, and ``overage`` is what it has over the hard limit (then
     ``budget_exceeded``)."""
 
