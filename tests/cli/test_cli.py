@@ -96,6 +96,43 @@ def test_a_folder_given_as_the_index_says_to_name_the_file(tmp_path: Path) -> No
         ), (args, result.stderr)
 
 
+def test_an_empty_index_file_is_no_index_and_stays_empty(tmp_path: Path) -> None:
+    """``touch briefd.db`` (or a copy cut short): read as no index, by the hook too, and no
+    reader writes a schema into it, which would make it read as a built index with nothing in
+    it; ``briefd index`` then builds into it."""
+    (tmp_path / "briefd.db").touch()
+    said = (
+        "the index file briefd.db is empty (0 bytes): nothing was indexed into it; build it "
+        "with `briefd index --source DIR`\n"
+    )
+    env = {"BRIEFD_DB": "briefd.db"}
+    for args in (("search", "retry"), ("scopes",), ("bundle", "retry declined cards")):
+        result = briefd(*args, cwd=tmp_path, env=env)
+        assert (result.returncode, result.stderr) == (1, "error: " + said), args
+    hook = json.dumps({"prompt": "how do we retry declined card payments", "session_id": "s"})
+    result = subprocess.run(
+        [sys.executable, "-m", "briefd", "recall", "--no-server"],
+        cwd=tmp_path,
+        env={**os.environ, **env},
+        input=hook,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == "briefd recall: " + said
+    assert (tmp_path / "briefd.db").stat().st_size == 0
+    (tmp_path / "nothing").mkdir()  # a run that finds no document leaves an empty index
+    assert briefd("index", "--source", "nothing", cwd=tmp_path, env=env).returncode == 1
+    result = briefd("search", "retry", cwd=tmp_path, env=env)
+    assert result.stdout == (
+        "Nothing found: the index has no documents; build it with `briefd index --source DIR`.\n"
+    )
+    assert briefd("index", "--source", str(EXAMPLE), cwd=tmp_path, env=env).returncode == 0
+    result = briefd("search", "retry declined", cwd=tmp_path, env=env)
+    assert result.returncode == 0 and "domain/retry-policy.md" in result.stdout
+
+
 def test_unknown_scope_is_one_line_error(indexed: Path) -> None:
     result = briefd("search", "retry", "--scopes", "projects/nope", cwd=indexed)
     assert result.returncode == 1

@@ -101,7 +101,9 @@ def print_result(result: SearchResult, explain: bool) -> None:
         why = (
             "the query looks unrelated to this knowledge (relevance gate)"
             if result.gate == "empty"
-            else f"no matches in scopes {', '.join(result.scopes) or '(none)'}"
+            else f"no matches in scopes {', '.join(result.scopes)}"
+            if result.scopes
+            else "the index has no documents; build it with `briefd index --source DIR`"
         )
         console.print(f"Nothing found: {why}.", markup=False)
         return

@@ -89,6 +89,11 @@ class Store:
             raise IndexNotFoundError(
                 f"no index at {path}; build one with `briefd index --source DIR`"
             )
+        if not create and _never_written(path):  # `touch briefd.db`: read as no index, and
+            raise IndexNotFoundError(  # left empty (no schema written by a reader)
+                f"the index file {path} is empty (0 bytes): nothing was indexed into it; "
+                "build it with `briefd index --source DIR`"
+            )
         if path.is_dir():
             raise StoreError(
                 f"the index path {path} is a folder; give the index file's path (--db, "
@@ -290,6 +295,21 @@ class Store:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
+
+
+def _never_written(path: Path) -> bool:
+    """An index file of 0 bytes with no write-ahead log beside it holding anything."""
+    try:
+        return path.stat().st_size == 0 and _size(Path(f"{path}-wal")) == 0
+    except OSError:
+        return False
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
