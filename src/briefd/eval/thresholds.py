@@ -38,6 +38,7 @@ from briefd.eval.metrics import METRICS
 from briefd.eval.trust import TrustFigures
 
 MODES = ("bm25", "vector", "hybrid")
+RECALL_MODES = ("bm25", "hybrid")
 RECALL_MINIMUMS = ("recall@5",)
 RECALL_MAXIMUMS = ("noise_share", "noise_tokens")
 
@@ -75,49 +76,92 @@ def load_gates(path: Path) -> list[Gate]:
     return [_gate(path, base, item) for item in data["sets"]]
 
 
+SET_KEYS = ("name", "queries", "dataset", "min", "slow", "trust", "subsets", "fold", "recall")
+
+
 def _gate(path: Path, base: Path, item: Any) -> Gate:
     if not isinstance(item, dict) or "name" not in item or "min" not in item:
         raise EvalError(f"{path}: every set needs 'name', 'min' and 'queries' or 'dataset'")
     name = str(item["name"])
-    queries = base / item["queries"] if "queries" in item else None
-    dataset = base / item["dataset"] if "dataset" in item else None
+    where = f"{path}: set '{name}'"
+    unknown = [str(key) for key in item if key not in SET_KEYS]
+    if unknown:
+        raise EvalError(f"{where}: unknown key '{unknown[0]}'; a set takes {', '.join(SET_KEYS)}")
+    queries = _place(where, base, item, "queries")
+    dataset = _place(where, base, item, "dataset")
     if (queries is None) == (dataset is None):
-        raise EvalError(f"{path}: set '{name}' needs exactly one of 'queries' or 'dataset'")
-    minimums: dict[str, dict[str, float]] = {}
-    for mode, metrics in dict(item["min"]).items():
-        if mode not in MODES:
-            raise EvalError(f"{path}: set '{name}': mode must be one of {', '.join(MODES)}")
-        for metric, value in dict(metrics).items():
-            if metric not in METRICS:
-                raise EvalError(f"{path}: set '{name}': metric must be one of {', '.join(METRICS)}")
-            minimums.setdefault(mode, {})[metric] = float(value)
+        raise EvalError(f"{where} needs exactly one of 'queries' or 'dataset'")
     fold = item.get("fold")
     if fold not in (None, "turkish"):
-        raise EvalError(f"{path}: set '{name}': fold must be 'turkish'")
+        raise EvalError(f"{where}: fold must be 'turkish'")
     return Gate(
         name,
         queries,
         dataset,
-        minimums,
-        bool(item.get("slow", False)),
-        _trust(path, name, item.get("trust")),
-        tuple(int(size) for size in item.get("subsets") or ()),
+        _limits(where, "min", item["min"], MODES, METRICS),
+        _flag(where, item.get("slow", False)),
+        _trust(where, item.get("trust")),
+        _subsets(where, item.get("subsets")),
         fold == "turkish",
-        _recall_limits(path, name, item.get("recall") or {}),
+        _limits(
+            where,
+            "recall",
+            item.get("recall") or {},
+            RECALL_MODES,
+            RECALL_MINIMUMS + RECALL_MAXIMUMS,
+        ),
     )
 
 
-def _recall_limits(path: Path, name: str, given: Any) -> dict[str, dict[str, float]]:
+def _place(where: str, base: Path, item: dict[Any, Any], key: str) -> Path | None:
+    """The set's ``queries`` file or ``dataset`` folder, relative to ``base``."""
+    if key not in item:
+        return None
+    value = item[key]
+    if not isinstance(value, str) or not value:
+        raise EvalError(f"{where}: {key} must be one path, got {value!r}")
+    return base / value
+
+
+def _limits(
+    where: str, key: str, given: Any, modes: tuple[str, ...], metrics: tuple[str, ...]
+) -> dict[str, dict[str, float]]:
+    """``{mode: {metric: number}}`` of a set's ``min`` or ``recall``, every part checked."""
+    form = f"{key} must map modes to metrics, e.g. {key}: {{{modes[0]}: {{{metrics[0]}: 0.8}}}}"
+    if not isinstance(given, dict):
+        raise EvalError(f"{where}: {form}")
     limits: dict[str, dict[str, float]] = {}
-    for mode, metrics in dict(given).items():
-        if mode not in ("bm25", "hybrid"):
-            raise EvalError(f"{path}: set '{name}': recall mode must be bm25 or hybrid")
-        for metric, value in dict(metrics).items():
-            if metric not in (*RECALL_MINIMUMS, *RECALL_MAXIMUMS):
-                known = ", ".join((*RECALL_MINIMUMS, *RECALL_MAXIMUMS))
-                raise EvalError(f"{path}: set '{name}': recall metric must be one of {known}")
-            limits.setdefault(mode, {})[metric] = float(value)
+    for mode, values in given.items():
+        if mode not in modes:
+            raise EvalError(f"{where}: {key} mode must be one of {', '.join(modes)}, got {mode!r}")
+        if not isinstance(values, dict):
+            raise EvalError(f"{where}: {form}")
+        for metric, value in values.items():
+            if metric not in metrics:
+                raise EvalError(f"{where}: {key} metric must be one of {', '.join(metrics)}")
+            limits.setdefault(mode, {})[metric] = _number(where, f"{key}.{mode}.{metric}", value)
     return limits
+
+
+def _number(where: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise EvalError(f"{where}: {key} must be a number, got {value!r}")
+    return float(value)
+
+
+def _flag(where: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise EvalError(f"{where}: slow must be true or false, got {value!r}")
+    return value
+
+
+def _subsets(where: str, value: Any) -> tuple[int, ...]:
+    sizes = value or []
+    if not isinstance(sizes, list) or not all(
+        isinstance(size, int) and not isinstance(size, bool) and size > 0 for size in sizes
+    ):
+        raise EvalError(f"{where}: subsets must be a list of document counts, e.g. [8, 30]")
+    return tuple(sizes)
 
 
 def recall_shortfalls(gate: Gate, mode: str, figures: dict[str, float]) -> list[str]:
@@ -132,13 +176,13 @@ def recall_shortfalls(gate: Gate, mode: str, figures: dict[str, float]) -> list[
     return out
 
 
-def _trust(path: Path, name: str, item: Any) -> TrustLimits | None:
+def _trust(where: str, item: Any) -> TrustLimits | None:
     if item is None:
         return None
     known = set(TrustLimits.__dataclass_fields__)
     if not isinstance(item, dict) or not set(item) <= known:
-        raise EvalError(f"{path}: set '{name}': trust takes {', '.join(sorted(known))}")
-    return TrustLimits(**{key: float(value) for key, value in item.items()})
+        raise EvalError(f"{where}: trust takes {', '.join(sorted(known))}")
+    return TrustLimits(**{key: _number(where, f"trust.{key}", v) for key, v in item.items()})
 
 
 def shortfalls(gate: Gate, mode: str, overall: dict[str, float]) -> list[str]:

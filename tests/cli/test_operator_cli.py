@@ -1,0 +1,36 @@
+"""The operator commands as a user runs them on their own files: ``briefd eval``, ``tune``,
+``version``, ``scopes`` — exit codes, exact one-line errors, JSON shapes (real processes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import briefd
+
+GOOD_SET = "sets:\n  - name: mine\n    queries: q.yaml\n    min: {bm25: {recall@5: 0.5}}\n"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("min: {bm25: {recall@5: 0.5}}", "min: 0.5"), "min must map modes to metrics, e.g. min:"),
+        (("{recall@5: 0.5}", "0.5"), "min must map modes to metrics"),
+        (("0.5}}", "high}}"), "min.bm25.recall@5 must be a number, got 'high'"),
+        (("queries: q.yaml", "queries: [q.yaml]"), "queries must be one path, got ['q.yaml']"),
+        (("min:", "subsets: [a]\n    min:"), "subsets must be a list of document counts"),
+        (("min:", "trust: {max_emptied: x}\n    min:"), "trust.max_emptied must be a number"),
+        (("min:", "recall: 3\n    min:"), "recall must map modes to metrics"),
+        (("min:", "mins: 3\n    min:"), "unknown key 'mins'; a set takes name, queries, dataset"),
+    ],
+)
+def test_a_malformed_thresholds_file_is_one_line_naming_the_set(
+    tmp_path: Path, change: tuple[str, str], message: str
+) -> None:
+    (tmp_path / "gate.yaml").write_text(GOOD_SET.replace(*change), encoding="utf-8")
+    result = briefd("eval", "--check", "gate.yaml", cwd=tmp_path)
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: gate.yaml: set 'mine': "), result.stderr
+    assert message in result.stderr and result.stderr.count("\n") == 1
