@@ -34,3 +34,22 @@ def test_a_malformed_thresholds_file_is_one_line_naming_the_set(
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith("error: gate.yaml: set 'mine': "), result.stderr
     assert message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_paths_under_home_in_the_settings_file_are_the_users_not_the_files(
+    tmp_path: Path,
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / "kb" / "domain").mkdir(parents=True)
+    (home / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 30 days.\n")
+    user_config = home / ".config" / "briefd" / "briefd.yaml"  # the user's own settings
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text("source: ~/kb\ndb: ~/index/briefd.db\n")
+    project.mkdir()
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    result = briefd("index", "--json", cwd=project, env=env)
+    assert result.returncode == 0, result.stderr
+    assert (home / "index" / "briefd.db").is_file()
+    assert not (user_config.parent / "~").exists()
+    scopes = briefd("scopes", cwd=project, env=env)
+    assert scopes.returncode == 0 and "domain" in scopes.stdout, scopes.stderr

@@ -110,7 +110,7 @@ def locate(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
     value = lines[0][3:].split(" #", 1)[0].strip()
     if not value or value[0] in "'\"[{&*!|>%@`":
         return None
-    return os.path.join(os.path.dirname(config), value)
+    return os.path.join(os.path.dirname(config), os.path.expanduser(value))
 
 
 def stamp_path(db: str) -> str:

@@ -86,7 +86,7 @@ def relative_paths(data: dict[str, Any], base: Path) -> None:
         if (
             isinstance(value, str)
             and value
-            and not Path(value).is_absolute()
+            and not Path(value).expanduser().is_absolute()  # ~/kb is the user's, not the file's
             and not is_git_url(value)
         ):
             section[key] = str(base / value)
