@@ -53,3 +53,21 @@ def test_paths_under_home_in_the_settings_file_are_the_users_not_the_files(
     assert not (user_config.parent / "~").exists()
     scopes = briefd("scopes", cwd=project, env=env)
     assert scopes.returncode == 0 and "domain" in scopes.stdout, scopes.stderr
+
+
+@pytest.mark.parametrize(
+    "thresholds",
+    [
+        "sets: []\n",
+        "sets:\n  - name: public\n    dataset: gone\n    min: {bm25: {recall@5: 0.5}}\n",
+    ],
+)
+def test_an_eval_gate_that_checked_nothing_does_not_pass(tmp_path: Path, thresholds: str) -> None:
+    (tmp_path / "gate.yaml").write_text(thresholds, encoding="utf-8")
+    result = briefd("eval", "--check", "gate.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "eval gate passed" not in result.stdout
+    assert "trust" not in result.stdout  # no set with trust limits ran: no empty table
+    assert result.stderr == (
+        "error: no set of gate.yaml was checked; list a set whose queries or dataset exist\n"
+    )

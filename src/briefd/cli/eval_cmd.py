@@ -192,6 +192,8 @@ def _check(
             print_calibration(trust)
     if failures:
         fail("below the eval gate: " + "; ".join(failures))
+    if not reports:  # every set skipped, or none listed: a gate that checked nothing
+        fail(f"no set of {path} was checked; list a set whose queries or dataset exist")
     say.print("eval gate passed", markup=False)
 
 

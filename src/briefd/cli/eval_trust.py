@@ -115,6 +115,8 @@ def print_calibration(found: list[TrustFigures]) -> None:
 
 
 def print_trust(found: list[TrustFigures]) -> None:
+    if not found:  # no set with trust limits ran: no empty table
+        return
     table = Table(title="briefd eval: trust (hybrid)")
     columns = (
         "set",
