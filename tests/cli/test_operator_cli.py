@@ -71,3 +71,22 @@ def test_an_eval_gate_that_checked_nothing_does_not_pass(tmp_path: Path, thresho
     assert result.stderr == (
         "error: no set of gate.yaml was checked; list a set whose queries or dataset exist\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("tune",), "pass exactly one of --queries FILE or --dataset DIR; see `briefd tune -h`"),
+        (("tune", "--queries", "q.yaml", "--dataset", "d"), "pass exactly one of --queries"),
+        (("tune", "--queries", "q.yaml", "--objective", "recall"), "'recall'; use hit_rate or mrr"),
+        (("tune", "--queries", "q.yaml", "--trials", "0"), "Invalid value for '--trials'"),
+        (("eval",), "no query set given; pass --queries FILE or --dataset DIR; see `briefd eval"),
+    ],
+)
+def test_usage_errors_of_eval_and_tune_exit_2(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    result = briefd(*args, cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert message in result.stderr

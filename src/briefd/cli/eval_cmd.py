@@ -9,7 +9,7 @@ from typing import Literal
 import typer
 from rich.console import Console
 from rich.table import Table
-from typer._click.exceptions import BadParameter  # typer's own click (pinned)
+from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
 
 from briefd.api import Briefd
 from briefd.cli.eval_trust import (
@@ -81,7 +81,7 @@ def eval_command(
         if not golden and not dataset:
             golden = [Path(p) for p in DEFAULT_GOLDEN if Path(p).is_file()]
             if not golden:
-                raise EvalError("no query set given; pass --queries FILE or --dataset DIR")
+                raise UsageError("no query set given; pass --queries FILE or --dataset DIR", ctx)
         for path in golden:
             reports += _golden_reports(settings, path, source, modes, recall)
         for folder in dataset or []:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
 
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import EvalError
@@ -25,7 +26,7 @@ def tune_command(
     source: Path | None = typer.Option(None, "--source", help="Knowledge dir for --queries."),
     dataset: Path | None = typer.Option(None, "--dataset", help="BEIR dataset folder."),
     objective: str = typer.Option("hit_rate", "--objective", help="hit_rate or mrr."),
-    trials: int = typer.Option(50, "--trials", help="Random configurations to try."),
+    trials: int = typer.Option(50, "--trials", min=1, help="Random configurations to try."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same trials)."),
     output: Path = typer.Option(Path("best.json"), "--output", help="Where to write the result."),
     json_output: bool = typer.Option(
@@ -34,13 +35,11 @@ def tune_command(
 ) -> None:
     """Tune fusion weights, field weights, candidate depth and gate margins on an eval set
     (hybrid search; nothing is re-embedded), reporting a tune fold and a holdout fold."""
+    if objective not in ("hit_rate", "mrr"):  # usage errors: exit 2, like click's own
+        raise BadParameter(f"'{objective}'; use hit_rate or mrr", param_hint="'--objective'")
+    if (queries is None) == (dataset is None):
+        raise UsageError("pass exactly one of --queries FILE or --dataset DIR", ctx)
     with reported_errors():
-        if objective not in ("hit_rate", "mrr"):
-            raise EvalError(f"unknown --objective '{objective}'; use hit_rate or mrr")
-        if (queries is None) == (dataset is None):
-            raise EvalError("pass exactly one of --queries FILE or --dataset DIR")
-        if trials < 1:
-            raise EvalError("--trials must be at least 1")
         _check_output(output)
         settings = ctx.obj.settings()
         if queries is not None:
