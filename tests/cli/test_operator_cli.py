@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from briefd.__about__ import __version__
+from briefd.store.migrations import SCHEMA_VERSION
 from tests.cli.test_cli import briefd
 
 GOOD_SET = "sets:\n  - name: mine\n    queries: q.yaml\n    min: {bm25: {recall@5: 0.5}}\n"
@@ -90,3 +94,20 @@ def test_usage_errors_of_eval_and_tune_exit_2(
     assert (result.returncode, result.stdout) == (2, ""), result.stderr
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     assert message in result.stderr
+
+
+def test_version_json_still_prints_the_versions_when_the_index_cannot_be_read(
+    tmp_path: Path,
+) -> None:
+    newer = tmp_path / "newer.db"
+    with sqlite3.connect(newer) as conn:  # an index written by a later briefd
+        conn.execute("CREATE TABLE documents (id INTEGER PRIMARY KEY)")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    result = briefd("--db", str(newer), "version", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert (info["briefd"], info["schema"]) == (__version__, SCHEMA_VERSION)
+    assert info["index_error"].startswith(f"index {newer} has schema {SCHEMA_VERSION + 1}, newer")
+    assert result.stderr == f"warning: {info['index_error']}\n"
+    fresh = briefd("version", "--json", cwd=tmp_path)  # no index yet: the versions alone
+    assert fresh.returncode == 0 and set(json.loads(fresh.stdout)) == {"briefd", "schema", "sqlite"}

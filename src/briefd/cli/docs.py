@@ -12,9 +12,11 @@ from rich.text import Text
 
 from briefd.__about__ import __version__
 from briefd.api import Briefd
-from briefd.cli.output import console, fail, print_json, reported_errors
+from briefd.cli.output import console, errors, fail, print_json, reported_errors
 from briefd.cli.search import split_scopes
+from briefd.errors import BriefdError
 from briefd.model import DocumentView, LinkFindings, ResolvedLink
+from briefd.settings import load_settings
 from briefd.store.migrations import SCHEMA_VERSION
 from briefd.store.scopes import default_scope_warnings
 from briefd.store.views import DocumentSummary
@@ -188,17 +190,26 @@ def version_command(
         "sqlite": sqlite3.sqlite_version,
     }
     if json_output:
-        with reported_errors():
-            settings = ctx.obj.settings()
-            if settings.db.exists():
-                with Briefd(settings, embedder=None) as api:
-                    info["gate_calibration"] = api.gate_calibration()
-        print_json(info)
+        print_json({**info, **_calibration(ctx)})
         return
     console.print(
         f"briefd {__version__} (index schema {SCHEMA_VERSION}, SQLite {sqlite3.sqlite_version})",
         markup=False,
     )
+
+
+def _calibration(ctx: typer.Context) -> dict[str, object]:
+    """The configured index's gate calibration, or why it cannot be read: the versions are
+    printed either way (an index of a newer schema is when they are asked for)."""
+    try:
+        settings = load_settings(ctx.obj.config, overrides={"db": ctx.obj.db})
+        if not settings.db.exists():
+            return {}
+        with Briefd(settings, embedder=None) as api:
+            return {"gate_calibration": api.gate_calibration()}
+    except (BriefdError, sqlite3.DatabaseError) as exc:
+        errors.print(f"warning: {exc}", markup=False, soft_wrap=True)
+        return {"index_error": str(exc)}
 
 
 def listing(found: Sequence[DocumentSummary], width: int | None) -> list[str]:
