@@ -111,3 +111,19 @@ def test_version_json_still_prints_the_versions_when_the_index_cannot_be_read(
     assert result.stderr == f"warning: {info['index_error']}\n"
     fresh = briefd("version", "--json", cwd=tmp_path)  # no index yet: the versions alone
     assert fresh.returncode == 0 and set(json.loads(fresh.stdout)) == {"briefd", "schema", "sqlite"}
+
+
+def test_a_section_left_empty_in_the_settings_file_is_its_defaults(tmp_path: Path) -> None:
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    for name in ("refunds", "refund-fees"):
+        (tmp_path / "kb" / "domain" / f"{name}.md").write_text(f"# {name}\n\nA refund rule.\n")
+    (tmp_path / "briefd.yaml").write_text(
+        "source: kb\nsearch:\n  # top_k: 3   (commented out while trying things)\nrecall:\n"
+    )
+    assert briefd("index", cwd=tmp_path).returncode == 0
+    result = briefd("search", "refund", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert len(json.loads(result.stdout)["hits"]) == 2
+    one = briefd("search", "refund", "--json", cwd=tmp_path, env={"BRIEFD_SEARCH__TOP_K": "1"})
+    assert one.returncode == 0, one.stderr
+    assert len(json.loads(one.stdout)["hits"]) == 1

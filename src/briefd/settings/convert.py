@@ -77,8 +77,8 @@ def _unknown_key(origin: str, prefix: str, key: str, known: list[str]) -> str:
 
 
 def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
-    if dataclasses.is_dataclass(hint):
-        return build(typing.cast(type, hint), value, key + ".", origin)
+    if dataclasses.is_dataclass(hint):  # a section left empty (``search:``) is its defaults
+        return build(typing.cast(type, hint), {} if value is None else value, key + ".", origin)
     args = typing.get_args(hint)
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         if bool in args and isinstance(value, bool):

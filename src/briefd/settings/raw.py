@@ -151,7 +151,9 @@ def set_dotted(data: dict[str, Any], dotted: str, value: Any, origin: str) -> No
     parts = dotted.split(".")
     node = data
     for part in parts[:-1]:
-        child = node.setdefault(part, {})
+        if node.get(part) is None:  # absent, or a section left empty in the file
+            node[part] = {}
+        child = node[part]
         if not isinstance(child, dict):
             raise ConfigError(f"{origin}: '{part}' is a section, not a value")
         node = child
