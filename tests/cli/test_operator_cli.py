@@ -127,3 +127,33 @@ def test_a_section_left_empty_in_the_settings_file_is_its_defaults(tmp_path: Pat
     one = briefd("search", "refund", "--json", cwd=tmp_path, env={"BRIEFD_SEARCH__TOP_K": "1"})
     assert one.returncode == 0, one.stderr
     assert len(json.loads(one.stdout)["hits"]) == 1
+
+
+CORPUS = '{"_id": "d1", "title": "Refunds", "text": "Refund within 30 days."}\n'
+QUERIES = '{"_id": "q1", "text": "refund window"}\n'
+QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"queries.jsonl": '{"_id": "q1", "query": "refund"}\n'}, "queries.jsonl:1: no 'text'"),
+        ({"corpus.jsonl": '{"id": "d1", "text": "x"}\n'}, "corpus.jsonl:1: no '_id'"),
+        ({"corpus.jsonl": '["d1"]\n'}, "corpus.jsonl:1: not a JSON object"),
+        ({"qrels.tsv": "\udcff\n"}, "qrels.tsv: not UTF-8 text; save it as UTF-8"),
+        ({"qrels.tsv": "q1 d1 1\n"}, "(tab-separated lines: query-id, corpus-id, score)"),
+    ],
+)
+def test_a_malformed_beir_dataset_is_one_line(
+    tmp_path: Path, files: dict[str, str], message: str
+) -> None:
+    data = tmp_path / "mine"
+    data.mkdir()
+    given = {"corpus.jsonl": CORPUS, "queries.jsonl": QUERIES, "qrels.tsv": QRELS, **files}
+    for name, text in given.items():
+        (data / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+    for command in ("eval", "tune"):
+        result = briefd(command, "--dataset", "mine", cwd=tmp_path)
+        assert "Traceback" not in result.stderr, command
+        assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+        assert result.stderr.startswith("error: mine") and message in result.stderr

@@ -136,38 +136,63 @@ def load_beir(path: Path) -> BeirSet:
         qrels_path = path / "qrels.tsv"
     if not qrels_path.is_file():
         raise EvalError(f"{path} has no qrels.tsv; a BEIR dataset needs its relevance labels")
-    corpus_bytes = (path / "corpus.jsonl").read_bytes()
+    corpus_bytes = _read_bytes(path / "corpus.jsonl")
     corpus = tuple(
         (str(r["_id"]), str(r.get("title") or ""), str(r.get("text") or ""))
-        for r in _jsonl(corpus_bytes.decode("utf-8"), path / "corpus.jsonl")
+        for r in _jsonl(corpus_bytes, path / "corpus.jsonl", ("_id",))
     )
     qrels = _qrels(qrels_path)
     queries = tuple(
         (str(r["_id"]), str(r["text"]), str(r.get("category") or "all"))
-        for r in _jsonl(
-            (path / "queries.jsonl").read_text(encoding="utf-8"), path / "queries.jsonl"
-        )
+        for r in _jsonl(_read_bytes(path / "queries.jsonl"), path / "queries.jsonl", _QUERY)
         if str(r["_id"]) in qrels
     )
     digest = hashlib.sha256(corpus_bytes).hexdigest()
     return BeirSet(path.name, path, corpus, queries, qrels, qrels_path.name, digest)
 
 
-def _jsonl(text: str, path: Path) -> list[dict[str, Any]]:
+_QUERY = ("_id", "text")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise EvalError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _jsonl(data: bytes, path: Path, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON Lines file, each holding ``keys``."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EvalError(f"{path}: not UTF-8 text; save it as UTF-8") from None
     rows = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
+            row = json.loads(line)
         except json.JSONDecodeError:
-            raise EvalError(f"{path}:{number}: not a JSON object") from None
+            row = None
+        if not isinstance(row, dict):
+            raise EvalError(f"{path}:{number}: not a JSON object")
+        missing = [key for key in keys if key not in row]
+        if missing:
+            raise EvalError(
+                f"{path}:{number}: no '{missing[0]}'; every line needs {', '.join(keys)}"
+            )
+        rows.append(row)
     return rows
 
 
 def _qrels(path: Path) -> dict[str, dict[str, float]]:
     qrels: dict[str, dict[str, float]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = _read_bytes(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise EvalError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+    for number, line in enumerate(text.splitlines(), 1):
         parts = line.split("\t")
         if number == 1 and parts[0] == "query-id":
             continue

@@ -139,7 +139,10 @@ def beir_cases(dataset: BeirSet) -> tuple[list[Case], UnitOf]:
         (qid, text, "all", dataset.qrels.get(qid, {})) for qid, text, _ in dataset.queries
     ]
     if not cases:
-        raise EvalError(f"{dataset.path}: no query has relevance labels in {dataset.qrels_file}")
+        raise EvalError(
+            f"{dataset.path}: no query of queries.jsonl has relevance labels in "
+            f"{dataset.qrels_file} (tab-separated lines: query-id, corpus-id, score)"
+        )
     return cases, lambda h: path_to_id.get(h[0], h[0])
 
 
