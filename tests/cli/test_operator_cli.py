@@ -157,3 +157,39 @@ def test_a_malformed_beir_dataset_is_one_line(
         assert "Traceback" not in result.stderr, command
         assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
         assert result.stderr.startswith("error: mine") and message in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("files", "args", "message"),
+    [
+        (
+            {"q.yaml": "queries: []\n"},
+            ("--queries", "q.yaml"),
+            "q.yaml: the 'queries:' list is empty",
+        ),
+        (
+            {
+                "q.yaml": "queries:\n  - {id: a, query: b, type: keyword, expected: [{path: p, heading: h}]}\n"
+            },
+            ("--queries", "q.yaml"),
+            "q.yaml names no knowledge source ('source:'); pass --source DIR",
+        ),
+        (
+            {"q.yaml": "\udcff\n"},
+            ("--queries", "q.yaml"),
+            "q.yaml: not UTF-8 text; save it as UTF-8",
+        ),
+        ({"gate.yaml": "\udcff\n"}, ("--check", "gate.yaml"), "gate.yaml: not UTF-8 text"),
+    ],
+)
+def test_a_users_query_or_thresholds_file_is_checked_in_one_line(
+    tmp_path: Path, files: dict[str, str], args: tuple[str, ...], message: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+    result = briefd("eval", *args, cwd=tmp_path)
+    assert "Traceback" not in result.stderr
+    assert (result.returncode, result.stdout) == (1, ""), result.stderr
+    assert result.stderr == f"error: {message}\n" or (
+        message in result.stderr and result.stderr.count("\n") == 1
+    ), result.stderr

@@ -49,6 +49,8 @@ def read_yaml(path: Path, what: str) -> Any:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise EvalError(f"cannot read {what} {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise EvalError(f"{path}: not UTF-8 text; save it as UTF-8") from None
     except yaml.YAMLError:
         raise EvalError(f"{path} is not valid YAML; fix its syntax") from None
 
@@ -69,6 +71,8 @@ def load_golden(path: Path) -> GoldenSet:
     data = read_yaml(path, "query file")
     if not isinstance(data, dict) or not isinstance(data.get("queries"), list):
         raise EvalError(f"{path}: expected a mapping with a 'queries:' list")
+    if not data["queries"]:  # scores of 0 over no query would read as a total miss
+        raise EvalError(f"{path}: the 'queries:' list is empty; add {{{', '.join(GOLDEN_KEYS)}}}")
     queries = tuple(_golden_query(path, i, item) for i, item in enumerate(data["queries"]))
     ids = [q.id for q in queries]
     duplicate = next((i for i in ids if ids.count(i) > 1), None)

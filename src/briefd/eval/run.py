@@ -86,8 +86,10 @@ def open_golden(settings: Settings, path: Path, source: Path | None) -> tuple[Br
     """The golden set and an API over its (cached, freshly indexed) eval index."""
     golden = load_golden(path)
     root = source or golden.source
-    if root is None or not root.is_dir():
-        raise EvalError(f"{path}: knowledge source {root} not found; pass --source DIR")
+    if root is None:
+        raise EvalError(f"{path} names no knowledge source ('source:'); pass --source DIR")
+    if not root.is_dir():
+        raise EvalError(f"{path}: knowledge source {root} is not a directory; pass --source DIR")
     api = Briefd(golden_index(settings, root))
     api.index()
     return api, golden

@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from briefd.errors import EvalError
+from briefd.eval.datasets import read_yaml
 from briefd.eval.metrics import METRICS
 from briefd.eval.trust import TrustFigures
 
@@ -64,12 +63,7 @@ class TrustLimits:
 
 
 def load_gates(path: Path) -> list[Gate]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise EvalError(f"cannot read thresholds file {path}: {exc.strerror}") from None
-    except yaml.YAMLError:
-        raise EvalError(f"{path} is not valid YAML; fix its syntax") from None
+    data = read_yaml(path, "thresholds file")
     if not isinstance(data, dict) or not isinstance(data.get("sets"), list):
         raise EvalError(f"{path}: expected a mapping with a 'sets:' list")
     base = path.resolve().parent.parent if path.parent.name == "eval" else Path.cwd()
