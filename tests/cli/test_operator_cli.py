@@ -193,3 +193,19 @@ def test_a_users_query_or_thresholds_file_is_checked_in_one_line(
     assert result.stderr == f"error: {message}\n" or (
         message in result.stderr and result.stderr.count("\n") == 1
     ), result.stderr
+
+
+def test_a_golden_query_that_cannot_be_searched_is_named(tmp_path: Path) -> None:
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    expected = "expected: [{path: domain/refunds.md, heading: Window}]"
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n"
+        f"  - {{id: ok, query: refund window, type: keyword, {expected}}}\n"
+        f"  - {{id: vague, query: what is it, type: paraphrase, {expected}}}\n"
+    )
+    result = briefd("eval", "--queries", "q.yaml", cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(
+        "error: query vague ('what is it') cannot be searched: the query has only common words"
+    ), result.stderr

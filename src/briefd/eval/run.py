@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from briefd.api import Briefd
-from briefd.errors import EvalError
+from briefd.errors import EvalError, QueryError
 from briefd.eval.datasets import (
     BeirSet,
     GoldenSet,
@@ -166,9 +166,13 @@ def _outcomes(
     if mode != "bm25" and api.semantic is not None:
         api.semantic.prime([query for _, query, _, _ in cases])
     found = []
-    for _, query, _, relevant in cases:
+    for qid, query, _, relevant in cases:
         request = SearchRequest(query, (ALL_SCOPES,), top_k=DEPTH, mode=mode, related=0)
-        ranked = dedupe([unit((h.doc_path, h.heading)) for h in api.search(request).hits])
+        try:
+            hits = api.search(request).hits
+        except QueryError as exc:  # which of hundreds of queries, or the set cannot be fixed
+            raise EvalError(f"query {qid} ({query!r}) cannot be searched: {exc}") from None
+        ranked = dedupe([unit((h.doc_path, h.heading)) for h in hits])
         found.append((score_ranking(ranked, relevant), ranked))
     return found
 
