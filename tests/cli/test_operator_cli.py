@@ -209,3 +209,22 @@ def test_a_golden_query_that_cannot_be_searched_is_named(tmp_path: Path) -> None
     assert result.stderr.startswith(
         "error: query vague ('what is it') cannot be searched: the query has only common words"
     ), result.stderr
+
+
+def test_a_tuned_file_and_a_settings_file_given_to_the_wrong_config_say_where_they_go(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "best.json").write_text('{"search": {"top_k": 2}, "tuned": {"trials": 5}}\n')
+    (tmp_path / "mine.yaml").write_text("source: kb\n")
+    tuned = briefd("--config", "best.json", "search", "refund", cwd=tmp_path)
+    assert tuned.returncode == 1
+    assert tuned.stderr == (
+        "error: best.json is a file from `briefd tune`; it goes after the command (`briefd "
+        "search --config best.json …`), while --config before it names the settings file\n"
+    )
+    settings = briefd("search", "--config", "mine.yaml", "refund", cwd=tmp_path)
+    assert settings.returncode == 1
+    assert settings.stderr == (
+        "error: mine.yaml: a tuned file holds 'search' and 'tuned', not 'source'; a settings "
+        "file goes before the command (`briefd --config mine.yaml search …`)\n"
+    )

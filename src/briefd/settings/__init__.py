@@ -460,6 +460,12 @@ def load_settings(
     origin = "settings"
     if path is not None:
         merged = read_file(path)
+        if "tuned" in merged:  # `briefd --config best.json search`: the two --config options
+            raise ConfigError(
+                f"{path} is a file from `briefd tune`; it goes after the command "
+                f"(`briefd search --config {path} …`), while --config before it names the "
+                "settings file"
+            )
         relative_paths(merged, path.parent)
         origin = str(path)
     settings: Settings = _settings(merged, origin)
@@ -531,7 +537,10 @@ def apply_tuned(settings: Settings, path: Path | None) -> Settings:
     data = read_file(path)
     unknown = sorted(set(data) - {"search", "tuned"})
     if unknown:
-        raise ConfigError(f"{path}: a tuned file holds 'search' and 'tuned', not '{unknown[0]}'")
+        raise ConfigError(
+            f"{path}: a tuned file holds 'search' and 'tuned', not '{unknown[0]}'; a settings "
+            f"file goes before the command (`briefd --config {path} search …`)"
+        )
     search = data.get("search") or {}
     if not isinstance(search, dict):
         raise ConfigError(f"{path}: 'search' must be a mapping of search settings")
