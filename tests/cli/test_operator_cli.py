@@ -85,9 +85,16 @@ def test_an_eval_gate_that_checked_nothing_does_not_pass(tmp_path: Path, thresho
         (("tune", "--queries", "q.yaml", "--objective", "recall"), "'recall'; use hit_rate or mrr"),
         (("tune", "--queries", "q.yaml", "--trials", "0"), "Invalid value for '--trials'"),
         (("eval",), "no query set given; pass --queries FILE or --dataset DIR; see `briefd eval"),
+        (
+            ("eval", "--check", "gate.yaml", "--mode", "vector"),
+            "--mode does nothing with --check or --all-sets, which run the sets and modes of the",
+        ),
+        (("eval", "--all-sets", "--queries", "mine.yaml"), "--queries does nothing with --check"),
+        (("eval", "--check", "gate.yaml", "--misses"), "--misses does nothing with --check"),
+        (("eval", "--queries", "mine.yaml", "--explain"), "--explain goes with --check"),
     ],
 )
-def test_usage_errors_of_eval_and_tune_exit_2(
+def test_usage_errors_of_eval_and_tune_exit_2(  # nothing is read: the files need not exist
     tmp_path: Path, args: tuple[str, ...], message: str
 ) -> None:
     result = briefd(*args, cwd=tmp_path)

@@ -9,7 +9,8 @@ from typing import Literal
 import typer
 from rich.console import Console
 from rich.table import Table
-from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
+from typer._click.core import ParameterSource  # typer's own click (pinned)
+from typer._click.exceptions import BadParameter, UsageError
 
 from briefd.api import Briefd
 from briefd.cli.eval_trust import (
@@ -67,6 +68,7 @@ def eval_command(
     ),
 ) -> None:
     """Measure retrieval: Recall@5, Recall@10, MRR@10 and nDCG@10, overall and per query type."""
+    _refuse_ignored(ctx, check is not None or all_sets)
     with reported_errors():
         settings = apply_tuned(ctx.obj.settings(), tuned)
         modes = _modes(mode, settings)
@@ -94,6 +96,28 @@ def eval_command(
     if misses:
         _print_misses(reports)
         _print_recall_losses(recall)
+
+
+GATE_ONLY = ("explain",)  # what --check (and --all-sets) use
+NOT_WITH_GATE = ("queries", "dataset", "source", "mode", "misses")  # the sets' own say instead
+
+
+def _refuse_ignored(ctx: typer.Context, gate: bool) -> None:
+    """An option the run would ignore is a usage error: the thresholds file names the sets
+    and modes of ``--check``, and ``--explain`` explains only the gate."""
+    given = [
+        name
+        for name in (NOT_WITH_GATE if gate else GATE_ONLY)
+        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+    ]
+    if given and gate:
+        raise UsageError(
+            f"--{given[0]} does nothing with --check or --all-sets, which run the sets and "
+            "modes of the thresholds file; drop one of them",
+            ctx,
+        )
+    if given:
+        raise UsageError("--explain goes with --check (the gate's calibration per set)", ctx)
 
 
 def _modes(mode: str, settings: Settings) -> tuple[SearchMode, ...]:
