@@ -92,6 +92,8 @@ def test_an_eval_gate_that_checked_nothing_does_not_pass(tmp_path: Path, thresho
         (("eval", "--all-sets", "--queries", "mine.yaml"), "--queries does nothing with --check"),
         (("eval", "--check", "gate.yaml", "--misses"), "--misses does nothing with --check"),
         (("eval", "--queries", "mine.yaml", "--explain"), "--explain goes with --check"),
+        (("eval", "--dataset", "d", "--source", "kb"), "--source is the knowledge of --queries"),
+        (("tune", "--dataset", "d", "--source", "kb"), "--source is the knowledge of --queries"),
     ],
 )
 def test_usage_errors_of_eval_and_tune_exit_2(  # nothing is read: the files need not exist

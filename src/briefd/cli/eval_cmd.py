@@ -69,6 +69,8 @@ def eval_command(
 ) -> None:
     """Measure retrieval: Recall@5, Recall@10, MRR@10 and nDCG@10, overall and per query type."""
     _refuse_ignored(ctx, check is not None or all_sets)
+    if source is not None and dataset and not queries:
+        raise UsageError("--source is the knowledge of --queries; a --dataset holds its own", ctx)
     with reported_errors():
         settings = apply_tuned(ctx.obj.settings(), tuned)
         modes = _modes(mode, settings)

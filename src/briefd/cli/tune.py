@@ -39,6 +39,8 @@ def tune_command(
         raise BadParameter(f"'{objective}'; use hit_rate or mrr", param_hint="'--objective'")
     if (queries is None) == (dataset is None):
         raise UsageError("pass exactly one of --queries FILE or --dataset DIR", ctx)
+    if source is not None and queries is None:
+        raise UsageError("--source is the knowledge of --queries; a --dataset holds its own", ctx)
     with reported_errors():
         _check_output(output)
         settings = ctx.obj.settings()
