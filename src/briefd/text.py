@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Dotless ı and dotted İ have no Unicode decomposition, so FTS5's remove_diacritics cannot
 # fold them; Turkish typed on an English keyboard writes "i" for both.
@@ -30,8 +31,11 @@ STOP_WORDS = frozenset(_ENGLISH.split() + _TURKISH.split())
 
 
 def query_words(query: str) -> list[str]:
-    """Folded, lower-cased words of a free-text query, each once, stop words included."""
-    return list(dict.fromkeys(w.lower() for w in _WORD.findall(fold(query))))
+    """Folded, lower-cased words of a free-text query, each once, stop words included. The
+    query is composed first (NFC): a decomposed letter's combining mark ("u" + U+0308) is no
+    word character, so "süresi" typed decomposed would be searched as "su" and "resi"."""
+    composed = unicodedata.normalize("NFC", query)
+    return list(dict.fromkeys(w.lower() for w in _WORD.findall(fold(composed))))
 
 
 MAX_QUERY_TERMS = 256  # a pasted page is searched by its first 256 distinct words
