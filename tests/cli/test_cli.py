@@ -415,3 +415,17 @@ def test_an_empty_scopes_option_reads_the_default_scopes(indexed: Path, empty: s
     bundle = briefd("bundle", "refund window", "--scopes", empty, "--json", cwd=indexed)
     assert bundle.returncode == 0, bundle.stderr
     assert json.loads(bundle.stdout)["items"]
+
+
+def test_the_summary_counts_related_sections_apart_from_the_hits(indexed: Path) -> None:
+    """``--top-k 3`` is three hits; the linked sections appended after them are counted as
+    related, not as more hits ("5 hits" for three asked for)."""
+    result = briefd("search", "refund window", "--top-k", "3", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    labels = re.findall(r"^│ +(rel|\d+) │", result.stdout, re.MULTILINE)
+    related = labels.count("rel")
+    assert len(labels) - related == 3 and related >= 1, labels
+    summary = result.stdout.splitlines()[-1]
+    assert summary.startswith(f"3 hits + {related} related in "), summary
+    alone = briefd("search", "refund window", "--top-k", "3", "--related", "0", cwd=indexed)
+    assert alone.stdout.splitlines()[-1].startswith("3 hits in "), alone.stdout

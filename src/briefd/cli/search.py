@@ -119,10 +119,16 @@ def print_result(result: SearchResult, explain: bool) -> None:
     console.print(table)
     model = f" · {result.embedding_model}" if result.embedding_model else ""
     console.print(
-        f"{len(result.hits)} hits in {result.took_ms:.1f} ms · {result.mode} · scopes "
+        f"{_counted(result.hits)} in {result.took_ms:.1f} ms · {result.mode} · scopes "
         f"{', '.join(result.scopes)} · ranking {result.ranking_version}{model}",
         markup=False,
     )
+
+
+def _counted(hits: tuple[Hit, ...]) -> str:
+    """ "3 hits + 2 related": the linked sections appended after the hits are no more hits."""
+    related = sum(1 for hit in hits if hit.related_to)
+    return f"{len(hits) - related} hits" + (f" + {related} related" if related else "")
 
 
 def _cell(hit: Hit, explain: bool) -> Text:
