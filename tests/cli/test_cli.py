@@ -429,3 +429,11 @@ def test_the_summary_counts_related_sections_apart_from_the_hits(indexed: Path) 
     assert summary.startswith(f"3 hits + {related} related in "), summary
     alone = briefd("search", "refund window", "--top-k", "3", "--related", "0", cwd=indexed)
     assert alone.stdout.splitlines()[-1].startswith("3 hits in "), alone.stdout
+
+
+def test_explain_shows_a_missing_rank_as_a_dash_not_python_none(indexed: Path) -> None:
+    """BM25 only: no vector rank; a single word: no all-terms list. Shown as its scores are."""
+    result = briefd("search", "refund", "--explain", "--top-k", "1", "--related", "0", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    assert "None" not in result.stdout, result.stdout
+    assert "vector rank - cosine -" in " ".join(result.stdout.replace("│", " ").split())

@@ -142,14 +142,18 @@ def _cell(hit: Hit, explain: bool) -> Text:
     if explain and hit.explain:
         e = hit.explain
         cell += (
-            f"\nall-terms rank {e.and_rank} bm25 {_num(e.and_bm25)} · "
-            f"any-term rank {e.any_rank} bm25 {_num(e.any_bm25)} · "
-            f"vector rank {e.vector_rank} cosine {_num(e.cosine)}"
+            f"\nall-terms rank {_rank(e.and_rank)} bm25 {_num(e.and_bm25)} · "
+            f"any-term rank {_rank(e.any_rank)} bm25 {_num(e.any_bm25)} · "
+            f"vector rank {_rank(e.vector_rank)} cosine {_num(e.cosine)}"
             + ("" if e.window_cosine is None else f" (closest window {e.window_cosine:.3f})")
             + "\n"
             + " + ".join(f"{name} {value:.5f}" for name, value in e.contributions)
         )
     return Text(cell)
+
+
+def _rank(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def _num(value: float | None) -> str:
