@@ -98,14 +98,7 @@ def print_result(result: SearchResult, explain: bool) -> None:
         for reason in result.gate_reasons:
             console.print(f"gate {result.gate}: {reason}", markup=False)
     if not result.hits:
-        why = (
-            "the query looks unrelated to this knowledge (relevance gate)"
-            if result.gate == "empty"
-            else f"no matches in scopes {', '.join(result.scopes)}"
-            if result.scopes
-            else "the index has no documents; build it with `briefd index --source DIR`"
-        )
-        console.print(f"Nothing found: {why}.", markup=False)
+        console.print(f"Nothing found: {_why_nothing(result)}.", markup=False)
         return
     table = Table(show_lines=True)
     table.add_column("#", justify="right")
@@ -123,6 +116,14 @@ def print_result(result: SearchResult, explain: bool) -> None:
         f"{', '.join(result.scopes)} · ranking {result.ranking_version}{model}",
         markup=False,
     )
+
+
+def _why_nothing(result: SearchResult) -> str:
+    if result.gate == "empty":
+        return "the query looks unrelated to this knowledge (relevance gate)"
+    if not result.scopes:  # an index without documents has no scope to search
+        return "no document is indexed yet; run `briefd index`"
+    return f"no matches in scopes {', '.join(result.scopes)}"
 
 
 def _counted(hits: tuple[Hit, ...]) -> str:

@@ -20,8 +20,13 @@ def search_text(out: schemas.SearchOut) -> str:
             f"knowledge base ({why}). If it is about this team's domain, ask again in the words "
             "its documents use."
         )
+    if not out.hits and not out.scopes:  # an index without documents has no scope
+        return (
+            f"Nothing returned for '{out.query}': the knowledge base is empty (no document is "
+            "indexed yet), so there is nothing to search."
+        )
     if not out.hits:
-        scopes = ", ".join(out.scopes) or "none"
+        scopes = ", ".join(out.scopes)
         return (
             f"No knowledge matches '{out.query}' in scopes {scopes}. The knowledge base has "
             "nothing on this topic (or try other words, or scopes=['all'])."
@@ -169,7 +174,7 @@ def proposal_text(out: schemas.ProposalOut) -> str:
 def instructions(out: schemas.ScopesOut) -> str:
     """The server's MCP ``instructions``: what knowledge is here and how to ask for it."""
     if not out.scopes:
-        listing = "The index is empty: nothing has been indexed yet."
+        listing = "The index is empty: nothing has been indexed yet"
     else:
         docs = sum(s.documents for s in out.scopes)
         listing = f"{docs} documents in scopes: " + ", ".join(
