@@ -4,6 +4,7 @@ methods), through the real ``briefd search`` process: the same words as the comp
 from __future__ import annotations
 
 import json
+import os
 import unicodedata
 from pathlib import Path
 
@@ -32,3 +33,29 @@ def test_a_decomposed_query_finds_what_the_composed_one_finds(indexed_tr: Path, 
     composed = hits(indexed_tr, query)
     assert composed[0] == ("domain/iade-kurallari.md", "Kısmi iade")
     assert hits(indexed_tr, unicodedata.normalize("NFD", query)) == composed
+
+
+NOT_UTF8 = os.fsdecode(b"refund \xff window")  # a terminal in Latin-1 typing "ÿ"
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (("search", "--query-mode", "advanced", NOT_UTF8), "query"),
+        (("search", NOT_UTF8, "--json"), "query"),
+        (("doc", os.fsdecode(b"domain/\xffrefunds.md")), "path"),
+        (("bundle", NOT_UTF8), "task"),
+        (("context", "domain/refunds.md", "--task", NOT_UTF8), "--task"),
+    ],
+)
+def test_text_that_is_not_utf8_is_a_one_line_usage_error(
+    indexed_tr: Path, args: tuple[str, ...], name: str
+) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates, which SQLite cannot bind: a
+    traceback before; now the value is named, as any other bad value is (exit 2)."""
+    result = briefd(*args, cwd=indexed_tr)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert result.stderr == (
+        f"error: Invalid value for '{name}': not UTF-8 text (byte 0xff at character 8); set "
+        f"the terminal's encoding to UTF-8; see `briefd {args[0]} -h`\n"
+    )

@@ -16,7 +16,7 @@ from briefd.bundles import Bundle, BundleRequest
 from briefd.bundles.model import MODE_ALIASES, MODES, BundleMode
 from briefd.bundles.render import drift_notes
 from briefd.bundles.wire import response
-from briefd.cli.output import errors, reported_errors
+from briefd.cli.output import errors, reported_errors, utf8_text
 from briefd.cli.search import split_scopes
 from briefd.settings import apply_tuned
 
@@ -55,7 +55,9 @@ def register(app: typer.Typer) -> None:
 
 def bundle_command(
     ctx: typer.Context,
-    task: str = typer.Argument("", help="The task, in your own words (optional with --issue)."),
+    task: str = typer.Argument(
+        "", help="The task, in your own words (optional with --issue).", callback=utf8_text
+    ),
     max_tokens: int = MAX_TOKENS,
     hard_limit: int | None = HARD_LIMIT,
     scopes: list[str] | None = SCOPES,
@@ -74,6 +76,7 @@ def bundle_command(
         "--issue",
         help="A Jira key (fetched live when Jira is configured) or the issue's text: heads the "
         "bundle (whole) and joins the query.",
+        callback=utf8_text,
     ),
     json_output: bool = JSON_OUTPUT,
     tuned: Path | None = TUNED,
@@ -90,8 +93,12 @@ def bundle_command(
 
 def context_command(
     ctx: typer.Context,
-    doc_path: str = typer.Argument(..., help="The document, e.g. domain/refunds.md."),
-    task: str = typer.Option("", "--task", help="What you do with it (default: its title)."),
+    doc_path: str = typer.Argument(
+        ..., help="The document, e.g. domain/refunds.md.", callback=utf8_text
+    ),
+    task: str = typer.Option(
+        "", "--task", help="What you do with it (default: its title).", callback=utf8_text
+    ),
     max_tokens: int = MAX_TOKENS,
     hard_limit: int | None = HARD_LIMIT,
     scopes: list[str] | None = SCOPES,

@@ -13,6 +13,7 @@ from rich.text import Text
 from briefd.__about__ import __version__
 from briefd.api import Briefd
 from briefd.cli.output import console, errors, fail, print_json, reported_errors
+from briefd.cli.output import console, fail, print_json, reported_errors, utf8_text
 from briefd.cli.search import split_scopes
 from briefd.errors import BriefdError
 from briefd.model import DocumentView, LinkFindings, ResolvedLink
@@ -34,7 +35,9 @@ def register(app: typer.Typer) -> None:
 
 def doc_command(
     ctx: typer.Context,
-    path: str = typer.Argument(..., help="Document path relative to the knowledge root."),
+    path: str = typer.Argument(
+        ..., help="Document path relative to the knowledge root.", callback=utf8_text
+    ),
     scopes: list[str] | None = typer.Option(None, "--scopes", help="Only within these scopes."),
     json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.errors import BriefdError
 
@@ -34,6 +35,20 @@ def to_jsonable(value: Any) -> Any:
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
+
+
+def utf8_text(value: str | None) -> str | None:
+    """A text argument (``callback=``): bytes that are not UTF-8 (a terminal in another
+    encoding) reach Python as lone surrogates, which no index can hold or compare."""
+    try:
+        (value or "").encode("utf-8")
+    except UnicodeEncodeError as exc:
+        byte = (value or "")[exc.start].encode("utf-8", "surrogateescape")[0]
+        raise BadParameter(
+            f"not UTF-8 text (byte {byte:#04x} at character {exc.start + 1}); set the "
+            "terminal's encoding to UTF-8"
+        ) from None
+    return value
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

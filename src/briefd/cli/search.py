@@ -10,7 +10,14 @@ from rich.text import Text
 from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.api import Briefd
-from briefd.cli.output import console, errors, print_json, reported_errors, to_jsonable
+from briefd.cli.output import (
+    console,
+    errors,
+    print_json,
+    reported_errors,
+    to_jsonable,
+    utf8_text,
+)
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import apply_tuned
@@ -31,7 +38,9 @@ def split_scopes(scopes: list[str] | None) -> tuple[str, ...] | None:
 
 def search_command(
     ctx: typer.Context,
-    query: str = typer.Argument(..., help="What you are looking for, in your own words."),
+    query: str = typer.Argument(
+        ..., help="What you are looking for, in your own words.", callback=utf8_text
+    ),
     scopes: list[str] | None = typer.Option(
         None, "--scopes", "--scope", help="Scopes to search (repeat or comma-separate; 'all')."
     ),
