@@ -27,6 +27,7 @@ from briefd.proposals.model import ProposalRequest
 from briefd.proposals.policy import reaches_out
 from briefd.retrieval.search import SearchRequest
 from briefd.service import render, schemas
+from briefd.service.deps import split_list
 from briefd.service.problems import problems
 from briefd.service.state import Caller, ServiceState
 from briefd.service.team_tools import TeamTools
@@ -118,7 +119,9 @@ def bundle_result(out: schemas.BundleOut) -> CallToolResult:
 
 
 def scope_tuple(scopes: list[str] | None) -> tuple[str, ...] | None:
-    return tuple(scopes) if scopes else None
+    """As REST reads ``?scopes=``: comma lists split, names stripped, empty entries dropped;
+    None (the default scopes) when none is left."""
+    return split_list(scopes)
 
 
 class Tools:
@@ -154,7 +157,7 @@ class Tools:
         source path and line range, within max_tokens. Use it before changing code in an
         unfamiliar area. An empty result means the knowledge base has nothing on the topic."""
         request = SearchRequest(
-            query=query, scopes=scope_tuple(scopes), top_k=top_k, tags=tuple(tags or ())
+            query=query, scopes=scope_tuple(scopes), top_k=top_k, tags=split_list(tags) or ()
         )
         caller = Caller("mcp", "search_context", "mcp")
         out = await anyio.to_thread.run_sync(
@@ -201,7 +204,7 @@ class Tools:
             base=base,
             issue=issue,
             hard_limit=hard_limit,
-            tags=tuple(tags or ()),
+            tags=split_list(tags) or (),
         )
         return await self._bundle("compile_bundle", request, verbose, account_of(ctx))
 
@@ -238,7 +241,7 @@ class Tools:
             base=base,
             hard_limit=hard_limit,
             target=doc_path,
-            tags=tuple(tags or ()),
+            tags=split_list(tags) or (),
         )
         return await self._bundle("document_context", request, verbose)
 

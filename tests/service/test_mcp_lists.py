@@ -1,0 +1,50 @@
+"""List arguments of the MCP tools read as REST reads ``?scopes=`` and ``?tags=`` for the same
+request (comma lists, spaces around names, an empty entry: none), through the SDK's client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import serving
+from tests.service.test_mcp import run
+
+
+@pytest.fixture
+def url(service_api: Briefd) -> Iterator[str]:
+    with serving(create_app(service_api, service_config())) as base:
+        yield base + "/mcp"
+
+
+def test_scopes_and_tags_read_as_rest_reads_them(url: str) -> None:
+    async def body(client: Client) -> Any:
+        calls = {
+            "none": {"query": "refund window"},
+            "empty": {"query": "refund window", "scopes": [""]},
+            "comma": {"query": "refund window", "scopes": ["domain, projects/checkout"]},
+            "spaced": {"query": "refund window", "scopes": [" domain ", "projects/checkout"]},
+            "tags": {"query": "refund window", "tags": ["refunds, checkout"]},
+        }
+        found = {
+            name: await client.call_tool("search_context", args) for name, args in calls.items()
+        }
+        found["document"] = await client.call_tool(
+            "get_document", {"doc_path": "projects/checkout/overview.md", "scopes": [" all"]}
+        )
+        return found
+
+    found = run(url, "auto", body)
+    for name, result in found.items():
+        assert not result.is_error, (name, result.content[0].text)
+    scopes = {name: r.structured_content.get("scopes") for name, r in found.items()}
+    assert scopes["empty"] == scopes["none"] == ["domain", "conventions"]
+    assert scopes["comma"] == scopes["spaced"] == ["domain", "projects/checkout"]
+    assert found["empty"].structured_content["hits"] == found["none"].structured_content["hits"]
+    assert found["tags"].structured_content["hits"]  # two tags, not one named "refunds, checkout"
+    assert found["document"].structured_content["path"] == "projects/checkout/overview.md"
