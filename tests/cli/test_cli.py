@@ -437,3 +437,13 @@ def test_explain_shows_a_missing_rank_as_a_dash_not_python_none(indexed: Path) -
     assert result.returncode == 0, result.stderr
     assert "None" not in result.stdout, result.stdout
     assert "vector rank - cosine -" in " ".join(result.stdout.replace("│", " ").split())
+
+
+@pytest.mark.parametrize("typed", ["domain/REFUNDS.md", "Domain/Refunds.md", "domain/Refund.md"])
+def test_a_path_in_other_letter_case_is_offered_the_document_it_names(
+    indexed: Path, typed: str
+) -> None:
+    """Not the nearest spelling of its capitals ("did you mean domain/fees.md?")."""
+    missing = briefd("doc", typed, cwd=indexed)
+    assert missing.returncode == 1
+    assert missing.stderr.endswith("; did you mean domain/refunds.md?\n"), missing.stderr

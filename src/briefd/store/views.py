@@ -175,10 +175,18 @@ def paths_in(conn: sqlite3.Connection, allowed: Sequence[str] | None) -> list[st
     return [r[0] for r in rows]
 
 
+def closest_path(path: str, paths: Sequence[str]) -> str | None:
+    """The indexed path nearest ``path``, letter case aside: "domain/REFUNDS.md" is nearest
+    domain/refunds.md, not the path spelled like its capitals (domain/fees.md)."""
+    folded = {p.casefold(): p for p in paths}
+    close = difflib.get_close_matches(path.casefold(), list(folded), n=1, cutoff=0.5)
+    return folded[close[0]] if close else None
+
+
 def not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None) -> str:
     """Why ``path`` is not served, naming only documents in ``allowed`` (None: every scope)."""
-    close = difflib.get_close_matches(path, paths_in(conn, allowed), n=1, cutoff=0.5)
-    guess = f"; did you mean {close[0]}?" if close else ""
+    close = closest_path(path, paths_in(conn, allowed))
+    guess = f"; did you mean {close}?" if close else ""
     if allowed is None:
         hint = guess or "; list documents with `briefd docs`"
         return f"no document '{path}' in the index (or outside the requested scopes){hint}"
