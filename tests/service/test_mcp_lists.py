@@ -48,3 +48,22 @@ def test_scopes_and_tags_read_as_rest_reads_them(url: str) -> None:
     assert found["empty"].structured_content["hits"] == found["none"].structured_content["hits"]
     assert found["tags"].structured_content["hits"]  # two tags, not one named "refunds, checkout"
     assert found["document"].structured_content["path"] == "projects/checkout/overview.md"
+
+
+def test_the_text_does_not_count_linked_sections_left_out_as_ranked(url: str) -> None:
+    """``omitted`` counts every section left out, the related (linked) ones too: three ranked
+    asked for, one kept, and "4 more ranked section(s)" was what the model read."""
+
+    async def body(client: Client) -> Any:
+        args = {"query": "refund window", "top_k": 3, "max_tokens": 600}
+        return await client.call_tool("search_context", args)
+
+    result = run(url, "auto", body)
+    out = result.structured_content
+    assert len(out["hits"]) == 1 and out["omitted"] > 2  # more than the two other ranked ones
+    text = result.content[0].text
+    assert "more ranked" not in text
+    assert text.endswith(
+        f"({out['omitted']} more section(s), ranked or linked to them, left out to stay in "
+        "max_tokens)"
+    )

@@ -41,7 +41,10 @@ def search_text(out: schemas.SearchOut) -> str:
             f"score {hit.score:.3f}{related}\n\n{hit.content.strip()}"
         )
     if out.omitted:
-        parts.append(f"\n({out.omitted} more ranked section(s) left out to stay in max_tokens)")
+        parts.append(
+            f"\n({out.omitted} more section(s), ranked or linked to them, left out to stay in "
+            "max_tokens)"
+        )
     if out.note:
         parts.append(f"\n(note: {out.note})")
     return "\n".join(parts)
