@@ -125,9 +125,7 @@ def test_an_empty_index_file_is_no_index_and_stays_empty(tmp_path: Path) -> None
     (tmp_path / "nothing").mkdir()  # a run that finds no document leaves an empty index
     assert briefd("index", "--source", "nothing", cwd=tmp_path, env=env).returncode == 1
     result = briefd("search", "retry", cwd=tmp_path, env=env)
-    assert result.stdout == (
-        "Nothing found: the index has no documents; build it with `briefd index --source DIR`.\n"
-    )
+    assert result.stdout == "Nothing found: no document is indexed yet; run `briefd index`.\n"
     assert briefd("index", "--source", str(EXAMPLE), cwd=tmp_path, env=env).returncode == 0
     result = briefd("search", "retry declined", cwd=tmp_path, env=env)
     assert result.returncode == 0 and "domain/retry-policy.md" in result.stdout

@@ -12,8 +12,7 @@ from rich.text import Text
 
 from briefd.__about__ import __version__
 from briefd.api import Briefd
-from briefd.cli.output import console, errors, fail, print_json, reported_errors
-from briefd.cli.output import console, fail, print_json, reported_errors, utf8_text
+from briefd.cli.output import console, errors, fail, print_json, reported_errors, utf8_text
 from briefd.cli.search import split_scopes
 from briefd.errors import BriefdError
 from briefd.model import DocumentView, LinkFindings, ResolvedLink
