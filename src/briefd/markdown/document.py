@@ -22,7 +22,7 @@ def parse_document(
     max_tokens: int = 800,
 ) -> Document:
     """Parse one Markdown file; problems (bad front matter…) are recorded, never raised."""
-    text = text.replace("\r\n", "\n").lstrip("\ufeff")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")  # as the parser
     split = split_front_matter(text)
     structure = parse_structure(split.body, split.body_start_line)
     lines = text.split("\n")
