@@ -28,7 +28,7 @@ from briefd.retrieval import calibration
 from briefd.settings import DEFAULT_SCOPES, Settings
 from briefd.sources.history import Change
 from briefd.sources.layout import Layout, in_scopes
-from briefd.sources.scan import UNREADABLE_FOLDER, SourceFile, scan
+from briefd.sources.scan import TOO_LARGE, UNREADABLE_FOLDER, SourceFile, scan
 from briefd.sources.state import (
     NOT_UTF8,
     head_commit,
@@ -259,7 +259,21 @@ def _read_changed(
         mtimes[file.path] = file.mtime
         progress("parse", len(parsed), len(files))
     _keep_unreadable_folders(known, current, skipped)
+    _keep_too_large(known, current, skipped)
     return current, parsed, mtimes
+
+
+def _keep_too_large(
+    known: Mapping[str, str], current: dict[str, str], skipped: list[SkippedFile]
+) -> None:
+    """A document grown past ``index.max_file_bytes`` (a log pasted in) keeps being served as
+    last indexed, as an unreadable one does, until it is split or the limit raised."""
+    for number, skip in enumerate(skipped):
+        if skip.reason.startswith(TOO_LARGE) and skip.path in known:
+            current[skip.path] = known[skip.path]
+            skipped[number] = SkippedFile(
+                skip.path, f"{skip.reason}; the version indexed before is kept"
+            )
 
 
 def _keep_unreadable_folders(

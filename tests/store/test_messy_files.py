@@ -53,3 +53,39 @@ def test_old_mac_line_endings_are_lines(tmp_path: Path) -> None:
         "domain/ledger.md", "Ledger rules", ["Beta"]
     )  # fmt: skip
     assert (top["start_line"], top["end_line"], top["content"]) == (10, 12, "Posting beta.")
+
+
+def test_a_document_grown_past_the_size_limit_keeps_its_indexed_version(tmp_path: Path) -> None:
+    """A log pasted into a document took it over index.max_file_bytes: the run deleted the
+    document from the index, where a stray byte or a permission change keeps it served."""
+    source = source_with(
+        tmp_path, {"domain/chargebacks.md": b"# Chargebacks\n\nEvidence deadline.\n"}
+    )
+    assert briefd(tmp_path, "index", "--source", str(source)).returncode == 0
+    log = b"\n```\n" + b"log line 123 " * 200_000 + b"\n```\n"
+    (source / "domain/chargebacks.md").write_bytes(b"# Chargebacks\n\nEvidence deadline.\n" + log)
+    done = briefd(tmp_path, "index", "--source", str(source), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["deleted"] == []
+    assert report["skipped"] == [
+        {
+            "path": "domain/chargebacks.md",
+            "reason": "larger than index.max_file_bytes (2600044 > 2000000 bytes): split it, or "
+            "raise index.max_file_bytes; the version indexed before is kept",
+        }
+    ]
+    again = json.loads(briefd(tmp_path, "index", "--source", str(source), "--json").stdout)
+    assert (again["deleted"], again["documents"]) == ([], 2)  # the fast path keeps it too
+    assert [h["doc_path"] for h in search(tmp_path, "evidence deadline")] == [
+        "domain/chargebacks.md"
+    ]
+    fresh = source_with(tmp_path / "other", {"domain/huge.md": b"# Huge\n" + log})
+    first = json.loads(briefd(tmp_path / "other", "index", "--source", str(fresh), "--json").stdout)
+    assert first["skipped"] == [
+        {
+            "path": "domain/huge.md",
+            "reason": "larger than index.max_file_bytes (2600017 > 2000000 bytes): split it, or "
+            "raise index.max_file_bytes",
+        }
+    ]

@@ -24,6 +24,7 @@ from briefd.sources.layout import Layout
 OUTSIDE_SOURCE = "symbolic link to a file outside the knowledge source; not served"
 LINKED_FOLDER = "symbolic link to a folder; not followed (link the files, or move the folder)"
 UNREADABLE_FOLDER = "cannot read this folder"
+TOO_LARGE = "larger than index.max_file_bytes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +168,8 @@ def _examine(rules: Rules, rel: str, path: Path, max_bytes: int) -> SourceFile |
     if reason is not None or stat is None:
         return reason or "cannot read it"
     if stat.st_size > max_bytes:
-        return f"larger than index.max_file_bytes ({stat.st_size} > {max_bytes} bytes)"
+        size = f"({stat.st_size} > {max_bytes} bytes)"
+        return f"{TOO_LARGE} {size}: split it, or raise index.max_file_bytes"
     return SourceFile(rel, path, stat.st_size, stat.st_mtime, scope)
 
 
