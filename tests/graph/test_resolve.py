@@ -182,3 +182,14 @@ def test_a_file_outside_every_scope_is_named_as_such() -> None:
         assert found.detail == path + outside, link
     assert resolve(_link("READMEE"), catalog).detail == "no document matches 'READMEE'"
     assert resolve(_link("README"), CATALOG).detail == "no document matches 'README'"
+
+
+def test_a_path_spelled_exactly_wins_over_one_composed_otherwise() -> None:
+    """Both spellings of ``café.md`` in one folder (NFC and NFD, possible on Linux): a path
+    link reaches the one it spells byte for byte; a name link is ambiguous between them."""
+    nfc, nfd = "domain/caf\u00e9.md", "domain/cafe\u0301.md"
+    catalog = Catalog.build([(nfc, ()), (nfd, ())])
+    assert resolve(_link("caf\u00e9.md", kind="markdown"), catalog).target_path == nfc
+    assert resolve(_link("cafe\u0301.md", kind="markdown"), catalog).target_path == nfd
+    assert resolve(_link("domain/cafe\u0301"), catalog).target_path == nfd
+    assert resolve(_link("caf\u00e9"), catalog).status == "ambiguous"

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 GOOD = b"# Good\n\n## Refunds\n\nThe refund window is thirty days.\n"
@@ -89,3 +90,26 @@ def test_a_document_grown_past_the_size_limit_keeps_its_indexed_version(tmp_path
             "raise index.max_file_bytes",
         }
     ]
+
+
+def test_a_file_name_written_decomposed_is_the_name_links_spell(tmp_path: Path) -> None:
+    """macOS writes ``café.md`` decomposed (NFD: ``e`` + a combining accent); links and the
+    path a user types are composed (NFC). The links were broken, and ``briefd doc`` said "no
+    document 'domain/café.md'; did you mean domain/café.md?"."""
+    decomposed = unicodedata.normalize("NFD", "domain/café.md")
+    links = "# Résumé\n\nSee [[café]], [[domain/café]] and [the menu](café.md#menu).\n"
+    source = source_with(
+        tmp_path,
+        {
+            decomposed: "# Café\n\n## Menu\n\nEspresso.\n".encode(),
+            "domain/résumé.md": links.encode(),
+        },
+    )
+    assert briefd(tmp_path, "index", "--source", str(source)).returncode == 0
+    checked = briefd(tmp_path, "links", "--check")
+    assert (checked.returncode, checked.stderr) == (0, ""), checked.stdout
+    shown = briefd(tmp_path, "doc", "domain/café.md", "--json")
+    assert shown.returncode == 0, shown.stderr
+    doc = json.loads(shown.stdout)
+    assert doc["path"] == decomposed
+    assert {b["link"]["source_path"] for b in doc["backlinks"]} == {"domain/résumé.md"}

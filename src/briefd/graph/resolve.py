@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,13 @@ _SUFFIXES = (".md", ".markdown")
 def name_key(name: str) -> str:
     """File-name matching is case-, space- and dash-insensitive: [[Retry Policy]] finds
     retry-policy.md."""
-    return re.sub(r"[\s_-]+", "-", name.strip().lower())
+    return re.sub(r"[\s_-]+", "-", path_key(name).strip().lower())
+
+
+def path_key(path: str) -> str:
+    """Paths compare as text, not bytes: ``café.md`` named decomposed (NFD, as macOS writes
+    file names) is the ``café.md`` a link spells composed (NFC)."""
+    return unicodedata.normalize("NFC", path)
 
 
 def _stem(path: str) -> str:
@@ -44,6 +51,7 @@ class Catalog:
 
     headings: dict[str, tuple[Heading, ...]]
     by_name: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    by_path: dict[str, str] = field(default_factory=dict)  # path_key → path
     outside: Catalog | None = None
     scopes: dict[str, str] = field(default_factory=dict)
     shared: frozenset[str] = frozenset()
@@ -63,7 +71,12 @@ class Catalog:
         unindexed = sorted(set(outside) - set(headings))
         found = cls.build((p, ()) for p in unindexed) if unindexed else None
         names = {k: tuple(v) for k, v in by_name.items()}
-        return cls(headings, names, found, dict(scopes or {}), frozenset(shared))
+        paths = {path_key(p): p for p in sorted(headings, reverse=True)}  # the first path wins
+        return cls(headings, names, paths, found, dict(scopes or {}), frozenset(shared))
+
+    def path(self, path: str) -> str | None:
+        """The indexed path ``path`` names: itself, else the one it spells otherwise composed."""
+        return path if path in self.headings else self.by_path.get(path_key(path))
 
 
 def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
@@ -119,15 +132,15 @@ def _candidates(link: Link, catalog: Catalog) -> list[str]:
         joined = posixpath.normpath(posixpath.join(source_dir, target.lstrip("/")))
         if target.startswith("/"):
             joined = posixpath.normpath(target.lstrip("/"))
-        if joined in catalog.headings:
-            return [joined]
+        if (found := catalog.path(joined)) is not None:
+            return [found]
         return list(catalog.by_name.get(name_key(_stem(target)), ()))
     stripped = target.lstrip("/")
     if "/" in stripped:
         for base in (stripped, posixpath.normpath(posixpath.join(source_dir, stripped))):
             for candidate in (base, *(base + s for s in _SUFFIXES)):
-                if candidate in catalog.headings:
-                    return [candidate]
+                if (found := catalog.path(candidate)) is not None:
+                    return [found]
         return []
     return list(catalog.by_name.get(name_key(_stem(stripped)), ()))
 

@@ -11,4 +11,5 @@ FRONT_MATTER_VERSION = "3"  # 2: relations and always (a change re-parses every 
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives)
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
-LINKS_VERSION = "2"  # 2: an ambiguous name prefers the linking document's scope, then a shared one
+LINKS_VERSION = "3"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
+# 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed

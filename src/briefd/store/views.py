@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from briefd.errors import NotFoundError
-from briefd.graph.resolve import Catalog, ambiguous_detail, same_name
+from briefd.graph.resolve import Catalog, ambiguous_detail, path_key, same_name
 from briefd.model import OUTSIDE_SCOPES, DocumentView, ResolvedLink, ScopeInfo
 from briefd.store import documents as docs_table
 from briefd.store.scopes import resolve_scopes
@@ -62,9 +62,10 @@ def document_view(
     """The document at ``path`` if it is in ``allowed`` (None: any scope), with backlinks
     from the documents in ``allowed`` only and its links into other scopes without their
     target (:func:`_within`)."""
-    row = conn.execute("SELECT * FROM documents WHERE path = ?", (path,)).fetchone()
+    row = _document_row(conn, path)
     if row is None or (allowed is not None and row["scope"] not in allowed):
         return None
+    path = row["path"]
     chunks = conn.execute(
         "SELECT * FROM chunks WHERE doc_id = ? ORDER BY position", (row["id"],)
     ).fetchall()
@@ -135,6 +136,20 @@ def _outside(link: ResolvedLink, scope: str) -> ResolvedLink:
         "(or use 'all') to follow it"
     )
     return ResolvedLink(link.link, None, OUTSIDE_SCOPES, why)
+
+
+def _document_row(conn: sqlite3.Connection, path: str) -> sqlite3.Row | None:
+    """The document at ``path``, or at the path it spells with its accents composed otherwise
+    (``café.md`` typed composed, named decomposed as macOS writes file names)."""
+    query = "SELECT * FROM documents WHERE path = ?"
+    row: sqlite3.Row | None = conn.execute(query, (path,)).fetchone()
+    if row is None:
+        wanted = path_key(path)
+        spelled = [
+            p for (p,) in conn.execute("SELECT path FROM documents") if path_key(p) == wanted
+        ]
+        row = conn.execute(query, (min(spelled),)).fetchone() if spelled else None
+    return row
 
 
 def visible(
