@@ -113,3 +113,30 @@ def test_a_file_name_written_decomposed_is_the_name_links_spell(tmp_path: Path) 
     doc = json.loads(shown.stdout)
     assert doc["path"] == decomposed
     assert {b["link"]["source_path"] for b in doc["backlinks"]} == {"domain/résumé.md"}
+
+
+def test_front_matter_yaml_cannot_construct_is_reported_not_fatal(tmp_path: Path) -> None:
+    """PyYAML raises more than YAMLError: a date that does not exist (ValueError), a number of
+    over 4,300 digits (ValueError), nesting deeper than Python recurses (RecursionError). Each
+    stopped ``briefd index`` with a traceback, where bad YAML is reported and indexed without."""
+    source = source_with(
+        tmp_path,
+        {
+            "domain/leap.md": b"---\nreviewed: 2024-02-30\n---\n# Leap\n\nLeap day review.\n",
+            "domain/long.md": b"---\nid: 1" + b"0" * 5000 + b"\n---\n# Long\n\nLong id.\n",
+            "domain/deep.md": b"---\ntags: " + b"[" * 5000 + b"\n---\n# Deep\n\nDeep tags.\n",
+        },
+    )
+    done = briefd(tmp_path, "index", "--source", str(source), "--json")
+    assert done.returncode == 0, done.stderr
+    problems = {p["path"]: p["problem"] for p in json.loads(done.stdout)["problems"]}
+    assert problems == {
+        "domain/leap.md": "front matter is not valid YAML (day is out of range for month); "
+        "indexed without front matter",
+        "domain/long.md": "front matter is not valid YAML (Exceeds the limit (4300 digits) for "
+        "integer string conversion: value has 5001 digits; use sys.set_int_max_str_digits() to "
+        "increase the limit); indexed without front matter",
+        "domain/deep.md": "front matter is not valid YAML (nested too deeply); indexed without "
+        "front matter",
+    }
+    assert search(tmp_path, "leap day review")[0]["doc_path"] == "domain/leap.md"

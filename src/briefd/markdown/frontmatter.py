@@ -41,16 +41,9 @@ def split_front_matter(text: str) -> SplitDocument:
     body_offset = closing.end() + 1 if closing.end() < len(text) else closing.end()
     body_start_line = text.count("\n", 0, body_offset) + 1
     body = text[body_offset:]
-    try:
-        raw = yaml.safe_load(yaml_text) if yaml_text.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""
-        reason = getattr(exc, "problem", None) or "syntax error"
-        problem = f"front matter is not valid YAML{where} ({reason}); indexed without front matter"
-        if "[[" in yaml_text:
-            problem += '; quote wikilinks in a list: related: ["[[a]]", "[[b]]"]'
-        return SplitDocument(FrontMatter(), {}, body, body_start_line, (problem,))
+    raw, unreadable = _load(yaml_text)
+    if unreadable is not None:
+        return SplitDocument(FrontMatter(), {}, body, body_start_line, (unreadable,))
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -58,6 +51,27 @@ def split_front_matter(text: str) -> SplitDocument:
         return SplitDocument(FrontMatter(), {}, body, body_start_line, (problem,))
     front_matter, problems = _recognise(raw)
     return SplitDocument(front_matter, raw, body, body_start_line, problems)
+
+
+def _load(yaml_text: str) -> tuple[Any, str | None]:
+    """The YAML's value, or why it cannot be read (then the value is None)."""
+    hint = ""
+    try:
+        return (yaml.safe_load(yaml_text) if yaml_text.strip() else {}), None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        reason = getattr(exc, "problem", None) or "syntax error"
+        if "[[" in yaml_text:
+            hint = '; quote wikilinks in a list: related: ["[[a]]", "[[b]]"]'
+    except ValueError as exc:  # a date that does not exist (2024-02-30), a 5,000-digit number
+        where, reason = "", str(exc)
+    except RecursionError:
+        where, reason = "", "nested too deeply"
+    return (
+        None,
+        f"front matter is not valid YAML{where} ({reason}); indexed without front matter{hint}",
+    )
 
 
 def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
