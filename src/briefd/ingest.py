@@ -133,11 +133,26 @@ def _index_source(
         scopes = {f.path: f.scope for f in found.files if f.path in current}
         vectors = vectors_id(report.embedding_model, settings.embeddings.window_words)
         key = source_key(fingerprint, scopes, head, vectors, source, outside)
-        docs_table.set_meta(conn, SOURCE_KEY, key if complete else "")
+        state = f"{fingerprint}/{outcome.missing}"
+        fitted = _gate_fitted(conn, embedder, state, settings)
+        docs_table.set_meta(conn, SOURCE_KEY, key if complete and fitted else "")
         docs_table.set_meta(conn, SOURCE_HEAD, head if complete else "")
     if embedder is not None:
-        _calibrate(store, embedder, outcome, f"{fingerprint}/{outcome.missing}", settings)
+        _calibrate(store, embedder, outcome, state, settings)
+    if complete and not fitted:  # complete once the gate is fitted: a run stopped before is not
+        with store.write() as conn:
+            docs_table.set_meta(conn, SOURCE_KEY, key)
     return report
+
+
+def _gate_fitted(
+    conn: sqlite3.Connection, embedder: Embedder | None, state: str, settings: Settings
+) -> bool:
+    """Whether the gate needs no fitting to the index state ``state`` (no model: no gate)."""
+    if embedder is None:
+        return True
+    words = settings.embeddings.window_words
+    return calibration.fitted(conn, embedder.model_id, state, words)
 
 
 def _emptying(source: Path, held: int, db: Path) -> SourceError:

@@ -84,6 +84,32 @@ def test_an_incomplete_index_is_never_skipped(settings: Settings, write_files: W
     assert unchanged(settings) is None
 
 
+def test_a_run_stopped_before_the_gate_is_fitted_is_never_skipped(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """The run commits the index, then fits the gate (R4) to it. Stopped in between (Ctrl-C,
+    a kill), the stored key said the index was complete: every later ``briefd index`` found
+    nothing changed and the gate stayed unfitted, off, until the knowledge changed."""
+
+    class Interrupted(FakeEmbedder):
+        def embed_batch(self, texts, kind):  # type: ignore[no-untyped-def]
+            if kind == "query":  # the gate's probes, embedded after the index committed
+                raise KeyboardInterrupt
+            return super().embed_batch(texts, kind)
+
+    write_files(FILES)
+    with Briefd(settings, embedder=Interrupted()) as api:
+        with pytest.raises(KeyboardInterrupt):
+            api.index()
+        with api.store.read() as conn:
+            assert freshness.stored_key(conn) == ""
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        assert api.index().unchanged == 2
+        assert set(api.gate_calibration()) == {FakeEmbedder().model_id}
+        with api.store.read() as conn:
+            assert freshness.stored_key(conn) != ""
+
+
 def test_upkeep_due_goes_to_the_full_run(indexed: Settings) -> None:
     with Briefd(indexed, embedder=None) as api, api.store.write() as conn:
         conn.execute(

@@ -69,12 +69,23 @@ def stored(conn: sqlite3.Connection) -> dict[str, dict[str, object]]:
     return {model: cal.knobs() for model, cal in found.items() if cal is not None}
 
 
+def fitted(conn: sqlite3.Connection, model: str, fingerprint: str, words: int = 0) -> bool:
+    """Whether the stored calibration for ``model`` is the one :func:`refresh` would fit to
+    the index state ``fingerprint`` (then there is nothing to fit)."""
+    current = load(conn, model)
+    return current is not None and current.fingerprint == _fitted_to(fingerprint, words)
+
+
+def _fitted_to(fingerprint: str, words: int) -> str:
+    return f"v{VERSION}:{fingerprint}" + (f"/w{words}" if words > 0 else "")
+
+
 def refresh(
     store: Store, embedder: Embedder, fingerprint: str, words: int = 0
 ) -> Calibration | None:
     """Fit the gate to the index's current vectors (with ``words``, its windows' too) and
     words, and store the result."""
-    fingerprint = f"v{VERSION}:{fingerprint}" + (f"/w{words}" if words > 0 else "")
+    fingerprint = _fitted_to(fingerprint, words)
     model = embedder.model_id
     probes = probe_list()
     with store.read() as conn:
