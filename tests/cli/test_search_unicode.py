@@ -35,6 +35,24 @@ def test_a_decomposed_query_finds_what_the_composed_one_finds(indexed_tr: Path, 
     assert hits(indexed_tr, unicodedata.normalize("NFD", query)) == composed
 
 
+def test_a_document_written_decomposed_is_found_by_the_words_as_typed(tmp_path: Path) -> None:
+    """Knowledge written decomposed (a macOS export, some editors) is indexed composed, as
+    queries are read: its words are one word each for briefd's own word lists (the gate, the
+    postings' prefix forms), whichever way the query arrives, and the text served is composed."""
+    source = tmp_path / "kb" / "domain"
+    source.mkdir(parents=True)
+    text = "# İade kuralları\n\n## Kısmi iade\n\nİade süresi on dört gündür; İslam takvimi değil.\n"
+    (source / "iade.md").write_text(unicodedata.normalize("NFD", text), encoding="utf-8")
+    (source / "other.md").write_text("# Other\n\nSlam dunk and su resi notes.\n", "utf-8")
+    assert briefd("index", "--source", str(tmp_path / "kb"), cwd=tmp_path).returncode == 0
+    for query in ("islam takvimi", "İslam", unicodedata.normalize("NFD", "İade süresi")):
+        assert hits(tmp_path, query)[0] == ("domain/iade.md", "Kısmi iade"), query
+    assert hits(tmp_path, "slam") == [("domain/other.md", "Other")]
+    result = briefd("search", "iade süresi", "--json", cwd=tmp_path)
+    content = json.loads(result.stdout)["hits"][0]["content"]  # what an agent reads: composed
+    assert "İade süresi on dört gündür; İslam takvimi değil." in content
+
+
 NOT_UTF8 = os.fsdecode(b"refund \xff window")  # a terminal in Latin-1 typing "ÿ"
 
 

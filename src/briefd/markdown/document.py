@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 
 from briefd.markdown.chunk import TokenCounter, chunk_document
 from briefd.markdown.frontmatter import split_front_matter
@@ -23,6 +24,9 @@ def parse_document(
 ) -> Document:
     """Parse one Markdown file; problems (bad front matter…) are recorded, never raised."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")  # as the parser
+    # composed (NFC), as queries are read: "İ" or "ü" written decomposed (a combining mark
+    # after the letter, as macOS and some exports write) would split the word in two
+    text = unicodedata.normalize("NFC", text)
     split = split_front_matter(text)
     structure = parse_structure(split.body, split.body_start_line)
     lines = text.split("\n")
