@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,8 +96,8 @@ def test_chunks_cover_text_in_order_within_limit(text: str) -> None:
     words = _words_outside_headings(text)
     if words or not doc.headings:
         assert covered == words
-    else:  # a stub: headings and nothing under them is one chunk, its outline
-        assert len(doc.chunks) == 1 and doc.chunks[0].content.startswith("#")
+    else:  # a stub: headings and nothing under them is its outline, in parts within the limit
+        assert doc.chunks and all(c.content.startswith("#") for c in doc.chunks)
     assert all(chunk.tokens <= 100 for chunk in doc.chunks)
     assert all(count_tokens(chunk.content) == chunk.tokens for chunk in doc.chunks)
     assert [c.position for c in doc.chunks] == list(range(len(doc.chunks)))
@@ -170,6 +172,24 @@ def test_a_document_of_only_headings_is_one_outline_chunk() -> None:
     assert [c.content for c in doc.chunks] == ["# Onboarding wombats\n## Checklist\n## Contacts"]
     assert (doc.chunks[0].start_line, doc.chunks[0].end_line) == (1, 6)
     assert parse_document("projects/a/empty.md", "", "projects/a", "h", count_tokens).chunks == ()
+
+
+def test_a_long_outline_is_parts_within_the_limit_covering_every_heading() -> None:
+    """A table of contents of 3,000 headings was one section of ~30,000 tokens, past the
+    800-token maximum every other section keeps."""
+    headings = [f"## Topic {i} wombat ledger" for i in range(3000)]
+    text = "# Index\n\n" + "\n\n".join(headings) + "\n"
+    doc = parse_document("domain/toc.md", text, "domain", "h", count_tokens)
+    assert len(doc.chunks) > 30 and all(c.tokens <= 800 for c in doc.chunks)
+    assert all(count_tokens(c.content) == c.tokens for c in doc.chunks)
+    lines = [line for c in doc.chunks for line in c.content.split("\n")]
+    assert lines == ["# Index", *headings]
+    assert len({c.id for c in doc.chunks}) == len(doc.chunks)
+    spans = [(c.start_line, c.end_line) for c in doc.chunks]
+    assert spans[0][0] == 1 and spans[-1][1] == len(text.split("\n"))  # as before: the end
+    assert all(a[1] + 1 == b[0] for a, b in itertools.pairwise(spans))  # in order, no gap
+    second = doc.chunks[1]
+    assert second.heading == second.content.split("\n")[0].removeprefix("## ")
 
 
 def test_an_outline_keeps_setext_headings() -> None:

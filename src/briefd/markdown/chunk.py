@@ -121,30 +121,56 @@ def chunk_document(
                 )
             )
     if not chunks and structure.headings:
-        return (_outline(doc_path, found, structure, count),)
+        return _outline(doc_path, found, structure, count, max_tokens)
     return tuple(chunks)
 
 
 def _outline(
-    doc_path: str, found: Sequence[Section], structure: Structure, count: TokenCounter
-) -> Chunk:
-    """The one chunk of a document that has headings and no text under any of them (a stub):
-    its headings as an outline, so the document can still be found by what it is about."""
-    text = "\n".join(f"{'#' * h.level} {h.text}" for h in structure.headings)
-    first = found[0]
-    return Chunk(
-        id=chunk_id(doc_path, first.heading_path, ""),
-        doc_path=doc_path,
-        heading=first.heading,
-        heading_path=first.heading_path,
-        anchor=first.anchor,
-        content=text,
-        tokens=count(text),
-        content_hash=content_hash(text),
-        position=0,
-        start_line=first.start_line,
-        end_line=found[-1].end_line,
-    )
+    doc_path: str,
+    found: Sequence[Section],
+    structure: Structure,
+    count: TokenCounter,
+    limit: int,
+) -> tuple[Chunk, ...]:
+    """The chunks of a document that has headings and no text under any of them (a stub): its
+    headings as an outline, so the document can still be found by what it is about; a long
+    one (a table of contents) in parts of at most ``limit`` tokens, as any section is."""
+    groups: list[list[Heading]] = [[]]
+    held = 0
+    for heading in structure.headings:
+        line = _outline_line(heading)
+        size = count(line) + 1
+        if groups[-1] and held + size > limit:
+            groups.append([])
+            held = 0
+        groups[-1].append(heading)
+        held += size
+    by_line = {section.start_line: section for section in found}
+    chunks = []
+    for part, group in enumerate(groups):
+        first = found[0] if part == 0 else by_line.get(group[0].line, found[0])
+        end = found[-1].end_line if part == len(groups) - 1 else groups[part + 1][0].line - 1
+        text = "\n".join(_outline_line(h) for h in group)
+        chunks.append(
+            Chunk(
+                id=chunk_id(doc_path, found[0].heading_path, f"\x00part{part}" if part else ""),
+                doc_path=doc_path,
+                heading=first.heading,
+                heading_path=first.heading_path,
+                anchor=first.anchor,
+                content=text,
+                tokens=count(text),
+                content_hash=content_hash(text),
+                position=part,
+                start_line=found[0].start_line if part == 0 else group[0].line,
+                end_line=end,
+            )
+        )
+    return tuple(chunks)
+
+
+def _outline_line(heading: Heading) -> str:
+    return f"{'#' * heading.level} {heading.text}"
 
 
 def _section_pieces(
