@@ -14,7 +14,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -54,6 +54,9 @@ CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # control characters b
 Progress = Callable[[str, int, int], None]
 
 
+WAITING = "waiting for another index run of this index"
+
+
 def no_progress(stage: str, done: int, total: int) -> None:
     return None
 
@@ -70,8 +73,9 @@ def index_source(
     """``history`` (path → last commit, from a git checkout) gives documents their
     ``updated_commit`` / ``updated_at``; without it ``updated_at`` is the file time. Runs on
     one index take turns (:func:`index_run_lock`)."""
-    with index_run_lock(store.path):
-        return _index_source(store, source, settings, rebuild, progress, embedder, history)
+    with index_run_lock(store.path, lambda: progress(WAITING, 0, 1)) as waited:
+        report = _index_source(store, source, settings, rebuild, progress, embedder, history)
+    return replace(report, waited_seconds=round(waited, 2)) if waited > 1 else report
 
 
 def _index_source(

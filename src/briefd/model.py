@@ -118,6 +118,7 @@ class IndexReport:
     window_words: int = 0  # embeddings.window_words of the run (0: no section windows)
     windows: int = 0  # section windows the index holds vectors of, at that size
     warnings: tuple[str, ...] = ()  # about the settings against this index (default_scopes)
+    waited_seconds: float = 0.0  # for another run of this index before this one (not in seconds)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -129,6 +131,35 @@ def test_an_empty_index_file_is_no_index_and_stays_empty(tmp_path: Path) -> None
     assert briefd("index", "--source", str(EXAMPLE), cwd=tmp_path, env=env).returncode == 0
     result = briefd("search", "retry declined", cwd=tmp_path, env=env)
     assert result.returncode == 0 and "domain/retry-policy.md" in result.stdout
+
+
+def test_a_run_that_waited_for_another_says_so(tmp_path: Path) -> None:
+    """A second ``briefd index`` takes its turn behind the run holding the index: its report
+    said "in 0.15s" after a wait of half a minute; it now names the wait."""
+    assert briefd("index", "--source", str(EXAMPLE), cwd=tmp_path).returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    with (tmp_path / ".briefd" / "briefd.db.index.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another run, in the middle of its work
+        run = subprocess.Popen(
+            [sys.executable, "-m", "briefd", "index", "--source", str(EXAMPLE), "--rebuild"],
+            cwd=tmp_path,
+            env={**env, "BRIEFD_EMBEDDINGS__ENABLED": "false"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(3)
+        assert run.poll() is None  # it waits for the run holding the lock
+        fcntl.flock(held, fcntl.LOCK_UN)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    first = out.splitlines()[0]
+    assert re.fullmatch(
+        r"Rebuilt .*: 45 documents, \d+ chunks in \d+\.\d\ds, after waiting "
+        r"(\d+\.\d)s for another index run",
+        first,
+    ), first
+    assert float(first.rsplit("waiting ", 1)[1].split("s")[0]) >= 2.0
 
 
 def test_unknown_scope_is_one_line_error(indexed: Path) -> None:

@@ -190,13 +190,17 @@ def _report(
     )
 
 
+def _waited(seconds: float) -> str:
+    return f", after waiting {seconds:.1f}s for another index run" if seconds else ""
+
+
 def report_lines(report: IndexReport) -> list[str]:
     """The human report of an index run (the full command prints the same lines)."""
     verb = "Rebuilt" if report.rebuilt else "Indexed"
     changed = len(report.added) + len(report.changed)
     lines = [
         f"{verb} {report.source}: {report.documents} documents, {report.chunks} chunks "
-        f"in {report.seconds:.2f}s",
+        f"in {report.seconds:.2f}s{_waited(report.waited_seconds)}",
         f"  {changed} changed ({len(report.added)} new), {len(report.deleted)} deleted, "
         f"{report.unchanged} unchanged, {len(report.skipped)} skipped",
     ]

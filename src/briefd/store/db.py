@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -410,19 +411,26 @@ def opened(db: Path) -> Iterator[Store]:
 
 
 @contextmanager
-def index_run_lock(db: Path) -> Iterator[None]:
+def index_run_lock(db: Path, waiting: Callable[[], object] | None = None) -> Iterator[float]:
     """One index run at a time per index file, across processes and threads (an ``flock``
     beside it, released by the kernel when a process dies): a run works out what changed
     before it writes, so two overlapping runs could each apply a stale change set and leave a
-    deleted or renamed file served. A folder the lock file cannot be made in runs unlocked."""
+    deleted or renamed file served. A folder the lock file cannot be made in runs unlocked.
+    Yields the seconds it waited for another run; ``waiting`` is called when it starts to."""
     try:
         handle = db.with_name(db.name + ".index.lock").open("a")
     except OSError:
-        yield
+        yield 0.0
         return
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        started = time.monotonic()
         try:
-            yield
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield time.monotonic() - started
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
