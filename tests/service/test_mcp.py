@@ -168,7 +168,9 @@ def test_errors_are_is_error_results_that_say_what_to_do(url: str, mode: str) ->
     )
     assert texts[1].startswith("no document '../../etc/passwd' in the knowledge repository")
     assert "did you mean domain/retry-policy.md?" in texts[2]
-    assert texts[3] == "give task_description (what you are about to do), issue, or paths"
+    assert texts[3] == (  # as REST says it (and counted as an error)
+        "the task description is empty; describe the task (or pass an issue, or paths)"
+    )
     assert "query" in texts[4]
     assert texts[5] == (  # one line per field, no pydantic report (input echo, links)
         "compile_bundle: max_tokens: Input should be a valid integer, unable to parse string as "

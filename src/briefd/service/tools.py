@@ -193,8 +193,6 @@ class Tools:
         Deterministic: the same task on the same knowledge gives the same bytes and
         bundle_id. Report which sections helped with report_usage(bundle_id,
         useful_chunk_ids)."""
-        if not task_description.strip() and not (issue or "").strip() and not paths:
-            return error_result("give task_description (what you are about to do), issue, or paths")
         request = BundleRequest(
             task=task_description,
             max_tokens=max_tokens,

@@ -1,0 +1,49 @@
+"""The same request over REST and over MCP (the SDK's own client, real uvicorn): the same
+answer, the same error, counted alike (I1, I2, I4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp_types import CallToolResult
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.service.test_mcp import run
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def base(service_api: Briefd) -> Iterator[str]:
+    with serving(create_app(service_api, service_config())) as url:
+        yield url
+
+
+def rest(base: str, method: str, path: str, **options: Any) -> httpx2.Response:
+    return httpx2.request(method, base + path, headers=AUTH, timeout=30, **options)
+
+
+def requests_row(base: str, surface: str, name: str) -> dict[str, Any]:
+    rows = rest(base, "GET", "/api/stats").json()["requests"]
+    return next(r for r in rows if (r["surface"], r["name"]) == (surface, name))
+
+
+def test_a_bundle_without_a_task_is_one_counted_error_on_both_surfaces(base: str) -> None:
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("compile_bundle", {"task_description": "  "})
+
+    result = run(base + "/mcp", "legacy", body)
+    answer = rest(base, "POST", "/api/bundle", json={"task": "  "})
+    assert answer.status_code == 400
+    assert result.is_error
+    assert result.content[0].text == answer.json()["detail"]  # type: ignore[union-attr]
+    for surface in ("mcp", "rest"):
+        row = requests_row(base, surface, "compile_bundle")
+        assert (row["count"], row["errors"], row["invalid"]) == (1, 1, 0), surface
