@@ -47,3 +47,29 @@ def test_a_bundle_without_a_task_is_one_counted_error_on_both_surfaces(base: str
     for surface in ("mcp", "rest"):
         row = requests_row(base, surface, "compile_bundle")
         assert (row["count"], row["errors"], row["invalid"]) == (1, 1, 0), surface
+
+
+def test_scopes_and_tags_in_a_body_are_read_as_the_tools_read_them(base: str) -> None:
+    """A comma list and a blank entry mean on REST what they mean on MCP (and in ?scopes=)."""
+    bundle = {"scopes": ["projects/ledger, domain", ""], "tags": ["refunds,ledger"]}
+
+    async def body(client: Client) -> list[CallToolResult]:
+        return [
+            await client.call_tool(
+                "compile_bundle", {"task_description": "refund ledger entries", **bundle}
+            ),
+            await client.call_tool("document_context", {"doc_path": "domain/refunds.md", **bundle}),
+        ]
+
+    tools = run(base + "/mcp", "legacy", body)
+    answers = [
+        rest(base, "POST", "/api/bundle", json={"task": "refund ledger entries", **bundle}),
+        rest(base, "POST", "/api/context", json={"doc_path": "domain/refunds.md", **bundle}),
+    ]
+    for tool, answer in zip(tools, answers, strict=True):
+        assert not tool.is_error, tool.content
+        assert answer.status_code == 200, answer.text
+        assert tool.structured_content is not None
+        assert answer.json()["bundle_id"] == tool.structured_content["bundle_id"]
+        assert answer.json()["text"] == tool.structured_content["text"]
+    assert "projects/ledger" in answers[0].json()["text"]

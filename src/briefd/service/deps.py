@@ -1,6 +1,5 @@
 """What every REST router shares: the service state as a FastAPI dependency, the error
-responses the routes document (bodies are ``{error, detail}``, see :mod:`briefd.service.app`)
-and the parsing of list-valued query parameters."""
+responses the routes document (bodies are ``{error, detail}``, see :mod:`briefd.service.app`)."""
 
 from __future__ import annotations
 
@@ -24,11 +23,3 @@ def get_state(request: Request) -> ServiceState:
 
 
 State = Annotated[ServiceState, Depends(get_state)]
-
-
-def split_list(values: list[str] | None) -> tuple[str, ...] | None:
-    """Repeated and/or comma-separated query values; None when none were given."""
-    if not values:
-        return None
-    items = tuple(v.strip() for item in values for v in item.split(",") if v.strip())
-    return items or None

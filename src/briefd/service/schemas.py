@@ -27,6 +27,15 @@ from briefd.store.scopes import default_scope_warnings
 from briefd.tokens import count_tokens, json_string_tokens
 
 
+def split_list(values: list[str] | None) -> tuple[str, ...] | None:
+    """Repeated and/or comma-separated values (``?scopes=``, a body's or a tool's ``scopes``
+    and ``tags``), stripped, blanks dropped; None when none are left."""
+    if not values:
+        return None
+    items = tuple(v.strip() for item in values for v in item.split(",") if v.strip())
+    return items or None
+
+
 class ErrorBody(BaseModel):
     error: str = Field(description="Error class, e.g. not_found, bad_request, unauthorized.")
     detail: str = Field(description="What is wrong and what to do about it.")
@@ -233,13 +242,13 @@ class BundleIn(RequestIn):
         return BundleRequest(
             task=self.task,
             max_tokens=self.max_tokens,
-            scopes=tuple(self.scopes) if self.scopes else None,
+            scopes=split_list(self.scopes),
             paths=tuple(self.paths),
             mode=mode,  # type: ignore[arg-type]  # validated by the pattern
             base=self.base,
             issue=self.issue,
             hard_limit=self.hard_limit,
-            tags=tuple(self.tags),
+            tags=split_list(self.tags) or (),
         )
 
 
@@ -259,12 +268,12 @@ class ContextIn(RequestIn):
         return BundleRequest(
             task=self.task,
             max_tokens=self.max_tokens,
-            scopes=tuple(self.scopes) if self.scopes else None,
+            scopes=split_list(self.scopes),
             mode=self.mode,
             base=self.base,
             hard_limit=self.hard_limit,
             target=self.doc_path,
-            tags=tuple(self.tags),
+            tags=split_list(self.tags) or (),
         )
 
 

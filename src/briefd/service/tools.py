@@ -27,8 +27,8 @@ from briefd.proposals.model import ProposalRequest
 from briefd.proposals.policy import reaches_out
 from briefd.retrieval.search import SearchRequest
 from briefd.service import render, schemas
-from briefd.service.deps import split_list
 from briefd.service.problems import problems
+from briefd.service.schemas import split_list
 from briefd.service.state import Caller, ServiceState
 from briefd.service.team_tools import TeamTools
 from briefd.settings import Settings

@@ -17,8 +17,8 @@ from briefd.service.atlassian import (
     JiraSearchOut,
     Live,
 )
-from briefd.service.deps import State, split_list
-from briefd.service.schemas import ErrorBody
+from briefd.service.deps import State
+from briefd.service.schemas import ErrorBody, split_list
 
 router = APIRouter(prefix="/api", tags=["atlassian"])
 ERRORS: dict[int | str, dict[str, Any]] = {

@@ -11,7 +11,8 @@ from fastapi import APIRouter, Query
 from briefd.graph.suggest import LinkSuggestion
 from briefd.retrieval.search import SearchRequest
 from briefd.service import schemas
-from briefd.service.deps import ERRORS, State, split_list
+from briefd.service.deps import ERRORS, State
+from briefd.service.schemas import split_list
 from briefd.service.state import Caller
 
 router = APIRouter(prefix="/api", tags=["knowledge"])

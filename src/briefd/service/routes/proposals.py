@@ -10,7 +10,8 @@ from fastapi import APIRouter, Body, Query, status
 
 from briefd.proposals.model import ProposalRequest, ProposalStatus
 from briefd.service import schemas
-from briefd.service.deps import ERRORS, State, split_list
+from briefd.service.deps import ERRORS, State
+from briefd.service.schemas import split_list
 
 router = APIRouter(prefix="/api", tags=["proposals"])
 
