@@ -14,6 +14,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 403, 404, 422, 503)
 }
 BUSY: dict[int | str, dict[str, Any]] = {**ERRORS, 409: {"model": ErrorBody}}  # one at a time
+PUSHES: dict[int | str, dict[str, Any]] = {**ERRORS, 502: {"model": ErrorBody}}  # git, forge
 
 
 def get_state(request: Request) -> ServiceState:

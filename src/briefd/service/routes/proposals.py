@@ -10,7 +10,7 @@ from fastapi import APIRouter, Body, Query, status
 
 from briefd.proposals.model import ProposalRequest, ProposalStatus
 from briefd.service import schemas
-from briefd.service.deps import ERRORS, State
+from briefd.service.deps import ERRORS, PUSHES, State
 from briefd.service.schemas import split_list
 
 router = APIRouter(prefix="/api", tags=["proposals"])
@@ -21,14 +21,14 @@ router = APIRouter(prefix="/api", tags=["proposals"])
     name="propose_update",
     status_code=status.HTTP_201_CREATED,
     response_model=schemas.ProposalOut,
-    responses=ERRORS,
+    responses=PUSHES,
 )
 def create_proposal(
     state: State, body: Annotated[schemas.ProposalIn, Body()]
 ) -> schemas.ProposalOut:
     """Propose a knowledge change: a branch ``briefd/proposal-<id>`` with one commit on the
     knowledge remote (and a pull request when a forge is configured). The served knowledge is
-    not changed."""
+    not changed. 502: the remote refused the push or the forge did not answer (nothing stored)."""
     request = ProposalRequest(
         body.doc_path,
         body.change_description,

@@ -1,0 +1,55 @@
+"""Proposals over REST and MCP against a real bare git remote, no forge (T1, I1, I2): what a
+client is told when the remote refuses the push, and that the OpenAPI document says so."""
+
+from __future__ import annotations
+
+import httpx2
+from mcp import Client
+from mcp_types import CallToolResult
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.service.test_mcp import run
+from tests.sync.conftest import git_api, remote
+from tests.sync.gitrepo import RETRY, Remote
+
+__all__ = ["git_api", "remote"]  # fixtures with a real bare git remote
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def refuse_pushes(remote: Remote) -> None:
+    hook = remote.bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'branch protection: no pushes' >&2\nexit 1\n")
+    hook.chmod(0o755)
+
+
+def test_a_push_the_remote_refuses_is_a_documented_502(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    refuse_pushes(remote)
+    change = {
+        "doc_path": "domain/retry.md",
+        "change_description": "Four",
+        "new_content": RETRY.replace("three times", "four times").lstrip("\n"),
+    }
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("propose_update", change)
+
+    with serving(create_app(git_api, service_config())) as base:
+        answer = httpx2.post(base + "/api/proposals", json=change, headers=AUTH, timeout=60)
+        tool = run(base + "/mcp", "legacy", body)
+        schema = httpx2.get(base + "/openapi.json", headers=AUTH).json()
+        listed = httpx2.get(base + "/api/proposals", headers=AUTH).json()
+    assert answer.status_code == 502
+    assert answer.json()["error"] == "proposal_remote"
+    assert "pre-receive hook declined" in answer.json()["detail"]
+    assert tool.is_error and "pre-receive hook declined" in tool.content[0].text  # type: ignore[union-attr]
+    assert listed == {"proposals": [], "counts": {}}  # nothing was pushed, nothing stored
+    responses = schema["paths"]["/api/proposals"]["post"]["responses"]
+    assert "502" in responses
+    assert responses["502"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorBody"
+    }
