@@ -396,3 +396,19 @@ def test_no_secret_page_or_issue_text_in_logs_query_log_or_metrics(
         dump = "\n".join(conn.iterdump())
     for secret in (*SECRETS, *TEXTS):
         assert secret not in dump
+
+
+def test_a_bundle_whose_issue_lookup_fails_answers_a_documented_status(
+    rest: TestClient, cloud: FakeSite
+) -> None:
+    """B1/I2: a bundle's live issue lookup fails as the Jira routes do (502, 429), and the
+    OpenAPI entry of POST /api/bundle lists those statuses."""
+    refused = rest.post(
+        "/api/bundle", json={"issue": "SHOP-42"}, headers={**CALLER, "X-Atlassian-Token": "x"}
+    )
+    assert refused.status_code == 502 and refused.json()["error"] == "integration"
+    cloud.script(r"/issue/SHOP-42$", 429, headers={"Retry-After": "0"}, times=2)
+    limited = rest.post("/api/bundle", json={"issue": "SHOP-42"})
+    assert limited.status_code == 429 and limited.json()["error"] == "rate_limited"
+    responses = rest.get("/openapi.json").json()["paths"]["/api/bundle"]["post"]["responses"]
+    assert {"429", "502"} <= set(responses)

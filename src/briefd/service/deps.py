@@ -15,6 +15,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 BUSY: dict[int | str, dict[str, Any]] = {**ERRORS, 409: {"model": ErrorBody}}  # one at a time
 PUSHES: dict[int | str, dict[str, Any]] = {**ERRORS, 502: {"model": ErrorBody}}  # git, forge
+# a bundle's issue key looked up in Jira: the site failed (502) or asked to wait (429)
+LOOKUP: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    **{code: {"model": ErrorBody} for code in (429, 502)},
+}
 
 
 def get_state(request: Request) -> ServiceState:

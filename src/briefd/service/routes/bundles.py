@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 
 from briefd.atlassian import caller_account
 from briefd.service import schemas
-from briefd.service.deps import ERRORS, State
+from briefd.service.deps import ERRORS, LOOKUP, State
 from briefd.service.state import Caller
 
 router = APIRouter(prefix="/api", tags=["knowledge"])
@@ -19,7 +19,7 @@ router = APIRouter(prefix="/api", tags=["knowledge"])
     name="compile_bundle",
     response_model=schemas.BundleOut,
     response_model_exclude_none=True,
-    responses=ERRORS,
+    responses=LOOKUP,
 )
 def bundle(state: State, body: schemas.BundleIn, http: Request) -> schemas.BundleOut:
     """A token-budgeted, deterministic context bundle for a task (B1–B8)."""
