@@ -126,3 +126,18 @@ def test_search_budget_counts_the_warning(mistyped: Briefd) -> None:
             assert body["warnings"] == [WARNING] and body["hits"], budget
             compact = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
             assert count_tokens(compact) <= budget, (budget, count_tokens(compact))
+
+
+def test_the_bundle_text_an_agent_reads_carries_the_warning(mistyped: Briefd) -> None:
+    """The MCP text block of a bundle says what its structured content warns about, also when
+    sections matched (a model that reads only the text must not miss it)."""
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("compile_bundle", {"task_description": "partial refund"})
+
+    with serving(create_app(mistyped, service_config())) as base:
+        result = run(base + "/mcp", "auto", body)
+    assert not result.is_error, result.content
+    assert result.structured_content["text"]  # sections matched
+    assert result.structured_content["warnings"] == [WARNING]
+    assert f"Warning: {WARNING}" in result.content[0].text

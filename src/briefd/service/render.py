@@ -64,8 +64,16 @@ def bundle_text(out: schemas.BundleOut, structured: dict[str, object]) -> str:
         notes.append("base unknown: full bundle")
     if out.delta is not None:
         notes.append(delta_note(out.delta))
-    block = (out.text or "").rstrip() or "\n".join(out.warnings or ()) or nothing_new(out.delta)
-    return "\n\n".join([block, *drift_notes(structured), f"({', '.join(notes)})"])
+    return "\n\n".join([*bundle_block(out), *drift_notes(structured), f"({', '.join(notes)})"])
+
+
+def bundle_block(out: schemas.BundleOut) -> list[str]:
+    """The sections, then what ``warnings`` says (a default scope the index lacks); without
+    sections the warnings themselves (a budget that fits none), else why nothing came."""
+    block = (out.text or "").rstrip()
+    if block:
+        return [block, *(f"Warning: {w}" for w in out.warnings or ())]
+    return ["\n".join(out.warnings or ()) or nothing_new(out.delta)]
 
 
 def delta_note(delta: schemas.DeltaOut) -> str:
