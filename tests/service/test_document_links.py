@@ -179,3 +179,18 @@ def test_an_ambiguous_links_alternatives_in_scopes_not_requested_are_counted(
         "more in scopes not requested]"
     )
     assert one_more in briefd_doc(api, "domain/start.md", "--scopes", "domain,projects/ledger")
+
+
+def test_a_broken_link_is_said_broken_not_named_as_a_document(api: Briefd) -> None:
+    """The text block names under "links to" only documents a next get_document can read; a
+    link that reaches none is said broken, as its structured status is."""
+    source = Path(str(api.settings.source))
+    (source / "domain" / "c.md").write_text("# C\n\nSee [[b]] and [[gone]].\n", encoding="utf-8")
+    api.index()
+    text = get_document(api, doc_path="domain/c.md")
+    links = get_document_structured(api, doc_path="domain/c.md")["links"]
+    assert sorted((link["target"], link["status"]) for link in links) == [
+        ("b", "ok"),
+        ("gone", "broken"),
+    ]
+    assert text.splitlines()[2:4] == ["links to: domain/b.md", "broken links: gone"]

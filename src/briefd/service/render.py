@@ -126,15 +126,17 @@ def _sent_items(structured: dict[str, object]) -> list[object]:
 
 def document_text(out: schemas.DocumentOut) -> str:
     """The head names the other documents it links to (a link to one of its own sections
-    stays in the body; one into a scope not requested is only counted) and those linking to
-    it, then the body."""
+    stays in the body; one into a scope not requested is only counted; one that reaches no
+    document is said broken) and those linking to it, then the body."""
     hidden = sum(1 for link in out.links if link.status == OUTSIDE_SCOPES)
-    shown = [link for link in out.links if link.status != OUTSIDE_SCOPES]
-    links = ", ".join(sorted({link.target_path or link.target for link in shown} - {out.path}))
+    reached = {link.target_path for link in out.links if link.target_path} - {out.path}
+    broken = {link.target for link in out.links if link.status == "broken"}
     backlinks = ", ".join(sorted({link.source_path for link in out.backlinks}))
     head = [f"# {out.title}", f"path: {out.path} · scope: {out.scope} · updated: {out.updated_at}"]
-    if links:
-        head.append(f"links to: {links}")
+    if reached:
+        head.append(f"links to: {', '.join(sorted(reached))}")
+    if broken:
+        head.append(f"broken links: {', '.join(sorted(broken))}")
     if backlinks:
         head.append(f"linked from: {backlinks}")
     if hidden:
