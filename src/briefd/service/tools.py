@@ -428,7 +428,8 @@ class BriefdMCP(MCPServer[Any]):
         if not extra:
             return ""
         listed = "; ".join(f"{key}: not an argument of this tool" for key in extra)
-        return f"{listed} (it takes {', '.join(accepted)})"
+        takes = ", ".join(accepted) or "no arguments"
+        return f"{listed} (it takes {takes})"
 
 
 def build_mcp(state: ServiceState, instructions: str) -> MCPServer[Any]:
