@@ -451,8 +451,17 @@ def test_rebuild_runs_in_the_background(client: TestClient) -> None:
 
 
 def test_unknown_routes_and_methods_answer_json(client: TestClient) -> None:
-    assert client.get("/api/nope").json() == {"error": "not_found", "detail": "Not Found"}
-    assert client.delete("/api/scopes").json()["error"] == "method_not_allowed"
+    assert client.get("/api/nope").json() == {
+        "error": "not_found",
+        "detail": "no route GET /api/nope; the API's routes are listed at /docs "
+        "(OpenAPI: /openapi.json)",
+    }
+    wrong = client.delete("/api/scopes")
+    assert wrong.status_code == 405 and wrong.headers["allow"] == "GET"
+    assert wrong.json() == {
+        "error": "method_not_allowed",
+        "detail": "DELETE is not allowed on /api/scopes; it takes GET",
+    }
 
 
 def test_openapi_schema_lists_the_api(client: TestClient) -> None:

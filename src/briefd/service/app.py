@@ -11,6 +11,7 @@ import re
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from typing import Any
 
 import anyio
@@ -279,8 +280,21 @@ def _error_handlers(app: FastAPI) -> None:
         return JSONResponse({"error": "invalid_request", "detail": detail}, 422)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         name = HTTP_ERRORS.get(exc.status_code, "error")
-        return JSONResponse(
-            {"error": name, "detail": str(exc.detail)}, exc.status_code, headers=exc.headers
-        )
+        detail = {"error": name, "detail": http_detail(request, exc)}
+        return JSONResponse(detail, exc.status_code, headers=exc.headers)
+
+
+def http_detail(request: Request, exc: StarletteHTTPException) -> str:
+    """The error's own words; for the router's bare "Not Found" / "Method Not Allowed" (no
+    such route, or not with this method), what to send instead."""
+    if exc.detail != HTTPStatus(exc.status_code).phrase:
+        return str(exc.detail)
+    method, path = request.method, request.url.path
+    if exc.status_code == 404:
+        return f"no route {method} {path}; the API's routes are listed at /docs (OpenAPI: /openapi.json)"
+    allowed = (exc.headers or {}).get("Allow")
+    if exc.status_code == 405 and allowed:
+        return f"{method} is not allowed on {path}; it takes {allowed}"
+    return str(exc.detail)
