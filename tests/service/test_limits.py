@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
 from briefd.service import create_app
@@ -210,3 +211,27 @@ def test_limits_come_from_settings(service_settings: Settings) -> None:
 
     config = ServiceConfig.from_settings(serve, env={})
     assert (config.max_body_bytes, config.max_streams) == (1234, 2)
+
+
+@pytest.mark.parametrize("depth", [990, 5000])
+def test_a_deeply_nested_body_with_a_lone_surrogate_is_a_400_not_a_500(
+    service_api: Briefd, depth: int
+) -> None:
+    """The Unicode check reads JSON nested deeper than Python recurses (990 levels: parsed,
+    then walked; 5,000: too deep to parse, left to the route) without failing the request."""
+    nested = "[" * depth + '"\\ud800"' + "]" * depth
+    body = '{"task": "refund", "paths": ' + nested + "}"
+    call = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ' + body + "}"
+    headers = {**AUTH, "Content-Type": "application/json"}
+    mcp_headers = {**headers, "Accept": "application/json, text/event-stream"}
+    app = create_app(service_api, service_config())
+    with TestClient(app, raise_server_exceptions=False) as http:
+        answers = [
+            http.post("/api/bundle", content=body, headers=headers),
+            http.post("/api/usage", content=body, headers=headers),
+            http.post("/mcp", content=call, headers=mcp_headers),
+        ]
+    for answer in answers:
+        assert answer.status_code == 400, answer.text[:200]
+    for answer in answers[:2]:
+        assert set(answer.json()) == {"error", "detail"}

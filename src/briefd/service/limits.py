@@ -52,7 +52,7 @@ def invalid_text(body: bytes, content_type: str) -> str | None:
         return None
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than Python parses: the route says so
         return None
     found = _first_surrogate(data, "body")
     if found is None:
@@ -65,24 +65,31 @@ def invalid_text(body: bytes, content_type: str) -> str | None:
 
 
 def _first_surrogate(value: Any, where: str) -> tuple[str, str, int] | None:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return where, value, exc.start
-        return None
-    items: list[tuple[str, Any]] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if _first_surrogate(key, "") is not None:
-                return _first_surrogate(key, f"{where} key")
-            items.append((f"{where}.{key}", item))
-    elif isinstance(value, list):
-        items = [(f"{where}[{n}]", item) for n, item in enumerate(value)]
-    for inner, item in items:
-        found = _first_surrogate(item, inner)
-        if found is not None:
-            return found
+    """The first string (or key), depth first, that is not valid Unicode: where it is, the
+    string and the offset. A loop, not recursion: JSON may nest deeper than Python recurses."""
+    stack: list[tuple[str, Any]] = [(where, value)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            at = _surrogate_at(value)
+            if at is not None:
+                return where, value, at
+        elif isinstance(value, dict):
+            for key in value:
+                at = _surrogate_at(key)
+                if at is not None:
+                    return f"{where} key", key, at
+            stack.extend(reversed([(f"{where}.{k}", v) for k, v in value.items()]))
+        elif isinstance(value, list):
+            stack.extend(reversed([(f"{where}[{n}]", v) for n, v in enumerate(value)]))
+    return None
+
+
+def _surrogate_at(text: str) -> int | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
     return None
 
 
