@@ -27,7 +27,8 @@ def base(service_api: Briefd) -> Iterator[str]:
 
 
 def rest(base: str, method: str, path: str, **options: Any) -> httpx2.Response:
-    return httpx2.request(method, base + path, headers=AUTH, timeout=30, **options)
+    headers = {**AUTH, **options.pop("headers", {})}
+    return httpx2.request(method, base + path, headers=headers, timeout=30, **options)
 
 
 def requests_row(base: str, surface: str, name: str) -> dict[str, Any]:
@@ -84,3 +85,19 @@ def test_an_argument_to_a_tool_that_takes_none_says_so(base: str) -> None:
     assert result.content[0].text == (  # type: ignore[union-attr]
         "list_scopes: scope: not an argument of this tool (it takes no arguments)"
     )
+
+
+def test_a_body_nested_too_deep_to_read_says_so(base: str) -> None:
+    answer = rest(
+        base,
+        "POST",
+        "/api/bundle",
+        content="[" * 100_000,
+        headers={"Content-Type": "application/json"},
+    )
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "error": "bad_request",
+        "detail": "the JSON body nests deeper than the server reads; send one JSON object of "
+        "the route's fields (see /docs)",
+    }

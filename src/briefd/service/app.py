@@ -287,8 +287,14 @@ def _error_handlers(app: FastAPI) -> None:
 
 
 def http_detail(request: Request, exc: StarletteHTTPException) -> str:
-    """The error's own words; for the router's bare "Not Found" / "Method Not Allowed" (no
-    such route, or not with this method), what to send instead."""
+    """The error's own words; for a body too deeply nested to parse, and for the router's bare
+    "Not Found" / "Method Not Allowed" (no such route, or not with this method), what to send
+    instead."""
+    if isinstance(exc.__cause__, RecursionError):  # FastAPI: "There was an error parsing…"
+        return (
+            "the JSON body nests deeper than the server reads; send one JSON object of the "
+            "route's fields (see /docs)"
+        )
     if exc.detail != HTTPStatus(exc.status_code).phrase:
         return str(exc.detail)
     method, path = request.method, request.url.path
