@@ -132,3 +132,18 @@ def test_every_counted_route_is_named_as_it_counts(client: TestClient) -> None:
         body = source[source.index("def ") :]
         if '"rest"' in body:
             assert f'"{route.name}"' in body or f".{route.name}(" in body, route.path
+
+
+def test_a_delta_counts_the_tokens_it_sends_not_those_it_saved(client: TestClient) -> None:
+    """B5/I4: against a base the client holds, only the difference is sent; tokens served
+    count that, not the sections the client already had (tokens_saved)."""
+    task = {"task": "refund window partial refunds"}
+    full = client.post("/api/bundle", json=task).json()
+    series = 'briefd_tokens_served_total{name="compile_bundle",surface="rest"}'
+    assert sample(client.get("/metrics").text, series) == full["tokens"]
+    delta = client.post("/api/bundle", json={**task, "base": full["bundle_id"]}).json()
+    saved = delta["delta"]["tokens_saved"]
+    assert saved > 0 and delta["text"] == ""  # every section reused
+    sent = delta["tokens"] - saved
+    assert sample(client.get("/metrics").text, series) == full["tokens"] + sent
+    assert client.get("/api/stats").json()["tokens_served"] == full["tokens"] + sent
