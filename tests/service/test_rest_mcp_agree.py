@@ -101,3 +101,21 @@ def test_a_body_nested_too_deep_to_read_says_so(base: str) -> None:
         "detail": "the JSON body nests deeper than the server reads; send one JSON object of "
         "the route's fields (see /docs)",
     }
+
+
+def test_a_base_for_another_request_is_not_called_unknown(base: str) -> None:
+    """B5: a base compiled for another task is known, just not comparable: the full bundle
+    comes back marked recovered, and the text says why without calling the base unknown."""
+    other = rest(base, "POST", "/api/bundle", json={"task": "chargeback evidence"}).json()
+
+    async def body(client: Client) -> CallToolResult:
+        arguments = {"task_description": "refund window", "base": other["bundle_id"]}
+        return await client.call_tool("compile_bundle", arguments)
+
+    result = run(base + "/mcp", "legacy", body)
+    assert result.structured_content is not None and result.structured_content["recovered"]
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "base unknown:" not in text
+    assert "base unknown or compiled for another request, full bundle" in text
+    schema = rest(base, "GET", "/openapi.json").json()["components"]["schemas"]["BundleOut"]
+    assert "another request" in schema["properties"]["recovered"]["description"]

@@ -61,7 +61,7 @@ def bundle_text(out: schemas.BundleOut, structured: dict[str, object]) -> str:
     if out.budget_exceeded:
         notes.append(f"budget exceeded: {out.overage} tokens over hard_limit {out.hard_limit}")
     if out.recovered:
-        notes.append("base unknown: full bundle")
+        notes.append("base unknown or compiled for another request, full bundle")
     if out.delta is not None:
         notes.append(delta_note(out.delta))
     return "\n\n".join([*bundle_block(out), *drift_notes(structured), f"({', '.join(notes)})"])

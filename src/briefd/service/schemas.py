@@ -343,7 +343,10 @@ class BundleOut(BaseModel):
     budget_exceeded: bool
     overage: int
     cached: bool
-    recovered: bool | None = Field(default=None, description="true: base unknown, full bundle")
+    recovered: bool | None = Field(
+        default=None,
+        description="true: base unknown or compiled for another request; the full bundle",
+    )
     state_error: str | None = Field(
         default=None,
         description="replicas: the shared state was unreachable; the bundle is served, other "
