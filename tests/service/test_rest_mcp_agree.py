@@ -119,3 +119,32 @@ def test_a_base_for_another_request_is_not_called_unknown(base: str) -> None:
     assert "base unknown or compiled for another request, full bundle" in text
     schema = rest(base, "GET", "/openapi.json").json()["components"]["schemas"]["BundleOut"]
     assert "another request" in schema["properties"]["recovered"]["description"]
+
+
+def test_an_error_never_echoes_a_huge_value_back(base: str) -> None:
+    """A 100,000-character scope, tag or chunk id is named by its head in the error, as a
+    document path is, not sent back whole (REST and MCP share the words)."""
+    huge = "x" * 100_000
+    bundle = rest(base, "POST", "/api/bundle", json={"task": "refund"}).json()
+    answers = [
+        rest(base, "POST", "/api/bundle", json={"task": "refund", "scopes": [huge]}),
+        rest(base, "POST", "/api/bundle", json={"task": "refund", "tags": [huge]}),
+        rest(
+            base,
+            "POST",
+            "/api/usage",
+            json={"bundle_id": bundle["bundle_id"], "useful_chunk_ids": [huge]},
+        ),
+    ]
+
+    async def body(client: Client) -> CallToolResult:
+        arguments = {"doc_path": "domain/refunds.md", "scopes": [huge]}
+        return await client.call_tool("get_document", arguments)
+
+    tool = run(base + "/mcp", "legacy", body)
+    for answer in answers:
+        assert answer.status_code == 400
+        detail = answer.json()["detail"]
+        assert "x" * 200 + "…" in detail and len(detail) < 5000, detail[:300]
+    assert tool.is_error
+    assert len(tool.content[0].text) < 5000  # type: ignore[union-attr]

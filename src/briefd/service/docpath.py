@@ -7,14 +7,14 @@ import posixpath
 from pathlib import Path, PurePosixPath
 
 from briefd.errors import NotFoundError
+from briefd.text import shown
 
 MAX_PATH = 1000
 
 
 def _refuse(path: str) -> NotFoundError:
-    shown = path if len(path) <= 200 else path[:200] + "…"
     return NotFoundError(
-        f"no document '{shown}' in the knowledge repository; paths are relative to the "
+        f"no document '{shown(path)}' in the knowledge repository; paths are relative to the "
         "repository root, e.g. domain/glossary.md (list them with list_scopes / GET /api/scopes)"
     )
 

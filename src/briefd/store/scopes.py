@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from briefd.errors import ScopeError
 from briefd.settings import DEFAULT_SCOPES
 from briefd.sources.layout import in_scopes
+from briefd.text import shown
 
 ALL_SCOPES = "all"
 
@@ -42,7 +43,7 @@ def resolve_scopes(
     if unknown:
         listing = ", ".join(known) if known else "none (the index is empty)"
         raise ScopeError(
-            f"scope '{unknown[0]}' does not exist; known scopes: {listing} (or '{ALL_SCOPES}')"
+            f"scope '{shown(unknown[0])}' does not exist; known scopes: {listing} (or '{ALL_SCOPES}')"
         )
     return tuple(dict.fromkeys(requested))
 

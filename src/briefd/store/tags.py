@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Collection, Sequence
 
 from briefd.errors import QueryError
+from briefd.text import shown
 
 _TAGGED = "EXISTS (SELECT 1 FROM json_each(d.tags) WHERE lower(json_each.value) IN ({marks}))"
 
@@ -31,7 +32,7 @@ def check_tags(conn: sqlite3.Connection, tags: Sequence[str]) -> None:
     unknown = [t for t in tags if t not in known]
     if unknown:
         listing = ", ".join(sorted(known)) or "none (no document has tags)"
-        raise QueryError(f"tag '{unknown[0]}' is on no document; known tags: {listing}")
+        raise QueryError(f"tag '{shown(unknown[0])}' is on no document; known tags: {listing}")
 
 
 def tagged_rowids(

@@ -23,6 +23,7 @@ from briefd.store.activity import UsageReceipt
 from briefd.store.db import Store, opened
 from briefd.team.period import iso, since_cutoff
 from briefd.team.shared import mirror_team_log
+from briefd.text import shown
 
 MAX_LISTED = 10  # chunk ids named in a report_usage error
 
@@ -68,7 +69,7 @@ def _check(
     if strangers:
         listing = ", ".join(sections[:MAX_LISTED]) + (", …" if len(sections) > MAX_LISTED else "")
         raise QueryError(
-            f"not sections of bundle {bundle_id}: {', '.join(strangers[:MAX_LISTED])}; "
+            f"not sections of bundle {bundle_id}: {', '.join(map(shown, strangers[:MAX_LISTED]))}; "
             f"nothing was stored. Report chunk ids of its sections: {listing or 'none'}"
         )
 
