@@ -148,3 +148,18 @@ def test_an_error_never_echoes_a_huge_value_back(base: str) -> None:
         assert "x" * 200 + "…" in detail and len(detail) < 5000, detail[:300]
     assert tool.is_error
     assert len(tool.content[0].text) < 5000  # type: ignore[union-attr]
+
+
+def test_a_bundle_takes_as_many_paths_on_both_surfaces(base: str) -> None:
+    paths = [f"services/payment-gateway/internal/refunds/f{n}.go" for n in range(201)]
+
+    async def body(client: Client) -> CallToolResult:
+        arguments = {"task_description": "refund", "paths": paths}
+        return await client.call_tool("compile_bundle", arguments)
+
+    tool = run(base + "/mcp", "legacy", body)
+    answer = rest(base, "POST", "/api/bundle", json={"task": "refund", "paths": paths})
+    assert answer.status_code == 422
+    assert tool.is_error
+    assert tool.content[0].text == f"compile_bundle: {answer.json()['detail']}"  # type: ignore[union-attr]
+    assert requests_row(base, "mcp", "compile_bundle")["invalid"] == 1

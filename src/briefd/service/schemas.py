@@ -211,12 +211,15 @@ TAGS: list[str] = Field(
 )
 
 
+MAX_PATHS = 200  # code paths a bundle takes (REST body, MCP argument)
+
+
 class BundleIn(RequestIn):
     task: str = Field(default="", max_length=20_000)
     max_tokens: int = BUDGET
     hard_limit: int | None = HARD_LIMIT
     scopes: list[str] | None = None
-    paths: list[str] = Field(default_factory=list, max_length=200)
+    paths: list[str] = Field(default_factory=list, max_length=MAX_PATHS)
     tags: list[str] = TAGS
     mode: BundleMode = "markdown"
     format: str | None = Field(

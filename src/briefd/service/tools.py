@@ -48,6 +48,13 @@ Paths = Annotated[
     list[str] | None,
     Field(description="Code paths the task touches; documents whose refs cover them lead."),
 ]
+BundlePaths = Annotated[
+    list[str] | None,
+    Field(
+        max_length=schemas.MAX_PATHS,
+        description="Code paths the task touches; documents whose refs cover them lead.",
+    ),
+]
 Tags = Annotated[
     list[str] | None,
     Field(max_length=50, description="Only documents with any of these front-matter tags."),
@@ -172,7 +179,7 @@ class Tools:
         ] = "",
         max_tokens: Budget = 2000,
         scopes: Scopes = None,
-        paths: Paths = None,
+        paths: BundlePaths = None,
         issue: Annotated[
             str | None,
             Field(
