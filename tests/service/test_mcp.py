@@ -269,7 +269,7 @@ def test_propose_update_is_not_offered_while_proposals_are_off(url: str) -> None
     names, result = run(url, "legacy", body)
     assert "propose_update" not in names
     assert result.is_error
-    assert "propose_update" in result.content[0].text  # type: ignore[union-attr]
+    assert "`proposals.enabled: true`" in result.content[0].text  # type: ignore[union-attr]
 
 
 def test_a_wrong_token_cannot_connect(url: str) -> None:

@@ -163,3 +163,21 @@ def test_a_bundle_takes_as_many_paths_on_both_surfaces(base: str) -> None:
     assert tool.is_error
     assert tool.content[0].text == f"compile_bundle: {answer.json()['detail']}"  # type: ignore[union-attr]
     assert requests_row(base, "mcp", "compile_bundle")["invalid"] == 1
+
+
+def test_a_proposal_while_proposals_are_off_is_said_alike(base: str) -> None:
+    """The tool is not listed while proposals are off, but a client that calls it anyway is
+    told what REST tells it (how to turn them on), not "Unknown tool", and it is counted."""
+    change = {"doc_path": "domain/x.md", "change_description": "x", "new_content": "# X\n"}
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("propose_update", change)
+
+    tool = run(base + "/mcp", "legacy", body)
+    answer = rest(base, "POST", "/api/proposals", json=change)
+    assert answer.status_code == 403
+    assert tool.is_error
+    assert tool.content[0].text == answer.json()["detail"]  # type: ignore[union-attr]
+    for surface in ("mcp", "rest"):
+        row = requests_row(base, surface, "propose_update")
+        assert (row["count"], row["errors"]) == (1, 1), surface

@@ -24,7 +24,7 @@ from briefd.bundles import BundleRequest
 from briefd.bundles.model import MAX_HARD_LIMIT, MAX_TOKENS, MIN_TOKENS, BundleMode
 from briefd.errors import BriefdError
 from briefd.proposals.model import ProposalRequest
-from briefd.proposals.policy import reaches_out
+from briefd.proposals.policy import reaches_out, require_enabled
 from briefd.retrieval.search import SearchRequest
 from briefd.service import render, schemas
 from briefd.service.problems import problems
@@ -409,6 +409,8 @@ class BriefdMCP(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        if name == "propose_update" and self._tool_manager.get_tool(name) is None:
+            return self._proposals_off()
         unknown = self._unknown_arguments(name, arguments)
         if unknown:
             return self._rejected(name, unknown)
@@ -418,6 +420,16 @@ class BriefdMCP(MCPServer[Any]):
             if isinstance(exc.__cause__, ValidationError):
                 return self._rejected(name, problems(exc.__cause__.errors()))
             raise
+
+    def _proposals_off(self) -> CallToolResult:
+        """``propose_update`` called while proposals are off (so not listed): said as REST
+        says it (how to turn them on), and counted as its error, not "Unknown tool"."""
+        settings = self.state.api.settings
+        try:
+            self.state.call("mcp", "propose_update", lambda: require_enabled(settings), False)
+        except BriefdError as exc:
+            return error_result(str(exc))
+        raise AssertionError("propose_update is registered whenever proposals are on")
 
     def _rejected(self, name: str, problem: str) -> CallToolResult:
         """The tool ``name`` (one this server lists) refused its arguments: counted, said."""
