@@ -105,3 +105,16 @@ def test_gaps_table_prints_a_query_as_asked(project: tuple[Path, Repo]) -> None:
     table = briefd("gaps", cwd=cwd, env={"COLUMNS": "200"})
     assert table.returncode == 0, table.stderr
     assert asked in table.stdout
+
+
+def test_a_date_at_the_edge_of_time_is_a_window_not_a_traceback(
+    project: tuple[Path, Repo],
+) -> None:
+    """A date with an offset that takes it past year 1 or 9999 in UTC: everything, or nothing."""
+    cwd, _ = project
+    everything = briefd("gaps", "--since", "0001-01-01T00:00+01:00", "--json", cwd=cwd)
+    assert everything.returncode == 0, everything.stderr
+    assert json.loads(everything.stdout)["since"] == "0001-01-01T00:00:00+00:00"
+    nothing = briefd("usage", "--since", "9999-12-31T23:00-05:00", "--json", cwd=cwd)
+    assert nothing.returncode == 0, nothing.stderr
+    assert json.loads(nothing.stdout)["requests"] == 0

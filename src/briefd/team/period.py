@@ -28,7 +28,17 @@ def since_cutoff(since: str, now: datetime | None = None) -> datetime:
             f"since must be a span such as 30d, 12h or 2w, or a date such as 2026-01-31; "
             f"got '{since}'"
         ) from None
-    return day if day.tzinfo else day.replace(tzinfo=UTC)
+    return in_utc(day if day.tzinfo else day.replace(tzinfo=UTC))
+
+
+def in_utc(moment: datetime) -> datetime:
+    """``moment`` in UTC; one whose offset takes it past the years datetime reaches is the
+    first (or last) moment it does: everything (or nothing) is in the window."""
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        edge = datetime.min if moment.year == datetime.min.year else datetime.max
+        return edge.replace(tzinfo=UTC)
 
 
 def iso(moment: datetime) -> str:
