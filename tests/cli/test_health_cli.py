@@ -118,3 +118,17 @@ def test_a_date_at_the_edge_of_time_is_a_window_not_a_traceback(
     nothing = briefd("usage", "--since", "9999-12-31T23:00-05:00", "--json", cwd=cwd)
     assert nothing.returncode == 0, nothing.stderr
     assert json.loads(nothing.stdout)["requests"] == 0
+
+
+def test_usage_since_long_ago_charts_the_log_not_every_day_since(
+    project: tuple[Path, Repo],
+) -> None:
+    """``--since 2000-01-01`` over a two-week log: the days run from a month back (the log's
+    first entry is within it), not one per day since 2000 (9,800 of them, seconds and MBs)."""
+    cwd, _ = project
+    report = json.loads(briefd("usage", "--since", "2000-01-01", "--json", cwd=cwd).stdout)
+    assert report["since"] == "2000-01-01T00:00:00+00:00" and report["requests"] == 59
+    assert len(report["days"]) == 31
+    assert sum(d["requests"] for d in report["days"]) == 59
+    recent = json.loads(briefd("usage", "--since", "7d", "--json", cwd=cwd).stdout)
+    assert len(recent["days"]) == 8  # a window shorter than the log: the window's days

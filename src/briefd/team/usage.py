@@ -26,6 +26,7 @@ from briefd.team.shared import mirror_team_log
 from briefd.text import shown
 
 MAX_LISTED = 10  # chunk ids named in a report_usage error
+CHART_DAYS = 30  # a window reaching back before the log's first entry shows at least these
 
 
 def report_usage(
@@ -155,6 +156,7 @@ def _usage_report(store: Store, start: datetime, limit: int) -> UsageReport:
     surfaces = Counter[str]()
     for _, _, surface, n, _ in counts:
         surfaces[surface] += n
+    today = datetime.now(UTC).date()
     sections = section_usage(by_chunk, useful, where)
     documents = document_usage(by_document, sections, docs)
     return UsageReport(
@@ -167,7 +169,7 @@ def _usage_report(store: Store, start: datetime, limit: int) -> UsageReport:
         sections=tuple(sections[:limit]),
         never_served=tuple(d.doc_path for d in documents if not d.served),
         gone_sections=len({c for c, _, _, _ in by_chunk} - where.keys()),
-        days=days_of(counts, latencies, start.date(), datetime.now(UTC).date()),
+        days=days_of(counts, latencies, first_day(start.date(), counts, today), today),
     )
 
 
@@ -230,6 +232,14 @@ def document_usage(
         for path, title, scope in docs
     ]
     return sorted(out, key=lambda d: (-d.served, d.doc_path))
+
+
+def first_day(cutoff: date, counts: Sequence[tuple[str, str, str, int, int]], today: date) -> date:
+    """The first day of the report's days: the cutoff's, or — when the window reaches back
+    before the first request logged in it (``--since 2000-01-01``, ``9999d``) — that request's
+    day, at most ``CHART_DAYS`` before today: the log's days, not decades of empty ones."""
+    logged = min((day for day, *_ in counts), default=today.isoformat())
+    return max(cutoff, min(date.fromisoformat(logged), today - timedelta(days=CHART_DAYS)))
 
 
 def days_of(
