@@ -132,3 +132,21 @@ def test_usage_since_long_ago_charts_the_log_not_every_day_since(
     assert sum(d["requests"] for d in report["days"]) == 59
     recent = json.loads(briefd("usage", "--since", "7d", "--json", cwd=cwd).stdout)
     assert len(recent["days"]) == 8  # a window shorter than the log: the window's days
+
+
+def test_usage_table_says_what_was_served_from_documents_since_renamed(
+    project: tuple[Path, Repo], tmp_path: Path
+) -> None:
+    """Sections served from a document renamed since are no longer in the table (its new name
+    is never served): the text says how many, as the JSON's gone_sections does."""
+    cwd, _ = project
+    knowledge = tmp_path / "knowledge"
+    (knowledge / "domain" / "retry.md").rename(knowledge / "domain" / "retries.md")
+    assert briefd("index", cwd=cwd).returncode == 0
+    report = json.loads(briefd("usage", "--json", cwd=cwd).stdout)
+    assert report["gone_sections"] > 0 and report["documents"] == []
+    table = briefd("usage", cwd=cwd, env={"COLUMNS": "200"}).stdout
+    assert (
+        f"{report['gone_sections']} served section(s) are no longer in the index (documents "
+        "renamed or deleted, headings changed since): not counted above"
+    ) in table

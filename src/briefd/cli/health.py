@@ -9,7 +9,7 @@ from rich.text import Text
 
 from briefd.cli.output import console, print_json, reported_errors
 from briefd.team.gaps import GapsReport, GapsRequest
-from briefd.team.usage import UsageReport
+from briefd.team.usage import UsageReport, gone_note
 
 SINCE_HELP = "Window: a span back from now (12h, 30d, 2w) or a date (2026-01-31)."
 
@@ -130,6 +130,8 @@ def print_usage(report: UsageReport) -> None:
                 (d.last_served_at or "–")[:16],
             )
         console.print(table)
+    if gone := gone_note(report):
+        console.print(gone, markup=False)
     if report.never_served:
         console.print(f"never served ({len(report.never_served)}):", markup=False)
         for path in report.never_served:

@@ -16,7 +16,7 @@ from pydantic import Field, TypeAdapter
 from briefd.service.state import ServiceState
 from briefd.team.drift import DriftReport
 from briefd.team.gaps import GapsReport, GapsRequest
-from briefd.team.usage import UsageReport
+from briefd.team.usage import UsageReport, gone_note
 
 T = TypeVar("T")
 Since = Annotated[
@@ -136,6 +136,8 @@ def usage_text(report: UsageReport) -> str:
         f"- {d.doc_path}: served {d.served}x, {d.sections_served} section(s), useful {d.useful}"
         for d in report.documents
     ]
+    if gone := gone_note(report):
+        lines.append(gone + ".")
     if report.never_served:
         lines.append(
             f"Never served ({len(report.never_served)}): " + ", ".join(report.never_served[:20])

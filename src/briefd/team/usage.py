@@ -126,6 +126,17 @@ class UsageReport:
     days: tuple[DayActivity, ...]
 
 
+def gone_note(report: UsageReport) -> str | None:
+    """What the documents listed leave out: sections served in the window that are no longer
+    in the index (their document renamed, deleted, or its heading changed)."""
+    if not report.gone_sections:
+        return None
+    return (
+        f"{report.gone_sections} served section(s) are no longer in the index (documents "
+        "renamed or deleted, headings changed since): not counted above"
+    )
+
+
 def usage_report(
     db: Path, since: str = "30d", limit: int = 20, state: SharedState | None = None
 ) -> UsageReport:
