@@ -4,6 +4,7 @@ scripts, tables for people, one-line errors; ``briefd drift`` reads new code com
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 import yaml
 
 from briefd.api import Briefd
+from briefd.bundles import BundleRequest
 from briefd.settings import load_settings
 from tests.cli.test_cli import briefd
 from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo
@@ -150,3 +152,20 @@ def test_usage_table_says_what_was_served_from_documents_since_renamed(
         f"{report['gone_sections']} served section(s) are no longer in the index (documents "
         "renamed or deleted, headings changed since): not counted above"
     ) in table
+
+
+def test_usage_counts_each_report_on_a_bundle(project: tuple[Path, Repo]) -> None:
+    """Two agents report on the same bundle in the same second, one useful, one "nothing
+    helped": two reports, not one report of which one said nothing helped."""
+    cwd, _ = project
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    with Briefd(settings, embedder=None) as api:
+        bundle = api.compile_bundle(BundleRequest("retry a soft decline"))
+        time.sleep(1 - time.time() % 1)  # both in one second, as they are when agents are busy
+        api.report_usage(bundle.bundle_id, [bundle.items[0].chunk_id], "agent-a")
+        api.report_usage(bundle.bundle_id, [], "agent-b")
+    report = json.loads(briefd("usage", "--json", cwd=cwd).stdout)
+    assert (report["feedback_reports"], report["nothing_helped"]) == (2, 1)
+    assert "2 usage report(s), 1 said nothing helped" in briefd("usage", cwd=cwd).stdout

@@ -167,13 +167,15 @@ def useful_counts(conn: sqlite3.Connection, since: str) -> Counter[str]:
 
 
 def feedback_totals(conn: sqlite3.Connection, since: str) -> tuple[int, int]:
-    """(usage reports, of which "nothing helped") since ``since``."""
+    """(usage reports, of which "nothing helped") since ``since``: a report naming no section
+    is its one row; one naming sections, its rows of one bundle, client and second."""
     row = conn.execute(
-        "SELECT count(DISTINCT bundle_id || created_at), sum(useful = 0) FROM usage_events "
-        "WHERE created_at >= ?",
+        "SELECT count(DISTINCT CASE WHEN useful = 1 THEN json_array(bundle_id, client, "
+        "created_at) END), sum(useful = 0) FROM usage_events WHERE created_at >= ?",
         (since,),
     ).fetchone()
-    return int(row[0] or 0), int(row[1] or 0)
+    nothing = int(row[1] or 0)
+    return int(row[0] or 0) + nothing, nothing
 
 
 def documents(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
