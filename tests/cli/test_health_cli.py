@@ -169,3 +169,28 @@ def test_usage_counts_each_report_on_a_bundle(project: tuple[Path, Repo]) -> Non
     report = json.loads(briefd("usage", "--json", cwd=cwd).stdout)
     assert (report["feedback_reports"], report["nothing_helped"]) == (2, 1)
     assert "2 usage report(s), 1 said nothing helped" in briefd("usage", cwd=cwd).stdout
+
+
+def test_drift_of_a_document_older_than_the_commits_read_so_far(tmp_path: Path) -> None:
+    """Code read first when no document had refs (from then on); then a document with refs
+    merged from a branch, last changed before that: the code commits after its change are
+    read and are its drift, not only the commits after the first read."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"domain/glossary.md": "# Glossary\n"}, "Start", "2026-03-01T09:00:00+00:00")
+    app = Repo(tmp_path / "app")
+    app.commit({"services/payment/a.py": "x\n"}, "Raise limits", "2026-03-15T00:00:00+00:00")
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    config = {"source": "../knowledge", "code": {"repos": [{"source": "../app", "name": "app"}]}}
+    (cwd / "briefd.yaml").write_text(yaml.safe_dump(config))
+    assert briefd("index", cwd=cwd).returncode == 0
+    assert json.loads(briefd("drift", "--json", cwd=cwd).stdout)["documents"] == []
+
+    knowledge.commit({"domain/retry.md": RETRY_DOC}, "Retry", "2026-03-10T09:00:00+00:00")
+    assert briefd("index", cwd=cwd).returncode == 0
+    report = json.loads(briefd("drift", "--json", cwd=cwd).stdout)
+    assert [(d["doc_path"], d["commit_count"]) for d in report["documents"]] == [
+        ("domain/retry.md", 1)
+    ]
+    again = json.loads(briefd("drift", "--json", cwd=cwd).stdout)
+    assert again["repos"][0]["last_read"] == 0  # read again once, then only new commits

@@ -16,6 +16,16 @@ from briefd.store.documents import meta, set_meta
 
 SEP = "\0"
 DRIFT_STATE = "drift-state"  # index_meta key: the digest of the stored drift
+READ_FROM = "code-read-from:"  # index_meta key prefix: a repository's commits are read from
+
+
+def read_from(conn: sqlite3.Connection, repo: str) -> str | None:
+    """Since when (ISO 8601 UTC) the stored commits of ``repo`` go back (None: not known)."""
+    return meta(conn, READ_FROM + repo)
+
+
+def save_read_from(conn: sqlite3.Connection, repo: str, since: str) -> None:
+    set_meta(conn, READ_FROM + repo, since)
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,9 +106,9 @@ def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoS
     them, forget repositories no longer configured, and bring drift up to date."""
     sources = code.configured(settings)
     with store.read() as conn:
-        known = {s.name: s for s in code_table.repo_states(conn)}
         oldest = min((d.updated_at for d in code_table.governed_documents(conn)), default=None)
-    since = oldest or now_iso()
+        since = oldest or now_iso()
+        known = {s.name: s for s in code_table.repo_states(conn) if _covers(conn, s.name, since)}
     results = [_read(source, known.get(source.name), since, fetch) for source in sources]
     states = []
     new = [c for _, commits, _ in results for c in commits]
@@ -118,6 +118,7 @@ def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoS
         for state, _, complete in results:
             if complete:
                 code_table.forget_repo(conn, state.name, keep_state=True)
+                code_table.save_read_from(conn, state.name, since)
         update_drift(conn, new)  # before storing them: what is stored is what is not new
         code_table.save_drift_state(conn)  # bundles are packed with their drift (B7)
         code_table.save_commits(conn, new)
@@ -126,6 +127,14 @@ def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoS
             code_table.save_repo_state(conn, counted)
             states.append(counted)
     return tuple(states)
+
+
+def _covers(conn: sqlite3.Connection, repo: str, since: str) -> bool:
+    """Whether the stored commits of ``repo`` go back to ``since``; when a governed document's
+    last change is older (one merged from a branch, a scope added), the repository is read
+    again from there, not only its new commits."""
+    start = code_table.read_from(conn, repo)
+    return start is not None and start <= since
 
 
 def _read(
