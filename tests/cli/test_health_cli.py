@@ -194,3 +194,27 @@ def test_drift_of_a_document_older_than_the_commits_read_so_far(tmp_path: Path) 
     ]
     again = json.loads(briefd("drift", "--json", cwd=cwd).stdout)
     assert again["repos"][0]["last_read"] == 0  # read again once, then only new commits
+
+
+def test_drift_no_refresh_names_a_code_repo_no_sync_has_read(project: tuple[Path, Repo]) -> None:
+    """code.repos names a repository added since the last sync: --no-refresh says it is not
+    read yet (and how to read it), never that no repository is configured."""
+    cwd, _ = project
+    other = Repo(cwd.parent / "billing")
+    other.commit({"services/ledger/post.py": "x\n"}, "Post", "2026-03-15T00:00:00+00:00")
+    config = yaml.safe_load((cwd / "briefd.yaml").read_text())
+    config["code"]["repos"].append({"source": "../billing", "name": "billing"})
+    (cwd / "briefd.yaml").write_text(yaml.safe_dump(config))
+    report = json.loads(briefd("drift", "--no-refresh", "--json", cwd=cwd).stdout)
+    assert [(r["name"], r["error"]) for r in report["repos"]] == [
+        ("app", None),
+        (
+            "billing",
+            "not read yet: `briefd drift` (without --no-refresh) or the next sync reads it",
+        ),
+    ]
+    text = briefd("drift", "--no-refresh", cwd=cwd).stdout
+    assert "billing (? at none, error: not read yet" in text
+    read = json.loads(briefd("drift", "--json", cwd=cwd).stdout)
+    assert [r["error"] for r in read["repos"]] == [None, None]
+    assert [d["doc_path"] for d in read["documents"]] == ["domain/ledger.md", "domain/retry.md"]

@@ -29,6 +29,7 @@ from briefd.store.code import DriftRow, GovernedDocument, RepoState
 from briefd.store.db import Store, opened
 
 COMMITS_SHOWN = 20  # per drifting document, newest first (the count covers all)
+UNREAD = "not read yet: `briefd drift` (without --no-refresh) or the next sync reads it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,17 +167,18 @@ def drift_report(settings: Settings, refresh_first: bool = False) -> DriftReport
     with opened(settings.db) as store:
         if refresh_first:
             refresh(store, settings)
-        return _report(store)
+        listed = [code.CodeSource(settings, repo) for repo in settings.code.repos]
+        return _report(store, listed)
 
 
-def _report(store: Store) -> DriftReport:
+def _report(store: Store, configured: Sequence[code.CodeSource]) -> DriftReport:
     now = datetime.now(UTC)
     with store.read() as conn:
         docs = {d.path: d for d in code_table.governed_documents(conn)}
         marks = code_table.drift_marks(conn)
         rows = code_table.newest_drift(conn, COMMITS_SHOWN)
         commits = code_table.commits_by_hash(conn, [(r.repo, r.hash) for r in rows])
-        repos = code_table.repo_states(conn)
+        repos = with_unread(code_table.repo_states(conn), configured)
     shown: dict[str, list[CodeCommit]] = {}
     for row in rows:
         governed = replace(commits[(row.repo, row.hash)], paths=row.paths)
@@ -188,6 +190,20 @@ def _report(store: Store) -> DriftReport:
     ]
     drifting.sort(key=lambda d: (d.since, d.doc_path))
     return DriftReport(now.isoformat(timespec="seconds"), len(docs), tuple(repos), tuple(drifting))
+
+
+def with_unread(
+    read: Sequence[RepoState], configured: Sequence[code.CodeSource]
+) -> list[RepoState]:
+    """The states of the repositories read so far, and of those configured but not read yet
+    (no sync since they were added to ``code.repos``: nothing of theirs is checked)."""
+    names = {r.name for r in read}
+    unread = [
+        RepoState(s.name, s.location, s.repo.branch, None, 0, 0, None, UNREAD)
+        for s in configured
+        if s.name not in names
+    ]
+    return sorted([*read, *unread], key=lambda r: r.name)
 
 
 def document_drift(
