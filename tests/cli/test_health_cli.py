@@ -218,3 +218,26 @@ def test_drift_no_refresh_names_a_code_repo_no_sync_has_read(project: tuple[Path
     read = json.loads(briefd("drift", "--json", cwd=cwd).stdout)
     assert [r["error"] for r in read["repos"]] == [None, None]
     assert [d["doc_path"] for d in read["documents"]] == ["domain/ledger.md", "domain/retry.md"]
+
+
+def test_gaps_names_the_setting_that_left_hook_prompts_unlogged(
+    project: tuple[Path, Repo],
+) -> None:
+    """Hook prompts logged without text because log_hook_prompts is off (log_prompts is full):
+    the report names both settings, not log_prompts alone."""
+    cwd, _ = project
+    config = yaml.safe_load((cwd / "briefd.yaml").read_text())
+    (cwd / "briefd.yaml").write_text(
+        yaml.safe_dump({**config, "activity": {"log_hook_prompts": "off"}})
+    )
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    with Briefd(settings, embedder=None) as api:
+        api.log_queries([logged("recall", "my private prompt", at, None, 1.0, "hook")])
+    table = briefd("gaps", cwd=cwd, env={"COLUMNS": "200"}).stdout
+    assert (
+        "1 request(s) were logged without text (activity.log_prompts: off, or for hook prompts "
+        "activity.log_hook_prompts: off)"
+    ) in table

@@ -8,7 +8,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from briefd.cli.output import console, print_json, reported_errors
-from briefd.team.gaps import GapsReport, GapsRequest
+from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
 from briefd.team.usage import UsageReport, gone_note
 
 SINCE_HELP = "Window: a span back from now (12h, 30d, 2w) or a date (2026-01-31)."
@@ -46,7 +46,7 @@ def print_gaps(report: GapsReport) -> None:
     )
     if report.unlogged:
         console.print(
-            f"{report.unlogged} request(s) were logged without text (activity.log_prompts: off)",
+            f"{report.unlogged} request(s) were logged without text ({UNLOGGED_BY})",
             markup=False,
         )
     if not report.gaps:

@@ -15,7 +15,7 @@ from pydantic import Field, TypeAdapter
 
 from briefd.service.state import ServiceState
 from briefd.team.drift import DriftReport
-from briefd.team.gaps import GapsReport, GapsRequest
+from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
 from briefd.team.usage import UsageReport, gone_note
 
 T = TypeVar("T")
@@ -101,7 +101,7 @@ def gaps_text(report: GapsReport) -> str:
         if got:
             lines.append(f"   got: {got}")
     if report.unlogged:
-        lines.append(f"({report.unlogged} request(s) logged without text: log_prompts is off)")
+        lines.append(f"({report.unlogged} request(s) logged without text: {UNLOGGED_BY})")
     return "\n".join(lines)
 
 

@@ -36,6 +36,7 @@ MAX_EMBEDDED = 200  # weak groups compared by embedding (the strongest candidate
 EMBED_BATCH = 32
 CACHE_WAIT_MS = 100  # the vectors of phrasings are a cache: never worth waiting for
 SECTIONS_SHOWN = 3
+UNLOGGED_BY = "activity.log_prompts: off, or for hook prompts activity.log_hook_prompts: off"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,7 @@ class GapsReport:
     groups: int  # query groups in the window
     reference_score: float | None  # median best score of the answered query groups
     answered_useful: int  # groups left out: a bundle of theirs was reported useful
-    unlogged: int  # entries logged without their query (activity.log_prompts: off)
+    unlogged: int  # entries logged without their query (UNLOGGED_BY)
     near_duplicates: bool  # phrasings merged by embedding similarity
     gaps: tuple[Gap, ...]
 
