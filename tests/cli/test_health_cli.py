@@ -241,3 +241,13 @@ def test_gaps_names_the_setting_that_left_hook_prompts_unlogged(
         "1 request(s) were logged without text (activity.log_prompts: off, or for hook prompts "
         "activity.log_hook_prompts: off)"
     ) in table
+
+
+def test_usage_table_lists_the_most_served_sections(project: tuple[Path, Repo]) -> None:
+    """--limit says "most documents and sections shown": the table shows the sections too."""
+    cwd, _ = project
+    report = json.loads(briefd("usage", "--json", "--limit", "2", cwd=cwd).stdout)
+    table = briefd("usage", "--limit", "2", cwd=cwd, env={"COLUMNS": "200"}).stdout
+    assert report["sections"]
+    for section in report["sections"]:
+        assert f"{section['doc_path']} › {section['heading']}" in table

@@ -3,13 +3,15 @@ as the team lead reads it — tables in a terminal, ``--json`` for scripts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import typer
 from rich.table import Column, Table
 from rich.text import Text
 
 from briefd.cli.output import console, print_json, reported_errors
 from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
-from briefd.team.usage import UsageReport, gone_note
+from briefd.team.usage import SectionUsage, UsageReport, gone_note
 
 SINCE_HELP = "Window: a span back from now (12h, 30d, 2w) or a date (2026-01-31)."
 
@@ -130,12 +132,27 @@ def print_usage(report: UsageReport) -> None:
                 (d.last_served_at or "–")[:16],
             )
         console.print(table)
+    if report.sections:
+        console.print(sections_table(report.sections))
     if gone := gone_note(report):
         console.print(gone, markup=False)
     if report.never_served:
         console.print(f"never served ({len(report.never_served)}):", markup=False)
         for path in report.never_served:
             console.print(f"  {path}", markup=False)
+
+
+def sections_table(sections: Sequence[SectionUsage]) -> Table:
+    """The most served sections (``--limit``), as the JSON's ``sections``."""
+    table = Table(Column("section", ratio=1, overflow="fold"), "served", "surfaces", "useful")
+    for s in sections:
+        table.add_row(
+            Text(f"{s.doc_path} › {s.heading}"),
+            str(s.served),
+            " ".join(f"{surface}:{n}" for surface, n in s.surfaces.items()),
+            str(s.useful),
+        )
+    return table
 
 
 def _score(value: float | None) -> str:
