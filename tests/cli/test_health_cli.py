@@ -251,3 +251,19 @@ def test_usage_table_lists_the_most_served_sections(project: tuple[Path, Repo]) 
     assert report["sections"]
     for section in report["sections"]:
         assert f"{section['doc_path']} › {section['heading']}" in table
+
+
+def test_drift_without_refs_says_what_to_add(tmp_path: Path) -> None:
+    """code.repos configured but no document has refs: say so and what to write, not
+    "0 of 0 documents with refs drift"."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"domain/glossary.md": "# Glossary\n"}, "Start", "2026-03-01T09:00:00+00:00")
+    Repo(tmp_path / "app").commit({"a.py": "x\n"}, "Start", "2026-03-02T09:00:00+00:00")
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    config = {"source": "../knowledge", "code": {"repos": [{"source": "../app", "name": "app"}]}}
+    (cwd / "briefd.yaml").write_text(yaml.safe_dump(config))
+    assert briefd("index", cwd=cwd).returncode == 0
+    text = briefd("drift", cwd=cwd).stdout
+    assert text.startswith("No indexed document has refs, so nothing is checked against app (main")
+    assert 'in its front matter (refs: ["src/payments/**"]).' in text

@@ -113,6 +113,11 @@ def drift_text(report: DriftReport) -> str:
     )
     if not report.repos:
         return "No code repositories are configured (code.repos), so nothing is checked."
+    if not report.governed:
+        return (
+            f"No indexed document has refs, so nothing is checked against {repos}: give a "
+            'document the code paths it governs in its front matter (refs: ["src/payments/**"]).'
+        )
     head = f"{len(report.documents)} of {report.governed} documents with refs drift ({repos})."
     lines = [head]
     for doc in report.documents:
