@@ -267,3 +267,23 @@ def test_drift_without_refs_says_what_to_add(tmp_path: Path) -> None:
     text = briefd("drift", cwd=cwd).stdout
     assert text.startswith("No indexed document has refs, so nothing is checked against app (main")
     assert 'in its front matter (refs: ["src/payments/**"]).' in text
+
+
+def test_a_repo_to_read_again_that_fails_keeps_its_head(tmp_path: Path) -> None:
+    """The repository must be read again from an older document's change but cannot be read
+    now: its last known commit and stored commits are kept beside the error."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"domain/retry.md": RETRY_DOC}, "Retry", "2026-03-10T09:00:00+00:00")
+    app = Repo(tmp_path / "app")
+    head = app.commit({"services/payment/a.py": "x\n"}, "Limits", "2026-03-15T00:00:00+00:00")
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    config = {"source": "../knowledge", "code": {"repos": [{"source": "../app", "name": "app"}]}}
+    (cwd / "briefd.yaml").write_text(yaml.safe_dump(config))
+    assert briefd("index", cwd=cwd).returncode == 0
+    knowledge.commit({"domain/ledger.md": LEDGER_DOC}, "Ledger", "2026-03-01T09:00:00+00:00")
+    app.path.rename(tmp_path / "app-moved")
+    assert briefd("index", cwd=cwd).returncode == 0
+    (repo,) = json.loads(briefd("drift", "--no-refresh", "--json", cwd=cwd).stdout)["repos"]
+    assert (repo["head"], repo["commits"]) == (head, 1)
+    assert "not a git checkout" in repo["error"]

@@ -109,8 +109,12 @@ def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoS
     with store.read() as conn:
         oldest = min((d.updated_at for d in code_table.governed_documents(conn)), default=None)
         since = oldest or now_iso()
-        known = {s.name: s for s in code_table.repo_states(conn) if _covers(conn, s.name, since)}
-    results = [_read(source, known.get(source.name), since, fetch) for source in sources]
+        known = {s.name: s for s in code_table.repo_states(conn)}
+        covered = {name for name in known if _covers(conn, name, since)}
+    results = [
+        _read(source, known.get(source.name), since, fetch, source.name in covered)
+        for source in sources
+    ]
     states = []
     new = [c for _, commits, _ in results for c in commits]
     with store.write() as conn:
@@ -139,15 +143,20 @@ def _covers(conn: sqlite3.Connection, repo: str, since: str) -> bool:
 
 
 def _read(
-    source: code.CodeSource, known: RepoState | None, since: str, fetch: bool
+    source: code.CodeSource, known: RepoState | None, since: str, fetch: bool, covered: bool
 ) -> tuple[RepoState, list[CodeCommit], bool]:
-    """One repository's state, its new commits, and whether they replace all stored ones;
-    on an error its stored commits are kept and the error recorded."""
+    """One repository's state, its new commits, and whether they replace all stored ones
+    (read from ``since`` unless the stored ones are ``covered`` from there); on an error its
+    stored commits are kept and the error recorded."""
     now = now_iso()
     try:
         root = source.prepare(fetch)
         branch = source.branch(root)
-        same = known is not None and (known.location, known.branch) == (source.location, branch)
+        same = (
+            covered
+            and known is not None
+            and (known.location, known.branch) == (source.location, branch)
+        )
         read = source.read(root, branch, known.head if same and known else None, since)
     except BriefdError as exc:
         head, branch_name = (known.head, known.branch) if known else (None, source.repo.branch)
