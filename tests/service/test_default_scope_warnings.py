@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,9 @@ def test_mcp_answers_carry_the_warning(mistyped: Briefd) -> None:
         assert not out[name].is_error, out[name].content
         assert out[name].structured_content["warnings"] == [WARNING], name
     assert out["scopes"].content[0].text.endswith(f"Warning: {WARNING}")
+    search = out["search"].content[0].text  # the text a model reads: hits, then the warning
+    assert re.match(r"\d+ section\(s\) for 'partial refund'", search), search
+    assert search.endswith(f"\n\nWarning: {WARNING}")
 
 
 def test_the_server_logs_the_warning_at_start(

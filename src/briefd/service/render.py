@@ -11,6 +11,12 @@ from briefd.service import schemas
 
 
 def search_text(out: schemas.SearchOut) -> str:
+    """The hits, or why there are none, then what ``warnings`` says (a default scope the index
+    lacks): a model reading the text alone is told too."""
+    return "\n\n".join([_search_body(out), *(f"Warning: {w}" for w in out.warnings or ())])
+
+
+def _search_body(out: schemas.SearchOut) -> str:
     if not out.hits and out.note:
         return f"Nothing returned for '{out.query}': {out.note}."
     if not out.hits and out.gate == "empty":
