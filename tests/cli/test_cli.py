@@ -162,6 +162,19 @@ def test_a_run_that_waited_for_another_says_so(tmp_path: Path) -> None:
     assert float(first.rsplit("waiting ", 1)[1].split("s")[0]) >= 2.0
 
 
+def test_a_base_of_another_request_is_not_called_unknown(indexed: Path) -> None:
+    """The CLI's summary says what REST and MCP say of a base this index issued for another
+    request: the full bundle comes back, and the base was not unknown."""
+    first = briefd("bundle", "partial refunds", cwd=indexed)
+    base = re.match(r"bundle ([0-9a-f]{16}) ", first.stderr.splitlines()[-1])
+    assert first.returncode == 0 and base, first.stderr
+    other = briefd("bundle", "webhook retries", "--base", base.group(1), cwd=indexed)
+    assert other.returncode == 0, other.stderr
+    assert other.stderr.splitlines()[-1].endswith(
+        " · base unknown or compiled for another request: full bundle (recovered)"
+    ), other.stderr
+
+
 def test_unknown_scope_is_one_line_error(indexed: Path) -> None:
     result = briefd("search", "retry", "--scopes", "projects/nope", cwd=indexed)
     assert result.returncode == 1

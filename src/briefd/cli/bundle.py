@@ -182,7 +182,7 @@ def summary(bundle: Bundle) -> str:
     if d.truncated:
         parts.append("truncated")
     if bundle.recovered:
-        parts.append("base unknown: full bundle (recovered)")
+        parts.append("base unknown or compiled for another request: full bundle (recovered)")
     elif bundle.delta is not None:
         replaced = sum(1 for e in bundle.delta.entries if e.item is not None)
         parts.append(
