@@ -123,8 +123,10 @@ def dismiss_link_suggestion(state: State, body: schemas.DismissIn) -> schemas.Su
     """Stop suggesting ``target`` for ``doc_path``; returns that document's remaining
     suggestions."""
 
+    wanted = split_list(body.scopes)  # as every other route reads scopes: "a, b" or [""]
+
     def run() -> list[LinkSuggestion]:
-        state.api.dismiss_link_suggestion(body.doc_path, body.target, body.scopes)
-        return state.api.suggest_links(body.doc_path, 1000, body.scopes)
+        state.api.dismiss_link_suggestion(body.doc_path, body.target, wanted)
+        return state.api.suggest_links(body.doc_path, 1000, wanted)
 
     return schemas.suggestions_out(state.call("rest", "dismiss_link", run))
