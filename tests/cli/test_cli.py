@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -148,7 +149,8 @@ def test_a_run_that_waited_for_another_says_so(tmp_path: Path) -> None:
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(3)
+        _until_blocked_on(held, run)  # however long the process takes to start
+        time.sleep(1.5)
         assert run.poll() is None  # it waits for the run holding the lock
         fcntl.flock(held, fcntl.LOCK_UN)
     out, err = run.communicate(timeout=120)
@@ -159,7 +161,20 @@ def test_a_run_that_waited_for_another_says_so(tmp_path: Path) -> None:
         r"(\d+\.\d)s for another index run",
         first,
     ), first
-    assert float(first.rsplit("waiting ", 1)[1].split("s")[0]) >= 2.0
+    assert float(first.rsplit("waiting ", 1)[1].split("s")[0]) >= 1.5
+
+
+def _until_blocked_on(held: IO[str], run: subprocess.Popen[str]) -> None:
+    """Until ``run`` waits for the lock ``held`` holds: a blocked flock is listed in
+    /proc/locks with "->" and the file's inode."""
+    inode = f":{os.fstat(held.fileno()).st_ino} "
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and run.poll() is None:
+        locks = Path("/proc/locks").read_text(encoding="ascii").splitlines()
+        if any("->" in line and inode in line for line in locks):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"briefd index never waited for the lock (exit {run.poll()})")
 
 
 def test_a_base_of_another_request_is_not_called_unknown(indexed: Path) -> None:
