@@ -7,18 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import briefd
-from tests.conftest import EXAMPLE
+from tests.cli.test_cli import briefd, indexed_folder
 
 TASK = "how do partial refunds work"
 
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cwd = tmp_path_factory.mktemp("bundle-cli")
-    result = briefd("index", "--source", str(EXAMPLE), cwd=cwd)
-    assert result.returncode == 0, result.stderr
-    return cwd
+    return indexed_folder(tmp_path_factory, "bundle-cli")
 
 
 def test_bundle_prints_the_block_and_a_summary(indexed: Path) -> None:

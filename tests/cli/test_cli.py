@@ -32,12 +32,17 @@ def briefd(
     )
 
 
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cwd = tmp_path_factory.mktemp("cli")
-    result = briefd("index", "--source", str(EXAMPLE), cwd=cwd)
+def indexed_folder(factory: pytest.TempPathFactory, name: str, source: Path = EXAMPLE) -> Path:
+    """A new working folder whose default index holds ``source`` (BM25), built by the CLI."""
+    cwd = factory.mktemp(name)
+    result = briefd("index", "--source", str(source), cwd=cwd)
     assert result.returncode == 0, result.stderr
     return cwd
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return indexed_folder(tmp_path_factory, "cli")
 
 
 def test_index_summary_and_no_op_rerun(indexed: Path) -> None:

@@ -30,17 +30,24 @@ def project(tmp_path: Path) -> tuple[Path, Repo]:
     )
     app = Repo(tmp_path / "app")
     app.commit({"services/payment/retry.py": "x\n"}, "Raise limits", "2026-03-15T00:00:00+00:00")
-    cwd = tmp_path / "project"
-    cwd.mkdir()
-    config = {"source": "../knowledge", "code": {"repos": [{"source": "../app", "name": "app"}]}}
-    (cwd / "briefd.yaml").write_text(yaml.safe_dump(config))
-    assert briefd("index", cwd=cwd).returncode == 0
+    cwd = indexed_project(tmp_path)
     settings = load_settings(
         cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
     )
     with Briefd(settings, embedder=None) as api:
         api.log_queries(seeded_log(api))
     return cwd, app
+
+
+def indexed_project(tmp_path: Path) -> Path:
+    """``tmp_path/project``: a briefd.yaml reading ../knowledge with ../app as a code
+    repository, indexed by the CLI."""
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    config = {"source": "../knowledge", "code": {"repos": [{"source": "../app", "name": "app"}]}}
+    (cwd / "briefd.yaml").write_text(yaml.safe_dump(config))
+    assert briefd("index", cwd=cwd).returncode == 0
+    return cwd
 
 
 def test_gaps_json_and_table(project: tuple[Path, Repo]) -> None:
@@ -179,11 +186,7 @@ def test_drift_of_a_document_older_than_the_commits_read_so_far(tmp_path: Path) 
     knowledge.commit({"domain/glossary.md": "# Glossary\n"}, "Start", "2026-03-01T09:00:00+00:00")
     app = Repo(tmp_path / "app")
     app.commit({"services/payment/a.py": "x\n"}, "Raise limits", "2026-03-15T00:00:00+00:00")
-    cwd = tmp_path / "project"
-    cwd.mkdir()
-    config = {"source": "../knowledge", "code": {"repos": [{"source": "../app", "name": "app"}]}}
-    (cwd / "briefd.yaml").write_text(yaml.safe_dump(config))
-    assert briefd("index", cwd=cwd).returncode == 0
+    cwd = indexed_project(tmp_path)
     assert json.loads(briefd("drift", "--json", cwd=cwd).stdout)["documents"] == []
 
     knowledge.commit({"domain/retry.md": RETRY_DOC}, "Retry", "2026-03-10T09:00:00+00:00")
@@ -259,11 +262,7 @@ def test_drift_without_refs_says_what_to_add(tmp_path: Path) -> None:
     knowledge = Repo(tmp_path / "knowledge")
     knowledge.commit({"domain/glossary.md": "# Glossary\n"}, "Start", "2026-03-01T09:00:00+00:00")
     Repo(tmp_path / "app").commit({"a.py": "x\n"}, "Start", "2026-03-02T09:00:00+00:00")
-    cwd = tmp_path / "project"
-    cwd.mkdir()
-    config = {"source": "../knowledge", "code": {"repos": [{"source": "../app", "name": "app"}]}}
-    (cwd / "briefd.yaml").write_text(yaml.safe_dump(config))
-    assert briefd("index", cwd=cwd).returncode == 0
+    cwd = indexed_project(tmp_path)
     text = briefd("drift", cwd=cwd).stdout
     assert text.startswith("No indexed document has refs, so nothing is checked against app (main")
     assert 'in its front matter (refs: ["src/payments/**"]).' in text
@@ -276,11 +275,7 @@ def test_a_repo_to_read_again_that_fails_keeps_its_head(tmp_path: Path) -> None:
     knowledge.commit({"domain/retry.md": RETRY_DOC}, "Retry", "2026-03-10T09:00:00+00:00")
     app = Repo(tmp_path / "app")
     head = app.commit({"services/payment/a.py": "x\n"}, "Limits", "2026-03-15T00:00:00+00:00")
-    cwd = tmp_path / "project"
-    cwd.mkdir()
-    config = {"source": "../knowledge", "code": {"repos": [{"source": "../app", "name": "app"}]}}
-    (cwd / "briefd.yaml").write_text(yaml.safe_dump(config))
-    assert briefd("index", cwd=cwd).returncode == 0
+    cwd = indexed_project(tmp_path)
     knowledge.commit({"domain/ledger.md": LEDGER_DOC}, "Ledger", "2026-03-01T09:00:00+00:00")
     app.path.rename(tmp_path / "app-moved")
     assert briefd("index", cwd=cwd).returncode == 0

@@ -10,16 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import briefd
+from tests.cli.test_cli import briefd, indexed_folder
 from tests.conftest import EXAMPLE_TR
 
 
 @pytest.fixture(scope="module")
 def indexed_tr(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cwd = tmp_path_factory.mktemp("cli-tr")
-    result = briefd("index", "--source", str(EXAMPLE_TR), cwd=cwd)
-    assert result.returncode == 0, result.stderr
-    return cwd
+    return indexed_folder(tmp_path_factory, "cli-tr", EXAMPLE_TR)
 
 
 def hits(cwd: Path, query: str) -> list[tuple[str, str]]:
