@@ -13,7 +13,10 @@ from briefd.cli.output import console, print_json, reported_errors
 from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
 from briefd.team.usage import SectionUsage, UsageReport, gone_note
 
-SINCE_HELP = "Window: a span back from now (12h, 30d, 2w) or a date (2026-01-31)."
+SINCE_HELP = (
+    "Window: a span back from now (12h, 30d, 2w), a date (2026-01-31: from midnight UTC) or a "
+    "time with its offset (2026-01-31T09:00+01:00)."
+)
 
 
 def register(app: typer.Typer) -> None:
