@@ -12,8 +12,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from tests.postgres import Postgres
-from tests.replicas.conftest import example_files
-from tests.sync.conftest import git_settings
+from tests.replicas.conftest import synced_pair
 from tests.sync.gitrepo import Remote
 
 pytestmark = pytest.mark.replicas
@@ -22,22 +21,8 @@ TASK = "how are refunds retried when a payment fails"
 
 @pytest.fixture
 def two(tmp_path: Path, postgres: Postgres) -> Iterator[tuple[Briefd, Briefd, Remote]]:
-    postgres.reset()
-    remote = Remote(tmp_path / "git")
-    remote.push(example_files(), "the example knowledge")
-    apis = []
-    for name in ("a", "b"):
-        settings = git_settings(
-            tmp_path / name, remote.url, **{"state.url": postgres.url, "state.replica": name}
-        )
-        api = Briefd(settings, embedder=None)
-        api.sync()
-        apis.append(api)
-    try:
-        yield apis[0], apis[1], remote
-    finally:
-        for api in apis:
-            api.close()
+    with synced_pair(tmp_path, postgres) as pair:
+        yield pair
 
 
 def test_a_base_from_a_replica_ahead_is_recovered_and_from_one_behind_a_delta(

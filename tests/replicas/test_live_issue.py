@@ -17,9 +17,7 @@ from tests.atlassian import data
 from tests.atlassian.conftest import SERVICE_EMAIL, SERVICE_TOKEN
 from tests.atlassian.fake import FakeSite, serve
 from tests.postgres import Postgres
-from tests.replicas.conftest import example_files
-from tests.sync.conftest import git_settings
-from tests.sync.gitrepo import Remote
+from tests.replicas.conftest import synced_pair
 
 pytestmark = pytest.mark.replicas
 
@@ -37,31 +35,14 @@ def two(
 ) -> Iterator[tuple[Briefd, Briefd]]:
     monkeypatch.setenv("CONFLUENCE_EMAIL", SERVICE_EMAIL)  # Jira falls back to this account
     monkeypatch.setenv("CONFLUENCE_TOKEN", SERVICE_TOKEN)
-    postgres.reset()
-    remote = Remote(tmp_path / "git")
-    remote.push(example_files(), "the example knowledge")
-    apis = []
-    for name in ("a", "b"):
-        settings = git_settings(
-            tmp_path / name,
-            remote.url,
-            **{
-                "state.url": postgres.url,
-                "state.replica": name,
-                "confluence.url": site.url,
-                "confluence.spaces": ["ENG"],
-                "jira.url": site.url,
-                "jira.projects": ["SHOP"],
-            },
-        )
-        api = Briefd(settings, embedder=None)
-        api.sync()
-        apis.append(api)
-    try:
-        yield apis[0], apis[1]
-    finally:
-        for api in apis:
-            api.close()
+    atlassian = {
+        "confluence.url": site.url,
+        "confluence.spaces": ["ENG"],
+        "jira.url": site.url,
+        "jira.projects": ["SHOP"],
+    }
+    with synced_pair(tmp_path, postgres, **atlassian) as (a, b, _):
+        yield a, b
 
 
 def test_a_live_issue_bundle_of_one_replica_is_known_to_the_others(
