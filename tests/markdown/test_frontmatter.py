@@ -34,12 +34,34 @@ def test_bad_yaml_is_reported_and_body_still_indexed() -> None:
 
 
 def test_wrong_types_are_ignored_with_a_problem() -> None:
-    split = split_front_matter("---\ntitle: {a: 1}\ntags: 5\n---\nx\n")
+    split = split_front_matter("---\ntitle: {a: 1}\ntags: {b: 2}\n---\nx\n")
     assert split.front_matter.title is None
     assert split.problems == (
         "front matter 'title' must be a string; ignored",
         "front matter 'tags' must be a list of strings; ignored",
     )
+
+
+def test_plain_scalars_are_read_as_written() -> None:
+    """YAML 1.1 would make these False, a date, 1.1 and True: front matter means the text."""
+    split = split_front_matter(
+        "---\ntitle: No\ntags: [yes, 1.10, 2024-01-05, null, on]\naliases: 5\nalways: yes\n---\nx\n"
+    )
+    fm = split.front_matter
+    assert (fm.title, fm.tags, fm.aliases, fm.always) == (
+        "No",
+        ("yes", "1.10", "2024-01-05", "on"),
+        ("5",),
+        True,
+    )
+    assert split.problems == ()
+    doc = parse_document(
+        "domain/r.md", "---\ntitle: 2024-01-05\n---\nx\n", "domain", "h", count_tokens
+    )
+    assert (doc.title, doc.problems) == ("2024-01-05", ())
+    assert split_front_matter("---\ntitle: true\nalways: off\n---\n").front_matter.title == "true"
+    assert split_front_matter("---\nalways: Off\n---\n").front_matter.always is False
+    assert split_front_matter("---\nalways: True\n---\n").front_matter.always is True
 
 
 def test_title_falls_back_to_h1_then_file_name() -> None:

@@ -118,12 +118,13 @@ def test_a_file_name_written_decomposed_is_the_name_links_spell(tmp_path: Path) 
 def test_front_matter_yaml_cannot_construct_is_reported_not_fatal(tmp_path: Path) -> None:
     """PyYAML raises more than YAMLError: a date that does not exist (ValueError), a number of
     over 4,300 digits (ValueError), nesting deeper than Python recurses (RecursionError). Each
-    stopped ``briefd index`` with a traceback, where bad YAML is reported and indexed without."""
+    stopped ``briefd index`` with a traceback, where bad YAML is reported and indexed without.
+    Plain scalars are text (FRONT_MATTER_VERSION 4), so it takes explicit tags now."""
     source = source_with(
         tmp_path,
         {
-            "domain/leap.md": b"---\nreviewed: 2024-02-30\n---\n# Leap\n\nLeap day review.\n",
-            "domain/long.md": b"---\nid: 1" + b"0" * 5000 + b"\n---\n# Long\n\nLong id.\n",
+            "domain/leap.md": b"---\nreviewed: !!timestamp 2024-02-30\n---\n# Leap\n\nLeap day review.\n",
+            "domain/long.md": b"---\nid: !!int 1" + b"0" * 5000 + b"\n---\n# Long\n\nLong id.\n",
             "domain/deep.md": b"---\ntags: " + b"[" * 5000 + b"\n---\n# Deep\n\nDeep tags.\n",
         },
     )

@@ -19,6 +19,23 @@ _OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML as front matter is written: a plain scalar is the text it reads as, except
+    ``true``/``false`` and ``null``/``~``. The YAML 1.1 reading of safe_load made ``title: No``
+    the title "False", ``title: 2024-01-05`` a date it refused and ``tags: [1.10]`` the tag "1.1"."""
+
+
+_Loader.yaml_implicit_resolvers = {}  # its own table, without YAML 1.1's readings
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+)
+_Loader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
+_SWITCHES = {"yes": True, "on": True, "true": True, "no": False, "off": False, "false": False}
+
+
 @dataclass(frozen=True, slots=True)
 class SplitDocument:
     front_matter: FrontMatter
@@ -57,7 +74,7 @@ def _load(yaml_text: str) -> tuple[Any, str | None]:
     """The YAML's value, or why it cannot be read (then the value is None)."""
     hint = ""
     try:
-        return (yaml.safe_load(yaml_text) if yaml_text.strip() else {}), None
+        return (yaml.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}), None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
@@ -77,6 +94,7 @@ def _load(yaml_text: str) -> tuple[Any, str | None]:
 def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
     problems: list[str] = []
     title = raw.get("title")
+    title = str(title).lower() if isinstance(title, bool) else title  # as written: true
     if title is not None and not isinstance(title, str | int | float):
         problems.append("front matter 'title' must be a string; ignored")
         title = None
@@ -93,6 +111,7 @@ def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
         if problem:
             problems.append(problem)
     always = raw.get("always", False)
+    always = _SWITCHES.get(always.strip().lower(), always) if isinstance(always, str) else always
     if not isinstance(always, bool):
         problems.append("front matter 'always' must be true or false; ignored")
         always = False
@@ -135,6 +154,6 @@ def _string_list(value: Any, key: str) -> tuple[tuple[str, ...], str | None]:
         return (), None
     if isinstance(value, str):
         return tuple(v.strip() for v in value.split(",") if v.strip()), None
-    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
-        return tuple(str(v).strip() for v in value if str(v).strip()), None
+    if isinstance(value, list) and all(isinstance(v, str | int | float | None) for v in value):
+        return tuple(str(v).strip() for v in value if v is not None and str(v).strip()), None
     return (), f"front matter '{key}' must be a list of strings; ignored"
