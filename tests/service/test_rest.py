@@ -146,6 +146,11 @@ def test_search_errors_are_json_with_the_fix(client: TestClient) -> None:
         "detail": "scope 'projects/nope' does not exist; known scopes: conventions, domain, "
         "projects/checkout, projects/ledger (or 'all')",
     }
+    typo = client.get("/api/search", params={"q": "retry", "scopes": "all,projets/ledger"})
+    assert typo.status_code == 400  # 'all' beside a typo does not hide it
+    assert typo.json()["detail"].startswith("scope 'projets/ledger' does not exist")
+    everything = client.get("/api/search", params={"q": "retry", "scopes": "all,domain"})
+    assert everything.status_code == 200
     missing = client.get("/api/search")
     assert missing.status_code == 422
     assert missing.json() == {"error": "invalid_request", "detail": "query.q: Field required"}

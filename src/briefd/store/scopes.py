@@ -37,14 +37,14 @@ def resolve_scopes(
                 f"mark a scopes: rule default: true), or name scopes (or '{ALL_SCOPES}')"
             )
         return found
-    if ALL_SCOPES in requested:
-        return tuple(known)
-    unknown = [s for s in requested if s not in known]
+    unknown = [s for s in requested if s not in known and s != ALL_SCOPES]
     if unknown:
         listing = ", ".join(known) if known else "none (the index is empty)"
         raise ScopeError(
             f"scope '{shown(unknown[0])}' does not exist; known scopes: {listing} (or '{ALL_SCOPES}')"
         )
+    if ALL_SCOPES in requested:  # with others named too, a typo among them is still one
+        return tuple(known)
     return tuple(dict.fromkeys(requested))
 
 
