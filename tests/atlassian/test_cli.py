@@ -76,3 +76,25 @@ def test_a_malformed_site_url_is_one_line_at_load(tmp_path: Path, dc: FakeSite) 
         "optionally with a path"
     ]
     assert dc.seen == []
+
+
+def test_a_site_url_holding_an_account_is_refused_without_showing_it(
+    tmp_path: Path, dc: FakeSite
+) -> None:
+    """``http://user:token@host`` was sent as the account and written into every link the
+    lookups served (``…/browse/SHOP-42``) and into every error: refused at load, the token
+    masked in the message."""
+    env = configure(tmp_path, dc)
+    config = tmp_path / "briefd.yaml"
+    held = dc.url.replace("http://", f"http://svc:{DC_PAT}@")
+    config.write_text(config.read_text(encoding="utf-8").replace(dc.url, held), encoding="utf-8")
+    issue = briefd("jira", "issue", "SHOP-42", cwd=tmp_path, env=env)
+    assert issue.returncode == 1 and issue.stdout == ""
+    shown = dc.url.replace("http://", "http://***@")
+    assert issue.stderr.splitlines() == [
+        f"error: briefd.yaml: confluence.url: '{shown}' is not a site URL (it holds an account "
+        "(user:token@); the account comes from the environment variables named by email_env / "
+        "token_env, never from the file); expected https://host (or http://host:port), "
+        "optionally with a path"
+    ]
+    assert dc.seen == []

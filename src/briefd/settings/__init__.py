@@ -316,9 +316,18 @@ def site_url_problem(url: str | None) -> str | None:
     if why is None:
         return None
     return (
-        f"url: {url!r} is not a site URL ({why}); expected https://host "
+        f"url: {_without_account(url)!r} is not a site URL ({why}); expected https://host "
         "(or http://host:port), optionally with a path"
     )
+
+
+def _without_account(url: str) -> str:
+    """``url`` with a ``user:token@`` part shown as ``***@`` (for messages)."""
+    scheme, sep, rest = url.partition("://")
+    end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
+    if not sep or "@" not in rest[:end]:
+        return url
+    return f"{scheme}://***@{rest[:end].rpartition('@')[2]}{rest[end:]}"
 
 
 def _url_flaw(url: str) -> str | None:
@@ -332,6 +341,11 @@ def _url_flaw(url: str) -> str | None:
         return "it starts with neither https:// nor http://"
     if not parts.hostname:
         return "it names no host"
+    if "@" in parts.netloc:  # sent with every request and shown in every link to the site
+        return (
+            "it holds an account (user:token@); the account comes from the environment "
+            "variables named by email_env / token_env, never from the file"
+        )
     port = parts.netloc.rpartition("]")[2].rpartition("@")[2].partition(":")[2]
     if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
         return f"port {port!r} is not a number from 1 to 65535"
