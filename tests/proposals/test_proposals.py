@@ -184,6 +184,38 @@ def test_a_path_a_gitignore_hides_from_the_index_is_refused(
     assert git_api.proposals() == []
 
 
+def test_a_path_through_a_symbolic_link_is_refused_with_its_reason(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """A link in the repository (a folder linked to another scope, to a folder outside, a
+    document linked to another): the commit would fail on git's "appears as both a file and as
+    a directory", or replace the link by a file and leave the linked document unchanged."""
+    (remote.work / "domain" / "shared").symlink_to("../conventions")
+    (remote.work / "domain" / "outside").symlink_to("/tmp")
+    (remote.work / "domain" / "alias.md").symlink_to("retry.md")
+    git(remote.work, "add", "domain")
+    git(remote.work, "commit", "--quiet", "-m", "links")
+    git(remote.work, "push", "--quiet", "origin", "main")
+    git_api.sync()
+    refused = {
+        "domain/shared/new.md": "lies under domain/shared, which is a symbolic link on main (to "
+        "'../conventions')",
+        "domain/outside/deeper/x.md": "lies under domain/outside, which is a symbolic link on "
+        "main (to '/tmp')",
+        "domain/alias.md": "is a symbolic link on main (to 'retry.md')",
+    }
+    for path, why in refused.items():
+        with pytest.raises(ProposalError) as caught:
+            git_api.propose_update(ProposalRequest(path, "change", "# Text\n\nNew.\n"))
+        assert str(caught.value) == (
+            f"doc_path '{path}' {why}; propose the change to the file at its own path"
+        )
+    assert git(remote.bare, "branch", "--list") == "* main"
+    assert git_api.proposals() == []
+    made = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert git(remote.bare, "diff", "--name-only", "main", made.branch) == "domain/retry.md"
+
+
 def test_an_identical_document_is_not_proposed(git_api: Briefd, remote: Remote) -> None:
     git_api.sync()
     current = (checkout_dir(git_api.settings) / "domain" / "retry.md").read_text()

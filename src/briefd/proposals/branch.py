@@ -82,6 +82,7 @@ def local_proposal(target: GitTarget, branch: str, change: Change, timeout: floa
 
 def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> str:
     """One commit on ``base`` whose tree differs from it only in the changed document."""
+    _refuse_links(target, base, change.doc_path, timeout)
     tree = _tree_with(target, base, target.prefix + change.doc_path, change.content, timeout)
     if tree == _git(["rev-parse", f"{base}^{{tree}}"], target, timeout):
         raise ProposalError(
@@ -95,6 +96,27 @@ def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> str
         env=change.author.env(),
         stdin=change.message.encode("utf-8"),
     )
+
+
+def _refuse_links(target: GitTarget, base: str, doc_path: str, timeout: float) -> None:
+    """Refuse a document that is a symbolic link on ``base``, or lies under one: the commit
+    would replace the link by a file (the document it points to unchanged) or fail."""
+    parts = doc_path.split("/")
+    paths = [target.prefix + "/".join(parts[: i + 1]) for i in range(len(parts))]
+    literal = {"GIT_LITERAL_PATHSPECS": "1"}  # a name with * or ? is not a pattern
+    listed = _git(["ls-tree", "-z", base, "--", *paths], target, timeout, env=literal)
+    for entry in filter(None, listed.split("\0")):
+        meta, _, path = entry.partition("\t")
+        mode, _, sha = meta.split(" ", 2)
+        if mode != "120000" or path not in paths:  # ls-tree also lists what lies under them
+            continue
+        link = path.removeprefix(target.prefix)
+        points = _git(["cat-file", "blob", sha], target, timeout)
+        what = "is" if link == doc_path else f"lies under {link}, which is"
+        raise ProposalError(
+            f"doc_path '{doc_path}' {what} a symbolic link on {target.base_branch} (to "
+            f"'{points}'); propose the change to the file at its own path"
+        )
 
 
 def _tree_with(target: GitTarget, base: str, repo_path: str, content: str, timeout: float) -> str:
