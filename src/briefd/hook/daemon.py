@@ -39,10 +39,10 @@ from urllib.parse import parse_qs, urlsplit
 
 from briefd.__about__ import __version__
 from briefd.api import Briefd
-from briefd.errors import BriefdError
+from briefd.errors import BriefdError, ConfigError
 from briefd.hook.client import ANSWER_HEADER, INDEX_HEADER, PATH
 from briefd.hook.local import hook_settings
-from briefd.hook.place import DaemonFiles, config_signature, daemon_files
+from briefd.hook.place import DaemonFiles, config_signature, daemon_files, socket_dir_problem
 from briefd.hook.render import hook_output
 from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest
 from briefd.retrieval.candidates import prefetch
@@ -222,6 +222,9 @@ def serve(daemon: Daemon) -> str:
     files = daemon.files
     socket = Path(files.socket)
     socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    problem = socket_dir_problem(files)
+    if problem:  # another user could listen there in the daemon's place
+        raise ConfigError(f"will not listen there: {problem}; remove it, or set XDG_RUNTIME_DIR")
     socket.unlink(missing_ok=True)  # we hold the lock: whatever is there is stale
     with Server(daemon) as server:
         server.server_bind()

@@ -172,13 +172,14 @@ class Local:
 
     def __init__(self, options: Mapping[str, Any], env: Mapping[str, str]) -> None:
         from briefd.hook import discover
-        from briefd.hook.place import daemon_files
+        from briefd.hook.place import daemon_files, socket_dir_problem
 
         self.config = options.get("config") or discover.config_file(env)
         mapping = discover.read_config(self.config, env)
         index = discover.index_path(env, options.get("db"), self.config, mapping)
         self.files = daemon_files(index, env)
         self.daemon = not options.get("local") and discover.daemon_on(env, mapping)
+        self.unsafe = socket_dir_problem(self.files) if self.daemon else None
 
 
 def ask_daemon(local: Local, body: bytes, fmt: str, env: Mapping[str, str]) -> bytes | bool:
@@ -221,7 +222,12 @@ def respond(
             data = hook_input(words, raw)
         _enter((data or {}).get("cwd"))
         local = Local(options, env)
-        starting = ask_daemon(local, body, ask, env) if local.daemon else False
+        if local.unsafe:  # never ask or start a daemon there
+            stderr.write(
+                f"briefd recall: no recall daemon: {local.unsafe}; remove it or set "
+                "XDG_RUNTIME_DIR (answered in-process)\n"
+            )
+        starting = ask_daemon(local, body, ask, env) if local.daemon and not local.unsafe else False
     if isinstance(starting, bytes):
         reply = starting
     if reply is not None:

@@ -49,6 +49,30 @@ def runtime_dir(env: Mapping[str, str]) -> str:
     return os.path.join("/tmp", f"briefd-{os.getuid()}")
 
 
+def socket_dir_problem(files: DaemonFiles) -> str | None:
+    """Why the daemon may not listen where ``files`` puts its socket, or None. Beside the index
+    it may; in the runtime directory only when that folder is this user's and closed to others
+    (or not there yet: the daemon creates it so). In a folder another user owns or may write
+    (``/tmp/briefd-<uid>`` made by someone else), that user could put a socket of their own
+    in its place, read every prompt and answer it."""
+    if files.socket == files.index + SUFFIX + ".sock":
+        return None
+    folder = os.path.dirname(files.socket)
+    try:
+        found = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{folder} cannot be checked ({exc.strerror or exc})"
+    if (found.st_mode & 0o170000) != 0o040000:  # S_IFMT, S_IFDIR: a link or a file
+        return f"{folder} is not a folder"
+    if found.st_uid != os.getuid():
+        return f"{folder} belongs to another user (uid {found.st_uid})"
+    if found.st_mode & 0o077:
+        return f"{folder} is open to other users (mode {found.st_mode & 0o777:o})"
+    return None
+
+
 def _digest(index: str) -> str:
     import hashlib
 
