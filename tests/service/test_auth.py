@@ -204,6 +204,17 @@ def test_loopback_hosts_pass(client: TestClient) -> None:
         assert client.get("/api/health", headers={"host": host}).status_code == 200
 
 
+@pytest.mark.parametrize(("bound", "host"), [("127.0.0.2", "127.0.0.2:8484"), ("::1", "[::1]")])
+def test_the_bound_loopback_address_is_served(service_api: Briefd, bound: str, host: str) -> None:
+    """``briefd serve --host 127.0.0.2`` prints http://127.0.0.2:8484 as its address: requests
+    to it carry that Host and come from pages of that origin."""
+    config = service_config(host=bound, allowed_hosts=(), token=None)
+    with TestClient(create_app(service_api, config)) as http:
+        page = {"host": host, "origin": f"http://{host}"}
+        assert http.get("/api/scopes", headers=page).status_code == 200
+        assert http.get("/api/scopes", headers={"host": "evil.example"}).status_code == 421
+
+
 def test_binding_beyond_loopback_needs_a_token() -> None:
     with pytest.raises(ConfigError) as caught:
         check_bind(ServiceConfig(host="0.0.0.0"))

@@ -52,8 +52,8 @@ class ServiceConfig:
     def host_names(self) -> tuple[str, ...]:
         """Host names (without port) the Host header may carry."""
         names = [*LOOPBACK_NAMES]
-        if not is_loopback(self.host) and self.host not in ("0.0.0.0", "::"):
-            names.append(bracket(self.host))
+        if self.host not in ("0.0.0.0", "::"):  # the bound address, also 127.0.0.2 or ::1
+            names.append(bracket(self.host).lower())
         names += [h.strip().lower() for h in self.allowed_hosts if h.strip()]
         return tuple(dict.fromkeys(names))
 
