@@ -157,6 +157,14 @@ def test_a_file_name_of_255_bytes_is_proposed_and_checks_out(
         ("  ", "# Text\n", "change_description is empty; say what changes and why"),
         ("why", " \n", "new_content is empty; send the full new text of the document"),
         ("why", "a\0b", "new_content contains a NUL character"),
+        (
+            "Fix \x1b]0;pwned\x07 the title",  # would retitle the terminal of `briefd proposals`
+            "# Text\n",
+            "change_description contains the control character \\x1b; send plain text (tabs "
+            "and line breaks are fine)",
+        ),
+        ("ok\rall reviewed", "# Text\n", "the control character \\x0d"),
+        ("red \x9b31m", "# Text\n", "the control character \\x9b"),
     ],
 )
 def test_description_and_content_are_validated(

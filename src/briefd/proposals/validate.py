@@ -20,6 +20,9 @@ SUFFIXES = (".md", ".markdown")
 MAX_DESCRIPTION = 10_000
 MAX_SEGMENT_BYTES = 255  # NAME_MAX of ext4, APFS, NTFS: a longer name cannot be checked out
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# in a description: every control character but tab and line breaks (ESC sequences would reach
+# the terminals that list proposals, a lone CR overwrite what they show)
+_TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
 
 
 def checked_path(request: ProposalRequest, settings: Settings) -> str:
@@ -110,6 +113,11 @@ def _check_text(request: ProposalRequest, max_bytes: int) -> None:
     description = request.change_description.strip()
     if not description:
         raise ProposalError("change_description is empty; say what changes and why")
+    if control := _TEXT_CONTROL.search(description):
+        raise ProposalError(
+            f"change_description contains the control character \\x{ord(control.group()[0]):02x}; "
+            "send plain text (tabs and line breaks are fine)"
+        )
     if len(description) > MAX_DESCRIPTION:
         raise ProposalError(
             f"change_description is {len(description)} characters; keep it under {MAX_DESCRIPTION}"
