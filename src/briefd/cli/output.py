@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -31,6 +32,16 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` that others wrote (a logged query), safe to print on a terminal: control
+    characters (an ESC sequence would retitle it, recolour it, write its clipboard) shown as
+    ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def print_json(value: Any) -> None:
