@@ -11,6 +11,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.settings import load_settings
 from briefd.settings.raw import is_git_url
+from briefd.state.postgres import redacted
 from tests.embeddings.fakehttp import Reply, closed_port_url, fake_server
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote
@@ -82,6 +83,19 @@ def test_credentials_in_urls_never_reach_messages(tmp_path: Path) -> None:
         assert report.error is not None and "ghp_secret" not in report.error
         assert "ghp_secret" not in report.source and "***@" in report.source
         assert "ghp_secret" not in str(api.sync_status())
+
+
+def test_a_password_holding_an_at_sign_is_hidden_whole(tmp_path: Path) -> None:
+    """``bot:ghp_se@cret@host``: the redaction stopped at the first ``@`` and showed the rest of
+    the password (``***@cret@host``) in the source, the error and the sync status."""
+    url = closed_port_url().replace("http://", "http://bot:ghp_se@cret@") + "/kb.git"
+    with Briefd(git_settings(tmp_path, url), embedder=None) as api:
+        report = api.sync()
+        host = url.rpartition("@")[2]
+        assert report.source == f"http://***@{host}"
+        assert report.error is not None and "cret" not in report.error
+        assert "cret" not in str(api.sync_status())
+    assert redacted("postgresql://u:s3@cret@h:5/db") == "postgresql://u:***@h:5/db"
 
 
 def test_background_triggers_coalesce(git_api: Briefd, remote: Remote) -> None:

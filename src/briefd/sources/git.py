@@ -25,7 +25,7 @@ _QUIET_ENV = {
     "GCM_INTERACTIVE": "never",
     "LC_ALL": "C",
 }
-_CREDENTIALS = re.compile(r"(\w+://)[^/@\s]+@")
+_CREDENTIALS = re.compile(r"(\w+://)[^/\s]*@")  # to the last @: a password may hold one
 _HINTS = (
     (
         ("Authentication failed", "could not read Username", "Permission denied", "error: 403"),

@@ -36,7 +36,7 @@ _PROPOSAL_COLUMNS = (
     "id, branch, doc_path, description, commit_hash, pr_url, status, client, created_at, "
     "pr_number, base_branch, base_commit, forge_error, status_checked_at"
 )
-_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^/\s]*@")  # to the last @: a password may hold one
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 Conn = psycopg.Connection[Any]
