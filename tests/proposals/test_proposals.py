@@ -126,6 +126,28 @@ def test_new_document_in_a_project_scope(git_api: Briefd, remote: Remote) -> Non
         ),
         (f"domain/{'é' * 127}.md", None, "is 257 bytes in UTF-8"),  # 130 characters
         (f"{'d' * 256}/x.md", None, "is 256 bytes in UTF-8"),
+        # merged, each stops every checkout on Windows with git's "invalid path"
+        (
+            "domain/retry*.md",
+            None,
+            "doc_path 'domain/retry*.md' contains '*', a character checkouts on Windows cannot "
+            "write in a file name; use another name",
+        ),
+        ("domain/a:b.md", None, "contains ':', a character"),
+        ('domain/"q".md', None, "contains '\"', a character"),
+        (
+            "domain/CON.md",
+            None,
+            "doc_path 'domain/CON.md' uses 'CON', a device name on Windows, which checkouts on "
+            "Windows cannot write in a file name; use another name",
+        ),
+        ("domain/nul/x.md", None, "uses 'nul', a device name on Windows"),
+        (
+            "domain/drafts./x.md",
+            None,
+            "doc_path 'domain/drafts./x.md' has a folder name ending in a dot or a space "
+            "('drafts.'), which checkouts on Windows cannot write in a file name",
+        ),
     ],
 )
 def test_paths_are_validated_before_git_is_touched(

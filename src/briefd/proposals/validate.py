@@ -20,6 +20,11 @@ SUFFIXES = (".md", ".markdown")
 MAX_DESCRIPTION = 10_000
 MAX_SEGMENT_BYTES = 255  # NAME_MAX of ext4, APFS, NTFS: a longer name cannot be checked out
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_WINDOWS_CHARS = re.compile(r'[<>:"|?*]')
+_WINDOWS_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul", "conin$", "conout$"]
+    + [f"{port}{n}" for port in ("com", "lpt") for n in range(1, 10)]
+)
 # in a description: every control character but tab and line breaks (ESC sequences would reach
 # the terminals that list proposals, a lone CR overwrite what they show)
 _TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
@@ -62,6 +67,7 @@ def _clean_path(raw: str) -> str:
         raise ProposalError(
             f"doc_path '{raw}' may not contain '..', '.', empty or hidden path segments"
         )
+    _check_windows(path)
     if not path.lower().endswith(SUFFIXES):
         raise ProposalError(f"doc_path '{path}' is not a Markdown file; use a .md path")
     return path
@@ -84,6 +90,26 @@ def _check_checkout(path: str) -> None:
                 f"doc_path segment '{part[:40]}…' is {size} bytes in UTF-8; a file name may be "
                 f"at most {MAX_SEGMENT_BYTES}, so no checkout could write it: shorten it"
             )
+
+
+def _check_windows(path: str) -> None:
+    """Refuse a name Windows checkouts cannot write (git for Windows stops the checkout with
+    "invalid path"): one of ``<>:"|?*``, a folder name ending in a dot or a space, a device
+    name (``CON``, ``nul.md``, ``com1``…)."""
+    for part in path.split("/"):
+        device = part.split(".", 1)[0].rstrip(" ")
+        if char := _WINDOWS_CHARS.search(part):
+            why = f"contains '{char.group()}', a character"
+        elif part.endswith((".", " ")):
+            why = f"has a folder name ending in a dot or a space ('{part}'), which"
+        elif device.lower() in _WINDOWS_DEVICES:
+            why = f"uses '{device}', a device name on Windows, which"
+        else:
+            continue
+        raise ProposalError(
+            f"doc_path '{path}' {why} checkouts on Windows cannot write in a file name; use "
+            "another name"
+        )
 
 
 def _check_indexed(path: str, settings: Settings) -> None:
