@@ -241,6 +241,24 @@ def test_a_short_token_is_refused_beyond_loopback() -> None:
     check_bind(ServiceConfig(host="127.0.0.1", token="x"))  # this machine only: any token
 
 
+def test_a_token_that_is_not_ascii_is_refused_at_start(service_api: Briefd) -> None:
+    """A client sends ``Bearer tökén…`` as UTF-8 bytes, which the server reads back as other
+    characters: the server started, and answered the right token 401 "wrong bearer token"."""
+    token = "tökén-0123456789abcdef"
+    with TestClient(create_app(service_api, service_config(token=token))) as http:
+        sent = http.get("/api/scopes", headers={"authorization": f"Bearer {token}".encode()})
+        assert sent.status_code == 401  # what every client got
+    for host in ("127.0.0.1", "0.0.0.0"):
+        with pytest.raises(ConfigError) as caught:
+            check_bind(ServiceConfig(host=host, token=token))
+        assert str(caught.value) == (
+            "BRIEFD_API_TOKEN holds 'ö', which is not ASCII: clients send it in an HTTP header, "
+            "where it arrives as other bytes (every request would be refused as a wrong token); "
+            "use letters, digits and punctuation (e.g. the output of "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
+        )
+
+
 def test_token_comes_from_the_environment_only(service_api: Briefd) -> None:
     config = ServiceConfig.from_settings(
         service_api.settings.serve, env={"BRIEFD_API_TOKEN": " abc "}, port=9000

@@ -84,5 +84,13 @@ def check_bind(config: ServiceConfig) -> None:
             f"{TOKEN_ENV} must have at least {MIN_TOKEN_CHARS} characters there (e.g. the output "
             "of `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
         )
+    if config.token is not None and not config.token.isascii():
+        odd = next(c for c in config.token if not c.isascii())
+        raise ConfigError(
+            f"{TOKEN_ENV} holds '{odd}', which is not ASCII: clients send it in an HTTP header, "
+            "where it arrives as other bytes (every request would be refused as a wrong token); "
+            "use letters, digits and punctuation (e.g. the output of "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
+        )
     if not 0 < config.port < 65536:
         raise ConfigError(f"serve.port: expected 1–65535, got {config.port}")
