@@ -252,7 +252,7 @@ def test_a_token_that_is_not_ascii_is_refused_at_start(service_api: Briefd) -> N
         with pytest.raises(ConfigError) as caught:
             check_bind(ServiceConfig(host=host, token=token))
         assert str(caught.value) == (
-            "BRIEFD_API_TOKEN holds 'ö', which is not ASCII: clients send it in an HTTP header, "
+            "BRIEFD_API_TOKEN holds a character that is not ASCII (character 2): clients send it in an HTTP header, "
             "where it arrives as other bytes (every request would be refused as a wrong token); "
             "use letters, digits and punctuation (e.g. the output of "
             "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"

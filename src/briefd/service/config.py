@@ -85,9 +85,9 @@ def check_bind(config: ServiceConfig) -> None:
             "of `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
         )
     if config.token is not None and not config.token.isascii():
-        odd = next(c for c in config.token if not c.isascii())
-        raise ConfigError(
-            f"{TOKEN_ENV} holds '{odd}', which is not ASCII: clients send it in an HTTP header, "
+        odd = next(i for i, c in enumerate(config.token) if not c.isascii()) + 1
+        raise ConfigError(  # names where, never what: a secret's letter is part of the secret
+            f"{TOKEN_ENV} holds a character that is not ASCII (character {odd}): clients send it in an HTTP header, "
             "where it arrives as other bytes (every request would be refused as a wrong token); "
             "use letters, digits and punctuation (e.g. the output of "
             "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
