@@ -93,6 +93,42 @@ def _hash_logged_queries(conn: sqlite3.Connection) -> None:
     queryhash.hash_logged_queries(conn)
 
 
+def _interim_16(conn: sqlite3.Connection) -> None:
+    from briefd.store import interim
+
+    interim.bring_up(conn)
+
+
+def _interim_sql() -> str:
+    """What the first forms of migrations 16 and 17 lacked or had too much (a build between
+    them recorded schema 16 or 17 all the same): every statement a no-op on the final form."""
+    triggers = "\n".join(
+        f"DROP TRIGGER IF EXISTS {table}_{event}_moves_content;"
+        for table in ("vocabulary", "postings")
+        for event in ("insert", "update", "delete")
+    )
+    return (
+        """
+        UPDATE query_log SET surface = CASE client WHEN 'mcp' THEN 'mcp' WHEN 'hook' THEN 'hook'
+            ELSE 'rest' END WHERE surface IS NULL;
+        CREATE INDEX IF NOT EXISTS query_log_groups
+            ON query_log(query_hash, created_at, results, gate, top_score, surface, kind);
+        CREATE TABLE IF NOT EXISTS drift_basis (
+            doc_path TEXT PRIMARY KEY,
+            refs TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS query_vectors (
+            query_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            embedding BLOB NOT NULL,
+            PRIMARY KEY (query_hash, model)
+        ) WITHOUT ROWID;
+        """
+        + triggers
+    )
+
+
 def _build_postings(conn: sqlite3.Connection) -> None:
     from briefd.store import postings  # numpy: not for the hook's light path
 
@@ -495,6 +531,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(17, "m017_content_version", _content_version_sql()),
     Migration(18, "m018_chunk_windows", _chunk_windows_sql()),
+    Migration(19, "m019_interim_schemas", _interim_sql(), after=_interim_16),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].number
