@@ -11,6 +11,7 @@ into an ``isError`` result.
     ├── IndexNotFoundError   there is no index yet: run ``briefd index``
     ├── StoreError           the SQLite file is unusable (corrupt, newer schema, disk full)
     │   ├── ForeignDatabaseError  the file is not a briefd index (never altered or deleted)
+    │   ├── NewerIndexError       a newer briefd made the index (never altered or deleted)
     │   └── StateUnavailableError the shared state (PostgreSQL, ``state.url``) cannot be reached
     ├── QueryError           a search request is malformed (bad FTS5 syntax in advanced mode)
     │   └── ScopeError       a requested scope does not exist
@@ -54,6 +55,11 @@ class StoreError(BriefdError):
 
 class ForeignDatabaseError(StoreError):
     """The index path names another application's database or a non-SQLite file."""
+
+
+class NewerIndexError(StoreError):
+    """The index has a schema newer than this briefd's: it is left as it is, never rebuilt
+    (its query log, feedback and proposals cannot be made again from git)."""
 
 
 class StateUnavailableError(StoreError):

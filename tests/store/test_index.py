@@ -275,6 +275,29 @@ def test_newer_schema_is_refused(settings: Settings, write_files: WriteFiles) ->
         Store.open(settings.db)
 
 
+def test_a_newer_index_is_never_rebuilt_over(settings: Settings, write_files: WriteFiles) -> None:
+    """`briefd index --rebuild` with an older briefd (a rollback) must not start the newer
+    index over: its query log, feedback and proposals cannot be made again from git."""
+    write_files(FILES)
+    Briefd(settings).index()
+    conn = sqlite3.connect(settings.db)
+    conn.execute(
+        "INSERT INTO query_log (kind, query, scopes, results, latency_ms, created_at) "
+        "VALUES ('search', 'refund window', 'domain', 1, 3.0, '2026-12-01T10:00:00+00:00')"
+    )
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError) as refused:
+        Briefd(settings).index(rebuild=True)
+    assert "a newer briefd made it" in str(refused.value)
+    assert "--rebuild included" in str(refused.value)
+    conn = sqlite3.connect(settings.db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+    assert conn.execute("SELECT query FROM query_log").fetchall() == [("refund window",)]
+    conn.close()
+
+
 def test_fts_stays_in_sync_with_chunks(api: Briefd, write_files: WriteFiles) -> None:
     root = write_files(FILES)
     api.index()

@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from briefd.errors import ForeignDatabaseError, IndexNotFoundError, StoreError
+from briefd.errors import (
+    ForeignDatabaseError,
+    IndexNotFoundError,
+    NewerIndexError,
+    StoreError,
+)
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from briefd.text import fold
 
@@ -193,9 +198,11 @@ class Store:
     def _migrate(self) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise StoreError(
+            raise NewerIndexError(
                 f"index {self.path} has schema {version}, newer than this briefd understands "
-                f"({SCHEMA_VERSION}); upgrade briefd or rebuild it with `briefd index --rebuild`"
+                f"({SCHEMA_VERSION}): a newer briefd made it; upgrade briefd to use it, or point "
+                "--db (or 'db:' in briefd.yaml) at a new file. It is left as it is, --rebuild "
+                "included: it holds the query log, feedback and proposals"
             )
         if version == SCHEMA_VERSION:
             return
@@ -378,10 +385,11 @@ def _describe(path: Path, exc: sqlite3.Error) -> str:
 
 def open_for_writing(db: Path, rebuild: bool) -> Store:
     """The index to write; with ``rebuild``, an SQLite file that is damaged inside is replaced
-    (a file that is not SQLite, or another application's database, never is)."""
+    (a file that is not SQLite, another application's database or a newer briefd's index never
+    is)."""
     try:
         store = Store.open(db, create=True)
-    except ForeignDatabaseError:
+    except (ForeignDatabaseError, NewerIndexError):
         raise
     except StoreError:
         if not rebuild or not is_briefd_or_sqlite(db):
