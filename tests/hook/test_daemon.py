@@ -264,6 +264,62 @@ def test_status_and_stop(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
     assert run_hook("--stop", env=DAEMON).stdout == f"no recall daemon runs for {db}\n"
 
 
+# A recall daemon an earlier briefd left running: it holds the index's daemon lock, names
+# itself in the state file, and answers every request on the index's socket without this
+# briefd's protocol header (with the old answer header, or none at all).
+EARLIER_DAEMON = """
+import fcntl, json, os, sys
+from http.server import BaseHTTPRequestHandler
+from socketserver import UnixStreamServer
+index, lock, socket, state, marked = sys.argv[3:8]
+held = os.open(lock, os.O_RDWR | os.O_CREAT)
+fcntl.flock(held, fcntl.LOCK_EX)
+with open(state, "w") as out:
+    json.dump({"pid": os.getpid(), "index": index, "socket": socket}, out)
+class Old(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.dumps({"sections": [], "knowledge": "from the earlier daemon"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        if marked == "marked":
+            self.send_header("X-Briefd-Recall", "0.1.0")
+        self.end_headers()
+        self.wfile.write(body)
+    def address_string(self):
+        return "unix"
+    def log_message(self, *args):
+        pass
+UnixStreamServer(socket, Old).serve_forever()
+"""
+
+
+@pytest.mark.parametrize("marked", ["marked", "unmarked"])
+def test_a_daemon_an_earlier_briefd_left_running_is_ended_not_used(
+    db: Path, tmp_path: Path, run_hook: RunHook, marked: str
+) -> None:
+    files = daemon_files(str(db), {})
+    argv = [files.index, files.lock, files.socket, files.state, marked]
+    earlier = subprocess.Popen(
+        [sys.executable, "-c", EARLIER_DAEMON, "briefd.hook.daemon", "--db", *argv]
+    )
+    try:
+        wait_for(lambda: Path(files.socket).exists() and Path(files.state).exists(), 30)
+        status = run_hook("--status", env=DAEMON)
+        assert status.stdout.startswith(
+            f"recall daemon: an earlier briefd's (pid {earlier.pid}), which this one does not "
+            "use: the next prompt ends it and starts a new one"
+        )
+        first = run_hook("--json", payload=hook_json(RELEVANT, "s-1"), env=DAEMON)
+        assert "from the earlier daemon" not in first.stdout
+        assert json.loads(first.stdout)["via"] == "in-process"
+        assert earlier.wait(timeout=30) == -signal.SIGTERM
+    finally:
+        earlier.kill()
+        earlier.wait()
+    wait_for(lambda: as_json(run_hook, RELEVANT, f"s-{time.monotonic()}")["via"] == "daemon")
+
+
 class _Answer(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers["Content-Length"]))

@@ -19,6 +19,10 @@ PATH = "/api/hook/recall?format="
 CONNECT_TIMEOUT = 0.25
 INDEX_HEADER = "X-Briefd-Index"  # the daemon answers only for the index it serves
 ANSWER_HEADER = "X-Briefd-Recall"  # on every recall answer: any other 200 is not briefd's
+# The local daemon's wire, on every answer of a daemon: the hook uses only a daemon that speaks
+# its own (one left running by an earlier briefd sends an older one, or none).
+DAEMON_HEADER = "X-Briefd-Daemon"
+DAEMON_PROTOCOL = "2"
 
 
 class ServerUnavailable(BriefdError):
@@ -27,6 +31,10 @@ class ServerUnavailable(BriefdError):
 
 class ServerRefused(ServerUnavailable):
     """The server refused the token (401/403): answered in-process, and said on stderr."""
+
+
+class OlderDaemon(ServerUnavailable):
+    """The socket's daemon is an earlier briefd's (another protocol): not to be used."""
 
 
 class ServerTimeout(BriefdError):
@@ -84,7 +92,7 @@ def post_unix(path: str, index: str, body: bytes, timeout: float, target: str) -
         conn.close()
         raise ServerUnavailable(f"no {where} ({exc.strerror or exc})") from None
     headers = {"Host": "localhost", "Content-Type": "application/json", INDEX_HEADER: index}
-    return _exchange(conn, target, headers, body, timeout, where)
+    return _exchange(conn, target, headers, body, timeout, where, DAEMON_PROTOCOL)
 
 
 def _exchange(
@@ -94,8 +102,10 @@ def _exchange(
     body: bytes,
     timeout: float,
     where: str,
+    protocol: str | None = None,
 ) -> bytes:
-    """One HTTP/1.1 request with ``Connection: close`` and its response, read to the end."""
+    """One HTTP/1.1 request with ``Connection: close`` and its response, read to the end; with
+    ``protocol``, a daemon's, which must speak it."""
     try:
         conn.settimeout(timeout)
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
@@ -111,7 +121,7 @@ def _exchange(
         raise ServerUnavailable(f"{where} failed: {exc}") from None
     finally:
         conn.close()
-    return _parse(raw, where)
+    return _parse(raw, where, protocol)
 
 
 def _addresses(host: str, port: int) -> list[tuple[int, int, int, str, tuple[str, int]]]:
@@ -145,7 +155,7 @@ def _read_all(conn: _socket.socket) -> bytes:
         chunks.append(data)
 
 
-def _parse(raw: bytes, url: str) -> bytes:
+def _parse(raw: bytes, url: str, protocol: str | None = None) -> bytes:
     head, sep, body = raw.partition(b"\r\n\r\n")
     if not sep:
         raise ServerUnavailable(f"{url} sent no HTTP response")
@@ -157,6 +167,9 @@ def _parse(raw: bytes, url: str) -> bytes:
         refused = ServerRefused if status in (401, 403) else ServerUnavailable
         raise refused(f"{url} answered {status} {reason}".rstrip())
     fields = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
+    if protocol is not None and fields.get(DAEMON_HEADER.lower()) != protocol:
+        spoken = fields.get(DAEMON_HEADER.lower(), "1")
+        raise OlderDaemon(f"{url} speaks recall daemon protocol {spoken}, not {protocol}")
     if ANSWER_HEADER.lower() not in fields:
         raise ServerUnavailable(f"{url} is not a briefd recall endpoint (no {ANSWER_HEADER})")
     if fields.get("transfer-encoding", "").lower() == "chunked":

@@ -40,7 +40,7 @@ from urllib.parse import parse_qs, urlsplit
 from briefd.__about__ import __version__
 from briefd.api import Briefd
 from briefd.errors import BriefdError, ConfigError
-from briefd.hook.client import ANSWER_HEADER, INDEX_HEADER, PATH
+from briefd.hook.client import ANSWER_HEADER, DAEMON_HEADER, DAEMON_PROTOCOL, INDEX_HEADER, PATH
 from briefd.hook.local import hook_settings
 from briefd.hook.place import DaemonFiles, config_signature, daemon_files, socket_dir_problem
 from briefd.hook.render import hook_output
@@ -210,6 +210,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.send_header("Connection", "close")
         self.send_header(ANSWER_HEADER, __version__)
+        self.send_header(DAEMON_HEADER, DAEMON_PROTOCOL)
         self.end_headers()
         self.wfile.write(payload)
 

@@ -71,6 +71,12 @@ def daemon_status(report: Mapping[str, Any]) -> str:
             f"waits 1 s for it, then gets nothing, and the third in a row ends it: `briefd "
             f"recall --stop` ends it now, and the next prompt starts a new one\n  index  {report['index']}\n  log    {report['log']}\n"
         )
+    if state == "older":
+        return (
+            f"recall daemon: an earlier briefd's (pid {report['pid'] or '?'}), which this one "
+            "does not use: the next prompt ends it and starts a new one (`briefd recall --stop` "
+            f"ends it now)\n  index  {report['index']}\n  log    {report['log']}\n"
+        )
     if state != "running":
         what = "starting" if state == "starting" else "not running (the next prompt starts it)"
         return f"recall daemon: {what}\n  index  {report['index']}\n  log    {report['log']}\n"

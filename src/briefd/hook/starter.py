@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from briefd.hook.client import PATH, ServerTimeout, ServerUnavailable, post_unix
+from briefd.hook.client import PATH, OlderDaemon, ServerTimeout, ServerUnavailable, post_unix
 from briefd.hook.place import DaemonFiles, config_signature
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
@@ -37,9 +37,14 @@ def ask(files: DaemonFiles, body: bytes, fmt: str) -> bytes | None:
     """The daemon's answer, or None when no daemon of this index answers. A daemon that
     accepts the prompt and does not answer within ``ASK_TIMEOUT`` raises ``ServerTimeout``;
     after ``STALLS_TO_REPLACE`` such prompts in a row (stopped, deadlocked, stuck on I/O) the
-    hook ends it, so the next prompt starts a new one instead of waiting a second for nothing."""
+    hook ends it, so the next prompt starts a new one instead of waiting a second for nothing.
+    A daemon an earlier briefd left running (another protocol, or none) is ended, not used:
+    its answers come from the old code, or are thrown away while it never goes idle."""
     try:
         reply = post_unix(files.socket, files.index, body, ASK_TIMEOUT, PATH + fmt)
+    except OlderDaemon:
+        _signal(files)  # the prompt after its exit starts this briefd's
+        return None
     except ServerUnavailable:
         return None
     except ServerTimeout as exc:
@@ -190,6 +195,9 @@ def status(files: DaemonFiles) -> dict[str, Any]:
     except ServerTimeout:  # it accepts but does not answer: stopped (SIGSTOP) or wedged
         pid = _state(files).get("pid")
         return {"state": "wedged", "pid": pid, "index": files.index, "log": files.log}
+    except OlderDaemon:  # an earlier briefd's, which the next prompt ends
+        pid = daemon_pid(files)
+        return {"state": "older", "pid": pid, "index": files.index, "log": files.log}
     except ServerUnavailable:
         state = "starting" if _locked(files) else "stopped"
         report = {"state": state, "index": files.index, "socket": files.socket, "log": files.log}
