@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from briefd.errors import ConfigError
-from briefd.settings import load_settings
+from briefd.settings import apply_tuned, load_settings
 
 
 def test_defaults_without_file_or_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,6 +76,33 @@ def test_unknown_key_names_key_and_accepted_keys(tmp_path: Path) -> None:
         f"{config}: unknown key 'vectors.blas_thread' (did you mean 'vectors.blas_threads'?); "
         "accepted keys: vectors.ann_threshold, vectors.blas_threads"
     )
+
+
+def test_a_key_of_an_earlier_briefd_names_what_replaced_it(tmp_path: Path) -> None:
+    """A settings or tuned file written for an earlier briefd (the gate's margins became
+    search.gate_offset, bundles.issue_share went): the message says what to write now."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text("search:\n  top_k: 5\n  gate_soft_margin: -0.02\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config, env={})
+    assert str(caught.value) == (
+        f"{config}: 'search.gate_soft_margin' is a setting of an earlier briefd: "
+        "'search.gate_offset' replaces it (default 0: the gate fits its threshold to each "
+        "index, the offset moves it, and `briefd tune` searches it); remove it, or set that "
+        "instead"
+    )
+    config.write_text("bundles:\n  issue_share: 0.35\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config, env={})
+    assert str(caught.value).startswith(
+        f"{config}: 'bundles.issue_share' is a setting of an earlier briefd: nothing replaces it"
+    )
+    tuned = tmp_path / "best.json"
+    tuned.write_text('{"search": {"gate_margin": 0.02, "rrf_k": 40}, "tuned": {}}')
+    config.write_text("search:\n  top_k: 5\n")
+    with pytest.raises(ConfigError) as caught:
+        apply_tuned(load_settings(config, env={}), tuned)
+    assert str(caught.value).startswith(f"{tuned}: 'search.gate_margin' is a setting of an ")
 
 
 def test_bad_value_names_key_and_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

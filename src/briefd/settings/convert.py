@@ -68,7 +68,30 @@ def text_setting(cls: type[Any], dotted: str) -> tuple[bool, bool]:
     return hint in (str, Path), optional
 
 
+_BY_GATE_OFFSET = (
+    "'search.gate_offset' replaces it (default 0: the gate fits its threshold to each index, "
+    "the offset moves it, and `briefd tune` searches it); remove it, or set that instead"
+)
+# Keys an earlier briefd read, and what became of them (CHANGELOG): a settings or tuned file
+# written for it is told what to write now, not only that the key is unknown.
+RETIRED = {
+    "search.gate_margin": _BY_GATE_OFFSET,
+    "search.gate_soft_margin": _BY_GATE_OFFSET,
+    "search.gate_hard_floor": _BY_GATE_OFFSET,
+    "search.gate_hard_sigma": _BY_GATE_OFFSET,
+    "search.gate_soft_floor": _BY_GATE_OFFSET,
+    "search.gate_soft_sigma": _BY_GATE_OFFSET,
+    "bundles.issue_share": (
+        "nothing replaces it (a bundle's tracker issue is mandatory and never cut; a "
+        "request's 'hard_limit' reports a bundle it makes too large); remove it"
+    ),
+}
+
+
 def _unknown_key(origin: str, prefix: str, key: str, known: list[str]) -> str:
+    retired = RETIRED.get(prefix + key)
+    if retired is not None:
+        return f"{origin}: '{prefix}{key}' is a setting of an earlier briefd: {retired}"
     guess = difflib.get_close_matches(key, known, n=1)
     hint = f" (did you mean '{prefix}{guess[0]}'?)" if guess else ""
     return f"{origin}: unknown key '{prefix}{key}'{hint}; accepted keys: " + ", ".join(
