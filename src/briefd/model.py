@@ -167,7 +167,7 @@ class SearchResult:
     gate: GateVerdict = "off"
     embedding_model: str | None = None
     gate_reasons: tuple[str, ...] = ()  # why the relevance gate kept or emptied the result
-    warnings: tuple[str, ...] = ()  # a default scope the index lacks (without scopes asked)
+    warnings: tuple[str, ...] = ()  # a default scope the index lacks, no vectors of the model
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -211,6 +212,27 @@ def test_a_model_without_vectors_falls_back_to_bm25_or_says_how_to_embed(
             other.search(SearchRequest("partial refunds", mode="hybrid"))
         other.index()  # embeds with fake-b
         assert other.search(SearchRequest("partial refunds")).mode == "hybrid"
+
+
+def test_a_fallback_to_bm25_says_why_and_how_to_embed(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """An index embedded by another model id (an earlier briefd's, before `briefd index` ran)
+    is searched by keywords only: the answer says so, beside a default scope's warning."""
+    write_files({"domain/refunds.md": "# Refunds\n\nPartial refunds of a captured payment.\n"})
+    settings = replace(settings, default_scopes=("domain", "ops"))
+    with Briefd(settings, embedder=FakeEmbedder(name="fake-a")) as api:
+        api.index()
+    with Briefd(settings, embedder=FakeEmbedder(name="fake-b")) as other:
+        result = other.search(SearchRequest("partial refunds"))
+        assert result.mode == "bm25" and result.hits[0].doc_path == "domain/refunds.md"
+        assert result.warnings[0] == (
+            "searched by keywords only (bm25): this index has no vectors of fake-b@fake-1 (it has "
+            "vectors of fake-a@fake-1); run `briefd index` to embed it with this model"
+        )
+        assert "'ops'" in result.warnings[1]  # the default scope the index lacks
+        other.index()
+        assert other.search(SearchRequest("partial refunds")).warnings == result.warnings[1:]
 
 
 def test_coverage_is_the_idf_share_a_best_section_holds_and_adds_to_the_margin() -> None:

@@ -46,7 +46,7 @@ def search_with_paths(
         result = run(conn, request)
     warnings = request_warnings(conn, request.scopes, default_scopes)
     if warnings:
-        result = replace(result, warnings=warnings)
+        result = replace(result, warnings=(*result.warnings, *warnings))
     if not wanted:
         return result
     return governed_first(conn, result, request, wanted, settings)

@@ -62,8 +62,9 @@ def search(
 ) -> SearchResult:
     started = time.perf_counter()
     mode = _mode(request, settings, semantic)
+    warned: tuple[str, ...] = ()
     if mode != "bm25" and semantic is not None and not _has_vectors(conn, semantic):
-        mode = _without_vectors(conn, request, semantic)
+        mode, warned = "bm25", (_without_vectors(conn, request, semantic),)
     top_k = _checked_top_k(request, settings)
     pending = embedding(semantic, request.query, mode)  # the model runs beside what follows
     known = known_scopes(conn)
@@ -108,6 +109,7 @@ def search(
         gate=gate.decision if gate is not None else "off",
         gate_reasons=gate.reasons if gate is not None else (),
         embedding_model=semantic.embedder.model_id if semantic and mode != "bm25" else None,
+        warnings=warned,
     )
 
 
@@ -242,14 +244,18 @@ def _has_vectors(conn: sqlite3.Connection, semantic: SemanticIndex) -> bool:
 
 def _without_vectors(
     conn: sqlite3.Connection, request: SearchRequest, semantic: SemanticIndex
-) -> SearchMode:
-    """No vector of the configured model: the default mode falls back to bm25 (the response
-    says so); an explicit vector/hybrid request is an error that says how to get vectors."""
-    if request.mode is None:
-        return "bm25"
+) -> str:
+    """No vector of the configured model: the default mode falls back to bm25, with a warning
+    that says why (an index embedded by an earlier briefd's model id, say) and how to get
+    them; an explicit vector/hybrid request is an error that says so."""
     model = semantic.embedder.model_id
     others = vector_store.models(conn)
     found = f" (it has vectors of {', '.join(others)})" if others else ""
+    if request.mode is None:
+        return (
+            f"searched by keywords only (bm25): this index has no vectors of {model}{found}; "
+            "run `briefd index` to embed it with this model"
+        )
     raise QueryError(
         f"search mode '{request.mode}' needs vectors of {model}, and this index has none{found}; "
         "run `briefd index` to embed it with this model, or use --mode bm25"
