@@ -1,14 +1,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from briefd.api import Briefd
+from briefd.embeddings.base import EmbeddingKind, Vectors
 from briefd.embeddings.fake import FakeEmbedder
-from briefd.errors import QueryError
+from briefd.errors import EmbeddingError, QueryError
 from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.fusion import Evidence, score_fusion
@@ -233,6 +235,50 @@ def test_a_fallback_to_bm25_says_why_and_how_to_embed(
         assert "'ops'" in result.warnings[1]  # the default scope the index lacks
         other.index()
         assert other.search(SearchRequest("partial refunds")).warnings == result.warnings[1:]
+
+
+class _StopsAfterOneBatch(FakeEmbedder):
+    """fake-b embedding passages until its second batch fails (a run stopped halfway)."""
+
+    def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+        if kind == "passage" and len([c for c in self.calls if c[0] == "passage"]) >= 1:
+            raise EmbeddingError("the embedding service went away")
+        return super().embed_batch(texts, kind)
+
+
+def test_an_index_half_embedded_with_a_new_model_is_not_searched_as_if_it_were_done(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """While an index run embeds the index with a new model id (an upgrade's; the old model's
+    vectors are kept until the new ones cover every chunk), or after one stopped halfway, a
+    search does not use the few new vectors as if they were the index's: it searches by
+    keywords, says so, and hybrid comes back once every chunk has its vector."""
+    write_files(
+        {
+            "domain/refunds.md": "# Refunds\n\nPartial refunds of a captured payment.\n",
+            "domain/fees.md": "# Fees\n\nInterchange fees are passed through.\n",
+            "domain/payouts.md": "# Payouts\n\nPayouts settle daily to the merchant.\n",
+        }
+    )
+    one = replace(settings, embeddings=replace(settings.embeddings, batch_size=1))
+    with Briefd(one, embedder=FakeEmbedder(name="fake-a")) as api:
+        api.index()
+    with Briefd(one, embedder=_StopsAfterOneBatch(name="fake-b")) as stopped:
+        assert stopped.index().embedding_error == "the embedding service went away"
+    with Briefd(one, embedder=FakeEmbedder(name="fake-b")) as other:
+        result = other.search(SearchRequest("partial refunds"))
+        assert result.mode == "bm25" and result.hits[0].doc_path == "domain/refunds.md"
+        assert result.warnings == (
+            "searched by keywords only (bm25): this index has vectors of fake-b@fake-1 for part "
+            "of it only (2 sections to go: an index run is embedding them, or stopped before it "
+            "was done) (it has vectors of fake-a@fake-1); run `briefd index` to embed it with "
+            "this model",
+        )
+        with pytest.raises(QueryError, match=r"has them for part of it only \(2 sections"):
+            other.search(SearchRequest("partial refunds", mode="hybrid"))
+        other.index()
+        done = other.search(SearchRequest("partial refunds"))
+        assert (done.mode, done.warnings) == ("hybrid", ())
 
 
 def test_coverage_is_the_idf_share_a_best_section_holds_and_adds_to_the_margin() -> None:

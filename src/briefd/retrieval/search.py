@@ -236,8 +236,10 @@ def _mode(
 
 
 def _has_vectors(conn: sqlite3.Connection, semantic: SemanticIndex) -> bool:
-    """The index has vectors for the configured model (or no chunks at all)."""
-    if len(semantic.index(conn)):
+    """The index has vectors for the configured model (or no chunks at all) — all of them
+    while another model's are kept: a server never searches an index half embedded with a
+    new model id (an upgrade's) as if it were done."""
+    if len(semantic.index(conn)) and not semantic.to_embed:
         return True
     return conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is None
 
@@ -245,19 +247,27 @@ def _has_vectors(conn: sqlite3.Connection, semantic: SemanticIndex) -> bool:
 def _without_vectors(
     conn: sqlite3.Connection, request: SearchRequest, semantic: SemanticIndex
 ) -> str:
-    """No vector of the configured model: the default mode falls back to bm25, with a warning
-    that says why (an index embedded by an earlier briefd's model id, say) and how to get
-    them; an explicit vector/hybrid request is an error that says so."""
+    """No vector of the configured model, or not yet one for every chunk while another model's
+    are kept: the default mode falls back to bm25, with a warning that says why (an index
+    embedded with an earlier briefd's model id, say) and how to get them; an explicit
+    vector/hybrid request is an error that says so."""
     model = semantic.embedder.model_id
-    others = vector_store.models(conn)
+    others = [m for m in vector_store.models(conn) if m != model]
     found = f" (it has vectors of {', '.join(others)})" if others else ""
+    has, held = "none", f"no vectors of {model}"
+    if semantic.to_embed:
+        part = (
+            f"for part of it only ({semantic.to_embed} sections to go: an index run is "
+            "embedding them, or stopped before it was done)"
+        )
+        has, held = f"them {part}", f"vectors of {model} {part}"
     if request.mode is None:
         return (
-            f"searched by keywords only (bm25): this index has no vectors of {model}{found}; "
+            f"searched by keywords only (bm25): this index has {held}{found}; "
             "run `briefd index` to embed it with this model"
         )
     raise QueryError(
-        f"search mode '{request.mode}' needs vectors of {model}, and this index has none{found}; "
+        f"search mode '{request.mode}' needs vectors of {model}, and this index has {has}{found}; "
         "run `briefd index` to embed it with this model, or use --mode bm25"
     )
 

@@ -22,6 +22,7 @@ from briefd.retrieval import calibration
 from briefd.retrieval.gate import Calibration
 from briefd.store.db import Store, content_version
 from briefd.vectors import snapshot
+from briefd.vectors import store as vector_store
 from briefd.vectors.index import VectorIndex
 from briefd.vectors.windows import WindowCache
 
@@ -43,6 +44,7 @@ class SemanticIndex:
         self.ann_threshold = ann_threshold
         self._index: VectorIndex | None = None
         self.calibration: Calibration | None = None
+        self.to_embed = 0  # chunks still to embed with this model, some done, another's kept
         self._version: tuple[int, int] | None = None
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._primed: dict[str, npt.NDArray[np.float32]] = {}
@@ -74,6 +76,8 @@ class SemanticIndex:
                 snapshot.index_file(conn),
             )
             self.calibration = calibration.load(conn, self.embedder.model_id)
+            model, loaded = self.embedder.model_id, len(self._index)
+            self.to_embed = vector_store.partly_embedded(conn, model) if loaded else 0
             self._version = version
         return self._index
 

@@ -155,6 +155,15 @@ def prune(conn: sqlite3.Connection, model: str, words: int = 0) -> int:
     return int(removed)
 
 
+def partly_embedded(conn: sqlite3.Connection, model: str) -> int:
+    """Chunks still without a vector of ``model`` while another model's vectors are kept
+    (0: none, or no other model's): an index run is embedding the index with ``model`` (a
+    changed model id, one an upgrade brought), or one stopped before it was done. Its vectors
+    so far cover part of the index only; the other model's go once they cover all of it."""
+    other = conn.execute("SELECT 1 FROM chunk_vectors WHERE model != ? LIMIT 1", (model,))
+    return uncovered(conn, model) if other.fetchone() is not None else 0
+
+
 def models(conn: sqlite3.Connection) -> list[str]:
     """The models the index holds vectors of."""
     return [r[0] for r in conn.execute("SELECT DISTINCT model FROM chunk_vectors ORDER BY model")]
