@@ -14,7 +14,7 @@ import typer
 from briefd.api import Briefd
 from briefd.cli.output import console, errors, reported_errors
 from briefd.errors import ConfigError, SourceError
-from briefd.settings import Settings, apply_tuned
+from briefd.settings import Settings, apply_tuned, with_overrides
 
 if TYPE_CHECKING:  # the service (prometheus, uvicorn) loads only for the commands that serve
     from briefd.service.metrics import Metrics
@@ -98,6 +98,8 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
     with reported_errors():
         config = ServiceConfig.from_settings(settings.serve, host=host, port=port)
         check_bind(config)
+        # --host / --port are the settings from here on: the replica's default name is its port
+        settings = with_overrides(settings, {"serve.host": config.host, "serve.port": config.port})
         sock = bind(config)
         try:
             api, metrics = prepared(settings, no_index)
