@@ -256,6 +256,8 @@ def test_sync_checkout_dir_is_relative_to_the_file(tmp_path: Path) -> None:
         ("CHUNKING__TARGET_TOKENS", "900", "chunking.max_tokens: 800 is below target_tokens"),
         ("RECALL__WEAK_Z", "5", "recall.strong_z: 3.09 is below weak_z (5.0)"),
         ("INDEX__MAX_FILE_BYTES", "0", "index.max_file_bytes: expected a whole number ≥ 1"),
+        ("SERVE__PORT", "70000", "serve.port: expected a whole number from 1 to 65535, got"),
+        ("SERVE__PORT", "0", "serve.port: expected a whole number from 1 to 65535, got 0"),
     ],
 )
 def test_numbers_out_of_their_range_are_refused(key: str, value: str, expected: str) -> None:

@@ -195,6 +195,14 @@ class ServeSettings:
     max_body_bytes: int = 4 * 1024 * 1024  # larger request bodies are refused (413)
     max_streams: int = 16  # open MCP event streams (GET /mcp) at a time; more get 503
 
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``serve.``), or None: a port no
+        socket can have is refused at load, not written by ``briefd init`` into every client's
+        configuration and refused only when the server starts."""
+        if 0 < self.port < 65536:
+            return None
+        return f"port: expected a whole number from 1 to 65535, got {self.port}"
+
 
 @dataclass(frozen=True, slots=True)
 class SyncSettings:
