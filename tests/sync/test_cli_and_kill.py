@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -290,6 +291,32 @@ def test_serve_says_there_is_no_index_when_its_first_sync_fails(
         "; there is no index to serve yet: the server tries again every 45 s, or run "
         "`briefd sync` once the remote answers"
     )
+
+
+def test_serve_start_up_lines_stay_whole_in_a_log(tmp_path: Path, remote: Remote) -> None:
+    """stderr that is no terminal (a container's log) got the start-up sync line cut at 80
+    columns: "synced <url> (main) at <commit>: 2 documents, 2" and "sections in 0.1s"."""
+    env = {k: v for k, v in briefd_env(tmp_path, remote).items() if k != "COLUMNS"}
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "serve", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+    finally:
+        server.terminate()
+        _, stderr = server.communicate(timeout=30)
+    synced = [line for line in stderr.splitlines() if line.startswith("synced ")]
+    assert len(f"synced {remote.url}") > 80  # long enough to have been cut
+    whole = f"synced {re.escape(remote.url)} \\(main\\) at {remote.head()[:12]}: 2 documents, 2 "
+    assert len(synced) == 1 and re.fullmatch(whole + r"sections in \d+\.\ds", synced[0]), synced
 
 
 def test_sigkill_of_the_server_during_a_webhook_sync(tmp_path: Path, remote: Remote) -> None:

@@ -180,7 +180,9 @@ def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
             if not existed:
                 api.close()
                 raise
-            errors.print(f"warning: {exc}; serving the index as it was", markup=False)
+            errors.print(
+                f"warning: {exc}; serving the index as it was", markup=False, soft_wrap=True
+            )
             return api, metrics
         errors.print(
             f"indexed {report.source}: {report.documents} documents, {report.chunks} "
@@ -192,5 +194,7 @@ def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
         if report.documents == 0:
             from briefd.sources.layout import nothing_indexed
 
-            errors.print(f"warning: {nothing_indexed(report, settings)}", markup=False)
+            errors.print(
+                f"warning: {nothing_indexed(report, settings)}", markup=False, soft_wrap=True
+            )
     return api, metrics

@@ -91,7 +91,7 @@ def startup_sync(api: Briefd) -> None:
                 f"warning: sync of {report.source} failed: {report.error}; there is no index to "
                 f"serve yet: {again}run `briefd sync` once the remote answers"
             )
-        errors.print(warning, markup=False)
+        errors.print(warning, markup=False, soft_wrap=True)
         return
     index = report.index
     summary = f"{index.documents} documents, {index.chunks} sections" if index else ""
@@ -99,4 +99,5 @@ def startup_sync(api: Briefd) -> None:
         f"synced {report.source} ({report.branch}) at {(report.commit or '')[:12]}: {summary} "
         f"in {report.seconds:.1f}s",
         markup=False,
+        soft_wrap=True,
     )
