@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from briefd.errors import ProposalError, SourceError
-from briefd.settings import Settings
+from briefd.settings import Settings, load_settings
+from briefd.sources.code import configured
 from briefd.sources.git import describe_failure, run
+from briefd.sources.knowledge import resolve
 
 FETCH = ["-c", "gc.auto=0", "fetch", "origin"]
 
@@ -60,3 +62,36 @@ def test_a_git_command_over_its_time_names_the_setting_to_raise(tmp_path: Path) 
     with pytest.raises(SourceError, match=r"raise sync.git_timeout$"):
         run(slow, tmp_path, 0.3)
     assert Settings().proposals.git_timeout == 30  # an agent waits for a proposal: not 120 s
+
+
+def test_a_checkout_another_user_owns_is_refused_with_the_fix_not_read_as_a_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git reads no repository another user owns (a host checkout bind-mounted into the
+    container, uid 10001). briefd took the knowledge checkout for a plain folder (documents
+    dated by the index run, no commit) and said a code repository was "not a git checkout"."""
+    work = tmp_path / "kb"
+    (work / "domain").mkdir(parents=True)
+    (work / "domain" / "glossary.md").write_text("# Glossary\n\nA capture moves money.\n")
+    for args in (
+        ["init", "--quiet", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "--quiet", "-m", "x"],
+    ):
+        subprocess.run(["git", *args], cwd=work, check=True, capture_output=True)
+    monkeypatch.setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")  # git's switch for this case
+    settings = load_settings(
+        env={},
+        overrides={"source": str(work), "db": str(tmp_path / "i.db"), "code.repos": [str(work)]},
+    )
+    fix = "trust that path with `git config --global --add safe.directory PATH`"
+    with pytest.raises(SourceError) as knowledge:
+        resolve(settings)
+    assert str(knowledge.value).startswith(
+        f"git rev-parse failed: fatal: detected dubious ownership in repository at '{work}'; "
+    )
+    assert fix in str(knowledge.value)
+    with pytest.raises(SourceError) as code:
+        configured(settings)[0].prepare(fetch=False)
+    assert str(code.value).startswith(f"code repo 'kb' ({work}): git rev-parse failed: ")
+    assert fix in str(code.value) and "not a git checkout" not in str(code.value)

@@ -88,7 +88,10 @@ class CodeSource:
         """The git directory to read: a URL is cloned the first time and fetched when
         ``fetch``; a local checkout is only checked."""
         if self.url is None:
-            located = git.toplevel(self.root, self.timeout) if self.root.is_dir() else None
+            try:
+                located = git.toplevel(self.root, self.timeout) if self.root.is_dir() else None
+            except SourceError as exc:  # a checkout another user owns
+                raise self.fail(str(exc)) from None
             if located is None:
                 raise self.fail("not a git checkout; give a git work tree's path or a git URL")
             return located[0]

@@ -26,6 +26,7 @@ _QUIET_ENV = {
     "LC_ALL": "C",
 }
 _CREDENTIALS = re.compile(r"(\w+://)[^/\s]*@")  # to the last @: a password may hold one
+DUBIOUS = "dubious ownership"  # git refuses a repository another user owns (safe.directory)
 _HINTS = (
     (
         ("Authentication failed", "could not read Username", "Permission denied", "error: 403"),
@@ -43,6 +44,13 @@ _HINTS = (
     (
         ("couldn't find remote ref", "invalid refspec"),
         "the branch does not exist on the remote; check `sync.branch`",
+    ),
+    (
+        (DUBIOUS,),
+        "git reads no repository another user owns: trust that path with `git config --global "
+        "--add safe.directory PATH` as the user briefd runs as (or GIT_CONFIG_COUNT=1 "
+        "GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0=PATH in its environment), or make "
+        "that user its owner",
     ),
 )
 
@@ -133,10 +141,13 @@ def command_name(args: Sequence[str]) -> str:
 
 def toplevel(path: Path, timeout: float = 30) -> tuple[Path, str] | None:
     """(work tree root, ``path`` relative to it with a trailing slash or '') when ``path`` is
-    inside a git checkout; None otherwise (also when git is missing)."""
+    inside a git checkout; None otherwise (also when git is missing). A checkout git refuses
+    to read (another user owns it) raises SourceError: it is no plain folder."""
     try:
         out = run(["rev-parse", "--show-toplevel", "--show-prefix"], path, timeout)
-    except BriefdError:
+    except BriefdError as exc:
+        if DUBIOUS in str(exc):
+            raise
         return None
     lines = out.splitlines()
     if not lines:

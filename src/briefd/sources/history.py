@@ -34,11 +34,11 @@ History = dict[str, Change]  # document path (relative to the source root) → l
 def document_history(root: Path, timeout: float = 120) -> History | None:
     """Last committed change of every file under ``root``; None when ``root`` is not inside
     a git checkout (or git is missing or fails: history is a nicety, never a reason to fail)."""
-    located = git.toplevel(root, timeout)
-    if located is None:
-        return None
-    top, prefix = located
     try:
+        located = git.toplevel(root, timeout)
+        if located is None:
+            return None
+        top, prefix = located
         dirty = _dirty_paths(top, prefix, timeout)
         history = _walk_log(top, prefix, timeout)
     except (SourceError, OSError, subprocess.SubprocessError):
