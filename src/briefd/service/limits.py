@@ -1,6 +1,8 @@
 """Pure-ASGI middleware that bounds every request before a route sees it (issue 16).
 
-- A URL (path and query) over :data:`MAX_URL_BYTES` is 414.
+- A URL (path and query) over :data:`MAX_URL_BYTES` is 414, and headers over
+  :data:`MAX_HEADER_BYTES` are 431 however the head arrived (the listener answers a head h11
+  gave up on while it came in pieces; one sent whole reaches the app).
 - A body over ``serve.max_body_bytes`` is 413: refused from ``Content-Length`` before anything
   is read, and counted while it streams in (a missing or false length changes nothing). The
   body is read here, bounded, and handed on; the git webhook checks its signature only after.
@@ -23,6 +25,7 @@ from briefd.service.config import ServiceConfig
 from briefd.service.guard import deny
 
 MAX_URL_BYTES = 8 * 1024
+MAX_HEADER_BYTES = 16 * 1024  # the listener's limit for a request head (HEAD_LIMIT)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -30,6 +33,11 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 def url_bytes(scope: Scope) -> int:
     path = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
     return len(path) + 1 + len(scope.get("query_string", b""))
+
+
+def header_bytes(scope: Scope) -> int:
+    """The headers' size as sent: ``name: value`` and a line end each."""
+    return sum(len(name) + len(value) + 4 for name, value in scope["headers"])
 
 
 def declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
@@ -108,6 +116,10 @@ class Limits:
                 f"the request URL is over {MAX_URL_BYTES} bytes; send long input in a POST body"
             )
             await deny(send, 414, "uri_too_long", detail)
+            return
+        if header_bytes(scope) > MAX_HEADER_BYTES:
+            detail = f"the request headers are over {MAX_HEADER_BYTES // 1024} KiB"
+            await deny(send, 431, "headers_too_large", detail)
             return
         if scope["method"] == "GET" and scope["path"] == "/mcp":
             await self._stream(scope, receive, send)
