@@ -334,6 +334,20 @@ def test_paths_outside_the_repository_are_404(client: TestClient) -> None:
         assert "root:x:0" not in response.text
 
 
+def test_a_path_outside_the_repository_names_where_documents_are_listed(
+    client: TestClient,
+) -> None:
+    """The hint said "list them with list_scopes / GET /api/scopes", which list scopes, not
+    documents; GET /api/docs (and `briefd docs`) list the documents' paths."""
+    refused = client.get("/api/docs/..%2f..%2fetc%2fpasswd").json()["detail"]
+    assert refused == (
+        "no document '../../etc/passwd' in the knowledge repository; paths are relative to the "
+        "repository root, e.g. domain/glossary.md (GET /api/docs and `briefd docs` list them)"
+    )
+    listed = client.get("/api/docs").json()["documents"]
+    assert "domain/glossary.md" in {d["path"] for d in listed}
+
+
 def test_a_symlink_out_of_the_repository_is_404(tmp_path: Path, write_files: WriteFiles) -> None:
     root = write_files({"domain/inside.md": "# Inside\n\nKept here.\n"})
     secret = tmp_path / "secret.md"

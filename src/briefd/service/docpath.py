@@ -15,7 +15,7 @@ MAX_PATH = 1000
 def _refuse(path: str) -> NotFoundError:
     return NotFoundError(
         f"no document '{shown(path)}' in the knowledge repository; paths are relative to the "
-        "repository root, e.g. domain/glossary.md (list them with list_scopes / GET /api/scopes)"
+        "repository root, e.g. domain/glossary.md (GET /api/docs and `briefd docs` list them)"
     )
 
 
