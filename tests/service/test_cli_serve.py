@@ -78,3 +78,46 @@ def test_serve_on_a_taken_port_fails_before_indexing_with_one_line(tmp_path: Pat
         "serve`?); stop that process or pass --port N"
     )
     assert not (tmp_path / "x.db").exists()  # failed before the index was built
+
+
+def test_demo_indexes_the_whole_example_whatever_layout_the_folder_configures(
+    tmp_path: Path,
+) -> None:
+    """`briefd demo` in a team's folder took that folder's briefd.yaml scopes for the example:
+    4 of its 45 documents indexed (only domain/adr matched `**/adr`), default scopes missing."""
+    (tmp_path / "briefd.yaml").write_text(
+        "scopes:\n"
+        "  - {folder: docs, default: true}\n"
+        '  - {folder: "teams/*"}\n'
+        '  - {folder: "**/adr", scope: adr, default: true}\n'
+        "proposals:\n"
+        "  enabled: true\n",
+        encoding="utf-8",
+    )
+    port = free_port()
+    process = briefd(tmp_path, "demo", "--port", str(port))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = httpx.get(f"{url}/api/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.communicate()
+                assert time.monotonic() < deadline, "briefd demo did not come up"
+                time.sleep(0.1)
+        assert health.json()["documents"] == 45
+        scopes = httpx.get(f"{url}/api/scopes").json()
+        assert [s["name"] for s in scopes["scopes"]] == [
+            "conventions", "domain", "projects/checkout", "projects/ledger"
+        ]  # fmt: skip
+        assert scopes["default_scopes"] == ["domain", "conventions"] and not scopes["warnings"]
+        proposed = httpx.post(
+            f"{url}/api/proposals",
+            json={"doc_path": "domain/glossary.md", "change_description": "x", "new_content": "x"},
+        )
+        assert proposed.status_code == 403  # the example is no repository of the team's
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)

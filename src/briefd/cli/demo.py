@@ -10,7 +10,19 @@ import typer
 
 from briefd.cli.output import errors, reported_errors
 from briefd.cli.serve import HOST, PORT, serve
+from briefd.settings import DEFAULT_LAYOUT, DEFAULT_SCOPES, IndexSettings
 from briefd.sources.example import example_knowledge
+
+# The example's own layout and rules, whatever a briefd.yaml in this folder says about a team's
+# knowledge (its scopes would leave most of the example unindexed) and its proposals (the
+# example is no repository of the team's).
+EXAMPLE_SETTINGS = {
+    "scopes": DEFAULT_LAYOUT,
+    "default_scopes": DEFAULT_SCOPES,
+    "index.include": IndexSettings().include,
+    "index.exclude": IndexSettings().exclude,
+    "proposals.enabled": False,
+}
 
 
 def register(app: typer.Typer) -> None:
@@ -32,7 +44,7 @@ def demo_command(
     """Index the bundled example knowledge (a fictional payments company) and serve it."""
     with reported_errors():
         db = ctx.obj.db or demo_db()
-        settings = ctx.obj.settings(source=example_knowledge(), db=db)
+        settings = ctx.obj.settings(source=example_knowledge(), db=db, **EXAMPLE_SETTINGS)
     errors.print(
         f"briefd demo: the example knowledge in {settings.source}, indexed into {settings.db}\n"
         "once it says it is serving (the first index takes ~20-45 s), try in another terminal:\n"
