@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import resource
 import shutil
 import sys
 import textwrap
@@ -23,6 +24,17 @@ EXAMPLE_TR = REPO / "testdata" / "knowledge-tr"
 EVAL_DATA = REPO.parent / "shared" / "eval-data"
 
 WriteFiles = Callable[[dict[str, str]], Path]
+
+
+def full_disk(size: int = 40_960) -> Callable[[], None]:
+    """A ``preexec_fn`` that makes a child process's disk full: no file it writes may grow past
+    ``size`` bytes (RLIMIT_FSIZE; Python ignores SIGXFSZ, so a write fails with EFBIG as on a
+    full disk). 40 KB leaves room for SQLite's 32 KB shared-memory file, not for an index run."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    return limit
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from briefd.api import Briefd
 from briefd.proposals import ProposalRequest
 from briefd.store.db import Store
 from briefd.sync.webhook import signature
+from tests.conftest import full_disk
 from tests.service.live import free_port
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote
@@ -358,3 +360,45 @@ def test_sigkill_of_the_server_during_a_webhook_sync(tmp_path: Path, remote: Rem
         server.wait(timeout=30)
     docs, chunks, _ = indexed_state(db)
     assert len(docs) == 602 and chunks == 600 * 4 + 2
+
+
+def test_serve_on_a_full_disk_serves_the_last_synced_index(tmp_path: Path, remote: Remote) -> None:
+    """The start-up sync's reindex failed on a full disk, recording that failure failed too,
+    and briefd serve exited with the error instead of serving the index it had."""
+    db = tmp_path / "data" / "index.db"
+    assert run(tmp_path, remote, "sync").returncode == 0
+    reader = sqlite3.connect(db)  # a long read (a report, say): the write-ahead log cannot
+    reader.execute("BEGIN")  # start over, so every later write needs more of the full disk
+    reader.execute("SELECT count(*) FROM documents").fetchone()
+    remote.push(many_documents(60), "more rules")
+    assert run(tmp_path, remote, "sync").returncode == 0
+    old = indexed_state(db)
+    remote.push({"domain/zebra.md": "# Zebra\n\n## Stripes\nZebra stripes.\n"}, "a zebra")
+    port = free_port()
+    env = {**briefd_env(tmp_path, remote), "BRIEFD_SYNC__INTERVAL": "0", "COLUMNS": "1000"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "serve", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        preexec_fn=full_disk(),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                hits = httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "rule 42"})
+                break
+            except httpx.TransportError:
+                assert server.poll() is None, server.communicate()
+                assert time.monotonic() < deadline, "briefd serve did not come up"
+                time.sleep(0.05)
+        assert hits.json()["hits"][0]["doc_path"] == "domain/rules/rule-0042.md"
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, stderr = server.communicate(timeout=30)
+        reader.close()
+    said = " ".join(stderr.split())
+    assert (
+        f"warning: sync of {remote.url} failed, serving the previous index: cannot write index "
+        f"{db}: disk I/O error; free disk space and run the command again"
+    ) in said
+    assert indexed_state(db) == old

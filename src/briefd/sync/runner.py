@@ -153,7 +153,10 @@ def run_sync(steps: SyncSteps) -> SyncReport:
         started_at=started,
         seconds=round(time.perf_counter() - clock, 3),
     )
-    steps.save(result, started if error is None else _text(previous.get("last_success_at")))
+    try:
+        steps.save(result, started if error is None else _text(previous.get("last_success_at")))
+    except BriefdError as exc:  # a full disk, a busy index: the report stands, unrecorded
+        log.warning("could not record the sync in the index: %s", exc)
     return result
 
 
