@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, full_disk
 from tests.service.live import free_port
 
 
@@ -121,3 +121,45 @@ def test_demo_indexes_the_whole_example_whatever_layout_the_folder_configures(
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=30)
+
+
+def test_serve_on_a_full_disk_serves_the_index_it_has(tmp_path: Path) -> None:
+    """The index run at start-up failed on a full disk and briefd serve exited with it."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(EXAMPLE, source)
+    built = briefd(tmp_path, "index", "--source", str(source))
+    _, err = built.communicate(timeout=120)
+    assert built.returncode == 0, err
+    for n in range(40):  # more to write than the full disk takes
+        (source / "domain" / f"zebra-{n}.md").write_text(
+            f"# Zebra {n}\n\n"
+            + "".join(f"## Stripe {p}\nZebra stripes {n} {p}.\n" for p in range(8))
+        )
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    serve = ["serve", "--source", str(source), "--port", str(port)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "--db", str(tmp_path / "x.db"), *serve],
+        cwd=tmp_path, env={**env, "BRIEFD_EMBEDDINGS__ENABLED": "false", "COLUMNS": "1000"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=full_disk(),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.communicate()
+                assert time.monotonic() < deadline, "briefd serve did not come up"
+                time.sleep(0.1)
+        assert health.json()["documents"] == 45  # the index it had, none of the new documents
+        hits = httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "retry policy"})
+        assert hits.json()["hits"][0]["doc_path"] == "domain/retry-policy.md"
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    assert (
+        f"warning: cannot write index {tmp_path / 'x.db'}: disk I/O error; free disk space and "
+        "run the command again; serving the index as it was"
+    ) in err

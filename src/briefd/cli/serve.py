@@ -13,7 +13,7 @@ import typer
 
 from briefd.api import Briefd
 from briefd.cli.output import console, errors, reported_errors
-from briefd.errors import ConfigError, SourceError
+from briefd.errors import BriefdError, ConfigError, SourceError, StoreError
 from briefd.settings import Settings, apply_tuned, with_overrides
 
 if TYPE_CHECKING:  # the service (prometheus, uvicorn) loads only for the commands that serve
@@ -166,35 +166,47 @@ def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
 
         startup_sync(api)
     elif settings.source is not None and not no_index:
-        existed = settings.db.is_file()
-        if not existed:
-            errors.print(
-                f"indexing {settings.source} into {settings.db} for the first time "
-                "(embedding every section: about a minute per 300 sections on 2 cores)",
-                markup=False,
-                soft_wrap=True,
-            )
-        try:
-            report = api.index()
-        except SourceError as exc:  # an empty or missing source: the last index is served
-            if not existed:
-                api.close()
-                raise
-            errors.print(
-                f"warning: {exc}; serving the index as it was", markup=False, soft_wrap=True
-            )
-            return api, metrics
+        _update_index(api, settings)
+    return api, metrics
+
+
+def _update_index(api: Briefd, settings: Settings) -> None:
+    """Bring the index of a directory source up to date before serving. A source gone empty
+    or missing, or an index that cannot be written now (a full disk, another writer holding
+    it), is a warning when there is an index to serve as it was; else the error."""
+    existed = settings.db.is_file()
+    if not existed:
         errors.print(
-            f"indexed {report.source}: {report.documents} documents, {report.chunks} "
-            f"sections ({len(report.added) + len(report.changed)} changed) "
-            f"in {report.seconds:.1f}s",
+            f"indexing {settings.source} into {settings.db} for the first time "
+            "(embedding every section: about a minute per 300 sections on 2 cores)",
             markup=False,
             soft_wrap=True,
         )
-        if report.documents == 0:
-            from briefd.sources.layout import nothing_indexed
+    try:
+        report = api.index()
+    except (SourceError, StoreError) as exc:
+        if not existed or not _readable(api):
+            api.close()
+            raise
+        errors.print(f"warning: {exc}; serving the index as it was", markup=False, soft_wrap=True)
+        return
+    errors.print(
+        f"indexed {report.source}: {report.documents} documents, {report.chunks} "
+        f"sections ({len(report.added) + len(report.changed)} changed) "
+        f"in {report.seconds:.1f}s",
+        markup=False,
+        soft_wrap=True,
+    )
+    if report.documents == 0:
+        from briefd.sources.layout import nothing_indexed
 
-            errors.print(
-                f"warning: {nothing_indexed(report, settings)}", markup=False, soft_wrap=True
-            )
-    return api, metrics
+        errors.print(f"warning: {nothing_indexed(report, settings)}", markup=False, soft_wrap=True)
+
+
+def _readable(api: Briefd) -> bool:
+    """The index answers reads (what a server needs), whatever stopped a write to it."""
+    try:
+        api.counters()
+    except BriefdError:
+        return False
+    return True
