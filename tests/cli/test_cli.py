@@ -169,6 +169,28 @@ def test_a_run_that_waited_for_another_says_so(tmp_path: Path) -> None:
     assert float(first.rsplit("waiting ", 1)[1].split("s")[0]) >= 1.5
 
 
+def test_a_run_waiting_for_another_says_so_while_it_waits(tmp_path: Path) -> None:
+    """Without a terminal (CI, cron, a git hook) a run waiting for another printed nothing
+    until the other was done, however long that took."""
+    assert briefd("index", "--source", str(EXAMPLE), cwd=tmp_path).returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    with (tmp_path / ".briefd" / "briefd.db.index.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        run = subprocess.Popen(
+            [sys.executable, "-m", "briefd", "index", "--source", str(EXAMPLE), "--rebuild"],
+            cwd=tmp_path,
+            env={**env, "BRIEFD_EMBEDDINGS__ENABLED": "false"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        _until_blocked_on(held, run)  # said before it blocks, if at all
+        fcntl.flock(held, fcntl.LOCK_UN)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0 and out.startswith("Rebuilt "), err
+    assert err.startswith("waiting for another index run of this index\n"), err
+
+
 def _until_blocked_on(held: IO[str], run: subprocess.Popen[str]) -> None:
     """Until ``run`` waits for the lock ``held`` holds: a blocked flock is listed in
     /proc/locks with "->" and the file's inode."""

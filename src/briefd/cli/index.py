@@ -20,6 +20,7 @@ from rich.progress import (
 from briefd.cli.index_fast import refresh_stamp, report_lines
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import BriefdError, SourceError
+from briefd.ingest import WAITING
 from briefd.model import IndexReport
 from briefd.sources.layout import nothing_indexed
 
@@ -93,7 +94,7 @@ def leave_stamp(ctx: typer.Context, source: Path | None) -> None:
 class ProgressLog:
     """Progress where no bar can be drawn (a pipe, a CI log, cron): one line per stage every
     ``every`` seconds while it lasts, with its rate and the time left; a short stage prints
-    nothing."""
+    nothing. Waiting for another run of the index is said as it starts."""
 
     def __init__(
         self,
@@ -114,6 +115,8 @@ class ProgressLog:
         if stage != self._stage:
             self._stage, self._base, self._logged = stage, done, False
             self._started = self._printed = now
+            if stage == WAITING:  # said once, when it starts: it may last as long as that run
+                self.write(stage)
             return
         finished = done >= total and self._logged
         if now - self._printed < self.every and not finished:
