@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -100,6 +103,24 @@ def test_the_graph_is_saved_beside_the_index_and_mapped_for_the_same_rows(tmp_pa
     VectorIndex.build("m", rowids, scopes, changed, ann_threshold=1000, ann_beside=beside)
     [replaced] = tmp_path.glob("index.db.hnsw-*.usearch")
     assert replaced != saved  # other rows, another graph; the stale one is gone
+
+
+def test_a_graph_left_half_saved_by_a_killed_process_is_removed(tmp_path: Path) -> None:
+    """A process killed while saving the graph (seconds at a million rows) left its partial
+    file beside the index for good; the next save removes it, not a live process's."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])  # its pid is free once it ends
+    dead.wait()
+    left = tmp_path / f"index.db.hnsw-0123abcd.usearch.{dead.pid}.partial"
+    live = tmp_path / f"index.db.hnsw-4567ef01.usearch.{os.getpid()}.partial"
+    for partial in (left, live):
+        partial.write_bytes(b"half a graph")
+    rows = _clustered(1200, 48, seed=9)
+    ids = list(range(1200))
+    VectorIndex.build(
+        "m", ids, ["a"] * 1200, rows, ann_threshold=1000, ann_beside=tmp_path / "index.db"
+    )
+    assert not left.exists() and live.exists()
+    assert len(list(tmp_path.glob("index.db.hnsw-*.usearch"))) == 1
 
 
 def test_a_damaged_graph_file_is_rebuilt_and_answers_stay_exact(tmp_path: Path) -> None:

@@ -3,7 +3,11 @@ never when they changed or a vector is missing, and a bad file costs only a load
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -101,3 +105,47 @@ def test_a_folder_that_cannot_be_written_only_costs_the_load(
         rows = snapshot.rows(conn, embedder.model_id, missing, minimum=0)
         assert _same(rows, store.load_quantized(conn, embedder.model_id))
     assert not missing.parent.exists()
+
+
+STALLED_SAVE = """
+import sqlite3, sys, time
+from pathlib import Path
+from briefd.vectors import snapshot
+
+def stall(self, target):  # the rename that ends the save: killed before it
+    print("written", flush=True)
+    time.sleep(3600)
+
+Path.replace = stall
+snapshot.rows(sqlite3.connect(sys.argv[1]), sys.argv[2], Path(sys.argv[1]), minimum=0)
+"""
+
+
+def test_the_partial_file_of_a_process_killed_while_saving_is_removed(
+    settings: Settings, embedder: FakeEmbedder
+) -> None:
+    """A process killed while saving a snapshot left its partial file beside the index for
+    good (10 MB at 13,500 chunks, one more per kill); the next save removes it, and leaves
+    alone the one a live process is writing."""
+    db = settings.db
+    saving = subprocess.Popen(
+        [sys.executable, "-c", STALLED_SAVE, str(db), embedder.model_id],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert saving.stdout is not None and saving.stdout.readline() == "written\n"
+    saving.send_signal(signal.SIGKILL)
+    saving.wait()
+    saving.stdout.close()
+    [left] = db.parent.glob(f"{db.name}{snapshot.SUFFIX}*.npz.{saving.pid}.partial.npz")
+    live = db.with_name(f"{db.name}{snapshot.SUFFIX}0123abcd.npz.{os.getpid()}.partial.npz")
+    live.write_bytes(b"another process is writing this one")
+
+    rows, reads = _rows(db, embedder.model_id)
+
+    assert reads and len(rows[0]) == len(DOCS)
+    assert not left.exists()
+    assert live.exists()
+    assert [p.name for p in _snapshots(db) if ".partial" not in p.name] == [
+        left.name.split(f".{saving.pid}.")[0]
+    ]

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from briefd.vectors.quantized import Quantized
+from briefd.vectors.snapshot import sweep_abandoned
 
 CONNECTIVITY = 16  # links per node (M); 32 doubled the build for +0.01 recall@10 at 100K
 EXPANSION_ADD = 128  # candidates kept while linking a new node (efConstruction)
@@ -93,13 +94,16 @@ def _mapped(path: Path, rows: int, dim: int) -> Any:
 
 
 def _save(ann: Any, path: Path) -> None:
-    """Atomically, then drop the graphs saved for earlier rows of the same index."""
+    """Atomically, then drop the graphs saved for earlier rows of the same index (and what
+    processes killed while saving one left)."""
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
     try:
         ann.save(str(partial))
         partial.replace(path)
-        for stale in path.parent.glob(f"{path.name.split('.hnsw-')[0]}.hnsw-*.usearch"):
+        base = path.name.split(".hnsw-")[0]
+        for stale in path.parent.glob(f"{base}.hnsw-*.usearch"):
             if stale != path:
                 stale.unlink(missing_ok=True)
+        sweep_abandoned(path.parent, f"{base}.hnsw-*.usearch.*.partial")
     except (OSError, RuntimeError):
         partial.unlink(missing_ok=True)

@@ -13,7 +13,7 @@ text), so a matching key means the saved rows are the rows SQLite would give. A 
 saved only when every chunk had a vector: one that was missing could arrive later under the
 same key. A file that cannot be read is ignored (and replaced); a folder that cannot be written
 only costs the next load from SQLite. Snapshots of earlier keys are removed when a new one is
-saved.
+saved, and so are the partial files of processes killed while writing one.
 """
 
 from __future__ import annotations
@@ -119,8 +119,30 @@ def _save(path: Path, loaded: Rows) -> None:
         )
         partial.replace(path)
         give_back_memory()  # the arrays' byte copies the zip writer made
-        for stale in path.parent.glob(f"{path.name.split(SUFFIX)[0]}{SUFFIX}*.npz"):
+        base = path.name.split(SUFFIX)[0]
+        for stale in path.parent.glob(f"{base}{SUFFIX}*.npz"):
             if stale != path and ".partial" not in stale.name:  # not another process's
                 stale.unlink(missing_ok=True)
+        sweep_abandoned(path.parent, f"{base}{SUFFIX}*.partial.npz")
     except OSError:
         partial.unlink(missing_ok=True)
+
+
+def sweep_abandoned(folder: Path, pattern: str) -> None:
+    """Remove the partial files (``<name>.<pid>.partial…``) matching ``pattern`` that a
+    process killed while writing one left behind: no live process has the pid in their name.
+    Another process's file being written now stays."""
+    for partial in folder.glob(pattern):
+        writer = partial.name.rpartition(".partial")[0].rpartition(".")[2]
+        if writer.isdigit() and int(writer) > 0 and not _alive(int(writer)):
+            partial.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
