@@ -29,12 +29,21 @@ WriteFiles = Callable[[dict[str, str]], Path]
 def full_disk(size: int = 40_960) -> Callable[[], None]:
     """A ``preexec_fn`` that makes a child process's disk full: no file it writes may grow past
     ``size`` bytes (RLIMIT_FSIZE; Python ignores SIGXFSZ, so a write fails with EFBIG as on a
-    full disk). 40 KB leaves room for SQLite's 32 KB shared-memory file, not for an index run."""
+    full disk). 40 KB leaves room for SQLite's 32 KB shared-memory file, not for an index run.
+    The hard limit stays, so :func:`free_disk` can lift it from outside."""
 
     def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+        resource.setrlimit(
+            resource.RLIMIT_FSIZE, (size, resource.getrlimit(resource.RLIMIT_FSIZE)[1])
+        )
 
     return limit
+
+
+def free_disk(pid: int) -> None:
+    """Lift :func:`full_disk` from the running process ``pid``: space was freed."""
+    hard = resource.prlimit(pid, resource.RLIMIT_FSIZE)[1]
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (hard, hard))
 
 
 @pytest.fixture

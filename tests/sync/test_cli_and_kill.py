@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -19,7 +20,7 @@ from briefd.api import Briefd
 from briefd.proposals import ProposalRequest
 from briefd.store.db import Store
 from briefd.sync.webhook import signature
-from tests.conftest import full_disk
+from tests.conftest import free_disk, full_disk
 from tests.service.live import free_port
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote
@@ -242,16 +243,20 @@ def test_sigkill_during_sync_loses_nothing(tmp_path: Path, remote: Remote) -> No
     assert [p["id"] for p in listed] == [proposal.id]
 
 
-def start_server(tmp_path: Path, remote: Remote, port: int) -> subprocess.Popen[bytes]:
+def start_server(
+    tmp_path: Path, remote: Remote, port: int, preexec_fn: Callable[[], None] | None = None
+) -> subprocess.Popen[bytes]:
     env = {**briefd_env(tmp_path, remote), "BRIEFD_SYNC__WEBHOOK_SECRET": "s3cret"}
     env["BRIEFD_SYNC__INTERVAL"] = "0"
     env["BRIEFD_PROPOSALS__ENABLED"] = "true"
+    env["BRIEFD_SERVE__FLUSH_SECONDS"] = "0.5"
     process = subprocess.Popen(
         [sys.executable, "-m", "briefd", "serve", "--port", str(port)],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=preexec_fn,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -366,12 +371,7 @@ def test_serve_on_a_full_disk_serves_the_last_synced_index(tmp_path: Path, remot
     """The start-up sync's reindex failed on a full disk, recording that failure failed too,
     and briefd serve exited with the error instead of serving the index it had."""
     db = tmp_path / "data" / "index.db"
-    assert run(tmp_path, remote, "sync").returncode == 0
-    reader = sqlite3.connect(db)  # a long read (a report, say): the write-ahead log cannot
-    reader.execute("BEGIN")  # start over, so every later write needs more of the full disk
-    reader.execute("SELECT count(*) FROM documents").fetchone()
-    remote.push(many_documents(60), "more rules")
-    assert run(tmp_path, remote, "sync").returncode == 0
+    reader = synced_past_a_long_read(tmp_path, remote)
     old = indexed_state(db)
     remote.push({"domain/zebra.md": "# Zebra\n\n## Stripes\nZebra stripes.\n"}, "a zebra")
     port = free_port()
@@ -402,3 +402,47 @@ def test_serve_on_a_full_disk_serves_the_last_synced_index(tmp_path: Path, remot
         f"{db}: disk I/O error; free disk space and run the command again"
     ) in said
     assert indexed_state(db) == old
+
+
+def synced_past_a_long_read(tmp_path: Path, remote: Remote) -> sqlite3.Connection:
+    """Sync, then sync 60 rules more while a read (a report, say) holds on: the write-ahead
+    log cannot start over while that read lasts, so on a full disk (:func:`full_disk`) every
+    later write fails, even a small one. Close the returned reader to end the read."""
+    assert run(tmp_path, remote, "sync").returncode == 0
+    reader = sqlite3.connect(tmp_path / "data" / "index.db")
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM documents").fetchone()
+    remote.push(many_documents(60), "more rules")
+    assert run(tmp_path, remote, "sync").returncode == 0
+    return reader
+
+
+def test_a_proposal_on_a_full_disk_is_kept_until_it_can_be_written(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """The branch was pushed, then recording the proposal failed and the agent got a 503
+    ("try again"): the proposal was never listed, and proposing again made a second branch."""
+    reader = synced_past_a_long_read(tmp_path, remote)
+    port = free_port()
+    server = start_server(tmp_path, remote, port, preexec_fn=full_disk())
+    try:
+        url = f"http://127.0.0.1:{port}"
+        new = RETRY.replace("three", "four").lstrip("\n")
+        body = {"doc_path": "domain/retry.md", "change_description": "4", "new_content": new}
+        made = httpx.post(f"{url}/api/proposals", json=body, timeout=60)
+        assert made.status_code == 201, made.text
+        proposal = made.json()
+        assert remote.head(proposal["branch"]) == proposal["commit_hash"]
+        free_disk(server.pid)
+        deadline = time.monotonic() + 60
+        listed: list[str] = []
+        while proposal["id"] not in listed and time.monotonic() < deadline:
+            time.sleep(0.1)  # the next flush writes it
+            listed = [p["id"] for p in httpx.get(f"{url}/api/proposals").json()["proposals"]]
+        assert listed == [proposal["id"]]
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait()
+        reader.close()
+    stored = json.loads(run(tmp_path, remote, "proposals", "--json").stdout)
+    assert [(p["id"], p["status"]) for p in stored] == [(proposal["id"], "pushed")]

@@ -103,12 +103,23 @@ class LocalState(IndexSessions):
         return found
 
     def save_proposal(self, proposal: Proposal) -> None:
-        with self._open().write() as conn:
+        """Its branch is made by now, so an index that cannot take the row (another process
+        writing past the busy timeout, a full disk) keeps it in memory for a later flush
+        (:meth:`Store.defer`) rather than fail: the agent would propose it again."""
+        store = self._open()
+
+        def save(conn: sqlite3.Connection) -> None:
             conn.execute(
                 f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 proposal_row(proposal),
             )
+
+        try:
+            with store.write() as conn:
+                save(conn)
+        except StoreError:
+            store.defer(f"proposal:{proposal.id}", save)
 
     def proposals(self, status: str | None = None) -> list[Proposal]:
         where, args = ("WHERE status = ?", (status,)) if status else ("", ())
