@@ -7,6 +7,7 @@ from pathlib import Path
 
 from briefd.api import Briefd
 from briefd.settings import Settings
+from briefd.store.db import Store
 from tests.hook.conftest import RunHook, hook_json
 from tests.recall.conftest import OFF_TOPIC, RELEVANT
 
@@ -60,6 +61,19 @@ def test_missing_index_fails_open(run_hook: RunHook) -> None:
     run = run_hook(payload=hook_json(RELEVANT))
     assert (run.code, run.stdout) == (0, "")
     assert run.stderr.startswith("briefd recall: no index at ")
+
+
+def test_an_index_a_stopped_first_run_left_empty_says_so(
+    settings: Settings, run_hook: RunHook
+) -> None:
+    """A first ``briefd index`` killed before it committed leaves an index with no document;
+    recall's reason was "no scopes", which named neither the cause nor the fix."""
+    Store.open(settings.db, create=True).close()  # what that run leaves: the schema alone
+    run = run_hook("--json", payload=hook_json(RELEVANT))
+    assert run.code == 0 and run.stdout, run.stderr
+    answer = json.loads(run.stdout)
+    assert answer["sections"] == []
+    assert answer["reason"] == "no document is indexed yet; run `briefd index`"
 
 
 def test_malformed_json_fails_open(indexed: Briefd, run_hook: RunHook) -> None:

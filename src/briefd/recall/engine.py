@@ -34,6 +34,7 @@ MAX_PROMPT_CHARS = 20_000
 MAX_SESSION_ID = 256  # an id, not content: it is stored with every injected section
 MAX_BLOCK_CHARS = 10_000  # Claude Code shows longer hook output as a preview only
 MODES = ("auto", "bm25", "hybrid")
+EMPTY_INDEX = "no document is indexed yet; run `briefd index`"  # the CLI search says the same
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,8 +194,8 @@ def _rank(
     settings: Settings,
     hybrid: HybridSearch | None,
 ) -> Ranking:
-    if not prompt or not scopes:
-        return Ranking([], "off", "empty prompt" if not prompt else "no scopes")
+    if not prompt or not scopes:  # no scope at all: no document (a first index run stopped)
+        return Ranking([], "off", "empty prompt" if not prompt else EMPTY_INDEX)
     if not query_terms(prompt):
         return Ranking([], "empty", "the prompt has only common words")
     related = settings.recall.related
