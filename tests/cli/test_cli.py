@@ -15,6 +15,7 @@ from typing import IO
 import pytest
 
 from tests.conftest import EXAMPLE, REPO
+from tests.ports import free_port
 
 
 def briefd(
@@ -189,6 +190,35 @@ def test_a_run_waiting_for_another_says_so_while_it_waits(tmp_path: Path) -> Non
     out, err = run.communicate(timeout=120)
     assert run.returncode == 0 and out.startswith("Rebuilt "), err
     assert err.startswith("waiting for another index run of this index\n"), err
+
+
+def test_serve_waiting_for_an_index_run_says_so(tmp_path: Path) -> None:
+    """briefd serve updates the index before it serves; while another run held the index it
+    printed nothing, and did not serve, for as long as that run took."""
+    assert briefd("index", "--source", str(EXAMPLE), cwd=tmp_path).returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    serve = ["serve", "--source", str(EXAMPLE), "--port", str(free_port())]
+    with (tmp_path / ".briefd" / "briefd.db.index.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "briefd", *serve],
+            cwd=tmp_path,
+            env={**env, "BRIEFD_EMBEDDINGS__ENABLED": "false", "COLUMNS": "1000"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        _until_blocked_on(held, server)  # said before it blocks, if at all
+        fcntl.flock(held, fcntl.LOCK_UN)
+    try:
+        assert server.stderr is not None
+        first = server.stderr.readline()
+        second = server.stderr.readline()  # the index run it waited for
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+    assert first == "waiting for another index run of this index: serving starts after it\n"
+    assert second.startswith("indexed "), second
 
 
 def _until_blocked_on(held: IO[str], run: subprocess.Popen[str]) -> None:

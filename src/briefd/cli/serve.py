@@ -14,6 +14,7 @@ import typer
 from briefd.api import Briefd
 from briefd.cli.output import console, errors, reported_errors
 from briefd.errors import BriefdError, ConfigError, SourceError, StoreError
+from briefd.ingest import WAITING
 from briefd.settings import Settings, apply_tuned, with_overrides
 
 if TYPE_CHECKING:  # the service (prometheus, uvicorn) loads only for the commands that serve
@@ -183,7 +184,7 @@ def _update_index(api: Briefd, settings: Settings) -> None:
             soft_wrap=True,
         )
     try:
-        report = api.index()
+        report = api.index(progress=_say_waiting)
     except (SourceError, StoreError) as exc:
         if not existed or not _readable(api):
             api.close()
@@ -201,6 +202,12 @@ def _update_index(api: Briefd, settings: Settings) -> None:
         from briefd.sources.layout import nothing_indexed
 
         errors.print(f"warning: {nothing_indexed(report, settings)}", markup=False, soft_wrap=True)
+
+
+def _say_waiting(stage: str, done: int, total: int) -> None:
+    """Say so when another run holds the index: serving starts only once it is done."""
+    if stage == WAITING:
+        errors.print(f"{WAITING}: serving starts after it", markup=False, soft_wrap=True)
 
 
 def _readable(api: Briefd) -> bool:
