@@ -174,3 +174,28 @@ def test_pages_behind_a_reverse_proxy_path(page: Page, service_api: Briefd) -> N
         page.fill("#token-input", TOKEN)
         page.click("#login-form button")
         expect(page.locator("#stat-documents")).to_have_text("45")
+
+
+def test_dashboard_fits_a_phone_screen(browser: Browser, service_api: Briefd) -> None:
+    """On a 375 px phone the page is as wide as the screen: the actions in the header and the
+    search button can be reached, and the wide tables and charts scroll inside their sections
+    (the header did not wrap and the grid's 1fr columns grew to the charts and tables)."""
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    try:
+        with serving(create_app(service_api, service_config())) as url:
+            page.goto(url + "/")
+            page.fill("#token-input", TOKEN)
+            page.click("#login-form button")
+            expect(page.locator("#stat-documents")).to_have_text("45")
+            expect(page.locator("#health-since")).to_contain_text("since ")
+            expect(page.locator("#chart-requests svg")).to_be_visible()
+            widths = page.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            assert widths == [375, 375]
+            for control in ("#btn-sync", "#btn-rebuild", "#btn-reset", "#search-form button"):
+                box = page.locator(control).bounding_box()
+                assert box is not None and box["x"] + box["width"] <= 375, (control, box)
+    finally:
+        context.close()
