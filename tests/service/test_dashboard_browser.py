@@ -199,3 +199,32 @@ def test_dashboard_fits_a_phone_screen(browser: Browser, service_api: Briefd) ->
                 assert box is not None and box["x"] + box["width"] <= 375, (control, box)
     finally:
         context.close()
+
+
+def test_dashboard_says_when_the_server_stops_answering_and_recovers(
+    page: Page, service_api: Briefd
+) -> None:
+    """The server going away (the browser's connection is refused) left the last figures up
+    as if live, with nothing said; the page says they may be out of date, and clears that once
+    the server answers again. The page's clock is driven, so no test waits 10 s."""
+    page.clock.install()
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#stat-documents")).to_have_text("45")
+        expect(page.locator("#health-since")).to_contain_text("since ")  # nothing in flight
+        expect(page.locator("#message")).to_have_text("")
+
+        page.route("**/api/**", lambda route: route.abort("connectionrefused"))
+        page.clock.run_for(10_000)
+        expect(page.locator("#message")).to_contain_text(
+            "cannot load stats: the server does not answer"
+        )
+        expect(page.locator("#message")).to_contain_text("may be out of date")
+        expect(page.locator("#app")).to_be_visible()
+
+        page.unroute("**/api/**")
+        page.clock.run_for(10_000)
+        expect(page.locator("#message")).to_have_text("")
+        expect(page.locator("#stat-documents")).to_have_text("45")
