@@ -228,3 +228,20 @@ def test_dashboard_says_when_the_server_stops_answering_and_recovers(
         page.clock.run_for(10_000)
         expect(page.locator("#message")).to_have_text("")
         expect(page.locator("#stat-documents")).to_have_text("45")
+
+
+def test_pages_load_without_a_console_error(page: Page, service_api: Briefd) -> None:
+    """The dashboard and the setup page declare their icon in the page: the browser's own
+    request for /favicon.ico was answered 404, a failed request in the console on every load."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.context.set_extra_http_headers({"Authorization": f"Bearer {TOKEN}"})
+    with serving(create_app(service_api, service_config())) as url:
+        for path, ready in (("/", "#stat-documents"), ("/setup", "#mcp-url")):
+            page.goto(url + path, wait_until="networkidle")
+            expect(page.locator(ready)).not_to_be_empty()
+            icon = page.evaluate("document.querySelector('link[rel=icon]')?.href ?? ''")
+            assert icon.startswith("data:image/svg+xml,"), (path, icon)
+            page.wait_for_load_state("networkidle")
+    assert errors == []
