@@ -81,8 +81,10 @@ def overview(store: Store, state: SharedState) -> dict[str, object]:
         found = activity.overview(conn)
     if state.shared:
         counts = state.counts()
-        found["proposals"] = {
-            s: counts.get(f"proposals_{s}", 0) for s in ("open", "merged", "closed")
+        found["proposals"] = {"open": 0, "merged": 0, "closed": 0} | {
+            key.removeprefix("proposals_"): n
+            for key, n in counts.items()
+            if key.startswith("proposals_")  # local and pushed too, as on one node
         }
         found["usage_events"] = counts["usage_events"]
         found["queries_logged"] = counts["queries_logged"]
