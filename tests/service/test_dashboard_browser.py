@@ -4,6 +4,7 @@ download). Skipped only when Chromium is absent outside CI; in CI it must run.""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -245,3 +246,31 @@ def test_pages_load_without_a_console_error(page: Page, service_api: Briefd) -> 
             assert icon.startswith("data:image/svg+xml,"), (path, icon)
             page.wait_for_load_state("networkidle")
     assert errors == []
+
+
+def test_link_findings_list_unknown_anchors_beside_broken_links(
+    page: Page, tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    """Link findings named only the broken links: an unknown anchor (which `briefd links
+    --check` fails on too) was a count with no document or line to go and fix."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(example_copy[0], source)
+    with (source / "domain" / "fees.md").open("a", encoding="utf-8") as doc:
+        doc.write("\nRefunds keep their fee, see [the window](refunds.md#no-such-window).\n")
+    line = (source / "domain" / "fees.md").read_text(encoding="utf-8").count("\n")
+    settings = service_settings_for(source, tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        api.index()
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        anchors = page.locator("#links-table tbody tr", has_text="unknown anchors")
+        expect(anchors.locator("td.num")).to_have_text("1")
+        findings = page.locator("#links-list li")
+        expect(findings.first).to_have_text(
+            "broken: projects/ledger/month-end-close.md:123 → legacy-settlement-batch"
+        )
+        expect(findings.nth(1)).to_have_text(
+            f"unknown anchor: domain/fees.md:{line}: "
+            "domain/refunds.md has no heading or anchor '#no-such-window'"
+        )
