@@ -274,3 +274,29 @@ def test_link_findings_list_unknown_anchors_beside_broken_links(
             f"unknown anchor: domain/fees.md:{line}: "
             "domain/refunds.md has no heading or anchor '#no-such-window'"
         )
+
+
+def test_a_token_changed_on_the_server_asks_again_and_leaves_no_stale_failure(
+    page: Page, service_api: Briefd
+) -> None:
+    """The token this tab holds stops being accepted (it was changed on the server): the next
+    search brings the token prompt back, and once the new one is entered the page showed
+    "search failed: unauthorized" above figures that had just loaded fine."""
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#stat-documents")).to_have_text("45")
+        page.evaluate("sessionStorage.setItem('briefd-token', 'the-token-before-rotation')")
+
+        page.fill("#search-input", "retry policy")
+        page.press("#search-input", "Enter")
+        expect(page.locator("#login")).to_be_visible()
+        expect(page.locator("#login-error")).to_have_text("The token was not accepted.")
+        expect(page.locator("#app")).to_be_hidden()
+
+        page.fill("#token-input", TOKEN)
+        page.press("#token-input", "Enter")
+        expect(page.locator("#app")).to_be_visible()
+        expect(page.locator("#stat-documents")).to_have_text("45")
+        expect(page.locator("#message")).to_have_text("")
