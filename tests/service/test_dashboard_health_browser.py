@@ -7,11 +7,15 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from briefd.api import Briefd
+from briefd.embeddings.fake import FakeEmbedder
 from briefd.service import create_app
+from briefd.settings import Settings
+from tests.conftest import WriteFiles
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
 from tests.service.test_dashboard_browser import ARTIFACTS, browser, page, pytestmark
 from tests.team.seeded import health_api
+from tests.team.test_gaps import KNOWLEDGE, entry
 
 __all__ = ["browser", "health_api", "page", "pytestmark"]
 
@@ -57,3 +61,22 @@ def test_setup_page_shows_the_health_reports_and_drift_settings(
         settings = page.locator(".client", has_text="Drift against your code").locator("code")
         expect(settings).to_contain_text("log_hook_prompts: hashed")
         assert TOKEN not in page.content()
+
+
+def test_a_gap_names_the_similar_phrasings_merged_into_it(
+    page: Page, settings: Settings, write_files: WriteFiles
+) -> None:
+    """Near-duplicate questions merge into one gap (embeddings on); the dashboard said
+    "+1 similar" only after a hashed prompt, never after a query it showed as asked (as
+    `briefd gaps` does)."""
+    asked = "which kafka consumer group lag alert threshold pages the payments on call engineer"
+    with Briefd(settings, embedder=FakeEmbedder(dim=256)) as api:
+        api.index(write_files(KNOWLEDGE))
+        api.log_queries([entry(asked, 0, None)] * 3 + [entry(asked + " tonight", 0, None)] * 2)
+        with serving(create_app(api, service_config())) as url:
+            page.goto(url + "/")
+            page.fill("#token-input", TOKEN)
+            page.click("#login-form button")
+            gap = page.locator("#gaps-table tbody tr").first
+            expect(gap.locator("td").first).to_have_text(f"{asked} +1 similar")
+            expect(gap.locator("td").nth(1)).to_have_text("5")
