@@ -300,3 +300,22 @@ def test_a_token_changed_on_the_server_asks_again_and_leaves_no_stale_failure(
         expect(page.locator("#app")).to_be_visible()
         expect(page.locator("#stat-documents")).to_have_text("45")
         expect(page.locator("#message")).to_have_text("")
+
+
+def test_a_query_too_long_for_a_url_says_what_to_do_in_the_page(
+    page: Page, service_api: Briefd
+) -> None:
+    """A pasted log longer than a URL holds is refused 414; the page passed on the server's
+    advice to "send long input in a POST body", which nobody can do from the search box."""
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#stat-documents")).to_have_text("45")
+        page.fill("#search-input", "返金 " * 1000)
+        page.press("#search-input", "Enter")
+        expect(page.locator("#message")).to_have_text(
+            "search failed: the query is too long to search (2,999 characters; a URL holds "
+            "8 KiB): search with its key words"
+        )
+        expect(page.locator("#search-results .hit")).to_have_count(0)
