@@ -122,6 +122,19 @@ def test_dashboard_rejects_a_wrong_token(page: Page, service_api: Briefd) -> Non
         expect(page.locator("#app")).to_be_hidden()
 
 
+def test_dashboard_asks_for_a_token_when_none_is_entered(page: Page, service_api: Briefd) -> None:
+    """Enter in the empty token field did nothing visible (the 401 that followed was taken for
+    the first visit's, which says nothing)."""
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        expect(page.locator("#login")).to_be_visible()
+        page.press("#token-input", "Enter")
+        expect(page.locator("#login-error")).to_have_text("Enter the token first.")
+        page.fill("#token-input", TOKEN)
+        page.press("#token-input", "Enter")
+        expect(page.locator("#stat-documents")).to_have_text("45")
+
+
 def test_setup_page_builds_instructions_from_its_url(page: Page, service_api: Briefd) -> None:
     with serving(create_app(service_api, service_config())) as url:
         page.goto(url + "/setup")
