@@ -332,3 +332,21 @@ def test_a_query_too_long_for_a_url_says_what_to_do_in_the_page(
             "8 KiB): search with its key words"
         )
         expect(page.locator("#search-results .hit")).to_have_count(0)
+
+
+def test_setup_page_fits_a_phone_screen(browser: Browser, service_api: Briefd) -> None:
+    """On a 375 px phone the setup page is as wide as the screen: its command blocks scroll,
+    and a URL inside a sentence (the Jira Cloud address) wraps instead of widening the page."""
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    try:
+        with serving(create_app(service_api, service_config())) as url:
+            page.goto(url + "/setup")
+            expect(page.locator("#mcp-url")).to_have_text(f"{url}/mcp")
+            expect(page.locator(".client h2", has_text="Claude Code").first).to_be_visible()
+            widths = page.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            assert widths == [375, 375]
+    finally:
+        context.close()
