@@ -350,3 +350,23 @@ def test_setup_page_fits_a_phone_screen(browser: Browser, service_api: Briefd) -
             assert widths == [375, 375]
     finally:
         context.close()
+
+
+def test_a_knowledge_health_failure_clears_once_the_panels_load(
+    page: Page, service_api: Briefd
+) -> None:
+    """The health panels failed to load once (the request did not get through): the message
+    stayed up after the minute's refresh had filled them in. The page's clock is driven."""
+    page.clock.install()
+    page.route("**/api/dashboard/health", lambda route: route.abort("connectionrefused"))
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#message")).to_contain_text("cannot load knowledge health: ")
+        expect(page.locator("#health-since")).to_have_text("")
+
+        page.unroute("**/api/dashboard/health")
+        page.clock.run_for(60_000)
+        expect(page.locator("#health-since")).to_contain_text("since ")
+        expect(page.locator("#message")).to_have_text("")
