@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -537,7 +538,7 @@ def test_no_daemon_is_started_for_an_index_that_does_not_exist(
 
 
 def test_no_daemon_is_asked_or_started_in_a_runtime_folder_others_may_write(
-    db: Path, tmp_path: Path, run_hook: RunHook
+    db: Path, tmp_path: Path, run_hook: RunHook, request: pytest.FixtureRequest
 ) -> None:
     """An index path too long for a socket beside it puts the socket in the runtime folder
     (``/tmp/briefd-<uid>`` without ``XDG_RUNTIME_DIR``). Another user who made that folder
@@ -546,13 +547,16 @@ def test_no_daemon_is_asked_or_started_in_a_runtime_folder_others_may_write(
     deep = tmp_path / ("d" * 100) / "index.db"
     deep.parent.mkdir()
     shutil.copy(db, deep)
-    runtime = tmp_path / "run"
+    # short: a socket path holds ~100 bytes, and tmp_path under xdist is long already
+    runtime = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(runtime, ignore_errors=True))
     (runtime / "briefd").mkdir(parents=True)
     (runtime / "briefd").chmod(0o777)
     place = daemon_files(str(deep), {"XDG_RUNTIME_DIR": str(runtime)}).socket
     assert Path(place).parent == runtime / "briefd"
     heard: list[bytes] = []
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    request.addfinalizer(listener.close)
     listener.bind(place)
     listener.listen(4)
     listener.settimeout(0.2)
