@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import time
+
 from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
@@ -93,3 +95,33 @@ def test_dismissing_needs_the_document_in_scope(write_files: WriteFiles, api: Br
         assert shown.status_code == 200, shown.json()
     assert shown.status_code == 200 and shown.json() == {"suggestions": []}
     assert api.suggest_links(scopes=("all",)) == []
+
+
+def test_suggestions_over_hundreds_of_documents_answer_quickly(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """Every document names many others (a big team's knowledge): the default scopes' answer
+    reads only their documents, and every scope's is found without trying each name on each
+    line of each document."""
+    words = ["ledger", "refund", "invoice", "payout", "settlement", "chargeback", "dispute"]
+    files = {}
+    for i in range(300):
+        folder = "domain" if i < 40 else f"projects/p{i % 10}"
+        named = " ".join(
+            f"Topic {j} {words[j % 7]}." for j in ((i + k) % 300 for k in range(1, 30))
+        )
+        filler = "\n\n".join(f"Line {n} about the {words[n % 7]} flow." for n in range(150))
+        files[f"{folder}/t{i}.md"] = f"# Topic {i} {words[i % 7]}\n\n{named}\n\n{filler}\n"
+    write_files(files)
+    api.index()
+    started = time.perf_counter()
+    default = api.suggest_links(limit=1000)
+    every = api.suggest_links(limit=100_000, scopes=("all",))
+    elapsed = time.perf_counter() - started
+    assert {s.doc_path.split("/")[0] for s in default} == {"domain"}
+    assert len(default) == 40 * 29 - sum(1 for i in range(40) for k in range(1, 30) if i + k >= 40)
+    assert len(every) == 300 * 29
+    assert ("domain/t3.md", "domain/t4.md", "Topic 4 settlement", 3) in {
+        (s.doc_path, s.target, s.mention, s.line) for s in default
+    }
+    assert elapsed < 6, f"{elapsed:.1f} s"

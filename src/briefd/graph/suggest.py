@@ -4,8 +4,11 @@ alias without linking to it, and links that resolve to nothing. Dismissed pairs 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence, Set
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Literal
 
 from briefd.model import ResolvedLink
@@ -13,6 +16,9 @@ from briefd.model import ResolvedLink
 SuggestionKind = Literal["unlinked-mention", "broken-link"]
 MIN_NAME_CHARS = 4
 _FENCE = re.compile(r"^(\s*)(```|~~~)")
+_WORD = re.compile(r"\w+")
+_EDGE_BEFORE = re.compile(r"[\w\[|/#-]")  # what may not stand before a mention
+_EDGE_AFTER = re.compile(r"[\w\]-]")  # nor after it
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,20 +58,103 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w\[|/#-])" + re.escape(name) + r"(?![\w\]-])", re.IGNORECASE)
 
 
-def _first_mention(
-    lines: Sequence[tuple[int, str]], names: Iterable[str]
-) -> tuple[str, int] | None:
+@dataclass(frozen=True, slots=True)
+class _Name:
+    """A name's pattern and, for an ASCII name, the name lowercased: found in lowercased ASCII
+    text by ``str.find`` with the pattern's word edges (the regex engine is far slower)."""
+
+    pattern: re.Pattern[str]
+    folded: str | None
+
+    @classmethod
+    def of(cls, name: str) -> _Name:
+        return cls(_name_pattern(name), name.lower() if name.isascii() else None)
+
+
+def _find(text: str, name: str) -> tuple[int, int] | None:
+    """Where ASCII ``name`` first stands in ASCII ``text`` as :func:`_name_pattern` finds it."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (_EDGE_BEFORE.match(before) or _EDGE_AFTER.match(after)):
+            return start, end
+        start = text.find(name, start + 1)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Prose:
+    """A document's prose lines joined, with where each starts and its line offset."""
+
+    text: str
+    folded: str | None  # the text lowercased, when it is ASCII
+    starts: tuple[int, ...]
+    offsets: tuple[int, ...]
+
+    @classmethod
+    def of(cls, body: str) -> _Prose:
+        lines = _prose_lines(body)
+        starts = accumulate((len(line) + 1 for _, line in lines[:-1]), initial=0)
+        text = "\n".join(line for _, line in lines)
+        folded = text.lower() if text.isascii() else None
+        return cls(text, folded, tuple(starts), tuple(o for o, _ in lines))
+
+
+def _first_mention(prose: _Prose, names: Iterable[_Name]) -> tuple[str, int] | None:
+    """The earliest line naming the document (the first name wins a tie): one search of the
+    prose per name."""
     best: tuple[str, int] | None = None
     for name in names:
-        pattern = _name_pattern(name)
-        for offset, line in lines:
-            if best is not None and offset >= best[1]:
-                break
-            match = pattern.search(line)
-            if match:
-                best = (match.group(0), offset)
-                break
+        if name.folded is not None and prose.folded is not None:
+            span = _find(prose.folded, name.folded)
+        else:
+            match = name.pattern.search(prose.text)
+            span = match.span() if match else None
+        if span is not None:
+            offset = prose.offsets[bisect_right(prose.starts, span[0]) - 1]
+            if best is None or offset < best[1]:
+                best = (prose.text[span[0] : span[1]], offset)
     return best
+
+
+def _words(name: str) -> frozenset[str] | None:
+    """The lowercased words of an ASCII name (None: a name to look for in every text)."""
+    words = frozenset(_WORD.findall(name.lower())) if name.isascii() else frozenset()
+    return words or None
+
+
+def _candidates(
+    text: str,
+    by_word: Mapping[str, Sequence[tuple[int, frozenset[str]]]],
+    everywhere: Sequence[int],
+) -> list[int]:
+    """Catalog positions whose names may occur in ``text``: a name matches whole words, so
+    in ASCII text each of its words is one of the text's words (other text: every document)."""
+    if not text.isascii():
+        return sorted({*everywhere, *(i for names in by_word.values() for i, _ in names)})
+    words = set(_WORD.findall(text.lower()))
+    found = {i for w in words for i, need in by_word.get(w, ()) if need <= words}
+    return sorted(found.union(everywhere))
+
+
+def _name_index(
+    catalog: Sequence[Sequence[str]],
+) -> tuple[dict[str, list[tuple[int, frozenset[str]]]], list[int]]:
+    """Each ASCII name under its rarest word among all names, with its words; the positions of
+    documents with other names."""
+    words = [[(_words(n)) for n in names] for names in catalog]
+    counts = Counter(w for names in words for ws in names for w in ws or ())
+    by_word: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    everywhere: list[int] = []
+    for i, names in enumerate(words):
+        for ws in names:
+            if ws is None:
+                everywhere.append(i)
+            else:
+                by_word.setdefault(min(ws, key=lambda w: (counts[w], w)), []).append((i, ws))
+    return by_word, everywhere
 
 
 def unlinked_mentions(
@@ -73,16 +162,19 @@ def unlinked_mentions(
 ) -> list[LinkSuggestion]:
     """Every (subject, catalog document) pair where the subject names the other in prose but
     has no link to it; reported once per pair, at the first mention."""
-    named = [
-        (d.path, tuple(n for n in d.names if len(n.strip()) >= MIN_NAME_CHARS)) for d in catalog
+    names = [
+        [n for n in d.names if len(n.strip()) >= MIN_NAME_CHARS and "\n" not in n] for d in catalog
     ]
+    named = [(d.path, [_Name.of(n) for n in ns]) for d, ns in zip(catalog, names, strict=True)]
+    by_word, everywhere = _name_index(names)
     out: list[LinkSuggestion] = []
     for doc in subjects:
-        lines = _prose_lines(doc.body)
-        for target, names in named:
-            if target == doc.path or target in doc.links_to or not names:
+        prose = _Prose.of(doc.body)
+        for i in _candidates(prose.text, by_word, everywhere):
+            target, patterns = named[i]
+            if target == doc.path or target in doc.links_to:
                 continue
-            found = _first_mention(lines, names)
+            found = _first_mention(prose, patterns)
             if found is not None:
                 mention, offset = found
                 out.append(

@@ -50,6 +50,7 @@ def suggest_links(
             frozenset(targets.get(r["id"], ())),
         )
         for r in rows
+        if r["path"] in visible  # a suggestion never leaves the visible documents
     ]
     subject = [d for d in docs if doc_path is None or d.path == doc_path]
     found = suggest.unlinked_mentions(subject, docs) + suggest.broken_link_suggestions(broken)
