@@ -140,3 +140,26 @@ def test_the_scopes_setting_says_which_scopes_are_shared(tmp_path: Path) -> None
         "ambiguous",
         "chose handbook/onboarding.md; also matches teams/a/onboarding.md",
     )
+
+
+def test_a_name_dozens_of_documents_share_names_a_few_and_counts_the_rest(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """Every project of a big team has its own overview.md: a link to [[overview]] names five
+    of the others and counts the rest, in `briefd links`, `briefd doc` and REST/MCP alike."""
+    files = {f"projects/p{i:02d}/overview.md": f"# P{i} overview\n\nText.\n" for i in range(40)}
+    files["domain/overview.md"] = "# Overview\n\nShared.\n"
+    files["domain/notes.md"] = "# Notes\n\n" + "".join(f"See [[overview]] {n}.\n" for n in range(9))
+    write_files(files)
+    api.index()
+    shown = ", ".join(f"projects/p{i:02d}/overview.md" for i in range(5))
+    expected = f"chose domain/overview.md; also matches {shown} and 35 more"
+    assert [r.detail for r in api.link_findings().ambiguous] == [expected] * 9
+    assert {link.detail for link in api.document("domain/notes.md").links} == {expected}
+    scoped = api.document("domain/notes.md", scopes=("domain", "projects/p00", "projects/p01"))
+    two = "projects/p00/overview.md, projects/p01/overview.md"
+    assert {link.detail for link in scoped.links} == {
+        f"chose domain/overview.md; also matches {two} and 38 more in scopes not requested"
+    }
+    out = CliRunner().invoke(app, ["--db", str(api.settings.db), "links"]).output
+    assert f"  domain/notes.md:3 {expected}\n" in out and max(map(len, out.splitlines())) < 300

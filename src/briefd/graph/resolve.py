@@ -79,6 +79,9 @@ class Catalog:
         return path if path in self.headings else self.by_path.get(path_key(path))
 
 
+AMBIGUOUS_NAMED = 5  # other documents an ambiguous link's detail names
+
+
 def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
     candidates = _candidates(link, catalog)
     if not candidates:
@@ -95,8 +98,12 @@ def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
 
 def ambiguous_detail(target: str, others: Sequence[str], hidden: int = 0) -> str:
     """What an ambiguous link says: the document chosen and the others its name matches;
-    ``hidden`` more, in scopes the reader did not ask for, are counted, never named."""
-    named = ", ".join(others)
+    ``hidden`` more, in scopes the reader did not ask for, are counted, never named; past
+    :data:`AMBIGUOUS_NAMED` others, the rest are counted too (a name dozens of documents share
+    would make every link's detail kilobytes long)."""
+    named = ", ".join(others[:AMBIGUOUS_NAMED])
+    if len(others) > AMBIGUOUS_NAMED:
+        named += f"{',' if hidden else ' and'} {len(others) - AMBIGUOUS_NAMED} more"
     if hidden:
         count = (
             f"{hidden} more" if others else "1 document" if hidden == 1 else f"{hidden} documents"
