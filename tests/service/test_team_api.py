@@ -12,9 +12,12 @@ import jsonschema
 import pytest
 from fastapi.testclient import TestClient
 from mcp import Client
+from typer.testing import CliRunner
 
 from briefd.api import Briefd
+from briefd.cli.main import app
 from briefd.service import create_app
+from tests.conftest import WriteFiles
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
 from tests.service.test_mcp import MODES, run
@@ -122,3 +125,21 @@ def test_the_three_mcp_tools_answer_with_structured_content(health_api: Briefd, 
         "(drift: code under the refs of domain/retry.md changed in 1 commit(s)" in out["bundle"][1]
     )
     assert "since must be a span such as 30d" in out["bad"][1]
+
+
+def test_never_served_documents_are_listed_to_the_limit_and_counted(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """A big knowledge base nobody has searched yet: the usage report (REST, the dashboard's
+    panel, MCP's structured content) lists `limit` never-served documents, not every one."""
+    write_files({f"domain/d{i:03d}.md": f"# Doc {i}\n\nText {i}.\n" for i in range(300)})
+    api.index()
+    with TestClient(create_app(api, service_config(token=None))) as client:
+        body = client.get("/api/usage", params={"limit": 5}).json()
+        panel = client.get("/api/dashboard/health").json()["usage"]
+    assert body["never_served"] == [f"domain/d{i:03d}.md" for i in range(5)]
+    assert body["never_served_count"] == 300
+    assert len(panel["never_served"]) == 10 and panel["never_served_count"] == 300
+    shown = CliRunner().invoke(app, ["--db", str(api.settings.db), "usage", "--limit", "3"])
+    assert "never served (300):\n  domain/d000.md\n" in shown.output
+    assert shown.output.endswith("  domain/d002.md\n  … and 297 more (--limit)\n")

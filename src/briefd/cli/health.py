@@ -140,9 +140,11 @@ def print_usage(report: UsageReport) -> None:
     if gone := gone_note(report):
         console.print(gone, markup=False)
     if report.never_served:
-        console.print(f"never served ({len(report.never_served)}):", markup=False)
+        console.print(f"never served ({report.never_served_count}):", markup=False)
         for path in report.never_served:
             console.print(f"  {path}", markup=False)
+        if (more := report.never_served_count - len(report.never_served)) > 0:
+            console.print(f"  … and {more} more (--limit)", markup=False)
 
 
 def sections_table(sections: Sequence[SectionUsage]) -> Table:

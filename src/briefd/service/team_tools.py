@@ -145,6 +145,6 @@ def usage_text(report: UsageReport) -> str:
         lines.append(gone + ".")
     if report.never_served:
         lines.append(
-            f"Never served ({len(report.never_served)}): " + ", ".join(report.never_served[:20])
+            f"Never served ({report.never_served_count}): " + ", ".join(report.never_served[:20])
         )
     return "\n".join(lines)

@@ -121,7 +121,8 @@ class UsageReport:
     nothing_helped: int  # of which named no useful section
     documents: tuple[DocumentUsage, ...]  # most served first
     sections: tuple[SectionUsage, ...]  # most served first
-    never_served: tuple[str, ...]  # indexed documents no request got a section of
+    never_served: tuple[str, ...]  # indexed documents no request got a section of, ``limit``
+    never_served_count: int  # all of them
     gone_sections: int  # served sections no longer in the index
     days: tuple[DayActivity, ...]
 
@@ -170,6 +171,7 @@ def _usage_report(store: Store, start: datetime, limit: int) -> UsageReport:
     today = datetime.now(UTC).date()
     sections = section_usage(by_chunk, useful, where)
     documents = document_usage(by_document, sections, docs)
+    never = [d.doc_path for d in documents if not d.served]
     return UsageReport(
         since=cutoff,
         requests=sum(surfaces.values()),
@@ -178,7 +180,8 @@ def _usage_report(store: Store, start: datetime, limit: int) -> UsageReport:
         nothing_helped=nothing,
         documents=tuple(d for d in documents if d.served)[:limit],
         sections=tuple(sections[:limit]),
-        never_served=tuple(d.doc_path for d in documents if not d.served),
+        never_served=tuple(never[:limit]),
+        never_served_count=len(never),
         gone_sections=len({c for c, _, _, _ in by_chunk} - where.keys()),
         days=days_of(counts, latencies, first_day(start.date(), counts, today), today),
     )
