@@ -6,12 +6,14 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.service import create_app
 from briefd.settings import Settings
+from briefd.store import views
 from briefd.tokens import count_tokens
 from tests.conftest import WriteFiles
 from tests.service.conftest import service_config, service_settings_for
@@ -654,3 +656,28 @@ def test_a_reset_the_index_cannot_take_changes_nothing(
     body = client.get("/api/stats").json()
     assert [r["count"] for r in body["requests"] if r["name"] == "search"] == [1]
     assert body["tokens_served"] > 0 and body["counters_reset_at"] is None
+
+
+def test_stats_resolve_the_links_again_only_when_the_index_changed(
+    tmp_path: Path, write_files: WriteFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard asks /api/stats every 10 s; resolving every link of a big knowledge base
+    took most of a second under the lock searches wait for. Polls of an unchanged index reuse
+    the findings; an index run that adds a broken link shows it at the next poll."""
+    files = {f"domain/d{i}.md": f"# D{i}\n\nSee [[d{(i + 1) % 200}]].\n" for i in range(200)}
+    root = write_files(files)
+    resolved = []
+    real = views.link_catalog
+    monkeypatch.setattr(views, "link_catalog", lambda conn: resolved.append(1) or real(conn))
+    with Briefd(service_settings_for(root, tmp_path / "db.sqlite"), embedder=None) as api:
+        api.index()
+        with TestClient(create_app(api, service_config(token=None))) as http:
+            polls = [http.get("/api/stats").json()["links"] for _ in range(5)]
+            assert len(resolved) == 1 and polls[0]["counts"]["broken"] == 0
+            write_files({"domain/d7.md": "# D7\n\nSee [[d8]] and [[nowhere]].\n"})
+            api.index()
+            links = http.get("/api/stats").json()["links"]
+    assert len(resolved) == 2
+    assert [(f["source_path"], f["target"]) for f in links["broken"]] == [
+        ("domain/d7.md", "nowhere")
+    ]

@@ -20,7 +20,7 @@ from briefd.bundles import Bundle, BundleRequest
 from briefd.bundles.collect import retrieval_query
 from briefd.bundles.wire import response
 from briefd.errors import BriefdError, IndexNotFoundError
-from briefd.model import DocumentView, SearchResult
+from briefd.model import DocumentView, LinkFindings, SearchResult
 from briefd.retrieval.candidates import prefetch
 from briefd.retrieval.search import SearchRequest
 from briefd.service.config import ServiceConfig
@@ -87,6 +87,7 @@ class ServiceState:
         self._refilled: Reopened | None = None  # the index file deletion already reindexed
         self._warmed = False  # the embedding model is loaded (see warm_up)
         self._warm_version: tuple[int, int] | None = None  # the index content warmed up
+        self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
 
     def call(self, surface: str, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
         """Run ``fn`` against the API, counting and timing it; under the lock unless it works
@@ -173,6 +174,15 @@ class ServiceState:
             self._search(WARM_UP, ())
         took = (time.perf_counter() - started) * 1000
         log.info("the index changed: loaded again in %.0f ms", took)
+
+    def link_findings(self) -> LinkFindings:
+        """The index's link findings, resolved again only when its content changed: the
+        dashboard asks every 10 s, and resolving every link of thousands of documents takes
+        most of a second, under the lock every search waits for. Call it under the lock."""
+        version = self._content_version()
+        if self._findings is None or self._findings[0] != version:
+            self._findings = (version, self.api.link_findings())
+        return self._findings[1]
 
     def _content_version(self) -> tuple[int, int]:
         with self.api.store.read() as conn:

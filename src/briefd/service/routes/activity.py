@@ -45,7 +45,7 @@ def service_stats(state: State) -> dict[str, Any]:
             dict(state.metrics.snapshot_view()),
             state.api.overview(),
             scopes,
-            state.api.link_findings(),
+            state.link_findings(),
             jobs,
         )
 
