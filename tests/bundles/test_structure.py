@@ -214,3 +214,23 @@ def test_tags_keep_search_and_ranked_content_to_tagged_documents(example: Briefd
     assert tagged.bundle_id != plain.bundle_id
     with pytest.raises(QueryError, match="tag 'webhook' is on no document; known tags: 3ds, "):
         example.search(SearchRequest("retry", tags=("webhook",)))
+
+
+def test_tags_with_capitals_beyond_ascii_match_however_they_are_typed(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """SQLite's lower() folds ASCII only: a tag "Ödeme" or "İade" matched no spelling at all."""
+    write_files(
+        {
+            "domain/iade.md": "---\ntags: [İade, Ödeme, Straße]\n---\n# İade\n\nİade 14 gün.\n",
+            "domain/kargo.md": "---\ntags: [kargo]\n---\n# Kargo\n\nKargo iade 3 gün.\n",
+        }
+    )
+    api.index()
+    for typed in ("İade", "iade", "IADE", "ödeme", "ÖDEME", "STRASSE"):
+        hits = api.search(SearchRequest("iade", tags=(typed,))).hits
+        assert {h.doc_path for h in hits} == {"domain/iade.md"}, typed
+    bundle = api.compile_bundle(BundleRequest("iade", max_tokens=1000, tags=("ÖDEME",)))
+    assert {i.doc_path for i in bundle.items} == {"domain/iade.md"}
+    with pytest.raises(QueryError, match=r"known tags: iade, kargo, strasse, ödeme$"):
+        api.search(SearchRequest("iade", tags=("nope",)))

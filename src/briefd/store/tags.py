@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import unicodedata
 from collections.abc import Collection, Sequence
 
 from briefd.errors import QueryError
-from briefd.text import shown
+from briefd.text import fold, shown
 
-_TAGGED = "EXISTS (SELECT 1 FROM json_each(d.tags) WHERE lower(json_each.value) IN ({marks}))"
+
+def tag_key(tag: str) -> str:
+    """A tag as it is matched: stripped, composed and case-folded in full, Turkish İ and ı as
+    i (SQLite's ``lower()`` folds ASCII only: "Ödeme" and "İade" matched no spelling)."""
+    return fold(unicodedata.normalize("NFC", tag.strip())).casefold()
 
 
 def normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:
-    """Tags lower-cased, stripped, sorted and without duplicates (the cache key's form)."""
-    return tuple(sorted({t.strip().lower() for t in tags if t.strip()}))
+    """Tags as :func:`tag_key` gives them, sorted and without duplicates (the cache key's
+    form)."""
+    return tuple(sorted({tag_key(t) for t in tags if t.strip()}))
 
 
 def known_tags(conn: sqlite3.Connection) -> list[str]:
-    rows = conn.execute(
-        "SELECT DISTINCT lower(json_each.value) FROM documents, json_each(documents.tags) "
-        "ORDER BY 1"
-    )
-    return [r[0] for r in rows]
+    rows = conn.execute("SELECT DISTINCT json_each.value FROM documents, json_each(documents.tags)")
+    return sorted({tag_key(str(r[0])) for r in rows})
+
+
+def _carries(tags_json: str | None, wanted: Collection[str]) -> bool:
+    return any(tag_key(str(t)) in wanted for t in json.loads(tags_json or "[]"))
 
 
 def check_tags(conn: sqlite3.Connection, tags: Sequence[str]) -> None:
@@ -43,12 +51,11 @@ def tagged_rowids(
         return set()
     ids = sorted(rowids)
     rows = conn.execute(
-        "SELECT c.rowid FROM chunks c JOIN documents d ON d.id = c.doc_id "
-        f"WHERE c.rowid IN ({', '.join('?' * len(ids))}) "
-        f"AND {_TAGGED.format(marks=', '.join('?' * len(tags)))}",
-        (*ids, *tags),
+        "SELECT c.rowid, d.tags FROM chunks c JOIN documents d ON d.id = c.doc_id "
+        f"WHERE c.rowid IN ({', '.join('?' * len(ids))})",
+        ids,
     )
-    return {r[0] for r in rows}
+    return {r[0] for r in rows if _carries(r[1], tags)}
 
 
 def tagged_paths(conn: sqlite3.Connection, paths: Collection[str], tags: Sequence[str]) -> set[str]:
@@ -57,8 +64,7 @@ def tagged_paths(conn: sqlite3.Connection, paths: Collection[str], tags: Sequenc
         return set()
     wanted = sorted(paths)
     rows = conn.execute(
-        f"SELECT d.path FROM documents d WHERE d.path IN ({', '.join('?' * len(wanted))}) "
-        f"AND {_TAGGED.format(marks=', '.join('?' * len(tags)))}",
-        (*wanted, *tags),
+        f"SELECT d.path, d.tags FROM documents d WHERE d.path IN ({', '.join('?' * len(wanted))})",
+        wanted,
     )
-    return {r[0] for r in rows}
+    return {r[0] for r in rows if _carries(r[1], tags)}
