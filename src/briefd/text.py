@@ -56,6 +56,13 @@ def grouping_key(query: str) -> str:
     return " ".join(sorted(terms))
 
 
+def caseless(text: str) -> str:
+    """``text`` as case-insensitive matching compares it: composed (NFC), Turkish İ and ı as
+    i, then case-folded in full ("İade" and "IADE" are "iade", "Straße" is "strasse"); plain
+    ``lower()`` gives "i̇ade" (i and a combining dot) for "İade"."""
+    return fold(unicodedata.normalize("NFC", text)).casefold()
+
+
 def slugify(text: str) -> str:
     """GitHub-style heading slug, as relative Markdown links use in their ``#fragment``."""
     lowered = text.strip().lower()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from briefd.api import Briefd
+from briefd.bundles import BundleRequest
 from briefd.graph.resolve import Catalog, resolve
 from briefd.model import Heading, Link
 from tests.conftest import WriteFiles
@@ -193,3 +194,32 @@ def test_a_path_spelled_exactly_wins_over_one_composed_otherwise() -> None:
     assert resolve(_link("cafe\u0301.md", kind="markdown"), catalog).target_path == nfd
     assert resolve(_link("domain/cafe\u0301"), catalog).target_path == nfd
     assert resolve(_link("caf\u00e9"), catalog).status == "ambiguous"
+
+
+def test_names_and_headings_match_caseless_in_turkish_and_german(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """lower() makes "İade" "i̇ade" (i and a combining dot) and keeps ß: [[İade Politikası]],
+    the title as Turkish writes it, reached no iade-politikası.md."""
+    write_files(
+        {
+            "domain/iade-politikası.md": "# İade Politikası\n\n## Süre\n\n14 gün.\n\n"
+            "## Şifre Sıfırlama Adımları\n\nE-posta.\n",
+            "domain/straßen-größe.md": "# Straßen Größe\n\n## Größe der Straße\n\nGroß.\n",
+            "domain/links.md": "# Links\n\n[[İade Politikası]] [[IADE POLITIKASI]] "
+            "[[iade politikasi]] [[STRASSEN GRÖSSE#GRÖSSE DER STRASSE]] "
+            "[[iade-politikası#ŞİFRE SIFIRLAMA ADIMLARI]]\n",
+        }
+    )
+    api.index()
+    view = api.document("domain/links.md")
+    assert [(r.target_path, r.status) for r in view.links] == [
+        ("domain/iade-politikası.md", "ok"),
+        ("domain/iade-politikası.md", "ok"),
+        ("domain/iade-politikası.md", "ok"),
+        ("domain/straßen-größe.md", "ok"),
+        ("domain/iade-politikası.md", "ok"),
+    ]
+    context = api.compile_bundle(BundleRequest("links", max_tokens=2000, target="domain/links.md"))
+    linked = [i.heading_path[-1] for i in context.items if i.tier == "linked"]
+    assert "Şifre Sıfırlama Adımları" in linked and "Größe der Straße" in linked

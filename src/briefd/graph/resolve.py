@@ -16,15 +16,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from briefd.model import Heading, Link, LinkFindings, ResolvedLink
-from briefd.text import slugify
+from briefd.text import caseless, slugify
 
 _SUFFIXES = (".md", ".markdown")
 
 
 def name_key(name: str) -> str:
     """File-name matching is case-, space- and dash-insensitive: [[Retry Policy]] finds
-    retry-policy.md."""
-    return re.sub(r"[\s_-]+", "-", path_key(name).strip().lower())
+    retry-policy.md, [[İade Politikası]] and [[IADE POLITIKASI]] iade-politikası.md."""
+    return re.sub(r"[\s_-]+", "-", caseless(name.strip()))
 
 
 def path_key(path: str) -> str:
@@ -181,7 +181,7 @@ def _has_fragment(headings: Sequence[Heading], fragment: str) -> bool:
     wanted = fragment.strip()
     lowered = wanted.lower()
     for heading in headings:
-        if heading.anchor == wanted or heading.text.lower() == lowered:
+        if heading.anchor == wanted or caseless(heading.text) == caseless(wanted):
             return True
         if slugify(heading.text) in (lowered, slugify(wanted)):
             return True

@@ -8,7 +8,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from briefd.text import slugify
+from briefd.text import caseless, slugify
 
 SECTION_COLUMNS = (
     "c.rowid AS rowid, c.id, d.path, d.scope, d.title, c.heading, c.heading_path, c.content, "
@@ -55,10 +55,11 @@ def linked_section(
     if not rows:
         return None
     if fragment:
-        wanted = fragment.strip().lower()
+        wanted = caseless(fragment.strip())
         for row in rows:
-            names = {row["heading"].lower(), slugify(row["heading"]), (row["anchor"] or "").lower()}
-            names.update(h.lower() for h in json.loads(row["heading_path"]))
+            heading, anchor = row["heading"], row["anchor"] or ""
+            names = {caseless(heading), slugify(heading), caseless(anchor)}
+            names.update(caseless(h) for h in json.loads(row["heading_path"]))
             if wanted in names or slugify(fragment) in names:
                 return int(row["rowid"])
     return int(rows[0]["rowid"])

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import unicodedata
 from collections.abc import Collection, Sequence
 
 from briefd.errors import QueryError
-from briefd.text import fold, shown
+from briefd.text import caseless, shown
 
 
 def tag_key(tag: str) -> str:
     """A tag as it is matched: stripped, composed and case-folded in full, Turkish İ and ı as
     i (SQLite's ``lower()`` folds ASCII only: "Ödeme" and "İade" matched no spelling)."""
-    return fold(unicodedata.normalize("NFC", tag.strip())).casefold()
+    return caseless(tag.strip())
 
 
 def normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:
