@@ -20,6 +20,8 @@ class _Encoding(Protocol):
 
     def decode(self, tokens: list[int]) -> str: ...
 
+    def decode_bytes(self, tokens: list[int]) -> bytes: ...
+
 
 @functools.cache
 def _encoding() -> _Encoding:
@@ -66,11 +68,13 @@ def json_string_tokens(text: str) -> int:
 
 
 def head_tokens(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` that is at most ``limit`` tokens."""
+    """The longest prefix of ``text`` that is at most ``limit`` tokens and whole characters: a
+    token can hold part of one ("東" is three bytes in two tokens), whose bytes are left out
+    rather than shown as "\ufffd"."""
     ids = _encode(text)
     if len(ids) <= limit:
         return text
-    return _encoding().decode(ids[:limit])
+    return _encoding().decode_bytes(ids[:limit]).decode("utf-8", "ignore")
 
 
 TIKTOKEN_BLOBS = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"

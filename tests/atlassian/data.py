@@ -138,6 +138,10 @@ SCRIPT_HTML = (
     "<p>Then check the ledger totals against the captures of the day.</p>"
 )
 
+# one long paragraph of Japanese (a character is 3 bytes, often split between 2 tokens) and
+# Turkish: a cut by tokens falls inside a character unless it stops at a whole one
+TOKYO_HTML = "<p>" + "東京オフィスの営業時間は午前九時から午後六時までです。" * 40 + "</p>"
+
 PAGES: dict[str, dict[str, Any]] = {
     "98765": {"title": "Refund incident review", "space": "ENG", "type": "page", "html": PAGE_HTML},
     "98766": {
@@ -154,6 +158,7 @@ PAGES: dict[str, dict[str, Any]] = {
     },
     "98767": {"title": "Ledger notes", "space": "ENG", "type": "page", "html": EDGE_HTML},
     "98768": {"title": "Replay script", "space": "ENG", "type": "page", "html": SCRIPT_HTML},
+    "98769": {"title": "東京オフィス", "space": "ENG", "type": "page", "html": TOKYO_HTML},
     "11111": {"title": "Ops secrets", "space": "OPS", "type": "page", "html": "<p>Hidden.</p>"},
 }
 SPACES = {"ENG": ("131073", "Engineering"), "OPS": ("131074", "Operations")}

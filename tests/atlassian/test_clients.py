@@ -273,3 +273,16 @@ def test_an_injected_client_is_used(tmp_path: Path, cloud: FakeSite) -> None:
         lookups = Atlassian(site_settings(tmp_path, cloud), client=client, env=ENV)
         lookups.confluence_page("98765", 500, None)
     assert seen == ["/wiki/api/v2/pages/98765", "/wiki/api/v2/spaces/131073"]
+
+
+def test_a_page_cut_inside_a_character_ends_on_a_whole_one(tmp_path: Path, cloud: FakeSite) -> None:
+    """A token can hold part of a character's bytes: the cut showed it as "\ufffd"."""
+    pieces = set()
+    for budget in range(150, 190):
+        answer = facade(tmp_path, cloud).confluence_page("98769", budget, None)
+        body = answer.text.markdown.split("\n\n", 2)[2].rsplit("\n\n", 1)[0]
+        assert "\ufffd" not in answer.text.markdown, budget
+        assert body.startswith("東京オフィスの営業時間") and answer.text.truncated
+        assert answer.text.tokens <= budget
+        pieces.add(body)
+    assert len(pieces) > 10  # the cut moved with the budget
