@@ -3,6 +3,8 @@ something, scopes as headings."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
+
 from briefd.cli.docs import listing
 from briefd.store.views import DocumentSummary
 
@@ -40,3 +42,28 @@ def test_paths_stay_whole_and_titles_fit_the_terminal() -> None:
 def test_piped_or_too_narrow_the_title_is_whole() -> None:
     assert listing(DOCS, None)[6].endswith("Refunds and partial refunds")
     assert listing(DOCS, 70)[6].endswith("Refunds and partial refunds")  # 4 columns left: wraps
+
+
+def test_wide_characters_keep_the_columns_and_the_width() -> None:
+    """Terminals give a CJK character or an emoji two cells: padding by characters shifted
+    every column after such a path and let its title run past the terminal."""
+    docs = [
+        DocumentSummary(
+            "domain",
+            "domain/東京オフィス.md",
+            "東京オフィスの営業時間と会議室の予約方法",
+            1,
+            44,
+            "2026-12-03T00:00:00",
+        ),
+        DocumentSummary(
+            "domain", "domain/şifre-sıfırlama.md", "Şifre Sıfırlama", 5, 126, "2026-12-03T00:00:00"
+        ),
+    ]
+    lines = listing(docs, 80)
+    assert lines[2:] == [
+        "  domain/東京オフィス.md            1       44  2026-12-03  東京オフィスの営業…",
+        "  domain/şifre-sıfırlama.md         5      126  2026-12-03  Şifre Sıfırlama",
+    ]
+    assert {cell_len(line[: line.index("2026")]) for line in lines[2:]} == {48}
+    assert all(cell_len(line) <= 80 for line in lines)

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 
 import typer
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
@@ -216,9 +217,10 @@ def _calibration(ctx: typer.Context) -> dict[str, object]:
 
 def listing(found: Sequence[DocumentSummary], width: int | None) -> list[str]:
     """The documents under their scopes, one line each: path (never shortened), sections,
-    tokens, last change, then the title, cut to ``width`` (None: whole) with an ellipsis."""
-    path_width = max(len(d.path) for d in found)
-    head = f"  {'path':<{path_width}}  sections   tokens  updated     title"
+    tokens, last change, then the title, cut to ``width`` (None: whole) with an ellipsis.
+    Widths are terminal cells: a CJK character or an emoji takes two."""
+    path_width = max(cell_len(d.path) for d in found)
+    head = f"  {'path'.ljust(path_width)}  sections   tokens  updated     title"
     lines: list[str] = []
     by_scope: dict[str, list[DocumentSummary]] = {}
     for doc in found:
@@ -228,11 +230,21 @@ def listing(found: Sequence[DocumentSummary], width: int | None) -> list[str]:
         lines += ([""] if lines else []) + [f"{scope} ({count})", head]
         for doc in docs:
             line = (
-                f"  {doc.path:<{path_width}}  {doc.sections:>8}  {doc.tokens:>7,}  "
-                f"{doc.updated_at[:10]:<10}  "
+                f"  {doc.path}{' ' * (path_width - cell_len(doc.path))}  {doc.sections:>8}  "
+                f"{doc.tokens:>7,}  {doc.updated_at[:10]:<10}  "
             )
-            room = width - len(line) if width is not None else len(doc.title)
-            cut = MIN_TITLE <= room < len(doc.title)  # too narrow even for that: let it wrap
-            title = doc.title[: room - 1] + "…" if cut else doc.title
-            lines.append(line + title)
+            title_cells = cell_len(doc.title)
+            room = width - cell_len(line) if width is not None else title_cells
+            cut = MIN_TITLE <= room < title_cells  # too narrow even for that: let it wrap
+            lines.append(line + (_head_cells(doc.title, room - 1) + "…" if cut else doc.title))
     return lines
+
+
+def _head_cells(text: str, cells: int) -> str:
+    """The longest head of ``text`` that takes at most ``cells`` terminal cells."""
+    used = 0
+    for at, char in enumerate(text):
+        used += cell_len(char)
+        if used > cells:
+            return text[:at]
+    return text
