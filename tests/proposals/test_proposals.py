@@ -351,3 +351,29 @@ def test_a_branch_prefix_git_refuses_is_a_settings_error(
         refused.value
     )
     assert why in str(refused.value)
+
+
+def test_a_path_spelled_decomposed_changes_the_document_it_names(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """An agent on macOS sends "ö" as "o" + U+0308: the proposal added a second file, to the
+    eye of the same name, beside the document instead of changing it."""
+    remote.push({"projects/ödeme/genel-bakış.md": "# Ödeme\n\nEski.\n"})
+    git_api.sync()
+    nfd = "projects/o\u0308deme/genel-bak\u0131s\u0327.md"
+    changed = git_api.propose_update(
+        ProposalRequest(nfd, "Ödeme: güncellendi", "# Ödeme\n\nYeni.\n", scopes=("all",))
+    )
+    assert changed.doc_path == "projects/ödeme/genel-bakış.md"
+    assert git(
+        remote.bare, "-c", "core.quotepath=off", "diff", "--name-status", "main", changed.branch
+    ) == ("M\tprojects/ödeme/genel-bakış.md")
+    added = git_api.propose_update(
+        ProposalRequest(
+            "projects/o\u0308deme/yeni-do\u0308ku\u0308man.md", "Yeni", "# Yeni\n", scopes=("all",)
+        )
+    )
+    assert added.doc_path == "projects/ödeme/yeni-döküman.md"
+    assert git(
+        remote.bare, "-c", "core.quotepath=off", "diff", "--name-status", "main", added.branch
+    ) == ("A\tprojects/ödeme/yeni-döküman.md")

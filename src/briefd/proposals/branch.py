@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,7 @@ class Author:
 class Pushed:
     base_commit: str
     commit: str
+    doc_path: str  # as committed: spelled as the base spells it (:func:`_as_on_base`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +59,14 @@ def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float
         fetch = [*FETCH, target.remote, f"+refs/heads/{target.base_branch}:{scratch}"]
         git.run(fetch, target.repo, timeout, ProposalRemoteError)
         base = _git(["rev-parse", "--verify", f"{scratch}^{{commit}}"], target, timeout)
-        commit = _commit(target, base, change, timeout)
+        commit, doc_path = _commit(target, base, change, timeout)
         # to the URL, not the remote's name: no remote-tracking ref appears in the checkout
         url = _git(["remote", "get-url", "--push", target.remote], target, timeout)
         push = ["push", "--quiet", url, f"{commit}:refs/heads/{branch}"]
         git.run(push, target.repo, timeout, ProposalRemoteError)
     finally:
         _forget(target, scratch, timeout)
-    return Pushed(base, commit)
+    return Pushed(base, commit, doc_path)
 
 
 def local_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
@@ -75,27 +77,54 @@ def local_proposal(target: GitTarget, branch: str, change: Change, timeout: floa
         base = _git(["rev-parse", "--verify", "--quiet", f"{local}^{{commit}}"], target, timeout)
     except ProposalError:
         base = _git(["rev-parse", "--verify", "HEAD^{commit}"], target, timeout)
-    commit = _commit(target, base, change, timeout)
+    commit, doc_path = _commit(target, base, change, timeout)
     _git(["update-ref", f"refs/heads/{branch}", commit, ""], target, timeout)  # never replaces
-    return Pushed(base, commit)
+    return Pushed(base, commit, doc_path)
 
 
-def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> str:
-    """One commit on ``base`` whose tree differs from it only in the changed document."""
-    _refuse_links(target, base, change.doc_path, timeout)
-    tree = _tree_with(target, base, target.prefix + change.doc_path, change.content, timeout)
+def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> tuple[str, str]:
+    """One commit on ``base`` whose tree differs from it only in the changed document; the
+    commit and the document's path as committed."""
+    doc_path = _as_on_base(target, base, change.doc_path, timeout)
+    _refuse_links(target, base, doc_path, timeout)
+    tree = _tree_with(target, base, target.prefix + doc_path, change.content, timeout)
     if tree == _git(["rev-parse", f"{base}^{{tree}}"], target, timeout):
         raise ProposalError(
-            f"new_content is identical to {change.doc_path} on {target.base_branch} "
+            f"new_content is identical to {doc_path} on {target.base_branch} "
             f"({base[:12]}); nothing to propose"
         )
-    return _git(
+    commit = _git(
         ["commit-tree", tree, "-p", base, "-F", "-"],
         target,
         timeout,
         env=change.author.env(),
         stdin=change.message.encode("utf-8"),
     )
+    return commit, doc_path
+
+
+def _as_on_base(target: GitTarget, base: str, doc_path: str, timeout: float) -> str:
+    """``doc_path`` spelled as ``base`` spells its folders and file: a name that is the same
+    text composed otherwise (``ö`` as ``o`` + U+0308, as macOS writes names) is the existing
+    one, not a second beside it; a new name is composed (NFC)."""
+    spelled: list[str] = []
+    for part in doc_path.split("/"):
+        folder = target.prefix + "".join(f"{p}/" for p in spelled)
+        args = ["ls-tree", "-z", "--name-only", base, *(["--", folder] if folder else [])]
+        names = [n.rsplit("/", 1)[-1] for n in _ls(args, target, timeout)]
+        if part in names:
+            spelled.append(part)
+            continue
+        wanted = unicodedata.normalize("NFC", part)
+        spelled.append(
+            next((n for n in names if unicodedata.normalize("NFC", n) == wanted), wanted)
+        )
+    return "/".join(spelled)
+
+
+def _ls(args: list[str], target: GitTarget, timeout: float) -> list[str]:
+    listed = _git(args, target, timeout, env={"GIT_LITERAL_PATHSPECS": "1"})
+    return [n for n in listed.split("\0") if n]
 
 
 def _refuse_links(target: GitTarget, base: str, doc_path: str, timeout: float) -> None:

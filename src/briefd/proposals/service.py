@@ -78,7 +78,7 @@ def _make(settings: Settings, request: ProposalRequest, doc_path: str, going: De
     return Proposal(
         id=proposal_id,
         branch=branch,
-        doc_path=doc_path,
+        doc_path=made.doc_path,
         description=description,
         commit_hash=made.commit,
         pr_url=None,
