@@ -70,6 +70,41 @@ def slugify(text: str) -> str:
     return kept.replace(" ", "-")
 
 
+def _extends(char: str) -> bool:
+    """Whether ``char`` belongs to the character before it: a combining mark, a zero-width
+    joiner, a variation selector, a skin-tone modifier or an emoji tag."""
+    return (
+        unicodedata.category(char) in ("Mn", "Mc", "Me")
+        or char == "\u200d"
+        or "\ufe00" <= char <= "\ufe0f"
+        or "\U0001f3fb" <= char <= "\U0001f3ff"
+        or "\U000e0020" <= char <= "\U000e007f"
+    )
+
+
+def _regional(char: str) -> bool:
+    return "\U0001f1e6" <= char <= "\U0001f1ff"  # two of them make a flag
+
+
+def whole_characters(text: str, at: int) -> int:
+    """The greatest cut at or before ``at`` that leaves every character whole as a reader sees
+    it (a grapheme cluster, for the cases knowledge holds): never before a combining mark, a
+    skin-tone modifier or a variation selector, never on either side of a zero-width joiner
+    (👨‍👩‍👧), never between the two halves of a flag (🇹🇷)."""
+    while 0 < at < len(text):
+        if _extends(text[at]) or text[at - 1] == "\u200d":
+            at -= 1
+            continue
+        run = 0
+        while run < at and _regional(text[at - 1 - run]):
+            run += 1
+        if _regional(text[at]) and run % 2:
+            at -= 1
+            continue
+        return at
+    return max(0, min(at, len(text)))
+
+
 SHOWN_CHARS = 200  # of a value from a request that an error message names
 
 

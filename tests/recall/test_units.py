@@ -104,6 +104,32 @@ def test_fit_truncates_an_oversized_top_section_to_the_block_budget() -> None:
     assert count_tokens(knowledge_block([head])) <= 300
 
 
+@pytest.mark.parametrize("count", [None, count_tokens])
+def test_a_truncated_section_never_ends_inside_a_character_a_reader_sees_as_one(
+    count: pack.Count | None,
+) -> None:
+    """Cut by characters, the head could end between an emoji and its skin tone, inside a
+    family joined by U+200D, between the halves of a flag or before a combining accent."""
+    clusters = ["👍🏽", "👨\u200d👩\u200d👧", "🇹🇷", "e\u0301"]
+    unit = "Onay {} için, aile {} ve bayrak {} ile cafe{} ve İstanbul. ".format(*clusters)
+    text = unit * 80
+    inside = {  # offsets of text that fall inside one of the clusters
+        start + at + i
+        for start in range(0, len(text), len(unit))
+        for c in clusters
+        for at in [unit.index(c)]
+        for i in range(1, len(c))
+    }
+    heads = set()
+    for max_chars in range(1000, 1300, 7):
+        (cut,) = pack.fit([section("a", count_tokens(text), text)], 1500, max_chars, count)
+        head = cut["content"].removesuffix(f"\n{TRUNCATED}")
+        assert text.startswith(head), max_chars
+        assert len(head) not in inside, (max_chars, head[-6:])
+        heads.add(len(head))
+    assert len(heads) > 10
+
+
 def test_brief_is_one_short_section_and_pointers_to_the_others() -> None:
     text = "line of text\n" * 200
     sections = [section(c, count_tokens(text), text) for c in ("a", "b", "c", "d")]

@@ -22,6 +22,7 @@ from briefd.atlassian.model import (
     PageHit,
     PageSearchAnswer,
 )
+from briefd.text import whole_characters
 from briefd.tokens import count_tokens, head_tokens
 
 SEPARATOR = "\n\n"
@@ -65,7 +66,7 @@ def fit(blocks: Sequence[str], max_tokens: int, ask: str) -> Fitted:
 
 
 def _head(block: str, limit: int) -> str:
-    head = head_tokens(block, limit)
+    head = block[: whole_characters(block, len(head_tokens(block, limit)))]
     cut = head.rfind("\n")
     if cut > len(head) // 2:
         head = head[:cut]

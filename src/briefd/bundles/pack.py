@@ -25,6 +25,7 @@ from briefd.bundles.render import fingerprint, truncation_marker
 from briefd.markdown.parse import parse_structure
 from briefd.markdown.wrap import continuation
 from briefd.settings import BundleSettings
+from briefd.text import whole_characters
 from briefd.tokens import count_tokens, head_tokens
 
 # Scope priority for display (B1): domain > conventions > projects > anything else.
@@ -198,7 +199,8 @@ def _head(c: Candidate, limit: int, sizes: Measure) -> BundleItem | None:
     marker = count_tokens(truncation_marker(c, total, total))
     allowance = limit - _sized(sizes, c, "").tokens - marker - 2
     while allowance >= _MIN_HEAD_TOKENS // 2:
-        head = closed_blocks(_at_line_end(head_tokens(body, allowance)))
+        whole = whole_characters(body, len(head_tokens(body, allowance)))
+        head = closed_blocks(_at_line_end(body[:whole]))
         content = head + truncation_marker(c, count_tokens(head), total)
         item = _sized(sizes, c, content, truncated=True)
         if item.tokens <= limit:

@@ -16,6 +16,7 @@ from briefd.recall.block import (
     cost,
     frame_tokens,
 )
+from briefd.text import whole_characters
 
 Section = dict[str, Any]
 
@@ -91,8 +92,9 @@ def truncate(
 
 
 def _head(content: str, chars: int) -> str:
-    """The first ``chars`` characters, ended at a line break in their second half."""
-    head = content[:chars]
+    """The first ``chars`` characters, ended at a line break in their second half; never
+    inside a character a reader sees as one (👍🏽, 👨‍👩‍👧, 🇹🇷, e + U+0301)."""
+    head = content[: whole_characters(content, chars)]
     cut = head.rfind("\n")
     return head[:cut] if cut > chars // 2 else head
 
