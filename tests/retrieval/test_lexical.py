@@ -222,3 +222,26 @@ def test_a_pasted_page_is_searched_by_its_first_words(indexed: Briefd) -> None:
     result = indexed.search(SearchRequest(f"Visa reattempts {filler}", mode="bm25"))
     assert result.hits[0].heading == "Scheme limits"
     assert len(query_terms(filler)) == MAX_QUERY_TERMS
+
+
+def test_a_scope_named_composed_otherwise_is_the_same_scope(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A folder name written decomposed (NFD, as macOS writes it) gives a scope an agent
+    types composed, and the other way round: "scope 'projects/ödeme' does not exist; known
+    scopes: …, projects/ödeme"."""
+    write_files(
+        {
+            "projects/ödeme/iade.md": "# İade\n\nİade süresi 14 gün.\n",
+            "projects/o\u0308zel/not.md": "# Not\n\nİade notu.\n",
+            "domain/x.md": "# X\n\nx\n",
+        }
+    )
+    api.index()
+    decomposed = api.search(SearchRequest("iade", scopes=("projects/o\u0308deme",)))
+    assert decomposed.scopes == ("projects/ödeme",)
+    assert [h.doc_path for h in decomposed.hits] == ["projects/ödeme/iade.md"]
+    composed = api.search(SearchRequest("iade", scopes=("projects/özel",)))
+    assert [h.doc_path for h in composed.hits] == ["projects/o\u0308zel/not.md"]
+    view = api.document("projects/ödeme/iade.md", scopes=("projects/o\u0308deme",))
+    assert view.title == "İade"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from collections.abc import Sequence
 
 from briefd.errors import ScopeError
@@ -37,6 +38,7 @@ def resolve_scopes(
                 f"mark a scopes: rule default: true), or name scopes (or '{ALL_SCOPES}')"
             )
         return found
+    requested = [_as_known(s, known) for s in requested]
     unknown = [s for s in requested if s not in known and s != ALL_SCOPES]
     if unknown:
         listing = ", ".join(known) if known else "none (the index is empty)"
@@ -46,6 +48,15 @@ def resolve_scopes(
     if ALL_SCOPES in requested:  # with others named too, a typo among them is still one
         return tuple(known)
     return tuple(dict.fromkeys(requested))
+
+
+def _as_known(scope: str, known: Sequence[str]) -> str:
+    """``scope`` as the index spells it: named composed otherwise (NFD, as macOS writes the
+    folder names scopes come from, or the other way round), it is the same scope."""
+    if scope in known:
+        return scope
+    wanted = unicodedata.normalize("NFC", scope)
+    return next((k for k in known if unicodedata.normalize("NFC", k) == wanted), scope)
 
 
 def default_scope_warnings(default: Sequence[str], known: Sequence[str]) -> tuple[str, ...]:
