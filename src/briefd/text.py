@@ -50,10 +50,23 @@ def query_terms(query: str) -> list[str]:
 
 def grouping_key(query: str) -> str:
     """What the gaps report groups queries by (T3): the query's terms, folded, lower-cased,
-    each once and sorted ("Retry policy?" and "policy for retries"… "retry policy" alike up
-    to word forms); a query of only stop words keeps its words."""
+    without the accents of Latin letters (as search matches them: "şifre sıfırlama" typed
+    "sifre sifirlama" on an English keyboard is the same question), each once and sorted
+    ("Retry policy?" and "policy for retries"… "retry policy" alike up to word forms); a
+    query of only stop words keeps its words."""
     terms = query_terms(query) or query_words(query)
-    return " ".join(sorted(terms))
+    return " ".join(sorted({_unaccented(t) for t in terms}))
+
+
+def _unaccented(word: str) -> str:
+    """``word`` case-folded (ß → ss), without the combining marks of Latin letters (ş → s,
+    ü → u); other scripts' marks (й, ё) are letters of their own and stay."""
+    kept: list[str] = []
+    for char in unicodedata.normalize("NFD", word.casefold()):
+        if unicodedata.combining(char) and kept and kept[-1] < "\u0250":
+            continue
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def caseless(text: str) -> str:

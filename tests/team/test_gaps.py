@@ -255,3 +255,24 @@ def test_a_long_window_is_a_window_not_an_error() -> None:
     now = datetime(2026, 12, 3, tzinfo=UTC)
     assert since_cutoff("100000d", now) == now - timedelta(days=100_000)
     assert since_cutoff("999999999w", now) == datetime.min.replace(tzinfo=UTC)  # everything
+
+
+def test_turkish_and_german_typed_without_their_letters_group_together(
+    indexed: Briefd,
+) -> None:
+    """Search matches "sifre sifirlama" as "şifre sıfırlama" (an English keyboard), but the
+    gaps report counted them as two questions, each asked half as often."""
+    indexed.log_queries(
+        [entry("şifre sıfırlama", 0, None, "mcp")] * 2
+        + [entry("sifre sifirlama", 0, None, "rest")]
+        + [entry("ŞİFRE SIFIRLAMA", 0, None, "hook", "recall")]
+        + [entry("Straßen Größe", 0, None)]
+        + [entry("STRASSEN GROESSE", 0, None)]  # another word: not the same
+        + [entry("strassen grösse", 0, None)]
+    )
+    report = indexed.gaps(GapsRequest(since="7d", min_count=1))
+    assert sorted((g.asked, sorted(g.surfaces.items())) for g in report.gaps) == [
+        (1, [("mcp", 1)]),
+        (2, [("mcp", 2)]),
+        (4, [("hook", 1), ("mcp", 2), ("rest", 1)]),
+    ]
