@@ -14,6 +14,7 @@ import pytest
 
 from briefd import SearchRequest
 from briefd.api import Briefd
+from briefd.bundles import BundleRequest
 from briefd.sources.code import CodeSource, parse_log
 from briefd.sources.refs import covering, paths_covered
 from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo, git, settings_for
@@ -374,3 +375,31 @@ def test_a_long_drift_lists_the_newest_commits_and_counts_all(
     knowledge.commit({"domain/retry.md": None}, "Retire the retry doc", "2026-03-20T00:00:00+00:00")
     api.index()
     assert api.drift().documents == ()
+
+
+def test_a_path_committed_decomposed_drifts_the_document_whose_refs_spell_it_composed(
+    tmp_path: Path,
+) -> None:
+    """A macOS checkout commits ``ödeme/`` as ``o`` + U+0308 and git prints it so; the refs,
+    read composed (NFC), never covered it: no drift, and ``--paths`` led with nothing."""
+    knowledge = Repo(tmp_path / "knowledge")
+    doc = "---\nrefs: [servisler/ödeme/**]\n---\n# Ödeme\n\n## İade\nİade 14 gün.\n"
+    knowledge.commit({"domain/odeme.md": doc}, "Ödeme kuralları", DOC_AT, author="Yazar")
+    app = Repo(tmp_path / "app")
+    decomposed = "servisler/o\u0308deme/iade.py"
+    app.commit({decomposed: "GUN = 14\n"}, "Başlangıç", "2026-03-01T10:00:00+00:00")
+    changed = app.commit(
+        {decomposed: "GUN = 30\n"}, "İade süresi 30 gün", "2026-03-12T10:00:00+00:00"
+    )
+    with Briefd(settings_for(tmp_path, knowledge, str(app.path)), embedder=None) as api:
+        api.index()
+        report = api.drift()
+        bundle = api.compile_bundle(BundleRequest("süre", max_tokens=500, paths=(decomposed,)))
+    assert [(d.doc_path, [c.hash for c in d.commits]) for d in report.documents] == [
+        ("domain/odeme.md", [changed])
+    ]
+    assert report.documents[0].commits[0].paths == (decomposed,)  # as git printed it
+    governed = [(i.doc_path, i.reasons) for i in bundle.items if i.tier == "governed"]
+    assert governed == [
+        ("domain/odeme.md", ("refs servisler/ödeme/** covers servisler/ödeme/iade.py",))
+    ]

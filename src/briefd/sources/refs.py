@@ -4,6 +4,7 @@ Bundles (B1) and search (R5) put documents whose ``refs`` cover a request's ``pa
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,9 +28,18 @@ class Cover:
 
 
 def normalise_paths(paths: Sequence[str]) -> tuple[str, ...]:
-    """Code paths as repository-relative POSIX paths, sorted and without duplicates."""
-    cleaned = (p.strip().replace("\\", "/").removeprefix("./").lstrip("/") for p in paths)
+    """Code paths as repository-relative POSIX paths, composed (NFC, as ``refs`` are read),
+    sorted and without duplicates."""
+    cleaned = (
+        _composed(p.strip().replace("\\", "/").removeprefix("./").lstrip("/")) for p in paths
+    )
     return tuple(sorted({p for p in cleaned if p}))
+
+
+def _composed(path: str) -> str:
+    """``path`` composed (NFC): git prints a name as it was committed, and a macOS checkout
+    commits ``ödeme/`` decomposed (``o`` + U+0308) where ``refs`` spell it composed."""
+    return path if path.isascii() else unicodedata.normalize("NFC", path)
 
 
 def _spec(glob: str) -> pathspec.PathSpec[Any]:
@@ -76,5 +86,5 @@ def paths_covered(glob: str, paths: Iterable[str]) -> list[str]:
     patterns = [p for p in spec.patterns if p.include is not None]
     if len(patterns) == 1 and patterns[0].include and patterns[0].regex is not None:
         match = patterns[0].regex.match
-        return [p for p in paths if match(p)]
-    return [p for p in paths if spec.match_file(p)]
+        return [p for p in paths if match(_composed(p))]
+    return [p for p in paths if spec.match_file(_composed(p))]
