@@ -377,3 +377,20 @@ def test_a_path_spelled_decomposed_changes_the_document_it_names(
     assert git(
         remote.bare, "-c", "core.quotepath=off", "diff", "--name-status", "main", added.branch
     ) == ("A\tprojects/ödeme/yeni-döküman.md")
+
+
+def test_a_scope_and_a_path_composed_otherwise_are_the_same_scope(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """ "doc_path 'projects/ödeme/genel-bakış.md' is in scope 'projects/ödeme', which this
+    request may not see (scopes: projects/ödeme)": one of them arrived decomposed (NFD)."""
+    remote.push({"projects/ödeme/genel-bakış.md": "# Ödeme\n\nEski.\n"})
+    git_api.sync()
+    for path, scope in [
+        ("projects/o\u0308deme/genel-bakış.md", "projects/ödeme"),
+        ("projects/ödeme/genel-bakış.md", "projects/o\u0308deme"),
+    ]:
+        made = git_api.propose_update(
+            ProposalRequest(path, "Ödeme", f"# Ödeme\n\n{scope!r}\n", scopes=(scope,))
+        )
+        assert made.doc_path == "projects/ödeme/genel-bakış.md"

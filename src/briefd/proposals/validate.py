@@ -4,6 +4,7 @@ reads the knowledge's ``.gitignore`` files)."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,8 +32,10 @@ _TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
 
 
 def checked_path(request: ProposalRequest, settings: Settings) -> str:
-    """The normalised document path, or a :class:`ProposalError` that says what to fix."""
-    path = _clean_path(request.doc_path)
+    """The normalised document path, or a :class:`ProposalError` that says what to fix. Path
+    and scopes are compared composed (NFC): an agent may send either form, and the commit
+    spells the path as the repository does (:mod:`.branch`)."""
+    path = unicodedata.normalize("NFC", _clean_path(request.doc_path))
     _check_indexed(path, settings)
     layout = Layout.of(settings)
     scope = layout.scope_of(path)
@@ -40,7 +43,9 @@ def checked_path(request: ProposalRequest, settings: Settings) -> str:
         raise ProposalError(
             f"doc_path '{path}' is outside every scope; knowledge lives under {layout.folders()}"
         )
-    allowed: Sequence[str] = request.scopes or settings.default_scopes
+    allowed: Sequence[str] = [
+        unicodedata.normalize("NFC", s) for s in request.scopes or settings.default_scopes
+    ]
     if ALL_SCOPES not in allowed and not in_scopes(scope, allowed):
         raise ProposalError(
             f"doc_path '{path}' is in scope '{scope}', which this request may not see "
