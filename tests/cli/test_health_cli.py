@@ -301,3 +301,24 @@ def test_a_repo_to_read_again_that_fails_keeps_its_head(tmp_path: Path) -> None:
     (repo,) = json.loads(briefd("drift", "--no-refresh", "--json", cwd=cwd).stdout)["repos"]
     assert (repo["head"], repo["commits"]) == (head, 1)
     assert "not a git checkout" in repo["error"]
+
+
+def test_usage_names_a_documents_lead_section_by_its_title(tmp_path: Path) -> None:
+    """The text under a document's title has an empty heading path: it was listed as
+    "domain/şifre.md ›" with no name, in the table and as "heading": "" in JSON."""
+    root = tmp_path / "knowledge" / "domain"
+    root.mkdir(parents=True)
+    (root / "şifre.md").write_text("# Şifre Sıfırlama\n\nE-posta ile.\n\n## Süre\n\n24 saat.\n")
+    settings = load_settings(
+        None, env={}, overrides={"db": str(tmp_path / "i.db"), "source": str(root.parent)}
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        lead, timing = (c.id for c in api.document("domain/şifre.md").chunks)
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        api.log_queries([logged("search", "şifre", at, 1.0, 1.0, "mcp", (lead, timing))])
+        report = api.usage()
+    assert sorted((s.doc_path, s.heading) for s in report.sections) == [
+        ("domain/şifre.md", "Süre"),
+        ("domain/şifre.md", "Şifre Sıfırlama"),
+    ]

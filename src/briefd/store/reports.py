@@ -135,12 +135,19 @@ def section_info(conn: sqlite3.Connection, chunk_ids: Iterable[str]) -> dict[str
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
         rows = conn.execute(
-            "SELECT c.id, d.path, c.heading_path FROM chunks c "
+            "SELECT c.id, d.path, c.heading_path, c.heading FROM chunks c "
             f"JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({','.join('?' * len(part))})",
             part,
         )
-        found.update((r[0], SectionInfo(r[0], r[1], " › ".join(json.loads(r[2])))) for r in rows)
+        found.update((r[0], SectionInfo(r[0], r[1], _breadcrumb(r[2], r[3]))) for r in rows)
     return found
+
+
+def _breadcrumb(heading_path: str, heading: str) -> str:
+    """A section's place, its heading path ("Heading › Subheading"); a document's lead
+    section (the text under its title, whose heading path is empty) is named by its heading,
+    the title."""
+    return " › ".join(json.loads(heading_path)) or heading
 
 
 def served_by_surface(
