@@ -223,3 +223,24 @@ def test_names_and_headings_match_caseless_in_turkish_and_german(
     context = api.compile_bundle(BundleRequest("links", max_tokens=2000, target="domain/links.md"))
     linked = [i.heading_path[-1] for i in context.items if i.tier == "linked"]
     assert "Şifre Sıfırlama Adımları" in linked and "Größe der Straße" in linked
+
+
+def test_a_bundle_brings_the_repeated_heading_a_numbered_slug_names(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """`briefd links` resolved #genel-bakış-1 to the second "Genel bakış", but the bundle's
+    linked section was the first one."""
+    write_files(
+        {
+            "domain/tekrar.md": "# Tekrar\n\n## Genel Bakış\n\nBirinci bölüm.\n\n"
+            "## Genel bakış\n\nİkinci bölüm.\n",
+            "domain/kaynak.md": "# Kaynak\n\nBkz [ikinci](tekrar.md#genel-bakış-1).\n",
+        }
+    )
+    api.index()
+    assert [r.status for r in api.document("domain/kaynak.md").links] == ["ok"]
+    context = api.compile_bundle(
+        BundleRequest("kaynak", max_tokens=1000, target="domain/kaynak.md")
+    )
+    linked = [(i.heading_path[-1], i.content) for i in context.items if i.tier == "linked"]
+    assert linked == [("Genel bakış", "İkinci bölüm.")]

@@ -188,6 +188,19 @@ def _has_fragment(headings: Sequence[Heading], fragment: str) -> bool:
     return lowered in numbered_slugs(headings)
 
 
+def numbered_heading(headings: Sequence[Heading], fragment: str) -> Heading | None:
+    """The heading GitHub's numbered slug ``fragment`` names (``overview-1``: the second
+    "Overview"), if it is one."""
+    wanted = fragment.strip().lower()
+    seen: Counter[str] = Counter()
+    for heading in headings:
+        slug = slugify(heading.text)
+        if seen[slug] and f"{slug}-{seen[slug]}" == wanted:
+            return heading
+        seen[slug] += 1
+    return None
+
+
 def numbered_slugs(headings: Sequence[Heading]) -> set[str]:
     """The slugs GitHub gives a heading text's second and later uses in one document:
     ``overview-1``, ``overview-2``… (the first keeps ``overview``)."""

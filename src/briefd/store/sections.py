@@ -8,6 +8,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+from briefd.graph.resolve import numbered_heading
+from briefd.store.documents import headings_from_json
 from briefd.text import caseless, slugify
 
 SECTION_COLUMNS = (
@@ -44,11 +46,13 @@ def document_sections(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
 def linked_section(
     conn: sqlite3.Connection, path: str, fragment: str | None, scopes: Sequence[str]
 ) -> int | None:
-    """The section a link to ``path`` brings (its ``#fragment`` by anchor, heading or slug,
-    else the first section), if the document is in ``scopes``."""
+    """The section a link to ``path`` brings (its ``#fragment`` by anchor, heading, slug or
+    GitHub's numbered slug of a repeated heading, else the first section), if the document is
+    in ``scopes``."""
     rows = conn.execute(
-        "SELECT c.rowid, c.heading, c.anchor, c.heading_path FROM chunks c "
-        f"JOIN documents d ON d.id = c.doc_id WHERE d.path = ? AND c.scope IN ({_in(scopes)}) "
+        "SELECT c.rowid, c.heading, c.anchor, c.heading_path, c.start_line, d.headings "
+        f"FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path = ? "
+        f"AND c.scope IN ({_in(scopes)}) "
         "ORDER BY c.position",
         (path, *scopes),
     ).fetchall()
@@ -62,6 +66,10 @@ def linked_section(
             names.update(caseless(h) for h in json.loads(row["heading_path"]))
             if wanted in names or slugify(fragment) in names:
                 return int(row["rowid"])
+        heading = numbered_heading(headings_from_json(rows[0]["headings"]), fragment)
+        at = [r for r in rows if heading is not None and r["start_line"] >= heading.line]
+        if at:
+            return int(at[0]["rowid"])
     return int(rows[0]["rowid"])
 
 
