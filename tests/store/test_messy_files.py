@@ -141,3 +141,16 @@ def test_front_matter_yaml_cannot_construct_is_reported_not_fatal(tmp_path: Path
         "front matter",
     }
     assert search(tmp_path, "leap day review")[0]["doc_path"] == "domain/leap.md"
+
+
+def test_a_folder_named_decomposed_is_excluded_by_its_composed_name(tmp_path: Path) -> None:
+    """``index.exclude: [domain/şirket/**]`` missed the folder a macOS copy names decomposed
+    (``s`` + U+0327): the documents meant to stay out were indexed and served."""
+    folder = unicodedata.normalize("NFD", "domain/şirket")
+    source = source_with(tmp_path, {f"{folder}/gizli.md": b"# Gizli\n\nMaa\xc5\x9flar.\n"})
+    (tmp_path / "briefd.yaml").write_text(
+        f"source: {source}\nindex:\n  exclude: ['domain/şirket/**']\n", encoding="utf-8"
+    )
+    assert briefd(tmp_path, "--config", str(tmp_path / "briefd.yaml"), "index").returncode == 0
+    done = briefd(tmp_path, "--config", str(tmp_path / "briefd.yaml"), "docs", "--json")
+    assert [d["path"] for d in json.loads(done.stdout)["documents"]] == ["domain/good.md"]

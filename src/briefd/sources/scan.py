@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,8 @@ class Rules:
     def __init__(self, root: Path, index: IndexSettings, layout: Layout) -> None:
         self.root = root
         self.layout = layout
-        self._included = pathspec.PathSpec.from_lines("gitignore", index.include)
-        self._excluded = pathspec.PathSpec.from_lines("gitignore", index.exclude)
+        self._included = pathspec.PathSpec.from_lines("gitignore", map(_composed, index.include))
+        self._excluded = pathspec.PathSpec.from_lines("gitignore", map(_composed, index.exclude))
         self._ignores: dict[str, pathspec.PathSpec[Any] | None] = {}
 
     def skips_folder(self, rel_dir: str) -> bool:
@@ -53,8 +54,11 @@ class Rules:
         return name.startswith(".") or self._ignored(rel_dir)
 
     def selects(self, rel: str) -> bool:
-        """The file ``rel`` is included, not excluded and not ignored."""
-        if not self._included.match_file(rel) or self._excluded.match_file(rel):
+        """The file ``rel`` is included, not excluded and not ignored. The globs and the path
+        compare composed (NFC): a folder named decomposed (``s`` + U+0327, as macOS writes
+        ``ş``) is the ``domain/şirket/**`` that ``index.exclude`` names."""
+        composed = _composed(rel)
+        if not self._included.match_file(composed) or self._excluded.match_file(composed):
             return False
         return not self._ignored(rel)
 
@@ -89,6 +93,10 @@ class Rules:
                 spec = pathspec.GitIgnoreSpec.from_lines(lines)
             self._ignores[base] = spec
         return self._ignores[base]
+
+
+def _composed(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
 
 
 def scan(
