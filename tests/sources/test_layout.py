@@ -144,3 +144,15 @@ def test_bad_rules_name_the_key(tmp_path: Path, rules: str, message: str) -> Non
     config.write_text(f"scopes: {rules}\n")
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace(".", r"\.")):
         load_settings(config, env={})
+
+
+def test_a_rules_folder_matches_it_named_decomposed(settings: Settings, tmp_path: Path) -> None:
+    """A macOS copy names ``ekipler/ödeme`` decomposed (``o`` + U+0308): its files were
+    "outside every scope (genel/, ekipler/ödeme/)", the very folder the message named."""
+    folder = "ekipler/o\u0308deme"
+    source = write(tmp_path / "kb", {f"{folder}/ekip.md": "# Ekip\n\nİade nöbeti.\n"})
+    rules = [{"folder": "genel", "default": True}, {"folder": "ekipler/ödeme", "scope": "odeme"}]
+    with Briefd(with_overrides(settings, {"scopes": rules}), embedder=None) as api:
+        report = api.index(source)
+        assert [s.path for s in report.skipped] == []
+        assert [(s.name, s.documents) for s in api.scopes()] == [("odeme", 1)]

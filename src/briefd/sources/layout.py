@@ -10,6 +10,7 @@ the rule's ``scope`` or, without one, that folder's path (``projects/*`` gives
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -78,10 +79,13 @@ def nothing_indexed(report: IndexReport, settings: Settings) -> str:
 
 
 def folder_matches(pattern: str, folder: str) -> bool:
-    """``folder`` (a path like ``projects/a``, or ``.``) matches the folder glob ``pattern``."""
+    """``folder`` (a path like ``projects/a``, or ``.``) matches the folder glob ``pattern``;
+    both compare composed (NFC): a folder a macOS copy names decomposed (``o`` + U+0308) is
+    the ``ekipler/ödeme`` a rule names."""
     if pattern == ROOT or folder == ROOT:
         return pattern == folder
-    return _match(pattern.split("/"), folder.split("/"))
+    composed = unicodedata.normalize("NFC", folder)
+    return _match(unicodedata.normalize("NFC", pattern).split("/"), composed.split("/"))
 
 
 def _match(pattern: Sequence[str], parts: Sequence[str]) -> bool:
