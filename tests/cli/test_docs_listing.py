@@ -67,3 +67,13 @@ def test_wide_characters_keep_the_columns_and_the_width() -> None:
     ]
     assert {cell_len(line[: line.index("2026")]) for line in lines[2:]} == {48}
     assert all(cell_len(line) <= 80 for line in lines)
+
+
+def test_a_title_is_never_cut_inside_an_emoji() -> None:
+    """A family joined by U+200D or a flag cut in two shows as other signs."""
+    family, flag = "👨\u200d👩\u200d👧", "🇹🇷"
+    title = "Aile " + (family + flag) * 12
+    docs = [DocumentSummary("domain", "domain/aile.md", title, 1, 6, "2026-12-03T00:00:00")]
+    for width in range(70, 100):
+        head = listing(docs, width)[2].removesuffix("…").rsplit("  ", 1)[-1]
+        assert head.removeprefix("Aile ").replace(family, "").replace(flag, "") == "", width

@@ -74,3 +74,19 @@ def test_text_that_is_not_utf8_is_a_one_line_usage_error(
         f"error: Invalid value for '{name}': not UTF-8 text (byte 0xff at character 8); set "
         f"the terminal's encoding to UTF-8; see `briefd {args[0]} -h`\n"
     )
+
+
+def test_the_preview_never_ends_inside_an_emoji_or_a_flag(tmp_path: Path) -> None:
+    """The table's preview is the content's first 220 characters: it ended on 👍 without its
+    skin tone 🏽, or on one half of a flag (🇹 of 🇹🇷), which terminals show as another sign."""
+    source = tmp_path / "kb" / "domain"
+    source.mkdir(parents=True)
+    lead = "onay " * 43 + "ekle"  # 219 characters
+    (source / "onay.md").write_text(f"# Onay\n\n{lead}👍🏽 ve 🇹🇷 bayrağı.\n", encoding="utf-8")
+    (source / "bayrak.md").write_text(f"# Bayrak\n\n{lead}🇹🇷 ve bayrak.\n", encoding="utf-8")
+    assert briefd("index", "--source", str(tmp_path / "kb"), cwd=tmp_path).returncode == 0
+    table = briefd("search", "onay ekle", cwd=tmp_path, env={"COLUMNS": "400"}).stdout
+    previews = [line for line in table.splitlines() if "onay onay" in line]
+    assert len(previews) == 2
+    for line in previews:
+        assert "👍" not in line and "🇹" not in line, line

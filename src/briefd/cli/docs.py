@@ -21,6 +21,7 @@ from briefd.settings import load_settings
 from briefd.store.migrations import SCHEMA_VERSION
 from briefd.store.scopes import default_scope_warnings
 from briefd.store.views import DocumentSummary
+from briefd.text import whole_characters
 
 MIN_TITLE = 16  # a title cut shorter than this says too little: it wraps instead
 
@@ -246,5 +247,5 @@ def _head_cells(text: str, cells: int) -> str:
     for at, char in enumerate(text):
         used += cell_len(char)
         if used > cells:
-            return text[:at]
+            return text[: whole_characters(text, at)]
     return text

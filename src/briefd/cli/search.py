@@ -21,6 +21,7 @@ from briefd.cli.output import (
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import apply_tuned
+from briefd.text import whole_characters
 
 MODES = ("bm25", "vector", "hybrid")
 
@@ -145,7 +146,8 @@ def _cell(hit: Hit, explain: bool) -> Text:
     """Plain text: document content is never read as rich markup ("[[link]]", "[/data]")."""
     location = f"{hit.doc_path}:{hit.start_line}-{hit.end_line}"
     crumb = " > ".join((hit.title, *hit.heading_path))
-    preview = " ".join(hit.content.split())[:220]
+    flat = " ".join(hit.content.split())
+    preview = flat[: whole_characters(flat, 220)]  # never 👍 without its 🏽
     cell = f"{location}\n{crumb}\n{preview}"
     if hit.related_to:
         cell += f"\nrelated: linked from {hit.related_to}"
