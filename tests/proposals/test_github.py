@@ -120,6 +120,17 @@ def test_a_pull_request_is_opened_with_the_real_shape(
     assert forge_api.proposals()[0].pr_url == made.pr_url
 
 
+def test_a_long_title_is_cut_before_a_character_not_inside_it(
+    forge_api: Briefd, github: FakeGitHub
+) -> None:
+    """The pull request's title is the description's first line cut to 72 characters: it
+    ended on 👍 without its skin tone 🏽 (another sign on GitHub)."""
+    first = "Onay süreci: " + "a" * 57 + "👍🏽 eklendi"  # 👍 is the 71st character
+    forge_api.propose_update(ProposalRequest("domain/retry.md", first, NEW_RETRY, None, "mcp"))
+    [request] = [r for r in github.server.requests if r.method == "POST"]
+    assert request.json()["title"] == "Onay süreci: " + "a" * 57 + "…"
+
+
 def test_a_later_sync_flips_the_status_to_merged(forge_api: Briefd, github: FakeGitHub) -> None:
     made = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
     still_open = forge_api.sync()

@@ -24,6 +24,7 @@ from briefd.sources import knowledge as sources
 from briefd.sources.knowledge import remote_url
 from briefd.state import SharedState
 from briefd.sync.state import Refresh
+from briefd.text import whole_characters
 
 TITLE_CHARS = 72
 NOT_PUSHED_FOR_FORGE = (
@@ -95,7 +96,7 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
     what the caller can do about it (every front end shows that field)."""
     title = proposal.description.splitlines()[0]
     if len(title) > TITLE_CHARS:
-        title = title[: TITLE_CHARS - 1] + "…"
+        title = title[: whole_characters(title, TITLE_CHARS - 1)] + "…"
     body = f"{proposal.description}\n\n---\nProposed through briefd for `{proposal.doc_path}`" + (
         f" by {proposal.client}." if proposal.client else "."
     )
