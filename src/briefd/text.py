@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 # Dotless ı and dotted İ have no Unicode decomposition, so FTS5's remove_diacritics cannot
 # fold them; Turkish typed on an English keyboard writes "i" for both.
@@ -74,6 +75,20 @@ def caseless(text: str) -> str:
     i, then case-folded in full ("İade" and "IADE" are "iade", "Straße" is "strasse"); plain
     ``lower()`` gives "i̇ade" (i and a combining dot) for "İade"."""
     return fold(unicodedata.normalize("NFC", text)).casefold()
+
+
+def numbered_slug_position(texts: Sequence[str], fragment: str) -> int | None:
+    """The index of the heading text GitHub's numbered slug ``fragment`` names
+    (``overview-1``: the second "Overview"), if it is one (the first use keeps the plain slug)."""
+    wanted = fragment.strip().lower()
+    seen: dict[str, int] = {}
+    for index, text in enumerate(texts):
+        slug = slugify(text)
+        uses = seen.get(slug, 0)
+        if uses and f"{slug}-{uses}" == wanted:
+            return index
+        seen[slug] = uses + 1
+    return None
 
 
 def slugify(text: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from briefd.model import Heading, Link, LinkFindings, ResolvedLink
-from briefd.text import caseless, slugify
+from briefd.text import caseless, numbered_slug_position, slugify
 
 _SUFFIXES = (".md", ".markdown")
 
@@ -191,14 +191,8 @@ def _has_fragment(headings: Sequence[Heading], fragment: str) -> bool:
 def numbered_heading(headings: Sequence[Heading], fragment: str) -> Heading | None:
     """The heading GitHub's numbered slug ``fragment`` names (``overview-1``: the second
     "Overview"), if it is one."""
-    wanted = fragment.strip().lower()
-    seen: Counter[str] = Counter()
-    for heading in headings:
-        slug = slugify(heading.text)
-        if seen[slug] and f"{slug}-{seen[slug]}" == wanted:
-            return heading
-        seen[slug] += 1
-    return None
+    at = numbered_slug_position([h.text for h in headings], fragment)
+    return None if at is None else headings[at]
 
 
 def numbered_slugs(headings: Sequence[Heading]) -> set[str]:

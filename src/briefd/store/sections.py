@@ -8,9 +8,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from briefd.graph.resolve import numbered_heading
-from briefd.store.documents import headings_from_json
-from briefd.text import caseless, slugify
+from briefd.text import caseless, numbered_slug_position, slugify
 
 SECTION_COLUMNS = (
     "c.rowid AS rowid, c.id, d.path, d.scope, d.title, c.heading, c.heading_path, c.content, "
@@ -66,8 +64,9 @@ def linked_section(
             names.update(caseless(h) for h in json.loads(row["heading_path"]))
             if wanted in names or slugify(fragment) in names:
                 return int(row["rowid"])
-        heading = numbered_heading(headings_from_json(rows[0]["headings"]), fragment)
-        at = [r for r in rows if heading is not None and r["start_line"] >= heading.line]
+        headings = json.loads(rows[0]["headings"])  # [level, text, anchor, line]: no model import
+        index = numbered_slug_position([h[1] for h in headings], fragment)
+        at = [r for r in rows if index is not None and r["start_line"] >= headings[index][3]]
         if at:
             return int(at[0]["rowid"])
     return int(rows[0]["rowid"])
