@@ -29,21 +29,25 @@ def briefd(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> sub
     )
 
 
+def until_up(process: subprocess.Popen[str], health_url: str) -> httpx.Response:
+    """The first answer of a briefd server starting up (it may index first), within 60 s."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return httpx.get(health_url, timeout=1)
+        except httpx.TransportError:
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "briefd did not come up"
+            time.sleep(0.1)
+
+
 def test_serve_indexes_then_serves(tmp_path: Path) -> None:
     source = tmp_path / "knowledge"
     shutil.copytree(EXAMPLE, source)
     port = free_port()
     process = briefd(tmp_path, "serve", "--source", str(source), "--port", str(port))
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                health = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, process.communicate()
-                assert time.monotonic() < deadline, "briefd serve did not come up"
-                time.sleep(0.1)
+        health = until_up(process, f"http://127.0.0.1:{port}/api/health")
         assert health.json()["documents"] == 45
         hits = httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "retry policy"})
         assert hits.json()["hits"][0]["doc_path"] == "domain/retry-policy.md"
@@ -98,15 +102,7 @@ def test_demo_indexes_the_whole_example_whatever_layout_the_folder_configures(
     process = briefd(tmp_path, "demo", "--port", str(port))
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                health = httpx.get(f"{url}/api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, process.communicate()
-                assert time.monotonic() < deadline, "briefd demo did not come up"
-                time.sleep(0.1)
+        health = until_up(process, f"{url}/api/health")
         assert health.json()["documents"] == 45
         scopes = httpx.get(f"{url}/api/scopes").json()
         assert [s["name"] for s in scopes["scopes"]] == [
@@ -144,15 +140,7 @@ def test_serve_on_a_full_disk_serves_the_index_it_has(tmp_path: Path) -> None:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=full_disk(),
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                health = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, process.communicate()
-                assert time.monotonic() < deadline, "briefd serve did not come up"
-                time.sleep(0.1)
+        health = until_up(process, f"http://127.0.0.1:{port}/api/health")
         assert health.json()["documents"] == 45  # the index it had, none of the new documents
         hits = httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "retry policy"})
         assert hits.json()["hits"][0]["doc_path"] == "domain/retry-policy.md"

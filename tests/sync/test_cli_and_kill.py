@@ -269,12 +269,8 @@ def start_server(
     raise AssertionError("briefd serve did not start")
 
 
-def test_serve_says_there_is_no_index_when_its_first_sync_fails(
-    tmp_path: Path, remote: Remote
-) -> None:
-    """A first start against an unreachable remote said "serving the previous index"."""
-    remote.bare.rename(remote.bare.with_name("gone.git"))
-    env = {**briefd_env(tmp_path, remote), "BRIEFD_SYNC__INTERVAL": "45", "COLUMNS": "1000"}
+def serve_start_up(tmp_path: Path, env: dict[str, str]) -> str:
+    """What ``briefd serve`` says on stderr until it answers (or exits), then stopped."""
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "briefd", "serve", "--port", str(port)],
@@ -291,6 +287,16 @@ def test_serve_says_there_is_no_index_when_its_first_sync_fails(
     finally:
         server.terminate()
         _, stderr = server.communicate(timeout=30)
+    return stderr
+
+
+def test_serve_says_there_is_no_index_when_its_first_sync_fails(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """A first start against an unreachable remote said "serving the previous index"."""
+    remote.bare.rename(remote.bare.with_name("gone.git"))
+    env = {**briefd_env(tmp_path, remote), "BRIEFD_SYNC__INTERVAL": "45", "COLUMNS": "1000"}
+    stderr = serve_start_up(tmp_path, env)
     said = " ".join(stderr.split())
     assert f"warning: sync of {remote.url} failed: git clone failed: fatal: " in said
     assert "serving the previous index" not in said
@@ -304,22 +310,7 @@ def test_serve_start_up_lines_stay_whole_in_a_log(tmp_path: Path, remote: Remote
     """stderr that is no terminal (a container's log) got the start-up sync line cut at 80
     columns: "synced <url> (main) at <commit>: 2 documents, 2" and "sections in 0.1s"."""
     env = {k: v for k, v in briefd_env(tmp_path, remote).items() if k != "COLUMNS"}
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "briefd", "serve", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and server.poll() is None:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.05)
-    finally:
-        server.terminate()
-        _, stderr = server.communicate(timeout=30)
+    stderr = serve_start_up(tmp_path, env)
     synced = [line for line in stderr.splitlines() if line.startswith("synced ")]
     assert len(f"synced {remote.url}") > 80  # long enough to have been cut
     whole = f"synced {re.escape(remote.url)} \\(main\\) at {remote.head()[:12]}: 2 documents, 2 "
