@@ -140,6 +140,18 @@ def test_an_empty_index_file_is_no_index_and_stays_empty(tmp_path: Path) -> None
     assert result.returncode == 0 and "domain/retry-policy.md" in result.stdout
 
 
+def rebuild_run(tmp_path: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``briefd index --rebuild`` of the example, BM25 only, as a process of its own."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "briefd", "index", "--source", str(EXAMPLE), "--rebuild"],
+        cwd=tmp_path,
+        env={**env, "BRIEFD_EMBEDDINGS__ENABLED": "false"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_a_run_that_waited_for_another_says_so(tmp_path: Path) -> None:
     """A second ``briefd index`` takes its turn behind the run holding the index: its report
     said "in 0.15s" after a wait of half a minute; it now names the wait."""
@@ -147,14 +159,7 @@ def test_a_run_that_waited_for_another_says_so(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     with (tmp_path / ".briefd" / "briefd.db.index.lock").open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # another run, in the middle of its work
-        run = subprocess.Popen(
-            [sys.executable, "-m", "briefd", "index", "--source", str(EXAMPLE), "--rebuild"],
-            cwd=tmp_path,
-            env={**env, "BRIEFD_EMBEDDINGS__ENABLED": "false"},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        run = rebuild_run(tmp_path, env)
         _until_blocked_on(held, run)  # however long the process takes to start
         time.sleep(1.5)
         assert run.poll() is None  # it waits for the run holding the lock
@@ -177,14 +182,7 @@ def test_a_run_waiting_for_another_says_so_while_it_waits(tmp_path: Path) -> Non
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     with (tmp_path / ".briefd" / "briefd.db.index.lock").open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        run = subprocess.Popen(
-            [sys.executable, "-m", "briefd", "index", "--source", str(EXAMPLE), "--rebuild"],
-            cwd=tmp_path,
-            env={**env, "BRIEFD_EMBEDDINGS__ENABLED": "false"},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        run = rebuild_run(tmp_path, env)
         _until_blocked_on(held, run)  # said before it blocks, if at all
         fcntl.flock(held, fcntl.LOCK_UN)
     out, err = run.communicate(timeout=120)
