@@ -182,7 +182,12 @@ def test_a_1_mb_url_is_answered_414_not_reset(url: str) -> None:
     assert b'"error": "uri_too_long"' in answer
     middling = httpx.get(url + "/api/search", params={"q": "x" * 10_000}, headers=AUTH)
     assert middling.status_code == 414
-    assert middling.json()["detail"].startswith("the request URL is over 8192 bytes")
+    assert middling.json()["detail"] == (  # a GET with no body form: no "POST body" advice
+        "the request URL is over 8192 bytes; search with the query's key words (a search reads "
+        "at most its first 256 distinct words), or send long text as the task of POST /api/bundle"
+    )
+    other = httpx.get(url + "/api/docs", params={"q": "x" * 10_000}, headers=AUTH)
+    assert other.json()["detail"].endswith("; send long input in a POST body")
     assert httpx.get(url + "/api/health").status_code == 200  # the server is fine
 
 

@@ -101,6 +101,18 @@ def _surrogate_at(text: str) -> int | None:
     return None
 
 
+def url_advice(path: str) -> str:
+    """What to do about a URL over the limit: a search is a GET, so its query cannot move to
+    a body; long text goes to the routes that take one."""
+    too_long = f"the request URL is over {MAX_URL_BYTES} bytes"
+    if path.rstrip("/").endswith("/api/search"):
+        return (
+            f"{too_long}; search with the query's key words (a search reads at most its first "
+            "256 distinct words), or send long text as the task of POST /api/bundle"
+        )
+    return f"{too_long}; send long input in a POST body"
+
+
 class Limits:
     def __init__(self, app: ASGIApp, config: ServiceConfig) -> None:
         self.app = app
@@ -112,10 +124,7 @@ class Limits:
             await self.app(scope, receive, send)
             return
         if url_bytes(scope) > MAX_URL_BYTES:
-            detail = (
-                f"the request URL is over {MAX_URL_BYTES} bytes; send long input in a POST body"
-            )
-            await deny(send, 414, "uri_too_long", detail)
+            await deny(send, 414, "uri_too_long", url_advice(scope["path"]))
             return
         if header_bytes(scope) > MAX_HEADER_BYTES:
             detail = f"the request headers are over {MAX_HEADER_BYTES // 1024} KiB"
