@@ -139,4 +139,4 @@ SHOWN_CHARS = 200  # of a value from a request that an error message names
 def shown(value: str, limit: int = SHOWN_CHARS) -> str:
     """``value`` as an error names it: whole up to ``limit`` characters, else its head and
     "…" (a request's 100,000-character value is not sent back)."""
-    return value if len(value) <= limit else value[:limit] + "…"
+    return value if len(value) <= limit else value[: whole_characters(value, limit)] + "…"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 import unicodedata
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -185,7 +185,7 @@ def _has_fragment(headings: Sequence[Heading], fragment: str) -> bool:
             return True
         if slugify(heading.text) in (lowered, slugify(wanted)):
             return True
-    return lowered in numbered_slugs(headings)
+    return numbered_heading(headings, fragment) is not None
 
 
 def numbered_heading(headings: Sequence[Heading], fragment: str) -> Heading | None:
@@ -193,19 +193,6 @@ def numbered_heading(headings: Sequence[Heading], fragment: str) -> Heading | No
     "Overview"), if it is one."""
     at = numbered_slug_position([h.text for h in headings], fragment)
     return None if at is None else headings[at]
-
-
-def numbered_slugs(headings: Sequence[Heading]) -> set[str]:
-    """The slugs GitHub gives a heading text's second and later uses in one document:
-    ``overview-1``, ``overview-2``… (the first keeps ``overview``)."""
-    seen: Counter[str] = Counter()
-    numbered = set()
-    for heading in headings:
-        slug = slugify(heading.text)
-        if seen[slug]:
-            numbered.add(f"{slug}-{seen[slug]}")
-        seen[slug] += 1
-    return numbered
 
 
 def findings(
