@@ -34,14 +34,20 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
     """``text`` that others wrote (a logged query), safe to print on a terminal: control
     characters (an ESC sequence would retitle it, recolour it, write its clipboard) shown as
-    ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    ``\\xNN``, and bidirectional overrides (which would show the rest of the line, and the
+    next cells, reordered) as ``\\uNNNN``."""
+    return _CONTROL.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def print_json(value: Any) -> None:
