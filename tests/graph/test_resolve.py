@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.graph.resolve import Catalog, resolve
@@ -100,6 +102,42 @@ def test_links_resolve_again_when_target_appears(api: Briefd, write_files: Write
     write_files({"domain/later.md": "# Later\n"})
     api.index()
     assert api.document("domain/a.md").links[0].target_path == "domain/later.md"
+
+
+def test_a_relative_link_whose_file_was_renamed_is_broken_not_another_file(
+    api: Briefd, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    """``[refunds](../refunds/overview.md)`` names a path: after its file is renamed the link
+    is broken (as on GitHub), not resolved to whichever ``overview.md`` is left (here the
+    linking document itself, "ambiguous", which ``briefd links --check`` let through)."""
+    write_files(
+        {
+            "domain/payments/overview.md": "# Payments\n\n## Flow\n\n"
+            "[refunds](../refunds/overview.md), [root](domain/refunds/overview.md), "
+            "[name](guide.md)\n",
+            "domain/refunds/overview.md": "# Refunds\n\n## Rules\n\nx\n",
+            "conventions/overview.md": "# Conventions\n\n[guide](guide.md)\n",
+            "conventions/guide.md": "# Guide\n\ny\n",
+        }
+    )
+    api.index()
+    links = api.document("domain/payments/overview.md").links
+    assert [(r.target_path, r.status) for r in links] == [
+        ("domain/refunds/overview.md", "ok"),  # from its folder
+        ("domain/refunds/overview.md", "ok"),  # from the repository root, as Obsidian writes it
+        ("conventions/guide.md", "ok"),  # a file name alone: found anywhere
+    ]
+    old = tmp_path / "knowledge/domain/refunds/overview.md"
+    old.rename(old.with_name("index.md"))
+    api.index()
+    links = api.document("domain/payments/overview.md").links
+    assert [(r.target_path, r.status) for r in links] == [
+        (None, "broken"),
+        (None, "broken"),
+        ("conventions/guide.md", "ok"),
+    ]
+    assert links[0].detail == "no document matches '../refunds/overview.md'"
+    assert api.link_findings().ambiguous == ()
 
 
 def test_a_repeated_heading_answers_to_githubs_numbered_slug() -> None:

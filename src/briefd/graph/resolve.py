@@ -141,7 +141,12 @@ def _candidates(link: Link, catalog: Catalog) -> list[str]:
             joined = posixpath.normpath(target.lstrip("/"))
         if (found := catalog.path(joined)) is not None:
             return [found]
-        return list(catalog.by_name.get(name_key(_stem(target)), ()))
+        if "/" not in target:  # a file name: Obsidian writes one when it is unique
+            return list(catalog.by_name.get(name_key(_stem(target)), ()))
+        # a path (from the repository root, as Obsidian writes one, if not from the folder):
+        # gone when its file is, never reaching another file of the same name
+        found = catalog.path(posixpath.normpath(target.lstrip("/")))
+        return [found] if found is not None else []
     stripped = target.lstrip("/")
     if "/" in stripped:
         for base in (stripped, posixpath.normpath(posixpath.join(source_dir, stripped))):

@@ -14,6 +14,7 @@ FRONT_MATTER_VERSION = "4"  # 2: relations and always (a change re-parses every 
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
 # 4: a plain scalar is read as written (title: No, title: 2024-01-05, tags: [1.10]), not YAML 1.1
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
-LINKS_VERSION = "4"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
+LINKS_VERSION = "5"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
-# 4: names compare case-folded in full, Turkish İ/ı as i ([[İade]] finds iade.md)
+# 4: names compare case-folded in full, Turkish İ/ı as i ([[İade]] finds iade.md);
+# 5: a Markdown link with a folder is a path: its file gone, it is broken (no same-named file)
