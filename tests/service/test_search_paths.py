@@ -3,12 +3,14 @@ leads, ranked by the query among those documents; then the other hits, within ``
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from briefd.api import Briefd
+from briefd.bundles import BundleRequest
 from briefd.errors import QueryError
 from briefd.retrieval.search import SearchRequest
 from tests.conftest import WriteFiles
@@ -198,3 +200,32 @@ def test_paths_answer_a_query_of_only_common_words(indexed: Briefd) -> None:
     ]
     with pytest.raises(QueryError, match="only common words"):
         indexed.search(request)
+
+
+def test_common_words_and_paths_nothing_governs_are_an_error_not_an_empty_answer(
+    indexed: Briefd, write_files: WriteFiles
+) -> None:
+    """Without a word to search for, the governing documents are the whole answer: when no
+    document in the scopes governs the paths (a typo, a folder no refs name, a tag none of
+    them has), search and bundles say so, naming those in scopes not requested."""
+    words = "the query has only common words (what, is, this), which every section contains"
+    with pytest.raises(QueryError) as typo:
+        indexed.search(SearchRequest("what is this?", paths=("web/app.ts",)))
+    assert str(typo.value) == (
+        f"no document in scopes domain, conventions has refs covering web/app.ts, and {words}; "
+        "add the words that name what you are looking for"
+    )
+    elsewhere = (
+        "no document in scopes conventions has refs covering svc/ledger/x.py (domain/posting.md, "
+        "projects/ledger/notes.md do, in scopes not requested: add them to scopes)"
+    )
+    with pytest.raises(QueryError, match=re.escape(elsewhere)):
+        indexed.compile_bundle(
+            BundleRequest("what is this?", scopes=("conventions",), paths=("svc/ledger/x.py",))
+        )
+    write_files({"domain/kargo.md": "---\ntags: [kargo]\n---\n# Kargo\n\nShipping.\n"})
+    indexed.index()
+    with pytest.raises(QueryError, match="no document tagged kargo in scopes domain, conv"):
+        indexed.compile_bundle(BundleRequest("", paths=("svc/ledger/x.go",), tags=("kargo",)))
+    governed = indexed.compile_bundle(BundleRequest("", paths=("svc/ledger/x.go",)))
+    assert {i.doc_path for i in governed.items} == {"domain/posting.md", "conventions/go.md"}

@@ -42,6 +42,7 @@ from briefd.bundles.pack import NO_ROOM, effective_budget, pack
 from briefd.bundles.wire import document
 from briefd.errors import IndexNotFoundError, NotFoundError, QueryError, StoreError
 from briefd.model import DocumentView, SearchMode, SearchResult
+from briefd.retrieval.governed import check_governed
 from briefd.retrieval.lexical import no_terms_message
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest
 from briefd.settings import Settings
@@ -262,6 +263,8 @@ def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: s
         )
         return engine.search(conn, search)
     if asked.paths or asked.target:
+        if asked.target is None:  # the paths' governing documents are the whole answer
+            check_governed(conn, query, asked.scopes, asked.paths, asked.tags)
         return SearchResult(
             query, engine.mode, asked.scopes, (), RANKING_VERSION, 0.0, gate="empty"
         )

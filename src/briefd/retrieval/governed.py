@@ -14,12 +14,12 @@ from dataclasses import replace
 
 from briefd.errors import QueryError
 from briefd.model import Hit, SearchResult
-from briefd.retrieval.lexical import QueryMode, build_match
+from briefd.retrieval.lexical import QueryMode, build_match, no_terms_message
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest, hit_from_row, hydrate
 from briefd.settings import SearchSettings
 from briefd.sources.refs import covering, normalise_paths
 from briefd.store import documents as docs_table
-from briefd.store.scopes import request_warnings, resolve_scopes
+from briefd.store.scopes import known_scopes, request_warnings, resolve_scopes
 from briefd.store.tags import check_tags, normalise_tags, tagged_paths
 from briefd.text import query_terms
 
@@ -37,10 +37,12 @@ def search_with_paths(
     ``refs`` cover one of them leads, then the other hits, within ``top_k``. A query of stop
     words only ("what breaks here?") is answered by the governing documents alone."""
     wanted = normalise_paths(request.paths)
-    check_tags(conn, normalise_tags(request.tags))
+    tags = normalise_tags(request.tags)
+    check_tags(conn, tags)
     text_mode = (request.query_mode or settings.query_mode) == "text"
     if wanted and text_mode and not query_terms(request.query):
         scopes = resolve_scopes(conn, request.scopes, default_scopes)
+        check_governed(conn, request.query, scopes, wanted, tags)
         result = SearchResult(request.query, "bm25", scopes, (), RANKING_VERSION, 0.0)
     else:
         result = run(conn, request)
@@ -77,6 +79,35 @@ def governed_first(
     kept = {h.chunk_id for h in hits}
     related = [h for h in result.hits if h.related_to in kept and h.chunk_id not in kept]
     return replace(result, hits=tuple(hits + related))
+
+
+def check_governed(
+    conn: sqlite3.Connection,
+    query: str,
+    scopes: Sequence[str],
+    paths: Sequence[str],
+    tags: Sequence[str],
+) -> None:
+    """A query with no word to search for is answered by the documents governing ``paths``
+    alone: when none in ``scopes`` (with ``tags``) does, a QueryError says so, naming those of
+    other scopes that do, rather than an empty answer that reads as "nothing is written"."""
+    governed = set(_governed_docs(conn, scopes, paths).values())
+    if tagged_paths(conn, governed, tags) if tags else governed:
+        return
+    tagged = f" tagged {', '.join(tags)}" if tags else ""
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    others = [s for s in known_scopes(conn) if s not in scopes]
+    elsewhere = list(_governed_docs(conn, others, paths).values())
+    hint = (
+        f" ({', '.join(elsewhere[:5])} {'does' if len(elsewhere) == 1 else 'do'}, in scopes "
+        "not requested: add them to scopes)"
+        if elsewhere
+        else ""
+    )
+    raise QueryError(
+        f"no document{tagged} in scopes {', '.join(scopes)} has refs covering {shown}{hint}, "
+        f"and {no_terms_message(query)}"
+    )
 
 
 def _governed_docs(
