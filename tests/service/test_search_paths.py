@@ -229,3 +229,16 @@ def test_common_words_and_paths_nothing_governs_are_an_error_not_an_empty_answer
         indexed.compile_bundle(BundleRequest("", paths=("svc/ledger/x.go",), tags=("kargo",)))
     governed = indexed.compile_bundle(BundleRequest("", paths=("svc/ledger/x.go",)))
     assert {i.doc_path for i in governed.items} == {"domain/posting.md", "conventions/go.md"}
+
+
+def test_a_folder_named_without_its_trailing_slash_is_the_folder(indexed: Briefd) -> None:
+    """``svc/ledger`` (a folder as a shell or an editor names it) is ``svc/ledger/``: the
+    documents whose refs cover the folder lead, and a bundle says which glob covers it."""
+    request = SearchRequest("what is this?")
+    led = ["domain/posting.md › Overview"]
+    assert paths_of(indexed, request, ("svc/ledger/",)) == led
+    assert paths_of(indexed, request, ("svc/ledger",)) == led
+    bundle = indexed.compile_bundle(BundleRequest("", paths=("svc/ledger",)))
+    assert {(i.doc_path, i.reasons) for i in bundle.items} == {
+        ("domain/posting.md", ("refs svc/ledger/** covers svc/ledger",))
+    }

@@ -65,10 +65,17 @@ def most_specific_cover(refs: Sequence[str], paths: Sequence[str]) -> Cover | No
     best: Cover | None = None
     for glob in refs:
         spec = _spec(glob)
-        path = next((p for p in paths if spec.match_file(p)), None)
+        path = next((p for p in paths if _covers(spec, p)), None)
         if path is not None and (best is None or specificity(glob) > best.specificity):
             best = Cover(glob, path, specificity(glob))
     return best
+
+
+def _covers(spec: pathspec.PathSpec[Any], path: str) -> bool:
+    """Whether ``spec`` covers ``path``, read as a file or as a folder: ``services/gateway``
+    (a folder named as a shell or an editor names it) is the ``services/gateway/`` that
+    ``services/gateway/**`` and ``services/gateway/`` cover."""
+    return spec.match_file(path) or (not path.endswith("/") and spec.match_file(path + "/"))
 
 
 def covering(refs: Sequence[str], paths: Sequence[str]) -> str | None:
