@@ -216,6 +216,36 @@ def test_tags_keep_search_and_ranked_content_to_tagged_documents(example: Briefd
         example.search(SearchRequest("retry", tags=("webhook",)))
 
 
+def test_tags_choose_the_related_sections_before_the_cap_not_after(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A tagged hit links to three untagged documents, then to a tagged one: with the cap of
+    three related sections taken before the tags filter, none came (the tagged one was the
+    fourth); the filter now chooses first, in search and in a bundle's related tier."""
+    untagged = {f"domain/{x}.md": f"---\ntags: [other]\n---\n# {x}\n\nPlain {x}.\n" for x in "abc"}
+    write_files(
+        {
+            **untagged,
+            "domain/d.md": "---\ntags: [kargo]\n---\n# D\n\nPlain d.\n",
+            "domain/k.md": "---\ntags: [kargo]\n---\n# Zebra kargo\n\n"
+            "Zebra kargo. See [[a]], [[b]], [[c]], [[d]].\n",
+        }
+    )
+    api.index()
+    hits = api.search(SearchRequest("zebra", tags=("kargo",), related=3)).hits
+    assert [(h.doc_path, h.related_to is not None) for h in hits] == [
+        ("domain/k.md", False),
+        ("domain/d.md", True),
+    ]
+    untagged_hits = api.search(SearchRequest("zebra", related=3)).hits
+    assert [h.doc_path for h in untagged_hits] == [f"domain/{x}.md" for x in "kabc"]
+    bundle = api.compile_bundle(BundleRequest("zebra", tags=("kargo",)))
+    assert [(i.doc_path, i.tier) for i in bundle.items] == [
+        ("domain/k.md", "ranked"),
+        ("domain/d.md", "related"),
+    ]
+
+
 def test_tags_with_capitals_beyond_ascii_match_however_they_are_typed(
     api: Briefd, write_files: WriteFiles
 ) -> None:

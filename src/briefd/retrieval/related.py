@@ -9,7 +9,7 @@ sections come after every direct hit, are capped, and never repeat a direct hit.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from briefd.store.sections import linked_section
 
@@ -21,16 +21,22 @@ def related_rowids(
     direct: Sequence[int],
     scopes: Sequence[str],
     cap: int,
+    keep: Callable[[Sequence[int]], Collection[int]] | None = None,
 ) -> list[tuple[int, int]]:
-    """(related chunk rowid, direct hit rowid it is linked from), at most ``cap``."""
+    """(related chunk rowid, direct hit rowid it is linked from), at most ``cap``; with
+    ``keep`` (those of some rowids a filter such as tags lets through) only the sections it
+    keeps, so a filter leaves the cap to the sections it lets through."""
     found: list[tuple[int, int]] = []
     taken = set(direct)
     for source in direct[:SOURCES]:
         for target in _linked(conn, source, scopes):
-            if target not in taken and len(found) < cap:
+            if target not in taken:
                 taken.add(target)
                 found.append((target, source))
-    return found
+    if keep is not None:
+        kept = keep([target for target, _ in found])
+        found = [pair for pair in found if pair[0] in kept]
+    return found[:cap]
 
 
 def _linked(conn: sqlite3.Connection, rowid: int, scopes: Sequence[str]) -> list[int]:

@@ -211,10 +211,8 @@ def _related(
     cap = settings.related if request.related is None else request.related
     if cap <= 0 or not direct:
         return []
-    pairs = related_rowids(conn, direct, scopes, cap)
-    if tags:
-        tagged = tagged_rowids(conn, [r for r, _ in pairs], tags)
-        pairs = [(r, s) for r, s in pairs if r in tagged]
+    keep = (lambda rowids: tagged_rowids(conn, rowids, tags)) if tags else None
+    pairs = related_rowids(conn, direct, scopes, cap, keep)
     rows = hydrate(conn, [r for r, _ in pairs] + [s for _, s in pairs])
     return [replace(hit_from_row(rows[r], 0.0, None), related_to=rows[s]["id"]) for r, s in pairs]
 
