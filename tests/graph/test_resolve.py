@@ -282,3 +282,25 @@ def test_a_bundle_brings_the_repeated_heading_a_numbered_slug_names(
     )
     linked = [(i.heading_path[-1], i.content) for i in context.items if i.tier == "linked"]
     assert linked == [("Genel bakış", "İkinci bölüm.")]
+
+
+def test_a_document_linked_by_reference_style_links_is_no_orphan(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    write_files(
+        {
+            "domain/index.md": "# Index\n\nSee [the rules][r] and [old][].\n\n"
+            "[r]: rules.md#cut-off\n[old]: ../domain/old-rules.md\n",
+            "domain/rules.md": "# Rules\n\n## Cut-off\n\nx\n",
+        }
+    )
+    api.index()
+    found = api.link_findings()
+    assert found.orphans == ("domain/index.md",)
+    assert [(r.link.target, r.link.line, r.detail) for r in found.broken] == [
+        ("../domain/old-rules.md", 3, "no document matches '../domain/old-rules.md'")
+    ]
+    backlinks = api.document("domain/rules.md").backlinks
+    assert [(r.link.source_path, r.link.fragment, r.status) for r in backlinks] == [
+        ("domain/index.md", "cut-off", "ok")
+    ]

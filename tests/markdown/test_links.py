@@ -47,3 +47,25 @@ def test_angle_bracket_destinations_may_hold_spaces() -> None:
         ("plain.md", None, "c"),
         ("with space.md", None, "d"),
     ]
+
+
+def test_reference_style_links_are_links_where_they_are_used() -> None:
+    """``[text][label]``, ``[label][]`` and ``[label]`` with ``[label]: path.md`` (as GitHub
+    READMEs write them) are relative Markdown links too: they were not read, so a document
+    linked only so was an orphan and a broken one never reported. Each is a link at the line
+    and section it is used in; images, code, wikilinks and undefined labels are not."""
+    text = (
+        "# T\n\nSee [the rules][rules] and [Glossary][].\n\n## More\n\n"
+        "Also [GLOSSARY], ![pic][rules], `[rules]`, [[wiki]], [x][undefined] and [web].\n\n"
+        "[rules]: ../domain/rules.md#Cut-off\n"
+        '[glossary]: <Glossary Terms.md> "the terms"\n'
+        "[web]: https://example.org/x.md\n"
+    )
+    doc = parse_document("conventions/t.md", text, "conventions", "h", count_tokens)
+    got = [(ln.kind, ln.target, ln.fragment, ln.display, ln.section, ln.line) for ln in doc.links]
+    assert got == [
+        ("markdown", "../domain/rules.md", "Cut-off", "the rules", "T", 3),
+        ("markdown", "Glossary Terms.md", None, "Glossary", "T", 3),
+        ("wiki", "wiki", None, None, "More", 7),
+        ("markdown", "Glossary Terms.md", None, "GLOSSARY", "More", 7),
+    ]

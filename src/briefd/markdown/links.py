@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from urllib.parse import unquote
 
 from briefd.model import Heading, Link
@@ -19,6 +19,12 @@ _WIKI = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\
 _MARKDOWN = re.compile(
     r"(?<!!)\[([^\[\]\n]*)\]\(\s*(?:<([^<>\n]+)>|([^)\s<>]+))(?:\s+[\"'(][^)]*[\"')])?\s*\)"
 )
+# a reference-style link's definition, ``[label]: <dest> "title"``, and its uses: ``[text][label]``,
+# ``[label][]`` and ``[label]`` (never an inline link's text, a wikilink or an image)
+_DEFINITION = re.compile(
+    r"^ {0,3}\[([^\[\]\n]+)\]:\s*(?:<([^<>\n]+)>|(\S+))(?:\s+[\"'(].*[\"')])?\s*$"
+)
+_REFERENCE = re.compile(r"(?<![!\[\]\\])\[([^\[\]\n]+)\](?:\[([^\[\]\n]*)\])?(?![(\[\]:])")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _DOC_SUFFIXES = (".md", ".markdown")
@@ -36,18 +42,50 @@ def extract_links(
     section_lines = [h.line for h in headings if h.level <= 3]
     section_names = [h.text for h in headings if h.level <= 3]
     in_code = _line_mask(code_ranges)
+    texts = {
+        number: _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), lines[number - 1])
+        for number in range(first_line, len(lines) + 1)
+        if number not in in_code and "[" in lines[number - 1]
+    }
+    definitions = _definitions(texts.values())
     links: list[Link] = []
-    for number in range(first_line, len(lines) + 1):
-        if number in in_code:
-            continue
-        text = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), lines[number - 1])
-        if "[" not in text:
-            continue
+    for number, text in texts.items():
         at = bisect.bisect_right(section_lines, number) - 1
         section = section_names[at] if at >= 0 else title
         links.extend(_wikilinks(doc_path, section, number, text))
         links.extend(_markdown_links(doc_path, section, number, text))
+        if definitions and not _DEFINITION.match(text):
+            links.extend(_reference_links(doc_path, section, number, text, definitions))
     return tuple(links)
+
+
+def _label(text: str) -> str:
+    """A reference label as CommonMark matches it: case-folded, white space collapsed."""
+    return " ".join(text.split()).casefold()
+
+
+def _definitions(texts: Iterable[str]) -> dict[str, str]:
+    """label → destination of the reference definitions (the first of a label wins)."""
+    found: dict[str, str] = {}
+    for text in texts:
+        if match := _DEFINITION.match(text):
+            found.setdefault(_label(match.group(1)), match.group(2) or match.group(3))
+    return found
+
+
+def _reference_links(
+    doc_path: str, section: str, line: int, text: str, definitions: dict[str, str]
+) -> list[Link]:
+    """The reference-style links of a line (``[text][label]``, ``[label][]``, ``[label]``)
+    whose label is defined, as links to the definition's destination."""
+    found = []
+    for match in _REFERENCE.finditer(_WIKI.sub(lambda m: " " * len(m.group(0)), text)):
+        display, label = match.group(1), match.group(2)
+        href = definitions.get(_label(label or display))
+        link = None if href is None else _markdown_link(doc_path, section, line, display, href)
+        if link is not None:
+            found.append(link)
+    return found
 
 
 def _line_mask(ranges: Sequence[tuple[int, int]]) -> set[int]:
@@ -67,22 +105,21 @@ def _wikilinks(doc_path: str, section: str, line: int, text: str) -> list[Link]:
 def _markdown_links(doc_path: str, section: str, line: int, text: str) -> list[Link]:
     found = []
     for match in _MARKDOWN.finditer(text):
-        display, href = match.group(1).strip(), (match.group(2) or match.group(3)).strip()
-        if _SCHEME.match(href) or href.startswith("//"):
-            continue
-        path, _, fragment = href.partition("#")
-        path = unquote(path)
-        if path and not path.lower().endswith(_DOC_SUFFIXES):
-            continue
-        found.append(
-            Link(
-                doc_path,
-                section,
-                line,
-                path,
-                unquote(fragment) or None,
-                display or None,
-                "markdown",
-            )
-        )
+        href = match.group(2) or match.group(3)
+        if (link := _markdown_link(doc_path, section, line, match.group(1), href)) is not None:
+            found.append(link)
     return found
+
+
+def _markdown_link(doc_path: str, section: str, line: int, display: str, href: str) -> Link | None:
+    """The link to ``href`` (a document, relative), or None for a URL or another file."""
+    display, href = display.strip(), href.strip()
+    if _SCHEME.match(href) or href.startswith("//"):
+        return None
+    path, _, fragment = href.partition("#")
+    path = unquote(path)
+    if path and not path.lower().endswith(_DOC_SUFFIXES):
+        return None
+    return Link(
+        doc_path, section, line, path, unquote(fragment) or None, display or None, "markdown"
+    )
