@@ -403,3 +403,36 @@ def test_a_path_committed_decomposed_drifts_the_document_whose_refs_spell_it_com
     assert governed == [
         ("domain/odeme.md", ("refs servisler/ödeme/** covers servisler/ödeme/iade.py",))
     ]
+
+
+def test_a_refs_glob_with_a_bang_takes_generated_code_back(tmp_path: Path) -> None:
+    """refs are gitignore-style: ``!services/payment/generated/**`` after
+    ``services/payment/**`` leaves the generated code out. Each glob was matched alone, a
+    ``!`` one matching nothing, so a regenerated client drifted the document and ``paths``
+    naming it led with it."""
+    knowledge = Repo(tmp_path / "knowledge")
+    doc = RETRY_DOC.replace(
+        '"services/payment/**"', '"services/payment/**", "!./services/payment/generated/**"'
+    )
+    knowledge.commit({"domain/retry.md": doc, "domain/ledger.md": LEDGER_DOC}, "Rules", DOC_AT)
+    app = Repo(tmp_path / "app")
+    app.commit({"services/payment/retry.py": "LIMIT = 2\n"}, "Start", "2026-03-01T10:00:00+00:00")
+    app.commit(
+        {"services/payment/generated/client.py": "v2\n"}, "Regenerate", "2026-03-12T00:00:00+00:00"
+    )
+    with Briefd(settings_for(tmp_path, knowledge, str(app.path)), embedder=None) as api:
+        api.index()
+        assert api.drift().documents == ()
+        generated = ("services/payment/generated/client.py",)
+        bundle = api.compile_bundle(BundleRequest("retry limit", paths=generated))
+        assert [i.doc_path for i in bundle.items if i.tier == "governed"] == []
+        changed = app.commit(
+            {"services/payment/retry.py": "LIMIT = 5\n", **dict.fromkeys(generated, "v3\n")},
+            "Raise the limit",
+            "2026-03-13T00:00:00+00:00",
+        )
+        api.index()
+        report = api.drift()
+    assert [(d.doc_path, [(c.hash, c.paths) for c in d.commits]) for d in report.documents] == [
+        ("domain/retry.md", [(changed, ("services/payment/retry.py",))])
+    ]

@@ -42,13 +42,30 @@ def _composed(path: str) -> str:
     return path if path.isascii() else unicodedata.normalize("NFC", path)
 
 
-def _spec(glob: str) -> pathspec.PathSpec[Any]:
+def _line(glob: str) -> str:
     """A ``refs`` glob as gitignore reads it, written as a relative path may be: ``./src/**``
-    is ``/src/**`` (anchored at the repository root; gitignore itself matches no ``./``)."""
+    is ``/src/**`` (anchored at the repository root; gitignore itself matches no ``./``), and
+    ``!./src/gen/**`` is ``!/src/gen/**``."""
     cleaned = glob.strip()
+    bang = "!" if cleaned.startswith("!") else ""
+    cleaned = cleaned.removeprefix(bang)
     if cleaned.startswith("./"):
         cleaned = "/" + cleaned.removeprefix("./")
-    return pathspec.PathSpec.from_lines("gitignore", [cleaned])
+    return bang + cleaned
+
+
+def _spec(glob: str) -> pathspec.PathSpec[Any]:
+    return pathspec.PathSpec.from_lines("gitignore", [_line(glob)])
+
+
+def taken_back(refs: Sequence[str], paths: Iterable[str]) -> set[str]:
+    """Those of ``paths`` that ``refs`` do not govern as a whole, read as gitignore reads its
+    lines (the last glob matching a path decides): ``["svc/**", "!svc/generated/**"]``
+    covers no generated code. Empty (nothing read) when no glob starts with ``!``."""
+    if not any(g.strip().startswith("!") for g in refs):
+        return set()
+    whole = pathspec.PathSpec.from_lines("gitignore", [_line(g) for g in refs])
+    return {p for p in paths if not _covers(whole, _composed(p))}
 
 
 def specificity(glob: str) -> tuple[int, int]:
@@ -63,9 +80,10 @@ def most_specific_cover(refs: Sequence[str], paths: Sequence[str]) -> Cover | No
     """The most specific of ``refs`` covering one of ``paths`` (ties: the first written), or
     None when none covers any. ``paths`` are expected normalised."""
     best: Cover | None = None
+    out = taken_back(refs, paths)
     for glob in refs:
         spec = _spec(glob)
-        path = next((p for p in paths if _covers(spec, p)), None)
+        path = next((p for p in paths if p not in out and _covers(spec, p)), None)
         if path is not None and (best is None or specificity(glob) > best.specificity):
             best = Cover(glob, path, specificity(glob))
     return best

@@ -22,7 +22,7 @@ from briefd.errors import BriefdError
 from briefd.settings import Settings
 from briefd.sources import code
 from briefd.sources.code import CodeCommit
-from briefd.sources.refs import paths_covered
+from briefd.sources.refs import paths_covered, taken_back
 from briefd.store import code as code_table
 from briefd.store.activity import now_iso
 from briefd.store.code import DriftRow, GovernedDocument, RepoState
@@ -69,8 +69,9 @@ def detect(docs: Sequence[GovernedDocument], commits: Sequence[CodeCommit]) -> l
     for doc in docs:
         hits: dict[int, set[str]] = {}
         after = doc.updated_at
+        out = taken_back(doc.refs, {p for glob in doc.refs for p in covered[glob]})
         for glob in doc.refs:
-            for path in covered[glob]:
+            for path in (p for p in covered[glob] if p not in out):
                 for i in touched[path]:
                     if ats[i] > after:
                         hits.setdefault(i, set()).add(path)
