@@ -6,6 +6,7 @@ from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.graph.resolve import Catalog, resolve
 from briefd.model import Heading, Link
+from briefd.retrieval.search import SearchRequest
 from tests.conftest import WriteFiles
 
 CATALOG = Catalog.build(
@@ -282,6 +283,31 @@ def test_a_bundle_brings_the_repeated_heading_a_numbered_slug_names(
     )
     linked = [(i.heading_path[-1], i.content) for i in context.items if i.tier == "linked"]
     assert linked == [("Genel bakış", "İkinci bölüm.")]
+
+
+def test_a_link_to_a_heading_inside_a_section_brings_that_section(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """#daily-cap names an H4 inside "Limits" (sections are cut at H1-H3): the link is ok, but
+    search's related hit and the context's linked section were the document's first section
+    ("Intro"); the section that holds the heading comes."""
+    write_files(
+        {
+            "domain/rules.md": "# Rules\n\n## Intro\n\nIntro text.\n\n## Limits\n\n"
+            "Limits apply.\n\n#### Daily cap\n\nThe daily cap is 10,000 EUR.\n\n"
+            "## Appendix\n\nNothing.\n",
+            "domain/hub.md": "# Hub\n\n## Zebra\n\nZebra. See [[rules#Daily cap]].\n",
+        }
+    )
+    api.index()
+    assert [r.status for r in api.document("domain/hub.md").links] == ["ok"]
+    hits = api.search(SearchRequest("zebra")).hits
+    assert [(h.heading, h.related_to is not None) for h in hits] == [
+        ("Zebra", False),
+        ("Limits", True),
+    ]
+    context = api.compile_bundle(BundleRequest("zebra", max_tokens=1000, target="domain/hub.md"))
+    assert [i.heading_path[-1] for i in context.items if i.tier == "linked"] == ["Limits"]
 
 
 def test_a_document_linked_by_reference_style_links_is_no_orphan(

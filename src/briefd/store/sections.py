@@ -64,12 +64,24 @@ def linked_section(
             names.update(caseless(h) for h in json.loads(row["heading_path"]))
             if wanted in names or slugify(fragment) in names:
                 return int(row["rowid"])
-        headings = json.loads(rows[0]["headings"])  # [level, text, anchor, line]: no model import
-        index = numbered_slug_position([h[1] for h in headings], fragment)
-        at = [r for r in rows if index is not None and r["start_line"] >= headings[index][3]]
-        if at:
-            return int(at[0]["rowid"])
+        line = _heading_line(json.loads(rows[0]["headings"]), fragment)
+        at = [r for r in rows if line is not None and r["start_line"] <= line]
+        if at:  # the section that holds the heading (an H4 is inside one)
+            return int(at[-1]["rowid"])
     return int(rows[0]["rowid"])
+
+
+def _heading_line(headings: Sequence[Sequence[object]], fragment: str) -> int | None:
+    """The file line of the heading of any level that ``fragment`` names (its text, anchor,
+    slug or GitHub's numbered slug of a repeated heading); ``headings`` as stored: [level,
+    text, anchor, line] (no model import)."""
+    wanted, slug = caseless(fragment.strip()), slugify(fragment)
+    for _, text, anchor, line in headings:
+        names = {caseless(str(text)), slugify(str(text)), caseless(str(anchor or ""))}
+        if wanted in names or slug in names:
+            return int(str(line))
+    index = numbered_slug_position([str(h[1]) for h in headings], fragment)
+    return None if index is None else int(str(headings[index][3]))
 
 
 def section_at(conn: sqlite3.Connection, path: str, line: int) -> int | None:
