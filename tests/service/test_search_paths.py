@@ -242,3 +242,21 @@ def test_a_folder_named_without_its_trailing_slash_is_the_folder(indexed: Briefd
     assert {(i.doc_path, i.reasons) for i in bundle.items} == {
         ("domain/posting.md", ("refs svc/ledger/** covers svc/ledger",))
     }
+
+
+def test_paths_are_read_as_the_file_they_name_and_never_out_of_the_repository(
+    indexed: Briefd,
+) -> None:
+    """``svc//ledger/x.go`` (joined strings) and ``svc/ledger/./x.go`` name svc/ledger/x.go,
+    which posting.md governs; ``svc/ledger/balance/../x.go`` too, and not the balances.md
+    of ``svc/ledger/balance/**`` its spelling starts in. ``../x.go`` is no code path: an error
+    says so, in search and in bundles, rather than an answer without the paths."""
+    request = SearchRequest("what is this?")
+    led = ["conventions/go.md › Layout", "domain/posting.md › Overview"]
+    for path in ("svc//ledger/x.go", "svc/ledger/./x.go", "svc/ledger/balance/../x.go"):
+        assert paths_of(indexed, request, (path,)) == led, path
+    out = "path '../x.go' leads out of the code repository; name code paths from the repository"
+    with pytest.raises(QueryError, match=re.escape(out)):
+        indexed.search(SearchRequest("rounding bug", paths=("../x.go",)))
+    with pytest.raises(QueryError, match=re.escape(out)):
+        indexed.compile_bundle(BundleRequest("rounding bug", paths=("svc/a.go", "../x.go")))

@@ -3,6 +3,7 @@ Bundles (B1) and search (R5) put documents whose ``refs`` cover a request's ``pa
 
 from __future__ import annotations
 
+import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -10,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pathspec
+
+from briefd.errors import QueryError
 
 _WILDCARD = re.compile(r"[*?\[]")
 
@@ -29,11 +32,26 @@ class Cover:
 
 def normalise_paths(paths: Sequence[str]) -> tuple[str, ...]:
     """Code paths as repository-relative POSIX paths, composed (NFC, as ``refs`` are read),
-    sorted and without duplicates."""
-    cleaned = (
-        _composed(p.strip().replace("\\", "/").removeprefix("./").lstrip("/")) for p in paths
-    )
-    return tuple(sorted({p for p in cleaned if p}))
+    sorted and without duplicates: ``src//a.py``, ``src/./a.py`` and ``lib/../src/a.py`` are
+    ``src/a.py`` (a folder keeps its last slash). A path out of the repository (``../x``) is a
+    QueryError."""
+    cleaned = {_cleaned(p) for p in paths}
+    return tuple(sorted(p for p in cleaned if p))
+
+
+def _cleaned(path: str) -> str:
+    posix = path.strip().replace("\\", "/").lstrip("/")
+    if not posix:
+        return ""
+    normal = posixpath.normpath(posix)
+    if normal == ".." or normal.startswith("../"):
+        raise QueryError(
+            f"path '{path.strip()}' leads out of the code repository; name code paths from "
+            "the repository's root, e.g. src/app.py"
+        )
+    if normal == ".":
+        return ""
+    return _composed(normal + "/" if posix.endswith("/") else normal)
 
 
 def _composed(path: str) -> str:
