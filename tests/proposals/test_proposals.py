@@ -310,6 +310,41 @@ def test_an_unreachable_remote_is_a_proposal_error(git_api: Briefd, remote: Remo
     assert git_api.proposals() == []
 
 
+def _slow_hook(remote: Remote, name: str, seconds: float) -> None:
+    hook = remote.bare / "hooks" / name
+    hook.write_text(f"#!/bin/sh\nsleep {seconds}\n", encoding="utf-8")
+    hook.chmod(0o755)
+
+
+def test_a_push_that_landed_as_its_timeout_ended_is_a_proposal(
+    tmp_path: Path, remote: Remote
+) -> None:
+    _slow_hook(remote, "post-receive", 2)  # the branch is there; git push still waits
+    settings = with_overrides(git_settings(tmp_path, remote.url), {"proposals.git_timeout": 1})
+    with Briefd(settings, embedder=None) as api:
+        api.sync()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert api.proposals() == [made]
+    assert made.status == "pushed"
+    assert git(remote.bare, "rev-parse", made.branch) == made.commit_hash
+
+
+def test_a_push_that_timed_out_names_the_branch_that_may_still_land(
+    tmp_path: Path, remote: Remote
+) -> None:
+    _slow_hook(remote, "pre-receive", 2)
+    settings = with_overrides(git_settings(tmp_path, remote.url), {"proposals.git_timeout": 1})
+    with Briefd(settings, embedder=None) as api:
+        api.sync()
+        with pytest.raises(ProposalError) as raised:
+            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert api.proposals() == []
+    message = str(raised.value)
+    branch = re.search(r"look for branch (briefd/proposal-[0-9a-f]{8}) there", message)
+    assert message.startswith("git push took longer than 1s; ") and branch is not None
+    assert message.endswith("there before proposing this change again")
+
+
 def _literal(text: str) -> str:
     return re.escape(text)
 

@@ -62,11 +62,39 @@ def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float
         commit, doc_path = _commit(target, base, change, timeout)
         # to the URL, not the remote's name: no remote-tracking ref appears in the checkout
         url = _git(["remote", "get-url", "--push", target.remote], target, timeout)
-        push = ["push", "--quiet", url, f"{commit}:refs/heads/{branch}"]
-        git.run(push, target.repo, timeout, ProposalRemoteError)
+        _push(target, url, branch, commit, timeout)
     finally:
         _forget(target, scratch, timeout)
     return Pushed(base, commit, doc_path)
+
+
+def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float) -> None:
+    """Push ``commit`` as ``branch``. A push that failed (its timeout ended it) may still have
+    landed: the branch found at ``commit`` on the remote is a push that worked; one that timed
+    out may land later, and the error names the branch so that nobody proposes it twice."""
+    try:
+        git.run(
+            ["push", "--quiet", url, f"{commit}:refs/heads/{branch}"],
+            target.repo,
+            timeout,
+            ProposalRemoteError,
+        )
+    except ProposalRemoteError as exc:
+        with contextlib.suppress(BriefdError):
+            listed = git.run(
+                ["ls-remote", url, f"refs/heads/{branch}"],
+                target.repo,
+                timeout,
+                ProposalRemoteError,
+            )
+            if listed.split("\t", 1)[0] == commit:
+                return
+        if git.TIMED_OUT not in str(exc):
+            raise
+        raise ProposalRemoteError(
+            f"{exc}; the push may still reach the remote: look for branch {branch} there "
+            "before proposing this change again"
+        ) from None
 
 
 def local_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:

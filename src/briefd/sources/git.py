@@ -27,6 +27,7 @@ _QUIET_ENV = {
 }
 _CREDENTIALS = re.compile(r"(\w+://)[^/\s]*@")  # to the last @: a password may hold one
 DUBIOUS = "dubious ownership"  # git refuses a repository another user owns (safe.directory)
+TIMED_OUT = "took longer than"  # in the message of a git command its timeout ended
 _HINTS = (
     (
         ("Authentication failed", "could not read Username", "Permission denied", "error: 403"),
@@ -106,8 +107,7 @@ def run_bytes(
     except subprocess.TimeoutExpired:
         key = "proposals.git_timeout" if issubclass(error, ProposalError) else "sync.git_timeout"
         raise error(
-            f"git {command_name(args)} took longer than {timeout:g}s; check the remote, or raise "
-            f"{key}"
+            f"git {command_name(args)} {TIMED_OUT} {timeout:g}s; check the remote, or raise {key}"
         ) from None
     if done.returncode != 0:
         raise error(describe_failure(args, done.stderr.decode("utf-8", "replace")))
