@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from briefd.errors import BriefdError, ProposalError, SourceError
+from briefd.folders import make_index_folder
 from briefd.settings import Settings
 from briefd.sources import git
 from briefd.sources.history import History, document_history
@@ -146,7 +147,7 @@ def clone_unused(settings: Settings) -> Iterator[bool]:
     """True (and held until the block ends) when no proposal holds :func:`clone_in_use`;
     never waits for one."""
     path = settings.db.parent / CLONE_LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_index_folder(path.parent)
     with path.open("a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -161,7 +162,7 @@ def clone_unused(settings: Settings) -> Iterator[bool]:
 
 @contextmanager
 def _flock(path: Path, operation: int) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_index_folder(path.parent)  # the index's folder
     with path.open("a") as handle:
         fcntl.flock(handle, operation)
         try:

@@ -25,6 +25,7 @@ from briefd.errors import (
     NewerIndexError,
     StoreError,
 )
+from briefd.folders import create_private, make_index_folder
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from briefd.text import fold
 
@@ -106,7 +107,8 @@ class Store:
                 f"BRIEFD_DB or db: in briefd.yaml), e.g. {path / 'briefd.db'}"
             )
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_index_folder(path.parent)
+            create_private(path)
             conn = sqlite3.connect(
                 path,
                 timeout=BUSY_TIMEOUT_MS / 1000,
