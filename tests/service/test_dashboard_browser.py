@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from briefd.api import Briefd
 from briefd.service import create_app
+from briefd.sources.knowledge import sync_lock
 from tests.conftest import REPO
 from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import RETRY, Remote
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -370,3 +374,36 @@ def test_a_knowledge_health_failure_clears_once_the_panels_load(
         page.clock.run_for(60_000)
         expect(page.locator("#health-since")).to_contain_text("since ")
         expect(page.locator("#message")).to_have_text("")
+
+
+def test_dashboard_says_a_sync_asked_for_while_one_runs_is_queued(
+    page: Page, tmp_path: Path
+) -> None:
+    remote = Remote(tmp_path)
+    remote.push({"domain/retry.md": RETRY}, "first knowledge")
+    settings = git_settings(tmp_path, remote.url, **{"sync.interval": 0})
+    with Briefd(settings, embedder=None) as api:
+        api.sync()
+        with serving(create_app(api, service_config())) as url:
+            with sync_lock(settings):
+                page.goto(url + "/")
+                page.fill("#token-input", TOKEN)
+                page.click("#login-form button")
+                expect(page.locator("#stat-documents")).to_have_text("1")
+                page.click("#btn-sync")  # it runs, and waits for the lock this test holds
+                expect(page.locator("#message")).to_have_text("sync started")
+                assert _eventually(lambda: api.sync_status().running)
+                page.click("#btn-sync")
+                expect(page.locator("#message")).to_have_text(
+                    "sync queued: it runs when the sync in progress ends"
+                )
+            assert _eventually(lambda: api.sync_status().syncs == 3)
+
+
+def _eventually(check: Callable[[], bool], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from briefd.api import Briefd
 from briefd.service import create_app
 from briefd.settings import Settings
+from briefd.sources.knowledge import sync_lock
 from briefd.sync.webhook import signature
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN
@@ -165,6 +166,19 @@ def test_admin_sync_runs_in_the_background(client: TestClient, api: Briefd, remo
     assert response.status_code == 202
     assert response.json()["status"]["kind"] == "clone"
     assert eventually(lambda: search(client, "rates refresh hourly") == ["domain/fx.md"])
+
+
+def test_a_sync_asked_for_while_one_runs_is_queued_not_started(
+    client: TestClient, api: Briefd, settings: Settings
+) -> None:
+    with sync_lock(settings):  # the running sync waits here (another process's sync)
+        first = client.post("/api/admin/sync").json()
+        assert first["sync"] == "started"
+        assert eventually(lambda: api.sync_status().running)
+        second = client.post("/api/admin/sync").json()
+        third = client.post("/api/admin/sync").json()
+    assert (second["sync"], third["sync"]) == ("queued", "queued")
+    assert eventually(lambda: api.sync_status().syncs == 3 and not api.sync_status().running)
 
 
 def test_admin_sync_needs_the_token(client: TestClient) -> None:

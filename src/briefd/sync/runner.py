@@ -86,14 +86,16 @@ class SyncRunner:
         return dataclasses.replace(outcome, coalesced=True)
 
     def trigger(self) -> bool:
-        """Start a sync in a background thread (webhook, dashboard); False when one that has
-        not started yet is already queued (it will cover this request too)."""
+        """Ask for a sync in a background thread (webhook, dashboard): True when it starts
+        now, False when it is queued — behind the sync running (it starts when that one ends),
+        or covered by one that has not started yet."""
         with self._cond:
             if self._background_waiting:
                 return False
             self._background_waiting = True
+            now = not self._running
         threading.Thread(target=self._background, name="briefd-sync", daemon=True).start()
-        return True
+        return now
 
     def _background(self) -> None:
         try:
