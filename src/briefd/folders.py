@@ -5,7 +5,9 @@ The index holds the query log (what people asked), so the index file is its user
 makes for it (0700). A folder briefd makes also ignores itself in git (a ``.gitignore`` of
 ``*``, like pytest's cache): an index inside the knowledge repository (``.briefd/``) leaves
 ``git status`` clean and is never committed by a ``git add -A``; a ``briefd.yaml`` put there
-is not ignored. A folder that exists already is the user's: it is left as it is.
+is not ignored. A folder that exists already is the user's: it is left as it is. Files
+written beside the index are written as ``<name>.<pid>.partial…`` and renamed into place;
+what a process killed while writing one left is swept (:func:`sweep_abandoned`).
 """
 
 from __future__ import annotations
@@ -38,3 +40,23 @@ def create_private(path: Path) -> None:
     """Create the empty file ``path`` readable by its user alone, unless it exists."""
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+
+
+def sweep_abandoned(folder: Path, pattern: str) -> None:
+    """Remove the partial files (``<name>.<pid>.partial…``) matching ``pattern`` that a
+    process killed while writing one left behind: no live process has the pid in their name.
+    Another process's file being written now stays."""
+    for partial in folder.glob(pattern):
+        writer = partial.name.rpartition(".partial")[0].rpartition(".")[2]
+        if writer.isdigit() and int(writer) > 0 and not _alive(int(writer)):
+            partial.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True

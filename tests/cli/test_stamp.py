@@ -30,6 +30,7 @@ FILES = {
     "conventions/naming.md": "# Naming\n\nServices are named after their domain.\n",
 }
 ENV = {"BRIEFD_EMBEDDINGS__ENABLED": "false"}
+FORMAT_HEAD = stamp.FORMAT + "\ninvocation\t"  # the first bytes a killed run wrote
 
 Stamp = Callable[[], None]
 
@@ -255,6 +256,32 @@ def test_a_damaged_or_foreign_stamp_is_ignored(knowledge: tuple[Settings, list[s
         assert stamp.answer(argv, ENV) is None
     path.write_bytes(b"\xff\xfe" + text.encode())
     assert stamp.answer(argv, ENV) is None
+
+
+def test_a_stamp_a_killed_run_was_writing_is_swept_by_the_next(
+    knowledge: tuple[Settings, list[str]],
+) -> None:
+    settings, argv = knowledge
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        target = Path(stamp.stamp_path(str(settings.db)))
+        killed = target.with_name(f"{target.name}.{gone.stdout.strip()}.partial")
+        writing = target.with_name(f"{target.name}.{live.pid}.partial")
+        killed.write_text(FORMAT_HEAD)
+        writing.write_text(FORMAT_HEAD)
+        stamped(settings, argv)
+        assert sorted(p.name for p in target.parent.glob(f"{target.name}*")) == sorted(
+            [target.name, writing.name]
+        )
+    finally:
+        live.kill()
+        live.wait()
 
 
 def test_a_racy_edit_writes_no_stamp(knowledge: tuple[Settings, list[str]]) -> None:

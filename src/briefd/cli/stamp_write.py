@@ -28,6 +28,7 @@ from briefd.cli.stamp import (
     signature,
     stamp_path,
 )
+from briefd.folders import sweep_abandoned
 from briefd.settings import Settings
 from briefd.sources.layout import Layout
 from briefd.sources.scan import Rules
@@ -89,11 +90,12 @@ def write(
         "end",
     ]
     target = Path(stamp_path(snapshot.db))
-    partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     try:
         with partial.open("w", encoding="utf-8", errors="surrogateescape", newline="") as file:
             file.write("\n".join(lines) + "\n" + human + json)
         partial.replace(target)
+        sweep_abandoned(target.parent, f"{target.name}.*.partial")  # what a killed run left
     except OSError:  # a read-only index folder: the next run hashes, as before
         partial.unlink(missing_ok=True)
 

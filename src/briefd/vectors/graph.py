@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from briefd.folders import sweep_abandoned
 from briefd.vectors.quantized import Quantized
-from briefd.vectors.snapshot import sweep_abandoned
 
 CONNECTIVITY = 16  # links per node (M); 32 doubled the build for +0.01 recall@10 at 100K
 EXPANSION_ADD = 128  # candidates kept while linking a new node (efConstruction)

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from briefd.embeddings.runtime import give_back_memory
+from briefd.folders import sweep_abandoned
 from briefd.vectors import store
 from briefd.vectors.quantized import Quantized
 
@@ -126,23 +127,3 @@ def _save(path: Path, loaded: Rows) -> None:
         sweep_abandoned(path.parent, f"{base}{SUFFIX}*.partial.npz")
     except OSError:
         partial.unlink(missing_ok=True)
-
-
-def sweep_abandoned(folder: Path, pattern: str) -> None:
-    """Remove the partial files (``<name>.<pid>.partial…``) matching ``pattern`` that a
-    process killed while writing one left behind: no live process has the pid in their name.
-    Another process's file being written now stays."""
-    for partial in folder.glob(pattern):
-        writer = partial.name.rpartition(".partial")[0].rpartition(".")[2]
-        if writer.isdigit() and int(writer) > 0 and not _alive(int(writer)):
-            partial.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process
-        return True
-    return True
