@@ -213,3 +213,31 @@ def test_an_index_damaged_while_serving_is_a_503_that_says_rebuild(
             "detail": f"{db} is not a usable briefd index (database disk image is malformed); "
             "rebuild it with `briefd index --rebuild`",
         }
+
+
+def test_an_index_damaged_while_serving_is_rebuilt_from_the_dashboard(
+    service_api: Briefd, service_settings: Settings
+) -> None:
+    """The 503 says to rebuild: the dashboard's rebuild (``POST /api/admin/rebuild``) does so
+    from the configured source, and the server answers from the new file."""
+    db = service_settings.db
+    app = create_app(service_api, service_config())
+    with TestClient(app, raise_server_exceptions=False) as client:
+        client.headers["Authorization"] = f"Bearer {TOKEN}"
+        with db.open("r+b") as file:
+            file.truncate(db.stat().st_size // 3)
+        query = {"q": "chargeback evidence deadline"}
+        assert client.get("/api/search", params=query).status_code == 503
+        started = client.post("/api/admin/rebuild")
+        assert started.status_code == 202, started.text
+        assert eventually(lambda: _rebuild_job(client).get("finished_at") is not None)
+        job = client.get("/api/stats").json()["jobs"]["rebuild"]
+        assert (job["error"], job["summary"]["documents"]) == (None, 45)
+        hits = client.get("/api/search", params=query).json()["hits"]
+        assert hits[0]["doc_path"] == "domain/chargebacks.md"
+
+
+def _rebuild_job(client: TestClient) -> dict[str, object]:
+    """The rebuild job in ``/api/stats`` ({} while the stats cannot be read: a damaged index)."""
+    jobs = client.get("/api/stats").json().get("jobs") or {}
+    return dict(jobs.get("rebuild") or {})

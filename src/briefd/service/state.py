@@ -19,7 +19,7 @@ from briefd.atlassian import Account
 from briefd.bundles import Bundle, BundleRequest
 from briefd.bundles.collect import retrieval_query
 from briefd.bundles.wire import response
-from briefd.errors import BriefdError, IndexNotFoundError
+from briefd.errors import BriefdError, IndexNotFoundError, StoreError
 from briefd.model import DocumentView, LinkFindings, SearchResult
 from briefd.retrieval.candidates import prefetch
 from briefd.retrieval.search import SearchRequest
@@ -276,11 +276,12 @@ class ServiceState:
         return self.api.search(replace(request, paths=paths))
 
     def source_root(self) -> Path | None:
-        """The directory the last index run read; before any (no index yet), the configured
-        source (None for a git URL: a rebuild clones it)."""
+        """The directory the last index run read; before any (no index yet) or when the index
+        cannot be read (damaged: what a rebuild replaces), the configured source (None for a git
+        URL: a rebuild clones it)."""
         try:
             source = self.api.last_report().get("source") or self.api.settings.source
-        except IndexNotFoundError:
+        except (IndexNotFoundError, StoreError):
             source = self.api.settings.source
         return Path(str(source)) if source else None
 
