@@ -215,11 +215,12 @@ def test_an_index_damaged_while_serving_is_a_503_that_says_rebuild(
         }
 
 
-def test_an_index_damaged_while_serving_is_rebuilt_from_the_dashboard(
+def test_an_index_damaged_while_serving_says_so_and_is_rebuilt_from_the_dashboard(
     service_api: Briefd, service_settings: Settings
 ) -> None:
-    """The 503 says to rebuild: the dashboard's rebuild (``POST /api/admin/rebuild``) does so
-    from the configured source, and the server answers from the new file."""
+    """``/api/health`` says the index is damaged (not "ok" while every request is a 503 that
+    says to rebuild); the dashboard's rebuild (``POST /api/admin/rebuild``) does so from the
+    configured source, and the server answers from the new file."""
     db = service_settings.db
     app = create_app(service_api, service_config())
     with TestClient(app, raise_server_exceptions=False) as client:
@@ -228,6 +229,13 @@ def test_an_index_damaged_while_serving_is_rebuilt_from_the_dashboard(
             file.truncate(db.stat().st_size // 3)
         query = {"q": "chargeback evidence deadline"}
         assert client.get("/api/search", params=query).status_code == 503
+        health = client.get("/api/health").json()
+        assert health["status"] == "damaged", health
+        assert health["notice"].startswith("the index file is damaged (found at ")
+        assert health["notice"].endswith(
+            f"): {db} is not a usable briefd index (database disk image is malformed); "
+            "rebuild it with `briefd index --rebuild`"
+        )
         started = client.post("/api/admin/rebuild")
         assert started.status_code == 202, started.text
         assert eventually(lambda: _rebuild_job(client).get("finished_at") is not None)
@@ -235,6 +243,9 @@ def test_an_index_damaged_while_serving_is_rebuilt_from_the_dashboard(
         assert (job["error"], job["summary"]["documents"]) == (None, 45)
         hits = client.get("/api/search", params=query).json()["hits"]
         assert hits[0]["doc_path"] == "domain/chargebacks.md"
+        health = client.get("/api/health").json()
+        assert (health["status"], health["documents"]) == ("ok", 45)
+        assert health["notice"].startswith("the index file was replaced at ")
 
 
 def _rebuild_job(client: TestClient) -> dict[str, object]:

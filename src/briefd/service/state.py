@@ -379,6 +379,13 @@ class ServiceState:
             return None
         return reopened.notice if reopened is not None else None
 
+    def index_damage(self) -> str | None:
+        """Damage a request found inside the index file (until a rebuild replaces it)."""
+        try:
+            return self.api.store.damaged
+        except BriefdError:
+            return None
+
     def _refill_if_recreated(self) -> None:
         """The index file was deleted and an empty one made in its place: index the source
         into it (once per deletion)."""

@@ -86,6 +86,7 @@ class Store:
         self._lock = threading.RLock()
         self._identity = _identity(path)
         self.reopened: Reopened | None = None
+        self.damaged: str | None = None  # damage a read or write found inside the open file
         self._deferred: OrderedDict[str, tuple[object, Write]] = OrderedDict()
         self._deferred_lock = threading.Lock()
 
@@ -146,6 +147,7 @@ class Store:
         old, self.conn, self._identity = self.conn, fresh.conn, fresh._identity
         old.close()
         at = datetime.now(UTC).isoformat(timespec="seconds")
+        self.damaged = None
         self.reopened = Reopened("deleted" if current is None else "replaced", at)
 
     def defer(self, key: str, write: Write, payload: object = None) -> None:
@@ -246,13 +248,13 @@ class Store:
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.DatabaseError as exc:  # busy, or a file damaged since it was opened
-                raise StoreError(_describe(self.path, exc)) from None
+                raise self._failed(exc) from None
             try:
                 yield self.conn
                 self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._rollback()
-                raise StoreError(_describe(self.path, exc)) from None
+                raise self._failed(exc) from None
             except BaseException:
                 self._rollback()
                 raise
@@ -292,7 +294,17 @@ class Store:
                 finally:
                     self._end_read()
             except sqlite3.DatabaseError as exc:
-                raise StoreError(_describe(self.path, exc)) from None
+                raise self._failed(exc) from None
+
+    def _failed(self, exc: sqlite3.Error) -> StoreError:
+        """The StoreError that says what ``exc`` means; damage inside the file (a bad page, a
+        truncated file) is kept in :attr:`damaged` until another file is opened in its place
+        (a rebuild), for ``/api/health``."""
+        message = _describe(self.path, exc)
+        if _DAMAGE in str(exc) or "not a database" in str(exc):
+            at = datetime.now(UTC).isoformat(timespec="seconds")
+            self.damaged = f"the index file is damaged (found at {at}): {message}"
+        return StoreError(message)
 
     def _end_read(self) -> None:
         """End a read transaction; a damaged file may refuse the COMMIT, then roll back so
@@ -359,6 +371,9 @@ def is_briefd_or_sqlite(path: Path) -> bool:
     except OSError:
         return False
     return head in (b"", b"SQLite format 3\x00") or path.suffix.lower() in INDEX_SUFFIXES
+
+
+_DAMAGE = "malformed"  # SQLite's "database disk image is malformed"
 
 
 def _describe(path: Path, exc: sqlite3.Error) -> str:

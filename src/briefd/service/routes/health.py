@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from briefd.__about__ import __version__
-from briefd.errors import BriefdError, IndexNotFoundError
+from briefd.errors import BriefdError, IndexNotFoundError, StoreError
 from briefd.replicas.agree import served_commit
 from briefd.service import schemas
 from briefd.service.deps import State
@@ -18,14 +18,20 @@ router = APIRouter(prefix="/api")
 def health(state: State) -> schemas.HealthOut:
     """Liveness and index presence; open (no token). ``no_index``: nothing indexed yet;
     ``degraded``: the shared state (PostgreSQL) is unreachable, search and bundles still
-    serve (``state_error`` says why); ``notice``: the index file was deleted or replaced under
-    the server (and reopened). ``commit``: the knowledge commit this replica serves."""
+    serve (``state_error`` says why); ``damaged``: a request found the index file damaged
+    inside, so requests fail until it is rebuilt (``notice`` says so); ``notice``: the index
+    file was deleted or replaced under the server (and reopened). ``commit``: the knowledge
+    commit this replica serves."""
 
     def documents() -> tuple[int | None, str | None]:
         try:
             return sum(s.documents for s in state.api.scopes()), served_commit(state.api.store)
         except IndexNotFoundError:
             return None, None
+        except StoreError:
+            if state.index_damage() is None:  # busy, a full disk: said as for any request
+                raise
+            return None, None  # damaged inside: the status says so
 
     count, commit = state.call("rest", "health", documents)
     shared = state.api.state
@@ -35,13 +41,16 @@ def health(state: State) -> schemas.HealthOut:
         problem = None
     except BriefdError as exc:
         problem = str(exc)
-    status = "no_index" if count is None else "degraded" if problem else "ok"
+    damaged = state.index_damage()
+    status = (
+        "damaged" if damaged else "no_index" if count is None else "degraded" if problem else "ok"
+    )
     return schemas.HealthOut(
         status=status,
         version=__version__,
         documents=count or 0,
         uptime_seconds=state.uptime_seconds(),
-        notice=state.index_notice(),
+        notice=damaged or state.index_notice(),
         state=shared.engine,
         state_error=problem,
         replica=replica_name(state.api.settings) if shared.shared else None,
