@@ -48,11 +48,12 @@ def sweep_abandoned(folder: Path, pattern: str) -> None:
     Another process's file being written now stays."""
     for partial in folder.glob(pattern):
         writer = partial.name.rpartition(".partial")[0].rpartition(".")[2]
-        if writer.isdigit() and int(writer) > 0 and not _alive(int(writer)):
+        if writer.isdigit() and int(writer) > 0 and not alive(int(writer)):
             partial.unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (another user's counts: it may be writing)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

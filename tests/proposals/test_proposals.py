@@ -4,6 +4,7 @@ the requested change, in the bare remote, without touching the serving checkout 
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -343,6 +344,26 @@ def test_a_push_that_timed_out_names_the_branch_that_may_still_land(
     branch = re.search(r"look for branch (briefd/proposal-[0-9a-f]{8}) there", message)
     assert message.startswith("git push took longer than 1s; ") and branch is not None
     assert message.endswith("there before proposing this change again")
+
+
+def test_the_private_ref_of_a_killed_proposal_is_removed_by_the_next(
+    git_api: Briefd, remote: Remote
+) -> None:
+    git_api.sync()
+    clone = checkout_dir(git_api.settings)
+    dead = subprocess.Popen(["true"])  # its pid: a proposal's process killed since
+    dead.wait()
+    live = subprocess.Popen(["sleep", "60"])
+    try:
+        head = git(clone, "rev-parse", "HEAD")
+        for name in (f"{dead.pid}-0badf00d", f"{live.pid}-0c0ffee0"):
+            git(clone, "update-ref", f"refs/briefd/scratch/{name}", head)
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        left = git(clone, "for-each-ref", "--format=%(refname)", "refs/briefd")
+        assert left == f"refs/briefd/scratch/{live.pid}-0c0ffee0"  # a proposal may run there
+    finally:
+        live.kill()
+        live.wait()
 
 
 def _literal(text: str) -> str:

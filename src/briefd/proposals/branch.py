@@ -7,18 +7,21 @@ never touched, so serving (and a sync running at the same time) carries on undis
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from briefd.errors import BriefdError, ProposalError, ProposalRemoteError
+from briefd.folders import alive
 from briefd.sources import git
 from briefd.sources.knowledge import GitTarget
 
 # --refmap= : only the private ref; a fetch naming a remote would also move its remote-tracking
 # ref (refs/remotes/origin/main), which a sync of briefd's clone updates at the same time
 FETCH = ("-c", "gc.auto=0", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--refmap=")
+SCRATCH = "refs/briefd/scratch/"  # + <pid>-<proposal id>: the remote head a proposal builds on
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +57,8 @@ class Change:
 
 def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
     """Create ``branch`` on the remote with exactly one commit on top of its base branch."""
-    scratch = f"refs/briefd/scratch/{branch.rsplit('-', 1)[-1]}"
+    _forget_abandoned(target, timeout)
+    scratch = f"{SCRATCH}{os.getpid()}-{branch.rsplit('-', 1)[-1]}"
     try:
         fetch = [*FETCH, target.remote, f"+refs/heads/{target.base_branch}:{scratch}"]
         git.run(fetch, target.repo, timeout, ProposalRemoteError)
@@ -194,6 +198,17 @@ def _forget(target: GitTarget, ref: str, timeout: float) -> None:
     # a leftover private ref is harmless; the next proposal uses a new name
     with contextlib.suppress(BriefdError):
         git.run(["update-ref", "-d", ref], target.repo, timeout, ProposalError)
+
+
+def _forget_abandoned(target: GitTarget, timeout: float) -> None:
+    """Remove the private refs of proposals whose process was killed (its pid, in the ref's
+    name, is gone): they would keep old base commits from git's garbage collection."""
+    with contextlib.suppress(BriefdError):
+        listed = _git(["for-each-ref", "--format=%(refname)", SCRATCH], target, timeout)
+        for ref in listed.splitlines():
+            pid = ref.removeprefix(SCRATCH).partition("-")[0]
+            if pid.isdigit() and int(pid) > 0 and not alive(int(pid)):
+                _forget(target, ref, timeout)
 
 
 def _git(
