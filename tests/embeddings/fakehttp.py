@@ -53,7 +53,9 @@ class FakeServer:
 
     def serve(self, request: Request) -> Reply:
         self.requests.append(request)
-        handler = self.routes.get((request.method, request.path))
+        handler = self.routes.get((request.method, request.path)) or self.routes.get(
+            (request.method, request.path.partition("?")[0])  # a route that reads the query
+        )
         return handler(request) if handler else json_reply({"error": "not found"}, 404)
 
 

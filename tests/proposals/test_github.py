@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
@@ -41,7 +42,9 @@ class FakeGitHub:
         self.pulls: dict[int, dict[str, object]] = {}
         self.fail_reads = False
         self.read_delay = 0.0  # seconds before a GET answers (a forge that hangs)
+        self.create_delay = 0.0  # seconds before POST answers, the pull request opened
         server.on("POST", PULLS, self.create)
+        server.on("GET", PULLS, self.list)
 
     def create(self, request: Request) -> Reply:
         if request.headers.get("authorization") != "Bearer ghp_test":
@@ -62,7 +65,16 @@ class FakeGitHub:
         }
         self.pulls[number] = pull
         self.server.on("GET", f"{PULLS}/{number}", lambda _: self.read(number))
+        time.sleep(self.create_delay)
         return json_reply(pull, 201)
+
+    def list(self, request: Request) -> Reply:
+        """``GET /pulls?head=owner:branch&state=all``: the pull requests from that branch."""
+        query = parse_qs(urlsplit(request.path).query)
+        owner, _, branch = query["head"][0].partition(":")
+        assert owner == "acme" and query["state"] == ["all"]
+        found = [p for p in self.pulls.values() if p["head"] == {"ref": branch}]
+        return json_reply(found)
 
     def read(self, number: int) -> Reply:
         time.sleep(self.read_delay)
@@ -207,6 +219,21 @@ def test_a_forge_that_does_not_answer_costs_a_sync_one_timeout(
     assert [stored[n].status for n in range(1, 7)] == ["open"] * 6
     assert stored[1].forge_error == f"GitHub GET {PULLS}/1 failed: timed out; check forge.api_url"
     assert stored[2].forge_error is None and stored[2].status_checked_at is None
+
+
+def test_a_pull_request_opened_as_the_forge_timed_out_is_the_proposals(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote
+) -> None:
+    """GitHub opened it and answered too late: "propose again" would open a second one."""
+    github.create_delay = 1.0
+    api = Briefd(with_overrides(forge_api.settings, {"forge.timeout_seconds": 0.5}), None)
+    with api:
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert api.proposals() == [made]
+    assert (made.status, made.pr_number, made.forge_error) == ("open", 1, None)
+    assert made.pr_url == "https://github.com/acme/knowledge/pull/1"
+    assert list(github.pulls) == [1]
+    assert github.pulls[1]["head"] == {"ref": made.branch}
 
 
 def test_a_refused_pull_request_keeps_the_pushed_branch(

@@ -1,6 +1,7 @@
 """GitHub pull requests over the REST API (T1): ``POST /repos/{owner}/{repo}/pulls`` opens
 one, ``GET /repos/{owner}/{repo}/pulls/{number}`` reads its state (``merged`` / ``merged_at``
-say merged; otherwise ``state`` is ``open`` or ``closed``). Every failure is a
+say merged; otherwise ``state`` is ``open`` or ``closed``), ``GET …/pulls?head=owner:branch``
+finds the one a branch has. Every failure is a
 :class:`~briefd.errors.ProposalError` that names the request and what GitHub said (a
 :class:`~briefd.errors.ProposalRemoteError` when GitHub did not answer at all)."""
 
@@ -47,6 +48,17 @@ class GitHub:
             "POST", "/pulls", {"title": title, "head": head, "base": base, "body": body}
         )
         return _pull(data, "POST /pulls")
+
+    def find_pull(self, head: str) -> PullRequest | None:
+        """The pull request from this repository's branch ``head``, in any state (None: none)."""
+        from urllib.parse import urlencode
+
+        owner = self.repo.split("/", 1)[0]
+        query = urlencode({"head": f"{owner}:{head}", "state": "all"})
+        data = self._call("GET", f"/pulls?{query}", None)
+        if not isinstance(data, list) or not data:
+            return None
+        return _pull(data[0], f"GET /pulls?{query}")
 
     def pull(self, number: int) -> PullRequest:
         return _pull(self._call("GET", f"/pulls/{number}", None), f"GET /pulls/{number}")

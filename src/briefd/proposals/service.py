@@ -15,7 +15,7 @@ from briefd.errors import (
     StateUnavailableError,
 )
 from briefd.proposals.branch import Author, Change, local_proposal, push_proposal
-from briefd.proposals.forge import GitHub, open_forge
+from briefd.proposals.forge import GitHub, PullRequest, open_forge
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.policy import Delivery, delivery, require_enabled
 from briefd.proposals.validate import check_read, checked_path
@@ -104,9 +104,22 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
     try:
         pull = forge.create_pull(proposal.branch, base, title, body)
     except ProposalError as exc:  # ProposalRemoteError too: the forge did not answer
-        error = NO_PULL.format(reason=exc, branch=proposal.branch, base=base)
-        return replace(proposal, forge_error=error)
+        unanswered = isinstance(exc, ProposalRemoteError)
+        found = _opened_anyway(forge, proposal.branch) if unanswered else None
+        if found is None:
+            error = NO_PULL.format(reason=exc, branch=proposal.branch, base=base)
+            return replace(proposal, forge_error=error)
+        pull = found
     return replace(proposal, pr_url=pull.url, pr_number=pull.number, status=pull.status)
+
+
+def _opened_anyway(forge: GitHub, branch: str) -> PullRequest | None:
+    """The pull request a forge that did not answer in time opened all the same (else
+    "propose again" would open a second one, and opening one by hand would be refused)."""
+    try:
+        return forge.find_pull(branch)
+    except ProposalError:
+        return None
 
 
 def locate(settings: Settings) -> Delivery:
