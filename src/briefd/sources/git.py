@@ -9,8 +9,10 @@ the last line git printed, a hint, and any credentials in URLs redacted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -91,15 +93,7 @@ def run_bytes(
 ) -> bytes:
     command = ["git", *args]
     try:
-        done = subprocess.run(
-            command,
-            cwd=cwd,
-            input=stdin,
-            capture_output=True,
-            timeout=timeout,
-            env=quiet_env(env),
-            check=False,
-        )
+        done = _run(command, cwd, stdin, timeout, quiet_env(env))
     except FileNotFoundError:
         if cwd is not None and not Path(cwd).is_dir():  # the folder, not git, is missing
             raise error(f"cannot run git in {cwd}: no such folder") from None
@@ -112,6 +106,31 @@ def run_bytes(
     if done.returncode != 0:
         raise error(describe_failure(args, done.stderr.decode("utf-8", "replace")))
     return done.stdout
+
+
+def _run(
+    command: list[str], cwd: Path | None, stdin: bytes | None, timeout: float, env: dict[str, str]
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``command`` in a process group of its own, ended whole when it does not finish (a
+    timeout, an interrupt): git's helpers (``git-remote-https`` waiting on a remote that never
+    answers, ``receive-pack`` and its hooks) would outlive git itself, one more each sync."""
+    with subprocess.Popen(
+        command,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    ) as process:
+        try:
+            out, err = process.communicate(stdin, timeout=timeout)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
 
 
 def describe_failure(args: Sequence[str], stderr: str) -> str:
