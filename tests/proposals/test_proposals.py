@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -361,6 +362,31 @@ def test_the_private_ref_of_a_killed_proposal_is_removed_by_the_next(
         git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
         left = git(clone, "for-each-ref", "--format=%(refname)", "refs/briefd")
         assert left == f"refs/briefd/scratch/{live.pid}-0c0ffee0"  # a proposal may run there
+    finally:
+        live.kill()
+        live.wait()
+
+
+def test_the_temporary_folder_of_a_killed_proposal_is_removed_by_the_next(
+    git_api: Briefd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    git_api.sync()
+    dead = subprocess.Popen(["true"])  # its pid: a proposal's process killed since
+    dead.wait()
+    live = subprocess.Popen(["sleep", "60"])
+    try:
+        for name in (f"briefd-proposal-{dead.pid}-k1ll3d", f"briefd-proposal-{live.pid}-w0rk1n"):
+            (temporary / name).mkdir()
+            (temporary / name / "index").write_bytes(b"DIRC")
+        (temporary / "briefd-proposal-olderbr1").mkdir()  # an earlier briefd's: no pid
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert sorted(p.name for p in temporary.iterdir()) == [
+            f"briefd-proposal-{live.pid}-w0rk1n",
+            "briefd-proposal-olderbr1",
+        ]
     finally:
         live.kill()
         live.wait()

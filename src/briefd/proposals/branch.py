@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 import unicodedata
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from briefd.sources.knowledge import GitTarget
 # ref (refs/remotes/origin/main), which a sync of briefd's clone updates at the same time
 FETCH = ("-c", "gc.auto=0", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--refmap=")
 SCRATCH = "refs/briefd/scratch/"  # + <pid>-<proposal id>: the remote head a proposal builds on
+SCRATCH_DIR = "briefd-proposal-"  # + <pid>-…: a temporary folder for a proposal's git index
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,8 +183,9 @@ def _refuse_links(target: GitTarget, base: str, doc_path: str, timeout: float) -
 
 
 def _tree_with(target: GitTarget, base: str, repo_path: str, content: str, timeout: float) -> str:
+    _remove_abandoned_folders()
     blob = _git(["hash-object", "-w", "--stdin"], target, timeout, stdin=content.encode("utf-8"))
-    with tempfile.TemporaryDirectory(prefix="briefd-proposal-") as scratch_dir:
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_DIR}{os.getpid()}-") as scratch_dir:
         env = {"GIT_INDEX_FILE": str(Path(scratch_dir) / "index")}
         _git(["read-tree", base], target, timeout, env=env)
         _git(
@@ -198,6 +201,15 @@ def _forget(target: GitTarget, ref: str, timeout: float) -> None:
     # a leftover private ref is harmless; the next proposal uses a new name
     with contextlib.suppress(BriefdError):
         git.run(["update-ref", "-d", ref], target.repo, timeout, ProposalError)
+
+
+def _remove_abandoned_folders() -> None:
+    """Remove the temporary folders of proposals whose process was killed (the pid in their
+    name is gone)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_DIR}*-*"):
+        pid = folder.name.removeprefix(SCRATCH_DIR).partition("-")[0]
+        if pid.isdigit() and int(pid) > 0 and not alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _forget_abandoned(target: GitTarget, timeout: float) -> None:
