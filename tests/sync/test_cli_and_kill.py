@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -437,3 +438,46 @@ def test_a_proposal_on_a_full_disk_is_kept_until_it_can_be_written(
         reader.close()
     stored = json.loads(run(tmp_path, remote, "proposals", "--json").stdout)
     assert [(p["id"], p["status"]) for p in stored] == [(proposal["id"], "pushed")]
+
+
+def test_a_stopped_server_leaves_no_git_waiting_on_a_remote(tmp_path: Path, remote: Remote) -> None:
+    """The remote stops answering (it accepts the connection, then nothing) while the server
+    polls it: stopping the server (SIGTERM, as `docker stop`) left the sync's git fetch and its
+    `git-remote-http` running, for as long as the remote kept the connection open."""
+    assert run(tmp_path, remote, "sync").returncode == 0
+    with socket.create_server(("127.0.0.1", 0)) as hanging:
+        url = f"http://127.0.0.1:{hanging.getsockname()[1]}/stopped-answering.git"
+        env = {**briefd_env(tmp_path, remote), "BRIEFD_SOURCE": url}
+        env.update(BRIEFD_SYNC__INTERVAL="1", BRIEFD_SYNC__GIT_TIMEOUT="60")
+        server = subprocess.Popen(
+            [sys.executable, "-m", "briefd", "serve", "--no-index", "--port", str(free_port())],
+            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            assert _eventually(lambda: _running(url) != [], 30)  # the sync waits on it
+        finally:
+            server.terminate()
+            server.wait(30)
+        assert _eventually(lambda: _running(url) == [], 2), _running(url)
+
+
+def _running(marker: str) -> list[str]:
+    """Command lines of this machine's processes that hold ``marker``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:  # ended meanwhile
+            continue
+        if marker in text:
+            found.append(text)
+    return found
+
+
+def _eventually(check: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

@@ -56,6 +56,7 @@ from briefd.service.routes import metrics as prometheus
 from briefd.service.schemas import scopes_out
 from briefd.service.state import ServiceState
 from briefd.service.tools import build_mcp
+from briefd.sources import git
 from briefd.sources.knowledge import resolve
 from briefd.store.scopes import default_scope_warnings
 from briefd.sync.poller import Poller
@@ -190,6 +191,7 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
             yield
         finally:
             tasks.cancel_scope.cancel()
+            git.end_running()  # a sync waiting on a remote that hangs ends now, helpers too
             if poller is not None:
                 await anyio.to_thread.run_sync(poller.stop)
     try:

@@ -9,11 +9,13 @@ the last line git printed, a hint, and any credentials in URLs redacted.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -108,12 +110,31 @@ def run_bytes(
     return done.stdout
 
 
+_RUNNING: set[int] = set()  # process groups of the git commands running now
+_RUNNING_LOCK = threading.Lock()
+
+
+def _end_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+@atexit.register
+def end_running() -> None:
+    """End every git command this process runs now, with its helpers: briefd is stopping (a
+    server's shutdown, an exit) while a background sync or a proposal runs git."""
+    with _RUNNING_LOCK:
+        for pid in _RUNNING:
+            _end_group(pid)
+
+
 def _run(
     command: list[str], cwd: Path | None, stdin: bytes | None, timeout: float, env: dict[str, str]
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``command`` in a process group of its own, ended whole when it does not finish (a
-    timeout, an interrupt): git's helpers (``git-remote-https`` waiting on a remote that never
-    answers, ``receive-pack`` and its hooks) would outlive git itself, one more each sync."""
+    timeout, an interrupt) or when briefd exits while it runs (a sync's thread, which no
+    terminal's Ctrl-C reaches now): git's helpers (``git-remote-https`` waiting on a remote that
+    never answers, ``receive-pack`` and its hooks) would outlive git, one more each sync."""
     with subprocess.Popen(
         command,
         cwd=cwd,
@@ -123,13 +144,17 @@ def _run(
         env=env,
         start_new_session=True,
     ) as process:
+        with _RUNNING_LOCK:
+            _RUNNING.add(process.pid)
         try:
             out, err = process.communicate(stdin, timeout=timeout)
         except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+            _end_group(process.pid)
             process.wait()
             raise
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(process.pid)
     return subprocess.CompletedProcess(command, process.returncode, out, err)
 
 
