@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from briefd.embeddings.spec import DownloadedFile
 from tests.cli.test_cli import briefd
 from tests.conftest import REPO
 from tests.embeddings.fakehttp import FakeServer, Reply
+from tests.sync.gitrepo import git
 
 
 def model_dir_env(tmp_path: Path) -> dict[str, str]:
@@ -163,6 +166,37 @@ def test_pull_from_a_mirror_into_model_dir(
     assert (model_dir / "tiny/w.bin").read_bytes() == data
     again = CliRunner().invoke(app, ["model", "pull", "--model", "tiny", "--json"])
     assert json.loads(again.output)["files"][0]["action"] == "verified"
+
+
+def test_a_model_pulled_before_any_index_stays_out_of_the_projects_git(
+    tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default model_dir is ``.briefd/models``: pulled first, in a project's git checkout,
+    it made ``.briefd/`` an ordinary folder (``git status`` showed it, ``git add -A`` took the
+    weights, and the index made there later was neither private nor ignored)."""
+    data = b"weights " * 1000
+    tiny = dataclasses.replace(
+        registry.MINILM_FP32,
+        name="tiny",
+        files=(DownloadedFile("w.bin", hashlib.sha256(data).hexdigest(), len(data)),),
+        download_url="http://127.0.0.1:9/unused",
+    )
+    monkeypatch.setattr(registry, "MODELS", (*registry.MODELS, tiny))
+    server.on("GET", "/m/w.bin", lambda r: Reply(200, data, "application/octet-stream"))
+    for name in [k for k in os.environ if k.startswith("BRIEFD_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user briefd.yaml
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "--quiet")
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(
+        app, ["model", "pull", "--model", "tiny", "--url", server.url + "/m"]
+    )
+    assert result.exit_code == 0, result.output
+    assert (project / ".briefd/models/tiny/w.bin").read_bytes() == data
+    assert stat.S_IMODE((project / ".briefd").stat().st_mode) == 0o700
+    assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
 
 
 def test_unknown_model_is_one_line(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from briefd.cli.output import console, errors, print_json, reported_errors, to_j
 from briefd.embeddings import registry
 from briefd.embeddings.pull import ModelStatus, model_status, pull_model
 from briefd.embeddings.pull import Progress as PullProgress
+from briefd.folders import make_index_folder
 from briefd.settings import EmbeddingsSettings
 
 model_app = typer.Typer(
@@ -68,6 +69,9 @@ def pull_command(
 ) -> None:
     """Download a model's weights into embeddings.model_dir and verify their pinned SHA-256."""
     config = _config(ctx)
+    index_folder = ctx.obj.settings().db.parent
+    if config.model_dir == index_folder / "models":  # the default: made as the index makes it
+        make_index_folder(index_folder)
     with reported_errors():
         spec = registry.get_model(model or config.model)
         import httpx  # only here: `briefd` starts without it
