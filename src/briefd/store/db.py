@@ -300,11 +300,13 @@ class Store:
         """The StoreError that says what ``exc`` means; damage inside the file (a bad page, a
         truncated file) is kept in :attr:`damaged` until another file is opened in its place
         (a rebuild), for ``/api/health``."""
-        message = _describe(self.path, exc)
         if _DAMAGE in str(exc) or "not a database" in str(exc):
-            at = datetime.now(UTC).isoformat(timespec="seconds")
-            self.damaged = f"the index file is damaged (found at {at}): {message}"
-        return StoreError(message)
+            at = datetime.now(UTC).isoformat(timespec="seconds")  # no path: health is open
+            self.damaged = (
+                f"the index file was found damaged at {at} ({exc}); rebuild it: the "
+                "dashboard's rebuild, POST /api/admin/rebuild or `briefd index --rebuild`"
+            )
+        return StoreError(_describe(self.path, exc))
 
     def _end_read(self) -> None:
         """End a read transaction; a damaged file may refuse the COMMIT, then roll back so
