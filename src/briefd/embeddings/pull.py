@@ -28,6 +28,7 @@ from briefd.embeddings.spec import (
     locate,
 )
 from briefd.errors import EmbeddingError
+from briefd.folders import sweep_abandoned
 
 if TYPE_CHECKING:
     import httpx
@@ -99,7 +100,9 @@ def download(
 ) -> None:
     """Stream ``url`` to ``target`` through a verified temporary file in the same directory."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    sweep_abandoned(target.parent, f".{target.name}.*.partial*")  # what a killed pull left
+    prefix = f".{target.name}.{os.getpid()}.partial"  # its writer named, for that sweep
+    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".part")
     temp = Path(temp_name)
     try:
         with os.fdopen(fd, "wb") as out:
