@@ -103,6 +103,7 @@ def _index_source(
         docs_table.set_meta(conn, "parse", found.signature)
         if history is not None:
             docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})
+        docs_table.save_dates_state(conn)  # the days bundles show (B3)
         if embedder is not None:
             vector_store.prune(conn, embedder.model_id, settings.embeddings.window_words)
             outcome.missing = vector_store.uncovered(conn, embedder.model_id)

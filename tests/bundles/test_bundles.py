@@ -17,6 +17,7 @@ from briefd.errors import QueryError
 from briefd.settings import Settings, with_overrides
 from briefd.tokens import count_tokens
 from tests.conftest import EXAMPLE, WriteFiles
+from tests.sync.gitrepo import git
 
 REFUNDS_CODE = "services/payment-gateway/internal/refunds/partial.go"
 CHARGEBACK_TASK = "chargeback evidence deadline: how many days does the merchant get to respond"
@@ -230,6 +231,29 @@ def test_cache_hits_are_counted_and_a_change_invalidates(
     with example.store.read() as conn:
         rows = conn.execute("SELECT id, hits FROM bundles").fetchall()
     assert [(r["id"], r["hits"]) for r in rows] == [(changed.bundle_id, 0)]  # stale row pruned
+
+
+def test_committing_an_indexed_edit_never_serves_the_old_updated_date(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """An edit indexed before it is committed shows the file's time; once committed, the
+    commit's. No content hash changes in between, yet the attribution line does (B3)."""
+    root = write_files({"domain/refunds.md": "# Refunds\n\n## Partial\n\nPartial refunds.\n"})
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "refunds")
+    with (root / "domain" / "refunds.md").open("a", encoding="utf-8") as file:
+        file.write("Pending refunds count against the refundable amount.\n")
+    api.index()  # the edit, not yet committed: the file's time
+    request = BundleRequest("partial refunds pending refundable amount", max_tokens=400)
+    before = api.compile_bundle(request)
+    assert "updated 2020-01-02" not in before.text
+    old = {"GIT_AUTHOR_DATE": "2020-01-02T10:00:00Z", "GIT_COMMITTER_DATE": "2020-01-02T10:00:00Z"}
+    git(root, "commit", "-qam", "pending refunds", env=old)
+    assert api.index().changed == ()  # the same content: only its date moved
+    after = api.compile_bundle(request)
+    assert "· updated 2020-01-02 ·" in after.text, after.text
+    assert not after.cached and after.bundle_id != before.bundle_id
 
 
 def test_a_bundle_served_from_the_cache_is_remembered_after_its_manifest_aged_out(

@@ -82,11 +82,13 @@ def cache_key(
     ranking_version: str,
     settings: str,
     drift: str,
+    dates: str,
 ) -> CacheKey:
     """Every request field that shapes the bundle; ``settings``: :func:`settings_digest`
     (tuned weights change the bundle too); ``drift``: the drift state
     (:func:`briefd.store.code.drift_state`: drift is packed with the items, so a change of it
-    is a new bundle)."""
+    is a new bundle); ``dates``: the documents' "updated" days
+    (:func:`briefd.store.documents.dates_state`), which attribution lines show."""
     request = {
         "version": CACHE_VERSION,
         "task": task,
@@ -106,6 +108,7 @@ def cache_key(
         "ranking": ranking_version,
         "settings": settings,
         "drift": drift,
+        "dates": dates,
     }
     request_key = _sha256(request)
     return CacheKey(_sha256({"request": request_key, **state}), request_key)

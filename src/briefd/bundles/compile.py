@@ -49,6 +49,7 @@ from briefd.settings import Settings
 from briefd.sources.refs import normalise_paths
 from briefd.state import Manifest, SharedState
 from briefd.store import code as code_table
+from briefd.store import documents as docs_table
 from briefd.store import sync_state, views
 from briefd.store.db import Store
 from briefd.store.scopes import request_warnings, resolve_scopes
@@ -118,6 +119,7 @@ class _Resolved:
     target: DocumentView | None
     fingerprint: str
     drift: str  # the drift state (T4): items are packed with their drift, so it is in the key
+    dates: str  # the documents' "updated" days: attribution lines show them, so they are too
 
 
 def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
@@ -188,7 +190,8 @@ def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -
             raise NotFoundError(views.not_found(conn, path, scopes))
     paths = normalise_paths(request.paths)
     drift = code_table.drift_state(conn)
-    return _Resolved(request, scopes, paths, tags, target, fingerprint, drift)
+    dates = docs_table.dates_state(conn)
+    return _Resolved(request, scopes, paths, tags, target, fingerprint, drift, dates)
 
 
 def _key(engine: Engine, asked: _Resolved) -> CacheKey:
@@ -209,6 +212,7 @@ def _key(engine: Engine, asked: _Resolved) -> CacheKey:
         ranking_version=RANKING_VERSION,
         settings=settings_digest(engine.settings),
         drift=asked.drift,
+        dates=asked.dates,
     )
 
 

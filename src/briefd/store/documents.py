@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
@@ -10,6 +11,8 @@ from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Chunk, Document, FrontMatter, Heading, Link, ResolvedLink
 from briefd.store import vocabulary
 from briefd.store.changes import Delta
+
+DATES_STATE = "dates-state"  # index_meta key: the digest of the documents' "updated" days
 
 
 def document_hashes(conn: sqlite3.Connection) -> dict[str, str]:
@@ -160,6 +163,23 @@ def save_history(conn: sqlite3.Connection, history: Mapping[str, tuple[str, str]
         "AND (updated_commit IS NOT ? OR updated_at IS NOT ?)",
         [(commit, at, path, commit, at) for path, (commit, at) in history.items()],
     )
+
+
+def dates_state(conn: sqlite3.Connection) -> str:
+    """A digest of every document's "updated" day as :func:`save_dates_state` last recorded it
+    ('' before the first): part of a bundle's cache key, since its attribution lines show it."""
+    return meta(conn, DATES_STATE) or ""
+
+
+def save_dates_state(conn: sqlite3.Connection) -> None:
+    """Record the digest of the documents' "updated" days. A day can move with no content
+    changed (an edit indexed before it was committed, then committed), which the index
+    fingerprint does not see; an unchanged digest writes nothing."""
+    rows = conn.execute(
+        "SELECT path, substr(coalesce(updated_at, indexed_at), 1, 10) FROM documents ORDER BY path"
+    )
+    canonical = json.dumps([list(row) for row in rows], separators=(",", ":"))
+    set_meta(conn, DATES_STATE, hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16])
 
 
 def _fm_dict(fm: FrontMatter) -> dict[str, object]:
