@@ -256,6 +256,36 @@ def test_committing_an_indexed_edit_never_serves_the_old_updated_date(
     assert not after.cached and after.bundle_id != before.bundle_id
 
 
+def test_a_scope_rule_changed_moves_the_documents_and_never_serves_an_old_bundle(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """``scopes:`` rules changed with no file changed: the files are stored with their new
+    scope, and a bundle of the default scopes no longer holds what left them (B3, K1)."""
+    write_files(
+        {
+            "domain/refunds.md": "# Refunds\n\n## Partial\n\nPartial refunds are allowed.\n",
+            "domain/adr/0001-refunds.md": "# ADR 1\n\n## Decision\n\nRefund ledger decision.\n",
+        }
+    )
+    request = BundleRequest("refunds ledger decision", max_tokens=800)
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        before = api.compile_bundle(request)
+    assert "domain/adr/0001-refunds.md" in {item.doc_path for item in before.items}
+    rules = [
+        {"folder": "domain/adr", "scope": "adr"},
+        {"folder": "domain", "default": True},
+        {"folder": "conventions", "default": True},
+    ]
+    moved = with_overrides(settings, {"scopes": rules, "default_scopes": ["domain", "conventions"]})
+    with Briefd(moved, embedder=None) as api:
+        api.index()
+        assert sorted((s.name, s.documents) for s in api.scopes()) == [("adr", 1), ("domain", 1)]
+        after = api.compile_bundle(request)
+    assert {item.doc_path for item in after.items} == {"domain/refunds.md"}
+    assert not after.cached and after.bundle_id != before.bundle_id
+
+
 def test_a_bundle_served_from_the_cache_is_remembered_after_its_manifest_aged_out(
     example: Briefd, settings: Settings
 ) -> None:

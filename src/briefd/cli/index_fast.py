@@ -207,7 +207,8 @@ def report_lines(report: IndexReport) -> list[str]:
     if report.rechunked:
         lines.append(
             "  every document was read again: this briefd chunks or resolves links differently "
-            "than the one that built the index (or chunking settings or default_scopes changed)"
+            "than the one that built the index (or chunking settings, scopes or default_scopes "
+            "changed)"
         )
     if report.embedding_model:
         windows = (

@@ -27,12 +27,16 @@ NOT_UTF8 = "not valid UTF-8 text; save it as UTF-8"
 
 def parse_signature(settings: Settings) -> str:
     """What decides a file's chunks and links besides its bytes: the chunker and its settings,
-    which front-matter keys are read, and how links resolve (the resolver, and the shared
-    scopes an ambiguous name prefers: ``default_scopes``)."""
+    which front-matter keys are read, how links resolve (the resolver, and the shared scopes
+    an ambiguous name prefers: ``default_scopes``) and the scope each file is stored with (the
+    ``scopes:`` rules: a file whose scope changed is read again, bundles compiled before are
+    not served)."""
     chunking = settings.chunking
     tokens = f"tokens {chunking.target_tokens}/{chunking.max_tokens}"
     links = f"links {LINKS_VERSION} shared {','.join(settings.default_scopes)}"
-    return f"chunker {CHUNKER_VERSION}; {tokens}; front matter {FRONT_MATTER_VERSION}; {links}"
+    rules = ",".join(f"{rule.folder}={rule.scope or '*'}" for rule in settings.scopes)
+    front = f"front matter {FRONT_MATTER_VERSION}"
+    return f"chunker {CHUNKER_VERSION}; {tokens}; {front}; {links}; scopes {rules}"
 
 
 def index_fingerprint(hashes: Mapping[str, str], signature: str = "") -> str:
