@@ -14,6 +14,7 @@ from briefd.bundles.model import TIER_ORDER
 from briefd.bundles.pack import closed_blocks
 from briefd.bundles.wire import response
 from briefd.errors import QueryError
+from briefd.markdown.parse import parse_structure
 from briefd.settings import Settings, with_overrides
 from briefd.tokens import count_tokens
 from tests.conftest import EXAMPLE, WriteFiles
@@ -467,6 +468,32 @@ def test_a_head_cut_inside_code_closes_its_fence(api: Briefd, write_files: Write
     fences = [line for line in head.content.splitlines() if line.startswith("```")]
     assert fences == ["```python", "```"]
     assert head.content.index("```\n\n[… truncated") > 0
+
+
+def test_a_document_that_never_closes_a_block_never_swallows_the_next_section(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A document whose last section leaves a code fence, a comment or ``<pre>`` open: in the
+    block that section is closed, so the sections after it are read as Markdown (B4)."""
+    write_files(
+        {
+            "domain/a-fence.md": "# Job\n\n## Refund job\n\n```bash\nrefund-job --all\n",
+            "domain/b-comment.md": "# Notes\n\n## Refund notes\n\nRefund text.\n\n<!-- refund\n",
+            "domain/c-pre.md": "# Pre\n\n## Refund output\n\n<pre>\nrefund done\n",
+            "domain/d-plain.md": "# Plain\n\n## Refund rules\n\nRefund within 30 days.\n",
+        }
+    )
+    api.index()
+    bundle = api.compile_bundle(BundleRequest("refund", max_tokens=2000))
+    assert len(bundle.items) == 4
+    structure = parse_structure(bundle.text)
+    assert [f.closed for f in structure.fences] == [True]
+    assert [h.closed for h in structure.html] == [True, True]
+    assert structure.headings == ()  # "## Refund …" lines stay out of the sections' bodies
+    assert "refund-job --all\n```" in bundle.text
+    assert "<!-- refund\n-->" in bundle.text and "refund done\n</pre>" in bundle.text
+    package = api.compile_bundle(BundleRequest("refund", max_tokens=2000, mode="package"))
+    assert "```bash\nrefund-job --all" in {i.content for i in package.items}  # as written
 
 
 def test_closed_blocks_closes_what_a_cut_left_open() -> None:

@@ -33,8 +33,9 @@ from briefd.state import Manifest
 # b3: modes, tiers by name, hard limits, targets, tags; b4: packages packed by their JSON,
 # manifests of what the client holds, the issue named by its key, markers with the scope;
 # b5: items packed with their drift (T4), the drift in the key; b6: the whole answer counted
-# (envelope, a Markdown bundle's metadata and escaping)
-CACHE_VERSION = "b6"
+# (envelope, a Markdown bundle's metadata and escaping); b7: a section's fence or HTML block
+# left open by its document closed in the block
+CACHE_VERSION = "b7"
 
 
 @dataclass(frozen=True, slots=True)

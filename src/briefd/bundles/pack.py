@@ -21,9 +21,8 @@ from dataclasses import dataclass, field, replace
 
 from briefd.bundles.measure import Measure, measure
 from briefd.bundles.model import TIER_ORDER, BundleItem, Candidate, Exclusion, Packed
-from briefd.bundles.render import fingerprint, truncation_marker
+from briefd.bundles.render import closed_blocks, fingerprint, truncation_marker
 from briefd.markdown.parse import parse_structure
-from briefd.markdown.wrap import continuation
 from briefd.settings import BundleSettings
 from briefd.text import whole_characters
 from briefd.tokens import count_tokens, head_tokens
@@ -221,25 +220,6 @@ def _at_line_end(head: str) -> str:
     if any(f.start == last for f in parse_structure(shorter).fences if not f.closed):
         return head.rstrip()
     return shorter
-
-
-def closed_blocks(text: str) -> str:
-    """``text`` with the fenced code and HTML blocks (comments, ``<pre>``…) a cut left open
-    closed again, innermost first, so the marker and the sections after it are not read as
-    code or hidden in a comment. A code fence the cut left with nothing in it is dropped
-    rather than closed: an empty fence tells the reader nothing."""
-    lines = text.split("\n")
-    structure = parse_structure(text)
-    open_blocks = [(f.start, f.markup, True) for f in structure.fences if not f.closed]
-    open_blocks += [(h.start, h.closer, False) for h in structure.html if not h.closed]
-    closers: list[str] = []
-    for start, closer, fence in sorted(open_blocks, reverse=True):
-        if fence and not any(line.strip(" >\t") for line in lines[start:]):  # nothing in it
-            lines = lines[: start - 1]
-            continue
-        opening = continuation(lines[start - 1])
-        closers.append(f"{opening[: len(opening) - len(opening.lstrip(' >'))]}{closer}")
-    return "\n".join([*lines, *closers]).rstrip()
 
 
 def _display_key(pair: tuple[int, BundleItem]) -> tuple[int, int, int]:

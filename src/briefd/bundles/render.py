@@ -6,13 +6,19 @@ Everything here is a pure function of its arguments, so the same items give the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import re
 from dataclasses import replace
 
 from briefd.bundles.model import BundleDelta, BundleItem, Candidate
+from briefd.markdown.parse import parse_structure
+from briefd.markdown.wrap import continuation
 
 SECTION_SEPARATOR = "\n\n"
 ISSUE_LABEL = "tracker issue"
+# what a block that runs to a closing string opens with: a code fence, an HTML comment, <pre>…
+_OPENER = re.compile(r"```|~~~|<(?:!--|pre|script|style|textarea)", re.IGNORECASE)
 
 
 def attribution(section: Candidate | BundleItem) -> str:
@@ -28,8 +34,37 @@ def attribution(section: Candidate | BundleItem) -> str:
 
 
 def section_text(section: Candidate | BundleItem, content: str | None = None) -> str:
+    """The section as the block holds it: its attribution line, then its body with any code
+    fence or HTML block it leaves open (a document that never closes one) closed, so the
+    next section's attribution is never read as code or hidden in a comment."""
     body = section.content if content is None else content
-    return f"{attribution(section)}\n\n{body.strip()}"
+    return f"{attribution(section)}\n\n{self_contained(body.strip())}"
+
+
+@functools.lru_cache(maxsize=1024)
+def self_contained(body: str) -> str:
+    """``body`` with the blocks it leaves open closed (:func:`closed_blocks`); parsed only
+    when it holds something that opens one."""
+    return closed_blocks(body) if _OPENER.search(body) else body
+
+
+def closed_blocks(text: str) -> str:
+    """``text`` with the fenced code and HTML blocks (comments, ``<pre>``…) a cut left open
+    closed again, innermost first, so the marker and the sections after it are not read as
+    code or hidden in a comment. A code fence the cut left with nothing in it is dropped
+    rather than closed: an empty fence tells the reader nothing."""
+    lines = text.split("\n")
+    structure = parse_structure(text)
+    open_blocks = [(f.start, f.markup, True) for f in structure.fences if not f.closed]
+    open_blocks += [(h.start, h.closer, False) for h in structure.html if not h.closed]
+    closers: list[str] = []
+    for start, closer, fence in sorted(open_blocks, reverse=True):
+        if fence and not any(line.strip(" >\t") for line in lines[start:]):  # nothing in it
+            lines = lines[: start - 1]
+            continue
+        opening = continuation(lines[start - 1])
+        closers.append(f"{opening[: len(opening) - len(opening.lstrip(' >'))]}{closer}")
+    return "\n".join([*lines, *closers]).rstrip()
 
 
 def fingerprint(content: str) -> str:
