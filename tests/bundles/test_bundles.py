@@ -496,6 +496,21 @@ def test_a_document_that_never_closes_a_block_never_swallows_the_next_section(
     assert "```bash\nrefund-job --all" in {i.content for i in package.items}  # as written
 
 
+def test_a_title_written_over_several_lines_stays_on_the_attribution_line(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """``title: |`` keeps its line breaks; the attribution line puts them on one line, so its
+    other lines are not read as the section's text or as a heading (B4)."""
+    title = "title: |\n  Refunds\n  and returns\n\n  # Policy\n"
+    write_files({"domain/refunds.md": f"---\n{title}---\n## Partial\n\nPartial refunds.\n"})
+    api.index()
+    bundle = api.compile_bundle(BundleRequest("partial refunds", max_tokens=400))
+    first = bundle.text.split("\n")[0]
+    assert first.startswith("> domain/refunds.md:8-10 · Refunds and returns # Policy › Partial · ")
+    assert bundle.text.split("\n")[1:] == ["", "Partial refunds."]
+    assert parse_structure(bundle.text).headings == ()
+
+
 def test_closed_blocks_closes_what_a_cut_left_open() -> None:
     listed = closed_blocks("Steps:\n\n1. ```sh\n   make build\n   make test")
     assert listed.endswith("\n   make test\n   ```")

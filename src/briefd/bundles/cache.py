@@ -34,8 +34,9 @@ from briefd.state import Manifest
 # manifests of what the client holds, the issue named by its key, markers with the scope;
 # b5: items packed with their drift (T4), the drift in the key; b6: the whole answer counted
 # (envelope, a Markdown bundle's metadata and escaping); b7: a section's fence or HTML block
-# left open by its document closed in the block
-CACHE_VERSION = "b7"
+# left open by its document closed in the block; b8: a title over several lines put on the
+# attribution line
+CACHE_VERSION = "b8"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,10 +24,12 @@ _OPENER = re.compile(r"```|~~~|<(?:!--|pre|script|style|textarea)", re.IGNORECAS
 def attribution(section: Candidate | BundleItem) -> str:
     """The line that precedes a section: path and line range, heading breadcrumb, document
     age, chunk id. The section's own heading line is not repeated in its body; this line
-    carries it."""
+    carries it. A title or heading written over several lines (``title: |``) is put on
+    this one, or its other lines would be read as the section's text (or a heading)."""
     if not section.doc_path:  # the tracker issue
         return f"> {ISSUE_LABEL} · {section.title}" if section.title else f"> {ISSUE_LABEL}"
-    crumbs = " › ".join(part for part in (section.title, *section.heading_path) if part)
+    parts = (section.title, *section.heading_path)
+    crumbs = " › ".join(" ".join(part.split()) for part in parts if part.strip())  # one line
     date = section.updated_at[:10] or "unknown"
     where = f"{section.doc_path}:{section.start_line}-{section.end_line}"
     return f"> {where} · {crumbs} · updated {date} · chunk {section.chunk_id}"
