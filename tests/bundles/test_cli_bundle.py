@@ -53,6 +53,17 @@ def test_bundle_json_and_paths(indexed: Path) -> None:
     assert "exclusions" in data["diagnostics"]  # --json is the verbose response
 
 
+def test_paths_alone_are_not_called_unrelated_to_the_knowledge(indexed: Path) -> None:
+    """No task beside --paths: nothing is searched, the governing documents are the bundle;
+    the summary never says the relevance gate found the task unrelated (B1, R4)."""
+    code = "services/payment-gateway/internal/refunds/a.go"
+    result = briefd("bundle", "--paths", code, "--json", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["items"][0]["tier"] == "governed" and data["diagnostics"]["gate"] == "off"
+    assert "unrelated" not in result.stderr and "relevance gate" not in result.stderr
+
+
 def test_bundle_bad_mode_is_one_line(indexed: Path) -> None:
     result = briefd("bundle", TASK, "--format", "yaml", cwd=indexed)
     assert result.returncode == 2  # a mistyped value, as click's own

@@ -256,7 +256,8 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
 
 def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: str) -> SearchResult:
     """The ranked hits for the query; none for a request with code paths or a target but no
-    searchable word ("fix the thing": its context is the structure)."""
+    searchable word ("fix the thing": its context is the structure), with the gate ``off``:
+    nothing was searched, so nothing was judged off-topic."""
     if query_terms(query):
         search = SearchRequest(
             query,
@@ -270,7 +271,7 @@ def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: s
         if asked.target is None:  # the paths' governing documents are the whole answer
             check_governed(conn, query, asked.scopes, asked.paths, asked.tags)
         return SearchResult(
-            query, engine.mode, asked.scopes, (), RANKING_VERSION, 0.0, gate="empty"
+            query, engine.mode, asked.scopes, (), RANKING_VERSION, 0.0, gate="off"
         )
     raise QueryError(no_terms_message(query))
 
