@@ -222,6 +222,31 @@ def test_the_smallest_budgets_bound_the_answer_warning_included(service_api: Bri
     assert warned >= len(tasks) * 5
 
 
+def test_a_hard_limit_below_the_budget_that_fits_no_section_is_no_overage(
+    service_api: Briefd,
+) -> None:
+    """``hard_limit`` under ``max_tokens`` caps optional content: an answer it leaves without
+    a section names that limit and stays within it, never ``budget_exceeded`` (B7)."""
+    task = "partial refunds pending refundable amount"
+    calls = [(mode, limit) for mode in ("markdown", "package") for limit in (100, 105, 110)]
+
+    async def body(client: Client) -> list[Any]:
+        found = []
+        for mode, limit in calls:
+            arguments = {"task_description": task, "max_tokens": 2000, "hard_limit": limit}
+            found.append(await client.call_tool("compile_bundle", {**arguments, "mode": mode}))
+        return found
+
+    with serving(create_app(service_api, service_config())) as base:
+        answers = run(base + "/mcp", "auto", body)
+    for (mode, limit), result in zip(calls, answers, strict=True):
+        structured = result.structured_content
+        assert structured["items"] == [], (mode, limit)
+        assert structured["warnings"][0].startswith(f"hard_limit {limit} fits no section")
+        assert not structured["budget_exceeded"] and structured["overage"] == 0, structured
+        assert count_tokens(stringify(structured)) <= min(limit, structured["tokens"])
+
+
 def test_modes_verbose_and_document_context_over_mcp(service_api: Briefd) -> None:
     task = "how do partial refunds work"
 

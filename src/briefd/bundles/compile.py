@@ -279,20 +279,24 @@ def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: s
 def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
     """An empty bundle whose sections matched but did not fit says so: it would read as
     "nothing matched" (the answer's envelope alone takes ~75 tokens of the budget). The
-    warning names what the best section needs when that fits the budget beside ``warned``;
-    a shorter one says the same where it does not."""
+    warning names the limit that left no room (``hard_limit`` when it is below
+    ``max_tokens``) and what the best section needs when that fits the limit beside
+    ``warned``; a shorter one says the same where it does not."""
     if bundle.items or bundle.delta is not None:
         return ()
-    misses = [e.reason for e in bundle.diagnostics.exclusions if e.reason.startswith(NO_ROOM)]
+    d = bundle.diagnostics
+    misses = [e.reason for e in d.exclusions if e.reason.startswith(NO_ROOM)]
     if not misses:
         return ()
-    budget = bundle.diagnostics.budget
-    room = budget - bundle.diagnostics.tokens - warnings_tokens(warned)
+    name, limit = (
+        ("hard_limit", d.hard_limit) if d.hard_limit < d.budget else ("max_tokens", d.budget)
+    )
+    room = limit - d.tokens - warnings_tokens(warned)
     best = misses[0].removeprefix(NO_ROOM)
-    full = f"max_tokens {budget} fits no section (the best {best}); raise it"
+    full = f"{name} {limit} fits no section (the best {best}); raise it"
     if warnings_tokens((*warned, full)) - warnings_tokens(warned) <= room:
         return (full,)
-    return (f"max_tokens {budget} fits no section; raise it",)
+    return (f"{name} {limit} fits no section; raise it",)
 
 
 def with_warnings(bundle: Bundle, warned: tuple[str, ...]) -> Bundle:
