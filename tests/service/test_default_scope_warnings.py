@@ -145,3 +145,31 @@ def test_the_bundle_text_an_agent_reads_carries_the_warning(mistyped: Briefd) ->
     assert result.structured_content["text"]  # sections matched
     assert result.structured_content["warnings"] == [WARNING]
     assert f"Warning: {WARNING}" in result.content[0].text
+
+
+def test_a_bundle_keeps_room_for_the_warning_it_carries(mistyped: Briefd) -> None:
+    """The warning is part of the answer the budget bounds (B7): sections are packed into
+    what it leaves, so the structured content stays within max_tokens; a request naming the
+    same scopes has no warning and keeps its room."""
+    budgets = range(150, 330, 10)
+
+    async def body(client: Client) -> list[tuple[Any, Any]]:
+        found = []
+        for budget in budgets:
+            task = {"task_description": "partial refund error", "max_tokens": budget}
+            default = await client.call_tool("compile_bundle", task)
+            named = await client.call_tool("compile_bundle", {**task, "scopes": ["domain"]})
+            found.append((default, named))
+        return found
+
+    with serving(create_app(mistyped, service_config())) as base:
+        answers = run(base + "/mcp", "auto", body)
+    for budget, (default, named) in zip(budgets, answers, strict=True):
+        structured = default.structured_content
+        assert structured["warnings"][0] == WARNING
+        size = count_tokens(json.dumps(structured, ensure_ascii=False, separators=(",", ":")))
+        assert size <= min(budget, structured["tokens"]), (budget, size, structured)
+        assert WARNING not in named.structured_content.get("warnings", [])
+    assert any(named.structured_content["items"] for _, named in answers)
+    for default, named in answers:  # packed with other room: never served for one another
+        assert named.structured_content["bundle_id"] != default.structured_content["bundle_id"]

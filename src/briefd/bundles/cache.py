@@ -85,12 +85,15 @@ def cache_key(
     settings: str,
     drift: str,
     dates: str,
+    warnings: Sequence[str],
 ) -> CacheKey:
     """Every request field that shapes the bundle; ``settings``: :func:`settings_digest`
     (tuned weights change the bundle too); ``drift``: the drift state
     (:func:`briefd.store.code.drift_state`: drift is packed with the items, so a change of it
     is a new bundle); ``dates``: the documents' "updated" days
-    (:func:`briefd.store.documents.dates_state`), which attribution lines show."""
+    (:func:`briefd.store.documents.dates_state`), which attribution lines show; ``warnings``:
+    the request's own (a default scope the index lacks), whose room the packer keeps back: a
+    state, not the request (a base from before the scope was indexed is still comparable)."""
     request = {
         "version": CACHE_VERSION,
         "task": task,
@@ -111,6 +114,7 @@ def cache_key(
         "settings": settings,
         "drift": drift,
         "dates": dates,
+        "warnings": list(warnings),
     }
     request_key = _sha256(request)
     return CacheKey(_sha256({"request": request_key, **state}), request_key)

@@ -120,6 +120,9 @@ class _Resolved:
     fingerprint: str
     drift: str  # the drift state (T4): items are packed with their drift, so it is in the key
     dates: str  # the documents' "updated" days: attribution lines show them, so they are too
+    # a default scope the index lacks: the answer carries it, so its room is kept back and it
+    # is in the key (a request naming the same scopes gets none)
+    warned: tuple[str, ...]
 
 
 def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
@@ -138,8 +141,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
             engine.cache.put(key.key, bundle, hit=not fresh)
         else:
             bundle = replace(bundle, cached=True)
-        warned = request_warnings(conn, request.scopes, engine.settings.default_scopes)
-        warned += too_small(bundle, warned)
+        warned = asked.warned + too_small(bundle, asked.warned)
         base = _base(conn, engine, request.base, key) if request.base else None
         held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)
     if fresh and not live:  # a live issue's text is never stored
@@ -191,7 +193,8 @@ def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -
     paths = normalise_paths(request.paths)
     drift = code_table.drift_state(conn)
     dates = docs_table.dates_state(conn)
-    return _Resolved(request, scopes, paths, tags, target, fingerprint, drift, dates)
+    warned = request_warnings(conn, request.scopes, engine.settings.default_scopes)
+    return _Resolved(request, scopes, paths, tags, target, fingerprint, drift, dates, warned)
 
 
 def _key(engine: Engine, asked: _Resolved) -> CacheKey:
@@ -213,6 +216,7 @@ def _key(engine: Engine, asked: _Resolved) -> CacheKey:
         settings=settings_digest(engine.settings),
         drift=asked.drift,
         dates=asked.dates,
+        warnings=asked.warned,
     )
 
 
@@ -227,7 +231,7 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     candidates = with_drift(conn, collect(conn, result, ask, engine.settings))
     target = asked.target.path if asked.target else None
     envelope = envelope_tokens(request.mode, target, request.ceiling)
-    sizes = measure(request.mode, envelope=envelope)
+    sizes = measure(request.mode, envelope=envelope + warnings_tokens(asked.warned))
     packed = pack(candidates, request.max_tokens, settings, sizes, hard_limit=request.ceiling)
     tokens = sizes.whole(packed.items) + envelope
     diagnostics = Diagnostics(
