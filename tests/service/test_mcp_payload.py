@@ -247,6 +247,30 @@ def test_a_hard_limit_below_the_budget_that_fits_no_section_is_no_overage(
         assert count_tokens(stringify(structured)) <= min(limit, structured["tokens"])
 
 
+def test_a_recovered_bundle_counts_its_mark(service_api: Briefd) -> None:
+    """Against a base it cannot compare with, the full bundle comes marked ``recovered``; its
+    ``tokens`` counts the mark, so the structured content stays within them (B5, B7)."""
+    tasks = ("how do partial refunds work", "chargeback evidence deadline", "webhook retries")
+    modes = ("markdown", "package")
+    budgets = range(300, 3000, 53)
+    calls = [(task, mode, budget) for task in tasks for mode in modes for budget in budgets]
+
+    async def body(client: Client) -> list[Any]:
+        found = []
+        for task, mode, budget in calls:
+            arguments = {"task_description": task, "max_tokens": budget, "mode": mode}
+            found.append(await client.call_tool("compile_bundle", {**arguments, "base": "f" * 16}))
+        return found
+
+    with serving(create_app(service_api, service_config())) as base:
+        answers = run(base + "/mcp", "auto", body)
+    for call, result in zip(calls, answers, strict=True):
+        structured = result.structured_content
+        assert structured["recovered"] is True
+        size = count_tokens(stringify(structured))
+        assert size <= min(call[2], structured["tokens"]), (call, size, structured["tokens"])
+
+
 def test_modes_verbose_and_document_context_over_mcp(service_api: Briefd) -> None:
     task = "how do partial refunds work"
 

@@ -23,7 +23,7 @@ from briefd.bundles.cache import (
 )
 from briefd.bundles.collect import Ask, collect, retrieval_query
 from briefd.bundles.governed import unrequested
-from briefd.bundles.measure import envelope_tokens, measure, warnings_tokens
+from briefd.bundles.measure import envelope_tokens, field_tokens, measure, warnings_tokens
 from briefd.bundles.model import (
     MAX_HARD_LIMIT,
     MAX_TOKENS,
@@ -154,7 +154,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
     if request.base is None:
         return bundle
     if base is None:
-        return replace(bundle, recovered=True)
+        return recovered(bundle)
     delta = diff(request.base, base, bundle.items)
     if bundle.mode == "markdown":
         text = render.delta_markdown(delta)
@@ -308,11 +308,22 @@ def with_warnings(bundle: Bundle, warned: tuple[str, ...]) -> Bundle:
     answer a client receives is what the figure bounds."""
     if not warned:
         return bundle
+    return replace(_counted(bundle, warnings_tokens(warned)), warnings=warned)
+
+
+def recovered(bundle: Bundle) -> Bundle:
+    """``bundle`` answered in full against a base it cannot be compared with (B5), marked
+    ``recovered``: the mark is in its ``tokens`` too."""
+    return replace(_counted(bundle, field_tokens("recovered", True)), recovered=True)
+
+
+def _counted(bundle: Bundle, extra: int) -> Bundle:
+    """``bundle`` whose answer carries ``extra`` tokens more than it was packed with."""
     d = bundle.diagnostics
-    tokens = d.tokens + warnings_tokens(warned)
+    tokens = d.tokens + extra
     exceeded = max(tokens - d.hard_limit, 0)
     counted = replace(d, tokens=tokens, budget_exceeded=exceeded > 0, overage=exceeded)
-    return replace(bundle, warnings=warned, diagnostics=counted)
+    return replace(bundle, diagnostics=counted)
 
 
 def with_drift(conn: sqlite3.Connection, candidates: Sequence[Candidate]) -> list[Candidate]:

@@ -94,7 +94,13 @@ def envelope_tokens(
 
 def warnings_tokens(warnings: tuple[str, ...], count: Counter = count_tokens) -> int:
     """What an answer's ``warnings`` add to it (the key, the list and a comma; none without)."""
-    return count(compact({"warnings": list(warnings)})) if warnings else 0
+    return field_tokens("warnings", list(warnings), count) if warnings else 0
+
+
+def field_tokens(key: str, value: object, count: Counter = count_tokens) -> int:
+    """What one more field adds to an answer: the key, the value and a comma (its braces
+    stand for the comma, so never less)."""
+    return count(compact({key: value}))
 
 
 def _escaped(text: str) -> str:
