@@ -17,7 +17,7 @@ from briefd.errors import QueryError
 from briefd.markdown.parse import parse_structure
 from briefd.settings import Settings, with_overrides
 from briefd.tokens import count_tokens
-from tests.conftest import EXAMPLE, WriteFiles
+from tests.conftest import EXAMPLE, FakeEmbedder, WriteFiles
 from tests.sync.gitrepo import git
 
 REFUNDS_CODE = "services/payment-gateway/internal/refunds/partial.go"
@@ -452,6 +452,24 @@ def test_changed_search_settings_never_serve_a_cached_bundle(
     with Briefd(tuned, embedder=None) as api:
         again = api.compile_bundle(request)
     assert not again.cached and again.bundle_id != plain.bundle_id
+
+
+def test_section_windows_switched_on_never_serve_a_cached_bundle(settings: Settings) -> None:
+    """``embeddings.window_words`` changes how sections score against the task (a long one
+    as its closest window); a bundle cached before it is not served after (B3, R2)."""
+    assert settings.source is not None
+    shutil.copytree(EXAMPLE, settings.source)
+    request = BundleRequest("partial refunds pending refundable amount", mode="package")
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        api.index()
+        whole = api.compile_bundle(request)
+    windows = with_overrides(settings, {"embeddings.window_words": 40})
+    with Briefd(windows, embedder=FakeEmbedder()) as api:
+        assert api.index().windows > 0
+        again = api.compile_bundle(request)
+    assert not again.cached and again.bundle_id != whole.bundle_id
+    scores = [round(item.score, 4) for item in again.items if item.tier == "ranked"]
+    assert scores != [round(item.score, 4) for item in whole.items if item.tier == "ranked"]
 
 
 def test_a_head_cut_inside_code_closes_its_fence(api: Briefd, write_files: WriteFiles) -> None:

@@ -122,9 +122,12 @@ def cache_key(
 
 @functools.lru_cache(maxsize=16)
 def settings_digest(settings: Settings) -> str:
-    """The settings that shape a bundle's content: search and bundles (not cache sizes)."""
+    """The settings that shape a bundle's content: search and bundles (not cache sizes), and
+    how a task is scored against the vectors (section windows, prefixes)."""
+    embeddings = settings.embeddings
     shaping = {
         "search": dataclasses.asdict(settings.search),
+        "embeddings": [embeddings.window_words, embeddings.query_prefix, embeddings.passage_prefix],
         "bundles": {
             k: v
             for k, v in dataclasses.asdict(settings.bundles).items()
