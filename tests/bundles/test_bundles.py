@@ -529,6 +529,22 @@ def test_a_title_written_over_several_lines_stays_on_the_attribution_line(
     assert parse_structure(bundle.text).headings == ()
 
 
+def test_a_section_that_opens_indented_keeps_its_first_lines_indentation(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A section whose text starts with an indented code block or an indented list: in the
+    block its first line keeps its spaces, so the code stays code and the list one list
+    (B4)."""
+    code = "    refund --all\n    refund --dry-run\n"
+    listed = "  - refund item one\n  - refund item two\n"
+    write_files({"domain/refunds.md": f"# Refunds\n\n## Run\n\n{code}\n## Steps\n\n{listed}"})
+    api.index()
+    bundle = api.compile_bundle(BundleRequest("", target="domain/refunds.md", max_tokens=400))
+    assert f"chunk {bundle.items[0].chunk_id}\n\n{code}\n> " in bundle.text
+    assert bundle.text.endswith(f"chunk {bundle.items[1].chunk_id}\n\n{listed.rstrip()}")
+    assert len(parse_structure(bundle.text).code_ranges) == 1  # the indented code block
+
+
 def test_closed_blocks_closes_what_a_cut_left_open() -> None:
     listed = closed_blocks("Steps:\n\n1. ```sh\n   make build\n   make test")
     assert listed.endswith("\n   make test\n   ```")

@@ -35,8 +35,9 @@ from briefd.state import Manifest
 # b5: items packed with their drift (T4), the drift in the key; b6: the whole answer counted
 # (envelope, a Markdown bundle's metadata and escaping); b7: a section's fence or HTML block
 # left open by its document closed in the block; b8: a title over several lines put on the
-# attribution line; b9: the gate off when nothing was searched
-CACHE_VERSION = "b9"
+# attribution line; b9: the gate off when nothing was searched; b10: a section's first line
+# keeps its indentation in the block
+CACHE_VERSION = "b10"
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from briefd.bundles.measure import Measure, measure
 from briefd.bundles.model import TIER_ORDER, BundleItem, Candidate, Exclusion, Packed
-from briefd.bundles.render import closed_blocks, fingerprint, truncation_marker
+from briefd.bundles.render import closed_blocks, fingerprint, trimmed, truncation_marker
 from briefd.markdown.parse import parse_structure
 from briefd.settings import BundleSettings
 from briefd.text import whole_characters
@@ -193,7 +193,7 @@ def _take(state: _State, index: int, c: Candidate, item: BundleItem, extra: int)
 def _head(c: Candidate, limit: int, sizes: Measure) -> BundleItem | None:
     """The longest head of ``c`` (cut at a line end when one is near) that, with its marker,
     costs at most ``limit`` tokens in the mode's output; None when not even a short head fits."""
-    body = c.content.strip()
+    body = trimmed(c.content)
     total = count_tokens(body)
     marker = count_tokens(truncation_marker(c, total, total))
     allowance = limit - _sized(sizes, c, "").tokens - marker - 2

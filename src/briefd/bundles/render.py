@@ -19,6 +19,7 @@ SECTION_SEPARATOR = "\n\n"
 ISSUE_LABEL = "tracker issue"
 # what a block that runs to a closing string opens with: a code fence, an HTML comment, <pre>…
 _OPENER = re.compile(r"```|~~~|<(?:!--|pre|script|style|textarea)", re.IGNORECASE)
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 
 def attribution(section: Candidate | BundleItem) -> str:
@@ -40,7 +41,14 @@ def section_text(section: Candidate | BundleItem, content: str | None = None) ->
     fence or HTML block it leaves open (a document that never closes one) closed, so the
     next section's attribution is never read as code or hidden in a comment."""
     body = section.content if content is None else content
-    return f"{attribution(section)}\n\n{self_contained(body.strip())}"
+    return f"{attribution(section)}\n\n{self_contained(trimmed(body))}"
+
+
+def trimmed(body: str) -> str:
+    """``body`` without the blank lines around it. Its first line keeps its indentation: four
+    spaces make an indented code block, two a list nested in the section's text, and
+    stripped they would be a paragraph, or a list the next line nests under."""
+    return _LEADING_BLANK_LINES.sub("", body.rstrip())
 
 
 @functools.lru_cache(maxsize=1024)
