@@ -18,6 +18,7 @@ from briefd.markdown.parse import parse_structure
 from briefd.settings import Settings, with_overrides
 from briefd.tokens import count_tokens
 from tests.conftest import EXAMPLE, FakeEmbedder, WriteFiles
+from tests.ports import free_port
 from tests.sync.gitrepo import git
 
 REFUNDS_CODE = "services/payment-gateway/internal/refunds/partial.go"
@@ -285,6 +286,22 @@ def test_a_scope_rule_changed_moves_the_documents_and_never_serves_an_old_bundle
         after = api.compile_bundle(request)
     assert {item.doc_path for item in after.items} == {"domain/refunds.md"}
     assert not after.cached and after.bundle_id != before.bundle_id
+
+
+def test_a_bundle_served_while_the_shared_state_is_down_counts_what_it_says(
+    settings: Settings,
+) -> None:
+    """Replicas with PostgreSQL unreachable still serve bundles, marked ``state_error``; the
+    answer's ``tokens`` count the mark, so they bound what the client receives (B7, S1)."""
+    assert settings.source is not None
+    shutil.copytree(EXAMPLE, settings.source)
+    down = with_overrides(settings, {"state.url": f"postgresql://u:p@127.0.0.1:{free_port()}/x"})
+    with Briefd(down, embedder=None) as api:
+        api.index()
+        bundle = api.compile_bundle(BundleRequest("partial refunds pending", max_tokens=700))
+    assert bundle.items and bundle.state_error is not None and "unreachable" in bundle.state_error
+    received = json.dumps(response(bundle), ensure_ascii=False, separators=(",", ":"))
+    assert count_tokens(received) <= bundle.tokens
 
 
 def test_a_bundle_served_from_the_cache_is_remembered_after_its_manifest_aged_out(

@@ -394,8 +394,9 @@ def _share(engine: Engine, shared: SharedState, key: CacheKey, bundle: Bundle) -
     held = Manifest(key.request_key, cache_table.held_sections(bundle), engine.commit)
     try:
         shared.save_manifest(bundle.bundle_id, held, cache_table.now_iso())
-    except StoreError as exc:
-        return replace(bundle, state_error=str(exc))
+    except StoreError as exc:  # the answer says so, and its tokens count it
+        error = str(exc)
+        return replace(_counted(bundle, field_tokens("state_error", error)), state_error=error)
     return bundle
 
 
