@@ -173,3 +173,19 @@ def test_a_bundle_keeps_room_for_the_warning_it_carries(mistyped: Briefd) -> Non
     assert any(named.structured_content["items"] for _, named in answers)
     for default, named in answers:  # packed with other room: never served for one another
         assert named.structured_content["bundle_id"] != default.structured_content["bundle_id"]
+
+
+def test_an_empty_bundle_still_says_nothing_matched_beside_the_warning(mistyped: Briefd) -> None:
+    """No section matched: the MCP text says so, then warns; a model reading the text alone
+    must not take the warning for the answer (I1, K1)."""
+
+    async def body(client: Client) -> Any:
+        task = {"task_description": "zeppelin hangar ballast", "max_tokens": 800}
+        return await client.call_tool("compile_bundle", task)
+
+    with serving(create_app(mistyped, service_config())) as base:
+        result = run(base + "/mcp", "auto", body)
+    assert result.structured_content["items"] == []
+    assert result.structured_content["warnings"] == [WARNING]
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith(f"No knowledge section matched.\n\nWarning: {WARNING}\n\n(bundle_id ")

@@ -65,6 +65,7 @@ _BUNDLE_ID = re.compile(r"^[0-9a-f]{16}$")
 ISSUE_ATTRIBUTION_TOKENS = 40  # the "> tracker issue · …" line above the issue
 LIVE_ISSUE_SHARE = 0.35  # a live Jira issue is rendered within this share of the budget (B1)
 CACHE_WAIT_MS = 100  # a cache row is not worth waiting for a reindex's write lock
+FITS_NO_SECTION = "fits no section"  # what a warning that the budget held none says
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,10 +298,10 @@ def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
     )
     room = limit - d.tokens - warnings_tokens(warned)
     best = misses[0].removeprefix(NO_ROOM)
-    full = f"{name} {limit} fits no section (the best {best}); raise it"
+    full = f"{name} {limit} {FITS_NO_SECTION} (the best {best}); raise it"
     if warnings_tokens((*warned, full)) - warnings_tokens(warned) <= room:
         return (full,)
-    return (f"{name} {limit} fits no section; raise it",)
+    return (f"{name} {limit} {FITS_NO_SECTION}; raise it",)
 
 
 def with_warnings(bundle: Bundle, warned: tuple[str, ...]) -> Bundle:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from briefd.bundles.compile import FITS_NO_SECTION
 from briefd.bundles.render import drift_note
 from briefd.model import OUTSIDE_SCOPES
 from briefd.service import schemas
@@ -75,11 +76,15 @@ def bundle_text(out: schemas.BundleOut, structured: dict[str, object]) -> str:
 
 def bundle_block(out: schemas.BundleOut) -> list[str]:
     """The sections, then what ``warnings`` says (a default scope the index lacks); without
-    sections the warnings themselves (a budget that fits none), else why nothing came."""
+    sections the warnings themselves when one says why (a budget that fits none), else why
+    nothing came, then the warnings."""
     block = (out.text or "").rstrip()
+    warned = [f"Warning: {w}" for w in out.warnings or ()]
     if block:
-        return [block, *(f"Warning: {w}" for w in out.warnings or ())]
-    return ["\n".join(out.warnings or ()) or nothing_new(out.delta)]
+        return [block, *warned]
+    if any(FITS_NO_SECTION in w for w in out.warnings or ()):
+        return ["\n".join(out.warnings or ())]
+    return [nothing_new(out.delta), *warned]
 
 
 def delta_note(delta: schemas.DeltaOut) -> str:
