@@ -377,7 +377,7 @@ def test_no_secret_page_or_issue_text_in_logs_query_log_or_metrics(
             wrong = {**CALLER, "X-Atlassian-Token": "bad"}
             assert http.get("/api/confluence/pages/98765", headers=wrong).status_code == 502
             metrics = http.get("/metrics").text
-    app.state.briefd.flush(force=True)
+    app.state.briefd.flush()
     queries = [f"{q.kind} {q.query} {q.client}" for q in live_api.state.recent_queries()]
     assert queries and all(q.startswith("bundle SHOP-42") for q in queries)
     assert 'name="jira_issue"' in metrics and 'name="confluence_page"' in metrics

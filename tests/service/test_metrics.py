@@ -2,17 +2,23 @@ from __future__ import annotations
 
 import inspect
 import re
+import shutil
+import sqlite3
+from pathlib import Path
 
+import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
+from briefd.errors import StoreError
 from briefd.service import create_app
-from briefd.service.metrics import CountingEmbedder, Metrics
+from briefd.service.metrics import CountingEmbedder, Metrics, labels_key
 from briefd.settings import Settings
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN
+from tests.service.test_nothing_lost import another_process_writing
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
@@ -63,6 +69,79 @@ def test_counters_survive_a_restart_until_reset(service_settings: Settings) -> N
     assert 'name="search"' not in reset
     assert not re.search(r"^briefd_tokens_served_total\{", reset, re.MULTILINE)
     assert not re.search(r"^briefd_bundle_cache_total\{", reset, re.MULTILINE)
+
+
+def test_two_processes_on_one_index_add_up_their_counts(service_settings: Settings) -> None:
+    """I4: `briefd serve` and a `briefd mcp` a client spawned count into the same index; each
+    adds what it counted, so neither writes its own total over the other's."""
+    search = 'briefd_requests_total{name="search",outcome="ok",surface="rest"}'
+    with (
+        Briefd(service_settings, embedder=None) as first_api,
+        TestClient(create_app(first_api, service_config(flush_seconds=60))) as first,
+        Briefd(service_settings, embedder=None) as second_api,
+        TestClient(create_app(second_api, service_config(flush_seconds=60))) as second,
+    ):
+        for query in ("retry policy", "chargeback", "settlement"):
+            first.get("/api/search", params={"q": query}, headers=AUTH)
+        second.get("/api/search", params={"q": "refund window"}, headers=AUTH)
+        second.get("/api/search", params={"q": "refund window"}, headers=AUTH)
+        assert sample(second.get("/metrics", headers=AUTH).text, search) == 2
+    # the first one stopped last, after the second had saved its two
+    after = serve_once(service_settings, "/metrics")["/metrics"]
+    assert sample(after, search) == 5
+    assert sample(after, 'briefd_request_duration_seconds_count{name="search",surface="rest"}') == 5
+
+
+def test_counts_a_busy_index_refused_are_saved_once_later(service_settings: Settings) -> None:
+    with (
+        Briefd(service_settings, embedder=None) as api,
+        TestClient(create_app(api, service_config(flush_seconds=60))) as http,
+    ):
+        state = http.app.state.briefd  # type: ignore[attr-defined]
+        assert http.get("/api/scopes", headers=AUTH).status_code == 200  # counted, not logged
+        with another_process_writing(service_settings.db), pytest.raises(StoreError):
+            state.flush()
+        state.flush()
+        state.flush()
+    with sqlite3.connect(service_settings.db) as conn:
+        stored = conn.execute(
+            "SELECT value FROM counters WHERE name = 'briefd_requests' AND labels = ?",
+            (labels_key({"name": "list_scopes", "outcome": "ok", "surface": "rest"}),),
+        ).fetchone()
+    assert stored == (1.0,)
+
+
+def test_counts_follow_the_index_file_replaced_under_the_server(
+    service_settings: Settings, tmp_path: Path
+) -> None:
+    """A new index file put in place of the served one (`briefd index --rebuild` of a damaged
+    file, or one deleted and made again) gets the counts saved into the old one too, once,
+    besides those counted since."""
+    db = service_settings.db
+    built = tmp_path / "built.db"
+    shutil.copyfile(db, built)  # an index without counters
+    scopes = labels_key({"name": "list_scopes", "outcome": "ok", "surface": "rest"})
+    with (
+        Briefd(service_settings, embedder=None) as api,
+        TestClient(create_app(api, service_config(flush_seconds=3600))) as http,
+    ):
+        http.headers.update(AUTH)
+        state = http.app.state.briefd  # type: ignore[attr-defined]
+        for _ in range(3):
+            http.get("/api/scopes")
+        state.flush()
+        built.replace(db)
+        for suffix in ("-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        http.get("/api/scopes")
+        assert http.get("/api/health").json()["notice"].startswith("the index file was replaced")
+        state.flush()
+        state.flush()
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute(
+            "SELECT value FROM counters WHERE name = 'briefd_requests' AND labels = ?", (scopes,)
+        ).fetchone()
+    assert stored == (4.0,)
 
 
 def test_metrics_text_has_index_gauges_and_histograms(client: TestClient) -> None:

@@ -102,7 +102,7 @@ def test_a_lone_surrogate_is_refused_and_the_pending_log_survives(http: TestClie
     assert mcp.status_code == 400
     assert mcp.json()["detail"].startswith("body.params.arguments.query is not valid Unicode")
     state = state_of(http)
-    state.flush(force=True)
+    state.flush()
     logged = [e.query for e in state.api.state.recent_queries(100)]
     assert sorted(logged) == sorted(f"chargeback evidence {n}" for n in range(26))
     assert http.get("/api/search", params={"q": "still answering"}).status_code == 200
@@ -116,10 +116,10 @@ def test_a_failed_log_write_is_retried_and_drops_nothing(
         http.get("/api/search", params={"q": f"soft decline {n}"})
     with another_process_writing(service_settings.db):
         with pytest.raises(StoreError, match=r"is busy"):
-            state.flush(force=True)
+            state.flush()
         state.log_query("search", "bad \ud800 text", (), 0, None, 1.0, None)  # past the front ends
         http.get("/api/search", params={"q": "soft decline 5"})
-    state.flush(force=True)
+    state.flush()
     logged = [e.query for e in state.api.state.recent_queries(100)]
     assert sorted(logged) == sorted([f"soft decline {n}" for n in range(6)] + ["bad \ufffd text"])
 
@@ -140,7 +140,7 @@ def test_a_bundle_served_while_another_process_writes_is_recorded(
         assert usage.status_code == 200, usage.text
         assert usage.json()["stored"] == 1
         assert rows(db, "SELECT count(*) FROM usage_events") == [(0,)]  # not yet: locked
-    state_of(http).flush(force=True)
+    state_of(http).flush()
     assert rows(db, "SELECT bundle_id, chunk_id FROM usage_events") == [
         (served["bundle_id"], chunk)
     ]
@@ -163,7 +163,7 @@ def test_a_deleted_index_file_is_noticed_reopened_and_refilled(
         assert eventually(lambda: client.get("/api/health").json()["documents"] == 45)
         hits = client.get("/api/search", params={"q": "chargeback evidence deadline"})
         assert hits.json()["hits"], hits.text
-        state_of(client).flush(force=True)
+        state_of(client).flush()
     logged = {q for (q,) in rows(db, "SELECT query FROM query_log")}
     assert {f"refund window {n}" for n in range(21)} <= logged
 

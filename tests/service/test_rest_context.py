@@ -64,7 +64,7 @@ def test_a_document_asked_for_by_path_is_no_gap(client: TestClient) -> None:
     unanswered = {"task": "quarterly rollout of the loyalty points program", "tags": ["pci"]}
     assert client.post("/api/bundle", json=unanswered).status_code == 200
     state: ServiceState = client.app.state.briefd  # type: ignore[attr-defined]
-    state.flush(force=True)
+    state.flush()
     logged = {e.query: e.top_score for e in state.api.state.recent_queries(10)}
     assert logged["domain/refunds.md"] is None
     gaps = [g["query"] for g in client.get("/api/gaps").json()["gaps"]]

@@ -195,7 +195,7 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
             if poller is not None:
                 await anyio.to_thread.run_sync(poller.stop)
     try:
-        await anyio.to_thread.run_sync(lambda: state.flush(force=True))
+        await anyio.to_thread.run_sync(state.flush)
     except errors.BriefdError as exc:
         log.warning("could not save counters and the query log at shutdown: %s", exc)
 

@@ -2,8 +2,9 @@
 
 Every monotonic value (request counts, histogram buckets, tokens served, cache hits, embedding
 calls) lives in one flat table keyed by (name, labels); the service loads it from SQLite at start,
-flushes it back every few seconds and at shutdown, and zeroes it when the dashboard resets the
-counters. Gauges (index size, last sync) are read live at scrape time. A custom collector hands
+adds what it counted since to it every few seconds and at shutdown (increments, never totals:
+a ``briefd mcp`` a client spawned and ``briefd serve`` on the same index both count), and zeroes
+it when the dashboard resets the counters. Gauges (index size, last sync) are read live at scrape time. A custom collector hands
 both to prometheus-client, which renders the text format.
 """
 
@@ -67,45 +68,57 @@ class Gauge:
 
 
 class Metrics:
-    """Thread-safe counters; ``dirty`` tells the flusher whether anything changed."""
+    """Thread-safe counters: the totals this process shows, and the increments not yet saved
+    (``dirty`` tells the flusher whether there are any)."""
 
-    def __init__(self, initial: Mapping[Key, float] | None = None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._values: dict[Key, float] = dict(initial or {})
-        self.dirty = False
+        self._values: dict[Key, float] = {}
+        self._unsaved: dict[Key, float] = {}
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._unsaved)
 
     def inc(self, name: str, labels: Mapping[str, str], amount: float = 1.0) -> None:
-        key = (name, labels_key(labels))
         with self._lock:
-            self._values[key] = self._values.get(key, 0.0) + amount
-            self.dirty = True
+            self._add((name, labels_key(labels)), amount)
 
     def observe(self, name: str, labels: Mapping[str, str], seconds: float) -> None:
         """One histogram observation, stored as cumulative bucket counters, sum and count."""
         with self._lock:
             for le in (*LATENCY_BUCKETS, float("inf")):
                 if seconds <= le:
-                    key = (f"{name}:bucket", labels_key({**labels, "le": _le(le)}))
-                    self._values[key] = self._values.get(key, 0.0) + 1
+                    self._add((f"{name}:bucket", labels_key({**labels, "le": _le(le)})), 1.0)
             for suffix, amount in ((":sum", seconds), (":count", 1.0)):
-                key = (name + suffix, labels_key(labels))
-                self._values[key] = self._values.get(key, 0.0) + amount
-            self.dirty = True
+                self._add((name + suffix, labels_key(labels)), amount)
+
+    def _add(self, key: Key, amount: float) -> None:
+        self._values[key] = self._values.get(key, 0.0) + amount
+        self._unsaved[key] = self._unsaved.get(key, 0.0) + amount
 
     def merge(self, values: Mapping[Key, float]) -> None:
+        """Add totals saved by earlier runs (already stored: not saved again)."""
         with self._lock:
             for key, value in values.items():
                 self._values[key] = self._values.get(key, 0.0) + value
 
-    def snapshot(self) -> dict[Key, float]:
+    def unsaved(self) -> tuple[dict[Key, float], dict[Key, float]]:
+        """The increments counted since the last save, handed over once (give them back with
+        :meth:`restore` when they could not be saved), and the totals as of that moment."""
         with self._lock:
-            self.dirty = False
-            return dict(self._values)
+            taken, self._unsaved = self._unsaved, {}
+            return taken, dict(self._values)
+
+    def restore(self, increments: Mapping[Key, float]) -> None:
+        with self._lock:
+            for key, amount in increments.items():
+                self._unsaved[key] = self._unsaved.get(key, 0.0) + amount
 
     def reset(self) -> None:
         with self._lock:
             self._values.clear()
-            self.dirty = True
+            self._unsaved.clear()
 
     def snapshot_view(self) -> list[tuple[Key, float]]:
         with self._lock:

@@ -85,6 +85,7 @@ class ServiceState:
         self.jobs: dict[str, Job] = {}
         self.deliveries = Deliveries(api.settings.sync.webhook_window)  # signed webhooks seen
         self._refilled: Reopened | None = None  # the index file deletion already reindexed
+        self._counted_in: Reopened | None = None  # the index file the counters were saved to
         self._warmed = False  # the embedding model is loaded (see warm_up)
         self._warm_version: tuple[int, int] | None = None  # the index content warmed up
         self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
@@ -337,18 +338,19 @@ class ServiceState:
             return
         self.metrics.merge(stored)
 
-    def flush(self, force: bool = False) -> None:
-        """Write the query log and (when changed) the counters to SQLite. If the database
+    def flush(self) -> None:
+        """Write the query log and what the counters counted since the last flush to SQLite. If the database
         refuses (busy, disk full, no index yet) or anything else fails, the log entries wait
         for the next flush (at most ``MAX_PENDING``, the oldest dropped first) and the error is
         raised for the caller to report (no index: kept silently)."""
         with self._flushing:
-            self._flush(force)
+            self._flush()
 
-    def _flush(self, force: bool) -> None:
+    def _flush(self) -> None:
         with self._pending_lock:
             pending, self._pending = self._pending, []
         prune = time.time() - self._pruned_at >= PRUNE_SECONDS
+        counted: dict[tuple[str, str], float] = {}
         try:
             if (pending or prune) and self.api.state.shared:  # PostgreSQL: not under the lock
                 self.api.log_queries(pending)
@@ -359,17 +361,33 @@ class ServiceState:
                     self.api.log_queries(pending)  # prunes what is past retention, too
                     pending = []
                     self._pruned_at = time.time()
-                if force or self.metrics.dirty:
-                    self.api.save_counters(self.metrics.snapshot())
+                counted, totals = self.metrics.unsaved()
+                if counted:  # added to the stored counters, which other processes add to too
+                    self.api.save_counters(counted)
+                saved, counted = counted, {}
+                if self._in_a_new_file():  # it holds none of the counts saved before these
+                    counted = {k: v - saved.get(k, 0.0) for k, v in totals.items()}
+                    self.api.save_counters({k: v for k, v in counted.items() if v})
+                    counted = {}
                 self.api.flush_bundle_hits()
         except BaseException as exc:
             with self._pending_lock:
                 self._pending = (pending + self._pending)[-MAX_PENDING:]
-            self.metrics.dirty = True
+            self.metrics.restore(counted)
             if isinstance(exc, IndexNotFoundError):
                 return  # nothing indexed yet: kept until there is an index
             raise
         self._refill_if_recreated()
+
+    def _in_a_new_file(self) -> bool:
+        """Whether the store reopened its file (deleted or replaced under the server) since
+        the counters were last saved; then the counts saved before belong in it too (once per
+        new file). Call it under the lock."""
+        reopened = self.api.store.reopened
+        if reopened is None or reopened == self._counted_in:
+            return False
+        self._counted_in = reopened
+        return True
 
     def index_notice(self) -> str | None:
         """What happened to the index file under this server (deleted, replaced), if anything."""

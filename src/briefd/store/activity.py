@@ -196,12 +196,13 @@ def load_counters(conn: sqlite3.Connection) -> dict[tuple[str, str], float]:
 def store_counters(
     conn: sqlite3.Connection, values: dict[tuple[str, str], float], replace: bool = False
 ) -> None:
-    """Write absolute counter values; ``replace`` first forgets every stored one (a reset)."""
+    """Add increments to the stored counters (every process serving the index adds its own);
+    ``replace`` first forgets every stored one (a reset)."""
     if replace:
         conn.execute("DELETE FROM counters")
     conn.executemany(
         "INSERT INTO counters (name, labels, value) VALUES (?, ?, ?) "
-        "ON CONFLICT (name, labels) DO UPDATE SET value = excluded.value",
+        "ON CONFLICT (name, labels) DO UPDATE SET value = value + excluded.value",
         [(name, labels, value) for (name, labels), value in values.items()],
     )
 

@@ -98,7 +98,8 @@ def counters(store: Store) -> dict[tuple[str, str], float]:
 
 
 def save_counters(store: Store, values: dict[tuple[str, str], float], reset: bool) -> None:
-    """Write absolute counter values; ``reset`` forgets the stored ones and records when."""
+    """Add counter increments to the stored values; ``reset`` forgets the stored ones first
+    and records when."""
     with store.write(wait_ms=RESET_WAIT_MS if reset else WAIT_MS) as conn:
         activity.store_counters(conn, values, replace=reset)
         if reset:
