@@ -237,3 +237,30 @@ def test_a_tuned_file_and_a_settings_file_given_to_the_wrong_config_say_where_th
         "error: mine.yaml: a tuned file holds 'search' and 'tuned', not 'source'; a settings "
         "file goes before the command (`briefd --config mine.yaml search …`)\n"
     )
+
+
+def test_a_gate_run_with_embeddings_off_says_which_limits_it_did_not_check(
+    tmp_path: Path,
+) -> None:
+    """V2: with embeddings off only bm25 runs; a pass must not read as the set's vector and
+    hybrid minimums, recall limits and trust limits all met."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    (tmp_path / "gate.yaml").write_text(
+        "sets:\n  - name: mine\n    queries: q.yaml\n"
+        "    trust: {max_emptied: 0.01}\n"
+        "    min: {bm25: {recall@5: 0.5}, vector: {recall@5: 0.99}, hybrid: {recall@5: 0.99}}\n"
+        "  - name: lexical\n    queries: q.yaml\n    min: {bm25: {recall@5: 0.5}}\n"
+    )
+    result = briefd("eval", "--check", "gate.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "mine: bm25 only (embeddings are off in the settings): its vector, hybrid, trust limits "
+        "are not checked\n"
+    ) in result.stdout
+    assert "lexical: bm25 only" not in result.stdout  # it has nothing else to check
+    assert result.stdout.endswith("eval gate passed\n")

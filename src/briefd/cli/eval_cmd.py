@@ -226,11 +226,21 @@ def _check(
 def _available(
     settings: Settings, gate: Gate, all_sets: bool, say: Console
 ) -> tuple[Settings, tuple[SearchMode, ...]]:
-    """The settings and modes a gate runs with: a slow set is BM25 only without --all-sets."""
+    """The settings and modes a gate runs with: a slow set is BM25 only without --all-sets, and
+    every set is with embeddings off (said, so a pass does not read as its limits all met)."""
     if gate.slow and not all_sets:
         say.print(f"{gate.name}: bm25 only (slow set; --all-sets runs the rest)", markup=False)
         return replace(settings, embeddings=replace(settings.embeddings, enabled=False)), ("bm25",)
-    return settings, _modes("all", settings)
+    modes = _modes("all", settings)
+    unchecked = [m for m in MODES if m not in modes and (m in gate.minimums or m in gate.recall)]
+    unchecked += ["trust"] if gate.trust is not None and "hybrid" not in modes else []
+    if unchecked:
+        say.print(
+            f"{gate.name}: bm25 only (embeddings are off in the settings): its "
+            f"{', '.join(unchecked)} limits are not checked",
+            markup=False,
+        )
+    return settings, modes
 
 
 def _dataset_reports(
