@@ -189,6 +189,16 @@ def test_a_malformed_beir_dataset_is_one_line(
             "q.yaml: not UTF-8 text; save it as UTF-8",
         ),
         ({"gate.yaml": "\udcff\n"}, ("--check", "gate.yaml"), "gate.yaml: not UTF-8 text"),
+        (
+            {"q.yaml": "source: kb\nqueries:\n  - id: a\n    query: x: y\n    type: keyword\n"},
+            ("--queries", "q.yaml"),
+            "q.yaml is not valid YAML at line 4; fix its syntax",
+        ),
+        (
+            {"gate.yaml": "sets:\n  - name: a\n\t  queries: q.yaml\n"},
+            ("--check", "gate.yaml"),
+            "gate.yaml is not valid YAML at line 3; fix its syntax",
+        ),
     ],
 )
 def test_a_users_query_or_thresholds_file_is_checked_in_one_line(

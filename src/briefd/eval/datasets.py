@@ -51,8 +51,10 @@ def read_yaml(path: Path, what: str) -> Any:
         raise EvalError(f"cannot read {what} {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise EvalError(f"{path}: not UTF-8 text; save it as UTF-8") from None
-    except yaml.YAMLError:
-        raise EvalError(f"{path} is not valid YAML; fix its syntax") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise EvalError(f"{path} is not valid YAML{where}; fix its syntax") from None
 
 
 def check_keys(where: str, item: dict[Any, Any], text_key: str, known: set[str]) -> None:
