@@ -274,3 +274,32 @@ def test_a_gate_run_with_embeddings_off_says_which_limits_it_did_not_check(
     ) in result.stdout
     assert "lexical: bm25 only" not in result.stdout  # it has nothing else to check
     assert result.stdout.endswith("eval gate passed\n")
+
+
+@pytest.mark.parametrize(
+    ("noise", "message"),
+    [
+        ('prompts:\n  - id: a\n    text: "open\n', "recall-noise.yaml is not valid YAML at line 4"),
+        ("\udcff\n", "recall-noise.yaml: not UTF-8 text; save it as UTF-8"),
+    ],
+)
+def test_a_broken_recall_noise_file_beside_the_gate_is_one_line(
+    tmp_path: Path, noise: str, message: str
+) -> None:
+    """I8, V2: a set with `recall:` limits reads the recall-noise prompts beside the thresholds
+    file; a broken one is one line naming it, not a traceback."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    (tmp_path / "gate.yaml").write_text(
+        "sets:\n  - name: mine\n    queries: q.yaml\n    min: {bm25: {recall@5: 0.5}}\n"
+        "    recall: {bm25: {recall@5: 0.1}}\n"
+    )
+    (tmp_path / "recall-noise.yaml").write_bytes(noise.encode("utf-8", "surrogateescape"))
+    result = briefd("eval", "--check", "gate.yaml", cwd=tmp_path)
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"error: {message}"), result.stderr

@@ -31,11 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from briefd.api import Briefd
 from briefd.errors import EvalError
-from briefd.eval.datasets import GoldenQuery, GoldenSet, check_keys
+from briefd.eval.datasets import GoldenQuery, GoldenSet, check_keys, read_yaml
 from briefd.eval.metrics import score_ranking
 from briefd.model import SearchMode
 from briefd.recall.block import FRAME_TOKENS, bound_tokens
@@ -97,10 +95,7 @@ def figures(report: RecallReport) -> dict[str, float]:
 
 
 def load_noise(path: Path) -> tuple[NoisePrompt, ...]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise EvalError(f"cannot read recall-noise file {path}: {exc.strerror}") from None
+    data = read_yaml(path, "recall-noise file")
     items = data.get("prompts") if isinstance(data, dict) else None
     if not isinstance(items, list) or not all(_noise_item(i) for i in items):
         raise EvalError(f"{path}: expected 'prompts:' entries with id, kind and text")
