@@ -303,3 +303,41 @@ def test_a_broken_recall_noise_file_beside_the_gate_is_one_line(
     assert "Traceback" not in result.stderr
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith(f"error: {message}"), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("limits", "message"),
+    [
+        (
+            "min: {hybrid: {recall@5: 0.5}}\n    trust: {max_emptied: 0.01}\n",
+            "error: gate.yaml: set 'mine' has trust limits, measured on the prompts of "
+            "offtopic.yaml beside it, which does not exist; copy briefd's eval/offtopic.yaml "
+            "there or drop the set's trust: limits\n",
+        ),
+        (
+            "min: {bm25: {recall@5: 0.5}}\n    recall: {bm25: {recall@5: 0.1}}\n",
+            "error: gate.yaml: set 'mine' has recall limits, measured on the prompts of "
+            "recall-noise.yaml beside it, which does not exist; copy briefd's "
+            "eval/recall-noise.yaml there or drop the set's recall: limits\n",
+        ),
+    ],
+)
+def test_a_gate_whose_limits_need_prompts_it_lacks_says_which_and_what_to_do(
+    tmp_path: Path, limits: str, message: str
+) -> None:
+    """V2, V4, I8: a user's own thresholds file with trust or recall limits needs the prompts
+    they are measured on beside it; missing, the error names the set and what to do."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    (tmp_path / "gate.yaml").write_text("sets:\n  - name: mine\n    queries: q.yaml\n    " + limits)
+    # trust limits run with hybrid search: embeddings on (the prompts are read before any
+    # embedding, so nothing answers at the adapter's address)
+    env = {"BRIEFD_EMBEDDINGS__ADAPTER": "ollama", "BRIEFD_EMBEDDINGS__ENABLED": "true"}
+    result = briefd(
+        "eval", "--check", "gate.yaml", cwd=tmp_path, env=env if "trust" in limits else None
+    )
+    assert (result.returncode, result.stderr) == (1, message)

@@ -190,7 +190,7 @@ def _check(
             continue
         settings_for_set, available = _available(settings, gate, all_sets, say)
         if gate.trust is not None and "hybrid" in available:
-            offtopic = offtopic or load_offtopic(path.parent / OFFTOPIC_FILE)
+            offtopic = offtopic or load_offtopic(_beside(path, OFFTOPIC_FILE, gate, "trust"))
             run = run_trusted(settings, gate, offtopic, all_sets)
             found, trust, failures = run.reports, trust + run.figures, failures + run.failures
             reports += run.subset_reports
@@ -205,7 +205,7 @@ def _check(
         reports += found
         if gate.queries is not None and gate.recall:
             limited, missed = _recall_check(
-                settings_for_set, gate, path.parent / NOISE_FILE.name, available
+                settings_for_set, gate, _beside(path, NOISE_FILE.name, gate, "recall"), available
             )
             recall, failures = recall + limited, failures + missed
     if json_output:
@@ -221,6 +221,19 @@ def _check(
     if not reports:  # every set skipped, or none listed: a gate that checked nothing
         fail(f"no set of {path} was checked; list a set whose queries or dataset exist")
     say.print("eval gate passed", markup=False)
+
+
+def _beside(thresholds: Path, name: str, gate: Gate, limits: str) -> Path:
+    """The prompts a set's ``trust`` or ``recall`` limits are measured with, read from the
+    thresholds file's folder; missing, the error says which set needs them and what to do."""
+    found = thresholds.parent / name
+    if not found.is_file():
+        raise EvalError(
+            f"{thresholds}: set '{gate.name}' has {limits} limits, measured on the prompts of "
+            f"{found} beside it, which does not exist; copy briefd's eval/{name} there or drop "
+            f"the set's {limits}: limits"
+        )
+    return found
 
 
 def _available(
