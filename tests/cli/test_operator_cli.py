@@ -12,6 +12,7 @@ import pytest
 from briefd.__about__ import __version__
 from briefd.store.migrations import SCHEMA_VERSION
 from tests.cli.test_cli import briefd
+from tests.ports import free_port
 
 GOOD_SET = "sets:\n  - name: mine\n    queries: q.yaml\n    min: {bm25: {recall@5: 0.5}}\n"
 
@@ -341,3 +342,21 @@ def test_a_gate_whose_limits_need_prompts_it_lacks_says_which_and_what_to_do(
         "eval", "--check", "gate.yaml", cwd=tmp_path, env=env if "trust" in limits else None
     )
     assert (result.returncode, result.stderr) == (1, message)
+
+
+def test_a_state_url_no_engine_takes_is_one_line_at_start_without_its_password(
+    tmp_path: Path,
+) -> None:
+    """O1, S1: a `state.url` of another database was taken at load and failed the server's
+    start-up with a traceback, after it had said it was serving."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    assert briefd("index", "--source", "kb", cwd=tmp_path).returncode == 0
+    env = {"BRIEFD_STATE__URL": "mysql://briefd:s3cr3t-pw@db.internal/briefd"}
+    result = briefd("serve", "--no-index", "--port", str(free_port()), cwd=tmp_path, env=env)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        "error: environment variable BRIEFD_STATE__URL: state.url: expected a "
+        "postgresql://user:password@host:port/database URL (or unset for the local SQLite "
+        "index), got a mysql:// URL\n"
+    )

@@ -440,6 +440,22 @@ class StateSettings:
     pool_size: int = 4
     timeout_seconds: float = 2.0
 
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``state.``), or None: a URL no
+        engine takes is refused at load, not when the server starts. The value is never
+        shown (it holds a password); its scheme is."""
+        if self.url in (None, "sqlite") or self.url.startswith(("postgresql://", "postgres://")):
+            return None
+        scheme = (
+            f"a {self.url.split('://')[0]}:// URL"
+            if "://" in self.url
+            else "a value that is not a URL"
+        )
+        return (
+            "url: expected a postgresql://user:password@host:port/database URL (or unset for "
+            f"the local SQLite index), got {scheme}"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
