@@ -150,6 +150,11 @@ QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
         ({"queries.jsonl": '{"_id": "q1", "query": "refund"}\n'}, "queries.jsonl:1: no 'text'"),
         ({"corpus.jsonl": '{"id": "d1", "text": "x"}\n'}, "corpus.jsonl:1: no '_id'"),
         ({"corpus.jsonl": '["d1"]\n'}, "corpus.jsonl:1: not a JSON object"),
+        (
+            {"qrels.tsv": "q1\td2\t1\n"},
+            "mine: qrels.tsv labels query q1 with document 'd2', which is not in corpus.jsonl; "
+            "fix the label or add the document",
+        ),
         ({"qrels.tsv": "\udcff\n"}, "qrels.tsv: not UTF-8 text; save it as UTF-8"),
         ({"qrels.tsv": "q1 d1 1\n"}, "(tab-separated lines: query-id, corpus-id, score)"),
     ],

@@ -25,6 +25,7 @@ from briefd.model import SearchMode
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from briefd.store.scopes import ALL_SCOPES
+from briefd.text import shown
 
 DEPTH = 50  # hits fetched per query before de-duplication into sections / documents
 EVAL_FORMAT = "1"  # bump when the way datasets are turned into Markdown changes
@@ -145,6 +146,16 @@ def beir_cases(dataset: BeirSet) -> tuple[list[Case], UnitOf]:
             f"{dataset.path}: no query of queries.jsonl has relevance labels in "
             f"{dataset.qrels_file} (tab-separated lines: query-id, corpus-id, score)"
         )
+    known = set(path_to_id.values())
+    for qid, _, _, relevant in cases:  # a label no document answers is broken, not a miss
+        stranger = next(
+            (doc for doc, gain in relevant.items() if gain > 0 and doc not in known), None
+        )
+        if stranger is not None:
+            raise EvalError(
+                f"{dataset.path}: {dataset.qrels_file} labels query {qid} with document "
+                f"'{shown(stranger)}', which is not in corpus.jsonl; fix the label or add the document"
+            )
     return cases, lambda h: path_to_id.get(h[0], h[0])
 
 
