@@ -201,6 +201,16 @@ def test_a_malformed_beir_dataset_is_one_line(
             "q.yaml is not valid YAML at line 4; fix its syntax",
         ),
         (
+            {
+                "q.yaml": "source: kb\nqueries:\n  - id: a\n    query: refund window\n"
+                "    type: keyword\n    expected: [{path: p, heading: h}]\n"
+                "    id: b\n    query: fee on refunds\n"  # the second query lost its '- '
+            },
+            ("--queries", "q.yaml"),
+            "q.yaml: key 'id' appears twice (lines 3 and 7) in one entry: YAML would keep only "
+            "the second; if a new entry starts there, begin it with '- '",
+        ),
+        (
             {"gate.yaml": "sets:\n  - name: a\n\t  queries: q.yaml\n"},
             ("--check", "gate.yaml"),
             "gate.yaml is not valid YAML at line 3; fix its syntax",

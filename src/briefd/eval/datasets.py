@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from briefd.errors import EvalError
+from briefd.settings.raw import DuplicateKeyError, strict_loader
 
 QUERY_TYPES = ("keyword", "paraphrase", "typo", "mixed-lang", "cross-lang")
 
@@ -44,9 +45,15 @@ class BeirSet:
 
 
 def read_yaml(path: Path, what: str) -> Any:
-    """The parsed YAML file; an unreadable or invalid one is an :class:`EvalError`."""
+    """The parsed YAML file; an unreadable or invalid one, or one giving a key twice in a
+    mapping (YAML would keep the second silently), is an :class:`EvalError`."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.load(path.read_text(encoding="utf-8"), strict_loader())  # a SafeLoader
+    except DuplicateKeyError as exc:
+        raise EvalError(
+            f"{path}: {exc} in one entry: YAML would keep only the second; if a new entry "
+            "starts there, begin it with '- '"
+        ) from None
     except OSError as exc:
         raise EvalError(f"cannot read {what} {path}: {exc.strerror}") from None
     except UnicodeDecodeError:

@@ -26,9 +26,12 @@ def read_file(path: Path) -> dict[str, Any]:
     import yaml  # here, not at the top: a hook without a config file never needs it
 
     try:
-        data = yaml.load(text, _loader()) if text.strip() else {}  # a SafeLoader
-    except _DuplicateKey as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+        data = yaml.load(text, strict_loader()) if text.strip() else {}  # a SafeLoader
+    except DuplicateKeyError as exc:
+        raise ConfigError(
+            f"{path}: key '{exc.key}' appears twice (lines {exc.first} and {exc.second}): YAML "
+            "would keep only the second; merge them into one"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -38,13 +41,18 @@ def read_file(path: Path) -> dict[str, Any]:
     return data
 
 
-class _DuplicateKey(Exception):
-    pass
+class DuplicateKeyError(Exception):
+    """A key given twice in one YAML mapping, at lines ``first`` and ``second``."""
+
+    def __init__(self, key: object, first: int, second: int) -> None:
+        super().__init__(f"key '{key}' appears twice (lines {first} and {second})")
+        self.key, self.first, self.second = key, first, second
 
 
-def _loader() -> Any:
-    """YAML's safe loader, refusing a key given twice in one mapping: YAML keeps the last
-    silently, so a second ``search:`` section would drop the first one's settings."""
+def strict_loader() -> Any:
+    """YAML's safe loader, refusing a key given twice in one mapping (:class:`DuplicateKeyError`):
+    YAML keeps the last silently, so a second ``search:`` section would drop the first one's
+    settings, and a golden query missing its ``- `` would replace the one before it."""
     import yaml
 
     class Loader(yaml.SafeLoader):
@@ -54,10 +62,7 @@ def _loader() -> Any:
                 key = self.construct_object(key_node, deep=deep)
                 line = key_node.start_mark.line + 1
                 if isinstance(key, str | int | float | bool) and key in seen:
-                    raise _DuplicateKey(
-                        f"key '{key}' appears twice (lines {seen[key]} and {line}): YAML would "
-                        "keep only the second; merge them into one"
-                    )
+                    raise DuplicateKeyError(key, seen[key], line)
                 seen[key] = line
             return super().construct_mapping(node, deep=deep)
 
