@@ -458,6 +458,33 @@ def test_tune_checks_where_it_writes_before_the_trials(indexed: Path, tmp_path: 
         assert message in result.stderr
 
 
+def test_tune_never_writes_its_result_over_a_file_of_another_kind(
+    indexed: Path, tmp_path: Path
+) -> None:
+    """V3: `--output` naming the golden set or the settings file would have replaced it with
+    the tuned JSON; only an empty file or an earlier tune's result is replaced."""
+    golden = tmp_path / "golden.yaml"
+    golden.write_text((REPO / "eval" / "golden" / "queries.yaml").read_text(encoding="utf-8"))
+    settings = tmp_path / "briefd.yaml"
+    settings.write_text(f"source: {EXAMPLE}\nsearch:\n  top_k: 5\n")
+    for output in (golden, settings):
+        before = output.read_text(encoding="utf-8")
+        result = briefd("tune", "--queries", str(golden), "--output", str(output), cwd=indexed)
+        assert (result.returncode, result.stdout) == (1, "")
+        assert result.stderr == (
+            f"error: --output {output} holds something other than a result of `briefd tune` (a "
+            "golden set, settings?), which it would replace; name a new file, e.g. --output "
+            "best.json\n"
+        )
+        assert output.read_text(encoding="utf-8") == before
+    earlier = tmp_path / "best.json"
+    earlier.write_text('{"search": {"top_k": 4}, "tuned": {"trials": 5}}\n')
+    source = ("--source", str(EXAMPLE))
+    again = briefd("tune", "--queries", str(golden), *source, "--output", str(earlier), cwd=indexed)
+    assert "--output" not in again.stderr  # accepted; here it stops for want of embeddings
+    assert "tuning needs embeddings" in again.stderr
+
+
 def test_tune_refuses_a_golden_file_eval_refuses(indexed: Path, tmp_path: Path) -> None:
     broken = tmp_path / "golden.yaml"
     original = (REPO / "eval" / "golden" / "queries.yaml").read_text(encoding="utf-8")

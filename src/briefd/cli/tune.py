@@ -11,9 +11,10 @@ from rich.table import Table
 from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
 
 from briefd.cli.output import console, errors, print_json, reported_errors
-from briefd.errors import EvalError
+from briefd.errors import ConfigError, EvalError
 from briefd.eval.run import beir_cases, check_expected, golden_cases, open_beir, open_golden
 from briefd.eval.tune import FoldScores, TuneResult, tune
+from briefd.settings.raw import read_file
 
 
 def register(app: typer.Typer) -> None:
@@ -80,6 +81,20 @@ def _check_output(output: Path) -> None:
         raise EvalError(f"--output: the folder {folder} does not exist; create it or pick another")
     if not os.access(folder, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
         raise EvalError(f"--output: {output} is not writable; pass --output FILE")
+    if output.is_file() and not _replaceable(output):
+        raise EvalError(
+            f"--output {output} holds something other than a result of `briefd tune` (a golden "
+            "set, settings?), which it would replace; name a new file, e.g. --output best.json"
+        )
+
+
+def _replaceable(output: Path) -> bool:
+    """An existing ``--output`` may be replaced when it is empty or an earlier tune's result."""
+    try:
+        data = read_file(output)
+    except ConfigError:
+        return False
+    return not data or ("tuned" in data and set(data) <= {"search", "tuned"})
 
 
 def _print(result: TuneResult, output: Path) -> None:
