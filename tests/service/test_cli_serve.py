@@ -69,6 +69,21 @@ def test_serve_refuses_a_public_bind_without_a_token(tmp_path: Path) -> None:
     )
 
 
+def test_serve_on_a_host_that_is_no_host_name_is_one_line(tmp_path: Path) -> None:
+    """O1: `--host` / `serve.host` with an empty label ('10..0.1') or one over 63 characters
+    ended in a UnicodeError traceback from the IDNA codec, not the line a host that does not
+    resolve gets."""
+    env = {"BRIEFD_API_TOKEN": "a-long-enough-token-for-any-address"}
+    for host in ("10..0.1", "a" * 64 + ".example"):
+        process = briefd(tmp_path, "serve", "--host", host, "--no-index", env=env)
+        out, err = process.communicate(timeout=60)
+        assert (process.returncode, out) == (1, "")
+        assert err == (
+            f"error: serve.host: cannot resolve '{host}' (not a valid host name); use an address "
+            "such as 127.0.0.1\n"
+        )
+
+
 def test_serve_on_a_taken_port_fails_before_indexing_with_one_line(tmp_path: Path) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

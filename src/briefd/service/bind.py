@@ -24,10 +24,10 @@ def bind(config: ServiceConfig) -> socket.socket:
         infos = socket.getaddrinfo(
             config.host, config.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )
-    except socket.gaierror as exc:
+    except (socket.gaierror, ValueError) as exc:  # ValueError: no host name ('a..b', a NUL)
+        why = exc.strerror if isinstance(exc, socket.gaierror) else "not a valid host name"
         raise ConfigError(
-            f"serve.host: cannot resolve '{config.host}' ({exc.strerror}); use an address such "
-            "as 127.0.0.1"
+            f"serve.host: cannot resolve '{config.host}' ({why}); use an address such as 127.0.0.1"
         ) from exc
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
