@@ -375,3 +375,18 @@ def test_a_state_url_no_engine_takes_is_one_line_at_start_without_its_password(
         "postgresql://user:password@host:port/database URL (or unset for the local SQLite "
         "index), got a mysql:// URL\n"
     )
+
+
+def test_eval_mode_all_with_embeddings_off_says_it_ran_bm25_alone(tmp_path: Path) -> None:
+    """V1: `--mode all` is bm25, vector and hybrid side by side; with embeddings off it ran bm25
+    alone without a word (`--mode vector` is an error that says why)."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    result = briefd("eval", "--queries", "q.yaml", "--mode", "all", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [r["mode"] for r in json.loads(result.stdout)] == ["bm25"]
+    assert result.stderr == "--mode all: bm25 only (embeddings are off in the settings)\n"

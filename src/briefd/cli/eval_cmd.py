@@ -74,6 +74,8 @@ def eval_command(
     with reported_errors():
         settings = apply_tuned(ctx.obj.settings(), tuned)
         modes = _modes(mode, settings)
+        if mode == "all" and modes == ("bm25",):  # as --mode vector says, but not an error
+            errors.print("--mode all: bm25 only (embeddings are off in the settings)", markup=False)
         if check is None and all_sets:
             check = Path(DEFAULT_THRESHOLDS)
         if check is not None:
