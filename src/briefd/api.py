@@ -71,7 +71,7 @@ class Briefd(AbstractContextManager["Briefd"]):
         self._lexicon = Lexicon()
         self._specificity = Specificity()
         self._bundles = BundleCache(settings.bundles.cache_entries)
-        self._sync_runner = SyncRunner(lambda: run_sync(self._sync_steps()))
+        self.syncs = SyncRunner(lambda: run_sync(self._sync_steps()))  # the coalesced syncs (K3)
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -233,14 +233,14 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def sync(self) -> SyncReport:
         """Fetch, reindex, refresh pull requests (K3; :mod:`briefd.sync.runner`); never raises."""
-        return self._sync_runner.run()
+        return self.syncs.run()
 
     def trigger_sync(self) -> bool:
         """Start a sync in the background (webhook, dashboard); coalesced like :meth:`sync`."""
-        return self._sync_runner.trigger()
+        return self.syncs.trigger()
 
     def sync_status(self) -> SyncStatus:
-        return sync_status(self._sync_steps(), self._sync_runner)
+        return sync_status(self._sync_steps(), self.syncs)
 
     def _sync_steps(self) -> SyncSteps:
         return agree.sync_steps(self.settings, self.reindex, lambda: self.store, lambda: self.state)

@@ -275,9 +275,7 @@ def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: s
     if asked.paths or asked.target:
         if asked.target is None:  # the paths' governing documents are the whole answer
             check_governed(conn, query, asked.scopes, asked.paths, asked.tags)
-        return SearchResult(
-            query, engine.mode, asked.scopes, (), RANKING_VERSION, 0.0, gate="off"
-        )
+        return SearchResult(query, engine.mode, asked.scopes, (), RANKING_VERSION, 0.0, gate="off")
     raise QueryError(no_terms_message(query))
 
 

@@ -9,6 +9,7 @@ import logging
 import math
 import re
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from http import HTTPStatus
@@ -63,6 +64,7 @@ from briefd.sync.poller import Poller
 
 log = logging.getLogger("briefd.service")
 
+SHUTDOWN_WAIT_S = 8.0  # for a running sync or rebuild: inside `docker stop`'s 10 s before SIGKILL
 MCP_HEADERS = ("Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID")  # CORS: allowed
 STATUS: tuple[tuple[type[errors.BriefdError], int], ...] = (
     (errors.ProposalsOffError, 403),
@@ -190,14 +192,37 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
         try:
             yield
         finally:
-            tasks.cancel_scope.cancel()
+            tasks.cancel_scope.cancel()  # from here on, an await in this block is cancelled
             git.end_running()  # a sync waiting on a remote that hangs ends now, helpers too
-            if poller is not None:
-                await anyio.to_thread.run_sync(poller.stop)
+    if poller is not None:
+        await anyio.to_thread.run_sync(poller.stop)
+    await anyio.to_thread.run_sync(_let_work_finish, state)
     try:
         await anyio.to_thread.run_sync(state.flush)
     except errors.BriefdError as exc:
         log.warning("could not save counters and the query log at shutdown: %s", exc)
+
+
+def _let_work_finish(state: ServiceState, wait: float = SHUTDOWN_WAIT_S) -> None:
+    """A sync or rebuild still running at shutdown kept writing while the index closed (its
+    work lost, the last flush refused as busy, at worst a crash on the way out): wait for it,
+    bounded, and say so."""
+    deadline = time.monotonic() + wait
+    if _rebuilding(state) or not state.api.syncs.wait_idle(0):
+        log.warning("waiting up to %.0f s for the running sync or rebuild to finish", wait)
+    idle = state.api.syncs.wait_idle(wait)
+    while idle and _rebuilding(state) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not idle or _rebuilding(state):
+        log.warning(
+            "stopping before the sync or rebuild finished: the index keeps its last "
+            "committed state, and the next sync or rebuild starts over"
+        )
+
+
+def _rebuilding(state: ServiceState) -> bool:
+    job = state.jobs.get("rebuild")
+    return job is not None and job.running
 
 
 async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> None:

@@ -78,6 +78,17 @@ class SyncRunner:
             raise outcome
         return outcome
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds until no run is going or queued; True when idle."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._running or self._background_waiting:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
     def _shared(self) -> SyncReport:
         outcome = self._outcome
         if isinstance(outcome, BaseException):
