@@ -235,6 +235,23 @@ def test_cache_hits_are_counted_and_a_change_invalidates(
     assert [(r["id"], r["hits"]) for r in rows] == [(changed.bundle_id, 0)]  # stale row pruned
 
 
+def test_a_bundle_stored_by_another_release_is_compiled_again(
+    example: Briefd, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bundles are kept in the index file: after an upgrade whose fixes change what a bundle
+    holds (paths, links, rendering) with the knowledge unchanged, the upgraded server served
+    the bundle the old release had stored."""
+    import briefd.bundles.cache
+
+    request = BundleRequest("partial refunds pending refundable amount", max_tokens=1500)
+    first = example.compile_bundle(request)
+    monkeypatch.setattr(briefd.bundles.cache, "__version__", "99.0.0")  # the next release
+    with Briefd(settings, embedder=None) as upgraded:
+        again = upgraded.compile_bundle(request)
+    assert not again.cached and again.bundle_id != first.bundle_id
+    assert again.text == first.text  # the same content here: only the release differs
+
+
 def test_committing_an_indexed_edit_never_serves_the_old_updated_date(
     api: Briefd, write_files: WriteFiles
 ) -> None:

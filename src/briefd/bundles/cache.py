@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from briefd.__about__ import __version__
 from briefd.bundles.model import (
     Bundle,
     BundleCacheStats,
@@ -36,8 +37,10 @@ from briefd.state import Manifest
 # (envelope, a Markdown bundle's metadata and escaping); b7: a section's fence or HTML block
 # left open by its document closed in the block; b8: a title over several lines put on the
 # attribution line; b9: the gate off when nothing was searched; b10: a section's first line
-# keeps its indentation in the block
-CACHE_VERSION = "b10"
+# keeps its indentation in the block; b11: paths cleaned and matched as folders, tags before the
+# related cap, a heading's own section linked (R5, R6, B8). The release is in the key too: a
+# bundle stored by an older briefd is never served by a newer one
+CACHE_VERSION = "b11"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +112,7 @@ def cache_key(
         "search_mode": search_mode,
     }
     state = {
+        "release": __version__,
         "index": index_fingerprint,
         "model": model,
         "ranking": ranking_version,
