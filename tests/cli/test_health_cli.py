@@ -216,6 +216,29 @@ def test_usage_counts_each_report_on_a_bundle(project: tuple[Path, Repo]) -> Non
     assert "2 usage report(s), 1 said nothing helped" in briefd("usage", cwd=cwd).stdout
 
 
+def test_a_report_sent_twice_in_a_second_counts_once_everywhere(
+    project: tuple[Path, Repo],
+) -> None:
+    """A client retrying its report: the totals counted one report, the section it named was
+    counted useful twice, and a "nothing helped" sent twice counted two."""
+    cwd, _ = project
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    with Briefd(settings, embedder=None) as api:
+        bundle = api.compile_bundle(BundleRequest("retry a soft decline"))
+        other = api.compile_bundle(BundleRequest("refund window for card payments"))
+        chunk = bundle.items[0].chunk_id
+        time.sleep(1 - time.time() % 1)
+        for _ in range(2):
+            api.report_usage(bundle.bundle_id, [chunk], "agent-a")
+            api.report_usage(other.bundle_id, [], "agent-a")
+    report = json.loads(briefd("usage", "--json", cwd=cwd).stdout)
+    assert (report["feedback_reports"], report["nothing_helped"]) == (2, 1)
+    useful = [s["useful"] for s in report["sections"] if s["chunk_id"] == chunk]
+    assert useful == [1], report["sections"]
+
+
 def test_drift_of_a_document_older_than_the_commits_read_so_far(tmp_path: Path) -> None:
     """Code read first when no document had refs (from then on); then a document with refs
     merged from a branch, last changed before that: the code commits after its change are

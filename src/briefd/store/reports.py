@@ -165,20 +165,24 @@ def served_by_surface(
 
 
 def useful_counts(conn: sqlite3.Connection, since: str) -> Counter[str]:
-    """How often each chunk id was reported useful since ``since``."""
+    """How often each chunk id was reported useful since ``since``: by the reports
+    :func:`feedback_totals` counts (a client's retry in the same second is one report)."""
     sql = (
-        "SELECT chunk_id, count(*) FROM usage_events "
-        "WHERE useful = 1 AND chunk_id IS NOT NULL AND created_at >= ? GROUP BY chunk_id"
+        "SELECT chunk_id, count(DISTINCT json_array(bundle_id, client, created_at)) "
+        "FROM usage_events WHERE useful = 1 AND chunk_id IS NOT NULL AND created_at >= ? "
+        "GROUP BY chunk_id"
     )
     return Counter({r[0]: r[1] for r in conn.execute(sql, (since,))})
 
 
 def feedback_totals(conn: sqlite3.Connection, since: str) -> tuple[int, int]:
     """(usage reports, of which "nothing helped") since ``since``: a report naming no section
-    is its one row; one naming sections, its rows of one bundle, client and second."""
+    is its one row; one naming sections, its rows of one bundle, client and second (so the
+    same report sent twice in a second, a client's retry, is one either way)."""
     row = conn.execute(
         "SELECT count(DISTINCT CASE WHEN useful = 1 THEN json_array(bundle_id, client, "
-        "created_at) END), sum(useful = 0) FROM usage_events WHERE created_at >= ?",
+        "created_at) END), count(DISTINCT CASE WHEN useful = 0 THEN json_array(bundle_id, "
+        "client, created_at) END) FROM usage_events WHERE created_at >= ?",
         (since,),
     ).fetchone()
     nothing = int(row[1] or 0)
