@@ -59,10 +59,12 @@ def test_protected_routes_need_the_token(
     response = anonymous.request(method, path, json=body, headers=headers)
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == 'Bearer realm="briefd"'
-    assert response.json() == {
-        "error": "unauthorized",
-        "detail": "missing or wrong bearer token; send 'Authorization: Bearer <BRIEFD_API_TOKEN>'",
-    }
+    detail = "missing or wrong bearer token; send 'Authorization: Bearer <BRIEFD_API_TOKEN>'"
+    if path == "/mcp":  # a JSON-RPC error: what an MCP client shows
+        said = {"code": -32600, "message": detail, "data": {"error": "unauthorized"}}
+        assert response.json() == {"jsonrpc": "2.0", "id": None, "error": said}
+    else:
+        assert response.json() == {"error": "unauthorized", "detail": detail}
 
 
 def test_every_route_in_the_schema_is_protected_or_deliberately_open(
@@ -160,7 +162,9 @@ def test_foreign_origins_are_refused(client: TestClient, origin: str, path: str)
         headers=headers,
     )
     assert response.status_code == 403
-    assert response.json()["error"] == "forbidden_origin"
+    body = response.json()
+    error = body["error"]["data"]["error"] if path == "/mcp" else body["error"]
+    assert error == "forbidden_origin"
 
 
 @pytest.mark.parametrize(

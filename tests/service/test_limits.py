@@ -211,7 +211,9 @@ def test_open_mcp_event_streams_are_capped(url: str) -> None:
             assert opened.status_code == 200
         refused = client.get(url + "/mcp", headers=headers)
         assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
-        assert refused.json()["detail"].startswith(f"{STREAMS} MCP event streams are open")
+        said = refused.json()["error"]  # a JSON-RPC error, as on every refusal at /mcp
+        assert said["message"].startswith(f"{STREAMS} MCP event streams are open")
+        assert said["data"] == {"error": "too_many_streams"}
         search = client.get(url + "/api/search", params={"q": "chargeback"}, headers=AUTH)
         assert search.status_code == 200  # other requests are not affected
     time.sleep(0.5)

@@ -278,7 +278,39 @@ def test_a_wrong_token_cannot_connect(url: str) -> None:
 
     with pytest.raises(ExceptionGroup) as caught:
         run(url, "legacy", body, token="wrong")
-    assert caught.group_contains(MCPError, match="error response", depth=2)
+    assert caught.group_contains(MCPError, match="missing or wrong bearer token", depth=2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_refused_request_says_why_to_the_mcp_client(url: str, mode: str) -> None:
+    """What the guard and the limits refuse on /mcp reaches the SDK's client as the error's
+    own words (a missing token; an argument over serve.max_body_bytes), not as "Server
+    returned an error response"."""
+
+    async def anonymous() -> Any:
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,  # no Authorization header
+            Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+        ):
+            return await client.list_tools()
+
+    with pytest.raises(ExceptionGroup) as caught:
+        anyio.run(anonymous)
+    assert caught.group_contains(
+        MCPError, match=r"missing or wrong bearer token; send 'Authorization: Bearer", depth=2
+    )
+
+    async def huge(client: Client) -> Any:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("search_context", {"query": "x" * (5 * 1024 * 1024)})
+        return str(refused.value), await client.call_tool("list_scopes", {})
+
+    said, after = run(url, mode, huge)
+    assert said == (
+        "the request body is over 4194304 bytes (serve.max_body_bytes); send less, or raise "
+        "the limit on the server"
+    )
+    assert not after.is_error  # the session goes on
 
 
 def test_mcp_calls_are_counted(url: str) -> None:

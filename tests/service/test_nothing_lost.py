@@ -100,7 +100,8 @@ def test_a_lone_surrogate_is_refused_and_the_pending_log_survives(http: TestClie
         },
     )
     assert mcp.status_code == 400
-    assert mcp.json()["detail"].startswith("body.params.arguments.query is not valid Unicode")
+    said = mcp.json()["error"]["message"]  # a JSON-RPC error, which MCP clients show
+    assert said.startswith("body.params.arguments.query is not valid Unicode")
     state = state_of(http)
     state.flush()
     logged = [e.query for e in state.api.state.recent_queries(100)]

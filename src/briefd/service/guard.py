@@ -7,6 +7,7 @@ import hmac
 import json
 from urllib.parse import urlsplit
 
+from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from briefd.service.config import ServiceConfig, is_loopback
@@ -16,6 +17,7 @@ from briefd.service.config import ServiceConfig, is_loopback
 # schema, /docs and (unless serve.metrics_auth is false) /metrics need the token.
 OPEN_EXACT = frozenset({"/", "/setup", "/api/health", "/favicon.ico"})
 OPEN_PREFIXES = ("/webhook/",)
+MCP_PATH = "/mcp"
 
 
 def host_allowed(config: ServiceConfig, host_header: str | None) -> bool:
@@ -78,16 +80,21 @@ class Guard:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host")
         if not host_allowed(self.config, host):
-            await deny(send, 421, "misdirected", f"Host '{host}' is not served here; " + _HINT)
+            await deny(
+                scope, send, 421, "misdirected", f"Host '{host}' is not served here; " + _HINT
+            )
             return
         origin = headers.get("origin")
         if not origin_allowed(self.config, origin, host):
-            await deny(send, 403, "forbidden_origin", f"Origin '{origin}' is not allowed; " + _HINT)
+            await deny(
+                scope, send, 403, "forbidden_origin", f"Origin '{origin}' is not allowed; " + _HINT
+            )
             return
         if needs_token(self.config, scope["path"]) and not token_ok(
             self.config, headers.get("authorization")
         ):
             await deny(
+                scope,
                 send,
                 401,
                 "unauthorized",
@@ -101,10 +108,25 @@ class Guard:
 _HINT = "add it to serve.allowed_hosts / serve.allowed_origins in briefd.yaml if it is yours"
 
 
+def denial(path: str, error: str, detail: str) -> bytes:
+    """The body of a refusal: ``{"error", "detail"}``, or on ``/mcp`` a JSON-RPC error whose
+    message is the detail — what MCP clients show (the SDK's client puts any other body of a
+    4xx/5xx aside and says only "Server returned an error response")."""
+    if path.rstrip("/") != MCP_PATH:
+        return json.dumps({"error": error, "detail": detail}).encode()
+    said = {"code": INVALID_REQUEST, "message": detail, "data": {"error": error}}
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": said}).encode()
+
+
 async def deny(
-    send: Send, status: int, error: str, detail: str, extra: dict[str, str] | None = None
+    scope: Scope,
+    send: Send,
+    status: int,
+    error: str,
+    detail: str,
+    extra: dict[str, str] | None = None,
 ) -> None:
-    body = json.dumps({"error": error, "detail": detail}).encode()
+    body = denial(scope["path"], error, detail)
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     headers += [(k.encode(), v.encode()) for k, v in (extra or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": headers})

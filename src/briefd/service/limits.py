@@ -124,11 +124,11 @@ class Limits:
             await self.app(scope, receive, send)
             return
         if url_bytes(scope) > MAX_URL_BYTES:
-            await deny(send, 414, "uri_too_long", url_advice(scope["path"]))
+            await deny(scope, send, 414, "uri_too_long", url_advice(scope["path"]))
             return
         if header_bytes(scope) > MAX_HEADER_BYTES:
             detail = f"the request headers are over {MAX_HEADER_BYTES // 1024} KiB"
-            await deny(send, 431, "headers_too_large", detail)
+            await deny(scope, send, 431, "headers_too_large", detail)
             return
         if scope["method"] == "GET" and scope["path"] == "/mcp":
             await self._stream(scope, receive, send)
@@ -139,19 +139,19 @@ class Limits:
         limit = self.config.max_body_bytes
         declared = declared_length(scope["headers"])
         if declared is not None and declared > limit:
-            await deny(send, 413, "too_large", _too_large(limit))
+            await deny(scope, send, 413, "too_large", _too_large(limit))
             return
         try:
             body = await _read(receive, limit)
         except _Gone:
             return  # nobody left to answer
         if body is None:
-            await deny(send, 413, "too_large", _too_large(limit))
+            await deny(scope, send, 413, "too_large", _too_large(limit))
             return
         content_type = dict(scope["headers"]).get(b"content-type", b"").decode("latin-1")
         problem = invalid_text(body, content_type.lower())
         if problem is not None:
-            await deny(send, 400, "bad_request", problem)
+            await deny(scope, send, 400, "bad_request", problem)
             return
         await self.app(scope, _replay(body, receive), send)
 
@@ -161,7 +161,7 @@ class Limits:
                 f"{self.streams} MCP event streams are open, the most this server keeps "
                 "(serve.max_streams); close one, or use POST requests, which need none"
             )
-            await deny(send, 503, "too_many_streams", detail, {"retry-after": "5"})
+            await deny(scope, send, 503, "too_many_streams", detail, {"retry-after": "5"})
             return
         self.streams += 1
         try:
