@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tomllib
@@ -189,3 +190,44 @@ def test_a_broken_index_served_as_it_is_is_one_line(tmp_path: Path, command: str
         f"error: {db} is not a usable briefd index (file is not a database); rebuild it with "
         "`briefd index --rebuild`\n"
     )
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_server_with_its_calls_saved(
+    service_settings: Settings, tmp_path: Path, stop: signal.Signals
+) -> None:
+    """Clients stop a server they spawned with SIGTERM (at once, or when it outlives a closed
+    stdin), a terminal with Ctrl-C: `briefd mcp` saves the calls since its last periodic flush
+    and exits while stdin is still open."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "--db", str(service_settings.db), "mcp", "--no-index"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env={**os.environ, "BRIEFD_EMBEDDINGS__ENABLED": "false", "HOME": str(tmp_path)},
+    )
+    assert server.stdin and server.stdout and server.stderr
+    call = {"name": "search_context", "arguments": {"query": "chargeback evidence deadline"}}
+    for message in (
+        {"method": "initialize", "id": 1, "params": {"protocolVersion": "2025-11-25",
+         "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}},
+        {"method": "notifications/initialized"},
+        {"method": "tools/call", "id": 2, "params": call},
+    ):  # fmt: skip
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        server.stdin.flush()
+        if "id" in message:
+            assert json.loads(server.stdout.readline())["id"] == message["id"]
+    server.send_signal(stop)
+    try:
+        code = server.wait(10)
+    finally:
+        server.kill()
+        for stream in (server.stdin, server.stdout, server.stderr):
+            stream.close()
+        server.wait()
+    with Briefd(service_settings, embedder=None) as api:
+        logged = [(e.kind, e.query) for e in api.state.recent_queries()]
+    assert logged == [("search", "chargeback evidence deadline")]
+    assert code == 0
