@@ -97,6 +97,46 @@ def test_tools_are_listed_with_hints_and_schemas(url: str, mode: str) -> None:
     assert search.input_schema["required"] == ["query"]
 
 
+def test_the_search_and_usage_descriptions_say_what_the_tools_do(url: str) -> None:
+    """What the model reads before calling: an empty search is not always "nothing on the
+    topic", max_tokens bounds the whole answer (fields too), top_k counts ranked hits only,
+    and a document_context bundle_id is reported like a compile_bundle one."""
+
+    async def body(client: Client) -> Any:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        tiny = await client.call_tool(
+            "search_context", {"query": "partial refunds", "max_tokens": 1}
+        )
+        two = await client.call_tool(
+            "search_context", {"query": "refund a captured payment", "top_k": 2, "max_tokens": 8000}
+        )
+        held = await client.call_tool("document_context", {"doc_path": "domain/refunds.md"})
+        bundle = held.structured_content or {}
+        chunk = bundle["items"][0]["chunk_id"]
+        usage = await client.call_tool(
+            "report_usage", {"bundle_id": bundle["bundle_id"], "useful_chunk_ids": [chunk]}
+        )
+        return tools, tiny, two, usage
+
+    tools, tiny, two, usage = run(url, "auto", body)
+    search = tools["search_context"]
+    assert tiny.structured_content["hits"] == [] and "too small" in tiny.structured_content["note"]
+    assert "means the knowledge base has nothing" not in (search.description or "")
+    assert "or max_tokens fits no section" in (search.description or "")
+    fields = search.input_schema["properties"]
+    assert fields["max_tokens"]["description"].startswith("Token budget of the whole answer")
+    hits = two.structured_content["hits"]
+    assert len([h for h in hits if h["related_to"] is None]) == 2 < len(hits)
+    assert fields["top_k"]["description"] == (
+        "At most this many ranked hits; sections they link to may come with them."
+    )
+    assert not usage.is_error
+    report = tools["report_usage"]
+    assert "compile_bundle or document_context" in (report.description or "")
+    said = report.input_schema["properties"]["bundle_id"]["description"]
+    assert said == "The bundle_id compile_bundle or document_context returned."
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_every_tool_answers_with_structured_content(url: str, mode: str) -> None:
     async def body(client: Client) -> dict[str, Any]:

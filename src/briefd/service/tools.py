@@ -152,17 +152,32 @@ class Tools:
             ),
         ],
         max_tokens: Annotated[
-            int, Field(ge=1, le=200_000, description="Budget for all hits together.")
+            int,
+            Field(
+                ge=1,
+                le=200_000,
+                description="Token budget of the whole answer as you receive it (cl100k): the "
+                "hits' content and their fields.",
+            ),
         ] = 2000,
         scopes: Scopes = None,
-        top_k: Annotated[int, Field(ge=1, le=100)] = 8,
+        top_k: Annotated[
+            int,
+            Field(
+                ge=1,
+                le=100,
+                description="At most this many ranked hits; sections they link to may come "
+                "with them.",
+            ),
+        ] = 8,
         paths: Paths = None,
         tags: Tags = None,
     ) -> Annotated[CallToolResult, schemas.SearchOut]:
         """Search the team's knowledge base (domain terminology, business rules, ADRs, coding
         conventions, project notes) and return the best-matching sections, ranked, with their
         source path and line range, within max_tokens. Use it before changing code in an
-        unfamiliar area. An empty result means the knowledge base has nothing on the topic."""
+        unfamiliar area. An empty result says why: nothing matched, the relevance gate judged
+        the query unrelated to this knowledge, or max_tokens fits no section."""
         request = SearchRequest(
             query=query, scopes=scope_tuple(scopes), top_k=top_k, tags=split_list(tags) or ()
         )
@@ -293,7 +308,9 @@ class Tools:
         bundle_id: Annotated[
             str,
             Field(
-                min_length=1, max_length=200, description="The bundle_id compile_bundle returned."
+                min_length=1,
+                max_length=200,
+                description="The bundle_id compile_bundle or document_context returned.",
             ),
         ],
         useful_chunk_ids: Annotated[
@@ -306,8 +323,8 @@ class Tools:
     ) -> Annotated[CallToolResult, schemas.UsageOut]:
         """Tell the knowledge base which sections of a bundle were useful. Stored as a
         feedback signal; it does not change ranking yet. bundle_id must come from
-        compile_bundle and every chunk id must be one of that bundle's sections, else nothing
-        is stored and the error says why."""
+        compile_bundle or document_context and every chunk id must be one of that bundle's
+        sections, else nothing is stored and the error says why."""
         receipt = await self._call(
             "report_usage",
             lambda: self.state.api.report_usage(bundle_id, useful_chunk_ids, "mcp"),
