@@ -165,6 +165,27 @@ def test_a_bundle_takes_as_many_paths_on_both_surfaces(base: str) -> None:
     assert requests_row(base, "mcp", "compile_bundle")["invalid"] == 1
 
 
+def test_a_search_takes_as_many_paths_as_a_bundle(base: str) -> None:
+    """search_context read any number of paths (150,000 held every other request for seconds);
+    it takes as many as compile_bundle and POST /api/bundle, refused alike and counted."""
+    paths = [f"services/payment-gateway/internal/refunds/f{n}.go" for n in range(201)]
+
+    async def body(client: Client) -> list[CallToolResult]:
+        return [
+            await client.call_tool("search_context", {"query": "refund", "paths": paths[:n]})
+            for n in (201, 200)
+        ]
+
+    refused, answered = run(base + "/mcp", "legacy", body)
+    assert refused.is_error
+    assert refused.content[0].text == (  # type: ignore[union-attr]
+        "search_context: paths: List should have at most 200 items after validation, not 201"
+    )
+    assert not answered.is_error and answered.structured_content["hits"]  # type: ignore[index]
+    row = requests_row(base, "mcp", "search_context")
+    assert (row["count"], row["invalid"]) == (2, 1)  # one answered, one refused
+
+
 def test_a_proposal_while_proposals_are_off_is_said_alike(base: str) -> None:
     """The tool is not listed while proposals are off, but a client that calls it anyway is
     told what REST tells it (how to turn them on), not "Unknown tool", and it is counted."""

@@ -44,11 +44,7 @@ Scopes = Annotated[
         "Default: domain and conventions."
     ),
 ]
-Paths = Annotated[
-    list[str] | None,
-    Field(description="Code paths the task touches; documents whose refs cover them lead."),
-]
-BundlePaths = Annotated[
+Paths = Annotated[  # as many as POST /api/bundle takes: each one is matched against every refs
     list[str] | None,
     Field(
         max_length=schemas.MAX_PATHS,
@@ -194,7 +190,7 @@ class Tools:
         ] = "",
         max_tokens: Budget = 2000,
         scopes: Scopes = None,
-        paths: BundlePaths = None,
+        paths: Paths = None,
         issue: Annotated[
             str | None,
             Field(
