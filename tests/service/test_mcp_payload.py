@@ -196,6 +196,31 @@ def test_a_budget_too_small_says_so_in_the_mcp_text(service_api: Briefd) -> None
     assert count_tokens(stringify(result.structured_content)) <= 150
 
 
+def test_a_hard_limit_that_fits_no_section_is_named_not_max_tokens(service_api: Briefd) -> None:
+    """A hard_limit below max_tokens caps optional content too: when that cap leaves every
+    section out, the warning names it (raising max_tokens changes nothing), and the answer
+    stays within it."""
+    task = {"task_description": "partial refunds pending refundable amount", "max_tokens": 2000}
+
+    async def body(client: Client) -> Any:
+        return [
+            await client.call_tool("compile_bundle", {**task, "hard_limit": limit})
+            for limit in (100, 120)
+        ]
+
+    with serving(create_app(service_api, service_config())) as base:
+        results = run(base + "/mcp", "auto", body)
+    said = [r.structured_content["warnings"] for r in results]
+    assert said == [
+        ["hard_limit 100 fits no section; raise it"],
+        ["hard_limit 120 fits no section (the best needs 433 tokens, 28 left); raise it"],
+    ]
+    for limit, result in zip((100, 120), results, strict=True):
+        structured = result.structured_content
+        assert structured["items"] == [] and structured["budget_exceeded"] is False
+        assert count_tokens(stringify(structured)) <= limit
+
+
 def test_the_smallest_budgets_bound_the_answer_warning_included(service_api: Briefd) -> None:
     """From the least max_tokens accepted up, an answer that fits no section stays within its
     budget and its ``tokens``, the warning that says so included."""
