@@ -20,6 +20,7 @@ from mcp_types import CallToolResult
 
 from briefd.api import Briefd
 from briefd.service import create_app
+from briefd.settings import load_settings
 from briefd.tokens import count_tokens
 from tests.conftest import EXAMPLE
 from tests.service.conftest import service_config, service_settings_for
@@ -135,6 +136,36 @@ def test_the_search_and_usage_descriptions_say_what_the_tools_do(url: str) -> No
     assert "compile_bundle or document_context" in (report.description or "")
     said = report.input_schema["properties"]["bundle_id"]["description"]
     assert said == "The bundle_id compile_bundle or document_context returned."
+
+
+def test_a_teams_own_layout_is_what_the_model_is_told(tmp_path: Path, write_files: Any) -> None:
+    """With `scopes:` rules of the team's own (docs/, teams/*), the instructions and the tool
+    schemas name no domain, conventions or projects/<name> scope the index does not have; the
+    instructions show a scope to add by a name this index has."""
+    root = write_files(
+        {
+            "docs/refunds.md": "# Refund rules\n\nRefunds are accepted for 180 days.\n",
+            "teams/payments/team.md": "# Payments team\n\nWe own the gateway.\n",
+        }
+    )
+    config = tmp_path / "briefd.yaml"
+    config.write_text('scopes:\n  - {folder: docs, default: true}\n  - {folder: "teams/*"}\n')
+    overrides = {"db": str(tmp_path / "index.db"), "source": str(root)}
+    settings = load_settings(config, {}, {**overrides, "embeddings.enabled": False})
+
+    async def body(client: Client) -> Any:
+        return client.instructions, (await client.list_tools()).tools
+
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            instructions, tools = run(base + "/mcp", "auto", body)
+    assert "Default scopes: docs; pass scopes=['teams/payments'] or ['all'] for more" in (
+        instructions or ""
+    )
+    said = json.dumps([(t.description, t.input_schema) for t in tools])
+    for name in ("'projects/<name>'", "domain and conventions", "(domain, conventions"):
+        assert name not in said and name not in (instructions or ""), name
 
 
 @pytest.mark.parametrize("mode", MODES)

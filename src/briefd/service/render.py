@@ -204,13 +204,21 @@ def instructions(out: schemas.ScopesOut) -> str:
         listing = f"{docs} documents in scopes: " + ", ".join(
             f"{s.name} ({s.documents} docs, {s.chunks} sections)" for s in out.scopes
         )
-    default = ", ".join(out.default_scopes)
     return (
         "briefd serves this team's domain knowledge (terminology, business rules, ADRs, "
-        f"conventions, project notes). {listing}. Default scopes: {default}; pass "
-        "scopes=['projects/<name>'] or ['all'] for more. Before working on a task, call "
+        f"conventions, project notes). {listing}. {_defaults(out)}. Before working on a task, call "
         "compile_bundle(task_description) for a token-budgeted context block, or "
         "search_context(query) for ranked sections; get_document reads a whole document and "
         "document_context(doc_path) compiles what is relevant to one. "
         "Afterwards, report_usage(bundle_id, useful_chunk_ids) says what helped."
     )
+
+
+def _defaults(out: schemas.ScopesOut) -> str:
+    """The default scopes, and how to read the others: by a name this index has (the layout
+    is the team's: ``projects/<name>`` or any other), or all of them."""
+    said = f"Default scopes: {', '.join(out.default_scopes)}"
+    others = [s.name for s in out.scopes if s.name not in out.default_scopes]
+    if not others:
+        return said
+    return f"{said}; pass scopes=['{others[0]}'] or ['all'] for more"

@@ -40,8 +40,8 @@ WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_worl
 Scopes = Annotated[
     list[str] | None,
     Field(
-        description="Scopes to read: domain, conventions, projects/<name>, or 'all'. "
-        "Default: domain and conventions."
+        description="Scopes to read, as list_scopes and the server's instructions name them, "
+        "or 'all'. Default: the server's default scopes."
     ),
 ]
 Paths = Annotated[  # as many as POST /api/bundle takes: each one is matched against every refs
@@ -284,8 +284,8 @@ class Tools:
     ) -> Annotated[CallToolResult, schemas.DocumentOut]:
         """Read one whole knowledge document with its sections (chunk ids, line ranges),
         outgoing links and backlinks. Use it when a search hit needs its full context. Like
-        search, it reads the default scopes unless scopes says otherwise (a project document
-        needs scopes=['projects/<name>'] or ['all'])."""
+        search, it reads the default scopes unless scopes says otherwise (a document in
+        another scope needs that scope named, or ['all'])."""
         caller = Caller("mcp", "get_document")
         out = await anyio.to_thread.run_sync(
             lambda: self.state.document(doc_path, scope_tuple(scopes), caller)
@@ -293,8 +293,8 @@ class Tools:
         return ok_result(render.document_text(out), out)
 
     async def list_scopes(self) -> Annotated[CallToolResult, schemas.ScopesOut]:
-        """List the knowledge scopes (domain, conventions, projects/<name>) with their
-        document and section counts, and which scopes are searched by default."""
+        """List the knowledge scopes with their document and section counts, and which
+        scopes are searched by default."""
         found = await self._call("list_scopes", self.state.api.scopes)
         out = schemas.scopes_out(found, self.state.api.settings.default_scopes)
         return ok_result(render.scopes_text(out), out)
