@@ -231,3 +231,27 @@ def test_a_signal_stops_the_server_with_its_calls_saved(
         logged = [(e.kind, e.query) for e in api.state.recent_queries()]
     assert logged == [("search", "chargeback evidence deadline")]
     assert code == 0
+
+
+def test_two_clients_servers_on_one_index_add_up_their_counts(
+    service_settings: Settings, tmp_path: Path
+) -> None:
+    """Each client spawns its own `briefd mcp` (init writes the same entry for Claude Code,
+    Cursor, VS Code and Codex): the counters both save add up, as the query log does, instead
+    of the last one to save overwriting the other's."""
+    params = stdio(service_settings, tmp_path, "--no-index")
+
+    async def main() -> None:
+        async with Client(params, mode="legacy") as one, Client(params, mode="legacy") as two:
+            for n in range(3):
+                await one.call_tool("search_context", {"query": f"chargeback evidence {n}"})
+            for n in range(2):
+                await two.call_tool("search_context", {"query": f"refund window {n}"})
+
+    anyio.run(main)
+    with Briefd(service_settings, embedder=None) as api:
+        logged = len(api.state.recent_queries())
+        counters = api.counters()
+    counted = {labels: n for (name, labels), n in counters.items() if name == "briefd_requests"}
+    ok = '{"name":"search_context","outcome":"ok","surface":"mcp"}'
+    assert (logged, counted) == (5, {ok: 5.0})

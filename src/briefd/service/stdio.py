@@ -42,7 +42,7 @@ async def _stop_on_signal(state: ServiceState) -> None:
     with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
         async for _ in received:
             try:
-                await anyio.to_thread.run_sync(lambda: state.flush(force=True))
+                await anyio.to_thread.run_sync(state.flush)
             except Exception as exc:  # still stop: the client asked for it
                 log.warning("could not save counters and the query log at shutdown: %s", exc)
             os._exit(0)
