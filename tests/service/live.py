@@ -19,11 +19,11 @@ TOKEN = "test-token-0f4c9a"
 
 
 @contextmanager
-def serving(app: Starlette, **options: Any) -> Iterator[str]:
+def serving(app: Starlette, host: str = "127.0.0.1", **options: Any) -> Iterator[str]:
     """``app`` on a real uvicorn; ``options`` go to its config (``ssl_certfile``: https)."""
     port = free_port()
     options = {"log_level": "warning", "lifespan": "on", "http": BoundedH11Protocol, **options}
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, **options)
+    config = uvicorn.Config(app, host=host, port=port, **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
     thread.start()
@@ -33,7 +33,8 @@ def serving(app: Starlette, **options: Any) -> Iterator[str]:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
     try:
-        yield f"{'https' if 'ssl_certfile' in options else 'http'}://127.0.0.1:{port}"
+        shown = f"[{host}]" if ":" in host else host
+        yield f"{'https' if 'ssl_certfile' in options else 'http'}://{shown}:{port}"
     finally:
         server.should_exit = True
         thread.join(15)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -20,9 +21,11 @@ from typer.testing import CliRunner
 
 from briefd.api import Briefd
 from briefd.cli.main import app
+from briefd.service import create_app
 from briefd.settings import Settings
 from tests.ports import free_port
-from tests.service.conftest import service_settings_for
+from tests.service.conftest import service_config, service_settings_for
+from tests.service.live import serving
 from tests.service.test_mcp import ALL_TOOLS, MODES, READ_ONLY
 from tests.service.test_mcp import run as run_http
 from tests.service.test_mcp import url as http_url
@@ -149,6 +152,36 @@ def test_init_points_http_clients_at_a_team_server(tmp_path: Path) -> None:
     assert entry["headers"] == {"Authorization": "Bearer ${BRIEFD_API_TOKEN:-}"}
     codex = tomllib.loads((tmp_path / ".codex" / "config.toml").read_text())
     assert codex["mcp_servers"]["briefd"]["url"] == "https://briefd.example.com/mcp"
+
+
+def test_init_points_http_clients_at_a_server_bound_to_ipv6_loopback(
+    service_api: Briefd, tmp_path: Path
+) -> None:
+    """serve.host ::1: the URL init writes for each client (and the hook's --server) puts the
+    address in brackets, and the SDK's client reaches the server there as written."""
+    with serving(create_app(service_api, service_config()), host="::1") as base:
+        port = base.rsplit(":", 1)[1]
+        (tmp_path / "briefd.yaml").write_text(f'serve:\n  host: "::1"\n  port: {port}\n')
+        args = ["init", "--project", str(tmp_path), "--client", "all", "--yes"]
+        done = CliRunner().invoke(app, args)
+        assert done.exit_code == 0, done.output
+        urls = {
+            json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["briefd"]["url"],
+            json.loads((tmp_path / ".cursor/mcp.json").read_text())["mcpServers"]["briefd"]["url"],
+            json.loads((tmp_path / ".vscode/mcp.json").read_text())["servers"]["briefd"]["url"],
+            tomllib.loads((tmp_path / ".codex/config.toml").read_text())["mcp_servers"]["briefd"][
+                "url"
+            ],
+        }
+        assert urls == {f"http://[::1]:{port}/mcp"}
+        hooks = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
+        command = shlex.split(hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"])
+        assert command[command.index("--server") + 1] == f"http://[::1]:{port}"
+
+        async def body(client: Client) -> list[Tool]:
+            return (await client.list_tools()).tools
+
+        assert {t.name for t in run_http(urls.pop(), "auto", body)} == ALL_TOOLS
 
 
 @pytest.mark.parametrize(

@@ -131,10 +131,14 @@ def server_url(url: str) -> str:
 
 
 def mcp_url(settings: Settings) -> str:
+    """The local server's MCP endpoint from ``serve.host``/``port``: any-interface binds are
+    reached on 127.0.0.1, and an IPv6 address goes in brackets (``http://[::1]:8484/mcp``)."""
     serve = getattr(settings, "serve", None)
     host = getattr(serve, "host", "127.0.0.1")
     port = getattr(serve, "port", 8484)
     host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
     return f"http://{host}:{port}/mcp"
 
 
