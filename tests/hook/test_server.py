@@ -19,6 +19,7 @@ from briefd.service.config import ServiceConfig
 from tests.hook.conftest import RunHook, hook_json
 from tests.ports import free_port
 from tests.recall.conftest import OFF_TOPIC, RELEVANT
+from tests.service.live import serving
 
 TOKEN = "recall-test-token"
 
@@ -90,6 +91,18 @@ def test_command_asks_a_running_server(live_server: str, run_hook: RunHook) -> N
     assert block.stdout == result["knowledge"]
     again = run_hook(payload=hook_json(RELEVANT, session="live"), env=env)
     assert (again.code, again.stdout) == (0, "")
+
+
+def test_command_asks_a_server_on_ipv6_loopback(indexed: Briefd, run_hook: RunHook) -> None:
+    """serve.host ::1: the hook reaches http://[::1]:PORT (the --server briefd init writes
+    for it), sending the Host header in brackets as the server expects."""
+    app = create_app(indexed, ServiceConfig(token=TOKEN, host="::1"))
+    with serving(app, host="::1") as base:
+        env: dict[str, str | None] = {"BRIEFD_RECALL__SERVER": base, "BRIEFD_API_TOKEN": TOKEN}
+        run = run_hook("--json", payload=hook_json(RELEVANT, session="v6"), env=env)
+    assert base.startswith("http://[::1]:")
+    assert json.loads(run.stdout)["via"] == "server", run.stderr
+    assert run.stderr == ""
 
 
 def test_wrong_token_falls_back_in_process(live_server: str, run_hook: RunHook) -> None:

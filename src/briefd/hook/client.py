@@ -47,10 +47,26 @@ def split_url(url: str) -> tuple[str, str, int, str]:
     if not sep or scheme not in ("http", "https"):
         raise ServerUnavailable(f"recall.server '{url}' is not an http:// or https:// URL")
     netloc, _, base = rest.partition("/")
-    host, _, port = netloc.rpartition(":") if netloc.count(":") == 1 else (netloc, "", "")
-    if not port.isdigit():
-        host, port = netloc, ("443" if scheme == "https" else "80")
-    return scheme, host.strip("[]"), int(port), ("/" + base).rstrip("/")
+    host, port = _host_port(netloc)
+    return scheme, host, int(port or (443 if scheme == "https" else 80)), ("/" + base).rstrip("/")
+
+
+def _host_port(netloc: str) -> tuple[str, str]:
+    """``host[:port]``, an IPv6 address in brackets (``[::1]:8484``): the host without the
+    brackets, and the port ("" when none is given)."""
+    if netloc.startswith("["):
+        host, _, after = netloc[1:].partition("]")
+        port = after.removeprefix(":")
+    elif netloc.count(":") == 1:
+        host, _, port = netloc.partition(":")
+    else:
+        host, port = netloc, ""
+    return host, port if port.isdigit() else ""
+
+
+def host_header(host: str, port: int) -> str:
+    """The ``Host`` header for ``host``: an IPv6 address in brackets, as HTTP writes it."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def post(
@@ -65,7 +81,7 @@ def post(
     markdown); the response body of a 200 answer. With ``index``, the server answers only if
     it serves that index file (else 421: not asked)."""
     scheme, host, port, base = split_url(url)
-    headers = {"Host": f"{host}:{port}", "Content-Type": "application/json"}
+    headers = {"Host": host_header(host, port), "Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     if index:
