@@ -202,3 +202,31 @@ def test_a_proposal_while_proposals_are_off_is_said_alike(base: str) -> None:
     for surface in ("mcp", "rest"):
         row = requests_row(base, surface, "propose_update")
         assert (row["count"], row["errors"]) == (1, 1), surface
+
+
+def test_a_jira_or_confluence_tool_while_off_is_said_alike(base: str) -> None:
+    """Listed only when configured: a client that calls jira_search or confluence_page anyway
+    (the setup page and README name them) is told what REST tells it, counted, not "Unknown
+    tool"; a name no tool has gets the tools there are."""
+
+    async def body(client: Client) -> list[CallToolResult]:
+        return [
+            await client.call_tool("jira_search", {"jql": "project = SHOP"}),
+            await client.call_tool("confluence_page", {"page": "123"}),
+            await client.call_tool("search", {"query": "refund"}),
+        ]
+
+    jira, confluence, misspelt = run(base + "/mcp", "legacy", body)
+    for tool, path in (
+        (jira, "/api/jira/search?jql=x"),
+        (confluence, "/api/confluence/search?q=x"),
+    ):
+        answer = rest(base, "GET", path)
+        assert answer.status_code == 404
+        assert tool.is_error
+        assert tool.content[0].text == answer.json()["detail"]  # type: ignore[union-attr]
+    assert requests_row(base, "mcp", "jira_search")["errors"] == 1
+    assert misspelt.is_error
+    said = misspelt.content[0].text  # type: ignore[union-attr]
+    assert said.startswith("no tool 'search' on this server; its tools: search_context, ")
+    assert "report_usage" in said

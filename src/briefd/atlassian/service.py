@@ -219,15 +219,20 @@ def _as_given(issue: str, max_tokens: int) -> None:
     return None
 
 
+def not_configured(product: str) -> IntegrationOffError:
+    """What a question to Confluence or Jira gets while that product is off (REST, MCP)."""
+    key = product.lower()
+    return IntegrationOffError(
+        f"{product} is not configured: set {key}.url in briefd.yaml (see /setup)"
+    )
+
+
 def _check(
     conf: ConfluenceSettings | JiraSettings, product: str, limit: int, max_tokens: int
 ) -> None:
     """Configured first (a question to a product that is off gets that answer), then sizes."""
     if conf.url is None:
-        key = product.lower()
-        raise IntegrationOffError(
-            f"{product} is not configured: set {key}.url in briefd.yaml (see /setup)"
-        )
+        raise not_configured(product)
     if not 1 <= limit <= MAX_LIMIT:
         raise QueryError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
     if max_tokens < MIN_TOKENS:

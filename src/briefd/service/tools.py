@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from briefd.__about__ import __version__
 from briefd.atlassian import Account, caller_account
+from briefd.atlassian.service import not_configured
 from briefd.bundles import BundleRequest
 from briefd.bundles.model import MAX_HARD_LIMIT, MAX_TOKENS, MIN_TOKENS, BundleMode
 from briefd.errors import BriefdError
@@ -32,6 +33,7 @@ from briefd.service.schemas import split_list
 from briefd.service.state import Caller, ServiceState
 from briefd.service.team_tools import TeamTools
 from briefd.settings import Settings
+from briefd.text import shown
 
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -379,6 +381,12 @@ class Tools:
         return ok_result(render.proposal_text(out), out)
 
 
+LIVE_TOOLS = {  # registered only while their product is configured (service/atlassian.py)
+    "confluence_search": "Confluence",
+    "confluence_page": "Confluence",
+    "jira_search": "Jira",
+    "jira_issue": "Jira",
+}
 TOOLS: tuple[tuple[str, ToolAnnotations], ...] = (
     ("search_context", READ_ONLY),
     ("compile_bundle", READ_ONLY),
@@ -422,8 +430,8 @@ class BriefdMCP(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        if name == "propose_update" and self._tool_manager.get_tool(name) is None:
-            return self._proposals_off()
+        if self._tool_manager.get_tool(name) is None:
+            return self._unlisted(name)
         unknown = self._unknown_arguments(name, arguments)
         if unknown:
             return self._rejected(name, unknown)
@@ -434,15 +442,27 @@ class BriefdMCP(MCPServer[Any]):
                 return self._rejected(name, problems(exc.__cause__.errors()))
             raise
 
-    def _proposals_off(self) -> CallToolResult:
-        """``propose_update`` called while proposals are off (so not listed): said as REST
-        says it (how to turn them on), and counted as its error, not "Unknown tool"."""
+    def _unlisted(self, name: str) -> CallToolResult:
+        """A tool this server does not list. ``propose_update`` while proposals are off, and a
+        Confluence or Jira tool while that product is not configured: said as REST says it
+        (how to turn it on) and counted as the tool's error; any other name: the tools there
+        are (not counted: the name is the caller's)."""
         settings = self.state.api.settings
+        product = LIVE_TOOLS.get(name)
+        if name != "propose_update" and product is None:
+            listed = ", ".join(tool.name for tool in self._tool_manager.list_tools())
+            return error_result(f"no tool '{shown(name)}' on this server; its tools: {listed}")
+
+        def refuse() -> None:
+            if product is not None:
+                raise not_configured(product)
+            require_enabled(settings)
+
         try:
-            self.state.call("mcp", "propose_update", lambda: require_enabled(settings), False)
+            self.state.call("mcp", name, refuse, False)
         except BriefdError as exc:
             return error_result(str(exc))
-        raise AssertionError("propose_update is registered whenever proposals are on")
+        raise AssertionError(f"{name} is registered whenever it is configured")
 
     def _rejected(self, name: str, problem: str) -> CallToolResult:
         """The tool ``name`` (one this server lists) refused its arguments: counted, said."""
