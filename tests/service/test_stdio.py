@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -141,6 +142,43 @@ def test_init_writes_a_stdio_entry_that_works_as_written(
 
     result = session(params, "auto", body)
     assert result.structured_content["hits"][0]["doc_path"] == "domain/refunds.md"
+
+
+def test_init_says_when_the_stdio_entry_has_no_index_to_serve(
+    service_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stdio entry for a project without an index or a source: the spawned `briefd mcp`
+    stops at start (only the client's MCP log would say why), so init says so and how to
+    build it; once the index is there, nothing is said."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(tmp_path)  # no briefd.yaml around (this repository has one)
+    args = ["init", "--project", str(project), "--client", "cursor", "--transport", "stdio"]
+    done = CliRunner().invoke(app, [*args, "--yes"], env={"BRIEFD_SOURCE": None})
+    assert done.exit_code == 0, done.output
+    db = project / ".briefd" / "briefd.db"
+    entry = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["briefd"]
+    spawned = subprocess.run(
+        [entry["command"], *entry["args"]],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "BRIEFD_EMBEDDINGS__ENABLED": "false", "HOME": str(tmp_path)},
+        timeout=60,
+        check=False,
+    )
+    assert spawned.returncode == 1 and "nothing to serve" in spawned.stderr
+    said = " ".join(done.output.split())
+    assert (
+        f"note: {db} holds no index yet and no source is configured, so the client's "
+        f"`briefd mcp` stops at start; build it with `briefd --db {db} index --source DIR`"
+    ) in said
+
+    db.parent.mkdir()
+    shutil.copyfile(service_settings.db, db)
+    again = CliRunner().invoke(app, [*args, "--yes"], env={"BRIEFD_SOURCE": None})
+    assert again.exit_code == 0 and "note:" not in again.output
 
 
 def test_init_points_http_clients_at_a_team_server(tmp_path: Path) -> None:

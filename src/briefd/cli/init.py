@@ -188,9 +188,25 @@ def init_command(
         for path, _, new in changes:
             verb = "removed" if new is None else "wrote"
             console.print(f"{verb} {project / path}", markup=False)
+    if isinstance(wiring.server, tuple):  # stdio: the client spawns `briefd mcp`
+        _report_nothing_to_serve(settings)
     for name in chosen:
         if name in NOTES:
             console.print(NOTES[name], markup=False)
+
+
+def _report_nothing_to_serve(settings: Settings) -> None:
+    """The spawned `briefd mcp` reads the project's index: with none there yet and no source
+    to build it from, it stops at start, and only the client's MCP log says why."""
+    if settings.source is not None or settings.sync.remote or settings.db.is_file():
+        return
+    console.print(
+        f"note: {settings.db} holds no index yet and no source is configured, so the client's "
+        f"`briefd mcp` stops at start; build it with `briefd --db {settings.db} index --source "
+        "DIR`, or set `source:` in briefd.yaml",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 _STDIO_FOLLOWED = (
