@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -263,6 +266,45 @@ def test_a_broken_index_served_as_it_is_is_one_line(tmp_path: Path, command: str
     )
 
 
+INITIALIZE = {"method": "initialize", "id": 1, "params": {"protocolVersion": "2025-11-25",
+              "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}  # fmt: skip
+
+
+@contextmanager
+def spawned(settings: Settings, cwd: Path) -> Iterator[Callable[[str], Any]]:
+    """`briefd mcp --no-index` in a real process, initialized; yields ``ask``, which writes
+    one line (a message as its client would) and reads the answer line (None: a notification,
+    or no answer within 10 s). Killed at the end whatever it did."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "--db", str(settings.db), "mcp", "--no-index"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env={**os.environ, "BRIEFD_EMBEDDINGS__ENABLED": "false", "HOME": str(cwd)},
+    )
+    assert server.stdin and server.stdout and server.stderr
+
+    def ask(line: str) -> Any:
+        server.stdin.write(line.encode() + b"\n")  # type: ignore[union-attr]
+        server.stdin.flush()  # type: ignore[union-attr]
+        if '"id"' not in line.partition('"params"')[0]:
+            return None
+        ready, _, _ = select.select([server.stdout], [], [], 10)
+        return json.loads(server.stdout.readline()) if ready else None  # type: ignore[union-attr]
+
+    ask.server = server  # type: ignore[attr-defined]
+    try:
+        assert ask(json.dumps({"jsonrpc": "2.0", **INITIALIZE}))["id"] == 1
+        ask('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        yield ask
+    finally:
+        server.kill()
+        for stream in (server.stdin, server.stdout, server.stderr):
+            stream.close()
+        server.wait()
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_stops_the_server_with_its_calls_saved(
     service_settings: Settings, tmp_path: Path, stop: signal.Signals
@@ -270,38 +312,44 @@ def test_a_signal_stops_the_server_with_its_calls_saved(
     """Clients stop a server they spawned with SIGTERM (at once, or when it outlives a closed
     stdin), a terminal with Ctrl-C: `briefd mcp` saves the calls since its last periodic flush
     and exits while stdin is still open."""
-    server = subprocess.Popen(
-        [sys.executable, "-m", "briefd", "--db", str(service_settings.db), "mcp", "--no-index"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=tmp_path,
-        env={**os.environ, "BRIEFD_EMBEDDINGS__ENABLED": "false", "HOME": str(tmp_path)},
-    )
-    assert server.stdin and server.stdout and server.stderr
     call = {"name": "search_context", "arguments": {"query": "chargeback evidence deadline"}}
-    for message in (
-        {"method": "initialize", "id": 1, "params": {"protocolVersion": "2025-11-25",
-         "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}},
-        {"method": "notifications/initialized"},
-        {"method": "tools/call", "id": 2, "params": call},
-    ):  # fmt: skip
-        server.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
-        server.stdin.flush()
-        if "id" in message:
-            assert json.loads(server.stdout.readline())["id"] == message["id"]
-    server.send_signal(stop)
-    try:
-        code = server.wait(10)
-    finally:
-        server.kill()
-        for stream in (server.stdin, server.stdout, server.stderr):
-            stream.close()
-        server.wait()
+    with spawned(service_settings, tmp_path) as ask:
+        message = {"jsonrpc": "2.0", "method": "tools/call", "id": 2, "params": call}
+        assert ask(json.dumps(message))["id"] == 2
+        ask.server.send_signal(stop)
+        code = ask.server.wait(10)
     with Briefd(service_settings, embedder=None) as api:
         logged = [(e.kind, e.query) for e in api.state.recent_queries()]
     assert logged == [("search", "chargeback evidence deadline")]
     assert code == 0
+
+
+def test_a_request_the_sdk_cannot_read_is_answered_not_dropped(
+    service_settings: Settings, tmp_path: Path
+) -> None:
+    """A lone surrogate escape (a client that cut a string inside an emoji) makes the SDK's
+    parser refuse the line, which it dropped without a word: the client waited for ever.
+    It is answered with the request's id, naming the argument as /mcp over HTTP does; so is
+    a request of the wrong shape, and the session goes on."""
+    call = '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": '
+    with spawned(service_settings, tmp_path) as ask:
+        lone = ask(call + '{"name": "search_context", "arguments": {"query": "iade \\ud83d"}}}')
+        shaped = ask('{"jsonrpc": "2.0", "id": "b", "method": "tools/call", "params": [1]}')
+        after = ask(call + '{"name": "list_scopes", "arguments": {}}}')
+    assert lone == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {
+            "code": -32602,
+            "message": "message.params.arguments.query is not valid Unicode: a lone surrogate "
+            "(U+D83D) at character 5; send the text as UTF-8 (in JSON, \\ud800–\\udfff "
+            "escapes only as pairs)",
+        },
+    }
+    assert shaped["id"] == "b" and shaped["error"]["message"] == (
+        "not a JSON-RPC request this server reads (params: Input should be an object)"
+    )
+    assert after["id"] == 7 and "Scopes:" in after["result"]["content"][0]["text"]
 
 
 def test_two_clients_servers_on_one_index_add_up_their_counts(

@@ -51,9 +51,10 @@ def declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
     return None
 
 
-def invalid_text(body: bytes, content_type: str) -> str | None:
-    """Where a JSON body holds a string that is not valid Unicode, said for the caller; None
-    when it holds none (or is not JSON: the route answers that itself)."""
+def invalid_text(body: bytes, content_type: str, root: str = "body") -> str | None:
+    """Where a JSON body holds a string that is not valid Unicode, said for the caller (the
+    place named from ``root``); None when it holds none (or is not JSON: the route answers
+    that itself)."""
     if "json" not in content_type and content_type:
         return None
     if not _SURROGATE_ESCAPE.search(body):  # the only way JSON text can carry one
@@ -62,7 +63,7 @@ def invalid_text(body: bytes, content_type: str) -> str | None:
         data = json.loads(body)
     except (ValueError, RecursionError):  # nested deeper than Python parses: the route says so
         return None
-    found = _first_surrogate(data, "body")
+    found = _first_surrogate(data, root)
     if found is None:
         return None
     where, text, at = found

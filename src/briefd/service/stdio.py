@@ -5,19 +5,30 @@ app; stdout carries the protocol and nothing else (messages go to stderr)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
+from collections.abc import AsyncIterable
+from typing import Any
 
 import anyio
 import anyio.to_thread
+from anyio.streams.memory import MemoryObjectSendStream
+from mcp.server import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
+from pydantic import ValidationError
 
 from briefd.api import Briefd
 from briefd.service.app import beside_the_server, server_instructions
 from briefd.service.config import ServiceConfig
+from briefd.service.limits import invalid_text
 from briefd.service.metrics import Metrics
 from briefd.service.state import ServiceState
 from briefd.service.tools import build_mcp
+from briefd.text import shown
 
 log = logging.getLogger("briefd.service")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)  # how clients (and Ctrl-C) stop a spawned server
@@ -30,8 +41,73 @@ async def serve_stdio(api: Briefd, metrics: Metrics | None = None) -> None:
     mcp = build_mcp(state, server_instructions(api))
     async with beside_the_server(state, mcp), anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_signal, state)
-        await mcp.run_stdio_async()
+        await _run_stdio(mcp)
         tasks.cancel_scope.cancel()
+
+
+async def _run_stdio(mcp: MCPServer[Any]) -> None:
+    """The SDK's ``run_stdio_async``, but a line it cannot read as a message is answered
+    (:func:`unreadable`) rather than dropped without a word, which left the client waiting."""
+    server = mcp._lowlevel_server
+    inbox, read_inbox = anyio.create_memory_object_stream[SessionMessage](0)
+    async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
+        tasks.start_soon(_pass_on, read, inbox, write)
+        await server.run(read_inbox, write, server.create_initialization_options())
+
+
+async def _pass_on(
+    read: AsyncIterable[SessionMessage | Exception],
+    inbox: MemoryObjectSendStream[SessionMessage],
+    write: Any,
+) -> None:
+    """The messages read from stdin go on to the server; what could not be read is answered."""
+    async with inbox:
+        async for item in read:
+            if not isinstance(item, Exception):
+                await inbox.send(item)
+                continue
+            answer = unreadable(item)
+            if answer is not None:
+                await write.send(SessionMessage(answer))
+
+
+def unreadable(exc: Exception) -> JSONRPCError | None:
+    """The answer to a line the SDK could not read as a JSON-RPC message: a request's, with
+    its id, so the client is not left waiting — a string that is not valid Unicode (a lone
+    surrogate escape, which the SDK's parser refuses) is named as over HTTP. A line that
+    names no request is logged on stderr (None: nobody to answer)."""
+    line, data = _message_of(exc)
+    rid = data.get("id") if isinstance(data, dict) else None
+    if not isinstance(rid, str | int) or isinstance(rid, bool):
+        log.warning("ignored a line on stdin that is not a JSON-RPC request: %s", shown(line))
+        return None
+    problem = invalid_text(line.encode("utf-8", "replace"), "application/json", "message")
+    said = problem or f"not a JSON-RPC request this server reads ({_first_problem(exc)})"
+    code = INVALID_PARAMS if problem else INVALID_REQUEST
+    return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=code, message=said))
+
+
+def _message_of(exc: Exception) -> tuple[str, object]:
+    """The line the SDK failed to read and its JSON (None: not JSON), as far as its validation
+    error carries them: the whole line when it did not parse, else the parsed message."""
+    for error in exc.errors() if isinstance(exc, ValidationError) else ():
+        found = error.get("input")
+        if isinstance(found, str):
+            try:
+                return found, json.loads(found)
+            except ValueError:  # JSON that Python cannot read either
+                return found, None
+        if isinstance(found, dict) and "id" in found:
+            return json.dumps(found, ensure_ascii=False), found
+    return str(exc), None
+
+
+def _first_problem(exc: Exception) -> str:
+    """What is wrong with a request, as its first validation error says it."""
+    for error in exc.errors() if isinstance(exc, ValidationError) else ():
+        where = ".".join(str(part) for part in error["loc"][1:])
+        return f"{where}: {error['msg']}" if where else str(error["msg"])
+    return shown(str(exc))
 
 
 async def _stop_on_signal(state: ServiceState) -> None:
