@@ -53,6 +53,21 @@ def test_bundle_json_and_paths(indexed: Path) -> None:
     assert "exclusions" in data["diagnostics"]  # --json is the verbose response
 
 
+def test_an_absolute_path_in_this_repository_is_read_from_its_root(indexed: Path) -> None:
+    """An editor's "copy path" is absolute: it was read as a path from the root
+    (tmp/…/services/…), which no anchored refs covers, and the governing document was
+    silently left out. Inside the repository the command runs in, it is made relative."""
+    code = indexed / "services" / "payment-gateway" / "internal" / "refunds" / "a.go"
+    bundle = ("bundle", "--paths", str(code), "--mode", "manifest")
+    for args in (bundle, ("search", "refund", "--paths", str(code))):
+        result = briefd(*args, "--json", cwd=indexed)
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stdout)
+        first = data["items"][0] if args[0] == "bundle" else data["hits"][0]
+        path = first["location"]["path"] if args[0] == "bundle" else first["doc_path"]
+        assert path == "domain/refunds.md", (args[0], first)
+
+
 def test_paths_alone_are_not_called_unrelated_to_the_knowledge(indexed: Path) -> None:
     """No task beside --paths: nothing is searched, the governing documents are the bundle;
     the summary never says the relevance gate found the task unrelated (B1, R4)."""

@@ -17,7 +17,7 @@ from briefd.bundles.model import MODE_ALIASES, MODES, BundleMode
 from briefd.bundles.render import drift_notes
 from briefd.bundles.wire import response
 from briefd.cli.output import errors, reported_errors, utf8_text
-from briefd.cli.search import split_scopes
+from briefd.cli.search import code_paths, split_scopes
 from briefd.settings import apply_tuned
 
 MAX_TOKENS = typer.Option(2000, "--max-tokens", help="Soft token budget (cl100k_base).")
@@ -65,8 +65,9 @@ def bundle_command(
         None,
         "--paths",
         "--path",
-        help="Code paths the task touches; documents whose refs cover "
-        "them lead (repeat or comma-separate).",
+        help="Code paths the task touches, from the repository's root (an absolute path in "
+        "this repository is made relative); documents whose refs cover them lead (repeat or "
+        "comma-separate).",
     ),
     tags: list[str] | None = TAGS,
     mode: str = MODE,
@@ -86,7 +87,7 @@ def bundle_command(
     The bundle goes to stdout byte for byte; a one-line summary goes to stderr."""
     with reported_errors():
         request = _request(task, max_tokens, hard_limit, scopes, tags, mode, base)
-        request = replace(request, paths=split_scopes(paths) or (), issue=issue)
+        request = replace(request, paths=code_paths(paths), issue=issue)
         bundle = _compile(ctx, request, tuned)
     _print(bundle, json_output)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -37,6 +38,34 @@ def split_scopes(scopes: list[str] | None) -> tuple[str, ...] | None:
     return items or None
 
 
+def code_paths(paths: list[str] | None) -> tuple[str, ...]:
+    """``--paths`` as ``refs`` name them, from the code repository's root: an absolute path
+    inside the repository this command runs in (an editor's "copy path") is made relative to
+    that root, where it was read as a path from the root and matched no anchored ``refs``.
+    Any other path is passed as written."""
+    items = split_scopes(paths) or ()
+    if not any(Path(p).is_absolute() for p in items):
+        return items
+    roots = _repository_roots(Path.cwd())
+    return tuple(_from_root(p, roots) if Path(p).is_absolute() else p for p in items)
+
+
+def _repository_roots(cwd: Path) -> tuple[Path, ...]:
+    """The folder holding ``.git`` at or above ``cwd`` (else ``cwd``), as written and with
+    its links resolved (an editor may show either)."""
+    root = next((f for f in (cwd, *cwd.parents) if (f / ".git").exists()), cwd)
+    return tuple(dict.fromkeys((root, root.resolve())))
+
+
+def _from_root(path: str, roots: tuple[Path, ...]) -> str:
+    normal = Path(os.path.normpath(path))
+    for root in roots:
+        if normal != root and normal.is_relative_to(root):
+            inside = normal.relative_to(root).as_posix()
+            return inside + "/" if path.endswith(("/", os.sep)) else inside
+    return path
+
+
 def search_command(
     ctx: typer.Context,
     query: str = typer.Argument(
@@ -47,7 +76,10 @@ def search_command(
     ),
     top_k: int | None = typer.Option(None, "--top-k", "-k", help="Number of hits (default 8)."),
     paths: list[str] | None = typer.Option(
-        None, "--paths", help="Code paths the task touches: documents whose refs cover them lead."
+        None,
+        "--paths",
+        help="Code paths the task touches, from the repository's root (an absolute path in "
+        "this repository is made relative): documents whose refs cover them lead.",
     ),
     tags: list[str] | None = typer.Option(
         None, "--tags", "--tag", help="Only documents with any of these tags (comma or repeat)."
@@ -79,7 +111,7 @@ def search_command(
             mode=mode,  # type: ignore[arg-type]
             explain=explain,
             related=related,
-            paths=split_scopes(paths) or (),
+            paths=code_paths(paths),
             tags=split_scopes(tags) or (),
         )
         with Briefd(settings) as api:

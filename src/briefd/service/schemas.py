@@ -219,7 +219,12 @@ class BundleIn(RequestIn):
     max_tokens: int = BUDGET
     hard_limit: int | None = HARD_LIMIT
     scopes: list[str] | None = None
-    paths: list[str] = Field(default_factory=list, max_length=MAX_PATHS)
+    paths: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_PATHS,
+        description="Code paths the task touches, from the code repository's root as refs name "
+        "them (src/payments/refund.py); documents whose refs cover them lead.",
+    )
     tags: list[str] = TAGS
     mode: BundleMode = "markdown"
     format: str | None = Field(

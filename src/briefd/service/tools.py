@@ -50,7 +50,9 @@ Paths = Annotated[  # as many as POST /api/bundle takes: each one is matched aga
     list[str] | None,
     Field(
         max_length=schemas.MAX_PATHS,
-        description="Code paths the task touches; documents whose refs cover them lead.",
+        description="Code paths the task touches, from the code repository's root as refs "
+        "name them (src/payments/refund.py, src/payments/); documents whose refs cover them "
+        "lead.",
     ),
 ]
 Tags = Annotated[

@@ -29,7 +29,10 @@ def search(
     ] = None,
     top_k: Annotated[int, Query(ge=1, le=100)] = 8,
     max_tokens: Annotated[int, Query(ge=1, le=200_000)] = 2000,
-    paths: Annotated[list[str] | None, Query(description="Code paths the task touches.")] = None,
+    paths: Annotated[
+        list[str] | None,
+        Query(description="Code paths the task touches, from the code repository's root."),
+    ] = None,
     tags: Annotated[
         list[str] | None, Query(description="Only documents with any of these tags (R5).")
     ] = None,
