@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +29,7 @@ NOTHING_TO_SERVE = (
     "BRIEFD_SOURCE to a directory or a git URL, or put `source: …` in briefd.yaml"
 )
 
+STDIO_WAIT_S = 20.0  # of index update before `briefd mcp` answers: inside clients' start-up waits
 HOST = typer.Option(
     None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
 )
@@ -72,9 +75,9 @@ def mcp_command(
 
     settings = _settings(ctx, source, tuned)
     with reported_errors():
-        api, metrics = prepared(settings, no_index)
+        api, metrics, building = prepared_for_stdio(settings, no_index)
     try:
-        anyio.run(serve_stdio, api, metrics)
+        anyio.run(serve_stdio, api, metrics, building)
     except KeyboardInterrupt:
         pass
     finally:
@@ -147,6 +150,59 @@ def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
     """The API for a server: its embedder counted into fresh metrics, and its index brought up
     to date with the source (a git URL: clone or fetch first) unless ``no_index``. Messages go
     to stderr: for ``briefd mcp``, stdout is the protocol."""
+    api, metrics = _opened(settings, no_index)
+    if not no_index:
+        _brought_up_to_date(api, settings)
+    return api, metrics
+
+
+def prepared_for_stdio(
+    settings: Settings, no_index: bool, wait: float = STDIO_WAIT_S
+) -> tuple[Briefd, Metrics, Callable[[], bool]]:
+    """:func:`prepared`, with the index update given ``wait`` seconds: a client gives up on a
+    server that does not answer its handshake, and a first index takes about a minute per 300
+    sections. A longer update goes on, on a connection of its own, while the tools answer
+    from the index as it was; the callable says whether a first index (none before) still
+    runs, which the tools say instead of answering from an index half written."""
+    api, metrics = _opened(settings, no_index)
+    if no_index:
+        return api, metrics, lambda: False
+    first = not settings.db.is_file()
+    worker = Briefd(settings, embedder=api.embedder)
+    failed: list[BaseException] = []
+    serving: list[bool] = []  # the protocol is up: a failure from then on is only said
+    lock = threading.Lock()
+
+    def update() -> None:
+        try:
+            _brought_up_to_date(worker, settings)
+        except BaseException as exc:
+            with lock:
+                failed.append(exc)
+                if serving:
+                    errors.print(f"error: {exc}", markup=False, soft_wrap=True)
+        finally:
+            worker.close()
+
+    thread = threading.Thread(target=update, name="briefd-index", daemon=True)
+    thread.start()
+    thread.join(wait)
+    with lock:
+        if failed:
+            api.close()
+            raise failed[0]
+        serving.append(True)
+    if thread.is_alive():
+        errors.print(
+            f"still indexing after {wait:.0f} s: answering MCP meanwhile from the index as it "
+            "was (none yet: the tools say the index is being built)",
+            markup=False,
+            soft_wrap=True,
+        )
+    return api, metrics, lambda: first and thread.is_alive()
+
+
+def _opened(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
     from briefd.embeddings.registry import create_embedder
     from briefd.service.metrics import CountingEmbedder, Metrics
 
@@ -162,13 +218,16 @@ def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
         except BaseException:
             api.close()
             raise
-    if settings.sync.remote and not no_index:  # a git URL: clone or fetch, then reindex
+    return api, metrics
+
+
+def _brought_up_to_date(api: Briefd, settings: Settings) -> None:
+    if settings.sync.remote:  # a git URL: clone or fetch, then reindex
         from briefd.cli.sync import startup_sync
 
         startup_sync(api)
-    elif settings.source is not None and not no_index:
+    elif settings.source is not None:
         _update_index(api, settings)
-    return api, metrics
 
 
 def _update_index(api: Briefd, settings: Settings) -> None:

@@ -40,6 +40,10 @@ WARM_UP = SearchRequest("warm up the index", scopes=("all",), related=0)  # load
 
 log = logging.getLogger(__name__)
 MAX_PENDING = 10_000  # query log entries kept in memory while SQLite cannot take them
+BEING_BUILT = (
+    "the index is being built for the first time (`briefd mcp` answers meanwhile); try again "
+    "in a minute"
+)
 PRUNE_SECONDS = 86_400  # an idle server still prunes the query log (retention) once a day
 
 
@@ -89,6 +93,7 @@ class ServiceState:
         self._warmed = False  # the embedding model is loaded (see warm_up)
         self._warm_version: tuple[int, int] | None = None  # the index content warmed up
         self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
+        self.building: Callable[[], bool] = lambda: False  # `briefd mcp`'s first index runs
 
     def call(self, surface: str, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
         """Run ``fn`` against the API, counting and timing it; under the lock unless it works
@@ -99,6 +104,8 @@ class ServiceState:
         try:
             if not exclusive:
                 return fn()
+            if self.building():  # what the shared connection reads is not there yet
+                raise IndexNotFoundError(BEING_BUILT)
             with self.lock:
                 return fn()
         except BriefdError:

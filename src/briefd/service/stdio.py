@@ -9,7 +9,7 @@ import json
 import logging
 import os
 import signal
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Callable
 from typing import Any
 
 import anyio
@@ -34,10 +34,15 @@ log = logging.getLogger("briefd.service")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)  # how clients (and Ctrl-C) stop a spawned server
 
 
-async def serve_stdio(api: Briefd, metrics: Metrics | None = None) -> None:
+async def serve_stdio(
+    api: Briefd, metrics: Metrics | None = None, building: Callable[[], bool] | None = None
+) -> None:
     """Answer MCP on stdin/stdout until the client closes stdin, or stops the process with
-    SIGTERM or SIGINT (see :func:`_stop_on_signal`)."""
+    SIGTERM or SIGINT (see :func:`_stop_on_signal`). ``building``: whether the first index,
+    started before the protocol, still runs (the tools that read it say so meanwhile)."""
     state = ServiceState(api, ServiceConfig.from_settings(api.settings.serve), metrics or Metrics())
+    if building is not None:
+        state.building = building
     mcp = build_mcp(state, server_instructions(api))
     async with beside_the_server(state, mcp), anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_signal, state)

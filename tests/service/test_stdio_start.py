@@ -1,0 +1,89 @@
+"""`briefd mcp` with a long index update ahead of it (I9): a client gives up on a server that
+does not answer its handshake in time, and a first index takes about a minute per 300
+sections. The update gets a bounded wait, then goes on beside the protocol; meanwhile a tool
+says the index is being built instead of that there is none (or that nothing matched)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from briefd.cli.serve import prepared_for_stdio
+from briefd.errors import IndexNotFoundError
+from briefd.retrieval.search import SearchRequest
+from briefd.service.config import ServiceConfig
+from briefd.service.state import ServiceState
+from briefd.settings import Settings, with_overrides
+from tests.embeddings.fakehttp import FakeServer, Reply, Request, fake_server
+from tests.embeddings.test_ollama import embed_reply
+from tests.service.conftest import service_settings_for
+
+DOCS = {
+    f"domain/kiwi-{n}.md": f"# Kiwi batch {n}\n\nKiwi batch {n} settles at noon.\n"
+    for n in range(6)
+}
+
+
+@pytest.fixture
+def slow_ollama() -> Iterator[FakeServer]:
+    """Ollama's /api/embed, taking 0.3 s a request."""
+
+    def slow(request: Request) -> Reply:
+        time.sleep(0.3)
+        return embed_reply(request)
+
+    with fake_server() as server:
+        server.on("POST", "/api/embed", slow)
+        yield server
+
+
+def slow_settings(root: Any, db: Any, server: FakeServer) -> Settings:
+    return with_overrides(
+        service_settings_for(root, db),
+        {
+            "embeddings.enabled": True,
+            "embeddings.adapter": "ollama",
+            "embeddings.model": "nomic-embed-text",
+            "embeddings.base_url": server.url,
+            "embeddings.batch_size": 1,
+        },
+    )
+
+
+def test_a_first_index_still_running_is_said_to_be_building(
+    tmp_path: Any, write_files: Any, slow_ollama: FakeServer
+) -> None:
+    settings = slow_settings(write_files(DOCS), tmp_path / "fresh.db", slow_ollama)
+    started = time.monotonic()
+    api, metrics, building = prepared_for_stdio(settings, no_index=False, wait=0.2)
+    try:
+        assert time.monotonic() - started < 1.5 and building()
+        state = ServiceState(api, ServiceConfig.from_settings(settings.serve), metrics)
+        state.building = building
+        search = SearchRequest("kiwi batch settles at noon", scopes=("all",))
+        with pytest.raises(IndexNotFoundError, match="being built for the first time"):
+            state.call("mcp", "search_context", lambda: api.search(search))
+        deadline = time.monotonic() + 60
+        while building() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        hits = state.call("mcp", "search_context", lambda: api.search(search)).hits
+        assert hits and hits[0].doc_path.startswith("domain/kiwi-")
+    finally:
+        api.close()
+
+
+def test_an_update_done_within_the_wait_is_served_at_once(
+    tmp_path: Any, write_files: Any, slow_ollama: FakeServer
+) -> None:
+    settings = slow_settings(
+        write_files(dict(list(DOCS.items())[:1])), tmp_path / "a.db", slow_ollama
+    )
+    api, _, building = prepared_for_stdio(settings, no_index=False, wait=30)
+    try:
+        assert not building()
+        assert api.search(SearchRequest("kiwi batch settles", scopes=("all",))).hits
+    finally:
+        api.close()
