@@ -87,10 +87,11 @@ def test_usage_json_and_table(project: tuple[Path, Repo]) -> None:
 def test_bad_input_is_one_line_that_says_what_to_do(project: tuple[Path, Repo]) -> None:
     cwd, _ = project
     result = briefd("gaps", "--since", "fortnight", cwd=cwd)
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr == (
-        "error: since must be a span such as 30d, 12h or 2w, or a date such as 2026-01-31; "
-        "got 'fortnight'\n"
+        "error: Invalid value for '--since': 'fortnight'; use a span such as 30d, 12h or 2w, a "
+        "date such as 2026-01-31 or a time with its offset (2026-01-31T09:00+01:00); see "
+        "`briefd gaps -h`\n"
     )
     twice = {"source": "../knowledge", "code": {"repos": ["../app", "../app"]}}
     (cwd / "briefd.yaml").write_text(yaml.safe_dump(twice))

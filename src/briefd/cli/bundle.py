@@ -13,16 +13,33 @@ from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
-from briefd.bundles.model import MODE_ALIASES, MODES, BundleMode
+from briefd.bundles.model import (
+    MAX_HARD_LIMIT,
+    MAX_TOKENS,
+    MIN_TOKENS,
+    MODE_ALIASES,
+    MODES,
+    BundleMode,
+)
 from briefd.bundles.render import drift_notes
 from briefd.bundles.wire import response
 from briefd.cli.output import errors, reported_errors, utf8_text
 from briefd.cli.search import code_paths, split_scopes
 from briefd.settings import apply_tuned
 
-MAX_TOKENS = typer.Option(2000, "--max-tokens", help="Soft token budget (cl100k_base).")
+BUDGET = typer.Option(
+    2000,
+    "--max-tokens",
+    min=MIN_TOKENS,
+    max=MAX_TOKENS,
+    help="Soft token budget (cl100k_base).",
+)
 HARD_LIMIT = typer.Option(
-    None, "--hard-limit", help="Ceiling for mandatory content (default: 4 × --max-tokens)."
+    None,
+    "--hard-limit",
+    min=MIN_TOKENS,
+    max=MAX_HARD_LIMIT,
+    help="Ceiling for mandatory content (default: 4 × --max-tokens).",
 )
 SCOPES = typer.Option(
     None, "--scopes", "--scope", help="Scopes to draw from (repeat or comma-separate; 'all')."
@@ -58,7 +75,7 @@ def bundle_command(
     task: str = typer.Argument(
         "", help="The task, in your own words (optional with --issue).", callback=utf8_text
     ),
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int = BUDGET,
     hard_limit: int | None = HARD_LIMIT,
     scopes: list[str] | None = SCOPES,
     paths: list[str] | None = typer.Option(
@@ -100,7 +117,7 @@ def context_command(
     task: str = typer.Option(
         "", "--task", help="What you do with it (default: its title).", callback=utf8_text
     ),
-    max_tokens: int = MAX_TOKENS,
+    max_tokens: int = BUDGET,
     hard_limit: int | None = HARD_LIMIT,
     scopes: list[str] | None = SCOPES,
     tags: list[str] | None = TAGS,

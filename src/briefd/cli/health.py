@@ -8,15 +8,30 @@ from collections.abc import Sequence
 import typer
 from rich.table import Column, Table
 from rich.text import Text
+from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.cli.output import console, print_json, printable, reported_errors
+from briefd.errors import QueryError
 from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
+from briefd.team.period import since_cutoff
 from briefd.team.usage import SectionUsage, UsageReport, gone_note
 
 SINCE_HELP = (
     "Window: a span back from now (12h, 30d, 2w), a date (2026-01-31: from midnight UTC) or a "
     "time with its offset (2026-01-31T09:00+01:00)."
 )
+
+
+def checked_since(value: str) -> str:
+    """``--since`` as the report will read it, refused before anything is read (exit 2)."""
+    try:
+        since_cutoff(value)
+    except QueryError:
+        raise BadParameter(
+            f"'{value}'; use a span such as 30d, 12h or 2w, a date such as 2026-01-31 or a "
+            "time with its offset (2026-01-31T09:00+01:00)"
+        ) from None
+    return value
 
 
 def register(app: typer.Typer) -> None:
@@ -27,7 +42,7 @@ def register(app: typer.Typer) -> None:
 
 def gaps_command(
     ctx: typer.Context,
-    since: str = typer.Option("30d", "--since", help=SINCE_HELP),
+    since: str = typer.Option("30d", "--since", help=SINCE_HELP, callback=checked_since),
     min_count: int = typer.Option(1, "--min-count", min=1, help="Only queries asked this often."),
     limit: int = typer.Option(20, "--limit", min=1, help="Most gaps shown."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
@@ -99,7 +114,7 @@ def drift_command(
 
 def usage_command(
     ctx: typer.Context,
-    since: str = typer.Option("30d", "--since", help=SINCE_HELP),
+    since: str = typer.Option("30d", "--since", help=SINCE_HELP, callback=checked_since),
     limit: int = typer.Option(20, "--limit", min=1, help="Most documents and sections shown."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:

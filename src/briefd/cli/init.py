@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import typer
+from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
 
-from briefd.cli.output import console, reported_errors
+from briefd.cli.output import console, one_of, reported_errors
 from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
 from briefd.hook.clients import (
@@ -124,10 +125,15 @@ def stdio_command(settings: Settings, config: Path | None, project: Path) -> tup
 
 def server_url(url: str) -> str:
     """A shared server's MCP endpoint: ``https://briefd.example.com`` gains its ``/mcp``."""
-    if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"--url: expected an http:// or https:// URL, got '{url}'")
     url = url.rstrip("/")
     return url if url.endswith("/mcp") else url + "/mcp"
+
+
+def checked_url(url: str | None) -> str | None:
+    """``--url`` refused before anything is read (exit 2) when it is no http(s) URL."""
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise BadParameter(f"expected an http:// or https:// URL, got '{url}'")
+    return url
 
 
 def mcp_url(settings: Settings) -> str:
@@ -145,7 +151,10 @@ def mcp_url(settings: Settings) -> str:
 def init_command(
     ctx: typer.Context,
     client: str = typer.Option(
-        "claude-code", "--client", help="claude-code, cursor, codex, vscode or all."
+        "claude-code",
+        "--client",
+        help="claude-code, cursor, codex, vscode or all.",
+        callback=one_of((*CLIENTS, "all")),
     ),
     project: Path = typer.Option(Path(), "--project", help="The project directory."),
     transport: str | None = typer.Option(
@@ -153,13 +162,19 @@ def init_command(
         "--transport",
         help="http: the client connects to a running server; stdio: it spawns `briefd mcp`. "
         "Default: an existing briefd entry keeps its transport, a new one is http.",
+        callback=one_of(("http", "stdio")),
     ),
     url: str | None = typer.Option(
-        None, "--url", help="The server's URL with --transport http (default: serve.host/port)."
+        None,
+        "--url",
+        help="The server's URL with --transport http (default: serve.host/port).",
+        callback=checked_url,
     ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Write without asking."),
 ) -> None:
     """Write the recall hook and the MCP server entry into a project's agent config files."""
+    if transport == "stdio" and url is not None:
+        raise UsageError("--url names a server for --transport http; stdio spawns briefd", ctx)
     with reported_errors():
         chosen = _chosen(client, project)
         settings = project_settings(ctx, project)
@@ -256,8 +271,6 @@ def _settled(
 
 
 def _chosen(client: str, project: Path) -> tuple[str, ...]:
-    if client != "all" and client not in CLIENTS:
-        raise ConfigError(f"unknown --client '{client}'; use {', '.join(CLIENTS)} or all")
     if not project.is_dir():
         raise ConfigError(
             f"--project {project} is not a directory; pass the project's checkout (a typo "
@@ -280,11 +293,7 @@ def _server(
     settings: Settings, ctx: typer.Context, project: Path, transport: str, url: str | None
 ) -> Server:
     if transport == "stdio":
-        if url is not None:
-            raise ConfigError("--url names a server for --transport http; stdio spawns briefd")
         return stdio_command(settings, ctx.obj.config, project)
-    if transport != "http":
-        raise ConfigError(f"unknown --transport '{transport}'; use http or stdio")
     return server_url(url) if url is not None else mcp_url(settings)
 
 

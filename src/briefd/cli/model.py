@@ -15,11 +15,13 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.table import Table
+from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.cli.output import console, errors, print_json, reported_errors, to_jsonable
 from briefd.embeddings import registry
 from briefd.embeddings.pull import ModelStatus, model_status, pull_model
 from briefd.embeddings.pull import Progress as PullProgress
+from briefd.errors import EmbeddingError
 from briefd.folders import make_index_folder
 from briefd.settings import EmbeddingsSettings
 
@@ -28,6 +30,16 @@ model_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+
+
+def known_model(name: str | None) -> str | None:
+    """``--model`` refused before anything is read (exit 2) when no model has that name."""
+    try:
+        if name is not None:
+            registry.get_model(name)
+    except EmbeddingError as exc:
+        raise BadParameter(str(exc)) from None
+    return name
 
 
 def register(app: typer.Typer) -> None:
@@ -60,7 +72,7 @@ def list_command(
 def pull_command(
     ctx: typer.Context,
     model: str | None = typer.Option(
-        None, "--model", help="Model name (default: embeddings.model)."
+        None, "--model", help="Model name (default: embeddings.model).", callback=known_model
     ),
     url: str | None = typer.Option(
         None, "--url", help="Download base URL instead of the pinned one (a mirror)."

@@ -7,7 +7,7 @@ import json
 import re
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
@@ -66,6 +66,20 @@ def utf8_text(value: str | None) -> str | None:
             "terminal's encoding to UTF-8"
         ) from None
     return value
+
+
+def one_of(choices: Sequence[str]) -> Callable[[str | None], str | None]:
+    """A ``callback=`` that refuses a value outside ``choices`` as click refuses a mistyped
+    one: a usage error, exit 2, before anything is read."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in choices:
+            *first, last = choices
+            listed = f"{', '.join(first)} or {last}" if first else last
+            raise BadParameter(f"'{value}'; use {listed}")
+        return value
+
+    return check
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

@@ -6,8 +6,7 @@ from typing import get_args
 
 import typer
 
-from briefd.cli.output import console, print_json, reported_errors
-from briefd.errors import QueryError
+from briefd.cli.output import console, one_of, print_json, reported_errors
 from briefd.proposals.model import ProposalStatus
 
 STATUSES: tuple[str, ...] = get_args(ProposalStatus)
@@ -23,15 +22,13 @@ def proposals_command(
         None,
         "--status",
         help="Only proposals with this status: local, pushed, open, merged, closed.",
+        callback=one_of(STATUSES),
     ),
     json_output: bool = typer.Option(False, "--json", help="Print the proposals as JSON."),
 ) -> None:
     """Proposals made through propose_update, newest first (status as of the last sync)."""
-    with reported_errors():
-        if status is not None and status not in STATUSES:
-            raise QueryError(f"unknown --status '{status}'; use one of {', '.join(STATUSES)}")
-        with ctx.obj.api() as api:
-            found = api.proposals(status)
+    with reported_errors(), ctx.obj.api() as api:
+        found = api.proposals(status)
     if json_output:
         print_json(found)
         return

@@ -14,6 +14,7 @@ from briefd.api import Briefd
 from briefd.cli.output import (
     console,
     errors,
+    one_of,
     print_json,
     reported_errors,
     to_jsonable,
@@ -74,7 +75,9 @@ def search_command(
     scopes: list[str] | None = typer.Option(
         None, "--scopes", "--scope", help="Scopes to search (repeat or comma-separate; 'all')."
     ),
-    top_k: int | None = typer.Option(None, "--top-k", "-k", help="Number of hits (default 8)."),
+    top_k: int | None = typer.Option(
+        None, "--top-k", "-k", min=1, help="Number of hits (default 8)."
+    ),
     paths: list[str] | None = typer.Option(
         None,
         "--paths",
@@ -88,10 +91,16 @@ def search_command(
         None, "--mode", help="bm25, vector or hybrid (default: hybrid, bm25 without embeddings)."
     ),
     query_mode: str | None = typer.Option(
-        None, "--query-mode", help="text (default: punctuation escaped) or advanced (raw FTS5)."
+        None,
+        "--query-mode",
+        help="text (default: punctuation escaped) or advanced (raw FTS5).",
+        callback=one_of(("text", "advanced")),
     ),
     related: int | None = typer.Option(
-        None, "--related", help="Linked sections to append after the hits (default 3; 0: none)."
+        None,
+        "--related",
+        min=0,
+        help="Linked sections to append after the hits (default 3; 0: none).",
     ),
     explain: bool = typer.Option(False, "--explain", help="Show the SQL and per-hit scores."),
     tuned: Path | None = typer.Option(

@@ -33,7 +33,7 @@ STDIO_WAIT_S = 20.0  # of index update before `briefd mcp` answers: inside clien
 HOST = typer.Option(
     None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
 )
-PORT = typer.Option(None, "--port", help="Port (default 8484).")
+PORT = typer.Option(None, "--port", min=1, max=65535, help="Port (default 8484).")
 SOURCE = typer.Option(
     None, "--source", help="Knowledge directory (default: the configured source)."
 )
