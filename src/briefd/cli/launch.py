@@ -37,6 +37,14 @@ def run() -> None:
         from briefd.hook.main import leave, main
 
         leave(main(args))
+    try:
+        _commands()
+    except KeyboardInterrupt:  # before the command line catches it (its imports) or after
+        sys.stderr.write("error: interrupted\n")
+        sys.exit(130)
+
+
+def _commands() -> None:
     if "index" in sys.argv[1:4]:  # nothing changed: answered without the full command line
         from briefd.cli.stamp import answer
 
@@ -44,11 +52,18 @@ def run() -> None:
         if stamped is not None:
             sys.stdout.write(stamped)
             sys.exit(0)
+        from briefd.cli import interrupt
         from briefd.cli.index_fast import main as index_fast
 
+        interrupt.watch()
         status = index_fast(sys.argv[1:])
         if status is not None:
             sys.exit(status)
+        if interrupt.interrupted():  # its failure was the interruption: not run again
+            raise KeyboardInterrupt
+    from briefd.cli import interrupt
+
+    interrupt.watch()
     from briefd.cli.main import run as full
 
     full()

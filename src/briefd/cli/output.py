@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
+from briefd.cli.interrupt import interrupted
 from briefd.errors import BriefdError
 
 console = Console(highlight=False, soft_wrap=True)
@@ -92,9 +93,11 @@ def reported_errors() -> Iterator[None]:
     """Turn a briefd error into one line on stderr and a non-zero exit, never a traceback."""
     try:
         yield
-    except BriefdError as exc:
-        fail(str(exc))
-    except sqlite3.DatabaseError as exc:  # damage found past the open: a page, an index
-        fail(f"the index is damaged ({exc}); rebuild it with `briefd index --rebuild`")
     except KeyboardInterrupt:
         fail("interrupted", code=130)
+    except (BriefdError, sqlite3.DatabaseError) as exc:
+        if interrupted():  # Ctrl-C inside a function SQLite called: the statement failed
+            fail("interrupted", code=130)
+        if isinstance(exc, BriefdError):
+            fail(str(exc))
+        fail(f"the index is damaged ({exc}); rebuild it with `briefd index --rebuild`")

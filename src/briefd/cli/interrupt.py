@@ -1,0 +1,33 @@
+"""Ctrl-C on the command line: exit 130 with one line, never a traceback (standard library
+only: the index fast path uses it too).
+
+Python raises ``KeyboardInterrupt`` wherever the signal lands. Inside a function SQLite calls
+back (``briefd_fold`` in an index run) the sqlite3 module swallows it, and the statement fails
+with "user-defined function raised exception" instead; the handler remembers the signal, so
+that such a failure is said as the interruption it is."""
+
+from __future__ import annotations
+
+import signal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+_received: set[int] = set()
+
+
+def _remembered(signum: int, frame: FrameType | None) -> None:
+    _received.add(signum)
+    raise KeyboardInterrupt
+
+
+def watch() -> None:
+    """Remember SIGINT from now on (unless it is ignored, as in a background job)."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _remembered)
+
+
+def interrupted() -> bool:
+    """Whether Ctrl-C was pressed since :func:`watch`."""
+    return bool(_received)

@@ -1,0 +1,63 @@
+"""Ctrl-C on the command line (O2): exit 130 and one line, never a traceback, nothing run
+again — real processes, the signal raised where a user's lands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import EXAMPLE
+
+# The process runs briefd's console script after ``before`` (Python) has set the trap.
+LAUNCH = "import sys\n{before}\nsys.argv[0] = 'briefd'\nfrom briefd.cli.launch import run\nrun()\n"
+
+
+def interrupted_run(before: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
+    return subprocess.run(
+        [sys.executable, "-c", LAUNCH.format(before=before), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_ctrl_c_inside_a_function_sqlite_calls_is_an_interruption(tmp_path: Path) -> None:
+    """The index run folds text for search through briefd_fold, a Python function SQLite
+    calls; a KeyboardInterrupt raised there is swallowed by sqlite3, whose statement then
+    fails with 'user-defined function raised exception' — said as an index error, exit 1."""
+    trap = (
+        "import signal, briefd.store.db as db\n"
+        "fold, calls = db.fold, []\n"
+        "def folding(text):\n"
+        "    calls.append(text)\n"
+        "    if len(calls) == 50:\n"
+        "        signal.raise_signal(signal.SIGINT)\n"
+        "    return fold(text)\n"
+        "db.fold = folding\n"
+    )
+    result = interrupted_run(trap, "index", "--source", str(EXAMPLE), cwd=tmp_path)
+    assert (result.returncode, result.stderr, result.stdout) == (130, "error: interrupted\n", "")
+    again = interrupted_run("", "scopes", "--json", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr  # nothing half-written: the run rolled back
+    assert '"scopes": []' in again.stdout
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line(tmp_path: Path) -> None:
+    """A Ctrl-C during the imports (a second on a cold or busy machine) came before any
+    handler: a traceback through typer's or numpy's import machinery."""
+    trap = (
+        "import importlib.abc, signal\n"
+        "class Finder(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'typer':\n"
+        "            signal.raise_signal(signal.SIGINT)\n"
+        "sys.meta_path.insert(0, Finder())\n"
+    )
+    result = interrupted_run(trap, "search", "retry", cwd=tmp_path)
+    assert (result.returncode, result.stderr, result.stdout) == (130, "error: interrupted\n", "")
