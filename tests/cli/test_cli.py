@@ -293,6 +293,8 @@ def test_bad_arguments_are_one_line_errors(
         (("serve", "--port", "70000"), "'--port': Input should be less than or equal to 65535"),
         (("demo", "--port", "0"), "'--port': Input should be greater than or equal to 1"),
         (("model", "pull", "--model", "e5-large"), "unknown embedding model 'e5-large'"),
+        (("jira", "search", "refund", "--limit", "51"), "'--limit': Input should be less than"),
+        (("confluence", "page", "12", "--max-tokens", "9"), "'--max-tokens': Input should be"),
     ],
 )
 def test_a_bad_option_value_is_a_usage_error_before_anything_is_read(

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from briefd.api import Briefd
 from briefd.atlassian.query import JiraQuery
+from briefd.atlassian.service import MAX_LIMIT, MIN_TOKENS
 from briefd.cli.output import reported_errors
 from briefd.cli.search import split_scopes
 
@@ -25,7 +26,7 @@ confluence_app = typer.Typer(
     rich_markup_mode=None,
 )
 JSON = typer.Option(False, "--json", help="Print the answer as JSON (as REST returns it).")
-LIMIT = typer.Option(10, "--limit", help="At most this many results (1–50).")
+LIMIT = typer.Option(10, "--limit", min=1, max=MAX_LIMIT, help="At most this many results.")
 
 
 def register(app: typer.Typer) -> None:
@@ -50,7 +51,9 @@ def jira_search(
     assignee: str | None = typer.Option(None, "--assignee", help="Name, email, me, unassigned."),
     open_only: bool = typer.Option(False, "--open", help="Only issues not done."),
     limit: int = LIMIT,
-    max_tokens: int = typer.Option(800, "--max-tokens", help="Budget of the answer."),
+    max_tokens: int = typer.Option(
+        800, "--max-tokens", min=MIN_TOKENS, help="Budget of the answer."
+    ),
     json_output: bool = JSON,
 ) -> None:
     """Search Jira issues, newest first, within jira.projects (JQL built by briefd)."""
@@ -70,7 +73,9 @@ def jira_issue(
     ctx: typer.Context,
     key: str = typer.Argument(..., help="Issue key, e.g. SHOP-42."),
     comments: bool = typer.Option(True, "--comments/--no-comments", help="Include comments."),
-    max_tokens: int = typer.Option(2000, "--max-tokens", help="Budget of the answer."),
+    max_tokens: int = typer.Option(
+        2000, "--max-tokens", min=MIN_TOKENS, help="Budget of the answer."
+    ),
     json_output: bool = JSON,
 ) -> None:
     """Read one Jira issue as Markdown: metadata, related issues, linked pages, description,
@@ -91,7 +96,9 @@ def confluence_search(
         None, "--space", "--spaces", help="Space keys (repeat or comma-separate)."
     ),
     limit: int = LIMIT,
-    max_tokens: int = typer.Option(1000, "--max-tokens", help="Budget of the answer."),
+    max_tokens: int = typer.Option(
+        1000, "--max-tokens", min=MIN_TOKENS, help="Budget of the answer."
+    ),
     json_output: bool = JSON,
 ) -> None:
     """Search Confluence pages within confluence.spaces (CQL built by briefd)."""
@@ -108,7 +115,9 @@ def confluence_search(
 def confluence_page(
     ctx: typer.Context,
     page_id: str = typer.Argument(..., help="Page id, as confluence search prints it."),
-    max_tokens: int = typer.Option(3000, "--max-tokens", help="Budget of the answer."),
+    max_tokens: int = typer.Option(
+        3000, "--max-tokens", min=MIN_TOKENS, help="Budget of the answer."
+    ),
     json_output: bool = JSON,
 ) -> None:
     """Read one Confluence page as Markdown."""
