@@ -12,6 +12,7 @@ import pytest
 from briefd.__about__ import __version__
 from briefd.store.migrations import SCHEMA_VERSION
 from tests.cli.test_cli import briefd
+from tests.conftest import EXAMPLE, REPO
 from tests.ports import free_port
 
 GOOD_SET = "sets:\n  - name: mine\n    queries: q.yaml\n    min: {bm25: {recall@5: 0.5}}\n"
@@ -390,3 +391,24 @@ def test_eval_mode_all_with_embeddings_off_says_it_ran_bm25_alone(tmp_path: Path
     assert result.returncode == 0, result.stderr
     assert [r["mode"] for r in json.loads(result.stdout)] == ["bm25"]
     assert result.stderr == "--mode all: bm25 only (embeddings are off in the settings)\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "needs"),
+    [
+        (("eval", "--mode", "vector"), "--mode vector needs embeddings"),
+        (("tune", "--trials", "1"), "tuning needs embeddings (hybrid search)"),
+    ],
+)
+def test_embeddings_off_says_how_to_turn_them_on(
+    tmp_path: Path, args: tuple[str, ...], needs: str
+) -> None:
+    golden = ("--queries", str(REPO / "eval/golden/queries.yaml"), "--source", str(EXAMPLE))
+    result = briefd(*args, *golden, cwd=tmp_path)  # BRIEFD_EMBEDDINGS__ENABLED=false
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"error: {needs}; they are off in the settings: set embeddings.enabled: true (and an "
+        "embeddings.adapter other than none) in briefd.yaml, or BRIEFD_EMBEDDINGS__ENABLED=true"
+        + (", or use --mode bm25" if args[0] == "eval" else "")
+        + "\n"
+    )

@@ -34,6 +34,10 @@ from briefd.settings import Settings, apply_tuned
 ALL_MODES: tuple[SearchMode, ...] = ("bm25", "vector", "hybrid")
 DEFAULT_GOLDEN = ("eval/golden/queries.yaml", "eval/golden/queries-tr.yaml")
 DEFAULT_THRESHOLDS = "eval/thresholds.yaml"
+EMBEDDINGS_OFF = (
+    "they are off in the settings: set embeddings.enabled: true (and an embeddings.adapter "
+    "other than none) in briefd.yaml, or BRIEFD_EMBEDDINGS__ENABLED=true"
+)
 RECALL_MODES: tuple[Literal["bm25", "hybrid"], ...] = ("bm25", "hybrid")
 
 
@@ -132,7 +136,7 @@ def _modes(mode: str, settings: Settings) -> tuple[SearchMode, ...]:
     if mode not in MODES:
         raise BadParameter(f"'{mode}'; use bm25, vector, hybrid or all", param_hint="'--mode'")
     if mode != "bm25" and not embeddings:
-        raise EvalError(f"--mode {mode} needs embeddings, which are off in the settings")
+        raise EvalError(f"--mode {mode} needs embeddings; {EMBEDDINGS_OFF}, or use --mode bm25")
     return (mode,)  # type: ignore[return-value]
 
 

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
 
+from briefd.cli.eval_cmd import EMBEDDINGS_OFF
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import ConfigError, EvalError
 from briefd.eval.run import beir_cases, check_expected, golden_cases, open_beir, open_golden
@@ -54,7 +55,7 @@ def tune_command(
             api, beir = open_beir(settings, dataset)
             cases, unit = beir_cases(beir)
         if api.embedder is None:
-            raise EvalError("tuning needs embeddings (hybrid search); they are off in the settings")
+            raise EvalError(f"tuning needs embeddings (hybrid search); {EMBEDDINGS_OFF}")
 
         def progress(trial: int, total: int, best: float) -> None:
             if errors.is_terminal:
