@@ -559,6 +559,12 @@ def test_eval_check_json_prints_json_alone(indexed: Path, tmp_path: Path) -> Non
         (("serch", "x"), "error: No such command 'serch'. Did you mean 'search', 'serve'?; "
          "see `briefd -h`"),
         (("search",), "error: Missing argument 'query'; see `briefd search -h`"),
+        (("search", "retry", "policy"), "error: Got unexpected extra argument(s) (policy); text "
+         "of several words goes in quotes (`briefd search 'retry policy'`); see `briefd search -h`"),
+        (("bundle", "add", "partial", "refunds"), "error: Got unexpected extra argument(s) "
+         "(partial refunds); text of several words goes in quotes (`briefd bundle 'add partial "
+         "refunds'`); see `briefd bundle -h`"),
+        (("scopes", "all"), "error: Got unexpected extra argument(s) (all); see `briefd scopes -h`"),
     ],
 )  # fmt: skip
 def test_usage_mistakes_are_one_line(indexed: Path, args: tuple[str, ...], message: str) -> None:

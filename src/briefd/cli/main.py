@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import typer
 import typer.main
 from typer._click import exceptions as click  # typer's own click (pinned)
+from typer._click.core import Context as ClickContext
 
 from briefd.__about__ import __version__
 from briefd.api import Briefd
@@ -113,10 +115,23 @@ def run() -> None:
 
 def usage_message(exc: click.UsageError) -> str:
     """The error and where to read the usage; for an unknown short option (text such as
-    "-3DS failures" read as options), how to pass text that starts with a dash."""
+    "-3DS failures" read as options), how to pass text that starts with a dash; for words
+    past a command's text (``briefd search retry policy``), to quote them."""
     path = exc.ctx.command_path if exc.ctx is not None else "briefd"
     text = exc.format_message().rstrip(".")
     hint = f"see `{path} -h`"
     if isinstance(exc, click.NoSuchOption) and not exc.option_name.startswith("--"):
         hint = f"text that starts with '-' goes after `--` (`{path} -- '-3DS …'`); {hint}"
+    elif isinstance(exc.ctx, ClickContext) and text.startswith("Got unexpected extra argument"):
+        words = _quoted(exc.ctx, text)
+        if words:
+            hint = f"text of several words goes in quotes (`{path} {words}`); {hint}"
     return f"{text}; {hint}"
+
+
+def _quoted(ctx: ClickContext, text: str) -> str | None:
+    """The command's text argument and the words click found past it, quoted as one."""
+    taken = [p.name for p in ctx.command.params if p.param_type_name == "argument"]
+    first = ctx.params.get(taken[0]) if taken and taken[0] else None
+    extra = text.partition(" (")[2].rpartition(")")[0]
+    return shlex.quote(f"{first} {extra}") if isinstance(first, str) and first else None
