@@ -124,6 +124,9 @@ def test_sync_command_fails_with_one_line_and_keeps_the_index(
     assert result.stdout.startswith(f"Sync failed for {remote.url} (clone")
     search = run(tmp_path, remote, "search", "soft decline", "--json")
     assert json.loads(search.stdout)["hits"][0]["doc_path"] == "domain/retry.md"
+    as_json = run(tmp_path, remote, "sync", "--json")  # the report, and the same one line
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["error"] in error[0]
+    assert as_json.stderr.strip().splitlines() == error
 
 
 def test_a_relative_db_path_clones_the_source_and_code_repos_beside_it(

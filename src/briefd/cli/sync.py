@@ -32,11 +32,9 @@ def sync_command(
             report = api.sync()
     if json_output:
         print_json(report)
-        if report.error:
-            raise typer.Exit(1)
-        return
-    print_sync(report)
-    if report.error:
+    else:
+        print_sync(report)
+    if report.error:  # with --json too: a script's log says why it exited 1
         kept = "the previous index is still served" if served else "there is no index yet"
         fail(f"sync failed, {kept}: {report.error}")
 
