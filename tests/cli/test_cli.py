@@ -105,6 +105,22 @@ def test_a_folder_given_as_the_index_says_to_name_the_file(tmp_path: Path) -> No
         ), (args, result.stderr)
 
 
+def test_an_index_that_cannot_be_made_says_why_and_what_to_do(tmp_path: Path) -> None:
+    """A file where the index's folder goes said "[Errno 17] File exists", and SQLite's refusal
+    "cannot open index x.db: unable to open database file", neither with a next step."""
+    (tmp_path / "data").write_text("not a folder")
+    (tmp_path / "gone.db").symlink_to(tmp_path / "nowhere" / "x.db")  # SQLite cannot create it
+    for db, line in (
+        ("data/briefd.db", "cannot create the index data/briefd.db (data is a file, not a "
+         "folder); pass --db (or 'db:' in briefd.yaml) a path in a folder you can write"),
+        ("gone.db", "cannot open or write the index gone.db (unable to open database file); "
+         "check that its directory exists and is writable by you, or pass --db (or 'db:' in "
+         "briefd.yaml) elsewhere"),
+    ):  # fmt: skip
+        result = briefd("--db", db, "index", "--source", str(EXAMPLE), cwd=tmp_path)
+        assert (result.returncode, result.stderr) == (1, f"error: {line}\n"), db
+
+
 def test_an_empty_index_file_is_no_index_and_stays_empty(tmp_path: Path) -> None:
     """``touch briefd.db`` (or a copy cut short): read as no index, by the hook too, and no
     reader writes a schema into it, which would make it read as a built index with nothing in

@@ -321,8 +321,13 @@ def test_disk_path_that_cannot_be_created(tmp_path: Path, settings: Settings) ->
 
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(StoreError, match="cannot open index"):
-        Briefd(replace(settings, db=blocker / "sub" / "index.db")).index(tmp_path)
+    db = blocker / "sub" / "index.db"
+    with pytest.raises(StoreError) as refused:
+        Briefd(replace(settings, db=db)).index(tmp_path)
+    assert str(refused.value) == (
+        f"cannot create the index {db} ({blocker} is a file, not a folder); pass --db (or 'db:' "
+        "in briefd.yaml) a path in a folder you can write"
+    )
 
 
 def test_symlinks_out_of_the_source_are_skipped_not_served(

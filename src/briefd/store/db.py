@@ -117,8 +117,10 @@ class Store:
                 check_same_thread=False,
                 factory=Connection,
             )
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open index {path}: {exc}") from None
+        except sqlite3.Error as exc:
+            raise StoreError(_describe(path, exc)) from None
+        except OSError as exc:
+            raise StoreError(_no_folder(path, exc)) from None
         conn.row_factory = sqlite3.Row
         conn.create_function("briefd_fold", 1, fold, deterministic=True)
         store = cls(path, conn)
@@ -376,6 +378,15 @@ def is_briefd_or_sqlite(path: Path) -> bool:
 
 
 _DAMAGE = "malformed"  # SQLite's "database disk image is malformed"
+def _no_folder(path: Path, exc: OSError) -> str:
+    """The index's folder cannot be made: a file in its way, no permission, a read-only disk."""
+    in_way = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    where = exc.filename or path.parent
+    why = f"{in_way} is a file, not a folder" if in_way else f"{exc.strerror}: {where}"
+    return (
+        f"cannot create the index {path} ({why}); pass --db (or 'db:' in briefd.yaml) a path "
+        "in a folder you can write"
+    )
 
 
 def _describe(path: Path, exc: sqlite3.Error) -> str:
