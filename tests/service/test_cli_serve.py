@@ -56,6 +56,8 @@ def test_serve_indexes_then_serves(tmp_path: Path) -> None:
         out, err = process.communicate(timeout=30)
     assert f"briefd serving on http://127.0.0.1:{port}" in out
     assert "indexed " in err and "45 documents" in err
+    first = f"indexing {source} into {tmp_path / 'x.db'} for the first time"
+    assert err.splitlines()[0] == first  # BM25 alone: no minute per 300 sections to embed
     assert re.search(r"INFO warm-up: the index loaded in \d+ ms", err), err
 
 

@@ -236,9 +236,10 @@ def _update_index(api: Briefd, settings: Settings) -> None:
     it), is a warning when there is an index to serve as it was; else the error."""
     existed = settings.db.is_file()
     if not existed:
+        slow = " (embedding every section: about a minute per 300 sections on 2 cores)"
         errors.print(
-            f"indexing {settings.source} into {settings.db} for the first time "
-            "(embedding every section: about a minute per 300 sections on 2 cores)",
+            f"indexing {settings.source} into {settings.db} for the first time"
+            + (slow if api.embedder is not None else ""),  # BM25 alone: a second or two
             markup=False,
             soft_wrap=True,
         )
