@@ -581,6 +581,8 @@ def test_eval_check_json_prints_json_alone(indexed: Path, tmp_path: Path) -> Non
          "(partial refunds); text of several words goes in quotes (`briefd bundle 'add partial "
          "refunds'`); see `briefd bundle -h`"),
         (("scopes", "all"), "error: Got unexpected extra argument(s) (all); see `briefd scopes -h`"),
+        (("-v",), "error: No such option: -v; see `briefd -h`"),  # no text to pass after `--`
+        (("docs", "-x"), "error: No such option: -x; see `briefd docs -h`"),
     ],
 )  # fmt: skip
 def test_usage_mistakes_are_one_line(indexed: Path, args: tuple[str, ...], message: str) -> None:

@@ -114,24 +114,28 @@ def run() -> None:
 
 
 def usage_message(exc: click.UsageError) -> str:
-    """The error and where to read the usage; for an unknown short option (text such as
-    "-3DS failures" read as options), how to pass text that starts with a dash; for words
-    past a command's text (``briefd search retry policy``), to quote them."""
+    """The error and where to read the usage; for a command that takes text: for an unknown
+    short option (text such as "-3DS failures" read as options), how to pass text that starts
+    with a dash, and for words past its text (``briefd search retry policy``), to quote them."""
     path = exc.ctx.command_path if exc.ctx is not None else "briefd"
     text = exc.format_message().rstrip(".")
     hint = f"see `{path} -h`"
+    taken = _text_arguments(exc.ctx)
+    if not taken or exc.ctx is None:  # `briefd -v`, `briefd docs -x`: no text to pass
+        return f"{text}; {hint}"
     if isinstance(exc, click.NoSuchOption) and not exc.option_name.startswith("--"):
         hint = f"text that starts with '-' goes after `--` (`{path} -- '-3DS …'`); {hint}"
-    elif isinstance(exc.ctx, ClickContext) and text.startswith("Got unexpected extra argument"):
-        words = _quoted(exc.ctx, text)
-        if words:
+    elif text.startswith("Got unexpected extra argument"):
+        first = exc.ctx.params.get(taken[0])
+        extra = text.partition(" (")[2].rpartition(")")[0]
+        if isinstance(first, str) and first:  # the words quoted as one
+            words = shlex.quote(f"{first} {extra}")
             hint = f"text of several words goes in quotes (`{path} {words}`); {hint}"
     return f"{text}; {hint}"
 
 
-def _quoted(ctx: ClickContext, text: str) -> str | None:
-    """The command's text argument and the words click found past it, quoted as one."""
-    taken = [p.name for p in ctx.command.params if p.param_type_name == "argument"]
-    first = ctx.params.get(taken[0]) if taken and taken[0] else None
-    extra = text.partition(" (")[2].rpartition(")")[0]
-    return shlex.quote(f"{first} {extra}") if isinstance(first, str) and first else None
+def _text_arguments(ctx: ClickContext | None) -> list[str]:
+    """The names of the command's arguments (a query, a task, a path): none for a group."""
+    if ctx is None:
+        return []
+    return [p.name for p in ctx.command.params if p.param_type_name == "argument" and p.name]
