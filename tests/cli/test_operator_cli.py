@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -412,3 +413,24 @@ def test_embeddings_off_says_how_to_turn_them_on(
         + (", or use --mode bm25" if args[0] == "eval" else "")
         + "\n"
     )
+
+
+def test_an_eval_cache_that_cannot_be_written_names_the_setting(tmp_path: Path) -> None:
+    """A file where ``eval.cache_dir`` goes: a BEIR set's Markdown was a NotADirectoryError
+    traceback, a golden set's index 'cannot open index …: [Errno 17] File exists'."""
+    (tmp_path / "cache").write_text("not a folder")
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    (beir / "corpus.jsonl").write_text('{"_id": "d1", "title": "Retry", "text": "retry"}\n')
+    (beir / "queries.jsonl").write_text('{"_id": "q1", "text": "retry"}\n')
+    (beir / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    golden = ("--queries", str(REPO / "eval/golden/queries.yaml"), "--source", str(EXAMPLE))
+    for args in (("--dataset", str(beir)), golden):
+        result = briefd("eval", *args, cwd=tmp_path, env={"BRIEFD_EVAL__CACHE_DIR": "cache"})
+        assert (result.returncode, result.stdout) == (1, ""), result.stderr
+        assert re.fullmatch(
+            r"error: cannot write the eval cache cache/(beir-beir|golden-knowledge)-[0-9a-f]{16} "
+            r"\(cache is a file, not a folder\); set eval\.cache_dir \(briefd\.yaml or "
+            r"BRIEFD_EVAL__CACHE_DIR\) to a folder you can write\n",
+            result.stderr,
+        ), result.stderr

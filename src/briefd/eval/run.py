@@ -53,7 +53,23 @@ class EvalReport:
 
 
 def _cache_dir(settings: Settings, key: str) -> Path:
-    return settings.eval.cache_dir / key
+    """An eval index's folder under ``eval.cache_dir``, made now: a file in its way or a
+    folder that cannot be written is an EvalError naming the setting, never a traceback."""
+    folder = settings.eval.cache_dir / key
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EvalError(_unwritable(folder, exc)) from None
+    return folder
+
+
+def _unwritable(folder: Path, exc: OSError) -> str:
+    in_way = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    why = f"{in_way} is a file, not a folder" if in_way else f"{exc.strerror}: {exc.filename}"
+    return (
+        f"cannot write the eval cache {folder} ({why}); set eval.cache_dir (briefd.yaml or "
+        "BRIEFD_EVAL__CACHE_DIR) to a folder you can write"
+    )
 
 
 def golden_index(settings: Settings, source: Path) -> Settings:
@@ -71,11 +87,14 @@ def beir_index(settings: Settings, dataset: BeirSet) -> Settings:
     source = root / "source"
     marker = root / "source.complete"
     if not marker.exists():
-        for doc_id, title, text in dataset.corpus:
-            path = source / beir_doc_path(doc_id)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(beir_markdown(title, text, doc_id), encoding="utf-8")
-        marker.write_text("ok\n", encoding="utf-8")
+        try:
+            for doc_id, title, text in dataset.corpus:
+                path = source / beir_doc_path(doc_id)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(beir_markdown(title, text, doc_id), encoding="utf-8")
+            marker.write_text("ok\n", encoding="utf-8")
+        except OSError as exc:  # a full disk, say
+            raise EvalError(_unwritable(root, exc)) from None
     return replace(settings, db=root / "index.db", source=source)
 
 
