@@ -155,6 +155,39 @@ def test_a_relative_db_path_clones_the_source_and_code_repos_beside_it(
     assert (repo["name"], repo["error"]) == ("knowledge", None)
 
 
+def test_a_file_where_a_clone_goes_is_one_line_naming_the_setting(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """A file at sync.checkout_dir (or code.checkout_dir): sync printed a NotADirectoryError
+    traceback, then 'sync failed unexpectedly (…); see the log'; drift was a FileExistsError
+    traceback."""
+    (tmp_path / "taken").write_text("a file")
+    code = {"BRIEFD_CODE__CHECKOUT_DIR": "taken/code"}
+    code["BRIEFD_CODE__REPOS"] = json.dumps([{"source": remote.url, "name": "app"}])
+
+    def briefd(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "briefd", *args], cwd=tmp_path,
+            env={**briefd_env(tmp_path, remote), **env}, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+
+    synced = briefd("sync", BRIEFD_SYNC__CHECKOUT_DIR="taken")
+    assert (synced.returncode, synced.stderr) == (
+        1,
+        "error: sync failed, there is no index yet: taken is a file, not a folder, so nothing "
+        "can be cloned into taken; set sync.checkout_dir to a folder\n",
+    )
+    assert briefd("sync").returncode == 0  # the knowledge in its default place
+    drift = briefd("drift", "--json", **code)
+    assert drift.returncode == 0, drift.stderr
+    (repo,) = json.loads(drift.stdout)["repos"]
+    assert repo["error"] == (
+        f"code repo 'app' ({remote.url}): taken is a file, not a folder, so nothing can be "
+        "cloned into taken/code/app.git; set code.checkout_dir to a folder"
+    )
+
+
 def test_proposals_command_lists_stored_proposals(tmp_path: Path, remote: Remote) -> None:
     missing = run(tmp_path, remote, "proposals")
     assert missing.returncode == 1 and "no index at" in missing.stderr

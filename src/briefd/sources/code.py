@@ -103,10 +103,13 @@ class CodeSource:
 
     def _clone(self) -> None:
         assert self.url is not None
+        try:
+            git.clone_folder(self.root, "code.checkout_dir")
+        except SourceError as exc:
+            raise self.fail(str(exc)) from None
         temporary = self.root.with_name(f".{self.root.name}.cloning")
         shutil.rmtree(temporary, ignore_errors=True)
         shutil.rmtree(self.root, ignore_errors=True)  # not a bare clone: a killed one
-        self.root.parent.mkdir(parents=True, exist_ok=True)
         args = ["clone", "--bare", "--quiet", "--no-tags", "--filter=blob:none"]
         if self.repo.branch:
             args += ["--branch", self.repo.branch]

@@ -236,3 +236,21 @@ def remove_stale_locks(repo: Path, older_than: float | None = None) -> list[str]
             continue
         removed.append(path.name)
     return removed
+
+
+def clone_folder(root: Path, setting: str) -> None:
+    """Make the folder a clone at ``root`` goes in: a file in the way (at ``root`` or above)
+    or a folder that cannot be made is a SourceError naming ``setting``, never an OSError."""
+    in_way = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    if in_way is not None:
+        raise SourceError(
+            f"{in_way} is a file, not a folder, so nothing can be cloned into {root}; set "
+            f"{setting} to a folder"
+        )
+    try:
+        root.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SourceError(
+            f"cannot make {root.parent} for a clone ({exc.strerror}); set {setting} to a "
+            "folder you can write"
+        ) from None

@@ -258,13 +258,13 @@ class Clone(Checkout):
         if (root / ".git").is_dir():
             self._check_owned()
             return
+        git.clone_folder(root, "sync.checkout_dir")
         if root.exists() and any(root.iterdir()):
             raise SourceError(
                 f"{root} exists and is not a git clone; move it away or set sync.checkout_dir"
             )
         temporary = root.with_name(f".{root.name}.cloning")
         shutil.rmtree(temporary, ignore_errors=True)
-        root.parent.mkdir(parents=True, exist_ok=True)
         args = ["clone", "--quiet", "--no-tags", "--origin", "origin"]
         if self.settings.sync.branch:
             args += ["--branch", self.settings.sync.branch]
