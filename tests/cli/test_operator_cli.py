@@ -434,3 +434,22 @@ def test_an_eval_cache_that_cannot_be_written_names_the_setting(tmp_path: Path) 
             r"BRIEFD_EVAL__CACHE_DIR\) to a folder you can write\n",
             result.stderr,
         ), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("output", "line"),
+    [
+        ("results", "--output results is a directory; name a file, e.g. results/best.json"),
+        ("gone/best.json", "--output: the folder gone does not exist; create it or pick another"),
+        ("notes.txt/best.json", "--output: the folder notes.txt is a file, not a folder; create "
+         "it or pick another"),
+    ],
+)  # fmt: skip
+def test_a_tune_output_that_cannot_be_written_is_refused_before_the_trials(
+    tmp_path: Path, output: str, line: str
+) -> None:
+    (tmp_path / "results").mkdir()
+    (tmp_path / "notes.txt").write_text("a file")
+    golden = ("--queries", str(REPO / "eval/golden/queries.yaml"), "--source", str(EXAMPLE))
+    result = briefd("tune", *golden, "--output", output, cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"error: {line}\n")

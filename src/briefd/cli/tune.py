@@ -79,7 +79,8 @@ def _check_output(output: Path) -> None:
     if output.is_dir():
         raise EvalError(f"--output {output} is a directory; name a file, e.g. {output}/best.json")
     if not folder.is_dir():
-        raise EvalError(f"--output: the folder {folder} does not exist; create it or pick another")
+        state = "is a file, not a folder" if folder.exists() else "does not exist"
+        raise EvalError(f"--output: the folder {folder} {state}; create it or pick another")
     if not os.access(folder, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
         raise EvalError(f"--output: {output} is not writable; pass --output FILE")
     if output.is_file() and not _replaceable(output):
