@@ -178,6 +178,21 @@ def test_a_config_file_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None
         load_settings(config=config, env={})
 
 
+def test_an_unreadable_config_file_says_when_briefd_config_named_it(tmp_path: Path) -> None:
+    """A BRIEFD_CONFIG exported long ago, its file since moved: every command failed with
+    'cannot read config file …' and nothing said where that path came from."""
+    gone = tmp_path / "moved.yaml"
+    with pytest.raises(ConfigError) as named:
+        load_settings(env={"BRIEFD_CONFIG": str(gone)})
+    assert str(named.value) == (
+        f"cannot read config file {gone}, which BRIEFD_CONFIG names: No such file or "
+        "directory; fix BRIEFD_CONFIG or unset it"
+    )
+    with pytest.raises(ConfigError) as given:  # --config: the user typed it just now
+        load_settings(config=gone, env={"BRIEFD_CONFIG": str(tmp_path / "other.yaml")})
+    assert str(given.value) == f"cannot read config file {gone}: No such file or directory"
+
+
 def test_proposals_push_takes_true_false_a_remote_name_or_nothing(tmp_path: Path) -> None:
     def push(value: str | None) -> object:
         env = {} if value is None else {"BRIEFD_PROPOSALS__PUSH": value}

@@ -492,12 +492,13 @@ def load_settings(
     ``overrides`` (dotted keys, e.g. from CLI flags)."""
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
-    path = config or (Path(env["BRIEFD_CONFIG"]) if env.get("BRIEFD_CONFIG") else None)
+    named_by = "BRIEFD_CONFIG" if config is None and env.get("BRIEFD_CONFIG") else None
+    path = config or (Path(env["BRIEFD_CONFIG"]) if named_by else None)
     if path is None:
         path = next((found for found in config_candidates(env) if found.is_file()), None)
     origin = "settings"
     if path is not None:
-        merged = read_file(path)
+        merged = read_file(path, named_by)
         if "tuned" in merged:  # `briefd --config best.json search`: the two --config options
             raise ConfigError(
                 f"{path} is a file from `briefd tune`; it goes after the command "

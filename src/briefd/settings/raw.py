@@ -16,10 +16,17 @@ ENV_PREFIX = "BRIEFD_"
 ENV_NOT_SETTINGS = frozenset({"BRIEFD_CONFIG", "BRIEFD_API_TOKEN"})
 
 
-def read_file(path: Path) -> dict[str, Any]:
+def read_file(path: Path, named_by: str | None = None) -> dict[str, Any]:
+    """The settings in ``path``; ``named_by``: the variable that named it (``BRIEFD_CONFIG``,
+    set in a shell long ago: an unreadable file says where its path came from)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
+        if named_by is not None:
+            raise ConfigError(
+                f"cannot read config file {path}, which {named_by} names: {exc.strerror}; "
+                f"fix {named_by} or unset it"
+            ) from None
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text; save it as UTF-8") from None
