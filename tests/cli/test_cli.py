@@ -309,6 +309,7 @@ def test_bad_arguments_are_one_line_errors(
         (("serve", "--port", "70000"), "'--port': Input should be less than or equal to 65535"),
         (("demo", "--port", "0"), "'--port': Input should be greater than or equal to 1"),
         (("model", "pull", "--model", "e5-large"), "unknown embedding model 'e5-large'"),
+        (("model", "pull", "--url", "mirror.example.com"), "'--url': expected an http:// or"),
         (("jira", "search", "refund", "--limit", "51"), "'--limit': Input should be less than"),
         (("confluence", "page", "12", "--max-tokens", "9"), "'--max-tokens': Input should be"),
     ],

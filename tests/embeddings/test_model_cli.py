@@ -201,9 +201,10 @@ def test_a_model_pulled_before_any_index_stays_out_of_the_projects_git(
 
 def test_unknown_model_is_one_line(tmp_path: Path) -> None:
     result = briefd("model", "pull", "--model", "gpt-embed", cwd=tmp_path)
-    assert result.returncode == 1
+    assert result.returncode == 2  # a usage error, refused before anything is read
     assert result.stderr.startswith(
-        "error: unknown embedding model 'gpt-embed' for the local adapter"
+        "error: Invalid value for '--model': unknown embedding model 'gpt-embed' for the local "
+        "adapter"
     )
     assert result.stderr.count("\n") == 1
 

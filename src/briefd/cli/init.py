@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import typer
-from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
+from typer._click.exceptions import UsageError  # typer's own click (pinned)
 
-from briefd.cli.output import console, one_of, reported_errors
+from briefd.cli.output import console, http_url, one_of, reported_errors
 from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
 from briefd.hook.clients import (
@@ -129,13 +129,6 @@ def server_url(url: str) -> str:
     return url if url.endswith("/mcp") else url + "/mcp"
 
 
-def checked_url(url: str | None) -> str | None:
-    """``--url`` refused before anything is read (exit 2) when it is no http(s) URL."""
-    if url is not None and not url.startswith(("http://", "https://")):
-        raise BadParameter(f"expected an http:// or https:// URL, got '{url}'")
-    return url
-
-
 def mcp_url(settings: Settings) -> str:
     """The local server's MCP endpoint from ``serve.host``/``port``: any-interface binds are
     reached on 127.0.0.1, and an IPv6 address goes in brackets (``http://[::1]:8484/mcp``)."""
@@ -168,7 +161,7 @@ def init_command(
         None,
         "--url",
         help="The server's URL with --transport http (default: serve.host/port).",
-        callback=checked_url,
+        callback=http_url,
     ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Write without asking."),
 ) -> None:

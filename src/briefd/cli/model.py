@@ -17,7 +17,14 @@ from rich.progress import (
 from rich.table import Table
 from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
-from briefd.cli.output import console, errors, print_json, reported_errors, to_jsonable
+from briefd.cli.output import (
+    console,
+    errors,
+    http_url,
+    print_json,
+    reported_errors,
+    to_jsonable,
+)
 from briefd.embeddings import registry
 from briefd.embeddings.pull import ModelStatus, model_status, pull_model
 from briefd.embeddings.pull import Progress as PullProgress
@@ -75,7 +82,10 @@ def pull_command(
         None, "--model", help="Model name (default: embeddings.model).", callback=known_model
     ),
     url: str | None = typer.Option(
-        None, "--url", help="Download base URL instead of the pinned one (a mirror)."
+        None,
+        "--url",
+        help="Download base URL instead of the pinned one (a mirror).",
+        callback=http_url,
     ),
     json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:

@@ -83,6 +83,14 @@ def one_of(choices: Sequence[str]) -> Callable[[str | None], str | None]:
     return check
 
 
+def http_url(url: str | None) -> str | None:
+    """A ``callback=`` for a URL option: one that is no http(s) URL is a usage error, exit 2,
+    before anything is read."""
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise BadParameter(f"expected an http:// or https:// URL, got '{url}'")
+    return url
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     errors.print(f"error: {message}", markup=False, soft_wrap=True)
     raise typer.Exit(code)
