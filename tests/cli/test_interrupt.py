@@ -61,3 +61,17 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line(tmp_path: Path) -> None
     )
     result = interrupted_run(trap, "search", "retry", cwd=tmp_path)
     assert (result.returncode, result.stderr, result.stdout) == (130, "error: interrupted\n", "")
+
+
+def test_ctrl_c_while_the_results_print_is_one_line(tmp_path: Path) -> None:
+    """Outside a command's error handling (its table being printed), typer turned the
+    KeyboardInterrupt into exit 130 without a word."""
+    assert interrupted_run("", "index", "--source", str(EXAMPLE), cwd=tmp_path).returncode == 0
+    trap = (
+        "import signal, briefd.cli.search as search\n"
+        "def printing(result, explain):\n"
+        "    signal.raise_signal(signal.SIGINT)\n"
+        "search.print_result = printing\n"
+    )
+    result = interrupted_run(trap, "search", "retry policy", cwd=tmp_path)
+    assert (result.returncode, result.stderr, result.stdout) == (130, "error: interrupted\n", "")

@@ -4,17 +4,21 @@ only: the index fast path uses it too).
 Python raises ``KeyboardInterrupt`` wherever the signal lands. Inside a function SQLite calls
 back (``briefd_fold`` in an index run) the sqlite3 module swallows it, and the statement fails
 with "user-defined function raised exception" instead; the handler remembers the signal, so
-that such a failure is said as the interruption it is."""
+that such a failure is said as the interruption it is. Said once, wherever it landed: inside
+a command's error handling, or outside it (printing the results), where typer turns it into
+exit 130 without a word."""
 
 from __future__ import annotations
 
 import signal
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from types import FrameType
 
 _received: set[int] = set()
+_said: list[str] = []
 
 
 def _remembered(signum: int, frame: FrameType | None) -> None:
@@ -31,3 +35,15 @@ def watch() -> None:
 def interrupted() -> bool:
     """Whether Ctrl-C was pressed since :func:`watch`."""
     return bool(_received)
+
+
+def say() -> None:
+    """``error: interrupted`` on stderr, once (a run may pass two places that would say it)."""
+    if not _said:
+        _said.append("interrupted")
+        sys.stderr.write("error: interrupted\n")
+
+
+def stopped() -> None:
+    """Ctrl-C was a server's normal stop: nothing to say."""
+    _said.append("stopped")

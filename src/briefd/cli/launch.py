@@ -40,7 +40,9 @@ def run() -> None:
     try:
         _commands()
     except KeyboardInterrupt:  # before the command line catches it (its imports) or after
-        sys.stderr.write("error: interrupted\n")
+        from briefd.cli import interrupt
+
+        interrupt.say()
         sys.exit(130)
 
 

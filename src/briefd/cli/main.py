@@ -14,7 +14,19 @@ from typer._click.core import Context as ClickContext
 
 from briefd.__about__ import __version__
 from briefd.api import Briefd
-from briefd.cli import atlassian, bundle, demo, docs, eval_cmd, health, index, model, search, tune
+from briefd.cli import (
+    atlassian,
+    bundle,
+    demo,
+    docs,
+    eval_cmd,
+    health,
+    index,
+    interrupt,
+    model,
+    search,
+    tune,
+)
 from briefd.cli import init as init_cli
 from briefd.cli import proposals as proposals_cli
 from briefd.cli import recall as recall_cli
@@ -110,6 +122,8 @@ def run() -> None:
     except typer.Abort:
         sys.stderr.write("aborted\n")
         sys.exit(1)
+    if code == 130:  # Ctrl-C outside a command's error handling (printing): typer said nothing
+        interrupt.say()
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
-from briefd.cli.interrupt import interrupted
+from briefd.cli.interrupt import interrupted, say
 from briefd.errors import BriefdError
 
 console = Console(highlight=False, soft_wrap=True)
@@ -102,10 +102,12 @@ def reported_errors() -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt:
-        fail("interrupted", code=130)
+        say()
+        raise typer.Exit(130) from None
     except (BriefdError, sqlite3.DatabaseError) as exc:
         if interrupted():  # Ctrl-C inside a function SQLite called: the statement failed
-            fail("interrupted", code=130)
+            say()
+            raise typer.Exit(130) from None
         if isinstance(exc, BriefdError):
             fail(str(exc))
         fail(f"the index is damaged ({exc}); rebuild it with `briefd index --rebuild`")

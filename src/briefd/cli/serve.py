@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from briefd.api import Briefd
+from briefd.cli import interrupt
 from briefd.cli.output import console, errors, reported_errors
 from briefd.errors import BriefdError, ConfigError, SourceError, StoreError
 from briefd.ingest import WAITING
@@ -131,6 +132,9 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
     )
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C, once uvicorn has shut down: exit 130, said by nothing
+        interrupt.stopped()
+        raise
     finally:
         sock.close()
         api.close()
