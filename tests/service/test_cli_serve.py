@@ -168,3 +168,33 @@ def test_serve_on_a_full_disk_serves_the_index_it_has(tmp_path: Path) -> None:
         f"warning: cannot write index {tmp_path / 'x.db'}: disk I/O error; free disk space and "
         "run the command again; serving the index as it was"
     ) in err
+
+
+def test_the_commands_demo_prints_run_as_written_from_a_home_with_a_space(
+    tmp_path: Path,
+) -> None:
+    """A macOS home ("/Users/Ada Lovelace"): the banner's `briefd --db <path> search …` split
+    the unquoted path at the space, and a user pasting it got 'unexpected extra argument'."""
+    data = tmp_path / "Application Support"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env.update(BRIEFD_EMBEDDINGS__ENABLED="false", XDG_DATA_HOME=str(data))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "demo", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        until_up(process, f"http://127.0.0.1:{port}/api/health")
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    printed = [line.strip() for line in err.splitlines() if line.startswith("  briefd --db ")]
+    assert len(printed) == 2, err
+    for line in printed:  # pasted into a shell
+        done = subprocess.run(
+            ["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, (line, done.stderr)
+        assert "domain/" in done.stdout, line

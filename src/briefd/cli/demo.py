@@ -4,6 +4,7 @@ and serve it — briefd working in one command, on any machine, with nothing con
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 import typer
@@ -45,11 +46,12 @@ def demo_command(
     with reported_errors():
         db = ctx.obj.db or demo_db()
         settings = ctx.obj.settings(source=example_knowledge(), db=db, **EXAMPLE_SETTINGS)
+    quoted = shlex.quote(str(settings.db))  # runs as written from a home with a space in it
     errors.print(
         f"briefd demo: the example knowledge in {settings.source}, indexed into {settings.db}\n"
         "once it says it is serving (the first index takes ~20-45 s), try in another terminal:\n"
-        f'  briefd --db {settings.db} search "how many times do we retry a soft decline"\n'
-        f'  briefd --db {settings.db} bundle "add partial refunds to the card flow"',
+        f'  briefd --db {quoted} search "how many times do we retry a soft decline"\n'
+        f'  briefd --db {quoted} bundle "add partial refunds to the card flow"',
         markup=False,
         soft_wrap=True,
     )
