@@ -453,3 +453,27 @@ def test_a_tune_output_that_cannot_be_written_is_refused_before_the_trials(
     golden = ("--queries", str(REPO / "eval/golden/queries.yaml"), "--source", str(EXAMPLE))
     result = briefd("tune", *golden, "--output", output, cwd=tmp_path)
     assert (result.returncode, result.stdout, result.stderr) == (1, "", f"error: {line}\n")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", "retry", "--json"),
+        ("bundle", "retry", "--json"),
+        ("doc", "domain/x.md", "--json"),
+        ("docs", "--json"),
+        ("scopes", "--json"),
+        ("links", "--json"),
+        ("gaps", "--json"),
+        ("usage", "--json"),
+        ("proposals", "--json"),
+        ("index", "--json"),
+        ("sync", "--json"),
+    ],
+)
+def test_with_json_an_error_leaves_stdout_empty(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """As the README's command reference says: a script reading stdout as JSON gets nothing
+    to misread, and the one error line is on stderr."""
+    result = briefd(*args, cwd=tmp_path)  # no index, no source
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
