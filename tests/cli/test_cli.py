@@ -584,6 +584,10 @@ def test_eval_check_json_prints_json_alone(indexed: Path, tmp_path: Path) -> Non
         (("scopes", "all"), "error: Got unexpected extra argument(s) (all); see `briefd scopes -h`"),
         (("-v",), "error: No such option: -v; see `briefd -h`"),  # no text to pass after `--`
         (("docs", "-x"), "error: No such option: -x; see `briefd docs -h`"),
+        (("search", "retry", "--db", "x.db"), "error: --db is a global option: it goes before "
+         "the command (`briefd --db FILE search …`); see `briefd -h`"),
+        (("model", "list", "--config=c.yaml"), "error: --config is a global option: it goes "
+         "before the command (`briefd --config FILE model list …`); see `briefd -h`"),
     ],
 )  # fmt: skip
 def test_usage_mistakes_are_one_line(indexed: Path, args: tuple[str, ...], message: str) -> None:

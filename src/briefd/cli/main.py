@@ -134,6 +134,12 @@ def usage_message(exc: click.UsageError) -> str:
     path = exc.ctx.command_path if exc.ctx is not None else "briefd"
     text = exc.format_message().rstrip(".")
     hint = f"see `{path} -h`"
+    if isinstance(exc, click.NoSuchOption) and exc.option_name in ("--db", "--config"):
+        name, command = exc.option_name, path.removeprefix("briefd ")  # after the command
+        return (
+            f"{name} is a global option: it goes before the command (`briefd {name} FILE "
+            f"{command} …`); see `briefd -h`"
+        )
     taken = _text_arguments(exc.ctx)
     if not taken or exc.ctx is None:  # `briefd -v`, `briefd docs -x`: no text to pass
         return f"{text}; {hint}"
