@@ -90,3 +90,21 @@ def test_the_preview_never_ends_inside_an_emoji_or_a_flag(tmp_path: Path) -> Non
     assert len(previews) == 2
     for line in previews:
         assert "👍" not in line and "🇹" not in line, line
+
+
+def test_a_terminal_that_cannot_write_turkish_gets_question_marks_not_a_traceback(
+    indexed_tr: Path,
+) -> None:
+    """stdout in ASCII or Latin-1 (PYTHONIOENCODING, a legacy locale): the first 'ş' or '·'
+    was a UnicodeEncodeError traceback; the table shows '?' and JSON escapes, whole."""
+    ascii_out = {"PYTHONIOENCODING": "ascii"}
+    table = briefd("search", "iade süresi", "-k", "1", cwd=indexed_tr, env=ascii_out)
+    assert table.returncode == 0 and "Traceback" not in table.stderr, table.stderr
+    assert "domain/iade-kurallari.md" in table.stdout and "K?smi iade" in table.stdout
+    as_json = briefd("search", "iade süresi", "--json", "-k", "1", cwd=indexed_tr, env=ascii_out)
+    assert as_json.returncode == 0 and as_json.stdout.isascii()
+    assert json.loads(as_json.stdout)["hits"][0]["heading"] == "Kısmi iade"
+    listed = briefd("docs", "--json", cwd=indexed_tr, env={"PYTHONIOENCODING": "latin-1"})
+    assert listed.returncode == 0, listed.stderr
+    titles = [d["title"] for d in json.loads(listed.stdout)["documents"]]
+    assert any("ş" in title or "ı" in title for title in titles), titles

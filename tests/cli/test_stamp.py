@@ -374,6 +374,7 @@ def test_the_console_script_answers_from_the_stamp_without_settings(
         "briefd.cli",
         "briefd.cli.launch",
         "briefd.cli.stamp",
+        "briefd.cli.streams",
         "briefd.store",
         "briefd.store.freshness",
     ]

@@ -3,7 +3,6 @@ document, exactly as MCP and REST return it."""
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +22,7 @@ from briefd.bundles.model import (
 )
 from briefd.bundles.render import drift_notes
 from briefd.bundles.wire import response
-from briefd.cli.output import errors, reported_errors, utf8_text
+from briefd.cli.output import errors, print_json, reported_errors, utf8_text
 from briefd.cli.search import code_paths, split_scopes
 from briefd.settings import apply_tuned
 
@@ -172,8 +171,7 @@ def _compile(ctx: typer.Context, request: BundleRequest, tuned: Path | None) -> 
 
 def _print(bundle: Bundle, json_output: bool) -> None:
     if json_output:
-        document = response(bundle, verbose=True)
-        sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+        print_json(response(bundle, verbose=True))
         return
     sys.stdout.write(bundle.text)
     if bundle.text and not bundle.text.endswith("\n"):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from briefd.cli.streams import write_anything
+
 GLOBAL_OPTIONS = ("--db", "--config")
 
 
@@ -37,6 +39,7 @@ def run() -> None:
         from briefd.hook.main import leave, main
 
         leave(main(args))
+    write_anything()  # PYTHONIOENCODING=ascii, a Latin-1 locale: "?", not a traceback
     try:
         _commands()
     except KeyboardInterrupt:  # before the command line catches it (its imports) or after

@@ -17,6 +17,7 @@ from rich.console import Console
 from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.cli.interrupt import interrupted, say
+from briefd.cli.streams import utf8
 from briefd.errors import BriefdError
 
 console = Console(highlight=False, soft_wrap=True)
@@ -52,7 +53,10 @@ def _escaped(match: re.Match[str]) -> str:
 
 
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
+    """``value`` as JSON on stdout; escaped to ASCII where stdout cannot write every character
+    (the text stays whole, where a replaced character would not)."""
+    escaped = not utf8(sys.stdout)
+    sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=escaped, indent=2) + "\n")
 
 
 def utf8_text(value: str | None) -> str | None:
