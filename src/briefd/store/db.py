@@ -378,6 +378,8 @@ def is_briefd_or_sqlite(path: Path) -> bool:
 
 
 _DAMAGE = "malformed"  # SQLite's "database disk image is malformed"
+
+
 def _no_folder(path: Path, exc: OSError) -> str:
     """The index's folder cannot be made: a file in its way, no permission, a read-only disk."""
     in_way = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
