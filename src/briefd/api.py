@@ -1,7 +1,5 @@
-"""The one in-process API. The CLI, REST, MCP, the hook and the dashboard are thin front ends
-over :class:`Briefd`; none of them talks to another over HTTP. Each method delegates to the
-package that owns the rule (see ARCHITECTURE.md); this class only holds what lives as long as
-a process: the open index, the embedder and the caches in front of them."""
+"""The one in-process API under the CLI, REST, MCP, the hook and the dashboard: each method
+delegates to the package owning the rule (ARCHITECTURE.md); it holds index, embedder, caches."""
 
 from __future__ import annotations
 
@@ -9,6 +7,7 @@ import functools
 import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
@@ -32,7 +31,7 @@ from briefd.replicas import agree
 from briefd.retrieval import calibration
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.governed import search_with_paths
-from briefd.retrieval.search import SearchRequest, search
+from briefd.retrieval.search import SearchRequest, search, vectors_missing
 from briefd.retrieval.semantic import SemanticIndex, follow
 from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
@@ -177,6 +176,7 @@ class Briefd(AbstractContextManager["Briefd"]):
         model = semantic.embedder.model_id if semantic is not None and mode != "bm25" else "none"
         lookup = lookup or self.atlassian.issue_lookup()
         engine = Engine(self.store, self.settings, self._run, mode, model, self._bundles, lookup)
+        engine = replace(engine, fallback=lambda conn: vectors_missing(conn, semantic))
         return compile_bundle(agree.across_replicas(engine, self.state), request)
 
     def flush_bundle_hits(self) -> None:

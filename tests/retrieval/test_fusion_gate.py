@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from briefd.api import Briefd
+from briefd.bundles import BundleRequest
 from briefd.embeddings.base import EmbeddingKind, Vectors
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import EmbeddingError, QueryError
@@ -235,6 +236,27 @@ def test_a_fallback_to_bm25_says_why_and_how_to_embed(
         assert "'ops'" in result.warnings[1]  # the default scope the index lacks
         other.index()
         assert other.search(SearchRequest("partial refunds")).warnings == result.warnings[1:]
+
+
+def test_a_bundle_on_an_index_of_another_model_falls_back_as_search_does(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """Search falls back to bm25 on an index without the model's vectors (an upgrade's new
+    model id, an index run still embedding); a bundle failed outright ("needs vectors …, or
+    use --mode bm25", which no bundle takes). It is compiled in bm25 and says why, and once
+    the vectors are there it is compiled again in hybrid (never served from that cache)."""
+    write_files({"domain/refunds.md": "# Refunds\n\nPartial refunds of a captured payment.\n"})
+    with Briefd(settings, embedder=FakeEmbedder(name="fake-a")) as api:
+        api.index()
+    with Briefd(settings, embedder=FakeEmbedder(name="fake-b")) as other:
+        bundle = other.compile_bundle(BundleRequest("partial refunds of a captured payment"))
+        assert bundle.items[0].doc_path == "domain/refunds.md"
+        assert bundle.diagnostics.search_mode == "bm25"
+        assert bundle.warnings[0].startswith("searched by keywords only (bm25): this index has ")
+        other.index()  # embeds with fake-b
+        again = other.compile_bundle(BundleRequest("partial refunds of a captured payment"))
+        assert not again.cached and again.diagnostics.search_mode == "hybrid"
+        assert again.warnings == ()
 
 
 class _StopsAfterOneBatch(FakeEmbedder):

@@ -85,6 +85,9 @@ class Engine:
     shared: SharedState | None = None
     commit: str | None = None
     knows: Callable[[str], bool] | None = None
+    # why ``mode`` cannot be searched on this index now (no vectors of the model yet: an
+    # upgrade's, or an index run still embedding), else None: compiled in bm25 and said
+    fallback: Callable[[sqlite3.Connection], str | None] | None = None
 
 
 def validate(request: BundleRequest) -> None:
@@ -130,7 +133,9 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
     validate(request)
     request, live = live_issue(engine, request)
     with engine.store.read() as conn:
+        engine, fell_back = _searchable(conn, engine)
         asked = _resolve(conn, engine, request)
+        asked = replace(asked, warned=(*fell_back, *asked.warned))
         key = _key(engine, asked)
         bundle = engine.cache.get(key.key)
         fresh = False
@@ -163,6 +168,15 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         d = bundle.diagnostics
         text = document(bundle.bundle_id, bundle.mode, bundle.target, d, bundle.items, delta)
     return replace(bundle, delta=delta, text=text)
+
+
+def _searchable(conn: sqlite3.Connection, engine: Engine) -> tuple[Engine, tuple[str, ...]]:
+    """The engine in a mode this index can be searched in, and the warning when that is not
+    the configured one (as search falls back to bm25 when the vectors are missing)."""
+    why = engine.fallback(conn) if engine.fallback and engine.mode != "bm25" else None
+    if why is None:
+        return engine, ()
+    return replace(engine, mode="bm25", model="none"), (why,)
 
 
 def live_issue(engine: Engine, request: BundleRequest) -> tuple[BundleRequest, bool]:

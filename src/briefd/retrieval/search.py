@@ -233,6 +233,14 @@ def _mode(
     return mode
 
 
+def vectors_missing(conn: sqlite3.Connection, semantic: SemanticIndex | None) -> str | None:
+    """Why the configured mode falls back to bm25 on this index now (the warning a search
+    naming no mode gets), or None when its vectors are there (or embeddings are off)."""
+    if semantic is None or _has_vectors(conn, semantic):
+        return None
+    return _without_vectors(conn, SearchRequest(""), semantic)
+
+
 def _has_vectors(conn: sqlite3.Connection, semantic: SemanticIndex) -> bool:
     """The index has vectors for the configured model (or no chunks at all) — all of them
     while another model's are kept: a server never searches an index half embedded with a
