@@ -193,9 +193,9 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
             yield
         finally:
             tasks.cancel_scope.cancel()  # from here on, an await in this block is cancelled
+            if poller is not None:
+                poller.stop(timeout=0)  # no sync starts from now on
             git.end_running()  # a sync waiting on a remote that hangs ends now, helpers too
-    if poller is not None:
-        await anyio.to_thread.run_sync(poller.stop)
     await anyio.to_thread.run_sync(_let_work_finish, state)
     try:
         await anyio.to_thread.run_sync(state.flush)
@@ -206,18 +206,25 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
 def _let_work_finish(state: ServiceState, wait: float = SHUTDOWN_WAIT_S) -> None:
     """A sync or rebuild still running at shutdown kept writing while the index closed (its
     work lost, the last flush refused as busy, at worst a crash on the way out): wait for it,
-    bounded, and say so."""
+    bounded, and say so. Git gets no wait: a command a sync starts meanwhile (a fetch, then
+    ``ls-remote`` to say why it failed) is ended as it starts, so a sync stuck on a remote
+    ends now instead of leaving git behind the server."""
     deadline = time.monotonic() + wait
-    if _rebuilding(state) or not state.api.syncs.wait_idle(0):
+    if _busy(state):
         log.warning("waiting up to %.0f s for the running sync or rebuild to finish", wait)
-    idle = state.api.syncs.wait_idle(wait)
-    while idle and _rebuilding(state) and time.monotonic() < deadline:
+    while _busy(state) and time.monotonic() < deadline:
+        git.end_running()
         time.sleep(0.05)
-    if not idle or _rebuilding(state):
+    git.end_running()
+    if _busy(state):
         log.warning(
             "stopping before the sync or rebuild finished: the index keeps its last "
             "committed state, and the next sync or rebuild starts over"
         )
+
+
+def _busy(state: ServiceState) -> bool:
+    return _rebuilding(state) or not state.api.syncs.wait_idle(0)
 
 
 def _rebuilding(state: ServiceState) -> bool:
