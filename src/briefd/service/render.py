@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from briefd.bundles.compile import FITS_NO_SECTION
-from briefd.bundles.render import drift_note
+from briefd.bundles.render import drift_note, self_contained, trimmed
 from briefd.model import OUTSIDE_SCOPES
 from briefd.service import schemas
 
@@ -40,12 +40,12 @@ def _search_body(out: schemas.SearchOut) -> str:
         )
     parts = [f"{len(out.hits)} section(s) for '{out.query}' ({out.tokens} tokens):"]
     for rank, hit in enumerate(out.hits, 1):
-        crumbs = " › ".join(hit.heading_path) or hit.title
+        crumbs = " › ".join(map(one_line, hit.heading_path)) or one_line(hit.title)
         related = f", linked from {hit.related_to}" if hit.related_to else ""
         parts.append(
             f"\n## {rank}. {crumbs}\n"
             f"source: {hit.doc_path}:{hit.start_line}-{hit.end_line} · chunk {hit.chunk_id} · "
-            f"score {hit.score:.3f}{related}\n\n{hit.content.strip()}"
+            f"score {hit.score:.3f}{related}\n\n{self_contained(trimmed(hit.content))}"
         )
     if out.omitted:
         parts.append(
@@ -154,6 +154,12 @@ def document_text(out: schemas.DocumentOut) -> str:
         more = "1 more link" if hidden == 1 else f"{hidden} more links"
         head.append(f"{more} into scopes not requested (scopes=['all'] follows {_them(hidden)})")
     return "\n".join(head) + "\n\n" + out.body.strip()
+
+
+def one_line(text: str) -> str:
+    """A title or heading as one line: a title written over several lines (``title: |``)
+    would end the heading it is put in, its next line read as text or as a heading of its own."""
+    return " ".join(text.split())
 
 
 def _them(count: int) -> str:
