@@ -27,6 +27,7 @@ OPEN_LEFT = {
     "<!-- reviewer note: payout scheduling draft\n",
     "domain/invoice.md": "# Invoice format\n\n    INV-2024-000123\n    invoice numbering\n\n"
     "Invoice numbering is sequential.\n",
+    "domain/wallet.md": "---\ntitle: Wallet balance\n---\n    GET /v1/balance\n\nReads it.\n",
     "domain/currency.md": "---\ntitle: |\n  Currency conversion\n  # not a heading\n---\n"
     "Currency conversion uses the daily rate snapshot.\n",
 }
@@ -63,3 +64,17 @@ def test_a_search_hit_left_open_is_closed_before_the_next(
     assert "\n\n    INV-2024-000123\n    invoice numbering\n\n" in by_title["Invoice format"]
     assert "Currency conversion # not a heading" in by_title
     assert "\n# not a heading" not in text
+
+
+def test_a_document_keeps_its_first_line_and_its_title_on_one_line(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    calls = [
+        ("get_document", {"doc_path": "domain/currency.md"}),
+        ("get_document", {"doc_path": "domain/wallet.md"}),
+        ("get_document", {"doc_path": "domain/ledger.md"}),
+    ]
+    currency, wallet, ledger = _texts(tmp_path, write_files, calls)
+    assert currency.startswith("# Currency conversion # not a heading\npath: domain/currency.md")
+    assert wallet.endswith("\n\n    GET /v1/balance\n\nReads it.")
+    assert ledger.endswith("\n```python\ndef post(batch):\n    return settle(batch)\n```")

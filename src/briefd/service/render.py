@@ -143,7 +143,10 @@ def document_text(out: schemas.DocumentOut) -> str:
     reached = {link.target_path for link in out.links if link.target_path} - {out.path}
     broken = {link.target for link in out.links if link.status == "broken"}
     backlinks = ", ".join(sorted({link.source_path for link in out.backlinks}))
-    head = [f"# {out.title}", f"path: {out.path} · scope: {out.scope} · updated: {out.updated_at}"]
+    head = [
+        f"# {one_line(out.title)}",
+        f"path: {out.path} · scope: {out.scope} · updated: {out.updated_at}",
+    ]
     if reached:
         head.append(f"links to: {', '.join(sorted(reached))}")
     if broken:
@@ -153,7 +156,7 @@ def document_text(out: schemas.DocumentOut) -> str:
     if hidden:
         more = "1 more link" if hidden == 1 else f"{hidden} more links"
         head.append(f"{more} into scopes not requested (scopes=['all'] follows {_them(hidden)})")
-    return "\n".join(head) + "\n\n" + out.body.strip()
+    return "\n".join(head) + "\n\n" + self_contained(trimmed(out.body))
 
 
 def one_line(text: str) -> str:
