@@ -140,3 +140,89 @@ def shown(value: str, limit: int = SHOWN_CHARS) -> str:
     """``value`` as an error names it: whole up to ``limit`` characters, else its head and
     "…" (a request's 100,000-character value is not sent back)."""
     return value if len(value) <= limit else value[: whole_characters(value, limit)] + "…"
+
+
+# what a line opens behind the block quote and list markers of its container: a code fence
+# (a backtick fence's info string holds no backtick), or an HTML block that runs to a closing
+# string; four spaces more would make it indented code
+_CONTAINER = r"(?P<prefix>(?:[ ]{0,3}(?:>[ ]?|(?:[-+*]|\d{1,9}[.)])[ ]{1,4}))*[ ]{0,3})"
+_FENCE = re.compile(_CONTAINER + r"(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_HTML = re.compile(_CONTAINER + r"<(?P<tag>!--|(?:pre|script|style|textarea)(?=[\s>]|$))", re.I)
+_LIST_MARKER = re.compile(r"[-+*]|\d{1,9}[.)]")
+
+
+def open_block(text: str) -> tuple[int, str, str] | None:
+    """The code fence or HTML block (comment, ``<pre>``…) ``text`` leaves open: the index of
+    its opening line, the line that closes it (with its container's indentation and ``>``)
+    and its kind ("fence" or "html"); None when every one is closed. A line scan for the
+    prompt-time path, which loads no Markdown parser (bundles and the MCP text use
+    :func:`briefd.bundles.render.closed_blocks`): a fence in a list item's continuation
+    lines four spaces deep is not seen, rather than a line of indented code taken for one."""
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        found = _opening(lines[index])
+        if found is not None:
+            end = _block_end(lines, index, *found)
+            if end is None:
+                return index, found[0], found[1]
+            index = end
+        index += 1
+    return None
+
+
+def closed(text: str) -> str:
+    """``text`` with the block it leaves open (:func:`open_block`) closed, as
+    :func:`briefd.bundles.render.closed_blocks` closes it: a fence with nothing in it is
+    dropped rather than closed."""
+    found = open_block(text)
+    if found is None:
+        return text
+    start, closer, kind = found
+    lines = text.split("\n")
+    if kind == "fence" and not any(line.strip(" >\t") for line in lines[start + 1 :]):
+        return "\n".join(lines[:start]).rstrip()
+    return f"{text.rstrip()}\n{closer}"
+
+
+def _opening(line: str) -> tuple[str, str, str, str] | None:
+    """What ``line`` opens: its closing line, its kind, what follows the opener on the line,
+    and what the lines inside its list item or block quote start with ("" at top level)."""
+    fence = _FENCE.match(line)
+    html = None if fence else _HTML.match(line)
+    found = fence or html
+    if found is None or (fence and fence["fence"][0] == "`" and "`" in fence["info"]):
+        return None
+    prefix = found["prefix"]
+    indent = _LIST_MARKER.sub(lambda marker: " " * len(marker.group()), prefix)
+    within = "" if prefix == indent and ">" not in prefix else indent
+    if fence:
+        return indent + fence["fence"], "fence", "", within.rstrip() if ">" in within else within
+    tag = found["tag"].lower()
+    return indent + ("-->" if tag == "!--" else f"</{tag}>"), "html", line[found.end() :], ""
+
+
+def _block_end(
+    lines: list[str], start: int, closer: str, kind: str, rest: str, within: str
+) -> int | None:
+    """The index of the line that ends the block opened at ``start``, or None."""
+    end = closer.lstrip(" >")
+    if kind == "html":
+        if end.lower() in rest.lower():
+            return start
+        found = (i for i in range(start + 1, len(lines)) if end in lines[i].lower())
+        return next(found, None)
+    for index in range(start + 1, len(lines)):
+        line = lines[index]
+        if within and line.strip(" >\t") and not line.startswith(within):
+            return index - 1  # its list item or block quote ended, and the fence with it
+        if _closes(_FENCE.match(line), end):
+            return index
+    return None
+
+
+def _closes(fence: re.Match[str] | None, opener: str) -> bool:
+    """A closing fence: the opener's character, at least as many of it, nothing after them."""
+    if fence is None or fence["info"].strip():
+        return False
+    return fence["fence"][0] == opener[0] and len(fence["fence"]) >= len(opener)

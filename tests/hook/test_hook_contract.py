@@ -8,6 +8,7 @@ from pathlib import Path
 from briefd.api import Briefd
 from briefd.settings import Settings
 from briefd.store.db import Store
+from tests.conftest import WriteFiles
 from tests.hook.conftest import RunHook, hook_json
 from tests.recall.conftest import OFF_TOPIC, RELEVANT
 
@@ -179,3 +180,38 @@ def test_an_index_named_by_the_projects_settings_is_never_swapped_for_the_users(
     (project / "briefd.yaml").write_text("source: knowledge\n")
     run = run_hook(payload=hook_json(RELEVANT, cwd=str(project)), env={"BRIEFD_DB": None})
     assert "Merchants have 7 calendar days" in run.stdout, run.stderr
+
+
+LEFT_OPEN = {
+    "domain/ledger.md": "# Ledger posting\n\nLedger posting covers settlement batches.\n\n"
+    "```python\ndef post(batch):\n    return settle(batch)\n",
+    "domain/refund.md": "# Refund nightly\n\nRefund reconciliation runs nightly.\n\n"
+    "~~~sh\nreconcile --refunds\n",
+    "domain/payout.md": "# Payout hold\n\nPayout scheduling holds funds three days.\n\n"
+    "<!-- reviewer note: payout scheduling draft\n",
+    "domain/invoice.md": "# Invoice format\n\n    INV-2024-000123\n    invoice numbering\n\n"
+    "Invoice numbering is sequential.\n",
+}
+LEFT_OPEN_PROMPT = "ledger posting, refund reconciliation, payout scheduling, invoice numbering"
+
+
+def test_a_section_left_open_is_closed_in_the_block(
+    settings: Settings, write_files: WriteFiles, run_hook: RunHook
+) -> None:
+    """A section whose document never closes its fence or comment is closed before the next
+    source line (the closing tag was hidden in a comment); indented code stays code."""
+    with Briefd(settings) as api:
+        api.index(write_files(LEFT_OPEN))
+    text = run_hook(payload=hook_json(LEFT_OPEN_PROMPT, session="s-1")).stdout
+    claude = run_hook("--format", "claude-json", payload=hook_json(LEFT_OPEN_PROMPT, session="s-2"))
+    answer = json.loads(
+        run_hook("--json", payload=hook_json(LEFT_OPEN_PROMPT, session="s-3")).stdout
+    )
+    assert json.loads(claude.stdout)["hookSpecificOutput"]["additionalContext"] == text
+    assert answer["knowledge"] == text and len(answer["sections"]) == 4
+    assert "\n    return settle(batch)\n```\n" in text
+    assert "\n~~~sh\nreconcile --refunds\n~~~\n" in text
+    assert "\n<!-- reviewer note: payout scheduling draft\n-->\n" in text
+    assert "]\n\n    INV-2024-000123\n    invoice numbering\n\nInvoice numbering is" in text
+    assert text.endswith("\n</knowledge>\n")
+    assert answer["tokens"] <= answer["budget"]

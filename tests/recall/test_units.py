@@ -19,6 +19,7 @@ from briefd.recall.block import (
     attribution_tokens,
     block_tokens,
     bound_tokens,
+    cost,
     frame_tokens,
     knowledge_block,
 )
@@ -319,3 +320,43 @@ def test_attribution_bound_holds_for_every_section(api: Briefd, root: Path) -> N
 )
 def test_attribution_bound_holds_beyond_latin_script(line: str) -> None:
     assert count_tokens(line) <= bound_tokens(line)
+
+
+@pytest.mark.parametrize(
+    ("content", "written"),
+    [
+        ("Intro\n\n```json\n{", "Intro\n\n```json\n{\n```"),
+        ("Intro\n\n~~~sh\nrun", "Intro\n\n~~~sh\nrun\n~~~"),
+        ("Intro\n\n<!-- note", "Intro\n\n<!-- note\n-->"),
+        ("Intro\n\n<pre>\nx", "Intro\n\n<pre>\nx\n</pre>"),
+        ("Intro\n\n```json", "Intro"),  # a fence with nothing in it says nothing
+        ("- step\n\n  ```sh\n  run", "- step\n\n  ```sh\n  run\n  ```"),
+        ("> ```\n> code", "> ```\n> code\n> ```"),
+        ("````\n```\nz", "````\n```\nz\n````"),
+        ("a\n\n```\nx\n```\nb", "a\n\n```\nx\n```\nb"),  # closed: as it is
+        ("a\n\n    ```\n    code", "a\n\n    ```\n    code"),  # indented code, no fence
+        ("<!--\n```\n-->\nok", "<!--\n```\n-->\nok"),
+        ("- ```sh\n  run\nafter", "- ```sh\n  run\nafter"),  # closed by its list item's end
+        ("\n    GET /v1\n\nReads it.\n", "\n    GET /v1\n\nReads it."),  # apart from the line
+        ("\n\n  - nested\n- item\n", "  - nested\n- item"),
+    ],
+)
+def test_a_section_is_written_whole_and_closed(content: str, written: str) -> None:
+    """What a section's document leaves open is closed in the block, as bundles close it (the
+    closing tag and the next section's source line were read as code or hidden); its first
+    line keeps its indentation, and indented code is set apart from the source line, or it
+    would continue that line's paragraph."""
+    item = section("a", count_tokens(content), content)
+    assert knowledge_block([item]).split("]\n", 1)[1] == f"{written}\n</knowledge>\n"
+
+
+def test_what_writing_a_section_adds_is_counted() -> None:
+    """The closing lines and the blank line before indented code count against the budget,
+    with the tokenizer and with the bound."""
+    contents = ["x\n\n<!-- a note\n", "\n    GET /v1\n", "```\n" + "code line\n" * 5]
+    items = [section(str(n), count_tokens(c), c) for n, c in enumerate(contents)]
+    real = count_tokens(knowledge_block(items))
+    assert frame_tokens(False) + sum(cost(s) for s in items) >= real
+    exact = frame_tokens(False, count_tokens) + sum(cost(s, count_tokens) for s in items)
+    assert exact >= real
+    assert pack.fit(items, exact, 10_000, count_tokens) == items

@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from briefd.text import closed, open_block
+
 Count = Callable[[str], int]  # the exact cl100k tokens of a text (None where: the bound)
 
 OPEN = "<knowledge>"
@@ -65,6 +67,10 @@ def attribution(section: Mapping[str, Any]) -> str:
     )
 
 
+# what opens a block that runs to a closing string: a code fence, an HTML comment, <pre>…
+_OPENER = re.compile(r"```|~~~|<(?:!--|pre|script|style|textarea)", re.IGNORECASE)
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+_APART = re.compile(r"(?: {4}|[ ]{0,3}\t)")  # a first line of indented code
 _PIECES = re.compile(r"([^\W\d_]+)|(\d+)|(\S)")
 
 
@@ -89,8 +95,21 @@ def attribution_tokens(section: Mapping[str, Any], count: Count | None = None) -
 
 
 def cost(section: Mapping[str, Any], count: Count | None = None) -> int:
-    """What the section adds to the block: its own tokens and its attribution's."""
-    return int(section["tokens"]) + attribution_tokens(section, count)
+    """What the section adds to the block: its own tokens, its attribution's and what writing
+    it adds (:func:`added_tokens`)."""
+    return (
+        int(section["tokens"]) + attribution_tokens(section, count) + added_tokens(section, count)
+    )
+
+
+def added_tokens(section: Mapping[str, Any], count: Count | None = None) -> int:
+    """The tokens :func:`body` adds to the section's text as the index counted it: the line
+    closing a block it leaves open, the blank line before indented code (exact with ``count``,
+    else at least as many); 0 for almost every section."""
+    text = trimmed(section["content"])
+    found = open_block(text) if _OPENER.search(text) else None
+    closer = (count or bound_tokens)(found[1]) + 1 if found else 0
+    return closer + (1 if _APART.match(text) else 0)
 
 
 def frame_tokens(pointers: bool, count: Count | None = None) -> int:
@@ -115,8 +134,24 @@ def block_tokens(sections: Sequence[Mapping[str, Any]], count: Count | None = No
 
 
 def section_text(section: Mapping[str, Any]) -> str:
-    body = section["content"].strip()
-    return f"{attribution(section)}\n{body}" if body else attribution(section)
+    text = body(section)
+    return f"{attribution(section)}\n{text}" if text else attribution(section)
+
+
+def body(section: Mapping[str, Any]) -> str:
+    """The section's text as the block writes it: a code fence or HTML comment its document
+    leaves open closed (:func:`briefd.text.closed`), or the sections after it and the closing
+    tag would be read as code or hidden; its first line's indentation kept, apart from the
+    source line when it makes indented code (a paragraph's next line would continue it)."""
+    text = trimmed(section["content"])
+    if _OPENER.search(text):
+        text = closed(text)
+    return f"\n{text}" if _APART.match(text) else text
+
+
+def trimmed(content: str) -> str:
+    """``content`` without the blank lines around it, its first line's indentation kept."""
+    return _LEADING_BLANK_LINES.sub("", content.rstrip())
 
 
 def knowledge_block(sections: Sequence[Mapping[str, Any]]) -> str:
