@@ -360,3 +360,13 @@ def test_what_writing_a_section_adds_is_counted() -> None:
     exact = frame_tokens(False, count_tokens) + sum(cost(s, count_tokens) for s in items)
     assert exact >= real
     assert pack.fit(items, exact, 10_000, count_tokens) == items
+
+
+@pytest.mark.parametrize("count", [None, count_tokens])
+def test_a_head_cut_inside_a_fence_is_closed_before_the_mark(count: pack.Count | None) -> None:
+    """The truncation mark (and the block's closing tag) were read as the code's last line."""
+    text = "Setup steps.\n\n```sh\n" + "run --the-long-command with arguments\n" * 400 + "```\n"
+    (head,) = pack.fit([section("a", count_tokens(text), text)], 300, 10_000, count)
+    block = knowledge_block([head])
+    assert block.endswith(f"with arguments\n```\n{TRUNCATED}\n</knowledge>\n")
+    assert count_tokens(block) <= block_tokens([head], count) <= 300

@@ -13,10 +13,11 @@ from briefd.recall.block import (
     Count,
     block_size,
     block_tokens,
+    bound_tokens,
     cost,
     frame_tokens,
 )
-from briefd.text import whole_characters
+from briefd.text import closed, whole_characters
 
 Section = dict[str, Any]
 
@@ -79,9 +80,12 @@ def truncate(
         if room < 1 or chars < MIN_HEAD_CHARS:
             return None
         head = _head(content, chars)
-        body = f"{head.rstrip()}\n{TRUNCATED}"
+        shut = closed(head.rstrip())  # the mark after the fence or comment the cut left open
+        body = f"{shut}\n{TRUNCATED}"
         if count is None:
+            added = shut[len(head.rstrip()) :]  # the closing line
             tokens = -(-section["tokens"] * len(head) // max(1, len(content))) + mark
+            tokens += bound_tokens(added) + added.count("\n")
             return {**section, "content": body, "tokens": tokens}
         cut = {**section, "content": body, "tokens": count(body)}
         over = block_tokens([cut, *after], count) - max_tokens
