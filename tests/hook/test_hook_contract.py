@@ -215,3 +215,18 @@ def test_a_section_left_open_is_closed_in_the_block(
     assert "]\n\n    INV-2024-000123\n    invoice numbering\n\nInvoice numbering is" in text
     assert text.endswith("\n</knowledge>\n")
     assert answer["tokens"] <= answer["budget"]
+
+
+def test_a_title_over_several_lines_stays_on_the_source_line(
+    settings: Settings, write_files: WriteFiles, run_hook: RunHook
+) -> None:
+    """``title: |`` put its second line after the source line, where "# …" is a heading."""
+    currency = "---\ntitle: |\n  Currency conversion\n  # not a heading\n---\n"
+    with Briefd(settings) as api:
+        api.index(write_files({"domain/currency.md": currency + "Conversion uses daily rates.\n"}))
+    prompt = "currency conversion daily rates"
+    block = run_hook(payload=hook_json(prompt, session="s-1")).stdout
+    listing = run_hook("--format", "text", payload=hook_json(prompt, session="s-2")).stdout
+    assert "[source: domain/currency.md · Currency conversion # not a heading · updated " in block
+    assert "\n# not a heading" not in block
+    assert "\n    Currency conversion # not a heading\n    Conversion uses daily rates." in listing

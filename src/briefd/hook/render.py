@@ -36,7 +36,9 @@ def terminal(result: Mapping[str, Any]) -> str:
     if not sections:
         lines.append(f"Nothing to inject: {result.get('reason') or 'no matching sections'}.")
     for rank, section in enumerate(sections, 1):
-        crumb = " › ".join([section["title"], *section["heading_path"]])
+        crumb = " › ".join(
+            " ".join(p.split()) for p in [section["title"], *section["heading_path"]]
+        )
         where = f"{section['doc_path']}:{section['start_line']}-{section['end_line']}"
         preview = " ".join(section["content"].split())[:160]
         mark = "  related" if section.get("related_to") else ""

@@ -50,11 +50,11 @@ SEPARATOR_TOKENS = 2  # the blank line between sections and the break after the 
 
 def attribution(section: Mapping[str, Any]) -> str:
     if section.get("pointer"):  # the section's place only: a line the agent can follow
-        heading = (section["heading_path"] or [section["title"]])[-1]
+        heading = _one_line((section["heading_path"] or [section["title"]])[-1])
         return (
             f"[source: {section['doc_path']} · {heading} · chunk {section['chunk_id']} · {POINTER}]"
         )
-    crumb = " › ".join([section["title"], *section["heading_path"]])
+    crumb = " › ".join(map(_one_line, [section["title"], *section["heading_path"]]))
     updated = str(section.get("updated_at") or "unknown")[:10]
     related = (
         f" · related: linked from chunk {section['related_to']}"
@@ -71,6 +71,14 @@ def attribution(section: Mapping[str, Any]) -> str:
 _OPENER = re.compile(r"```|~~~|<(?:!--|pre|script|style|textarea)", re.IGNORECASE)
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 _APART = re.compile(r"(?: {4}|[ ]{0,3}\t)")  # a first line of indented code
+
+
+def _one_line(text: str) -> str:
+    """A title written over several lines (``title: |``) on the source line: its next line
+    would be read as the section's text, or as a heading (``# …``) of its own."""
+    return " ".join(text.split())
+
+
 _PIECES = re.compile(r"([^\W\d_]+)|(\d+)|(\S)")
 
 
