@@ -437,6 +437,22 @@ def test_document_text_is_never_read_as_rich_markup(tmp_path: Path) -> None:
     assert "[bold]" in result.stdout
 
 
+def test_a_title_over_several_lines_is_one_line_of_the_search_cell(tmp_path: Path) -> None:
+    """``title: |`` broke the cell's breadcrumb in two, "# not a heading" a line of its own."""
+    root = tmp_path / "kb"
+    (root / "domain").mkdir(parents=True)
+    (root / "domain" / "currency.md").write_text(
+        "---\ntitle: |\n  Currency conversion\n  # not a heading\n---\n"
+        "Conversion uses the daily rate snapshot.\n"
+    )
+    assert briefd("index", "--source", str(root), cwd=tmp_path).returncode == 0
+    result = briefd("search", "currency conversion", cwd=tmp_path, env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    rows = [line.strip("│ ") for line in result.stdout.splitlines()]
+    assert "Currency conversion # not a heading" in rows
+    assert "# not a heading" not in rows
+
+
 def test_recall_server_off_leaves_other_commands_working(indexed: Path) -> None:
     result = briefd("scopes", cwd=indexed, env={"BRIEFD_RECALL__SERVER": "off"})
     assert result.returncode == 0, result.stderr

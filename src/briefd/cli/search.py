@@ -186,7 +186,7 @@ def _counted(hits: tuple[Hit, ...]) -> str:
 def _cell(hit: Hit, explain: bool) -> Text:
     """Plain text: document content is never read as rich markup ("[[link]]", "[/data]")."""
     location = f"{hit.doc_path}:{hit.start_line}-{hit.end_line}"
-    crumb = " > ".join((hit.title, *hit.heading_path))
+    crumb = " > ".join(" ".join(part.split()) for part in (hit.title, *hit.heading_path))
     flat = " ".join(hit.content.split())
     preview = flat[: whole_characters(flat, 220)]  # never 👍 without its 🏽
     cell = f"{location}\n{crumb}\n{preview}"
