@@ -453,6 +453,17 @@ def test_a_title_over_several_lines_is_one_line_of_the_search_cell(tmp_path: Pat
     assert "# not a heading" not in rows
 
 
+def test_briefd_doc_puts_a_title_over_several_lines_on_its_line(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    (root / "domain").mkdir(parents=True)
+    (root / "domain" / "currency.md").write_text(
+        "---\ntitle: |\n  Currency conversion\n  # not a heading\n---\nDaily rates.\n"
+    )
+    assert briefd("index", "--source", str(root), cwd=tmp_path).returncode == 0
+    result = briefd("doc", "domain/currency.md", cwd=tmp_path)
+    assert result.stdout.splitlines()[1] == "title: Currency conversion # not a heading"
+
+
 def test_recall_server_off_leaves_other_commands_working(indexed: Path) -> None:
     result = briefd("scopes", cwd=indexed, env={"BRIEFD_RECALL__SERVER": "off"})
     assert result.returncode == 0, result.stderr

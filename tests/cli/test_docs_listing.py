@@ -77,3 +77,12 @@ def test_a_title_is_never_cut_inside_an_emoji() -> None:
     for width in range(70, 100):
         head = listing(docs, width)[2].removesuffix("…").rsplit("  ", 1)[-1]
         assert head.removeprefix("Aile ").replace(family, "").replace(flag, "") == "", width
+
+
+def test_a_title_over_several_lines_is_one_row() -> None:
+    """``title: |`` made two rows of one document, the second reading as a heading."""
+    title = "Currency conversion\n# not a heading\n"
+    docs = [DocumentSummary("domain", "domain/currency.md", title, 1, 8, "2026-12-03T00:00:00")]
+    assert listing(docs, None)[2:] == [
+        "  domain/currency.md         1        8  2026-12-03  Currency conversion # not a heading"
+    ]

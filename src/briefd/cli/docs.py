@@ -53,7 +53,7 @@ def doc_command(
 
 def _print_document(view: DocumentView) -> None:
     console.print(f"{view.path}  ({view.scope}, updated {view.updated_at})", markup=False)
-    console.print(f"title: {view.title}", markup=False)
+    console.print(f"title: {' '.join(view.title.split())}", markup=False)  # `title: |`: one line
     fm = view.front_matter
     for key, values in (("tags", fm.tags), ("aliases", fm.aliases), ("refs", fm.refs)):
         if values:
@@ -234,10 +234,11 @@ def listing(found: Sequence[DocumentSummary], width: int | None) -> list[str]:
                 f"  {doc.path}{' ' * (path_width - cell_len(doc.path))}  {doc.sections:>8}  "
                 f"{doc.tokens:>7,}  {doc.updated_at[:10]:<10}  "
             )
-            title_cells = cell_len(doc.title)
+            title = " ".join(doc.title.split())  # one line, also when written over several
+            title_cells = cell_len(title)
             room = width - cell_len(line) if width is not None else title_cells
             cut = MIN_TITLE <= room < title_cells  # too narrow even for that: let it wrap
-            lines.append(line + (_head_cells(doc.title, room - 1) + "…" if cut else doc.title))
+            lines.append(line + (_head_cells(title, room - 1) + "…" if cut else title))
     return lines
 
 
