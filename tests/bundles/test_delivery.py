@@ -120,6 +120,16 @@ def test_closed_blocks_drops_a_fence_left_with_nothing_in_it() -> None:
     assert closed_blocks("Intro\n\n<!-- note") == "Intro\n\n<!-- note\n-->"  # kept: it says so
 
 
+def test_closed_blocks_leaves_a_fence_its_list_item_or_quote_ended() -> None:
+    """A fence never closed in a list item ends with the item; a closing line written after the
+    text that follows opened a fence there, and every later section was read as code."""
+    assert closed_blocks("- ```sh\n  run\nafter") == "- ```sh\n  run\nafter"
+    assert closed_blocks("- ```sh\n  run\n\n- next") == "- ```sh\n  run\n\n- next"
+    assert closed_blocks("> ```\n> code\n\nafter") == "> ```\n> code\n\nafter"
+    assert closed_blocks("- item\n\n  ```sh\n  run") == "- item\n\n  ```sh\n  run\n  ```"
+    assert closed_blocks("> ```\n> code") == "> ```\n> code\n> ```"
+
+
 def test_a_tracker_issue_is_named_by_its_key_and_sent_once(example: Briefd) -> None:
     one_line = "PAY-12 Partial refunds fail for EUR payments"
     bundle = example.compile_bundle(BundleRequest("", max_tokens=1500, issue=one_line))

@@ -62,10 +62,14 @@ def closed_blocks(text: str) -> str:
     """``text`` with the fenced code and HTML blocks (comments, ``<pre>``…) a cut left open
     closed again, innermost first, so the marker and the sections after it are not read as
     code or hidden in a comment. A code fence the cut left with nothing in it is dropped
-    rather than closed: an empty fence tells the reader nothing."""
+    rather than closed: an empty fence tells the reader nothing. One that ends before the text
+    does was closed by the end of its list item or block quote: a closing line after the text
+    that follows would open a fence, and the sections after it would be read as code."""
     lines = text.split("\n")
     structure = parse_structure(text)
-    open_blocks = [(f.start, f.markup, True) for f in structure.fences if not f.closed]
+    last = max((n for n, line in enumerate(lines, 1) if line.strip(" >\t")), default=0)
+    ended = [f for f in structure.fences if not f.closed and f.end >= last]
+    open_blocks = [(f.start, f.markup, True) for f in ended]
     open_blocks += [(h.start, h.closer, False) for h in structure.html if not h.closed]
     closers: list[str] = []
     for start, closer, fence in sorted(open_blocks, reverse=True):
