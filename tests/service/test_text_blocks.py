@@ -14,19 +14,13 @@ from briefd.api import Briefd
 from briefd.service import create_app
 from briefd.settings import load_settings
 from tests.conftest import WriteFiles
+from tests.hook.test_hook_contract import LEFT_OPEN
 from tests.service.conftest import service_config
 from tests.service.live import serving
 from tests.service.test_mcp import run
 
 OPEN_LEFT = {
-    "domain/ledger.md": "# Ledger posting\n\nLedger posting covers settlement batches.\n\n"
-    "```python\ndef post(batch):\n    return settle(batch)\n",
-    "domain/refund.md": "# Refund nightly\n\nRefund reconciliation runs nightly.\n\n"
-    "~~~sh\nreconcile --refunds\n",
-    "domain/payout.md": "# Payout hold\n\nPayout scheduling holds funds three days.\n\n"
-    "<!-- reviewer note: payout scheduling draft\n",
-    "domain/invoice.md": "# Invoice format\n\n    INV-2024-000123\n    invoice numbering\n\n"
-    "Invoice numbering is sequential.\n",
+    **LEFT_OPEN,
     "domain/wallet.md": "---\ntitle: Wallet balance\n---\n    GET /v1/balance\n\nReads it.\n",
     "domain/currency.md": "---\ntitle: |\n  Currency conversion\n  # not a heading\n---\n"
     "Currency conversion uses the daily rate snapshot.\n",

@@ -15,6 +15,7 @@ from briefd.settings import Settings, load_settings
 from briefd.sources.code import configured
 from briefd.sources.git import describe_failure, run
 from briefd.sources.knowledge import resolve
+from tests.processes import running
 
 FETCH = ["-c", "gc.auto=0", "fetch", "origin"]
 
@@ -66,20 +67,7 @@ def test_a_git_command_over_its_time_names_the_setting_to_raise(tmp_path: Path) 
     assert Settings().proposals.git_timeout == 30  # an agent waits for a proposal: not 120 s
 
 
-def _running(marker: str) -> list[str]:
-    """Command lines of this machine's processes that hold ``marker``."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:  # ended meanwhile
-            continue
-        if marker in text:
-            found.append(text)
-    return found
-
-
-def test_a_git_command_over_its_time_leaves_no_helper_running() -> None:
+def test_a_git_command_over_its_time_leaves_no_helperrunning() -> None:
     """A remote that accepts the connection and never answers: git's ``git-remote-http``
     outlived the git that the timeout ended (one more on every sync of a hanging remote)."""
     with socket.create_server(("127.0.0.1", 0)) as hanging:
@@ -87,9 +75,9 @@ def test_a_git_command_over_its_time_leaves_no_helper_running() -> None:
         with pytest.raises(SourceError, match=r"^git ls-remote took longer than 0.5s; "):
             run(["ls-remote", url], None, 0.5)
         deadline = time.monotonic() + 2  # SIGKILL is delivered, not yet acted on
-        while _running(url) and time.monotonic() < deadline:
+        while running(url) and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert _running(url) == []
+        assert running(url) == []
 
 
 def test_a_checkout_another_user_owns_is_refused_with_the_fix_not_read_as_a_folder(

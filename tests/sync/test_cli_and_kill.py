@@ -22,6 +22,7 @@ from briefd.proposals import ProposalRequest
 from briefd.store.db import Store
 from briefd.sync.webhook import signature
 from tests.conftest import free_disk, full_disk
+from tests.processes import running
 from tests.service.live import free_port
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote
@@ -490,24 +491,11 @@ def test_a_stopped_server_leaves_no_git_waiting_on_a_remote(tmp_path: Path, remo
             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         try:
-            assert _eventually(lambda: _running(url) != [], 30)  # the sync waits on it
+            assert _eventually(lambda: running(url) != [], 30)  # the sync waits on it
         finally:
             server.terminate()
             server.wait(30)
-        assert _eventually(lambda: _running(url) == [], 2), _running(url)
-
-
-def _running(marker: str) -> list[str]:
-    """Command lines of this machine's processes that hold ``marker``."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-        except OSError:  # ended meanwhile
-            continue
-        if marker in text:
-            found.append(text)
-    return found
+        assert _eventually(lambda: running(url) == [], 2), running(url)
 
 
 def _eventually(check: Callable[[], bool], seconds: float) -> bool:
