@@ -21,6 +21,7 @@ into an ``isError`` result.
     ├── EvalError            an eval query set or dataset is malformed or missing
     ├── ProposalError        a knowledge change proposal was refused or could not be pushed
     │   ├── ProposalRemoteError the git remote or the forge could not be reached or refused
+    │   ├── ProposalConflictError the document changed on the base branch since it was served
     │   └── ProposalsOffError   proposals are off on this server (``proposals.enabled``)
     └── IntegrationError     a live Confluence or Jira lookup failed (refused, unreachable, gone)
         ├── IntegrationOffError     Confluence or Jira is not configured
@@ -122,6 +123,12 @@ class ProposalRemoteError(ProposalError):
     """The proposal's remote could not be fetched from or pushed to (unreachable, refused the
     credentials or the branch), or its forge did not answer at all: the remote's answer is in
     the message (REST 502)."""
+
+
+class ProposalConflictError(ProposalError):
+    """The document changed on the proposal's base branch since the commit this server serves
+    (a teammate's edit not synced yet): the new content was written against the served text and
+    would undo that edit, so nothing is committed (REST 409)."""
 
 
 class ProposalsOffError(ProposalError):

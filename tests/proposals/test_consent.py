@@ -13,7 +13,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from briefd.api import Briefd
-from briefd.errors import ProposalError
+from briefd.errors import ProposalConflictError, ProposalError
 from briefd.proposals import ProposalRequest
 from briefd.service import create_app
 from briefd.settings import load_settings, with_overrides
@@ -22,7 +22,7 @@ from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
 from tests.service.test_mcp import run
 from tests.sync.conftest import git_settings
-from tests.sync.gitrepo import RETRY, Remote, git
+from tests.sync.gitrepo import RETRY, Remote, git, stage
 
 NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
 ARGS = {"doc_path": "domain/retry.md", "change_description": "four", "new_content": NEW_RETRY}
@@ -92,6 +92,27 @@ def test_enabled_on_a_checkout_the_branch_stays_local(tmp_path: Path, remote: Re
     assert remote_branches(remote) == ""
     assert git(remote.work, "rev-list", f"main..{made.branch}").splitlines() == [made.commit_hash]
     assert git(remote.work, "show", f"{made.branch}:domain/retry.md") + "\n" == NEW_RETRY
+
+
+def test_a_checkout_serving_another_branch_is_told_what_the_proposal_would_carry(
+    tmp_path: Path, remote: Remote
+) -> None:
+    git(remote.work, "checkout", "--quiet", "-b", "wip")
+    stage(remote.work, {"domain/retry.md": RETRY.replace("three", "five")})
+    git(remote.work, "commit", "--quiet", "-m", "Five retries, not merged")
+    settings = git_settings(tmp_path, str(remote.work), **{"sync.branch": "main"})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with pytest.raises(ProposalConflictError) as refused:
+            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        made = api.propose_update(ProposalRequest("domain/glossary.md", "x", "# Glossary\n"))
+    head = git(remote.work, "rev-parse", "--short", "HEAD")
+    assert str(refused.value).startswith(
+        f"domain/retry.md differs on main (last changed {git(remote.work, 'rev-parse', '--short', 'main')} "
+        f"by Teammate: first knowledge) from the commit this server serves ({head}, which main "
+        "does not contain); new_content would carry that difference into main: push or merge"
+    )
+    assert made.status == "local" and made.base_branch == "main"
 
 
 def test_push_true_or_a_remote_name_pushes_a_checkouts_proposals(

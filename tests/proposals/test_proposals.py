@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
-from briefd.errors import ConfigError, ProposalError
+from briefd.errors import ConfigError, ProposalConflictError, ProposalError
 from briefd.proposals import ProposalRequest
 from briefd.retrieval.search import SearchRequest
+from briefd.service.app import error_name, status_of
 from briefd.settings import with_overrides
 from briefd.sources.knowledge import checkout_dir
 from tests.sync.conftest import git_settings
@@ -267,6 +268,38 @@ def test_proposals_start_from_the_current_remote_head(git_api: Briefd, remote: R
     assert made.base_commit == newer != served
     assert git(checkout_dir(git_api.settings), "rev-parse", "HEAD") == served
     assert git(remote.bare, "diff", "--name-only", "main", made.branch) == "domain/retry.md"
+
+
+def test_a_document_a_teammate_changed_since_the_sync_is_a_conflict(
+    git_api: Briefd, remote: Remote
+) -> None:
+    git_api.sync()
+    served = git(checkout_dir(git_api.settings), "rev-parse", "HEAD")
+    edited = RETRY.replace("three times", "three times, then never again")
+    remote.push({"domain/retry.md": edited}, "Cap soft decline retries")
+    remote.push({"domain/glossary.md": None}, "Drop the glossary")
+    asked = r"domain/retry\.md changed on main since the commit this server serves"
+
+    with pytest.raises(ProposalConflictError, match=asked) as refused:
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    with pytest.raises(ProposalConflictError, match=r"glossary\.md was deleted on main"):
+        git_api.propose_update(ProposalRequest("domain/glossary.md", "x", "# Glossary\n\nx\n"))
+
+    assert "by Teammate: Cap soft decline retries" in str(refused.value)
+    assert "briefd sync" in str(refused.value) and "get_document" in str(refused.value)
+    assert status_of(refused.value) == 409 and error_name(refused.value) == "proposal_conflict"
+    assert git(remote.bare, "branch", "--list") == "* main"
+    assert git_api.proposals() == []
+    assert git(checkout_dir(git_api.settings), "rev-parse", "HEAD") == served
+
+    git_api.sync()
+    current = git_api.document("domain/retry.md").body
+    made = git_api.propose_update(
+        ProposalRequest("domain/retry.md", "four", current.replace("three", "four"))
+    )
+    assert "four times, then never again" in git(
+        remote.bare, "show", f"{made.branch}:domain/retry.md"
+    )
 
 
 def test_a_plain_directory_source_cannot_take_proposals(tmp_path: Path) -> None:

@@ -53,3 +53,28 @@ def test_a_push_the_remote_refuses_is_a_documented_502(git_api: Briefd, remote: 
     assert responses["502"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/ErrorBody"
     }
+
+
+def test_a_document_changed_since_the_sync_is_a_documented_409(
+    git_api: Briefd, remote: Remote
+) -> None:
+    git_api.sync()
+    remote.push({"domain/retry.md": RETRY.replace("three", "two")}, "Two retries")
+    change = {
+        "doc_path": "domain/retry.md",
+        "change_description": "Four",
+        "new_content": RETRY.replace("three times", "four times").lstrip("\n"),
+    }
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("propose_update", change)
+
+    with serving(create_app(git_api, service_config())) as base:
+        answer = httpx2.post(base + "/api/proposals", json=change, headers=AUTH, timeout=60)
+        tool = run(base + "/mcp", "legacy", body)
+        schema = httpx2.get(base + "/openapi.json", headers=AUTH).json()
+    said = "domain/retry.md changed on main since the commit this server serves"
+    assert answer.status_code == 409 and answer.json()["error"] == "proposal_conflict"
+    assert said in answer.json()["detail"] and "Two retries" in answer.json()["detail"]
+    assert tool.is_error and said in tool.content[0].text  # type: ignore[union-attr]
+    assert "409" in schema["paths"]["/api/proposals"]["post"]["responses"]

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from briefd.errors import BriefdError, ProposalError, ProposalRemoteError
+from briefd.errors import BriefdError, ProposalConflictError, ProposalError, ProposalRemoteError
 from briefd.folders import alive
 from briefd.sources import git
 from briefd.sources.knowledge import GitTarget
@@ -121,6 +121,7 @@ def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> tup
     commit and the document's path as committed."""
     doc_path = _as_on_base(target, base, change.doc_path, timeout)
     _refuse_links(target, base, doc_path, timeout)
+    _refuse_stale(target, base, doc_path, timeout)
     tree = _tree_with(target, base, target.prefix + doc_path, change.content, timeout)
     if tree == _git(["rev-parse", f"{base}^{{tree}}"], target, timeout):
         raise ProposalError(
@@ -180,6 +181,52 @@ def _refuse_links(target: GitTarget, base: str, doc_path: str, timeout: float) -
             f"doc_path '{doc_path}' {what} a symbolic link on {target.base_branch} (to "
             f"'{points}'); propose the change to the file at its own path"
         )
+
+
+def _refuse_stale(target: GitTarget, base: str, doc_path: str, timeout: float) -> None:
+    """Refuse a change to a document that differs on ``base`` from the one the repository's
+    HEAD (what this server serves) holds: the new content was written against the served text,
+    and committed on ``base`` it would silently undo a teammate's change not synced yet."""
+    path = target.prefix + doc_path
+    served, on_base = _blob(target, "HEAD", path, timeout), _blob(target, base, path, timeout)
+    if served == on_base:
+        return
+    last = _git(["log", "-1", "--format=%h by %an: %s", base, "--", path], target, timeout)
+    what = "was deleted" if on_base is None else "was created" if served is None else "changed"
+    if not _contains(target, base, "HEAD", timeout):  # a checkout serving another branch
+        head = _git(["rev-parse", "--short", "HEAD"], target, timeout)
+        raise ProposalConflictError(
+            f"{doc_path} differs on {target.base_branch} (last changed {last}) from the "
+            f"commit this server serves ({head}, which {target.base_branch} does not contain); "
+            f"new_content would carry that difference into {target.base_branch}: push or merge "
+            f"the checkout's commits, or check out {target.base_branch}, then read the document "
+            "again and propose on its current text"
+        )
+    raise ProposalConflictError(
+        f"{doc_path} {what} on {target.base_branch} since the commit this server serves "
+        f"({last}); new_content would undo that change: bring the knowledge up to date (a git "
+        "URL source: briefd sync or POST /api/admin/sync; a checkout: git pull), read the "
+        "document again (get_document) and propose on its current text"
+    )
+
+
+def _contains(target: GitTarget, commit: str, ancestor: str, timeout: float) -> bool:
+    try:
+        _git(["merge-base", "--is-ancestor", ancestor, commit], target, timeout)
+    except ProposalError:  # exit 1: it is not
+        return False
+    return True
+
+
+def _blob(target: GitTarget, commit: str, path: str, timeout: float) -> str | None:
+    """The blob ``path`` has in ``commit`` (None: no such file there)."""
+    literal = {"GIT_LITERAL_PATHSPECS": "1"}
+    listed = _git(["ls-tree", "-z", commit, "--", path], target, timeout, env=literal)
+    for entry in filter(None, listed.split("\0")):
+        meta, _, name = entry.partition("\t")
+        if name == path:
+            return meta.split(" ", 2)[2]
+    return None
 
 
 def _tree_with(target: GitTarget, base: str, repo_path: str, content: str, timeout: float) -> str:

@@ -69,6 +69,7 @@ MCP_HEADERS = ("Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID")  # COR
 STATUS: tuple[tuple[type[errors.BriefdError], int], ...] = (
     (errors.ProposalsOffError, 403),
     (errors.ProposalRemoteError, 502),
+    (errors.ProposalConflictError, 409),
     (errors.NotFoundError, 404),
     (errors.IndexNotFoundError, 503),
     (errors.StoreError, 503),

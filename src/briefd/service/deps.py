@@ -14,7 +14,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 403, 404, 422, 503)
 }
 BUSY: dict[int | str, dict[str, Any]] = {**ERRORS, 409: {"model": ErrorBody}}  # one at a time
-PUSHES: dict[int | str, dict[str, Any]] = {**ERRORS, 502: {"model": ErrorBody}}  # git, forge
+# a proposal: the document changed on the base since it was served (409), git or forge (502)
+PUSHES: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    **{code: {"model": ErrorBody} for code in (409, 502)},
+}
 # a bundle's issue key looked up in Jira: the site failed (502) or asked to wait (429)
 LOOKUP: dict[int | str, dict[str, Any]] = {
     **ERRORS,
