@@ -302,6 +302,41 @@ def test_a_document_a_teammate_changed_since_the_sync_is_a_conflict(
     )
 
 
+def _blob(remote: Remote, rev: str) -> bytes:
+    return subprocess.run(
+        ["git", "cat-file", "blob", rev], cwd=remote.bare, capture_output=True, check=True
+    ).stdout
+
+
+def test_a_proposal_keeps_the_documents_line_breaks_and_final_newline(
+    git_api: Briefd, remote: Remote
+) -> None:
+    windows = b"\xef\xbb\xbf# Card data\r\n\r\nMask the PAN.\r\nKeep the last four.\r\n"
+    (remote.work / "domain" / "cards.md").write_bytes(windows)
+    (remote.work / "domain" / "limits.md").write_bytes(b"# Limits\n\nDaily limit: 500.")
+    git(remote.work, "add", "domain")
+    git(remote.work, "commit", "--quiet", "-m", "Windows-authored and unterminated")
+    git(remote.work, "push", "--quiet", "origin", "main")
+    git_api.sync()
+    cards = git_api.document("domain/cards.md").body.strip()  # as MCP's text shows it
+    limits = git_api.document("domain/limits.md").body + "\n"  # an agent that ends its lines
+
+    card = git_api.propose_update(
+        ProposalRequest("domain/cards.md", "digits", cards.replace("four", "four digits"))
+    )
+    limit = git_api.propose_update(
+        ProposalRequest("domain/limits.md", "raise", limits.replace("500", "800"))
+    )
+
+    assert _blob(remote, f"{card.branch}:domain/cards.md") == windows.replace(
+        b"four", b"four digits"
+    )
+    assert git(remote.bare, "diff", "--numstat", "main", card.branch) == "1\t1\tdomain/cards.md"
+    assert _blob(remote, f"{limit.branch}:domain/limits.md") == b"# Limits\n\nDaily limit: 800."
+    with pytest.raises(ProposalError, match=r"identical to domain/cards\.md"):
+        git_api.propose_update(ProposalRequest("domain/cards.md", "no-op", cards))
+
+
 def test_a_plain_directory_source_cannot_take_proposals(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     (root / "domain").mkdir(parents=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from briefd.errors import BriefdError, ProposalConflictError, ProposalError, ProposalRemoteError
 from briefd.folders import alive
+from briefd.proposals.form import in_form
 from briefd.sources import git
 from briefd.sources.knowledge import GitTarget
 
@@ -121,8 +122,13 @@ def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> tup
     commit and the document's path as committed."""
     doc_path = _as_on_base(target, base, change.doc_path, timeout)
     _refuse_links(target, base, doc_path, timeout)
-    _refuse_stale(target, base, doc_path, timeout)
-    tree = _tree_with(target, base, target.prefix + doc_path, change.content, timeout)
+    current = _refuse_stale(target, base, doc_path, timeout)
+    content = (
+        change.content
+        if current is None
+        else in_form(_text(target, current, timeout), change.content)
+    )
+    tree = _tree_with(target, base, target.prefix + doc_path, content, timeout)
     if tree == _git(["rev-parse", f"{base}^{{tree}}"], target, timeout):
         raise ProposalError(
             f"new_content is identical to {doc_path} on {target.base_branch} "
@@ -183,14 +189,15 @@ def _refuse_links(target: GitTarget, base: str, doc_path: str, timeout: float) -
         )
 
 
-def _refuse_stale(target: GitTarget, base: str, doc_path: str, timeout: float) -> None:
+def _refuse_stale(target: GitTarget, base: str, doc_path: str, timeout: float) -> str | None:
     """Refuse a change to a document that differs on ``base`` from the one the repository's
     HEAD (what this server serves) holds: the new content was written against the served text,
-    and committed on ``base`` it would silently undo a teammate's change not synced yet."""
+    and committed on ``base`` it would silently undo a teammate's change not synced yet. The
+    document's blob on ``base`` (None: a new document)."""
     path = target.prefix + doc_path
     served, on_base = _blob(target, "HEAD", path, timeout), _blob(target, base, path, timeout)
     if served == on_base:
-        return
+        return on_base
     last = _git(["log", "-1", "--format=%h by %an: %s", base, "--", path], target, timeout)
     what = "was deleted" if on_base is None else "was created" if served is None else "changed"
     if not _contains(target, base, "HEAD", timeout):  # a checkout serving another branch
@@ -227,6 +234,11 @@ def _blob(target: GitTarget, commit: str, path: str, timeout: float) -> str | No
         if name == path:
             return meta.split(" ", 2)[2]
     return None
+
+
+def _text(target: GitTarget, blob: str, timeout: float) -> str:
+    raw = git.run_bytes(["cat-file", "blob", blob], target.repo, timeout, ProposalError)
+    return raw.decode("utf-8", "replace")
 
 
 def _tree_with(target: GitTarget, base: str, repo_path: str, content: str, timeout: float) -> str:

@@ -1,0 +1,27 @@
+"""A proposal's content in the form of the document it replaces (T1). Agents read documents as
+briefd serves them — line breaks as ``\\n``, no byte order mark, in MCP's text without the
+final newline — and send back what they edited; committed as sent, a proposal rewrote every
+line of a CRLF file and added or dropped the final newline, and the reviewer saw the whole
+document changed. Pure."""
+
+from __future__ import annotations
+
+BOM = "\ufeff"
+
+
+def in_form(current: str, new: str) -> str:
+    """``new`` with ``current``'s byte order mark, line breaks (CRLF when every line of
+    ``current`` ends so and ``new`` has no CR of its own) and final newline, or lack of one."""
+    if not current:
+        return new
+    bom = BOM if current.startswith(BOM) else ""
+    current, new = current.removeprefix(BOM), new.removeprefix(BOM)
+    crlf = "\r\n" in current and "\n" not in current.replace("\r\n", "")
+    if crlf and "\r" not in new:
+        new = new.replace("\n", "\r\n")
+    eol = "\r\n" if crlf else "\n"
+    if current.endswith("\n") and not new.endswith("\n"):
+        new += eol
+    elif not current.endswith("\n") and new.endswith("\n"):
+        new = new.removesuffix("\r\n") if new.endswith("\r\n") else new.removesuffix("\n")
+    return bom + new
