@@ -337,6 +337,28 @@ def test_a_proposal_keeps_the_documents_line_breaks_and_final_newline(
         git_api.propose_update(ProposalRequest("domain/cards.md", "no-op", cards))
 
 
+def test_the_body_get_document_serves_keeps_the_front_matter_when_proposed(
+    git_api: Briefd, remote: Remote
+) -> None:
+    governed = "---\ntitle: Retry policy\ntags: [payments]\nrefs: [src/retry/**]\n---\n"
+    remote.push({"domain/retry.md": governed + RETRY.split("---\n", 2)[2]}, "govern retries")
+    git_api.sync()
+    served = git_api.document("domain/retry.md")
+    assert not served.body.startswith("---")  # the body an agent reads and edits
+
+    made = git_api.propose_update(
+        ProposalRequest("domain/retry.md", "four", served.body.replace("three", "four"))
+    )
+
+    proposed = _blob(remote, f"{made.branch}:domain/retry.md").decode()
+    assert proposed.startswith(governed + "# Retry policy\n")
+    assert "retried four times" in proposed
+    assert git(remote.bare, "diff", "--numstat", "main", made.branch) == "1\t1\tdomain/retry.md"
+    own = "---\ntitle: Retries\n---\n" + served.body
+    mine = git_api.propose_update(ProposalRequest("domain/retry.md", "retitle", own))
+    assert _blob(remote, f"{mine.branch}:domain/retry.md").decode() == own
+
+
 def test_a_plain_directory_source_cannot_take_proposals(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     (root / "domain").mkdir(parents=True)

@@ -389,7 +389,11 @@ class ProposalIn(RequestIn):
     change_description: str = Field(
         max_length=10_000, description="Why; becomes the commit message."
     )
-    new_content: str = Field(max_length=2_000_000, description="The complete new Markdown.")
+    new_content: str = Field(
+        max_length=2_000_000,
+        description="The complete new Markdown (the document's front matter is kept when this "
+        "has none).",
+    )
     scopes: list[str] | None = Field(None, description="Scopes the caller may see ('all').")
     client: str | None = Field(None, max_length=200)
 

@@ -366,7 +366,11 @@ class Tools:
         ],
         new_content: Annotated[
             str,
-            Field(max_length=2_000_000, description="The complete new Markdown of the document."),
+            Field(
+                max_length=2_000_000,
+                description="The complete new Markdown of the document (its front matter is "
+                "kept when this has none, as get_document's body).",
+            ),
         ],
         scopes: Scopes = None,
     ) -> Annotated[CallToolResult, schemas.ProposalOut]:
