@@ -359,6 +359,25 @@ def test_the_body_get_document_serves_keeps_the_front_matter_when_proposed(
     assert _blob(remote, f"{mine.branch}:domain/retry.md").decode() == own
 
 
+def test_a_name_that_differs_only_in_case_from_one_on_the_base_is_refused(
+    git_api: Briefd, remote: Remote
+) -> None:
+    remote.push({"projects/alpha/notes/intro.md": "# Intro\n"}, "alpha notes")
+    git_api.sync()
+    for path, existing in [
+        ("domain/Retry.md", "domain/retry.md"),
+        ("projects/alpha/Notes/setup.md", "projects/alpha/notes"),
+    ]:
+        request = ProposalRequest(path, "x", "# X\n", scopes=("all",))
+        with pytest.raises(ProposalError, match=f"differs only in case from '{existing}' on main"):
+            git_api.propose_update(request)
+    assert git(remote.bare, "branch", "--list") == "* main"
+    made = git_api.propose_update(ProposalRequest("domain/retry-limits.md", "x", "# Limits\n"))
+    assert git(remote.bare, "diff", "--name-status", "main", made.branch) == (
+        "A\tdomain/retry-limits.md"
+    )
+
+
 def test_a_plain_directory_source_cannot_take_proposals(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     (root / "domain").mkdir(parents=True)

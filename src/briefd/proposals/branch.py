@@ -157,10 +157,27 @@ def _as_on_base(target: GitTarget, base: str, doc_path: str, timeout: float) -> 
             spelled.append(part)
             continue
         wanted = unicodedata.normalize("NFC", part)
-        spelled.append(
-            next((n for n in names if unicodedata.normalize("NFC", n) == wanted), wanted)
-        )
+        same = [n for n in names if unicodedata.normalize("NFC", n) == wanted]
+        if not same:
+            _refuse_case_twin(target, doc_path, "/".join([*spelled, wanted]), names)
+        spelled.append(same[0] if same else wanted)
     return "/".join(spelled)
+
+
+def _refuse_case_twin(target: GitTarget, doc_path: str, new: str, names: list[str]) -> None:
+    """Refuse a new name that differs only in case from one beside it on the base branch
+    (``Retry.md`` next to ``retry.md``): checkouts on macOS and Windows cannot hold both, and
+    git leaves them with one file for two that it reports changed for good."""
+    folded = new.rsplit("/", 1)[-1].lower()
+    twin = next((n for n in names if unicodedata.normalize("NFC", n).lower() == folded), None)
+    if twin is None:
+        return
+    existing = "/".join([*new.split("/")[:-1], twin])
+    raise ProposalError(
+        f"doc_path '{doc_path}' differs only in case from '{existing}' on "
+        f"{target.base_branch}, and checkouts on macOS and Windows cannot hold both; use "
+        f"'{existing}' to change that one, or another name"
+    )
 
 
 def _ls(args: list[str], target: GitTarget, timeout: float) -> list[str]:
