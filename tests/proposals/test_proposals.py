@@ -378,6 +378,24 @@ def test_a_name_that_differs_only_in_case_from_one_on_the_base_is_refused(
     )
 
 
+def test_front_matter_the_index_would_not_read_is_refused(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    body = "# Retry policy\n\nA soft decline is retried four times.\n"
+    unquoted = "---\ntitle: Retry: soft declines\nrefs: [src/retry/**]\n---\n" + body
+    with pytest.raises(ProposalError) as refused:
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", unquoted))
+    assert str(refused.value) == (
+        "new_content's front matter would not be read as written: front matter is not valid "
+        "YAML at line 2 (mapping values are not allowed here); indexed without front matter; "
+        "fix it, or send the document without front matter to keep the one it has"
+    )
+    assert git(remote.bare, "branch", "--list") == "* main"
+
+    quoted = unquoted.replace("Retry: soft declines", '"Retry: soft declines"')
+    made = git_api.propose_update(ProposalRequest("domain/retry.md", "four", quoted))
+    assert git(remote.bare, "show", f"{made.branch}:domain/retry.md") + "\n" == quoted
+
+
 def test_a_plain_directory_source_cannot_take_proposals(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     (root / "domain").mkdir(parents=True)

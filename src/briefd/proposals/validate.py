@@ -11,6 +11,7 @@ from pathlib import Path
 import pathspec
 
 from briefd.errors import ProposalError
+from briefd.markdown.frontmatter import split_front_matter
 from briefd.proposals.model import ProposalRequest
 from briefd.settings import Settings
 from briefd.sources.layout import Layout, in_scopes
@@ -157,9 +158,22 @@ def _check_text(request: ProposalRequest, max_bytes: int) -> None:
         raise ProposalError("new_content is empty; send the full new text of the document")
     if "\0" in request.new_content:
         raise ProposalError("new_content contains a NUL character; send Markdown text")
+    _check_front_matter(request.new_content)
     size = len(request.new_content.encode("utf-8"))
     if size > max_bytes:
         raise ProposalError(
             f"new_content is {size} bytes, over index.max_file_bytes ({max_bytes}); "
             "split the document"
+        )
+
+
+def _check_front_matter(content: str) -> None:
+    """Refuse front matter the index would not read as written (YAML it cannot parse, a
+    ``tags`` that is not a list…): merged, the document would lose its title, tags or ``refs``
+    without anyone having asked for it."""
+    problems = split_front_matter(content.lstrip("\ufeff")).problems
+    if problems:
+        raise ProposalError(
+            f"new_content's front matter would not be read as written: {problems[0]}; fix it, "
+            "or send the document without front matter to keep the one it has"
         )
