@@ -15,7 +15,8 @@ from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import StoreError
 from briefd.service import create_app
 from briefd.service.metrics import CountingEmbedder, Metrics, labels_key
-from briefd.settings import Settings
+from briefd.settings import Settings, with_overrides
+from tests.ports import free_port
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN
 from tests.service.test_nothing_lost import another_process_writing
@@ -69,6 +70,33 @@ def test_counters_survive_a_restart_until_reset(service_settings: Settings) -> N
     assert 'name="search"' not in reset
     assert not re.search(r"^briefd_tokens_served_total\{", reset, re.MULTILINE)
     assert not re.search(r"^briefd_bundle_cache_total\{", reset, re.MULTILINE)
+
+
+def test_counters_are_saved_at_shutdown_while_the_shared_state_is_down(
+    service_settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """S1, O5: a replica stopped (docker stop) while PostgreSQL is away cannot hand over its
+    query log, but its counters live in the local index and are saved; the log waits."""
+    down = with_overrides(
+        service_settings,
+        {"state.url": f"postgresql://u:secret@127.0.0.1:{free_port()}/x", "state.replica": "r1"},
+    )
+    with (
+        Briefd(down, embedder=None) as api,
+        TestClient(create_app(api, service_config(flush_seconds=3600))) as http,
+    ):
+        http.headers.update(AUTH)
+        for query in ("retry policy", "chargeback"):
+            assert http.get("/api/search", params={"q": query}).status_code == 200
+        state = http.app.state.briefd  # type: ignore[attr-defined]
+        with pytest.raises(StoreError, match="unreachable"):
+            state.flush()
+        assert sorted(e.query for e in state._pending) == ["chargeback", "retry policy"]
+    said = [r.getMessage() for r in caplog.records if "at shutdown" in r.getMessage()]
+    assert [m.split(": ")[0] for m in said] == ["could not save the query log at shutdown"]
+    search = labels_key({"name": "search", "outcome": "ok", "surface": "rest"})
+    with Briefd(down, embedder=None) as later:
+        assert later.counters()[("briefd_requests", search)] == 2
 
 
 def test_two_processes_on_one_index_add_up_their_counts(service_settings: Settings) -> None:

@@ -201,7 +201,15 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
     try:
         await anyio.to_thread.run_sync(state.flush)
     except errors.BriefdError as exc:
-        log.warning("could not save counters and the query log at shutdown: %s", exc)
+        log.warning("could not save %s at shutdown: %s", _unsaved(exc), exc)
+
+
+def _unsaved(exc: BaseException) -> str:
+    """What a failed flush left unsaved: only the query log when the shared state is away
+    (the counters went to the local index)."""
+    if isinstance(exc, errors.StateUnavailableError):
+        return "the query log"
+    return "counters and the query log"
 
 
 def _let_work_finish(state: ServiceState, wait: float = SHUTDOWN_WAIT_S) -> None:
@@ -242,7 +250,7 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
             await anyio.to_thread.run_sync(state.flush)
             await anyio.to_thread.run_sync(lambda: state.locked(refresh))
         except Exception as exc:  # keep serving (a full disk, a busy index): try again later
-            log.warning("could not save counters and the query log: %s", exc)
+            log.warning("could not save %s: %s", _unsaved(exc), exc)
         try:
             await anyio.to_thread.run_sync(state.keep_warm)
         except (errors.BriefdError, sqlite3.Error) as exc:  # the next query says it

@@ -349,7 +349,8 @@ class ServiceState:
         """Write the query log and what the counters counted since the last flush to SQLite. If the database
         refuses (busy, disk full, no index yet) or anything else fails, the log entries wait
         for the next flush (at most ``MAX_PENDING``, the oldest dropped first) and the error is
-        raised for the caller to report (no index: kept silently)."""
+        raised for the caller to report (no index: kept silently). A shared state (PostgreSQL)
+        that does not take the log keeps it waiting too; the counters still reach SQLite."""
         with self._flushing:
             self._flush()
 
@@ -358,11 +359,16 @@ class ServiceState:
             pending, self._pending = self._pending, []
         prune = time.time() - self._pruned_at >= PRUNE_SECONDS
         counted: dict[tuple[str, str], float] = {}
+        unshared: list[QueryLogEntry] = []  # PostgreSQL away: kept, the counters saved anyway
+        shared_error: BriefdError | None = None
         try:
             if (pending or prune) and self.api.state.shared:  # PostgreSQL: not under the lock
-                self.api.log_queries(pending)
+                try:
+                    self.api.log_queries(pending)
+                    self._pruned_at = time.time()
+                except BriefdError as exc:
+                    unshared, shared_error = pending, exc
                 pending, prune = [], False
-                self._pruned_at = time.time()
             with self.lock:
                 if pending or prune:
                     self.api.log_queries(pending)  # prunes what is past retention, too
@@ -379,12 +385,16 @@ class ServiceState:
                 self.api.flush_bundle_hits()
         except BaseException as exc:
             with self._pending_lock:
-                self._pending = (pending + self._pending)[-MAX_PENDING:]
+                self._pending = (unshared + pending + self._pending)[-MAX_PENDING:]
             self.metrics.restore(counted)
             if isinstance(exc, IndexNotFoundError):
                 return  # nothing indexed yet: kept until there is an index
             raise
         self._refill_if_recreated()
+        if shared_error is not None:
+            with self._pending_lock:
+                self._pending = (unshared + self._pending)[-MAX_PENDING:]
+            raise shared_error
 
     def _in_a_new_file(self) -> bool:
         """Whether the store reopened its file (deleted or replaced under the server) since
