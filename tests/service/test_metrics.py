@@ -99,6 +99,17 @@ def test_counters_are_saved_at_shutdown_while_the_shared_state_is_down(
         assert later.counters()[("briefd_requests", search)] == 2
 
 
+def test_metrics_are_scraped_while_the_shared_state_is_down(service_settings: Settings) -> None:
+    """S1, I4: /metrics reads the counters and the local index, not PostgreSQL, so a degraded
+    replica is still scraped (it answered 503 state_unavailable)."""
+    down = with_overrides(
+        service_settings, {"state.url": f"postgresql://u:p@127.0.0.1:{free_port()}/x"}
+    )
+    scraped = serve_once(down, "/api/search?q=chargeback", "/metrics")["/metrics"]
+    assert sample(scraped, "briefd_index_documents") == 45
+    assert sample(scraped, 'briefd_requests_total{name="search",outcome="ok",surface="rest"}') == 1
+
+
 def test_two_processes_on_one_index_add_up_their_counts(service_settings: Settings) -> None:
     """I4: `briefd serve` and a `briefd mcp` a client spawned count into the same index; each
     adds what it counted, so neither writes its own total over the other's."""

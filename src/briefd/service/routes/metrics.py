@@ -15,6 +15,7 @@ from briefd.errors import IndexNotFoundError
 from briefd.service.deps import State
 from briefd.service.metrics import BriefdCollector, Gauge, registry
 from briefd.service.state import ServiceState
+from briefd.store import activity
 
 router = APIRouter()
 
@@ -26,9 +27,12 @@ def metrics(state: State) -> Response:
 
 
 def gauges(state: ServiceState) -> list[Gauge]:
+    """From the local index alone: a replica whose shared state (PostgreSQL) is away is still
+    scraped, its degraded health then says why."""
     try:
         with state.lock:
-            overview = state.api.overview()
+            with state.api.store.read() as conn:
+                overview = activity.overview(conn)
             scopes = state.api.scopes()
     except IndexNotFoundError:
         return [Gauge("briefd_index_documents", "Indexed documents.", 0.0)]
