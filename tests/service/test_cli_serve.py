@@ -198,3 +198,33 @@ def test_the_commands_demo_prints_run_as_written_from_a_home_with_a_space(
         )  # fmt: skip
         assert done.returncode == 0, (line, done.stderr)
         assert "domain/" in done.stdout, line
+
+
+def test_a_degraded_replica_logs_whole_lines_and_no_pool_retries(tmp_path: Path) -> None:
+    """S1, O5: with PostgreSQL away, the connection pool's retries reached the log through
+    the MCP SDK's rich handler: each warning cut into lines at 80 columns, a dozen a minute,
+    beside briefd's own 'unreachable' line. The log is briefd's timestamped lines alone."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(EXAMPLE, source)
+    port = free_port()
+    env = {
+        "BRIEFD_STATE__URL": f"postgresql://briefd:s3cret@127.0.0.1:{free_port()}/briefd",
+        "BRIEFD_STATE__TIMEOUT_SECONDS": "1",
+        "BRIEFD_SERVE__FLUSH_SECONDS": "0.5",
+    }
+    process = briefd(tmp_path, "serve", "--source", str(source), "--port", str(port), env=env)
+    try:
+        until_up(process, f"http://127.0.0.1:{port}/api/health")
+        httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "retry policy"})
+        time.sleep(3)
+        health = httpx.get(f"http://127.0.0.1:{port}/api/health").json()
+        assert health["status"] == "degraded"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    logged = [line for line in err.splitlines() if not line.startswith(("indexing ", "indexed "))]
+    stamped = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (INFO|WARNING|ERROR) ")
+    assert [line for line in logged if not stamped.match(line)] == []
+    assert not [line for line in logged if "error connecting" in line]
+    unreachable = [line for line in logged if "ERROR the shared state" in line]
+    assert len(unreachable) == 1 and "s3cret" not in err

@@ -141,13 +141,19 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
 
 
 def _log_to_stderr() -> None:
-    """The server's own log (warm-up and reload times, warnings) on stderr, timestamped."""
+    """The server's own log (warm-up and reload times, warnings) on stderr, timestamped; the
+    libraries' warnings the same way (the MCP SDK set a rich handler on the root logger, which
+    wraps a line at 80 columns in a container's log). The connection pool's retries stay out:
+    briefd says once that the shared state is unreachable, and once that it answers again."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     root = logging.getLogger("briefd")
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
     root.propagate = False
+    logging.getLogger().handlers[:] = [handler]
+    logging.getLogger().setLevel(logging.WARNING)
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
 def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
