@@ -196,8 +196,15 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
             tasks.cancel_scope.cancel()  # from here on, an await in this block is cancelled
             if poller is not None:
                 poller.stop(timeout=0)  # no sync starts from now on
-            git.end_running()  # a sync waiting on a remote that hangs ends now, helpers too
-    await anyio.to_thread.run_sync(_let_work_finish, state)
+            git.refuse_new()  # running git ends now, helpers too, and none starts until the end
+    try:
+        await anyio.to_thread.run_sync(_let_work_finish, state)
+        await _last_flush(state)
+    finally:
+        git.refuse_new(False)
+
+
+async def _last_flush(state: ServiceState) -> None:
     try:
         await anyio.to_thread.run_sync(state.flush)
     except errors.BriefdError as exc:
@@ -215,16 +222,13 @@ def _unsaved(exc: BaseException) -> str:
 def _let_work_finish(state: ServiceState, wait: float = SHUTDOWN_WAIT_S) -> None:
     """A sync or rebuild still running at shutdown kept writing while the index closed (its
     work lost, the last flush refused as busy, at worst a crash on the way out): wait for it,
-    bounded, and say so. Git gets no wait: a command a sync starts meanwhile (a fetch, then
-    ``ls-remote`` to say why it failed) is ended as it starts, so a sync stuck on a remote
-    ends now instead of leaving git behind the server."""
+    bounded, and say so. Git gets no wait: none runs during the shutdown (``git.refuse_new``),
+    so a sync stuck on a remote ends at once."""
     deadline = time.monotonic() + wait
     if _busy(state):
         log.warning("waiting up to %.0f s for the running sync or rebuild to finish", wait)
     while _busy(state) and time.monotonic() < deadline:
-        git.end_running()
         time.sleep(0.05)
-    git.end_running()
     if _busy(state):
         log.warning(
             "stopping before the sync or rebuild finished: the index keeps its last "

@@ -94,6 +94,8 @@ def run_bytes(
     stdin: bytes | None = None,
 ) -> bytes:
     command = ["git", *args]
+    if _STOPPING.is_set():
+        raise error(f"git {command_name(args)} not run: briefd is stopping")
     try:
         done = _run(command, cwd, stdin, timeout, quiet_env(env))
     except FileNotFoundError:
@@ -112,6 +114,7 @@ def run_bytes(
 
 _RUNNING: set[int] = set()  # process groups of the git commands running now
 _RUNNING_LOCK = threading.Lock()
+_STOPPING = threading.Event()  # a server is stopping: no git command starts
 
 
 def _end_group(pid: int) -> None:
@@ -126,6 +129,17 @@ def end_running() -> None:
     with _RUNNING_LOCK:
         for pid in _RUNNING:
             _end_group(pid)
+
+
+def refuse_new(refuse: bool = True) -> None:
+    """A server stops (``refuse``): end the git commands running now, and start none until
+    it is done (``False``) — a sync whose fetch ended goes on to its next command (``git
+    ls-remote``), which waited on the same silent remote past the shutdown."""
+    if refuse:
+        _STOPPING.set()
+        end_running()
+    else:
+        _STOPPING.clear()
 
 
 def _run(
@@ -146,6 +160,8 @@ def _run(
     ) as process:
         with _RUNNING_LOCK:
             _RUNNING.add(process.pid)
+            if _STOPPING.is_set():  # started as the server began to stop
+                _end_group(process.pid)
         try:
             out, err = process.communicate(stdin, timeout=timeout)
         except BaseException:
