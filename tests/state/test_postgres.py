@@ -63,6 +63,35 @@ def test_a_broadcast_reaches_the_other_replica_only(
     assert heard_a == []  # a replica does not hear itself
 
 
+def test_a_broadcast_reaches_a_replica_given_the_same_name(
+    postgres: Postgres, caplog: pytest.LogCaptureFixture
+) -> None:
+    """S1: two replicas left with one state.replica (a copied compose service) skipped each
+    other's broadcasts, so a webhook to one never synced the other; each process is its own
+    sender now, and the name given twice is said."""
+    postgres.reset()
+    a = PostgresState(StateSettings(url=postgres.url), "briefd-2")
+    b = PostgresState(StateSettings(url=postgres.url), "briefd-2")
+    try:
+        heard_a: list[str] = []
+        heard_b: list[str] = []
+        a.listen(SYNC_CHANNEL, heard_a.append)
+        b.listen(SYNC_CHANNEL, heard_b.append)
+        deadline = time.monotonic() + 10
+        while not heard_b and time.monotonic() < deadline:
+            a.broadcast(SYNC_CHANNEL, "sync")
+            time.sleep(0.3)
+        assert heard_b and set(heard_b) == {"sync"}
+        assert heard_a == []
+    finally:
+        a.close()
+        b.close()
+    said = {r.getMessage() for r in caplog.records if r.name == "briefd.state"}
+    assert said == {
+        "another replica is also named 'briefd-2' (state.replica): give each its own name"
+    }
+
+
 def test_the_lock_is_held_by_one_replica_at_a_time(
     pair: tuple[PostgresState, PostgresState],
 ) -> None:

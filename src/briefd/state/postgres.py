@@ -15,6 +15,7 @@ import json
 import logging
 import re
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -57,6 +58,8 @@ class PostgresState:
         assert settings.url is not None
         self.url = settings.url
         self.replica = replica
+        # broadcasts name their process: one replica a name shared by mistake still hears
+        self._sender = f"{replica}\t{uuid.uuid4().hex[:12]}"
         self._settings = settings
         self._lock = threading.Lock()
         self._problem: str | None = None
@@ -64,6 +67,7 @@ class PostgresState:
         self._closed = threading.Event()
         self._pool = self._new_pool()
         self._migrated = False
+        self._named_twice = False
 
     def _new_pool(self) -> ConnectionPool[Conn]:
         pool: ConnectionPool[Conn] = ConnectionPool(
@@ -370,7 +374,7 @@ class PostgresState:
 
     def broadcast(self, channel: str, payload: str) -> None:
         with self._tx() as conn:
-            conn.execute("SELECT pg_notify(%s, %s)", (channel, f"{self.replica}\n{payload}"))
+            conn.execute("SELECT pg_notify(%s, %s)", (channel, f"{self._sender}\n{payload}"))
 
     def listen(self, channel: str, callback: Callable[[str], None]) -> None:
         """A daemon thread on a connection of its own; it reconnects after a failure (what
@@ -391,11 +395,22 @@ class PostgresState:
                     while not self._closed.is_set():
                         for note in conn.notifies(timeout=LISTEN_POLL_SECONDS):
                             sender, _, payload = note.payload.partition("\n")
-                            if sender != self.replica:
+                            if sender != self._sender:
+                                self._check_name(sender)
                                 _call(callback, payload)
             except psycopg.Error as exc:
                 log.debug("listening on %s: %s", channel, exc)
                 self._closed.wait(RETRY_SECONDS)
+
+    def _check_name(self, sender: str) -> None:
+        """Say (once) that another replica goes by this one's name: they share one row of
+        replica status, and replicas before this release skip each other's broadcasts."""
+        if sender.partition("\t")[0] == self.replica and not self._named_twice:
+            self._named_twice = True
+            log.warning(
+                "another replica is also named %r (state.replica): give each its own name",
+                self.replica,
+            )
 
     @contextlib.contextmanager
     def exclusive(self, name: str, wait: bool = False) -> Iterator[bool]:
