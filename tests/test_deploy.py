@@ -5,9 +5,11 @@ running the image is ``make image-test``: tests/image.)"""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,8 @@ from tests.conftest import REPO
 
 DOCKERFILE = (REPO / "Dockerfile").read_text()
 COMPOSE = yaml.safe_load((REPO / "compose.yaml").read_text())
-ENTRYPOINT = (REPO / "docker" / "entrypoint.sh").read_text()
+ENTRYPOINT_SH = REPO / "docker" / "entrypoint.sh"
+ENTRYPOINT = ENTRYPOINT_SH.read_text()
 
 
 def dockerfile_env() -> dict[str, str]:
@@ -96,3 +99,38 @@ def test_the_replicas_compose_is_made_of_settings_keys_and_a_valid_nginx_config(
         check=False,
     )
     assert checked.returncode == 0, checked.stderr
+
+
+def test_a_secret_the_container_cannot_read_stops_it_with_the_fix(tmp_path: Path) -> None:
+    """O5: compose mounts a file secret with the host's owner and mode, and a deploy key copied
+    as the README says is 600: the entrypoint skipped the key it could not read, and the clone
+    failed on 'Permission denied (publickey)' with advice to configure an SSH key."""
+    if os.geteuid() == 0:  # root reads anything: run as nobody, outside pytest's private tmp
+        tmp_path = Path(tempfile.mkdtemp(prefix="briefd-secret-"))
+        tmp_path.chmod(0o755)
+    key = tmp_path / "git_ssh_key"
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nx\n")
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "briefd").write_text('#!/bin/sh\necho "briefd ran: ${GIT_SSH_COMMAND:-no key}"\n')
+    (probe / "briefd").chmod(0o755)
+    key.chmod(0o600 if os.geteuid() == 0 else 0o000)
+    as_user = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 else []
+    env = {"PATH": f"{probe}:/usr/bin:/bin", "HOME": str(tmp_path), "GIT_SSH_KEY_FILE": str(key)}
+    try:
+        done = subprocess.run(
+            [*as_user, "env", *(f"{k}={v}" for k, v in env.items()), "sh", str(ENTRYPOINT_SH)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    finally:
+        if os.geteuid() == 0:
+            shutil.rmtree(tmp_path)
+    uid = done.stderr.split("but uid ", 1)[-1].split(" ", 1)[0]
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"error: {key} is there but uid {uid} cannot read it (owner uid {os.geteuid()}, mode "
+        f"{'600' if os.geteuid() == 0 else '0'}); on the host, make the file mounted there "
+        f"readable by uid {uid}: sudo chown {uid} <file>, or chmod 644 <file>\n"
+    )
