@@ -379,6 +379,25 @@ def test_a_state_url_no_engine_takes_is_one_line_at_start_without_its_password(
     )
 
 
+def test_a_state_url_whose_password_holds_a_slash_is_refused_without_showing_it(
+    tmp_path: Path,
+) -> None:
+    """O1, S1: a password with '/' (openssl rand -base64) put into the URL as it is made the
+    URL another host's ('briefd', port 'Zk9'), and the server logged it, password and all,
+    in every 'unreachable' line and in /api/health's state_error, which needs no token."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    assert briefd("index", "--source", "kb", cwd=tmp_path).returncode == 0
+    env = {"BRIEFD_STATE__URL": "postgresql://briefd:Zk9/qW+x=@127.0.0.1:5432/briefd"}
+    result = briefd("serve", "--no-index", "--port", str(free_port()), cwd=tmp_path, env=env)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        "error: environment variable BRIEFD_STATE__URL: state.url: its user:password part "
+        "holds '/', '?' or '#', which end it in a URL: percent-encode them (%2F, %3F, %23), "
+        "or use a password of letters and digits\n"
+    )
+
+
 def test_eval_mode_all_with_embeddings_off_says_it_ran_bm25_alone(tmp_path: Path) -> None:
     """V1: `--mode all` is bm25, vector and hybrid side by side; with embeddings off it ran bm25
     alone without a word (`--mode vector` is an error that says why)."""

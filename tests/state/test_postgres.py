@@ -149,6 +149,11 @@ def test_the_url_is_checked_and_its_password_never_shown(settings: Settings) -> 
     with pytest.raises(ConfigError, match=r"postgresql://"):
         open_state(bad, lambda: pytest.fail("no store"))
     assert redacted("postgresql://u:s3cret@h:5/db") == "postgresql://u:***@h:5/db"
+    assert redacted("postgresql://u:s3/cr@et@h:5/db") == "postgresql://u:***@h:5/db"
+    assert (
+        redacted("postgresql://u@h/db?password=s3cret&x=1")
+        == "postgresql://u@h/db?password=***&x=1"
+    )
     unreachable = StateSettings(url="postgresql://u:s3cret@127.0.0.1:1/db", timeout_seconds=1)
     state = PostgresState(unreachable, "r")
     try:

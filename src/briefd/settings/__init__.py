@@ -444,7 +444,15 @@ class StateSettings:
         """What is wrong with these settings (after the key ``state.``), or None: a URL no
         engine takes is refused at load, not when the server starts. The value is never
         shown (it holds a password); its scheme is."""
-        if self.url in (None, "sqlite") or self.url.startswith(("postgresql://", "postgres://")):
+        if self.url in (None, "sqlite"):
+            return None
+        if self.url.startswith(("postgresql://", "postgres://")):
+            userinfo = self.url.split("://", 1)[1].rpartition("@")[0]
+            if any(c in userinfo for c in "/?#"):  # the URL would be read with another host
+                return (
+                    "url: its user:password part holds '/', '?' or '#', which end it in a URL: "
+                    "percent-encode them (%2F, %3F, %23), or use a password of letters and digits"
+                )
             return None
         scheme = (
             f"a {self.url.split('://')[0]}:// URL"

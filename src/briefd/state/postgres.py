@@ -37,7 +37,8 @@ _PROPOSAL_COLUMNS = (
     "id, branch, doc_path, description, commit_hash, pr_url, status, client, created_at, "
     "pr_number, base_branch, base_commit, forge_error, status_checked_at"
 )
-_PASSWORD = re.compile(r"(://[^:/@]*:)[^/\s]*@")  # to the last @: a password may hold one
+_PASSWORD = re.compile(r"(://[^:/@]*:)\S*@")  # to the last @: a password may hold one, or a /
+_PASSWORD_PARAM = re.compile(r"([?&]password=)[^&\s]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 Conn = psycopg.Connection[Any]
@@ -45,7 +46,7 @@ Conn = psycopg.Connection[Any]
 
 def redacted(url: str) -> str:
     """``url`` without its password (for messages and logs)."""
-    return _PASSWORD.sub(r"\1***@", url)
+    return _PASSWORD_PARAM.sub(r"\1***", _PASSWORD.sub(r"\1***@", url))
 
 
 class PostgresState:
