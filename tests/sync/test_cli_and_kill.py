@@ -500,6 +500,30 @@ def test_a_stopped_server_leaves_no_git_waiting_on_a_remote(tmp_path: Path, remo
         assert _eventually(lambda: running(url) == [], 2), running(url)
 
 
+def test_sigterm_while_the_server_starts_ends_its_clone_and_says_so(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """O5, K3: SIGTERM while `briefd serve` clones before serving (a first start) had its
+    default action: the process died on the spot, its git clone and `git-remote-http` left
+    waiting on the remote; as a container's PID 1 (no default action) it was ignored until
+    docker killed it 10 s later. It is Ctrl-C's stop now: git ended, one line, exit 130."""
+    with socket.create_server(("127.0.0.1", 0)) as hanging:
+        url = f"http://127.0.0.1:{hanging.getsockname()[1]}/never-answers.git"
+        env = {**briefd_env(tmp_path, remote), "BRIEFD_SOURCE": url}
+        env.update(BRIEFD_SYNC__GIT_TIMEOUT="60")
+        server = subprocess.Popen(
+            [sys.executable, "-m", "briefd", "serve", "--port", str(free_port())],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert _eventually(lambda: running(url) != [], 30)  # the clone waits on it
+        finally:
+            server.terminate()
+            out, err = server.communicate(timeout=10)
+        assert (server.returncode, out, err) == (130, "", "error: interrupted\n")
+        assert _eventually(lambda: running(url) == [], 2), running(url)
+
+
 def _eventually(check: Callable[[], bool], seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while not check():

@@ -32,6 +32,20 @@ def watch() -> None:
         signal.signal(signal.SIGINT, _remembered)
 
 
+def watch_stop() -> None:
+    """SIGTERM (``docker stop``, systemd) as Ctrl-C, until :func:`unwatch_stop`: a server's
+    start-up (a clone, a first index) ends with git and the index run, where a container's
+    PID 1, which has no default action for it, ignored it until killed 10 s later."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _remembered)
+
+
+def unwatch_stop() -> None:
+    """SIGTERM as it was (uvicorn handles it while it serves)."""
+    if signal.getsignal(signal.SIGTERM) is _remembered:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def interrupted() -> bool:
     """Whether Ctrl-C was pressed since :func:`watch`."""
     return bool(_received)

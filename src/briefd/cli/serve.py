@@ -106,12 +106,15 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
         # --host / --port are the settings from here on: the replica's default name is its port
         settings = with_overrides(settings, {"serve.host": config.host, "serve.port": config.port})
         sock = bind(config)
+        interrupt.watch_stop()
         try:
             api, metrics = prepared(settings, no_index)
             app = create_app(api, config, metrics)
         except BaseException:
             sock.close()
             raise
+        finally:
+            interrupt.unwatch_stop()
     url = f"http://{config.host if ':' not in config.host else f'[{config.host}]'}:{config.port}"
     console.print(
         f"briefd serving on {url}  (dashboard {url}/, MCP {url}/mcp, setup {url}/setup)",
