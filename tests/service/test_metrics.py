@@ -4,6 +4,7 @@ import inspect
 import re
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,28 @@ def test_counters_are_saved_at_shutdown_while_the_shared_state_is_down(
     search = labels_key({"name": "search", "outcome": "ok", "surface": "rest"})
     with Briefd(down, embedder=None) as later:
         assert later.counters()[("briefd_requests", search)] == 2
+
+
+def test_a_flush_failing_while_the_shared_state_is_down_is_said_once(
+    service_settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """S1, O2: every flush (5 s) logged 'could not save the query log' for as long as
+    PostgreSQL was away, 720 lines an hour beside the one saying it is unreachable."""
+    down = with_overrides(
+        service_settings, {"state.url": f"postgresql://u:p@127.0.0.1:{free_port()}/x"}
+    )
+    with (
+        Briefd(down, embedder=None) as api,
+        TestClient(create_app(api, service_config(flush_seconds=0.05))) as http,
+    ):
+        for n in range(5):
+            http.get("/api/search", params={"q": f"retry policy {n}"}, headers=AUTH)
+            time.sleep(0.2)
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("could not save")]
+    assert [m.split(": ")[0] for m in said] == [
+        "could not save the query log",
+        "could not save the query log at shutdown",
+    ]
 
 
 def test_metrics_are_scraped_while_the_shared_state_is_down(service_settings: Settings) -> None:

@@ -247,14 +247,19 @@ def _rebuilding(state: ServiceState) -> bool:
 
 async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> None:
     """Every ``flush_seconds``: save the counters and the query log, refresh the MCP
-    instructions, and load the index again if another process changed it."""
+    instructions, and load the index again if another process changed it. A failure is
+    said once while it lasts (PostgreSQL away: every flush, a line every 5 s)."""
+    said = ""
     while True:
         await anyio.sleep(state.config.flush_seconds)
         try:
             await anyio.to_thread.run_sync(state.flush)
             await anyio.to_thread.run_sync(lambda: state.locked(refresh))
+            said = ""
         except Exception as exc:  # keep serving (a full disk, a busy index): try again later
-            log.warning("could not save %s: %s", _unsaved(exc), exc)
+            if str(exc) != said:
+                log.warning("could not save %s: %s", _unsaved(exc), exc)
+            said = str(exc)
         try:
             await anyio.to_thread.run_sync(state.keep_warm)
         except (errors.BriefdError, sqlite3.Error) as exc:  # the next query says it
