@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -67,7 +68,7 @@ def test_a_git_command_over_its_time_names_the_setting_to_raise(tmp_path: Path) 
     assert Settings().proposals.git_timeout == 30  # an agent waits for a proposal: not 120 s
 
 
-def test_a_git_command_over_its_time_leaves_no_helperrunning() -> None:
+def test_a_git_command_over_its_time_leaves_no_helper_running() -> None:
     """A remote that accepts the connection and never answers: git's ``git-remote-http``
     outlived the git that the timeout ended (one more on every sync of a hanging remote)."""
     with socket.create_server(("127.0.0.1", 0)) as hanging:
@@ -78,6 +79,36 @@ def test_a_git_command_over_its_time_leaves_no_helperrunning() -> None:
         while running(url) and time.monotonic() < deadline:
             time.sleep(0.02)
         assert running(url) == []
+
+
+def test_a_git_command_the_shutdown_ends_says_so_not_that_git_failed() -> None:
+    """A server stopping ends its sync's git (git.refuse_new): the sync was recorded as
+    "git ls-remote failed: no message" until the next one, as if the remote were broken."""
+    from briefd.sources import git
+
+    with socket.create_server(("127.0.0.1", 0)) as hanging:
+        url = f"http://127.0.0.1:{hanging.getsockname()[1]}/never-answers.git"
+        failed: list[BaseException] = []
+
+        def sync() -> None:
+            try:
+                run(["ls-remote", url], None, 30)
+            except SourceError as exc:
+                failed.append(exc)
+
+        worker = threading.Thread(target=sync)
+        worker.start()
+        try:
+            deadline = time.monotonic() + 10
+            while not running(url) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            git.refuse_new()
+            worker.join(10)
+            with pytest.raises(SourceError, match="not run: briefd was stopping"):
+                run(["ls-remote", url], None, 30)
+        finally:
+            git.refuse_new(False)
+    assert [str(e) for e in failed] == ["git ls-remote ended: briefd was stopping"]
 
 
 def test_a_checkout_another_user_owns_is_refused_with_the_fix_not_read_as_a_folder(

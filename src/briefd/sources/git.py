@@ -95,7 +95,7 @@ def run_bytes(
 ) -> bytes:
     command = ["git", *args]
     if _STOPPING.is_set():
-        raise error(f"git {command_name(args)} not run: briefd is stopping")
+        raise error(f"git {command_name(args)} not run: briefd was stopping")
     try:
         done = _run(command, cwd, stdin, timeout, quiet_env(env))
     except FileNotFoundError:
@@ -108,6 +108,8 @@ def run_bytes(
             f"git {command_name(args)} {TIMED_OUT} {timeout:g}s; check the remote, or raise {key}"
         ) from None
     if done.returncode != 0:
+        if _STOPPING.is_set() and done.returncode < 0:  # ended by the shutdown, not failed
+            raise error(f"git {command_name(args)} ended: briefd was stopping")
         raise error(describe_failure(args, done.stderr.decode("utf-8", "replace")))
     return done.stdout
 
