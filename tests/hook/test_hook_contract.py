@@ -217,6 +217,25 @@ def test_a_section_left_open_is_closed_in_the_block(
     assert answer["tokens"] <= answer["budget"]
 
 
+def test_a_closing_tag_inside_a_section_does_not_end_the_block(
+    settings: Settings, write_files: WriteFiles, run_hook: RunHook
+) -> None:
+    """A team documenting its own hook quotes ``</knowledge>``: the block ended there, and the
+    rest of the section (and any after it) read as if outside the knowledge."""
+    hook = (
+        "# Hook output\n\nThe recall hook wraps sections in a knowledge tag; the block ends "
+        "with </knowledge> on its own line, and the agent reads what follows as its prompt.\n"
+    )
+    with Briefd(settings) as api:
+        api.index(write_files({"conventions/hook-output.md": hook}))
+    prompt = "recall hook knowledge tag block ends agent prompt"
+    text = run_hook(payload=hook_json(prompt, session="s-1")).stdout
+    answer = json.loads(run_hook("--json", payload=hook_json(prompt, session="s-2")).stdout)
+    assert text.count("</knowledge>") == 1 and text.endswith("\n</knowledge>\n")
+    assert "block ends with <\\/knowledge> on its own line" in text
+    assert answer["tokens"] <= answer["budget"]
+
+
 def test_a_title_over_several_lines_stays_on_the_source_line(
     settings: Settings, write_files: WriteFiles, run_hook: RunHook
 ) -> None:

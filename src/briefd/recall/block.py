@@ -31,6 +31,7 @@ Count = Callable[[str], int]  # the exact cl100k tokens of a text (None where: t
 
 OPEN = "<knowledge>"
 CLOSE = "</knowledge>"
+ESCAPED_CLOSE = "<\\/knowledge>"  # the closing tag inside a section: the block goes on past it
 INTRO = (
     "Sections of the team's knowledge base (briefd) that match this prompt, best match "
     "first. Each starts with its source: path · heading · last updated · chunk id."
@@ -117,7 +118,8 @@ def added_tokens(section: Mapping[str, Any], count: Count | None = None) -> int:
     text = trimmed(section["content"])
     found = open_block(text) if _OPENER.search(text) else None
     closer = (count or bound_tokens)(found[1]) + 1 if found else 0
-    return closer + (1 if _APART.match(text) else 0)
+    escaped = text.count(CLOSE) * (count or bound_tokens)(ESCAPED_CLOSE)  # at least as many
+    return closer + escaped + (1 if _APART.match(text) else 0)
 
 
 def frame_tokens(pointers: bool, count: Count | None = None) -> int:
@@ -149,11 +151,13 @@ def section_text(section: Mapping[str, Any]) -> str:
 def body(section: Mapping[str, Any]) -> str:
     """The section's text as the block writes it: a code fence or HTML comment its document
     leaves open closed (:func:`briefd.text.closed`), or the sections after it and the closing
-    tag would be read as code or hidden; its first line's indentation kept, apart from the
-    source line when it makes indented code (a paragraph's next line would continue it)."""
+    tag would be read as code or hidden; the closing tag itself escaped where a section holds
+    it; its first line's indentation kept, apart from the source line when it makes indented
+    code (a paragraph's next line would continue it)."""
     text = trimmed(section["content"])
     if _OPENER.search(text):
         text = closed(text)
+    text = text.replace(CLOSE, ESCAPED_CLOSE)  # a document about the hook: its tag ends nothing
     return f"\n{text}" if _APART.match(text) else text
 
 
