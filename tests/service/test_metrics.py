@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import shutil
 import sqlite3
@@ -131,6 +132,19 @@ def test_metrics_are_scraped_while_the_shared_state_is_down(service_settings: Se
     scraped = serve_once(down, "/api/search?q=chargeback", "/metrics")["/metrics"]
     assert sample(scraped, "briefd_index_documents") == 45
     assert sample(scraped, 'briefd_requests_total{name="search",outcome="ok",surface="rest"}') == 1
+
+
+def test_stats_answer_while_the_shared_state_is_down(service_settings: Settings) -> None:
+    """S1, I5: /api/stats answered 503 for the whole outage, so the dashboard of a degraded
+    replica went blank; the index's figures answer, the team's counts are unknown (None, not
+    0) and the reason is given."""
+    down = with_overrides(
+        service_settings, {"state.url": f"postgresql://u:p@127.0.0.1:{free_port()}/x"}
+    )
+    stats = json.loads(serve_once(down, "/api/stats")["/api/stats"])
+    assert stats["index"]["documents"] == 45
+    assert (stats["proposals"], stats["usage_events"], stats["queries_logged"]) == (None,) * 3
+    assert "unreachable" in stats["state_error"] and ":p@" not in stats["state_error"]
 
 
 def test_two_processes_on_one_index_add_up_their_counts(service_settings: Settings) -> None:

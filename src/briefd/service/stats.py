@@ -154,4 +154,5 @@ def stats(
         "queries_logged": overview["queries_logged"],
         "counters_reset_at": overview["counters_reset_at"],
         "jobs": dict(jobs),
+        "state_error": overview.get("state_error"),  # the shared state away: its counts None
     }

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from briefd.errors import StateUnavailableError
 from briefd.settings import ActivitySettings
 from briefd.state import SharedState
 from briefd.store import activity, queryhash, reports
@@ -76,11 +77,17 @@ def cutoff_of(settings: ActivitySettings) -> str:
 
 def overview(store: Store, state: SharedState) -> dict[str, object]:
     """Index size, last index run, sync sources, proposal and usage counts (I2 stats); the
-    counts of a shared state are the team's (every replica's), not this index's."""
+    counts of a shared state are the team's (every replica's), not this index's, and None
+    with ``state_error`` while it cannot be reached."""
     with store.read() as conn:
         found = activity.overview(conn)
     if state.shared:
-        counts = state.counts()
+        try:
+            counts = state.counts()
+        except StateUnavailableError as exc:  # the index's own figures still answer
+            found.update(proposals=None, usage_events=None, queries_logged=None)
+            found["state_error"] = str(exc)
+            return found
         found["proposals"] = {"open": 0, "merged": 0, "closed": 0} | {
             key.removeprefix("proposals_"): n
             for key, n in counts.items()
