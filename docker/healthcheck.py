@@ -1,14 +1,40 @@
-"""HEALTHCHECK of the briefd image: ``GET /api/health`` on the configured port answers 200."""
+"""HEALTHCHECK of the briefd image: ``GET /api/health`` on the port the server listens on
+answers 200 — the ``--port`` of the server's command line (``docker run … serve --port 9000``)
+when it has one, else the configured ``serve.port``."""
 
 import sys
 import urllib.request
+from pathlib import Path
 
-from briefd.settings import load_settings
+SERVER_CMDLINE = Path("/proc/1/cmdline")  # the entrypoint execs briefd: it is PID 1
 
-port = load_settings().serve.port
-try:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=4) as response:
-        sys.exit(0 if response.status == 200 else 1)
-except OSError as exc:
-    print(f"briefd is not answering on port {port}: {exc}")
-    sys.exit(1)
+
+def served_port(args: list[str], configured: int) -> int:
+    """The ``--port N`` / ``--port=N`` of a ``briefd serve`` command line, else ``configured``."""
+    for i, arg in enumerate(args):
+        value = args[i + 1] if arg == "--port" and i + 1 < len(args) else None
+        if arg.startswith("--port="):
+            value = arg.removeprefix("--port=")
+        if value is not None and value.isdigit():
+            return int(value)
+    return configured
+
+
+def main() -> int:
+    from briefd.settings import load_settings
+
+    try:
+        args = SERVER_CMDLINE.read_bytes().decode("utf-8", "replace").split("\0")
+    except OSError:
+        args = []
+    port = served_port(args, load_settings().serve.port)
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=4) as answer:
+            return 0 if answer.status == 200 else 1
+    except OSError as exc:
+        print(f"briefd is not answering on port {port}: {exc}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

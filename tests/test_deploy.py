@@ -5,12 +5,14 @@ running the image is ``make image-test``: tests/image.)"""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -134,3 +136,36 @@ def test_a_secret_the_container_cannot_read_stops_it_with_the_fix(tmp_path: Path
         f"{'600' if os.geteuid() == 0 else '0'}); on the host, make the file mounted there "
         f"readable by uid {uid}: sudo chown {uid} <file>, or chmod 644 <file>\n"
     )
+
+
+def _healthcheck() -> Any:
+    spec = importlib.util.spec_from_file_location("healthcheck", REPO / "docker" / "healthcheck.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_healthcheck_asks_the_port_the_server_was_started_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, indexed: Any
+) -> None:
+    """O5: the image's healthcheck asked serve.port only, so a container started with
+    `serve --port 9000` (a documented option) was marked unhealthy while it served."""
+    from briefd.service import create_app
+    from tests.service.conftest import service_config
+    from tests.service.live import serving
+
+    check = _healthcheck()
+    assert check.served_port(["briefd", "serve", "--port=9100"], 8484) == 9100
+    assert check.served_port(["briefd", "serve"], 8484) == 8484
+    with serving(create_app(indexed, service_config(allowed_hosts=("127.0.0.1",)))) as base:
+        port = base.rsplit(":", 1)[1]
+        cmdline = tmp_path / "cmdline"
+        cmdline.write_bytes(
+            b"\0".join([b"/opt/briefd/bin/briefd", b"serve", b"--port", port.encode()])
+        )
+        monkeypatch.setattr(check, "SERVER_CMDLINE", cmdline)
+        monkeypatch.setenv("BRIEFD_SERVE__PORT", "1")  # the configured port answers nothing
+        assert check.main() == 0
+        cmdline.write_bytes(b"/opt/briefd/bin/briefd\0serve")
+        assert check.main() == 1
