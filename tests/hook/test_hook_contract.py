@@ -236,6 +236,22 @@ def test_a_closing_tag_inside_a_section_does_not_end_the_block(
     assert answer["tokens"] <= answer["budget"]
 
 
+def test_a_section_starting_with_a_rule_does_not_make_its_source_line_a_heading(
+    settings: Settings, write_files: WriteFiles, run_hook: RunHook
+) -> None:
+    """A body whose first line is ``---`` (a rule after the front matter) followed the source
+    line directly, which Markdown reads as a setext heading: "[source: …]" became a heading."""
+    cutoff = "---\ntitle: Settlement cutoff\n---\n---\n\nSettlement cutoff is 17:00 UTC.\n"
+    with Briefd(settings) as api:
+        api.index(write_files({"domain/cutoff.md": cutoff}))
+    prompt = "settlement cutoff card batches UTC"
+    answer = json.loads(run_hook("--json", payload=hook_json(prompt, session="s-1")).stdout)
+    source = "[source: domain/cutoff.md · Settlement cutoff · updated "
+    line = next(x for x in answer["knowledge"].split("\n") if x.startswith(source))
+    assert f"{line}\n\n---\n\nSettlement cutoff is 17:00 UTC." in answer["knowledge"]
+    assert answer["tokens"] <= answer["budget"]
+
+
 def test_a_title_over_several_lines_stays_on_the_source_line(
     settings: Settings, write_files: WriteFiles, run_hook: RunHook
 ) -> None:

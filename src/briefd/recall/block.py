@@ -71,7 +71,9 @@ def attribution(section: Mapping[str, Any]) -> str:
 # what opens a block that runs to a closing string: a code fence, an HTML comment, <pre>…
 _OPENER = re.compile(r"```|~~~|<(?:!--|pre|script|style|textarea)", re.IGNORECASE)
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
-_APART = re.compile(r"(?: {4}|[ ]{0,3}\t)")  # a first line of indented code
+# a first line that must not follow the source line directly: indented code (it would join the
+# line's paragraph) or a line of - or = alone (it would make the source line a setext heading)
+_APART = re.compile(r"(?: {4}|[ ]{0,3}\t|[ ]{0,3}(?:-+|=+)[ \t]*(?:\n|$))")
 
 
 def _one_line(text: str) -> str:
@@ -153,7 +155,8 @@ def body(section: Mapping[str, Any]) -> str:
     leaves open closed (:func:`briefd.text.closed`), or the sections after it and the closing
     tag would be read as code or hidden; the closing tag itself escaped where a section holds
     it; its first line's indentation kept, apart from the source line when it makes indented
-    code (a paragraph's next line would continue it)."""
+    code (a paragraph's next line would continue it) or a line of ``-``/``=`` alone (it would
+    make the source line a heading)."""
     text = trimmed(section["content"])
     if _OPENER.search(text):
         text = closed(text)
