@@ -361,41 +361,33 @@ def test_a_gate_whose_limits_need_prompts_it_lacks_says_which_and_what_to_do(
     assert (result.returncode, result.stderr) == (1, message)
 
 
-def test_a_state_url_no_engine_takes_is_one_line_at_start_without_its_password(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        (  # another database: taken at load, then a traceback after "serving on"
+            "mysql://briefd:s3cr3t-pw@db.internal/briefd",
+            "expected a postgresql://user:password@host:port/database URL (or unset for the "
+            "local SQLite index), got a mysql:// URL",
+        ),
+        (  # a '/' in the password (openssl rand -base64) made it another host's URL, logged
+            # password and all in every 'unreachable' line and in /api/health's state_error
+            "postgresql://briefd:Zk9/qW+x=@127.0.0.1:5432/briefd",
+            "its user:password part holds '/', '?' or '#', which end it in a URL: "
+            "percent-encode them (%2F, %3F, %23), or use a password of letters and digits",
+        ),
+    ],
+)
+def test_a_state_url_the_server_cannot_use_is_one_line_at_start_without_its_password(
+    tmp_path: Path, url: str, said: str
 ) -> None:
-    """O1, S1: a `state.url` of another database was taken at load and failed the server's
-    start-up with a traceback, after it had said it was serving."""
+    """O1, S1: refused at load, in one line that never shows the password."""
     (tmp_path / "kb" / "domain").mkdir(parents=True)
     (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
     assert briefd("index", "--source", "kb", cwd=tmp_path).returncode == 0
-    env = {"BRIEFD_STATE__URL": "mysql://briefd:s3cr3t-pw@db.internal/briefd"}
+    env = {"BRIEFD_STATE__URL": url}
     result = briefd("serve", "--no-index", "--port", str(free_port()), cwd=tmp_path, env=env)
     assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == (
-        "error: environment variable BRIEFD_STATE__URL: state.url: expected a "
-        "postgresql://user:password@host:port/database URL (or unset for the local SQLite "
-        "index), got a mysql:// URL\n"
-    )
-
-
-def test_a_state_url_whose_password_holds_a_slash_is_refused_without_showing_it(
-    tmp_path: Path,
-) -> None:
-    """O1, S1: a password with '/' (openssl rand -base64) put into the URL as it is made the
-    URL another host's ('briefd', port 'Zk9'), and the server logged it, password and all,
-    in every 'unreachable' line and in /api/health's state_error, which needs no token."""
-    (tmp_path / "kb" / "domain").mkdir(parents=True)
-    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
-    assert briefd("index", "--source", "kb", cwd=tmp_path).returncode == 0
-    env = {"BRIEFD_STATE__URL": "postgresql://briefd:Zk9/qW+x=@127.0.0.1:5432/briefd"}
-    result = briefd("serve", "--no-index", "--port", str(free_port()), cwd=tmp_path, env=env)
-    assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == (
-        "error: environment variable BRIEFD_STATE__URL: state.url: its user:password part "
-        "holds '/', '?' or '#', which end it in a URL: percent-encode them (%2F, %3F, %23), "
-        "or use a password of letters and digits\n"
-    )
+    assert result.stderr == f"error: environment variable BRIEFD_STATE__URL: state.url: {said}\n"
 
 
 def test_eval_mode_all_with_embeddings_off_says_it_ran_bm25_alone(tmp_path: Path) -> None:

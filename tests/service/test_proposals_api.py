@@ -3,6 +3,8 @@ client is told when the remote refuses the push, and that the OpenAPI document s
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx2
 from mcp import Client
 from mcp_types import CallToolResult
@@ -26,9 +28,9 @@ def refuse_pushes(remote: Remote) -> None:
     hook.chmod(0o755)
 
 
-def test_a_push_the_remote_refuses_is_a_documented_502(git_api: Briefd, remote: Remote) -> None:
-    git_api.sync()
-    refuse_pushes(remote)
+def propose_four_retries(api: Briefd) -> tuple[Any, CallToolResult, Any, Any]:
+    """One change to domain/retry.md proposed over REST and over MCP on a real server: the
+    REST answer, the tool's result, the OpenAPI schema and the proposals listed after."""
     change = {
         "doc_path": "domain/retry.md",
         "change_description": "Four",
@@ -38,11 +40,18 @@ def test_a_push_the_remote_refuses_is_a_documented_502(git_api: Briefd, remote: 
     async def body(client: Client) -> CallToolResult:
         return await client.call_tool("propose_update", change)
 
-    with serving(create_app(git_api, service_config())) as base:
+    with serving(create_app(api, service_config())) as base:
         answer = httpx2.post(base + "/api/proposals", json=change, headers=AUTH, timeout=60)
         tool = run(base + "/mcp", "legacy", body)
         schema = httpx2.get(base + "/openapi.json", headers=AUTH).json()
         listed = httpx2.get(base + "/api/proposals", headers=AUTH).json()
+    return answer, tool, schema, listed
+
+
+def test_a_push_the_remote_refuses_is_a_documented_502(git_api: Briefd, remote: Remote) -> None:
+    git_api.sync()
+    refuse_pushes(remote)
+    answer, tool, schema, listed = propose_four_retries(git_api)
     assert answer.status_code == 502
     assert answer.json()["error"] == "proposal_remote"
     assert "pre-receive hook declined" in answer.json()["detail"]
@@ -60,19 +69,7 @@ def test_a_document_changed_since_the_sync_is_a_documented_409(
 ) -> None:
     git_api.sync()
     remote.push({"domain/retry.md": RETRY.replace("three", "two")}, "Two retries")
-    change = {
-        "doc_path": "domain/retry.md",
-        "change_description": "Four",
-        "new_content": RETRY.replace("three times", "four times").lstrip("\n"),
-    }
-
-    async def body(client: Client) -> CallToolResult:
-        return await client.call_tool("propose_update", change)
-
-    with serving(create_app(git_api, service_config())) as base:
-        answer = httpx2.post(base + "/api/proposals", json=change, headers=AUTH, timeout=60)
-        tool = run(base + "/mcp", "legacy", body)
-        schema = httpx2.get(base + "/openapi.json", headers=AUTH).json()
+    answer, tool, schema, _ = propose_four_retries(git_api)
     said = "domain/retry.md changed on main since the commit this server serves"
     assert answer.status_code == 409 and answer.json()["error"] == "proposal_conflict"
     assert said in answer.json()["detail"] and "Two retries" in answer.json()["detail"]

@@ -71,10 +71,13 @@ def test_waiting_for_syncs_covers_the_running_one_and_the_one_queued_behind_it()
         raise RuntimeError("no source here")  # what the run returns does not matter
 
     runner = SyncRunner(run_once)
-    assert runner.wait_idle(0)
+    assert runner.idle
     assert runner.trigger() is True
     time.sleep(0.1)
     assert runner.trigger() is False  # queued behind the running one
-    assert not runner.wait_idle(0.1)
-    assert runner.wait_idle(5)
-    assert len(runs) == 2 and not runner.running
+    time.sleep(0.4)  # the first has ended, the queued one runs
+    assert not runner.idle
+    deadline = time.monotonic() + 5
+    while not runner.idle and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert runner.idle and len(runs) == 2

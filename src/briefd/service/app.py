@@ -237,7 +237,7 @@ def _let_work_finish(state: ServiceState, wait: float = SHUTDOWN_WAIT_S) -> None
 
 
 def _busy(state: ServiceState) -> bool:
-    return _rebuilding(state) or not state.api.syncs.wait_idle(0)
+    return _rebuilding(state) or not state.api.syncs.idle
 
 
 def _rebuilding(state: ServiceState) -> bool:

@@ -78,16 +78,11 @@ class SyncRunner:
             raise outcome
         return outcome
 
-    def wait_idle(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds until no run is going or queued; True when idle."""
-        deadline = time.monotonic() + timeout
+    @property
+    def idle(self) -> bool:
+        """No run is going, and none is queued to start."""
         with self._cond:
-            while self._running or self._background_waiting:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-        return True
+            return not (self._running or self._background_waiting)
 
     def _shared(self) -> SyncReport:
         outcome = self._outcome
