@@ -1,7 +1,9 @@
 """HEALTHCHECK of the briefd image: ``GET /api/health`` on the port the server listens on
-answers 200 — the ``--port`` of the server's command line (``docker run … serve --port 9000``)
-when it has one, else the configured ``serve.port``."""
+answers 200 with an index to serve (not ``building`` its first one: a first index of a large
+source outlasts the server's wait before it listens) — the ``--port`` of the server's command
+line (``docker run … serve --port 9000``) when it has one, else the configured ``serve.port``."""
 
+import json
 import sys
 import urllib.request
 from pathlib import Path
@@ -30,10 +32,16 @@ def main() -> int:
     port = served_port(args, load_settings().serve.port)
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=4) as answer:
-            return 0 if answer.status == 200 else 1
+            status = json.loads(answer.read()).get("status") if answer.status == 200 else None
     except OSError as exc:
         print(f"briefd is not answering on port {port}: {exc}")
         return 1
+    except ValueError as exc:  # not briefd's JSON on that port
+        print(f"port {port} does not answer as briefd does: {exc}")
+        return 1
+    if status == "building":
+        print("briefd is building its first index: it serves once that is done")
+    return 0 if status not in (None, "building") else 1
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from briefd.cli.serve import prepared_for_stdio
+from briefd.cli.serve import STDIO_WAIT_S, prepared_beside
 from briefd.errors import IndexNotFoundError
 from briefd.retrieval.search import SearchRequest
 from briefd.service.config import ServiceConfig
@@ -58,7 +58,7 @@ def test_a_first_index_still_running_is_said_to_be_building(
 ) -> None:
     settings = slow_settings(write_files(DOCS), tmp_path / "fresh.db", slow_ollama)
     started = time.monotonic()
-    api, metrics, building = prepared_for_stdio(settings, no_index=False, wait=0.2)
+    api, metrics, building = prepared_beside(settings, False, 0.2, "answering MCP")
     try:
         assert time.monotonic() - started < 1.5 and building()
         state = ServiceState(api, ServiceConfig.from_settings(settings.serve), metrics)
@@ -81,7 +81,7 @@ def test_an_update_done_within_the_wait_is_served_at_once(
     settings = slow_settings(
         write_files(dict(list(DOCS.items())[:1])), tmp_path / "a.db", slow_ollama
     )
-    api, _, building = prepared_for_stdio(settings, no_index=False, wait=30)
+    api, _, building = prepared_beside(settings, False, STDIO_WAIT_S, "answering MCP")
     try:
         assert not building()
         assert api.search(SearchRequest("kiwi batch settles", scopes=("all",))).hits

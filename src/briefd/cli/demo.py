@@ -49,7 +49,7 @@ def demo_command(
     quoted = shlex.quote(str(settings.db))  # runs as written from a home with a space in it
     errors.print(
         f"briefd demo: the example knowledge in {settings.source}, indexed into {settings.db}\n"
-        "once it says it is serving (the first index takes ~20-45 s), try in another terminal:\n"
+        "once it says `indexed …` (the first index takes ~20-45 s), try in another terminal:\n"
         f'  briefd --db {quoted} search "how many times do we retry a soft decline"\n'
         f'  briefd --db {quoted} bundle "add partial refunds to the card flow"',
         markup=False,

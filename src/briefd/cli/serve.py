@@ -31,6 +31,7 @@ NOTHING_TO_SERVE = (
 )
 
 STDIO_WAIT_S = 20.0  # of index update before `briefd mcp` answers: inside clients' start-up waits
+SERVE_WAIT_S = 20.0  # before `briefd serve` listens: a browser or agent waits no longer for it
 HOST = typer.Option(
     None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
 )
@@ -76,7 +77,7 @@ def mcp_command(
 
     settings = _settings(ctx, source, tuned)
     with reported_errors():
-        api, metrics, building = prepared_for_stdio(settings, no_index)
+        api, metrics, building = prepared_beside(settings, no_index, STDIO_WAIT_S, "answering MCP")
     try:
         anyio.run(serve_stdio, api, metrics, building)
     except KeyboardInterrupt:
@@ -92,7 +93,8 @@ def _settings(ctx: typer.Context, source: Path | None, tuned: Path | None) -> Se
 
 
 def serve(settings: Settings, host: str | None, port: int | None, no_index: bool) -> None:
-    """Update the index (unless ``no_index``), then serve it over HTTP until stopped."""
+    """Update the index (unless ``no_index``), then serve it over HTTP until stopped; an
+    update that takes longer than :data:`SERVE_WAIT_S` goes on beside the server."""
     import uvicorn
 
     from briefd.service import ServiceConfig, create_app
@@ -108,8 +110,8 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
         sock = bind(config)
         interrupt.watch_stop()
         try:
-            api, metrics = prepared(settings, no_index)
-            app = create_app(api, config, metrics)
+            api, metrics, building = prepared_beside(settings, no_index, SERVE_WAIT_S, "serving")
+            app = create_app(api, config, metrics, building)
         except BaseException:
             sock.close()
             raise
@@ -159,24 +161,17 @@ def _log_to_stderr() -> None:
     logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
-def prepared(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
-    """The API for a server: its embedder counted into fresh metrics, and its index brought up
-    to date with the source (a git URL: clone or fetch first) unless ``no_index``. Messages go
-    to stderr: for ``briefd mcp``, stdout is the protocol."""
-    api, metrics = _opened(settings, no_index)
-    if not no_index:
-        _brought_up_to_date(api, settings)
-    return api, metrics
-
-
-def prepared_for_stdio(
-    settings: Settings, no_index: bool, wait: float = STDIO_WAIT_S
+def prepared_beside(
+    settings: Settings, no_index: bool, wait: float, meanwhile: str
 ) -> tuple[Briefd, Metrics, Callable[[], bool]]:
-    """:func:`prepared`, with the index update given ``wait`` seconds: a client gives up on a
-    server that does not answer its handshake, and a first index takes about a minute per 300
-    sections. A longer update goes on, on a connection of its own, while the tools answer
-    from the index as it was; the callable says whether a first index (none before) still
-    runs, which the tools say instead of answering from an index half written."""
+    """The API for a server: its embedder counted into fresh metrics, and its index brought
+    up to date with the source (a git URL: clone or fetch first) unless ``no_index``, given
+    ``wait`` seconds: an MCP client gives up on a server that does not answer its handshake,
+    a browser on a page that does not load, and a first index takes about a minute per 300
+    sections. A longer update goes on, on a connection of its own, while the server answers
+    (``meanwhile`` says how) from the index as it was; the callable says whether a first
+    index (none before) still runs, which requests say instead of answering from an index
+    half written. Messages go to stderr: for ``briefd mcp``, stdout is the protocol."""
     api, metrics = _opened(settings, no_index)
     if no_index:
         return api, metrics, lambda: False
@@ -207,8 +202,8 @@ def prepared_for_stdio(
         serving.append(True)
     if thread.is_alive():
         errors.print(
-            f"still indexing after {wait:.0f} s: answering MCP meanwhile from the index as it "
-            "was (none yet: the tools say the index is being built)",
+            f"still indexing after {wait:.0f} s: {meanwhile} meanwhile from the index as it "
+            "was (none yet: requests are told the index is being built)",
             markup=False,
             soft_wrap=True,
         )

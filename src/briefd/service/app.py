@@ -128,12 +128,18 @@ def error_name(exc: errors.BriefdError) -> str:
 
 
 def create_app(
-    api: Briefd, config: ServiceConfig | None = None, metrics: Metrics | None = None
+    api: Briefd,
+    config: ServiceConfig | None = None,
+    metrics: Metrics | None = None,
+    building: Callable[[], bool] | None = None,
 ) -> FastAPI:
     """The service over ``api``. ``config`` defaults to ``serve:`` settings plus
-    ``BRIEFD_API_TOKEN``; pass ``metrics`` when an embedder already counts into it."""
+    ``BRIEFD_API_TOKEN``; pass ``metrics`` when an embedder already counts into it, and
+    ``building`` when a first index still runs beside the server (see ``ServiceState``)."""
     config = config or ServiceConfig.from_settings(api.settings.serve)
     state = ServiceState(api, config, metrics or Metrics())
+    if building is not None:
+        state.building = building
     mcp = build_mcp(state, server_instructions(api))
     live_lookups.register(mcp, state)
     # The SDK's own Host/Origin check is off: the Guard below covers every route alike.
@@ -237,7 +243,7 @@ def _let_work_finish(state: ServiceState, wait: float = SHUTDOWN_WAIT_S) -> None
 
 
 def _busy(state: ServiceState) -> bool:
-    return _rebuilding(state) or not state.api.syncs.idle
+    return _rebuilding(state) or not state.api.syncs.idle or state.building()
 
 
 def _rebuilding(state: ServiceState) -> bool:
@@ -252,6 +258,8 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
     said = ""
     while True:
         await anyio.sleep(state.config.flush_seconds)
+        if state.building():  # the first index holds the file: counters and log wait for it
+            continue
         try:
             await anyio.to_thread.run_sync(state.flush)
             await anyio.to_thread.run_sync(lambda: state.locked(refresh))

@@ -41,8 +41,8 @@ WARM_UP = SearchRequest("warm up the index", scopes=("all",), related=0)  # load
 log = logging.getLogger(__name__)
 MAX_PENDING = 10_000  # query log entries kept in memory while SQLite cannot take them
 BEING_BUILT = (
-    "the index is being built for the first time (`briefd mcp` answers meanwhile); try again "
-    "in a minute"
+    "the index is being built for the first time: briefd answers from it once it is done "
+    "(`indexed …` on its stderr); try again in a minute"
 )
 PRUNE_SECONDS = 86_400  # an idle server still prunes the query log (retention) once a day
 
@@ -93,7 +93,7 @@ class ServiceState:
         self._warmed = False  # the embedding model is loaded (see warm_up)
         self._warm_version: tuple[int, int] | None = None  # the index content warmed up
         self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
-        self.building: Callable[[], bool] = lambda: False  # `briefd mcp`'s first index runs
+        self.building: Callable[[], bool] = lambda: False  # a first index runs beside serving
 
     def call(self, surface: str, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
         """Run ``fn`` against the API, counting and timing it; under the lock unless it works
@@ -154,6 +154,10 @@ class ServiceState:
         hybrid recalls count with) before any client asks."""
         started = time.perf_counter()
         count_tokens("warm up the tokenizer")
+        if self.building():  # loaded by keep_warm once the first index is committed
+            log.info("warm-up: the index is being built for the first time")
+            self._warmed = True
+            return
         try:
             with self.lock:
                 self._warm_version = self._content_version()
@@ -168,7 +172,7 @@ class ServiceState:
         """Between requests (each flush): when another process has changed the index (``briefd
         index`` from a git hook or cron, a sync), load it again now as the warm-up did, so the
         next query does not wait for it (the vectors and postings of 50K chunks: 0.1-0.5 s)."""
-        if not self._warmed:
+        if not self._warmed or self.building():
             return
         with self.lock:
             try:

@@ -9,6 +9,7 @@ from briefd.errors import BriefdError, IndexNotFoundError, StoreError
 from briefd.replicas.agree import served_commit
 from briefd.service import schemas
 from briefd.service.deps import State
+from briefd.service.state import BEING_BUILT
 from briefd.state import replica_name
 
 router = APIRouter(prefix="/api")
@@ -20,8 +21,20 @@ def health(state: State) -> schemas.HealthOut:
     ``degraded``: the shared state (PostgreSQL) is unreachable, search and bundles still
     serve (``state_error`` says why); ``damaged``: a request found the index file damaged
     inside, so requests fail until it is rebuilt (``notice`` says so); ``notice``: the index
-    file was deleted or replaced under the server (and reopened). ``commit``: the knowledge
-    commit this replica serves."""
+    file was deleted or replaced under the server (and reopened); ``building``: the first
+    index runs beside the server (alive: a container is healthy meanwhile). ``commit``: the
+    knowledge commit this replica serves."""
+    if state.building():
+        shared = state.api.state
+        return schemas.HealthOut(
+            status="building",
+            version=__version__,
+            documents=0,
+            uptime_seconds=state.uptime_seconds(),
+            notice=BEING_BUILT,
+            state=shared.engine,
+            replica=replica_name(state.api.settings) if shared.shared else None,
+        )
 
     def documents() -> tuple[int | None, str | None]:
         try:

@@ -29,6 +29,8 @@ def metrics(state: State) -> Response:
 def gauges(state: ServiceState) -> list[Gauge]:
     """From the local index alone: a replica whose shared state (PostgreSQL) is away is still
     scraped, its degraded health then says why."""
+    if state.building():  # a first index: nothing committed to read yet
+        return [Gauge("briefd_index_documents", "Indexed documents.", 0.0)]
     try:
         with state.lock:
             with state.api.store.read() as conn:
