@@ -156,6 +156,23 @@ def test_an_empty_index_file_is_no_index_and_stays_empty(tmp_path: Path) -> None
     assert result.returncode == 0 and "domain/retry-policy.md" in result.stdout
 
 
+def test_a_search_while_the_first_index_is_built_says_so(tmp_path: Path) -> None:
+    """`briefd demo` prints searches to try while its first index may still run: one run then
+    said "no document is indexed yet; run `briefd index`", which was being done."""
+    env = {"BRIEFD_DB": "briefd.db"}
+    (tmp_path / "nothing").mkdir()  # a run that finds no document leaves an empty index
+    assert briefd("index", "--source", "nothing", cwd=tmp_path, env=env).returncode == 1
+    with (tmp_path / "briefd.db.index.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as an index run of another process holds it
+        result = briefd("search", "retry", cwd=tmp_path, env=env)
+    assert result.stdout == (
+        "Nothing found: no document is indexed yet: an index run (`briefd index`, `serve` or "
+        "`demo`) is building it now; try again once it says `indexed …`.\n"
+    )
+    result = briefd("search", "retry", cwd=tmp_path, env=env)  # no run: the advice it was
+    assert result.stdout == "Nothing found: no document is indexed yet; run `briefd index`.\n"
+
+
 def rebuild_run(tmp_path: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     """``briefd index --rebuild`` of the example, BM25 only, as a process of its own."""
     return subprocess.Popen(

@@ -23,6 +23,7 @@ from briefd.cli.output import (
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import apply_tuned
+from briefd.store.db import index_run_held
 from briefd.text import whole_characters
 
 MODES = ("bm25", "vector", "hybrid")
@@ -125,10 +126,11 @@ def search_command(
         )
         with Briefd(settings) as api:
             result = api.search(request)
+        building = not result.scopes and index_run_held(settings.db)
     if json_output:
         print_json(result_json(result))
     else:
-        print_result(result, explain)
+        print_result(result, explain, building)
         for warning in result.warnings:
             errors.print(f"warning: {warning}", markup=False, soft_wrap=True)
 
@@ -141,7 +143,8 @@ def result_json(result: SearchResult) -> dict[str, object]:
     return data
 
 
-def print_result(result: SearchResult, explain: bool) -> None:
+def print_result(result: SearchResult, explain: bool, building: bool) -> None:
+    """``building``: an index run is building the (empty) index now."""
     if explain:
         for sql in result.sql:
             console.print(sql, markup=False)
@@ -149,7 +152,7 @@ def print_result(result: SearchResult, explain: bool) -> None:
         for reason in result.gate_reasons:
             console.print(f"gate {result.gate}: {reason}", markup=False)
     if not result.hits:
-        console.print(f"Nothing found: {_why_nothing(result)}.", markup=False)
+        console.print(f"Nothing found: {_why_nothing(result, building)}.", markup=False)
         return
     table = Table(show_lines=True)
     table.add_column("#", justify="right")
@@ -169,9 +172,14 @@ def print_result(result: SearchResult, explain: bool) -> None:
     )
 
 
-def _why_nothing(result: SearchResult) -> str:
+def _why_nothing(result: SearchResult, building: bool) -> str:
     if result.gate == "empty":
         return "the query looks unrelated to this knowledge (relevance gate)"
+    if not result.scopes and building:  # `briefd demo` prints this command before it is done
+        return (
+            "no document is indexed yet: an index run (`briefd index`, `serve` or `demo`) is "
+            "building it now; try again once it says `indexed …`"
+        )
     if not result.scopes:  # an index without documents has no scope to search
         return "no document is indexed yet; run `briefd index`"
     return f"no matches in scopes {', '.join(result.scopes)}"

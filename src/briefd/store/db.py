@@ -450,6 +450,21 @@ def opened(db: Path) -> Iterator[Store]:
         store.close()
 
 
+def index_run_held(db: Path) -> bool:
+    """Whether an index run (:func:`index_run_lock`) of ``db`` is going on now, in any process."""
+    try:
+        handle = db.with_name(db.name + ".index.lock").open("a")
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
 @contextmanager
 def index_run_lock(db: Path, waiting: Callable[[], object] | None = None) -> Iterator[float]:
     """One index run at a time per index file, across processes and threads (an ``flock``
