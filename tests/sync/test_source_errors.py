@@ -14,7 +14,7 @@ from briefd.settings.raw import is_git_url
 from briefd.state.postgres import redacted
 from tests.embeddings.fakehttp import Reply, closed_port_url, fake_server
 from tests.sync.conftest import git_settings
-from tests.sync.gitrepo import RETRY, Remote
+from tests.sync.gitrepo import RETRY, Remote, git
 
 
 @pytest.mark.parametrize(
@@ -129,3 +129,33 @@ def test_an_empty_remote_says_so_and_is_followed_once_pushed(
     )
     assert second.error is None and second.commit == empty.head()
     assert second.index is not None and second.index.added == ("domain/retry.md",)
+
+
+def test_a_remote_whose_head_names_a_missing_branch_says_which_to_follow(
+    tmp_path: Path,
+) -> None:
+    """A bare repository made with `git init --bare` (HEAD: master) and then pushed `main`:
+    every sync said "couldn't find remote ref refs/heads/master; the branch does not exist on
+    the remote; check `sync.branch`", and a sync.branch the remote lacks (a clone with
+    --branch) said to "check the repository URL"."""
+    remote = Remote(tmp_path)
+    remote.push({"domain/retry.md": RETRY})
+    git(remote.bare, "symbolic-ref", "HEAD", "refs/heads/master")
+    with Briefd(git_settings(tmp_path, remote.url), embedder=None) as api:
+        report = api.sync()
+    assert report.error == (
+        f"{remote.url} names master as its default branch (its HEAD) but has no such branch; "
+        "its branches are main: set sync.branch: main (or BRIEFD_SYNC__BRANCH=main), or point "
+        "the remote's HEAD at it (git symbolic-ref HEAD refs/heads/main in the bare repository)"
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    with Briefd(git_settings(other, remote.url, **{"sync.branch": "trunk"}), embedder=None) as api:
+        report = api.sync()
+    assert report.error == (
+        f"the branch trunk (sync.branch) is not on {remote.url}, whose branches are main; set "
+        "sync.branch to the one to follow"
+    )
+    with Briefd(git_settings(other, remote.url, **{"sync.branch": "main"}), embedder=None) as api:
+        report = api.sync()
+    assert report.error is None and report.commit == remote.head()

@@ -271,7 +271,7 @@ class Clone(Checkout):
         try:
             git.run([*args, "--", self.url, str(temporary.absolute())], root.parent, self.timeout)
         except SourceError as exc:
-            raise self._explained(exc) from None
+            raise self._explained(exc, self.settings.sync.branch) from None
         git.run(["config", OWNED_KEY, "true"], temporary, self.timeout)
         if root.exists():
             root.rmdir()
@@ -327,7 +327,7 @@ class Clone(Checkout):
         except SourceError as exc:
             moved = self._default_moved(branch)
             if moved is None:
-                raise self._explained(exc) from None
+                raise self._explained(exc, branch) from None
             branch = moved
             self._fetch(branch)
             head = f"refs/remotes/origin/{branch}"
@@ -366,19 +366,45 @@ class Clone(Checkout):
         now = first.removeprefix("ref: refs/heads/").split("\t", 1)[0]
         return now if now and now != followed else None
 
-    def _explained(self, failed: SourceError) -> SourceError:
-        """``failed`` (a clone or fetch), or what it means when the remote has no branch at all:
-        a repository created empty, which git reports as a missing branch or HEAD."""
+    def _explained(self, failed: SourceError, branch: str | None = None) -> SourceError:
+        """``failed`` (a clone or fetch), or what it means when the remote has no branch at all
+        (a repository created empty, which git reports as a missing branch or HEAD) or not
+        ``branch``: its branches, and which setting picks one."""
         try:
             heads = git.run(["ls-remote", "--heads", "--", self.url], None, self.timeout)
         except SourceError:
             return failed
-        return failed if heads else SourceError(EMPTY_REMOTE.format(url=self.label))
+        if not heads:
+            return SourceError(EMPTY_REMOTE.format(url=self.label))
+        names = [line.split("\trefs/heads/", 1)[-1] for line in heads.splitlines()]
+        if branch is None or branch in names:
+            return failed
+        return SourceError(missing_branch(self.label, branch, names, self.settings.sync.branch))
 
     def push_target(self) -> tuple[GitTarget, str | None]:
         if not (self.root / ".git").is_dir():
             self.prepare()
         return GitTarget(self.root, "", "origin", self.branch(), configured=True), self.url
+
+
+def missing_branch(label: str, branch: str, names: list[str], configured: str | None) -> str:
+    """Why a sync of ``branch`` found nothing on the remote ``label``, whose branches are
+    ``names``: ``sync.branch`` names another, or (``configured`` None) the remote's HEAD names a
+    branch it lacks, as a bare repository made with `git init --bare` before its first push of
+    another branch does (its HEAD still names the default of the git that made it)."""
+    listed = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    if configured:
+        return (
+            f"the branch {branch} (sync.branch) is not on {label}, whose branches are {listed}; "
+            "set sync.branch to the one to follow"
+        )
+    best = "main" if "main" in names else names[0]
+    return (
+        f"{label} names {branch} as its default branch (its HEAD) but has no such branch; "
+        f"its branches are {listed}: set sync.branch: {best} (or BRIEFD_SYNC__BRANCH={best}), "
+        f"or point the remote's HEAD at it (git symbolic-ref HEAD refs/heads/{best} in the bare "
+        "repository)"
+    )
 
 
 def _upstream(top: Path, configured: str | None, timeout: float) -> tuple[str, str]:
