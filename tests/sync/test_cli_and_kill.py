@@ -66,6 +66,27 @@ def test_sync_command_prints_a_summary(tmp_path: Path, remote: Remote) -> None:
     assert data["index"]["deleted"] == ["domain/glossary.md"]
 
 
+def test_a_source_that_cannot_be_resolved_is_named_in_the_summary(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """A bare repository's folder as the source: the summary said "Sync failed for  (none)",
+    and --json "source": "", naming nothing."""
+    env = {**briefd_env(tmp_path, remote), "BRIEFD_SOURCE": str(remote.bare)}
+    done = subprocess.run(
+        [sys.executable, "-m", "briefd", "sync", "--json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1 and json.loads(done.stdout)["source"] == str(remote.bare)
+    done = subprocess.run(
+        [sys.executable, "-m", "briefd", "sync"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert re.fullmatch(
+        rf"Sync failed for {re.escape(str(remote.bare))} in \d+\.\d\ds\n", done.stdout
+    )
+    assert "is a bare git repository" in done.stderr
+
+
 def test_sync_without_a_source_or_index_says_so(tmp_path: Path, remote: Remote) -> None:
     env = {k: v for k, v in briefd_env(tmp_path, remote).items() if k != "BRIEFD_SOURCE"}
     done = subprocess.run(

@@ -41,6 +41,8 @@ def sync_command(
 
 def print_sync(report: SyncReport) -> None:
     where = f"{report.source} ({report.kind}" + (f", {report.branch})" if report.branch else ")")
+    if report.kind == "none":  # the source could not be resolved: what was configured
+        where = report.source or "the configured source"
     verb = "Sync failed for" if report.error else "Synced"
     console.print(f"{verb} {where} in {report.seconds:.2f}s", markup=False)
     if report.commit or report.previous_commit:

@@ -24,6 +24,7 @@ from pathlib import Path
 from briefd.errors import BriefdError
 from briefd.model import IndexReport
 from briefd.settings import Settings
+from briefd.sources import git
 from briefd.sources import knowledge as sources
 from briefd.sync.state import Refresh, SyncReport, SyncStatus
 
@@ -130,7 +131,7 @@ def run_sync(steps: SyncSteps) -> SyncReport:
     started, clock = _now(), time.perf_counter()
     previous = steps.load()
     previous_commit = _text(previous.get("last_commit"))
-    label, kind, branch = "", "none", settings.sync.branch
+    label, kind, branch = _configured(settings), "none", settings.sync.branch
     commit: str | None = None
     report: IndexReport | None = None
     error: str | None = None
@@ -166,6 +167,12 @@ def run_sync(steps: SyncSteps) -> SyncReport:
     except BriefdError as exc:  # a full disk, a busy index: the report stands, unrecorded
         log.warning("could not record the sync in the index: %s", exc)
     return result
+
+
+def _configured(settings: Settings) -> str:
+    """The source as configured, for a report when it cannot even be resolved (a bare
+    repository's folder, a missing directory): its credentials hidden."""
+    return git.redact(settings.sync.remote or str(settings.source or ""))
 
 
 def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
