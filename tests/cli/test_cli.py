@@ -173,6 +173,27 @@ def test_a_search_while_the_first_index_is_built_says_so(tmp_path: Path) -> None
     assert result.stdout == "Nothing found: no document is indexed yet; run `briefd index`.\n"
 
 
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("https://github.com/acme/kb.git", "https:/github.com/acme/kb.git"),
+        ("git@github.com:acme/kb.git", "git@github.com:acme/kb.git"),
+    ],
+)
+def test_a_git_url_given_as_source_folder_is_told_where_urls_go(
+    tmp_path: Path, url: str, shown: str
+) -> None:
+    """`briefd index --source URL` said only "is not a directory; pass --source DIR", though
+    `source:` in briefd.yaml takes git URLs."""
+    result = briefd("index", "--source", url, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (
+        1,
+        f"error: knowledge source {shown} is not a directory: --source takes a folder; to "
+        "follow a git repository, put its URL in `source:` (briefd.yaml) or BRIEFD_SOURCE, and "
+        "`briefd sync` or `briefd serve` clones it\n",
+    )
+
+
 def rebuild_run(tmp_path: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     """``briefd index --rebuild`` of the example, BM25 only, as a process of its own."""
     return subprocess.Popen(

@@ -22,6 +22,7 @@ from briefd.folders import make_index_folder
 from briefd.settings import Settings
 from briefd.sources import git
 from briefd.sources.history import History, document_history
+from briefd.sources.scan import not_a_directory
 
 SourceKind = Literal["clone", "checkout", "directory"]
 
@@ -98,7 +99,7 @@ def resolve(settings: Settings, source: Path | None = None) -> KnowledgeSource:
     if root is None:
         raise SourceError(NO_SOURCE)
     if not root.is_dir():
-        raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
+        raise SourceError(not_a_directory(root))
     if git.toplevel(root, settings.sync.git_timeout) is not None:
         return Checkout(settings, root)
     if git.is_git_dir(root, settings.sync.git_timeout):

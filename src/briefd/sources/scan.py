@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,12 +100,27 @@ def _composed(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+_URL_LIKE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:/|[\w.-]+@[\w.-]+:)")  # a path keeps one /
+
+
+def not_a_directory(root: Path) -> str:
+    """Why ``root`` cannot be indexed; a git URL given as a folder (``--source URL``) is told
+    where URLs go."""
+    if _URL_LIKE.match(str(root)):
+        return (
+            f"knowledge source {root} is not a directory: --source takes a folder; to follow a "
+            "git repository, put its URL in `source:` (briefd.yaml) or BRIEFD_SOURCE, and "
+            "`briefd sync` or `briefd serve` clones it"
+        )
+    return f"knowledge source {root} is not a directory; pass --source DIR"
+
+
 def scan(
     root: Path, index: IndexSettings, layout: Layout
 ) -> tuple[list[SourceFile], list[SkippedFile]]:
     """Files to index (sorted by path) and the candidates that were skipped, with reasons."""
     if not root.is_dir():
-        raise SourceError(f"knowledge source {root} is not a directory; pass --source DIR")
+        raise SourceError(not_a_directory(root))
     rules = Rules(root, index, layout)
     files: list[SourceFile] = []
     skipped: list[SkippedFile] = []
