@@ -407,3 +407,30 @@ def _eventually(check: Callable[[], bool], seconds: float = 10) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+def test_a_knowledge_health_failure_stays_said_after_a_search_and_each_refresh(
+    page: Page, service_api: Briefd
+) -> None:
+    """The health panels cannot load (PostgreSQL down for a replica: 503): the message said so
+    on the first load only, a search that worked wiped it, and the minute's refresh failed in
+    silence, leaving empty panels with nothing said. The page's clock is driven."""
+    page.clock.install()
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#health-since")).to_contain_text("since ")
+
+        page.route("**/api/dashboard/health", lambda route: route.abort("connectionrefused"))
+        page.clock.run_for(60_000)
+        expect(page.locator("#message")).to_contain_text("cannot load knowledge health: ")
+
+        page.fill("#search-input", "retry policy")
+        page.press("#search-input", "Enter")
+        expect(page.locator("#search-results .hit").first).to_be_visible()
+        expect(page.locator("#message")).to_contain_text("cannot load knowledge health: ")
+
+        page.unroute("**/api/dashboard/health")
+        page.clock.run_for(60_000)
+        expect(page.locator("#message")).to_have_text("")
