@@ -22,6 +22,7 @@ from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote
+from tests.team.test_gaps import entry
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -434,3 +435,20 @@ def test_a_knowledge_health_failure_stays_said_after_a_search_and_each_refresh(
         page.unroute("**/api/dashboard/health")
         page.clock.run_for(60_000)
         expect(page.locator("#message")).to_have_text("")
+
+
+def test_a_gap_shows_bidirectional_overrides_in_its_query_as_briefd_gaps_does(
+    page: Page, service_api: Briefd
+) -> None:
+    """A logged query holding a right-to-left override was shown reordered: "yciloP yrteR"
+    (asked, and answered by nothing) read "Retry Policy" among the gaps, a question the
+    knowledge does answer. The dashboard shows the override as `briefd gaps` prints it."""
+    asked = "\u202eyciloP yrteR\u202c"
+    service_api.log_queries([entry(asked, 0, None)] * 2)
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        gap = page.locator("#gaps-table tbody tr").first
+        expect(gap.locator("td").nth(1)).to_have_text("2")
+        expect(gap.locator("td").first).to_have_text("\\u202eyciloP yrteR\\u202c")
