@@ -475,3 +475,27 @@ def test_a_gap_asked_with_a_pasted_log_leaves_its_counts_in_view(
         got = gap.locator("td").last.bounding_box()
         assert section is not None and got is not None
         assert got["x"] + got["width"] <= section["x"] + section["width"], (got, section)
+
+
+def test_a_front_matter_problem_is_listed_before_many_skipped_files(
+    page: Page, tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    """With 60 Markdown files outside every scope (an archive/ folder), the list showed the
+    first 50 of them and stopped: the document indexed without its front matter (its title,
+    tags and refs lost) was never listed, and nothing said that anything was left out."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(example_copy[0], source)
+    (source / "archive").mkdir()
+    for n in range(60):
+        (source / "archive" / f"note-{n:02}.md").write_text(f"# Old note {n}\n", "utf-8")
+    (source / "domain" / "broken.md").write_text("---\ntitle: [x\n---\n# Broken\n", "utf-8")
+    settings = service_settings_for(source, tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        api.index()
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        listed = page.locator("#skipped-list li")
+        expect(listed.first).to_contain_text("domain/broken.md: front matter is not valid YAML")
+        expect(listed).to_have_count(51)
+        expect(listed.last).to_have_text("… and 12 more")
