@@ -7,6 +7,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from briefd.api import Briefd
+from briefd.model import SearchResult
 from briefd.service import create_app
+from briefd.service.schemas import search_out
 from briefd.sources.knowledge import sync_lock
 from tests.conftest import REPO
 from tests.service.conftest import service_config, service_settings_for
@@ -499,3 +502,35 @@ def test_a_front_matter_problem_is_listed_before_many_skipped_files(
         expect(listed.first).to_contain_text("domain/broken.md: front matter is not valid YAML")
         expect(listed).to_have_count(51)
         expect(listed.last).to_have_text("… and 12 more")
+
+
+def test_a_search_that_finds_nothing_says_why(page: Page, tmp_path: Path) -> None:
+    """The search box answered every empty result "No section matches (gate: …)": over an
+    index holding no document (as if the knowledge had nothing on the topic), and when the
+    relevance gate emptied it, without the reasons the answer carries. It says why, as the
+    MCP text does."""
+    (tmp_path / "knowledge").mkdir()
+    settings = service_settings_for(tmp_path / "knowledge", tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        api.index()
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#stat-documents")).to_have_text("0")
+        page.fill("#search-input", "retry policy")
+        page.press("#search-input", "Enter")
+        expect(page.locator("#search-results")).to_have_text(
+            "Nothing returned: no document is indexed yet, so there is nothing to search."
+        )
+
+        why = ("lexical: weak: not in the index: garlic", "semantic: margin -0.013")
+        gated = SearchResult("plant garlic", "hybrid", ("domain",), (), "r7", 0.1, gate="empty")
+        body = search_out(replace(gated, gate_reasons=why), 200_000).model_dump(mode="json")
+        page.route("**/api/search?*", lambda route: route.fulfill(json=body))
+        page.fill("#search-input", "plant garlic")
+        page.press("#search-input", "Enter")
+        expect(page.locator("#search-results")).to_have_text(
+            "Nothing returned: the relevance gate judged the query unrelated to this knowledge "
+            "base (lexical: weak: not in the index: garlic; semantic: margin -0.013); ask in "
+            "the words its documents use."
+        )
