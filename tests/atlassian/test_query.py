@@ -60,7 +60,7 @@ def test_jql_is_pinned() -> None:
         open_only=True,
     )
     assert jql(query, ("SHOP", "PAY")) == (
-        'project in ("SHOP") AND text ~ "refund race OR 1=1" AND status = "In Progress" AND '
+        'project in ("SHOP") AND text ~ "refund race or 1=1" AND status = "In Progress" AND '
         'issuetype = "Bug" AND assignee = currentUser() AND statusCategory != Done '
         "ORDER BY created DESC"
     )
@@ -75,6 +75,19 @@ def test_cql_is_pinned_for_cloud_and_data_center() -> None:
         'space in ("ENG", "PAY") AND siteSearch ~ "refund window" AND type in ("page", "blogpost")'
     )
     assert cql("(refund)", [], "datacenter") == 'text ~ "refund" AND type in ("page", "blogpost")'
+
+
+def test_lucene_operators_in_free_text_are_words_not_operators() -> None:
+    """Jira's and Confluence's text search read AND, OR and NOT in capitals as operators (and
+    refuse a query ending in one): inside the literal they must be plain words."""
+    text = "refund NOT webhook OR export AND"
+    assert jql(JiraQuery(text=text), ("SHOP",)) == (
+        'project in ("SHOP") AND text ~ "refund not webhook or export and" ORDER BY created DESC'
+    )
+    assert cql("NOT refunded", [], "cloud") == (
+        'siteSearch ~ "not refunded" AND type in ("page", "blogpost")'
+    )
+    assert free_text("Not ANDROID ORacle nOT") == "Not ANDROID ORacle nOT"  # only the operators
 
 
 def test_unbounded_and_empty_searches_say_what_to_give() -> None:
@@ -116,6 +129,7 @@ TEMPLATE_CQL = shape(cql("x", ["ENG"], "cloud"))
 def test_any_text_is_exactly_one_literal_and_cannot_change_the_query(text: str) -> None:
     assert lex(literal(text)) == [("literal", literal(text))]
     words = free_text(text)
+    assert not {"AND", "OR", "NOT"} & set(words.split())  # Lucene's operators: never as such
     if not words:  # blank: no text clause; only specials: an error that says to use words
         if text.strip():
             with pytest.raises(QueryError):

@@ -4,7 +4,9 @@ A value from a caller only ever appears inside one double-quoted string literal
 (:func:`literal`): control characters become spaces, then ``\\`` and then ``"`` are escaped,
 so nothing inside can close the literal, and a reserved word (``AND``, ``ORDER``, ``EMPTY``) is
 only text there. Free text for a ``~`` search also loses the Lucene special characters first
-(:func:`free_text`), which would otherwise be operators of the text search inside the literal.
+and has the Lucene operators ``AND``, ``OR`` and ``NOT`` (operators only in capitals) written in
+lower case (:func:`free_text`): both would otherwise be operators of the text search inside the
+literal.
 Identifiers (project and space keys, statuses, issue types, people) are quoted the same way.
 The configured allow-lists are always ANDed in, and a caller can only narrow them
 (:func:`narrowed`). Functions here are pure; tests pin their exact output.
@@ -26,6 +28,7 @@ LUCENE_SPECIALS = frozenset('+-&|!(){}[]^"~*?:\\/')
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 ISSUE_KEY = re.compile(r"^[A-Z][A-Z0-9_]*-[1-9][0-9]{0,9}$")
 PAGE_ID = re.compile(r"^[1-9][0-9]{0,19}$")
+LUCENE_OPERATORS = frozenset({"AND", "OR", "NOT"})
 ME = frozenset({"me", "currentuser()"})
 NOBODY = frozenset({"none", "unassigned"})
 
@@ -52,9 +55,10 @@ def literal(value: str) -> str:
 
 def free_text(value: str) -> str:
     """Words for a ``~`` text search: Lucene specials and control characters dropped,
-    whitespace collapsed. Empty when nothing searchable is left."""
+    whitespace collapsed, ``AND`` / ``OR`` / ``NOT`` lower-cased (words, not operators; the
+    search ignores case). Empty when nothing searchable is left."""
     kept = "".join(" " if ch in LUCENE_SPECIALS else ch for ch in _UNPRINTABLE.sub(" ", value))
-    return " ".join(kept.split())
+    return " ".join(w.lower() if w in LUCENE_OPERATORS else w for w in kept.split())
 
 
 def text_literal(value: str, what: str) -> str:
