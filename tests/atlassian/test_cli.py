@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+from briefd.tokens import count_tokens
 from tests.atlassian import data
 from tests.atlassian.conftest import DC_PAT
 from tests.atlassian.fake import FakeSite
@@ -98,3 +99,29 @@ def test_a_site_url_holding_an_account_is_refused_without_showing_it(
         "optionally with a path"
     ]
     assert dc.seen == []
+
+
+def test_json_is_what_rest_answers_within_max_tokens(tmp_path: Path, dc: FakeSite) -> None:
+    """``--json`` printed the shape around the Markdown fitted alone, so a search of 300 tokens
+    came out at ~780 (REST and MCP cut the shape again, to what the client receives)."""
+    env = configure(tmp_path, dc)
+    calls = [
+        ("jira", "search", "refund", "--limit", "5", "--max-tokens", "300"),
+        ("confluence", "search", "refund", "--max-tokens", "300"),
+        ("jira", "issue", "SHOP-42", "--max-tokens", "400"),
+        ("confluence", "page", "98765", "--max-tokens", "200"),
+    ]
+    answers = []
+    for args in calls:
+        done = briefd(*args, "--json", cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        wire = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
+        assert count_tokens(wire) <= int(args[-1]), args
+        answers.append(answer)
+    issues, pages, issue, page = answers
+    assert issues["issues"] and len(issues["issues"]) + issues["omitted"] == 5
+    assert issues["text"].endswith(f"({issues['omitted']} more left out to stay within max_tokens)")
+    assert len(pages["hits"]) + pages["omitted"] == 3
+    assert issue["markdown"].startswith("# SHOP-42: Partial refunds") and issue["truncated"]
+    assert page["markdown"].startswith("# Refund incident review") and page["truncated"]

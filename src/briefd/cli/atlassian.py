@@ -5,11 +5,14 @@ shape REST and MCP answer with."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 import typer
 from pydantic import BaseModel
 
 from briefd.api import Briefd
+from briefd.atlassian.model import IssueAnswer, IssueSearchAnswer, PageAnswer, PageSearchAnswer
 from briefd.atlassian.query import JiraQuery
 from briefd.atlassian.service import MAX_LIMIT, MIN_TOKENS
 from briefd.cli.output import reported_errors
@@ -25,6 +28,7 @@ confluence_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+A = TypeVar("A", PageSearchAnswer, PageAnswer, IssueSearchAnswer, IssueAnswer)
 JSON = typer.Option(False, "--json", help="Print the answer as JSON (as REST returns it).")
 LIMIT = typer.Option(10, "--limit", min=1, max=MAX_LIMIT, help="At most this many results.")
 
@@ -34,8 +38,15 @@ def register(app: typer.Typer) -> None:
     app.add_typer(confluence_app, name="confluence")
 
 
-def _print(out: BaseModel, markdown: str, json_output: bool) -> None:
-    text = out.model_dump_json(indent=2) if json_output else markdown
+def _print(answer: A, shape: Callable[[A], BaseModel], max_tokens: int, json_output: bool) -> None:
+    """The answer's Markdown (within ``max_tokens``); with ``--json`` what REST answers: the
+    shape cut again until its JSON is within ``max_tokens`` too."""
+    # the shapes import the MCP SDK (~0.5 s): only once there is an answer to shape
+    from briefd.service.atlassian import delivered
+
+    text = answer.text.markdown
+    if json_output:
+        text = delivered(answer, shape, max_tokens)[1].model_dump_json(indent=2)
     sys.stdout.write(text.rstrip("\n") + "\n")
 
 
@@ -61,11 +72,9 @@ def jira_search(
     query = JiraQuery(text, wanted, status, issue_type, assignee, open_only, limit, max_tokens)
     with reported_errors(), Briefd(ctx.obj.settings()) as api:
         found = api.atlassian.jira_search(query, None)
-    # the shapes import the MCP SDK (~0.5 s): only once there is an answer to shape
     from briefd.service.atlassian import issue_search_out
 
-    out = issue_search_out(found)
-    _print(out, out.text, json_output)
+    _print(found, issue_search_out, max_tokens, json_output)
 
 
 @jira_app.command("issue")
@@ -84,8 +93,7 @@ def jira_issue(
         issue = api.atlassian.jira_issue(key, comments, max_tokens, None)
     from briefd.service.atlassian import issue_out
 
-    out = issue_out(issue)
-    _print(out, out.markdown, json_output)
+    _print(issue, issue_out, max_tokens, json_output)
 
 
 @confluence_app.command("search")
@@ -107,8 +115,7 @@ def confluence_search(
         answer = api.atlassian.confluence_search(query, wanted, limit, max_tokens, None)
     from briefd.service.atlassian import page_search_out
 
-    out = page_search_out(answer)
-    _print(out, out.text, json_output)
+    _print(answer, page_search_out, max_tokens, json_output)
 
 
 @confluence_app.command("page")
@@ -125,5 +132,4 @@ def confluence_page(
         page = api.atlassian.confluence_page(page_id, max_tokens, None)
     from briefd.service.atlassian import page_out
 
-    out = page_out(page)
-    _print(out, out.markdown, json_output)
+    _print(page, page_out, max_tokens, json_output)
