@@ -213,6 +213,33 @@ def test_a_503_with_retry_after_is_retried_once_as_a_429_is(
     assert waits == [2.0, 3.0] and cloud.paths() == ["GET /wiki/rest/api/search"] * 2
 
 
+def test_a_5xx_says_whether_the_site_or_a_proxy_failed_and_what_to_do(
+    tmp_path: Path, dc: FakeSite
+) -> None:
+    """A 500 from Jira's REST API and a 502 page from the proxy in front of Confluence said
+    only "answered 502 to GET …", nothing about what to do."""
+    lookups = facade(tmp_path, dc)
+    failed = {"errorMessages": ["Internal server error"], "errors": {}}
+    dc.script(r"/issue/SHOP-42$", 500, body=failed)
+    with pytest.raises(IntegrationError) as site:
+        lookups.jira_issue("SHOP-42", True, 500, None)
+    assert str(site.value) == (
+        "Jira answered 500 to GET /rest/api/2/issue/SHOP-42: Internal server error: the site "
+        "failed; try again later, and if it persists ask the site's administrators (its logs "
+        "have the cause)"
+    )
+    page = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+    dc.script(r"/content/98765$", 502, body=page)
+    with pytest.raises(IntegrationError) as proxy:
+        lookups.confluence_page("98765", 500, None)
+    assert str(proxy.value) == (
+        "Confluence answered 502 to GET /rest/api/content/98765 with a web page, not its REST "
+        f"API: a proxy or load balancer in front of {dc.url} failed, or the site is down; try "
+        "again later, and if it persists check confluence.url and that the site is up"
+    )
+    assert dc.paths() == ["GET /rest/api/2/issue/SHOP-42", "GET /rest/api/content/98765"]
+
+
 def test_a_slow_site_is_a_timeout_that_says_so(tmp_path: Path, cloud: FakeSite) -> None:
     cloud.script(r"/issue/SHOP-42$", 0, delay=1.5)
     lookups = facade(tmp_path, cloud, **{"jira.timeout_seconds": 0.3})

@@ -2,7 +2,7 @@
 
 A :class:`Site` sends JSON requests with the account's ``Authorization`` header through an
 injected ``httpx.Client`` (tests point it at a fake server on 127.0.0.1), honours one
-``Retry-After`` on 429 (and on a 503 that carries one), and turns every failure — 401, 403, 404, 410, 429, a timeout, a TLS
+``Retry-After`` on 429 (and on a 503 that carries one), and turns every failure — 401, 403, 404, 410, 429, 5xx, a timeout, a TLS
 error, an invalid URL, a redirect (never followed), an answer that is not JSON — into an
 :class:`~briefd.errors.IntegrationError` whose message says what to do; but a 400 to a request
 that carries the caller's values (a Jira search's filters) is a
@@ -257,7 +257,27 @@ def failure(
         return rate_limited(config, response, waited)
     if asks_to_wait(response):
         return unavailable(config, response, what, waited)
+    if status >= 500:
+        return server_error(config, response, what)
     return IntegrationError(f"{product} answered {status} to {what}{said}")
+
+
+def server_error(config: SiteConfig, response: httpx.Response, what: str) -> IntegrationError:
+    """A 5xx (a 503 without ``Retry-After`` too): the site failed, or — when the body is a web
+    page, not the REST API's JSON — a proxy or load balancer in front of it did."""
+    said = f"{config.product} answered {response.status_code} to {what}"
+    try:
+        response.json()
+    except ValueError:
+        return IntegrationError(
+            f"{said} with a web page, not its REST API: a proxy or load balancer in front of "
+            f"{config.url} failed, or the site is down; try again later, and if it persists "
+            f"check {config.key}.url and that the site is up"
+        )
+    return IntegrationError(
+        f"{said}{remote_message(response)}: the site failed; try again later, and if it "
+        "persists ask the site's administrators (its logs have the cause)"
+    )
 
 
 def redirected(
