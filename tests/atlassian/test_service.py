@@ -268,6 +268,21 @@ def test_rest_routes_and_their_status_codes(rest: TestClient, cloud: FakeSite) -
     assert rest.get("/api/health").json()["status"] == "ok"  # the rest of briefd is unaffected
 
 
+def test_a_retry_after_that_is_no_number_of_seconds_is_a_429_not_a_500(
+    rest: TestClient, cloud: FakeSite
+) -> None:
+    """``Retry-After: 1e400`` (or ``inf``) parsed as infinity: the 429 was not retried, and
+    REST's Retry-After header, ceil(inf), was an OverflowError, a 500."""
+    cloud.script(r"/issue/SHOP-42$", 429, headers={"Retry-After": "1e400"}, times=2)
+    limited = rest.get("/api/jira/issues/SHOP-42")
+    assert limited.status_code == 429 and limited.json()["error"] == "rate_limited"
+    assert limited.headers["Retry-After"] == "1"  # as for a wait it did not name
+    assert cloud.paths() == ["GET /rest/api/3/issue/SHOP-42"] * 2  # waited once and retried
+    cloud.script(r"/issue/SHOP-42$", 429, headers={"Retry-After": "inf"})
+    again = rest.get("/api/jira/issues/SHOP-42")
+    assert again.status_code == 200 and again.json()["key"] == "SHOP-42"
+
+
 def test_a_filter_value_jira_does_not_know_is_400_on_rest_and_an_mcp_error(
     live_api: Briefd, rest: TestClient
 ) -> None:

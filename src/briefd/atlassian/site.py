@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import email.utils
 import functools
+import math
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -199,14 +200,17 @@ def asks_to_wait(response: httpx.Response) -> bool:
 
 
 def retry_after(response: httpx.Response, default: float) -> float:
-    """Seconds ``Retry-After`` asks for (a number or an HTTP date); ``default`` without one."""
+    """Seconds ``Retry-After`` asks for (a number or an HTTP date); ``default`` without one,
+    or with one that is neither (``inf`` and ``1e400`` are no number of seconds)."""
     value = response.headers.get("retry-after", "").strip()
     if not value:
         return default
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else default
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
