@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp_types import CallToolResult
 
 from briefd.tokens import count_tokens
 from tests.atlassian import data
@@ -125,3 +130,37 @@ def test_json_is_what_rest_answers_within_max_tokens(tmp_path: Path, dc: FakeSit
     assert len(pages["hits"]) + pages["omitted"] == 3
     assert issue["markdown"].startswith("# SHOP-42: Partial refunds") and issue["truncated"]
     assert page["markdown"].startswith("# Refund incident review") and page["truncated"]
+
+
+def test_briefd_mcp_over_stdio_serves_the_live_lookups(tmp_path: Path, dc: FakeSite) -> None:
+    """I9: ``briefd mcp`` built its tools without the live lookups, so over stdio jira_issue
+    and confluence_page were missing and, called, said "Jira is not configured: set jira.url"
+    while compile_bundle(issue=KEY) read the very same Jira."""
+    env = configure(tmp_path, dc)
+    assert briefd("index", cwd=tmp_path, env=env).returncode == 0
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "briefd", "mcp", "--no-index"],
+        env={**env, "BRIEFD_EMBEDDINGS__ENABLED": "false"},
+        cwd=tmp_path,
+    )
+
+    async def main() -> tuple[set[str], list[CallToolResult]]:
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            calls = [
+                ("jira_issue", {"key": "SHOP-42", "comments": False}),
+                ("jira_search", {"text": "refund", "limit": 2}),
+                ("confluence_search", {"query": "refund", "limit": 1}),
+                ("confluence_page", {"id": "98765"}),
+            ]
+            return names, [await client.call_tool(name, args) for name, args in calls]
+
+    names, (issue, issues, pages, page) = anyio.run(main)
+    assert {"jira_search", "jira_issue", "confluence_search", "confluence_page"} <= names
+    assert not any(r.is_error for r in (issue, issues, pages, page)), issue.content
+    assert (issue.structured_content or {})["markdown"].startswith("# SHOP-42: Partial refunds")
+    assert [i["key"] for i in (issues.structured_content or {})["issues"]] == ["SHOP-42", "SHOP-41"]
+    assert [h["id"] for h in (pages.structured_content or {})["hits"]] == ["98765"]
+    assert data.PAGE_TEXT in (page.structured_content or {})["markdown"]
+    assert {s.authorization for s in dc.seen} == {f"Bearer {DC_PAT}"}

@@ -140,8 +140,7 @@ def create_app(
     state = ServiceState(api, config, metrics or Metrics())
     if building is not None:
         state.building = building
-    mcp = build_mcp(state, server_instructions(api))
-    live_lookups.register(mcp, state)
+    mcp = mcp_server(state)
     # The SDK's own Host/Origin check is off: the Guard below covers every route alike.
     mcp.streamable_http_app(
         stateless_http=True,
@@ -314,6 +313,14 @@ def _refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
     told the current ones. (The SDK reads ``instructions`` from its low-level server at each
     initialize; MCPServer exposes it read-only.)"""
     mcp._lowlevel_server.instructions = server_instructions(api)
+
+
+def mcp_server(state: ServiceState) -> MCPServer[Any]:
+    """The MCP tools, over HTTP and stdio alike (I1, I9): briefd's own, and the live Confluence
+    and Jira lookups of each product that is configured (A1, A2)."""
+    mcp = build_mcp(state, server_instructions(state.api))
+    live_lookups.register(mcp, state)
+    return mcp
 
 
 def server_instructions(api: Briefd) -> str:

@@ -22,12 +22,11 @@ from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
 from briefd.api import Briefd
-from briefd.service.app import beside_the_server, server_instructions
+from briefd.service.app import beside_the_server, mcp_server
 from briefd.service.config import ServiceConfig
 from briefd.service.limits import invalid_text
 from briefd.service.metrics import Metrics
 from briefd.service.state import ServiceState
-from briefd.service.tools import build_mcp
 from briefd.text import shown
 
 log = logging.getLogger("briefd.service")
@@ -43,7 +42,7 @@ async def serve_stdio(
     state = ServiceState(api, ServiceConfig.from_settings(api.settings.serve), metrics or Metrics())
     if building is not None:
         state.building = building
-    mcp = build_mcp(state, server_instructions(api))
+    mcp = mcp_server(state)
     async with beside_the_server(state, mcp), anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_signal, state)
         await _run_stdio(mcp)
