@@ -13,6 +13,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
 
+from briefd.atlassian import caller_account
 from briefd.tokens import count_tokens
 from tests.atlassian import data
 from tests.atlassian.conftest import DC_PAT
@@ -164,3 +165,25 @@ def test_briefd_mcp_over_stdio_serves_the_live_lookups(tmp_path: Path, dc: FakeS
     assert [h["id"] for h in (pages.structured_content or {})["hits"]] == ["98765"]
     assert data.PAGE_TEXT in (page.structured_content or {})["markdown"]
     assert {s.authorization for s in dc.seen} == {f"Bearer {DC_PAT}"}
+
+
+def test_a_cloud_account_without_its_email_says_which_variable_to_export(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """The service account of the environment, token only, was told to "send X-Atlassian-Email
+    too, or set jira.email_env": a header a shell cannot send, and a setting of the product
+    whose account it was not (Jira falls back to the Confluence account)."""
+    (tmp_path / "briefd.yaml").write_text(
+        f"source: {EXAMPLE}\nconfluence:\n  url: {cloud.url}\njira:\n  url: {cloud.url}\n",
+        encoding="utf-8",
+    )
+    issue = briefd("jira", "issue", "SHOP-42", cwd=tmp_path, env={"CONFLUENCE_TOKEN": "t0k"})
+    assert issue.returncode == 1 and issue.stdout == ""
+    assert issue.stderr.strip() == (
+        "error: Jira Cloud needs the account's email with its API token, and $CONFLUENCE_EMAIL "
+        "/ $CONFLUENCE_TOKEN gave only a token; export $CONFLUENCE_EMAIL too (Data Center "
+        "personal access tokens: jira.deployment: datacenter)"
+    )
+    assert cloud.seen == []
+    caller = caller_account({"X-Confluence-Token": "t0k"})
+    assert caller is not None and caller.give_email == "send X-Confluence-Email too"

@@ -25,11 +25,13 @@ HEADER_PAIRS = (
 
 @dataclass(frozen=True, slots=True)
 class Account:
-    """``origin`` says where it came from, for error messages (never the secret itself)."""
+    """``origin`` says where it came from, for error messages (never the secret itself);
+    ``give_email`` how to give the email it lacks there (Cloud needs one)."""
 
     email: str | None = field(repr=False)
     token: str = field(repr=False)
     origin: str
+    give_email: str = "send X-Atlassian-Email too"
 
 
 def caller_account(headers: Mapping[str, str] | None) -> Account | None:
@@ -41,7 +43,9 @@ def caller_account(headers: Mapping[str, str] | None) -> Account | None:
         token = lower.get(token_header.lower(), "").strip()
         if token:
             email = lower.get(email_header.lower(), "").strip() or None
-            return Account(email, token, f"the caller's {token_header} header")
+            return Account(
+                email, token, f"the caller's {token_header} header", f"send {email_header} too"
+            )
     return None
 
 
@@ -54,7 +58,7 @@ def service_account(
     if not token:
         return fallback
     email = env.get(email_env, "").strip() or None
-    return Account(email, token, f"${email_env} / ${token_env}")
+    return Account(email, token, f"${email_env} / ${token_env}", f"export ${email_env} too")
 
 
 def authorization(account: Account, deployment: Deployment, product: str, key: str) -> str:
@@ -64,8 +68,8 @@ def authorization(account: Account, deployment: Deployment, product: str, key: s
     if not account.email:
         raise IntegrationError(
             f"{product} Cloud needs the account's email with its API token, and "
-            f"{account.origin} gave only a token; send X-Atlassian-Email too, or set "
-            f"{key}.email_env (Data Center personal access tokens: {key}.deployment: datacenter)"
+            f"{account.origin} gave only a token; {account.give_email} (Data Center personal "
+            f"access tokens: {key}.deployment: datacenter)"
         )
     pair = f"{account.email}:{account.token}".encode()
     return "Basic " + base64.b64encode(pair).decode("ascii")
