@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from briefd.atlassian import Account, Atlassian, JiraQuery
-from briefd.errors import QueryError, RemoteNotFoundError
+from briefd.errors import IntegrationError, QueryError, RemoteNotFoundError
 from tests.atlassian import data
 from tests.atlassian.conftest import (
     CALLER_EMAIL,
@@ -253,6 +253,33 @@ def test_an_issue_moved_out_of_the_projects_is_refused_before_more_is_fetched(
         "GET /rest/api/3/issue/OPS-3/remotelink",
         "GET /rest/api/3/issue/OPS-3/comment",
     ]
+
+
+@pytest.mark.parametrize("deployment", ["cloud", "datacenter"])
+def test_an_issue_on_a_site_with_issue_linking_off_is_read_without_linked_pages(
+    tmp_path: Path, cloud: FakeSite, dc: FakeSite, deployment: str
+) -> None:
+    """Remote links answer 403 when the site has issue linking turned off (Jira's REST docs,
+    Cloud and Data Center): that failed the whole jira_issue, and every bundle headed by an
+    issue of that site, as "denied … (403 Forbidden)" though the issue itself was read."""
+    site = cloud if deployment == "cloud" else dc
+    api = "3" if deployment == "cloud" else "2"
+    off = {"errorMessages": ["Issue linking is currently deactivated."], "errors": {}}
+    site.script(r"/remotelink$", 403, body=off, times=2)
+    lookups = facade(tmp_path, site)
+    answer = lookups.jira_issue("SHOP-42", True, 2000, None)
+    assert answer.issue.pages == () and "## Linked pages" not in answer.text.markdown
+    assert data.ISSUE_TEXT in answer.text.markdown and "## Comments (3" in answer.text.markdown
+    head, _ = lookups.prefetch("SHOP-42")("SHOP-42", 600) or ("", "")
+    assert head.startswith("SHOP-42: Partial refunds can exceed the captured amount")
+    assert site.paths()[:3] == [
+        f"GET /rest/api/{api}/issue/SHOP-42",
+        f"GET /rest/api/{api}/issue/SHOP-42/remotelink",
+        f"GET /rest/api/{api}/issue/SHOP-42/comment",
+    ]
+    site.script(r"/issue/SHOP-42$", 403, body=off)
+    with pytest.raises(IntegrationError, match=r"denied GET /rest/api/\d/issue/SHOP-42 \(403"):
+        lookups.jira_issue("SHOP-42", True, 2000, None)  # the issue itself: still a failure
 
 
 def test_credentials_service_caller_and_fallback(

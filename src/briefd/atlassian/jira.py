@@ -39,6 +39,7 @@ ISSUE_FIELDS = (
 PAGE_SIZE = 50
 MAX_COMMENTS = 50
 MAX_PAGES = 20
+LINKING_OFF = frozenset({403})  # what remote links answer on a site with issue linking off
 _PAGE_ID = re.compile(r"pageId=(\d+)|/pages/(\d+)")
 
 
@@ -97,7 +98,8 @@ class Jira:
     def issue(
         self, key: str, comments: bool, account: Account, allowed: Callable[[str], None]
     ) -> Issue:
-        """The issue ``key`` with its remote links and (``comments``) comments. ``allowed``
+        """The issue ``key`` with its remote links (none on a site with issue linking off)
+        and (``comments``) comments. ``allowed``
         checks the key Jira answers under (a moved issue's new one) before anything more is
         fetched: it raises for a project briefd may not read."""
         missing = f"Jira issue {key} does not exist, or the account may not see it; check the key"
@@ -106,7 +108,8 @@ class Jira:
         data = self.site.get(f"{self.api}/issue/{key}", params, account, missing)
         found = str(_get(data, "key") or key)
         allowed(found)
-        remote = self.site.get(f"{self.api}/issue/{found}/remotelink", {}, account, missing)
+        path = f"{self.api}/issue/{found}/remotelink"
+        remote = self.site.get(path, {}, account, missing, nothing_on=LINKING_OFF)
         said: list[Any] = []
         if comments:
             query = {"expand": "renderedBody", "orderBy": "-created", "maxResults": MAX_COMMENTS}

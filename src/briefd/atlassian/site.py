@@ -98,12 +98,14 @@ class Site:
         not_found: str,
         *,
         caller_input: bool = False,
+        nothing_on: frozenset[int] = frozenset(),
     ) -> Any:
         """``params`` None: ``path`` carries its query already (a ``_links.next``).
         ``caller_input``: the request carries the caller's values (search filters), so a 400
-        refuses those values (a :class:`~briefd.errors.QueryError`), not the site."""
+        refuses those values (a :class:`~briefd.errors.QueryError`), not the site.
+        ``nothing_on``: statuses that mean the site keeps nothing there (None is returned)."""
         extra = {} if params is None else {"params": dict(params)}
-        return self._send("GET", path, account, not_found, caller_input, **extra)
+        return self._send("GET", path, account, not_found, caller_input, nothing_on, **extra)
 
     def post(
         self,
@@ -114,7 +116,9 @@ class Site:
         *,
         caller_input: bool = False,
     ) -> Any:
-        return self._send("POST", path, account, not_found, caller_input, json=dict(body))
+        return self._send(
+            "POST", path, account, not_found, caller_input, frozenset(), json=dict(body)
+        )
 
     def _send(
         self,
@@ -123,6 +127,7 @@ class Site:
         account: Account,
         not_found: str,
         caller_input: bool,
+        nothing_on: frozenset[int],
         **kwargs: Any,
     ) -> Any:
         config = self.config
@@ -144,6 +149,8 @@ class Site:
             waited = asked
         if response.is_redirect:  # never followed: the credentials go to the URL configured
             raise redirected(config, response, what, path.split("?")[0])
+        if response.status_code in nothing_on:
+            return None
         if response.status_code == 400 and caller_input:
             raise QueryError(f"{config.product} answered 400 to {what}{remote_message(response)}")
         if response.status_code >= 400:
