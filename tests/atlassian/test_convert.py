@@ -41,3 +41,35 @@ def test_a_cut_inside_a_longer_fence_closes_it_with_that_fence() -> None:
     assert head.endswith("\n````") and open_fence(head) == ""
     assert marker.startswith("[… cut to max_tokens:")
     assert open_fence("```sql\nx\n```\n````md\n```") == "````"
+
+
+def test_an_emoticon_is_its_emoji_or_name_not_a_link_to_its_icon() -> None:
+    """Confluence's export_view (Cloud and Data Center) and Jira's renderer draw emoticons as
+    16-pixel <img class="emoticon">: each became ![(tick)](https://…/check.png), ~20 tokens
+    of an icon's URL where a status table means a tick."""
+    tick = (
+        '<img src="/wiki/images/icons/emoticons/check.png" class="emoticon emoticon-tick" '
+        'data-emoji-id="atlassian-check_mark" data-emoji-shortname=":check_mark:" '
+        'data-emoji-fallback=":check_mark:" data-emoticon-name="tick" width="16" height="16" '
+        'alt="(tick)" />'
+    )
+    wink = (
+        '<img src="/wiki/images/icons/emoticons/wink.png" class="emoticon emoticon-wink" '
+        'data-emoji-id="1f609" data-emoji-shortname=":wink:" data-emoji-fallback="\U0001f609" '
+        'data-emoticon-name="wink" width="16" height="16" alt="(wink)" />'
+    )
+    jira = (  # Jira's wiki renderer: no alt, no emoji data
+        '<img class="emoticon" src="/images/icons/emoticons/smile.png" height="16" '
+        'width="16" align="absmiddle" alt="" border="0"/>'
+    )
+    html = (
+        f"<table><tr><th>Step</th><th>Done</th></tr><tr><td>Lock</td><td>{tick}</td></tr></table>"
+        f"<p>Run it as root {wink} {jira}</p>"
+        '<p><img src="/wiki/download/attachments/98765/race.png" alt="race.png"></p>'
+    )
+    page = "https://acme.atlassian.net/wiki/spaces/ENG/pages/98765/Review"
+    assert html_to_markdown(html, page) == (
+        "| Step | Done |\n| --- | --- |\n| Lock | (tick) |\n\n"
+        "Run it as root \U0001f609 (smile)\n\n"
+        "![race.png](https://acme.atlassian.net/wiki/download/attachments/98765/race.png)"
+    )

@@ -4,7 +4,7 @@
 ``markdownify`` (MIT) does the conversion; before it, a few small rewrites turn what the
 servers render for macros into plain HTML it understands: panels (info, note, warning, tip and
 Jira ``{panel}``) become block quotes headed by their kind and title, an expand becomes its
-title and its content, task list items get ``[x]`` / ``[ ]``; ``<script>`` and ``<style>`` go
+title and its content, task list items get ``[x]`` / ``[ ]``, an emoticon its emoji or name; ``<script>`` and ``<style>`` go
 with their content; links and images from the site's root (``/display/…``) become absolute
 against ``base``. Code blocks keep their language (read from Confluence's ``brush:``, Jira's
 ``code-java`` class or a ``language-`` class) and a fence longer than any backtick run inside;
@@ -27,6 +27,7 @@ _LANG_CLASS = re.compile(r"^(?:code|language|lang)-([\w+#-]+)$")
 _BACKTICKS = re.compile(r"`+")
 _PRE_HEAD = re.compile(r"^[ \n]*\n")
 _PRE_TAIL = re.compile(r"[ \n]*$")
+_SHORTCODE = re.compile(r"^:[\w+-]+:$")
 PANEL_KINDS = ("info", "note", "warning", "tip", "error", "success")
 
 
@@ -37,7 +38,7 @@ def html_to_markdown(html: str, base: str = "") -> str:
     if not html or not html.strip():
         return ""
     soup = BeautifulSoup(html, "html.parser")
-    for rewrite in (_unscripted, _panels, _expands, _tasks, _cell_pipes):
+    for rewrite in (_unscripted, _emoticons, _panels, _expands, _tasks, _cell_pipes):
         rewrite(soup)
     if base:
         _absolute(soup, base)
@@ -74,6 +75,29 @@ def _unscripted(soup: BeautifulSoup) -> None:
     """``<script>`` and ``<style>`` with their content: code for a browser, not text."""
     for tag in soup.find_all(["script", "style"]):
         tag.decompose()
+
+
+def _emoticons(soup: BeautifulSoup) -> None:
+    """An emoticon (``img.emoticon``, Confluence's and Jira's) → the emoji it stands for, else
+    its name — not an image link to a 16-pixel icon, which costs ~20 tokens and says little."""
+    for img in soup.find_all("img"):
+        if "emoticon" in _classes(img) or img.get("data-emoji-id"):
+            img.replace_with(emoticon_text(img))
+
+
+def emoticon_text(img: Tag) -> str:
+    """The emoji (``data-emoji-fallback`` unless a ``:shortcode:``), else ``alt`` ("(tick)"),
+    else the shortcode, else the icon's name ("(smile)" for …/emoticons/smile.png)."""
+    fallback = str(img.get("data-emoji-fallback") or "").strip()
+    if fallback and not _SHORTCODE.match(fallback):
+        return fallback
+    for attribute in ("alt", "data-emoji-shortname"):
+        said = str(img.get(attribute) or "").strip()
+        if said:
+            return said
+    name = str(img.get("data-emoticon-name") or "").strip()
+    stem = str(img.get("src") or "").split("?")[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return f"({name or stem})" if name or stem else ""
 
 
 def _cell_pipes(soup: BeautifulSoup) -> None:
