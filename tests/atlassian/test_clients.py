@@ -282,6 +282,28 @@ def test_an_issue_on_a_site_with_issue_linking_off_is_read_without_linked_pages(
         lookups.jira_issue("SHOP-42", True, 2000, None)  # the issue itself: still a failure
 
 
+def test_an_issue_with_more_comments_than_are_read_says_so(tmp_path: Path, dc: FakeSite) -> None:
+    """Only the newest 50 comments are read; an issue with 120 was headed "Comments (50, newest
+    first)", as if that were all of them."""
+    newest = [
+        {
+            "id": str(120 - n),
+            "author": {"displayName": "Ada Lovelace"},
+            "body": f"Comment {120 - n}",
+            "renderedBody": f"<p>Comment {120 - n}</p>",
+            "created": f"2026-05-0{9 - n}T10:00:00.000+0000",
+        }
+        for n in range(2)
+    ]
+    page = {"startAt": 0, "maxResults": 2, "total": 120, "comments": newest}
+    dc.script(r"/issue/SHOP-42/comment$", 200, body=page)
+    markdown = facade(tmp_path, dc).jira_issue("SHOP-42", True, 2000, None).text.markdown
+    assert "\n## Comments (2, newest first; 118 older not read)\n" in markdown
+    assert markdown.index("Comment 120") < markdown.index("Comment 119")
+    every = facade(tmp_path, dc).jira_issue("SHOP-42", True, 2000, None).text.markdown
+    assert "\n## Comments (3, newest first)\n" in every  # all of them: nothing more said
+
+
 def test_credentials_service_caller_and_fallback(
     tmp_path: Path, cloud: FakeSite, dc: FakeSite
 ) -> None:

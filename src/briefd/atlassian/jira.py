@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from briefd.atlassian.credentials import Account
@@ -111,11 +112,14 @@ class Jira:
         path = f"{self.api}/issue/{found}/remotelink"
         remote = self.site.get(path, {}, account, missing, nothing_on=LINKING_OFF)
         said: list[Any] = []
+        total = 0
         if comments:
             query = {"expand": "renderedBody", "orderBy": "-created", "maxResults": MAX_COMMENTS}
             answer = self.site.get(f"{self.api}/issue/{found}/comment", query, account, missing)
             said = _list(answer, "comments")
-        return self._issue(data, remote if isinstance(remote, list) else [], said)
+            total = max(len(said), _count(_get(answer, "total")))
+        issue = self._issue(data, remote if isinstance(remote, list) else [], said)
+        return replace(issue, comments_total=total)
 
     def _row(self, raw: Any) -> IssueRow:
         key = str(_get(raw, "key"))
@@ -245,6 +249,10 @@ def plain(value: Any) -> str:
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _get(data: Any, key: str) -> Any:

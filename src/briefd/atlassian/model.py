@@ -93,6 +93,7 @@ class Issue:
     related: tuple[RelatedIssue, ...]
     pages: tuple[LinkedPage, ...]
     comments: tuple[Comment, ...]  # newest first
+    comments_total: int = 0  # how many the issue has; only the newest jira.MAX_COMMENTS are read
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,7 +117,10 @@ def issue_blocks(issue: Issue) -> list[str]:
     blocks.append("## Description\n\n" + (description or "(no description)"))
     blocks += [f"## {name}\n\n{html_to_markdown(v, issue.url)}" for name, v in issue.fields]
     if issue.comments:
-        blocks.append(f"## Comments ({len(issue.comments)}, newest first)")
+        shown = len(issue.comments)
+        older = issue.comments_total - shown
+        more = f"; {older} older not read" if older > 0 else ""
+        blocks.append(f"## Comments ({shown}, newest first{more})")
         for c in issue.comments:
             when = c.created[:16].replace("T", " ")
             blocks.append(f"### {c.author} · {when}\n\n{html_to_markdown(c.html, issue.url)}")
