@@ -73,3 +73,21 @@ def test_an_emoticon_is_its_emoji_or_name_not_a_link_to_its_icon() -> None:
         "Run it as root \U0001f609 (smile)\n\n"
         "![race.png](https://acme.atlassian.net/wiki/download/attachments/98765/race.png)"
     )
+
+
+def test_an_info_macro_without_its_macro_name_is_info_not_note() -> None:
+    """Older export views carry no data-macro-name; the info macro's class then says
+    "information", which matched no kind: an info panel was headed "Note" (Confluence's
+    caution panel)."""
+    html = (
+        '<div class="confluence-information-macro confluence-information-macro-information">'
+        '<p class="title">Ledger</p><span class="aui-icon aui-icon-small aui-iconfont-info '
+        'confluence-information-macro-icon"></span><div class="confluence-information-macro-'
+        'body"><p>Totals are checked nightly.</p></div></div>'
+        '<div class="confluence-information-macro confluence-information-macro-note">'
+        '<div class="confluence-information-macro-body"><p>Never refund twice.</p></div></div>'
+    )
+    assert html_to_markdown(html) == (
+        "> **Info: Ledger**\n>\n> Totals are checked nightly.\n\n"
+        "> **Note**\n>\n> Never refund twice."
+    )

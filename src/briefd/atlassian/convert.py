@@ -151,6 +151,10 @@ def _panels(soup: BeautifulSoup) -> None:
 
 
 def _kind_from(classes: set[str]) -> str | None:
+    """The macro's kind from its class, where ``data-macro-name`` is missing (older export
+    views): the info macro's class says ``information``."""
+    if "confluence-information-macro-information" in classes:
+        return "info"
     for kind in PANEL_KINDS:
         if f"confluence-information-macro-{kind}" in classes:
             return kind
