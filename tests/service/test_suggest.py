@@ -72,6 +72,30 @@ def test_dismissed_suggestions_stay_dismissed(write_files: WriteFiles, api: Brie
     assert [s.target for s in api.suggest_links("domain/retries.md")] == ["missing-doc"]
 
 
+def test_mentions_in_code_blocks_are_not_suggested_as_no_link_there_counts(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """Code blocks as the links' own parser finds them: a ```` fence showing ``` examples, a
+    ~~~ fence holding a ``` line, indented code; the prose after them still counts, at its
+    file line (a form feed in a line does not shift the lines)."""
+    write_files(
+        {
+            "domain/settlement.md": "# Settlement\n\nMoney moves.\n",
+            "domain/refunds.md": "# Refunds\n\nMoney goes back.\n",
+            "domain/notes.md": (
+                "---\ntags: [x]\n---\n# Notes\n\n"
+                "````markdown\n```\nexample\n```\nSettlement in an example.\n````\n\n"
+                "~~~\n```\n~~~\nPage\x0cbreak.\n\n"
+                "    Settlement in indented code.\n\n"
+                "Refunds are the topic.\n"
+            ),
+        }
+    )
+    api.index()
+    found = [(s.target, s.mention, s.line) for s in api.suggest_links("domain/notes.md")]
+    assert found == [("domain/refunds.md", "Refunds", 20)]
+
+
 def test_dismissing_needs_the_document_in_scope(write_files: WriteFiles, api: Briefd) -> None:
     write_files(
         {

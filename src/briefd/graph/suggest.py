@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Literal
 
+from briefd.markdown.parse import parse_structure
 from briefd.model import ResolvedLink
 
 SuggestionKind = Literal["unlinked-mention", "broken-link"]
 MIN_NAME_CHARS = 4
-_FENCE = re.compile(r"^(\s*)(```|~~~)")
+_MAYBE_CODE = re.compile(r"```|~~~|^(?: {4}|\t)", re.MULTILINE)  # else no code block to find
+_INLINE_CODE = re.compile(r"`[^`]*`")
 _WORD = re.compile(r"\w+")
 _EDGE_BEFORE = re.compile(r"[\w\[|/#-]")  # what may not stand before a mention
 _EDGE_AFTER = re.compile(r"[\w\]-]")  # nor after it
@@ -43,15 +45,23 @@ class LinkSuggestion:
 
 
 def _prose_lines(body: str) -> list[tuple[int, str]]:
-    """(offset, line) pairs outside fenced code, with inline code blanked out."""
-    out, fenced = [], False
-    for offset, line in enumerate(body.splitlines()):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if not fenced:
-            out.append((offset, re.sub(r"`[^`]*`", " ", line)))
-    return out
+    """(offset, line) pairs outside fenced and indented code — the code blocks links are
+    never read in, as the same CommonMark parser finds them — with inline code blanked out."""
+    code = _code_offsets(body)
+    return [
+        (offset, _INLINE_CODE.sub(" ", line))
+        for offset, line in enumerate(body.split("\n"))  # the file's lines, as links count them
+        if offset not in code
+    ]
+
+
+def _code_offsets(body: str) -> set[int]:
+    """The line offsets of ``body``'s code blocks (``` or ~~~ fences of any length, nested
+    ones, indented code)."""
+    if not _MAYBE_CODE.search(body):
+        return set()
+    ranges = parse_structure(body, first_line=0).code_ranges
+    return {offset for start, end in ranges for offset in range(start, end + 1)}
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:
