@@ -271,6 +271,29 @@ def test_a_missing_code_repo_is_reported_and_never_fails_indexing(
         assert "not a git checkout" in repo.error and "nowhere" in repo.error
 
 
+def test_a_shallow_clone_s_cut_commit_is_not_drift_on_every_file_of_its_tree(
+    tmp_path: Path, knowledge: Repo, app: Repo
+) -> None:
+    """A CI checkout (``--depth 2``): git shows the commit whose parent was not fetched as
+    adding every file of its tree, so it read as touching the retry service when it changed
+    the README only; the commits after it are read as they are."""
+    app.commit({"README.md": "docs\n"}, "Write the README", "2026-03-15T00:00:00+00:00")
+    drifted = app.commit(
+        {"tools/close/run.py": "x\n"}, "Close the month", "2026-03-16T00:00:00+00:00"
+    )
+    shallow = tmp_path / "ci-checkout"
+    git(tmp_path, "clone", "--quiet", "--depth", "2", app.path.as_uri(), str(shallow))
+    assert git(shallow, "rev-parse", "--is-shallow-repository") == "true"
+    with Briefd(settings_for(tmp_path, knowledge, str(shallow)), embedder=None) as api:
+        api.index()
+        report = api.drift()
+
+    assert [(d.doc_path, [c.hash for c in d.commits]) for d in report.documents] == [
+        ("domain/ledger.md", [drifted])
+    ]
+    assert report.repos[0].commits == 2 and report.repos[0].error is None
+
+
 def test_a_repo_no_longer_configured_is_forgotten(
     tmp_path: Path, knowledge: Repo, app: Repo
 ) -> None:

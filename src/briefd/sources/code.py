@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from briefd.errors import ConfigError, SourceError
@@ -161,7 +161,20 @@ class CodeSource:
     def _log(self, root: Path, selection: Sequence[str]) -> tuple[CodeCommit, ...]:
         args = ["log", "--no-merges", "--no-renames", LOG_FORMAT, LOG_DATE, "--name-only", "-z"]
         out = git.run_bytes([*args, *selection, "--"], root, self.timeout, env={"TZ": "UTC"})
-        return parse_log(out.decode("utf-8", "replace"), self.name)
+        commits = parse_log(out.decode("utf-8", "replace"), self.name)
+        cut = self._shallow_boundary(root)
+        return tuple(replace(c, paths=()) if c.hash in cut else c for c in commits)
+
+    def _shallow_boundary(self, root: Path) -> set[str]:
+        """The commits a shallow clone has without their parents: git shows each as adding
+        every file of its tree, so what it really changed is unknown (no paths, no drift)."""
+        listed = root / git.run(["rev-parse", "--git-path", "shallow"], root, self.timeout)
+        try:
+            return set(listed.read_text(encoding="ascii").split())
+        except FileNotFoundError:  # a complete history
+            return set()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self.fail(f"cannot read {listed}: {exc}") from None
 
 
 def parse_log(text: str, repo: str) -> tuple[CodeCommit, ...]:
