@@ -358,3 +358,27 @@ def test_usage_names_a_documents_lead_section_by_its_title(tmp_path: Path) -> No
         ("domain/şifre.md", "Süre"),
         ("domain/şifre.md", "Şifre Sıfırlama"),
     ]
+
+
+def test_a_repository_named_as_dot_is_its_folder_wherever_briefd_runs(tmp_path: Path) -> None:
+    """Knowledge in ``docs/`` of the code's own repository, ``code.repos: ["."]``: the
+    repository is named by its folder, not ".", and the same one (not forgotten and read
+    again) when the settings are found in the current directory or named with --config."""
+    mono = Repo(tmp_path / "payments")
+    mono.commit({"docs/domain/retry.md": RETRY_DOC}, "Rules", "2026-03-10T09:00:00+00:00")
+    mono.commit({"services/payment/a.py": "x\n"}, "Raise", "2026-03-15T00:00:00+00:00")
+    config = {"source": "docs", "db": ".briefd/briefd.db", "code": {"repos": ["."]}}
+    (mono.path / "briefd.yaml").write_text(yaml.safe_dump(config))
+    assert briefd("index", cwd=mono.path).returncode == 0
+
+    here = json.loads(briefd("drift", "--json", cwd=mono.path).stdout)
+    named = briefd("--config", str(mono.path / "briefd.yaml"), "drift", "--json", cwd=tmp_path)
+    elsewhere = json.loads(named.stdout)
+
+    for report in (here, elsewhere):
+        (repo,) = report["repos"]
+        assert (repo["name"], repo["location"]) == ("payments", str(mono.path))
+        assert [d["doc_path"] for d in report["documents"]] == ["domain/retry.md"]
+    assert elsewhere["repos"][0]["last_read"] == 0  # nothing read again
+    text = briefd("drift", "--no-refresh", cwd=mono.path).stdout
+    assert "(payments (main at" in text

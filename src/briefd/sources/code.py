@@ -9,6 +9,7 @@ force-push that dropped it, the branch is read again from the start.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -46,11 +47,19 @@ class ReadResult:
 
 
 def repo_name(repo: CodeRepo) -> str:
-    """``name``, else the last part of the path or URL without ``.git``."""
+    """``name``, else the last part of the URL or of the directory's full path (``.``, the
+    directory the settings are in, is named by its folder) without ``.git``."""
     if repo.name:
         return repo.name
-    tail = repo.source.rstrip("/").replace(":", "/").split("/")[-1]
+    where = repo.source if is_git_url(repo.source) else str(local_path(repo.source))
+    tail = where.rstrip("/").replace(":", "/").split("/")[-1]
     return tail.removesuffix(".git") or "code"
+
+
+def local_path(source: str) -> Path:
+    """A local checkout's full path, ``.`` and ``..`` resolved (symlinks kept): the same
+    repository whether its settings were found in the current directory or named."""
+    return Path(os.path.normpath(Path(source).expanduser().absolute()))
 
 
 def configured(settings: Settings) -> list[CodeSource]:
@@ -74,7 +83,7 @@ class CodeSource:
         self.url = repo.source if is_git_url(repo.source) else None
         self.timeout = settings.sync.git_timeout
         base = settings.code.checkout_dir or settings.db.parent / "code"
-        self.root = base / f"{self.name}.git" if self.url else Path(repo.source).expanduser()
+        self.root = base / f"{self.name}.git" if self.url else local_path(repo.source)
 
     @property
     def location(self) -> str:
