@@ -13,7 +13,9 @@ import yaml
 
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
+from briefd.service.team_tools import gaps_text, usage_text
 from briefd.settings import load_settings
+from briefd.team.gaps import GapsRequest
 from tests.cli.test_cli import briefd
 from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo
 from tests.team.seeded import logged, seeded_log
@@ -382,3 +384,27 @@ def test_a_repository_named_as_dot_is_its_folder_wherever_briefd_runs(tmp_path: 
     assert elsewhere["repos"][0]["last_read"] == 0  # nothing read again
     text = briefd("drift", "--no-refresh", cwd=mono.path).stdout
     assert "(payments (main at" in text
+
+
+def test_an_empty_query_log_says_what_it_holds(tmp_path: Path) -> None:
+    """A new user searches on the command line, then asks for gaps and usage: the reports say
+    nothing was logged and why (only what a server answers is), not just zero groups."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"domain/retry.md": RETRY_DOC}, "Rules", "2026-03-10T09:00:00+00:00")
+    cwd = indexed_project(tmp_path)
+    assert briefd("search", "soft decline retries", cwd=cwd).returncode == 0
+
+    gaps = briefd("gaps", cwd=cwd).stdout
+    usage = briefd("usage", cwd=cwd).stdout
+    assert "0 gap(s) among 0 query group(s)" in gaps
+    for text in (gaps, usage):
+        said = " ".join(text.split())
+        assert "Nothing was logged since " in said
+        assert "what `briefd serve` and `briefd mcp` answer" in said
+        assert "`briefd search`, `briefd bundle` and hook prompts answered without a server" in said
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    with Briefd(settings, embedder=None) as api:  # the MCP tools' text says it too
+        texts = (gaps_text(api.gaps(GapsRequest())), usage_text(api.usage()))
+    assert all("Nothing was logged since " in text for text in texts)

@@ -12,6 +12,7 @@ from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.cli.output import console, print_json, printable, reported_errors
 from briefd.errors import QueryError
+from briefd.team.activity import nothing_logged
 from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
 from briefd.team.period import since_cutoff
 from briefd.team.usage import SectionUsage, UsageReport, gone_note
@@ -69,6 +70,8 @@ def print_gaps(report: GapsReport) -> None:
             f"{report.unlogged} request(s) were logged without text ({UNLOGGED_BY})",
             markup=False,
         )
+    elif not report.groups:
+        console.print(nothing_logged(report.since), markup=False)
     if not report.gaps:
         return
     table = Table("#", Column("query", ratio=2), "asked", "surfaces", "empty", "gated", "best")
@@ -135,6 +138,8 @@ def print_usage(report: UsageReport) -> None:
         f"{report.feedback_reports} usage report(s), {report.nothing_helped} said nothing helped",
         markup=False,
     )
+    if not report.requests:
+        console.print(nothing_logged(report.since), markup=False)
     if report.documents:
         widest = max(len(d.doc_path) for d in report.documents)
         table = Table(Column("document", no_wrap=True, min_width=widest), "served", "surfaces")

@@ -14,6 +14,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import Field, TypeAdapter
 
 from briefd.service.state import ServiceState
+from briefd.team.activity import nothing_logged
 from briefd.team.drift import DriftReport
 from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
 from briefd.team.usage import UsageReport, gone_note
@@ -102,6 +103,8 @@ def gaps_text(report: GapsReport) -> str:
             lines.append(f"   got: {got}")
     if report.unlogged:
         lines.append(f"({report.unlogged} request(s) logged without text: {UNLOGGED_BY})")
+    elif not report.groups:
+        lines.append(nothing_logged(report.since))
     return "\n".join(lines)
 
 
@@ -137,6 +140,8 @@ def usage_text(report: UsageReport) -> str:
         f"Since {report.since[:10]}: {report.requests} request(s) ({surfaces}); "
         f"{report.feedback_reports} usage report(s), {report.nothing_helped} said nothing helped."
     ]
+    if not report.requests:
+        lines.append(nothing_logged(report.since))
     lines += [
         f"- {d.doc_path}: served {d.served}x, {d.sections_served} section(s), useful {d.useful}"
         for d in report.documents

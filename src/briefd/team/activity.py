@@ -19,6 +19,16 @@ from briefd.store.db import Store
 WAIT_MS = 200  # query log and counters: the service keeps them and retries later
 RESET_WAIT_MS = 3_000  # a reset (a person clicking) waits this long for a sync's write
 STRICTNESS = ("off", "hashed", "full")
+WHAT_IS_LOGGED = (
+    "the query log holds what `briefd serve` and `briefd mcp` answer (searches and bundles "
+    "over MCP and REST, hook prompts through the server); `briefd search`, `briefd bundle` "
+    "and hook prompts answered without a server are not logged"
+)
+
+
+def nothing_logged(since: str) -> str:
+    """What an empty window of the query log means (gaps and usage reports)."""
+    return f"Nothing was logged since {since[:10]}: {WHAT_IS_LOGGED}."
 
 
 def log_queries(
