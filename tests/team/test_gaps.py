@@ -16,7 +16,7 @@ from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import QueryError
-from briefd.settings import Settings, with_overrides
+from briefd.settings import Settings, load_settings, with_overrides
 from briefd.store.activity import QueryLogEntry
 from briefd.team.gaps import GapsRequest
 from briefd.team.period import since_cutoff
@@ -206,6 +206,26 @@ def test_off_mode_keeps_counts_but_no_text_nor_hash(
         report = api.gaps(GapsRequest())
         assert (report.gaps, report.unlogged, report.groups) == ((), 2, 0)
         assert api.usage().requests == 2
+
+
+def test_off_written_unquoted_in_briefd_yaml_turns_the_text_off(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    """``log_prompts: off`` as the README writes it: YAML reads an unquoted off as false, which
+    was refused ("expected 'full' or 'hashed' or 'off', got False")."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text("activity:\n  log_prompts: off\n  log_hook_prompts: off\n")
+    settings = load_settings(
+        config=config,
+        env={},
+        overrides={"db": str(tmp_path / "off.db"), "embeddings.enabled": False},
+    )
+    assert (settings.activity.log_prompts, settings.activity.log_hook_prompts) == ("off", "off")
+    with Briefd(settings, embedder=None) as api:
+        api.index(write_files(KNOWLEDGE))
+        api.log_queries([entry("confidential roadmap item", 0, None)])
+        assert b"confidential roadmap" not in database_bytes(api)
+        assert api.gaps(GapsRequest()).unlogged == 1
 
 
 def test_retention_prunes_exactly_what_is_older(indexed: Briefd) -> None:

@@ -111,6 +111,8 @@ def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
         inner = next((a for a in args if a not in (type(None), bool)), bool)
         return _convert(inner, value, key, origin)
     if typing.get_origin(hint) is Literal:
+        if value is False and "off" in args:
+            return "off"  # YAML reads an unquoted off (and no, false) as False
         if value not in args:
             accepted = " or ".join(repr(a) for a in args)
             raise ConfigError(f"{origin}: {key}: expected {accepted}, got {value!r}")
