@@ -271,6 +271,24 @@ def test_a_missing_code_repo_is_reported_and_never_fails_indexing(
         assert "not a git checkout" in repo.error and "nowhere" in repo.error
 
 
+def test_a_code_repo_without_commits_says_so(tmp_path: Path, knowledge: Repo) -> None:
+    """A repository just created for the code: its error names it and says what is missing,
+    not git's "ambiguous argument 'HEAD'"; once it has a commit, it is read."""
+    fresh = Repo(tmp_path / "new-service")  # git init, nothing committed
+    with Briefd(settings_for(tmp_path, knowledge, str(fresh.path)), embedder=None) as api:
+        api.index()
+        (repo,) = api.drift().repos
+        assert repo.error == (
+            f"code repo 'new-service' ({fresh.path}): has no commit yet; drift is read once it "
+            "has some"
+        )
+
+        fresh.commit({"services/payment/a.py": "x\n"}, "First", "2026-03-20T00:00:00+00:00")
+        report = api.drift(refresh=True)
+        assert report.repos[0].error is None
+        assert [d.doc_path for d in report.documents] == ["domain/retry.md"]
+
+
 def test_a_shallow_clone_s_cut_commit_is_not_drift_on_every_file_of_its_tree(
     tmp_path: Path, knowledge: Repo, app: Repo
 ) -> None:

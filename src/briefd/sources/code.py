@@ -143,7 +143,10 @@ class CodeSource:
         if self.repo.branch:
             return self.repo.branch
         if self.url is None:
-            return git.run(["rev-parse", "--abbrev-ref", "HEAD"], root, self.timeout)
+            try:
+                return git.run(["rev-parse", "--abbrev-ref", "HEAD"], root, self.timeout)
+            except SourceError:  # git's "ambiguous argument 'HEAD'": nothing committed
+                raise self.fail("has no commit yet; drift is read once it has some") from None
         return git.run(["symbolic-ref", "--short", "HEAD"], root, self.timeout)
 
     def read(self, root: Path, branch: str, last: str | None, since: str | None) -> ReadResult:
