@@ -14,7 +14,7 @@ from pathlib import Path
 GOOD = b"# Good\n\n## Refunds\n\nThe refund window is thirty days.\n"
 
 
-def briefd(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def briefd(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     env.update(BRIEFD_DB=str(tmp_path / "index.db"), BRIEFD_EMBEDDINGS__ENABLED="false")
     return subprocess.run(
@@ -22,7 +22,7 @@ def briefd(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
 
 
@@ -141,6 +141,28 @@ def test_front_matter_yaml_cannot_construct_is_reported_not_fatal(tmp_path: Path
         "front matter",
     }
     assert search(tmp_path, "leap day review")[0]["doc_path"] == "domain/leap.md"
+
+
+def test_a_relation_list_that_holds_itself_is_reported_not_a_hang(tmp_path: Path) -> None:
+    """YAML anchors can make a list that holds itself (``depends_on: &a [*a]``); reading an
+    unquoted ``[[wikilink]]`` relation unwrapped one-item lists until none was left, so the
+    run never ended (nor a sync, which holds the sync lock meanwhile)."""
+    source = source_with(
+        tmp_path,
+        {
+            "domain/loop.md": b"---\ntitle: Loop\ndepends_on: &a [*a]\nrelated: &b [[*b]]\n"
+            b"---\n# Loop\n\nSelf referencing anchors.\n",
+        },
+    )
+    done = briefd(tmp_path, "index", "--source", str(source), "--json", timeout=30)
+    assert done.returncode == 0, done.stderr
+    problems = [(p["path"], p["problem"]) for p in json.loads(done.stdout)["problems"]]
+    assert problems == [
+        ("domain/loop.md", "front matter 'depends_on' must be a list of strings; ignored"),
+        ("domain/loop.md", "front matter 'related' must be a list of strings; ignored"),
+    ]
+    top = search(tmp_path, "self referencing anchors")[0]
+    assert (top["doc_path"], top["title"]) == ("domain/loop.md", "Loop")
 
 
 def test_a_folder_named_decomposed_is_excluded_by_its_composed_name(tmp_path: Path) -> None:

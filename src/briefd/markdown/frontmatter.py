@@ -130,12 +130,15 @@ def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
 
 def _bare_wikilinks(value: Any) -> Any:
     """``depends_on: [[glossary]]`` unquoted is YAML for a list in a list (``- [[a]]`` one more
-    level): read each such item as the wikilink it was written as."""
+    level): read each such item as the wikilink it was written as. A list that holds itself
+    (``depends_on: &a [*a]``, YAML's anchors) stays a list, reported as one."""
     if not isinstance(value, list):
         return value
     items = []
     for item in value:
-        while isinstance(item, list) and len(item) == 1:
+        seen: set[int] = set()
+        while isinstance(item, list) and len(item) == 1 and id(item) not in seen:
+            seen.add(id(item))
             item = item[0]
         items.append(item)
     return items
