@@ -165,6 +165,25 @@ def test_a_relation_list_that_holds_itself_is_reported_not_a_hang(tmp_path: Path
     assert (top["doc_path"], top["title"]) == ("domain/loop.md", "Loop")
 
 
+def test_a_front_matter_key_written_twice_is_reported(tmp_path: Path) -> None:
+    """YAML forbids a key twice in one mapping, but its loaders keep the second silently: a
+    document whose ``tags:`` were written twice lost the first ones without a word."""
+    twice = b"---\ntags: [payments, refunds]\ntitle: Refund window\ntags: [legacy]\n---\n"
+    source = source_with(tmp_path, {"domain/window.md": twice + b"# Window\n\nThirty days.\n"})
+    done = briefd(tmp_path, "index", "--source", str(source), "--json")
+    assert done.returncode == 0, done.stderr
+    problems = [(p["path"], p["problem"]) for p in json.loads(done.stdout)["problems"]]
+    assert problems == [
+        (
+            "domain/window.md",
+            "front matter key 'tags' appears twice (lines 2 and 4): YAML keeps only the second; "
+            "merge them into one",
+        )
+    ]
+    shown = json.loads(briefd(tmp_path, "doc", "domain/window.md", "--json").stdout)
+    assert (shown["title"], shown["front_matter"]["tags"]) == ("Refund window", ["legacy"])
+
+
 def test_a_folder_named_decomposed_is_excluded_by_its_composed_name(tmp_path: Path) -> None:
     """``index.exclude: [domain/şirket/**]`` missed the folder a macOS copy names decomposed
     (``s`` + U+0327): the documents meant to stay out were indexed and served."""

@@ -22,7 +22,31 @@ _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 class _Loader(yaml.SafeLoader):
     """YAML as front matter is written: a plain scalar is the text it reads as, except
     ``true``/``false`` and ``null``/``~``. The YAML 1.1 reading of safe_load made ``title: No``
-    the title "False", ``title: 2024-01-05`` a date it refused and ``tags: [1.10]`` the tag "1.1"."""
+    the title "False", ``title: 2024-01-05`` a date it refused and ``tags: [1.10]`` the tag "1.1".
+
+    A key written twice in one mapping (``tags:`` twice) keeps the second, as YAML loaders do,
+    and is noted in :attr:`twice` (YAML forbids it, and the first value is lost silently)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.twice: list[str] = []
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: dict[str, int] = {}
+        for key_node, _ in node.value:  # as written: before ``<<`` merges are flattened in
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE:
+                line = key_node.start_mark.line + 2  # the file's line: '---' is line 1
+                if key_node.value in seen:
+                    self.twice.append(_TWICE.format(key_node.value, seen[key_node.value], line))
+                seen[key_node.value] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+_TWICE = (
+    "front matter key '{}' appears twice (lines {} and {}): YAML keeps only the second; "
+    "merge them into one"
+)
 
 
 _Loader.yaml_implicit_resolvers = {}  # its own table, without YAML 1.1's readings
@@ -32,7 +56,7 @@ _Loader.add_implicit_resolver(
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
 )
-_Loader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
+_Loader.add_implicit_resolver(_MERGE, re.compile(r"^(?:<<)$"), ["<"])
 _SWITCHES = {"yes": True, "on": True, "true": True, "no": False, "off": False, "false": False}
 
 
@@ -58,7 +82,7 @@ def split_front_matter(text: str) -> SplitDocument:
     body_offset = closing.end() + 1 if closing.end() < len(text) else closing.end()
     body_start_line = text.count("\n", 0, body_offset) + 1
     body = text[body_offset:]
-    raw, unreadable = _load(yaml_text)
+    raw, unreadable, twice = _load(yaml_text)
     if unreadable is not None:
         return SplitDocument(FrontMatter(), {}, body, body_start_line, (unreadable,))
     if raw is None:
@@ -67,14 +91,18 @@ def split_front_matter(text: str) -> SplitDocument:
         problem = "front matter is not a mapping of keys; indexed without front matter"
         return SplitDocument(FrontMatter(), {}, body, body_start_line, (problem,))
     front_matter, problems = _recognise(raw)
-    return SplitDocument(front_matter, raw, body, body_start_line, problems)
+    return SplitDocument(front_matter, raw, body, body_start_line, twice + problems)
 
 
-def _load(yaml_text: str) -> tuple[Any, str | None]:
-    """The YAML's value, or why it cannot be read (then the value is None)."""
+def _load(yaml_text: str) -> tuple[Any, str | None, tuple[str, ...]]:
+    """The YAML's value, or why it cannot be read (then the value is None), and the keys
+    written twice."""
     hint = ""
+    if not yaml_text.strip():
+        return {}, None, ()
+    loader = _Loader(yaml_text)
     try:
-        return (yaml.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}), None
+        return loader.get_single_data(), None, tuple(loader.twice)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
@@ -85,9 +113,12 @@ def _load(yaml_text: str) -> tuple[Any, str | None]:
         where, reason = "", str(exc)
     except RecursionError:
         where, reason = "", "nested too deeply"
+    finally:
+        loader.dispose()
     return (
         None,
         f"front matter is not valid YAML{where} ({reason}); indexed without front matter{hint}",
+        (),
     )
 
 
