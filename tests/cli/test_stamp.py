@@ -492,6 +492,21 @@ def test_a_commit_to_the_code_beside_the_knowledge_needs_no_full_run(
     assert full.changed == () and full.added == () and full.deleted == ()
 
 
+@pytest.mark.parametrize("ignore_file", [".gitignore", ".git/info/exclude"])
+def test_an_ignore_file_above_the_knowledge_changing_falls_through(
+    monorepo: tuple[Settings, list[str], Path], ignore_file: str
+) -> None:
+    """What git ignores from above ``docs/`` decides what is indexed, so the stamp holds those
+    files too, there or not: a pattern added to them is a change like any other."""
+    settings, argv, repo = monorepo
+    assert stamp.answer(argv, ENV) is not None
+    with (repo / ignore_file).open("a") as file:
+        file.write("docs/conventions/\n")
+    assert stamp.answer(argv, ENV) is None
+    with Briefd(settings, embedder=None) as api:
+        assert api.index().deleted == ("conventions/naming.md",)
+
+
 def test_a_commit_that_touches_the_knowledge_still_takes_the_full_run(
     monorepo: tuple[Settings, list[str], Path],
 ) -> None:

@@ -58,11 +58,13 @@ def take(
     try:
         if Path(db).resolve() != settings.db.resolve():
             return None
-        tree = _tree(root, Rules(root, settings.index, Layout.of(settings)))
+        rules = Rules(root, settings.index, Layout.of(settings))
+        tree = _tree(root, rules)
         git = _git_paths(root)
         if tree is None or git is None or str(Path(db).resolve().parent) in _resolved(tree):
             return None
-        paths = [*config_paths(args, env, str(cwd)), *tree, *git, *_code_paths()]
+        outer = map(str, rules.outer)  # the ignore files above the source, there or not
+        paths = [*config_paths(args, env, str(cwd)), *tree, *outer, *git, *_code_paths()]
         started = time.time_ns()
         entries = tuple((signature(p), p) for p in paths)
         st = Path(db).stat()

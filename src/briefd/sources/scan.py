@@ -40,7 +40,12 @@ class SourceFile:
 
 class Rules:
     """What the scan indexes: include/exclude globs, the ``.gitignore`` file of every folder
-    (read once), hidden folders and the scope layout, asked of a path relative to the root."""
+    (read once), hidden folders and the scope layout, asked of a path relative to the root.
+
+    A source inside a git work tree (``docs/`` of a code repository) also follows what git
+    ignores there from outside it: the ``.gitignore`` of each folder above it up to the work
+    tree's top, and the repository's ``info/exclude`` (:attr:`outer` lists those files) —
+    unless they ignore the source folder itself, which was then chosen on purpose."""
 
     def __init__(self, root: Path, index: IndexSettings, layout: Layout) -> None:
         self.root = root
@@ -48,6 +53,11 @@ class Rules:
         self._included = pathspec.PathSpec.from_lines("gitignore", map(_composed, index.include))
         self._excluded = pathspec.PathSpec.from_lines("gitignore", map(_composed, index.exclude))
         self._ignores: dict[str, pathspec.PathSpec[Any] | None] = {}
+        found = _outer_ignores(root)
+        self.outer = tuple(path for _, path in found)
+        specs = [(prefix, spec) for prefix, path in found if (spec := _read_spec(path))]
+        chosen = any(prefix and spec.match_file(prefix) for prefix, spec in specs)
+        self._outer = [] if chosen else specs
 
     def skips_folder(self, rel_dir: str) -> bool:
         """``rel_dir`` (``a/b/``) is hidden or ignored by a ``.gitignore`` above it."""
@@ -77,6 +87,8 @@ class Rules:
 
     def _ignored(self, rel: str) -> bool:
         """A ``.gitignore`` in a folder above ``rel`` matches it (relative to that folder)."""
+        if any(spec.match_file(prefix + rel) for prefix, spec in self._outer):
+            return True
         parts = rel.rstrip("/").split("/")
         for depth in range(len(parts)):
             base = "".join(p + "/" for p in parts[:depth])
@@ -87,13 +99,55 @@ class Rules:
 
     def _spec(self, base: str) -> pathspec.PathSpec[Any] | None:
         if base not in self._ignores:
-            gitignore = self.root / base / ".gitignore"
-            spec = None
-            if gitignore.is_file():
-                lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-                spec = pathspec.GitIgnoreSpec.from_lines(lines)
-            self._ignores[base] = spec
+            self._ignores[base] = _read_spec(self.root / base / ".gitignore")
         return self._ignores[base]
+
+
+def _read_spec(path: Path) -> pathspec.PathSpec[Any] | None:
+    """The patterns of the ignore file ``path`` (None: there is none, or it cannot be read)."""
+    try:
+        if not path.is_file():
+            return None
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _outer_ignores(root: Path) -> list[tuple[str, Path]]:
+    """The ignore files git applies to ``root`` from outside it, each with ``root``'s path
+    relative to the folder it speaks for (``docs/``): ``info/exclude`` of the work tree's
+    repository, then the ``.gitignore`` of every folder from its top down to ``root``'s parent.
+    None outside a work tree."""
+    try:
+        here = root.resolve()
+        top = next((d for d in (here, *here.parents) if os.path.lexists(d / ".git")), None)
+        if top is None:
+            return []
+        folders = [here, *here.parents][1 : len(here.relative_to(top).parts) + 1]
+        found = [(_below(here, top), _common_dir(top) / "info" / "exclude")]
+    except (OSError, RuntimeError, ValueError):
+        return []
+    return found + [(_below(here, folder), folder / ".gitignore") for folder in reversed(folders)]
+
+
+def _below(here: Path, folder: Path) -> str:
+    inside = here.relative_to(folder).as_posix()
+    return "" if inside == "." else inside + "/"
+
+
+def _common_dir(top: Path) -> Path:
+    """The repository folder of the work tree ``top`` that holds ``info/`` (a linked work
+    tree's or a submodule's ``.git`` is a file naming it)."""
+    dotgit = top / ".git"
+    if not dotgit.is_file():
+        return dotgit
+    text = dotgit.read_text(encoding="utf-8").strip()
+    gitdir = (top / text.removeprefix("gitdir:").strip()).resolve()
+    commondir = gitdir / "commondir"
+    if commondir.is_file():
+        return (gitdir / commondir.read_text(encoding="utf-8").strip()).resolve()
+    return gitdir
 
 
 def _composed(text: str) -> str:

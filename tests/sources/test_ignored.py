@@ -1,0 +1,90 @@
+"""A knowledge folder inside a code repository (``docs/``), read in place: what git ignores
+there from outside the folder — the ``.gitignore`` files above it and the repository's
+``info/exclude`` — is not indexed, as what the folder's own ``.gitignore`` files ignore is
+not (K3). Real ``briefd index`` processes over a real git repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.sync.gitrepo import git
+
+DRAFT = "Unannounced pricing plan for enterprise tier"
+
+
+def briefd(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env.update(BRIEFD_DB=str(tmp_path / "index.db"), BRIEFD_EMBEDDINGS__ENABLED="false")
+    return subprocess.run(
+        [sys.executable, "-m", "briefd", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+
+
+def repository(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A git repository of ``files`` (``.git/info/exclude`` among them), committed."""
+    top = tmp_path / "app"
+    top.mkdir()
+    git(top, "init", "--quiet", "--initial-branch=main")
+    for rel, text in files.items():
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text(text, encoding="utf-8")
+    git(top, "add", "-A")
+    git(top, "commit", "--quiet", "-m", "app and its docs")
+    return top
+
+
+def indexed(tmp_path: Path, source: Path) -> list[str]:
+    done = briefd(tmp_path, "index", "--source", str(source), "--json")
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(briefd(tmp_path, "docs", "--scopes", "all", "--json").stdout)
+    return sorted(d["path"] for d in listed["documents"])
+
+
+def test_a_knowledge_folder_follows_what_git_ignores_above_it(tmp_path: Path) -> None:
+    """Only the ``.gitignore`` files inside the source were read: a team's ``docs/`` in its
+    code repository had the drafts and local notes the repository ignores indexed and served."""
+    top = repository(
+        tmp_path,
+        {
+            ".gitignore": "docs/domain/drafts/\n*.local.md\n",
+            "src/app.py": "print('app')\n",
+            "docs/domain/refunds.md": "# Refunds\n\nThe refund window is thirty days.\n",
+            "docs/domain/drafts/pricing.md": f"# Pricing\n\n{DRAFT}.\n",
+            "docs/domain/notes.local.md": f"# Notes\n\n{DRAFT}, my notes.\n",
+            "docs/domain/private.md": f"# Private\n\n{DRAFT}, private.\n",
+            ".git/info/exclude": "private.md\n",
+        },
+    )
+    assert git(top, "status", "--porcelain", "--ignored").splitlines() == [
+        "!! docs/domain/drafts/",
+        "!! docs/domain/notes.local.md",
+        "!! docs/domain/private.md",
+    ]
+    assert indexed(tmp_path, top / "docs") == ["domain/refunds.md"]
+    found = briefd(tmp_path, "search", DRAFT, "--mode", "bm25", "--scopes", "all", "--json")
+    assert json.loads(found.stdout)["hits"] == []
+
+
+def test_a_source_folder_the_repository_ignores_is_still_indexed(tmp_path: Path) -> None:
+    """Ignoring the source folder itself (a team's local knowledge kept out of the code
+    repository) is no reason to index nothing: it was chosen as the source on purpose; what
+    is ignored inside it still is."""
+    top = repository(
+        tmp_path,
+        {
+            ".gitignore": "knowledge/\n*.local.md\n",
+            "knowledge/domain/refunds.md": "# Refunds\n\nThe refund window is thirty days.\n",
+            "knowledge/domain/.gitignore": "scratch.md\n",
+            "knowledge/domain/scratch.md": f"# Scratch\n\n{DRAFT}.\n",
+        },
+    )
+    assert indexed(tmp_path, top / "knowledge") == ["domain/refunds.md"]
