@@ -184,6 +184,32 @@ def test_a_front_matter_key_written_twice_is_reported(tmp_path: Path) -> None:
     assert (shown["title"], shown["front_matter"]["tags"]) == ("Refund window", ["legacy"])
 
 
+def test_a_file_name_with_control_characters_is_skipped_and_shown_escaped(
+    tmp_path: Path,
+) -> None:
+    """A name holding ESC (``\\x1b[2J`` clears a terminal) or a newline was indexed: its
+    escape sequence reached the terminal of whoever ran ``briefd index`` or ``briefd docs``,
+    and the agents served its path; a newline split the listing's row in two."""
+    clear = "domain/notes\x1b[2J\x1b[31m.md"
+    source = source_with(
+        tmp_path,
+        {clear: b"# Notes\n\nHidden notes.\n", "domain/two\nlines.md": b"# Two\n\nLines.\n"},
+    )
+    done = briefd(tmp_path, "index", "--source", str(source))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout
+    reason = (
+        "which would reach terminals and agents (and Windows checkouts cannot write); rename it"
+    )
+    assert done.stdout.splitlines()[2:] == [
+        f"  skipped domain/notes\\x1b[2J\\x1b[31m.md: its path holds the control character "
+        f"\\x1b, {reason}",
+        f"  skipped domain/two\\x0alines.md: its path holds the control character \\x0a, {reason}",
+    ]
+    listed = json.loads(briefd(tmp_path, "docs", "--scopes", "all", "--json").stdout)
+    assert [d["path"] for d in listed["documents"]] == ["domain/good.md"]
+
+
 def test_a_folder_named_decomposed_is_excluded_by_its_composed_name(tmp_path: Path) -> None:
     """``index.exclude: [domain/şirket/**]`` missed the folder a macOS copy names decomposed
     (``s`` + U+0327): the documents meant to stay out were indexed and served."""

@@ -232,6 +232,11 @@ def _examine(rules: Rules, rel: str, path: Path, max_bytes: int) -> SourceFile |
         rel.encode("utf-8")
     except UnicodeEncodeError:
         return "its name is not valid UTF-8 text; rename the file"
+    if control := _CONTROL.search(rel):
+        return (
+            f"its path holds the control character \\x{ord(control.group()):02x}, which would "
+            "reach terminals and agents (and Windows checkouts cannot write); rename it"
+        )
     try:
         reason = None
         if path.is_symlink():
@@ -274,5 +279,10 @@ def _link_reason(rules: Rules, path: Path) -> str | None:
     return None
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # a newline, tab, ESC… in a file or folder name
+
+
 def _shown(rel: str) -> str:
-    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    """``rel`` as reports print it: valid UTF-8, control characters written as ``\\x1b``."""
+    text = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
