@@ -223,3 +223,27 @@ def test_a_query_cut_at_a_comma_is_refused_a_note_of_ones_own_is_kept(tmp_path: 
         "expected: [{path: a, heading: b}]}\n"
     )
     assert load_golden(noted).queries[0].query == "refunds, how long"
+
+
+@pytest.mark.parametrize(
+    ("entry", "said"),
+    [
+        ("id: q1, query: , type: keyword", 'query has no value; give it one (query: "…")'),
+        (
+            "id: q1, query: [refund, window], type: keyword",
+            "query must be one text, got ['refund', 'window']; put it in quotes (query: \"…\")",
+        ),
+        ("id: , query: refund window, type: keyword", 'id has no value; give it one (id: "…")'),
+    ],
+)
+def test_a_query_without_one_text_is_refused_not_measured_as_none(
+    tmp_path: Path, entry: str, said: str
+) -> None:
+    """V1: ``query:`` left empty was measured as the search 'None', a list as its repr."""
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        f"queries:\n  - {{{entry}, expected: [{{path: domain/a.md, heading: Window}}]}}\n"
+    )
+    with pytest.raises(EvalError) as caught:
+        load_golden(queries)
+    assert str(caught.value) == f"{queries}: query #1: {said}"

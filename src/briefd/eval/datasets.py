@@ -115,11 +115,26 @@ def _golden_query(path: Path, index: int, item: Any) -> GoldenQuery:
     ):
         raise EvalError(f"{where}: expected must be a list of {{path, heading}} entries")
     return GoldenQuery(
-        str(item["id"]),
-        str(item["query"]),
+        _text(where, "id", item["id"]),
+        _text(where, "query", item["query"]),
         str(item["type"]),
-        tuple((str(e["path"]), str(e["heading"])) for e in expected),
+        tuple(
+            (_text(where, "path", e["path"]), _text(where, "heading", e["heading"]))
+            for e in expected
+        ),
     )
+
+
+def _text(where: str, key: str, value: Any) -> str:
+    """A golden entry's text: ``query:`` left empty (YAML null) or given a list would be
+    measured as the text 'None' or "['a', 'b']", a search nobody meant."""
+    if value is None:
+        raise EvalError(f'{where}: {key} has no value; give it one ({key}: "…")')
+    if isinstance(value, bool | list | dict):
+        raise EvalError(
+            f'{where}: {key} must be one text, got {value!r}; put it in quotes ({key}: "…")'
+        )
+    return str(value)
 
 
 def _find_source(path: Path, source: Any) -> Path | None:
