@@ -130,7 +130,36 @@ def test_expected_section_missing_from_index_is_reported(
             run_golden(api, load_golden(queries), "bm25")
     assert str(caught.value) == (
         f"{queries}: query q1 expects section 'Gone' of domain/a.md, which is not in the index; "
-        "fix the query or the document"
+        "its sections there are 'Real'; fix the query or the document"
+    )
+
+
+def test_a_heading_written_as_in_the_markdown_is_told_the_name_the_index_gives_it(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    """V1: a heading copied from the file with its `code` (or a path outside every scope) was
+    "not in the index" with nothing to say what the index does hold."""
+    root = write_files({"domain/a.md": "Intro.\n\n## Using `retry_after` **safely**\n\nWait.\n"})
+    queries = tmp_path / "q.yaml"
+    entry = "{{id: q1, query: retry, type: keyword, expected: [{{path: {}, heading: {}}}]}}"
+    queries.write_text(
+        "queries:\n  - " + entry.format("domain/a.md", "'Using `retry_after` **safely**'") + "\n"
+    )
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        with pytest.raises(EvalError) as caught:
+            run_golden(api, load_golden(queries), "bm25")
+        assert str(caught.value).endswith(
+            "which is not in the index; its sections there are 'a', 'Using retry_after safely'; "
+            "fix the query or the document"
+        )
+        queries.write_text("queries:\n  - " + entry.format("README.md", "Intro") + "\n")
+        with pytest.raises(EvalError) as caught:
+            run_golden(api, load_golden(queries), "bm25")
+    assert str(caught.value) == (
+        f"{queries}: query q1 expects section 'Intro' of README.md, which is not in the index; "
+        "README.md itself is not indexed (a typo, or a file outside every scope?); fix the query "
+        "or the document"
     )
 
 

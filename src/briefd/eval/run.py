@@ -139,20 +139,33 @@ def run_golden(api: Briefd, golden: GoldenSet, mode: SearchMode) -> EvalReport:
 
 def check_expected(api: Briefd, golden: GoldenSet) -> None:
     """A query whose expected section is not in the index is a broken query, not a miss."""
+    sections: dict[str, list[str]] = defaultdict(list)  # path → its headings, in order
     with api.store.read() as conn:
-        known = {
-            (row[0], row[1])
-            for row in conn.execute(
-                "SELECT d.path, c.heading FROM chunks c JOIN documents d ON d.id = c.doc_id"
-            )
-        }
+        for path, heading in conn.execute(
+            "SELECT d.path, c.heading FROM chunks c JOIN documents d ON d.id = c.doc_id "
+            "ORDER BY d.path, c.position"
+        ):
+            if heading not in sections[path]:
+                sections[path].append(heading)
     for query in golden.queries:
         for path, heading in query.expected:
-            if (path, heading) not in known:
+            if heading not in sections.get(path, ()):
                 raise EvalError(
                     f"{golden.path}: query {query.id} expects section '{heading}' of {path}, "
-                    "which is not in the index; fix the query or the document"
+                    f"which is not in the index; {_named(path, sections.get(path))}"
                 )
+
+
+def _named(path: str, headings: list[str] | None) -> str:
+    """What the index holds for ``path``: the names a golden entry can use (as the index
+    writes them: a heading's inline Markdown, `code` or **bold**, is dropped)."""
+    if not headings:
+        return (
+            f"{path} itself is not indexed (a typo, or a file outside every scope?); fix the "
+            "query or the document"
+        )
+    shown_names = ", ".join(f"'{h}'" for h in headings[:12]) + (", …" if headings[12:] else "")
+    return f"its sections there are {shown_names}; fix the query or the document"
 
 
 def beir_cases(dataset: BeirSet) -> tuple[list[Case], UnitOf]:
