@@ -276,3 +276,35 @@ def test_a_query_without_one_text_is_refused_not_measured_as_none(
     with pytest.raises(EvalError) as caught:
         load_golden(queries)
     assert str(caught.value) == f"{queries}: query #1: {said}"
+
+
+def test_a_limit_written_as_a_percentage_is_refused_at_load(tmp_path: Path) -> None:
+    """V1, V4: ``recall@5: 80`` could never be met (or, as a maximum, never be passed); the
+    gate ran every set and then failed on "1.0000 < 80.0000"."""
+    path = tmp_path / "thresholds.yaml"
+    sets = "sets:\n  - name: mine\n    queries: q.yaml\n    min: {bm25: {recall@5: 0.8}}\n"
+    for extra, said in (
+        ("", None),
+        ("    trust: {max_fusion_gap: -0.01}\n", None),  # hybrid above its better side
+        (
+            "    trust: {max_emptied: 5}\n",
+            "trust.max_emptied must be a fraction from 0 to 1 (0.8, not 80), got 5",
+        ),
+        (
+            "    recall: {hybrid: {noise_tokens: 300, noise_share: 10}}\n",
+            "recall.hybrid.noise_share must be a fraction from 0 to 1 (0.8, not 80), got 10",
+        ),
+    ):
+        path.write_text(sets + extra)
+        if said is None:
+            assert load_gates(path)[0].minimums == {"bm25": {"recall@5": 0.8}}
+            continue
+        with pytest.raises(EvalError) as caught:
+            load_gates(path)
+        assert str(caught.value) == f"{path}: set 'mine': {said}"
+    path.write_text(sets.replace("0.8", "80"))
+    with pytest.raises(EvalError) as caught:
+        load_gates(path)
+    assert str(caught.value) == (
+        f"{path}: set 'mine': min.bm25.recall@5 must be a fraction from 0 to 1 (0.8, not 80), got 80"
+    )

@@ -133,14 +133,30 @@ def _limits(
         for metric, value in values.items():
             if metric not in metrics:
                 raise EvalError(f"{where}: {key} metric must be one of {', '.join(metrics)}")
-            limits.setdefault(mode, {})[metric] = _number(where, f"{key}.{mode}.{metric}", value)
+            name = f"{key}.{mode}.{metric}"
+            number = _number(where, name, value)
+            limits.setdefault(mode, {})[metric] = (
+                number if metric in COUNTS else _fraction(where, name, number)
+            )
     return limits
+
+
+COUNTS = ("noise_tokens",)  # the one limit that is not a share
 
 
 def _number(where: str, key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise EvalError(f"{where}: {key} must be a number, got {value!r}")
     return float(value)
+
+
+def _fraction(where: str, key: str, value: float, low: float = 0.0) -> float:
+    """Every figure but a token count is a share: a limit of 80 (a percentage) could never
+    be met, or, as a maximum, never be passed, and would not read as the mistake it is."""
+    if not low <= value <= 1.0:
+        hint = " (0.8, not 80)" if value > 1 else ""
+        raise EvalError(f"{where}: {key} must be a fraction from {low:g} to 1{hint}, got {value:g}")
+    return value
 
 
 def _flag(where: str, value: Any) -> bool:
@@ -176,7 +192,17 @@ def _trust(where: str, item: Any) -> TrustLimits | None:
     known = set(TrustLimits.__dataclass_fields__)
     if not isinstance(item, dict) or not set(item) <= known:
         raise EvalError(f"{where}: trust takes {', '.join(sorted(known))}")
-    return TrustLimits(**{key: _number(where, f"trust.{key}", v) for key, v in item.items()})
+    return TrustLimits(
+        **{
+            key: _fraction(
+                where, f"trust.{key}", _number(where, f"trust.{key}", v), GAP_LOW.get(key, 0.0)
+            )
+            for key, v in item.items()
+        }
+    )
+
+
+GAP_LOW = {"max_fusion_gap": -1.0}  # hybrid nDCG@10 may be required above its better side
 
 
 def shortfalls(gate: Gate, mode: str, overall: dict[str, float]) -> list[str]:
