@@ -308,3 +308,26 @@ def test_a_limit_written_as_a_percentage_is_refused_at_load(tmp_path: Path) -> N
     assert str(caught.value) == (
         f"{path}: set 'mine': min.bm25.recall@5 must be a fraction from 0 to 1 (0.8, not 80), got 80"
     )
+
+
+def test_a_beir_query_whose_labels_are_all_zero_is_left_out(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """V1: a label of 0 is "judged not relevant"; a query with no other label has nothing to
+    find and was scored as a miss, pulling every figure down (trec_eval and BEIR leave it out)."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    corpus = [
+        {"_id": "d1", "title": "Pairing the remote", "text": "Press and hold to pair the remote."},
+        {"_id": "d2", "title": "Picture mode", "text": "Change the picture mode in settings."},
+    ]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    queries = [{"_id": "q1", "text": "how to pair remote"}, {"_id": "q2", "text": "sound bar"}]
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t0\n")
+    dataset = load_beir(folder)
+    with Briefd(beir_index(settings, dataset)) as api:
+        api.index()
+        report = run_beir(api, dataset, "bm25")
+    assert [o.id for o in report.outcomes] == ["q1"]
+    assert report.overall == {"recall@5": 1.0, "recall@10": 1.0, "mrr@10": 1.0, "ndcg@10": 1.0}

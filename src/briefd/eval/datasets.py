@@ -170,10 +170,12 @@ def load_beir(path: Path) -> BeirSet:
         for r in _jsonl(corpus_bytes, path / "corpus.jsonl", ("_id",))
     )
     qrels = _qrels(qrels_path)
+    # as trec_eval and BEIR score: a query with no relevant document (every label 0, "judged
+    # not relevant") is left out, not counted as a miss no ranking could avoid
     queries = tuple(
         (str(r["_id"]), str(r["text"]), str(r.get("category") or "all"))
         for r in _jsonl(_read_bytes(path / "queries.jsonl"), path / "queries.jsonl", _QUERY)
-        if str(r["_id"]) in qrels
+        if any(gain > 0 for gain in qrels.get(str(r["_id"]), {}).values())
     )
     digest = hashlib.sha256(corpus_bytes).hexdigest()
     return BeirSet(path.name, path, corpus, queries, qrels, qrels_path.name, digest)
