@@ -331,3 +331,26 @@ def test_a_beir_query_whose_labels_are_all_zero_is_left_out(
         report = run_beir(api, dataset, "bm25")
     assert [o.id for o in report.outcomes] == ["q1"]
     assert report.overall == {"recall@5": 1.0, "recall@10": 1.0, "mrr@10": 1.0, "ndcg@10": 1.0}
+
+
+def test_a_beir_download_scores_with_its_test_split(settings: Settings, tmp_path: Path) -> None:
+    """V1: BEIR's own archives keep their labels in ``qrels/test.tsv`` (and other splits
+    beside it); such a folder was refused for want of a ``qrels.tsv``."""
+    folder = tmp_path / "scifact"
+    (folder / "qrels").mkdir(parents=True)
+    corpus = [{"_id": "d1", "title": "Pairing", "text": "Press and hold to pair the remote."}]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "pair the remote"}))
+    (folder / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    with pytest.raises(EvalError) as caught:
+        load_beir(folder)
+    assert str(caught.value) == (
+        f"{folder} has no qrels.tsv or qrels/test.tsv, only the split(s) qrels/train.tsv; "
+        f"copy the one to score with to {folder / 'qrels.tsv'}"
+    )
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    dataset = load_beir(folder)
+    assert (dataset.qrels_file, dataset.qrels) == ("qrels/test.tsv", {"q1": {"d1": 1.0}})
+    with Briefd(beir_index(settings, dataset)) as api:
+        api.index()
+        assert run_beir(api, dataset, "bm25").overall["recall@5"] == 1.0

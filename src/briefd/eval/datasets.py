@@ -159,11 +159,7 @@ def load_beir(path: Path) -> BeirSet:
         raise EvalError(
             f"{path} is not a BEIR dataset (needs corpus.jsonl, queries.jsonl and qrels.tsv)"
         )
-    qrels_path = path / "qrels.near-dup.tsv"
-    if not qrels_path.is_file():
-        qrels_path = path / "qrels.tsv"
-    if not qrels_path.is_file():
-        raise EvalError(f"{path} has no qrels.tsv; a BEIR dataset needs its relevance labels")
+    qrels_path = _qrels_path(path)
     corpus_bytes = _read_bytes(path / "corpus.jsonl")
     corpus = tuple(
         (str(r["_id"]), str(r.get("title") or ""), str(r.get("text") or ""))
@@ -178,7 +174,29 @@ def load_beir(path: Path) -> BeirSet:
         if any(gain > 0 for gain in qrels.get(str(r["_id"]), {}).values())
     )
     digest = hashlib.sha256(corpus_bytes).hexdigest()
-    return BeirSet(path.name, path, corpus, queries, qrels, qrels_path.name, digest)
+    qrels_file = qrels_path.relative_to(path).as_posix()
+    return BeirSet(path.name, path, corpus, queries, qrels, qrels_file, digest)
+
+
+QRELS_FILES = ("qrels.near-dup.tsv", "qrels.tsv", "qrels/test.tsv")  # the last: BEIR's own layout
+
+
+def _qrels_path(path: Path) -> Path:
+    """The labels to score with: a flat ``qrels.tsv`` (or its near-duplicate-aware variant),
+    else the test split of a BEIR download (``qrels/test.tsv``); another split is the
+    user's choice to make, never one taken for the test split without a word."""
+    found = next((path / name for name in QRELS_FILES if (path / name).is_file()), None)
+    if found is not None:
+        return found
+    splits = (
+        sorted(p.name for p in (path / "qrels").glob("*.tsv")) if (path / "qrels").is_dir() else []
+    )
+    if splits:
+        raise EvalError(
+            f"{path} has no qrels.tsv or qrels/test.tsv, only the split(s) qrels/"
+            f"{', qrels/'.join(splits)}; copy the one to score with to {path / 'qrels.tsv'}"
+        )
+    raise EvalError(f"{path} has no qrels.tsv; a BEIR dataset needs its relevance labels")
 
 
 _QUERY = ("_id", "text")
