@@ -67,6 +67,25 @@ def test_environment_overrides_file(tmp_path: Path) -> None:
     assert settings.source == Path("/kb")
 
 
+def test_a_tuned_record_pasted_into_the_settings_says_to_drop_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """V3, O1: a team moving `briefd tune`'s result into briefd.yaml whole (its record too) was
+    told the file goes after the command, as a tuned file, which then refused its 'source'."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "briefd.yaml").write_text(
+        "source: kb\nsearch:\n  vector_weight: 0.6\ntuned:\n  objective: mrr\n  trials: 5\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env={})
+    assert str(caught.value) == (
+        "briefd.yaml: 'tuned' is the record `briefd tune` writes beside its search: values, not "
+        "a setting; delete that section (the search: values can stay)"
+    )
+    (tmp_path / "briefd.yaml").write_text("source: kb\nsearch:\n  vector_weight: 0.6\n")
+    assert load_settings(env={}).search.vector_weight == 0.6
+
+
 def test_unknown_key_names_key_and_accepted_keys(tmp_path: Path) -> None:
     config = tmp_path / "briefd.yaml"
     config.write_text("vectors:\n  blas_thread: 3\n")

@@ -507,11 +507,16 @@ def load_settings(
     origin = "settings"
     if path is not None:
         merged = read_file(path, named_by)
-        if "tuned" in merged:  # `briefd --config best.json search`: the two --config options
+        if "tuned" in merged and set(merged) <= {"search", "tuned"}:  # the two --config options
             raise ConfigError(
                 f"{path} is a file from `briefd tune`; it goes after the command "
                 f"(`briefd search --config {path} …`), while --config before it names the "
                 "settings file"
+            )
+        if "tuned" in merged:  # a tuned file pasted into the settings: its search: may stay
+            raise ConfigError(
+                f"{path}: 'tuned' is the record `briefd tune` writes beside its search: values, "
+                "not a setting; delete that section (the search: values can stay)"
             )
         relative_paths(merged, path.parent)
         origin = str(path)
