@@ -7,7 +7,7 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
-from briefd.errors import ConfigError
+from briefd.errors import ConfigError, EvalError
 from briefd.eval.run import Case
 from briefd.eval.tune import SPACE, split, tune
 from briefd.settings import Settings, apply_tuned
@@ -47,6 +47,23 @@ def test_tune_reports_both_folds_and_writes_a_usable_file(
     tuned = apply_tuned(settings, path)
     for key, value in result.knobs.items():
         assert getattr(tuned.search, key.split(".")[1]) == value
+
+
+def test_one_query_is_refused_rather_than_held_out_against_itself(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """V3: a set of one query was tuned on it and "held out" on the same query, so the
+    holdout row reported the tuned gain as one that holds."""
+    write_files({"domain/d.md": "# Doc\n\n## Topic\n\nword alpha beta\n"})
+    cases: list[Case] = [("q1", "word alpha", "keyword", {("domain/d.md", "Topic"): 1.0})]
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        api.index()
+        with pytest.raises(EvalError) as caught:
+            tune(api, cases, lambda h: (h[0], h[1]), "mrr", trials=2)
+    assert str(caught.value) == (
+        "tuning needs 2 queries or more, got 1: 30% are held out to show whether a gain holds "
+        "on queries it was not tuned on; add queries to the set"
+    )
 
 
 def test_tuned_file_errors_name_the_file(settings: Settings, tmp_path: Path) -> None:

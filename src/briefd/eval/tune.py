@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from briefd.api import Briefd
+from briefd.errors import EvalError
 from briefd.eval.metrics import mean
 from briefd.eval.run import Case, UnitOf, score_cases
 from briefd.settings import Settings, with_overrides
@@ -106,8 +107,11 @@ def tune(
     progress: Callable[[int, int, float], None] | None = None,
 ) -> TuneResult:
     tune_cases, holdout_cases = split(cases)
-    if not tune_cases or not holdout_cases:
-        tune_cases = holdout_cases = list(cases)
+    if not tune_cases or not holdout_cases:  # one query: its "holdout" would be the tune fold
+        raise EvalError(
+            f"tuning needs 2 queries or more, got {len(cases)}: 30% are held out to show "
+            "whether a gain holds on queries it was not tuned on; add queries to the set"
+        )
     base = api.settings
     rng = random.Random(seed)
 
