@@ -14,6 +14,8 @@ from briefd.__about__ import __version__
 from briefd.store.migrations import SCHEMA_VERSION
 from tests.cli.test_cli import briefd
 from tests.conftest import EXAMPLE, REPO
+from tests.embeddings.fakehttp import fake_server
+from tests.embeddings.test_ollama import embed_reply
 from tests.ports import free_port
 
 GOOD_SET = "sets:\n  - name: mine\n    queries: q.yaml\n    min: {bm25: {recall@5: 0.5}}\n"
@@ -359,6 +361,39 @@ def test_a_gate_whose_limits_need_prompts_it_lacks_says_which_and_what_to_do(
         "eval", "--check", "gate.yaml", cwd=tmp_path, env=env if "trust" in limits else None
     )
     assert (result.returncode, result.stderr) == (1, message)
+
+
+def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
+    tmp_path: Path,
+) -> None:
+    """V1, V4: `eval --check … --explain` printed the gate's calibration for sets with trust
+    limits alone; a team's own set with hybrid minimums got nothing, and no word why."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    for topic in ("refunds", "payouts", "disputes"):
+        (tmp_path / "kb" / "domain" / f"{topic}.md").write_text(
+            f"# {topic.title()}\n\n## Window\n\n{topic} are handled within 30 days.\n"
+        )
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    (tmp_path / "gate.yaml").write_text(GOOD_SET.replace("bm25:", "hybrid:"))
+    with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
+        ollama.on("POST", "/api/embed", embed_reply)
+        env = {
+            "BRIEFD_EMBEDDINGS__ENABLED": "true",
+            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
+        }
+        result = briefd("eval", "--check", "gate.yaml", "--explain", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    (line,) = [x for x in result.stdout.splitlines() if x.startswith("mine: gate threshold")]
+    assert re.fullmatch(
+        r"mine: gate threshold -?\d\.\d+ \(probe scores \{'median': .*\}; \d+/\d+ probes "
+        r"active, left out: .+\)",
+        line,
+    ), line
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from briefd.cli.eval_trust import (
     print_calibration,
     print_trust,
     run_trusted,
+    set_calibration,
 )
 from briefd.cli.output import console, errors, fail, print_json, reported_errors
 from briefd.errors import EvalError
@@ -189,6 +190,7 @@ def _check(
     trust: list[TrustFigures] = []
     recall: list[RecallReport] = []
     offtopic = None
+    explained: list[tuple[str, dict[str, object] | None]] = []  # set → gate knobs (--explain)
     say = errors if json_output else console  # --json: stdout holds the JSON alone
     for gate in load_gates(path):
         if gate.dataset is not None and not gate.dataset.is_dir():
@@ -200,12 +202,15 @@ def _check(
             run = run_trusted(settings, gate, offtopic, all_sets)
             found, trust, failures = run.reports, trust + run.figures, failures + run.failures
             reports += run.subset_reports
+            explained += [(f.name, f.calibration) for f in run.figures]
         else:
             modes = tuple(m for m in gate.minimums if m in available)
             if gate.queries is not None:
                 found = _golden_reports(settings_for_set, gate.queries, None, modes)
             else:
                 found = _dataset_reports(settings_for_set, gate_dataset(gate), modes)
+            if explain and "hybrid" in modes:  # the gate acts in hybrid search only
+                explained.append((gate.name, set_calibration(settings_for_set, gate)))
         for report in found:
             failures += shortfalls(gate, report.mode, report.overall)
         reports += found
@@ -221,7 +226,7 @@ def _check(
         print_trust(trust)
         print_recall(recall)
         if explain:
-            print_calibration(trust)
+            print_calibration(explained)
     if failures:
         fail("below the eval gate: " + "; ".join(failures))
     if not reports:  # every set skipped, or none listed: a gate that checked nothing

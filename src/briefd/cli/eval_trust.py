@@ -97,17 +97,32 @@ def _figures(
 ) -> TrustFigures:
     documents = sum(s.documents for s in api.scopes())
     found = figures(name, documents, reports, offtopic, offtopic_answered(api, offtopic))
+    return replace(found, calibration=_calibration(api))
+
+
+def _calibration(api: Briefd) -> dict[str, object] | None:
     model = api.embedder.model_id if api.embedder is not None else ""
-    return replace(found, calibration=api.gate_calibration().get(model))
+    return api.gate_calibration().get(model)
 
 
-def print_calibration(found: list[TrustFigures]) -> None:
+def set_calibration(settings: Settings, gate: Gate) -> dict[str, object] | None:
+    """``--explain`` for a set without trust limits: the gate's knobs fitted to its eval
+    index (built by its run, so only opened here)."""
+    if gate.queries is not None:
+        api, _ = open_golden(settings, gate.queries, None)
+    else:
+        api = Briefd(beir_index(settings, gate_dataset(gate)))
+    with api:
+        return _calibration(api)
+
+
+def print_calibration(found: list[tuple[str, dict[str, object] | None]]) -> None:
     """``--explain``: the gate's knobs fitted to each index."""
-    for f in found:
-        knobs = f.calibration or {}
+    for name, calibration in found:
+        knobs = calibration or {}
         scores = knobs.get("probe_scores", {})
         console.print(
-            f"{f.name}: gate threshold {knobs.get('threshold')} (probe scores {scores}; "
+            f"{name}: gate threshold {knobs.get('threshold')} (probe scores {scores}; "
             f"{knobs.get('active_probes')}/{knobs.get('probes')} probes active, left out: "
             f"{', '.join(knobs.get('left_out_topics', [])) or 'none'})",  # type: ignore[arg-type]
             markup=False,
