@@ -363,6 +363,37 @@ def test_a_gate_whose_limits_need_prompts_it_lacks_says_which_and_what_to_do(
     assert (result.returncode, result.stderr) == (1, message)
 
 
+def test_a_set_of_recall_limits_alone_is_checked_and_one_of_no_limit_is_refused(
+    tmp_path: Path,
+) -> None:
+    """V2, I8: a set with `recall:` limits and `min: {}` was measured, its recall table shown,
+    then failed as "no set … was checked"; a set naming no limit at all passed nothing."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    noise = (REPO / "eval" / "recall-noise.yaml").read_text(encoding="utf-8")
+    (tmp_path / "recall-noise.yaml").write_text(noise, encoding="utf-8")
+    recall_only = "min: {}\n    recall: {bm25: {recall@5: 0.5}}\n"
+    (tmp_path / "gate.yaml").write_text(
+        GOOD_SET.replace("min: {bm25: {recall@5: 0.5}}\n", recall_only)
+    )
+    result = briefd("eval", "--check", "gate.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    assert "briefd recall (prompt-time hook)" in result.stdout
+    assert "briefd eval\n" not in result.stdout  # no empty table of search figures
+    assert result.stdout.endswith("eval gate passed\n")
+    (tmp_path / "gate.yaml").write_text(GOOD_SET.replace("{recall@5: 0.5}", "{}"))
+    result = briefd("eval", "--check", "gate.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        "error: gate.yaml: set 'mine': min names no limit; give one, e.g. min: {bm25: "
+        "{recall@5: 0.8}}\n"
+    )
+
+
 def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
     tmp_path: Path,
 ) -> None:

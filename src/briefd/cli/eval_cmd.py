@@ -229,7 +229,7 @@ def _check(
             print_calibration(explained)
     if failures:
         fail("below the eval gate: " + "; ".join(failures))
-    if not reports:  # every set skipped, or none listed: a gate that checked nothing
+    if not reports and not recall:  # every set skipped, or none listed: it checked nothing
         fail(f"no set of {path} was checked; list a set whose queries or dataset exist")
     say.print("eval gate passed", markup=False)
 
@@ -276,6 +276,8 @@ def _dataset_reports(
 
 
 def print_reports(reports: list[EvalReport]) -> None:
+    if not reports:  # a gate of recall limits alone, or none checked: no empty table
+        return
     table = Table(title="briefd eval")
     for column in ("set", "mode", "queries", *METRICS):
         table.add_column(column, justify="left" if column in ("set", "mode") else "right")

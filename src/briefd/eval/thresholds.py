@@ -88,7 +88,7 @@ def _gate(path: Path, base: Path, item: Any) -> Gate:
     fold = item.get("fold")
     if fold not in (None, "turkish"):
         raise EvalError(f"{where}: fold must be 'turkish'")
-    return Gate(
+    gate = Gate(
         name,
         queries,
         dataset,
@@ -105,6 +105,11 @@ def _gate(path: Path, base: Path, item: Any) -> Gate:
             RECALL_MINIMUMS + RECALL_MAXIMUMS,
         ),
     )
+    if not gate.minimums and not gate.recall and gate.trust is None:  # `min: {}`: a pass of nothing
+        raise EvalError(
+            f"{where}: min names no limit; give one, e.g. min: {{bm25: {{recall@5: 0.8}}}}"
+        )
+    return gate
 
 
 def _place(where: str, base: Path, item: dict[Any, Any], key: str) -> Path | None:
