@@ -126,6 +126,38 @@ def test_thresholds_read_trust_limits_subsets_and_folding(tmp_path: Path) -> Non
     assert gate.dataset == tmp_path / "data" / "t"
 
 
+@pytest.mark.parametrize(
+    ("keys", "said"),
+    [
+        (
+            "    dataset: data/t\n    recall: {bm25: {recall@5: 0.99}}\n",
+            "recall limits are measured on a golden set (queries:), not a dataset; drop them or "
+            "point the set at a golden query file",
+        ),
+        (
+            "    queries: q.yaml\n    fold: turkish\n",
+            "fold is for a dataset (BEIR) set, not a golden query file; drop it",
+        ),
+        (
+            "    queries: q.yaml\n    subsets: [8]\n    trust: {max_emptied: 0.1}\n",
+            "subsets is for a dataset (BEIR) set, not a golden query file; drop it",
+        ),
+        (
+            "    dataset: data/t\n    subsets: [8]\n",
+            "subsets are measured against trust limits; add trust: or drop them",
+        ),
+    ],
+)
+def test_a_key_the_sets_kind_never_runs_is_refused(tmp_path: Path, keys: str, said: str) -> None:
+    """V2, V4: recall limits on a BEIR set, or fold/subsets on a golden one, were never run,
+    and the gate passed as though they held ("eval gate passed" below a recall@5 of 0.99)."""
+    path = tmp_path / "thresholds.yaml"
+    path.write_text("sets:\n  - name: mine\n" + keys + "    min: {bm25: {ndcg@10: 0.5}}\n")
+    with pytest.raises(EvalError) as caught:
+        load_gates(path)
+    assert str(caught.value) == f"{path}: set 'mine': {said}"
+
+
 def test_offtopic_and_noise_files_are_read_whole(tmp_path: Path) -> None:
     """Every query of the shipped files is its line's whole text; a cut one is refused."""
     lines = [line for line in OFFTOPIC.read_text().splitlines() if line.strip().startswith("- {")]

@@ -109,7 +109,26 @@ def _gate(path: Path, base: Path, item: Any) -> Gate:
         raise EvalError(
             f"{where}: min names no limit; give one, e.g. min: {{bm25: {{recall@5: 0.8}}}}"
         )
+    _check_kind(where, gate)
     return gate
+
+
+def _check_kind(where: str, gate: Gate) -> None:
+    """Refuse what the set's kind never runs: checked nowhere, a limit would pass unseen."""
+    if gate.dataset is not None and gate.recall:
+        raise EvalError(
+            f"{where}: recall limits are measured on a golden set (queries:), not a dataset; "
+            "drop them or point the set at a golden query file"
+        )
+    if gate.queries is not None and (gate.fold or gate.subsets):
+        key = "fold" if gate.fold else "subsets"
+        raise EvalError(
+            f"{where}: {key} is for a dataset (BEIR) set, not a golden query file; drop it"
+        )
+    if gate.subsets and gate.trust is None:
+        raise EvalError(
+            f"{where}: subsets are measured against trust limits; add trust: or drop them"
+        )
 
 
 def _place(where: str, base: Path, item: dict[Any, Any], key: str) -> Path | None:
