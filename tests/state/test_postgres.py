@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from briefd.errors import ConfigError, StateUnavailableError
+from briefd.errors import ConfigError, StateUnavailableError, StoreError
 from briefd.settings import Settings, StateSettings
 from briefd.state import SYNC_CHANNEL, open_state
 from briefd.state.migrations import MIGRATIONS
@@ -160,5 +160,45 @@ def test_the_url_is_checked_and_its_password_never_shown(settings: Settings) -> 
         with pytest.raises(StateUnavailableError) as caught:
             state.counts()
         assert "s3cret" not in str(caught.value) and "***" in str(caught.value)
+    finally:
+        state.close()
+
+
+def test_a_server_refusing_briefd_says_why_and_what_to_do(postgres: Postgres) -> None:
+    """S1, O1: a wrong user or database was 'unreachable: couldn't get a connection after
+    1.00 sec' (the pool's timeout, the server's reason only in the pool's log), and a role
+    without CREATE on the schema answered three lines (the SQL and a caret under it)."""
+    postgres.reset()
+    base = postgres.url.rsplit("/", 1)[0]
+    refusals = {
+        base.replace("briefd@", "nobody_here@") + "/briefd": (
+            'role "nobody_here" does not exist (check the user in state.url'
+        ),
+        base + "/nowhere": 'database "nowhere" does not exist (check the database in state.url',
+    }
+    for url, reason in refusals.items():
+        state = PostgresState(StateSettings(url=url, timeout_seconds=1.0), "r")
+        try:
+            with pytest.raises(StateUnavailableError) as caught:
+                state.counts()
+            assert reason in str(caught.value) and "couldn't get a connection" not in str(
+                caught.value
+            )
+            assert reason in (state.problem() or "")
+        finally:
+            state.close()
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'reader'").fetchone():
+            conn.execute("CREATE ROLE reader LOGIN")
+        conn.execute("GRANT USAGE ON SCHEMA public TO PUBLIC")  # as a new database has it
+    state = PostgresState(StateSettings(url=base.replace("briefd@", "reader@") + "/briefd"), "r")
+    try:
+        with pytest.raises(StoreError) as refused:
+            state.save_usage("b1", ["c1"], None, "2026-01-01T00:00:00+00:00")
+        assert str(refused.value) == (
+            "the shared state refused to create briefd's tables: permission denied for schema "
+            "public (GRANT USAGE, CREATE ON SCHEMA public TO the user in state.url, or connect as the "
+            "database's owner)"
+        )
     finally:
         state.close()

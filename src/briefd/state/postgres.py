@@ -40,6 +40,27 @@ _PROPOSAL_COLUMNS = (
 _PASSWORD = re.compile(r"(://[^:/@]*:)\S*@")  # to the last @: a password may hold one, or a /
 _PASSWORD_PARAM = re.compile(r"([?&]password=)[^&\s]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SAID = re.compile(r"\b(?:FATAL|ERROR):\s+(.*)")  # what the server said, after libpq's prefix
+_TO_DO = (  # what the server said → what the operator does
+    (
+        r"password authentication failed|no password supplied",
+        "check the user and password in state.url",
+    ),
+    (r'^role ".*" does not exist', "check the user in state.url, or create that role"),
+    (r'^database ".*" does not exist', "check the database in state.url, or create it"),
+    (r"no pg_hba\.conf entry", "allow this host and user in the server's pg_hba.conf"),
+    (
+        r"permission denied for schema|no schema has been selected",
+        "GRANT USAGE, CREATE ON SCHEMA public TO the user in state.url, or connect as the "
+        "database's owner",
+    ),
+    (r"permission denied for database", "GRANT CONNECT ON DATABASE to the user in state.url"),
+    (
+        r"permission denied for (table|sequence)",
+        "connect as the role that created briefd's "
+        "tables, or grant the user in state.url their rights",
+    ),
+)
 
 Conn = psycopg.Connection[Any]
 
@@ -47,6 +68,18 @@ Conn = psycopg.Connection[Any]
 def redacted(url: str) -> str:
     """``url`` without its password (for messages and logs)."""
     return _PASSWORD_PARAM.sub(r"\1***", _PASSWORD.sub(r"\1***@", url))
+
+
+def said(message: str) -> str:
+    """What libpq or the server said, in one line (no ``LINE 1:`` and caret under it), with
+    what to do when it is a matter of settings or grants."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    found = _SAID.search(lines[0])
+    first = found.group(1).strip() if found else lines[0]
+    to_do = next((do for pattern, do in _TO_DO if re.search(pattern, first)), None)
+    return f"{first} ({to_do})" if to_do else first
 
 
 class PostgresState:
@@ -100,7 +133,8 @@ class PostgresState:
         except (psycopg.OperationalError, PoolTimeout) as exc:
             raise self._down(exc) from exc
         except psycopg.Error as exc:
-            raise StoreError(f"the shared state refused a write: {exc}") from exc
+            doing = "a request" if self._migrated else "to create briefd's tables"
+            raise StoreError(f"the shared state refused {doing}: {said(str(exc))}") from exc
         self._problem = None
 
     def _gate(self) -> None:
@@ -128,8 +162,18 @@ class PostgresState:
     def _connect_timeout(self) -> int:
         return max(1, int(self._settings.timeout_seconds))
 
+    def _cause(self, exc: BaseException) -> str:
+        """Why the server cannot be used: for a pool that gave up waiting, what a connection
+        of this call's own is told (the pool keeps its connection errors to its log)."""
+        if isinstance(exc, PoolTimeout):
+            try:
+                psycopg.connect(self.url, connect_timeout=self._connect_timeout()).close()
+            except psycopg.Error as direct:
+                exc = direct
+        return redacted(said(str(exc))) or type(exc).__name__
+
     def _down(self, exc: BaseException) -> StateUnavailableError:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        detail = self._cause(exc)
         problem = (
             f"the shared state ({redacted(self.url)}) is unreachable: {detail}; search and "
             "bundles go on from the local index, state writes fail until it answers"
