@@ -554,3 +554,20 @@ def test_with_json_an_error_leaves_stdout_empty(tmp_path: Path, args: tuple[str,
     result = briefd(*args, cwd=tmp_path)  # no index, no source
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+
+
+def test_a_team_command_without_its_shared_state_says_why_in_one_line(tmp_path: Path) -> None:
+    """S1, O1: `briefd proposals` (usage, gaps) with PostgreSQL away printed the pool's
+    'error connecting in …' retries and the server's log line before its own error: four
+    lines for one."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    assert briefd("index", "--source", "kb", cwd=tmp_path).returncode == 0
+    url = f"postgresql://briefd:s3cret@127.0.0.1:{free_port()}/briefd"
+    env = {"BRIEFD_STATE__URL": url, "BRIEFD_STATE__TIMEOUT_SECONDS": "1"}
+    for command in ("proposals", "usage"):
+        result = briefd(command, cwd=tmp_path, env=env)
+        assert result.returncode == 1, result.stderr
+        [line] = result.stderr.splitlines()
+        assert line.startswith("error: the shared state (postgresql://briefd:***@127.0.0.1:")
+        assert "is unreachable: " in line and "Connection refused" in line

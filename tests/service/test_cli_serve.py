@@ -14,6 +14,7 @@ import httpx
 
 from tests.conftest import EXAMPLE, full_disk
 from tests.service.live import free_port
+from tests.sync.gitrepo import Remote
 
 
 def briefd(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -228,3 +229,31 @@ def test_a_degraded_replica_logs_whole_lines_and_no_pool_retries(tmp_path: Path)
     assert not [line for line in logged if "error connecting" in line]
     unreachable = [line for line in logged if "ERROR the shared state" in line]
     assert len(unreachable) == 1 and "s3cret" not in err
+
+
+def test_a_replica_starting_without_its_shared_state_says_so_once_not_the_pools_retries(
+    tmp_path: Path,
+) -> None:
+    """S1, O5: a replica following a git source tells the shared state its commit during the
+    first sync, before the server's log is set up: psycopg.pool's 'error connecting in …'
+    warnings (rich-wrapped once the MCP SDK was loaded) came first, a dozen lines."""
+    remote = Remote(tmp_path / "git")
+    remote.push({"domain/retry.md": "# Retry policy\n\nRetry a failed payment three times.\n"})
+    port = free_port()
+    env = {
+        "BRIEFD_SOURCE": remote.url,
+        "BRIEFD_STATE__URL": f"postgresql://briefd:s3cret@127.0.0.1:{free_port()}/briefd",
+        "BRIEFD_STATE__TIMEOUT_SECONDS": "1",
+        "BRIEFD_SYNC__INTERVAL": "0",
+    }
+    process = briefd(tmp_path, "serve", "--port", str(port), env=env)
+    try:
+        assert until_up(process, f"http://127.0.0.1:{port}/api/health").status_code == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    assert not [
+        line for line in err.splitlines() if "error connecting" in line or "pool.py" in line
+    ]
+    said = [line for line in err.splitlines() if line.startswith("the shared state (")]
+    assert len(said) == 1 and "is unreachable: " in said[0] and "s3cret" not in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import shlex
 import sys
 from pathlib import Path
@@ -85,6 +86,16 @@ def main(
     ),
 ) -> None:
     ctx.obj = Context(config, db)
+    _quiet_state_log(serving=ctx.invoked_subcommand in ("serve", "mcp"))
+
+
+def _quiet_state_log(serving: bool) -> None:
+    """The connection pool's retries stay off the terminal from the start (a server's first
+    sync already reports to the shared state): briefd says why the state cannot be used. A
+    one-shot command says it once, in its error or warning, not in the servers' log line too."""
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+    if not serving:
+        logging.getLogger("briefd.state").setLevel(logging.CRITICAL)
 
 
 index.register(app)
