@@ -31,6 +31,11 @@ NOT_PUSHED_FOR_FORGE = (
     "forge.type opens pull requests from pushed branches, and this source's proposals stay "
     "local (proposals.push); set proposals.push: true to push them to '{remote}', or forge.type: none"
 )
+UNRECORDED = (
+    "{branch} is pushed{pull}, but the shared state did not record the proposal, so briefd "
+    "will not list it or follow its pull request: {reason}. Do not propose it again: the "
+    "change is on the remote"
+)
 NO_PULL = (
     "{reason}; the branch {branch} is pushed, so nothing is lost: open a pull request from it "
     "into {base} by hand, or fix the forge setting (forge.* in briefd.yaml, or its token) and "
@@ -59,12 +64,30 @@ def propose(
         forge = open_forge(settings.forge, going.url, client)  # config gaps fail early too
         if forge is not None and not going.pushed:
             raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
-        with store.exclusive("proposal-push", wait=True):  # one replica pushes at a time
-            proposal = _make(settings, request, doc_path, going)
-            if forge is not None:
-                proposal = _open_pull(forge, proposal)
-    store.save_proposal(proposal)
+        proposal = _pushed(store, lambda: _make(settings, request, doc_path, going), forge)
+    try:
+        store.save_proposal(proposal)
+    except StateUnavailableError as exc:  # the server went away after the push
+        pull = f" (pull request {proposal.pr_url})" if proposal.pr_url else ""
+        said = UNRECORDED.format(branch=proposal.branch, pull=pull, reason=exc)
+        raise StateUnavailableError(said) from exc
     return proposal
+
+
+def _pushed(store: SharedState, make: Callable[[], Proposal], forge: GitHub | None) -> Proposal:
+    """The proposal made and pushed (its pull request opened) by one replica at a time. The
+    server going away ends the lock's transaction, not the work: what was pushed is kept."""
+    made: Proposal | None = None
+    try:
+        with store.exclusive("proposal-push", wait=True):
+            made = make()
+            if forge is not None:
+                made = _open_pull(forge, made)
+    except StateUnavailableError:
+        if made is None:
+            raise
+    assert made is not None
+    return made
 
 
 def _make(settings: Settings, request: ProposalRequest, doc_path: str, going: Delivery) -> Proposal:
