@@ -119,6 +119,44 @@ def test_the_lock_is_held_by_one_replica_at_a_time(
     assert order == ["a True", "b True"]  # b waited for a's push to end
 
 
+def test_waiting_for_a_push_lock_leaves_the_pool_to_other_calls(postgres: Postgres) -> None:
+    """S1: proposals waiting for another replica's push held a pooled connection each; with
+    pool_size of them, every other call (a hook's session memory, usage, manifests) waited
+    timeout_seconds and the replica called PostgreSQL unreachable, degraded while it answered."""
+    postgres.reset()
+    holder = PostgresState(StateSettings(url=postgres.url), "replica-a")
+    waiter = PostgresState(StateSettings(url=postgres.url, pool_size=2, timeout_seconds=1), "b")
+    held, waited = threading.Event(), []
+    try:
+        waiter.counts()
+
+        def push() -> None:
+            with holder.exclusive("proposal-push", wait=True):
+                held.set()
+                time.sleep(3)
+
+        def wait_for_push() -> None:
+            with waiter.exclusive("proposal-push", wait=True) as mine:
+                waited.append(mine)
+
+        threads = [threading.Thread(target=push)]
+        threads[0].start()
+        held.wait(5)
+        threads += [threading.Thread(target=wait_for_push) for _ in range(3)]
+        for t in threads[1:]:
+            t.start()
+        time.sleep(0.5)
+        waiter.remember("session", [("c1", "h1")], time.time(), 1)  # while they wait
+        assert waiter.seen("session", time.time(), 1) == {"c1": "h1"}
+        assert waiter.problem() is None
+        for t in threads:
+            t.join(15)
+        assert waited == [True, True, True]
+    finally:
+        holder.close()
+        waiter.close()
+
+
 def test_unreachable_fails_fast_then_recovers(postgres: Postgres) -> None:
     postgres.reset()
     state = PostgresState(StateSettings(url=postgres.url, timeout_seconds=1.0), "replica-a")

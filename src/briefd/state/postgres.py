@@ -120,12 +120,14 @@ class PostgresState:
     # -- connections, failures and recovery
 
     @contextlib.contextmanager
-    def _tx(self) -> Iterator[Conn]:
-        """A pooled connection in a transaction (committed on success)."""
+    def _tx(self, own: bool = False) -> Iterator[Conn]:
+        """A pooled connection in a transaction (committed on success); ``own``: a connection
+        of its own, closed after (a lock waited for, or held through a push, would keep a
+        pooled one from every other call, and a few such would empty the pool)."""
         self._gate()
         try:
-            with self._pool.connection() as conn:
-                if not self._migrated:
+            with self._connection(own) as conn:
+                if not self._migrated and not own:
                     migrate(conn)
                     self._migrated = True
                 with conn.transaction():
@@ -133,9 +135,14 @@ class PostgresState:
         except (psycopg.OperationalError, PoolTimeout) as exc:
             raise self._down(exc) from exc
         except psycopg.Error as exc:
-            doing = "a request" if self._migrated else "to create briefd's tables"
+            doing = "a request" if self._migrated or own else "to create briefd's tables"
             raise StoreError(f"the shared state refused {doing}: {said(str(exc))}") from exc
         self._problem = None
+
+    def _connection(self, own: bool) -> contextlib.AbstractContextManager[Conn]:
+        if own:
+            return psycopg.connect(self.url, connect_timeout=self._connect_timeout())
+        return self._pool.connection()
 
     def _gate(self) -> None:
         """Fail at once while the server is known to be away (a prober watches for it)."""
@@ -461,7 +468,7 @@ class PostgresState:
     def exclusive(self, name: str, wait: bool = False) -> Iterator[bool]:
         """A transaction-scoped advisory lock: released when the block ends, or when this
         replica dies (its connection goes with it)."""
-        with self._tx() as conn:
+        with self._tx(own=True) as conn:
             if wait:
                 conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"briefd:{name}",))
                 yield True
