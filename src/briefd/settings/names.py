@@ -1,0 +1,72 @@
+"""Names the settings hold that another program reads: a git branch (``proposals.branch_prefix``
+makes them) and an Atlassian site's URL (``confluence.url``, ``jira.url``). Checked at load, so a
+typo is a settings error that names its key, not a failure on every proposal or lookup."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+REF_FORBIDDEN = frozenset(" ~^:?*[\\")
+
+
+def branch_name_problem(name: str) -> str | None:
+    """Why git would refuse ``name`` as a branch (``git check-ref-format --branch``), or None."""
+    parts = name.split("/")
+    if name.startswith("-"):
+        return "starts with '-'"
+    if any(ord(c) < 32 or ord(c) == 127 or c in REF_FORBIDDEN for c in name):
+        return "holds a space, a control character or one of ~ ^ : ? * [ \\"
+    if ".." in name or "@{" in name or name == "@":
+        return "holds '..' or '@{'"
+    if any(not part for part in parts):
+        return "has an empty path component (a leading, trailing or double '/')"
+    if any(part.startswith(".") or part.endswith(".lock") for part in parts):
+        return "a component starts with '.' or ends with '.lock'"
+    if name.endswith("."):
+        return "ends with '.'"
+    return None
+
+
+def site_url_problem(url: str | None) -> str | None:
+    """Why ``url`` cannot be an Atlassian site's address (as ``url: …``), or None: checked at
+    load, so a typo is a settings error instead of a failure on every lookup."""
+    if url is None:
+        return None
+    why = _url_flaw(url)
+    if why is None:
+        return None
+    return (
+        f"url: {_without_account(url)!r} is not a site URL ({why}); expected https://host "
+        "(or http://host:port), optionally with a path"
+    )
+
+
+def _without_account(url: str) -> str:
+    """``url`` with a ``user:token@`` part shown as ``***@`` (for messages)."""
+    scheme, sep, rest = url.partition("://")
+    end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
+    if not sep or "@" not in rest[:end]:
+        return url
+    return f"{scheme}://***@{rest[:end].rpartition('@')[2]}{rest[end:]}"
+
+
+def _url_flaw(url: str) -> str | None:
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "it holds a space or a control character"
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:  # an IPv6 host without its closing ']'
+        return str(exc)
+    if parts.scheme not in ("http", "https"):
+        return "it starts with neither https:// nor http://"
+    if not parts.hostname:
+        return "it names no host"
+    if "@" in parts.netloc:  # sent with every request and shown in every link to the site
+        return (
+            "it holds an account (user:token@); the account comes from the environment "
+            "variables named by email_env / token_env, never from the file"
+        )
+    port = parts.netloc.rpartition("]")[2].rpartition("@")[2].partition(":")[2]
+    if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        return f"port {port!r} is not a number from 1 to 65535"
+    return None
