@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Literal
 
-from briefd.markdown.parse import parse_structure
+from briefd.markdown.parse import code_ranges
 from briefd.model import ResolvedLink
 
 SuggestionKind = Literal["unlinked-mention", "broken-link"]
@@ -60,7 +60,7 @@ def _code_offsets(body: str) -> set[int]:
     ones, indented code)."""
     if not _MAYBE_CODE.search(body):
         return set()
-    ranges = parse_structure(body, first_line=0).code_ranges
+    ranges = code_ranges(body, first_line=0)
     return {offset for start, end in ranges for offset in range(start, end + 1)}
 
 

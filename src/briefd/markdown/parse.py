@@ -57,6 +57,21 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table")
 
 
+@functools.cache
+def _block_parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table").disable("inline")
+
+
+def code_ranges(body: str, first_line: int = 1) -> tuple[tuple[int, int], ...]:
+    """The code blocks of ``body`` (fenced at any depth, indented) as :func:`parse_structure`
+    finds them, without parsing inline text (half the work)."""
+    return tuple(
+        (token.map[0] + first_line, token.map[1] - 1 + first_line)
+        for token in _block_parser().parse(body)
+        if token.type in ("fence", "code_block") and token.map is not None
+    )
+
+
 def parse_structure(body: str, first_line: int = 1) -> Structure:
     """Parse ``body`` whose first line is file line ``first_line``."""
     tokens = _parser().parse(body)
