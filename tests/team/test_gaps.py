@@ -248,6 +248,23 @@ def test_retention_prunes_exactly_what_is_older(indexed: Briefd) -> None:
     assert [r[0] for r in rows] == [0]
 
 
+def test_pruned_text_is_overwritten_in_the_database_file(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """Retention deletes for good: the pruned query's text is not left in the file's free pages
+    (SQLite keeps deleted bytes unless secure_delete is on; Debian builds turn it on, others,
+    as here with it turned off, leave it to briefd)."""
+    with Briefd(settings, embedder=None) as api:
+        api.index(write_files(KNOWLEDGE))
+        api.store.conn.execute("PRAGMA secure_delete = OFF")  # a build without it on
+        old = 24 * (settings.activity.retention_days + 1)
+        api.log_queries([entry("quarterly layoff planning memo", 0, None, hours_ago=old)])
+        api.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        api.index()  # prunes it
+        assert api.state.recent_queries() == []
+    assert b"layoff planning" not in settings.db.read_bytes()  # closed: the WAL is written back
+
+
 def test_retention_zero_keeps_everything(indexed: Briefd) -> None:
     keep = dataclasses.replace(indexed.settings.activity, retention_days=0)
     with Briefd(dataclasses.replace(indexed.settings, activity=keep), embedder=None) as api:

@@ -152,14 +152,20 @@ def surface_of(client: str | None) -> str:
 
 def prune_before(conn: sqlite3.Connection, cutoff: str) -> tuple[int, int]:
     """Delete query log entries and usage feedback created before ``cutoff`` (ISO 8601 UTC),
-    and the vectors of phrasings no longer logged; how many entries and usage rows went."""
-    queries = conn.execute("DELETE FROM query_log WHERE created_at < ?", (cutoff,)).rowcount
-    usage = conn.execute("DELETE FROM usage_events WHERE created_at < ?", (cutoff,)).rowcount
-    if queries:
-        conn.execute(
-            "DELETE FROM query_vectors WHERE query_hash NOT IN "
-            "(SELECT query_hash FROM query_log WHERE query_hash IS NOT NULL)"
-        )
+    and the vectors of phrasings no longer logged; how many entries and usage rows went. Their
+    bytes are overwritten in the file, whatever the SQLite build's default (secure_delete)."""
+    default = conn.execute("PRAGMA secure_delete").fetchone()[0]
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        queries = conn.execute("DELETE FROM query_log WHERE created_at < ?", (cutoff,)).rowcount
+        usage = conn.execute("DELETE FROM usage_events WHERE created_at < ?", (cutoff,)).rowcount
+        if queries:
+            conn.execute(
+                "DELETE FROM query_vectors WHERE query_hash NOT IN "
+                "(SELECT query_hash FROM query_log WHERE query_hash IS NOT NULL)"
+            )
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {int(default)}")
     return queries, usage
 
 
