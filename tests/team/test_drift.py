@@ -271,6 +271,24 @@ def test_a_missing_code_repo_is_reported_and_never_fails_indexing(
         assert "not a git checkout" in repo.error and "nowhere" in repo.error
 
 
+def test_a_commit_dated_before_its_parent_hides_no_drift_on_the_first_read(
+    api: Briefd, app: Repo
+) -> None:
+    """A first read goes back to the document's last change (``--since``), and git stops
+    walking at the first commit dated before it: one made on a clock a week slow hid the
+    governed commit under it, made after the document."""
+    drifted = app.commit(
+        {"services/payment/retry.py": "LIMIT = 4\n"}, "Four", "2026-03-12T00:00:00+00:00"
+    )
+    app.commit({"README.md": "x\n"}, "Slow clock", "2026-03-05T00:00:00+00:00")
+
+    api.index()
+
+    assert [(d.doc_path, [c.hash for c in d.commits]) for d in api.drift().documents] == [
+        ("domain/retry.md", [drifted])
+    ]
+
+
 def test_a_code_repo_without_commits_says_so(tmp_path: Path, knowledge: Repo) -> None:
     """A repository just created for the code: its error names it and says what is missing,
     not git's "ambiguous argument 'HEAD'"; once it has a commit, it is read."""

@@ -13,6 +13,7 @@ import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from briefd.errors import ConfigError, SourceError
@@ -23,6 +24,7 @@ from briefd.sources import git
 # committer dates printed in UTC by git itself (TZ=UTC), as the index stores times
 LOG_FORMAT = "--format=%x1e%H%x1f%cd%x1f%an%x1f%s"
 LOG_DATE = "--date=format-local:%Y-%m-%dT%H:%M:%S+00:00"
+CLOCK_SKEW_DAYS = 30  # how much older than its parent a commit may be dated and hide nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +162,10 @@ class CodeSource:
             return ReadResult(head, (), complete=False)
         if last and self._is_ancestor(root, last, head):
             return ReadResult(head, self._log(root, [f"{last}..{head}"]), complete=False)
-        window = [f"--since={since}"] if since else []
-        return ReadResult(head, self._log(root, [*window, head]), complete=True)
+        if since is None:
+            return ReadResult(head, self._log(root, [head]), complete=True)
+        read = self._log(root, [f"--since={skew_margin(since)}", head])
+        return ReadResult(head, tuple(c for c in read if c.at >= since), complete=True)
 
     def _is_ancestor(self, root: Path, old: str, new: str) -> bool:
         try:
@@ -187,6 +191,18 @@ class CodeSource:
             return set()
         except (OSError, UnicodeDecodeError) as exc:
             raise self.fail(f"cannot read {listed}: {exc}") from None
+
+
+def skew_margin(since: str) -> str:
+    """``since`` moved ``CLOCK_SKEW_DAYS`` back, for ``git log --since`` (the commits older
+    than ``since`` are dropped after): git stops walking a branch at the first commit dated
+    before ``--since``, so one committed on a slow clock (older than its parent) would hide
+    the commits before it that are still inside the window."""
+    try:
+        start = datetime.fromisoformat(since) - timedelta(days=CLOCK_SKEW_DAYS)
+    except OverflowError:  # as far back as datetime goes: the window already is
+        return since
+    return start.isoformat(timespec="seconds")
 
 
 def parse_log(text: str, repo: str) -> tuple[CodeCommit, ...]:
