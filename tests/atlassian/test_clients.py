@@ -99,7 +99,7 @@ def test_jira_issue_renders_everything_newest_comments_first(
         "labels: refunds, race-condition · components: payment-gateway · fix versions: 2026.5\n\n"
         "## Related issues\n\n"
         "- blocks SHOP-43 (To Do): Release 2026.5\n"
-        "- relates to PAY-7 (Done): Refund ledger entries\n\n"
+        "- relates to PAY-7 (outside jira.projects)\n\n"  # SHOP only: no summary, no status
         "## Linked pages\n\n"
         f"- [Refund incident review]({site.url}/wiki/pages/viewpage.action?pageId=98765)"
         ' · confluence_page("98765")\n\n'

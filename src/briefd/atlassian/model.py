@@ -52,8 +52,9 @@ class IssueRow:
 class RelatedIssue:
     relation: str  # "blocks", "is blocked by", "parent", "subtask", …
     key: str
-    summary: str
-    status: str
+    summary: str  # "" when ``outside``
+    status: str  # "" when ``outside``
+    outside: bool = False  # in a project outside ``jira.projects``: only its key is shown
 
 
 @dataclass(frozen=True, slots=True)

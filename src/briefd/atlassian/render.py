@@ -105,7 +105,12 @@ def issue_blocks(issue: Issue) -> list[str]:
     blocks = [f"# {issue.key}: {issue.summary}", " · ".join(m for m in meta if m)]
     blocks.append(extra)
     if issue.related:
-        rows = [f"- {r.relation} {r.key} ({r.status}): {r.summary}" for r in issue.related]
+        rows = [
+            f"- {r.relation} {r.key} (outside jira.projects)"
+            if r.outside
+            else f"- {r.relation} {r.key} ({r.status}): {r.summary}"
+            for r in issue.related
+        ]
         blocks.append("## Related issues\n\n" + "\n".join(rows))
     if issue.pages:
         rows = [

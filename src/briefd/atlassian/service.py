@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from briefd.atlassian import render
@@ -23,6 +24,7 @@ from briefd.atlassian.model import (
     IssueSearchAnswer,
     PageAnswer,
     PageSearchAnswer,
+    RelatedIssue,
 )
 from briefd.atlassian.query import (
     JiraQuery,
@@ -151,12 +153,24 @@ class Atlassian:
         self._allowed(wanted)
         with self._jira(account) as (jira, who):
             # a moved issue answers under its new key: checked before its comments and links
-            return jira.issue(wanted, comments, who, self._allowed)
+            found = jira.issue(wanted, comments, who, self._allowed)
+        return replace(found, related=tuple(self._withheld(r) for r in found.related))
+
+    def _withheld(self, link: RelatedIssue) -> RelatedIssue:
+        """A linked issue in a project outside ``jira.projects`` as its key alone: briefd
+        reads only those projects, their summaries and statuses included."""
+        if self._inside(link.key):
+            return link
+        return RelatedIssue(link.relation, link.key, "", "", outside=True)
+
+    def _inside(self, key: str) -> bool:
+        projects = self.jira_settings.projects
+        return not projects or project_of(key).casefold() in {p.casefold() for p in projects}
 
     def _allowed(self, key: str) -> None:
         projects = self.jira_settings.projects
         project = project_of(key)
-        if projects and project.casefold() not in {p.casefold() for p in projects}:
+        if not self._inside(key):
             raise RemoteNotFoundError(
                 f"{key} is in project {project}, outside jira.projects ({', '.join(projects)}); "
                 "briefd reads only those"
