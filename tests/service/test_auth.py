@@ -104,7 +104,8 @@ def test_with_a_token_only_setup_health_and_the_empty_shell_answer(
 ) -> None:
     """Every route the app has (in its schema or not: /docs and its assets, /openapi.json,
     /metrics, the pages, /mcp, an unknown path), every method it takes, without the token:
-    401, except /setup, /api/health and the dashboard's shell, which carries no data."""
+    401, except /setup (and /setup/, sent to it), /api/health and the dashboard's shell, which
+    carries no data."""
     routes = [(r.path, sorted(r.methods)) for router in ROUTERS for r in router.routes]
     routes += [
         ("/openapi.json", ["GET"]),
@@ -121,7 +122,9 @@ def test_with_a_token_only_setup_health_and_the_empty_shell_answer(
             response = anonymous.request(method, concrete, headers=MCP_HEADERS)
             answered[f"{method} {path}"] = response.status_code
     opened = {route for route, status in answered.items() if status != 401}
-    assert opened == {"GET /", "GET /setup", "GET /api/health"}, answered
+    assert opened == {"GET /", "GET /setup", "GET /setup/", "GET /api/health"}, answered
+    slash = anonymous.get("/setup/", follow_redirects=False)  # the page's own address, no data
+    assert (slash.status_code, slash.headers["location"]) == (307, "../setup")
     assert {"GET /docs", "GET /openapi.json", "GET /metrics", "POST /mcp"} <= set(answered)
     assert len(answered) >= 25
 

@@ -534,3 +534,17 @@ def test_a_search_that_finds_nothing_says_why(page: Page, tmp_path: Path) -> Non
             "base (lexical: weak: not in the index: garlic; semantic: margin -0.013); ask in "
             "the words its documents use."
         )
+
+
+def test_the_setup_page_opens_from_its_address_with_a_final_slash(
+    page: Page, service_api: Briefd
+) -> None:
+    """…/setup/ (a link copied with its slash) is the setup page too: with a token set it was
+    refused 401 "missing or wrong bearer token" (a page that needs none), and without one
+    redirected to the host's /setup, out of the path a reverse proxy serves briefd under."""
+    app = under_a_path(create_app(service_api, service_config()), "/briefd")
+    with serving(app) as url:  # type: ignore[arg-type]
+        page.goto(url + "/briefd/setup/")
+        expect(page).to_have_url(f"{url}/briefd/setup")
+        expect(page.locator("#mcp-url")).to_have_text(f"{url}/briefd/mcp")
+        assert TOKEN not in page.content()

@@ -15,7 +15,7 @@ from briefd.service.config import ServiceConfig, is_loopback
 # Open without a token: the dashboard's empty page shell (its data needs the token), the setup
 # page, the health probe and the git webhook (it carries its own HMAC signature). The OpenAPI
 # schema, /docs and (unless serve.metrics_auth is false) /metrics need the token.
-OPEN_EXACT = frozenset({"/", "/setup", "/api/health", "/favicon.ico"})
+OPEN_EXACT = frozenset({"/", "/setup", "/setup/", "/api/health", "/favicon.ico"})
 OPEN_PREFIXES = ("/webhook/",)
 MCP_PATH = "/mcp"
 
