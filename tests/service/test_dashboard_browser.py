@@ -548,3 +548,24 @@ def test_the_setup_page_opens_from_its_address_with_a_final_slash(
         expect(page).to_have_url(f"{url}/briefd/setup")
         expect(page.locator("#mcp-url")).to_have_text(f"{url}/briefd/mcp")
         assert TOKEN not in page.content()
+
+
+def test_a_token_pasted_with_a_typographic_character_is_refused_at_the_prompt(
+    page: Page, service_api: Briefd
+) -> None:
+    """A token copied from a chat or a wiki with a typographic hyphen (U+2010) cannot be sent
+    in a header: the page said "cannot load stats: the server does not answer (… non
+    ISO-8859-1 code point)", took the prompt away and retried every 3 s, the same after a
+    reload (the tab kept the token). The prompt says what is wrong and stays."""
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN.replace("-", "\u2010"))
+        page.press("#token-input", "Enter")
+        expect(page.locator("#login-error")).to_have_text(
+            "A token is ASCII: this one has '\u2010' (character 5); copy it again from where "
+            "it is kept."
+        )
+        expect(page.locator("#app")).to_be_hidden()
+        page.fill("#token-input", TOKEN)
+        page.press("#token-input", "Enter")
+        expect(page.locator("#stat-documents")).to_have_text("45")
