@@ -37,6 +37,7 @@ ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--host-resolver-rules=MAP briefd.test 127.0.0.1",  # a server's name, not loopback
 ]
 ARTIFACTS = Path(os.environ.get("BRIEFD_TEST_ARTIFACTS", REPO / ".briefd" / "test-artifacts"))
 
@@ -569,3 +570,41 @@ def test_a_token_pasted_with_a_typographic_character_is_refused_at_the_prompt(
         page.fill("#token-input", TOKEN)
         page.press("#token-input", "Enter")
         expect(page.locator("#stat-documents")).to_have_text("45")
+
+
+def test_every_copy_button_on_the_setup_page_copies_its_block(
+    browser: Browser, service_api: Briefd
+) -> None:
+    """The copy button floated inside its block, under the text of a long line: the Claude
+    Code line (and the hook's, REST's) lay over it and took the click. And on a plain http://
+    server name the browser has no clipboard API: the click did nothing and said nothing."""
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    try:
+        with serving(
+            create_app(service_api, service_config(allowed_hosts=("briefd.test",)))
+        ) as url:
+            page.goto(url + "/setup")
+            blocks = page.locator(".client")
+            expect(blocks.first.locator("code")).to_contain_text("claude mcp add")
+            for n in range(blocks.count()):
+                button = blocks.nth(n).locator("button.copy")
+                button.scroll_into_view_if_needed()
+                box = button.bounding_box()
+                assert box is not None
+                at = [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]
+                on_top = "([x, y]) => document.elementFromPoint(x, y).className"
+                assert page.evaluate(on_top, at) == "copy", blocks.nth(n).inner_text()
+            blocks.first.locator("button.copy").click()
+            expect(blocks.first.locator("button.copy")).to_have_text("copied")
+            claude = blocks.first.locator("code").inner_text()
+            assert page.evaluate("navigator.clipboard.readText()") == claude
+
+            page.goto(url.replace("127.0.0.1", "briefd.test") + "/setup")
+            assert page.evaluate("window.isSecureContext") is False
+            codex = page.locator(".client", has_text="Codex").first
+            codex.locator("button.copy").click()
+            expect(codex.locator("button.copy")).to_have_text("copied")
+            assert page.evaluate("getSelection().toString()") == codex.locator("code").inner_text()
+    finally:
+        context.close()
