@@ -210,6 +210,21 @@ def test_a_file_name_with_control_characters_is_skipped_and_shown_escaped(
     assert [d["path"] for d in listed["documents"]] == ["domain/good.md"]
 
 
+def test_a_source_folder_gone_between_runs_is_said_to_be_gone(tmp_path: Path) -> None:
+    """A source folder moved, renamed or on a disk not mounted any more was reported as "not a
+    directory", as if a file had been passed; the index stays as it was."""
+    source = source_with(tmp_path, {})
+    assert briefd(tmp_path, "index", "--source", str(source)).returncode == 0
+    source.rename(tmp_path / "moved")
+    done = briefd(tmp_path, "index", "--source", str(source))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"error: knowledge source {source} does not exist; pass --source DIR, or point "
+        "'source:' in briefd.yaml (or BRIEFD_SOURCE) at the knowledge folder\n"
+    )
+    assert search(tmp_path, "refund window")[0]["doc_path"] == "domain/good.md"
+
+
 def test_a_folder_named_decomposed_is_excluded_by_its_composed_name(tmp_path: Path) -> None:
     """``index.exclude: [domain/şirket/**]`` missed the folder a macOS copy names decomposed
     (``s`` + U+0327): the documents meant to stay out were indexed and served."""

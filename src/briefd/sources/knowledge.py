@@ -99,7 +99,7 @@ def resolve(settings: Settings, source: Path | None = None) -> KnowledgeSource:
     if root is None:
         raise SourceError(NO_SOURCE)
     if not root.is_dir():
-        raise SourceError(not_a_directory(root))
+        raise not_a_directory(root)
     if git.toplevel(root, settings.sync.git_timeout) is not None:
         return Checkout(settings, root)
     if git.is_git_dir(root, settings.sync.git_timeout):

@@ -157,16 +157,20 @@ def _composed(text: str) -> str:
 _URL_LIKE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:/|[\w.-]+@[\w.-]+:)")  # a path keeps one /
 
 
-def not_a_directory(root: Path) -> str:
-    """Why ``root`` cannot be indexed; a git URL given as a folder (``--source URL``) is told
-    where URLs go."""
+def not_a_directory(root: Path) -> SourceError:
+    """The knowledge source ``root`` is no folder: gone (moved, renamed, a disk not mounted),
+    something else, or a git URL given as a folder (``--source URL``), told where URLs go."""
     if _URL_LIKE.match(str(root)):
-        return (
+        return SourceError(
             f"knowledge source {root} is not a directory: --source takes a folder; to follow a "
             "git repository, put its URL in `source:` (briefd.yaml) or BRIEFD_SOURCE, and "
             "`briefd sync` or `briefd serve` clones it"
         )
-    return f"knowledge source {root} is not a directory; pass --source DIR"
+    what = "is not a directory" if os.path.lexists(root) else "does not exist"
+    return SourceError(
+        f"knowledge source {root} {what}; pass --source DIR, or point 'source:' in "
+        "briefd.yaml (or BRIEFD_SOURCE) at the knowledge folder"
+    )
 
 
 def scan(
@@ -174,7 +178,7 @@ def scan(
 ) -> tuple[list[SourceFile], list[SkippedFile]]:
     """Files to index (sorted by path) and the candidates that were skipped, with reasons."""
     if not root.is_dir():
-        raise SourceError(not_a_directory(root))
+        raise not_a_directory(root)
     rules = Rules(root, index, layout)
     files: list[SourceFile] = []
     skipped: list[SkippedFile] = []
