@@ -88,3 +88,23 @@ def test_a_source_folder_the_repository_ignores_is_still_indexed(tmp_path: Path)
         },
     )
     assert indexed(tmp_path, top / "knowledge") == ["domain/refunds.md"]
+
+
+def test_a_gitignore_saved_with_a_byte_order_mark_is_followed(tmp_path: Path) -> None:
+    """Editors on Windows save ``.gitignore`` with a UTF-8 byte order mark (and CRLF); git
+    skips the mark, briefd read it as part of the first pattern, which then matched nothing,
+    and indexed and served the file git ignores."""
+    top = repository(
+        tmp_path,
+        {
+            ".gitignore": "\ufeffsecrets.md\r\n*.local.md\r\n",
+            "domain/refunds.md": "# Refunds\n\nThe refund window is thirty days.\n",
+            "domain/secrets.md": f"# Secrets\n\n{DRAFT}.\n",
+            "domain/notes.local.md": f"# Notes\n\n{DRAFT}, my notes.\n",
+        },
+    )
+    assert git(top, "status", "--porcelain", "--ignored").splitlines() == [
+        "!! domain/notes.local.md",
+        "!! domain/secrets.md",
+    ]
+    assert indexed(tmp_path, top) == ["domain/refunds.md"]

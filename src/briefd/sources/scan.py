@@ -108,10 +108,10 @@ def _read_spec(path: Path) -> pathspec.PathSpec[Any] | None:
     try:
         if not path.is_file():
             return None
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        text = path.read_text(encoding="utf-8-sig", errors="replace")  # a BOM, as git skips it
     except OSError:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
 
 
 def _outer_ignores(root: Path) -> list[tuple[str, Path]]:
