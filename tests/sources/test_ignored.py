@@ -108,3 +108,25 @@ def test_a_gitignore_saved_with_a_byte_order_mark_is_followed(tmp_path: Path) ->
         "!! domain/secrets.md",
     ]
     assert indexed(tmp_path, top) == ["domain/refunds.md"]
+
+
+def test_a_nearer_gitignore_takes_back_what_one_above_ignores(tmp_path: Path) -> None:
+    """git lets the nearest ``.gitignore`` with a matching pattern decide, so ``!keep.local.md``
+    in ``domain/.gitignore`` keeps a file that ``*.local.md`` at the top ignores; briefd
+    ignored a file when any level matched it, and left out, without a word, documents git
+    tracks (a clone has them)."""
+    top = repository(
+        tmp_path,
+        {
+            ".gitignore": "*.local.md\n",
+            "domain/.gitignore": "!keep.local.md\n",
+            "domain/keep.local.md": "# Keep\n\nKept on purpose.\n",
+            "domain/sub/keep.local.md": "# Kept too\n\nKept below.\n",
+            "domain/sub/.gitignore": "keep.local.md\n",
+            "domain/drop.local.md": f"# Drop\n\n{DRAFT}.\n",
+            "domain/refunds.md": "# Refunds\n\nThe refund window is thirty days.\n",
+        },
+    )
+    tracked = git(top, "ls-files").splitlines()
+    assert [t for t in tracked if t.endswith(".local.md")] == ["domain/keep.local.md"]
+    assert indexed(tmp_path, top) == ["domain/keep.local.md", "domain/refunds.md"]

@@ -86,15 +86,22 @@ class Rules:
         return None
 
     def _ignored(self, rel: str) -> bool:
-        """A ``.gitignore`` in a folder above ``rel`` matches it (relative to that folder)."""
-        if any(spec.match_file(prefix + rel) for prefix, spec in self._outer):
-            return True
+        """Whether git ignores ``rel``: as git decides, the nearest ignore file with a pattern
+        matching it (relative to its folder) does — the ``.gitignore`` of its own folder
+        first, up to the root's, then those above the source and ``info/exclude`` — so a
+        ``!keep.md`` in ``domain/.gitignore`` takes back what a ``*.md`` above ignores."""
         parts = rel.rstrip("/").split("/")
-        for depth in range(len(parts)):
-            base = "".join(p + "/" for p in parts[:depth])
-            spec = self._spec(base)
-            if spec is not None and spec.match_file(rel[len(base) :]):
-                return True
+        bases = ["".join(p + "/" for p in parts[:depth]) for depth in range(len(parts))]
+        levels = [(base, self._spec(base)) for base in reversed(bases)]
+        for base, spec in levels:
+            if (
+                spec is not None
+                and (found := spec.check_file(rel[len(base) :])).include is not None
+            ):
+                return bool(found.include)
+        for prefix, outer in reversed(self._outer):
+            if (found := outer.check_file(prefix + rel)).include is not None:
+                return bool(found.include)
         return False
 
     def _spec(self, base: str) -> pathspec.PathSpec[Any] | None:
