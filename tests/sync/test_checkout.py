@@ -74,3 +74,23 @@ def test_plain_directory_keeps_file_times(tmp_path: Path) -> None:
         assert updated(api) == {"domain/a.md": None}
         assert api.document("domain/a.md").updated_at.startswith("20")
         assert api.sync_status().kind == "directory"
+
+
+def test_a_checkout_gone_between_syncs_is_named_in_the_sync_report(tmp_path: Path) -> None:
+    """A served checkout moved away (or its disk unmounted): every poll logged "sync of  failed"
+    and ``/api/sync`` said ``source: null``, ``kind: none``, as if none were configured, the
+    error naming a source the report did not."""
+    repo = Remote(tmp_path)
+    repo.push({"domain/a.md": "# A\n\n## Alpha\nAlpha text.\n"})
+    with Briefd(git_settings(tmp_path, str(repo.work)), embedder=None) as api:
+        assert api.sync().error is None
+        repo.work.rename(tmp_path / "moved")
+        report = api.sync()
+        status = api.sync_status()
+        assert (report.source, status.source) == (str(repo.work), str(repo.work))
+        assert report.error == status.last_error
+        assert report.error is not None
+        assert report.error.startswith(f"knowledge source {repo.work} does not exist; ")
+        assert [h.doc_path for h in api.search(SearchRequest("alpha", mode="bm25")).hits] == [
+            "domain/a.md"
+        ]

@@ -181,8 +181,8 @@ def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
         source = sources.resolve(settings)
         label: str | None = source.label
         kind: str = source.kind
-    except BriefdError:
-        label, kind = None, "none"
+    except BriefdError:  # a folder gone (moved, not mounted): still named, as its error is
+        label, kind = _configured(settings) or None, "none"
     saved = steps.load()
     return SyncStatus(
         source=label,
@@ -197,6 +197,13 @@ def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
         running=runner.running,
         syncs=runner.runs,
     )
+
+
+def _configured(settings: Settings) -> str:
+    """The configured source as reports name it, when it cannot be resolved ('' without one)."""
+    if settings.sync.remote:
+        return git.redact(settings.sync.remote)
+    return str(settings.source) if settings.source is not None else ""
 
 
 def _text(value: object) -> str | None:
