@@ -354,3 +354,24 @@ def test_a_beir_download_scores_with_its_test_split(settings: Settings, tmp_path
     with Briefd(beir_index(settings, dataset)) as api:
         api.index()
         assert run_beir(api, dataset, "bm25").overall["recall@5"] == 1.0
+
+
+def test_a_document_labelled_0_is_not_listed_as_expected(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """V1: `--misses` and --json listed a document judged not relevant (score 0) among a
+    query's expected answers, beside the one that is."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    corpus = [
+        {"_id": "d1", "title": "Pairing the remote", "text": "Press and hold to pair the remote."},
+        {"_id": "d2", "title": "Picture mode", "text": "Change the picture mode in settings."},
+    ]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "pair the remote"}))
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t0\nq1\td1\t1\n")
+    dataset = load_beir(folder)
+    with Briefd(beir_index(settings, dataset)) as api:
+        api.index()
+        (outcome,) = run_beir(api, dataset, "bm25").outcomes
+    assert outcome.expected == ("d1",)

@@ -235,7 +235,7 @@ def _run(
             qtype,
             metrics,
             tuple(_label(k) for k in ranked[:5]),
-            tuple(_label(k) for k in relevant),
+            tuple(_label(k) for k, gain in relevant.items() if gain > 0),  # 0: judged not relevant
         )
         for (qid, query, qtype, relevant), (metrics, ranked) in zip(
             cases, _outcomes(api, mode, cases, unit), strict=True
