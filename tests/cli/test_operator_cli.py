@@ -394,6 +394,26 @@ def test_a_set_of_recall_limits_alone_is_checked_and_one_of_no_limit_is_refused(
     )
 
 
+def test_a_set_name_with_brackets_is_printed_as_written(tmp_path: Path) -> None:
+    """V1, I8: a golden set's `name:` went into the tables as markup: "team [/x]" stopped
+    `briefd eval` with a traceback (MarkupError), "[bold]team" lost its brackets."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "q.yaml").write_text(
+        "name: '[bold]team [/x]'\nsource: kb\nqueries:\n  - {id: a, query: refund window, "
+        "type: keyword, expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    (tmp_path / "eval").mkdir()  # the recall table too: its generic prompts, where eval reads them
+    (tmp_path / "eval" / "recall-noise.yaml").write_text(
+        "prompts:\n  - {id: n1, kind: chat, text: thanks a lot}\n"
+    )
+    result = briefd("eval", "--queries", "q.yaml", cwd=tmp_path, env={"COLUMNS": "200"})
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    rows = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert "│ [bold]team [/x] (section) │ bm25 │ 1 │ 1.0000 │ 1.0000 │ 1.0000 │ 1.0000 │" in rows
+    assert "│ [bold]team [/x] │ bm25 │ 1.0000 │ 1.0000 │ 0/1 (0.0%) │ 0 │" in rows
+
+
 def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
     tmp_path: Path,
 ) -> None:

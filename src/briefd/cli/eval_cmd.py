@@ -9,6 +9,7 @@ from typing import Literal
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 from typer._click.core import ParameterSource  # typer's own click (pinned)
 from typer._click.exceptions import BadParameter, UsageError
 
@@ -21,7 +22,7 @@ from briefd.cli.eval_trust import (
     run_trusted,
     set_calibration,
 )
-from briefd.cli.output import console, errors, fail, print_json, reported_errors
+from briefd.cli.output import console, errors, fail, print_json, printable, reported_errors
 from briefd.errors import EvalError
 from briefd.eval.datasets import BeirSet
 from briefd.eval.metrics import METRICS
@@ -283,7 +284,7 @@ def print_reports(reports: list[EvalReport]) -> None:
         table.add_column(column, justify="left" if column in ("set", "mode") else "right")
     for report in reports:
         table.add_row(
-            f"{report.name} ({report.level})",
+            Text(printable(f"{report.name} ({report.level})")),  # a set's name: never markup
             report.mode,
             str(report.queries),
             *(f"{report.overall[m]:.4f}" for m in METRICS),
@@ -312,7 +313,7 @@ def print_recall(reports: list[RecallReport]) -> None:
         table.add_column(column, justify="left" if column in ("set", "mode") else "right")
     for r in reports:
         table.add_row(
-            r.name,
+            Text(printable(r.name)),
             r.mode,
             f"{r.recall_at_5:.4f}",
             f"{r.recall_at_5_default_budget:.4f}",

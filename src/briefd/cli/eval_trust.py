@@ -8,9 +8,10 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from briefd.api import Briefd
-from briefd.cli.output import console
+from briefd.cli.output import console, printable
 from briefd.eval.datasets import BeirSet, load_beir
 from briefd.eval.run import EvalReport, beir_index, open_golden, run_beir, run_golden
 from briefd.eval.thresholds import Gate, trust_shortfalls
@@ -151,7 +152,7 @@ def print_trust(found: list[TrustFigures]) -> None:
         ndcg = "/".join(f"{f.ndcg.get(m, 0.0):.3f}" for m in EVERY_MODE)
         gap = "" if f.fusion_gap is None else f"{-f.fusion_gap:+.3f}"  # as the README shows it
         table.add_row(
-            f.name,
+            Text(printable(f.name)),
             str(f.documents),
             str(f.queries),
             f"{f.emptied} ({f.emptied_share:.1%})",
