@@ -375,3 +375,21 @@ def test_a_document_labelled_0_is_not_listed_as_expected(
         api.index()
         (outcome,) = run_beir(api, dataset, "bm25").outcomes
     assert outcome.expected == ("d1",)
+
+
+def test_beir_files_saved_with_a_byte_order_mark_are_read(tmp_path: Path) -> None:
+    """V1: a BEIR file saved by Notepad or PowerShell starts with a UTF-8 byte order mark,
+    and its first line was "not a JSON object" ("score must be a number" for qrels.tsv)."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    bom = "\ufeff"
+    corpus = json.dumps({"_id": "d1", "title": "Pairing", "text": "Hold to pair the remote."})
+    (folder / "corpus.jsonl").write_text(bom + corpus, encoding="utf-8")
+    query = json.dumps({"_id": "q1", "text": "pair the remote"})
+    (folder / "queries.jsonl").write_text(bom + query, encoding="utf-8")
+    qrels = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
+    (folder / "qrels.tsv").write_text(bom + qrels, encoding="utf-8")
+    dataset = load_beir(folder)
+    assert [doc_id for doc_id, _, _ in dataset.corpus] == ["d1"]
+    assert dataset.queries == (("q1", "pair the remote", "all"),)
+    assert dataset.qrels == {"q1": {"d1": 1.0}}

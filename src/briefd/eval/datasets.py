@@ -212,7 +212,7 @@ def _read_bytes(path: Path) -> bytes:
 def _jsonl(data: bytes, path: Path, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     """The JSON objects of a JSON Lines file, each holding ``keys``."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte order mark (Notepad, PowerShell) is no text
     except UnicodeDecodeError:
         raise EvalError(f"{path}: not UTF-8 text; save it as UTF-8") from None
     rows = []
@@ -237,7 +237,7 @@ def _jsonl(data: bytes, path: Path, keys: tuple[str, ...]) -> list[dict[str, Any
 def _qrels(path: Path) -> dict[str, dict[str, float]]:
     qrels: dict[str, dict[str, float]] = {}
     try:
-        text = _read_bytes(path).decode("utf-8")
+        text = _read_bytes(path).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise EvalError(f"{path}: not UTF-8 text; save it as UTF-8") from None
     for number, line in enumerate(text.splitlines(), 1):
