@@ -393,3 +393,30 @@ def test_beir_files_saved_with_a_byte_order_mark_are_read(tmp_path: Path) -> Non
     assert [doc_id for doc_id, _, _ in dataset.corpus] == ["d1"]
     assert dataset.queries == (("q1", "pair the remote", "all"),)
     assert dataset.qrels == {"q1": {"d1": 1.0}}
+
+
+@pytest.mark.parametrize(
+    ("ids", "said"),
+    [
+        (("d1", "d1"), "document id 'd1' is used twice; ids must be unique"),
+        (
+            ("d 1", "d_1"),
+            "document ids 'd 1' and 'd_1' differ only in characters a file name cannot hold; "
+            "rename one",
+        ),
+    ],
+)
+def test_two_corpus_records_of_one_file_are_refused(
+    tmp_path: Path, ids: tuple[str, str], said: str
+) -> None:
+    """V1: each record is one Markdown file of the eval index; the second of two records with
+    the same file replaced the first without a word, and the first's labels scored its text."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    corpus = [{"_id": ids[0], "text": "pair the remote"}, {"_id": ids[1], "text": "picture mode"}]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "pair the remote"}))
+    (folder / "qrels.tsv").write_text(f"q1\t{ids[0]}\t1\n")
+    with pytest.raises(EvalError) as caught:
+        load_beir(folder)
+    assert str(caught.value) == f"{folder / 'corpus.jsonl'}: {said}"

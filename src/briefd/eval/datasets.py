@@ -13,6 +13,7 @@ import yaml
 
 from briefd.errors import EvalError
 from briefd.settings.raw import DuplicateKeyError, strict_loader
+from briefd.text import shown
 
 QUERY_TYPES = ("keyword", "paraphrase", "typo", "mixed-lang", "cross-lang")
 
@@ -165,6 +166,7 @@ def load_beir(path: Path) -> BeirSet:
         (str(r["_id"]), str(r.get("title") or ""), str(r.get("text") or ""))
         for r in _jsonl(corpus_bytes, path / "corpus.jsonl", ("_id",))
     )
+    _distinct(path / "corpus.jsonl", [doc_id for doc_id, _, _ in corpus])
     qrels = _qrels(qrels_path)
     # as trec_eval and BEIR score: a query with no relevant document (every label 0, "judged
     # not relevant") is left out, not counted as a miss no ranking could avoid
@@ -200,6 +202,27 @@ def _qrels_path(path: Path) -> Path:
 
 
 _QUERY = ("_id", "text")
+
+
+def _distinct(path: Path, ids: list[str]) -> None:
+    """Each record is one Markdown file of the eval index: a second record with the same
+    file (the same ``_id``, or one differing only in characters a path cannot hold) would
+    replace the first without a word, and its labels would score the wrong text."""
+    seen: dict[str, str] = {}
+    for doc_id in ids:
+        file = beir_doc_path(doc_id)
+        other = seen.get(file)
+        if other is None:
+            seen[file] = doc_id
+            continue
+        if other == doc_id:
+            raise EvalError(
+                f"{path}: document id '{shown(doc_id)}' is used twice; ids must be unique"
+            )
+        raise EvalError(
+            f"{path}: document ids '{shown(other)}' and '{shown(doc_id)}' differ only in "
+            "characters a file name cannot hold; rename one"
+        )
 
 
 def _read_bytes(path: Path) -> bytes:
