@@ -32,6 +32,9 @@ GOOD_SET = "sets:\n  - name: mine\n    queries: q.yaml\n    min: {bm25: {recall@
         (("min:", "trust: {max_emptied: x}\n    min:"), "trust.max_emptied must be a number"),
         (("min:", "recall: 3\n    min:"), "recall must map modes to metrics"),
         (("min:", "mins: 3\n    min:"), "unknown key 'mins'; a set takes name, queries, dataset"),
+        # a set without its min, or with it mistyped, was "every set needs…" naming no set
+        (("min:", "mins:"), "unknown key 'mins'; a set takes name, queries, dataset"),
+        (("    min: {bm25: {recall@5: 0.5}}\n", ""), "no 'min'; every set needs 'name', 'min'"),
     ],
 )
 def test_a_malformed_thresholds_file_is_one_line_naming_the_set(

@@ -67,20 +67,26 @@ def load_gates(path: Path) -> list[Gate]:
     if not isinstance(data, dict) or not isinstance(data.get("sets"), list):
         raise EvalError(f"{path}: expected a mapping with a 'sets:' list")
     base = path.resolve().parent.parent if path.parent.name == "eval" else Path.cwd()
-    return [_gate(path, base, item) for item in data["sets"]]
+    return [_gate(path, base, item, number) for number, item in enumerate(data["sets"], 1)]
 
 
 SET_KEYS = ("name", "queries", "dataset", "min", "slow", "trust", "subsets", "fold", "recall")
+NEEDS = "every set needs 'name', 'min' and 'queries' or 'dataset'"
 
 
-def _gate(path: Path, base: Path, item: Any) -> Gate:
-    if not isinstance(item, dict) or "name" not in item or "min" not in item:
-        raise EvalError(f"{path}: every set needs 'name', 'min' and 'queries' or 'dataset'")
-    name = str(item["name"])
-    where = f"{path}: set '{name}'"
+def _gate(path: Path, base: Path, item: Any, number: int) -> Gate:
+    """One set; an error names it (by its number until it has a name), and a mistyped key
+    (``mins:``) is named as such rather than as the key it misses."""
+    if not isinstance(item, dict):
+        raise EvalError(f"{path}: set #{number} is not a mapping; {NEEDS}")
+    where = f"{path}: set '{item['name']}'" if "name" in item else f"{path}: set #{number}"
     unknown = [str(key) for key in item if key not in SET_KEYS]
     if unknown:
         raise EvalError(f"{where}: unknown key '{unknown[0]}'; a set takes {', '.join(SET_KEYS)}")
+    missing = [key for key in ("name", "min") if key not in item]
+    if missing:
+        raise EvalError(f"{where}: no '{missing[0]}'; {NEEDS}")
+    name = str(item["name"])
     queries = _place(where, base, item, "queries")
     dataset = _place(where, base, item, "dataset")
     if (queries is None) == (dataset is None):
