@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from briefd.api import Briefd
+from briefd.cli.eval_trust import EVERY_MODE, print_trust
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import EvalError
 from briefd.eval.datasets import BeirSet, load_beir
 from briefd.eval.recall import load_noise
 from briefd.eval.run import beir_index, run_beir
 from briefd.eval.thresholds import TrustLimits, load_gates, trust_shortfalls
-from briefd.eval.trust import LANGUAGES, figures, load_offtopic, offtopic_answered
+from briefd.eval.trust import (
+    LANGUAGES,
+    TrustFigures,
+    figures,
+    load_offtopic,
+    offtopic_answered,
+)
 from briefd.eval.variants import fold_turkish, folded, subset
 from briefd.retrieval.gate import PROBES
 from briefd.settings import Settings
@@ -176,3 +184,19 @@ def test_offtopic_and_noise_files_are_read_whole(tmp_path: Path) -> None:
     noise.write_text("prompts:\n  - {id: n, kind: chat, text: thanks, go on}\n")
     with pytest.raises(EvalError, match="put the text in quotes"):
         load_noise(noise)
+
+
+def test_a_fusion_tie_is_printed_as_plus_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    """V4: hybrid level with its better side (a gap of 0, or under 0.0005) printed "-0.000",
+    which reads as hybrid below it."""
+    tie = TrustFigures(
+        "tie", 5, 5, 0, 0.0, dict.fromkeys(LANGUAGES, 1.0), (), dict.fromkeys(EVERY_MODE, 1.0), 0.0
+    )
+    print_trust([tie, replace(tie, name="near", fusion_gap=0.0004)])
+    print_trust([replace(tie, name="below", fusion_gap=0.012)])
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("│")]
+    assert {row[1]: row[-2] for row in rows} == {
+        "tie": "+0.000",
+        "near": "+0.000",
+        "below": "-0.012",
+    }

@@ -150,7 +150,8 @@ def print_trust(found: list[TrustFigures]) -> None:
             f"{f.offtopic_rejected.get(lang, 0.0):.2f}" for lang in ("en", "tr", "de")
         )
         ndcg = "/".join(f"{f.ndcg.get(m, 0.0):.3f}" for m in EVERY_MODE)
-        gap = "" if f.fusion_gap is None else f"{-f.fusion_gap:+.3f}"  # as the README shows it
+        # as the README shows it; a tie (or less than 0.0005) is +0.000, never -0.000
+        gap = "" if f.fusion_gap is None else f"{round(-f.fusion_gap, 3) + 0.0:+.3f}"
         table.add_row(
             Text(printable(f.name)),
             str(f.documents),
