@@ -441,6 +441,9 @@ def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
             "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
         }
         result = briefd("eval", "--check", "gate.yaml", "--explain", cwd=tmp_path, env=env)
+        as_json = briefd(
+            "eval", "--check", "gate.yaml", "--explain", "--json", cwd=tmp_path, env=env
+        )
     assert result.returncode == 0, result.stderr
     (line,) = [x for x in result.stdout.splitlines() if x.startswith("mine: gate threshold")]
     assert re.fullmatch(
@@ -448,6 +451,10 @@ def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
         r"active, left out: .+\)",
         line,
     ), line
+    assert as_json.returncode == 0, as_json.stderr
+    calibration = json.loads(as_json.stdout)["calibration"]
+    assert list(calibration) == ["mine"]
+    assert str(calibration["mine"]["threshold"]) in line
 
 
 @pytest.mark.parametrize(

@@ -221,7 +221,11 @@ def _check(
             )
             recall, failures = recall + limited, failures + missed
     if json_output:
-        print_json({"reports": reports, "trust": trust, "recall": recall, "failures": failures})
+        payload: dict[str, object] = {"reports": reports, "trust": trust, "recall": recall}
+        payload["failures"] = failures
+        if explain:  # the gate's knobs per set, as the text lines give them
+            payload["calibration"] = dict(explained)
+        print_json(payload)
     else:
         print_reports(reports)
         print_trust(trust)
