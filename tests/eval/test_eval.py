@@ -420,3 +420,25 @@ def test_two_corpus_records_of_one_file_are_refused(
     with pytest.raises(EvalError) as caught:
         load_beir(folder)
     assert str(caught.value) == f"{folder / 'corpus.jsonl'}: {said}"
+
+
+def test_a_source_with_nothing_indexed_is_said_to_be_the_wrong_folder(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    """V1, V3: a --source holding no indexed document blamed the first query's expected
+    section, as though the query file were wrong."""
+    root = write_files({"notes.md": "# Notes\n\nOutside every scope.\n"})
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        "queries:\n  - {id: q1, query: notes, type: keyword, "
+        "expected: [{path: domain/a.md, heading: A}]}\n"
+    )
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        with pytest.raises(EvalError) as caught:
+            run_golden(api, load_golden(queries), "bm25")
+    assert str(caught.value) == (
+        f"{queries}: the knowledge source {root} holds no indexed document (no Markdown, or none "
+        "in a scope folder such as domain/); pass the folder of the knowledge the queries are "
+        "about (--source DIR)"
+    )

@@ -147,6 +147,12 @@ def check_expected(api: Briefd, golden: GoldenSet) -> None:
         ):
             if heading not in sections[path]:
                 sections[path].append(heading)
+    if not sections:  # every expected section missing: the source, not the queries
+        raise EvalError(
+            f"{golden.path}: the knowledge source {api.settings.source} holds no indexed "
+            "document (no Markdown, or none in a scope folder such as domain/); pass the folder "
+            "of the knowledge the queries are about (--source DIR)"
+        )
     for query in golden.queries:
         for path, heading in query.expected:
             if heading not in sections.get(path, ()):
