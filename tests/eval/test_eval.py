@@ -442,3 +442,25 @@ def test_a_source_with_nothing_indexed_is_said_to_be_the_wrong_folder(
         "in a scope folder such as domain/); pass the folder of the knowledge the queries are "
         "about (--source DIR)"
     )
+
+
+def test_an_expected_path_from_the_repository_root_is_told_the_indexed_one(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    """V1: an expected path written from the repository's root (or with ``./``) was "not
+    indexed (a typo, or a file outside every scope?)" though the document is there."""
+    root = write_files({"domain/a.md": "# A\n\n## Real\n\ntext\n"})
+    queries = tmp_path / "q.yaml"
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        for written in ("knowledge/domain/a.md", "./domain/a.md"):
+            queries.write_text(
+                "queries:\n  - {id: q1, query: text, type: keyword, "
+                f"expected: [{{path: {written}, heading: Real}}]}}\n"
+            )
+            with pytest.raises(EvalError) as caught:
+                run_golden(api, load_golden(queries), "bm25")
+            assert str(caught.value) == (
+                f"{queries}: query q1 expects section 'Real' of {written}, which is not in the "
+                "index; paths are relative to the knowledge source: write 'domain/a.md'"
+            )

@@ -158,14 +158,19 @@ def check_expected(api: Briefd, golden: GoldenSet) -> None:
             if heading not in sections.get(path, ()):
                 raise EvalError(
                     f"{golden.path}: query {query.id} expects section '{heading}' of {path}, "
-                    f"which is not in the index; {_named(path, sections.get(path))}"
+                    f"which is not in the index; {_named(path, sections)}"
                 )
 
 
-def _named(path: str, headings: list[str] | None) -> str:
+def _named(path: str, sections: dict[str, list[str]]) -> str:
     """What the index holds for ``path``: the names a golden entry can use (as the index
-    writes them: a heading's inline Markdown, `code` or **bold**, is dropped)."""
+    writes them: a heading's inline Markdown, `code` or **bold**, is dropped), or the indexed
+    path it was written for (from the repository's root, or ``./``)."""
+    headings = sections.get(path)
     if not headings:
+        meant = next((p for p in sorted(sections) if path.endswith("/" + p)), None)
+        if meant is not None:
+            return f"paths are relative to the knowledge source: write '{meant}'"
         return (
             f"{path} itself is not indexed (a typo, or a file outside every scope?); fix the "
             "query or the document"
