@@ -417,6 +417,34 @@ def test_a_set_name_with_brackets_is_printed_as_written(tmp_path: Path) -> None:
     assert "│ [bold]team [/x] │ bm25 │ 1.0000 │ 1.0000 │ 0/1 (0.0%) │ 0 │" in rows
 
 
+def test_a_query_file_and_a_dataset_given_to_each_others_option_say_which_takes_them(
+    tmp_path: Path,
+) -> None:
+    """V1, V3: a BEIR folder given to --queries was "cannot read query file …: Is a
+    directory", a query file given to --dataset "not a BEIR dataset", neither naming the
+    option that takes it."""
+    (tmp_path / "mine").mkdir()
+    for name, text in {
+        "corpus.jsonl": CORPUS,
+        "queries.jsonl": QUERIES,
+        "qrels.tsv": QRELS,
+    }.items():
+        (tmp_path / "mine" / name).write_text(text)
+    (tmp_path / "q.yaml").write_text("source: kb\nqueries: []\n")
+    for command in ("eval", "tune"):
+        folder = briefd(command, "--queries", "mine", cwd=tmp_path)
+        assert (folder.returncode, folder.stdout) == (1, "")
+        assert folder.stderr == (
+            "error: mine is a BEIR dataset folder, not a query file; pass it as --dataset\n"
+        )
+        file = briefd(command, "--dataset", "q.yaml", cwd=tmp_path)
+        assert (file.returncode, file.stdout) == (1, "")
+        assert file.stderr == (
+            "error: q.yaml is a file; --dataset takes the folder holding corpus.jsonl, "
+            "queries.jsonl and qrels.tsv (a golden query file goes to --queries)\n"
+        )
+
+
 def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
     tmp_path: Path,
 ) -> None:

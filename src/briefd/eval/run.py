@@ -104,6 +104,8 @@ UnitOf = Callable[[tuple[str, str]], Hashable]  # (path, heading) → what a hit
 
 def open_golden(settings: Settings, path: Path, source: Path | None) -> tuple[Briefd, GoldenSet]:
     """The golden set and an API over its (cached, freshly indexed) eval index."""
+    if is_beir(path):  # the two options mixed up
+        raise EvalError(f"{path} is a BEIR dataset folder, not a query file; pass it as --dataset")
     golden = load_golden(path)
     root = source or golden.source
     if root is None:
@@ -116,6 +118,11 @@ def open_golden(settings: Settings, path: Path, source: Path | None) -> tuple[Br
 
 
 def open_beir(settings: Settings, folder: Path) -> tuple[Briefd, BeirSet]:
+    if folder.is_file():  # the two options mixed up
+        raise EvalError(
+            f"{folder} is a file; --dataset takes the folder holding corpus.jsonl, "
+            "queries.jsonl and qrels.tsv (a golden query file goes to --queries)"
+        )
     if not is_beir(folder):
         raise EvalError(f"{folder} is not a BEIR dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
     dataset = load_beir(folder)
