@@ -499,6 +499,17 @@ def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
             "its user:password part holds '/', '?' or '#', which end it in a URL: "
             "percent-encode them (%2F, %3F, %23), or use a password of letters and digits",
         ),
+        *[  # libpq quoted the password back in its error: 'unexpected spaces found in "…"'
+            (
+                url,
+                "it holds a space, or a '%' that starts no %XX escape: percent-encode them "
+                "(%20, %25), or use a password of letters and digits",
+            )
+            for url in (
+                "postgresql://briefd:s3cr3t pw@127.0.0.1:5432/briefd",
+                "postgresql://briefd:s3cr3t%pw@127.0.0.1:5432/briefd",
+            )
+        ],
     ],
 )
 def test_a_state_url_the_server_cannot_use_is_one_line_at_start_without_its_password(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -362,6 +363,9 @@ class CodeSettings:
     checkout_dir: Path | None = None  # default: code/ next to the index
 
 
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
 @dataclass(frozen=True, slots=True)
 class StateSettings:
     """Where the state replicas share lives (query log, usage, proposals, recall sessions,
@@ -386,6 +390,11 @@ class StateSettings:
                 return (
                     "url: its user:password part holds '/', '?' or '#', which end it in a URL: "
                     "percent-encode them (%2F, %3F, %23), or use a password of letters and digits"
+                )
+            if any(c.isspace() for c in self.url) or _BAD_ESCAPE.search(self.url):
+                return (  # PostgreSQL's client quotes the token back in its error, password too
+                    "url: it holds a space, or a '%' that starts no %XX escape: percent-encode "
+                    "them (%20, %25), or use a password of letters and digits"
                 )
             return None
         scheme = (
