@@ -86,7 +86,7 @@ def main(
     ),
 ) -> None:
     ctx.obj = Context(config, db)
-    _quiet_state_log(serving=ctx.invoked_subcommand in ("serve", "mcp"))
+    _quiet_state_log(serving=ctx.invoked_subcommand in ("serve", "mcp", "demo"))
 
 
 def _quiet_state_log(serving: bool) -> None:
