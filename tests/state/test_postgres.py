@@ -182,6 +182,38 @@ def test_unreachable_fails_fast_then_recovers(postgres: Postgres) -> None:
         state.close()
 
 
+def test_a_server_back_but_refusing_says_its_new_reason(postgres: Postgres) -> None:
+    """S1, O1: the problem kept the reason of the first failure for the whole outage: a
+    server restarted without briefd's database still said "Connection refused"."""
+    postgres.reset()
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS gone")
+        conn.execute("CREATE DATABASE gone")
+    url = postgres.url.rsplit("/", 1)[0] + "/gone"
+    state = PostgresState(StateSettings(url=url, timeout_seconds=1.0), "replica-a")
+    stopped = False
+    try:
+        state.counts()
+        postgres.stop()
+        stopped = True
+        with pytest.raises(StateUnavailableError):
+            state.counts()
+        first = state.problem() or ""
+        assert "does not exist" not in first
+        postgres.start()
+        stopped = False
+        with psycopg.connect(postgres.url, autocommit=True) as conn:
+            conn.execute("DROP DATABASE gone WITH (FORCE)")
+        deadline = time.monotonic() + 10
+        while 'database "gone" does not exist' not in (state.problem() or ""):
+            assert time.monotonic() < deadline, state.problem()
+            time.sleep(0.1)
+    finally:
+        if stopped:
+            postgres.start()
+        state.close()
+
+
 def test_the_url_is_checked_and_its_password_never_shown(settings: Settings) -> None:
     bad = Settings(db=settings.db, state=StateSettings(url="mysql://x"))
     with pytest.raises(ConfigError, match=r"postgresql://"):

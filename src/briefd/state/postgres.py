@@ -151,12 +151,15 @@ class PostgresState:
             raise StateUnavailableError(problem)
 
     def _probe_until_back(self) -> None:
-        """While the server is away: try it every ``RETRY_SECONDS``; when it answers, open a
-        fresh pool (no connection to the old server kept) and let calls through again."""
+        """While the server is away: try it every ``RETRY_SECONDS`` (what it says now is the
+        problem: a server back with other settings refuses for another reason); when it
+        answers, open a fresh pool (no connection to the old server kept) and let calls
+        through again."""
         while not self._closed.wait(RETRY_SECONDS):
             try:
                 psycopg.connect(self.url, connect_timeout=self._connect_timeout()).close()
-            except psycopg.Error:
+            except psycopg.Error as exc:
+                self._down(exc)
                 continue
             with self._lock:
                 old, self._pool = self._pool, self._new_pool()
@@ -186,7 +189,7 @@ class PostgresState:
             "bundles go on from the local index, state writes fail until it answers"
         )
         with self._lock:
-            if self._problem is None:
+            if self._problem != problem:  # said once, and again when the reason changes
                 log.error("%s", problem)
             self._problem = problem
             if self._prober is None and not self._closed.is_set():
