@@ -8,6 +8,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
@@ -19,6 +20,7 @@ from briefd.service import create_app
 from briefd.service.metrics import CountingEmbedder, Metrics, labels_key
 from briefd.settings import Settings, with_overrides
 from tests.ports import free_port
+from tests.postgres import Postgres
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN
 from tests.service.test_nothing_lost import another_process_writing
@@ -145,6 +147,25 @@ def test_stats_answer_while_the_shared_state_is_down(service_settings: Settings)
     assert stats["index"]["documents"] == 45
     assert (stats["proposals"], stats["usage_events"], stats["queries_logged"]) == (None,) * 3
     assert "unreachable" in stats["state_error"] and ":p@" not in stats["state_error"]
+
+
+def test_stats_answer_while_the_shared_state_refuses_this_replica(
+    service_settings: Settings, postgres: Postgres
+) -> None:
+    """S1, I5: a role without rights on briefd's schema (the server up, the state refusing)
+    still blanked the dashboard: /api/stats answered 503 'store' where bundles, hooks and
+    health go on and say why."""
+    postgres.reset()
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'reader'").fetchone():
+            conn.execute("CREATE ROLE reader LOGIN")
+    url = postgres.url.replace("briefd@", "reader@")
+    stats = json.loads(
+        serve_once(with_overrides(service_settings, {"state.url": url}), "/api/stats")["/api/stats"]
+    )
+    assert stats["index"]["documents"] == 45
+    assert (stats["proposals"], stats["usage_events"], stats["queries_logged"]) == (None,) * 3
+    assert stats["state_error"].startswith("the shared state refused to create briefd's tables")
 
 
 def test_two_processes_on_one_index_add_up_their_counts(service_settings: Settings) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from briefd.errors import StateUnavailableError
+from briefd.errors import StoreError
 from briefd.settings import ActivitySettings
 from briefd.state import SharedState
 from briefd.store import activity, queryhash, reports
@@ -88,13 +88,13 @@ def cutoff_of(settings: ActivitySettings) -> str:
 def overview(store: Store, state: SharedState) -> dict[str, object]:
     """Index size, last index run, sync sources, proposal and usage counts (I2 stats); the
     counts of a shared state are the team's (every replica's), not this index's, and None
-    with ``state_error`` while it cannot be reached."""
+    with ``state_error`` while it cannot be reached or refuses this replica."""
     with store.read() as conn:
         found = activity.overview(conn)
     if state.shared:
         try:
             counts = state.counts()
-        except StateUnavailableError as exc:  # the index's own figures still answer
+        except StoreError as exc:  # away or refusing: the index's own figures still answer
             found.update(proposals=None, usage_events=None, queries_logged=None)
             found["state_error"] = str(exc)
             return found
