@@ -169,12 +169,6 @@ def run_sync(steps: SyncSteps) -> SyncReport:
     return result
 
 
-def _configured(settings: Settings) -> str:
-    """The source as configured, for a report when it cannot even be resolved (a bare
-    repository's folder, a missing directory): its credentials hidden."""
-    return git.redact(settings.sync.remote or str(settings.source or ""))
-
-
 def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
     settings = steps.settings
     try:
