@@ -464,3 +464,14 @@ def test_an_expected_path_from_the_repository_root_is_told_the_indexed_one(
                 f"{queries}: query q1 expects section 'Real' of {written}, which is not in the "
                 "index; paths are relative to the knowledge source: write 'domain/a.md'"
             )
+
+
+def test_two_sets_of_one_name_are_refused(tmp_path: Path) -> None:
+    """V2: a set copied and not renamed ran twice under one name, and a failing line
+    ("mine bm25 recall@5 = …") did not say which of the two fell short."""
+    path = tmp_path / "thresholds.yaml"
+    one = "  - name: mine\n    queries: {}\n    min: {{bm25: {{recall@5: 0.8}}}}\n"
+    path.write_text("sets:\n" + one.format("a.yaml") + one.format("b.yaml"))
+    with pytest.raises(EvalError) as caught:
+        load_gates(path)
+    assert str(caught.value) == f"{path}: set name 'mine' is used twice; names must be unique"

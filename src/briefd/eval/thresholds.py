@@ -67,7 +67,12 @@ def load_gates(path: Path) -> list[Gate]:
     if not isinstance(data, dict) or not isinstance(data.get("sets"), list):
         raise EvalError(f"{path}: expected a mapping with a 'sets:' list")
     base = path.resolve().parent.parent if path.parent.name == "eval" else Path.cwd()
-    return [_gate(path, base, item, number) for number, item in enumerate(data["sets"], 1)]
+    gates = [_gate(path, base, item, number) for number, item in enumerate(data["sets"], 1)]
+    names = [gate.name for gate in gates]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:  # its lines of "below the eval gate" would not say which set failed
+        raise EvalError(f"{path}: set name '{twice}' is used twice; names must be unique")
+    return gates
 
 
 SET_KEYS = ("name", "queries", "dataset", "min", "slow", "trust", "subsets", "fold", "recall")
