@@ -445,6 +445,26 @@ def test_a_query_file_and_a_dataset_given_to_each_others_option_say_which_takes_
         )
 
 
+def test_a_gate_dataset_that_is_a_file_is_refused_not_skipped(tmp_path: Path) -> None:
+    """V2: a set's `dataset:` naming a file (the query file, corpus.jsonl) was "skipped …
+    not found", as absent public data is, and the gate passed on the other sets."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    wrong = GOOD_SET.replace("mine", "wrong").replace("queries: q.yaml", "dataset: q.yaml")
+    (tmp_path / "gate.yaml").write_text(GOOD_SET + wrong.removeprefix("sets:\n"))
+    result = briefd("eval", "--check", "gate.yaml", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "skipped" not in result.stdout and "eval gate passed" not in result.stdout
+    assert result.stderr == (
+        f"error: {tmp_path / 'q.yaml'} is not a BEIR dataset (needs corpus.jsonl, queries.jsonl "
+        "and qrels.tsv)\n"
+    )
+
+
 def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
     tmp_path: Path,
 ) -> None:

@@ -194,7 +194,8 @@ def _check(
     explained: list[tuple[str, dict[str, object] | None]] = []  # set → gate knobs (--explain)
     say = errors if json_output else console  # --json: stdout holds the JSON alone
     for gate in load_gates(path):
-        if gate.dataset is not None and not gate.dataset.is_dir():
+        # public data absent here is skipped; a file in its place is a mistake, said below
+        if gate.dataset is not None and not gate.dataset.exists():
             say.print(f"skipped {gate.name}: {gate.dataset} not found", markup=False)
             continue
         settings_for_set, available = _available(settings, gate, all_sets, say)
