@@ -608,3 +608,35 @@ def test_every_copy_button_on_the_setup_page_copies_its_block(
             assert page.evaluate("getSelection().toString()") == codex.locator("code").inner_text()
     finally:
         context.close()
+
+
+def test_a_rebuild_started_from_the_page_says_how_it_ended(
+    page: Page, tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    """A rebuild that failed (the source directory gone) left "rebuild started" at the top of
+    the page for good; the failure was a grey line at the foot of the Sync panel, below the
+    fold. The page says how the rebuild it started ended, where it said it started."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(example_copy[0], source)
+    settings = service_settings_for(source, tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        api.index()
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#stat-documents")).to_have_text("45")
+
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#btn-rebuild")
+        expect(page.locator("#message")).to_have_text(
+            "rebuild done: 45 documents, 338 sections", timeout=20_000
+        )
+
+        shutil.rmtree(source)
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#btn-rebuild")
+        expect(page.locator("#message")).to_have_text(
+            f"rebuild failed: knowledge source {source} is not a directory; pass --source DIR",
+            timeout=20_000,
+        )
+        expect(page.locator("#message")).to_have_class("bad")
