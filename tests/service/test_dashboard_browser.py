@@ -537,20 +537,6 @@ def test_a_search_that_finds_nothing_says_why(page: Page, tmp_path: Path) -> Non
         )
 
 
-def test_the_setup_page_opens_from_its_address_with_a_final_slash(
-    page: Page, service_api: Briefd
-) -> None:
-    """…/setup/ (a link copied with its slash) is the setup page too: with a token set it was
-    refused 401 "missing or wrong bearer token" (a page that needs none), and without one
-    redirected to the host's /setup, out of the path a reverse proxy serves briefd under."""
-    app = under_a_path(create_app(service_api, service_config()), "/briefd")
-    with serving(app) as url:  # type: ignore[arg-type]
-        page.goto(url + "/briefd/setup/")
-        expect(page).to_have_url(f"{url}/briefd/setup")
-        expect(page.locator("#mcp-url")).to_have_text(f"{url}/briefd/mcp")
-        assert TOKEN not in page.content()
-
-
 def test_a_token_pasted_with_a_typographic_character_is_refused_at_the_prompt(
     page: Page, service_api: Briefd
 ) -> None:
@@ -570,44 +556,6 @@ def test_a_token_pasted_with_a_typographic_character_is_refused_at_the_prompt(
         page.fill("#token-input", TOKEN)
         page.press("#token-input", "Enter")
         expect(page.locator("#stat-documents")).to_have_text("45")
-
-
-def test_every_copy_button_on_the_setup_page_copies_its_block(
-    browser: Browser, service_api: Briefd
-) -> None:
-    """The copy button floated inside its block, under the text of a long line: the Claude
-    Code line (and the hook's, REST's) lay over it and took the click. And on a plain http://
-    server name the browser has no clipboard API: the click did nothing and said nothing."""
-    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
-    page = context.new_page()
-    try:
-        with serving(
-            create_app(service_api, service_config(allowed_hosts=("briefd.test",)))
-        ) as url:
-            page.goto(url + "/setup")
-            blocks = page.locator(".client")
-            expect(blocks.first.locator("code")).to_contain_text("claude mcp add")
-            for n in range(blocks.count()):
-                button = blocks.nth(n).locator("button.copy")
-                button.scroll_into_view_if_needed()
-                box = button.bounding_box()
-                assert box is not None
-                at = [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]
-                on_top = "([x, y]) => document.elementFromPoint(x, y).className"
-                assert page.evaluate(on_top, at) == "copy", blocks.nth(n).inner_text()
-            blocks.first.locator("button.copy").click()
-            expect(blocks.first.locator("button.copy")).to_have_text("copied")
-            claude = blocks.first.locator("code").inner_text()
-            assert page.evaluate("navigator.clipboard.readText()") == claude
-
-            page.goto(url.replace("127.0.0.1", "briefd.test") + "/setup")
-            assert page.evaluate("window.isSecureContext") is False
-            codex = page.locator(".client", has_text="Codex").first
-            codex.locator("button.copy").click()
-            expect(codex.locator("button.copy")).to_have_text("copied")
-            assert page.evaluate("getSelection().toString()") == codex.locator("code").inner_text()
-    finally:
-        context.close()
 
 
 def test_a_rebuild_started_from_the_page_says_how_it_ended(
