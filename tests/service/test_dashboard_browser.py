@@ -588,3 +588,26 @@ def test_a_rebuild_started_from_the_page_says_how_it_ended(
             timeout=20_000,
         )
         expect(page.locator("#message")).to_have_class("bad")
+
+
+def test_the_health_panels_reload_with_the_figures_when_the_server_answers_again(
+    page: Page, service_api: Briefd
+) -> None:
+    """The server away for a minute: the minute's health refresh failed too, and its message
+    ("the server does not answer") stayed up to a minute after the figures had come back.
+    The page's clock is driven."""
+    page.clock.install()
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#health-since")).to_contain_text("since ")
+
+        page.route("**/api/**", lambda route: route.abort("connectionrefused"))
+        page.clock.run_for(60_000)
+        expect(page.locator("#message")).to_contain_text("the server does not answer")
+
+        page.unroute("**/api/**")
+        page.clock.run_for(10_000)
+        expect(page.locator("#message")).to_have_text("")
+        expect(page.locator("#stat-documents")).to_have_text("45")
