@@ -25,7 +25,6 @@ from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote
-from tests.team.test_gaps import entry
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -439,46 +438,6 @@ def test_a_knowledge_health_failure_stays_said_after_a_search_and_each_refresh(
         page.unroute("**/api/dashboard/health")
         page.clock.run_for(60_000)
         expect(page.locator("#message")).to_have_text("")
-
-
-def test_a_gap_shows_bidirectional_overrides_in_its_query_as_briefd_gaps_does(
-    page: Page, service_api: Briefd
-) -> None:
-    """A logged query holding a right-to-left override was shown reordered: "yciloP yrteR"
-    (asked, and answered by nothing) read "Retry Policy" among the gaps, a question the
-    knowledge does answer. The dashboard shows the override as `briefd gaps` prints it."""
-    asked = "\u202eyciloP yrteR\u202c"
-    service_api.log_queries([entry(asked, 0, None)] * 2)
-    with serving(create_app(service_api, service_config())) as url:
-        page.goto(url + "/")
-        page.fill("#token-input", TOKEN)
-        page.click("#login-form button")
-        gap = page.locator("#gaps-table tbody tr").first
-        expect(gap.locator("td").nth(1)).to_have_text("2")
-        expect(gap.locator("td").first).to_have_text("\\u202eyciloP yrteR\\u202c")
-
-
-def test_a_gap_asked_with_a_pasted_log_leaves_its_counts_in_view(
-    page: Page, service_api: Briefd
-) -> None:
-    """A query logged with a pasted stack trace (one word of 3,000 characters) made the query
-    column as wide: the gap's counts were off to the right, 3,000 characters away. The query
-    shows its head (the whole of it on hover) and the row fits its section."""
-    pasted = "at.com.acme.payments.RetryWorker.run" + "x" * 3000
-    service_api.log_queries([entry(pasted, 0, None)] * 3)
-    with serving(create_app(service_api, service_config())) as url:
-        page.goto(url + "/")
-        page.fill("#token-input", TOKEN)
-        page.click("#login-form button")
-        gap = page.locator("#gaps-table tbody tr").first
-        expect(gap.locator("td").nth(1)).to_have_text("3")
-        query = gap.locator("td").first
-        expect(query).to_have_text(pasted[:200] + "…")
-        expect(query).to_have_attribute("title", pasted)
-        section = page.locator("#gaps-table").locator("xpath=..").bounding_box()
-        got = gap.locator("td").last.bounding_box()
-        assert section is not None and got is not None
-        assert got["x"] + got["width"] <= section["x"] + section["width"], (got, section)
 
 
 def test_a_front_matter_problem_is_listed_before_many_skipped_files(
