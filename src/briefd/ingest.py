@@ -30,9 +30,9 @@ from briefd.sources.history import Change
 from briefd.sources.layout import Layout, in_scopes
 from briefd.sources.scan import TOO_LARGE, UNREADABLE_FOLDER, SourceFile, scan
 from briefd.sources.state import (
-    NOT_UTF8,
     head_commit,
     index_fingerprint,
+    not_utf8,
     outside_scopes,
     parse_signature,
     source_key,
@@ -271,7 +271,7 @@ def _read_changed(
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            _unreadable(file.path, NOT_UTF8, known, current, skipped)
+            _unreadable(file.path, not_utf8(raw), known, current, skipped)
             continue
         current[file.path] = digest
         text = CONTROL.sub("", text)  # NUL, ESC…: never handed to an agent or a terminal

@@ -225,6 +225,38 @@ def test_a_source_folder_gone_between_runs_is_said_to_be_gone(tmp_path: Path) ->
     assert search(tmp_path, "refund window")[0]["doc_path"] == "domain/good.md"
 
 
+def test_binary_and_utf16_files_say_what_they_are(tmp_path: Path) -> None:
+    """An image renamed ``.md`` was told to be saved as UTF-8, as a Latin-1 file is; a UTF-16
+    file (PowerShell 5's ``>``) was not said to be one. Both are skipped with what they are and
+    what to do, the same in the run that does nothing (the no-change path)."""
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00"
+    source = source_with(
+        tmp_path,
+        {
+            "domain/diagram.md": png,
+            "domain/windows.md": "# Windows\n\nWritten by PowerShell.\n".encode("utf-16"),
+            "domain/latin1.md": "# Café\n\nCrème brûlée.\n".encode("latin-1"),
+        },
+    )
+    expected = [
+        {
+            "path": "domain/diagram.md",
+            "reason": "not text: it holds NUL bytes (binary data, or UTF-16/32 text); save text "
+            "as UTF-8, or leave the file out with index.exclude",
+        },
+        {"path": "domain/latin1.md", "reason": "not valid UTF-8 text; save it as UTF-8"},
+        {
+            "path": "domain/windows.md",
+            "reason": "UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8; save "
+            "it as UTF-8",
+        },
+    ]
+    for _ in range(2):
+        done = briefd(tmp_path, "index", "--source", str(source), "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["skipped"] == expected
+
+
 def test_a_folder_named_decomposed_is_excluded_by_its_composed_name(tmp_path: Path) -> None:
     """``index.exclude: [domain/şirket/**]`` missed the folder a macOS copy names decomposed
     (``s`` + U+0327): the documents meant to stay out were indexed and served."""

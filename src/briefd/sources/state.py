@@ -23,6 +23,19 @@ from briefd.sources.layout import Layout
 from briefd.sources.scan import SourceFile, scan
 
 NOT_UTF8 = "not valid UTF-8 text; save it as UTF-8"
+UTF16 = "UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8; save it as UTF-8"
+NOT_TEXT = (
+    "not text: it holds NUL bytes (binary data, or UTF-16/32 text); save text as UTF-8, or "
+    "leave the file out with index.exclude"
+)
+
+
+def not_utf8(raw: bytes) -> str:
+    """Why the file of ``raw`` bytes, which are not valid UTF-8, is not indexed: what it looks
+    like decides what to do (PowerShell 5 writes UTF-16; an image renamed ``.md`` is no text)."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return UTF16
+    return NOT_TEXT if b"\0" in raw else NOT_UTF8
 
 
 def parse_signature(settings: Settings) -> str:
@@ -79,7 +92,7 @@ def _digest(file: SourceFile, skipped: list[SkippedFile]) -> str | None:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
-        skipped.append(SkippedFile(file.path, NOT_UTF8))
+        skipped.append(SkippedFile(file.path, not_utf8(raw)))
         return None
     return hashlib.sha256(raw).hexdigest()
 
