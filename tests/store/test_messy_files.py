@@ -257,6 +257,28 @@ def test_binary_and_utf16_files_say_what_they_are(tmp_path: Path) -> None:
         assert json.loads(done.stdout)["skipped"] == expected
 
 
+def test_a_refs_entry_that_is_no_glob_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    """``refs`` written as a Windows path (``src\\gateway\\``) or a lone ``!`` are no gitignore
+    glob: every ``briefd index`` then stopped with a GitIgnorePatternError traceback (its
+    drift check), as did every search or bundle given ``paths``."""
+    front = b'---\ntitle: Gateway\nrefs: ["!", src\\gateway\\, src/refunds/**]\n---\n'
+    source = source_with(tmp_path, {"domain/gateway.md": front + b"# Gateway\n\nRefund calls.\n"})
+    done = briefd(tmp_path, "index", "--source", str(source), "--json")
+    assert (done.returncode, done.stderr) == (0, "")
+    advice = "ignored: separate folders with '/' (src/gateway/**), and put a glob after a '!'"
+    assert json.loads(done.stdout)["problems"] == [
+        {
+            "path": "domain/gateway.md",
+            "problem": f"front matter 'refs' entry '{entry}' is not a glob briefd can read; {advice}",
+        }
+        for entry in ("!", "src\\gateway\\")
+    ]
+    for command in ("search", "bundle"):
+        found = briefd(tmp_path, command, "refund", "--paths", "src/refunds/a.py", "--json")
+        assert found.returncode == 0, found.stderr
+        assert "domain/gateway.md" in found.stdout
+
+
 def test_a_folder_named_decomposed_is_excluded_by_its_composed_name(tmp_path: Path) -> None:
     """``index.exclude: [domain/şirket/**]`` missed the folder a macOS copy names decomposed
     (``s`` + U+0327): the documents meant to stay out were indexed and served."""

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import pathspec
 import yaml
 
 from briefd.model import FrontMatter
@@ -135,6 +136,7 @@ def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
         lists[key] = value
         if problem:
             problems.append(problem)
+    lists["refs"] = tuple(glob for glob in lists["refs"] if not _unusable(glob, problems))
     relations: list[tuple[str, str]] = []
     for key in RELATIONS:
         targets, problem = _string_list(_bare_wikilinks(raw.get(key)), key)
@@ -157,6 +159,21 @@ def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
         ),
         tuple(problems),
     )
+
+
+def _unusable(glob: str, problems: list[str]) -> bool:
+    """Whether the ``refs`` entry ``glob`` is no glob gitignore's rules can read (a lone ``!``,
+    a Windows path ending in ``\\``), noted in ``problems``: used, it stopped every index
+    run's drift check and every search or bundle given ``paths`` with a traceback."""
+    try:
+        pathspec.PathSpec.from_lines("gitignore", [glob])
+    except ValueError:
+        problems.append(
+            f"front matter 'refs' entry '{glob}' is not a glob briefd can read; ignored: "
+            "separate folders with '/' (src/gateway/**), and put a glob after a '!'"
+        )
+        return True
+    return False
 
 
 def _bare_wikilinks(value: Any) -> Any:

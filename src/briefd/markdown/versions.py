@@ -14,7 +14,8 @@ FRONT_MATTER_VERSION = "6"  # 2: relations and always (a change re-parses every 
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
 # 4: a plain scalar is read as written (title: No, title: 2024-01-05, tags: [1.10]), not YAML 1.1;
 # 5: a reference-style link ([text][label] with [label]: path.md) is a link
-# 6: a key written twice (``tags:`` twice) is reported, as its first value is lost
+# 6: a key written twice (``tags:`` twice) is reported, as its first value is lost, and a
+# ``refs`` entry that is no glob (``src\\gw\\``, a lone ``!``) is reported and dropped
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
 LINKS_VERSION = "5"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
