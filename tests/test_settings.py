@@ -300,6 +300,21 @@ def test_numbers_out_of_their_range_are_refused(key: str, value: str, expected: 
     assert str(refused.value).startswith(f"environment variable BRIEFD_{key}: {expected}")
 
 
+@pytest.mark.parametrize(
+    ("key", "globs", "glob"),
+    [("INCLUDE", '["**/*.md", "!"]', "!"), ("EXCLUDE", '["drafts\\\\"]', "drafts\\")],
+)
+def test_an_index_glob_no_scan_can_read_is_refused_at_load(key: str, globs: str, glob: str) -> None:
+    """A lone ``!`` or a Windows folder ending in ``\\`` in ``index.include`` /
+    ``index.exclude`` stopped every ``briefd index`` with a GitIgnorePatternError traceback."""
+    with pytest.raises(ConfigError) as refused:
+        load_settings(env={f"BRIEFD_INDEX__{key}": globs})
+    assert str(refused.value) == (
+        f"environment variable BRIEFD_INDEX__{key}: index.{key.lower()}: '{glob}' is not a glob "
+        "briefd can read; separate folders with '/' (drafts/**), and put a glob after a '!'"
+    )
+
+
 def test_numbers_in_range_still_load() -> None:
     env = {"BRIEFD_SEARCH__GATE_OFFSET": "-0.02", "BRIEFD_SEARCH__RRF_VECTOR_WEIGHT": "2"}
     settings = load_settings(env={**env, "BRIEFD_BUNDLES__HEADROOM": "0"})

@@ -130,3 +130,19 @@ def test_a_nearer_gitignore_takes_back_what_one_above_ignores(tmp_path: Path) ->
     tracked = git(top, "ls-files").splitlines()
     assert [t for t in tracked if t.endswith(".local.md")] == ["domain/keep.local.md"]
     assert indexed(tmp_path, top) == ["domain/keep.local.md", "domain/refunds.md"]
+
+
+def test_a_gitignore_line_that_is_no_pattern_is_skipped_as_git_skips_it(tmp_path: Path) -> None:
+    """git skips a ``.gitignore`` line that is no pattern (a lone ``!``, a Windows folder
+    ending in ``\\``) and follows the others; every ``briefd index`` stopped with a
+    GitIgnorePatternError traceback."""
+    top = repository(
+        tmp_path,
+        {
+            ".gitignore": "secrets.md\n!\nbuild\\\n",
+            "domain/refunds.md": "# Refunds\n\nThe refund window is thirty days.\n",
+            "domain/secrets.md": f"# Secrets\n\n{DRAFT}.\n",
+        },
+    )
+    assert git(top, "status", "--porcelain", "--ignored").splitlines() == ["!! domain/secrets.md"]
+    assert indexed(tmp_path, top) == ["domain/refunds.md"]

@@ -53,6 +53,22 @@ class IndexSettings:
     exclude: tuple[str, ...] = ()
     max_file_bytes: int = 2_000_000
 
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``index.``), or None: a glob that
+        gitignore's rules cannot read (a lone ``!``, a trailing ``\\``) stopped every scan."""
+        import pathspec  # here: most settings loads never need it
+
+        for key, globs in (("include", self.include), ("exclude", self.exclude)):
+            for glob in globs:
+                try:
+                    pathspec.PathSpec.from_lines("gitignore", [glob])
+                except ValueError:
+                    return (
+                        f"{key}: '{glob}' is not a glob briefd can read; separate folders with "
+                        "'/' (drafts/**), and put a glob after a '!'"
+                    )
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkingSettings:

@@ -118,7 +118,19 @@ def _read_spec(path: Path) -> pathspec.PathSpec[Any] | None:
         text = path.read_text(encoding="utf-8-sig", errors="replace")  # a BOM, as git skips it
     except OSError:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+    lines = text.splitlines()
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # a line no pattern (a lone '!', a trailing '\'): git skips it, as here
+        return pathspec.GitIgnoreSpec.from_lines(line for line in lines if _readable(line))
+
+
+def _readable(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
 
 
 def _outer_ignores(root: Path) -> list[tuple[str, Path]]:
