@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 import resource
 import shutil
 import sys
@@ -24,6 +25,18 @@ EXAMPLE_TR = REPO / "testdata" / "knowledge-tr"
 EVAL_DATA = REPO.parent / "shared" / "eval-data"
 
 WriteFiles = Callable[[dict[str, str]], Path]
+
+CLI_QUIETED = ("briefd.state", "psycopg.pool")  # loggers the CLI's callback quiets for good
+
+
+@pytest.fixture(autouse=True)
+def cli_log_levels() -> Iterator[None]:
+    """The CLI's callback sets these loggers' levels for its whole process (one command); a
+    command run in-process here (typer's CliRunner) must not silence them for later tests."""
+    levels = {name: logging.getLogger(name).level for name in CLI_QUIETED}
+    yield
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
 
 
 def full_disk(size: int = 40_960) -> Callable[[], None]:

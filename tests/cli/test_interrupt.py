@@ -69,7 +69,7 @@ def test_ctrl_c_while_the_results_print_is_one_line(tmp_path: Path) -> None:
     assert interrupted_run("", "index", "--source", str(EXAMPLE), cwd=tmp_path).returncode == 0
     trap = (
         "import signal, briefd.cli.search as search\n"
-        "def printing(result, explain):\n"
+        "def printing(*_):\n"
         "    signal.raise_signal(signal.SIGINT)\n"
         "search.print_result = printing\n"
     )
