@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 from pathlib import Path
 
 from briefd.api import Briefd
+from briefd.cli.init import hook_command
 from briefd.settings import Settings
 from briefd.store.db import Store
 from tests.conftest import WriteFiles
-from tests.hook.conftest import RunHook, hook_json
+from tests.hook.conftest import Run, RunHook, hook_json
 from tests.recall.conftest import OFF_TOPIC, RELEVANT
 
 
@@ -265,3 +268,46 @@ def test_a_title_over_several_lines_stays_on_the_source_line(
     assert "[source: domain/currency.md · Currency conversion # not a heading · updated " in block
     assert "\n# not a heading" not in block
     assert "\n    Currency conversion # not a heading\n    Conversion uses daily rates." in listing
+
+
+def in_a_removed_folder(
+    hook_env: dict[str, str], tmp_path: Path, payload: object, env: dict[str, str | None]
+) -> Run:
+    """The hook line spawned in a folder removed before it starts (an agent whose shell sat
+    in a deleted folder, a removed worktree), as the agent would spawn it."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    enter_and_remove = 'cd "$1" && rmdir "$1" && shift && exec "$@"'
+    command = ["sh", "-c", enter_and_remove, "sh", str(gone), *shlex.split(hook_command())]
+    done = subprocess.run(
+        command,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in {**hook_env, **env}.items() if v is not None},
+        timeout=60,
+        check=False,
+    )
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def test_a_hook_spawned_in_a_removed_folder_answers_for_its_project(
+    indexed: Briefd, hook_env: dict[str, str], tmp_path: Path, settings: Settings
+) -> None:
+    """os.getcwd() failed on the way ('FileNotFoundError: [Errno 2] No such file or
+    directory', nothing injected) though the hook JSON named the project; with the JSON's
+    folder gone too, no daemon is started in it and the prompt is answered in-process."""
+    project = tmp_path / "project"
+    (project / ".briefd").mkdir(parents=True)
+    indexed.close()
+    settings.db.rename(project / ".briefd" / "briefd.db")
+    payload = hook_json(RELEVANT, cwd=str(project))
+    run = in_a_removed_folder(hook_env, tmp_path, payload, {"BRIEFD_DB": None})
+    assert run.code == 0
+    assert "Merchants have 7 calendar days" in run.stdout, run.stderr
+    payload = hook_json(RELEVANT, session="s-2", cwd=str(tmp_path / "gone"))
+    env = {"BRIEFD_DB": str(project / ".briefd" / "briefd.db"), "BRIEFD_RECALL__DAEMON": "true"}
+    run = in_a_removed_folder(hook_env, tmp_path, payload, env)
+    assert run.code == 0
+    assert "Merchants have 7 calendar days" in run.stdout, run.stderr
+    assert not (project / ".briefd" / "briefd.db.recall.log").exists()  # no daemon started

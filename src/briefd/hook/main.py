@@ -192,7 +192,11 @@ def ask_daemon(local: Local, body: bytes, fmt: str, env: Mapping[str, str]) -> b
         return reply
     if not os.path.exists(local.files.index):  # no index yet: a daemon could only fail
         return False  # (answered here, with the error that says how to build one)
-    return starter.start(local.files, local.config, os.getcwd(), env)
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the hook's folder was removed: no daemon is started in it
+        return False
+    return starter.start(local.files, local.config, cwd, env)
 
 
 def respond(
@@ -319,7 +323,10 @@ def _here(raw: bytes) -> bool:
     """Whether the hook JSON's ``cwd`` is this process's directory, read without ``json``
     (and ``re``, which it imports): agents run hooks in the project directory. A path JSON
     escapes (non-ASCII from some encoders) is not found, and the JSON is then parsed."""
-    cwd = os.getcwd().encode()
+    try:
+        cwd = os.getcwd().encode()
+    except OSError:  # the folder the agent spawned the hook in was removed: the JSON's counts
+        return False
     return b'"cwd":"' + cwd + b'"' in raw or b'"cwd": "' + cwd + b'"' in raw
 
 
