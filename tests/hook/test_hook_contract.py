@@ -161,6 +161,23 @@ def test_a_broken_settings_file_is_named_and_the_hook_stays_quiet(
     assert run.stderr == f"briefd recall: {config} is not valid YAML at line 3; fix it\n"
 
 
+def test_a_settings_file_that_cannot_be_read_is_named_with_where_its_path_came_from(
+    tmp_path: Path, run_hook: RunHook
+) -> None:
+    """A BRIEFD_CONFIG set long ago to a file since moved (or --config given a folder) said
+    'FileNotFoundError: [Errno 2] No such file or directory: …', as the CLI does not."""
+    missing = tmp_path / "moved" / "briefd.yaml"
+    run = run_hook(payload=hook_json(RELEVANT), env={"BRIEFD_CONFIG": str(missing)})
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr == (
+        f"briefd recall: cannot read config file {missing}, which BRIEFD_CONFIG names: No such "
+        "file or directory; fix BRIEFD_CONFIG or unset it\n"
+    )
+    run = run_hook("--config", str(tmp_path), payload=hook_json(RELEVANT))
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr == f"briefd recall: cannot read config file {tmp_path}: Is a directory\n"
+
+
 def test_an_index_named_by_the_projects_settings_is_never_swapped_for_the_users(
     indexed: Briefd, run_hook: RunHook, tmp_path: Path, settings: Settings
 ) -> None:

@@ -73,6 +73,8 @@ def read_config(path: str | None, env: Mapping[str, str] | None = None) -> dict[
             text = stream.read()
     except UnicodeDecodeError:
         raise HookError(f"{path} is not UTF-8 text; save it as UTF-8") from None
+    except OSError as exc:
+        raise HookError(_unreadable(path, exc, env)) from None
     if "recall" not in text and "db" not in text:  # nothing the fast path reads: no YAML
         return {}
     need_site()
@@ -87,6 +89,19 @@ def read_config(path: str | None, env: Mapping[str, str] | None = None) -> dict[
     kept = remembered.essentials(data) if isinstance(data, dict) else {}
     remembered.remember(path, key, kept, env)
     return kept
+
+
+def _unreadable(path: str, exc: OSError, env: Mapping[str, str]) -> str:
+    """Why the config file cannot be read, as the CLI says it: a ``BRIEFD_CONFIG`` set in a
+    shell long ago is named, with what to do."""
+    reason = exc.strerror or type(exc).__name__
+    named = env.get("BRIEFD_CONFIG")
+    if named and os.path.abspath(named) == path:
+        return (
+            f"cannot read config file {path}, which BRIEFD_CONFIG names: {reason}; fix "
+            "BRIEFD_CONFIG or unset it"
+        )
+    return f"cannot read config file {path}: {reason}"
 
 
 def server_url(env: Mapping[str, str], config: Mapping[str, Any]) -> str | None:
