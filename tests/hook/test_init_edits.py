@@ -170,6 +170,22 @@ def test_init_in_a_folder_it_cannot_write_is_one_line(tmp_path: Path) -> None:
     assert list(project.iterdir()) == []
 
 
+def test_init_leaves_a_read_only_file_as_it_is(tmp_path: Path) -> None:
+    """A config file its owner made read-only was replaced all the same (the new text renamed
+    over it), its servers rewritten; init refuses it in one line, writing no file."""
+    mcp = tmp_path / ".mcp.json"
+    mcp.write_text('{"mcpServers": {"mine": {"command": "x"}}}\n')
+    mcp.chmod(0o444)
+    result = runner.invoke(app, ["init", "--project", str(tmp_path), "--client", "all", "-y"])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        f"error: {mcp}: read-only (mode 444); make it writable (chmod u+w) to let init change "
+        "it, then rerun"
+    )
+    assert [p.name for p in tmp_path.iterdir()] == [".mcp.json"]
+    assert mcp.read_text() == '{"mcpServers": {"mine": {"command": "x"}}}\n'
+
+
 def written_hook_server(project: Path) -> str | None:
     """The server the recall command written into the Claude Code settings asks."""
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())

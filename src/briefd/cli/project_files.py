@@ -25,10 +25,12 @@ def read_text(path: Path) -> str | None:
 
 
 def check_writable(path: Path) -> None:
-    """Refuse ``path`` when a file stands where a folder must be, or when the folder it goes
-    into (or the nearest one that exists) cannot be written."""
+    """Refuse ``path`` when a file stands where a folder must be, when the file is read-only
+    (renaming the new text into place would replace it all the same), or when the folder it
+    goes into (or the nearest one that exists) cannot be written."""
     if path.is_dir():
         raise ConfigError(f"{path} is a folder where init writes a file; move it aside, then rerun")
+    _check_file_writable(path)
     folder = path.parent
     while not folder.exists():
         folder = folder.parent
@@ -40,6 +42,26 @@ def check_writable(path: Path) -> None:
         raise ConfigError(
             f"{path}: cannot write in {folder} (read-only or not yours); make it writable or "
             "run init where you can write, then rerun"
+        )
+
+
+def _check_file_writable(path: Path) -> None:
+    """A file its owner made read-only (no write bit, which root's access check ignores) or
+    that this user may not write is left as it is."""
+    try:
+        found = path.stat()
+    except OSError:  # not there (or not reachable: the folder check says why)
+        return
+    mode = found.st_mode & 0o777
+    if not mode & 0o222:
+        raise ConfigError(
+            f"{path}: read-only (mode {mode:o}); make it writable (chmod u+w) to let init "
+            "change it, then rerun"
+        )
+    if not os.access(path, os.W_OK):
+        raise ConfigError(
+            f"{path}: not yours to write (owner uid {found.st_uid}, mode {mode:o}); ask its "
+            "owner, or run init as a user who may write it, then rerun"
         )
 
 
