@@ -115,6 +115,22 @@ def test_silent_server_fails_open(indexed: Briefd, run_hook: RunHook, silent_ser
     )
 
 
+def test_a_lone_surrogate_in_the_prompt_or_session_costs_nothing_but_that_character(
+    indexed: Briefd, run_hook: RunHook
+) -> None:
+    """JSON may spell half a surrogate pair ("\\ud800": an emoji cut in two); SQLite refused
+    it, and the hook said "UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800'"
+    and injected nothing. The character is U+FFFD; the session is remembered under it."""
+    prompt = RELEVANT.replace(" ", " \ud83d ", 1)
+    payload = {"session_id": "s-\udc80", "prompt": prompt}
+    first = run_hook(payload=payload)
+    assert first.stderr == ""
+    assert "Merchants have 7 calendar days" in first.stdout
+    again = json.loads(run_hook("--json", payload=payload).stdout)
+    assert (again["sections"], again["session_id"]) == ([], "s-\ufffd")
+    assert again["prompt"] == RELEVANT.replace(" ", " \ufffd ", 1)
+
+
 def test_claude_json_format(indexed: Briefd, run_hook: RunHook) -> None:
     run = run_hook("--format", "claude-json", payload=hook_json(RELEVANT))
     out = json.loads(run.stdout)

@@ -63,10 +63,11 @@ class RecallRequest:
         prompt = data.get("prompt")
         if not isinstance(prompt, str):
             raise QueryError("hook input has no 'prompt' string; send the prompt as 'prompt'")
+        # VS Code's hooks send ``sessionId`` (code.visualstudio.com/docs/agent-customization/hooks)
+        session = _optional(data, "session_id", str) or _optional(data, "sessionId", str)
         return cls(
-            prompt=prompt,
-            # VS Code's hooks send ``sessionId`` (code.visualstudio.com/docs/agent-customization/hooks)
-            session_id=_optional(data, "session_id", str) or _optional(data, "sessionId", str),
+            prompt=_unicode(prompt),
+            session_id=None if session is None else _unicode(session),
             max_tokens=_optional(data, "max_tokens", int),
             top_k=_optional(data, "top_k", int),
             scopes=_scopes(data.get("scopes")),
@@ -316,6 +317,18 @@ def _remember(
     except (StoreError, sqlite3.Error) as exc:
         return (f"could not remember this injection: {exc}",)
     return ()
+
+
+def _unicode(text: str) -> str:
+    """``text`` with each lone surrogate — JSON may spell one (``"\\ud800"``, half an emoji cut
+    by the agent), an argument not in UTF-8 arrives as one — made U+FFFD: SQLite, the tokenizer
+    and the session memory take only valid Unicode, and one broken character must not cost a
+    prompt its answer."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
 
 
 def _optional(data: Mapping[str, Any], key: str, kind: type) -> Any:
