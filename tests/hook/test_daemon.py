@@ -608,3 +608,28 @@ def test_no_daemon_is_asked_or_started_in_a_runtime_folder_others_may_write(
         f"will not listen there: {runtime / 'briefd'} is open to other users (mode 777); "
         "remove it, or set XDG_RUNTIME_DIR"
     )
+
+
+def test_a_hook_that_left_before_its_answer_costs_the_log_one_line(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """A hook gives up after a second (a 1 MB prompt's embedding takes longer) and closes the
+    socket: the daemon's answer met a broken pipe and socketserver wrote its traceback into
+    the log, which holds one line per prompt."""
+    running_daemon(db, tmp_path, run_hook)
+    files = daemon_files(str(db), {})
+    body = json.dumps(hook_json(RELEVANT, "s-2")).encode()
+    head = (
+        f"POST /api/hook/recall?format=json HTTP/1.1\r\nHost: localhost\r\n"
+        f"X-Briefd-Index: {db}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    with socket.socket(socket.AF_UNIX) as hook:
+        hook.connect(files.socket)
+        hook.sendall(head.encode() + body)
+    log = Path(files.log)
+    wait_for(lambda: "recall bm25" in log.read_text().split("serving", 1)[1], 30)
+    wait_for(lambda: "left before" in log.read_text() or "Traceback" in log.read_text(), 30)
+    text = log.read_text()
+    assert "Traceback" not in text and "Exception occurred" not in text
+    assert "WARNING the hook left before its answer was sent (Broken pipe)" in text
+    assert as_json(run_hook, RELEVANT, "s-3")["via"] == "daemon"  # and it goes on serving

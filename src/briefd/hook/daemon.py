@@ -176,6 +176,15 @@ class Server(socketserver.UnixStreamServer):
         """No prompt came within ``timeout``: keep the index warm (:meth:`Daemon.keep_warm`)."""
         self.daemon.keep_warm()
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A hook that stopped waiting (its second passed: a long prompt's embedding) left
+        before the answer: one line, not socketserver's traceback, in the log."""
+        error = sys.exc_info()[1]
+        if isinstance(error, BrokenPipeError | ConnectionResetError):
+            log.warning("the hook left before its answer was sent (%s)", error.strerror)
+            return
+        super().handle_error(request, client_address)
+
 
 class Handler(BaseHTTPRequestHandler):
     server: Server
