@@ -633,3 +633,26 @@ def test_a_hook_that_left_before_its_answer_costs_the_log_one_line(
     assert "Traceback" not in text and "Exception occurred" not in text
     assert "WARNING the hook left before its answer was sent (Broken pipe)" in text
     assert as_json(run_hook, RELEVANT, "s-3")["via"] == "daemon"  # and it goes on serving
+
+
+def test_a_daemon_answers_only_prompts_that_found_its_settings_file(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """One index, two projects whose briefd.yaml differ (the user's default index, each
+    project's default_scopes): the daemon the first project started answered the second with
+    the first's settings, its project documents included. It refuses the second (409), which
+    is answered in-process with its own."""
+    for name, scopes in (("a", "domain, conventions, projects/checkout"), ("b", "domain")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "briefd.yaml").write_text(f"default_scopes: [{scopes}]\n")
+    prompt = "create a hosted payment page session, then redirect the customer"
+    as_json(run_hook, prompt, "s-1", BRIEFD_CONFIG=str(tmp_path / "a" / "briefd.yaml"))
+    wait_for(lambda: serving(db))
+    mine = as_json(run_hook, prompt, "s-2", BRIEFD_CONFIG=str(tmp_path / "a" / "briefd.yaml"))
+    assert mine["via"] == "daemon"
+    assert any(s["doc_path"].startswith("projects/checkout/") for s in mine["sections"])  # type: ignore[attr-defined, index]
+    other = as_json(run_hook, prompt, "s-3", BRIEFD_CONFIG=str(tmp_path / "b" / "briefd.yaml"))
+    assert other["via"] == "in-process"
+    assert other["sections"]
+    assert all(s["doc_path"].startswith("domain/") for s in other["sections"])  # type: ignore[attr-defined, index]
+    assert len(daemons(tmp_path)) == 1  # the first project's daemon goes on serving it

@@ -18,11 +18,12 @@ from briefd.errors import BriefdError
 PATH = "/api/hook/recall?format="
 CONNECT_TIMEOUT = 0.25
 INDEX_HEADER = "X-Briefd-Index"  # the daemon answers only for the index it serves
+CONFIG_HEADER = "X-Briefd-Config"  # …and only a hook that found the settings file it read
 ANSWER_HEADER = "X-Briefd-Recall"  # on every recall answer: any other 200 is not briefd's
 # The local daemon's wire, on every answer of a daemon: the hook uses only a daemon that speaks
 # its own (one left running by an earlier briefd sends an older one, or none).
 DAEMON_HEADER = "X-Briefd-Daemon"
-DAEMON_PROTOCOL = "2"
+DAEMON_PROTOCOL = "3"
 
 
 class ServerUnavailable(BriefdError):
@@ -95,10 +96,13 @@ def post(
     return _exchange(conn, f"{base}{PATH}{fmt}", headers, body, timeout, f"briefd server at {url}")
 
 
-def post_unix(path: str, index: str, body: bytes, timeout: float, target: str) -> bytes:
+def post_unix(
+    path: str, index: str, body: bytes, timeout: float, target: str, config: str | None = None
+) -> bytes:
     """POST ``body`` to ``target`` (``PATH`` + format, ``/status``, ``/stop``) of the local
-    recall daemon listening on the Unix socket ``path``, which must serve ``index``; the
-    response body of a 200 answer."""
+    recall daemon listening on the Unix socket ``path``, which must serve ``index`` (and, with
+    ``config``, answer with the settings of that file, "" for none); the response body of a 200
+    answer."""
     where = f"the recall daemon at {path}"
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     conn.settimeout(min(CONNECT_TIMEOUT, timeout))
@@ -108,6 +112,8 @@ def post_unix(path: str, index: str, body: bytes, timeout: float, target: str) -
         conn.close()
         raise ServerUnavailable(f"no {where} ({exc.strerror or exc})") from None
     headers = {"Host": "localhost", "Content-Type": "application/json", INDEX_HEADER: index}
+    if config is not None:
+        headers[CONFIG_HEADER] = config
     return _exchange(conn, target, headers, body, timeout, where, DAEMON_PROTOCOL)
 
 

@@ -13,7 +13,8 @@ index's Unix socket (``POST /api/hook/recall?format=hook|markdown|json`` as the 
 
 Every request names the index it is for (``X-Briefd-Index``); a request for another index is
 refused with 409, so a daemon never answers for an index it does not serve, whatever socket a
-client reaches. It logs start, stop and one line per prompt (timings and counts, never the prompt
+client reaches. A prompt names the settings file its hook found (``X-Briefd-Config``), and one
+that found another (a project whose ``default_scopes`` differ) is refused with 409 too. It logs start, stop and one line per prompt (timings and counts, never the prompt
 text) to the log file next to the index.
 """
 
@@ -40,9 +41,22 @@ from urllib.parse import parse_qs, urlsplit
 from briefd.__about__ import __version__
 from briefd.api import Briefd
 from briefd.errors import BriefdError, ConfigError
-from briefd.hook.client import ANSWER_HEADER, DAEMON_HEADER, DAEMON_PROTOCOL, INDEX_HEADER, PATH
+from briefd.hook.client import (
+    ANSWER_HEADER,
+    CONFIG_HEADER,
+    DAEMON_HEADER,
+    DAEMON_PROTOCOL,
+    INDEX_HEADER,
+    PATH,
+)
 from briefd.hook.local import hook_settings
-from briefd.hook.place import DaemonFiles, config_signature, daemon_files, socket_dir_problem
+from briefd.hook.place import (
+    DaemonFiles,
+    config_key,
+    config_signature,
+    daemon_files,
+    socket_dir_problem,
+)
 from briefd.hook.render import hook_output
 from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest
 from briefd.retrieval.candidates import prefetch
@@ -72,6 +86,7 @@ class Daemon:
         self.files = files
         self.api = api
         self.config = config
+        self.settings_file = config_key(config)  # what a hook must have found to be answered
         self.idle_seconds = api.settings.recall.idle_minutes * 60
         self.identity = fingerprint(files.index, config)
         self.started = time.time()
@@ -192,9 +207,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         daemon = self.server.daemon
-        asked = self.headers.get(INDEX_HEADER, "").encode("latin-1").decode("utf-8", "replace")
-        if asked != daemon.files.index:
+        if self._header(INDEX_HEADER) != daemon.files.index:
             self._send(409, "text/plain", f"this daemon serves {daemon.files.index}".encode())
+            return
+        found = self._header(CONFIG_HEADER, None)
+        if found is not None and found != daemon.settings_file:  # another project's settings
+            mine = daemon.settings_file or "no settings file"
+            self._send(409, "text/plain", f"this daemon answers with {mine}".encode())
             return
         if not daemon.current():
             daemon.stopping = True
@@ -212,6 +231,11 @@ class Handler(BaseHTTPRequestHandler):
             self._send(*daemon.recall(body, fmt))
         else:
             self._send(404, "text/plain", f"no route {route.path}".encode())
+
+    def _header(self, name: str, default: str | None = "") -> str | None:
+        """A header as the hook sent it (UTF-8; ``http.server`` reads headers as Latin-1)."""
+        value = self.headers.get(name, default)
+        return value if value is None else value.encode("latin-1").decode("utf-8", "replace")
 
     def _send(self, status: int, kind: str, payload: bytes) -> None:
         self.send_response(status)

@@ -187,7 +187,7 @@ def ask_daemon(local: Local, body: bytes, fmt: str, env: Mapping[str, str]) -> b
     answered here with what is fast)."""
     from briefd.hook import starter
 
-    reply = starter.ask(local.files, body, fmt)
+    reply = starter.ask(local.files, body, fmt, local.config)
     if reply is not None:
         return reply
     if not os.path.exists(local.files.index):  # no index yet: a daemon could only fail

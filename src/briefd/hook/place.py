@@ -79,6 +79,14 @@ def _digest(index: str) -> str:
     return hashlib.sha256(index.encode()).hexdigest()[:24]
 
 
+def config_key(config: str | None) -> str:
+    """The settings file a daemon answers with, as the hook and the daemon compare it: its
+    real path, "" for none. One index may be read by projects whose settings differ (the
+    user's default index, each project's ``default_scopes``): a daemon answers only prompts
+    that found its file."""
+    return os.path.realpath(config) if config else ""
+
+
 def config_signature(config: str | None) -> list[int]:
     """The config file's (mtime ns, size), [] without one or when it is unreadable: a daemon
     that failed is started again at once when this changed (the user fixed the config)."""

@@ -20,7 +20,7 @@ import sys
 import time
 
 from briefd.hook.client import PATH, OlderDaemon, ServerTimeout, ServerUnavailable, post_unix
-from briefd.hook.place import DaemonFiles, config_signature
+from briefd.hook.place import DaemonFiles, config_key, config_signature
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
 if TYPE_CHECKING:
@@ -33,15 +33,18 @@ RETRY_AFTER = 300.0  # seconds after a daemon failed before a prompt starts anot
 DAEMON_MODULE = "briefd.hook.daemon"
 
 
-def ask(files: DaemonFiles, body: bytes, fmt: str) -> bytes | None:
-    """The daemon's answer, or None when no daemon of this index answers. A daemon that
+def ask(files: DaemonFiles, body: bytes, fmt: str, config: str | None) -> bytes | None:
+    """The daemon's answer, or None when no daemon of this index and settings file
+    (``config``) answers. A daemon that
     accepts the prompt and does not answer within ``ASK_TIMEOUT`` raises ``ServerTimeout``;
     after ``STALLS_TO_REPLACE`` such prompts in a row (stopped, deadlocked, stuck on I/O) the
     hook ends it, so the next prompt starts a new one instead of waiting a second for nothing.
     A daemon an earlier briefd left running (another protocol, or none) is ended, not used:
     its answers come from the old code, or are thrown away while it never goes idle."""
     try:
-        reply = post_unix(files.socket, files.index, body, ASK_TIMEOUT, PATH + fmt)
+        reply = post_unix(
+            files.socket, files.index, body, ASK_TIMEOUT, PATH + fmt, config_key(config)
+        )
     except OlderDaemon:
         _signal(files)  # the prompt after its exit starts this briefd's
         return None
