@@ -656,3 +656,19 @@ def test_a_daemon_answers_only_prompts_that_found_its_settings_file(
     assert other["sections"]
     assert all(s["doc_path"].startswith("domain/") for s in other["sections"])  # type: ignore[attr-defined, index]
     assert len(daemons(tmp_path)) == 1  # the first project's daemon goes on serving it
+
+
+def test_the_daemons_files_are_private_the_stall_count_too(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """The hook wrote <index>.recall.stalls with the agent's umask (0644), the one file of the
+    daemon's others could read."""
+    pid = running_daemon(db, tmp_path, run_hook)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        run_hook(payload=hook_json(RELEVANT, "s-2"), env=DAEMON)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    files = daemon_files(str(db), {})
+    for path in (files.lock, files.state, files.log, files.socket, files.stalls):
+        assert Path(path).stat().st_mode & 0o077 == 0, path

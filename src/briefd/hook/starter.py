@@ -66,8 +66,9 @@ def _stalled(files: DaemonFiles) -> str:
     except (OSError, ValueError):
         count = 1
     if count < STALLS_TO_REPLACE:
-        try:
-            with open(files.stalls, "w", encoding="ascii") as stream:
+        try:  # private, as the daemon's other files are, whatever the agent's umask
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+            with open(os.open(files.stalls, flags, 0o600), "w", encoding="ascii") as stream:
                 stream.write(str(count))
         except OSError:
             pass
