@@ -186,6 +186,26 @@ def test_init_leaves_a_read_only_file_as_it_is(tmp_path: Path) -> None:
     assert mcp.read_text() == '{"mcpServers": {"mine": {"command": "x"}}}\n'
 
 
+def test_init_writes_through_a_linked_settings_file(tmp_path: Path) -> None:
+    """Settings kept in a dotfiles repository and linked into the project: the new text was
+    renamed over the link, which became a file of its own, the dotfiles copy left behind."""
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"model": "opus"}\n')
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    link = project / ".claude" / "settings.local.json"
+    link.symlink_to(dotfiles)
+    init(project, "--client", "claude-code", "--yes")
+    assert link.is_symlink() and link.resolve() == dotfiles
+    settings = json.loads(dotfiles.read_text())
+    assert settings["model"] == "opus"
+    (group,) = settings["hooks"]["UserPromptSubmit"]
+    assert "briefd/hook/script.py" in group["hooks"][0]["command"]
+    assert sorted(p.name for p in dotfiles.parent.iterdir()) == ["claude-settings.json"]
+    assert "already configured" in init(project, "--client", "claude-code", "--yes")
+
+
 def written_hook_server(project: Path) -> str | None:
     """The server the recall command written into the Claude Code settings asks."""
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())

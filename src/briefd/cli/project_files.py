@@ -27,7 +27,9 @@ def read_text(path: Path) -> str | None:
 def check_writable(path: Path) -> None:
     """Refuse ``path`` when a file stands where a folder must be, when the file is read-only
     (renaming the new text into place would replace it all the same), or when the folder it
-    goes into (or the nearest one that exists) cannot be written."""
+    goes into (or the nearest one that exists) cannot be written. A symbolic link is judged
+    by the file it points to, which is what init writes."""
+    path = through_link(path)
     if path.is_dir():
         raise ConfigError(f"{path} is a folder where init writes a file; move it aside, then rerun")
     _check_file_writable(path)
@@ -71,8 +73,9 @@ def write_all(changes: list[tuple[Path, str | None]]) -> None:
     staged: list[tuple[Path, Path]] = []
     made: list[Path] = []
     try:
-        for path, text in changes:
+        for link, text in changes:
             if text is not None:
+                path = through_link(link)
                 made += _make_folders(path.parent)
                 staged.append((path, _stage(path, text)))
     except OSError as exc:
@@ -88,6 +91,12 @@ def write_all(changes: list[tuple[Path, str | None]]) -> None:
     for path, text in changes:
         if text is None:
             path.unlink(missing_ok=True)
+
+
+def through_link(path: Path) -> Path:
+    """Where the text of ``path`` goes: the file a symbolic link points to (settings kept in a
+    dotfiles repository and linked into the project), so the link stays a link."""
+    return path.resolve() if path.is_symlink() else path
 
 
 def _make_folders(folder: Path) -> list[Path]:
