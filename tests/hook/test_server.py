@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -200,3 +202,53 @@ def test_only_the_default_server_is_asked_for_this_index(
     assert main.server({}, chosen) == ("http://team:8484", 2.0, None)
     db.unlink()  # no index here: any briefd server is the only knowledge there is
     assert main.server({}, env) == ("http://127.0.0.1:8484", 2.0, None)
+
+
+@pytest.fixture
+def unreachable() -> Iterator[tuple[str, int]]:
+    """A port whose connections never complete, as a server off the VPN: a listener nobody
+    accepts on, its queue full, so the kernel drops the next SYN."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    address = listener.getsockname()
+    queued = [socket.socket() for _ in range(8)]
+    for conn in queued:
+        conn.setblocking(False)
+        conn.connect_ex(address)
+    try:
+        yield address
+    finally:
+        for conn in [*queued, listener]:
+            conn.close()
+
+
+def test_an_https_server_that_cannot_be_reached_is_left_as_an_http_one_is(
+    indexed: Briefd, run_hook: RunHook, unreachable: tuple[str, int], tmp_path: Path
+) -> None:
+    """https:// waited recall.server_timeout for the connection itself, then failed open with
+    nothing ('did not answer in 5 s'), where http:// gives up connecting after 0.25 s and
+    answers from the local index; a reachable https:// server still answers."""
+    env: dict[str, str | None] = {"BRIEFD_RECALL__SERVER_TIMEOUT": "5"}
+    for scheme in ("http", "https"):
+        env["BRIEFD_RECALL__SERVER"] = f"{scheme}://127.0.0.1:{unreachable[1]}"
+        started = time.monotonic()
+        run = run_hook("--json", payload=hook_json(RELEVANT, session=scheme), env=env)
+        assert json.loads(run.stdout or "{}").get("via") == "in-process", run.stderr
+        assert time.monotonic() - started < 4
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
+            *("-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    app = create_app(indexed, ServiceConfig(token=TOKEN))
+    with serving(app, ssl_keyfile=str(key), ssl_certfile=str(cert)) as base:
+        env = {"BRIEFD_RECALL__SERVER": base, "BRIEFD_API_TOKEN": TOKEN, "SSL_CERT_FILE": str(cert)}
+        run = run_hook("--json", payload=hook_json(RELEVANT, session="tls"), env=env)
+    assert base.startswith("https://")
+    assert json.loads(run.stdout)["via"] == "server", run.stderr

@@ -216,10 +216,22 @@ def _dechunk(body: bytes) -> bytes:
 def _https(
     host: str, port: int, path: str, body: bytes, headers: dict[str, str], timeout: float
 ) -> bytes:
+    """As for ``http://``: a server that cannot be reached within ``CONNECT_TIMEOUT`` (a team
+    server off the VPN) is unavailable, answered in-process; one that took the connection has
+    ``timeout`` for the TLS handshake and its answer."""
     import http.client
+    import socket
+    import ssl
 
+    try:
+        raw = socket.create_connection((host, port), min(CONNECT_TIMEOUT, timeout))
+    except OSError as exc:
+        where = f"https://{host_header(host, port)}"
+        raise ServerUnavailable(f"no briefd server at {where} ({exc.strerror or exc})") from None
     conn = http.client.HTTPSConnection(host, port, timeout=timeout)
     try:
+        raw.settimeout(timeout)
+        conn.sock = ssl.create_default_context().wrap_socket(raw, server_hostname=host)
         conn.request("POST", path, body, headers)
         response = conn.getresponse()
         data = response.read()
@@ -229,6 +241,7 @@ def _https(
         raise ServerUnavailable(f"no briefd server at https://{host}:{port} ({exc})") from None
     finally:
         conn.close()
+        raw.close()  # when the handshake failed (the TLS socket took it over otherwise)
     if response.status != 200:
         refused = ServerRefused if response.status in (401, 403) else ServerUnavailable
         raise refused(f"briefd server at {host} answered {response.status}")
