@@ -177,6 +177,28 @@ def test_a_broken_settings_file_is_named_and_the_hook_stays_quiet(
     assert run.stderr == f"briefd recall: {config} is not valid YAML at line 3; fix it\n"
 
 
+def test_a_recall_server_that_is_not_a_url_is_a_settings_error(
+    indexed: Briefd, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """recall.server: localhost:8484 (no http://) loaded, and the hook never asked that server
+    and never said so: every prompt answered from the local index while the team server was
+    meant to. It is refused at load, naming the key, as every settings mistake is."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text("recall:\n  server: localhost:8484\n")
+    run = run_hook(payload=hook_json(RELEVANT), env={"BRIEFD_CONFIG": str(config)})
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr == (
+        f"briefd recall: {config}: recall.server: 'localhost:8484' is not a server URL (it "
+        "starts with neither https:// nor http://); expected http://host:port or "
+        "https://host, or null for none\n"
+    )
+    config.write_text("recall:\n  server: 'off'\n")  # none, as null
+    assert (
+        "Merchants have 7 calendar days"
+        in run_hook(payload=hook_json(RELEVANT), env={"BRIEFD_CONFIG": str(config)}).stdout
+    )
+
+
 def test_a_settings_file_that_cannot_be_read_is_named_with_where_its_path_came_from(
     tmp_path: Path, run_hook: RunHook
 ) -> None:

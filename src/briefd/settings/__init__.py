@@ -19,7 +19,12 @@ from typing import Any, ClassVar, Literal
 
 from briefd.errors import ConfigError
 from briefd.settings.convert import build, text_setting
-from briefd.settings.names import branch_name_problem, site_url_problem
+from briefd.settings.names import (
+    branch_name_problem,
+    site_url_problem,
+    url_flaw,
+    without_account,
+)
 from briefd.settings.raw import (
     env_items,
     env_name,
@@ -185,6 +190,14 @@ class RecallSettings:
 
     def problem(self) -> str | None:
         """What is wrong with these settings (after the key ``recall.``), or None."""
+        server = (self.server or "off").strip()
+        token = "BRIEFD_API_TOKEN, never from the file"
+        why = None if server.lower() in ("off", "none", "false") else url_flaw(server, token)
+        if why is not None:  # the hook would never ask it, and say nothing
+            return (
+                f"server: {without_account(server)!r} is not a server URL ({why}); expected "
+                "http://host:port or https://host, or null for none"
+            )
         if self.strong_z < self.weak_z:
             return (
                 f"strong_z: {self.strong_z} is below weak_z ({self.weak_z}); a prompt must be "

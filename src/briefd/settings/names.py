@@ -32,16 +32,16 @@ def site_url_problem(url: str | None) -> str | None:
     load, so a typo is a settings error instead of a failure on every lookup."""
     if url is None:
         return None
-    why = _url_flaw(url)
+    why = url_flaw(url)
     if why is None:
         return None
     return (
-        f"url: {_without_account(url)!r} is not a site URL ({why}); expected https://host "
+        f"url: {without_account(url)!r} is not a site URL ({why}); expected https://host "
         "(or http://host:port), optionally with a path"
     )
 
 
-def _without_account(url: str) -> str:
+def without_account(url: str) -> str:
     """``url`` with a ``user:token@`` part shown as ``***@`` (for messages)."""
     scheme, sep, rest = url.partition("://")
     end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
@@ -50,7 +50,12 @@ def _without_account(url: str) -> str:
     return f"{scheme}://***@{rest[:end].rpartition('@')[2]}{rest[end:]}"
 
 
-def _url_flaw(url: str) -> str | None:
+def url_flaw(
+    url: str,
+    account: str = "the environment variables named by email_env / token_env, never from the file",
+) -> str | None:
+    """Why ``url`` is no http(s) URL of a host; ``account`` says where its credentials come
+    from instead of a ``user:token@`` part."""
     if any(c.isspace() or not c.isprintable() for c in url):
         return "it holds a space or a control character"
     try:
@@ -62,10 +67,7 @@ def _url_flaw(url: str) -> str | None:
     if not parts.hostname:
         return "it names no host"
     if "@" in parts.netloc:  # sent with every request and shown in every link to the site
-        return (
-            "it holds an account (user:token@); the account comes from the environment "
-            "variables named by email_env / token_env, never from the file"
-        )
+        return f"it holds an account (user:token@); the account comes from {account}"
     port = parts.netloc.rpartition("]")[2].rpartition("@")[2].partition(":")[2]
     if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
         return f"port {port!r} is not a number from 1 to 65535"
