@@ -656,6 +656,12 @@ def test_a_daemon_answers_only_prompts_that_found_its_settings_file(
     assert other["sections"]
     assert all(s["doc_path"].startswith("domain/") for s in other["sections"])  # type: ignore[attr-defined, index]
     assert len(daemons(tmp_path)) == 1  # the first project's daemon goes on serving it
+    b, a = (str(tmp_path / name / "briefd.yaml") for name in ("b", "a"))
+    shown = run_hook("--status", env={**DAEMON, "BRIEFD_CONFIG": b}).stdout
+    assert f"  it answers with the settings file {a}, not this folder's ({b}): " in shown
+    assert "yours" not in json.loads(
+        run_hook("--status", "--json", env={**DAEMON, "BRIEFD_CONFIG": a}).stdout
+    )
 
 
 def test_the_daemons_files_are_private_the_stall_count_too(

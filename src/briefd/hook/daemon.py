@@ -168,6 +168,7 @@ class Daemon:
             "index": self.files.index,
             "socket": self.files.socket,
             "log": self.files.log,
+            "settings": self.settings_file,
             "mode": self.mode,
             "started": _iso(self.started),
             "uptime_s": round(time.time() - self.started, 1),

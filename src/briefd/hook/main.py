@@ -306,10 +306,10 @@ def daemon_action(options: Mapping[str, Any], env: Mapping[str, str], fmt: str) 
     from briefd.hook import render as out
     from briefd.hook import starter
 
-    files = Local(options, env).files
+    local = Local(options, env)
     if options["action"] == "stop":
-        return starter.stop(files) + "\n"
-    report = starter.status(files)
+        return starter.stop(local.files) + "\n"
+    report = starter.status(local.files, local.config)
     return out.to_json(report) if fmt == "json" else out.daemon_status(report)
 
 

@@ -83,7 +83,7 @@ def daemon_status(report: Mapping[str, Any]) -> str:
         what = "starting" if state == "starting" else "not running (the next prompt starts it)"
         return f"recall daemon: {what}\n  index  {report['index']}\n  log    {report['log']}\n"
     idle = f"idle {report['idle_s']:.0f} s (exits after {report['idle_minutes']:g} min)"
-    return (
+    text = (
         f"recall daemon: running · pid {report['pid']} · {report['mode']} · "
         f"{report['requests']} prompt(s) · {idle} · RSS {report['rss_mb']:.0f} MB\n"
         f"  index   {report['index']}\n"
@@ -91,3 +91,10 @@ def daemon_status(report: Mapping[str, Any]) -> str:
         f"  log     {report['log']}\n"
         f"  started {report['started']}\n"
     )
+    if "yours" in report:  # another project's: this one's prompts are answered in-process
+        theirs, yours = report.get("settings") or "none", report["yours"] or "none"
+        text += (
+            f"  it answers with the settings file {theirs}, not this folder's ({yours}): "
+            "prompts here are answered in-process (BM25) while it runs\n"
+        )
+    return text

@@ -189,8 +189,9 @@ def _inherited(keep: int) -> list[int]:
     return found
 
 
-def status(files: DaemonFiles) -> dict[str, Any]:
-    """What ``briefd recall --status`` shows: the daemon's own report when it answers, else
+def status(files: DaemonFiles, config: str | None = None) -> dict[str, Any]:
+    """What ``briefd recall --status`` shows: the daemon's own report when it answers (and
+    ``yours``, the settings file found here, when the daemon answers with another), else
     whether one is starting (the lock is held) or none runs."""
     import json
 
@@ -210,6 +211,8 @@ def status(files: DaemonFiles) -> dict[str, Any]:
             report |= {"state": "failed", "error": failed.get("error", "")}
             report["retry_in_s"] = max(0, round(RETRY_AFTER - (time.time() - failed["failed"])))
         return report
+    if report.get("settings", "") != config_key(config):  # its prompts are answered here
+        report["yours"] = config_key(config)
     return {"state": "running", **report}
 
 
