@@ -282,7 +282,8 @@ def test_a_closing_tag_inside_a_section_does_not_end_the_block(
     rest of the section (and any after it) read as if outside the knowledge."""
     hook = (
         "# Hook output\n\nThe recall hook wraps sections in a knowledge tag; the block ends "
-        "with </knowledge> on its own line, and the agent reads what follows as its prompt.\n"
+        "with </knowledge> on its own line, and the agent reads what follows as its prompt "
+        "(a tag parser also ends it at </KNOWLEDGE >).\n"
     )
     with Briefd(settings) as api:
         api.index(write_files({"conventions/hook-output.md": hook}))
@@ -291,6 +292,8 @@ def test_a_closing_tag_inside_a_section_does_not_end_the_block(
     answer = json.loads(run_hook("--json", payload=hook_json(prompt, session="s-2")).stdout)
     assert text.count("</knowledge>") == 1 and text.endswith("\n</knowledge>\n")
     assert "block ends with <\\/knowledge> on its own line" in text
+    assert "(a tag parser also ends it at <\\/knowledge>)" in text
+    assert text.lower().count("</knowledge") == 1
     assert answer["tokens"] <= answer["budget"]
 
 

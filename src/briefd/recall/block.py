@@ -32,6 +32,7 @@ Count = Callable[[str], int]  # the exact cl100k tokens of a text (None where: t
 OPEN = "<knowledge>"
 CLOSE = "</knowledge>"
 ESCAPED_CLOSE = "<\\/knowledge>"  # the closing tag inside a section: the block goes on past it
+_CLOSE_TAG = re.compile(r"</knowledge\s*>", re.IGNORECASE)  # as a tag parser reads it: </KNOWLEDGE >
 INTRO = (
     "Sections of the team's knowledge base (briefd) that match this prompt, best match "
     "first. Each starts with its source: path · heading · last updated · chunk id."
@@ -120,7 +121,7 @@ def added_tokens(section: Mapping[str, Any], count: Count | None = None) -> int:
     text = trimmed(section["content"])
     found = open_block(text) if _OPENER.search(text) else None
     closer = (count or bound_tokens)(found[1]) + 1 if found else 0
-    escaped = text.count(CLOSE) * (count or bound_tokens)(ESCAPED_CLOSE)  # at least as many
+    escaped = len(_CLOSE_TAG.findall(text)) * (count or bound_tokens)(ESCAPED_CLOSE)  # ≥ added
     return closer + escaped + (1 if _APART.match(text) else 0)
 
 
@@ -160,7 +161,7 @@ def body(section: Mapping[str, Any]) -> str:
     text = trimmed(section["content"])
     if _OPENER.search(text):
         text = closed(text)
-    text = text.replace(CLOSE, ESCAPED_CLOSE)  # a document about the hook: its tag ends nothing
+    text = _CLOSE_TAG.sub(ESCAPED_CLOSE, text)  # a document about the hook: its tag ends nothing
     return f"\n{text}" if _APART.match(text) else text
 
 
