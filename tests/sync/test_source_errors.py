@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from pathlib import Path
 
@@ -52,6 +53,31 @@ def test_an_unreachable_remote_fails_fast(tmp_path: Path) -> None:
     assert report.error.startswith("git clone failed: fatal: unable to access")
     assert report.error.endswith("the remote is unreachable; check the network and the URL")
     assert report.index is None and report.kind == "clone"
+
+
+def test_a_remote_that_never_answers_costs_a_sync_one_git_timeout(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """A remote that accepts the connection and never answers: the fetch's timeout ended it,
+    then the sync asked that remote for its default branch and for its branches (to explain
+    the failure), waiting sync.git_timeout on each: three timeouts a sync (two for a clone)."""
+    with socket.create_server(("127.0.0.1", 0)) as hanging:
+        url = f"http://127.0.0.1:{hanging.getsockname()[1]}/never-answers.git"
+        with Briefd(git_settings(tmp_path, remote.url), embedder=None) as api:
+            assert api.sync().ok
+        for fresh in (False, True):  # briefd's clone there (fetch), then none yet (clone)
+            db = tmp_path / ("fresh" if fresh else "data") / "index.db"
+            settings = git_settings(tmp_path, url, **{"db": str(db), "sync.git_timeout": 2})
+            with Briefd(settings, embedder=None) as api:
+                started = time.monotonic()
+                report = api.sync()
+                elapsed = time.monotonic() - started
+            command = "clone" if fresh else "fetch"
+            assert report.error == (
+                f"git {command} took longer than 2s; check the remote, or raise sync.git_timeout"
+            )
+            assert elapsed < 3.5, (command, elapsed)
+    assert report.commit is None
 
 
 def test_a_remote_asking_for_credentials_fails_without_prompting(tmp_path: Path) -> None:

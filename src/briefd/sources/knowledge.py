@@ -326,7 +326,7 @@ class Clone(Checkout):
         try:
             self._fetch(branch)
         except SourceError as exc:
-            moved = self._default_moved(branch)
+            moved = None if git.TIMED_OUT in str(exc) else self._default_moved(branch)
             if moved is None:
                 raise self._explained(exc, branch) from None
             branch = moved
@@ -370,7 +370,10 @@ class Clone(Checkout):
     def _explained(self, failed: SourceError, branch: str | None = None) -> SourceError:
         """``failed`` (a clone or fetch), or what it means when the remote has no branch at all
         (a repository created empty, which git reports as a missing branch or HEAD) or not
-        ``branch``: its branches, and which setting picks one."""
+        ``branch``: its branches, and which setting picks one. A remote that did not answer
+        in time is not asked again: that would wait as long, and say nothing new."""
+        if git.TIMED_OUT in str(failed):
+            return failed
         try:
             heads = git.run(["ls-remote", "--heads", "--", self.url], None, self.timeout)
         except SourceError:
