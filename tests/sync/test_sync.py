@@ -344,3 +344,41 @@ def test_a_clone_briefd_made_in_checkout_dir_follows_a_moved_source(
         report = api.sync()
     assert report.error is None
     assert git(tmp_path / "kb", "remote", "get-url", "origin") == moved.as_uri()
+
+
+def test_two_indexes_sharing_a_checkout_dir_sync_one_at_a_time(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """Two indexes (one following main, one dev) given one sync.checkout_dir: their syncs took
+    only their own index's lock, so one reset the clone while the other's git ran there or its
+    index run read the tree ("git checkout failed: … index.lock': File exists"). (Two first
+    clones at once are not covered: the lock lives in the clone's git folder.)"""
+    remote.push({f"domain/bulk/n{i}.md": f"# Note {i}\n\nSettlement {i}.\n" for i in range(300)})
+    git(remote.work, "checkout", "--quiet", "-b", "dev")
+    git(remote.work, "rm", "-r", "--quiet", "domain/bulk")
+    git(remote.work, "commit", "--quiet", "-m", "dev without the notes")
+    git(remote.work, "push", "--quiet", "origin", "dev")
+    shared = {"sync.checkout_dir": str(tmp_path / "kb")}
+    apis = [
+        Briefd(git_settings(tmp_path, remote.url, **shared, db=str(tmp_path / f"{b}" / "i.db"),
+                            **{"sync.branch": b}), embedder=None)
+        for b in ("main", "dev")
+    ]  # fmt: skip
+    errors: list[str | None] = []
+    documents: list[int] = []
+
+    def sync(api: Briefd) -> None:
+        report = api.sync()
+        errors.append(report.error)
+        documents.append(report.index.documents if report.index else -1)
+
+    with apis[0], apis[1]:
+        assert apis[0].sync().ok and apis[1].sync().ok  # the clone made (one at a time)
+        for _ in range(4):
+            threads = [threading.Thread(target=sync, args=(api,)) for api in apis]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        assert errors == [None] * 8
+        assert len(apis[0].documents()) == 302 and len(apis[1].documents()) == 2

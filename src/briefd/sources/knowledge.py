@@ -12,7 +12,7 @@ from __future__ import annotations
 import fcntl
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -118,6 +118,7 @@ EMPTY_REMOTE = (
     "the repository {url} is empty (no branch, no commit yet); push the knowledge to it "
     "(domain/, conventions/, projects/<name>/) and sync again"
 )
+SYNC_LOCK = "sync.lock"  # beside the index: held by a sync, a clone, a rebuild (sync_lock)
 CLONE_LOCK = "clone.lock"  # beside the index: held by proposals running git (clone_in_use)
 OWNED_KEY = "briefd.clone"  # set in every clone briefd makes: a sync may reset and clean it
 
@@ -128,9 +129,12 @@ def checkout_dir(settings: Settings) -> Path:
 
 @contextmanager
 def sync_lock(settings: Settings) -> Iterator[None]:
-    """One sync (or clone) at a time across processes sharing this index (an ``flock`` that
-    the kernel releases when a process dies, so a killed sync never blocks the next)."""
-    with _flock(settings.db.parent / "sync.lock", fcntl.LOCK_EX):
+    """One sync (or clone) at a time across processes sharing this index, or its clone (an
+    ``flock`` that the kernel releases when a process dies, so a killed sync never blocks the
+    next)."""
+    with ExitStack() as held:
+        for path in _lock_files(settings, SYNC_LOCK):
+            held.enter_context(_flock(path, fcntl.LOCK_EX))
         yield
 
 
@@ -139,7 +143,9 @@ def clone_in_use(settings: Settings) -> Iterator[None]:
     """Held (shared, by any number at once) while a proposal runs git in the knowledge
     repository, which it does without the sync lock: a sync then removes only lock files no
     live git can own (:meth:`Clone.update`). Released by the kernel when a process dies."""
-    with _flock(settings.db.parent / CLONE_LOCK, fcntl.LOCK_SH):
+    with ExitStack() as held:
+        for path in _lock_files(settings, CLONE_LOCK):
+            held.enter_context(_flock(path, fcntl.LOCK_SH))
         yield
 
 
@@ -147,18 +153,28 @@ def clone_in_use(settings: Settings) -> Iterator[None]:
 def clone_unused(settings: Settings) -> Iterator[bool]:
     """True (and held until the block ends) when no proposal holds :func:`clone_in_use`;
     never waits for one."""
-    path = settings.db.parent / CLONE_LOCK
-    make_index_folder(path.parent)
-    with path.open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # a proposal is running git
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with ExitStack() as held:
+        for path in _lock_files(settings, CLONE_LOCK):
+            make_index_folder(path.parent)
+            handle = held.enter_context(path.open("a"))
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # a proposal is running git
+                yield False
+                return
+            held.callback(fcntl.flock, handle, fcntl.LOCK_UN)
+        yield True
+
+
+def _lock_files(settings: Settings, name: str) -> list[Path]:
+    """The lock file ``name`` beside the index and, for a clone in a ``sync.checkout_dir``
+    set by hand, which two indexes may share, one in that clone's git folder too: one index's
+    sync must not reset the tree another's sync is indexing, nor clear its git's locks."""
+    paths = [settings.db.parent / name]
+    shared = settings.sync.checkout_dir
+    if settings.sync.remote and shared is not None and (shared / ".git").is_dir():
+        paths.append(shared / ".git" / f"briefd-{name}")
+    return paths
 
 
 @contextmanager
