@@ -123,6 +123,16 @@ def test_failing_remote_keeps_the_last_good_index(git_api: Briefd, remote: Remot
     assert git_api.sync_status().last_error is None
 
 
+def test_a_failed_sync_still_names_the_branch_served(git_api: Briefd, remote: Remote) -> None:
+    """With no sync.branch, a sync whose fetch failed recorded branch None: GET /api/sync and
+    the dashboard showed the commit still served with no branch, until a sync got through."""
+    assert git_api.sync().branch == "main"
+    shutil.move(remote.bare, remote.bare.with_name("moved.git"))
+    report = git_api.sync()
+    assert report.error is not None
+    assert (report.branch, git_api.sync_status().branch) == ("main", "main")
+
+
 def test_concurrent_syncs_coalesce(git_api: Briefd, remote: Remote) -> None:
     git_api.sync()
     remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})

@@ -131,7 +131,8 @@ def run_sync(steps: SyncSteps) -> SyncReport:
     started, clock = _now(), time.perf_counter()
     previous = steps.load()
     previous_commit = _text(previous.get("last_commit"))
-    label, kind, branch = _configured(settings), "none", settings.sync.branch
+    label, kind = _configured(settings), "none"
+    branch = settings.sync.branch or _text(previous.get("branch"))  # the served one, until known
     commit: str | None = None
     report: IndexReport | None = None
     error: str | None = None
