@@ -241,3 +241,25 @@ def test_an_empty_or_blank_description_is_one_answer(client: TestClient, text: s
         400,
         {"error": "proposal", "detail": "change_description is empty; say what changes and why"},
     )
+
+
+def test_a_first_sync_that_fails_shows_its_error_without_an_index(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """No index yet and a remote that fails (moved, a token refused): the sync's record is
+    kept in the index, so GET /api/sync said last_error null, last_sync_at null, and /metrics
+    had no briefd_last_sync_ok, while every poll failed (only the log said why)."""
+    remote.bare.rename(tmp_path / "moved.git")
+    settings = git_settings(tmp_path, remote.url, **{"sync.interval": 0})
+    with (
+        Briefd(settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        assert http.post("/api/admin/sync").status_code == 202
+        assert eventually(lambda: http.get("/api/sync").json()["syncs"] == 1)
+        status = http.get("/api/sync").json()
+        metrics = http.get("/metrics").text
+    assert status["last_error"].startswith("git clone failed: ")
+    assert status["last_sync_at"] is not None and status["last_commit"] is None
+    assert 'briefd_last_sync_ok{source="git"} 0.0' in metrics.splitlines()

@@ -48,6 +48,12 @@ class SyncRunner:
         return self._running
 
     @property
+    def last(self) -> SyncReport | None:
+        """The report of the last run in this process (None: none ended, or it raised)."""
+        outcome = self._outcome
+        return outcome if isinstance(outcome, SyncReport) else None
+
+    @property
     def runs(self) -> int:
         """Runs completed in this process."""
         return self._finished
@@ -178,7 +184,7 @@ def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
         kind: str = source.kind
     except BriefdError:  # a folder gone (moved, not mounted): still named, as its error is
         label, kind = _configured(settings) or None, "none"
-    saved = steps.load()
+    saved = steps.load() or _unrecorded(runner.last)
     return SyncStatus(
         source=label,
         kind=kind,
@@ -192,6 +198,20 @@ def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
         running=runner.running,
         syncs=runner.runs,
     )
+
+
+def _unrecorded(report: SyncReport | None) -> dict[str, object]:
+    """What this process knows of its last sync when the index holds no record: none is kept
+    without an index (a first clone the remote refused, a first index that failed)."""
+    if report is None:
+        return {}
+    return {
+        "branch": report.branch,
+        "last_commit": report.commit,
+        "last_sync_at": report.started_at,
+        "last_success_at": report.started_at if report.ok else None,
+        "last_error": report.error,
+    }
 
 
 def _configured(settings: Settings) -> str:

@@ -16,6 +16,7 @@ from briefd.service.deps import State
 from briefd.service.metrics import BriefdCollector, Gauge, registry
 from briefd.service.state import ServiceState
 from briefd.store import activity
+from briefd.store.sync_state import SYNC_ROW
 
 router = APIRouter()
 
@@ -36,8 +37,13 @@ def gauges(state: ServiceState) -> list[Gauge]:
             with state.api.store.read() as conn:
                 overview = activity.overview(conn)
             scopes = state.api.scopes()
-    except IndexNotFoundError:
-        return [Gauge("briefd_index_documents", "Indexed documents.", 0.0)]
+    except IndexNotFoundError:  # no index yet: a failing first sync still shows (K3)
+        with state.lock:
+            status = state.api.sync_status()
+        row = {"source": SYNC_ROW, "last_sync_at": status.last_sync_at}
+        row["last_error"] = status.last_error
+        documents = Gauge("briefd_index_documents", "Indexed documents.", 0.0)
+        return [documents, *_sync([row] if status.last_sync_at else [])]
     out = [
         Gauge("briefd_index_documents", "Indexed documents.", float(_num(overview["documents"]))),
         Gauge(
@@ -56,7 +62,13 @@ def gauges(state: ServiceState) -> list[Gauge]:
         )
         for s in scopes
     ]
-    for source in overview["sources"]:  # type: ignore[attr-defined]
+    return out + _sync(overview["sources"])  # type: ignore[arg-type]
+
+
+def _sync(sources: list[dict[str, Any]]) -> list[Gauge]:
+    """The last sync's (or index run's) time and outcome, per ``sync_state`` row."""
+    out = []
+    for source in sources:
         labels = (("source", str(source["source"])),)
         at = _timestamp(source["last_sync_at"])
         if at is not None:
