@@ -338,6 +338,38 @@ def test_a_checkout_dir_briefd_did_not_clone_is_never_reset(tmp_path: Path, remo
     assert (own / "uncommitted.txt").read_text() == "precious\n"
 
 
+def test_a_teammates_own_clone_of_the_source_as_checkout_dir_is_never_reset(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """sync.checkout_dir at someone's own clone of the knowledge repository (origin is the
+    source): it was taken for a clone briefd made before it marked them, and the sync's reset
+    and clean took their local commit, edits and untracked files. A clean one (nothing to
+    lose) is still adopted."""
+    own = remote.work
+    git(own, "remote", "set-url", "origin", remote.url)  # cloned from the source's URL
+    (own / "domain" / "retry.md").write_text("# Retry\n\nmy edit\n")
+    git(own, "commit", "--quiet", "-am", "local, not pushed")
+    (own / "domain" / "draft.md").write_text("# Draft\n")
+    head = git(own, "rev-parse", "HEAD")
+    settings = git_settings(tmp_path, remote.url, **{"sync.checkout_dir": str(own)})
+    with Briefd(settings, embedder=None) as api:
+        report = api.sync()
+    assert report.error == (
+        f"sync.checkout_dir {own} is a clone of {remote.url} that briefd did not make, holding "
+        "1 commit(s) on no branch of origin and 1 changed, untracked or ignored file(s); every "
+        "sync resets and cleans briefd's clone, so it leaves this one alone: point "
+        "sync.checkout_dir at an empty or new folder"
+    )
+    assert git(own, "rev-parse", "HEAD") == head
+    assert (own / "domain" / "draft.md").read_text() == "# Draft\n"
+    clean = tmp_path / "clean"
+    git(tmp_path, "clone", "--quiet", remote.url, str(clean))
+    settings = git_settings(tmp_path, remote.url, **{"sync.checkout_dir": str(clean)})
+    with Briefd(settings, embedder=None) as api:
+        assert api.sync().ok
+    assert git(clean, "config", "--get", "briefd.clone") == "true"
+
+
 def test_a_clone_briefd_made_in_checkout_dir_follows_a_moved_source(
     tmp_path: Path, remote: Remote
 ) -> None:

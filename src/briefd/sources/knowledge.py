@@ -316,6 +316,13 @@ class Clone(Checkout):
                 "resets and cleans briefd's clone, so it leaves this one alone: point "
                 "sync.checkout_dir at an empty or new folder"
             )
+        kept = _own_work(root, timeout) if self.settings.sync.checkout_dir is not None else ""
+        if kept:  # someone's own clone of the source: a reset and clean would lose it
+            raise SourceError(
+                f"sync.checkout_dir {root} is a clone of {self.label} that briefd did not "
+                f"make, holding {kept}; every sync resets and cleans briefd's clone, so it "
+                "leaves this one alone: point sync.checkout_dir at an empty or new folder"
+            )
         git.run(["config", OWNED_KEY, "true"], root, timeout)
 
     def branch(self) -> str:
@@ -405,6 +412,23 @@ class Clone(Checkout):
         if not (self.root / ".git").is_dir():
             self.prepare()
         return GitTarget(self.root, "", "origin", self.branch(), configured=True), self.url
+
+
+def _own_work(root: Path, timeout: float) -> str:
+    """What a hard reset and ``git clean -ffdx`` would lose in the checkout ``root``: commits
+    on no branch of origin, and changed, untracked or ignored files ('' when nothing: a clone
+    briefd made before it marked them, which every sync had reset and cleaned)."""
+    try:
+        ahead = int(
+            git.run(["rev-list", "--count", "HEAD", "--not", "--remotes=origin"], root, timeout)
+        )
+    except (SourceError, ValueError):  # no commit yet
+        ahead = 0
+    status = ["status", "--porcelain", "--untracked-files=all", "--ignored"]
+    files = len(git.run(status, root, timeout).splitlines())
+    held = [f"{ahead} commit(s) on no branch of origin"] if ahead else []
+    held += [f"{files} changed, untracked or ignored file(s)"] if files else []
+    return " and ".join(held)
 
 
 def missing_branch(label: str, branch: str, names: list[str], configured: str | None) -> str:
