@@ -263,3 +263,22 @@ def test_a_first_sync_that_fails_shows_its_error_without_an_index(
     assert status["last_error"].startswith("git clone failed: ")
     assert status["last_sync_at"] is not None and status["last_commit"] is None
     assert 'briefd_last_sync_ok{source="git"} 0.0' in metrics.splitlines()
+
+
+def test_a_gitlab_webhook_is_told_this_webhook_takes_githubs_signature(
+    client: TestClient, api: Briefd
+) -> None:
+    """GitLab sends its secret as X-Gitlab-Token and signs nothing: the answer said to sign the
+    raw body with the webhook secret, which GitLab cannot do."""
+    runs = api.sync_status().syncs
+    push = {"object_kind": "push", "ref": "refs/heads/main", "project": {"default_branch": "main"}}
+    headers = {"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": SECRET, "Authorization": ""}
+    headers["X-Gitlab-Event-UUID"] = "6b7a6b5e-5c1b-4f7e-9e53-7f6b1e0c2a11"
+    response = client.post("/webhook/git", json=push, headers=headers)
+    assert response.status_code == 401
+    assert response.json()["detail"] == (
+        "a GitLab webhook's X-Gitlab-Token is not a signature: this webhook takes GitHub's "
+        "X-Hub-Signature-256 (an HMAC-SHA256 of the raw body with sync.webhook_secret); a GitLab "
+        "repository is followed by polling (sync.interval)"
+    )
+    assert api.sync_status().syncs == runs

@@ -23,6 +23,12 @@ router = APIRouter()
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 DELIVERY_HEADER = "X-GitHub-Delivery"
+GITLAB_TOKEN_HEADER = "X-Gitlab-Token"
+GITLAB_REFUSED = (
+    f"a GitLab webhook's {GITLAB_TOKEN_HEADER} is not a signature: this webhook takes "
+    f"GitHub's {SIGNATURE_HEADER} (an HMAC-SHA256 of the raw body with sync.webhook_secret); "
+    "a GitLab repository is followed by polling (sync.interval)"
+)
 
 
 @router.post(
@@ -41,7 +47,10 @@ async def git_webhook(request: Request, state: State) -> dict[str, Any]:
     secret = state.api.settings.sync.webhook_secret or ""
     if not secret:
         raise HTTPException(401, "the git webhook is off: set sync.webhook_secret on the server")
-    if not verify_signature(secret, body, request.headers.get(SIGNATURE_HEADER)):
+    header = request.headers.get(SIGNATURE_HEADER)
+    if header is None and GITLAB_TOKEN_HEADER in request.headers:
+        raise HTTPException(401, GITLAB_REFUSED)
+    if not verify_signature(secret, body, header):
         raise HTTPException(
             401, f"missing or wrong {SIGNATURE_HEADER}; sign the raw body with the webhook secret"
         )
