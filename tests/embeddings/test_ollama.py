@@ -93,6 +93,25 @@ def test_connection_refused(client: httpx.Client) -> None:
     )
 
 
+def test_a_base_url_holding_an_account_is_never_shown_with_its_password(
+    server: FakeServer, client: httpx.Client
+) -> None:
+    server.on("POST", "/api/embed", lambda r: Reply(500, b"llama runner crashed\n", "text/plain"))
+    answering = server.url.replace("http://", "http://svc:s3cr3tpw@")
+    refusing = closed_port_url().replace("http://", "http://svc:s3cr3tpw@")
+    said = []
+    for url in (answering, refusing):
+        with pytest.raises(EmbeddingError) as error:
+            OllamaEmbedder("m", url, client).embed_batch(["x"], "query")
+        said.append(str(error.value))
+    assert server.requests[0].headers["authorization"].startswith("Basic ")  # still sent
+    assert said[0].startswith(f"Ollama at http://***@{server.url[7:]}/api/embed answered HTTP 500")
+    assert said[1].startswith(
+        f"Ollama at http://***@{refusing.rpartition('@')[2]}/api/embed cannot"
+    )
+    assert not any("s3cr3tpw" in line or "svc:" in line for line in said)
+
+
 def test_timeout(server: FakeServer) -> None:
     def slow(request: Request) -> Reply:
         time.sleep(0.5)

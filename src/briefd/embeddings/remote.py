@@ -3,8 +3,8 @@
 The ``httpx.Client`` is injected (tests point it at a fake server speaking the real wire
 format); by default one is made with ``embeddings.timeout_seconds``. A service's vector size is
 learned from its first answer (``dim`` probes once when read before any call) and every later
-answer must keep it. Every failure becomes an :class:`EmbeddingError` naming the URL and what
-to check.
+answer must keep it. Every failure becomes an :class:`EmbeddingError` naming the URL (never its ``user:password@``)
+and what to check.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
 from briefd.errors import EmbeddingError
+from briefd.settings.names import without_account
 
 E5_PREFIXES = ("query: ", "passage: ")
 
@@ -121,7 +122,7 @@ class RemoteEmbedder(Embedder):
         return self._error(f"answered {what}; check that embeddings.base_url points at it")
 
     def _error(self, what: str) -> EmbeddingError:
-        return EmbeddingError(f"{self.service} at {self.url} {what}")
+        return EmbeddingError(f"{self.service} at {without_account(self.url)} {what}")
 
 
 def _error_text(response: httpx.Response) -> str:

@@ -42,7 +42,8 @@ def site_url_problem(url: str | None) -> str | None:
 
 
 def without_account(url: str) -> str:
-    """``url`` with a ``user:token@`` part shown as ``***@`` (for messages)."""
+    """``url`` with a ``user:token@`` part shown as ``***@`` (for messages): a URL the
+    settings hold (``embeddings.base_url`` too) is never shown with its password."""
     scheme, sep, rest = url.partition("://")
     end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
     if not sep or "@" not in rest[:end]:
