@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import dataclasses
+import re
+import typing
 from pathlib import Path
 
 import pytest
 
 from briefd.errors import ConfigError
-from briefd.settings import apply_tuned, load_settings
+from briefd.settings import Settings, apply_tuned, load_settings
 
 
 def test_defaults_without_file_or_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -365,3 +368,32 @@ def test_an_atlassian_timeout_of_zero_or_less_is_refused() -> None:
                 f"got {float(value) if '.' in value else int(value)!r}"
             )
     assert load_settings(env={"BRIEFD_JIRA__TIMEOUT_SECONDS": "0.5"}).jira.timeout_seconds == 0.5
+
+
+def test_every_declared_setting_is_in_the_readme_table_and_every_row_is_declared() -> None:
+    """The README's settings table and the declared dataclasses must name the same keys:
+    ``sync.remote`` was accepted (and listed in every "accepted keys" message) but nowhere
+    documented. A row names a key, or several sharing the first one's section
+    (`` `search.gate` / `gate_offset` ``)."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    documented = set()
+    for row in table.splitlines():
+        if not row.startswith("| `"):
+            continue
+        section = ""
+        for key in re.findall(r"`([^`]+)`", row.split("|")[1]):
+            section = key.rpartition(".")[0] if "." in key else section
+            documented.add(key if "." in key or not section else f"{section}.{key}")
+    declared = set()
+
+    def walk(cls: type, prefix: str) -> None:
+        for name, hint in typing.get_type_hints(cls).items():
+            if dataclasses.is_dataclass(hint):
+                walk(typing.cast(type, hint), f"{prefix}{name}.")
+            else:
+                declared.add(prefix + name)
+
+    walk(Settings, "")
+    assert sorted(declared - documented) == []
+    assert sorted(documented - declared) == ["BRIEFD_API_TOKEN"]  # environment only
