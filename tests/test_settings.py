@@ -162,6 +162,22 @@ def test_invalid_yaml_reports_line(tmp_path: Path) -> None:
         load_settings(config, env={})
 
 
+@pytest.mark.parametrize(
+    ("text", "line"), [("source: kb\nsearch:\n\ttop_k: 3\n", 3), ("search:\n  top_k:\t3\n", 2)]
+)
+def test_a_tab_in_the_settings_file_is_named(tmp_path: Path, text: str, line: int) -> None:
+    """A tab (shown as spaces by the editor) was only 'not valid YAML at line 3; fix the
+    syntax', the line looking right."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == (
+        f"{config}: not valid YAML at line {line}: a tab, which YAML does not take there; "
+        "use spaces"
+    )
+
+
 def test_model_files_live_beside_the_index_unless_set(tmp_path: Path) -> None:
     assert load_settings(config=None, env={}).embeddings.model_dir == Path(".briefd/models")
     elsewhere = load_settings(config=None, env={}, overrides={"db": str(tmp_path / "x.db")})

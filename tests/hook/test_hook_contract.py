@@ -199,6 +199,17 @@ def test_a_recall_server_that_is_not_a_url_is_a_settings_error(
     )
 
 
+def test_a_tab_in_the_settings_file_is_named_by_the_hook(tmp_path: Path, run_hook: RunHook) -> None:
+    config = tmp_path / "briefd.yaml"
+    config.write_text("recall:\n\tserver: off\n")
+    run = run_hook(payload=hook_json(RELEVANT), env={"BRIEFD_CONFIG": str(config)})
+    assert (run.code, run.stdout) == (0, "")
+    assert run.stderr == (
+        f"briefd recall: {config} is not valid YAML at line 2: a tab, which YAML does not "
+        "take there; use spaces\n"
+    )
+
+
 def test_a_settings_file_that_cannot_be_read_is_named_with_where_its_path_came_from(
     tmp_path: Path, run_hook: RunHook
 ) -> None:

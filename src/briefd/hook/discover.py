@@ -85,7 +85,11 @@ def read_config(path: str | None, env: Mapping[str, str] | None = None) -> dict[
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise HookError(f"{path} is not valid YAML{where}; fix it") from None
+        from briefd.settings.raw import yaml_fix  # a broken file: the cost no longer counts
+
+        raise HookError(
+            f"{path} is not valid YAML{where}{yaml_fix(exc, text, '; fix it')}"
+        ) from None
     kept = remembered.essentials(data) if isinstance(data, dict) else {}
     remembered.remember(path, key, kept, env)
     return kept

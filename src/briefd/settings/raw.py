@@ -42,10 +42,22 @@ def read_file(path: Path, named_by: str | None = None) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}: not valid YAML{where}; fix the syntax") from None
+        raise ConfigError(f"{path}: not valid YAML{where}{yaml_fix(exc, text)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     return data
+
+
+def yaml_fix(exc: Exception, text: str, otherwise: str = "; fix the syntax") -> str:
+    """What to do about a YAML error in ``text``, after its line: a tab where the reader
+    stopped (an editor shows it as spaces, so the line looks right) is named, YAML taking none
+    to indent or after a ``:``."""
+    mark = getattr(exc, "problem_mark", None)
+    lines = text.splitlines()
+    row, column = (mark.line, mark.column) if mark is not None else (len(lines), 0)
+    if row < len(lines) and lines[row][column : column + 1] == "\t":
+        return ": a tab, which YAML does not take there; use spaces"
+    return otherwise
 
 
 class DuplicateKeyError(Exception):
