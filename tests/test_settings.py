@@ -413,3 +413,18 @@ def test_every_declared_setting_is_in_the_readme_table_and_every_row_is_declared
     walk(Settings, "")
     assert sorted(declared - documented) == []
     assert sorted(documented - declared) == ["BRIEFD_API_TOKEN"]  # environment only
+
+
+def test_a_number_written_with_an_exponent_is_a_number(tmp_path: Path) -> None:
+    """YAML 1.1 reads 1e-2 (no dot) as text: 'expected a number, got '1e-2'' refused a
+    number, in the file and in BRIEFD_* alike."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text("search:\n  gate_offset: -1e-2\n  coverage_bonus: 3E-1\n")
+    settings = load_settings(config, env={"BRIEFD_SEARCH__VECTOR_WEIGHT": "5e-1"})
+    assert settings.search.gate_offset == -0.01 and settings.search.coverage_bonus == 0.3
+    assert settings.search.vector_weight == 0.5
+    with pytest.raises(ConfigError) as refused:  # still a number in its range
+        load_settings(config, env={"BRIEFD_SEARCH__VECTOR_WEIGHT": "5e1"})
+    assert str(refused.value).endswith(
+        "search.vector_weight: expected a number from 0 to 1, got 50.0"
+    )

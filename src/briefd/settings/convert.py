@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import types
 import typing
 from pathlib import Path
@@ -212,7 +213,13 @@ def _to_int(value: Any, key: str, origin: str) -> int:
     return value
 
 
+# 1e-3 is text to YAML 1.1, which wants a dot in an exponent's number (1.0e-3)
+_EXPONENT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+")
+
+
 def _to_float(value: Any, key: str, origin: str) -> float:
+    if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         raise ConfigError(f"{origin}: {key}: expected a number, got {value!r}")
     wanted = _float_range(key)
