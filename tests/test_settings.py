@@ -428,3 +428,17 @@ def test_a_number_written_with_an_exponent_is_a_number(tmp_path: Path) -> None:
     assert str(refused.value).endswith(
         "search.vector_weight: expected a number from 0 to 1, got 50.0"
     )
+
+
+def test_a_nested_variable_with_one_underscore_names_the_variable_to_set() -> None:
+    """BRIEFD_SEARCH_TOP_K (one underscore) was told "did you mean 'search'?", and
+    BRIEFD_SEARCH=3 then "search: expected a mapping of settings"."""
+    with pytest.raises(ConfigError) as refused:
+        load_settings(env={"BRIEFD_SEARCH_TOP_K": "3"})
+    assert str(refused.value).startswith(
+        "environment variable BRIEFD_SEARCH_TOP_K: unknown key 'search_top_k' (did you mean "
+        "BRIEFD_SEARCH__TOP_K? a nested key takes a double underscore); accepted keys: "
+    )
+    with pytest.raises(ConfigError) as longer:
+        load_settings(env={"BRIEFD_RECALL_SERVER_TIMEOUT": "3"})
+    assert "(did you mean BRIEFD_RECALL__SERVER_TIMEOUT? " in str(longer.value)

@@ -24,7 +24,7 @@ def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
     hints = typing.get_type_hints(cls)
     for key in data:
         if key not in fields:
-            raise ConfigError(_unknown_key(origin, prefix, str(key), sorted(fields)))
+            raise ConfigError(_unknown_key(origin, prefix, str(key), sorted(fields), cls))
     kwargs = {}
     for name, value in data.items():
         kwargs[name] = _convert(hints[name], value, prefix + name, origin)
@@ -89,15 +89,30 @@ RETIRED = {
 }
 
 
-def _unknown_key(origin: str, prefix: str, key: str, known: list[str]) -> str:
+def _unknown_key(origin: str, prefix: str, key: str, known: list[str], cls: type[Any]) -> str:
     retired = RETIRED.get(prefix + key)
     if retired is not None:
         return f"{origin}: '{prefix}{key}' is a setting of an earlier briefd: {retired}"
-    guess = difflib.get_close_matches(key, known, n=1)
+    nested = _nested_key(cls, key)
+    guess = [nested] if nested else difflib.get_close_matches(key, known, n=1)
     hint = f" (did you mean '{prefix}{guess[0]}'?)" if guess else ""
+    if nested and origin.startswith("environment variable"):
+        name = "BRIEFD_" + (prefix + nested).replace(".", "__").upper()
+        hint = f" (did you mean {name}? a nested key takes a double underscore)"
     return f"{origin}: unknown key '{prefix}{key}'{hint}; accepted keys: " + ", ".join(
         prefix + k for k in known
     )
+
+
+def _nested_key(cls: type[Any], key: str) -> str | None:
+    """``section.name`` when ``key`` is a section's setting with its ``.`` written as ``_``
+    (``search_top_k``, from ``BRIEFD_SEARCH_TOP_K`` with one underscore), else None."""
+    hints = typing.get_type_hints(cls)
+    for at in (i for i, c in enumerate(key) if c == "_"):
+        section = hints.get(key[:at])
+        if dataclasses.is_dataclass(section) and key[at + 1 :] in typing.get_type_hints(section):
+            return f"{key[:at]}.{key[at + 1 :]}"
+    return None
 
 
 def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
