@@ -146,6 +146,20 @@ def test_a_section_left_empty_in_the_settings_file_is_its_defaults(tmp_path: Pat
     assert len(json.loads(one.stdout)["hits"]) == 1
 
 
+def test_a_settings_file_of_comments_only_is_the_defaults(tmp_path: Path) -> None:
+    """Every setting commented out (a template, or back to the defaults): refused as
+    'expected a mapping of settings at the top level', while an empty file, or a section
+    whose keys are all commented out, is the defaults."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\nA refund rule.\n")
+    (tmp_path / "briefd.yaml").write_text("# source: knowledge\n# search:\n#   top_k: 3\n")
+    indexed = briefd("index", "--source", "kb", cwd=tmp_path)
+    assert indexed.returncode == 0, indexed.stderr
+    result = briefd("search", "refund", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [hit["doc_path"] for hit in json.loads(result.stdout)["hits"]] == ["domain/refunds.md"]
+
+
 CORPUS = '{"_id": "d1", "title": "Refunds", "text": "Refund within 30 days."}\n'
 QUERIES = '{"_id": "q1", "text": "refund window"}\n'
 QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"

@@ -43,6 +43,8 @@ def read_file(path: Path, named_by: str | None = None) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{path}: not valid YAML{where}{yaml_fix(exc, text)}") from None
+    if data is None:  # comments only (every setting commented out): the defaults
+        return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     return data
