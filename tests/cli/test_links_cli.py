@@ -87,3 +87,28 @@ def test_a_link_to_a_file_outside_every_scope_says_so(tmp_path: Path) -> None:
     (source / "README.md").unlink()
     assert briefd("--db", db, "index", "--source", str(source), cwd=cwd).returncode == 0
     assert missing in briefd("--db", db, "links", cwd=cwd).stdout
+
+
+def test_links_inside_html_comments_are_not_links(tmp_path: Path) -> None:
+    """A commented-out link (``<!-- [[old]] -->``, a comment block, a comment running over two
+    lines of a paragraph) is not shown by any renderer: it is neither reported broken, which
+    failed ``--check``, nor followed; the links beside it are, at their own lines."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": (
+                "# A\n\n"
+                "See [[b]] <!-- and [[gone]] --> and [b](b.md).\n\n"
+                "<!--\nTODO: [[draft]]\n\n[old](old.md)\n-->\n\n"
+                "Text <!-- [[half\nway]] [x](x.md) --> then [[b#Two]].\n\n"
+                "Code `<!--` is no comment: [[b]].\n"
+            ),
+            "domain/b.md": "# B\n\n## Two\n",
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 0, checked.stdout
+    assert "broken links: 0" in checked.stdout
+    doc = json.loads(briefd("--db", db, "doc", "domain/a.md", "--json", cwd=cwd).stdout)
+    got = [(r["link"]["line"], r["link"]["target"], r["link"]["fragment"]) for r in doc["links"]]
+    assert got == [(3, "b", None), (3, "b.md", None), (12, "b", "Two"), (14, "b", None)]

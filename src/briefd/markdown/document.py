@@ -36,9 +36,9 @@ def parse_document(
     chunks = chunk_document(
         path, lines, structure, title, split.body_start_line, count, target_tokens, max_tokens
     )
-    links = extract_links(
-        path, lines, split.body_start_line, structure.headings, structure.code_ranges, title
-    )
+    comments = tuple((h.start, h.end) for h in structure.html if h.opener == "<!--")
+    hidden = structure.code_ranges + comments
+    links = extract_links(path, lines, split.body_start_line, structure.headings, hidden, title)
     links += relation_links(path, split.front_matter, lines[: split.body_start_line - 1])
     return Document(
         path=path,

@@ -1,7 +1,8 @@
 """Link extraction (K5): wikilinks in all four shapes and relative Markdown links.
 
-Pure. Code blocks and inline code spans are masked first, so ``[[x]]`` in an example is not
-a link. Each link keeps its provenance: source path, enclosing section, line.
+Pure. Code blocks, inline code spans and HTML comments are masked first, so ``[[x]]`` in an
+example or a commented-out line is not a link. Each link keeps its provenance: source path,
+enclosing section, line.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ _DEFINITION = re.compile(
 )
 _REFERENCE = re.compile(r"(?<![!\[\]\\])\[([^\[\]\n]+)\](?:\[([^\[\]\n]*)\])?(?![(\[\]:])")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+# a closed HTML comment inside a paragraph (CommonMark's inline HTML: never past a blank line)
+_COMMENT = re.compile(r"<!--(?:(?!\n[ \t]*\n).)*?-->", re.DOTALL)
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _DOC_SUFFIXES = (".md", ".markdown")
 
@@ -35,17 +38,17 @@ def extract_links(
     lines: Sequence[str],
     first_line: int,
     headings: Sequence[Heading],
-    code_ranges: Sequence[tuple[int, int]],
+    hidden: Sequence[tuple[int, int]],
     title: str,
 ) -> tuple[Link, ...]:
-    """Every link in file lines ``first_line``.. of ``doc_path`` outside code."""
+    """Every link in file lines ``first_line``.. of ``doc_path`` outside code and comments
+    (``hidden``: the line ranges of code blocks and HTML comment blocks)."""
     section_lines = [h.line for h in headings if h.level <= 3]
     section_names = [h.text for h in headings if h.level <= 3]
-    in_code = _line_mask(code_ranges)
     texts = {
-        number: _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), lines[number - 1])
-        for number in range(first_line, len(lines) + 1)
-        if number not in in_code and "[" in lines[number - 1]
+        number: text
+        for number, text in _visible(lines, first_line, _line_mask(hidden)).items()
+        if "[" in text
     }
     definitions = _definitions(texts.values())
     links: list[Link] = []
@@ -86,6 +89,28 @@ def _reference_links(
         if link is not None:
             found.append(link)
     return found
+
+
+def _visible(lines: Sequence[str], first_line: int, hidden: set[int]) -> dict[int, str]:
+    """File line → its text with code spans and closed HTML comments blanked (a comment may
+    run over the lines of its paragraph), for the lines outside ``hidden``."""
+    visible: dict[int, str] = {}
+    run: list[int] = []
+    for number in [*range(first_line, len(lines) + 1), 0]:
+        if number and number not in hidden:
+            run.append(number)
+            continue
+        if not run:
+            continue
+        spans = "\n".join(_CODE_SPAN.sub(_blank, lines[n - 1]) for n in run)
+        visible.update(zip(run, _COMMENT.sub(_blank, spans).split("\n"), strict=True))
+        run = []
+    return visible
+
+
+def _blank(match: re.Match[str]) -> str:
+    """The matched text as spaces, its line breaks kept."""
+    return re.sub(r"[^\n]", " ", match.group(0))
 
 
 def _line_mask(ranges: Sequence[tuple[int, int]]) -> set[int]:
