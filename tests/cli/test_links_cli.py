@@ -112,3 +112,29 @@ def test_links_inside_html_comments_are_not_links(tmp_path: Path) -> None:
     doc = json.loads(briefd("--db", db, "doc", "domain/a.md", "--json", cwd=cwd).stdout)
     got = [(r["link"]["line"], r["link"]["target"], r["link"]["fragment"]) for r in doc["links"]]
     assert got == [(3, "b", None), (3, "b.md", None), (12, "b", "Two"), (14, "b", None)]
+
+
+def test_a_link_out_of_the_knowledge_folder_says_so(tmp_path: Path) -> None:
+    """Knowledge kept in a code repository links the repository's own files
+    (``../../CONTRIBUTING.md``): briefd cannot follow such a link, and "no document matches"
+    read as a typo of a file its author can open; the report says where the link leads."""
+    (tmp_path / "CONTRIBUTING.md").write_text("# Contributing\n", encoding="utf-8")
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": (
+                "---\ndepends_on: ../../CONTRIBUTING.md\n---\n# A\n\n"
+                "See [how](../../CONTRIBUTING.md#setup) and [[../../CONTRIBUTING]].\n"
+            ),
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 1  # still broken for briefd
+    said = (
+        "'../../CONTRIBUTING.md' leads out of the knowledge folder (to ../CONTRIBUTING.md from "
+        "its root), where briefd reads nothing; link to an indexed document, or move the file in"
+    )
+    assert f"domain/a.md:2 ../../CONTRIBUTING.md ({said})" in checked.stdout
+    assert f"domain/a.md:6 ../../CONTRIBUTING.md ({said})" in checked.stdout
+    assert "domain/a.md:6 ../../CONTRIBUTING ('../../CONTRIBUTING' leads out" in checked.stdout
+    assert "no document matches" not in checked.stdout

@@ -121,6 +121,11 @@ def _unresolved(link: Link, catalog: Catalog) -> str:
     """Why a link reaches no document: nothing matches, or the file it names exists but is
     outside every scope (so the link is no typo: the file is not indexed)."""
     found = _candidates(link, catalog.outside) if catalog.outside else []
+    if not found and (above := _above_root(link)) is not None:
+        return (
+            f"'{link.target}' leads out of the knowledge folder (to {above} from its root), "
+            "where briefd reads nothing; link to an indexed document, or move the file in"
+        )
     if not found:
         return f"no document matches '{link.target}'"
     nearest = _nearest(link.source_path, found, catalog)
@@ -128,6 +133,16 @@ def _unresolved(link: Link, catalog: Catalog) -> str:
         f"{nearest} exists but is outside every scope (not indexed); "
         "link to an indexed document, or add its folder to 'scopes' in briefd.yaml"
     )
+
+
+def _above_root(link: Link) -> str | None:
+    """The path from the knowledge root that ``link`` names when it climbs above the root
+    (``../../CONTRIBUTING.md`` from ``domain/a.md``), else None."""
+    target = link.target.strip()
+    if target.startswith("/") or "/" not in target:
+        return None
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(link.source_path), target))
+    return joined if joined == ".." or joined.startswith("../") else None
 
 
 def _candidates(link: Link, catalog: Catalog) -> list[str]:

@@ -18,7 +18,8 @@ FRONT_MATTER_VERSION = "7"  # 2: relations and always (a change re-parses every 
 # ``refs`` entry that is no glob (``src\\gw\\``, a lone ``!``) is reported and dropped;
 # 7: a link inside an HTML comment (``<!-- [[x]] -->``, a comment block) is no link
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
-LINKS_VERSION = "5"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
+LINKS_VERSION = "6"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
 # 4: names compare case-folded in full, Turkish İ/ı as i ([[İade]] finds iade.md);
-# 5: a Markdown link with a folder is a path: its file gone, it is broken (no same-named file)
+# 5: a Markdown link with a folder is a path: its file gone, it is broken (no same-named file);
+# 6: a link that climbs out of the knowledge folder (``../../CONTRIBUTING.md``) says so
