@@ -138,3 +138,27 @@ def test_a_link_out_of_the_knowledge_folder_says_so(tmp_path: Path) -> None:
     assert f"domain/a.md:6 ../../CONTRIBUTING.md ({said})" in checked.stdout
     assert "domain/a.md:6 ../../CONTRIBUTING ('../../CONTRIBUTING' leads out" in checked.stdout
     assert "no document matches" not in checked.stdout
+
+
+def test_a_wikilink_in_a_table_cell_with_its_pipe_escaped_is_its_target(tmp_path: Path) -> None:
+    r"""In a table the ``|`` of ``[[target|text]]`` would end the cell, so Obsidian writes
+    ``[[target\|text]]``: the name was read with the backslash (``b\``), a broken link that
+    failed ``--check``, and the document it names lost its backlink."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": (
+                "# A\n\n| topic | see |\n|---|---|\n"
+                "| rules | [[b\\|the rules]] |\n| limits | [[b#Two\\|the second]] |\n"
+            ),
+            "domain/b.md": "# B\n\n## Two\n\ntext\n",
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 0, checked.stdout
+    doc = json.loads(briefd("--db", db, "doc", "domain/b.md", "--json", cwd=cwd).stdout)
+    got = [
+        (r["link"]["line"], r["link"]["target"], r["link"]["fragment"], r["link"]["display"])
+        for r in doc["backlinks"]
+    ]
+    assert got == [(5, "b", None, "the rules"), (6, "b", "Two", "the second")]

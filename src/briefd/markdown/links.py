@@ -121,10 +121,19 @@ def _wikilinks(doc_path: str, section: str, line: int, text: str) -> list[Link]:
     found = []
     for match in _WIKI.finditer(text):
         target, fragment, display = (g.strip() if g else None for g in match.groups())
+        if display is not None and fragment is not None:  # a table cell's [[a#b\|text]]
+            fragment = _unescaped(fragment)
+        elif display is not None:  # [[a\|text]], as Obsidian writes one in a table
+            target = _unescaped(target)
         if not target and not fragment:
             continue
         found.append(Link(doc_path, section, line, target or "", fragment or None, display, "wiki"))
     return found
+
+
+def _unescaped(name: str | None) -> str | None:
+    """``name`` without the backslash that escapes the ``|`` after it in a table cell."""
+    return name[:-1].rstrip() if name and name.endswith("\\") else name
 
 
 def _markdown_links(doc_path: str, section: str, line: int, text: str) -> list[Link]:
