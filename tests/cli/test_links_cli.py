@@ -162,3 +162,27 @@ def test_a_wikilink_in_a_table_cell_with_its_pipe_escaped_is_its_target(tmp_path
         for r in doc["backlinks"]
     ]
     assert got == [(5, "b", None, "the rules"), (6, "b", "Two", "the second")]
+
+
+def test_a_wikilink_to_an_attachment_is_no_broken_link(tmp_path: Path) -> None:
+    """An Obsidian vault embeds its images and PDFs by wikilink (``![[diagram.png]]``,
+    ``[[spec.pdf]]``). briefd indexes Markdown only, so each was "no document matches" and
+    failed ``--check``, where a Markdown link to the same file is left alone; a name with a dot
+    that is a document's (``[[release-1.2]]``) stays a link."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": (
+                "# A\n\n![[diagram.png]] ![[Flow Chart.PNG|300]] [[spec.pdf|the spec]] "
+                "[[board.canvas]] [[release-1.2]] ![pic](diagram.png)\n"
+            ),
+            "domain/release-1.2.md": "# Release 1.2\n",
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 0, checked.stdout
+    assert "broken links: 0" in checked.stdout
+    doc = json.loads(briefd("--db", db, "doc", "domain/a.md", "--json", cwd=cwd).stdout)
+    assert [(r["link"]["target"], r["target_path"]) for r in doc["links"]] == [
+        ("release-1.2", "domain/release-1.2.md")
+    ]

@@ -31,6 +31,12 @@ _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _COMMENT = re.compile(r"<!--(?:(?!\n[ \t]*\n).)*?-->", re.DOTALL)
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _DOC_SUFFIXES = (".md", ".markdown")
+# what a wikilink names that is no document: an attachment Obsidian embeds (``![[diagram.png]]``)
+_ATTACHMENT = re.compile(
+    r"\.(?:avif|bmp|gif|jpe?g|png|svg|webp|flac|m4a|mp3|ogg|wav|webm|3gp|mkv|mov|mp4|ogv|pdf"
+    r"|canvas|base)$",
+    re.IGNORECASE,
+)
 
 
 def extract_links(
@@ -125,7 +131,7 @@ def _wikilinks(doc_path: str, section: str, line: int, text: str) -> list[Link]:
             fragment = _unescaped(fragment)
         elif display is not None:  # [[a\|text]], as Obsidian writes one in a table
             target = _unescaped(target)
-        if not target and not fragment:
+        if (not target and not fragment) or (target and _ATTACHMENT.search(target)):
             continue
         found.append(Link(doc_path, section, line, target or "", fragment or None, display, "wiki"))
     return found
