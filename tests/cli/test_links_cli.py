@@ -186,3 +186,31 @@ def test_a_wikilink_to_an_attachment_is_no_broken_link(tmp_path: Path) -> None:
     assert [(r["link"]["target"], r["target_path"]) for r in doc["links"]] == [
         ("release-1.2", "domain/release-1.2.md")
     ]
+
+
+def test_doc_shows_the_relations_its_front_matter_declares(tmp_path: Path) -> None:
+    """``briefd doc`` shows "a document with its front matter": tags were shown, but not
+    ``depends_on``/``parent``… nor ``always``; its links from them were plain links, and a
+    backlink from another document's front matter read ``b.md:2 ()``."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": (
+                "---\ntags: [pay]\ndepends_on:\n  - b\n  - c\nparent: b\nalways: true\n---\n"
+                "# A\n\nSee [[b]].\n"
+            ),
+            "domain/b.md": "---\nrelated: [[a]]\n---\n# B\n",
+            "domain/c.md": "# C\n",
+        },
+    )
+    shown = briefd("--db", db, "doc", "domain/a.md", cwd=cwd).stdout
+    head = shown.split("\n\n", 1)[0].splitlines()
+    assert head[1:] == ["title: A", "tags: pay", "depends_on: b, c", "parent: b", "always: true"]
+    links = shown.split("links (4):\n", 1)[1].split("backlinks", 1)[0].splitlines()
+    assert links == [
+        "  line 3: depends_on: b → domain/b.md",
+        "  line 3: depends_on: c → domain/c.md",
+        "  line 6: parent: b → domain/b.md",
+        "  line 11: b → domain/b.md",
+    ]
+    assert shown.endswith("backlinks (1):\n  domain/b.md:2 (front matter: related)\n")

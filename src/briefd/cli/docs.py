@@ -55,9 +55,15 @@ def _print_document(view: DocumentView) -> None:
     console.print(f"{view.path}  ({view.scope}, updated {view.updated_at})", markup=False)
     console.print(f"title: {' '.join(view.title.split())}", markup=False)  # `title: |`: one line
     fm = view.front_matter
-    for key, values in (("tags", fm.tags), ("aliases", fm.aliases), ("refs", fm.refs)):
+    declared: dict[str, list[str]] = {}
+    for relation, target in fm.relations:
+        declared.setdefault(relation, []).append(target)
+    listed = (("tags", fm.tags), ("aliases", fm.aliases), ("refs", fm.refs), *declared.items())
+    for key, values in listed:
         if values:
             console.print(f"{key}: {', '.join(values)}", markup=False)
+    if fm.always:
+        console.print("always: true", markup=False)
     for problem in view.problems:
         console.print(f"warning: {problem}", markup=False)
     console.print()
@@ -75,13 +81,16 @@ def _print_document(view: DocumentView) -> None:
         console.print(f"  line {link.link.line}: {_describe_link(link)}", markup=False)
     console.print(f"backlinks ({len(view.backlinks)}):", markup=False)
     for link in view.backlinks:
-        console.print(
-            f"  {link.link.source_path}:{link.link.line} ({link.link.section})", markup=False
-        )
+        where = link.link.section
+        if link.link.kind == "relation":  # above every section: say what it declares
+            where = f"front matter: {link.link.display}"
+        console.print(f"  {link.link.source_path}:{link.link.line} ({where})", markup=False)
 
 
 def _describe_link(link: ResolvedLink) -> str:
     written = link.link.target + (f"#{link.link.fragment}" if link.link.fragment else "")
+    if link.link.kind == "relation":
+        written = f"{link.link.display}: {written}"
     target = link.target_path or "?"
     if link.target_path == link.link.source_path:
         target = "its own section"  # [[#Heading]], [text](#anchor): not another document
