@@ -174,14 +174,16 @@ def _composed(text: str) -> str:
 
 
 _URL_LIKE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:/|[\w.-]+@[\w.-]+:)")  # a path keeps one /
+_CREDENTIALS = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*:/+)[^/\s]*@")  # user:token@, to the last @
 
 
 def not_a_directory(root: Path) -> SourceError:
     """The knowledge source ``root`` is no folder: gone (moved, renamed, a disk not mounted),
     something else, or a git URL given as a folder (``--source URL``), told where URLs go."""
     if _URL_LIKE.match(str(root)):
+        shown = _CREDENTIALS.sub(r"\1***@", str(root))  # a token in the URL stays unsaid
         return SourceError(
-            f"knowledge source {root} is not a directory: --source takes a folder; to follow a "
+            f"knowledge source {shown} is not a directory: --source takes a folder; to follow a "
             "git repository, put its URL in `source:` (briefd.yaml) or BRIEFD_SOURCE, and "
             "`briefd sync` or `briefd serve` clones it"
         )
