@@ -411,6 +411,18 @@ def test_doc_shows_links_and_backlinks(indexed: Path) -> None:
     )
 
 
+def test_doc_names_the_front_matter_key_of_a_relation_backlink(indexed: Path) -> None:
+    """A backlink declared in front matter (``depends_on``) is in no section: it was printed as
+    ``domain/currency-and-rounding.md:6 ()``."""
+    result = briefd("doc", "domain/adr/0004-integer-minor-units.md", cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    backlinks = lines[lines.index("backlinks (7):") + 1 :]
+    assert "  domain/currency-and-rounding.md:6 (front matter: depends_on)" in backlinks
+    assert not any(line.endswith("()") for line in backlinks)
+    assert "  domain/adr/0001-event-sourced-ledger.md:45 (Decision)" in backlinks
+
+
 def test_scopes_and_links(indexed: Path) -> None:
     scopes = json.loads(briefd("scopes", "--json", cwd=indexed).stdout)
     assert [s["name"] for s in scopes["scopes"]] == [
