@@ -32,7 +32,8 @@ Count = Callable[[str], int]  # the exact cl100k tokens of a text (None where: t
 OPEN = "<knowledge>"
 CLOSE = "</knowledge>"
 ESCAPED_CLOSE = "<\\/knowledge>"  # the closing tag inside a section: the block goes on past it
-_CLOSE_TAG = re.compile(r"</knowledge\s*>", re.IGNORECASE)  # as a tag parser reads it: </KNOWLEDGE >
+# the closing tag as a tag parser reads it, in any case and with spaces: </KNOWLEDGE >
+_CLOSE_TAG = re.compile(r"</knowledge\s*>", re.IGNORECASE)
 INTRO = (
     "Sections of the team's knowledge base (briefd) that match this prompt, best match "
     "first. Each starts with its source: path · heading · last updated · chunk id."
