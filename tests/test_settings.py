@@ -442,3 +442,13 @@ def test_a_nested_variable_with_one_underscore_names_the_variable_to_set() -> No
     with pytest.raises(ConfigError) as longer:
         load_settings(env={"BRIEFD_RECALL_SERVER_TIMEOUT": "3"})
     assert "(did you mean BRIEFD_RECALL__SERVER_TIMEOUT? " in str(longer.value)
+
+
+def test_allowed_hosts_and_origins_as_requests_carry_them_load() -> None:
+    env = {
+        "BRIEFD_SERVE__ALLOWED_HOSTS": "KB.example.com, 10.0.0.5, [fd00::1]",
+        "BRIEFD_SERVE__ALLOWED_ORIGINS": '["https://docs.example.com", "http://[::1]:3000"]',
+    }
+    serve = load_settings(env=env).serve
+    assert serve.allowed_hosts == ("KB.example.com", "10.0.0.5", "[fd00::1]")
+    assert serve.allowed_origins == ("https://docs.example.com", "http://[::1]:3000")

@@ -559,6 +559,43 @@ def test_a_state_url_the_server_cannot_use_is_one_line_at_start_without_its_pass
     assert result.stderr == f"error: environment variable BRIEFD_STATE__URL: state.url: {said}\n"
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        (
+            "ALLOWED_ORIGINS",
+            '["https://app.example.com/"]',
+            "allowed_origins: 'https://app.example.com/' never matches an Origin as a browser "
+            "sends it; write 'https://app.example.com'",
+        ),
+        (
+            "ALLOWED_HOSTS",
+            "kb.example.com:8484",
+            "allowed_hosts: 'kb.example.com:8484' never matches a Host header; write "
+            "'kb.example.com'",
+        ),
+        (
+            "ALLOWED_HOSTS",
+            "https://kb.example.com",
+            "allowed_hosts: 'https://kb.example.com' is not a host name; expected a name or "
+            "address such as kb.example.com, without scheme, port or path",
+        ),
+    ],
+)
+def test_an_allowed_host_or_origin_no_request_can_match_is_refused_at_start(
+    tmp_path: Path, key: str, value: str, said: str
+) -> None:
+    """I3, O1: such an entry was taken, and every request from that page or name was refused
+    with 403/421 telling the operator to add what they had added."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    assert briefd("index", "--source", "kb", cwd=tmp_path).returncode == 0
+    env = {f"BRIEFD_SERVE__{key}": value}
+    result = briefd("serve", "--no-index", "--port", str(free_port()), cwd=tmp_path, env=env)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == f"error: environment variable BRIEFD_SERVE__{key}: serve.{said}\n"
+
+
 def test_eval_mode_all_with_embeddings_off_says_it_ran_bm25_alone(tmp_path: Path) -> None:
     """V1: `--mode all` is bm25, vector and hybrid side by side; with embeddings off it ran bm25
     alone without a word (`--mode vector` is an error that says why)."""

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Literal
 from briefd.errors import ConfigError
 from briefd.settings.convert import build, text_setting
 from briefd.settings.names import (
+    allowed_names_problem,
     branch_name_problem,
     site_url_problem,
     url_flaw,
@@ -230,7 +231,7 @@ class ServeSettings:
         socket can have is refused at load, not written by ``briefd init`` into every client's
         configuration and refused only when the server starts."""
         if 0 < self.port < 65536:
-            return None
+            return allowed_names_problem(self.allowed_hosts, self.allowed_origins)
         return f"port: expected a whole number from 1 to 65535, got {self.port}"
 
 

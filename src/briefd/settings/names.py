@@ -41,6 +41,52 @@ def site_url_problem(url: str | None) -> str | None:
     )
 
 
+def allowed_names_problem(hosts: tuple[str, ...], origins: tuple[str, ...]) -> str | None:
+    """Why an entry of ``serve.allowed_hosts`` / ``allowed_origins`` can never match a
+    request (as ``allowed_…: …``), or None: a Host header is matched by its name without the
+    port, an Origin exactly as the browser sends it, so ``kb.example.com:8484`` or
+    ``https://app.example.com/`` would be accepted and every request from there refused."""
+    for host in hosts:
+        name = host.strip().lower()
+        v6 = name.removeprefix("[").partition("]")[0]
+        fixed = f"[{v6}]" if name.startswith("[") or name.count(":") > 1 else name.split(":")[0]
+        if any(c in name for c in "/@ ") or not fixed.strip("[]"):
+            return (
+                f"allowed_hosts: {host!r} is not a host name; expected a name or address "
+                "such as kb.example.com, without scheme, port or path"
+            )
+        if fixed != name:
+            return f"allowed_hosts: {host!r} never matches a Host header; write {fixed!r}"
+    for origin in origins:
+        sent = _origin(origin)
+        if sent is None:
+            return (
+                f"allowed_origins: {without_account(origin)!r} is not an origin; expected "
+                "scheme://host[:port] as a browser sends it, such as https://app.example.com"
+            )
+        if sent != origin:
+            return (
+                f"allowed_origins: {without_account(origin)!r} never matches an Origin as a "
+                f"browser sends it; write {sent!r}"
+            )
+    return None
+
+
+def _origin(origin: str) -> str | None:
+    """``origin`` as a browser sends it (scheme and host in lower case, no default port, no
+    path), or None when it names no http(s) host."""
+    try:
+        parts = urllib.parse.urlsplit(origin.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    default = 443 if parts.scheme == "https" else 80
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+
+
 def without_account(url: str) -> str:
     """``url`` with a ``user:token@`` part shown as ``***@`` (for messages): a URL the
     settings hold (``embeddings.base_url`` too) is never shown with its password."""
