@@ -452,3 +452,26 @@ def test_allowed_hosts_and_origins_as_requests_carry_them_load() -> None:
     serve = load_settings(env=env).serve
     assert serve.allowed_hosts == ("KB.example.com", "10.0.0.5", "[fd00::1]")
     assert serve.allowed_origins == ("https://docs.example.com", "http://[::1]:3000")
+
+
+def test_a_list_left_empty_in_the_settings_file_is_its_default(tmp_path: Path) -> None:
+    """A list whose entries are all commented out (``repos:`` over ``# - ../app``) was refused
+    as "code.repos: expected a list, got None", while a section left empty is its defaults."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(
+        "code:\n  repos:\n  # - ../app\nserve:\n  allowed_hosts:\n  # - kb.example.com\n"
+        "index:\n  include:\n  exclude:\n  # - drafts/**\nscopes:\n  # - {folder: teams/*}\n"
+        "default_scopes:\nrecall:\n  scopes:\n"
+    )
+    settings = load_settings(config, env={"BRIEFD_JIRA__PROJECTS": "null"})
+    defaults = Settings()
+    assert (settings.code.repos, settings.serve.allowed_hosts, settings.index.exclude) == (
+        (),
+        (),
+        (),
+    )
+    assert settings.index.include == ("**/*.md", "**/*.markdown")
+    assert (settings.scopes, settings.default_scopes) == (defaults.scopes, defaults.default_scopes)
+    assert (settings.recall.scopes, settings.jira.projects) == ((), ())
+    with pytest.raises(ConfigError, match=r"search\.top_k: expected a whole number ≥ 1, got None"):
+        load_settings(env={"BRIEFD_SEARCH__TOP_K": "null"})  # a value left empty stays an error

@@ -524,7 +524,7 @@ def _defaults_from_layout(settings: Settings, merged: Mapping[str, Any]) -> Sett
     """``scopes:`` rules marked ``default`` give the default scopes — every rule when none is
     marked — unless ``default_scopes`` names them itself (a rule with a wildcard folder and no
     name contributes its glob)."""
-    if "scopes" not in merged or "default_scopes" in merged:
+    if merged.get("scopes") is None or merged.get("default_scopes") is not None:
         return settings
     marked = [rule for rule in settings.scopes if rule.default] or settings.scopes
     defaults = tuple(rule.scope or rule.folder for rule in marked)

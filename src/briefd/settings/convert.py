@@ -27,6 +27,8 @@ def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
             raise ConfigError(_unknown_key(origin, prefix, str(key), sorted(fields), cls))
     kwargs = {}
     for name, value in data.items():
+        if value is None and typing.get_origin(hints[name]) is tuple:
+            continue  # a list left empty (its entries commented out) is its default, as a section
         kwargs[name] = _convert(hints[name], value, prefix + name, origin)
     for name, declared in fields.items():
         missing = dataclasses.MISSING
