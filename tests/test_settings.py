@@ -475,3 +475,14 @@ def test_a_list_left_empty_in_the_settings_file_is_its_default(tmp_path: Path) -
     assert (settings.recall.scopes, settings.jira.projects) == ((), ())
     with pytest.raises(ConfigError, match=r"search\.top_k: expected a whole number ≥ 1, got None"):
         load_settings(env={"BRIEFD_SEARCH__TOP_K": "null"})  # a value left empty stays an error
+
+
+@pytest.mark.parametrize("value", ["8484a", "-1", "8484.5"])
+def test_a_port_that_is_no_whole_number_names_the_range(value: str) -> None:
+    """'serve.port: expected a whole number ≥ 0' named a range that 0 is not in."""
+    with pytest.raises(ConfigError) as refused:
+        load_settings(env={"BRIEFD_SERVE__PORT": value})
+    assert str(refused.value).startswith(
+        "environment variable BRIEFD_SERVE__PORT: serve.port: expected a whole number from 1 to "
+        "65535, got "
+    )

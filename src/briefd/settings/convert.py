@@ -223,10 +223,18 @@ _NOT_NEGATIVE = frozenset(
 _POSITIVE_SUFFIXES = ("timeout_seconds", "server_timeout", "_seconds", "_minutes", "_hours")
 
 
+_PORTS = frozenset({"serve.port"})  # what a socket can have: 1 to 65535
+
+
 def _to_int(value: Any, key: str, origin: str) -> int:
-    least = 1 if key in _AT_LEAST_ONE else 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ConfigError(f"{origin}: {key}: expected a whole number ≥ {least}, got {value!r}")
+    least, most = (1, 65535) if key in _PORTS else (1 if key in _AT_LEAST_ONE else 0, None)
+    wanted = f"from {least} to {most}" if most else f"≥ {least}"
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not least <= value <= (most or value)
+    ):
+        raise ConfigError(f"{origin}: {key}: expected a whole number {wanted}, got {value!r}")
     return value
 
 
