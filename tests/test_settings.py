@@ -486,3 +486,20 @@ def test_a_port_that_is_no_whole_number_names_the_range(value: str) -> None:
         "environment variable BRIEFD_SERVE__PORT: serve.port: expected a whole number from 1 to "
         "65535, got "
     )
+
+
+def test_a_pair_of_variables_checked_together_loads_in_either_order() -> None:
+    """BRIEFD_CHUNKING__MAX_TOKENS=300 with BRIEFD_CHUNKING__TARGET_TOKENS=200 was refused
+    ("300 is below target_tokens (500)"): each variable was checked before the next, in
+    alphabetical order, against the default of the other."""
+    env = {"BRIEFD_CHUNKING__MAX_TOKENS": "300", "BRIEFD_CHUNKING__TARGET_TOKENS": "200"}
+    zs = {"BRIEFD_RECALL__STRONG_Z": "1.5", "BRIEFD_RECALL__WEAK_Z": "1.0"}
+    settings = load_settings(env={**env, **zs})
+    assert (settings.chunking.target_tokens, settings.chunking.max_tokens) == (200, 300)
+    assert (settings.recall.weak_z, settings.recall.strong_z) == (1.0, 1.5)
+    with pytest.raises(ConfigError) as alone:  # still refused when the pair does not hold
+        load_settings(env={"BRIEFD_CHUNKING__MAX_TOKENS": "300"})
+    assert str(alone.value).startswith("environment variable BRIEFD_CHUNKING__MAX_TOKENS: ")
+    with pytest.raises(ConfigError) as later:  # a later variable that never builds is named
+        load_settings(env={**env, "BRIEFD_SEARCH__TOP_K": "abc"})
+    assert str(later.value).startswith("environment variable BRIEFD_SEARCH__TOP_K: search.top_k")

@@ -494,10 +494,16 @@ def load_settings(
         relative_paths(merged, path.parent)
         origin = str(path)
     settings: Settings = _settings(merged, origin)
+    failed: ConfigError | None = None  # where the variables stopped building, until they do
     for key, value in env_items(env):
         origin = f"environment variable {env_name(key)}"
         set_dotted(merged, key, _env_value(key, value), origin)
-        settings = _settings(merged, origin)
+        try:  # a pair checked together (target_tokens, max_tokens) may come in either order
+            settings, failed = _settings(merged, origin), None
+        except ConfigError as exc:
+            failed = failed or exc
+    if failed is not None:
+        raise failed
     for key, value in (overrides or {}).items():
         if value is not None:
             origin = "command-line option"
