@@ -203,6 +203,46 @@ def test_headers_over_16_kib_are_431_however_the_head_arrives(url: str) -> None:
     assert httpx.get(url + "/api/health", headers={"X-Big": "x" * 15_000}).status_code == 200
 
 
+def test_a_request_head_that_does_not_arrive_in_time_is_408_and_closed(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection that sent part of a head (slow-loris style) or nothing at all was held
+    open for good, each one a file descriptor of the server's."""
+    from briefd.service import listener
+
+    monkeypatch.setattr(listener, "HEAD_TIMEOUT_S", 1.0, raising=False)
+    address = urlsplit(url)
+    started = time.monotonic()
+    with socket.create_connection((address.hostname, address.port), timeout=10) as slow:
+        slow.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        time.sleep(0.5)
+        slow.sendall(b"X-Trickle: a\r\n")  # a byte now and then does not keep it open
+        answer = b""
+        while chunk := slow.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert answer.endswith(
+        b'{"error": "request_timeout", "detail": "the request head did not arrive within 1 s"}'
+    )
+    assert time.monotonic() - started < 5
+    with socket.create_connection((address.hostname, address.port), timeout=10) as idle:
+        assert idle.recv(65536) == b""  # nothing sent: closed without a word
+    with socket.create_connection((address.hostname, address.port), timeout=10) as kept:
+        kept.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        first = kept.recv(65536)
+        head, _, body = first.partition(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        while len(body) < length:
+            body += kept.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200 OK\r\n")  # a whole head is answered
+        kept.sendall(b"GET /api/health HTTP/1.1\r\n")  # the next one, kept alive, stalls
+        later = b""
+        while chunk := kept.recv(65536):
+            later += chunk
+        assert later.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert httpx.get(url + "/api/health").status_code == 200
+
+
 def test_open_mcp_event_streams_are_capped(url: str) -> None:
     headers = {**AUTH, "Accept": "text/event-stream", "mcp-protocol-version": "2025-11-25"}
     with httpx.Client(timeout=10) as client, ExitStack() as streams:
