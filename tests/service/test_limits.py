@@ -6,6 +6,7 @@ are capped."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import sqlite3
@@ -240,6 +241,49 @@ def test_a_request_head_that_does_not_arrive_in_time_is_408_and_closed(
         while chunk := kept.recv(65536):
             later += chunk
         assert later.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert httpx.get(url + "/api/health").status_code == 200
+
+
+def test_a_body_that_does_not_arrive_in_time_ends_its_connection(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The webhook needs no token and its body is read before its signature is checked: a
+    body declared and never finished held the request (and its connection) for good; so did
+    the body of a request refused before it was read (no token), trickled on."""
+    from briefd.service import limits, listener
+
+    monkeypatch.setattr(limits, "BODY_TIMEOUT_S", 1.0, raising=False)
+    address = urlsplit(url)
+    started = time.monotonic()
+    with socket.create_connection((address.hostname, address.port), timeout=10) as slow:
+        slow.sendall(
+            b"POST /webhook/git HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+        )
+        answer = b""
+        while chunk := slow.recv(65536):  # until the server closes the connection
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert answer.endswith(
+        b'{"error": "request_timeout", "detail": "the request body did not arrive within 1 s"}'
+    )
+    assert time.monotonic() - started < 5
+    monkeypatch.setattr(listener, "HEAD_TIMEOUT_S", 1.0, raising=False)
+    started = time.monotonic()
+    with socket.create_connection((address.hostname, address.port), timeout=10) as refused:
+        refused.sendall(  # no token: answered 401 at once, its body never read
+            b"POST /api/bundle HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+        )
+        answer = refused.recv(65536)
+        for _ in range(4):  # the body trickling on does not keep the connection
+            time.sleep(0.4)
+            with contextlib.suppress(OSError):  # closed already
+                refused.sendall(b" ")
+        while chunk := refused.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 401 Unauthorized\r\n")
+    assert time.monotonic() - started < 5
     assert httpx.get(url + "/api/health").status_code == 200
 
 

@@ -6,6 +6,8 @@
 - A body over ``serve.max_body_bytes`` is 413: refused from ``Content-Length`` before anything
   is read, and counted while it streams in (a missing or false length changes nothing). The
   body is read here, bounded, and handed on; the git webhook checks its signature only after.
+- A body not all there :data:`BODY_TIMEOUT_S` after its head is 408: one sent slowly or left
+  unfinished (slow-loris style, on the webhook that needs no token) held the request for good.
 - A JSON body with a string that is not valid Unicode (a lone surrogate, which JSON can spell
   ``"\\ud800"``) is 400, naming the field, before any route runs or anything is queued.
 - Open MCP event streams (``GET /mcp``) are capped at ``serve.max_streams``; more get 503.
@@ -19,6 +21,7 @@ import json
 import re
 from typing import Any
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from briefd.service.config import ServiceConfig
@@ -26,6 +29,7 @@ from briefd.service.guard import deny
 
 MAX_URL_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 16 * 1024  # the listener's limit for a request head (HEAD_LIMIT)
+BODY_TIMEOUT_S = 60.0  # for the whole body: max_body_bytes' 4 MiB at 70 KB/s
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -143,9 +147,14 @@ class Limits:
             await deny(scope, send, 413, "too_large", _too_large(limit))
             return
         try:
-            body = await _read(receive, limit)
+            with anyio.fail_after(BODY_TIMEOUT_S):
+                body = await _read(receive, limit)
         except _Gone:
             return  # nobody left to answer
+        except TimeoutError:
+            detail = f"the request body did not arrive within {BODY_TIMEOUT_S:.0f} s"
+            await deny(scope, send, 408, "request_timeout", detail, {"connection": "close"})
+            return
         if body is None:
             await deny(scope, send, 413, "too_large", _too_large(limit))
             return

@@ -11,7 +11,8 @@ uvicorn times a connection out only between requests that were answered: one tha
 a whole request head (nothing at all, or a head a byte at a time, slow-loris style) was held
 open for good, each taking a file descriptor and a place among the connections. Here the head
 must be complete :data:`HEAD_TIMEOUT_S` after the connection opened or the last answer ended;
-a part of one gets 408, and the connection closes.
+a part of one gets 408, and the connection closes. So does a connection whose request was
+answered before its body was read (a 401, a 413) and that goes on sending that body.
 """
 
 from __future__ import annotations
@@ -76,13 +77,16 @@ class BoundedH11Protocol(H11Protocol):
 
     def handle_events(self) -> None:
         super().handle_events()
-        if self.conn.their_state is not h11.IDLE:  # a whole head came: the request runs
+        if self._running():  # a whole head came: the request runs
             self._head_arrived()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
-            self._await_head()  # the next request's head, on a connection kept alive
+        if not self.transport.is_closing() and not self._running():
+            self._await_head()  # the next head; or the rest of a body answered unread (401)
+
+    def _running(self) -> bool:
+        return self.cycle is not None and not self.cycle.response_complete
 
     def _await_head(self) -> None:
         self._head_arrived()
@@ -95,9 +99,9 @@ class BoundedH11Protocol(H11Protocol):
 
     def _head_too_slow(self) -> None:
         self._head_timer = None
-        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+        if self.transport.is_closing() or self._running():
             return
-        if self.conn.trailing_data[0]:  # a part of a head: say why it ends
+        if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:  # part of a head
             detail = f"the request head did not arrive within {HEAD_TIMEOUT_S:.0f} s"
             self.transport.write(raw_response(408, "request_timeout", detail))
         self.transport.close()
