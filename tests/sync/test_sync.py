@@ -39,6 +39,23 @@ def test_first_sync_clones_and_indexes(git_api: Briefd, remote: Remote) -> None:
     assert status.source == remote.url
 
 
+def test_the_clone_is_readable_by_its_user_alone(git_api: Briefd, remote: Remote) -> None:
+    """A clone holds the knowledge, and its .git/config the remote's URL with any
+    user:token@ in it: made with the umask (0755) in a folder briefd did not make, every user
+    of the machine could read both."""
+    shared = git_api.settings.db.parent
+    shared.mkdir(mode=0o755)  # an existing folder: left as it is
+    umask = os.umask(0o022)
+    try:
+        report = git_api.sync()
+    finally:
+        os.umask(umask)
+    assert report.error is None
+    clone = checkout_dir(git_api.settings)
+    assert oct(clone.stat().st_mode & 0o777) == "0o700"
+    assert (clone / "domain" / "retry.md").read_text() == RETRY.lstrip()
+
+
 def test_push_then_sync_makes_new_content_searchable(git_api: Briefd, remote: Remote) -> None:
     git_api.sync()
     assert paths(git_api, "chargeback") == []

@@ -210,6 +210,7 @@ def test_a_git_url_code_repo_is_cloned_bare_and_fetched(
         api.index()
         clone = tmp_path / "data" / "code" / "payments.git"
         assert git(clone, "rev-parse", "--is-bare-repository") == "true"
+        assert oct(clone.stat().st_mode & 0o777) == "0o700"  # its config holds the URL
         assert api.drift().documents == ()
 
         pushed = app.commit(

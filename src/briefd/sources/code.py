@@ -124,7 +124,8 @@ class CodeSource:
         args = ["clone", "--bare", "--quiet", "--no-tags", "--filter=blob:none"]
         if self.repo.branch:
             args += ["--branch", self.repo.branch]
-        git.run([*args, "--", self.url, str(temporary.absolute())], self.root.parent, self.timeout)
+        into = git.private_folder(temporary).absolute()
+        git.run([*args, "--", self.url, str(into)], self.root.parent, self.timeout)
         temporary.rename(self.root)
 
     def _fetch(self) -> None:

@@ -256,6 +256,15 @@ def remove_stale_locks(repo: Path, older_than: float | None = None) -> list[str]
     return removed
 
 
+def private_folder(path: Path) -> Path:
+    """Make the empty folder ``path`` for a clone, readable by its user alone (0700): a clone
+    holds the knowledge, and its ``.git/config`` the remote's URL with any ``user:token@`` in
+    it, which a folder made with the umask (0755) let every user of the machine read."""
+    path.mkdir(mode=0o700)
+    path.chmod(0o700)  # whatever the umask took away or not
+    return path
+
+
 def clone_folder(root: Path, setting: str) -> None:
     """Make the folder a clone at ``root`` goes in: a file in the way (at ``root`` or above)
     or a folder that cannot be made is a SourceError naming ``setting``, never an OSError."""

@@ -286,7 +286,8 @@ class Clone(Checkout):
         if self.settings.sync.branch:
             args += ["--branch", self.settings.sync.branch]
         try:
-            git.run([*args, "--", self.url, str(temporary.absolute())], root.parent, self.timeout)
+            into = git.private_folder(temporary).absolute()
+            git.run([*args, "--", self.url, str(into)], root.parent, self.timeout)
         except SourceError as exc:
             raise self._explained(exc, self.settings.sync.branch) from None
         git.run(["config", OWNED_KEY, "true"], temporary, self.timeout)
