@@ -246,6 +246,41 @@ def test_tags_choose_the_related_sections_before_the_cap_not_after(
     ]
 
 
+def test_a_repeated_heading_does_not_lend_its_links_to_the_other(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """Related sections (R6) were the links of every section with the hit's heading: a hit
+    on the "Notes" of "Card payments" brought what the "Notes" of "Bank transfers" links to,
+    in search and in a bundle's related tier. Only the hit's own section's links count."""
+    write_files(
+        {
+            "domain/pay.md": "# Pay\n\n## Card payments\n\nCards.\n\n### Notes\n\n"
+            "Zebra capture at shipment.\n\n## Bank transfers\n\nTransfers.\n\n### Notes\n\n"
+            "Reversals: see [[reversals]].\n",
+            "domain/reversals.md": "# Reversals\n\nHow a transfer is reversed.\n",
+            "domain/lead.md": "# Lead\n\nZebra, see [[pay#Notes]] and [[pay#notes-1]].\n",
+        }
+    )
+    api.index()
+    hits = api.search(SearchRequest("zebra capture shipment", top_k=1, related=3)).hits
+    assert [(h.doc_path, h.heading_path, h.related_to is not None) for h in hits] == [
+        ("domain/pay.md", ("Card payments", "Notes"), False)
+    ]
+    bundle = api.compile_bundle(BundleRequest("zebra capture shipment", max_tokens=3000))
+    assert "domain/reversals.md" not in {i.doc_path for i in bundle.items}
+    lead = api.search(SearchRequest("zebra see", top_k=1, related=3)).hits
+    assert [(h.doc_path, h.heading_path[-1:]) for h in lead] == [
+        ("domain/lead.md", ()),
+        ("domain/pay.md", ("Notes",)),
+        ("domain/pay.md", ("Notes",)),
+    ]
+    second = api.search(SearchRequest("reversals see", top_k=1, related=3)).hits
+    assert [(h.doc_path, h.related_to is not None) for h in second] == [
+        ("domain/pay.md", False),
+        ("domain/reversals.md", True),
+    ]
+
+
 def test_tags_with_capitals_beyond_ascii_match_however_they_are_typed(
     api: Briefd, write_files: WriteFiles
 ) -> None:

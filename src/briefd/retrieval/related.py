@@ -8,6 +8,7 @@ sections come after every direct hit, are capped, and never repeat a direct hit.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Collection, Sequence
 
@@ -40,14 +41,20 @@ def related_rowids(
 
 
 def _linked(conn: sqlite3.Connection, rowid: int, scopes: Sequence[str]) -> list[int]:
-    hit = conn.execute("SELECT doc_id, heading FROM chunks WHERE rowid = ?", (rowid,)).fetchone()
+    hit = conn.execute(
+        "SELECT c.doc_id, c.heading, c.start_line, d.headings FROM chunks c "
+        "JOIN documents d ON d.id = c.doc_id WHERE c.rowid = ?",
+        (rowid,),
+    ).fetchone()
     if hit is None:
         return []
+    first, last = _section_lines(json.loads(hit["headings"]), hit["start_line"])
     links = conn.execute(
         "SELECT target_path, fragment FROM links WHERE doc_id = ? AND section = ? "
+        "AND line BETWEEN ? AND ? "
         "AND kind != 'relation' AND target_path IS NOT NULL AND status != 'broken' "
         "ORDER BY line, id",
-        (hit["doc_id"], hit["heading"]),
+        (hit["doc_id"], hit["heading"], first, last),
     ).fetchall()
     targets = []
     for link in links:
@@ -55,3 +62,13 @@ def _linked(conn: sqlite3.Connection, rowid: int, scopes: Sequence[str]) -> list
         if target is not None and target != rowid:
             targets.append(target)
     return targets
+
+
+def _section_lines(headings: Sequence[Sequence[object]], line: int) -> tuple[int, int]:
+    """The file lines of the H1–H3 section that holds ``line`` (every part of a long section
+    has the same), so a heading the document repeats ("Notes" under two topics) does not lend
+    one section the links of the other; ``headings`` as stored: [level, text, anchor, line]."""
+    starts = [int(str(h[3])) for h in headings if int(str(h[0])) <= 3]
+    before = [start for start in starts if start <= line]
+    after = [start for start in starts if start > line]
+    return (before[-1] if before else 0, after[0] - 1 if after else 1 << 30)
