@@ -214,3 +214,27 @@ def test_doc_shows_the_relations_its_front_matter_declares(tmp_path: Path) -> No
         "  line 11: b → domain/b.md",
     ]
     assert shown.endswith("backlinks (1):\n  domain/b.md:2 (front matter: related)\n")
+
+
+def test_a_markdown_link_whose_text_wraps_is_a_link(tmp_path: Path) -> None:
+    """Hard-wrapped prose wraps a link's text (``the [retry\\npolicy](retry.md)``), which
+    CommonMark and GitHub read as one link; briefd read none: the linked document was an
+    orphan, without the backlink, and a broken one was never reported."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": (
+                "# A\n\nCaptures follow the [retry\npolicy](retry.md#Backoff) and the [old\n"
+                "rules](old-rules.md); a blank line ends one: [no\n\nlink](retry.md).\n"
+            ),
+            "domain/retry.md": "# Retry\n\n## Backoff\n\ntext\n",
+        },
+    )
+    shown = briefd("--db", db, "links", cwd=cwd).stdout
+    assert "domain/a.md:4 old-rules.md (no document matches 'old-rules.md')" in shown
+    assert "domain/retry.md" not in shown.split("orphans", 1)[1]
+    doc = json.loads(briefd("--db", db, "doc", "domain/retry.md", "--json", cwd=cwd).stdout)
+    assert [
+        (r["link"]["line"], r["link"]["fragment"], r["link"]["display"], r["status"])
+        for r in doc["backlinks"]
+    ] == [(3, "Backoff", "retry policy", "ok")]

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
 from urllib.parse import unquote
 
 from briefd.model import Heading, Link
 
 _WIKI = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
 # destination: <in angle brackets, spaces allowed> (as editors write a file name with spaces)
-# or bare; then an optional "title"
+# or bare; then an optional "title"; the text may wrap onto the next lines of its paragraph
 _MARKDOWN = re.compile(
-    r"(?<!!)\[([^\[\]\n]*)\]\(\s*(?:<([^<>\n]+)>|([^)\s<>]+))(?:\s+[\"'(][^)]*[\"')])?\s*\)"
+    r"(?<!!)\[((?:[^\[\]\n]|\n(?![ \t]*\n))*)\]"
+    r"\(\s*(?:<([^<>\n]+)>|([^)\s<>]+))(?:\s+[\"'(][^)]*[\"')])?\s*\)"
 )
 # a reference-style link's definition, ``[label]: <dest> "title"``, and its uses: ``[text][label]``,
 # ``[label][]`` and ``[label]`` (never an inline link's text, a wikilink or an image)
@@ -51,18 +54,18 @@ def extract_links(
     (``hidden``: the line ranges of code blocks and HTML comment blocks)."""
     section_lines = [h.line for h in headings if h.level <= 3]
     section_names = [h.text for h in headings if h.level <= 3]
-    texts = {
-        number: text
-        for number, text in _visible(lines, first_line, _line_mask(hidden)).items()
-        if "[" in text
-    }
+    visible = _visible(lines, first_line, _line_mask(hidden))
+    texts = {number: text for number, text in visible.items() if "[" in text}
+    inline = _inline_links(visible)
     definitions = _definitions(texts.values())
     links: list[Link] = []
     for number, text in texts.items():
         at = bisect.bisect_right(section_lines, number) - 1
         section = section_names[at] if at >= 0 else title
         links.extend(_wikilinks(doc_path, section, number, text))
-        links.extend(_markdown_links(doc_path, section, number, text))
+        for display, href in inline.get(number, ()):
+            if (link := _markdown_link(doc_path, section, number, display, href)) is not None:
+                links.append(link)
         if definitions and not _DEFINITION.match(text):
             links.extend(_reference_links(doc_path, section, number, text, definitions))
     return tuple(links)
@@ -142,13 +145,30 @@ def _unescaped(name: str | None) -> str | None:
     return name[:-1].rstrip() if name and name.endswith("\\") else name
 
 
-def _markdown_links(doc_path: str, section: str, line: int, text: str) -> list[Link]:
-    found = []
-    for match in _MARKDOWN.finditer(text):
-        href = match.group(2) or match.group(3)
-        if (link := _markdown_link(doc_path, section, line, match.group(1), href)) is not None:
-            found.append(link)
+def _inline_links(visible: dict[int, str]) -> dict[int, list[tuple[str, str]]]:
+    """File line → the inline Markdown links (text, destination) that start on it, their text
+    read over the lines of its paragraph (hard-wrapped prose wraps ``[the retry\npolicy](…)``)."""
+    found: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for run in _runs(list(visible)):
+        text = "\n".join(visible[number] for number in run)
+        starts = list(accumulate((len(visible[number]) + 1 for number in run[:-1]), initial=0))
+        for match in _MARKDOWN.finditer(text):
+            number = run[bisect.bisect_right(starts, match.start()) - 1]
+            display = re.sub(r"\s*\n\s*", " ", match.group(1))
+            found[number].append((display, match.group(2) or match.group(3)))
     return found
+
+
+def _runs(numbers: Sequence[int]) -> Iterator[list[int]]:
+    """``numbers`` (ascending) cut into runs of consecutive ones."""
+    run: list[int] = []
+    for number in numbers:
+        if run and number != run[-1] + 1:
+            yield run
+            run = []
+        run.append(number)
+    if run:
+        yield run
 
 
 def _markdown_link(doc_path: str, section: str, line: int, display: str, href: str) -> Link | None:
