@@ -91,6 +91,21 @@ def numbered_slug_position(texts: Sequence[str], fragment: str) -> int | None:
     return None
 
 
+_TAG = re.compile(r"<[^<>\n]*>")
+_HTML_ANCHOR = re.compile(r"""<a\s[^<>]*?\b(?:name|id)\s*=\s*["']?([^"'\s<>]+)""", re.IGNORECASE)
+
+
+def html_heading_names(text: str) -> set[str]:
+    """What else a ``#fragment`` names a heading whose text holds HTML by (``## Limits <a
+    name="limits"></a>``): the names its ``<a name>`` / ``<a id>`` give (case-folded) and its
+    slug as GitHub renders the heading, without the tags."""
+    if "<" not in text:
+        return set()
+    names = {caseless(name) for name in _HTML_ANCHOR.findall(text)}
+    names.add(slugify(_TAG.sub("", text)))
+    return names
+
+
 def slugify(text: str) -> str:
     """GitHub-style heading slug, as relative Markdown links use in their ``#fragment``."""
     lowered = text.strip().lower()

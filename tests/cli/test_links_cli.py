@@ -238,3 +238,33 @@ def test_a_markdown_link_whose_text_wraps_is_a_link(tmp_path: Path) -> None:
         (r["link"]["line"], r["link"]["fragment"], r["link"]["display"], r["status"])
         for r in doc["backlinks"]
     ] == [(3, "Backoff", "retry policy", "ok")]
+
+
+def test_a_heading_named_by_its_html_anchor_or_rendered_slug(tmp_path: Path) -> None:
+    """Headings give themselves a stable name in HTML (``## Limits <a name="limits"></a>``,
+    ``## <a id="fees"></a> Fees <sup>beta</sup>``), and GitHub's slug drops the tags
+    (``#fees-beta``): each such link was an unknown anchor failing ``--check``, and the
+    context's linked section was the document's first instead of the one named."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": (
+                "# A\n\nSee [limits](b.md#limits), [fees](b.md#fees), [beta](b.md#fees-beta) "
+                "and [[b#FEES]].\n"
+            ),
+            "domain/b.md": (
+                '# B\n\n## Intro\n\nFirst.\n\n## Limits <a name="limits"></a>\n\nAt most 3.\n\n'
+                '## <a id="fees"></a> Fees <sup>beta</sup>\n\nTwo percent.\n'
+            ),
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 0, checked.stdout
+    assert "unknown anchors: 0" in checked.stdout
+    context = briefd("--db", db, "context", "domain/a.md", "--mode", "manifest", cwd=cwd)
+    items = json.loads(context.stdout)["items"]
+    linked = [(i["location"]["start_line"], i["reasons"]) for i in items if i["tier"] == "linked"]
+    assert sorted(linked) == [
+        (7, ["linked from domain/a.md:3"]),
+        (11, ["linked from domain/a.md:3"]),
+    ]

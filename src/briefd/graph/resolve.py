@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from briefd.model import Heading, Link, LinkFindings, ResolvedLink
-from briefd.text import caseless, numbered_slug_position, slugify
+from briefd.text import caseless, html_heading_names, numbered_slug_position, slugify
 
 _SUFFIXES = (".md", ".markdown")
 
@@ -204,6 +204,8 @@ def _has_fragment(headings: Sequence[Heading], fragment: str) -> bool:
         if heading.anchor == wanted or caseless(heading.text) == caseless(wanted):
             return True
         if slugify(heading.text) in (lowered, slugify(wanted)):
+            return True
+        if {caseless(wanted), slugify(wanted)} & html_heading_names(heading.text):
             return True
     return numbered_heading(headings, fragment) is not None
 

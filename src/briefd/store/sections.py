@@ -8,7 +8,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from briefd.text import caseless, numbered_slug_position, slugify
+from briefd.text import caseless, html_heading_names, numbered_slug_position, slugify
 
 SECTION_COLUMNS = (
     "c.rowid AS rowid, c.id, d.path, d.scope, d.title, c.heading, c.heading_path, c.content, "
@@ -62,6 +62,7 @@ def linked_section(
             heading, anchor = row["heading"], row["anchor"] or ""
             names = {caseless(heading), slugify(heading), caseless(anchor)}
             names.update(caseless(h) for h in json.loads(row["heading_path"]))
+            names.update(html_heading_names(heading))
             if wanted in names or slugify(fragment) in names:
                 return int(row["rowid"])
         line = _heading_line(json.loads(rows[0]["headings"]), fragment)
@@ -78,6 +79,7 @@ def _heading_line(headings: Sequence[Sequence[object]], fragment: str) -> int | 
     wanted, slug = caseless(fragment.strip()), slugify(fragment)
     for _, text, anchor, line in headings:
         names = {caseless(str(text)), slugify(str(text)), caseless(str(anchor or ""))}
+        names.update(html_heading_names(str(text)))
         if wanted in names or slug in names:
             return int(str(line))
     index = numbered_slug_position([str(h[1]) for h in headings], fragment)
