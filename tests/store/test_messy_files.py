@@ -184,6 +184,25 @@ def test_a_front_matter_key_written_twice_is_reported(tmp_path: Path) -> None:
     assert (shown["title"], shown["front_matter"]["tags"]) == ("Refund window", ["legacy"])
 
 
+def test_a_front_matter_key_written_like_one_briefd_reads_is_reported(tmp_path: Path) -> None:
+    """``depends-on:``, ``Parent:`` or ``tag:`` are not the keys briefd reads (nor ``dependsOn:``),
+    and were ignored without a word: the context had no structural tier, the tag filter
+    missed the document. Each is named with the key to write; other keys (``owner``) are the
+    team's own and stay quiet."""
+    head = b"---\ndepends-on: [[b]]\nParent: b\ntag: pay\nowner: team-x\nrelated: b\n---\n"
+    source = source_with(
+        tmp_path, {"domain/a.md": head + b"# A\n\nText.\n", "domain/b.md": b"# B\n\nB.\n"}
+    )
+    done = briefd(tmp_path, "index", "--source", str(source), "--json")
+    assert done.returncode == 0, done.stderr
+    problems = [(p["path"], p["problem"]) for p in json.loads(done.stdout)["problems"]]
+    assert problems == [
+        ("domain/a.md", "front matter key 'depends-on' is not read; write it 'depends_on'"),
+        ("domain/a.md", "front matter key 'Parent' is not read; write it 'parent'"),
+        ("domain/a.md", "front matter key 'tag' is not read; write it 'tags'"),
+    ]
+
+
 def test_a_file_name_with_control_characters_is_skipped_and_shown_escaped(
     tmp_path: Path,
 ) -> None:

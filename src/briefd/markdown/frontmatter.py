@@ -16,6 +16,16 @@ import yaml
 from briefd.model import FrontMatter
 
 RELATIONS = ("depends_on", "parent", "extends", "implements", "supersedes", "related")
+# keys as they are also written (another case, ``-`` or camelCase, a singular) → the key read
+_LIKE = {
+    **{key: key for key in ("title", "tags", "aliases", "refs", "always", *RELATIONS)},
+    "tag": "tags",
+    "alias": "aliases",
+    "ref": "refs",
+    "depends": "depends_on",
+    "depend_on": "depends_on",
+    "parents": "parent",
+}
 _OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 
@@ -92,7 +102,22 @@ def split_front_matter(text: str) -> SplitDocument:
         problem = "front matter is not a mapping of keys; indexed without front matter"
         return SplitDocument(FrontMatter(), {}, body, body_start_line, (problem,))
     front_matter, problems = _recognise(raw)
-    return SplitDocument(front_matter, raw, body, body_start_line, twice + problems)
+    misread = _misspelt(raw)
+    return SplitDocument(front_matter, raw, body, body_start_line, twice + problems + misread)
+
+
+def _misspelt(raw: dict[Any, Any]) -> tuple[str, ...]:
+    """The keys briefd does not read that are written like one it does (``depends-on``,
+    ``Tags``, ``tag``): without a word, the relation or tag their author meant was missing."""
+    problems = []
+    for key in raw:
+        if not isinstance(key, str) or key in _LIKE.values():
+            continue
+        shape = re.sub(r"[\s-]+", "_", re.sub(r"(?<=[a-z])(?=[A-Z])", "_", key.strip())).lower()
+        meant = _LIKE.get(shape)
+        if meant is not None and meant not in raw:
+            problems.append(f"front matter key '{key}' is not read; write it '{meant}'")
+    return tuple(problems)
 
 
 def _load(yaml_text: str) -> tuple[Any, str | None, tuple[str, ...]]:
