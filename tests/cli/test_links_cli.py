@@ -268,3 +268,24 @@ def test_a_heading_named_by_its_html_anchor_or_rendered_slug(tmp_path: Path) -> 
         (7, ["linked from domain/a.md:3"]),
         (11, ["linked from domain/a.md:3"]),
     ]
+
+
+def test_a_markdown_link_with_parentheses_in_its_destination_or_title(tmp_path: Path) -> None:
+    """CommonMark (and GitHub) take balanced parentheses in a bare destination
+    (``[old fees](fees_(2023).md)``, ``fees%20(2023).md``) and in a title (``"ADR (draft)"``);
+    briefd cut the destination at the first ``)`` or gave up on the title, so the link was not
+    read at all: its document an orphan, a broken one never reported."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": (
+                "# A\n\n[old fees](fees_(2023).md), [same](fees_%282023%29.md#Card), "
+                '[draft](adr.md "ADR (draft)") and [gone](gone_(1).md).\n'
+            ),
+            "domain/fees_(2023).md": "# Fees\n\n## Card\n\ntext\n",
+            "domain/adr.md": "# ADR\n",
+        },
+    )
+    shown = briefd("--db", db, "links", cwd=cwd).stdout
+    assert "broken links: 1\n  domain/a.md:3 gone_(1).md (no document matches" in shown
+    assert "orphans (no inbound links): 1\n  domain/a.md\n" in shown

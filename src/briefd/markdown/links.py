@@ -18,10 +18,12 @@ from briefd.model import Heading, Link
 
 _WIKI = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
 # destination: <in angle brackets, spaces allowed> (as editors write a file name with spaces)
-# or bare; then an optional "title"; the text may wrap onto the next lines of its paragraph
+# or bare (balanced parentheses allowed: ``fees_(old).md``); then an optional "title", 'title'
+# or (title); the text may wrap onto the next lines of its paragraph
 _MARKDOWN = re.compile(
     r"(?<!!)\[((?:[^\[\]\n]|\n(?![ \t]*\n))*)\]"
-    r"\(\s*(?:<([^<>\n]+)>|([^)\s<>]+))(?:\s+[\"'(][^)]*[\"')])?\s*\)"
+    r"\(\s*(?:<([^<>\n]+)>|((?:[^()\s<>]|\([^()\s<>]*\))+))"
+    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*\)"
 )
 # a reference-style link's definition, ``[label]: <dest> "title"``, and its uses: ``[text][label]``,
 # ``[label][]`` and ``[label]`` (never an inline link's text, a wikilink or an image)
