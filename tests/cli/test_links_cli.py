@@ -289,3 +289,20 @@ def test_a_markdown_link_with_parentheses_in_its_destination_or_title(tmp_path: 
     shown = briefd("--db", db, "links", cwd=cwd).stdout
     assert "broken links: 1\n  domain/a.md:3 gone_(1).md (no document matches" in shown
     assert "orphans (no inbound links): 1\n  domain/a.md\n" in shown
+
+
+def test_doc_says_a_link_naming_its_own_document_whole_is_to_itself(tmp_path: Path) -> None:
+    """A link naming the document itself (``[[a]]``, ``[here](a.md)``, ``related: a``) was
+    shown ``→ its own section`` as ``[[#Heading]]`` is, as if it named one of its sections."""
+    cwd, db = _indexed(
+        tmp_path,
+        {"domain/a.md": "---\nrelated: a\n---\n# A\n\n## Two\n\n[[a]], [here](a.md), [[#Two]].\n"},
+    )
+    shown = briefd("--db", db, "doc", "domain/a.md", cwd=cwd).stdout
+    links = shown.split("links (4):\n", 1)[1].split("backlinks", 1)[0].splitlines()
+    assert links == [
+        "  line 2: related: a → itself",
+        "  line 8: a → itself",
+        "  line 8: #Two → its own section",
+        "  line 8: a.md → itself",
+    ]

@@ -92,8 +92,9 @@ def _describe_link(link: ResolvedLink) -> str:
     if link.link.kind == "relation":
         written = f"{link.link.display}: {written}"
     target = link.target_path or "?"
-    if link.target_path == link.link.source_path:
-        target = "its own section"  # [[#Heading]], [text](#anchor): not another document
+    if link.target_path == link.link.source_path:  # not another document
+        # [[#Heading]], [text](#anchor) name one of its sections; [[itself]] names it whole
+        target = "its own section" if link.link.fragment else "itself"
     note = f"  [{link.status}: {link.detail}]" if link.status != "ok" else ""
     return f"{written} → {target}{note}"
 
