@@ -306,3 +306,19 @@ def test_doc_says_a_link_naming_its_own_document_whole_is_to_itself(tmp_path: Pa
         "  line 8: #Two → its own section",
         "  line 8: a.md → itself",
     ]
+
+
+def test_an_image_or_brackets_inside_a_link_text_keep_it_a_link(tmp_path: Path) -> None:
+    """A diagram that links to its design document (``[![flow](flow.png)](design.md)``) or a
+    link text holding brackets (``[see [1]](notes.md)``) is a link for CommonMark and GitHub;
+    briefd read none: the document an orphan, a broken one never reported."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": ("# A\n\n[![the flow](flow.png)](design.md) and [see [1]](gone.md).\n"),
+            "domain/design.md": "# Design\n",
+        },
+    )
+    shown = briefd("--db", db, "links", cwd=cwd).stdout
+    assert "broken links: 1\n  domain/a.md:3 gone.md (no document matches 'gone.md')" in shown
+    assert "orphans (no inbound links): 1\n  domain/a.md\n" in shown

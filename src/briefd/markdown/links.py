@@ -19,9 +19,10 @@ from briefd.model import Heading, Link
 _WIKI = re.compile(r"\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
 # destination: <in angle brackets, spaces allowed> (as editors write a file name with spaces)
 # or bare (balanced parentheses allowed: ``fees_(old).md``); then an optional "title", 'title'
-# or (title); the text may wrap onto the next lines of its paragraph
+# or (title); the text may wrap onto the next lines of its paragraph and hold brackets
+# (``[![diagram](flow.png)](design.md)``, an image that links to a document)
 _MARKDOWN = re.compile(
-    r"(?<!!)\[((?:[^\[\]\n]|\n(?![ \t]*\n))*)\]"
+    r"(?<!!)\[((?:[^\[\]\n]|\[[^\[\]\n]*\]|\n(?![ \t]*\n))*)\]"
     r"\(\s*(?:<([^<>\n]+)>|((?:[^()\s<>]|\([^()\s<>]*\))+))"
     r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*\)"
 )

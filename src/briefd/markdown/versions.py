@@ -9,7 +9,7 @@ CHUNKER_VERSION = "7"  # 2: split fences, tables, HTML stay well-formed; 3: stub
 # 6: a lone CR (old Mac line ending) ends a line, as it does for the Markdown parser;
 # 7: the text is composed (NFC) before it is parsed, as queries are, and a long outline (a
 # document of headings only) comes in parts within the maximum, as any section does
-FRONT_MATTER_VERSION = "12"  # 2: relations and always (a change re-parses every document);
+FRONT_MATTER_VERSION = "13"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
 # 4: a plain scalar is read as written (title: No, title: 2024-01-05, tags: [1.10]), not YAML 1.1;
@@ -21,7 +21,8 @@ FRONT_MATTER_VERSION = "12"  # 2: relations and always (a change re-parses every
 # 9: a wikilink to an attachment (``![[diagram.png]]``, ``[[spec.pdf]]``) is no link to a document;
 # 10: a Markdown link whose text wraps onto the next line (hard-wrapped prose) is a link;
 # 11: a key written like one briefd reads (``depends-on``, ``Tags``, ``tag``) is reported;
-# 12: a Markdown link's destination may hold balanced parentheses, its title parentheses
+# 12: a Markdown link's destination may hold balanced parentheses, its title parentheses;
+# 13: a Markdown link's text may hold brackets: an image that links (``[![a](b.png)](c.md)``)
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
 LINKS_VERSION = "7"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
