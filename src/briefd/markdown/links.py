@@ -33,8 +33,7 @@ _DEFINITION = re.compile(
 )
 _REFERENCE = re.compile(r"(?<![!\[\]\\])\[([^\[\]\n]+)\](?:\[([^\[\]\n]*)\])?(?![(\[\]:])")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
-# a closed HTML comment inside a paragraph (CommonMark's inline HTML: never past a blank line)
-_COMMENT = re.compile(r"<!--(?:(?!\n[ \t]*\n).)*?-->", re.DOTALL)
+_BLANK_LINE = re.compile(r"(\n[ \t]*\n)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _DOC_SUFFIXES = (".md", ".markdown")
 # what a wikilink names that is no document: an attachment Obsidian embeds (``![[diagram.png]]``)
@@ -115,9 +114,24 @@ def _visible(lines: Sequence[str], first_line: int, hidden: set[int]) -> dict[in
         if not run:
             continue
         spans = "\n".join(_CODE_SPAN.sub(_blank, lines[n - 1]) for n in run)
-        visible.update(zip(run, _COMMENT.sub(_blank, spans).split("\n"), strict=True))
+        visible.update(zip(run, _uncommented(spans).split("\n"), strict=True))
         run = []
     return visible
+
+
+def _uncommented(text: str) -> str:
+    """``text`` with its closed HTML comments blanked: inside a paragraph, as CommonMark's
+    inline HTML (never past a blank line). One pass: once an opening ``<!--`` has no closing
+    in its paragraph, none after it has either."""
+    pieces = []
+    for paragraph in _BLANK_LINE.split(text):
+        done, start = 0, paragraph.find("<!--")
+        while start != -1 and (end := paragraph.find("-->", start + 4)) != -1:
+            pieces += [paragraph[done:start], re.sub(r"[^\n]", " ", paragraph[start : end + 3])]
+            done = end + 3
+            start = paragraph.find("<!--", done)
+        pieces.append(paragraph[done:])
+    return "".join(pieces)
 
 
 def _blank(match: re.Match[str]) -> str:
