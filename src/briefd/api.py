@@ -19,7 +19,7 @@ from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
 from briefd.graph.resolve import findings
 from briefd.graph.suggest import LinkSuggestion
-from briefd.ingest import Progress, index_source, no_progress
+from briefd.ingest import Progress, index_configured, no_progress
 from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.service import propose
@@ -35,10 +35,10 @@ from briefd.retrieval.search import SearchRequest, search, vectors_missing
 from briefd.retrieval.semantic import SemanticIndex, follow
 from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
-from briefd.sources.knowledge import resolve, sync_lock
+from briefd.sources.knowledge import sync_lock
 from briefd.state import SharedState, open_state
 from briefd.store import activity, sync_state, views
-from briefd.store.db import Store, open_for_writing
+from briefd.store.db import Store
 from briefd.sync.runner import SyncRunner, SyncSteps, run_sync
 from briefd.sync.runner import status as sync_status
 from briefd.sync.state import SyncReport, SyncStatus
@@ -120,12 +120,8 @@ class Briefd(AbstractContextManager["Briefd"]):
         self, source: Path | None = None, rebuild: bool = False, progress: Progress = no_progress
     ) -> IndexReport:
         """Index ``source`` (default: the configured one) incrementally, or from scratch."""
-        knowledge = resolve(self.settings, source)
-        root = knowledge.prepare()
-        if self._store is None:
-            self._store = open_for_writing(self.settings.db, rebuild)
-        report = index_source(
-            self._store, root, self.settings, rebuild, progress, self.embedder, knowledge.history()
+        self._store, report = index_configured(
+            self.settings, self._store, source, rebuild, progress, self.embedder
         )
         if self._semantic is not None:
             self._semantic.invalidate()

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from briefd.embeddings.base import Embedder
-from briefd.errors import EmbeddingError, SourceError
+from briefd.errors import BriefdError, EmbeddingError, SourceError
 from briefd.graph.resolve import Catalog, resolve
 from briefd.markdown.document import parse_document
 from briefd.markdown.passages import passage_hash, passage_text
@@ -27,6 +27,7 @@ from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
 from briefd.settings import DEFAULT_SCOPES, Settings
 from briefd.sources.history import Change
+from briefd.sources.knowledge import resolve as resolve_source
 from briefd.sources.layout import Layout, in_scopes
 from briefd.sources.scan import TOO_LARGE, UNREADABLE_FOLDER, SourceFile, scan
 from briefd.sources.state import (
@@ -41,7 +42,7 @@ from briefd.sources.state import (
 from briefd.store import documents as docs_table
 from briefd.store import postings, sync_state
 from briefd.store.changes import Delta
-from briefd.store.db import Store, index_run_lock
+from briefd.store.db import Store, index_run_lock, open_for_writing
 from briefd.store.freshness import SOURCE_HEAD, SOURCE_KEY
 from briefd.store.scopes import default_scope_warnings, known_scopes
 from briefd.tokens import count_tokens
@@ -59,6 +60,46 @@ WAITING = "waiting for another index run of this index"
 
 def no_progress(stage: str, done: int, total: int) -> None:
     return None
+
+
+def index_configured(
+    settings: Settings,
+    store: Store | None,
+    source: Path | None,
+    rebuild: bool = False,
+    progress: Progress = no_progress,
+    embedder: Embedder | None = None,
+) -> tuple[Store, IndexReport]:
+    """Index ``source`` (default: the configured one, a clone fetched first) into ``store``
+    (None: the index file, opened for writing); the store and the report. A run that fails is
+    recorded on an index that exists (:func:`sync_state.save_index_failure`), which the next
+    run that succeeds clears: without it, ``briefd_last_sync_ok{source="index"}`` was 1
+    whatever failed."""
+    try:
+        knowledge = resolve_source(settings, source)
+        root = knowledge.prepare()
+        store = store or open_for_writing(settings.db, rebuild)
+        history = knowledge.history()
+        return store, index_source(store, root, settings, rebuild, progress, embedder, history)
+    except BriefdError as exc:
+        _record_failure(settings.db, store, str(exc))
+        raise
+
+
+def _record_failure(db: Path, store: Store | None, error: str) -> None:
+    """The failed run's error on the index, if there is one that takes a write now."""
+    try:
+        opened = store or Store.open(db)
+    except BriefdError:  # no index (nothing to mark), or one that cannot be opened
+        return
+    try:
+        with opened.write(wait_ms=500) as conn:
+            sync_state.save_index_failure(conn, error)
+    except BriefdError:  # a full disk, another writer: the error is said by the caller
+        pass
+    finally:
+        if store is None:
+            opened.close()
 
 
 def index_source(

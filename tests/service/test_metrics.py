@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
-from briefd.errors import StoreError
+from briefd.errors import SourceError, StoreError
 from briefd.service import create_app
 from briefd.service.metrics import CountingEmbedder, Metrics, labels_key
 from briefd.settings import Settings, with_overrides
@@ -257,6 +257,34 @@ def test_metrics_text_has_index_gauges_and_histograms(client: TestClient) -> Non
     assert buckets[-1] == ("+Inf", "1.0")
     counts = [float(v) for _, v in buckets]
     assert counts == sorted(counts)  # cumulative
+
+
+def test_a_failed_index_run_is_said_by_its_last_sync_ok(
+    service_settings: Settings, tmp_path: Path
+) -> None:
+    """I4: index runs recorded their successes only, so briefd_last_sync_ok{source="index"}
+    was 1 whatever failed (a source folder gone, as for `briefd index` from cron): an alert on
+    it could never fire. A failed run marks the index until a run succeeds."""
+    assert service_settings.source is not None
+    moved = tmp_path / "moved"
+    shutil.copytree(service_settings.source, moved)
+    gone = with_overrides(service_settings, {"source": str(tmp_path / "unmounted")})
+    with Briefd(gone, embedder=None) as api, pytest.raises(SourceError, match="does not exist"):
+        api.index()
+    assert scraped(service_settings, 'briefd_last_sync_ok{source="index"}') == 0
+    assert scraped(service_settings, 'briefd_last_sync_timestamp_seconds{source="index"}') > 1.7e9
+    with Briefd(with_overrides(service_settings, {"source": str(moved)}), embedder=None) as api:
+        api.index()
+    assert scraped(service_settings, 'briefd_last_sync_ok{source="index"}') == 1
+
+
+def scraped(settings: Settings, series: str) -> float:
+    """``series`` as a server over ``settings`` answers /metrics."""
+    with (
+        Briefd(settings, embedder=None) as api,
+        TestClient(create_app(api, service_config()), headers=AUTH) as http,
+    ):
+        return sample(http.get("/metrics").text, series)
 
 
 def test_embedding_calls_are_counted(service_settings: Settings) -> None:

@@ -21,9 +21,17 @@ def save_index_run(conn: sqlite3.Connection, at: str, fingerprint: str, report: 
         """INSERT INTO sync_state (source, last_sync_at, index_fingerprint, last_report)
            VALUES (?, ?, ?, ?)
            ON CONFLICT(source) DO UPDATE SET last_sync_at = excluded.last_sync_at,
-               index_fingerprint = excluded.index_fingerprint, last_report = excluded.last_report""",
+               index_fingerprint = excluded.index_fingerprint, last_report = excluded.last_report,
+               last_error = NULL""",
         (INDEX_ROW, at, fingerprint, report),
     )
+
+
+def save_index_failure(conn: sqlite3.Connection, error: str) -> None:
+    """Record that the last index run failed (``error``), keeping when the index was last
+    built and what it holds: ``briefd_last_sync_ok{source="index"}`` says 0 until a run
+    succeeds. An index never built has no row to mark."""
+    conn.execute("UPDATE sync_state SET last_error = ? WHERE source = ?", (error, INDEX_ROW))
 
 
 def index_fingerprint(conn: sqlite3.Connection) -> str | None:
