@@ -266,6 +266,20 @@ def test_a_token_that_is_not_ascii_is_refused_at_start(service_api: Briefd) -> N
         )
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", "0", "::", "::0", "[::]"])
+def test_every_spelling_of_every_interface_serves_any_host_name(
+    service_api: Briefd, host: str
+) -> None:
+    """I3: `--host 0` and `--host ::0` (with a token) bound every interface, but the Host check
+    took them for one named address: every client reaching the server by its name got 421."""
+    config = service_config(host=host, allowed_hosts=())
+    check_bind(config)
+    with TestClient(create_app(service_api, config), base_url="http://kb.example.com:8484") as http:
+        answer = http.get("/api/scopes", headers={"authorization": f"Bearer {TOKEN}"})
+    assert answer.status_code == 200 and answer.json()["scopes"]
+    assert "0" not in config.host_names and "[::0]" not in config.host_names
+
+
 def test_token_comes_from_the_environment_only(service_api: Briefd) -> None:
     config = ServiceConfig.from_settings(
         service_api.settings.serve, env={"BRIEFD_API_TOKEN": " abc "}, port=9000

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -52,10 +53,24 @@ class ServiceConfig:
     def host_names(self) -> tuple[str, ...]:
         """Host names (without port) the Host header may carry."""
         names = [*LOOPBACK_NAMES]
-        if self.host not in ("0.0.0.0", "::"):  # the bound address, also 127.0.0.2 or ::1
+        if not is_any_interface(self.host):  # the bound address, also 127.0.0.2 or ::1
             names.append(bracket(self.host).lower())
         names += [h.strip().lower() for h in self.allowed_hosts if h.strip()]
         return tuple(dict.fromkeys(names))
+
+
+def is_any_interface(host: str) -> bool:
+    """``host`` binds every interface: 0.0.0.0 or ::, however written (``0``, ``::0``,
+    ``[::]``), which is no name a Host header carries."""
+    bare = host.strip("[]")
+    try:
+        return ipaddress.ip_address(bare).is_unspecified
+    except ValueError:
+        pass
+    try:
+        return socket.inet_aton(bare) == bytes(4)  # the shorthands 0, 0.0, 0x0
+    except OSError:
+        return False
 
 
 def bracket(host: str) -> str:

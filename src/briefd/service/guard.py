@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from briefd.service.config import ServiceConfig, is_loopback
+from briefd.service.config import ServiceConfig, is_any_interface, is_loopback
 
 # Open without a token: the dashboard's empty page shell (its data needs the token), the setup
 # page, the health probe and the git webhook (it carries its own HMAC signature). The OpenAPI
@@ -23,7 +23,7 @@ MCP_PATH = "/mcp"
 def host_allowed(config: ServiceConfig, host_header: str | None) -> bool:
     if not host_header:
         return False
-    if config.host in ("0.0.0.0", "::") and not config.allowed_hosts:
+    if is_any_interface(config.host) and not config.allowed_hosts:
         return True  # any interface: the token (required there) is the protection
     name = _host_name(host_header)
     return name in config.host_names
