@@ -224,3 +224,15 @@ def test_init_refuses_a_project_directory_that_does_not_exist(tmp_path: Path) ->
     assert result.exit_code == 1
     assert f"--project {missing} is not a directory" in result.output
     assert not missing.exists()
+
+
+def test_init_reaches_a_server_bound_to_every_interface_on_loopback() -> None:
+    """`serve.host: "0"` or `"::0"` binds every interface as 0.0.0.0 and :: do; init wrote
+    http://0:8484/mcp and http://[::0]:8484/mcp, addresses no client connects to."""
+    from briefd.cli.init import mcp_url
+    from briefd.settings import load_settings
+
+    for host in ("0.0.0.0", "0", "::", "::0"):
+        settings = load_settings(env={"BRIEFD_SERVE__HOST": host})
+        assert mcp_url(settings) == "http://127.0.0.1:8484/mcp", host
+    assert mcp_url(load_settings(env={"BRIEFD_SERVE__HOST": "::1"})) == "http://[::1]:8484/mcp"

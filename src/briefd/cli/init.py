@@ -38,6 +38,7 @@ from briefd.settings import (
     config_candidates,
     load_settings,
 )
+from briefd.settings.names import is_any_interface
 
 NOTES = {
     "codex": "Codex: hooks are on by default in current releases (`[features] hooks`; older "
@@ -135,7 +136,7 @@ def mcp_url(settings: Settings) -> str:
     serve = getattr(settings, "serve", None)
     host = getattr(serve, "host", "127.0.0.1")
     port = getattr(serve, "port", 8484)
-    host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    host = "127.0.0.1" if not host or is_any_interface(host) else host
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"
     return f"http://{host}:{port}/mcp"

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from briefd.errors import ConfigError
 from briefd.settings import ServeSettings
+from briefd.settings.names import is_any_interface
 
 TOKEN_ENV = "BRIEFD_API_TOKEN"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
@@ -57,20 +57,6 @@ class ServiceConfig:
             names.append(bracket(self.host).lower())
         names += [h.strip().lower() for h in self.allowed_hosts if h.strip()]
         return tuple(dict.fromkeys(names))
-
-
-def is_any_interface(host: str) -> bool:
-    """``host`` binds every interface: 0.0.0.0 or ::, however written (``0``, ``::0``,
-    ``[::]``), which is no name a Host header carries."""
-    bare = host.strip("[]")
-    try:
-        return ipaddress.ip_address(bare).is_unspecified
-    except ValueError:
-        pass
-    try:
-        return socket.inet_aton(bare) == bytes(4)  # the shorthands 0, 0.0, 0x0
-    except OSError:
-        return False
 
 
 def bracket(host: str) -> str:
