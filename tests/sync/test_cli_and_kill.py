@@ -3,6 +3,7 @@ the index is the old state or the new one, never a mix, and proposals survive.""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
@@ -530,19 +531,58 @@ def test_sigterm_while_the_server_starts_ends_its_clone_and_says_so(
     docker killed it 10 s later. It is Ctrl-C's stop now: git ended, one line, exit 130."""
     with socket.create_server(("127.0.0.1", 0)) as hanging:
         url = f"http://127.0.0.1:{hanging.getsockname()[1]}/never-answers.git"
-        env = {**briefd_env(tmp_path, remote), "BRIEFD_SOURCE": url}
-        env.update(BRIEFD_SYNC__GIT_TIMEOUT="60")
-        server = subprocess.Popen(
-            [sys.executable, "-m", "briefd", "serve", "--port", str(free_port())],
-            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        server = _cloning_server(tmp_path, remote, url)
         try:
             assert _eventually(lambda: running(url) != [], 30)  # the clone waits on it
         finally:
             server.terminate()
-            out, err = server.communicate(timeout=10)
+            out, err = _ended(server, 10)  # docker stop's SIGKILL comes 10 s after its SIGTERM
         assert (server.returncode, out, err) == (130, "", "error: interrupted\n")
         assert _eventually(lambda: running(url) == [], 2), running(url)
+
+
+def test_sigterm_another_thread_receives_stops_the_start_up_at_once(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """O5: the kernel hands a process's SIGTERM to any thread of it. One the clone's thread
+    received set Python's flag, but the main thread, waiting on that thread for 20 s before
+    serving, woke only then: docker stop's SIGKILL came first (1 stop in 20 on a loaded
+    machine). Sent to that thread here, as the kernel may."""
+    tgkill = ctypes.CDLL(None, use_errno=True).tgkill
+    with socket.create_server(("127.0.0.1", 0)) as hanging:
+        url = f"http://127.0.0.1:{hanging.getsockname()[1]}/never-answers.git"
+        server = _cloning_server(tmp_path, remote, url)
+        try:
+            assert _eventually(lambda: running(url) != [], 30)
+            tasks = sorted(int(t.name) for t in Path(f"/proc/{server.pid}/task").iterdir())
+            assert tgkill(server.pid, tasks[-1], signal.SIGTERM) == 0, tasks  # not the main
+        finally:
+            out, err = _ended(server, 5)
+        assert (server.returncode, out, err) == (130, "", "error: interrupted\n")
+        assert _eventually(lambda: running(url) == [], 2), running(url)
+
+
+def _cloning_server(tmp_path: Path, remote: Remote, url: str) -> subprocess.Popen[str]:
+    """`briefd serve` on a first start, its clone of ``url`` waiting on the remote (60 s)."""
+    env = {**briefd_env(tmp_path, remote), "BRIEFD_SOURCE": url}
+    env.update(BRIEFD_SYNC__GIT_TIMEOUT="60")
+    return subprocess.Popen(
+        [sys.executable, "-m", "briefd", "serve", "--port", str(free_port())],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _ended(process: subprocess.Popen[str], seconds: float) -> tuple[str, str]:
+    """What ``process`` printed once it exits within ``seconds``; else it is killed (not left
+    running into the next test) and the test fails."""
+    try:
+        return process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        raise AssertionError(
+            f"still running {seconds:g} s after SIGTERM: {out!r} {err!r}"
+        ) from None
 
 
 def _eventually(check: Callable[[], bool], seconds: float) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ NOTHING_TO_SERVE = (
 
 STDIO_WAIT_S = 20.0  # of index update before `briefd mcp` answers: inside clients' start-up waits
 SERVE_WAIT_S = 20.0  # before `briefd serve` listens: a browser or agent waits no longer for it
+SIGNAL_POLL_S = 0.1  # a wait's slice: a signal another thread receives wakes no lock wait
 HOST = typer.Option(
     None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
 )
@@ -194,7 +196,7 @@ def prepared_beside(
 
     thread = threading.Thread(target=update, name="briefd-index", daemon=True)
     thread.start()
-    thread.join(wait)
+    _joined(thread, wait)
     with lock:
         if failed:
             api.close()
@@ -208,6 +210,16 @@ def prepared_beside(
             soft_wrap=True,
         )
     return api, metrics, lambda: first and thread.is_alive()
+
+
+def _joined(thread: threading.Thread, seconds: float) -> None:
+    """Wait for ``thread`` to end, ``seconds`` at most, in slices: the kernel hands SIGTERM to
+    any thread of the process, and one the index thread (or its git) receives sets Python's
+    flag without waking the main thread's lock wait, so one long join answered
+    ``docker stop`` only when it ended, 20 s later, after docker's SIGKILL."""
+    deadline = time.monotonic() + seconds
+    while thread.is_alive() and (left := deadline - time.monotonic()) > 0:
+        thread.join(min(left, SIGNAL_POLL_S))
 
 
 def _opened(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:

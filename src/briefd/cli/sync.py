@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from briefd.api import Briefd
+from briefd.cli import interrupt
 from briefd.cli.output import console, errors, fail, print_json, reported_errors
 from briefd.errors import ConfigError
 from briefd.sync.state import SyncReport
@@ -81,6 +82,8 @@ def startup_sync(api: Briefd) -> None:
     failing remote is a warning — the index from the last good sync is served, if any."""
     served = api.settings.db.is_file()
     report = api.sync()
+    if report.error and interrupt.interrupted():  # Ctrl-C, SIGTERM ended it: that is said
+        return
     if report.error:
         warning = f"warning: sync of {report.source} failed, serving the previous index: "
         warning += report.error

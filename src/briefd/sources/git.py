@@ -17,7 +17,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from briefd.errors import BriefdError, ProposalError, SourceError
@@ -116,7 +116,10 @@ def run_bytes(
 
 _RUNNING: set[int] = set()  # process groups of the git commands running now
 _RUNNING_LOCK = threading.Lock()
+_SPAWNED = threading.Condition(_RUNNING_LOCK)  # a spawn in flight became known (or failed)
+_SPAWNING: list[None] = []  # one per git command being spawned, not yet in _RUNNING
 _STOPPING = threading.Event()  # a server is stopping: no git command starts
+SPAWN_WAIT_S = 2.0  # at most, for a command being spawned to become known, then ended
 
 
 def _end_group(pid: int) -> None:
@@ -124,13 +127,21 @@ def _end_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-@atexit.register
 def end_running() -> None:
     """End every git command this process runs now, with its helpers: briefd is stopping (a
-    server's shutdown, an exit) while a background sync or a proposal runs git."""
-    with _RUNNING_LOCK:
+    server's shutdown, an exit) while a background sync or a proposal runs git. A command
+    another thread is spawning is waited for: spawned, it would outlive briefd unended."""
+    with _SPAWNED:
+        _SPAWNED.wait_for(lambda: not _SPAWNING, SPAWN_WAIT_S)
         for pid in _RUNNING:
             _end_group(pid)
+
+
+@atexit.register
+def _at_exit() -> None:
+    """briefd exits (Ctrl-C or SIGTERM on a start-up's clone, a sync's thread running): its
+    git commands end, and a thread that goes on while the interpreter finalizes starts none."""
+    refuse_new()
 
 
 def refuse_new(refuse: bool = True) -> None:
@@ -151,19 +162,7 @@ def _run(
     timeout, an interrupt) or when briefd exits while it runs (a sync's thread, which no
     terminal's Ctrl-C reaches now): git's helpers (``git-remote-https`` waiting on a remote that
     never answers, ``receive-pack`` and its hooks) would outlive git, one more each sync."""
-    with subprocess.Popen(
-        command,
-        cwd=cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        start_new_session=True,
-    ) as process:
-        with _RUNNING_LOCK:
-            _RUNNING.add(process.pid)
-            if _STOPPING.is_set():  # started as the server began to stop
-                _end_group(process.pid)
+    with _spawned(command, cwd, env) as process:
         try:
             out, err = process.communicate(stdin, timeout=timeout)
         except BaseException:
@@ -174,6 +173,38 @@ def _run(
             with _RUNNING_LOCK:
                 _RUNNING.discard(process.pid)
     return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+@contextlib.contextmanager
+def _spawned(
+    command: list[str], cwd: Path | None, env: dict[str, str]
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``command`` started in a new session and known to :func:`end_running` — ended at once
+    when briefd began to stop meanwhile. Known as it spawns: a stop (SIGTERM on the main
+    thread) between the fork and its registration waits for it, instead of missing it."""
+    with _SPAWNED:
+        _SPAWNING.append(None)
+    process = None
+    try:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+    finally:
+        with _SPAWNED:
+            _SPAWNING.pop()
+            if process is not None:
+                _RUNNING.add(process.pid)
+                if _STOPPING.is_set():  # started as briefd began to stop
+                    _end_group(process.pid)
+            _SPAWNED.notify_all()
+    with process:
+        yield process
 
 
 def describe_failure(args: Sequence[str], stderr: str) -> str:
