@@ -160,6 +160,15 @@ def test_a_push_to_another_branch_than_the_default_syncs_nothing(
     assert api.sync_status().syncs == runs
 
 
+def test_a_tag_push_syncs_nothing(client: TestClient, api: Briefd) -> None:
+    """K3: a release tag pushed to the followed repository changes no branch."""
+    runs = api.sync_status().syncs
+    body = json.dumps({"ref": "refs/tags/v2.0", "repository": {"default_branch": "main"}}).encode()
+    response = webhook(client, body, signature(SECRET, body))
+    assert response.json()["reason"] == "push of the tag v2.0: a sync follows a branch"  # type: ignore[attr-defined]
+    assert api.sync_status().syncs == runs
+
+
 def test_admin_sync_runs_in_the_background(client: TestClient, api: Briefd, remote: Remote) -> None:
     remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
     response = client.post("/api/admin/sync")

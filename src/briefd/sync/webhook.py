@@ -1,16 +1,19 @@
 """GitHub-style webhook signatures (K3): ``X-Hub-Signature-256: sha256=<hex>``, an
 HMAC-SHA256 of the raw request body keyed with ``sync.webhook_secret``; and the replay window
-over signed deliveries."""
+over signed deliveries; which pushes a sync follows."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import json
+import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
 
 PREFIX = "sha256="
 
@@ -82,3 +85,48 @@ def _pushed_at(body: bytes) -> float | None:
     if isinstance(pushed, int | float) and not isinstance(pushed, bool):
         return float(pushed)
     return None
+
+
+# git@host:owner/name.git (a one-letter host is a drive: C:/x)
+_SCP_LIKE = re.compile(r"^(?:[^@/:]+@)?[^/:]{2,}:(?!//)(?P<path>.+)$")
+
+
+def repository_path(url: str) -> str | None:
+    """A hosted git URL's path, lower-cased, without slashes around it or ``.git``:
+    ``owner/name`` of ``https://host/owner/name.git``, ``git@host:owner/name.git`` or
+    ``ssh://git@host/...``; None for a folder or ``file://`` (a mirror, named as it likes)."""
+    if "://" not in url:
+        scp = _SCP_LIKE.match(url)
+        return scp.group("path").strip("/").removesuffix(".git").lower() if scp else None
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return None
+    return parts.path.strip("/").removesuffix(".git").lower()
+
+
+def skipped_push(payload: Mapping[str, Any], branch: str | None, remote: str | None) -> str | None:
+    """Why a GitHub push event starts no sync, if it does not: a tag; a branch other than the
+    one followed (``branch``, else the repository's default branch the event names), as a
+    proposal branch briefd pushed itself; another repository than ``remote``'s (one webhook
+    set on an organisation, say) — told by the event's ``repository.full_name``, which ends the
+    path of a hosted URL however it is written (https, ssh, a host alias)."""
+    ref = payload.get("ref")
+    repository = payload.get("repository")
+    repository = repository if isinstance(repository, Mapping) else {}
+    if isinstance(ref, str) and ref.startswith("refs/tags/"):
+        return f"push of the tag {ref.removeprefix('refs/tags/')}: a sync follows a branch"
+    name = repository.get("full_name")
+    followed = repository_path(remote) if remote else None
+    if followed and isinstance(name, str) and name and not _names(followed, name.lower()):
+        return f"push to {name}, not to the followed repository {followed}"
+    default = repository.get("default_branch")
+    followed_branch = branch or default
+    if not isinstance(followed_branch, str) or not isinstance(ref, str):
+        return None
+    if ref.startswith("refs/heads/") and ref != f"refs/heads/{followed_branch}":
+        return f"push to {ref}, not to the followed branch {followed_branch}"
+    return None
+
+
+def _names(path: str, full_name: str) -> bool:
+    return path == full_name or path.endswith("/" + full_name)

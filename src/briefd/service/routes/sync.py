@@ -17,7 +17,7 @@ from briefd.errors import BriefdError
 from briefd.replicas.agree import announce_sync
 from briefd.service.deps import ERRORS, State
 from briefd.service.schemas import ErrorBody
-from briefd.sync.webhook import verify_signature
+from briefd.sync.webhook import skipped_push, verify_signature
 
 router = APIRouter()
 
@@ -69,9 +69,8 @@ async def git_webhook(request: Request, state: State) -> dict[str, Any]:
 
 
 def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
-    """No sync for a ping, nor for a push to a branch other than the one followed (a proposal
-    branch briefd itself pushed, say): ``sync.branch``, else the repository's default branch
-    as the push event names it."""
+    """No sync for a ping, nor for a push the followed source does not see (see
+    :func:`~briefd.sync.webhook.skipped_push`)."""
     if event == "ping":
         return "ping"
     if event != "push":
@@ -82,15 +81,7 @@ def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
         return None
     if not isinstance(payload, dict):
         return None
-    repository = payload.get("repository")
-    default = repository.get("default_branch") if isinstance(repository, dict) else None
-    branch = api.settings.sync.branch or default
-    ref = payload.get("ref")
-    if not isinstance(branch, str) or not isinstance(ref, str):
-        return None
-    if ref.startswith("refs/heads/") and ref != f"refs/heads/{branch}":
-        return f"push to {ref}, not to the followed branch {branch}"
-    return None
+    return skipped_push(payload, api.settings.sync.branch, api.settings.sync.remote)
 
 
 @router.post(
