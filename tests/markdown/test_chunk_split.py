@@ -186,6 +186,28 @@ def test_a_cut_inside_a_fence_never_leaves_an_empty_block() -> None:
             assert _fence_code(joined).split() == code, (words, target)
 
 
+def test_a_chinese_paragraph_is_cut_after_its_sentences() -> None:
+    """K4: a paragraph without spaces over a part (Chinese, Japanese) was cut every few
+    hundred characters wherever that fell, mid-word, in parts of half the target; it is cut
+    after the last sentence mark that fits, in parts near the target, losing nothing."""
+    rule = "第{}条规则规定退款必须在三十天内完成处理，否则客户可以申请仲裁。"
+    text = "".join(rule.format(n) for n in range(200))
+    parts = _chunks(f"# 退款\n\n## 规则\n\n{text}\n", "规则")
+    assert "".join(part.content for part in parts) == text
+    assert all(part.content.endswith("仲裁。") for part in parts)
+    assert all(count_tokens(part.content) <= 500 for part in parts)
+    assert len(parts) <= -(-count_tokens(text) // 400)  # no half-empty parts
+
+
+def test_japanese_without_a_sentence_end_is_cut_after_a_clause() -> None:
+    clause = "返金は三十日以内に処理され、"
+    text = clause * 120 + "完了する。"
+    parts = _chunks(f"# 返金\n\n## 規則\n\n{text}\n", "規則", target=200, limit=300)
+    # the short last piece joins the part before it, after a blank line, as any cut line's
+    assert "".join(part.content.replace("\n\n", "") for part in parts) == text
+    assert all(part.content.endswith("、") for part in parts[:-1])
+
+
 def test_example_knowledge_chunks_are_unchanged() -> None:
     """No example document has a block over the limit, so its chunks are byte for byte the
     ones the chunker made before split parts were wrapped (digest taken then). If the example

@@ -333,17 +333,48 @@ def _split_words(text: str, line: int, count: TokenCounter, target: int) -> list
 
 
 def _split_chars(word: str, line: int, count: TokenCounter, target: int) -> list[_Piece]:
+    """A run without spaces (a Chinese or Japanese paragraph, a long URL) cut into pieces
+    within ``target``, each after its last sentence or clause mark when it has one in its
+    second half, rather than inside a word."""
     pieces = []
-    step = max(1, target)  # one character is at most one token in cl100k for ASCII; halve on miss
     position = 0
     while position < len(word):
-        size = step
-        while size > 1 and count(word[position : position + size]) > target:
-            size //= 2
+        size = _fitting(word, position, count, target)
+        if position + size < len(word):
+            size = _after_mark(word, position, size)
         piece = word[position : position + size]
         pieces.append(_Piece(piece, line, line, count(piece), partial=True))
         position += size
     return pieces
+
+
+def _fitting(word: str, position: int, count: TokenCounter, target: int) -> int:
+    """The most characters of ``word`` from ``position`` within ``target`` tokens (one at
+    least), and no more than ``target`` characters (a long URL, a blob: as before)."""
+    low, high = 1, min(max(1, target), len(word) - position)
+    if count(word[position : position + high]) <= target:
+        return high
+    while high - low > 1:  # low fits (or is the one character), high does not
+        middle = (low + high) // 2
+        if count(word[position : position + middle]) <= target:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+_SENTENCE_ENDS = frozenset("。！？．｡!?")  # CJK and full-width, then clause marks
+_CLAUSE_ENDS = frozenset("；：，、､;")
+
+
+def _after_mark(word: str, position: int, size: int) -> int:
+    """``size``, or less to end after the last sentence mark in the second half of the piece,
+    else after its last clause mark there."""
+    for marks in (_SENTENCE_ENDS, _CLAUSE_ENDS):
+        for end in range(position + size, position + size // 2, -1):
+            if word[end - 1] in marks:
+                return end - position
+    return size
 
 
 def _pack(
