@@ -242,10 +242,29 @@ def test_one_unanswered_prompt_is_forgotten_once_the_daemon_answers(
         finally:
             os.kill(pid, signal.SIGCONT)
         assert "(1 prompt in a row; at 3 it is ended)" in stalled.stderr
-        assert stalls.read_text() == "1"
         assert as_json(run_hook, RELEVANT, f"s-{n}0")["via"] == "daemon"
         assert not stalls.exists()
     assert daemons(tmp_path) == [pid]
+
+
+def test_a_daemon_that_answers_late_is_slow_not_stuck(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """I8: three long prompts in a row on a loaded machine, each answered after the hook's
+    1 s, ended a working daemon (and the next prompt paid a cold start). An answer, even to
+    a hook that gave up, clears the count: only prompts with no answer meanwhile add up."""
+    pid = running_daemon(db, tmp_path, run_hook)
+    stalls = Path(daemon_files(str(db), {}).stalls)
+    for n in (2, 3, 4):
+        os.kill(pid, signal.SIGSTOP)  # as busy as a 510-token window under load
+        try:
+            late = run_hook(payload=hook_json(RELEVANT, f"s-{n}"), env=DAEMON)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert "(1 prompt in a row; at 3 it is ended)" in late.stderr
+        wait_for(lambda: not stalls.exists(), 30)  # it answered that prompt, to nobody
+    assert daemons(tmp_path) == [pid]
+    assert as_json(run_hook, RELEVANT, "s-5")["via"] == "daemon"
 
 
 def test_status_and_stop(db: Path, tmp_path: Path, run_hook: RunHook) -> None:

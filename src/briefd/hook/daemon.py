@@ -229,7 +229,11 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, "application/json", json.dumps({"stopping": True}).encode())
         elif route.path == PATH.partition("?")[0]:
             fmt = parse_qs(route.query).get("format", ["hook"])[0]
-            self._send(*daemon.recall(body, fmt))
+            answer = daemon.recall(body, fmt)
+            # answered, late or not: slow (a long prompt on a loaded machine), not stuck; the
+            # hooks that gave up on it count their unanswered prompts from none again
+            Path(daemon.files.stalls).unlink(missing_ok=True)
+            self._send(*answer)
         else:
             self._send(404, "text/plain", f"no route {route.path}".encode())
 

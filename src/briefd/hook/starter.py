@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 ASK_TIMEOUT = 1.0  # seconds a warm daemon gets to answer; then the hook fails open
-STALLS_TO_REPLACE = 3  # prompts in a row a daemon left unanswered before a hook ends it
+STALLS_TO_REPLACE = 3  # prompts in a row a daemon answered none of before a hook ends it
 RETRY_AFTER = 300.0  # seconds after a daemon failed before a prompt starts another
 DAEMON_MODULE = "briefd.hook.daemon"
 
@@ -37,7 +37,8 @@ def ask(files: DaemonFiles, body: bytes, fmt: str, config: str | None) -> bytes 
     """The daemon's answer, or None when no daemon of this index and settings file
     (``config``) answers. A daemon that
     accepts the prompt and does not answer within ``ASK_TIMEOUT`` raises ``ServerTimeout``;
-    after ``STALLS_TO_REPLACE`` such prompts in a row (stopped, deadlocked, stuck on I/O) the
+    after ``STALLS_TO_REPLACE`` such prompts in a row with no answer meanwhile, even a late
+    one (stopped, deadlocked, stuck on I/O: the daemon clears the count as it answers) the
     hook ends it, so the next prompt starts a new one instead of waiting a second for nothing.
     A daemon an earlier briefd left running (another protocol, or none) is ended, not used:
     its answers come from the old code, or are thrown away while it never goes idle."""
