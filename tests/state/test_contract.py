@@ -3,6 +3,8 @@ node) and a real PostgreSQL (replicas) — so either can stand behind :class:`Br
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -166,6 +168,31 @@ def test_exclusive_is_held_by_one_at_a_time(state: SharedState) -> None:
         assert first
     with state.exclusive("forge-refresh") as again:
         assert again  # released when the block ended
+
+
+def test_a_held_lock_is_waited_for_a_bounded_time(state: SharedState) -> None:
+    """A proposal push waits for another's, for a bounded time: then it is told so."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with state.exclusive("proposal-push", wait=5) as mine:
+            assert mine
+            held.set()
+            release.wait(20)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        with state.exclusive("proposal-push", wait=0.5) as mine:
+            assert mine is False
+        assert time.monotonic() - started >= 0.45
+    finally:
+        release.set()
+        holder.join(20)
+    with state.exclusive("proposal-push", wait=0.5) as again:
+        assert again
 
 
 def test_replicas_report_their_commit(state: SharedState) -> None:

@@ -107,16 +107,36 @@ def test_the_lock_is_held_by_one_replica_at_a_time(
     order: list[str] = []
 
     def waiting() -> None:
-        with b.exclusive("proposal-push", wait=True) as mine:
+        with b.exclusive("proposal-push", wait=30) as mine:
             order.append(f"b {mine}")
 
-    with a.exclusive("proposal-push", wait=True) as first:
+    with a.exclusive("proposal-push", wait=30) as first:
         waiter = threading.Thread(target=waiting)
         waiter.start()
         time.sleep(0.3)
         order.append(f"a {first}")
     waiter.join(10)
     assert order == ["a True", "b True"]  # b waited for a's push to end
+
+
+def test_a_push_lock_a_frozen_replica_holds_is_waited_for_a_bounded_time(
+    pair: tuple[PostgresState, PostgresState],
+) -> None:
+    """S1, T1: a replica frozen (SIGSTOP, a VM paused) while pushing a proposal keeps its
+    connection, so its lock: every other replica's proposal waited for it without end. The
+    wait is bounded; the replica keeps serving (the state is not taken for unreachable), and
+    the lock is its again once released."""
+    a, b = pair
+    with a.exclusive("proposal-push", wait=30) as first:
+        assert first
+        started = time.monotonic()
+        with b.exclusive("proposal-push", wait=1.5) as theirs:
+            waited = time.monotonic() - started
+        assert theirs is False and 1.4 < waited < 10
+        assert b.problem() is None
+        b.remember("session", [("c1", "h1")], time.time(), 1)  # still answering
+    with b.exclusive("proposal-push", wait=1.5) as now_theirs:
+        assert now_theirs
 
 
 def test_waiting_for_a_push_lock_leaves_the_pool_to_other_calls(postgres: Postgres) -> None:
@@ -131,12 +151,12 @@ def test_waiting_for_a_push_lock_leaves_the_pool_to_other_calls(postgres: Postgr
         waiter.counts()
 
         def push() -> None:
-            with holder.exclusive("proposal-push", wait=True):
+            with holder.exclusive("proposal-push", wait=30):
                 held.set()
                 time.sleep(3)
 
         def wait_for_push() -> None:
-            with waiter.exclusive("proposal-push", wait=True) as mine:
+            with waiter.exclusive("proposal-push", wait=30) as mine:
                 waited.append(mine)
 
         threads = [threading.Thread(target=push)]

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from briefd.errors import (
     BriefdError,
+    BusyError,
     IndexNotFoundError,
     ProposalError,
     ProposalRemoteError,
@@ -27,6 +28,12 @@ from briefd.sync.state import Refresh
 from briefd.text import whole_characters
 
 TITLE_CHARS = 72
+PUSH_STEPS = 4  # a push's git commands and its pull request: what another's push may take
+PUSH_BUSY = (
+    "another replica has held the proposal push lock for {wait:g} s (its push still runs, or "
+    "the replica is frozen); nothing was pushed: propose again later, and if it stays held, "
+    "restart the replica holding it (PostgreSQL pg_locks, advisory lock briefd:proposal-push)"
+)
 NOT_PUSHED_FOR_FORGE = (
     "forge.type opens pull requests from pushed branches, and this source's proposals stay "
     "local (proposals.push); set proposals.push: true to push them to '{remote}', or forge.type: none"
@@ -64,7 +71,8 @@ def propose(
         forge = open_forge(settings.forge, going.url, client)  # config gaps fail early too
         if forge is not None and not going.pushed:
             raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
-        proposal = _pushed(store, lambda: _make(settings, request, doc_path, going), forge)
+        wait = PUSH_STEPS * settings.proposals.git_timeout
+        proposal = _pushed(store, lambda: _make(settings, request, doc_path, going), forge, wait)
     try:
         store.save_proposal(proposal)
     except StateUnavailableError as exc:  # the server went away after the push
@@ -74,12 +82,17 @@ def propose(
     return proposal
 
 
-def _pushed(store: SharedState, make: Callable[[], Proposal], forge: GitHub | None) -> Proposal:
-    """The proposal made and pushed (its pull request opened) by one replica at a time. The
-    server going away ends the lock's transaction, not the work: what was pushed is kept."""
+def _pushed(
+    store: SharedState, make: Callable[[], Proposal], forge: GitHub | None, wait: float
+) -> Proposal:
+    """The proposal made and pushed (its pull request opened) by one replica at a time, after
+    ``wait`` seconds at most for another's. The server going away ends the lock's
+    transaction, not the work: what was pushed is kept."""
     made: Proposal | None = None
     try:
-        with store.exclusive("proposal-push", wait=True):
+        with store.exclusive("proposal-push", wait=wait) as mine:
+            if not mine:
+                raise BusyError(PUSH_BUSY.format(wait=wait))
             made = make()
             if forge is not None:
                 made = _open_pull(forge, made)

@@ -83,9 +83,10 @@ class SharedState(SessionMemory, Protocol):
         """Call ``callback`` with what other replicas broadcast on ``channel`` (a thread)."""
         ...
 
-    def exclusive(self, name: str, wait: bool = False) -> AbstractContextManager[bool]:
+    def exclusive(self, name: str, wait: float = 0.0) -> AbstractContextManager[bool]:
         """Yields True when this replica holds the lock ``name`` (no other does meanwhile),
-        False when another holds it; with ``wait``, waits for it (and yields True)."""
+        False when another holds it, after waiting ``wait`` seconds for it to be released
+        (none by default; a replica frozen while it holds the lock never releases it)."""
         ...
 
     def close(self) -> None: ...

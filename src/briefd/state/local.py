@@ -192,9 +192,9 @@ class LocalState(IndexSessions):
         self._listeners.setdefault(channel, []).append(callback)
 
     @contextlib.contextmanager
-    def exclusive(self, name: str, wait: bool = False) -> Iterator[bool]:
+    def exclusive(self, name: str, wait: float = 0.0) -> Iterator[bool]:
         lock = self._locks.setdefault(name, threading.Lock())
-        got = lock.acquire(blocking=wait)
+        got = lock.acquire(timeout=wait) if wait > 0 else lock.acquire(blocking=False)
         try:
             yield got
         finally:

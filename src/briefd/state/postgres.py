@@ -468,13 +468,13 @@ class PostgresState:
             )
 
     @contextlib.contextmanager
-    def exclusive(self, name: str, wait: bool = False) -> Iterator[bool]:
+    def exclusive(self, name: str, wait: float = 0.0) -> Iterator[bool]:
         """A transaction-scoped advisory lock: released when the block ends, or when this
-        replica dies (its connection goes with it)."""
+        replica dies (its connection goes with it; not when it is frozen, hence the bounded
+        wait: PostgreSQL's ``lock_timeout``, inside a savepoint the timeout rolls back)."""
         with self._tx(own=True) as conn:
-            if wait:
-                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"briefd:{name}",))
-                yield True
+            if wait > 0:
+                yield _waited_lock(conn, f"briefd:{name}", wait)
                 return
             row = conn.execute(
                 "SELECT pg_try_advisory_xact_lock(hashtext(%s))", (f"briefd:{name}",)
@@ -484,6 +484,19 @@ class PostgresState:
     def close(self) -> None:
         self._closed.set()
         self._pool.close(timeout=1)
+
+
+def _waited_lock(conn: Conn, key: str, wait: float) -> bool:
+    """Whether the advisory lock ``key`` was taken within ``wait`` seconds (held until the
+    transaction ends)."""
+    try:
+        with conn.transaction():
+            conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{wait * 1000:.0f}",))
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (key,))
+    except psycopg.errors.LockNotAvailable:
+        return False
+    conn.execute("SELECT set_config('lock_timeout', '0', true)")
+    return True
 
 
 def _count(conn: Conn, sql: str) -> int:
