@@ -25,6 +25,9 @@ from briefd.sync.runner import SyncSteps
 from briefd.sync.state import SyncReport
 
 log = logging.getLogger("briefd.replicas")
+REPLICA_DAYS = (
+    7  # a replica unseen this long is gone (scaled down, renamed): one up reports each sync
+)
 
 
 def served_commit(store: Store) -> str | None:
@@ -87,8 +90,9 @@ def sync_steps(
 
 
 def report_replica(settings: Settings, open_store: Callable[[], Store], state: SharedState) -> None:
-    """Tell the shared state which commit and index this replica serves, and forget bundle
-    manifests older than ``bundles.manifest_days`` (best effort)."""
+    """Tell the shared state which commit and index this replica serves, forget replicas
+    unseen for :data:`REPLICA_DAYS` and bundle manifests older than
+    ``bundles.manifest_days`` (best effort)."""
     if not state.shared:
         return
     try:
@@ -105,7 +109,9 @@ def report_replica(settings: Settings, open_store: Callable[[], Store], state: S
             error if isinstance(error, str) else None,
         )
         state.save_replica(status)
-        cutoff = datetime.now(UTC) - timedelta(days=settings.bundles.manifest_days)
+        now = datetime.now(UTC)
+        state.prune_replicas((now - timedelta(days=REPLICA_DAYS)).isoformat(timespec="seconds"))
+        cutoff = now - timedelta(days=settings.bundles.manifest_days)
         state.prune_manifests(cutoff.isoformat(timespec="seconds"))  # as the index prunes its own
     except BriefdError as exc:
         log.warning("could not report this replica's status: %s", exc)

@@ -169,6 +169,10 @@ class LocalState(IndexSessions):
     def save_replica(self, status: ReplicaStatus) -> None:
         """One node: its sync status is the index's own ``sync_state`` row."""
 
+    def prune_replicas(self, cutoff: str) -> int:
+        """One node: the index's own, never forgotten."""
+        return 0
+
     def replicas(self) -> list[ReplicaStatus]:
         with self._open().read() as conn:
             saved = sync_state.load_sync(conn)

@@ -419,6 +419,10 @@ class PostgresState:
                 ),
             )
 
+    def prune_replicas(self, cutoff: str) -> int:
+        with self._tx() as conn:
+            return conn.execute("DELETE FROM replicas WHERE seen_at < %s", (cutoff,)).rowcount
+
     def replicas(self) -> list[ReplicaStatus]:
         with self._tx() as conn:
             rows = conn.execute(
