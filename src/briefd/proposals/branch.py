@@ -64,7 +64,7 @@ def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float
     scratch = f"{SCRATCH}{os.getpid()}-{branch.rsplit('-', 1)[-1]}"
     try:
         fetch = [*FETCH, target.remote, f"+refs/heads/{target.base_branch}:{scratch}"]
-        git.run(fetch, target.repo, timeout, ProposalRemoteError)
+        git.run(fetch, target.repo, timeout, ProposalRemoteError, target.env)
         base = _git(["rev-parse", "--verify", f"{scratch}^{{commit}}"], target, timeout)
         commit, doc_path = _commit(target, base, change, timeout)
         # to the URL, not the remote's name: no remote-tracking ref appears in the checkout
@@ -85,6 +85,7 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
             target.repo,
             timeout,
             ProposalRemoteError,
+            target.env,  # a URL source's credentials, for the helper of briefd's clone
         )
     except ProposalRemoteError as exc:
         with contextlib.suppress(BriefdError):
@@ -93,6 +94,7 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
                 target.repo,
                 timeout,
                 ProposalRemoteError,
+                target.env,
             )
             if listed.split("\t", 1)[0] == commit:
                 return

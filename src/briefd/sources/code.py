@@ -83,6 +83,7 @@ class CodeSource:
         self.repo = repo
         self.name = repo_name(repo)
         self.url = repo.source if is_git_url(repo.source) else None
+        self.remote = git.remote(self.url or "")  # a token in the URL: never on git's command line
         self.timeout = settings.sync.git_timeout
         base = settings.code.checkout_dir or settings.db.parent / "code"
         self.root = base / f"{self.name}.git" if self.url else local_path(repo.source)
@@ -125,7 +126,9 @@ class CodeSource:
         if self.repo.branch:
             args += ["--branch", self.repo.branch]
         into = git.private_folder(temporary).absolute()
-        git.run([*args, "--", self.url, str(into)], self.root.parent, self.timeout)
+        command = [*self.remote.helper, *args, "--", self.remote.url, str(into)]
+        git.run(command, self.root.parent, self.timeout, env=self.remote.env)
+        git.keep_helper(temporary, self.remote, self.timeout)
         temporary.rename(self.root)
 
     def _fetch(self) -> None:
@@ -134,12 +137,13 @@ class CodeSource:
         # other processes may fetch this clone at the same time (a server's sync, `briefd drift`):
         # only a lock older than a git's timeout is a killed git's
         git.remove_stale_locks(root, older_than=timeout)
-        if git.run(["remote", "get-url", "origin"], root, timeout) != self.url:
-            git.run(["remote", "set-url", "origin", self.url], root, timeout)
+        if git.run(["remote", "get-url", "origin"], root, timeout) != self.remote.url:
+            git.run(["remote", "set-url", "origin", self.remote.url], root, timeout)
+            git.keep_helper(root, self.remote, timeout)
         branch = self.branch(root)
         refspec = f"+refs/heads/{branch}:refs/heads/{branch}"
         fetch = ["-c", "gc.auto=0", "fetch", "--quiet", "--prune", "--no-tags", "origin"]
-        git.run([*fetch, refspec], root, timeout)
+        git.run([*fetch, refspec], root, timeout, env=self.remote.env)
 
     def branch(self, root: Path) -> str:
         """The configured branch, else the clone's default branch (a local checkout: HEAD)."""
@@ -177,7 +181,8 @@ class CodeSource:
 
     def _log(self, root: Path, selection: Sequence[str]) -> tuple[CodeCommit, ...]:
         args = ["log", "--no-merges", "--no-renames", LOG_FORMAT, LOG_DATE, "--name-only", "-z"]
-        out = git.run_bytes([*args, *selection, "--"], root, self.timeout, env={"TZ": "UTC"})
+        env = {"TZ": "UTC", **self.remote.env}  # a blob a partial clone lacks is fetched
+        out = git.run_bytes([*args, *selection, "--"], root, self.timeout, env=env)
         commits = parse_log(out.decode("utf-8", "replace"), self.name)
         cut = self._shallow_boundary(root)
         return tuple(replace(c, paths=()) if c.hash in cut else c for c in commits)

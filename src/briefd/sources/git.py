@@ -18,7 +18,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from briefd.errors import BriefdError, ProposalError, SourceError
 
@@ -58,6 +60,55 @@ _HINTS = (
         "that user its owner",
     ),
 )
+
+
+# git's credential helper for a URL that carried ``user:token@``: it answers from the environment
+# (the variables below), so no secret is ever in a command line (``ps``) or in a git config
+_USER_VAR, _PASSWORD_VAR = "GIT_BRIEFD_USERNAME", "GIT_BRIEFD_PASSWORD"
+CREDENTIAL_HELPER = (
+    f'!f() {{ test "$1" = get && printf "username=%s\\npassword=%s\\n" "${_USER_VAR}" '
+    f'"${_PASSWORD_VAR}"; }}; f'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Remote:
+    """A remote's URL as git is given it, without credentials, and the environment that
+    hands git the credentials the configured URL carried (empty: none)."""
+
+    url: str
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def helper(self) -> tuple[str, ...]:
+        """``-c`` options making :data:`CREDENTIAL_HELPER` git's only helper (none when there
+        are no credentials): a user's own helper neither answers for the URL nor stores its
+        token (git offers a credential that worked to every helper)."""
+        if not self.env:
+            return ()
+        return ("-c", "credential.helper=", "-c", f"credential.helper={CREDENTIAL_HELPER}")
+
+
+def remote(url: str) -> Remote:
+    """``url`` with its ``user:password@`` moved out (http and https: the password, a token,
+    is a secret; an ssh user name is not)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or parts.password is None:
+        return Remote(url)
+    plain = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    env = {_USER_VAR: unquote(parts.username or ""), _PASSWORD_VAR: unquote(parts.password)}
+    return Remote(plain, env)
+
+
+def keep_helper(repo: Path, remote: Remote, timeout: float) -> None:
+    """The git config of briefd's clone ``repo`` names :data:`CREDENTIAL_HELPER` as its only
+    helper when ``remote`` has credentials (each command there gives them in its
+    environment), and no helper of briefd's when it no longer has."""
+    with contextlib.suppress(SourceError):  # none was set: git exits 5
+        run(["config", "--unset-all", "credential.helper"], repo, timeout)
+    if remote.env:
+        run(["config", "--add", "credential.helper", ""], repo, timeout)
+        run(["config", "--add", "credential.helper", CREDENTIAL_HELPER], repo, timeout)
 
 
 def redact(text: str) -> str:

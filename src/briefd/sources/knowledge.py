@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import fcntl
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -45,6 +45,7 @@ class GitTarget:
     base_branch: str
     configured: bool = False  # the remote is the configured source (a git URL), not a remote
     # that a user's own checkout happens to have
+    env: Mapping[str, str] = field(default_factory=dict)  # its credentials, for git's helper
 
 
 class KnowledgeSource(Protocol):
@@ -255,7 +256,8 @@ class Clone(Checkout):
 
     def __init__(self, settings: Settings, url: str) -> None:
         super().__init__(settings, checkout_dir(settings))
-        self.url = url
+        self.url = url  # as configured: a token in it never reaches git's command line
+        self.remote = git.remote(url)
 
     @property
     def label(self) -> str:
@@ -287,10 +289,12 @@ class Clone(Checkout):
             args += ["--branch", self.settings.sync.branch]
         try:
             into = git.private_folder(temporary).absolute()
-            git.run([*args, "--", self.url, str(into)], root.parent, self.timeout)
+            command = [*self.remote.helper, *args, "--", self.remote.url, str(into)]
+            git.run(command, root.parent, self.timeout, env=self.remote.env)
         except SourceError as exc:
             raise self._explained(exc, self.settings.sync.branch) from None
         git.run(["config", OWNED_KEY, "true"], temporary, self.timeout)
+        git.keep_helper(temporary, self.remote, self.timeout)
         if root.exists():
             root.rmdir()
         temporary.rename(root)
@@ -310,7 +314,10 @@ class Clone(Checkout):
             origin = git.run(["remote", "get-url", "origin"], root, timeout)
         except SourceError:
             origin = None
-        if self.settings.sync.checkout_dir is not None and origin != self.url:
+        if self.settings.sync.checkout_dir is not None and origin not in (
+            self.url,
+            self.remote.url,
+        ):
             raise SourceError(
                 f"sync.checkout_dir {root} is a git checkout briefd did not make (origin "
                 f"{git.redact(origin) if origin else 'none'}, not {self.label}); every sync "
@@ -344,8 +351,10 @@ class Clone(Checkout):
         self.ensure_clone()
         root, timeout = self.root, self.timeout
         self._remove_stale_locks()
-        if git.run(["remote", "get-url", "origin"], root, timeout) != self.url:
-            git.run(["remote", "set-url", "origin", self.url], root, timeout)  # `source` moved
+        if git.run(["remote", "get-url", "origin"], root, timeout) != self.remote.url:
+            # `source` moved, or a clone made with the token in origin's URL: no longer kept
+            git.run(["remote", "set-url", "origin", self.remote.url], root, timeout)
+            git.keep_helper(root, self.remote, timeout)
         branch = self.branch()
         try:
             self._fetch(branch)
@@ -373,7 +382,7 @@ class Clone(Checkout):
 
     def _fetch(self, branch: str) -> None:
         refspec = f"+refs/heads/{branch}:refs/remotes/origin/{branch}"
-        git.run([*FETCH, "origin", refspec], self.root, self.timeout)
+        git.run([*FETCH, "origin", refspec], self.root, self.timeout, env=self.remote.env)
 
     def _default_moved(self, followed: str) -> str | None:
         """The remote's default branch, when briefd follows the default (no ``sync.branch``)
@@ -382,7 +391,8 @@ class Clone(Checkout):
         if self.settings.sync.branch:
             return None
         try:  # origin/HEAD is only set by the clone: ask the remote again
-            answer = git.run(["ls-remote", "--symref", "origin", "HEAD"], self.root, self.timeout)
+            ask = ["ls-remote", "--symref", "origin", "HEAD"]
+            answer = git.run(ask, self.root, self.timeout, env=self.remote.env)
         except SourceError:
             return None
         first = answer.splitlines()[0] if answer else ""  # ref: refs/heads/main<TAB>HEAD
@@ -399,7 +409,8 @@ class Clone(Checkout):
         if git.TIMED_OUT in str(failed):
             return failed
         try:
-            heads = git.run(["ls-remote", "--heads", "--", self.url], None, self.timeout)
+            ask = [*self.remote.helper, "ls-remote", "--heads", "--", self.remote.url]
+            heads = git.run(ask, None, self.timeout, env=self.remote.env)
         except SourceError:
             return failed
         if not heads:
@@ -412,7 +423,8 @@ class Clone(Checkout):
     def push_target(self) -> tuple[GitTarget, str | None]:
         if not (self.root / ".git").is_dir():
             self.prepare()
-        return GitTarget(self.root, "", "origin", self.branch(), configured=True), self.url
+        target = GitTarget(self.root, "", "origin", self.branch(), True, self.remote.env)
+        return target, self.remote.url
 
 
 def _own_work(root: Path, timeout: float) -> str:

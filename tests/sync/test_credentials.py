@@ -1,0 +1,124 @@
+"""K3, S1: a token in the ``source`` URL (``https://user:token@host/repo.git``) reaches the
+remote, never a command line: git used to get the URL as an argument (``git clone URL``, and
+``git-remote-http origin URL`` at every fetch), where every user of the machine reads it
+(``ps``, ``/proc/*/cmdline``), and kept it in the clone's ``.git/config``. Against a real
+git smart-HTTP remote that wants the credentials."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.proposals import ProposalRequest
+from briefd.retrieval.search import SearchRequest
+from tests.processes import running
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import RETRY, Remote, git
+from tests.sync.httpgit import AuthenticatedGit
+
+TOKEN = "ghp-never-on-a-command-line-5f1c"
+
+
+class CommandLines:
+    """Every command line holding ``marker`` while the block runs (sampled every 20 ms)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker, self.seen = marker, set[str]()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.02):
+            self.seen.update(running(self.marker))
+
+    def __enter__(self) -> CommandLines:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+@pytest.fixture
+def server(remote: Remote) -> Iterator[AuthenticatedGit]:
+    with AuthenticatedGit(remote.bare.parent, "alice", TOKEN, delay=0.3) as made:
+        yield made
+
+
+def sync(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "BRIEFD_SOURCE": source,
+        "BRIEFD_DB": str(tmp_path / "data" / "index.db"),
+        "BRIEFD_EMBEDDINGS__ENABLED": "false",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "briefd", "sync"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_a_token_in_the_url_is_never_on_a_command_line_nor_in_the_clone(
+    tmp_path: Path, remote: Remote, server: AuthenticatedGit
+) -> None:
+    source = server.url(remote.bare.name, f"alice:{TOKEN}")
+    with CommandLines(TOKEN) as secret, CommandLines(f"127.0.0.1:{server.port}") as git_runs:
+        first = sync(tmp_path, source)  # a clone
+        remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+        second = sync(tmp_path, source)  # a fetch
+    assert first.returncode == 0, first.stderr
+    assert second.returncode == 0, second.stderr
+    assert any("git-remote-http" in line for line in git_runs.seen)  # git was watched
+    assert secret.seen == set()
+    clone = tmp_path / "data" / "repo"
+    assert (clone / "domain" / "fx.md").is_file()
+    assert TOKEN not in (clone / ".git" / "config").read_text()
+    assert git(clone, "remote", "get-url", "origin") == server.url(remote.bare.name)
+    with Briefd(git_settings(tmp_path, source), embedder=None) as api:
+        hits = api.search(SearchRequest("rates refresh hourly", mode="bm25")).hits
+    assert [h.doc_path for h in hits][:1] == ["domain/fx.md"]
+
+
+def test_a_proposal_is_pushed_with_the_token_kept_off_command_lines(
+    tmp_path: Path, remote: Remote, server: AuthenticatedGit
+) -> None:
+    source = server.url(remote.bare.name, f"alice:{TOKEN}")
+    assert sync(tmp_path, source).returncode == 0
+    with CommandLines(TOKEN) as secret, Briefd(git_settings(tmp_path, source)) as api:
+        made = api.propose_update(
+            ProposalRequest("domain/retry.md", "Retry four times", RETRY.replace("three", "four"))
+        )
+    assert made.status == "pushed"
+    assert "four" in git(remote.bare, "show", f"{made.branch}:domain/retry.md")
+    assert secret.seen == set()
+
+
+def test_a_clone_made_with_the_token_in_its_origin_loses_it_at_the_next_sync(
+    tmp_path: Path, remote: Remote, server: AuthenticatedGit
+) -> None:
+    """Clones made before kept ``origin`` = the URL with the token, in .git/config."""
+    source = server.url(remote.bare.name, f"alice:{TOKEN}")
+    assert sync(tmp_path, source).returncode == 0
+    clone = tmp_path / "data" / "repo"
+    subprocess.run(["git", "-C", str(clone), "config", "--unset-all", "credential.helper"])
+    git(clone, "remote", "set-url", "origin", source)  # as an older briefd left it
+    assert sync(tmp_path, source).returncode == 0
+    assert TOKEN not in (clone / ".git" / "config").read_text()
+
+
+def test_a_wrong_token_is_refused_without_a_prompt(
+    tmp_path: Path, remote: Remote, server: AuthenticatedGit
+) -> None:
+    failed = sync(tmp_path, server.url(remote.bare.name, "alice:not-the-token"))
+    assert failed.returncode == 1
+    assert "the remote refused the credentials" in failed.stderr + failed.stdout
+    assert "not-the-token" not in failed.stderr + failed.stdout
+    assert server.refused >= 1
