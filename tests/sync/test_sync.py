@@ -13,7 +13,8 @@ from briefd.api import Briefd
 from briefd.errors import BriefdError
 from briefd.proposals import Proposal, ProposalRequest
 from briefd.retrieval.search import SearchRequest
-from briefd.sources.knowledge import checkout_dir
+from briefd.sources.knowledge import checkout_dir, sync_lock
+from briefd.sync.state import SyncReport
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import GLOSSARY, RETRY, Remote, git
 
@@ -410,8 +411,8 @@ def test_two_indexes_sharing_a_checkout_dir_sync_one_at_a_time(
 ) -> None:
     """Two indexes (one following main, one dev) given one sync.checkout_dir: their syncs took
     only their own index's lock, so one reset the clone while the other's git ran there or its
-    index run read the tree ("git checkout failed: … index.lock': File exists"). (Two first
-    clones at once are not covered: the lock lives in the clone's git folder.)"""
+    index run read the tree ("git checkout failed: … index.lock': File exists"); two first
+    clones at once: the next test."""
     remote.push({f"domain/bulk/n{i}.md": f"# Note {i}\n\nSettlement {i}.\n" for i in range(300)})
     git(remote.work, "checkout", "--quiet", "-b", "dev")
     git(remote.work, "rm", "-r", "--quiet", "domain/bulk")
@@ -441,3 +442,28 @@ def test_two_indexes_sharing_a_checkout_dir_sync_one_at_a_time(
                 thread.join()
         assert errors == [None] * 8
         assert len(apis[0].documents()) == 302 and len(apis[1].documents()) == 2
+
+
+def test_two_first_clones_into_one_checkout_dir_go_one_at_a_time(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """K3: the shared lock lived in the clone's git folder, which a first clone has not made
+    yet: a second index's first sync, started meanwhile, cloned into the same temporary folder
+    and failed with a traceback (FileExistsError: '.kb.cloning'). It now waits for the first."""
+    shared = {"sync.checkout_dir": str(tmp_path / "kb")}
+    first, second = (
+        git_settings(tmp_path, remote.url, **shared, db=str(tmp_path / name / "i.db"))
+        for name in ("first", "second")
+    )
+    reports: list[SyncReport] = []
+    with Briefd(second, embedder=None) as api:
+        with sync_lock(first):  # the first index's first clone runs (no git folder yet)
+            thread = threading.Thread(target=lambda: reports.append(api.sync()))
+            thread.start()
+            thread.join(2)
+            assert thread.is_alive() and not (tmp_path / "kb").exists()  # it waits its turn
+        thread.join(30)
+        assert reports and reports[0].error is None
+        assert len(api.documents()) == 2
+    with Briefd(first, embedder=None) as api:
+        assert api.sync().ok and len(api.documents()) == 2  # the clone made, reused

@@ -10,6 +10,7 @@ of switching on its kind.
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -169,12 +170,18 @@ def clone_unused(settings: Settings) -> Iterator[bool]:
 
 def _lock_files(settings: Settings, name: str) -> list[Path]:
     """The lock file ``name`` beside the index and, for a clone in a ``sync.checkout_dir``
-    set by hand, which two indexes may share, one in that clone's git folder too: one index's
-    sync must not reset the tree another's sync is indexing, nor clear its git's locks."""
+    set by hand, which two indexes may share, one beside that folder and one in its git
+    folder too: one index's sync must not reset the tree another's sync is indexing, nor
+    clear its git's locks, nor clone into the folder another's first sync is cloning into
+    (no git folder to lock yet). The one beside is skipped where it cannot be written (a
+    volume's root: no first clone could be made there either)."""
     paths = [settings.db.parent / name]
     shared = settings.sync.checkout_dir
-    if settings.sync.remote and shared is not None and (shared / ".git").is_dir():
-        paths.append(shared / ".git" / f"briefd-{name}")
+    if settings.sync.remote and shared is not None:
+        if os.access(shared.parent, os.W_OK):
+            paths.append(shared.parent / f".{shared.name}.briefd-{name}")
+        if (shared / ".git").is_dir():
+            paths.append(shared / ".git" / f"briefd-{name}")
     return paths
 
 
