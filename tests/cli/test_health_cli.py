@@ -400,8 +400,8 @@ def test_an_empty_query_log_says_what_it_holds(tmp_path: Path) -> None:
     for text in (gaps, usage):
         said = " ".join(text.split())
         assert "Nothing was logged since " in said
-        assert "what `briefd serve` and `briefd mcp` answer" in said
-        assert "`briefd search`, `briefd bundle` and hook prompts answered without a server" in said
+        assert "what `briefd serve`, `briefd mcp` and the recall daemon answer" in said
+        assert "hook prompts answered in the hook's own process" in said
     settings = load_settings(
         cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
     )

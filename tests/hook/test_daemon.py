@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -282,6 +283,27 @@ def test_status_and_stop(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
     wait_for(lambda: not daemons(tmp_path))
     assert "stopped: asked to stop" in Path(daemon_files(str(db), {}).log).read_text()
     assert run_hook("--stop", env=DAEMON).stdout == f"no recall daemon runs for {db}\n"
+
+
+def test_prompts_the_daemon_answers_reach_the_query_log(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """T3, T6: hook prompts were logged only when a server answered them, and the daemon
+    answers most of them: `briefd gaps` and usage missed a team's hook traffic. The daemon
+    queues them and writes them every serve.flush_seconds and when it stops."""
+    pid = running_daemon(db, tmp_path, run_hook)  # its first prompt is answered in-process
+    answered = as_json(run_hook, RELEVANT, "s-2")
+    assert answered["via"] == "daemon" and answered["sections"]
+    assert run_hook("--stop", env=DAEMON).stdout == f"stopped the recall daemon of {db}\n"
+    wait_for(lambda: pid not in daemons(tmp_path))
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT kind, surface, client, query, query_hash IS NOT NULL, results, sections "
+            "FROM query_log"
+        ).fetchall()
+    sections = [s["chunk_id"] for s in answered["sections"]]  # type: ignore[attr-defined]
+    assert [row[:6] for row in rows] == [("recall", "hook", "hook", "", 1, len(sections))]
+    assert all(chunk in rows[0][6] for chunk in sections)  # hashed by default, sections kept
 
 
 # A recall daemon an earlier briefd left running: it holds the index's daemon lock, names

@@ -58,8 +58,9 @@ from briefd.hook.place import (
     socket_dir_problem,
 )
 from briefd.hook.render import hook_output
-from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest
+from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest, RecallResult
 from briefd.retrieval.candidates import prefetch
+from briefd.store.activity import QueryLogEntry, now_iso
 from briefd.store.db import content_version
 from briefd.text import query_terms
 from briefd.tokens import count_tokens
@@ -69,6 +70,7 @@ log = logging.getLogger("briefd.recall.daemon")
 POLL_SECONDS = 1.0  # how often the idle, identity and stop checks run between prompts
 READ_TIMEOUT = 2.0  # a client that connects and sends nothing is dropped after this
 LOG_BYTES = 1_000_000
+MAX_PENDING = 1000  # prompts kept for the query log while the index refuses them
 WARM_UP = "warm up the recall index"
 
 
@@ -95,6 +97,8 @@ class Daemon:
         self.mode = "unknown"
         self.stopping = False
         self.version: tuple[int, int] | None = None  # the index content the warm-up loaded
+        self.pending: list[QueryLogEntry] = []  # prompts answered, for the query log (T3)
+        self.flushed = time.monotonic()
 
     def warm(self) -> None:
         """Load everything the first prompt would (the model, vectors, postings, the tokenizer
@@ -126,6 +130,13 @@ class Daemon:
         with self.api.store.read() as conn:
             return content_version(conn)
 
+    def _same_index(self) -> bool:
+        try:
+            stat = Path(self.files.index).stat()
+        except OSError:
+            return False
+        return (stat.st_dev, stat.st_ino) == self.identity[:2]
+
     def current(self) -> bool:
         try:
             return fingerprint(self.files.index, self.config) == self.identity
@@ -146,10 +157,12 @@ class Daemon:
             hybrid = self.mode == "hybrid" and request.mode in (None, "auto", "hybrid")
             if hybrid and query_terms(prompt):  # the model starts now, beside the index reads
                 prefetch(self.api.semantic, prompt)
-            result = self.api.recall(request).to_dict()
+            answered = self.api.recall(request)
         except (BriefdError, ValueError) as exc:
             log.warning("recall refused: %s", exc)
             return 422, "text/plain", str(exc).encode()
+        self._logged(request, answered)
+        result = answered.to_dict()
         log.info(
             "recall %s: %d section(s), %d tokens, %.1f ms",
             result["mode"],
@@ -161,6 +174,39 @@ class Daemon:
             return 200, "text/markdown; charset=utf-8", result["knowledge"].encode()
         payload = hook_output(result) if fmt == "hook" else {**result, "via": "daemon"}
         return 200, "application/json", json.dumps(payload, ensure_ascii=False).encode()
+
+    def _logged(self, request: RecallRequest, answered: RecallResult) -> None:
+        """Queue the prompt for the query log as a server logs one (gaps, usage: T3, T6);
+        its text kept, hashed or left out when written (``activity.log_hook_prompts``)."""
+        served = [s["chunk_id"] for s in answered.sections if not s.get("pointer")]
+        top = answered.sections[0]["score"] if answered.sections else None
+        found = len(answered.sections) + answered.already_injected  # injected before: no gap
+        entry = QueryLogEntry(
+            "recall", request.prompt, (), found, top, round(answered.took_ms, 3), "hook",
+            now_iso(), "hook", answered.gate, tuple(served),
+        )  # fmt: skip
+        self.pending = [*self.pending[-(MAX_PENDING - 1) :], entry]
+
+    def flush(self, force: bool = False) -> None:
+        """Write the queued prompts to the query log, every ``serve.flush_seconds`` (after an
+        answer or between prompts) and when the daemon stops. An index busy with an index run,
+        or a full disk, keeps them for the next time (at most ``MAX_PENDING``)."""
+        due = time.monotonic() - self.flushed >= self.api.settings.serve.flush_seconds
+        if not self.pending or not (due or force):
+            return
+        if not self._same_index():  # its file gone or replaced: writing would make one
+            log.warning(
+                "%d prompt(s) not logged: the index changed under the daemon", len(self.pending)
+            )
+            self.pending = []
+            return
+        self.flushed = time.monotonic()
+        try:
+            self.api.log_queries(self.pending)
+        except (BriefdError, sqlite3.Error) as exc:
+            log.warning("the query log waits: %s", exc)
+            return
+        self.pending = []
 
     def report(self) -> dict[str, Any]:
         return {
@@ -189,8 +235,10 @@ class Server(socketserver.UnixStreamServer):
         super().__init__(daemon.files.socket, Handler, bind_and_activate=False)
 
     def handle_timeout(self) -> None:
-        """No prompt came within ``timeout``: keep the index warm (:meth:`Daemon.keep_warm`)."""
+        """No prompt came within ``timeout``: keep the index warm (:meth:`Daemon.keep_warm`),
+        write the query log when it is due."""
         self.daemon.keep_warm()
+        self.daemon.flush()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A hook that stopped waiting (its second passed: a long prompt's embedding) left
@@ -234,6 +282,7 @@ class Handler(BaseHTTPRequestHandler):
             # hooks that gave up on it count their unanswered prompts from none again
             Path(daemon.files.stalls).unlink(missing_ok=True)
             self._send(*answer)
+            daemon.flush()  # when due: the hook has its answer
         else:
             self._send(404, "text/plain", f"no route {route.path}".encode())
 
@@ -280,6 +329,7 @@ def serve(daemon: Daemon) -> str:
                     return reason
         finally:
             _remove(socket, bound)
+            daemon.flush(force=True)
 
 
 def _reason_to_stop(daemon: Daemon, bound: int) -> str:

@@ -20,9 +20,10 @@ WAIT_MS = 200  # query log and counters: the service keeps them and retries late
 RESET_WAIT_MS = 3_000  # a reset (a person clicking) waits this long for a sync's write
 STRICTNESS = ("off", "hashed", "full")
 WHAT_IS_LOGGED = (
-    "the query log holds what `briefd serve` and `briefd mcp` answer (searches and bundles "
-    "over MCP and REST, hook prompts through the server); `briefd search`, `briefd bundle` "
-    "and hook prompts answered without a server are not logged"
+    "the query log holds what `briefd serve`, `briefd mcp` and the recall daemon answer "
+    "(searches and bundles over MCP and REST, hook prompts); `briefd search`, `briefd "
+    "bundle` and hook prompts answered in the hook's own process (while the daemon starts, "
+    "or with recall.daemon off) are not logged"
 )
 
 
