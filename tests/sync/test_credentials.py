@@ -17,6 +17,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.proposals import ProposalRequest
 from briefd.retrieval.search import SearchRequest
+from briefd.sources import git as git_module
 from tests.processes import running
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote, git
@@ -122,3 +123,18 @@ def test_a_wrong_token_is_refused_without_a_prompt(
     assert "the remote refused the credentials" in failed.stderr + failed.stdout
     assert "not-the-token" not in failed.stderr + failed.stdout
     assert server.refused >= 1
+
+
+def test_a_token_taken_out_of_the_url_takes_briefds_helper_with_it(
+    tmp_path: Path, remote: Remote, server: AuthenticatedGit
+) -> None:
+    """Once `source` has no token (credentials from the user's own helper, or an SSH key),
+    briefd's helper, which would answer with none and hide the user's, leaves the clone."""
+    assert sync(tmp_path, server.url(remote.bare.name, f"alice:{TOKEN}")).returncode == 0
+    clone = tmp_path / "data" / "repo"
+    helpers = ["git", "-C", str(clone), "config", "--local", "--get-all", "credential.helper"]
+    kept = subprocess.run(helpers, capture_output=True, text=True).stdout.splitlines()
+    assert kept == ["", git_module.CREDENTIAL_HELPER]
+    plain = sync(tmp_path, server.url(remote.bare.name))  # no helper here: refused
+    assert plain.returncode == 1 and "the remote refused the credentials" in plain.stderr
+    assert subprocess.run(helpers, capture_output=True, text=True).stdout == ""

@@ -58,9 +58,9 @@ from briefd.hook.place import (
     socket_dir_problem,
 )
 from briefd.hook.render import hook_output
-from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest, RecallResult
+from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest
 from briefd.retrieval.candidates import prefetch
-from briefd.store.activity import QueryLogEntry, now_iso
+from briefd.store.activity import QueryLogEntry
 from briefd.store.db import content_version
 from briefd.text import query_terms
 from briefd.tokens import count_tokens
@@ -97,7 +97,7 @@ class Daemon:
         self.mode = "unknown"
         self.stopping = False
         self.version: tuple[int, int] | None = None  # the index content the warm-up loaded
-        self.pending: list[QueryLogEntry] = []  # prompts answered, for the query log (T3)
+        self.pending: list[QueryLogEntry] = []  # prompts answered, for the query log (T3, T6)
         self.flushed = time.monotonic()
 
     def warm(self) -> None:
@@ -161,7 +161,7 @@ class Daemon:
         except (BriefdError, ValueError) as exc:
             log.warning("recall refused: %s", exc)
             return 422, "text/plain", str(exc).encode()
-        self._logged(request, answered)
+        self.pending = [*self.pending[-(MAX_PENDING - 1) :], answered.log_entry()]
         result = answered.to_dict()
         log.info(
             "recall %s: %d section(s), %d tokens, %.1f ms",
@@ -174,18 +174,6 @@ class Daemon:
             return 200, "text/markdown; charset=utf-8", result["knowledge"].encode()
         payload = hook_output(result) if fmt == "hook" else {**result, "via": "daemon"}
         return 200, "application/json", json.dumps(payload, ensure_ascii=False).encode()
-
-    def _logged(self, request: RecallRequest, answered: RecallResult) -> None:
-        """Queue the prompt for the query log as a server logs one (gaps, usage: T3, T6);
-        its text kept, hashed or left out when written (``activity.log_hook_prompts``)."""
-        served = [s["chunk_id"] for s in answered.sections if not s.get("pointer")]
-        top = answered.sections[0]["score"] if answered.sections else None
-        found = len(answered.sections) + answered.already_injected  # injected before: no gap
-        entry = QueryLogEntry(
-            "recall", request.prompt, (), found, top, round(answered.took_ms, 3), "hook",
-            now_iso(), "hook", answered.gate, tuple(served),
-        )  # fmt: skip
-        self.pending = [*self.pending[-(MAX_PENDING - 1) :], entry]
 
     def flush(self, force: bool = False) -> None:
         """Write the queued prompts to the query log, every ``serve.flush_seconds`` (after an

@@ -363,8 +363,8 @@ def _fitting(word: str, position: int, count: TokenCounter, target: int) -> int:
     return low
 
 
-_SENTENCE_ENDS = frozenset("。！？．｡!?")  # CJK and full-width, then clause marks
-_CLAUSE_ENDS = frozenset("；：，、､;")
+_SENTENCE_ENDS = frozenset("。！？．｡!?")  # CJK, full-width and ASCII sentence marks
+_CLAUSE_ENDS = frozenset("；：，、､;")  # where no sentence mark is
 
 
 def _after_mark(word: str, position: int, size: int) -> int:

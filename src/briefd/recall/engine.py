@@ -17,7 +17,7 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from briefd.errors import QueryError, StoreError
 from briefd.recall import pack, ranking
@@ -28,6 +28,9 @@ from briefd.state.sessions import IndexSessions, SessionMemory
 from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
 from briefd.text import query_terms
+
+if TYPE_CHECKING:
+    from briefd.store.activity import QueryLogEntry
 
 RecallMode = Literal["auto", "bm25", "hybrid"]
 MAX_PROMPT_CHARS = 20_000
@@ -94,6 +97,21 @@ class RecallResult:
     notes: tuple[str, ...] = field(default=())
     confidence: str = ""  # strong / weak / none (see briefd.recall.confidence)
     specificity: float | None = None
+
+    def log_entry(self) -> QueryLogEntry:
+        """This answer as the query log keeps a hook prompt (T3, T6), whoever answered it: the
+        sections found (those the session received before count: no gap), the best score, the
+        chunk ids served (pointers are not). Imported here: the hook's own process, which
+        logs nothing, never loads the query log's module (numpy, the model)."""
+        from briefd.store.activity import QueryLogEntry, now_iso
+
+        served = tuple(s["chunk_id"] for s in self.sections if not s.get("pointer"))
+        top = self.sections[0]["score"] if self.sections else None
+        found = len(self.sections) + self.already_injected
+        return QueryLogEntry(
+            "recall", self.prompt, (), found, top, round(self.took_ms, 3), "hook", now_iso(),
+            "hook", self.gate, served,
+        )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -25,9 +25,8 @@ from briefd.sync.runner import SyncSteps
 from briefd.sync.state import SyncReport
 
 log = logging.getLogger("briefd.replicas")
-REPLICA_DAYS = (
-    7  # a replica unseen this long is gone (scaled down, renamed): one up reports each sync
-)
+# a replica unseen this long is gone (scaled down, renamed): one that is up reports each sync
+REPLICA_DAYS = 7
 
 
 def served_commit(store: Store) -> str | None:

@@ -323,20 +323,25 @@ class ServiceState:
     ) -> None:
         """Queue one query log entry; its text is kept, hashed or dropped when it is written
         (``activity.log_prompts``)."""
-        entry = QueryLogEntry(
-            kind,
-            query,
-            scopes,
-            results,
-            top_score,
-            round(latency_ms, 3),
-            client,
-            now_iso(),
-            surface,
-            gate,
-            tuple(sections or ()),
-            bundle_id,
+        self.queue(
+            QueryLogEntry(
+                kind,
+                query,
+                scopes,
+                results,
+                top_score,
+                round(latency_ms, 3),
+                client,
+                now_iso(),
+                surface,
+                gate,
+                tuple(sections or ()),
+                bundle_id,
+            )
         )
+
+    def queue(self, entry: QueryLogEntry) -> None:
+        """Queue a query log entry made elsewhere (a hook prompt's: ``RecallResult``)."""
         with self._pending_lock:
             self._pending.append(entry)
 

@@ -139,7 +139,7 @@ class CodeSource:
         git.remove_stale_locks(root, older_than=timeout)
         if git.run(["remote", "get-url", "origin"], root, timeout) != self.remote.url:
             git.run(["remote", "set-url", "origin", self.remote.url], root, timeout)
-            git.keep_helper(root, self.remote, timeout)
+        git.keep_helper(root, self.remote, timeout)
         branch = self.branch(root)
         refspec = f"+refs/heads/{branch}:refs/heads/{branch}"
         fetch = ["-c", "gc.auto=0", "fetch", "--quiet", "--prune", "--no-tags", "origin"]

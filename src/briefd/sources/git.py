@@ -103,12 +103,21 @@ def remote(url: str) -> Remote:
 def keep_helper(repo: Path, remote: Remote, timeout: float) -> None:
     """The git config of briefd's clone ``repo`` names :data:`CREDENTIAL_HELPER` as its only
     helper when ``remote`` has credentials (each command there gives them in its
-    environment), and no helper of briefd's when it no longer has."""
-    with contextlib.suppress(SourceError):  # none was set: git exits 5
-        run(["config", "--unset-all", "credential.helper"], repo, timeout)
-    if remote.env:
-        run(["config", "--add", "credential.helper", ""], repo, timeout)
-        run(["config", "--add", "credential.helper", CREDENTIAL_HELPER], repo, timeout)
+    environment), and no helper of briefd's once it has none: the URL lost its token, and
+    the user's own helper (or the image's) answers again. One ``git config`` read when
+    nothing changes."""
+    wanted = ["", CREDENTIAL_HELPER] if remote.env else []
+    try:  # bytes, not run(): its strip() would drop the empty helper's line
+        listed = run_bytes(["config", "--local", "--get-all", "credential.helper"], repo, timeout)
+        helpers = listed.decode("utf-8", "replace").splitlines()
+    except SourceError:  # none set: git exits 1
+        helpers = []
+    if helpers == wanted:
+        return
+    if helpers:
+        run(["config", "--local", "--unset-all", "credential.helper"], repo, timeout)
+    for helper in wanted:
+        run(["config", "--local", "--add", "credential.helper", helper], repo, timeout)
 
 
 def redact(text: str) -> str:
@@ -340,8 +349,9 @@ def remove_stale_locks(repo: Path, older_than: float | None = None) -> list[str]
 
 def private_folder(path: Path) -> Path:
     """Make the empty folder ``path`` for a clone, readable by its user alone (0700): a clone
-    holds the knowledge, and its ``.git/config`` the remote's URL with any ``user:token@`` in
-    it, which a folder made with the umask (0755) let every user of the machine read."""
+    holds the knowledge, and its ``.git/config`` the remote's URL (with a token written as
+    its user name, the one form :func:`remote` leaves in it), which a folder made with the
+    umask (0755) let every user of the machine read."""
     path.mkdir(mode=0o700)
     path.chmod(0o700)  # whatever the umask took away or not
     return path

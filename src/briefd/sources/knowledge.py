@@ -361,7 +361,7 @@ class Clone(Checkout):
         if git.run(["remote", "get-url", "origin"], root, timeout) != self.remote.url:
             # `source` moved, or a clone made with the token in origin's URL: no longer kept
             git.run(["remote", "set-url", "origin", self.remote.url], root, timeout)
-            git.keep_helper(root, self.remote, timeout)
+        git.keep_helper(root, self.remote, timeout)  # the token added to the URL, or dropped
         branch = self.branch()
         try:
             self._fetch(branch)

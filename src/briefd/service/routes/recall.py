@@ -58,20 +58,7 @@ def hook_recall(
     state.embed_first(request.prompt.strip(), request.mode or state.api.settings.recall.mode)
     result = state.call("rest", "recall", lambda: state.api.recall(request))
     state.served("rest", "recall", result.tokens)
-    top = result.sections[0]["score"] if result.sections else None
-    found = len(result.sections) + result.already_injected  # injected before: not a gap
-    state.log_query(
-        "recall",
-        request.prompt,
-        (),
-        found,
-        top,
-        result.took_ms,
-        "hook",
-        surface="hook",
-        gate=result.gate,
-        sections=[s["chunk_id"] for s in result.sections if not s.get("pointer")],  # served
-    )
+    state.queue(result.log_entry())
     if format == "json":
         return {**result.to_dict(), "via": "server"}
     if format == "markdown":
