@@ -95,13 +95,32 @@ _TAG = re.compile(r"<[^<>\n]*>")
 _HTML_ANCHOR = re.compile(r"""<a\s[^<>]*?\b(?:name|id)\s*=\s*["']?([^"'\s<>]+)""", re.IGNORECASE)
 
 
+# The elements of HTML (WHATWG's list, with the obsolete ones Markdown still meets): a tag of
+# one of them in a heading is markup, ``<String>`` in ``List<String>`` is text.
+HTML_ELEMENTS = frozenset(
+    """a abbr acronym address area article aside audio b base bdi bdo big blink blockquote body
+    br button canvas caption center cite code col colgroup data datalist dd del details dfn
+    dialog dir div dl dt em embed fieldset figcaption figure font footer form frame frameset
+    h1 h2 h3 h4 h5 h6 head header hgroup hr html i iframe img input ins kbd label legend li
+    link main map mark marquee menu meta meter nav nobr noscript object ol optgroup option
+    output p param picture pre progress q rp rt ruby s samp script search section select
+    slot small source span strike strong style sub summary sup table tbody td template
+    textarea tfoot th thead time title tr track tt u ul var video wbr""".split()  # noqa: SIM905
+)
+
+
+def html_anchor_names(text: str) -> list[str]:
+    """The names ``<a name>`` / ``<a id>`` tags in ``text`` give, in order, as written."""
+    return _HTML_ANCHOR.findall(text)
+
+
 def html_heading_names(text: str) -> set[str]:
     """What else a ``#fragment`` names a heading whose text holds HTML by (``## Limits <a
     name="limits"></a>``): the names its ``<a name>`` / ``<a id>`` give (case-folded) and its
     slug as GitHub renders the heading, without the tags."""
     if "<" not in text:
         return set()
-    names = {caseless(name) for name in _HTML_ANCHOR.findall(text)}
+    names = {caseless(name) for name in html_anchor_names(text)}
     names.add(slugify(_TAG.sub("", text)))
     return names
 

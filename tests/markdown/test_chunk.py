@@ -145,6 +145,31 @@ def test_sections_breadcrumbs_lines_and_anchor() -> None:
     assert doc.chunks[1].content == "Soft declines only.\n\n```bash\n# not a heading\n```"
 
 
+def test_a_headings_html_is_out_of_its_text_and_its_html_anchor_is_its_anchor() -> None:
+    """GitHub renders ``## Refund window <span class="badge">new</span>`` as "Refund window
+    new"; briefd showed the tags in every hit's breadcrumb (and indexed "span class badge").
+    Text that only looks like a tag (``List<String>``, no HTML element) is the heading's own."""
+    text = (
+        '# Payments <a id="pay"></a>\n\nIntro.\n\n'
+        '## Refund window <span class="badge">new</span> <!-- since 2024 -->\n\nThirty days.\n\n'
+        "### Limits<br>per day <sup>1</sup>\n\nFive.\n\n"
+        "## Returns a List<String> or Option<T> {#returns}\n\nNames.\n"
+    )
+    doc = parse_document("domain/pay.md", text, "domain", "h", count_tokens)
+    assert doc.title == "Payments"
+    got = [(c.heading, c.heading_path, c.anchor) for c in doc.chunks]
+    assert got == [
+        ("Payments", (), "pay"),
+        ("Refund window new", ("Refund window new",), None),
+        ("Limits per day 1", ("Refund window new", "Limits per day 1"), None),
+        (
+            "Returns a List<String> or Option<T>",
+            ("Returns a List<String> or Option<T>",),
+            "returns",
+        ),
+    ]
+
+
 def test_oversized_section_splits_on_paragraphs_with_stable_ids() -> None:
     para = " ".join(["settlement"] * 150)
     text = "# T\n\n## Long\n\n" + "\n\n".join([para] * 8) + "\n"

@@ -199,13 +199,13 @@ def _nearest(source: str, candidates: Sequence[str], catalog: Catalog) -> str:
 
 def _has_fragment(headings: Sequence[Heading], fragment: str) -> bool:
     wanted = fragment.strip()
-    lowered = wanted.lower()
-    for heading in headings:
-        if heading.anchor == wanted or caseless(heading.text) == caseless(wanted):
+    lowered, folded = wanted.lower(), caseless(wanted)
+    for heading in headings:  # anchors compare as section lookups do (case-insensitive)
+        if folded in (caseless(heading.anchor or ""), caseless(heading.text)):
             return True
         if slugify(heading.text) in (lowered, slugify(wanted)):
             return True
-        if {caseless(wanted), slugify(wanted)} & html_heading_names(heading.text):
+        if {folded, slugify(wanted)} & html_heading_names(heading.text):
             return True
     return numbered_heading(headings, fragment) is not None
 

@@ -15,8 +15,10 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from briefd.model import Heading
+from briefd.text import HTML_ELEMENTS, html_anchor_names
 
 _ANCHOR = re.compile(r"\s*\{#([^\s{}]+)\}\s*$")
+_TAG_NAME = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)")
 _RAW_HTML = re.compile(r"\s*<(!--|pre|script|style|textarea)(?=[\s>]|$)", re.IGNORECASE)
 
 
@@ -125,12 +127,14 @@ def _html_block(content: str, tag: str, start: int, end: int) -> HtmlBlock:
 
 
 def _heading(token: Token, inline: Token, line: int) -> Heading:
+    """A heading as a reader sees it: its ``{#anchor}`` and HTML tags (``<a name="x"></a>``,
+    ``<span class="badge">new</span>``, ``<sup>``, comments) out of its text, as GitHub renders
+    it; the name an ``<a name>``/``<a id>`` gives is its anchor when it has no ``{#anchor}``.
+    Text that only looks like a tag (``List<String>``, ``Option<T>``: no HTML element) stays."""
     level = int(token.tag[1])
     raw = inline.content
-    anchor = None
     found = _ANCHOR.search(raw)
-    if found:
-        anchor = found.group(1)
+    anchor = found.group(1) if found else next(iter(html_anchor_names(raw)), None)
     text = _plain_text(inline.children or [])
     text = _ANCHOR.sub("", text).strip()
     return Heading(level=level, text=text or raw.strip(), anchor=anchor, line=line)
@@ -139,10 +143,24 @@ def _heading(token: Token, inline: Token, line: int) -> Heading:
 def _plain_text(children: list[Token]) -> str:
     parts = []
     for child in children:
-        if child.type in ("text", "code_inline", "html_inline"):
+        if child.type in ("text", "code_inline"):
             parts.append(child.content)
+        elif child.type == "html_inline":
+            parts.append(_shown_html(child.content))
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
         elif child.type == "image":
             parts.append(_plain_text(child.children or []))
     return re.sub(r"\s+", " ", "".join(parts))
+
+
+def _shown_html(markup: str) -> str:
+    """What an inline HTML piece of a heading shows: nothing for a tag of an HTML element or
+    a comment (a line break: a space), the text itself for what only looks like a tag."""
+    tag = _TAG_NAME.match(markup)
+    if tag is None:
+        return "" if markup.startswith(("<!", "<?")) else markup
+    name = tag.group(1).lower()
+    if name not in HTML_ELEMENTS:
+        return markup
+    return " " if name in ("br", "hr", "wbr") else ""
