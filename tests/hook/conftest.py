@@ -51,17 +51,23 @@ RunHook = Callable[..., Run]
 def run_hook(tmp_path: Path, hook_env: dict[str, str]) -> RunHook:
     """Run the hook line ``briefd init`` writes (``python -S -P …/briefd/hook/script.py``)
     with ARGS as an agent would, with ``payload`` (a dict is sent as JSON) on stdin; ``env``
-    entries override the environment (None: unset)."""
+    entries override the environment (None: unset); ``cwd``: the folder it is spawned in
+    (default: ``tmp_path``)."""
     command = shlex.split(hook_command())
 
-    def run(*args: str, payload: object = None, env: dict[str, str | None] | None = None) -> Run:
+    def run(
+        *args: str,
+        payload: object = None,
+        env: dict[str, str | None] | None = None,
+        cwd: str | Path | None = None,
+    ) -> Run:
         text = json.dumps(payload) if isinstance(payload, dict) else payload
         done = subprocess.run(
             [*command, *args],
             input=text if text is not None else "",
             capture_output=True,
             text=True,
-            cwd=tmp_path,
+            cwd=cwd or tmp_path,
             env={k: v for k, v in {**hook_env, **(env or {})}.items() if v is not None},
             timeout=60,
             check=False,

@@ -167,6 +167,38 @@ def test_discovers_the_index_in_the_project_directory(
     assert "<knowledge>" in run.stdout, run.stderr
 
 
+def test_a_prompt_from_a_subfolder_of_the_project_finds_its_index(
+    indexed: Briefd, run_hook: RunHook, tmp_path: Path, settings: Settings
+) -> None:
+    """An agent that ran ``cd src/payments`` (or was started there) sends that folder as the
+    hook's ``cwd``: discovery looked only there, found no briefd.yaml and no index, and recall
+    went quiet for the rest of the session. It now climbs to the git work tree's top; a stray
+    ``.briefd`` above the work tree, or above a folder in no work tree, is never used."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "src" / "payments").mkdir(parents=True)
+    (project / "briefd.yaml").write_text("db: index/kb.db\n")
+    (project / "index").mkdir()
+    indexed.close()
+    settings.db.rename(project / "index" / "kb.db")
+    sub = str(project / "src" / "payments")
+    run = run_hook(payload=hook_json(RELEVANT, cwd=sub), env={"BRIEFD_DB": None})
+    assert "Merchants have 7 calendar days" in run.stdout, run.stderr
+    run = run_hook(RELEVANT, env={"BRIEFD_DB": None}, cwd=sub)  # spawned there, prompt as words
+    assert "Merchants have 7 calendar days" in run.stdout, run.stderr
+    # outside any work tree, and above one, a folder with an index is not the project
+    (project / "index" / "kb.db").rename(tmp_path / "stray.db")
+    (tmp_path / ".briefd").mkdir()
+    (tmp_path / "stray.db").rename(tmp_path / ".briefd" / "briefd.db")
+    (project / "briefd.yaml").unlink()
+    plain = tmp_path / "plain" / "sub"
+    plain.mkdir(parents=True)
+    for cwd in (sub, str(plain)):
+        run = run_hook(payload=hook_json(RELEVANT, session=cwd, cwd=cwd), env={"BRIEFD_DB": None})
+        assert (run.code, run.stdout) == (0, ""), cwd
+        assert "no index" in run.stderr, run.stderr
+
+
 def test_a_broken_settings_file_is_named_and_the_hook_stays_quiet(
     tmp_path: Path, run_hook: RunHook
 ) -> None:

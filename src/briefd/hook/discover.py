@@ -49,6 +49,40 @@ def config_file(env: Mapping[str, str]) -> str | None:
     return None
 
 
+def project_dir(env: Mapping[str, str]) -> str | None:
+    """The folder above this one that holds the project's briefd files, when the hook runs in
+    a subfolder of a git work tree (an agent that ran ``cd src/payments``, or was started
+    there): the nearest folder up to the work tree's top with a ``briefd.yaml``,
+    ``.briefd/briefd.yaml`` or ``.briefd/briefd.db``. None: stay here — this folder has them, a
+    ``$BRIEFD_CONFIG``/``$BRIEFD_DB`` names them, or the folder is in no git work tree (a stray
+    ``.briefd`` in a parent folder such as ``/tmp`` never counts)."""
+    if env.get("BRIEFD_CONFIG") or env.get("BRIEFD_DB"):
+        return None
+    try:
+        here = os.getcwd()
+    except OSError:  # the folder was removed
+        return None
+    found, folder = None, here
+    while True:
+        if found is None and _has_project_files(folder):
+            found = folder
+        if os.path.exists(os.path.join(folder, ".git")):  # the work tree's top
+            return found if found != here else None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _has_project_files(folder: str) -> bool:
+    local = os.path.join(folder, LOCAL_DIR)
+    return (
+        os.path.isfile(os.path.join(folder, CONFIG_NAME))
+        or os.path.isfile(os.path.join(local, CONFIG_NAME))
+        or os.path.exists(os.path.join(local, DB_NAME))
+    )
+
+
 def local_db(env: Mapping[str, str]) -> str:
     """The index to use when neither ``$BRIEFD_DB`` nor the config file names one."""
     here = os.path.join(LOCAL_DIR, DB_NAME)

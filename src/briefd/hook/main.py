@@ -224,7 +224,7 @@ def respond(
     if reply is None:
         if data is None and not (raw is not None and _here(raw)):
             data = hook_input(words, raw)
-        _enter((data or {}).get("cwd"))
+        _enter((data or {}).get("cwd"), options, env)
         local = Local(options, env)
         if local.unsafe:  # never ask or start a daemon there
             stderr.write(
@@ -330,10 +330,24 @@ def _here(raw: bytes) -> bool:
     return b'"cwd":"' + cwd + b'"' in raw or b'"cwd": "' + cwd + b'"' in raw
 
 
-def _enter(cwd: object) -> None:
-    """Discovery is relative to the agent's project directory (the hook JSON's ``cwd``)."""
+def _enter(cwd: object, options: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    """Discovery is relative to the agent's project directory (the hook JSON's ``cwd``), or
+    the folder above it with the project's briefd files (:func:`_up`)."""
     if isinstance(cwd, str) and cwd and os.path.isdir(cwd):
         os.chdir(cwd)
+        _up(options, env)
+
+
+def _up(options: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    """Move to the folder above with the project's briefd files when this is a subfolder of
+    its git work tree (unless ``--config``/``--db`` name them)."""
+    if "config" in options or "db" in options:
+        return
+    from briefd.hook import discover
+
+    project = discover.project_dir(env)
+    if project is not None:
+        os.chdir(project)
 
 
 def main(
@@ -351,6 +365,7 @@ def main(
     try:
         options, words = parse_args(argv)
         _absolute(options)
+        _up(options, env)
         fmt = options.get("format") or ("text" if stdout.isatty() else "markdown")
         if "action" in options:
             text = daemon_action(options, env, fmt)
