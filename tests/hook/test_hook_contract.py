@@ -199,6 +199,40 @@ def test_a_prompt_from_a_subfolder_of_the_project_finds_its_index(
         assert "no index" in run.stderr, run.stderr
 
 
+def test_a_prompt_from_a_linked_work_tree_finds_the_main_work_trees_index(
+    indexed: Briefd, run_hook: RunHook, tmp_path: Path, settings: Settings
+) -> None:
+    """Agents run in ``git worktree add`` checkouts; the index (untracked) is only in the main
+    work tree, so a prompt there found the committed briefd.yaml but no index and stayed
+    quiet. A work tree's own index, when it has one, is still the one used."""
+    main = tmp_path / "repo"
+    main.mkdir()
+    (main / "briefd.yaml").write_text("recall:\n  max_tokens: 1200\n")
+
+    def git(*args: str, cwd: Path = main) -> None:
+        subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "briefd.yaml")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "settings")
+    git("worktree", "add", "-q", str(tmp_path / "feature"))
+    (main / ".briefd").mkdir()
+    indexed.close()
+    settings.db.rename(main / ".briefd" / "briefd.db")
+    for cwd in (tmp_path / "feature", tmp_path / "feature" / "src"):
+        cwd.mkdir(exist_ok=True)
+        payload = hook_json(RELEVANT, session=str(cwd), cwd=str(cwd))
+        run = run_hook(payload=payload, env={"BRIEFD_DB": None})
+        assert "Merchants have 7 calendar days" in run.stdout, run.stderr
+    # the work tree's own index wins: an empty file there is its (unreadable) index
+    (tmp_path / "feature" / ".briefd").mkdir()
+    (tmp_path / "feature" / ".briefd" / "briefd.db").write_bytes(b"")
+    payload = hook_json(RELEVANT, session="own", cwd=str(tmp_path / "feature" / "src"))
+    run = run_hook(payload=payload, env={"BRIEFD_DB": None})
+    assert run.stdout == "", run.stdout
+    assert "the index file .briefd/briefd.db is empty" in run.stderr, run.stderr
+
+
 def test_a_broken_settings_file_is_named_and_the_hook_stays_quiet(
     tmp_path: Path, run_hook: RunHook
 ) -> None:

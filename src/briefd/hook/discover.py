@@ -50,12 +50,13 @@ def config_file(env: Mapping[str, str]) -> str | None:
 
 
 def project_dir(env: Mapping[str, str]) -> str | None:
-    """The folder above this one that holds the project's briefd files, when the hook runs in
-    a subfolder of a git work tree (an agent that ran ``cd src/payments``, or was started
-    there): the nearest folder up to the work tree's top with a ``briefd.yaml``,
-    ``.briefd/briefd.yaml`` or ``.briefd/briefd.db``. None: stay here — this folder has them, a
-    ``$BRIEFD_CONFIG``/``$BRIEFD_DB`` names them, or the folder is in no git work tree (a stray
-    ``.briefd`` in a parent folder such as ``/tmp`` never counts)."""
+    """The folder that holds the project's briefd files when the hook runs in a subfolder of a
+    git work tree (an agent that ran ``cd src/payments``, or was started there): the nearest
+    folder up to the work tree's top with a ``briefd.yaml``, ``.briefd/briefd.yaml`` or
+    ``.briefd/briefd.db``; in a linked work tree without its own index (it is untracked), that
+    folder of the main work tree (:func:`_in_main_work_tree`). None: stay here — this folder
+    is the one, a ``$BRIEFD_CONFIG``/``$BRIEFD_DB`` names the files, or the folder is in no
+    git work tree (a stray ``.briefd`` in a parent folder such as ``/tmp`` never counts)."""
     if env.get("BRIEFD_CONFIG") or env.get("BRIEFD_DB"):
         return None
     try:
@@ -66,12 +67,37 @@ def project_dir(env: Mapping[str, str]) -> str | None:
     while True:
         if found is None and _has_project_files(folder):
             found = folder
-        if os.path.exists(os.path.join(folder, ".git")):  # the work tree's top
+        git = os.path.join(folder, ".git")
+        if os.path.exists(git):  # the work tree's top
+            if os.path.isfile(git) and not os.path.exists(
+                os.path.join(found or folder, LOCAL_DIR, DB_NAME)
+            ):
+                found = _in_main_work_tree(git, found or folder, folder) or found
             return found if found != here else None
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
         folder = parent
+
+
+def _in_main_work_tree(git_file: str, at: str, top: str) -> str | None:
+    """For a linked work tree (``git worktree add``: its ``.git`` is a file naming
+    ``<main>/.git/worktrees/<name>``), whose index is untracked and so only in the main work
+    tree: folder ``at`` there, when it has the project's briefd files."""
+    try:
+        with open(git_file, encoding="utf-8") as stream:
+            line = stream.readline().strip()
+        if not line.startswith("gitdir:"):
+            return None
+        gitdir = os.path.join(top, line[len("gitdir:") :].strip())
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as stream:
+            common = os.path.realpath(os.path.join(gitdir, stream.readline().strip()))
+    except (OSError, UnicodeDecodeError):  # a submodule (no commondir), an unreadable file
+        return None
+    if os.path.basename(common) != ".git":  # a bare repository: no main work tree
+        return None
+    main = os.path.join(os.path.dirname(common), os.path.relpath(at, top))
+    return main if _has_project_files(main) else None
 
 
 def _has_project_files(folder: str) -> bool:
