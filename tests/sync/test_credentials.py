@@ -138,3 +138,44 @@ def test_a_token_taken_out_of_the_url_takes_briefds_helper_with_it(
     plain = sync(tmp_path, server.url(remote.bare.name))  # no helper here: refused
     assert plain.returncode == 1 and "the remote refused the credentials" in plain.stderr
     assert subprocess.run(helpers, capture_output=True, text=True).stdout == ""
+
+
+def test_a_token_written_as_the_user_name_works_and_stays_off_command_lines(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """``https://TOKEN@github.com/org/kb.git`` (a GitHub token as the user name, no password)
+    is a common way to write a token into a URL: it synced, but the token was on the command
+    lines of git and git-remote-http, and in the clone's origin."""
+    token = "ghp_" + "Zx81" * 9  # a token's shape: 40 characters
+    with AuthenticatedGit(remote.bare.parent, token, "", delay=0.3) as server:
+        source = server.url(remote.bare.name, token)
+        with CommandLines(token) as secret:
+            first = sync(tmp_path, source)
+            remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+            second = sync(tmp_path, source)
+    assert first.returncode == 0, first.stderr
+    assert second.returncode == 0, second.stderr
+    assert secret.seen == set()
+    clone = tmp_path / "data" / "repo"
+    assert (clone / "domain" / "fx.md").is_file()
+    assert token not in (clone / ".git" / "config").read_text()
+
+
+def test_only_a_user_name_with_a_tokens_shape_leaves_the_url() -> None:
+    """A person's name stays (their own credential helper has its password); a token's shape
+    (32 or more letters, digits, ``_`` or ``-``, with both a letter and a digit) leaves."""
+    token = "github_pat_11ABCDEFG0123456789_abcdefghij"
+    for url, plain, env in (
+        ("https://alice@git.example.com/kb.git", "https://alice@git.example.com/kb.git", {}),
+        (
+            "https://jane.doe.contractor.example.org@h/kb",
+            "https://jane.doe.contractor.example.org@h/kb",
+            {},
+        ),
+        ("ssh://" + token + "@h/kb", "ssh://" + token + "@h/kb", {}),
+        (f"https://{token}@github.com/o/kb.git", "https://github.com/o/kb.git", (token, "")),
+        (f"https://x:{token}@h/kb", "https://h/kb", ("x", token)),
+    ):
+        made = git_module.remote(url)
+        assert made.url == plain, url
+        assert tuple(made.env.values()) == tuple(env), url

@@ -62,7 +62,7 @@ _HINTS = (
 )
 
 
-# git's credential helper for a URL that carried ``user:token@``: it answers from the environment
+# git's credential helper for a URL that carried ``user:token@`` (or ``TOKEN@``): it answers from the environment
 # (the variables below), so no secret is ever in a command line (``ps``) or in a git config
 _USER_VAR, _PASSWORD_VAR = "GIT_BRIEFD_USERNAME", "GIT_BRIEFD_PASSWORD"
 CREDENTIAL_HELPER = (
@@ -89,14 +89,23 @@ class Remote:
         return ("-c", "credential.helper=", "-c", f"credential.helper={CREDENTIAL_HELPER}")
 
 
+# A user name with a token's shape: ``https://TOKEN@github.com/…`` (GitHub, Gitea, Azure DevOps
+# take a token as the user name, no password); a person's name is shorter or has a dot
+_TOKEN_SHAPED = re.compile(r"(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{32,}")
+
+
 def remote(url: str) -> Remote:
     """``url`` with its ``user:password@`` moved out (http and https: the password, a token,
-    is a secret; an ssh user name is not)."""
+    is a secret; an ssh user name is not), and a lone user name that has a token's shape
+    (:data:`_TOKEN_SHAPED`; git sends it with an empty password, as it did from the URL)."""
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or parts.password is None:
+    if parts.scheme not in ("http", "https") or parts.username is None:
         return Remote(url)
+    user = unquote(parts.username)
+    if parts.password is None and not _TOKEN_SHAPED.fullmatch(user):
+        return Remote(url)  # a name (alice@): the user's own helper has its password
     plain = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
-    env = {_USER_VAR: unquote(parts.username or ""), _PASSWORD_VAR: unquote(parts.password)}
+    env = {_USER_VAR: user, _PASSWORD_VAR: unquote(parts.password or "")}
     return Remote(plain, env)
 
 
