@@ -36,6 +36,7 @@ from briefd.retrieval.semantic import SemanticIndex, follow
 from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
 from briefd.sources.knowledge import sync_lock
+from briefd.sources.worktree import from_work_trees
 from briefd.state import SharedState, open_state
 from briefd.store import activity, sync_state, views
 from briefd.store.db import Store
@@ -149,6 +150,7 @@ class Briefd(AbstractContextManager["Briefd"]):
     def search(self, request: SearchRequest) -> SearchResult:
         """Ranked sections (R1–R6); with ``request.paths`` the governing documents lead (R5,
         see :mod:`briefd.retrieval.governed`), even when the gate finds the query off-topic."""
+        request = replace(request, paths=from_work_trees(request.paths))
         with self.store.read() as conn:
             return search_with_paths(
                 conn, request, self.settings.search, self.settings.default_scopes, self._run
@@ -173,6 +175,7 @@ class Briefd(AbstractContextManager["Briefd"]):
         lookup = lookup or self.atlassian.issue_lookup()
         engine = Engine(self.store, self.settings, self._run, mode, model, self._bundles, lookup)
         engine = replace(engine, fallback=lambda conn: vectors_missing(conn, semantic))
+        request = replace(request, paths=from_work_trees(request.paths))
         return compile_bundle(agree.across_replicas(engine, self.state), request)
 
     def flush_bundle_hits(self) -> None:

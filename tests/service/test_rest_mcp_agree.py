@@ -4,6 +4,7 @@ answer, the same error, counted alike (I1, I2, I4)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -230,3 +231,38 @@ def test_a_jira_or_confluence_tool_while_off_is_said_alike(base: str) -> None:
     said = misspelt.content[0].text  # type: ignore[union-attr]
     assert said.startswith("no tool 'search' on this server; its tools: search_context, ")
     assert "report_usage" in said
+
+
+def test_an_absolute_code_path_is_read_from_its_work_trees_root(base: str, tmp_path: Path) -> None:
+    """Agents name files by absolute path (/home/dev/shop/tools/ledger-replay/main.go): read
+    as a path from the root, it matched no anchored refs (tools/ledger-replay/**), and the
+    governing document silently did not lead, over MCP and REST alike. A path in no work tree
+    this server sees (another machine's) is read as written, as before."""
+    shop = tmp_path / "shop"
+    (shop / ".git").mkdir(parents=True)
+    inside, elsewhere = str(shop / "tools/ledger-replay/main.go"), "/elsewhere/tools/x/main.go"
+
+    async def body(client: Client) -> list[CallToolResult]:
+        return [
+            await client.call_tool(
+                "compile_bundle",
+                {
+                    "task_description": "ledger posting",
+                    "paths": [p],
+                    "scopes": ["all"],
+                    "mode": "manifest",
+                },
+            )
+            for p in (inside, elsewhere)
+        ]
+
+    found, missed = run(base + "/mcp", "legacy", body)
+    first = found.structured_content["items"][0]  # type: ignore[index]
+    assert first["location"]["path"] == "projects/ledger/runbook.md", first
+    assert first["reasons"][0].startswith("refs ") and "tools/ledger-replay/main.go" in str(
+        first["reasons"]
+    ), first
+    assert "refs " not in str(missed.structured_content["items"])  # type: ignore[index]
+    params = {"q": "ledger posting", "scopes": "all", "paths": inside}
+    hits = rest(base, "GET", "/api/search", params=params).json()["hits"]
+    assert hits[0]["doc_path"] == "projects/ledger/runbook.md"

@@ -223,7 +223,8 @@ class BundleIn(RequestIn):
         default_factory=list,
         max_length=MAX_PATHS,
         description="Code paths the task touches, from the code repository's root as refs name "
-        "them (src/payments/refund.py); documents whose refs cover them lead.",
+        "them (src/payments/refund.py), or absolute in a checkout on the server's machine; "
+        "documents whose refs cover them lead.",
     )
     tags: list[str] = TAGS
     mode: BundleMode = "markdown"

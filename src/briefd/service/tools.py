@@ -51,8 +51,8 @@ Paths = Annotated[  # as many as POST /api/bundle takes: each one is matched aga
     Field(
         max_length=schemas.MAX_PATHS,
         description="Code paths the task touches, from the code repository's root as refs "
-        "name them (src/payments/refund.py, src/payments/); documents whose refs cover them "
-        "lead.",
+        "name them (src/payments/refund.py, src/payments/), or absolute in a checkout on the "
+        "server's machine; documents whose refs cover them lead.",
     ),
 ]
 Tags = Annotated[

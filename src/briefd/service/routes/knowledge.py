@@ -31,7 +31,10 @@ def search(
     max_tokens: Annotated[int, Query(ge=1, le=200_000)] = 2000,
     paths: Annotated[
         list[str] | None,
-        Query(description="Code paths the task touches, from the code repository's root."),
+        Query(
+            description="Code paths the task touches, from the code repository's root (or "
+            "absolute in a checkout on the server's machine)."
+        ),
     ] = None,
     tags: Annotated[
         list[str] | None, Query(description="Only documents with any of these tags (R5).")
