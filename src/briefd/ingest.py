@@ -454,7 +454,7 @@ def resolve_all_links(conn: sqlite3.Connection, links: LinkContext | None = None
     docs = [(r["path"], docs_table.headings_from_json(r["headings"])) for r in rows]
     scopes = {r["path"]: r["scope"] for r in rows}
     shared = {s for s in scopes.values() if in_scopes(s, links.shared)}
-    catalog = Catalog.build(docs, links.outside, scopes, shared)
+    catalog = Catalog.build(docs, links.outside, scopes, shared, docs_table.block_reader(conn))
     stored = docs_table.stored_links(conn)
     docs_table.save_resolutions(conn, [(i, resolve(r.link, catalog)) for i, r in stored])
 

@@ -270,6 +270,31 @@ def test_a_heading_named_by_its_html_anchor_or_rendered_slug(tmp_path: Path) -> 
     ]
 
 
+def test_an_obsidian_block_reference_names_its_block(tmp_path: Path) -> None:
+    """``[[b#^limits-2]]`` links to the block that ends `` ^limits-2`` (Obsidian): every such
+    link was an unknown anchor failing ``--check``, and the context's linked section was the
+    document's first instead of the block's. A block id nobody wrote is still reported."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": "# A\n\nSee [[b#^limits-2]], and [[b#^gone]].\n",
+            "domain/b.md": (
+                "# B\n\n## Intro\n\nFirst. ^intro\n\n## Limits\n\n| limit | value |\n"
+                "|---|---|\n| daily | 3 |\n\n^limits-2\n"
+            ),
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 1
+    assert "unknown anchors: 1\n" in checked.stdout, checked.stdout
+    assert "domain/b.md has no heading or anchor '#^gone'" in checked.stdout
+    assert "^limits-2" not in checked.stdout
+    context = briefd("--db", db, "context", "domain/a.md", "--mode", "manifest", cwd=cwd)
+    items = json.loads(context.stdout)["items"]
+    linked = [i["location"]["start_line"] for i in items if i["tier"] == "linked"]
+    assert 7 in linked, items  # the Limits section (the unknown block brings the first, 3)
+
+
 def test_a_markdown_link_with_parentheses_in_its_destination_or_title(tmp_path: Path) -> None:
     """CommonMark (and GitHub) take balanced parentheses in a bare destination
     (``[old fees](fees_(2023).md)``, ``fees%20(2023).md``) and in a title (``"ADR (draft)"``);

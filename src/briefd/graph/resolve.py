@@ -12,7 +12,7 @@ import posixpath
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from briefd.model import Heading, Link, LinkFindings, ResolvedLink
@@ -55,6 +55,8 @@ class Catalog:
     outside: Catalog | None = None
     scopes: dict[str, str] = field(default_factory=dict)
     shared: frozenset[str] = frozenset()
+    # a document's Obsidian block ids (``[[note#^id]]``), read only for a link that names one
+    blocks: Callable[[str], Mapping[str, int]] | None = None
 
     @classmethod
     def build(
@@ -63,6 +65,7 @@ class Catalog:
         outside: Iterable[str] = (),
         scopes: Mapping[str, str] | None = None,
         shared: Iterable[str] = (),
+        blocks: Callable[[str], Mapping[str, int]] | None = None,
     ) -> Catalog:
         headings = dict(docs)
         by_name: dict[str, list[str]] = defaultdict(list)
@@ -72,7 +75,7 @@ class Catalog:
         found = cls.build((p, ()) for p in unindexed) if unindexed else None
         names = {k: tuple(v) for k, v in by_name.items()}
         paths = {path_key(p): p for p in sorted(headings, reverse=True)}  # the first path wins
-        return cls(headings, names, paths, found, dict(scopes or {}), frozenset(shared))
+        return cls(headings, names, paths, found, dict(scopes or {}), frozenset(shared), blocks)
 
     def path(self, path: str) -> str | None:
         """The indexed path ``path`` names: itself, else the one it spells otherwise composed."""
@@ -91,7 +94,7 @@ def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
     if len(candidates) > 1:
         status = "ambiguous"
         detail = ambiguous_detail(target, [c for c in candidates if c != target])
-    if link.fragment and not _has_fragment(catalog.headings[target], link.fragment):
+    if link.fragment and not _has_fragment(catalog, target, link.fragment):
         status, detail = "bad-anchor", f"{target} has no heading or anchor '#{link.fragment}'"
     return ResolvedLink(link, target, status, detail)
 
@@ -197,8 +200,11 @@ def _nearest(source: str, candidates: Sequence[str], catalog: Catalog) -> str:
     )
 
 
-def _has_fragment(headings: Sequence[Heading], fragment: str) -> bool:
+def _has_fragment(catalog: Catalog, target: str, fragment: str) -> bool:
     wanted = fragment.strip()
+    if wanted.startswith("^") and catalog.blocks is not None:  # an Obsidian block id
+        return wanted[1:] in catalog.blocks(target)
+    headings = catalog.headings[target]
     lowered, folded = wanted.lower(), caseless(wanted)
     for heading in headings:  # anchors compare as section lookups do (case-insensitive)
         if folded in (caseless(heading.anchor or ""), caseless(heading.text)):

@@ -8,6 +8,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+from briefd.store.documents import block_reader
 from briefd.text import caseless, html_heading_names, numbered_slug_position, slugify
 
 SECTION_COLUMNS = (
@@ -66,6 +67,8 @@ def linked_section(
             if wanted in names or slugify(fragment) in names:
                 return int(row["rowid"])
         line = _heading_line(json.loads(rows[0]["headings"]), fragment)
+        if line is None and fragment.strip().startswith("^"):  # an Obsidian block id
+            line = block_reader(conn)(path).get(fragment.strip()[1:])
         at = [r for r in rows if line is not None and r["start_line"] <= line]
         if at:  # the section that holds the heading (an H4 is inside one)
             return int(at[-1]["rowid"])

@@ -175,7 +175,8 @@ def visible(
 def link_catalog(conn: sqlite3.Connection) -> tuple[list[ResolvedLink], Catalog]:
     """Every stored link, and the catalogue of documents and headings they point into."""
     rows = conn.execute("SELECT path, headings FROM documents").fetchall()
-    catalog = Catalog.build((r["path"], docs_table.headings_from_json(r["headings"])) for r in rows)
+    docs = ((r["path"], docs_table.headings_from_json(r["headings"])) for r in rows)
+    catalog = Catalog.build(docs, blocks=docs_table.block_reader(conn))
     return [r for _, r in docs_table.stored_links(conn)], catalog
 
 
