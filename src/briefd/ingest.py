@@ -45,6 +45,7 @@ from briefd.store.changes import Delta
 from briefd.store.db import Store, index_run_lock, open_for_writing
 from briefd.store.freshness import SOURCE_HEAD, SOURCE_KEY
 from briefd.store.scopes import default_scope_warnings, known_scopes
+from briefd.store.sections import block_reader
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
@@ -454,7 +455,7 @@ def resolve_all_links(conn: sqlite3.Connection, links: LinkContext | None = None
     docs = [(r["path"], docs_table.headings_from_json(r["headings"])) for r in rows]
     scopes = {r["path"]: r["scope"] for r in rows}
     shared = {s for s in scopes.values() if in_scopes(s, links.shared)}
-    catalog = Catalog.build(docs, links.outside, scopes, shared, docs_table.block_reader(conn))
+    catalog = Catalog.build(docs, links.outside, scopes, shared, block_reader(conn))
     stored = docs_table.stored_links(conn)
     docs_table.save_resolutions(conn, [(i, resolve(r.link, catalog)) for i, r in stored])
 

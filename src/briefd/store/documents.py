@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from briefd.markdown.links import block_ids
 from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Chunk, Document, FrontMatter, Heading, Link, ResolvedLink
 from briefd.store import vocabulary
@@ -266,17 +264,3 @@ def save_resolutions(
         "UPDATE links SET target_path = ?, status = ?, detail = ? WHERE id = ?",
         [(r.target_path, r.status, r.detail, link_id) for link_id, r in resolved],
     )
-
-
-def block_reader(conn: sqlite3.Connection) -> Callable[[str], dict[str, int]]:
-    """A document's Obsidian block ids with their file lines, read from its stored body the
-    first time a link asks for one of them."""
-
-    @functools.cache
-    def read(path: str) -> dict[str, int]:
-        row = conn.execute(
-            "SELECT body, body_start_line FROM documents WHERE path = ?", (path,)
-        ).fetchone()
-        return block_ids(row[0], row[1]) if row is not None else {}
-
-    return read

@@ -4,11 +4,12 @@ sections in order, the section a link points at or is written in, and the docume
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from briefd.store.documents import block_reader
+from briefd.markdown.blocks import block_ids
 from briefd.text import caseless, html_heading_names, numbered_slug_position, slugify
 
 SECTION_COLUMNS = (
@@ -144,3 +145,17 @@ def links_within(
         (path, start_line, end_line),
     )
     return [(r[0], r[1], r[2]) for r in rows]
+
+
+def block_reader(conn: sqlite3.Connection) -> Callable[[str], dict[str, int]]:
+    """A document's Obsidian block ids with their file lines, read from its stored body the
+    first time a link asks for one of them."""
+
+    @functools.cache
+    def read(path: str) -> dict[str, int]:
+        row = conn.execute(
+            "SELECT body, body_start_line FROM documents WHERE path = ?", (path,)
+        ).fetchone()
+        return block_ids(row[0], row[1]) if row is not None else {}
+
+    return read

@@ -15,6 +15,7 @@ from briefd.graph.resolve import Catalog, ambiguous_detail, path_key, same_name
 from briefd.model import OUTSIDE_SCOPES, DocumentView, ResolvedLink, ScopeInfo
 from briefd.store import documents as docs_table
 from briefd.store.scopes import resolve_scopes
+from briefd.store.sections import block_reader
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +177,7 @@ def link_catalog(conn: sqlite3.Connection) -> tuple[list[ResolvedLink], Catalog]
     """Every stored link, and the catalogue of documents and headings they point into."""
     rows = conn.execute("SELECT path, headings FROM documents").fetchall()
     docs = ((r["path"], docs_table.headings_from_json(r["headings"])) for r in rows)
-    catalog = Catalog.build(docs, blocks=docs_table.block_reader(conn))
+    catalog = Catalog.build(docs, blocks=block_reader(conn))
     return [r for _, r in docs_table.stored_links(conn)], catalog
 
 
