@@ -153,6 +153,8 @@ class Hit:
     end_line: int
     explain: HitExplain | None = None
     related_to: str | None = None  # R6: the chunk id of the direct hit this one is linked from
+    # documents whose front matter says they supersede this one's (K2): prefer them
+    superseded_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

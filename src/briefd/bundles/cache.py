@@ -38,9 +38,10 @@ from briefd.state import Manifest
 # left open by its document closed in the block; b8: a title over several lines put on the
 # attribution line; b9: the gate off when nothing was searched; b10: a section's first line
 # keeps its indentation in the block; b11: paths cleaned and matched as folders, tags before the
-# related cap, a heading's own section linked (R5, R6, B8). The release is in the key too: a
-# bundle stored by an older briefd is never served by a newer one
-CACHE_VERSION = "b11"
+# related cap, a heading's own section linked (R5, R6, B8); b12: a superseded document's
+# sections say so (K2). The release is in the key too: a bundle stored by an older briefd is
+# never served by a newer one
+CACHE_VERSION = "b12"
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +227,7 @@ def _item(raw: dict[str, Any]) -> BundleItem:
             "heading_path": tuple(raw["heading_path"]),
             "reasons": tuple(raw["reasons"]),
             "drift": ItemDrift(**drift) if drift else None,
+            "superseded_by": tuple(raw.get("superseded_by", ())),
         }
     )
 

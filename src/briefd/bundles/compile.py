@@ -53,6 +53,7 @@ from briefd.store import documents as docs_table
 from briefd.store import sync_state, views
 from briefd.store.db import Store
 from briefd.store.scopes import request_warnings, resolve_scopes
+from briefd.store.supersession import superseded_by, superseders
 from briefd.store.tags import check_tags, normalise_tags
 from briefd.text import query_terms
 from briefd.tokens import ESTIMATOR
@@ -244,6 +245,7 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     floor = settings.min_relative_score if comparable else 0.0  # RRF scores are rank-based
     ask = Ask(asked.scopes, asked.paths, asked.tags, request.issue, asked.target, query, floor)
     candidates = with_drift(conn, collect(conn, result, ask, engine.settings))
+    candidates = with_superseders(conn, candidates, asked.scopes)
     target = asked.target.path if asked.target else None
     envelope = envelope_tokens(request.mode, target, request.ceiling)
     sizes = measure(request.mode, envelope=envelope + warnings_tokens(asked.warned))
@@ -337,6 +339,20 @@ def _counted(bundle: Bundle, extra: int) -> Bundle:
     exceeded = max(tokens - d.hard_limit, 0)
     counted = replace(d, tokens=tokens, budget_exceeded=exceeded > 0, overage=exceeded)
     return replace(bundle, diagnostics=counted)
+
+
+def with_superseders(
+    conn: sqlite3.Connection, candidates: Sequence[Candidate], scopes: Sequence[str]
+) -> list[Candidate]:
+    """Candidates of superseded documents (a ``supersedes`` in another's front matter) marked
+    with the documents superseding them that the caller may read (K2), whatever their tier."""
+    found = superseders(conn, {c.doc_path for c in candidates})
+    return [
+        replace(c, superseded_by=superseded_by(found, c.doc_path, scopes))
+        if c.doc_path in found
+        else c
+        for c in candidates
+    ]
 
 
 def with_drift(conn: sqlite3.Connection, candidates: Sequence[Candidate]) -> list[Candidate]:

@@ -78,6 +78,7 @@ class Candidate:
     related_to: str | None = None
     weak: str | None = None  # why a ranked hit is too weak to earn a place, when it is
     drift: ItemDrift | None = None  # its document drifts from the code (T4)
+    superseded_by: tuple[str, ...] = ()  # documents superseding its document (K2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +103,7 @@ class BundleItem:
     fingerprint: str
     truncated: bool = False
     drift: ItemDrift | None = None
+    superseded_by: tuple[str, ...] = ()  # on its attribution line (markdown), a field (JSON)
 
 
 @dataclass(frozen=True, slots=True)

@@ -176,6 +176,7 @@ def _sized(sizes: Measure, c: Candidate, content: str, truncated: bool = False) 
         fingerprint=fingerprint(content),
         truncated=truncated,
         drift=c.drift,
+        superseded_by=c.superseded_by,
     )
     return replace(item, tokens=sizes.item(item))
 

@@ -33,7 +33,10 @@ def attribution(section: Candidate | BundleItem) -> str:
     crumbs = " › ".join(" ".join(part.split()) for part in parts if part.strip())  # one line
     date = section.updated_at[:10] or "unknown"
     where = f"{section.doc_path}:{section.start_line}-{section.end_line}"
-    return f"> {where} · {crumbs} · updated {date} · chunk {section.chunk_id}"
+    line = f"> {where} · {crumbs} · updated {date} · chunk {section.chunk_id}"
+    if section.superseded_by:
+        line += f" · superseded by {', '.join(section.superseded_by)}"
+    return line
 
 
 def section_text(section: Candidate | BundleItem, content: str | None = None) -> str:

@@ -136,6 +136,8 @@ def item_out(item: BundleItem, mode: BundleMode) -> dict[str, object]:
         )
     if item.truncated:
         out["truncated"] = True
+    if item.superseded_by:
+        out["superseded_by"] = list(item.superseded_by)
     if item.drift is not None:
         drift = item.drift
         out["drift"] = {"doc_path": item.doc_path, "commits": drift.commits, "since": drift.since}

@@ -200,6 +200,8 @@ def _cell(hit: Hit, explain: bool) -> Text:
     cell = f"{location}\n{crumb}\n{preview}"
     if hit.related_to:
         cell += f"\nrelated: linked from {hit.related_to}"
+    if hit.superseded_by:
+        cell += f"\nsuperseded by {', '.join(hit.superseded_by)}"
     if explain and hit.explain:
         e = hit.explain
         cell += (

@@ -64,6 +64,8 @@ def attribution(section: Mapping[str, Any]) -> str:
         if section.get("related_to")
         else ""
     )
+    if section.get("superseded_by"):
+        related += f" · superseded by {', '.join(section['superseded_by'])}"
     return (
         f"[source: {section['doc_path']} · {crumb} · updated {updated} · "
         f"chunk {section['chunk_id']}{related}]"

@@ -27,6 +27,7 @@ from briefd.settings import RecallSettings, Settings
 from briefd.state.sessions import IndexSessions, SessionMemory
 from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
+from briefd.store.supersession import superseded_by, superseders
 from briefd.text import query_terms
 
 if TYPE_CHECKING:
@@ -173,6 +174,7 @@ def answer(
     direct, related, budget = _plan(found, confidence, request, config)
     with store.read() as conn:
         sections = _hydrate(conn, direct) + _linked(conn, related, {c for c, _ in direct})
+        sections = _superseded(conn, sections, scopes)
     seen, forgot = _seen(memory, request.session_id, now, config.session_hours)
     fresh, repeated = pack.unseen(sections, seen)
     packing = pack.brief if confidence == "weak" else pack.fit
@@ -284,6 +286,19 @@ def _linked(
     sections = _hydrate(conn, [(chunk, 0.0) for chunk, _ in wanted])
     sources = dict(wanted)
     return [{**s, "related_to": sources[s["chunk_id"]]} for s in sections]
+
+
+def _superseded(
+    conn: sqlite3.Connection, sections: list[dict[str, Any]], scopes: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Sections of superseded documents name the documents superseding them (K2)."""
+    found = superseders(conn, {s["doc_path"] for s in sections})
+    return [
+        {**s, "superseded_by": list(superseded_by(found, s["doc_path"], scopes))}
+        if s["doc_path"] in found
+        else s
+        for s in sections
+    ]
 
 
 def _section(row: sqlite3.Row, score: float) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from briefd.errors import QueryError
 from briefd.model import Hit, HitExplain, SearchMode, SearchResult
-from briefd.retrieval import gate_evidence
+from briefd.retrieval import gate_evidence, supersession
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.candidates import Candidates, embedding, finish, start
 from briefd.retrieval.fusion import Fused, rrf, score_fusion
@@ -30,11 +30,13 @@ from briefd.retrieval.semantic import SemanticIndex
 from briefd.retrieval.spelling import Speller
 from briefd.settings import SearchSettings
 from briefd.store.scopes import known_scopes, resolve_scopes
+from briefd.store.supersession import superseders
 from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
-RANKING_VERSION = "r7"  # r7: a typo's tie goes to the word holding it with letters added
+RANKING_VERSION = "r8"  # r7: a typo's tie goes to the word holding it with letters added;
+# r8: a superseded document's hit goes after the first hit of the one superseding it
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
@@ -98,6 +100,7 @@ def search(
         for f in fused
     ]
     hits += _related(conn, request, settings, scopes, [f.key for f in fused], tags)
+    hits = supersession.marked(hits, superseders(conn, {h.doc_path for h in hits}), scopes)
     return SearchResult(
         query=request.query,
         mode=mode,

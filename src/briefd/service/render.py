@@ -42,6 +42,8 @@ def _search_body(out: schemas.SearchOut) -> str:
     for rank, hit in enumerate(out.hits, 1):
         crumbs = " › ".join(map(one_line, hit.heading_path)) or one_line(hit.title)
         related = f", linked from {hit.related_to}" if hit.related_to else ""
+        if hit.superseded_by:
+            related += f", superseded by {', '.join(hit.superseded_by)}"
         parts.append(
             f"\n## {rank}. {crumbs}\n"
             f"source: {hit.doc_path}:{hit.start_line}-{hit.end_line} · chunk {hit.chunk_id} · "

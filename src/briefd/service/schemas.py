@@ -56,6 +56,11 @@ class HitOut(BaseModel):
     related_to: str | None = Field(
         default=None, description="For linked context: the chunk id of the hit it is linked from."
     )
+    superseded_by: list[str] | None = Field(  # left out for a current document: no cost
+        default=None,
+        exclude_if=lambda value: not value,
+        description="Documents whose front matter says they supersede this one: prefer them.",
+    )
 
 
 class SearchOut(BaseModel):
