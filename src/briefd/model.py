@@ -216,3 +216,5 @@ class LinkFindings:
     unknown_anchors: tuple[ResolvedLink, ...]
     duplicate_anchors: tuple[tuple[str, str, tuple[int, ...]], ...]
     orphans: tuple[str, ...]
+    # links from current documents to one another document supersedes (detail: by which)
+    to_superseded: tuple[ResolvedLink, ...] = ()

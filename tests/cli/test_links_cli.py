@@ -295,6 +295,32 @@ def test_an_obsidian_block_reference_names_its_block(tmp_path: Path) -> None:
     assert 7 in linked, items  # the Limits section (the unknown block brings the first, 3)
 
 
+def test_links_to_a_superseded_document_are_reported_but_do_not_fail_the_check(
+    tmp_path: Path,
+) -> None:
+    """A current document that still links to the old ADR sends its readers to the replaced
+    text; the old ADR's own links, and the new one's ``supersedes`` and links to it, are
+    history and not reported."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/adr-1.md": "# ADR 1\n\nRetry five times; see [[guide]].\n",
+            "domain/adr-2.md": (
+                "---\nsupersedes: adr-1.md\n---\n# ADR 2\n\nRetry three times (was [[adr-1]]).\n"
+            ),
+            "domain/guide.md": "# Guide\n\nRetries: [ADR 1](adr-1.md#adr-1) and [[adr-2]].\n",
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.endswith(
+        "links to superseded documents: 1\n"
+        "  domain/guide.md:3 links to domain/adr-1.md, superseded by domain/adr-2.md\n"
+    ), checked.stdout
+    data = json.loads(briefd("--db", db, "links", "--json", cwd=cwd).stdout)
+    assert [r["link"]["source_path"] for r in data["to_superseded"]] == ["domain/guide.md"]
+
+
 def test_a_markdown_link_with_parentheses_in_its_destination_or_title(tmp_path: Path) -> None:
     """CommonMark (and GitHub) take balanced parentheses in a bare destination
     (``[old fees](fees_(2023).md)``, ``fees%20(2023).md``) and in a title (``"ADR (draft)"``);

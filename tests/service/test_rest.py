@@ -365,11 +365,13 @@ def test_a_symlink_out_of_the_repository_is_404(tmp_path: Path, write_files: Wri
 
 
 def test_stats_name_every_kind_of_link_finding(tmp_path: Path, write_files: WriteFiles) -> None:
-    """/api/stats lists what `briefd links` lists: duplicate anchors too, not only their count."""
+    """/api/stats lists what `briefd links` lists: duplicate anchors too, not only their count,
+    and links to a superseded document (the dashboard's table shows every count)."""
     root = write_files(
         {
             "domain/a.md": "# A\n\n## One {#same}\n\nx\n\n## Two {#same}\n\ny [[b#nope]] [[gone]]\n",
             "domain/b.md": "# B\n\nSee [[a#same]].\n",
+            "domain/c.md": "---\nsupersedes: b.md\n---\n# C\n\nSee [[a]].\n",
         }
     )
     with Briefd(service_settings_for(root, tmp_path / "db.sqlite"), embedder=None) as api:
@@ -381,8 +383,17 @@ def test_stats_name_every_kind_of_link_finding(tmp_path: Path, write_files: Writ
         "ambiguous": 0,
         "unknown_anchors": 1,
         "duplicate_anchors": 1,
-        "orphans": 0,
+        "orphans": 1,
+        "to_superseded": 1,
     }
+    assert links["to_superseded"] == [
+        {
+            "source_path": "domain/a.md",
+            "line": 9,
+            "target": "b",
+            "detail": "links to domain/b.md, superseded by domain/c.md",
+        }
+    ]
     assert links["duplicate_anchors"] == [
         {"path": "domain/a.md", "anchor": "same", "lines": [3, 7]}
     ]

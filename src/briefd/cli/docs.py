@@ -149,7 +149,8 @@ def links_command(
     ),
     json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
-    """Report broken and ambiguous links, unknown and duplicate anchors, and orphans."""
+    """Report broken and ambiguous links, unknown and duplicate anchors, orphans, and links
+    to superseded documents."""
     with reported_errors(), ctx.obj.api() as api:
         found = api.link_findings()
     if json_output:
@@ -181,6 +182,7 @@ def _print_findings(found: LinkFindings) -> None:
             ],
         ),
         ("orphans (no inbound links)", list(found.orphans)),
+        ("links to superseded documents", [_at(r) + r.detail for r in found.to_superseded]),
     ]
     for title, rows in sections:
         console.print(f"{title}: {len(rows)}", markup=False)

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from briefd.model import Heading, Link, LinkFindings, ResolvedLink
 from briefd.text import caseless, html_heading_names, numbered_slug_position, slugify
@@ -244,4 +244,31 @@ def findings(
         unknown_anchors=tuple(r for r in resolved if r.status == "bad-anchor"),
         duplicate_anchors=tuple(duplicates),
         orphans=tuple(p for p in paths if p not in inbound),
+        to_superseded=to_superseded(resolved),
     )
+
+
+def to_superseded(resolved: Sequence[ResolvedLink]) -> tuple[ResolvedLink, ...]:
+    """Links from current documents to a document another one ``supersedes`` (front matter),
+    their detail naming the superseding documents: a reader who follows one lands on the old
+    text. Links from a superseded document, and the ``supersedes`` relations, are history."""
+    by: dict[str, list[str]] = defaultdict(list)
+    for r in resolved:
+        link = r.link
+        if _supersedes(r) and r.target_path and link.source_path not in by[r.target_path]:
+            by[r.target_path].append(link.source_path)
+    found = []
+    for r in resolved:
+        source, target = r.link.source_path, r.target_path
+        if target not in by or source in by or source in by[target] or _supersedes(r):
+            continue
+        if r.status != "broken":  # a wrong anchor still lands on the old document
+            detail = f"links to {target}, superseded by {', '.join(sorted(by[target]))}"
+            found.append(replace(r, detail=detail))
+    return tuple(found)
+
+
+def _supersedes(resolved: ResolvedLink) -> bool:
+    link = resolved.link
+    usable = resolved.status in ("ok", "ambiguous") and link.source_path != resolved.target_path
+    return usable and link.kind == "relation" and link.display == "supersedes"

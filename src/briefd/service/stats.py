@@ -108,6 +108,7 @@ def findings_out(found: LinkFindings) -> dict[str, Any]:
             "unknown_anchors": len(found.unknown_anchors),
             "duplicate_anchors": len(found.duplicate_anchors),
             "orphans": len(found.orphans),
+            "to_superseded": len(found.to_superseded),
         },
         "broken": links(found.broken),
         "ambiguous": links(found.ambiguous),
@@ -117,6 +118,7 @@ def findings_out(found: LinkFindings) -> dict[str, Any]:
             for path, anchor, lines in found.duplicate_anchors[:FINDINGS_SHOWN]
         ],
         "orphans": list(found.orphans[:FINDINGS_SHOWN]),
+        "to_superseded": links(found.to_superseded),
     }
 
 
