@@ -168,6 +168,42 @@ def test_a_teams_own_layout_is_what_the_model_is_told(tmp_path: Path, write_file
         assert name not in said and name not in (instructions or ""), name
 
 
+def test_get_document_says_what_supersedes_it_and_which_links_are_relations(
+    tmp_path: Path, write_files: Any
+) -> None:
+    """An agent that opened the old ADR read it as current: the head of get_document listed
+    the new one only among "linked from", and a link's JSON did not say it was a front-matter
+    relation (supersedes, depends_on), so nothing told the model the text was replaced."""
+    root = write_files(
+        {
+            "domain/adr-1.md": "# ADR 1\n\nRetry five times.\n",
+            "domain/adr-2.md": "---\nsupersedes: adr-1.md\n---\n# ADR 2\n\nRetry three times.\n",
+            "domain/guide.md": "# Guide\n\nSee [[adr-1]].\n",
+        }
+    )
+    settings = service_settings_for(root, tmp_path / "index.db")
+
+    async def body(client: Client) -> list[CallToolResult]:
+        return [
+            await client.call_tool("get_document", {"doc_path": path})
+            for path in ("domain/adr-1.md", "domain/adr-2.md")
+        ]
+
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            old, new = run(base + "/mcp", "legacy", body)
+    text = old.content[0].text  # type: ignore[union-attr]
+    assert text.splitlines()[2] == (
+        "superseded by: domain/adr-2.md (this text was replaced: prefer it)"
+    ), text
+    backlinks = {b["source_path"]: b.get("relation") for b in old.structured_content["backlinks"]}  # type: ignore[index]
+    assert backlinks == {"domain/adr-2.md": "supersedes", "domain/guide.md": None}
+    links = new.structured_content["links"]  # type: ignore[index]
+    assert [(x["relation"], x["target_path"]) for x in links] == [("supersedes", "domain/adr-1.md")]
+    assert "superseded by" not in new.content[0].text  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_every_tool_answers_with_structured_content(url: str, mode: str) -> None:
     async def body(client: Client) -> dict[str, Any]:

@@ -138,9 +138,10 @@ def _sent_items(structured: dict[str, object]) -> list[object]:
 
 
 def document_text(out: schemas.DocumentOut) -> str:
-    """The head names the other documents it links to (a link to one of its own sections
-    stays in the body; one into a scope not requested is only counted; one that reaches no
-    document is said broken) and those linking to it, then the body."""
+    """The head names the documents that supersede it (front matter), the other documents it
+    links to (a link to one of its own sections stays in the body; one into a scope not
+    requested is only counted; one that reaches no document is said broken) and those linking
+    to it, then the body."""
     hidden = sum(1 for link in out.links if link.status == OUTSIDE_SCOPES)
     reached = {link.target_path for link in out.links if link.target_path} - {out.path}
     broken = {link.target for link in out.links if link.status == "broken"}
@@ -149,6 +150,9 @@ def document_text(out: schemas.DocumentOut) -> str:
         f"# {one_line(out.title)}",
         f"path: {out.path} · scope: {out.scope} · updated: {out.updated_at}",
     ]
+    newer = sorted({link.source_path for link in out.backlinks if link.relation == "supersedes"})
+    if newer:
+        head.append(f"superseded by: {', '.join(newer)} (this text was replaced: prefer it)")
     if reached:
         head.append(f"links to: {', '.join(sorted(reached))}")
     if broken:

@@ -106,6 +106,12 @@ class LinkOut(BaseModel):
     fragment: str | None = Field(
         default=None, description="The heading or {#anchor} after '#', as written."
     )
+    relation: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The front-matter relation the link is (depends_on, parent, extends, "
+        "implements, supersedes, related); absent for a link written in the text.",
+    )
     target_path: str | None = Field(
         description="The document the link reaches: the linking document's own path for a "
         "link to one of its own sections ([[#Heading]], [text](#anchor)); null when it "
@@ -532,6 +538,7 @@ def _link_out(r: ResolvedLink) -> LinkOut:
         line=r.link.line,
         target=r.link.target,
         fragment=r.link.fragment,
+        relation=r.link.display if r.link.kind == "relation" else None,
         target_path=r.target_path,
         status=r.status,
         detail=r.detail,
