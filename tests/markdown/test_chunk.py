@@ -153,7 +153,7 @@ def test_a_headings_html_is_out_of_its_text_and_its_html_anchor_is_its_anchor() 
         '# Payments <a id="pay"></a>\n\nIntro.\n\n'
         '## Refund window <span class="badge">new</span> <!-- since 2024 -->\n\nThirty days.\n\n'
         "### Limits<br>per day <sup>1</sup>\n\nFive.\n\n"
-        "## Returns a List<String> or Option<T> {#returns}\n\nNames.\n"
+        "## Returns a List<String>, Result<Data> or Option<T> {#returns}\n\nNames.\n"
     )
     doc = parse_document("domain/pay.md", text, "domain", "h", count_tokens)
     assert doc.title == "Payments"
@@ -163,8 +163,8 @@ def test_a_headings_html_is_out_of_its_text_and_its_html_anchor_is_its_anchor() 
         ("Refund window new", ("Refund window new",), None),
         ("Limits per day 1", ("Refund window new", "Limits per day 1"), None),
         (
-            "Returns a List<String> or Option<T>",
-            ("Returns a List<String> or Option<T>",),
+            "Returns a List<String>, Result<Data> or Option<T>",
+            ("Returns a List<String>, Result<Data> or Option<T>",),
             "returns",
         ),
     ]

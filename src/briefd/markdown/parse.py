@@ -156,11 +156,12 @@ def _plain_text(children: list[Token]) -> str:
 
 def _shown_html(markup: str) -> str:
     """What an inline HTML piece of a heading shows: nothing for a tag of an HTML element or
-    a comment (a line break: a space), the text itself for what only looks like a tag."""
+    a comment (a line break: a space), the text itself for what only looks like a tag — no
+    element (``<String>``), or a bare capitalised one, a type parameter (``Result<Data>``)."""
     tag = _TAG_NAME.match(markup)
     if tag is None:
         return "" if markup.startswith(("<!", "<?")) else markup
-    name = tag.group(1).lower()
-    if name not in HTML_ELEMENTS:
+    name = tag.group(1)
+    if name.lower() not in HTML_ELEMENTS or (name[0].isupper() and markup == f"<{name}>"):
         return markup
-    return " " if name in ("br", "hr", "wbr") else ""
+    return " " if name.lower() in ("br", "hr", "wbr") else ""
