@@ -77,6 +77,30 @@ def caseless(text: str) -> str:
     return fold(unicodedata.normalize("NFC", text)).casefold()
 
 
+def nested_heading_position(headings: Sequence[tuple[int, str]], fragment: str) -> int | None:
+    """The index of the heading Obsidian's nested fragment names (``Limits#Daily``: the
+    "Daily" heading under "Limits"), each part a heading's text or slug, each one inside the
+    part before it; None when ``fragment`` is no such chain."""
+    parts = [part.strip() for part in fragment.split("#")]
+    if len(parts) < 2 or not all(parts):
+        return None
+    at, depth, found = 0, 0, None
+    for part in parts:
+        wanted = {caseless(part), slugify(part)}
+        found = None
+        for index in range(at, len(headings)):
+            level, text = headings[index]
+            if found is None and depth and level <= depth:  # left the part before's section
+                break
+            if {caseless(text), slugify(text)} & wanted:
+                found = index
+                break
+        if found is None:
+            return None
+        at, depth = found + 1, headings[found][0]
+    return found
+
+
 def numbered_slug_position(texts: Sequence[str], fragment: str) -> int | None:
     """The index of the heading text GitHub's numbered slug ``fragment`` names
     (``overview-1``: the second "Overview"), if it is one (the first use keeps the plain slug)."""

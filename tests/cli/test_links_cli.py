@@ -321,6 +321,25 @@ def test_links_to_a_superseded_document_are_reported_but_do_not_fail_the_check(
     assert [r["link"]["source_path"] for r in data["to_superseded"]] == ["domain/guide.md"]
 
 
+def test_an_obsidian_nested_heading_link_names_the_subheading(tmp_path: Path) -> None:
+    """Obsidian links a subheading through its headings, ``[[b#Limits#Daily]]``: an unknown
+    anchor failing ``--check``, and the context's linked section the document's first. A
+    chain the headings do not make (Daily is not under Fees) is still reported."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": "# A\n\nSee [[b#Limits#Daily]], and [[b#Fees#Daily]].\n",
+            "domain/b.md": "# B\n\n## Fees\n\nTwo.\n\n## Limits\n\n### Daily\n\nThree.\n",
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert "unknown anchors: 1\n" in checked.stdout, checked.stdout
+    assert "domain/b.md has no heading or anchor '#Fees#Daily'" in checked.stdout
+    context = briefd("--db", db, "context", "domain/a.md", "--mode", "manifest", cwd=cwd)
+    items = json.loads(context.stdout)["items"]
+    assert 9 in [i["location"]["start_line"] for i in items if i["tier"] == "linked"], items
+
+
 def test_a_markdown_link_with_parentheses_in_its_destination_or_title(tmp_path: Path) -> None:
     """CommonMark (and GitHub) take balanced parentheses in a bare destination
     (``[old fees](fees_(2023).md)``, ``fees%20(2023).md``) and in a title (``"ADR (draft)"``);

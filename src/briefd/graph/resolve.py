@@ -16,7 +16,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from briefd.model import Heading, Link, LinkFindings, ResolvedLink
-from briefd.text import caseless, html_heading_names, numbered_slug_position, slugify
+from briefd.text import (
+    caseless,
+    html_heading_names,
+    nested_heading_position,
+    numbered_slug_position,
+    slugify,
+)
 
 _SUFFIXES = (".md", ".markdown")
 
@@ -213,6 +219,8 @@ def _has_fragment(catalog: Catalog, target: str, fragment: str) -> bool:
             return True
         if {folded, slugify(wanted)} & html_heading_names(heading.text):
             return True
+    if nested_heading_position([(h.level, h.text) for h in headings], wanted) is not None:
+        return True  # Obsidian's [[note#Heading#Subheading]]
     return numbered_heading(headings, fragment) is not None
 
 

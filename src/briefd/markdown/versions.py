@@ -26,10 +26,11 @@ FRONT_MATTER_VERSION = "13"  # 2: relations and always (a change re-parses every
 # 12: a Markdown link's destination may hold balanced parentheses, its title parentheses;
 # 13: a Markdown link's text may hold brackets: an image that links (``[![a](b.png)](c.md)``)
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
-LINKS_VERSION = "8"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
+LINKS_VERSION = "9"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
 # 4: names compare case-folded in full, Turkish İ/ı as i ([[İade]] finds iade.md);
 # 5: a Markdown link with a folder is a path: its file gone, it is broken (no same-named file);
 # 6: a link that climbs out of the knowledge folder (``../../CONTRIBUTING.md``) says so;
 # 7: a fragment may name a heading by its ``<a name>``/``<a id>`` or its slug without HTML tags;
-# 8: ``#^id`` names an Obsidian block id, and an anchor compares case-insensitively
+# 8: ``#^id`` names an Obsidian block id, and an anchor compares case-insensitively;
+# 9: ``#Heading#Subheading`` (Obsidian) names the subheading inside the heading

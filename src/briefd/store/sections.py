@@ -10,7 +10,13 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from briefd.markdown.blocks import block_ids
-from briefd.text import caseless, html_heading_names, numbered_slug_position, slugify
+from briefd.text import (
+    caseless,
+    html_heading_names,
+    nested_heading_position,
+    numbered_slug_position,
+    slugify,
+)
 
 SECTION_COLUMNS = (
     "c.rowid AS rowid, c.id, d.path, d.scope, d.title, c.heading, c.heading_path, c.content, "
@@ -86,7 +92,12 @@ def _heading_line(headings: Sequence[Sequence[object]], fragment: str) -> int | 
         names.update(html_heading_names(str(text)))
         if wanted in names or slug in names:
             return int(str(line))
-    index = numbered_slug_position([str(h[1]) for h in headings], fragment)
+    nested = nested_heading_position([(int(str(h[0])), str(h[1])) for h in headings], fragment)
+    index = (
+        nested
+        if nested is not None
+        else numbered_slug_position([str(h[1]) for h in headings], fragment)
+    )
     return None if index is None else int(str(headings[index][3]))
 
 
