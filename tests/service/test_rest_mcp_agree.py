@@ -266,3 +266,31 @@ def test_an_absolute_code_path_is_read_from_its_work_trees_root(base: str, tmp_p
     params = {"q": "ledger posting", "scopes": "all", "paths": inside}
     hits = rest(base, "GET", "/api/search", params=params).json()["hits"]
     assert hits[0]["doc_path"] == "projects/ledger/runbook.md"
+
+
+def test_documents_governing_the_paths_in_scopes_not_requested_are_named(base: str) -> None:
+    """The runbook governing tools/ledger-replay/** is in scope projects/ledger: a bundle or
+    search of the default scopes left it out, and said so only in a bundle's verbose
+    diagnostics, which MCP does not send — the agent never learned the document existed."""
+    path = "tools/ledger-replay/main.go"
+    warning = (
+        "documents governing these paths are in scopes not requested (projects/ledger): "
+        "projects/ledger/runbook.md (refs tools/ledger-replay/** covers "
+        "tools/ledger-replay/main.go); add them to the requested scopes to get them"
+    )
+
+    async def body(client: Client) -> list[CallToolResult]:
+        ask = {"task_description": "ledger posting", "paths": [path]}
+        return [
+            await client.call_tool("compile_bundle", ask),
+            await client.call_tool("compile_bundle", {**ask, "scopes": ["all"]}),
+            await client.call_tool("search_context", {"query": "ledger posting", "paths": [path]}),
+        ]
+
+    told, whole, searched = run(base + "/mcp", "legacy", body)
+    assert f"Warning: {warning}" in told.content[0].text  # type: ignore[union-attr]
+    assert told.structured_content["warnings"] == [warning]  # type: ignore[index]
+    assert "warnings" not in whole.structured_content  # type: ignore[operator]
+    assert searched.structured_content["warnings"] == [warning]  # type: ignore[index]
+    params = {"q": "ledger posting", "paths": path}
+    assert rest(base, "GET", "/api/search", params=params).json()["warnings"] == [warning]

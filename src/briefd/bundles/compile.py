@@ -42,7 +42,7 @@ from briefd.bundles.pack import NO_ROOM, effective_budget, pack
 from briefd.bundles.wire import document
 from briefd.errors import IndexNotFoundError, NotFoundError, QueryError, StoreError
 from briefd.model import DocumentView, SearchMode, SearchResult
-from briefd.retrieval.governed import check_governed
+from briefd.retrieval.governed import check_governed, elsewhere_warning, governing_elsewhere
 from briefd.retrieval.lexical import no_terms_message
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest
 from briefd.settings import Settings
@@ -210,6 +210,7 @@ def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -
     drift = code_table.drift_state(conn)
     dates = docs_table.dates_state(conn)
     warned = request_warnings(conn, request.scopes, engine.settings.default_scopes)
+    warned += elsewhere_warning(governing_elsewhere(conn, scopes, paths))
     return _Resolved(request, scopes, paths, tags, target, fingerprint, drift, dates, warned)
 
 

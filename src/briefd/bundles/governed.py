@@ -16,10 +16,9 @@ from collections.abc import Sequence
 
 from briefd.bundles.candidates import Ranks, by_rank, from_row
 from briefd.bundles.model import Candidate, Exclusion
-from briefd.retrieval.governed import matching_sections
+from briefd.retrieval.governed import governing_elsewhere, matching_sections
 from briefd.settings import SearchSettings
 from briefd.sources.refs import Cover, most_specific_cover
-from briefd.store.scopes import known_scopes
 from briefd.store.sections import document_sections, documents_with_refs
 from briefd.store.tags import tagged_paths
 from briefd.text import query_terms
@@ -58,16 +57,16 @@ def unrequested(
 ) -> tuple[Exclusion, ...]:
     """Documents governing ``paths`` in scopes the request did not name: left out, and said
     in the exclusions, or a caller that did not think of ``scopes`` would never know of them."""
-    if not paths:
-        return ()
-    found = []
-    for scope in (s for s in known_scopes(conn) if s not in scopes):
-        for _, path, refs in documents_with_refs(conn, (scope,)):
-            cover = most_specific_cover(refs, paths)
-            if cover is not None:
-                why = f"{cover.reason}, but scope '{scope}' was not requested: add it to scopes"
-                found.append(Exclusion("", path, "governed", why, 0))
-    return tuple(found)
+    return tuple(
+        Exclusion(
+            "",
+            path,
+            "governed",
+            f"{why}, but scope '{scope}' was not requested: add it to scopes",
+            0,
+        )
+        for path, scope, why in governing_elsewhere(conn, scopes, paths)
+    )
 
 
 def _matching(

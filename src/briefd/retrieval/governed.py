@@ -20,6 +20,7 @@ from briefd.settings import SearchSettings
 from briefd.sources.refs import covering, normalise_paths
 from briefd.store import documents as docs_table
 from briefd.store.scopes import known_scopes, request_warnings, resolve_scopes
+from briefd.store.sections import documents_with_refs
 from briefd.store.tags import check_tags, normalise_tags, tagged_paths
 from briefd.text import query_terms
 
@@ -47,6 +48,8 @@ def search_with_paths(
     else:
         result = run(conn, request)
     warnings = request_warnings(conn, request.scopes, default_scopes)
+    if wanted:
+        warnings += elsewhere_warning(governing_elsewhere(conn, result.scopes, wanted))
     if warnings:
         result = replace(result, warnings=(*result.warnings, *warnings))
     if not wanted:
@@ -79,6 +82,39 @@ def governed_first(
     kept = {h.chunk_id for h in hits}
     related = [h for h in result.hits if h.related_to in kept and h.chunk_id not in kept]
     return replace(result, hits=tuple(hits + related))
+
+
+ELSEWHERE_NAMED = 3  # governing documents of other scopes a warning names; the rest counted
+
+
+def governing_elsewhere(
+    conn: sqlite3.Connection, scopes: Sequence[str], paths: Sequence[str]
+) -> list[tuple[str, str, str]]:
+    """Documents in scopes other than ``scopes`` whose ``refs`` cover one of ``paths``: (path,
+    scope, why), scope by scope — left out of the answer, so the caller is told of them."""
+    if not paths:
+        return []
+    found = []
+    for scope in (s for s in known_scopes(conn) if s not in scopes):
+        for _, path, refs in documents_with_refs(conn, (scope,)):
+            if (why := covering(refs, paths)) is not None:
+                found.append((path, scope, why))
+    return found
+
+
+def elsewhere_warning(found: Sequence[tuple[str, str, str]]) -> tuple[str, ...]:
+    """The warning an answer carries when documents of scopes not requested govern its paths
+    (an agent passing ``paths`` wants those documents above all): none when there are none."""
+    if not found:
+        return ()
+    named = "; ".join(f"{path} ({why})" for path, _, why in found[:ELSEWHERE_NAMED])
+    more = len(found) - ELSEWHERE_NAMED
+    scopes = ", ".join(sorted({scope for _, scope, _ in found}))
+    return (
+        f"documents governing these paths are in scopes not requested ({scopes}): {named}"
+        + (f" and {more} more" if more > 0 else "")
+        + "; add them to the requested scopes to get them",
+    )
 
 
 def check_governed(
