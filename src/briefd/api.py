@@ -99,7 +99,7 @@ class Briefd(AbstractContextManager["Briefd"]):
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store.open(self.settings.db)
+            self._store = Store.open(self.settings.db, source=self.settings.source)
         return self._store
 
     @property

@@ -309,7 +309,8 @@ def test_an_index_named_by_the_projects_settings_is_never_swapped_for_the_users(
     run = run_hook(payload=hook_json(RELEVANT, cwd=str(project)), env={"BRIEFD_DB": None})
     assert (run.code, run.stdout) == (0, "")
     assert run.stderr == (
-        "briefd recall: no index at .briefd/briefd.db; build one with `briefd index --source DIR`\n"
+        "briefd recall: no index at .briefd/briefd.db; build one with `briefd index` (source: "
+        "knowledge, from the settings)\n"
     )
     # without a db in the settings file the user's default index still answers
     (project / "briefd.yaml").write_text("source: knowledge\n")

@@ -37,7 +37,8 @@ def test_a_server_without_an_index_says_so(tmp_path: Path) -> None:
         assert response.status_code == 503
         assert response.json() == {
             "error": "index_not_found",
-            "detail": f"no index at {tmp_path / 'none.db'}; build one with `briefd index --source DIR`",
+            "detail": f"no index at {tmp_path / 'none.db'}; build one with `briefd index` "
+            f"(source: {tmp_path / 'knowledge'}, from the settings)",
         }
 
 

@@ -5,6 +5,7 @@ import os
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -258,8 +259,16 @@ def test_gitignore_and_exclude_globs(settings: Settings, write_files: WriteFiles
 
 
 def test_missing_index_error_says_what_to_do(settings: Settings) -> None:
+    """With the source in the settings the command is plain `briefd index` (``--source DIR``
+    read as if the settings named none); without one, it says which flag it needs."""
     with pytest.raises(IndexNotFoundError) as caught:
         Briefd(settings).search(SearchRequest("x"))
+    assert str(caught.value) == (
+        f"no index at {settings.db}; build one with `briefd index` "
+        f"(source: {settings.source}, from the settings)"
+    )
+    with pytest.raises(IndexNotFoundError) as caught:
+        Briefd(replace(settings, source=None)).search(SearchRequest("x"))
     assert str(caught.value) == (
         f"no index at {settings.db}; build one with `briefd index --source DIR`"
     )

@@ -34,7 +34,7 @@ def hook_settings(
 
 def recall_here(request: RecallRequest, settings: Settings) -> dict[str, Any]:
     """The JSON form of a recall answered in this process."""
-    store = Store.open(settings.db)
+    store = Store.open(settings.db, source=settings.source)
     try:
         store.conn.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
         with store.read() as conn:

@@ -73,6 +73,14 @@ class Reopened:
         return f"the index file was replaced at {self.at}; briefd reopened it"
 
 
+def build_advice(source: Path | str | None) -> str:
+    """The command that builds a missing index: ``briefd index`` when the settings name the
+    source (it reads that), else with the ``--source`` it needs."""
+    if source is None or not str(source):
+        return "`briefd index --source DIR`"
+    return f"`briefd index` (source: {source}, from the settings)"
+
+
 class Store:
     """One connection to the index file. Its transactions are serialised across threads (a
     server's worker threads share it): a second thread waits instead of interleaving its
@@ -91,16 +99,16 @@ class Store:
         self._deferred_lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: Path, create: bool = False) -> Store:
-        """Open (or with ``create``, create) the index at ``path`` and bring its schema up."""
+    def open(cls, path: Path, create: bool = False, source: Path | None = None) -> Store:
+        """Open (or with ``create``, create) the index at ``path`` and bring its schema up;
+        ``source``: the knowledge folder or URL the settings name, for the advice when there
+        is no index yet."""
         if not create and not path.exists():
-            raise IndexNotFoundError(
-                f"no index at {path}; build one with `briefd index --source DIR`"
-            )
+            raise IndexNotFoundError(f"no index at {path}; build one with {build_advice(source)}")
         if not create and _never_written(path):  # `touch briefd.db`: read as no index, and
             raise IndexNotFoundError(  # left empty (no schema written by a reader)
                 f"the index file {path} is empty (0 bytes): nothing was indexed into it; "
-                "build it with `briefd index --source DIR`"
+                f"build it with {build_advice(source)}"
             )
         if path.is_dir():
             raise StoreError(
