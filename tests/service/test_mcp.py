@@ -488,6 +488,40 @@ def test_propose_update_over_mcp_pushes_a_branch(git_api: Briefd, remote: Remote
     assert proposal["branch"] in remote_branches
 
 
+def test_a_proposal_to_a_superseded_document_names_the_one_that_replaced_it(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """An agent that found the old ADR proposed its change there, and was told nothing: the
+    answer now names the document superseding it (MCP text and JSON, REST alike)."""
+    remote.push({"domain/retry-v2.md": "---\nsupersedes: retry.md\n---\n# Retry v2\n\nTwice.\n"})
+    git_api.sync()
+    change = {
+        "doc_path": "domain/retry.md",
+        "change_description": "Retry four times",
+        "new_content": RETRY.replace("three times", "four times").lstrip("\n"),
+    }
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("propose_update", change)
+
+    with serving(create_app(git_api, service_config())) as base:
+        result = run(base + "/mcp", "legacy", body)
+        answer = httpx2.post(
+            base + "/api/proposals",
+            json={**change, "change_description": "Retry five times"},
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=60,
+        )
+    assert not result.is_error, result.content
+    assert result.structured_content["superseded_by"] == ["domain/retry-v2.md"]  # type: ignore[index]
+    assert result.content[0].text.endswith(  # type: ignore[union-attr]
+        "\nnote: domain/retry.md is superseded by domain/retry-v2.md: the current text is "
+        "there; if the rule itself changed, propose the change there too"
+    )
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["superseded_by"] == ["domain/retry-v2.md"]
+
+
 def test_a_proposal_has_one_shape_on_mcp_and_rest(git_api: Briefd, remote: Remote) -> None:
     """I1/I2: the tool's structured content is the proposal exactly as REST lists it."""
     git_api.sync()

@@ -196,6 +196,10 @@ def usage_text(out: schemas.UsageOut) -> str:
 
 
 def proposal_text(out: schemas.ProposalOut) -> str:
+    return _proposed(out) + _superseded_note(out)
+
+
+def _proposed(out: schemas.ProposalOut) -> str:
     if out.status == "local":
         return (
             f"proposed on branch {out.branch} of the knowledge repository (local: not pushed, "
@@ -208,6 +212,15 @@ def proposal_text(out: schemas.ProposalOut) -> str:
         )
     where = f"; pull request {out.pr_url}" if out.pr_url else ""
     return f"proposed on branch {out.branch} ({out.status}){where}"
+
+
+def _superseded_note(out: schemas.ProposalOut) -> str:
+    if not out.superseded_by:
+        return ""
+    return (
+        f"\nnote: {out.doc_path} is superseded by {', '.join(out.superseded_by)}: the current "
+        "text is there; if the rule itself changed, propose the change there too"
+    )
 
 
 def instructions(out: schemas.ScopesOut) -> str:

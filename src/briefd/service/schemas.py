@@ -427,6 +427,12 @@ class ProposalOut(BaseModel):
     base_commit: str | None
     forge_error: str | None
     status_checked_at: str | None
+    superseded_by: list[str] | None = Field(  # only in the answer to a new proposal
+        default=None,
+        exclude_if=lambda value: not value,
+        description="Documents whose front matter says they supersede doc_path: the current "
+        "text is there, and a change to the rule may belong there instead.",
+    )
 
 
 class ProposalsOut(BaseModel):

@@ -21,14 +21,25 @@ from briefd.bundles.collect import retrieval_query
 from briefd.bundles.wire import response
 from briefd.errors import BriefdError, IndexNotFoundError, StoreError
 from briefd.model import DocumentView, LinkFindings, SearchResult
+from briefd.proposals.model import Proposal
 from briefd.retrieval.candidates import prefetch
 from briefd.retrieval.search import SearchRequest
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside
 from briefd.service.metrics import CACHE, DURATION, INVALID, REQUESTS, TOKENS, Metrics
-from briefd.service.schemas import BundleOut, DocumentOut, SearchOut, document_out, search_out
+from briefd.service.schemas import (
+    BundleOut,
+    DocumentOut,
+    ProposalOut,
+    SearchOut,
+    document_out,
+    proposal_out,
+    search_out,
+)
 from briefd.store.activity import QueryLogEntry, now_iso
 from briefd.store.db import Reopened, content_version
+from briefd.store.scopes import resolve_scopes
+from briefd.store.supersession import superseded_by, superseders
 from briefd.sync.webhook import Deliveries
 from briefd.tokens import count_tokens
 
@@ -282,6 +293,19 @@ class ServiceState:
         view = self.api.document(safe, scopes, scoped=True)
         ensure_inside(self.source_root(), view.path)
         return view
+
+    def proposed(self, proposal: Proposal, scopes: tuple[str, ...] | None) -> ProposalOut:
+        """A new proposal as REST and MCP answer it: with the documents superseding the one it
+        changes (K2) that the caller may read, when there are any."""
+        out = proposal_out(proposal)
+        try:
+            with self.api.store.read() as conn:
+                shown = resolve_scopes(conn, scopes, self.api.settings.default_scopes)
+                found = superseders(conn, (proposal.doc_path,))
+        except BriefdError:  # no index to ask: the proposal stands, without the note
+            return out
+        newer = superseded_by(found, proposal.doc_path, shown)
+        return out.model_copy(update={"superseded_by": list(newer)}) if newer else out
 
     def _search(self, request: SearchRequest, paths: tuple[str, ...]) -> SearchResult:
         """The one call into :meth:`Briefd.search`. Call under the lock."""

@@ -383,7 +383,7 @@ class Tools:
         proposal = await self._call(
             "propose_update", lambda: self.state.api.propose_update(request), exclusive=False
         )
-        out = schemas.proposal_out(proposal)
+        out = self.state.proposed(proposal, request.scopes)
         return ok_result(render.proposal_text(out), out)
 
 

@@ -39,7 +39,7 @@ def create_proposal(
     made = state.call(
         "rest", "propose_update", lambda: state.api.propose_update(request), exclusive=False
     )
-    return schemas.proposal_out(made)
+    return state.proposed(made, request.scopes)
 
 
 @router.get("/proposals", name="proposals", response_model=schemas.ProposalsOut, responses=ERRORS)
