@@ -74,6 +74,8 @@ def caseless(text: str) -> str:
     """``text`` as case-insensitive matching compares it: composed (NFC), Turkish İ and ı as
     i, then case-folded in full ("İade" and "IADE" are "iade", "Straße" is "strasse"); plain
     ``lower()`` gives "i̇ade" (i and a combining dot) for "İade"."""
+    if text.isascii():  # nothing to compose or fold: the same, ~10x sooner
+        return text.lower()
     return fold(unicodedata.normalize("NFC", text)).casefold()
 
 
@@ -149,10 +151,19 @@ def html_heading_names(text: str) -> set[str]:
     return names
 
 
+_UNSLUGGED = re.compile(r"[^\w\- ]")
+# the ASCII characters _UNSLUGGED removes: bytes.translate drops them ~4x sooner than a sub
+_ASCII_PUNCTUATION = bytes(c for c in range(128) if _UNSLUGGED.match(chr(c)))
+
+
 def slugify(text: str) -> str:
     """GitHub-style heading slug, as relative Markdown links use in their ``#fragment``."""
     lowered = text.strip().lower()
-    kept = re.sub(r"[^\w\- ]", "", lowered)
+    kept = (
+        lowered.encode().translate(None, _ASCII_PUNCTUATION).decode()
+        if lowered.isascii()
+        else _UNSLUGGED.sub("", lowered)
+    )
     return kept.replace(" ", "-")
 
 

@@ -16,12 +16,13 @@ from briefd.bundles.model import Candidate
 from briefd.model import DocumentView, ResolvedLink
 from briefd.settings import BundleSettings
 from briefd.store.sections import (
+    SectionFinder,
     always_documents,
     document_scope,
     document_sections,
-    linked_section,
     links_within,
     section_at,
+    section_finder,
     sections,
 )
 
@@ -115,10 +116,11 @@ def linked(
     backlinks to the target), at most ``settings.linked`` sections, then the second hop
     (links written in those sections), at most ``settings.second_hop``."""
     sources = [target.path, *(path for _, path in related)]
+    find = section_finder(conn, scopes)
     first: list[tuple[int, str]] = []
     for source in sources:
         for path, fragment, line in links_within(conn, source, 0, EVERY_LINE):
-            rowid = _target_section(conn, path, fragment, scopes, ranks)
+            rowid = _target_section(conn, find, path, fragment, ranks)
             if rowid is not None:
                 first.append((rowid, f"linked from {source}:{line}"))
     for back in target.backlinks:
@@ -131,7 +133,7 @@ def linked(
         for path, fragment, line in links_within(
             conn, candidate.doc_path, candidate.start_line, candidate.end_line
         ):
-            rowid = linked_section(conn, path, fragment, scopes)
+            rowid = find(path, fragment)
             if rowid is not None:
                 second.append((rowid, f"second hop: linked from {candidate.doc_path}:{line}"))
     _add(conn, second, settings.second_hop, found, exclude={target.path})
@@ -157,9 +159,9 @@ def _add(
 
 def _target_section(
     conn: sqlite3.Connection,
+    find: SectionFinder,
     path: str,
     fragment: str | None,
-    scopes: Sequence[str],
     ranks: Ranks,
 ) -> int | None:
     """The section a link brings: the one its fragment names, else the linked document's best
@@ -168,7 +170,7 @@ def _target_section(
         ranked = [r for r in document_sections(conn, path) if r["id"] in ranks]
         if ranked:
             return int(by_rank(ranked, ranks)[0]["rowid"])
-    return linked_section(conn, path, fragment, scopes)
+    return find(path, fragment)
 
 
 def _backlink_reason(back: ResolvedLink, target: str) -> str:

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Collection, Sequence
 
-from briefd.store.sections import linked_section
+from briefd.store.sections import SectionFinder, section_finder
 
 SOURCES = 3  # how many of the top direct hits are expanded
 
@@ -29,8 +29,9 @@ def related_rowids(
     keeps, so a filter leaves the cap to the sections it lets through."""
     found: list[tuple[int, int]] = []
     taken = set(direct)
+    find = section_finder(conn, scopes)
     for source in direct[:SOURCES]:
-        for target in _linked(conn, source, scopes):
+        for target in _linked(conn, source, find):
             if target not in taken:
                 taken.add(target)
                 found.append((target, source))
@@ -40,7 +41,7 @@ def related_rowids(
     return found[:cap]
 
 
-def _linked(conn: sqlite3.Connection, rowid: int, scopes: Sequence[str]) -> list[int]:
+def _linked(conn: sqlite3.Connection, rowid: int, find: SectionFinder) -> list[int]:
     hit = conn.execute(
         "SELECT c.doc_id, c.heading, c.start_line, d.headings FROM chunks c "
         "JOIN documents d ON d.id = c.doc_id WHERE c.rowid = ?",
@@ -58,7 +59,7 @@ def _linked(conn: sqlite3.Connection, rowid: int, scopes: Sequence[str]) -> list
     ).fetchall()
     targets = []
     for link in links:
-        target = linked_section(conn, link["target_path"], link["fragment"], scopes)
+        target = find(link["target_path"], link["fragment"])
         if target is not None and target != rowid:
             targets.append(target)
     return targets

@@ -4,10 +4,12 @@ sections in order, the section a link points at or is written in, and the docume
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from briefd.markdown.blocks import block_ids
 from briefd.text import (
@@ -49,56 +51,141 @@ def document_sections(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
     ).fetchall()
 
 
+SectionFinder = Callable[[str, str | None], int | None]
+
+
 def linked_section(
     conn: sqlite3.Connection, path: str, fragment: str | None, scopes: Sequence[str]
 ) -> int | None:
     """The section a link to ``path`` brings (its ``#fragment`` by anchor, heading, slug or
     GitHub's numbered slug of a repeated heading, else the first section), if the document is
     in ``scopes``."""
-    rows = conn.execute(
-        "SELECT c.rowid, c.heading, c.anchor, c.heading_path, c.start_line, d.headings "
-        f"FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path = ? "
-        f"AND c.scope IN ({_in(scopes)}) "
-        "ORDER BY c.position",
-        (path, *scopes),
-    ).fetchall()
-    if not rows:
-        return None
-    if fragment:
-        wanted = caseless(fragment.strip())
-        for row in rows:
-            heading, anchor = row["heading"], row["anchor"] or ""
-            names = {caseless(heading), slugify(heading), caseless(anchor)}
-            names.update(caseless(h) for h in json.loads(row["heading_path"]))
-            names.update(html_heading_names(heading))
-            if wanted in names or slugify(fragment) in names:
-                return int(row["rowid"])
-        line = _heading_line(json.loads(rows[0]["headings"]), fragment)
+    return section_finder(conn, scopes)(path, fragment)
+
+
+def section_finder(conn: sqlite3.Connection, scopes: Sequence[str]) -> SectionFinder:
+    """:func:`linked_section` for many links at once (a search's related links, a bundle's
+    hops): each linked document is read once, and its names worked out once, however many
+    links name it."""
+    blocks = block_reader(conn)
+
+    @functools.cache
+    def sections_of(path: str) -> _Sections | None:
+        return _Sections.read(conn, path, scopes)
+
+    @functools.cache
+    def names_of(path: str) -> _Names:
+        found = sections_of(path)
+        assert found is not None  # asked only of a document with sections
+        return _Names.of(found)
+
+    def find(path: str, fragment: str | None) -> int | None:
+        found = sections_of(path)
+        if found is None:
+            return None
+        if not fragment:
+            return found.rowids[0]
+        names = names_of(path)
+        named = names.section(fragment)
+        if named is not None:
+            return found.rowids[named]
+        line = names.heading_line(fragment)
         if line is None and fragment.strip().startswith("^"):  # an Obsidian block id
-            line = block_reader(conn)(path).get(fragment.strip()[1:])
-        at = [r for r in rows if line is not None and r["start_line"] <= line]
-        if at:  # the section that holds the heading (an H4 is inside one)
-            return int(at[-1]["rowid"])
-    return int(rows[0]["rowid"])
+            line = blocks(path).get(fragment.strip()[1:])
+        return found.rowids[0] if line is None else found.holding(line)
+
+    return find
 
 
-def _heading_line(headings: Sequence[Sequence[object]], fragment: str) -> int | None:
-    """The file line of the heading of any level that ``fragment`` names (its text, anchor,
-    slug or GitHub's numbered slug of a repeated heading); ``headings`` as stored: [level,
-    text, anchor, line] (no model import)."""
-    wanted, slug = caseless(fragment.strip()), slugify(fragment)
-    for _, text, anchor, line in headings:
-        names = {caseless(str(text)), slugify(str(text)), caseless(str(anchor or ""))}
-        names.update(html_heading_names(str(text)))
-        if wanted in names or slug in names:
-            return int(str(line))
-    nested = nested_heading_position([(int(str(h[0])), str(h[1])) for h in headings], fragment)
-    index = (
-        nested
-        if nested is not None
-        else numbered_slug_position([str(h[1]) for h in headings], fragment)
-    )
-    return None if index is None else int(str(headings[index][3]))
+@dataclass(frozen=True, slots=True)
+class _Sections:
+    """One document's sections in some scopes, in order: rowids, first lines, and the rows
+    their names come from."""
+
+    rowids: tuple[int, ...]
+    starts: tuple[int, ...]
+    rows: tuple[sqlite3.Row, ...]
+
+    @classmethod
+    def read(cls, conn: sqlite3.Connection, path: str, scopes: Sequence[str]) -> _Sections | None:
+        rows = conn.execute(
+            "SELECT c.rowid, c.heading, c.anchor, c.heading_path, c.start_line, d.headings "
+            "FROM documents d JOIN chunks c ON c.doc_id = d.id WHERE d.path = ? "
+            f"AND c.scope IN ({_in(scopes)}) ORDER BY c.position",
+            (path, *scopes),
+        ).fetchall()
+        if not rows:
+            return None
+        return cls(
+            rowids=tuple(int(r["rowid"]) for r in rows),
+            starts=tuple(int(r["start_line"]) for r in rows),
+            rows=tuple(rows),
+        )
+
+    def holding(self, line: int) -> int:
+        """The section that holds file ``line`` (an H4 is inside one), else the first."""
+        at = bisect.bisect_right(self.starts, line)
+        return self.rowids[max(at - 1, 0)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Names:
+    """What a ``#fragment`` names in one document: a section by its heading, anchor or a
+    heading above it (``by_section``: name → section index), a heading of any level by its
+    text, slug or anchor (``by_heading``: name → heading index); each name is the first
+    section's or heading's that has it."""
+
+    by_section: dict[str, int]
+    headings: tuple[tuple[int, str, int], ...]  # (level, text, file line)
+    by_heading: dict[str, int]
+
+    @classmethod
+    def of(cls, sections: _Sections) -> _Names:
+        by_section: dict[str, int] = {}
+        for index, row in enumerate(sections.rows):
+            for name in _section_names(row["heading"], row["anchor"] or "", row["heading_path"]):
+                by_section.setdefault(name, index)
+        headings: list[tuple[int, str, int]] = []
+        by_heading: dict[str, int] = {}
+        # the document's headings as stored: [level, text, anchor, line]
+        for index, (level, text, anchor, line) in enumerate(json.loads(sections.rows[0][5])):
+            text, anchor = str(text), str(anchor or "")
+            headings.append((int(level), text, int(line)))
+            for name in (caseless(text), slugify(text), caseless(anchor)):
+                by_heading.setdefault(name, index)
+            for name in html_heading_names(text):
+                by_heading.setdefault(name, index)
+        return cls(by_section, tuple(headings), by_heading)
+
+    def section(self, fragment: str) -> int | None:
+        """The index of the first section ``fragment`` names."""
+        return _first(self.by_section, fragment)
+
+    def heading_line(self, fragment: str) -> int | None:
+        """The file line of the heading of any level that ``fragment`` names (its text,
+        anchor or slug, an Obsidian chain of headings, GitHub's numbered slug of a repeated
+        heading)."""
+        index = _first(self.by_heading, fragment)
+        if index is None:
+            index = nested_heading_position([(h[0], h[1]) for h in self.headings], fragment)
+        if index is None:
+            index = numbered_slug_position([h[1] for h in self.headings], fragment)
+        return None if index is None else self.headings[index][2]
+
+
+def _first(names: dict[str, int], fragment: str) -> int | None:
+    """The first index a ``#fragment`` names, as written (case-folded) or as a slug."""
+    found = [names[n] for n in (caseless(fragment.strip()), slugify(fragment)) if n in names]
+    return min(found) if found else None
+
+
+def _section_names(heading: str, anchor: str, heading_path: str) -> set[str]:
+    """What a ``#fragment`` names a section by: its heading's text, slug and HTML names, its
+    anchor, and the text of each heading above it (``heading_path`` as stored, JSON)."""
+    names = {caseless(heading), slugify(heading), caseless(anchor)}
+    names.update(caseless(h) for h in json.loads(heading_path))
+    names.update(html_heading_names(heading))
+    return names
 
 
 def section_at(conn: sqlite3.Connection, path: str, line: int) -> int | None:

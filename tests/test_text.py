@@ -1,0 +1,46 @@
+"""Text normalisation: the fast paths for ASCII text give what the general rules give."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from briefd.text import caseless, fold, slugify
+
+# ASCII of every kind (controls and punctuation too), the Turkish and German letters that
+# fold or case-fold differently, and combining marks
+_TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(max_codepoint=127),
+        st.sampled_from("İıßŞşÇçÖöÜüĞğẞ\u0307\u0308"),
+        st.characters(min_codepoint=128, max_codepoint=0x2FF),
+    ),
+    max_size=40,
+)
+
+
+@given(_TEXT)
+def test_slugify_is_githubs_slug_for_any_text(text: str) -> None:
+    """Lower-cased, every character but a word character, hyphen or space dropped, spaces as
+    hyphens."""
+    expected = re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+    assert slugify(text) == expected
+
+
+@given(_TEXT)
+def test_caseless_composes_folds_and_case_folds_any_text(text: str) -> None:
+    assert caseless(text) == fold(unicodedata.normalize("NFC", text)).casefold()
+
+
+def test_slugs_and_caseless_forms_of_headings() -> None:
+    assert slugify("Static method: AsyncLocalStorage.bind(fn)") == (
+        "static-method-asynclocalstoragebindfn"
+    )
+    assert slugify("  Retry & back-off (v2)\t") == "retry--back-off-v2"
+    assert slugify("İade süresi") == "iade-süresi"  # the dot İ lower-cases to is dropped
+    assert caseless("İADE") == caseless("iade") == "iade"
+    assert caseless("Straße") == "strasse"
+    assert caseless("Retry-Policy") == "retry-policy"
