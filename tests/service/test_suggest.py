@@ -51,6 +51,20 @@ def test_select_filters_dismissed_and_orders_broken_links_first() -> None:
     assert len(select(found, set(), None, 1)) == 1
 
 
+def test_names_are_found_as_the_case_blind_match_finds_them_in_any_text() -> None:
+    """An ASCII name is found in text with other letters too, matched as regular expressions
+    ignore case: "İ" and "ı" are an "i", the Kelvin sign a "k", the long s an "s"; a letter
+    joined to the name keeps it from being a mention."""
+    kiosk = doc("domain/kiosk.md", ("Kiosk mode",), "")
+    kyc = doc("domain/kyc.md", ("Risk limits",), "")
+    body = "Ödeme akışı — the \u212aIOSK MODE screen.\nRİSK LİMİTS are daily.\nRisk limitsé no.\n"
+    found = unlinked_mentions([doc("domain/pay.md", ("Pay",), body)], [kiosk, kyc])
+    assert [(s.target, s.mention, s.line) for s in found] == [
+        ("domain/kiosk.md", "\u212aIOSK MODE", 3),
+        ("domain/kyc.md", "RİSK LİMİTS", 4),
+    ]
+
+
 def test_dismissed_suggestions_stay_dismissed(write_files: WriteFiles, api: Briefd) -> None:
     write_files(
         {
@@ -126,7 +140,7 @@ def test_suggestions_over_hundreds_of_documents_answer_quickly(
 ) -> None:
     """Every document names many others (a big team's knowledge): the default scopes' answer
     reads only their documents, and every scope's is found without trying each name on each
-    line of each document."""
+    line of each document — also in text that is not all ASCII (a dash, a Turkish letter)."""
     words = ["ledger", "refund", "invoice", "payout", "settlement", "chargeback", "dispute"]
     files = {}
     for i in range(300):
@@ -134,7 +148,7 @@ def test_suggestions_over_hundreds_of_documents_answer_quickly(
         named = " ".join(
             f"Topic {j} {words[j % 7]}." for j in ((i + k) % 300 for k in range(1, 30))
         )
-        filler = "\n\n".join(f"Line {n} about the {words[n % 7]} flow." for n in range(150))
+        filler = "\n\n".join(f"Line {n} — the {words[n % 7]} akışı." for n in range(150))
         files[f"{folder}/t{i}.md"] = f"# Topic {i} {words[i % 7]}\n\n{named}\n\n{filler}\n"
     write_files(files)
     api.index()
@@ -148,4 +162,6 @@ def test_suggestions_over_hundreds_of_documents_answer_quickly(
     assert ("domain/t3.md", "domain/t4.md", "Topic 4 settlement", 3) in {
         (s.doc_path, s.target, s.mention, s.line) for s in default
     }
-    assert elapsed < 6, f"{elapsed:.1f} s"
+    assert elapsed < 3, (
+        f"{elapsed:.1f} s"
+    )  # ~0.4 s here; 7 s when non-ASCII text was regex-searched

@@ -68,10 +68,17 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w\[|/#-])" + re.escape(name) + r"(?![\w\]-])", re.IGNORECASE)
 
 
+# What the pattern's IGNORECASE matches an ASCII name's letters with: ASCII capitals, and four
+# other letters (İ and ı match i, the Kelvin sign k, the long s s). One letter for one, so a
+# text folded so keeps every offset.
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZİı\u212aſ", "abcdefghijklmnopqrstuvwxyziiks")
+
+
 @dataclass(frozen=True, slots=True)
 class _Name:
-    """A name's pattern and, for an ASCII name, the name lowercased: found in lowercased ASCII
-    text by ``str.find`` with the pattern's word edges (the regex engine is far slower)."""
+    """A name's pattern and, for an ASCII name, the name lowercased: found in text folded by
+    ``_ASCII_FOLD`` by ``str.find`` with the pattern's word edges (the regex engine is far
+    slower)."""
 
     pattern: re.Pattern[str]
     folded: str | None
@@ -82,7 +89,8 @@ class _Name:
 
 
 def _find(text: str, name: str) -> tuple[int, int] | None:
-    """Where ASCII ``name`` first stands in ASCII ``text`` as :func:`_name_pattern` finds it."""
+    """Where ASCII ``name`` first stands in ``text`` folded by ``_ASCII_FOLD``, as
+    :func:`_name_pattern` finds it in the text before folding."""
     start = text.find(name)
     while start >= 0:
         end = start + len(name)
@@ -99,7 +107,7 @@ class _Prose:
     """A document's prose lines joined, with where each starts and its line offset."""
 
     text: str
-    folded: str | None  # the text lowercased, when it is ASCII
+    folded: str  # the text folded by _ASCII_FOLD: what ASCII names are found in
     starts: tuple[int, ...]
     offsets: tuple[int, ...]
 
@@ -108,7 +116,7 @@ class _Prose:
         lines = _prose_lines(body)
         starts = accumulate((len(line) + 1 for _, line in lines[:-1]), initial=0)
         text = "\n".join(line for _, line in lines)
-        folded = text.lower() if text.isascii() else None
+        folded = text.translate(_ASCII_FOLD)
         return cls(text, folded, tuple(starts), tuple(o for o, _ in lines))
 
 
@@ -117,7 +125,7 @@ def _first_mention(prose: _Prose, names: Iterable[_Name]) -> tuple[str, int] | N
     prose per name."""
     best: tuple[str, int] | None = None
     for name in names:
-        if name.folded is not None and prose.folded is not None:
+        if name.folded is not None:
             span = _find(prose.folded, name.folded)
         else:
             match = name.pattern.search(prose.text)
@@ -136,15 +144,14 @@ def _words(name: str) -> frozenset[str] | None:
 
 
 def _candidates(
-    text: str,
+    folded: str,
     by_word: Mapping[str, Sequence[tuple[int, frozenset[str]]]],
     everywhere: Sequence[int],
 ) -> list[int]:
-    """Catalog positions whose names may occur in ``text``: a name matches whole words, so
-    in ASCII text each of its words is one of the text's words (other text: every document)."""
-    if not text.isascii():
-        return sorted({*everywhere, *(i for names in by_word.values() for i, _ in names)})
-    words = set(_WORD.findall(text.lower()))
+    """Catalog positions whose names may occur in a text (``folded`` by ``_ASCII_FOLD``): an
+    ASCII name matches whole words, so each of its words is one of the text's words; a name
+    with other letters may be anywhere."""
+    words = set(_WORD.findall(folded))
     found = {i for w in words for i, need in by_word.get(w, ()) if need <= words}
     return sorted(found.union(everywhere))
 
@@ -180,7 +187,7 @@ def unlinked_mentions(
     out: list[LinkSuggestion] = []
     for doc in subjects:
         prose = _Prose.of(doc.body)
-        for i in _candidates(prose.text, by_word, everywhere):
+        for i in _candidates(prose.folded, by_word, everywhere):
             target, patterns = named[i]
             if target == doc.path or target in doc.links_to:
                 continue
