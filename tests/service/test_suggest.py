@@ -110,6 +110,30 @@ def test_mentions_in_code_blocks_are_not_suggested_as_no_link_there_counts(
     assert found == [("domain/refunds.md", "Refunds", 20)]
 
 
+def test_code_blocks_are_found_again_when_a_document_changes(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """A process keeps each body's code blocks: an edit that moves a mention out of a code
+    block (or into one) is seen at the next request, at the mention's new line."""
+    write_files(
+        {
+            "domain/settlement.md": "# Settlement\n\nMoney moves.\n",
+            "domain/notes.md": "# Notes\n\n```\nSettlement runs\n```\n",
+            "domain/other.md": "# Other\n\n```\nSettlement runs\n```\n",
+        }
+    )
+    api.index()
+    assert api.suggest_links(scopes=("all",)) == []
+    write_files({"domain/notes.md": "# Notes\n\n```\nx\n```\nSettlement runs\n"})
+    api.index()
+    assert [(s.doc_path, s.line) for s in api.suggest_links(scopes=("all",))] == [
+        ("domain/notes.md", 6)
+    ]
+    write_files({"domain/notes.md": "# Notes\n\n```\nx\nSettlement runs\n```\n"})
+    api.index()
+    assert api.suggest_links(scopes=("all",)) == []
+
+
 def test_dismissing_needs_the_document_in_scope(write_files: WriteFiles, api: Briefd) -> None:
     write_files(
         {

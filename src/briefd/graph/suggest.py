@@ -32,6 +32,7 @@ class DocNames:
     body: str
     body_start_line: int
     links_to: frozenset[str]
+    code: frozenset[int] | None = None  # the body's code lines (offsets), None: find them
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +45,12 @@ class LinkSuggestion:
     detail: str
 
 
-def _prose_lines(body: str) -> list[tuple[int, str]]:
-    """(offset, line) pairs outside fenced and indented code — the code blocks links are
-    never read in, as the same CommonMark parser finds them — with inline code blanked out."""
-    code = _code_offsets(body)
+def _prose_lines(body: str, code: frozenset[int] | None = None) -> list[tuple[int, str]]:
+    """(offset, line) pairs outside fenced and indented code (``code``, else found: the code
+    blocks links are never read in, as the same CommonMark parser finds them) with inline
+    code blanked out."""
+    if code is None:
+        code = code_offsets(body)
     return [
         (offset, _INLINE_CODE.sub(" ", line))
         for offset, line in enumerate(body.split("\n"))  # the file's lines, as links count them
@@ -55,13 +58,16 @@ def _prose_lines(body: str) -> list[tuple[int, str]]:
     ]
 
 
-def _code_offsets(body: str) -> set[int]:
-    """The line offsets of ``body``'s code blocks (``` or ~~~ fences of any length, nested
-    ones, indented code)."""
-    if not _MAYBE_CODE.search(body):
-        return set()
-    ranges = code_ranges(body, first_line=0)
-    return {offset for start, end in ranges for offset in range(start, end + 1)}
+def code_blocks(body: str) -> tuple[tuple[int, int], ...]:
+    """The first and last line offsets of ``body``'s code blocks (``` or ~~~ fences of any
+    length, nested ones, indented code)."""
+    return code_ranges(body, first_line=0) if _MAYBE_CODE.search(body) else ()
+
+
+def code_offsets(body: str, blocks: Sequence[tuple[int, int]] | None = None) -> frozenset[int]:
+    """The line offsets of ``body``'s code blocks (``blocks``, else found)."""
+    found = code_blocks(body) if blocks is None else blocks
+    return frozenset(offset for start, end in found for offset in range(start, end + 1))
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:
@@ -112,8 +118,8 @@ class _Prose:
     offsets: tuple[int, ...]
 
     @classmethod
-    def of(cls, body: str) -> _Prose:
-        lines = _prose_lines(body)
+    def of(cls, body: str, code: frozenset[int] | None = None) -> _Prose:
+        lines = _prose_lines(body, code)
         starts = accumulate((len(line) + 1 for _, line in lines[:-1]), initial=0)
         text = "\n".join(line for _, line in lines)
         folded = text.translate(_ASCII_FOLD)
@@ -186,7 +192,7 @@ def unlinked_mentions(
     by_word, everywhere = _name_index(names)
     out: list[LinkSuggestion] = []
     for doc in subjects:
-        prose = _Prose.of(doc.body)
+        prose = _Prose.of(doc.body, doc.code)
         for i in _candidates(prose.folded, by_word, everywhere):
             target, patterns = named[i]
             if target == doc.path or target in doc.links_to:
