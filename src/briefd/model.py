@@ -207,6 +207,7 @@ class DocumentView:
     links: tuple[ResolvedLink, ...]
     backlinks: tuple[ResolvedLink, ...]
     problems: tuple[str, ...]
+    body_start_line: int = 1  # the file line the body starts at (after the front matter)
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,7 +128,10 @@ def test_top_section_larger_than_the_budget_is_cut_to_its_head(example: Briefd) 
     head = bundle.items[0]
     assert head.truncated and bundle.diagnostics.truncated
     assert "[… truncated: " in head.content
-    assert f'get_document("{head.doc_path}", scopes=["domain"])' in head.content
+    assert (
+        f'get_document("{head.doc_path}", start_line={head.start_line}, scopes=["domain"])'
+        in head.content
+    )
     assert bundle.tokens <= 247  # the answer's envelope (ids, budget figures) included
 
 

@@ -61,7 +61,8 @@ def test_the_head_of_the_top_hit_when_nothing_fits_whole() -> None:
     out = search_out(_result((top,)), 250)
     assert out.note == (
         f"the top section ({top.tokens} tokens) was cut to fit max_tokens=250; "
-        "read it whole with get_document('domain/top.md', scopes=['domain'])"
+        f"read it whole with get_document('domain/top.md', start_line={top.start_line}, "
+        "scopes=['domain'])"
     )
     assert out.hits[0].content.endswith(TRUNCATED) and received(out) <= 250
 

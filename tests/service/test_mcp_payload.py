@@ -169,16 +169,22 @@ def test_a_cut_sections_advice_reads_it_over_mcp(service_api: Briefd) -> None:
     async def body(client: Client) -> tuple[Any, Any]:
         bundle = await client.call_tool("compile_bundle", task)
         text = bundle.content[0].text  # type: ignore[union-attr]
-        advice = re.search(r'get_document\("([^"]+)", scopes=\["([^"]+)"\]\)', text)
+        advice = re.search(
+            r'get_document\("([^"]+)", start_line=(\d+), scopes=\["([^"]+)"\]\)', text
+        )
         assert advice is not None, text
-        path, scope = advice.groups()
-        return bundle, await client.call_tool("get_document", {"doc_path": path, "scopes": [scope]})
+        path, line, scope = advice.groups()
+        call = {"doc_path": path, "start_line": int(line), "scopes": [scope]}
+        return bundle, await client.call_tool("get_document", call)
 
     with serving(create_app(service_api, service_config())) as base:
         bundle, document = run(base + "/mcp", "auto", body)
     assert bundle.structured_content["items"][0]["truncated"] is True
     assert not document.is_error, document.content
     assert document.structured_content["path"].startswith("projects/ledger/")
+    part = document.structured_content["part"]  # read from the cut section's heading
+    assert document.structured_content["body"].startswith("#"), document.content
+    assert part["start_line"] == document.structured_content["sections"][0]["start_line"]
 
 
 def test_a_budget_too_small_says_so_in_the_mcp_text(service_api: Briefd) -> None:

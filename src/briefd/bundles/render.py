@@ -98,9 +98,13 @@ def held(section: BundleItem) -> str:
 
 
 def truncation_marker(section: Candidate, shown: int, total: int) -> str:
-    """Names the scope: ``get_document`` reads the default scopes unless told, and a project's
-    section would not be found there."""
-    call = f'get_document("{section.doc_path}", scopes=["{section.scope}"])'
+    """Names the scope (``get_document`` reads the default scopes unless told, and a project's
+    section would not be found there) and the section's first line (a long document comes in
+    parts: the first one may end before it)."""
+    call = (
+        f'get_document("{section.doc_path}", start_line={section.start_line}, '
+        f'scopes=["{section.scope}"])'
+    )
     return f"\n\n[… truncated: {shown} of {total} tokens shown; read the rest with {call}]"
 
 

@@ -8,7 +8,7 @@ import json
 from briefd.bundles.compile import FITS_NO_SECTION
 from briefd.bundles.render import drift_note, self_contained, trimmed
 from briefd.model import OUTSIDE_SCOPES
-from briefd.service import schemas
+from briefd.service import documents, schemas
 
 
 def search_text(out: schemas.SearchOut) -> str:
@@ -137,7 +137,7 @@ def _sent_items(structured: dict[str, object]) -> list[object]:
     return sent
 
 
-def document_text(out: schemas.DocumentOut) -> str:
+def document_text(out: documents.DocumentOut) -> str:
     """The head names the documents that supersede it (front matter), the other documents it
     links to (a link to one of its own sections stays in the body; one into a scope not
     requested is only counted; one that reaches no document is said broken) and those linking
@@ -162,7 +162,19 @@ def document_text(out: schemas.DocumentOut) -> str:
     if hidden:
         more = "1 more link" if hidden == 1 else f"{hidden} more links"
         head.append(f"{more} into scopes not requested (scopes=['all'] follows {_them(hidden)})")
-    return "\n".join(head) + "\n\n" + self_contained(trimmed(out.body))
+    tail = ""
+    if out.part is not None:
+        part = out.part
+        head.append(
+            f"part: lines {part.start_line}-{part.end_line} of {part.last_line} "
+            f"({part.tokens} tokens); links above are this part's"
+        )
+        if part.next_start_line is not None:
+            tail = (
+                f"\n\n[… continues at line {part.next_start_line}: get_document(doc_path="
+                f'"{out.path}", start_line={part.next_start_line}, scopes=["{out.scope}"])]'
+            )
+    return "\n".join(head) + "\n\n" + self_contained(trimmed(out.body)) + tail
 
 
 def one_line(text: str) -> str:

@@ -19,7 +19,7 @@ from briefd.bundles.model import (
     Tier,
 )
 from briefd.graph.suggest import LinkSuggestion
-from briefd.model import DocumentView, Hit, ResolvedLink, ScopeInfo, SearchResult
+from briefd.model import Hit, ScopeInfo, SearchResult
 from briefd.proposals.model import Proposal, ProposalStatus
 from briefd.retrieval.budget import within_budget
 from briefd.store.activity import UsageReceipt
@@ -86,58 +86,6 @@ class SearchOut(BaseModel):
         "no scopes): which, what was read instead, and the fix.",
     )
     hits: list[HitOut]
-
-
-class SectionOut(BaseModel):
-    chunk_id: str
-    heading: str
-    heading_path: list[str]
-    anchor: str | None
-    start_line: int
-    end_line: int
-    tokens: int
-
-
-class LinkOut(BaseModel):
-    source_path: str
-    section: str
-    line: int
-    target: str
-    fragment: str | None = Field(
-        default=None, description="The heading or {#anchor} after '#', as written."
-    )
-    relation: str | None = Field(
-        default=None,
-        exclude_if=lambda value: value is None,
-        description="The front-matter relation the link is (depends_on, parent, extends, "
-        "implements, supersedes, related); absent for a link written in the text.",
-    )
-    target_path: str | None = Field(
-        description="The document the link reaches: the linking document's own path for a "
-        "link to one of its own sections ([[#Heading]], [text](#anchor)); null when it "
-        "reaches none, or leads into a scope the request did not ask for (see status and "
-        "detail)."
-    )
-    status: str = Field(
-        description="ok, broken, ambiguous, bad-anchor, or outside-scopes: the target is in a "
-        "scope the request did not ask for (its detail names the scope)."
-    )
-    detail: str
-
-
-class DocumentOut(BaseModel):
-    path: str
-    scope: str
-    title: str
-    updated_at: str
-    tags: list[str]
-    aliases: list[str]
-    refs: list[str]
-    body: str
-    sections: list[SectionOut]
-    links: list[LinkOut]
-    backlinks: list[LinkOut]
-    problems: list[str]
 
 
 class ScopeOut(BaseModel):
@@ -465,7 +413,8 @@ def _too_small(hits: tuple[Hit, ...], max_tokens: int) -> str:
 def _cut(top: Hit, max_tokens: int) -> str:
     return (
         f"the top section ({top.tokens} tokens) was cut to fit max_tokens={max_tokens}; "
-        f"read it whole with get_document('{top.doc_path}', scopes=['{top.scope}'])"
+        f"read it whole with get_document('{top.doc_path}', start_line={top.start_line}, "
+        f"scopes=['{top.scope}'])"
     )
 
 
@@ -535,49 +484,6 @@ def _hit_cost(hit: Hit) -> int:
 
 def _json_tokens(model: BaseModel) -> int:
     return count_tokens(compact(model.model_dump(mode="json")))
-
-
-def _link_out(r: ResolvedLink) -> LinkOut:
-    return LinkOut(
-        source_path=r.link.source_path,
-        section=r.link.section,
-        line=r.link.line,
-        target=r.link.target,
-        fragment=r.link.fragment,
-        relation=r.link.display if r.link.kind == "relation" else None,
-        target_path=r.target_path,
-        status=r.status,
-        detail=r.detail,
-    )
-
-
-def document_out(doc: DocumentView) -> DocumentOut:
-    fm = doc.front_matter
-    return DocumentOut(
-        path=doc.path,
-        scope=doc.scope,
-        title=doc.title,
-        updated_at=doc.updated_at,
-        tags=list(fm.tags),
-        aliases=list(fm.aliases),
-        refs=list(fm.refs),
-        body=doc.body,
-        sections=[
-            SectionOut(
-                chunk_id=c.id,
-                heading=c.heading,
-                heading_path=list(c.heading_path),
-                anchor=c.anchor,
-                start_line=c.start_line,
-                end_line=c.end_line,
-                tokens=c.tokens,
-            )
-            for c in doc.chunks
-        ],
-        links=[_link_out(r) for r in doc.links],
-        backlinks=[_link_out(r) for r in doc.backlinks],
-        problems=list(doc.problems),
-    )
 
 
 def scope_out(scope: ScopeInfo) -> ScopeOut:

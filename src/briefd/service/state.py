@@ -26,13 +26,13 @@ from briefd.retrieval.candidates import prefetch
 from briefd.retrieval.search import SearchRequest
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside
+from briefd.service.documents import DocumentOut, document_costs, document_out
 from briefd.service.metrics import CACHE, DURATION, INVALID, REQUESTS, TOKENS, Metrics
+from briefd.service.reading import Part, read_part
 from briefd.service.schemas import (
     BundleOut,
-    DocumentOut,
     ProposalOut,
     SearchOut,
-    document_out,
     proposal_out,
     search_out,
 )
@@ -277,11 +277,26 @@ class ServiceState:
         )
         return BundleOut.model_validate(response(result, verbose))
 
-    def document(self, path: str, scopes: tuple[str, ...] | None, caller: Caller) -> DocumentOut:
-        """A document by a path from the network (see :meth:`_document`), its sections'
-        tokens counted as served."""
-        view = self.call(caller.surface, caller.name, lambda: self._document(path, scopes))
-        out = document_out(view)
+    def document(
+        self,
+        path: str,
+        scopes: tuple[str, ...] | None,
+        caller: Caller,
+        start_line: int | None = None,
+        max_tokens: int | None = None,
+    ) -> DocumentOut:
+        """A document by a path from the network (see :meth:`_document`), whole or the part
+        from ``start_line`` that fits ``max_tokens`` (:func:`read_part`), its sections' tokens
+        counted as served."""
+
+        def read() -> tuple[DocumentView, Part | None]:
+            view = self._document(path, scopes)
+            fields, costs = document_costs(view)
+            budget = None if max_tokens is None else max(max_tokens - fields, 1)
+            return read_part(view, start_line, budget, costs)
+
+        view, part = self.call(caller.surface, caller.name, read)
+        out = document_out(view, part)
         self.served(caller.surface, caller.name, sum(s.tokens for s in out.sections))
         return out
 

@@ -27,7 +27,7 @@ from briefd.errors import BriefdError
 from briefd.proposals.model import ProposalRequest
 from briefd.proposals.policy import reaches_out, require_enabled
 from briefd.retrieval.search import SearchRequest
-from briefd.service import render, schemas
+from briefd.service import documents, render, schemas
 from briefd.service.problems import problems
 from briefd.service.schemas import split_list
 from briefd.service.state import Caller, ServiceState
@@ -91,6 +91,9 @@ Base = Annotated[
     ),
 ]
 Verbose = Annotated[bool, Field(description="Add diagnostics and exclusions (larger).")]
+# a document part's text: Claude Code refuses a tool answer over 25,000 tokens and moves one
+# over 50,000 characters to a file; the structured content adds the part's sections and links
+DOCUMENT_PART_TOKENS = 8_000
 
 
 def error_result(message: str) -> CallToolResult:
@@ -285,14 +288,34 @@ class Tools:
             ),
         ],
         scopes: Scopes = None,
-    ) -> Annotated[CallToolResult, schemas.DocumentOut]:
-        """Read one whole knowledge document with its sections (chunk ids, line ranges),
-        outgoing links and backlinks. Use it when a search hit needs its full context. Like
-        search, it reads the default scopes unless scopes says otherwise (a document in
-        another scope needs that scope named, or ['all'])."""
+        start_line: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                description="Read from this file line (a section's start_line, or the "
+                "next_start_line of the part before). Default: the top.",
+            ),
+        ] = None,
+        max_tokens: Annotated[
+            int,
+            Field(
+                ge=500,
+                le=200_000,
+                description="Token budget of the text (cl100k): a longer document comes in "
+                "parts of whole sections, each saying where the next starts.",
+            ),
+        ] = DOCUMENT_PART_TOKENS,
+    ) -> Annotated[CallToolResult, documents.DocumentOut]:
+        """Read one knowledge document with its sections (chunk ids, line ranges), outgoing
+        links and backlinks: whole, or a long one in parts within max_tokens. Use it when a
+        search hit needs its full context. Like search, it reads the default scopes unless
+        scopes says otherwise (a document in another scope needs that scope named, or
+        ['all'])."""
         caller = Caller("mcp", "get_document")
         out = await anyio.to_thread.run_sync(
-            lambda: self.state.document(doc_path, scope_tuple(scopes), caller)
+            lambda: self.state.document(
+                doc_path, scope_tuple(scopes), caller, start_line, max_tokens
+            )
         )
         return ok_result(render.document_text(out), out)
 

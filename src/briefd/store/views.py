@@ -86,6 +86,7 @@ def document_view(
         links=_ambiguity_within(conn, _within(conn, [r for _, r in links], allowed), allowed),
         backlinks=_ambiguity_within(conn, [r for _, r in backlinks], allowed),
         problems=tuple(json.loads(row["problems"])),
+        body_start_line=row["body_start_line"],
     )
 
 

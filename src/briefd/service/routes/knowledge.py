@@ -12,6 +12,7 @@ from briefd.graph.suggest import LinkSuggestion
 from briefd.retrieval.search import SearchRequest
 from briefd.service import schemas
 from briefd.service.deps import ERRORS, State
+from briefd.service.documents import DocumentOut
 from briefd.service.schemas import split_list
 from briefd.service.state import Caller
 
@@ -67,9 +68,7 @@ def documents(
     )
 
 
-@router.get(
-    "/docs/{path:path}", name="get_document", response_model=schemas.DocumentOut, responses=ERRORS
-)
+@router.get("/docs/{path:path}", name="get_document", response_model=DocumentOut, responses=ERRORS)
 def document(
     state: State,
     path: str,
@@ -79,11 +78,30 @@ def document(
             description="Scopes to read (comma list or repeated; 'all'); default scopes if none."
         ),
     ] = None,
-) -> schemas.DocumentOut:
+    start_line: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            description="Read from this file line (a section's start_line, or a "
+            "part's next_start_line).",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        Query(
+            ge=500,
+            le=200_000,
+            description="Token budget of the body: a longer document "
+            "comes in parts of whole sections (default: the whole document).",
+        ),
+    ] = None,
+) -> DocumentOut:
     """One document with its sections, links and backlinks, if it is in ``scopes`` (default:
-    the default scopes, as for search). Paths outside the knowledge repository (``..``,
-    absolute, symlinked out) are 404."""
-    return state.document(path, split_list(scopes), Caller("rest", "get_document"))
+    the default scopes, as for search); with ``max_tokens`` or ``start_line``, the part of it
+    that fits, and where the next part starts. Paths outside the knowledge repository
+    (``..``, absolute, symlinked out) are 404."""
+    caller = Caller("rest", "get_document")
+    return state.document(path, split_list(scopes), caller, start_line, max_tokens)
 
 
 @router.get("/scopes", name="list_scopes", response_model=schemas.ScopesOut, responses=ERRORS)

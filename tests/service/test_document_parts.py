@@ -1,0 +1,110 @@
+"""A long document read part by part (I1, I2): MCP get_document answers within max_tokens
+(default 8,000), each part says where the next starts, and the parts put together are the
+document. Through the SDK's client on a real uvicorn, and REST through the app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+from mcp import Client
+from mcp_types import CallToolResult
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from briefd.tokens import count_tokens
+from tests.conftest import WriteFiles
+from tests.service.conftest import service_config, service_settings_for
+from tests.service.live import serving
+from tests.service.test_mcp import run
+
+PATH = "domain/http2.md"
+
+
+def _reference_page() -> str:
+    """A reference page of ~27,000 tokens: 40 H2 sections with H4 options, links between them,
+    and one section far over any part's budget."""
+    parts = ["# HTTP/2 reference\n\nThe module's options.\n"]
+    for n in range(40):
+        options = "\n".join(
+            f"* `option{n}_{k}` {{number}} Sets limit {k} of stream {n}; see [next](#stream-{n + 1})."
+            for k in range(40)
+        )
+        parts.append(f"## Stream {n}\n\n#### Options\n\n{options}\n")
+    huge = "\n".join(f"Line {k} of the settings table, value {k * 7}." for k in range(1500))
+    parts.append(f"## Settings table\n\n{huge}\n")
+    return "\n".join(parts)
+
+
+def _served(tmp_path: Path, write_files: WriteFiles, body: Any) -> Any:
+    root = write_files({PATH: _reference_page(), "domain/short.md": "# Short\n\nOne line.\n"})
+    with Briefd(service_settings_for(root, tmp_path / "index.db"), embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            return run(base + "/mcp", "auto", body), root
+
+
+def test_a_long_document_comes_in_parts_that_make_it_whole(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    """Claude Code refuses a tool answer over 25,000 tokens and moves one over 50,000
+    characters to a file: get_document sent this page whole (~27,000 tokens, twice that in
+    text and structured content)."""
+
+    async def body(client: Client) -> list[CallToolResult]:
+        answers = [await client.call_tool("get_document", {"doc_path": PATH})]
+        while answers[-1].structured_content["part"]["next_start_line"] is not None:  # type: ignore[index]
+            following = answers[-1].structured_content["part"]["next_start_line"]  # type: ignore[index]
+            answers.append(
+                await client.call_tool("get_document", {"doc_path": PATH, "start_line": following})
+            )
+        answers.append(await client.call_tool("get_document", {"doc_path": "domain/short.md"}))
+        return answers
+
+    answers, root = _served(tmp_path, write_files, body)
+    *parts, short = answers
+    assert "part" not in short.structured_content  # type: ignore[operator]
+    assert len(parts) >= 4
+    bodies, start = [], 1
+    for answer in parts:
+        out = answer.structured_content
+        part = out["part"]  # type: ignore[index]
+        assert part["start_line"] == start
+        text = answer.content[0].text  # type: ignore[union-attr]
+        received = json.dumps(out, ensure_ascii=False, separators=(",", ":"))  # JSON.stringify
+        assert count_tokens(received) <= 8_000, count_tokens(received)
+        assert f"part: lines {start}-{part['end_line']} of {part['last_line']}" in text
+        for section in out["sections"]:  # type: ignore[index]
+            assert section["end_line"] >= start and section["start_line"] <= part["end_line"]
+        assert all(start <= x["line"] <= part["end_line"] for x in out["links"])  # type: ignore[index]
+        if part["next_start_line"] is not None:
+            assert text.endswith(
+                f'get_document(doc_path="{PATH}", start_line={part["next_start_line"]}, '
+                'scopes=["domain"])]'
+            )
+            start = part["next_start_line"]
+        bodies.append(out["body"])  # type: ignore[index]
+    assert "\n".join(bodies) == (root / PATH).read_text()
+    cut = [a for a in parts if a.structured_content["body"].startswith("Line ")]  # type: ignore[index]
+    assert cut, "the settings table, over any budget, was cut between lines"
+
+
+def test_rest_reads_whole_unless_asked_and_says_a_line_outside(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    root = write_files({PATH: _reference_page()})
+    with Briefd(service_settings_for(root, tmp_path / "index.db"), embedder=None) as api:
+        api.index()
+        with TestClient(create_app(api, service_config(token=None))) as http:
+            whole = http.get(f"/api/docs/{PATH}").json()
+            first = http.get(f"/api/docs/{PATH}", params={"max_tokens": 2000}).json()
+            outside = http.get(f"/api/docs/{PATH}", params={"start_line": 99_999})
+    assert "part" not in whole and whole["body"] == (root / PATH).read_text()
+    assert first["part"]["start_line"] == 1 and first["part"]["next_start_line"] > 1
+    assert count_tokens(first["body"]) <= 2000
+    assert whole["body"].startswith(first["body"] + "\n")
+    assert first["part"]["sections"] == len(whole["sections"]) > len(first["sections"])
+    assert outside.status_code == 400
+    assert "start_line 99999 is outside domain/http2.md" in outside.text
