@@ -607,8 +607,33 @@ def test_eval_mode_all_with_embeddings_off_says_it_ran_bm25_alone(tmp_path: Path
     )
     result = briefd("eval", "--queries", "q.yaml", "--mode", "all", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert [r["mode"] for r in json.loads(result.stdout)] == ["bm25"]
+    assert [r["mode"] for r in json.loads(result.stdout)["reports"]] == ["bm25"]
     assert result.stderr == "--mode all: bm25 only (embeddings are off in the settings)\n"
+
+
+def test_eval_json_carries_what_recall_injects_as_the_table_shows(tmp_path: Path) -> None:
+    """The table of `briefd eval` shows prompt-time recall beside search; its --json printed
+    the search reports alone."""
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval/recall-noise.yaml").write_bytes(
+        (REPO / "eval/recall-noise.yaml").read_bytes()
+    )
+    result = briefd(
+        "eval",
+        "--queries",
+        str(REPO / "eval/golden/queries.yaml"),
+        "--source",
+        str(EXAMPLE),
+        "--mode",
+        "bm25",
+        "--json",
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [r["mode"] for r in out["reports"]] == ["bm25"]
+    assert [r["mode"] for r in out["recall"]] == ["bm25"]
+    assert out["recall"][0]["noise_prompts"] == 106
 
 
 @pytest.mark.parametrize(

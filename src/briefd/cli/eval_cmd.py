@@ -98,8 +98,8 @@ def eval_command(
             reports += _golden_reports(settings, path, source, modes, recall)
         for folder in dataset or []:
             reports += _beir_reports(settings, folder, modes)
-    if json_output:
-        print_json(reports)
+    if json_output:  # as --check prints it: the reports, and what prompt-time recall injects
+        print_json({"reports": reports, "recall": recall})
         return
     print_reports(reports)
     print_recall(recall)
