@@ -613,11 +613,8 @@ def test_eval_mode_all_with_embeddings_off_says_it_ran_bm25_alone(tmp_path: Path
 
 def test_eval_json_carries_what_recall_injects_as_the_table_shows(tmp_path: Path) -> None:
     """The table of `briefd eval` shows prompt-time recall beside search; its --json printed
-    the search reports alone."""
-    (tmp_path / "eval").mkdir()
-    (tmp_path / "eval/recall-noise.yaml").write_bytes(
-        (REPO / "eval/recall-noise.yaml").read_bytes()
-    )
+    the search reports alone, and outside briefd's repository (no eval/recall-noise.yaml in
+    the working directory) recall was not measured at all."""
     result = briefd(
         "eval",
         "--queries",
@@ -627,7 +624,7 @@ def test_eval_json_carries_what_recall_injects_as_the_table_shows(tmp_path: Path
         "--mode",
         "bm25",
         "--json",
-        cwd=REPO,
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)

@@ -26,7 +26,14 @@ from briefd.cli.output import console, errors, fail, print_json, printable, repo
 from briefd.errors import EvalError
 from briefd.eval.datasets import BeirSet
 from briefd.eval.metrics import METRICS
-from briefd.eval.recall import NOISE_FILE, RecallReport, figures, load_noise, run_recall
+from briefd.eval.recall import (
+    NOISE_FILE,
+    RecallReport,
+    default_noise_file,
+    figures,
+    load_noise,
+    run_recall,
+)
 from briefd.eval.run import EvalReport, beir_index, open_beir, open_golden, run_beir, run_golden
 from briefd.eval.thresholds import MODES, Gate, load_gates, recall_shortfalls, shortfalls
 from briefd.eval.trust import TrustFigures, load_offtopic
@@ -148,16 +155,17 @@ def _golden_reports(
     source: Path | None,
     modes: tuple[SearchMode, ...],
     recall: list[RecallReport] | None = None,
-    noise: Path = NOISE_FILE,
 ) -> list[EvalReport]:
     """Search reports per mode; with ``recall``, also what prompt-time recall injects (bm25
     and hybrid modes, when the recall-noise file is there)."""
     api, golden = open_golden(settings, path, source)
+    noise = default_noise_file()
     with api:
-        if recall is not None and noise.is_file():
+        reports = [run_golden(api, golden, m) for m in modes]  # a bad query is named here
+        if recall is not None and noise is not None:
             prompts = load_noise(noise)
             recall += [run_recall(api, golden, prompts, m) for m in modes if m != "vector"]
-        return [run_golden(api, golden, m) for m in modes]
+        return reports
 
 
 def _recall_check(

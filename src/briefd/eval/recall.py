@@ -43,7 +43,18 @@ from briefd.store.scopes import ALL_SCOPES
 from briefd.tokens import count_tokens
 
 TOP_K = 5
-NOISE_FILE = Path("eval/recall-noise.yaml")
+NOISE_FILE = Path("eval/recall-noise.yaml")  # in briefd's repository; a wheel ships a copy
+
+
+def default_noise_file() -> Path | None:
+    """The generic prompts recall is measured against: ``eval/recall-noise.yaml`` in the
+    working directory (a team's own, or the repository root), else the copy a wheel ships
+    beside this module, else the repository's (an editable install); None when none is."""
+    here = Path(__file__).resolve().parent
+    for path in (NOISE_FILE, here / NOISE_FILE.name, here.parents[2] / NOISE_FILE):
+        if path.is_file():
+            return path
+    return None
 
 
 @dataclass(frozen=True, slots=True)
