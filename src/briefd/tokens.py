@@ -63,12 +63,17 @@ def count_tokens(text: str) -> int:
     return len(_encode(text))
 
 
+def escaped_tokens(text: str) -> int:
+    """The tokens of ``text`` as the body of a JSON string (escaped, non-ASCII kept), as a
+    client reads it in an MCP result's structured content."""
+    return count_tokens(json.dumps(text, ensure_ascii=False)[1:-1])
+
+
 @functools.lru_cache(maxsize=4096)
 def json_string_tokens(text: str) -> int:
-    """The tokens of ``text`` as the body of a JSON string (escaped, non-ASCII kept), as a
-    client reads it in an MCP result's structured content. Cached: a section's text comes back
-    search after search, and counting it costs ~0.2 ms per kilobyte."""
-    return count_tokens(json.dumps(text, ensure_ascii=False)[1:-1])
+    """:func:`escaped_tokens`, cached: a section's text comes back search after search, and
+    counting it costs ~0.2 ms per kilobyte."""
+    return escaped_tokens(text)
 
 
 def head_tokens(text: str, limit: int) -> str:

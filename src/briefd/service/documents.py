@@ -3,14 +3,14 @@ its links and backlinks, and what each costs a client in tokens."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 from pydantic import BaseModel, Field
 
+from briefd.bundles.measure import compact
 from briefd.model import Chunk, DocumentView, ResolvedLink
 from briefd.service.reading import Costs, Part
-from briefd.tokens import count_tokens
+from briefd.tokens import count_tokens, escaped_tokens
 
 
 class SectionOut(BaseModel):
@@ -115,11 +115,16 @@ def document_costs(doc: DocumentView) -> tuple[int, Costs]:
     """What a document's answer costs as a client receives it (cl100k tokens of its JSON):
     its fields without body, sections and links, and a :class:`Costs` for the rest."""
     bare = replace(doc, body="", chunks=(), links=())
-    return count_tokens(document_out(bare).model_dump_json()), Costs(
-        text=lambda text: count_tokens(json.dumps(text, ensure_ascii=False)[1:-1]),
-        section=lambda chunk: count_tokens(_section_out(chunk).model_dump_json()) + 1,
-        link=lambda link: count_tokens(_link_out(link).model_dump_json()) + 1,
+    return json_tokens(document_out(bare)), Costs(
+        text=escaped_tokens,
+        section=lambda chunk: json_tokens(_section_out(chunk)) + 1,  # and its comma
+        link=lambda link: json_tokens(_link_out(link)) + 1,
     )
+
+
+def json_tokens(model: BaseModel) -> int:
+    """A model's tokens as a client reads it: ``JSON.stringify`` of its JSON."""
+    return count_tokens(compact(model.model_dump(mode="json")))
 
 
 def document_out(doc: DocumentView, part: Part | None = None) -> DocumentOut:

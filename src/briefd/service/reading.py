@@ -89,6 +89,9 @@ class _Reader:
         self.first = view.body_start_line
         self.last = self.first + len(lines) - 1
         self._sections = sorted(view.chunks, key=lambda c: c.start_line)
+        self._link_cost: dict[int, int] = {}  # file line → the fields of the links on it
+        for r in view.links:
+            self._link_cost[r.link.line] = self._link_cost.get(r.link.line, 0) + costs.link(r)
 
     def text(self, start: int, end: int) -> str:
         return "\n".join(self._lines[start - self.first : end - self.first + 1])
@@ -104,7 +107,7 @@ class _Reader:
         return (
             self.costs.text(self.text(start, end))
             + sum(self.costs.section(c) for c in self.sections(start, end))
-            + sum(self.costs.link(r) for r in self.links(start, end))
+            + sum(self._link_cost.get(line, 0) for line in range(start, end + 1))
         )
 
     def whole_sections(self, start: int, budget: int) -> tuple[int, int]:
@@ -130,7 +133,7 @@ class _Reader:
         while end < self.last:
             line = end + 1
             tokens = self.costs.text(self.text(line, line)) + 1  # and its line break
-            tokens += sum(self.costs.link(r) for r in self.links(line, line))
+            tokens += self._link_cost.get(line, 0)
             tokens += sum(self.costs.section(c) for c in self._sections if c.start_line == line)
             if used + tokens > budget:
                 break

@@ -8,7 +8,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from briefd.bundles.measure import compact
 from briefd.bundles.model import (
     MAX_HARD_LIMIT,
     MAX_TOKENS,
@@ -22,6 +21,7 @@ from briefd.graph.suggest import LinkSuggestion
 from briefd.model import Hit, ScopeInfo, SearchResult
 from briefd.proposals.model import Proposal, ProposalStatus
 from briefd.retrieval.budget import within_budget
+from briefd.service.documents import json_tokens
 from briefd.store.activity import UsageReceipt
 from briefd.store.scopes import default_scope_warnings
 from briefd.tokens import count_tokens, json_string_tokens
@@ -448,7 +448,7 @@ def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
         omitted=len(result.hits),
         hits=[],
     )
-    room = max_tokens - _json_tokens(frame)
+    room = max_tokens - json_tokens(frame)
     costs: dict[tuple[str, str], int] = {}
 
     def cost(hit: Hit) -> int:  # each hit counted once, though asked twice
@@ -478,12 +478,8 @@ NOTE_FRAME = 4  # "note":"…" around the note's own tokens
 def _hit_cost(hit: Hit) -> int:
     """A hit's tokens in the result's JSON: its fields, its escaped content, the comma between
     hits, and one token for where the content meets its quotes (counted apart, cached)."""
-    fields = _json_tokens(hit_out(replace(hit, content="")))
+    fields = json_tokens(hit_out(replace(hit, content="")))
     return fields + json_string_tokens(hit.content) + 2
-
-
-def _json_tokens(model: BaseModel) -> int:
-    return count_tokens(compact(model.model_dump(mode="json")))
 
 
 def scope_out(scope: ScopeInfo) -> ScopeOut:

@@ -77,7 +77,8 @@ def section_finder(conn: sqlite3.Connection, scopes: Sequence[str]) -> SectionFi
     def names_of(path: str) -> _Names:
         found = sections_of(path)
         assert found is not None  # asked only of a document with sections
-        return _Names.of(found)
+        row = conn.execute("SELECT headings FROM documents WHERE id = ?", (found.doc_id,))
+        return _Names.of(found, json.loads(row.fetchone()[0]))
 
     def find(path: str, fragment: str | None) -> int | None:
         found = sections_of(path)
@@ -102,6 +103,7 @@ class _Sections:
     """One document's sections in some scopes, in order: rowids, first lines, and the rows
     their names come from."""
 
+    doc_id: int
     rowids: tuple[int, ...]
     starts: tuple[int, ...]
     rows: tuple[sqlite3.Row, ...]
@@ -109,7 +111,7 @@ class _Sections:
     @classmethod
     def read(cls, conn: sqlite3.Connection, path: str, scopes: Sequence[str]) -> _Sections | None:
         rows = conn.execute(
-            "SELECT c.rowid, c.heading, c.anchor, c.heading_path, c.start_line, d.headings "
+            "SELECT c.rowid, c.heading, c.anchor, c.heading_path, c.start_line, c.doc_id "
             "FROM documents d JOIN chunks c ON c.doc_id = d.id WHERE d.path = ? "
             f"AND c.scope IN ({_in(scopes)}) ORDER BY c.position",
             (path, *scopes),
@@ -117,6 +119,7 @@ class _Sections:
         if not rows:
             return None
         return cls(
+            doc_id=int(rows[0]["doc_id"]),
             rowids=tuple(int(r["rowid"]) for r in rows),
             starts=tuple(int(r["start_line"]) for r in rows),
             rows=tuple(rows),
@@ -140,17 +143,17 @@ class _Names:
     by_heading: dict[str, int]
 
     @classmethod
-    def of(cls, sections: _Sections) -> _Names:
+    def of(cls, sections: _Sections, stored: Sequence[Sequence[object]]) -> _Names:
+        """``stored``: the document's headings as stored, [level, text, anchor, line]."""
         by_section: dict[str, int] = {}
         for index, row in enumerate(sections.rows):
             for name in _section_names(row["heading"], row["anchor"] or "", row["heading_path"]):
                 by_section.setdefault(name, index)
         headings: list[tuple[int, str, int]] = []
         by_heading: dict[str, int] = {}
-        # the document's headings as stored: [level, text, anchor, line]
-        for index, (level, text, anchor, line) in enumerate(json.loads(sections.rows[0][5])):
+        for index, (level, text, anchor, line) in enumerate(stored):
             text, anchor = str(text), str(anchor or "")
-            headings.append((int(level), text, int(line)))
+            headings.append((int(str(level)), text, int(str(line))))
             for name in (caseless(text), slugify(text), caseless(anchor)):
                 by_heading.setdefault(name, index)
             for name in html_heading_names(text):
