@@ -208,6 +208,28 @@ def test_japanese_without_a_sentence_end_is_cut_after_a_clause() -> None:
     assert all(part.content.endswith("、") for part in parts[:-1])
 
 
+def test_a_megabyte_line_is_counted_once_and_word_by_word_once_per_word() -> None:
+    """K4, O4: a 2 MB one-line paragraph took 12 s to chunk: the section, its block and its
+    run were each counted whole (seconds apiece) and every one of its 300K words was counted
+    on its own. Each long text is counted once and each distinct word once; the parts are
+    those the word-by-word cut always made (within the target, nothing lost)."""
+    words = [f"w{n}x{n * 7 % 13}" for n in range(400)]
+    line = " ".join(words[(n * 31) % 400] for n in range(60_000))
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return count_tokens(text)
+
+    doc = parse_document("big.md", f"# Big\n\n{line}\n", "domain", "h", count)
+    assert " ".join(c.content for c in doc.chunks) == line
+    assert all(c.tokens == count_tokens(c.content) <= 500 for c in doc.chunks)
+    long_texts = [text for text in counted if len(text) >= 20_000]
+    assert long_texts and len(long_texts) == len(set(long_texts))
+    words_counted = [text for text in counted if " " not in text]
+    assert sorted(words_counted) == sorted(set(words))
+
+
 def test_example_knowledge_chunks_are_unchanged() -> None:
     """No example document has a block over the limit, so its chunks are byte for byte the
     ones the chunker made before split parts were wrapped (digest taken then). If the example

@@ -28,6 +28,7 @@ from briefd.markdown.wrap import (
 from briefd.model import Chunk, Heading
 
 TokenCounter = Callable[[str], int]
+_REMEMBERED_CHARS = 20_000  # texts this long are counted once per document
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,7 @@ def chunk_document(
     """Chunks of one document; ``lines`` are the whole file's lines (index = line - 1)."""
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
+    count = _remembering(count)
     last_line = len(lines)
     found = sections(structure, title, first_line, last_line)
     for section in found:
@@ -123,6 +125,22 @@ def chunk_document(
     if not chunks and structure.headings:
         return _outline(doc_path, found, structure, count, max_tokens)
     return tuple(chunks)
+
+
+def _remembering(count: TokenCounter) -> TokenCounter:
+    """``count`` that counts a long text once: an oversized section is counted as the section,
+    as its block and as its run before it is cut (a 2 MB line cost seconds each time)."""
+    long_texts: dict[str, int] = {}
+
+    def counted(text: str) -> int:
+        if len(text) < _REMEMBERED_CHARS:
+            return count(text)
+        tokens = long_texts.get(text)
+        if tokens is None:
+            tokens = long_texts[text] = count(text)
+        return tokens
+
+    return counted
 
 
 def _outline(
@@ -315,8 +333,11 @@ def _split_words(text: str, line: int, count: TokenCounter, target: int) -> list
     pieces: list[_Piece] = []
     current: list[str] = []
     used = 0
+    costs: dict[str, int] = {}  # words repeat: a 2 MB line counted word by word took seconds
     for word in re.findall(r"\S+", text):
-        cost = count(word) + 1
+        cost = costs.get(word)
+        if cost is None:
+            cost = costs[word] = count(word) + 1
         if current and used + cost > target:
             piece = " ".join(current)
             pieces.append(_Piece(piece, line, line, count(piece), partial=True))
