@@ -246,7 +246,7 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def propose_update(self, request: ProposalRequest) -> Proposal:
         """A knowledge change as a one-commit branch (T1; :mod:`briefd.proposals.service`)."""
-        return propose(self.settings, request, lambda: self.state)
+        return propose(self.settings, request, lambda: self.state, lambda: self.store)
 
     def proposals(self, status: str | None = None) -> list[Proposal]:
         """Stored proposals, newest first (optionally only those with ``status``)."""

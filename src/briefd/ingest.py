@@ -43,7 +43,7 @@ from briefd.store import documents as docs_table
 from briefd.store import postings, sync_state
 from briefd.store.changes import Delta
 from briefd.store.db import Store, index_run_lock, open_for_writing
-from briefd.store.freshness import SOURCE_HEAD, SOURCE_KEY
+from briefd.store.freshness import SERVED_COMMIT, SOURCE_HEAD, SOURCE_KEY
 from briefd.store.scopes import default_scope_warnings, known_scopes
 from briefd.store.sections import block_reader
 from briefd.tokens import count_tokens
@@ -130,12 +130,14 @@ def _index_source(
     history: Mapping[str, Change] | None,
 ) -> IndexReport:
     started = time.perf_counter()
+    # before the files are read: a commit checked out meanwhile (a git pull) is then newer than
+    # the one recorded, and a proposal on a document it changed is refused, not let through
+    head = head_commit(source, settings.sync.git_timeout)
     found = _changes(store, source, settings, rebuild, progress)
     current, parsed, deleted = found.current, found.parsed, found.deleted
     if not current and deleted:
         raise _emptying(source, len(deleted), store.path)
     fingerprint = index_fingerprint(current, found.signature)
-    head = head_commit(source, settings.sync.git_timeout)
     touched = {d.path for d in parsed} | set(deleted)
     outcome = _embed(store, embedder, parsed, touched, rebuild, settings, progress)
     with store.write() as conn:
@@ -184,6 +186,7 @@ def _index_source(
         fitted = _gate_fitted(conn, embedder, state, settings)
         docs_table.set_meta(conn, SOURCE_KEY, key if complete and fitted else "")
         docs_table.set_meta(conn, SOURCE_HEAD, head if complete else "")
+        docs_table.set_meta(conn, SERVED_COMMIT, head)  # with the documents it served (T1)
     if embedder is not None:
         _calibrate(store, embedder, outcome, state, settings)
     if complete and not fitted:  # complete once the gate is fitted: a run stopped before is not

@@ -115,6 +115,33 @@ def test_a_checkout_serving_another_branch_is_told_what_the_proposal_would_carry
     assert made.status == "local" and made.base_branch == "main"
 
 
+@pytest.mark.parametrize("push", [False, True])
+def test_a_pull_the_index_has_not_read_is_a_conflict_until_it_has(
+    tmp_path: Path, remote: Remote, push: bool
+) -> None:
+    """T1: the check compared the base branch with the checkout's HEAD, so after a ``git pull``
+    (HEAD moved, the server still serving the text it indexed before) a proposal written on
+    the served text silently undid the teammate's change, pushed or local. It compares with
+    the commit the served index was read at; indexed again, the proposal goes through."""
+    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": push})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        served = api.document("domain/retry.md").body
+        pulled = remote.push({"domain/retry.md": RETRY.replace("three", "two")}, "Two retries")
+        assert git(remote.work, "rev-parse", "HEAD") == pulled  # what a git pull leaves
+        with pytest.raises(ProposalConflictError, match=r"retry\.md changed on main since") as no:
+            api.propose_update(ProposalRequest("domain/retry.md", "x", served + "\nMore.\n"))
+        assert "by Teammate: Two retries" in str(no.value) and "briefd index" in str(no.value)
+        assert api.proposals() == [] and remote_branches(remote) == ""
+        assert git(remote.work, "branch", "--list", "briefd/*") == ""
+
+        api.index()
+        current = api.document("domain/retry.md").body
+        made = api.propose_update(ProposalRequest("domain/retry.md", "x", current + "\nMore.\n"))
+    repo = remote.bare if push else remote.work
+    assert "two times" in git(repo, "show", f"{made.branch}:domain/retry.md")
+
+
 def test_push_true_or_a_remote_name_pushes_a_checkouts_proposals(
     tmp_path: Path, remote: Remote
 ) -> None:

@@ -308,6 +308,42 @@ def _blob(remote: Remote, rev: str) -> bytes:
     ).stdout
 
 
+def test_after_a_sync_whose_index_run_failed_the_served_text_is_what_counts(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: a sync resets the clone before it indexes; when the index run then fails, the last
+    good index is served, but the check compared the base with the clone's new HEAD, so a
+    document deleted on the base looked new and a proposal to the served text recreated it.
+    The check compares with the commit the served index was read at."""
+    git_api.sync()
+    served = git_api.document("domain/glossary.md").body
+    moved = {"domain/retry.md": None, "domain/glossary.md": None, "notes/retry.md": RETRY}
+    remote.push(moved, "Move the knowledge out of domain/")
+    report = git_api.sync()
+    assert report.error is not None and "found no document" in report.error
+    assert git(checkout_dir(git_api.settings), "rev-parse", "HEAD") == remote.head()
+
+    with pytest.raises(ProposalConflictError, match=r"glossary\.md was deleted on main since"):
+        git_api.propose_update(ProposalRequest("domain/glossary.md", "x", served + "\nMore.\n"))
+    assert git(remote.bare, "branch", "--list") == "* main" and git_api.proposals() == []
+
+
+def test_a_served_commit_the_repository_lost_is_refused_with_what_to_do(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: the commit the index was read at, gone from the clone (history rewritten, the
+    clone made again), cannot tell what changed since: refused, nothing pushed."""
+    from briefd.store import documents as docs_table
+    from briefd.store.freshness import SERVED_COMMIT
+
+    git_api.sync()
+    with git_api.store.write() as conn:
+        docs_table.set_meta(conn, SERVED_COMMIT, "0123456789abcdef0123456789abcdef01234567")
+    with pytest.raises(ProposalConflictError, match=r"\(0123456789ab\) is no longer in the repo"):
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert git(remote.bare, "branch", "--list") == "* main"
+
+
 def test_a_proposal_keeps_the_documents_line_breaks_and_final_newline(
     git_api: Briefd, remote: Remote
 ) -> None:

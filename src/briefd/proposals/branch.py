@@ -50,12 +50,15 @@ class Pushed:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """What a proposal commits: one document's new content, the message and the author."""
+    """What a proposal commits: one document's new content, the message and the author, and
+    the commit whose text the content was written against: the one the index serves ('':
+    unknown, an index no run recorded it in; the checkout's HEAD stands in)."""
 
     doc_path: str
     content: str
     message: str
     author: Author
+    read_at: str = ""
 
 
 def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
@@ -124,7 +127,7 @@ def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> tup
     commit and the document's path as committed."""
     doc_path = _as_on_base(target, base, change.doc_path, timeout)
     _refuse_links(target, base, doc_path, timeout)
-    current = _refuse_stale(target, base, doc_path, timeout)
+    current = _refuse_stale(target, base, doc_path, change.read_at, timeout)
     content = (
         change.content
         if current is None
@@ -208,19 +211,23 @@ def _refuse_links(target: GitTarget, base: str, doc_path: str, timeout: float) -
         )
 
 
-def _refuse_stale(target: GitTarget, base: str, doc_path: str, timeout: float) -> str | None:
-    """Refuse a change to a document that differs on ``base`` from the one the repository's
-    HEAD (what this server serves) holds: the new content was written against the served text,
-    and committed on ``base`` it would silently undo a teammate's change not synced yet. The
+def _refuse_stale(
+    target: GitTarget, base: str, doc_path: str, read_at: str, timeout: float
+) -> str | None:
+    """Refuse a change to a document that differs on ``base`` from the one the served index
+    was read at (``read_at``; else HEAD): the new content was written against the served text,
+    and committed on ``base`` it would silently undo a teammate's change not indexed yet (a
+    ``git pull`` the next index run has not read, a sync whose index run failed). The
     document's blob on ``base`` (None: a new document)."""
     path = target.prefix + doc_path
-    served, on_base = _blob(target, "HEAD", path, timeout), _blob(target, base, path, timeout)
+    served_at = _served_at(target, read_at, timeout)
+    served, on_base = _blob(target, served_at, path, timeout), _blob(target, base, path, timeout)
     if served == on_base:
         return on_base
     last = _git(["log", "-1", "--format=%h by %an: %s", base, "--", path], target, timeout)
     what = "was deleted" if on_base is None else "was created" if served is None else "changed"
-    if not _contains(target, base, "HEAD", timeout):  # a checkout serving another branch
-        head = _git(["rev-parse", "--short", "HEAD"], target, timeout)
+    if not _contains(target, base, served_at, timeout):  # a checkout serving another branch
+        head = _git(["rev-parse", "--short", served_at], target, timeout)
         raise ProposalConflictError(
             f"{doc_path} differs on {target.base_branch} (last changed {last}) from the "
             f"commit this server serves ({head}, which {target.base_branch} does not contain); "
@@ -230,10 +237,28 @@ def _refuse_stale(target: GitTarget, base: str, doc_path: str, timeout: float) -
         )
     raise ProposalConflictError(
         f"{doc_path} {what} on {target.base_branch} since the commit this server serves "
-        f"({last}); new_content would undo that change: bring the knowledge up to date (a git "
-        "URL source: briefd sync or POST /api/admin/sync; a checkout: git pull), read the "
-        "document again (get_document) and propose on its current text"
+        f"({last}); new_content would undo that change: bring the knowledge up to date and "
+        "indexed (a git URL source: briefd sync or POST /api/admin/sync; a checkout: git pull, "
+        "then briefd index or POST /api/admin/sync), read the document again (get_document) "
+        "and propose on its current text"
     )
+
+
+def _served_at(target: GitTarget, read_at: str, timeout: float) -> str:
+    """The commit the served index was read at, as the repository knows it (HEAD when no
+    index run recorded one); refused when the repository no longer has it."""
+    if not read_at:
+        return "HEAD"
+    try:
+        return _git(["rev-parse", "--verify", "--quiet", f"{read_at}^{{commit}}"], target, timeout)
+    except ProposalError:
+        raise ProposalConflictError(
+            f"the commit this server's index was read at ({read_at[:12]}) is no longer in the "
+            f"repository (the branch was force-pushed, or the clone made again), so briefd cannot "
+            "tell what changed since: index the knowledge again (briefd sync, briefd index or "
+            "POST /api/admin/sync), read the document again (get_document) and propose on its "
+            "current text"
+        ) from None
 
 
 def _contains(target: GitTarget, commit: str, ancestor: str, timeout: float) -> bool:

@@ -24,6 +24,8 @@ from briefd.settings import Settings
 from briefd.sources import knowledge as sources
 from briefd.sources.knowledge import remote_url
 from briefd.state import SharedState
+from briefd.store import freshness
+from briefd.store.db import Store
 from briefd.sync.state import Refresh
 from briefd.text import whole_characters
 
@@ -51,16 +53,22 @@ NO_PULL = (
 
 
 def propose(
-    settings: Settings, request: ProposalRequest, state: Callable[[], SharedState]
+    settings: Settings,
+    request: ProposalRequest,
+    state: Callable[[], SharedState],
+    index: Callable[[], Store],
 ) -> Proposal:
     """Validate, make a one-commit branch (pushed where :mod:`.policy` allows, else local),
     open a pull request when a forge is configured, and store the proposal in the shared
     state ``state`` opens (callers need no lock). The serving checkout and the index are not
-    touched. Without an index or a reachable state nothing is pushed (the error says why)."""
+    touched; the index (``index``) says which commit the served text was read at. Without an
+    index or a reachable state nothing is pushed (the error says why)."""
     require_enabled(settings)
     doc_path = checked_path(request, settings)
     going = locate(settings)
     check_read(doc_path, going.target.repo / going.target.prefix, settings)
+    with index().read() as conn:
+        read_at = freshness.served_commit(conn)
     store = state()
     problem = store.problem()
     if problem is not None:
@@ -72,7 +80,9 @@ def propose(
         if forge is not None and not going.pushed:
             raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
         wait = PUSH_STEPS * settings.proposals.git_timeout
-        proposal = _pushed(store, lambda: _make(settings, request, doc_path, going), forge, wait)
+        proposal = _pushed(
+            store, lambda: _make(settings, request, doc_path, going, read_at), forge, wait
+        )
     try:
         store.save_proposal(proposal)
     except StateUnavailableError as exc:  # the server went away after the push
@@ -103,12 +113,14 @@ def _pushed(
     return made
 
 
-def _make(settings: Settings, request: ProposalRequest, doc_path: str, going: Delivery) -> Proposal:
+def _make(
+    settings: Settings, request: ProposalRequest, doc_path: str, going: Delivery, read_at: str
+) -> Proposal:
     proposal_id = secrets.token_hex(4)
     branch = settings.proposals.branch_prefix + proposal_id
     author = Author(settings.proposals.author_name, settings.proposals.author_email)
     description = request.change_description.strip()
-    change = Change(doc_path, request.new_content, description + "\n", author)
+    change = Change(doc_path, request.new_content, description + "\n", author, read_at)
     make = push_proposal if going.pushed else local_proposal
     with sources.clone_in_use(settings):  # a sync's lock-file cleanup leaves this git's alone
         made = make(going.target, branch, change, settings.proposals.git_timeout)

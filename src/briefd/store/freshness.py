@@ -12,6 +12,7 @@ import sqlite3
 
 SOURCE_KEY = "source-key"
 SOURCE_HEAD = "source-head"  # the git commit that key was taken at ('' outside git)
+SERVED_COMMIT = "served-commit"  # the commit checked out when the served documents were read
 
 
 def stored_key(conn: sqlite3.Connection) -> str:
@@ -23,6 +24,13 @@ def stored_key(conn: sqlite3.Connection) -> str:
 def stored_head(conn: sqlite3.Connection) -> str:
     """The git commit the last complete index run saw checked out ('' when unknown)."""
     row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (SOURCE_HEAD,)).fetchone()
+    return str(row[0]) if row is not None and row[0] else ""
+
+
+def served_commit(conn: sqlite3.Connection) -> str:
+    """The git commit checked out when the last index run that wrote the served documents
+    read them ('' outside git, or for an index no run has written it to yet)."""
+    row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (SERVED_COMMIT,)).fetchone()
     return str(row[0]) if row is not None and row[0] else ""
 
 
