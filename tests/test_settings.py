@@ -158,8 +158,12 @@ def test_literal_value_lists_choices(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_invalid_yaml_reports_line(tmp_path: Path) -> None:
     config = tmp_path / "briefd.yaml"
     config.write_text("search:\n  top_k: [1,\n")
-    with pytest.raises(ConfigError, match=r"not valid YAML at line \d+; fix the syntax"):
+    with pytest.raises(ConfigError) as refused:
         load_settings(config, env={})
+    assert str(refused.value) == (  # what the reader found, where it stopped
+        f"{config}: not valid YAML at line 3 (expected the node content, but found "
+        "'<stream end>'); fix the syntax"
+    )
 
 
 @pytest.mark.parametrize(
@@ -245,6 +249,7 @@ def test_proposals_push_takes_true_false_a_remote_name_or_nothing(tmp_path: Path
     assert load_settings(env={}).proposals.enabled is False
     with pytest.raises(ConfigError, match=r"proposals\.push: expected a non-empty string"):
         load_settings(env={"BRIEFD_PROPOSALS__PUSH": "[1]"})
+    assert push("") is None and push(" ") is None  # empty turns an optional one off (README)
 
 
 def test_environment_values_read_as_yaml_reads_them() -> None:
@@ -287,6 +292,27 @@ def test_a_key_given_twice_is_an_error_not_a_lost_section(tmp_path: Path) -> Non
         load_settings(config=config, env={})
 
 
+def test_a_key_yaml_cannot_hash_is_a_config_error_and_merge_keys_load(tmp_path: Path) -> None:
+    """A list as a key (``? [a, b]``) stopped every command with a TypeError traceback from the
+    duplicate-key check; the YAML merge key ``<<: *anchor`` was called not valid YAML."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text("search:\n  ? [a, b]\n  : x\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config=config, env={})
+    assert str(refused.value) == (
+        f"{config}: not valid YAML at line 2 (found unhashable key); fix the syntax"
+    )
+    config.write_text(
+        "search: &common\n  top_k: 4\n  mode: bm25\nrecall:\n  top_k: 2\n"
+        "eval:\n  search:\n    <<: *common\n    top_k: 9\n"
+    )
+    with pytest.raises(ConfigError, match=r"unknown key 'eval\.search'"):
+        load_settings(config=config, env={})  # merged and read: the key itself is unknown
+    config.write_text("base: &b\n  top_k: 4\nsearch:\n  <<: *b\n  mode: bm25\n  top_k: 6\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'base'"):
+        load_settings(config=config, env={})
+
+
 def test_sync_checkout_dir_is_relative_to_the_file(tmp_path: Path) -> None:
     config = tmp_path / "project" / "briefd.yaml"
     config.parent.mkdir()
@@ -300,7 +326,10 @@ def test_sync_checkout_dir_is_relative_to_the_file(tmp_path: Path) -> None:
     [
         ("SERVE__FLUSH_SECONDS", "0", "serve.flush_seconds: expected a number > 0, got 0"),
         ("JIRA__TIMEOUT_SECONDS", "-1", "jira.timeout_seconds: expected a number > 0, got -1"),
-        ("RECALL__IDLE_MINUTES", ".inf", "recall.idle_minutes: expected a number > 0, got inf"),
+        ("RECALL__IDLE_MINUTES", ".inf", "recall.idle_minutes: expected a finite number, got"),
+        ("SEARCH__TITLE_WEIGHT", ".inf", "search.title_weight: expected a finite number, got inf"),
+        ("SEARCH__BODY_WEIGHT", "1" + "0" * 400, "search.body_weight: expected a finite number"),
+        ("SEARCH__GATE_OFFSET", "-.inf", "search.gate_offset: expected a finite number, got -inf"),
         ("BUNDLES__HEADROOM", "3", "bundles.headroom: expected a number from 0 to 0.5, got 3"),
         ("BUNDLES__HEADROOM", "-3", "bundles.headroom: expected a number from 0 to 0.5"),
         ("SEARCH__VECTOR_WEIGHT", "1.5", "search.vector_weight: expected a number from 0 to 1"),

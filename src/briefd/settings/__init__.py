@@ -521,8 +521,8 @@ def _env_value(dotted: str, raw: str) -> Any:
     whole, "2.0" stays text; an optional one is turned off by "off", "null", ""…), else as
     YAML reads it."""
     text, optional = text_setting(Settings, dotted)
-    if not text:
-        return parse_env_value(raw)
+    if not text:  # an empty value turns an optional one off here too (proposals.push)
+        return None if optional and not raw.strip() else parse_env_value(raw)
     return None if optional and raw.strip().lower() in OFF_WORDS else raw
 
 

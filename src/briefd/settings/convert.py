@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 import types
 import typing
@@ -245,12 +246,20 @@ _EXPONENT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+")
 def _to_float(value: Any, key: str, origin: str) -> float:
     if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
         value = float(value)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise ConfigError(f"{origin}: {key}: expected a number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
+        # .inf is no weight, time or share: a BM25 weight of .inf made every score NaN
+        raise ConfigError(f"{origin}: {key}: expected a finite number, got {value!r}")
     wanted = _float_range(key)
     if wanted is not None and not wanted[1](value):
         raise ConfigError(f"{origin}: {key}: expected a number {wanted[0]}, got {value!r}")
     return float(value)
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # a whole number too large for a float
+        return False
 
 
 def _float_range(key: str) -> tuple[str, Any] | None:

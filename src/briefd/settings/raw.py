@@ -42,7 +42,11 @@ def read_file(path: Path, named_by: str | None = None) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}: not valid YAML{where}{yaml_fix(exc, text)}") from None
+        fix = yaml_fix(exc, text)
+        problem = getattr(exc, "problem", None)  # what the reader found, in its words
+        if problem and fix == SYNTAX:  # a tab is named in words of its own
+            where += f" ({problem})"
+        raise ConfigError(f"{path}: not valid YAML{where}{fix}") from None
     if data is None:  # comments only (every setting commented out): the defaults
         return {}
     if not isinstance(data, dict):
@@ -50,7 +54,10 @@ def read_file(path: Path, named_by: str | None = None) -> dict[str, Any]:
     return data
 
 
-def yaml_fix(exc: Exception, text: str, otherwise: str = "; fix the syntax") -> str:
+SYNTAX = "; fix the syntax"
+
+
+def yaml_fix(exc: Exception, text: str, otherwise: str = SYNTAX) -> str:
     """What to do about a YAML error in ``text``, after its line: a tab where the reader
     stopped (an editor shows it as spaces, so the line looks right) is named, YAML taking none
     to indent or after a ``:``."""
@@ -80,9 +87,13 @@ def strict_loader() -> Any:
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # ``<<: *base``: the loader merges it, the keys written here win
                 key = self.construct_object(key_node, deep=deep)
+                if not isinstance(key, str | int | float | bool):
+                    continue  # a list as a key: the loader refuses it, with its line
                 line = key_node.start_mark.line + 1
-                if isinstance(key, str | int | float | bool) and key in seen:
+                if key in seen:
                     raise DuplicateKeyError(key, seen[key], line)
                 seen[key] = line
             return super().construct_mapping(node, deep=deep)
