@@ -142,6 +142,33 @@ def test_a_pull_the_index_has_not_read_is_a_conflict_until_it_has(
     assert "two times" in git(repo, "show", f"{made.branch}:domain/retry.md")
 
 
+def test_a_base_branch_the_checkout_lacks_is_refused_not_replaced_by_head(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: a mistyped ``sync.branch`` on a checkout was silently replaced by HEAD, and the
+    proposal recorded a base branch it never started from; one the checkout has only as the
+    remote's fetched branch is that branch."""
+    settings = git_settings(tmp_path, str(remote.work), **{"sync.branch": "mian"})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with pytest.raises(ProposalError) as refused:
+            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert api.proposals() == []
+    assert str(refused.value) == (
+        f"the base branch 'mian' (sync.branch) is not a branch of the checkout {remote.work} "
+        "(its branches: main); check sync.branch, or leave it unset to use the branch checked out"
+    )
+    assert git(remote.work, "branch", "--list", "briefd/*") == ""
+
+    git(remote.work, "checkout", "--quiet", "-b", "wip")
+    git(remote.work, "branch", "--quiet", "-D", "main")  # main only as origin/main now
+    settings = git_settings(tmp_path, str(remote.work), **{"sync.branch": "main"})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert made.base_branch == "main" and made.base_commit == remote.head()
+
+
 def test_push_true_or_a_remote_name_pushes_a_checkouts_proposals(
     tmp_path: Path, remote: Remote
 ) -> None:

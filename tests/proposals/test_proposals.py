@@ -249,6 +249,32 @@ def test_a_path_through_a_symbolic_link_is_refused_with_its_reason(
     assert git(remote.bare, "diff", "--name-only", "main", made.branch) == "domain/retry.md"
 
 
+def test_a_folder_or_a_path_under_a_file_is_refused_with_its_reason(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """A doc_path that is a folder on the base answered git's 'git cat-file failed: fatal: …:
+    bad file'; one under a document, 'appears as both a file and as a directory'."""
+    remote.push({"domain/archive.md/old.md": "# Old\n\nText.\n"}, "A folder named .md")
+    git_api.sync()
+    refused = {
+        "domain/archive.md": "is a folder on main, not a document; name a Markdown file (in "
+        "it, or another path)",
+        "domain/retry.md/notes.md": "lies under 'domain/retry.md', which is a file on main; use "
+        "another path",
+    }
+    for path, why in refused.items():
+        with pytest.raises(ProposalError) as caught:
+            git_api.propose_update(ProposalRequest(path, "change", "# Text\n\nNew.\n"))
+        assert str(caught.value) == f"doc_path '{path}' {why}"
+    assert git(remote.bare, "branch", "--list") == "* main" and git_api.proposals() == []
+    made = git_api.propose_update(
+        ProposalRequest("domain/archive.md/new.md", "new", "# New\n\nText.\n")
+    )
+    assert (
+        git(remote.bare, "diff", "--name-only", "main", made.branch) == "domain/archive.md/new.md"
+    )
+
+
 def test_an_identical_document_is_not_proposed(git_api: Briefd, remote: Remote) -> None:
     git_api.sync()
     current = (checkout_dir(git_api.settings) / "domain" / "retry.md").read_text()

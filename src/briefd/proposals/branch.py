@@ -112,14 +112,29 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
 def local_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
     """Create ``branch`` in the repository itself, one commit on top of its local base branch
     (HEAD when there is none); nothing is fetched or pushed."""
-    local = f"refs/heads/{target.base_branch}"
-    try:
-        base = _git(["rev-parse", "--verify", "--quiet", f"{local}^{{commit}}"], target, timeout)
-    except ProposalError:
-        base = _git(["rev-parse", "--verify", "HEAD^{commit}"], target, timeout)
+    base = _local_base(target, timeout)
     commit, doc_path = _commit(target, base, change, timeout)
     _git(["update-ref", f"refs/heads/{branch}", commit, ""], target, timeout)  # never replaces
     return Pushed(base, commit, doc_path)
+
+
+def _local_base(target: GitTarget, timeout: float) -> str:
+    """The commit of the base branch in the repository: its own branch, else the remote's
+    branch it has fetched; HEAD for a detached checkout (its branch is called HEAD). A branch
+    it has neither of (a mistyped ``sync.branch``) is refused: the proposal would be recorded
+    on a base it never started from."""
+    name = target.base_branch
+    refs = (f"refs/heads/{name}", f"refs/remotes/{target.remote}/{name}")
+    for ref in (*refs, "HEAD") if name == "HEAD" else refs:
+        with contextlib.suppress(ProposalError):
+            return _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], target, timeout)
+    listed = _git(["for-each-ref", "--format=%(refname:short)", "refs/heads/"], target, timeout)
+    branches = ", ".join(listed.split()[:10]) or "none"
+    raise ProposalError(
+        f"the base branch '{name}' (sync.branch) is not a branch of the checkout {target.repo} "
+        f"(its branches: {branches}); check sync.branch, or leave it unset to use the branch "
+        "checked out"
+    )
 
 
 def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> tuple[str, str]:
@@ -154,19 +169,50 @@ def _as_on_base(target: GitTarget, base: str, doc_path: str, timeout: float) -> 
     text composed otherwise (``ö`` as ``o`` + U+0308, as macOS writes names) is the existing
     one, not a second beside it; a new name is composed (NFC)."""
     spelled: list[str] = []
-    for part in doc_path.split("/"):
+    parts = doc_path.split("/")
+    for depth, part in enumerate(parts, start=1):
         folder = target.prefix + "".join(f"{p}/" for p in spelled)
-        args = ["ls-tree", "-z", "--name-only", base, *(["--", folder] if folder else [])]
-        names = [n.rsplit("/", 1)[-1] for n in _ls(args, target, timeout)]
-        if part in names:
-            spelled.append(part)
-            continue
-        wanted = unicodedata.normalize("NFC", part)
-        same = [n for n in names if unicodedata.normalize("NFC", n) == wanted]
-        if not same:
-            _refuse_case_twin(target, doc_path, "/".join([*spelled, wanted]), names)
-        spelled.append(same[0] if same else wanted)
+        args = ["ls-tree", "-z", base, *(["--", folder] if folder else [])]
+        kinds = dict(_entry(line) for line in _ls(args, target, timeout))
+        names = list(kinds)
+        if part not in kinds:
+            wanted = unicodedata.normalize("NFC", part)
+            same = [n for n in names if unicodedata.normalize("NFC", n) == wanted]
+            if not same:
+                _refuse_case_twin(target, doc_path, "/".join([*spelled, wanted]), names)
+            part = same[0] if same else wanted
+        spelled.append(part)
+        _refuse_kind(target, doc_path, "/".join(spelled), kinds.get(part), depth == len(parts))
     return "/".join(spelled)
+
+
+def _entry(line: str) -> tuple[str, str]:
+    """(name, kind: blob, tree, commit, or link) of one ``ls-tree -z`` entry."""
+    meta, _, path = line.partition("\t")
+    mode, kind, _ = meta.split(" ", 2)
+    return path.rsplit("/", 1)[-1], "link" if mode == "120000" else kind
+
+
+def _refuse_kind(
+    target: GitTarget, doc_path: str, spelled: str, kind: str | None, last: bool
+) -> None:
+    """Refuse a document path that is a folder (or a submodule) on the base branch, or lies
+    under a file there: git's own refusal named neither ('bad file', 'appears as both a file
+    and as a directory')."""
+    if kind in (None, "link", "blob" if last else "tree"):
+        return  # a symbolic link: refused by _refuse_links, with where it points
+    branch = target.base_branch
+    if last:
+        what = "a folder" if kind == "tree" else "a submodule"
+        raise ProposalError(
+            f"doc_path '{doc_path}' is {what} on {branch}, not a document; name a Markdown "
+            "file (in it, or another path)"
+        )
+    what = "a file" if kind == "blob" else "a submodule"
+    raise ProposalError(
+        f"doc_path '{doc_path}' lies under '{spelled}', which is {what} on {branch}; "
+        "use another path"
+    )
 
 
 def _refuse_case_twin(target: GitTarget, doc_path: str, new: str, names: list[str]) -> None:
