@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
+from briefd.errors import SourceError
 from briefd.settings import load_settings
 from briefd.settings.raw import is_git_url
 from briefd.state.postgres import redacted
@@ -155,6 +156,21 @@ def test_an_empty_remote_says_so_and_is_followed_once_pushed(
     )
     assert second.error is None and second.commit == empty.head()
     assert second.index is not None and second.index.added == ("domain/retry.md",)
+
+
+def test_an_index_run_on_an_empty_remote_says_it_is_empty(tmp_path: Path) -> None:
+    """``briefd index`` on a git URL source created empty blamed the setup ('found none;
+    check the source path, index.include…'); it says what ``briefd sync`` says."""
+    empty = Remote(tmp_path)
+    with Briefd(git_settings(tmp_path, empty.url), embedder=None) as api:
+        with pytest.raises(SourceError) as refused:
+            api.index()
+        empty.push({"domain/retry.md": RETRY})
+        assert api.sync().error is None and api.document("domain/retry.md") is not None
+    assert str(refused.value) == (
+        f"the repository {empty.url} is empty (no branch, no commit yet); push the knowledge "
+        "to it (domain/, conventions/, projects/<name>/) and sync again"
+    )
 
 
 def test_a_remote_whose_head_names_a_missing_branch_says_which_to_follow(

@@ -273,6 +273,8 @@ class Clone(Checkout):
     def prepare(self) -> Path:
         with sync_lock(self.settings):
             self.ensure_clone()
+        if self.head_commit() is None:  # cloned empty: "found no document" would blame the setup
+            raise SourceError(EMPTY_REMOTE.format(url=self.label))
         return self.root
 
     def ensure_clone(self) -> None:
