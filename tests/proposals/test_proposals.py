@@ -603,6 +603,31 @@ def test_the_branch_prefix_is_configurable(tmp_path: Path, remote: Remote) -> No
     assert git(remote.bare, "show", f"{made.branch}:domain/retry.md") + "\n" == NEW_RETRY
 
 
+def test_a_branch_prefix_that_names_an_existing_branchs_folder_says_so(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """``proposals.branch_prefix: main/`` passes the name check, but git cannot create
+    ``main/<id>`` beside ``main``: every proposal failed with git's 'cannot lock ref'."""
+    from tests.sync.conftest import git_settings as settings_for
+
+    for source, where in ((remote.url, "the remote"), (str(remote.work), "the repository")):
+        settings = settings_for(tmp_path, source, **{"proposals.branch_prefix": "main/"})
+        with Briefd(settings, embedder=None) as api:
+            api.index()
+            with pytest.raises(ProposalError) as refused:
+                api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+            assert api.proposals() == []
+        assert re.fullmatch(
+            rf"the proposal branch main/[0-9a-f]{{8}} cannot be made: {where} has a branch "
+            r"'main', and git cannot hold a branch and a folder of branches of one name; set "
+            r"proposals\.branch_prefix to a prefix no branch's name starts \(default "
+            r"'briefd/proposal-'\); nothing was proposed",
+            str(refused.value),
+        )
+        assert status_of(refused.value) == 400  # a setting to change, not a remote to wait for
+    assert git(remote.bare, "branch", "--list") == "* main"
+
+
 @pytest.mark.parametrize(
     ("prefix", "why"),
     [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 import unicodedata
@@ -102,11 +103,28 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
             if listed.split("\t", 1)[0] == commit:
                 return
         if git.TIMED_OUT not in str(exc):
-            raise
+            raise _clash(exc, branch, "the remote") from None
         raise ProposalRemoteError(
             f"{exc}; the push may still reach the remote: look for branch {branch} there "
             "before proposing this change again"
         ) from None
+
+
+_CLASH = re.compile(r"'refs/heads/([^']+)' exists; cannot create")
+
+
+def _clash(failed: ProposalError, branch: str, where: str) -> ProposalError:
+    """``failed``, or what it means when git cannot create ``branch`` beside a branch named
+    like one of its folders (``main`` for ``main/1a2b3c4d``; or the other way round)."""
+    found = _CLASH.search(str(failed))
+    if found is None:
+        return failed
+    return ProposalError(  # a setting to change, not a remote to wait for
+        f"the proposal branch {branch} cannot be made: {where} has a branch "
+        f"'{found.group(1)}', and git cannot hold a branch and a folder of branches of one "
+        "name; set proposals.branch_prefix to a prefix no branch's name starts (default "
+        "'briefd/proposal-'); nothing was proposed"
+    )
 
 
 def local_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
@@ -114,7 +132,10 @@ def local_proposal(target: GitTarget, branch: str, change: Change, timeout: floa
     (HEAD when there is none); nothing is fetched or pushed."""
     base = _local_base(target, timeout)
     commit, doc_path = _commit(target, base, change, timeout)
-    _git(["update-ref", f"refs/heads/{branch}", commit, ""], target, timeout)  # never replaces
+    try:
+        _git(["update-ref", f"refs/heads/{branch}", commit, ""], target, timeout)  # never replaces
+    except ProposalError as exc:
+        raise _clash(exc, branch, "the repository") from None
     return Pushed(base, commit, doc_path)
 
 
