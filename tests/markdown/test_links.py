@@ -73,6 +73,31 @@ def test_reference_style_links_are_links_where_they_are_used() -> None:
     ]
 
 
+def test_a_code_span_in_a_label_or_a_links_text_is_read_as_written() -> None:
+    """K5: Node's API docs link ``[`fs.open()`][]`` with ``[`fs.open()`]: fs.md#fsopen…``
+    below. Code spans were blanked before labels were read, so every such label was the same
+    blank and every such link took the file's first one's target (http.md: 164 links to one
+    errors.md section, buffer.md none at all). A code span inside a label or a link's text
+    is part of it; one around brackets still makes no link."""
+    text = (
+        "# T\n\nOpen with [`c.open()`][], read with [`b.read()`][] or [`b.read()`]; see\n"
+        "[the `c` module](c.md#api) and [`C`][c-doc]. Not links: `[x](y.md)` and `[`.\n\n"
+        "[`b.read()`]: b.md#from\n"
+        "[`c.open()`]: c.md\n"
+        "[c-doc]: c.md#top\n"
+        "[`web()`]: https://example.org/web.md\n"
+    )
+    doc = parse_document("domain/a.md", text, "domain", "h", count_tokens)
+    got = [(ln.target, ln.fragment, ln.display, ln.line) for ln in doc.links]
+    assert got == [
+        ("c.md", None, "`c.open()`", 3),
+        ("b.md", "from", "`b.read()`", 3),
+        ("b.md", "from", "`b.read()`", 3),
+        ("c.md", "api", "the `c` module", 4),
+        ("c.md", "top", "`C`", 4),
+    ]
+
+
 def test_unclosed_comment_openers_cost_one_pass() -> None:
     """Each ``<!--`` without a ``-->`` in its paragraph was looked for its closing to the
     paragraph's end: 20,000 such lines (a log pasted into a note) took 24-45 s to parse."""

@@ -58,8 +58,8 @@ def extract_links(
     section_names = [h.text for h in headings if h.level <= 3]
     visible = _visible(lines, first_line, _line_mask(hidden))
     texts = {number: text for number, text in visible.items() if "[" in text}
-    inline = _inline_links(visible)
-    definitions = _definitions(texts.values())
+    inline = _inline_links(visible, lines)
+    definitions = _definitions((text, lines[number - 1]) for number, text in texts.items())
     links: list[Link] = []
     for number, text in texts.items():
         at = bisect.bisect_right(section_lines, number) - 1
@@ -69,7 +69,8 @@ def extract_links(
             if (link := _markdown_link(doc_path, section, number, display, href)) is not None:
                 links.append(link)
         if definitions and not _DEFINITION.match(text):
-            links.extend(_reference_links(doc_path, section, number, text, definitions))
+            written = lines[number - 1]
+            links.extend(_reference_links(doc_path, section, number, text, written, definitions))
     return tuple(links)
 
 
@@ -78,23 +79,40 @@ def _label(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def _definitions(texts: Iterable[str]) -> dict[str, str]:
-    """label → destination of the reference definitions (the first of a label wins)."""
+def _written(match: re.Match[str], group: int, written: str) -> str | None:
+    """What ``group`` of a match in a line's masked text spans in the line as written (masking
+    keeps every character's place): a code span in a label or a link's text is read, as
+    CommonMark reads it (``[`open()`][]``), not as the blank that kept it from being a link."""
+    start, end = match.span(group)
+    return None if start < 0 else written[start:end]
+
+
+def _definitions(texts: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """label → destination of the reference definitions in (masked, written) lines (the first
+    of a label wins)."""
     found: dict[str, str] = {}
-    for text in texts:
+    for text, written in texts:
         if match := _DEFINITION.match(text):
-            found.setdefault(_label(match.group(1)), match.group(2) or match.group(3))
+            label = _written(match, 1, written) or ""
+            found.setdefault(_label(label), match.group(2) or match.group(3))
     return found
 
 
 def _reference_links(
-    doc_path: str, section: str, line: int, text: str, definitions: dict[str, str]
+    doc_path: str,
+    section: str,
+    line: int,
+    text: str,
+    written: str,
+    definitions: dict[str, str],
 ) -> list[Link]:
     """The reference-style links of a line (``[text][label]``, ``[label][]``, ``[label]``)
-    whose label is defined, as links to the definition's destination."""
+    whose label is defined, as links to the definition's destination (``text``: the line
+    masked, ``written``: as written)."""
     found = []
     for match in _REFERENCE.finditer(_WIKI.sub(lambda m: " " * len(m.group(0)), text)):
-        display, label = match.group(1), match.group(2)
+        display = _written(match, 1, written) or ""
+        label = _written(match, 2, written)
         href = definitions.get(_label(label or display))
         link = None if href is None else _markdown_link(doc_path, section, line, display, href)
         if link is not None:
@@ -162,16 +180,20 @@ def _unescaped(name: str | None) -> str | None:
     return name[:-1].rstrip() if name and name.endswith("\\") else name
 
 
-def _inline_links(visible: dict[int, str]) -> dict[int, list[tuple[str, str]]]:
-    """File line → the inline Markdown links (text, destination) that start on it, their text
-    read over the lines of its paragraph (hard-wrapped prose wraps ``[the retry\npolicy](…)``)."""
+def _inline_links(
+    visible: dict[int, str], lines: Sequence[str]
+) -> dict[int, list[tuple[str, str]]]:
+    """File line → the inline Markdown links (text as written, destination) that start on it,
+    their text read over the lines of its paragraph (hard-wrapped prose wraps ``[the
+    retry\npolicy](…)``)."""
     found: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for run in _runs(list(visible)):
         text = "\n".join(visible[number] for number in run)
+        written = "\n".join(lines[number - 1] for number in run)
         starts = list(accumulate((len(visible[number]) + 1 for number in run[:-1]), initial=0))
         for match in _MARKDOWN.finditer(text):
             number = run[bisect.bisect_right(starts, match.start()) - 1]
-            display = re.sub(r"\s*\n\s*", " ", match.group(1))
+            display = re.sub(r"\s*\n\s*", " ", _written(match, 1, written) or "")
             found[number].append((display, match.group(2) or match.group(3)))
     return found
 

@@ -11,7 +11,7 @@ CHUNKER_VERSION = "9"  # 2: split fences, tables, HTML stay well-formed; 3: stub
 # document of headings only) comes in parts within the maximum, as any section does;
 # 8: a run without spaces over a part (Chinese, Japanese) is cut after a sentence or clause mark;
 # 9: a heading's HTML tags are out of its text, an <a name>/<a id> in it is its anchor
-FRONT_MATTER_VERSION = "13"  # 2: relations and always (a change re-parses every document);
+FRONT_MATTER_VERSION = "14"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
 # 4: a plain scalar is read as written (title: No, title: 2024-01-05, tags: [1.10]), not YAML 1.1;
@@ -25,6 +25,8 @@ FRONT_MATTER_VERSION = "13"  # 2: relations and always (a change re-parses every
 # 11: a key written like one briefd reads (``depends-on``, ``Tags``, ``tag``) is reported;
 # 12: a Markdown link's destination may hold balanced parentheses, its title parentheses;
 # 13: a Markdown link's text may hold brackets: an image that links (``[![a](b.png)](c.md)``)
+# 14: a code span in a reference label or a link's text is read as written ([`x()`][] with
+# [`x()`]: a.md links a.md; every such label read as blank, so all took the first one's target)
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
 LINKS_VERSION = "9"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
