@@ -108,3 +108,50 @@ def test_rest_reads_whole_unless_asked_and_says_a_line_outside(
     assert first["part"]["sections"] == len(whole["sections"]) > len(first["sections"])
     assert outside.status_code == 400
     assert "start_line 99999 is outside domain/http2.md" in outside.text
+
+
+def test_a_document_linked_hundreds_of_times_still_reads_in_parts_within_the_budget(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    """Node's errors.md, linked ~300 times: every part carried all its backlinks (15,500
+    tokens) whatever max_tokens said, and the text left was one line per part (3,674 calls to
+    read it). The first part lists backlinks in a quarter of the budget (the relation first,
+    then one per linking document), later parts none, and every answer stays within it."""
+    codes = "\n".join(
+        f"## ERR_{n}\n\nError {n} is raised when limit {n} is hit.\n" for n in range(150)
+    )
+    files = {"domain/errors.md": f"# Errors\n\nEvery error code.\n\n{codes}"}
+    for n in range(60):  # 60 documents linking 5 codes each
+        links = " ".join(f"[ERR_{n + k}](errors.md#err_{n + k})" for k in range(5))
+        files[f"domain/api{n:02}.md"] = f"# API {n}\n\nMay raise {links}.\n"
+    files["domain/errors2.md"] = "---\nsupersedes: errors.md\n---\n# Errors v2\n\nNewer codes.\n"
+    root = write_files(files)
+
+    async def body(client: Client) -> list[CallToolResult]:
+        asked = {"doc_path": "domain/errors.md", "max_tokens": 1000}
+        answers = [await client.call_tool("get_document", asked)]
+        following = answers[0].structured_content["part"]["next_start_line"]  # type: ignore[index]
+        answers.append(await client.call_tool("get_document", {**asked, "start_line": following}))
+        return answers
+
+    with Briefd(service_settings_for(root, tmp_path / "index.db"), embedder=None) as api:
+        api.index()
+        everything = api.document("domain/errors.md")
+        with serving(create_app(api, service_config())) as base:
+            first, second = run(base + "/mcp", "auto", body)
+    assert len(everything.backlinks) == 301
+    for answer in (first, second):
+        out = answer.structured_content
+        received = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+        assert count_tokens(received) <= 1000, count_tokens(received)
+        assert out["part"]["backlinks"] == 301  # type: ignore[index]
+        assert out["part"]["end_line"] - out["part"]["start_line"] >= 10  # type: ignore[index]
+    listed = first.structured_content["backlinks"]  # type: ignore[index]
+    assert 5 <= len(listed) < 301 and second.structured_content["backlinks"] == []  # type: ignore[index]
+    relation = [x for x in listed if x["source_path"] == "domain/errors2.md"]
+    assert [x.get("relation") for x in relation] == ["supersedes"]  # never cut before the rest
+    assert len({x["source_path"] for x in listed}) == len(listed)  # one per linking document
+    text = first.content[0].text  # type: ignore[union-attr]
+    assert "superseded by: domain/errors2.md" in text
+    assert f"(+{301 - len(listed)} more links to it: see part.backlinks)" in text
+    assert "linked from: 301 links to it, listed in the first part" in second.content[0].text  # type: ignore[union-attr]

@@ -83,6 +83,11 @@ class DocumentPartOut(BaseModel):
     )
     sections: int = Field(description="The document's sections, in every part.")
     links: int = Field(description="The links written in the document, in every part.")
+    backlinks: int = Field(
+        description="The links to the document: the first part lists as many as fit a "
+        "quarter of max_tokens (relations first, then one per linking document), later parts "
+        "none; max_tokens large enough for the whole document lists them all."
+    )
 
 
 def _link_out(r: ResolvedLink) -> LinkOut:
@@ -111,15 +116,25 @@ def _section_out(c: Chunk) -> SectionOut:
     )
 
 
-def document_costs(doc: DocumentView) -> tuple[int, Costs]:
-    """What a document's answer costs as a client receives it (cl100k tokens of its JSON):
-    its fields without body, sections and links, and a :class:`Costs` for the rest."""
+def fields_tokens(doc: DocumentView) -> int:
+    """What a document's answer costs a client (cl100k tokens of its JSON) besides its body,
+    sections and links: its other fields, backlinks included, and a part's (counted at its
+    largest, so a part's answer stays within the budget whatever its numbers)."""
     bare = replace(doc, body="", chunks=(), links=())
-    return json_tokens(document_out(bare)), Costs(
+    return json_tokens(document_out(bare, _LARGEST_PART))
+
+
+def link_costs() -> Costs:
+    """What a part's text, a section's fields and a link's fields cost a client."""
+    return Costs(
         text=escaped_tokens,
         section=lambda chunk: json_tokens(_section_out(chunk)) + 1,  # and its comma
         link=lambda link: json_tokens(_link_out(link)) + 1,
     )
+
+
+_MANY = 9_999_999
+_LARGEST_PART = Part(_MANY, _MANY, _MANY, _MANY, _MANY, _MANY, _MANY, _MANY)
 
 
 def json_tokens(model: BaseModel) -> int:

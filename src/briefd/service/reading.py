@@ -26,6 +26,7 @@ class Part:
     tokens: int  # what the part's text, sections and links cost
     sections: int  # the document's sections, all parts
     links: int  # the links written in the document, all parts
+    backlinks: int = 0  # the links to the document, all parts (a part lists some or none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +38,63 @@ class Costs:
     link: Callable[[ResolvedLink], int]
 
 
+BACKLINKS_SHARE = 4  # a document in parts lists backlinks in at most 1/4 of its first part
+
+
+def read_within(
+    view: DocumentView,
+    start_line: int | None,
+    max_tokens: int | None,
+    fields: Callable[[DocumentView], int],
+    costs: Costs,
+) -> tuple[DocumentView, Part | None]:
+    """:func:`read_part` within ``max_tokens`` for the whole answer, ``fields`` being what the
+    document's other fields cost. A document read in parts lists its backlinks in its first
+    part only, as many as fit a quarter of ``max_tokens`` (front-matter relations such as
+    ``supersedes`` first, then one per linking document, then the rest): a page linked 300
+    times (Node's errors.md) spent the whole budget on them in every part, whose text was then
+    one line."""
+    if max_tokens is None:
+        return read_part(view, start_line, None, costs)
+    shown, part = read_part(view, start_line, max(max_tokens - fields(view), 1), costs)
+    if part is None or not view.backlinks:
+        return shown, part
+    first = start_line is None or start_line == view.body_start_line
+    room = max_tokens // BACKLINKS_SHARE if first else 0
+    listed = replace(view, backlinks=_backlinks_within(view.backlinks, room, costs.link))
+    budget = max(max_tokens - fields(listed), 1)
+    # a part even when the whole text fits once backlinks are cut: it says how many there are
+    shown, part = read_part(listed, start_line, budget, costs, as_part=True)
+    assert part is not None
+    return shown, replace(part, backlinks=len(view.backlinks))
+
+
+def _backlinks_within(
+    backlinks: Sequence[ResolvedLink], budget: int, cost: Callable[[ResolvedLink], int]
+) -> tuple[ResolvedLink, ...]:
+    """The backlinks that fit ``budget``, in their order: relations first, then the first
+    link of each linking document, then the others."""
+    seen: set[str] = set()
+    ranked: list[tuple[int, int]] = []  # (rank, index)
+    for index, r in enumerate(backlinks):
+        first_of_source = r.link.source_path not in seen
+        seen.add(r.link.source_path)
+        ranked.append((0 if r.link.kind == "relation" else 1 if first_of_source else 2, index))
+    kept, used = [], 0
+    for _, index in sorted(ranked):
+        tokens = cost(backlinks[index])
+        if used + tokens <= budget:
+            kept.append(index)
+            used += tokens
+    return tuple(backlinks[index] for index in sorted(kept))
+
+
 def read_part(
-    view: DocumentView, start_line: int | None, max_tokens: int | None, costs: Costs
+    view: DocumentView,
+    start_line: int | None,
+    max_tokens: int | None,
+    costs: Costs,
+    as_part: bool = False,
 ) -> tuple[DocumentView, Part | None]:
     """The document from ``start_line`` (None: its first line) as far as whole sections fit
     ``max_tokens`` (a section that alone does not fit is cut between lines), its sections and
@@ -60,7 +116,7 @@ def read_part(
         end, used = reader.whole_sections(start, max_tokens)
         if end < start:  # the first section alone is over the budget: as many lines as fit
             end, used = reader.lines(start, max_tokens)
-    if start == first and end == last:
+    if start == first and end == last and not as_part:
         return view, None
     part = Part(
         start_line=start,

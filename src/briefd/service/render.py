@@ -157,8 +157,12 @@ def document_text(out: documents.DocumentOut) -> str:
         head.append(f"links to: {', '.join(sorted(reached))}")
     if broken:
         head.append(f"broken links: {', '.join(sorted(broken))}")
+    unlisted = out.part.backlinks - len(out.backlinks) if out.part is not None else 0
     if backlinks:
-        head.append(f"linked from: {backlinks}")
+        more = f" (+{unlisted} more links to it: see part.backlinks)" if unlisted else ""
+        head.append(f"linked from: {backlinks}{more}")
+    elif unlisted:
+        head.append(f"linked from: {unlisted} links to it, listed in the first part")
     if hidden:
         more = "1 more link" if hidden == 1 else f"{hidden} more links"
         head.append(f"{more} into scopes not requested (scopes=['all'] follows {_them(hidden)})")

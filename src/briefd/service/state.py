@@ -26,9 +26,9 @@ from briefd.retrieval.candidates import prefetch
 from briefd.retrieval.search import SearchRequest
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside
-from briefd.service.documents import DocumentOut, document_costs, document_out
+from briefd.service.documents import DocumentOut, document_out, fields_tokens, link_costs
 from briefd.service.metrics import CACHE, DURATION, INVALID, REQUESTS, TOKENS, Metrics
-from briefd.service.reading import Part, read_part
+from briefd.service.reading import Part, read_within
 from briefd.service.schemas import (
     BundleOut,
     ProposalOut,
@@ -291,9 +291,7 @@ class ServiceState:
 
         def read() -> tuple[DocumentView, Part | None]:
             view = self._document(path, scopes)
-            fields, costs = document_costs(view)
-            budget = None if max_tokens is None else max(max_tokens - fields, 1)
-            return read_part(view, start_line, budget, costs)
+            return read_within(view, start_line, max_tokens, fields_tokens, link_costs())
 
         view, part = self.call(caller.surface, caller.name, read)
         out = document_out(view, part)
