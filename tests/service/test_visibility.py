@@ -40,9 +40,26 @@ def test_not_found_hints_name_only_visible_documents(service_api: Briefd) -> Non
     assert "overview.md" not in str(scoped.value)
     with pytest.raises(NotFoundError) as elsewhere:
         service_api.document("zzz/qqq.md", scoped=True)
-    assert str(elsewhere.value) == (
+    assert str(elsewhere.value) == (  # the example is a document the index has
         "no document 'zzz/qqq.md' in scopes domain, conventions; paths are relative to the "
-        "repository root, e.g. domain/glossary.md"
+        "repository root, e.g. conventions/api-design.md"
+    )
+
+
+def test_a_file_name_alone_or_a_path_it_ends_is_told_the_documents_it_names(
+    service_api: Briefd,
+) -> None:
+    """A served text's relative links name documents by file name ('overview.md',
+    'ledger/overview.md#Goals'): get_document found no nearest spelling of the whole path and
+    said only that paths are relative to the root, with an example the index need not have."""
+    for asked in ("ledger/overview.md", "ledger/OVERVIEW.md", "ledger/overview.md#Goals"):
+        with pytest.raises(NotFoundError) as told:
+            service_api.document(asked, ("all",), scoped=True)
+        assert str(told.value).endswith("; did you mean projects/ledger/overview.md?"), asked
+    with pytest.raises(NotFoundError) as several:
+        service_api.document("overview.md", ("all",), scoped=True)
+    assert str(several.value).endswith(
+        "did you mean projects/checkout/overview.md or projects/ledger/overview.md?"
     )
 
 

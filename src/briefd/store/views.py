@@ -201,9 +201,26 @@ def closest_path(path: str, paths: Sequence[str]) -> str | None:
     return folded[close[0]] if close else None
 
 
+_NAMED = 3  # paths a "did you mean" names at most
+
+
+def ending_with(path: str, paths: Sequence[str]) -> list[str]:
+    """The indexed paths ``path`` ends (letter case aside) after a folder: "builder.md" or
+    "reference/builder.md", as the relative links in a served text name documents."""
+    tail = "/" + path.partition("#")[0].strip("/").casefold()  # a link's #section aside
+    return [p for p in paths if tail != "/" and p.casefold().endswith(tail)]
+
+
 def not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None) -> str:
-    """Why ``path`` is not served, naming only documents in ``allowed`` (None: every scope)."""
-    close = closest_path(path, paths_in(conn, allowed))
+    """Why ``path`` is not served, naming only documents in ``allowed`` (None: every scope):
+    the documents its file name is (or the path it ends), else the nearest spelling."""
+    paths = paths_in(conn, allowed)
+    named = ending_with(path, paths)
+    if named:
+        more = f" (and {len(named) - _NAMED} more)" if len(named) > _NAMED else ""
+        close: str | None = " or ".join(named[:_NAMED]) + more
+    else:
+        close = closest_path(path, paths)
     guess = f"; did you mean {close}?" if close else ""
     if allowed is None:
         hint = guess or "; list documents with `briefd docs`"
@@ -212,7 +229,8 @@ def not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None
     scope = row[0] if row is not None else None
     if scope is not None and scope not in allowed:
         guess = f"; scope '{scope}' is not requested: add it to scopes (or use 'all') to read it"
-    hint = guess or "; paths are relative to the repository root, e.g. domain/glossary.md"
+    example = f", e.g. {paths[0]}" if paths else ""
+    hint = guess or f"; paths are relative to the repository root{example}"
     return f"no document '{path}' in scopes {', '.join(allowed) or '(none indexed)'}{hint}"
 
 
