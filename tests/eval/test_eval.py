@@ -163,6 +163,52 @@ def test_a_heading_written_as_in_the_markdown_is_told_the_name_the_index_gives_i
     )
 
 
+DEPLOY = "# Deploy\n\n## Steps\n\nShip it.\n"
+
+
+def test_two_sections_of_one_name_are_two_results_and_an_entry_names_which(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    """V1: hits were scored by (path, heading), so a document's two "Example" sections (under
+    Invoices and under Refunds) were one result, every later result moved up a place, and
+    recall@5, MRR and nDCG came out too high; an entry could not say which "Example" it meant.
+    Each section is a result of its own, and an entry names it by its heading path when its
+    heading is shared."""
+    example = "An example: the invoice and refund example lists billing fees in detail."
+    billing = (
+        f"# Billing\n\n## Invoices\n\nBilling invoices.\n\n### Example\n\n{example}\n\n"
+        f"## Refunds\n\nBilling refunds.\n\n### Example\n\n{example} Refund example.\n"
+    )
+    others = {f"domain/fees{n}.md": f"# Fees {n}\n\nBilling fees, part {n}.\n" for n in range(3)}
+    root = write_files({"domain/billing.md": billing, "domain/deploy.md": DEPLOY, **others})
+    queries = tmp_path / "q.yaml"
+    entry = "queries:\n  - {{id: q1, query: billing example fees, type: keyword, expected: [{}]}}\n"
+
+    def ranked(expected: str) -> list[str]:
+        queries.write_text(entry.format(expected))
+        report = run_golden(api, load_golden(queries), "bm25")
+        return list(report.outcomes[0].top)
+
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        top = ranked("{path: domain/billing.md, heading: Invoices > Example}")
+        assert top[:2] == [
+            "domain/billing.md # Refunds > Example",
+            "domain/billing.md # Invoices > Example",
+        ]
+        queries.write_text(entry.format("{path: domain/billing.md, heading: Invoices > Example}"))
+        report = run_golden(api, load_golden(queries), "bm25")
+        assert report.outcomes[0].metrics["mrr@10"] == 0.5  # second, not first
+        queries.write_text(entry.format("{path: domain/billing.md, heading: Example}"))
+        with pytest.raises(EvalError) as caught:
+            run_golden(api, load_golden(queries), "bm25")
+    assert str(caught.value) == (
+        f"{queries}: query q1 expects section 'Example' of domain/billing.md, and 2 sections "
+        "there have that heading ('Invoices > Example', 'Refunds > Example'); name the one "
+        "meant by its heading path"
+    )
+
+
 def test_recall_limits_are_read_and_checked(tmp_path: Path) -> None:
     path = tmp_path / "eval" / "thresholds.yaml"
     path.parent.mkdir()

@@ -36,8 +36,8 @@ def test_tune_reports_both_folds_and_writes_a_usable_file(
     ]
     with Briefd(settings, embedder=FakeEmbedder()) as api:
         api.index()
-        result = tune(api, cases, lambda h: (h[0], h[1]), "mrr", trials=5, seed=3)
-        again = tune(api, cases, lambda h: (h[0], h[1]), "mrr", trials=5, seed=3)
+        result = tune(api, cases, lambda h: (h.doc_path, h.heading), "mrr", trials=5, seed=3)
+        again = tune(api, cases, lambda h: (h.doc_path, h.heading), "mrr", trials=5, seed=3)
     assert result == again  # same seed, same trials, same answer
     assert (result.tune_queries, result.holdout_queries) == (8, 4)
     assert result.best_tune.mrr >= result.baseline_tune.mrr
@@ -59,7 +59,7 @@ def test_one_query_is_refused_rather_than_held_out_against_itself(
     with Briefd(settings, embedder=FakeEmbedder()) as api:
         api.index()
         with pytest.raises(EvalError) as caught:
-            tune(api, cases, lambda h: (h[0], h[1]), "mrr", trials=2)
+            tune(api, cases, lambda h: (h.doc_path, h.heading), "mrr", trials=2)
     assert str(caught.value) == (
         "tuning needs 2 queries or more, got 1: 30% are held out to show whether a gain holds "
         "on queries it was not tuned on; add queries to the set"

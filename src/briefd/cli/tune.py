@@ -13,7 +13,7 @@ from typer._click.exceptions import BadParameter, UsageError  # typer's own clic
 from briefd.cli.eval_cmd import EMBEDDINGS_OFF
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import ConfigError, EvalError
-from briefd.eval.run import beir_cases, check_expected, golden_cases, open_beir, open_golden
+from briefd.eval.run import beir_cases, golden_cases, open_beir, open_golden
 from briefd.eval.tune import FoldScores, TuneResult, tune
 from briefd.settings.raw import read_file
 
@@ -48,8 +48,7 @@ def tune_command(
         settings = ctx.obj.settings()
         if queries is not None:
             api, golden = open_golden(settings, queries, source)
-            check_expected(api, golden)  # a broken query is an error, as in `briefd eval`
-            cases, unit = golden_cases(golden)
+            cases, unit = golden_cases(api, golden)  # a broken query is an error, as in eval
         else:
             assert dataset is not None
             api, beir = open_beir(settings, dataset)

@@ -26,7 +26,7 @@ block's, frame and attribution lines included, counted with the real tokenizer (
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.datasets import GoldenQuery, GoldenSet, check_keys, read_yaml
 from briefd.eval.metrics import score_ranking
+from briefd.eval.sections import Section, expected_sections, section_key
 from briefd.model import SearchMode
 from briefd.recall.block import FRAME_TOKENS, bound_tokens
 from briefd.recall.engine import RecallMode, RecallRequest, RecallResult
@@ -123,7 +124,7 @@ def printed(result: RecallResult) -> list[tuple[str, str]]:
     """The sections (path, heading) whose attribution line is in the printed block, in order."""
     block = result.knowledge
     units = [
-        (s["doc_path"], (s["heading_path"] or [s["title"]])[-1])
+        (s["doc_path"], section_key(s["title"], s["heading_path"]))
         for s in result.sections
         if f" · chunk {s['chunk_id']}]" in block or f" · chunk {s['chunk_id']} · " in block
     ]
@@ -144,14 +145,20 @@ def injected(
     return printed(result), count_tokens(result.knowledge)
 
 
-def loss(api: Briefd, query: GoldenQuery, result: RecallResult) -> RecallLoss:
-    """Why each expected section of ``query`` is not in ``result``'s printed block."""
+def loss(
+    api: Briefd,
+    query: GoldenQuery,
+    result: RecallResult,
+    named: Mapping[tuple[str, str], Section],
+) -> RecallLoss:
+    """Why each expected section of ``query`` (``named``: as :func:`expected_sections` reads
+    the set's entries) is not in ``result``'s printed block."""
     search_mode: SearchMode = "bm25" if result.mode == "bm25" else "hybrid"
     request = SearchRequest(query.query, (ALL_SCOPES,), top_k=TOP_K, mode=search_mode, related=0)
-    found = {(h.doc_path, (h.heading_path or (h.title,))[-1]) for h in api.search(request).hits}
+    found = {(h.doc_path, section_key(h.heading, h.heading_path)) for h in api.search(request).hits}
     shown = set(printed(result))
     causes = []
-    for unit in query.expected:
+    for unit in dict.fromkeys(named[e] for e in query.expected):
         if unit in shown:
             continue
         if unit not in found:
@@ -177,8 +184,9 @@ def run_recall(
 ) -> RecallReport:
     five = five_sections(api)
     recalls, defaults, tokens, missed, losses = [], [], [], [], []
+    named = expected_sections(api, golden)
     for query in golden.queries:
-        relevant: dict[Hashable, float] = dict.fromkeys(query.expected, 1.0)
+        relevant: dict[Hashable, float] = dict.fromkeys((named[e] for e in query.expected), 1.0)
         result = answer(api, query.query, mode, five)
         recalls.append(score_ranking(printed(result), relevant)["recall@5"])
         units, used = injected(api, query.query, mode)
@@ -186,7 +194,7 @@ def run_recall(
         tokens.append(used)
         if recalls[-1] < 1.0:
             missed.append(query.id)
-            losses.append(loss(api, query, result))
+            losses.append(loss(api, query, result, named))
     noisy = []
     for prompt in noise:
         _, used = injected(api, prompt.text, mode)

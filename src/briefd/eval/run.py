@@ -21,7 +21,8 @@ from briefd.eval.datasets import (
     load_golden,
 )
 from briefd.eval.metrics import dedupe, mean, score_ranking
-from briefd.model import SearchMode
+from briefd.eval.sections import expected_sections, section_key
+from briefd.model import Hit, SearchMode
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from briefd.store.scopes import ALL_SCOPES
@@ -99,7 +100,7 @@ def beir_index(settings: Settings, dataset: BeirSet) -> Settings:
 
 
 Case = tuple[str, str, str, Mapping[Any, float]]  # id, query, type, relevant unit → gain
-UnitOf = Callable[[tuple[str, str]], Hashable]  # (path, heading) → what a hit counts as
+UnitOf = Callable[[Hit], Hashable]  # what a hit counts as: its section, or its document
 
 
 def open_golden(settings: Settings, path: Path, source: Path | None) -> tuple[Briefd, GoldenSet]:
@@ -131,59 +132,20 @@ def open_beir(settings: Settings, folder: Path) -> tuple[Briefd, BeirSet]:
     return api, dataset
 
 
-def golden_cases(golden: GoldenSet) -> tuple[list[Case], UnitOf]:
+def golden_cases(api: Briefd, golden: GoldenSet) -> tuple[list[Case], UnitOf]:
+    """The queries, each with the sections it expects (a broken entry is an error, see
+    :func:`expected_sections`), and a hit as the section it is."""
+    named = expected_sections(api, golden)
     cases: list[Case] = [
-        (q.id, q.query, q.type, dict.fromkeys(q.expected, 1.0)) for q in golden.queries
+        (q.id, q.query, q.type, dict.fromkeys((named[e] for e in q.expected), 1.0))
+        for q in golden.queries
     ]
-    return cases, lambda h: (h[0], h[1])
+    return cases, lambda h: (h.doc_path, section_key(h.heading, h.heading_path))
 
 
 def run_golden(api: Briefd, golden: GoldenSet, mode: SearchMode) -> EvalReport:
-    check_expected(api, golden)
-    cases, unit = golden_cases(golden)
+    cases, unit = golden_cases(api, golden)
     return _run(api, golden.name, "section", mode, cases, unit)
-
-
-def check_expected(api: Briefd, golden: GoldenSet) -> None:
-    """A query whose expected section is not in the index is a broken query, not a miss."""
-    sections: dict[str, list[str]] = defaultdict(list)  # path → its headings, in order
-    with api.store.read() as conn:
-        for path, heading in conn.execute(
-            "SELECT d.path, c.heading FROM chunks c JOIN documents d ON d.id = c.doc_id "
-            "ORDER BY d.path, c.position"
-        ):
-            if heading not in sections[path]:
-                sections[path].append(heading)
-    if not sections:  # every expected section missing: the source, not the queries
-        raise EvalError(
-            f"{golden.path}: the knowledge source {api.settings.source} holds no indexed "
-            "document (no Markdown, or none in a scope folder such as domain/); pass the folder "
-            "of the knowledge the queries are about (--source DIR)"
-        )
-    for query in golden.queries:
-        for path, heading in query.expected:
-            if heading not in sections.get(path, ()):
-                raise EvalError(
-                    f"{golden.path}: query {query.id} expects section '{heading}' of {path}, "
-                    f"which is not in the index; {_named(path, sections)}"
-                )
-
-
-def _named(path: str, sections: dict[str, list[str]]) -> str:
-    """What the index holds for ``path``: the names a golden entry can use (as the index
-    writes them: a heading's inline Markdown, `code` or **bold**, is dropped), or the indexed
-    path it was written for (from the repository's root, or ``./``)."""
-    headings = sections.get(path)
-    if not headings:
-        meant = next((p for p in sorted(sections) if path.endswith("/" + p)), None)
-        if meant is not None:
-            return f"paths are relative to the knowledge source: write '{meant}'"
-        return (
-            f"{path} itself is not indexed (a typo, or a file outside every scope?); fix the "
-            "query or the document"
-        )
-    shown_names = ", ".join(f"'{h}'" for h in headings[:12]) + (", …" if headings[12:] else "")
-    return f"its sections there are {shown_names}; fix the query or the document"
 
 
 def beir_cases(dataset: BeirSet) -> tuple[list[Case], UnitOf]:
@@ -206,7 +168,7 @@ def beir_cases(dataset: BeirSet) -> tuple[list[Case], UnitOf]:
                 f"{dataset.path}: {dataset.qrels_file} labels query {qid} with document "
                 f"'{shown(stranger)}', which is not in corpus.jsonl; fix the label or add the document"
             )
-    return cases, lambda h: path_to_id.get(h[0], h[0])
+    return cases, lambda h: path_to_id.get(h.doc_path, h.doc_path)
 
 
 def run_beir(api: Briefd, dataset: BeirSet, mode: SearchMode) -> EvalReport:
@@ -233,7 +195,7 @@ def _outcomes(
             hits = api.search(request).hits
         except QueryError as exc:  # which of hundreds of queries, or the set cannot be fixed
             raise EvalError(f"query {qid} ({query!r}) cannot be searched: {exc}") from None
-        ranked = dedupe([unit((h.doc_path, h.heading)) for h in hits])
+        ranked = dedupe([unit(h) for h in hits])
         found.append((score_ranking(ranked, relevant), ranked))
     return found
 

@@ -1,0 +1,81 @@
+"""Which section a golden entry names, and which section a hit is (V1, I8).
+
+A golden entry names a section by its heading (``Example``) or, where a document has more than
+one section of that name, by its heading path (``Invoices > Example``). A hit counts as its
+section, told apart by its heading path: two sections called "Example" in one document are two
+results, not one (scored as one, every result after them moved up a place).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+from briefd.api import Briefd
+from briefd.errors import EvalError
+from briefd.eval.datasets import GoldenSet
+
+Section = tuple[str, str]  # (document path, heading path joined with " > ")
+SEPARATOR = " > "
+
+
+def section_key(heading: str, heading_path: Sequence[str]) -> str:
+    """A section's name among its document's: its heading path (its heading before any)."""
+    return SEPARATOR.join(heading_path) or heading
+
+
+def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], Section]:
+    """Each (path, heading) a query of ``golden`` expects, as the section it names; an entry
+    that names none, or several, is a broken query, not a miss."""
+    sections: dict[str, list[tuple[str, str]]] = defaultdict(list)  # path → (heading, key)
+    with api.store.read() as conn:
+        for path, heading, heading_path in conn.execute(
+            "SELECT d.path, c.heading, c.heading_path FROM chunks c "
+            "JOIN documents d ON d.id = c.doc_id ORDER BY d.path, c.position"
+        ):
+            named = (heading, section_key(heading, json.loads(heading_path)))
+            if named not in sections[path]:
+                sections[path].append(named)
+    if not sections:  # every expected section missing: the source, not the queries
+        raise EvalError(
+            f"{golden.path}: the knowledge source {api.settings.source} holds no indexed "
+            "document (no Markdown, or none in a scope folder such as domain/); pass the folder "
+            "of the knowledge the queries are about (--source DIR)"
+        )
+    resolved: dict[tuple[str, str], Section] = {}
+    for query in golden.queries:
+        for path, heading in query.expected:
+            found = sections.get(path, [])
+            keys = [k for _, k in found if k == heading] or [k for h, k in found if h == heading]
+            where = f"{golden.path}: query {query.id} expects section '{heading}' of {path}"
+            if not keys:
+                raise EvalError(f"{where}, which is not in the index; {_named(path, sections)}")
+            if len(keys) > 1:
+                shown = ", ".join(f"'{k}'" for k in keys)
+                raise EvalError(
+                    f"{where}, and {len(keys)} sections there have that heading ({shown}); "
+                    "name the one meant by its heading path"
+                )
+            resolved[(path, heading)] = (path, keys[0])
+    return resolved
+
+
+def _named(path: str, sections: dict[str, list[tuple[str, str]]]) -> str:
+    """What the index holds for ``path``: the names a golden entry can use (as the index
+    writes them: a heading's inline Markdown, `code` or **bold**, is dropped; a heading two
+    sections share, by its heading path), or the indexed path it was written for (from the
+    repository's root, or ``./``)."""
+    found = sections.get(path)
+    if not found:
+        meant = next((p for p in sorted(sections) if path.endswith("/" + p)), None)
+        if meant is not None:
+            return f"paths are relative to the knowledge source: write '{meant}'"
+        return (
+            f"{path} itself is not indexed (a typo, or a file outside every scope?); fix the "
+            "query or the document"
+        )
+    shared = Counter(heading for heading, _ in found)
+    names = [key if shared[heading] > 1 else heading for heading, key in found]
+    shown = ", ".join(f"'{name}'" for name in names[:12]) + (", …" if names[12:] else "")
+    return f"its sections there are {shown}; fix the query or the document"
