@@ -18,6 +18,7 @@ from briefd.api import Briefd
 from briefd.hook import main
 from briefd.service.app import create_app
 from briefd.service.config import ServiceConfig
+from briefd.settings import load_settings
 from tests.hook.conftest import RunHook, hook_json
 from tests.ports import free_port
 from tests.recall.conftest import OFF_TOPIC, RELEVANT
@@ -252,3 +253,53 @@ def test_an_https_server_that_cannot_be_reached_is_left_as_an_http_one_is(
         run = run_hook("--json", payload=hook_json(RELEVANT, session="tls"), env=env)
     assert base.startswith("https://")
     assert json.loads(run.stdout)["via"] == "server", run.stderr
+
+
+@pytest.fixture
+def default_port_server(indexed: Briefd) -> Iterator[str]:
+    """``indexed`` served where the hook looks when nobody configured a server: :8484."""
+    app = create_app(indexed, ServiceConfig(token=TOKEN, port=8484))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=8484, log_level="error"))
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 8484)) == 0:
+            pytest.skip("127.0.0.1:8484 is taken")
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if not server.started:
+        pytest.skip("could not listen on 127.0.0.1:8484")
+    try:
+        yield "http://127.0.0.1:8484"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_a_hook_spawned_outside_its_project_asks_for_the_projects_index(
+    default_port_server: str, run_hook: RunHook, tmp_path: Path
+) -> None:
+    """The default server was asked for the index of the folder the hook process runs in,
+    before it moved to the hook JSON's ``cwd``: spawned elsewhere, it found no index there,
+    sent none, and another project's server on :8484 answered with that project's knowledge.
+    The index the default server must serve is the project's (421 otherwise)."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / "domain").mkdir(parents=True)
+    elsewhere.mkdir()
+    (project / "briefd.yaml").write_text("db: .briefd/briefd.db\n")
+    (project / "domain" / "own.md").write_text("# Own\n\nThis project's own notes on widgets.\n")
+    settings = load_settings(project / "briefd.yaml", env={"BRIEFD_EMBEDDINGS__ENABLED": "false"})
+    with Briefd(settings, embedder=None) as own:
+        own.index(project)
+    env: dict[str, str | None] = {
+        "BRIEFD_DB": None,
+        "BRIEFD_RECALL__SERVER": None,
+        "BRIEFD_API_TOKEN": TOKEN,
+    }
+    payload = hook_json(RELEVANT, session="outside", cwd=str(project))
+    answer = run_hook("--json", payload=payload, env=env, cwd=elsewhere)
+    assert answer.code == 0 and answer.stdout, answer.stderr
+    result = json.loads(answer.stdout)
+    assert result["via"] != "server", result  # :8484 serves another index: 421
+    assert "domain/chargebacks.md" not in answer.stdout

@@ -218,6 +218,10 @@ def respond(
     data = None if through else hook_input(words, raw)
     ask = PASS_THROUGH[fmt] if through else "json"
     body = raw if through and raw is not None else _dumps(request_body(data or {}, options))
+    if raw is not None and b'"cwd"' in raw and not _here(raw):  # spawned outside the project:
+        # the server to ask (and the index it must serve) is the project's, as the index is
+        data = data or hook_input(words, raw)
+        _enter((data or {}).get("cwd"), options, env)
     url, timeout, index = server(options, env)
     reply = None if url is None else post(url, body, env, timeout, ask, index)
     starting: bytes | bool = False
