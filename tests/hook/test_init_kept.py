@@ -220,3 +220,25 @@ def test_init_after_moving_the_venv_rewrites_stdio_entries_that_name_it(tmp_path
     assert entries(project)[".mcp.json"]["env"] == {"MY_VAR": "1"}
     # a command that exists (the user's own wrapper) is still kept as written
     assert "kept its briefd entry over stdio" in run_init()
+
+
+def test_a_shared_hook_with_a_teammates_paths_does_not_replace_this_machines(
+    tmp_path: Path,
+) -> None:
+    """The team's settings.json held the hook line init wrote on a teammate's machine
+    (their venv's python, their checkout's script): init called it registered and removed
+    this machine's working hook, and every prompt then failed with 'python: not found'. A
+    shared hook whose programs this machine lacks is not taken as this machine's."""
+    foreign = (
+        "/home/alice/src/payments/.venv/bin/python -S -P "
+        "/home/alice/src/payments/.venv/lib/python3.11/site-packages/briefd/hook/script.py"
+    )
+    shared = tmp_path / ".claude" / "settings.json"
+    shared.parent.mkdir()
+    hook = {"type": "command", "command": foreign}
+    shared.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}))
+    output = init(tmp_path, "--client", "claude-code", "--yes")
+    local = recall_hooks(tmp_path, [".claude/settings.local.json"], "UserPromptSubmit")
+    assert len(local) == 1 and local[0] != foreign
+    assert f"{shared}: registers briefd's recall hook as `{foreign}`, whose program" in output
+    assert "already registers" not in output

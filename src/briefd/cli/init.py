@@ -28,6 +28,7 @@ from briefd.hook.clients import (
     Kept,
     Server,
     registered_recall,
+    runs_here,
     targets,
 )
 from briefd.hook.discover import DEFAULT_SERVER
@@ -278,9 +279,20 @@ def _shared_hook(project: Path) -> bool:
     never written: it is shared)."""
     path = project / CLAUDE_SHARED
     try:
-        return registered_recall(read_text(path)) is not None
+        command = registered_recall(read_text(path))
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    if command is None:
+        return False
+    if not runs_here(command):  # a teammate's paths: it fails here on every prompt
+        console.print(
+            f"{path}: registers briefd's recall hook as `{command}`, whose program this "
+            f"machine does not have; init writes this machine's own into {project / CLAUDE_LOCAL} "
+            "(the shared one fails here until the team registers one every machine can run)",
+            markup=False,
+        )
+        return False
+    return True
 
 
 def _server(

@@ -356,6 +356,18 @@ def kept_entry(
     return None if url is None else Kept("http", url)
 
 
+def runs_here(command: str) -> bool:
+    """Whether a hook command's programs exist on this machine: its absolute interpreter and
+    script paths (``init`` writes ``/…/.venv/bin/python -S -P /…/hook/script.py``; a
+    teammate's, committed in the shared settings, names their folders, not this machine's)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unbalanced quote: the shell's to judge
+        return True
+    paths = [w for i, w in enumerate(words) if w.startswith("/") and (i == 0 or w.endswith(".py"))]
+    return all(Path(path).exists() for path in paths)
+
+
 def _gone(command: str) -> bool:
     """Whether a spawned server's command is a path that does not exist (a bare name is
     looked up on the client's own PATH, which init cannot see)."""
