@@ -94,6 +94,27 @@ def test_init_names_a_broken_codex_toml_once(tmp_path: Path) -> None:
     assert result.output.count("config.toml") == 1
 
 
+def test_init_writes_into_an_inline_servers_table_and_past_a_foreign_hook_shape(
+    tmp_path: Path,
+) -> None:
+    """``mcp_servers = { github = {…} }`` (an inline table) stopped init with tomlkit's
+    "ValueError: Inline tables cannot contain a table", and a ``.github/hooks/briefd.json``
+    whose UserPromptSubmit held a plain string with "AttributeError: 'str' object has no
+    attribute 'get'": both as tracebacks."""
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('mcp_servers = { github = { command = "gh-mcp" } }\n')
+    init(tmp_path, "--client", "codex", "--yes")
+    servers = tomllib.loads(config.read_text())["mcp_servers"]
+    assert servers["github"] == {"command": "gh-mcp"}
+    assert servers["briefd"]["url"] == "http://127.0.0.1:8484/mcp"
+    hooks = tmp_path / ".github" / "hooks" / "briefd.json"
+    hooks.parent.mkdir(parents=True)
+    hooks.write_text('{"hooks": {"UserPromptSubmit": ["echo hi"]}}')
+    init(tmp_path, "--client", "vscode", "--yes")
+    assert json.loads(hooks.read_text())["hooks"]["UserPromptSubmit"] == ["echo hi"]
+
+
 TEAM = {"url": "https://briefd.acme.internal/mcp", "headers": {"X-Team": "payments"}}
 
 

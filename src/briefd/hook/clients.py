@@ -275,7 +275,10 @@ def without_recall_hook(text: str | None) -> str | None:
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return text
-    kept = [h for h in hooks.get("UserPromptSubmit", []) if not _ours(h.get("command"))]
+    listed = hooks.get("UserPromptSubmit", [])
+    if not isinstance(listed, list):  # not a shape init writes: nothing of its own there
+        return text
+    kept = [h for h in listed if not (isinstance(h, dict) and _ours(h.get("command")))]
     hooks = {k: v for k, v in hooks.items() if k != "UserPromptSubmit"}
     hooks |= {"UserPromptSubmit": kept} if kept else {}
     rest = {k: v for k, v in data.items() if k != "hooks"}
@@ -414,17 +417,24 @@ def codex_mcp(
         servers = doc["mcp_servers"] = tomlkit.table(is_super_table=True)
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     if entry is None and isinstance(servers, dict):
-        entry = servers[SERVER_NAME] = tomlkit.table()
+        inline = isinstance(servers, tomlkit.items.InlineTable)  # mcp_servers = { a = {…} }
+        entry = servers[SERVER_NAME] = tomlkit.inline_table() if inline else tomlkit.table()
     if not isinstance(entry, dict):
         raise ConfigError(f"'mcp_servers.{SERVER_NAME}' must be a table; fix it, then rerun")
     wanted, other = codex_keys(server)
     if text is not None and kept_entry(entry, wanted, replace, keep_stdio):
         return text
-    for key in other:
-        entry.pop(key, None)
-    for key, value in wanted.items():
-        if entry.get(key) != value:
-            entry[key] = value
+    try:
+        for key in other:
+            entry.pop(key, None)
+        for key, value in wanted.items():
+            if entry.get(key) != value:
+                entry[key] = value
+    except ValueError as exc:  # tomlkit: a table cannot go inside an inline table
+        raise ConfigError(
+            f"cannot write 'mcp_servers.{SERVER_NAME}' where the file has it ({exc}); write "
+            "'mcp_servers' as tables ([mcp_servers.name]), then rerun"
+        ) from None
     return tomlkit.dumps(doc)
 
 
