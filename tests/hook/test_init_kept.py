@@ -242,3 +242,23 @@ def test_a_shared_hook_with_a_teammates_paths_does_not_replace_this_machines(
     assert len(local) == 1 and local[0] != foreign
     assert f"{shared}: registers briefd's recall hook as `{foreign}`, whose program" in output
     assert "already registers" not in output
+
+
+def test_init_after_moving_the_project_rewrites_stdio_entries_naming_its_old_index(
+    tmp_path: Path,
+) -> None:
+    """After the project folder moved, init kept the stdio entries whose ``--db`` named the
+    old folder's index and said nothing needed changing; the client's ``briefd mcp`` then
+    stopped with "holds no index". An entry naming an index or settings file that is gone is
+    written again for the project where it is now."""
+    old, new = tmp_path / "mp-a", tmp_path / "mp-b"
+    (old / ".briefd").mkdir(parents=True)
+    (old / ".briefd" / "briefd.db").write_bytes(b"")  # the project's own index
+    init(old, "--client", "all", "--yes", "--transport", "stdio")
+    assert str(old) in json.dumps(entries(old)[".mcp.json"])
+    old.rename(new)
+    output = init(new, "--client", "all", "--yes")
+    assert "kept its briefd entry" not in output
+    for path, entry in entries(new).items():
+        assert str(old) not in json.dumps(entry) and entry["args"][-1] == "mcp", path
+    assert "kept its briefd entry over stdio" in init(new, "--client", "all", "--yes")

@@ -97,10 +97,14 @@ def project_config(project: Path) -> Path | None:
     return None
 
 
+PROJECT_INDEX = Path(".briefd") / "briefd.db"  # a project's own index, without a settings file
+
+
 def project_settings(ctx: typer.Context, project: Path) -> Settings:
     """The settings ``--config`` or ``$BRIEFD_CONFIG`` name, else the project's own
     (:func:`project_config`; not the one of the directory init runs from), else those of the
-    directory init runs from — the default index in the project when no file sets one."""
+    directory init runs from — with the project's index: its own ``.briefd/briefd.db`` when
+    it has one, the default index in the project when no file sets one."""
     named = ctx.obj.config is not None or bool(os.environ.get("BRIEFD_CONFIG"))
     own = None if named else project_config(project)
     if own is not None:
@@ -109,6 +113,9 @@ def project_settings(ctx: typer.Context, project: Path) -> Settings:
     found = any(path.is_file() for path in config_candidates(os.environ))
     if not (named or found or ctx.obj.db or settings.db.is_absolute()):  # the default index,
         settings = dataclasses.replace(settings, db=project / settings.db)  # the project's
+    elif not (named or ctx.obj.db) and (project / PROJECT_INDEX).is_file():
+        # run from another repository: the project's own index, not that repository's
+        settings = dataclasses.replace(settings, db=(project / PROJECT_INDEX).resolve())
     return settings
 
 

@@ -33,11 +33,12 @@ The MCP entry reaches briefd either at a URL (streamable HTTP, the bearer token 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shlex
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -350,10 +351,10 @@ def kept_entry(
     A spawned entry whose command is a path that no longer exists (a moved or deleted venv) is
     kept as stdio but not as written: a stdio ``new`` replaces its command."""
     if keep_stdio and isinstance(old, Mapping) and isinstance(old.get("command"), str):
-        if "command" in new and _gone(old["command"]):
-            return None
         args = old.get("args")
         words = [old["command"], *(args if isinstance(args, list) else [])]
+        if "command" in new and (_gone(old["command"]) or _moved(words, new)):
+            return None
         return Kept("stdio", shlex.join(str(word) for word in words))
     url = None if replace else foreign_url(old, new)
     return None if url is None else Kept("http", url)
@@ -369,6 +370,21 @@ def runs_here(command: str) -> bool:
         return True
     paths = [w for i, w in enumerate(words) if w.startswith("/") and (i == 0 or w.endswith(".py"))]
     return all(Path(path).exists() for path in paths)
+
+
+def _moved(words: Sequence[object], new: Mapping[str, object]) -> bool:
+    """Whether an entry with init's own command names an index or settings file (``--db``,
+    ``--config``) that no longer exists where init would now name another: the project moved,
+    and ``briefd mcp`` would refuse ("holds no index"). A hand-written command, or the path
+    init would write itself (an index still to be built), is left as it is."""
+    args = new.get("args")
+    if words[0] != new.get("command") or not isinstance(args, list):
+        return False
+    now = dict(itertools.pairwise(str(word) for word in [new["command"], *args]))
+    for flag, value in itertools.pairwise(str(word) for word in words):
+        if flag in ("--db", "--config") and now.get(flag) != value and not Path(value).exists():
+            return True
+    return False
 
 
 def _gone(command: str) -> bool:
