@@ -191,7 +191,7 @@ class Briefd(AbstractContextManager["Briefd"]):
         """Prompt-time recall (I8): the sections to inject for one prompt (:mod:`briefd.recall`)."""
         requested = request.mode or self.settings.recall.mode
         with self.store.read() as conn:
-            mode = recall_engine.choose_mode(conn, requested, self.embedder is not None)
+            mode = recall_engine.ready_mode(conn, requested, self.semantic)
         hybrid = self._recall_search if mode == "hybrid" and self.semantic is not None else None
         return recall_engine.answer(self.store, request, self.settings, hybrid, self.state)
 

@@ -18,8 +18,9 @@ from briefd.recall.engine import RecallRequest
 from briefd.recall.generic import GENERIC_PROMPTS
 from briefd.recall.ranking import Ranking, lexical, tier
 from briefd.retrieval.gate import MIN_PER_LANGUAGE
+from briefd.settings import Settings
 from briefd.tokens import count_tokens
-from tests.conftest import REPO
+from tests.conftest import REPO, WriteFiles
 from tests.recall.conftest import RELEVANT
 
 
@@ -217,3 +218,30 @@ def test_noise_set_is_large_bilingual_and_apart_from_the_calibration_probes() ->
     assert {p["id"][:3] for p in noise} == {"en-", "tr-"}
     probes = {t.casefold() for group in GENERIC_PROMPTS.values() for t in group}
     assert texts.isdisjoint(probes)
+
+
+def test_an_index_of_another_models_vectors_is_recalled_by_keywords_not_refused(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """I8: recall's ``auto`` mode took any vectors as its own, so an index embedded under
+    another model id (an upgrade's, another CPU's: ``…-e5q4-int8`` against ``…-e5q4-f32``)
+    made the daemon fail to start and the server's hook route answer 400 ("search mode
+    'hybrid' needs vectors of …"), while search fell back to keywords. Recall does the same
+    as search until ``briefd index`` embeds it."""
+    from briefd.embeddings.fake import FakeEmbedder
+
+    write_files({"domain/chargebacks.md": CHARGEBACKS})
+    with Briefd(settings, embedder=FakeEmbedder(name="model-a")) as first:
+        first.index()
+    with Briefd(settings, embedder=FakeEmbedder(name="model-b")) as later:
+        result = later.recall(RecallRequest(RELEVANT, session_id="other-model"))
+        assert result.mode == "bm25"
+        assert [s["doc_path"] for s in result.sections] == ["domain/chargebacks.md"]
+        later.index()  # embedded with this model: hybrid again
+        assert later.recall(RecallRequest(RELEVANT, session_id="embedded")).mode == "hybrid"
+
+
+CHARGEBACKS = (
+    "# Chargebacks\n\n## Evidence deadline\n\nA merchant has 20 days to submit chargeback "
+    "evidence after the dispute notice; late evidence is rejected by the card network.\n"
+)

@@ -31,6 +31,7 @@ from briefd.store.supersession import superseded_by, superseders
 from briefd.text import query_terms
 
 if TYPE_CHECKING:
+    from briefd.retrieval.semantic import SemanticIndex
     from briefd.store.activity import QueryLogEntry
 
 RecallMode = Literal["auto", "bm25", "hybrid"]
@@ -146,6 +147,19 @@ def choose_mode(conn: sqlite3.Connection, mode: str, embeddings: bool) -> str:
         return "bm25"
     has_vectors = conn.execute("SELECT 1 FROM chunk_vectors LIMIT 1").fetchone() is not None
     return "hybrid" if has_vectors else "bm25"
+
+
+def ready_mode(conn: sqlite3.Connection, mode: str, semantic: SemanticIndex | None) -> str:
+    """:func:`choose_mode` in a process that has the model: ``auto`` is hybrid only when the
+    index holds this model's vectors, all of them, as search's default mode wants; an index
+    embedded under another model id (an upgrade, another CPU's) answers by keywords until
+    ``briefd index`` embeds it, where the daemon and the server's hook route refused (400)."""
+    chosen = choose_mode(conn, mode, semantic is not None)
+    if chosen != "hybrid" or mode != "auto" or semantic is None:
+        return chosen
+    from briefd.retrieval.search import vectors_missing  # numpy: never on the hook's own path
+
+    return "bm25" if vectors_missing(conn, semantic) is not None else "hybrid"
 
 
 def answer(
