@@ -94,18 +94,20 @@ def test_a_long_document_comes_in_parts_that_make_it_whole(
 def test_rest_reads_whole_unless_asked_and_says_a_line_outside(
     tmp_path: Path, write_files: WriteFiles
 ) -> None:
-    root = write_files({PATH: _reference_page()})
+    root = write_files({PATH: _reference_page(), "domain/uses.md": "# Uses\n\n[h2](http2.md)\n"})
     with Briefd(service_settings_for(root, tmp_path / "index.db"), embedder=None) as api:
         api.index()
         with TestClient(create_app(api, service_config(token=None))) as http:
             whole = http.get(f"/api/docs/{PATH}").json()
             first = http.get(f"/api/docs/{PATH}", params={"max_tokens": 2000}).json()
             outside = http.get(f"/api/docs/{PATH}", params={"start_line": 99_999})
+            rest = http.get(f"/api/docs/{PATH}", params={"start_line": 5}).json()
     assert "part" not in whole and whole["body"] == (root / PATH).read_text()
     assert first["part"]["start_line"] == 1 and first["part"]["next_start_line"] > 1
     assert count_tokens(first["body"]) <= 2000
     assert whole["body"].startswith(first["body"] + "\n")
     assert first["part"]["sections"] == len(whole["sections"]) > len(first["sections"])
+    assert rest["part"]["backlinks"] == len(whole["backlinks"]) == len(rest["backlinks"]) == 1
     assert outside.status_code == 400
     assert "start_line 99999 is outside domain/http2.md" in outside.text
 

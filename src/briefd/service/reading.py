@@ -54,8 +54,9 @@ def read_within(
     ``supersedes`` first, then one per linking document, then the rest): a page linked 300
     times (Node's errors.md) spent the whole budget on them in every part, whose text was then
     one line."""
-    if max_tokens is None:
-        return read_part(view, start_line, None, costs)
+    if max_tokens is None:  # the rest, whole, its backlinks with it
+        shown, part = read_part(view, start_line, None, costs)
+        return shown, None if part is None else replace(part, backlinks=len(view.backlinks))
     shown, part = read_part(view, start_line, max(max_tokens - fields(view), 1), costs)
     if part is None or not view.backlinks:
         return shown, part
