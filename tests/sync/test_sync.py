@@ -9,8 +9,10 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from briefd.api import Briefd
-from briefd.errors import BriefdError
+from briefd.errors import BriefdError, ProposalConflictError
 from briefd.proposals import Proposal, ProposalRequest
 from briefd.retrieval.search import SearchRequest
 from briefd.sources.knowledge import checkout_dir, sync_lock
@@ -467,3 +469,23 @@ def test_two_first_clones_into_one_checkout_dir_go_one_at_a_time(
         assert len(api.documents()) == 2
     with Briefd(first, embedder=None) as api:
         assert api.sync().ok and len(api.documents()) == 2  # the clone made, reused
+
+
+def test_a_proposal_after_source_moved_is_refused_until_a_sync_follows_it(
+    tmp_path: Path, git_api: Briefd, remote: Remote
+) -> None:
+    """Started without indexing (`serve --no-index`) after `source` moved, briefd's clone still
+    follows the old repository: a proposal must not be pushed there."""
+    git_api.sync()
+    other = Remote(tmp_path / "other")
+    other.push({"domain/retry.md": RETRY}, "the knowledge, moved")
+    new = RETRY.replace("three", "four")
+    with Briefd(git_settings(tmp_path, other.url), embedder=None) as api:
+        with pytest.raises(ProposalConflictError, match=r"briefd sync.*nothing was proposed"):
+            api.propose_update(ProposalRequest("domain/retry.md", "four", new))
+        assert git(remote.bare, "branch", "--list", "briefd/*") == ""
+        assert git(other.bare, "branch", "--list", "briefd/*") == ""
+        api.sync()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", new))
+    assert git(other.bare, "branch", "--list", "briefd/*").strip() == made.branch
+    assert git(remote.bare, "branch", "--list", "briefd/*") == ""

@@ -134,6 +134,11 @@ def redact(text: str) -> str:
     return _CREDENTIALS.sub(r"\1***@", text)
 
 
+def bare_url(url: str) -> str:
+    """``url`` without ``user:token@``: the repository it names."""
+    return _CREDENTIALS.sub(r"\1", url)
+
+
 def quiet_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.update(_QUIET_ENV)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from briefd.errors import BriefdError, ProposalError, SourceError
+from briefd.errors import BriefdError, ProposalConflictError, ProposalError, SourceError
 from briefd.folders import make_index_folder
 from briefd.settings import Settings
 from briefd.sources import git
@@ -432,8 +432,22 @@ class Clone(Checkout):
     def push_target(self) -> tuple[GitTarget, str | None]:
         if not (self.root / ".git").is_dir():
             self.prepare()
+        self._refuse_moved()
         target = GitTarget(self.root, "", "origin", self.branch(), True, self.remote.env)
         return target, self.remote.url
+
+    def _refuse_moved(self) -> None:
+        """A proposal is built on what the clone follows: after ``source`` moved, and before a
+        sync has followed it (``serve --no-index``), that is the old repository, which is no
+        longer configured, and the index still serves its text."""
+        origin = git.run(["remote", "get-url", "origin"], self.root, self.timeout)
+        if git.bare_url(origin) != git.bare_url(self.remote.url):
+            raise ProposalConflictError(
+                f"source is {self.label}, but briefd's clone, and the index it serves, still "
+                f"follow {git.redact(origin)}: run `briefd sync` (or start `briefd serve` "
+                f"without --no-index) so that the index reads {self.label}, then propose "
+                "again; nothing was proposed"
+            )
 
 
 def _own_work(root: Path, timeout: float) -> str:
