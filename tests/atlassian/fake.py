@@ -14,7 +14,7 @@ import copy
 import json
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +24,7 @@ from urllib.parse import quote
 import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tests.atlassian import data
@@ -60,6 +60,7 @@ class Scripted:
     headers: dict[str, str] = field(default_factory=dict)
     times: int = 1
     delay: float = 0.0
+    trickle: float = 0.0  # seconds between the JSON body's bytes, sent one at a time
 
 
 class FakeSite:
@@ -94,10 +95,13 @@ class FakeSite:
             if scripted.times and re.search(scripted.pattern, path):
                 scripted.times -= 1
                 await anyio.sleep(scripted.delay)
+                if scripted.trickle:
+                    return _trickled(scripted)
                 if isinstance(scripted.body, str):
                     return Response(scripted.body, scripted.status, scripted.headers, "text/html")
-                if scripted.status:
-                    return JSONResponse(scripted.body, scripted.status, scripted.headers)
+                if scripted.status:  # escaped JSON: a lone UTF-16 half, as Atlassian sends one
+                    text = json.dumps(scripted.body)
+                    return Response(text, scripted.status, scripted.headers, "application/json")
         if self.cloud and re.fullmatch(r"/rest/api/(2|3|latest)/search", path):
             return JSONResponse({"errorMessages": [GONE], "errors": {}}, 410)  # for everyone
         if not self._authorised(auth):
@@ -357,6 +361,17 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
         capture_output=True,
     )
     return key, cert
+
+
+def _trickled(scripted: Scripted) -> Response:
+    raw = json.dumps(scripted.body).encode()
+
+    async def body() -> AsyncIterator[bytes]:
+        for i in range(len(raw)):
+            await anyio.sleep(scripted.trickle)
+            yield raw[i : i + 1]
+
+    return StreamingResponse(body(), scripted.status, media_type="application/json")
 
 
 @contextmanager

@@ -6,12 +6,14 @@ an integration that is not configured. Never an empty success."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from briefd.atlassian import Account, Atlassian, JiraQuery
+from briefd.atlassian.credentials import caller_account
 from briefd.errors import (
     IntegrationError,
     IntegrationOffError,
@@ -249,6 +251,57 @@ def test_a_slow_site_is_a_timeout_that_says_so(tmp_path: Path, cloud: FakeSite) 
         f"Jira did not answer GET /rest/api/3/issue/SHOP-42 within 0.3 s; check that "
         f"{cloud.url} is up, or raise jira.timeout_seconds"
     )
+
+
+def test_a_site_sending_its_answer_slowly_is_a_timeout_too(tmp_path: Path, cloud: FakeSite) -> None:
+    """The client's timeout bounds each wait for bytes; the whole answer is bounded too."""
+    cloud.script(r"/issue/SHOP-42$", 200, body={"key": "SHOP-42", "fields": {}}, trickle=0.05)
+    lookups = facade(tmp_path, cloud, **{"jira.timeout_seconds": 0.5})
+    started = time.monotonic()
+    with pytest.raises(IntegrationError, match=r"did not answer GET /rest/api/3/issue/SHOP-42 "):
+        lookups.jira_issue("SHOP-42", False, 2000, None)
+    assert time.monotonic() - started < 1.5  # the body alone takes 1.6 s
+
+
+@pytest.mark.parametrize(
+    ("token", "said"),
+    [("pat-dc-SECRET\nrest-of-SECRET", "a line break"), ("pat-dc-SECRÉT", "U+00C9")],
+)
+def test_a_token_no_header_can_carry_is_said_without_the_token(
+    tmp_path: Path, dc: FakeSite, token: str, said: str
+) -> None:
+    """A pasted token holding a line break made h11 refuse the header with an error quoting
+    it, which REST handed to any caller; a non-ASCII one raised UnicodeEncodeError."""
+    lookups = Atlassian(site_settings(tmp_path, dc), env={"DC_TOKEN": token}, sleep=lambda s: None)
+    with pytest.raises(IntegrationError) as caught:
+        lookups.jira_issue("SHOP-42", False, 2000, None)
+    assert str(caught.value) == (
+        f"the Jira account's token from $JIRA_EMAIL / $DC_TOKEN holds a character ({said}) that "
+        "an HTTP header cannot carry: a paste that took a line break or a space with it? Set it "
+        "again, exactly as issued"
+    )
+    caller = caller_account({"X-Atlassian-Token": "caller-tök"})
+    with pytest.raises(QueryError, match=r"caller's X-Atlassian-Token header holds .*U\+00F6"):
+        lookups.confluence_search("refund", [], 5, 500, caller)
+    assert dc.seen == []
+
+
+def test_half_an_emoji_from_the_site_is_a_replacement_character(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """A site cutting an excerpt inside an emoji sends a lone UTF-16 half, which no UTF-8
+    encoder takes: the token counter raised, REST answered 500."""
+    hit = {
+        "content": {"id": "98765", "type": "page", "title": "Refunds \ud83d"},
+        "excerpt": "captured amount \ud83d",
+        "url": "/spaces/ENG/pages/98765/Refunds",
+        "resultGlobalContainer": {"title": "Engineering", "displayUrl": "/spaces/ENG"},
+        "lastModified": "2026-05-01T10:00:00.000Z",
+    }
+    cloud.script(r"/rest/api/search$", 200, body={"results": [hit], "size": 1, "_links": {}})
+    answer = facade(tmp_path, cloud).confluence_search("refund", [], 5, 500, None)
+    assert "captured amount \ufffd" in answer.text.markdown
+    assert "\ud83d" not in answer.text.markdown
 
 
 @pytest.fixture(scope="module")

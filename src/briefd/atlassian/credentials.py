@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from briefd.atlassian.query import Deployment
-from briefd.errors import IntegrationError
+from briefd.errors import IntegrationError, QueryError
 
 HEADER_PAIRS = (
     ("X-Atlassian-Email", "X-Atlassian-Token"),
@@ -32,6 +32,7 @@ class Account:
     token: str = field(repr=False)
     origin: str
     give_email: str = "send X-Atlassian-Email too"
+    from_caller: bool = False  # sent in the request's headers: the caller's to fix
 
 
 def caller_account(headers: Mapping[str, str] | None) -> Account | None:
@@ -44,7 +45,11 @@ def caller_account(headers: Mapping[str, str] | None) -> Account | None:
         if token:
             email = lower.get(email_header.lower(), "").strip() or None
             return Account(
-                email, token, f"the caller's {token_header} header", f"send {email_header} too"
+                email,
+                token,
+                f"the caller's {token_header} header",
+                f"send {email_header} too",
+                from_caller=True,
             )
     return None
 
@@ -63,6 +68,7 @@ def service_account(
 
 def authorization(account: Account, deployment: Deployment, product: str, key: str) -> str:
     """The ``Authorization`` header value for ``account`` on a ``deployment`` site."""
+    _check_sendable(account, product)
     if deployment == "datacenter":
         return f"Bearer {account.token}"
     if not account.email:
@@ -73,3 +79,27 @@ def authorization(account: Account, deployment: Deployment, product: str, key: s
         )
     pair = f"{account.email}:{account.token}".encode()
     return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+def _check_sendable(account: Account, product: str) -> None:
+    """Tokens are printable ASCII: one holding a line break, a space or another letter (a paste
+    that took a second line, or a character typed by hand) cannot go in a header, and the error
+    it would raise there quotes the header, token and all. Said without the token."""
+    odd = next((c for c in account.token if not "!" <= c <= "~"), None)
+    name = "token"
+    if odd is None:  # an email travels base64-encoded: any printable letter does
+        odd, name = next((c for c in account.email or "" if not c.isprintable()), None), "email"
+    if odd is not None:
+        raise (QueryError if account.from_caller else IntegrationError)(
+            f"the {product} account's {name} from {account.origin} holds a character "
+            f"({_named(odd)}) that an HTTP header cannot carry: a paste that took a line "
+            "break or a space with it? Set it again, exactly as issued"
+        )
+
+
+def _named(char: str) -> str:
+    if char in "\n\r":
+        return "a line break"
+    if char.isspace():
+        return "a space"
+    return f"U+{ord(char):04X}" + ("" if char.isprintable() else ", not printable")

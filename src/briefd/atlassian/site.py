@@ -15,6 +15,7 @@ from __future__ import annotations
 import email.utils
 import functools
 import math
+import re
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -156,7 +157,7 @@ class Site:
         if response.status_code >= 400:
             raise failure(config, response, what, account, not_found, waited)
         try:
-            return response.json()
+            return whole_letters(response.json())
         except ValueError:
             raise IntegrationError(
                 f"{config.product} answered {what} with something that is not JSON; check that "
@@ -175,7 +176,12 @@ class Site:
 
         config = self.config
         try:
-            return self.client.request(method, url, headers=headers, **kwargs)
+            return self._within_timeout(method, url, headers, kwargs)
+        except httpx.LocalProtocolError:  # what h11 refused quotes the header, a token in it
+            raise IntegrationError(
+                f"cannot send {what} to {config.product}: a request header holds a character "
+                "HTTP cannot carry; check the account's email and token"
+            ) from None
         except httpx.InvalidURL as exc:  # settings check the URL at load; this is the backstop
             raise IntegrationError(
                 f"cannot send {what} to {config.product}: the URL is invalid ({_reason(exc)}); "
@@ -197,6 +203,29 @@ class Site:
                 f"cannot reach {config.product} at {config.url} ({type(exc).__name__}: "
                 f"{_reason(exc)}); check {config.key}.url and the network"
             ) from None
+
+    def _within_timeout(
+        self, method: str, url: str, headers: dict[str, str], kwargs: dict[str, Any]
+    ) -> httpx.Response:
+        """The whole answer within ``timeout_seconds``: the client's timeout bounds each wait
+        for bytes, so a site sending its answer a byte at a time would hold the caller far
+        longer. (Headers arriving that slowly are bounded per wait only.)"""
+        import httpx
+
+        deadline = time.monotonic() + self.config.timeout
+        with self.client.stream(method, url, headers=headers, **kwargs) as response:
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the answer took longer than the timeout")
+        kept = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _DECODED]
+        return httpx.Response(
+            response.status_code, headers=kept, content=bytes(body), request=response.request
+        )
+
+
+_DECODED = ("content-encoding", "content-length", "transfer-encoding")  # the body is decoded
 
 
 def asks_to_wait(response: httpx.Response) -> bool:
@@ -388,6 +417,22 @@ def remote_message(response: httpx.Response) -> str:
             parts.append(data["message"])
     text = " ".join("; ".join(parts).split())[:300]
     return f": {text}" if text else ""
+
+
+_HALF_LETTER = re.compile("[\ud800-\udfff]")
+
+
+def whole_letters(value: Any) -> Any:
+    """``value`` (parsed JSON) with every half of a UTF-16 pair that came alone as U+FFFD:
+    a site cutting an excerpt or summary inside an emoji sends ``"\\ud83d"``, which JSON
+    parses into a string no UTF-8 encoder (token counter, response, terminal) takes."""
+    if isinstance(value, str):
+        return _HALF_LETTER.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [whole_letters(item) for item in value]
+    if isinstance(value, dict):
+        return {whole_letters(k): whole_letters(v) for k, v in value.items()}
+    return value
 
 
 def _tls_failure(exc: BaseException) -> bool:
