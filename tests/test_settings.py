@@ -379,6 +379,8 @@ def test_numbers_in_range_still_load() -> None:
         ("ftp://example.atlassian.net", "it starts with neither https:// nor http://"),
         ("https://:8443/wiki", "it names no host"),
         ("https://exa mple.atlassian.net", "it holds a space or a control character"),
+        ("https://example.atlassian.net/?x=1", "it holds a query or fragment"),
+        ("https://jira.example.com/jira#browse", "it holds a query or fragment"),
     ],
 )
 def test_a_malformed_atlassian_url_is_refused_at_load(url: str, why: str) -> None:

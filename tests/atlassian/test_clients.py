@@ -6,6 +6,7 @@ budgets cut from the end, allow-lists, and whose credentials go out."""
 from __future__ import annotations
 
 import base64
+import json
 import re
 from pathlib import Path
 
@@ -335,3 +336,20 @@ def test_a_page_cut_inside_a_character_ends_on_a_whole_one(tmp_path: Path, cloud
         assert answer.text.tokens <= budget
         pieces.add(body)
     assert len(pieces) > 10  # the cut moved with the budget
+
+
+def test_a_linked_page_of_another_site_gets_no_page_id(tmp_path: Path, cloud: FakeSite) -> None:
+    """confluence_page("1001") would fetch page 1001 of the configured site: an unrelated one."""
+    ours = json.loads(json.dumps(data.REMOTE_LINKS).replace("{site}", cloud.url))
+    partner = "https://partner.atlassian.net/wiki/spaces/X/pages/1001/Partner+API+spec"
+    theirs = {
+        "application": {"type": "com.atlassian.confluence", "name": "Confluence"},
+        "object": {"url": partner, "title": "Partner API spec"},
+    }
+    cloud.script(r"/remotelink$", 200, body=[*ours, theirs])
+    answer = facade(tmp_path, cloud).jira_issue("SHOP-42", False, 2000, None)
+    assert [(p.title, p.page_id) for p in answer.issue.pages] == [
+        ("Refund incident review", "98765"),
+        ("Partner API spec", None),
+    ]
+    assert f"- [Partner API spec]({partner})\n" in answer.text.markdown

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -22,6 +23,7 @@ from briefd.atlassian.model import (
     Issue,
     IssueAnswer,
     IssueSearchAnswer,
+    LinkedPage,
     PageAnswer,
     PageSearchAnswer,
     RelatedIssue,
@@ -154,7 +156,20 @@ class Atlassian:
         with self._jira(account) as (jira, who):
             # a moved issue answers under its new key: checked before its comments and links
             found = jira.issue(wanted, comments, who, self._allowed)
-        return replace(found, related=tuple(self._withheld(r) for r in found.related))
+        pages = tuple(self._on_our_site(p) for p in found.pages)
+        return replace(found, related=tuple(self._withheld(r) for r in found.related), pages=pages)
+
+    def _on_our_site(self, page: LinkedPage) -> LinkedPage:
+        """``page`` with its id only when it is a page of the configured Confluence site: an
+        id of another site's page would fetch an unrelated page of ours. (Through the API
+        gateway the site's own host is unknown: ids are kept.)"""
+        ours = self.confluence_settings.url
+        if page.page_id is None or ours is None:
+            return page
+        site = urllib.parse.urlsplit(ours)
+        if site.hostname == GATEWAY_HOST or _same_site(site, urllib.parse.urlsplit(page.url)):
+            return page
+        return replace(page, page_id=None)
 
     def _withheld(self, link: RelatedIssue) -> RelatedIssue:
         """A linked issue in a project outside ``jira.projects`` as its key alone: briefd
@@ -227,6 +242,20 @@ class Atlassian:
             return
         with open_client(config) as client:
             yield Site(config, client, self._sleep), account
+
+
+GATEWAY_HOST = "api.atlassian.com"
+
+
+def _same_site(site: urllib.parse.SplitResult, link: urllib.parse.SplitResult) -> bool:
+    """``link`` is on the site at ``site``: the same host and port, under its path (a Data
+    Center context path such as ``/confluence``)."""
+    try:
+        same_port = site.port == link.port
+    except ValueError:  # a link's port that is no number
+        return False
+    under = link.path.startswith(site.path.rstrip("/") + "/") or not site.path.strip("/")
+    return site.hostname == link.hostname and same_port and under
 
 
 def _as_given(issue: str, max_tokens: int) -> None:

@@ -35,6 +35,8 @@ def site_url_problem(url: str | None) -> str | None:
     if url is None:
         return None
     why = url_flaw(url)
+    if why is None and ("?" in url or "#" in url):  # every request's path goes after it
+        why = "it holds a query or fragment"
     if why is None:
         return None
     return (
