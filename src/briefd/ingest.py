@@ -401,9 +401,42 @@ def _embed(
     outcome = _EmbedOutcome()
     if embedder is None:
         return outcome
-    model, words = embedder.model_id, settings.embeddings.window_words
     with store.write() as conn:
         vector_store.backfill_hashes(conn)
+    try:
+        pending, windows = _to_embed(store, embedder, parsed, replaced, rebuild, settings)
+        if (pending or rebuild) and _resized(store, embedder):
+            pending, windows = _to_embed(store, embedder, parsed, replaced, rebuild, settings)
+        with store.read() as conn:
+            outcome.replaced_models = tuple(
+                m for m in vector_store.models(conn) if m != embedder.model_id
+            )
+        outcome.embedded = embed_missing(
+            store, embedder, pending, settings.embeddings.batch_size, progress
+        )
+    except EmbeddingError as exc:
+        outcome.error = str(exc)
+        return outcome
+    if windows:  # recorded once their vectors are in: an interrupted run cuts them again
+        with store.write() as conn:
+            vector_store.save_windows(conn, settings.embeddings.window_words, windows)
+    return outcome
+
+
+Windows = dict[str, list[tuple[str, str]]]
+
+
+def _to_embed(
+    store: Store,
+    embedder: Embedder,
+    parsed: list[Document],
+    replaced: set[str],
+    rebuild: bool,
+    settings: Settings,
+) -> tuple[dict[str, str], Windows]:
+    """The passages without a vector of the model (hash → text), and the section windows to
+    record once theirs are in."""
+    model, words = embedder.model_id, settings.embeddings.window_words
     with store.read() as conn:
         pending = {} if rebuild else vector_store.missing(conn, model, replaced)
         chunks = [(doc.title, c.heading_path, c.content) for doc in parsed for c in doc.chunks]
@@ -413,19 +446,24 @@ def _embed(
         texts = {h: passage_text(*chunk) for h, chunk in fresh.items()}
         texts.update((h, text) for cut in windows.values() for h, text in cut)
         known = vector_store.present(conn, model, texts)
-        outcome.replaced_models = tuple(m for m in vector_store.models(conn) if m != model)
     pending.update((h, t) for h, t in texts.items() if h not in known)
-    try:
-        outcome.embedded = embed_missing(
-            store, embedder, pending, settings.embeddings.batch_size, progress
-        )
-    except EmbeddingError as exc:
-        outcome.error = str(exc)
-        return outcome
-    if windows:  # recorded once their vectors are in: an interrupted run cuts them again
-        with store.write() as conn:
-            vector_store.save_windows(conn, words, windows)
-    return outcome
+    return pending, windows
+
+
+def _resized(store: Store, embedder: Embedder) -> bool:
+    """Whether the model's stored vectors have another size than it gives now: another model
+    answers under its name (a remote service's tag pulled again, a server swapped). Those
+    vectors are dropped, with the record of cut windows and the gate's fit: everything is
+    embedded again."""
+    model = embedder.model_id
+    with store.read() as conn:
+        stored = vector_store.dims(conn, model)
+    if not stored or stored == {embedder.dim}:
+        return False
+    with store.write() as conn:
+        vector_store.drop(conn, model)
+        calibration.forget(conn, model)
+    return True
 
 
 def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Document:

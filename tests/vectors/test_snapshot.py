@@ -23,10 +23,11 @@ DOCS = {f"domain/topic-{n}.md": f"# Topic {n}\n\nSection {n} about refunds.\n" f
 
 
 def _rows(db: Path, model: str) -> tuple[snapshot.Rows, list[str]]:
-    """The rows through a snapshot (every size kept), and the vector reads SQLite saw."""
+    """The rows through a snapshot (every size kept), and the vector reads SQLite saw (the
+    key's look at one row's size is none)."""
     conn = sqlite3.connect(db)
     reads: list[str] = []
-    conn.set_trace_callback(lambda sql: reads.append(sql) if "chunk_vectors" in sql else None)
+    conn.set_trace_callback(lambda sql: reads.append(sql) if "embedding" in sql else None)
     try:
         return snapshot.rows(conn, model, db, minimum=0), reads
     finally:

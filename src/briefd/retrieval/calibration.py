@@ -139,6 +139,15 @@ def refresh(
     return result
 
 
+def forget(conn: sqlite3.Connection, model: str) -> None:
+    """Drop ``model``'s fits and their probes' vectors, the gate's and those kept under
+    ``<model>|…`` (recall's generic one): another model answered under its name."""
+    conn.execute(
+        "DELETE FROM calibration WHERE model = ? OR substr(model, 1, ?) = ?",
+        (model, len(model) + 1, f"{model}|"),
+    )
+
+
 def _probe_vectors(conn: sqlite3.Connection, embedder: Embedder, texts: list[str]) -> Vectors:
     """The probes' vectors: those stored by an earlier run for this model and probe set, or
     freshly embedded."""

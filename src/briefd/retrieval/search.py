@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from briefd.errors import QueryError
+from briefd.errors import EmbeddingError, QueryError
 from briefd.model import Hit, HitExplain, SearchMode, SearchResult
 from briefd.retrieval import gate_evidence, supersession
 from briefd.retrieval.bm25 import Lexicon
@@ -61,6 +61,29 @@ def search(
     semantic: SemanticIndex | None = None,
     speller: Speller | None = None,
     lexicon: Lexicon | None = None,
+) -> SearchResult:
+    """A request naming no mode is answered by keywords when the model fails (a remote
+    embedding service down, or answering with another model), with a warning that says why:
+    the index can still answer. A request for vector or hybrid gets the error."""
+    try:
+        return _search(conn, request, settings, default_scopes, semantic, speller, lexicon)
+    except EmbeddingError as exc:
+        if request.mode is not None or semantic is None:
+            raise
+        keywords = replace(request, mode="bm25")
+        found = _search(conn, keywords, settings, default_scopes, semantic, speller, lexicon)
+        said = f"searched by keywords only (bm25): the embedding model failed ({exc})"
+        return replace(found, warnings=(*found.warnings, said))
+
+
+def _search(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    settings: SearchSettings,
+    default_scopes: Sequence[str],
+    semantic: SemanticIndex | None,
+    speller: Speller | None,
+    lexicon: Lexicon | None,
 ) -> SearchResult:
     started = time.perf_counter()
     mode = _mode(request, settings, semantic)

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from briefd.errors import EmbeddingError
 from briefd.vectors.graph import graph, search_breadth, to_int8
 from briefd.vectors.quantized import Quantized
 from briefd.vectors.store import Matrix
@@ -83,6 +84,7 @@ class VectorIndex:
         """(chunk rowid, cosine) of the ``k`` nearest rows within ``scopes``, best first."""
         if not len(self) or k <= 0:
             return []
+        self.check_size(query)
         wanted = [i for i, name in enumerate(self.scope_names) if name in set(scopes)]
         if not wanted:
             return []
@@ -106,12 +108,24 @@ class VectorIndex:
             keys, rows = wanted[hit].tolist(), at[hit].astype(np.intp)
         if not len(rows):
             return {}
+        self.check_size(query)
         return dict(zip(keys, self.vectors.rescore(rows, query).tolist(), strict=True))
 
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Cosine of ``query`` to every row (for calibration and explain)."""
         _cap_blas(self.blas_threads)
+        self.check_size(query)
         return self.vectors.scores(np.asarray(query, dtype=np.float32))
+
+    def check_size(self, query: npt.NDArray[np.float32]) -> None:
+        """A query vector of another size than the rows: another model answers under this
+        one's name (a remote service's tag pulled again), and no cosine can be taken."""
+        if len(self) and query.shape[-1] != self.dim:
+            raise EmbeddingError(
+                f"{self.model} now gives {query.shape[-1]}-dim vectors, and this index holds "
+                f"{self.dim}-dim ones: another model answers under that name; run `briefd index "
+                "--rebuild` to embed the index with it"
+            )
 
     def _top_exact(
         self, query: npt.NDArray[np.float32], wanted: list[int], k: int

@@ -65,10 +65,12 @@ def index_file(conn: sqlite3.Connection) -> Path | None:
 
 
 def key(conn: sqlite3.Connection, model: str) -> tuple[str, int]:
-    """The digest of the model and of every chunk's rowid, embed hash and scope; the number of
-    chunks."""
+    """The digest of the model, its vectors' size and every chunk's rowid, embed hash and
+    scope; the number of chunks."""
     digest = hashlib.blake2b(digest_size=12)
-    digest.update(f"{FORMAT}:{model}:".encode())
+    size = conn.execute("SELECT dim FROM chunk_vectors WHERE model = ? LIMIT 1", (model,))
+    dim = (size.fetchone() or (0,))[0]  # another model answering under the name: other rows
+    digest.update(f"{FORMAT}:{model}:{dim}:".encode())
     chunks = 0
     for column in ("embed_hash", "scope"):  # each read from its own covering index
         row = conn.execute(

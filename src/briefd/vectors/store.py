@@ -155,6 +155,19 @@ def prune(conn: sqlite3.Connection, model: str, words: int = 0) -> int:
     return int(removed)
 
 
+def dims(conn: sqlite3.Connection, model: str) -> set[int]:
+    """The sizes of the vectors stored for ``model`` (one, unless another model answered
+    under its name)."""
+    rows = conn.execute("SELECT DISTINCT dim FROM chunk_vectors WHERE model = ?", (model,))
+    return {int(r[0]) for r in rows}
+
+
+def drop(conn: sqlite3.Connection, model: str) -> None:
+    """Forget ``model``'s vectors and which chunks were cut into windows: all embedded again."""
+    conn.execute("DELETE FROM chunk_vectors WHERE model = ?", (model,))
+    conn.execute("DELETE FROM chunk_windows")
+
+
 def partly_embedded(conn: sqlite3.Connection, model: str) -> int:
     """Chunks still without a vector of ``model`` while another model's vectors are kept
     (0: none, or no other model's): an index run is embedding the index with ``model`` (a

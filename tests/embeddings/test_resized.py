@@ -1,0 +1,145 @@
+"""Another model answering under the same name (an Ollama tag pulled again, a server swapped)
+gives vectors of another size: searches fall back to keywords saying why, and the next index
+run embeds everything again instead of mixing sizes (which raised tracebacks everywhere, and
+which even `index --rebuild` could not mend)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from briefd.api import Briefd
+from briefd.errors import EmbeddingError
+from briefd.retrieval.search import SearchRequest
+from briefd.settings import Settings, load_settings
+from tests.conftest import WriteFiles
+from tests.embeddings.fakehttp import (
+    FakeServer,
+    Reply,
+    Request,
+    closed_port_url,
+    fake_server,
+    json_reply,
+)
+
+DOCS = {
+    "domain/payments.md": """
+        # Payments
+
+        ## Retry policy
+        Failed card payments are retried three times.
+
+        ## Refunds
+        Refunds take five days.
+        """
+}
+
+
+class Resizable:
+    """An Ollama /api/embed whose vectors have ``size`` dimensions (a hash of the text)."""
+
+    def __init__(self) -> None:
+        self.size = 8
+
+    def __call__(self, request: Request) -> Reply:
+        body = request.json()
+        rows = [self._vector(text) for text in body["input"]]
+        return json_reply({"model": body["model"], "embeddings": rows})
+
+    def _vector(self, text: str) -> list[float]:
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        return np.random.default_rng(seed).standard_normal(self.size).tolist()
+
+
+@pytest.fixture
+def ollama() -> Iterator[tuple[FakeServer, Resizable]]:
+    answer = Resizable()
+    with fake_server() as server:
+        server.on("POST", "/api/embed", answer)
+        yield server, answer
+
+
+def ollama_settings(tmp_path: Path, url: str) -> Settings:
+    return load_settings(
+        config=None,
+        env={},
+        overrides={
+            "db": str(tmp_path / "index.db"),
+            "source": str(tmp_path / "knowledge"),
+            "embeddings.adapter": "ollama",
+            "embeddings.model": "nomic-embed-text",
+            "embeddings.base_url": url,
+        },
+    )
+
+
+def sizes(api: Briefd) -> set[int]:
+    rows = api.store.conn.execute("SELECT DISTINCT dim FROM chunk_vectors").fetchall()
+    return {int(r[0]) for r in rows}
+
+
+def test_vectors_of_another_size_are_embedded_again_not_mixed(
+    tmp_path: Path, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
+) -> None:
+    server, answer = ollama
+    settings = ollama_settings(tmp_path, server.url)
+    write_files(DOCS)
+    with Briefd(settings) as api:
+        assert api.index().vectors_missing == 0 and sizes(api) == {8}
+    answer.size = 16
+    with Briefd(settings) as api:
+        found = api.search(SearchRequest("card retry"))
+        assert found.mode == "bm25" and found.hits[0].heading == "Retry policy"
+        assert found.warnings == (
+            "searched by keywords only (bm25): the embedding model failed (nomic-embed-text@"
+            "ollama now gives 16-dim vectors, and this index holds 8-dim ones: another model "
+            "answers under that name; run `briefd index --rebuild` to embed the index with it)",
+        )
+        with pytest.raises(EmbeddingError, match="16-dim vectors"):
+            api.search(SearchRequest("card retry", mode="hybrid"))
+        report = api.index(rebuild=True)
+        assert (report.embedding_error, report.vectors_missing) == (None, 0)
+        assert sizes(api) == {16}
+        again = api.search(SearchRequest("card retry"))
+        assert again.mode == "hybrid" and again.warnings == ()
+
+
+def test_a_changed_document_after_a_resize_embeds_the_whole_index_again(
+    tmp_path: Path, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
+) -> None:
+    server, answer = ollama
+    settings = ollama_settings(tmp_path, server.url)
+    write_files(DOCS)
+    with Briefd(settings) as api:
+        api.index()
+    answer.size = 16
+    write_files({"domain/chargebacks.md": "# Chargebacks\n\nDisputes go to the risk team.\n"})
+    with Briefd(settings) as api:
+        report = api.index()
+        assert (report.embedding_error, report.vectors_missing) == (None, 0)
+        assert sizes(api) == {16}
+        assert api.search(SearchRequest("risk team disputes")).mode == "hybrid"
+
+
+def test_an_embedding_service_down_at_query_time_leaves_keyword_search(
+    tmp_path: Path, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
+) -> None:
+    """The index run already degrades to keywords when the service is down; a search did not:
+    it failed, though the index holds every section's words."""
+    server, _ = ollama
+    write_files(DOCS)
+    with Briefd(ollama_settings(tmp_path, server.url)) as api:
+        api.index()
+    with Briefd(ollama_settings(tmp_path, closed_port_url())) as api:
+        found = api.search(SearchRequest("card retry"))
+        assert found.mode == "bm25" and found.hits[0].heading == "Retry policy"
+        (said,) = found.warnings
+        assert said.startswith(
+            "searched by keywords only (bm25): the embedding model failed (Ollama at "
+        )
+        with pytest.raises(EmbeddingError, match="cannot be reached"):
+            api.search(SearchRequest("card retry", mode="vector"))
