@@ -43,6 +43,7 @@ class FakeGitHub:
         self.fail_reads = False
         self.read_delay = 0.0  # seconds before a GET answers (a forge that hangs)
         self.create_delay = 0.0  # seconds before POST answers, the pull request opened
+        self.posted_twice = False  # a proxy retried POST: its answer is the second one's
         server.on("POST", PULLS, self.create)
         server.on("GET", PULLS, self.list)
 
@@ -50,6 +51,33 @@ class FakeGitHub:
         if request.headers.get("authorization") != "Bearer ghp_test":
             return json_reply({"message": "Bad credentials"}, 401)
         body = request.json()
+        if self.posted_twice:
+            self.open_pull(body)
+        if any(
+            p["head"] == {"ref": body["head"]} and p["state"] == "open" for p in self.pulls.values()
+        ):
+            return json_reply(self.exists(body["head"]), 422)
+        pull = self.open_pull(body)
+        time.sleep(self.create_delay)
+        return json_reply(pull, 201)
+
+    @staticmethod
+    def exists(head: str) -> dict[str, object]:
+        """GitHub's answer to a second pull request from an open one's branch."""
+        return {
+            "message": "Validation Failed",
+            "errors": [
+                {
+                    "resource": "PullRequest",
+                    "code": "custom",
+                    "message": f"A pull request already exists for acme:{head}.",
+                }
+            ],
+            "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+            "status": "422",
+        }
+
+    def open_pull(self, body: dict[str, str]) -> dict[str, object]:
         number = len(self.pulls) + 1
         pull: dict[str, object] = {
             "url": f"{self.server.url}{PULLS}/{number}",
@@ -65,8 +93,7 @@ class FakeGitHub:
         }
         self.pulls[number] = pull
         self.server.on("GET", f"{PULLS}/{number}", lambda _: self.read(number))
-        time.sleep(self.create_delay)
-        return json_reply(pull, 201)
+        return pull
 
     def list(self, request: Request) -> Reply:
         """``GET /pulls?head=owner:branch&state=all``: the pull requests from that branch."""
@@ -234,6 +261,30 @@ def test_a_pull_request_opened_as_the_forge_timed_out_is_the_proposals(
     assert made.pr_url == "https://github.com/acme/knowledge/pull/1"
     assert list(github.pulls) == [1]
     assert github.pulls[1]["head"] == {"ref": made.branch}
+
+
+def test_a_pull_request_that_already_exists_is_the_proposals_and_followed(
+    forge_api: Briefd, github: FakeGitHub
+) -> None:
+    """GitHub answered 422 "A pull request already exists for acme:<branch>" (a retried
+    create): the proposal stayed without one (pr None, "open one by hand or propose again"),
+    and no sync followed it. The branch's pull request is looked up and kept."""
+    github.posted_twice = True
+
+    made = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    assert (made.status, made.pr_number, made.forge_error) == ("open", 1, None)
+    assert made.pr_url == "https://github.com/acme/knowledge/pull/1"
+    assert list(github.pulls) == [1] and github.pulls[1]["head"] == {"ref": made.branch}
+    lookup = f"{PULLS}?head=acme%3A{made.branch.replace('/', '%2F')}&state=all"
+    assert [(r.method, r.path) for r in github.server.requests] == [
+        ("POST", PULLS),
+        ("GET", lookup),
+    ]
+    assert forge_api.proposals() == [made]
+    github.merge(1)
+    assert forge_api.sync().proposals_changed == (f"{made.id}: open → merged",)
+    assert forge_api.proposals()[0].status == "merged"
 
 
 def test_a_refused_pull_request_keeps_the_pushed_branch(

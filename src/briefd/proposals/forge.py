@@ -16,6 +16,7 @@ from briefd.errors import ProposalError, ProposalRemoteError
 from briefd.settings import ForgeSettings
 
 API_VERSION = "2022-11-28"
+_EXISTS = "A pull request already exists"
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
 if TYPE_CHECKING:  # httpx loads when a forge is called (O4)
@@ -44,10 +45,23 @@ class GitHub:
         }
 
     def create_pull(self, head: str, base: str, title: str, body: str) -> PullRequest:
-        data = self._call(
-            "POST", "/pulls", {"title": title, "head": head, "base": base, "body": body}
-        )
-        return _pull(data, "POST /pulls")
+        """The pull request opened from ``head``; the one already open from it when GitHub
+        says so (422 "A pull request already exists": a create it answered too late, or one
+        opened by hand), for the proposal to follow rather than be left without one."""
+        payload = {"title": title, "head": head, "base": base, "body": body}
+        response = self._send("POST", "/pulls", payload)
+        if _already_exists(response):
+            return self._existing(head, self._refusal("POST", "/pulls", response))
+        return _pull(self._answer("POST", "/pulls", response), "POST /pulls")
+
+    def _existing(self, head: str, refusal: str) -> PullRequest:
+        try:
+            found = self.find_pull(head)
+        except ProposalError as exc:
+            raise ProposalError(f"{refusal}, and looking it up failed: {exc}") from None
+        if found is None:
+            raise ProposalError(f"{refusal}, but none from {head} was found")
+        return found
 
     def find_pull(self, head: str) -> PullRequest | None:
         """The pull request from this repository's branch ``head``, in any state (None: none)."""
@@ -64,22 +78,35 @@ class GitHub:
         return _pull(self._call("GET", f"/pulls/{number}", None), f"GET /pulls/{number}")
 
     def _call(self, method: str, path: str, payload: dict[str, Any] | None) -> Any:
+        return self._answer(method, path, self._send(method, path, payload))
+
+    def _send(self, method: str, path: str, payload: dict[str, Any] | None) -> httpx.Response:
         import httpx
 
-        what = f"GitHub {method} /repos/{self.repo}{path}"
         try:
-            response = self.client.request(
-                method, self.base + path, json=payload, headers=self.headers
-            )
+            return self.client.request(method, self.base + path, json=payload, headers=self.headers)
         except httpx.HTTPError as exc:  # unreachable, timed out: the next call would be too
             reason = str(exc) or exc.__class__.__name__
-            raise ProposalRemoteError(f"{what} failed: {reason}; check forge.api_url") from None
+            raise ProposalRemoteError(
+                f"{self._what(method, path)} failed: {reason}; check forge.api_url"
+            ) from None
+
+    def _answer(self, method: str, path: str, response: httpx.Response) -> Any:
+        """The JSON of a successful answer; else a :class:`ProposalError` saying why."""
         if response.status_code >= 400:
-            raise ProposalError(f"{what} answered {response.status_code}: {_message(response)}")
+            raise ProposalError(self._refusal(method, path, response))
         try:
             return response.json()
         except ValueError:
-            raise ProposalError(f"{what} answered with something that is not JSON") from None
+            raise ProposalError(
+                f"{self._what(method, path)} answered with something that is not JSON"
+            ) from None
+
+    def _refusal(self, method: str, path: str, response: httpx.Response) -> str:
+        return f"{self._what(method, path)} answered {response.status_code}: {_message(response)}"
+
+    def _what(self, method: str, path: str) -> str:
+        return f"GitHub {method} /repos/{self.repo}{path}"
 
 
 def _pull(data: Any, what: str) -> PullRequest:
@@ -89,6 +116,19 @@ def _pull(data: Any, what: str) -> PullRequest:
         raise ProposalError(f"GitHub {what}: the answer is not a pull request") from None
     merged = bool(data.get("merged")) or bool(data.get("merged_at"))
     return PullRequest(number, url, "merged" if merged else state)
+
+
+def _already_exists(response: httpx.Response) -> bool:
+    """GitHub's 422 for a head that already has an open pull request into that base."""
+    if response.status_code != 422:
+        return False
+    try:
+        errors = response.json().get("errors")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(errors, list) and any(
+        isinstance(e, dict) and str(e.get("message", "")).startswith(_EXISTS) for e in errors
+    )
 
 
 def _message(response: httpx.Response) -> str:
