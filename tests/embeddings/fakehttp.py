@@ -33,6 +33,7 @@ class Reply:
     status: int = 200
     body: bytes = b""
     content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 Handler = Callable[[Request], Reply]
@@ -73,6 +74,8 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)
             self.send_header("Content-Length", str(len(reply.body)))
+            for name, value in reply.headers:
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(reply.body)
 

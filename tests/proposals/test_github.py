@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -389,3 +390,94 @@ def test_repo_defaults_to_a_github_remote_url() -> None:
     assert forge_repo(settings, "git@github.com:acme/kb.git") == "acme/kb"
     assert forge_repo(settings, "https://gitlab.com/acme/kb.git") is None
     assert forge_repo(ForgeSettings(repo="o/r"), "https://github.com/acme/kb") == "o/r"
+
+
+def github_reply(status: int, body: dict[str, object], **headers: str) -> Reply:
+    named = tuple((name.replace("_", "-"), value) for name, value in headers.items())
+    return Reply(status, json.dumps(body).encode(), headers=named)
+
+
+def test_a_rate_limited_forge_is_not_called_a_permission_problem(
+    forge_api: Briefd, github: FakeGitHub
+) -> None:
+    """GitHub's primary rate limit is a 403 with ``X-RateLimit-Remaining: 0``, a secondary
+    one a 403 or 429 with ``Retry-After``: both said "the token lacks permission"."""
+    limited = {
+        "message": "API rate limit exceeded for user ID 1.",
+        "documentation_url": "https://docs.github.com/rest/rate-limit",
+    }
+    reset = "1900000000"  # 2030-03-17 17:46:40 UTC
+    primary = github_reply(
+        403, limited, X_RateLimit_Limit="5000", X_RateLimit_Remaining="0", X_RateLimit_Reset=reset
+    )
+    github.server.on("POST", PULLS, lambda _: primary)
+    refused = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    github.server.on("POST", PULLS, github.create)
+    made = forge_api.propose_update(ProposalRequest("domain/retry.md", "five", NEW_RETRY))
+    secondary = {"message": "You have exceeded a secondary rate limit."}
+    github.server.on("GET", f"{PULLS}/1", lambda _: github_reply(403, secondary, Retry_After="60"))
+    report = forge_api.sync()
+
+    assert refused.pr_url is None and refused.forge_error is not None
+    assert refused.forge_error.startswith(
+        f"GitHub POST {PULLS} answered 403: API rate limit exceeded for user ID 1.; "
+        "rate-limited, not a permission problem: GitHub takes no more requests from this token "
+        "until 2030-03-17 17:46:40 UTC (X-RateLimit-Reset); wait until then; the branch "
+    )
+    assert made.pr_number == 1
+    assert report.forge_error == (
+        f"GitHub GET {PULLS}/1 answered 403: You have exceeded a secondary rate limit.; "
+        "rate-limited (a secondary limit), not a permission problem: wait 60 s"
+    )
+    assert "permission;" not in refused.forge_error + report.forge_error
+
+
+def test_a_moved_repository_is_named_and_never_followed(
+    forge_api: Briefd, github: FakeGitHub
+) -> None:
+    """A renamed or transferred repository answers 307 (POST) or 301 (GET) with a Location:
+    the user read "the answer is not a pull request", with neither. The token is sent nowhere
+    else: the redirect says where the repository went and what to set."""
+    url = github.server.url
+    moved_post = github_reply(
+        307,
+        {"message": "Temporary Redirect", "url": f"{url}/repos/acme/kb2/pulls"},
+        Location=f"{url}/repos/acme/kb2/pulls",
+    )
+    github.server.on("POST", PULLS, lambda _: moved_post)
+    refused = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    github.server.on("POST", PULLS, github.create)
+    forge_api.propose_update(ProposalRequest("domain/retry.md", "five", NEW_RETRY))
+    by_id = github_reply(
+        301,
+        {"message": "Moved Permanently", "url": f"{url}/repositories/42/pulls/1"},
+        Location=f"{url}/repositories/42/pulls/1",
+    )
+    github.server.on("GET", f"{PULLS}/1", lambda _: by_id)
+    renamed = forge_api.sync().forge_error
+    with fake_server() as elsewhere:
+        away = github_reply(301, {"message": "Moved"}, Location=f"{elsewhere.url}{PULLS}/1")
+        github.server.on("GET", f"{PULLS}/1", lambda _: away)
+        other_host = forge_api.sync().forge_error
+        assert elsewhere.requests == []
+
+    assert refused.forge_error is not None and refused.pr_url is None
+    assert refused.forge_error.startswith(
+        f"GitHub POST {PULLS} answered 307: the repository acme/knowledge moved to acme/kb2 "
+        f"(Location: {url}/repos/acme/kb2/pulls); set forge.repo: acme/kb2 in briefd.yaml, "
+        "and point the source's remote URL at the moved repository; the branch "
+    )
+    assert renamed == (
+        f"GitHub GET {PULLS}/1 answered 301: the repository acme/knowledge was renamed or "
+        f"transferred (Location: {url}/repositories/42/pulls/1, by its id); set forge.repo in "
+        "briefd.yaml to its new owner/name, and point the source's remote URL at the moved "
+        "repository"
+    )
+    assert other_host == (
+        f"GitHub GET {PULLS}/1 answered 301: a redirect to {elsewhere.url}{PULLS}/1, not "
+        "followed; check forge.api_url and forge.repo"
+    )
+    assert all(r.path.startswith(PULLS) for r in github.server.requests)
+    assert forge_api.proposals()[0].status == "open"

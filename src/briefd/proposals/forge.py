@@ -3,7 +3,8 @@ one, ``GET /repos/{owner}/{repo}/pulls/{number}`` reads its state (``merged`` / 
 say merged; otherwise ``state`` is ``open`` or ``closed``), ``GET …/pulls?head=owner:branch``
 finds the one a branch has. Every failure is a
 :class:`~briefd.errors.ProposalError` that names the request and what GitHub said (a
-:class:`~briefd.errors.ProposalRemoteError` when GitHub did not answer at all)."""
+:class:`~briefd.errors.ProposalRemoteError` when GitHub did not answer at all), with what to do
+about it (:mod:`.refusals`); a redirect is never followed."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from briefd.errors import ProposalError, ProposalRemoteError
+from briefd.proposals.refusals import already_exists, message, moved
 from briefd.settings import ForgeSettings
 
 API_VERSION = "2022-11-28"
-_EXISTS = "A pull request already exists"
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
 if TYPE_CHECKING:  # httpx loads when a forge is called (O4)
@@ -50,7 +51,7 @@ class GitHub:
         opened by hand), for the proposal to follow rather than be left without one."""
         payload = {"title": title, "head": head, "base": base, "body": body}
         response = self._send("POST", "/pulls", payload)
-        if _already_exists(response):
+        if already_exists(response):
             return self._existing(head, self._refusal("POST", "/pulls", response))
         return _pull(self._answer("POST", "/pulls", response), "POST /pulls")
 
@@ -95,6 +96,11 @@ class GitHub:
         """The JSON of a successful answer; else a :class:`ProposalError` saying why."""
         if response.status_code >= 400:
             raise ProposalError(self._refusal(method, path, response))
+        if 300 <= response.status_code < 400:  # never followed: the token stays with forge.api_url
+            moving = moved(response, self.repo)
+            raise ProposalError(
+                f"{self._what(method, path)} answered {response.status_code}: {moving}"
+            )
         try:
             return response.json()
         except ValueError:
@@ -103,7 +109,7 @@ class GitHub:
             ) from None
 
     def _refusal(self, method: str, path: str, response: httpx.Response) -> str:
-        return f"{self._what(method, path)} answered {response.status_code}: {_message(response)}"
+        return f"{self._what(method, path)} answered {response.status_code}: {message(response)}"
 
     def _what(self, method: str, path: str) -> str:
         return f"GitHub {method} /repos/{self.repo}{path}"
@@ -116,35 +122,6 @@ def _pull(data: Any, what: str) -> PullRequest:
         raise ProposalError(f"GitHub {what}: the answer is not a pull request") from None
     merged = bool(data.get("merged")) or bool(data.get("merged_at"))
     return PullRequest(number, url, "merged" if merged else state)
-
-
-def _already_exists(response: httpx.Response) -> bool:
-    """GitHub's 422 for a head that already has an open pull request into that base."""
-    if response.status_code != 422:
-        return False
-    try:
-        errors = response.json().get("errors")
-    except (ValueError, AttributeError):
-        return False
-    return isinstance(errors, list) and any(
-        isinstance(e, dict) and str(e.get("message", "")).startswith(_EXISTS) for e in errors
-    )
-
-
-def _message(response: httpx.Response) -> str:
-    try:
-        data = response.json()
-    except ValueError:
-        return response.text[:200] or response.reason_phrase
-    if not isinstance(data, dict):
-        return str(data)[:200]
-    message = str(data.get("message", response.reason_phrase))
-    errors = data.get("errors")
-    if isinstance(errors, list) and errors:
-        details = [str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors]
-        message += " (" + "; ".join(details) + ")"
-    hint = {401: "; check the token", 403: "; the token lacks permission", 404: ""}
-    return message + hint.get(response.status_code, "")
 
 
 def forge_repo(settings: ForgeSettings, remote_url: str | None) -> str | None:

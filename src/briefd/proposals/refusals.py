@@ -1,0 +1,112 @@
+"""What GitHub's refusals mean and what to do about them (T1): the message of an error answer
+with its advice — a rate limit (403 or 429 with ``X-RateLimit-Remaining: 0`` and
+``X-RateLimit-Reset``, or ``Retry-After``) is not a token without permission — and a
+redirect (301, 307: the repository was renamed or transferred), which is not followed: the
+settings name the repository, so they are what changes."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+if TYPE_CHECKING:
+    import httpx
+
+EXISTS = "A pull request already exists"
+_MOVED_TO = re.compile(r"/repos/([\w.-]+/[\w.-]+)(?:/|$)")
+_BY_ID = re.compile(r"/repositories/\d+(?:/|$)")
+_ADVICE = {401: "; check the token", 403: "; the token lacks permission"}
+
+
+def message(response: httpx.Response) -> str:
+    """What GitHub said in an error answer, with what to do about it."""
+    said = _said(response)
+    return said + (_rate_limited(response, said) or _ADVICE.get(response.status_code, ""))
+
+
+def already_exists(response: httpx.Response) -> bool:
+    """GitHub's 422 for a head that already has an open pull request into that base."""
+    if response.status_code != 422:
+        return False
+    try:
+        errors = response.json().get("errors")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(errors, list) and any(
+        isinstance(e, dict) and str(e.get("message", "")).startswith(EXISTS) for e in errors
+    )
+
+
+def moved(response: httpx.Response, repo: str) -> str:
+    """Why a redirect is not followed and what to change: the repository ``repo`` moved."""
+    where = response.headers.get("location")
+    if not where:
+        return "a redirect without a Location; check forge.api_url"
+    location = urljoin(str(response.request.url), where)
+    found = _MOVED_TO.search(urlsplit(location).path)
+    if _same_origin(location, str(response.request.url)) and found:
+        return (
+            f"the repository {repo} moved to {found.group(1)} (Location: {location}); set "
+            f"forge.repo: {found.group(1)} in briefd.yaml, and point the source's remote URL "
+            "at the moved repository"
+        )
+    if _BY_ID.search(urlsplit(location).path):
+        return (
+            f"the repository {repo} was renamed or transferred (Location: {location}, by its "
+            "id); set forge.repo in briefd.yaml to its new owner/name, and point the source's "
+            "remote URL at the moved repository"
+        )
+    return f"a redirect to {location}, not followed; check forge.api_url and forge.repo"
+
+
+def _said(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200] or response.reason_phrase
+    if not isinstance(data, dict):
+        return str(data)[:200]
+    said = str(data.get("message", response.reason_phrase))
+    errors = data.get("errors")
+    if isinstance(errors, list) and errors:
+        details = [str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors]
+        said += " (" + "; ".join(details) + ")"
+    return said
+
+
+def _rate_limited(response: httpx.Response, said: str) -> str | None:
+    """The advice for a rate limit (None: the answer is not one): GitHub's primary limit
+    (the token's requests this hour are used up) or a secondary one (too many at once)."""
+    headers = response.headers
+    if response.status_code not in (403, 429):
+        return None
+    if headers.get("x-ratelimit-remaining") == "0":
+        reset = _epoch(headers.get("x-ratelimit-reset"))
+        until = f"until {reset} (X-RateLimit-Reset)" if reset else "until its limit resets"
+        return (
+            "; rate-limited, not a permission problem: GitHub takes no more requests from this "
+            f"token {until}; wait until then"
+        )
+    wait = headers.get("retry-after", "").strip()
+    if wait.isdigit():
+        return f"; rate-limited (a secondary limit), not a permission problem: wait {wait} s"
+    if response.status_code == 429 or "rate limit" in said.lower():
+        return "; rate-limited, not a permission problem: wait a minute or more"
+    return None
+
+
+def _epoch(value: str | None) -> str | None:
+    """Epoch seconds as a UTC time (None: not a number)."""
+    if not value or not value.strip().isdigit():
+        return None
+    try:
+        return datetime.fromtimestamp(int(value), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _same_origin(url: str, other: str) -> bool:
+    a, b = urlsplit(url), urlsplit(other)
+    return (a.scheme, a.netloc) == (b.scheme, b.netloc)
