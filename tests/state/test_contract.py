@@ -201,3 +201,13 @@ def test_replicas_report_their_commit(state: SharedState) -> None:
     assert listed
     if state.shared:
         assert [(r.replica, r.commit) for r in listed] == [("replica-a", "abc")]
+
+
+def test_a_webhook_delivery_is_claimed_once_within_the_window(state: SharedState) -> None:
+    assert state.claim_deliveries(["id:d-1", "body:aa"], 1000.0, 60) is None
+    assert state.claim_deliveries(["id:d-1", "body:bb"], 1010.0, 60) == "id:d-1"
+    assert state.claim_deliveries(["id:d-2", "body:aa"], 1020.0, 60) == "body:aa"
+    assert state.claim_deliveries(["id:d-2", "body:cc"], 1030.0, 60) is None  # none spent
+    assert state.claim_deliveries(["id:d-3", "body:bb"], 1040.0, 60) is None
+    assert state.claim_deliveries(["id:d-1", "body:aa"], 1061.0, 60) is None  # forgotten
+    assert state.claim_deliveries(["id:d-3"], 1062.0, 60) == "id:d-3"

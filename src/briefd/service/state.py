@@ -98,7 +98,10 @@ class ServiceState:
         self._flushing = threading.Lock()
         self._pruned_at = 0.0
         self.jobs: dict[str, Job] = {}
-        self.deliveries = Deliveries(api.settings.sync.webhook_window)  # signed webhooks seen
+        self.deliveries = Deliveries(  # signed webhooks seen, by any replica
+            api.settings.sync.webhook_window,
+            shared=lambda keys, now, window: api.state.claim_deliveries(keys, now, window),
+        )
         self._refilled: Reopened | None = None  # the index file deletion already reindexed
         self._counted_in: Reopened | None = None  # the index file the counters were saved to
         self._warmed = False  # the embedding model is loaded (see warm_up)

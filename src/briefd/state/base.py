@@ -1,6 +1,7 @@
 """The one narrow interface to the state replicas share (see :mod:`briefd.state`): the query
 log and usage feedback, proposals, recall sessions, bundle manifests and replica status, plus
-the two coordination primitives (a broadcast and a lock held by one replica at a time).
+the coordination primitives (a broadcast, a lock held by one replica at a time, and the
+webhook deliveries already received).
 :class:`~briefd.state.local.LocalState` keeps it in the SQLite index (one node, the default);
 :class:`~briefd.state.postgres.PostgresState` in PostgreSQL (``state.url``)."""
 
@@ -77,6 +78,13 @@ class SharedState(SessionMemory, Protocol):
     def replicas(self) -> list[ReplicaStatus]: ...
     def prune_replicas(self, cutoff: str) -> int:
         """Forget replicas last seen before ``cutoff`` (gone: scaled down, renamed)."""
+        ...
+
+    def claim_deliveries(self, keys: Sequence[str], now: float, window: float) -> str | None:
+        """Record signed webhook deliveries (their id and body digest, ``keys``) received at
+        ``now`` (epoch seconds), unless one of them was within ``window`` seconds before: then
+        that key is returned (a replay, to any replica) and nothing is recorded. Older ones
+        are forgotten."""
         ...
 
     def broadcast(self, channel: str, payload: str) -> None:

@@ -42,6 +42,8 @@ class LocalState(IndexSessions):
         super().__init__(open_store)
         self._locks: dict[str, threading.Lock] = {}
         self._listeners: dict[str, list[Callable[[str], None]]] = {}
+        self._deliveries: dict[str, float] = {}  # one node: this process's memory
+        self._deliveries_lock = threading.Lock()
 
     def problem(self) -> str | None:
         """None: the index opens (without one, :class:`IndexNotFoundError` is raised)."""
@@ -188,6 +190,17 @@ class LocalState(IndexSessions):
                 error if isinstance(error, str) else None,
             )
         ]
+
+    def claim_deliveries(self, keys: Sequence[str], now: float, window: float) -> str | None:
+        """One node: kept in this process (no other receives the webhook)."""
+        with self._deliveries_lock:
+            seen = self._deliveries
+            for key in [k for k, at in seen.items() if at < now - window]:
+                del seen[key]
+            found = next((key for key in keys if key in seen), None)
+            if found is None:
+                seen.update(dict.fromkeys(keys, now))
+            return found
 
     def broadcast(self, channel: str, payload: str) -> None:
         """One node: nobody else to tell."""

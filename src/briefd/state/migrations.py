@@ -96,6 +96,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        2,
+        "m002_webhook_deliveries",
+        """
+        CREATE TABLE webhook_deliveries (
+            key TEXT PRIMARY KEY,
+            received_at DOUBLE PRECISION NOT NULL,
+            replica TEXT
+        );
+        CREATE INDEX webhook_deliveries_age ON webhook_deliveries (received_at);
+        """,
+    ),
 )
 
 

@@ -431,6 +431,24 @@ class PostgresState:
             ).fetchall()
         return [ReplicaStatus(*row) for row in rows]
 
+    def claim_deliveries(self, keys: Sequence[str], now: float, window: float) -> str | None:
+        """Race-free across replicas: a key another replica inserts meanwhile waits for its
+        transaction, then counts as seen."""
+        with self._tx() as conn:
+            conn.execute("DELETE FROM webhook_deliveries WHERE received_at < %s", (now - window,))
+            fresh: set[str] = set()
+            for key in keys:
+                row = conn.execute(
+                    "INSERT INTO webhook_deliveries (key, received_at, replica) "
+                    "VALUES (%s, %s, %s) ON CONFLICT (key) DO NOTHING RETURNING key",
+                    (key, now, self.replica),
+                ).fetchone()
+                fresh.update([str(row[0])] if row else [])
+            found = next((key for key in keys if key not in fresh), None)
+            if found is not None and fresh:  # a replay records nothing
+                conn.execute("DELETE FROM webhook_deliveries WHERE key = ANY(%s)", (list(fresh),))
+            return found
+
     def broadcast(self, channel: str, payload: str) -> None:
         with self._tx() as conn:
             conn.execute("SELECT pg_notify(%s, %s)", (channel, f"{self._sender}\n{payload}"))

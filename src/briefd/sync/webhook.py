@@ -7,15 +7,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from briefd.errors import BriefdError
+
 PREFIX = "sha256="
+log = logging.getLogger("briefd.sync")
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -34,16 +38,27 @@ def verify_signature(secret: str, body: bytes, header: str | None) -> bool:
 MAX_REMEMBERED = 10_000
 
 
+Claim = Callable[[Sequence[str], float, float], str | None]
+
+
 class Deliveries:
     """Signed deliveries received in the last ``window`` seconds (K3), so a replay starts
     nothing: a ``X-GitHub-Delivery`` id or a body seen before is refused, and so is a push
     whose own signed ``repository.pushed_at`` is older than the window (a body captured long
-    ago and sent again under a new id). At most :data:`MAX_REMEMBERED` are kept. Only signed
-    deliveries are recorded: an unsigned request cannot spend an id. Thread-safe."""
+    ago and sent again under a new id). Only signed deliveries are recorded: an unsigned
+    request cannot spend an id. Thread-safe.
 
-    def __init__(self, window: float, clock: Callable[[], float] = time.time) -> None:
+    ``shared`` records them where every replica looks (the shared state's
+    ``claim_deliveries``), so a delivery replayed to another replica is refused too. While it
+    fails (PostgreSQL away) this process's memory, which keeps every delivery it received
+    (at most :data:`MAX_REMEMBERED`), still refuses what it saw itself: degraded, not down."""
+
+    def __init__(
+        self, window: float, clock: Callable[[], float] = time.time, shared: Claim | None = None
+    ) -> None:
         self.window = window
         self.clock = clock
+        self.shared = shared
         self._seen: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -60,13 +75,28 @@ class Deliveries:
         keys.append(f"body:{hashlib.sha256(body).hexdigest()}")
         with self._lock:
             self._forget(now)
-            for key in keys:
-                if key in self._seen:
-                    what = "delivery " + key[3:] if key.startswith("id:") else "the same body"
-                    return f"{what} was already received; a replayed delivery starts nothing"
-            for key in keys:
-                self._seen[key] = now
-        return None
+            seen = self._seen_before(keys)
+        if seen is None and self.shared is not None:
+            seen = self._claimed(keys, now)
+        with self._lock:
+            seen = seen or self._seen_before(keys)  # this process's own, received meanwhile
+            if seen is None:
+                self._seen.update(dict.fromkeys(keys, now))
+        if seen is None:
+            return None
+        what = "delivery " + seen[3:] if seen.startswith("id:") else "the same body"
+        return f"{what} was already received; a replayed delivery starts nothing"
+
+    def _seen_before(self, keys: Sequence[str]) -> str | None:
+        return next((key for key in keys if key in self._seen), None)
+
+    def _claimed(self, keys: Sequence[str], now: float) -> str | None:
+        assert self.shared is not None
+        try:
+            return self.shared(keys, now, self.window)
+        except BriefdError as exc:
+            log.warning("webhook replays are refused by this replica's memory alone: %s", exc)
+            return None
 
     def _forget(self, now: float) -> None:
         while self._seen and (
