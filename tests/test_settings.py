@@ -534,3 +534,16 @@ def test_a_pair_of_variables_checked_together_loads_in_either_order() -> None:
     with pytest.raises(ConfigError) as later:  # a later variable that never builds is named
         load_settings(env={**env, "BRIEFD_SEARCH__TOP_K": "abc"})
     assert str(later.value).startswith("environment variable BRIEFD_SEARCH__TOP_K: search.top_k")
+
+
+def test_an_embeddings_base_url_with_a_query_is_refused_without_showing_it() -> None:
+    """The adapter's path went after the query (…/v1?api-key=K/v1/embeddings), and every error
+    then showed the key."""
+    url = "http://alice:PASSWORD@127.0.0.1:11434/v1?api-key=QUERYKEY"
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env={}, overrides={"embeddings.base_url": url})
+    assert str(caught.value) == (
+        "command-line option: embeddings.base_url: 'http://***@127.0.0.1:11434/v1'… holds a "
+        "query or fragment, which the API's path would follow; give the address alone (an API "
+        "key comes from the variable api_key_env names)"
+    )

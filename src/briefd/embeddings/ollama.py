@@ -36,7 +36,9 @@ class OllamaEmbedder(RemoteEmbedder):
     ) -> OllamaEmbedder:
         client = client or httpx.Client(timeout=config.timeout_seconds)
         prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
-        return cls(config.model, config.base_url or DEFAULT_BASE_URL, client, prefixes)
+        made = cls(config.model, config.base_url or DEFAULT_BASE_URL, client, prefixes)
+        made.batch = config.batch_size
+        return made
 
     def _request(self, texts: list[str]) -> Any:
         body = self._post({"model": self.name, "input": texts})

@@ -57,7 +57,9 @@ class OpenAIEmbedder(RemoteEmbedder):
         base_url = config.base_url or DEFAULT_BASE_URL
         key = env.get(config.api_key_env) or None
         prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
-        return cls(config.model, base_url, client, key, config.api_key_env, prefixes)
+        made = cls(config.model, base_url, client, key, config.api_key_env, prefixes)
+        made.batch = config.batch_size
+        return made
 
     def _request(self, texts: list[str]) -> Any:
         body = self._post({"model": self.name, "input": texts}, self._headers)

@@ -10,7 +10,9 @@ and what to check.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import math
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
@@ -36,6 +38,8 @@ class RemoteEmbedder(Embedder):
     a non-empty pair is part of the runtime name, so the index re-embeds when they change."""
 
     service = "embedding service"
+    batch = 0  # texts one request may carry (embeddings.batch_size); 0: any number
+    sleep: Callable[[float], None] = staticmethod(time.sleep)
 
     def __init__(
         self,
@@ -66,21 +70,22 @@ class RemoteEmbedder(Embedder):
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         prefix = self.prefixes[0] if kind == "query" else self.prefixes[1]
-        rows = self._request([prefix + text for text in texts])
-        return normalise(self._checked(rows, len(texts)))
+        size = self.batch or len(texts)  # a service may cap a request's inputs (TEI: 32)
+        parts = []
+        for start in range(0, len(texts), size):
+            part = [prefix + text for text in texts[start : start + size]]
+            parts.append(self._checked(self._request(part), len(part)))
+        return normalise(np.concatenate(parts))
 
     def _request(self, texts: list[str]) -> Any:
         raise NotImplementedError
 
     def _post(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
-        try:
-            response = self._client.post(self.url, json=body, headers=headers)
-        except httpx.TimeoutException:
-            raise self._error(
-                "timed out; check that it is up, or raise embeddings.timeout_seconds"
-            ) from None
-        except httpx.HTTPError as exc:
-            raise self._error(f"cannot be reached ({type(exc).__name__}); {self._hint()}") from None
+        response = self._send(body, headers)
+        wait = _asked_wait(response)
+        if wait is not None and wait <= self._patience():  # a rate limit's wait, once
+            self.sleep(wait)
+            response = self._send(body, headers)
         if response.status_code >= 400:
             raise self._error(
                 f"answered HTTP {response.status_code}: {_error_text(response)}; "
@@ -90,6 +95,21 @@ class RemoteEmbedder(Embedder):
             return response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise self._malformed("a body that is not JSON") from None
+
+    def _patience(self) -> float:
+        """The longest wait a rate limit gets: one request's timeout."""
+        read = self._client.timeout.read
+        return read if read is not None else MAX_WAIT
+
+    def _send(self, body: dict[str, Any], headers: dict[str, str] | None) -> httpx.Response:
+        try:
+            return self._client.post(self.url, json=body, headers=headers)
+        except httpx.TimeoutException:
+            raise self._error(
+                "timed out; check that it is up, or raise embeddings.timeout_seconds"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise self._error(f"cannot be reached ({type(exc).__name__}); {self._hint()}") from None
 
     def _checked(self, rows: Any, count: int) -> Vectors:
         if not isinstance(rows, list) or len(rows) != count:
@@ -116,6 +136,13 @@ class RemoteEmbedder(Embedder):
     def _status_hint(self, status: int) -> str:
         if status == 404:
             return f"check embeddings.base_url and that model '{self.name}' exists there"
+        if status in (429, 503):
+            return "the service is rate limiting or busy: run `briefd index` again later"
+        if status in (400, 413, 422):
+            return (
+                "check embeddings.model, and embeddings.batch_size (the texts one request "
+                f"carries: {self.batch or 'all'}) against the service's limit, and its log"
+            )
         return "check embeddings.model and the service's log"
 
     def _malformed(self, what: str) -> EmbeddingError:
@@ -123,6 +150,22 @@ class RemoteEmbedder(Embedder):
 
     def _error(self, what: str) -> EmbeddingError:
         return EmbeddingError(f"{self.service} at {without_account(self.url)} {what}")
+
+
+MAX_WAIT = 60.0
+
+
+def _asked_wait(response: httpx.Response) -> float | None:
+    """The seconds a 429 (or a 503) asks to wait with ``Retry-After``, or None: no such ask
+    (an HTTP date or no header: 1 s for a 429, which asks to wait by its status)."""
+    if response.status_code not in (429, 503):
+        return None
+    value = response.headers.get("retry-after", "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        return 1.0 if response.status_code == 429 else None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _error_text(response: httpx.Response) -> str:

@@ -144,6 +144,16 @@ class EmbeddingsSettings:
     # scores a query as its closest window or itself, whichever is closer (0: whole chunks only)
     window_words: int = 0
 
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``embeddings.``), or None."""
+        if self.base_url is not None and ("?" in self.base_url or "#" in self.base_url):
+            return (
+                f"base_url: {without_account(self.base_url.split('?')[0].split('#')[0])!r}… "
+                "holds a query or fragment, which the API's path would follow; give the "
+                "address alone (an API key comes from the variable api_key_env names)"
+            )
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class BundleSettings:

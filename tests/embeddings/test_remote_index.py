@@ -1,12 +1,15 @@
-"""Another model answering under the same name (an Ollama tag pulled again, a server swapped)
-gives vectors of another size: searches fall back to keywords saying why, and the next index
-run embeds everything again instead of mixing sizes (which raised tracebacks everywhere, and
-which even `index --rebuild` could not mend)."""
+"""Index runs and searches against remote embedding services (real wire formats on 127.0.0.1)
+as they behave in use: another model answering under the same name gives vectors of another
+size (searches fall back to keywords saying why, and the next index run embeds everything
+again instead of mixing sizes, which raised tracebacks everywhere and which even `index
+--rebuild` could not mend); a service down at query time; a service capping a request's
+inputs; a rate limit asking to wait."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +18,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.errors import EmbeddingError
 from briefd.retrieval.search import SearchRequest
-from briefd.settings import Settings, load_settings
+from briefd.settings import Settings, load_settings, with_overrides
 from tests.conftest import WriteFiles
 from tests.embeddings.fakehttp import (
     FakeServer,
@@ -143,3 +146,51 @@ def test_an_embedding_service_down_at_query_time_leaves_keyword_search(
         )
         with pytest.raises(EmbeddingError, match="cannot be reached"):
             api.search(SearchRequest("card retry", mode="vector"))
+
+
+def capped(limit: int, busy: list[float]) -> Callable[[Request], Reply]:
+    """An OpenAI-compatible /v1/embeddings refusing more than ``limit`` inputs (as
+    text-embeddings-inference's --max-client-batch-size does), rate limiting the first
+    requests with 429 and ``Retry-After`` (one wait each in ``busy``)."""
+
+    def answer(request: Request) -> Reply:
+        texts = request.json()["input"]
+        if busy:
+            wait = busy.pop(0)
+            body = json.dumps({"error": {"message": "Rate limit reached"}}).encode()
+            return Reply(429, body, headers=(("Retry-After", f"{wait:g}"),))
+        if len(texts) > limit:
+            return json_reply({"error": f"batch too large: {len(texts)} > {limit}"}, 413)
+        rows = [{"index": i, "embedding": [1.0, float(len(t)), 0.5]} for i, t in enumerate(texts)]
+        return json_reply({"object": "list", "data": rows, "model": "m"})
+
+    return answer
+
+
+def test_every_request_keeps_to_batch_size_and_a_rate_limit_is_waited_out(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    """The gate's ~160 probes went out in one request whatever embeddings.batch_size said, so
+    a service capping a request's inputs failed index, serve, eval and tune; one 429 left a
+    run without vectors (exit 0) and failed a search."""
+    write_files(DOCS)
+    with fake_server() as server:
+        server.on("POST", "/v1/embeddings", capped(32, [0.05]))
+        settings = with_overrides(
+            ollama_settings(tmp_path, server.url + "/v1"),
+            {"embeddings.adapter": "openai-compatible", "embeddings.batch_size": 32},
+        )
+        with Briefd(settings) as api:
+            report = api.index()
+            assert (report.embedding_error, report.vectors_missing) == (None, 0)
+            sent = [len(r.json()["input"]) for r in server.requests]
+            assert max(sent) == 32 and sent[0] == sent[1]  # the 429's request, sent again
+            server.on("POST", "/v1/embeddings", capped(32, [0.05]))
+            assert api.search(SearchRequest("card retry", mode="hybrid")).hits
+        server.on("POST", "/v1/embeddings", capped(32, [3600.0]))
+        with Briefd(settings) as api, pytest.raises(EmbeddingError) as caught:
+            api.search(SearchRequest("a question never asked", mode="hybrid"))
+    assert str(caught.value).endswith(
+        "answered HTTP 429: Rate limit reached; the service is rate limiting or busy: run "
+        "`briefd index` again later"
+    )
