@@ -35,6 +35,7 @@ from briefd.replicas import agree
 from briefd.service import atlassian as live_lookups
 from briefd.service.config import ServiceConfig
 from briefd.service.guard import Guard
+from briefd.service.head import HeadAsGet
 from briefd.service.limits import Limits
 from briefd.service.metrics import Metrics
 from briefd.service.problems import problems
@@ -170,6 +171,7 @@ def create_app(
     app.router.routes.append(Route("/mcp", StreamableHTTPASGIApp(sessions)))
     app.add_middleware(Limits, config=config)  # inside the Guard: bodies only of allowed callers
     app.add_middleware(Guard, config=config)
+    app.add_middleware(HeadAsGet)  # outside the Guard: its refusals leave bodiless too
     if config.allowed_origins:  # pages on those origins may call the API from a browser
         app.add_middleware(
             CORSMiddleware,
