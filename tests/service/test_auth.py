@@ -86,6 +86,35 @@ def test_every_route_in_the_schema_is_protected_or_deliberately_open(
     assert len(checked) >= 15
 
 
+def test_the_schema_declares_the_bearer_token_where_the_guard_asks_for_it(
+    anonymous: TestClient,
+) -> None:
+    """Swagger's Authorize button (and a generated client's header) need a security scheme:
+    each operation requires it exactly when the Guard refuses it without the token."""
+    schema = anonymous.get("/openapi.json", headers={"authorization": f"Bearer {TOKEN}"}).json()
+    scheme = schema["components"]["securitySchemes"]["bearerToken"]
+    assert (scheme["type"], scheme["scheme"]) == ("http", "bearer")
+    marked, refused = set(), set()
+    for path, operations in schema["paths"].items():
+        concrete = re.sub(r"\{[^}]+\}", "domain/retry-policy.md", path)
+        for method, operation in operations.items():
+            if operation.get("security") == [{"bearerToken": []}]:
+                marked.add(f"{method.upper()} {path}")
+            response = anonymous.request(method.upper(), concrete, headers=MCP_HEADERS)
+            if response.headers.get("www-authenticate") == 'Bearer realm="briefd"':
+                refused.add(f"{method.upper()} {path}")
+    assert marked == refused
+    assert {"GET /api/search", "POST /api/bundle", "POST /api/admin/sync"} <= marked
+    assert not {"GET /api/health", "POST /webhook/git"} & marked
+
+
+def test_without_a_token_the_schema_asks_for_none(service_api: Briefd) -> None:
+    with TestClient(create_app(service_api, service_config(token=None))) as http:
+        schema = http.get("/openapi.json").json()
+    assert "securitySchemes" not in schema.get("components", {})
+    assert not [op for ops in schema["paths"].values() for op in ops.values() if "security" in op]
+
+
 def test_the_token_opens_them(anonymous: TestClient) -> None:
     headers = {"authorization": f"Bearer {TOKEN}"}
     assert anonymous.get("/api/scopes", headers=headers).status_code == 200

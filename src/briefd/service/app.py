@@ -38,6 +38,7 @@ from briefd.service.guard import Guard
 from briefd.service.head import HeadAsGet
 from briefd.service.limits import Limits
 from briefd.service.metrics import Metrics
+from briefd.service.openapi import with_security
 from briefd.service.problems import problems
 from briefd.service.render import instructions
 from briefd.service.routes import (
@@ -163,6 +164,7 @@ def create_app(
         docs_url=None,  # served by routes/apidocs.py from local assets, not from a CDN
         redoc_url=None,
     )
+    app.openapi = with_security(app.openapi, config)  # type: ignore[method-assign]
     app.state.briefd = state
     app.state.mcp = mcp
     _error_handlers(app)
