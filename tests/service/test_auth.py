@@ -228,6 +228,35 @@ def test_configured_origin_passes(service_api: Briefd) -> None:
         assert stolen.status_code == 403
 
 
+def test_a_preflight_from_another_origin_is_refused_as_its_requests_are(
+    service_api: Briefd,
+) -> None:
+    """With serve.allowed_origins set, CORS answered another origin's preflight with a plain
+    text 400 "Disallowed CORS origin"; its requests get the Guard's JSON 403 naming the fix."""
+    config = service_config(allowed_origins=("https://docs.example.com",))
+    with TestClient(create_app(service_api, config)) as http:
+        evil = {"origin": "https://evil.example", "authorization": f"Bearer {TOKEN}"}
+        request = http.get("/api/scopes", headers=evil)
+        asked = {"origin": "https://evil.example", "access-control-request-method": "GET"}
+        preflight = http.options("/api/scopes", headers=asked)
+        allowed = http.options(
+            "/api/scopes", headers={**asked, "origin": config.allowed_origins[0]}
+        )
+    assert (preflight.status_code, request.status_code) == (403, 403)
+    assert preflight.headers["content-type"] == "application/json"
+    assert (
+        preflight.json()
+        == request.json()
+        == {
+            "error": "forbidden_origin",
+            "detail": "Origin 'https://evil.example' is not allowed; add it to serve.allowed_hosts"
+            " / serve.allowed_origins in briefd.yaml if it is yours",
+        }
+    )
+    assert "access-control-allow-origin" not in preflight.headers
+    assert allowed.status_code == 200
+
+
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8484", "127.0.0.1.nip.io:8484"])
 def test_dns_rebinding_hosts_are_refused(client: TestClient, host: str) -> None:
     response = client.get("/api/health", headers={"host": host})

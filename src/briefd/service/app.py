@@ -25,7 +25,6 @@ from mcp.server import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 
 from briefd import errors
@@ -34,6 +33,7 @@ from briefd.api import Briefd
 from briefd.replicas import agree
 from briefd.service import atlassian as live_lookups
 from briefd.service.config import ServiceConfig
+from briefd.service.cors import Cors
 from briefd.service.guard import Guard
 from briefd.service.head import HeadAsGet
 from briefd.service.limits import Limits
@@ -176,7 +176,7 @@ def create_app(
     app.add_middleware(HeadAsGet)  # outside the Guard: its refusals leave bodiless too
     if config.allowed_origins:  # pages on those origins may call the API from a browser
         app.add_middleware(
-            CORSMiddleware,
+            Cors,
             allow_origins=list(config.allowed_origins),
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type", *MCP_HEADERS],

@@ -87,9 +87,7 @@ class Guard:
             return
         origin = headers.get("origin")
         if not origin_allowed(self.config, origin, host):
-            await deny(
-                scope, send, 403, "forbidden_origin", f"Origin '{origin}' is not allowed; " + _HINT
-            )
+            await deny(scope, send, 403, "forbidden_origin", origin_refused(origin))
             return
         if needs_token(self.config, scope["path"]) and not token_ok(
             self.config, headers.get("authorization")
@@ -107,6 +105,11 @@ class Guard:
 
 
 _HINT = "add it to serve.allowed_hosts / serve.allowed_origins in briefd.yaml if it is yours"
+
+
+def origin_refused(origin: str | None) -> str:
+    """Why a page's origin is refused (here, and by :class:`~briefd.service.cors.Cors`)."""
+    return f"Origin '{origin}' is not allowed; " + _HINT
 
 
 def denial(path: str, error: str, detail: str) -> bytes:
