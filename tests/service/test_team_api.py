@@ -143,3 +143,30 @@ def test_never_served_documents_are_listed_to_the_limit_and_counted(
     shown = CliRunner().invoke(app, ["--db", str(api.settings.db), "usage", "--limit", "3"])
     assert "never served (300):\n  domain/d000.md\n" in shown.output
     assert shown.output.endswith("  domain/d002.md\n  … and 297 more (--limit)\n")
+
+
+def test_searches_made_on_the_dashboard_are_no_gap_and_serve_no_tokens(
+    client: TestClient,
+) -> None:
+    """The dashboard names its searches client=dashboard: a person reading there is no agent
+    asking, so they were listed as gaps "agents ask" and counted as tokens served. They stay
+    out of the query log (gaps, usage, the daily charts) and the tokens served; the same
+    searches from an agent are in both."""
+    state = client.app.state.briefd  # type: ignore[attr-defined]
+    asked = ("purple elephant onboarding", "retry policy")
+
+    def search_as(who: str) -> dict[str, Any]:
+        for query in asked:
+            params = {"q": query, "client": who, "scopes": "all"}
+            assert client.get("/api/search", params=params).status_code == 200
+        state.flush()
+        return {
+            "tokens": client.get("/api/stats").json()["tokens_served"],
+            "gaps": [g["query"] for g in client.get("/api/gaps").json()["gaps"]],
+            "usage": client.get("/api/usage").json()["requests"],
+        }
+
+    assert search_as("dashboard") == {"tokens": 0, "gaps": [], "usage": 0}
+    by_an_agent = search_as("claude-code")
+    assert by_an_agent["tokens"] > 0 and by_an_agent["usage"] == 2
+    assert by_an_agent["gaps"] == ["purple elephant onboarding"]

@@ -55,6 +55,9 @@ BEING_BUILT = (
     "the index is being built for the first time: briefd answers from it once it is done "
     "(`indexed …` on its stderr); try again in a minute"
 )
+# The client the dashboard's searches name: a person reading, not an agent served — no tokens
+# served, and nothing in the query log (so neither in gaps, usage nor the daily charts).
+DASHBOARD = "dashboard"
 PRUNE_SECONDS = 86_400  # an idle server still prunes the query log (retention) once a day
 
 
@@ -217,13 +220,16 @@ class ServiceState:
     def search(
         self, request: SearchRequest, paths: tuple[str, ...], max_tokens: int, caller: Caller
     ) -> SearchOut:
-        """Search, keep what fits in ``max_tokens``, count the tokens served and log the query.
-        With ``paths``, the best section of each document whose ``refs`` cover one of them
-        leads (see :meth:`Briefd.search`)."""
+        """Search, keep what fits in ``max_tokens``, count the tokens served and log the query
+        (not a :data:`DASHBOARD` search: counted as a request only). With ``paths``, the best
+        section of each document whose ``refs`` cover one of them leads (see
+        :meth:`Briefd.search`)."""
         started = time.perf_counter()
         self.embed_first(request.query, request.mode)
         result = self.call(caller.surface, caller.name, lambda: self._search(request, paths))
         out = search_out(result, max_tokens)
+        if caller.client == DASHBOARD:
+            return out
         self.served(caller.surface, caller.name, out.tokens)
         top = out.hits[0].score if out.hits else None
         elapsed = (time.perf_counter() - started) * 1000
