@@ -4,10 +4,13 @@ from it. The screenshot lands in .briefd/test-artifacts/dashboard-health.png."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from playwright.sync_api import Page, expect
 
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
+from briefd.retrieval.search import SearchRequest
 from briefd.service import create_app
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
@@ -120,3 +123,28 @@ def test_a_gap_asked_with_a_pasted_log_leaves_its_counts_in_view(
         got = gap.locator("td").last.bounding_box()
         assert section is not None and got is not None
         assert got["x"] + got["width"] <= section["x"] + section["width"], (got, section)
+
+
+def test_a_gap_lists_each_document_it_got_once(page: Page, service_api: Briefd) -> None:
+    """The "got" column named a document once per section its queries got
+    ("domain/chargebacks.md, domain/chargebacks.md"): each document once, most served first."""
+    hits = service_api.search(SearchRequest("chargeback dispute evidence", scopes=("all",))).hits
+    by_doc: dict[str, list[str]] = {}
+    for hit in hits:
+        by_doc.setdefault(hit.doc_path, []).append(hit.chunk_id)
+    first = next(d for d, ids in by_doc.items() if len(ids) >= 2)
+    two = tuple(by_doc[first][:2])
+    other = next(d for d in by_doc if d != first)
+    weak = entry("chargeback evidence deadline receipts", 2, 0.05)
+    service_api.log_queries(
+        [replace(weak, sections=two)] * 2
+        + [replace(weak, sections=(by_doc[other][0],))]
+        + [entry("retry policy", 1, 0.9)] * 3  # answered well: the weak one is a gap
+    )
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        gap = page.locator("#gaps-table tbody tr").first
+        expect(gap.locator("td").first).to_have_text("chargeback evidence deadline receipts")
+        expect(gap.locator("td").last).to_have_text(f"{first}, {other}")
