@@ -40,7 +40,7 @@ from briefd.sources.worktree import from_work_trees
 from briefd.state import SharedState, open_state
 from briefd.store import activity, sync_state, views
 from briefd.store.db import Store
-from briefd.sync.runner import SyncRunner, SyncSteps, run_sync
+from briefd.sync.runner import SyncRunner, SyncSteps, Told, run_sync
 from briefd.sync.runner import status as sync_status
 from briefd.sync.state import SyncReport, SyncStatus
 from briefd.team import activity as team_activity
@@ -234,9 +234,9 @@ class Briefd(AbstractContextManager["Briefd"]):
         """Fetch, reindex, refresh pull requests (K3; :mod:`briefd.sync.runner`); never raises."""
         return self.syncs.run()
 
-    def trigger_sync(self) -> bool:
+    def trigger_sync(self, told: Told | None = None) -> bool:
         """Start a sync in the background (webhook, dashboard); coalesced like :meth:`sync`."""
-        return self.syncs.trigger()
+        return self.syncs.trigger(told)
 
     def sync_status(self) -> SyncStatus:
         return sync_status(self._sync_steps(), self.syncs)

@@ -29,6 +29,7 @@ from briefd.sources import knowledge as sources
 from briefd.sync.state import Refresh, SyncReport, SyncStatus
 
 log = logging.getLogger("briefd.sync")
+Told = Callable[["SyncReport | Exception"], None]  # how a sync asked for in the background ended
 
 
 class SyncRunner:
@@ -41,6 +42,7 @@ class SyncRunner:
         self._finished = 0
         self._running = False
         self._background_waiting = False
+        self._told: list[Told] = []  # to hear how the background run asked for ends
         self._outcome: SyncReport | BaseException | None = None
 
     @property
@@ -98,23 +100,34 @@ class SyncRunner:
         assert outcome is not None
         return dataclasses.replace(outcome, coalesced=True)
 
-    def trigger(self) -> bool:
+    def trigger(self, told: Told | None = None) -> bool:
         """Ask for a sync in a background thread (webhook, dashboard): True when it starts
         now, False when it is queued — behind the sync running (it starts when that one ends),
-        or covered by one that has not started yet."""
+        or covered by one that has not started yet. ``told`` is handed the report of the run
+        that covers this request (or what it raised) when that run ends."""
         with self._cond:
             if self._background_waiting:
+                self._told.extend([told] if told else [])
                 return False
             self._background_waiting = True
             now = not self._running
-        threading.Thread(target=self._background, name="briefd-sync", daemon=True).start()
+            self._told = waiting = [told] if told else []
+        thread = threading.Thread(target=self._background, args=(waiting,), daemon=True)
+        thread.name = "briefd-sync"
+        thread.start()
         return now
 
-    def _background(self) -> None:
+    def _background(self, waiting: list[Told]) -> None:
+        outcome: SyncReport | Exception
         try:
-            self.run()
-        except Exception:  # run_sync reports briefd errors itself; this is a bug, say so
+            outcome = self.run()
+        except Exception as exc:  # run_sync reports briefd errors itself; this is a bug, say so
             log.exception("background sync failed")
+            outcome = exc
+        with self._cond:  # the run started: no one joins this list any more
+            told = list(waiting)
+        for tell in told:
+            tell(outcome)
 
 
 @dataclass(frozen=True, slots=True)

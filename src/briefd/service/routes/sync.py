@@ -17,6 +17,10 @@ from briefd.errors import BriefdError
 from briefd.replicas.agree import announce_sync
 from briefd.service.deps import ERRORS, State
 from briefd.service.schemas import ErrorBody
+from briefd.service.state import Job
+from briefd.store.activity import now_iso
+from briefd.sync.runner import Told
+from briefd.sync.state import SyncReport
 from briefd.sync.webhook import skipped_push, verify_signature
 
 router = APIRouter()
@@ -88,11 +92,34 @@ def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
     "/api/admin/sync", status_code=status.HTTP_202_ACCEPTED, responses=ERRORS, tags=["admin"]
 )
 def admin_sync(state: State) -> dict[str, Any]:
-    """Start a sync in the background now (the dashboard's button); poll ``GET /api/sync``."""
-    started = state.call("rest", "admin_sync", state.api.trigger_sync)
+    """Start a sync in the background now (the dashboard's button); poll ``GET /api/stats``
+    (jobs: how the run that covers this request ended) or ``GET /api/sync``."""
+    job = Job("sync", now_iso())
+    started = state.call("rest", "admin_sync", lambda: state.api.trigger_sync(ended(job)))
+    state.jobs["sync"] = job
     announce_sync(state.api.state)
     current = state.call("rest", "sync_status", state.api.sync_status)
-    return {"sync": "started" if started else "queued", "status": asdict(current)}
+    return {"sync": "started" if started else "queued", "status": asdict(current), "job": vars(job)}
+
+
+def ended(job: Job) -> Told:
+    """What ``job`` says once its sync ended: the error, or the commit and index it served."""
+
+    def tell(outcome: SyncReport | Exception) -> None:
+        if isinstance(outcome, Exception):
+            job.error = f"sync failed unexpectedly ({outcome!r}); see the log"
+        elif outcome.error is not None:
+            job.error = outcome.error
+        else:
+            index = outcome.index
+            job.summary = {
+                "commit": outcome.commit,
+                "documents": index.documents if index else None,
+                "chunks": index.chunks if index else None,
+            }
+        job.finished_at = now_iso()
+
+    return tell
 
 
 @router.get("/api/sync", responses=ERRORS, tags=["sync"])
