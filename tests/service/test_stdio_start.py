@@ -29,10 +29,12 @@ DOCS = {
 
 @pytest.fixture
 def slow_ollama() -> Iterator[FakeServer]:
-    """Ollama's /api/embed, taking 0.3 s a request."""
+    """Ollama's /api/embed, taking 0.3 s a request that carries the knowledge's text (the
+    calibration probes, each a request of its own at batch_size 1, are answered at once)."""
 
     def slow(request: Request) -> Reply:
-        time.sleep(0.3)
+        if any("kiwi" in text.lower() for text in request.json()["input"]):
+            time.sleep(0.3)
         return embed_reply(request)
 
     with fake_server() as server:
