@@ -21,6 +21,8 @@ into an ``isError`` result.
     ├── EvalError            an eval query set or dataset is malformed or missing
     ├── ProposalError        a knowledge change proposal was refused or could not be pushed
     │   ├── ProposalRemoteError the git remote or the forge could not be reached or refused
+    │   ├── ForgeRateLimitedError the forge refused a request for its rate limit (``again``: when
+    │   │                         it takes the token's requests again)
     │   ├── ProposalConflictError the document changed on the base branch since it was served
     │   └── ProposalsOffError   proposals are off on this server (``proposals.enabled``)
     └── IntegrationError     a live Confluence or Jira lookup failed (refused, unreachable, gone)
@@ -123,6 +125,15 @@ class ProposalRemoteError(ProposalError):
     """The proposal's remote could not be fetched from or pushed to (unreachable, refused the
     credentials or the branch), or its forge did not answer at all: the remote's answer is in
     the message (REST 502)."""
+
+
+class ForgeRateLimitedError(ProposalError):
+    """The forge refused a request for its rate limit, not for the token's permissions:
+    ``again`` says when it takes the token's requests again ("after 2030-03-17 17:46:40 UTC")."""
+
+    def __init__(self, message: str, again: str) -> None:
+        super().__init__(message)
+        self.again = again
 
 
 class ProposalConflictError(ProposalError):

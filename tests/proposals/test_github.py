@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -481,3 +483,39 @@ def test_a_moved_repository_is_named_and_never_followed(
     )
     assert all(r.path.startswith(PULLS) for r in github.server.requests)
     assert forge_api.proposals()[0].status == "open"
+
+
+def test_a_pull_request_refused_for_a_rate_limit_says_when_to_propose_again(
+    forge_api: Briefd, github: FakeGitHub
+) -> None:
+    """The advice kept with a proposal whose pull request GitHub refused for its rate limit
+    said "fix the forge setting (forge.* in briefd.yaml, or its token) and propose again":
+    nothing needs fixing, and proposing again before the limit resets is refused again. It
+    now says when to propose again."""
+    limited = {"message": "API rate limit exceeded for user ID 1."}
+    primary = github_reply(403, limited, X_RateLimit_Remaining="0", X_RateLimit_Reset="1900000000")
+    github.server.on("POST", PULLS, lambda _: primary)
+    hourly = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    secondary = github_reply(429, {"message": "Too many requests"}, Retry_After="90")
+    github.server.on("POST", PULLS, lambda _: secondary)
+    before = datetime.now(UTC).replace(microsecond=0)
+    burst = forge_api.propose_update(ProposalRequest("domain/retry.md", "five", NEW_RETRY))
+
+    assert hourly.forge_error == (
+        f"GitHub POST {PULLS} answered 403: API rate limit exceeded for user ID 1.; "
+        "rate-limited, not a permission problem: GitHub takes no more requests from this token "
+        "until 2030-03-17 17:46:40 UTC (X-RateLimit-Reset); wait until then; the branch "
+        f"{hourly.branch} is pushed, so nothing is lost: open a pull request from it into main "
+        "by hand, or propose again after 2030-03-17 17:46:40 UTC (sooner, GitHub refuses it "
+        "again)"
+    )
+    assert burst.forge_error is not None
+    advice = burst.forge_error.split("; the branch ")[1]
+    assert advice.startswith(f"{burst.branch} is pushed, so nothing is lost: open a pull request")
+    again = re.fullmatch(
+        r".* or propose again after (.+) UTC \(sooner, GitHub refuses it again\)", advice
+    )
+    assert again is not None, advice
+    at = datetime.strptime(again.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+    assert before + timedelta(seconds=90) <= at <= datetime.now(UTC) + timedelta(seconds=90)
+    assert "forge setting" not in hourly.forge_error + burst.forge_error

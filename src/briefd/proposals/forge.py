@@ -3,8 +3,9 @@ one, ``GET /repos/{owner}/{repo}/pulls/{number}`` reads its state (``merged`` / 
 say merged; otherwise ``state`` is ``open`` or ``closed``), ``GET …/pulls?head=owner:branch``
 finds the one a branch has. Every failure is a
 :class:`~briefd.errors.ProposalError` that names the request and what GitHub said (a
-:class:`~briefd.errors.ProposalRemoteError` when GitHub did not answer at all), with what to do
-about it (:mod:`.refusals`); a redirect is never followed."""
+:class:`~briefd.errors.ProposalRemoteError` when GitHub did not answer at all, a
+:class:`~briefd.errors.ForgeRateLimitedError` for its rate limit), with what to do about it
+(:mod:`.refusals`); a redirect is never followed."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from briefd.errors import ProposalError, ProposalRemoteError
-from briefd.proposals.refusals import already_exists, message, moved
+from briefd.errors import ForgeRateLimitedError, ProposalError, ProposalRemoteError
+from briefd.proposals.refusals import already_exists, message, moved, rate_limit
 from briefd.settings import ForgeSettings
 
 API_VERSION = "2022-11-28"
@@ -95,6 +96,9 @@ class GitHub:
     def _answer(self, method: str, path: str, response: httpx.Response) -> Any:
         """The JSON of a successful answer; else a :class:`ProposalError` saying why."""
         if response.status_code >= 400:
+            limited = rate_limit(response)
+            if limited is not None:
+                raise ForgeRateLimitedError(self._refusal(method, path, response), limited.again)
             raise ProposalError(self._refusal(method, path, response))
         if 300 <= response.status_code < 400:  # never followed: the token stays with forge.api_url
             moving = moved(response, self.repo)

@@ -7,7 +7,8 @@ settings name the repository, so they are what changes."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
@@ -22,8 +23,8 @@ _ADVICE = {401: "; check the token", 403: "; the token lacks permission"}
 
 def message(response: httpx.Response) -> str:
     """What GitHub said in an error answer, with what to do about it."""
-    said = _said(response)
-    return said + (_rate_limited(response, said) or _ADVICE.get(response.status_code, ""))
+    limited = rate_limit(response)
+    return _said(response) + (limited.advice if limited else _ADVICE.get(response.status_code, ""))
 
 
 def already_exists(response: httpx.Response) -> bool:
@@ -76,24 +77,40 @@ def _said(response: httpx.Response) -> str:
     return said
 
 
-def _rate_limited(response: httpx.Response, said: str) -> str | None:
-    """The advice for a rate limit (None: the answer is not one): GitHub's primary limit
-    (the token's requests this hour are used up) or a secondary one (too many at once)."""
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """A rate-limited answer: what to do (appended to what GitHub said) and when GitHub takes
+    the token's requests again ("after 2030-03-17 17:46:40 UTC")."""
+
+    advice: str
+    again: str
+
+
+def rate_limit(response: httpx.Response) -> RateLimit | None:
+    """GitHub's primary limit (the token's requests this hour are used up) or a secondary one
+    (too many at once); None: the answer is not a rate limit."""
     headers = response.headers
     if response.status_code not in (403, 429):
         return None
     if headers.get("x-ratelimit-remaining") == "0":
         reset = _epoch(headers.get("x-ratelimit-reset"))
         until = f"until {reset} (X-RateLimit-Reset)" if reset else "until its limit resets"
-        return (
+        return RateLimit(
             "; rate-limited, not a permission problem: GitHub takes no more requests from this "
-            f"token {until}; wait until then"
+            f"token {until}; wait until then",
+            f"after {reset}" if reset else "once the token's hourly limit resets",
         )
     wait = headers.get("retry-after", "").strip()
     if wait.isdigit():
-        return f"; rate-limited (a secondary limit), not a permission problem: wait {wait} s"
-    if response.status_code == 429 or "rate limit" in said.lower():
-        return "; rate-limited, not a permission problem: wait a minute or more"
+        at = _utc(datetime.now(UTC) + timedelta(seconds=int(wait)))
+        return RateLimit(
+            f"; rate-limited (a secondary limit), not a permission problem: wait {wait} s",
+            f"after {at}",
+        )
+    if response.status_code == 429 or "rate limit" in _said(response).lower():
+        return RateLimit(
+            "; rate-limited, not a permission problem: wait a minute or more", "in a minute or more"
+        )
     return None
 
 
@@ -102,9 +119,13 @@ def _epoch(value: str | None) -> str | None:
     if not value or not value.strip().isdigit():
         return None
     try:
-        return datetime.fromtimestamp(int(value), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return _utc(datetime.fromtimestamp(int(value), UTC))
     except (OverflowError, OSError, ValueError):
         return None
+
+
+def _utc(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _same_origin(url: str, other: str) -> bool:

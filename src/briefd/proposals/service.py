@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from briefd.errors import (
     BriefdError,
     BusyError,
+    ForgeRateLimitedError,
     IndexNotFoundError,
     ProposalError,
     ProposalRemoteError,
@@ -49,6 +50,10 @@ NO_PULL = (
     "{reason}; the branch {branch} is pushed, so nothing is lost: open a pull request from it "
     "into {base} by hand, or fix the forge setting (forge.* in briefd.yaml, or its token) and "
     "propose again"
+)
+LIMITED_NO_PULL = (
+    "{reason}; the branch {branch} is pushed, so nothing is lost: open a pull request from it "
+    "into {base} by hand, or propose again {again} (sooner, GitHub refuses it again)"
 )
 
 
@@ -155,10 +160,18 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
         unanswered = isinstance(exc, ProposalRemoteError)
         found = _opened_anyway(forge, proposal.branch) if unanswered else None
         if found is None:
-            error = NO_PULL.format(reason=exc, branch=proposal.branch, base=base)
-            return replace(proposal, forge_error=error)
+            return replace(proposal, forge_error=_no_pull(exc, proposal.branch, base))
         pull = found
     return replace(proposal, pr_url=pull.url, pr_number=pull.number, status=pull.status)
+
+
+def _no_pull(refusal: ProposalError, branch: str, base: str) -> str:
+    """What to do about a pull request not opened: a rate limit needs no setting fixed, only
+    the wait it names."""
+    if isinstance(refusal, ForgeRateLimitedError):
+        again = refusal.again
+        return LIMITED_NO_PULL.format(reason=refusal, branch=branch, base=base, again=again)
+    return NO_PULL.format(reason=refusal, branch=branch, base=base)
 
 
 def _opened_anyway(forge: GitHub, branch: str) -> PullRequest | None:
