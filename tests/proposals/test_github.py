@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import subprocess
@@ -519,3 +520,50 @@ def test_a_pull_request_refused_for_a_rate_limit_says_when_to_propose_again(
     at = datetime.strptime(again.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
     assert before + timedelta(seconds=90) <= at <= datetime.now(UTC) + timedelta(seconds=90)
     assert "forge setting" not in hourly.forge_error + burst.forge_error
+
+
+def test_a_rate_limited_status_read_ends_the_refresh(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote, caplog: pytest.LogCaptureFixture
+) -> None:
+    """After GitHub refused a pull request's status read for its rate limit, the refresh read
+    every other one all the same: each request refused again and counted against the token.
+    The first rate-limited answer ends the run; the statuses stay as last read."""
+    for n in range(4):
+        forge_api.propose_update(ProposalRequest("domain/retry.md", f"v{n}", f"# R\n\nv{n}\n"))
+    limited = github_reply(
+        403,
+        {"message": "API rate limit exceeded for user ID 1."},
+        X_RateLimit_Remaining="0",
+        X_RateLimit_Reset="1900000000",
+    )
+    for n in range(1, 5):
+        github.server.on("GET", f"{PULLS}/{n}", lambda _: limited)
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+
+    with caplog.at_level(logging.WARNING, logger="briefd"):
+        report = forge_api.sync()
+        forge_api.sync()
+
+    reads = [r.path for r in github.server.requests if r.method == "GET"]
+    assert reads == [f"{PULLS}/1", f"{PULLS}/1"]
+    refused = (
+        f"GitHub GET {PULLS}/1 answered 403: API rate limit exceeded for user ID 1.; "
+        "rate-limited, not a permission problem: GitHub takes no more requests from this token "
+        "until 2030-03-17 17:46:40 UTC (X-RateLimit-Reset); wait until then"
+    )
+    assert report.index is not None and report.index.added == ("domain/fx.md",)
+    assert report.proposals_checked == 1
+    assert report.forge_error == f"{refused}; 3 more left for the next sync"
+    stored = {p.pr_number: p for p in forge_api.proposals()}
+    assert [stored[n].status for n in range(1, 5)] == ["open"] * 4
+    assert stored[1].forge_error == refused
+    assert stored[2].forge_error is None and stored[2].status_checked_at is None
+    warnings = [r.getMessage() for r in caplog.records if "rate" in r.getMessage()]
+    assert (
+        warnings
+        == [
+            "GitHub rate-limits the token: 4 of 4 pull request statuses unread, left for the next "
+            "sync (GitHub takes the token's requests again after 2030-03-17 17:46:40 UTC)"
+        ]
+        * 2
+    )

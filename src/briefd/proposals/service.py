@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import replace
@@ -30,6 +31,8 @@ from briefd.store.db import Store
 from briefd.sync.state import Refresh
 from briefd.text import whole_characters
 
+log = logging.getLogger("briefd.proposals")
+
 TITLE_CHARS = 72
 PUSH_STEPS = 4  # a push's git commands and its pull request: what another's push may take
 PUSH_BUSY = (
@@ -50,6 +53,10 @@ NO_PULL = (
     "{reason}; the branch {branch} is pushed, so nothing is lost: open a pull request from it "
     "into {base} by hand, or fix the forge setting (forge.* in briefd.yaml, or its token) and "
     "propose again"
+)
+LIMITED_READS = (
+    "GitHub rate-limits the token: %d of %d pull request statuses unread, left for the next sync "
+    "(GitHub takes the token's requests again %s)"
 )
 LIMITED_NO_PULL = (
     "{reason}; the branch {branch} is pushed, so nothing is lost: open a pull request from it "
@@ -231,28 +238,31 @@ def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
         assert forge is not None
         for proposal in pending:
             checked += 1
-            status, problem, answered = _check(forge, proposal)
+            status, refused = _check(forge, proposal)
+            problem = None if refused is None else str(refused)
             error = problem or error
             if status is not None and status != proposal.status:
                 changed.append(f"{proposal.id}: {proposal.status} → {status}")
             store.record_check(proposal.id, status, problem, _now())
-            if not answered and checked < len(pending):
-                # a forge that does not answer would cost every other pull request its timeout
+            if isinstance(refused, ForgeRateLimitedError):
+                unread = len(pending) - checked + 1
+                log.warning(LIMITED_READS, unread, len(pending), refused.again)
+            # a forge that does not answer would cost every other pull request its timeout, and
+            # one that rate-limits the token would refuse them all, each a request more
+            stop = isinstance(refused, ProposalRemoteError | ForgeRateLimitedError)
+            if stop and checked < len(pending):
                 error = f"{problem}; {len(pending) - checked} more left for the next sync"
                 break
     return Refresh(checked, tuple(changed), error)
 
 
-def _check(forge: GitHub, proposal: Proposal) -> tuple[str | None, str | None, bool]:
-    """The pull request's status (None: unknown), the problem reading it, and whether the
-    forge answered at all."""
+def _check(forge: GitHub, proposal: Proposal) -> tuple[str | None, ProposalError | None]:
+    """The pull request's status (None: unknown) and the refusal reading it (None: read)."""
     assert proposal.pr_number is not None
     try:
-        return forge.pull(proposal.pr_number).status, None, True
-    except ProposalRemoteError as exc:
-        return None, str(exc), False
-    except ProposalError as exc:
-        return None, str(exc), True
+        return forge.pull(proposal.pr_number).status, None
+    except ProposalError as exc:  # ProposalRemoteError: the forge did not answer at all
+        return None, exc
 
 
 def _now() -> str:
