@@ -257,6 +257,64 @@ def test_a_preflight_from_another_origin_is_refused_as_its_requests_are(
     assert allowed.status_code == 200
 
 
+def test_a_preflight_asking_for_a_method_or_header_not_allowed_is_refused_in_json(
+    service_api: Briefd,
+) -> None:
+    """From an allowed origin, a preflight asking for a method or a request header CORS does
+    not allow got Starlette's text/plain 400 "Disallowed CORS method" / "Disallowed CORS
+    headers": no JSON, and no word of what is allowed. It is the service's JSON error now."""
+    config = service_config(allowed_origins=("https://docs.example.com",))
+    asked = {"origin": config.allowed_origins[0], "access-control-request-method": "PUT"}
+    with TestClient(create_app(service_api, config)) as http:
+        method = http.options("/api/scopes", headers=asked)
+        header = http.options(
+            "/api/scopes",
+            headers={
+                **asked,
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "content-type, x-api-key",
+            },
+        )
+        both = http.options(
+            "/api/scopes", headers={**asked, "access-control-request-headers": "X-Trace,X-Span"}
+        )
+        private = http.options(
+            "/api/scopes",
+            headers={
+                **asked,
+                "access-control-request-method": "GET",
+                "access-control-request-private-network": "true",
+            },
+        )
+    allowed_headers = (
+        "accept, accept-language, authorization, content-language, content-type, "
+        "last-event-id, mcp-protocol-version, mcp-session-id"
+    )
+    assert [r.status_code for r in (method, header, both)] == [400] * 3
+    assert {r.headers["content-type"] for r in (method, header, both)} == {"application/json"}
+    assert method.json() == {
+        "error": "cors_refused",
+        "detail": "CORS preflight from https://docs.example.com refused: the method PUT is not "
+        "allowed (allowed: GET, POST, DELETE)",
+    }
+    assert header.json() == {
+        "error": "cors_refused",
+        "detail": "CORS preflight from https://docs.example.com refused: the request header "
+        f"x-api-key is not allowed (allowed: {allowed_headers})",
+    }
+    assert both.json()["detail"] == (
+        "CORS preflight from https://docs.example.com refused: the method PUT is not allowed "
+        "(allowed: GET, POST, DELETE); the request headers x-trace, x-span are not allowed "
+        f"(allowed: {allowed_headers})"
+    )
+    assert (private.status_code, private.json()["detail"]) == (
+        400,
+        "CORS preflight from https://docs.example.com refused: private network access "
+        "(Access-Control-Request-Private-Network) is not allowed",
+    )
+    assert method.headers["access-control-allow-methods"] == "GET, POST, DELETE"
+
+
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8484", "127.0.0.1.nip.io:8484"])
 def test_dns_rebinding_hosts_are_refused(client: TestClient, host: str) -> None:
     response = client.get("/api/health", headers={"host": host})
