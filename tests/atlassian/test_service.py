@@ -427,3 +427,22 @@ def test_a_bundle_whose_issue_lookup_fails_answers_a_documented_status(
     assert limited.status_code == 429 and limited.json()["error"] == "rate_limited"
     responses = rest.get("/openapi.json").json()["paths"]["/api/bundle"]["post"]["responses"]
     assert {"429", "502"} <= set(responses)
+
+
+def test_a_head_on_a_live_lookup_serves_no_tokens(rest: TestClient) -> None:
+    """A HEAD on a live lookup route is answered as its GET, without the body: its tokens
+    were counted as served. It counts as a request only."""
+    lookups = ("/api/jira/issues/SHOP-42", "/api/confluence/pages/98765")
+
+    def ask(method: str) -> tuple[float, list[float]]:
+        for path in lookups:
+            assert rest.request(method, path).status_code == 200
+        stats = rest.get("/api/stats").json()
+        rows = {(r["surface"], r["name"]): r["count"] for r in stats["requests"]}
+        return stats["tokens_served"], [
+            rows[("rest", n)] for n in ("jira_issue", "confluence_page")
+        ]
+
+    assert ask("HEAD") == (0, [1, 1])
+    tokens, requests = ask("GET")
+    assert tokens > 0 and requests == [2, 2]

@@ -4,6 +4,7 @@ GET (a monitor's ``curl -I`` got 405 from every route)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -70,3 +71,32 @@ def test_head_over_real_http(service_api: Briefd) -> None:
     assert head.content == b""
     assert (health.status_code, health.headers["content-type"]) == (200, "application/json")
     assert refused.status_code == 401
+
+
+def test_a_head_serves_nobody_and_stays_out_of_the_query_log(client: TestClient) -> None:
+    """A HEAD on /api/search ran as the GET it stands for and was bookkept as one: its query
+    in the query log (gaps, usage, the daily charts) and its tokens served, as on a document
+    read, though nobody was sent a byte. It counts as a request only."""
+    state = client.app.state.briefd  # type: ignore[attr-defined]
+    asked = ("purple elephant onboarding", "retry policy")
+    doc = "/api/docs/domain/retry-policy.md"
+
+    def ask(method: str) -> dict[str, Any]:
+        for query in asked:
+            params = {"q": query, "client": "claude-code", "scopes": "all"}
+            assert client.request(method, "/api/search", params=params).status_code == 200
+        assert client.request(method, doc).status_code == 200
+        state.flush()
+        stats = client.get("/api/stats").json()
+        rows = {(r["surface"], r["name"]): r for r in stats["requests"]}
+        return {
+            "tokens": stats["tokens_served"],
+            "gaps": [g["query"] for g in client.get("/api/gaps").json()["gaps"]],
+            "usage": client.get("/api/usage").json()["requests"],
+            "requests": [rows[("rest", name)]["count"] for name in ("search", "get_document")],
+        }
+
+    assert ask("HEAD") == {"tokens": 0, "gaps": [], "usage": 0, "requests": [2, 1]}
+    got = ask("GET")
+    assert got["tokens"] > 0 and got["usage"] == 2 and got["requests"] == [4, 2]
+    assert got["gaps"] == ["purple elephant onboarding"]

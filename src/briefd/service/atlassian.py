@@ -131,11 +131,13 @@ def issue_out(answer: IssueAnswer) -> JiraIssueOut:
 
 class Live:
     """The lookups with bookkeeping, for MCP and REST alike. They run outside the index lock
-    (they never touch the index) and are never written to the query log."""
+    (they never touch the index) and are never written to the query log; for a ``head``
+    request (a HEAD answered as a GET) no tokens are counted as served either."""
 
-    def __init__(self, state: ServiceState) -> None:
+    def __init__(self, state: ServiceState, head: bool = False) -> None:
         self.state = state
         self.atlassian = state.api.atlassian
+        self.head = head
 
     def _run(
         self,
@@ -147,7 +149,8 @@ class Live:
     ) -> M:
         answer = self.state.call(surface, name, fn, exclusive=False)
         answer, result = delivered(answer, out, max_tokens)
-        self.state.served(surface, name, answer.text.tokens)
+        if not self.head:
+            self.state.served(surface, name, answer.text.tokens)
         return result
 
     def confluence_search(

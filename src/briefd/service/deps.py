@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from briefd.service.head import is_head
 from briefd.service.schemas import ErrorBody
 from briefd.service.state import ServiceState
 
@@ -33,3 +34,12 @@ def get_state(request: Request) -> ServiceState:
 
 
 State = Annotated[ServiceState, Depends(get_state)]
+
+
+def head_request(request: Request) -> bool:
+    """Whether the request is a HEAD answered as a GET (:mod:`briefd.service.head`): it
+    serves nobody, so it is counted as a request only."""
+    return is_head(request.scope)
+
+
+Head = Annotated[bool, Depends(head_request)]

@@ -85,6 +85,7 @@ class Caller:
     name: str
     client: str | None = None
     account: Account | None = None  # Atlassian account from the request's headers (A1, A2)
+    head: bool = False  # a HEAD answered as a GET: it serves nobody, so counts as a request only
 
 
 class ServiceState:
@@ -221,14 +222,14 @@ class ServiceState:
         self, request: SearchRequest, paths: tuple[str, ...], max_tokens: int, caller: Caller
     ) -> SearchOut:
         """Search, keep what fits in ``max_tokens``, count the tokens served and log the query
-        (not a :data:`DASHBOARD` search: counted as a request only). With ``paths``, the best
-        section of each document whose ``refs`` cover one of them leads (see
-        :meth:`Briefd.search`)."""
+        (not a :data:`DASHBOARD` search, nor a HEAD: counted as a request only). With
+        ``paths``, the best section of each document whose ``refs`` cover one of them leads
+        (see :meth:`Briefd.search`)."""
         started = time.perf_counter()
         self.embed_first(request.query, request.mode)
         result = self.call(caller.surface, caller.name, lambda: self._search(request, paths))
         out = search_out(result, max_tokens)
-        if caller.client == DASHBOARD:
+        if caller.client == DASHBOARD or caller.head:
             return out
         self.served(caller.surface, caller.name, out.tokens)
         top = out.hits[0].score if out.hits else None
@@ -296,7 +297,7 @@ class ServiceState:
     ) -> DocumentOut:
         """A document by a path from the network (see :meth:`_document`), whole or the part
         from ``start_line`` that fits ``max_tokens`` (:func:`read_part`), its sections' tokens
-        counted as served."""
+        counted as served (not for a HEAD)."""
 
         def read() -> tuple[DocumentView, Part | None]:
             view = self._document(path, scopes)
@@ -304,7 +305,8 @@ class ServiceState:
 
         view, part = self.call(caller.surface, caller.name, read)
         out = document_out(view, part)
-        self.served(caller.surface, caller.name, sum(s.tokens for s in out.sections))
+        if not caller.head:
+            self.served(caller.surface, caller.name, sum(s.tokens for s in out.sections))
         return out
 
     def _document(self, path: str, scopes: tuple[str, ...] | None) -> DocumentView:

@@ -17,7 +17,7 @@ from briefd.service.atlassian import (
     JiraSearchOut,
     Live,
 )
-from briefd.service.deps import State
+from briefd.service.deps import Head, State
 from briefd.service.schemas import ErrorBody, split_list
 
 router = APIRouter(prefix="/api", tags=["atlassian"])
@@ -31,6 +31,7 @@ Limit = Annotated[int, Query(ge=1, le=50)]
 @router.get("/confluence/search", response_model=ConfluenceSearchOut, responses=ERRORS)
 def confluence_search(
     state: State,
+    head: Head,
     request: Request,
     q: Annotated[str, Query(min_length=1, max_length=500, description="Words to search for.")],
     spaces: Annotated[
@@ -42,24 +43,26 @@ def confluence_search(
     """Confluence pages matching ``q`` within the configured spaces (CQL built by briefd)."""
     wanted = list(split_list(spaces) or ())
     account = caller_account(request.headers)
-    return Live(state).confluence_search("rest", q, wanted, limit, max_tokens, account)
+    return Live(state, head).confluence_search("rest", q, wanted, limit, max_tokens, account)
 
 
 @router.get("/confluence/pages/{page_id}", response_model=ConfluencePageOut, responses=ERRORS)
 def confluence_page(
     state: State,
+    head: Head,
     request: Request,
     page_id: Annotated[str, Path(max_length=40)],
     max_tokens: Tokens = 3000,
 ) -> ConfluencePageOut:
     """One Confluence page as Markdown, cut from the end to ``max_tokens``."""
     account = caller_account(request.headers)
-    return Live(state).confluence_page("rest", page_id, max_tokens, account)
+    return Live(state, head).confluence_page("rest", page_id, max_tokens, account)
 
 
 @router.get("/jira/search", response_model=JiraSearchOut, responses=ERRORS)
 def jira_search(
     state: State,
+    head: Head,
     request: Request,
     text: Annotated[str | None, Query(max_length=500)] = None,
     projects: Annotated[list[str] | None, Query(description="Project keys.")] = None,
@@ -73,12 +76,13 @@ def jira_search(
     """Jira issues matching the filters, newest first, within the configured projects."""
     wanted = split_list(projects) or ()
     query = JiraQuery(text, wanted, status, type, assignee, open_only, limit, max_tokens)
-    return Live(state).jira_search("rest", query, caller_account(request.headers))
+    return Live(state, head).jira_search("rest", query, caller_account(request.headers))
 
 
 @router.get("/jira/issues/{key}", response_model=JiraIssueOut, responses=ERRORS)
 def jira_issue(
     state: State,
+    head: Head,
     request: Request,
     key: Annotated[str, Path(max_length=40)],
     comments: bool = True,
@@ -87,4 +91,4 @@ def jira_issue(
     """One Jira issue as Markdown (metadata, related issues, linked pages, description,
     configured fields, comments newest first), cut from the end to ``max_tokens``."""
     account = caller_account(request.headers)
-    return Live(state).jira_issue("rest", key, comments, max_tokens, account)
+    return Live(state, head).jira_issue("rest", key, comments, max_tokens, account)

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query
 from briefd.graph.suggest import LinkSuggestion
 from briefd.retrieval.search import SearchRequest
 from briefd.service import schemas
-from briefd.service.deps import ERRORS, State
+from briefd.service.deps import ERRORS, Head, State
 from briefd.service.documents import DocumentOut
 from briefd.service.schemas import split_list
 from briefd.service.state import Caller
@@ -22,6 +22,7 @@ router = APIRouter(prefix="/api", tags=["knowledge"])
 @router.get("/search", response_model=schemas.SearchOut, responses=ERRORS)
 def search(
     state: State,
+    head: Head,
     q: Annotated[
         str, Query(min_length=1, max_length=8000, description="The query text (a URL holds 8 KiB).")
     ],
@@ -48,7 +49,8 @@ def search(
         query=q, scopes=split_list(scopes), top_k=top_k, tags=split_list(tags) or ()
     )
     code_paths = split_list(paths) or ()
-    return state.search(request, code_paths, max_tokens, Caller("rest", "search", client))
+    caller = Caller("rest", "search", client, head=head)
+    return state.search(request, code_paths, max_tokens, caller)
 
 
 @router.get("/docs", name="list_documents", response_model=schemas.DocumentsOut, responses=ERRORS)
@@ -71,6 +73,7 @@ def documents(
 @router.get("/docs/{path:path}", name="get_document", response_model=DocumentOut, responses=ERRORS)
 def document(
     state: State,
+    head: Head,
     path: str,
     scopes: Annotated[
         list[str] | None,
@@ -100,7 +103,7 @@ def document(
     the default scopes, as for search); with ``max_tokens`` or ``start_line``, the part of it
     that fits, and where the next part starts. Paths outside the knowledge repository
     (``..``, absolute, symlinked out) are 404."""
-    caller = Caller("rest", "get_document")
+    caller = Caller("rest", "get_document", head=head)
     return state.document(path, split_list(scopes), caller, start_line, max_tokens)
 
 
