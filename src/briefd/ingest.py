@@ -31,8 +31,10 @@ from briefd.sources.knowledge import resolve as resolve_source
 from briefd.sources.layout import Layout, in_scopes
 from briefd.sources.scan import TOO_LARGE, UNREADABLE_FOLDER, SourceFile, scan
 from briefd.sources.state import (
+    LFS_POINTER,
     head_commit,
     index_fingerprint,
+    lfs_pointer,
     not_utf8,
     outside_scopes,
     parse_signature,
@@ -310,6 +312,10 @@ def _read_changed(
             )
             continue
         digest = hashlib.sha256(raw).hexdigest()
+        if lfs_pointer(raw):  # before the hash: a pointer an earlier build indexed leaves
+            earlier = {} if known.get(file.path) == digest else known
+            _unreadable(file.path, LFS_POINTER, earlier, current, skipped)
+            continue
         if known.get(file.path) == digest:
             current[file.path] = digest
             continue

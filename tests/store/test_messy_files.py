@@ -4,12 +4,16 @@ or skipped with a reason, and never stop the run."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import unicodedata
 from pathlib import Path
+
+from tests.sync.gitrepo import Remote
 
 GOOD = b"# Good\n\n## Refunds\n\nThe refund window is thirty days.\n"
 
@@ -309,3 +313,61 @@ def test_a_folder_named_decomposed_is_excluded_by_its_composed_name(tmp_path: Pa
     assert briefd(tmp_path, "--config", str(tmp_path / "briefd.yaml"), "index").returncode == 0
     done = briefd(tmp_path, "--config", str(tmp_path / "briefd.yaml"), "docs", "--json")
     assert [d["path"] for d in json.loads(done.stdout)["documents"]] == ["domain/good.md"]
+
+
+LFS_POINTER = """
+version https://git-lfs.github.com/spec/v1
+oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393
+size 12345
+"""
+LFS_REASON = (
+    "a Git LFS pointer, not the document; install git-lfs and run `git lfs pull` in the source"
+)
+
+
+def test_a_git_lfs_pointer_is_skipped_saying_what_to_do(tmp_path: Path) -> None:
+    """A repository that keeps its Markdown in Git LFS, cloned where git-lfs is not installed,
+    checks out pointer files: each was indexed as a document whose one section was the
+    pointer's text, served to agents as knowledge. It is skipped with what to do, in the run
+    that does nothing too; a document indexed before that turns into a pointer stays served."""
+    remote = Remote(tmp_path / "git")
+    lfs = "*.md filter=lfs diff=lfs merge=lfs -text\n"
+    files = {".gitattributes": lfs, "domain/good.md": GOOD.decode(), "domain/fees.md": LFS_POINTER}
+    remote.push(files)
+    source = str(remote.work)
+    for _ in range(2):
+        done = briefd(tmp_path, "index", "--source", source, "--json")
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["skipped"] == [{"path": "domain/fees.md", "reason": LFS_REASON}]
+        assert report["documents"] == 1
+    listed = json.loads(briefd(tmp_path, "docs", "--json").stdout)["documents"]
+    assert [d["path"] for d in listed] == ["domain/good.md"]
+    remote.push({"domain/good.md": LFS_POINTER})
+    done = briefd(tmp_path, "index", "--source", source, "--json")
+    assert json.loads(done.stdout)["skipped"] == [
+        {"path": "domain/fees.md", "reason": LFS_REASON},
+        {"path": "domain/good.md", "reason": f"{LFS_REASON}; the version indexed before is kept"},
+    ]
+    assert [h["doc_path"] for h in search(tmp_path, "refund window")] == ["domain/good.md"]
+
+
+def test_a_pointer_an_earlier_build_indexed_leaves_the_index(tmp_path: Path) -> None:
+    """Builds without the pointer check indexed a pointer as a document: the runs after found
+    its hash unchanged and kept serving it. Made here as they left it (the pointer's hash on
+    the document), the run drops it instead of keeping it as a version indexed before."""
+    source = source_with(tmp_path, {"domain/fees.md": b"# Fees\n\nThe fee is two percent.\n"})
+    assert briefd(tmp_path, "index", "--source", str(source)).returncode == 0
+    pointer = LFS_POINTER.lstrip("\n").encode()
+    (source / "domain/fees.md").write_bytes(pointer)
+    with sqlite3.connect(tmp_path / "index.db") as conn:
+        digest = hashlib.sha256(pointer).hexdigest()
+        conn.execute(
+            "UPDATE documents SET content_hash = ? WHERE path = 'domain/fees.md'", [digest]
+        )
+    conn.close()
+    done = briefd(tmp_path, "index", "--source", str(source), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["skipped"] == [{"path": "domain/fees.md", "reason": LFS_REASON}]
+    assert (report["deleted"], report["documents"]) == (["domain/fees.md"], 1)

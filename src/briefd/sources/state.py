@@ -10,6 +10,7 @@ Standard library and the scanner only; nothing here loads a model or numpy.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,22 @@ NOT_TEXT = (
     "not text: it holds NUL bytes (binary data, or UTF-16/32 text); save text as UTF-8, or "
     "leave the file out with index.exclude"
 )
+
+
+LFS_POINTER = (
+    "a Git LFS pointer, not the document; install git-lfs and run `git lfs pull` in the source"
+)
+_LFS_OID = re.compile(rb"^oid sha256:[0-9a-f]{64}\r?$", re.MULTILINE)
+
+
+def lfs_pointer(raw: bytes) -> bool:
+    """Whether ``raw`` is a Git LFS pointer file (what a checkout holds where git-lfs did not
+    fetch the content): under 1024 bytes, its version line first, an ``oid sha256:`` line."""
+    return (
+        len(raw) < 1024
+        and raw.startswith(b"version https://git-lfs.github.com/spec/v1")
+        and _LFS_OID.search(raw) is not None
+    )
 
 
 def not_utf8(raw: bytes) -> str:
@@ -93,6 +110,9 @@ def _digest(file: SourceFile, skipped: list[SkippedFile]) -> str | None:
         raw.decode("utf-8")
     except UnicodeDecodeError:
         skipped.append(SkippedFile(file.path, not_utf8(raw)))
+        return None
+    if lfs_pointer(raw):
+        skipped.append(SkippedFile(file.path, LFS_POINTER))
         return None
     return hashlib.sha256(raw).hexdigest()
 
