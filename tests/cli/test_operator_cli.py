@@ -176,6 +176,16 @@ QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
             "mine: qrels.tsv labels query q1 with document 'd2', which is not in corpus.jsonl; "
             "fix the label or add the document",
         ),
+        (
+            {"qrels.tsv": QRELS + "q9\td1\t1\n"},
+            "mine/qrels.tsv:3: labels query 'q9', which is not in queries.jsonl; fix the query "
+            "id or add the query",
+        ),
+        (
+            {"qrels.tsv": QRELS + "q7\td1\t0\nq8\td1\t1\nq7\td1\t1\nq9\td1\t1\n"},
+            "mine/qrels.tsv:3: labels query 'q7', which is not in queries.jsonl (nor are 2 "
+            "other query ids it labels); fix the query ids or add the queries",
+        ),
         ({"qrels.tsv": "\udcff\n"}, "qrels.tsv: not UTF-8 text; save it as UTF-8"),
         ({"qrels.tsv": "q1 d1 1\n"}, "(tab-separated lines: query-id, corpus-id, score)"),
     ],

@@ -167,12 +167,14 @@ def load_beir(path: Path) -> BeirSet:
         for r in _jsonl(corpus_bytes, path / "corpus.jsonl", ("_id",))
     )
     _distinct(path / "corpus.jsonl", [doc_id for doc_id, _, _ in corpus])
-    qrels = _qrels(qrels_path)
+    qrels, lines = _qrels(qrels_path)
+    rows = _jsonl(_read_bytes(path / "queries.jsonl"), path / "queries.jsonl", _QUERY)
+    _labelled_queries_exist(qrels_path, lines, {str(r["_id"]) for r in rows})
     # as trec_eval and BEIR score: a query with no relevant document (every label 0, "judged
     # not relevant") is left out, not counted as a miss no ranking could avoid
     queries = tuple(
         (str(r["_id"]), str(r["text"]), str(r.get("category") or "all"))
-        for r in _jsonl(_read_bytes(path / "queries.jsonl"), path / "queries.jsonl", _QUERY)
+        for r in rows
         if any(gain > 0 for gain in qrels.get(str(r["_id"]), {}).values())
     )
     digest = hashlib.sha256(corpus_bytes).hexdigest()
@@ -257,8 +259,25 @@ def _jsonl(data: bytes, path: Path, keys: tuple[str, ...]) -> list[dict[str, Any
     return rows
 
 
-def _qrels(path: Path) -> dict[str, dict[str, float]]:
+def _labelled_queries_exist(path: Path, lines: dict[str, int], ids: set[str]) -> None:
+    """A label of a query that queries.jsonl does not hold scores nothing: a mistyped id, or
+    the labels of another split, was left out of every figure without a word. ``lines``: the
+    first line of each query id the labels name, in the file's order."""
+    strangers = [qid for qid in lines if qid not in ids]
+    if not strangers:
+        return
+    first = strangers[0]
+    said = f"{path}:{lines[first]}: labels query '{shown(first)}', which is not in queries.jsonl"
+    if len(strangers) == 1:
+        raise EvalError(f"{said}; fix the query id or add the query")
+    more = f"nor are {len(strangers) - 1} other query ids it labels"
+    raise EvalError(f"{said} ({more}); fix the query ids or add the queries")
+
+
+def _qrels(path: Path) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
+    """The labels (query id → corpus id → score) and the first line of each query id."""
     qrels: dict[str, dict[str, float]] = {}
+    lines: dict[str, int] = {}
     try:
         text = _read_bytes(path).decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -273,7 +292,8 @@ def _qrels(path: Path) -> dict[str, dict[str, float]]:
             qrels.setdefault(parts[0], {})[parts[1]] = float(parts[2])
         except ValueError:
             raise EvalError(f"{path}:{number}: score must be a number") from None
-    return qrels
+        lines.setdefault(parts[0], number)
+    return qrels, lines
 
 
 def beir_doc_path(doc_id: str) -> str:
