@@ -13,6 +13,7 @@ import yaml
 
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
+from briefd.retrieval.search import SearchRequest
 from briefd.service.team_tools import gaps_text, usage_text
 from briefd.settings import load_settings
 from briefd.team.gaps import GapsRequest
@@ -408,3 +409,44 @@ def test_an_empty_query_log_says_what_it_holds(tmp_path: Path) -> None:
     with Briefd(settings, embedder=None) as api:  # the MCP tools' text says it too
         texts = (gaps_text(api.gaps(GapsRequest())), usage_text(api.usage()))
     assert all("Nothing was logged since " in text for text in texts)
+
+
+CHARGEBACKS_DOC = """
+# Chargebacks
+
+## Evidence
+Merchants submit chargeback evidence within seven days.
+
+## Disputes
+A chargeback dispute closes after forty-five days.
+"""
+
+
+def test_a_gap_names_each_document_it_got_once(tmp_path: Path) -> None:
+    """T3: the got column named a document once per section its queries got
+    ("domain/chargebacks.md, domain/chargebacks.md, domain/retry.md"), as the dashboard did
+    before 0c29101: each document once, most served first."""
+    knowledge = Repo(tmp_path / "knowledge")
+    docs = {"domain/chargebacks.md": CHARGEBACKS_DOC, "domain/retry.md": RETRY_DOC}
+    knowledge.commit(docs, "Rules", "2026-03-10T09:00:00+00:00")
+    cwd = indexed_project(tmp_path)
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    with Briefd(settings, embedder=None) as api:
+        both = api.search(SearchRequest("chargeback evidence dispute", mode="bm25")).hits
+        retry = api.search(SearchRequest("soft decline retried", mode="bm25")).hits[0].chunk_id
+        chargebacks = tuple(h.chunk_id for h in both if h.doc_path == "domain/chargebacks.md")
+        assert len(chargebacks) == 2
+        weak = "chargeback evidence receipts"
+        api.log_queries(
+            [logged("search", weak, at, 0.05, 1.0, "mcp", chargebacks)] * 2
+            + [logged("search", weak, at, 0.05, 1.0, "mcp", (retry,))]
+            + [logged("search", "soft decline retries", at, 2.5, 1.0, "mcp", (retry,))] * 3
+        )
+    table = briefd("gaps", cwd=cwd, env={"COLUMNS": "200"})
+    assert table.returncode == 0, table.stderr
+    assert "1 gap(s) among 2 query group(s)" in table.stdout
+    (row,) = [line for line in table.stdout.splitlines() if weak in line]
+    assert row.split("│")[-2].strip() == "domain/chargebacks.md, domain/retry.md"

@@ -6,6 +6,7 @@ drifted from it and a seeded query log."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import jsonschema
@@ -16,12 +17,14 @@ from typer.testing import CliRunner
 
 from briefd.api import Briefd
 from briefd.cli.main import app
+from briefd.retrieval.search import SearchRequest
 from briefd.service import create_app
 from tests.conftest import WriteFiles
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
 from tests.service.test_mcp import MODES, run
 from tests.team.seeded import health_api
+from tests.team.test_gaps import entry
 
 __all__ = ["health_api"]
 
@@ -170,3 +173,31 @@ def test_searches_made_on_the_dashboard_are_no_gap_and_serve_no_tokens(
     by_an_agent = search_as("claude-code")
     assert by_an_agent["tokens"] > 0 and by_an_agent["usage"] == 2
     assert by_an_agent["gaps"] == ["purple elephant onboarding"]
+
+
+def test_the_gaps_tool_names_each_document_it_got_once(service_api: Briefd) -> None:
+    """T3: knowledge_gaps' text named a document once per section its queries got, each
+    section's count apart ("got: domain/chargebacks.md (2x), domain/chargebacks.md (2x), …"):
+    each document once, most served first, its sections' counts summed."""
+    hits = service_api.search(SearchRequest("chargeback dispute evidence", scopes=("all",))).hits
+    by_doc: dict[str, list[str]] = {}
+    for hit in hits:
+        by_doc.setdefault(hit.doc_path, []).append(hit.chunk_id)
+    first = next(d for d, ids in by_doc.items() if len(ids) >= 2)
+    other = next(d for d in by_doc if d != first)
+    weak = entry("chargeback evidence deadline receipts", 2, 0.05)
+    service_api.log_queries(
+        [replace(weak, sections=tuple(by_doc[first][:2]))] * 2
+        + [replace(weak, sections=(by_doc[other][0],))]
+        + [entry("retry policy", 1, 0.9)] * 3  # answered well: the weak one is a gap
+    )
+
+    async def body(client: Client) -> str:
+        result = await client.call_tool("knowledge_gaps", {"since": "30d"})
+        assert not result.is_error, result.content
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+    with serving(create_app(service_api, service_config())) as base:
+        text = run(base + "/mcp", "auto", body)
+    got = [line.strip() for line in text.splitlines() if line.strip().startswith("got:")]
+    assert got == [f"got: {first} (4x), {other} (1x)"]

@@ -81,7 +81,7 @@ def print_gaps(report: GapsReport) -> None:
         query = gap.query or f"(hashed {gap.key[:8]})"
         if gap.variants:
             query += f" (+{len(gap.variants)} similar)"
-        got = ", ".join(s.doc_path or s.chunk_id for s in gap.sections) or "–"
+        got = ", ".join(name for name, _ in gap.documents()) or "–"
         table.add_row(
             str(rank),
             Text(printable(query)),  # as asked: never read as markup, nor as control codes

@@ -98,7 +98,7 @@ def gaps_text(report: GapsReport) -> str:
             f"gate emptied {gap.gated}, best score {best}, weakness {gap.weakness:.2f}"
         )
         lines += [f"   also asked as {v!r}" for v in gap.variants[:3]]
-        got = ", ".join(f"{s.doc_path or s.chunk_id} ({s.served}x)" for s in gap.sections)
+        got = ", ".join(f"{name} ({served}x)" for name, served in gap.documents())
         if got:
             lines.append(f"   got: {got}")
     if report.unlogged:

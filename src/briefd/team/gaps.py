@@ -78,6 +78,16 @@ class Gap:
     keys: tuple[str, ...] = ()
     sections: tuple[GapSection, ...] = ()
 
+    def documents(self) -> tuple[tuple[str, int], ...]:
+        """The documents its queries got, each once (its sections come one by one), in the
+        order of the sections (most served first), with the times their sections were
+        served; a section no longer indexed stands for itself, by its chunk id."""
+        served: dict[str, int] = {}
+        for section in self.sections:
+            name = section.doc_path or section.chunk_id
+            served[name] = served.get(name, 0) + section.served
+        return tuple(served.items())
+
 
 @dataclass(frozen=True)  # no slots: the MCP SDK reads class attributes as defaults
 class GapsReport:
