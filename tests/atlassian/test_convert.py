@@ -4,8 +4,14 @@ longer than the fences it holds."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
+from briefd.atlassian import render
 from briefd.atlassian.convert import fence, html_to_markdown
 from briefd.atlassian.render import fit, open_fence
+from tests.atlassian.conftest import facade
+from tests.atlassian.fake import FakeSite
 
 
 def test_links_from_the_root_join_the_sites_origin_with_its_context_path() -> None:
@@ -91,3 +97,27 @@ def test_an_info_macro_without_its_macro_name_is_info_not_note() -> None:
         "> **Info: Ledger**\n>\n> Totals are checked nightly.\n\n"
         "> **Note**\n>\n> Never refund twice."
     )
+
+
+def test_a_page_of_many_code_blocks_splits_at_blank_lines_outside_them() -> None:
+    """Each part was appended to a growing block and the whole block read again for an open
+    fence: a code block of megabytes with blank lines took minutes. The blocks are as before."""
+    code = "def step(refund):\n    return replay(refund)\n\n\nfor r in stuck():\n    step(r)"
+    units = [
+        [f"## Step {n}", f"Replay batch {n}.", f"```py\n{code}\n```", "| a | b |\n| --- | --- |"]
+        for n in range(400)
+    ]
+    units[7][2] = f"````md\n```py\n{code}\n```\n\n{code}\n````"  # a fence inside a fence
+    blocks = [block for unit in units for block in unit]
+    assert render.paragraphs("\n\n".join(blocks)) == blocks
+    assert render.paragraphs("a\n\n```\nx\n\n\ny") == ["a", "```\nx\n\n\ny"]  # left open
+
+
+def test_a_refit_cuts_the_markdown_the_answer_was_cut_from(tmp_path: Path, cloud: FakeSite) -> None:
+    """A front end whose envelope costs tokens cuts an answer again (service.delivered, up to
+    eight times): each refit converted the page's HTML again, seconds each for a large page."""
+    answer = facade(tmp_path, cloud).confluence_page("98768", 3000, None)
+    page = dataclasses.replace(answer.page, html="<p>Not converted again.</p>")
+    cut = render.refit(dataclasses.replace(answer, page=page), 60)
+    assert cut.text == fit(render.page_blocks(answer.page), 60, render.ASK_PAGE)
+    assert cut.text.truncated and cut.text.markdown.startswith("# Replay script")

@@ -104,6 +104,7 @@ class Fitted:
     markdown: str
     tokens: int
     truncated: bool
+    whole: int = 0  # tokens of all of it before the cut (render.fit; 0: not counted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,7 @@ class PageSearchAnswer:
 class PageAnswer:
     page: Page
     text: Fitted
+    blocks: tuple[str, ...]  # the Markdown ``text`` was cut from: a refit cuts it, not the HTML
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,3 +135,4 @@ class IssueAnswer:
     issue: Issue
     text: Fitted
     query: str  # summary and the head of the description: what a bundle searches with
+    blocks: tuple[str, ...]  # the Markdown ``text`` was cut from: a refit cuts it, not the HTML

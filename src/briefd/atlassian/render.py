@@ -34,13 +34,14 @@ Answer = TypeVar("Answer", PageSearchAnswer, PageAnswer, IssueSearchAnswer, Issu
 _FENCE = re.compile(r"^ {0,3}(`{3,})")
 
 
-def fit(blocks: Sequence[str], max_tokens: int, ask: str) -> Fitted:
+def fit(blocks: Sequence[str], max_tokens: int, ask: str, whole: int | None = None) -> Fitted:
     """``blocks`` joined, cut from the end to ``max_tokens``; the cut is marked and says how to
-    get the rest (``ask``)."""
+    get the rest (``ask``). ``whole``: the tokens of ``blocks`` joined, when a cut before
+    counted them (a refit: counting a page of megabytes again costs seconds)."""
     full = SEPARATOR.join(b for b in blocks if b)
-    total = count_tokens(full)
+    total = count_tokens(full) if whole is None else whole
     if total <= max_tokens:
-        return Fitted(full, total, False)
+        return Fitted(full, total, False, total)
     marker = f"{SEPARATOR}[… cut to max_tokens: {{}} of {total} tokens shown; {ask}]"
     room = max_tokens - count_tokens(marker.format(total))
     kept: list[str] = []
@@ -59,10 +60,10 @@ def fit(blocks: Sequence[str], max_tokens: int, ask: str) -> Fitted:
         result = text + marker.format(count_tokens(text))
         tokens = count_tokens(result)
         if tokens <= max_tokens:
-            return Fitted(result, tokens, True)
+            return Fitted(result, tokens, True, total)
         kept.pop()
     text = marker.format(0).lstrip()
-    return Fitted(text, count_tokens(text), True)
+    return Fitted(text, count_tokens(text), True, total)
 
 
 def _head(block: str, limit: int) -> str:
@@ -75,10 +76,10 @@ def _head(block: str, limit: int) -> str:
     return f"{head}\n{fence}" if fence else head  # close the code block the cut opened
 
 
-def open_fence(text: str) -> str:
-    """The fence of a code block ``text`` leaves open ("" when none). A block opened by four
-    backticks holds lines of three (convert.fence): only a bare run as long closes it."""
-    fence = ""
+def open_fence(text: str, fence: str = "") -> str:
+    """The fence of a code block ``text`` leaves open ("" when none); ``fence``: the one open
+    before ``text`` (text read in parts). A block opened by four backticks holds lines of
+    three (convert.fence): only a bare run as long closes it."""
     for line in text.splitlines():
         found = _FENCE.match(line)
         if found is None:
@@ -149,13 +150,15 @@ def page_blocks(page: Page) -> list[str]:
 def paragraphs(markdown: str) -> list[str]:
     """``markdown`` split at blank lines, except inside a code block: a block with blank
     lines stays one, so a cut between blocks never leaves its fence open."""
-    found: list[str] = []
+    found: list[list[str]] = []
+    fence = ""  # the fence the parts so far leave open: each part is read once, not each block
     for part in markdown.split(SEPARATOR):
-        if found and open_fence(found[-1]):
-            found[-1] += SEPARATOR + part
+        if fence:
+            found[-1].append(part)
         else:
-            found.append(part)
-    return found
+            found.append([part])
+        fence = open_fence(part, fence)
+    return [SEPARATOR.join(parts) for parts in found]
 
 
 def page_hit_block(hit: PageHit) -> str:
@@ -224,11 +227,12 @@ def refit(answer: Answer, max_tokens: int) -> Answer:
     if isinstance(answer, IssueSearchAnswer):
         found = len(answer.issues) + answer.omitted
         return issue_search_answer(answer.jql, answer.issues, max_tokens, found)
+    whole = answer.text.whole or None
     if isinstance(answer, PageAnswer):
-        return PageAnswer(answer.page, fit(page_blocks(answer.page), max_tokens, ASK_PAGE))
-    return IssueAnswer(
-        answer.issue, fit(issue_blocks(answer.issue), max_tokens, ASK_ISSUE), answer.query
-    )
+        cut = fit(answer.blocks, max_tokens, ASK_PAGE, whole)
+        return PageAnswer(answer.page, cut, answer.blocks)
+    cut = fit(answer.blocks, max_tokens, ASK_ISSUE, whole)
+    return IssueAnswer(answer.issue, cut, answer.query, answer.blocks)
 
 
 def html_to_markdown(html: str, base: str = "") -> str:

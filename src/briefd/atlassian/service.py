@@ -97,8 +97,8 @@ class Atlassian:
                 f"Confluence page {wanted} is in space {page.info.space}, outside confluence.spaces "
                 f"({', '.join(spaces)}); briefd reads only those"
             )
-        fitted = render.fit(render.page_blocks(page), max_tokens, render.ASK_PAGE)
-        return PageAnswer(page, fitted)
+        blocks = tuple(render.page_blocks(page))
+        return PageAnswer(page, render.fit(blocks, max_tokens, render.ASK_PAGE), blocks)
 
     def jira_search(self, query: JiraQuery, account: Account | None) -> IssueSearchAnswer:
         _check(self.jira_settings, "Jira", query.limit, query.max_tokens)
@@ -112,8 +112,9 @@ class Atlassian:
     ) -> IssueAnswer:
         _check(self.jira_settings, "Jira", 1, max_tokens)
         issue = self._issue(key, comments, account)
-        fitted = render.fit(render.issue_blocks(issue), max_tokens, render.ASK_ISSUE)
-        return IssueAnswer(issue, fitted, render.issue_query(issue))
+        blocks = tuple(render.issue_blocks(issue))
+        fitted = render.fit(blocks, max_tokens, render.ASK_ISSUE)
+        return IssueAnswer(issue, fitted, render.issue_query(issue), blocks)
 
     def issue_lookup(self, account: Account | None = None) -> IssueLookup:
         """For bundles (B1): :meth:`prefetch` when the bundle asks."""
