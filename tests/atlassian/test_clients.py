@@ -205,7 +205,7 @@ def test_a_page_cut_inside_a_code_block_with_blank_lines_closes_its_fence(
     body, marker = answer.text.markdown.split("\n\n", 2)[2].rsplit("\n\n", 1)
     assert body.startswith(  # the cut falls inside the code (Data Center's URL is shorter)
         "Replay the stuck refunds with this script.\n\n"
-        "```py\nimport ledger\n\ndef stuck():\n    return ledger.pending(older_than=3600)\n"
+        "```py\nimport ledger\n\n\ndef stuck():\n    return ledger.pending(older_than=3600)\n"
     )
     assert "for refund in stuck()" not in body
     assert body.endswith("\n```") and body.count("```") == 2  # closed before the marker

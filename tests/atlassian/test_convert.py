@@ -5,6 +5,7 @@ longer than the fences it holds."""
 from __future__ import annotations
 
 import dataclasses
+import html
 from pathlib import Path
 
 from briefd.atlassian import render
@@ -121,3 +122,27 @@ def test_a_refit_cuts_the_markdown_the_answer_was_cut_from(tmp_path: Path, cloud
     cut = render.refit(dataclasses.replace(answer, page=page), 60)
     assert cut.text == fit(render.page_blocks(answer.page), 60, render.ASK_PAGE)
     assert cut.text.truncated and cut.text.markdown.startswith("# Replay script")
+
+
+def test_code_comes_out_as_written_with_its_blank_lines_and_trailing_spaces() -> None:
+    """The clean-up after markdownify (trailing spaces off, runs of blank lines to one) ran
+    over code too: a Markdown hard break lost its two spaces, and PEP 8's two blank lines
+    between functions became one. Only CRLF becomes LF, as the knowledge's Markdown does."""
+    code = (
+        "Refunds are final.  \nAsk finance first.\n\n\n"
+        "def replay(refund):  \n\treturn ledger.lock(refund)\t\n\n\n"
+        "    \nstuck = 3   "
+    )
+    macro = (  # Confluence's export_view of a code macro, Cloud and Data Center alike
+        '<div class="code panel pdl conf-macro output-block" data-macro-name="code">'
+        '<div class="codeContent panelContent pdl"><pre class="syntaxhighlighter-pre" '
+        'data-syntaxhighlighter-params="brush: py; gutter: false; theme: Confluence">'
+        "{}\n</pre></div></div><p>Then  \n\n\n\ncheck.</p>"
+    )
+    expected = f"```py\n{code}\n```\n\nThen\ncheck."
+    assert html_to_markdown(macro.format(html.escape(code))) == expected
+    crlf = html.escape(code).replace("\n", "\r\n")
+    assert html_to_markdown(macro.format(crlf)) == expected
+    jira = f'<div class="panel"><div class="panelContent"><pre class="code-java">{crlf}</pre>'
+    quoted = "\n".join(f"> {line}" if line else ">" for line in code.split("\n"))
+    assert html_to_markdown(jira + "</div></div>") == f"> **Panel**\n>\n> ```java\n{quoted}\n> ```"

@@ -8,12 +8,15 @@ title and its content, task list items get ``[x]`` / ``[ ]``, an emoticon its em
 with their content; links and images from the site's root (``/display/…``) become absolute
 against ``base``. Code blocks keep their language (read from Confluence's ``brush:``, Jira's
 ``code-java`` class or a ``language-`` class) and a fence longer than any backtick run inside;
-a ``|`` in a table cell is escaped.
+a ``|`` in a table cell is escaped. Code comes out as written (CRLF read as LF, blank lines
+around it dropped): the clean-up of the Markdown around it — trailing spaces, runs of blank
+lines — never reaches its lines.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 import urllib.parse
 
 from bs4 import BeautifulSoup, Tag
@@ -26,7 +29,8 @@ _BRUSH = re.compile(r"brush:\s*([\w+#-]+)")
 _LANG_CLASS = re.compile(r"^(?:code|language|lang)-([\w+#-]+)$")
 _BACKTICKS = re.compile(r"`+")
 _PRE_HEAD = re.compile(r"^[ \n]*\n")
-_PRE_TAIL = re.compile(r"[ \n]*$")
+_PRE_TAIL = re.compile(r"(?:\n[ \t]*)*$")  # blank lines after the code, not its last spaces
+_HELD = re.compile("([ \t]*)\ue000([0-9a-f]{8}):(\\d+)\ue001")  # a code line held out
 _SHORTCODE = re.compile(r"^:[\w+-]+:$")
 PANEL_KINDS = ("info", "note", "warning", "tip", "error", "success")
 
@@ -42,9 +46,10 @@ def html_to_markdown(html: str, base: str = "") -> str:
         rewrite(soup)
     if base:
         _absolute(soup, base)
-    text = _CONVERTER.convert_soup(soup)
+    converter = _Converter()  # one a call: it holds the call's code lines
+    text = converter.convert_soup(soup)
     text = _TRAILING.sub("\n", text)
-    return _BLANK_RUNS.sub("\n\n", text).strip()
+    return converter.restore(_BLANK_RUNS.sub("\n\n", text).strip())
 
 
 def code_language(pre: Tag) -> str:
@@ -186,19 +191,38 @@ def _tasks(soup: BeautifulSoup) -> None:
 
 
 class _Converter(MarkdownConverter):
-    """markdownify with code blocks in fences their code cannot close."""
+    """markdownify with code blocks in fences their code cannot close, each line of code held
+    out as a marker (``\ue000<nonce>:<n>\ue001``) until :meth:`restore`, so that the clean-up
+    of the text around it (trailing spaces, runs of blank lines) leaves the code as written."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            heading_style="ATX", bullets="-", escape_asterisks=False, escape_underscores=False
+        )
+        self.nonce = secrets.token_hex(4)  # a marker the page's own text cannot pass for
+        self.held: list[str] = []
 
     def convert_pre(self, el: Tag, text: str, parent_tags: set[str]) -> str:
-        code = _PRE_TAIL.sub("", _PRE_HEAD.sub("", text))  # as markdownify's strip_pre
+        code = text.replace("\r\n", "\n").replace("\r", "\n")
+        code = _PRE_TAIL.sub("", _PRE_HEAD.sub("", code))  # as markdownify's strip_pre
         if not code:
             return ""
         ticks = fence(code)
-        return f"\n\n{ticks}{code_language(el)}\n{code}\n{ticks}\n\n"
+        return f"\n\n{ticks}{code_language(el)}\n{self._hold(code)}\n{ticks}\n\n"
 
+    def _hold(self, code: str) -> str:
+        first = len(self.held)
+        self.held += code.split("\n")
+        return "\n".join(f"\ue000{self.nonce}:{n}\ue001" for n in range(first, len(self.held)))
 
-_CONVERTER = _Converter(
-    heading_style="ATX",
-    bullets="-",
-    escape_asterisks=False,
-    escape_underscores=False,
-)
+    def restore(self, text: str) -> str:
+        """``text`` with its code lines back; an empty one that ends its line without the
+        indent or the quote's space a list or a block quote put before its marker."""
+        return _HELD.sub(self._line, text)
+
+    def _line(self, found: re.Match[str]) -> str:
+        if found.group(2) != self.nonce:
+            return found.group(0)
+        line = self.held[int(found.group(3))]
+        ends = found.string[found.end() : found.end() + 1] in ("", "\n")
+        return "" if not line and ends else found.group(1) + line
