@@ -5,7 +5,9 @@ paged by ``startAt``, ``renderedFields`` / ``renderedBody`` HTML, issue links an
 Confluence v1 CQL search paged by ``_links.next`` (cursor on Cloud, ``start`` on Data Center),
 Cloud v2 pages and spaces, Data Center content. It checks credentials the way each deployment
 does (Basic email:token on Cloud, a Bearer personal access token on Data Center), records every
-request, and can be told to answer a path with a status (401/403/429 …) or slowly."""
+request, and can be told to answer a path with a status (401/403/429 …) or slowly. A Cloud site
+also answers ``GET /rest/api/{2,3}/serverInfo`` (its ``baseUrl``) and, as the API gateway
+does, everything under ``/ex/jira/<cloud id>`` (an issue's ``self`` then on the gateway)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ FILTERS = {  # the values this site knows, per JQL field; any other is refused w
     "assignee": {"Ada Lovelace", "dev-ada@example.com"},
 }
 MOVED = {"SHOP-17": "OPS-3"}  # an issue moved to another project: old key → new key
+GATEWAY = "https://api.atlassian.com"
+_GATEWAY_PATH = re.compile(r"/ex/(?:jira|confluence)/[0-9a-f-]{8,}(?=/)")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
@@ -107,7 +111,11 @@ class FakeSite:
         if not self._authorised(auth):
             message = "Client must be authenticated to access this resource."
             return JSONResponse({"errorMessages": [message], "errors": {}}, 401)
-        return self._route(request.method, path, dict(request.query_params), body)
+        gateway = _GATEWAY_PATH.match(path) if self.cloud else None
+        if gateway is not None:  # the gateway's answer: the site's, with its links on the gateway
+            api, path = GATEWAY + gateway.group(0), path[gateway.end() :]
+            return self._route(request.method, path, dict(request.query_params), body, api)
+        return self._route(request.method, path, dict(request.query_params), body, self.url)
 
     def _authorised(self, header: str) -> bool:
         if self.cloud and header.startswith("Basic "):
@@ -115,17 +123,22 @@ class FakeSite:
             return self.accounts.get(token) == email
         return not self.cloud and header.startswith("Bearer ") and header[7:] in self.accounts
 
-    def _route(self, method: str, path: str, query: dict[str, str], body: Any) -> Response:
+    def _route(
+        self, method: str, path: str, query: dict[str, str], body: Any, api: str
+    ) -> Response:
+        """``api``: the URL the request came in on (the site's, or the gateway's)."""
         version = "3" if self.cloud else "2"
         if path == "/rest/api/3/search/jql" and self.cloud and method == "POST":
-            return self._jql_cloud(body)
+            return self._jql_cloud(body, api)
         if path == "/rest/api/2/search" and not self.cloud:
             return self._jql_datacenter(query)
+        if re.fullmatch(r"/rest/api/(2|3)/serverInfo", path):
+            return JSONResponse(self._server_info())
         issue = re.fullmatch(
             rf"/rest/api/{version}/issue/([A-Z]+-\d+)(/comment|/remotelink)?", path
         )
         if issue:
-            return self._issue(issue.group(1), issue.group(2), query)
+            return self._issue(issue.group(1), issue.group(2), query, api)
         prefix = "/wiki" if self.cloud else ""
         if path == f"{prefix}/rest/api/search":
             return self._cql(query)
@@ -154,7 +167,41 @@ class FakeSite:
             and all(w.rstrip("s") in row[1].lower() for w in wanted)
         ]
 
-    def _row(self, key: str, summary: str, status: str, fields: list[str]) -> dict[str, Any]:
+    def _server_info(self) -> dict[str, Any]:
+        """``GET /rest/api/{2,3}/serverInfo`` as Jira Cloud (or Data Center) answers it."""
+        if not self.cloud:
+            return {
+                "baseUrl": self.url,
+                "version": "9.12.2",
+                "versionNumbers": [9, 12, 2],
+                "deploymentType": "Server",
+                "buildNumber": 9120002,
+                "buildDate": "2024-02-06T00:00:00.000+0000",
+                "databaseBuildNumber": 9120002,
+                "serverTime": "2026-05-04T10:00:00.000+0000",
+                "scmInfo": "6b6bd1c6eb0ed3b53da2a24e2c7f31b3d0b34b4a",
+                "serverTitle": "Jira",
+            }
+        return {
+            "baseUrl": self.url,
+            "displayUrl": self.url,
+            "displayUrlConfluence": f"{self.url}/wiki",
+            "displayUrlServicedeskHelpCenter": f"{self.url}/servicedesk/customer/portals",
+            "version": "1001.0.0-SNAPSHOT",
+            "versionNumbers": [1001, 0, 0],
+            "deploymentType": "Cloud",
+            "buildNumber": 100300,
+            "buildDate": "2026-04-27T00:00:00.000+0000",
+            "serverTime": "2026-05-04T10:00:00.000+0000",
+            "serverTimeZone": "Etc/UTC",
+            "scmInfo": "1b0c8e4f0d6a4f3c9e2d7a5b6c8d9e0f1a2b3c4d",
+            "serverTitle": "Jira",
+            "defaultLocale": {"locale": "en_US"},
+        }
+
+    def _row(
+        self, key: str, summary: str, status: str, fields: list[str], api: str
+    ) -> dict[str, Any]:
         values = {
             "summary": summary,
             "issuetype": {"name": "Bug"},
@@ -164,11 +211,11 @@ class FakeSite:
             "updated": "2026-05-02T16:40:02.000+0000",
         }
         number = int(key.split("-")[1])
-        api = "3" if self.cloud else "2"
+        version = "3" if self.cloud else "2"
         return {
             "expand": "operations,versionedRepresentations,editmeta,changelog,renderedFields",
             "id": str(10000 + number),
-            "self": f"{self.url}/rest/api/{api}/issue/{10000 + number}",
+            "self": f"{api}/rest/api/{version}/issue/{10000 + number}",
             "key": key,
             "fields": {name: values[name] for name in fields if name in values},
         }
@@ -185,7 +232,7 @@ class FakeSite:
                     return JSONResponse({"errorMessages": [message], "errors": {}}, 400)
         return None
 
-    def _jql_cloud(self, body: dict[str, Any]) -> Response:
+    def _jql_cloud(self, body: dict[str, Any], api: str) -> Response:
         refused = self._refused(body["jql"])
         if refused is not None:
             return refused
@@ -193,7 +240,8 @@ class FakeSite:
         start = int(base64.b64decode(body["nextPageToken"])) if body.get("nextPageToken") else 0
         size = min(int(body.get("maxResults", 50)), self.page_size)
         page = rows[start : start + size]
-        out: dict[str, Any] = {"issues": [self._row(*r, body.get("fields") or []) for r in page]}
+        wanted = body.get("fields") or []
+        out: dict[str, Any] = {"issues": [self._row(*r, wanted, api) for r in page]}
         if start + size < len(rows):
             out["nextPageToken"] = base64.b64encode(str(start + size).encode()).decode()
         out["isLast"] = "nextPageToken" not in out
@@ -207,11 +255,11 @@ class FakeSite:
         start = int(query.get("startAt", 0))
         size = min(int(query.get("maxResults", 50)), self.page_size)
         fields = query.get("fields", "").split(",")
-        issues = [self._row(*r, fields) for r in rows[start : start + size]]
+        issues = [self._row(*r, fields, self.url) for r in rows[start : start + size]]
         out = {"expand": "names,schema", "startAt": start, "maxResults": size}
         return JSONResponse({**out, "total": len(rows), "issues": issues})
 
-    def _issue(self, asked: str, part: str | None, query: dict[str, str]) -> Response:
+    def _issue(self, asked: str, part: str | None, query: dict[str, str], api: str) -> Response:
         key = MOVED.get(asked, asked)  # Jira answers a moved issue's old key under its new one
         if key not in ("SHOP-42", *MOVED.values()):
             message = "Issue does not exist or you do not have permission to see it."
@@ -227,7 +275,7 @@ class FakeSite:
         out: dict[str, Any] = {
             "expand": "renderedFields,names,schema",
             "id": "10042",
-            "self": f"{self.url}/rest/api/2/issue/10042",
+            "self": f"{api}/rest/api/{'3' if self.cloud else '2'}/issue/10042",
             "key": key,
             "fields": {k: v for k, v in fields.items() if k in wanted},
         }

@@ -353,3 +353,48 @@ def test_a_linked_page_of_another_site_gets_no_page_id(tmp_path: Path, cloud: Fa
         ("Partner API spec", None),
     ]
     assert f"- [Partner API spec]({partner})\n" in answer.text.markdown
+
+
+CLOUD_ID = "1a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d"
+
+
+class Gateway(httpx.HTTPTransport):
+    """``api.atlassian.com`` resolved to the fake site, as a hosts file would: a request to the
+    gateway reaches the fake on 127.0.0.1 with its path (``/ex/jira/<cloud id>/…``) intact."""
+
+    def __init__(self, site: FakeSite) -> None:
+        super().__init__()
+        self.site = httpx.URL(site.url)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host == "api.atlassian.com":
+            site = self.site
+            request.url = request.url.copy_with(scheme=site.scheme, host=site.host, port=site.port)
+        return super().handle_request(request)
+
+
+def test_issue_links_through_the_api_gateway_open_the_site(tmp_path: Path, cloud: FakeSite) -> None:
+    """With jira.url the gateway (a scoped token's only way in), links were built on it:
+    https://api.atlassian.com/ex/jira/<cloud id>/browse/SHOP-42 opens nothing in a browser,
+    and links from the site's root became https://api.atlassian.com/secure/…. Jira names its
+    site in serverInfo's baseUrl, asked once (an issue's self is on the gateway too)."""
+    gateway = f"https://api.atlassian.com/ex/jira/{CLOUD_ID}"
+    settings = site_settings(tmp_path, cloud, **{"jira.url": gateway})
+    cloud.script(r"/serverInfo$", 503)  # down at first: the lookup answers, and asks again
+    with httpx.Client(transport=Gateway(cloud)) as client:
+        lookups = Atlassian(settings, client, env=ENV, sleep=lambda s: None)
+        first = lookups.jira_issue("SHOP-42", False, 2000, None)
+        answer = lookups.jira_issue("SHOP-42", False, 2000, None)
+        found = lookups.jira_search(JiraQuery(text="refund", limit=2), None)
+    assert first.issue.url == f"{gateway}/browse/SHOP-42"
+    assert answer.issue.url == f"{cloud.url}/browse/SHOP-42"
+    assert f"· {cloud.url}/browse/SHOP-42\n\n" in answer.text.markdown
+    assert f"[race.log]({cloud.url}/secure/attachment/10001/race.log)" in answer.text.markdown
+    assert [r.url for r in found.issues] == [f"{cloud.url}/browse/SHOP-{n}" for n in (42, 41)]
+    issue = f"GET /ex/jira/{CLOUD_ID}/rest/api/3/issue/SHOP-42"
+    info = f"GET /ex/jira/{CLOUD_ID}/rest/api/3/serverInfo"
+    assert cloud.paths() == [
+        *(info, issue, issue + "/remotelink"),
+        *(info, issue, issue + "/remotelink"),
+        f"POST /ex/jira/{CLOUD_ID}/rest/api/3/search/jql",  # baseUrl kept: not asked again
+    ]

@@ -45,10 +45,13 @@ _PAGE_ID = re.compile(r"pageId=(\d+)|/pages/(\d+)")
 
 
 class Jira:
-    def __init__(self, site: Site, extra_fields: Sequence[str]) -> None:
+    def __init__(self, site: Site, extra_fields: Sequence[str], base: str | None = None) -> None:
+        """``base``: where an issue is browsed (default the configured URL; through the API
+        gateway, whose links no browser opens, the site's own: :func:`server_base`)."""
         self.site = site
         self.extra_fields = tuple(extra_fields)
         self.api = "/rest/api/3" if site.config.deployment == "cloud" else "/rest/api/2"
+        self.base = base or site.config.url
 
     def search(self, jql: str, limit: int, account: Account) -> list[IssueRow]:
         if self.site.config.deployment == "cloud":
@@ -136,7 +139,7 @@ class Jira:
         )
 
     def browse(self, key: str) -> str:
-        return f"{self.site.config.url}/browse/{key}"
+        return f"{self.base}/browse/{key}"
 
     def _issue(self, data: Any, remote: list[Any], said: list[Any]) -> Issue:
         fields: dict[str, Any] = _get(data, "fields") or {}
@@ -180,6 +183,18 @@ class Jira:
             if value:
                 out.append((str(names.get(field) or field), value))
         return tuple(out)
+
+
+def server_base(site: Site, account: Account) -> str | None:
+    """The site's own URL as Jira names it (``baseUrl`` of ``GET …/serverInfo``, which needs no
+    permission): what a browser opens where the configured URL is the API gateway's (an
+    issue's ``self`` is on the gateway too). None when Jira names no http(s) URL."""
+    api = "/rest/api/3" if site.config.deployment == "cloud" else "/rest/api/2"
+    data = site.get(f"{api}/serverInfo", {}, account, "Jira names no site URL here")
+    base = _get(data, "baseUrl")
+    if isinstance(base, str) and base.startswith(("https://", "http://")):
+        return base.rstrip("/")
+    return None
 
 
 def related(fields: dict[str, Any]) -> tuple[RelatedIssue, ...]:

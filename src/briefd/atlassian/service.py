@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from briefd.atlassian import render
 from briefd.atlassian.confluence import Confluence, within
 from briefd.atlassian.credentials import Account, service_account
-from briefd.atlassian.jira import Jira
+from briefd.atlassian.jira import Jira, server_base
 from briefd.atlassian.model import (
     Issue,
     IssueAnswer,
@@ -66,6 +66,7 @@ class Atlassian:
         self._client = client
         self._env = os.environ if env is None else env
         self._sleep = sleep
+        self._bases: dict[str, str] = {}  # a gateway's jira.url → the site's own URL
 
     @property
     def confluence_on(self) -> bool:
@@ -204,7 +205,25 @@ class Atlassian:
         conf = self.jira_settings
         who = account or self.jira_account()
         with self._site("Jira", "jira", conf, who) as (site, checked):
-            yield Jira(site, conf.fields), checked
+            yield Jira(site, conf.fields, self._browse_base(site, checked)), checked
+
+    def _browse_base(self, site: Site, account: Account) -> str | None:
+        """Where issues are browsed: the configured URL (None), but through the API gateway —
+        ``https://api.atlassian.com/ex/jira/<cloud id>/browse/KEY`` opens nothing — the site's
+        own, asked of Jira once; while Jira does not say, the configured URL still (asked
+        again on the next lookup, whose own requests say what is wrong)."""
+        url = site.config.url
+        if not _on_gateway(url):
+            return None
+        if url not in self._bases:
+            try:
+                found = server_base(site, account)
+            except IntegrationError:
+                return None
+            if found is None:
+                return None
+            self._bases[url] = found
+        return self._bases[url]
 
     def confluence_account(self) -> Account | None:
         conf = self.confluence_settings
@@ -246,6 +265,13 @@ class Atlassian:
 
 
 GATEWAY_HOST = "api.atlassian.com"
+
+
+def _on_gateway(url: str) -> bool:
+    try:
+        return urllib.parse.urlsplit(url).hostname == GATEWAY_HOST
+    except ValueError:  # an invalid URL: its request says so
+        return False
 
 
 def _same_site(site: urllib.parse.SplitResult, link: urllib.parse.SplitResult) -> bool:
