@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from briefd.tokens import count_tokens
 from tests.cli.test_cli import briefd, indexed_folder
 
 TASK = "how do partial refunds work"
@@ -51,6 +52,20 @@ def test_bundle_json_and_paths(indexed: Path) -> None:
     assert data["items"][0]["tier"] == "governed" and "content" not in data["items"][0]
     assert data["diagnostics"]["estimator"].startswith("cl100k_base")
     assert "exclusions" in data["diagnostics"]  # --json is the verbose response
+
+
+@pytest.mark.parametrize("mode", ["package", "manifest"])
+def test_a_package_on_stdout_stays_within_its_tokens_and_budget(indexed: Path, mode: str) -> None:
+    """What ``--mode package`` prints is what the summary's tokens count and the budget bounds:
+    the answer as compact JSON, in the order MCP and REST send it. It was printed indented
+    with sorted keys, 15% more tokens than it reported, over the budget at 2,000."""
+    result = briefd("bundle", TASK, "--max-tokens", "2000", "--mode", mode, cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert count_tokens(result.stdout) <= data["tokens"] <= 2000 * 0.95, result.stderr
+    assert list(data)[:4] == ["schema_version", "bundle_id", "mode", "tokens"]
+    assert result.stdout == json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+    assert f" · {data['tokens']}/2000 tokens " in result.stderr
 
 
 def test_an_absolute_path_in_this_repository_is_read_from_its_root(indexed: Path) -> None:

@@ -40,9 +40,10 @@ from briefd.state import Manifest
 # keeps its indentation in the block; b11: paths cleaned and matched as folders, tags before the
 # related cap, a heading's own section linked (R5, R6, B8); b12: a superseded document's
 # sections say so (K2); b13: a truncated section's marker names its first line (get_document
-# reads long documents in parts). The release is in the key too: a bundle stored by an older
+# reads long documents in parts); b14: a package's and a manifest's text as compact JSON (it was
+# indented, over the tokens it reported). The release is in the key too: a bundle stored by an older
 # briefd is never served by a newer one
-CACHE_VERSION = "b13"
+CACHE_VERSION = "b14"
 
 
 @dataclass(frozen=True, slots=True)

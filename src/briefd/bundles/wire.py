@@ -105,11 +105,12 @@ def document(
     items: tuple[BundleItem, ...],
     delta: BundleDelta | None = None,
 ) -> str:
-    """The ``package`` / ``manifest`` output as canonical JSON (what ``text`` holds)."""
+    """The ``package`` / ``manifest`` output (what ``text`` holds, what the CLI prints): the
+    answer as compact JSON in the order REST and MCP send it, which its ``tokens`` count."""
     out = head(bundle_id, mode, target, diag)
     out.update(body(mode, items, delta))
     out["diagnostics"] = diagnostics_out(diag, verbose=False)
-    return json.dumps(out, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+    return json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def item_out(item: BundleItem, mode: BundleMode) -> dict[str, object]:
