@@ -55,6 +55,28 @@ def test_search_and_bundles_take_tags(client: TestClient) -> None:
     assert sources and all(s.startswith("> domain/merchant-webhooks.md:") for s in sources)
 
 
+def test_tags_only_outside_the_scopes_say_so(client: TestClient) -> None:
+    """A tag carried only by documents of scopes the request did not name matched nothing,
+    and the answer read as "nothing on this topic" (a bundle: no section and no warning); it
+    is an error naming the scope that carries it, as an unknown tag is (R5)."""
+    message = (
+        "tag 'checkout' is on no document in scopes domain, conventions (only in "
+        "projects/checkout): add it to scopes (or use 'all')"
+    )
+    task, tags = "hosted payment page redirect", ["checkout"]
+    answers = [
+        client.get("/api/search", params={"q": task, "tags": "checkout"}),
+        client.post("/api/bundle", json={"task": task, "tags": tags}),
+        client.post("/api/context", json={"doc_path": MONEY, "tags": tags}),
+    ]
+    for answer in answers:
+        assert (answer.status_code, answer.json().get("detail")) == (400, message)
+    found = client.post("/api/bundle", json={"task": task, "tags": tags, "scopes": ["all"]})
+    assert found.json()["items"], found.json()  # in its scope, the tag finds its documents
+    either = client.post("/api/bundle", json={"task": task, "tags": ["checkout", "refunds"]})
+    assert either.status_code == 200  # any of them: one in the scopes is enough
+
+
 def test_a_document_asked_for_by_path_is_no_gap(client: TestClient) -> None:
     """A context without a task asks for a document, not a question: it never reads as a weak
     answer in the gaps report, while a task nothing answers still does."""

@@ -199,7 +199,7 @@ def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -
     fingerprint = _fingerprint(conn)
     scopes = resolve_scopes(conn, request.scopes, engine.settings.default_scopes)
     tags = normalise_tags(request.tags)
-    check_tags(conn, tags)
+    check_tags(conn, tags, scopes)
     target = None
     if request.target is not None:
         path = request.target.strip().removeprefix("./")

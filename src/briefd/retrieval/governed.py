@@ -43,6 +43,7 @@ def search_with_paths(
     text_mode = (request.query_mode or settings.query_mode) == "text"
     if wanted and text_mode and not query_terms(request.query):
         scopes = resolve_scopes(conn, request.scopes, default_scopes)
+        check_tags(conn, tags, scopes)
         check_governed(conn, request.query, scopes, wanted, tags)
         result = SearchResult(request.query, "bm25", scopes, (), RANKING_VERSION, 0.0)
     else:

@@ -95,7 +95,7 @@ def _search(
     known = known_scopes(conn)
     scopes = resolve_scopes(conn, request.scopes, default_scopes, known)
     tags = normalise_tags(request.tags)
-    check_tags(conn, tags)
+    check_tags(conn, tags, scopes)
     plan = None if mode == "vector" else _plan(conn, request, settings, speller)
     depth = max(settings.candidates, top_k) * (TAGGED_DEPTH if tags else 1)
     every = set(scopes) == set(known)

@@ -31,8 +31,13 @@ def _carries(tags_json: str | None, wanted: Collection[str]) -> bool:
     return any(tag_key(str(t)) in wanted for t in json.loads(tags_json or "[]"))
 
 
-def check_tags(conn: sqlite3.Connection, tags: Sequence[str]) -> None:
-    """Every requested tag is on some document; else an error naming the known ones."""
+def check_tags(
+    conn: sqlite3.Connection, tags: Sequence[str], scopes: Sequence[str] | None = None
+) -> None:
+    """Every requested tag is on some document; else an error naming the known ones. With
+    ``scopes``, one of them at least is on a document of those scopes: else the filter matches
+    nothing there, and the error names the scopes whose documents carry them (an empty answer
+    read as "nothing on this topic")."""
     if not tags:
         return
     known = set(known_tags(conn))
@@ -40,6 +45,30 @@ def check_tags(conn: sqlite3.Connection, tags: Sequence[str]) -> None:
     if unknown:
         listing = ", ".join(sorted(known)) or "none (no document has tags)"
         raise QueryError(f"tag '{shown(unknown[0])}' is on no document; known tags: {listing}")
+    if scopes is None:
+        return
+    carrying = sorted(set().union(*tag_scopes(conn, tags).values()))
+    if not set(carrying) & set(scopes):
+        named = ", ".join(f"'{shown(t)}'" for t in tags)
+        subject = f"tag {named} is" if len(tags) == 1 else f"tags {named} are"
+        add = "it" if len(carrying) == 1 else "one of them"
+        raise QueryError(
+            f"{subject} on no document in scopes {', '.join(scopes)} (only in "
+            f"{', '.join(carrying)}): add {add} to scopes (or use 'all')"
+        )
+
+
+def tag_scopes(conn: sqlite3.Connection, tags: Collection[str]) -> dict[str, set[str]]:
+    """The scopes whose documents carry each of ``tags`` (normalised)."""
+    rows = conn.execute(
+        "SELECT DISTINCT documents.scope, json_each.value FROM documents, json_each(documents.tags)"
+    )
+    found: dict[str, set[str]] = {t: set() for t in tags}
+    for scope, tag in rows:
+        key = tag_key(str(tag))
+        if key in found:
+            found[key].add(str(scope))
+    return found
 
 
 def tagged_rowids(
