@@ -29,11 +29,12 @@ from briefd.settings import DEFAULT_SCOPES, Settings
 from briefd.sources.history import Change
 from briefd.sources.knowledge import resolve as resolve_source
 from briefd.sources.layout import Layout, in_scopes
-from briefd.sources.scan import TOO_LARGE, UNREADABLE_FOLDER, SourceFile, scan
+from briefd.sources.scan import SourceFile, scan
 from briefd.sources.state import (
     LFS_POINTER,
     head_commit,
     index_fingerprint,
+    keep_indexed,
     lfs_pointer,
     not_utf8,
     outside_scopes,
@@ -295,11 +296,12 @@ def _read_changed(
     skipped: list[SkippedFile],
 ) -> tuple[dict[str, str], list[Document], dict[str, float]]:
     """Hash every file; parse those whose hash is not the indexed one. Returns (path → hash of
-    every readable file, the parsed documents, their file times); unreadable files join
-    ``skipped``."""
+    every readable file and of every document kept as last indexed, the parsed documents, their
+    file times); unreadable files join ``skipped``."""
     current: dict[str, str] = {}
     parsed: list[Document] = []
     mtimes: dict[str, float] = {}
+    unread: dict[str, str] = {}  # path → hash of the files not read as text ('' unreadable)
     for number, file in enumerate(files, start=1):
         progress("scan", number, len(files))
         try:
@@ -307,14 +309,13 @@ def _read_changed(
         except FileNotFoundError:  # removed since the scan: deleted
             continue
         except OSError as exc:  # unreadable (permissions, I/O): the indexed version stays
-            _unreadable(
-                file.path, f"cannot read it ({exc.strerror or exc})", known, current, skipped
-            )
+            unread[file.path] = ""
+            skipped.append(SkippedFile(file.path, f"cannot read it ({exc.strerror or exc})"))
             continue
         digest = hashlib.sha256(raw).hexdigest()
         if lfs_pointer(raw):  # before the hash: a pointer an earlier build indexed leaves
-            earlier = {} if known.get(file.path) == digest else known
-            _unreadable(file.path, LFS_POINTER, earlier, current, skipped)
+            unread[file.path] = digest
+            skipped.append(SkippedFile(file.path, LFS_POINTER))
             continue
         if known.get(file.path) == digest:
             current[file.path] = digest
@@ -322,63 +323,16 @@ def _read_changed(
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            _unreadable(file.path, not_utf8(raw), known, current, skipped)
+            unread[file.path] = digest
+            skipped.append(SkippedFile(file.path, not_utf8(raw)))
             continue
         current[file.path] = digest
         text = CONTROL.sub("", text)  # NUL, ESC…: never handed to an agent or a terminal
         parsed.append(_parse(file, text, digest, settings))
         mtimes[file.path] = file.mtime
         progress("parse", len(parsed), len(files))
-    _keep_unreadable_folders(known, current, skipped)
-    _keep_too_large(known, current, skipped)
+    keep_indexed(known, current, skipped, unread)
     return current, parsed, mtimes
-
-
-def _keep_too_large(
-    known: Mapping[str, str], current: dict[str, str], skipped: list[SkippedFile]
-) -> None:
-    """A document grown past ``index.max_file_bytes`` (a log pasted in) keeps being served as
-    last indexed, as an unreadable one does, until it is split or the limit raised."""
-    for number, skip in enumerate(skipped):
-        if skip.reason.startswith(TOO_LARGE) and skip.path in known:
-            current[skip.path] = known[skip.path]
-            skipped[number] = SkippedFile(
-                skip.path, f"{skip.reason}; the version indexed before is kept"
-            )
-
-
-def _keep_unreadable_folders(
-    known: Mapping[str, str], current: dict[str, str], skipped: list[SkippedFile]
-) -> None:
-    """The documents indexed before under a folder the scan could not read (permissions) keep
-    being served, as an unreadable file's do, until the folder is readable again."""
-    for number, skip in enumerate(skipped):
-        if not skip.reason.startswith(UNREADABLE_FOLDER):
-            continue
-        folder = "" if skip.path == "./" else skip.path
-        kept = [path for path in known if path.startswith(folder) and path not in current]
-        for path in kept:
-            current[path] = known[path]
-        if kept:
-            counted = "document" if len(kept) == 1 else f"{len(kept)} documents"
-            what = f"the {counted} indexed before under it {'is' if len(kept) == 1 else 'are'}"
-            skipped[number] = SkippedFile(skip.path, f"{skip.reason}; {what} kept")
-
-
-def _unreadable(
-    path: str,
-    why: str,
-    known: Mapping[str, str],
-    current: dict[str, str],
-    skipped: list[SkippedFile],
-) -> None:
-    """A file that cannot be read as text now: skipped, and when the index holds an earlier
-    version, that version keeps being served (a stray byte or a permission change must not
-    take a document away) until the file is readable again."""
-    if path in known:
-        current[path] = known[path]
-        why += "; the version indexed before is kept"
-    skipped.append(SkippedFile(path, why))
 
 
 @dataclass(slots=True)

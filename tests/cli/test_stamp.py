@@ -521,3 +521,46 @@ def test_a_commit_that_touches_the_knowledge_still_takes_the_full_run(
     git(repo, "checkout", "--quiet", "main", "--", "docs")  # the same files, other history
     git(repo, "commit", "--quiet", "-m", "docs as on main")
     assert check(settings) is None  # not a descendant of the indexed commit
+
+
+def not_utf8(root: Path) -> None:
+    (root / "domain/retries.md").write_bytes(b"# Retries\n\nSoft declines \xe9 three times.\n")
+
+
+def lfs_pointer(root: Path) -> None:
+    oid = "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393"
+    pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize 12345\n"
+    (root / "domain/retries.md").write_text(pointer)
+
+
+def too_large(root: Path) -> None:
+    (root / "domain/retries.md").write_text("# Retries\n\n" + "log line 123 " * 160_000)
+
+
+KEPT = [not_utf8, lfs_pointer, too_large]
+
+
+@pytest.mark.parametrize("spoil", KEPT, ids=[c.__name__ for c in KEPT])
+def test_a_document_kept_as_last_indexed_leaves_nothing_to_do(
+    knowledge: tuple[Settings, list[str]],
+    spoil: Callable[[Path], None],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """While a document's file cannot be indexed (not UTF-8, a Git LFS pointer, too large),
+    the full run keeps its indexed version and counts it; the no-change check did not, so it
+    took the document for deleted and every ``briefd index`` ran in full, never stamped."""
+    settings, argv = knowledge
+    assert settings.source is not None
+    spoil(settings.source)
+    with Briefd(settings, embedder=None) as api:
+        full = api.index()
+    assert full.documents == 3 and full.deleted == ()
+    assert full.skipped[0].reason.endswith("; the version indexed before is kept")
+    found = check(settings)
+    assert isinstance(found, Unchanged)
+    assert found.report.skipped == full.skipped
+    hashed = fast_output(argv, capsys)
+    assert hashed.endswith(f"  skipped domain/retries.md: {full.skipped[0].reason}\n")
+    stamped(settings, argv)
+    answer = stamp.answer(argv, ENV)
+    assert answer is not None and without_seconds(answer) == without_seconds(hashed)

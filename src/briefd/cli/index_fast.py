@@ -74,6 +74,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
         untouched_between,
         vectors_id,
     )
+    from briefd.store import documents as docs_table
     from briefd.store import freshness, sync_state
     from briefd.store.migrations import SCHEMA_VERSION
     from briefd.store.scopes import default_scope_warnings, known_scopes
@@ -86,15 +87,17 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     started = time.perf_counter()
     model = vectors_id(model_id_of(settings), settings.embeddings.window_words)
     state = read_state(root, settings)
-    fingerprint = index_fingerprint(state.hashes, parse_signature(settings))
     head = head_commit(root, settings.sync.git_timeout)
-    outside = outside_scopes(state.skipped, settings)
-    key = source_key(fingerprint, state.scopes, head, model, root, outside)
     conn = sqlite3.connect(f"file:{settings.db}?mode=ro", uri=True, timeout=5)
     try:
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             return None
         conn.row_factory = sqlite3.Row
+        # the documents a full run keeps as last indexed (unreadable, too large…) count there
+        state = state.as_indexed(docs_table.document_hashes(conn))
+        fingerprint = index_fingerprint(state.hashes, parse_signature(settings))
+        outside = outside_scopes(state.skipped, settings)
+        key = source_key(fingerprint, state.scopes, head, model, root, outside)
         stored = freshness.stored_key(conn)
         if stored != key:
             old = freshness.stored_head(conn)

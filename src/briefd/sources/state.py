@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from briefd.errors import BriefdError
@@ -21,7 +21,7 @@ from briefd.model import SkippedFile
 from briefd.settings import Settings
 from briefd.sources import git
 from briefd.sources.layout import Layout
-from briefd.sources.scan import SourceFile, scan
+from briefd.sources.scan import TOO_LARGE, UNREADABLE_FOLDER, SourceFile, scan
 
 NOT_UTF8 = "not valid UTF-8 text; save it as UTF-8"
 UTF16 = "UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8; save it as UTF-8"
@@ -81,40 +81,86 @@ def index_fingerprint(hashes: Mapping[str, str], signature: str = "") -> str:
 @dataclass(frozen=True, slots=True)
 class SourceState:
     """The readable UTF-8 files of a source (path → content hash, path → scope) and what the
-    scan skipped, in the order an index run reports them."""
+    scan skipped, in the order an index run reports them; ``unread``: the files listed but not
+    read as text (path → content hash, '' when they could not be read at all), ``listed``:
+    every listed file's scope."""
 
     hashes: dict[str, str]
     scopes: dict[str, str]
     skipped: tuple[SkippedFile, ...]
+    unread: dict[str, str] = field(default_factory=dict)
+    listed: dict[str, str] = field(default_factory=dict)
+
+    def as_indexed(self, indexed: Mapping[str, str]) -> SourceState:
+        """The state an index run over an index holding ``indexed`` (path → content hash)
+        records: the documents it keeps serving as last indexed (:func:`keep_indexed`) count,
+        with their scopes, and their skipped reasons say so."""
+        hashes, skipped = dict(self.hashes), list(self.skipped)
+        keep_indexed(indexed, hashes, skipped, self.unread)
+        scopes = {path: scope for path, scope in self.listed.items() if path in hashes}
+        skips = tuple(sorted(skipped, key=lambda s: s.path))
+        return SourceState(hashes, scopes, skips, self.unread, self.listed)
 
 
 def read_state(root: Path, settings: Settings) -> SourceState:
     """Scan ``root`` and hash every file an index run would index (reads each file once)."""
     files, skipped = scan(root, settings.index, Layout.of(settings))
     hashes: dict[str, str] = {}
+    unread: dict[str, str] = {}
     for file in files:
-        digest = _digest(file, skipped)
-        if digest is not None:
+        digest, why = _digest(file)
+        if why:
+            skipped.append(SkippedFile(file.path, why))
+            unread[file.path] = digest
+        else:
             hashes[file.path] = digest
-    scopes = {f.path: f.scope for f in files if f.path in hashes}
-    return SourceState(hashes, scopes, tuple(sorted(skipped, key=lambda s: s.path)))
+    listed = {f.path: f.scope for f in files}
+    scopes = {path: scope for path, scope in listed.items() if path in hashes}
+    skips = tuple(sorted(skipped, key=lambda s: s.path))
+    return SourceState(hashes, scopes, skips, unread, listed)
 
 
-def _digest(file: SourceFile, skipped: list[SkippedFile]) -> str | None:
+def _digest(file: SourceFile) -> tuple[str, str]:
+    """The file's content hash ('' when unreadable) and why it is not indexed ('': it is)."""
     try:
         raw = file.abs_path.read_bytes()
     except OSError as exc:
-        skipped.append(SkippedFile(file.path, f"cannot read it ({exc.strerror or exc})"))
-        return None
+        return "", f"cannot read it ({exc.strerror or exc})"
+    digest = hashlib.sha256(raw).hexdigest()
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
-        skipped.append(SkippedFile(file.path, not_utf8(raw)))
-        return None
-    if lfs_pointer(raw):
-        skipped.append(SkippedFile(file.path, LFS_POINTER))
-        return None
-    return hashlib.sha256(raw).hexdigest()
+        return digest, not_utf8(raw)
+    return digest, LFS_POINTER if lfs_pointer(raw) else ""
+
+
+def keep_indexed(
+    known: Mapping[str, str],
+    current: dict[str, str],
+    skipped: list[SkippedFile],
+    unread: Mapping[str, str],
+) -> None:
+    """Add to ``current`` (path → hash) the documents the index holds (``known``) that keep
+    being served as last indexed, and say so in their ``skipped`` reason: a file not read as
+    text now (``unread``: path → its hash; a stray byte or a permission change must not take a
+    document away), but for a Git LFS pointer an earlier build indexed as it is; a file grown
+    past ``index.max_file_bytes``; the documents under a folder the scan could not read. The
+    full run and the no-change check both count these, so that their keys agree."""
+    for number, skip in enumerate(skipped):
+        path, reason = skip.path, skip.reason
+        if reason.startswith(UNREADABLE_FOLDER):
+            folder = "" if path == "./" else path
+            kept = [p for p in known if p.startswith(folder) and p not in current]
+            current.update((p, known[p]) for p in kept)
+            if kept:
+                counted = "document" if len(kept) == 1 else f"{len(kept)} documents"
+                what = f"the {counted} indexed before under it {'is' if len(kept) == 1 else 'are'}"
+                skipped[number] = SkippedFile(path, f"{reason}; {what} kept")
+            continue
+        unreadable = path in unread and unread[path] != known.get(path)
+        if path in known and (unreadable or reason.startswith(TOO_LARGE)):
+            current[path] = known[path]
+            skipped[number] = SkippedFile(path, f"{reason}; the version indexed before is kept")
 
 
 def head_commit(root: Path, timeout: float) -> str:
