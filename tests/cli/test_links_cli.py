@@ -295,6 +295,27 @@ def test_an_obsidian_block_reference_names_its_block(tmp_path: Path) -> None:
     assert 7 in linked, items  # the Limits section (the unknown block brings the first, 3)
 
 
+def test_a_block_after_a_line_separator_is_the_block_linked(tmp_path: Path) -> None:
+    """A paragraph pasted from a web page holds U+2028 (LINE SEPARATOR) or U+0085: block ids
+    were found on lines counted with str.splitlines, which ends a line there too, so every
+    block after it was that many lines further down: ``[[b#^cap-3]]`` brought the next
+    section."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": "# A\n\nSee [[b#^cap-3]].\n",
+            "domain/b.md": (
+                "# B\n\n## Intro\n\nPasted\u2028from\u2028a page\u0085here.\n\n"
+                "## Limits\n\nThree a day. ^cap-3\n\n## Fees\n\nTwo percent.\n\nNo more.\n"
+            ),
+        },
+    )
+    context = briefd("--db", db, "context", "domain/a.md", "--mode", "manifest", cwd=cwd)
+    items = json.loads(context.stdout)["items"]
+    linked = [i["location"]["start_line"] for i in items if i["tier"] == "linked"]
+    assert linked == [7], items  # the Limits section, lines 7-9; not Fees (11-15)
+
+
 def test_links_to_a_superseded_document_are_reported_but_do_not_fail_the_check(
     tmp_path: Path,
 ) -> None:

@@ -20,7 +20,9 @@ def block_ids(body: str, first_line: int = 1) -> dict[str, int]:
     found: dict[str, int] = {}
     if "^" not in body:
         return found
-    starts = [0, *accumulate(len(line) for line in body.splitlines(keepends=True))]
+    # lines end at \n only, as the chunker and the parser count them: splitlines also ends one
+    # at U+2028, U+0085… (text pasted from a web page), and every block after was lines off
+    starts = [0, *accumulate(len(line) + 1 for line in body.split("\n"))]
     for match in _BLOCK_ID.finditer(body):
         line = bisect.bisect_right(starts, match.start()) - 1 + first_line
         found.setdefault(match.group(1), line)
