@@ -146,3 +146,26 @@ def test_code_comes_out_as_written_with_its_blank_lines_and_trailing_spaces() ->
     jira = f'<div class="panel"><div class="panelContent"><pre class="code-java">{crlf}</pre>'
     quoted = "\n".join(f"> {line}" if line else ">" for line in code.split("\n"))
     assert html_to_markdown(jira + "</div></div>") == f"> **Panel**\n>\n> ```java\n{quoted}\n> ```"
+
+
+def test_a_table_nested_in_a_cell_is_on_its_line_with_each_pipe_escaped_once() -> None:
+    """A | in a nested table's cell was escaped twice (\\\\|: a backslash, then a column
+    break), the nested table's own pipes not at all (more columns), and a row holding one got
+    a header line as wide as both tables' cells together."""
+    inner = (  # Confluence Data Center's export_view of a table in a table's cell
+        '<div class="content-wrapper"><p>Per plan:</p><div class="table-wrap">'
+        '<table class="confluenceTable"><colgroup><col /><col /></colgroup><tbody>'
+        '<tr><th class="confluenceTh"><p>Plan</p></th><th class="confluenceTh"><p>Rate</p></th>'
+        '</tr><tr><td class="confluenceTd"><p>free | trial</p></td><td class="confluenceTd">'
+        "<p><code>10/s|burst</code></p></td></tr></tbody></table></div></div>"
+    )
+    outer = (
+        '<div class="table-wrap"><table class="confluenceTable"><colgroup><col /><col />'
+        '</colgroup><tbody><tr><td class="confluenceTd"><p>ledger | core</p></td>'
+        f'<td class="confluenceTd">{inner}</td></tr></tbody></table></div>'
+    )
+    cell = (
+        "Per plan:  \\| Plan \\| Rate \\| \\| --- \\| --- \\| "
+        "\\| free \\| trial \\| `10/s\\|burst` \\|"
+    )
+    assert html_to_markdown(outer) == f"|  |  |\n| --- | --- |\n| ledger \\| core | {cell} |"

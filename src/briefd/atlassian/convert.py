@@ -8,9 +8,10 @@ title and its content, task list items get ``[x]`` / ``[ ]``, an emoticon its em
 with their content; links and images from the site's root (``/display/…``) become absolute
 against ``base``. Code blocks keep their language (read from Confluence's ``brush:``, Jira's
 ``code-java`` class or a ``language-`` class) and a fence longer than any backtick run inside;
-a ``|`` in a table cell is escaped. Code comes out as written (CRLF read as LF, blank lines
-around it dropped): the clean-up of the Markdown around it — trailing spaces, runs of blank
-lines — never reaches its lines.
+a ``|`` in a table cell is escaped, once; a table nested in a cell goes on the cell's line,
+its pipes escaped too. Code comes out as written (CRLF read as LF, blank lines around it
+dropped): the clean-up of the Markdown around it — trailing spaces, runs of blank lines —
+never reaches its lines.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ _PRE_HEAD = re.compile(r"^[ \n]*\n")
 _PRE_TAIL = re.compile(r"(?:\n[ \t]*)*$")  # blank lines after the code, not its last spaces
 _HELD = re.compile("([ \t]*)\ue000([0-9a-f]{8}):(\\d+)\ue001")  # a code line held out
 _SHORTCODE = re.compile(r"^:[\w+-]+:$")
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 PANEL_KINDS = ("info", "note", "warning", "tip", "error", "success")
 
 
@@ -106,11 +108,15 @@ def emoticon_text(img: Tag) -> str:
 
 
 def _cell_pipes(soup: BeautifulSoup) -> None:
-    """A ``|`` in a table cell → ``\\|``, which GitHub's tables read as text (in code too)."""
-    for cell in soup.find_all(["td", "th"]):
-        for string in list(cell.find_all(string=True)):
-            if type(string) is NavigableString and "|" in string:  # not a comment
-                string.replace_with(string.replace("|", "\\|"))
+    """A ``|`` in a table cell → ``\\|``, which GitHub's tables read as text (in code too);
+    once, in a table nested in a cell too."""
+    for string in soup.find_all(string=_piped):
+        if string.find_parent(["td", "th"]):
+            string.replace_with(string.replace("|", "\\|"))
+
+
+def _piped(string: str | None) -> bool:
+    return type(string) is NavigableString and "|" in string  # not a comment
 
 
 def _absolute(soup: BeautifulSoup, base: str) -> None:
@@ -190,6 +196,17 @@ def _tasks(soup: BeautifulSoup) -> None:
             li.insert(0, "[x] " if done else "[ ] ")
 
 
+def _span(cell: Tag) -> int:
+    """How many columns a cell spans, as markdownify reads ``colspan`` (1 to 1000)."""
+    colspan = cell.get("colspan")
+    return max(1, min(1000, int(colspan))) if isinstance(colspan, str) and colspan.isdigit() else 1
+
+
+def _theads(tbody: Tag) -> list[Tag]:
+    table = tbody.parent
+    return table.find_all("thead", recursive=False) if table else []
+
+
 class _Converter(MarkdownConverter):
     """markdownify with code blocks in fences their code cannot close, each line of code held
     out as a marker (``\ue000<nonce>:<n>\ue001``) until :meth:`restore`, so that the clean-up
@@ -209,6 +226,31 @@ class _Converter(MarkdownConverter):
             return ""
         ticks = fence(code)
         return f"\n\n{ticks}{code_language(el)}\n{self._hold(code)}\n{ticks}\n\n"
+
+    def convert_table(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """A table; one nested in a cell its rows on the cell's line, every ``|`` of them
+        escaped once (its cells' own were escaped by :func:`_cell_pipes`)."""
+        rows = text.strip()
+        if parent_tags & {"td", "th"}:
+            rows = _UNESCAPED_PIPE.sub(r"\\|", rows)
+        return f"\n\n{rows}\n\n"
+
+    def convert_tr(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """markdownify's row (``table_infer_header`` off) read from the row's own cells and
+        its own table's sections: it counted a nested table's cells, so a 2-column table got
+        a 6-column header line."""
+        section = el.parent
+        if el.find_previous_sibling() is not None or section is None:
+            return f"|{text}\n"
+        cells = el.find_all(["td", "th"], recursive=False)
+        line = "| " + " | ".join(["---"] * sum(_span(cell) for cell in cells)) + " |\n"
+        if all(cell.name == "th" for cell in cells) or (
+            section.name == "thead" and len(section.find_all("tr", recursive=False)) == 1
+        ):
+            return f"|{text}\n{line}"
+        if section.name != "tbody" or not _theads(section) or not section.find_previous_sibling():
+            return line.replace("---", "") + line + f"|{text}\n"
+        return f"|{text}\n"
 
     def _hold(self, code: str) -> str:
         first = len(self.held)
