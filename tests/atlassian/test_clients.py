@@ -398,3 +398,30 @@ def test_issue_links_through_the_api_gateway_open_the_site(tmp_path: Path, cloud
         *(info, issue, issue + "/remotelink"),
         f"POST /ex/jira/{CLOUD_ID}/rest/api/3/search/jql",  # baseUrl kept: not asked again
     ]
+
+
+def test_a_server_info_naming_no_site_is_asked_once_a_failed_one_again(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """An answer without a baseUrl was not kept: every lookup through the gateway asked
+    serverInfo again, for the same answer. A 5xx is still asked again on the next lookup."""
+    gateway = f"https://api.atlassian.com/ex/jira/{CLOUD_ID}"
+    settings = site_settings(tmp_path, cloud, **{"jira.url": gateway})
+    unnamed = {  # Jira Cloud's serverInfo without its site's URLs
+        "version": "1001.0.0-SNAPSHOT",
+        "versionNumbers": [1001, 0, 0],
+        "deploymentType": "Cloud",
+        "buildNumber": 100300,
+        "serverTime": "2026-05-04T10:00:00.000+0000",
+        "serverTitle": "Jira",
+    }
+    cloud.script(r"/serverInfo$", 502)
+    cloud.script(r"/serverInfo$", 200, body=unnamed, times=5)
+    with httpx.Client(transport=Gateway(cloud)) as client:
+        lookups = Atlassian(settings, client, env=ENV, sleep=lambda s: None)
+        answers = [lookups.jira_issue("SHOP-42", False, 2000, None) for _ in range(3)]
+        found = lookups.jira_search(JiraQuery(text="refund", limit=2), None)
+    assert {a.issue.url for a in answers} == {f"{gateway}/browse/SHOP-42"}
+    assert [r.url for r in found.issues] == [f"{gateway}/browse/SHOP-{n}" for n in (42, 41)]
+    info = f"GET /ex/jira/{CLOUD_ID}/rest/api/3/serverInfo"
+    assert [p for p in cloud.paths() if p.endswith("/serverInfo")] == [info, info]

@@ -66,7 +66,7 @@ class Atlassian:
         self._client = client
         self._env = os.environ if env is None else env
         self._sleep = sleep
-        self._bases: dict[str, str] = {}  # a gateway's jira.url → the site's own URL
+        self._bases: dict[str, str | None] = {}  # a gateway's jira.url → the site's own URL
 
     @property
     def confluence_on(self) -> bool:
@@ -210,19 +210,16 @@ class Atlassian:
     def _browse_base(self, site: Site, account: Account) -> str | None:
         """Where issues are browsed: the configured URL (None), but through the API gateway —
         ``https://api.atlassian.com/ex/jira/<cloud id>/browse/KEY`` opens nothing — the site's
-        own, asked of Jira once; while Jira does not say, the configured URL still (asked
-        again on the next lookup, whose own requests say what is wrong)."""
+        own, asked of Jira once. An answer naming none is kept too (the configured URL then);
+        a failure is not: the next lookup asks again (its own requests say what is wrong)."""
         url = site.config.url
         if not _on_gateway(url):
             return None
         if url not in self._bases:
             try:
-                found = server_base(site, account)
+                self._bases[url] = server_base(site, account)
             except IntegrationError:
                 return None
-            if found is None:
-                return None
-            self._bases[url] = found
         return self._bases[url]
 
     def confluence_account(self) -> Account | None:
