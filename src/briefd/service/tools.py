@@ -90,7 +90,10 @@ Base = Annotated[
         description="bundle_id of a bundle you already hold: only the difference is returned.",
     ),
 ]
-Verbose = Annotated[bool, Field(description="Add diagnostics and exclusions (larger).")]
+Verbose = Annotated[
+    bool,
+    Field(description="Add diagnostics and exclusions for a person (not counted in tokens)."),
+]
 # a document part's text: Claude Code refuses a tool answer over 25,000 tokens and moves one
 # over 50,000 characters to a file; the structured content adds the part's sections and links
 DOCUMENT_PART_TOKENS = 8_000
