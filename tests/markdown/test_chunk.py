@@ -137,10 +137,10 @@ def test_sections_breadcrumbs_lines_and_anchor() -> None:
     assert doc.title == "Retry"
     got = [(c.heading, c.heading_path, c.anchor, c.start_line, c.end_line) for c in doc.chunks]
     assert got == [
-        ("Retry policy", (), None, 4, 6),
-        ("Retry Policy", ("Retry Policy",), "retry-policy", 8, 14),
-        ("Backoff", ("Retry Policy", "Backoff"), None, 16, 17),
-        ("Last", ("Last",), None, 19, 20),
+        ("Retry policy", ("Retry policy",), None, 4, 6),  # not the title: a heading as any
+        ("Retry Policy", ("Retry policy", "Retry Policy"), "retry-policy", 8, 14),
+        ("Backoff", ("Retry policy", "Retry Policy", "Backoff"), None, 16, 17),
+        ("Last", ("Retry policy", "Last"), None, 19, 20),
     ]
     assert doc.chunks[1].content == "Soft declines only.\n\n```bash\n# not a heading\n```"
 

@@ -55,7 +55,7 @@ def test_old_mac_line_endings_are_lines(tmp_path: Path) -> None:
     hits = search(tmp_path, "posting beta")
     top = hits[0]
     assert (top["doc_path"], top["title"], top["heading_path"]) == (
-        "domain/ledger.md", "Ledger rules", ["Beta"]
+        "domain/ledger.md", "Ledger rules", ["Ledger", "Beta"]
     )  # fmt: skip
     assert (top["start_line"], top["end_line"], top["content"]) == (10, 12, "Posting beta.")
 

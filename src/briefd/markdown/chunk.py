@@ -26,6 +26,7 @@ from briefd.markdown.wrap import (
     wraps_within,
 )
 from briefd.model import Chunk, Heading
+from briefd.text import caseless
 
 TokenCounter = Callable[[str], int]
 _REMEMBERED_CHARS = 20_000  # texts this long are counted once per document
@@ -61,7 +62,10 @@ def content_hash(text: str) -> str:
 
 
 def sections(structure: Structure, title: str, first_line: int, last_line: int) -> list[Section]:
-    """Cut the body (file lines ``first_line``..``last_line``) into H1–H3 sections."""
+    """Cut the body (file lines ``first_line``..``last_line``) into H1–H3 sections. The first
+    H1 is left out of heading paths only when it is the document's title (every breadcrumb
+    starts with the title); an H1 other than a front-matter title stays in them, as any
+    heading does (left out, its words were in no indexed field)."""
     bounds = [
         (heading, span)
         for heading, span in zip(structure.headings, structure.heading_spans, strict=True)
@@ -72,7 +76,8 @@ def sections(structure: Structure, title: str, first_line: int, last_line: int) 
     if first_body_end >= first_line:
         result.append(Section(title, (), None, first_line, first_line, first_body_end))
     stack: list[Heading] = []
-    title_heading = next((h for h, _ in bounds if h.level == 1), None)
+    first_h1 = next((h for h, _ in bounds if h.level == 1), None)
+    title_heading = first_h1 if first_h1 and same_title(first_h1.text, title) else None
     for index, (heading, (span_start, span_end)) in enumerate(bounds):
         while stack and stack[-1].level >= heading.level:
             stack.pop()
@@ -81,6 +86,19 @@ def sections(structure: Structure, title: str, first_line: int, last_line: int) 
         end = bounds[index + 1][1][0] - 1 if index + 1 < len(bounds) else last_line
         result.append(Section(heading.text, path, heading.anchor, span_start, span_end + 1, end))
     return result
+
+
+def same_title(heading: str, title: str) -> bool:
+    """Whether an H1 says what the title says: compared case-folded, spaces collapsed, without
+    closing punctuation ("Refund policy." is the title "refund  policy")."""
+    return _title_key(heading) == _title_key(title)
+
+
+def _title_key(text: str) -> str:
+    return " ".join(caseless(text).split()).rstrip(_CLOSING_MARKS).rstrip()
+
+
+_CLOSING_MARKS = ".,:;!?…。！？："
 
 
 def chunk_document(
