@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
+from briefd.markdown.datauri import elided_lines
 from briefd.markdown.parse import Structure
 from briefd.markdown.wrap import (
     Run,
@@ -111,7 +112,10 @@ def chunk_document(
     target_tokens: int = 500,
     max_tokens: int = 800,
 ) -> tuple[Chunk, ...]:
-    """Chunks of one document; ``lines`` are the whole file's lines (index = line - 1)."""
+    """Chunks of one document; ``lines`` are the whole file's lines (index = line - 1). Their
+    text holds a ``data:`` URI's payload as a marker (``datauri``), the file's lines as they
+    are otherwise."""
+    lines = elided_lines(lines)
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     count = _remembering(count)

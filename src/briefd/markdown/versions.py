@@ -11,7 +11,8 @@ CHUNKER_VERSION = "10"  # 2: split fences, tables, HTML stay well-formed; 3: stu
 # document of headings only) comes in parts within the maximum, as any section does;
 # 8: a run without spaces over a part (Chinese, Japanese) is cut after a sentence or clause mark;
 # 9: a heading's HTML tags are out of its text, an <a name>/<a id> in it is its anchor;
-# 10: an H1 other than the front-matter title stays in heading paths (only the title is left out)
+# 10: an H1 other than the front-matter title stays in heading paths (only the title is left out),
+# and a data: URI's payload is out of the chunk text (``data:image/png;base64,… (60 KB elided)``)
 FRONT_MATTER_VERSION = "14"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives);

@@ -1,0 +1,61 @@
+"""Inline ``data:`` URIs (K4): their payload is out of the chunk text, indexed and served in
+sections, and in the document read whole or in parts as the file has it."""
+
+from __future__ import annotations
+
+import base64
+import random
+
+from briefd.api import Briefd
+from briefd.retrieval.search import SearchRequest
+from briefd.service.documents import fields_tokens, link_costs
+from briefd.service.reading import read_within
+from tests.conftest import WriteFiles
+
+_PNG = base64.b64encode(random.Random(7).randbytes(60 * 1024)).decode()  # a 60 KB image
+_SVG = base64.b64encode(random.Random(8).randbytes(3000)).decode()
+_PDF = base64.b64encode(random.Random(9).randbytes(1200 * 1024)).decode()
+TEXT = (
+    "# Checkout flow\n\n"  # 1
+    "The page shows the card form first.\n\n"  # 3
+    f"![Card form, step one](data:image/png;base64,{_PNG})\n\n"  # 5
+    "## Logos {#logos}\n\n"  # 7
+    f'<p><img alt="Acquirer logo" src="data:image/svg+xml;base64,{_SVG}"></p>\n\n'  # 9
+    f"Download [the signed terms](data:application/pdf;base64,{_PDF}) before launch.\n\n"  # 11
+    "A tiny one stays: ![dot](data:image/gif;base64,R0lGODlhAQABAAAAACw=)\n"  # 13
+)
+
+
+def test_a_data_uris_payload_is_out_of_chunks_and_in_the_document(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A 60 KB base64 image made 160 chunks (57,000 tokens) of letters that crowded search
+    results; its chunk text now says what it is (alt text, media type, size), lines as before."""
+    write_files({"domain/checkout.md": TEXT})
+    api.index()
+    view = api.document("domain/checkout.md")
+    got = [(c.heading, c.heading_path, c.anchor, c.start_line, c.end_line) for c in view.chunks]
+    assert got == [
+        ("Checkout flow", (), None, 1, 5),
+        ("Logos", ("Logos",), "logos", 7, 13),
+    ]
+    assert [c.content for c in view.chunks] == [
+        "The page shows the card form first.\n\n"
+        "![Card form, step one](data:image/png;base64,… (60 KB elided))",
+        '<p><img alt="Acquirer logo" src="data:image/svg+xml;base64,… (3 KB elided)"></p>\n\n'
+        "Download [the signed terms](data:application/pdf;base64,… (1.2 MB elided)) before "
+        "launch.\n\n"
+        "A tiny one stays: ![dot](data:image/gif;base64,R0lGODlhAQABAAAAACw=)",
+    ]
+    assert sum(c.tokens for c in view.chunks) < 150
+    hits = api.search(SearchRequest("card form step", top_k=3)).hits
+    assert [(h.heading, h.content) for h in hits[:1]] == [("Checkout flow", view.chunks[0].content)]
+    assert view.body == TEXT  # the document as the file has it
+    parts, start = [], None
+    while True:  # read in parts within 2,000 tokens, each part's text is the file's lines
+        shown, part = read_within(view, start, 2000, fields_tokens, link_costs())
+        parts.append(shown.body)
+        if part is None or part.next_start_line is None:
+            break
+        start = part.next_start_line
+    assert len(parts) > 3 and "\n".join(parts) == TEXT.removesuffix("\n") + "\n"
