@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.errors import EmbeddingError
 from briefd.retrieval.search import SearchRequest
-from briefd.settings import Settings, load_settings, with_overrides
+from briefd.settings import Settings, with_overrides
 from tests.conftest import WriteFiles
 from tests.embeddings.fakehttp import (
     FakeServer,
@@ -66,18 +65,20 @@ def ollama() -> Iterator[tuple[FakeServer, Resizable]]:
         yield server, answer
 
 
-def ollama_settings(tmp_path: Path, url: str) -> Settings:
-    return load_settings(
-        config=None,
-        env={},
-        overrides={
-            "db": str(tmp_path / "index.db"),
-            "source": str(tmp_path / "knowledge"),
-            "embeddings.adapter": "ollama",
-            "embeddings.model": "nomic-embed-text",
-            "embeddings.base_url": url,
-        },
+def ollama_settings(settings: Settings, url: str) -> Settings:
+    """The tests' settings with Ollama's model at ``url``."""
+    overrides = {"embeddings.adapter": "ollama", "embeddings.model": "nomic-embed-text"}
+    return with_overrides(
+        settings, {**overrides, "embeddings.enabled": True, "embeddings.base_url": url}
     )
+
+
+def indexed_then_resized(settings: Settings, write_files: WriteFiles, answer: Resizable) -> None:
+    """The knowledge indexed with 8-dim vectors, then the model answering 16-dim ones."""
+    write_files(DOCS)
+    with Briefd(settings) as api:
+        assert api.index().vectors_missing == 0 and sizes(api) == {8}
+    answer.size = 16
 
 
 def sizes(api: Briefd) -> set[int]:
@@ -86,14 +87,11 @@ def sizes(api: Briefd) -> set[int]:
 
 
 def test_vectors_of_another_size_are_embedded_again_not_mixed(
-    tmp_path: Path, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
+    settings: Settings, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
 ) -> None:
     server, answer = ollama
-    settings = ollama_settings(tmp_path, server.url)
-    write_files(DOCS)
-    with Briefd(settings) as api:
-        assert api.index().vectors_missing == 0 and sizes(api) == {8}
-    answer.size = 16
+    settings = ollama_settings(settings, server.url)
+    indexed_then_resized(settings, write_files, answer)
     with Briefd(settings) as api:
         found = api.search(SearchRequest("card retry"))
         assert found.mode == "bm25" and found.hits[0].heading == "Retry policy"
@@ -112,14 +110,11 @@ def test_vectors_of_another_size_are_embedded_again_not_mixed(
 
 
 def test_a_changed_document_after_a_resize_embeds_the_whole_index_again(
-    tmp_path: Path, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
+    settings: Settings, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
 ) -> None:
     server, answer = ollama
-    settings = ollama_settings(tmp_path, server.url)
-    write_files(DOCS)
-    with Briefd(settings) as api:
-        api.index()
-    answer.size = 16
+    settings = ollama_settings(settings, server.url)
+    indexed_then_resized(settings, write_files, answer)
     write_files({"domain/chargebacks.md": "# Chargebacks\n\nDisputes go to the risk team.\n"})
     with Briefd(settings) as api:
         report = api.index()
@@ -129,15 +124,15 @@ def test_a_changed_document_after_a_resize_embeds_the_whole_index_again(
 
 
 def test_an_embedding_service_down_at_query_time_leaves_keyword_search(
-    tmp_path: Path, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
+    settings: Settings, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
 ) -> None:
     """The index run already degrades to keywords when the service is down; a search did not:
     it failed, though the index holds every section's words."""
     server, _ = ollama
     write_files(DOCS)
-    with Briefd(ollama_settings(tmp_path, server.url)) as api:
+    with Briefd(ollama_settings(settings, server.url)) as api:
         api.index()
-    with Briefd(ollama_settings(tmp_path, closed_port_url())) as api:
+    with Briefd(ollama_settings(settings, closed_port_url())) as api:
         found = api.search(SearchRequest("card retry"))
         assert found.mode == "bm25" and found.hits[0].heading == "Retry policy"
         (said,) = found.warnings
@@ -168,7 +163,7 @@ def capped(limit: int, busy: list[float]) -> Callable[[Request], Reply]:
 
 
 def test_every_request_keeps_to_batch_size_and_a_rate_limit_is_waited_out(
-    tmp_path: Path, write_files: WriteFiles
+    settings: Settings, write_files: WriteFiles
 ) -> None:
     """The gate's ~160 probes went out in one request whatever embeddings.batch_size said, so
     a service capping a request's inputs failed index, serve, eval and tune; one 429 left a
@@ -177,7 +172,7 @@ def test_every_request_keeps_to_batch_size_and_a_rate_limit_is_waited_out(
     with fake_server() as server:
         server.on("POST", "/v1/embeddings", capped(32, [0.05]))
         settings = with_overrides(
-            ollama_settings(tmp_path, server.url + "/v1"),
+            ollama_settings(settings, server.url + "/v1"),
             {"embeddings.adapter": "openai-compatible", "embeddings.batch_size": 32},
         )
         with Briefd(settings) as api:
