@@ -8,11 +8,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import pathspec
 
 from briefd.errors import QueryError
+from briefd.sources.globs import Globs
 
 _WILDCARD = re.compile(r"[*?\[]")
 
@@ -72,8 +70,8 @@ def _line(glob: str) -> str:
     return bang + cleaned
 
 
-def _spec(glob: str) -> pathspec.PathSpec[Any]:
-    return pathspec.PathSpec.from_lines("gitignore", [_line(glob)])
+def _spec(glob: str) -> Globs:
+    return Globs.of([_line(glob)])  # never pathspec's own matching: see briefd.sources.globs
 
 
 def taken_back(refs: Sequence[str], paths: Iterable[str]) -> set[str]:
@@ -82,7 +80,7 @@ def taken_back(refs: Sequence[str], paths: Iterable[str]) -> set[str]:
     covers no generated code. Empty (nothing read) when no glob starts with ``!``."""
     if not any(g.strip().startswith("!") for g in refs):
         return set()
-    whole = pathspec.PathSpec.from_lines("gitignore", [_line(g) for g in refs])
+    whole = Globs.of([_line(g) for g in refs])
     return {p for p in paths if not _covers(whole, _composed(p))}
 
 
@@ -107,7 +105,7 @@ def most_specific_cover(refs: Sequence[str], paths: Sequence[str]) -> Cover | No
     return best
 
 
-def _covers(spec: pathspec.PathSpec[Any], path: str) -> bool:
+def _covers(spec: Globs, path: str) -> bool:
     """Whether ``spec`` covers ``path``, read as a file or as a folder: ``services/gateway``
     (a folder named as a shell or an editor names it) is the ``services/gateway/`` that
     ``services/gateway/**`` and ``services/gateway/`` cover."""
@@ -123,11 +121,10 @@ def covering(refs: Sequence[str], paths: Sequence[str]) -> str | None:
 
 def paths_covered(glob: str, paths: Iterable[str]) -> list[str]:
     """Those of ``paths`` (repository-relative, as git prints them) that the ``refs`` glob
-    covers, by the rules of :func:`covering`; one compiled regular expression per glob when
-    the glob is a plain pattern (drift matches thousands of paths against every glob)."""
+    covers, by the rules of :func:`covering`; one matcher per glob when the glob is a plain
+    pattern (drift matches thousands of paths against every glob)."""
     spec = _spec(glob)
-    patterns = [p for p in spec.patterns if p.include is not None]
-    if len(patterns) == 1 and patterns[0].include and patterns[0].regex is not None:
-        match = patterns[0].regex.match
+    if len(spec.rules) == 1 and spec.rules[0][0]:
+        match = spec.rules[0][1].match
         return [p for p in paths if match(_composed(p))]
     return [p for p in paths if spec.match_file(_composed(p))]
