@@ -192,7 +192,7 @@ def _unusable(glob: str, problems: list[str]) -> bool:
     run's drift check and every search or bundle given ``paths`` with a traceback."""
     try:
         pathspec.PathSpec.from_lines("gitignore", [glob])
-    except ValueError:
+    except (ValueError, re.error):  # re.error: a range written backwards ([z-a])
         problems.append(
             f"front matter 'refs' entry '{glob}' is not a glob briefd can read; ignored: "
             "separate folders with '/' (src/gateway/**), and put a glob after a '!'"

@@ -68,7 +68,7 @@ class IndexSettings:
             for glob in globs:
                 try:
                     pathspec.PathSpec.from_lines("gitignore", [glob])
-                except ValueError:
+                except (ValueError, re.error):  # re.error: a range written backwards ([z-a])
                     return (
                         f"{key}: '{glob}' is not a glob briefd can read; separate folders with "
                         "'/' (drafts/**), and put a glob after a '!'"

@@ -119,16 +119,18 @@ def _read_spec(path: Path) -> pathspec.PathSpec[Any] | None:
     except OSError:
         return None
     lines = text.splitlines()
+    # a line no pattern (a lone '!', a trailing '\'; a range written backwards, [z-a], which
+    # matches nothing in git): skipped, as git skips it (not the whole scan stopped)
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
-    except ValueError:  # a line no pattern (a lone '!', a trailing '\'): git skips it, as here
+    except (ValueError, re.error):
         return pathspec.GitIgnoreSpec.from_lines(line for line in lines if _readable(line))
 
 
 def _readable(line: str) -> bool:
     try:
         pathspec.GitIgnoreSpec.from_lines([line])
-    except ValueError:
+    except (ValueError, re.error):
         return False
     return True
 
