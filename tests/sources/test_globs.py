@@ -10,7 +10,7 @@ import warnings
 
 import pathspec
 
-from briefd.sources.globs import Globs, Linear
+from briefd.sources.globs import Globs, Linear, linear_spec
 from briefd.sources.refs import paths_covered
 
 
@@ -41,3 +41,30 @@ def test_globs_made_to_backtrack_take_linear_time() -> None:
     assert paths_covered("*a" * 12 + "*b", ["a" * 5000, "a" * 30 + "b"]) == ["a" * 30 + "b"]
     assert paths_covered("**/a/**/a/**/a/**/b", ["a/" * 3000]) == []
     assert time.monotonic() - started < 1
+
+
+def test_the_automaton_takes_the_dir_mark_gitignore_spec_reads_as_re_does() -> None:
+    """GitIgnoreSpec ranks a match by whether it took the dir mark (``(?P<ps_d>/)``): the
+    automaton keeps re's order of preference, so whole ignore files answer alike."""
+    rnd = random.Random(11)
+    read = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        for _ in range(2000):
+            lines = [
+                "".join(rnd.choice("ab/.*?[]!-\\\n") for _ in range(rnd.randint(1, 9)))
+                for _ in range(rnd.randint(1, 3))
+            ]
+            try:
+                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                linear = linear_spec(pathspec.GitIgnoreSpec.from_lines(lines))
+            except (ValueError, re.error):
+                continue
+            for pattern in linear.patterns:
+                if isinstance(rule := getattr(pattern, "regex", None), Linear):
+                    rule.short = -1
+                    read += 1
+            for _ in range(20):
+                path = "".join(rnd.choice("ab/.-\n*") for _ in range(rnd.randint(0, 10)))
+                assert linear.match_file(path) == spec.match_file(path), (lines, path)
+    assert read > 300

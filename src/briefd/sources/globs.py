@@ -1,11 +1,12 @@
-"""gitignore-style globs matched in time linear in the path (K2 ``refs``). pathspec reads a glob
+"""gitignore-style globs matched in time linear in the path (K2 ``refs``, K3 the knowledge's
+``.gitignore`` files and ``index.include``/``exclude``). pathspec reads a glob
 into a regular expression that Python's backtracking engine takes exponential time over: a
 ``refs`` entry ``*a*a*a*a*a*a*a*a*a*a*a*a*b`` (a document's author writes it) against a path
 of 30 ``a`` (an agent's ``paths``, or a file in a code repository that drift reads) took 2.5 s,
 and each further letter about five times as long, while the request held a worker. pathspec
 still reads the glob (its rules, its regular expression); an expression with more than one
-unbounded repetition is then run here as an automaton over the path's characters, one set of
-states per position, never going back (a path too short for backtracking to take long is left
+unbounded repetition is then run here as an automaton over the path's characters, one list of
+threads per position, never going back (a path too short for backtracking to take long is left
 to ``re``, faster there). Pure."""
 
 from __future__ import annotations
@@ -22,74 +23,101 @@ from pathspec.util import normalize_file
 BACKTRACKING = 200_000  # steps re may take over a text before the automaton reads it instead
 
 Test = Callable[[str], bool]
-# a node of the automaton: ("char", test, next), ("split", a, b), ("end",) or ("accept",)
+# a node of the automaton: ("char", test, next), ("split", preferred, other), ("mark", next)
+# (the dir-mark group of pathspec's GitIgnoreSpec expressions starts), ("end",) or ("accept",)
 Node = tuple[Any, ...]
-# what an expression is read into: (test, quantifier "" "?" "*" "+"), ("opt", items), ("end",),
-# ("slash_or_end",)
+# what an expression is read into: (test, quantifier "" "?" "*" "+"), ("opt", items), or one of
+# the endings of _FIXED
 Item = tuple[Any, ...]
+# the threads of the automaton at one position, highest priority first: (node, dir mark set)
+Threads = tuple[tuple[int, bool], ...]
+DIR_MARK = "ps_d"  # the group GitIgnoreSpec's backend reads (pathspec.patterns.gitignore.spec)
 
 _NOT_SLASH: Test = lambda c: c != "/"  # noqa: E731
 _ANY: Test = lambda c: c != "\n"  # noqa: E731  (re's '.' without DOTALL)
 _FIXED = {
     "(?:.+/)?": ("opt", [(_ANY, "+"), (lambda c: c == "/", "")]),
     "(?:/.+)?": ("opt", [(lambda c: c == "/", ""), (_ANY, "+")]),
-    "(?:/|$)": ("slash_or_end",),
+    "(?:/|$)": ("slash_or_end", False),
+    f"(?:(?P<{DIR_MARK}>/)|$)": ("slash_or_end", True),
+    f"(?P<{DIR_MARK}>/)": ("marked_slash",),
     "/?$": ("opt_slash_end",),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A match, as much of ``re.Match`` as pathspec reads: whether the dir mark was taken."""
+
+    marked: bool
+
+    def groupdict(self) -> dict[str, str | None]:
+        return {DIR_MARK: "/" if self.marked else None}
 
 
 @dataclass(slots=True)
 class Linear:
     """One expression as an automaton; ``search`` and ``match`` as ``re.Pattern``'s (the
-    expression is anchored at the start) but returning True or None. A text no longer than
-    ``short`` is left to ``regex`` itself (faster, and it cannot backtrack long over so few
-    characters); a longer one is read by the automaton, its sets of states numbered as they
-    are met (a lazily built DFA)."""
+    expression is anchored at the start). A text no longer than ``short`` is left to
+    ``regex`` itself (faster, and it cannot backtrack long over so few characters); a longer
+    one is read by the automaton, a Pike machine: its threads kept in re's order of preference,
+    so that the match found is the one re finds (pathspec's GitIgnoreSpec reads whether it took
+    the dir mark), their lists numbered as they are met (a lazily built DFA)."""
 
     regex: re.Pattern[str]
     short: int
     nodes: list[Node]
-    sets: dict[frozenset[int], int] = field(default_factory=dict)
-    members: list[frozenset[int]] = field(default_factory=list)
-    done: list[bool] = field(default_factory=list)  # the set holds the end of the expression
-    ends: list[bool] = field(default_factory=list)  # ... where the text ends ($)
-    steps: dict[tuple[int, str], int] = field(default_factory=dict)
+    numbers: dict[Threads, int] = field(default_factory=dict)
+    states: list[Threads] = field(default_factory=list)
+    steps: dict[tuple[int, bool, str], int] = field(default_factory=dict)
 
     @property
     def pattern(self) -> str:
         return self.regex.pattern
 
-    def search(self, text: str) -> bool | None:
+    def search(self, text: str) -> re.Match[str] | Found | None:
         if len(text) <= self.short:
-            return True if self.regex.search(text) else None
-        state, last = 0, len(text) - 1
+            return self.regex.search(text)
+        state, last, found = 0, len(text) - 1, None
         for i, char in enumerate(text):
-            if self.done[state] or (self.ends[state] and i == last and char == "\n"):
-                return True  # re's $ also matches before a newline that ends the text
-            following = self.steps.get((state, char), -1)
-            state = following if following >= 0 else self._step(state, char)
-            if not self.members[state]:
-                return None
-        return True if self.done[state] or self.ends[state] else None
+            at_end = i == last and char == "\n"  # re's $ also matches before a final newline
+            matched, cut = self._ended(self.states[state], at_end)
+            found = matched or found  # a match of threads re prefers replaces one found before
+            if cut == 0:
+                return found
+            following = self.steps.get((state, at_end, char), -1)
+            state = following if following >= 0 else self._step(state, at_end, char)
+        return self._ended(self.states[state], True)[0] or found
 
     match = search
 
-    def _step(self, state: int, char: str) -> int:
+    def _ended(self, threads: Threads, at_end: bool) -> tuple[Found | None, int]:
+        """The match the first thread to end makes here, and how many threads re would try
+        before it (those after it: never)."""
+        for index, (node, marked) in enumerate(threads):
+            kind = self.nodes[node][0]
+            if kind == "accept" or (at_end and kind == "end"):
+                return Found(marked), index
+        return None, len(threads)
+
+    def _step(self, state: int, at_end: bool, char: str) -> int:
         """The state after ``char`` (remembered: a matcher lives for one request, and meets
         at most one new state per character it reads)."""
-        nodes = [self.nodes[s] for s in self.members[state]]
-        moved = _closure(self.nodes, [n[2] for n in nodes if n[0] == "char" and n[1](char)])
-        found = self.steps[(state, char)] = self.number(moved)
+        threads = self.states[state]
+        alive = threads[: self._ended(threads, at_end)[1]]
+        moved = [
+            (self.nodes[n][2], marked)
+            for n, marked in alive
+            if self.nodes[n][0] == "char" and self.nodes[n][1](char)
+        ]
+        found = self.steps[(state, at_end, char)] = self.number(_closure(self.nodes, moved))
         return found
 
-    def number(self, states: frozenset[int]) -> int:
-        found = self.sets.get(states)
+    def number(self, threads: Threads) -> int:
+        found = self.numbers.get(threads)
         if found is None:
-            found = self.sets[states] = len(self.members)
-            self.members.append(states)
-            kinds = {self.nodes[s][0] for s in states}
-            self.done.append("accept" in kinds)
-            self.ends.append("end" in kinds)
+            found = self.numbers[threads] = len(self.states)
+            self.states.append(threads)
         return found
 
 
@@ -108,7 +136,7 @@ def linear(regex: re.Pattern[str]) -> Linear | None:
     if start is None:
         return None
     machine = Linear(regex, _short(source), nodes)
-    machine.number(_closure(nodes, [start]))  # state 0
+    machine.number(_closure(nodes, [(start, False)]))  # state 0
     return machine
 
 
@@ -186,12 +214,15 @@ def _build(items: list[Item], nodes: list[Node], after: int) -> int | None:
     current = after
     for item in reversed(items):
         kind = item[0]
-        if kind in ("end", "slash_or_end", "opt_slash_end") and current != 0:
+        if kind in ("end", "slash_or_end", "opt_slash_end", "marked_slash") and current != 0:
             return None
         if kind == "end":
             current = _add(nodes, ("end",))
+        elif kind == "marked_slash":
+            current = _add(nodes, ("mark", _add(nodes, ("char", _literal("/"), current))))
         elif kind == "slash_or_end":
             slash = _add(nodes, ("char", _literal("/"), current))
+            slash = _add(nodes, ("mark", slash)) if item[1] else slash
             current = _add(nodes, ("split", slash, _add(nodes, ("end",))))
         elif kind == "opt_slash_end":
             end = _add(nodes, ("end",))
@@ -222,17 +253,27 @@ def _add(nodes: list[Node], node: Node) -> int:
     return len(nodes) - 1
 
 
-def _closure(nodes: list[Node], starts: Iterable[int]) -> frozenset[int]:
+def _closure(nodes: list[Node], starts: Iterable[tuple[int, bool]]) -> Threads:
+    """The threads ``starts`` lead to without reading a character, in re's order of
+    preference (a split's first branch and all it leads to before its second); a node reached
+    twice keeps its first, preferred, thread."""
     seen: set[int] = set()
-    todo = list(starts)
-    while todo:
-        s = todo.pop()
-        if s in seen:
-            continue
-        seen.add(s)
-        if nodes[s][0] == "split":
-            todo += nodes[s][1:]
-    return frozenset(s for s in seen if nodes[s][0] != "split")
+    out: list[tuple[int, bool]] = []
+    for start in starts:
+        todo = [start]
+        while todo:
+            node, marked = todo.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            kind = nodes[node][0]
+            if kind == "split":
+                todo += [(nodes[node][2], marked), (nodes[node][1], marked)]
+            elif kind == "mark":
+                todo.append((nodes[node][1], True))
+            else:
+                out.append((node, marked))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +297,17 @@ class Globs:
     def match_file(self, path: str) -> bool:
         normal = normalize_file(path)
         for include, regex in reversed(self.rules):
-            if regex.search(normal):
+            if regex.search(normal) is not None:
                 return include
         return False
+
+
+def linear_spec(spec: pathspec.PathSpec[Any]) -> pathspec.PathSpec[Any]:
+    """``spec`` (a :class:`pathspec.GitIgnoreSpec` too) with each expression backtracking could
+    take long over replaced by its :class:`Linear`, which pathspec's matching calls as it calls
+    ``re.Pattern.search``."""
+    for pattern in spec.patterns:
+        regex = getattr(pattern, "regex", None)
+        if isinstance(regex, re.Pattern) and (machine := linear(regex)) is not None:
+            setattr(pattern, "regex", machine)  # noqa: B010  (typed re.Pattern in pathspec)
+    return spec

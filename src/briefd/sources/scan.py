@@ -21,6 +21,7 @@ import pathspec
 from briefd.errors import SourceError
 from briefd.model import SkippedFile
 from briefd.settings import IndexSettings
+from briefd.sources.globs import linear_spec
 from briefd.sources.layout import Layout
 
 OUTSIDE_SOURCE = "symbolic link to a file outside the knowledge source; not served"
@@ -50,8 +51,9 @@ class Rules:
     def __init__(self, root: Path, index: IndexSettings, layout: Layout) -> None:
         self.root = root
         self.layout = layout
-        self._included = pathspec.PathSpec.from_lines("gitignore", map(_composed, index.include))
-        self._excluded = pathspec.PathSpec.from_lines("gitignore", map(_composed, index.exclude))
+        included = pathspec.PathSpec.from_lines("gitignore", map(_composed, index.include))
+        excluded = pathspec.PathSpec.from_lines("gitignore", map(_composed, index.exclude))
+        self._included, self._excluded = linear_spec(included), linear_spec(excluded)
         self._ignores: dict[str, pathspec.PathSpec[Any] | None] = {}
         found = _outer_ignores(root)
         self.outer = tuple(path for _, path in found)
@@ -122,9 +124,10 @@ def _read_spec(path: Path) -> pathspec.PathSpec[Any] | None:
     # a line no pattern (a lone '!', a trailing '\'; a range written backwards, [z-a], which
     # matches nothing in git): skipped, as git skips it (not the whole scan stopped)
     try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
     except (ValueError, re.error):
-        return pathspec.GitIgnoreSpec.from_lines(line for line in lines if _readable(line))
+        spec = pathspec.GitIgnoreSpec.from_lines(line for line in lines if _readable(line))
+    return linear_spec(spec)  # an author's glob made to backtrack holds no index run
 
 
 def _readable(line: str) -> bool:
