@@ -32,7 +32,7 @@ _DEFINITION = re.compile(
     r"^ {0,3}\[([^\[\]\n]+)\]:\s*(?:<([^<>\n]+)>|(\S+))(?:\s+[\"'(].*[\"')])?\s*$"
 )
 _REFERENCE = re.compile(r"(?<![!\[\]\\])\[([^\[\]\n]+)\](?:\[([^\[\]\n]*)\])?(?![(\[\]:])")
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_TICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"(\n[ \t]*\n)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _DOC_SUFFIXES = (".md", ".markdown")
@@ -131,7 +131,7 @@ def _visible(lines: Sequence[str], first_line: int, hidden: set[int]) -> dict[in
             continue
         if not run:
             continue
-        spans = "\n".join(_CODE_SPAN.sub(_blank, lines[n - 1]) for n in run)
+        spans = "\n".join(_spans_blanked(lines[n - 1]) for n in run)
         visible.update(zip(run, _uncommented(spans).split("\n"), strict=True))
         run = []
     return visible
@@ -152,9 +152,34 @@ def _uncommented(text: str) -> str:
     return "".join(pieces)
 
 
-def _blank(match: re.Match[str]) -> str:
-    """The matched text as spaces, its line breaks kept."""
-    return re.sub(r"[^\n]", " ", match.group(0))
+def _spans_blanked(line: str) -> str:
+    """``line`` (no line break) with its code spans as spaces: what ``re.sub`` made of the
+    expression ``(`+)(?:(?!\\1).)+?\\1``, without its time: backtracking, a line of n backticks
+    took n³ steps (2,000: 85 s; a document's author writes the line, and every index run of
+    the knowledge stalled on it). At a backtick with ``size`` more before other text, the
+    expression takes the longest ``fit`` ≤ ``size`` that a later run of at least ``fit``
+    backticks closes, where ``2 * fit > size`` (a shorter one starts with its own closing);
+    none: it tries again one character on."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(line)]
+    longest_after = [0] * (len(runs) + 1)  # the longest run after each
+    for k in range(len(runs) - 1, -1, -1):
+        longest_after[k] = max(longest_after[k + 1], runs[k][1] - runs[k][0])
+    out, done, at, k = [], 0, 0, 0
+    while k < len(runs):
+        start, end = runs[k]
+        at = max(at, start)
+        if at >= end:
+            k += 1
+            continue
+        size = end - at
+        fit = min(size, longest_after[k + 1])
+        if 2 * fit <= size:
+            at += 1
+            continue
+        k = next(r for r in range(k + 1, len(runs)) if runs[r][1] - runs[r][0] >= fit)
+        out += [line[done:at], " " * (runs[k][0] + fit - at)]
+        done = at = runs[k][0] + fit
+    return "".join([*out, line[done:]])
 
 
 def _line_mask(ranges: Sequence[tuple[int, int]]) -> set[int]:
