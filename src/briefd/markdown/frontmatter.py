@@ -191,7 +191,7 @@ def _unusable(glob: str, problems: list[str]) -> bool:
     a Windows path ending in ``\\``), noted in ``problems``: used, it stopped every index
     run's drift check and every search or bundle given ``paths`` with a traceback."""
     try:
-        pathspec.PathSpec.from_lines("gitignore", [glob])
+        pathspec.PathSpec.from_lines("gitignore", [glob], backend="simple")  # as scan reads it
     except (ValueError, re.error):  # re.error: a range written backwards ([z-a])
         problems.append(
             f"front matter 'refs' entry '{glob}' is not a glob briefd can read; ignored: "

@@ -121,8 +121,8 @@ def _check_windows(path: str) -> None:
 def _check_indexed(path: str, settings: Settings) -> None:
     """A proposal the index would never read (``Notes.MD`` against ``**/*.md``, an excluded
     folder) would merge unseen: refuse it."""
-    included = pathspec.PathSpec.from_lines("gitignore", settings.index.include)
-    excluded = pathspec.PathSpec.from_lines("gitignore", settings.index.exclude)
+    included = pathspec.PathSpec.from_lines("gitignore", settings.index.include, backend="simple")
+    excluded = pathspec.PathSpec.from_lines("gitignore", settings.index.exclude, backend="simple")
     if not included.match_file(path) or excluded.match_file(path):
         raise ProposalError(
             f"doc_path '{path}' would not be indexed (index.include: "

@@ -67,7 +67,9 @@ class IndexSettings:
         for key, globs in (("include", self.include), ("exclude", self.exclude)):
             for glob in globs:
                 try:
-                    pathspec.PathSpec.from_lines("gitignore", [glob])
+                    pathspec.PathSpec.from_lines(
+                        "gitignore", [glob], backend="simple"
+                    )  # as scan reads it
                 except (ValueError, re.error):  # re.error: a range written backwards ([z-a])
                     return (
                         f"{key}: '{glob}' is not a glob briefd can read; separate folders with "

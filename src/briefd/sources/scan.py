@@ -21,7 +21,7 @@ import pathspec
 from briefd.errors import SourceError
 from briefd.model import SkippedFile
 from briefd.settings import IndexSettings
-from briefd.sources.globs import linear_spec
+from briefd.sources.globs import BACKEND, linear_spec
 from briefd.sources.layout import Layout
 
 OUTSIDE_SOURCE = "symbolic link to a file outside the knowledge source; not served"
@@ -51,8 +51,12 @@ class Rules:
     def __init__(self, root: Path, index: IndexSettings, layout: Layout) -> None:
         self.root = root
         self.layout = layout
-        included = pathspec.PathSpec.from_lines("gitignore", map(_composed, index.include))
-        excluded = pathspec.PathSpec.from_lines("gitignore", map(_composed, index.exclude))
+        included = pathspec.PathSpec.from_lines(
+            "gitignore", map(_composed, index.include), backend=BACKEND
+        )
+        excluded = pathspec.PathSpec.from_lines(
+            "gitignore", map(_composed, index.exclude), backend=BACKEND
+        )
         self._included, self._excluded = linear_spec(included), linear_spec(excluded)
         self._ignores: dict[str, pathspec.PathSpec[Any] | None] = {}
         found = _outer_ignores(root)
@@ -123,16 +127,17 @@ def _read_spec(path: Path) -> pathspec.PathSpec[Any] | None:
     lines = text.splitlines()
     # a line no pattern (a lone '!', a trailing '\'; a range written backwards, [z-a], which
     # matches nothing in git): skipped, as git skips it (not the whole scan stopped)
+    # (linear_spec: an author's glob made to backtrack holds no index run)
     try:
-        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        return linear_spec(pathspec.GitIgnoreSpec.from_lines(lines, backend=BACKEND))
     except (ValueError, re.error):
-        spec = pathspec.GitIgnoreSpec.from_lines(line for line in lines if _readable(line))
-    return linear_spec(spec)  # an author's glob made to backtrack holds no index run
+        readable = [line for line in lines if _readable(line)]
+        return linear_spec(pathspec.GitIgnoreSpec.from_lines(readable, backend=BACKEND))
 
 
 def _readable(line: str) -> bool:
     try:
-        pathspec.GitIgnoreSpec.from_lines([line])
+        linear_spec(pathspec.GitIgnoreSpec.from_lines([line], backend=BACKEND))
     except (ValueError, re.error):
         return False
     return True
