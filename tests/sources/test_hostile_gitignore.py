@@ -6,23 +6,9 @@ what git ignores. Real ``briefd index`` and ``briefd docs`` processes."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-
-def briefd(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
-    env.update(BRIEFD_DB=str(tmp_path / "index.db"), BRIEFD_EMBEDDINGS__ENABLED="false")
-    return subprocess.run(
-        [sys.executable, "-m", "briefd", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,  # without linear matching: hours
-        cwd=tmp_path,
-    )
+from tests.sources.test_ignored import briefd
 
 
 def test_an_ignore_glob_made_to_backtrack_holds_no_index_run(tmp_path: Path) -> None:
@@ -37,8 +23,8 @@ def test_an_ignore_glob_made_to_backtrack_holds_no_index_run(tmp_path: Path) -> 
     ignored.mkdir()
     (ignored / "x.md").write_text("# Ignored\n\nIgnored by the glob.\n")
 
-    indexed = briefd(tmp_path, "index", "--source", str(root))
+    indexed = briefd(tmp_path, "index", "--source", str(root), timeout=30)  # else: hours
     assert indexed.returncode == 0, indexed.stderr
-    listed = briefd(tmp_path, "docs", "--json")
+    listed = briefd(tmp_path, "docs", "--json", timeout=30)
     paths = [d["path"] for d in json.loads(listed.stdout)["documents"]]
     assert paths == ["domain/" + "a" * 40 + ".md"]

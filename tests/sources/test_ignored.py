@@ -16,7 +16,8 @@ from tests.sync.gitrepo import git
 DRAFT = "Unannounced pricing plan for enterprise tier"
 
 
-def briefd(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def briefd(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """A real ``briefd`` process in ``tmp_path``, its index there, no embeddings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     env.update(BRIEFD_DB=str(tmp_path / "index.db"), BRIEFD_EMBEDDINGS__ENABLED="false")
     return subprocess.run(
@@ -24,7 +25,7 @@ def briefd(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         cwd=tmp_path,
     )
 
