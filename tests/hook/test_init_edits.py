@@ -296,3 +296,46 @@ def test_init_rewrites_jsonc_without_comments_as_json(tmp_path: Path) -> None:
     vscode.write_text('{"servers": {"x": {"url": "http://a//b",},},}')
     init(tmp_path, "--client", "vscode", "--yes")
     assert json.loads(vscode.read_text())["servers"]["x"] == {"url": "http://a//b"}
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_init_reads_files_saved_with_a_byte_order_mark_and_keeps_their_entries(
+    tmp_path: Path,
+) -> None:
+    """Windows editors and PowerShell's `Set-Content -Encoding UTF8` start a file with a UTF-8
+    byte order mark; init refused such a settings file as "not valid JSON (Unexpected UTF-8
+    BOM …)". It reads them, keeps the user's entries and writes them back without the mark."""
+    mine = {"type": "command", "command": "~/bin/log-prompt.sh"}
+    claude = {
+        "permissions": {"allow": ["Bash(ls)"]},
+        "hooks": {"UserPromptSubmit": [{"hooks": [mine]}]},
+    }
+    files = {
+        ".claude/settings.local.json": json.dumps(claude, indent=2),
+        ".mcp.json": json.dumps({"mcpServers": {"github": {"command": "gh-mcp"}}}),
+        ".vscode/mcp.json": '{\n  "servers": {"github": {"type": "http", "url": "https://x/"}},\n}\n',
+        ".codex/config.toml": '# mine\nmodel = "o3"\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(BOM + text.encode())
+    init(tmp_path, "--client", "all", "--yes")
+    for name in files:
+        assert not (tmp_path / name).read_bytes().startswith(BOM), name
+    settings = json.loads((tmp_path / ".claude/settings.local.json").read_text())
+    assert settings["permissions"] == claude["permissions"]
+    mine_kept, ours = settings["hooks"]["UserPromptSubmit"]
+    assert mine_kept == {"hooks": [mine]} and "hook/script.py" in ours["hooks"][0]["command"]
+    assert set(json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]) == {
+        "github",
+        "briefd",
+    }
+    assert set(json.loads((tmp_path / ".vscode/mcp.json").read_text())["servers"]) == {
+        "github",
+        "briefd",
+    }
+    codex = (tmp_path / ".codex/config.toml").read_text()
+    assert codex.startswith("# mine\n") and tomllib.loads(codex)["model"] == "o3"
+    assert "already configured" in init(tmp_path, "--client", "all", "--yes")

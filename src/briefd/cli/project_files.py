@@ -13,9 +13,13 @@ from briefd.errors import ConfigError
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text, None when it does not exist."""
+    """The file's text, None when it does not exist. A UTF-8 byte order mark (Windows editors
+    and PowerShell's ``Set-Content -Encoding UTF8`` write one) is read past and not written
+    back: JSON and TOML parsers refuse it (Python's ``json`` and ``tomllib``, Node's
+    ``JSON.parse``: Claude Code's desktop app ignores such a settings file), and none refuses
+    a file without it."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (FileNotFoundError, NotADirectoryError):  # the second: check_writable says why
         return None
     except UnicodeDecodeError:
