@@ -3,6 +3,7 @@ else (their hooks, their server entry's fields, TOML comments and tables) stays 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -228,11 +229,13 @@ def test_init_writes_through_a_linked_settings_file(tmp_path: Path) -> None:
 
 
 def written_hook_server(project: Path) -> str | None:
-    """The server the recall command written into the Claude Code settings asks."""
+    """The server the recall command written into the Claude Code settings asks, run in the
+    project as the agent runs it."""
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     command = settings["hooks"]["UserPromptSubmit"][-1]["hooks"][0]["command"]
     options, _ = hook_main.parse_args(shlex.split(command)[4:])
-    url, _, _ = hook_main.server(options, {"HOME": str(project)})
+    with contextlib.chdir(project):
+        url, _, _ = hook_main.server(options, {"HOME": str(project)})
     return url
 
 
@@ -251,6 +254,7 @@ def test_init_of_another_directory_reads_its_briefd_yaml(tmp_path: Path) -> None
     mcp = json.loads((project / ".mcp.json").read_text())["mcpServers"]["briefd"]
     assert mcp["url"] == "http://127.0.0.1:9191/mcp"
     assert written_hook_server(project) == "http://127.0.0.1:9191"
+    assert "--server" not in (project / ".claude" / "settings.local.json").read_text()  # found
     (project / "briefd.yaml").write_text("serve:\n  port: 8484\n")
     output = init(project, "--client", "claude-code", "--yes")  # the entry at 9191 is kept
     assert "kept its briefd server http://127.0.0.1:9191/mcp" in output

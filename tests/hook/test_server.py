@@ -303,3 +303,24 @@ def test_a_hook_spawned_outside_its_project_asks_for_the_projects_index(
     result = json.loads(answer.stdout)
     assert result["via"] != "server", result  # :8484 serves another index: 421
     assert "domain/chargebacks.md" not in answer.stdout
+
+
+def test_the_hook_asks_the_projects_server_on_its_configured_port(
+    live_server: str, indexed: Briefd, run_hook: RunHook, tmp_path: Path
+) -> None:
+    """`briefd serve` of a project whose briefd.yaml says `serve.port: 9000` listens there, and
+    the hook (nobody set recall.server) still looked on 127.0.0.1:8484, found nothing and
+    answered in-process. It asks the project's own server where serve.host/port put it, for
+    the project's index, as it asks the default one."""
+    port = live_server.rpartition(":")[2]
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "briefd.yaml").write_text(f"db: {indexed.settings.db}\nserve:\n  port: {port}\n")
+    env: dict[str, str | None] = {
+        "BRIEFD_DB": None,
+        "BRIEFD_RECALL__SERVER": None,
+        "BRIEFD_API_TOKEN": TOKEN,
+    }
+    payload = hook_json(RELEVANT, session="own-port", cwd=str(project))
+    answer = run_hook("--json", payload=payload, env=env, cwd=project)
+    assert json.loads(answer.stdout or "{}").get("via") == "server", answer.stderr

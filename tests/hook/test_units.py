@@ -36,6 +36,24 @@ def test_server_discovery() -> None:
     assert discover.server_url({"BRIEFD_RECALL__SERVER": "off"}, {}) is None
     assert discover.server_url({}, {"recall": {"server": None}}) is None
     assert discover.server_url({}, {"recall": {"server": "http://h:9/"}}) == "http://h:9"
+
+
+def test_without_recall_server_the_hook_asks_where_serve_listens() -> None:
+    """serve.host/serve.port place the project's own server; recall.server still wins."""
+    serve = {"serve": {"host": "0.0.0.0", "port": 9000}}
+    assert discover.server_url({}, serve) == "http://127.0.0.1:9000"
+    assert discover.server_url({}, {"serve": {"host": "::1"}}) == "http://[::1]:8484"
+    assert discover.server_url({"BRIEFD_SERVE__PORT": "9100"}, serve) == "http://127.0.0.1:9100"
+    assert discover.server_url({}, {**serve, "recall": {"server": "http://h:9"}}) == "http://h:9"
+    assert discover.server_url({}, {"serve": {"port": None}}) == "http://127.0.0.1:8484"
+
+
+def test_the_hook_tells_an_any_interface_bind_as_the_settings_do() -> None:
+    from briefd.settings.names import is_any_interface
+
+    hosts = ("0.0.0.0", "0", "0x0", "0.0", "::", "::0", "[::]", "0:0::0", "::1", "127.0.0.1")
+    for host in (*hosts, "localhost", "briefd.lan", "x", "00", "10.0.0.1"):
+        assert discover.any_interface(host) == is_any_interface(host), host
     assert client.split_url("http://127.0.0.1:8484/base") == ("http", "127.0.0.1", 8484, "/base")
     assert client.split_url("https://briefd.example") == ("https", "briefd.example", 443, "")
 
@@ -171,6 +189,10 @@ def test_config_is_remembered_until_its_file_changes(
     monkeypatch.delitem(sys.modules, "yaml")
     _aged(tmp_path / "briefd.yaml", "db: other.db\n", seconds=30.0)
     assert discover.read_config(config, env) == {"db": "other.db"}
+    _aged(tmp_path / "briefd.yaml", "serve:\n  port: 9000\n  flush_seconds: 2\n", seconds=20.0)
+    assert discover.read_config(config, env) == {"serve": {"port": 9000}}
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    assert discover.read_config(config, env) == {"serve": {"port": 9000}}
 
 
 def test_a_config_edited_just_now_is_read_every_time(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import chdir, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 
 from briefd.api import Briefd
 from briefd.cli.main import app
+from briefd.hook import main as hook_main
 from briefd.service import create_app
 from briefd.settings import Settings
 from tests.ports import free_port
@@ -198,8 +199,9 @@ def test_init_points_http_clients_at_a_team_server(tmp_path: Path) -> None:
 def test_init_points_http_clients_at_a_server_bound_to_ipv6_loopback(
     service_api: Briefd, tmp_path: Path
 ) -> None:
-    """serve.host ::1: the URL init writes for each client (and the hook's --server) puts the
-    address in brackets, and the SDK's client reaches the server there as written."""
+    """serve.host ::1: the URL init writes for each client (and the one the hook finds in the
+    project's briefd.yaml) puts the address in brackets, and the SDK's client reaches the
+    server there as written."""
     with serving(create_app(service_api, service_config()), host="::1") as base:
         port = base.rsplit(":", 1)[1]
         (tmp_path / "briefd.yaml").write_text(f'serve:\n  host: "::1"\n  port: {port}\n')
@@ -217,7 +219,10 @@ def test_init_points_http_clients_at_a_server_bound_to_ipv6_loopback(
         assert urls == {f"http://[::1]:{port}/mcp"}
         hooks = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
         command = shlex.split(hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"])
-        assert command[command.index("--server") + 1] == f"http://[::1]:{port}"
+        assert "--server" not in command  # the hook finds it in briefd.yaml, run in the project:
+        with chdir(tmp_path):
+            asked, _, _ = hook_main.server({}, {"HOME": str(tmp_path)})
+        assert asked == f"http://[::1]:{port}"
 
         async def body(client: Client) -> list[Tool]:
             return (await client.list_tools()).tools

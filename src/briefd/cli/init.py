@@ -21,6 +21,7 @@ from typer._click.exceptions import UsageError  # typer's own click (pinned)
 from briefd.cli.output import console, http_url, one_of, reported_errors
 from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
+from briefd.hook import discover
 from briefd.hook.clients import (
     CLAUDE_LOCAL,
     CLAUDE_SHARED,
@@ -31,7 +32,6 @@ from briefd.hook.clients import (
     runs_here,
     targets,
 )
-from briefd.hook.discover import DEFAULT_SERVER
 from briefd.settings import (
     CONFIG_FILE,
     LOCAL_CONFIG,
@@ -39,7 +39,6 @@ from briefd.settings import (
     config_candidates,
     load_settings,
 )
-from briefd.settings.names import is_any_interface
 
 NOTES = {
     "codex": "Codex: hooks are on by default in current releases (`[features] hooks`; older "
@@ -79,13 +78,18 @@ def hook_command(db: Path | None = None, server: str | None = None) -> str:
     return shlex.join(parts)
 
 
-def recall_server(server: Server) -> str | None:
-    """The server the hook should name: the one the MCP entry points at, when that is not
-    the hook's default (a spawned ``briefd mcp`` leaves the hook to find its own)."""
+def recall_server(server: Server, project: Path) -> str | None:
+    """The server the hook should name: the one the MCP entry points at, unless the hook
+    finds it by itself — the default one, or the one the project's settings file places
+    (``recall.server``, else ``serve.host``/``serve.port``, as
+    :func:`briefd.hook.discover.server_url` reads them), so that a new port there moves both.
+    A spawned ``briefd mcp`` leaves the hook to find its own."""
     if isinstance(server, tuple):
         return None
     root = server.removesuffix("/mcp")
-    return None if root == DEFAULT_SERVER else root
+    config = project_config(project)
+    found = discover.server_url({}, discover.read_config(str(config) if config else None))
+    return None if root in (discover.DEFAULT_SERVER, found) else root
 
 
 def project_config(project: Path) -> Path | None:
@@ -141,13 +145,8 @@ def server_url(url: str) -> str:
 def mcp_url(settings: Settings) -> str:
     """The local server's MCP endpoint from ``serve.host``/``port``: any-interface binds are
     reached on 127.0.0.1, and an IPv6 address goes in brackets (``http://[::1]:8484/mcp``)."""
-    serve = getattr(settings, "serve", None)
-    host = getattr(serve, "host", "127.0.0.1")
-    port = getattr(serve, "port", 8484)
-    host = "127.0.0.1" if not host or is_any_interface(host) else host
-    if ":" in host and not host.startswith("["):
-        host = f"[{host}]"
-    return f"http://{host}:{port}/mcp"
+    serve = {"host": settings.serve.host, "port": settings.serve.port}
+    return discover.local_server({}, {"serve": serve}) + "/mcp"  # where the hook looks too
 
 
 def init_command(
@@ -182,7 +181,7 @@ def init_command(
         settings = project_settings(ctx, project)
         server = _server(settings, ctx, project, transport or "http", url)
         wiring = Wiring(
-            hook_command(ctx.obj.db, recall_server(server)),
+            hook_command(ctx.obj.db, recall_server(server, project)),
             server,
             replace=url is not None or transport == "stdio",
             keep_stdio=transport is None and url is None,
@@ -260,7 +259,8 @@ def _settled(
     changes, kept = _changes(project, chosen, wiring)
     theirs = {entry.server for _, entry in kept if entry.transport == "http"}
     if len(theirs) == 1:
-        wiring = replace(wiring, hook=hook_command(ctx.obj.db, recall_server(theirs.pop())))
+        hook = hook_command(ctx.obj.db, recall_server(theirs.pop(), project))
+        wiring = replace(wiring, hook=hook)
         changes, kept = _changes(project, chosen, wiring)
     elif wiring.keep_stdio and any(entry.transport == "stdio" for _, entry in kept):
         had = len(kept)

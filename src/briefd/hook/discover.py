@@ -4,12 +4,13 @@ Config file: ``$BRIEFD_CONFIG``, ``./briefd.yaml``, ``./.briefd/briefd.yaml``, t
 ``$XDG_CONFIG_HOME/briefd/briefd.yaml`` (``~/.config``). Index: ``$BRIEFD_DB``, the config
 file's ``db``, ``./.briefd/briefd.db`` when it exists, then the user's default
 ``$XDG_DATA_HOME/briefd/briefd.db`` (``~/.local/share``). Server: ``$BRIEFD_RECALL__SERVER``,
-the config file's ``recall.server``, then ``http://127.0.0.1:8484``; ``off`` or empty: none;
-its timeout likewise (``recall.server_timeout``, default 2 s). Local daemon: on unless
+the config file's ``recall.server``, then the project's own ``briefd serve`` where its
+``serve.host``/``serve.port`` put it (``http://127.0.0.1:8484`` by default); ``off`` or empty:
+none; its timeout likewise (``recall.server_timeout``, default 2 s). Local daemon: on unless
 ``$BRIEFD_RECALL__DAEMON`` or the config file's ``recall.daemon`` is false.
 
-Standard library only (``yaml`` is imported only when a config file that mentions ``recall`` or
-``db`` is new or changed: :mod:`briefd.hook.remembered`).
+Standard library only (``yaml`` is imported only when a config file that mentions ``recall``,
+``serve`` or ``db`` is new or changed: :mod:`briefd.hook.remembered`).
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-DEFAULT_SERVER = "http://127.0.0.1:8484"
+DEFAULT_PORT = 8484
+DEFAULT_SERVER = f"http://127.0.0.1:{DEFAULT_PORT}"
 DEFAULT_TIMEOUT = 2.0
 LOCAL_DIR = ".briefd"
 DB_NAME = "briefd.db"
 CONFIG_NAME = "briefd.yaml"
+READ_KEYS = ("recall", "serve", "db")  # the top-level keys the hook reads of a config file
 
 
 def user_config(env: Mapping[str, str]) -> str:
@@ -135,7 +138,7 @@ def read_config(path: str | None, env: Mapping[str, str] | None = None) -> dict[
         raise HookError(f"{path} is not UTF-8 text; save it as UTF-8") from None
     except OSError as exc:
         raise HookError(_unreadable(path, exc, env)) from None
-    if "recall" not in text and "db" not in text:  # nothing the fast path reads: no YAML
+    if not any(key in text for key in READ_KEYS):  # nothing the fast path reads: no YAML
         return {}
     need_site()
     import yaml
@@ -169,15 +172,59 @@ def _unreadable(path: str, exc: OSError, env: Mapping[str, str]) -> str:
 
 
 def server_url(env: Mapping[str, str], config: Mapping[str, Any]) -> str | None:
-    """The server to ask first, or None when recall must not ask one."""
+    """The server to ask first, or None when recall must not ask one: ``recall.server`` when
+    it is set, else the project's own ``briefd serve`` (:func:`local_server`)."""
     if "BRIEFD_RECALL__SERVER" in env:
         value: object = env["BRIEFD_RECALL__SERVER"]
     else:
         recall = config.get("recall")
-        value = recall.get("server", DEFAULT_SERVER) if isinstance(recall, dict) else DEFAULT_SERVER
+        if isinstance(recall, dict) and "server" in recall:
+            value = recall["server"]
+        else:
+            value = local_server(env, config)
     if not isinstance(value, str) or value.strip().lower() in ("", "off", "none", "false"):
         return None
     return value.strip().rstrip("/")
+
+
+def local_server(env: Mapping[str, str], config: Mapping[str, Any]) -> str:
+    """Where ``briefd serve`` listens by these settings (``$BRIEFD_SERVE__HOST``/``PORT``, the
+    config file's ``serve.host``/``serve.port``; ``http://127.0.0.1:8484`` by default), as a
+    client reaches it: a bind to every interface on 127.0.0.1, an IPv6 address in brackets —
+    the URL ``briefd init`` gives the MCP entry too (:func:`briefd.cli.init.mcp_url`)."""
+    serve = config.get("serve")
+    serve = serve if isinstance(serve, dict) else {}
+    host: object = env.get("BRIEFD_SERVE__HOST") or serve.get("host")
+    port: object = env.get("BRIEFD_SERVE__PORT") or serve.get("port")
+    host = host.strip() if isinstance(host, str) else ""
+    if not host or any_interface(host):
+        host = "127.0.0.1"
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    port = str(port).strip() if isinstance(port, str | int) and port is not True else ""
+    return f"http://{host}:{port if port.isdigit() else DEFAULT_PORT}"
+
+
+def any_interface(host: str) -> bool:
+    """``host`` binds every interface: 0.0.0.0 or ::, however written (``0``, ``::0``,
+    ``[::]``), as :func:`briefd.settings.names.is_any_interface` (whose package the hook
+    does not import) says; ``ipaddress`` and ``socket`` are imported only for a host written
+    with nothing but the characters such an address is (``0``, ``.``, ``:``, ``x``)."""
+    bare = host.strip("[]")
+    if bare.strip("0.:xX"):
+        return False
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(bare).is_unspecified
+    except ValueError:
+        pass
+    import socket
+
+    try:
+        return socket.inet_aton(bare) == bytes(4)  # the shorthands 0, 0.0, 0x0
+    except OSError:
+        return False
 
 
 def server_timeout(env: Mapping[str, str], config: Mapping[str, Any]) -> float:

@@ -2,7 +2,8 @@
 
 ``import yaml`` costs a hook process ~16 ms — more than Python's own start-up — on every
 prompt in a project whose ``briefd.yaml`` names ``db`` or ``recall``. The values the fast path
-reads (``db``; ``recall.server``, ``recall.server_timeout``, ``recall.daemon``) are kept in the
+reads (``db``; ``recall.server``, ``recall.server_timeout``, ``recall.daemon``; ``serve.host``,
+``serve.port``, where the project's own server listens) are kept in the
 user's cache directory (``$XDG_CACHE_HOME/briefd/hook``, else ``~/.cache``), one ``marshal``
 file per config file (``marshal`` is built in: nothing to import), and trusted while the file
 keeps the stat it had when it was read: device, inode, size, mtime and ctime. As in git's rule
@@ -25,8 +26,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 RECALL_KEYS = ("server", "server_timeout", "daemon")
+SERVE_KEYS = ("host", "port")
 RACY_SECONDS = 2.0
-FORMAT = 1
+FORMAT = 2  # 2: serve.host and serve.port kept too (an entry of 1 lacks them: read again)
 MAX_NAME = 200  # bytes of an entry's file name before it is a digest of the path instead
 PLAIN = (str, int, float, bool, type(None))
 
@@ -36,9 +38,10 @@ def essentials(mapping: Mapping[str, Any]) -> dict[str, Any]:
     kept: dict[str, Any] = {}
     if "db" in mapping:
         kept["db"] = _plain(mapping["db"])
-    recall = mapping.get("recall")
-    if isinstance(recall, dict):
-        kept["recall"] = {key: _plain(recall[key]) for key in RECALL_KEYS if key in recall}
+    for section, keys in (("recall", RECALL_KEYS), ("serve", SERVE_KEYS)):
+        values = mapping.get(section)
+        if isinstance(values, dict):
+            kept[section] = {key: _plain(values[key]) for key in keys if key in values}
     return kept
 
 

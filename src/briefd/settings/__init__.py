@@ -181,7 +181,7 @@ class RecallSettings:
     """Prompt-time recall (I8): where the hook asks first, how much it injects, and the
     lexical evidence a BM25-only answer needs (see ``briefd.recall.evidence``)."""
 
-    server: str | None = "http://127.0.0.1:8484"  # null: never ask a server
+    server: str | None = "http://127.0.0.1:8484"  # null: none; unset: serve.host/serve.port
     server_timeout: float = 2.0
     mode: Literal["auto", "bm25", "hybrid"] = "auto"
     max_tokens: int = 1500
