@@ -250,9 +250,7 @@ def _changes(
     known = {} if rebuild else docs_table.document_hashes(store.conn)
     signature = parse_signature(settings)
     rechunk = bool(known) and docs_table.meta(store.conn, "parse") != signature
-    current, parsed, mtimes = _read_changed(
-        files, {} if rechunk else known, settings, progress, skipped
-    )
+    current, parsed, mtimes = _read_changed(files, known, rechunk, settings, progress, skipped)
     added = tuple(d.path for d in parsed if d.path not in known)
     changed = tuple(d.path for d in parsed if d.path in known and known[d.path] != current[d.path])
     deleted = sorted(set(known) - set(current))
@@ -291,13 +289,15 @@ def _apply(
 def _read_changed(
     files: Sequence[SourceFile],
     known: Mapping[str, str],
+    rechunk: bool,
     settings: Settings,
     progress: Progress,
     skipped: list[SkippedFile],
 ) -> tuple[dict[str, str], list[Document], dict[str, float]]:
-    """Hash every file; parse those whose hash is not the indexed one. Returns (path → hash of
-    every readable file and of every document kept as last indexed, the parsed documents, their
-    file times); unreadable files join ``skipped``."""
+    """Hash every file; parse those whose hash is not the indexed one (every one when the
+    index is chunked again: ``rechunk``). Returns (path → hash of every readable file and of
+    every document kept as last indexed, the parsed documents, their file times); unreadable
+    files join ``skipped``, a document indexed before kept as it was also on a re-chunk."""
     current: dict[str, str] = {}
     parsed: list[Document] = []
     mtimes: dict[str, float] = {}
@@ -317,7 +317,7 @@ def _read_changed(
             unread[file.path] = digest
             skipped.append(SkippedFile(file.path, LFS_POINTER))
             continue
-        if known.get(file.path) == digest:
+        if not rechunk and known.get(file.path) == digest:
             current[file.path] = digest
             continue
         try:

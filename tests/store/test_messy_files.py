@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import unicodedata
+from collections.abc import Mapping
 from pathlib import Path
 
 from tests.sync.gitrepo import Remote
@@ -18,9 +19,12 @@ from tests.sync.gitrepo import Remote
 GOOD = b"# Good\n\n## Refunds\n\nThe refund window is thirty days.\n"
 
 
-def briefd(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def briefd(
+    tmp_path: Path, *args: str, timeout: float = 120, settings: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     env.update(BRIEFD_DB=str(tmp_path / "index.db"), BRIEFD_EMBEDDINGS__ENABLED="false")
+    env.update(settings or {})
     return subprocess.run(
         [sys.executable, "-m", "briefd", *args],
         env=env,
@@ -94,6 +98,30 @@ def test_a_document_grown_past_the_size_limit_keeps_its_indexed_version(tmp_path
             "raise index.max_file_bytes",
         }
     ]
+
+
+def test_a_document_kept_as_indexed_stays_when_every_document_is_chunked_again(
+    tmp_path: Path,
+) -> None:
+    """A run that chunks every document again (other chunking settings, a new briefd) read
+    the files without the hashes indexed before, so a document that had become unreadable (a
+    stray byte) was reported deleted and taken out of the index, where any other run keeps
+    its earlier version and says so."""
+    source = source_with(tmp_path, {"domain/fees.md": b"# Fees\n\nThe fee is two percent.\n"})
+    assert briefd(tmp_path, "index", "--source", str(source)).returncode == 0
+    (source / "domain/fees.md").write_bytes(b"# Fees\n\nThe fee is two \xff percent.\n")
+    rechunk = {"BRIEFD_CHUNKING__TARGET_TOKENS": "400"}
+    done = briefd(tmp_path, "index", "--source", str(source), "--json", settings=rechunk)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["rechunked"], report["deleted"], report["documents"]) == (True, [], 2)
+    assert report["skipped"] == [
+        {
+            "path": "domain/fees.md",
+            "reason": "not valid UTF-8 text; save it as UTF-8; the version indexed before is kept",
+        }
+    ]
+    assert [h["doc_path"] for h in search(tmp_path, "fee two percent")] == ["domain/fees.md"]
 
 
 def test_a_file_name_written_decomposed_is_the_name_links_spell(tmp_path: Path) -> None:
