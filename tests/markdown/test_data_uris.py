@@ -59,3 +59,26 @@ def test_a_data_uris_payload_is_out_of_chunks_and_in_the_document(
             break
         start = part.next_start_line
     assert len(parts) > 3 and "\n".join(parts) == TEXT.removesuffix("\n") + "\n"
+
+
+_ICON = base64.b64encode(random.Random(10).randbytes(300)).decode()
+
+
+def test_a_data_links_title_stays_its_one_title(api: Briefd, write_files: WriteFiles) -> None:
+    """A data: link with a title came out with two, the size and the title
+    (``![Logo](data:…,… (300 bytes elided) "Acquirer logo")``), which is no link."""
+    text = (
+        "# Logos\n\n"
+        f'![Logo](data:image/png;base64,{_ICON} "Acquirer logo") on the form.\n\n'
+        f"See [the icon](data:image/png;base64,{_ICON}  'Small icon' ), "
+        f"[the other](data:image/png;base64,{_ICON} (Other icon)) and "
+        f'<img src="data:image/png;base64,{_ICON}" title="HTML icon">.\n'
+    )
+    write_files({"domain/logos.md": text})
+    api.index()
+    assert [c.content for c in api.document("domain/logos.md").chunks] == [
+        '![Logo](data:image/png;base64,… "Acquirer logo (300 bytes elided)") on the form.\n\n'
+        "See [the icon](data:image/png;base64,…  'Small icon (300 bytes elided)' ), "
+        "[the other](data:image/png;base64,… (Other icon, 300 bytes elided)) and "
+        '<img src="data:image/png;base64,… (300 bytes elided)" title="HTML icon">.'
+    ]
