@@ -82,3 +82,35 @@ def test_a_data_links_title_stays_its_one_title(api: Briefd, write_files: WriteF
         "[the other](data:image/png;base64,… (Other icon, 300 bytes elided)) and "
         '<img src="data:image/png;base64,… (300 bytes elided)" title="HTML icon">.'
     ]
+
+
+def _wrapped(data: bytes, prefix: str = "") -> str:
+    text = base64.b64encode(data).decode()
+    return f"\n{prefix}".join(text[i : i + 76] for i in range(0, len(text), 76))
+
+
+def test_a_payload_wrapped_over_lines_is_elided_whole(api: Briefd, write_files: WriteFiles) -> None:
+    """A base64 payload wrapped at 76 characters (``base64`` writes it so) had its first line
+    elided and the rest left in the chunks: a 20 KB image gave 360 lines of letters."""
+    text = (
+        "# Wrapped\n\n"  # 1
+        f"![Flow](data:image/png;base64,{_wrapped(random.Random(11).randbytes(20 * 1024))})\n\n"  # 3-362
+        "Text after the flow.\n\n"  # 364
+        "## Logo {#logo}\n\n"  # 366
+        '<p><img alt="Logo" src="data:image/png;base64,\n'  # 368
+        f"{_wrapped(random.Random(12).randbytes(600))}\n"  # 369-379
+        '" width="20"></p>\n\n'  # 380
+        "> quoted ![q](data:image/png;base64,"  # 382
+        f'{_wrapped(random.Random(13).randbytes(300), "> ")} "Quoted") tail\n'  # 382-387
+    )
+    write_files({"domain/wrapped.md": text})
+    api.index()
+    view = api.document("domain/wrapped.md")
+    got = [(c.heading, c.anchor, c.start_line, c.end_line) for c in view.chunks]
+    assert got == [("Wrapped", None, 1, 364), ("Logo", "logo", 366, 387)]
+    assert [c.content for c in view.chunks] == [
+        "![Flow](data:image/png;base64,… (20 KB elided))\n\nText after the flow.",
+        '<p><img alt="Logo" src="data:image/png;base64,… (600 bytes elided)" width="20"></p>\n\n'
+        '> quoted ![q](data:image/png;base64,… "Quoted (300 bytes elided)") tail',
+    ]
+    assert view.body == text  # the document as the file has it

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from briefd.markdown.datauri import elided_lines
+from briefd.markdown.datauri import GONE, elided_lines, shown
 from briefd.markdown.parse import Structure
 from briefd.markdown.wrap import (
     Run,
@@ -118,7 +118,7 @@ def chunk_document(
     lines = elided_lines(lines)
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    count = _remembering(count)
+    count = _remembering(_without_gone(count) if GONE in lines else count)
     last_line = len(lines)
     found = sections(structure, title, first_line, last_line)
     for section in found:
@@ -128,6 +128,9 @@ def chunk_document(
         seen[base_key] = occurrence + 1
         dup = f"\x00#{occurrence}" if occurrence else ""
         for part, piece in enumerate(pieces):
+            text = shown(piece.text)
+            if not text.strip():  # only lines a wrapped payload took
+                continue
             suffix = dup + (f"\x00part{part}" if part else "")
             chunks.append(
                 Chunk(
@@ -136,9 +139,9 @@ def chunk_document(
                     heading=section.heading,
                     heading_path=section.heading_path,
                     anchor=section.anchor,
-                    content=piece.text,
+                    content=text,
                     tokens=piece.tokens,
-                    content_hash=content_hash(piece.text),
+                    content_hash=content_hash(text),
                     position=len(chunks),
                     start_line=section.start_line if part == 0 else piece.start_line,
                     end_line=piece.end_line,
@@ -147,6 +150,11 @@ def chunk_document(
     if not chunks and structure.headings:
         return _outline(doc_path, found, structure, count, max_tokens)
     return tuple(chunks)
+
+
+def _without_gone(count: TokenCounter) -> TokenCounter:
+    """``count`` of a text as it is shown: the lines a wrapped payload took cost nothing."""
+    return lambda text: count(shown(text))
 
 
 def _remembering(count: TokenCounter) -> TokenCounter:
