@@ -46,3 +46,30 @@ def test_an_h1_other_than_the_front_matter_title_is_searched_and_in_breadcrumbs(
     assert (window["title"], window["heading_path"]) == ("Shop rules", ["Returns", "Window"])
     entries = _hits(tmp_path, "double entry")[0]
     assert (entries["title"], entries["heading_path"]) == ("Ledger  Rules.", ["Entries"])
+
+
+def test_an_h1_that_is_the_title_in_quotes_or_with_a_dash_is_not_repeated(tmp_path: Path) -> None:
+    """``title: Payments API`` over ``# “Payments API”`` (or ``# Payments API —``) kept the H1
+    in every heading path, so breadcrumbs said the title twice ("Payments API > “Payments
+    API” > Errors"); an H1 that says more (``# Payments API v2``) stays, as before."""
+    domain = tmp_path / "kb" / "domain"
+    domain.mkdir(parents=True)
+    for name, h1, sub in [
+        ("quoted", "“Payments API”", "Errors"),
+        ("dashed", "Payments API —", "Retries"),
+        ("v2", "Payments API v2", "Limits"),
+    ]:
+        (domain / f"{name}.md").write_text(
+            f"---\ntitle: Payments API\n---\n# {h1}\n\nIntro.\n\n## {sub}\n\nThe {sub} rules.\n",
+            encoding="utf-8",
+        )
+    assert briefd("index", "--source", str(tmp_path / "kb"), cwd=tmp_path).returncode == 0
+    paths = {
+        sub: [(h["title"], h["heading_path"]) for h in _hits(tmp_path, f"{sub} rules")][:1]
+        for sub in ("Errors", "Retries", "Limits")
+    }
+    assert paths == {
+        "Errors": [("Payments API", ["Errors"])],
+        "Retries": [("Payments API", ["Retries"])],
+        "Limits": [("Payments API", ["Payments API v2", "Limits"])],
+    }

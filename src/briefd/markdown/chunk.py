@@ -91,15 +91,19 @@ def sections(structure: Structure, title: str, first_line: int, last_line: int) 
 
 def same_title(heading: str, title: str) -> bool:
     """Whether an H1 says what the title says: compared case-folded, spaces collapsed, without
-    closing punctuation ("Refund policy." is the title "refund  policy")."""
+    closing punctuation or dashes, nor the quotes around it ("Refund policy." and "“Refund
+    policy” —" are the title "refund  policy"; "Refund policy v2" is another heading)."""
     return _title_key(heading) == _title_key(title)
 
 
 def _title_key(text: str) -> str:
-    return " ".join(caseless(text).split()).rstrip(_CLOSING_MARKS).rstrip()
+    key = " ".join(caseless(text).split())
+    return key.rstrip(_CLOSING_MARKS + _DASHES + _QUOTES + " ").lstrip(_QUOTES + " ")
 
 
 _CLOSING_MARKS = ".,:;!?…。！？："
+_DASHES = "-‐‒–—―"
+_QUOTES = "\"'“”‘’«»„‚‹›「」『』"
 
 
 def chunk_document(
