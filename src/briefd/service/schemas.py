@@ -117,9 +117,14 @@ class DocumentsOut(BaseModel):
 
 class RequestIn(BaseModel):
     """A request body: a field it does not have is an error naming it (422), not ignored — a
-    typo such as ``max_token`` would otherwise quietly fall back to the default."""
+    typo such as ``max_token`` would otherwise quietly fall back to the default. Its fields
+    are strict, as MCP tool arguments are (``tools.BriefdMCP``): JSON carries numbers and
+    booleans as such, so ``true``, ``"2000"`` or ``2000.0`` for a count and ``"yes"`` or ``1``
+    for a flag are a client's bug, refused naming the field, never converted (pydantic's lax
+    mode read ``true`` as a budget of 1 token). Query parameters are strings by nature and
+    stay lax."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class UsageIn(RequestIn):

@@ -464,7 +464,7 @@ class BriefdMCP(MCPServer[Any]):
     ) -> CallToolResult | InputRequiredResult:
         if self._tool_manager.get_tool(name) is None:
             return self._unlisted(name)
-        unknown = self._unknown_arguments(name, arguments)
+        unknown = self._unknown_arguments(name, arguments) or self._loose_arguments(name, arguments)
         if unknown:
             return self._rejected(name, unknown)
         try:
@@ -500,6 +500,21 @@ class BriefdMCP(MCPServer[Any]):
         """The tool ``name`` (one this server lists) refused its arguments: counted, said."""
         self.state.rejected("mcp", name)
         return error_result(f"{name}: {problem}")
+
+    def _loose_arguments(self, name: str, arguments: dict[str, Any]) -> str:
+        """Arguments of the wrong JSON type, said per field ("" when none): validated strictly,
+        as REST bodies are (``schemas.RequestIn``), after the SDK's own unwrapping of lists sent
+        as JSON text. Lax, the SDK took ``true`` as a budget of 1 token, ``"2000"`` or ``2000.0``
+        as 2000 and ``"yes"`` as a flag set."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return ""
+        meta = tool.fn_metadata
+        try:
+            meta.arg_model.model_validate(meta.pre_parse_json(arguments), strict=True)
+        except ValidationError as exc:
+            return problems(exc.errors())
+        return ""
 
     def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
         """Arguments the tool does not take, said with the ones it does ("" when none): the

@@ -1,0 +1,96 @@
+"""A count or a flag of the wrong JSON type is refused naming the field, on every REST body and
+every MCP tool (pydantic's lax mode took ``true`` as a budget of 1 token and ``"2000"`` or
+``2000.0`` as 2000); query parameters, strings by nature, still parse."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from mcp import Client
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import serving
+from tests.service.test_mcp import run
+
+WRONG: dict[str, tuple[object, ...]] = {
+    "integer": (True, False, "2000", 2000.0),
+    "boolean": ("true", "yes", 1, 0),
+}
+SAYS = {"integer": "Input should be a valid integer", "boolean": "Input should be a valid boolean"}
+
+
+def typed_fields(schema: dict[str, Any]) -> dict[str, str]:
+    """The integer and boolean properties of an object schema (``T | None`` included)."""
+    found: dict[str, str] = {}
+    for name, prop in schema.get("properties", {}).items():
+        kinds = [prop.get("type")] + [option.get("type") for option in prop.get("anyOf", [])]
+        kind = next((k for k in kinds if k in WRONG), None)
+        if kind is not None:
+            found[name] = kind
+    return found
+
+
+def required(schema: dict[str, Any]) -> dict[str, object]:
+    """A string for every required property (the type check comes first either way)."""
+    return dict.fromkeys(schema.get("required", []), "domain/refunds.md")
+
+
+def test_every_rest_body_refuses_a_count_or_flag_of_the_wrong_type(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    defs = spec["components"]["schemas"]
+    checked = []
+    for path, methods in spec["paths"].items():
+        for method, operation in methods.items():
+            content = operation.get("requestBody", {}).get("content", {})
+            ref = content.get("application/json", {}).get("schema", {}).get("$ref")
+            if ref is None:
+                continue
+            schema = defs[ref.rsplit("/", 1)[1]]
+            for field, kind in typed_fields(schema).items():
+                for value in WRONG[kind]:
+                    body = {**required(schema), field: value}
+                    response = client.request(method, path, json=body)
+                    assert response.status_code == 422, (path, field, value, response.text)
+                    assert f"{field}: {SAYS[kind]}" in response.json()["detail"], response.text
+                checked.append((path, field))
+    assert ("/api/bundle", "max_tokens") in checked and ("/api/context", "verbose") in checked
+    good = client.post("/api/bundle", json={"task": "refund", "max_tokens": 500, "verbose": True})
+    assert good.status_code == 200, good.text
+    query = client.get("/api/search", params={"q": "refund", "max_tokens": "500", "top_k": "3"})
+    assert query.status_code == 200, query.text  # a query string is text: "500" is 500
+
+
+@pytest.fixture
+def url(service_api: Briefd) -> Iterator[str]:
+    with serving(create_app(service_api, service_config())) as base:
+        yield base + "/mcp"
+
+
+def test_every_mcp_tool_refuses_a_count_or_flag_of_the_wrong_type(url: str) -> None:
+    async def body(client: Client) -> Any:
+        said: list[tuple[str, str, str, bool, str]] = []
+        for tool in (await client.list_tools()).tools:
+            for field, kind in typed_fields(tool.input_schema).items():
+                for value in WRONG[kind]:
+                    arguments = {**required(tool.input_schema), field: value}
+                    result = await client.call_tool(tool.name, arguments)
+                    text = result.content[0].text  # type: ignore[union-attr]
+                    said.append((tool.name, field, kind, result.is_error, text))
+        fine = await client.call_tool(
+            "search_context", {"query": "refund", "max_tokens": 500, "scopes": '["all"]'}
+        )
+        return said, fine
+
+    said, fine = run(url, "auto", body)
+    for name, field, kind, is_error, text in said:
+        assert is_error, (name, field, text)
+        assert text == f"{name}: {field}: {SAYS[kind]}", text
+    tools = {(name, field) for name, field, *_ in said}
+    assert {("search_context", "max_tokens"), ("search_context", "top_k")} <= tools
+    assert {("compile_bundle", "verbose"), ("knowledge_gaps", "limit")} <= tools
+    assert not fine.is_error, fine.content  # a list sent as JSON text is still unwrapped
