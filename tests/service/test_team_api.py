@@ -148,6 +148,9 @@ def test_never_served_documents_are_listed_to_the_limit_and_counted(
     assert shown.output.endswith("  domain/d002.md\n  … and 297 more (--limit)\n")
 
 
+SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}  # what a browser adds on the dashboard's fetch
+
+
 def test_searches_made_on_the_dashboard_are_no_gap_and_serve_no_tokens(
     client: TestClient,
 ) -> None:
@@ -158,10 +161,10 @@ def test_searches_made_on_the_dashboard_are_no_gap_and_serve_no_tokens(
     state = client.app.state.briefd  # type: ignore[attr-defined]
     asked = ("purple elephant onboarding", "retry policy")
 
-    def search_as(who: str) -> dict[str, Any]:
+    def search_as(who: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
         for query in asked:
             params = {"q": query, "client": who, "scopes": "all"}
-            assert client.get("/api/search", params=params).status_code == 200
+            assert client.get("/api/search", params=params, headers=headers).status_code == 200
         state.flush()
         return {
             "tokens": client.get("/api/stats").json()["tokens_served"],
@@ -169,10 +172,31 @@ def test_searches_made_on_the_dashboard_are_no_gap_and_serve_no_tokens(
             "usage": client.get("/api/usage").json()["requests"],
         }
 
-    assert search_as("dashboard") == {"tokens": 0, "gaps": [], "usage": 0}
+    assert search_as("dashboard", SAME_ORIGIN) == {"tokens": 0, "gaps": [], "usage": 0}
     by_an_agent = search_as("claude-code")
     assert by_an_agent["tokens"] > 0 and by_an_agent["usage"] == 2
     assert by_an_agent["gaps"] == ["purple elephant onboarding"]
+
+
+def test_an_api_client_naming_itself_dashboard_is_booked_as_any_client(
+    client: TestClient,
+) -> None:
+    """Any API client could send client=dashboard and keep its searches out of the team's
+    gaps, usage and tokens served. Only the dashboard's page (a browser's same-origin fetch)
+    is left out now; a program claiming the name, or a page of another site, is booked under
+    it like any client."""
+    state = client.app.state.briefd  # type: ignore[attr-defined]
+    claimed = {"client": "dashboard", "scopes": "all"}
+    for query in ("purple elephant onboarding", "retry policy"):
+        assert client.get("/api/search", params={"q": query, **claimed}).status_code == 200
+    cross_site = {"Sec-Fetch-Site": "cross-site"}
+    params = {"q": "purple elephant onboarding", **claimed}
+    assert client.get("/api/search", params=params, headers=cross_site).status_code == 200
+    state.flush()
+    assert client.get("/api/usage").json()["requests"] == 3
+    assert client.get("/api/stats").json()["tokens_served"] > 0
+    gaps = client.get("/api/gaps").json()["gaps"]
+    assert [(g["query"], g["asked"]) for g in gaps] == [("purple elephant onboarding", 2)]
 
 
 def test_the_gaps_tool_names_each_document_it_got_once(service_api: Briefd) -> None:

@@ -56,7 +56,9 @@ BEING_BUILT = (
     "(`indexed …` on its stderr); try again in a minute"
 )
 # The client the dashboard's searches name: a person reading, not an agent served — no tokens
-# served, and nothing in the query log (so neither in gaps, usage nor the daily charts).
+# served, and nothing in the query log (so neither in gaps, usage nor the daily charts). Only
+# from the dashboard's page itself (see :func:`dashboard_search`): any other caller naming it is
+# booked as any client is, so an agent cannot keep its searches out of the team's reports.
 DASHBOARD = "dashboard"
 PRUNE_SECONDS = 86_400  # an idle server still prunes the query log (retention) once a day
 
@@ -86,6 +88,16 @@ class Caller:
     client: str | None = None
     account: Account | None = None  # Atlassian account from the request's headers (A1, A2)
     head: bool = False  # a HEAD answered as a GET: it serves nobody, so counts as a request only
+    dashboard: bool = False  # the dashboard page's own search (dashboard_search): likewise
+
+
+def dashboard_search(client: str | None, fetch_site: str | None) -> bool:
+    """Whether a search is the dashboard page's own: it names ``client=dashboard`` and comes
+    from a page of this server (``Sec-Fetch-Site: same-origin``, which browsers set and a page's
+    script cannot). An API client naming itself ``dashboard`` is booked as any client is. Not
+    an authentication: the bearer token is that, and a program holding it could send the
+    header too (as it could reset the counters); it keeps a claimed name from hiding searches."""
+    return client == DASHBOARD and fetch_site == "same-origin"
 
 
 class ServiceState:
@@ -222,14 +234,14 @@ class ServiceState:
         self, request: SearchRequest, paths: tuple[str, ...], max_tokens: int, caller: Caller
     ) -> SearchOut:
         """Search, keep what fits in ``max_tokens``, count the tokens served and log the query
-        (not a :data:`DASHBOARD` search, nor a HEAD: counted as a request only). With
+        (not the dashboard's own search, nor a HEAD: counted as a request only). With
         ``paths``, the best section of each document whose ``refs`` cover one of them leads
         (see :meth:`Briefd.search`)."""
         started = time.perf_counter()
         self.embed_first(request.query, request.mode)
         result = self.call(caller.surface, caller.name, lambda: self._search(request, paths))
         out = search_out(result, max_tokens)
-        if caller.client == DASHBOARD or caller.head:
+        if caller.dashboard or caller.head:
             return out
         self.served(caller.surface, caller.name, out.tokens)
         top = out.hits[0].score if out.hits else None

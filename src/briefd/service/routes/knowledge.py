@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Header, Query
 
 from briefd.graph.suggest import LinkSuggestion
 from briefd.retrieval.search import SearchRequest
@@ -14,7 +14,7 @@ from briefd.service import schemas
 from briefd.service.deps import ERRORS, Head, State
 from briefd.service.documents import DocumentOut
 from briefd.service.schemas import split_list
-from briefd.service.state import Caller
+from briefd.service.state import Caller, dashboard_search
 
 router = APIRouter(prefix="/api", tags=["knowledge"])
 
@@ -42,6 +42,9 @@ def search(
         list[str] | None, Query(description="Only documents with any of these tags (R5).")
     ] = None,
     client: Annotated[str | None, Query(max_length=200)] = None,
+    fetch_site: Annotated[
+        str | None, Header(alias="sec-fetch-site", include_in_schema=False)
+    ] = None,
 ) -> schemas.SearchOut:
     """Ranked sections for a query, at most ``max_tokens`` in total (R1–R6); with ``paths``,
     sections of documents whose ``refs`` cover them lead."""
@@ -49,7 +52,8 @@ def search(
         query=q, scopes=split_list(scopes), top_k=top_k, tags=split_list(tags) or ()
     )
     code_paths = split_list(paths) or ()
-    caller = Caller("rest", "search", client, head=head)
+    own = dashboard_search(client, fetch_site)  # a person on the dashboard: no agent served
+    caller = Caller("rest", "search", client, head=head, dashboard=own)
     return state.search(request, code_paths, max_tokens, caller)
 
 
