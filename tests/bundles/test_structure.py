@@ -118,6 +118,28 @@ def test_hard_limit_decides_budget_exceeded_for_mandatory_content(example: Brief
     assert not any(i.truncated for i in capped.items)
 
 
+def test_a_target_over_the_hard_limit_says_so_and_where_to_read_it_in_parts(
+    example: Briefd,
+) -> None:
+    """B7 keeps a target document whole and flags it: the caller got 1,000 tokens and more
+    for a max_tokens of 300, told only by budget_exceeded and overage. A warning now says
+    how large the target is against the limit and names the get_document call (and the REST
+    route) that reads it in parts; a target within the hard limit has none."""
+    capped = example.compile_bundle(BundleRequest("", max_tokens=300, hard_limit=300, target=MONEY))
+    size = sum(i.tokens for i in capped.items if i.tier == "mandatory")
+    assert capped.diagnostics.budget_exceeded and size > 300
+    assert capped.warnings == (
+        f"the target {MONEY} alone takes {size} tokens, over hard_limit 300 (max_tokens 300): "
+        "it is here whole, as mandatory content is (budget_exceeded). To read it within a "
+        f'budget, get_document("{MONEY}", scopes=["domain"], max_tokens=500) (REST: GET '
+        f"/api/docs/{MONEY}?scopes=domain&max_tokens=500) gives it in parts, each saying where "
+        "the next starts; or raise hard_limit",
+    )
+    assert capped.diagnostics.overage == capped.tokens - 300  # the warning is counted too
+    within = example.compile_bundle(BundleRequest("", max_tokens=1000, target=MONEY))
+    assert within.tokens > 1000 and within.warnings == ()  # over max_tokens, under hard_limit
+
+
 def test_parent_relations_always_documents_and_backlinks(
     api: Briefd, write_files: WriteFiles
 ) -> None:

@@ -340,3 +340,36 @@ def test_modes_verbose_and_document_context_over_mcp(service_api: Briefd) -> Non
     assert "structural" in {i["tier"] for i in context["items"]}
     assert out["missing"].is_error
     assert "no document 'domain/nope.md'" in out["missing"].content[0].text  # type: ignore[union-attr]
+
+
+def test_a_target_over_the_hard_limit_is_said_first_with_the_call_that_reads_it_in_parts(
+    service_api: Briefd,
+) -> None:
+    """document_context keeps its target whole (B7): with max_tokens 300 the model received
+    the whole document, told it was over the budget only by a line after it (which a client
+    that moves a long answer to a file shows last). The warning now leads the text and names
+    a get_document call; that call, made as written, reads the document in parts."""
+    target = "domain/currency-and-rounding.md"
+    call = re.compile(r'get_document\("([^"]+)", scopes=\["([^"]+)"\], max_tokens=(\d+)\)')
+
+    async def body(client: Client) -> tuple[Any, list[Any]]:
+        arguments = {"doc_path": target, "max_tokens": 300, "hard_limit": 300}
+        context = await client.call_tool("document_context", arguments)
+        named = call.search(context.content[0].text)
+        assert named is not None, context.content[0].text
+        path, scope, budget = named.groups()
+        asked = {"doc_path": path, "scopes": [scope], "max_tokens": int(budget)}
+        parts = [await client.call_tool("get_document", asked)]
+        while (following := parts[-1].structured_content["part"]["next_start_line"]) is not None:
+            parts.append(await client.call_tool("get_document", {**asked, "start_line": following}))
+        return context, parts
+
+    with serving(create_app(service_api, service_config())) as base:
+        context, parts = run(base + "/mcp", "auto", body)
+    structured = context.structured_content
+    assert structured["budget_exceeded"] and structured["overage"] > 0
+    text = context.content[0].text
+    assert text.startswith(f"Warning: the target {target} alone takes ")
+    assert len(parts) >= 2 and not any(p.is_error for p in parts)
+    for part in parts:
+        assert count_tokens(part.content[0].text) <= 500, part.content[0].text

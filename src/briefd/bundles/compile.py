@@ -67,6 +67,7 @@ ISSUE_ATTRIBUTION_TOKENS = 40  # the "> tracker issue · …" line above the iss
 LIVE_ISSUE_SHARE = 0.35  # a live Jira issue is rendered within this share of the budget (B1)
 CACHE_WAIT_MS = 100  # a cache row is not worth waiting for a reindex's write lock
 FITS_NO_SECTION = "fits no section"  # what a warning that the budget held none says
+DOCUMENT_PART_MIN = 500  # the smallest max_tokens get_document reads a part with
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +149,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
             engine.cache.put(key.key, bundle, hit=not fresh)
         else:
             bundle = replace(bundle, cached=True)
-        warned = asked.warned + too_small(bundle, asked.warned)
+        warned = asked.warned + too_small(bundle, asked.warned) + over_budget(bundle)
         base = _base(conn, engine, request.base, key) if request.base else None
         held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)
     if fresh and not live:  # a live issue's text is never stored
@@ -317,6 +318,26 @@ def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
     if warnings_tokens((*warned, full)) - warnings_tokens(warned) <= room:
         return (full,)
     return (f"{name} {limit} {FITS_NO_SECTION}; raise it",)
+
+
+def over_budget(bundle: Bundle) -> tuple[str, ...]:
+    """A context whose target document alone is over the hard limit says so in words, with
+    how to read it within a budget: B7 keeps mandatory content whole and only flags it
+    (``budget_exceeded``, ``overage``), so the caller holds a document far over what it asked
+    for, told so by two fields (and, over MCP, a line after the whole document)."""
+    d = bundle.diagnostics
+    target = [i for i in bundle.items if i.tier == "mandatory" and i.doc_path == bundle.target]
+    size = sum(item.tokens for item in target)
+    if not d.budget_exceeded or size <= d.hard_limit:
+        return ()
+    path, scope, part = target[0].doc_path, target[0].scope, max(d.budget, DOCUMENT_PART_MIN)
+    return (
+        f"the target {path} alone takes {size} tokens, over hard_limit {d.hard_limit} "
+        f"(max_tokens {d.budget}): it is here whole, as mandatory content is (budget_exceeded). "
+        f'To read it within a budget, get_document("{path}", scopes=["{scope}"], '
+        f"max_tokens={part}) (REST: GET /api/docs/{path}?scopes={scope}&max_tokens={part}) "
+        "gives it in parts, each saying where the next starts; or raise hard_limit",
+    )
 
 
 def with_warnings(bundle: Bundle, warned: tuple[str, ...]) -> Bundle:

@@ -77,11 +77,14 @@ def bundle_text(out: schemas.BundleOut, structured: dict[str, object]) -> str:
 
 
 def bundle_block(out: schemas.BundleOut) -> list[str]:
-    """The sections, then what ``warnings`` says (a default scope the index lacks); without
+    """The sections, then what ``warnings`` says (a default scope the index lacks; first when
+    the bundle is over its hard limit, so a reader meets it before the block); without
     sections the warnings themselves when one says why (a budget that fits none), else why
     nothing came, then the warnings."""
     block = (out.text or "").rstrip()
     warned = [f"Warning: {w}" for w in out.warnings or ()]
+    if block and out.budget_exceeded:  # said before a block over the budget, not after it
+        return [*warned, block]
     if block:
         return [block, *warned]
     if any(FITS_NO_SECTION in w for w in out.warnings or ()):
