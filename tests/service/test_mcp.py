@@ -280,7 +280,8 @@ def test_errors_are_is_error_results_that_say_what_to_do(url: str, mode: str) ->
     )
     assert "query" in texts[4]
     assert texts[5] == (  # one line per field, no pydantic report (input echo, links)
-        "compile_bundle: max_tokens: Input should be a valid integer"  # strict: no string
+        "compile_bundle: max_tokens: Input should be a valid integer, unable to parse string as "
+        "an integer"
     )
     assert texts[6] == (
         "search_context: query: Field required; top_k: Input should be greater than or equal to 1"

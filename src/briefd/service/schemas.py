@@ -3,8 +3,9 @@ from the API's dataclasses into them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -22,6 +23,7 @@ from briefd.model import Hit, ScopeInfo, SearchResult
 from briefd.proposals.model import Proposal, ProposalStatus
 from briefd.retrieval.budget import within_budget
 from briefd.service.documents import json_tokens
+from briefd.service.problems import flags_for_counts
 from briefd.store.activity import UsageReceipt
 from briefd.store.scopes import default_scope_warnings
 from briefd.tokens import count_tokens, json_string_tokens
@@ -117,14 +119,19 @@ class DocumentsOut(BaseModel):
 
 class RequestIn(BaseModel):
     """A request body: a field it does not have is an error naming it (422), not ignored — a
-    typo such as ``max_token`` would otherwise quietly fall back to the default. Its fields
-    are strict, as MCP tool arguments are (``tools.BriefdMCP``): JSON carries numbers and
-    booleans as such, so ``true``, ``"2000"`` or ``2000.0`` for a count and ``"yes"`` or ``1``
-    for a flag are a client's bug, refused naming the field, never converted (pydantic's lax
-    mode read ``true`` as a budget of 1 token). Query parameters are strings by nature and
-    stay lax."""
+    typo such as ``max_token`` would otherwise quietly fall back to the default. A count sent
+    as ``true`` or ``false`` is refused naming the field, as MCP tool arguments are
+    (:func:`~briefd.service.problems.flags_for_counts`): pydantic read ``true`` as 1."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_flag_for_a_count(cls, data: Any) -> Any:
+        wrong = flags_for_counts(cls, data) if isinstance(data, Mapping) else ""
+        if wrong:
+            raise ValueError(wrong)
+        return data
 
 
 class UsageIn(RequestIn):

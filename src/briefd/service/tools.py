@@ -28,7 +28,7 @@ from briefd.proposals.model import ProposalRequest
 from briefd.proposals.policy import reaches_out, require_enabled
 from briefd.retrieval.search import SearchRequest
 from briefd.service import documents, render, schemas
-from briefd.service.problems import problems
+from briefd.service.problems import flags_for_counts, problems
 from briefd.service.schemas import split_list
 from briefd.service.state import Caller, ServiceState
 from briefd.service.team_tools import TeamTools
@@ -502,19 +502,10 @@ class BriefdMCP(MCPServer[Any]):
         return error_result(f"{name}: {problem}")
 
     def _loose_arguments(self, name: str, arguments: dict[str, Any]) -> str:
-        """Arguments of the wrong JSON type, said per field ("" when none): validated strictly,
-        as REST bodies are (``schemas.RequestIn``), after the SDK's own unwrapping of lists sent
-        as JSON text. Lax, the SDK took ``true`` as a budget of 1 token, ``"2000"`` or ``2000.0``
-        as 2000 and ``"yes"`` as a flag set."""
+        """Counts sent as a JSON boolean, said per field ("" when none), as REST bodies refuse
+        them (``schemas.RequestIn``): the SDK took ``true`` as a budget of 1 token."""
         tool = self._tool_manager.get_tool(name)
-        if tool is None:
-            return ""
-        meta = tool.fn_metadata
-        try:
-            meta.arg_model.model_validate(meta.pre_parse_json(arguments), strict=True)
-        except ValidationError as exc:
-            return problems(exc.errors())
-        return ""
+        return "" if tool is None else flags_for_counts(tool.fn_metadata.arg_model, arguments)
 
     def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
         """Arguments the tool does not take, said with the ones it does ("" when none): the
