@@ -113,7 +113,8 @@ def project_settings(ctx: typer.Context, project: Path) -> Settings:
     own = None if named else project_config(project)
     if own is not None:
         return load_settings(own, overrides={"db": ctx.obj.db})
-    settings: Settings = ctx.obj.settings()
+    # this folder's, as before: not those of a project above it (the hook's, from there)
+    settings = load_settings(ctx.obj.config, overrides={"db": ctx.obj.db}, project=Path())
     found = any(path.is_file() for path in config_candidates(os.environ))
     if not (named or found or ctx.obj.db or settings.db.is_absolute()):  # the default index,
         settings = dataclasses.replace(settings, db=project / settings.db)  # the project's

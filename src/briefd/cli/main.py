@@ -76,10 +76,12 @@ def main(
     config: Path | None = typer.Option(
         None,
         "--config",
-        help="Settings file (default: $BRIEFD_CONFIG, else the first of ./briefd.yaml, ./.briefd/briefd.yaml, ~/.config/briefd/briefd.yaml).",
+        help="Settings file (default: $BRIEFD_CONFIG, else the first of ./briefd.yaml, ./.briefd/briefd.yaml, ~/.config/briefd/briefd.yaml; in a subfolder of a git work tree, . is the nearest folder above with the project's briefd files).",
     ),
     db: Path | None = typer.Option(
-        None, "--db", help="Index database file (default: .briefd/briefd.db)."
+        None,
+        "--db",
+        help="Index database file (default: .briefd/briefd.db in the project's folder).",
     ),
     version: bool = typer.Option(
         False, "--version", callback=print_version, is_eager=True, help="Print the version."

@@ -64,15 +64,28 @@ def index_args(argv: Sequence[str]) -> Args | None:
     return found if command else None
 
 
+def project(args: Args, env: Mapping[str, str], cwd: str) -> str:
+    """The folder ``load_settings`` looks for the settings file and the default index in with
+    these options (as ``settings.locate.project_folder``): ``cwd``, or from a subfolder of a git
+    work tree the nearest folder above with the project's briefd files — unless a settings
+    file or an index is named."""
+    if args.get("config") or args.get("db"):
+        return cwd
+    from briefd.project import project_dir
+
+    return project_dir(env, cwd, main_tree=False) or cwd
+
+
 def config_paths(args: Args, env: Mapping[str, str], cwd: str) -> list[str]:
     """The settings files ``load_settings`` looks for with these options, in its order (as
-    ``settings.config_candidates``): the one named, else ``./briefd.yaml``,
-    ``./.briefd/briefd.yaml`` and the user's. The stamp records each one's stat or absence, so
-    one that appears or changes is noticed."""
+    ``settings.config_candidates``): the one named, else the project folder's (:func:`project`)
+    ``briefd.yaml``, ``.briefd/briefd.yaml`` and the user's. The stamp records each one's stat
+    or absence, so one that appears or changes is noticed."""
     named = args.get("config") or env.get("BRIEFD_CONFIG")
     if named:
         return [os.path.join(cwd, str(named))]
-    found = [os.path.join(cwd, CONFIG_FILE), os.path.join(cwd, LOCAL_DIR, CONFIG_FILE)]
+    folder = project(args, env, cwd)
+    found = [os.path.join(folder, CONFIG_FILE), os.path.join(folder, LOCAL_DIR, CONFIG_FILE)]
     home = env.get("HOME")
     base = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
     return found + ([os.path.join(base, "briefd", CONFIG_FILE)] if base else [])
@@ -99,14 +112,14 @@ def locate(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
             text = file.read()
     except FileNotFoundError:
         named_config = args.get("config") or env.get("BRIEFD_CONFIG")
-        return None if named_config else os.path.join(cwd, DEFAULT_DB)
+        return None if named_config else os.path.join(project(args, env, cwd), DEFAULT_DB)
     except (OSError, UnicodeDecodeError):
         return None
     lines = [line for line in text.splitlines() if line.startswith("db:")]
     if len(lines) > 1:
         return None
     if not lines:
-        return os.path.join(cwd, DEFAULT_DB)
+        return os.path.join(project(args, env, cwd), DEFAULT_DB)
     value = lines[0][3:].split(" #", 1)[0].strip()
     if not value or value[0] in "'\"[{&*!|>%@`":
         return None
@@ -130,7 +143,7 @@ def signature(path: str) -> str:
 
 def invocation(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
     """A digest of what decides the settings and the run besides files: the options, the
-    working directory, the Python, the ``BRIEFD_*`` and ``GIT_*`` environment (hashed, as it
+    working directory and the project folder found from it (:func:`project`), the Python, the ``BRIEFD_*`` and ``GIT_*`` environment (hashed, as it
     may hold tokens) and where the user's settings file is (``HOME``, ``XDG_CONFIG_HOME``). None without BLAKE2 (then no stamp)."""
     try:
         from _blake2 import blake2b  # hashlib without its OpenSSL import (~5 ms)
@@ -140,7 +153,15 @@ def invocation(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
     environment = sorted(
         (k, v) for k, v in env.items() if k.startswith(ENV_PREFIXES) or k in ENV_NAMES
     )
-    parts = [FORMAT, cwd, sys.executable, sys.version, repr(options), repr(environment)]
+    parts = [
+        FORMAT,
+        cwd,
+        project(args, env, cwd),
+        sys.executable,
+        sys.version,
+        repr(options),
+        repr(environment),
+    ]
     text = "\0".join(parts)
     return blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 

@@ -347,9 +347,9 @@ def _up(options: Mapping[str, Any], env: Mapping[str, str]) -> None:
     its git work tree (unless ``--config``/``--db`` name them)."""
     if "config" in options or "db" in options:
         return
-    from briefd.hook import discover
+    from briefd.project import project_dir
 
-    project = discover.project_dir(env)
+    project = project_dir(env)
     if project is not None:
         os.chdir(project)
 

@@ -19,6 +19,10 @@ from typing import Any, ClassVar, Literal
 
 from briefd.errors import ConfigError
 from briefd.settings.convert import build, text_setting
+from briefd.settings.locate import CONFIG_FILE as CONFIG_FILE
+from briefd.settings.locate import DEFAULT_DB, DEFAULT_EVAL_CACHE, in_project, project_folder
+from briefd.settings.locate import LOCAL_CONFIG as LOCAL_CONFIG
+from briefd.settings.locate import config_candidates as config_candidates
 from briefd.settings.names import (
     allowed_names_problem,
     branch_name_problem,
@@ -35,22 +39,6 @@ from briefd.settings.raw import (
     relative_paths,
     set_dotted,
 )
-
-CONFIG_FILE = "briefd.yaml"
-LOCAL_CONFIG = Path(".briefd") / CONFIG_FILE
-
-
-def config_candidates(env: Mapping[str, str]) -> tuple[Path, ...]:
-    """Where the settings are looked for when no file is named (``--config``,
-    ``BRIEFD_CONFIG``), in order: ``./briefd.yaml``, ``./.briefd/briefd.yaml``, then the
-    user's ``$XDG_CONFIG_HOME/briefd/briefd.yaml`` (``$HOME/.config``) — the order the prompt
-    hook reads them in (:mod:`briefd.hook.discover`) and ``briefd index``'s stamp records
-    (:mod:`briefd.cli.stamp`). Without either variable in ``env`` there is no user file."""
-    base = env.get("XDG_CONFIG_HOME") or (
-        str(Path(env["HOME"]) / ".config") if env.get("HOME") else None
-    )
-    user = (Path(base) / "briefd" / CONFIG_FILE,) if base else ()
-    return (Path(CONFIG_FILE), LOCAL_CONFIG, *user)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +209,7 @@ class RecallSettings:
 
 @dataclass(frozen=True, slots=True)
 class EvalSettings:
-    cache_dir: Path = Path(".briefd/eval-cache")
+    cache_dir: Path = DEFAULT_EVAL_CACHE
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,7 +441,7 @@ class StateSettings:
 @dataclass(frozen=True, slots=True)
 class Settings:
     source: Path | None = None
-    db: Path = Path(".briefd/briefd.db")
+    db: Path = DEFAULT_DB
     default_scopes: tuple[str, ...] = DEFAULT_SCOPES
     scopes: tuple[ScopeRule, ...] = DEFAULT_LAYOUT
     index: IndexSettings = field(default_factory=IndexSettings)
@@ -479,16 +467,19 @@ def load_settings(
     config: Path | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    project: Path | None = None,
 ) -> Settings:
     """Read the config file (explicit, ``BRIEFD_CONFIG``, or the first of
-    :func:`config_candidates` that exists), then apply ``BRIEFD_*`` variables, then
-    ``overrides`` (dotted keys, e.g. from CLI flags)."""
+    :func:`config_candidates` in the ``project`` folder that exists; None: the one found from
+    here, :func:`briefd.settings.locate.project_folder`), then apply ``BRIEFD_*`` variables,
+    then ``overrides`` (dotted keys, e.g. from CLI flags)."""
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     named_by = "BRIEFD_CONFIG" if config is None and env.get("BRIEFD_CONFIG") else None
     path = config or (Path(env["BRIEFD_CONFIG"]) if named_by else None)
     if path is None:
-        path = next((found for found in config_candidates(env) if found.is_file()), None)
+        project = project_folder(env, overrides) if project is None else project
+        path = next((found for found in config_candidates(env, project) if found.is_file()), None)
     origin = "settings"
     if path is not None:
         merged = read_file(path, named_by)
@@ -505,6 +496,7 @@ def load_settings(
             )
         relative_paths(merged, path.parent)
         origin = str(path)
+    in_project(merged, project or Path())
     settings: Settings = _settings(merged, origin)
     failed: ConfigError | None = None  # where the variables stopped building, until they do
     for key, value in env_items(env):

@@ -1,0 +1,85 @@
+"""Where the project is, as git finds its repository: the folder with the project's briefd files
+(``briefd.yaml``, ``.briefd/briefd.yaml`` or an index ``.briefd/briefd.db``), from this folder
+or from a subfolder of its git work tree. The prompt hook (:mod:`briefd.hook.discover`) and the
+settings every command reads (:func:`briefd.settings.load_settings`) ask this one function.
+
+Standard library only, and no git process: a walk up the folders looking for a ``.git`` entry
+(the hook imports it on every prompt, ``briefd index`` on every run).
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+LOCAL_DIR = ".briefd"
+DB_NAME = "briefd.db"
+CONFIG_NAME = "briefd.yaml"
+
+
+def project_dir(
+    env: Mapping[str, str], start: str | None = None, main_tree: bool = True
+) -> str | None:
+    """The folder that holds the project's briefd files when ``start`` (default: the working
+    directory) is a subfolder of a git work tree (an agent that ran ``cd src/payments``, a user
+    who runs briefd as git): the nearest folder up to the work tree's top with a
+    ``briefd.yaml``, ``.briefd/briefd.yaml`` or ``.briefd/briefd.db``; with ``main_tree``, in a
+    linked work tree without its own index (it is untracked), that folder of the main work tree
+    (:func:`_in_main_work_tree`). None: stay here — this folder is the one, a
+    ``$BRIEFD_CONFIG``/``$BRIEFD_DB`` names the files, or the folder is in no git work tree (a
+    stray ``.briefd`` in a parent folder such as ``/tmp`` never counts)."""
+    if env.get("BRIEFD_CONFIG") or env.get("BRIEFD_DB"):
+        return None
+    try:
+        here = os.getcwd() if start is None else os.path.abspath(start)
+    except OSError:  # the folder was removed
+        return None
+    found, folder = None, here
+    while True:
+        if found is None and _has_project_files(folder):
+            found = folder
+        git = os.path.join(folder, ".git")
+        if os.path.exists(git):  # the work tree's top
+            if (
+                main_tree
+                and os.path.isfile(git)
+                and not os.path.exists(os.path.join(found or folder, LOCAL_DIR, DB_NAME))
+            ):
+                found = _in_main_work_tree(git, found or folder, folder) or found
+            return found if found != here else None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _in_main_work_tree(git_file: str, at: str, top: str) -> str | None:
+    """For a linked work tree (``git worktree add``: its ``.git`` is a file naming
+    ``<main>/.git/worktrees/<name>``), whose index is untracked and so only in the main work
+    tree: folder ``at`` there, when it has the project's briefd files."""
+    try:
+        with open(git_file, encoding="utf-8") as stream:
+            line = stream.readline().strip()
+        if not line.startswith("gitdir:"):
+            return None
+        gitdir = os.path.join(top, line[len("gitdir:") :].strip())
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as stream:
+            common = os.path.realpath(os.path.join(gitdir, stream.readline().strip()))
+    except (OSError, UnicodeDecodeError):  # a submodule (no commondir), an unreadable file
+        return None
+    if os.path.basename(common) != ".git":  # a bare repository: no main work tree
+        return None
+    main = os.path.join(os.path.dirname(common), os.path.relpath(at, top))
+    return main if _has_project_files(main) else None
+
+
+def _has_project_files(folder: str) -> bool:
+    local = os.path.join(folder, LOCAL_DIR)
+    return (
+        os.path.isfile(os.path.join(folder, CONFIG_NAME))
+        or os.path.isfile(os.path.join(local, CONFIG_NAME))
+        or os.path.exists(os.path.join(local, DB_NAME))
+    )

@@ -1,0 +1,127 @@
+"""``briefd`` run from a subfolder of the project's git work tree finds the project as git
+finds its repository, and as the prompt hook does (:mod:`briefd.project`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from briefd.cli import stamp
+from tests.cli.test_cli import briefd
+
+REFUNDS = """\
+---
+title: Refund windows
+---
+# Refund windows
+
+A partial refund may be issued within 180 days of capture; after that the
+acquirer rejects it with reason code R-418.
+"""
+
+
+def _repo(root: Path, config: str | None) -> Path:
+    """A git work tree at ``root`` with one knowledge document (and ``briefd.yaml``), and a
+    subfolder ``src/payments`` to run from."""
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    (root / "knowledge" / "domain").mkdir(parents=True)
+    (root / "knowledge" / "domain" / "refunds.md").write_text(REFUNDS, encoding="utf-8")
+    if config is not None:
+        (root / "briefd.yaml").write_text(config, encoding="utf-8")
+    sub = root / "src" / "payments"
+    sub.mkdir(parents=True)
+    return sub
+
+
+def test_commands_from_a_subfolder_use_the_projects_settings_and_index(tmp_path: Path) -> None:
+    """The hook climbed to the project from a subfolder, the command line did not:
+    ``cd src/payments && briefd search …`` said "no index at .briefd/briefd.db", and
+    ``briefd index`` there found no settings and asked for --source."""
+    repo = tmp_path / "repo"
+    sub = _repo(repo, "source: knowledge\n")
+    built = briefd("index", "--json", cwd=sub)
+    assert built.returncode == 0, built.stderr
+    assert json.loads(built.stdout)["documents"] == 1
+    assert (repo / ".briefd" / "briefd.db").is_file()  # the project's index, from its settings
+    assert not (sub / ".briefd").exists()
+    found = briefd("search", "partial refund acquirer", "--json", cwd=sub)
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)["hits"]
+    assert hits[0]["doc_path"] == "domain/refunds.md"
+    assert "R-418" in hits[0]["content"]
+    doc = briefd("doc", "domain/refunds.md", cwd=sub)
+    assert doc.returncode == 0, doc.stderr
+    assert "within 180 days of capture" in doc.stdout
+    again = briefd("index", cwd=sub)  # the stamp, from here too
+    assert again.returncode == 0 and "0 changed (0 new)" in again.stdout, again.stderr
+
+
+def test_an_index_without_settings_is_found_from_a_subfolder(tmp_path: Path) -> None:
+    """A project laid out as `make run` does: no briefd.yaml, an index at the work tree's
+    top built with --source. Above a folder in no work tree, such an index is never used."""
+    repo = tmp_path / "repo"
+    sub = _repo(repo, None)
+    built = briefd("index", "--source", "knowledge", cwd=repo)
+    assert built.returncode == 0, built.stderr
+    found = briefd("search", "partial refund acquirer", "--json", cwd=sub)
+    assert found.returncode == 0, found.stderr
+    assert "R-418" in json.loads(found.stdout)["hits"][0]["content"]
+    plain = tmp_path / "plain"  # no .git here or above: tmp_path's index is not its project
+    plain.mkdir()
+    (repo / ".git").rename(tmp_path / "git-away")
+    (repo / ".briefd").rename(tmp_path / ".briefd")
+    (repo / "plain").mkdir()
+    for cwd in (plain, repo / "plain"):
+        stray = briefd("search", "partial refund acquirer", cwd=cwd)
+        assert stray.returncode == 1, cwd
+        assert stray.stderr.startswith("error: no index at .briefd/briefd.db;"), stray.stderr
+
+
+def test_a_relative_db_is_read_relative_to_the_settings_file(tmp_path: Path) -> None:
+    """``db:`` and ``source:`` in the project's briefd.yaml are relative to that file, not to
+    the subfolder the command runs in; ``--db`` stays relative to the working directory."""
+    repo = tmp_path / "repo"
+    sub = _repo(repo, "source: knowledge\ndb: index/kb.db\n")
+    assert briefd("index", cwd=sub).returncode == 0
+    assert (repo / "index" / "kb.db").is_file()
+    assert not (sub / "index").exists()
+    named = briefd("--db", "../../index/kb.db", "search", "partial refund", "--json", cwd=sub)
+    assert named.returncode == 0, named.stderr
+    assert json.loads(named.stdout)["hits"][0]["doc_path"] == "domain/refunds.md"
+
+
+def test_a_linked_work_tree_indexes_into_its_own_index(tmp_path: Path) -> None:
+    """Unlike the hook, which reads the main work tree's index while a linked work tree has
+    none, ``briefd index`` there builds the work tree's own, from its own files, as before."""
+    main = tmp_path / "repo"
+    _repo(main, "source: knowledge\n")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(main), *args], check=True, capture_output=True)
+
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "knowledge")
+    git("worktree", "add", "-q", str(tmp_path / "feature"))
+    assert briefd("index", cwd=main).returncode == 0
+    sub = tmp_path / "feature" / "src"
+    sub.mkdir()
+    built = briefd("index", "--json", cwd=sub)
+    assert built.returncode == 0, built.stderr
+    assert json.loads(built.stdout)["source"] == str(tmp_path / "feature" / "knowledge")
+    assert (tmp_path / "feature" / ".briefd" / "briefd.db").is_file()
+
+
+def test_the_index_stamp_looks_where_the_settings_do(tmp_path: Path) -> None:
+    """``briefd index``'s stamp (answered before any settings load) finds the project's index
+    and settings from a subfolder, and a settings file that appears there changes its
+    invocation: a stamp the top's settings left never answers for the new one."""
+    repo = tmp_path / "repo"
+    sub = _repo(repo, "source: knowledge\n")
+    args = stamp.index_args(["index"]) or {}
+    assert stamp.locate(args, {}, str(sub)) == str(repo / ".briefd" / "briefd.db")
+    assert stamp.config_path(args, {}, str(sub)) == str(repo / "briefd.yaml")
+    before = stamp.invocation(args, {}, str(sub))
+    (sub / "briefd.yaml").write_text("db: ../../.briefd/briefd.db\n", encoding="utf-8")
+    assert stamp.config_path(args, {}, str(sub)) == str(sub / "briefd.yaml")
+    assert stamp.invocation(args, {}, str(sub)) != before
