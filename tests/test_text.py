@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from briefd.text import caseless, fold, slugify
+from briefd.text import caseless, fold, slugify, whole_characters
 
 # ASCII of every kind (controls and punctuation too), the Turkish and German letters that
 # fold or case-fold differently, and combining marks
@@ -44,3 +44,20 @@ def test_slugs_and_caseless_forms_of_headings() -> None:
     assert caseless("İADE") == caseless("iade") == "iade"
     assert caseless("Straße") == "strasse"
     assert caseless("Retry-Policy") == "retry-policy"
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from("a \U0001f1f9\U0001f1f7\u200d\U0001f468\u0307\U0001f3fd"),
+        max_size=30,
+    ),
+    st.data(),
+)
+def test_whole_characters_from_a_floor_cuts_where_it_cuts_from_the_start(
+    text: str, data: st.DataObject
+) -> None:
+    """A floor that is itself a whole cut is as far back as ``whole_characters`` looks (a line
+    of flags was scanned back to its start for each piece of it read in parts): same cuts."""
+    at = data.draw(st.integers(0, len(text)))
+    floor = whole_characters(text, data.draw(st.integers(0, at)))
+    assert whole_characters(text, at, floor) == whole_characters(text, at)

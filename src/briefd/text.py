@@ -183,17 +183,19 @@ def _regional(char: str) -> bool:
     return "\U0001f1e6" <= char <= "\U0001f1ff"  # two of them make a flag
 
 
-def whole_characters(text: str, at: int) -> int:
+def whole_characters(text: str, at: int, floor: int = 0) -> int:
     """The greatest cut at or before ``at`` that leaves every character whole as a reader sees
     it (a grapheme cluster, for the cases knowledge holds): never before a combining mark, a
     skin-tone modifier or a variation selector, never on either side of a zero-width joiner
-    (👨‍👩‍👧), never between the two halves of a flag (🇹🇷)."""
-    while 0 < at < len(text):
+    (👨‍👩‍👧), never between the two halves of a flag (🇹🇷). ``floor``, a cut known to leave
+    them whole, is as far back as it looks (and the cut at the least): the halves of flags
+    were counted back to the start of their run, a line of flags for each piece of it."""
+    while floor < at < len(text):
         if _extends(text[at]) or text[at - 1] == "\u200d":
             at -= 1
             continue
         run = 0
-        while run < at and _regional(text[at - 1 - run]):
+        while run < at - floor and _regional(text[at - 1 - run]):
             run += 1
         if _regional(text[at]) and run % 2:
             at -= 1

@@ -51,14 +51,17 @@ def test_a_data_uris_payload_is_out_of_chunks_and_in_the_document(
     hits = api.search(SearchRequest("card form step", top_k=3)).hits
     assert [(h.heading, h.content) for h in hits[:1]] == [("Checkout flow", view.chunks[0].content)]
     assert view.body == TEXT  # the document as the file has it
-    parts, start = [], None
-    while True:  # read in parts within 2,000 tokens, each part's text is the file's lines
-        shown, part = read_within(view, start, 2000, fields_tokens, link_costs())
-        parts.append(shown.body)
+    parts, start, char, read = [], None, 0, ""
+    while True:  # read in parts within 2,000 tokens: the file's lines, a line over it in pieces
+        shown, part = read_within(view, start, 2000, fields_tokens, link_costs(), char)
+        parts.append(part)
+        read += shown.body
         if part is None or part.next_start_line is None:
             break
-        start = part.next_start_line
-    assert len(parts) > 3 and "\n".join(parts) == TEXT.removesuffix("\n") + "\n"
+        read += "" if part.next_start_char is not None else "\n"  # a piece goes on in the line
+        start, char = part.next_start_line, part.next_start_char or 0
+    assert len(parts) > 3 and read == TEXT
+    assert {p.end_line for p in parts if p and p.next_start_char is not None} == {5, 9, 11}
 
 
 _ICON = base64.b64encode(random.Random(10).randbytes(300)).decode()

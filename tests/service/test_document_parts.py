@@ -4,7 +4,10 @@ document. Through the SDK's client on a real uvicorn, and REST through the app."
 
 from __future__ import annotations
 
+import base64
 import json
+import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +16,12 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from briefd.api import Briefd
+from briefd.model import DocumentView, FrontMatter
 from briefd.service import create_app
-from briefd.tokens import count_tokens
+from briefd.service.documents import fields_tokens, link_costs
+from briefd.service.reading import read_within
+from briefd.text import whole_characters
+from briefd.tokens import count_tokens, escaped_tokens
 from tests.conftest import WriteFiles
 from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import serving
@@ -157,3 +164,128 @@ def test_a_document_linked_hundreds_of_times_still_reads_in_parts_within_the_bud
     assert "superseded by: domain/errors2.md" in text
     assert f"(+{301 - len(listed)} more links to it: see part.backlinks)" in text
     assert "linked from: 301 links to it, listed in the first part" in second.content[0].text  # type: ignore[union-attr]
+
+
+def _long_lines() -> str:
+    """Lines each alone over any part's budget: the brief's one-line paragraph, a base64
+    data-URI image (no space to cut at), and a line of flags, families (joined by U+200D),
+    accents written as a combining mark and astral CJK, which a cut must leave whole."""
+    words = " ".join(f"zebra{i} ledger" for i in range(4000))
+    image = base64.b64encode(random.Random(7).randbytes(24_000)).decode()
+    marks = " ".join(f"🇹🇷👨\u200d👩\u200d👧q\u0307𠮷{i}" for i in range(3000))
+    return (
+        f"# One line\n\n## Line\n\n{words}\n\n## Image\n\n![logo](data:image/png;base64,{image})"
+        f"\n\n## Marks\n\n{marks}\nThe end.\n"
+    )
+
+
+def _pieces(answers: list[dict[str, Any]], max_tokens: int) -> str:
+    """The parts put together, each checked to fit ``max_tokens`` as a client receives it."""
+    text = ""
+    for out in answers:
+        received = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+        assert count_tokens(received) <= max_tokens, (count_tokens(received), out["part"])
+        cut = out["part"].get("next_start_char") is not None
+        text += out["body"] + ("" if cut else "\n")
+    return text[:-1]
+
+
+def test_a_line_over_the_budget_comes_in_pieces_that_make_it_whole(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    """A part held at least one whole line: a one-line paragraph came back as 21,303 tokens
+    with max_tokens=8000, which Claude Code refuses (over 25,000 a data-URI image or a
+    minified JSON would be): such a document could not be read over MCP at all."""
+    root = write_files({"domain/oneline.md": _long_lines()})
+    asked = {"doc_path": "domain/oneline.md", "max_tokens": 8000, "scopes": ["all"]}
+
+    async def body(client: Client) -> list[CallToolResult]:
+        answers = [await client.call_tool("get_document", asked)]
+        while (part := answers[-1].structured_content["part"])["next_start_line"] is not None:  # type: ignore[index]
+            following = {"start_line": part["next_start_line"]}
+            if "next_start_char" in part:
+                following["start_char"] = part["next_start_char"]
+            answers.append(await client.call_tool("get_document", {**asked, **following}))
+        return answers
+
+    with Briefd(service_settings_for(root, tmp_path / "index.db"), embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            answers = run(base + "/mcp", "auto", body)
+    assert not any(a.is_error for a in answers), answers[-1].content
+    outs = [a.structured_content for a in answers]
+    assert _pieces(outs, 8000) == (root / "domain/oneline.md").read_text()  # type: ignore[arg-type]
+    lines = (root / "domain/oneline.md").read_text().split("\n")
+    cuts = [
+        (o["part"]["end_line"], o["part"]["next_start_char"])
+        for o in outs
+        if "next_start_char" in o["part"]
+    ]  # type: ignore[index,operator]
+    assert {line for line, _ in cuts} == {5, 9, 13}  # each long line cut at least once
+    for line, char in cuts:
+        text = lines[line - 1]
+        assert whole_characters(text, char) == char  # never inside a flag, family or accent
+        if line != 9:  # the image has no space to cut at
+            assert text[char - 1] == " ", text[char - 10 : char + 10]
+    first = next(a for a in answers if "next_start_char" in a.structured_content["part"])  # type: ignore[index,operator]
+    line, char = cuts[0]
+    assert first.content[0].text.endswith(  # type: ignore[union-attr]
+        f'[… line {line} continues at character {char}: get_document(doc_path="domain/oneline.md", '
+        f'start_line={line}, start_char={char}, scopes=["domain"])]'
+    )
+
+
+def test_rest_reads_a_long_line_in_pieces_and_says_a_character_past_it(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    root = write_files({"domain/oneline.md": _long_lines()})
+    url = "/api/docs/domain/oneline.md"
+    with Briefd(service_settings_for(root, tmp_path / "index.db"), embedder=None) as api:
+        api.index()
+        with TestClient(create_app(api, service_config(token=None))) as http:
+            outs = [http.get(url, params={"max_tokens": 2000}).json()]
+            while (part := outs[-1]["part"])["next_start_line"] is not None:
+                following = {"start_line": part["next_start_line"]}
+                following["start_char"] = part.get("next_start_char", 0)
+                outs.append(http.get(url, params={"max_tokens": 2000, **following}).json())
+            rest = http.get(url, params={"start_line": 5, "start_char": 100}).json()
+            past = http.get(url, params={"start_line": 5, "start_char": 200_000})
+    assert _pieces(outs, 2000) == (root / "domain/oneline.md").read_text()
+    assert sum("start_char" in o["part"] for o in outs) > 30  # pieces of ~2,000 tokens
+    whole = (root / "domain/oneline.md").read_text().split("\n")
+    assert rest["body"] == "\n".join([whole[4][100:], *whole[5:]])
+    assert rest["part"]["start_char"] == 100 and "next_start_char" not in rest["part"]
+    assert past.status_code == 400
+    assert (
+        f"start_char 200000 is past line 5 of domain/oneline.md, which has {len(whole[4])} characters"
+        in past.text
+    )
+
+
+def test_a_megabyte_line_is_read_in_pieces_counting_each_character_a_few_times() -> None:
+    """Each piece counted the whole rest of its line and searched its cut over 64 characters a
+    token of room: a 1.2 MB data-URI line (a PDF pasted into a note) read at max_tokens=8000
+    had 217 million characters counted (a minute), and tests/markdown/test_data_uris.py ran over
+    20 minutes in CI. What is counted is now a few times what is read (2.4)."""
+    pdf = base64.b64encode(random.Random(9).randbytes(1200 * 1024)).decode()
+    body = f"# Terms\n\nDownload [the terms](data:application/pdf;base64,{pdf}) first.\nThe end."
+    view = DocumentView(PATH, "domain", "Terms", FrontMatter(), body, "", (), (), (), ())
+    counted, limit = 0, 4 * len(body)
+
+    def text(piece: str) -> int:
+        nonlocal counted
+        counted += len(piece)
+        assert counted <= limit, f"{counted:,} characters counted for {len(body):,}"
+        return escaped_tokens(piece)
+
+    costs = replace(link_costs(), text=text)
+    read, start, char = "", None, 0
+    while True:
+        shown, part = read_within(view, start, 8000, fields_tokens, costs, char)
+        assert part is not None and part.tokens <= 8000
+        read += shown.body
+        if part.next_start_line is None:
+            break
+        read += "" if part.next_start_char is not None else "\n"
+        start, char = part.next_start_line, part.next_start_char or 0
+    assert read == body

@@ -67,8 +67,9 @@ class DocumentOut(BaseModel):
         default=None,
         exclude_if=lambda value: value is None,
         description="Set when the body is a part of the document (max_tokens, start_line): "
-        "its file lines, and next_start_line to read on from (null: the end). sections and "
-        "links are those of this part.",
+        "its file lines, and next_start_line to read on from (null: the end); with "
+        "next_start_char when a line alone over max_tokens is cut. sections and links are "
+        "those of this part.",
     )
 
 
@@ -87,6 +88,19 @@ class DocumentPartOut(BaseModel):
         description="The links to the document: the first part lists as many as fit a "
         "quarter of max_tokens (relations first, then one per linking document), later parts "
         "none; max_tokens large enough for the whole document lists them all."
+    )
+    start_char: int = Field(
+        default=0,
+        exclude_if=lambda value: value == 0,
+        description="Where in start_line the part starts, in characters (Unicode code "
+        "points); absent: at its start.",
+    )
+    next_start_char: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Set when a line alone over max_tokens is cut: the next part starts at "
+        "this character of next_start_line (this part's end_line), read with start_char; "
+        "the line's pieces join without a line break. Absent: at the start of the line.",
     )
 
 
@@ -130,6 +144,7 @@ def link_costs() -> Costs:
         text=escaped_tokens,
         section=lambda chunk: json_tokens(_section_out(chunk)) + 1,  # and its comma
         link=lambda link: json_tokens(_link_out(link)) + 1,
+        cut=count_tokens(f',"start_char":{_MANY},"next_start_char":{_MANY}'),
     )
 
 

@@ -173,15 +173,30 @@ def document_text(out: documents.DocumentOut) -> str:
     if out.part is not None:
         part = out.part
         head.append(
-            f"part: lines {part.start_line}-{part.end_line} of {part.last_line} "
+            f"part: lines {part.start_line}-{part.end_line} of {part.last_line}{_chars(part)} "
             f"({part.tokens} tokens); links above are this part's"
         )
-        if part.next_start_line is not None:
+        if part.next_start_char is not None:
+            tail = (
+                f"\n\n[… line {part.next_start_line} continues at character "
+                f'{part.next_start_char}: get_document(doc_path="{out.path}", start_line='
+                f"{part.next_start_line}, start_char={part.next_start_char}, "
+                f'scopes=["{out.scope}"])]'
+            )
+        elif part.next_start_line is not None:
             tail = (
                 f"\n\n[… continues at line {part.next_start_line}: get_document(doc_path="
                 f'"{out.path}", start_line={part.next_start_line}, scopes=["{out.scope}"])]'
             )
     return "\n".join(head) + "\n\n" + self_contained(trimmed(out.body)) + tail
+
+
+def _chars(part: documents.DocumentPartOut) -> str:
+    """Where a part cut inside a line starts and ends in it; "" for whole lines."""
+    start = f", line {part.start_line} from character {part.start_char}" if part.start_char else ""
+    if part.next_start_char is None:
+        return start
+    return f"{start}, line {part.end_line} up to character {part.next_start_char}"
 
 
 def one_line(text: str) -> str:

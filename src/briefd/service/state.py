@@ -306,14 +306,16 @@ class ServiceState:
         caller: Caller,
         start_line: int | None = None,
         max_tokens: int | None = None,
+        start_char: int = 0,
     ) -> DocumentOut:
         """A document by a path from the network (see :meth:`_document`), whole or the part
-        from ``start_line`` that fits ``max_tokens`` (:func:`read_part`), its sections' tokens
-        counted as served (not for a HEAD)."""
+        from ``start_line`` (character ``start_char``) that fits ``max_tokens``
+        (:func:`read_part`), its sections' tokens counted as served (not for a HEAD)."""
 
         def read() -> tuple[DocumentView, Part | None]:
             view = self._document(path, scopes)
-            return read_within(view, start_line, max_tokens, fields_tokens, link_costs())
+            costs = link_costs()
+            return read_within(view, start_line, max_tokens, fields_tokens, costs, start_char)
 
         view, part = self.call(caller.surface, caller.name, read)
         out = document_out(view, part)

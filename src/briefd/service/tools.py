@@ -299,13 +299,22 @@ class Tools:
                 "next_start_line of the part before). Default: the top.",
             ),
         ] = None,
+        start_char: Annotated[
+            int,
+            Field(
+                ge=0,
+                description="Read from this character of start_line: the next_start_char of "
+                "the part before, set when a line alone over max_tokens was cut. Default: 0.",
+            ),
+        ] = 0,
         max_tokens: Annotated[
             int,
             Field(
                 ge=500,
                 le=200_000,
                 description="Token budget of the text (cl100k): a longer document comes in "
-                "parts of whole sections, each saying where the next starts.",
+                "parts of whole sections (a longer line in pieces), each saying where the "
+                "next starts.",
             ),
         ] = DOCUMENT_PART_TOKENS,
     ) -> Annotated[CallToolResult, documents.DocumentOut]:
@@ -317,7 +326,7 @@ class Tools:
         caller = Caller("mcp", "get_document")
         out = await anyio.to_thread.run_sync(
             lambda: self.state.document(
-                doc_path, scope_tuple(scopes), caller, start_line, max_tokens
+                doc_path, scope_tuple(scopes), caller, start_line, max_tokens, start_char
             )
         )
         return ok_result(render.document_text(out), out)

@@ -93,13 +93,21 @@ def document(
             "part's next_start_line).",
         ),
     ] = None,
+    start_char: Annotated[
+        int,
+        Query(
+            ge=0,
+            description="Read from this character of start_line (a part's "
+            "next_start_char, set when a line alone over max_tokens was cut).",
+        ),
+    ] = 0,
     max_tokens: Annotated[
         int | None,
         Query(
             ge=500,
             le=200_000,
-            description="Token budget of the body: a longer document "
-            "comes in parts of whole sections (default: the whole document).",
+            description="Token budget of the body: a longer document comes in parts of "
+            "whole sections, a longer line in pieces (default: the whole document).",
         ),
     ] = None,
 ) -> DocumentOut:
@@ -108,7 +116,7 @@ def document(
     that fits, and where the next part starts. Paths outside the knowledge repository
     (``..``, absolute, symlinked out) are 404."""
     caller = Caller("rest", "get_document", head=head)
-    return state.document(path, split_list(scopes), caller, start_line, max_tokens)
+    return state.document(path, split_list(scopes), caller, start_line, max_tokens, start_char)
 
 
 @router.get("/scopes", name="list_scopes", response_model=schemas.ScopesOut, responses=ERRORS)
