@@ -26,7 +26,8 @@ def project_dir(
     """The folder that holds the project's briefd files when ``start`` (default: the working
     directory) is a subfolder of a git work tree (an agent that ran ``cd src/payments``, a user
     who runs briefd as git): the nearest folder up to the work tree's top with a
-    ``briefd.yaml``, ``.briefd/briefd.yaml`` or ``.briefd/briefd.db``; with ``main_tree``, in a
+    ``briefd.yaml``, ``.briefd/briefd.yaml`` or ``.briefd/briefd.db`` (never a ``.briefd``
+    folder itself, which is its parent's); with ``main_tree``, in a
     linked work tree without its own index (it is untracked), that folder of the main work tree
     (:func:`_in_main_work_tree`). None: stay here — this folder is the one, a
     ``$BRIEFD_CONFIG``/``$BRIEFD_DB`` names the files, or the folder is in no git work tree (a
@@ -39,7 +40,9 @@ def project_dir(
         return None
     found, folder = None, here
     while True:
-        if found is None and _has_project_files(folder):
+        # a project's own ``.briefd`` folder (its ``.briefd/briefd.yaml`` would make it look
+        # like a project) belongs to the folder above: from there, never ``.briefd/.briefd``
+        if found is None and os.path.basename(folder) != LOCAL_DIR and _has_project_files(folder):
             found = folder
         git = os.path.join(folder, ".git")
         if os.path.exists(git):  # the work tree's top

@@ -125,3 +125,27 @@ def test_the_index_stamp_looks_where_the_settings_do(tmp_path: Path) -> None:
     (sub / "briefd.yaml").write_text("db: ../../.briefd/briefd.db\n", encoding="utf-8")
     assert stamp.config_path(args, {}, str(sub)) == str(sub / "briefd.yaml")
     assert stamp.invocation(args, {}, str(sub)) != before
+
+
+def test_the_projects_own_briefd_folder_is_not_a_project(tmp_path: Path) -> None:
+    """A project whose settings are ``.briefd/briefd.yaml``: from inside ``.briefd`` (or a
+    folder in it), that file made ``.briefd`` look like a project of its own, so ``briefd
+    index`` there built a second index in ``.briefd/.briefd/briefd.db`` and ``briefd search``
+    in ``.briefd/eval-cache`` read that one. Both, and the hook, use the project's."""
+    repo = tmp_path / "repo"
+    _repo(repo, None)
+    (repo / ".briefd").mkdir()
+    (repo / ".briefd" / "briefd.yaml").write_text("source: ../knowledge\n", encoding="utf-8")
+    assert briefd("index", cwd=repo).returncode == 0
+    inside = repo / ".briefd"
+    again = briefd("index", "--json", cwd=inside)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["added"] == []  # the project's index, up to date
+    assert not (inside / ".briefd").exists()
+    deeper = inside / "eval-cache"
+    deeper.mkdir()
+    found = briefd("search", "partial refund acquirer", "--json", cwd=deeper)
+    assert found.returncode == 0, found.stderr
+    assert "R-418" in json.loads(found.stdout)["hits"][0]["content"]
+    recall = briefd("recall", "--no-server", "--status", "--json", cwd=deeper)
+    assert json.loads(recall.stdout)["index"] == str(repo / ".briefd" / "briefd.db")
