@@ -308,9 +308,9 @@ def test_an_index_named_by_the_projects_settings_is_never_swapped_for_the_users(
     (project / "briefd.yaml").write_text("source: knowledge\ndb: .briefd/briefd.db\n")
     run = run_hook(payload=hook_json(RELEVANT, cwd=str(project)), env={"BRIEFD_DB": None})
     assert (run.code, run.stdout) == (0, "")
-    assert run.stderr == (
-        "briefd recall: no index at .briefd/briefd.db; build one with `briefd index` (source: "
-        "knowledge, from the settings)\n"
+    assert run.stderr == (  # the file's paths, as its absolute path makes them
+        f"briefd recall: no index at {project}/.briefd/briefd.db; build one with `briefd index` "
+        f"(source: {project}/knowledge, from the settings)\n"
     )
     # without a db in the settings file the user's default index still answers
     (project / "briefd.yaml").write_text("source: knowledge\n")
@@ -447,3 +447,24 @@ def test_a_hook_spawned_in_a_removed_folder_answers_for_its_project(
     assert run.code == 0
     assert "Merchants have 7 calendar days" in run.stdout, run.stderr
     assert not (project / ".briefd" / "briefd.db.recall.log").exists()  # no daemon started
+
+
+def test_a_broken_settings_file_found_from_a_subfolder_is_named_by_its_absolute_path(
+    tmp_path: Path, run_hook: RunHook
+) -> None:
+    """From a subfolder the hook climbs to the project's briefd.yaml; a mistake in it was
+    reported as "briefd.yaml: key 'source' appears twice", which the user in src/payments
+    could not tell from a briefd.yaml of their own folder. The message names the file read."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    sub = project / "src" / "payments"
+    sub.mkdir(parents=True)
+    config = project / "briefd.yaml"
+    config.write_text("source: knowledge\nsource: docs\n")
+    payload = hook_json(RELEVANT, cwd=str(sub))
+    for cwd in (sub, tmp_path):  # spawned in the subfolder, or elsewhere with the JSON's cwd
+        run = run_hook(payload=payload, env={"BRIEFD_DB": None}, cwd=cwd)
+        assert (run.code, run.stdout) == (0, "")
+        assert run.stderr.startswith(f"briefd recall: {config}: key 'source' appears twice"), (
+            run.stderr
+        )

@@ -121,7 +121,7 @@ def test_hook_discovers_config_and_index(tmp_path: Path, monkeypatch: pytest.Mon
     assert hook_settings({**env, "BRIEFD_DB": "/x/y.db"}).db == Path("/x/y.db")
     (tmp_path / ".briefd" / "briefd.yaml").write_text("db: team.db\nrecall:\n  top_k: 2\n")
     found = hook_settings(env)
-    assert (found.db, found.recall.top_k) == (Path(".briefd/team.db"), 2)
+    assert (found.db, found.recall.top_k) == (tmp_path / ".briefd" / "team.db", 2)
 
 
 def test_server_timeout_discovery() -> None:

@@ -42,11 +42,14 @@ def user_db(env: Mapping[str, str]) -> str:
 
 
 def config_file(env: Mapping[str, str]) -> str | None:
+    """The settings file: ``$BRIEFD_CONFIG`` as given, else the first found, as an absolute
+    path — the hook may have climbed from a subfolder (:func:`briefd.project.project_dir`),
+    so a message naming ``briefd.yaml`` alone would not say which one."""
     if env.get("BRIEFD_CONFIG"):
         return env["BRIEFD_CONFIG"]
     for path in (CONFIG_NAME, os.path.join(LOCAL_DIR, CONFIG_NAME), user_config(env)):
         if os.path.isfile(path):
-            return path
+            return os.path.abspath(path)
     return None
 
 
