@@ -9,6 +9,7 @@ from pathlib import Path
 
 from briefd.cli import stamp
 from tests.cli.test_cli import briefd
+from tests.ports import free_port
 
 REFUNDS = """\
 ---
@@ -149,3 +150,45 @@ def test_the_projects_own_briefd_folder_is_not_a_project(tmp_path: Path) -> None
     assert "R-418" in json.loads(found.stdout)["hits"][0]["content"]
     recall = briefd("recall", "--no-server", "--status", "--json", cwd=deeper)
     assert json.loads(recall.stdout)["index"] == str(repo / ".briefd" / "briefd.db")
+
+
+def test_init_from_a_subfolder_points_the_mcp_entry_where_the_hook_asks(tmp_path: Path) -> None:
+    """``cd src/payments && briefd init --client claude-code`` in a project whose briefd.yaml
+    says ``serve.port: 9000``: the hook it wrote climbs to that file and asks port 9000,
+    but init read only the subfolder's settings, so the MCP entry beside it said
+    ``http://127.0.0.1:8484/mcp`` (another project's server, or none), and the stdio entry
+    named an index in src/payments that does not exist. Both now follow the project's file."""
+    repo = tmp_path / "repo"
+    port = free_port()
+    sub = _repo(repo, f"source: knowledge\nserve:\n  port: {port}\n")
+    assert briefd("index", cwd=repo).returncode == 0
+    home = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "home" / "conf")}
+    done = briefd("init", "--client", "claude-code", "--yes", cwd=sub, env=home)
+    assert done.returncode == 0, done.stderr
+    entry = json.loads((sub / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert entry["url"] == f"http://127.0.0.1:{port}/mcp"  # where the hook asks too:
+    hook = json.loads((sub / ".claude" / "settings.local.json").read_text())
+    command = hook["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert "--server" not in command  # it finds that server by itself, from the same file
+    assert not (repo / ".mcp.json").exists()  # written where it was asked (--project: .)
+    done = briefd("init", "--client", "claude-code", "--transport", "stdio", "--yes", cwd=sub)
+    assert done.returncode == 0, done.stderr
+    entry = json.loads((sub / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert entry["args"][-5:] == [
+        "--db",
+        str(repo / ".briefd" / "briefd.db"),
+        "--config",
+        str(repo / "briefd.yaml"),
+        "mcp",
+    ]
+    # as the client spawns it, in src/payments: the project's index and settings
+    spawned = subprocess.run(
+        [entry["command"], *entry["args"][:-1], "search", "partial refund acquirer", "--json"],
+        cwd=sub,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert spawned.returncode == 0, spawned.stderr
+    assert "R-418" in json.loads(spawned.stdout)["hits"][0]["content"]

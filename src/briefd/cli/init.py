@@ -32,6 +32,7 @@ from briefd.hook.clients import (
     runs_here,
     targets,
 )
+from briefd.project import project_dir
 from briefd.settings import (
     CONFIG_FILE,
     LOCAL_CONFIG,
@@ -92,12 +93,24 @@ def recall_server(server: Server, project: Path) -> str | None:
     return None if root in (discover.DEFAULT_SERVER, found) else root
 
 
+def project_home(project: Path) -> Path:
+    """The folder with the project's briefd files that the hook and the CLI find from
+    ``project`` (:func:`briefd.project.project_dir`): ``project`` itself, or from a subfolder
+    of a git work tree the nearest folder above with a ``briefd.yaml``, ``.briefd/briefd.yaml``
+    or ``.briefd/briefd.db`` — so the MCP entry init writes there reaches the server and index
+    the hook it writes beside it asks."""
+    found = project_dir(os.environ, str(project), main_tree=False)
+    return Path(found) if found is not None else project
+
+
 def project_config(project: Path) -> Path | None:
     """The project's own settings file: ``briefd.yaml``, else ``.briefd/briefd.yaml`` (as
-    ``briefd.settings.config_candidates`` looks in a working directory)."""
+    ``briefd.settings.config_candidates`` looks in a working directory), in the project's
+    folder (:func:`project_home`)."""
+    home = project_home(project)
     for name in (CONFIG_FILE, LOCAL_CONFIG):
-        if (project / name).is_file():
-            return project / name
+        if (home / name).is_file():
+            return home / name
     return None
 
 
@@ -108,12 +121,14 @@ def project_settings(ctx: typer.Context, project: Path) -> Settings:
     """The settings ``--config`` or ``$BRIEFD_CONFIG`` name, else the project's own
     (:func:`project_config`; not the one of the directory init runs from), else those of the
     directory init runs from — with the project's index: its own ``.briefd/briefd.db`` when
-    it has one, the default index in the project when no file sets one."""
+    it has one, the default index in the project when no file sets one. The project is the
+    folder the hook finds from ``project`` (:func:`project_home`)."""
     named = ctx.obj.config is not None or bool(os.environ.get("BRIEFD_CONFIG"))
     own = None if named else project_config(project)
+    project = project_home(project)
     if own is not None:
-        return load_settings(own, overrides={"db": ctx.obj.db})
-    # this folder's, as before: not those of a project above it (the hook's, from there)
+        return load_settings(own, overrides={"db": ctx.obj.db}, project=project)
+    # no settings file in the project: this folder's (or the user's), as before
     settings = load_settings(ctx.obj.config, overrides={"db": ctx.obj.db}, project=Path())
     found = any(path.is_file() for path in config_candidates(os.environ))
     if not (named or found or ctx.obj.db or settings.db.is_absolute()):  # the default index,
@@ -126,11 +141,17 @@ def project_settings(ctx: typer.Context, project: Path) -> Settings:
 
 def stdio_command(settings: Settings, config: Path | None, project: Path) -> tuple[str, ...]:
     """``briefd mcp`` for this installation, with absolute paths to the settings file (given,
-    or the project's own) or else to the index, so it works from any directory."""
+    or the project's own) or else to the index, so it works from any directory. A settings
+    file found above ``project`` (:func:`project_home`) comes with the index it places: the
+    client spawns ``briefd mcp`` in ``project``, where ``--config`` alone would look for the
+    default index."""
     script = Path(sys.executable).with_name("briefd")
     parts = [str(script)] if script.is_file() else [sys.executable, "-m", "briefd"]
+    above = config is None and project_home(project).resolve() != project.resolve()
     config = config or project_config(project)
     if config is not None:
+        if above:
+            parts += ["--db", str(settings.db.resolve())]
         parts += ["--config", str(config.resolve())]
     else:
         parts += ["--db", str(settings.db.resolve())]
