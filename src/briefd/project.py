@@ -86,3 +86,26 @@ def _has_project_files(folder: str) -> bool:
         or os.path.isfile(os.path.join(local, CONFIG_NAME))
         or os.path.exists(os.path.join(local, DB_NAME))
     )
+
+
+def is_any_interface(host: str) -> bool:
+    """``host`` binds every interface: 0.0.0.0 or ::, however written (``0``, ``::0``,
+    ``[::]``), which is no name a Host header carries and is reached on 127.0.0.1. Here so the
+    hook (which asks the project's own server) and the settings share it; ``ipaddress`` and
+    ``socket`` are imported only for a host written with nothing but the characters such an
+    address is (``0``, ``.``, ``:``, ``x``), which no name is."""
+    bare = host.strip("[]")
+    if bare.strip("0.:xX"):
+        return False
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(bare).is_unspecified
+    except ValueError:
+        pass
+    import socket
+
+    try:
+        return socket.inet_aton(bare) == bytes(4)  # the shorthands 0, 0.0, 0x0
+    except OSError:
+        return False

@@ -16,6 +16,7 @@ from briefd.api import Briefd
 from briefd.cli.launch import recall_args
 from briefd.hook import client, discover, remembered
 from briefd.hook.place import daemon_files
+from briefd.project import is_any_interface
 from tests.conftest import EXAMPLE
 from tests.recall.conftest import RELEVANT
 
@@ -48,12 +49,13 @@ def test_without_recall_server_the_hook_asks_where_serve_listens() -> None:
     assert discover.server_url({}, {"serve": {"port": None}}) == "http://127.0.0.1:8484"
 
 
-def test_the_hook_tells_an_any_interface_bind_as_the_settings_do() -> None:
-    from briefd.settings.names import is_any_interface
-
-    hosts = ("0.0.0.0", "0", "0x0", "0.0", "::", "::0", "[::]", "0:0::0", "::1", "127.0.0.1")
-    for host in (*hosts, "localhost", "briefd.lan", "x", "00", "10.0.0.1"):
-        assert discover.any_interface(host) == is_any_interface(host), host
+def test_the_hook_tells_an_any_interface_bind() -> None:
+    every = ("0.0.0.0", "0", "0x0", "0.0", "00", "::", "::0", "[::]", "0:0::0")
+    for host in (*every, "::1", "127.0.0.1", "localhost", "briefd.lan", "x", "10.0.0.1"):
+        assert is_any_interface(host) == (host in every), host
+        url = discover.local_server({"BRIEFD_SERVE__HOST": host, "BRIEFD_SERVE__PORT": "9000"}, {})
+        reached = "127.0.0.1" if host in every else f"[{host}]" if ":" in host else host
+        assert url == f"http://{reached}:9000", (host, url)
     assert client.split_url("http://127.0.0.1:8484/base") == ("http", "127.0.0.1", 8484, "/base")
     assert client.split_url("https://briefd.example") == ("https", "briefd.example", 443, "")
 

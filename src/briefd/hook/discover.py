@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from briefd.hook import HookError, need_site
-from briefd.project import CONFIG_NAME, DB_NAME, LOCAL_DIR
+from briefd.project import CONFIG_NAME, DB_NAME, LOCAL_DIR, is_any_interface
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
 if TYPE_CHECKING:
@@ -138,34 +138,12 @@ def local_server(env: Mapping[str, str], config: Mapping[str, Any]) -> str:
     host: object = env.get("BRIEFD_SERVE__HOST") or serve.get("host")
     port: object = env.get("BRIEFD_SERVE__PORT") or serve.get("port")
     host = host.strip() if isinstance(host, str) else ""
-    if not host or any_interface(host):
+    if not host or is_any_interface(host):
         host = "127.0.0.1"
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"
     port = str(port).strip() if isinstance(port, str | int) and port is not True else ""
     return f"http://{host}:{port if port.isdigit() else DEFAULT_PORT}"
-
-
-def any_interface(host: str) -> bool:
-    """``host`` binds every interface: 0.0.0.0 or ::, however written (``0``, ``::0``,
-    ``[::]``), as :func:`briefd.settings.names.is_any_interface` (whose package the hook
-    does not import) says; ``ipaddress`` and ``socket`` are imported only for a host written
-    with nothing but the characters such an address is (``0``, ``.``, ``:``, ``x``)."""
-    bare = host.strip("[]")
-    if bare.strip("0.:xX"):
-        return False
-    import ipaddress
-
-    try:
-        return ipaddress.ip_address(bare).is_unspecified
-    except ValueError:
-        pass
-    import socket
-
-    try:
-        return socket.inet_aton(bare) == bytes(4)  # the shorthands 0, 0.0, 0x0
-    except OSError:
-        return False
 
 
 def server_timeout(env: Mapping[str, str], config: Mapping[str, Any]) -> float:

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from briefd.errors import ConfigError
+from briefd.project import is_any_interface
 from briefd.settings import ServeSettings
-from briefd.settings.names import is_any_interface
 
 TOKEN_ENV = "BRIEFD_API_TOKEN"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from briefd.project import is_any_interface
 from briefd.service.config import ServiceConfig, is_loopback
-from briefd.settings.names import is_any_interface
 
 # Open without a token: the dashboard's empty page shell (its data needs the token), the setup
 # page, the health probe and the git webhook (it carries its own HMAC signature). The OpenAPI

@@ -4,8 +4,6 @@ typo is a settings error that names its key, not a failure on every proposal or 
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import urllib.parse
 
 REF_FORBIDDEN = frozenset(" ~^:?*[\\")
@@ -123,17 +121,3 @@ def url_flaw(
     if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
         return f"port {port!r} is not a number from 1 to 65535"
     return None
-
-
-def is_any_interface(host: str) -> bool:
-    """``host`` binds every interface: 0.0.0.0 or ::, however written (``0``, ``::0``,
-    ``[::]``), which is no name a Host header carries."""
-    bare = host.strip("[]")
-    try:
-        return ipaddress.ip_address(bare).is_unspecified
-    except ValueError:
-        pass
-    try:
-        return socket.inet_aton(bare) == bytes(4)  # the shorthands 0, 0.0, 0x0
-    except OSError:
-        return False
