@@ -4,10 +4,13 @@ finds its repository, and as the prompt hook does (:mod:`briefd.project`)."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 from pathlib import Path
 
 from briefd.cli import stamp
+from briefd.cli.init import hook_command
 from tests.cli.test_cli import briefd
 from tests.ports import free_port
 
@@ -192,3 +195,102 @@ def test_init_from_a_subfolder_points_the_mcp_entry_where_the_hook_asks(tmp_path
     )
     assert spawned.returncode == 0, spawned.stderr
     assert "R-418" in json.loads(spawned.stdout)["hits"][0]["content"]
+
+
+NAMING = """\
+---
+title: Naming refund handlers
+---
+# Naming refund handlers
+
+A handler for an acquirer reason code is named after it: a partial refund
+rejected with reason code R-418 goes to `handle_r418`.
+"""
+
+
+def _hook(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The hook line ``briefd init`` writes, run as an agent runs it in ``cwd``: no server,
+    no daemon, no user settings."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    home = cwd / "home"
+    quiet = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "BRIEFD_EMBEDDINGS__ENABLED": "false",
+        "BRIEFD_RECALL__SERVER": "off",
+        "BRIEFD_RECALL__DAEMON": "false",
+    }
+    return subprocess.run(
+        [*shlex.split(hook_command()), *args],
+        cwd=cwd,
+        env={**clean, **quiet, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_named_settings_file_is_read_as_if_run_beside_it(tmp_path: Path) -> None:
+    """From src/payments of a project whose briefd.yaml (no ``db:``) is at the top, ``briefd
+    --config ../../briefd.yaml search refunds`` said "no index at .briefd/briefd.db": a named
+    file kept the default index in the working directory, and the hook, told the same, looked
+    for the user's index. The default index is now the one beside the file (for
+    ``.briefd/briefd.yaml``, in the folder above ``.briefd``), as if run at the top."""
+    repo = tmp_path / "repo"
+    sub = _repo(repo, "source: knowledge\n")
+    assert briefd("index", cwd=repo).returncode == 0
+    named = briefd("--config", "../../briefd.yaml", "search", "partial refund", "--json", cwd=sub)
+    assert named.returncode == 0, named.stderr
+    assert "R-418" in json.loads(named.stdout)["hits"][0]["content"]
+    env = {"BRIEFD_CONFIG": "../../briefd.yaml"}
+    by_env = briefd("search", "partial refund acquirer", "--json", cwd=sub, env=env)
+    assert by_env.returncode == 0, by_env.stderr
+    assert "R-418" in json.loads(by_env.stdout)["hits"][0]["content"]
+    again = briefd("--config", "../../briefd.yaml", "index", cwd=sub)  # the stamp agrees
+    assert again.returncode == 0 and "0 changed (0 new)" in again.stdout, again.stderr
+    assert not (sub / ".briefd").exists()
+    for hook_args, hook_env in ((("--config", "../../briefd.yaml"), {}), ((), env)):
+        hook = _hook(*hook_args, "partial refund acquirer reason code", cwd=sub, env=hook_env)
+        assert "within 180 days of capture" in hook.stdout, hook.stderr
+    local = tmp_path / "local"  # settings in .briefd: the project is the folder above it
+    sub = _repo(local, None)
+    (local / ".briefd").mkdir()
+    (local / ".briefd" / "briefd.yaml").write_text("source: ../knowledge\n", encoding="utf-8")
+    built = briefd("--config", "../../.briefd/briefd.yaml", "index", "--json", cwd=sub)
+    assert built.returncode == 0, built.stderr
+    assert json.loads(built.stdout)["documents"] == 1
+    assert (local / ".briefd" / "briefd.db").is_file()
+    assert not (sub / ".briefd").exists() and not (local / ".briefd" / ".briefd").exists()
+
+
+def test_a_named_index_still_reads_the_projects_settings(tmp_path: Path) -> None:
+    """``BRIEFD_DB=../../.briefd/briefd.db briefd index`` from src/payments said "no knowledge
+    source configured": naming the index stopped the walk up, so the project's briefd.yaml
+    (``source:``) was never read, and the hook so named answered without the project's
+    ``recall.scopes``. Naming the index names no settings: both are the project's."""
+    repo = tmp_path / "repo"
+    sub = _repo(repo, "source: knowledge\nrecall:\n  scopes: [conventions]\n")
+    (repo / "knowledge" / "conventions").mkdir()
+    (repo / "knowledge" / "conventions" / "naming.md").write_text(NAMING, encoding="utf-8")
+    env = {"BRIEFD_DB": "../../.briefd/briefd.db"}
+    built = briefd("index", "--json", cwd=sub, env=env)
+    assert built.returncode == 0, built.stderr
+    assert json.loads(built.stdout)["documents"] == 2
+    assert (repo / ".briefd" / "briefd.db").is_file() and not (sub / ".briefd").exists()
+    named = briefd("--db", "../../.briefd/briefd.db", "index", "--json", cwd=sub)
+    assert named.returncode == 0, named.stderr
+    assert json.loads(named.stdout)["source"] == str(repo / "knowledge")
+
+    def recalled(prompt: str) -> list[str]:
+        hook = _hook("--format", "json", prompt, cwd=sub, env=env)
+        assert hook.returncode == 0 and not hook.stderr, hook.stderr
+        return [section["doc_path"] for section in json.loads(hook.stdout)["sections"]]
+
+    assert recalled("how should I name the handler for reason code R-418") == [
+        "conventions/naming.md"
+    ]
+    # the project's recall.scopes: not domain/refunds.md, which the words match
+    assert recalled("may a partial refund be issued 180 days after capture") == []

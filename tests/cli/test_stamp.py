@@ -375,6 +375,7 @@ def test_the_console_script_answers_from_the_stamp_without_settings(
         "briefd.cli.launch",
         "briefd.cli.stamp",
         "briefd.cli.streams",
+        "briefd.project",  # where the settings are: --db names no settings (standard library)
         "briefd.store",
         "briefd.store.freshness",
     ]

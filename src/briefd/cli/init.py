@@ -99,6 +99,8 @@ def project_home(project: Path) -> Path:
     of a git work tree the nearest folder above with a ``briefd.yaml``, ``.briefd/briefd.yaml``
     or ``.briefd/briefd.db`` — so the MCP entry init writes there reaches the server and index
     the hook it writes beside it asks."""
+    if os.environ.get("BRIEFD_CONFIG"):  # read as named (project_settings), as before
+        return project
     found = project_dir(os.environ, str(project), main_tree=False)
     return Path(found) if found is not None else project
 

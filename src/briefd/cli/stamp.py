@@ -67,13 +67,12 @@ def index_args(argv: Sequence[str]) -> Args | None:
 def project(args: Args, env: Mapping[str, str], cwd: str) -> str:
     """The folder ``load_settings`` looks for the settings file and the default index in with
     these options (as ``settings.locate.project_folder``): ``cwd``, or from a subfolder of a git
-    work tree the nearest folder above with the project's briefd files — unless a settings
-    file or an index is named."""
-    if args.get("config") or args.get("db"):
-        return cwd
+    work tree the nearest folder above with the project's briefd files; the named settings
+    file's folder when one is named (an index named changes nothing here)."""
     from briefd.project import project_dir
 
-    return project_dir(env, cwd, main_tree=False) or cwd
+    config = args.get("config")
+    return project_dir(env, cwd, main_tree=False, config=str(config) if config else None) or cwd
 
 
 def config_paths(args: Args, env: Mapping[str, str], cwd: str) -> list[str]:

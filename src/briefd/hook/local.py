@@ -25,7 +25,9 @@ def hook_settings(
     path = config or discover.config_file(env)
     # the fast path has used recall.server already; "off" would not parse as a URL setting
     env = {k: v for k, v in env.items() if k != "BRIEFD_RECALL__SERVER"}
-    settings = load_settings(Path(path) if path else None, env=env, overrides={"db": db})
+    settings = load_settings(  # the hook runs in the project's folder (hook.main._up)
+        Path(path) if path else None, env=env, overrides={"db": db}, project=Path()
+    )
     named = discover.read_config(path, env).get("db")  # `db: .briefd/briefd.db` names it too
     if db or "BRIEFD_DB" in env or named or settings.db != Settings().db:
         return settings

@@ -203,7 +203,7 @@ def respond(
     words: Sequence[str],
     raw: bytes | None,
     fmt: str,
-    options: Mapping[str, Any],
+    options: dict[str, Any],
     env: Mapping[str, str],
     stderr: TextIO,
 ) -> str:
@@ -334,7 +334,7 @@ def _here(raw: bytes) -> bool:
     return b'"cwd":"' + cwd + b'"' in raw or b'"cwd": "' + cwd + b'"' in raw
 
 
-def _enter(cwd: object, options: Mapping[str, Any], env: Mapping[str, str]) -> None:
+def _enter(cwd: object, options: dict[str, Any], env: Mapping[str, str]) -> None:
     """Discovery is relative to the agent's project directory (the hook JSON's ``cwd``), or
     the folder above it with the project's briefd files (:func:`_up`)."""
     if isinstance(cwd, str) and cwd and os.path.isdir(cwd):
@@ -342,16 +342,22 @@ def _enter(cwd: object, options: Mapping[str, Any], env: Mapping[str, str]) -> N
         _up(options, env)
 
 
-def _up(options: Mapping[str, Any], env: Mapping[str, str]) -> None:
-    """Move to the folder above with the project's briefd files when this is a subfolder of
-    its git work tree (unless ``--config``/``--db`` name them)."""
-    if "config" in options or "db" in options:
-        return
+def _up(options: dict[str, Any], env: Mapping[str, str]) -> None:
+    """Move to the project's folder, as the CLI finds it (:func:`briefd.project.project_dir`):
+    the folder of the settings file ``--config``/``$BRIEFD_CONFIG`` names, else the folder
+    above with the project's briefd files when this is a subfolder of its git work tree (an
+    index named, ``--db``/``$BRIEFD_DB``, names no settings). A relative
+    ``$BRIEFD_CONFIG``/``$BRIEFD_DB`` is relative to this folder: taken as an option, which is
+    absolute (:func:`_absolute`), before moving."""
     from briefd.project import project_dir
 
-    project = project_dir(env)
-    if project is not None:
-        os.chdir(project)
+    project = project_dir(env, config=options.get("config"))
+    if project is None:
+        return
+    for key, name in (("config", "BRIEFD_CONFIG"), ("db", "BRIEFD_DB")):
+        if key not in options and env.get(name):
+            options[key] = os.path.abspath(env[name])
+    os.chdir(project)
 
 
 def main(
