@@ -21,10 +21,7 @@ CONFIG_NAME = "briefd.yaml"
 
 
 def project_dir(
-    env: Mapping[str, str],
-    start: str | None = None,
-    main_tree: bool = True,
-    config: str | None = None,
+    env: Mapping[str, str], start: str | None = None, main_tree: bool = True
 ) -> str | None:
     """The folder that holds the project's briefd files when ``start`` (default: the working
     directory) is a subfolder of a git work tree (an agent that ran ``cd src/payments``, a user
@@ -32,20 +29,15 @@ def project_dir(
     ``briefd.yaml``, ``.briefd/briefd.yaml`` or ``.briefd/briefd.db`` (never a ``.briefd``
     folder itself, which is its parent's); with ``main_tree``, in a
     linked work tree without its own index (it is untracked), that folder of the main work tree
-    (:func:`_in_main_work_tree`). A settings file named (``config``, the caller's
-    ``--config``; else ``$BRIEFD_CONFIG``) decides it instead, in or out of a work tree: the
-    file's folder (:func:`config_home`), as if run there. An index named (``--db``,
-    ``$BRIEFD_DB``) names no settings: the walk finds them as without it. None: stay here —
-    this folder is the one, or the folder is in no git work tree (a stray ``.briefd`` in a
-    parent folder such as ``/tmp`` never counts)."""
+    (:func:`_in_main_work_tree`). A settings file or an index named (``--config``,
+    ``$BRIEFD_CONFIG``, ``--db``, ``$BRIEFD_DB``) changes nothing here: the project is where
+    the user works, wherever the file is (a shared ``/etc/briefd/briefd.yaml`` puts no index
+    in ``/etc``). None: stay here — this folder is the one, or the folder is in no git work
+    tree (a stray ``.briefd`` in a parent folder such as ``/tmp`` never counts)."""
     try:
         here = os.getcwd() if start is None else os.path.abspath(start)
     except OSError:  # the folder was removed
         return None
-    named = config or env.get("BRIEFD_CONFIG")
-    if named:  # relative to the working directory, as the option or variable was given
-        home = config_home(named)
-        return home if home != here and os.path.isfile(named) else None
     found, folder = None, here
     while True:
         # a project's own ``.briefd`` folder (its ``.briefd/briefd.yaml`` would make it look
@@ -65,14 +57,6 @@ def project_dir(
         if parent == folder:
             return None
         folder = parent
-
-
-def config_home(config: str) -> str:
-    """The project folder of a settings file named by the user: the file's folder, or for one
-    in a ``.briefd`` folder (``.briefd/briefd.yaml``) the folder above — where the default
-    index ``.briefd/briefd.db`` goes, as if briefd ran there."""
-    folder = os.path.dirname(os.path.abspath(config))
-    return os.path.dirname(folder) if os.path.basename(folder) == LOCAL_DIR else folder
 
 
 def _in_main_work_tree(git_file: str, at: str, top: str) -> str | None:

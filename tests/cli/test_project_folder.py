@@ -237,8 +237,8 @@ def test_a_named_settings_file_is_read_as_if_run_beside_it(tmp_path: Path) -> No
     """From src/payments of a project whose briefd.yaml (no ``db:``) is at the top, ``briefd
     --config ../../briefd.yaml search refunds`` said "no index at .briefd/briefd.db": a named
     file kept the default index in the working directory, and the hook, told the same, looked
-    for the user's index. The default index is now the one beside the file (for
-    ``.briefd/briefd.yaml``, in the folder above ``.briefd``), as if run at the top."""
+    for the user's index. Naming the file no longer stops the walk up to the project's top,
+    where the default index is (for ``.briefd/briefd.yaml``, the folder above ``.briefd``)."""
     repo = tmp_path / "repo"
     sub = _repo(repo, "source: knowledge\n")
     assert briefd("index", cwd=repo).returncode == 0

@@ -76,7 +76,7 @@ def main(
     config: Path | None = typer.Option(
         None,
         "--config",
-        help="Settings file (default: $BRIEFD_CONFIG, else the first of ./briefd.yaml, ./.briefd/briefd.yaml, ~/.config/briefd/briefd.yaml; in a subfolder of a git work tree, . is the nearest folder above with the project's briefd files). A file named is read as if briefd ran beside it: the default index is in its folder.",
+        help="Settings file (default: $BRIEFD_CONFIG, else the first of ./briefd.yaml, ./.briefd/briefd.yaml, ~/.config/briefd/briefd.yaml; in a subfolder of a git work tree, . is the nearest folder above with the project's briefd files). Naming one does not change where the project is: the default index stays at its top.",
     ),
     db: Path | None = typer.Option(
         None,

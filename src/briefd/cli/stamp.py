@@ -67,12 +67,11 @@ def index_args(argv: Sequence[str]) -> Args | None:
 def project(args: Args, env: Mapping[str, str], cwd: str) -> str:
     """The folder ``load_settings`` looks for the settings file and the default index in with
     these options (as ``settings.locate.project_folder``): ``cwd``, or from a subfolder of a git
-    work tree the nearest folder above with the project's briefd files; the named settings
-    file's folder when one is named (an index named changes nothing here)."""
+    work tree the nearest folder above with the project's briefd files, a settings file or an
+    index named or not."""
     from briefd.project import project_dir
 
-    config = args.get("config")
-    return project_dir(env, cwd, main_tree=False, config=str(config) if config else None) or cwd
+    return project_dir(env, cwd, main_tree=False) or cwd
 
 
 def config_paths(args: Args, env: Mapping[str, str], cwd: str) -> list[str]:

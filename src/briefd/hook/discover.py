@@ -4,8 +4,8 @@ Config file: ``$BRIEFD_CONFIG``, ``./briefd.yaml``, ``./.briefd/briefd.yaml``, t
 ``$XDG_CONFIG_HOME/briefd/briefd.yaml`` (``~/.config``). Index: ``$BRIEFD_DB``, the config
 file's ``db``, ``./.briefd/briefd.db`` when it exists, then the user's default
 ``$XDG_DATA_HOME/briefd/briefd.db`` (``~/.local/share``). ``.`` is the project's folder the
-hook moved to (:func:`briefd.hook.main._up`): a named settings file's folder, or the project
-found from a subfolder of its git work tree. Server: ``$BRIEFD_RECALL__SERVER``,
+hook moved to (:func:`briefd.hook.main._up`): the project found from a subfolder of its git
+work tree, a settings file or an index named or not. Server: ``$BRIEFD_RECALL__SERVER``,
 the config file's ``recall.server``, then the project's own ``briefd serve`` where its
 ``serve.host``/``serve.port`` put it (``http://127.0.0.1:8484`` by default); ``off`` or empty:
 none; its timeout likewise (``recall.server_timeout``, default 2 s). Local daemon: on unless

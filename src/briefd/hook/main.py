@@ -344,18 +344,19 @@ def _enter(cwd: object, options: dict[str, Any], env: Mapping[str, str]) -> None
 
 def _up(options: dict[str, Any], env: Mapping[str, str]) -> None:
     """Move to the project's folder, as the CLI finds it (:func:`briefd.project.project_dir`):
-    the folder of the settings file ``--config``/``$BRIEFD_CONFIG`` names, else the folder
-    above with the project's briefd files when this is a subfolder of its git work tree (an
-    index named, ``--db``/``$BRIEFD_DB``, names no settings). A relative
-    ``$BRIEFD_CONFIG``/``$BRIEFD_DB`` is relative to this folder: taken as an option, which is
-    absolute (:func:`_absolute`), before moving."""
+    the folder above with the project's briefd files when this is a subfolder of its git work
+    tree, a settings file or an index named or not (``--config``, ``--db``,
+    ``$BRIEFD_CONFIG``, ``$BRIEFD_DB``). A relative one is relative to this folder: made
+    absolute, as an option, before moving."""
     from briefd.project import project_dir
 
-    project = project_dir(env, config=options.get("config"))
+    project = project_dir(env)
     if project is None:
         return
     for key, name in (("config", "BRIEFD_CONFIG"), ("db", "BRIEFD_DB")):
-        if key not in options and env.get(name):
+        if options.get(key):
+            options[key] = os.path.abspath(options[key])
+        elif env.get(name):
             options[key] = os.path.abspath(env[name])
     os.chdir(project)
 

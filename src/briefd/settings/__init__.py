@@ -471,13 +471,13 @@ def load_settings(
 ) -> Settings:
     """Read the config file (explicit, ``BRIEFD_CONFIG``, or the first of
     :func:`config_candidates` in the ``project`` folder that exists; None: the one found from
-    here or the named file's, :func:`briefd.settings.locate.project_folder`), then apply ``BRIEFD_*`` variables,
+    here, :func:`briefd.settings.locate.project_folder`), then apply ``BRIEFD_*`` variables,
     then ``overrides`` (dotted keys, e.g. from CLI flags)."""
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     named_by = "BRIEFD_CONFIG" if config is None and env.get("BRIEFD_CONFIG") else None
     path = config or (Path(env["BRIEFD_CONFIG"]) if named_by else None)
-    project = project_folder(env, path) if project is None else project
+    project = project_folder(env) if project is None else project
     if path is None:
         path = next((found for found in config_candidates(env, project) if found.is_file()), None)
     origin = "settings"

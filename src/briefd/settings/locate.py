@@ -34,15 +34,14 @@ def config_candidates(env: Mapping[str, str], project: Path = Path()) -> tuple[P
     return (project / CONFIG_FILE, project / LOCAL_CONFIG, *user)
 
 
-def project_folder(env: Mapping[str, str], config: Path | None = None) -> Path:
-    """The project's folder, where the default index and eval cache go: the folder of the
-    settings file named (``config``: ``--config``, else ``BRIEFD_CONFIG``; for
-    ``.briefd/briefd.yaml`` the one above), as if run there; else this folder (``Path()``)
-    unless it is a subfolder of the project's git work tree. An index named (``--db``,
-    ``BRIEFD_DB``) names no settings and changes nothing here. A linked work tree
+def project_folder(env: Mapping[str, str]) -> Path:
+    """The project's folder, where the default index and eval cache go: this folder
+    (``Path()``) unless it is a subfolder of the project's git work tree, whether or not a
+    settings file or an index is named (``--config``, ``BRIEFD_CONFIG``, ``--db``,
+    ``BRIEFD_DB``: an index named names no settings, which are still the project's). A linked work tree
     (``git worktree add``) is its own project here: ``briefd index`` there builds its own
     index, not the main work tree's (which the hook reads until it has one)."""
-    found = project_dir(env, main_tree=False, config=str(config) if config else None)
+    found = project_dir(env, main_tree=False)
     return Path(found) if found is not None else Path()
 
 
