@@ -140,6 +140,21 @@ def test_a_target_over_the_hard_limit_says_so_and_where_to_read_it_in_parts(
     assert within.tokens > 1000 and within.warnings == ()  # over max_tokens, under hard_limit
 
 
+def test_the_warnings_call_and_route_name_a_path_as_written_and_as_a_url(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """The warning's REST route carried the path as it is: a space, a ``#`` (the route ends
+    there) or a ``?`` did not reach the document; its get_document call quotes it as JSON."""
+    path = 'domain/Gebühren & "Rückbuchung" #2.md'
+    write_files({path: "# Gebühren\n\n" + "Fees are charged per capture and refunded. " * 120})
+    api.index()
+    warned = api.compile_bundle(BundleRequest("", max_tokens=300, hard_limit=300, target=path))
+    (said,) = warned.warnings
+    assert 'get_document("domain/Gebühren & \\"Rückbuchung\\" #2.md", scopes=["domain"]' in said
+    route = "/api/docs/domain/Geb%C3%BChren%20%26%20%22R%C3%BCckbuchung%22%20%232.md"
+    assert f"(REST: GET {route}?scopes=domain&max_tokens=500)" in said
+
+
 def test_parent_relations_always_documents_and_backlinks(
     api: Briefd, write_files: WriteFiles
 ) -> None:
