@@ -23,15 +23,16 @@ import os
 import sys
 import time
 
+from briefd.project import CONFIG_NAME as CONFIG_FILE
+from briefd.project import DB_NAME, LOCAL_DIR, project_dir
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 FORMAT = "briefd-stamp 1"
 SUFFIX = ".stamp"
-CONFIG_FILE = "briefd.yaml"  # as settings.CONFIG_FILE (not imported: this path loads no settings)
-LOCAL_DIR = ".briefd"  # as settings.LOCAL_CONFIG's folder
-DEFAULT_DB = ".briefd/briefd.db"  # as Settings.db
+DEFAULT_DB = os.path.join(LOCAL_DIR, DB_NAME)  # as Settings.db (this path loads no settings)
 RACY_NS = 2_000_000_000
 GLOBAL_OPTIONS = ("--db", "--config")
 INDEX_OPTIONS = ("--source",)
@@ -64,13 +65,11 @@ def index_args(argv: Sequence[str]) -> Args | None:
     return found if command else None
 
 
-def project(args: Args, env: Mapping[str, str], cwd: str) -> str:
+def project(env: Mapping[str, str], cwd: str) -> str:
     """The folder ``load_settings`` looks for the settings file and the default index in with
     these options (as ``settings.locate.project_folder``): ``cwd``, or from a subfolder of a git
     work tree the nearest folder above with the project's briefd files, a settings file or an
     index named or not."""
-    from briefd.project import project_dir
-
     return project_dir(env, cwd, main_tree=False) or cwd
 
 
@@ -82,7 +81,7 @@ def config_paths(args: Args, env: Mapping[str, str], cwd: str) -> list[str]:
     named = args.get("config") or env.get("BRIEFD_CONFIG")
     if named:
         return [os.path.join(cwd, str(named))]
-    folder = project(args, env, cwd)
+    folder = project(env, cwd)
     found = [os.path.join(folder, CONFIG_FILE), os.path.join(folder, LOCAL_DIR, CONFIG_FILE)]
     home = env.get("HOME")
     base = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
@@ -110,14 +109,14 @@ def locate(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
             text = file.read()
     except FileNotFoundError:
         named_config = args.get("config") or env.get("BRIEFD_CONFIG")
-        return None if named_config else os.path.join(project(args, env, cwd), DEFAULT_DB)
+        return None if named_config else os.path.join(project(env, cwd), DEFAULT_DB)
     except (OSError, UnicodeDecodeError):
         return None
     lines = [line for line in text.splitlines() if line.startswith("db:")]
     if len(lines) > 1:
         return None
     if not lines:
-        return os.path.join(project(args, env, cwd), DEFAULT_DB)
+        return os.path.join(project(env, cwd), DEFAULT_DB)
     value = lines[0][3:].split(" #", 1)[0].strip()
     if not value or value[0] in "'\"[{&*!|>%@`":
         return None
@@ -141,8 +140,9 @@ def signature(path: str) -> str:
 
 def invocation(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
     """A digest of what decides the settings and the run besides files: the options, the
-    working directory and the project folder found from it (:func:`project`), the Python, the ``BRIEFD_*`` and ``GIT_*`` environment (hashed, as it
-    may hold tokens) and where the user's settings file is (``HOME``, ``XDG_CONFIG_HOME``). None without BLAKE2 (then no stamp)."""
+    working directory and the project folder found from it (:func:`project`), the Python, the
+    ``BRIEFD_*`` and ``GIT_*`` environment (hashed, as it may hold tokens) and where the user's
+    settings file is (``HOME``, ``XDG_CONFIG_HOME``). None without BLAKE2 (then no stamp)."""
     try:
         from _blake2 import blake2b  # hashlib without its OpenSSL import (~5 ms)
     except ImportError:
@@ -154,7 +154,7 @@ def invocation(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
     parts = [
         FORMAT,
         cwd,
-        project(args, env, cwd),
+        project(env, cwd),
         sys.executable,
         sys.version,
         repr(options),

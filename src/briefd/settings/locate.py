@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from briefd.project import project_dir
+from briefd.project import CONFIG_NAME, DB_NAME, LOCAL_DIR, project_dir
 
-CONFIG_FILE = "briefd.yaml"
-LOCAL_CONFIG = Path(".briefd") / CONFIG_FILE
-DEFAULT_DB = Path(".briefd/briefd.db")
-DEFAULT_EVAL_CACHE = Path(".briefd/eval-cache")
+CONFIG_FILE = CONFIG_NAME
+LOCAL_CONFIG = Path(LOCAL_DIR) / CONFIG_FILE
+DEFAULT_DB = Path(LOCAL_DIR) / DB_NAME
+DEFAULT_EVAL_CACHE = Path(LOCAL_DIR) / "eval-cache"
 
 
 def config_candidates(env: Mapping[str, str], project: Path = Path()) -> tuple[Path, ...]:
@@ -38,9 +38,9 @@ def project_folder(env: Mapping[str, str]) -> Path:
     """The project's folder, where the default index and eval cache go: this folder
     (``Path()``) unless it is a subfolder of the project's git work tree, whether or not a
     settings file or an index is named (``--config``, ``BRIEFD_CONFIG``, ``--db``,
-    ``BRIEFD_DB``: an index named names no settings, which are still the project's). A linked work tree
-    (``git worktree add``) is its own project here: ``briefd index`` there builds its own
-    index, not the main work tree's (which the hook reads until it has one)."""
+    ``BRIEFD_DB``). A linked work tree (``git worktree add``) is its own project here:
+    ``briefd index`` there builds its own index, not the main work tree's (which the hook
+    reads until it has one)."""
     found = project_dir(env, main_tree=False)
     return Path(found) if found is not None else Path()
 
