@@ -174,7 +174,8 @@ def print_result(result: SearchResult, explain: bool, building: bool) -> None:
 
 def _why_nothing(result: SearchResult, building: bool) -> str:
     if result.gate == "empty":
-        return "the query looks unrelated to this knowledge (relevance gate)"
+        scopes = ", ".join(result.scopes)
+        return f"the query looks unrelated to the knowledge in scopes {scopes} (relevance gate)"
     if not result.scopes and building:  # `briefd demo` prints this command before it is done
         return (
             "no document is indexed yet: an index run (`briefd index`, `serve` or `demo`) is "

@@ -53,9 +53,11 @@ def search_with_paths(
         warnings += elsewhere_warning(governing_elsewhere(conn, result.scopes, wanted))
     if warnings:
         result = replace(result, warnings=(*result.warnings, *warnings))
-    if not wanted:
-        return result
-    return governed_first(conn, result, request, wanted, settings)
+    if wanted:
+        result = governed_first(conn, result, request, wanted, settings)
+    if hint := answered_elsewhere(conn, result, request, run):
+        result = replace(result, warnings=(*result.warnings, hint))
+    return result
 
 
 def governed_first(
@@ -86,6 +88,38 @@ def governed_first(
 
 
 ELSEWHERE_NAMED = 3  # governing documents of other scopes a warning names; the rest counted
+
+
+def answered_elsewhere(
+    conn: sqlite3.Connection, result: SearchResult, request: SearchRequest, run: Run
+) -> str | None:
+    """When ``result`` has no hit in the scopes it searched and scopes it did not search have
+    some, the warning that names the best of them (and the scopes to ask): an empty answer
+    must not read as "nothing is written" when a project's own scope holds the answer. One
+    more search of the other scopes, only for an empty answer (the query's vector is cached)."""
+    if not result.scopes or any(hit.related_to is None for hit in result.hits):
+        return None
+    others = tuple(s for s in known_scopes(conn) if s not in result.scopes)
+    if not others:
+        return None
+    probe = replace(
+        request, scopes=others, top_k=ELSEWHERE_NAMED, related=0, explain=False, paths=()
+    )
+    try:
+        found = [hit for hit in run(conn, probe).hits if hit.related_to is None]
+    except QueryError:  # a tag no other scope has, a query with no word to search for
+        return None
+    if not found:
+        return None
+    named = "; ".join(
+        f"{hit.doc_path} § {' > '.join(hit.heading_path) or hit.title}" for hit in found
+    )
+    scopes = ", ".join(sorted({hit.scope for hit in found}))
+    return (
+        f"nothing in scopes {', '.join(result.scopes)} answers this, but scopes not requested "
+        f"do ({scopes}): {named}; add them to the requested scopes (or ask every scope: all) "
+        "to get them"
+    )
 
 
 def governing_elsewhere(

@@ -1,0 +1,92 @@
+"""An empty answer names the scopes not requested that answer it (R1, issue 13): a project's
+runbook sits in its own scope, outside the default ones, so an agent asking without scopes got
+"nothing found" (in hybrid mode: "the query looks unrelated to this knowledge") and worked on
+without the rule that was written down. The answer now says which scopes do answer, with
+their best sections, and what to ask — over a real index, the real HTTP app and the SDK's MCP
+client. Asking every scope, or a query nothing answers anywhere, carries no such warning."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from mcp import Client
+from typer.testing import CliRunner
+
+from briefd.api import Briefd
+from briefd.cli.main import app as cli
+from briefd.retrieval.search import SearchRequest
+from briefd.service import create_app
+from briefd.settings import load_settings
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.service.test_mcp import run
+
+FILES = {
+    "domain/installments.md": "# Installments\n\n## Rules\nA purchase is split into equal "
+    "monthly installments.\n",
+    "conventions/naming.md": "# Naming\n\n## Branches\nBranch names are lower case.\n",
+    "projects/taksit/runbook.md": "# Installments runbook\n\n## Parked settlements\nA "
+    "settlement file that arrives before its sale is parked for six hours, then replayed.\n",
+}
+QUERY = "parked settlement file replayed"
+WARNING = (
+    "nothing in scopes domain, conventions answers this, but scopes not requested do "
+    "(projects/taksit): projects/taksit/runbook.md § Parked settlements; add them to the "
+    "requested scopes (or ask every scope: all) to get them"
+)
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> Iterator[Briefd]:
+    source = tmp_path / "knowledge"
+    for path, text in FILES.items():
+        (source / path).parent.mkdir(parents=True, exist_ok=True)
+        (source / path).write_text(text, encoding="utf-8")
+    overrides = {
+        "db": str(tmp_path / "index.db"),
+        "source": str(source),
+        "embeddings.enabled": False,
+    }
+    with Briefd(load_settings(config=None, env={}, overrides=overrides), embedder=None) as api:
+        api.index()
+        yield api
+
+
+def test_an_empty_answer_names_the_scopes_that_answer(indexed: Briefd) -> None:
+    found = indexed.search(SearchRequest(QUERY))
+    assert found.hits == () and found.scopes == ("domain", "conventions")
+    assert found.warnings == (WARNING,)
+    everyone = indexed.search(SearchRequest(QUERY, scopes=("all",)))
+    assert [h.doc_path for h in everyone.hits] == ["projects/taksit/runbook.md"]
+    assert everyone.warnings == ()
+    answered = indexed.search(SearchRequest("monthly installments"))
+    assert answered.hits and answered.warnings == ()  # an answer in scope: nothing to say
+    nowhere = indexed.search(SearchRequest("kebab recipe with garlic"))
+    assert nowhere.hits == () and nowhere.warnings == ()  # nothing anywhere: nothing to name
+
+
+def test_rest_mcp_and_the_cli_carry_it(indexed: Briefd) -> None:
+    with TestClient(create_app(indexed, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        rest = http.get("/api/search", params={"q": QUERY}).json()
+    assert rest["hits"] == [] and rest["warnings"] == [WARNING]
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("search_context", {"query": QUERY})
+
+    with serving(create_app(indexed, service_config())) as base:
+        result = run(base + "/mcp", "auto", body)
+    assert not result.is_error, result.content
+    assert result.structured_content["warnings"] == [WARNING]
+    assert result.content[0].text.endswith(f"\n\nWarning: {WARNING}")  # what a model reads
+
+    settings = indexed.settings
+    args = ["--db", str(settings.db), "search", QUERY]
+    printed = CliRunner().invoke(cli, args, env={"BRIEFD_EMBEDDINGS__ENABLED": "false"})
+    assert printed.exit_code == 0, printed.output
+    assert "Nothing found: no matches in scopes domain, conventions." in printed.output
+    assert f"warning: {WARNING}" in " ".join(printed.output.split())
