@@ -17,6 +17,7 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from briefd.api import Briefd
+from briefd.bundles import BundleRequest
 from briefd.cli.main import app as cli
 from briefd.retrieval.search import SearchRequest
 from briefd.service import create_app
@@ -89,4 +90,30 @@ def test_rest_mcp_and_the_cli_carry_it(indexed: Briefd) -> None:
     printed = CliRunner().invoke(cli, args, env={"BRIEFD_EMBEDDINGS__ENABLED": "false"})
     assert printed.exit_code == 0, printed.output
     assert "Nothing found: no matches in scopes domain, conventions." in printed.output
+    assert f"warning: {WARNING}" in " ".join(printed.output.split())
+
+
+def test_an_empty_bundle_names_them_too(indexed: Briefd) -> None:
+    """A bundle ranks through the same search: an empty one carries the same warning, in REST,
+    in MCP (structured content and the text a model reads) and on the CLI's stderr."""
+    empty = indexed.compile_bundle(BundleRequest(QUERY))
+    assert empty.items == () and empty.warnings == (WARNING,)
+    everyone = indexed.compile_bundle(BundleRequest(QUERY, scopes=("all",)))
+    assert everyone.items and everyone.warnings == ()
+    with TestClient(create_app(indexed, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        rest = http.post("/api/bundle", json={"task": QUERY}).json()
+    assert rest["warnings"] == [WARNING]
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("compile_bundle", {"task_description": QUERY})
+
+    with serving(create_app(indexed, service_config())) as base:
+        result = run(base + "/mcp", "auto", body)
+    assert not result.is_error, result.content
+    assert result.structured_content["warnings"] == [WARNING]
+    assert f"Warning: {WARNING}" in result.content[0].text
+    args = ["--db", str(indexed.settings.db), "bundle", QUERY]
+    printed = CliRunner().invoke(cli, args, env={"BRIEFD_EMBEDDINGS__ENABLED": "false"})
+    assert printed.exit_code == 0, printed.output
     assert f"warning: {WARNING}" in " ".join(printed.output.split())

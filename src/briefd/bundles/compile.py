@@ -44,7 +44,12 @@ from briefd.bundles.pack import NO_ROOM, effective_budget, pack
 from briefd.bundles.wire import document
 from briefd.errors import IndexNotFoundError, NotFoundError, QueryError, StoreError
 from briefd.model import DocumentView, SearchMode, SearchResult
-from briefd.retrieval.governed import check_governed, elsewhere_warning, governing_elsewhere
+from briefd.retrieval.governed import (
+    check_governed,
+    elsewhere_answers,
+    elsewhere_warning,
+    governing_elsewhere,
+)
 from briefd.retrieval.lexical import no_terms_message
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest
 from briefd.settings import Settings
@@ -152,6 +157,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         else:
             bundle = replace(bundle, cached=True)
         warned = asked.warned + too_small(bundle, asked.warned) + over_budget(bundle)
+        warned += _answered_elsewhere(conn, engine, asked, bundle)
         base = _base(conn, engine, request.base, key) if request.base else None
         held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)
     if fresh and not live:  # a live issue's text is never stored
@@ -172,6 +178,21 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         d = bundle.diagnostics
         text = document(bundle.bundle_id, bundle.mode, bundle.target, d, bundle.items, delta)
     return replace(bundle, delta=delta, text=text)
+
+
+def _answered_elsewhere(
+    conn: sqlite3.Connection, engine: Engine, asked: _Resolved, bundle: Bundle
+) -> tuple[str, ...]:
+    """An empty bundle for a task (no target) says which scopes not requested answer it, as an
+    empty search does: a project's runbook outside the default scopes is not "nothing"."""
+    if bundle.items or asked.target is not None:
+        return ()
+    query = retrieval_query(asked.request.task, asked.request.issue, None)
+    if not query_terms(query):
+        return ()
+    search = SearchRequest(query, mode=engine.mode, tags=asked.tags)
+    hint = elsewhere_answers(conn, search, asked.scopes, engine.search)
+    return (hint,) if hint else ()
 
 
 def _searchable(conn: sqlite3.Connection, engine: Engine) -> tuple[Engine, tuple[str, ...]]:

@@ -207,5 +207,6 @@ def summary(bundle: Bundle) -> str:
             f"{bundle.delta.tokens_saved} tokens saved"
         )
     if d.gate == "empty":
-        parts.append("task looks unrelated to this knowledge (relevance gate)")
+        scopes = ", ".join(d.scopes)
+        parts.append(f"task looks unrelated to the knowledge in scopes {scopes} (relevance gate)")
     return " · ".join(parts)

@@ -99,8 +99,16 @@ def answered_elsewhere(
     more search of the other scopes, only for an empty answer (the query's vector is cached)."""
     if not result.scopes or any(hit.related_to is None for hit in result.hits):
         return None
-    others = tuple(s for s in known_scopes(conn) if s not in result.scopes)
-    if not others:
+    return elsewhere_answers(conn, request, result.scopes, run)
+
+
+def elsewhere_answers(
+    conn: sqlite3.Connection, request: SearchRequest, searched: Sequence[str], run: Run
+) -> str | None:
+    """The warning naming the best sections for ``request`` in the scopes other than
+    ``searched`` (None when those have none): what an empty search or bundle carries."""
+    others = tuple(s for s in known_scopes(conn) if s not in searched)
+    if not searched or not others:
         return None
     probe = replace(
         request, scopes=others, top_k=ELSEWHERE_NAMED, related=0, explain=False, paths=()
@@ -116,7 +124,7 @@ def answered_elsewhere(
     )
     scopes = ", ".join(sorted({hit.scope for hit in found}))
     return (
-        f"nothing in scopes {', '.join(result.scopes)} answers this, but scopes not requested "
+        f"nothing in scopes {', '.join(searched)} answers this, but scopes not requested "
         f"do ({scopes}): {named}; add them to the requested scopes (or ask every scope: all) "
         "to get them"
     )
