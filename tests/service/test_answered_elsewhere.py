@@ -98,6 +98,10 @@ def test_an_empty_bundle_names_them_too(indexed: Briefd) -> None:
     in MCP (structured content and the text a model reads) and on the CLI's stderr."""
     empty = indexed.compile_bundle(BundleRequest(QUERY))
     assert empty.items == () and empty.warnings == (WARNING,)
+    for budget in range(100, 260, 20):  # the warning only where it fits the budget
+        small = indexed.compile_bundle(BundleRequest(QUERY, max_tokens=budget))
+        assert small.tokens <= budget and small.warnings in ((), (WARNING,)), budget
+    assert small.warnings == (WARNING,)
     everyone = indexed.compile_bundle(BundleRequest(QUERY, scopes=("all",)))
     assert everyone.items and everyone.warnings == ()
     with TestClient(create_app(indexed, service_config())) as http:

@@ -157,7 +157,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         else:
             bundle = replace(bundle, cached=True)
         warned = asked.warned + too_small(bundle, asked.warned) + over_budget(bundle)
-        warned += _answered_elsewhere(conn, engine, asked, bundle)
+        warned += _answered_elsewhere(conn, engine, asked, bundle, warned)
         base = _base(conn, engine, request.base, key) if request.base else None
         held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)
     if fresh and not live:  # a live issue's text is never stored
@@ -181,18 +181,26 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
 
 
 def _answered_elsewhere(
-    conn: sqlite3.Connection, engine: Engine, asked: _Resolved, bundle: Bundle
+    conn: sqlite3.Connection,
+    engine: Engine,
+    asked: _Resolved,
+    bundle: Bundle,
+    warned: tuple[str, ...],
 ) -> tuple[str, ...]:
-    """An empty bundle for a task (no target) says which scopes not requested answer it, as an
-    empty search does: a project's runbook outside the default scopes is not "nothing"."""
-    if bundle.items or asked.target is not None:
+    """A bundle for a task (no target) in whose scopes nothing matched says which scopes not
+    requested answer it, as an empty search does: a project's runbook outside the default
+    scopes is not "nothing". Only where the warning fits the budget beside ``warned``."""
+    d = bundle.diagnostics
+    if bundle.items or asked.target is not None or any(e.chunk_id for e in d.exclusions):
         return ()
     query = retrieval_query(asked.request.task, asked.request.issue, None)
     if not query_terms(query):
         return ()
     search = SearchRequest(query, mode=engine.mode, tags=asked.tags)
     hint = elsewhere_answers(conn, search, asked.scopes, engine.search)
-    return (hint,) if hint else ()
+    room = min(d.budget, d.hard_limit) - d.tokens - warnings_tokens(warned)
+    fits = hint and warnings_tokens((*warned, hint)) - warnings_tokens(warned) <= room
+    return (hint,) if hint and fits else ()
 
 
 def _searchable(conn: sqlite3.Connection, engine: Engine) -> tuple[Engine, tuple[str, ...]]:
