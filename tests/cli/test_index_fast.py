@@ -119,6 +119,17 @@ def test_upkeep_due_goes_to_the_full_run(indexed: Settings) -> None:
     assert unchanged(indexed) is None
 
 
+def test_a_stricter_log_prompts_goes_to_the_full_run(indexed: Settings) -> None:
+    """Hashing turned on with nothing else changed: the run that empties the text logged
+    before is not skipped as "nothing to do" (T6)."""
+    assert unchanged(indexed) is not None
+    hashed = with_overrides(indexed, {"activity.log_prompts": "hashed"})
+    assert unchanged(hashed) is None
+    with Briefd(hashed, embedder=None) as api:
+        api.index()
+    assert unchanged(hashed) is not None
+
+
 def test_the_process_answers_without_parser_numpy_or_typer(indexed: Settings) -> None:
     argv = ["--db", str(indexed.db), "index", "--source", str(indexed.source), "--json"]
     code = (

@@ -118,6 +118,26 @@ def test_usage_rows_and_pruning(state: SharedState) -> None:
     assert state.counts()["usage_events"] == 1
 
 
+def test_a_stricter_mode_takes_the_text_out_of_entries_logged_before(
+    state: SharedState,
+) -> None:
+    """Entries logged in full keep their text until ``log_prompts`` turns hashed (their hash
+    stays, so gaps still group them) or off (the hash goes too); hook prompts follow theirs."""
+    state.save_queries([entry("rotate hsm keys", "2026-03-01T00:00:00+00:00")], {})
+    hook = entry("my private prompt", "2026-03-01T00:00:00+00:00", kind="recall")
+    state.save_queries([hook], {})
+    assert state.forget_text("full", "full") == 0
+
+    def logged() -> list[tuple[str, str, str | None]]:
+        return [(e.kind, e.query, e.query_hash) for e in state.recent_queries()]
+
+    assert state.forget_text("hashed", "off") == 2
+    assert logged() == [("recall", "", None), ("search", "", "h-rotate hsm keys")]
+    assert state.forget_text("hashed", "off") == 0  # once per change of the settings
+    assert state.forget_text("off", "off") == 1
+    assert logged() == [("recall", "", None), ("search", "", None)]
+
+
 def test_proposals_listed_checked_and_counted(state: SharedState) -> None:
     state.save_proposal(proposal("aaaa", "2026-01-01T00:00:00+00:00"))
     state.save_proposal(proposal("bbbb", "2026-01-02T00:00:00+00:00", "pushed", None))

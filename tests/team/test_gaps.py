@@ -228,6 +228,35 @@ def test_off_written_unquoted_in_briefd_yaml_turns_the_text_off(
         assert api.gaps(GapsRequest()).unlogged == 1
 
 
+def test_turning_hashing_on_takes_the_text_out_of_what_was_logged_before(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """A team that switched ``log_prompts`` from full to hashed (or off) after a complaint:
+    the prompts logged before stayed in clear for the retention period, and the dashboard's
+    gaps went on showing them as soon as the question was asked again. The first write of
+    the log (or index run) under the stricter setting takes out what it no longer keeps."""
+    secret = "zanzibar merchant onboarding exception"
+    with Briefd(settings, embedder=FakeEmbedder(dim=64)) as api:  # logged in full
+        api.index(write_files(KNOWLEDGE))
+        api.log_queries([entry(secret, 0, None)] * 2 + [entry("hsm key rotation", 0, None)])
+        assert [g.query for g in api.gaps(GapsRequest()).gaps] == [secret, "hsm key rotation"]
+        assert api.store.conn.execute("SELECT count(*) FROM query_vectors").fetchone()[0] == 2
+    hashed = with_overrides(settings, {"activity.log_prompts": "hashed"})
+    with Briefd(hashed, embedder=None) as api:
+        api.log_queries([entry(secret, 0, None)])  # asked again, now hashed
+
+        (gap, _) = api.gaps(GapsRequest()).gaps
+        assert (gap.query, gap.asked) == (None, 3)
+        assert {e.query for e in api.state.recent_queries()} == {""}
+        assert api.store.conn.execute("SELECT count(*) FROM query_vectors").fetchone()[0] == 0
+    assert b"zanzibar" not in settings.db.read_bytes().lower()  # closed: the WAL written back
+    off = with_overrides(settings, {"activity.log_prompts": "off"})
+    with Briefd(off, embedder=None) as api:
+        api.index()  # an index run applies it too
+        report = api.gaps(GapsRequest())
+        assert (report.groups, report.unlogged) == (0, 4)
+
+
 def test_retention_prunes_exactly_what_is_older(indexed: Briefd) -> None:
     bundle = indexed.compile_bundle(BundleRequest("refund window"))
     days = indexed.settings.activity.retention_days

@@ -144,6 +144,9 @@ def _upkeep_due(conn: sqlite3.Connection, settings: Settings, fingerprint: str) 
     days = settings.activity.retention_days
     log_cutoff = (now - timedelta(days=days)).isoformat(timespec="seconds") if days > 0 else None
     manifests = now - timedelta(days=settings.bundles.manifest_days)
+    activity = settings.activity
+    if freshness.text_modes(conn) != freshness.modes_key(activity.log_prompts, activity.hook_mode):
+        return True  # a stricter log_prompts empties the text logged before (T6)
     return freshness.upkeep_due(
         conn, fingerprint, log_cutoff, manifests.isoformat(timespec="seconds")
     )

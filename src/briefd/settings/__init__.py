@@ -376,6 +376,11 @@ class ActivitySettings:
     log_prompts: Literal["full", "hashed", "off"] = "full"
     log_hook_prompts: Literal["full", "hashed", "off"] = "hashed"
 
+    @property
+    def hook_mode(self) -> str:
+        """How hook prompts are logged: the stricter of the two settings."""
+        return min(self.log_prompts, self.log_hook_prompts, key=("off", "hashed", "full").index)
+
 
 @dataclass(frozen=True, slots=True)
 class CodeRepo:

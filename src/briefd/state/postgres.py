@@ -27,7 +27,8 @@ from briefd.settings import StateSettings
 from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, sections_of
 from briefd.state.migrations import migrate
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
-from briefd.store.activity import QueryLogEntry, query_log_row
+from briefd.store.activity import QueryLogEntry, query_log_row, text_rules
+from briefd.store.freshness import TEXT_MODES, modes_key
 
 log = logging.getLogger("briefd.state")
 RETRY_SECONDS = 1.0  # while the server is away, how often it is tried again
@@ -294,6 +295,20 @@ class PostgresState:
             queries = conn.execute("DELETE FROM query_log WHERE created_at < %s", (cutoff,))
             usage = conn.execute("DELETE FROM usage_events WHERE created_at < %s", (cutoff,))
             return queries.rowcount, usage.rowcount
+
+    def forget_text(self, log_prompts: str, hook: str) -> int:
+        modes = modes_key(log_prompts, hook)
+        with self._tx() as conn:
+            row = conn.execute("SELECT value FROM state_meta WHERE key = %s", (TEXT_MODES,))
+            if (row.fetchone() or (None,))[0] == modes:
+                return 0
+            changed = sum(conn.execute(sql).rowcount for sql in text_rules(log_prompts, hook))
+            conn.execute(
+                "INSERT INTO state_meta (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (TEXT_MODES, modes),
+            )
+            return changed
 
     def counts(self) -> dict[str, int]:
         with self._tx() as conn:

@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from briefd.store import sync_state
+from briefd.store import freshness, sync_state
+from briefd.store.documents import set_meta
 from briefd.store.reports import section_info
 
 
@@ -168,6 +169,46 @@ def prune_before(conn: sqlite3.Connection, cutoff: str) -> tuple[int, int]:
     finally:
         conn.execute(f"PRAGMA secure_delete = {int(default)}")
     return queries, usage
+
+
+def text_rules(log_prompts: str, hook: str) -> list[str]:
+    """The statements that take out of the query log what ``log_prompts`` (searches and
+    bundles) and ``hook`` (hook prompts) no longer let it hold: the text of entries now logged
+    ``hashed``, the text and hash of those now logged ``off`` (plain SQL both state engines
+    run)."""
+    rules = []
+    for mode, kinds in ((log_prompts, "kind <> 'recall'"), (hook, "kind = 'recall'")):
+        if mode == "hashed":
+            rules.append(f"UPDATE query_log SET query = '' WHERE {kinds} AND query <> ''")
+        elif mode == "off":
+            rules.append(
+                "UPDATE query_log SET query = '', query_hash = NULL "
+                f"WHERE {kinds} AND (query <> '' OR query_hash IS NOT NULL)"
+            )
+    return rules
+
+
+def forget_text(conn: sqlite3.Connection, log_prompts: str, hook: str) -> int:
+    """Bring entries logged under looser settings to ``log_prompts`` and ``hook`` (see
+    :func:`text_rules`), and drop the vectors of phrasings no longer logged in full; how many
+    entries changed. Runs once per change of the settings (:data:`~briefd.store.freshness.TEXT_MODES`); the old text is
+    overwritten in the file (secure_delete), as a pruned entry's is."""
+    modes = freshness.modes_key(log_prompts, hook)
+    if freshness.text_modes(conn) == modes:
+        return 0
+    default = conn.execute("PRAGMA secure_delete").fetchone()[0]
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        changed = sum(conn.execute(sql).rowcount for sql in text_rules(log_prompts, hook))
+        if changed:
+            conn.execute(
+                "DELETE FROM query_vectors WHERE query_hash NOT IN (SELECT query_hash FROM "
+                "query_log WHERE query <> '' AND query_hash IS NOT NULL)"
+            )
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {int(default)}")
+    set_meta(conn, freshness.TEXT_MODES, modes)
+    return changed
 
 
 def recent_queries(conn: sqlite3.Connection, limit: int = 100) -> list[QueryLogEntry]:

@@ -13,6 +13,19 @@ import sqlite3
 SOURCE_KEY = "source-key"
 SOURCE_HEAD = "source-head"  # the git commit that key was taken at ('' outside git)
 SERVED_COMMIT = "served-commit"  # the commit checked out when the served documents were read
+TEXT_MODES = "query_log_text"  # the prompt modes the query log's text was last brought to (T6)
+
+
+def modes_key(log_prompts: str, hook: str) -> str:
+    """What :data:`TEXT_MODES` holds once the query log keeps only what ``log_prompts`` (searches
+    and bundles) and ``hook`` (hook prompts) let it."""
+    return f"{log_prompts},{hook}"
+
+
+def text_modes(conn: sqlite3.Connection) -> str | None:
+    """The modes the query log's text was last brought to (None: never)."""
+    row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (TEXT_MODES,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def stored_key(conn: sqlite3.Connection) -> str:

@@ -18,7 +18,6 @@ from briefd.store.db import Store
 
 WAIT_MS = 200  # query log and counters: the service keeps them and retries later
 RESET_WAIT_MS = 3_000  # a reset (a person clicking) waits this long for a sync's write
-STRICTNESS = ("off", "hashed", "full")
 WHAT_IS_LOGGED = (
     "the query log holds what `briefd serve`, `briefd mcp` and the recall daemon answer "
     "(searches and bundles over MCP and REST, hook prompts); `briefd search`, `briefd "
@@ -52,6 +51,7 @@ def log_queries(
             where = reports.section_info(conn, {c for e in entries for c in e.sections})
         documents = {c: info.doc_path for c, info in where.items()}
         state.save_queries([as_logged(e, settings, salt) for e in entries], documents)
+    state.forget_text(settings.log_prompts, prompt_mode("recall", settings))
     if settings.retention_days > 0:
         state.prune_before(cutoff_of(settings))
 
@@ -59,9 +59,7 @@ def log_queries(
 def prompt_mode(kind: str, settings: ActivitySettings) -> str:
     """How the text of a ``kind`` request is logged: hook prompts (``recall``) follow the
     stricter of ``log_prompts`` and ``log_hook_prompts``."""
-    if kind != "recall":
-        return settings.log_prompts
-    return min(settings.log_prompts, settings.log_hook_prompts, key=STRICTNESS.index)
+    return settings.hook_mode if kind == "recall" else settings.log_prompts
 
 
 def as_logged(entry: QueryLogEntry, settings: ActivitySettings, salt: bytes) -> QueryLogEntry:
@@ -75,7 +73,9 @@ def as_logged(entry: QueryLogEntry, settings: ActivitySettings, salt: bytes) -> 
 
 def prune(conn: sqlite3.Connection, settings: ActivitySettings) -> tuple[int, int]:
     """Delete query log entries and usage feedback older than ``retention_days`` (0: keep
-    everything); how many of each went."""
+    everything); how many of each went. Entries logged before ``log_prompts`` or
+    ``log_hook_prompts`` became stricter lose what the settings no longer keep first."""
+    activity.forget_text(conn, settings.log_prompts, prompt_mode("recall", settings))
     if settings.retention_days <= 0:
         return 0, 0
     return activity.prune_before(conn, cutoff_of(settings))
