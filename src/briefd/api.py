@@ -132,7 +132,7 @@ class Briefd(AbstractContextManager["Briefd"]):
         self._specificity.calibration(self.store, self.semantic)  # recall's (I8), stored now
         with self.store.write() as conn:
             prune_bundles(conn, report.fingerprint, self.settings.bundles.manifest_days)
-        upkeep.after_index(self.store, self.settings)  # query log retention (T6), drift (T4)
+        upkeep.after_index(self.store, self.settings, self.state)  # log retention (T6), drift
         return report
 
     def reindex(self, source: Path | None = None, rebuild: bool = False) -> IndexReport:

@@ -138,6 +138,15 @@ def test_a_stricter_mode_takes_the_text_out_of_entries_logged_before(
     assert logged() == [("recall", "", None), ("search", "", None)]
 
 
+def test_text_hashes_are_those_still_logged_with_their_text(state: SharedState) -> None:
+    state.save_queries([entry("rotate hsm keys", "2026-03-01T00:00:00+00:00")], {})
+    state.save_queries([entry("", "2026-03-01T00:00:00+00:00", query_hash="h-hashed")], {})
+    asked = ["h-rotate hsm keys", "h-hashed", "h-never"]
+    assert state.text_hashes(asked) == {"h-rotate hsm keys"}
+    state.forget_text("hashed", "hashed")
+    assert state.text_hashes(asked) == set()
+
+
 def test_proposals_listed_checked_and_counted(state: SharedState) -> None:
     state.save_proposal(proposal("aaaa", "2026-01-01T00:00:00+00:00"))
     state.save_proposal(proposal("bbbb", "2026-01-02T00:00:00+00:00", "pushed", None))

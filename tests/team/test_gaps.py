@@ -21,6 +21,7 @@ from briefd.store.activity import QueryLogEntry
 from briefd.team.gaps import GapsRequest
 from briefd.team.period import since_cutoff
 from tests.conftest import WriteFiles
+from tests.postgres import Postgres
 
 KNOWLEDGE = {
     "domain/chargebacks.md": """
@@ -255,6 +256,32 @@ def test_turning_hashing_on_takes_the_text_out_of_what_was_logged_before(
         api.index()  # an index run applies it too
         report = api.gaps(GapsRequest())
         assert (report.groups, report.unlogged) == (0, 4)
+
+
+def test_replicas_drop_the_vectors_of_phrasings_pruned_from_the_shared_log(
+    settings: Settings, write_files: WriteFiles, postgres: Postgres
+) -> None:
+    """On replicas the query log is PostgreSQL's and this index's own stays empty, so retention
+    never reached the vectors the gaps report kept here: the embedding of a prompt pruned
+    from the team's log stayed in every replica's index for good. An index run drops them."""
+    postgres.reset()
+    shared = with_overrides(settings, {"state.url": postgres.url, "state.replica": "a"})
+    keep_all = with_overrides(shared, {"activity.retention_days": 0})
+    old = 24 * (settings.activity.retention_days + 1)
+    with Briefd(keep_all, embedder=FakeEmbedder(dim=64)) as api:
+        api.index(write_files(KNOWLEDGE))
+        memo = entry("quarterly layoff planning memo", 0, None, hours_ago=old)
+        api.log_queries([memo, entry("hsm key rotation", 0, None)])
+        assert len(api.gaps(GapsRequest(since="400d")).gaps) == 2  # both phrasings embedded
+    with Briefd(shared, embedder=FakeEmbedder(dim=64)) as api:
+        vectors = "SELECT count(*) FROM query_vectors"
+        assert api.store.conn.execute(vectors).fetchone()[0] == 2
+        api.log_queries([])  # the team's log prunes what is past retention
+        assert [e.query for e in api.state.recent_queries()] == ["hsm key rotation"]
+
+        api.index()
+
+        assert api.store.conn.execute(vectors).fetchone()[0] == 1
 
 
 def test_retention_prunes_exactly_what_is_older(indexed: Briefd) -> None:

@@ -56,6 +56,11 @@ class SharedState(SessionMemory, Protocol):
         ...
 
     def prune_before(self, cutoff: str) -> tuple[int, int]: ...
+    def text_hashes(self, hashes: Sequence[str]) -> set[str]:
+        """Those of ``hashes`` that entries logged with their text still have (the phrasings
+        whose vectors the gaps report may keep)."""
+        ...
+
     def forget_text(self, log_prompts: str, hook: str) -> int:
         """Take out of the query log the text (``hashed``) or text and hash (``off``) the
         modes no longer keep, once per change of them; how many entries changed."""

@@ -93,6 +93,10 @@ class LocalState(IndexSessions):
         with self._open().write(wait_ms=WAIT_MS, durable=False) as conn:
             return activity.prune_before(conn, cutoff)
 
+    def text_hashes(self, hashes: Sequence[str]) -> set[str]:
+        with self._open().read() as conn:
+            return activity.text_hashes(conn, hashes)
+
     def forget_text(self, log_prompts: str, hook: str) -> int:
         with self._open().write(wait_ms=WAIT_MS, durable=False) as conn:
             return activity.forget_text(conn, log_prompts, hook)

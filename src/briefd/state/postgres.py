@@ -296,6 +296,15 @@ class PostgresState:
             usage = conn.execute("DELETE FROM usage_events WHERE created_at < %s", (cutoff,))
             return queries.rowcount, usage.rowcount
 
+    def text_hashes(self, hashes: Sequence[str]) -> set[str]:
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT query_hash FROM query_log WHERE query_hash = ANY(%s) "
+                "AND query <> ''",
+                (list(hashes),),
+            )
+            return {str(r[0]) for r in rows}
+
     def forget_text(self, log_prompts: str, hook: str) -> int:
         modes = modes_key(log_prompts, hook)
         with self._tx() as conn:

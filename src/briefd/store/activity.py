@@ -211,6 +211,34 @@ def forget_text(conn: sqlite3.Connection, log_prompts: str, hook: str) -> int:
     return changed
 
 
+def text_hashes(conn: sqlite3.Connection, hashes: Sequence[str]) -> set[str]:
+    """Those of ``hashes`` that entries logged with their text still have."""
+    found: set[str] = set()
+    for start in range(0, len(hashes), 500):  # SQLite's limit on parameters
+        part = hashes[start : start + 500]
+        sql = (
+            f"SELECT DISTINCT query_hash FROM query_log WHERE query_hash IN "
+            f"({','.join('?' * len(part))}) AND query <> ''"
+        )
+        found.update(r[0] for r in conn.execute(sql, tuple(part)))
+    return found
+
+
+def vector_hashes(conn: sqlite3.Connection) -> list[str]:
+    """The query hashes of the phrasing vectors the gaps report kept."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT query_hash FROM query_vectors")]
+
+
+def forget_vectors(conn: sqlite3.Connection, hashes: Sequence[str]) -> None:
+    """Delete the vectors of these phrasings, their bytes overwritten (secure_delete)."""
+    default = conn.execute("PRAGMA secure_delete").fetchone()[0]
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        conn.executemany("DELETE FROM query_vectors WHERE query_hash = ?", [(h,) for h in hashes])
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {int(default)}")
+
+
 def recent_queries(conn: sqlite3.Connection, limit: int = 100) -> list[QueryLogEntry]:
     rows = conn.execute(
         "SELECT * FROM query_log ORDER BY id DESC LIMIT ?", (max(0, limit),)

@@ -81,6 +81,20 @@ def prune(conn: sqlite3.Connection, settings: ActivitySettings) -> tuple[int, in
     return activity.prune_before(conn, cutoff_of(settings))
 
 
+def prune_shared_vectors(store: Store, state: SharedState) -> None:
+    """Replicas: drop the vectors of phrasings (kept in this index by the gaps report) that the
+    shared query log no longer holds in full — pruned past retention, or logged hashed since;
+    this index's own log, which :func:`prune` follows, is empty there."""
+    with store.read() as conn:
+        kept = activity.vector_hashes(conn)
+    if not kept:
+        return
+    gone = sorted(set(kept) - state.text_hashes(kept))
+    if gone:
+        with store.write(wait_ms=WAIT_MS, durable=False) as conn:
+            activity.forget_vectors(conn, gone)
+
+
 def cutoff_of(settings: ActivitySettings) -> str:
     cutoff = datetime.now(UTC) - timedelta(days=settings.retention_days)
     return cutoff.isoformat(timespec="seconds")
