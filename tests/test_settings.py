@@ -340,6 +340,8 @@ def test_sync_checkout_dir_is_relative_to_the_file(tmp_path: Path) -> None:
         ("INDEX__MAX_FILE_BYTES", "0", "index.max_file_bytes: expected a whole number ≥ 1"),
         ("SERVE__PORT", "70000", "serve.port: expected a whole number from 1 to 65535, got"),
         ("SERVE__PORT", "0", "serve.port: expected a whole number from 1 to 65535, got 0"),
+        ("ACTIVITY__RETENTION_DAYS", "1000000", "activity.retention_days: expected a whole "),
+        ("BUNDLES__MANIFEST_DAYS", "1000000", "bundles.manifest_days: expected a whole number"),
     ],
 )
 def test_numbers_out_of_their_range_are_refused(key: str, value: str, expected: str) -> None:

@@ -450,3 +450,21 @@ def test_a_gap_names_each_document_it_got_once(tmp_path: Path) -> None:
     assert "1 gap(s) among 2 query group(s)" in table.stdout
     (row,) = [line for line in table.stdout.splitlines() if weak in line]
     assert row.split("│")[-2].strip() == "domain/chargebacks.md, domain/retry.md"
+
+
+def test_a_retention_past_what_a_date_reaches_is_refused_in_one_line(
+    project: tuple[Path, Repo],
+) -> None:
+    """``retention_days: 1000000`` (a team meaning "keep it for ever", which is 0) went back
+    before year 1: every index run stopped with an OverflowError traceback, and a server's
+    query log was never written. It is refused as a setting, saying the range."""
+    cwd, _ = project
+    config = yaml.safe_load((cwd / "briefd.yaml").read_text())
+    (cwd / "briefd.yaml").write_text(
+        yaml.safe_dump({**config, "activity": {"retention_days": 1_000_000}})
+    )
+    done = briefd("index", cwd=cwd)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert (
+        "activity.retention_days: expected a whole number from 0 to 36500, got 1000000"
+    ) in done.stderr

@@ -224,11 +224,17 @@ _NOT_NEGATIVE = frozenset(
 _POSITIVE_SUFFIXES = ("timeout_seconds", "server_timeout", "_seconds", "_minutes", "_hours")
 
 
-_PORTS = frozenset({"serve.port"})  # what a socket can have: 1 to 65535
+# whole numbers with a largest value: what a socket can have; days back from now that a date
+# still reaches (a million days of retention went past year 1 and crashed every index run)
+_RANGES = {
+    "serve.port": (1, 65535),
+    "activity.retention_days": (0, 36_500),
+    "bundles.manifest_days": (0, 36_500),
+}
 
 
 def _to_int(value: Any, key: str, origin: str) -> int:
-    least, most = (1, 65535) if key in _PORTS else (1 if key in _AT_LEAST_ONE else 0, None)
+    least, most = _RANGES.get(key, (1 if key in _AT_LEAST_ONE else 0, None))
     wanted = f"from {least} to {most}" if most else f"≥ {least}"
     if (
         isinstance(value, bool)
