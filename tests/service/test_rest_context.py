@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
+from briefd.api import Briefd
+from briefd.service import create_app
 from briefd.service.state import ServiceState
+from tests.conftest import WriteFiles
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN
 
 MONEY = "domain/currency-and-rounding.md"
 
@@ -111,3 +116,41 @@ def test_a_body_that_is_not_a_json_object_says_so(client: TestClient) -> None:
     assert typed.json()["detail"] == (
         "max_tokens: Input should be a valid integer, unable to parse string as an integer"
     )
+
+
+def test_a_relation_into_a_scope_not_requested_is_named_not_dropped_silently(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A project spec declaring ``depends_on`` a domain document, asked for with its own scope
+    (as a project document must be), lost the dependency without a word: the structural tier
+    keeps to the requested scopes, and nothing said one was declared. A warning names it, as
+    written, with its scope; asked with that scope too, it is there and the warning is not."""
+    write_files(
+        {
+            "projects/x/spec.md": """
+                ---
+                depends_on: [domain/money.md, domain/nowhere.md]
+                ---
+                # Spec
+
+                Payouts of project x round with the money rules.
+                """,
+            "domain/money.md": "# Money\n\nMinor units everywhere.\n",
+        }
+    )
+    api.index()
+    with TestClient(create_app(api, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        ask = {"doc_path": "projects/x/spec.md", "max_tokens": 1000, "mode": "manifest"}
+        alone = http.post("/api/context", json={**ask, "scopes": ["projects/x"]}).json()
+        both = http.post("/api/context", json={**ask, "scopes": ["projects/x", "domain"]}).json()
+    assert [i["location"]["path"] for i in alone["items"]] == ["projects/x/spec.md"]
+    assert alone["warnings"] == [
+        "projects/x/spec.md declares relations to documents in scopes not requested (domain): "
+        "depends_on domain/money.md; add them to the requested scopes to get them"
+    ]
+    assert [(i["location"]["path"], i["tier"]) for i in both["items"]] == [
+        ("projects/x/spec.md", "mandatory"),
+        ("domain/money.md", "structural"),
+    ]
+    assert "warnings" not in both

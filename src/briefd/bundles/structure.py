@@ -15,6 +15,7 @@ from briefd.bundles.candidates import Found, Ranks, by_rank, from_row
 from briefd.bundles.model import Candidate
 from briefd.model import DocumentView, ResolvedLink
 from briefd.settings import BundleSettings
+from briefd.store.documents import stored_links
 from briefd.store.sections import (
     SectionFinder,
     always_documents,
@@ -30,6 +31,7 @@ ISSUE_TITLE_CHARS = 120
 # a tracker key heading the issue's text, as Jira writes it ("PAY-12 …", "SHOP-42: …", "[OPS-7]")
 _ISSUE_KEY = re.compile(r"\[?([A-Z][A-Z0-9_]*-[1-9][0-9]{0,9})\b")
 EVERY_LINE = 1 << 30
+RELATIONS_NAMED = 3  # relations into scopes not requested a warning names; the rest counted
 
 
 def mandatory(
@@ -88,6 +90,33 @@ def relations(
         and r.target_path != target.path
         and document_scope(conn, r.target_path) in scopes
     ]
+
+
+def relations_elsewhere(
+    conn: sqlite3.Connection, target: DocumentView | None, scopes: Sequence[str]
+) -> tuple[str, ...]:
+    """The warning a context carries when the target's front matter relates it to documents
+    in scopes the request did not name (a project spec's ``depends_on`` a domain document,
+    asked with ``scopes=["projects/x"]``): the structural tier leaves them out, and an agent
+    holding a context without them would never know they were declared."""
+    if target is None:
+        return ()
+    where = "WHERE source_path = ? AND kind = 'relation' AND target_path IS NOT NULL"
+    found = [  # named as written, as get_document names a link into a scope not requested
+        (r.link.display or "relation", r.link.target, scope)
+        for _, r in stored_links(conn, where, (target.path,))
+        if r.target_path is not None
+        if (scope := document_scope(conn, r.target_path)) is not None and scope not in scopes
+    ]
+    if not found:
+        return ()
+    named = "; ".join(f"{relation} {written}" for relation, written, _ in found[:RELATIONS_NAMED])
+    more = f" and {len(found) - RELATIONS_NAMED} more" if len(found) > RELATIONS_NAMED else ""
+    elsewhere = ", ".join(sorted({scope for _, _, scope in found}))
+    return (
+        f"{target.path} declares relations to documents in scopes not requested ({elsewhere}): "
+        f"{named}{more}; add them to the requested scopes to get them",
+    )
 
 
 def structural(
