@@ -155,6 +155,30 @@ def test_the_warnings_call_and_route_name_a_path_as_written_and_as_a_url(
     assert f"(REST: GET {route}?scopes=domain&max_tokens=500)" in said
 
 
+def test_a_truncated_sections_call_names_a_path_with_a_quote_as_a_json_string(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """The marker under a truncated section wrote its get_document call with the path in
+    bare quotes: a file named 'the "big" one.md' gave get_document("domain/the "big" one.md",
+    ...), a call no client can make as written. It is a JSON string now, and the call reads the
+    section's document."""
+    big = 'domain/the "big" one.md'
+    write_files(
+        {
+            big: "# Big\n\n" + "Refunds settle in the ledger every night. " * 150,
+            "domain/t.md": '---\ndepends_on: ["domain/the \\"big\\" one.md"]\n---\n# T\n\nSmall.\n',
+        }
+    )
+    api.index()
+    context = api.compile_bundle(BundleRequest("", max_tokens=500, target="domain/t.md"))
+    (cut,) = [i for i in context.items if i.truncated]
+    assert cut.doc_path == big
+    call = 'get_document("domain/the \\"big\\" one.md", start_line=1, scopes=["domain"])'
+    assert cut.content.endswith(f"read the rest with {call}]")
+    path = json.loads(call.removeprefix("get_document(").split(", start_line")[0])
+    assert api.document(path, ("domain",), scoped=True).title == "Big"
+
+
 def test_parent_relations_always_documents_and_backlinks(
     api: Briefd, write_files: WriteFiles
 ) -> None:

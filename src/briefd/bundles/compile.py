@@ -6,7 +6,6 @@ this module stays free of the API object."""
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -364,7 +363,9 @@ def over_budget(bundle: Bundle) -> tuple[str, ...]:
     if not d.budget_exceeded or size <= d.hard_limit:
         return ()
     path, scope, part = target[0].doc_path, target[0].scope, max(d.budget, DOCUMENT_PART_MIN)
-    call = f"get_document({_quoted(path)}, scopes=[{_quoted(scope)}], max_tokens={part})"
+    call = (
+        f"get_document({render.quoted(path)}, scopes=[{render.quoted(scope)}], max_tokens={part})"
+    )
     route = f"/api/docs/{quote(path)}?scopes={quote(scope, safe='')}&max_tokens={part}"
     return (
         f"the target {path} alone takes {size} tokens, over hard_limit {d.hard_limit} "
@@ -372,11 +373,6 @@ def over_budget(bundle: Bundle) -> tuple[str, ...]:
         f"To read it within a budget, {call} (REST: GET {route}) gives it in parts, each saying "
         "where the next starts; or raise hard_limit",
     )
-
-
-def _quoted(text: str) -> str:
-    """``text`` as a JSON string, as a tool call's argument is written (a path may hold ``"``)."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def with_warnings(bundle: Bundle, warned: tuple[str, ...]) -> Bundle:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 from dataclasses import replace
 
@@ -97,13 +98,19 @@ def held(section: BundleItem) -> str:
     return fingerprint(section_text(replace(section, updated_at="")))
 
 
+def quoted(text: str) -> str:
+    """``text`` as a JSON string, as a tool call's argument is written (a path may hold ``"``)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
 def truncation_marker(section: Candidate, shown: int, total: int) -> str:
     """Names the scope (``get_document`` reads the default scopes unless told, and a project's
     section would not be found there) and the section's first line (a long document comes in
-    parts: the first one may end before it)."""
+    parts: the first one may end before it). Both are written as JSON strings, so the call
+    works as written whatever the path holds (a ``"`` in a file name)."""
     call = (
-        f'get_document("{section.doc_path}", start_line={section.start_line}, '
-        f'scopes=["{section.scope}"])'
+        f"get_document({quoted(section.doc_path)}, start_line={section.start_line}, "
+        f"scopes=[{quoted(section.scope)}])"
     )
     return f"\n\n[… truncated: {shown} of {total} tokens shown; read the rest with {call}]"
 
