@@ -179,6 +179,36 @@ def test_a_truncated_sections_call_names_a_path_with_a_quote_as_a_json_string(
     assert api.document(path, ("domain",), scoped=True).title == "Big"
 
 
+def test_a_relation_naming_a_section_brings_that_section_first(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """``depends_on: ["[[money#Units]]"]`` names one section, but the structural tier took the
+    related document's sections in document order: within a budget for one of them the
+    context held the introduction the relation did not name, and the Units section was
+    excluded as not fitting."""
+    write_files(
+        {
+            "domain/payouts.md": """
+                ---
+                depends_on: ["[[money#Units]]"]
+                ---
+                # Payouts
+
+                Payouts run daily.
+                """,
+            "domain/money.md": "# Money\n\n"
+            + "The history of our money handling, told at length. " * 12
+            + "\n\n## Units\n\nAmounts are integers in minor units, never floats.\n",
+        }
+    )
+    api.index()
+    context = api.compile_bundle(BundleRequest("", max_tokens=300, target="domain/payouts.md"))
+    structural = [(i.heading_path, i.truncated) for i in context.items if i.tier == "structural"]
+    assert structural[0] == (("Units",), False)
+    reasons = {i.reasons for i in context.items if i.tier == "structural"}
+    assert reasons == {("depends_on of domain/payouts.md (front matter)",)}
+
+
 def test_parent_relations_always_documents_and_backlinks(
     api: Briefd, write_files: WriteFiles
 ) -> None:

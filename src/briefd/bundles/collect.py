@@ -53,7 +53,7 @@ def collect(
     found.add(mandatory(conn, ask.issue, ask.target, ask.scopes))
     related = relations(conn, ask.target, ask.scopes)
     if ask.target is not None:
-        found.add(structural(conn, ask.target, related, ranks))
+        found.add(structural(conn, ask.target, related, ranks, ask.scopes))
     found.add(governed(conn, ask.scopes, ask.paths, ask.tags, ask.query, ranks, settings.search))
     if ask.target is not None:
         linked(conn, ask.target, related, ask.scopes, ranks, settings.bundles, found)

@@ -120,16 +120,37 @@ def relations_elsewhere(
 
 
 def structural(
-    conn: sqlite3.Connection, target: DocumentView, related: Sequence[tuple[str, str]], ranks: Ranks
+    conn: sqlite3.Connection,
+    target: DocumentView,
+    related: Sequence[tuple[str, str]],
+    ranks: Ranks,
+    scopes: Sequence[str],
 ) -> list[Candidate]:
-    """Every section of each related document, those the search ranked first."""
+    """Every section of each related document: the one the relation names
+    (``depends_on: [domain/money.md#Units]``) first, then those the search ranked, then the
+    rest in document order."""
+    named = _named_sections(target, section_finder(conn, scopes))
     found: list[Candidate] = []
     for relation, path in related:
         reason = (f"{relation} of {target.path} (front matter)",)
-        found += [
-            from_row(r, "structural", reason) for r in by_rank(document_sections(conn, path), ranks)
-        ]
+        rows = by_rank(document_sections(conn, path), ranks)
+        if path in named:
+            rows.sort(key=lambda r: r["rowid"] != named[path])  # stable: the rest keep order
+        found += [from_row(r, "structural", reason) for r in rows]
     return found
+
+
+def _named_sections(target: DocumentView, find: SectionFinder) -> dict[str, int]:
+    """The section each relation with a fragment names, by the related document's path (the
+    first such relation to a document wins)."""
+    named: dict[str, int] = {}
+    for r in target.links:
+        if r.link.kind != "relation" or not r.link.fragment or r.target_path is None:
+            continue
+        rowid = None if r.target_path in named else find(r.target_path, r.link.fragment)
+        if rowid is not None:
+            named[r.target_path] = rowid
+    return named
 
 
 def linked(
