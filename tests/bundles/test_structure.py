@@ -209,6 +209,49 @@ def test_a_relation_naming_a_section_brings_that_section_first(
     assert reasons == {("depends_on of domain/payouts.md (front matter)",)}
 
 
+def test_a_second_hop_comes_only_beside_the_section_it_was_reached_from(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A second-hop section was packed when the first-hop section it was reached from did not
+    fit: the context held banks.md with the reason "second hop: linked from domain/fx.md:5" and
+    no fx.md in it, a chain whose middle the reader cannot see. It is left out, as a related
+    hit is without its hit, and said so in the exclusions."""
+    write_files(
+        {
+            "domain/payouts.md": """
+                ---
+                depends_on: [domain/money.md]
+                ---
+                # Payouts
+
+                Payouts follow the [[fx]] rates of the day.
+                """,
+            "domain/money.md": "# Money\n\nAmounts are integers in minor units.\n",
+            "domain/fx.md": "# FX\n\n"
+            + "Rates come from the reference feed and are cached for the day. " * 30
+            + "\n\nBanks: see [[banks]].\n",
+            "domain/banks.md": "# Banks\n\nBanks close at 17:00.\n",
+        }
+    )
+    api.index()
+    request = BundleRequest("", max_tokens=400, target="domain/payouts.md")
+    context = api.compile_bundle(request)
+    assert [(i.doc_path, i.tier) for i in context.items] == [
+        ("domain/payouts.md", "mandatory"),
+        ("domain/money.md", "structural"),
+    ]
+    fx = next(e for e in context.diagnostics.exclusions if e.doc_path == "domain/fx.md")
+    banks = next(e for e in context.diagnostics.exclusions if e.doc_path == "domain/banks.md")
+    assert fx.reason.startswith("does not fit: ")
+    assert banks.reason == f"linked from {fx.chunk_id}, which is not in the bundle"
+    roomy = api.compile_bundle(replace(request, max_tokens=2000))
+    rows = [(i.doc_path, i.tier, i.reasons) for i in roomy.items]
+    assert rows[2:] == [
+        ("domain/fx.md", "linked", ("linked from domain/payouts.md:6",)),
+        ("domain/banks.md", "linked", ("second hop: linked from domain/fx.md:5",)),
+    ]
+
+
 def test_parent_relations_always_documents_and_backlinks(
     api: Briefd, write_files: WriteFiles
 ) -> None:

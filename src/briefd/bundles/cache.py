@@ -42,8 +42,9 @@ from briefd.state import Manifest
 # sections say so (K2); b13: a truncated section's marker names its first line (get_document
 # reads long documents in parts); b14: a package's and a manifest's text as compact JSON (it was
 # indented, over the tokens it reported); b15: a relation naming a section brings it first, a
-# truncated section's call quotes its path as JSON (B8, B7). The release is in the key too: a bundle stored by an older
-# briefd is never served by a newer one
+# second hop comes only beside its first, a truncated section's call quotes its path as JSON
+# (B8, B7). The release is in the key too: a bundle stored by an older briefd is never served
+# by a newer one
 CACHE_VERSION = "b15"
 
 

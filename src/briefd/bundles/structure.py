@@ -10,6 +10,7 @@ import hashlib
 import re
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 
 from briefd.bundles.candidates import Found, Ranks, by_rank, from_row
 from briefd.bundles.model import Candidate
@@ -31,6 +32,9 @@ ISSUE_TITLE_CHARS = 120
 # a tracker key heading the issue's text, as Jira writes it ("PAY-12 …", "SHOP-42: …", "[OPS-7]")
 _ISSUE_KEY = re.compile(r"\[?([A-Z][A-Z0-9_]*-[1-9][0-9]{0,9})\b")
 EVERY_LINE = 1 << 30
+# a linked section: its row id, its reason and the chunk id of the section it was reached from
+# (a second hop; None for the first)
+_Pick = tuple[int, str, str | None]
 RELATIONS_NAMED = 3  # relations into scopes not requested a warning names; the rest counted
 
 
@@ -164,46 +168,50 @@ def linked(
 ) -> None:
     """Add the first hop (links written in the target and its related documents, then
     backlinks to the target), at most ``settings.linked`` sections, then the second hop
-    (links written in those sections), at most ``settings.second_hop``."""
+    (links written in those sections), at most ``settings.second_hop``. A second-hop section
+    is packed only beside the section it was reached from (as a related hit beside its hit):
+    its reason names that section, which a reader would look for in vain."""
     sources = [target.path, *(path for _, path in related)]
     find = section_finder(conn, scopes)
-    first: list[tuple[int, str]] = []
+    first: list[_Pick] = []
     for source in sources:
         for path, fragment, line in links_within(conn, source, 0, EVERY_LINE):
             rowid = _target_section(conn, find, path, fragment, ranks)
             if rowid is not None:
-                first.append((rowid, f"linked from {source}:{line}"))
+                first.append((rowid, f"linked from {source}:{line}", None))
     for back in target.backlinks:
         rowid = section_at(conn, back.link.source_path, back.link.line)
         if rowid is not None:
-            first.append((rowid, _backlink_reason(back, target.path)))
+            first.append((rowid, _backlink_reason(back, target.path), None))
     added = _add(conn, first, settings.linked, found, exclude=set(sources))
-    second: list[tuple[int, str]] = []
+    second: list[_Pick] = []
     for candidate in added:
         for path, fragment, line in links_within(
             conn, candidate.doc_path, candidate.start_line, candidate.end_line
         ):
             rowid = find(path, fragment)
             if rowid is not None:
-                second.append((rowid, f"second hop: linked from {candidate.doc_path}:{line}"))
+                reason = f"second hop: linked from {candidate.doc_path}:{line}"
+                second.append((rowid, reason, candidate.chunk_id))
     _add(conn, second, settings.second_hop, found, exclude={target.path})
 
 
 def _add(
     conn: sqlite3.Connection,
-    picks: Sequence[tuple[int, str]],
+    picks: Sequence[_Pick],
     cap: int,
     found: Found,
     exclude: set[str],
 ) -> list[Candidate]:
-    """Up to ``cap`` new sections of ``picks`` (none of the documents in ``exclude``)."""
-    rows = sections(conn, [rowid for rowid, _ in picks])
+    """Up to ``cap`` new sections of ``picks`` (none of the documents in ``exclude``), each
+    packed only beside the section it was reached from, when it names one."""
+    rows = sections(conn, [rowid for rowid, _, _ in picks])
     added: list[Candidate] = []
-    for rowid, reason in picks:
+    for rowid, reason, via in picks:
         row = rows.get(rowid)
         if row is None or row["path"] in exclude or len(added) >= cap:
             continue
-        added += found.add([from_row(row, "linked", (reason,))])
+        added += found.add([replace(from_row(row, "linked", (reason,)), related_to=via)])
     return added
 
 
