@@ -154,3 +154,26 @@ def test_a_relation_into_a_scope_not_requested_is_named_not_dropped_silently(
         ("domain/money.md", "structural"),
     ]
     assert "warnings" not in both
+
+
+def test_a_target_over_a_hard_limit_under_max_tokens_is_read_in_parts_within_the_limit(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """The warning on a target over hard_limit named get_document with max_tokens set to the
+    request's max_tokens: with max_tokens 4000 and hard_limit 600, the route it named gave the
+    2,500-token document back whole, in one part, not "in parts" within what the caller allowed.
+    It names the tighter of the two now, and the route it names answers a part within it."""
+    write_files(
+        {"domain/big.md": "# Big\n\n" + "Refunds settle in the ledger every night.\n\n" * 200}
+    )
+    api.index()
+    with TestClient(create_app(api, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        ask = {"doc_path": "domain/big.md", "max_tokens": 4000, "hard_limit": 600}
+        context = http.post("/api/context", json=ask).json()
+        (warning,) = context["warnings"]
+        route = "/api/docs/domain/big.md?scopes=domain&max_tokens=600"
+        assert f"(REST: GET {route})" in warning
+        assert 'get_document("domain/big.md", scopes=["domain"], max_tokens=600)' in warning
+        part = http.get(route).json()["part"]
+    assert part["next_start_line"] is not None and part["tokens"] <= 600

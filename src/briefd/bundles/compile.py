@@ -362,7 +362,9 @@ def over_budget(bundle: Bundle) -> tuple[str, ...]:
     size = sum(item.tokens for item in target)
     if not d.budget_exceeded or size <= d.hard_limit:
         return ()
-    path, scope, part = target[0].doc_path, target[0].scope, max(d.budget, DOCUMENT_PART_MIN)
+    # parts within what the caller allowed: a hard_limit under max_tokens is the tighter one
+    part = max(min(d.budget, d.hard_limit), DOCUMENT_PART_MIN)
+    path, scope = target[0].doc_path, target[0].scope
     call = (
         f"get_document({render.quoted(path)}, scopes=[{render.quoted(scope)}], max_tokens={part})"
     )
