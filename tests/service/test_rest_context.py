@@ -177,3 +177,49 @@ def test_a_target_over_a_hard_limit_under_max_tokens_is_read_in_parts_within_the
         assert 'get_document("domain/big.md", scopes=["domain"], max_tokens=600)' in warning
         part = http.get(route).json()["part"]
     assert part["next_start_line"] is not None and part["tokens"] <= 600
+
+
+def test_links_into_a_scope_not_requested_are_named_not_dropped_silently(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A project overview linking the domain's ADR and glossary, asked for with its own scope
+    (as the README says a project document needs), came back without either and without a
+    word: its linked tier keeps to the requested scopes. A warning names the links as written,
+    with their scopes; asked with those scopes, they are linked sections and nothing is said."""
+    write_files(
+        {
+            "projects/x/overview.md": """
+                # Overview
+
+                Project x books payouts as the [ADR](../../domain/adr-1.md) says, in the
+                terms of the [[glossary]], and as its [[runbook]] and [[conventions/style.md]]
+                say.
+                """,
+            "projects/x/runbook.md": "# Runbook\n\nRestart the payout worker.\n",
+            "domain/adr-1.md": "# ADR 1\n\nPayouts are event sourced.\n",
+            "domain/glossary.md": "# Glossary\n\nA payout moves money to a merchant.\n",
+            "conventions/style.md": "# Style\n\nName payout events in the past tense.\n",
+        }
+    )
+    api.index()
+    with TestClient(create_app(api, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        ask = {"doc_path": "projects/x/overview.md", "max_tokens": 2000, "mode": "manifest"}
+        alone = http.post("/api/context", json={**ask, "scopes": ["projects/x"]}).json()
+        every = http.post("/api/context", json={**ask, "scopes": ["all"]}).json()
+    assert [i["location"]["path"] for i in alone["items"] if i["tier"] == "linked"] == [
+        "projects/x/runbook.md"
+    ]
+    assert alone["warnings"] == [
+        "projects/x/overview.md links to documents in scopes not requested (conventions, "
+        "domain): ../../domain/adr-1.md; glossary; conventions/style.md; add them to the "
+        "requested scopes to get them"
+    ]
+    linked = {i["location"]["path"] for i in every["items"] if i["tier"] == "linked"}
+    assert linked == {
+        "projects/x/runbook.md",
+        "domain/adr-1.md",
+        "domain/glossary.md",
+        "conventions/style.md",
+    }
+    assert "warnings" not in every

@@ -40,7 +40,7 @@ from briefd.bundles.model import (
     ItemDrift,
 )
 from briefd.bundles.pack import NO_ROOM, effective_budget, pack
-from briefd.bundles.structure import relations_elsewhere
+from briefd.bundles.structure import elsewhere
 from briefd.bundles.wire import document
 from briefd.errors import IndexNotFoundError, NotFoundError, QueryError, StoreError
 from briefd.model import DocumentView, SearchMode, SearchResult
@@ -243,7 +243,7 @@ def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -
     dates = docs_table.dates_state(conn)
     warned = request_warnings(conn, request.scopes, engine.settings.default_scopes)
     warned += elsewhere_warning(governing_elsewhere(conn, scopes, paths))
-    warned += relations_elsewhere(conn, target, scopes)
+    warned += elsewhere(conn, target, scopes)
     return _Resolved(request, scopes, paths, tags, target, fingerprint, drift, dates, warned)
 
 

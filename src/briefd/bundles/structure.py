@@ -35,7 +35,7 @@ EVERY_LINE = 1 << 30
 # a linked section: its row id, its reason and the chunk id of the section it was reached from
 # (a second hop; None for the first)
 _Pick = tuple[int, str, str | None]
-RELATIONS_NAMED = 3  # relations into scopes not requested a warning names; the rest counted
+ELSEWHERE_NAMED = 3  # relations or links into scopes not requested a warning names
 
 
 def mandatory(
@@ -96,31 +96,46 @@ def relations(
     ]
 
 
-def relations_elsewhere(
+def elsewhere(
     conn: sqlite3.Connection, target: DocumentView | None, scopes: Sequence[str]
 ) -> tuple[str, ...]:
-    """The warning a context carries when the target's front matter relates it to documents
-    in scopes the request did not name (a project spec's ``depends_on`` a domain document,
-    asked with ``scopes=["projects/x"]``): the structural tier leaves them out, and an agent
-    holding a context without them would never know they were declared."""
+    """The warnings a context carries when the target relates or links it to documents in
+    scopes the request did not name (a project spec's ``depends_on`` a domain document, or its
+    link to a domain ADR, asked with ``scopes=["projects/x"]``): the structural and linked
+    tiers leave them out, and an agent holding the context would never know they were
+    there. Each is named as written, as get_document names a link into a scope not
+    requested."""
     if target is None:
         return ()
-    where = "WHERE source_path = ? AND kind = 'relation' AND target_path IS NOT NULL"
-    found = [  # named as written, as get_document names a link into a scope not requested
-        (r.link.display or "relation", r.link.target, scope)
-        for _, r in stored_links(conn, where, (target.path,))
-        if r.target_path is not None
-        if (scope := document_scope(conn, r.target_path)) is not None and scope not in scopes
+    where = "WHERE source_path = ? AND target_path IS NOT NULL"
+    relations: list[tuple[str, str]] = []
+    links: list[tuple[str, str]] = []
+    for _, r in stored_links(conn, where, (target.path,)):
+        scope = document_scope(conn, r.target_path) if r.target_path else None
+        if scope is None or scope in scopes or r.target_path == target.path:
+            continue
+        if r.link.kind == "relation":
+            relations.append((f"{r.link.display or 'relation'} {r.link.target}", scope))
+        elif r.link.target not in {written for written, _ in links}:
+            links.append((r.link.target, scope))
+    said = [
+        f"{target.path} {what} documents in scopes not requested ({_scopes(found)}): "
+        f"{_named(found)}; add them to the requested scopes to get them"
+        for what, found in (("declares relations to", relations), ("links to", links))
+        if found
     ]
-    if not found:
-        return ()
-    named = "; ".join(f"{relation} {written}" for relation, written, _ in found[:RELATIONS_NAMED])
-    more = f" and {len(found) - RELATIONS_NAMED} more" if len(found) > RELATIONS_NAMED else ""
-    elsewhere = ", ".join(sorted({scope for _, _, scope in found}))
-    return (
-        f"{target.path} declares relations to documents in scopes not requested ({elsewhere}): "
-        f"{named}{more}; add them to the requested scopes to get them",
-    )
+    return tuple(said)
+
+
+def _scopes(found: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(sorted({scope for _, scope in found}))
+
+
+def _named(found: Sequence[tuple[str, str]]) -> str:
+    """The first few of ``found``, the rest counted."""
+    named = "; ".join(written for written, _ in found[:ELSEWHERE_NAMED])
+    more = len(found) - ELSEWHERE_NAMED
+    return named + (f" and {more} more" if more > 0 else "")
 
 
 def structural(
