@@ -189,3 +189,26 @@ def test_suggestions_over_hundreds_of_documents_answer_quickly(
     assert elapsed < 3, (
         f"{elapsed:.1f} s"
     )  # ~0.4 s here; 7 s when non-ASCII text was regex-searched
+
+
+def test_names_inside_web_and_mail_addresses_are_no_mentions(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """A document's name inside an e-mail address, a URL's query or path, a bare www host or
+    an autolink is part of an address: the first mention is the one in prose after them."""
+    write_files(
+        {
+            "domain/settlement.md": "# Settlement\n\nMoney moves.\n",
+            "domain/refunds.md": "---\naliases: [refunds]\n---\n# Refund policy\n\nBack.\n",
+            "domain/contacts.md": (
+                "# Contacts\n\n"
+                "Mail settlement@example.com or ops@refunds.example.com for payouts.\n"
+                "Dashboard: https://example.com/search?q=refunds&x=1 and www.settlement.io.\n"
+                "Autolink <https://docs.example.com/?page=Settlement>, [docs](mailto:refunds@x.io).\n"
+                "The Settlement runs nightly; refunds wait for it.\n"
+            ),
+        }
+    )
+    api.index()
+    found = [(s.target, s.mention, s.line) for s in api.suggest_links("domain/contacts.md")]
+    assert found == [("domain/refunds.md", "refunds", 6), ("domain/settlement.md", "Settlement", 6)]

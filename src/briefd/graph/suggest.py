@@ -18,6 +18,12 @@ SuggestionKind = Literal["unlinked-mention", "broken-link"]
 MIN_NAME_CHARS = 4
 _MAYBE_CODE = re.compile(r"```|~~~|^(?: {4}|\t)", re.MULTILINE)  # else no code block to find
 _INLINE_CODE = re.compile(r"`[^`]*`")
+# web addresses and e-mail addresses: a name in one (…/search?q=settlement, refunds@corp.com,
+# www.settlement.io) is part of an address, no mention of the document
+_ADDRESS = re.compile(
+    r"\b(?:[a-z][a-z0-9+.-]*://|www\.|mailto:)[^\s<>()\[\]]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"\w+")
 _EDGE_BEFORE = re.compile(r"[\w\[|/#-]")  # what may not stand before a mention
 _EDGE_AFTER = re.compile(r"[\w\]-]")  # nor after it
@@ -48,11 +54,11 @@ class LinkSuggestion:
 def _prose_lines(body: str, code: frozenset[int] | None = None) -> list[tuple[int, str]]:
     """(offset, line) pairs outside fenced and indented code (``code``, else found: the code
     blocks links are never read in, as the same CommonMark parser finds them) with inline
-    code blanked out."""
+    code and web and e-mail addresses blanked out."""
     if code is None:
         code = code_offsets(body)
     return [
-        (offset, _INLINE_CODE.sub(" ", line))
+        (offset, _ADDRESS.sub(" ", _INLINE_CODE.sub(" ", line)))
         for offset, line in enumerate(body.split("\n"))  # the file's lines, as links count them
         if offset not in code
     ]
