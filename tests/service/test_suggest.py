@@ -212,3 +212,38 @@ def test_names_inside_web_and_mail_addresses_are_no_mentions(
     api.index()
     found = [(s.target, s.mention, s.line) for s in api.suggest_links("domain/contacts.md")]
     assert found == [("domain/refunds.md", "refunds", 6), ("domain/settlement.md", "Settlement", 6)]
+
+
+def test_dismissing_what_no_suggestion_targets_is_refused_and_says_what_to_send(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """A dismissal naming the mention's text or a mistyped path would stop nothing: it is a
+    400 naming the document's targets, and nothing is stored; a suggestion's target, a
+    document to be suggested later, or one dismissed again is taken."""
+    write_files(
+        {
+            "domain/retries.md": "# Retry policy\n\nSee [[missing-doc]]. Settlement matters.\n",
+            "domain/settlement.md": "# Settlement\n\nMoney moves.\n",
+            "domain/fees.md": "# Fees\n\nCharged.\n",
+        }
+    )
+    api.index()
+    url = "/api/links/suggestions/dismiss"
+    with TestClient(create_app(api, service_config(token=None))) as http:
+        for target in ("Settlement", "domain/Settlement.md", "missing"):
+            refused = http.post(url, json={"doc_path": "domain/retries.md", "target": target})
+            assert refused.status_code == 400, refused.json()
+            assert refused.json()["detail"] == (
+                f"nothing to dismiss: domain/retries.md has no suggestion with target "
+                f"'{target}' (a target is the document to link, as a path, or a broken link's "
+                "target as written); its suggestions' targets: missing-doc, "
+                "domain/settlement.md. Nothing was stored"
+            )
+        assert [s.target for s in api.suggest_links("domain/retries.md")] == [
+            "missing-doc",
+            "domain/settlement.md",
+        ]
+        for target in ("missing-doc", "domain/fees.md", "missing-doc"):
+            taken = http.post(url, json={"doc_path": "domain/retries.md", "target": target})
+            assert taken.status_code == 200, taken.json()
+    assert [s.target for s in api.suggest_links("domain/retries.md")] == ["domain/settlement.md"]

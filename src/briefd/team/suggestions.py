@@ -16,7 +16,9 @@ from briefd.settings import Settings
 from briefd.store import activity, views
 from briefd.store.db import Store
 from briefd.store.scopes import resolve_scopes
+from briefd.text import shown
 
+MAX_TARGETS = 10  # targets named when a dismissal names none of them
 ALL_SUGGESTIONS = 1_000_000  # suggestions are filtered to the visible documents, then capped
 
 
@@ -94,11 +96,29 @@ def dismiss(
     store: Store, settings: Settings, doc_path: str, target: str, scopes: Sequence[str] | None
 ) -> None:
     """Stop suggesting ``target`` for ``doc_path``, a document in ``scopes`` (default: the
-    default scopes)."""
+    default scopes). ``target`` is one of its suggestions' targets, one dismissed before, or
+    a document in ``scopes`` (to be suggested later); anything else would be stored and stop
+    nothing (a mention's text, a mistyped path), so it is refused (:class:`QueryError`)."""
+    current = suggest_links(store, settings, doc_path, ALL_SUGGESTIONS, scopes)
+    targets = list(dict.fromkeys(s.target for s in current))
     with store.read() as conn:
-        visible_paths(conn, settings, scopes, doc_path)
+        known = target in visible_paths(conn, settings, scopes, doc_path)
+        known = known or (doc_path, target) in activity.dismissed_links(conn)
+    if not known and target not in targets:
+        raise QueryError(_not_a_target(doc_path, target, targets))
     with store.write() as conn:
         activity.dismiss_link(conn, doc_path, target, activity.now_iso())
+
+
+def _not_a_target(doc_path: str, target: str, targets: Sequence[str]) -> str:
+    listed = ", ".join(map(shown, targets[:MAX_TARGETS]))
+    more = f" and {len(targets) - MAX_TARGETS} more" if len(targets) > MAX_TARGETS else ""
+    named = f"its suggestions' targets: {listed}{more}" if targets else "it has no suggestions"
+    return (
+        f"nothing to dismiss: {doc_path} has no suggestion with target '{shown(target)}' "
+        "(a target is the document to link, as a path, or a broken link's target as "
+        f"written); {named}. Nothing was stored"
+    )
 
 
 def visible_paths(
