@@ -247,3 +247,56 @@ def test_dismissing_what_no_suggestion_targets_is_refused_and_says_what_to_send(
             taken = http.post(url, json={"doc_path": "domain/retries.md", "target": target})
             assert taken.status_code == 200, taken.json()
     assert [s.target for s in api.suggest_links("domain/retries.md")] == ["domain/settlement.md"]
+
+
+def test_a_link_by_a_documents_title_or_alias_names_that_document(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """Links find files, not titles: a wikilink by a title (any case, ß written ss, a Turkish
+    dotted İ lowercased) or a markdown link by an alias is broken, and its suggestion names the
+    document so called and a link that reaches it; written so, the link resolves."""
+    write_files(
+        {
+            "domain/strasse.md": "---\ntitle: Hauptstraße Office\n---\n# Office\n\nBerlin.\n",
+            "domain/istanbul.md": (
+                "---\ntitle: İstanbul Ödeme Merkezi\naliases: [Istanbul Hub]\n---\n# Hub\n\nTRY.\n"
+            ),
+            "domain/notes.md": (
+                "# Notes\n\nSee [[HAUPTSTRASSE-OFFICE]], [[istanbul ödeme merkezi|the hub]]\n"
+                "and [our hub](Istanbul%20Hub.md). Also [[Nowhere]].\n"
+            ),
+        }
+    )
+    api.index()
+    found = [(s.target, s.detail) for s in api.suggest_links("domain/notes.md")]
+    assert found == [
+        (
+            "HAUPTSTRASSE-OFFICE",
+            "no document matches 'HAUPTSTRASSE-OFFICE': links name a file, not a title; "
+            "domain/strasse.md is called 'Hauptstraße Office': "
+            "link it as [[domain/strasse.md|HAUPTSTRASSE-OFFICE]]",
+        ),
+        (
+            "istanbul ödeme merkezi",
+            "no document matches 'istanbul ödeme merkezi': links name a file, not a title; "
+            "domain/istanbul.md is called 'İstanbul Ödeme Merkezi': "
+            "link it as [[domain/istanbul.md|the hub]]",
+        ),
+        (
+            "Istanbul Hub.md",
+            "no document matches 'Istanbul Hub.md': links name a file, not a title; "
+            "domain/istanbul.md is called 'Istanbul Hub': "
+            "link it as [our hub](domain/istanbul.md)",
+        ),
+        ("Nowhere", "no document matches 'Nowhere'; fix the target or remove the link"),
+    ]
+    write_files(
+        {
+            "domain/notes.md": (
+                "# Notes\n\nSee [[domain/strasse.md|HAUPTSTRASSE-OFFICE]], "
+                "[[domain/istanbul.md|the hub]]\nand [our hub](domain/istanbul.md).\n"
+            ),
+        }
+    )
+    api.index()
+    assert api.suggest_links("domain/notes.md") == []

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Literal
 
+from briefd.graph.resolve import name_key
 from briefd.markdown.parse import code_ranges
-from briefd.model import ResolvedLink
+from briefd.model import Link, ResolvedLink
 
 SuggestionKind = Literal["unlinked-mention", "broken-link"]
 MIN_NAME_CHARS = 4
@@ -219,18 +220,65 @@ def unlinked_mentions(
     return out
 
 
-def broken_link_suggestions(broken: Iterable[ResolvedLink]) -> list[LinkSuggestion]:
-    return [
-        LinkSuggestion(
-            r.link.source_path,
-            "broken-link",
-            r.link.target,
-            r.link.display or r.link.target,
-            r.link.line,
-            f"{r.detail}; fix the target or remove the link",
+def broken_link_suggestions(
+    broken: Iterable[ResolvedLink], catalog: Sequence[DocNames] = ()
+) -> list[LinkSuggestion]:
+    """A suggestion per broken link; one whose target is what a document of ``catalog`` is
+    called (its title or an alias, as file names match: case, spaces and dashes aside) names
+    that document and the link that reaches it, since links find files, not titles."""
+    called = _called(catalog)
+    out = []
+    for r in broken:
+        link = r.link
+        detail = f"{r.detail}; fix the target or remove the link"
+        named = [] if "/" in link.target else called.get(name_key(_no_suffix(link.target)), [])
+        if named:
+            path, name = named[0]
+            others = [p for p, _ in named[1:4]] + ([f"{len(named) - 4} more"] if named[4:] else [])
+            also = f" (also {', '.join(others)})" if others else ""
+            detail = (
+                f"{r.detail}: links name a file, not a title; {path}{also} is called "
+                f"'{name}': {_written(link, path)}"
+            )
+        out.append(
+            LinkSuggestion(
+                link.source_path,
+                "broken-link",
+                link.target,
+                link.display or link.target,
+                link.line,
+                detail,
+            )
         )
-        for r in broken
-    ]
+    return out
+
+
+def _written(link: Link, path: str) -> str:
+    """How ``link`` reaches ``path``, written as it was written (its text kept)."""
+    if link.kind == "markdown":
+        return f"link it as [{link.display or link.target}]({path})"
+    if link.kind == "wiki":
+        return f"link it as [[{path}|{link.display or link.target}]]"
+    return f"name it as {path}"
+
+
+def _called(catalog: Sequence[DocNames]) -> dict[str, list[tuple[str, str]]]:
+    """The documents by what they are called (title and aliases), as file names match."""
+    called: dict[str, list[tuple[str, str]]] = {}
+    for doc in sorted(catalog, key=lambda d: d.path):
+        for name in dict.fromkeys(n.strip() for n in doc.names if n.strip()):
+            known = called.setdefault(name_key(name), [])
+            if doc.path not in (p for p, _ in known):
+                known.append((doc.path, name))
+    return called
+
+
+def _no_suffix(target: str) -> str:
+    lowered = target.lower()
+    for suffix in (".md", ".markdown"):
+        if lowered.endswith(suffix):
+            return target[: -len(suffix)]
+    return target
 
 
 def select(

@@ -87,7 +87,7 @@ def suggest_links(
         if r["path"] in visible  # a suggestion never leaves the visible documents
     ]
     subject = [d for d in docs if doc_path is None or d.path == doc_path]
-    found = suggest.unlinked_mentions(subject, docs) + suggest.broken_link_suggestions(broken)
+    found = suggest.unlinked_mentions(subject, docs) + suggest.broken_link_suggestions(broken, docs)
     chosen = suggest.select(found, dismissed, doc_path, ALL_SUGGESTIONS)
     return suggest.visible(chosen, visible)[:limit]
 
