@@ -42,8 +42,8 @@ from briefd.sources.state import (
     source_key,
     vectors_id,
 )
+from briefd.store import activity, postings, sync_state
 from briefd.store import documents as docs_table
-from briefd.store import postings, sync_state
 from briefd.store.changes import Delta
 from briefd.store.db import Store, index_run_lock, open_for_writing
 from briefd.store.freshness import SERVED_COMMIT, SOURCE_HEAD, SOURCE_KEY
@@ -147,6 +147,7 @@ def _index_source(
         outside = outside_scopes(found.skipped, settings)
         links = LinkContext(outside, settings.default_scopes)
         _apply(conn, parsed, deleted, found.mtimes, rebuild, progress, links)
+        activity.follow_renames(conn, renamed(found.known, current, deleted))
         docs_table.set_meta(conn, "parse", found.signature)
         if history is not None:
             docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})
@@ -241,6 +242,7 @@ class _Changes:
     deleted: list[str]
     added: tuple[str, ...]
     changed: tuple[str, ...]
+    known: Mapping[str, str]  # path → hash of every document indexed before the run
 
 
 def _changes(
@@ -255,8 +257,23 @@ def _changes(
     changed = tuple(d.path for d in parsed if d.path in known and known[d.path] != current[d.path])
     deleted = sorted(set(known) - set(current))
     return _Changes(
-        files, skipped, signature, rechunk, current, parsed, mtimes, deleted, added, changed
+        files, skipped, signature, rechunk, current, parsed, mtimes, deleted, added, changed, known
     )
+
+
+def renamed(
+    known: Mapping[str, str], current: Mapping[str, str], deleted: Sequence[str]
+) -> dict[str, str]:
+    """Deleted paths whose file is now at a new path (its content unchanged, and no other
+    deleted or new file with that content): old path → new path."""
+    gone: dict[str, list[str]] = {}
+    for path in deleted:
+        gone.setdefault(known[path], []).append(path)
+    new: dict[str, list[str]] = {}
+    for path, digest in current.items():
+        if path not in known and digest in gone:
+            new.setdefault(digest, []).append(path)
+    return {gone[d][0]: paths[0] for d, paths in new.items() if len(paths) == 1 == len(gone[d])}
 
 
 def _apply(

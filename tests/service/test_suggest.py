@@ -300,3 +300,33 @@ def test_a_link_by_a_documents_title_or_alias_names_that_document(
     )
     api.index()
     assert api.suggest_links("domain/notes.md") == []
+
+
+def test_a_dismissal_follows_its_documents_when_they_are_renamed(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """A file moved as it is (git mv) keeps what was dismissed for it and about it; a new
+    document that only mentions the same name is suggested as before."""
+    root = write_files(
+        {
+            "domain/refunds.md": "# Refund policy\n\nAfter Settlement runs.\n",
+            "domain/settlement.md": "# Settlement\n\nThe refund policy waits.\n",
+        }
+    )
+    api.index()
+    with TestClient(create_app(api, service_config(token=None))) as http:
+        for doc_path, target in (
+            ("domain/refunds.md", "domain/settlement.md"),
+            ("domain/settlement.md", "domain/refunds.md"),
+        ):
+            body = {"doc_path": doc_path, "target": target}
+            assert http.post("/api/links/suggestions/dismiss", json=body).status_code == 200
+    assert api.suggest_links() == []
+    (root / "domain" / "refunds.md").rename(root / "domain" / "refund-policy.md")
+    (root / "domain" / "settlement.md").rename(root / "domain" / "payouts.md")
+    write_files({"domain/notes.md": "# Notes\n\nSettlement and refund policy.\n"})
+    api.index()
+    assert [(s.doc_path, s.target) for s in api.suggest_links()] == [
+        ("domain/notes.md", "domain/payouts.md"),
+        ("domain/notes.md", "domain/refund-policy.md"),
+    ]

@@ -309,6 +309,19 @@ def dismiss_link(conn: sqlite3.Connection, doc_path: str, target_path: str, at: 
     )
 
 
+def follow_renames(conn: sqlite3.Connection, renamed: Mapping[str, str]) -> None:
+    """Dismissed suggestions follow their documents to their new paths (old → new), as the
+    document dismissed for and as the target dismissed."""
+    for old, new in renamed.items():
+        for column in ("doc_path", "target_path"):
+            conn.execute(
+                f"UPDATE OR IGNORE link_dismissals SET {column} = ? WHERE {column} = ?", (new, old)
+            )
+        conn.execute(
+            "DELETE FROM link_dismissals WHERE doc_path = ? OR target_path = ?", (old, old)
+        )
+
+
 def overview(conn: sqlite3.Connection) -> dict[str, object]:
     """Index contents and service tables at a glance (``/api/stats``, the dashboard)."""
     one = conn.execute
