@@ -2,13 +2,18 @@ from __future__ import annotations
 
 import time
 
+import anyio
+import httpx2
 from fastapi.testclient import TestClient
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from briefd.api import Briefd
 from briefd.graph.suggest import DocNames, select, unlinked_mentions
 from briefd.service import create_app
 from tests.conftest import WriteFiles
 from tests.service.conftest import service_config
+from tests.service.live import serving
 
 
 def doc(path: str, names: tuple[str, ...], body: str, links: tuple[str, ...] = ()) -> DocNames:
@@ -155,7 +160,7 @@ def test_dismissing_needs_the_document_in_scope(write_files: WriteFiles, api: Br
         listed = {**body, "scopes": [" projects/pay,", ""]}  # read as ?scopes= reads it
         shown = http.post("/api/links/suggestions/dismiss", json=listed)
         assert shown.status_code == 200, shown.json()
-    assert shown.status_code == 200 and shown.json() == {"suggestions": []}
+    assert shown.status_code == 200 and shown.json() == {"suggestions": [], "total": 0}
     assert api.suggest_links(scopes=("all",)) == []
 
 
@@ -330,3 +335,40 @@ def test_a_dismissal_follows_its_documents_when_they_are_renamed(
         ("domain/notes.md", "domain/payouts.md"),
         ("domain/notes.md", "domain/refund-policy.md"),
     ]
+
+
+def test_a_list_cut_by_limit_says_how_many_there_are(write_files: WriteFiles, api: Briefd) -> None:
+    """Five suggestions asked with limit=2: REST's total and the MCP tool's text and
+    structured total say there are five, and how to get the rest; a whole list says no more."""
+    write_files(
+        {
+            **{f"domain/topic-{n}.md": f"# Topic {n}\n\nText.\n" for n in range(1, 6)},
+            "domain/notes.md": "# Notes\n\nTopic 1, Topic 2, Topic 3, Topic 4 and Topic 5.\n",
+        }
+    )
+    api.index()
+    with TestClient(create_app(api, service_config(token=None))) as http:
+        cut = http.get("/api/links/suggestions", params={"limit": 2}).json()
+        whole = http.get("/api/links/suggestions", params={"limit": 5}).json()
+    assert (len(cut["suggestions"]), cut["total"]) == (2, 5)
+    assert (len(whole["suggestions"]), whole["total"]) == (5, 5)
+
+    async def main(url: str) -> list[tuple[str, object]]:
+        async with (
+            httpx2.AsyncClient(timeout=30) as client,
+            Client(streamable_http_client(url, http_client=client)) as mcp,
+        ):
+            out = []
+            for limit in (2, 5):
+                result = await mcp.call_tool("suggest_links", {"limit": limit})
+                text = result.content[0].text  # type: ignore[union-attr]
+                out.append((text, (result.structured_content or {})["total"]))
+            return out
+
+    with serving(create_app(api, service_config(token=None))) as base:
+        (cut_text, cut_total), (whole_text, whole_total) = anyio.run(main, base + "/mcp")
+    assert cut_total == whole_total == 5
+    assert cut_text.splitlines()[-1] == (
+        "[2 of 5 suggestions shown: call suggest_links with limit=5 (or a doc_path) for the rest]"
+    )
+    assert len(whole_text.splitlines()) == 5 and "shown" not in whole_text

@@ -219,7 +219,13 @@ def scopes_text(out: schemas.ScopesOut) -> str:
 def suggestions_text(out: schemas.SuggestionsOut) -> str:
     if not out.suggestions:
         return "No link suggestions: every mention is linked and no link is broken."
-    return "\n".join(f"- {s.doc_path}:{s.line} {s.kind}: {s.detail}" for s in out.suggestions)
+    listed = "\n".join(f"- {s.doc_path}:{s.line} {s.kind}: {s.detail}" for s in out.suggestions)
+    if out.total <= len(out.suggestions):
+        return listed
+    return (
+        f"{listed}\n[{len(out.suggestions)} of {out.total} suggestions shown: call suggest_links "
+        f"with limit={min(out.total, 1000)} (or a doc_path) for the rest]"
+    )
 
 
 def usage_text(out: schemas.UsageOut) -> str:

@@ -168,6 +168,9 @@ class DismissIn(RequestIn):
 
 class SuggestionsOut(BaseModel):
     suggestions: list[SuggestionOut]
+    total: int = Field(
+        description="Suggestions found; more than listed when limit cut the list (raise limit).",
+    )
 
 
 BUDGET: int = Field(default=2000, ge=MIN_TOKENS, le=MAX_TOKENS, description="Soft token budget.")
@@ -511,9 +514,11 @@ def usage_out(receipt: UsageReceipt) -> UsageOut:
     return UsageOut.model_validate(receipt, from_attributes=True)
 
 
-def suggestions_out(items: list[LinkSuggestion]) -> SuggestionsOut:
+def suggestions_out(items: list[LinkSuggestion], limit: int | None = None) -> SuggestionsOut:
+    """The first ``limit`` of ``items`` (all: None), and how many there are."""
     return SuggestionsOut(
-        suggestions=[SuggestionOut.model_validate(s, from_attributes=True) for s in items]
+        suggestions=[SuggestionOut.model_validate(s, from_attributes=True) for s in items][:limit],
+        total=len(items),
     )
 
 

@@ -33,6 +33,7 @@ from briefd.service.schemas import split_list
 from briefd.service.state import Caller, ServiceState
 from briefd.service.team_tools import TeamTools
 from briefd.settings import Settings
+from briefd.team.suggestions import ALL_SUGGESTIONS as EVERY
 from briefd.text import shown
 
 T = TypeVar("T")
@@ -380,9 +381,9 @@ class Tools:
         does not exist. Read-only; dismissed suggestions are left out."""
         found = await self._call(
             "suggest_links",
-            lambda: self.state.api.suggest_links(doc_path, limit, scope_tuple(scopes)),
+            lambda: self.state.api.suggest_links(doc_path, EVERY, scope_tuple(scopes)),
         )
-        out = schemas.suggestions_out(found)
+        out = schemas.suggestions_out(found, limit)
         return ok_result(render.suggestions_text(out), out)
 
     async def propose_update(

@@ -15,6 +15,7 @@ from briefd.service.deps import ERRORS, Head, State
 from briefd.service.documents import DocumentOut
 from briefd.service.schemas import split_list
 from briefd.service.state import Caller, dashboard_search
+from briefd.team.suggestions import ALL_SUGGESTIONS as EVERY
 
 router = APIRouter(prefix="/api", tags=["knowledge"])
 
@@ -147,9 +148,9 @@ def link_suggestions(
     ``scopes``."""
     wanted = split_list(scopes)
     found = state.call(
-        "rest", "suggest_links", lambda: state.api.suggest_links(doc_path, limit, wanted)
+        "rest", "suggest_links", lambda: state.api.suggest_links(doc_path, EVERY, wanted)
     )
-    return schemas.suggestions_out(found)
+    return schemas.suggestions_out(found, limit)
 
 
 @router.post(
@@ -166,6 +167,6 @@ def dismiss_link_suggestion(state: State, body: schemas.DismissIn) -> schemas.Su
 
     def run() -> list[LinkSuggestion]:
         state.api.dismiss_link_suggestion(body.doc_path, body.target, wanted)
-        return state.api.suggest_links(body.doc_path, 1000, wanted)
+        return state.api.suggest_links(body.doc_path, EVERY, wanted)
 
-    return schemas.suggestions_out(state.call("rest", "dismiss_link", run))
+    return schemas.suggestions_out(state.call("rest", "dismiss_link", run), 1000)
