@@ -372,3 +372,17 @@ def test_a_list_cut_by_limit_says_how_many_there_are(write_files: WriteFiles, ap
         "[2 of 5 suggestions shown: call suggest_links with limit=5 (or a doc_path) for the rest]"
     )
     assert len(whole_text.splitlines()) == 5 and "shown" not in whole_text
+
+
+def test_a_name_with_sharp_s_is_found_written_with_ss() -> None:
+    """ "Hauptstraße" in capitals is HAUPTSTRASSE, and Swiss German writes Hauptstrasse: both
+    name the document, as a link [[hauptstrasse-office]] reaches it."""
+    office = doc("domain/strasse.md", ("Hauptstraße Office", "Großkunden"), "")
+    for body, mention in (
+        ("## HAUPTSTRASSE OFFICE\n", "HAUPTSTRASSE OFFICE"),
+        ("Die Hauptstrasse Office hat offen.\n", "Hauptstrasse Office"),
+        ("Alle GROSSKUNDEN zahlen.\n", "GROSSKUNDEN"),
+        ("Die HAUPTSTRAẞE OFFICE.\n", "HAUPTSTRAẞE OFFICE"),
+    ):
+        found = unlinked_mentions([doc("domain/x.md", ("X",), body)], [office])
+        assert [(s.target, s.mention) for s in found] == [("domain/strasse.md", mention)]

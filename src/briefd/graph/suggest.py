@@ -187,13 +187,25 @@ def _name_index(
     return by_word, everywhere
 
 
+def _spellings(names: Iterable[str]) -> list[str]:
+    """The names, each with ß also written ss (as capitals write it, and Swiss German): the
+    case-blind match takes ß for ẞ but never for ss, as links and search do."""
+    out = []
+    for name in names:
+        out.append(name)
+        if "ß" in name or "ẞ" in name:
+            out.append(name.replace("ß", "ss").replace("ẞ", "SS"))
+    return list(dict.fromkeys(out))
+
+
 def unlinked_mentions(
     subjects: Sequence[DocNames], catalog: Sequence[DocNames]
 ) -> list[LinkSuggestion]:
     """Every (subject, catalog document) pair where the subject names the other in prose but
     has no link to it; reported once per pair, at the first mention."""
     names = [
-        [n for n in d.names if len(n.strip()) >= MIN_NAME_CHARS and "\n" not in n] for d in catalog
+        [n for n in _spellings(d.names) if len(n.strip()) >= MIN_NAME_CHARS and "\n" not in n]
+        for d in catalog
     ]
     named = [(d.path, [_Name.of(n) for n in ns]) for d, ns in zip(catalog, names, strict=True)]
     by_word, everywhere = _name_index(names)
