@@ -386,3 +386,27 @@ def test_a_name_with_sharp_s_is_found_written_with_ss() -> None:
     ):
         found = unlinked_mentions([doc("domain/x.md", ("X",), body)], [office])
         assert [(s.target, s.mention) for s in found] == [("domain/strasse.md", mention)]
+
+
+def test_a_name_in_the_text_of_a_link_to_elsewhere_is_no_mention(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """A link's text is linked already, to what its writer chose: the name inside a wikilink's
+    or a markdown link's text (not only right after its bracket), an image's alt text or a
+    reference-style link is no mention; the name in the prose after them is."""
+    write_files(
+        {
+            "domain/settlement.md": "# Settlement\n\nMoney moves.\n",
+            "domain/lifecycle.md": "# Lifecycle\n\nStates.\n",
+            "domain/notes.md": (
+                "# Notes\n\n"
+                "See [[lifecycle|how settlement works]] and [the Settlement runbook](https://x/r).\n"
+                "![a settlement diagram](flow.png), [our settlement rules][rules].\n"
+                "Then Settlement runs.\n\n"
+                "[rules]: lifecycle.md\n"
+            ),
+        }
+    )
+    api.index()
+    found = [(s.target, s.mention, s.line) for s in api.suggest_links("domain/notes.md")]
+    assert found == [("domain/settlement.md", "Settlement", 5)]

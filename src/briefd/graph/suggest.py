@@ -19,6 +19,10 @@ SuggestionKind = Literal["unlinked-mention", "broken-link"]
 MIN_NAME_CHARS = 4
 _MAYBE_CODE = re.compile(r"```|~~~|^(?: {4}|\t)", re.MULTILINE)  # else no code block to find
 _INLINE_CODE = re.compile(r"`[^`]*`")
+# links as written: a wikilink, a markdown link or image with its target, a reference-style
+# link; a name in a link's text is linked already (to what the writer chose), as one right
+# after the bracket always was
+_LINKS = re.compile(r"!?\[\[[^\]\n]*\]\]|!?\[[^\[\]\n]*\](?:\([^()\n]*\)|\[[^\[\]\n]*\])")
 # web addresses and e-mail addresses: a name in one (…/search?q=settlement, refunds@corp.com,
 # www.settlement.io) is part of an address, no mention of the document
 _ADDRESS = re.compile(
@@ -55,11 +59,11 @@ class LinkSuggestion:
 def _prose_lines(body: str, code: frozenset[int] | None = None) -> list[tuple[int, str]]:
     """(offset, line) pairs outside fenced and indented code (``code``, else found: the code
     blocks links are never read in, as the same CommonMark parser finds them) with inline
-    code and web and e-mail addresses blanked out."""
+    code, links and web and e-mail addresses blanked out."""
     if code is None:
         code = code_offsets(body)
     return [
-        (offset, _ADDRESS.sub(" ", _INLINE_CODE.sub(" ", line)))
+        (offset, _ADDRESS.sub(" ", _LINKS.sub(" ", _INLINE_CODE.sub(" ", line))))
         for offset, line in enumerate(body.split("\n"))  # the file's lines, as links count them
         if offset not in code
     ]
