@@ -410,3 +410,37 @@ def test_a_name_in_the_text_of_a_link_to_elsewhere_is_no_mention(
     api.index()
     found = [(s.target, s.mention, s.line) for s in api.suggest_links("domain/notes.md")]
     assert found == [("domain/settlement.md", "Settlement", 5)]
+
+
+def test_a_link_to_a_heading_its_document_lacks_is_a_broken_link(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """`briefd links --check` fails on a link to a missing heading, so suggest_links names it
+    (target with its fragment; dismissed by that); a link to a heading that exists, written
+    relative with ../ and an anchor, is fine, and one into a scope not requested is not named."""
+    write_files(
+        {
+            "domain/refunds.md": "# Refunds\n\n## Partial refunds\n\nAllowed.\n",
+            "projects/pay/notes.md": "# Pay notes\n\n## Setup\n\nDone.\n",
+            "domain/sub/notes.md": (
+                "# Notes\n\nSee [partial](../refunds.md#partial-refunds), "
+                "[[refunds#Full refunds]]\nand [setup](../../projects/pay/notes.md#nope).\n"
+            ),
+        }
+    )
+    api.index()
+    found = [(s.kind, s.target, s.line, s.detail) for s in api.suggest_links("domain/sub/notes.md")]
+    assert found == [
+        (
+            "broken-link",
+            "refunds#Full refunds",
+            3,
+            "domain/refunds.md has no heading or anchor '#Full refunds'; link one of its "
+            "headings, or drop '#Full refunds'",
+        )
+    ]
+    every = api.suggest_links("domain/sub/notes.md", scopes=("all",))
+    assert [s.target for s in every] == ["refunds#Full refunds", "../../projects/pay/notes.md#nope"]
+    with TestClient(create_app(api, service_config(token=None))) as http:
+        body = {"doc_path": "domain/sub/notes.md", "target": "refunds#Full refunds"}
+        assert http.post("/api/links/suggestions/dismiss", json=body).json()["suggestions"] == []

@@ -269,6 +269,23 @@ def broken_link_suggestions(
     return out
 
 
+def unknown_anchor_suggestions(links: Iterable[ResolvedLink]) -> list[LinkSuggestion]:
+    """Links to a heading or anchor their document lacks: broken too (a reader lands at the
+    document's top, and ``briefd links --check`` fails on them), their target written with
+    its fragment."""
+    return [
+        LinkSuggestion(
+            r.link.source_path,
+            "broken-link",
+            f"{r.link.target}#{r.link.fragment}",
+            r.link.display or f"{r.link.target}#{r.link.fragment}",
+            r.link.line,
+            f"{r.detail}; link one of its headings, or drop '#{r.link.fragment}'",
+        )
+        for r in links
+    ]
+
+
 def _written(link: Link, path: str) -> str:
     """How ``link`` reaches ``path``, written as it was written (its text kept)."""
     if link.kind == "markdown":

@@ -378,7 +378,7 @@ class Tools:
     ) -> Annotated[CallToolResult, schemas.SuggestionsOut]:
         """Find missing and broken links in the knowledge base: documents that mention
         another document by its title or alias without linking it, and links whose target
-        does not exist. Read-only; dismissed suggestions are left out."""
+        document or heading does not exist. Read-only; dismissed suggestions are left out."""
         found = await self._call(
             "suggest_links",
             lambda: self.state.api.suggest_links(doc_path, EVERY, scope_tuple(scopes)),

@@ -65,7 +65,7 @@ def suggest_links(
         raise QueryError(f"limit must be at least 1, got {limit}")
     with store.read() as conn:
         resolved, catalog = views.link_catalog(conn)
-        broken = findings(resolved, catalog).broken
+        links = findings(resolved, catalog)
         visible = visible_paths(conn, settings, scopes, doc_path)
         rows = activity.documents_for_suggestions(conn)
         targets = activity.link_targets(conn)
@@ -87,7 +87,13 @@ def suggest_links(
         if r["path"] in visible  # a suggestion never leaves the visible documents
     ]
     subject = [d for d in docs if doc_path is None or d.path == doc_path]
-    found = suggest.unlinked_mentions(subject, docs) + suggest.broken_link_suggestions(broken, docs)
+    found = [
+        *suggest.unlinked_mentions(subject, docs),
+        *suggest.broken_link_suggestions(links.broken, docs),
+        *suggest.unknown_anchor_suggestions(
+            r for r in links.unknown_anchors if r.target_path in visible
+        ),
+    ]
     chosen = suggest.select(found, dismissed, doc_path, ALL_SUGGESTIONS)
     return suggest.visible(chosen, visible)[:limit]
 
