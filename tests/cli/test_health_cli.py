@@ -468,3 +468,23 @@ def test_a_retention_past_what_a_date_reaches_is_refused_in_one_line(
     assert (
         "activity.retention_days: expected a whole number from 0 to 36500, got 1000000"
     ) in done.stderr
+
+
+def test_a_window_that_starts_within_a_day_names_its_time(project: tuple[Path, Repo]) -> None:
+    """``--since 12h`` or a time with its offset starts the window at that time, not at
+    midnight: the tables and the tools' text name the time (UTC); a date names the day."""
+    cwd, _ = project
+    gaps = briefd("gaps", "--since", "2026-03-20T09:30+01:00", cwd=cwd).stdout
+    usage = briefd("usage", "--since", "2026-03-20T09:30+01:00", cwd=cwd).stdout
+    day = briefd("gaps", "--since", "2026-03-20", cwd=cwd).stdout
+    assert " since 2026-03-20 08:30 UTC (" in gaps.splitlines()[0]
+    assert " since 2026-03-20 08:30 UTC (" in usage.splitlines()[0]
+    assert " since 2026-03-20 (" in day.splitlines()[0]
+    hours = briefd("gaps", "--since", "12h", "--json", cwd=cwd)
+    start = datetime.fromisoformat(json.loads(hours.stdout)["since"])
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    with Briefd(settings, embedder=None) as api:
+        text = gaps_text(api.gaps(GapsRequest(since=start.isoformat())))
+    assert f"since {start:%Y-%m-%d %H:%M} UTC" in text.splitlines()[0]

@@ -14,7 +14,7 @@ from briefd.cli.output import console, print_json, printable, reported_errors
 from briefd.errors import QueryError
 from briefd.team.activity import nothing_logged
 from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
-from briefd.team.period import since_cutoff
+from briefd.team.period import shown_since, since_cutoff
 from briefd.team.usage import SectionUsage, UsageReport, gone_note
 
 SINCE_HELP = (
@@ -61,7 +61,7 @@ def gaps_command(
 def print_gaps(report: GapsReport) -> None:
     console.print(
         f"{len(report.gaps)} gap(s) among {report.groups} query group(s) since "
-        f"{report.since[:10]} ({report.answered_useful} answered and reported useful; "
+        f"{shown_since(report.since)} ({report.answered_useful} answered and reported useful; "
         f"typical best score {_score(report.reference_score)})",
         markup=False,
     )
@@ -134,7 +134,7 @@ def usage_command(
 def print_usage(report: UsageReport) -> None:
     surfaces = ", ".join(f"{n} {s}" for s, n in report.surfaces.items()) or "none"
     console.print(
-        f"{report.requests} request(s) since {report.since[:10]} ({surfaces}); "
+        f"{report.requests} request(s) since {shown_since(report.since)} ({surfaces}); "
         f"{report.feedback_reports} usage report(s), {report.nothing_helped} said nothing helped",
         markup=False,
     )

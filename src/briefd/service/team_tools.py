@@ -17,6 +17,7 @@ from briefd.service.state import ServiceState
 from briefd.team.activity import nothing_logged
 from briefd.team.drift import DriftReport
 from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
+from briefd.team.period import shown_since
 from briefd.team.usage import UsageReport, gone_note
 
 T = TypeVar("T")
@@ -86,9 +87,11 @@ class TeamTools:
 
 def gaps_text(report: GapsReport) -> str:
     if not report.gaps:
-        lines = [f"No knowledge gaps since {report.since[:10]}: {report.groups} query group(s)."]
+        lines = [
+            f"No knowledge gaps since {shown_since(report.since)}: {report.groups} query group(s)."
+        ]
     else:
-        lines = [f"Knowledge gaps since {report.since[:10]}, most asked x weakest first:"]
+        lines = [f"Knowledge gaps since {shown_since(report.since)}, most asked x weakest first:"]
     for rank, gap in enumerate(report.gaps, 1):
         asked = gap.query or "(prompt logged hashed)"
         surfaces = ", ".join(f"{n} {s}" for s, n in gap.surfaces.items())
@@ -137,7 +140,7 @@ def drift_text(report: DriftReport) -> str:
 def usage_text(report: UsageReport) -> str:
     surfaces = ", ".join(f"{n} {s}" for s, n in report.surfaces.items()) or "none"
     lines = [
-        f"Since {report.since[:10]}: {report.requests} request(s) ({surfaces}); "
+        f"Since {shown_since(report.since)}: {report.requests} request(s) ({surfaces}); "
         f"{report.feedback_reports} usage report(s), {report.nothing_helped} said nothing helped."
     ]
     if not report.requests:

@@ -15,6 +15,7 @@ from briefd.state import SharedState
 from briefd.store import activity, queryhash, reports
 from briefd.store.activity import QueryLogEntry
 from briefd.store.db import Store
+from briefd.team.period import shown_since
 
 WAIT_MS = 200  # query log and counters: the service keeps them and retries later
 RESET_WAIT_MS = 3_000  # a reset (a person clicking) waits this long for a sync's write
@@ -28,7 +29,7 @@ WHAT_IS_LOGGED = (
 
 def nothing_logged(since: str) -> str:
     """What an empty window of the query log means (gaps and usage reports)."""
-    return f"Nothing was logged since {since[:10]}: {WHAT_IS_LOGGED}."
+    return f"Nothing was logged since {shown_since(since)}: {WHAT_IS_LOGGED}."
 
 
 def log_queries(

@@ -44,3 +44,17 @@ def in_utc(moment: datetime) -> datetime:
 def iso(moment: datetime) -> str:
     """As the query log stores times: ISO 8601, UTC, seconds."""
     return moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def shown_since(since: str) -> str:
+    """The start of a report's window as its text names it: the day when the window starts
+    at midnight UTC (``--since 2026-01-31``), else the day and the minute (``12h``, ``30d``,
+    a time with its offset): a report since 01:30 never reads as one since midnight."""
+    try:
+        moment = datetime.fromisoformat(since)
+    except ValueError:
+        return since
+    moment = in_utc(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    if (moment.hour, moment.minute, moment.second) == (0, 0, 0):
+        return moment.date().isoformat()
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
