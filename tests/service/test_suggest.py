@@ -444,3 +444,32 @@ def test_a_link_to_a_heading_its_document_lacks_is_a_broken_link(
     with TestClient(create_app(api, service_config(token=None))) as http:
         body = {"doc_path": "domain/sub/notes.md", "target": "refunds#Full refunds"}
         assert http.post("/api/links/suggestions/dismiss", json=body).json()["suggestions"] == []
+
+
+def test_a_name_several_documents_share_is_suggested_once_for_the_nearest(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """Each project has an "Overview": a plan mentioning it is told to link its own project's
+    (the others named in the detail), not every project's; a plan that links one of them, and
+    an overview using its own name, are told nothing."""
+    write_files(
+        {
+            **{
+                f"projects/{p}/overview.md": f"# Overview\n\nThe overview of {p}.\n"
+                for p in ("alpha", "beta", "gamma")
+            },
+            "projects/beta/plan.md": "# Beta plan\n\nRead the overview first.\n",
+            "projects/gamma/plan.md": "# Gamma plan\n\nSee [[overview]]; the overview is short.\n",
+        }
+    )
+    api.index()
+    found = [(s.doc_path, s.target, s.detail) for s in api.suggest_links(scopes=("all",))]
+    assert found == [
+        (
+            "projects/beta/plan.md",
+            "projects/beta/overview.md",
+            "mentions 'overview' without linking projects/beta/overview.md; add "
+            "[[projects/beta/overview.md]] (nearest of the documents so called; also "
+            "projects/alpha/overview.md, projects/gamma/overview.md)",
+        )
+    ]

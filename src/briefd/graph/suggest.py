@@ -3,6 +3,7 @@ alias without linking to it, and links that resolve to nothing. Dismissed pairs 
 
 from __future__ import annotations
 
+import posixpath
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -206,34 +207,65 @@ def unlinked_mentions(
     subjects: Sequence[DocNames], catalog: Sequence[DocNames]
 ) -> list[LinkSuggestion]:
     """Every (subject, catalog document) pair where the subject names the other in prose but
-    has no link to it; reported once per pair, at the first mention."""
+    has no link to it; reported once per pair, at the first mention. A name several documents
+    share is suggested once, for the nearest of them (:func:`_nearest`), and not at all when
+    the subject links one of them or is called so itself."""
     names = [
         [n for n in _spellings(d.names) if len(n.strip()) >= MIN_NAME_CHARS and "\n" not in n]
         for d in catalog
     ]
     named = [(d.path, [_Name.of(n) for n in ns]) for d, ns in zip(catalog, names, strict=True)]
+    keys = {d.path: {name_key(n) for n in ns} for d, ns in zip(catalog, names, strict=True)}
     by_word, everywhere = _name_index(names)
     out: list[LinkSuggestion] = []
     for doc in subjects:
         prose = _Prose.of(doc.body, doc.code)
+        found: dict[str, list[tuple[str, str, int]]] = {}  # by the mention's name key
         for i in _candidates(prose.folded, by_word, everywhere):
             target, patterns = named[i]
             if target == doc.path or target in doc.links_to:
                 continue
-            found = _first_mention(prose, patterns)
-            if found is not None:
-                mention, offset = found
-                out.append(
-                    LinkSuggestion(
-                        doc.path,
-                        "unlinked-mention",
-                        target,
-                        mention,
-                        doc.body_start_line + offset,
-                        f"mentions '{mention}' without linking {target}; add [[{target}]]",
-                    )
-                )
+            hit = _first_mention(prose, patterns)
+            if hit is not None:
+                found.setdefault(name_key(hit[0]), []).append((target, *hit))
+        linked = keys.get(doc.path, set()).union(*(keys.get(p, ()) for p in doc.links_to))
+        for key, hits in found.items():
+            if key not in linked:
+                out.append(_mention_suggestion(doc, _nearest(doc.path, hits)))
     return out
+
+
+def _nearest(
+    subject: str, hits: Sequence[tuple[str, str, int]]
+) -> tuple[str, str, int, tuple[str, ...]]:
+    """The hit whose document shares the most folders with ``subject`` (then the first path),
+    with the other documents so named."""
+    folders = subject.split("/")[:-1]
+
+    def shared(path: str) -> int:
+        return len(posixpath.commonprefix([folders, path.split("/")[:-1]]))
+
+    ordered = sorted(hits, key=lambda h: (-shared(h[0]), h[0]))
+    target, mention, offset = ordered[0]
+    return target, mention, offset, tuple(h[0] for h in ordered[1:])
+
+
+def _mention_suggestion(
+    doc: DocNames, hit: tuple[str, str, int, tuple[str, ...]]
+) -> LinkSuggestion:
+    target, mention, offset, others = hit
+    also = ""
+    if others:
+        listed = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if others[3:] else "")
+        also = f" (nearest of the documents so called; also {listed})"
+    return LinkSuggestion(
+        doc.path,
+        "unlinked-mention",
+        target,
+        mention,
+        doc.body_start_line + offset,
+        f"mentions '{mention}' without linking {target}; add [[{target}]]{also}",
+    )
 
 
 def broken_link_suggestions(
