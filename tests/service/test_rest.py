@@ -246,8 +246,8 @@ def test_usage_for_an_unknown_bundle_or_section_is_refused(
     assert unknown.json() == {
         "error": "not_found",
         "detail": "no bundle 'nonexistent' was issued by this index (bundles are remembered for "
-        "30 days); pass the bundle_id that compile_bundle (POST /api/bundle, `briefd bundle`) "
-        "returned",
+        "30 days); pass the bundle_id that compile_bundle or document_context (POST /api/bundle "
+        "or /api/context, `briefd bundle` or `briefd context`) returned",
     }
     bundle = client.post("/api/bundle", json={"task": "refund a captured payment"}).json()
     ids = [i["chunk_id"] for i in bundle["items"]]

@@ -63,7 +63,8 @@ def _check(
         raise NotFoundError(
             f"no bundle '{bundle_id}' was issued by this index (bundles are remembered "
             f"for {settings.bundles.manifest_days} days); pass the bundle_id that "
-            "compile_bundle (POST /api/bundle, `briefd bundle`) returned"
+            "compile_bundle or document_context (POST /api/bundle or /api/context, "
+            "`briefd bundle` or `briefd context`) returned"
         )
     sections = [s.chunk_id for s in held[1]]
     strangers = [c for c in given if c not in sections]
