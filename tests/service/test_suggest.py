@@ -473,3 +473,36 @@ def test_a_name_several_documents_share_is_suggested_once_for_the_nearest(
             "projects/alpha/overview.md, projects/gamma/overview.md)",
         )
     ]
+
+
+def test_a_link_by_a_title_keeps_its_heading_and_may_start_in_its_folder(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """The link the suggestion writes keeps the heading the broken one named, and a target
+    written ./name.md is a file name too."""
+    write_files(
+        {
+            "domain/refund-policy.md": (
+                "---\naliases: [refunds]\n---\n# Refund policy\n\n## Partial refunds\n\nOK.\n"
+            ),
+            "domain/notes.md": (
+                "# Notes\n\n[partial](./refunds.md#partial-refunds), [[Refunds#Partial refunds]].\n"
+            ),
+        }
+    )
+    api.index()
+    found = [s.detail.rsplit(": ", 1)[-1] for s in api.suggest_links("domain/notes.md")]
+    assert found == [
+        "link it as [partial](domain/refund-policy.md#partial-refunds)",
+        "link it as [[domain/refund-policy.md#Partial refunds|Refunds]]",
+    ]
+    write_files(
+        {
+            "domain/notes.md": (
+                "# Notes\n\n[partial](domain/refund-policy.md#partial-refunds), "
+                "[[domain/refund-policy.md#Partial refunds|Refunds]].\n"
+            )
+        }
+    )
+    api.index()
+    assert api.suggest_links("domain/notes.md") == []

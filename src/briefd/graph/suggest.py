@@ -279,7 +279,8 @@ def broken_link_suggestions(
     for r in broken:
         link = r.link
         detail = f"{r.detail}; fix the target or remove the link"
-        named = [] if "/" in link.target else called.get(name_key(_no_suffix(link.target)), [])
+        file = link.target.strip().removeprefix("./")  # a file of the linking one's folder
+        named = [] if "/" in file else called.get(name_key(_no_suffix(file)), [])
         if named:
             path, name = named[0]
             others = [p for p, _ in named[1:4]] + ([f"{len(named) - 4} more"] if named[4:] else [])
@@ -319,12 +320,14 @@ def unknown_anchor_suggestions(links: Iterable[ResolvedLink]) -> list[LinkSugges
 
 
 def _written(link: Link, path: str) -> str:
-    """How ``link`` reaches ``path``, written as it was written (its text kept)."""
+    """How ``link`` reaches ``path``, written as it was written (its text and fragment
+    kept)."""
+    to = f"{path}#{link.fragment}" if link.fragment else path
     if link.kind == "markdown":
-        return f"link it as [{link.display or link.target}]({path})"
+        return f"link it as [{link.display or link.target}]({to})"
     if link.kind == "wiki":
-        return f"link it as [[{path}|{link.display or link.target}]]"
-    return f"name it as {path}"
+        return f"link it as [[{to}|{link.display or link.target}]]"
+    return f"name it as {to}"
 
 
 def _called(catalog: Sequence[DocNames]) -> dict[str, list[tuple[str, str]]]:
