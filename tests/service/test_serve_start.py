@@ -67,3 +67,34 @@ def test_a_first_index_longer_than_the_wait_is_served_beside_it(
             assert check.main() == 0
     finally:
         api.close()
+
+
+def test_a_bundle_asked_for_while_the_first_index_runs_is_said_to_be_building(
+    tmp_path: Path, write_files: Any, slow_ollama: FakeServer
+) -> None:
+    """compile_bundle and document_context (REST and MCP share ServiceState.compile_bundle)
+    said "the index is empty; build it with `briefd index` first" while the server was
+    building it: a user told to run a second index beside the one running."""
+    settings = slow_settings(write_files(DOCS), tmp_path / "fresh.db", slow_ollama)
+    api, metrics, building = prepared_beside(settings, False, 0.2, "serving")
+    assert building()
+    app = create_app(
+        api, service_config(allowed_hosts=("127.0.0.1",), token=None), metrics, building
+    )
+    try:
+        with serving(app) as base:
+            bundle = httpx.post(f"{base}/api/bundle", json={"task": "kiwi batch"}, timeout=5)
+            context = httpx.post(
+                f"{base}/api/context", json={"doc_path": "domain/kiwi-0.md"}, timeout=5
+            )
+            for answer in (bundle, context):
+                assert answer.status_code == 503, answer.text
+                assert "being built for the first time" in answer.json()["detail"]
+                assert "briefd index" not in answer.json()["detail"]
+            deadline = time.monotonic() + 60
+            while building() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            built = httpx.post(f"{base}/api/bundle", json={"task": "kiwi batch"}, timeout=5)
+            assert "domain/kiwi-" in built.json()["text"]
+    finally:
+        api.close()

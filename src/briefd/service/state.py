@@ -269,6 +269,8 @@ class ServiceState:
         self.embed_first(retrieval_query(request.task, request.issue), None)
 
         def run() -> Bundle:
+            if self.building():  # unlocked (the issue lookup): ``call`` did not ask
+                raise IndexNotFoundError(BEING_BUILT)
             lookup = self.api.atlassian.prefetch(request.issue, caller.account)  # network: unlocked
             with self.lock:
                 return self.api.compile_bundle(request, lookup)
