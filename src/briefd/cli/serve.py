@@ -5,6 +5,7 @@ stdio."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
@@ -33,6 +34,7 @@ NOTHING_TO_SERVE = (
 
 STDIO_WAIT_S = 20.0  # of index update before `briefd mcp` answers: inside clients' start-up waits
 SERVE_WAIT_S = 20.0  # before `briefd serve` listens: a browser or agent waits no longer for it
+INDEX_WRITERS = ("briefd-index", "briefd-sync", "briefd-rebuild")  # threads that write the index
 SIGNAL_POLL_S = 0.1  # a wait's slice: a signal another thread receives wakes no lock wait
 HOST = typer.Option(
     None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
@@ -86,6 +88,7 @@ def mcp_command(
         pass
     finally:
         api.close()
+    leave_unfinished(0)  # the client closed stdin
 
 
 def _settings(ctx: typer.Context, source: Path | None, tuned: Path | None) -> Settings:
@@ -137,14 +140,37 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
             http=BoundedH11Protocol,
         )
     )
+    status: int | None = None  # a stop asked for: 0 (SIGTERM), 130 (Ctrl-C)
     try:
         server.run(sockets=[sock])
+        status = 0
     except KeyboardInterrupt:  # Ctrl-C, once uvicorn has shut down: exit 130, said by nothing
         interrupt.stopped()
+        status = 130
         raise
     finally:
         sock.close()
         api.close()
+        if status is not None:
+            leave_unfinished(status)
+
+
+def leave_unfinished(status: int) -> None:
+    """Exit now with ``status`` when an index run still goes on beside the stopped server (a
+    first index, a sync or a rebuild the shutdown's wait gave up on): the interpreter's normal
+    exit tears down the native runtimes that thread is inside (OpenVINO's embedding threads),
+    and the process died of SIGABRT, "terminate called without an active exception". The
+    counters and query log are saved by then, the index keeps its last committed state, and
+    the git commands still running end with the process group of each."""
+    if not any(t.name in INDEX_WRITERS and t.is_alive() for t in threading.enumerate()):
+        return
+    from briefd.sources import git
+
+    git.end_running()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def _log_to_stderr() -> None:

@@ -1,0 +1,103 @@
+"""`briefd mcp` (I9) and `briefd serve` stopped while a first index still runs beside them
+(longer than their 20 s wait), on the default model: the process ends with its own status,
+not with SIGABRT from the embedding runtime the index thread is inside."""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import EXAMPLE, REPO
+from tests.ports import free_port
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("openvino")  # the passage engine whose threads aborted the exit
+
+
+def knowledge(tmp_path: Path) -> Path:
+    """The example knowledge and two more copies of its domain notes: a first index of about
+    three times its 338 sections, so it still runs when the 20 s wait is over."""
+    root = tmp_path / "knowledge"
+    shutil.copytree(EXAMPLE, root)
+    for copy in ("north", "south"):
+        shutil.copytree(EXAMPLE / "domain", root / "projects" / copy)
+    return root
+
+
+def started(tmp_path: Path, *command: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env["PYTHONPATH"] = str(REPO / "src")
+    env["BRIEFD_EMBEDDINGS__PASSAGE_ENGINE"] = "openvino"
+    db = str(tmp_path / "fresh.db")
+    return subprocess.Popen(
+        [sys.executable, "-m", "briefd", "--db", db, *command, "--source", str(knowledge(tmp_path))],
+        cwd=tmp_path, env=env, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def still_indexing(process: subprocess.Popen[str]) -> str:
+    """stderr up to the line that says the first index goes on beside the server."""
+    assert process.stderr is not None
+    said = ""
+    deadline = time.monotonic() + 120
+    while "still indexing after" not in said:
+        assert time.monotonic() < deadline and process.poll() is None, said
+        if select.select([process.stderr], [], [], 1)[0]:
+            said += process.stderr.readline()
+    return said
+
+
+def ended(process: subprocess.Popen[str]) -> str:
+    """What the stopped process said on stderr (its pipes closed)."""
+    assert process.stdin and process.stdout is not None and process.stderr is not None
+    try:
+        process.stdout.read()
+        return process.stderr.read()
+    finally:
+        for stream in (process.stdin, process.stdout, process.stderr):
+            stream.close()
+
+
+def test_mcp_ends_cleanly_when_the_client_closes_stdin_during_a_first_index(
+    tmp_path: Path,
+) -> None:
+    process = started(tmp_path, "mcp")
+    still_indexing(process)
+    assert process.stdin is not None
+    process.stdin.close()
+    status = process.wait(timeout=60)
+    said = ended(process)
+    assert "terminate called" not in said
+    assert status == 0, said
+    assert "stopping before" in said  # the index keeps its last committed state
+
+
+def test_serve_ends_cleanly_on_ctrl_c_during_a_first_index(tmp_path: Path) -> None:
+    port = free_port()
+    process = started(tmp_path, "serve", "--port", str(port))
+    still_indexing(process)
+    deadline = time.monotonic() + 30
+    while True:  # listening, the index still building: Ctrl-C goes to uvicorn
+        try:
+            health = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2)
+            break
+        except httpx.TransportError:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.2)
+    assert health.json()["status"] == "building"
+    assert process.stderr is not None
+    process.send_signal(signal.SIGINT)
+    status = process.wait(timeout=60)
+    said = ended(process)
+    assert "terminate called" not in said
+    assert status == 130, said
