@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shlex
 import shutil
@@ -379,3 +380,28 @@ def test_two_clients_servers_on_one_index_add_up_their_counts(
     counted = {labels: n for (name, labels), n in counters.items() if name == "briefd_requests"}
     ok = '{"name":"search_context","outcome":"ok","surface":"mcp"}'
     assert (logged, counted) == (5, {ok: 5.0})
+
+
+def test_its_warnings_reach_the_clients_log_as_whole_lines(
+    service_settings: Settings, tmp_path: Path
+) -> None:
+    """A client keeps its server's stderr in a log file (Claude Desktop: mcp-server-briefd.log):
+    `briefd mcp`'s warnings went through the MCP SDK's rich handler, wrapped at 80 columns into
+    padded pieces that no grep finds whole; each is one timestamped line, as `serve` writes."""
+    (tmp_path / "briefd.yaml").write_text("default_scopes: [domain, runbooks]\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "briefd", "--db", str(service_settings.db), "mcp", "--no-index"],
+        input=json.dumps({"jsonrpc": "2.0", **INITIALIZE}) + "\n",
+        capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
+        env={**os.environ, "BRIEFD_EMBEDDINGS__ENABLED": "false", "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["id"] == 1  # stdout: the protocol alone
+    warned = [line for line in done.stderr.splitlines() if "runbooks" in line]
+    assert len(warned) == 1, done.stderr
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\d [\d:,]+ WARNING default scope 'runbooks' is not in this index, so "
+        r"searches without scopes read .+; set default_scopes in briefd.yaml to scopes the "
+        r"index has",
+        warned[0],
+    ), done.stderr

@@ -82,6 +82,7 @@ def mcp_command(
     settings = _settings(ctx, source, tuned)
     with reported_errors():
         api, metrics, building = prepared_beside(settings, no_index, STDIO_WAIT_S, "answering MCP")
+    _log_to_stderr()  # stdout is the protocol; the client keeps stderr in its log file
     try:
         anyio.run(serve_stdio, api, metrics, building)
     except KeyboardInterrupt:
