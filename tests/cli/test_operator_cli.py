@@ -358,14 +358,14 @@ def test_a_broken_recall_noise_file_beside_the_gate_is_one_line(
         (
             "min: {hybrid: {recall@5: 0.5}}\n    trust: {max_emptied: 0.01}\n",
             "error: gate.yaml: set 'mine' has trust limits, measured on the prompts of "
-            "offtopic.yaml beside it, which does not exist; copy briefd's eval/offtopic.yaml "
-            "there or drop the set's trust: limits\n",
+            "offtopic.yaml beside it, which does not exist; copy briefd's own "
+            f"({REPO / 'eval' / 'offtopic.yaml'}) there or drop the set's trust: limits\n",
         ),
         (
             "min: {bm25: {recall@5: 0.5}}\n    recall: {bm25: {recall@5: 0.1}}\n",
             "error: gate.yaml: set 'mine' has recall limits, measured on the prompts of "
-            "recall-noise.yaml beside it, which does not exist; copy briefd's "
-            "eval/recall-noise.yaml there or drop the set's recall: limits\n",
+            "recall-noise.yaml beside it, which does not exist; copy briefd's own "
+            f"({REPO / 'eval' / 'recall-noise.yaml'}) there or drop the set's recall: limits\n",
         ),
     ],
 )
@@ -373,7 +373,8 @@ def test_a_gate_whose_limits_need_prompts_it_lacks_says_which_and_what_to_do(
     tmp_path: Path, limits: str, message: str
 ) -> None:
     """V2, V4, I8: a user's own thresholds file with trust or recall limits needs the prompts
-    they are measured on beside it; missing, the error names the set and what to do."""
+    they are measured on beside it; missing, the error names the set and what to do: copy
+    briefd's own file, named where it is (from a wheel there is no eval/ folder to copy)."""
     (tmp_path / "kb" / "domain").mkdir(parents=True)
     (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
     (tmp_path / "q.yaml").write_text(

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -150,3 +152,38 @@ def test_demo_serves_the_example_and_the_cli_reads_its_index(
     bundle = run(installed, "--db", db, "bundle", "refund part of a card payment", cwd=tmp_path, env=home)  # fmt: skip
     assert bundle.returncode == 0, bundle.stderr
     assert "domain/refunds.md" in bundle.stdout and "bundle " in bundle.stderr
+
+
+def test_a_teams_gate_names_the_prompt_files_the_wheel_carries(
+    installed: Path, tmp_path: Path, home: dict[str, str]
+) -> None:
+    """V4, I8: a team's thresholds file with trust and recall limits needs offtopic.yaml and
+    recall-noise.yaml beside it. The wheel carried no offtopic.yaml, and the error said to copy
+    "briefd's eval/offtopic.yaml", a folder only a clone of the repository has; it names the
+    copies the wheel carries, and with them copied the gate runs."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    (tmp_path / "gate.yaml").write_text(
+        "sets:\n  - name: mine\n    queries: q.yaml\n    min: {bm25: {recall@5: 0.5}}\n"
+        "    trust: {max_emptied: 1.0}\n    recall: {bm25: {recall@5: 0.1}}\n"
+    )
+    # trust limits are checked in hybrid search only (the file is read before any embedding);
+    # with embeddings off, the recall limits come next
+    embeddings = {**home, "BRIEFD_EMBEDDINGS__ENABLED": "true"}
+    for name, env in (("offtopic.yaml", embeddings), ("recall-noise.yaml", home)):
+        result = run(installed, "eval", "--check", "gate.yaml", cwd=tmp_path, env=env)
+        assert result.returncode == 1, result.stderr
+        said = " ".join(result.stderr.split())
+        copy = re.search(r"copy briefd's own \((/\S+)\) there", said)
+        assert copy is not None, said
+        own = Path(copy.group(1))
+        assert own.name == name and own.is_relative_to(installed.parent)
+        assert own.read_bytes() == (REPO / "eval" / name).read_bytes()
+        shutil.copy(own, tmp_path / name)
+    checked = run(installed, "eval", "--check", "gate.yaml", cwd=tmp_path, env=home)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.endswith("eval gate passed\n")

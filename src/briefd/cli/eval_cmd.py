@@ -33,6 +33,7 @@ from briefd.eval.recall import (
     figures,
     load_noise,
     run_recall,
+    shipped,
 )
 from briefd.eval.run import EvalReport, beir_index, open_beir, open_golden, run_beir, run_golden
 from briefd.eval.thresholds import MODES, Gate, load_gates, recall_shortfalls, shortfalls
@@ -253,10 +254,12 @@ def _beside(thresholds: Path, name: str, gate: Gate, limits: str) -> Path:
     thresholds file's folder; missing, the error says which set needs them and what to do."""
     found = thresholds.parent / name
     if not found.is_file():
+        own = shipped(name)  # a wheel's copy: an installed briefd has no eval/ folder to copy
+        copy = f"briefd's own ({own})" if own is not None else f"briefd's eval/{name}"
         raise EvalError(
             f"{thresholds}: set '{gate.name}' has {limits} limits, measured on the prompts of "
-            f"{found} beside it, which does not exist; copy briefd's eval/{name} there or drop "
-            f"the set's {limits}: limits"
+            f"{found} beside it, which does not exist; copy {copy} there or drop the set's "
+            f"{limits}: limits"
         )
     return found
 

@@ -49,10 +49,17 @@ NOISE_FILE = Path("eval/recall-noise.yaml")  # in briefd's repository; a wheel s
 
 def default_noise_file() -> Path | None:
     """The generic prompts recall is measured against: ``eval/recall-noise.yaml`` in the
-    working directory (a team's own, or the repository root), else the copy a wheel ships
-    beside this module, else the repository's (an editable install); None when none is."""
+    working directory (a team's own, or the repository root), else briefd's own copy
+    (:func:`shipped`); None when none is."""
+    return NOISE_FILE if NOISE_FILE.is_file() else shipped(NOISE_FILE.name)
+
+
+def shipped(name: str) -> Path | None:
+    """briefd's own copy of the prompt file ``eval/<name>`` (``recall-noise.yaml``,
+    ``offtopic.yaml``): the one a wheel ships beside this module, else the repository's (a
+    checkout, an editable install); None when neither is there."""
     here = Path(__file__).resolve().parent
-    for path in (NOISE_FILE, here / NOISE_FILE.name, here.parents[2] / NOISE_FILE):
+    for path in (here / name, here.parents[2] / "eval" / name):
         if path.is_file():
             return path
     return None
