@@ -405,3 +405,30 @@ def test_its_warnings_reach_the_clients_log_as_whole_lines(
         r"index has",
         warned[0],
     ), done.stderr
+
+
+def test_init_says_when_nothing_serves_its_http_entry(service_api: Briefd, tmp_path: Path) -> None:
+    """A new user's `briefd init` writes an http entry for this machine's server (the default
+    transport); before `briefd serve` runs there, the client only reports a failed connection,
+    so init says what to run. With the server up (and for a team server's --url), nothing."""
+    port = free_port()
+    (tmp_path / "briefd.yaml").write_text(f"serve:\n  port: {port}\n")
+    args = ["init", "--project", str(tmp_path), "--yes"]
+    with chdir(tmp_path):
+        done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert (
+        f"note: nothing answers at http://127.0.0.1:{port}/mcp now; the client connects once "
+        "`briefd serve` runs (in another terminal, or as a service), or run `briefd init "
+        "--transport stdio` and the client starts `briefd mcp` itself"
+    ) in " ".join(done.output.split())
+
+    with serving(create_app(service_api, service_config())) as base, chdir(tmp_path):
+        (tmp_path / "briefd.yaml").write_text(f"serve:\n  port: {base.rsplit(':', 1)[1]}\n")
+        again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0 and "note:" not in again.output, again.output
+    team = CliRunner().invoke(app, [*args, "--url", "http://127.0.0.1:1/"])
+    assert team.exit_code == 0 and "note:" not in team.output, team.output
+    kept = CliRunner().invoke(app, args)  # the entry stays the team's: no client names ours
+    assert kept.exit_code == 0 and "kept its briefd server" in kept.output
+    assert "note:" not in kept.output, kept.output

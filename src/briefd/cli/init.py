@@ -11,7 +11,9 @@ import dataclasses
 import difflib
 import os
 import shlex
+import socket
 import sys
+import urllib.parse
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -41,6 +43,7 @@ from briefd.settings import (
     load_settings,
 )
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # a server init may ask whether it runs
 NOTES = {
     "codex": "Codex: hooks are on by default in current releases (`[features] hooks`; older "
     "ones need `codex_hooks = true` in config.toml); Codex reads .codex/ only in trusted "
@@ -230,6 +233,8 @@ def init_command(
             console.print(f"{verb} {project / path}", markup=False)
     if isinstance(wiring.server, tuple):  # stdio: the client spawns `briefd mcp`
         _report_nothing_to_serve(settings)
+    elif url is None and len(kept) < len(chosen):  # a client names this machine's server
+        _report_no_server(wiring.server)
     for name in chosen:
         if name in NOTES:
             console.print(NOTES[name], markup=False)
@@ -244,6 +249,27 @@ def _report_nothing_to_serve(settings: Settings) -> None:
         f"note: {settings.db} holds no index yet and no source is configured, so the client's "
         f"`briefd mcp` stops at start; build it with `briefd --db {settings.db} index --source "
         "DIR`, or set `source:` in briefd.yaml",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def _report_no_server(url: str) -> None:
+    """An http entry for this machine's own server: with nothing listening there now, the
+    client only says it failed to connect, so init says what to run (a team server named with
+    ``--url`` is not asked: it may be out of reach from here and still be right)."""
+    where = urllib.parse.urlsplit(url)
+    if where.hostname not in LOOPBACK or where.port is None:
+        return
+    try:
+        with socket.create_connection((where.hostname, where.port), timeout=0.5):
+            return
+    except OSError:
+        pass
+    console.print(
+        f"note: nothing answers at {url} now; the client connects once `briefd serve` runs "
+        "(in another terminal, or as a service), or run `briefd init --transport stdio` and "
+        "the client starts `briefd mcp` itself",
         markup=False,
         soft_wrap=True,
     )
