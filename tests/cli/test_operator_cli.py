@@ -187,7 +187,11 @@ QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
             "other query ids it labels); fix the query ids or add the queries",
         ),
         ({"qrels.tsv": "\udcff\n"}, "qrels.tsv: not UTF-8 text; save it as UTF-8"),
-        ({"qrels.tsv": "q1 d1 1\n"}, "(tab-separated lines: query-id, corpus-id, score)"),
+        (
+            {"qrels.tsv": "q1 d1 1\n"},
+            "mine/qrels.tsv:1: expected query-id, corpus-id and score separated by tabs, found 1 "
+            "field; separate them with tabs, not spaces",
+        ),
     ],
 )
 def test_a_malformed_beir_dataset_is_one_line(

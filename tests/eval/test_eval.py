@@ -514,3 +514,30 @@ def test_two_sets_of_one_name_are_refused(tmp_path: Path) -> None:
     with pytest.raises(EvalError) as caught:
         load_gates(path)
     assert str(caught.value) == f"{path}: set name 'mine' is used twice; names must be unique"
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("q2 d2 1", "found 1 field; separate them with tabs, not spaces"),
+        ("q2\td2", "found 2 fields; add the score"),
+    ],
+)
+def test_a_labels_line_that_cannot_be_read_is_named_not_dropped(
+    tmp_path: Path, line: str, said: str
+) -> None:
+    """V1: a qrels line with spaces for tabs (or no score) was skipped without a word, and its
+    query, left with no label, was left out of every figure: 1 query scored of 2."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    corpus = [{"_id": "d1", "text": "pair the remote"}, {"_id": "d2", "text": "picture mode"}]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    queries = [{"_id": "q1", "text": "pair the remote"}, {"_id": "q2", "text": "picture"}]
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    (folder / "qrels.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\td1\t1\n\n{line}\n")
+    with pytest.raises(EvalError) as caught:
+        load_beir(folder)
+    assert str(caught.value) == (
+        f"{folder / 'qrels.tsv'}:4: expected query-id, corpus-id and score separated by tabs, "
+        + said
+    )

@@ -286,14 +286,25 @@ def _qrels(path: Path) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
         parts = line.split("\t")
         if number == 1 and parts[0] == "query-id":
             continue
-        if len(parts) < 3:
+        if not line.strip():
             continue
+        if len(parts) < 3:  # left out, its query would be too (no label): a silent miss
+            raise EvalError(f"{path}:{number}: {_fields(line, len(parts))}")
         try:
             qrels.setdefault(parts[0], {})[parts[1]] = float(parts[2])
         except ValueError:
             raise EvalError(f"{path}:{number}: score must be a number") from None
         lines.setdefault(parts[0], number)
     return qrels, lines
+
+
+def _fields(line: str, count: int) -> str:
+    """Why a labels line with fewer than three fields cannot be read, and how to write it."""
+    said = f"expected query-id, corpus-id and score separated by tabs, found {count} field"
+    said += "" if count == 1 else "s"
+    if " " in line.strip():
+        return f"{said}; separate them with tabs, not spaces"
+    return f"{said}; add the {'score' if count == 2 else 'corpus-id and score'}"
 
 
 def beir_doc_path(doc_id: str) -> str:
