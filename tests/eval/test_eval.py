@@ -541,3 +541,33 @@ def test_a_labels_line_that_cannot_be_read_is_named_not_dropped(
         f"{folder / 'qrels.tsv'}:4: expected query-id, corpus-id and score separated by tabs, "
         + said
     )
+
+
+@pytest.mark.parametrize(
+    ("second", "said"),
+    [
+        (
+            {"_id": "q1", "text": "picture mode"},
+            "query id 'q1' is used twice (first on line 1); ids must be unique",
+        ),
+        (
+            {"_id": "q2", "text": " "},
+            """query 'q2' has no text to search (" "); give it its question or drop the line""",
+        ),
+    ],
+)
+def test_a_beir_query_twice_or_without_text_is_named_with_its_line(
+    tmp_path: Path, second: dict[str, str], said: str
+) -> None:
+    """V1: a second query of one id was scored with the first's labels and both counted; a
+    query of no text failed mid-run as "query q2 ('') cannot be searched", naming no file."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    corpus = [{"_id": "d1", "text": "pair the remote"}, {"_id": "d2", "text": "picture mode"}]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    queries = [{"_id": "q1", "text": "pair the remote"}, second]
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    (folder / "qrels.tsv").write_text("q1\td1\t1\n")
+    with pytest.raises(EvalError) as caught:
+        load_beir(folder)
+    assert str(caught.value) == f"{folder / 'queries.jsonl'}:2: {said}"

@@ -164,11 +164,11 @@ def load_beir(path: Path) -> BeirSet:
     corpus_bytes = _read_bytes(path / "corpus.jsonl")
     corpus = tuple(
         (str(r["_id"]), str(r.get("title") or ""), str(r.get("text") or ""))
-        for r in _jsonl(corpus_bytes, path / "corpus.jsonl", ("_id",))
+        for _, r in _jsonl(corpus_bytes, path / "corpus.jsonl", ("_id",))
     )
     _distinct(path / "corpus.jsonl", [doc_id for doc_id, _, _ in corpus])
     qrels, lines = _qrels(qrels_path)
-    rows = _jsonl(_read_bytes(path / "queries.jsonl"), path / "queries.jsonl", _QUERY)
+    rows = _query_rows(path / "queries.jsonl")
     _labelled_queries_exist(qrels_path, lines, {str(r["_id"]) for r in rows})
     # as trec_eval and BEIR score: a query with no relevant document (every label 0, "judged
     # not relevant") is left out, not counted as a miss no ranking could avoid
@@ -234,8 +234,30 @@ def _read_bytes(path: Path) -> bytes:
         raise EvalError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _jsonl(data: bytes, path: Path, keys: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON Lines file, each holding ``keys``."""
+def _query_rows(path: Path) -> list[dict[str, Any]]:
+    """The queries of ``queries.jsonl``: each with a text to search, each id once (a second
+    query of one id was scored with the first's labels, and both were counted)."""
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for number, row in _jsonl(_read_bytes(path), path, _QUERY):
+        qid, text = str(row["_id"]), row["text"]
+        if isinstance(text, bool | list | dict) or text is None or not str(text).strip():
+            raise EvalError(
+                f"{path}:{number}: query '{shown(qid)}' has no text to search ({json.dumps(text)}); "
+                "give it its question or drop the line"
+            )
+        if qid in seen:
+            raise EvalError(
+                f"{path}:{number}: query id '{shown(qid)}' is used twice (first on line "
+                f"{seen[qid]}); ids must be unique"
+            )
+        seen[qid] = number
+        rows.append(row)
+    return rows
+
+
+def _jsonl(data: bytes, path: Path, keys: tuple[str, ...]) -> list[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSON Lines file, each holding ``keys``, with their lines."""
     try:
         text = data.decode("utf-8-sig")  # a byte order mark (Notepad, PowerShell) is no text
     except UnicodeDecodeError:
@@ -255,7 +277,7 @@ def _jsonl(data: bytes, path: Path, keys: tuple[str, ...]) -> list[dict[str, Any
             raise EvalError(
                 f"{path}:{number}: no '{missing[0]}'; every line needs {', '.join(keys)}"
             )
-        rows.append(row)
+        rows.append((number, row))
     return rows
 
 
