@@ -266,6 +266,8 @@ def test_a_users_query_or_thresholds_file_is_checked_in_one_line(
 
 
 def test_a_golden_query_that_cannot_be_searched_is_named(tmp_path: Path) -> None:
+    """V1: the error named the query but not its file (of the two --queries, or of a
+    thresholds file's sets, which one?)."""
     (tmp_path / "kb" / "domain").mkdir(parents=True)
     (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
     expected = "expected: [{path: domain/refunds.md, heading: Window}]"
@@ -277,7 +279,8 @@ def test_a_golden_query_that_cannot_be_searched_is_named(tmp_path: Path) -> None
     result = briefd("eval", "--queries", "q.yaml", cwd=tmp_path)
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith(
-        "error: query vague ('what is it') cannot be searched: the query has only common words"
+        "error: q.yaml: query vague ('what is it') cannot be searched: the query has only "
+        "common words"
     ), result.stderr
 
 

@@ -302,6 +302,9 @@ def test_a_query_cut_at_a_comma_is_refused_a_note_of_ones_own_is_kept(tmp_path: 
             "query must be one text, got ['refund', 'window']; put it in quotes (query: \"…\")",
         ),
         ("id: , query: refund window, type: keyword", 'id has no value; give it one (id: "…")'),
+        ('id: q1, query: "", type: keyword', 'query has no value; give it one (query: "…")'),
+        ('id: q1, query: "  ", type: keyword', 'query has no value; give it one (query: "…")'),
+        ('id: "", query: refund, type: keyword', 'id has no value; give it one (id: "…")'),
     ],
 )
 def test_a_query_without_one_text_is_refused_not_measured_as_none(

@@ -49,10 +49,12 @@ def tune_command(
         if queries is not None:
             api, golden = open_golden(settings, queries, source)
             cases, unit = golden_cases(api, golden)  # a broken query is an error, as in eval
+            where = f"{queries}: "
         else:
             assert dataset is not None
             api, beir = open_beir(settings, dataset)
             cases, unit = beir_cases(beir)
+            where = f"{dataset / 'queries.jsonl'}: "
         if api.embedder is None:
             raise EvalError(f"tuning needs embeddings (hybrid search); {EMBEDDINGS_OFF}")
 
@@ -61,7 +63,7 @@ def tune_command(
                 errors.print(f"trial {trial}/{total}: best {objective} {best:.4f}", end="\r")
 
         with api:
-            result = tune(api, cases, unit, objective, trials, seed, progress)  # type: ignore[arg-type]
+            result = tune(api, cases, unit, objective, trials, seed, progress, where)  # type: ignore[arg-type]
         try:
             output.write_text(json.dumps(result.as_config(), indent=2) + "\n", encoding="utf-8")
         except OSError as exc:

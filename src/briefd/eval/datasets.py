@@ -116,8 +116,8 @@ def _golden_query(path: Path, index: int, item: Any) -> GoldenQuery:
     ):
         raise EvalError(f"{where}: expected must be a list of {{path, heading}} entries")
     return GoldenQuery(
-        _text(where, "id", item["id"]),
-        _text(where, "query", item["query"]),
+        _text(where, "id", item["id"], blank=False),
+        _text(where, "query", item["query"], blank=False),
         str(item["type"]),
         tuple(
             (_text(where, "path", e["path"]), _text(where, "heading", e["heading"]))
@@ -126,10 +126,11 @@ def _golden_query(path: Path, index: int, item: Any) -> GoldenQuery:
     )
 
 
-def _text(where: str, key: str, value: Any) -> str:
+def _text(where: str, key: str, value: Any, blank: bool = True) -> str:
     """A golden entry's text: ``query:`` left empty (YAML null) or given a list would be
-    measured as the text 'None' or "['a', 'b']", a search nobody meant."""
-    if value is None:
+    measured as the text 'None' or "['a', 'b']", a search nobody meant; ``query: ""`` failed
+    mid-run, the index built, as a query that "cannot be searched" (``blank=False``)."""
+    if value is None or (not blank and isinstance(value, str) and not value.strip()):
         raise EvalError(f'{where}: {key} has no value; give it one ({key}: "…")')
     if isinstance(value, bool | list | dict):
         raise EvalError(

@@ -145,7 +145,7 @@ def golden_cases(api: Briefd, golden: GoldenSet) -> tuple[list[Case], UnitOf]:
 
 def run_golden(api: Briefd, golden: GoldenSet, mode: SearchMode) -> EvalReport:
     cases, unit = golden_cases(api, golden)
-    return _run(api, golden.name, "section", mode, cases, unit)
+    return _run(api, golden.name, "section", mode, cases, unit, f"{golden.path}: ")
 
 
 def beir_cases(dataset: BeirSet) -> tuple[list[Case], UnitOf]:
@@ -173,18 +173,20 @@ def beir_cases(dataset: BeirSet) -> tuple[list[Case], UnitOf]:
 
 def run_beir(api: Briefd, dataset: BeirSet, mode: SearchMode) -> EvalReport:
     cases, unit = beir_cases(dataset)
-    return _run(api, dataset.name, "document", mode, cases, unit)
+    where = f"{dataset.path / 'queries.jsonl'}: "
+    return _run(api, dataset.name, "document", mode, cases, unit, where)
 
 
 def score_cases(
-    api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf
+    api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf, where: str = ""
 ) -> list[dict[str, float]]:
-    """Per-query metrics of ``cases`` through the real search path."""
-    return [m for m, _ in _outcomes(api, mode, cases, unit)]
+    """Per-query metrics of ``cases`` through the real search path; ``where``: the file the
+    queries come from, as an error about one of them starts (``"q.yaml: "``)."""
+    return [m for m, _ in _outcomes(api, mode, cases, unit, where)]
 
 
 def _outcomes(
-    api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf
+    api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf, where: str
 ) -> list[tuple[dict[str, float], list[Hashable]]]:
     if mode != "bm25" and api.semantic is not None:
         api.semantic.prime([query for _, query, _, _ in cases])
@@ -194,7 +196,7 @@ def _outcomes(
         try:
             hits = api.search(request).hits
         except QueryError as exc:  # which of hundreds of queries, or the set cannot be fixed
-            raise EvalError(f"query {qid} ({query!r}) cannot be searched: {exc}") from None
+            raise EvalError(f"{where}query {qid} ({query!r}) cannot be searched: {exc}") from None
         ranked = dedupe([unit(h) for h in hits])
         found.append((score_ranking(ranked, relevant), ranked))
     return found
@@ -207,6 +209,7 @@ def _run(
     mode: SearchMode,
     cases: Sequence[Case],
     unit: UnitOf,
+    where: str,
 ) -> EvalReport:
     outcomes = [
         QueryOutcome(
@@ -218,7 +221,7 @@ def _run(
             tuple(_label(k) for k, gain in relevant.items() if gain > 0),  # 0: judged not relevant
         )
         for (qid, query, qtype, relevant), (metrics, ranked) in zip(
-            cases, _outcomes(api, mode, cases, unit), strict=True
+            cases, _outcomes(api, mode, cases, unit, where), strict=True
         )
     ]
     by_type: dict[str, list[dict[str, float]]] = defaultdict(list)

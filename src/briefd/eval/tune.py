@@ -105,7 +105,10 @@ def tune(
     trials: int,
     seed: int = 0,
     progress: Callable[[int, int, float], None] | None = None,
+    where: str = "",
 ) -> TuneResult:
+    """The best of ``trials`` random settings on the tune fold; ``where``: the file of the
+    queries, as an error about one of them starts (see :func:`score_cases`)."""
     tune_cases, holdout_cases = split(cases)
     if not tune_cases or not holdout_cases:  # one query: its "holdout" would be the tune fold
         raise EvalError(
@@ -117,7 +120,7 @@ def tune(
 
     def scores(settings: Settings, fold: Sequence[Case]) -> FoldScores:
         api.settings = settings
-        rows = score_cases(api, "hybrid", fold, unit)
+        rows = score_cases(api, "hybrid", fold, unit, where)
         hits = sum(1 for r in rows if r["recall@5"] > 0) / len(rows)
         avg = mean(rows)
         return FoldScores(hits, avg["mrr@10"], avg["ndcg@10"])
