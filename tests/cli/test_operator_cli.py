@@ -248,7 +248,8 @@ def test_a_malformed_beir_dataset_is_one_line(
         (
             {"gate.yaml": "sets:\n  - name: a\n\t  queries: q.yaml\n"},
             ("--check", "gate.yaml"),
-            "gate.yaml is not valid YAML at line 3; fix its syntax",
+            "gate.yaml is not valid YAML at line 3: a tab, which YAML does not take there; "
+            "use spaces",
         ),
     ],
 )

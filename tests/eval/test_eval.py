@@ -574,3 +574,18 @@ def test_a_beir_query_twice_or_without_text_is_named_with_its_line(
     with pytest.raises(EvalError) as caught:
         load_beir(folder)
     assert str(caught.value) == f"{folder / 'queries.jsonl'}:2: {said}"
+
+
+def test_a_golden_file_indented_with_tabs_is_told_so(tmp_path: Path) -> None:
+    """V1: a query file indented with tabs (an editor shows them as spaces) was "not valid
+    YAML at line 4; fix its syntax", and the line looked right."""
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        "queries:\n  - id: q1\n    query: refund window\n\ttype: keyword\n"
+        "    expected: [{path: domain/a.md, heading: Window}]\n"
+    )
+    with pytest.raises(EvalError) as caught:
+        load_golden(queries)
+    assert str(caught.value) == (
+        f"{queries} is not valid YAML at line 4: a tab, which YAML does not take there; use spaces"
+    )

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from briefd.errors import EvalError
-from briefd.settings.raw import DuplicateKeyError, strict_loader
+from briefd.settings.raw import DuplicateKeyError, strict_loader, yaml_fix
 from briefd.text import shown
 
 QUERY_TYPES = ("keyword", "paraphrase", "typo", "mixed-lang", "cross-lang")
@@ -49,7 +49,8 @@ def read_yaml(path: Path, what: str) -> Any:
     """The parsed YAML file; an unreadable or invalid one, or one giving a key twice in a
     mapping (YAML would keep the second silently), is an :class:`EvalError`."""
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), strict_loader())  # a SafeLoader
+        text = path.read_text(encoding="utf-8")
+        return yaml.load(text, strict_loader())  # a SafeLoader
     except DuplicateKeyError as exc:
         raise EvalError(
             f"{path}: {exc} in one entry: YAML would keep only the second; if a new entry "
@@ -62,7 +63,8 @@ def read_yaml(path: Path, what: str) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise EvalError(f"{path} is not valid YAML{where}; fix its syntax") from None
+        fix = yaml_fix(exc, text, "; fix its syntax")  # a tab, which an editor shows as spaces
+        raise EvalError(f"{path} is not valid YAML{where}{fix}") from None
 
 
 def check_keys(where: str, item: dict[Any, Any], text_key: str, known: set[str]) -> None:
