@@ -589,3 +589,38 @@ def test_a_golden_file_indented_with_tabs_is_told_so(tmp_path: Path) -> None:
     assert str(caught.value) == (
         f"{queries} is not valid YAML at line 4: a tab, which YAML does not take there; use spaces"
     )
+
+
+def test_an_expected_path_or_heading_in_another_case_is_told_the_indexed_one(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    """V1: 'domain/Refunds.md' (as a Mac or Windows checkout opens it) was "not indexed (a
+    typo, or a file outside every scope?)", and 'refund window' got the list of every
+    section, though the index holds both in another case."""
+    root = write_files({"domain/refunds.md": "# Refunds\n\n## Refund window\n\n180 days.\n"})
+    queries = tmp_path / "q.yaml"
+    cases = [
+        (
+            "domain/Refunds.md",
+            "Refund window",
+            "paths are case-sensitive: write 'domain/refunds.md'",
+        ),
+        (
+            "domain/refunds.md",
+            "refund Window",
+            "headings are case-sensitive: write 'Refund window'",
+        ),
+    ]
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        for path, heading, said in cases:
+            queries.write_text(
+                "queries:\n  - {id: q1, query: refund, type: keyword, "
+                f"expected: [{{path: {path}, heading: {heading}}}]}}\n"
+            )
+            with pytest.raises(EvalError) as caught:
+                run_golden(api, load_golden(queries), "bm25")
+            assert str(caught.value) == (
+                f"{queries}: query q1 expects section '{heading}' of {path}, which is not in the "
+                f"index; {said}"
+            )

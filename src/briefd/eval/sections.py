@@ -50,7 +50,8 @@ def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], S
             keys = [k for _, k in found if k == heading] or [k for h, k in found if h == heading]
             where = f"{golden.path}: query {query.id} expects section '{heading}' of {path}"
             if not keys:
-                raise EvalError(f"{where}, which is not in the index; {_named(path, sections)}")
+                hint = _named(path, heading, sections)
+                raise EvalError(f"{where}, which is not in the index; {hint}")
             if len(keys) > 1:
                 shown = ", ".join(f"'{k}'" for k in keys)
                 raise EvalError(
@@ -61,7 +62,7 @@ def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], S
     return resolved
 
 
-def _named(path: str, sections: dict[str, list[tuple[str, str]]]) -> str:
+def _named(path: str, heading: str, sections: dict[str, list[tuple[str, str]]]) -> str:
     """What the index holds for ``path``: the names a golden entry can use (as the index
     writes them: a heading's inline Markdown, `code` or **bold**, is dropped; a heading two
     sections share, by its heading path), or the indexed path it was written for (from the
@@ -71,11 +72,17 @@ def _named(path: str, sections: dict[str, list[tuple[str, str]]]) -> str:
         meant = next((p for p in sorted(sections) if path.endswith("/" + p)), None)
         if meant is not None:
             return f"paths are relative to the knowledge source: write '{meant}'"
+        cased = next((p for p in sorted(sections) if p.lower() == path.lower()), None)
+        if cased is not None:  # as a case-insensitive file system (macOS, Windows) opens it
+            return f"paths are case-sensitive: write '{cased}'"
         return (
             f"{path} itself is not indexed (a typo, or a file outside every scope?); fix the "
             "query or the document"
         )
-    shared = Counter(heading for heading, _ in found)
-    names = [key if shared[heading] > 1 else heading for heading, key in found]
+    shared = Counter(h for h, _ in found)
+    names = [key if shared[h] > 1 else h for h, key in found]
+    other_case = [name for name in names if name.lower() == heading.lower()]
+    if len(other_case) == 1:
+        return f"headings are case-sensitive: write '{other_case[0]}'"
     shown = ", ".join(f"'{name}'" for name in names[:12]) + (", …" if names[12:] else "")
     return f"its sections there are {shown}; fix the query or the document"
