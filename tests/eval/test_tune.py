@@ -10,6 +10,7 @@ from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import ConfigError, EvalError
 from briefd.eval.run import Case
 from briefd.eval.tune import SPACE, split, tune
+from briefd.retrieval.search import RANKING_VERSION
 from briefd.settings import Settings, apply_tuned
 from tests.conftest import WriteFiles
 
@@ -43,7 +44,16 @@ def test_tune_reports_both_folds_and_writes_a_usable_file(
     assert result.best_tune.mrr >= result.baseline_tune.mrr
     assert set(result.knobs) <= set(SPACE)
     path = tmp_path / "best.json"
-    path.write_text(json.dumps(result.as_config()))
+    config = result.as_config(str(tmp_path / "golden.yaml"))
+    path.write_text(json.dumps(config))
+    # the file says what it was tuned on and for: found later, it can be traced and re-run
+    record = {k: config["tuned"][k] for k in ("set", "mode", "ranking_version", "objective")}
+    assert record == {
+        "set": str(tmp_path / "golden.yaml"),
+        "mode": "hybrid",
+        "ranking_version": RANKING_VERSION,
+        "objective": "mrr",
+    }
     tuned = apply_tuned(settings, path)
     for key, value in result.knobs.items():
         assert getattr(tuned.search, key.split(".")[1]) == value

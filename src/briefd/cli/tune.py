@@ -64,12 +64,13 @@ def tune_command(
 
         with api:
             result = tune(api, cases, unit, objective, trials, seed, progress, where)  # type: ignore[arg-type]
+        config = result.as_config(str((queries or dataset or output).resolve()))
         try:
-            output.write_text(json.dumps(result.as_config(), indent=2) + "\n", encoding="utf-8")
+            output.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             raise EvalError(f"cannot write {output}: {exc.strerror}; pass --output FILE") from exc
     if json_output:
-        print_json({**result.as_config(), "output": str(output)})
+        print_json({**config, "output": str(output)})
     else:
         _print(result, output)
 

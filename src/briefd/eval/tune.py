@@ -18,6 +18,7 @@ from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.metrics import mean
 from briefd.eval.run import Case, UnitOf, score_cases
+from briefd.retrieval.search import RANKING_VERSION
 from briefd.settings import Settings, with_overrides
 
 Objective = Literal["hit_rate", "mrr"]
@@ -56,12 +57,17 @@ class TuneResult:
     tune_queries: int
     holdout_queries: int
 
-    def as_config(self) -> dict[str, Any]:
-        """The file `search --config`/`eval --config` read: settings sections plus a record."""
+    def as_config(self, tuned_on: str | None = None) -> dict[str, Any]:
+        """The file `search --config`/`eval --config` read: settings sections plus a record
+        of what was tuned: on which set (``tuned_on``, the query file or dataset folder), for
+        which search mode and ranking, and how it scored."""
         search = {key.split(".", 1)[1]: value for key, value in self.knobs.items()}
         return {
             "search": search,
             "tuned": {
+                **({"set": tuned_on} if tuned_on is not None else {}),
+                "mode": "hybrid",
+                "ranking_version": RANKING_VERSION,
                 "objective": self.objective,
                 "trials": self.trials,
                 "seed": self.seed,
