@@ -73,7 +73,7 @@ def test_golden_file_errors_name_the_query(tmp_path: Path) -> None:
     with pytest.raises(EvalError) as caught:
         load_golden(bad)
     assert str(caught.value) == (
-        f"{bad}: query #1: type must be one of keyword, paraphrase, typo, mixed-lang, cross-lang, got 'guess'"
+        f"{bad}:2: query #1: type must be one of keyword, paraphrase, typo, mixed-lang, cross-lang, got 'guess'"
     )
 
 
@@ -129,7 +129,7 @@ def test_expected_section_missing_from_index_is_reported(
         with pytest.raises(EvalError) as caught:
             run_golden(api, load_golden(queries), "bm25")
     assert str(caught.value) == (
-        f"{queries}: query q1 expects section 'Gone' of domain/a.md, which is not in the index; "
+        f"{queries}:2: query q1 expects section 'Gone' of domain/a.md, which is not in the index; "
         "its sections there are 'Real'; fix the query or the document"
     )
 
@@ -157,7 +157,7 @@ def test_a_heading_written_as_in_the_markdown_is_told_the_name_the_index_gives_i
         with pytest.raises(EvalError) as caught:
             run_golden(api, load_golden(queries), "bm25")
     assert str(caught.value) == (
-        f"{queries}: query q1 expects section 'Intro' of README.md, which is not in the index; "
+        f"{queries}:2: query q1 expects section 'Intro' of README.md, which is not in the index; "
         "README.md itself is not indexed (a typo, or a file outside every scope?); fix the query "
         "or the document"
     )
@@ -196,7 +196,7 @@ def test_two_sections_of_one_name_are_two_results_and_an_entry_names_which(
         with pytest.raises(EvalError) as caught:
             run_golden(api, load_golden(queries), "bm25")
     assert str(caught.value) == (
-        f"{queries}: query q1 expects section 'Example' of domain/billing.md, and 2 sections "
+        f"{queries}:2: query q1 expects section 'Example' of domain/billing.md, and 2 sections "
         "there have that heading ('Invoices > Example', 'Refunds > Example'); name the one "
         "meant by its heading path"
     )
@@ -282,7 +282,7 @@ def test_a_query_cut_at_a_comma_is_refused_a_note_of_ones_own_is_kept(tmp_path: 
     with pytest.raises(EvalError) as caught:
         load_golden(cut)
     assert str(caught.value) == (
-        f"{cut}: query #1: unexpected key 'how long'; if it is the rest of the query after a "
+        f"{cut}:2: query #1: unexpected key 'how long'; if it is the rest of the query after a "
         'comma, put the query in quotes (query: "…, …")'
     )
     noted = tmp_path / "noted.yaml"
@@ -317,7 +317,7 @@ def test_a_query_without_one_text_is_refused_not_measured_as_none(
     )
     with pytest.raises(EvalError) as caught:
         load_golden(queries)
-    assert str(caught.value) == f"{queries}: query #1: {said}"
+    assert str(caught.value) == f"{queries}:2: query #1: {said}"
 
 
 def test_a_limit_written_as_a_percentage_is_refused_at_load(tmp_path: Path) -> None:
@@ -503,7 +503,7 @@ def test_an_expected_path_from_the_repository_root_is_told_the_indexed_one(
             with pytest.raises(EvalError) as caught:
                 run_golden(api, load_golden(queries), "bm25")
             assert str(caught.value) == (
-                f"{queries}: query q1 expects section 'Real' of {written}, which is not in the "
+                f"{queries}:2: query q1 expects section 'Real' of {written}, which is not in the "
                 "index; paths are relative to the knowledge source: write 'domain/a.md'"
             )
 
@@ -621,6 +621,25 @@ def test_an_expected_path_or_heading_in_another_case_is_told_the_indexed_one(
             with pytest.raises(EvalError) as caught:
                 run_golden(api, load_golden(queries), "bm25")
             assert str(caught.value) == (
-                f"{queries}: query q1 expects section '{heading}' of {path}, which is not in the "
+                f"{queries}:2: query q1 expects section '{heading}' of {path}, which is not in the "
                 f"index; {said}"
             )
+
+
+def test_golden_file_errors_name_the_line_of_the_entry(tmp_path: Path) -> None:
+    """V1: an error named its entry by number alone ("query #23"), to be counted by hand in a
+    file of forty; a query id used twice did not say where either was."""
+    queries = tmp_path / "q.yaml"
+    entry = "  - id: {}\n    query: refund window\n    type: {}\n    expected: [{{path: p, heading: h}}]\n"
+    queries.write_text("name: mine\nqueries:\n" + entry.format("q1", "keyword") * 2)
+    with pytest.raises(EvalError) as caught:
+        load_golden(queries)
+    assert str(caught.value) == (
+        f"{queries}:7: query id 'q1' is used twice (first on line 3); ids must be unique"
+    )
+    queries.write_text(
+        "name: mine\nqueries:\n" + entry.format("q1", "keyword") + entry.format("q2", "guess")
+    )
+    with pytest.raises(EvalError) as caught:
+        load_golden(queries)
+    assert str(caught.value).startswith(f"{queries}:7: query #2: type must be one of")

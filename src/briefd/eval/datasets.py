@@ -24,6 +24,7 @@ class GoldenQuery:
     query: str
     type: str
     expected: tuple[tuple[str, str], ...]  # (path, heading)
+    line: int = 0  # where the entry starts in its file (0: not known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +86,18 @@ def load_golden(path: Path) -> GoldenSet:
         raise EvalError(f"{path}: expected a mapping with a 'queries:' list")
     if not data["queries"]:  # scores of 0 over no query would read as a total miss
         raise EvalError(f"{path}: the 'queries:' list is empty; add {{{', '.join(GOLDEN_KEYS)}}}")
-    queries = tuple(_golden_query(path, i, item) for i, item in enumerate(data["queries"]))
-    ids = [q.id for q in queries]
-    duplicate = next((i for i in ids if ids.count(i) > 1), None)
-    if duplicate:
-        raise EvalError(f"{path}: query id '{duplicate}' is used twice; ids must be unique")
+    lines = _entry_lines(path, len(data["queries"]))
+    queries = tuple(
+        _golden_query(path, i, item, lines[i]) for i, item in enumerate(data["queries"])
+    )
+    first: dict[str, int] = {}
+    for query in queries:
+        if query.id in first:
+            raise EvalError(
+                f"{path}:{query.line}: query id '{query.id}' is used twice (first on line "
+                f"{first[query.id]}); ids must be unique"
+            )
+        first[query.id] = query.line
     source = _find_source(path, data.get("source"))
     return GoldenSet(str(data.get("name") or path.stem), path, source, queries)
 
@@ -97,8 +105,17 @@ def load_golden(path: Path) -> GoldenSet:
 GOLDEN_KEYS = ("id", "query", "type", "expected")
 
 
-def _golden_query(path: Path, index: int, item: Any) -> GoldenQuery:
-    where = f"{path}: query #{index + 1}"
+def _entry_lines(path: Path, count: int) -> list[int]:
+    """The line each entry of the file's ``queries:`` list starts on, as errors name it."""
+    node = yaml.compose(path.read_text(encoding="utf-8"), yaml.SafeLoader)
+    for key, value in node.value if isinstance(node, yaml.MappingNode) else []:
+        if key.value == "queries" and isinstance(value, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in value.value]
+    return [0] * count  # not reached: the file was read as a mapping with that list
+
+
+def _golden_query(path: Path, index: int, item: Any, line: int) -> GoldenQuery:
+    where = f"{path}:{line}: query #{index + 1}"
     if not isinstance(item, dict):
         raise EvalError(f"{where}: expected a mapping with id, query, type, expected")
     missing = [k for k in ("id", "query", "type", "expected") if k not in item]
@@ -125,6 +142,7 @@ def _golden_query(path: Path, index: int, item: Any) -> GoldenQuery:
             (_text(where, "path", e["path"]), _text(where, "heading", e["heading"]))
             for e in expected
         ),
+        line,
     )
 
 

@@ -48,7 +48,7 @@ def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], S
         for path, heading in query.expected:
             found = sections.get(path, [])
             keys = [k for _, k in found if k == heading] or [k for h, k in found if h == heading]
-            where = f"{golden.path}: query {query.id} expects section '{heading}' of {path}"
+            where = f"{golden.path}:{query.line}: query {query.id} expects section '{heading}' of {path}"
             if not keys:
                 hint = _named(path, heading, sections)
                 raise EvalError(f"{where}, which is not in the index; {hint}")
