@@ -643,3 +643,33 @@ def test_golden_file_errors_name_the_line_of_the_entry(tmp_path: Path) -> None:
     with pytest.raises(EvalError) as caught:
         load_golden(queries)
     assert str(caught.value).startswith(f"{queries}:7: query #2: type must be one of")
+
+
+@pytest.mark.parametrize(
+    ("first", "said"),
+    [
+        (
+            "query_id\tdoc_id\tscore",
+            "score must be a number, got 'score'; if the line is a header, write BEIR's: "
+            "query-id, corpus-id, score",
+        ),
+        (
+            "q1\t0\td1\t1",
+            "score must be a number, got 'd1'; a TREC qrels line (query-id, 0, corpus-id, "
+            "score)? drop its 2nd column",
+        ),
+    ],
+)
+def test_a_labels_header_of_other_names_or_a_trec_line_is_told_what_to_write(
+    tmp_path: Path, first: str, said: str
+) -> None:
+    """V1: a header of other column names, or a qrels file in TREC's four columns, was only
+    "qrels.tsv:1: score must be a number", though line 1 was plainly no label."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": "pair the remote"}))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "pair the remote"}))
+    (folder / "qrels.tsv").write_text(f"{first}\nq1\td1\t1\n")
+    with pytest.raises(EvalError) as caught:
+        load_beir(folder)
+    assert str(caught.value) == f"{folder / 'qrels.tsv'}:1: {said}"

@@ -317,6 +317,16 @@ def _labelled_queries_exist(path: Path, lines: dict[str, int], ids: set[str]) ->
     raise EvalError(f"{said} ({more}); fix the query ids or add the queries")
 
 
+def _not_a_score(number: int, parts: list[str]) -> str:
+    """Why a labels line's score is not one: a header of other names, or a TREC line."""
+    said = f"score must be a number, got '{shown(parts[2])}'"
+    if len(parts) == 4 and parts[1] == "0":
+        return f"{said}; a TREC qrels line (query-id, 0, corpus-id, score)? drop its 2nd column"
+    if number == 1:
+        return f"{said}; if the line is a header, write BEIR's: query-id, corpus-id, score"
+    return said
+
+
 def _qrels(path: Path) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
     """The labels (query id → corpus id → score) and the first line of each query id."""
     qrels: dict[str, dict[str, float]] = {}
@@ -336,7 +346,7 @@ def _qrels(path: Path) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
         try:
             qrels.setdefault(parts[0], {})[parts[1]] = float(parts[2])
         except ValueError:
-            raise EvalError(f"{path}:{number}: score must be a number") from None
+            raise EvalError(f"{path}:{number}: {_not_a_score(number, parts)}") from None
         lines.setdefault(parts[0], number)
     return qrels, lines
 
