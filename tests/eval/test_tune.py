@@ -1,15 +1,17 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from briefd.api import Briefd
+from briefd.cli.tune import _print
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import ConfigError, EvalError
 from briefd.eval.run import Case
-from briefd.eval.tune import SPACE, split, tune
+from briefd.eval.tune import SPACE, FoldScores, TuneResult, split, tune
 from briefd.retrieval.search import RANKING_VERSION
 from briefd.settings import Settings, apply_tuned
 from tests.conftest import WriteFiles
@@ -87,3 +89,33 @@ def test_tuned_file_errors_name_the_file(settings: Settings, tmp_path: Path) -> 
     path.write_text('{"index": {}}')
     with pytest.raises(ConfigError, match="a tuned file holds 'search' and 'tuned', not 'index'"):
         apply_tuned(settings, path)
+
+
+def test_a_gain_that_does_not_hold_out_is_said_beside_the_table(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """V3: a tune whose best knobs lost on the holdout fold (hit_rate 1.0000 → 0.9286 on the
+    golden set, 5 trials) printed only the table and "use it with `briefd search|bundle|serve
+    --config`", recommending settings that score worse on queries they were not tuned on."""
+    fold = FoldScores(1.0, 0.85, 0.88)
+    result = TuneResult(
+        "hit_rate",
+        5,
+        0,
+        {"search.candidates": 30},
+        fold,
+        fold,
+        fold,
+        FoldScores(0.9286, 0.88, 0.89),
+        33,
+        14,
+    )
+    _print(result, tmp_path / "best.json")
+    said = capsys.readouterr().out
+    assert (
+        "The gain does not hold out: holdout hit_rate fell from 1.0000 to 0.9286, so the tuned "
+        "knobs fit the tune fold's queries rather than queries in general; add queries to the "
+        "set and tune again, or keep the current settings."
+    ) in " ".join(said.split())
+    _print(replace(result, best_holdout=fold), tmp_path / "best.json")  # held: nothing said
+    assert "does not hold out" not in capsys.readouterr().out

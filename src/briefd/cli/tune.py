@@ -116,8 +116,28 @@ def _print(result: TuneResult, output: Path) -> None:
     console.print(table)
     if not result.knobs:
         console.print("No trial beat the current settings; the file keeps them.", markup=False)
+    else:
+        _say_overfit(result)
     console.print(
         f"wrote {output} (tuned for hybrid search); use it with `briefd search|bundle|serve "
         f"--config {output}`, and compare with `briefd eval --mode hybrid --config {output}`",
         markup=False,
     )
+
+
+def _say_overfit(result: TuneResult) -> None:
+    """Say so when the tuned knobs score worse than the current settings on the holdout fold:
+    they fit the tune fold's queries, and the file recommended below would lose elsewhere."""
+    key = result.objective
+
+    def value(scores: FoldScores) -> float:
+        return scores.hit_rate if key == "hit_rate" else scores.mrr
+
+    before, after = value(result.baseline_holdout), value(result.best_holdout)
+    if after < before:
+        console.print(
+            f"The gain does not hold out: holdout {key} fell from {before:.4f} to {after:.4f}, "
+            "so the tuned knobs fit the tune fold's queries rather than queries in general; "
+            "add queries to the set and tune again, or keep the current settings.",
+            markup=False,
+        )
