@@ -673,3 +673,19 @@ def test_a_labels_header_of_other_names_or_a_trec_line_is_told_what_to_write(
     with pytest.raises(EvalError) as caught:
         load_beir(folder)
     assert str(caught.value) == f"{folder / 'qrels.tsv'}:1: {said}"
+
+
+def test_a_dataset_given_as_dot_is_called_by_its_folder(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """V1: `briefd eval --dataset .` from inside the dataset printed the set as " (document)"
+    (a folder named '.' has the name ''), and cached its index as "beir--<key>"."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": "pair the remote"}))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "pair the remote"}))
+    (folder / "qrels.tsv").write_text("q1\td1\t1\n")
+    monkeypatch.chdir(folder)
+    dataset = load_beir(Path())  # as `--dataset .` gives it
+    assert dataset.name == "mine"
+    assert beir_index(settings, dataset).db.parent.name.startswith("beir-mine-")

@@ -200,7 +200,15 @@ def load_beir(path: Path) -> BeirSet:
     )
     digest = hashlib.sha256(corpus_bytes).hexdigest()
     qrels_file = qrels_path.relative_to(path).as_posix()
-    return BeirSet(path.name, path, corpus, queries, qrels, qrels_file, digest)
+    return BeirSet(folder_name(path), path, corpus, queries, qrels, qrels_file, digest)
+
+
+def folder_name(path: Path) -> str:
+    """A folder's own name, also when given as ``.`` or ``..`` (whose ``name`` is '' or '..'):
+    what a set is called in the tables and its eval cache folder."""
+    if path.name not in ("", ".."):
+        return path.name
+    return path.resolve().name or str(path)
 
 
 QRELS_FILES = ("qrels.near-dup.tsv", "qrels.tsv", "qrels/test.tsv")  # the last: BEIR's own layout

@@ -16,6 +16,7 @@ from briefd.eval.datasets import (
     GoldenSet,
     beir_doc_path,
     beir_markdown,
+    folder_name,
     is_beir,
     load_beir,
     load_golden,
@@ -76,7 +77,7 @@ def _unwritable(folder: Path, exc: OSError) -> str:
 def golden_index(settings: Settings, source: Path) -> Settings:
     """Settings for a cached eval index of ``source`` (kept fresh incrementally)."""
     key = hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:16]
-    db = _cache_dir(settings, f"golden-{source.name}-{key}") / "index.db"
+    db = _cache_dir(settings, f"golden-{folder_name(source)}-{key}") / "index.db"
     return replace(settings, db=db, source=source)
 
 
@@ -84,7 +85,7 @@ def beir_index(settings: Settings, dataset: BeirSet) -> Settings:
     """Settings for the cached eval index of a BEIR dataset, materialised as Markdown once."""
     chunking = f"{settings.chunking.target_tokens}/{settings.chunking.max_tokens}"
     key = hashlib.sha256(f"{dataset.digest}|{EVAL_FORMAT}|{chunking}".encode()).hexdigest()[:16]
-    root = _cache_dir(settings, f"beir-{dataset.path.name}-{key}")
+    root = _cache_dir(settings, f"beir-{folder_name(dataset.path)}-{key}")
     source = root / "source"
     marker = root / "source.complete"
     if not marker.exists():
