@@ -689,3 +689,25 @@ def test_a_dataset_given_as_dot_is_called_by_its_folder(
     dataset = load_beir(Path())  # as `--dataset .` gives it
     assert dataset.name == "mine"
     assert beir_index(settings, dataset).db.parent.name.startswith("beir-mine-")
+
+
+def test_a_corpus_id_too_long_for_a_file_name_is_indexed_and_scored(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """V1: a record whose id made a file name over 255 bytes (a URL as id) stopped the run
+    with "cannot write the eval cache … (File name too long …); set eval.cache_dir … to a
+    folder you can write", which no folder would fix."""
+    head = "https://example.com/" + "manual/" * 40
+    ids = [head + "pairing", head + "picture"]
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    texts = ["Press and hold to pair the remote.", "Change the picture mode in settings."]
+    corpus = [{"_id": i, "title": "", "text": t} for i, t in zip(ids, texts, strict=True)]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "pair the remote"}))
+    (folder / "qrels.tsv").write_text(f"q1\t{ids[0]}\t1\n")
+    dataset = load_beir(folder)
+    with Briefd(beir_index(settings, dataset)) as api:
+        api.index()
+        (outcome,) = run_beir(api, dataset, "bm25").outcomes
+    assert outcome.top == (ids[0],) and outcome.metrics["ndcg@10"] == 1.0

@@ -368,9 +368,18 @@ def _fields(line: str, count: int) -> str:
     return f"{said}; add the {'score' if count == 2 else 'corpus-id and score'}"
 
 
+NAME_BYTES = 200  # a file name holds 255 bytes on common file systems; ".md" and room to spare
+
+
 def beir_doc_path(doc_id: str) -> str:
-    """Where a BEIR record lives in the eval index (one Markdown file per record)."""
-    return "domain/" + re.sub(r"[^\w.-]", "_", doc_id) + ".md"
+    """Where a BEIR record lives in the eval index (one Markdown file per record). An id too
+    long for a file name (a URL, say) keeps its head and gains a hash of the whole id, so two
+    long ids of one head stay two files."""
+    name = re.sub(r"[^\w.-]", "_", doc_id)
+    if len(name.encode("utf-8")) > NAME_BYTES:
+        head = name.encode("utf-8")[: NAME_BYTES - 17].decode("utf-8", "ignore")
+        name = f"{head}-{hashlib.sha256(doc_id.encode('utf-8')).hexdigest()[:16]}"
+    return f"domain/{name}.md"
 
 
 def beir_markdown(title: str, text: str, doc_id: str) -> str:
