@@ -217,8 +217,19 @@ def test_recall_limits_are_read_and_checked(tmp_path: Path) -> None:
         "golden-en recall hybrid noise_share = 0.2000 > 0.1000",
     ]
     path.write_text(path.read_text().replace("noise_share", "noise"))
-    with pytest.raises(EvalError, match="recall metric must be one of recall@5, noise_share"):
+    with pytest.raises(EvalError) as caught:  # which metric of which mode, as given
         load_gates(path)
+    assert str(caught.value) == (
+        f"{path}: set 'golden-en': recall.hybrid metric must be one of recall@5, noise_share, "
+        "noise_tokens, got 'noise'"
+    )
+    path.write_text(path.read_text().replace("{recall@5: 0.5}", "{recall@5: 0.5, mrr: 0.3}"))
+    with pytest.raises(EvalError) as caught:
+        load_gates(path)
+    assert str(caught.value) == (
+        f"{path}: set 'golden-en': min.bm25 metric must be one of recall@5, recall@10, mrr@10, "
+        "ndcg@10, got 'mrr'"
+    )
 
 
 def test_recall_report_counts_answers_and_noise(indexed_example: Briefd, tmp_path: Path) -> None:

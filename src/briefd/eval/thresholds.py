@@ -167,7 +167,10 @@ def _limits(
             raise EvalError(f"{where}: {form}")
         for metric, value in values.items():
             if metric not in metrics:
-                raise EvalError(f"{where}: {key} metric must be one of {', '.join(metrics)}")
+                raise EvalError(
+                    f"{where}: {key}.{mode} metric must be one of {', '.join(metrics)}, "
+                    f"got {metric!r}"
+                )
             name = f"{key}.{mode}.{metric}"
             number = _number(where, name, value)
             limits.setdefault(mode, {})[metric] = (
