@@ -188,7 +188,7 @@ QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
         ),
         ({"qrels.tsv": "\udcff\n"}, "qrels.tsv: not UTF-8 text; save it as UTF-8"),
         (
-            {"qrels.tsv": "q1 d1 1\n"},
+            {"qrels.tsv": "q1 d1\n"},
             "mine/qrels.tsv:1: expected query-id, corpus-id and score separated by tabs, found 1 "
             "field; separate them with tabs, not spaces",
         ),

@@ -533,7 +533,8 @@ def test_two_sets_of_one_name_are_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "said"),
     [
-        ("q2 d2 1", "found 1 field; separate them with tabs, not spaces"),
+        ("q2 d2", "found 1 field; separate them with tabs, not spaces"),
+        ("q2", "found 1 field; add the corpus-id and score"),
         ("q2\td2", "found 2 fields; add the score"),
     ],
 )
@@ -722,3 +723,15 @@ def test_a_corpus_id_too_long_for_a_file_name_is_indexed_and_scored(
         api.index()
         (outcome,) = run_beir(api, dataset, "bm25").outcomes
     assert outcome.top == (ids[0],) and outcome.metrics["ndcg@10"] == 1.0
+
+
+def test_a_labels_line_with_spaces_for_tabs_is_read(tmp_path: Path) -> None:
+    """A hand-made qrels line of three fields separated by spaces is read as written."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    corpus = [{"_id": "d1", "text": "pair the remote"}, {"_id": "d2", "text": "picture mode"}]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    queries = [{"_id": "q1", "text": "pair the remote"}, {"_id": "q2", "text": "picture"}]
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2  d2 1\n")
+    assert load_beir(folder).qrels == {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}}

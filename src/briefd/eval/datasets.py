@@ -349,6 +349,8 @@ def _qrels(path: Path) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
             continue
         if not line.strip():
             continue
+        if len(parts) < 3 and len(line.split()) == 3:
+            parts = line.split()  # spaces for tabs (a hand-made file): three fields all the same
         if len(parts) < 3:  # left out, its query would be too (no label): a silent miss
             raise EvalError(f"{path}:{number}: {_fields(line, len(parts))}")
         try:
