@@ -138,6 +138,15 @@ def test_a_target_over_the_hard_limit_says_so_and_where_to_read_it_in_parts(
     assert capped.diagnostics.overage == capped.tokens - 300  # the warning is counted too
     within = example.compile_bundle(BundleRequest("", max_tokens=1000, target=MONEY))
     assert within.tokens > 1000 and within.warnings == ()  # over max_tokens, under hard_limit
+    listed = example.compile_bundle(
+        BundleRequest("", max_tokens=300, hard_limit=300, target=MONEY, mode="manifest")
+    )
+    (said,) = listed.warnings  # a manifest holds no text: it is not "here whole"
+    assert listed.diagnostics.budget_exceeded and "here whole" not in said
+    assert (
+        f"over hard_limit 300 (max_tokens 300): the package would hold it whole, as mandatory "
+        "content is (budget_exceeded); this manifest lists it without its text. To read it"
+    ) in said
 
 
 def test_the_warnings_call_and_route_name_a_path_as_written_and_as_a_url(

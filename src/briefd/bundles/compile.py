@@ -369,9 +369,15 @@ def over_budget(bundle: Bundle) -> tuple[str, ...]:
         f"get_document({render.quoted(path)}, scopes=[{render.quoted(scope)}], max_tokens={part})"
     )
     route = f"/api/docs/{quote(path)}?scopes={quote(scope, safe='')}&max_tokens={part}"
+    here = (
+        "the package would hold it whole, as mandatory content is (budget_exceeded); this "
+        "manifest lists it without its text"
+        if bundle.mode == "manifest"
+        else "it is here whole, as mandatory content is (budget_exceeded)"
+    )
     return (
         f"the target {path} alone takes {size} tokens, over hard_limit {d.hard_limit} "
-        f"(max_tokens {d.budget}): it is here whole, as mandatory content is (budget_exceeded). "
+        f"(max_tokens {d.budget}): {here}. "
         f"To read it within a budget, {call} (REST: GET {route}) gives it in parts, each saying "
         "where the next starts; or raise hard_limit",
     )
