@@ -144,7 +144,7 @@ def test_a_target_over_the_hard_limit_says_so_and_where_to_read_it_in_parts(
     (said,) = listed.warnings  # a manifest holds no text: it is not "here whole"
     assert listed.diagnostics.budget_exceeded and "here whole" not in said
     assert (
-        f"over hard_limit 300 (max_tokens 300): the package would hold it whole, as mandatory "
+        "over hard_limit 300 (max_tokens 300): the package would hold it whole, as mandatory "
         "content is (budget_exceeded); this manifest lists it without its text. To read it"
     ) in said
 
