@@ -432,3 +432,29 @@ def test_init_says_when_nothing_serves_its_http_entry(service_api: Briefd, tmp_p
     kept = CliRunner().invoke(app, args)  # the entry stays the team's: no client names ours
     assert kept.exit_code == 0 and "kept its briefd server" in kept.output
     assert "note:" not in kept.output, kept.output
+
+
+def test_with_nothing_to_serve_it_says_how_a_stdio_client_reaches_the_example(
+    tmp_path: Path,
+) -> None:
+    """`briefd mcp` with no source and no index said "run `briefd demo`", which serves HTTP: a
+    client that spawns `briefd mcp` is no nearer. It names the index demo builds and the
+    command to give the client; `briefd serve` keeps pointing at demo itself."""
+    data = tmp_path / "data home"
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(data)}
+    env.pop("BRIEFD_SOURCE", None)
+    spawned = subprocess.run(
+        [sys.executable, "-m", "briefd", "mcp"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    demo = shlex.quote(str(data / "briefd" / "demo" / "briefd.db"))
+    said = " ".join(spawned.stderr.split())
+    assert spawned.returncode == 1 and spawned.stdout == ""  # stdout is the protocol's
+    assert f"give the client `briefd --db {demo} mcp --no-index`" in said, said
+    assert f"run `briefd demo` once (it indexes the example into {demo};" in said

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import sys
 import threading
 import time
@@ -30,6 +31,15 @@ NOTHING_TO_SERVE = (
     "To try briefd on its bundled example, run `briefd demo`. To serve your team's knowledge, "
     "pass --source DIR (Markdown under domain/, conventions/, projects/<name>/), set "
     "BRIEFD_SOURCE to a directory or a git URL, or put `source: …` in briefd.yaml"
+)
+
+NOTHING_OVER_STDIO = (
+    "nothing to serve: no knowledge source is configured and {db} holds no index. To try "
+    "briefd on its bundled example from a client that spawns `briefd mcp`, run `briefd demo` "
+    "once (it indexes the example into {demo}; stop it once it says `indexed …`) and give the "
+    "client `briefd --db {demo} mcp --no-index`. To serve your team's knowledge, pass --source "
+    "DIR (Markdown under domain/, conventions/, projects/<name>/), set BRIEFD_SOURCE to a "
+    "directory or a git URL, or put `source: …` in briefd.yaml"
 )
 
 STDIO_WAIT_S = 20.0  # of index update before `briefd mcp` answers: inside clients' start-up waits
@@ -81,6 +91,11 @@ def mcp_command(
 
     settings = _settings(ctx, source, tuned)
     with reported_errors():
+        if _nothing_to_serve(settings):  # `briefd demo` serves HTTP: say how stdio gets there
+            from briefd.cli.demo import demo_db
+
+            quoted = shlex.quote(str(demo_db()))
+            raise ConfigError(NOTHING_OVER_STDIO.format(db=settings.db, demo=quoted))
         api, metrics, building = prepared_beside(settings, no_index, STDIO_WAIT_S, "answering MCP")
     _log_to_stderr()  # stdout is the protocol; the client keeps stderr in its log file
     try:
@@ -249,11 +264,16 @@ def _joined(thread: threading.Thread, seconds: float) -> None:
         thread.join(min(left, SIGNAL_POLL_S))
 
 
+def _nothing_to_serve(settings: Settings) -> bool:
+    """No source, no remote to clone and no index: a server would answer nothing."""
+    return settings.source is None and not settings.sync.remote and not settings.db.is_file()
+
+
 def _opened(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
     from briefd.embeddings.registry import create_embedder
     from briefd.service.metrics import CountingEmbedder, Metrics
 
-    if settings.source is None and not settings.sync.remote and not settings.db.is_file():
+    if _nothing_to_serve(settings):
         raise ConfigError(NOTHING_TO_SERVE.format(db=settings.db))
     metrics = Metrics()
     embedder = create_embedder(settings)
