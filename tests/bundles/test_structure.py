@@ -442,3 +442,25 @@ def test_tags_with_capitals_beyond_ascii_match_however_they_are_typed(
     assert {i.doc_path for i in bundle.items} == {"domain/iade.md"}
     with pytest.raises(QueryError, match=r"known tags: iade, kargo, strasse, ödeme$"):
         api.search(SearchRequest("iade", tags=("nope",)))
+
+
+def test_a_target_without_text_says_so(api: Briefd, write_files: WriteFiles) -> None:
+    """An empty file, or one of front matter only, has no section: its context came back with
+    no target item and not a word on why, as if the bundle had gone wrong."""
+    write_files(
+        {
+            "domain/empty.md": "",
+            "domain/meta.md": "---\ntitle: Only meta\ntags: [fees]\n---\n",
+            "domain/fees.md": "# Fees\n\nA fee is charged per capture; see [[meta]].\n",
+        }
+    )
+    api.index()
+    for path in ("domain/empty.md", "domain/meta.md"):
+        context = api.compile_bundle(BundleRequest("", target=path))
+        assert not any(i.doc_path == path for i in context.items)
+        assert context.warnings == (
+            f"the target {path} has no text to serve (an empty file, or front matter only): "
+            "this context holds only what relates to it",
+        )
+    fees = api.compile_bundle(BundleRequest("", target="domain/fees.md"))
+    assert fees.items[0].doc_path == "domain/fees.md" and fees.warnings == ()

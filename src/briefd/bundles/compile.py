@@ -157,7 +157,7 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
         else:
             bundle = replace(bundle, cached=True)
         warned = asked.warned + too_small(bundle, asked.warned) + over_budget(bundle)
-        warned += _answered_elsewhere(conn, engine, asked, bundle, warned)
+        warned += _answered_elsewhere(conn, engine, asked, bundle, warned) + no_text(bundle)
         base = _base(conn, engine, request.base, key) if request.base else None
         held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)
     if fresh and not live:  # a live issue's text is never stored
@@ -350,6 +350,17 @@ def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
     if warnings_tokens((*warned, full)) - warnings_tokens(warned) <= room:
         return (full,)
     return (f"{name} {limit} {FITS_NO_SECTION}; raise it",)
+
+
+def no_text(bundle: Bundle) -> tuple[str, ...]:
+    """A context whose target has no section (an empty file, or front matter only) says so:
+    its answer, without the document it was asked around, read as a bundle gone wrong."""
+    if bundle.target is None or any(i.doc_path == bundle.target for i in bundle.items):
+        return ()
+    return (
+        f"the target {bundle.target} has no text to serve (an empty file, or front matter "
+        "only): this context holds only what relates to it",
+    )
 
 
 def over_budget(bundle: Bundle) -> tuple[str, ...]:
