@@ -25,6 +25,19 @@ def settings_for(tmp_path: Path, knowledge: Repo, *repos: object) -> Settings:
     )
 
 
+def identity(author: str, at: str) -> dict[str, str]:
+    """git's environment for a commit by ``author`` at ``at``."""
+    email = author.lower().replace(" ", ".") + "@example.com"
+    return {
+        "GIT_AUTHOR_NAME": author,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": author,
+        "GIT_COMMITTER_EMAIL": email,
+        "GIT_AUTHOR_DATE": at,
+        "GIT_COMMITTER_DATE": at,
+    }
+
+
 class Repo:
     """A work tree on branch ``main`` that commits files as a named author at a given time."""
 
@@ -43,16 +56,22 @@ class Repo:
         """Write (text) or delete (None) files and commit them at ``at`` (ISO 8601 with a
         zone); the new commit's hash."""
         stage(self.path, files)
-        email = author.lower().replace(" ", ".") + "@example.com"
-        identity = {
-            "GIT_AUTHOR_NAME": author,
-            "GIT_AUTHOR_EMAIL": email,
-            "GIT_COMMITTER_NAME": author,
-            "GIT_COMMITTER_EMAIL": email,
-            "GIT_AUTHOR_DATE": at,
-            "GIT_COMMITTER_DATE": at,
-        }
-        git(self.path, "commit", "--quiet", "-m", message, env=identity)
+        git(self.path, "commit", "--quiet", "-m", message, env=identity(author, at))
+        return git(self.path, "rev-parse", "HEAD")
+
+    def merge(self, branch: str, message: str, at: str, author: str = "Merger") -> str:
+        """Merge ``branch`` into the checked-out branch with a merge commit (``--no-ff``, as
+        GitHub's "Create a merge commit") made at ``at``; the merge's hash."""
+        git(
+            self.path,
+            "merge",
+            "--quiet",
+            "--no-ff",
+            "-m",
+            message,
+            branch,
+            env=identity(author, at),
+        )
         return git(self.path, "rev-parse", "HEAD")
 
     def bare_copy(self, path: Path) -> Path:

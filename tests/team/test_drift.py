@@ -198,6 +198,70 @@ def test_a_rewritten_code_branch_is_read_again(api: Briefd, app: Repo) -> None:
     assert [c.hash for c in report.documents[0].commits] == [kept]
 
 
+def _feature(app: Repo, files: dict[str, str | None], message: str, at: str) -> str:
+    """A commit on branch ``feature`` (made off main when there is none; main checked out
+    again after)."""
+    there = git(app.path, "branch", "--list", "feature")
+    git(app.path, "checkout", "--quiet", *(["feature"] if there else ["-b", "feature"]))
+    made = app.commit(files, message, at, author="Dev Two")
+    git(app.path, "checkout", "--quiet", "main")
+    return made
+
+
+def test_a_commit_merged_after_the_document_is_drift_dated_by_its_merge(
+    api: Briefd, app: Repo
+) -> None:
+    """GitHub's "Create a merge commit": the feature commit is dated before the document's
+    last change (03-10), merged after it. It arrived after: drift, named as itself (its
+    author and subject), dated by the merge; the merge itself is no commit of the list. One
+    dated before the first read's window (a long-lived branch) counts too."""
+    early = _feature(
+        app, {"services/ledger/old.py": "x\n"}, "Long-lived branch", "2026-01-15T00:00:00+00:00"
+    )
+    drifted = _feature(
+        app, {"services/ledger/a.py": "x\n"}, "Post in cents", "2026-03-08T00:00:00+00:00"
+    )
+    app.commit({"README.md": "x\n"}, "Meanwhile on main", "2026-03-09T00:00:00+00:00")
+    app.merge("feature", "Merge pull request #7", "2026-03-20T00:00:00+00:00")
+
+    api.index()
+    (doc,) = api.drift().documents
+
+    assert doc.doc_path == "domain/ledger.md"
+    listed = sorted((c.hash, c.author, c.subject, c.at, c.paths) for c in doc.commits)
+    assert listed == sorted([
+        (early, "Dev Two", "Long-lived branch", "2026-03-20T00:00:00+00:00",
+         ("services/ledger/old.py",)),
+        (drifted, "Dev Two", "Post in cents", "2026-03-20T00:00:00+00:00",
+         ("services/ledger/a.py",)),
+    ])  # fmt: skip
+    assert doc.since == "2026-03-20T00:00:00+00:00"
+
+
+def test_a_merge_after_the_last_read_is_drift_and_one_before_the_document_is_not(
+    api: Briefd, app: Repo
+) -> None:
+    """Read incrementally (a sync before the merge, one after); a branch merged before the
+    document's last change is not drift, whatever its commits touched."""
+    _feature(app, {"services/ledger/b.py": "x\n"}, "Merged early", "2026-03-05T00:00:00+00:00")
+    app.merge("feature", "Merge pull request #6", "2026-03-06T00:00:00+00:00")
+    git(app.path, "branch", "--quiet", "-D", "feature")
+    api.index()
+    assert api.drift().documents == ()
+
+    drifted = _feature(
+        app, {"services/ledger/a.py": "x\n"}, "Post in cents", "2026-03-08T00:00:00+00:00"
+    )
+    app.merge("feature", "Merge pull request #7", "2026-03-20T00:00:00+00:00")
+    api.index()
+    report = api.drift()
+
+    assert [(d.doc_path, [(c.hash, c.at) for c in d.commits]) for d in report.documents] == [
+        ("domain/ledger.md", [(drifted, "2026-03-20T00:00:00+00:00")])
+    ]
+    assert (report.repos[0].last_read, report.repos[0].commits) == (1, 1)
+
+
 def test_a_git_url_code_repo_is_cloned_bare_and_fetched(
     tmp_path: Path, knowledge: Repo, app: Repo
 ) -> None:
@@ -393,10 +457,13 @@ def test_paths_covered_agrees_with_covering() -> None:
 
 def test_parse_log_reads_names_with_spaces_and_subjects_with_separators() -> None:
     out = (
-        "\x1eabc\x1f2026-01-01T00:00:00+00:00\x1fDev One\x1fFix: a|b\x1fc\0\nsvc/a b.py\0svc/c.py\0"
-        "\x1edef\x1f2025-12-31T00:00:00+00:00\x1fDev Two\x1fMerge-free\0\nREADME.md\0"
+        "\x1eabc\x1fdef\x1f2026-01-01T00:00:00+00:00\x1fDev One\x1fFix: a|b\x1fc\0\nsvc/a b.py\0"
+        "svc/c.py\0"
+        "\x1edef\x1f\x1f2025-12-31T00:00:00+00:00\x1fDev Two\x1fMerge-free\0\nREADME.md\0"
     )
-    commits = parse_log(out, "app")
+    logged = parse_log(out, "app")
+    assert [e.parents for e in logged] == [("def",), ()]
+    commits = [e.commit for e in logged]
     assert [(c.hash, c.at, c.author, c.subject, c.paths) for c in commits] == [
         (
             "abc",

@@ -5,6 +5,12 @@ never fetched, reset or written to — or a git URL, cloned bare (no working tre
 the server when it allows) into ``code.checkout_dir`` and fetched like the knowledge source.
 Reading is incremental: given the commit read last, only the commits since are read; after a
 force-push that dropped it, the branch is read again from the start.
+
+A commit is dated by when it arrived on the branch: the committer time of the commit on the
+branch's first-parent line that brought it — its own for a commit made, squashed, rebased or
+fast-forwarded onto the branch, its merge's for one merged with a merge commit (a feature
+branch's commit dated before a document's last change but merged after it is drift). Merge
+commits themselves are not kept: the commits they bring are.
 """
 
 from __future__ import annotations
@@ -22,16 +28,16 @@ from briefd.settings.raw import is_git_url
 from briefd.sources import git
 
 # committer dates printed in UTC by git itself (TZ=UTC), as the index stores times
-LOG_FORMAT = "--format=%x1e%H%x1f%cd%x1f%an%x1f%s"
+LOG_FORMAT = "--format=%x1e%H%x1f%P%x1f%cd%x1f%an%x1f%s"
 LOG_DATE = "--date=format-local:%Y-%m-%dT%H:%M:%S+00:00"
 CLOCK_SKEW_DAYS = 30  # how much older than its parent a commit may be dated and hide nothing
 
 
 @dataclass(frozen=True, slots=True)
 class CodeCommit:
-    """A commit on a code repository's branch (``repo``: its name in ``code.repos``):
-    committer time (ISO 8601 UTC), author name, subject, and paths it touched (relative to
-    the repository root)."""
+    """A commit on a code repository's branch (``repo``: its name in ``code.repos``): when it
+    arrived on the branch (ISO 8601 UTC; see the module's doc), author name, subject, and
+    paths it touched (relative to the repository root)."""
 
     repo: str
     hash: str
@@ -39,6 +45,14 @@ class CodeCommit:
     author: str
     subject: str
     paths: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """A commit as ``git log`` printed it (``at``: its own committer time) and its parents."""
+
+    commit: CodeCommit
+    parents: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,8 +183,23 @@ class CodeSource:
             return ReadResult(head, self._log(root, [f"{last}..{head}"]), complete=False)
         if since is None:
             return ReadResult(head, self._log(root, [head]), complete=True)
-        read = self._log(root, [f"--since={skew_margin(since)}", head])
+        start = self._arrived_before(root, head, skew_margin(since))
+        read = self._log(root, [head, f"^{start}"] if start else [head])
         return ReadResult(head, tuple(c for c in read if c.at >= since), complete=True)
+
+    def _arrived_before(self, root: Path, head: str, since: str) -> str | None:
+        """The newest commit on ``head``'s first-parent line dated before ``since`` (None:
+        none is): what it holds arrived before, the rest after, whatever their own dates."""
+        out = git.run(
+            ["log", "--first-parent", f"--since={since}", "--format=%H %P", head, "--"],
+            root,
+            self.timeout,
+        )
+        lines = out.splitlines()
+        if not lines:
+            return head  # the branch's newest commit is older: nothing arrived since
+        oldest = lines[-1].split()
+        return oldest[1] if len(oldest) > 1 else None  # the root commit: all of it is new
 
     def _is_ancestor(self, root: Path, old: str, new: str) -> bool:
         try:
@@ -180,12 +209,12 @@ class CodeSource:
         return True
 
     def _log(self, root: Path, selection: Sequence[str]) -> tuple[CodeCommit, ...]:
-        args = ["log", "--no-merges", "--no-renames", LOG_FORMAT, LOG_DATE, "--name-only", "-z"]
+        args = ["log", "--no-renames", LOG_FORMAT, LOG_DATE, "--name-only", "-z"]
         env = {"TZ": "UTC", **self.remote.env}  # a blob a partial clone lacks is fetched
         out = git.run_bytes([*args, *selection, "--"], root, self.timeout, env=env)
-        commits = parse_log(out.decode("utf-8", "replace"), self.name)
+        logged = parse_log(out.decode("utf-8", "replace"), self.name)
         cut = self._shallow_boundary(root)
-        return tuple(replace(c, paths=()) if c.hash in cut else c for c in commits)
+        return tuple(replace(c, paths=()) if c.hash in cut else c for c in arrived(logged))
 
     def _shallow_boundary(self, root: Path) -> set[str]:
         """The commits a shallow clone has without their parents: git shows each as adding
@@ -211,15 +240,48 @@ def skew_margin(since: str) -> str:
     return start.isoformat(timespec="seconds")
 
 
-def parse_log(text: str, repo: str) -> tuple[CodeCommit, ...]:
+def arrived(logged: Sequence[Logged]) -> list[CodeCommit]:
+    """The commits of ``logged`` (``git log`` output, newest first; merges left out) each dated
+    by when it arrived: walking the first-parent line from the oldest, every commit a line
+    commit reaches that no older one did arrived with it. Parents outside ``logged`` were
+    there before (read earlier, or older than the read); each commit is visited once."""
+    if not logged:
+        return []
+    by_hash = {entry.commit.hash: entry for entry in logged}
+    line = []
+    step: str | None = logged[0].commit.hash  # git log starts at the branch's commit
+    while step in by_hash:
+        line.append(step)
+        parents = by_hash[step].parents
+        step = parents[0] if parents else None
+    when: dict[str, str] = {}
+    for tip in reversed(line):
+        at = by_hash[tip].commit.at
+        stack = [tip]
+        while stack:
+            current = stack.pop()
+            if current in when or current not in by_hash:
+                continue
+            when[current] = max(at, by_hash[current].commit.at)  # a slow clock delays nothing
+            stack.extend(by_hash[current].parents)
+    return [
+        replace(e.commit, at=when.get(e.commit.hash, e.commit.at))
+        for e in logged
+        if len(e.parents) < 2
+    ]
+
+
+def parse_log(text: str, repo: str) -> tuple[Logged, ...]:
     """Commits from ``git log`` with :data:`LOG_FORMAT`, :data:`LOG_DATE`, ``--name-only -z``
-    (each record: the header, NUL, a newline, then NUL-terminated paths)."""
+    (each record: the header, NUL, a newline, then NUL-terminated paths; a merge lists
+    none)."""
     commits = []
     for record in text.split("\x1e")[1:]:
         header, _, names = record.partition("\0")
-        fields = header.split("\x1f", 3)
-        if len(fields) < 4:
+        fields = header.split("\x1f", 4)
+        if len(fields) < 5:
             continue
         paths = tuple(filter(None, names.removeprefix("\n").split("\0")))
-        commits.append(CodeCommit(repo, fields[0], fields[1], fields[2], fields[3], paths))
+        commit = CodeCommit(repo, fields[0], fields[2], fields[3], fields[4], paths)
+        commits.append(Logged(commit, tuple(fields[1].split())))
     return tuple(commits)

@@ -16,7 +16,9 @@ from briefd.store.documents import meta, set_meta
 
 SEP = "\0"
 DRIFT_STATE = "drift-state"  # index_meta key: the digest of the stored drift
-READ_FROM = "code-read-from:"  # index_meta key prefix: a repository's commits are read from
+# index_meta key prefix: a repository's commits are read from (":2": dated by their arrival
+# on the branch; a repository stored under the first key is read again, once)
+READ_FROM = "code-read-from:2:"
 
 
 def read_from(conn: sqlite3.Connection, repo: str) -> str | None:
