@@ -53,7 +53,6 @@ from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
 
-UNSCOPED = "unscoped"  # index_meta: the files outside every scope links were resolved with
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # control characters but tab and newlines
 
 Progress = Callable[[str, int, int], None]
@@ -298,9 +297,9 @@ def _apply(
         progress("write", number, len(parsed))
     postings.apply(conn, delta, progress)
     unscoped = json.dumps(sorted(links.outside), ensure_ascii=False)
-    if parsed or deleted or rebuild or docs_table.meta(conn, UNSCOPED) != unscoped:
+    if parsed or deleted or rebuild or docs_table.meta(conn, docs_table.UNSCOPED) != unscoped:
         resolve_all_links(conn, links)
-        docs_table.set_meta(conn, UNSCOPED, unscoped)
+        docs_table.set_meta(conn, docs_table.UNSCOPED, unscoped)
 
 
 def _read_changed(

@@ -4,11 +4,13 @@ import time
 
 import anyio
 import httpx2
+import pytest
 from fastapi.testclient import TestClient
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from briefd.api import Briefd
+from briefd.errors import NotFoundError
 from briefd.graph.suggest import DocNames, select, unlinked_mentions
 from briefd.service import create_app
 from tests.conftest import WriteFiles
@@ -506,3 +508,27 @@ def test_a_link_by_a_title_keeps_its_heading_and_may_start_in_its_folder(
     )
     api.index()
     assert api.suggest_links("domain/notes.md") == []
+
+
+def test_a_file_outside_every_scope_is_named_as_there_but_not_indexed(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """``archive/old.md`` is in the knowledge folder but in no ``scopes:`` rule: asking for it
+    says so, and which setting reads it, as the link check does — not "paths are relative to
+    the repository root", which sent the user hunting for a spelling mistake."""
+    write_files({"domain/retries.md": "# Retry policy\n\nRetries.\n", "archive/old.md": "# Old\n"})
+    api.index()
+    said = (
+        "archive/old.md exists but is outside every scope (not indexed); add its folder to "
+        "'scopes' in briefd.yaml to read it"
+    )
+    for ask in (
+        lambda: api.suggest_links("archive/old.md"),
+        lambda: api.document("archive/old.md"),
+    ):
+        with pytest.raises(NotFoundError) as raised:
+            ask()
+        assert str(raised.value) == said
+    with pytest.raises(NotFoundError) as typo:
+        api.document("archive/olds.md")  # no such file: the hints stay as they were
+    assert "exists" not in str(typo.value)

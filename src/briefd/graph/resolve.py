@@ -88,6 +88,14 @@ class Catalog:
         return path if path in self.headings else self.by_path.get(path_key(path))
 
 
+ADD_SCOPE = "add its folder to 'scopes' in briefd.yaml"  # how a file outside every scope is read
+
+
+def not_indexed(path: str) -> str:
+    """What a file of the knowledge folder outside every scope is: there, but not indexed."""
+    return f"{path} exists but is outside every scope (not indexed)"
+
+
 AMBIGUOUS_NAMED = 5  # other documents an ambiguous link's detail names
 
 
@@ -138,10 +146,7 @@ def _unresolved(link: Link, catalog: Catalog) -> str:
     if not found:
         return f"no document matches '{link.target}'"
     nearest = _nearest(link.source_path, found, catalog)
-    return (
-        f"{nearest} exists but is outside every scope (not indexed); "
-        "link to an indexed document, or add its folder to 'scopes' in briefd.yaml"
-    )
+    return f"{not_indexed(nearest)}; link to an indexed document, or {ADD_SCOPE}"
 
 
 def _above_root(link: Link) -> str | None:

@@ -22,6 +22,15 @@ def document_hashes(conn: sqlite3.Connection) -> dict[str, str]:
     }
 
 
+UNSCOPED = "unscoped"  # index_meta: the files outside every scope (found, not indexed), JSON
+
+
+def unscoped_files(conn: sqlite3.Connection) -> list[str]:
+    """The files of the knowledge folder the last index run found outside every scope."""
+    listed: list[str] = json.loads(meta(conn, UNSCOPED) or "[]")
+    return listed
+
+
 def meta(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else str(row[0])

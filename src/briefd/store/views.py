@@ -11,7 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from briefd.errors import NotFoundError
-from briefd.graph.resolve import Catalog, ambiguous_detail, path_key, same_name
+from briefd.graph.resolve import (
+    ADD_SCOPE,
+    Catalog,
+    ambiguous_detail,
+    not_indexed,
+    path_key,
+    same_name,
+)
 from briefd.model import OUTSIDE_SCOPES, DocumentView, ResolvedLink, ScopeInfo
 from briefd.store import documents as docs_table
 from briefd.store.scopes import resolve_scopes
@@ -213,7 +220,12 @@ def ending_with(path: str, paths: Sequence[str]) -> list[str]:
 
 def not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None) -> str:
     """Why ``path`` is not served, naming only documents in ``allowed`` (None: every scope):
-    the documents its file name is (or the path it ends), else the nearest spelling."""
+    the documents its file name is (or the path it ends), else the nearest spelling; a file
+    of the knowledge folder outside every scope is named as such, with the setting to change."""
+    outside = Catalog.build([], docs_table.unscoped_files(conn)).outside
+    found = outside.path(path) if outside else None
+    if found is not None:
+        return f"{not_indexed(found)}; {ADD_SCOPE} to read it"
     paths = paths_in(conn, allowed)
     named = ending_with(path, paths)
     if named:
