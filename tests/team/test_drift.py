@@ -563,3 +563,34 @@ def test_a_refs_glob_with_a_bang_takes_generated_code_back(tmp_path: Path) -> No
     assert [(d.doc_path, [(c.hash, c.paths) for c in d.commits]) for d in report.documents] == [
         ("domain/retry.md", [(changed, ("services/payment/retry.py",))])
     ]
+
+
+def test_code_and_its_document_merged_in_one_pull_request_are_no_drift(tmp_path: Path) -> None:
+    """The knowledge folder inside the code repository (``code.repos: [.]``): a pull request
+    changes the code (03-12) and then its document (03-13) and is merged with a merge commit
+    (03-20). Both arrived with the merge: the document is as new as the code, no drift; its
+    last change is the merge."""
+    mono = Repo(tmp_path / "mono")
+    mono.commit(
+        {"domain/ledger.md": LEDGER_DOC, "services/ledger/post.py": "a\n"},
+        "Start",
+        "2026-03-01T00:00:00+00:00",
+    )
+    git(mono.path, "checkout", "--quiet", "-b", "feature")
+    mono.commit({"services/ledger/post.py": "b\n"}, "Post in cents", "2026-03-12T00:00:00+00:00")
+    mono.commit(
+        {"domain/ledger.md": LEDGER_DOC + "\nAmounts are in cents.\n"},
+        "Document cents",
+        "2026-03-13T00:00:00+00:00",
+    )
+    git(mono.path, "checkout", "--quiet", "main")
+    mono.merge("feature", "Merge pull request #8", "2026-03-20T00:00:00+00:00")
+
+    with Briefd(settings_for(tmp_path, mono, str(mono.path)), embedder=None) as api:
+        api.index()
+        report = api.drift()
+        ages = {d.path: d.updated_at for d in api.documents()}
+
+    assert report.repos[0].error is None and report.repos[0].commits == 2  # both arrived
+    assert report.documents == ()
+    assert ages == {"domain/ledger.md": "2026-03-20T00:00:00+00:00"}

@@ -5,6 +5,12 @@ that keeps the content (an exact rename) is no change: the walk follows the file
 path, so reorganising folders neither makes every document look new nor clears its drift
 (T4). Files with uncommitted changes (a user's own checkout) are left out: their file time is
 more honest than an older commit.
+
+A change counts from when it arrived on the branch, as code commits do for drift
+(:mod:`briefd.sources.code`): the walk follows the first-parent line and sees a merge as the
+changes it brought (``-m --first-parent``), so an edit made on a feature branch is dated by
+its merge, and one merged in the same pull request as the code it describes is no older than
+that code.
 """
 
 from __future__ import annotations
@@ -47,7 +53,8 @@ def document_history(root: Path, timeout: float = 120) -> History | None:
 
 
 def _walk_log(top: Path, prefix: str, timeout: float) -> History:
-    args = ["git", "log", "--format=%x01%H %ct", "--name-status", "-z", "-M100%", "--"]
+    args = ["git", "log", "--first-parent", "-m", "--format=%x01%H %ct", "--name-status", "-z"]
+    args += ["-M100%", "--"]
     args.append(prefix or ".")
     walk = _Walk(_tracked(top, prefix, timeout))
     deadline = time.monotonic() + timeout
