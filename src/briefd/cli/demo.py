@@ -3,14 +3,12 @@ and serve it — briefd working in one command, on any machine, with nothing con
 
 from __future__ import annotations
 
-import os
 import shlex
-from pathlib import Path
 
 import typer
 
 from briefd.cli.output import errors, reported_errors
-from briefd.cli.serve import HOST, PORT, serve
+from briefd.cli.serve import HOST, PORT, demo_db, serve
 from briefd.settings import DEFAULT_LAYOUT, DEFAULT_SCOPES, IndexSettings
 from briefd.sources.example import example_knowledge
 
@@ -28,13 +26,6 @@ EXAMPLE_SETTINGS = {
 
 def register(app: typer.Typer) -> None:
     app.command("demo")(demo_command)
-
-
-def demo_db() -> Path:
-    """``$XDG_DATA_HOME/briefd/demo/briefd.db`` (default ``~/.local/share/…``): never mixed
-    with a project's own index."""
-    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data) / "briefd" / "demo" / "briefd.db"
 
 
 def demo_command(

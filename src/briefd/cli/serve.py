@@ -92,8 +92,6 @@ def mcp_command(
     settings = _settings(ctx, source, tuned)
     with reported_errors():
         if _nothing_to_serve(settings):  # `briefd demo` serves HTTP: say how stdio gets there
-            from briefd.cli.demo import demo_db
-
             quoted = shlex.quote(str(demo_db()))
             raise ConfigError(NOTHING_OVER_STDIO.format(db=settings.db, demo=quoted))
         api, metrics, building = prepared_beside(settings, no_index, STDIO_WAIT_S, "answering MCP")
@@ -262,6 +260,13 @@ def _joined(thread: threading.Thread, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while thread.is_alive() and (left := deadline - time.monotonic()) > 0:
         thread.join(min(left, SIGNAL_POLL_S))
+
+
+def demo_db() -> Path:
+    """``$XDG_DATA_HOME/briefd/demo/briefd.db`` (default ``~/.local/share/…``), where
+    ``briefd demo`` indexes the example: never mixed with a project's own index."""
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "briefd" / "demo" / "briefd.db"
 
 
 def _nothing_to_serve(settings: Settings) -> bool:
