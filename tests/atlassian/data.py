@@ -142,6 +142,31 @@ SCRIPT_HTML = (
 # Turkish: a cut by tokens falls inside a character unless it stops at a whole one
 TOKYO_HTML = "<p>" + "東京オフィスの営業時間は午前九時から午後六時までです。" * 40 + "</p>"
 
+
+# how Jira renders a link to an issue in a description or comment (its summary as the title,
+# its key struck through once resolved), and Confluence its Jira issue macro (summary, status)
+def issue_link(key: str, summary: str, resolved: bool) -> str:
+    shown = f"<del>{key}</del>" if resolved else key
+    return (
+        f'<a href="{{site}}/browse/{key}" title="{summary}" class="issue-link" '
+        f'data-issue-key="{key}">{shown}</a>'
+    )
+
+
+OPS_SUMMARY = "Rotate the payment HSM master key"
+JIRA_MACRO_HTML = (
+    "<p>Before the release: "
+    '<span class="confluence-jim-macro jira-issue" data-jira-key="OPS-9" data-client-id="x">'
+    '<a href="https://jira.example.com/browse/OPS-9?src=confmacro" class="jira-issue-key">'
+    '<img class="icon" src="https://jira.example.com/images/icons/bug.svg">OPS-9</a> - '
+    f'<span class="summary">{OPS_SUMMARY}</span> <span class="aui-lozenge aui-lozenge-subtle '
+    'aui-lozenge-current jira-macro-single-issue-export-pdf">In Progress</span></span> and '
+    '<span class="confluence-jim-macro jira-issue" data-jira-key="SHOP-43">'
+    '<a href="https://jira.example.com/browse/SHOP-43?src=confmacro" class="jira-issue-key">'
+    'SHOP-43</a> - <span class="summary">Release 2026.5</span> <span class="aui-lozenge">To Do'
+    "</span></span></p>"
+)
+
 PAGES: dict[str, dict[str, Any]] = {
     "98765": {"title": "Refund incident review", "space": "ENG", "type": "page", "html": PAGE_HTML},
     "98766": {
@@ -159,6 +184,12 @@ PAGES: dict[str, dict[str, Any]] = {
     "98767": {"title": "Ledger notes", "space": "ENG", "type": "page", "html": EDGE_HTML},
     "98768": {"title": "Replay script", "space": "ENG", "type": "page", "html": SCRIPT_HTML},
     "98769": {"title": "東京オフィス", "space": "ENG", "type": "page", "html": TOKYO_HTML},
+    "98770": {
+        "title": "Release checklist",
+        "space": "ENG",
+        "type": "page",
+        "html": JIRA_MACRO_HTML,
+    },
     "11111": {"title": "Ops secrets", "space": "OPS", "type": "page", "html": "<p>Hidden.</p>"},
 }
 SPACES = {"ENG": ("131073", "Engineering"), "OPS": ("131074", "Operations")}

@@ -425,3 +425,38 @@ def test_a_server_info_naming_no_site_is_asked_once_a_failed_one_again(
     assert [r.url for r in found.issues] == [f"{gateway}/browse/SHOP-{n}" for n in (42, 41)]
     info = f"GET /ex/jira/{CLOUD_ID}/rest/api/3/serverInfo"
     assert [p for p in cloud.paths() if p.endswith("/serverInfo")] == [info, info]
+
+
+def test_an_issue_linked_in_the_text_outside_the_projects_shows_its_key_alone(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """Jira renders a mention of another issue as a link whose title is that issue's summary
+    (and its key struck through once resolved): for an issue outside jira.projects that was
+    its summary and state, which briefd withholds from related issues too."""
+    said = (
+        f"<p>Same race as {data.issue_link('PAY-7', data.OPS_SUMMARY, True)}; fixed for "
+        f"{data.issue_link('SHOP-43', 'Release 2026.5', False)}.</p>"
+    ).replace("{site}", cloud.url)
+    comment = {"id": "9", "author": {"displayName": "Alan Turing"}, "renderedBody": said}
+    comment |= {"created": "2026-05-03T09:00:00.000+0000", "body": {"type": "doc"}}
+    listed = {"startAt": 0, "maxResults": 50, "total": 1, "comments": [comment]}
+    cloud.script(r"/issue/SHOP-42/comment$", 200, body=listed, times=2)
+    text = facade(tmp_path, cloud).jira_issue("SHOP-42", True, 2000, None).text.markdown
+    assert data.OPS_SUMMARY not in text and "~~PAY-7~~" not in text
+    assert (
+        f"Same race as [PAY-7]({cloud.url}/browse/PAY-7); fixed for "
+        f'[SHOP-43]({cloud.url}/browse/SHOP-43 "Release 2026.5").'
+    ) in text
+    everywhere = facade(tmp_path, cloud, **{"jira.projects": []})
+    assert data.OPS_SUMMARY in everywhere.jira_issue("SHOP-42", True, 2000, None).text.markdown
+
+
+def test_a_pages_jira_issue_macro_outside_the_projects_shows_its_key_alone(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    text = facade(tmp_path, cloud).confluence_page("98770", 2000, None).text.markdown
+    assert data.OPS_SUMMARY not in text and "In Progress" not in text
+    assert (
+        "Before the release: [OPS-9](https://jira.example.com/browse/OPS-9?src=confmacro) and "
+        "[SHOP-43](https://jira.example.com/browse/SHOP-43?src=confmacro) - Release 2026.5 To Do"
+    ) in text

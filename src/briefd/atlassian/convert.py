@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import secrets
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 from bs4 import BeautifulSoup, Tag
@@ -56,6 +57,35 @@ def html_to_markdown(html: str, base: str = "") -> str:
     text = converter.convert_soup(soup)
     text = _TRAILING.sub("\n", text)
     return converter.restore(_BLANK_RUNS.sub("\n\n", text).strip())
+
+
+def withheld_issues(html: str, outside: Callable[[str], bool]) -> str:
+    """``html`` with each issue for which ``outside`` holds (a project outside
+    ``jira.projects``) down to its key: Jira renders a link to an issue with its summary as the
+    link's ``title`` and its key struck through once resolved, and Confluence's Jira issue macro
+    with its summary and status; the link itself stays. ``html`` as it was when it names no such
+    issue (no parse)."""
+    if "data-issue-key" not in html and "data-jira-key" not in html:
+        return html
+    soup = BeautifulSoup(html, "html.parser")
+    changed = False
+    for tag in soup.find_all(True):
+        key = str(tag.get("data-issue-key") or tag.get("data-jira-key") or "")
+        if not key or not outside(key) or tag.parent is None:
+            continue  # a tag taken out with a macro before has no parent
+        changed = True
+        if tag.name == "a":  # a link: the key alone, no summary as its title, nothing struck
+            tag.attrs.pop("title", None)
+            tag.string = key
+            continue
+        found = tag.find("a", href=True)  # a macro: a link to the issue by its key
+        if isinstance(found, Tag):
+            link = soup.new_tag("a", href=str(found["href"]))
+            link.string = key
+            tag.replace_with(link)
+        else:
+            tag.replace_with(key)
+    return str(soup) if changed else html
 
 
 def code_language(pre: Tag) -> str:

@@ -98,6 +98,10 @@ class Atlassian:
                 f"Confluence page {wanted} is in space {page.info.space}, outside confluence.spaces "
                 f"({', '.join(spaces)}); briefd reads only those"
             )
+        if self.jira_settings.projects:  # its Jira issue macros show issues' summaries
+            from briefd.atlassian.convert import withheld_issues
+
+            page = replace(page, html=withheld_issues(page.html, lambda k: not self._inside(k)))
         blocks = tuple(render.page_blocks(page))
         return PageAnswer(page, render.fit(blocks, max_tokens, render.ASK_PAGE), blocks)
 
@@ -159,7 +163,25 @@ class Atlassian:
             # a moved issue answers under its new key: checked before its comments and links
             found = jira.issue(wanted, comments, who, self._allowed)
         pages = tuple(self._on_our_site(p) for p in found.pages)
-        return replace(found, related=tuple(self._withheld(r) for r in found.related), pages=pages)
+        related = tuple(self._withheld(r) for r in found.related)
+        return self._keys_only(replace(found, related=related, pages=pages))
+
+    def _keys_only(self, issue: Issue) -> Issue:
+        """``issue`` with the issues its text links to outside ``jira.projects`` by their keys
+        alone: Jira renders such a link with the linked issue's summary (convert.withheld_issues)."""
+        if not self.jira_settings.projects:
+            return issue
+        from briefd.atlassian.convert import withheld_issues
+
+        def cut(html: str) -> str:
+            return withheld_issues(html, lambda key: not self._inside(key))
+
+        return replace(
+            issue,
+            description_html=cut(issue.description_html),
+            fields=tuple((name, cut(value)) for name, value in issue.fields),
+            comments=tuple(replace(c, html=cut(c.html)) for c in issue.comments),
+        )
 
     def _on_our_site(self, page: LinkedPage) -> LinkedPage:
         """``page`` with its id only when it is a page of the configured Confluence site: an
