@@ -192,6 +192,54 @@ def test_max_tokens_bounds_the_answer_as_the_client_receives_it(
     assert over_rest.json()["issues"] == issues["issues"]
 
 
+def test_an_issue_with_many_links_stays_within_max_tokens_and_keeps_its_head(
+    live_api: Briefd, cloud: FakeSite
+) -> None:
+    """An issue linking 80 others (a release, a clone family): the structured answer listed
+    all 80 beside the Markdown, so the JSON stayed ~1.5x over max_tokens however far the
+    Markdown was cut, and the cut left the agent no Markdown at all, not even the title."""
+    links = [
+        {
+            "id": str(40000 + n),
+            "type": {"name": "Relates", "inward": "relates to", "outward": "relates to"},
+            "outwardIssue": {
+                "id": str(20000 + n),
+                "key": f"SHOP-{100 + n}",
+                "fields": {
+                    "summary": f"Follow-up {n}: refund rounding for currency number {n}",
+                    "status": {"name": "To Do"},
+                },
+            },
+        }
+        for n in range(80)
+    ]
+    issue = {
+        "id": "10042",
+        "key": "SHOP-42",
+        "fields": {**data.SHOP_42_FIELDS, "issuelinks": links},
+        "renderedFields": {"description": data.DESCRIPTION_HTML},
+    }
+    cloud.script(r"/issue/SHOP-42$", 200, body=issue)
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("jira_issue", {"key": "SHOP-42", "max_tokens": 2000})
+
+    with serving(create_app(live_api, service_config())) as base:
+        result = mcp(base + "/mcp", body, {})
+    out = result.structured_content or {}
+    wire = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+    assert count_tokens(wire) <= 2000
+    assert out["truncated"] and out["markdown"].startswith("# SHOP-42: Partial refunds")
+    lines = out["markdown"].splitlines()
+    listed = [r["key"] for r in out["related"]]
+    assert 10 < len(listed) < 80
+    assert listed == [
+        k
+        for k in (f"SHOP-{100 + n}" for n in range(80))
+        if any(line.startswith(f"- relates to {k} (To Do)") for line in lines)
+    ]
+
+
 def test_unconfigured_lists_no_live_tools_and_rest_says_what_to_set(
     tmp_path: Path, example_copy: tuple[Path, Path]
 ) -> None:

@@ -17,10 +17,12 @@ from briefd.atlassian.model import (
     IssueAnswer,
     IssueRow,
     IssueSearchAnswer,
+    LinkedPage,
     Page,
     PageAnswer,
     PageHit,
     PageSearchAnswer,
+    RelatedIssue,
 )
 from briefd.text import whole_characters
 from briefd.tokens import count_tokens, head_tokens
@@ -106,18 +108,10 @@ def issue_blocks(issue: Issue) -> list[str]:
     blocks = [f"# {issue.key}: {issue.summary}", " · ".join(m for m in meta if m)]
     blocks.append(extra)
     if issue.related:
-        rows = [
-            f"- {r.relation} {r.key} (outside jira.projects)"
-            if r.outside
-            else f"- {r.relation} {r.key} ({r.status}): {r.summary}"
-            for r in issue.related
-        ]
+        rows = [related_row(r) for r in issue.related]
         blocks.append("## Related issues\n\n" + "\n".join(rows))
     if issue.pages:
-        rows = [
-            f"- [{p.title}]({p.url})" + (f' · confluence_page("{p.page_id}")' if p.page_id else "")
-            for p in issue.pages
-        ]
+        rows = [page_row(p) for p in issue.pages]
         blocks.append("## Linked pages\n\n" + "\n".join(rows))
     description = html_to_markdown(issue.description_html, issue.url)
     blocks.append("## Description\n\n" + (description or "(no description)"))
@@ -131,6 +125,25 @@ def issue_blocks(issue: Issue) -> list[str]:
             when = c.created[:16].replace("T", " ")
             blocks.append(f"### {c.author} · {when}\n\n{html_to_markdown(c.html, issue.url)}")
     return blocks
+
+
+def related_row(link: RelatedIssue) -> str:
+    if link.outside:
+        return f"- {link.relation} {link.key} (outside jira.projects)"
+    return f"- {link.relation} {link.key} ({link.status}): {link.summary}"
+
+
+def page_row(page: LinkedPage) -> str:
+    call = f' · confluence_page("{page.page_id}")' if page.page_id else ""
+    return f"- [{page.title}]({page.url}){call}"
+
+
+def shown(answer: IssueAnswer) -> tuple[tuple[RelatedIssue, ...], tuple[LinkedPage, ...]]:
+    """The related issues and linked pages whose whole line the answer's Markdown kept: what
+    the structured answer lists beside it, so that a cut leaves neither over the budget."""
+    lines = set(answer.text.markdown.splitlines())
+    related = tuple(r for r in answer.issue.related if related_row(r) in lines)
+    return related, tuple(p for p in answer.issue.pages if page_row(p) in lines)
 
 
 def issue_query(issue: Issue) -> str:

@@ -70,9 +70,11 @@ class JiraIssueOut(BaseModel):
     status: str
     assignee: str
     related: list[RelatedIssue] = Field(
-        description="Issue links with their relation, parent, subtasks."
+        description="Issue links with their relation, parent, subtasks (those the Markdown kept)."
     )
-    pages: list[LinkedPage] = Field(description="Remote links; Confluence ones carry page_id.")
+    pages: list[LinkedPage] = Field(
+        description="Remote links; Confluence ones carry page_id (those the Markdown kept)."
+    )
     comments: int
     markdown: str = Field(
         description="Metadata, related issues, linked pages, description, configured fields, "
@@ -112,7 +114,9 @@ def issue_search_out(answer: IssueSearchAnswer) -> JiraSearchOut:
 
 
 def issue_out(answer: IssueAnswer) -> JiraIssueOut:
+    """The answer's shape; its related issues and linked pages those the Markdown kept."""
     issue, text = answer.issue, answer.text
+    related, pages = render.shown(answer)
     return JiraIssueOut(
         key=issue.key,
         summary=issue.summary,
@@ -120,8 +124,8 @@ def issue_out(answer: IssueAnswer) -> JiraIssueOut:
         type=issue.type,
         status=issue.status,
         assignee=issue.assignee,
-        related=list(issue.related),
-        pages=list(issue.pages),
+        related=list(related),
+        pages=list(pages),
         comments=len(issue.comments),
         markdown=text.markdown,
         tokens=text.tokens,
