@@ -240,6 +240,37 @@ def test_an_issue_with_many_links_stays_within_max_tokens_and_keeps_its_head(
     ]
 
 
+def test_a_page_past_the_largest_budget_says_where_the_rest_is(
+    live_api: Briefd, cloud: FakeSite
+) -> None:
+    """A page of ~80,000 tokens read with the largest max_tokens the tool takes: the cut
+    marker told the agent to ask with a larger max_tokens, which the tool refuses."""
+    webui = "/spaces/ENG/pages/77777/Load+test+log"
+    page = {
+        "id": "77777",
+        "status": "current",
+        "title": "Load test log",
+        "spaceId": data.SPACES["ENG"][0],
+        "version": {"createdAt": "2026-04-01T10:00:00.000Z", "number": 1},
+        "body": {"export_view": {"value": "<p>" + "refund ok " * 40_000 + "</p>"}},
+        "_links": {"webui": webui, "base": cloud.url + "/wiki"},
+    }
+    cloud.script(r"/api/v2/pages/77777$", 200, body=page, times=2)
+
+    async def body(client: Client) -> list[CallToolResult]:
+        asked = [{"id": "77777", "max_tokens": 50_000}, {"id": "77777", "max_tokens": 50_001}]
+        return [await client.call_tool("confluence_page", args) for args in asked]
+
+    with serving(create_app(live_api, service_config())) as base:
+        largest, larger = mcp(base + "/mcp", body, {})
+    out = largest.structured_content or {}
+    assert out["truncated"] and out["tokens"] <= 50_000
+    assert out["markdown"].endswith(
+        f"tokens shown; 50000 is the largest max_tokens: read the rest at {cloud.url}/wiki{webui}]"
+    )
+    assert larger.is_error  # what "ask with a larger max_tokens" led to
+
+
 def test_unconfigured_lists_no_live_tools_and_rest_says_what_to_set(
     tmp_path: Path, example_copy: tuple[Path, Path]
 ) -> None:

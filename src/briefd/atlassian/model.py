@@ -105,6 +105,7 @@ class Fitted:
     tokens: int
     truncated: bool
     whole: int = 0  # tokens of all of it before the cut (render.fit; 0: not counted)
+    ask: str = ""  # how the cut marker says to get the rest (render.fit), kept for a refit
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ MIN_HEAD = 16
 QUERY_WORDS = 60
 ASK_PAGE = "ask with a larger max_tokens"
 ASK_ISSUE = "ask jira_issue with a larger max_tokens"
+LARGEST = 50_000  # the largest max_tokens MCP and REST take for a page or an issue
 Answer = TypeVar("Answer", PageSearchAnswer, PageAnswer, IssueSearchAnswer, IssueAnswer)
 _FENCE = re.compile(r"^ {0,3}(`{3,})")
 
@@ -43,7 +44,7 @@ def fit(blocks: Sequence[str], max_tokens: int, ask: str, whole: int | None = No
     full = SEPARATOR.join(b for b in blocks if b)
     total = count_tokens(full) if whole is None else whole
     if total <= max_tokens:
-        return Fitted(full, total, False, total)
+        return Fitted(full, total, False, total, ask)
     marker = f"{SEPARATOR}[… cut to max_tokens: {{}} of {total} tokens shown; {ask}]"
     room = max_tokens - count_tokens(marker.format(total))
     kept: list[str] = []
@@ -62,10 +63,18 @@ def fit(blocks: Sequence[str], max_tokens: int, ask: str, whole: int | None = No
         result = text + marker.format(count_tokens(text))
         tokens = count_tokens(result)
         if tokens <= max_tokens:
-            return Fitted(result, tokens, True, total)
+            return Fitted(result, tokens, True, total, ask)
         kept.pop()
     text = marker.format(0).lstrip()
-    return Fitted(text, count_tokens(text), True, total)
+    return Fitted(text, count_tokens(text), True, total, ask)
+
+
+def ask_for_more(ask: str, max_tokens: int, url: str) -> str:
+    """``ask`` (a larger max_tokens), or where the rest is when ``max_tokens`` is already the
+    largest a lookup takes: an agent told to ask for more there asks in vain."""
+    if max_tokens < LARGEST:
+        return ask
+    return f"{LARGEST} is the largest max_tokens: read the rest at {url}"
 
 
 def _head(block: str, limit: int) -> str:
@@ -242,9 +251,9 @@ def refit(answer: Answer, max_tokens: int) -> Answer:
         return issue_search_answer(answer.jql, answer.issues, max_tokens, found)
     whole = answer.text.whole or None
     if isinstance(answer, PageAnswer):
-        cut = fit(answer.blocks, max_tokens, ASK_PAGE, whole)
+        cut = fit(answer.blocks, max_tokens, answer.text.ask or ASK_PAGE, whole)
         return PageAnswer(answer.page, cut, answer.blocks)
-    cut = fit(answer.blocks, max_tokens, ASK_ISSUE, whole)
+    cut = fit(answer.blocks, max_tokens, answer.text.ask or ASK_ISSUE, whole)
     return IssueAnswer(answer.issue, cut, answer.query, answer.blocks)
 
 

@@ -103,7 +103,8 @@ class Atlassian:
 
             page = replace(page, html=withheld_issues(page.html, lambda k: not self._inside(k)))
         blocks = tuple(render.page_blocks(page))
-        return PageAnswer(page, render.fit(blocks, max_tokens, render.ASK_PAGE), blocks)
+        ask = render.ask_for_more(render.ASK_PAGE, max_tokens, page.info.url)
+        return PageAnswer(page, render.fit(blocks, max_tokens, ask), blocks)
 
     def jira_search(self, query: JiraQuery, account: Account | None) -> IssueSearchAnswer:
         _check(self.jira_settings, "Jira", query.limit, query.max_tokens)
@@ -118,7 +119,8 @@ class Atlassian:
         _check(self.jira_settings, "Jira", 1, max_tokens)
         issue = self._issue(key, comments, account)
         blocks = tuple(render.issue_blocks(issue))
-        fitted = render.fit(blocks, max_tokens, render.ASK_ISSUE)
+        ask = render.ask_for_more(render.ASK_ISSUE, max_tokens, issue.url)
+        fitted = render.fit(blocks, max_tokens, ask)
         return IssueAnswer(issue, fitted, render.issue_query(issue), blocks)
 
     def issue_lookup(self, account: Account | None = None) -> IssueLookup:

@@ -36,7 +36,7 @@ A = TypeVar("A", PageSearchAnswer, PageAnswer, IssueSearchAnswer, IssueAnswer)
 M = TypeVar("M", bound=BaseModel)
 MAX_REFITS = 8
 LIVE = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
-MAX_TOKENS = 50_000
+MAX_TOKENS = render.LARGEST
 
 
 class ConfluenceSearchOut(BaseModel):
