@@ -41,6 +41,7 @@ FILTERS = {  # the values this site knows, per JQL field; any other is refused w
     "issuetype": {"Bug", "Story", "Task"},
     "assignee": {"Ada Lovelace", "dev-ada@example.com"},
 }
+PROJECTS = {"SHOP", "PAY", "OPS"}  # the projects the site's accounts may browse
 MOVED = {"SHOP-17": "OPS-3"}  # an issue moved to another project: old key → new key
 GATEWAY = "https://api.atlassian.com"
 _GATEWAY_PATH = re.compile(r"/ex/(?:jira|confluence)/[0-9a-f-]{8,}(?=/)")
@@ -221,7 +222,16 @@ class FakeSite:
         }
 
     def _refused(self, jql: str) -> Response | None:
-        """Jira's 400 for a filter value it does not know (its words, both deployments)."""
+        """Jira's 400 for a filter value it does not know (its words, both deployments); a
+        project the account may not browse is one Jira does not know."""
+        projects = re.search(r"project in \(([^)]*)\)", jql)
+        named = (
+            [json.loads(f'"{p}"') for p in _QUOTED.findall(projects.group(1))] if projects else []
+        )
+        unknown = [p for p in named if p not in PROJECTS]
+        if unknown:
+            said = [f"The value '{p}' does not exist for the field 'project'." for p in unknown]
+            return JSONResponse({"errorMessages": said, "errors": {}}, 400)
         for field_name, known in FILTERS.items():
             for value in re.findall(rf'{field_name} = ("(?:[^"\\]|\\.)*")', jql):
                 if json.loads(value) not in known:

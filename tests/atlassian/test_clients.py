@@ -460,3 +460,28 @@ def test_a_pages_jira_issue_macro_outside_the_projects_shows_its_key_alone(
         "Before the release: [OPS-9](https://jira.example.com/browse/OPS-9?src=confmacro) and "
         "[SHOP-43](https://jira.example.com/browse/SHOP-43?src=confmacro) - Release 2026.5 To Do"
     ) in text
+
+
+@pytest.mark.parametrize("deployment", ["cloud", "dc"])
+def test_a_project_the_account_cannot_see_is_left_out_not_every_search_failed(
+    tmp_path: Path, deployment: str, request: pytest.FixtureRequest
+) -> None:
+    """jira.projects names a project this account may not browse (a developer's own token,
+    a project the service account was never added to): Jira refuses it as an unknown key, and
+    that 400 failed every search that named no projects, though the others were readable."""
+    site: FakeSite = request.getfixturevalue(deployment)
+    lookups = facade(tmp_path, site, **{"jira.projects": ["SHOP", "LEGAL"]})
+    answer = lookups.jira_search(JiraQuery(text="refund", limit=3), None)
+    assert [r.key for r in answer.issues] == ["SHOP-42", "SHOP-41", "SHOP-40"]
+    assert answer.jql == 'project in ("SHOP") AND text ~ "refund" ORDER BY created DESC'
+    assert answer.text.markdown.startswith(
+        f"3 Jira issue(s), newest first, for: {answer.jql}\n\n(not searched: LEGAL of "
+        "jira.projects, which Jira knows no project by for this account: no permission to "
+        "browse it, or no such key)\n\n- SHOP-42"
+    )
+    with pytest.raises(QueryError, match="The value 'LEGAL' does not exist"):  # asked for
+        lookups.jira_search(JiraQuery(text="refund", projects=("LEGAL",)), None)
+    with pytest.raises(QueryError, match="The value 'LEGAL' does not exist"):  # none left
+        facade(tmp_path, site, **{"jira.projects": ["LEGAL"]}).jira_search(
+            JiraQuery(text="refund"), None
+        )

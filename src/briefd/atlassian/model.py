@@ -129,6 +129,7 @@ class IssueSearchAnswer:
     issues: tuple[IssueRow, ...]
     omitted: int
     text: Fitted
+    unseen: tuple[str, ...] = ()  # projects of jira.projects Jira knows not for this account
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,15 +227,25 @@ def page_search_answer(
 
 
 def issue_search_answer(
-    jql: str, rows: Sequence[IssueRow], max_tokens: int, found: int | None = None
+    jql: str,
+    rows: Sequence[IssueRow],
+    max_tokens: int,
+    found: int | None = None,
+    unseen: Sequence[str] = (),
 ) -> IssueSearchAnswer:
-    """As :func:`page_search_answer`, for Jira issues."""
+    """As :func:`page_search_answer`, for Jira issues; ``unseen``: projects of jira.projects
+    left out of the search, as Jira knows no such project for the account."""
     found = len(rows) if found is None else found
     head = f"{found} Jira issue(s), newest first, for: {jql}"
+    if unseen:
+        head += (
+            f"\n\n(not searched: {', '.join(unseen)} of jira.projects, which Jira knows no "
+            "project by for this account: no permission to browse it, or no such key)"
+        )
     blocks = [issue_row_block(r) for r in rows]
     fitted, omitted = listing(head, blocks, max_tokens, found - len(rows))
     kept = tuple(rows[: len(rows) - omitted])
-    return IssueSearchAnswer(jql, kept, found - len(kept), fitted)
+    return IssueSearchAnswer(jql, kept, found - len(kept), fitted, tuple(unseen))
 
 
 def refit(answer: Answer, max_tokens: int) -> Answer:
@@ -248,7 +258,7 @@ def refit(answer: Answer, max_tokens: int) -> Answer:
         return page_search_answer(answer.cql, answer.hits, max_tokens, found)
     if isinstance(answer, IssueSearchAnswer):
         found = len(answer.issues) + answer.omitted
-        return issue_search_answer(answer.jql, answer.issues, max_tokens, found)
+        return issue_search_answer(answer.jql, answer.issues, max_tokens, found, answer.unseen)
     whole = answer.text.whole or None
     if isinstance(answer, PageAnswer):
         cut = fit(answer.blocks, max_tokens, answer.text.ask or ASK_PAGE, whole)

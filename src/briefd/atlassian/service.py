@@ -108,10 +108,30 @@ class Atlassian:
 
     def jira_search(self, query: JiraQuery, account: Account | None) -> IssueSearchAnswer:
         _check(self.jira_settings, "Jira", query.limit, query.max_tokens)
-        text = jql(query, self.jira_settings.projects)
+        allowed = self.jira_settings.projects
+        text = jql(query, allowed)
         with self._jira(account) as (jira, who):
-            rows = jira.search(text, query.limit, who)
-        return render.issue_search_answer(text, rows, query.max_tokens)
+            try:
+                rows = jira.search(text, query.limit, who)
+                unseen: tuple[str, ...] = ()
+            except QueryError as refused:
+                unseen = self._unseen(query, refused)
+                rest = [p for p in allowed if p not in unseen]
+                if not unseen or not rest:
+                    raise
+                text = jql(replace(query, projects=tuple(rest)), allowed)
+                rows = jira.search(text, query.limit, who)
+        return render.issue_search_answer(text, rows, query.max_tokens, unseen=unseen)
+
+    def _unseen(self, query: JiraQuery, refused: QueryError) -> tuple[str, ...]:
+        """The projects of ``jira.projects`` a 400 to a search names, when the caller named
+        none: Jira refuses a project the account may not browse as it refuses an unknown key
+        ("The value 'PAY' does not exist for the field 'project'."), so one such project
+        failed every search of an account that sees the others."""
+        said = str(refused)
+        if query.projects or "'project'" not in said:
+            return ()
+        return tuple(p for p in self.jira_settings.projects if f"'{p}'" in said)
 
     def jira_issue(
         self, key: str, comments: bool, max_tokens: int, account: Account | None
