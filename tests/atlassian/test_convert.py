@@ -169,3 +169,27 @@ def test_a_table_nested_in_a_cell_is_on_its_line_with_each_pipe_escaped_once() -
         "\\| free \\| trial \\| `10/s\\|burst` \\|"
     )
     assert html_to_markdown(outer) == f"|  |  |\n| --- | --- |\n| ledger \\| core | {cell} |"
+
+
+def test_code_and_line_breaks_in_a_table_cell_keep_their_lines() -> None:
+    """A runbook's table of steps: a code macro in a cell came out as one fence on one line
+    (``` kubectl drain … kubectl delete … ```), two commands read as one, and a line break
+    in a cell as a space."""
+    code = (
+        '<div class="code panel pdl conf-macro output-block" data-macro-name="code">'
+        '<div class="codeContent panelContent pdl"><pre class="syntaxhighlighter-pre" '
+        'data-syntaxhighlighter-params="brush: bash; gutter: false; theme: Confluence">'
+        "kubectl drain node-1 --ignore-daemonsets\nkubectl get pods | grep api\n\n"
+        "  echo `date`</pre></div></div>"
+    )
+    table = (
+        '<div class="table-wrap"><table class="confluenceTable"><tbody><tr>'
+        '<th class="confluenceTh">Step</th><th class="confluenceTh">Run</th></tr><tr>'
+        f'<td class="confluenceTd">Drain the node<br/>then wait</td><td class="confluenceTd">'
+        f"{code}</td></tr></tbody></table></div>"
+    )
+    assert html_to_markdown(table) == (
+        "| Step | Run |\n| --- | --- |\n| Drain the node<br>then wait | "
+        "`kubectl drain node-1 --ignore-daemonsets`<br>`kubectl get pods \\| grep api`<br><br>"
+        "``   echo `date` `` |"
+    )

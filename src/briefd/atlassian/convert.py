@@ -112,6 +112,16 @@ def fence(code: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+def code_span(line: str) -> str:
+    """``line`` as inline code ("" for an empty one): delimited by one backtick more than its
+    longest run, padded where it starts or ends with one."""
+    if not line.strip():
+        return ""
+    ticks = "`" * (max((len(run) for run in _BACKTICKS.findall(line)), default=0) + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{ticks}{pad}{line}{pad}{ticks}"
+
+
 def _tags(soup: BeautifulSoup) -> _Tags:
     """The fragment's tags by name, in document order: one walk for all the rewrites (a walk
     each took a sixth of a large page's time). A rewrite adds no tag another one looks for,
@@ -282,12 +292,24 @@ class _Converter(MarkdownConverter):
         return text
 
     def convert_pre(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """A fenced code block; in a table cell, which holds one line, its lines as code spans
+        between ``<br>`` (a fence there ran them together: two commands read as one)."""
         code = text.replace("\r\n", "\n").replace("\r", "\n")
         code = _PRE_TAIL.sub("", _PRE_HEAD.sub("", code))  # as markdownify's strip_pre
         if not code:
             return ""
+        if not parent_tags.isdisjoint(_CELLS):
+            return " " + "<br>".join(code_span(line) for line in code.split("\n")) + " "
         ticks = fence(code)
         return f"\n\n{ticks}{code_language(el)}\n{self._hold(code)}\n{ticks}\n\n"
+
+    def convert_br(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """A line break; in a table cell ``<br>``, which GitHub's tables read as one (the
+        cell's lines were run together)."""
+        if not parent_tags.isdisjoint(_CELLS):
+            return "<br>" + text
+        converted: str = super().convert_br(el, text, parent_tags)  # type: ignore[misc]
+        return converted
 
     def convert_table(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         """A table; one nested in a cell its rows on the cell's line, every ``|`` of them
