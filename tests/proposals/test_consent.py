@@ -244,3 +244,36 @@ def test_proposals_are_off_by_default_and_in_the_example_config(tmp_path: Path) 
         Briefd(settings, embedder=None).propose_update(
             ProposalRequest("domain/a.md", "why", "# A\n")
         )
+
+
+def test_a_detached_checkout_that_pushes_is_told_which_setting_names_the_branch(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: a checkout with a detached HEAD (a CI job's checkout of a commit) and
+    ``proposals.push: true`` answered 502 "git fetch failed: fatal: couldn't find remote ref
+    refs/heads/HEAD; the branch does not exist on the remote; check `sync.branch`", a setting
+    nobody had set; with it set, the proposal starts from that branch."""
+    git(remote.work, "checkout", "--quiet", "--detach")
+    head = git(remote.work, "rev-parse", "--short", "HEAD")
+    git(remote.work, "remote", "set-head", "origin", "main")
+    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": True})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with pytest.raises(ProposalError) as refused:
+            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert api.proposals() == []
+    assert type(refused.value) is ProposalError  # a setting to fix (400), not the remote (502)
+    assert str(refused.value) == (
+        f"the knowledge checkout {remote.work} has a detached HEAD (at {head}), so a pushed "
+        "proposal has no branch of 'origin' to start from; set sync.branch to the branch "
+        "proposals start from (sync.branch: main, origin's default branch), or check out a "
+        "branch; nothing was proposed"
+    )
+    assert remote_branches(remote) == ""
+
+    named = with_overrides(settings, {"sync.branch": "main"})
+    with Briefd(named, embedder=None) as api:
+        api.index()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert made.status == "pushed" and made.base_branch == "main"
+    assert git(remote.bare, "rev-list", f"main..{made.branch}").splitlines() == [made.commit_hash]

@@ -64,6 +64,7 @@ class Change:
 
 def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
     """Create ``branch`` on the remote with exactly one commit on top of its base branch."""
+    _refuse_detached(target, timeout)
     _forget_abandoned(target, timeout)
     scratch = f"{SCRATCH}{os.getpid()}-{branch.rsplit('-', 1)[-1]}"
     try:
@@ -77,6 +78,27 @@ def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float
     finally:
         _forget(target, scratch, timeout)
     return Pushed(base, commit, doc_path)
+
+
+def _refuse_detached(target: GitTarget, timeout: float) -> None:
+    """Refuse to push from a checkout whose HEAD is detached (no ``sync.branch``): it names no
+    branch of the remote to build on and open a pull request into (git's own refusal, "couldn't
+    find remote ref refs/heads/HEAD", blamed a ``sync.branch`` nobody had set)."""
+    if target.base_branch != "HEAD":
+        return
+    head = _git(["rev-parse", "--short", "HEAD"], target, timeout)
+    try:
+        default = _git(
+            ["symbolic-ref", "--short", f"refs/remotes/{target.remote}/HEAD"], target, timeout
+        ).removeprefix(f"{target.remote}/")
+        example = f"sync.branch: {default}, {target.remote}'s default branch"
+    except ProposalError:  # the remote's default is not known here
+        example = "e.g. sync.branch: main"
+    raise ProposalError(
+        f"the knowledge checkout {target.repo} has a detached HEAD (at {head}), so a pushed "
+        f"proposal has no branch of '{target.remote}' to start from; set sync.branch to the "
+        f"branch proposals start from ({example}), or check out a branch; nothing was proposed"
+    )
 
 
 def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float) -> None:
