@@ -277,3 +277,24 @@ def test_a_detached_checkout_that_pushes_is_told_which_setting_names_the_branch(
         made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
     assert made.status == "pushed" and made.base_branch == "main"
     assert git(remote.bare, "rev-list", f"main..{made.branch}").splitlines() == [made.commit_hash]
+
+
+def test_a_checkouts_remote_that_is_gone_is_named_not_the_source(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: a checkout pushing its proposals (``proposals.push: true``) to a remote that moved
+    was told to "check the repository URL in `source`", whose value is the checkout's folder:
+    the URL that failed is its remote's."""
+    git(remote.work, "remote", "set-url", "origin", str(tmp_path / "moved.git"))
+    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": True})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with pytest.raises(ProposalError) as refused:
+            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert api.proposals() == []
+    assert str(refused.value) == (
+        f"git fetch failed: fatal: '{tmp_path / 'moved.git'}' does not appear to be a git "
+        "repository; check the URL of the remote 'origin' of the knowledge checkout "
+        f"{remote.work} (git remote get-url origin), or set proposals.push to another remote, "
+        "or false to keep proposals as local branches"
+    )

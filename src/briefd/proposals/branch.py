@@ -75,9 +75,27 @@ def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float
         # to the URL, not the remote's name: no remote-tracking ref appears in the checkout
         url = _git(["remote", "get-url", "--push", target.remote], target, timeout)
         _push(target, url, branch, commit, timeout)
+    except ProposalRemoteError as exc:
+        raise _remote_named(exc, target) from None
     finally:
         _forget(target, scratch, timeout)
     return Pushed(base, commit, doc_path)
+
+
+def _remote_named(failed: ProposalRemoteError, target: GitTarget) -> ProposalRemoteError:
+    """``failed``, its advice about the URL pointed at the checkout's remote when the source
+    is a checkout (``proposals.push``): its `source` is a folder, not the URL that failed."""
+    said = str(failed)
+    if target.configured or git.SOURCE_URL_HINT not in said:
+        return failed
+    return ProposalRemoteError(
+        said.replace(
+            git.SOURCE_URL_HINT,
+            f"check the URL of the remote '{target.remote}' of the knowledge checkout "
+            f"{target.repo} (git remote get-url {target.remote}), or set proposals.push to "
+            "another remote, or false to keep proposals as local branches",
+        )
+    )
 
 
 def _refuse_detached(target: GitTarget, timeout: float) -> None:

@@ -34,6 +34,7 @@ _QUIET_ENV = {
 _CREDENTIALS = re.compile(r"(\w+://)[^/\s]*@")  # to the last @: a password may hold one
 DUBIOUS = "dubious ownership"  # git refuses a repository another user owns (safe.directory)
 TIMED_OUT = "took longer than"  # in the message of a git command its timeout ended
+SOURCE_URL_HINT = "check the repository URL in `source`"
 _HINTS = (
     (
         ("Authentication failed", "could not read Username", "Permission denied", "error: 403"),
@@ -42,7 +43,7 @@ _HINTS = (
     ),
     (
         ("not found", "does not appear to be a git repository", "does not exist"),
-        "check the repository URL in `source`",
+        SOURCE_URL_HINT,
     ),
     (
         ("Could not resolve host", "Connection refused", "unable to access", "timed out"),
