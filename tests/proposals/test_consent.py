@@ -5,6 +5,7 @@ it pushes or calls a forge; the example configuration never pushes."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx
@@ -298,3 +299,35 @@ def test_a_checkouts_remote_that_is_gone_is_named_not_the_source(
         f"{remote.work} (git remote get-url origin), or set proposals.push to another remote, "
         "or false to keep proposals as local branches"
     )
+
+
+def test_a_pre_push_hook_that_refuses_is_named_with_what_it_said(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: a checkout whose own pre-push hook (husky, pre-commit) refused briefd's push
+    answered 502 proposal_remote "git push failed: error: failed to push some refs to …":
+    the hook's reason was dropped and the remote blamed."""
+    hook = remote.work / ".git" / "hooks" / "pre-push"
+    hook.write_text(
+        "#!/bin/sh\necho 'running the test suite'\n"
+        "echo 'husky - pre-push script failed (code 1)' >&2\nexit 1\n",
+        encoding="utf-8",
+    )
+    hook.chmod(0o755)
+    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": True})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with pytest.raises(ProposalError) as refused:
+            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert api.proposals() == []
+    message = str(refused.value)
+    branch = re.search(r"push of (briefd/proposal-[0-9a-f]{8})", message)
+    assert type(refused.value) is ProposalError and branch is not None  # 400, not the remote's 502
+    assert message == (
+        "git push failed: a pre-push hook refused the push: husky - pre-push script failed "
+        f"(code 1); the hook is the knowledge repository's own ({remote.work}), run on "
+        f"briefd's push of {branch.group(1)} (one Markdown file changed): make it pass such a "
+        "push, or set proposals.push: false to keep proposals as local branches; nothing was "
+        "proposed"
+    )
+    assert remote_branches(remote) == ""

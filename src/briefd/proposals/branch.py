@@ -142,6 +142,13 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
             )
             if listed.split("\t", 1)[0] == commit:
                 return
+        if git.PRE_PUSH in str(exc):  # the repository's own hook, not the remote
+            raise ProposalError(
+                f"{exc}; the hook is the knowledge repository's own ({target.repo}), run on "
+                f"briefd's push of {branch} (one Markdown file changed): make it pass such a "
+                "push, or set proposals.push: false to keep proposals as local branches; "
+                "nothing was proposed"
+            ) from None
         if git.TIMED_OUT not in str(exc):
             raise _clash(exc, branch, "the remote") from None
         raise ProposalRemoteError(

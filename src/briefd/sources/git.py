@@ -289,6 +289,7 @@ def describe_failure(args: Sequence[str], stderr: str) -> str:
     telling = (
         [ln for ln in lines if ln.startswith(("remote: error:", "remote: fatal:"))],
         [ln for ln in lines if ln.startswith("! [")],
+        _hook_refusal(lines),
         [ln for ln in lines if ln.startswith(("fatal:", "error:")) and "some refs" not in ln],
         [ln for ln in lines if ln.startswith(("fatal:", "error:"))],
         lines[-1:],
@@ -297,6 +298,21 @@ def describe_failure(args: Sequence[str], stderr: str) -> str:
     hint = next((h for keys, h in _HINTS if any(k in stderr for k in keys)), "")
     message = f"git {command_name(args)} failed: {redact(detail)}"
     return f"{message}; {hint}" if hint else message
+
+
+PRE_PUSH = "a pre-push hook refused the push"
+_GITS_OWN = ("error:", "fatal:", "hint:", "warning:", "remote:", "To ", "! [")
+
+
+def _hook_refusal(lines: list[str]) -> list[str]:
+    """The last line a pre-push hook wrote, as ``[PRE_PUSH: line]``, when a push failed with
+    nothing refused by the remote (git says only "failed to push some refs"); else []."""
+    if not any("failed to push some refs" in ln for ln in lines):
+        return []
+    if any(ln.startswith(("! [", "fatal:")) for ln in lines):  # the remote's, or the transport's
+        return []
+    said = [ln for ln in lines if not ln.startswith(_GITS_OWN)]
+    return [f"{PRE_PUSH}: {said[-1]}"] if said else []
 
 
 def command_name(args: Sequence[str]) -> str:
