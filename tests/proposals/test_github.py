@@ -567,3 +567,27 @@ def test_a_rate_limited_status_read_ends_the_refresh(
         ]
         * 2
     )
+
+
+def test_a_repository_the_token_cannot_see_says_what_to_check(
+    forge_api: Briefd, github: FakeGitHub
+) -> None:
+    """T1: GitHub answers 404 to a token that may not read a private repository (and for a
+    mistyped forge.repo); the proposal said only "answered 404: Not Found", while a 401 or a
+    403 said what to check. A sync's status read says the same."""
+    opened = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    not_found = {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
+    for method, path in (("POST", PULLS), ("GET", f"{PULLS}/{opened.pr_number}")):
+        github.server.on(method, path, lambda _: json_reply(not_found, 404))
+
+    made = forge_api.propose_update(ProposalRequest("domain/glossary.md", "why", "# G\n"))
+    report = forge_api.sync()
+
+    assert made.status == "pushed" and made.pr_url is None and made.forge_error is not None
+    advice = (
+        "answered 404: Not Found; check forge.repo (owner/name), and that the token may read "
+        "that repository (a fine-grained token lists the repositories it reaches)"
+    )
+    assert made.forge_error.startswith(f"GitHub POST {PULLS} {advice}; the branch {made.branch}")
+    assert report.error is None and report.forge_error == f"GitHub GET {PULLS}/1 {advice}"
+    assert forge_api.proposals()[1].status == "open"

@@ -18,7 +18,13 @@ if TYPE_CHECKING:
 EXISTS = "A pull request already exists"
 _MOVED_TO = re.compile(r"/repos/([\w.-]+/[\w.-]+)(?:/|$)")
 _BY_ID = re.compile(r"/repositories/\d+(?:/|$)")
-_ADVICE = {401: "; check the token", 403: "; the token lacks permission"}
+_ADVICE = {
+    401: "; check the token",
+    403: "; the token lacks permission",
+    # GitHub hides a private repository from a token that may not read it: 404, not 403
+    404: "; check forge.repo (owner/name), and that the token may read that repository (a "
+    "fine-grained token lists the repositories it reaches)",
+}
 
 
 def message(response: httpx.Response) -> str:
