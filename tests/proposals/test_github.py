@@ -591,3 +591,38 @@ def test_a_repository_the_token_cannot_see_says_what_to_check(
     assert made.forge_error.startswith(f"GitHub POST {PULLS} {advice}; the branch {made.branch}")
     assert report.error is None and report.forge_error == f"GitHub GET {PULLS}/1 {advice}"
     assert forge_api.proposals()[1].status == "open"
+
+
+def test_a_forge_repo_the_branch_was_not_pushed_to_is_named(
+    tmp_path: Path, remote: Remote, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T1: with forge.repo naming another repository than the one proposals are pushed to
+    (a mirror, a fork's upstream), GitHub answers 422 with a field error that has no message;
+    the proposal showed it as a Python dict, "({'resource': 'PullRequest', 'field': 'head',
+    'code': 'invalid'})", and said nothing of forge.repo."""
+    invalid = {
+        "message": "Validation Failed",
+        "errors": [{"resource": "PullRequest", "field": "head", "code": "invalid"}],
+        "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+    }
+    github.server.on("POST", PULLS, lambda _: json_reply(invalid, 422))
+    monkeypatch.setenv(TOKEN_ENV, "ghp_test")
+    settings = with_overrides(
+        git_settings(tmp_path, remote.url),
+        {
+            "forge.type": "github",
+            "forge.api_url": github.server.url,
+            "forge.repo": "acme/knowledge",
+            "forge.token_env": TOKEN_ENV,
+        },
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.sync()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    assert made.status == "pushed" and made.forge_error is not None
+    assert made.forge_error.startswith(
+        f"GitHub POST {PULLS} answered 422: Validation Failed (head invalid: the proposal "
+        "branch is not in forge.repo's repository: forge.repo must name the repository "
+        "proposals are pushed to (source's, or proposals.push's remote)); the branch "
+    )

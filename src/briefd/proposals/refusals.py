@@ -78,9 +78,29 @@ def _said(response: httpx.Response) -> str:
     said = str(data.get("message", response.reason_phrase))
     errors = data.get("errors")
     if isinstance(errors, list) and errors:
-        details = [str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors]
-        said += " (" + "; ".join(details) + ")"
+        said += " (" + "; ".join(_detail(e) for e in errors) + ")"
     return said
+
+
+_BRANCH_ADVICE = {
+    "head": "the proposal branch is not in forge.repo's repository: forge.repo must name the "
+    "repository proposals are pushed to (source's, or proposals.push's remote)",
+    "base": "the base branch is not in forge.repo's repository: forge.repo must name the "
+    "repository proposals are pushed to, whose branch sync.branch names",
+}
+
+
+def _detail(error: object) -> str:
+    """One of GitHub's validation errors: its message, else what its fields say ("head
+    invalid", GitHub's answer for a branch the repository lacks) and what that means."""
+    if not isinstance(error, dict):
+        return str(error)
+    if "message" in error:
+        return str(error["message"])
+    field, code = str(error.get("field", "")), str(error.get("code", ""))
+    said = " ".join(part for part in (field, code) if part) or str(error)
+    advice = _BRANCH_ADVICE.get(field) if code == "invalid" else None
+    return f"{said}: {advice}" if advice else said
 
 
 @dataclass(frozen=True, slots=True)
