@@ -501,6 +501,38 @@ def test_an_unreachable_remote_is_a_proposal_error(git_api: Briefd, remote: Remo
     assert git_api.proposals() == []
 
 
+def test_a_push_the_remotes_rules_refuse_says_which_setting_can_help(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: a remote whose rules refuse new branches (GitHub's rulesets restricting creation,
+    branch protection, a pre-receive hook) answered "git push failed: remote: error: GH013:
+    Repository rule violations found for refs/heads/briefd/proposal-…", with nothing on what
+    to do, though proposals.branch_prefix exists for exactly this."""
+    git_api.sync()
+    hook = remote.bare / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "echo 'error: GH013: Repository rule violations found for refs/heads/briefd.' >&2\n"
+        "echo '- Cannot create ref due to creations being restricted.' >&2\nexit 1\n",
+        encoding="utf-8",
+    )
+    hook.chmod(0o755)
+    with pytest.raises(ProposalError) as refused:
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert git_api.proposals() == []
+    message = str(refused.value)
+    branch = re.search(r"refused the branch (briefd/proposal-[0-9a-f]{8}) for", message)
+    assert branch is not None
+    assert message == (
+        "git push failed: remote: error: GH013: Repository rule violations found for "
+        "refs/heads/briefd. (pre-receive hook declined); the remote's rules (branch "
+        f"protection, a ruleset, a pre-receive hook) refused the branch {branch.group(1)} for "
+        "the reason above: where they restrict which branches may be created, let briefd's "
+        "credentials create such branches or set proposals.branch_prefix to a prefix they "
+        "allow; nothing was proposed"
+    )
+
+
 def _slow_hook(remote: Remote, name: str, seconds: float) -> None:
     hook = remote.bare / "hooks" / name
     hook.write_text(f"#!/bin/sh\nsleep {seconds}\n", encoding="utf-8")

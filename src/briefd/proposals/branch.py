@@ -149,6 +149,8 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
                 "push, or set proposals.push: false to keep proposals as local branches; "
                 "nothing was proposed"
             ) from None
+        if git.DECLINED in str(exc):  # the remote's rules or hook, not its reachability
+            raise ProposalRemoteError(f"{exc}; {REJECTED.format(branch=branch)}") from None
         if git.TIMED_OUT not in str(exc):
             raise _clash(exc, branch, "the remote") from None
         raise ProposalRemoteError(
@@ -157,6 +159,12 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
         ) from None
 
 
+REJECTED = (
+    "the remote's rules (branch protection, a ruleset, a pre-receive hook) refused the branch "
+    "{branch} for the reason above: where they restrict which branches may be created, let "
+    "briefd's credentials create such branches or set proposals.branch_prefix to a prefix they "
+    "allow; nothing was proposed"
+)
 _CLASH = re.compile(r"'refs/heads/([^']+)' exists; cannot create")
 
 

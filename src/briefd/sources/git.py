@@ -295,12 +295,16 @@ def describe_failure(args: Sequence[str], stderr: str) -> str:
         lines[-1:],
     )
     detail = next((found[0] for found in telling if found), "no message")
+    declined = [ln for ln in lines if ln.startswith("! [remote rejected]") and DECLINED in ln]
+    if declined and declined[0] != detail:  # the remote's reason, and that its rules said no
+        detail += f" ({declined[0].rpartition('(')[2]}"
     hint = next((h for keys, h in _HINTS if any(k in stderr for k in keys)), "")
     message = f"git {command_name(args)} failed: {redact(detail)}"
     return f"{message}; {hint}" if hint else message
 
 
 PRE_PUSH = "a pre-push hook refused the push"
+DECLINED = "declined"  # in the reason of a push the remote's hook or rules refused
 _GITS_OWN = ("error:", "fatal:", "hint:", "warning:", "remote:", "To ", "! [")
 
 
