@@ -331,3 +331,20 @@ def test_a_pre_push_hook_that_refuses_is_named_with_what_it_said(
         "proposed"
     )
     assert remote_branches(remote) == ""
+
+
+def test_a_local_proposal_of_the_same_text_counts_while_its_branch_is_there(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: proposing the same text twice made two local branches of one change; the second
+    is refused while the first one's branch is there, and allowed once it is deleted."""
+    settings = git_settings(tmp_path, str(remote.work))
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        first = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        with pytest.raises(ProposalError, match=f"what proposal {first.id} \\(branch"):
+            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        git(remote.work, "branch", "--quiet", "-D", first.branch)
+        again = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert again.status == "local" and again.id != first.id
+    assert git(remote.work, "branch", "--list", "briefd/*").split() == [again.branch]

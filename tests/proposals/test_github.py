@@ -626,3 +626,32 @@ def test_a_forge_repo_the_branch_was_not_pushed_to_is_named(
         "branch is not in forge.repo's repository: forge.repo must name the repository "
         "proposals are pushed to (source's, or proposals.push's remote)); the branch "
     )
+
+
+def test_the_same_text_proposed_again_while_its_pull_request_is_open_is_refused(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote
+) -> None:
+    """T1: an agent that proposed a change twice (it retried, or forgot it had) got a second
+    branch and a second pull request of the same text for reviewers to sort out. While the
+    first is open the second is refused, naming it; once it is closed the text may be
+    proposed again."""
+    first = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    with pytest.raises(ProposalError) as refused:
+        forge_api.propose_update(ProposalRequest("domain/retry.md", "again", NEW_RETRY))
+
+    assert str(refused.value) == (
+        f"new_content for domain/retry.md is what proposal {first.id} (branch {first.branch}, "
+        "open, pull request https://github.com/acme/knowledge/pull/1) already proposes; "
+        "nothing was proposed: that one waits for review (merge or close it, or propose "
+        "other text)"
+    )
+    assert [r.method for r in github.server.requests].count("POST") == 1
+    assert git(remote.bare, "branch", "--list", "briefd/*").split() == [first.branch]
+    other = forge_api.propose_update(ProposalRequest("domain/retry.md", "five", NEW_RETRY + "x\n"))
+    assert other.status == "open"
+
+    github.pulls[1]["state"] = "closed"
+    forge_api.sync()
+    again = forge_api.propose_update(ProposalRequest("domain/retry.md", "again", NEW_RETRY))
+    assert again.status == "open" and again.pr_number == 3

@@ -60,6 +60,9 @@ class Change:
     message: str
     author: Author
     read_at: str = ""
+    # proposals waiting for review: (document as committed, commit, how to name it, and its
+    # branch when it is a local one, which counts while it is there)
+    earlier: tuple[tuple[str, str, str, str], ...] = ()
 
 
 def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
@@ -224,12 +227,14 @@ def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> tup
         if current is None
         else in_form(_text(target, current, timeout), change.content)
     )
-    tree = _tree_with(target, base, target.prefix + doc_path, content, timeout)
+    blob = _git(["hash-object", "-w", "--stdin"], target, timeout, stdin=content.encode("utf-8"))
+    tree = _tree_with(target, base, target.prefix + doc_path, blob, timeout)
     if tree == _git(["rev-parse", f"{base}^{{tree}}"], target, timeout):
         raise ProposalError(
             f"new_content is identical to {doc_path} on {target.base_branch} "
             f"({base[:12]}); nothing to propose"
         )
+    _refuse_repeat(target, doc_path, blob, change.earlier, timeout)
     commit = _git(
         ["commit-tree", tree, "-p", base, "-F", "-"],
         target,
@@ -407,9 +412,34 @@ def _text(target: GitTarget, blob: str, timeout: float) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def _tree_with(target: GitTarget, base: str, repo_path: str, content: str, timeout: float) -> str:
+def _refuse_repeat(
+    target: GitTarget,
+    doc_path: str,
+    blob: str,
+    earlier: tuple[tuple[str, str, str, str], ...],
+    timeout: float,
+) -> None:
+    """Refuse the very text a proposal still waiting for review already proposes for the
+    document (an agent that retried, or asked twice): a second branch and pull request would
+    only split the review. One whose commit this repository lacks (another replica's), or a
+    local one whose branch was deleted, is not compared."""
+    for path, commit, named, local in earlier:
+        if path != doc_path:
+            continue
+        proposed = None
+        with contextlib.suppress(ProposalError):  # a commit or a branch this repository lacks
+            if local:
+                _git(["rev-parse", "--verify", "--quiet", f"refs/heads/{local}"], target, timeout)
+            proposed = _blob(target, commit, target.prefix + doc_path, timeout)
+        if proposed == blob:
+            raise ProposalError(
+                f"new_content for {doc_path} is what {named} already proposes; nothing was "
+                "proposed: that one waits for review (merge or close it, or propose other text)"
+            )
+
+
+def _tree_with(target: GitTarget, base: str, repo_path: str, blob: str, timeout: float) -> str:
     _remove_abandoned_folders()
-    blob = _git(["hash-object", "-w", "--stdin"], target, timeout, stdin=content.encode("utf-8"))
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_DIR}{os.getpid()}-") as scratch_dir:
         env = {"GIT_INDEX_FILE": str(Path(scratch_dir) / "index")}
         _git(["read-tree", base], target, timeout, env=env)

@@ -93,7 +93,7 @@ def propose(
             raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
         wait = PUSH_STEPS * settings.proposals.git_timeout
         proposal = _pushed(
-            store, lambda: _make(settings, request, doc_path, going, read_at), forge, wait
+            store, lambda: _make(settings, request, doc_path, going, read_at, store), forge, wait
         )
     try:
         store.save_proposal(proposal)
@@ -126,13 +126,24 @@ def _pushed(
 
 
 def _make(
-    settings: Settings, request: ProposalRequest, doc_path: str, going: Delivery, read_at: str
+    settings: Settings,
+    request: ProposalRequest,
+    doc_path: str,
+    going: Delivery,
+    read_at: str,
+    store: SharedState,
 ) -> Proposal:
     proposal_id = secrets.token_hex(4)
     branch = settings.proposals.branch_prefix + proposal_id
     author = Author(settings.proposals.author_name, settings.proposals.author_email)
     description = request.change_description.strip()
-    change = Change(doc_path, request.new_content, description + "\n", author, read_at)
+    earlier = tuple(
+        (p.doc_path, p.commit_hash, _named(p), p.branch if s == "local" else "")
+        for s in WAITING
+        for p in store.proposals(s)
+        if p.commit_hash
+    )
+    change = Change(doc_path, request.new_content, description + "\n", author, read_at, earlier)
     make = push_proposal if going.pushed else local_proposal
     with sources.clone_in_use(settings):  # a sync's lock-file cleanup leaves this git's alone
         made = make(going.target, branch, change, settings.proposals.git_timeout)
@@ -149,6 +160,16 @@ def _make(
         base_branch=going.target.base_branch,
         base_commit=made.base_commit,
     )
+
+
+# proposals that wait for review: a pull request open at the last sync, a local branch (while
+# it is there); a pushed branch without one may have been deleted unseen
+WAITING = ("local", "open")
+
+
+def _named(proposal: Proposal) -> str:
+    pull = f", pull request {proposal.pr_url}" if proposal.pr_url else ""
+    return f"proposal {proposal.id} (branch {proposal.branch}, {proposal.status}{pull})"
 
 
 def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
