@@ -348,3 +348,23 @@ def test_a_local_proposal_of_the_same_text_counts_while_its_branch_is_there(
         again = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
     assert again.status == "local" and again.id != first.id
     assert git(remote.work, "branch", "--list", "briefd/*").split() == [again.branch]
+
+
+def test_a_checkouts_upstream_branch_the_remote_lost_is_named(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: a pushing checkout whose upstream branch was deleted on the remote was told to
+    check a ``sync.branch`` it had not set; the remote and the branch are named."""
+    git(remote.work, "checkout", "--quiet", "-b", "docs")
+    git(remote.work, "push", "--quiet", "--set-upstream", "origin", "docs")
+    git(remote.bare, "branch", "--quiet", "-D", "docs")
+    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": True})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with pytest.raises(ProposalError) as refused:
+            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert str(refused.value) == (
+        "git fetch failed: fatal: couldn't find remote ref refs/heads/docs; the remote "
+        "'origin' has no branch 'docs' (the checkout's upstream branch, or sync.branch): set "
+        "sync.branch to the branch of 'origin' proposals start from"
+    )

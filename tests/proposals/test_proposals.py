@@ -722,3 +722,29 @@ def test_a_scope_and_a_path_composed_otherwise_are_the_same_scope(
             ProposalRequest(path, "Ödeme", f"# Ödeme\n\n{scope!r}\n", scopes=(scope,))
         )
         assert made.doc_path == "projects/ödeme/genel-bakış.md"
+
+
+def test_a_default_branch_renamed_since_the_last_sync_says_to_sync(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """K3, T1: the team renamed the remote's default branch (main → trunk) and an agent
+    proposed before briefd's next sync: "couldn't find remote ref refs/heads/main; … check
+    `sync.branch`", a setting nobody had set. It now says a sync follows the rename; after
+    one, the proposal starts from trunk."""
+    git_api.sync()
+    git(remote.work, "branch", "--quiet", "-m", "main", "trunk")
+    git(remote.work, "push", "--quiet", "origin", "trunk")
+    git(remote.bare, "symbolic-ref", "HEAD", "refs/heads/trunk")
+    git(remote.bare, "branch", "--quiet", "-D", "main")
+
+    with pytest.raises(ProposalError) as refused:
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert str(refused.value) == (
+        "git fetch failed: fatal: couldn't find remote ref refs/heads/main; the remote has no "
+        "branch 'main' (any more): when its default branch was renamed, a sync follows the new "
+        "one (unless sync.branch names the old): run briefd sync (or POST /api/admin/sync) and "
+        "propose again; else set sync.branch to a branch it has"
+    )
+    assert git_api.sync().branch == "trunk"
+    made = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert made.base_branch == "trunk"

@@ -86,16 +86,33 @@ def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float
 
 
 def _remote_named(failed: ProposalRemoteError, target: GitTarget) -> ProposalRemoteError:
-    """``failed``, its advice about the URL pointed at the checkout's remote when the source
-    is a checkout (``proposals.push``): its `source` is a folder, not the URL that failed."""
+    """``failed``, its advice pointed at what the proposal used: a checkout's remote (its
+    `source` is a folder, not the URL that failed), and the base branch a remote lacks, which
+    is no ``sync.branch`` when none is set (a git URL source's default branch renamed since
+    the last sync, a checkout's upstream branch deleted)."""
     said = str(failed)
+    branch, remote = target.base_branch, target.remote
+    if git.MISSING_BRANCH_HINT in said:
+        return ProposalRemoteError(
+            said.replace(
+                git.MISSING_BRANCH_HINT,
+                f"the remote has no branch '{branch}' (any more): when its default branch was "
+                "renamed, a sync follows the new one (unless sync.branch names the old): run "
+                "briefd sync (or POST /api/admin/sync) and propose again; else set sync.branch "
+                "to a branch it has"
+                if target.configured
+                else f"the remote '{remote}' has no branch '{branch}' (the checkout's upstream "
+                "branch, or sync.branch): set sync.branch to the branch of "
+                f"'{remote}' proposals start from",
+            )
+        )
     if target.configured or git.SOURCE_URL_HINT not in said:
         return failed
     return ProposalRemoteError(
         said.replace(
             git.SOURCE_URL_HINT,
-            f"check the URL of the remote '{target.remote}' of the knowledge checkout "
-            f"{target.repo} (git remote get-url {target.remote}), or set proposals.push to "
+            f"check the URL of the remote '{remote}' of the knowledge checkout "
+            f"{target.repo} (git remote get-url {remote}), or set proposals.push to "
             "another remote, or false to keep proposals as local branches",
         )
     )

@@ -35,6 +35,7 @@ _CREDENTIALS = re.compile(r"(\w+://)[^/\s]*@")  # to the last @: a password may 
 DUBIOUS = "dubious ownership"  # git refuses a repository another user owns (safe.directory)
 TIMED_OUT = "took longer than"  # in the message of a git command its timeout ended
 SOURCE_URL_HINT = "check the repository URL in `source`"
+MISSING_BRANCH_HINT = "the branch does not exist on the remote; check `sync.branch`"
 _HINTS = (
     (
         ("Authentication failed", "could not read Username", "Permission denied", "error: 403"),
@@ -51,7 +52,7 @@ _HINTS = (
     ),
     (
         ("couldn't find remote ref", "invalid refspec"),
-        "the branch does not exist on the remote; check `sync.branch`",
+        MISSING_BRANCH_HINT,
     ),
     (
         (DUBIOUS,),
