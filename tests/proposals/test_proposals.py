@@ -748,3 +748,21 @@ def test_a_default_branch_renamed_since_the_last_sync_says_to_sync(
     assert git_api.sync().branch == "trunk"
     made = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
     assert made.base_branch == "trunk"
+
+
+def test_an_agent_that_tries_to_delete_a_document_is_told_how_to_retire_it(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: an agent asked to remove an obsolete document sent empty new_content and was told
+    "send the full new text of the document", so it wrote a stub over it; proposals cannot
+    delete, and the answer now says so and how a document is retired instead."""
+    git_api.sync()
+    with pytest.raises(ProposalError) as refused:
+        git_api.propose_update(ProposalRequest("domain/glossary.md", "obsolete: remove", ""))
+    assert str(refused.value) == (
+        "new_content is empty; send the full new text of the document. A proposal changes or "
+        "creates a document and cannot delete one: to retire it, propose the document that "
+        "replaces it with `supersedes: <its path>` in its front matter (briefd then points "
+        "readers there), and say in change_description that the old one can be deleted"
+    )
+    assert git(remote.bare, "branch", "--list", "briefd/*") == ""

@@ -32,6 +32,14 @@ _WINDOWS_DEVICES = frozenset(
 _TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
 
 
+EMPTY = (
+    "new_content is empty; send the full new text of the document. A proposal changes or "
+    "creates a document and cannot delete one: to retire it, propose the document that "
+    "replaces it with `supersedes: <its path>` in its front matter (briefd then points readers "
+    "there), and say in change_description that the old one can be deleted"
+)
+
+
 def checked_path(request: ProposalRequest, settings: Settings) -> str:
     """The normalised document path, or a :class:`ProposalError` that says what to fix. Path
     and scopes are compared composed (NFC): an agent may send either form, and the commit
@@ -155,7 +163,7 @@ def _check_text(request: ProposalRequest, max_bytes: int) -> None:
             f"change_description is {len(description)} characters; keep it under {MAX_DESCRIPTION}"
         )
     if not request.new_content.strip():
-        raise ProposalError("new_content is empty; send the full new text of the document")
+        raise ProposalError(EMPTY)
     if "\0" in request.new_content:
         raise ProposalError("new_content contains a NUL character; send Markdown text")
     _check_front_matter(request.new_content)
