@@ -655,3 +655,32 @@ def test_the_same_text_proposed_again_while_its_pull_request_is_open_is_refused(
     forge_api.sync()
     again = forge_api.propose_update(ProposalRequest("domain/retry.md", "again", NEW_RETRY))
     assert again.status == "open" and again.pr_number == 3
+
+
+def test_a_token_pasted_with_a_line_break_opens_the_pull_request(
+    forge_api: Briefd, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token read from a file or a Kubernetes secret often ends in a line break: GitHub's
+    pull request was not opened, and the refusal quoted the header, token and all, to the
+    agent, the proposals list and the dashboard ("Illegal header value b'Bearer ghp_…'")."""
+    monkeypatch.setenv(TOKEN_ENV, "ghp_test\r\n")
+    made = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert (made.status, made.pr_number, made.forge_error) == ("open", 1, None)
+
+
+@pytest.mark.parametrize(
+    ("token", "named"),
+    [("ghp_te st", "a space"), ("ghp_te\nst", "a line break"), ("ghp_teést", "U+00E9")],
+)
+def test_a_token_no_header_can_carry_is_refused_without_being_shown(
+    forge_api: Briefd, remote: Remote, monkeypatch: pytest.MonkeyPatch, token: str, named: str
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, token)
+    with pytest.raises(ProposalError) as refused:
+        forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert str(refused.value) == (
+        f"${TOKEN_ENV} holds a character (character 7: {named}) that an HTTP header cannot "
+        "carry: a paste that took a line break or a space with it? Set it again, exactly as issued"
+    )
+    assert git(remote.bare, "branch", "--list") == "* main"
+    assert forge_api.proposals() == []

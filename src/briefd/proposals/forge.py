@@ -148,10 +148,27 @@ def open_forge(
         raise ProposalError(
             "forge.type is github but forge.repo is not set (owner/name); set it in briefd.yaml"
         )
-    token = os.environ.get(settings.token_env, "")
+    token = os.environ.get(settings.token_env, "").strip()  # a file's last line break
     if not token:
         raise ProposalError(
             f"forge.type is github but ${settings.token_env} is empty; export a token that may "
             "open pull requests, or set forge.token_env"
         )
+    _check_sendable(token, settings.token_env)
     return GitHub(settings.api_url, repo, token, client)
+
+
+def _check_sendable(token: str, env: str) -> None:
+    """A token goes in a header, which carries printable ASCII alone; the error httpx would
+    raise on another character quotes the header, token and all. Said without the token."""
+    at = next((i for i, c in enumerate(token) if not "!" <= c <= "~"), None)
+    if at is not None:
+        odd = token[at]
+        what = (
+            "a line break" if odd in "\r\n" else "a space" if odd.isspace() else f"U+{ord(odd):04X}"
+        )
+        raise ProposalError(
+            f"${env} holds a character (character {at + 1}: {what}) that an HTTP header cannot "
+            "carry: a paste that took a line break or a space with it? Set it again, exactly "
+            "as issued"
+        )
