@@ -148,3 +148,32 @@ def test_create_embedder_builds_openai_from_settings(
     assert isinstance(embedder, OpenAIEmbedder)
     assert embedder.embed_batch(["x", "y"], "passage").shape == (2, 3)
     assert server.requests[0].headers["authorization"] == "Bearer sk-env"
+
+
+def test_a_key_pasted_with_a_line_break_is_sent_without_it(
+    settings: Settings, server: FakeServer, client: httpx.Client
+) -> None:
+    """A key read from a file or a Kubernetes secret often ends in a line break: every batch
+    failed with "cannot be reached (LocalProtocolError); check that it is up", a server that
+    was up, while httpx refused the header the key was in."""
+    server.on("POST", "/v1/embeddings", openai_reply)
+    config = with_overrides(settings, {"embeddings.base_url": server.url}).embeddings
+    env = {"OPENAI_API_KEY": "sk-test\r\n"}
+    OpenAIEmbedder.from_settings(config, client, env=env).embed_batch(["x"], "passage")
+    assert server.requests[0].headers["authorization"] == "Bearer sk-test"
+
+
+def test_a_key_no_header_can_carry_is_refused_without_being_shown(
+    settings: Settings, server: FakeServer, client: httpx.Client
+) -> None:
+    server.on("POST", "/v1/embeddings", openai_reply)
+    config = with_overrides(settings, {"embeddings.base_url": server.url}).embeddings
+    embedder = OpenAIEmbedder.from_settings(config, client, env={"OPENAI_API_KEY": "sk-te st"})
+    with pytest.raises(EmbeddingError) as error:
+        embedder.embed_batch(["x"], "passage")
+    assert str(error.value) == (
+        "the environment variable OPENAI_API_KEY (named by embeddings.api_key_env) holds a "
+        "character (character 6: a space) that an HTTP header cannot carry: a paste that took "
+        "a line break or a space with it? Set it again, exactly as issued"
+    )
+    assert server.requests == []

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from briefd.embeddings.remote import RemoteEmbedder, prefixes_for
+from briefd.errors import EmbeddingError
 from briefd.settings import EmbeddingsSettings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -44,6 +45,7 @@ class OpenAIEmbedder(RemoteEmbedder):
         super().__init__(model, url, client, "openai-compatible", prefixes)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._api_key_env = api_key_env
+        self._key_problem = _unsendable(api_key or "", api_key_env)
 
     @classmethod
     def from_settings(
@@ -55,13 +57,15 @@ class OpenAIEmbedder(RemoteEmbedder):
         env = os.environ if env is None else env
         client = client or httpx.Client(timeout=config.timeout_seconds)
         base_url = config.base_url or DEFAULT_BASE_URL
-        key = env.get(config.api_key_env) or None
+        key = env.get(config.api_key_env, "").strip() or None  # a file's last line break
         prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
         made = cls(config.model, base_url, client, key, config.api_key_env, prefixes)
         made.batch = config.batch_size
         return made
 
     def _request(self, texts: list[str]) -> Any:
+        if self._key_problem is not None:
+            raise EmbeddingError(self._key_problem)
         body = self._post({"model": self.name, "input": texts}, self._headers)
         items = body.get("data") if isinstance(body, dict) else None
         if not isinstance(items, list):
@@ -84,3 +88,18 @@ class OpenAIEmbedder(RemoteEmbedder):
                 f"(named by embeddings.api_key_env; it {state})"
             )
         return super()._status_hint(status)
+
+
+def _unsendable(key: str, env: str) -> str | None:
+    """Why ``key`` cannot go in a header (None: it can): httpx would refuse it there, and
+    it is said as "cannot be reached", of a service that is up. Said without the key."""
+    at = next((i for i, c in enumerate(key) if not "!" <= c <= "~"), None)
+    if at is None:
+        return None
+    odd = key[at]
+    what = "a line break" if odd in "\r\n" else "a space" if odd.isspace() else f"U+{ord(odd):04X}"
+    return (
+        f"the environment variable {env} (named by embeddings.api_key_env) holds a character "
+        f"(character {at + 1}: {what}) that an HTTP header cannot carry: a paste that took a "
+        "line break or a space with it? Set it again, exactly as issued"
+    )
