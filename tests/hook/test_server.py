@@ -108,6 +108,20 @@ def test_command_asks_a_server_on_ipv6_loopback(indexed: Briefd, run_hook: RunHo
     assert run.stderr == ""
 
 
+def test_a_token_with_the_line_break_of_an_env_file_reaches_the_server(
+    live_server: str, run_hook: RunHook
+) -> None:
+    """``briefd serve`` strips BRIEFD_API_TOKEN; the hook sent it as it came (a Windows-edited
+    .env file's last ``\\r``) inside its header, a request the server could not parse: every
+    prompt was answered from the local index, without a word, while the token was right."""
+    env: dict[str, str | None] = {
+        "BRIEFD_RECALL__SERVER": live_server,
+        "BRIEFD_API_TOKEN": TOKEN + "\r",
+    }
+    run = run_hook("--json", payload=hook_json(RELEVANT, session="crlf"), env=env)
+    assert json.loads(run.stdout)["via"] == "server", run.stderr
+
+
 def test_wrong_token_falls_back_in_process(live_server: str, run_hook: RunHook) -> None:
     env: dict[str, str | None] = {"BRIEFD_RECALL__SERVER": live_server, "BRIEFD_API_TOKEN": "no"}
     run = run_hook("--json", RELEVANT, env=env)

@@ -156,7 +156,8 @@ def post(
     from briefd.hook import client
 
     try:
-        return client.post(url, body, env.get("BRIEFD_API_TOKEN"), timeout, fmt, index)
+        token = env.get("BRIEFD_API_TOKEN", "").strip() or None  # as `briefd serve` reads it
+        return client.post(url, body, token, timeout, fmt, index)
     except client.ServerRefused as exc:  # answered here, but the user should know why
         sys.stderr.write(
             f"briefd recall: {exc}; set BRIEFD_API_TOKEN to the server's token (answered from "
