@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
 from briefd.service import create_app
-from briefd.settings import Settings
+from briefd.settings import Settings, load_settings
 from briefd.sources.knowledge import sync_lock
 from briefd.sync.webhook import signature
 from tests.service.conftest import service_config
@@ -120,6 +120,27 @@ def test_unsigned_or_badly_signed_webhook_changes_nothing(
 def test_a_signature_over_a_different_body_is_refused(client: TestClient) -> None:
     other = json.dumps({"ref": "refs/heads/main"}).encode()
     assert webhook(client, PUSH, signature(SECRET, other)).status_code == 401  # type: ignore[attr-defined]
+
+
+def test_a_secret_with_the_line_break_of_a_secret_file_still_checks_githubs_signature(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """A Kubernetes secret made from a file (``--from-file``) ends in a line break, which
+    BRIEFD_SYNC__WEBHOOK_SECRET kept: GitHub signs with the secret as typed into its form, so
+    every delivery was 401 "missing or wrong X-Hub-Signature-256" and no push synced."""
+    overrides = {"db": str(tmp_path / "data" / "index.db"), "source": remote.url}
+    env = {"BRIEFD_SYNC__WEBHOOK_SECRET": SECRET + "\n", "BRIEFD_SYNC__INTERVAL": "0"}
+    settings = load_settings(config=None, env=env, overrides=overrides)
+    with (
+        Briefd(settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        api.sync()
+        response = webhook(http, PUSH, signature(SECRET, PUSH))
+        other = json.dumps({"ref": "refs/heads/main", "after": "1" * 40}).encode()
+        wrong = webhook(http, other, signature(SECRET + "x", other))
+    assert response.status_code == 202, response.text  # type: ignore[attr-defined]
+    assert wrong.status_code == 401  # type: ignore[attr-defined]
 
 
 def test_webhook_without_a_configured_secret_is_off(tmp_path: Path, remote: Remote) -> None:
