@@ -278,6 +278,22 @@ def test_environment_values_of_text_settings_are_taken_as_they_are() -> None:
     assert load_settings(env={"BRIEFD_SYNC__WEBHOOK_SECRET": "off"}).sync.webhook_secret is None
 
 
+def test_the_line_break_a_secret_file_ends_in_is_not_part_of_a_text_setting() -> None:
+    """A Kubernetes secret made from a file (``--from-file``), a ``.env`` edited on Windows:
+    the value ends in a line break, which BRIEFD_* text settings kept. state.url was refused
+    as holding "a space" that no one could find, and a git URL source failed to clone with
+    "credential url cannot be parsed"."""
+    env = {
+        "BRIEFD_STATE__URL": "postgresql://briefd:pw@db:5432/briefd\n",
+        "BRIEFD_SOURCE": "https://github.com/acme/knowledge.git\r\n",
+        "BRIEFD_SYNC__WEBHOOK_SECRET": "s3cr3t\n",
+    }
+    settings = load_settings(env=env)
+    assert settings.state.url == "postgresql://briefd:pw@db:5432/briefd"
+    assert settings.sync.remote == "https://github.com/acme/knowledge.git"
+    assert settings.sync.webhook_secret == "s3cr3t"
+
+
 def test_a_key_given_twice_is_an_error_not_a_lost_section(tmp_path: Path) -> None:
     config = tmp_path / "briefd.yaml"
     config.write_text("search:\n  top_k: 3\nsearch:\n  mode: bm25\n")

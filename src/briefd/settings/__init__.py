@@ -527,11 +527,12 @@ OFF_WORDS = frozenset({"", "~", "null", "none", "off", "false", "no"})
 
 def _env_value(dotted: str, raw: str) -> Any:
     """A ``BRIEFD_*`` value: for a text setting the text as it is (``s3cr3t #prod`` stays
-    whole, "2.0" stays text; an optional one is turned off by "off", "null", ""…), else as
-    YAML reads it."""
+    whole, "2.0" stays text; an optional one is turned off by "off", "null", ""…) but for the
+    line break a value read from a file ends in, else as YAML reads it."""
     text, optional = text_setting(Settings, dotted)
     if not text:  # an empty value turns an optional one off here too (proposals.push)
         return None if optional and not raw.strip() else parse_env_value(raw)
+    raw = raw.rstrip("\r\n")  # a secret file's, a .env's CRLF: never a path's, URL's, secret's
     return None if optional and raw.strip().lower() in OFF_WORDS else raw
 
 
