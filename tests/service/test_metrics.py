@@ -149,6 +149,27 @@ def test_stats_answer_while_the_shared_state_is_down(service_settings: Settings)
     assert "unreachable" in stats["state_error"] and ":p@" not in stats["state_error"]
 
 
+def test_the_open_health_probe_never_shows_the_client_keys_password(
+    service_settings: Settings,
+) -> None:
+    """I3, S1: state.url's ``sslpassword`` (the passphrase of the client's TLS key) was shown
+    as written in every 'unreachable' line, and so in /api/health's state_error, which anyone
+    who reaches the port may read without the token."""
+    url = f"postgresql://u@127.0.0.1:{free_port()}/x?sslmode=disable&sslpassword=k3y-pass&application_name=b"
+    down = with_overrides(service_settings, {"state.url": url})
+    with (
+        Briefd(down, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        http.get("/api/stats", headers=AUTH)
+        health = http.get("/api/health").json()  # no token: the load balancer's probe
+    assert "k3y-pass" not in health["state_error"]
+    assert (
+        "?sslmode=disable&sslpassword=***&application_name=b) is unreachable"
+        in health["state_error"]
+    )
+
+
 def test_stats_answer_while_the_shared_state_refuses_this_replica(
     service_settings: Settings, postgres: Postgres
 ) -> None:

@@ -39,7 +39,7 @@ _PROPOSAL_COLUMNS = (
     "pr_number, base_branch, base_commit, forge_error, status_checked_at"
 )
 _PASSWORD = re.compile(r"(://[^:/@]*:)\S*@")  # to the last @: a password may hold one, or a /
-_PASSWORD_PARAM = re.compile(r"([?&]password=)[^&\s]*")
+_PASSWORD_PARAM = re.compile(r"([?&](?:ssl)?password=)[^&\s]*")  # sslpassword: a TLS key's
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SAID = re.compile(r"\b(?:FATAL|ERROR):\s+(.*)")  # what the server said, after libpq's prefix
 _TO_DO = (  # what the server said → what the operator does
