@@ -132,6 +132,38 @@ def test_wrong_token_falls_back_in_process(live_server: str, run_hook: RunHook) 
     )
 
 
+def test_a_token_no_header_can_carry_is_said_without_being_shown(
+    indexed: Briefd, live_server: str, run_hook: RunHook, tmp_path: Path
+) -> None:
+    """A token of two lines went into the request as it was: over http:// a header that
+    broke the request (answered locally without a word), over https:// an error quoting the
+    header, token and all, on the agent's stderr ("Invalid header value b'Bearer …'")."""
+    said = (
+        "briefd recall: BRIEFD_API_TOKEN holds a character (character 12: a line break) that an "
+        "HTTP header cannot carry; set BRIEFD_API_TOKEN to the server's token (answered from "
+        "the local index meanwhile)\n"
+    )
+    env: dict[str, str | None] = {"BRIEFD_API_TOKEN": "recall-test\ntoken"}
+    env["BRIEFD_RECALL__SERVER"] = live_server
+    run = run_hook("--json", payload=hook_json(RELEVANT, session="http"), env=env)
+    assert (json.loads(run.stdout)["via"], run.stderr) == ("in-process", said)
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
+            *("-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    app = create_app(indexed, ServiceConfig(token=TOKEN))
+    with serving(app, ssl_keyfile=str(key), ssl_certfile=str(cert)) as base:
+        env.update(BRIEFD_RECALL__SERVER=base, SSL_CERT_FILE=str(cert))
+        run = run_hook("--json", payload=hook_json(RELEVANT, session="tls"), env=env)
+    assert (json.loads(run.stdout)["via"], run.stderr) == ("in-process", said)
+
+
 def test_pass_through_to_a_server_parses_no_json(live_server: str, indexed: Briefd) -> None:
     """Hook JSON in, block out: the bytes go to the server and back untouched."""
     import subprocess

@@ -84,6 +84,7 @@ def post(
     scheme, host, port, base = split_url(url)
     headers = {"Host": host_header(host, port), "Content-Type": "application/json"}
     if token:
+        _check_sendable(token)
         headers["Authorization"] = f"Bearer {token}"
     if index:
         headers[INDEX_HEADER] = index
@@ -94,6 +95,19 @@ def post(
     except OSError as exc:
         raise ServerUnavailable(f"no briefd server at {url} ({exc.strerror or exc})") from None
     return _exchange(conn, f"{base}{PATH}{fmt}", headers, body, timeout, f"briefd server at {url}")
+
+
+def _check_sendable(token: str) -> None:
+    """A header carries printable ASCII alone: another character broke the request (http://)
+    or raised an error quoting the header, token and all (https://). Said without the token."""
+    at = next((i for i, c in enumerate(token) if not "!" <= c <= "~"), None)
+    if at is not None:
+        odd = token[at]
+        what = "a line break" if odd in "\r\n" else "a space" if odd.isspace() else "not ASCII"
+        raise ServerRefused(
+            f"BRIEFD_API_TOKEN holds a character (character {at + 1}: {what}) that an HTTP "
+            "header cannot carry"
+        )
 
 
 def post_unix(
