@@ -6,10 +6,12 @@ git smart-HTTP remote that wants the credentials."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,8 @@ def sync(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
         "BRIEFD_DB": str(tmp_path / "data" / "index.db"),
         "BRIEFD_EMBEDDINGS__ENABLED": "false",
     }
+    if "PYTHONPATH" in os.environ:  # the briefd under test, not the one installed
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return subprocess.run(
         [sys.executable, "-m", "briefd", "sync"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
@@ -173,9 +177,43 @@ def test_only_a_user_name_with_a_tokens_shape_leaves_the_url() -> None:
             {},
         ),
         ("ssh://" + token + "@h/kb", "ssh://" + token + "@h/kb", {}),
-        (f"https://{token}@github.com/o/kb.git", "https://github.com/o/kb.git", (token, "")),
-        (f"https://x:{token}@h/kb", "https://h/kb", ("x", token)),
+        (
+            f"https://{token}@github.com/o/kb.git",
+            "https://github.com/o/kb.git",
+            (token, "", "https://github.com"),
+        ),
+        (f"https://x:{token}@h:8443/kb", "https://h:8443/kb", ("x", token, "https://h:8443")),
     ):
         made = git_module.remote(url)
         assert made.url == plain, url
         assert tuple(made.env.values()) == tuple(env), url
+
+
+def test_the_token_never_follows_a_redirect_to_another_host(
+    tmp_path: Path, remote: Remote, server: AuthenticatedGit
+) -> None:
+    """git follows the first redirect of a fetch and asks its credential helpers again for the
+    new host; briefd's helper answered every host, so the token taken out of the URL went
+    wherever the remote (or whoever answered for it) redirected: git, given the token in the
+    URL itself, sends it to no other host. The helper now answers only for the URL's own."""
+
+    class Redirect(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(301)
+            self.send_header("Location", f"http://127.0.0.1:{server.port}{self.path}")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    redirector = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=redirector.serve_forever, daemon=True).start()
+    try:
+        port = redirector.server_address[1]
+        moved = sync(tmp_path, f"http://alice:{TOKEN}@127.0.0.1:{port}/{remote.bare.name}")
+    finally:
+        redirector.shutdown()
+        redirector.server_close()
+    assert moved.returncode == 1
+    assert "the remote refused the credentials" in moved.stderr, moved.stderr
+    assert server.refused >= 1 and not (tmp_path / "data" / "repo" / "domain").exists()

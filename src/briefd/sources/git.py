@@ -65,11 +65,16 @@ _HINTS = (
 
 
 # git's credential helper for a URL that carried ``user:token@`` (or ``TOKEN@``): it answers from the environment
-# (the variables below), so no secret is ever in a command line (``ps``) or in a git config
+# (the variables below), so no secret is ever in a command line (``ps``) or in a git config;
+# and only for that URL's protocol and host: git asks again for the host a redirect names,
+# where the token, given in the URL, would never have gone
 _USER_VAR, _PASSWORD_VAR = "GIT_BRIEFD_USERNAME", "GIT_BRIEFD_PASSWORD"
+_ORIGIN_VAR = "GIT_BRIEFD_ORIGIN"
 CREDENTIAL_HELPER = (
-    f'!f() {{ test "$1" = get && printf "username=%s\\npassword=%s\\n" "${_USER_VAR}" '
-    f'"${_PASSWORD_VAR}"; }}; f'
+    '!f() { test "$1" = get || exit 0; p=; h=; while IFS= read -r l && test -n "$l"; do '
+    'case "$l" in protocol=*) p=${l#protocol=};; host=*) h=${l#host=};; esac; done; '
+    f'test "$p://$h" = "${_ORIGIN_VAR}" || exit 0; '
+    f'printf "username=%s\\npassword=%s\\n" "${_USER_VAR}" "${_PASSWORD_VAR}"; }}; f'
 )
 
 
@@ -106,8 +111,10 @@ def remote(url: str) -> Remote:
     user = unquote(parts.username)
     if parts.password is None and not _TOKEN_SHAPED.fullmatch(user):
         return Remote(url)  # a name (alice@): the user's own helper has its password
-    plain = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    host = parts.netloc.rpartition("@")[2]
+    plain = urlunsplit(parts._replace(netloc=host))
     env = {_USER_VAR: user, _PASSWORD_VAR: unquote(parts.password or "")}
+    env[_ORIGIN_VAR] = f"{parts.scheme}://{host}"  # as git names it to its helpers
     return Remote(plain, env)
 
 
