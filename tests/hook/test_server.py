@@ -164,6 +164,17 @@ def test_a_token_no_header_can_carry_is_said_without_being_shown(
     assert (json.loads(run.stdout)["via"], run.stderr) == ("in-process", said)
 
 
+def test_a_token_with_a_space_inside_still_reaches_the_server(
+    indexed: Briefd, run_hook: RunHook
+) -> None:
+    """The server takes any ASCII token (a space inside too): the hook sends it as it is."""
+    spaced = "recall test token"
+    with serving(create_app(indexed, ServiceConfig(token=spaced))) as base:
+        env: dict[str, str | None] = {"BRIEFD_RECALL__SERVER": base, "BRIEFD_API_TOKEN": spaced}
+        run = run_hook("--json", payload=hook_json(RELEVANT, session="spaced"), env=env)
+    assert json.loads(run.stdout)["via"] == "server", run.stderr
+
+
 def test_pass_through_to_a_server_parses_no_json(live_server: str, indexed: Briefd) -> None:
     """Hook JSON in, block out: the bytes go to the server and back untouched."""
     import subprocess

@@ -98,12 +98,13 @@ def post(
 
 
 def _check_sendable(token: str) -> None:
-    """A header carries printable ASCII alone: another character broke the request (http://)
-    or raised an error quoting the header, token and all (https://). Said without the token."""
-    at = next((i for i, c in enumerate(token) if not "!" <= c <= "~"), None)
+    """A header carries printable ASCII (and spaces, as the server's token may hold) alone:
+    another character broke the request (http://) or raised an error quoting the header, token
+    and all (https://). Said without the token."""
+    at = next((i for i, c in enumerate(token) if not " " <= c <= "~"), None)
     if at is not None:
         odd = token[at]
-        what = "a line break" if odd in "\r\n" else "a space" if odd.isspace() else "not ASCII"
+        what = "a line break" if odd in "\r\n" else "not ASCII" if odd > "~" else "a control one"
         raise ServerRefused(
             f"BRIEFD_API_TOKEN holds a character (character {at + 1}: {what}) that an HTTP "
             "header cannot carry"
