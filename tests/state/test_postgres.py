@@ -292,3 +292,31 @@ def test_a_server_refusing_briefd_says_why_and_what_to_do(postgres: Postgres) ->
         )
     finally:
         state.close()
+
+
+def test_a_role_without_rights_to_create_uses_tables_its_owner_migrated(
+    postgres: Postgres,
+) -> None:
+    """S1: a least-privilege role (rights on briefd's tables, none to create any: the database
+    owner migrated it) was refused every call, 'the shared state refused to create briefd's
+    tables: permission denied for schema public', though every table was there and current:
+    each start ran CREATE TABLE IF NOT EXISTS, which PostgreSQL checks against the schema."""
+    postgres.reset()
+    owner = PostgresState(StateSettings(url=postgres.url), "owner")
+    try:
+        assert owner.counts()["usage_events"] == 0  # migrated by the owner
+    finally:
+        owner.close()
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'app'").fetchone():
+            conn.execute("CREATE ROLE app LOGIN")
+        conn.execute("GRANT USAGE ON SCHEMA public TO app")
+        conn.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO app")
+        conn.execute("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO app")
+    app = PostgresState(StateSettings(url=postgres.url.replace("briefd@", "app@")), "r")
+    try:
+        assert app.save_usage("b1", ["c1"], None, "2026-01-01T00:00:00+00:00") == 1
+        assert app.counts()["usage_events"] == 1
+        assert app.problem() is None
+    finally:
+        app.close()

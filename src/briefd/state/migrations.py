@@ -112,7 +112,16 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 
 def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
-    """Apply the migrations this database lacks (one transaction); the version it is at."""
+    """Apply the migrations this database lacks (one transaction); the version it is at. A
+    database already at the latest version is only read: a role with rights on briefd's
+    tables but none to create any (its owner migrated it) uses it as it is."""
+    latest = MIGRATIONS[-1].version
+    with conn.transaction():
+        found = conn.execute("SELECT to_regclass('state_migrations') IS NOT NULL").fetchone()
+        if found and found[0]:
+            row = conn.execute("SELECT coalesce(max(version), 0) FROM state_migrations").fetchone()
+            if row and int(str(row[0])) >= latest:
+                return int(str(row[0]))
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         conn.execute(
