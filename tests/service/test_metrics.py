@@ -125,6 +125,43 @@ def test_a_flush_failing_while_the_shared_state_is_down_is_said_once(
     ]
 
 
+def test_a_query_log_flush_that_fails_after_saving_saves_each_entry_once(
+    service_settings: Settings, postgres: Postgres
+) -> None:
+    """S1, T3: the shared query log was saved, then pruned; a prune refused (a role that may
+    not DELETE) kept the entries for the next flush, which saved them again: every search
+    counted once per flush (5 after five seconds), in gaps and usage alike."""
+    postgres.reset()
+    with Briefd(with_overrides(service_settings, {"state.url": postgres.url}), None) as owner:
+        owner.state.counts()  # briefd's tables, made by their owner
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'keeper'").fetchone():
+            conn.execute("CREATE ROLE keeper LOGIN")
+        conn.execute("GRANT USAGE ON SCHEMA public TO keeper")
+        conn.execute("GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO keeper")
+        conn.execute("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO keeper")
+    keeper = with_overrides(
+        service_settings, {"state.url": postgres.url.replace("briefd@", "keeper@")}
+    )
+    with (
+        Briefd(keeper, embedder=None) as api,
+        TestClient(create_app(api, service_config(flush_seconds=3600))) as http,
+    ):
+        state = http.app.state.briefd  # type: ignore[attr-defined]
+        http.get("/api/search", params={"q": "zanzibar onboarding"}, headers=AUTH)
+        for _ in range(2):
+            with pytest.raises(StoreError, match="permission denied for table query_log"):
+                state.flush()
+        with psycopg.connect(postgres.url, autocommit=True) as conn:
+            conn.execute("GRANT DELETE ON ALL TABLES IN SCHEMA public TO keeper")
+        state.flush()
+        with psycopg.connect(postgres.url) as conn:
+            logged = conn.execute(
+                "SELECT count(*) FROM query_log WHERE query = 'zanzibar onboarding'"
+            ).fetchone()
+        assert logged == (1,)
+
+
 def test_metrics_are_scraped_while_the_shared_state_is_down(service_settings: Settings) -> None:
     """S1, I4: /metrics reads the counters and the local index, not PostgreSQL, so a degraded
     replica is still scraped (it answered 503 state_unavailable)."""

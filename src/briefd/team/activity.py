@@ -46,15 +46,17 @@ def log_queries(
                 activity.save_queries(conn, [as_logged(e, settings, salt) for e in entries])
             prune(conn, settings)
         return
+    # the upkeep first: failing after the entries were saved, it would have them kept for the
+    # next flush and saved again, every flush while it fails (a role that may not DELETE)
+    state.forget_text(settings.log_prompts, prompt_mode("recall", settings))
+    if settings.retention_days > 0:
+        state.prune_before(cutoff_of(settings))
     if entries:
         salt = state.query_salt()
         with store.read() as conn:  # the documents of the sections, as indexed here
             where = reports.section_info(conn, {c for e in entries for c in e.sections})
         documents = {c: info.doc_path for c, info in where.items()}
         state.save_queries([as_logged(e, settings, salt) for e in entries], documents)
-    state.forget_text(settings.log_prompts, prompt_mode("recall", settings))
-    if settings.retention_days > 0:
-        state.prune_before(cutoff_of(settings))
 
 
 def prompt_mode(kind: str, settings: ActivitySettings) -> str:
