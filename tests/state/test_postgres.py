@@ -320,3 +320,21 @@ def test_a_role_without_rights_to_create_uses_tables_its_owner_migrated(
         assert app.problem() is None
     finally:
         app.close()
+
+
+def test_tables_gone_from_a_database_made_anew_are_made_again(postgres: Postgres) -> None:
+    """S1: a database dropped and made anew under running replicas (restored from a dump made
+    before briefd, a server replaced without its volume) left every state call refused,
+    'relation "usage_events" does not exist', for good, while health said ok: the tables
+    were made by each process's first call only."""
+    postgres.reset()
+    state = PostgresState(StateSettings(url=postgres.url), "r")
+    try:
+        assert state.save_usage("b1", ["c1"], None, "2026-01-01T00:00:00+00:00") == 1
+        postgres.reset()
+        with pytest.raises(StoreError, match='relation "usage_events" does not exist'):
+            state.save_usage("b2", ["c1"], None, "2026-01-01T00:00:00+00:00")
+        assert state.save_usage("b3", ["c1"], None, "2026-01-01T00:00:00+00:00") == 1
+        assert state.counts()["usage_events"] == 1
+    finally:
+        state.close()

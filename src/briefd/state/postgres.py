@@ -135,6 +135,11 @@ class PostgresState:
                     yield conn
         except (psycopg.OperationalError, PoolTimeout) as exc:
             raise self._down(exc) from exc
+        except psycopg.errors.UndefinedTable as exc:
+            # briefd's tables are gone (the database made anew, restored from a dump before
+            # briefd): the next call creates them again, as the first one did
+            self._migrated = False
+            raise StoreError(f"the shared state refused a request: {said(str(exc))}") from exc
         except psycopg.Error as exc:
             doing = "a request" if self._migrated or own else "to create briefd's tables"
             raise StoreError(f"the shared state refused {doing}: {said(str(exc))}") from exc
