@@ -13,7 +13,8 @@ import pytest
 
 from briefd.errors import ConfigError, StateUnavailableError, StoreError
 from briefd.settings import Settings, StateSettings
-from briefd.state import SYNC_CHANNEL, open_state
+from briefd.state import SYNC_CHANNEL, ReplicaStatus, open_state
+from briefd.state.base import MISSED
 from briefd.state.migrations import MIGRATIONS
 from briefd.state.postgres import PostgresState, redacted
 from tests.postgres import Postgres
@@ -338,3 +339,41 @@ def test_tables_gone_from_a_database_made_anew_are_made_again(postgres: Postgres
         assert state.counts()["usage_events"] == 1
     finally:
         state.close()
+
+
+def test_a_broadcast_missed_while_the_server_was_away_is_caught_up(
+    pair: tuple[PostgresState, PostgresState],
+    postgres: Postgres,
+) -> None:
+    """S1, K3: a webhook reaching one replica while PostgreSQL was away synced that replica
+    alone; its broadcast failed, and the others, listening again once the server was back,
+    never synced (with sync.interval 0, until the next push): replicas at two commits."""
+    a, b = pair
+    heard: list[str] = []
+
+    def sync(payload: str) -> None:  # as a sync does: it records the replica's status
+        try:
+            b.save_replica(ReplicaStatus("replica-b", "c1", None, "2026-01-01T00:00:00+00:00"))
+        except StoreError as exc:
+            payload = f"{payload} (not recorded: {exc})"
+        heard.append(payload)
+
+    b.listen(SYNC_CHANNEL, sync)
+    deadline = time.monotonic() + 10
+    while not heard and time.monotonic() < deadline:  # the listener connects meanwhile
+        a.broadcast(SYNC_CHANNEL, "sync")
+        time.sleep(0.2)
+    assert heard
+    postgres.stop()
+    try:
+        heard.clear()
+        with pytest.raises(StateUnavailableError):
+            a.broadcast(SYNC_CHANNEL, "sync")
+        with pytest.raises(StateUnavailableError):
+            b.counts()  # b knows the server is away too (a prober watches for it)
+    finally:
+        postgres.start()
+    deadline = time.monotonic() + 15
+    while not heard and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert heard == [MISSED]

@@ -126,7 +126,8 @@ def announce_sync(state: SharedState) -> None:
 
 
 def follow_syncs(state: SharedState, trigger: Callable[[], object]) -> None:
-    """Sync when another replica says so."""
+    """Sync when another replica says so, and once listening again after PostgreSQL was away
+    (a sync another replica was asked for meanwhile could not be said)."""
 
     def heard(_payload: str) -> None:
         trigger()

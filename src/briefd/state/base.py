@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from briefd.store.activity import QueryLogEntry
 
 SYNC_CHANNEL = "briefd_sync"
+# what a listener is called with after it was not listening for a while (PostgreSQL away)
+MISSED = ""
 
 
 class SharedState(SessionMemory, Protocol):
@@ -102,7 +104,8 @@ class SharedState(SessionMemory, Protocol):
         ...
 
     def listen(self, channel: str, callback: Callable[[str], None]) -> None:
-        """Call ``callback`` with what other replicas broadcast on ``channel`` (a thread)."""
+        """Call ``callback`` with what other replicas broadcast on ``channel`` (a thread),
+        and with :data:`MISSED` once listening again after a time it could not."""
         ...
 
     def exclusive(self, name: str, wait: float = 0.0) -> AbstractContextManager[bool]:

@@ -15,6 +15,7 @@ import json
 import logging
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -24,6 +25,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from briefd.errors import StateUnavailableError, StoreError
 from briefd.settings import StateSettings
+from briefd.state.base import MISSED
 from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, sections_of
 from briefd.state.migrations import migrate
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
@@ -33,6 +35,7 @@ from briefd.store.freshness import TEXT_MODES, modes_key
 log = logging.getLogger("briefd.state")
 RETRY_SECONDS = 1.0  # while the server is away, how often it is tried again
 LISTEN_POLL_SECONDS = 1.0
+CATCH_UP_WAIT_SECONDS = 10.0  # a listener back waits this long for the prober's pool
 
 _PROPOSAL_COLUMNS = (
     "id, branch, doc_path, description, commit_hash, pr_url, status, client, created_at, "
@@ -483,8 +486,10 @@ class PostgresState:
             conn.execute("SELECT pg_notify(%s, %s)", (channel, f"{self._sender}\n{payload}"))
 
     def listen(self, channel: str, callback: Callable[[str], None]) -> None:
-        """A daemon thread on a connection of its own; it reconnects after a failure (what
-        was broadcast meanwhile is missed: the poller and the next webhook catch up)."""
+        """A daemon thread on a connection of its own; it reconnects after a failure, and
+        then calls ``callback`` once with :data:`~briefd.state.base.MISSED` (what was
+        broadcast meanwhile never reached it: a sync a webhook asked for while PostgreSQL
+        was away, whose broadcast failed, is caught up)."""
         thread = threading.Thread(
             target=self._listen, args=(channel, callback), name=f"briefd-listen-{channel}"
         )
@@ -492,12 +497,17 @@ class PostgresState:
         thread.start()
 
     def _listen(self, channel: str, callback: Callable[[str], None]) -> None:
+        lost = False  # not listening for a while: broadcasts may have been missed
         while not self._closed.is_set():
             try:
                 with psycopg.connect(
                     self.url, autocommit=True, connect_timeout=self._connect_timeout()
                 ) as conn:
                     conn.execute(f'LISTEN "{channel}"'.encode())
+                    if lost:
+                        lost = False
+                        self._until_answering()
+                        _call(callback, MISSED)
                     while not self._closed.is_set():
                         for note in conn.notifies(timeout=LISTEN_POLL_SECONDS):
                             sender, _, payload = note.payload.partition("\n")
@@ -505,8 +515,17 @@ class PostgresState:
                                 self._check_name(sender)
                                 _call(callback, payload)
             except psycopg.Error as exc:
+                lost = True
                 log.debug("listening on %s: %s", channel, exc)
                 self._closed.wait(RETRY_SECONDS)
+
+    def _until_answering(self) -> None:
+        """Wait (a few seconds at most) for the prober to let calls through again: the catch-up
+        a listener starts at its reconnect records this replica's status through them."""
+        deadline = time.monotonic() + CATCH_UP_WAIT_SECONDS
+        while self._problem is not None and time.monotonic() < deadline:
+            if self._closed.wait(0.1):
+                return
 
     def _check_name(self, sender: str) -> None:
         """Say (once) that another replica goes by this one's name: they share one row of
