@@ -13,7 +13,7 @@ import pytest
 
 from briefd.errors import ConfigError, StateUnavailableError, StoreError
 from briefd.settings import Settings, StateSettings
-from briefd.state import SYNC_CHANNEL, ReplicaStatus, open_state
+from briefd.state import SYNC_CHANNEL, Manifest, ReplicaStatus, open_state
 from briefd.state.base import MISSED
 from briefd.state.migrations import MIGRATIONS
 from briefd.state.postgres import PostgresState, redacted
@@ -377,3 +377,26 @@ def test_a_broadcast_missed_while_the_server_was_away_is_caught_up(
     while not heard and time.monotonic() < deadline:
         time.sleep(0.2)
     assert heard == [MISSED]
+
+
+def test_a_bundle_made_while_the_server_was_away_is_known_to_the_others_once_back(
+    pair: tuple[PostgresState, PostgresState], postgres: Postgres
+) -> None:
+    """S1, B5, T2: a bundle compiled on one replica while PostgreSQL was away stayed unknown
+    to the others after it was back: its report_usage through them answered 404 'no bundle
+    … was issued by this index' and its base= a full bundle, for as long as it was kept."""
+    a, b = pair
+    held = Manifest("key-1", (("c1", "h1", 40),), "commit-1")
+    assert a.counts()["usage_events"] == 0
+    postgres.stop()
+    try:
+        with pytest.raises(StateUnavailableError):
+            a.save_manifest("bundle-during", held, "2026-12-01T00:00:00+00:00")
+    finally:
+        postgres.start()
+    deadline = time.monotonic() + 15
+    while b.manifest("bundle-during") is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert b.manifest("bundle-during") == Manifest(
+        "key-1", (("c1", "h1", 40),), "commit-1", "replica-a"
+    )

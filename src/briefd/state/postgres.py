@@ -29,61 +29,22 @@ from briefd.state.base import MISSED
 from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, sections_of
 from briefd.state.migrations import migrate
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
+from briefd.state.pgsaid import redacted, said
 from briefd.store.activity import QueryLogEntry, query_log_row, text_rules
 from briefd.store.freshness import TEXT_MODES, modes_key
 
 log = logging.getLogger("briefd.state")
 RETRY_SECONDS = 1.0  # while the server is away, how often it is tried again
 LISTEN_POLL_SECONDS = 1.0
+MAX_UNSHARED = 1_000  # bundle manifests kept while the server is away, the oldest dropped
 CATCH_UP_WAIT_SECONDS = 10.0  # a listener back waits this long for the prober's pool
 
 _PROPOSAL_COLUMNS = (
     "id, branch, doc_path, description, commit_hash, pr_url, status, client, created_at, "
     "pr_number, base_branch, base_commit, forge_error, status_checked_at"
 )
-_PASSWORD = re.compile(r"(://[^:/@]*:)\S*@")  # to the last @: a password may hold one, or a /
-_PASSWORD_PARAM = re.compile(r"([?&](?:ssl)?password=)[^&\s]*")  # sslpassword: a TLS key's
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_SAID = re.compile(r"\b(?:FATAL|ERROR):\s+(.*)")  # what the server said, after libpq's prefix
-_TO_DO = (  # what the server said → what the operator does
-    (
-        r"password authentication failed|no password supplied",
-        "check the user and password in state.url",
-    ),
-    (r'^role ".*" does not exist', "check the user in state.url, or create that role"),
-    (r'^database ".*" does not exist', "check the database in state.url, or create it"),
-    (r"no pg_hba\.conf entry", "allow this host and user in the server's pg_hba.conf"),
-    (
-        r"permission denied for schema|no schema has been selected",
-        "GRANT USAGE, CREATE ON SCHEMA public TO the user in state.url, or connect as the "
-        "database's owner",
-    ),
-    (r"permission denied for database", "GRANT CONNECT ON DATABASE to the user in state.url"),
-    (
-        r"permission denied for (table|sequence)",
-        "connect as the role that created briefd's "
-        "tables, or grant the user in state.url their rights",
-    ),
-)
-
 Conn = psycopg.Connection[Any]
-
-
-def redacted(url: str) -> str:
-    """``url`` without its password (for messages and logs)."""
-    return _PASSWORD_PARAM.sub(r"\1***", _PASSWORD.sub(r"\1***@", url))
-
-
-def said(message: str) -> str:
-    """What libpq or the server said, in one line (no ``LINE 1:`` and caret under it), with
-    what to do when it is a matter of settings or grants."""
-    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    if not lines:
-        return ""
-    found = _SAID.search(lines[0])
-    first = found.group(1).strip() if found else lines[0]
-    to_do = next((do for pattern, do in _TO_DO if re.search(pattern, first)), None)
-    return f"{first} ({to_do})" if to_do else first
 
 
 class PostgresState:
@@ -106,6 +67,8 @@ class PostgresState:
         self._pool = self._new_pool()
         self._migrated = False
         self._named_twice = False
+        # bundle manifests made while the server was away, by id, to write when it is back
+        self._unshared: dict[str, tuple[Manifest, str]] = {}
 
     def _new_pool(self) -> ConnectionPool[Conn]:
         pool: ConnectionPool[Conn] = ConnectionPool(
@@ -176,6 +139,7 @@ class PostgresState:
                 self._prober = None
             old.close(timeout=0)
             log.warning("the shared state answers again (%s)", redacted(self.url))
+            self._share_kept()
             return
 
     def _connect_timeout(self) -> int:
@@ -400,6 +364,31 @@ class PostgresState:
     # -- bundle manifests
 
     def save_manifest(self, bundle_id: str, manifest: Manifest, at: str) -> None:
+        """Keep what a bundle held for every replica; while the server is away, kept here and
+        written when it answers again (the caller is still told it failed: until then the
+        other replicas cannot resolve it)."""
+        try:
+            self._save_manifest(bundle_id, manifest, at)
+        except StateUnavailableError:
+            with self._lock:
+                self._unshared[bundle_id] = (manifest, at)
+                while len(self._unshared) > MAX_UNSHARED:
+                    del self._unshared[next(iter(self._unshared))]
+            raise
+
+    def _share_kept(self) -> None:
+        """Write the manifests kept while the server was away (best effort: kept on failure)."""
+        with self._lock:
+            kept, self._unshared = self._unshared, {}
+        try:
+            for bundle_id, (manifest, at) in kept.items():
+                self._save_manifest(bundle_id, manifest, at)
+        except StoreError as exc:
+            with self._lock:
+                self._unshared = kept | self._unshared
+            log.warning("could not share the bundles made while it was away: %s", exc)
+
+    def _save_manifest(self, bundle_id: str, manifest: Manifest, at: str) -> None:
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO bundle_manifests (id, request_key, sections, knowledge_commit, "
