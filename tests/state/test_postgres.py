@@ -400,3 +400,27 @@ def test_a_bundle_made_while_the_server_was_away_is_known_to_the_others_once_bac
     assert b.manifest("bundle-during") == Manifest(
         "key-1", (("c1", "h1", 40),), "commit-1", "replica-a"
     )
+
+
+def test_a_sessions_memory_holds_through_an_outage_and_reaches_the_others(
+    pair: tuple[PostgresState, PostgresState], postgres: Postgres
+) -> None:
+    """S1, I8: while PostgreSQL was away a session's every prompt got the same sections again
+    (nothing remembered, nothing read), and what it was given then was unknown to the other
+    replicas once the server was back, so they gave it again too."""
+    a, b = pair
+    now = time.time()
+    assert a.seen("s", now, 1) == {}
+    postgres.stop()
+    try:
+        with pytest.raises(StateUnavailableError):
+            a.remember("s", [("c1", "h1")], now, 1)
+        assert a.seen("s", now + 1, 1) == {"c1": "h1"}  # this replica's own memory meanwhile
+        with pytest.raises(StateUnavailableError):
+            a.seen("another session", now + 1, 1)
+    finally:
+        postgres.start()
+    deadline = time.monotonic() + 15
+    while b.seen("s", now + 2, 1) == {} and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert b.seen("s", now + 2, 1) == {"c1": "h1"}

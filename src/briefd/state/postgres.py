@@ -26,6 +26,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from briefd.errors import StateUnavailableError, StoreError
 from briefd.settings import StateSettings
 from briefd.state.base import MISSED
+from briefd.state.kept import Unshared
 from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, sections_of
 from briefd.state.migrations import migrate
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
@@ -36,7 +37,6 @@ from briefd.store.freshness import TEXT_MODES, modes_key
 log = logging.getLogger("briefd.state")
 RETRY_SECONDS = 1.0  # while the server is away, how often it is tried again
 LISTEN_POLL_SECONDS = 1.0
-MAX_UNSHARED = 1_000  # bundle manifests kept while the server is away, the oldest dropped
 CATCH_UP_WAIT_SECONDS = 10.0  # a listener back waits this long for the prober's pool
 
 _PROPOSAL_COLUMNS = (
@@ -67,8 +67,7 @@ class PostgresState:
         self._pool = self._new_pool()
         self._migrated = False
         self._named_twice = False
-        # bundle manifests made while the server was away, by id, to write when it is back
-        self._unshared: dict[str, tuple[Manifest, str]] = {}
+        self._unshared = Unshared()  # what the server could not be told while it was away
 
     def _new_pool(self) -> ConnectionPool[Conn]:
         pool: ConnectionPool[Conn] = ConnectionPool(
@@ -338,6 +337,17 @@ class PostgresState:
     # -- recall sessions
 
     def seen(self, session_id: str, now: float, hours: float) -> dict[str, str]:
+        """While the server is away, what this replica gave the session meanwhile (none:
+        the error)."""
+        try:
+            return self._seen(session_id, now, hours)
+        except StateUnavailableError:
+            given = self._unshared.seen(session_id, now - hours * 3600)
+            if given:
+                return given
+            raise
+
+    def _seen(self, session_id: str, now: float, hours: float) -> dict[str, str]:
         with self._tx() as conn:
             rows = conn.execute(
                 "SELECT chunk_id, content_hash FROM recall_injections "
@@ -349,16 +359,23 @@ class PostgresState:
     def remember(
         self, session_id: str, sections: Sequence[tuple[str, str]], now: float, hours: float
     ) -> None:
+        """While the server is away, kept here (this replica answers from it) and written
+        when it is back; the caller is told it failed (the other replicas do not know it)."""
+        try:
+            self._remember([(session_id, c, d, now) for c, d in sections], now - hours * 3600)
+        except StateUnavailableError:
+            self._unshared.keep_injections(session_id, list(sections), now)
+            raise
+
+    def _remember(self, rows: Sequence[tuple[str, str, str, float]], expired: float) -> None:
         with self._tx() as conn, conn.cursor() as cur:
-            cur.execute(
-                "DELETE FROM recall_injections WHERE injected_at < %s", (now - hours * 3600,)
-            )
+            cur.execute("DELETE FROM recall_injections WHERE injected_at < %s", (expired,))
             cur.executemany(
                 "INSERT INTO recall_injections (session_id, chunk_id, content_hash, "
                 "injected_at) VALUES (%s, %s, %s, %s) ON CONFLICT (session_id, chunk_id) DO "
                 "UPDATE SET content_hash = excluded.content_hash, "
-                "injected_at = excluded.injected_at",
-                [(session_id, chunk, digest, now) for chunk, digest in sections],
+                "injected_at = greatest(recall_injections.injected_at, excluded.injected_at)",
+                rows,
             )
 
     # -- bundle manifests
@@ -370,23 +387,25 @@ class PostgresState:
         try:
             self._save_manifest(bundle_id, manifest, at)
         except StateUnavailableError:
-            with self._lock:
-                self._unshared[bundle_id] = (manifest, at)
-                while len(self._unshared) > MAX_UNSHARED:
-                    del self._unshared[next(iter(self._unshared))]
+            self._unshared.keep_manifest(bundle_id, manifest, at)
             raise
 
     def _share_kept(self) -> None:
-        """Write the manifests kept while the server was away (best effort: kept on failure)."""
-        with self._lock:
-            kept, self._unshared = self._unshared, {}
+        """Write what was kept while the server was away (best effort: kept on failure)."""
+        kept = self._unshared.take()
         try:
-            for bundle_id, (manifest, at) in kept.items():
+            for bundle_id, (manifest, at) in kept.manifests.items():
                 self._save_manifest(bundle_id, manifest, at)
+            rows = [
+                (session, chunk, digest, at)
+                for session, given in kept.injections.items()
+                for chunk, (digest, at) in given.items()
+            ]
+            if rows:
+                self._remember(rows, 0.0)
         except StoreError as exc:
-            with self._lock:
-                self._unshared = kept | self._unshared
-            log.warning("could not share the bundles made while it was away: %s", exc)
+            self._unshared.give_back(kept)
+            log.warning("could not share what was kept while it was away: %s", exc)
 
     def _save_manifest(self, bundle_id: str, manifest: Manifest, at: str) -> None:
         with self._tx() as conn:
