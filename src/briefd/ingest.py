@@ -26,6 +26,7 @@ from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
 from briefd.settings import DEFAULT_SCOPES, Settings
+from briefd.sources.clashes import name_clashes
 from briefd.sources.history import Change
 from briefd.sources.knowledge import resolve as resolve_source
 from briefd.sources.layout import Layout, in_scopes
@@ -478,8 +479,12 @@ def resolve_all_links(conn: sqlite3.Connection, links: LinkContext | None = None
 
 
 def _problems(conn: sqlite3.Connection) -> tuple[DocumentProblem, ...]:
-    rows = conn.execute("SELECT path, problems FROM documents WHERE problems != '[]' ORDER BY path")
-    return tuple(DocumentProblem(r["path"], p) for r in rows for p in json.loads(r["problems"]))
+    """Each document's own problems, and the names only a case-sensitive file system tells
+    apart (:mod:`briefd.sources.clashes`)."""
+    rows = conn.execute("SELECT path, problems FROM documents ORDER BY path").fetchall()
+    own = [DocumentProblem(r["path"], p) for r in rows for p in json.loads(r["problems"])]
+    clashes = name_clashes(r["path"] for r in rows)
+    return tuple(sorted(own + clashes, key=lambda p: p.path))
 
 
 def _save_state(conn: sqlite3.Connection, report: IndexReport) -> None:

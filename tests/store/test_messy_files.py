@@ -399,3 +399,54 @@ def test_a_pointer_an_earlier_build_indexed_leaves_the_index(tmp_path: Path) -> 
     report = json.loads(done.stdout)
     assert report["skipped"] == [{"path": "domain/fees.md", "reason": LFS_REASON}]
     assert (report["deleted"], report["documents"]) == (["domain/fees.md"], 1)
+
+
+def test_names_only_case_or_accent_composition_tell_apart_are_reported(tmp_path: Path) -> None:
+    """``Refunds.md`` beside ``refunds.md`` and ``café.md`` written composed beside ``café.md``
+    written decomposed are two documents on Linux but one file on a macOS (and, for the case,
+    Windows) checkout: the team edits one while agents are served both. Both were indexed
+    without a word; both stay indexed, and each now says which other name it clashes with and
+    what to do, in the run's report (what the CLI, /api/stats and the dashboard show)."""
+    composed, decomposed = "domain/café.md", unicodedata.normalize("NFD", "domain/café.md")
+    source = source_with(
+        tmp_path,
+        {
+            "domain/Refunds.md": b"# Refunds (old)\n\nFourteen days.\n",
+            "domain/refunds.md": b"# Refunds\n\nThirty days.\n",
+            composed: "# Café\n\nEspresso.\n".encode(),
+            decomposed: "# Café menu\n\nLatte.\n".encode(),
+        },
+    )
+    done = briefd(tmp_path, "index", "--source", str(source), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["documents"] == 5
+    fix = "rename one of them, or merge them into one document"
+    assert [(p["path"], p["problem"]) for p in report["problems"]] == [
+        (
+            "domain/Refunds.md",
+            "its name differs from domain/refunds.md only in letter case: macOS and Windows "
+            f"checkouts hold only one of the two files, and a link by name picks one; {fix}",
+        ),
+        (
+            decomposed,
+            "its name (domain/cafe\\u0301.md, accents decomposed, as macOS writes them) is the "
+            f"name of {composed} (domain/caf\\xe9.md, accents composed) written another way: "
+            f"macOS checkouts hold only one of the two files, and a link by name picks one; {fix}",
+        ),
+        (
+            composed,
+            "its name (domain/caf\\xe9.md, accents composed) is the name of "
+            f"{decomposed} (domain/cafe\\u0301.md, accents decomposed, as macOS writes them) "
+            "written another way: macOS checkouts hold only one of the two files, and a link by "
+            f"name picks one; {fix}",
+        ),
+        (
+            "domain/refunds.md",
+            "its name differs from domain/Refunds.md only in letter case: macOS and Windows "
+            f"checkouts hold only one of the two files, and a link by name picks one; {fix}",
+        ),
+    ]
+    again = briefd(tmp_path, "index", "--source", str(source))
+    assert again.returncode == 0, again.stderr
+    assert "warning domain/refunds.md: its name differs from domain/Refunds.md" in again.stdout
