@@ -6,6 +6,7 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -119,6 +120,35 @@ def test_an_index_that_cannot_be_made_says_why_and_what_to_do(tmp_path: Path) ->
     ):  # fmt: skip
         result = briefd("--db", db, "index", "--source", str(EXAMPLE), cwd=tmp_path)
         assert (result.returncode, result.stderr) == (1, f"error: {line}\n"), db
+
+
+def test_a_read_only_index_file_is_named_not_its_folder(tmp_path: Path) -> None:
+    """An index file made read-only (chmod a-w, a copy off a read-only mount) in a folder the
+    user can write said "check that its directory exists and is writable by you": the folder
+    was fine, and the file, and the -wal and -shm SQLite then made read-only like it, went
+    unnamed. The message names them and how to make them writable; the index is unchanged."""
+    assert briefd("--db", "k.db", "index", "--source", str(EXAMPLE), cwd=tmp_path).returncode == 0
+    (tmp_path / "k.db").chmod(0o444)
+    as_user = ["setpriv", "--inh-caps=-dac_override", "--bounding-set=-dac_override"]
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        pytest.skip("root writes read-only files; setpriv is needed to run briefd as a user")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
+    run = [*(as_user if os.geteuid() == 0 else []), sys.executable, "-m", "briefd", "--db"]
+    done = subprocess.run(
+        [*run, "k.db", "index", "--source", str(EXAMPLE), "--rebuild"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    said = "error: cannot write the index k.db (attempt to write a readonly database): k.db"
+    assert (done.returncode, done.stderr[: len(said)]) == (1, said), done.stderr
+    assert "read-only for you; make" in done.stderr, done.stderr
+    assert "writable (chmod u+w k.db" in done.stderr, done.stderr  # SQLite's -wal/-shm after it
+    assert "directory" not in done.stderr, done.stderr
+    for name in ("k.db", "k.db-wal", "k.db-shm"):
+        if (tmp_path / name).exists():
+            (tmp_path / name).chmod(0o644)
+    found = briefd("--db", "k.db", "search", "refund window", "--json", cwd=tmp_path)
+    assert json.loads(found.stdout)["hits"][0]["doc_path"] == "domain/refunds.md"
 
 
 def test_an_empty_index_file_is_no_index_and_stays_empty(tmp_path: Path) -> None:

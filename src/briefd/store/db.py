@@ -9,6 +9,7 @@ busy timeout instead of failing with ``database is locked``.
 from __future__ import annotations
 
 import fcntl
+import os
 import sqlite3
 import threading
 import time
@@ -415,12 +416,37 @@ def _describe(path: Path, exc: sqlite3.Error) -> str:
         )
     if "locked" in message or "busy" in message:
         return f"index {path} is busy ({message}); another briefd is writing, try again"
+    if "readonly" in message and (why := _read_only(path)):
+        return f"cannot write the index {path} ({message}): {why}"
     if "unable to open" in message or "readonly" in message or "read-only" in message:
         return (
             f"cannot open or write the index {path} ({message}); check that its directory "
             "exists and is writable by you, or pass --db (or 'db:' in briefd.yaml) elsewhere"
         )
     return f"index {path}: {message}"
+
+
+def _read_only(path: Path) -> str | None:
+    """Which file or folder keeps the user from writing the index, and what to do, if the
+    permissions tell: the file itself (``chmod a-w``, a copy from a read-only mount), SQLite's
+    ``-wal`` / ``-shm`` beside it (left by another user), or its folder."""
+    files = (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm")))
+    if unwritable := [str(f) for f in files if f.exists() and not os.access(f, os.W_OK)]:
+        which = " and ".join([", ".join(unwritable[:-1]), unwritable[-1]][-len(unwritable) :])
+        return (
+            f"{which} {'is' if len(unwritable) == 1 else 'are'} read-only for you; make "
+            f"{'it' if len(unwritable) == 1 else 'them'} writable (chmod u+w {' '.join(unwritable)}"
+            ", or chown to the user briefd runs as), or pass --db (or 'db:' in briefd.yaml) "
+            "elsewhere"
+        )
+    folder = path.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        return (
+            f"its folder {folder} is not writable by you, and SQLite writes {path.name}-wal and "
+            f"{path.name}-shm beside the index; make the folder writable, or pass --db (or "
+            "'db:' in briefd.yaml) a path in a folder you can write"
+        )
+    return None
 
 
 def open_for_writing(db: Path, rebuild: bool) -> Store:
