@@ -155,6 +155,31 @@ def test_literal_value_lists_choices(tmp_path: Path, monkeypatch: pytest.MonkeyP
     )
 
 
+def test_an_environment_list_left_open_is_refused_not_read_as_one_glob(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BRIEFD_INDEX__EXCLUDE='["private/**"' (its bracket left open) is not YAML; it was taken
+    as text, and a list setting read the text as the one glob '["private/**"', which matches
+    nothing: every private document was indexed and served without a word. It is refused with
+    the variable, the key and the form to write; a bracketed IPv6 host stays text."""
+    monkeypatch.chdir(tmp_path)
+    for value, at, problem in (
+        ('["private/**"', 14, "expected ',' or ']', but got '<stream end>'"),
+        ('["private/**", \'drafts/**]', 27, "found unexpected end of stream"),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            load_settings(None, env={"BRIEFD_INDEX__EXCLUDE": value})
+        assert str(caught.value) == (
+            f"environment variable BRIEFD_INDEX__EXCLUDE: index.exclude: {value!r} is not valid "
+            f"YAML at column {at} ({problem}); close its brackets and quotes (a list: "
+            '["drafts/**", "private/**"])'
+        )
+    closed = load_settings(None, env={"BRIEFD_INDEX__EXCLUDE": '["private/**", drafts/**]'})
+    assert closed.index.exclude == ("private/**", "drafts/**")
+    hosts = load_settings(None, env={"BRIEFD_SERVE__ALLOWED_HOSTS": "[::1]"})
+    assert hosts.serve.allowed_hosts == ("[::1]",)
+
+
 def test_invalid_yaml_reports_line(tmp_path: Path) -> None:
     config = tmp_path / "briefd.yaml"
     config.write_text("search:\n  top_k: [1,\n")

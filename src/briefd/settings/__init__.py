@@ -531,7 +531,7 @@ def _env_value(dotted: str, raw: str) -> Any:
     line break a value read from a file ends in, else as YAML reads it."""
     text, optional = text_setting(Settings, dotted)
     if not text:  # an empty value turns an optional one off here too (proposals.push)
-        return None if optional and not raw.strip() else parse_env_value(raw)
+        return None if optional and not raw.strip() else parse_env_value(raw, dotted)
     raw = raw.rstrip("\r\n")  # a secret file's, a .env's CRLF: never a path's, URL's, secret's
     return None if optional and raw.strip().lower() in OFF_WORDS else raw
 

@@ -200,10 +200,13 @@ def set_dotted(data: dict[str, Any], dotted: str, value: Any, origin: str) -> No
 _INT = re.compile(r"0|[1-9][0-9]*")
 
 
-def parse_env_value(raw: str) -> Any:
-    """A ``BRIEFD_*`` value as YAML reads it. Plain numbers, ``true``/``false``, absolute paths
-    and http(s) URLs are read without YAML (the same result, without its ~15 ms import on the
-    hook's path); anything else goes to YAML."""
+def parse_env_value(raw: str, dotted: str = "") -> Any:
+    """A ``BRIEFD_*`` value (of the setting ``dotted``) as YAML reads it. Plain numbers,
+    ``true``/``false``, absolute paths and http(s) URLs are read without YAML (the same result,
+    without its ~15 ms import on the hook's path); anything else goes to YAML. Text YAML cannot
+    read is taken as it is, but for a list or mapping left open (``["drafts/**"``): taken as
+    text, a list setting read it as one glob that matched nothing, so it is refused (text
+    opening a bracket YAML reads otherwise, such as the IPv6 host ``[::1]``, stays text)."""
     text = raw.strip()
     if text in ("true", "false"):
         return text == "true"
@@ -216,5 +219,14 @@ def parse_env_value(raw: str) -> Any:
 
     try:
         return yaml.safe_load(raw) if raw.strip() else raw
-    except yaml.YAMLError:
-        return raw
+    except yaml.YAMLError as exc:
+        problem = str(getattr(exc, "problem", None) or "")
+        left_open = "stream end" in problem or "end of stream" in problem
+        if not (text.startswith(("[", "{")) and left_open):  # [::1], an IPv6 host, stays text
+            return raw
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError(
+            f"environment variable {env_name(dotted)}: {dotted}: {raw!r} is not valid YAML{where} "
+            f'({problem}); close its brackets and quotes (a list: ["drafts/**", "private/**"])'
+        ) from None
