@@ -118,7 +118,8 @@ def test_a_document_kept_as_indexed_stays_when_every_document_is_chunked_again(
     assert report["skipped"] == [
         {
             "path": "domain/fees.md",
-            "reason": "not valid UTF-8 text; save it as UTF-8; the version indexed before is kept",
+            "reason": "not valid UTF-8 text: byte 0xFF at line 3, column 16 (ÿ in Windows-1252); "
+            "fix that character, or save the file as UTF-8; the version indexed before is kept",
         }
     ]
     assert [h["doc_path"] for h in search(tmp_path, "fee two percent")] == ["domain/fees.md"]
@@ -295,7 +296,11 @@ def test_binary_and_utf16_files_say_what_they_are(tmp_path: Path) -> None:
             "reason": "not text: it holds NUL bytes (binary data, or UTF-16/32 text); save text "
             "as UTF-8, or leave the file out with index.exclude",
         },
-        {"path": "domain/latin1.md", "reason": "not valid UTF-8 text; save it as UTF-8"},
+        {
+            "path": "domain/latin1.md",
+            "reason": "not valid UTF-8 text: byte 0xE9 at line 1, column 6 (é in Windows-1252); "
+            "fix that character, or save the file as UTF-8",
+        },
         {
             "path": "domain/windows.md",
             "reason": "UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8; save "
@@ -450,3 +455,21 @@ def test_names_only_case_or_accent_composition_tell_apart_are_reported(tmp_path:
     again = briefd(tmp_path, "index", "--source", str(source))
     assert again.returncode == 0, again.stderr
     assert "warning domain/refunds.md: its name differs from domain/Refunds.md" in again.stdout
+
+
+def test_a_stray_byte_is_named_with_its_line_and_column(tmp_path: Path) -> None:
+    """One Windows-1252 quote pasted into a long UTF-8 document made the file 'not valid UTF-8
+    text; save it as UTF-8': the author's editor showed valid UTF-8 everywhere else, and
+    nothing said where the byte was. The reason names the byte, its line and column, and what
+    Windows-1252 reads there, in the full run and in the run that finds nothing changed."""
+    lines = [f"Line {n}: the refund window is thirty days.".encode() for n in range(1, 40)]
+    lines[26] = "Über: it".encode() + b"\x92" + "s the merchant’s call.".encode()
+    source = source_with(tmp_path, {"domain/long.md": b"# Long\n\n" + b"\n".join(lines)})
+    said = (
+        "not valid UTF-8 text: byte 0x92 at line 29, column 9 (’ in Windows-1252); fix that "
+        "character, or save the file as UTF-8"
+    )
+    for _ in range(2):  # the second run changes nothing and says it again
+        done = briefd(tmp_path, "index", "--source", str(source))
+        assert done.returncode == 0, done.stderr
+        assert f"  skipped domain/long.md: {said}\n" in done.stdout

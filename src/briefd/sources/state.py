@@ -49,10 +49,33 @@ def lfs_pointer(raw: bytes) -> bool:
 
 def not_utf8(raw: bytes) -> str:
     """Why the file of ``raw`` bytes, which are not valid UTF-8, is not indexed: what it looks
-    like decides what to do (PowerShell 5 writes UTF-16; an image renamed ``.md`` is no text)."""
+    like decides what to do (PowerShell 5 writes UTF-16; an image renamed ``.md`` is no text);
+    else where its first byte that is not UTF-8 is, which an editor opening the file as UTF-8
+    does not show (a stray byte from a paste in an otherwise UTF-8 document)."""
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return UTF16
-    return NOT_TEXT if b"\0" in raw else NOT_UTF8
+    if b"\0" in raw:
+        return NOT_TEXT
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = _first_bad_byte(raw, exc.start)
+        return f"not valid UTF-8 text: {where}; fix that character, or save the file as UTF-8"
+    return NOT_UTF8
+
+
+def _first_bad_byte(raw: bytes, at: int) -> str:
+    """``byte 0xE9 at line 3, column 9 (é in Windows-1252)``: the line and column (in
+    characters) of the byte at ``at``, and what Windows-1252, the usual other encoding, reads."""
+    start = raw.rfind(b"\n", 0, at) + 1
+    line = raw.count(b"\n", 0, at) + 1
+    column = len(raw[start:at].decode("utf-8")) + 1
+    where = f"byte 0x{raw[at]:02X} at line {line}, column {column}"
+    try:
+        seen = raw[at : at + 1].decode("cp1252")
+    except UnicodeDecodeError:
+        return where
+    return f"{where} ({seen} in Windows-1252)" if seen.isprintable() else where
 
 
 def parse_signature(settings: Settings) -> str:
