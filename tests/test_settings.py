@@ -522,6 +522,13 @@ def test_a_nested_variable_with_one_underscore_names_the_variable_to_set() -> No
     assert "(did you mean BRIEFD_RECALL__SERVER_TIMEOUT? " in str(longer.value)
 
 
+def test_an_ipv6_allowed_host_written_as_the_error_says_loads() -> None:
+    """The error for [fd00::1], which YAML reads as a list, says to quote it; so written, in
+    the file or a variable, it loads with its brackets."""
+    env = {"BRIEFD_SERVE__ALLOWED_HOSTS": '"[fd00::1]"'}
+    assert load_settings(None, env=env).serve.allowed_hosts == ("[fd00::1]",)
+
+
 def test_allowed_hosts_and_origins_as_requests_carry_them_load() -> None:
     env = {
         "BRIEFD_SERVE__ALLOWED_HOSTS": "KB.example.com, 10.0.0.5, [fd00::1]",

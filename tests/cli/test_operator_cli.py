@@ -593,6 +593,12 @@ def test_a_state_url_the_server_cannot_use_is_one_line_at_start_without_its_pass
             "allowed_hosts: 'kb.example.com:8484' never matches a Host header; write "
             "'kb.example.com'",
         ),
+        (  # YAML reads [fd00::1] as a list: "write '[fd00::1]'" asked for what was written
+            "ALLOWED_HOSTS",
+            "[fd00::1]",
+            "allowed_hosts: 'fd00::1' never matches a Host header; write it in brackets and "
+            'quotes, "[fd00::1]" (YAML reads [fd00::1] unquoted as a list)',
+        ),
         (
             "ALLOWED_HOSTS",
             "https://kb.example.com",

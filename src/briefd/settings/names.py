@@ -57,6 +57,11 @@ def allowed_names_problem(hosts: tuple[str, ...], origins: tuple[str, ...]) -> s
                 f"allowed_hosts: {host!r} is not a host name; expected a name or address "
                 "such as kb.example.com, without scheme, port or path"
             )
+        if fixed != name and fixed.startswith("[") and not name.startswith("["):
+            return (  # YAML reads [fd00::1] unwritten in quotes as a list: keep its brackets
+                f"allowed_hosts: {host!r} never matches a Host header; write it in brackets "
+                f'and quotes, "{fixed}" (YAML reads {fixed} unquoted as a list)'
+            )
         if fixed != name:
             return f"allowed_hosts: {host!r} never matches a Host header; write {fixed!r}"
     for origin in origins:
