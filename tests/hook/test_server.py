@@ -147,16 +147,7 @@ def test_a_token_no_header_can_carry_is_said_without_being_shown(
     env["BRIEFD_RECALL__SERVER"] = live_server
     run = run_hook("--json", payload=hook_json(RELEVANT, session="http"), env=env)
     assert (json.loads(run.stdout)["via"], run.stderr) == ("in-process", said)
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
-            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
-            *("-keyout", str(key), "-out", str(cert)),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    key, cert = self_signed(tmp_path)
     app = create_app(indexed, ServiceConfig(token=TOKEN))
     with serving(app, ssl_keyfile=str(key), ssl_certfile=str(cert)) as base:
         env.update(BRIEFD_RECALL__SERVER=base, SSL_CERT_FILE=str(cert))
@@ -294,16 +285,7 @@ def test_an_https_server_that_cannot_be_reached_is_left_as_an_http_one_is(
         run = run_hook("--json", payload=hook_json(RELEVANT, session=scheme), env=env)
         assert json.loads(run.stdout or "{}").get("via") == "in-process", run.stderr
         assert time.monotonic() - started < 4
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
-            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
-            *("-keyout", str(key), "-out", str(cert)),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    key, cert = self_signed(tmp_path)
     app = create_app(indexed, ServiceConfig(token=TOKEN))
     with serving(app, ssl_keyfile=str(key), ssl_certfile=str(cert)) as base:
         env = {"BRIEFD_RECALL__SERVER": base, "BRIEFD_API_TOKEN": TOKEN, "SSL_CERT_FILE": str(cert)}
@@ -381,3 +363,18 @@ def test_the_hook_asks_the_projects_server_on_its_configured_port(
     payload = hook_json(RELEVANT, session="own-port", cwd=str(project))
     answer = run_hook("--json", payload=payload, env=env, cwd=project)
     assert json.loads(answer.stdout or "{}").get("via") == "server", answer.stderr
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A key and a self-signed certificate for 127.0.0.1 (openssl), for an https:// server."""
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
+            *("-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return key, cert

@@ -26,7 +26,7 @@ from briefd.api import Briefd
 from briefd.errors import ProposalError
 from briefd.proposals import ProposalRequest
 from briefd.service import create_app
-from briefd.settings import with_overrides
+from briefd.settings import Settings, with_overrides
 from tests.embeddings.fakehttp import FakeServer, Reply, Request, fake_server, json_reply
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
@@ -123,12 +123,9 @@ def github() -> Iterator[FakeGitHub]:
         yield FakeGitHub(server)
 
 
-@pytest.fixture
-def forge_api(
-    tmp_path: Path, remote: Remote, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Briefd]:
-    monkeypatch.setenv(TOKEN_ENV, "ghp_test")
-    settings = with_overrides(
+def forge_settings(tmp_path: Path, remote: Remote, github: FakeGitHub) -> Settings:
+    """A clone of ``remote`` whose proposals open pull requests on the fake GitHub."""
+    return with_overrides(
         git_settings(tmp_path, remote.url),
         {
             "forge.type": "github",
@@ -137,6 +134,14 @@ def forge_api(
             "forge.token_env": TOKEN_ENV,
         },
     )
+
+
+@pytest.fixture
+def forge_api(
+    tmp_path: Path, remote: Remote, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Briefd]:
+    monkeypatch.setenv(TOKEN_ENV, "ghp_test")
+    settings = forge_settings(tmp_path, remote, github)
     with Briefd(settings, embedder=None) as api:
         api.sync()
         yield api
@@ -607,15 +612,7 @@ def test_a_forge_repo_the_branch_was_not_pushed_to_is_named(
     }
     github.server.on("POST", PULLS, lambda _: json_reply(invalid, 422))
     monkeypatch.setenv(TOKEN_ENV, "ghp_test")
-    settings = with_overrides(
-        git_settings(tmp_path, remote.url),
-        {
-            "forge.type": "github",
-            "forge.api_url": github.server.url,
-            "forge.repo": "acme/knowledge",
-            "forge.token_env": TOKEN_ENV,
-        },
-    )
+    settings = forge_settings(tmp_path, remote, github)
     with Briefd(settings, embedder=None) as api:
         api.sync()
         made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
