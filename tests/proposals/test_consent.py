@@ -17,7 +17,7 @@ from briefd.api import Briefd
 from briefd.errors import ProposalConflictError, ProposalError
 from briefd.proposals import ProposalRequest
 from briefd.service import create_app
-from briefd.settings import load_settings, with_overrides
+from briefd.settings import Settings, load_settings, with_overrides
 from tests.conftest import REPO
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
@@ -149,13 +149,8 @@ def test_a_base_branch_the_checkout_lacks_is_refused_not_replaced_by_head(
     """T1: a mistyped ``sync.branch`` on a checkout was silently replaced by HEAD, and the
     proposal recorded a base branch it never started from; one the checkout has only as the
     remote's fetched branch is that branch."""
-    settings = git_settings(tmp_path, str(remote.work), **{"sync.branch": "mian"})
-    with Briefd(settings, embedder=None) as api:
-        api.index()
-        with pytest.raises(ProposalError) as refused:
-            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
-        assert api.proposals() == []
-    assert str(refused.value) == (
+    refused = proposal_refused(git_settings(tmp_path, str(remote.work), **{"sync.branch": "mian"}))
+    assert str(refused) == (
         f"the base branch 'mian' (sync.branch) is not a branch of the checkout {remote.work} "
         "(its branches: main); check sync.branch, or leave it unset to use the branch checked out"
     )
@@ -258,13 +253,9 @@ def test_a_detached_checkout_that_pushes_is_told_which_setting_names_the_branch(
     head = git(remote.work, "rev-parse", "--short", "HEAD")
     git(remote.work, "remote", "set-head", "origin", "main")
     settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": True})
-    with Briefd(settings, embedder=None) as api:
-        api.index()
-        with pytest.raises(ProposalError) as refused:
-            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
-        assert api.proposals() == []
-    assert type(refused.value) is ProposalError  # a setting to fix (400), not the remote (502)
-    assert str(refused.value) == (
+    refused = proposal_refused(settings)
+    assert type(refused) is ProposalError  # a setting to fix (400), not the remote (502)
+    assert str(refused) == (
         f"the knowledge checkout {remote.work} has a detached HEAD (at {head}), so a pushed "
         "proposal has no branch of 'origin' to start from; set sync.branch to the branch "
         "proposals start from (sync.branch: main, origin's default branch), or check out a "
@@ -287,13 +278,8 @@ def test_a_checkouts_remote_that_is_gone_is_named_not_the_source(
     was told to "check the repository URL in `source`", whose value is the checkout's folder:
     the URL that failed is its remote's."""
     git(remote.work, "remote", "set-url", "origin", str(tmp_path / "moved.git"))
-    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": True})
-    with Briefd(settings, embedder=None) as api:
-        api.index()
-        with pytest.raises(ProposalError) as refused:
-            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
-        assert api.proposals() == []
-    assert str(refused.value) == (
+    refused = proposal_refused(git_settings(tmp_path, str(remote.work), **{"proposals.push": True}))
+    assert str(refused) == (
         f"git fetch failed: fatal: '{tmp_path / 'moved.git'}' does not appear to be a git "
         "repository; check the URL of the remote 'origin' of the knowledge checkout "
         f"{remote.work} (git remote get-url origin), or set proposals.push to another remote, "
@@ -314,15 +300,10 @@ def test_a_pre_push_hook_that_refuses_is_named_with_what_it_said(
         encoding="utf-8",
     )
     hook.chmod(0o755)
-    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": True})
-    with Briefd(settings, embedder=None) as api:
-        api.index()
-        with pytest.raises(ProposalError) as refused:
-            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
-        assert api.proposals() == []
-    message = str(refused.value)
+    refused = proposal_refused(git_settings(tmp_path, str(remote.work), **{"proposals.push": True}))
+    message = str(refused)
     branch = re.search(r"push of (briefd/proposal-[0-9a-f]{8})", message)
-    assert type(refused.value) is ProposalError and branch is not None  # 400, not the remote's 502
+    assert type(refused) is ProposalError and branch is not None  # 400, not the remote's 502
     assert message == (
         "git push failed: a pre-push hook refused the push: husky - pre-push script failed "
         f"(code 1); the hook is the knowledge repository's own ({remote.work}), run on "
@@ -358,13 +339,20 @@ def test_a_checkouts_upstream_branch_the_remote_lost_is_named(
     git(remote.work, "checkout", "--quiet", "-b", "docs")
     git(remote.work, "push", "--quiet", "--set-upstream", "origin", "docs")
     git(remote.bare, "branch", "--quiet", "-D", "docs")
-    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": True})
-    with Briefd(settings, embedder=None) as api:
-        api.index()
-        with pytest.raises(ProposalError) as refused:
-            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
-    assert str(refused.value) == (
+    refused = proposal_refused(git_settings(tmp_path, str(remote.work), **{"proposals.push": True}))
+    assert str(refused) == (
         "git fetch failed: fatal: couldn't find remote ref refs/heads/docs; the remote "
         "'origin' has no branch 'docs' (the checkout's upstream branch, or sync.branch): set "
         "sync.branch to the branch of 'origin' proposals start from"
     )
+
+
+def proposal_refused(settings: Settings) -> ProposalError:
+    """The error proposing the test's change to retry.md in a fresh index of ``settings``
+    raises; nothing is recorded as proposed."""
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with pytest.raises(ProposalError) as refused:
+            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert api.proposals() == []
+    return refused.value
