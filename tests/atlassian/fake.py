@@ -15,7 +15,6 @@ import base64
 import copy
 import json
 import re
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -406,19 +405,6 @@ class FakeSite:
                 "export_view": {"value": self._html(page), "representation": "export_view"}
             }
         return JSONResponse(out)
-
-
-def self_signed(directory: Path) -> tuple[Path, Path]:
-    key, cert = directory / "key.pem", directory / "cert.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
-            *("-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return key, cert
 
 
 def _trickled(scripted: Scripted) -> Response:

@@ -29,8 +29,9 @@ from tests.atlassian.conftest import (
     facade,
     site_settings,
 )
-from tests.atlassian.fake import FakeSite, self_signed, serve
+from tests.atlassian.fake import FakeSite, serve
 from tests.service.live import free_port
+from tests.tls import self_signed
 
 
 def test_401_names_the_account_and_the_gateway_for_scoped_tokens(

@@ -23,6 +23,7 @@ from tests.hook.conftest import RunHook, hook_json
 from tests.ports import free_port
 from tests.recall.conftest import OFF_TOPIC, RELEVANT
 from tests.service.live import serving
+from tests.tls import self_signed
 
 TOKEN = "recall-test-token"
 
@@ -168,7 +169,6 @@ def test_a_token_with_a_space_inside_still_reaches_the_server(
 
 def test_pass_through_to_a_server_parses_no_json(live_server: str, indexed: Briefd) -> None:
     """Hook JSON in, block out: the bytes go to the server and back untouched."""
-    import subprocess
     import sys
 
     code = (
@@ -194,7 +194,6 @@ def test_the_hook_init_writes_asks_a_server_without_site_or_yaml(
     ``yaml`` nor ``site`` and still gets the server's block."""
     import os
     import shlex
-    import subprocess
 
     from briefd.cli.init import hook_command
 
@@ -363,18 +362,3 @@ def test_the_hook_asks_the_projects_server_on_its_configured_port(
     payload = hook_json(RELEVANT, session="own-port", cwd=str(project))
     answer = run_hook("--json", payload=payload, env=env, cwd=project)
     assert json.loads(answer.stdout or "{}").get("via") == "server", answer.stderr
-
-
-def self_signed(folder: Path) -> tuple[Path, Path]:
-    """A key and a self-signed certificate for 127.0.0.1 (openssl), for an https:// server."""
-    key, cert = folder / "key.pem", folder / "cert.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
-            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
-            *("-keyout", str(key), "-out", str(cert)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return key, cert
