@@ -114,6 +114,19 @@ def test_all_terms_lead_any_term_follows(indexed: Briefd) -> None:
     assert hits[-1].explain is not None and hits[-1].explain.and_rank is None
 
 
+def test_one_word_query_explains_its_all_terms_rank(indexed: Briefd) -> None:
+    """A one-word query's any-term list is its all-terms list (every hit holds every word and
+    gets the all-terms bonus in hybrid fusion); --explain used to print "all-terms rank -"."""
+    hits = indexed.search(SearchRequest("retry", scopes=("all",), explain=True)).hits
+    assert hits
+    for hit in hits:
+        assert hit.explain is not None and hit.explain.and_rank is not None, hit.doc_path
+        assert (hit.explain.and_rank, hit.explain.and_bm25) == (
+            hit.explain.any_rank,
+            hit.explain.any_bm25,
+        )
+
+
 def test_title_aliases_and_heading_outweigh_body(indexed: Briefd) -> None:
     assert (
         indexed.search(SearchRequest("backoff rules")).hits[0].doc_path == "domain/retry-policy.md"

@@ -97,7 +97,10 @@ class Candidates:
         return None, None
 
     def explain(self, item: Fused[int]) -> HitExplain:
-        and_rank, and_bm25 = self.lookup(ALL_TERMS, item.key)
+        # a one-term query runs no all-terms list: its any-term list is that list (as in
+        # corroborated), so its hits show the rank the all-terms bonus came from
+        every = ALL_TERMS if ALL_TERMS in self.lists else ANY_TERM
+        and_rank, and_bm25 = self.lookup(every, item.key)
         any_rank, any_bm25 = self.lookup(ANY_TERM, item.key)
         vector_rank, cosine = self.lookup(VECTOR, item.key)
         return HitExplain(
