@@ -199,12 +199,72 @@ def test_the_open_health_probe_never_shows_the_client_keys_password(
         TestClient(create_app(api, service_config())) as http,
     ):
         http.get("/api/stats", headers=AUTH)
-        health = http.get("/api/health").json()  # no token: the load balancer's probe
+        health = http.get("/api/health", headers=AUTH).json()
     assert "k3y-pass" not in health["state_error"]
     assert (
         "?sslmode=disable&sslpassword=***&application_name=b) is unreachable"
         in health["state_error"]
     )
+
+
+def test_the_open_health_probe_says_only_that_the_shared_state_is_unreachable(
+    service_settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """I3, S1: /api/health, open without the token, showed PostgreSQL's host, port, user and
+    database (and what the server said) to anyone who reached the port. Without the token it
+    now says only that the shared state is unreachable; the token and the log have the rest."""
+    port = free_port()
+    down = with_overrides(
+        service_settings, {"state.url": f"postgresql://alice@127.0.0.1:{port}/payments_prod"}
+    )
+    with (
+        Briefd(down, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        http.get("/api/stats", headers=AUTH)
+        anonymous = http.get("/api/health").json()  # no token: the load balancer's probe
+        wrong = http.get("/api/health", headers={"authorization": "Bearer nope"}).json()
+        operator = http.get("/api/health", headers=AUTH).json()
+    assert anonymous["status"] == operator["status"] == "degraded"
+    assert (
+        anonymous["state_error"]
+        == wrong["state_error"]
+        == (
+            "the shared state is unreachable; search and bundles go on from the local index (the "
+            "reason is in the server's log, and in /api/health asked with the API token)"
+        )
+    )
+    assert f"alice@127.0.0.1:{port}/payments_prod) is unreachable" in operator["state_error"]
+    assert "Connection refused" in operator["state_error"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "briefd.state"]
+    assert any(f"127.0.0.1:{port}/payments_prod" in line for line in logged), logged
+
+
+def test_the_open_health_probe_says_only_that_the_shared_state_refuses(
+    service_settings: Settings, postgres: Postgres, caplog: pytest.LogCaptureFixture
+) -> None:
+    """I3, S1: a server that answers but refuses this replica (a role without rights on
+    briefd's schema): without the token, health says only that; the log says what it said."""
+    postgres.reset()
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'reader'").fetchone():
+            conn.execute("CREATE ROLE reader LOGIN")
+    refused = with_overrides(
+        service_settings, {"state.url": postgres.url.replace("briefd@", "reader@")}
+    )
+    with (
+        Briefd(refused, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        anonymous = [http.get("/api/health").json() for _ in range(2)]
+    assert anonymous[0]["status"] == "degraded"
+    assert anonymous[0]["state_error"].startswith(
+        "the shared state refuses this replica's requests; search and bundles go on"
+    )
+    logged = [r.getMessage() for r in caplog.records if r.name == "briefd.state"]
+    assert [line for line in logged if "refused to create briefd's tables" in line] == [
+        logged[-1]
+    ], logged  # once, not at every probe
 
 
 def test_stats_answer_while_the_shared_state_refuses_this_replica(

@@ -62,6 +62,7 @@ class PostgresState:
         self._settings = settings
         self._lock = threading.Lock()
         self._problem: str | None = None
+        self._refused: str | None = None  # the server answers but refuses (said once)
         self._prober: threading.Thread | None = None
         self._closed = threading.Event()
         self._pool = self._new_pool()
@@ -177,9 +178,20 @@ class PostgresState:
         try:
             with self._tx() as conn:
                 conn.execute("SELECT 1")
-        except StoreError as exc:
+        except StateUnavailableError as exc:  # logged as it went away
             return str(exc)
-        return None
+        except StoreError as exc:
+            return self._refusing(str(exc))
+        return self._refusing(None)
+
+    def _refusing(self, problem: str | None) -> str | None:
+        """``problem`` (a server that answers but refuses), logged once, and again when it
+        changes: the open health probe tells a caller without the token only that it refuses."""
+        with self._lock:
+            if problem is not None and problem != self._refused:
+                log.error("%s", problem)
+            self._refused = problem
+        return problem
 
     # -- the query log and usage
 

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from briefd.__about__ import __version__
 from briefd.errors import BriefdError, IndexNotFoundError, StoreError
 from briefd.replicas.agree import served_commit
 from briefd.service import schemas
 from briefd.service.deps import State
+from briefd.service.guard import token_ok
 from briefd.service.state import BEING_BUILT
 from briefd.state import replica_name
 
 router = APIRouter(prefix="/api")
+# what a caller without the token is told of the shared state: not its host, user or database
+# (the reason is in the log, and here for a caller with the token)
+OPENLY = (
+    "the shared state {what}; search and bundles go on from the local index (the reason is in "
+    "the server's log, and in /api/health asked with the API token)"
+)
 
 
 @router.get("/health", response_model=schemas.HealthOut, tags=["service"])
-def health(state: State) -> schemas.HealthOut:
+def health(state: State, request: Request) -> schemas.HealthOut:
     """Liveness and index presence; open (no token). ``no_index``: nothing indexed yet;
     ``degraded``: the shared state (PostgreSQL) is unreachable, search and bundles still
-    serve (``state_error`` says why); ``damaged``: a request found the index file damaged
+    serve (``state_error`` says why; to a caller without the token, only that it is unreachable
+    or refuses requests); ``damaged``: a request found the index file damaged
     inside, so requests fail until it is rebuilt (``notice`` says so); ``notice``: the index
     file was deleted or replaced under the server (and reopened); ``building``: the first
     index runs beside the server (alive: a container is healthy meanwhile). ``commit``: the
@@ -54,6 +62,8 @@ def health(state: State) -> schemas.HealthOut:
         problem = None
     except BriefdError as exc:
         problem = str(exc)
+    if problem is not None and not token_ok(state.config, request.headers.get("authorization")):
+        problem = said_openly(problem)
     damaged = state.index_damage()
     status = (
         "damaged" if damaged else "no_index" if count is None else "degraded" if problem else "ok"
@@ -69,3 +79,10 @@ def health(state: State) -> schemas.HealthOut:
         replica=replica_name(state.api.settings) if shared.shared else None,
         commit=commit,
     )
+
+
+def said_openly(problem: str) -> str:
+    """``problem`` as a caller without the token may read it: unreachable or refusing, no more
+    (the full line names PostgreSQL's host, port, user and database, and what it said)."""
+    what = "is unreachable" if " is unreachable" in problem else "refuses this replica's requests"
+    return OPENLY.format(what=what)
