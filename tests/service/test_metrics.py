@@ -267,6 +267,35 @@ def test_the_open_health_probe_says_only_that_the_shared_state_refuses(
     ], logged  # once, not at every probe
 
 
+def test_health_is_degraded_while_the_shared_state_refuses_writes(
+    service_settings: Settings, postgres: Postgres
+) -> None:
+    """S1: PostgreSQL answering but taking no writes (a standby, a read-only database) left
+    /api/health "ok" while every query log flush and usage report was refused."""
+    postgres.reset()
+    settings = with_overrides(service_settings, {"state.url": postgres.url})
+    with Briefd(settings, embedder=None) as owner:
+        owner.state.counts()  # briefd's tables, made by their owner
+    admin = postgres.url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("ALTER DATABASE briefd SET default_transaction_read_only = on")
+    try:
+        with (
+            Briefd(settings, embedder=None) as api,
+            TestClient(create_app(api, service_config())) as http,
+        ):
+            operator = http.get("/api/health", headers=AUTH).json()
+            anonymous = http.get("/api/health").json()
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute("ALTER DATABASE briefd RESET default_transaction_read_only")
+    assert operator["status"] == anonymous["status"] == "degraded"
+    assert operator["state_error"].startswith(
+        "the shared state refuses writes: its transactions are read-only"
+    )
+    assert anonymous["state_error"].startswith("the shared state refuses writes; search and")
+
+
 def test_stats_answer_while_the_shared_state_refuses_this_replica(
     service_settings: Settings, postgres: Postgres
 ) -> None:

@@ -424,3 +424,44 @@ def test_a_sessions_memory_holds_through_an_outage_and_reaches_the_others(
     while b.seen("s", now + 2, 1) == {} and time.monotonic() < deadline:
         time.sleep(0.2)
     assert b.seen("s", now + 2, 1) == {"c1": "h1"}
+
+
+def test_a_server_that_refuses_writes_is_a_problem(postgres: Postgres) -> None:
+    """S1: a database set read-only (a standby, default_transaction_read_only) or a role whose
+    write rights were revoked answered SELECT 1, so problem() was None and health said ok
+    while every query log flush, usage report and proposal record was refused."""
+    postgres.reset()
+    owner = PostgresState(StateSettings(url=postgres.url), "owner")
+    try:
+        assert owner.problem() is None  # briefd's tables, made by their owner
+    finally:
+        owner.close()
+    admin = postgres.url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("ALTER DATABASE briefd SET default_transaction_read_only = on")
+    state = PostgresState(StateSettings(url=postgres.url), "r")
+    try:
+        with pytest.raises(StoreError, match="read-only transaction"):
+            state.save_usage("b1", ["c1"], None, "2026-01-01T00:00:00+00:00")
+        assert (state.problem() or "").startswith(
+            "the shared state refuses writes: its transactions are read-only"
+        )
+    finally:
+        state.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute("ALTER DATABASE briefd RESET default_transaction_read_only")
+    with psycopg.connect(postgres.url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'nodelete'").fetchone():
+            conn.execute("CREATE ROLE nodelete LOGIN")
+        conn.execute("GRANT USAGE ON SCHEMA public TO nodelete")
+        conn.execute("GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO nodelete")
+        conn.execute("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO nodelete")
+        conn.execute("REVOKE USAGE ON SEQUENCE usage_events_id_seq FROM nodelete")
+    state = PostgresState(StateSettings(url=postgres.url.replace("briefd@", "nodelete@")), "r")
+    try:
+        problem = state.problem() or ""
+        assert problem.startswith("the shared state refuses writes: the user in state.url lacks")
+        assert "DELETE on query_log" in problem and "USAGE on public.usage_events_id_seq" in problem
+        assert "INSERT on" not in problem and "UPDATE on" not in problem
+    finally:
+        state.close()

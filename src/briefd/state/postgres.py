@@ -31,6 +31,7 @@ from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, secti
 from briefd.state.migrations import migrate
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
 from briefd.state.pgsaid import redacted, said
+from briefd.state.writable import unwritable
 from briefd.store.activity import QueryLogEntry, query_log_row, text_rules
 from briefd.store.freshness import TEXT_MODES, modes_key
 
@@ -177,12 +178,12 @@ class PostgresState:
             return self._problem
         try:
             with self._tx() as conn:
-                conn.execute("SELECT 1")
+                refused = unwritable(conn)
         except StateUnavailableError as exc:  # logged as it went away
             return str(exc)
         except StoreError as exc:
             return self._refusing(str(exc))
-        return self._refusing(None)
+        return self._refusing(refused)
 
     def _refusing(self, problem: str | None) -> str | None:
         """``problem`` (a server that answers but refuses), logged once, and again when it

@@ -25,9 +25,9 @@ OPENLY = (
 @router.get("/health", response_model=schemas.HealthOut, tags=["service"])
 def health(state: State, request: Request) -> schemas.HealthOut:
     """Liveness and index presence; open (no token). ``no_index``: nothing indexed yet;
-    ``degraded``: the shared state (PostgreSQL) is unreachable, search and bundles still
-    serve (``state_error`` says why; to a caller without the token, only that it is unreachable
-    or refuses requests); ``damaged``: a request found the index file damaged
+    ``degraded``: the shared state (PostgreSQL) is unreachable or refuses writes, search and
+    bundles still serve (``state_error`` says why; to a caller without the token, only that it
+    is unreachable or refuses); ``damaged``: a request found the index file damaged
     inside, so requests fail until it is rebuilt (``notice`` says so); ``notice``: the index
     file was deleted or replaced under the server (and reopened); ``building``: the first
     index runs beside the server (alive: a container is healthy meanwhile). ``commit``: the
@@ -84,5 +84,8 @@ def health(state: State, request: Request) -> schemas.HealthOut:
 def said_openly(problem: str) -> str:
     """``problem`` as a caller without the token may read it: unreachable or refusing, no more
     (the full line names PostgreSQL's host, port, user and database, and what it said)."""
-    what = "is unreachable" if " is unreachable" in problem else "refuses this replica's requests"
-    return OPENLY.format(what=what)
+    if " is unreachable" in problem:
+        return OPENLY.format(what="is unreachable")
+    if " refuses writes" in problem:
+        return OPENLY.format(what="refuses writes")
+    return OPENLY.format(what="refuses this replica's requests")
