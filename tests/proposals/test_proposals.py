@@ -121,6 +121,27 @@ def test_new_document_in_a_project_scope(git_api: Briefd, remote: Remote) -> Non
         ("domain/del\x7f.md", None, "the control character \\x7f"),
         ("domain/nul\0.md", None, "the control character \\x00"),
         ("domain/new\nline.md", None, "the control character \\x0a"),
+        # characters that do not show: the path would not read as what it is in a review
+        (
+            "domain/fee\x85s.md",
+            None,
+            "doc_path 'domain/fee\\x85s.md' contains \\x85 (a control character), which does "
+            "not show or turns the text around, so the path would not read as what it is in a "
+            "review or a listing; use visible characters",
+        ),
+        ("domain/csi\x9b.md", None, "contains \\x9b (a control character)"),
+        ("domain/\u202edm.exe.md", None, "contains \\u202e (RIGHT-TO-LEFT OVERRIDE), which"),
+        ("domain/\u2066iso.md", None, "contains \\u2066 (LEFT-TO-RIGHT ISOLATE)"),
+        ("domain/re\u200btry.md", None, "doc_path 'domain/re\\u200btry.md' contains \\u200b"),
+        ("domain/re\u200dtry.md", None, "contains \\u200d (ZERO WIDTH JOINER)"),
+        ("domain/\ufeffretry.md", None, "contains \\ufeff (ZERO WIDTH NO-BREAK SPACE)"),
+        ("domain/soft\xadhyphen.md", None, "contains \\xad (SOFT HYPHEN)"),
+        ("domain/a\u2028b.md", None, "contains \\u2028 (LINE SEPARATOR)"),
+        (
+            "domain/lone\ud800.md",
+            None,
+            "contains \\ud800 (a lone surrogate), which is no character: UTF-8 cannot hold it",
+        ),
         (
             f"domain/{'a' * 253}.md",
             None,
@@ -161,6 +182,18 @@ def test_paths_are_validated_before_git_is_touched(
         git_api.propose_update(ProposalRequest(path, "change", "# Text\n", scopes=scopes))
     assert "proposal" not in git(remote.bare, "branch", "--list")
     assert git_api.proposals() == []
+
+
+def test_a_zero_width_non_joiner_inside_a_word_is_spelling_and_passes(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """Persian and Indic names write U+200C/U+200D between letters: that is no hidden
+    character (a joiner between ASCII letters, or alone, is refused above)."""
+    git_api.sync()
+    name = "domain/\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.md"  # می‌خواهم
+    made = git_api.propose_update(ProposalRequest(name, "Persian notes", "# Notes\n"))
+    assert made.doc_path == name
+    assert git(remote.bare, "diff", "--name-status", "-z", "main", made.branch) == f"A\0{name}\0"
 
 
 def test_a_file_name_of_255_bytes_is_proposed_and_checks_out(

@@ -22,6 +22,10 @@ SUFFIXES = (".md", ".markdown")
 MAX_DESCRIPTION = 10_000
 MAX_SEGMENT_BYTES = 255  # NAME_MAX of ext4, APFS, NTFS: a longer name cannot be checked out
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# general categories of characters that do not show: C1 controls (C0 ones are refused first),
+# format characters, lone surrogates, line and paragraph separators
+_UNSEEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_JOINERS = frozenset({"\u200c", "\u200d"})
 _WINDOWS_CHARS = re.compile(r'[<>:"|?*]')
 _WINDOWS_DEVICES = frozenset(
     ["con", "prn", "aux", "nul", "conin$", "conout$"]
@@ -90,12 +94,27 @@ def _clean_path(raw: str) -> str:
 def _check_checkout(path: str) -> None:
     """Refuse a path that checkouts of the merged branch would fail on (git's plumbing commits
     it anyway): a segment longer than a file name may be (every checkout fails), or a control
-    character (Windows checkouts fail; NUL cannot be in a git path at all)."""
+    character (Windows checkouts fail; NUL cannot be in a git path at all); and one that would
+    not read as what it is (a character that does not show, :func:`_unseen`)."""
     if control := _CONTROL.search(path):
-        shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", path)
         raise ProposalError(
-            f"doc_path '{shown}' contains the control character \\x{ord(control.group()):02x}, "
-            "which checkouts on Windows cannot write in a file name; use printable characters"
+            f"doc_path '{_shown(path)}' contains the control character "
+            f"\\x{ord(control.group()):02x}, which checkouts on Windows cannot write in a file "
+            "name; use printable characters"
+        )
+    if (at := _unseen(path)) is not None:
+        char = path[at]
+        lone = unicodedata.category(char) == "Cs"
+        name = "a lone surrogate" if lone else unicodedata.name(char, "a control character")
+        why = (
+            "which is no character: UTF-8 cannot hold it"
+            if lone
+            else "which does not show or turns the text around, so the path would not read as "
+            "what it is in a review or a listing"
+        )
+        raise ProposalError(
+            f"doc_path '{_shown(path)}' contains {_escaped(char)} ({name}), {why}; use visible "
+            "characters"
         )
     for part in path.split("/"):
         size = len(part.encode("utf-8", "surrogatepass"))
@@ -104,6 +123,35 @@ def _check_checkout(path: str) -> None:
                 f"doc_path segment '{part[:40]}…' is {size} bytes in UTF-8; a file name may be "
                 f"at most {MAX_SEGMENT_BYTES}, so no checkout could write it: shorten it"
             )
+
+
+def _unseen(path: str) -> int | None:
+    """Where ``path`` holds a character that does not show (C1 controls, format characters
+    such as zero-width spaces, bidi controls and the BOM, line and paragraph separators, lone
+    surrogates), or None. A zero-width (non-)joiner between two non-ASCII letters is spelling
+    (Persian, Indic scripts), so it passes."""
+    for at, char in enumerate(path):
+        if unicodedata.category(char) not in _UNSEEN:
+            continue
+        if char in _JOINERS and 0 < at < len(path) - 1 and _letter(path[at - 1], path[at + 1]):
+            continue
+        return at
+    return None
+
+
+def _letter(*chars: str) -> bool:
+    return all(not c.isascii() and unicodedata.category(c)[0] in "LM" for c in chars)
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def _shown(path: str) -> str:
+    """``path`` with its control and unseen characters written as escapes."""
+    unseen = _UNSEEN | {"Cc"}
+    return "".join(_escaped(c) if unicodedata.category(c) in unseen else c for c in path)
 
 
 def _check_windows(path: str) -> None:
