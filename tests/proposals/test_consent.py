@@ -284,6 +284,7 @@ def test_a_checkouts_remote_that_is_gone_is_named_not_the_source(
         "repository; check the URL of the remote 'origin' of the knowledge checkout "
         f"{remote.work} (git remote get-url origin), or set proposals.push to another remote, "
         "or false to keep proposals as local branches"
+        "; nothing was proposed and nothing kept (no branch, no record): send the same proposal again once that is fixed"
     )
 
 
@@ -344,6 +345,7 @@ def test_a_checkouts_upstream_branch_the_remote_lost_is_named(
         "git fetch failed: fatal: couldn't find remote ref refs/heads/docs; the remote "
         "'origin' has no branch 'docs' (the checkout's upstream branch, or sync.branch): set "
         "sync.branch to the branch of 'origin' proposals start from"
+        "; nothing was proposed and nothing kept (no branch, no record): send the same proposal again once that is fixed"
     )
 
 

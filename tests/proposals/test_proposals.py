@@ -19,6 +19,7 @@ from briefd.settings import with_overrides
 from briefd.sources.knowledge import checkout_dir
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote, git
+from tests.sync.httpgit import AuthenticatedGit
 
 NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
 
@@ -526,11 +527,92 @@ def test_a_users_checkout_pushes_with_consent_without_touching_it(
     assert git(remote.bare, "rev-list", f"main..{made.branch}").splitlines() == [made.commit_hash]
 
 
+UNPROPOSED = (
+    "; nothing was proposed and nothing kept (no branch, no record): send the same proposal"
+)
+
+
 def test_an_unreachable_remote_is_a_proposal_error(git_api: Briefd, remote: Remote) -> None:
+    """T1: the agent was told only "git fetch failed: …", and could not tell whether the
+    proposal was kept, queued for later or lost; it now says nothing was kept, and to send it
+    again once the remote answers."""
     git_api.sync()
     remote.bare.rename(remote.bare.with_name("gone.git"))
-    with pytest.raises(ProposalError, match=r"^git fetch failed: fatal: .*check the repository"):
+    with pytest.raises(
+        ProposalError, match=r"^git fetch failed: fatal: .*check the repository"
+    ) as e:
         git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert str(e.value).endswith(
+        "check the repository URL in `source`" + UNPROPOSED + " again once that is fixed"
+    )
+    assert status_of(e.value) == 502 and error_name(e.value) == "proposal_remote"
+    assert git_api.proposals() == []
+    clone = checkout_dir(git_api.settings)
+    assert "proposal" not in git(clone, "for-each-ref", "--format=%(refname)")
+
+
+def test_a_remote_down_at_proposal_time_says_to_send_it_again_when_it_answers(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: an HTTP remote down when an agent proposes (connection refused): the change is not
+    kept anywhere, and the answer says so and what to do, not only "git fetch failed"."""
+    with AuthenticatedGit(remote.bare.parent, "alice", "s3cret") as server:
+        source = server.url(remote.bare.name, "alice:s3cret")
+        api = Briefd(git_settings(tmp_path, source), embedder=None)
+        api.sync()
+    with api, pytest.raises(ProposalError) as refused:
+        api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    said = str(refused.value)
+    assert said.startswith("git fetch failed: fatal: unable to access"), said
+    assert said.endswith(
+        "the remote is unreachable; check the network and the URL"
+        + UNPROPOSED
+        + " again once the remote answers"
+    ), said
+    assert "s3cret" not in said
+
+
+def _hook(remote: Remote, name: str, body: str) -> None:
+    hook = remote.bare / "hooks" / name
+    hook.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    hook.chmod(0o755)
+
+
+def test_a_remote_that_hangs_up_on_the_push_says_nothing_was_proposed(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: the remote dropping the connection mid-push answered "git push failed: fatal: the
+    remote end hung up unexpectedly" and nothing else; the remote, asked after, has no branch,
+    so it says nothing was kept and to send it again."""
+    git_api.sync()
+    _hook(remote, "pre-receive", "kill -9 $PPID")  # receive-pack dies: the connection drops
+    with pytest.raises(ProposalError) as refused:
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert str(refused.value) == (
+        "git push failed: fatal: the remote end hung up unexpectedly"
+        + UNPROPOSED
+        + " again once the remote answers"
+    )
+    assert git_api.proposals() == []
+    assert "proposal" not in git(remote.bare, "branch", "--list")
+
+
+def test_a_remote_gone_after_the_push_says_the_branch_may_have_landed(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: a remote that went away as it took the push cannot say whether the branch landed;
+    "nothing was proposed" would be a guess, so the answer names the branch to look for."""
+    git_api.sync()
+    gone = remote.bare.with_name("gone.git")
+    _hook(remote, "pre-receive", f"mv '{remote.bare}' '{gone}'; kill -9 $PPID")
+    with pytest.raises(ProposalError) as unsure:
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert re.fullmatch(
+        r"git push failed: fatal: the remote end hung up unexpectedly; the remote did not "
+        r"answer whether it has the branch, so the push may still reach the remote: look for "
+        r"branch briefd/proposal-[0-9a-f]{8} there before proposing this change again",
+        str(unsure.value),
+    ), str(unsure.value)
     assert git_api.proposals() == []
 
 
@@ -777,6 +859,7 @@ def test_a_default_branch_renamed_since_the_last_sync_says_to_sync(
         "branch 'main' (any more): when its default branch was renamed, a sync follows the new "
         "one (unless sync.branch names the old): run briefd sync (or POST /api/admin/sync) and "
         "propose again; else set sync.branch to a branch it has"
+        "; nothing was proposed and nothing kept (no branch, no record): send the same proposal again once that is fixed"
     )
     assert git_api.sync().branch == "trunk"
     made = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))

@@ -79,10 +79,27 @@ def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float
         url = _git(["remote", "get-url", "--push", target.remote], target, timeout)
         _push(target, url, branch, commit, timeout)
     except ProposalRemoteError as exc:
-        raise _remote_named(exc, target) from None
+        raise _unproposed(_remote_named(exc, target)) from None
     finally:
         _forget(target, scratch, timeout)
     return Pushed(base, commit, doc_path)
+
+
+UNPROPOSED = "nothing was proposed and nothing kept (no branch, no record): send the same proposal"
+# what a remote that is away (not one that refuses, nor a setting) has git say
+_AWAY = (git.UNREACHABLE_HINT, git.TIMED_OUT, "hung up unexpectedly", "early EOF", "Connection")
+
+
+def _unproposed(failed: ProposalRemoteError) -> ProposalRemoteError:
+    """``failed``, saying what became of the proposal when the remote could not be reached,
+    hung up or named a setting to fix (a push its timeout ended may still land, and says so;
+    the remote's own refusals say so already): an agent told only "git fetch failed" could
+    not tell whether it was kept, queued or lost."""
+    said = str(failed)
+    if NOT_PROPOSED in said or MAY_LAND in said:
+        return failed
+    when = "once the remote answers" if any(m in said for m in _AWAY) else "once that is fixed"
+    return ProposalRemoteError(f"{said}; {UNPROPOSED} again {when}")
 
 
 def _remote_named(failed: ProposalRemoteError, target: GitTarget) -> ProposalRemoteError:
@@ -142,7 +159,8 @@ def _refuse_detached(target: GitTarget, timeout: float) -> None:
 def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float) -> None:
     """Push ``commit`` as ``branch``. A push that failed (its timeout ended it) may still have
     landed: the branch found at ``commit`` on the remote is a push that worked; one that timed
-    out may land later, and the error names the branch so that nobody proposes it twice."""
+    out may land later, as may one whose remote then did not answer the check, and the error
+    names the branch so that nobody proposes it twice."""
     try:
         git.run(
             ["push", "--quiet", url, f"{commit}:refs/heads/{branch}"],
@@ -152,6 +170,7 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
             target.env,  # a URL source's credentials, for the helper of briefd's clone
         )
     except ProposalRemoteError as exc:
+        asked = False  # whether the remote answered whether it has the branch
         with contextlib.suppress(BriefdError):
             listed = git.run(
                 ["ls-remote", url, f"refs/heads/{branch}"],
@@ -162,6 +181,7 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
             )
             if listed.split("\t", 1)[0] == commit:
                 return
+            asked = True
         if git.PRE_PUSH in str(exc):  # the repository's own hook, not the remote
             raise ProposalError(
                 f"{exc}; the hook is the knowledge repository's own ({target.repo}), run on "
@@ -171,14 +191,17 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
             ) from None
         if git.DECLINED in str(exc):  # the remote's rules or hook, not its reachability
             raise ProposalRemoteError(f"{exc}; {REJECTED.format(branch=branch)}") from None
-        if git.TIMED_OUT not in str(exc):
+        if git.TIMED_OUT not in str(exc) and asked:
             raise _clash(exc, branch, "the remote") from None
+        unsure = "" if asked else "the remote did not answer whether it has the branch, so "
         raise ProposalRemoteError(
-            f"{exc}; the push may still reach the remote: look for branch {branch} there "
-            "before proposing this change again"
+            f"{exc}; {unsure}{MAY_LAND}: look for branch {branch} there before proposing this "
+            "change again"
         ) from None
 
 
+NOT_PROPOSED = "nothing was proposed"
+MAY_LAND = "the push may still reach the remote"
 REJECTED = (
     "the remote's rules (branch protection, a ruleset, a pre-receive hook) refused the branch "
     "{branch} for the reason above: where they restrict which branches may be created, let "

@@ -36,6 +36,7 @@ DUBIOUS = "dubious ownership"  # git refuses a repository another user owns (saf
 TIMED_OUT = "took longer than"  # in the message of a git command its timeout ended
 SOURCE_URL_HINT = "check the repository URL in `source`"
 MISSING_BRANCH_HINT = "the branch does not exist on the remote; check `sync.branch`"
+UNREACHABLE_HINT = "the remote is unreachable; check the network and the URL"
 _HINTS = (
     (
         ("Authentication failed", "could not read Username", "Permission denied", "error: 403"),
@@ -48,7 +49,7 @@ _HINTS = (
     ),
     (
         ("Could not resolve host", "Connection refused", "unable to access", "timed out"),
-        "the remote is unreachable; check the network and the URL",
+        UNREACHABLE_HINT,
     ),
     (
         ("couldn't find remote ref", "invalid refspec"),
