@@ -3,7 +3,9 @@
 # rather than from the environment or the URL, then `briefd "$@"`.
 #   GIT_TOKEN_FILE   (default /run/secrets/git_token): an HTTPS token, given to git by a
 #                    credential helper that reads the file each time; user GIT_TOKEN_USER
-#                    (default x-access-token, as GitHub wants; GitLab: oauth2)
+#                    (default x-access-token, as GitHub wants; GitLab: oauth2); only to the
+#                    host of BRIEFD_SOURCE (its scheme, host and port), or of GIT_TOKEN_URL
+#                    when set (a source in briefd.yaml, or an ssh source with https code.repos)
 #   GIT_SSH_KEY_FILE (default /run/secrets/git_ssh_key): a deploy key for ssh:// and git@ URLs;
 #   GIT_KNOWN_HOSTS_FILE (default /run/secrets/git_known_hosts): pinned host keys; without it
 #                    the first key seen is trusted and kept in /data/.ssh/known_hosts
@@ -20,10 +22,32 @@ present() {
     exit 1
 }
 
+# scheme://host[:port] of an http(s) URL, without a user name, path, query or fragment (what
+# git's credential.<url>.* matches); nothing for any other URL (ssh, git@host:path, a folder)
+origin_of() {
+    case "$1" in
+        http://* | https://*) ;;
+        *) return 0 ;;
+    esac
+    rest=${1#*://}
+    host=${rest%%[/?#]*}
+    printf '%s://%s' "${1%%://*}" "${host##*@}" | tr '[:upper:]' '[:lower:]'
+}
+
 token_file=${GIT_TOKEN_FILE:-/run/secrets/git_token}
 if present "$token_file"; then
+    token_url=${GIT_TOKEN_URL:-${BRIEFD_SOURCE:-}}
+    origin=$(origin_of "$token_url")
+    if [ -z "$origin" ]; then
+        echo "error: $token_file is there but no https host to give it to: BRIEFD_SOURCE" \
+            "is '${BRIEFD_SOURCE:-}' (unset, or no http(s) URL); set GIT_TOKEN_URL to the" \
+            "https://host the token is for (e.g. https://github.com), or remove the secret" >&2
+        exit 1
+    fi
+    # credential.<origin>.helper: git asks it for that host only, never for one a redirect,
+    # a submodule or a code.repos URL names
     export GIT_CONFIG_COUNT=1
-    export GIT_CONFIG_KEY_0=credential.helper
+    export GIT_CONFIG_KEY_0="credential.$origin.helper"
     export GIT_CONFIG_VALUE_0="!f() { test \"\$1\" = get || exit 0; echo username=${GIT_TOKEN_USER:-x-access-token}; printf 'password=%s\\n' \"\$(cat '$token_file')\"; }; f"
 fi
 

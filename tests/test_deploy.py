@@ -138,6 +138,80 @@ def test_a_secret_the_container_cannot_read_stops_it_with_the_fix(tmp_path: Path
     )
 
 
+def _entrypoint_gives(tmp_path: Path, env: dict[str, str], urls: list[str]) -> tuple[int, str]:
+    """Run docker/entrypoint.sh with a stand-in for briefd that asks git's credential helpers
+    (``git credential fill``) for each of ``urls``: its exit code, and what each URL got."""
+    token = tmp_path / "git_token"
+    token.write_text("s3cret-token\n")
+    probe = tmp_path / "probe"
+    probe.mkdir(exist_ok=True)
+    asks = "".join(
+        f"printf 'url=%s\\n\\n' '{url}' | git credential fill 2>/dev/null "
+        f"| grep password= || echo 'password: none'\n"
+        for url in urls
+    )
+    (probe / "briefd").write_text(f"#!/bin/sh\n{asks}")
+    (probe / "briefd").chmod(0o755)
+    base = {
+        "PATH": f"{probe}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "GIT_CONFIG_NOSYSTEM": "1",  # this machine's git config out of it
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_TOKEN_FILE": str(token),
+    }
+    done = subprocess.run(
+        ["env", "-i", *(f"{k}={v}" for k, v in {**base, **env}.items()), "sh", str(ENTRYPOINT_SH)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_the_images_git_token_goes_only_to_the_sources_host(tmp_path: Path) -> None:
+    """O5: the image's credential helper answered any host with the token, so a redirect, a
+    code.repos URL on another host, a look-alike host or plain http got it too. It is now
+    git's credential.<origin>.helper for BRIEFD_SOURCE's scheme, host and port only."""
+    urls = [
+        "https://github.com/acme/other.git",  # the same host: the token
+        "https://evil.example/x.git",
+        "https://github.com.evil.example/acme/kb.git",
+        "http://github.com/acme/kb.git",
+        "https://github.com:8443/acme/kb.git",
+    ]
+    code, said = _entrypoint_gives(
+        tmp_path, {"BRIEFD_SOURCE": "https://github.com/acme/kb.git"}, urls
+    )
+    assert (code, said.splitlines()) == (0, ["password=s3cret-token"] + ["password: none"] * 4)
+    code, said = _entrypoint_gives(
+        tmp_path,
+        {"BRIEFD_SOURCE": "https://bot@Git.Acme.test:8443/kb.git?ref=x"},
+        ["https://git.acme.test:8443/kb.git", "https://git.acme.test/kb.git"],
+    )
+    assert (code, said.splitlines()) == (0, ["password=s3cret-token", "password: none"])
+    code, said = _entrypoint_gives(  # an ssh source, the token for https code repositories
+        tmp_path,
+        {"BRIEFD_SOURCE": "git@github.com:acme/kb.git", "GIT_TOKEN_URL": "https://gitlab.com"},
+        ["https://gitlab.com/acme/service.git", "https://github.com/acme/kb.git"],
+    )
+    assert (code, said.splitlines()) == (0, ["password=s3cret-token", "password: none"])
+
+
+def test_a_git_token_with_no_https_host_to_go_to_stops_the_container(tmp_path: Path) -> None:
+    """O5: a token secret beside an ssh source (or a source set in briefd.yaml) has no host
+    the entrypoint can scope it to: it says what to set rather than give it to every host."""
+    code, said = _entrypoint_gives(
+        tmp_path, {"BRIEFD_SOURCE": "git@github.com:acme/kb.git"}, ["https://github.com/a.git"]
+    )
+    assert code == 1
+    assert said == (
+        f"error: {tmp_path / 'git_token'} is there but no https host to give it to: "
+        "BRIEFD_SOURCE is 'git@github.com:acme/kb.git' (unset, or no http(s) URL); set "
+        "GIT_TOKEN_URL to the https://host the token is for (e.g. https://github.com), or "
+        "remove the secret\n"
+    )
+
+
 def _healthcheck() -> Any:
     spec = importlib.util.spec_from_file_location("healthcheck", REPO / "docker" / "healthcheck.py")
     assert spec is not None and spec.loader is not None

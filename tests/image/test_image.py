@@ -279,6 +279,8 @@ def test_git_credentials_come_from_secret_files(tmp_path: Path) -> None:
     (probe / "briefd").write_text(
         "#!/bin/sh\n"
         "printf 'protocol=https\\nhost=git.example.com\\n\\n' | git credential fill\n"
+        "printf 'protocol=https\\nhost=elsewhere.example\\n\\n' | git credential fill "
+        "|| echo 'elsewhere: none'\n"
         'echo "ssh: $GIT_SSH_COMMAND"\n'
         'key=$(echo "$GIT_SSH_COMMAND" | sed "s/.*-i \\([^ ]*\\).*/\\1/")\n'
         'stat -c "key: %a %u" "$key"\n'
@@ -289,8 +291,10 @@ def test_git_credentials_come_from_secret_files(tmp_path: Path) -> None:
         "--volume", f"{tmp_path / 'git_token'}:/run/secrets/git_token:ro",
         "--volume", f"{tmp_path / 'git_ssh_key'}:/run/secrets/git_ssh_key:ro",
         "--volume", f"{probe}:/probe:ro", "--env", "PATH=/probe:/usr/bin:/bin",
-        IMAGE,
+        "--env", "BRIEFD_SOURCE=https://git.example.com/acme/kb.git", "--env",
+        "GIT_TERMINAL_PROMPT=0", IMAGE,
     )  # fmt: skip
     assert "username=x-access-token\npassword=s3cret-token\n" in out
+    assert out.count("s3cret-token") == 1 and "elsewhere: none" in out  # its host only
     assert "-o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new" in out
     assert f"key: 600 {UID}" in out
