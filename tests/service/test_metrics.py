@@ -336,6 +336,39 @@ def test_two_processes_on_one_index_add_up_their_counts(service_settings: Settin
     assert sample(after, 'briefd_request_duration_seconds_count{name="search",surface="rest"}') == 5
 
 
+def test_a_server_shows_the_counts_another_process_saved(service_settings: Settings) -> None:
+    """I4: a `briefd mcp` a client spawned beside `briefd serve` saves its counts into the
+    index; the server's /metrics (and dashboard) show them after its next flush, not only
+    after a restart."""
+    search = 'briefd_requests_total{name="search",outcome="ok",surface="rest"}'
+    with (
+        Briefd(service_settings, embedder=None) as serve_api,
+        TestClient(create_app(serve_api, service_config(flush_seconds=3600))) as serve,
+    ):
+        serve.headers.update(AUTH)
+        serve.get("/api/search", params={"q": "retry policy"})
+        with (
+            Briefd(service_settings, embedder=None) as other_api,
+            TestClient(create_app(other_api, service_config(flush_seconds=3600))) as other,
+        ):
+            for query in ("chargeback", "settlement", "refund window"):
+                other.get("/api/search", params={"q": query}, headers=AUTH)
+        # the other process stopped and saved its three; the server saves its one and reads
+        serve.app.state.briefd.flush()  # type: ignore[attr-defined]
+        metrics = serve.get("/metrics").text
+        assert sample(metrics, search) == 4
+        duration = 'briefd_request_duration_seconds_count{name="search",surface="rest"}'
+        assert sample(metrics, duration) == 4
+        serve.get("/api/search", params={"q": "payouts"})
+        assert sample(serve.get("/metrics").text, search) == 5
+        serve.app.state.briefd.flush()  # type: ignore[attr-defined]
+        assert sample(serve.get("/metrics").text, search) == 5  # saved once, counted once
+        requests = serve.get("/api/stats").json()["requests"]  # the dashboard's table
+    row = next(r for r in requests if (r["surface"], r["name"]) == ("rest", "search"))
+    assert row["count"] == 5
+    assert sample(serve_once(service_settings, "/metrics")["/metrics"], search) == 5
+
+
 def test_counts_a_busy_index_refused_are_saved_once_later(service_settings: Settings) -> None:
     with (
         Briefd(service_settings, embedder=None) as api,
@@ -386,6 +419,43 @@ def test_counts_follow_the_index_file_replaced_under_the_server(
             "SELECT value FROM counters WHERE name = 'briefd_requests' AND labels = ?", (scopes,)
         ).fetchone()
     assert stored == (4.0,)
+
+
+def test_two_processes_save_their_own_counts_into_an_index_file_made_anew(
+    service_settings: Settings, tmp_path: Path
+) -> None:
+    """Each process shows every process's counts, but into a new index file put in place of
+    the served one each saves again only its own: the counts are there once, not once per
+    process."""
+    db = service_settings.db
+    built = tmp_path / "built.db"
+    shutil.copyfile(db, built)  # an index without counters
+    scopes = labels_key({"name": "list_scopes", "outcome": "ok", "surface": "rest"})
+    config = service_config(flush_seconds=3600)
+    with (
+        Briefd(service_settings, embedder=None) as first_api,
+        TestClient(create_app(first_api, config)) as first,
+        Briefd(service_settings, embedder=None) as second_api,
+        TestClient(create_app(second_api, config)) as second,
+    ):
+        states = [http.app.state.briefd for http in (first, second)]  # type: ignore[attr-defined]
+        for http, times in ((first, 3), (second, 2)):
+            for _ in range(times):
+                http.get("/api/scopes", headers=AUTH)
+        for state in (*states, *states):
+            state.flush()
+        built.replace(db)
+        for suffix in ("-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        for state in (*states, states[0]):
+            state.flush()
+        series = 'briefd_requests_total{name="list_scopes",outcome="ok",surface="rest"}'
+        assert sample(first.get("/metrics", headers=AUTH).text, series) == 5
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute(
+            "SELECT value FROM counters WHERE name = 'briefd_requests' AND labels = ?", (scopes,)
+        ).fetchone()
+    assert stored == (5.0,)
 
 
 def test_metrics_text_has_index_gauges_and_histograms(client: TestClient) -> None:

@@ -3,8 +3,9 @@
 Every monotonic value (request counts, histogram buckets, tokens served, cache hits, embedding
 calls) lives in one flat table keyed by (name, labels); the service loads it from SQLite at start,
 adds what it counted since to it every few seconds and at shutdown (increments, never totals:
-a ``briefd mcp`` a client spawned and ``briefd serve`` on the same index both count), and zeroes
-it when the dashboard resets the counters. Gauges (index size, last sync) are read live at scrape time. A custom collector hands
+a ``briefd mcp`` a client spawned and ``briefd serve`` on the same index both count), then shows
+the stored totals (so ``/metrics`` and the dashboard count the other processes' calls too), and
+zeroes it when the dashboard resets the counters. Gauges (index size, last sync) are read live at scrape time. A custom collector hands
 both to prometheus-client, which renders the text format.
 """
 
@@ -68,12 +69,15 @@ class Gauge:
 
 
 class Metrics:
-    """Thread-safe counters: the totals this process shows, and the increments not yet saved
-    (``dirty`` tells the flusher whether there are any)."""
+    """Thread-safe counters: the totals this process shows (every process's, as last stored,
+    plus its own unsaved), its own share (what it loaded at start plus what it counted: what
+    it saves again into an index file made anew), and the increments not yet saved (``dirty``
+    tells the flusher whether there are any)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._values: dict[Key, float] = {}
+        self._mine: dict[Key, float] = {}
         self._unsaved: dict[Key, float] = {}
 
     @property
@@ -94,21 +98,32 @@ class Metrics:
                 self._add((name + suffix, labels_key(labels)), amount)
 
     def _add(self, key: Key, amount: float) -> None:
-        self._values[key] = self._values.get(key, 0.0) + amount
-        self._unsaved[key] = self._unsaved.get(key, 0.0) + amount
+        for counts in (self._values, self._mine, self._unsaved):
+            counts[key] = counts.get(key, 0.0) + amount
 
     def merge(self, values: Mapping[Key, float]) -> None:
         """Add totals saved by earlier runs (already stored: not saved again)."""
         with self._lock:
             for key, value in values.items():
-                self._values[key] = self._values.get(key, 0.0) + value
+                for counts in (self._values, self._mine):
+                    counts[key] = counts.get(key, 0.0) + value
+
+    def show_stored(self, stored: Mapping[Key, float]) -> None:
+        """Show the stored totals (what every process on the index saved, this one included)
+        plus what this one counted since and has not saved yet."""
+        with self._lock:
+            values = dict(stored)
+            for key, amount in self._unsaved.items():
+                values[key] = values.get(key, 0.0) + amount
+            self._values = values
 
     def unsaved(self) -> tuple[dict[Key, float], dict[Key, float]]:
         """The increments counted since the last save, handed over once (give them back with
-        :meth:`restore` when they could not be saved), and the totals as of that moment."""
+        :meth:`restore` when they could not be saved), and this process's share of the totals
+        as of that moment (never the other processes' counts it shows: each saves its own)."""
         with self._lock:
             taken, self._unsaved = self._unsaved, {}
-            return taken, dict(self._values)
+            return taken, dict(self._mine)
 
     def restore(self, increments: Mapping[Key, float]) -> None:
         with self._lock:
@@ -117,8 +132,8 @@ class Metrics:
 
     def reset(self) -> None:
         with self._lock:
-            self._values.clear()
-            self._unsaved.clear()
+            for counts in (self._values, self._mine, self._unsaved):
+                counts.clear()
 
     def snapshot_view(self) -> list[tuple[Key, float]]:
         with self._lock:

@@ -447,14 +447,17 @@ class ServiceState:
                     self.api.log_queries(pending)  # prunes what is past retention, too
                     pending = []
                     self._pruned_at = time.time()
-                counted, totals = self.metrics.unsaved()
+                counted, mine = self.metrics.unsaved()
                 if counted:  # added to the stored counters, which other processes add to too
                     self.api.save_counters(counted)
                 saved, counted = counted, {}
+                stored = self.api.counters()  # reading them may be what notices a new file
                 if self._in_a_new_file():  # it holds none of the counts saved before these
-                    counted = {k: v - saved.get(k, 0.0) for k, v in totals.items()}
+                    counted = {k: v - saved.get(k, 0.0) for k, v in mine.items()}
                     self.api.save_counters({k: v for k, v in counted.items() if v})
                     counted = {}
+                    stored = self.api.counters()
+                self.metrics.show_stored(stored)  # every process's counts, as stored
                 self.api.flush_bundle_hits()
         except BaseException as exc:
             with self._pending_lock:
