@@ -198,6 +198,17 @@ def test_admin_sync_runs_in_the_background(client: TestClient, api: Briefd, remo
     assert eventually(lambda: search(client, "rates refresh hourly") == ["domain/fx.md"])
 
 
+def test_admin_sync_is_counted_once_as_itself(client: TestClient) -> None:
+    """I4: the dashboard's sync button is one request, counted as admin_sync, not also as a
+    GET /api/sync nobody sent (its answer carries the sync status)."""
+    assert client.post("/api/admin/sync").json()["status"]["kind"] == "clone"
+    text = client.get("/metrics").text
+    assert 'briefd_requests_total{name="admin_sync",outcome="ok",surface="rest"} 1.0' in text
+    assert 'name="sync_status"' not in text
+    rows = {r["name"]: r["count"] for r in client.get("/api/stats").json()["requests"]}
+    assert rows == {"admin_sync": 1}
+
+
 def test_a_sync_asked_for_while_one_runs_is_queued_not_started(
     client: TestClient, api: Briefd, settings: Settings
 ) -> None:

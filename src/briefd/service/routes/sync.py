@@ -98,7 +98,7 @@ def admin_sync(state: State) -> dict[str, Any]:
     started = state.call("rest", "admin_sync", lambda: state.api.trigger_sync(ended(job)))
     state.jobs["sync"] = job
     announce_sync(state.api.state)
-    current = state.call("rest", "sync_status", state.api.sync_status)
+    current = state.locked(state.api.sync_status)  # part of this request: not a GET /api/sync
     return {"sync": "started" if started else "queued", "status": asdict(current), "job": vars(job)}
 
 
