@@ -196,3 +196,37 @@ def test_the_cli_says_which_documents_drift_beside_a_markdown_bundle(
     out, err = capsys.readouterr()
     assert out.rstrip("\n") == bundle.text and "(drift:" not in out
     assert "(drift: code under the refs of domain/retry.md changed in 1 commit(s)" in err
+
+
+@pytest.mark.parametrize("mode", ["markdown", "package"])
+def test_a_base_held_before_the_drift_gets_its_sections_again_with_it(
+    tmp_path: Path, mode: str
+) -> None:
+    """B5/T4: a caller holding a bundle from before the code moved holds its sections without
+    drift; against that base the sections come again, with the drift (package: the items'
+    ``drift``; markdown: the note after the block), not as "reuse" of what it holds."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"domain/retry.md": retry_doc()}, "Knowledge", "2026-03-10T09:00:00+00:00")
+    app = Repo(tmp_path / "app")
+    app.commit({"services/payment/retry.py": "LIMIT = 4\n"}, "Four", "2026-03-01T12:00:00+00:00")
+    settings = settings_for(tmp_path, knowledge, {"source": str(app.path), "name": "payments"})
+    ask = {"task": TASK, "paths": PATHS, "max_tokens": 800, "mode": mode}
+    with (
+        Briefd(settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        api.index()
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        held = http.post("/api/bundle", json=ask).json()
+        assert held["items"] and "(drift:" not in json.dumps(held)
+        app.commit(
+            {"services/payment/retry.py": "LIMIT = 5\n"}, "Five", "2026-03-15T12:00:00+00:00"
+        )
+        api.drift(refresh=True)
+        delta = http.post("/api/bundle", json={**ask, "base": held["bundle_id"]}).json()
+    entries = delta["delta"]["entries"]
+    assert [e["op"] for e in entries] == ["replace"] * len(entries), entries
+    if mode == "package":
+        assert all(e["item"]["drift"]["commits"] == 1 for e in entries)
+    else:
+        assert delta["text"] and all(e["item"]["drift"] for e in entries)

@@ -90,12 +90,17 @@ def fingerprint(content: str) -> str:
 
 
 def held(section: BundleItem) -> str:
-    """The fingerprint of what a client holds of a section (B5): its content and its
-    attribution but for the date (path and line range, breadcrumb). A base's section is
-    reused only while this is unchanged: a section that moved down a line is sent again, so
-    the caller never keeps a stale location. The date is the document's: an edit elsewhere in
-    it would otherwise re-send every unchanged section for a new "updated" day."""
-    return fingerprint(section_text(replace(section, updated_at="")))
+    """The fingerprint of what a client holds of a section (B5): its content, its
+    attribution but for the date (path and line range, breadcrumb) and its drift (T4). A
+    base's section is reused only while this is unchanged: a section that moved down a line
+    is sent again, so the caller never keeps a stale location, and one whose document began
+    to drift from the code (or drifted further) is sent again with the drift, or the caller
+    would never learn that it may be out of date. The date is the document's: an edit
+    elsewhere in it would otherwise re-send every unchanged section for a new "updated" day."""
+    text = section_text(replace(section, updated_at=""))
+    if section.drift is not None:
+        text += "\n\n" + drift_note(section.doc_path, section.drift.commits, section.drift.since)
+    return fingerprint(text)
 
 
 def quoted(text: str) -> str:
