@@ -476,6 +476,24 @@ def test_metrics_text_has_index_gauges_and_histograms(client: TestClient) -> Non
     assert counts == sorted(counts)  # cumulative
 
 
+def test_uptime_is_scraped_while_the_first_index_is_built(
+    service_settings: Settings, tmp_path: Path
+) -> None:
+    """I4: briefd_uptime_seconds is the server's, not the index's: a first index (minutes on
+    an empty volume) or no index at all left it out, and an alert on its absence fired."""
+    no_index = with_overrides(service_settings, {"db": str(tmp_path / "none" / "index.db")})
+    for settings, first in ((service_settings, True), (no_index, False)):
+        building = [first]  # over before the server stops (it waits for a first index)
+        with (
+            Briefd(settings, embedder=None) as api,
+            TestClient(create_app(api, service_config(), building=lambda b=building: b[0])) as http,
+        ):
+            text = http.get("/metrics", headers=AUTH).text
+            building[0] = False
+        assert 0 <= sample(text, "briefd_uptime_seconds") < 60, settings.db
+        assert sample(text, "briefd_index_documents") == 0
+
+
 def test_a_failed_index_run_is_said_by_its_last_sync_ok(
     service_settings: Settings, tmp_path: Path
 ) -> None:

@@ -28,6 +28,15 @@ def metrics(state: State) -> Response:
 
 
 def gauges(state: ServiceState) -> list[Gauge]:
+    """The server's uptime (whatever the index's state: a first index can take minutes), then
+    what the index holds."""
+    uptime = Gauge(
+        "briefd_uptime_seconds", "Seconds since this server started.", state.uptime_seconds()
+    )
+    return [uptime, *_index_gauges(state)]
+
+
+def _index_gauges(state: ServiceState) -> list[Gauge]:
     """From the local index alone: a replica whose shared state (PostgreSQL) is away is still
     scraped, its degraded health then says why."""
     if state.building():  # a first index: nothing committed to read yet
@@ -48,9 +57,6 @@ def gauges(state: ServiceState) -> list[Gauge]:
         Gauge("briefd_index_documents", "Indexed documents.", float(_num(overview["documents"]))),
         Gauge(
             "briefd_index_vectors", "Stored embedding vectors.", float(_num(overview["vectors"]))
-        ),
-        Gauge(
-            "briefd_uptime_seconds", "Seconds since this server started.", state.uptime_seconds()
         ),
     ]
     out += [
