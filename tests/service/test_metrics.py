@@ -6,6 +6,7 @@ import re
 import shutil
 import sqlite3
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import psycopg
@@ -14,6 +15,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
+from briefd.embeddings.base import EmbeddingKind, Vectors
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import SourceError, StoreError
 from briefd.service import create_app
@@ -23,6 +25,7 @@ from tests.ports import free_port
 from tests.postgres import Postgres
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN
+from tests.service.test_bounded import WORDS, served
 from tests.service.test_nothing_lost import another_process_writing
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -586,3 +589,39 @@ def test_a_delta_counts_the_tokens_it_sends_not_those_it_saved(client: TestClien
     sent = delta["tokens"] - saved
     assert sample(client.get("/metrics").text, series) == full["tokens"] + sent
     assert client.get("/api/stats").json()["tokens_served"] == full["tokens"] + sent
+
+
+class SlowOnLongQueries(FakeEmbedder):
+    """The fake model, taking 0.6 s for a query over a sentence (a pasted issue or task)."""
+
+    def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+        if kind == "query" and any(len(t) > 600 for t in texts):
+            time.sleep(0.6)
+        return super().embed_batch(texts, kind)
+
+
+def test_the_latency_of_a_long_query_includes_its_embedding(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """I4: a query over 500 characters is embedded before the lock is taken; the histogram
+    timed only what ran after it, so a search or bundle that took 0.6 s showed as ~10 ms."""
+    api = served(settings, tmp_path, SlowOnLongQueries())
+    with api, TestClient(create_app(api, service_config())) as http:
+        http.headers.update(AUTH)
+        for name in ("search", "compile_bundle", "recall"):
+            asked = f"{name}: " + WORDS * 10  # each its own first window: embedded anew
+            started = time.monotonic()
+            if name == "search":
+                answer = http.get("/api/search", params={"q": asked, "scopes": "all"})
+            elif name == "compile_bundle":
+                answer = http.post("/api/bundle", json={"task": asked, "scopes": ["all"]})
+            else:
+                prompt = {"prompt": asked, "session_id": "s1", "mode": "hybrid"}
+                answer = http.post("/api/hook/recall", json=prompt)
+            took = time.monotonic() - started
+            assert answer.status_code == 200, answer.text
+            text = http.get("/metrics").text
+            timed = sample(
+                text, f'briefd_request_duration_seconds_sum{{name="{name}",surface="rest"}}'
+            )
+            assert 0.6 <= timed <= took, (name, timed, took)

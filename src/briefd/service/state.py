@@ -125,11 +125,20 @@ class ServiceState:
         self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
         self.building: Callable[[], bool] = lambda: False  # a first index runs beside serving
 
-    def call(self, surface: str, name: str, fn: Callable[[], T], exclusive: bool = True) -> T:
+    def call(
+        self,
+        surface: str,
+        name: str,
+        fn: Callable[[], T],
+        exclusive: bool = True,
+        started: float | None = None,
+    ) -> T:
         """Run ``fn`` against the API, counting and timing it; under the lock unless it works
         on connections of its own (``exclusive=False``: proposals, which push over the
-        network and must not hold up every other request meanwhile)."""
-        started = time.perf_counter()
+        network and must not hold up every other request meanwhile). ``started``: when the
+        request began (``time.perf_counter``), if work of it ran before (a long query
+        embedded outside the lock), so its latency counts that too."""
+        started = time.perf_counter() if started is None else started
         outcome = "ok"
         try:
             if not exclusive:
@@ -239,7 +248,9 @@ class ServiceState:
         (see :meth:`Briefd.search`)."""
         started = time.perf_counter()
         self.embed_first(request.query, request.mode)
-        result = self.call(caller.surface, caller.name, lambda: self._search(request, paths))
+        result = self.call(
+            caller.surface, caller.name, lambda: self._search(request, paths), started=started
+        )
         out = search_out(result, max_tokens)
         if caller.dashboard or caller.head:
             return out
@@ -275,7 +286,7 @@ class ServiceState:
             with self.lock:
                 return self.api.compile_bundle(request, lookup)
 
-        result = self.call(caller.surface, caller.name, run, exclusive=False)
+        result = self.call(caller.surface, caller.name, run, exclusive=False, started=started)
         self.bundle_cache(result.cached)
         saved = result.delta.tokens_saved if result.delta is not None else 0  # the caller holds
         self.served(caller.surface, caller.name, max(result.tokens - saved, 0))

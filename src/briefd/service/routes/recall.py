@@ -8,6 +8,7 @@ and answers with Claude Code's ``hookSpecificOutput`` JSON (``{}``: nothing to a
 from __future__ import annotations
 
 import os
+import time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Header, HTTPException, Query, Response
@@ -55,8 +56,9 @@ def hook_recall(
         raise HTTPException(421, f"this server serves {served}, not {index}")
     response.headers[ANSWER_HEADER] = __version__
     request = RecallRequest.from_json(body)
+    started = time.perf_counter()  # a long prompt is embedded first: its latency counts that
     state.embed_first(request.prompt.strip(), request.mode or state.api.settings.recall.mode)
-    result = state.call("rest", "recall", lambda: state.api.recall(request))
+    result = state.call("rest", "recall", lambda: state.api.recall(request), started=started)
     state.served("rest", "recall", result.tokens)
     state.queue(result.log_entry())
     if format == "json":
