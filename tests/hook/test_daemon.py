@@ -705,6 +705,29 @@ def test_a_daemon_answers_only_prompts_that_found_its_settings_file(
     )
 
 
+def test_a_settings_file_written_after_the_daemon_started_restarts_it(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """A project indexed without a briefd.yaml, its daemon running; then the user writes one
+    (here narrowing default_scopes). Every later prompt named that file, the daemon (started
+    with none) refused it, and the prompts were answered in-process, BM25, until the daemon
+    idled out 30 minutes after the last prompt it answered. It now exits within its next
+    tick, and the next prompt starts one that answers with the file."""
+    as_json(run_hook, RELEVANT, "s-1")
+    wait_for(lambda: serving(db))
+    log = Path(daemon_files(str(db), {}).log)
+    (tmp_path / "briefd.yaml").write_text("default_scopes: [conventions]\n")
+    wait_for(lambda: "stopped: the index or its settings changed" in log.read_text(), 30)
+    wait_for(lambda: not daemons(tmp_path), 30)
+    log.unlink()
+    as_json(run_hook, RELEVANT, "s-2")  # no daemon: answered here, and one is started
+    wait_for(lambda: serving(db))
+    answered = as_json(run_hook, "how do we name feature flags", "s-3")
+    assert answered["via"] == "daemon"
+    assert answered["sections"]
+    assert all(s["doc_path"].startswith("conventions/") for s in answered["sections"])  # type: ignore[attr-defined, index]
+
+
 def test_the_daemons_files_are_private_the_stall_count_too(
     db: Path, tmp_path: Path, run_hook: RunHook
 ) -> None:

@@ -7,8 +7,9 @@ index's Unix socket (``POST /api/hook/recall?format=hook|markdown|json`` as the 
 ``POST /status``, ``POST /stop``), and exits
 
 * after ``recall.idle_minutes`` without a prompt (default 30),
-* when its index file is replaced or deleted, its settings file changes, or its socket file is
-  removed (the next prompt starts a fresh daemon on the new state),
+* when its index file is replaced or deleted, its settings file changes (or one appears in the
+  project folder it was started in without one), or its socket file is removed (the next
+  prompt starts a fresh daemon on the new state),
 * on SIGTERM, SIGINT or SIGHUP, or ``briefd recall --stop``.
 
 Every request names the index it is for (``X-Briefd-Index``); a request for another index is
@@ -41,6 +42,7 @@ from urllib.parse import parse_qs, urlsplit
 from briefd.__about__ import __version__
 from briefd.api import Briefd
 from briefd.errors import BriefdError, ConfigError
+from briefd.hook import discover
 from briefd.hook.client import (
     ANSWER_HEADER,
     CONFIG_HEADER,
@@ -139,9 +141,17 @@ class Daemon:
 
     def current(self) -> bool:
         try:
-            return fingerprint(self.files.index, self.config) == self.identity
+            same = fingerprint(self.files.index, self.config) == self.identity
         except OSError:
             return False
+        return same and not self._settings_appeared()
+
+    def _settings_appeared(self) -> bool:
+        """Started without a settings file, whether the hook now finds one from the project
+        folder it started this daemon in (a ``briefd.yaml`` written since, with the project's
+        ``default_scopes`` or ``source``): its prompts name that file, which this daemon does
+        not answer with, so every one was answered in-process (BM25) until it idled out."""
+        return self.config is None and discover.config_file(os.environ) is not None
 
     def idle(self) -> bool:
         return time.monotonic() - self.last >= self.idle_seconds
