@@ -285,6 +285,32 @@ def test_status_and_stop(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
     assert run_hook("--stop", env=DAEMON).stdout == f"no recall daemon runs for {db}\n"
 
 
+def test_status_says_when_no_prompt_will_start_a_daemon(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """``--status``, what a user runs to learn why prompts get nothing or BM25 only, said "not
+    running (the next prompt starts it)" with the daemon turned off and with no index at all,
+    where no prompt ever starts one."""
+    off = run_hook("--status")  # hook_env: BRIEFD_RECALL__DAEMON=false
+    assert off.stdout.startswith(
+        "recall daemon: off (recall.daemon is false): every prompt is answered in-process\n"
+    )
+    missing = tmp_path / "nowhere" / "briefd.db"
+    shown = run_hook("--status", env={**DAEMON, "BRIEFD_DB": str(missing)}).stdout
+    assert shown.startswith(
+        "recall daemon: not running, and none starts: the index below does not exist yet "
+        "(build it with `briefd index --source DIR`; until then prompts get nothing)\n"
+        f"  index  {missing}\n"
+    )
+    report = json.loads(run_hook("--status", "--json", env={"BRIEFD_DB": str(missing)}).stdout)
+    assert report["state"] == "no-index"
+    for args in (("--status",), ("--status", "--no-server")):  # a prompt's flag, not the setting
+        assert run_hook(*args, env=DAEMON).stdout.startswith(
+            "recall daemon: not running (the next prompt starts it)\n"
+        )
+    assert not daemons(tmp_path)
+
+
 def test_prompts_the_daemon_answers_reach_the_query_log(
     db: Path, tmp_path: Path, run_hook: RunHook
 ) -> None:
@@ -575,7 +601,7 @@ def test_no_daemon_is_started_for_an_index_that_does_not_exist(
     time.sleep(1)
     assert daemons(tmp_path) == []  # it could only have failed, and said so in its log only
     status = run_hook("--status", env=DAEMON)
-    assert status.stdout.startswith("recall daemon: not running (the next prompt starts it)")
+    assert status.stdout.startswith("recall daemon: not running, and none starts: the index ")
 
 
 def test_no_daemon_is_asked_or_started_in_a_runtime_folder_others_may_write(

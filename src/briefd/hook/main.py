@@ -315,7 +315,22 @@ def daemon_action(options: Mapping[str, Any], env: Mapping[str, str], fmt: str) 
     if options["action"] == "stop":
         return starter.stop(local.files) + "\n"
     report = starter.status(local.files, local.config)
+    if report["state"] == "stopped":  # and none the next prompt would start?
+        report |= _no_start(local, options)
     return out.to_json(report) if fmt == "json" else out.daemon_status(report)
+
+
+def _no_start(local: Local, options: Mapping[str, Any]) -> dict[str, str]:
+    """Why the next prompt will not start a daemon ({} when it will): ``--status`` said "the
+    next prompt starts it" with no index to serve, with ``recall.daemon: false``, or in a
+    runtime folder another user may write — where the hook never starts one."""
+    if not os.path.exists(local.files.index):
+        return {"state": "no-index"}
+    if not local.daemon and not options.get("local"):  # off by setting, not by --no-server
+        return {"state": "off"}
+    if local.unsafe:
+        return {"state": "unsafe", "error": local.unsafe}
+    return {}
 
 
 def _absolute(options: dict[str, Any]) -> None:

@@ -57,6 +57,20 @@ def to_json(result: Mapping[str, Any]) -> str:
     return json.dumps(result, ensure_ascii=False, indent=2) + "\n"
 
 
+NOT_RUNNING = {  # ``briefd recall --status`` when no daemon runs, by why
+    "starting": "starting",
+    "no-index": (
+        "not running, and none starts: the index below does not exist yet (build it with "
+        "`briefd index --source DIR`; until then prompts get nothing)"
+    ),
+    "off": "off (recall.daemon is false): every prompt is answered in-process",
+    "unsafe": (
+        "none is asked or started: {error}; remove it or set XDG_RUNTIME_DIR (prompts are "
+        "answered in-process meanwhile)"
+    ),
+}
+
+
 def daemon_status(report: Mapping[str, Any]) -> str:
     """``briefd recall --status`` for people."""
     state = report.get("state")
@@ -80,7 +94,8 @@ def daemon_status(report: Mapping[str, Any]) -> str:
             f"ends it now)\n  index  {report['index']}\n  log    {report['log']}\n"
         )
     if state != "running":
-        what = "starting" if state == "starting" else "not running (the next prompt starts it)"
+        what = NOT_RUNNING.get(str(state), "not running (the next prompt starts it)")
+        what = what.format(error=report.get("error", ""))
         return f"recall daemon: {what}\n  index  {report['index']}\n  log    {report['log']}\n"
     idle = f"idle {report['idle_s']:.0f} s (exits after {report['idle_minutes']:g} min)"
     text = (
