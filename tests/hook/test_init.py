@@ -236,3 +236,25 @@ def test_init_reaches_a_server_bound_to_every_interface_on_loopback() -> None:
         settings = load_settings(env={"BRIEFD_SERVE__HOST": host})
         assert mcp_url(settings) == "http://127.0.0.1:8484/mcp", host
     assert mcp_url(load_settings(env={"BRIEFD_SERVE__HOST": "::1"})) == "http://[::1]:8484/mcp"
+
+
+def test_init_says_when_git_would_commit_the_local_hook_file(tmp_path: Path) -> None:
+    """``.claude/settings.local.json`` names this machine's Python. Claude Code has git ignore
+    it when it makes the file itself, not when init does: after init, ``git status`` offered it
+    for commit as ``.claude/`` and init said nothing, and a teammate who pulls it runs a hook
+    that is not on their machine."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    said = init(tmp_path, "--yes")
+    local = tmp_path / ".claude" / "settings.local.json"
+    assert (
+        f"note: {local} names this machine's Python, and git does not ignore it: add "
+        ".claude/settings.local.json to .gitignore, or a teammate who gets it through git runs "
+        "a hook their machine does not have"
+    ) in " ".join(said.split())
+    git = ["git", "-C", str(tmp_path)]
+    subprocess.run([*git, "add", ".claude/settings.local.json"], check=True)
+    tracked = " ".join(init(tmp_path, "--yes").split())
+    assert "and git tracks it: `git rm --cached .claude/settings.local.json`, then add" in tracked
+    subprocess.run([*git, "rm", "-q", "--cached", ".claude/settings.local.json"], check=True)
+    (tmp_path / ".gitignore").write_text(".claude/settings.local.json\n")
+    assert "names this machine's Python" not in init(tmp_path, "--yes")

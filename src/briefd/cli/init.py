@@ -12,6 +12,7 @@ import difflib
 import os
 import shlex
 import socket
+import subprocess
 import sys
 import urllib.parse
 from dataclasses import dataclass, replace
@@ -231,6 +232,8 @@ def init_command(
         for path, _, new in changes:
             verb = "removed" if new is None else "wrote"
             console.print(f"{verb} {project / path}", markup=False)
+    if "claude-code" in chosen and not wiring.shared_hook:
+        _report_not_ignored(project)
     if isinstance(wiring.server, tuple):  # stdio: the client spawns `briefd mcp`
         _report_nothing_to_serve(settings)
     elif url is None and len(kept) < len(chosen):  # a client names this machine's server
@@ -238,6 +241,38 @@ def init_command(
     for name in chosen:
         if name in NOTES:
             console.print(NOTES[name], markup=False)
+
+
+def _report_not_ignored(project: Path) -> None:
+    """``.claude/settings.local.json`` holds the hook with this machine's Python and script
+    paths. Claude Code has git ignore the file when it makes it itself, not when init does:
+    committed (a ``git add .`` after init), every teammate's Claude Code runs a hook that does
+    not exist on their machine, on every prompt. Said, not fixed: the ignore file is the
+    team's (or ``.git/info/exclude`` this clone's) to edit."""
+    if not (project / CLAUDE_LOCAL).is_file():
+        return
+    git = ["git", "-C", str(project)]
+    try:
+        ignored = subprocess.run(
+            [*git, "check-ignore", "-q", CLAUDE_LOCAL], capture_output=True, timeout=10
+        )
+        tracked = subprocess.run(
+            [*git, "ls-files", "--error-unmatch", CLAUDE_LOCAL], capture_output=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):  # no git here: nothing to commit it with
+        return
+    if ignored.returncode != 1:  # 0: ignored; 128: not in a git work tree
+        return
+    fix = f"add {CLAUDE_LOCAL} to .gitignore"
+    if tracked.returncode == 0:
+        fix = f"`git rm --cached {CLAUDE_LOCAL}`, then {fix}"
+    console.print(
+        f"note: {project / CLAUDE_LOCAL} names this machine's Python, and git "
+        f"{'tracks' if tracked.returncode == 0 else 'does not ignore'} it: {fix}, or a "
+        "teammate who gets it through git runs a hook their machine does not have",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _report_nothing_to_serve(settings: Settings) -> None:
