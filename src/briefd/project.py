@@ -79,6 +79,11 @@ def _in_main_work_tree(git_file: str, at: str, top: str) -> str | None:
     return main if _has_project_files(main) else None
 
 
+def has_project_files(folder: str) -> bool:
+    """Whether ``folder`` holds a project's briefd files (a settings file or an index)."""
+    return _has_project_files(folder)
+
+
 def _has_project_files(folder: str) -> bool:
     local = os.path.join(folder, LOCAL_DIR)
     return (

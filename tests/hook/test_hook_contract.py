@@ -199,6 +199,34 @@ def test_a_prompt_from_a_subfolder_of_the_project_finds_its_index(
         assert "no index" in run.stderr, run.stderr
 
 
+def test_a_prompt_from_outside_the_project_is_answered_for_the_sessions_project(
+    indexed: Briefd, run_hook: RunHook, tmp_path: Path, settings: Settings
+) -> None:
+    """Claude Code sends the session's current folder as ``cwd``, and an agent that ran ``cd``
+    out of the project (a sibling repository, a dependency's checkout) leaves it there: the hook
+    found no settings and no index, and every later prompt of the session got nothing. It now
+    answers for the session's project (``$CLAUDE_PROJECT_DIR``), unless the folder is a briefd
+    project of its own or a settings file or index is named."""
+    project = tmp_path / "project"
+    (project / ".briefd").mkdir(parents=True)
+    indexed.close()
+    settings.db.rename(project / ".briefd" / "briefd.db")
+    sibling = tmp_path / "sibling" / "src"
+    (tmp_path / "sibling" / ".git").mkdir(parents=True)
+    sibling.mkdir()
+    env: dict[str, str | None] = {"BRIEFD_DB": None, "CLAUDE_PROJECT_DIR": str(project)}
+    for cwd in (sibling, tmp_path):  # in another work tree, and in none
+        payload = hook_json(RELEVANT, session=str(cwd), cwd=str(cwd))
+        run = run_hook(payload=payload, env=env, cwd=cwd)
+        assert "Merchants have 7 calendar days" in run.stdout, run.stderr
+    (tmp_path / "sibling" / "briefd.yaml").write_text("db: nowhere.db\n")  # a project of its own
+    run = run_hook(payload=hook_json(RELEVANT, "s-3", str(sibling)), env=env, cwd=sibling)
+    assert (run.stdout, run.stderr.split(";")[0]) == (
+        "",
+        f"briefd recall: no index at {tmp_path / 'sibling' / 'nowhere.db'}",
+    )
+
+
 def test_a_prompt_from_a_linked_work_tree_finds_the_main_work_trees_index(
     indexed: Briefd, run_hook: RunHook, tmp_path: Path, settings: Settings
 ) -> None:

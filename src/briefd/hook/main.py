@@ -366,7 +366,7 @@ def _up(options: dict[str, Any], env: Mapping[str, str]) -> None:
     absolute, as an option, before moving."""
     from briefd.project import project_dir
 
-    project = project_dir(env)
+    project = project_dir(env) or _session_project(options, env)
     if project is None:
         return
     for key, name in (("config", "BRIEFD_CONFIG"), ("db", "BRIEFD_DB")):
@@ -375,6 +375,29 @@ def _up(options: dict[str, Any], env: Mapping[str, str]) -> None:
         elif env.get(name):
             options[key] = os.path.abspath(env[name])
     os.chdir(project)
+
+
+def _session_project(options: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    """The agent session's project folder (Claude Code's ``$CLAUDE_PROJECT_DIR``) when this
+    folder is in no briefd project and nothing names a settings file or index: an agent that
+    ran ``cd`` out of the project (a sibling repository, a dependency's checkout, a project
+    outside git) sends that folder as ``cwd``, where the hook found neither, and every later
+    prompt of the session got nothing ("no index at ~/.local/share/briefd/briefd.db")."""
+    home = env.get("CLAUDE_PROJECT_DIR")
+    named = options.get("config") or options.get("db")
+    if not home or named or env.get("BRIEFD_CONFIG") or env.get("BRIEFD_DB"):
+        return None
+    from briefd.project import has_project_files, project_dir
+
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = None
+    if here is not None and has_project_files(here):  # this folder is a project of its own
+        return None
+    home = os.path.abspath(home)
+    found = project_dir(env, home) or home
+    return found if found != here and has_project_files(found) else None
 
 
 def main(
