@@ -6,8 +6,10 @@ import json
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import briefd.hook
@@ -258,3 +260,38 @@ def test_init_says_when_git_would_commit_the_local_hook_file(tmp_path: Path) -> 
     subprocess.run([*git, "rm", "-q", "--cached", ".claude/settings.local.json"], check=True)
     (tmp_path / ".gitignore").write_text(".claude/settings.local.json\n")
     assert "names this machine's Python" not in init(tmp_path, "--yes")
+
+
+def test_codex_entry_names_a_token_only_when_one_is_to_be_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex refuses to start an MCP server whose bearer_token_env_var is unset or empty
+    ("Environment variable BRIEFD_API_TOKEN for MCP server 'briefd' is not set"), and this
+    machine's `briefd serve` runs without a token unless one is set: init's .codex/config.toml
+    gave a new user a briefd server Codex never started. The entry for this machine's server
+    names the variable only when BRIEFD_API_TOKEN is set where init runs (an earlier init's
+    line is removed); a server named with --url (a team's) always has it."""
+    monkeypatch.delenv("BRIEFD_API_TOKEN", raising=False)
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(  # an earlier init's entry
+        '[mcp_servers.briefd]\nurl = "http://127.0.0.1:8484/mcp"\n'
+        'bearer_token_env_var = "BRIEFD_API_TOKEN"\n'
+    )
+    said = " ".join(init(tmp_path, "--client", "codex", "--yes").split())
+    assert tomllib.loads(config.read_text())["mcp_servers"]["briefd"] == {
+        "url": "http://127.0.0.1:8484/mcp"
+    }
+    assert "Codex: .codex/config.toml sends no token (no BRIEFD_API_TOKEN is set here" in said
+    monkeypatch.setenv("BRIEFD_API_TOKEN", "s3cret")
+    said = init(tmp_path, "--client", "codex", "--yes")
+    briefd = tomllib.loads(config.read_text())["mcp_servers"]["briefd"]
+    assert briefd["bearer_token_env_var"] == "BRIEFD_API_TOKEN"
+    assert "sends no token" not in said
+    monkeypatch.delenv("BRIEFD_API_TOKEN")
+    init(tmp_path, "--client", "codex", "--yes", "--url", "https://briefd.example.com")
+    briefd = tomllib.loads(config.read_text())["mcp_servers"]["briefd"]
+    assert briefd == {
+        "url": "https://briefd.example.com/mcp",
+        "bearer_token_env_var": "BRIEFD_API_TOKEN",
+    }

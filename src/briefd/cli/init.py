@@ -29,8 +29,11 @@ from briefd.hook.clients import (
     CLAUDE_LOCAL,
     CLAUDE_SHARED,
     CLIENTS,
+    LOOPBACK,
+    TOKEN_ENV,
     Kept,
     Server,
+    codex_keys,
     registered_recall,
     runs_here,
     targets,
@@ -44,7 +47,11 @@ from briefd.settings import (
     load_settings,
 )
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")  # a server init may ask whether it runs
+CODEX_NO_TOKEN = (
+    "Codex: .codex/config.toml sends no token (no BRIEFD_API_TOKEN is set here, and Codex "
+    "refuses to start a server whose bearer_token_env_var is unset); once this machine's "
+    "server has one, rerun init with it set."
+)
 NOTES = {
     "codex": "Codex: hooks are on by default in current releases (`[features] hooks`; older "
     "ones need `codex_hooks = true` in config.toml); Codex reads .codex/ only in trusted "
@@ -214,6 +221,7 @@ def init_command(
             replace=url is not None or transport == "stdio",
             keep_stdio=transport is None and url is None,
             shared_hook="claude-code" in chosen and _shared_hook(project),
+            token=bool(os.environ.get(TOKEN_ENV, "").strip()),
         )
         wiring, changes, kept = _settled(ctx, settings, project, chosen, wiring)
     _report_kept(project, kept, server)
@@ -241,6 +249,15 @@ def init_command(
     for name in chosen:
         if name in NOTES:
             console.print(NOTES[name], markup=False)
+    if "codex" in chosen and _codex_tokenless(wiring, kept):
+        console.print(CODEX_NO_TOKEN, markup=False)
+
+
+def _codex_tokenless(wiring: Wiring, kept: list[tuple[str, Kept]]) -> bool:
+    """Whether the Codex entry init wrote for this machine's server names no token."""
+    if not isinstance(wiring.server, str) or any(p == ".codex/config.toml" for p, _ in kept):
+        return False
+    return "bearer_token_env_var" not in codex_keys(wiring.server, wiring.token)[0]
 
 
 def _report_not_ignored(project: Path) -> None:
@@ -329,6 +346,7 @@ class Wiring:
     replace: bool
     keep_stdio: bool
     shared_hook: bool
+    token: bool = True
 
 
 def _settled(
@@ -405,7 +423,8 @@ def _changes(
     out, kept = [], []
     for name in clients:
         w = wiring
-        for target in targets(name, w.hook, w.server, w.replace, w.keep_stdio, w.shared_hook):
+        found = targets(name, w.hook, w.server, w.replace, w.keep_stdio, w.shared_hook, w.token)
+        for target in found:
             path = project / target.path
             old = read_text(path)
             try:

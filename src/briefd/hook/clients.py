@@ -38,6 +38,7 @@ import json
 import re
 import shlex
 import tomllib
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,13 +93,15 @@ def targets(
     replace: bool = False,
     keep_stdio: bool = False,
     shared_hook: bool = False,
+    token: bool = True,
 ) -> list[Target]:
     """The files ``client`` needs; ``hook`` is the recall command line, ``mcp_url`` the
     server's ``/mcp`` endpoint or the ``briefd mcp`` command line. An existing ``briefd``
     entry at another URL is kept unless ``replace`` (the user named the server), one the
     client spawns when ``keep_stdio`` (the user chose no transport). ``shared_hook``: the
     team's ``.claude/settings.json`` registers briefd's recall hook, so Claude Code's local
-    settings get none (and lose the one an earlier ``init`` wrote)."""
+    settings get none (and lose the one an earlier ``init`` wrote). ``token``: a
+    ``BRIEFD_API_TOKEN`` is set where init runs (see :func:`codex_keys`)."""
     json_hook = f"{hook} --format claude-json"
 
     def json_mcp(path: str, key: str, entry: dict[str, object]) -> Target:
@@ -122,8 +125,10 @@ def targets(
             Target(
                 client,
                 ".codex/config.toml",
-                lambda t: codex_mcp(t, mcp_url, replace, keep_stdio),
-                lambda t: kept_entry(codex_entry(t), codex_keys(mcp_url)[0], replace, keep_stdio),
+                lambda t: codex_mcp(t, mcp_url, replace, keep_stdio, token),
+                lambda t: kept_entry(
+                    codex_entry(t), codex_keys(mcp_url, token)[0], replace, keep_stdio
+                ),
             ),
             Target(client, ".codex/hooks.json", lambda t: claude_hook(t, json_hook)),
         ],
@@ -417,7 +422,11 @@ def merged_entry(old: object, new: dict[str, object]) -> dict[str, object]:
 
 
 def codex_mcp(
-    text: str | None, server: Server, replace: bool = True, keep_stdio: bool = False
+    text: str | None,
+    server: Server,
+    replace: bool = True,
+    keep_stdio: bool = False,
+    token: bool = True,
 ) -> str:
     """``mcp_servers.briefd`` in Codex's TOML, edited in place (tomlkit: comments, the entry's
     own form — table, inline table or dotted keys — and its other keys such as its ``env``
@@ -437,9 +446,12 @@ def codex_mcp(
         entry = servers[SERVER_NAME] = tomlkit.inline_table() if inline else tomlkit.table()
     if not isinstance(entry, dict):
         raise ConfigError(f"'mcp_servers.{SERVER_NAME}' must be a table; fix it, then rerun")
-    wanted, other = codex_keys(server)
+    wanted, other = codex_keys(server, token)
     if text is not None and kept_entry(entry, wanted, replace, keep_stdio):
         return text
+    tokenless = "url" in wanted and "bearer_token_env_var" not in wanted
+    if tokenless and entry.get("bearer_token_env_var") == TOKEN_ENV:  # an earlier init's
+        other = (*other, "bearer_token_env_var")
     try:
         for key in other:
             entry.pop(key, None)
@@ -460,9 +472,18 @@ def codex_entry(text: str | None) -> object:
     return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
 
 
-def codex_keys(server: Server) -> tuple[dict[str, object], tuple[str, ...]]:
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # this machine's own server
+
+
+def codex_keys(server: Server, token: bool = True) -> tuple[dict[str, object], tuple[str, ...]]:
     """The keys of Codex's server entry that ``init`` sets, and those of the other transport
-    (removed: an entry has a ``url`` or a ``command``, not both)."""
+    (removed: an entry has a ``url`` or a ``command``, not both). ``bearer_token_env_var``
+    only when a token is to be sent: Codex refuses to start a server whose variable is unset
+    or empty ("Environment variable BRIEFD_API_TOKEN for MCP server 'briefd' is not set"),
+    and this machine's ``briefd serve`` runs without one unless ``BRIEFD_API_TOKEN`` is set
+    (``token``); a server elsewhere (``--url``) always has one."""
     if isinstance(server, tuple):
         return {"command": server[0], "args": list(server[1:])}, ("url", "bearer_token_env_var")
-    return {"url": server, "bearer_token_env_var": TOKEN_ENV}, ("command", "args")
+    if token or urllib.parse.urlsplit(server).hostname not in LOOPBACK:
+        return {"url": server, "bearer_token_env_var": TOKEN_ENV}, ("command", "args")
+    return {"url": server}, ("command", "args")
