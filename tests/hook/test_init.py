@@ -295,3 +295,21 @@ def test_codex_entry_names_a_token_only_when_one_is_to_be_sent(
         "url": "https://briefd.example.com/mcp",
         "bearer_token_env_var": "BRIEFD_API_TOKEN",
     }
+
+
+def test_init_run_from_uvs_cache_says_the_hook_would_not_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's `uvx --from … briefd demo`, then `uvx --from … briefd init`: the hook (and a
+    stdio entry) named a Python in uv's cache, which `uv cache clean` deletes, and init said
+    nothing; after the next clean every prompt's hook failed to start."""
+    monkeypatch.setenv("UV_CACHE_DIR", str(Path(sys.prefix).resolve().parent))
+    said = " ".join(init(tmp_path, "--yes").split())
+    assert (
+        f"note: this briefd runs from uv's cache ({Path(sys.prefix).resolve()}), which `uv cache "
+        "clean` deletes, and the hook and any stdio entry name its Python; install briefd to "
+        "keep it (`uv tool install` or `pipx install`), then rerun init from there"
+    ) in said
+    assert "uv's cache" not in init(tmp_path, "--client", "cursor", "--yes")  # a URL only
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv"))
+    assert "uv's cache" not in init(tmp_path, "--yes")

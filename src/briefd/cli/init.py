@@ -242,6 +242,7 @@ def init_command(
             console.print(f"{verb} {project / path}", markup=False)
     if "claude-code" in chosen and not wiring.shared_hook:
         _report_not_ignored(project)
+    _report_ephemeral(chosen, wiring)
     if isinstance(wiring.server, tuple):  # stdio: the client spawns `briefd mcp`
         _report_nothing_to_serve(settings)
     elif url is None and len(kept) < len(chosen):  # a client names this machine's server
@@ -258,6 +259,27 @@ def _codex_tokenless(wiring: Wiring, kept: list[tuple[str, Kept]]) -> bool:
     if not isinstance(wiring.server, str) or any(p == ".codex/config.toml" for p, _ in kept):
         return False
     return "bearer_token_env_var" not in codex_keys(wiring.server, wiring.token)[0]
+
+
+def _report_ephemeral(chosen: tuple[str, ...], wiring: Wiring) -> None:
+    """``uvx --from … briefd init`` (as README's ``uvx … briefd demo``) runs from an environment
+    in uv's cache, which ``uv cache clean`` (or ``prune``) deletes: every hook and spawned
+    ``briefd mcp`` init writes names its Python, and each prompt then fails."""
+    writes_path = any(c in ("claude-code", "codex") for c in chosen) or isinstance(
+        wiring.server, tuple
+    )
+    home = os.environ.get("XDG_CACHE_HOME") or Path("~/.cache").expanduser()
+    cache = Path(os.environ.get("UV_CACHE_DIR") or Path(home) / "uv").resolve()
+    prefix = Path(sys.prefix).resolve()
+    if not writes_path or not prefix.is_relative_to(cache):
+        return
+    console.print(
+        f"note: this briefd runs from uv's cache ({prefix}), which `uv cache clean` deletes, and "
+        "the hook and any stdio entry name its Python; install briefd to keep it (`uv tool "
+        "install` or `pipx install`), then rerun init from there",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _report_not_ignored(project: Path) -> None:
