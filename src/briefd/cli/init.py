@@ -240,6 +240,18 @@ def init_command(
         for path, _, new in changes:
             verb = "removed" if new is None else "wrote"
             console.print(f"{verb} {project / path}", markup=False)
+    _report_after(project, settings, chosen, wiring, kept, url)
+
+
+def _report_after(
+    project: Path,
+    settings: Settings,
+    chosen: tuple[str, ...],
+    wiring: Wiring,
+    kept: list[tuple[str, Kept]],
+    url: str | None,
+) -> None:
+    """What the user should know about what init wrote (or left): notes, then each client's."""
     if "claude-code" in chosen and not wiring.shared_hook:
         _report_not_ignored(project)
     _report_ephemeral(chosen, wiring)
