@@ -263,6 +263,27 @@ def test_init_of_another_directory_reads_its_briefd_yaml(tmp_path: Path) -> None
     assert "--server" not in (project / ".claude" / "settings.local.json").read_text()
 
 
+def test_a_kept_entry_at_the_default_port_is_asked_by_the_hook_too(tmp_path: Path) -> None:
+    """The common way round: init first with the defaults (MCP at 127.0.0.1:8484), then
+    serve.port set in briefd.yaml and init run again. The entry at 8484 is kept, as at any
+    other URL, but the hook got no --server (init took 8484 for one the hook finds by itself)
+    and asked the new port: the agent's MCP tools and its prompt hook reached different
+    servers. The hook now asks the kept server, as README says for every kept entry."""
+    project = tmp_path / "project"
+    project.mkdir()
+    init(project, "--client", "claude-code", "--yes")
+    assert written_hook_server(project) == "http://127.0.0.1:8484"
+    (project / "briefd.yaml").write_text("serve:\n  port: 9191\n")
+    output = init(project, "--client", "claude-code", "--yes")
+    assert "kept its briefd server http://127.0.0.1:8484/mcp" in output
+    mcp = json.loads((project / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert mcp["url"] == "http://127.0.0.1:8484/mcp"
+    assert written_hook_server(project) == "http://127.0.0.1:8484"
+    (project / "briefd.yaml").write_text("recall:\n  server: off\n")  # asks none: stays so
+    init(project, "--client", "claude-code", "--yes")
+    assert written_hook_server(project) is None
+
+
 VSCODE_JSONC = """{
   // the team's servers; see https://wiki.acme.internal/mcp
   "servers": {

@@ -92,16 +92,20 @@ def hook_command(db: Path | None = None, server: str | None = None) -> str:
 
 def recall_server(server: Server, project: Path) -> str | None:
     """The server the hook should name: the one the MCP entry points at, unless the hook
-    finds it by itself — the default one, or the one the project's settings file places
-    (``recall.server``, else ``serve.host``/``serve.port``, as
-    :func:`briefd.hook.discover.server_url` reads them), so that a new port there moves both.
-    A spawned ``briefd mcp`` leaves the hook to find its own."""
+    finds it by itself — the one the project's settings file places (``recall.server``, else
+    ``serve.host``/``serve.port``, as :func:`briefd.hook.discover.server_url` reads them; the
+    default one when it places none), so that a new port there moves both. The default one
+    kept while the file places another port is named: the hook would ask that port. With
+    ``recall.server`` off the default one is not named (the user said to ask none). A spawned
+    ``briefd mcp`` leaves the hook to find its own."""
     if isinstance(server, tuple):
         return None
     root = server.removesuffix("/mcp")
     config = project_config(project)
     found = discover.server_url({}, discover.read_config(str(config) if config else None))
-    return None if root in (discover.DEFAULT_SERVER, found) else root
+    if root == found or (found is None and root == discover.DEFAULT_SERVER):
+        return None
+    return root
 
 
 def project_home(project: Path) -> Path:
