@@ -82,9 +82,11 @@ def test_every_page_loads_with_the_network_cut_off(
     assert traffic.blocked == []
     assert traffic.failed == []
     assert traffic.errors == []
-    assert {"200 /docs/assets/swagger-ui-bundle.js", "200 /openapi.json", "200 /api/stats"} <= set(
-        traffic.loaded
-    )
+    assert {
+        "200 /docs/assets/swagger-ui-bundle.js",
+        "200 /docs/openapi.json",
+        "200 /api/stats",
+    } <= set(traffic.loaded)
     assert not [line for line in traffic.loaded if not line.startswith("200 ")], traffic.loaded
 
 

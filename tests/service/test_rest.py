@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.service import create_app
+from briefd.service.routes.apidocs import THIS_SERVER
 from briefd.settings import Settings
 from briefd.store import views
 from briefd.tokens import count_tokens
@@ -574,8 +575,12 @@ def test_startup_warms_the_vector_index_before_the_first_query(
 def test_docs_page_and_its_assets_come_from_this_server(client: TestClient) -> None:
     page = client.get("/docs")
     assert page.status_code == 200
-    assert "/docs/assets/swagger-ui-bundle.js" in page.text
-    assert "/openapi.json" in page.text
+    assert '"docs/assets/swagger-ui-bundle.js"' in page.text  # relative: see the proxy test
+    assert "'docs/openapi.json'" in page.text
+    schema = client.get("/docs/openapi.json").json()
+    assert schema["servers"] == [THIS_SERVER]
+    assert "servers" not in client.get("/openapi.json").json()  # for generated clients
+    assert schema["paths"] == client.get("/openapi.json").json()["paths"]
     assert "//cdn" not in page.text and "https://" not in page.text
     script = client.get("/docs/assets/swagger-ui-bundle.js")
     assert script.status_code == 200 and script.headers["content-type"].startswith(

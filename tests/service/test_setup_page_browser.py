@@ -65,3 +65,27 @@ def test_every_copy_button_on_the_setup_page_copies_its_block(
             assert page.evaluate("getSelection().toString()") == codex.locator("code").inner_text()
     finally:
         context.close()
+
+
+def test_the_api_reference_it_links_to_works_behind_a_reverse_proxy_path(
+    page: Page, service_api: Briefd
+) -> None:
+    """Served under https://host/briefd/, the setup page's "REST API (OpenAPI)" link opened a
+    blank page: /docs asked for its script, stylesheet and schema at the host's /docs/assets/…
+    and /openapi.json (404 there), and "Try it out" would have called the host's /api/…. Both
+    are relative now: the reference loads, and a call made from it reaches briefd."""
+    page.context.set_extra_http_headers({"Authorization": f"Bearer {TOKEN}"})  # /docs needs it
+    app = under_a_path(create_app(service_api, service_config()), "/briefd")
+    with serving(app) as url:  # type: ignore[arg-type]
+        page.goto(url + "/briefd/setup")
+        page.get_by_role("link", name="REST API (OpenAPI)").click()
+        expect(page).to_have_url(f"{url}/briefd/docs")
+        expect(page.locator(".swagger-ui .info .title")).to_contain_text("briefd")
+        page.locator(".opblock-summary-path", has_text="/api/scopes").first.click()
+        page.get_by_role("button", name="Try it out").click()
+        page.get_by_role("button", name="Execute").click()
+        expect(page.locator(".request-url pre")).to_have_text(f"{url}/briefd/api/scopes")
+        expect(
+            page.locator(".live-responses-table tbody td.response-col_status").first
+        ).to_have_text("200")
+        expect(page.locator(".live-responses-table")).to_contain_text("projects/ledger")
