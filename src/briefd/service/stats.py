@@ -4,7 +4,7 @@ overview and link findings become one JSON-ready dict."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from briefd.model import LinkFindings
@@ -18,6 +18,9 @@ from briefd.service.metrics import (
     TOKENS,
     Key,
 )
+from briefd.settings import Settings
+from briefd.sources.layout import nothing_found
+from briefd.store.scopes import default_scope_warnings
 
 FINDINGS_SHOWN = 50
 
@@ -122,12 +125,26 @@ def findings_out(found: LinkFindings) -> dict[str, Any]:
     }
 
 
+def index_warnings(
+    overview: Mapping[str, Any], scopes: Sequence[str], source: str, settings: Settings
+) -> list[str]:
+    """What the server's start-up log says about the index, for the dashboard: a run that
+    indexed no document (the folders looked in, the setting to change) and default scopes the
+    index lacks (a mistyped ``default_scopes`` entry, which searches read without)."""
+    out = list(default_scope_warnings(settings.default_scopes, scopes))
+    if overview["documents"] == 0 and overview["last_indexed_at"]:
+        skipped = [(x["path"], x["reason"]) for x in overview["skipped"]]
+        out.insert(0, nothing_found(source, skipped, settings))
+    return out
+
+
 def stats(
     values: Mapping[Key, float],
     overview: Mapping[str, Any],
     scopes: list[dict[str, Any]],
     found: LinkFindings,
     jobs: Mapping[str, Any],
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
     hits, misses = _total(values, CACHE, result="hit"), _total(values, CACHE, result="miss")
     return {
@@ -140,6 +157,7 @@ def stats(
             "last_indexed_at": overview["last_indexed_at"],
             "skipped": overview["skipped"],
             "problems": overview["problems"],
+            "warnings": list(warnings),
         },
         "sync": overview["sources"],
         "requests": request_table(values),

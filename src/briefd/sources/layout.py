@@ -58,8 +58,14 @@ class Layout:
 
 def nothing_indexed(report: IndexReport, settings: Settings) -> str:
     """Why a run indexed no document, and the setting to change."""
-    layout, source = Layout.of(settings), report.source
-    outside = [s.path for s in report.skipped if s.reason == layout.outside()]
+    return nothing_found(report.source, [(s.path, s.reason) for s in report.skipped], settings)
+
+
+def nothing_found(source: str, skipped: Sequence[tuple[str, str]], settings: Settings) -> str:
+    """:func:`nothing_indexed` from a stored report: its source and its skipped files (path,
+    reason), as the dashboard reads them."""
+    layout = Layout.of(settings)
+    outside = [path for path, reason in skipped if reason == layout.outside()]
     looked = f"looked for {', '.join(settings.index.include)} in {layout.folders()}"
     if not outside:
         return (

@@ -9,7 +9,7 @@ from fastapi import APIRouter
 
 from briefd.service import schemas
 from briefd.service.deps import ERRORS, State
-from briefd.service.stats import stats
+from briefd.service.stats import index_warnings, stats
 
 router = APIRouter(prefix="/api")
 
@@ -36,17 +36,23 @@ def usage(state: State, body: schemas.UsageIn) -> schemas.UsageOut:
 @router.get("/stats", name="stats", responses=ERRORS, tags=["service"])
 def service_stats(state: State) -> dict[str, Any]:
     """Index contents per scope and freshness, request volume and latency per tool, tokens
-    served, cache hit rate, proposals by status, link findings, skipped files."""
+    served, cache hit rate, proposals by status, link findings, skipped files, and what the
+    start-up log warns about the index (``index.warnings``: no document indexed, a default
+    scope it lacks)."""
 
     def gather() -> dict[str, Any]:
         scopes = [schemas.scope_out(s).model_dump() for s in state.api.scopes()]
         jobs = {name: vars(job) for name, job in state.jobs.items()}
+        overview, settings = state.api.overview(), state.api.settings
+        source = str(state.api.last_report().get("source") or settings.source)
+        names = [s["name"] for s in scopes]
         return stats(
             dict(state.metrics.snapshot_view()),
-            state.api.overview(),
+            overview,
             scopes,
             state.link_findings(),
             jobs,
+            index_warnings(overview, names, source, settings),
         )
 
     return state.call("rest", "stats", gather)
