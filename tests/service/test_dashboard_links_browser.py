@@ -1,0 +1,87 @@
+"""The dashboard's link findings in a real headless Chromium: every finding the table counts
+is named, as `briefd links` names it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config, service_settings_for
+from tests.service.live import TOKEN, serving
+from tests.service.test_dashboard_browser import browser, page, pytestmark
+
+__all__ = ["browser", "page", "pytestmark"]
+
+NOTES = """# Checkout notes
+
+See [[chargeback-window]] and [the old limits](../../domain/old-limits.md).
+
+## Retries {#same}
+
+A.
+
+## Refunds {#same}
+
+B.
+"""
+FILES = {
+    "projects/checkout/notes.md": NOTES,
+    "conventions/chargeback-window.md": "# Chargeback window\n\nHow we name it.\n",
+    "projects/ledger/chargeback-window.md": "# Chargeback window\n\nHow the ledger books it.\n",
+    "domain/old-limits.md": "# Old limits\n\nOld text.\n",
+    "domain/limits.md": "---\nsupersedes: [domain/old-limits.md]\n---\n# Limits\n\nNew text.\n",
+    **{f"domain/lonely-{n:02d}.md": f"# Lonely {n}\n\nNobody links here.\n" for n in range(10)},
+}
+
+
+def test_every_link_finding_counted_is_named(
+    page: Page, tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    """Link findings listed broken links and unknown anchors only: "ambiguous 1", "duplicate
+    anchors 1", "to superseded 1" and "orphans 16" were counts with no document to go and fix
+    (`briefd links` names each). Each kind is listed now, ten at most, with how many more."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(example_copy[0], source)
+    for path, text in FILES.items():
+        (source / path).write_text(text, encoding="utf-8")
+    settings = service_settings_for(source, tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        api.index()
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        counts = page.locator("#links-table tbody tr")
+        expect(counts).to_have_text(
+            [
+                "broken1",
+                "ambiguous1",
+                "unknown anchors0",
+                "duplicate anchors1",
+                "orphans16",
+                "to superseded1",
+            ]
+        )
+        findings = page.locator("#links-list li")
+        expect(findings).to_have_text(
+            [
+                "broken: projects/ledger/month-end-close.md:123 → legacy-settlement-batch",
+                "ambiguous: projects/checkout/notes.md:3: chose conventions/chargeback-window.md;"
+                " also matches projects/ledger/chargeback-window.md",
+                "duplicate anchor: projects/checkout/notes.md: #same on lines 5, 9",
+                "to superseded: projects/checkout/notes.md:3: links to domain/old-limits.md,"
+                " superseded by domain/limits.md",
+                *[f"orphan (no inbound links): {path}" for path in ORPHANS_SHOWN],
+                "… and 6 more orphans",
+            ]
+        )
+
+
+ORPHANS_SHOWN = [
+    "conventions/python-services.md",
+    "domain/limits.md",
+    *[f"domain/lonely-{n:02d}.md" for n in range(8)],
+]
