@@ -1,0 +1,64 @@
+"""The dashboard's search box in a real headless Chromium: what a person reads of each hit."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Locator, Page, expect
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.service.test_dashboard_browser import browser, page, pytestmark
+
+__all__ = ["browser", "page", "pytestmark"]
+
+LAST_LINE = "than to quietly change the caps."
+
+
+def test_a_long_hit_opens_whole_from_the_search_results(page: Page, service_api: Briefd) -> None:
+    """A hit showed its first six lines and hid the rest mid-line, with no way to read it on
+    the page (the YAML alert rule was cut inside its expression). A cut hit now says how many
+    lines it has and opens whole, from the keyboard too, and closes again."""
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#stat-documents")).to_have_text("45")
+        page.fill("#search-input", "AuthorizationRetryRateHigh alert")
+        page.press("#search-input", "Enter")
+        hit = page.locator(".hit", has_text="domain/retry-policy.md:139-156")
+        content = hit.locator("pre")
+        expect(content).to_contain_text(LAST_LINE)  # in the page, but out of sight
+        assert not _shown(content, LAST_LINE)
+        more = hit.locator("button.more")
+        expect(more).to_have_text("show all 16 lines")
+        more.focus()
+        page.keyboard.press("Enter")
+        expect(more).to_have_text("show less")
+        expect(more).to_have_attribute("aria-expanded", "true")
+        assert _shown(content, LAST_LINE)
+        page.keyboard.press("Enter")
+        expect(more).to_have_text("show all 16 lines")
+        assert not _shown(content, LAST_LINE)
+        # a hit shown whole offers nothing to open
+        cut = "[...document.querySelectorAll('.hit pre')].filter(p => p.scrollHeight > p.clientHeight)"
+        hits = page.locator(".hit")
+        assert 0 < page.evaluate(cut + ".length") == page.locator(".hit button.more").count()
+        assert hits.count() > page.locator(".hit button.more").count()
+
+
+def _shown(content: Locator, text: str) -> bool:
+    """Whether the line holding ``text`` lies inside the hit's visible box."""
+    return bool(
+        content.evaluate(
+            """(pre, text) => {
+                const range = document.createRange();
+                const at = pre.textContent.indexOf(text);
+                range.setStart(pre.firstChild, at);
+                range.setEnd(pre.firstChild, at + text.length);
+                const line = range.getBoundingClientRect(), box = pre.getBoundingClientRect();
+                return line.bottom <= box.bottom + 1;
+            }""",
+            text,
+        )
+    )
