@@ -1,16 +1,20 @@
-"""The dashboard's stat cards in a real headless Chromium: a figure is always whole in its card."""
+"""The dashboard's stat cards in a real headless Chromium: a figure is always whole in its card,
+and counts what it says."""
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser, expect
+import re
+
+import httpx
+from playwright.sync_api import Browser, Page, expect
 
 from briefd.api import Briefd
 from briefd.service import create_app
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
-from tests.service.test_dashboard_browser import browser, pytestmark
+from tests.service.test_dashboard_browser import browser, page, pytestmark
 
-__all__ = ["browser", "pytestmark"]
+__all__ = ["browser", "page", "pytestmark"]
 
 TOKENS = ("briefd_tokens_served", '{"name": "search", "surface": "rest"}')
 
@@ -42,3 +46,27 @@ def test_a_figure_of_a_billion_fits_its_card_at_every_width(
             )
             assert fits, width
             context.close()
+
+
+def test_the_requests_card_counts_what_is_asked_not_who_watches(
+    page: Page, service_api: Briefd
+) -> None:
+    """The requests card summed every row of the table: a container's health check (every
+    10 s) and this page's own refreshes (every 10 s) read as some 17,000 requests a day on a
+    server no agent had asked anything. It counts the rest; the table still lists all."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#stat-requests")).to_have_text("0")
+        for _ in range(5):
+            assert httpx.get(url + "/api/health").status_code == 200
+        for query in ("retry policy", "chargeback dispute"):
+            assert httpx.get(url + "/api/search", params={"q": query}, headers=auth).is_success
+        page.reload()
+        expect(page.locator("#stat-requests")).to_have_text("2")
+        rows = page.locator("#requests-table tbody tr")
+        health = rows.filter(has=page.locator("td", has_text=re.compile(r"^health$")))
+        expect(health.locator("td").nth(2)).to_have_text("5")
+        expect(page.locator("#requests-table")).to_contain_text("stats")
