@@ -89,3 +89,28 @@ def test_the_api_reference_it_links_to_works_behind_a_reverse_proxy_path(
             page.locator(".live-responses-table tbody td.response-col_status").first
         ).to_have_text("200")
         expect(page.locator(".live-responses-table")).to_contain_text("projects/ledger")
+
+
+def test_the_api_reference_link_says_when_a_browser_cannot_open_it(
+    page: Page, service_api: Briefd
+) -> None:
+    """With a token set, /docs is for clients that send it: the setup page's "REST API
+    (OpenAPI)" link answered a browser 401 and a line of JSON, with nothing on the page to say
+    why. The page says so beside the link, and how to read the schema; without a token the
+    reference opens, and nothing is added."""
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/setup")
+        note = page.locator("#docs-token")
+        expect(note).to_be_visible()
+        expect(note).to_contain_text("this server asks for its token there")
+        expect(note.locator("code")).to_have_text(
+            f'curl -H "Authorization: Bearer $BRIEFD_API_TOKEN" {url}/openapi.json'
+        )
+        assert TOKEN not in page.content()
+        answer = page.request.get(url + "/docs")
+        assert answer.status == 401  # what the link opens in a browser
+    with serving(create_app(service_api, service_config(token=None))) as url:
+        page.goto(url + "/setup", wait_until="networkidle")
+        expect(page.locator("#docs-token")).to_be_hidden()
+        page.get_by_role("link", name="REST API (OpenAPI)").click()
+        expect(page.locator(".swagger-ui .info .title")).to_contain_text("briefd")
