@@ -15,6 +15,7 @@ from tests.service.live import TOKEN, serving
 from tests.service.test_dashboard_browser import browser, page, pytestmark
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote
+from tests.team.coderepo import RETRY_DOC, Repo, settings_for
 
 __all__ = ["browser", "page", "pytestmark"]
 
@@ -47,3 +48,34 @@ def test_a_sync_started_from_the_page_says_how_it_ended(page: Page, tmp_path: Pa
             expect(page.locator("#message")).to_have_class("bad")
             said = page.locator("#message").inner_text()
             assert said == f"sync failed: {api.sync_status().last_error}"
+
+
+def test_the_drift_panel_shows_what_a_sync_from_the_page_read(page: Page, tmp_path: Path) -> None:
+    """A sync reads the code repositories' new commits, and the page said "sync done" over the
+    drift panel as it was: it loads every minute, so the commit the team lead synced for
+    showed up to a minute later. The health panels load again when a sync ends."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"domain/retry.md": RETRY_DOC}, "Write it", "2026-03-10T09:00:00+00:00")
+    code = Repo(tmp_path / "app")
+    code.commit({"services/payment/retry.py": "LIMIT = 3\n"}, "Raise", "2026-03-12T10:00:00+00:00")
+    with Briefd(settings_for(tmp_path, knowledge, str(code.path)), embedder=None) as api:
+        api.sync()
+        with serving(create_app(api, service_config())) as url:
+            page.goto(url + "/")
+            page.fill("#token-input", TOKEN)
+            page.click("#login-form button")
+            drift = page.locator("#drift-table tbody tr")
+            expect(drift).to_have_count(1)
+            expect(drift.locator("td").nth(1)).to_have_text("1")
+            expect(drift.locator("td").nth(3)).to_contain_text("Dev One: Raise")
+
+            code.commit(
+                {"services/payment/retry.py": "LIMIT = 5\n"},
+                "Raise once more",
+                "2026-03-14T10:00:00+00:00",
+                author="Ayşe Yılmaz",
+            )
+            page.click("#btn-sync")
+            expect(page.locator("#message")).to_contain_text("sync done: ", timeout=20_000)
+            expect(drift.locator("td").nth(1)).to_have_text("2")  # not a minute later
+            expect(drift.locator("td").nth(3)).to_contain_text("Ayşe Yılmaz: Raise once more")
