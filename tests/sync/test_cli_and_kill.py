@@ -26,7 +26,7 @@ from tests.conftest import free_disk, full_disk
 from tests.processes import running
 from tests.service.live import free_port
 from tests.sync.conftest import git_settings
-from tests.sync.gitrepo import RETRY, Remote
+from tests.sync.gitrepo import RETRY, Remote, git
 
 
 def briefd_env(tmp_path: Path, remote: Remote) -> dict[str, str]:
@@ -65,6 +65,33 @@ def test_sync_command_prints_a_summary(tmp_path: Path, remote: Remote) -> None:
     assert second.returncode == 0
     assert data["commit"] == remote.head() and data["error"] is None
     assert data["index"]["deleted"] == ["domain/glossary.md"]
+
+
+def test_sync_says_what_it_skipped_and_why_nothing_was_indexed(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """A team repository keeping its notes in docs/: `briefd sync` printed "Synced …" and
+    "index: 0 documents", exit 0, and never why, nor any file it skipped on any sync (a stray
+    byte, a file outside every scope), which `briefd index` prints."""
+    remote.rewrite({"docs/retry.md": RETRY, "docs/setup.md": "# Setup\n\n## Steps\nRun it.\n"})
+    first = run(tmp_path, remote, "sync")
+    assert first.returncode == 1
+    assert "  skipped docs/retry.md: outside every scope (domain/, conventions/, projects/*/)" in (
+        first.stdout
+    )
+    said = " ".join(first.stderr.split())
+    assert said.startswith("error: indexed 0 documents from "), said
+    assert said.endswith("e.g. scopes: [{folder: docs, default: true}]"), said
+
+    (remote.work / "domain").mkdir()
+    (remote.work / "domain" / "retry.md").write_text(RETRY, encoding="utf-8")
+    (remote.work / "domain" / "bad.md").write_bytes(b"# Bad\n\nsaid \x92so\x92\n")
+    git(remote.work, "add", "domain")
+    git(remote.work, "commit", "--quiet", "-m", "notes in domain/, one with a pasted quote")
+    git(remote.work, "push", "--quiet", "origin", "main")
+    second = run(tmp_path, remote, "sync")
+    assert second.returncode == 0, second.stderr
+    assert "  skipped domain/bad.md: not valid UTF-8 text: byte 0x92 at line 3" in second.stdout
 
 
 def test_a_source_that_cannot_be_resolved_is_named_in_the_summary(
@@ -375,6 +402,17 @@ def test_serve_start_up_lines_stay_whole_in_a_log(tmp_path: Path, remote: Remote
     assert len(f"synced {remote.url}") > 80  # long enough to have been cut
     whole = f"synced {re.escape(remote.url)} \\(main\\) at {remote.head()[:12]}: 2 documents, 2 "
     assert len(synced) == 1 and re.fullmatch(whole + r"sections in \d+\.\ds", synced[0]), synced
+
+
+def test_serve_says_why_its_first_sync_indexed_nothing(tmp_path: Path, remote: Remote) -> None:
+    """A git URL source with its notes in docs/: the start-up said "synced …: 0 documents, 0
+    sections" and nothing more, while a folder source's start-up says why and what to set."""
+    remote.rewrite({"docs/retry.md": RETRY})
+    env = {**briefd_env(tmp_path, remote), "BRIEFD_SYNC__INTERVAL": "0", "COLUMNS": "1000"}
+    said = " ".join(serve_start_up(tmp_path, env).split())
+    assert ": 0 documents, 0 sections in " in said
+    assert "warning: indexed 0 documents from " in said, said
+    assert "(docs/retry.md); map their folders to scopes with 'scopes' in briefd.yaml" in said
 
 
 def test_sigkill_of_the_server_during_a_webhook_sync(tmp_path: Path, remote: Remote) -> None:

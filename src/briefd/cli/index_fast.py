@@ -233,6 +233,14 @@ def report_lines(report: IndexReport) -> list[str]:
             f"{report.embedding_model}): chunks are embedded again, the old vectors are "
             "dropped once every chunk has a new one"
         )
+    return lines + notice_lines(report)
+
+
+def notice_lines(report: IndexReport) -> list[str]:
+    """What an index run left out or found wrong: embeddings it could not make, skipped
+    files with their reasons, documents' problems, the run's warnings (``briefd index`` and
+    ``briefd sync`` print the same)."""
+    lines = []
     if report.embedding_error:
         lines.append(
             f"  warning: embeddings incomplete ({report.embedding_error}); lexical search works, "

@@ -6,8 +6,10 @@ import typer
 
 from briefd.api import Briefd
 from briefd.cli import interrupt
+from briefd.cli.index_fast import notice_lines
 from briefd.cli.output import console, errors, fail, print_json, reported_errors
 from briefd.errors import ConfigError
+from briefd.sources.layout import nothing_indexed
 from briefd.sync.state import SyncReport
 
 
@@ -38,6 +40,8 @@ def sync_command(
     if report.error:  # with --json too: a script's log says why it exited 1
         kept = "the previous index is still served" if served else "there is no index yet"
         fail(f"sync failed, {kept}: {report.error}")
+    if report.index is not None and report.index.documents == 0:  # as `briefd index` does
+        fail(nothing_indexed(report.index, settings))
 
 
 def print_sync(report: SyncReport) -> None:
@@ -65,6 +69,8 @@ def print_sync(report: SyncReport) -> None:
             console.print(f"    updated {path}", markup=False)
         for path in index.deleted:
             console.print(f"    deleted {path}", markup=False)
+        for line in notice_lines(index):
+            console.print(line, markup=False)
     if report.proposals_checked:
         console.print(
             f"  proposals: {report.proposals_checked} open pull requests checked", markup=False
@@ -104,3 +110,6 @@ def startup_sync(api: Briefd) -> None:
         markup=False,
         soft_wrap=True,
     )
+    if index is not None and index.documents == 0:  # as a folder source's start-up says
+        warning = f"warning: {nothing_indexed(index, api.settings)}"
+        errors.print(warning, markup=False, soft_wrap=True)
