@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from fastapi.testclient import TestClient
@@ -179,6 +180,35 @@ def test_a_push_to_another_branch_than_the_default_syncs_nothing(
         "reason": "push to refs/heads/feature-x, not to the followed branch main",
     }
     assert api.sync_status().syncs == runs
+
+
+def test_a_form_encoded_delivery_is_read_as_its_json_would_be(
+    client: TestClient, api: Briefd, remote: Remote
+) -> None:
+    """GitHub's webhook form starts at application/x-www-form-urlencoded (payload=<JSON>): such
+    a push to another branch synced (every proposal branch briefd pushed, a sync each), and a
+    push captured long ago and sent again under a new delivery id was not refused."""
+    form = {"Content-Type": "application/x-www-form-urlencoded", "X-GitHub-Event": "push"}
+
+    def send(event: dict[str, object]) -> dict[str, object]:
+        body = urlencode({"payload": json.dumps(event)}).encode()
+        headers = {**form, "Authorization": "", "X-Hub-Signature-256": signature(SECRET, body)}
+        return client.post("/webhook/git", content=body, headers=headers).json()  # type: ignore[no-any-return]
+
+    runs = api.sync_status().syncs
+    other = {"ref": "refs/heads/feature-x", "repository": {"default_branch": "main"}}
+    assert send(other)["reason"] == "push to refs/heads/feature-x, not to the followed branch main"
+    old = {"ref": "refs/heads/main", "repository": {"pushed_at": int(time.time()) - 86_400}}
+    assert send(old)["detail"].startswith("the delivery is a push from 8640")  # type: ignore[union-attr]
+    assert api.sync_status().syncs == runs
+
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+    assert send({"ref": "refs/heads/main", "repository": {"default_branch": "main"}}) == {
+        "accepted": True,
+        "event": "push",
+        "sync": "started",
+    }
+    assert eventually(lambda: search(client, "rates refresh hourly") == ["domain/fx.md"])
 
 
 def test_a_tag_push_syncs_nothing(client: TestClient, api: Briefd) -> None:

@@ -14,7 +14,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from briefd.errors import BriefdError
 
@@ -110,13 +110,27 @@ class Deliveries:
             self._seen.popitem(last=False)
 
 
+def event_payload(body: bytes) -> dict[str, Any] | None:
+    """The event a delivery's body carries: JSON (content type ``application/json``) or
+    ``payload=<JSON>`` (``application/x-www-form-urlencoded``, the content type GitHub's form
+    starts with); None when it is neither, or not an object."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        if not body.startswith(b"payload="):
+            return None
+        try:
+            form = parse_qs(body.decode("utf-8", "replace"), max_num_fields=10)
+            payload = json.loads(form.get("payload", [""])[0])
+        except ValueError:
+            return None
+    return payload if isinstance(payload, dict) else None
+
+
 def _pushed_at(body: bytes) -> float | None:
     """A push event's ``repository.pushed_at`` (seconds since the epoch), if the body has one."""
-    try:
-        repository = json.loads(body).get("repository")
-        pushed = repository.get("pushed_at") if isinstance(repository, dict) else None
-    except (ValueError, AttributeError):
-        return None
+    repository = (event_payload(body) or {}).get("repository")
+    pushed = repository.get("pushed_at") if isinstance(repository, dict) else None
     if isinstance(pushed, int | float) and not isinstance(pushed, bool):
         return float(pushed)
     return None

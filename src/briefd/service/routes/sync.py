@@ -5,7 +5,6 @@ lifespan, see :mod:`briefd.service.app`.)"""
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from typing import Any
 
@@ -21,7 +20,7 @@ from briefd.service.state import Job
 from briefd.store.activity import now_iso
 from briefd.sync.runner import Told
 from briefd.sync.state import SyncReport
-from briefd.sync.webhook import skipped_push, verify_signature
+from briefd.sync.webhook import event_payload, skipped_push, verify_signature
 
 router = APIRouter()
 
@@ -79,11 +78,8 @@ def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
         return "ping"
     if event != "push":
         return None
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(payload, dict):
+    payload = event_payload(body)
+    if payload is None:
         return None
     return skipped_push(payload, api.settings.sync.branch, api.settings.sync.remote)
 
