@@ -28,6 +28,12 @@ OUTSIDE_SOURCE = "symbolic link to a file outside the knowledge source; not serv
 LINKED_FOLDER = "symbolic link to a folder; not followed (link the files, or move the folder)"
 UNREADABLE_FOLDER = "cannot read this folder"
 TOO_LARGE = "larger than index.max_file_bytes"
+ABSENT_SUBMODULE = (
+    "a git submodule that is not checked out, so its documents are not served: briefd's clone "
+    "of a git URL source checks out no submodules (move the documents into this repository); "
+    "in a checkout of your own, `git submodule update --init` brings them in"
+)
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +70,18 @@ class Rules:
         specs = [(prefix, spec) for prefix, path in found if (spec := _read_spec(path))]
         chosen = any(prefix and spec.match_file(prefix) for prefix, spec in specs)
         self._outer = [] if chosen else specs
+        self._submodules = _submodules(root)
+
+    def absent_submodule(self, rel_dir: str) -> bool:
+        """``rel_dir`` (``a/b/``) is a submodule of the work tree that is not checked out (git
+        leaves its folder empty), in a scope and not excluded: documents the team sees there
+        on the forge, and briefd does not."""
+        if rel_dir not in self._submodules or os.path.lexists(self.root / rel_dir / ".git"):
+            return False
+        composed = _composed(rel_dir)
+        if self._excluded.match_file(composed) or self._ignored(rel_dir):
+            return False
+        return self.layout.scope_of(rel_dir + "index.md") is not None
 
     def skips_folder(self, rel_dir: str) -> bool:
         """``rel_dir`` (``a/b/``) is hidden or ignored by a ``.gitignore`` above it."""
@@ -160,6 +178,22 @@ def _outer_ignores(root: Path) -> list[tuple[str, Path]]:
     return found + [(_below(here, folder), folder / ".gitignore") for folder in reversed(folders)]
 
 
+def _submodules(root: Path) -> frozenset[str]:
+    """The folders (``a/b/``, relative to ``root``) the ``.gitmodules`` of ``root``'s work tree
+    names as submodules; none outside a work tree."""
+    try:
+        here = root.resolve()
+        top = next((d for d in (here, *here.parents) if os.path.lexists(d / ".git")), None)
+        if top is None or not (top / ".gitmodules").is_file():
+            return frozenset()
+        text = (top / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except (OSError, RuntimeError):
+        return frozenset()
+    inside = _below(here, top)
+    paths = (m.strip('"').strip("/") + "/" for m in _SUBMODULE_PATH.findall(text))
+    return frozenset(p.removeprefix(inside) for p in paths if p.startswith(inside))
+
+
 def _below(here: Path, folder: Path) -> str:
     inside = here.relative_to(folder).as_posix()
     return "" if inside == "." else inside + "/"
@@ -227,6 +261,8 @@ def scan(
         for name in dirnames:
             if Path(dirpath, name).is_symlink():  # os.walk does not enter it
                 skipped.append(SkippedFile(_shown(rel_dir + name + "/"), LINKED_FOLDER))
+            elif rules.absent_submodule(rel_dir + name + "/"):
+                skipped.append(SkippedFile(_shown(rel_dir + name + "/"), ABSENT_SUBMODULE))
         for name in sorted(filenames):
             rel = rel_dir + name
             if not rules.selects(rel):
