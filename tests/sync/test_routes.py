@@ -302,6 +302,25 @@ def test_the_app_lifespan_polls_a_git_source(tmp_path: Path, remote: Remote) -> 
             assert eventually(lambda: search(http, "rates refresh hourly") == ["domain/fx.md"], 5)
 
 
+def test_the_app_lifespan_polls_a_plain_folder(tmp_path: Path) -> None:
+    """A folder that is no git checkout (`briefd serve --source ~/notes`, a volume mounted in
+    the container): a note edited or copied in was never served until a restart, whatever
+    sync.interval said; a checkout's poll indexes its edits."""
+    folder = tmp_path / "notes"
+    (folder / "domain").mkdir(parents=True)
+    (folder / "domain" / "retry.md").write_text(RETRY, encoding="utf-8")
+    settings = git_settings(tmp_path, str(folder), **{"sync.interval": 1})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with TestClient(create_app(api, service_config())) as http:
+            http.headers["Authorization"] = f"Bearer {TOKEN}"
+            (folder / "domain" / "fx.md").write_text(
+                "# FX\n\n## Rates\nRates refresh hourly.\n", encoding="utf-8"
+            )
+            assert eventually(lambda: search(http, "rates refresh hourly") == ["domain/fx.md"], 5)
+            assert http.get("/api/sync").json()["kind"] == "directory"
+
+
 @pytest.mark.parametrize("text", ["", "   "])
 def test_an_empty_or_blank_description_is_one_answer(client: TestClient, text: str) -> None:
     refused = client.post(

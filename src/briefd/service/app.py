@@ -297,15 +297,15 @@ def _join_replicas(api: Briefd) -> None:
 
 
 def _start_poller(api: Briefd) -> Poller | None:
-    """A running poller when ``sync.interval`` > 0 and the source is a git repository."""
+    """A running poller when ``sync.interval`` > 0 and there is a source: a git URL's poll
+    fetches, a checkout's or a plain folder's indexes what changed in it (an edit, a ``git
+    pull``, files copied in), and each reads the new commits of ``code.repos`` (T4)."""
     interval = api.settings.sync.interval
     if interval <= 0:
         return None
     try:
-        kind = resolve(api.settings).kind
+        resolve(api.settings)
     except errors.BriefdError:
-        return None
-    if kind == "directory" and not api.settings.code.repos:  # code repos: drift (T4) moves
         return None
     poller = Poller(api, interval)
     poller.start()
