@@ -147,3 +147,36 @@ def test_a_gitignore_line_that_is_no_pattern_is_skipped_as_git_skips_it(tmp_path
     )
     assert git(top, "status", "--porcelain", "--ignored").splitlines() == ["!! domain/secrets.md"]
     assert indexed(tmp_path, top) == ["domain/refunds.md"]
+
+
+def test_a_committed_file_a_gitignore_matches_is_reported_not_left_out_silently(
+    tmp_path: Path,
+) -> None:
+    """A document committed with ``git add -f`` (generated reference notes), or before the
+    pattern was added to ``.gitignore``: in the repository, on the forge, in every clone, and
+    left out of the index without a word, since git ignores only what it does not track."""
+    top = repository(
+        tmp_path,
+        {
+            ".gitignore": "domain/generated/\n*.draft.md\n",
+            "domain/refunds.md": "# Refunds\n\nThe refund window is thirty days.\n",
+        },
+    )
+    files = {
+        "domain/generated/limits.md": "# Limits\n\nThe rate limit is 40 per second.\n",
+        "domain/pricing.draft.md": f"# Pricing\n\n{DRAFT}.\n",
+        "domain/local.draft.md": "# Mine\n\nNever committed.\n",
+    }
+    for rel, text in files.items():
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text(text, encoding="utf-8")
+    git(top, "add", "-f", "domain/generated/limits.md", "domain/pricing.draft.md")
+    git(top, "commit", "--quiet", "-m", "generated limits, a draft")
+    done = briefd(tmp_path, "index", "--source", str(top), "--json")
+    assert done.returncode == 0, done.stderr
+    skipped = {s["path"]: s["reason"] for s in json.loads(done.stdout)["skipped"]}
+    assert sorted(skipped) == ["domain/generated/limits.md", "domain/pricing.draft.md"]
+    assert skipped["domain/pricing.draft.md"].startswith(
+        "committed to the repository, but a .gitignore pattern matches it (or its folder)"
+    )
+    assert indexed(tmp_path, top) == ["domain/refunds.md"]

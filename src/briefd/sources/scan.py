@@ -18,9 +18,10 @@ from typing import Any
 
 import pathspec
 
-from briefd.errors import SourceError
+from briefd.errors import BriefdError, SourceError
 from briefd.model import SkippedFile
 from briefd.settings import IndexSettings
+from briefd.sources import git
 from briefd.sources.globs import BACKEND, linear_spec
 from briefd.sources.layout import Layout
 
@@ -33,6 +34,12 @@ ABSENT_SUBMODULE = (
     "of a git URL source checks out no submodules (move the documents into this repository); "
     "in a checkout of your own, `git submodule update --init` brings them in"
 )
+COMMITTED_IGNORED = (
+    "committed to the repository, but a .gitignore pattern matches it (or its folder), and "
+    "briefd serves no file a .gitignore matches, tracked or not; change that pattern, or move "
+    "the file"
+)
+GIT_LIST_TIMEOUT_S = 60
 _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 
 
@@ -82,6 +89,18 @@ class Rules:
         if self._excluded.match_file(composed) or self._ignored(rel_dir):
             return False
         return self.layout.scope_of(rel_dir + "index.md") is not None
+
+    def committed_but_ignored(self, rel: str) -> bool:
+        """The file ``rel`` (one git tracks) is a document the scan would index, were it not
+        for a ``.gitignore``: included, not excluded, in a scope, under no hidden folder."""
+        parts = rel.split("/")
+        if any(part.startswith(".") for part in parts[:-1]) or self.layout.scope_of(rel) is None:
+            return False
+        composed = _composed(rel)
+        if not self._included.match_file(composed) or self._excluded.match_file(composed):
+            return False
+        folders = ["/".join(parts[:depth]) + "/" for depth in range(1, len(parts))]
+        return any(self._ignored(folder) for folder in folders) or self._ignored(rel)
 
     def skips_folder(self, rel_dir: str) -> bool:
         """``rel_dir`` (``a/b/``) is hidden or ignored by a ``.gitignore`` above it."""
@@ -274,8 +293,27 @@ def scan(
                 files.append(found)
             else:
                 skipped.append(SkippedFile(_shown(rel), found))
+    seen = {f.path for f in files} | {s.path for s in skipped}
+    for rel in _committed(root):
+        if rel not in seen and (root / rel).is_file() and rules.committed_but_ignored(rel):
+            skipped.append(SkippedFile(_shown(rel), COMMITTED_IGNORED))
     files.sort(key=lambda f: f.path)
     return files, skipped
+
+
+def _committed(root: Path) -> list[str]:
+    """The files of ``root`` (relative to it) in the commit its work tree has checked out;
+    none outside a work tree, before a first commit, or when git cannot tell."""
+    here = root.resolve()
+    if not any(os.path.lexists(d / ".git") for d in (here, *here.parents)):
+        return []  # a plain folder costs no git call
+    try:
+        listed = git.run_bytes(
+            ["ls-tree", "-r", "-z", "--name-only", "HEAD"], root, GIT_LIST_TIMEOUT_S
+        )
+    except BriefdError:
+        return []
+    return [os.fsdecode(p) for p in listed.split(b"\0") if p]
 
 
 UPPER_CASE_SUFFIX = (
