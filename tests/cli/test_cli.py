@@ -151,6 +151,36 @@ def test_a_read_only_index_file_is_named_not_its_folder(tmp_path: Path) -> None:
     assert json.loads(found.stdout)["hits"][0]["doc_path"] == "domain/refunds.md"
 
 
+def test_a_read_only_index_in_a_read_only_folder_names_both(tmp_path: Path) -> None:
+    """An index copied off a read-only mount into a folder then made read-only too: the
+    message named the file alone (chmod u+w k.db), and once that was done, the next run
+    failed on the folder: two rounds for one fix."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    assert briefd("--db", "k.db", "index", "--source", str(EXAMPLE), cwd=folder).returncode == 0
+    for name in ("k.db-wal", "k.db-shm"):
+        (folder / name).unlink(missing_ok=True)
+    (folder / "k.db").chmod(0o444)
+    folder.chmod(0o555)
+    as_user = ["setpriv", "--inh-caps=-dac_override", "--bounding-set=-dac_override"]
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        pytest.skip("root writes read-only files; setpriv is needed to run briefd as a user")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
+    run = [*(as_user if os.geteuid() == 0 else []), sys.executable, "-m", "briefd", "--db"]
+    try:
+        done = subprocess.run(
+            [*run, str(folder / "k.db"), "search", "refund window"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        folder.chmod(0o755)
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 1, said
+    assert f"{folder / 'k.db'} is read-only for you, and so is its folder {folder}, where " in said
+    assert f"make them writable (chmod u+w {folder / 'k.db'} {folder}, or chown" in said
+
+
 def test_an_empty_index_file_is_no_index_and_stays_empty(tmp_path: Path) -> None:
     """``touch briefd.db`` (or a copy cut short): read as no index, by the hook too, and no
     reader writes a schema into it, which would make it read as a built index with nothing in

@@ -431,16 +431,24 @@ def _read_only(path: Path) -> str | None:
     permissions tell: the file itself (``chmod a-w``, a copy from a read-only mount), SQLite's
     ``-wal`` / ``-shm`` beside it (left by another user), or its folder."""
     files = (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm")))
-    if unwritable := [str(f) for f in files if f.exists() and not os.access(f, os.W_OK)]:
+    unwritable = [str(f) for f in files if f.exists() and not os.access(f, os.W_OK)]
+    folder = path.parent if str(path.parent) != "." else path.parent.absolute()
+    closed = folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK)
+    if unwritable:
+        one = len(unwritable) == 1
         which = " and ".join([", ".join(unwritable[:-1]), unwritable[-1]][-len(unwritable) :])
+        also = ""
+        if closed:  # the folder too: fixing the file alone would only fail on the folder next
+            also = f", and so is {'its' if one else 'their'} folder {folder}, where SQLite "
+            also += f"writes {path.name}-wal and {path.name}-shm"
+            unwritable.append(str(folder))
         return (
-            f"{which} {'is' if len(unwritable) == 1 else 'are'} read-only for you; make "
-            f"{'it' if len(unwritable) == 1 else 'them'} writable (chmod u+w {' '.join(unwritable)}"
+            f"{which} {'is' if one else 'are'} read-only for you{also}; make "
+            f"{'it' if one and not closed else 'them'} writable (chmod u+w {' '.join(unwritable)}"
             ", or chown to the user briefd runs as), or pass --db (or 'db:' in briefd.yaml) "
             "elsewhere"
         )
-    folder = path.parent
-    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+    if closed:
         return (
             f"its folder {folder} is not writable by you, and SQLite writes {path.name}-wal and "
             f"{path.name}-shm beside the index; make the folder writable, or pass --db (or "
