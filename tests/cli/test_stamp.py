@@ -565,3 +565,28 @@ def test_a_document_kept_as_last_indexed_leaves_nothing_to_do(
     stamped(settings, argv)
     answer = stamp.answer(argv, ENV)
     assert answer is not None and without_seconds(answer) == without_seconds(hashed)
+
+
+def test_a_checkout_with_merge_conflicts_gets_no_stamp(
+    knowledge: tuple[Settings, list[str]],
+) -> None:
+    """A conflict resolved by editing the file and then `git add` alone: the stamp written
+    between the two held the edited file's stat, and `git add` changes none it holds, so every
+    later `briefd index` answered from it that the document was still conflicted."""
+    settings, argv = knowledge
+    args = stamp.index_args(argv)
+    assert args is not None and settings.source is not None
+    root = settings.source
+    git(root, "checkout", "--quiet", "-b", "theirs")
+    (root / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 14 days.\n", "utf-8")
+    git(root, "commit", "--quiet", "-am", "14 days")
+    git(root, "checkout", "--quiet", "main")
+    (root / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 60 days.\n", "utf-8")
+    git(root, "commit", "--quiet", "-am", "60 days")
+    merge = subprocess.run(["git", "merge", "theirs"], cwd=root, capture_output=True, check=False)
+    assert merge.returncode == 1
+    (root / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 45 days.\n", "utf-8")
+    with Briefd(settings, embedder=None) as api:
+        assert [s.path for s in api.index().skipped] == ["domain/refunds.md"]
+    assert isinstance(refresh_stamp(settings, args, ENV, Path.cwd(), racy_ns=0), Unchanged)
+    assert stamp.answer(argv, ENV) is None  # no stamp: the next run asks git again

@@ -4,7 +4,8 @@
 file changed after that keeps a stat the stamp does not hold, so the next run falls through.
 :func:`write` stores the stamp atomically beside the index, only when the snapshot is sound:
 the index is where :func:`briefd.cli.stamp.locate` looks for it, no recorded path changed in
-the last two seconds (a racy edit), no indexed file is a symbolic link, the index and its
+the last two seconds (a racy edit), no indexed file is a symbolic link, no file has merge
+conflicts (their ``git add`` changes no stat the stamp holds), the index and its
 stamp are not inside the source tree they describe, and git is found the usual way. Anything
 else writes no stamp (and removes an old one): the next run hashes, as before.
 """
@@ -30,6 +31,7 @@ from briefd.cli.stamp import (
 )
 from briefd.folders import sweep_abandoned
 from briefd.settings import Settings
+from briefd.sources import tracked
 from briefd.sources.layout import Layout
 from briefd.sources.scan import Rules
 
@@ -57,6 +59,8 @@ def take(
         return None
     try:
         if Path(db).resolve() != settings.db.resolve():
+            return None
+        if tracked.unmerged(root):  # resolved by `git add` alone: no file stat would change
             return None
         rules = Rules(root, settings.index, Layout.of(settings))
         tree = _tree(root, rules)

@@ -18,10 +18,10 @@ from typing import Any
 
 import pathspec
 
-from briefd.errors import BriefdError, SourceError
+from briefd.errors import SourceError
 from briefd.model import SkippedFile
 from briefd.settings import IndexSettings
-from briefd.sources import git
+from briefd.sources import tracked
 from briefd.sources.globs import BACKEND, linear_spec
 from briefd.sources.layout import Layout
 
@@ -39,7 +39,10 @@ COMMITTED_IGNORED = (
     "briefd serves no file a .gitignore matches, tracked or not; change that pattern, or move "
     "the file"
 )
-GIT_LIST_TIMEOUT_S = 60
+CONFLICTED = (
+    "has unresolved merge conflicts (git's <<<<<<< and >>>>>>> lines are in it); resolve them, "
+    "then `git add` it"
+)
 _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 
 
@@ -273,6 +276,7 @@ def scan(
         why = f"{UNREADABLE_FOLDER} ({exc.strerror or exc}); give briefd read access to it"
         skipped.append(SkippedFile(_shown(folder) or "./", why))
 
+    conflicted = tracked.unmerged(root)
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
@@ -289,31 +293,18 @@ def scan(
                     skipped.append(SkippedFile(_shown(rel), UPPER_CASE_SUFFIX))
                 continue
             found = _examine(rules, rel, Path(dirpath) / name, index.max_file_bytes)
+            if isinstance(found, SourceFile) and rel in conflicted:  # kept as last indexed
+                found = CONFLICTED
             if isinstance(found, SourceFile):
                 files.append(found)
             else:
                 skipped.append(SkippedFile(_shown(rel), found))
     seen = {f.path for f in files} | {s.path for s in skipped}
-    for rel in _committed(root):
+    for rel in tracked.committed(root):
         if rel not in seen and (root / rel).is_file() and rules.committed_but_ignored(rel):
             skipped.append(SkippedFile(_shown(rel), COMMITTED_IGNORED))
     files.sort(key=lambda f: f.path)
     return files, skipped
-
-
-def _committed(root: Path) -> list[str]:
-    """The files of ``root`` (relative to it) in the commit its work tree has checked out;
-    none outside a work tree, before a first commit, or when git cannot tell."""
-    here = root.resolve()
-    if not any(os.path.lexists(d / ".git") for d in (here, *here.parents)):
-        return []  # a plain folder costs no git call
-    try:
-        listed = git.run_bytes(
-            ["ls-tree", "-r", "-z", "--name-only", "HEAD"], root, GIT_LIST_TIMEOUT_S
-        )
-    except BriefdError:
-        return []
-    return [os.fsdecode(p) for p in listed.split(b"\0") if p]
 
 
 UPPER_CASE_SUFFIX = (

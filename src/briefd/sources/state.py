@@ -21,7 +21,7 @@ from briefd.model import SkippedFile
 from briefd.settings import Settings
 from briefd.sources import git
 from briefd.sources.layout import Layout
-from briefd.sources.scan import TOO_LARGE, UNREADABLE_FOLDER, SourceFile, scan
+from briefd.sources.scan import CONFLICTED, TOO_LARGE, UNREADABLE_FOLDER, SourceFile, scan
 
 NOT_UTF8 = "not valid UTF-8 text; save it as UTF-8"
 UTF16 = "UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8; save it as UTF-8"
@@ -167,7 +167,7 @@ def keep_indexed(
     being served as last indexed, and say so in their ``skipped`` reason: a file not read as
     text now (``unread``: path → its hash; a stray byte or a permission change must not take a
     document away), but for a Git LFS pointer an earlier build indexed as it is; a file grown
-    past ``index.max_file_bytes``; the documents under a folder the scan could not read. The
+    past ``index.max_file_bytes``; a file a merge left with conflicts in a checkout; the documents under a folder the scan could not read. The
     full run and the no-change check both count these, so that their keys agree."""
     for number, skip in enumerate(skipped):
         path, reason = skip.path, skip.reason
@@ -181,7 +181,7 @@ def keep_indexed(
                 skipped[number] = SkippedFile(path, f"{reason}; {what} kept")
             continue
         unreadable = path in unread and unread[path] != known.get(path)
-        if path in known and (unreadable or reason.startswith(TOO_LARGE)):
+        if path in known and (unreadable or reason.startswith((TOO_LARGE, CONFLICTED))):
             current[path] = known[path]
             skipped[number] = SkippedFile(path, f"{reason}; the version indexed before is kept")
 
