@@ -32,7 +32,9 @@ def unmerged(root: Path) -> frozenset[str]:
     """The files under ``root`` (relative to it) with unresolved merge conflicts (a ``git
     pull``, ``merge``, ``rebase`` or ``stash pop`` stopped on them): their text holds git's
     ``<<<<<<<`` / ``=======`` / ``>>>>>>>`` lines."""
-    return frozenset(_listed(root, ["diff", "--name-only", "-z", "--diff-filter=U", "--relative"]))
+    return frozenset(
+        _listed(root, ["diff", "--name-only", "-z", "--diff-filter=U", "--relative", "--", "."])
+    )
 
 
 def _listed(root: Path, args: list[str]) -> list[str]:
