@@ -321,6 +321,30 @@ def test_the_app_lifespan_polls_a_plain_folder(tmp_path: Path) -> None:
             assert http.get("/api/sync").json()["kind"] == "directory"
 
 
+def test_a_folder_missing_when_the_server_starts_is_followed_once_it_appears(
+    tmp_path: Path,
+) -> None:
+    """A source on a mount that comes up after briefd (a network share, a volume attached
+    late): the server started with the index as it was and then never polled, so nothing
+    edited there was served until a restart."""
+    folder = tmp_path / "notes"
+    (folder / "domain").mkdir(parents=True)
+    (folder / "domain" / "retry.md").write_text(RETRY, encoding="utf-8")
+    settings = git_settings(tmp_path, str(folder), **{"sync.interval": 1})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        folder.rename(tmp_path / "away")
+        with TestClient(create_app(api, service_config())) as http:
+            http.headers["Authorization"] = f"Bearer {TOKEN}"
+            assert eventually(lambda: http.get("/api/sync").json()["last_error"] is not None, 5)
+            assert "does not exist" in http.get("/api/sync").json()["last_error"]
+            (tmp_path / "away").rename(folder)
+            (folder / "domain" / "fx.md").write_text(
+                "# FX\n\n## Rates\nRates refresh hourly.\n", encoding="utf-8"
+            )
+            assert eventually(lambda: search(http, "rates refresh hourly") == ["domain/fx.md"], 5)
+
+
 @pytest.mark.parametrize("text", ["", "   "])
 def test_an_empty_or_blank_description_is_one_answer(client: TestClient, text: str) -> None:
     refused = client.post(

@@ -60,7 +60,6 @@ from briefd.service.schemas import scopes_out
 from briefd.service.state import ServiceState
 from briefd.service.tools import build_mcp
 from briefd.sources import git
-from briefd.sources.knowledge import resolve
 from briefd.store.scopes import default_scope_warnings
 from briefd.sync.poller import Poller
 
@@ -299,13 +298,11 @@ def _join_replicas(api: Briefd) -> None:
 def _start_poller(api: Briefd) -> Poller | None:
     """A running poller when ``sync.interval`` > 0 and there is a source: a git URL's poll
     fetches, a checkout's or a plain folder's indexes what changed in it (an edit, a ``git
-    pull``, files copied in), and each reads the new commits of ``code.repos`` (T4)."""
+    pull``, files copied in), and each reads the new commits of ``code.repos`` (T4). A folder
+    missing at the start (a mount not up yet) is polled too: each poll records why it failed,
+    and the first one after it appears indexes it."""
     interval = api.settings.sync.interval
-    if interval <= 0:
-        return None
-    try:
-        resolve(api.settings)
-    except errors.BriefdError:
+    if interval <= 0 or (api.settings.source is None and not api.settings.sync.remote):
         return None
     poller = Poller(api, interval)
     poller.start()
