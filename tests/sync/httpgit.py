@@ -1,11 +1,13 @@
 """A git smart-HTTP remote on 127.0.0.1 behind HTTP Basic authentication: git's own
 ``git http-backend`` (the CGI program git's documentation puts behind Apache or nginx), run
 for each request by a small threaded HTTP server. ``delay`` holds each request, so a test can
-look at the processes git runs meanwhile."""
+look at the processes git runs meanwhile; ``cut_fetch`` breaks each fetch's answer off after its
+first bytes, as a remote (or a proxy) that dies mid-transfer does."""
 
 from __future__ import annotations
 
 import base64
+import gzip
 import os
 import subprocess
 import threading
@@ -23,6 +25,7 @@ class AuthenticatedGit:
         self.root, self.delay = root, delay
         self.expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
         self.refused = 0  # requests without (or with wrong) credentials
+        self.cut_fetch = False
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -94,9 +97,22 @@ class AuthenticatedGit:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
+                encoding = self.headers.get("Content-Encoding", "")
+                if remote.cut_fetch and _asks_for_objects(body, encoding):
+                    self.wfile.write(payload[: len(payload) // 4])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
                 self.wfile.write(payload)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
         return Handler
+
+
+def _asks_for_objects(body: bytes, encoding: str) -> bool:
+    """The request is a fetch's (protocol v2 ``command=fetch``, v0 ``want``), not a listing."""
+    if encoding == "gzip":
+        body = gzip.decompress(body)
+    return b"command=fetch" in body or body[4:9] == b"want "

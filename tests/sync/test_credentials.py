@@ -217,3 +217,29 @@ def test_the_token_never_follows_a_redirect_to_another_host(
     assert moved.returncode == 1
     assert "the remote refused the credentials" in moved.stderr, moved.stderr
     assert server.refused >= 1 and not (tmp_path / "data" / "repo" / "domain").exists()
+
+
+def test_a_remote_that_breaks_off_mid_fetch_is_said_so_and_the_next_sync_fetches(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """A fetch whose answer stopped mid-pack (the remote restarted, a proxy timed out) said
+    'git fetch failed: error: RPC failed; curl 18 transfer closed with … bytes remaining to
+    read' and nothing more: whether the clone was damaged, or what to do, went unsaid."""
+    with AuthenticatedGit(remote.bare.parent, "alice", TOKEN) as server:
+        url = server.url(remote.bare.name, f"alice:{TOKEN}")
+        with Briefd(git_settings(tmp_path, url), embedder=None) as api:
+            assert api.sync().error is None
+            commit = remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+            server.cut_fetch = True
+            failed = api.sync()
+            assert failed.error is not None and failed.error.startswith("git fetch failed: ")
+            assert failed.error.endswith(
+                "; the connection to the remote broke off mid-transfer (the remote, or a proxy "
+                "in between, went away); the clone and the index are as they were, and the next "
+                "sync fetches again"
+            ), failed.error
+            server.cut_fetch = False
+            again = api.sync()
+            assert (again.error, again.commit) == (None, commit)
+            hits = api.search(SearchRequest("rates refresh hourly", mode="bm25")).hits
+            assert [h.doc_path for h in hits] == ["domain/fx.md"]

@@ -56,6 +56,12 @@ _HINTS = (
         MISSING_BRANCH_HINT,
     ),
     (
+        ("RPC failed", "early EOF", "unexpected disconnect", "remote end hung up unexpectedly"),
+        "the connection to the remote broke off mid-transfer (the remote, or a proxy in "
+        "between, went away); the clone and the index are as they were, and the next sync "
+        "fetches again",
+    ),
+    (
         (DUBIOUS,),
         "git reads no repository another user owns: trust that path with `git config --global "
         "--add safe.directory PATH` as the user briefd runs as (or GIT_CONFIG_COUNT=1 "
