@@ -37,6 +37,12 @@ TIMED_OUT = "took longer than"  # in the message of a git command its timeout en
 SOURCE_URL_HINT = "check the repository URL in `source`"
 MISSING_BRANCH_HINT = "the branch does not exist on the remote; check `sync.branch`"
 UNREACHABLE_HINT = "the remote is unreachable; check the network and the URL"
+# a fetch's answer broken off (curl 18, 56…), not refused (an HTTP status: RPC failed; HTTP 500)
+_BROKEN_OFF = ("RPC failed; curl", "early EOF", "unexpected disconnect while reading")
+BROKEN_OFF_HINT = (
+    "the connection to the remote broke off mid-transfer (the remote, or a proxy in between, "
+    "went away); the clone and the index are as they were, and the next sync fetches again"
+)
 _HINTS = (
     (
         ("Authentication failed", "could not read Username", "Permission denied", "error: 403"),
@@ -54,12 +60,6 @@ _HINTS = (
     (
         ("couldn't find remote ref", "invalid refspec"),
         MISSING_BRANCH_HINT,
-    ),
-    (
-        ("RPC failed", "early EOF", "unexpected disconnect", "remote end hung up unexpectedly"),
-        "the connection to the remote broke off mid-transfer (the remote, or a proxy in "
-        "between, went away); the clone and the index are as they were, and the next sync "
-        "fetches again",
     ),
     (
         (DUBIOUS,),
@@ -314,6 +314,12 @@ def describe_failure(args: Sequence[str], stderr: str) -> str:
     if declined and declined[0] != detail:  # the remote's reason, and that its rules said no
         detail += f" ({declined[0].rpartition('(')[2]}"
     hint = next((h for keys, h in _HINTS if any(k in stderr for k in keys)), "")
+    if (
+        not hint
+        and command_name(args) in ("fetch", "clone")
+        and any(k in stderr for k in _BROKEN_OFF)
+    ):
+        hint = BROKEN_OFF_HINT
     message = f"git {command_name(args)} failed: {redact(detail)}"
     return f"{message}; {hint}" if hint else message
 
