@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.conftest import EXAMPLE, full_disk
 from tests.service.live import free_port
@@ -85,6 +86,29 @@ def test_serve_on_a_host_that_is_no_host_name_is_one_line(tmp_path: Path) -> Non
             f"error: serve.host: cannot resolve '{host}' (not a valid host name); use an address "
             "such as 127.0.0.1\n"
         )
+
+
+def test_serve_on_an_ipv6_address_in_brackets_listens_there(tmp_path: Path) -> None:
+    """O2: `--host [::1]` (as a URL writes it, and as serve.allowed_hosts and the hook take it)
+    stopped with "cannot resolve '[::1]'": the brackets went to the resolver."""
+    with socket.socket(socket.AF_INET6) as probe:
+        try:
+            probe.bind(("::1", 0))
+        except OSError:
+            pytest.skip("no IPv6 loopback on this machine")
+    source = tmp_path / "knowledge"
+    shutil.copytree(EXAMPLE, source)
+    port = free_port()
+    process = briefd(
+        tmp_path, "serve", "--source", str(source), "--host", "[::1]", "--port", str(port)
+    )
+    try:
+        health = until_up(process, f"http://[::1]:{port}/api/health")
+        assert health.json()["documents"] == 45
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert f"briefd serving on http://[::1]:{port}  (dashboard" in out, err
 
 
 def test_serve_on_a_taken_port_fails_before_indexing_with_one_line(tmp_path: Path) -> None:

@@ -47,6 +47,7 @@ class ServiceConfig:
             "max_streams": serve.max_streams,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
+        values["host"] = unbracketed(str(values["host"]))
         return cls(**values)  # type: ignore[arg-type]
 
     @property
@@ -57,6 +58,16 @@ class ServiceConfig:
             names.append(bracket(self.host).lower())
         names += [h.strip().lower() for h in self.allowed_hosts if h.strip()]
         return tuple(dict.fromkeys(names))
+
+
+def unbracketed(host: str) -> str:
+    """``host`` as a socket binds it: an IPv6 address written as URLs and Host headers write it
+    (``[::1]``, as ``serve.allowed_hosts`` and the hook take it) without its brackets, which
+    no resolver reads ("cannot resolve '[::1]'")."""
+    host = host.strip()
+    if host.startswith("[") and host.endswith("]") and ":" in host:
+        return host[1:-1]
+    return host
 
 
 def bracket(host: str) -> str:
