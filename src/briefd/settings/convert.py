@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from briefd.errors import ConfigError
+from briefd.settings.names import credential_key_hint, variable_name_problem
 
 
 def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
@@ -96,6 +97,11 @@ def _unknown_key(origin: str, prefix: str, key: str, known: list[str], cls: type
     retired = RETIRED.get(prefix + key)
     if retired is not None:
         return f"{origin}: '{prefix}{key}' is a setting of an earlier briefd: {retired}"
+    defaults = {f.name: str(f.default) for f in dataclasses.fields(cls) if f.name.endswith("_env")}
+    unset = f"unset {origin.rpartition(' ')[2]}" if origin.startswith("environment") else ""
+    secret = credential_key_hint(key, prefix, defaults, unset or "remove this key")
+    if secret is not None:  # not "did you mean 'token_env'?": the secret went there
+        return f"{origin}: '{prefix}{key}': {secret}"
     nested = _nested_key(cls, key)
     guess = [nested] if nested else difflib.get_close_matches(key, known, n=1)
     hint = f" (did you mean '{prefix}{guess[0]}'?)" if guess else ""
@@ -291,6 +297,9 @@ def _to_str(value: Any, key: str, origin: str) -> str:
     may_be_empty = key.endswith("_prefix")  # "" is a real choice there: no prefix
     if not isinstance(value, str) or not (value or may_be_empty):
         raise ConfigError(f"{origin}: {key}: expected a non-empty string, got {value!r}")
+    problem = variable_name_problem(value) if key.endswith("_env") else None
+    if problem is not None:
+        raise ConfigError(f"{origin}: {key}: {problem}")
     return value
 
 

@@ -1,9 +1,11 @@
 """Names the settings hold that another program reads: a git branch (``proposals.branch_prefix``
-makes them) and an Atlassian site's URL (``confluence.url``, ``jira.url``). Checked at load, so a
-typo is a settings error that names its key, not a failure on every proposal or lookup."""
+makes them), an Atlassian site's URL (``confluence.url``, ``jira.url``) and the environment
+variables credentials come from (``…_env``). Checked at load, so a typo is a settings error that
+names its key, not a failure on every proposal or lookup."""
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 
 REF_FORBIDDEN = frozenset(" ~^:?*[\\")
@@ -125,4 +127,53 @@ def url_flaw(
     port = parts.netloc.rpartition("]")[2].rpartition("@")[2].partition(":")[2]
     if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
         return f"port {port!r} is not a number from 1 to 65535"
+    return None
+
+
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# how the tokens of the services briefd talks to begin (GitHub's, Atlassian's API tokens)
+_TOKEN_PREFIXES = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "ATATT")
+# keys that hold a credential where a ``…_env`` key names the variable that holds it instead
+CREDENTIAL_KEYS = frozenset(
+    {"token", "api_token", "api_key", "apikey", "key", "password", "pat", "access_token"}
+)
+
+
+def variable_name_problem(name: str) -> str | None:
+    """Why ``name`` (a ``…_env`` setting) cannot be the name of an environment variable, or
+    None: a token written there (where the hint for ``token:`` pointed) was looked up as a
+    variable's name, and every error then showed it ("export $ATATT3x…")."""
+    if _VARIABLE.fullmatch(name) and not name.startswith(_TOKEN_PREFIXES):
+        return None
+    return (  # the value is not shown: it may be the secret itself
+        "expected the name of an environment variable (letters, digits and '_', such as "
+        "MY_TOKEN) that holds the secret, got a value that is none (not shown: it may be the "
+        "secret itself; if so, put it in that variable instead, and revoke it if the file was "
+        "shared)"
+    )
+
+
+def credential_key_hint(key: str, prefix: str, env_keys: dict[str, str], unset: str) -> str | None:
+    """What to do about a credential given as the key ``key`` of the section ``prefix``
+    (``confluence.token``, ``serve.token``, a top-level ``api_token``), or None when ``key``
+    names no credential. ``env_keys``: the section's ``…_env`` keys and their defaults;
+    ``unset``: how the key goes away ("remove this key", "unset BRIEFD_…")."""
+    lowered = key.lower()
+    if lowered in ("email", "user", "username"):
+        named = next((k for k in env_keys if k.startswith("email")), None)
+    elif lowered in CREDENTIAL_KEYS:
+        named = next((k for k in env_keys if k.startswith(("token", "api_key"))), None)
+    else:
+        return None
+    if named is not None:
+        return (
+            "briefd reads no credential from its settings; put it in the environment variable "
+            f"{env_keys[named]} (or the one '{prefix}{named}' names: a variable's name, never "
+            f"the secret), and {unset}"
+        )
+    if prefix in ("", "serve.") and lowered in CREDENTIAL_KEYS:
+        return (
+            "the API token is never a setting: it comes from the environment variable "
+            f"BRIEFD_API_TOKEN only; {unset}"
+        )
     return None

@@ -1,0 +1,92 @@
+"""O1: a credential written into the settings is refused with what to do, never echoed, and
+never pointed at a ``…_env`` key, where it would be looked up as a variable's name."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from briefd.errors import ConfigError
+from briefd.settings import load_settings
+
+SECRET = "ATATT3xFfGF0T-not-a-real-token=1A2B3C"
+
+
+def test_a_token_under_its_section_names_the_variable_not_the_env_key(tmp_path: Path) -> None:
+    """`confluence: token: …` was told "did you mean 'confluence.token_env'?"; a user who did
+    so had every Confluence error print the token ("export $ATATT3x…")."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(f"confluence:\n  url: https://acme.atlassian.net\n  token: {SECRET}\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == (
+        f"{config}: 'confluence.token': briefd reads no credential from its settings; put it in "
+        "the environment variable CONFLUENCE_TOKEN (or the one 'confluence.token_env' names: a "
+        "variable's name, never the secret), and remove this key"
+    )
+    assert "did you mean" not in str(refused.value)
+
+
+def test_the_api_token_in_the_settings_says_where_it_goes(tmp_path: Path) -> None:
+    config = tmp_path / "briefd.yaml"
+    for text in ("serve:\n  token: s3cr3t-s3cr3t-s3cr3t\n", "api_token: s3cr3t-s3cr3t-s3cr3t\n"):
+        config.write_text(text)
+        with pytest.raises(ConfigError) as refused:
+            load_settings(config, env={})
+        assert str(refused.value).endswith(
+            "the API token is never a setting: it comes from the environment variable "
+            "BRIEFD_API_TOKEN only; remove this key"
+        )
+        assert "s3cr3t" not in str(refused.value)
+    with pytest.raises(ConfigError) as variable:
+        load_settings(env={"BRIEFD_JIRA__TOKEN": SECRET})
+    assert str(variable.value).endswith(
+        "put it in the environment variable JIRA_TOKEN (or the one 'jira.token_env' names: a "
+        "variable's name, never the secret), and unset BRIEFD_JIRA__TOKEN"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("confluence.token_env", SECRET),
+        ("forge.token_env", "ghp_16C7e42F292c6912E7710c838347Ae178B4a"),
+        ("embeddings.api_key_env", "sk-proj-abc123"),
+    ],
+)
+def test_a_secret_as_a_variable_name_is_refused_without_showing_it(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    section, name = key.split(".")
+    config = tmp_path / "briefd.yaml"
+    config.write_text(f"{section}:\n  {name}: '{value}'\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == (
+        f"{config}: {key}: expected the name of an environment variable (letters, digits and "
+        "'_', such as MY_TOKEN) that holds the secret, got a value that is none (not shown: it "
+        "may be the secret itself; if so, put it in that variable instead, and revoke it if "
+        "the file was shared)"
+    )
+    config.write_text(f"{section}:\n  {name}: TEAM_{name.upper()}\n")
+    assert load_settings(config, env={}) is not None  # a variable's name loads
+
+
+def test_the_command_line_never_prints_a_token_given_as_a_variable_name(tmp_path: Path) -> None:
+    """What a user saw: `briefd confluence search` answered "no Confluence account: export
+    $ATATT3x…", the token on the terminal (and in an agent's tool result over MCP)."""
+    (tmp_path / "briefd.yaml").write_text(
+        f"confluence:\n  url: https://acme.atlassian.net\n  token_env: {SECRET}\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "briefd", "confluence", "search", "refunds"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert SECRET not in done.stdout + done.stderr
+    assert done.stderr.startswith("error: briefd.yaml: confluence.token_env: expected the name")
