@@ -20,7 +20,7 @@ def read_file(path: Path, named_by: str | None = None) -> dict[str, Any]:
     """The settings in ``path``; ``named_by``: the variable that named it (``BRIEFD_CONFIG``,
     set in a shell long ago: an unreadable file says where its path came from)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         if named_by is not None:
             raise ConfigError(
@@ -28,8 +28,14 @@ def read_file(path: Path, named_by: str | None = None) -> dict[str, Any]:
                 f"fix {named_by} or unset it"
             ) from None
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    named = f" (named by {named_by})" if named_by is not None else ""
+    problem = not_a_text_file(raw)
+    if problem is not None:
+        raise ConfigError(f"{path}{named}: {problem}")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+        raise ConfigError(f"{path}{named}: not UTF-8 text; save it as UTF-8") from None
     import yaml  # here, not at the top: a hook without a config file never needs it
 
     try:
@@ -52,6 +58,22 @@ def read_file(path: Path, named_by: str | None = None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     return data
+
+
+def not_a_text_file(raw: bytes) -> str | None:
+    """Why ``raw`` cannot be a YAML settings file, or None: an index given where its settings
+    go (``--config .briefd/briefd.db``) was told "not UTF-8 text; save it as UTF-8", and
+    UTF-16 text (Windows PowerShell's ``>``) "not valid YAML; fix the syntax"."""
+    if raw.startswith(b"SQLite format 3\x00"):
+        return (
+            "an SQLite database (a briefd index?), not a settings file; an index is named by "
+            "--db (or BRIEFD_DB, or 'db:' in the settings), a settings file by --config"
+        )
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16 text (as Windows PowerShell's '>' writes it); save it as UTF-8"
+    if b"\x00" in raw:
+        return "a binary file (it holds NUL bytes), not a YAML settings file"
+    return None
 
 
 SYNTAX = "; fix the syntax"

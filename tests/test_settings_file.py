@@ -1,0 +1,42 @@
+"""O1: a file given as the settings that is no YAML text (the index itself, UTF-16 from
+PowerShell, a binary) says what it is and what to do, not "save it as UTF-8"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.cli.test_cli import briefd
+
+
+def test_the_index_given_as_the_settings_file_says_which_option_names_it(tmp_path: Path) -> None:
+    """`briefd --config .briefd/briefd.db search …` (the index, where --db was meant) was told
+    "not UTF-8 text; save it as UTF-8"."""
+    (tmp_path / "k" / "domain").mkdir(parents=True)
+    (tmp_path / "k" / "domain" / "a.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    assert briefd("index", "--source", "k", cwd=tmp_path).returncode == 0
+    db = Path(".briefd") / "briefd.db"
+    given = briefd("--config", str(db), "search", "refunds", cwd=tmp_path)
+    assert (given.returncode, given.stdout) == (1, "")
+    assert given.stderr == (
+        f"error: {db}: an SQLite database (a briefd index?), not a settings file; an index is "
+        "named by --db (or BRIEFD_DB, or 'db:' in the settings), a settings file by --config\n"
+    )
+    named = briefd("search", "refunds", cwd=tmp_path, env={"BRIEFD_CONFIG": str(db)})
+    assert named.stderr.startswith(f"error: {db} (named by BRIEFD_CONFIG): an SQLite database")
+    assert (tmp_path / db).read_bytes().startswith(b"SQLite format 3\x00")  # left as it was
+
+
+def test_utf16_and_binary_settings_files_say_what_they_are(tmp_path: Path) -> None:
+    """Windows PowerShell's `"search: …" > briefd.yaml` writes UTF-16, which was "not valid
+    YAML; fix the syntax" (the file looks right in an editor); a binary file likewise."""
+    (tmp_path / "briefd.yaml").write_bytes("search:\n  top_k: 3\n".encode("utf-16"))
+    utf16 = briefd("scopes", cwd=tmp_path)
+    assert utf16.stderr == (
+        "error: briefd.yaml: UTF-16 text (as Windows PowerShell's '>' writes it); save it as "
+        "UTF-8\n"
+    )
+    (tmp_path / "briefd.yaml").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00")
+    binary = briefd("scopes", cwd=tmp_path)
+    assert binary.stderr == (
+        "error: briefd.yaml: a binary file (it holds NUL bytes), not a YAML settings file\n"
+    )
