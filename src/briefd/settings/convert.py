@@ -103,14 +103,38 @@ def _unknown_key(origin: str, prefix: str, key: str, known: list[str], cls: type
     if secret is not None:  # not "did you mean 'token_env'?": the secret went there
         return f"{origin}: '{prefix}{key}': {secret}"
     nested = _nested_key(cls, key)
-    guess = [nested] if nested else difflib.get_close_matches(key, known, n=1)
+    placed = [] if nested else _sections_holding(cls, key)
+    guess = [nested] if nested else placed or difflib.get_close_matches(key, known, n=1)
     hint = f" (did you mean '{prefix}{guess[0]}'?)" if guess else ""
-    if nested and origin.startswith("environment variable"):
+    environment = origin.startswith("environment variable")
+    if nested and environment:
         name = "BRIEFD_" + (prefix + nested).replace(".", "__").upper()
         hint = f" (did you mean {name}? a nested key takes a double underscore)"
+    elif placed:  # ``port: 9000`` at the top, BRIEFD_PORT: not "did you mean 'code'?"
+        names = [
+            "BRIEFD_" + (prefix + k).replace(".", "__").upper() if environment else f"'{k}'"
+            for k in placed
+        ]
+        where = (
+            "a section's variable names it after a double underscore"
+            if environment
+            else "a section's setting goes indented under it"
+        )
+        hint = f" (did you mean {' or '.join(names)}? {where})"
     return f"{origin}: unknown key '{prefix}{key}'{hint}; accepted keys: " + ", ".join(
         prefix + k for k in known
     )
+
+
+def _sections_holding(cls: type[Any], key: str) -> list[str]:
+    """``section.key`` for each section of ``cls`` with a setting ``key`` (``serve.port`` for
+    ``port``), in the order the sections are declared."""
+    hints = typing.get_type_hints(cls)
+    return [
+        f"{name}.{key}"
+        for name, section in hints.items()
+        if dataclasses.is_dataclass(section) and key in typing.get_type_hints(section)
+    ]
 
 
 def _nested_key(cls: type[Any], key: str) -> str | None:

@@ -1,0 +1,54 @@
+"""O1: a section's setting written at the top of briefd.yaml, or as a variable without its
+section (``BRIEFD_PORT``), names the key it belongs to, not a look-alike section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from briefd.errors import ConfigError
+from briefd.settings import load_settings
+
+
+def test_a_sections_setting_at_the_top_of_the_file_names_its_section(tmp_path: Path) -> None:
+    """`port: 9000` at the top was "unknown key 'port'" with no hint, and `mode: bm25`
+    "did you mean 'code'?"."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text("port: 9000\n")
+    with pytest.raises(ConfigError) as port:
+        load_settings(config, env={})
+    assert str(port.value).startswith(
+        f"{config}: unknown key 'port' (did you mean 'serve.port'? a section's setting goes "
+        "indented under it); accepted keys: activity, bundles, "
+    )
+    config.write_text("mode: bm25\n")
+    with pytest.raises(ConfigError) as mode:
+        load_settings(config, env={})
+    assert "unknown key 'mode' (did you mean 'search.mode' or 'recall.mode'? " in str(mode.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "meant"),
+    [
+        ("BRIEFD_PORT", "BRIEFD_SERVE__PORT"),
+        ("BRIEFD_INTERVAL", "BRIEFD_SYNC__INTERVAL"),  # was "did you mean 'eval'?"
+        ("BRIEFD_WEBHOOK_SECRET", "BRIEFD_SYNC__WEBHOOK_SECRET"),  # the .env README shows
+        ("BRIEFD_TOP_K", "BRIEFD_SEARCH__TOP_K or BRIEFD_RECALL__TOP_K"),
+    ],
+)
+def test_a_variable_without_its_section_names_the_variable_to_set(
+    variable: str, meant: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_settings(env={variable: "30"})
+    key = variable.removeprefix("BRIEFD_").lower()
+    assert str(refused.value).startswith(
+        f"environment variable {variable}: unknown key '{key}' (did you mean {meant}? a "
+        "section's variable names it after a double underscore); accepted keys: "
+    )
+
+
+def test_a_near_miss_still_gets_its_closest_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"unknown key 'sourse' \(did you mean 'source'\?\)"):
+        load_settings(env={"BRIEFD_SOURSE": str(tmp_path)})
