@@ -271,8 +271,23 @@ def _to_int(value: Any, key: str, origin: str) -> int:
         or not isinstance(value, int)
         or not least <= value <= (most or value)
     ):
-        raise ConfigError(f"{origin}: {key}: expected a whole number {wanted}, got {value!r}")
+        raise ConfigError(
+            f"{origin}: {key}: expected a whole number {wanted}, got {value!r}{_quoted(value)}"
+        )
     return value
+
+
+def _quoted(value: Any) -> str:
+    """Why ``value``, a number or true/false in quotes (``port: "8484"``, as a template writes
+    it), is refused though it reads like one: to YAML it is text."""
+    text = value.strip().lower() if isinstance(value, str) else ""
+    try:
+        number = math.isfinite(float(text))
+    except ValueError:
+        number = False
+    if not number and text not in ("true", "false"):
+        return ""
+    return " (text: in quotes, YAML reads no number or true/false; write it without them)"
 
 
 # 1e-3 is text to YAML 1.1, which wants a dot in an exponent's number (1.0e-3)
@@ -284,7 +299,9 @@ def _to_float(value: Any, key: str, origin: str) -> float:
         value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
         # .inf is no weight, time or share: a BM25 weight of .inf made every score NaN
-        raise ConfigError(f"{origin}: {key}: expected a finite number, got {value!r}")
+        raise ConfigError(
+            f"{origin}: {key}: expected a finite number, got {value!r}{_quoted(value)}"
+        )
     wanted = _float_range(key)
     if wanted is not None and not wanted[1](value):
         raise ConfigError(f"{origin}: {key}: expected a number {wanted[0]}, got {value!r}")
@@ -313,7 +330,7 @@ def _float_range(key: str) -> tuple[str, Any] | None:
 
 def _to_bool(value: Any, key: str, origin: str) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"{origin}: {key}: expected true or false, got {value!r}")
+        raise ConfigError(f"{origin}: {key}: expected true or false, got {value!r}{_quoted(value)}")
     return value
 
 

@@ -1,0 +1,43 @@
+"""O1: a number or true/false written in quotes (as templates write them) is refused with why:
+to YAML it is text, though the message showed it as the very value asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from briefd.errors import ConfigError
+from briefd.settings import load_settings
+
+QUOTES = " (text: in quotes, YAML reads no number or true/false; write it without them)"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('serve:\n  port: "8484"\n', "serve.port: expected a whole number from 1 to 65535, got '8484'"),
+        ("search:\n  vector_weight: '0.5'\n", "search.vector_weight: expected a finite number, got '0.5'"),
+        ('embeddings:\n  enabled: "false"\n', "embeddings.enabled: expected true or false, got 'false'"),
+    ],
+)  # fmt: skip
+def test_a_value_in_quotes_says_the_quotes_make_it_text(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """`port: "8484"` was "expected a whole number from 1 to 65535, got '8484'"."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == f"{config}: {message}{QUOTES}"
+    config.write_text(text.replace('"', "").replace("'", ""))
+    assert load_settings(config, env={}) is not None  # without them, it loads
+
+
+def test_text_that_is_no_number_gets_no_word_about_quotes(tmp_path: Path) -> None:
+    config = tmp_path / "briefd.yaml"
+    for value in ("high", "nan"):
+        config.write_text(f"search:\n  vector_weight: {value}\n")
+        with pytest.raises(ConfigError) as refused:
+            load_settings(config, env={})
+        assert str(refused.value).endswith(f"expected a finite number, got '{value}'")
