@@ -111,6 +111,26 @@ def test_serve_on_an_ipv6_address_in_brackets_listens_there(tmp_path: Path) -> N
     assert f"briefd serving on http://[::1]:{port}  (dashboard" in out, err
 
 
+def test_serve_listens_where_the_settings_say_and_its_help_says_so(tmp_path: Path) -> None:
+    """O2: `briefd serve -h` said "--port  Port (default 8484)" and "--host … (default
+    127.0.0.1…)" while serve.port / serve.host in briefd.yaml are the defaults it uses."""
+    shown = briefd(tmp_path, "serve", "-h")
+    words = " ".join(shown.communicate(timeout=60)[0].split())  # as wrapped at any width
+    assert "--port <int range> Port (default: serve.port, 8484 unless set)." in words
+    assert "--host <str> Address to bind (default: serve.host, 127.0.0.1 unless set; " in words
+    port = free_port()
+    (tmp_path / "briefd.yaml").write_text(f"serve:\n  port: {port}\n")
+    (tmp_path / "k" / "domain").mkdir(parents=True)
+    (tmp_path / "k" / "domain" / "a.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    process = briefd(tmp_path, "serve", "--source", "k")
+    try:
+        assert until_up(process, f"http://127.0.0.1:{port}/api/health").json()["documents"] == 1
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, _ = process.communicate(timeout=30)
+    assert f"briefd serving on http://127.0.0.1:{port}  (" in out
+
+
 def test_serve_on_a_taken_port_fails_before_indexing_with_one_line(tmp_path: Path) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

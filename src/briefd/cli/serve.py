@@ -47,9 +47,16 @@ SERVE_WAIT_S = 20.0  # before `briefd serve` listens: a browser or agent waits n
 INDEX_WRITERS = ("briefd-index", "briefd-sync", "briefd-rebuild")  # threads that write the index
 SIGNAL_POLL_S = 0.1  # a wait's slice: a signal another thread receives wakes no lock wait
 HOST = typer.Option(
-    None, "--host", help="Address to bind (default 127.0.0.1; others need BRIEFD_API_TOKEN)."
+    None,
+    "--host",
+    help=(
+        "Address to bind (default: serve.host, 127.0.0.1 unless set; another address needs "
+        "BRIEFD_API_TOKEN; an IPv6 address with or without brackets)."
+    ),
 )
-PORT = typer.Option(None, "--port", min=1, max=65535, help="Port (default 8484).")
+PORT = typer.Option(
+    None, "--port", min=1, max=65535, help="Port (default: serve.port, 8484 unless set)."
+)
 SOURCE = typer.Option(
     None, "--source", help="Knowledge directory (default: the configured source)."
 )
