@@ -52,3 +52,29 @@ def test_a_variable_without_its_section_names_the_variable_to_set(
 def test_a_near_miss_still_gets_its_closest_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"unknown key 'sourse' \(did you mean 'source'\?\)"):
         load_settings(env={"BRIEFD_SOURSE": str(tmp_path)})
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        # a section indented under the one before it (one indent too many when pasted)
+        ("search:\n  top_k: 3\n  serve:\n    port: 9000\n", "unknown key 'search.serve' (did you mean 'serve'? it goes at the top, not indented under 'search:')"),
+        ("embeddings:\n  enabled: false\n  db: index.db\n", "unknown key 'embeddings.db' (did you mean 'db'? it goes at the top, not indented under 'embeddings:')"),
+        ("search:\n  port: 9000\n", "unknown key 'search.port' (did you mean 'serve.port'? a section's setting goes indented under it)"),
+    ],
+)  # fmt: skip
+def test_a_key_under_the_wrong_section_names_where_it_goes(
+    tmp_path: Path, text: str, hint: str
+) -> None:
+    """`serve:` indented under `search:` was "unknown key 'search.serve'" with no hint."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value).startswith(f"{config}: {hint}; accepted keys: ")
+    with pytest.raises(ConfigError) as variable:
+        load_settings(env={"BRIEFD_SEARCH__PORT": "9000"})
+    assert str(variable.value).startswith(
+        "environment variable BRIEFD_SEARCH__PORT: unknown key 'search.port' (did you mean "
+        "BRIEFD_SERVE__PORT? "
+    )

@@ -12,6 +12,7 @@ import math
 import re
 import types
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +28,8 @@ def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
     for key in data:
         if key not in fields:
             raise ConfigError(_unknown_key(origin, prefix, str(key), sorted(fields), cls))
+    if not prefix:  # the whole settings: a key indented under the wrong section
+        _misplaced(cls, data, origin)
     kwargs = {}
     for name, value in data.items():
         if value is None and typing.get_origin(hints[name]) is tuple:
@@ -93,7 +96,16 @@ RETIRED = {
 }
 
 
-def _unknown_key(origin: str, prefix: str, key: str, known: list[str], cls: type[Any]) -> str:
+def _unknown_key(
+    origin: str,
+    prefix: str,
+    key: str,
+    known: list[str],
+    cls: type[Any],
+    placed: Sequence[str] = (),
+) -> str:
+    """The message for ``prefix + key``, unknown in ``cls``; ``placed``: where the settings
+    hold a key of that name instead (dotted from the top: ``db``, ``serve.port``)."""
     retired = RETIRED.get(prefix + key)
     if retired is not None:
         return f"{origin}: '{prefix}{key}' is a setting of an earlier briefd: {retired}"
@@ -103,27 +115,54 @@ def _unknown_key(origin: str, prefix: str, key: str, known: list[str], cls: type
     if secret is not None:  # not "did you mean 'token_env'?": the secret went there
         return f"{origin}: '{prefix}{key}': {secret}"
     nested = _nested_key(cls, key)
-    placed = [] if nested else _sections_holding(cls, key)
-    guess = [nested] if nested else placed or difflib.get_close_matches(key, known, n=1)
+    placed = list(placed) or ([] if nested else _sections_holding(cls, key))
+    guess = [nested] if nested else difflib.get_close_matches(key, known, n=1)
     hint = f" (did you mean '{prefix}{guess[0]}'?)" if guess else ""
     environment = origin.startswith("environment variable")
     if nested and environment:
         name = "BRIEFD_" + (prefix + nested).replace(".", "__").upper()
         hint = f" (did you mean {name}? a nested key takes a double underscore)"
     elif placed:  # ``port: 9000`` at the top, BRIEFD_PORT: not "did you mean 'code'?"
-        names = [
-            "BRIEFD_" + (prefix + k).replace(".", "__").upper() if environment else f"'{k}'"
-            for k in placed
-        ]
-        where = (
-            "a section's variable names it after a double underscore"
-            if environment
-            else "a section's setting goes indented under it"
-        )
-        hint = f" (did you mean {' or '.join(names)}? {where})"
+        hint = _placed_hint(placed, prefix, environment)
     return f"{origin}: unknown key '{prefix}{key}'{hint}; accepted keys: " + ", ".join(
         prefix + k for k in known
     )
+
+
+def _placed_hint(placed: list[str], prefix: str, environment: bool) -> str:
+    """``(did you mean …?)`` naming the keys ``placed`` (dotted from the top), as variables
+    for an ``environment`` origin, and where such a key is written."""
+    if environment:
+        names = ["BRIEFD_" + k.replace(".", "__").upper() for k in placed]
+        where = "a section's variable names it after a double underscore"
+    else:
+        names = [f"'{k}'" for k in placed]
+        where = (
+            f"it goes at the top, not indented under '{prefix.rstrip('.')}:'"
+            if prefix and "." not in placed[0]
+            else "a section's setting goes indented under it"
+        )
+    return f" (did you mean {' or '.join(names)}? {where})"
+
+
+def _misplaced(cls: type[Any], data: dict[str, Any], origin: str) -> None:
+    """Refuse a key indented under the wrong section, naming where it goes: a top-level key
+    (``db:`` under ``search:``) or another section's setting (``port:`` under ``search:``)."""
+    hints = typing.get_type_hints(cls)
+    for name, values in data.items():
+        section = hints.get(name)
+        if not (dataclasses.is_dataclass(section) and isinstance(values, dict)):
+            continue
+        known = typing.get_type_hints(section)
+        for key in values:
+            if not isinstance(key, str) or key in known:
+                continue
+            others = [k for k in _sections_holding(cls, key) if not k.startswith(f"{name}.")]
+            placed = [key] if key in hints else others
+            if placed:
+                kind = typing.cast(type, section)
+                message = _unknown_key(origin, f"{name}.", key, sorted(known), kind, placed)
+                raise ConfigError(message)
 
 
 def _sections_holding(cls: type[Any], key: str) -> list[str]:
