@@ -41,3 +41,18 @@ def test_text_that_is_no_number_gets_no_word_about_quotes(tmp_path: Path) -> Non
         with pytest.raises(ConfigError) as refused:
             load_settings(config, env={})
         assert str(refused.value).endswith(f"expected a finite number, got '{value}'")
+
+
+def test_code_repos_as_text_is_a_list_as_for_other_lists(tmp_path: Path) -> None:
+    """`BRIEFD_CODE__REPOS=https://github.com/acme/app.git` (a container's one code repository)
+    was "code.repos: expected a list, got 'https://…'", while a list of text takes
+    `a, b` (index.exclude, scopes' names); in the file, `repos: ../app` is relative to it."""
+    one = load_settings(env={"BRIEFD_CODE__REPOS": "https://github.com/acme/app.git"})
+    assert [r.source for r in one.code.repos] == ["https://github.com/acme/app.git"]
+    two = load_settings(env={"BRIEFD_CODE__REPOS": "git@github.com:acme/app.git, /srv/web"})
+    assert [r.source for r in two.code.repos] == ["git@github.com:acme/app.git", "/srv/web"]
+    config = tmp_path / "briefd.yaml"
+    config.write_text("code:\n  repos: ../app\n")
+    assert [r.source for r in load_settings(config, env={}).code.repos] == [
+        str(tmp_path / "../app")
+    ]

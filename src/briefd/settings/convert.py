@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from briefd.errors import ConfigError
 from briefd.settings.names import credential_key_hint, variable_name_problem
+from briefd.settings.raw import split_list
 
 
 def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
@@ -220,7 +221,7 @@ def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
 
 def _to_tuple(value: Any, key: str, origin: str) -> tuple[str, ...]:
     if isinstance(value, str):
-        value = [v.strip() for v in value.split(",") if v.strip()]
+        value = split_list(value)
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{origin}: {key}: expected a list of strings, got {value!r}")
     return tuple(value)
@@ -228,7 +229,10 @@ def _to_tuple(value: Any, key: str, origin: str) -> tuple[str, ...]:
 
 def _to_records(cls: type[Any], value: Any, key: str, origin: str) -> tuple[Any, ...]:
     """A list of mappings (``scopes:``, ``code.repos``), each built and checked like a settings
-    section; a string stands for the first field (``- ../app``)."""
+    section; a string stands for the first field (``- ../app``), and text is a list of them
+    separated by commas, as for a list of text (``BRIEFD_CODE__REPOS=../app, ../web``)."""
+    if isinstance(value, str):
+        value = split_list(value)
     if not isinstance(value, list | tuple):
         raise ConfigError(f"{origin}: {key}: expected a list, got {value!r}")
     if getattr(cls, "NON_EMPTY", False) and not value:

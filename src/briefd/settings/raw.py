@@ -156,6 +156,8 @@ def _relative_code_repos(data: dict[str, Any], base: Path) -> None:
     """A local ``code.repos`` entry is relative to the file too (a git URL is left alone)."""
     code = data.get("code")
     repos = code.get("repos") if isinstance(code, dict) else None
+    if isinstance(code, dict) and isinstance(repos, str):  # ``repos: ../app``: a list of one
+        repos = code["repos"] = split_list(repos)
     if not isinstance(repos, list):
         return
     for i, repo in enumerate(repos):
@@ -165,6 +167,11 @@ def _relative_code_repos(data: dict[str, Any], base: Path) -> None:
         if not Path(entry).expanduser().is_absolute():
             placed = str(base / entry)
             repos[i] = {**repo, "source": placed} if isinstance(repo, dict) else placed
+
+
+def split_list(text: str) -> list[str]:
+    """The entries of a list written as text: ``drafts/**, private/**``."""
+    return [v.strip() for v in text.split(",") if v.strip()]
 
 
 def is_git_url(value: str) -> bool:
