@@ -131,6 +131,30 @@ def test_serve_listens_where_the_settings_say_and_its_help_says_so(tmp_path: Pat
     assert f"briefd serving on http://127.0.0.1:{port}  (" in out
 
 
+def test_a_host_with_a_port_or_a_scheme_is_refused_as_such_not_for_want_of_a_token(
+    tmp_path: Path,
+) -> None:
+    """O2: `--host 127.0.0.1:9000` (or `serve.host: localhost:9000`, `http://localhost`) was
+    "refusing to bind 127.0.0.1:9000 without a token: set BRIEFD_API_TOKEN…", and with a
+    token "cannot resolve"; `briefd init` wrote it into the clients' URLs."""
+    process = briefd(tmp_path, "serve", "--host", "127.0.0.1:9000", "--no-index")
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out) == (1, "")
+    assert err == (
+        "error: command-line option: serve.host: '127.0.0.1:9000' is not an address to bind "
+        "(it holds a port; give the port as serve.port or --port); expected a host name or an "
+        "address such as 127.0.0.1, 0.0.0.0 or ::1\n"
+    )
+    (tmp_path / "briefd.yaml").write_text("serve:\n  host: http://localhost\n")
+    process = briefd(tmp_path, "serve", "--no-index")
+    _, err = process.communicate(timeout=60)
+    assert err == (
+        "error: briefd.yaml: serve.host: 'http://localhost' is not an address to bind (a URL; "
+        "give the host alone); expected a host name or an address such as 127.0.0.1, 0.0.0.0 "
+        "or ::1\n"
+    )
+
+
 def test_serve_on_a_taken_port_fails_before_indexing_with_one_line(tmp_path: Path) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

@@ -63,6 +63,7 @@ SOURCE = typer.Option(
 NO_INDEX = typer.Option(
     False, "--no-index", help="Serve the index as it is, without updating it first."
 )
+OPTIONS = "command-line option"  # where --host / --port come from, in their errors
 TUNED = typer.Option(
     None, "--config", help="Tuned recall settings from `briefd tune` laid over the settings."
 )
@@ -128,8 +129,9 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
     from briefd.service.config import check_bind
     from briefd.service.listener import BoundedH11Protocol
 
-    with reported_errors():
-        config = ServiceConfig.from_settings(settings.serve, host=host, port=port)
+    with reported_errors():  # --host / --port checked as the settings are, token or not
+        flags = with_overrides(settings, {"serve.host": host, "serve.port": port}, OPTIONS)
+        config = ServiceConfig.from_settings(flags.serve)
         check_bind(config)
         # --host / --port are the settings from here on: the replica's default name is its port
         settings = with_overrides(settings, {"serve.host": config.host, "serve.port": config.port})

@@ -25,6 +25,7 @@ from briefd.settings.locate import LOCAL_CONFIG as LOCAL_CONFIG
 from briefd.settings.locate import config_candidates as config_candidates
 from briefd.settings.names import (
     allowed_names_problem,
+    bind_host_problem,
     branch_name_problem,
     url_flaw,
     without_account,
@@ -233,9 +234,11 @@ class ServeSettings:
         """What is wrong with these settings (after the key ``serve.``), or None: a port no
         socket can have is refused at load, not written by ``briefd init`` into every client's
         configuration and refused only when the server starts."""
-        if 0 < self.port < 65536:
-            return allowed_names_problem(self.allowed_hosts, self.allowed_origins)
-        return f"port: expected a whole number from 1 to 65535, got {self.port}"
+        if not 0 < self.port < 65536:
+            return f"port: expected a whole number from 1 to 65535, got {self.port}"
+        return bind_host_problem(self.host) or allowed_names_problem(
+            self.allowed_hosts, self.allowed_origins
+        )
 
 
 @dataclass(frozen=True, slots=True)

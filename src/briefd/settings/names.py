@@ -45,6 +45,37 @@ def site_url_problem(url: str | None) -> str | None:
     )
 
 
+def bind_host_problem(host: str) -> str | None:
+    """Why ``serve.host`` / ``--host`` names no address to bind (as ``host: …``), or None:
+    ``127.0.0.1:9000`` or ``http://localhost`` was refused as an address beyond loopback
+    ("refusing to bind … without a token: set BRIEFD_API_TOKEN"), and `briefd init` wrote
+    it into the clients' URLs. An IPv6 address may come in brackets (``[::1]``)."""
+    name = host.strip()
+    bare = name[1:-1] if name.startswith("[") and name.endswith("]") else name
+    if "://" in name or "/" in name:
+        why = "a URL; give the host alone"
+    elif any(c.isspace() or not c.isprintable() for c in name):
+        why = "it holds a space or a control character"
+    elif ":" in bare and not _ipv6(bare):  # localhost:9000, 127.0.0.1:9000, [::1]:9000
+        why = "it holds a port; give the port as serve.port or --port"
+    else:
+        return None
+    return (
+        f"host: {host!r} is not an address to bind ({why}); expected a host name or an "
+        "address such as 127.0.0.1, 0.0.0.0 or ::1"
+    )
+
+
+def _ipv6(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def allowed_names_problem(hosts: tuple[str, ...], origins: tuple[str, ...]) -> str | None:
     """Why an entry of ``serve.allowed_hosts`` / ``allowed_origins`` can never match a
     request (as ``allowed_…: …``), or None: a Host header is matched by its name without the
