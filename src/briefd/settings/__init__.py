@@ -378,6 +378,21 @@ class Settings:
     code: CodeSettings = field(default_factory=CodeSettings)
     state: StateSettings = field(default_factory=StateSettings)
 
+    def problem(self) -> str | None:
+        """What is wrong with these settings taken together, or None: an index inside the
+        clone of a git URL source, which every sync resets and cleans (``git clean -ffdx``)."""
+        clone = self.sync.checkout_dir
+        if not self.sync.remote or clone is None:
+            return None
+        index = self.db.expanduser().resolve()  # ``..`` and links: where the files really are
+        if not index.is_relative_to(clone.expanduser().resolve()):
+            return None
+        return (
+            f"sync.checkout_dir: {clone} holds the index ({self.db}), and every sync resets "
+            "and cleans that clone of the source, which would delete it; give the clone a "
+            f"folder of its own, such as {index.parent / 'repo'} (the default)"
+        )
+
 
 def load_settings(
     config: Path | None = None,
