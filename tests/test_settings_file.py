@@ -40,3 +40,20 @@ def test_utf16_and_binary_settings_files_say_what_they_are(tmp_path: Path) -> No
     assert binary.stderr == (
         "error: briefd.yaml: a binary file (it holds NUL bytes), not a YAML settings file\n"
     )
+
+
+def test_the_prompt_hook_says_the_same_of_the_index_named_as_its_settings(tmp_path: Path) -> None:
+    """The hook (`briefd recall`, which reads the settings file itself) said "… is not UTF-8
+    text; save it as UTF-8" of the index that BRIEFD_CONFIG named."""
+    (tmp_path / "k" / "domain").mkdir(parents=True)
+    (tmp_path / "k" / "domain" / "a.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    assert briefd("index", "--source", "k", cwd=tmp_path).returncode == 0
+    db = tmp_path / ".briefd" / "briefd.db"
+    env = {"BRIEFD_CONFIG": str(db), "BRIEFD_RECALL__DAEMON": "false"}
+    hooked = briefd("recall", "how long do refunds take", cwd=tmp_path, env=env)
+    assert (hooked.returncode, hooked.stdout) == (0, "")  # fails open, as ever
+    assert hooked.stderr == (
+        f"briefd recall: {db}: an SQLite database (a briefd index?), not a settings file; an "
+        "index is named by --db (or BRIEFD_DB, or 'db:' in the settings), a settings file by "
+        "--config\n"
+    )

@@ -78,9 +78,11 @@ def read_config(path: str | None, env: Mapping[str, str] | None = None) -> dict[
         with open(path, encoding="utf-8") as stream:
             text = stream.read()
     except UnicodeDecodeError:
-        raise HookError(f"{path} is not UTF-8 text; save it as UTF-8") from None
+        raise HookError(_not_text(path)) from None
     except OSError as exc:
         raise HookError(_unreadable(path, exc, env)) from None
+    if "\x00" in text:  # a binary file that happens to decode
+        raise HookError(_not_text(path))
     if not any(key in text for key in READ_KEYS):  # nothing the fast path reads: no YAML
         return {}
     need_site()
@@ -99,6 +101,19 @@ def read_config(path: str | None, env: Mapping[str, str] | None = None) -> dict[
     kept = remembered.essentials(data) if isinstance(data, dict) else {}
     remembered.remember(path, key, kept, env)
     return kept
+
+
+def _not_text(path: str) -> str:
+    """Why the config file is no YAML text, as the CLI says it: the index named where the
+    settings go (``BRIEFD_CONFIG=.briefd/briefd.db``) was told "save it as UTF-8"."""
+    from briefd.settings.raw import not_a_text_file  # a broken file: the cost no longer counts
+
+    try:
+        with open(path, "rb") as stream:
+            problem = not_a_text_file(stream.read())
+    except OSError:
+        problem = None
+    return f"{path}: {problem}" if problem else f"{path} is not UTF-8 text; save it as UTF-8"
 
 
 def _unreadable(path: str, exc: OSError, env: Mapping[str, str]) -> str:
