@@ -56,3 +56,22 @@ def test_code_repos_as_text_is_a_list_as_for_other_lists(tmp_path: Path) -> None
     assert [r.source for r in load_settings(config, env={}).code.repos] == [
         str(tmp_path / "../app")
     ]
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:11434", "localhost:11434", "ollama.internal"])
+def test_an_embeddings_base_url_without_its_scheme_is_refused_at_load(
+    tmp_path: Path, url: str
+) -> None:
+    """`base_url: 127.0.0.1:11434` (as Ollama's own OLLAMA_HOST is written) indexed every
+    section without a vector, warning "Ollama at 127.0.0.1:11434/api/embed cannot be reached
+    (UnsupportedProtocol); start it with `ollama serve`" of a server that was running."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(f"embeddings:\n  adapter: ollama\n  base_url: {url}\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == (
+        f"{config}: embeddings.base_url: '{url}' is not an http:// or https:// URL of a host; "
+        "expected such as http://127.0.0.1:11434 (Ollama) or https://api.openai.com/v1"
+    )
+    config.write_text(f"embeddings:\n  adapter: ollama\n  base_url: http://{url}\n")
+    assert load_settings(config, env={}).embeddings.base_url == f"http://{url}"

@@ -146,7 +146,24 @@ class EmbeddingsSettings:
                 "holds a query or fragment, which the API's path would follow; give the "
                 "address alone (an API key comes from the variable api_key_env names)"
             )
+        if self.base_url is not None and not _http_host(self.base_url):
+            return (  # Ollama's own OLLAMA_HOST is written so: "cannot be reached" said nothing
+                f"base_url: {without_account(self.base_url)!r} is not an http:// or https:// "
+                "URL of a host; expected such as http://127.0.0.1:11434 (Ollama) or "
+                "https://api.openai.com/v1"
+            )
         return None
+
+
+def _http_host(url: str) -> bool:
+    """``url`` starts with http:// or https:// and names a host."""
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # an IPv6 host without its closing ']'
+        return False
 
 
 @dataclass(frozen=True, slots=True)
