@@ -12,9 +12,34 @@ _FOLD = str.maketrans({"ı": "i", "İ": "I"})
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+# Han ideographs, kana and bopomofo: scripts written without spaces between words. FTS5's
+# unicode61 takes a run of them (a whole Japanese or Chinese sentence) for one word, which no
+# query word equals; each is a word of its own instead (a combining kana mark stays with its
+# letter), so "返金" finds "部分返金も可能です" and an advanced query's "返金" is a phrase.
+_SPACELESS = (
+    "\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b\u303c\u3041-\u3098\u309b-\u30ff"
+    "\u3105-\u312f\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\uff66-\uff9d\U00020000-\U0003134f"
+)
+_SPACELESS_CHAR = re.compile(f"[{_SPACELESS}]")
+_BESIDE_SPACELESS = re.compile(f"(?<=[{_SPACELESS}])(?=\\S)|(?<=\\S)(?=[{_SPACELESS}])")
+
+
+def has_spaceless(text: str) -> bool:
+    """Whether ``text`` holds a character :func:`fold` makes a word of its own."""
+    return not text.isascii() and _SPACELESS_CHAR.search(text) is not None
+
+
 def fold(text: str | None) -> str:
-    """The index-side normalisation every FTS column goes through (also used for queries)."""
-    return text.translate(_FOLD) if text else ""
+    """The index-side normalisation every FTS column goes through (also used for queries):
+    Turkish ı and İ as i and I, and a space between a Han or kana character and what touches
+    it, so that each is a word (see ``_SPACELESS``)."""
+    if not text:
+        return ""
+    folded = text.translate(_FOLD)
+    if not has_spaceless(folded):
+        return folded
+    return _BESIDE_SPACELESS.sub(" ", folded)
 
 
 _ENGLISH = (
@@ -76,7 +101,7 @@ def caseless(text: str) -> str:
     ``lower()`` gives "i̇ade" (i and a combining dot) for "İade"."""
     if text.isascii():  # nothing to compose or fold: the same, ~10x sooner
         return text.lower()
-    return fold(unicodedata.normalize("NFC", text)).casefold()
+    return unicodedata.normalize("NFC", text).translate(_FOLD).casefold()
 
 
 def nested_heading_position(headings: Sequence[tuple[int, str]], fragment: str) -> int | None:

@@ -6,7 +6,7 @@ from briefd.api import Briefd
 from briefd.errors import QueryError, ScopeError
 from briefd.retrieval.fusion import RankedList, rrf
 from briefd.retrieval.lexical import FieldWeights, build_match, common_terms, search_sql
-from briefd.retrieval.search import SearchRequest
+from briefd.retrieval.search import QueryMode, SearchRequest
 from briefd.settings import Settings
 from briefd.text import MAX_QUERY_TERMS, query_terms
 from briefd.tokens import count_tokens
@@ -258,3 +258,52 @@ def test_a_scope_named_composed_otherwise_is_the_same_scope(
     assert [h.doc_path for h in composed.hits] == ["projects/o\u0308zel/not.md"]
     view = api.document("projects/ödeme/iade.md", scopes=("projects/o\u0308deme",))
     assert view.title == "İade"
+
+
+SPACELESS_DOCS = {
+    "domain/返金.md": """
+        ---
+        tags: [返金ポリシー]
+        ---
+        # 返金ポリシー
+
+        ## 部分返金
+
+        部分返金も可能ですが、合計額は売上金額を超えることはできません。
+
+        ## 3Dセキュア認証
+
+        認証に失敗した取引は自動的に拒否されます。
+        """,
+    "domain/退款.md": """
+        # 退款规则
+
+        ## 对账流程
+
+        每天晚上十一点进行对账，银行文件与我们的账本逐笔核对。
+        """,
+}
+
+
+def test_a_word_inside_a_japanese_or_chinese_sentence_is_found(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """Japanese and Chinese put no spaces between words: a sentence was one FTS5 word, and a
+    word of it typed as a query (BM25, as with embeddings off) found nothing."""
+    write_files(SPACELESS_DOCS)
+    api.index()
+
+    def top(query: str, mode: QueryMode = "text") -> tuple[str, tuple[str, ...]]:
+        hits = api.search(SearchRequest(query, top_k=3, query_mode=mode)).hits
+        return (hits[0].doc_path, hits[0].heading_path) if hits else ("", ())
+
+    assert top("合計額") == ("domain/返金.md", ("部分返金",))
+    assert top("拒否") == ("domain/返金.md", ("3Dセキュア認証",))
+    assert top("セキュア") == ("domain/返金.md", ("3Dセキュア認証",))
+    assert top("银行文件") == ("domain/退款.md", ("对账流程",))
+    assert top('"売上金額"', "advanced") == ("domain/返金.md", ("部分返金",))  # a phrase
+    assert top('"金額売上"', "advanced") == ("", ())  # ... of these characters in this order
+    with pytest.raises(QueryError) as refused:  # a tag is named as written, not as searched
+        api.search(SearchRequest("合計額", tags=("返金",)))
+    assert "返金ポリシー" in str(refused.value)
+

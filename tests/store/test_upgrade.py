@@ -9,12 +9,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from briefd.api import Briefd
+from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
+from briefd.store import postings, vocabulary
 from briefd.store.db import _statements
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from briefd.store.queryhash import query_hash, query_salt
 from briefd.team.gaps import GapsRequest
 from briefd.text import fold
+from tests.conftest import WriteFiles
+
+OLD_FOLD = str.maketrans({"ı": "i", "İ": "I"})  # briefd_fold before schema 20
 
 # Migration 16 as the builds of 2026-12-01 before 8c12cea applied it (git show
 # 68fa2ec:src/briefd/store/migrations.py): sections space-separated, no documents column, no
@@ -147,3 +152,27 @@ def test_the_word_triggers_of_the_first_schema_17_are_dropped(
         }
     assert not {"vocabulary_insert_moves_content", "postings_insert_moves_content"} & names
     assert "postings_state_insert_moves_content" in names and "chunks_insert_moves_content" in names
+
+
+def test_an_index_of_japanese_text_made_before_schema_20_finds_its_words(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """Schema 19's FTS index and postings hold a Japanese sentence as one word: migration 20
+    makes them again, each character a word, so a word of the sentence is found."""
+    write_files(
+        {"domain/返金.md": "# 返金\n\n部分返金も可能ですが、合計額は売上金額を超えません。\n"}
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+    conn = sqlite3.connect(settings.db, isolation_level=None)
+    conn.create_function("briefd_fold", 1, lambda t: (t or "").translate(OLD_FOLD))
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+    postings.rebuild(conn)
+    vocabulary.rebuild(conn)
+    conn.execute("PRAGMA user_version = 19")
+    conn.close()
+    with Briefd(settings, embedder=None) as api:
+        hits = api.search(SearchRequest("合計額")).hits
+        words = {r[0] for r in api.store.conn.execute("SELECT term FROM vocabulary")}
+    assert [h.doc_path for h in hits] == ["domain/返金.md"]
+    assert {"合", "計", "額"} <= words

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from briefd.store import vocabulary
+from briefd.text import has_spaceless
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +134,20 @@ def _build_postings(conn: sqlite3.Connection) -> None:
     from briefd.store import postings  # numpy: not for the hook's light path
 
     postings.rebuild(conn)
+
+
+def _spaceless_words(conn: sqlite3.Connection) -> None:
+    """An index whose text holds Han or kana characters was tokenized with each run of them
+    (a sentence) as one word: its FTS index, postings and word list are made again with
+    each character a word (:func:`briefd.text.fold`). Other indexes are left as they are."""
+    rows = conn.execute(
+        "SELECT title || ' ' || aliases || ' ' || heading_path, content FROM chunks"
+    )
+    if not any(has_spaceless(head) or has_spaceless(body) for head, body in rows):
+        return
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+    vocabulary.rebuild(conn)
+    _build_postings(conn)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -532,6 +547,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "m017_content_version", _content_version_sql()),
     Migration(18, "m018_chunk_windows", _chunk_windows_sql()),
     Migration(19, "m019_interim_schemas", _interim_sql(), after=_interim_16),
+    Migration(
+        20,
+        "m020_spaceless_words",
+        "-- the FTS index, postings and vocabulary again when the text holds Han or kana",
+        after=_spaceless_words,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].number

@@ -24,7 +24,8 @@ def normal_word(word: str) -> str:
 
 
 def words(text: str) -> set[str]:
-    return {normal_word(w) for w in _WORD.findall(text) if not w.isdigit()}
+    """The words of ``text`` as the FTS index splits it (a Han or kana character is one)."""
+    return {normal_word(w) for w in _WORD.findall(fold(text)) if not w.isdigit()}
 
 
 def chunk_words(rows: Iterable[tuple[str, str, str, str]]) -> Counter[str]:
