@@ -7,8 +7,10 @@ import unicodedata
 from collections.abc import Sequence
 
 # Dotless ı and dotted İ have no Unicode decomposition, so FTS5's remove_diacritics cannot
-# fold them; Turkish typed on an English keyboard writes "i" for both.
-_FOLD = str.maketrans({"ı": "i", "İ": "I"})
+# fold them; Turkish typed on an English keyboard writes "i" for both. Nor ß: German typed
+# without an ß key, and Swiss German always, write "ss" (Strasse, Schliessung).
+_FOLD = str.maketrans({"ı": "i", "İ": "I", "ß": "ss", "ẞ": "SS"})
+_SHARP_S = re.compile("[ßẞ]")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -30,9 +32,15 @@ def has_spaceless(text: str) -> bool:
     return not text.isascii() and _SPACELESS_CHAR.search(text) is not None
 
 
+def refolded(text: str) -> bool:
+    """Whether :func:`fold` gives ``text`` other words than indexes before schema 20 hold:
+    it holds Han or kana, or ß."""
+    return has_spaceless(text) or (not text.isascii() and _SHARP_S.search(text) is not None)
+
+
 def fold(text: str | None) -> str:
     """The index-side normalisation every FTS column goes through (also used for queries):
-    Turkish ı and İ as i and I, and a space between a Han or kana character and what touches
+    Turkish ı and İ as i and I, ß as ss, and a space between a Han or kana character and what touches
     it, so that each is a word (see ``_SPACELESS``)."""
     if not text:
         return ""

@@ -307,3 +307,24 @@ def test_a_word_inside_a_japanese_or_chinese_sentence_is_found(
         api.search(SearchRequest("合計額", tags=("返金",)))
     assert "返金ポリシー" in str(refused.value)
 
+
+def test_sharp_s_and_ss_find_each_other(api: Briefd, write_files: WriteFiles) -> None:
+    """German typed without an ß key, and Swiss German always, write "ss": with both spellings
+    in the knowledge (so neither is taken for a typo), "strasse" found only the Swiss page
+    and "Straße" only the German one."""
+    write_files(
+        {
+            "domain/adresse.md": "# Adressen\n\n## Straße\n\nDie Straße mit Hausnummer.\n",
+            "domain/schweiz.md": "# Schweiz\n\n## Strasse\n\nDie Strasse mit Hausnummer.\n",
+            "domain/konto.md": "# Konten\n\n## Schliessung\n\nDie Schliessung des Kontos.\n",
+            "domain/tor.md": "# Tore\n\n## Schließung\n\nDie Schließung der Tore.\n",
+        }
+    )
+    api.index()
+
+    def found(query: str) -> set[str]:
+        return {h.doc_path for h in api.search(SearchRequest(query)).hits}
+
+    street = {"domain/adresse.md", "domain/schweiz.md"}
+    assert found("strasse") == found("STRASSE") == found("Straße") == street
+    assert found("Schließung") == found("schliessung") == {"domain/konto.md", "domain/tor.md"}

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from briefd.store import vocabulary
-from briefd.text import has_spaceless
+from briefd.text import refolded
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,14 +136,15 @@ def _build_postings(conn: sqlite3.Connection) -> None:
     postings.rebuild(conn)
 
 
-def _spaceless_words(conn: sqlite3.Connection) -> None:
+def _refolded_words(conn: sqlite3.Connection) -> None:
     """An index whose text holds Han or kana characters was tokenized with each run of them
-    (a sentence) as one word: its FTS index, postings and word list are made again with
-    each character a word (:func:`briefd.text.fold`). Other indexes are left as they are."""
+    (a sentence) as one word, and one holding ß with it (Straße, never found by "strasse"):
+    its FTS index, postings and word list are made again as :func:`briefd.text.fold` now
+    folds. Other indexes are left as they are."""
     rows = conn.execute(
         "SELECT title || ' ' || aliases || ' ' || heading_path, content FROM chunks"
     )
-    if not any(has_spaceless(head) or has_spaceless(body) for head, body in rows):
+    if not any(refolded(head) or refolded(body) for head, body in rows):
         return
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
     vocabulary.rebuild(conn)
@@ -549,9 +550,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(19, "m019_interim_schemas", _interim_sql(), after=_interim_16),
     Migration(
         20,
-        "m020_spaceless_words",
-        "-- the FTS index, postings and vocabulary again when the text holds Han or kana",
-        after=_spaceless_words,
+        "m020_refolded_words",
+        "-- the FTS index, postings and vocabulary again when the text holds Han, kana or ß",
+        after=_refolded_words,
     ),
 )
 
