@@ -532,3 +532,22 @@ def test_a_file_outside_every_scope_is_named_as_there_but_not_indexed(
     with pytest.raises(NotFoundError) as typo:
         api.document("archive/olds.md")  # no such file: the hints stay as they were
     assert "exists" not in str(typo.value)
+
+
+def test_a_name_in_japanese_or_chinese_prose_is_a_mention() -> None:
+    """Japanese and Chinese put no spaces around a word: a title mentioned inside a sentence
+    stood between two letters, was taken for part of a longer word and never suggested."""
+    refunds = doc("domain/退款规则.md", ("退款规则",), "# 退款规则\n")
+    policy = doc("domain/返金.md", ("返金ポリシー",), "# 返金ポリシー\n")
+    guide = doc(
+        "conventions/guide.md",
+        ("Guide",),
+        "请参阅退款规则了解详情。\n詳しくは返金ポリシーを参照してください。\n",
+    )
+    found = unlinked_mentions([guide], [refunds, policy, guide])
+    assert [(s.target, s.mention, s.line) for s in found] == [
+        ("domain/退款规则.md", "退款规则", 3),
+        ("domain/返金.md", "返金ポリシー", 4),
+    ]
+    linked = doc("x.md", ("X",), "见[[退款规则]]和[退款规则](domain/退款规则.md)。\n")
+    assert unlinked_mentions([linked], [refunds]) == []

@@ -15,6 +15,7 @@ from typing import Literal
 from briefd.graph.resolve import name_key
 from briefd.markdown.parse import code_ranges
 from briefd.model import Link, ResolvedLink
+from briefd.text import has_spaceless
 
 SuggestionKind = Literal["unlinked-mention", "broken-link"]
 MIN_NAME_CHARS = 4
@@ -83,7 +84,11 @@ def code_offsets(body: str, blocks: Sequence[tuple[int, int]] | None = None) -> 
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w\[|/#-])" + re.escape(name) + r"(?![\w\]-])", re.IGNORECASE)
+    """A whole-word mention of ``name``; next to a Han or kana character at its edge any
+    letter may stand, as Japanese and Chinese write without spaces ("请参阅退款规则了解")."""
+    before = r"(?<![\[|/#-])" if has_spaceless(name[:1]) else r"(?<![\w\[|/#-])"
+    after = r"(?![\]-])" if has_spaceless(name[-1:]) else r"(?![\w\]-])"
+    return re.compile(before + re.escape(name) + after, re.IGNORECASE)
 
 
 # What the pattern's IGNORECASE matches an ASCII name's letters with: ASCII capitals, and four
