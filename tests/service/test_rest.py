@@ -699,3 +699,28 @@ def test_stats_resolve_the_links_again_only_when_the_index_changed(
     assert [(f["source_path"], f["target"]) for f in links["broken"]] == [
         ("domain/d7.md", "nowhere")
     ]
+
+
+def test_a_hit_cut_to_max_tokens_keeps_its_flags_and_emoji_whole(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    """A flag is two code points (🇹🇷: T, R) and a family five (👨‍👩‍👧, joined by U+200D), each
+    in tokens of their own: the head of a hit cut to max_tokens could end on 🇹 alone (a boxed
+    T) or on a joiner. Every budget that cuts it (the answer's JSON counted) ends on whole ones."""
+    root = write_files({"domain/ekipler.md": "# Ekipler\n\n" + "🇹🇷🇩🇪🇯🇵 👨‍👩‍👧 ekip " * 60})
+    settings = service_settings_for(root, tmp_path / "emoji.db")
+    marker = "\n[… truncated to fit max_tokens]"
+    with (
+        Briefd(settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        api.index()
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        heads = set()
+        for budget in range(180, 260):
+            answer = http.get("/api/search", params={"q": "ekip", "max_tokens": budget}).json()
+            content = answer["hits"][0]["content"] if answer["hits"] else ""
+            if content.endswith(marker):
+                heads.add(content.removesuffix(marker))
+    cut = {re.sub(r"(🇹🇷|🇩🇪|🇯🇵|👨‍👩‍👧|[a-z ])+", "", head) for head in heads}  # a word may be cut
+    assert len(heads) > 10 and cut == {""}, cut
