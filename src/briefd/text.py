@@ -27,6 +27,16 @@ _SPACELESS_CHAR = re.compile(f"[{_SPACELESS}]")
 _BESIDE_SPACELESS = re.compile(f"(?<=[{_SPACELESS}])(?=\\S)|(?<=\\S)(?=[{_SPACELESS}])")
 
 
+# Full-width Latin letters, digits and signs (ＡＰＩ, ３Ｄ, as a Japanese or Chinese input
+# method types them) and half-width katakana (ｾｷｭｱ) are the words API, 3D and セキュア written
+# wide or narrow: they are folded to those (their compatibility forms, NFKC).
+_WIDTH = re.compile("[\uff01-\uffef]+")
+
+
+def _unwidened(text: str) -> str:
+    return _WIDTH.sub(lambda run: unicodedata.normalize("NFKC", run.group()), text)
+
+
 def has_spaceless(text: str) -> bool:
     """Whether ``text`` holds a character :func:`fold` makes a word of its own."""
     return not text.isascii() and _SPACELESS_CHAR.search(text) is not None
@@ -34,17 +44,24 @@ def has_spaceless(text: str) -> bool:
 
 def refolded(text: str) -> bool:
     """Whether :func:`fold` gives ``text`` other words than indexes before schema 20 hold:
-    it holds Han or kana, or ß."""
-    return has_spaceless(text) or (not text.isascii() and _SHARP_S.search(text) is not None)
+    it holds Han or kana, ß, or full-width or half-width forms."""
+    if text.isascii():
+        return False
+    return any(p.search(text) is not None for p in (_SPACELESS_CHAR, _SHARP_S, _WIDTH))
 
 
 def fold(text: str | None) -> str:
     """The index-side normalisation every FTS column goes through (also used for queries):
-    Turkish ı and İ as i and I, ß as ss, and a space between a Han or kana character and what touches
-    it, so that each is a word (see ``_SPACELESS``)."""
+    Turkish ı and İ as i and I, ß as ss, full-width and half-width forms as their usual ones
+    (ＡＰＩ as API), and a space between a Han or kana character and what touches it, so that
+    each is a word (see ``_SPACELESS``)."""
     if not text:
         return ""
     folded = text.translate(_FOLD)
+    if folded.isascii():
+        return folded
+    if _WIDTH.search(folded) is not None:
+        folded = _unwidened(folded)
     if not has_spaceless(folded):
         return folded
     return _BESIDE_SPACELESS.sub(" ", folded)

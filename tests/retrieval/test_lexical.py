@@ -328,3 +328,25 @@ def test_sharp_s_and_ss_find_each_other(api: Briefd, write_files: WriteFiles) ->
     street = {"domain/adresse.md", "domain/schweiz.md"}
     assert found("strasse") == found("STRASSE") == found("Straße") == street
     assert found("Schließung") == found("schliessung") == {"domain/konto.md", "domain/tor.md"}
+
+
+def test_full_width_and_half_width_forms_find_the_usual_ones(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A Japanese or Chinese input method types Latin letters and digits full-width (ＡＰＩ,
+    ３Ｄ) and some keyboards katakana half-width (ｾｷｭｱ): those found nothing written API, 3D
+    or セキュア, as "API" found nothing in a page written ＡＰＩキー."""
+    write_files(
+        {
+            "domain/secure.md": "# 認証\n\n## 3Dセキュア\n\n3Dセキュアで本人認証します。\n",
+            "domain/keys.md": "# 鍵\n\n## ＡＰＩキー\n\nＡＰＩキーは管理画面で発行します。\n",
+        }
+    )
+    api.index()
+
+    def top(query: str) -> str:
+        hits = api.search(SearchRequest(query)).hits
+        return hits[0].doc_path if hits else ""
+
+    assert top("３Ｄ") == top("ｾｷｭｱ") == "domain/secure.md"
+    assert top("API") == top("ＡＰＩ") == top("api") == "domain/keys.md"
