@@ -37,6 +37,17 @@ def _unwidened(text: str) -> str:
     return _WIDTH.sub(lambda run: unicodedata.normalize("NFKC", run.group()), text)
 
 
+# Hebrew points and cantillation, Arabic harakat (vowel marks, shadda, sukun) and the kashida
+# (ـ, a stretch): marks readers add to a word and typists leave out (מידע for מֵידָע, محمد for
+# مُحَمَّد). FTS5's unicode61 reads a combining mark as a space, so a pointed word was indexed
+# in pieces no unpointed query finds; they are dropped, as remove_diacritics drops a Latin one.
+_POINTS = re.compile(
+    "[\u0640"
+    + "".join(chr(c) for c in range(0x0591, 0x06EE) if unicodedata.category(chr(c)) == "Mn")
+    + "]+"
+)
+
+
 def has_spaceless(text: str) -> bool:
     """Whether ``text`` holds a character :func:`fold` makes a word of its own."""
     return not text.isascii() and _SPACELESS_CHAR.search(text) is not None
@@ -44,16 +55,16 @@ def has_spaceless(text: str) -> bool:
 
 def refolded(text: str) -> bool:
     """Whether :func:`fold` gives ``text`` other words than indexes before schema 20 hold:
-    it holds Han or kana, ß, or full-width or half-width forms."""
+    it holds Han or kana, ß, full-width or half-width forms, or Hebrew or Arabic points."""
     if text.isascii():
         return False
-    return any(p.search(text) is not None for p in (_SPACELESS_CHAR, _SHARP_S, _WIDTH))
+    return any(p.search(text) is not None for p in (_SPACELESS_CHAR, _SHARP_S, _WIDTH, _POINTS))
 
 
 def fold(text: str | None) -> str:
     """The index-side normalisation every FTS column goes through (also used for queries):
     Turkish ı and İ as i and I, ß as ss, full-width and half-width forms as their usual ones
-    (ＡＰＩ as API), and a space between a Han or kana character and what touches it, so that
+    (ＡＰＩ as API), without Hebrew and Arabic points (``_POINTS``), and a space between a Han or kana character and what touches it, so that
     each is a word (see ``_SPACELESS``)."""
     if not text:
         return ""
@@ -62,6 +73,8 @@ def fold(text: str | None) -> str:
         return folded
     if _WIDTH.search(folded) is not None:
         folded = _unwidened(folded)
+    if _POINTS.search(folded) is not None:
+        folded = _POINTS.sub("", folded)
     if not has_spaceless(folded):
         return folded
     return _BESIDE_SPACELESS.sub(" ", folded)

@@ -350,3 +350,25 @@ def test_full_width_and_half_width_forms_find_the_usual_ones(
 
     assert top("３Ｄ") == top("ｾｷｭｱ") == "domain/secure.md"
     assert top("API") == top("ＡＰＩ") == top("api") == "domain/keys.md"
+
+
+def test_pointed_hebrew_and_arabic_are_found_by_the_words_as_typed(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """FTS5 reads a combining mark as a space: a word written with Hebrew points or Arabic
+    harakat (a glossary's pronunciation, a name) was indexed in pieces, and the word as
+    everyone types it, without them, found nothing; with them, it found the unpointed page."""
+    write_files(
+        {
+            "domain/he.md": "# מילון\n\n## שָׁלוֹם\n\nבִּטּוּל עִסְקָה לִפְנֵי סְלִיקָה.\n",
+            "domain/ar.md": "# مسرد\n\n## الاسْتِرْدَاد\n\nيَجِبُ طَلَبُ الاسْتِرْدَادِ خِلالَ مُـدَّة.\n",
+        }
+    )
+    api.index()
+
+    def top(query: str) -> str:
+        hits = api.search(SearchRequest(query)).hits
+        return hits[0].doc_path if hits else ""
+
+    assert top("שלום") == top("סליקה") == top("שָׁלוֹם") == "domain/he.md"
+    assert top("طلب الاسترداد") == top("مدة") == top("الاسْتِرْدَاد") == "domain/ar.md"

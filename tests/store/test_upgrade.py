@@ -162,6 +162,7 @@ def test_the_word_triggers_of_the_first_schema_17_are_dropped(
         ("部分返金も可能ですが、合計額は売上金額を超えません。", "合計額", {"合", "計", "額"}),
         ("Die Straße mit Hausnummer.", "strasse", {"strasse"}),
         ("ＡＰＩ keys are issued here.", "API", {"api"}),
+        ("يَجِبُ طَلَبُ الاسْتِرْدَادِ", "الاسترداد", {"الاسترداد"}),
     ],
 )
 def test_an_index_made_before_schema_20_finds_words_as_search_folds_them(
