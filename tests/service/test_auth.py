@@ -128,6 +128,22 @@ def test_open_routes(anonymous: TestClient, path: str) -> None:
     assert anonymous.get(path).status_code == 200
 
 
+def test_the_health_probe_with_a_trailing_slash_is_open_with_a_token_as_without(
+    anonymous: TestClient, service_api: Briefd
+) -> None:
+    """A probe configured as /api/health/ is sent on to /api/health whether or not a token is
+    set, and answers 200 there; it never asks for the token."""
+    with TestClient(create_app(service_api, service_config(token=None))) as tokenless:
+        without = tokenless.get("/api/health/", follow_redirects=False)
+    with_token = anonymous.get("/api/health/", follow_redirects=False)
+    assert (with_token.status_code, with_token.headers.get("location")) == (
+        without.status_code,
+        without.headers.get("location"),
+    )
+    assert with_token.status_code == 307
+    assert anonymous.get("/api/health/").json()["status"] == "ok"
+
+
 def test_with_a_token_only_setup_health_and_the_empty_shell_answer(
     anonymous: TestClient, service_api: Briefd
 ) -> None:

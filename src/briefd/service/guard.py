@@ -15,8 +15,10 @@ from briefd.service.config import ServiceConfig, is_loopback
 
 # Open without a token: the dashboard's empty page shell (its data needs the token), the setup
 # page, the health probe and the git webhook (it carries its own HMAC signature). The OpenAPI
-# schema, /docs and (unless serve.metrics_auth is false) /metrics need the token.
-OPEN_EXACT = frozenset({"/", "/setup", "/setup/", "/api/health", "/favicon.ico"})
+# schema, /docs and (unless serve.metrics_auth is false) /metrics need the token. A probe
+# configured as /api/health/ is sent on to /api/health (the app's slash redirect, no data)
+# with a token set as without one.
+OPEN_EXACT = frozenset({"/", "/setup", "/setup/", "/api/health", "/api/health/", "/favicon.ico"})
 OPEN_PREFIXES = ("/webhook/",)
 MCP_PATH = "/mcp"
 
