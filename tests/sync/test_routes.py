@@ -118,6 +118,28 @@ def test_unsigned_or_badly_signed_webhook_changes_nothing(
     )
 
 
+def test_every_webhook_401_carries_its_signature_challenge(
+    client: TestClient, tmp_path: Path, remote: Remote
+) -> None:
+    """HTTP asks a WWW-Authenticate challenge of every 401: the webhook's refusals had none
+    (the bearer guard's have one); theirs names the signature header, not the bearer token."""
+    challenge = 'HMAC-SHA256 realm="briefd-webhook", header="X-Hub-Signature-256"'
+    unsigned = webhook(client, PUSH, None)
+    wrong = webhook(client, PUSH, signature("wrong-secret", PUSH))
+    gitlab = client.post(
+        "/webhook/git", json={}, headers={"X-Gitlab-Token": SECRET, "Authorization": ""}
+    )
+    off_settings = git_settings(tmp_path / "off", remote.url, **{"sync.interval": 0})
+    with (
+        Briefd(off_settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        off = http.post("/webhook/git", content=PUSH, headers={"X-Hub-Signature-256": ""})
+    for response in (unsigned, wrong, gitlab, off):
+        assert response.status_code == 401  # type: ignore[attr-defined]
+        assert response.headers.get("www-authenticate") == challenge  # type: ignore[attr-defined]
+
+
 def test_a_signature_over_a_different_body_is_refused(client: TestClient) -> None:
     other = json.dumps({"ref": "refs/heads/main"}).encode()
     assert webhook(client, PUSH, signature(SECRET, other)).status_code == 401  # type: ignore[attr-defined]

@@ -32,6 +32,9 @@ GITLAB_REFUSED = (
     f"GitHub's {SIGNATURE_HEADER} (an HMAC-SHA256 of the raw body with sync.webhook_secret); "
     "a GitLab repository is followed by polling (sync.interval)"
 )
+# Every 401 carries a challenge (RFC 9110 §15.5.2): this one names what is asked for, an
+# HMAC-SHA256 signature in X-Hub-Signature-256, in a realm apart from the bearer token's.
+CHALLENGE = f'HMAC-SHA256 realm="briefd-webhook", header="{SIGNATURE_HEADER}"'
 
 
 @router.post(
@@ -49,13 +52,13 @@ async def git_webhook(request: Request, state: State) -> dict[str, Any]:
     body = await request.body()
     secret = state.api.settings.sync.webhook_secret or ""
     if not secret:
-        raise HTTPException(401, "the git webhook is off: set sync.webhook_secret on the server")
+        raise unsigned("the git webhook is off: set sync.webhook_secret on the server")
     header = request.headers.get(SIGNATURE_HEADER)
     if header is None and GITLAB_TOKEN_HEADER in request.headers:
-        raise HTTPException(401, GITLAB_REFUSED)
+        raise unsigned(GITLAB_REFUSED)
     if not verify_signature(secret, body, header):
-        raise HTTPException(
-            401, f"missing or wrong {SIGNATURE_HEADER}; sign the raw body with the webhook secret"
+        raise unsigned(
+            f"missing or wrong {SIGNATURE_HEADER}; sign the raw body with the webhook secret"
         )
     replayed = state.deliveries.refusal(request.headers.get(DELIVERY_HEADER), body)
     if replayed:
@@ -69,6 +72,11 @@ async def git_webhook(request: Request, state: State) -> dict[str, Any]:
     )
     await anyio.to_thread.run_sync(announce_sync, state.api.state)  # every other replica too
     return {"accepted": True, "event": event, "sync": "started" if started else "queued"}
+
+
+def unsigned(detail: str) -> HTTPException:
+    """The webhook's 401, with its challenge."""
+    return HTTPException(401, detail, headers={"WWW-Authenticate": CHALLENGE})
 
 
 def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
