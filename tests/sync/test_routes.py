@@ -22,6 +22,7 @@ from tests.service.conftest import service_config
 from tests.service.live import TOKEN
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote, git
+from tests.sync.httpgit import AuthenticatedGit
 
 SECRET = "webhook-secret-7d1e"
 PUSH = json.dumps({"ref": "refs/heads/main", "after": "0" * 40}).encode()
@@ -231,6 +232,49 @@ def test_a_form_encoded_delivery_is_read_as_its_json_would_be(
         "sync": "started",
     }
     assert eventually(lambda: search(client, "rates refresh hourly") == ["domain/fx.md"])
+
+
+def test_events_of_another_repository_of_the_organisation_start_no_sync(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """An organisation's webhook sends every repository's events: only pushes were checked
+    against the followed repository, so each check run, workflow run or issue anywhere in the
+    organisation started a sync. Now any event of another repository is skipped with the
+    reason; the followed repository's pull requests (they refresh proposals' statuses) still
+    sync, and a ping (which names no repository) is still a ping."""
+    forge = tmp_path / "forge"
+    (forge / "acme").mkdir(parents=True)
+    (forge / "acme" / "knowledge.git").symlink_to(remote.bare)
+    with AuthenticatedGit(forge, "alice", TOKEN) as server:
+        url = server.url("acme/knowledge.git", f"alice:{TOKEN}")
+        settings = git_settings(tmp_path, url, **{"sync.webhook_secret": SECRET})
+        with (
+            Briefd(settings, embedder=None) as api,
+            TestClient(create_app(api, service_config())) as http,
+        ):
+            assert api.sync().error is None
+            runs = api.sync_status().syncs
+
+            def send(event: str, payload: dict[str, object]) -> dict[str, object]:
+                body = json.dumps(payload).encode()
+                return webhook(http, body, signature(SECRET, body), event).json()  # type: ignore[attr-defined,no-any-return]
+
+            website = {"repository": {"full_name": "acme/website"}}
+            for event in ("check_run", "workflow_run", "issues", "pull_request"):
+                assert send(event, {"action": "completed", event: {"id": 7}, **website}) == {
+                    "accepted": True,
+                    "event": event,
+                    "sync": "skipped",
+                    "reason": f"{event} event of acme/website, not of the followed repository "
+                    "acme/knowledge",
+                }
+            assert send("ping", {"zen": "Keep it logically awesome.", "hook_id": 1})["reason"] == (
+                "ping"
+            )
+            assert api.sync_status().syncs == runs
+            ours = {"action": "closed", "repository": {"full_name": "Acme/Knowledge"}}
+            assert send("pull_request", ours)["sync"] in ("started", "queued")
+            assert eventually(lambda: api.sync_status().syncs == runs + 1)
 
 
 def test_a_tag_push_syncs_nothing(client: TestClient, api: Briefd) -> None:

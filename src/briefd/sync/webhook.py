@@ -164,16 +164,37 @@ def skipped_push(payload: Mapping[str, Any], branch: str | None, remote: str | N
     repository = repository if isinstance(repository, Mapping) else {}
     if isinstance(ref, str) and ref.startswith("refs/tags/"):
         return f"push of the tag {ref.removeprefix('refs/tags/')}: a sync follows a branch"
-    name = repository.get("full_name")
-    followed = repository_path(remote) if remote else None
-    if followed and isinstance(name, str) and name and not _names(followed, name.lower()):
-        return f"push to {name}, not to the followed repository {followed}"
+    other = other_repository(payload, remote)
+    if other:
+        return f"push to {other[0]}, not to the followed repository {other[1]}"
     default = repository.get("default_branch")
     followed_branch = branch or default
     if not isinstance(followed_branch, str) or not isinstance(ref, str):
         return None
     if ref.startswith("refs/heads/") and ref != f"refs/heads/{followed_branch}":
         return f"push to {ref}, not to the followed branch {followed_branch}"
+    return None
+
+
+def skipped_event(event: str, payload: Mapping[str, Any], remote: str | None) -> str | None:
+    """Why an event other than a push starts no sync, if it does not: it comes from another
+    repository than ``remote``'s (an organisation's webhook sends every repository's
+    check runs, issues, pull requests...)."""
+    other = other_repository(payload, remote)
+    if other:
+        return f"{event} event of {other[0]}, not of the followed repository {other[1]}"
+    return None
+
+
+def other_repository(payload: Mapping[str, Any], remote: str | None) -> tuple[str, str] | None:
+    """(the event's ``repository.full_name``, the followed ``owner/name``) when the event
+    names a repository and it is not the one ``remote`` is a hosted URL of; None otherwise
+    (no repository in the event, or a folder or ``file://`` mirror, which is not checked)."""
+    repository = payload.get("repository")
+    name = repository.get("full_name") if isinstance(repository, Mapping) else None
+    followed = repository_path(remote) if remote else None
+    if followed and isinstance(name, str) and name and not _names(followed, name.lower()):
+        return name, followed
     return None
 
 

@@ -20,7 +20,7 @@ from briefd.service.state import Job
 from briefd.store.activity import now_iso
 from briefd.sync.runner import Told
 from briefd.sync.state import SyncReport
-from briefd.sync.webhook import event_payload, skipped_push, verify_signature
+from briefd.sync.webhook import event_payload, skipped_event, skipped_push, verify_signature
 
 router = APIRouter()
 
@@ -80,15 +80,16 @@ def unsigned(detail: str) -> HTTPException:
 
 
 def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
-    """No sync for a ping, nor for a push the followed source does not see (see
-    :func:`~briefd.sync.webhook.skipped_push`)."""
+    """No sync for a ping, nor for a push the followed source does not see, nor for any other
+    event of another repository (see :func:`~briefd.sync.webhook.skipped_push` and
+    :func:`~briefd.sync.webhook.skipped_event`)."""
     if event == "ping":
         return "ping"
-    if event != "push":
-        return None
     payload = event_payload(body)
     if payload is None:
         return None
+    if event != "push":
+        return skipped_event(event, payload, api.settings.sync.remote)
     return skipped_push(payload, api.settings.sync.branch, api.settings.sync.remote)
 
 
