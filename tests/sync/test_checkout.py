@@ -6,8 +6,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from fastapi.testclient import TestClient
+
 from briefd.api import Briefd
 from briefd.retrieval.search import SearchRequest
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import Remote, git
 
@@ -48,6 +53,20 @@ def test_checkout_is_read_in_place_and_never_reset(tmp_path: Path, remote: Remot
     assert "An uncommitted idea." in retry.read_text()
     assert (remote.work / "domain" / "draft.md").exists()
     assert git(remote.work, "status", "--porcelain") != ""
+
+
+def test_a_checkouts_branch_is_the_one_checked_out(tmp_path: Path, remote: Remote) -> None:
+    """GET /api/sync and `briefd sync --json` showed "branch": null for a checkout (only
+    sync.branch, unset, was asked): it is the branch checked out, which is what is read."""
+    git(remote.work, "checkout", "--quiet", "-b", "notes")
+    with Briefd(git_settings(tmp_path, str(remote.work)), embedder=None) as api:
+        report = api.sync()
+        assert (report.error, report.kind, report.branch) == (None, "checkout", "notes")
+        with TestClient(create_app(api, service_config())) as http:
+            status = http.get("/api/sync", headers={"authorization": f"Bearer {TOKEN}"}).json()
+        assert (status["kind"], status["branch"]) == ("checkout", "notes")
+        git(remote.work, "checkout", "--quiet", "--detach")
+        assert api.sync().branch is None  # a detached HEAD is on no branch
 
 
 def test_knowledge_in_a_subdirectory_of_a_repository(tmp_path: Path) -> None:

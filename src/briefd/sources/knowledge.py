@@ -248,6 +248,14 @@ class Checkout(Directory):
         except SourceError:
             return None
 
+    def branch(self) -> str | None:
+        """The branch checked out in the work tree, which is what is read (None: a detached
+        HEAD, or the checkout is gone)."""
+        try:
+            return git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], self.root, self.timeout)
+        except SourceError:
+            return None
+
     def push_target(self) -> tuple[GitTarget, str | None]:
         located = git.toplevel(self.root, self.timeout)
         assert located is not None  # resolve() said it is a checkout
