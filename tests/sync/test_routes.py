@@ -277,6 +277,31 @@ def test_events_of_another_repository_of_the_organisation_start_no_sync(
             assert eventually(lambda: api.sync_status().syncs == runs + 1)
 
 
+def test_a_webhook_on_a_checkout_says_it_rereads_it_and_cannot_bring_the_push_in(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """A checkout is read in place and never pulled: the webhook answered "sync: started" as
+    if the push would be served, and it never was."""
+    settings = git_settings(tmp_path, str(remote.work), **{"sync.webhook_secret": SECRET})
+    with (
+        Briefd(settings, embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        assert api.sync().kind == "checkout"
+        runs = api.sync_status().syncs
+        answer = webhook(http, PUSH, signature(SECRET, PUSH)).json()  # type: ignore[attr-defined]
+        assert answer == {
+            "accepted": True,
+            "event": "push",
+            "sync": "started",
+            "note": "the source is a folder read in place (a git checkout or a plain directory), "
+            "which briefd never pulls: this sync re-reads it as it is now, and a pushed commit "
+            "reaches it only once the folder is updated there (git pull); set source to the "
+            "repository's URL for briefd to fetch pushes itself",
+        }
+        assert eventually(lambda: api.sync_status().syncs == runs + 1)
+
+
 def test_a_tag_push_syncs_nothing(client: TestClient, api: Briefd) -> None:
     """K3: a release tag pushed to the followed repository changes no branch."""
     runs = api.sync_status().syncs

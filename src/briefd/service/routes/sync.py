@@ -32,6 +32,12 @@ GITLAB_REFUSED = (
     f"GitHub's {SIGNATURE_HEADER} (an HMAC-SHA256 of the raw body with sync.webhook_secret); "
     "a GitLab repository is followed by polling (sync.interval)"
 )
+IN_PLACE = (
+    "the source is a folder read in place (a git checkout or a plain directory), which briefd "
+    "never pulls: this sync re-reads it as it is now, and a pushed commit reaches it only once "
+    "the folder is updated there (git pull); set source to the repository's URL for briefd to "
+    "fetch pushes itself"
+)
 # Every 401 carries a challenge (RFC 9110 §15.5.2): this one names what is asked for, an
 # HMAC-SHA256 signature in X-Hub-Signature-256, in a realm apart from the bearer token's.
 CHALLENGE = f'HMAC-SHA256 realm="briefd-webhook", header="{SIGNATURE_HEADER}"'
@@ -71,7 +77,10 @@ async def git_webhook(request: Request, state: State) -> dict[str, Any]:
         lambda: state.call("rest", "webhook_git", state.api.trigger_sync)
     )
     await anyio.to_thread.run_sync(announce_sync, state.api.state)  # every other replica too
-    return {"accepted": True, "event": event, "sync": "started" if started else "queued"}
+    answer = {"accepted": True, "event": event, "sync": "started" if started else "queued"}
+    if not state.api.settings.sync.remote:  # a checkout or a folder: read in place
+        answer["note"] = IN_PLACE
+    return answer
 
 
 def unsigned(detail: str) -> HTTPException:
