@@ -21,6 +21,7 @@ from briefd.errors import SourceError, StoreError
 from briefd.service import create_app
 from briefd.service.metrics import CountingEmbedder, Metrics, labels_key
 from briefd.settings import Settings, with_overrides
+from briefd.tokens import count_tokens
 from tests.ports import free_port
 from tests.postgres import Postgres
 from tests.service.conftest import service_config
@@ -577,18 +578,23 @@ def test_every_counted_route_is_named_as_it_counts(client: TestClient) -> None:
 
 
 def test_a_delta_counts_the_tokens_it_sends_not_those_it_saved(client: TestClient) -> None:
-    """B5/I4: against a base the client holds, only the difference is sent; tokens served
-    count that, not the sections the client already had (tokens_saved)."""
-    task = {"task": "refund window partial refunds"}
-    full = client.post("/api/bundle", json=task).json()
+    """B5/B7/I4: ``tokens`` is what the answer costs. Against a base the client holds only the
+    difference is sent, and its ``tokens`` said the whole bundle's (1,873 for an answer of
+    ~130); it is now the delta answer's own, as sent, and tokens served count that."""
     series = 'briefd_tokens_served_total{name="compile_bundle",surface="rest"}'
-    assert sample(client.get("/metrics").text, series) == full["tokens"]
-    delta = client.post("/api/bundle", json={**task, "base": full["bundle_id"]}).json()
-    saved = delta["delta"]["tokens_saved"]
-    assert saved > 0 and delta["text"] == ""  # every section reused
-    sent = delta["tokens"] - saved
-    assert sample(client.get("/metrics").text, series) == full["tokens"] + sent
-    assert client.get("/api/stats").json()["tokens_served"] == full["tokens"] + sent
+    served = 0
+    for mode in ("markdown", "package"):
+        task = {"task": "refund window partial refunds", "mode": mode}
+        full = client.post("/api/bundle", json=task).json()
+        served += full["tokens"]
+        assert sample(client.get("/metrics").text, series) == served
+        answer = client.post("/api/bundle", json={**task, "base": full["bundle_id"]})
+        delta = answer.json()
+        assert delta["delta"]["tokens_saved"] > 0 and not delta.get("text")  # all reused
+        assert delta["tokens"] == count_tokens(answer.text), mode
+        served += delta["tokens"]
+        assert sample(client.get("/metrics").text, series) == served
+        assert client.get("/api/stats").json()["tokens_served"] == served
 
 
 class SlowOnLongQueries(FakeEmbedder):

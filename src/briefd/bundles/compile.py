@@ -24,7 +24,13 @@ from briefd.bundles.cache import (
 )
 from briefd.bundles.collect import Ask, collect, retrieval_query
 from briefd.bundles.governed import unrequested
-from briefd.bundles.measure import envelope_tokens, field_tokens, measure, warnings_tokens
+from briefd.bundles.measure import (
+    answer_tokens,
+    envelope_tokens,
+    field_tokens,
+    measure,
+    warnings_tokens,
+)
 from briefd.bundles.model import (
     MAX_HARD_LIMIT,
     MAX_TOKENS,
@@ -172,12 +178,13 @@ def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
     if base is None:
         return recovered(bundle)
     delta = diff(request.base, base, bundle.items)
+    markdown = render.delta_markdown(delta) if bundle.mode == "markdown" else ""
+    answer = replace(bundle, delta=delta, text=markdown)
+    d = replace(bundle.diagnostics, tokens=answer_tokens(answer))  # the delta's, as sent
     if bundle.mode == "markdown":
-        text = render.delta_markdown(delta)
-    else:
-        d = bundle.diagnostics
-        text = document(bundle.bundle_id, bundle.mode, bundle.target, d, bundle.items, delta)
-    return replace(bundle, delta=delta, text=text)
+        return replace(answer, diagnostics=d)
+    text = document(bundle.bundle_id, bundle.mode, bundle.target, d, bundle.items, delta)
+    return replace(answer, diagnostics=d, text=text)
 
 
 def _answered_elsewhere(

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
-from briefd.bundles.model import BundleItem, BundleMode
+from briefd.bundles.model import Bundle, BundleItem, BundleMode
 from briefd.bundles.render import SECTION_SEPARATOR, drift_notes, markdown, section_text
-from briefd.bundles.wire import item_out, opening
+from briefd.bundles.wire import item_out, opening, response
 from briefd.tokens import ESTIMATOR, count_tokens
 
 Counter = Callable[[str], int]
@@ -90,6 +90,20 @@ def envelope_tokens(
     if mode != "markdown":  # the key of the package's items (a Markdown bundle's are counted
         out["items"] = []  # with its text: markdown_json)
     return count(compact(out)) + ID_TOKENS
+
+
+def answer_tokens(bundle: Bundle, count: Counter = count_tokens) -> int:
+    """What ``bundle``'s answer costs exactly as REST and MCP send it, its own ``tokens`` field
+    included (settled as :func:`package_tokens` is): for an answer against a base (B5), which
+    sends the delta, not the sections packed within the budget."""
+    tokens = bundle.diagnostics.tokens
+    for _ in range(3):
+        counted = replace(bundle, diagnostics=replace(bundle.diagnostics, tokens=tokens))
+        found = count(compact(response(counted)))
+        if found == tokens:
+            break
+        tokens = found
+    return tokens
 
 
 def warnings_tokens(warnings: tuple[str, ...], count: Counter = count_tokens) -> int:

@@ -288,8 +288,7 @@ class ServiceState:
 
         result = self.call(caller.surface, caller.name, run, exclusive=False, started=started)
         self.bundle_cache(result.cached)
-        saved = result.delta.tokens_saved if result.delta is not None else 0  # the caller holds
-        self.served(caller.surface, caller.name, max(result.tokens - saved, 0))
+        self.served(caller.surface, caller.name, result.tokens)  # a delta's: what it sends
         elapsed = (time.perf_counter() - started) * 1000
         asked = request.task or (request.issue or "")[:500]
         # a document asked for by path alone (context, no task) is no question: no score to
