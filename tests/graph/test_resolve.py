@@ -330,3 +330,25 @@ def test_a_document_linked_by_reference_style_links_is_no_orphan(
     assert [(r.link.source_path, r.link.fragment, r.status) for r in backlinks] == [
         ("domain/index.md", "cut-off", "ok")
     ]
+
+
+def test_a_name_two_files_share_but_for_case_reaches_the_one_spelled_exactly(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """``domain/Refunds.md`` beside ``domain/refunds.md`` (two files on Linux): ``[[refunds]]``
+    reaches refunds.md, the file it spells letter for letter, not Refunds.md because capitals
+    sort first (the lower-case file was an orphan, the linking one linked itself); the link
+    stays ambiguous, naming the other file."""
+    write_files(
+        {
+            "domain/Refunds.md": "# Refund rules\n\nSee [[refunds]] for the old text.\n",
+            "domain/refunds.md": "# Old refunds\n\nSuperseded by [[Refunds]].\n",
+        }
+    )
+    api.index()
+    upper = api.document("domain/Refunds.md").links[0]
+    assert (upper.target_path, upper.status) == ("domain/refunds.md", "ambiguous")
+    assert upper.detail == "chose domain/refunds.md; also matches domain/Refunds.md"
+    lower = api.document("domain/refunds.md").links[0]
+    assert lower.target_path == "domain/Refunds.md"
+    assert api.link_findings().orphans == ()

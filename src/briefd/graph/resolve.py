@@ -103,7 +103,7 @@ def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
     candidates = _candidates(link, catalog)
     if not candidates:
         return ResolvedLink(link, None, "broken", _unresolved(link, catalog))
-    target = _nearest(link.source_path, candidates, catalog)
+    target = _nearest(link, candidates, catalog)
     status, detail = "ok", ""
     if len(candidates) > 1:
         status = "ambiguous"
@@ -145,7 +145,7 @@ def _unresolved(link: Link, catalog: Catalog) -> str:
         )
     if not found:
         return f"no document matches '{link.target}'"
-    nearest = _nearest(link.source_path, found, catalog)
+    nearest = _nearest(link, found, catalog)
     return f"{not_indexed(nearest)}; link to an indexed document, or {ADD_SCOPE}"
 
 
@@ -186,13 +186,16 @@ def _candidates(link: Link, catalog: Catalog) -> list[str]:
     return list(catalog.by_name.get(name_key(_stem(stripped)), ()))
 
 
-def _nearest(source: str, candidates: Sequence[str], catalog: Catalog) -> str:
+def _nearest(link: Link, candidates: Sequence[str], catalog: Catalog) -> str:
     """The candidate of the source's own scope, else of a shared scope, else any (never
     another project's over a shared one); then the one in the source's folder, then under its
-    top folder, then the first path."""
+    top folder, then the one whose file name the link spells letter for letter (``[[refunds]]``
+    beside both ``Refunds.md`` and ``refunds.md`` means ``refunds.md``), then the first path."""
+    source = link.source_path
     own = catalog.scopes.get(source)
     source_dir = posixpath.dirname(source)
     top = source.split("/", 1)[0]
+    spelled = path_key(_stem(link.target.strip()))
 
     def reach(candidate: str) -> int:
         scope = catalog.scopes.get(candidate)
@@ -206,6 +209,7 @@ def _nearest(source: str, candidates: Sequence[str], catalog: Catalog) -> str:
             reach(c),
             posixpath.dirname(c) != source_dir,
             c.split("/", 1)[0] != top,
+            path_key(_stem(c)) != spelled,
             c,
         ),
     )
