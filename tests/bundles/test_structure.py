@@ -444,6 +444,28 @@ def test_tags_with_capitals_beyond_ascii_match_however_they_are_typed(
         api.search(SearchRequest("iade", tags=("nope",)))
 
 
+def test_a_tag_written_with_obsidians_hash_is_the_same_tag(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """``tags: ["#payments"]`` (as Obsidian users write a tag) and ``tags: [payments]`` are
+    one tag: the filter ``payments`` left the first document out without a word."""
+    write_files(
+        {
+            "domain/fees.md": '---\ntags: ["#payments"]\n---\n# Fees\n\nA refund fee is 2 EUR.\n',
+            "domain/refunds.md": "---\ntags: [payments]\n---\n# Refunds\n\nA refund takes 14 days.\n",
+            "domain/cards.md": "---\ntags: [cards]\n---\n# Cards\n\nA refund to a card.\n",
+        }
+    )
+    api.index()
+    for typed in ("payments", "#payments", "#Payments"):
+        hits = api.search(SearchRequest("refund", tags=(typed,))).hits
+        assert {h.doc_path for h in hits} == {"domain/fees.md", "domain/refunds.md"}, typed
+    bundle = api.compile_bundle(BundleRequest("refund", max_tokens=1000, tags=("payments",)))
+    assert {i.doc_path for i in bundle.items} == {"domain/fees.md", "domain/refunds.md"}
+    with pytest.raises(QueryError, match=r"known tags: cards, payments$"):
+        api.search(SearchRequest("refund", tags=("nope",)))
+
+
 def test_a_target_without_text_says_so(api: Briefd, write_files: WriteFiles) -> None:
     """An empty file, or one of front matter only, has no section: its context came back with
     no target item and not a word on why, as if the bundle had gone wrong."""

@@ -11,20 +11,22 @@ from briefd.text import caseless, shown
 
 
 def tag_key(tag: str) -> str:
-    """A tag as it is matched: stripped, composed and case-folded in full, Turkish İ and ı as
-    i (SQLite's ``lower()`` folds ASCII only: "Ödeme" and "İade" matched no spelling)."""
-    return caseless(tag.strip())
+    """A tag as it is matched: stripped, without the ``#`` Obsidian writes tags with
+    (``tags: ["#payments"]`` is the tag ``payments``), composed and case-folded in full,
+    Turkish İ and ı as i (SQLite's ``lower()`` folds ASCII only: "Ödeme" and "İade" matched no
+    spelling)."""
+    return caseless(tag.strip().lstrip("#").strip())
 
 
 def normalise_tags(tags: Sequence[str]) -> tuple[str, ...]:
     """Tags as :func:`tag_key` gives them, sorted and without duplicates (the cache key's
     form)."""
-    return tuple(sorted({tag_key(t) for t in tags if t.strip()}))
+    return tuple(sorted({key for t in tags if (key := tag_key(t))}))
 
 
 def known_tags(conn: sqlite3.Connection) -> list[str]:
     rows = conn.execute("SELECT DISTINCT json_each.value FROM documents, json_each(documents.tags)")
-    return sorted({tag_key(str(r[0])) for r in rows})
+    return sorted({key for r in rows if (key := tag_key(str(r[0])))})
 
 
 def _carries(tags_json: str | None, wanted: Collection[str]) -> bool:
