@@ -413,3 +413,41 @@ def test_an_image_or_brackets_inside_a_link_text_keep_it_a_link(tmp_path: Path) 
     shown = briefd("--db", db, "links", cwd=cwd).stdout
     assert "broken links: 1\n  domain/a.md:3 gone.md (no document matches 'gone.md')" in shown
     assert "orphans (no inbound links): 1\n  domain/a.md\n" in shown
+
+
+def test_a_path_link_off_only_in_letter_case_names_the_file(tmp_path: Path) -> None:
+    """``[policy](../Refund-Policy.md)`` for ``domain/refund-policy.md`` opens on macOS, where
+    it was written, but reaches nothing for git, GitHub and briefd: "no document matches"
+    read as a missing file; the report names the file the link misspells (if the linking
+    document's readers may see it)."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/refund-policy.md": "# Refund policy\n\n## Late refunds\n\nRules.\n",
+            "domain/rules/cards.md": (
+                "# Cards\n\nSee [policy](../Refund-Policy.md#late-refunds), "
+                "[[Domain/Refund-Policy]] and [gone](../gone.md).\n"
+                "[hidden](../../projects/b/Secret.md)\n"
+            ),
+            "projects/b/secret.md": "# Secret\n\nOnly project b's readers see this.\n",
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 1  # still broken: git and GitHub tell the files apart
+    case = (
+        "differs only in letter case, which git, GitHub and briefd tell apart (a macOS or "
+        "Windows editor does not); spell the link as the file is named"
+    )
+    out = checked.stdout
+    assert (
+        "domain/rules/cards.md:3 ../Refund-Policy.md (no document matches "
+        f"'../Refund-Policy.md': domain/refund-policy.md {case})"
+    ) in out
+    assert (
+        "domain/rules/cards.md:3 Domain/Refund-Policy (no document matches "
+        f"'Domain/Refund-Policy': domain/refund-policy.md {case})"
+    ) in out
+    assert "domain/rules/cards.md:3 ../gone.md (no document matches '../gone.md')" in out
+    # another project's document is never named to the readers of this one
+    hidden = "../../projects/b/Secret.md"
+    assert f"domain/rules/cards.md:4 {hidden} (no document matches '{hidden}')" in out

@@ -63,6 +63,7 @@ class Catalog:
     shared: frozenset[str] = frozenset()
     # a document's Obsidian block ids (``[[note#^id]]``), read only for a link that names one
     blocks: Callable[[str], Mapping[str, int]] | None = None
+    folded: dict[str, str] = field(default_factory=dict)  # path caseless → path
 
     @classmethod
     def build(
@@ -81,7 +82,10 @@ class Catalog:
         found = cls.build((p, ()) for p in unindexed) if unindexed else None
         names = {k: tuple(v) for k, v in by_name.items()}
         paths = {path_key(p): p for p in sorted(headings, reverse=True)}  # the first path wins
-        return cls(headings, names, paths, found, dict(scopes or {}), frozenset(shared), blocks)
+        folded = {caseless(path_key(p)): p for p in sorted(headings, reverse=True)}
+        return cls(
+            headings, names, paths, found, dict(scopes or {}), frozenset(shared), blocks, folded
+        )
 
     def path(self, path: str) -> str | None:
         """The indexed path ``path`` names: itself, else the one it spells otherwise composed."""
@@ -143,6 +147,12 @@ def _unresolved(link: Link, catalog: Catalog) -> str:
             f"'{link.target}' leads out of the knowledge folder (to {above} from its root), "
             "where briefd reads nothing; link to an indexed document, or move the file in"
         )
+    if not found and (other := _other_case(link, catalog)) is not None:
+        return (
+            f"no document matches '{link.target}': {other} differs only in letter case, which "
+            "git, GitHub and briefd tell apart (a macOS or Windows editor does not); spell the "
+            "link as the file is named"
+        )
     if not found:
         return f"no document matches '{link.target}'"
     nearest = _nearest(link, found, catalog)
@@ -157,6 +167,25 @@ def _above_root(link: Link) -> str | None:
         return None
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(link.source_path), target))
     return joined if joined == ".." or joined.startswith("../") else None
+
+
+def _other_case(link: Link, catalog: Catalog) -> str | None:
+    """The indexed document whose path the path ``link`` names matches but for letter case
+    (``[x](../Refunds.md)`` for ``domain/refunds.md``), if any."""
+    target = link.target.strip()
+    if "/" not in target:
+        return None  # a name: matched caseless already
+    stripped = target.lstrip("/")
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(link.source_path), stripped))
+    bases = [posixpath.normpath(stripped), joined]
+    if link.kind == "markdown":  # from the linking document's folder first
+        bases = bases[:1] if target.startswith("/") else bases[::-1]
+    for base in bases:
+        for candidate in (base, *(base + s for s in _SUFFIXES)):
+            found = catalog.folded.get(caseless(path_key(candidate)))
+            if found is not None and _reach(catalog, link.source_path, found) < 2:
+                return found  # never another project's path: its readers alone may see it
+    return None
 
 
 def _candidates(link: Link, catalog: Catalog) -> list[str]:
@@ -192,27 +221,28 @@ def _nearest(link: Link, candidates: Sequence[str], catalog: Catalog) -> str:
     top folder, then the one whose file name the link spells letter for letter (``[[refunds]]``
     beside both ``Refunds.md`` and ``refunds.md`` means ``refunds.md``), then the first path."""
     source = link.source_path
-    own = catalog.scopes.get(source)
     source_dir = posixpath.dirname(source)
     top = source.split("/", 1)[0]
     spelled = path_key(_stem(link.target.strip()))
-
-    def reach(candidate: str) -> int:
-        scope = catalog.scopes.get(candidate)
-        if scope is None:
-            return 2
-        return 0 if scope == own else 1 if scope in catalog.shared else 2
-
     return min(
         candidates,
         key=lambda c: (
-            reach(c),
+            _reach(catalog, source, c),
             posixpath.dirname(c) != source_dir,
             c.split("/", 1)[0] != top,
             path_key(_stem(c)) != spelled,
             c,
         ),
     )
+
+
+def _reach(catalog: Catalog, source: str, candidate: str) -> int:
+    """0: ``candidate`` is of the scope of ``source``, 1: of a shared scope, 2: of another or
+    none known (a catalogue built without scopes)."""
+    scope = catalog.scopes.get(candidate)
+    if scope is None:
+        return 2
+    return 0 if scope == catalog.scopes.get(source) else 1 if scope in catalog.shared else 2
 
 
 def _has_fragment(catalog: Catalog, target: str, fragment: str) -> bool:
