@@ -63,6 +63,32 @@ def test_a_file_name_alone_or_a_path_it_ends_is_told_the_documents_it_names(
     )
 
 
+def test_a_name_as_a_wikilink_writes_it_is_told_the_document_it_names(
+    service_api: Briefd,
+) -> None:
+    """A served text's wikilinks name documents by file name (``[[fees]]``, ``[[Retry
+    Policy]]``, ``[[settlement#Cutoff times]]``): an agent asking get_document for one was told
+    only that paths are relative to the root, with an unrelated example (a long name alone
+    was near enough its path to be guessed)."""
+    asked = {
+        "fees": "domain/fees.md",
+        "Retry Policy": "domain/retry-policy.md",
+        "[[settlement#Cutoff times|cutoff]]": "domain/settlement.md",
+    }
+    for name, path in asked.items():
+        with pytest.raises(NotFoundError) as told:
+            service_api.document(name, scoped=True)
+        assert str(told.value).endswith(f"; did you mean {path}?"), name
+    with pytest.raises(NotFoundError) as several:
+        service_api.document("overview", ("all",), scoped=True)
+    assert str(several.value).endswith(
+        "did you mean projects/checkout/overview.md or projects/ledger/overview.md?"
+    )
+    with pytest.raises(NotFoundError) as hidden:  # never a document of scopes not asked for
+        service_api.document("overview", scoped=True)
+    assert "projects/" not in str(hidden.value)
+
+
 def test_link_suggestions_stay_in_the_visible_documents(service_api: Briefd) -> None:
     default = service_api.suggest_links(limit=1000)
     every = service_api.suggest_links(limit=1000, scopes=("all",))

@@ -19,7 +19,7 @@ from briefd.graph.resolve import (
     path_key,
     same_name,
 )
-from briefd.model import OUTSIDE_SCOPES, DocumentView, ResolvedLink, ScopeInfo
+from briefd.model import OUTSIDE_SCOPES, DocumentView, Link, ResolvedLink, ScopeInfo
 from briefd.store import documents as docs_table
 from briefd.store.scopes import resolve_scopes
 from briefd.store.sections import block_reader
@@ -213,9 +213,18 @@ _NAMED = 3  # paths a "did you mean" names at most
 
 def ending_with(path: str, paths: Sequence[str]) -> list[str]:
     """The indexed paths ``path`` ends (letter case aside) after a folder: "builder.md" or
-    "reference/builder.md", as the relative links in a served text name documents."""
+    "reference/builder.md", as the relative links in a served text name documents; else
+    those it names as a wikilink does: "retry-policy", "Retry Policy", "[[retry-policy#Backoff]]"
+    (a served text's wikilinks name documents by file name alone)."""
     tail = "/" + path.partition("#")[0].strip("/").casefold()  # a link's #section aside
-    return [p for p in paths if tail != "/" and p.casefold().endswith(tail)]
+    ending = [p for p in paths if tail != "/" and p.casefold().endswith(tail)]
+    name = path.strip().removeprefix("[[").removesuffix("]]").partition("|")[0]
+    name = name.partition("#")[0].strip()
+    if ending or not name or name.endswith("/"):
+        return ending
+    link = Link("", "", 0, name, None, None, "wiki")
+    catalog = Catalog.build((p, ()) for p in paths)
+    return sorted(same_name(link, catalog))
 
 
 def not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None) -> str:
