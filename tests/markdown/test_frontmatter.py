@@ -118,3 +118,24 @@ def test_a_list_of_wikilinks_written_unquoted_hints_at_quotes() -> None:
         "front matter is not valid YAML at line 3 (expected <block end>, but found ','); "
         'indexed without front matter; quote wikilinks in a list: related: ["[[a]]", "[[b]]"]',
     )
+
+
+def test_a_value_yaml_reads_as_a_comment_is_reported() -> None:
+    """``tags: #payments #refunds`` (tags as Obsidian writes them in text) is a YAML comment:
+    the document was indexed with no tags and no word, and ``--tags payments`` then said the
+    tag is on no document. A comment after a value, or one where a list follows, is none."""
+    text = (
+        "---\ntitle: #1 rule of refunds\ntags: #payments #refunds\naliases:\n  - money back\n"
+        "  - #chargeback\nrefs: [src/refunds/**] # the service\ndepends_on: # none yet\n---\n"
+        "# Refunds\n\nBody.\n"
+    )
+    doc = parse_document("domain/refunds.md", text, "domain", "h", count_tokens)
+    assert (doc.title, doc.front_matter.tags) == ("Refunds", ())
+    assert doc.problems == (
+        "front matter 'title': '#1 rule of refunds' is a YAML comment, so nothing was read "
+        'from it; quote it: "#1 rule of refunds"',
+        "front matter 'tags': '#payments #refunds' is a YAML comment, so nothing was read from "
+        "it; write it without '#': tags: [payments, refunds]",
+        "front matter 'aliases': '#chargeback' is a YAML comment, so nothing was read from it; "
+        'quote it: "#chargeback"',
+    )

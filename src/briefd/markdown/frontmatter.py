@@ -102,8 +102,48 @@ def split_front_matter(text: str) -> SplitDocument:
         problem = "front matter is not a mapping of keys; indexed without front matter"
         return SplitDocument(FrontMatter(), {}, body, body_start_line, (problem,))
     front_matter, problems = _recognise(raw)
-    misread = _misspelt(raw)
+    misread = _misspelt(raw) + _commented(yaml_text, raw)
     return SplitDocument(front_matter, raw, body, body_start_line, twice + problems + misread)
+
+
+_KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(#\S.*))?[ \t]*$")
+_ITEM_COMMENT = re.compile(r"^[ \t]+-[ \t]+(#\S.*?)[ \t]*$")
+
+
+def _commented(yaml_text: str, raw: dict[Any, Any]) -> tuple[str, ...]:
+    """A read key whose value, or a list item of it, starts with ``#`` (``tags: #payments``,
+    ``- #refunds``): YAML reads a comment there, so the tag, alias or title was lost without a
+    word."""
+    problems: list[str] = []
+    key = None
+    for line in yaml_text.split("\n"):
+        line = line.rstrip("\r")
+        if match := _KEY_LINE.match(line):
+            key, written, item = match.group(1), match.group(2), False
+            lost = raw.get(key, "") is None
+        elif (listed := _ITEM_COMMENT.match(line)) is not None and key is not None:
+            written, item = listed.group(1), True
+            lost = isinstance(raw.get(key), list) and None in raw[key]
+        else:
+            if line[:1] not in ("", " ", "\t", "#"):
+                key = None  # another kind of line at the top level
+            continue
+        if written and lost and key in _LIKE.values() and key != "always":
+            problems.append(_COMMENTED.format(key, written, _unhashed(key, written, item)))
+    return tuple(problems)
+
+
+_COMMENTED = "front matter '{}': '{}' is a YAML comment, so nothing was read from it; {}"
+
+
+def _unhashed(key: str, written: str, item: bool) -> str:
+    """How to write a value YAML took for a comment: a title or an alias quoted, a tag, a
+    glob or a relation's target without its ``#`` (quoted, it would still be no tag)."""
+    if key in ("title", "aliases"):
+        return f'quote it: "{written}"'
+    names = [word.lstrip("#") for word in written.split()] if key == "tags" else [written[1:]]
+    shown = f"- {names[0]}" if item and len(names) == 1 else f"{key}: [{', '.join(names)}]"
+    return f"write it without '#': {shown}"
 
 
 def _misspelt(raw: dict[Any, Any]) -> tuple[str, ...]:
