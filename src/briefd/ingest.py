@@ -43,6 +43,7 @@ from briefd.sources.state import (
     source_key,
     vectors_id,
 )
+from briefd.sources.worktree import folder_in_work_tree
 from briefd.store import activity, postings, sync_state
 from briefd.store import documents as docs_table
 from briefd.store.changes import Delta
@@ -145,7 +146,7 @@ def _index_source(
     outcome = _embed(store, embedder, parsed, touched, rebuild, settings, progress)
     with store.write() as conn:
         outside = outside_scopes(found.skipped, settings)
-        links = LinkContext(outside, settings.default_scopes)
+        links = LinkContext(outside, settings.default_scopes, folder_in_work_tree(source))
         _apply(conn, parsed, deleted, found.mtimes, rebuild, progress, links)
         activity.follow_renames(conn, renamed(found.known, current, deleted))
         docs_table.set_meta(conn, "parse", found.signature)
@@ -463,6 +464,7 @@ class LinkContext:
 
     outside: Sequence[str] = ()
     shared: Sequence[str] = DEFAULT_SCOPES
+    prefix: str = ""  # the knowledge folder's path in its git work tree ("docs/"; '' at the top)
 
 
 def resolve_all_links(conn: sqlite3.Connection, links: LinkContext | None = None) -> None:
@@ -473,7 +475,9 @@ def resolve_all_links(conn: sqlite3.Connection, links: LinkContext | None = None
     docs = [(r["path"], docs_table.headings_from_json(r["headings"])) for r in rows]
     scopes = {r["path"]: r["scope"] for r in rows}
     shared = {s for s in scopes.values() if in_scopes(s, links.shared)}
-    catalog = Catalog.build(docs, links.outside, scopes, shared, block_reader(conn))
+    catalog = Catalog.build(
+        docs, links.outside, scopes, shared, block_reader(conn), prefix=links.prefix
+    )
     stored = docs_table.stored_links(conn)
     docs_table.save_resolutions(conn, [(i, resolve(r.link, catalog)) for i, r in stored])
 

@@ -4,6 +4,7 @@ broken links and unknown anchors, and 0 on ambiguous links, duplicate anchors an
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from tests.cli.test_cli import briefd
@@ -451,3 +452,32 @@ def test_a_path_link_off_only_in_letter_case_names_the_file(tmp_path: Path) -> N
     # another project's document is never named to the readers of this one
     hidden = "../../projects/b/Secret.md"
     assert f"domain/rules/cards.md:4 {hidden} (no document matches '{hidden}')" in out
+
+
+def test_a_link_from_the_top_of_the_code_repository_reaches_the_document(
+    tmp_path: Path,
+) -> None:
+    """Knowledge kept in a code repository's ``docs/``: ``[fees](/docs/domain/fees.md)`` is a
+    link GitHub follows (a leading ``/`` is the repository's top), and ``[[docs/domain/fees]]``
+    one an Obsidian vault opened there writes; both were broken for briefd and failed
+    ``briefd links --check``. A path from the knowledge folder's own root still resolves."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    docs = _knowledge(
+        tmp_path / "docs",
+        {
+            "domain/fees.md": "# Fees\n\n## Late fees {#late}\n\n5 EUR.\n",
+            "domain/refunds.md": (
+                "# Refunds\n\nSee [late fees](/docs/domain/fees.md#late), "
+                "[[docs/domain/fees#Late fees]] and [fees](/domain/fees.md).\n"
+            ),
+        },
+    )
+    db = str(tmp_path / "index.db")
+    assert briefd("--db", db, "index", "--source", str(docs), cwd=tmp_path).returncode == 0
+    checked = briefd("--db", db, "links", "--check", "--json", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout
+    assert json.loads(checked.stdout)["broken"] == []
+    shown = briefd("--db", db, "doc", "domain/refunds.md", cwd=tmp_path).stdout
+    assert "line 3: /docs/domain/fees.md#late → domain/fees.md\n" in shown
+    assert "line 3: docs/domain/fees#Late fees → domain/fees.md\n" in shown
+    assert "line 3: /domain/fees.md → domain/fees.md\n" in shown

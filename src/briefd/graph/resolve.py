@@ -53,7 +53,9 @@ class Catalog:
     the source that are outside every scope (``outside``: found, not indexed). ``scopes``
     gives each indexed path its scope and ``shared`` names the scopes every reader sees (the
     default scopes); with them an ambiguous name prefers the linking document's own scope,
-    then a shared one."""
+    then a shared one. ``prefix`` is the knowledge folder's path in its git work tree
+    (``docs/`` in a code repository, '' at its top): a path from the work tree's top, as
+    GitHub reads ``[fees](/docs/domain/fees.md)``, names the document ``domain/fees.md``."""
 
     headings: dict[str, tuple[Heading, ...]]
     by_name: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -64,6 +66,7 @@ class Catalog:
     # a document's Obsidian block ids (``[[note#^id]]``), read only for a link that names one
     blocks: Callable[[str], Mapping[str, int]] | None = None
     folded: dict[str, str] = field(default_factory=dict)  # path caseless → path
+    prefix: str = ""
 
     @classmethod
     def build(
@@ -73,18 +76,27 @@ class Catalog:
         scopes: Mapping[str, str] | None = None,
         shared: Iterable[str] = (),
         blocks: Callable[[str], Mapping[str, int]] | None = None,
+        prefix: str = "",
     ) -> Catalog:
         headings = dict(docs)
         by_name: dict[str, list[str]] = defaultdict(list)
         for path in sorted(headings):
             by_name[name_key(_stem(path))].append(path)
         unindexed = sorted(set(outside) - set(headings))
-        found = cls.build((p, ()) for p in unindexed) if unindexed else None
+        found = cls.build(((p, ()) for p in unindexed), prefix=prefix) if unindexed else None
         names = {k: tuple(v) for k, v in by_name.items()}
         paths = {path_key(p): p for p in sorted(headings, reverse=True)}  # the first path wins
         folded = {caseless(path_key(p)): p for p in sorted(headings, reverse=True)}
         return cls(
-            headings, names, paths, found, dict(scopes or {}), frozenset(shared), blocks, folded
+            headings,
+            names,
+            paths,
+            found,
+            dict(scopes or {}),
+            frozenset(shared),
+            blocks,
+            folded,
+            prefix,
         )
 
     def path(self, path: str) -> str | None:
@@ -204,15 +216,27 @@ def _candidates(link: Link, catalog: Catalog) -> list[str]:
         # a path (from the repository root, as Obsidian writes one, if not from the folder):
         # gone when its file is, never reaching another file of the same name
         found = catalog.path(posixpath.normpath(target.lstrip("/")))
+        if found is None and (inner := _from_top(target, catalog.prefix)) is not None:
+            found = catalog.path(inner)  # from the top of the git work tree, as GitHub reads it
         return [found] if found is not None else []
     stripped = target.lstrip("/")
     if "/" in stripped:
-        for base in (stripped, posixpath.normpath(posixpath.join(source_dir, stripped))):
+        bases = [stripped, posixpath.normpath(posixpath.join(source_dir, stripped))]
+        if (inner := _from_top(stripped, catalog.prefix)) is not None:
+            bases.append(inner)  # from the top of the git work tree (a vault opened there)
+        for base in bases:
             for candidate in (base, *(base + s for s in _SUFFIXES)):
                 if (found := catalog.path(candidate)) is not None:
                     return [found]
         return []
     return list(catalog.by_name.get(name_key(_stem(stripped)), ()))
+
+
+def _from_top(path: str, prefix: str) -> str | None:
+    """``path``, named from the top of the git work tree whose folder ``prefix`` (``docs/``)
+    the knowledge is, from the knowledge folder's root; None when it is not inside it."""
+    normal = posixpath.normpath(path.strip().lstrip("/"))
+    return normal[len(prefix) :] if prefix and normal.startswith(prefix) else None
 
 
 def _nearest(link: Link, candidates: Sequence[str], catalog: Catalog) -> str:

@@ -30,3 +30,14 @@ def _from_work_tree(path: str) -> str:
             inside = candidate.relative_to(top).as_posix()
             return inside + "/" if raw.endswith("/") else inside
     return path
+
+
+def folder_in_work_tree(folder: Path) -> str:
+    """``folder``'s path in the git work tree holding it (found by its ``.git``), with a
+    trailing slash: ``docs/`` for knowledge kept in a code repository; '' at the work tree's
+    top or outside any."""
+    resolved = folder.resolve()
+    top = next((f for f in (resolved, *resolved.parents) if (f / ".git").exists()), None)
+    if top is None or top == resolved:
+        return ""
+    return resolved.relative_to(top).as_posix() + "/"
