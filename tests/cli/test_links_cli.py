@@ -481,3 +481,31 @@ def test_a_link_from_the_top_of_the_code_repository_reaches_the_document(
     assert "line 3: /docs/domain/fees.md#late → domain/fees.md\n" in shown
     assert "line 3: docs/domain/fees#Late fees → domain/fees.md\n" in shown
     assert "line 3: /domain/fees.md → domain/fees.md\n" in shown
+
+
+def test_a_link_from_the_top_of_the_code_repository_to_its_other_files_says_so(
+    tmp_path: Path,
+) -> None:
+    """``[readme](/README.md)`` in a code repository's ``docs/`` names the repository's
+    README, which briefd does not read: "no document matches '/README.md'" read as a typo,
+    where ``../../README.md`` said where it leads. A path the knowledge's own top folders
+    start is still read from the knowledge root."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "README.md").write_text("# The service\n", encoding="utf-8")
+    docs = _knowledge(
+        tmp_path / "docs",
+        {
+            "domain/refunds.md": (
+                "# Refunds\n\nSee [readme](/README.md), [runbook](/services/pay/RUNBOOK.md) "
+                "and [gone](/domain/gone.md).\n"
+            ),
+        },
+    )
+    db = str(tmp_path / "index.db")
+    assert briefd("--db", db, "index", "--source", str(docs), cwd=tmp_path).returncode == 0
+    out = briefd("--db", db, "links", cwd=tmp_path).stdout
+    leads = "leads out of the knowledge folder (to {} from its root), where briefd reads nothing"
+    assert f"domain/refunds.md:3 /README.md ('/README.md' {leads.format('../README.md')}" in out
+    runbook = "/services/pay/RUNBOOK.md"
+    assert f"'{runbook}' {leads.format('../services/pay/RUNBOOK.md')}" in out
+    assert "domain/refunds.md:3 /domain/gone.md (no document matches '/domain/gone.md')" in out

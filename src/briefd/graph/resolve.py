@@ -154,7 +154,7 @@ def _unresolved(link: Link, catalog: Catalog) -> str:
     """Why a link reaches no document: nothing matches, or the file it names exists but is
     outside every scope (so the link is no typo: the file is not indexed)."""
     found = _candidates(link, catalog.outside) if catalog.outside else []
-    if not found and (above := _above_root(link)) is not None:
+    if not found and (above := _above_root(link, catalog)) is not None:
         return (
             f"'{link.target}' leads out of the knowledge folder (to {above} from its root), "
             "where briefd reads nothing; link to an indexed document, or move the file in"
@@ -171,10 +171,20 @@ def _unresolved(link: Link, catalog: Catalog) -> str:
     return f"{not_indexed(nearest)}; link to an indexed document, or {ADD_SCOPE}"
 
 
-def _above_root(link: Link) -> str | None:
+def _above_root(link: Link, catalog: Catalog) -> str | None:
     """The path from the knowledge root that ``link`` names when it climbs above the root
-    (``../../CONTRIBUTING.md`` from ``domain/a.md``), else None."""
+    (``../../CONTRIBUTING.md`` from ``domain/a.md``), or names from the top of the git work
+    tree a file outside the knowledge folder (``/README.md`` with the knowledge in ``docs/``,
+    unless the knowledge has a top folder or file of that name), else None."""
     target = link.target.strip()
+    if target.startswith("/") and link.kind == "markdown" and catalog.prefix:
+        normal = posixpath.normpath(target.lstrip("/"))
+        first = normal.split("/", 1)[0]
+        if normal.startswith(catalog.prefix) or any(
+            p.split("/", 1)[0] == first for p in catalog.folded.values()
+        ):
+            return None
+        return posixpath.relpath(normal, catalog.prefix.rstrip("/"))
     if target.startswith("/") or "/" not in target:
         return None
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(link.source_path), target))
