@@ -389,6 +389,28 @@ def test_tags_choose_the_related_sections_before_the_cap_not_after(
     ]
 
 
+def test_related_sections_follow_the_links_in_the_order_written(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A line's links were kept wikilinks first, then Markdown links, then reference-style
+    ones: with the cap of three related sections (R6), ``[the fee schedule](fees.md)``, the
+    first link written, gave way to three wikilinks after it, and a document's links were
+    listed out of their order."""
+    others = {f"domain/{x}.md": f"# {x}\n\nPlain {x}.\n" for x in ("a", "b", "c", "fees")}
+    write_files(
+        {
+            **others,
+            "domain/k.md": "# Zebra\n\nZebra: see [the fee schedule](fees.md), [[a]], [[b]] "
+            "and [[c]].\n",
+        }
+    )
+    api.index()
+    hits = api.search(SearchRequest("zebra", related=3)).hits
+    assert [h.doc_path for h in hits] == [f"domain/{x}.md" for x in ("k", "fees", "a", "b")]
+    links = api.document("domain/k.md").links
+    assert [r.link.target for r in links] == ["fees.md", "a", "b", "c"]
+
+
 def test_a_repeated_heading_does_not_lend_its_links_to_the_other(
     api: Briefd, write_files: WriteFiles
 ) -> None:

@@ -395,8 +395,8 @@ def test_doc_says_a_link_naming_its_own_document_whole_is_to_itself(tmp_path: Pa
     assert links == [
         "  line 2: related: a → itself",
         "  line 8: a → itself",
-        "  line 8: #Two → its own section",
         "  line 8: a.md → itself",
+        "  line 8: #Two → its own section",
     ]
 
 

@@ -68,8 +68,8 @@ def test_reference_style_links_are_links_where_they_are_used() -> None:
     assert got == [
         ("markdown", "../domain/rules.md", "Cut-off", "the rules", "T", 3),
         ("markdown", "Glossary Terms.md", None, "Glossary", "T", 3),
+        ("markdown", "Glossary Terms.md", None, "GLOSSARY", "More", 7),  # as written
         ("wiki", "wiki", None, None, "More", 7),
-        ("markdown", "Glossary Terms.md", None, "GLOSSARY", "More", 7),
     ]
 
 

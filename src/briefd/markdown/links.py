@@ -64,13 +64,15 @@ def extract_links(
     for number, text in texts.items():
         at = bisect.bisect_right(section_lines, number) - 1
         section = section_names[at] if at >= 0 else title
-        links.extend(_wikilinks(doc_path, section, number, text))
-        for display, href in inline.get(number, ()):
+        found = _wikilinks(doc_path, section, number, text)  # (column, link)
+        for column, display, href in inline.get(number, ()):
             if (link := _markdown_link(doc_path, section, number, display, href)) is not None:
-                links.append(link)
+                found.append((column, link))
         if definitions and not _DEFINITION.match(text):
             written = lines[number - 1]
-            links.extend(_reference_links(doc_path, section, number, text, written, definitions))
+            found += _reference_links(doc_path, section, number, text, written, definitions)
+        # in the order written: related sections (R6) and a document's links follow the text
+        links.extend(link for _, link in sorted(found, key=lambda f: f[0]))
     return tuple(links)
 
 
@@ -105,10 +107,10 @@ def _reference_links(
     text: str,
     written: str,
     definitions: dict[str, str],
-) -> list[Link]:
+) -> list[tuple[int, Link]]:
     """The reference-style links of a line (``[text][label]``, ``[label][]``, ``[label]``)
     whose label is defined, as links to the definition's destination (``text``: the line
-    masked, ``written``: as written)."""
+    masked, ``written``: as written), each with its column."""
     found = []
     for match in _REFERENCE.finditer(_WIKI.sub(lambda m: " " * len(m.group(0)), text)):
         display = _written(match, 1, written) or ""
@@ -116,7 +118,7 @@ def _reference_links(
         href = definitions.get(_label(label or display))
         link = None if href is None else _markdown_link(doc_path, section, line, display, href)
         if link is not None:
-            found.append(link)
+            found.append((match.start(), link))
     return found
 
 
@@ -186,7 +188,8 @@ def _line_mask(ranges: Sequence[tuple[int, int]]) -> set[int]:
     return {line for start, end in ranges for line in range(start, end + 1)}
 
 
-def _wikilinks(doc_path: str, section: str, line: int, text: str) -> list[Link]:
+def _wikilinks(doc_path: str, section: str, line: int, text: str) -> list[tuple[int, Link]]:
+    """The wikilinks of a line, each with its column."""
     found = []
     for match in _WIKI.finditer(text):
         target, fragment, display = (g.strip() if g else None for g in match.groups())
@@ -196,7 +199,8 @@ def _wikilinks(doc_path: str, section: str, line: int, text: str) -> list[Link]:
             target = _unescaped(target)
         if (not target and not fragment) or (target and _ATTACHMENT.search(target)):
             continue
-        found.append(Link(doc_path, section, line, target or "", fragment or None, display, "wiki"))
+        link = Link(doc_path, section, line, target or "", fragment or None, display, "wiki")
+        found.append((match.start(), link))
     return found
 
 
@@ -207,19 +211,20 @@ def _unescaped(name: str | None) -> str | None:
 
 def _inline_links(
     visible: dict[int, str], lines: Sequence[str]
-) -> dict[int, list[tuple[str, str]]]:
-    """File line → the inline Markdown links (text as written, destination) that start on it,
-    their text read over the lines of its paragraph (hard-wrapped prose wraps ``[the
+) -> dict[int, list[tuple[int, str, str]]]:
+    """File line → the inline Markdown links (column, text as written, destination) that start
+    on it, their text read over the lines of its paragraph (hard-wrapped prose wraps ``[the
     retry\npolicy](…)``)."""
-    found: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    found: dict[int, list[tuple[int, str, str]]] = defaultdict(list)
     for run in _runs(list(visible)):
         text = "\n".join(visible[number] for number in run)
         written = "\n".join(lines[number - 1] for number in run)
         starts = list(accumulate((len(visible[number]) + 1 for number in run[:-1]), initial=0))
         for match in _MARKDOWN.finditer(text):
-            number = run[bisect.bisect_right(starts, match.start()) - 1]
+            at = bisect.bisect_right(starts, match.start()) - 1
             display = re.sub(r"\s*\n\s*", " ", _written(match, 1, written) or "")
-            found[number].append((display, match.group(2) or match.group(3)))
+            column = match.start() - starts[at]
+            found[run[at]].append((column, display, match.group(2) or match.group(3)))
     return found
 
 
