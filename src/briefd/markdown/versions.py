@@ -34,7 +34,7 @@ FRONT_MATTER_VERSION = "15"  # 2: relations and always (a change re-parses every
 # 15: a line's links are kept in the order written (wikilinks came first, then Markdown links),
 # and a value YAML reads as a comment (``tags: #payments``) is reported
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
-LINKS_VERSION = "9"  # 2: an ambiguous name prefers the linking document's scope, then a shared one;
+LINKS_VERSION = "10"  # 2: an ambiguous name prefers the linking document's scope, then a shared;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
 # 4: names compare case-folded in full, Turkish İ/ı as i ([[İade]] finds iade.md);
 # 5: a Markdown link with a folder is a path: its file gone, it is broken (no same-named file);
@@ -42,3 +42,6 @@ LINKS_VERSION = "9"  # 2: an ambiguous name prefers the linking document's scope
 # 7: a fragment may name a heading by its ``<a name>``/``<a id>`` or its slug without HTML tags;
 # 8: ``#^id`` names an Obsidian block id, and an anchor compares case-insensitively;
 # 9: ``#Heading#Subheading`` (Obsidian) names the subheading inside the heading
+# 10: of names that differ only in letter case, the one a link spells exactly wins; a path
+# off only in letter case names the file; a path from the top of the git work tree
+# (``/docs/domain/fees.md`` for knowledge in ``docs/``) reaches its document or says it leads out
