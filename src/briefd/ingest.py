@@ -14,7 +14,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,6 +40,7 @@ from briefd.sources.state import (
     not_utf8,
     outside_scopes,
     parse_signature,
+    skipped_files,
     source_key,
     vectors_id,
 )
@@ -61,6 +62,7 @@ Progress = Callable[[str, int, int], None]
 
 
 WAITING = "waiting for another index run of this index"
+SKIPPED = "skipped"  # index_meta: the files of a scope found but not indexed (path → why), JSON
 
 
 def no_progress(stage: str, done: int, total: int) -> None:
@@ -146,7 +148,12 @@ def _index_source(
     outcome = _embed(store, embedder, parsed, touched, rebuild, settings, progress)
     with store.write() as conn:
         outside = outside_scopes(found.skipped, settings)
-        links = LinkContext(outside, settings.default_scopes, folder_in_work_tree(source))
+        links = LinkContext(
+            outside,
+            settings.default_scopes,
+            folder_in_work_tree(source),
+            skipped_files(found.skipped, settings),
+        )
         _apply(conn, parsed, deleted, found.mtimes, rebuild, progress, links)
         activity.follow_renames(conn, renamed(found.known, current, deleted))
         docs_table.set_meta(conn, "parse", found.signature)
@@ -186,7 +193,7 @@ def _index_source(
         complete = embedder is None or (outcome.error is None and outcome.missing == 0)
         scopes = {f.path: f.scope for f in found.files if f.path in current}
         vectors = vectors_id(report.embedding_model, settings.embeddings.window_words)
-        key = source_key(fingerprint, scopes, head, vectors, source, outside)
+        key = source_key(fingerprint, scopes, head, vectors, source, outside, links.skipped)
         state = f"{fingerprint}/{outcome.missing}"
         fitted = _gate_fitted(conn, embedder, state, settings)
         docs_table.set_meta(conn, SOURCE_KEY, key if complete and fitted else "")
@@ -299,9 +306,17 @@ def _apply(
         progress("write", number, len(parsed))
     postings.apply(conn, delta, progress)
     unscoped = json.dumps(sorted(links.outside), ensure_ascii=False)
-    if parsed or deleted or rebuild or docs_table.meta(conn, docs_table.UNSCOPED) != unscoped:
+    unread = json.dumps(dict(sorted(links.skipped.items())), ensure_ascii=False)
+    if (
+        parsed
+        or deleted
+        or rebuild
+        or docs_table.meta(conn, docs_table.UNSCOPED) != unscoped
+        or (docs_table.meta(conn, SKIPPED) or "{}") != unread
+    ):
         resolve_all_links(conn, links)
         docs_table.set_meta(conn, docs_table.UNSCOPED, unscoped)
+        docs_table.set_meta(conn, SKIPPED, unread)
 
 
 def _read_changed(
@@ -465,6 +480,7 @@ class LinkContext:
     outside: Sequence[str] = ()
     shared: Sequence[str] = DEFAULT_SCOPES
     prefix: str = ""  # the knowledge folder's path in its git work tree ("docs/"; '' at the top)
+    skipped: Mapping[str, str] = field(default_factory=dict)  # files of a scope not indexed: why
 
 
 def resolve_all_links(conn: sqlite3.Connection, links: LinkContext | None = None) -> None:
@@ -475,8 +491,9 @@ def resolve_all_links(conn: sqlite3.Connection, links: LinkContext | None = None
     docs = [(r["path"], docs_table.headings_from_json(r["headings"])) for r in rows]
     scopes = {r["path"]: r["scope"] for r in rows}
     shared = {s for s in scopes.values() if in_scopes(s, links.shared)}
+    outside = [*links.outside, *links.skipped]
     catalog = Catalog.build(
-        docs, links.outside, scopes, shared, block_reader(conn), prefix=links.prefix
+        docs, outside, scopes, shared, block_reader(conn), links.prefix, links.skipped
     )
     stored = docs_table.stored_links(conn)
     docs_table.save_resolutions(conn, [(i, resolve(r.link, catalog)) for i, r in stored])

@@ -509,3 +509,26 @@ def test_a_link_from_the_top_of_the_code_repository_to_its_other_files_says_so(
     runbook = "/services/pay/RUNBOOK.md"
     assert f"'{runbook}' {leads.format('../services/pay/RUNBOOK.md')}" in out
     assert "domain/refunds.md:3 /domain/gone.md (no document matches '/domain/gone.md')" in out
+
+
+def test_a_link_to_a_file_the_index_skipped_says_why(tmp_path: Path) -> None:
+    """A link to a file of a scope that ``briefd index`` skipped (saved as UTF-16 by
+    PowerShell, a Git LFS pointer, past index.max_file_bytes) said "no document matches",
+    read as a typo, although the file is there; it now names the file and why it is not
+    indexed. Adding or fixing only that file updates the finding on the next run."""
+    cwd, db = _indexed(tmp_path, {"domain/a.md": "# A\n\nSee [[notes]] and [[gone]].\n"})
+    source = tmp_path / "knowledge"
+    out = briefd("--db", db, "links", cwd=cwd).stdout
+    assert "domain/a.md:3 notes (no document matches 'notes')" in out
+    (source / "domain/notes.md").write_bytes("# Notes\n".encode("utf-16"))
+    assert briefd("--db", db, "index", "--source", str(source), cwd=cwd).returncode == 0
+    out = briefd("--db", db, "links", cwd=cwd).stdout
+    assert (
+        "domain/a.md:3 notes (domain/notes.md exists but is not indexed: UTF-16 text (it starts "
+        "with a UTF-16 byte order mark), not UTF-8; save it as UTF-8)"
+    ) in out
+    assert "domain/a.md:3 gone (no document matches 'gone')" in out
+    (source / "domain/notes.md").write_text("# Notes\n", encoding="utf-8")
+    assert briefd("--db", db, "index", "--source", str(source), cwd=cwd).returncode == 0
+    out = briefd("--db", db, "links", cwd=cwd).stdout
+    assert "notes" not in out.split("ambiguous links")[0]

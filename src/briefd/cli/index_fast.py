@@ -70,6 +70,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
         outside_scopes,
         parse_signature,
         read_state,
+        skipped_files,
         source_key,
         untouched_between,
         vectors_id,
@@ -97,11 +98,12 @@ def check(settings: Settings) -> Unchanged | Removals | None:
         state = state.as_indexed(docs_table.document_hashes(conn))
         fingerprint = index_fingerprint(state.hashes, parse_signature(settings))
         outside = outside_scopes(state.skipped, settings)
-        key = source_key(fingerprint, state.scopes, head, model, root, outside)
+        skipped = skipped_files(state.skipped, settings)
+        key = source_key(fingerprint, state.scopes, head, model, root, outside, skipped)
         stored = freshness.stored_key(conn)
         if stored != key:
             old = freshness.stored_head(conn)
-            was = source_key(fingerprint, state.scopes, old, model, root, outside)
+            was = source_key(fingerprint, state.scopes, old, model, root, outside, skipped)
             if not stored or was != stored:
                 return _removals(conn, state.hashes, parse_signature(settings))
             if not untouched_between(root, old, head, settings.sync.git_timeout):

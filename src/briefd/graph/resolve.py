@@ -67,6 +67,7 @@ class Catalog:
     blocks: Callable[[str], Mapping[str, int]] | None = None
     folded: dict[str, str] = field(default_factory=dict)  # path caseless → path
     prefix: str = ""
+    skipped: dict[str, str] = field(default_factory=dict)  # in ``outside``: not indexed, why
 
     @classmethod
     def build(
@@ -77,6 +78,7 @@ class Catalog:
         shared: Iterable[str] = (),
         blocks: Callable[[str], Mapping[str, int]] | None = None,
         prefix: str = "",
+        skipped: Mapping[str, str] | None = None,
     ) -> Catalog:
         headings = dict(docs)
         by_name: dict[str, list[str]] = defaultdict(list)
@@ -97,6 +99,7 @@ class Catalog:
             blocks,
             folded,
             prefix,
+            dict(skipped or {}),
         )
 
     def path(self, path: str) -> str | None:
@@ -168,6 +171,8 @@ def _unresolved(link: Link, catalog: Catalog) -> str:
     if not found:
         return f"no document matches '{link.target}'"
     nearest = _nearest(link, found, catalog)
+    if nearest in catalog.skipped:  # a file of a scope the index run skipped
+        return f"{nearest} exists but is not indexed: {catalog.skipped[nearest]}"
     return f"{not_indexed(nearest)}; link to an indexed document, or {ADD_SCOPE}"
 
 

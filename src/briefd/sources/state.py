@@ -221,6 +221,13 @@ def outside_scopes(skipped: Iterable[SkippedFile], settings: Settings) -> list[s
     return sorted(s.path for s in skipped if s.reason == reason)
 
 
+def skipped_files(skipped: Iterable[SkippedFile], settings: Settings) -> dict[str, str]:
+    """The files of a scope a scan found but did not index (too large, not UTF-8 text, a Git
+    LFS pointer, unreadable…), each with why: links may name them."""
+    outside = Layout.of(settings).outside()
+    return {s.path: s.reason for s in skipped if s.reason != outside and not s.path.endswith("/")}
+
+
 def source_key(
     fingerprint: str,
     scopes: Mapping[str, str],
@@ -228,13 +235,17 @@ def source_key(
     model: str | None,
     root: Path,
     outside: Iterable[str] = (),
+    skipped: Iterable[str] = (),
 ) -> str:
     """One hash of everything a no-change run compares: the fingerprint (files and chunker),
     each file's scope, the git commit, the embedding model id ('' without embeddings), the
-    source folder and the files outside every scope (links to them are resolved as such)."""
+    source folder, the files outside every scope and the files of a scope not indexed (links
+    to them are resolved as such)."""
     digest = hashlib.sha256(f"{fingerprint}\n{head}\n{model or ''}\n{root.resolve()}\n".encode())
     for path in sorted(scopes):
         digest.update(f"{path}\x00{scopes[path]}\n".encode())
     for path in sorted(outside):  # none: the key as it was before they counted
         digest.update(f"{path}\x00\x00outside\n".encode())
+    for path in sorted(skipped):  # none: the key as it was before they counted
+        digest.update(f"{path}\x00\x00skipped\n".encode())
     return digest.hexdigest()
