@@ -34,6 +34,24 @@ def test_off_topic_prompt_prints_nothing(indexed: Briefd, run_hook: RunHook) -> 
     assert (run.code, run.stdout, run.stderr) == (0, "", "")
 
 
+def test_a_client_command_alone_injects_nothing_and_one_with_words_is_answered_for_them(
+    indexed: Briefd, run_hook: RunHook
+) -> None:
+    """A prompt of /compact (Claude Code compacting the conversation) was answered with the
+    Kafka section "Retention and compaction"; /clear, /model, /help got a weak block when a word
+    matched. A client command alone, or with flags only, asks the knowledge base nothing. A
+    custom command with words after it is answered for those words."""
+    for prompt in ("/compact", "/clear", "/model", "/help", "/init", "/compact --force -v"):
+        assert run_hook(payload=hook_json(prompt)).stdout == "", prompt
+        result = json.loads(run_hook("--json", payload=hook_json(prompt)).stdout)
+        assert result["sections"] == [], prompt
+        command = prompt.split()[0]
+        assert result["reason"] == f"the prompt is the client command {command}, not a question"
+    answered = json.loads(run_hook("--json", payload=hook_json("/review the refund limits")).stdout)
+    assert answered["prompt"] == "/review the refund limits"
+    assert {s["doc_path"] for s in answered["sections"]} >= {"domain/refunds.md"}
+
+
 def test_same_prompt_twice_in_a_session_adds_nothing_new(
     indexed: Briefd, run_hook: RunHook
 ) -> None:

@@ -13,6 +13,7 @@ through :func:`answer` with a store it opened itself; hybrid answers come throug
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
@@ -40,6 +41,10 @@ MAX_SESSION_ID = 256  # an id, not content: it is stored with every injected sec
 MAX_BLOCK_CHARS = 10_000  # Claude Code shows longer hook output as a preview only
 MODES = ("auto", "bm25", "hybrid")
 EMPTY_INDEX = "no document is indexed yet; run `briefd index`"  # the CLI search says the same
+# A client's own command typed as the prompt (Claude Code's /clear, /compact, /model, a custom
+# /project:review): a word after one slash, then flags only; a path (/etc/hosts) is not one.
+_COMMAND = re.compile(r"/[^\W\d][\w.:-]*(?=\s|$)")
+_FLAGS = re.compile(r"(?:\s+--?[^\W\d][\w-]*(?:=\S*)?)*\s*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +234,9 @@ def _rank(
     settings: Settings,
     hybrid: HybridSearch | None,
 ) -> Ranking:
+    command, prompt = client_command(prompt)
+    if command and not prompt:
+        return Ranking([], "off", f"the prompt is the client command {command}, not a question")
     if not prompt or not scopes:  # no scope at all: no document (a first index run stopped)
         return Ranking([], "off", "empty prompt" if not prompt else EMPTY_INDEX)
     if not query_terms(prompt):
@@ -241,6 +249,18 @@ def _rank(
         return found
     with store.read() as conn:
         return ranking.lexical(conn, prompt, scopes, settings, related)
+
+
+def client_command(prompt: str) -> tuple[str, str]:
+    """(the client command the prompt starts with, the words after it): ``/compact`` alone or
+    with flags only asks the knowledge base nothing, and ``/review the refund limits`` asks about
+    the refund limits, not about reviews. ("", prompt) when it starts with none."""
+    command = _COMMAND.match(prompt)
+    if command is None:
+        return "", prompt
+    rest = prompt[command.end() :]
+    flags = _FLAGS.fullmatch(rest)
+    return command.group(), "" if flags is not None else rest.strip()
 
 
 def _plan(
