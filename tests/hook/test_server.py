@@ -362,3 +362,25 @@ def test_the_hook_asks_the_projects_server_on_its_configured_port(
     payload = hook_json(RELEVANT, session="own-port", cwd=str(project))
     answer = run_hook("--json", payload=payload, env=env, cwd=project)
     assert json.loads(answer.stdout or "{}").get("via") == "server", answer.stderr
+
+
+def test_status_names_the_server_that_answers_the_prompts(
+    live_server: str, run_hook: RunHook
+) -> None:
+    """With a `briefd serve` answering every prompt, ``--status`` said "recall daemon: not
+    running (the next prompt starts it)": the next prompt goes to the server, and no daemon
+    starts while it answers."""
+    env: dict[str, str | None] = {
+        "BRIEFD_RECALL__SERVER": live_server,
+        "BRIEFD_API_TOKEN": TOKEN,
+        "BRIEFD_RECALL__DAEMON": "true",
+    }
+    shown = run_hook("--status", env=env)
+    assert shown.stdout.startswith(
+        f"recall server: {live_server} answers this project's prompts (the daemon below is "
+        "asked only when it does not)\n"
+        "recall daemon: not running (a prompt starts it only when the server does not answer)\n"
+    ), shown.stderr
+    assert json.loads(run_hook("--status", "--json", env=env).stdout)["server"] == live_server
+    refused = run_hook("--status", env={**env, "BRIEFD_API_TOKEN": "wrong"})
+    assert refused.stdout.startswith("recall daemon: not running (the next prompt starts it)\n")

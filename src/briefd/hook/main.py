@@ -317,7 +317,26 @@ def daemon_action(options: Mapping[str, Any], env: Mapping[str, str], fmt: str) 
     report = starter.status(local.files, local.config)
     if report["state"] == "stopped":  # and none the next prompt would start?
         report |= _no_start(local, options)
+    answering = _answering_server(options, env)
+    if answering is not None:  # asked first: the daemon only when it does not answer
+        report["server"] = answering
     return out.to_json(report) if fmt == "json" else out.daemon_status(report)
+
+
+def _answering_server(options: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    """The URL of the ``briefd serve`` a prompt from here goes to, when it answers now: asked
+    as a prompt asks it (the same timeout, token and index), with an empty prompt."""
+    from briefd.hook import client
+
+    url, timeout, index = server(options, env)
+    if url is None:
+        return None
+    token = env.get("BRIEFD_API_TOKEN", "").strip() or None
+    try:
+        client.post(url, b'{"prompt": ""}', token, timeout, "json", index)
+    except (client.ServerUnavailable, client.ServerTimeout):
+        return None
+    return url
 
 
 def _no_start(local: Local, options: Mapping[str, Any]) -> dict[str, str]:

@@ -69,10 +69,28 @@ NOT_RUNNING = {  # ``briefd recall --status`` when no daemon runs, by why
         "answered in-process meanwhile)"
     ),
 }
+SERVED = {  # …and a ``briefd serve`` answers the prompts
+    **NOT_RUNNING,
+    "stopped": "not running (a prompt starts it only when the server does not answer)",
+    "no-index": "not running, and none starts: the index below does not exist yet",
+    "off": "off (recall.daemon is false): a prompt the server does not answer is answered "
+    "in-process",
+}
 
 
 def daemon_status(report: Mapping[str, Any]) -> str:
     """``briefd recall --status`` for people."""
+    served = report.get("server")
+    head = (
+        f"recall server: {served} answers this project's prompts (the daemon below is asked "
+        "only when it does not)\n"
+        if served
+        else ""
+    )
+    return head + _daemon(report, bool(served))
+
+
+def _daemon(report: Mapping[str, Any], served: bool) -> str:
     state = report.get("state")
     if state == "failed":
         return (
@@ -94,7 +112,9 @@ def daemon_status(report: Mapping[str, Any]) -> str:
             f"ends it now)\n  index  {report['index']}\n  log    {report['log']}\n"
         )
     if state != "running":
-        what = NOT_RUNNING.get(str(state), "not running (the next prompt starts it)")
+        what = (SERVED if served else NOT_RUNNING).get(
+            str(state), "not running (the next prompt starts it)"
+        )
         what = what.format(error=report.get("error", ""))
         return f"recall daemon: {what}\n  index  {report['index']}\n  log    {report['log']}\n"
     idle = f"idle {report['idle_s']:.0f} s (exits after {report['idle_minutes']:g} min)"
