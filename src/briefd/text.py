@@ -61,6 +61,12 @@ def refolded(text: str) -> bool:
     return any(p.search(text) is not None for p in (_SPACELESS_CHAR, _SHARP_S, _WIDTH, _POINTS))
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun``, which is plural (``plural``, else ``noun`` + s) unless the count
+    is one: "1 document", "3 documents"."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def fold(text: str | None) -> str:
     """The index-side normalisation every FTS column goes through (also used for queries):
     Turkish ı and İ as i and I, ß as ss, full-width and half-width forms as their usual ones

@@ -47,6 +47,24 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return indexed_folder(tmp_path_factory, "cli")
 
 
+def test_a_count_of_one_is_said_in_the_singular(tmp_path: Path) -> None:
+    """An index of one document said "Indexed …: 1 documents, 1 chunks"; the MCP scopes text
+    and the dashboard said "1 documents" too (tests/service/test_dashboard_sync_browser.py)."""
+    source = tmp_path / "knowledge"
+    (source / "domain").mkdir(parents=True)
+    (source / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 30 days.\n", "utf-8")
+    result = briefd("index", "--source", str(source), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(
+        rf"Indexed {re.escape(str(source))}: 1 document, 1 chunk in \d\.\d\ds",
+        result.stdout.splitlines()[0],
+    )
+    (source / "domain" / "refunds.md").rename(source / "refunds.md")  # outside every scope
+    (tmp_path / "new").mkdir()
+    empty = briefd("index", "--source", str(source), cwd=tmp_path / "new")
+    assert "and the file it found is outside those folders (refunds.md)" in empty.stderr
+
+
 def test_index_summary_and_no_op_rerun(indexed: Path) -> None:
     result = briefd("index", "--source", str(EXAMPLE), cwd=indexed)
     assert result.returncode == 0

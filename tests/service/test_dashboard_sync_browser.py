@@ -50,6 +50,25 @@ def test_a_sync_started_from_the_page_says_how_it_ended(page: Page, tmp_path: Pa
             assert said == f"sync failed: {api.sync_status().last_error}"
 
 
+def test_a_sync_of_one_document_says_it_in_the_singular(page: Page, tmp_path: Path) -> None:
+    """The page said "sync done: commit …, 1 documents, 1 sections"."""
+    remote = Remote(tmp_path)
+    remote.push({"domain/refunds.md": "# Refunds\n\nWithin 30 days.\n"}, "first knowledge")
+    settings = git_settings(tmp_path, remote.url, **{"sync.interval": 0})
+    with Briefd(settings, embedder=None) as api:
+        api.sync()
+        with serving(create_app(api, service_config())) as url:
+            page.goto(url + "/")
+            page.fill("#token-input", TOKEN)
+            page.click("#login-form button")
+            expect(page.locator("#stat-documents")).to_have_text("1")
+            commit = remote.push({"domain/refunds.md": "# Refunds\n\nWithin 60 days.\n"})
+            page.click("#btn-sync")
+            expect(page.locator("#message")).to_have_text(
+                f"sync done: commit {commit[:10]}, 1 document, 1 section", timeout=20_000
+            )
+
+
 def test_the_drift_panel_shows_what_a_sync_from_the_page_read(page: Page, tmp_path: Path) -> None:
     """A sync reads the code repositories' new commits, and the page said "sync done" over the
     drift panel as it was: it loads every minute, so the commit the team lead synced for

@@ -40,8 +40,8 @@ def test_an_index_of_no_document_says_why_on_the_dashboard(page: Page, tmp_path:
         warning = page.locator("#skipped-list li").first
         expect(warning).to_have_text(
             f"warning: indexed 0 documents from {source}: briefd looked for **/*.md, "
-            "**/*.markdown in domain/, conventions/, projects/*/, and the 1 files it found are "
-            "outside those folders (docs/ödeme-akışı.md); map their folders to scopes with "
+            "**/*.markdown in domain/, conventions/, projects/*/, and the file it found is outside "
+            "those folders (docs/ödeme-akışı.md); map their folders to scopes with "
             "'scopes' in briefd.yaml, e.g. scopes: [{folder: docs, default: true}]"
         )
         expect(page.locator("#skipped-list li").nth(1)).to_contain_text(

@@ -31,6 +31,7 @@ from briefd.cli.stamp import RACY_NS, SECONDS, Args, index_args
 from briefd.errors import BriefdError
 from briefd.model import DocumentProblem, IndexReport, SkippedFile
 from briefd.settings import Settings, load_settings
+from briefd.text import counted
 
 __all__ = ["index_args", "main", "refresh_stamp", "report_lines", "unchanged"]
 
@@ -207,7 +208,8 @@ def report_lines(report: IndexReport) -> list[str]:
     verb = "Rebuilt" if report.rebuilt else "Indexed"
     changed = len(report.added) + len(report.changed)
     lines = [
-        f"{verb} {report.source}: {report.documents} documents, {report.chunks} chunks "
+        f"{verb} {report.source}: {counted(report.documents, 'document')}, "
+        f"{counted(report.chunks, 'chunk')} "
         f"in {report.seconds:.2f}s{_waited(report.waited_seconds)}",
         f"  {changed} changed ({len(report.added)} new), {len(report.deleted)} deleted, "
         f"{report.unchanged} unchanged, {len(report.skipped)} skipped",

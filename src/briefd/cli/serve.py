@@ -22,6 +22,7 @@ from briefd.cli.output import console, errors, reported_errors
 from briefd.errors import BriefdError, ConfigError, SourceError, StoreError
 from briefd.ingest import WAITING
 from briefd.settings import Settings, apply_tuned, with_overrides
+from briefd.text import counted
 
 if TYPE_CHECKING:  # the service (prometheus, uvicorn) loads only for the commands that serve
     from briefd.service.metrics import Metrics
@@ -333,8 +334,8 @@ def _update_index(api: Briefd, settings: Settings) -> None:
         errors.print(f"warning: {exc}; serving the index as it was", markup=False, soft_wrap=True)
         return
     errors.print(
-        f"indexed {report.source}: {report.documents} documents, {report.chunks} "
-        f"sections ({len(report.added) + len(report.changed)} changed) "
+        f"indexed {report.source}: {counted(report.documents, 'document')}, "
+        f"{counted(report.chunks, 'section')} ({len(report.added) + len(report.changed)} changed) "
         f"in {report.seconds:.1f}s",
         markup=False,
         soft_wrap=True,

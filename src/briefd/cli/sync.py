@@ -11,6 +11,7 @@ from briefd.cli.output import console, errors, fail, print_json, reported_errors
 from briefd.errors import ConfigError
 from briefd.sources.layout import nothing_indexed
 from briefd.sync.state import SyncReport
+from briefd.text import counted
 
 
 def register(app: typer.Typer) -> None:
@@ -58,7 +59,8 @@ def print_sync(report: SyncReport) -> None:
     index = report.index
     if index is not None:
         console.print(
-            f"  index: {index.documents} documents, {index.chunks} chunks; {len(index.added)} new, "
+            f"  index: {counted(index.documents, 'document')}, {counted(index.chunks, 'chunk')}; "
+            f"{len(index.added)} new, "
             f"{len(index.changed)} changed, {len(index.deleted)} deleted, "
             f"{index.unchanged} unchanged",
             markup=False,
@@ -103,7 +105,11 @@ def startup_sync(api: Briefd) -> None:
         errors.print(warning, markup=False, soft_wrap=True)
         return
     index = report.index
-    summary = f"{index.documents} documents, {index.chunks} sections" if index else ""
+    summary = (
+        f"{counted(index.documents, 'document')}, {counted(index.chunks, 'section')}"
+        if index
+        else ""
+    )
     errors.print(
         f"synced {report.source} ({report.branch}) at {(report.commit or '')[:12]}: {summary} "
         f"in {report.seconds:.1f}s",

@@ -9,6 +9,7 @@ from briefd.bundles.compile import FITS_NO_SECTION
 from briefd.bundles.render import drift_note, self_contained, trimmed
 from briefd.model import OUTSIDE_SCOPES
 from briefd.service import documents, schemas
+from briefd.text import counted
 
 
 def search_text(out: schemas.SearchOut) -> str:
@@ -210,7 +211,10 @@ def _them(count: int) -> str:
 
 
 def scopes_text(out: schemas.ScopesOut) -> str:
-    rows = [f"- {s.name}: {s.documents} documents, {s.chunks} sections" for s in out.scopes]
+    rows = [
+        f"- {s.name}: {counted(s.documents, 'document')}, {counted(s.chunks, 'section')}"
+        for s in out.scopes
+    ]
     default = ", ".join(out.default_scopes)
     warnings = [f"Warning: {w}" for w in out.warnings or ()]
     return "\n".join(["Scopes:", *rows, f"Searched by default: {default}", *warnings])
@@ -269,8 +273,9 @@ def instructions(out: schemas.ScopesOut) -> str:
         listing = "The index is empty: nothing has been indexed yet"
     else:
         docs = sum(s.documents for s in out.scopes)
-        listing = f"{docs} documents in scopes: " + ", ".join(
-            f"{s.name} ({s.documents} docs, {s.chunks} sections)" for s in out.scopes
+        listing = f"{counted(docs, 'document')} in scopes: " + ", ".join(
+            f"{s.name} ({counted(s.documents, 'doc')}, {counted(s.chunks, 'section')})"
+            for s in out.scopes
         )
     return (
         "briefd serves this team's domain knowledge (terminology, business rules, ADRs, "

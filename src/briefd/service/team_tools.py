@@ -19,6 +19,7 @@ from briefd.team.drift import DriftReport
 from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
 from briefd.team.period import shown_since
 from briefd.team.usage import UsageReport, gone_note
+from briefd.text import counted
 
 T = TypeVar("T")
 Since = Annotated[
@@ -124,7 +125,8 @@ def drift_text(report: DriftReport) -> str:
             f"No indexed document has refs, so nothing is checked against {repos}: give a "
             'document the code paths it governs in its front matter (refs: ["src/payments/**"]).'
         )
-    head = f"{len(report.documents)} of {report.governed} documents with refs drift ({repos})."
+    governed = counted(report.governed, "document")
+    head = f"{len(report.documents)} of {governed} with refs drift ({repos})."
     lines = [head]
     for doc in report.documents:
         lines.append(

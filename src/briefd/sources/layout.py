@@ -77,9 +77,12 @@ def nothing_found(source: str, skipped: Sequence[tuple[str, str]], settings: Set
     if folders:
         example = f"{{folder: {folders.most_common(1)[0][0]}, default: true}}"
     listed = ", ".join(outside[:3]) + (", …" if len(outside) > 3 else "")
+    found = (
+        "the file it found is" if len(outside) == 1 else f"the {len(outside)} files it found are"
+    )
     return (
-        f"indexed 0 documents from {source}: briefd {looked}, and the {len(outside)} files it "
-        f"found are outside those folders ({listed}); map their folders to scopes with "
+        f"indexed 0 documents from {source}: briefd {looked}, and {found} outside those "
+        f"folders ({listed}); map their folders to scopes with "
         f"'scopes' in briefd.yaml, e.g. scopes: [{example}]"
     )
 
