@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from briefd.api import Briefd
 from briefd.service import create_app
-from tests.service.conftest import service_config
+from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
 from tests.service.test_dashboard_browser import browser, page, pytestmark
 from tests.sync.conftest import git_settings
@@ -67,6 +67,27 @@ def test_a_sync_of_one_document_says_it_in_the_singular(page: Page, tmp_path: Pa
             expect(page.locator("#message")).to_have_text(
                 f"sync done: commit {commit[:10]}, 1 document, 1 section", timeout=20_000
             )
+
+
+def test_the_sync_panel_names_a_plain_folder_source_a_folder(page: Page, tmp_path: Path) -> None:
+    """A knowledge folder with no .git, synced from the page: the Sync panel's row read "git"
+    (commit "–"), as if a repository were followed."""
+    source = tmp_path / "knowledge"
+    (source / "domain").mkdir(parents=True)
+    (source / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 30 days.\n", "utf-8")
+    with (
+        Briefd(service_settings_for(source, tmp_path / "index.db"), embedder=None) as api,
+        serving(create_app(api, service_config())) as url,
+    ):
+        api.index()
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        page.click("#btn-sync")
+        expect(page.locator("#message")).to_contain_text("sync done: ", timeout=20_000)
+        rows = page.locator("#sync-table tbody tr")
+        expect(rows).to_have_count(2)
+        expect(rows.locator("td:first-child")).to_have_text(["folder", "index"])
 
 
 def test_the_drift_panel_shows_what_a_sync_from_the_page_read(page: Page, tmp_path: Path) -> None:

@@ -345,6 +345,7 @@ def overview(conn: sqlite3.Connection) -> dict[str, object]:
                 "last_commit": r["last_commit"],
                 "last_sync_at": r["last_sync_at"],
                 "last_error": r["last_error"],
+                "kind": _kind(r),
             }
             for r in state
         ],
@@ -353,3 +354,15 @@ def overview(conn: sqlite3.Connection) -> dict[str, object]:
         "queries_logged": one("SELECT count(*) FROM query_log").fetchone()[0],
         "counters_reset_at": counters_reset_at(conn),
     }
+
+
+def _kind(row: sqlite3.Row) -> str | None:
+    """What the sync row's source is (clone, checkout, directory: a folder without git; none:
+    it could not be resolved), as its last sync said; None for the index row."""
+    if row["source"] != sync_state.SYNC_ROW:
+        return None
+    try:
+        kind = json.loads(row["last_report"] or "{}").get("kind")
+    except (ValueError, AttributeError):
+        return None
+    return kind if isinstance(kind, str) else None
