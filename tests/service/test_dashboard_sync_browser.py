@@ -90,6 +90,39 @@ def test_the_sync_panel_names_a_plain_folder_source_a_folder(page: Page, tmp_pat
         expect(rows.locator("td:first-child")).to_have_text(["folder", "index"])
 
 
+def test_a_failed_rebuild_a_later_sync_fixed_is_no_longer_shown_as_the_state(
+    page: Page, tmp_path: Path
+) -> None:
+    """The source folder moved away, Rebuild failed; it came back, and Sync now indexed it. The
+    Jobs line still said "rebuild: failed: knowledge source … does not exist", over an index a
+    later run had built."""
+    source = tmp_path / "knowledge"
+    (source / "domain").mkdir(parents=True)
+    (source / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 30 days.\n", "utf-8")
+    with (
+        Briefd(service_settings_for(source, tmp_path / "index.db"), embedder=None) as api,
+        serving(create_app(api, service_config())) as url,
+    ):
+        api.index()
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        shutil.move(source, tmp_path / "away")
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#btn-rebuild")
+        expect(page.locator("#message")).to_contain_text("rebuild failed: ", timeout=20_000)
+        expect(page.locator("#jobs")).to_contain_text("rebuild: failed: ")
+        shutil.move(tmp_path / "away", source)
+        (source / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 60 days.\n", "utf-8")
+        page.click("#btn-sync")
+        expect(page.locator("#message")).to_contain_text("sync done: ", timeout=20_000)
+        jobs = page.locator("#jobs")
+        expect(jobs).not_to_contain_text("rebuild: failed: ")
+        expect(jobs).to_contain_text("rebuild: failed at ")
+        indexed = page.locator("#freshness").inner_text().removeprefix("indexed ")
+        expect(jobs).to_contain_text(f"; the index was built since (at {indexed})")
+
+
 def test_the_drift_panel_shows_what_a_sync_from_the_page_read(page: Page, tmp_path: Path) -> None:
     """A sync reads the code repositories' new commits, and the page said "sync done" over the
     drift panel as it was: it loads every minute, so the commit the team lead synced for
