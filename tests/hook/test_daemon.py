@@ -320,6 +320,8 @@ def test_prompts_the_daemon_answers_reach_the_query_log(
     pid = running_daemon(db, tmp_path, run_hook)  # its first prompt is answered in-process
     answered = as_json(run_hook, RELEVANT, "s-2")
     assert answered["via"] == "daemon" and answered["sections"]
+    for command in ("/clear", "/compact"):  # no query: it would read as a gap in `briefd gaps`
+        assert as_json(run_hook, command, "s-2")["via"] == "daemon"
     assert run_hook("--stop", env=DAEMON).stdout == f"stopped the recall daemon of {db}\n"
     wait_for(lambda: pid not in daemons(tmp_path))
     with sqlite3.connect(db) as conn:

@@ -384,3 +384,17 @@ def test_status_names_the_server_that_answers_the_prompts(
     assert json.loads(run_hook("--status", "--json", env=env).stdout)["server"] == live_server
     refused = run_hook("--status", env={**env, "BRIEFD_API_TOKEN": "wrong"})
     assert refused.stdout.startswith("recall daemon: not running (the next prompt starts it)\n")
+
+
+def test_the_server_logs_no_client_command_nor_empty_prompt(client: TestClient) -> None:
+    """/clear and /compact (and --status' empty probe) went into the query log as hook prompts
+    with no result: `briefd gaps` would list "clear" and "compact" as the knowledge most
+    asked for and never found."""
+    for prompt in ("/clear", "/compact --force", "", RELEVANT):
+        assert (
+            client.post("/api/hook/recall?format=json", json=hook_json(prompt)).status_code == 200
+        )
+    state = client.app.state.briefd  # type: ignore[attr-defined]
+    state.flush()
+    logged = state.api.state.recent_queries(100)
+    assert [(e.kind, e.surface, e.results > 0) for e in logged] == [("recall", "hook", True)]

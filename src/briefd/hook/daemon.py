@@ -171,7 +171,8 @@ class Daemon:
         except (BriefdError, ValueError) as exc:
             log.warning("recall refused: %s", exc)
             return 422, "text/plain", str(exc).encode()
-        self.pending = [*self.pending[-(MAX_PENDING - 1) :], answered.log_entry()]
+        if answered.asked:  # a client command alone (/clear) is no query: no gap (T3)
+            self.pending = [*self.pending[-(MAX_PENDING - 1) :], answered.log_entry()]
         result = answered.to_dict()
         log.info(
             "recall %s: %d section(s), %d tokens, %.1f ms",

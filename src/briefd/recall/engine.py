@@ -105,6 +105,13 @@ class RecallResult:
     confidence: str = ""  # strong / weak / none (see briefd.recall.confidence)
     specificity: float | None = None
 
+    @property
+    def asked(self) -> bool:
+        """Whether the prompt asked anything to log: not an empty one, nor a client command
+        alone (/clear, /compact), which would read as knowledge gaps (T3) in every report."""
+        command, rest = client_command(self.prompt)
+        return bool(self.prompt) and not (command and not rest)
+
     def log_entry(self) -> QueryLogEntry:
         """This answer as the query log keeps a hook prompt (T3, T6), whoever answered it: the
         sections found (those the session received before count: no gap), the best score, the

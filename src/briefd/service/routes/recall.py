@@ -60,7 +60,7 @@ def hook_recall(
     state.embed_first(request.prompt.strip(), request.mode or state.api.settings.recall.mode)
     result = state.call("rest", "recall", lambda: state.api.recall(request), started=started)
     state.served("rest", "recall", result.tokens)
-    if result.prompt:  # an empty one asks nothing (`briefd recall --status` probes with it)
+    if result.asked:  # not an empty one (`briefd recall --status` probes with it), nor /clear
         state.queue(result.log_entry())
     if format == "json":
         return {**result.to_dict(), "via": "server"}
