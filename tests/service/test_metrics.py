@@ -539,6 +539,31 @@ def test_embedding_calls_are_counted(service_settings: Settings) -> None:
     assert sample(text, "briefd_index_vectors") == 338
 
 
+def test_a_client_command_costs_the_hook_no_embedding_of_its_own(
+    service_settings: Settings,
+) -> None:
+    """The server embedded a hook prompt as typed before answering it: /clear, which asks
+    nothing, cost a query embedding, and /review the refund limits two (as typed, then the
+    words recalled for)."""
+    metrics = Metrics()
+    embedder = CountingEmbedder(FakeEmbedder(), metrics)
+    query = 'briefd_embedding_calls_total{kind="query"}'
+    with Briefd(service_settings, embedder=embedder) as api:
+        api.index()
+        with TestClient(create_app(api, service_config(), metrics)) as http:
+            http.headers.update(AUTH)
+
+            def embedded(prompt: str) -> float:
+                before = sample(http.get("/metrics").text, query)
+                body = {"prompt": prompt, "mode": "hybrid"}
+                assert http.post("/api/hook/recall?format=json", json=body).status_code == 200
+                return sample(http.get("/metrics").text, query) - before
+
+            assert embedded("what is the retry policy") >= 1  # the gate calibrated now
+            assert embedded("/clear") == 0
+            assert embedded("/review the refund limits") == 1
+
+
 def test_requests_rejected_for_their_arguments_are_counted_as_invalid(client: TestClient) -> None:
     assert client.get("/api/search", params={"q": "retry", "top_k": 0}).status_code == 422
     assert client.post("/api/bundle", json={"task": "x", "max_tokens": "a"}).status_code == 422

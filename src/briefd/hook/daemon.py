@@ -60,7 +60,7 @@ from briefd.hook.place import (
     socket_dir_problem,
 )
 from briefd.hook.render import hook_output
-from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest
+from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest, client_command
 from briefd.retrieval.candidates import prefetch
 from briefd.store.activity import QueryLogEntry
 from briefd.store.db import content_version
@@ -163,7 +163,7 @@ class Daemon:
         started = time.perf_counter()
         try:
             request = RecallRequest.from_json(json.loads(body))
-            prompt = request.prompt.strip()[:MAX_PROMPT_CHARS]
+            _, prompt = client_command(request.prompt.strip()[:MAX_PROMPT_CHARS])
             hybrid = self.mode == "hybrid" and request.mode in (None, "auto", "hybrid")
             if hybrid and query_terms(prompt):  # the model starts now, beside the index reads
                 prefetch(self.api.semantic, prompt)

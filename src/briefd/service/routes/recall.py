@@ -17,7 +17,7 @@ from fastapi.responses import PlainTextResponse
 from briefd.__about__ import __version__
 from briefd.hook.client import ANSWER_HEADER, INDEX_HEADER
 from briefd.hook.render import hook_output
-from briefd.recall.engine import RecallRequest
+from briefd.recall.engine import RecallRequest, client_command
 from briefd.service.deps import ERRORS, State
 
 router = APIRouter(prefix="/api")
@@ -57,7 +57,9 @@ def hook_recall(
     response.headers[ANSWER_HEADER] = __version__
     request = RecallRequest.from_json(body)
     started = time.perf_counter()  # a long prompt is embedded first: its latency counts that
-    state.embed_first(request.prompt.strip(), request.mode or state.api.settings.recall.mode)
+    _, asked = client_command(request.prompt.strip())  # what is recalled for: /clear asks nothing
+    if asked:
+        state.embed_first(asked, request.mode or state.api.settings.recall.mode)
     result = state.call("rest", "recall", lambda: state.api.recall(request), started=started)
     state.served("rest", "recall", result.tokens)
     if result.asked:  # not an empty one (`briefd recall --status` probes with it), nor /clear
