@@ -90,3 +90,33 @@ def test_the_command_line_never_prints_a_token_given_as_a_variable_name(tmp_path
     assert done.returncode == 1
     assert SECRET not in done.stdout + done.stderr
     assert done.stderr.startswith("error: briefd.yaml: confluence.token_env: expected the name")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "kind"),
+    [
+        ("sync.webhook_secret", "12345678", "a number"),
+        ("sync.webhook_secret", "90817263.5", "a number"),
+        ("sync.webhook_secret", "yes", "true or false"),
+        ("forge.token_env", "4815162342", "a number"),
+        ("state.url", "20240101", "a number"),
+    ],
+)
+def test_a_secret_yaml_reads_as_no_text_is_refused_without_showing_it(
+    tmp_path: Path, key: str, value: str, kind: str
+) -> None:
+    """`webhook_secret: 12345678` was "expected a non-empty string, got 12345678": the secret
+    on the terminal, in a container's log. Now what YAML read it as, and to quote it."""
+    section, name = key.split(".")
+    config = tmp_path / "briefd.yaml"
+    config.write_text(f"{section}:\n  {name}: {value}\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == (
+        f"{config}: {key}: expected a non-empty string, got what YAML reads as {kind} (not "
+        "shown: it may be the secret); put it in quotes to keep it as text"
+    )
+    assert value.split(".")[0] not in str(refused.value)
+    if key == "sync.webhook_secret":
+        config.write_text(f"{section}:\n  {name}: '{value}'\n")
+        assert load_settings(config, env={}).sync.webhook_secret == value  # quoted, it loads

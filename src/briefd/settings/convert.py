@@ -380,11 +380,39 @@ def _to_bool(value: Any, key: str, origin: str) -> bool:
 def _to_str(value: Any, key: str, origin: str) -> str:
     may_be_empty = key.endswith("_prefix")  # "" is a real choice there: no prefix
     if not isinstance(value, str) or not (value or may_be_empty):
-        raise ConfigError(f"{origin}: {key}: expected a non-empty string, got {value!r}")
+        got = _unshown(value) if _secret_valued(key) else repr(value)
+        raise ConfigError(f"{origin}: {key}: expected a non-empty string, got {got}")
     problem = variable_name_problem(value) if key.endswith("_env") else None
     if problem is not None:
         raise ConfigError(f"{origin}: {key}: {problem}")
     return value
+
+
+def _secret_valued(key: str) -> bool:
+    """``key`` holds a secret (``sync.webhook_secret``, ``state.url`` with its password) or
+    may have been given one (a ``…_env`` key holds a variable's name, not the token)."""
+    return key.endswith(("secret", "_env")) or key == "state.url"
+
+
+def _unshown(value: Any) -> str:
+    """What YAML read ``value`` of a secret as, without the value: a settings error is printed,
+    logged and shown to agents, and a secret of digits is still the secret."""
+    if isinstance(value, str):
+        return "an empty value"
+    if isinstance(value, list | tuple | dict):
+        kind = "a list" if isinstance(value, list | tuple) else "a mapping"
+        return f"{kind} (not shown: it may be the secret)"
+    kind = (
+        "true or false"
+        if isinstance(value, bool)
+        else "a number"
+        if isinstance(value, int | float)
+        else f"a {type(value).__name__}"  # 2024-01-01: a date
+    )
+    return (
+        f"what YAML reads as {kind} (not shown: it may be the secret); "
+        "put it in quotes to keep it as text"
+    )
 
 
 def _to_path(value: Any, key: str, origin: str) -> Path:
