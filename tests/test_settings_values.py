@@ -75,3 +75,20 @@ def test_an_embeddings_base_url_without_its_scheme_is_refused_at_load(
     )
     config.write_text(f"embeddings:\n  adapter: ollama\n  base_url: http://{url}\n")
     assert load_settings(config, env={}).embeddings.base_url == f"http://{url}"
+
+
+@pytest.mark.parametrize("host", ["github.acme.com/api/v3", "github.acme.com:8443/api/v3"])
+def test_a_forge_api_url_without_its_scheme_is_refused_at_load(tmp_path: Path, host: str) -> None:
+    """`forge.api_url: github.acme.com/api/v3` (GitHub Enterprise, written as its page shows
+    it) loaded; every pull request then failed "… failed: …; check forge.api_url"."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(f"forge:\n  type: github\n  repo: acme/kb\n  api_url: {host}\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == (
+        f"{config}: forge.api_url: '{host}' is not an API URL (it starts with neither https:// "
+        f"nor http://); add https:// (https://{host}); expected https://api.github.com, or "
+        "https://HOST/api/v3 for GitHub Enterprise Server"
+    )
+    config.write_text(f"forge:\n  type: github\n  repo: acme/kb\n  api_url: https://{host}\n")
+    assert load_settings(config, env={}).forge.api_url == f"https://{host}"

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from briefd.settings.names import site_url_problem
+from briefd.settings.names import site_url_problem, url_flaw, without_account
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +20,26 @@ class ForgeSettings:
     repo: str | None = None  # owner/name
     token_env: str = "GITHUB_TOKEN"
     timeout_seconds: float = 20.0
+
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``forge.``), or None: an api_url
+        without its scheme loaded, and every pull request then failed ("check forge.api_url")."""
+        url = self.api_url
+        why = url_flaw(url, "the variable token_env names, never from the file")
+        if why is None and ("?" in url or "#" in url):  # every request's path goes after it
+            why = "it holds a query or fragment"
+        if why is None:
+            return None
+        shown = without_account(url)
+        fix = (
+            f"; add https:// (https://{shown.strip().rstrip('/')})"
+            if "://" not in url and why.startswith("it starts with")
+            else ""
+        )
+        return (
+            f"api_url: {shown!r} is not an API URL ({why}){fix}; expected "
+            "https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server"
+        )
 
 
 @dataclass(frozen=True, slots=True)
