@@ -304,6 +304,33 @@ def test_a_tuned_file_and_a_settings_file_given_to_the_wrong_config_say_where_th
     )
 
 
+def test_the_hints_for_a_tuned_file_name_the_command_that_was_run(tmp_path: Path) -> None:
+    """`briefd --config best.json serve` was told `briefd search --config best.json …`, and
+    `briefd serve --config mine.yaml` `briefd --config mine.yaml search …`: a command the
+    user never ran, in the line meant to fix the one they did."""
+    (tmp_path / "best.json").write_text('{"search": {"top_k": 2}, "tuned": {"trials": 5}}\n')
+    (tmp_path / "mine.yaml").write_text("source: kb\n")
+    served = briefd("--config", "best.json", "serve", cwd=tmp_path)
+    assert served.returncode == 1
+    assert served.stderr == (
+        "error: best.json is a file from `briefd tune`; it goes after the command (`briefd "
+        "serve --config best.json …`), while --config before it names the settings file\n"
+    )
+    indexed = briefd("--config", "best.json", "index", cwd=tmp_path)  # index reads none
+    assert indexed.returncode == 1
+    assert indexed.stderr == (
+        "error: best.json is a file from `briefd tune`; it goes after a command that reads one "
+        "(`briefd search --config best.json …`; also bundle, context, serve, mcp, eval), while "
+        "--config before it names the settings file\n"
+    )
+    bundled = briefd("bundle", "--config", "mine.yaml", "refunds", cwd=tmp_path)
+    assert bundled.returncode == 1
+    assert bundled.stderr == (
+        "error: mine.yaml: a tuned file holds 'search' and 'tuned', not 'source'; a settings "
+        "file goes before the command (`briefd --config mine.yaml bundle …`)\n"
+    )
+
+
 def test_a_gate_run_with_embeddings_off_says_which_limits_it_did_not_check(
     tmp_path: Path,
 ) -> None:

@@ -165,7 +165,7 @@ def _mode(value: str) -> BundleMode:
 
 
 def _compile(ctx: typer.Context, request: BundleRequest, tuned: Path | None) -> Bundle:
-    with Briefd(apply_tuned(ctx.obj.settings(), tuned)) as api:
+    with Briefd(apply_tuned(ctx.obj.settings(), tuned, ctx.info_name)) as api:
         return api.compile_bundle(request)
 
 

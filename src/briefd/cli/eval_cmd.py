@@ -86,7 +86,7 @@ def eval_command(
     if source is not None and dataset and not queries:
         raise UsageError("--source is the knowledge of --queries; a --dataset holds its own", ctx)
     with reported_errors():
-        settings = apply_tuned(ctx.obj.settings(), tuned)
+        settings = apply_tuned(ctx.obj.settings(), tuned, ctx.info_name)
         modes = _modes(mode, settings)
         if mode == "all" and modes == ("bm25",):  # as --mode vector says, but not an error
             errors.print("--mode all: bm25 only (embeddings are off in the settings)", markup=False)

@@ -52,13 +52,16 @@ app = typer.Typer(
 class Context:
     """What the global options leave for the commands: how to build settings and the API."""
 
-    def __init__(self, config: Path | None, db: Path | None) -> None:
+    def __init__(self, config: Path | None, db: Path | None, command: str | None = None) -> None:
         self.config = config
         self.db = db
+        self.command = command  # named in a settings error's hint
 
     def settings(self, **overrides: Any) -> Settings:
         with reported_errors():
-            return load_settings(self.config, overrides={"db": self.db, **overrides})
+            return load_settings(
+                self.config, overrides={"db": self.db, **overrides}, command=self.command
+            )
 
     def api(self, **overrides: Any) -> Briefd:
         return Briefd(self.settings(**overrides))
@@ -87,7 +90,7 @@ def main(
         False, "--version", callback=print_version, is_eager=True, help="Print the version."
     ),
 ) -> None:
-    ctx.obj = Context(config, db)
+    ctx.obj = Context(config, db, ctx.invoked_subcommand)
     _quiet_state_log(serving=ctx.invoked_subcommand in ("serve", "mcp", "demo"))
 
 

@@ -113,7 +113,9 @@ def search_command(
     with reported_errors():
         if mode is not None and mode not in MODES:
             raise BadParameter(f"'{mode}'; use bm25, vector or hybrid", param_hint="'--mode'")
-        settings = apply_tuned(ctx.obj.settings(**{"search.query_mode": query_mode}), tuned)
+        settings = apply_tuned(
+            ctx.obj.settings(**{"search.query_mode": query_mode}), tuned, ctx.info_name
+        )
         request = SearchRequest(
             query=query,
             scopes=split_scopes(scopes),

@@ -116,7 +116,7 @@ def mcp_command(
 
 def _settings(ctx: typer.Context, source: Path | None, tuned: Path | None) -> Settings:
     with reported_errors():
-        settings: Settings = apply_tuned(ctx.obj.settings(source=source), tuned)
+        settings: Settings = apply_tuned(ctx.obj.settings(source=source), tuned, ctx.info_name)
     return settings
 
 

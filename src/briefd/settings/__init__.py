@@ -416,11 +416,13 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     project: Path | None = None,
+    command: str | None = None,
 ) -> Settings:
     """Read the config file (explicit, ``BRIEFD_CONFIG``, or the first of
     :func:`config_candidates` in the ``project`` folder that exists; None: the one found from
     here, :func:`briefd.settings.locate.project_folder`), then apply ``BRIEFD_*`` variables,
-    then ``overrides`` (dotted keys, e.g. from CLI flags)."""
+    then ``overrides`` (dotted keys, e.g. from CLI flags). ``command``: the CLI command run,
+    named in the hint when a tuned file was given as the settings."""
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     named_by = "BRIEFD_CONFIG" if config is None and env.get("BRIEFD_CONFIG") else None
@@ -433,9 +435,8 @@ def load_settings(
         merged = read_file(path, named_by)
         if "tuned" in merged and set(merged) <= {"search", "tuned"}:  # the two --config options
             raise ConfigError(
-                f"{path} is a file from `briefd tune`; it goes after the command "
-                f"(`briefd search --config {path} …`), while --config before it names the "
-                "settings file"
+                f"{path} is a file from `briefd tune`; it goes {_tuned_after(command, path)}, "
+                "while --config before it names the settings file"
             )
         if "tuned" in merged:  # a tuned file pasted into the settings: its search: may stay
             raise ConfigError(
@@ -513,9 +514,23 @@ def with_overrides(
     return built
 
 
-def apply_tuned(settings: Settings, path: Path | None) -> Settings:
+# the commands whose --config (after the command) takes a file from `briefd tune`
+TUNED_COMMANDS = ("search", "bundle", "context", "serve", "mcp", "eval")
+
+
+def _tuned_after(command: str | None, path: Path) -> str:
+    """Where the tuned file ``path`` goes, for the CLI ``command`` the user ran: a server
+    started with one was told `briefd search --config …`, a command it never meant."""
+    if command in TUNED_COMMANDS:
+        return f"after the command (`briefd {command} --config {path} …`)"
+    others = ", ".join(TUNED_COMMANDS[1:])
+    return f"after a command that reads one (`briefd search --config {path} …`; also {others})"
+
+
+def apply_tuned(settings: Settings, path: Path | None, command: str | None = None) -> Settings:
     """Lay a tuned recall file (written by ``briefd tune``) over ``settings``: its ``search``
-    section only; its ``tuned`` record is information."""
+    section only; its ``tuned`` record is information. ``command``: the CLI command run,
+    named in the hint when a settings file was given as the tuned file."""
     if path is None:
         return settings
     data = read_file(path)
@@ -523,7 +538,7 @@ def apply_tuned(settings: Settings, path: Path | None) -> Settings:
     if unknown:
         raise ConfigError(
             f"{path}: a tuned file holds 'search' and 'tuned', not '{unknown[0]}'; a settings "
-            f"file goes before the command (`briefd --config {path} search …`)"
+            f"file goes before the command (`briefd --config {path} {command or 'COMMAND'} …`)"
         )
     search = data.get("search") or {}
     if not isinstance(search, dict):
