@@ -487,3 +487,18 @@ def test_a_gitlab_webhook_is_told_this_webhook_takes_githubs_signature(
         "repository is followed by polling (sync.interval)"
     )
     assert api.sync_status().syncs == runs
+
+
+def test_a_signed_body_nested_too_deep_to_read_is_a_400_that_says_so(
+    client: TestClient, api: Briefd
+) -> None:
+    """A correctly signed JSON body nested deeper than Python's JSON reader goes (RecursionError)
+    was a 500 'Internal Server Error'; it is a 400 that says what is wrong, and starts no sync."""
+    runs = api.sync_status().syncs
+    body = b'{"ref": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    response = webhook(client, body, signature(SECRET, body))
+    assert response.status_code == 400, response.text  # type: ignore[attr-defined]
+    assert response.json()["detail"] == (  # type: ignore[attr-defined]
+        "the delivery's JSON is nested too deeply to read; a push event is a few levels deep"
+    )
+    assert api.sync_status().syncs == runs

@@ -110,20 +110,31 @@ class Deliveries:
             self._seen.popitem(last=False)
 
 
+TOO_DEEP = "the delivery's JSON is nested too deeply to read; a push event is a few levels deep"
+
+
+class UnreadableEvent(ValueError):
+    """A signed delivery whose JSON cannot be read at all (nested past the reader's depth)."""
+
+
 def event_payload(body: bytes) -> dict[str, Any] | None:
     """The event a delivery's body carries: JSON (content type ``application/json``) or
     ``payload=<JSON>`` (``application/x-www-form-urlencoded``, the content type GitHub's form
-    starts with); None when it is neither, or not an object."""
+    starts with); None when it is neither, or not an object. Raises :class:`UnreadableEvent`
+    for JSON nested deeper than Python's reader goes (RecursionError)."""
     try:
-        payload = json.loads(body)
-    except ValueError:
-        if not body.startswith(b"payload="):
-            return None
         try:
-            form = parse_qs(body.decode("utf-8", "replace"), max_num_fields=10)
-            payload = json.loads(form.get("payload", [""])[0])
+            payload = json.loads(body)
         except ValueError:
-            return None
+            if not body.startswith(b"payload="):
+                return None
+            try:
+                form = parse_qs(body.decode("utf-8", "replace"), max_num_fields=10)
+                payload = json.loads(form.get("payload", [""])[0])
+            except ValueError:
+                return None
+    except RecursionError:
+        raise UnreadableEvent(TOO_DEEP) from None
     return payload if isinstance(payload, dict) else None
 
 

@@ -20,7 +20,13 @@ from briefd.service.state import Job
 from briefd.store.activity import now_iso
 from briefd.sync.runner import Told
 from briefd.sync.state import SyncReport
-from briefd.sync.webhook import event_payload, skipped_event, skipped_push, verify_signature
+from briefd.sync.webhook import (
+    UnreadableEvent,
+    event_payload,
+    skipped_event,
+    skipped_push,
+    verify_signature,
+)
 
 router = APIRouter()
 
@@ -48,12 +54,13 @@ CHALLENGE = f'HMAC-SHA256 realm="briefd-webhook", header="{SIGNATURE_HEADER}"'
     name="webhook_git",
     status_code=status.HTTP_202_ACCEPTED,
     tags=["sync"],
-    responses={code: {"model": ErrorBody} for code in (401, 409)},
+    responses={code: {"model": ErrorBody} for code in (400, 401, 409)},
 )
 async def git_webhook(request: Request, state: State) -> dict[str, Any]:
     """A push notification from the forge, signed with ``sync.webhook_secret``
     (``X-Hub-Signature-256``): starts a sync in the background (coalesced). A missing or wrong
-    signature is 401, a replayed delivery 409, and nothing happens. (The body was read and
+    signature is 401, a replayed delivery 409, JSON too deeply nested to read 400, and nothing
+    happens. (The body was read and
     bounded by :mod:`briefd.service.limits` before the signature is checked.)"""
     body = await request.body()
     secret = state.api.settings.sync.webhook_secret or ""
@@ -66,11 +73,14 @@ async def git_webhook(request: Request, state: State) -> dict[str, Any]:
         raise unsigned(
             f"missing or wrong {SIGNATURE_HEADER}; sign the raw body with the webhook secret"
         )
-    replayed = state.deliveries.refusal(request.headers.get(DELIVERY_HEADER), body)
-    if replayed:
-        raise HTTPException(409, replayed)
     event = request.headers.get("X-GitHub-Event", "push")
-    skip = _skip_reason(event, body, state.api)
+    try:
+        replayed = state.deliveries.refusal(request.headers.get(DELIVERY_HEADER), body)
+        if replayed:
+            raise HTTPException(409, replayed)
+        skip = _skip_reason(event, body, state.api)
+    except UnreadableEvent as exc:
+        raise HTTPException(400, str(exc)) from None
     if skip:
         return {"accepted": True, "event": event, "sync": "skipped", "reason": skip}
     started = await anyio.to_thread.run_sync(
