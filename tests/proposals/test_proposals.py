@@ -224,6 +224,27 @@ def test_a_file_name_of_255_bytes_is_proposed_and_checks_out(
         ),
         ("ok\rall reviewed", "# Text\n", "the control character \\x0d"),
         ("red \x9b31m", "# Text\n", "the control character \\x9b"),
+        (
+            # "Trojan Source": shown as 'Raise the limit to 100' … in a review
+            "Raise the limit to \u202e001\u202c and keep the audit log",
+            "# Text\n",
+            "change_description contains \\u202e (RIGHT-TO-LEFT OVERRIDE), which does not show "
+            "or turns the text around, so the commit message and pull request would not read as "
+            "what they say in a review; send plain text (right-to-left letters, and a joiner "
+            "inside a word or an emoji, are fine)",
+        ),
+        ("Fix \u2067the\u2069 typo", "# Text\n", "contains \\u2067 (RIGHT-TO-LEFT ISOLATE)"),
+        ("Fix \u202athe\u202c typo", "# Text\n", "contains \\u202a (LEFT-TO-RIGHT EMBEDDING)"),
+        ("ad\u200bmin only", "# Text\n", "contains \\u200b (ZERO WIDTH SPACE)"),
+        ("ad\u200dmin only", "# Text\n", "contains \\u200d (ZERO WIDTH JOINER)"),
+        ("Fix typo\u2060", "# Text\n", "contains \\u2060 (WORD JOINER)"),
+        ("Fix \ufefftypo", "# Text\n", "contains \\ufeff (ZERO WIDTH NO-BREAK SPACE)"),
+        ("Fix\u2028typo", "# Text\n", "contains \\u2028 (LINE SEPARATOR)"),
+        (
+            "ignore\U000e0041\U000e0042",
+            "# Text\n",
+            "contains \\U000e0041 (TAG LATIN CAPITAL LETTER A)",
+        ),
     ],
 )
 def test_description_and_content_are_validated(
@@ -232,6 +253,24 @@ def test_description_and_content_are_validated(
     git_api.sync()
     with pytest.raises(ProposalError, match=_literal(message)):
         git_api.propose_update(ProposalRequest("domain/retry.md", description, content))
+
+
+def test_right_to_left_text_and_joined_words_and_emoji_pass_in_a_description(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """What written text needs passes as sent: Arabic and Hebrew with their direction marks,
+    a zero-width non-joiner inside a Persian word, emoji ZWJ sequences (with a skin tone and a
+    variation selector) and a subdivision flag's tags."""
+    git_api.sync()
+    description = (
+        "\u062a\u062d\u062f\u064a\u062b \u05e2\u05d3\u05db\u05d5\u05df\u200f (v2)\n\n"
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u061c"
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467 \U0001f44b\U0001f3fd\u200d\u2642\ufe0f "
+        "\u2764\ufe0f\u200d\U0001f525 "
+        "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+    )
+    made = git_api.propose_update(ProposalRequest("domain/retry.md", description, "# Retry\n"))
+    assert git(remote.bare, "log", "-1", "--format=%B", made.branch) == description
 
 
 @pytest.mark.parametrize("path", ["domain/scratch/fees.md", "domain/fees.draft.md"])

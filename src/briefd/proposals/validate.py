@@ -26,6 +26,11 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # format characters, lone surrogates, line and paragraph separators
 _UNSEEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _JOINERS = frozenset({"\u200c", "\u200d"})
+# in a description, right-to-left writing needs these marks (LRM, RLM, ALM): they set the
+# direction of a neutral character and reorder nothing around it
+_MARKS = frozenset({"\u200e", "\u200f", "\u061c"})
+_EMOJI = frozenset({"So", "Sk"})  # a symbol, a skin tone: the parts of an emoji ZWJ sequence
+_FLAG_SEQUENCE = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")
 _WINDOWS_CHARS = re.compile(r'[<>:"|?*]')
 _WINDOWS_DEVICES = frozenset(
     ["con", "prn", "aux", "nul", "conin$", "conout$"]
@@ -105,7 +110,6 @@ def _check_checkout(path: str) -> None:
     if (at := _unseen(path)) is not None:
         char = path[at]
         lone = unicodedata.category(char) == "Cs"
-        name = "a lone surrogate" if lone else unicodedata.name(char, "a control character")
         why = (
             "which is no character: UTF-8 cannot hold it"
             if lone
@@ -113,7 +117,7 @@ def _check_checkout(path: str) -> None:
             "what it is in a review or a listing"
         )
         raise ProposalError(
-            f"doc_path '{_shown(path)}' contains {_escaped(char)} ({name}), {why}; use visible "
+            f"doc_path '{_shown(path)}' contains {_escaped(char)} ({_named(char)}), {why}; use visible "
             "characters"
         )
     for part in path.split("/"):
@@ -143,8 +147,47 @@ def _letter(*chars: str) -> bool:
     return all(not c.isascii() and unicodedata.category(c)[0] in "LM" for c in chars)
 
 
+def _hidden_in_text(text: str) -> int | None:
+    """Where a description holds a character that does not show or turns the text around (a
+    bidi embedding, override or isolate, a zero-width space, the BOM, a line separator…), or
+    None. Written text keeps what it needs: the directional marks of right-to-left writing
+    (LRM, RLM, ALM), a zero-width (non-)joiner inside a word or an emoji sequence, the tags of
+    a subdivision flag (🏴 + tags + cancel tag)."""
+    for at, char in enumerate(text):
+        if unicodedata.category(char) not in _UNSEEN - {"Cc"} or char in _MARKS:
+            continue
+        if char in _JOINERS and 0 < at < len(text) - 1 and _joins(text[at - 1], text[at + 1]):
+            continue
+        if "󠀠" <= char <= "󠁿" and _in_flag(text, at):
+            continue
+        return at
+    return None
+
+
+def _joins(before: str, after: str) -> bool:
+    """A joiner between these two is spelling (letters, marks) or an emoji sequence."""
+    return all(
+        not c.isascii()
+        and (unicodedata.category(c)[0] in "LM" or unicodedata.category(c) in _EMOJI)
+        for c in (before, after)
+    )
+
+
+def _in_flag(text: str, at: int) -> bool:
+    """Whether the tag character at ``at`` belongs to a subdivision flag's tag sequence."""
+    return any(match.start() < at < match.end() for match in _FLAG_SEQUENCE.finditer(text))
+
+
+def _named(char: str) -> str:
+    if unicodedata.category(char) == "Cs":
+        return "a lone surrogate"
+    return unicodedata.name(char, "a control character")
+
+
 def _escaped(char: str) -> str:
     code = ord(char)
+    if code > 0xFFFF:
+        return f"\\U{code:08x}"
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
@@ -205,6 +248,14 @@ def _check_text(request: ProposalRequest, max_bytes: int) -> None:
         raise ProposalError(
             f"change_description contains the control character \\x{ord(control.group()[0]):02x}; "
             "send plain text (tabs and line breaks are fine)"
+        )
+    if (at := _hidden_in_text(description)) is not None:
+        char = description[at]
+        raise ProposalError(
+            f"change_description contains {_escaped(char)} ({_named(char)}), which does not "
+            "show or turns the text around, so the commit message and pull request would not "
+            "read as what they say in a review; send plain text (right-to-left letters, and a "
+            "joiner inside a word or an emoji, are fine)"
         )
     if len(description) > MAX_DESCRIPTION:
         raise ProposalError(
