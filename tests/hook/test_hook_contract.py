@@ -514,3 +514,20 @@ def test_a_broken_settings_file_found_from_a_subfolder_is_named_by_its_absolute_
         assert run.stderr.startswith(f"briefd recall: {config}: key 'source' appears twice"), (
             run.stderr
         )
+
+
+def test_the_terminal_preview_never_ends_inside_an_emoji_or_a_flag(
+    settings: Settings, write_files: WriteFiles, run_hook: RunHook
+) -> None:
+    """The ranked list's preview of a section was its first 160 code points: a family emoji
+    (👨‍👩‍👧, five code points) there was shown as 👨‍👩 and a dangling joiner, a flag (🇹🇷) as 🇹. It
+    stops before a character it cannot show whole."""
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    flag = "\U0001f1f9\U0001f1f7"
+    text = "Household payouts: " + "x" * 137 + f" {family} and {flag} accounts share one limit."
+    assert text.index(family) + len(family) > 160 > text.index(family)
+    with Briefd(settings) as api:
+        api.index(write_files({"domain/household.md": f"# Household payouts\n\n{text}\n"}))
+    listing = run_hook("--format", "text", payload=hook_json("household payouts")).stdout
+    preview = next(x for x in listing.split("\n") if x.startswith("    Household payouts: "))
+    assert preview == "    Household payouts: " + "x" * 137

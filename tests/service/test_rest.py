@@ -724,3 +724,15 @@ def test_a_hit_cut_to_max_tokens_keeps_its_flags_and_emoji_whole(
                 heads.add(content.removesuffix(marker))
     cut = {re.sub(r"(🇹🇷|🇩🇪|🇯🇵|👨‍👩‍👧|[a-z ])+", "", head) for head in heads}  # a word may be cut
     assert len(heads) > 10 and cut == {""}, cut
+
+
+def test_a_long_query_is_repeated_without_half_an_emoji_or_flag(client: TestClient) -> None:
+    """The query a search answer repeats was cut at 200 code points: a flag (🇹🇷) there came
+    back as 🇹, a family (👨‍👩‍👧) as 👨 and a dangling joiner. It stops before such a character."""
+    flag, family = "\U0001f1f9\U0001f1f7", "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    for emoji in (flag, family):
+        query = "r" * 199 + emoji + " retry policy"
+        answer = client.get("/api/search", params={"q": query})
+        assert answer.status_code == 200, answer.text
+        left = len(query) - 199
+        assert answer.json()["query"] == "r" * 199 + f" […{left} more characters]"

@@ -40,7 +40,7 @@ def terminal(result: Mapping[str, Any]) -> str:
             " ".join(p.split()) for p in [section["title"], *section["heading_path"]]
         )
         where = f"{section['doc_path']}:{section['start_line']}-{section['end_line']}"
-        preview = " ".join(section["content"].split())[:160]
+        preview = _head(" ".join(section["content"].split()), PREVIEW_CHARS)
         mark = "  related" if section.get("related_to") else ""
         mark += "  pointer (not shown)" if section.get("pointer") else ""
         lines += [
@@ -51,6 +51,19 @@ def terminal(result: Mapping[str, Any]) -> str:
     if result.get("already_injected"):
         lines.append(f"({result['already_injected']} matching section(s) already injected)")
     return "\n".join(lines) + "\n"
+
+
+PREVIEW_CHARS = 160  # of a section's text the ranked list shows
+
+
+def _head(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` code points, cut where every character stays whole (a flag, an
+    emoji ZWJ sequence, a letter with its marks: :func:`briefd.text.whole_characters`)."""
+    if len(text) <= limit:
+        return text
+    from briefd.text import whole_characters  # here: the hook's other outputs never need it
+
+    return text[: whole_characters(text, limit)].rstrip()
 
 
 def to_json(result: Mapping[str, Any]) -> str:

@@ -26,6 +26,7 @@ from briefd.service.documents import json_tokens
 from briefd.service.problems import flags_for_counts
 from briefd.store.activity import UsageReceipt
 from briefd.store.scopes import default_scope_warnings
+from briefd.text import whole_characters
 from briefd.tokens import count_tokens, json_string_tokens
 
 
@@ -441,7 +442,7 @@ def shown_query(query: str) -> str:
     cut at a word, marked with the number of characters left out."""
     if len(query) <= QUERY_SHOWN:
         return query
-    head = query[:QUERY_SHOWN]
+    head = query[: whole_characters(query, QUERY_SHOWN)]  # no half flag, no dangling joiner
     space = head.rfind(" ")
     head = head[:space] if space > QUERY_SHOWN // 2 else head
     return f"{head} […{len(query) - len(head)} more characters]"
