@@ -148,3 +148,21 @@ def test_a_gap_lists_each_document_it_got_once(page: Page, service_api: Briefd) 
         gap = page.locator("#gaps-table tbody tr").first
         expect(gap.locator("td").first).to_have_text("chargeback evidence deadline receipts")
         expect(gap.locator("td").last).to_have_text(f"{first}, {other}")
+
+
+def test_a_long_gap_query_is_cut_between_whole_characters(page: Page, service_api: Briefd) -> None:
+    """A long logged query was cut at 200 UTF-16 units: a family emoji there showed as 👨 and a
+    dangling joiner, a flag as half of it, an escaped bidi override as a bare "\\u"."""
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    service_api.log_queries(
+        [entry("r" * 198 + family + " card refunds", 0, None)] * 3
+        + [entry("s" * 198 + "\u202eab refunds" + "c" * 20, 0, None)] * 2
+    )
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        rows = page.locator("#gaps-table tbody tr")
+        expect(rows.first.locator("td").nth(1)).to_have_text("3")
+        expect(rows.first.locator("td").first).to_have_text("r" * 198 + "…")
+        expect(rows.nth(1).locator("td").first).to_have_text("s" * 198 + "\\u202ea…")
