@@ -532,3 +532,26 @@ def test_a_link_to_a_file_the_index_skipped_says_why(tmp_path: Path) -> None:
     assert briefd("--db", db, "index", "--source", str(source), cwd=cwd).returncode == 0
     out = briefd("--db", db, "links", cwd=cwd).stdout
     assert "notes" not in out.split("ambiguous links")[0]
+
+
+def test_doc_shows_each_backlink_of_a_line_once_with_the_heading_it_names(
+    tmp_path: Path,
+) -> None:
+    """A line linking a document plainly and at a heading (``[[b]] and [[b#Limits]]``) was
+    shown as two identical backlink lines in ``briefd doc``; each now says what it names, and
+    a line linking it twice alike is shown once with its count."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": "# A\n\nSee [[b]] and [[b#Limits]] here.\n",
+            "domain/c.md": "# C\n\n[[b]], again [[b]].\n",
+            "domain/b.md": "# B\n\n## Limits\n\nText.\n",
+        },
+    )
+    shown = briefd("--db", db, "doc", "domain/b.md", cwd=cwd).stdout
+    assert shown.endswith(
+        "backlinks (4):\n"
+        "  domain/a.md:3 (A)\n"
+        "  domain/a.md:3 (A) → #Limits\n"
+        "  domain/c.md:3 (C)  (2 links)\n"
+    ), shown

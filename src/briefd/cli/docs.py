@@ -80,11 +80,23 @@ def _print_document(view: DocumentView) -> None:
     for link in view.links:
         console.print(f"  line {link.link.line}: {_describe_link(link)}", markup=False)
     console.print(f"backlinks ({len(view.backlinks)}):", markup=False)
-    for link in view.backlinks:
+    for line, count in _backlink_lines(view.backlinks).items():
+        times = f"  ({count} links)" if count > 1 else ""
+        console.print(f"  {line}{times}", markup=False)
+
+
+def _backlink_lines(backlinks: tuple[ResolvedLink, ...]) -> dict[str, int]:
+    """Each backlink as its source line, section and the heading it names; a line linking
+    the document twice alike (``[[b]] … [[b]]``) is shown once with its count."""
+    lines: dict[str, int] = {}
+    for link in backlinks:
         where = link.link.section
         if link.link.kind == "relation":  # above every section: say what it declares
             where = f"front matter: {link.link.display}"
-        console.print(f"  {link.link.source_path}:{link.link.line} ({where})", markup=False)
+        anchor = f" → #{link.link.fragment}" if link.link.fragment else ""
+        line = f"{link.link.source_path}:{link.link.line} ({where}){anchor}"
+        lines[line] = lines.get(line, 0) + 1
+    return lines
 
 
 def _describe_link(link: ResolvedLink) -> str:
