@@ -152,7 +152,7 @@ def _index_source(
             outside,
             settings.default_scopes,
             folder_in_work_tree(source),
-            skipped_files(found.skipped, settings),
+            skipped_files(found.skipped, settings, found.left_out),
         )
         _apply(conn, parsed, deleted, found.mtimes, rebuild, progress, links)
         activity.follow_renames(conn, renamed(found.known, current, deleted))
@@ -251,12 +251,14 @@ class _Changes:
     added: tuple[str, ...]
     changed: tuple[str, ...]
     known: Mapping[str, str]  # path → hash of every document indexed before the run
+    left_out: dict[str, str]  # documents index.exclude or a .gitignore leave out: why
 
 
 def _changes(
     store: Store, source: Path, settings: Settings, rebuild: bool, progress: Progress
 ) -> _Changes:
-    files, skipped = scan(source, settings.index, Layout.of(settings))
+    left_out: dict[str, str] = {}
+    files, skipped = scan(source, settings.index, Layout.of(settings), left_out)
     known = {} if rebuild else docs_table.document_hashes(store.conn)
     signature = parse_signature(settings)
     rechunk = bool(known) and docs_table.meta(store.conn, "parse") != signature
@@ -265,7 +267,18 @@ def _changes(
     changed = tuple(d.path for d in parsed if d.path in known and known[d.path] != current[d.path])
     deleted = sorted(set(known) - set(current))
     return _Changes(
-        files, skipped, signature, rechunk, current, parsed, mtimes, deleted, added, changed, known
+        files,
+        skipped,
+        signature,
+        rechunk,
+        current,
+        parsed,
+        mtimes,
+        deleted,
+        added,
+        changed,
+        known,
+        left_out,
     )
 
 

@@ -555,3 +555,37 @@ def test_doc_shows_each_backlink_of_a_line_once_with_the_heading_it_names(
         "  domain/a.md:3 (A) → #Limits\n"
         "  domain/c.md:3 (C)  (2 links)\n"
     ), shown
+
+
+def test_a_link_to_a_document_left_out_by_exclude_or_gitignore_says_by_what(
+    tmp_path: Path,
+) -> None:
+    """A link to a file ``index.exclude`` or a ``.gitignore`` leaves out said "no document
+    matches", read as a typo although the file is there; it now names the file and what
+    leaves it out. Deleting that file alone brings "no document matches" back on the next
+    run (the no-change check counts such files)."""
+    (tmp_path / "briefd.yaml").write_text('index:\n  exclude: ["domain/drafts/**"]\n')
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": "# A\n\nSee [[plan]], [[secret]] and [[gone]].\n",
+            "domain/drafts/plan.md": "# Plan\n",
+            "domain/.gitignore": "secret.md\n",
+            "domain/secret.md": "# Secret\n",
+        },
+    )
+    out = briefd("--db", db, "links", cwd=cwd).stdout
+    assert (
+        "domain/a.md:3 plan (domain/drafts/plan.md exists but is not indexed: left out by "
+        "index.exclude ('domain/drafts/**'); remove that pattern to index it)"
+    ) in out, out
+    assert (
+        "domain/a.md:3 secret (domain/secret.md exists but is not indexed: ignored by a "
+        ".gitignore, and briefd indexes no file git ignores; change that pattern to index it)"
+    ) in out, out
+    assert "domain/a.md:3 gone (no document matches 'gone')" in out
+    (tmp_path / "knowledge/domain/drafts/plan.md").unlink()
+    source = str(tmp_path / "knowledge")
+    assert briefd("--db", db, "index", "--source", source, cwd=cwd).returncode == 0
+    out = briefd("--db", db, "links", cwd=cwd).stdout
+    assert "domain/a.md:3 plan (no document matches 'plan')" in out, out

@@ -99,7 +99,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
         state = state.as_indexed(docs_table.document_hashes(conn))
         fingerprint = index_fingerprint(state.hashes, parse_signature(settings))
         outside = outside_scopes(state.skipped, settings)
-        skipped = skipped_files(state.skipped, settings)
+        skipped = skipped_files(state.skipped, settings, state.left_out)
         key = source_key(fingerprint, state.scopes, head, model, root, outside, skipped)
         stored = freshness.stored_key(conn)
         if stored != key:

@@ -74,6 +74,7 @@ class Rules:
             "gitignore", map(_composed, index.exclude), backend=BACKEND
         )
         self._included, self._excluded = linear_spec(included), linear_spec(excluded)
+        self._exclude = [_composed(glob) for glob in index.exclude]
         self._ignores: dict[str, pathspec.PathSpec[Any] | None] = {}
         found = _outer_ignores(root)
         self.outer = tuple(path for _, path in found)
@@ -118,6 +119,19 @@ class Rules:
         if not self._included.match_file(composed) or self._excluded.match_file(composed):
             return False
         return not self._ignored(rel)
+
+    def left_out(self, rel: str) -> str | None:
+        """Why the file ``rel``, which ``index.include`` matches, is left out by
+        ``index.exclude`` or a ``.gitignore`` (None: it is not, or it is no document)."""
+        composed = _composed(rel)
+        if not self._included.match_file(composed):
+            return None
+        if (found := self._excluded.check_file(composed)).include:
+            glob = self._exclude[found.index] if found.index is not None else ""
+            return f"left out by index.exclude ({glob!r}); remove that pattern to index it"
+        if self._ignored(rel):
+            return f"ignored by a .gitignore, and briefd indexes no file git ignores; {IGNORED}"
+        return None
 
     def would_index(self, rel: str) -> str | None:
         """Why the file ``rel`` would not be indexed for itself (None: it would be)."""
@@ -260,10 +274,16 @@ def not_a_directory(root: Path) -> SourceError:
     )
 
 
+IGNORED = "change that pattern to index it"
+
+
 def scan(
-    root: Path, index: IndexSettings, layout: Layout
+    root: Path, index: IndexSettings, layout: Layout, left_out: dict[str, str] | None = None
 ) -> tuple[list[SourceFile], list[SkippedFile]]:
-    """Files to index (sorted by path) and the candidates that were skipped, with reasons."""
+    """Files to index (sorted by path) and the candidates that were skipped, with reasons;
+    ``left_out`` (when given) gets the documents ``index.exclude`` or a ``.gitignore`` leave
+    out, met on the walk (path → why: links may name them; not in ignored folders, which
+    the walk does not enter)."""
     if not root.is_dir():
         raise not_a_directory(root)
     rules = Rules(root, index, layout)
@@ -289,6 +309,8 @@ def scan(
         for name in sorted(filenames):
             rel = rel_dir + name
             if not rules.selects(rel):
+                if left_out is not None and (why := rules.left_out(rel)):
+                    left_out[_shown(rel)] = why
                 if _upper_case_suffix(rules, rel):
                     skipped.append(SkippedFile(_shown(rel), UPPER_CASE_SUFFIX))
                 continue

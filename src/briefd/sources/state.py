@@ -113,6 +113,7 @@ class SourceState:
     skipped: tuple[SkippedFile, ...]
     unread: dict[str, str] = field(default_factory=dict)
     listed: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)  # by index.exclude/.gitignore: why
 
     def as_indexed(self, indexed: Mapping[str, str]) -> SourceState:
         """The state an index run over an index holding ``indexed`` (path → content hash)
@@ -122,12 +123,13 @@ class SourceState:
         keep_indexed(indexed, hashes, skipped, self.unread)
         scopes = {path: scope for path, scope in self.listed.items() if path in hashes}
         skips = tuple(sorted(skipped, key=lambda s: s.path))
-        return SourceState(hashes, scopes, skips, self.unread, self.listed)
+        return SourceState(hashes, scopes, skips, self.unread, self.listed, self.left_out)
 
 
 def read_state(root: Path, settings: Settings) -> SourceState:
     """Scan ``root`` and hash every file an index run would index (reads each file once)."""
-    files, skipped = scan(root, settings.index, Layout.of(settings))
+    left_out: dict[str, str] = {}
+    files, skipped = scan(root, settings.index, Layout.of(settings), left_out)
     hashes: dict[str, str] = {}
     unread: dict[str, str] = {}
     for file in files:
@@ -140,7 +142,7 @@ def read_state(root: Path, settings: Settings) -> SourceState:
     listed = {f.path: f.scope for f in files}
     scopes = {path: scope for path, scope in listed.items() if path in hashes}
     skips = tuple(sorted(skipped, key=lambda s: s.path))
-    return SourceState(hashes, scopes, skips, unread, listed)
+    return SourceState(hashes, scopes, skips, unread, listed, left_out)
 
 
 def _digest(file: SourceFile) -> tuple[str, str]:
@@ -221,11 +223,15 @@ def outside_scopes(skipped: Iterable[SkippedFile], settings: Settings) -> list[s
     return sorted(s.path for s in skipped if s.reason == reason)
 
 
-def skipped_files(skipped: Iterable[SkippedFile], settings: Settings) -> dict[str, str]:
+def skipped_files(
+    skipped: Iterable[SkippedFile], settings: Settings, left_out: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The files of a scope a scan found but did not index (too large, not UTF-8 text, a Git
-    LFS pointer, unreadable…), each with why: links may name them."""
+    LFS pointer, unreadable…) and the documents ``index.exclude`` or a ``.gitignore`` leave
+    out (``left_out``), each with why: links may name them."""
     outside = Layout.of(settings).outside()
-    return {s.path: s.reason for s in skipped if s.reason != outside and not s.path.endswith("/")}
+    found = {s.path: s.reason for s in skipped if s.reason != outside and not s.path.endswith("/")}
+    return {**(left_out or {}), **found}
 
 
 def source_key(
