@@ -115,6 +115,33 @@ def test_links_inside_html_comments_are_not_links(tmp_path: Path) -> None:
     assert got == [(3, "b", None), (3, "b.md", None), (12, "b", "Two"), (14, "b", None)]
 
 
+def test_links_inside_obsidian_comments_are_not_links(tmp_path: Path) -> None:
+    """A link inside an Obsidian comment (``%% [[old]] %%`` on a line, or a ``%%`` block over
+    several lines and paragraphs) is not rendered by Obsidian, but was reported broken
+    (failing ``--check``) and listed among the document's links; the links beside it count,
+    and ``%%`` in a code span or block starts no comment."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": (
+                "# A\n\n"
+                "See [[b]] %% and [[gone]] %% and [b](b.md).\n\n"
+                "%%\nTODO: [[draft]]\n\n[old](old.md)\n%%\n\n"
+                "Code `%%` is no comment: [[b#Two]].\n\n"
+                "```\n%%\n```\n\n"
+                "Then [[b]].\n"
+            ),
+            "domain/b.md": "# B\n\n## Two\n",
+        },
+    )
+    checked = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert checked.returncode == 0, checked.stdout
+    assert "broken links: 0" in checked.stdout
+    doc = json.loads(briefd("--db", db, "doc", "domain/a.md", "--json", cwd=cwd).stdout)
+    got = [(r["link"]["line"], r["link"]["target"], r["link"]["fragment"]) for r in doc["links"]]
+    assert got == [(3, "b", None), (3, "b.md", None), (11, "b", "Two"), (17, "b", None)]
+
+
 def test_a_link_out_of_the_knowledge_folder_says_so(tmp_path: Path) -> None:
     """Knowledge kept in a code repository links the repository's own files
     (``../../CONTRIBUTING.md``): briefd cannot follow such a link, and "no document matches"

@@ -1,7 +1,7 @@
 """Link extraction (K5): wikilinks in all four shapes and relative Markdown links.
 
-Pure. Code blocks, inline code spans and HTML comments are masked first, so ``[[x]]`` in an
-example or a commented-out line is not a link. Each link keeps its provenance: source path,
+Pure. Code blocks, inline code spans, HTML comments and Obsidian ``%% comments %%`` are
+masked first, so ``[[x]]`` in an example or a commented-out line is not a link. Each link keeps its provenance: source path,
 enclosing section, line.
 """
 
@@ -134,7 +134,8 @@ def _visible(lines: Sequence[str], first_line: int, hidden: set[int]) -> dict[in
         if not run:
             continue
         spans = "\n".join(_spans_blanked(lines[n - 1]) for n in run)
-        visible.update(zip(run, _uncommented(spans).split("\n"), strict=True))
+        shown = _obsidian_uncommented(_uncommented(spans))
+        visible.update(zip(run, shown.split("\n"), strict=True))
         run = []
     return visible
 
@@ -151,6 +152,19 @@ def _uncommented(text: str) -> str:
             done = end + 3
             start = paragraph.find("<!--", done)
         pieces.append(paragraph[done:])
+    return "".join(pieces)
+
+
+def _obsidian_uncommented(text: str) -> str:
+    """``text`` with its closed Obsidian comments blanked: ``%%`` to the next ``%%``, on one
+    line or over lines and blank lines (Obsidian renders neither them nor their links). An
+    unclosed ``%%`` is left as written."""
+    pieces, done, start = [], 0, text.find("%%")
+    while start != -1 and (end := text.find("%%", start + 2)) != -1:
+        pieces += [text[done:start], re.sub(r"[^\n]", " ", text[start : end + 2])]
+        done = end + 2
+        start = text.find("%%", done)
+    pieces.append(text[done:])
     return "".join(pieces)
 
 
