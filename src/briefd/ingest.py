@@ -62,7 +62,7 @@ Progress = Callable[[str, int, int], None]
 
 
 WAITING = "waiting for another index run of this index"
-SKIPPED = "skipped"  # index_meta: the files of a scope found but not indexed (path → why), JSON
+SKIPPED = docs_table.SKIPPED
 
 
 def no_progress(stage: str, done: int, total: int) -> None:

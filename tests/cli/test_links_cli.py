@@ -616,3 +616,17 @@ def test_a_link_to_a_document_left_out_by_exclude_or_gitignore_says_by_what(
     assert briefd("--db", db, "index", "--source", source, cwd=cwd).returncode == 0
     out = briefd("--db", db, "links", cwd=cwd).stdout
     assert "domain/a.md:3 plan (no document matches 'plan')" in out, out
+
+
+def test_asking_for_a_document_left_out_by_exclude_says_by_what(tmp_path: Path) -> None:
+    """``briefd doc`` (get_document, suggest_links share its message) on a file index.exclude
+    leaves out answered "did you mean domain/a.md?", sending the user to look for a typo in a
+    path that was right; it now says the file is there and what leaves it out."""
+    (tmp_path / "briefd.yaml").write_text('index:\n  exclude: ["domain/drafts/**"]\n')
+    cwd, db = _indexed(tmp_path, {"domain/a.md": "# A\n", "domain/drafts/plan.md": "# Plan\n"})
+    shown = briefd("--db", db, "doc", "domain/drafts/plan.md", cwd=cwd)
+    assert shown.returncode != 0
+    assert shown.stderr.strip() == (
+        "error: domain/drafts/plan.md exists but is not indexed: left out by index.exclude "
+        "('domain/drafts/**'); remove that pattern to index it"
+    ), shown.stderr

@@ -31,6 +31,16 @@ def unscoped_files(conn: sqlite3.Connection) -> list[str]:
     return listed
 
 
+SKIPPED = "skipped"  # index_meta: the files of a scope found but not indexed (path → why), JSON
+
+
+def skipped_files(conn: sqlite3.Connection) -> dict[str, str]:
+    """The files the last index run found and did not index though in a scope (unreadable,
+    too large, left out by index.exclude or a .gitignore…), each with why."""
+    found: dict[str, str] = json.loads(meta(conn, SKIPPED) or "{}")
+    return found
+
+
 def meta(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else str(row[0])

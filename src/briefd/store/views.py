@@ -235,6 +235,9 @@ def not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None
     found = outside.path(path) if outside else None
     if found is not None:
         return f"{not_indexed(found)}; {ADD_SCOPE} to read it"
+    skipped = docs_table.skipped_files(conn)
+    if path in skipped:
+        return f"{path} exists but is not indexed: {skipped[path]}"
     paths = paths_in(conn, allowed)
     named = ending_with(path, paths)
     if named:
