@@ -117,6 +117,30 @@ def test_mentions_in_code_blocks_are_not_suggested_as_no_link_there_counts(
     assert found == [("domain/refunds.md", "Refunds", 20)]
 
 
+def test_mentions_in_html_or_obsidian_comments_are_not_suggested(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """A name inside a comment no reader sees (``<!-- … -->``, ``%% … %%`` on a line or as a
+    block) was suggested as an unlinked mention, at the comment's line; a mermaid ``%%`` in a
+    code block opens no comment, and the prose after the comments still counts."""
+    write_files(
+        {
+            "domain/settlement.md": "# Settlement\n\nMoney moves.\n",
+            "domain/notes.md": (
+                "# Notes\n\n"
+                "Text <!-- Settlement later --> here.\n\n"
+                "%% Settlement draft %%\n\n"
+                "%%\nTODO: Settlement\n\nmore\n%%\n\n"
+                "```mermaid\n%% a diagram\n```\n\n"
+                "Settlement is the topic.\n"
+            ),
+        }
+    )
+    api.index()
+    found = [(s.target, s.mention, s.line) for s in api.suggest_links("domain/notes.md")]
+    assert found == [("domain/settlement.md", "Settlement", 17)]
+
+
 def test_code_blocks_are_found_again_when_a_document_changes(
     write_files: WriteFiles, api: Briefd
 ) -> None:

@@ -13,6 +13,7 @@ from itertools import accumulate
 from typing import Literal
 
 from briefd.graph.resolve import name_key
+from briefd.markdown.links import comments_blanked
 from briefd.markdown.parse import code_ranges
 from briefd.model import Link, ResolvedLink
 from briefd.text import has_spaceless
@@ -61,12 +62,16 @@ class LinkSuggestion:
 def _prose_lines(body: str, code: frozenset[int] | None = None) -> list[tuple[int, str]]:
     """(offset, line) pairs outside fenced and indented code (``code``, else found: the code
     blocks links are never read in, as the same CommonMark parser finds them) with inline
-    code, links and web and e-mail addresses blanked out."""
+    code, HTML and Obsidian comments, links and web and e-mail addresses blanked out."""
     if code is None:
         code = code_offsets(body)
+    lines = body.split("\n")  # the file's lines, as links count them
+    shown = [" " if i in code else _INLINE_CODE.sub(" ", line) for i, line in enumerate(lines)]
+    if "<!--" in body or "%%" in body:
+        shown = comments_blanked("\n".join(shown)).split("\n")
     return [
-        (offset, _ADDRESS.sub(" ", _LINKS.sub(" ", _INLINE_CODE.sub(" ", line))))
-        for offset, line in enumerate(body.split("\n"))  # the file's lines, as links count them
+        (offset, _ADDRESS.sub(" ", _LINKS.sub(" ", line)))
+        for offset, line in enumerate(shown)
         if offset not in code
     ]
 

@@ -155,6 +155,12 @@ def _uncommented(text: str) -> str:
     return "".join(pieces)
 
 
+def comments_blanked(text: str) -> str:
+    """``text`` (without its code) with its closed HTML and Obsidian comments blanked, every
+    line break kept: what a reader sees of it."""
+    return _obsidian_uncommented(_uncommented(text))
+
+
 def _obsidian_uncommented(text: str) -> str:
     """``text`` with its closed Obsidian comments blanked: ``%%`` to the next ``%%``, on one
     line or over lines and blank lines (Obsidian renders neither them nor their links). An
