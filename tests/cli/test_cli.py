@@ -273,6 +273,24 @@ def test_a_git_url_given_as_source_folder_is_told_where_urls_go(
     )
 
 
+def test_a_git_address_without_its_scheme_as_source_is_told_to_write_it_as_a_url(
+    tmp_path: Path,
+) -> None:
+    """`source: github.com/acme/kb.git` (the address as a browser's bar shows it) was read as a
+    folder beside briefd.yaml, and the error said only "does not exist; pass --source DIR"."""
+    (tmp_path / "briefd.yaml").write_text("source: github.com/acme/kb.git\n", encoding="utf-8")
+    result = briefd("index", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.endswith(
+        "; if github.com/acme/kb.git is a git repository's address, write it as a URL in "
+        "`source:` (https://github.com/acme/kb.git), and `briefd sync` or `briefd serve` "
+        "clones it\n"
+    ), result.stderr
+    (tmp_path / "notes").mkdir()
+    plain = briefd("index", "--source", str(tmp_path / "notes" / "gone" / "domain"), cwd=tmp_path)
+    assert plain.returncode == 1 and "repository's address" not in plain.stderr, plain.stderr
+
+
 def rebuild_run(tmp_path: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     """``briefd index --rebuild`` of the example, BM25 only, as a process of its own."""
     return subprocess.Popen(

@@ -268,10 +268,34 @@ def not_a_directory(root: Path) -> SourceError:
             "`briefd sync` or `briefd serve` clones it"
         )
     what = "is not a directory" if os.path.lexists(root) else "does not exist"
+    address = _address_without_scheme(root)
+    hint = (
+        f"; if {address} is a git repository's address, write it as a URL in `source:` "
+        f"(https://{address}), and `briefd sync` or `briefd serve` clones it"
+        if address
+        else ""
+    )
     return SourceError(
         f"knowledge source {root} {what}; pass --source DIR, or point 'source:' in "
-        "briefd.yaml (or BRIEFD_SOURCE) at the knowledge folder"
+        f"briefd.yaml (or BRIEFD_SOURCE) at the knowledge folder{hint}"
     )
+
+
+_HOST = re.compile(r"^(?=.*[a-z])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}$", re.IGNORECASE)
+
+
+def _address_without_scheme(root: Path) -> str | None:
+    """``host/owner/repo`` when the missing part of ``root`` reads as a git address written
+    without its scheme (``source: github.com/acme/kb.git``, resolved as a folder beside the
+    settings file): its first missing folder is a host name with at least two parts after it."""
+    parts = root.parts
+    for at in range(len(parts)):
+        if not os.path.lexists(Path(*parts[: at + 1])):
+            rest = parts[at:]
+            if _HOST.match(rest[0]) and len(rest) >= 3 and not rest[0].endswith(".md"):
+                return "/".join(rest)
+            return None
+    return None
 
 
 IGNORED = "change that pattern to index it"
