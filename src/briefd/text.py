@@ -70,8 +70,8 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
 def fold(text: str | None) -> str:
     """The index-side normalisation every FTS column goes through (also used for queries):
     Turkish ı and İ as i and I, ß as ss, full-width and half-width forms as their usual ones
-    (ＡＰＩ as API), without Hebrew and Arabic points (``_POINTS``), and a space between a Han or kana character and what touches it, so that
-    each is a word (see ``_SPACELESS``)."""
+    (ＡＰＩ as API), without Hebrew and Arabic points (``_POINTS``), and a space between a Han
+    or kana character and what touches it, so that each is a word (see ``_SPACELESS``)."""
     if not text:
         return ""
     folded = text.translate(_FOLD)

@@ -137,14 +137,10 @@ def _unseen(path: str) -> int | None:
     for at, char in enumerate(path):
         if unicodedata.category(char) not in _UNSEEN:
             continue
-        if char in _JOINERS and 0 < at < len(path) - 1 and _letter(path[at - 1], path[at + 1]):
+        if char in _JOINERS and 0 < at < len(path) - 1 and _joins(path[at - 1], path[at + 1]):
             continue
         return at
     return None
-
-
-def _letter(*chars: str) -> bool:
-    return all(not c.isascii() and unicodedata.category(c)[0] in "LM" for c in chars)
 
 
 def _hidden_in_text(text: str) -> int | None:
@@ -156,19 +152,24 @@ def _hidden_in_text(text: str) -> int | None:
     for at, char in enumerate(text):
         if unicodedata.category(char) not in _UNSEEN - {"Cc"} or char in _MARKS:
             continue
-        if char in _JOINERS and 0 < at < len(text) - 1 and _joins(text[at - 1], text[at + 1]):
+        if (
+            char in _JOINERS
+            and 0 < at < len(text) - 1
+            and _joins(text[at - 1], text[at + 1], emoji=True)
+        ):
             continue
-        if "󠀠" <= char <= "󠁿" and _in_flag(text, at):
+        if "\U000e0020" <= char <= "\U000e007f" and _in_flag(text, at):
             continue
         return at
     return None
 
 
-def _joins(before: str, after: str) -> bool:
-    """A joiner between these two is spelling (letters, marks) or an emoji sequence."""
+def _joins(before: str, after: str, emoji: bool = False) -> bool:
+    """A joiner between these two is spelling (non-ASCII letters, marks) or, with ``emoji``,
+    an emoji sequence."""
     return all(
         not c.isascii()
-        and (unicodedata.category(c)[0] in "LM" or unicodedata.category(c) in _EMOJI)
+        and (unicodedata.category(c)[0] in "LM" or (emoji and unicodedata.category(c) in _EMOJI))
         for c in (before, after)
     )
 
@@ -193,8 +194,7 @@ def _escaped(char: str) -> str:
 
 def _shown(path: str) -> str:
     """``path`` with its control and unseen characters written as escapes."""
-    unseen = _UNSEEN | {"Cc"}
-    return "".join(_escaped(c) if unicodedata.category(c) in unseen else c for c in path)
+    return "".join(_escaped(c) if unicodedata.category(c) in _UNSEEN else c for c in path)
 
 
 def _check_windows(path: str) -> None:
