@@ -201,3 +201,23 @@ def test_a_remote_whose_head_names_a_missing_branch_says_which_to_follow(
     with Briefd(git_settings(other, remote.url, **{"sync.branch": "main"}), embedder=None) as api:
         report = api.sync()
     assert report.error is None and report.commit == remote.head()
+
+
+def test_a_remote_written_without_its_scheme_is_told_to_write_it_as_a_url(
+    tmp_path: Path,
+) -> None:
+    """``sync.remote: github.com/acme/kb.git`` (an address as a browser's bar shows it) is a
+    folder to git: the sync said only "repository 'github.com/acme/kb.git' does not exist;
+    check the repository URL in `source`", not what is wrong with it."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(
+        f"db: {tmp_path / 'data' / 'index.db'}\nembeddings:\n  enabled: false\n"
+        "sync:\n  remote: github.com/acme/kb.git\n"
+    )
+    with Briefd(load_settings(config, env={}), embedder=None) as api:
+        report = api.sync()
+    assert report.error is not None and report.error.endswith(
+        "check the repository URL in `source`: github.com/acme/kb.git has no scheme, so git "
+        "read it as a folder; write it as a URL (https://github.com/acme/kb.git, or "
+        "git@github.com:acme/kb.git for SSH)"
+    )

@@ -21,7 +21,7 @@ from typing import Literal, Protocol
 from briefd.errors import BriefdError, ProposalConflictError, ProposalError, SourceError
 from briefd.folders import make_index_folder
 from briefd.settings import Settings
-from briefd.sources import git
+from briefd.sources import git, scan
 from briefd.sources.history import History, document_history
 from briefd.sources.scan import not_a_directory
 
@@ -425,6 +425,12 @@ class Clone(Checkout):
         in time is not asked again: that would wait as long, and say nothing new."""
         if git.TIMED_OUT in str(failed):
             return failed
+        address = scan.address_without_scheme(self.root.parent / self.url)
+        if address and git.SOURCE_URL_HINT in str(failed):  # git read it as a folder
+            return SourceError(
+                f"{failed}: {address} has no scheme, so git read it as a folder; write it as "
+                f"a URL (https://{address}, or git@{address.replace('/', ':', 1)} for SSH)"
+            )
         try:
             ask = [*self.remote.helper, "ls-remote", "--heads", "--", self.remote.url]
             heads = git.run(ask, None, self.timeout, env=self.remote.env)

@@ -268,7 +268,7 @@ def not_a_directory(root: Path) -> SourceError:
             "`briefd sync` or `briefd serve` clones it"
         )
     what = "is not a directory" if os.path.lexists(root) else "does not exist"
-    address = _address_without_scheme(root)
+    address = address_without_scheme(root)
     hint = (
         f"; if {address} is a git repository's address, write it as a URL in `source:` "
         f"(https://{address}), and `briefd sync` or `briefd serve` clones it"
@@ -284,7 +284,7 @@ def not_a_directory(root: Path) -> SourceError:
 _HOST = re.compile(r"^(?=.*[a-z])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}$", re.IGNORECASE)
 
 
-def _address_without_scheme(root: Path) -> str | None:
+def address_without_scheme(root: Path) -> str | None:
     """``host/owner/repo`` when the missing part of ``root`` reads as a git address written
     without its scheme (``source: github.com/acme/kb.git``, resolved as a folder beside the
     settings file): its first missing folder is a host name with at least two parts after it."""
