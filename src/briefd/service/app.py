@@ -57,6 +57,7 @@ from briefd.service.routes import (
 )
 from briefd.service.routes import metrics as prometheus
 from briefd.service.schemas import scopes_out
+from briefd.service.slashes import RelativeSlashes
 from briefd.service.state import ServiceState
 from briefd.service.tools import build_mcp
 from briefd.sources import git
@@ -162,6 +163,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # served by routes/apidocs.py from local assets, not from a CDN
         redoc_url=None,
+        redirect_slashes=False,  # RelativeSlashes: a proxy's path prefix survives
     )
     app.openapi = with_security(app.openapi, config)  # type: ignore[method-assign]
     app.state.briefd = state
@@ -170,6 +172,7 @@ def create_app(
     for routes in ROUTERS:
         app.include_router(routes)
     app.router.routes.append(Route("/mcp", StreamableHTTPASGIApp(sessions)))
+    app.add_middleware(RelativeSlashes, routes=app.router.routes)
     app.add_middleware(Limits, config=config)  # inside the Guard: bodies only of allowed callers
     app.add_middleware(Guard, config=config)
     app.add_middleware(HeadAsGet)  # outside the Guard: its refusals leave bodiless too
