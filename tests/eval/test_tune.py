@@ -10,10 +10,12 @@ from briefd.api import Briefd
 from briefd.cli.tune import _print
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import ConfigError, EvalError
+from briefd.eval.recall import shipped
 from briefd.eval.run import Case
+from briefd.eval.trust import load_offtopic, offtopic_answered
 from briefd.eval.tune import SPACE, FoldScores, TuneResult, split, tune
 from briefd.retrieval.search import RANKING_VERSION
-from briefd.settings import Settings, apply_tuned
+from briefd.settings import Settings, apply_tuned, with_overrides
 from tests.conftest import WriteFiles
 
 
@@ -119,3 +121,89 @@ def test_a_gain_that_does_not_hold_out_is_said_beside_the_table(
     ) in " ".join(said.split())
     _print(replace(result, best_holdout=fold), tmp_path / "best.json")  # held: nothing said
     assert "does not hold out" not in capsys.readouterr().out
+
+
+TEAM_NOTES = {
+    "domain/shipping.md": "# Shipping\n\n## Carriers\nWe ship with DHL and UPS. Parcels above "
+    "30 kg go by freight forwarder Kuehne.\n\n## Cutoff\nOrders placed before 14:00 local "
+    "warehouse time leave the same day.\n\n## Returns label\nCustomers print a prepaid returns "
+    "label from the account page; labels expire after 30 days.\n",
+    "domain/pricing.md": "# Pricing\n\n## Price rounding\nPrices are rounded half-even to two "
+    "decimals after tax, never before.\n\n## Discounts\nDiscounts stack multiplicatively, capped "
+    "at 60% of the list price.\n\n## Currency\nAll prices are stored in minor units (cents) as "
+    "integers.\n",
+    "domain/inventory.md": "# Inventory\n\n## Reservations\nA cart reserves stock for 15 "
+    "minutes; the reservation is released by a sweeper job.\n\n## Oversell\nWe allow oversell "
+    "of 2% for preorder items only.\n",
+    "domain/loyalty.md": "# Loyalty points\n\n## Earning\nOne point per euro spent, credited "
+    "after the return window closes.\n\n## Expiry\nPoints expire 24 months after they are "
+    "earned.\n",
+    "domain/invoices.md": "# Invoices\n\n## Numbering\nInvoice numbers are sequential per legal "
+    "entity without gaps, as German law requires.\n\n## Corrections\nA wrong invoice is never "
+    "edited; issue a credit note and a new invoice.\n",
+    "domain/payments.md": "# Payments\n\n## Providers\nCard payments run through Adyen, invoices "
+    "through Klarna.\n\n## Refund timing\nRefunds are sent back to the original payment method "
+    "within 5 business days.\n",
+    "conventions/testing.md": "# Testing\n\n## Fixtures\nDatabase tests use a real PostgreSQL "
+    "in a container, never mocks.\n\n## Flaky tests\nA flaky test is quarantined within a day "
+    "and gets a ticket.\n",
+}
+TEAM_QUESTIONS = [  # worded as a developer asks: several share few words with their answer
+    ("when is the last order time for same-day dispatch", "domain/shipping.md", "Cutoff"),
+    ("how do we round prices", "domain/pricing.md", "Price rounding"),
+    ("how long is stock held in a shopping cart", "domain/inventory.md", "Reservations"),
+    ("when do loyalty points run out", "domain/loyalty.md", "Expiry"),
+    ("can I edit an invoice that has a mistake", "domain/invoices.md", "Corrections"),
+    ("which payment provider handles cards", "domain/payments.md", "Providers"),
+    ("what to do with a test that fails randomly", "conventions/testing.md", "Flaky tests"),
+    ("when does the customer get money back", "domain/payments.md", "Refund timing"),
+    ("heavy package transport", "domain/shipping.md", "Carriers"),
+    ("selling more than we have in stock", "domain/inventory.md", "Oversell"),
+    ("combining several price reductions", "domain/pricing.md", "Discounts"),
+    ("points for purchases credited when", "domain/loyalty.md", "Earning"),
+    ("integers cents storage", "domain/pricing.md", "Currency"),
+    ("gapless numbering of invoices", "domain/invoices.md", "Numbering"),
+]
+
+
+def test_a_trial_that_loosens_the_gate_is_not_taken_as_a_gain(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """V3: real questions alone never show what a looser relevance gate lets through (a
+    lower gate_offset only ever adds hits), so the best trial was the lowest gate_offset drawn
+    (-0.0292), written as a gain, while briefd's off-topic questions answered went 17 → 28."""
+    write_files(TEAM_NOTES)
+    cases: list[Case] = [
+        (f"q{i}", query, "paraphrase", {(path, heading): 1.0})
+        for i, (query, path, heading) in enumerate(TEAM_QUESTIONS)
+    ]
+    shipped_file = shipped("offtopic.yaml")  # what `briefd tune` asks, from the wheel or eval/
+    assert shipped_file is not None
+    offtopic = load_offtopic(shipped_file)
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        api.index()
+        result = tune(api, cases, lambda h: (h.doc_path, h.heading), "hit_rate", trials=12)
+        before = len(offtopic_answered(api, offtopic))
+        api.settings = with_overrides(settings, result.knobs)
+        after = len(offtopic_answered(api, offtopic))
+    assert after <= before, f"off-topic answered {before} → {after}, knobs {result.knobs}"
+    assert result.offtopic is not None  # said beside the table, kept in the file's record
+    refused = result.offtopic.refused_trials
+    assert refused > 0  # there were such trials, and none was taken
+    record = result.as_config()["tuned"]["offtopic"]
+    assert record == {
+        "questions": len(offtopic),
+        "answered_baseline": before,
+        "answered": after,
+        "refused_trials": refused,
+    }
+    _print(result, tmp_path / "best.json")
+    said = " ".join(capsys.readouterr().out.split())
+    assert (
+        f"off-topic questions answered (of {len(offtopic)}, none about your knowledge): "
+        f"baseline {before}, best {after}"
+    ) in said
+    assert (
+        "answered more off-topic questions than the current settings (a looser relevance gate)"
+        in said
+    )

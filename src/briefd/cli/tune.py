@@ -14,7 +14,8 @@ from briefd.cli.eval_cmd import EMBEDDINGS_OFF
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import ConfigError, EvalError
 from briefd.eval.run import beir_cases, golden_cases, open_beir, open_golden
-from briefd.eval.tune import FoldScores, TuneResult, tune
+from briefd.eval.trust import OffTopicQuery
+from briefd.eval.tune import OFFTOPIC_FILE, FoldScores, TuneResult, default_offtopic, tune
 from briefd.settings.raw import read_file
 
 
@@ -62,8 +63,9 @@ def tune_command(
             if errors.is_terminal:
                 errors.print(f"trial {trial}/{total}: best {objective} {best:.4f}", end="\r")
 
+        offtopic = _offtopic()
         with api:
-            result = tune(api, cases, unit, objective, trials, seed, progress, where)  # type: ignore[arg-type]
+            result = tune(api, cases, unit, objective, trials, seed, progress, where, offtopic)  # type: ignore[arg-type]
         config = result.as_config(str((queries or dataset or output).resolve()))
         try:
             output.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
@@ -92,6 +94,20 @@ def _check_output(output: Path) -> None:
         )
 
 
+def _offtopic() -> tuple[OffTopicQuery, ...]:
+    """briefd's off-topic questions, which keep a trial from loosening the relevance gate (the
+    eval set's real questions never show what a looser gate lets through); none when this
+    installation lacks the file, said on stderr."""
+    questions = default_offtopic()
+    if not questions:
+        errors.print(
+            f"warning: briefd's {OFFTOPIC_FILE} is missing from this installation, so trials "
+            "that loosen the relevance gate are not checked against off-topic questions",
+            markup=False,
+        )
+    return questions
+
+
 def _replaceable(output: Path) -> bool:
     """An existing ``--output`` may be replaced when it is empty or an earlier tune's result."""
     try:
@@ -114,6 +130,7 @@ def _print(result: TuneResult, output: Path) -> None:
     row("holdout", result.holdout_queries, "baseline", result.baseline_holdout)
     row("holdout", result.holdout_queries, "best", result.best_holdout)
     console.print(table)
+    _say_offtopic(result)
     if not result.knobs:
         console.print("No trial beat the current settings; the file keeps them.", markup=False)
     else:
@@ -139,5 +156,27 @@ def _say_overfit(result: TuneResult) -> None:
             f"The gain does not hold out: holdout {key} fell from {before:.4f} to {after:.4f}, "
             "so the tuned knobs fit the tune fold's queries rather than queries in general; "
             "add queries to the set and tune again, or keep the current settings.",
+            markup=False,
+        )
+
+
+def _say_offtopic(result: TuneResult) -> None:
+    """How many of briefd's off-topic questions the current and the tuned settings answer, and
+    the trials refused for answering more of them (a looser gate scores better on real
+    questions alone, and would have been written as a gain)."""
+    off = result.offtopic
+    if off is None:
+        return
+    console.print(
+        f"off-topic questions answered (of {off.questions}, none about your knowledge): "
+        f"baseline {off.answered_baseline}, best {off.answered}",
+        markup=False,
+    )
+    if off.refused_trials:
+        trials = "trial" if off.refused_trials == 1 else "trials"
+        console.print(
+            f"{off.refused_trials} {trials} scored higher on the tune fold but answered more "
+            f"off-topic questions than the current settings (a looser relevance gate), so "
+            f"{'it was' if off.refused_trials == 1 else 'they were'} not taken.",
             markup=False,
         )

@@ -4,6 +4,11 @@ Nothing is re-embedded or re-indexed: every trial changes only how candidates ar
 gated. Queries are split into a tune fold and a holdout fold by a hash of their id, the search
 optimises the tune fold only, and both folds are reported — a gain that does not hold out is
 overfitting, and the report shows it.
+
+The eval set holds real questions only, so loosening the relevance gate (a lower
+``gate_offset``) never costs a trial anything there: every trial that beats the best so far is
+also asked briefd's off-topic questions (``eval/offtopic.yaml``), and one that answers more of
+them than the current settings is refused rather than written as a gain.
 """
 
 from __future__ import annotations
@@ -11,13 +16,15 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.metrics import mean
+from briefd.eval.recall import shipped
 from briefd.eval.run import Case, UnitOf, score_cases
+from briefd.eval.trust import OffTopicQuery, load_offtopic, offtopic_answered
 from briefd.retrieval.search import RANKING_VERSION
 from briefd.settings import Settings, with_overrides
 
@@ -45,6 +52,18 @@ class FoldScores:
 
 
 @dataclass(frozen=True, slots=True)
+class OffTopicFigures:
+    """Of briefd's off-topic questions, how many the current settings and the tuned ones
+    answer (anything not emptied by the relevance gate), and the trials refused for answering
+    more of them than the current settings."""
+
+    questions: int
+    answered_baseline: int
+    answered: int
+    refused_trials: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class TuneResult:
     objective: Objective
     trials: int
@@ -56,6 +75,7 @@ class TuneResult:
     best_holdout: FoldScores
     tune_queries: int
     holdout_queries: int
+    offtopic: OffTopicFigures | None = None  # None: no off-topic questions were asked
 
     def as_config(self, tuned_on: str | None = None) -> dict[str, Any]:
         """The file `search --config`/`eval --config` read: settings sections plus a record
@@ -75,6 +95,7 @@ class TuneResult:
                 "holdout": vars_of(self.best_holdout, self.holdout_queries),
                 "baseline_tune": vars_of(self.baseline_tune, self.tune_queries),
                 "baseline_holdout": vars_of(self.baseline_holdout, self.holdout_queries),
+                **({"offtopic": asdict(self.offtopic)} if self.offtopic is not None else {}),
             },
         }
 
@@ -103,6 +124,40 @@ def sample(rng: random.Random) -> dict[str, float | int]:
     return knobs
 
 
+OFFTOPIC_FILE = "offtopic.yaml"
+
+
+def default_offtopic() -> tuple[OffTopicQuery, ...]:
+    """briefd's own off-topic questions (``eval/offtopic.yaml``); none when this installation
+    lacks the file."""
+    path = shipped(OFFTOPIC_FILE)
+    return load_offtopic(path) if path is not None else ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Trials:
+    """How settings score: the eval queries of a fold, and the off-topic questions answered."""
+
+    api: Briefd
+    unit: UnitOf
+    where: str
+    offtopic: Sequence[OffTopicQuery]
+
+    def scores(self, settings: Settings, fold: Sequence[Case]) -> FoldScores:
+        self.api.settings = settings
+        rows = score_cases(self.api, "hybrid", fold, self.unit, self.where)
+        hits = sum(1 for r in rows if r["recall@5"] > 0) / len(rows)
+        avg = mean(rows)
+        return FoldScores(hits, avg["mrr@10"], avg["ndcg@10"])
+
+    def answered(self, settings: Settings) -> int:
+        """How many off-topic questions search with ``settings`` answers (not emptied)."""
+        if not self.offtopic:
+            return 0
+        self.api.settings = settings
+        return len(offtopic_answered(self.api, self.offtopic))
+
+
 def tune(
     api: Briefd,
     cases: Sequence[Case],
@@ -112,9 +167,12 @@ def tune(
     seed: int = 0,
     progress: Callable[[int, int, float], None] | None = None,
     where: str = "",
+    offtopic: Sequence[OffTopicQuery] | None = None,
 ) -> TuneResult:
     """The best of ``trials`` random settings on the tune fold; ``where``: the file of the
-    queries, as an error about one of them starts (see :func:`score_cases`)."""
+    queries, as an error about one of them starts (see :func:`score_cases`). A trial that
+    answers more of the ``offtopic`` questions (None: briefd's own) than the current settings
+    is refused."""
     tune_cases, holdout_cases = split(cases)
     if not tune_cases or not holdout_cases:  # one query: its "holdout" would be the tune fold
         raise EvalError(
@@ -123,29 +181,28 @@ def tune(
         )
     base = api.settings
     rng = random.Random(seed)
+    run = _Trials(api, unit, where, default_offtopic() if offtopic is None else offtopic)
+    scores, answered = run.scores, run.answered
 
-    def scores(settings: Settings, fold: Sequence[Case]) -> FoldScores:
-        api.settings = settings
-        rows = score_cases(api, "hybrid", fold, unit, where)
-        hits = sum(1 for r in rows if r["recall@5"] > 0) / len(rows)
-        avg = mean(rows)
-        return FoldScores(hits, avg["mrr@10"], avg["ndcg@10"])
-
-    def value(s: FoldScores) -> float:
-        return s.hit_rate if objective == "hit_rate" else s.mrr
+    def rank(s: FoldScores) -> tuple[float, float]:
+        return (s.hit_rate if objective == "hit_rate" else s.mrr), s.ndcg
 
     try:
-        baseline_tune = scores(base, tune_cases)
-        best_knobs: dict[str, float | int] = {}
-        best = baseline_tune
+        baseline_tune, allowed = scores(base, tune_cases), answered(base)
+        best, best_knobs, refused = baseline_tune, {}, 0
         for trial in range(1, trials + 1):
             knobs = sample(rng)
-            candidate = scores(with_overrides(base, knobs), tune_cases)
-            if (value(candidate), candidate.ndcg) > (value(best), best.ndcg):
-                best, best_knobs = candidate, knobs
+            trial_settings = with_overrides(base, knobs)
+            candidate = scores(trial_settings, tune_cases)
+            if rank(candidate) > rank(best):
+                if answered(trial_settings) > allowed:  # a looser gate, not a better ranking
+                    refused += 1
+                else:
+                    best, best_knobs = candidate, knobs
             if progress:
-                progress(trial, trials, value(best))
+                progress(trial, trials, rank(best)[0])
         best_settings = with_overrides(base, best_knobs)
+        figures = OffTopicFigures(len(run.offtopic), allowed, answered(best_settings), refused)
         return TuneResult(
             objective,
             trials,
@@ -157,6 +214,7 @@ def tune(
             scores(best_settings, holdout_cases),
             len(tune_cases),
             len(holdout_cases),
+            figures if run.offtopic else None,
         )
     finally:
         api.settings = base
