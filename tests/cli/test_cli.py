@@ -15,6 +15,7 @@ from typing import IO
 
 import pytest
 
+from briefd.retrieval.search import RANKING_VERSION
 from tests.conftest import EXAMPLE, REPO
 from tests.ports import free_port
 
@@ -628,6 +629,31 @@ def test_bundle_and_serve_take_the_tuned_file_search_takes(indexed: Path) -> Non
         failed = briefd(*command, "--config", str(bad), cwd=indexed)
         assert failed.returncode == 1
         assert "unknown key 'search.candidats' (did you mean 'search.candidates'?)" in failed.stderr
+
+
+def test_a_tuned_file_from_another_ranking_is_applied_with_a_warning(indexed: Path) -> None:
+    """V3: a file `briefd tune` wrote for an earlier ranking (its record says r1) was laid
+    over the settings without a word, its knobs chosen for a ranking this briefd no longer
+    has; it is still applied, and every command that takes it says so on stderr."""
+    stale, current = indexed / "stale.json", indexed / "current.json"
+    record = {"set": "/team/queries.yaml", "mode": "hybrid", "ranking_version": "r1"}
+    stale.write_text(json.dumps({"search": {"candidates": 5}, "tuned": record}))
+    record = {**record, "ranking_version": RANKING_VERSION}
+    current.write_text(json.dumps({"search": {"candidates": 5}, "tuned": record}))
+    said = (
+        f"warning: {stale} was tuned for ranking r1, and this briefd ranks with "
+        f"{RANKING_VERSION}: its knobs were chosen for a ranking it no longer has; run `briefd "
+        "tune` again on /team/queries.yaml"
+    )
+    for command in (["search", "partial refunds", "--json"], ["bundle", "partial refunds"]):
+        result = briefd(*command, "--config", str(stale), cwd=indexed)
+        assert result.returncode == 0, result.stderr
+        assert said in " ".join(result.stderr.split()), command
+        fresh = briefd(*command, "--config", str(current), cwd=indexed)
+        assert fresh.returncode == 0 and "warning" not in fresh.stderr, fresh.stderr
+    assert json.loads(
+        briefd("search", "partial refunds", "--json", "--config", str(stale), cwd=indexed).stdout
+    )["hits"]
 
 
 def test_search_paths_lead_with_the_documents_that_govern_them(indexed: Path) -> None:

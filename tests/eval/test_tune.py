@@ -8,6 +8,7 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.cli.tune import _print
+from briefd.cli.tuned import stale
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import ConfigError, EvalError
 from briefd.eval.recall import shipped
@@ -207,3 +208,22 @@ def test_a_trial_that_loosens_the_gate_is_not_taken_as_a_gain(
         "answered more off-topic questions than the current settings (a looser relevance gate)"
         in said
     )
+
+
+def test_a_file_tuned_with_another_embedding_model_is_said_to_be(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """V3: a tuned file's fusion weights and gate offset fit one model's cosines; applied
+    with another model in the settings, nothing said so (its record did not name the model)."""
+    fold = FoldScores(1.0, 0.9, 0.9)
+    result = TuneResult("mrr", 3, 0, {"search.gate_offset": -0.01}, fold, fold, fold, fold, 8, 4)
+    path = tmp_path / "best.json"
+    path.write_text(json.dumps(result.as_config("/team/q.yaml", "multilingual-e5-small-onnx")))
+    hybrid = with_overrides(settings, {"embeddings.enabled": True})
+    assert stale(path, hybrid) == []  # the model it was tuned with
+    other = with_overrides(hybrid, {"embeddings.model": "nomic-embed-text"})
+    assert stale(path, other) == [
+        f"{path} was tuned with the embedding model multilingual-e5-small-onnx, and the "
+        "settings use nomic-embed-text: its fusion weights and gate offset were fitted to the "
+        "other model's scores; run `briefd tune` again on /team/q.yaml"
+    ]

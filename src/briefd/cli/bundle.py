@@ -24,7 +24,7 @@ from briefd.bundles.render import drift_notes
 from briefd.bundles.wire import response
 from briefd.cli.output import errors, print_json, reported_errors, utf8_text
 from briefd.cli.search import code_paths, split_scopes
-from briefd.settings import apply_tuned
+from briefd.cli.tuned import tuned_settings
 
 BUDGET = typer.Option(
     2000,
@@ -165,7 +165,7 @@ def _mode(value: str) -> BundleMode:
 
 
 def _compile(ctx: typer.Context, request: BundleRequest, tuned: Path | None) -> Bundle:
-    with Briefd(apply_tuned(ctx.obj.settings(), tuned, ctx.info_name)) as api:
+    with Briefd(tuned_settings(ctx.obj.settings(), tuned, ctx.info_name)) as api:
         return api.compile_bundle(request)
 
 

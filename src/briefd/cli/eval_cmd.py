@@ -23,6 +23,7 @@ from briefd.cli.eval_trust import (
     set_calibration,
 )
 from briefd.cli.output import console, errors, fail, print_json, printable, reported_errors
+from briefd.cli.tuned import tuned_settings
 from briefd.errors import EvalError
 from briefd.eval.datasets import BeirSet
 from briefd.eval.metrics import METRICS
@@ -39,7 +40,7 @@ from briefd.eval.run import EvalReport, beir_index, open_beir, open_golden, run_
 from briefd.eval.thresholds import MODES, Gate, load_gates, recall_shortfalls, shortfalls
 from briefd.eval.trust import TrustFigures, load_offtopic
 from briefd.model import SearchMode
-from briefd.settings import Settings, apply_tuned
+from briefd.settings import Settings
 
 ALL_MODES: tuple[SearchMode, ...] = ("bm25", "vector", "hybrid")
 DEFAULT_GOLDEN = ("eval/golden/queries.yaml", "eval/golden/queries-tr.yaml")
@@ -86,7 +87,7 @@ def eval_command(
     if source is not None and dataset and not queries:
         raise UsageError("--source is the knowledge of --queries; a --dataset holds its own", ctx)
     with reported_errors():
-        settings = apply_tuned(ctx.obj.settings(), tuned, ctx.info_name)
+        settings = tuned_settings(ctx.obj.settings(), tuned, ctx.info_name)
         modes = _modes(mode, settings)
         if mode == "all" and modes == ("bm25",):  # as --mode vector says, but not an error
             errors.print("--mode all: bm25 only (embeddings are off in the settings)", markup=False)

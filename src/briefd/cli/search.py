@@ -20,9 +20,9 @@ from briefd.cli.output import (
     to_jsonable,
     utf8_text,
 )
+from briefd.cli.tuned import tuned_settings
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
-from briefd.settings import apply_tuned
 from briefd.store.db import index_run_held
 from briefd.text import whole_characters
 
@@ -113,7 +113,7 @@ def search_command(
     with reported_errors():
         if mode is not None and mode not in MODES:
             raise BadParameter(f"'{mode}'; use bm25, vector or hybrid", param_hint="'--mode'")
-        settings = apply_tuned(
+        settings = tuned_settings(
             ctx.obj.settings(**{"search.query_mode": query_mode}), tuned, ctx.info_name
         )
         request = SearchRequest(

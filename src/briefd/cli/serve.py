@@ -19,9 +19,10 @@ import typer
 from briefd.api import Briefd
 from briefd.cli import interrupt
 from briefd.cli.output import console, errors, reported_errors
+from briefd.cli.tuned import tuned_settings
 from briefd.errors import BriefdError, ConfigError, SourceError, StoreError
 from briefd.ingest import WAITING
-from briefd.settings import Settings, apply_tuned, with_overrides
+from briefd.settings import Settings, with_overrides
 from briefd.text import counted
 
 if TYPE_CHECKING:  # the service (prometheus, uvicorn) loads only for the commands that serve
@@ -116,7 +117,7 @@ def mcp_command(
 
 def _settings(ctx: typer.Context, source: Path | None, tuned: Path | None) -> Settings:
     with reported_errors():
-        settings: Settings = apply_tuned(ctx.obj.settings(source=source), tuned, ctx.info_name)
+        settings = tuned_settings(ctx.obj.settings(source=source), tuned, ctx.info_name)
     return settings
 
 

@@ -66,7 +66,9 @@ def tune_command(
         offtopic = _offtopic()
         with api:
             result = tune(api, cases, unit, objective, trials, seed, progress, where, offtopic)  # type: ignore[arg-type]
-        config = result.as_config(str((queries or dataset or output).resolve()))
+        config = result.as_config(
+            str((queries or dataset or output).resolve()), settings.embeddings.model
+        )
         try:
             output.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:

@@ -77,10 +77,10 @@ class TuneResult:
     holdout_queries: int
     offtopic: OffTopicFigures | None = None  # None: no off-topic questions were asked
 
-    def as_config(self, tuned_on: str | None = None) -> dict[str, Any]:
+    def as_config(self, tuned_on: str | None = None, model: str | None = None) -> dict[str, Any]:
         """The file `search --config`/`eval --config` read: settings sections plus a record
         of what was tuned: on which set (``tuned_on``, the query file or dataset folder), for
-        which search mode and ranking, and how it scored."""
+        which search mode, ranking and embedding ``model``, and how it scored."""
         search = {key.split(".", 1)[1]: value for key, value in self.knobs.items()}
         return {
             "search": search,
@@ -88,6 +88,7 @@ class TuneResult:
                 **({"set": tuned_on} if tuned_on is not None else {}),
                 "mode": "hybrid",
                 "ranking_version": RANKING_VERSION,
+                **({"embedding_model": model} if model is not None else {}),
                 "objective": self.objective,
                 "trials": self.trials,
                 "seed": self.seed,

@@ -1,0 +1,49 @@
+"""A tuned file (``--config`` after a command) laid over the settings, and said when stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from briefd.cli.output import errors
+from briefd.retrieval.search import RANKING_VERSION
+from briefd.settings import Settings, apply_tuned
+from briefd.settings.raw import read_file
+
+
+def tuned_settings(settings: Settings, path: Path | None, command: str | None) -> Settings:
+    """``settings`` with the tuned file ``path`` laid over them (see
+    :func:`briefd.settings.apply_tuned`); a file tuned for another ranking or embedding model
+    than these settings run with is still applied, with a warning on stderr."""
+    applied = apply_tuned(settings, path, command)
+    if path is not None:
+        for line in stale(path, applied):
+            errors.print(f"warning: {line}", markup=False, soft_wrap=True)
+    return applied
+
+
+def stale(path: Path, settings: Settings) -> list[str]:
+    """Why the knobs of the tuned file ``path`` were not chosen for what ``settings`` run: the
+    ranking of another briefd, or another embedding model (whose cosines the fusion weights
+    and the gate's offset were fitted to)."""
+    record: Any = read_file(path).get("tuned")
+    if not isinstance(record, dict):
+        return []
+    tuned_on = record.get("set")
+    again = "run `briefd tune` again" + (f" on {tuned_on}" if isinstance(tuned_on, str) else "")
+    lines = []
+    version = record.get("ranking_version")
+    if isinstance(version, str) and version != RANKING_VERSION:
+        lines.append(
+            f"{path} was tuned for ranking {version}, and this briefd ranks with "
+            f"{RANKING_VERSION}: its knobs were chosen for a ranking it no longer has; {again}"
+        )
+    model = record.get("embedding_model")
+    current = settings.embeddings.model
+    if isinstance(model, str) and settings.embeddings.enabled and model != current:
+        lines.append(
+            f"{path} was tuned with the embedding model {model}, and the settings use "
+            f"{current}: its fusion weights and gate offset were fitted to the other model's "
+            f"scores; {again}"
+        )
+    return lines
