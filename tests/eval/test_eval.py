@@ -283,6 +283,52 @@ def test_recall_report_says_why_a_section_was_lost(indexed_example: Briefd, tmp_
     assert lost.causes == (("domain/settlement.md § Cutoff times", "not in search's top 5"),)
 
 
+def test_a_bm25_recall_loss_names_the_evidence_rules_not_the_budget(
+    api: Briefd, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    """I8, V1: `briefd eval --misses` blamed "the budget or the character cap" for a section
+    BM25 recall's evidence rules dropped (the block held ~40 tokens of a 4,416-token budget),
+    and "read as generic" for a BM25 prompt no section had evidence for (BM25 measures no
+    specificity): a team fixing its notes was sent after the wrong knob."""
+    source = write_files(
+        {
+            "domain/shipping.md": "# Shipping\n\n## Returns label\nCustomers print a prepaid "
+            "returns label from the account page; labels expire after 30 days.\n",
+            "domain/payments.md": "# Payments\n\n## Refund timing\nRefunds are sent back to "
+            "the original payment method within 5 business days.\n",
+            "domain/pricing.md": "# Pricing\n\n## Discounts\nDiscounts stack multiplicatively, "
+            "capped at 60% of the list price.\n",
+        }
+    )
+    api.index(source)
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        f"source: {source}\nqueries:\n"
+        "  - {id: q1, query: prepaid returns label refunds, type: keyword, expected: "
+        "[{path: domain/shipping.md, heading: Returns label}, "
+        "{path: domain/payments.md, heading: Refund timing}]}\n"
+        "  - {id: q2, query: combining several price reductions, type: paraphrase, expected: "
+        "[{path: domain/pricing.md, heading: Discounts}]}\n"
+    )
+    report = run_recall(api, load_golden(queries), (), "bm25")
+    first, second = report.losses
+    assert (first.confidence, second.confidence) == ("strong", "none")
+    assert first.causes == (
+        (
+            "domain/payments.md § Refund timing",
+            "left out by BM25 recall's evidence rules (a section needs recall.min_terms "
+            "informative words of the prompt, specific together, and a score within "
+            "recall.relative_floor of the best one's)",
+        ),
+    )
+    assert second.causes == (
+        (
+            "domain/pricing.md § Discounts",
+            "nothing injected: no section has enough evidence for this prompt",
+        ),
+    )
+
+
 def test_a_query_cut_at_a_comma_is_refused_a_note_of_ones_own_is_kept(tmp_path: Path) -> None:
     """In a one-line ``{…}`` entry an unquoted comma ends the query: refused, not measured."""
     cut = tmp_path / "cut.yaml"

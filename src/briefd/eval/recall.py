@@ -16,8 +16,10 @@ session per prompt, default settings, ``top_k`` 5, every scope as in the search 
 
 For each golden query that loses an expected section, the report says why, section by section
 (``briefd eval --misses`` prints it): search itself does not have it in its top 5; the prompt
-read as generic (specificity below ``recall.weak_z``: nothing injected); it read as weak (one
-short section, and this was not it); or, on a strong prompt, the budget or the character cap.
+read as generic (specificity below ``recall.weak_z``) or, in BM25, had no section with enough
+lexical evidence (nothing injected: the engine's reason); it read as weak (one short section,
+and this was not it); in BM25, the evidence rules did not keep this section; or, on a strong
+prompt, the budget or the character cap.
 
 Both are measured on what the agent receives: the ``<knowledge>`` block the hook prints. A
 section counts as injected when its attribution line is in the block, and tokens are the
@@ -26,6 +28,7 @@ block's, frame and attribution lines included, counted with the real tokenizer (
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +42,9 @@ from briefd.eval.sections import Section, expected_sections, section_key
 from briefd.model import SearchMode
 from briefd.recall.block import FRAME_TOKENS, bound_tokens
 from briefd.recall.engine import RecallMode, RecallRequest, RecallResult
+from briefd.recall.ranking import lexical
 from briefd.retrieval.search import SearchRequest
-from briefd.store.scopes import ALL_SCOPES
+from briefd.store.scopes import ALL_SCOPES, resolve_scopes
 from briefd.tokens import count_tokens
 
 TOP_K = 5
@@ -164,20 +168,47 @@ def loss(
     request = SearchRequest(query.query, (ALL_SCOPES,), top_k=TOP_K, mode=search_mode, related=0)
     found = {(h.doc_path, section_key(h.heading, h.heading_path)) for h in api.search(request).hits}
     shown = set(printed(result))
+    kept = _lexically_kept(api, query.query) if result.mode == "bm25" else None
     causes = []
     for unit in dict.fromkeys(named[e] for e in query.expected):
         if unit in shown:
             continue
         if unit not in found:
             cause = "not in search's top 5"
-        elif result.confidence == "none":
-            cause = "read as generic: nothing injected"
+        elif result.confidence == "none":  # the engine's own why: generic, or no evidence
+            cause = f"nothing injected: {result.reason or 'no section has enough evidence'}"
         elif result.confidence == "weak":
             cause = "read as weak: one short section and pointers, neither this one"
+        elif kept is not None and unit not in kept:
+            cause = LEXICAL_RULES
         else:
             cause = "left out by the budget or the character cap"
         causes.append((f"{unit[0]} § {unit[1]}", cause))
     return RecallLoss(query.id, query.query, result.confidence, result.specificity, tuple(causes))
+
+
+LEXICAL_RULES = (
+    "left out by BM25 recall's evidence rules (a section needs recall.min_terms informative "
+    "words of the prompt, specific together, and a score within recall.relative_floor of the "
+    "best one's)"
+)
+
+
+def _lexically_kept(api: Briefd, prompt: str) -> set[tuple[str, str]]:
+    """The sections (path, section key) BM25 recall ranks for ``prompt`` before it packs
+    them: what its evidence rules keep, as :func:`briefd.recall.ranking.lexical` finds them
+    over every scope."""
+    with api.store.read() as conn:
+        scopes = resolve_scopes(conn, (ALL_SCOPES,), api.settings.default_scopes)
+        ranked = lexical(conn, prompt, scopes, api.settings, 0).ranked
+        ids = [chunk for chunk, _ in ranked]
+        marks = ", ".join("?" * len(ids))
+        rows = conn.execute(
+            "SELECT d.path, c.heading, c.heading_path FROM chunks c JOIN documents d "
+            f"ON d.id = c.doc_id WHERE c.id IN ({marks})",
+            ids,
+        ).fetchall()
+    return {(path, section_key(heading, json.loads(trail))) for path, heading, trail in rows}
 
 
 def five_sections(api: Briefd) -> int:
