@@ -329,6 +329,25 @@ def test_a_bm25_recall_loss_names_the_evidence_rules_not_the_budget(
     )
 
 
+def test_a_source_or_set_under_the_home_folder_is_found_as_briefd_yaml_finds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """V1: briefd.yaml's ``source: ~/kb`` is the user's home; a golden file's was read as a
+    folder named '~' ("knowledge source ~/kb is not a directory" though it is), and so was a
+    thresholds set's ``queries: ~/…``."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        "source: ~/kb\nqueries:\n  - {id: q1, query: refunds, type: keyword, expected: "
+        "[{path: domain/r.md, heading: R}]}\n"
+    )
+    assert load_golden(queries).source == tmp_path / "kb"
+    gates = tmp_path / "gates.yaml"
+    gates.write_text("sets:\n  - {name: team, queries: ~/q.yaml, min: {bm25: {recall@5: 0.5}}}\n")
+    assert load_gates(gates)[0].queries == queries
+
+
 def test_a_query_cut_at_a_comma_is_refused_a_note_of_ones_own_is_kept(tmp_path: Path) -> None:
     """In a one-line ``{…}`` entry an unquoted comma ends the query: refused, not measured."""
     cut = tmp_path / "cut.yaml"

@@ -160,10 +160,11 @@ def _text(where: str, key: str, value: Any, blank: bool = True) -> str:
 
 
 def _find_source(path: Path, source: Any) -> Path | None:
-    """``source:`` is relative to the working directory, or to a folder above the file."""
+    """``source:`` is relative to the working directory, or to a folder above the file; ``~``
+    is the user's home, as in briefd.yaml's ``source:``."""
     if not isinstance(source, str):
         return None
-    candidate = Path(source)
+    candidate = Path(source).expanduser()
     if candidate.is_absolute() or candidate.is_dir():
         return candidate
     for parent in path.resolve().parents:

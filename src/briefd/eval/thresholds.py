@@ -143,13 +143,14 @@ def _check_kind(where: str, gate: Gate) -> None:
 
 
 def _place(where: str, base: Path, item: dict[Any, Any], key: str) -> Path | None:
-    """The set's ``queries`` file or ``dataset`` folder, relative to ``base``."""
+    """The set's ``queries`` file or ``dataset`` folder, relative to ``base`` (``~``: the
+    user's home)."""
     if key not in item:
         return None
     value = item[key]
     if not isinstance(value, str) or not value:
         raise EvalError(f"{where}: {key} must be one path, got {value!r}")
-    return base / value
+    return base / Path(value).expanduser()
 
 
 def _limits(
