@@ -225,3 +225,34 @@ def test_the_gaps_tool_names_each_document_it_got_once(service_api: Briefd) -> N
         text = run(base + "/mcp", "auto", body)
     got = [line.strip() for line in text.splitlines() if line.strip().startswith("got:")]
     assert got == [f"got: {first} (4x), {other} (1x)"]
+
+
+def test_answered_searches_are_no_gaps_beside_hook_prompts_scored_on_their_own_scale(
+    client: TestClient,
+) -> None:
+    """T3: a hook prompt answered by BM25 is logged with its BM25 score (~10), a search with
+    its fused one (~0.02). The gaps report weighed every group against one median best score:
+    with more hook prompts than searches in the window, that median was a BM25 score, and every
+    well answered search read as 99% weak, the top gaps. Each kind is weighed against its own."""
+    state = client.app.state.briefd  # type: ignore[attr-defined]
+    prompts = [
+        "how do we rotate hsm keys",
+        "kafka consumer lag alerts",
+        "chargeback evidence deadline",
+        "idempotency key header",
+        "feature flag naming",
+    ]
+    for prompt in prompts:
+        answer = client.post("/api/hook/recall?format=json", json={"prompt": prompt})
+        assert answer.status_code == 200 and answer.json()["sections"], answer.text
+    for query in ("soft decline retry policy", "refund window"):
+        found = client.get("/api/search", params={"q": query})
+        assert found.status_code == 200 and found.json()["hits"], found.text
+    state.flush()
+
+    report = client.get("/api/gaps").json()
+
+    assert [(g["query"], g["weakness"]) for g in report["gaps"]] == []
+    assert report["groups"] == len(prompts) + 2
+    assert set(report["reference_scores"]) == {"search", "recall"}
+    assert report["reference_scores"]["recall"] > 100 * report["reference_scores"]["search"]

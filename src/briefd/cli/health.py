@@ -62,7 +62,7 @@ def print_gaps(report: GapsReport) -> None:
     console.print(
         f"{len(report.gaps)} gap(s) among {report.groups} query group(s) since "
         f"{shown_since(report.since)} ({report.answered_useful} answered and reported useful; "
-        f"typical best score {_score(report.reference_score)})",
+        f"typical best score {_typical(report.reference_scores)})",
         markup=False,
     )
     if report.unlogged:
@@ -178,6 +178,12 @@ def sections_table(sections: Sequence[SectionUsage]) -> Table:
             str(s.useful),
         )
     return table
+
+
+def _typical(references: dict[str, float]) -> str:
+    """The typical best score of each kind (searches and hook prompts score on scales of
+    their own): ``search 0.020, recall 11.573``."""
+    return ", ".join(f"{k} {_score(v)}" for k, v in references.items()) or "–"
 
 
 def _score(value: float | None) -> str:

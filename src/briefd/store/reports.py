@@ -8,7 +8,7 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +17,9 @@ import numpy.typing as npt
 GROUPS_SQL = """
 SELECT query_hash AS key, count(*) AS asked, sum(results = 0) AS empty,
        sum(coalesce(gate, '') = 'empty') AS gated, max(top_score) AS best,
+       max(CASE WHEN kind = 'search' THEN top_score END) AS best_search,
+       max(CASE WHEN kind = 'bundle' THEN top_score END) AS best_bundle,
+       max(CASE WHEN kind = 'recall' THEN top_score END) AS best_recall,
        sum(surface = 'mcp') AS mcp, sum(surface = 'rest') AS rest, sum(surface = 'hook') AS hook,
        group_concat(DISTINCT kind) AS kinds, min(created_at) AS first_at,
        max(created_at) AS last_at
@@ -35,7 +38,8 @@ WHERE u.useful = 1 AND q.query_hash IS NOT NULL AND q.created_at >= ?
 @dataclass(frozen=True, slots=True)
 class QueryGroup:
     """Log entries sharing a query hash since a cutoff: how often asked, how often empty or
-    emptied by the gate, the best top score, per surface."""
+    emptied by the gate, the best top score, per surface; ``bests`` the best top score per
+    kind (a hook prompt's BM25 score and a search's fused one are on scales of their own)."""
 
     key: str
     asked: int
@@ -46,6 +50,10 @@ class QueryGroup:
     kinds: tuple[str, ...]
     first_at: str
     last_at: str
+    bests: dict[str, float] = field(default_factory=dict)
+
+
+KINDS = ("search", "bundle", "recall")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +76,7 @@ def query_groups(conn: sqlite3.Connection, since: str) -> list[QueryGroup]:
             kinds=tuple(sorted(set((r["kinds"] or "").split(",")))),
             first_at=r["first_at"],
             last_at=r["last_at"],
+            bests={k: r[f"best_{k}"] for k in KINDS if r[f"best_{k}"] is not None},
         )
         for r in conn.execute(GROUPS_SQL, (since,))
     ]

@@ -4,9 +4,10 @@ Logged queries are grouped by their grouping key (folded terms, stop words dropp
 stored as a salted hash, so hashed prompts group too), and — when vectors are on — weak
 groups whose phrasings are near-duplicates by embedding are merged. A group's *weakness* is
 the larger of the share of requests that came back empty and how far its best score stays
-below the median best score of the window's answered query groups (0: answered as well as a
-typical question; 1: nothing came back). Gaps are the groups at least ``GAP_WEAKNESS`` weak,
-ranked by frequency × weakness. A group any of whose bundles was reported useful (T2) is no
+below the median best score of the window's answered query groups of the same kind (0:
+answered as well as a typical question; 1: nothing came back): a hook prompt answered by BM25
+scores on a scale of its own, a search or a bundle on the fused one. Gaps are the groups at
+least ``GAP_WEAKNESS`` weak, ranked by frequency × weakness. A group any of whose bundles was reported useful (T2) is no
 gap: the knowledge answered it.
 """
 
@@ -15,8 +16,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +78,7 @@ class Gap:
     last_at: str
     keys: tuple[str, ...] = ()
     sections: tuple[GapSection, ...] = ()
+    best_scores: dict[str, float] = field(default_factory=dict)  # per kind
 
     def documents(self) -> tuple[tuple[str, int], ...]:
         """The documents its queries got, each once (its sections come one by one), in the
@@ -93,25 +95,32 @@ class Gap:
 class GapsReport:
     since: str
     groups: int  # query groups in the window
-    reference_score: float | None  # median best score of the answered query groups
+    reference_score: float | None  # that of searches (else bundles, else hook prompts)
     answered_useful: int  # groups left out: a bundle of theirs was reported useful
     unlogged: int  # entries logged without their query (UNLOGGED_BY)
     near_duplicates: bool  # phrasings merged by embedding similarity
     gaps: tuple[Gap, ...]
+    # per kind, the median best score of the answered query groups
+    reference_scores: dict[str, float] = field(default_factory=dict)
 
 
-def weakness(asked: int, empty: int, best: float | None, reference: float | None) -> float:
-    """0 (answered as well as a typical query) … 1 (nothing ever came back)."""
+def weakness(
+    asked: int, empty: int, bests: Mapping[str, float], references: Mapping[str, float]
+) -> float:
+    """0 (answered as well as a typical query) … 1 (nothing ever came back). Each kind's best
+    score is weighed against the typical best score of its own kind (``references``), the
+    group's strongest answer counts."""
     empty_share = empty / asked if asked else 0.0
-    if best is None:
+    if not bests:
         return 1.0 if empty == asked else empty_share
-    if not reference or reference <= 0:
+    shares = [best / references[k] for k, best in bests.items() if references.get(k, 0) > 0]
+    if not shares:
         return empty_share
-    return round(max(empty_share, min(1.0, max(0.0, 1 - best / reference))), 4)
+    return round(max(empty_share, min(1.0, max(0.0, 1 - max(shares)))), 4)
 
 
-def as_gap(group: reports.QueryGroup, reference: float | None) -> Gap:
-    weak = weakness(group.asked, group.empty, group.best, reference)
+def as_gap(group: reports.QueryGroup, references: Mapping[str, float]) -> Gap:
+    weak = weakness(group.asked, group.empty, group.bests, references)
     return Gap(
         key=group.key,
         query=None,
@@ -127,13 +136,25 @@ def as_gap(group: reports.QueryGroup, reference: float | None) -> Gap:
         first_at=group.first_at,
         last_at=group.last_at,
         keys=(group.key,),
+        best_scores=group.bests,
     )
 
 
-def reference_score(groups: Sequence[reports.QueryGroup]) -> float | None:
-    """The median best score of the answered query groups (None: none answered)."""
-    best = sorted(g.best for g in groups if g.best is not None and g.asked > g.empty)
-    return float(np.median(best)) if best else None
+def reference_scores(groups: Sequence[reports.QueryGroup]) -> dict[str, float]:
+    """Per kind, the median best score of the answered query groups (kinds none answered are
+    left out): searches and hook prompts are not scored on one scale."""
+    found: dict[str, list[float]] = {}
+    for g in groups:
+        if g.asked > g.empty:
+            for kind, best in g.bests.items():
+                found.setdefault(kind, []).append(best)
+    return {k: float(np.median(found[k])) for k in reports.KINDS if k in found}
+
+
+def headline_reference(references: Mapping[str, float]) -> float | None:
+    """The typical best score a report names first: that of searches, else of bundles, else
+    of hook prompts."""
+    return next((references[k] for k in reports.KINDS if k in references), None)
 
 
 def ranked(gaps: Iterable[Gap]) -> list[Gap]:
@@ -143,12 +164,15 @@ def ranked(gaps: Iterable[Gap]) -> list[Gap]:
     return sorted(by_recent, key=lambda g: g.rank, reverse=True)
 
 
-def merge(into: Gap, other: Gap, reference: float | None) -> Gap:
+def merge(into: Gap, other: Gap, references: Mapping[str, float]) -> Gap:
     """One gap of two near-duplicate ones (``into`` leads: its phrasing is shown)."""
     asked, empty = into.asked + other.asked, into.empty + other.empty
     scores = [s for s in (into.best_score, other.best_score) if s is not None]
     best = max(scores) if scores else None
-    weak = weakness(asked, empty, best, reference)
+    bests = dict(into.best_scores)
+    for kind, score in other.best_scores.items():
+        bests[kind] = max(score, bests.get(kind, score))
+    weak = weakness(asked, empty, bests, references)
     surfaces = Counter(into.surfaces) + Counter(other.surfaces)
     return replace(
         into,
@@ -158,6 +182,7 @@ def merge(into: Gap, other: Gap, reference: float | None) -> Gap:
         empty=empty,
         gated=into.gated + other.gated,
         best_score=best,
+        best_scores=bests,
         weakness=weak,
         rank=round(asked * weak, 4),
         kinds=tuple(sorted({*into.kinds, *other.kinds})),
@@ -168,7 +193,7 @@ def merge(into: Gap, other: Gap, reference: float | None) -> Gap:
 
 
 def merge_near_duplicates(
-    gaps: Sequence[Gap], vectors: Vectors, reference: float | None
+    gaps: Sequence[Gap], vectors: Vectors, references: Mapping[str, float]
 ) -> list[Gap]:
     """Greedy, in rank order: a gap joins the first earlier one whose phrasing is at least
     ``NEAR_DUPLICATE`` similar (``vectors``: one L2-normalised row per gap)."""
@@ -180,7 +205,7 @@ def merge_near_duplicates(
             best = int(np.argmax(similar))
             if similar[best] >= NEAR_DUPLICATE:
                 lead = leaders[best]
-                merged[lead] = merge(merged[lead], gap, reference)
+                merged[lead] = merge(merged[lead], gap, references)
                 continue
         leaders.append(i)
         merged[i] = gap
@@ -215,12 +240,12 @@ def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> Gaps
         groups = reports.query_groups(conn, since)
         useful = reports.useful_keys(conn, since)
         unlogged = reports.unhashed_entries(conn, since)
-    reference = reference_score(groups)
-    open_groups = [as_gap(g, reference) for g in groups if g.key not in useful]
+    references = reference_scores(groups)
+    open_groups = [as_gap(g, references) for g in groups if g.key not in useful]
     weak = ranked(g for g in open_groups if g.weakness >= GAP_WEAKNESS)
     if embedder is not None:
         head = with_phrasings(store, since, weak[:MAX_EMBEDDED])
-        merged = merge_near_duplicates(head, phrase_vectors(store, embedder, head), reference)
+        merged = merge_near_duplicates(head, phrase_vectors(store, embedder, head), references)
         weak = ranked([*merged, *weak[MAX_EMBEDDED:]])
     chosen = [g for g in weak if g.asked >= request.min_count][: request.limit]
     chosen = with_phrasings(store, since, chosen)
@@ -229,11 +254,12 @@ def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> Gaps
     return GapsReport(
         since=since,
         groups=len(groups),
-        reference_score=reference,
+        reference_score=headline_reference(references),
         answered_useful=sum(1 for g in groups if g.key in useful),
         unlogged=unlogged,
         near_duplicates=embedder is not None,
         gaps=tuple(chosen),
+        reference_scores=references,
     )
 
 
