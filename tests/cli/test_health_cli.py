@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -488,3 +488,39 @@ def test_a_window_that_starts_within_a_day_names_its_time(project: tuple[Path, R
     with Briefd(settings, embedder=None) as api:
         text = gaps_text(api.gaps(GapsRequest(since=start.isoformat())))
     assert f"since {start:%Y-%m-%d %H:%M} UTC" in text.splitlines()[0]
+
+
+def test_usage_table_lists_requests_per_day_with_the_days_between(tmp_path: Path) -> None:
+    """The README has `briefd usage` print requests per day; only --json had them, so a lead
+    reading the table saw no trend. The table lists each UTC day from the first with a request,
+    the quiet days between as 0, by kind, with the empty ones and the latency."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"domain/retry.md": RETRY_DOC}, "Rules", "2026-03-10T09:00:00+00:00")
+    cwd = indexed_project(tmp_path)
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    noon = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0)
+    day = [(noon - timedelta(days=back)).isoformat(timespec="seconds") for back in range(6)]
+    with Briefd(settings, embedder=None) as api:
+        hit = api.search(SearchRequest("soft decline retries", mode="bm25")).hits[0].chunk_id
+        api.log_queries(
+            [logged("search", "soft decline retries", day[5], 2.0, 10.0, "mcp", (hit,))] * 2
+            + [logged("recall", "kafka consumer lag", day[5], None, 30.0, "hook")]
+            + [logged("bundle", "retry a soft decline", day[2], 2.0, 20.0, "rest", (hit,))]
+            + [logged("search", "soft decline retries", day[0], 2.0, 4.0, "mcp", (hit,))]
+        )
+    report = json.loads(briefd("usage", "--json", cwd=cwd).stdout)
+    table = briefd("usage", cwd=cwd, env={"COLUMNS": "200"}).stdout
+
+    rows = [line.split("│")[1:-1] for line in table.splitlines() if line.startswith("│ 20")]
+    listed = [[cell.strip() for cell in row] for row in rows]
+    assert listed == [
+        [day[5][:10], "3", "2", "0", "1", "1", "10", "28"],
+        [day[4][:10], "0", "0", "0", "0", "0", "–", "–"],
+        [day[3][:10], "0", "0", "0", "0", "0", "–", "–"],
+        [day[2][:10], "1", "0", "1", "0", "0", "20", "20"],
+        [day[1][:10], "0", "0", "0", "0", "0", "–", "–"],
+        [day[0][:10], "1", "1", "0", "0", "0", "4", "4"],
+    ]
+    assert sum(int(row[1]) for row in listed) == report["requests"] == 5

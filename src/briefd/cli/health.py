@@ -15,7 +15,7 @@ from briefd.errors import QueryError
 from briefd.team.activity import nothing_logged
 from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
 from briefd.team.period import shown_since, since_cutoff
-from briefd.team.usage import SectionUsage, UsageReport, gone_note
+from briefd.team.usage import DayActivity, SectionUsage, UsageReport, gone_note
 
 SINCE_HELP = (
     "Window: a span back from now (12h, 30d, 2w), a date (2026-01-31: from midnight UTC) or a "
@@ -140,6 +140,8 @@ def print_usage(report: UsageReport) -> None:
     )
     if not report.requests:
         console.print(nothing_logged(report.since), markup=False)
+    if days := days_table(report.days):
+        console.print(days)
     if report.documents:
         widest = max(len(d.doc_path) for d in report.documents)
         table = Table(Column("document", no_wrap=True, min_width=widest), "served", "surfaces")
@@ -178,6 +180,30 @@ def sections_table(sections: Sequence[SectionUsage]) -> Table:
             str(s.useful),
         )
     return table
+
+
+def days_table(days: Sequence[DayActivity]) -> Table | None:
+    """Requests per UTC day from the first day with one (the days between without any listed
+    as 0: a trend with its gaps), by kind, with those that came back empty and the latency;
+    None when no day had one."""
+    first = next((i for i, d in enumerate(days) if d.requests), None)
+    if first is None:
+        return None
+    table = Table("day (UTC)", "requests", "search", "bundle", "hook", "empty", "p50 ms", "p95 ms")
+    for d in days[first:]:
+        table.add_row(
+            d.day,
+            str(d.requests),
+            *(str(d.kinds.get(k, 0)) for k in ("search", "bundle", "recall")),
+            str(d.empty),
+            _ms(d.p50_ms),
+            _ms(d.p95_ms),
+        )
+    return table
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:g}"
 
 
 def _typical(references: dict[str, float]) -> str:
