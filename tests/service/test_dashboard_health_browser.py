@@ -5,6 +5,7 @@ from it. The screenshot lands in .briefd/test-artifacts/dashboard-health.png."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
@@ -17,7 +18,8 @@ from tests.conftest import WriteFiles
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
 from tests.service.test_dashboard_browser import ARTIFACTS, browser, page, pytestmark
-from tests.team.seeded import health_api
+from tests.team.coderepo import Repo, settings_for
+from tests.team.seeded import GLOSSARY, health_api
 from tests.team.test_gaps import KNOWLEDGE, entry
 
 __all__ = ["browser", "health_api", "page", "pytestmark"]
@@ -166,3 +168,25 @@ def test_a_long_gap_query_is_cut_between_whole_characters(page: Page, service_ap
         expect(rows.first.locator("td").nth(1)).to_have_text("3")
         expect(rows.first.locator("td").first).to_have_text("r" * 198 + "…")
         expect(rows.nth(1).locator("td").first).to_have_text("s" * 198 + "\\u202ea…")
+
+
+def test_drift_says_that_no_document_has_refs_to_check(page: Page, tmp_path: Path) -> None:
+    """T4: code repositories configured but no document with refs. The drift panel read
+    "nothing yet" and "0 documents with refs checked against payments (main)": as if the
+    knowledge were current, while nothing can drift. It says what `briefd drift` says."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"domain/glossary.md": GLOSSARY}, "Knowledge", "2026-03-10T09:00:00+00:00")
+    app = Repo(tmp_path / "app")
+    app.commit({"services/payment/retry.py": "LIMIT = 5\n"}, "Raise", "2026-03-15T12:00:00+00:00")
+    settings = settings_for(tmp_path, knowledge, {"source": str(app.path), "name": "payments"})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as url:
+            page.goto(url + "/")
+            page.fill("#token-input", TOKEN)
+            page.click("#login-form button")
+            expect(page.locator("#drift-note")).to_have_text(
+                "No indexed document has refs, so nothing is checked against payments (main): "
+                "give a document the code paths it governs in its front matter "
+                '(refs: ["src/payments/**"]).'
+            )
