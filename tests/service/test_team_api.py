@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import jsonschema
@@ -256,3 +257,15 @@ def test_answered_searches_are_no_gaps_beside_hook_prompts_scored_on_their_own_s
     assert report["groups"] == len(prompts) + 2
     assert set(report["reference_scores"]) == {"search", "recall"}
     assert report["reference_scores"]["recall"] > 100 * report["reference_scores"]["search"]
+
+
+def test_a_window_with_an_offset_written_in_a_url_is_that_time(http: TestClient) -> None:
+    """`--since 2026-01-31T09:00+01:00` works on the command line; in a URL the "+" arrives
+    as a space, and GET /api/gaps and /api/usage answered 400 "since must be a span such as
+    30d … got '2026-01-31T09:00 01:00'". Both read it as the time it is."""
+    day = datetime.now(UTC).date() - timedelta(days=3)
+    for path in ("/api/usage", "/api/gaps"):
+        written = http.get(f"{path}?since={day}T09:00+01:00")
+        encoded = http.get(path, params={"since": f"{day}T09:00+01:00"})
+        assert written.status_code == 200, written.text
+        assert written.json()["since"] == encoded.json()["since"] == f"{day}T08:00:00+00:00"

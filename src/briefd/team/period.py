@@ -9,6 +9,11 @@ from briefd.errors import QueryError
 
 _SPAN = re.compile(r"^\s*(\d{1,9})\s*([hdw])\s*$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+# a time whose offset's "+" arrived as a space: a URL's query string decodes "+" as one
+# (``/api/gaps?since=2026-01-31T09:00+01:00``); nothing else reads as a time, a space, hh:mm
+_PLUS_AS_SPACE = re.compile(
+    r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?) (\d\d(?::?\d\d)?)$"
+)
 
 
 def since_cutoff(since: str, now: datetime | None = None) -> datetime:
@@ -22,7 +27,7 @@ def since_cutoff(since: str, now: datetime | None = None) -> datetime:
         except OverflowError:  # further back than datetime reaches: everything
             return datetime.min.replace(tzinfo=UTC)
     try:
-        day = datetime.fromisoformat(since.strip())
+        day = datetime.fromisoformat(_PLUS_AS_SPACE.sub(r"\1+\2", since.strip()))
     except ValueError:
         raise QueryError(
             f"since must be a span such as 30d, 12h or 2w, or a date such as 2026-01-31; "

@@ -18,7 +18,11 @@ router = APIRouter(prefix="/api", tags=["knowledge health"])
 
 Since = Annotated[
     str,
-    Query(max_length=40, description="A span back from now (12h, 30d, 2w) or a date (2026-01-31)."),
+    Query(
+        max_length=40,
+        description="A span back from now (12h, 30d, 2w), a date (2026-01-31: from midnight "
+        "UTC) or a time with its offset (2026-01-31T09:00+01:00).",
+    ),
 ]
 DASHBOARD_ROWS = 10
 
