@@ -4,6 +4,7 @@ from it. The screenshot lands in .briefd/test-artifacts/dashboard-health.png."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -190,3 +191,20 @@ def test_drift_says_that_no_document_has_refs_to_check(page: Page, tmp_path: Pat
                 "give a document the code paths it governs in its front matter "
                 '(refs: ["src/payments/**"]).'
             )
+
+
+def test_the_health_panels_say_their_days_are_utc_days(page: Page, health_api: Briefd) -> None:
+    """T6: the log counts requests per UTC day, and the window starts at a UTC time; the
+    panel said "since 2026-11-05" over "Requests per day", which a lead in Tokyo or San
+    Francisco reads as local days (a morning's requests under the day before). It says UTC,
+    and the window's start to the minute, as `briefd usage` does."""
+    since = health_api.usage().since
+    with serving(create_app(health_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        window = re.compile(rf"since {since[:10]} \d\d:\d\d UTC")  # as late as the page asked
+        expect(page.locator("#health-since")).to_have_text(window)
+        expect(page.locator("#health h3")).to_have_text(
+            ["Requests per UTC day", "Latency per UTC day (p50, p95)"]
+        )

@@ -82,12 +82,12 @@ def health_charts(report: UsageReport) -> dict[str, str]:
     kinds = ("search", "bundle", "recall")
     return {
         "requests": charts.stacked_bars(
-            "Requests per day by kind",
+            "Requests per UTC day by kind",
             days,
             {k: [d.kinds.get(k, 0) for d in report.days] for k in kinds},
         ),
         "latency": charts.lines(
-            "Latency per day (ms)",
+            "Latency per UTC day (ms)",
             days,
             {"p50": [d.p50_ms for d in report.days], "p95": [d.p95_ms for d in report.days]},
         ),
