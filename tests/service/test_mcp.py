@@ -129,7 +129,8 @@ def test_the_search_and_usage_descriptions_say_what_the_tools_do(url: str) -> No
     hits = two.structured_content["hits"]
     assert len([h for h in hits if h["related_to"] is None]) == 2 < len(hits)
     assert fields["top_k"]["description"] == (
-        "At most this many ranked hits; sections they link to may come with them."
+        "At most this many ranked hits; sections they link to may come with them. "
+        "Default: the server's search.top_k (8 unless set)."
     )
     assert not usage.is_error
     report = tools["report_usage"]

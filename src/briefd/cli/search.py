@@ -77,7 +77,7 @@ def search_command(
         None, "--scopes", "--scope", help="Scopes to search (repeat or comma-separate; 'all')."
     ),
     top_k: int | None = typer.Option(
-        None, "--top-k", "-k", min=1, help="Number of hits (default 8)."
+        None, "--top-k", "-k", min=1, help="Number of hits (default: search.top_k, 8 unless set)."
     ),
     paths: list[str] | None = typer.Option(
         None,
@@ -101,7 +101,8 @@ def search_command(
         None,
         "--related",
         min=0,
-        help="Linked sections to append after the hits (default 3; 0: none).",
+        help="Linked sections to append after the hits (default: search.related, 3 unless "
+        "set; 0: none).",
     ),
     explain: bool = typer.Option(False, "--explain", help="Show the SQL and per-hit scores."),
     tuned: Path | None = typer.Option(

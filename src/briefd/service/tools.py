@@ -169,14 +169,14 @@ class Tools:
         ] = 2000,
         scopes: Scopes = None,
         top_k: Annotated[
-            int,
+            int | None,
             Field(
                 ge=1,
                 le=100,
                 description="At most this many ranked hits; sections they link to may come "
-                "with them.",
+                "with them. Default: the server's search.top_k (8 unless set).",
             ),
-        ] = 8,
+        ] = None,
         paths: Paths = None,
         tags: Tags = None,
     ) -> Annotated[CallToolResult, schemas.SearchOut]:

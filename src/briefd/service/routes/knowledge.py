@@ -30,7 +30,10 @@ def search(
     scopes: Annotated[
         list[str] | None, Query(description="Scopes (comma list or repeated; 'all').")
     ] = None,
-    top_k: Annotated[int, Query(ge=1, le=100)] = 8,
+    top_k: Annotated[
+        int | None,
+        Query(ge=1, le=100, description="Most ranked hits (default: search.top_k, 8 unless set)."),
+    ] = None,
     max_tokens: Annotated[int, Query(ge=1, le=200_000)] = 2000,
     paths: Annotated[
         list[str] | None,
