@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -800,3 +801,30 @@ def test_a_labels_line_with_spaces_for_tabs_is_read(tmp_path: Path) -> None:
     (folder / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
     (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2  d2 1\n")
     assert load_beir(folder).qrels == {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}}
+
+
+def test_the_readme_golden_set_example_is_read_and_scored(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """V1: the README never said what a golden set of one's own holds; a first one without
+    ``type`` was told "missing key 'type'" and not what to write there."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    after = readme.split("A golden set of your own", 1)[1]
+    example = after.split("```yaml\n", 1)[1].split("```", 1)[0]
+    shutil.copytree(EXAMPLE, tmp_path / "knowledge")
+    queries = tmp_path / "mine.yaml"
+    queries.write_text(example, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # `source: knowledge`, from the working directory
+    golden = load_golden(queries)
+    assert golden.source == Path("knowledge")
+    with Briefd(golden_index(settings, tmp_path / "knowledge")) as api:
+        api.index()
+        report = run_golden(api, golden, "bm25")
+    assert report.overall["recall@5"] == 1.0, report.outcomes
+    queries.write_text(example.replace("    type: paraphrase\n", ""), encoding="utf-8")
+    with pytest.raises(EvalError) as caught:
+        load_golden(queries)
+    assert str(caught.value) == (
+        f"{queries}:4: query #1: missing key 'type' (how the query is worded, one of keyword, "
+        "paraphrase, typo, mixed-lang, cross-lang: reported per type)"
+    )

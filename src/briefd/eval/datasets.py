@@ -103,6 +103,12 @@ def load_golden(path: Path) -> GoldenSet:
 
 
 GOLDEN_KEYS = ("id", "query", "type", "expected")
+_WHAT = {  # what a missing key holds: a user's first set of their own was told its name alone
+    "id": " (a name of the query, unique in the file)",
+    "query": " (the question, as a developer would ask it)",
+    "type": f" (how the query is worded, one of {', '.join(QUERY_TYPES)}: reported per type)",
+    "expected": " (the sections that answer it: a list of {path, heading})",
+}
 
 
 def _entry_lines(path: Path, count: int) -> list[int]:
@@ -118,9 +124,9 @@ def _golden_query(path: Path, index: int, item: Any, line: int) -> GoldenQuery:
     where = f"{path}:{line}: query #{index + 1}"
     if not isinstance(item, dict):
         raise EvalError(f"{where}: expected a mapping with id, query, type, expected")
-    missing = [k for k in ("id", "query", "type", "expected") if k not in item]
+    missing = [k for k in GOLDEN_KEYS if k not in item]
     if missing:
-        raise EvalError(f"{where}: missing key '{missing[0]}'")
+        raise EvalError(f"{where}: missing key '{missing[0]}'{_WHAT[missing[0]]}")
     # a user's own golden file may carry notes of its own; a key with no value is a cut query
     check_keys(where, {k: v for k, v in item.items() if v is None}, "query", set(GOLDEN_KEYS))
     if item["type"] not in QUERY_TYPES:
