@@ -31,9 +31,17 @@ def recall_command(
     max_tokens: int | None = typer.Option(
         None, "--max-tokens", help="Token budget (default recall.max_tokens, 1500)."
     ),
-    top_k: int | None = typer.Option(None, "--top-k", help="Most sections (default 4)."),
-    scopes: str | None = typer.Option(None, "--scopes", help="Comma-separated scopes, or all."),
-    mode: str | None = typer.Option(None, "--mode", help="auto (default), bm25 or hybrid."),
+    top_k: int | None = typer.Option(
+        None, "--top-k", help="Most sections (default recall.top_k, 4)."
+    ),
+    scopes: str | None = typer.Option(
+        None,
+        "--scopes",
+        help="Comma-separated scopes, or all (default recall.scopes, else the default scopes).",
+    ),
+    mode: str | None = typer.Option(
+        None, "--mode", help="auto, bm25 or hybrid (default recall.mode, auto)."
+    ),
     server: str | None = typer.Option(
         None, "--server", help="Server URL to ask first (default recall.server); off: none."
     ),

@@ -89,12 +89,16 @@ def search_command(
         None, "--tags", "--tag", help="Only documents with any of these tags (comma or repeat)."
     ),
     mode: str | None = typer.Option(
-        None, "--mode", help="bm25, vector or hybrid (default: hybrid, bm25 without embeddings)."
+        None,
+        "--mode",
+        help="bm25, vector or hybrid (default: search.mode, hybrid unless set; bm25 without "
+        "embeddings).",
     ),
     query_mode: str | None = typer.Option(
         None,
         "--query-mode",
-        help="text (default: punctuation escaped) or advanced (raw FTS5).",
+        help="text (punctuation escaped) or advanced (raw FTS5) (default: search.query_mode, text "
+        "unless set).",
         callback=one_of(("text", "advanced")),
     ),
     related: int | None = typer.Option(
