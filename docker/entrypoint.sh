@@ -45,10 +45,13 @@ if present "$token_file"; then
         exit 1
     fi
     # credential.<origin>.helper: git asks it for that host only, never for one a redirect,
-    # a submodule or a code.repos URL names
-    export GIT_CONFIG_COUNT=1
-    export GIT_CONFIG_KEY_0="credential.$origin.helper"
-    export GIT_CONFIG_VALUE_0="!f() { test \"\$1\" = get || exit 0; echo username=${GIT_TOKEN_USER:-x-access-token}; printf 'password=%s\\n' \"\$(cat '$token_file')\"; }; f"
+    # a submodule or a code.repos URL names; after the GIT_CONFIG_* entries already given
+    # (the README's safe.directory for a mounted checkout), which it must not replace
+    n=${GIT_CONFIG_COUNT:-0}
+    case $n in '' | *[!0-9]*) n=0 ;; esac
+    export "GIT_CONFIG_KEY_$n=credential.$origin.helper"
+    export "GIT_CONFIG_VALUE_$n=!f() { test \"\$1\" = get || exit 0; echo username=${GIT_TOKEN_USER:-x-access-token}; printf 'password=%s\\n' \"\$(cat '$token_file')\"; }; f"
+    export GIT_CONFIG_COUNT=$((n + 1))
 fi
 
 key_file=${GIT_SSH_KEY_FILE:-/run/secrets/git_ssh_key}

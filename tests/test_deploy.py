@@ -138,9 +138,12 @@ def test_a_secret_the_container_cannot_read_stops_it_with_the_fix(tmp_path: Path
     )
 
 
-def _entrypoint_gives(tmp_path: Path, env: dict[str, str], urls: list[str]) -> tuple[int, str]:
+def _entrypoint_gives(
+    tmp_path: Path, env: dict[str, str], urls: list[str], then: str = ""
+) -> tuple[int, str]:
     """Run docker/entrypoint.sh with a stand-in for briefd that asks git's credential helpers
-    (``git credential fill``) for each of ``urls``: its exit code, and what each URL got."""
+    (``git credential fill``) for each of ``urls``, then runs ``then``: its exit code, and what
+    each URL got (and what ``then`` printed)."""
     token = tmp_path / "git_token"
     token.write_text("s3cret-token\n")
     probe = tmp_path / "probe"
@@ -150,7 +153,7 @@ def _entrypoint_gives(tmp_path: Path, env: dict[str, str], urls: list[str]) -> t
         f"| grep password= || echo 'password: none'\n"
         for url in urls
     )
-    (probe / "briefd").write_text(f"#!/bin/sh\n{asks}")
+    (probe / "briefd").write_text(f"#!/bin/sh\n{asks}{then}")
     (probe / "briefd").chmod(0o755)
     base = {
         "PATH": f"{probe}:/usr/bin:/bin",
@@ -243,3 +246,24 @@ def test_the_healthcheck_asks_the_port_the_server_was_started_on(
         assert check.main() == 0
         cmdline.write_bytes(b"/opt/briefd/bin/briefd\0serve")
         assert check.main() == 1
+
+
+def test_a_git_token_keeps_the_safe_directory_the_readme_has_set_beside_it(
+    tmp_path: Path,
+) -> None:
+    """O5: the README trusts a checkout mounted from the host (knowledge or a code.repos
+    repository) with GIT_CONFIG_COUNT=1, GIT_CONFIG_KEY_0=safe.directory, GIT_CONFIG_VALUE_0;
+    a token secret beside it made the entrypoint write its credential helper over entry 0, so
+    git refused the checkout as another user's. The helper now comes after those entries."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "-e GIT_CONFIG_COUNT=1 -e GIT_CONFIG_KEY_0=safe.directory" in readme
+    trusted = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "safe.directory",
+        "GIT_CONFIG_VALUE_0": "/code",
+        "BRIEFD_SOURCE": "https://github.com/acme/kb.git",
+    }
+    urls = ["https://github.com/acme/kb.git"]
+    asks = "git config --get-all safe.directory || echo 'safe.directory: none'\n"
+    code, said = _entrypoint_gives(tmp_path, trusted, urls, then=asks)
+    assert (code, said.splitlines()) == (0, ["password=s3cret-token", "/code"])
