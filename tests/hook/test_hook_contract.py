@@ -531,3 +531,17 @@ def test_the_terminal_preview_never_ends_inside_an_emoji_or_a_flag(
     listing = run_hook("--format", "text", payload=hook_json("household payouts")).stdout
     preview = next(x for x in listing.split("\n") if x.startswith("    Household payouts: "))
     assert preview == "    Household payouts: " + "x" * 137
+
+
+def test_scopes_given_twice_are_both_searched(indexed: Briefd, run_hook: RunHook) -> None:
+    """I8: `--scopes domain --scopes projects/ledger`, as search, bundle and context take it
+    ("repeat or comma-separate"), searched the last one alone: the chargeback rules of
+    domain/ were never injected, and nothing said a scope was dropped."""
+    asked = ("--json", "--scopes", "domain", "--scopes", "projects/ledger")
+    run = run_hook(*asked, payload=hook_json(RELEVANT))
+    assert run.code == 0 and run.stderr == "", run.stderr
+    paths = [section["doc_path"] for section in json.loads(run.stdout)["sections"]]
+    assert "domain/chargebacks.md" in paths, paths
+    comma = ("--json", "--scopes", "domain,projects/ledger")
+    one = run_hook(*comma, payload=hook_json(RELEVANT, session="session-2"))
+    assert [s["doc_path"] for s in json.loads(one.stdout)["sections"]] == paths

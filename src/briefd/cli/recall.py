@@ -34,10 +34,11 @@ def recall_command(
     top_k: int | None = typer.Option(
         None, "--top-k", help="Most sections (default recall.top_k, 4)."
     ),
-    scopes: str | None = typer.Option(
+    scopes: list[str] | None = typer.Option(
         None,
         "--scopes",
-        help="Comma-separated scopes, or all (default recall.scopes, else the default scopes).",
+        help="Scopes (repeat or comma-separate; 'all') (default recall.scopes, else the "
+        "default scopes).",
     ),
     mode: str | None = typer.Option(
         None, "--mode", help="auto, bm25 or hybrid (default recall.mode, auto)."
@@ -65,7 +66,7 @@ def recall_command(
         "--session": session,
         "--max-tokens": max_tokens,
         "--top-k": top_k,
-        "--scopes": scopes,
+        "--scopes": ",".join(scopes) if scopes else None,
         "--mode": mode,
         "--server": server,
         "--db": ctx.obj.db,

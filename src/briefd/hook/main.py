@@ -74,7 +74,10 @@ def parse_args(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
             given = inline if eq else next(items, None)
             if given is None:
                 raise HookError(f"option {name} needs a value")
-            options[VALUE_OPTIONS[name]] = given
+            key = VALUE_OPTIONS[name]
+            if key == "scopes" and key in options:  # repeated, as every other command takes it
+                given = f"{options[key]},{given}"
+            options[key] = given
         elif arg == "--":
             words.extend(items)
         elif arg.startswith("--"):
