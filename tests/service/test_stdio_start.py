@@ -10,16 +10,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from briefd.cli.serve import STDIO_WAIT_S, prepared_beside
 from briefd.errors import IndexNotFoundError
 from briefd.retrieval.search import SearchRequest
+from briefd.service import create_app
 from briefd.service.config import ServiceConfig
 from briefd.service.state import ServiceState
 from briefd.settings import Settings, with_overrides
 from tests.embeddings.fakehttp import FakeServer, Reply, Request, fake_server
 from tests.embeddings.test_ollama import embed_reply
-from tests.service.conftest import service_settings_for
+from tests.service.conftest import service_config, service_settings_for
+from tests.service.live import serving
+from tests.service.test_mcp import run
 
 DOCS = {
     f"domain/kiwi-{n}.md": f"# Kiwi batch {n}\n\nKiwi batch {n} settles at noon.\n"
@@ -89,3 +93,27 @@ def test_an_update_done_within_the_wait_is_served_at_once(
         assert api.search(SearchRequest("kiwi batch settles", scopes=("all",))).hits
     finally:
         api.close()
+
+
+def test_a_client_that_connects_during_a_first_index_is_told_it_is_coming(
+    tmp_path: Any, write_files: Any, slow_ollama: FakeServer
+) -> None:
+    """The instructions are read once, when a client connects (a spawned `briefd mcp` is
+    connected to while its first index runs): they say the knowledge is on its way, not that
+    the index is empty, which the model would believe for the whole session."""
+    settings = slow_settings(write_files(DOCS), tmp_path / "fresh.db", slow_ollama)
+    api, metrics, building = prepared_beside(settings, False, 0.2, "answering MCP")
+
+    async def body(client: Client) -> Any:
+        return client.instructions, await client.call_tool("search_context", {"query": "kiwi"})
+
+    try:
+        assert building()
+        with serving(create_app(api, service_config(), metrics, building)) as base:
+            said, search = run(base + "/mcp", "legacy", body)
+            assert building(), "the first index ended before the client was answered"
+    finally:
+        api.close()
+    assert said is not None and "The index is being built for the first time" in said
+    assert "empty" not in said
+    assert search.is_error and "being built" in search.content[0].text

@@ -322,17 +322,19 @@ def _refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
 def mcp_server(state: ServiceState) -> MCPServer[Any]:
     """The MCP tools, over HTTP and stdio alike (I1, I9): briefd's own, and the live Confluence
     and Jira lookups of each product that is configured (A1, A2)."""
-    mcp = build_mcp(state, server_instructions(state.api))
+    mcp = build_mcp(state, server_instructions(state.api, state.building()))
     live_lookups.register(mcp, state)
     return mcp
 
 
-def server_instructions(api: Briefd) -> str:
+def server_instructions(api: Briefd, building: bool = False) -> str:
+    """The MCP instructions for the index as it is; ``building``: a first index still runs
+    (what it has written so far is not read: it is not the index to come)."""
     try:
-        scopes = api.scopes()
+        scopes = [] if building else api.scopes()
     except errors.BriefdError:
         scopes = []
-    return instructions(scopes_out(scopes, api.settings.default_scopes))
+    return instructions(scopes_out(scopes, api.settings.default_scopes), building)
 
 
 def _error_handlers(app: FastAPI) -> None:

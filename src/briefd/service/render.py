@@ -267,9 +267,19 @@ def _superseded_note(out: schemas.ProposalOut) -> str:
     )
 
 
-def instructions(out: schemas.ScopesOut) -> str:
-    """The server's MCP ``instructions``: what knowledge is here and how to ask for it."""
-    if not out.scopes:
+BUILDING = (
+    "The index is being built for the first time: until it is done the tools say so (try "
+    "again a minute later), then they answer from it"
+)
+
+
+def instructions(out: schemas.ScopesOut, building: bool = False) -> str:
+    """The server's MCP ``instructions``: what knowledge is here and how to ask for it.
+    ``building``: a first index still runs beside the server, so there is knowledge to come
+    (a client reads the instructions once, when it connects: "empty" would stay its word)."""
+    if building:
+        listing = BUILDING
+    elif not out.scopes:
         listing = "The index is empty: nothing has been indexed yet"
     else:
         docs = sum(s.documents for s in out.scopes)
