@@ -28,7 +28,7 @@ from briefd.api import Briefd
 from briefd.cli.main import app
 from briefd.hook import main as hook_main
 from briefd.service import create_app
-from briefd.settings import Settings
+from briefd.settings import Settings, load_settings
 from tests.ports import free_port
 from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import serving
@@ -147,6 +147,38 @@ def test_init_writes_a_stdio_entry_that_works_as_written(
 
     result = session(params, "auto", body)
     assert result.structured_content["hits"][0]["doc_path"] == "domain/refunds.md"
+
+
+def test_init_stdio_entry_reads_the_projects_index_wherever_it_is_spawned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project with its own briefd.yaml (no `db:`): the entry named only that file, so the
+    default index went where the client spawned `briefd mcp` (a home folder, `/`): a second
+    index built there from the source, apart from the one the project's hook and serve read."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / "knowledge" / "domain").mkdir(parents=True)
+    elsewhere.mkdir()
+    (project / "knowledge" / "domain" / "kiwi.md").write_text("# Kiwi\n\nKiwi settles at noon.\n")
+    (project / "briefd.yaml").write_text("source: knowledge\nembeddings:\n  enabled: false\n")
+    monkeypatch.chdir(project)
+    assert CliRunner().invoke(app, ["index"]).exit_code == 0
+    monkeypatch.chdir(tmp_path)  # init from elsewhere, as the client spawns from elsewhere
+    args = ["init", "--project", str(project), "--client", "cursor", "--transport", "stdio"]
+    done = CliRunner().invoke(app, [*args, "--yes"], env={"BRIEFD_CONFIG": None})
+    assert done.exit_code == 0, done.output
+    entry = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["briefd"]
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env={"HOME": str(elsewhere)}, cwd=elsewhere
+    )
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("search_context", {"query": "kiwi settles"})
+
+    found = session(params, "auto", body)
+    assert found.structured_content["hits"][0]["doc_path"] == "domain/kiwi.md"
+    assert not (elsewhere / ".briefd").exists()
+    with Briefd(load_settings(project / "briefd.yaml", project=project), embedder=None) as api:
+        assert [e.query for e in api.state.recent_queries()] == ["kiwi settles"]
 
 
 def test_init_says_when_the_stdio_entry_has_no_index_to_serve(

@@ -158,16 +158,19 @@ def project_settings(ctx: typer.Context, project: Path) -> Settings:
 
 def stdio_command(settings: Settings, config: Path | None, project: Path) -> tuple[str, ...]:
     """``briefd mcp`` for this installation, with absolute paths to the settings file (given,
-    or the project's own) or else to the index, so it works from any directory. A settings
-    file found above ``project`` (:func:`project_home`) comes with the index it places: the
-    client spawns ``briefd mcp`` in ``project``, where ``--config`` alone would look for the
-    default index."""
+    or the project's own) or else to the index, so it works from any directory. The project's
+    own settings file comes with the index it places: ``--config`` alone leaves the default
+    index (``.briefd/briefd.db``) in the folder the client spawns ``briefd mcp`` in, which is
+    the project for some clients, a subfolder, the home folder or ``/`` for others — a second
+    index built there from the source, or none at all. A file named with ``--config`` is
+    named as it is (a shared one places the index where each client runs it)."""
     script = Path(sys.executable).with_name("briefd")
     parts = [str(script)] if script.is_file() else [sys.executable, "-m", "briefd"]
     above = config is None and project_home(project).resolve() != project.resolve()
+    own = config is None and not os.environ.get("BRIEFD_CONFIG")  # the settings init read
     config = config or project_config(project)
     if config is not None:
-        if above:
+        if own or above:
             parts += ["--db", str(settings.db.resolve())]
         parts += ["--config", str(config.resolve())]
     else:
