@@ -52,6 +52,11 @@ from briefd.hook import jsonc
 CLIENTS = ("claude-code", "cursor", "codex", "vscode")
 SERVER_NAME = "briefd"
 TOKEN_ENV = "BRIEFD_API_TOKEN"
+# Codex gives a spawned server 10 s to answer its handshake and tool list, and names it failed
+# for the session after that; `briefd mcp` first gives its index update up to 20 s
+# (cli.serve.STDIO_WAIT_S) plus its own start-up. A stdio entry without a wait of its own gets
+# this one (`startup_timeout_sec`); a value the user set is theirs.
+CODEX_STARTUP_S = 40
 HOOK_TIMEOUT_S = 10
 CLAUDE_LOCAL = ".claude/settings.local.json"  # init's: names this machine's Python
 CLAUDE_SHARED = ".claude/settings.json"  # the team's: init reads it, never writes it
@@ -458,6 +463,8 @@ def codex_mcp(
         for key, value in wanted.items():
             if entry.get(key) != value:
                 entry[key] = value
+        if "command" in wanted and "startup_timeout_sec" not in entry:
+            entry["startup_timeout_sec"] = CODEX_STARTUP_S
     except ValueError as exc:  # tomlkit: a table cannot go inside an inline table
         raise ConfigError(
             f"cannot write 'mcp_servers.{SERVER_NAME}' where the file has it ({exc}); write "
