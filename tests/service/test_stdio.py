@@ -490,3 +490,5 @@ def test_with_nothing_to_serve_it_says_how_a_stdio_client_reaches_the_example(
     assert spawned.returncode == 1 and spawned.stdout == ""  # stdout is the protocol's
     assert f"give the client `briefd --db {demo} mcp --no-index`" in said, said
     assert f"run `briefd demo` once (it indexes the example into {demo};" in said
+    # where it looked, in full: the client, not the user, chose the folder it runs in
+    assert f"configured and {tmp_path / '.briefd' / 'briefd.db'} holds no index." in said

@@ -102,8 +102,8 @@ def mcp_command(
     settings = _settings(ctx, source, tuned)
     with reported_errors():
         if _nothing_to_serve(settings):  # `briefd demo` serves HTTP: say how stdio gets there
-            quoted = shlex.quote(str(demo_db()))
-            raise ConfigError(NOTHING_OVER_STDIO.format(db=settings.db, demo=quoted))
+            quoted = shlex.quote(str(demo_db()))  # the index in full: the client chose the folder
+            raise ConfigError(NOTHING_OVER_STDIO.format(db=settings.db.absolute(), demo=quoted))
         api, metrics, building = prepared_beside(settings, no_index, STDIO_WAIT_S, "answering MCP")
     _log_to_stderr()  # stdout is the protocol; the client keeps stderr in its log file
     try:
