@@ -98,3 +98,28 @@ def test_every_mcp_tool_refuses_a_count_sent_as_a_flag(url: str) -> None:
     for answer in fine:  # a list sent as JSON text is still unwrapped, "500" is still 500
         assert not answer.is_error, answer.content
         assert "refund" in answer.content[0].text.lower()  # type: ignore[union-attr]
+
+
+def test_one_scope_tag_or_path_sent_as_a_string_is_read_as_a_list_of_one(url: str) -> None:
+    """`scopes` is described as names 'or 'all'': agents send `"scopes": "all"` (or one tag,
+    one path) as a string, and were told only 'scopes: Input should be a valid list'. One
+    string is read as a list of one, as `?scopes=all` is over REST; the schemas still say
+    list."""
+
+    async def body(client: Client) -> Any:
+        tools = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+        every = await client.call_tool("search_context", {"query": "refund", "scopes": "all"})
+        listed = await client.call_tool("search_context", {"query": "refund", "scopes": ["all"]})
+        tagged = await client.call_tool(
+            "compile_bundle",
+            {"task_description": "refund", "tags": "refunds", "paths": "src/refunds.py"},
+        )
+        return tools, every, listed, tagged
+
+    tools, every, listed, tagged = run(url, "auto", body)
+    assert tools["search_context"]["properties"]["scopes"]["anyOf"][0]["type"] == "array"
+    assert not every.is_error, every.content
+    assert every.structured_content["scopes"] == listed.structured_content["scopes"]
+    assert "projects/checkout" in every.structured_content["scopes"]
+    assert not tagged.is_error, tagged.content
+    assert tagged.structured_content["items"]

@@ -16,7 +16,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from briefd.__about__ import __version__
 from briefd.atlassian import Account, caller_account
@@ -40,12 +40,21 @@ T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
+
+def _listed(value: object) -> object:
+    """One name sent as a string where a list is taken (``scopes: "all"``, as the parameter's
+    description words it): that list of one, as ``?scopes=all`` is read over REST."""
+    return [value] if isinstance(value, str) else value
+
+
+OneOrMore = BeforeValidator(_listed)
 Scopes = Annotated[
     list[str] | None,
     Field(
         description="Scopes to read, as list_scopes and the server's instructions name them, "
         "or 'all'. Default: the server's default scopes."
     ),
+    OneOrMore,
 ]
 Paths = Annotated[  # as many as POST /api/bundle takes: each one is matched against every refs
     list[str] | None,
@@ -55,10 +64,12 @@ Paths = Annotated[  # as many as POST /api/bundle takes: each one is matched aga
         "name them (src/payments/refund.py, src/payments/), or absolute in a checkout on the "
         "server's machine; documents whose refs cover them lead.",
     ),
+    OneOrMore,
 ]
 Tags = Annotated[
     list[str] | None,
     Field(max_length=50, description="Only documents with any of these front-matter tags."),
+    OneOrMore,
 ]
 Budget = Annotated[
     int,
