@@ -390,6 +390,36 @@ def test_a_request_the_sdk_cannot_read_is_answered_not_dropped(
     assert after["id"] == 7 and "Scopes:" in after["result"]["content"][0]["text"]
 
 
+def test_requests_piped_in_are_all_answered_before_it_stops(
+    service_settings: Settings, tmp_path: Path
+) -> None:
+    """`printf '…' | briefd mcp`, as a script or a person trying it does: stdin ends right
+    after the requests. The SDK cancelled what was still being worked on at the end of its
+    input, so only the handshake was answered; every request read is answered now."""
+    lines = [
+        {"jsonrpc": "2.0", **INITIALIZE},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "search_context", "arguments": {"query": "chargeback evidence deadline"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "prompts/list"},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "briefd", "--db", str(service_settings.db), "mcp", "--no-index"],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "BRIEFD_EMBEDDINGS__ENABLED": "false", "HOME": str(tmp_path)},
+        timeout=60,
+        check=False,
+    )
+    answers = {answer["id"]: answer for answer in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers) == [1, 2, 3], done.stdout
+    assert "chargeback" in answers[2]["result"]["content"][0]["text"].lower()
+    assert answers[3]["result"] == {"prompts": []}
+    assert done.returncode == 0, done.stderr
+
+
 def test_two_clients_servers_on_one_index_add_up_their_counts(
     service_settings: Settings, tmp_path: Path
 ) -> None:

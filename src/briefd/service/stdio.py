@@ -18,7 +18,15 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
+from mcp_types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+)
 from pydantic import ValidationError
 
 from briefd.api import Briefd
@@ -31,6 +39,8 @@ from briefd.text import shown
 
 log = logging.getLogger("briefd.service")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)  # how clients (and Ctrl-C) stop a spawned server
+CANCELLED = "notifications/cancelled"
+ANSWER_WAIT_S = 10.0  # after stdin closes, for the answers to the requests read before
 
 
 async def serve_stdio(
@@ -51,28 +61,59 @@ async def serve_stdio(
 
 async def _run_stdio(mcp: MCPServer[Any]) -> None:
     """The SDK's ``run_stdio_async``, but a line it cannot read as a message is answered
-    (:func:`unreadable`) rather than dropped without a word, which left the client waiting."""
+    (:func:`unreadable`) rather than dropped without a word, which left the client waiting;
+    and when stdin closes, the requests read before it are answered before the server stops
+    (the SDK cancels them: ``printf '…' | briefd mcp`` got the handshake's answer alone)."""
     server = mcp._lowlevel_server
     inbox, read_inbox = anyio.create_memory_object_stream[SessionMessage](0)
+    outbox, read_outbox = anyio.create_memory_object_stream[SessionMessage](0)
+    asked: set[str | int] = set()  # ids of the requests read and not answered yet
     async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
-        tasks.start_soon(_pass_on, read, inbox, write)
-        await server.run(read_inbox, write, server.create_initialization_options())
+        tasks.start_soon(_pass_on, read, inbox, write, asked)
+        tasks.start_soon(_pass_out, read_outbox, write, asked)
+        await server.run(read_inbox, outbox, server.create_initialization_options())
 
 
 async def _pass_on(
     read: AsyncIterable[SessionMessage | Exception],
     inbox: MemoryObjectSendStream[SessionMessage],
     write: Any,
+    asked: set[str | int],
 ) -> None:
-    """The messages read from stdin go on to the server; what could not be read is answered."""
+    """The messages read from stdin go on to the server; what could not be read is answered.
+    At the end of stdin, the server gets up to :data:`ANSWER_WAIT_S` to answer what it was
+    asked before it is told the input ended (which cancels what it still works on)."""
     async with inbox:
         async for item in read:
             if not isinstance(item, Exception):
+                _note(item.message, asked)
                 await inbox.send(item)
                 continue
             answer = unreadable(item)
             if answer is not None:
                 await write.send(SessionMessage(answer))
+        with anyio.move_on_after(ANSWER_WAIT_S):
+            while asked:
+                await anyio.sleep(0.01)
+
+
+def _note(message: object, asked: set[str | int]) -> None:
+    """A request read is asked; one the client cancels is no longer (it gets no answer)."""
+    if isinstance(message, JSONRPCRequest):
+        asked.add(message.id)
+    elif isinstance(message, JSONRPCNotification) and message.method == CANCELLED:
+        asked.discard((message.params or {}).get("requestId"))
+
+
+async def _pass_out(
+    outbox: AsyncIterable[SessionMessage], write: Any, asked: set[str | int]
+) -> None:
+    """The server's messages go on to stdout; an answer takes its request off ``asked``."""
+    async for item in outbox:
+        if isinstance(item.message, JSONRPCResponse | JSONRPCError):
+            asked.discard(item.message.id)
+        await write.send(item)
+    await write.aclose()
 
 
 def unreadable(exc: Exception) -> JSONRPCError | None:
