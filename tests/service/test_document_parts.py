@@ -20,6 +20,7 @@ from briefd.model import DocumentView, FrontMatter
 from briefd.service import create_app
 from briefd.service.documents import fields_tokens, link_costs
 from briefd.service.reading import read_within
+from briefd.settings import Settings
 from briefd.text import whole_characters
 from briefd.tokens import count_tokens, escaped_tokens
 from tests.conftest import WriteFiles
@@ -289,3 +290,35 @@ def test_a_megabyte_line_is_read_in_pieces_counting_each_character_a_few_times()
         read += "" if part.next_start_char is not None else "\n"
         start, char = part.next_start_line, part.next_start_char or 0
     assert read == body
+
+
+def test_a_documents_absolute_path_in_the_knowledge_folder_reads_it(
+    service_api: Briefd, service_settings: Settings, tmp_path: Path
+) -> None:
+    """An agent beside the knowledge (a spawned `briefd mcp`, a checkout that holds it) names
+    a document by its absolute path, as its own file tools do: that document, not 'no
+    document … paths are relative to the repository root'. A path outside stays refused
+    alike, whether or not its file exists."""
+    assert service_settings.source is not None
+    source = service_settings.source.resolve()
+    (tmp_path / "outside.md").write_text("# Outside\n")
+    asked = [
+        str(source / "domain" / "refunds.md"),
+        str(source / "domain" / ".." / "domain" / "refunds.md"),
+        str(source / ".." / "outside.md"),
+        str(tmp_path / "outside.md"),
+        "/etc/passwd",
+    ]
+
+    async def body(client: Client) -> list[CallToolResult]:
+        return [await client.call_tool("get_document", {"doc_path": p}) for p in asked]
+
+    with serving(create_app(service_api, service_config())) as base:
+        read, dotted, *refused = run(base + "/mcp", "auto", body)
+    assert not read.is_error, read.content
+    assert read.structured_content is not None
+    assert read.structured_content["path"] == "domain/refunds.md"
+    assert dotted.structured_content == read.structured_content
+    for answer in refused:
+        assert answer.is_error
+        assert "paths are relative to the repository root" in answer.content[0].text  # type: ignore[union-attr]

@@ -3,7 +3,9 @@ answered exactly like a missing document (404), never read."""
 
 from __future__ import annotations
 
+import os
 import posixpath
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from briefd.errors import NotFoundError
@@ -48,3 +50,20 @@ def ensure_inside(root: Path | None, rel: str) -> None:
     target = (root / rel).resolve()
     if target != base and base not in target.parents:
         raise _refuse(rel)
+
+
+def within_source(path: str, roots: Iterable[Path | None]) -> str:
+    """An absolute path to a file inside the knowledge folder on this machine (an agent that
+    found it in its own checkout, as a stdio client does) as the relative path documents are
+    known by; any other path as given, for :func:`checked_doc_path` to judge."""
+    raw = path.strip()
+    if not raw.startswith("/") or "\x00" in raw or len(raw) > MAX_PATH:
+        return path
+    given = Path(os.path.normpath(raw))
+    for root in roots:
+        if root is None:
+            continue
+        for base in (Path(os.path.normpath(root.absolute())), root.resolve()):
+            if given != base and base in given.parents:
+                return given.relative_to(base).as_posix()
+    return path

@@ -25,7 +25,7 @@ from briefd.proposals.model import Proposal
 from briefd.retrieval.candidates import prefetch
 from briefd.retrieval.search import SearchRequest
 from briefd.service.config import ServiceConfig
-from briefd.service.docpath import checked_doc_path, ensure_inside
+from briefd.service.docpath import checked_doc_path, ensure_inside, within_source
 from briefd.service.documents import DocumentOut, document_out, fields_tokens, link_costs
 from briefd.service.metrics import CACHE, DURATION, INVALID, REQUESTS, TOKENS, Metrics
 from briefd.service.reading import Part, read_within
@@ -339,7 +339,8 @@ class ServiceState:
         """A document by a path from the network: checked lexically, looked up within
         ``scopes`` (None: the default scopes), and refused (404) if its file resolves outside
         the knowledge repository. Call under the lock."""
-        safe = checked_doc_path(path)
+        roots = (self.source_root(), self.api.settings.source)
+        safe = checked_doc_path(within_source(path, roots))
         view = self.api.document(safe, scopes, scoped=True)
         ensure_inside(self.source_root(), view.path)
         return view
