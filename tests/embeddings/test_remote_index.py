@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from briefd.api import Briefd
+from briefd.bundles import BundleRequest
 from briefd.errors import EmbeddingError
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings, with_overrides
@@ -141,6 +142,31 @@ def test_an_embedding_service_down_at_query_time_leaves_keyword_search(
         )
         with pytest.raises(EmbeddingError, match="cannot be reached"):
             api.search(SearchRequest("card retry", mode="vector"))
+
+
+def test_a_bundle_is_compiled_by_keywords_while_the_embedding_service_is_down(
+    settings: Settings, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
+) -> None:
+    """A search fell back to keywords, but a bundle (`briefd bundle`, /api/bundle, the MCP
+    tools' context) failed outright: no context at all while Ollama was away. Once the
+    service is back, the bundle is hybrid again (the keyword one is not served from cache)."""
+    server, _ = ollama
+    write_files(DOCS)
+    with Briefd(ollama_settings(settings, server.url)) as api:
+        api.index()
+    task = BundleRequest("change the card retry policy")
+    with Briefd(ollama_settings(settings, closed_port_url())) as api:
+        bundle = api.compile_bundle(task)
+        assert [item.heading_path[-1] for item in bundle.items][:1] == ["Retry policy"]
+        assert bundle.diagnostics.search_mode == "bm25"
+        (said,) = bundle.warnings
+        assert said.startswith(
+            "compiled by keywords only (bm25): the embedding model failed (Ollama at "
+        )
+        assert "cannot be reached" in said
+    with Briefd(ollama_settings(settings, server.url)) as api:
+        again = api.compile_bundle(task)
+        assert (again.diagnostics.search_mode, again.warnings) == ("hybrid", ())
 
 
 def capped(limit: int, busy: list[float]) -> Callable[[Request], Reply]:

@@ -48,7 +48,13 @@ from briefd.bundles.model import (
 from briefd.bundles.pack import NO_ROOM, effective_budget, pack
 from briefd.bundles.structure import elsewhere
 from briefd.bundles.wire import document
-from briefd.errors import IndexNotFoundError, NotFoundError, QueryError, StoreError
+from briefd.errors import (
+    EmbeddingError,
+    IndexNotFoundError,
+    NotFoundError,
+    QueryError,
+    StoreError,
+)
 from briefd.model import DocumentView, SearchMode, SearchResult
 from briefd.retrieval.governed import (
     check_governed,
@@ -145,8 +151,20 @@ class _Resolved:
 
 
 def compile_bundle(engine: Engine, request: BundleRequest) -> Bundle:
+    """A model that fails (a remote embedding service down) leaves a bundle compiled by
+    keywords that says why, as the configured search mode falls back in a search."""
     validate(request)
     request, live = live_issue(engine, request)
+    try:
+        return _compiled(engine, request, live)
+    except EmbeddingError as exc:
+        if engine.mode == "bm25":
+            raise
+        said = f"compiled by keywords only (bm25): the embedding model failed ({exc})"
+        return _compiled(replace(engine, fallback=lambda _: said), request, live)
+
+
+def _compiled(engine: Engine, request: BundleRequest, live: bool) -> Bundle:
     with engine.store.read() as conn:
         engine, fell_back = _searchable(conn, engine)
         asked = _resolve(conn, engine, request)
