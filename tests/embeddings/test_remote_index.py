@@ -17,6 +17,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.errors import EmbeddingError
+from briefd.recall.engine import RecallRequest
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings, with_overrides
 from tests.conftest import WriteFiles
@@ -167,6 +168,28 @@ def test_a_bundle_is_compiled_by_keywords_while_the_embedding_service_is_down(
     with Briefd(ollama_settings(settings, server.url)) as api:
         again = api.compile_bundle(task)
         assert (again.diagnostics.search_mode, again.warnings) == ("hybrid", ())
+
+
+def test_the_recall_hook_answers_by_keywords_while_the_embedding_service_is_down(
+    settings: Settings, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
+) -> None:
+    """The hook's answer (the server's /api/hook/recall, the daemon, in-process) failed
+    with the service away: HTTP 503 from the server, nothing injected in-process, where
+    the index's words could answer. An explicit hybrid request still gets the error."""
+    server, _ = ollama
+    write_files(DOCS)
+    with Briefd(ollama_settings(settings, server.url)) as api:
+        api.index()
+    prompt = "How many times are failed card payments retried?"
+    with Briefd(ollama_settings(settings, closed_port_url())) as api:
+        found = api.recall(RecallRequest(prompt))
+        assert found.mode == "bm25" and "Failed card payments are retried" in found.knowledge
+        (said,) = found.notes
+        assert said.startswith(
+            "answered by keywords only (bm25): the embedding model failed (Ollama at "
+        )
+        with pytest.raises(EmbeddingError, match="cannot be reached"):
+            api.recall(RecallRequest(prompt, mode="hybrid"))
 
 
 def capped(limit: int, busy: list[float]) -> Callable[[Request], Reply]:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from briefd.errors import QueryError, StoreError
+from briefd.errors import EmbeddingError, QueryError, StoreError
 from briefd.recall import pack, ranking
 from briefd.recall.block import Count, block_tokens, knowledge_block
 from briefd.recall.ranking import Confidence, HybridSearch, Ranking, tier
@@ -193,7 +193,7 @@ def answer(
         scopes = resolve_scopes(
             conn, request.scopes or config.scopes or None, settings.default_scopes
         )
-    found = _rank(store, prompt, scopes, request.top_k or config.top_k, settings, hybrid)
+    found, hybrid, failed = _ranked(store, request, prompt, scopes, settings, hybrid)
     confidence = tier(found.specificity, config.weak_z, config.strong_z) if found.ranked else "none"
     if confidence == "strong" and found.lifted:
         confidence = "weak"  # specific only against its own language's chatter: one section
@@ -206,7 +206,8 @@ def answer(
     packing = pack.brief if confidence == "weak" else pack.fit
     count = _exact() if hybrid is not None else None  # see briefd.recall.block
     chosen = packing(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS), count)
-    notes = forgot + _remember(memory, request.session_id, chosen, now, config.session_hours)
+    notes = failed + forgot
+    notes += _remember(memory, request.session_id, chosen, now, config.session_hours)
     return RecallResult(
         prompt=prompt,
         session_id=request.session_id,
@@ -231,6 +232,26 @@ def _exact() -> Count:
     from briefd.tokens import count_tokens
 
     return count_tokens
+
+
+def _ranked(
+    store: Store,
+    request: RecallRequest,
+    prompt: str,
+    scopes: tuple[str, ...],
+    settings: Settings,
+    hybrid: HybridSearch | None,
+) -> tuple[Ranking, HybridSearch | None, tuple[str, ...]]:
+    """The ranking, the hybrid search it came from (None: BM25) and a note: in ``auto``, a
+    model that fails (a remote embedding service down) leaves BM25, said, as search does."""
+    top_k = request.top_k or settings.recall.top_k
+    try:
+        return _rank(store, prompt, scopes, top_k, settings, hybrid), hybrid, ()
+    except EmbeddingError as exc:
+        if hybrid is None or (request.mode or settings.recall.mode) != "auto":
+            raise
+        said = f"answered by keywords only (bm25): the embedding model failed ({exc})"
+        return _rank(store, prompt, scopes, top_k, settings, None), None, (said,)
 
 
 def _rank(
