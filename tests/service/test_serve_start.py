@@ -14,9 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
+from briefd.api import Briefd
 from briefd.cli.serve import prepared_beside
 from briefd.service import create_app
-from tests.embeddings.fakehttp import FakeServer
+from briefd.settings import with_overrides
+from tests.embeddings.fakehttp import FakeServer, closed_port_url
 from tests.service.conftest import service_config
 from tests.service.live import serving
 from tests.service.test_stdio_start import DOCS, slow_ollama, slow_settings
@@ -96,5 +98,32 @@ def test_a_bundle_asked_for_while_the_first_index_runs_is_said_to_be_building(
                 time.sleep(0.1)
             built = httpx.post(f"{base}/api/bundle", json={"task": "kiwi batch"}, timeout=5)
             assert "domain/kiwi-" in built.json()["text"]
+    finally:
+        api.close()
+
+
+def test_a_server_starts_and_searches_by_keywords_while_the_embedding_service_is_down(
+    tmp_path: Path, write_files: Any, slow_ollama: FakeServer
+) -> None:
+    """`briefd serve` and `briefd mcp` stopped at start with 'error: Ollama at … cannot be
+    reached' while the embedding service was away (restarted together with the Ollama host: a
+    container in a restart loop), before serving an index whose searches fall back to
+    keywords. The server now starts and says why its searches are by keywords."""
+    settings = slow_settings(write_files(DOCS), tmp_path / "kept.db", slow_ollama)
+    with Briefd(settings) as built:
+        assert built.index().vectors_missing == 0
+    away = with_overrides(settings, {"embeddings.base_url": closed_port_url()})
+    api, metrics, building = prepared_beside(away, False, 5.0, "serving")
+    app = create_app(
+        api, service_config(allowed_hosts=("127.0.0.1",), token=None), metrics, building
+    )
+    try:
+        with serving(app) as base:
+            found = httpx.get(f"{base}/api/search", params={"q": "kiwi batch"}, timeout=5).json()
+            assert found["mode"] == "bm25" and found["hits"][0]["doc_path"].startswith(
+                "domain/kiwi-"
+            )
+            (said,) = found["warnings"]
+            assert "the embedding model failed (Ollama at" in said and "cannot be reached" in said
     finally:
         api.close()

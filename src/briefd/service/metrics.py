@@ -211,7 +211,16 @@ class CountingEmbedder(Embedder):
         self.metrics = metrics
         self.name = inner.name
         self.runtime = inner.runtime
-        self.dim = inner.dim
+
+    @property
+    def dim(self) -> int:
+        """The inner embedder's, read when needed: a remote service's is learned from its
+        first answer, which a server must not need in order to start (it may be away)."""
+        return self.inner.dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self.inner.dim = value
 
     def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
         self.metrics.inc(EMBEDDINGS, {"kind": kind})
