@@ -81,9 +81,25 @@ def test_refused_key_names_the_variable(server: FakeServer, client: httpx.Client
         embedder.embed_batch(["x"], "query")
     assert str(error.value) == (
         f"OpenAI-compatible service at {server.url}/v1/embeddings answered HTTP 401: "
-        "Incorrect API key provided: sk-wrong.; the API key was refused; set the environment "
+        "Incorrect API key provided: $TEAM_EMBED_KEY.; the API key was refused; set the environment "
         "variable TEAM_EMBED_KEY (named by embeddings.api_key_env; it is set)"
     )
+
+
+def test_a_key_the_service_quotes_back_is_never_shown(
+    server: FakeServer, client: httpx.Client
+) -> None:
+    """A service that quotes the refused key whole in its error body had it shown in the
+    error: on the terminal, in a search's warning served over REST and MCP, in the logs
+    (also its first part, where the message was cut at 200 characters)."""
+    key = "sk-proj-" + "Q7x" * 20
+    said = "Invalid proxy server token passed. " * 4 + f"Received API Key = {key}"
+    server.on("POST", "/v1/embeddings", lambda r: json_reply({"error": {"message": said}}, 401))
+    embedder = OpenAIEmbedder("m", server.url, client, key, "TEAM_EMBED_KEY")
+    with pytest.raises(EmbeddingError) as error:
+        embedder.embed_batch(["x"], "query")
+    assert "sk-proj-" not in str(error.value) and "Q7x" not in str(error.value)
+    assert "Received API Key = $TEAM_EMBED_KEY; the API key was refused" in str(error.value)
 
 
 def test_wrong_path_is_a_404_with_a_hint(server: FakeServer, client: httpx.Client) -> None:

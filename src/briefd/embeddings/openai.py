@@ -45,6 +45,7 @@ class OpenAIEmbedder(RemoteEmbedder):
         super().__init__(model, url, client, "openai-compatible", prefixes)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._api_key_env = api_key_env
+        self.secret = (api_key or "", f"${api_key_env}")  # never shown, even quoted back
         self._key_problem = _unsendable(api_key or "", api_key_env)
 
     @classmethod

@@ -39,6 +39,8 @@ class RemoteEmbedder(Embedder):
 
     service = "embedding service"
     batch = 0  # texts one request may carry (embeddings.batch_size); 0: any number
+    # a credential the service may quote back in an error body, and what stands for it there
+    secret: tuple[str, str] = ("", "")
     sleep: Callable[[float], None] = staticmethod(time.sleep)
 
     def __init__(
@@ -88,7 +90,7 @@ class RemoteEmbedder(Embedder):
             response = self._send(body, headers)
         if response.status_code >= 400:
             raise self._error(
-                f"answered HTTP {response.status_code}: {_error_text(response)}; "
+                f"answered HTTP {response.status_code}: {_error_text(response, self.secret)}; "
                 + self._status_hint(response.status_code)
             )
         try:
@@ -168,8 +170,9 @@ def _asked_wait(response: httpx.Response) -> float | None:
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-def _error_text(response: httpx.Response) -> str:
-    """The service's own error message, shortened to one line."""
+def _error_text(response: httpx.Response, secret: tuple[str, str] = ("", "")) -> str:
+    """The service's own error message, shortened to one line, with ``secret[0]`` (an API key
+    it may quote: "Incorrect API key provided: …") replaced by ``secret[1]``."""
     try:
         body = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -178,4 +181,6 @@ def _error_text(response: httpx.Response) -> str:
         error = body.get("error", body)
         body = error.get("message", error) if isinstance(error, dict) else error
     text = " ".join(str(body).split()) or response.reason_phrase
+    if secret[0]:  # before the cut: a key cut in two would show its first part
+        text = text.replace(secret[0], secret[1])
     return text[:200]
