@@ -209,6 +209,47 @@ def test_unknown_model_is_one_line(tmp_path: Path) -> None:
     assert result.stderr.count("\n") == 1
 
 
+REMOTE = {
+    "ollama": (
+        "nomic-embed-text",
+        "error: embeddings.adapter is ollama: model 'nomic-embed-text' is Ollama's to pull "
+        "(`ollama pull nomic-embed-text` on its host); `briefd model pull` fetches briefd's "
+        "local models (--model NAME, see `briefd model list`)",
+    ),
+    "openai-compatible": (
+        "text-embedding-3-small",
+        "error: embeddings.adapter is openai-compatible: model 'text-embedding-3-small' runs on "
+        "the service at embeddings.base_url, nothing to download here; `briefd model pull` "
+        "fetches briefd's local models (--model NAME, see `briefd model list`)",
+    ),
+}
+
+
+@pytest.mark.parametrize("adapter", sorted(REMOTE))
+def test_model_commands_with_a_remote_adapter_say_where_its_model_is(
+    tmp_path: Path, adapter: str
+) -> None:
+    """With a remote adapter, `briefd model pull` said "unknown embedding model
+    'nomic-embed-text' for the local adapter … (or set embeddings.adapter: ollama /
+    openai-compatible for other models)": to set what was set. `model list` marked no model
+    and still said "* configured (embeddings.model)"."""
+    model, said = REMOTE[adapter]
+    env = {
+        **model_dir_env(tmp_path),
+        "BRIEFD_EMBEDDINGS__ENABLED": "true",
+        "BRIEFD_EMBEDDINGS__ADAPTER": adapter,
+        "BRIEFD_EMBEDDINGS__MODEL": model,
+    }
+    pulled = briefd("model", "pull", cwd=tmp_path, env=env)
+    assert (pulled.returncode, pulled.stderr) == (1, said + "\n")
+    listed = briefd("model", "list", cwd=tmp_path, env=env)
+    assert "*" not in listed.stdout
+    assert (
+        f"configured: {model} on {adapter} (embeddings.adapter), not one of these local models"
+        in listed.stdout.splitlines()
+    )
+
+
 @pytest.mark.parametrize("command", ["list", "pull"])
 def test_model_commands_have_help_and_are_in_the_readme(command: str) -> None:
     assert f"briefd model {command}" in (REPO / "README.md").read_text()

@@ -3,8 +3,6 @@ weights."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 from rich.progress import (
     BarColumn,
@@ -31,6 +29,12 @@ from briefd.embeddings.pull import Progress as PullProgress
 from briefd.errors import EmbeddingError
 from briefd.folders import make_index_folder
 from briefd.settings import EmbeddingsSettings
+
+# where a remote adapter's model comes from, instead of `briefd model pull`
+REMOTE = {
+    "ollama": "is Ollama's to pull (`ollama pull {model}` on its host)",
+    "openai-compatible": "runs on the service at embeddings.base_url, nothing to download here",
+}
 
 model_app = typer.Typer(
     help="Local embedding models: list them, download their weights.",
@@ -72,7 +76,7 @@ def list_command(
             }
         )
         return
-    _print_table(statuses, configured, config.model_dir)
+    _print_table(statuses, configured, config)
 
 
 @model_app.command("pull")
@@ -95,6 +99,13 @@ def pull_command(
     if config.model_dir == index_folder / "models":  # the default: made as the index makes it
         make_index_folder(index_folder)
     with reported_errors():
+        if model is None and config.adapter in REMOTE:
+            raise EmbeddingError(
+                f"embeddings.adapter is {config.adapter}: model '{config.model}' "
+                + REMOTE[config.adapter].format(model=config.model)
+                + "; `briefd model pull` fetches briefd's local models (--model NAME, see "
+                "`briefd model list`)"
+            )
         spec = registry.get_model(model or config.model)
         import httpx  # only here: `briefd` starts without it
 
@@ -126,7 +137,9 @@ def _config(ctx: typer.Context) -> EmbeddingsSettings:
     return embeddings
 
 
-def _print_table(statuses: list[ModelStatus], configured: str | None, model_dir: Path) -> None:
+def _print_table(
+    statuses: list[ModelStatus], configured: str | None, config: EmbeddingsSettings
+) -> None:
     table = Table(box=None, pad_edge=False)
     for column in ("model", "dim", "languages", "weights", "present"):
         table.add_column(column, no_wrap=column == "model")
@@ -140,7 +153,14 @@ def _print_table(statuses: list[ModelStatus], configured: str | None, model_dir:
             "yes" if status.present else "no",
         )
     console.print(table)
-    console.print(f"* configured (embeddings.model); model_dir: {model_dir}", markup=False)
+    said = "* configured (embeddings.model); " if configured else ""
+    console.print(f"{said}model_dir: {config.model_dir}", markup=False)
+    if config.adapter in REMOTE:
+        console.print(
+            f"configured: {config.model} on {config.adapter} (embeddings.adapter), not one of "
+            "these local models",
+            markup=False,
+        )
     for status in statuses:
         if not status.present:
             console.print(f"{status.name}: {_missing(status)}", markup=False)
