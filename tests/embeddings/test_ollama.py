@@ -73,6 +73,24 @@ def test_unknown_model_says_to_pull_it(server: FakeServer, client: httpx.Client)
     )
 
 
+def test_a_base_url_that_is_not_ollamas_own_says_to_check_it(
+    server: FakeServer, client: httpx.Client
+) -> None:
+    """A base_url copied from Ollama's OpenAI-compatible docs (…:11434/v1) reaches no
+    /api/embed: Ollama answers its router's plain 404, and briefd said to `ollama pull` a
+    model that was there all along."""
+    page = Reply(404, b"404 page not found", "text/plain")
+    server.on("POST", "/v1/api/embed", lambda r: page)
+    embedder = OllamaEmbedder("nomic-embed-text", server.url + "/v1", client)
+    with pytest.raises(EmbeddingError) as error:
+        embedder.embed_batch(["x"], "query")
+    assert str(error.value) == (
+        f"Ollama at {server.url}/v1/api/embed answered HTTP 404: 404 page not found; no "
+        "/api/embed there: set embeddings.base_url to Ollama's own address "
+        "(http://HOST:11434, without /v1 or /api), or upgrade an Ollama too old to have it"
+    )
+
+
 def test_server_error(server: FakeServer, client: httpx.Client) -> None:
     server.on("POST", "/api/embed", lambda r: Reply(500, b"llama runner crashed\n", "text/plain"))
     with pytest.raises(EmbeddingError) as error:

@@ -49,7 +49,13 @@ class OllamaEmbedder(RemoteEmbedder):
     def _hint(self) -> str:
         return "start it with `ollama serve`, or check embeddings.base_url"
 
-    def _status_hint(self, status: int) -> str:
-        if status == 404:
-            return f"run `ollama pull {self.name}`, or check embeddings.model"
-        return super()._status_hint(status)
+    def _status_hint(self, response: httpx.Response) -> str:
+        if response.status_code != 404:
+            return super()._status_hint(response)
+        if response.headers.get("content-type", "").startswith("application/json"):
+            return f"run `ollama pull {self.name}`, or check embeddings.model"  # Ollama's own
+        # a router's plain 404: no /api/embed at this address (a base_url ending in /v1)
+        return (
+            "no /api/embed there: set embeddings.base_url to Ollama's own address "
+            "(http://HOST:11434, without /v1 or /api), or upgrade an Ollama too old to have it"
+        )

@@ -81,14 +81,14 @@ class OpenAIEmbedder(RemoteEmbedder):
             raise self._malformed(f"indexes {indexes} for {len(texts)} texts")
         return rows
 
-    def _status_hint(self, status: int) -> str:
-        if status in (401, 403):
+    def _status_hint(self, response: httpx.Response) -> str:
+        if response.status_code in (401, 403):
             state = "is set" if self._headers else "is not set"
             return (
                 f"the API key was refused; set the environment variable {self._api_key_env} "
                 f"(named by embeddings.api_key_env; it {state})"
             )
-        return super()._status_hint(status)
+        return super()._status_hint(response)
 
 
 def _unsendable(key: str, env: str) -> str | None:

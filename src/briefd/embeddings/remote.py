@@ -91,7 +91,7 @@ class RemoteEmbedder(Embedder):
         if response.status_code >= 400:
             raise self._error(
                 f"answered HTTP {response.status_code}: {_error_text(response, self.secret)}; "
-                + self._status_hint(response.status_code)
+                + self._status_hint(response)
             )
         try:
             return response.json()
@@ -135,7 +135,8 @@ class RemoteEmbedder(Embedder):
     def _hint(self) -> str:
         return "check embeddings.base_url and that the service is running"
 
-    def _status_hint(self, status: int) -> str:
+    def _status_hint(self, response: httpx.Response) -> str:
+        status = response.status_code
         if status == 404:
             return f"check embeddings.base_url and that model '{self.name}' exists there"
         if status in (429, 503):
