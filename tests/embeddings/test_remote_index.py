@@ -234,7 +234,8 @@ def test_every_request_keeps_to_batch_size_and_a_rate_limit_is_waited_out(
         server.on("POST", "/v1/embeddings", capped(32, [3600.0]))
         with Briefd(settings) as api, pytest.raises(EmbeddingError) as caught:
             api.search(SearchRequest("a question never asked", mode="hybrid"))
+    # a search is not mended by `briefd index` (said here before): its vectors are there
     assert str(caught.value).endswith(
-        "answered HTTP 429: Rate limit reached; the service is rate limiting or busy: run "
-        "`briefd index` again later"
+        "answered HTTP 429: Rate limit reached; the service is rate limiting or busy: try "
+        "again later"
     )

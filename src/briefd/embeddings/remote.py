@@ -140,7 +140,7 @@ class RemoteEmbedder(Embedder):
         if status == 404:
             return f"check embeddings.base_url and that model '{self.name}' exists there"
         if status in (429, 503):
-            return "the service is rate limiting or busy: run `briefd index` again later"
+            return "the service is rate limiting or busy: try again later"
         if status in (400, 413, 422):
             return (
                 "check embeddings.model, and embeddings.batch_size (the texts one request "
