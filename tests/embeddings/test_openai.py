@@ -102,6 +102,36 @@ def test_a_key_the_service_quotes_back_is_never_shown(
     assert "Received API Key = $TEAM_EMBED_KEY; the API key was refused" in str(error.value)
 
 
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        (413, "Input validation error: `inputs` must have less than 512 tokens. Given: 534"),
+        (
+            400,
+            "This model's maximum context length is 512 tokens. However, you requested 600 "
+            "tokens in the input for embedding generation. Please reduce the length of the input.",
+        ),
+    ],
+)
+def test_a_passage_longer_than_the_model_takes_is_not_blamed_on_batch_size(
+    server: FakeServer, client: httpx.Client, status: int, said: str
+) -> None:
+    """text-embeddings-inference (413) and vLLM (400) refuse a text longer than a 512-token
+    model takes (briefd's sections reach 800 tokens) unless told to truncate; briefd said to
+    check embeddings.batch_size, which changes nothing: the same section fails again."""
+    server.on("POST", "/v1/embeddings", lambda r: json_reply({"error": said}, status))
+    with pytest.raises(EmbeddingError) as error:
+        OpenAIEmbedder("intfloat/multilingual-e5-small", server.url, client).embed_batch(
+            ["x"], "passage"
+        )
+    assert str(error.value).endswith(
+        f"answered HTTP {status}: {said[:200]}; a text is longer than the model takes: have "
+        "the service truncate its inputs (text-embeddings-inference: --auto-truncate); for a "
+        "limit on a whole request, lower embeddings.batch_size (the texts one request "
+        "carries: all)"
+    )
+
+
 def test_wrong_path_is_a_404_with_a_hint(server: FakeServer, client: httpx.Client) -> None:
     with pytest.raises(EmbeddingError) as error:
         OpenAIEmbedder("m", server.url + "/api", client).embed_batch(["x"], "query")

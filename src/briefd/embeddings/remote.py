@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -141,6 +142,12 @@ class RemoteEmbedder(Embedder):
             return f"check embeddings.base_url and that model '{self.name}' exists there"
         if status in (429, 503):
             return "the service is rate limiting or busy: try again later"
+        if status in (400, 413, 422, 500) and _TOO_LONG.search(_error_text(response)):
+            return (
+                "a text is longer than the model takes: have the service truncate its inputs "
+                "(text-embeddings-inference: --auto-truncate); for a limit on a whole request, "
+                f"lower embeddings.batch_size (the texts one request carries: {self.batch or 'all'})"
+            )
         if status in (400, 413, 422):
             return (
                 "check embeddings.model, and embeddings.batch_size (the texts one request "
@@ -156,6 +163,9 @@ class RemoteEmbedder(Embedder):
 
 
 MAX_WAIT = 60.0
+# a service's "longer than the model takes" ("must have less than 512 tokens", "maximum context
+# length is 512 tokens", llama.cpp's "input (600 tokens) is too large"): a count of tokens
+_TOO_LONG = re.compile(r"\d+ tokens\b", re.IGNORECASE)
 
 
 def _asked_wait(response: httpx.Response) -> float | None:
