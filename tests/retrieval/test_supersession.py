@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 
+import httpx2
+from mcp import Client
+from mcp_types import CallToolResult
+
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.bundles.wire import response
@@ -14,10 +18,14 @@ from briefd.model import Hit
 from briefd.recall.engine import RecallRequest
 from briefd.retrieval.search import SearchRequest
 from briefd.retrieval.supersession import marked
+from briefd.service import create_app
 from briefd.service.schemas import hit_out
 from briefd.settings import Settings
 from briefd.store.supersession import NOT_REQUESTED
 from tests.conftest import WriteFiles
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.service.test_mcp import run
 
 FILES = {
     "domain/retry-2023.md": (
@@ -90,3 +98,33 @@ def test_a_chain_of_supersessions_orders_newest_first_and_a_cycle_ends() -> None
         "b.md",
         "a.md",
     ]
+
+
+def test_rest_and_mcp_items_name_what_supersedes_their_document(
+    write_files: WriteFiles, settings: Settings
+) -> None:
+    """The package's items as REST and MCP send them (through their response model) kept
+    every field but ``superseded_by``: an agent reading the package got the 2023 rule with
+    nothing to say it was replaced, while ``briefd bundle --json`` said so."""
+    write_files(FILES)
+    args = {"max_tokens": 1000, "mode": "package"}
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("compile_bundle", {"task_description": QUERY, **args})
+
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            answer = httpx2.post(
+                base + "/api/bundle",
+                json={"task": QUERY, **args},
+                headers={"Authorization": f"Bearer {TOKEN}"},
+                timeout=30,
+            )
+            tool = run(base + "/mcp", "legacy", body)
+    assert answer.status_code == 200, answer.text
+    assert tool.structured_content is not None, tool.content
+    for items in (answer.json()["items"], tool.structured_content["items"]):
+        marks = {i["location"]["path"]: i.get("superseded_by") for i in items}
+        assert marks["domain/retry-2023.md"] == list(OLD_BY), marks
+        assert marks["domain/retry.md"] is None

@@ -288,6 +288,10 @@ class BundleItemOut(BaseModel):
     score: float | None = None
     fingerprint: str | None = None
     truncated: bool | None = None
+    superseded_by: list[str] | None = Field(  # left out for a current document
+        default=None,
+        description="Documents whose front matter says they supersede this one: prefer them.",
+    )
     drift: DriftOut | None = None
     content: str | None = None
 
