@@ -68,6 +68,40 @@ def test_a_package_on_stdout_stays_within_its_tokens_and_budget(indexed: Path, m
     assert f" · {data['tokens']}/2000 tokens " in result.stderr
 
 
+def test_a_package_on_stdout_has_the_figures_warnings_and_marks_of_its_answer(
+    indexed: Path,
+) -> None:
+    """The JSON ``--mode package`` prints was the package as packed: a context over its hard
+    limit printed tokens 2600 and overage 600 (no warning) while the summary, REST and MCP
+    said 2706 and 706 with the warning that counts for the difference, and a full answer
+    against an unknown base was not marked recovered."""
+    over = briefd(
+        "context", "domain/refunds.md", "--max-tokens", "500", "--mode", "package", cwd=indexed
+    )
+    assert over.returncode == 0, over.stderr
+    data = json.loads(over.stdout)
+    verbose = json.loads(
+        briefd(
+            "context",
+            "domain/refunds.md",
+            "--max-tokens",
+            "500",
+            "--mode",
+            "package",
+            "--json",
+            cwd=indexed,
+        ).stdout
+    )
+    figures = ("tokens", "budget_exceeded", "overage", "warnings")
+    assert {k: data.get(k) for k in figures} == {k: verbose[k] for k in figures}
+    assert f" · {data['tokens']}/500 tokens " in over.stderr
+    assert f"budget exceeded: {data['overage']} tokens over" in over.stderr
+    assert data["warnings"][0].startswith("the target domain/refunds.md alone takes ")
+    unknown = ("--mode", "manifest", "--base", "0123456789abcdef")
+    recovered = briefd("bundle", TASK, *unknown, cwd=indexed)
+    assert json.loads(recovered.stdout)["recovered"] is True, recovered.stdout
+
+
 def test_an_absolute_path_in_this_repository_is_read_from_its_root(indexed: Path) -> None:
     """An editor's "copy path" is absolute: it was read as a path from the root
     (tmp/…/services/…), which no anchored refs covers, and the governing document was

@@ -192,17 +192,20 @@ def _compiled(engine: Engine, request: BundleRequest, live: bool) -> Bundle:
         bundle = _share(engine, engine.shared, key, bundle)
     bundle = with_warnings(bundle, warned)
     if request.base is None:
-        return bundle
+        return as_sent(bundle)
     if base is None:
-        return recovered(bundle)
+        return as_sent(recovered(bundle))
     delta = diff(request.base, base, bundle.items)
     markdown = render.delta_markdown(delta) if bundle.mode == "markdown" else ""
     answer = replace(bundle, delta=delta, text=markdown)
     d = replace(bundle.diagnostics, tokens=answer_tokens(answer))  # the delta's, as sent
-    if bundle.mode == "markdown":
-        return replace(answer, diagnostics=d)
-    text = document(bundle.bundle_id, bundle.mode, bundle.target, d, bundle.items, delta)
-    return replace(answer, diagnostics=d, text=text)
+    return as_sent(replace(answer, diagnostics=d))
+
+
+def as_sent(bundle: Bundle) -> Bundle:
+    """A package or manifest whose ``text`` is its answer as finally sent: the figures,
+    warnings and marks added after packing (a stored one holds those it was packed with)."""
+    return bundle if bundle.mode == "markdown" else replace(bundle, text=document(bundle))
 
 
 def _answered_elsewhere(
@@ -327,11 +330,10 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
         gate=result.gate,
         scopes=asked.scopes,
     )
+    bundle = Bundle(key.bundle_id, request.mode, "", packed.items, diagnostics, target)
     if request.mode == "markdown":
-        text = render.markdown(packed.items)
-    else:
-        text = document(key.bundle_id, request.mode, target, diagnostics, packed.items)
-    return Bundle(key.bundle_id, request.mode, text, packed.items, diagnostics, target)
+        return replace(bundle, text=render.markdown(packed.items))
+    return as_sent(bundle)
 
 
 def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: str) -> SearchResult:

@@ -180,9 +180,10 @@ class BundleCacheStats:
 @dataclass(frozen=True, slots=True)
 class Bundle:
     """A compiled bundle. ``text`` is the output in the requested mode (the Markdown block,
-    or the package / manifest as JSON) and is byte-identical for the same request and
-    knowledge state; ``cached``, ``recovered`` and ``delta`` describe this particular answer
-    and are never part of ``text``. ``target``: the document a context was compiled around."""
+    or the package / manifest as JSON: the answer as sent, ``cached`` left out) and is
+    byte-identical for the same request and knowledge state; ``cached`` describes this
+    particular answer and is never part of ``text``. ``target``: the document a context was
+    compiled around."""
 
     bundle_id: str
     mode: BundleMode

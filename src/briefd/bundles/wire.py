@@ -97,19 +97,12 @@ def body(
     }
 
 
-def document(
-    bundle_id: str,
-    mode: BundleMode,
-    target: str | None,
-    diag: Diagnostics,
-    items: tuple[BundleItem, ...],
-    delta: BundleDelta | None = None,
-) -> str:
+def document(bundle: Bundle) -> str:
     """The ``package`` / ``manifest`` output (what ``text`` holds, what the CLI prints): the
-    answer as compact JSON in the order REST and MCP send it, which its ``tokens`` count."""
-    out = head(bundle_id, mode, target, diag)
-    out.update(body(mode, items, delta))
-    out["diagnostics"] = diagnostics_out(diag, verbose=False)
+    answer as compact JSON, as REST and MCP send it (its figures, warnings and marks
+    included, which its ``tokens`` count) but for ``cached``, which the CLI's summary says."""
+    out = response(bundle)
+    del out["cached"]
     return json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
