@@ -43,9 +43,10 @@ from briefd.state import Manifest
 # reads long documents in parts); b14: a package's and a manifest's text as compact JSON (it was
 # indented, over the tokens it reported); b15: a relation naming a section brings it first, a
 # second hop comes only beside its first, a truncated section's call quotes its path as JSON
-# (B8, B7). The release is in the key too: a bundle stored by an older briefd is never served
+# (B8, B7); b16: a governing section the governed share has no room for competes as the ranked
+# hit it is (B1). The release is in the key too: a bundle stored by an older briefd is never served
 # by a newer one
-CACHE_VERSION = "b15"
+CACHE_VERSION = "b16"
 
 
 @dataclass(frozen=True, slots=True)

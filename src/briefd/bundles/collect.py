@@ -54,7 +54,10 @@ def collect(
     related = relations(conn, ask.target, ask.scopes)
     if ask.target is not None:
         found.add(structural(conn, ask.target, related, ranks, ask.scopes))
-    found.add(governed(conn, ask.scopes, ask.paths, ask.tags, ask.query, ranks, settings.search))
+    governed_tier = governed(
+        conn, ask.scopes, ask.paths, ask.tags, ask.query, ranks, settings.search
+    )
+    governing = {c.chunk_id for c in found.add(governed_tier)}
     if ask.target is not None:
         linked(conn, ask.target, related, ask.scopes, ranks, settings.bundles, found)
     dates = _updated_at(conn, {h.doc_path for h in result.hits})
@@ -64,7 +67,11 @@ def collect(
         if best > 0 and hit.score < ask.floor * best:
             weak = f"weak match: score {hit.score:.4f} is under {ask.floor:.0%} of the best"
             candidate = replace(candidate, weak=f"{weak} ({best:.4f})")
-        found.add([candidate])
+        if not found.add([candidate]) and candidate.chunk_id in governing:
+            # a governing section the task ranked: when the governed share has no room for
+            # it, it competes again as the hit it is (the packer takes a section once), or
+            # naming the code a task touches would cost the bundle its best hits
+            found.candidates.append(candidate)
     for hit in result.hits:
         if hit.related_to is not None:
             found.add([from_hit(hit, "related", (f"linked from {hit.related_to}",), dates)])

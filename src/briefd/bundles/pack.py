@@ -4,7 +4,8 @@ Mandatory content (the target document, the tracker issue, ``always: true`` docu
 always taken whole; optional content fills the soft budget greedily, tier by tier and in
 collection order within a tier. Duplicates and near-duplicates are dropped; a candidate that
 does not fit is recorded and later, smaller ones are still tried; governing documents take at
-most their share of the budget while ranked hits compete for the rest; the first optional
+most their share of the budget while ranked hits compete for the rest (a governing section the
+task ranked, left out of that share, competes again as the hit it is); the first optional
 section alone larger than what is left is cut to its head with a visible marker. Sizes are
 exact counts of what the client receives (:mod:`briefd.bundles.measure`: the rendered section
 in the Markdown block, the item's JSON in a package), the package's brackets are kept back
@@ -68,6 +69,7 @@ class _State:
     top_seen: bool = False
     governed_cap: int = 0
     governed_used: int = 0
+    hits: frozenset[str] = frozenset()  # sections that compete again as ranked hits
 
     def skip(self, c: Candidate, reason: str, tokens: int) -> None:
         self.exclusions.append(Exclusion(c.chunk_id, c.doc_path, c.tier, reason, tokens))
@@ -85,8 +87,13 @@ def pack(
     within the budget (never above ``hard_limit`` either)."""
     soft = max_tokens if hard_limit is None else min(max_tokens, hard_limit)
     budget = effective_budget(soft, settings)
-    state = _State(remaining=budget - sizes.frame - sizes.envelope, governed_cap=budget)
-    if any(c.tier == "ranked" and c.weak is None for c in candidates):
+    governing = {c.chunk_id for c in candidates if c.tier == "governed"}
+    hits = frozenset(c.chunk_id for c in candidates if c.tier == "ranked")
+    room = budget - sizes.frame - sizes.envelope
+    state = _State(remaining=room, governed_cap=budget, hits=hits)
+    if any(
+        c.tier == "ranked" and c.weak is None and c.chunk_id not in governing for c in candidates
+    ):
         state.governed_cap = math.floor(budget * settings.governed_share)
     ordered = sorted(enumerate(candidates), key=lambda pair: TIER_ORDER[pair[1].tier])
     for index, candidate in ordered:
@@ -112,6 +119,8 @@ def _consider(
     settings: BundleSettings,
     sizes: Measure,
 ) -> None:
+    if c.chunk_id in state.bodies:  # a governing section taken, here again as a ranked hit
+        return
     whole = _sized(sizes, c, c.content)
     full = whole.tokens
     if c.weak is not None:
@@ -125,7 +134,10 @@ def _consider(
         state.skip(c, f"linked from {c.related_to}, which is not in the bundle", full)
         return
     governed = c.tier == "governed"
+    again = governed and c.chunk_id in state.hits  # if it is left out, it competes as a hit
     if governed and state.governed_used and state.governed_used + full > state.governed_cap:
+        if again:
+            return
         left = max(state.governed_cap - state.governed_used, 0)
         state.skip(c, f"governed share: needs {full} tokens, {left} of its share left", full)
         return
@@ -138,9 +150,9 @@ def _consider(
         head = _head(c, limit, sizes)
         if head is not None:
             _take(state, index, c, head, extra)
-        else:
+        elif not again:
             state.skip(c, f"{NO_ROOM}needs {full} tokens, {limit} left", full)
-    else:
+    elif not again:
         state.skip(c, f"{NO_ROOM}needs {full} tokens, {max(limit, 0)} left", full)
 
 
