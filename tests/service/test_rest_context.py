@@ -223,3 +223,18 @@ def test_links_into_a_scope_not_requested_are_named_not_dropped_silently(
         "conventions/style.md",
     }
     assert "warnings" not in every
+
+
+def test_the_schema_says_what_a_bundles_warnings_are(client: TestClient) -> None:
+    """The OpenAPI schema (and MCP's outputSchema, the same model) said ``warnings`` is set
+    only when a default scope is missing from the index, while a bundle warns of a target
+    over its hard limit, a budget that fits no section, scopes not requested…: an agent that
+    read the schema had no reason to read them."""
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    described = schemas["BundleOut"]["properties"]["warnings"]["description"]
+    over = client.post("/api/context", json={"doc_path": "domain/refunds.md", "max_tokens": 500})
+    small = client.post("/api/bundle", json={"task": "partial refunds", "max_tokens": 150})
+    assert "over hard_limit" in over.json()["warnings"][0]
+    assert "fits no section" in small.json()["warnings"][0]
+    for said in ("over hard_limit", "fits no section", "scopes not requested"):
+        assert said in described, described

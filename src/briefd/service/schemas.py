@@ -346,8 +346,11 @@ class BundleOut(BaseModel):
     diagnostics: DiagnosticsOut
     warnings: list[str] | None = Field(
         default=None,
-        description="Set when default_scopes names a scope this index lacks (the request named "
-        "no scopes): which, what was read instead, and the fix.",
+        description="What the caller should know and act on, each with its fix: a budget or "
+        "hard_limit that fits no section; a target document over hard_limit (and how to read "
+        "it in parts) or without text; documents the paths, relations or links lead to in "
+        "scopes not requested, or that answer the task there; a default scope this index "
+        "lacks; a search that fell back to bm25.",
     )
 
 
