@@ -531,3 +531,30 @@ def test_a_target_without_text_says_so(api: Briefd, write_files: WriteFiles) -> 
         )
     fees = api.compile_bundle(BundleRequest("", target="domain/fees.md"))
     assert fees.items[0].doc_path == "domain/fees.md" and fees.warnings == ()
+
+
+def test_linked_sections_past_the_cap_are_in_the_exclusions(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A document context takes at most ``bundles.linked`` sections by one link; those past
+    it were dropped before packing and listed nowhere, so a verbose answer with room to spare
+    did not say why the target's ninth and tenth links were missing."""
+    links = " ".join(f"[[node{i}]]" for i in range(10))
+    files = {"domain/hub.md": f"# Hub\n\n## Links\n\nThe hub links to {links}.\n"}
+    for i in range(10):
+        files[f"domain/node{i}.md"] = f"# Node {i}\n\n## Body\n\nNode {i} holds a fact.\n"
+    write_files(files)
+    api.index()
+    bundle = api.compile_bundle(BundleRequest("", max_tokens=6000, target="domain/hub.md"))
+    linked = [i.doc_path for i in bundle.items if i.tier == "linked"]
+    assert linked == [f"domain/node{i}.md" for i in range(8)]
+    capped = [(e.doc_path, e.tier, e.reason) for e in bundle.diagnostics.exclusions]
+    assert capped == [
+        (
+            f"domain/node{i}.md",
+            "linked",
+            "linked from domain/hub.md:5; past the first 8 (bundles.linked)",
+        )
+        for i in (8, 9)
+    ]
+    assert bundle.tokens < 6000 * 0.5  # room to spare: the cap, not the budget, left them out

@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from briefd.bundles.model import Candidate, Tier
+from briefd.bundles.model import Candidate, Exclusion, Tier
 from briefd.model import Hit
 
 Ranks = Mapping[str, tuple[int, float]]  # chunk id → (rank among direct hits, score)
@@ -21,6 +21,19 @@ class Found:
 
     candidates: list[Candidate] = field(default_factory=list)
     taken: set[str] = field(default_factory=set)
+    # sections a tier's cap left out (the linked tier's): said in the exclusions unless
+    # another tier claims them
+    capped: list[Exclusion] = field(default_factory=list)
+
+    def left_out(self) -> tuple[Exclusion, ...]:
+        """The capped sections no tier took, each once."""
+        seen = set(self.taken)
+        out = []
+        for exclusion in self.capped:
+            if exclusion.chunk_id not in seen:
+                seen.add(exclusion.chunk_id)
+                out.append(exclusion)
+        return tuple(out)
 
     def add(self, candidates: Iterable[Candidate]) -> list[Candidate]:
         """Add the new ones; returns those added."""

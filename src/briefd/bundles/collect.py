@@ -10,7 +10,7 @@ from typing import Any
 
 from briefd.bundles.candidates import Found, from_hit
 from briefd.bundles.governed import governed
-from briefd.bundles.model import Candidate
+from briefd.bundles.model import Candidate, Exclusion
 from briefd.bundles.structure import ISSUE_TITLE_CHARS, linked, mandatory, relations, structural
 from briefd.model import DocumentView, SearchResult
 from briefd.settings import Settings
@@ -43,10 +43,11 @@ def retrieval_query(task: str, issue: str | None, target_title: str | None = Non
 
 def collect(
     conn: sqlite3.Connection, result: SearchResult, ask: Ask, settings: Settings
-) -> list[Candidate]:
-    """Every candidate, tier by tier, each tier in its own order. A ranked hit scoring under
-    ``ask.floor`` times the best hit's score is marked weak (the packer leaves it out): the
-    smallest sufficient context does not fill the budget with near-misses."""
+) -> tuple[list[Candidate], tuple[Exclusion, ...]]:
+    """Every candidate, tier by tier, each tier in its own order, and the sections a tier's
+    cap left out. A ranked hit scoring under ``ask.floor`` times the best hit's score is
+    marked weak (the packer leaves it out): the smallest sufficient context does not fill the
+    budget with near-misses."""
     direct = [h for h in result.hits if h.related_to is None]
     ranks = {h.chunk_id: (rank, h.score) for rank, h in enumerate(direct)}
     found = Found()
@@ -75,7 +76,7 @@ def collect(
     for hit in result.hits:
         if hit.related_to is not None:
             found.add([from_hit(hit, "related", (f"linked from {hit.related_to}",), dates)])
-    return found.candidates
+    return found.candidates, found.left_out()
 
 
 def _updated_at(conn: sqlite3.Connection, paths: set[str]) -> dict[str, str]:

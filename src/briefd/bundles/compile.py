@@ -306,7 +306,8 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     comparable = result.mode == "hybrid" and engine.settings.search.fusion == "score"
     floor = settings.min_relative_score if comparable else 0.0  # RRF scores are rank-based
     ask = Ask(asked.scopes, asked.paths, asked.tags, request.issue, asked.target, query, floor)
-    candidates = with_drift(conn, collect(conn, result, ask, engine.settings))
+    collected, capped = collect(conn, result, ask, engine.settings)
+    candidates = with_drift(conn, collected)
     candidates = with_superseders(conn, candidates, asked.scopes)
     target = asked.target.path if asked.target else None
     envelope = envelope_tokens(request.mode, target, request.ceiling)
@@ -322,7 +323,7 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
         budget_exceeded=tokens > request.ceiling,
         overage=max(tokens - request.ceiling, 0),
         truncated=packed.truncated,
-        exclusions=packed.exclusions + unrequested(conn, asked.scopes, asked.paths),
+        exclusions=packed.exclusions + capped + unrequested(conn, asked.scopes, asked.paths),
         ranking_version=RANKING_VERSION,
         index_fingerprint=asked.fingerprint,
         embedding_model=engine.model,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from briefd.bundles.candidates import Found, Ranks, by_rank, from_row
-from briefd.bundles.model import Candidate
+from briefd.bundles.model import Candidate, Exclusion
 from briefd.model import DocumentView, ResolvedLink
 from briefd.settings import BundleSettings
 from briefd.store.documents import stored_links
@@ -198,7 +198,7 @@ def linked(
         rowid = section_at(conn, back.link.source_path, back.link.line)
         if rowid is not None:
             first.append((rowid, _backlink_reason(back, target.path), None))
-    added = _add(conn, first, settings.linked, found, exclude=set(sources))
+    added = _add(conn, first, (settings.linked, "linked"), found, exclude=set(sources))
     second: list[_Pick] = []
     for candidate in added:
         for path, fragment, line in links_within(
@@ -208,23 +208,30 @@ def linked(
             if rowid is not None:
                 reason = f"second hop: linked from {candidate.doc_path}:{line}"
                 second.append((rowid, reason, candidate.chunk_id))
-    _add(conn, second, settings.second_hop, found, exclude={target.path})
+    _add(conn, second, (settings.second_hop, "second_hop"), found, exclude={target.path})
 
 
 def _add(
     conn: sqlite3.Connection,
     picks: Sequence[_Pick],
-    cap: int,
+    limit: tuple[int, str],
     found: Found,
     exclude: set[str],
 ) -> list[Candidate]:
     """Up to ``cap`` new sections of ``picks`` (none of the documents in ``exclude``), each
-    packed only beside the section it was reached from, when it names one."""
+    packed only beside the section it was reached from, when it names one; those past the cap
+    (the setting ``bundles.<name>``) are noted in ``found.capped``, or a verbose answer would
+    not say why a linked document is missing."""
+    cap, name = limit
     rows = sections(conn, [rowid for rowid, _, _ in picks])
     added: list[Candidate] = []
     for rowid, reason, via in picks:
         row = rows.get(rowid)
-        if row is None or row["path"] in exclude or len(added) >= cap:
+        if row is None or row["path"] in exclude:
+            continue
+        if len(added) >= cap:
+            why = f"{reason}; past the first {cap} (bundles.{name})"
+            found.capped.append(Exclusion(row["id"], row["path"], "linked", why, 0))
             continue
         added += found.add([replace(from_row(row, "linked", (reason,)), related_to=via)])
     return added
