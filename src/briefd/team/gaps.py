@@ -140,15 +140,24 @@ def as_gap(group: reports.QueryGroup, references: Mapping[str, float]) -> Gap:
     )
 
 
+# the scale each kind's best score is on: a bundle ranks by search's fused score, a hook prompt
+# answered by BM25 scores on BM25's own
+SCALES = {"search": "fused", "bundle": "fused", "recall": "recall"}
+
+
 def reference_scores(groups: Sequence[reports.QueryGroup]) -> dict[str, float]:
-    """Per kind, the median best score of the answered query groups (kinds none answered are
-    left out): searches and hook prompts are not scored on one scale."""
+    """Per kind, the median best score of the answered query groups on its scale (kinds none
+    answered are left out): searches and hook prompts are not scored on one scale, searches
+    and bundles are (one bundle, alone of its kind, is no yardstick for itself)."""
     found: dict[str, list[float]] = {}
+    seen: set[str] = set()
     for g in groups:
         if g.asked > g.empty:
-            for kind, best in g.bests.items():
-                found.setdefault(kind, []).append(best)
-    return {k: float(np.median(found[k])) for k in reports.KINDS if k in found}
+            seen.update(g.bests)
+            for scale in {SCALES[k] for k in g.bests}:
+                best = max(b for k, b in g.bests.items() if SCALES[k] == scale)
+                found.setdefault(scale, []).append(best)
+    return {k: float(np.median(found[SCALES[k]])) for k in reports.KINDS if k in seen}
 
 
 def headline_reference(references: Mapping[str, float]) -> float | None:
