@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from briefd.bundles.compile import FITS_NO_SECTION
 from briefd.bundles.render import drift_note, self_contained, trimmed
+from briefd.bundles.warned import FITS_NO_SECTION
 from briefd.model import OUTSIDE_SCOPES
 from briefd.service import documents, schemas
 from briefd.text import counted
