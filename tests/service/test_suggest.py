@@ -575,3 +575,26 @@ def test_a_name_in_japanese_or_chinese_prose_is_a_mention() -> None:
     ]
     linked = doc("x.md", ("X",), "见[[退款规则]]和[退款规则](domain/退款规则.md)。\n")
     assert unlinked_mentions([linked], [refunds]) == []
+
+
+def test_a_long_run_of_letters_on_one_line_holds_no_suggestions(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """A hex dump or a hash list on one line (21,000 letters, digits, dots and dashes with no
+    space) is blanked for addresses in time linear in its length: the user part of an e-mail
+    address and a URL's scheme were tried at every one of its letters, each read to the run's
+    end (7 s for this document, minutes for a 100 KB line), and the suggestions of every
+    document waited for it."""
+    dump = "0f" * 7_000 + "a." * 1_750 + "b-" * 1_750
+    write_files(
+        {
+            "domain/settlement.md": "# Settlement\n\nMoney moves.\n",
+            "domain/firmware.md": f"# Firmware\n\n{dump}\n\nThe Settlement reads it.\n",
+        }
+    )
+    api.index()
+    started = time.perf_counter()
+    found = [(s.target, s.mention, s.line) for s in api.suggest_links("domain/firmware.md")]
+    elapsed = time.perf_counter() - started
+    assert found == [("domain/settlement.md", "Settlement", 5)]
+    assert elapsed < 2, f"{elapsed:.1f} s"  # ~0.01 s here
