@@ -598,3 +598,49 @@ def test_a_long_run_of_letters_on_one_line_holds_no_suggestions(
     elapsed = time.perf_counter() - started
     assert found == [("domain/settlement.md", "Settlement", 5)]
     assert elapsed < 2, f"{elapsed:.1f} s"  # ~0.01 s here
+
+
+def test_suggestions_past_the_largest_limit_are_read_with_an_offset(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """1,205 broken links and limit at most 1,000: the note asked for limit=1000 again, the
+    very call it ended, so 205 were never reachable. An offset reads the next page, REST and
+    MCP alike, and the note names it; the pages together are the whole list, in its order."""
+    lines = "\n".join(f"- see [[nowhere-{n:04d}]]" for n in range(1205))
+    write_files({"domain/index.md": f"# Index\n\n{lines}\n"})
+    api.index()
+    whole = [(s.doc_path, s.target) for s in api.suggest_links(limit=100_000)]
+    assert len(whole) == 1205
+    with TestClient(create_app(api, service_config(token=None))) as http:
+        pages = [
+            http.get("/api/links/suggestions", params={"limit": 1000, "offset": at}).json()
+            for at in (0, 1000)
+        ]
+    assert [(len(p["suggestions"]), p["total"]) for p in pages] == [(1000, 1205), (205, 1205)]
+    read = [(s["doc_path"], s["target"]) for p in pages for s in p["suggestions"]]
+    assert read == whole
+
+    async def main(url: str) -> list[tuple[str, int]]:
+        async with (
+            httpx2.AsyncClient(timeout=30) as client,
+            Client(streamable_http_client(url, http_client=client)) as mcp,
+        ):
+            out = []
+            for offset in (0, 1000):
+                args = {"limit": 1000, "offset": offset}
+                result = await mcp.call_tool("suggest_links", args)
+                text = result.content[0].text  # type: ignore[union-attr]
+                out.append((text, len((result.structured_content or {})["suggestions"])))
+            return out
+
+    with serving(create_app(api, service_config(token=None))) as base:
+        (first, first_count), (second, second_count) = anyio.run(main, base + "/mcp")
+    assert (first_count, second_count) == (1000, 205)
+    assert first.splitlines()[-1] == (
+        "[1000 of 1205 suggestions shown: call suggest_links with offset=1000, limit=205 "
+        "(or a doc_path) for the next]"
+    )
+    assert second.splitlines()[-1] == "[1001-1205 of 1205 suggestions shown: the last of them]"
+    assert second.splitlines()[0].startswith(
+        "- domain/index.md:1003 broken-link: no document matches 'nowhere-1000'"
+    )

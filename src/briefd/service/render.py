@@ -220,15 +220,31 @@ def scopes_text(out: schemas.ScopesOut) -> str:
     return "\n".join(["Scopes:", *rows, f"Searched by default: {default}", *warnings])
 
 
+MAX_SUGGESTIONS = 1000  # the largest limit suggest_links takes
+
+
 def suggestions_text(out: schemas.SuggestionsOut) -> str:
     if not out.suggestions:
         return "No link suggestions: every mention is linked and no link is broken."
     listed = "\n".join(f"- {s.doc_path}:{s.line} {s.kind}: {s.detail}" for s in out.suggestions)
-    if out.total <= len(out.suggestions):
+    end = out.offset + len(out.suggestions)
+    if not out.offset and out.total <= end:
         return listed
+    if not out.suggestions:
+        return f"No link suggestions from offset={out.offset}: there are {out.total}."
+    shown = f"{out.offset + 1}-{end}" if out.offset else f"{end}"
+    if out.total <= end:
+        return f"{listed}\n[{shown} of {out.total} suggestions shown: the last of them]"
+    if not out.offset and out.total <= MAX_SUGGESTIONS:
+        return (
+            f"{listed}\n[{end} of {out.total} suggestions shown: call suggest_links with "
+            f"limit={out.total} (or a doc_path) for the rest]"
+        )
+    # past the most a call lists, only an offset reaches the rest
+    size = min(out.total - end, MAX_SUGGESTIONS)
     return (
-        f"{listed}\n[{len(out.suggestions)} of {out.total} suggestions shown: call suggest_links "
-        f"with limit={min(out.total, 1000)} (or a doc_path) for the rest]"
+        f"{listed}\n[{shown} of {out.total} suggestions shown: call suggest_links with "
+        f"offset={end}, limit={size} (or a doc_path) for the next]"
     )
 
 

@@ -170,7 +170,14 @@ class DismissIn(RequestIn):
 class SuggestionsOut(BaseModel):
     suggestions: list[SuggestionOut]
     total: int = Field(
-        description="Suggestions found; more than listed when limit cut the list (raise limit).",
+        description="Suggestions found; more than listed when limit cut the list (raise limit, "
+        "or ask again with offset past those listed).",
+    )
+    offset: int = Field(
+        default=0,
+        exclude_if=lambda value: value == 0,
+        description="How many suggestions, in their order, come before those listed (absent: "
+        "none).",
     )
 
 
@@ -522,11 +529,17 @@ def usage_out(receipt: UsageReceipt) -> UsageOut:
     return UsageOut.model_validate(receipt, from_attributes=True)
 
 
-def suggestions_out(items: list[LinkSuggestion], limit: int | None = None) -> SuggestionsOut:
-    """The first ``limit`` of ``items`` (all: None), and how many there are."""
+def suggestions_out(
+    items: list[LinkSuggestion], limit: int | None = None, offset: int = 0
+) -> SuggestionsOut:
+    """``limit`` of ``items`` (all: None) from ``offset``, and how many there are."""
+    end = None if limit is None else offset + limit
     return SuggestionsOut(
-        suggestions=[SuggestionOut.model_validate(s, from_attributes=True) for s in items][:limit],
+        suggestions=[
+            SuggestionOut.model_validate(s, from_attributes=True) for s in items[offset:end]
+        ],
         total=len(items),
+        offset=offset,
     )
 
 

@@ -386,6 +386,9 @@ class Tools:
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000)] = 20,
         scopes: Scopes = None,
+        offset: Annotated[
+            int, Field(ge=0, description="Skip this many suggestions (the next page).")
+        ] = 0,
     ) -> Annotated[CallToolResult, schemas.SuggestionsOut]:
         """Find missing and broken links in the knowledge base: documents that mention
         another document by its title or alias without linking it, and links whose target
@@ -394,7 +397,7 @@ class Tools:
             "suggest_links",
             lambda: self.state.api.suggest_links(doc_path, EVERY, scope_tuple(scopes)),
         )
-        out = schemas.suggestions_out(found, limit)
+        out = schemas.suggestions_out(found, limit, offset)
         return ok_result(render.suggestions_text(out), out)
 
     async def propose_update(

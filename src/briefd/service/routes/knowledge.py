@@ -140,6 +140,9 @@ def link_suggestions(
     state: State,
     doc_path: Annotated[str | None, Query(max_length=1000)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+    offset: Annotated[
+        int, Query(ge=0, description="Skip this many suggestions (the next page).")
+    ] = 0,
     scopes: Annotated[
         list[str] | None,
         Query(
@@ -153,7 +156,7 @@ def link_suggestions(
     found = state.call(
         "rest", "suggest_links", lambda: state.api.suggest_links(doc_path, EVERY, wanted)
     )
-    return schemas.suggestions_out(found, limit)
+    return schemas.suggestions_out(found, limit, offset)
 
 
 @router.post(
