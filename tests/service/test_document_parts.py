@@ -322,3 +322,27 @@ def test_a_documents_absolute_path_in_the_knowledge_folder_reads_it(
     for answer in refused:
         assert answer.is_error
         assert "paths are relative to the repository root" in answer.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_front_matter_over_the_budget_still_reads_in_whole_lines(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    """A generated page whose front matter lists 1,500 tags, aliases and refs (every part
+    carries them, ~20,000 tokens): the text was given what was left of max_tokens, one token,
+    so each part was one character and its 30 lines took hundreds of calls. The text gets a
+    quarter of max_tokens at least: one part holds it all."""
+    tags = ", ".join(f"tag{n}" for n in range(1500))
+    aliases = ", ".join(f"alias number {n}" for n in range(1500))
+    refs = ", ".join(f'"src/p{n}/**"' for n in range(1500))
+    lines = "\n".join(f"Line {n} of the generated page." for n in range(30))
+    page = (
+        f"---\ntags: [{tags}]\naliases: [{aliases}]\nrefs: [{refs}]\n---\n# Generated\n\n{lines}\n"
+    )
+    root = write_files({"domain/generated.md": page})
+    with Briefd(service_settings_for(root, tmp_path / "index.db"), embedder=None) as api:
+        api.index()
+        with TestClient(create_app(api, service_config(token=None))) as http:
+            out = http.get("/api/docs/domain/generated.md", params={"max_tokens": 8000}).json()
+    assert len(out["tags"]) == 1500
+    assert out["body"].rstrip().endswith("Line 29 of the generated page.")
+    assert out.get("part", {}).get("next_start_line") is None

@@ -48,6 +48,9 @@ class Costs:
 
 
 BACKLINKS_SHARE = 4  # a document in parts lists backlinks in at most 1/4 of its first part
+# the text of a part gets at least 1/4 of max_tokens: a front matter of thousands of tags,
+# aliases and refs (every part's fields) took it all, and each part was one character long
+BODY_SHARE = 4
 
 
 def read_within(
@@ -63,18 +66,20 @@ def read_within(
     part only, as many as fit a quarter of ``max_tokens`` (front-matter relations such as
     ``supersedes`` first, then one per linking document, then the rest): a page linked 300
     times (Node's errors.md) spent the whole budget on them in every part, whose text was then
-    one line."""
+    one line. The text gets a quarter of ``max_tokens`` at least: fields over the rest (a
+    front matter of thousands of tags) make the answer longer, never a part shorter."""
     if max_tokens is None:  # the rest, whole, its backlinks with it
         shown, part = read_part(view, start_line, None, costs, start_char=start_char)
         return shown, None if part is None else replace(part, backlinks=len(view.backlinks))
-    budget = max(max_tokens - fields(view), 1)
+    least = max(max_tokens // BODY_SHARE, 1)
+    budget = max(max_tokens - fields(view), least)
     shown, part = read_part(view, start_line, budget, costs, start_char=start_char)
     if part is None or not view.backlinks:
         return shown, part
     first = (start_line is None or start_line == view.body_start_line) and not start_char
     room = max_tokens // BACKLINKS_SHARE if first else 0
     listed = replace(view, backlinks=_backlinks_within(view.backlinks, room, costs.link))
-    budget = max(max_tokens - fields(listed), 1)
+    budget = max(max_tokens - fields(listed), least)
     # a part even when the whole text fits once backlinks are cut: it says how many there are
     shown, part = read_part(listed, start_line, budget, costs, True, start_char)
     assert part is not None
