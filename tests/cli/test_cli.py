@@ -80,6 +80,28 @@ def test_index_summary_and_no_op_rerun(indexed: Path) -> None:
     )
 
 
+def test_hundreds_of_skipped_files_are_counted_past_the_first_twenty(tmp_path: Path) -> None:
+    """A knowledge folder of 300 notes in a folder no scope takes, beside one that is: each
+    was a line of its own (3,000 in a big team's repository) on every run, the no-op ones
+    too. The first 20 are listed, then how many more; --json holds every one."""
+    source = tmp_path / "knowledge"
+    (source / "domain").mkdir(parents=True)
+    (source / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 30 days.\n", "utf-8")
+    (source / "notes").mkdir()
+    for n in range(300):
+        (source / "notes" / f"n{n:03d}.md").write_text(f"# Note {n}\n\nText.\n", "utf-8")
+    first = briefd("index", "--source", str(source), cwd=tmp_path)
+    again = briefd("index", "--source", str(source), cwd=tmp_path)
+    listed = briefd("index", "--source", str(source), "--json", cwd=tmp_path)
+    assert first.returncode == again.returncode == listed.returncode == 0, first.stderr
+    for result in (first, again):
+        lines = result.stdout.splitlines()
+        assert len(lines) == 2 + 20 + 1, result.stdout
+        assert lines[2].startswith("  skipped notes/n000.md: outside every scope")
+        assert lines[-1] == "  … and 280 more skipped files (--json lists every one)"
+    assert len(json.loads(listed.stdout)["skipped"]) == 300
+
+
 def test_search_json_has_the_hit_fields(indexed: Path) -> None:
     result = briefd("search", "retry policy for card payments", "--json", cwd=indexed)
     assert result.returncode == 0, result.stderr

@@ -250,10 +250,23 @@ def notice_lines(report: IndexReport) -> list[str]:
             f"  warning: embeddings incomplete ({report.embedding_error}); lexical search works, "
             "run `briefd index` again to embed what is missing"
         )
-    lines += [f"  skipped {item.path}: {item.reason}" for item in report.skipped]
-    lines += [f"  warning {p.path}: {p.problem}" for p in report.problems]
+    skipped = [f"  skipped {item.path}: {item.reason}" for item in report.skipped]
+    lines += _first(skipped, "skipped files")
+    lines += _first([f"  warning {p.path}: {p.problem}" for p in report.problems], "warnings")
     lines += [f"  warning: {warning}" for warning in report.warnings]
     return lines
+
+
+LISTED = 20  # skipped files and documents' problems printed, each; --json holds them all
+
+
+def _first(lines: list[str], what: str) -> list[str]:
+    """The first ``LISTED`` of ``lines``, and how many more there are: a knowledge folder of
+    3,000 files none of the scopes takes printed 3,000 lines above the error that says why."""
+    if len(lines) <= LISTED:
+        return lines
+    more = len(lines) - LISTED
+    return [*lines[:LISTED], f"  … and {more} more {what} (--json lists every one)"]
 
 
 def refresh_stamp(
