@@ -378,7 +378,9 @@ def test_tags_keep_search_and_ranked_content_to_tagged_documents(example: Briefd
     assert {i.doc_path for i in plain.items} - {"domain/merchant-webhooks.md"}
     assert {i.doc_path for i in tagged.items} == {"domain/merchant-webhooks.md"}
     assert tagged.bundle_id != plain.bundle_id
-    with pytest.raises(QueryError, match="tag 'webhook' is on no document; known tags: 3ds, "):
+    with pytest.raises(
+        QueryError, match="tag 'webhook' is on no document; known tags: webhooks, 3ds, "
+    ):
         example.search(SearchRequest("retry", tags=("webhook",)))
 
 
@@ -558,3 +560,23 @@ def test_linked_sections_past_the_cap_are_in_the_exclusions(
         for i in (8, 9)
     ]
     assert bundle.tokens < 6000 * 0.5  # room to spare: the cap, not the budget, left them out
+
+
+def test_an_unknown_tag_among_hundreds_names_the_nearest_and_counts_the_rest(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A team's knowledge with 400 tags: a mistyped one was refused with all 400 listed on one
+    line (3,500 tags made 35 KB), the one meant somewhere in the middle. The error names 30:
+    the nearest spellings first, then the others in order, and how many more there are."""
+    files = {
+        f"domain/d{n}.md": f"---\ntags: [topic{n:03d}, area{n % 100:02d}]\n---\n# D {n}\n\nText.\n"
+        for n in range(300)
+    }
+    write_files({**files, "domain/pay.md": "---\ntags: [payments]\n---\n# Pay\n\nText.\n"})
+    api.index()
+    with pytest.raises(QueryError) as refused:
+        api.search(SearchRequest("text", tags=("paymnets",)))
+    message = str(refused.value)
+    assert message.startswith("tag 'paymnets' is on no document; known tags: payments, area00, ")
+    assert message.endswith(" and 371 more")
+    assert len(message.split("known tags: ")[1].split(" and ")[0].split(", ")) == 30
