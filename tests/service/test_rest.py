@@ -445,6 +445,23 @@ def test_link_suggestions_name_only_documents_in_scope(client: TestClient) -> No
     assert "scope 'projects/ledger' is not requested" in hidden.json()["detail"]
 
 
+def test_stats_lists_the_first_fifty_skipped_files_and_counts_them_all(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """300 notes in a folder no scope takes: /api/stats, which the dashboard reads every 10 s,
+    listed every one (3,000 made each answer 540 KB) though the dashboard shows 50. It lists
+    the first 50 and counts them all."""
+    notes = {f"notes/n{n:03d}.md": f"# Note {n}\n\nText.\n" for n in range(300)}
+    write_files({**notes, "domain/refunds.md": "# Refunds\n\nWithin 30 days.\n"})
+    api.index()
+    with TestClient(create_app(api, service_config(token=None))) as http:
+        index = http.get("/api/stats").json()["index"]
+    assert len(index["skipped"]) == 50
+    assert index["skipped_count"] == 300
+    assert index["skipped"][0]["path"] == "notes/n000.md"
+    assert (index["problems"], index["problems_count"]) == ([], 0)
+
+
 def test_stats(client: TestClient) -> None:
     client.get("/api/search", params={"q": "chargeback"})
     body = client.get("/api/stats").json()
