@@ -770,3 +770,24 @@ def test_the_daemons_files_are_private_the_stall_count_too(
     files = daemon_files(str(db), {})
     for path in (files.lock, files.state, files.log, files.socket, files.stalls):
         assert Path(path).stat().st_mode & 0o077 == 0, path
+
+
+def test_stop_removes_the_socket_and_state_a_killed_daemon_left(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """A daemon ended by SIGKILL (by hand, by the third unanswered prompt) cannot remove its
+    files: ``--stop`` said no daemon runs and left its socket and state file beside the index."""
+    pid = running_daemon(db, tmp_path, run_hook)
+    files = daemon_files(str(db), {})
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not daemons(tmp_path))
+    assert Path(files.socket).exists() and Path(files.state).exists()
+    done = run_hook("--stop", env=DAEMON)
+    assert done.stdout == (
+        f"no recall daemon runs for {db} (removed the socket and state file a killed one left)\n"
+    )
+    assert not Path(files.socket).exists() and not Path(files.state).exists()
+    assert run_hook("--stop", env=DAEMON).stdout == f"no recall daemon runs for {db}\n"
+    assert as_json(run_hook, RELEVANT, "s-2")["sections"]  # and the next prompt starts one
+    wait_for(lambda: serving(db) and Path(files.socket).exists())
+    assert as_json(run_hook, RELEVANT, "s-3")["via"] == "daemon"

@@ -229,9 +229,41 @@ def stop(files: DaemonFiles) -> str:
     else:
         return _await_exit(files)
     if not _locked(files):
-        return f"no recall daemon runs for {files.index}" + _forgotten(files)
+        left = _clear_leftovers(files)
+        return f"no recall daemon runs for {files.index}{left}" + _forgotten(files)
     _signal(files)
     return _await_exit(files)
+
+
+def _clear_leftovers(files: DaemonFiles) -> str:
+    """Remove the socket and state file a daemon ended by SIGKILL (by hand, by the third
+    unanswered prompt, by ``--stop`` itself) or a crash left beside its index, and say so.
+    Only while holding the lock: no daemon runs or starts meanwhile, so none of them is a
+    live daemon's. A failure record stays (:func:`_forgotten` drops it, saying so)."""
+    import fcntl
+    import stat
+
+    try:
+        fd = os.open(files.lock, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    removed = []
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            if stat.S_ISSOCK(os.lstat(files.socket).st_mode):
+                os.unlink(files.socket)
+                removed.append("socket")
+        except OSError:
+            pass
+        if _state(files) and "failed" not in _state(files):
+            _unlink(files.state)
+            removed.append("state file")
+    except OSError:  # a daemon took the lock meanwhile: its files are live
+        return ""
+    finally:
+        os.close(fd)
+    return f" (removed the {' and '.join(removed)} a killed one left)" if removed else ""
 
 
 def _forgotten(files: DaemonFiles) -> str:
@@ -249,7 +281,8 @@ def _await_exit(files: DaemonFiles, seconds: float = 5.0) -> str:
         while _locked(files) and time.monotonic() < deadline + seconds:
             time.sleep(0.05)
     _unlink(files.stalls)
-    return f"stopped the recall daemon of {files.index}" + _forgotten(files)
+    left = "" if _locked(files) else _clear_leftovers(files)
+    return f"stopped the recall daemon of {files.index}{left}" + _forgotten(files)
 
 
 def _signal(files: DaemonFiles, kill: bool = False) -> None:
