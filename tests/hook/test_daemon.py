@@ -22,8 +22,9 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.hook.place import daemon_files
-from briefd.settings import Settings
+from briefd.settings import Settings, with_overrides
 from tests.conftest import EXAMPLE, EXAMPLE_TR, WriteFiles
+from tests.embeddings.fakehttp import Reply, Request, fake_server, json_reply
 from tests.hook.conftest import Run, RunHook, hook_json
 from tests.recall.conftest import RELEVANT
 
@@ -791,3 +792,60 @@ def test_stop_removes_the_socket_and_state_a_killed_daemon_left(
     assert as_json(run_hook, RELEVANT, "s-2")["sections"]  # and the next prompt starts one
     wait_for(lambda: serving(db) and Path(files.socket).exists())
     assert as_json(run_hook, RELEVANT, "s-3")["via"] == "daemon"
+
+
+def test_status_shows_the_mode_prompts_are_answered_in_now(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """``--status`` showed the mode of the daemon's warm-up forever: bm25 for a daemon started
+    while the embedding service was away, though its prompts were hybrid once it was back (and
+    hybrid for one whose service went away since)."""
+    away = [False]
+
+    def embed(request: Request) -> Reply:
+        if away[0]:
+            return json_reply({"error": "model is loading"}, 500)
+        texts = request.json()["input"]
+        return json_reply({"embeddings": [[1.0, float(len(t) % 7), 0.5, 2.0] for t in texts]})
+
+    with fake_server() as ollama:
+        ollama.on("POST", "/api/embed", embed)
+        remote = {
+            "BRIEFD_EMBEDDINGS__ENABLED": "true",
+            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
+        }
+        write_files({"domain/payments.md": "# Payments\n\n## Retry policy\nCards retry 3 times.\n"})
+        overrides = {
+            k.removeprefix("BRIEFD_").lower().replace("__", "."): v for k, v in remote.items()
+        }
+        with Briefd(with_overrides(settings, {**overrides, "embeddings.enabled": True})) as api:
+            assert api.index().vectors_missing == 0
+        db = settings.db.resolve()
+        away[0] = True
+        prompt = "how often are failed card payments retried"
+        as_json(run_hook, prompt, "s-1", **remote)
+        wait_for(lambda: serving(db))
+
+        def status() -> tuple[str, str]:
+            shown = json.loads(run_hook("--status", "--json", env={**DAEMON, **remote}).stdout)
+            return shown["mode"], shown.get("fallback", "")
+
+        mode, why = status()
+        assert mode == "bm25"
+        away[0] = False
+        assert as_json(run_hook, prompt, "s-2", **remote)["mode"] == "hybrid"
+        assert status()[0] == "hybrid"
+        assert "· hybrid ·" in run_hook("--status", env={**DAEMON, **remote}).stdout
+        assert why.startswith(  # and why it was bm25, and is not any more
+            "answered by keywords only (bm25): the embedding model failed (Ollama at "
+        )
+        assert status()[1] == ""
+        away[0] = True
+        later = "how many retries does a declined card payment get"  # not the cached one
+        assert as_json(run_hook, later, "s-3", **remote)["mode"] == "bm25"
+        assert status()[0] == "bm25"
+        text = run_hook("--status", env={**DAEMON, **remote}).stdout
+        assert "· bm25 ·" in text and "\n  answered by keywords only (bm25): the embedding" in text
+        run_hook("--stop", env={**DAEMON, **remote})

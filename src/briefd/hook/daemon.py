@@ -60,7 +60,13 @@ from briefd.hook.place import (
     socket_dir_problem,
 )
 from briefd.hook.render import hook_output
-from briefd.recall.engine import MAX_PROMPT_CHARS, RecallRequest, client_command
+from briefd.recall.engine import (
+    KEYWORDS_ONLY,
+    MAX_PROMPT_CHARS,
+    RecallRequest,
+    RecallResult,
+    client_command,
+)
 from briefd.retrieval.candidates import prefetch
 from briefd.store.activity import QueryLogEntry
 from briefd.store.db import content_version
@@ -96,7 +102,8 @@ class Daemon:
         self.started = time.time()
         self.last = time.monotonic()
         self.requests = 0
-        self.mode = "unknown"
+        self.mode = "unknown"  # how the last prompt in the default mode was answered
+        self.fallback = ""  # why that was by keywords only, when the model failed
         self.stopping = False
         self.version: tuple[int, int] | None = None  # the index content the warm-up loaded
         self.pending: list[QueryLogEntry] = []  # prompts answered, for the query log (T3, T6)
@@ -106,7 +113,7 @@ class Daemon:
         """Load everything the first prompt would (the model, vectors, postings, the tokenizer
         a hybrid answer counts its block with) now."""
         version = self._content()
-        self.mode = self.api.recall(RecallRequest(WARM_UP)).mode
+        self._answered(self.api.recall(RecallRequest(WARM_UP)))
         count_tokens(WARM_UP)
         self.version = version
 
@@ -127,6 +134,13 @@ class Daemon:
             return
         took = (time.perf_counter() - started) * 1000
         log.info("the index changed: loaded again in %.0f ms", took)
+
+    def _answered(self, answered: RecallResult) -> None:
+        """Keep the mode ``/status`` shows as prompts find it: the embedding service away
+        when the daemon started (bm25) may be back (hybrid), or gone since."""
+        self.mode = answered.mode
+        said = (note for note in answered.notes if note.startswith(KEYWORDS_ONLY))
+        self.fallback = next(said, "")
 
     def _content(self) -> tuple[int, int]:
         with self.api.store.read() as conn:
@@ -171,6 +185,8 @@ class Daemon:
         except (BriefdError, ValueError) as exc:
             log.warning("recall refused: %s", exc)
             return 422, "text/plain", str(exc).encode()
+        if request.mode is None:  # the settings' mode, as every prompt without --mode asks
+            self._answered(answered)
         if answered.asked:  # a client command alone (/clear) is no query: no gap (T3)
             self.pending = [*self.pending[-(MAX_PENDING - 1) :], answered.log_entry()]
         result = answered.to_dict()
@@ -215,6 +231,7 @@ class Daemon:
             "log": self.files.log,
             "settings": self.settings_file,
             "mode": self.mode,
+            "fallback": self.fallback,
             "started": _iso(self.started),
             "uptime_s": round(time.time() - self.started, 1),
             "idle_s": round(time.monotonic() - self.last, 1),

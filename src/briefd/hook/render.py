@@ -139,6 +139,8 @@ def _daemon(report: Mapping[str, Any], served: bool) -> str:
         f"  log     {report['log']}\n"
         f"  started {report['started']}\n"
     )
+    if report.get("fallback"):  # the embedding model failed on the last prompt
+        text += f"  {report['fallback']}\n"
     if "yours" in report:  # another project's: this one's prompts are answered in-process
         theirs, yours = report.get("settings") or "none", report["yours"] or "none"
         text += (

@@ -40,6 +40,7 @@ MAX_PROMPT_CHARS = 20_000
 MAX_SESSION_ID = 256  # an id, not content: it is stored with every injected section
 MAX_BLOCK_CHARS = 10_000  # Claude Code shows longer hook output as a preview only
 MODES = ("auto", "bm25", "hybrid")
+KEYWORDS_ONLY = "answered by keywords only (bm25)"  # the note of an auto recall the model failed
 EMPTY_INDEX = "no document is indexed yet; run `briefd index`"  # the CLI search says the same
 # A client's own command typed as the prompt (Claude Code's /clear, /compact, /model, a custom
 # /project:review): a word after one slash, then flags only; a path (/etc/hosts) is not one.
@@ -250,7 +251,7 @@ def _ranked(
     except EmbeddingError as exc:
         if hybrid is None or (request.mode or settings.recall.mode) != "auto":
             raise
-        said = f"answered by keywords only (bm25): the embedding model failed ({exc})"
+        said = f"{KEYWORDS_ONLY}: the embedding model failed ({exc})"
         return _rank(store, prompt, scopes, top_k, settings, None), None, (said,)
 
 
