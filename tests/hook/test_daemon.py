@@ -849,3 +849,49 @@ def test_status_shows_the_mode_prompts_are_answered_in_now(
         text = run_hook("--status", env={**DAEMON, **remote}).stdout
         assert "· bm25 ·" in text and "\n  answered by keywords only (bm25): the embedding" in text
         run_hook("--stop", env={**DAEMON, **remote})
+
+
+def test_stop_ends_a_daemon_that_is_still_starting(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """While the daemon loaded its model (seconds; longer with a slow embedding service) its
+    state file named no pid yet: ``--stop`` had nothing to signal, waited 10 s, said "stopped
+    the recall daemon", and the daemon went on to serve."""
+    slow, release = threading.Event(), threading.Event()
+
+    def embed(request: Request) -> Reply:
+        if slow.is_set():
+            release.wait(30)
+        texts = request.json()["input"]
+        return json_reply({"embeddings": [[1.0, float(len(t) % 7), 0.5, 2.0] for t in texts]})
+
+    with fake_server() as ollama:
+        ollama.on("POST", "/api/embed", embed)
+        remote = {
+            "BRIEFD_EMBEDDINGS__ENABLED": "true",
+            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
+        }
+        write_files({"domain/payments.md": "# Payments\n\n## Retry policy\nCards retry 3 times.\n"})
+        overrides = {"embeddings.adapter": "ollama", "embeddings.model": "nomic-embed-text"}
+        overrides |= {"embeddings.base_url": ollama.url}
+        with Briefd(with_overrides(settings, {**overrides, "embeddings.enabled": True})) as api:
+            assert api.index().vectors_missing == 0
+        db = settings.db.resolve()
+        slow.set()
+        asked = len(ollama.requests)
+        as_json(run_hook, "how often are failed card payments retried", "s-1", **remote)
+        wait_for(lambda: len(ollama.requests) > asked, 30)  # the daemon's warm-up waits on it
+        assert run_hook("--status", env={**DAEMON, **remote}).stdout.startswith(
+            "recall daemon: starting\n"
+        )
+        timer = threading.Timer(1.0, release.set)  # its warm-up ends after the SIGTERM
+        timer.start()
+        done = run_hook("--stop", env={**DAEMON, **remote})
+        timer.join()
+        assert done.stdout == f"stopped the recall daemon of {db}\n"
+        assert daemons(tmp_path) == []
+        log = Path(daemon_files(str(db), {}).log).read_text()
+        assert "stopped: asked to stop" in log and "serving" not in log
+        assert not Path(daemon_files(str(db), {}).state).exists()

@@ -456,13 +456,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     _logging(files)
     log.info("starting for %s", files.index)
+    _write_starting(files)
     try:
         settings = hook_settings(os.environ, args.config, files.index)
         with Briefd(settings) as api:
             daemon = Daemon(files, api, args.config)
             _stop_on_signals(daemon)
             daemon.warm()
-            reason = serve(daemon)
+            reason = "asked to stop" if daemon.stopping else serve(daemon)
     except Exception as exc:
         log.exception("stopped by an error")
         _write_failure(files, exc, args.config)
@@ -470,6 +471,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     _remove_state(files)
     log.info("stopped: %s", reason)
     return 0
+
+
+def _write_starting(files: DaemonFiles) -> None:
+    """The pid in the state file from the start: ``briefd recall --stop`` while the model
+    loads (seconds; longer with a slow embedding service) had no pid to signal, waited, said
+    it stopped the daemon, and the daemon went on to serve."""
+    state = {"pid": os.getpid(), "index": files.index, "starting": _iso(time.time())}
+    temporary = Path(f"{files.state}.{os.getpid()}")
+    with contextlib.suppress(OSError):
+        temporary.write_text(json.dumps(state), encoding="utf-8")
+        temporary.replace(files.state)
 
 
 def _write_failure(files: DaemonFiles, exc: Exception, config: str | None) -> None:

@@ -276,12 +276,18 @@ def _await_exit(files: DaemonFiles, seconds: float = 5.0) -> str:
     deadline = time.monotonic() + seconds
     while _locked(files) and time.monotonic() < deadline:
         time.sleep(0.05)
-    if _locked(files):
+    pid = daemon_pid(files) if _locked(files) else None
+    if pid is not None:
         _signal(files, kill=True)
         while _locked(files) and time.monotonic() < deadline + seconds:
             time.sleep(0.05)
     _unlink(files.stalls)
-    left = "" if _locked(files) else _clear_leftovers(files)
+    if _locked(files):  # no pid to signal, or one SIGKILL does not end (stuck in the kernel)
+        which = f"pid {pid}" if pid else f"no pid known: the process holding {files.lock}"
+        return f"the recall daemon of {files.index} did not stop ({which}); see {files.log}"
+    left = _clear_leftovers(files)
+    if pid is not None:
+        left = f" (it did not stop within {seconds:g} s: ended it with SIGKILL, pid {pid})"
     return f"stopped the recall daemon of {files.index}{left}" + _forgotten(files)
 
 
