@@ -794,6 +794,28 @@ def test_stop_removes_the_socket_and_state_a_killed_daemon_left(
     assert as_json(run_hook, RELEVANT, "s-3")["via"] == "daemon"
 
 
+def indexed_with_ollama(settings: Settings, write_files: WriteFiles, url: str) -> dict[str, str]:
+    """One document indexed with Ollama's model at ``url`` (a fake): the environment a hook
+    and its daemon need to use it."""
+    remote = {
+        "BRIEFD_EMBEDDINGS__ENABLED": "true",
+        "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+        "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+        "BRIEFD_EMBEDDINGS__BASE_URL": url,
+    }
+    write_files({"domain/payments.md": "# Payments\n\n## Retry policy\nCards retry 3 times.\n"})
+    overrides = {k.removeprefix("BRIEFD_").lower().replace("__", "."): v for k, v in remote.items()}
+    with Briefd(with_overrides(settings, {**overrides, "embeddings.enabled": True})) as api:
+        assert api.index().vectors_missing == 0
+    return remote
+
+
+def vectors(request: Request) -> Reply:
+    """Ollama's /api/embed answer: a 4-dim vector per input."""
+    texts = request.json()["input"]
+    return json_reply({"embeddings": [[1.0, float(len(t) % 7), 0.5, 2.0] for t in texts]})
+
+
 def test_status_shows_the_mode_prompts_are_answered_in_now(
     settings: Settings, write_files: WriteFiles, tmp_path: Path, run_hook: RunHook
 ) -> None:
@@ -805,23 +827,11 @@ def test_status_shows_the_mode_prompts_are_answered_in_now(
     def embed(request: Request) -> Reply:
         if away[0]:
             return json_reply({"error": "model is loading"}, 500)
-        texts = request.json()["input"]
-        return json_reply({"embeddings": [[1.0, float(len(t) % 7), 0.5, 2.0] for t in texts]})
+        return vectors(request)
 
     with fake_server() as ollama:
         ollama.on("POST", "/api/embed", embed)
-        remote = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
-        write_files({"domain/payments.md": "# Payments\n\n## Retry policy\nCards retry 3 times.\n"})
-        overrides = {
-            k.removeprefix("BRIEFD_").lower().replace("__", "."): v for k, v in remote.items()
-        }
-        with Briefd(with_overrides(settings, {**overrides, "embeddings.enabled": True})) as api:
-            assert api.index().vectors_missing == 0
+        remote = indexed_with_ollama(settings, write_files, ollama.url)
         db = settings.db.resolve()
         away[0] = True
         prompt = "how often are failed card payments retried"
@@ -862,22 +872,11 @@ def test_stop_ends_a_daemon_that_is_still_starting(
     def embed(request: Request) -> Reply:
         if slow.is_set():
             release.wait(30)
-        texts = request.json()["input"]
-        return json_reply({"embeddings": [[1.0, float(len(t) % 7), 0.5, 2.0] for t in texts]})
+        return vectors(request)
 
     with fake_server() as ollama:
         ollama.on("POST", "/api/embed", embed)
-        remote = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
-        write_files({"domain/payments.md": "# Payments\n\n## Retry policy\nCards retry 3 times.\n"})
-        overrides = {"embeddings.adapter": "ollama", "embeddings.model": "nomic-embed-text"}
-        overrides |= {"embeddings.base_url": ollama.url}
-        with Briefd(with_overrides(settings, {**overrides, "embeddings.enabled": True})) as api:
-            assert api.index().vectors_missing == 0
+        remote = indexed_with_ollama(settings, write_files, ollama.url)
         db = settings.db.resolve()
         slow.set()
         asked = len(ollama.requests)
@@ -895,3 +894,25 @@ def test_stop_ends_a_daemon_that_is_still_starting(
         log = Path(daemon_files(str(db), {}).log).read_text()
         assert "stopped: asked to stop" in log and "serving" not in log
         assert not Path(daemon_files(str(db), {}).state).exists()
+
+
+def test_the_daemons_log_holds_no_embedding_service_password(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """The daemon logged every library's INFO lines: one ``HTTP Request: POST http://user:
+    token@host/api/embed`` per prompt from httpx, the ``embeddings.base_url``'s password
+    and all, in the log beside the index (which README says holds timings and counts)."""
+    with fake_server() as ollama:
+        ollama.on("POST", "/api/embed", vectors)
+        url = ollama.url.replace("http://", "http://briefd:s3cr3t-token@")
+        remote = indexed_with_ollama(settings, write_files, url)
+        db = settings.db.resolve()
+        as_json(run_hook, "how often are failed card payments retried", "s-1", **remote)
+        wait_for(lambda: serving(db))
+        assert as_json(run_hook, "card payment retries", "s-2", **remote)["mode"] == "hybrid"
+        assert ollama.requests[-1].headers["authorization"].startswith("Basic ")  # sent, still
+        run_hook("--stop", env={**DAEMON, **remote})
+    log = Path(daemon_files(str(db), {}).log).read_text()
+    assert "recall hybrid: " in log and "stopped: asked to stop" in log
+    assert "s3cr3t-token" not in log
+    assert "HTTP Request" not in log

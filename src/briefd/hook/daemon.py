@@ -420,11 +420,15 @@ def _take_lock(files: DaemonFiles) -> int | None:
 
 
 def _logging(files: DaemonFiles) -> None:
+    """briefd's own lines from INFO, the libraries' from WARNING, as ``briefd serve`` logs:
+    httpx's INFO line for every request to an embedding service names its URL, the
+    ``user:token@`` of an ``embeddings.base_url`` included."""
     handler = RotatingFileHandler(files.log, maxBytes=LOG_BYTES, backupCount=1, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
+    root.setLevel(logging.WARNING)
+    logging.getLogger("briefd").setLevel(logging.INFO)
 
 
 def _stop_on_signals(daemon: Daemon) -> None:
