@@ -882,8 +882,12 @@ def test_stop_ends_a_daemon_that_is_still_starting(
         asked = len(ollama.requests)
         as_json(run_hook, "how often are failed card payments retried", "s-1", **remote)
         wait_for(lambda: len(ollama.requests) > asked, 30)  # the daemon's warm-up waits on it
+        starting = json.loads(run_hook("--status", "--json", env={**DAEMON, **remote}).stdout)
+        assert starting["state"] == "starting" and starting["pid"] in daemons(tmp_path)
         assert run_hook("--status", env={**DAEMON, **remote}).stdout.startswith(
-            "recall daemon: starting\n"
+            f"recall daemon: starting (pid {starting['pid']}, since {starting['since']}): loading"
+            " its index and model; prompts are answered in-process until it listens "
+            "(`briefd recall --stop` ends it)\n"
         )
         timer = threading.Timer(1.0, release.set)  # its warm-up ends after the SIGTERM
         timer.start()

@@ -124,6 +124,12 @@ def _daemon(report: Mapping[str, Any], served: bool) -> str:
             "does not use: the next prompt ends it and starts a new one (`briefd recall --stop` "
             f"ends it now)\n  index  {report['index']}\n  log    {report['log']}\n"
         )
+    if state == "starting" and report.get("pid"):
+        return (
+            f"recall daemon: starting (pid {report['pid']}, since {report.get('since') or '?'}):"
+            " loading its index and model; prompts are answered in-process until it listens "
+            f"(`briefd recall --stop` ends it)\n  index  {report['index']}\n  log    {report['log']}\n"
+        )
     if state != "running":
         what = (SERVED if served else NOT_RUNNING).get(
             str(state), "not running (the next prompt starts it)"

@@ -208,6 +208,9 @@ def status(files: DaemonFiles, config: str | None = None) -> dict[str, Any]:
         state = "starting" if _locked(files) else "stopped"
         report = {"state": state, "index": files.index, "socket": files.socket, "log": files.log}
         failed = _state(files)
+        pid = daemon_pid(files) if state == "starting" else None
+        if pid is not None:  # loading its index and model (a slow embedding service: longer)
+            report |= {"pid": pid, "since": failed.get("starting", "")}
         if state == "stopped" and "failed" in failed:
             report |= {"state": "failed", "error": failed.get("error", "")}
             report["retry_in_s"] = max(0, round(RETRY_AFTER - (time.time() - failed["failed"])))
