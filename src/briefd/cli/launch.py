@@ -7,6 +7,7 @@ files, settings, commit and code all still have the stat it recorded."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 from briefd.cli.streams import write_anything
@@ -41,12 +42,42 @@ def run() -> None:
         leave(main(args))
     write_anything()  # PYTHONIOENCODING=ascii, a Latin-1 locale: "?", not a traceback
     try:
-        _commands()
+        try:
+            _commands()
+        finally:  # what is still buffered fails here, not in the interpreter's last flush
+            if sys.stdout is not None:  # None: started with stdout closed (`>&-`)
+                sys.stdout.flush()
     except KeyboardInterrupt:  # before the command line catches it (its imports) or after
         from briefd.cli import interrupt
 
         interrupt.say()
         sys.exit(130)
+    except BrokenPipeError:
+        if not reader_gone():
+            raise
+        _quiet_exit()
+
+
+def reader_gone() -> bool:
+    """Whether stdout is a pipe nobody reads any more (``briefd index | head -1``, a ``jq``
+    that failed): the pipe reports an error to its writer once its last reader closed it."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _quiet_exit() -> None:
+    """Exit 1 without a word, as the full command line does when its reader goes away
+    (click's and rich's handling): stdout points at /dev/null so that the interpreter's last
+    flush has nowhere to fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(1)
 
 
 def _commands() -> None:
