@@ -100,8 +100,8 @@ def _record_failure(db: Path, store: Store | None, error: str) -> None:
     except BriefdError:  # no index (nothing to mark), or one that cannot be opened
         return
     try:
-        with opened.write(wait_ms=500) as conn:
-            sync_state.save_index_failure(conn, error)
+        with opened.write(wait_ms=500) as conn:  # a path that is not UTF-8 said as bytes
+            sync_state.save_index_failure(conn, error.encode("utf-8", "backslashreplace").decode())
     except BriefdError:  # a full disk, another writer: the error is said by the caller
         pass
     finally:

@@ -501,6 +501,26 @@ def test_missing_source_message(tmp_path: Path) -> None:
     )
 
 
+def test_a_source_folder_whose_name_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    """A folder named on a Latin-1 system ("café" as the byte 0xe9): its files were read, then
+    recording the run failed with a UnicodeEncodeError traceback; and a mistyped such name,
+    on an index that exists, failed recording its error the same way."""
+    assert briefd("index", "--source", str(EXAMPLE), cwd=tmp_path).returncode == 0
+    latin1 = tmp_path / os.fsdecode(b"k-caf\xe9")
+    shutil.copytree(EXAMPLE / "domain", latin1 / "domain")
+    result = briefd("index", "--source", str(latin1), "--json", cwd=tmp_path)
+    where = len(str(tmp_path)) + len("/k-caf\xe9")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"error: knowledge source {tmp_path}/k-caf\\xe9: its path is not valid UTF-8 text "
+        f"(byte 0xe9 at character {where}); rename that folder\n"
+    )
+    missing = briefd("index", "--source", os.fsdecode(b"caf\xe9"), cwd=tmp_path)
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("error: knowledge source caf\\udce9 does not exist;")
+    assert "Traceback" not in missing.stderr
+
+
 def test_bad_config_value_message(tmp_path: Path) -> None:
     (tmp_path / "briefd.yaml").write_text("search:\n  top_k: lots\n")
     result = briefd("scopes", cwd=tmp_path)

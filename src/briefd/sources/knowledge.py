@@ -102,11 +102,29 @@ def resolve(settings: Settings, source: Path | None = None) -> KnowledgeSource:
         raise SourceError(NO_SOURCE)
     if not root.is_dir():
         raise not_a_directory(root)
+    not_utf8_name(root)
     if git.toplevel(root, settings.sync.git_timeout) is not None:
         return Checkout(settings, root)
     if git.is_git_dir(root, settings.sync.git_timeout):
         raise SourceError(GIT_DIR.format(root=root, url=root.absolute().as_uri()))
     return Directory(settings, root)
+
+
+def not_utf8_name(root: Path) -> None:
+    """A folder whose path is not UTF-8 (a name made on a Latin-1 system, here or in a folder
+    above, or where a link leads) is refused before it is read, as a file of the knowledge
+    with such a name is skipped: the index keeps its source as UTF-8 text, and the run failed
+    with a UnicodeEncodeError traceback."""
+    real = os.path.realpath(root)
+    try:
+        real.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        shown = os.fsencode(real).decode("utf-8", "backslashreplace")
+        byte = real[exc.start].encode("utf-8", "surrogateescape")[0]
+        raise SourceError(
+            f"knowledge source {shown}: its path is not valid UTF-8 text (byte {byte:#04x} at "
+            f"character {exc.start + 1}); rename that folder"
+        ) from None
 
 
 GIT_DIR = (
