@@ -521,6 +521,18 @@ def test_a_source_folder_whose_name_is_not_utf8_is_one_line(tmp_path: Path) -> N
     assert "Traceback" not in missing.stderr
 
 
+def test_an_index_file_whose_name_is_not_utf8_is_built_and_said(tmp_path: Path) -> None:
+    """``--db`` under a folder named on a Latin-1 system: the index was built, then the run
+    ended in a UnicodeEncodeError traceback (where the index's recall daemon keeps its
+    socket), its report unsaid."""
+    db = os.fsdecode(b"caf\xe9.db")
+    result = briefd("--db", db, "index", "--source", str(EXAMPLE), cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.startswith(f"Indexed {EXAMPLE}: 45 documents, 338 chunks in ")
+    found = briefd("--db", db, "search", "refund", "--json", cwd=tmp_path)
+    assert json.loads(found.stdout)["hits"]
+
+
 def test_bad_config_value_message(tmp_path: Path) -> None:
     (tmp_path / "briefd.yaml").write_text("search:\n  top_k: lots\n")
     result = briefd("scopes", cwd=tmp_path)

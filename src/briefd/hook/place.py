@@ -37,7 +37,7 @@ class DaemonFiles:
 
 def daemon_files(index: str, env: Mapping[str, str]) -> DaemonFiles:
     beside = index + SUFFIX + ".sock"
-    if len(beside.encode()) <= MAX_SOCKET_PATH:
+    if len(os.fsencode(beside)) <= MAX_SOCKET_PATH:  # the bytes the kernel takes
         return DaemonFiles(index, beside)
     return DaemonFiles(index, os.path.join(runtime_dir(env), _digest(index) + ".sock"))
 
@@ -76,7 +76,7 @@ def socket_dir_problem(files: DaemonFiles) -> str | None:
 def _digest(index: str) -> str:
     import hashlib
 
-    return hashlib.sha256(index.encode()).hexdigest()[:24]
+    return hashlib.sha256(os.fsencode(index)).hexdigest()[:24]
 
 
 def config_key(config: str | None) -> str:

@@ -322,7 +322,8 @@ def daemon_pid(files: DaemonFiles) -> int | None:
             cmdline = stream.read()
     except OSError:
         return None
-    return pid if DAEMON_MODULE.encode() in cmdline and files.index.encode() in cmdline else None
+    found = DAEMON_MODULE.encode() in cmdline and os.fsencode(files.index) in cmdline
+    return pid if found else None
 
 
 def _locked(files: DaemonFiles) -> bool:
