@@ -120,6 +120,24 @@ def test_gaps_table_prints_a_query_as_asked(project: tuple[Path, Repo]) -> None:
     assert asked in table.stdout
 
 
+def test_gaps_table_keeps_a_long_word_of_a_query_whole(project: tuple[Path, Repo]) -> None:
+    """Piped, or in an 80-column terminal, a word longer than the query column (a file path,
+    a dotted or hyphenated name: what agents ask about) was cut to "services/payment…":
+    the question a gap is about could not be read. It is folded onto the next lines."""
+    cwd, _ = project
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    word = "services/payment/retry_policy_for_soft_declines.py"
+    with Briefd(settings, embedder=None) as api:
+        api.log_queries([logged("search", f"who owns {word}", at, None, 1.0, "mcp")] * 9)
+    table = briefd("gaps", "--min-count", "9", cwd=cwd)
+    assert table.returncode == 0, table.stderr
+    column = [line.split("│")[2] for line in table.stdout.splitlines() if line.startswith("│")]
+    assert "".join("".join(column).split()) == f"whoowns{word}"
+
+
 @pytest.mark.parametrize(
     ("asked", "shown"),
     [

@@ -74,7 +74,9 @@ def print_gaps(report: GapsReport) -> None:
         console.print(nothing_logged(report.since), markup=False)
     if not report.gaps:
         return
-    table = Table("#", Column("query", ratio=2), "asked", "surfaces", "empty", "gated", "best")
+    table = Table("#", Column("query", ratio=2, overflow="fold"), "asked", "surfaces", "empty")
+    table.add_column("gated")
+    table.add_column("best")
     table.add_column("weak")
     table.add_column("got", ratio=1, overflow="fold")
     for rank, gap in enumerate(report.gaps, 1):
