@@ -18,6 +18,7 @@ from briefd.service.team_tools import gaps_text, usage_text
 from briefd.settings import load_settings
 from briefd.team.gaps import GapsRequest
 from tests.cli.test_cli import briefd
+from tests.conftest import EXAMPLE
 from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo
 from tests.team.seeded import logged, seeded_log
 
@@ -378,6 +379,26 @@ def test_usage_names_a_documents_lead_section_by_its_title(tmp_path: Path) -> No
     assert sorted((s.doc_path, s.heading) for s in report.sections) == [
         ("domain/şifre.md", "Süre"),
         ("domain/şifre.md", "Şifre Sıfırlama"),
+    ]
+
+
+def test_usage_table_piped_keeps_every_count_whole(tmp_path: Path) -> None:
+    """Piped (80 columns to rich), a path of 40 characters left the other columns a few each:
+    "ser…", "mcp…", "2026…": how often a document was served, where and when, all lost."""
+    path = "projects/checkout/hosted-payment-page.md"
+    settings = load_settings(
+        None, env={}, overrides={"db": str(tmp_path / ".briefd" / "briefd.db"), "source": EXAMPLE}
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        lead = api.document(path).chunks[0].id
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        api.log_queries([logged("search", "hosted page", at, 1.0, 1.0, "mcp", (lead,))] * 3)
+    table = briefd("usage", cwd=tmp_path, env={"BRIEFD_EMBEDDINGS__ENABLED": "false"})
+    assert table.returncode == 0, table.stderr
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in table.stdout.splitlines()]
+    assert [row for row in cells if row and row[0] == path] == [
+        [path, "3", "mcp:3", "1", "0", at[:16]],
     ]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import typer
+from rich.console import Console
 from rich.table import Column, Table
 from rich.text import Text
 from typer._click.exceptions import BadParameter  # typer's own click (pinned)
@@ -145,20 +146,7 @@ def print_usage(report: UsageReport) -> None:
     if days := days_table(report.days):
         console.print(days)
     if report.documents:
-        widest = max(len(d.doc_path) for d in report.documents)
-        table = Table(Column("document", no_wrap=True, min_width=widest), "served", "surfaces")
-        for name in ("sections", "useful", "last served"):
-            table.add_column(name)
-        for d in report.documents:
-            table.add_row(
-                Text(d.doc_path),
-                str(d.served),
-                " ".join(f"{s}:{n}" for s, n in d.surfaces.items()),
-                str(d.sections_served),
-                str(d.useful),
-                (d.last_served_at or "–")[:16],
-            )
-        console.print(table)
+        print_whole(documents_rows(report))
     if report.sections:
         console.print(sections_table(report.sections))
     if gone := gone_note(report):
@@ -169,6 +157,39 @@ def print_usage(report: UsageReport) -> None:
             console.print(f"  {path}", markup=False)
         if (more := report.never_served_count - len(report.never_served)) > 0:
             console.print(f"  … and {more} more (--limit)", markup=False)
+
+
+DOCUMENT_COLUMNS = ("document", "served", "surfaces", "sections", "useful", "last served")
+
+
+def documents_rows(report: UsageReport) -> list[tuple[str, ...]]:
+    return [
+        (
+            d.doc_path,
+            str(d.served),
+            " ".join(f"{s}:{n}" for s, n in d.surfaces.items()),
+            str(d.sections_served),
+            str(d.useful),
+            (d.last_served_at or "–")[:16],
+        )
+        for d in report.documents
+    ]
+
+
+def print_whole(rows: Sequence[tuple[str, ...]]) -> None:
+    """The documents served, every count whole: rich cut them to "ser…", "mcp…", "2026…"
+    beside a path of 40 characters in 80 columns (a pipe's width to rich). Piped, the table is
+    as wide as its cells, paths on one line; in a terminal too narrow, a path folds."""
+    first, *others = DOCUMENT_COLUMNS
+    table = Table(Column(first, overflow="fold"), *(Column(c, no_wrap=True) for c in others))
+    for path, *counts in rows:
+        table.add_row(Text(path), *counts)
+    cells = zip(DOCUMENT_COLUMNS, *rows, strict=False)
+    natural = sum(max(len(c) for c in column) for column in cells) + 3 * len(DOCUMENT_COLUMNS) + 1
+    if console.is_terminal or natural <= console.width:
+        console.print(table)
+    else:
+        Console(width=natural, highlight=False, file=console.file).print(table)
 
 
 def sections_table(sections: Sequence[SectionUsage]) -> Table:
