@@ -323,16 +323,20 @@ def test_prompts_the_daemon_answers_reach_the_query_log(
     assert answered["via"] == "daemon" and answered["sections"]
     for command in ("/clear", "/compact"):  # no query: it would read as a gap in `briefd gaps`
         assert as_json(run_hook, command, "s-2")["via"] == "daemon"
+    assert as_json(run_hook, "thanks, go on", "s-2")["sections"] == []  # chatter: no gap (T3)
     assert run_hook("--stop", env=DAEMON).stdout == f"stopped the recall daemon of {db}\n"
     wait_for(lambda: pid not in daemons(tmp_path))
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
-            "SELECT kind, surface, client, query, query_hash IS NOT NULL, results, sections "
-            "FROM query_log"
+            "SELECT kind, surface, client, query, query_hash IS NOT NULL, results, gate, "
+            "sections FROM query_log ORDER BY id"
         ).fetchall()
     sections = [s["chunk_id"] for s in answered["sections"]]  # type: ignore[attr-defined]
-    assert [row[:6] for row in rows] == [("recall", "hook", "hook", "", 1, len(sections))]
-    assert all(chunk in rows[0][6] for chunk in sections)  # hashed by default, sections kept
+    assert [row[:7] for row in rows] == [
+        ("recall", "hook", "hook", "", 1, len(sections), "kept"),
+        ("recall", "hook", "hook", "", 1, 0, "generic"),
+    ]
+    assert all(chunk in rows[0][7] for chunk in sections)  # hashed by default, sections kept
 
 
 # A recall daemon an earlier briefd left running: it holds the index's daemon lock, names

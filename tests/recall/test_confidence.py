@@ -19,6 +19,7 @@ from briefd.recall.generic import GENERIC_PROMPTS
 from briefd.recall.ranking import Ranking, lexical, tier
 from briefd.retrieval.gate import MIN_PER_LANGUAGE
 from briefd.settings import Settings
+from briefd.team.gaps import GapsRequest
 from briefd.tokens import count_tokens
 from tests.conftest import REPO, WriteFiles
 from tests.recall.conftest import RELEVANT
@@ -177,6 +178,21 @@ def test_generic_prompts_get_nothing_and_say_why(indexed: Briefd) -> None:
         "the prompt reads like a generic request, not a question about the knowledge base "
         "(specificity 0.50 < recall.weak_z 1.645)"
     )
+
+
+def test_a_prompt_read_as_generic_is_no_gap_and_a_weak_one_is_answered(indexed: Briefd) -> None:
+    """T3: a hook prompt hybrid recall read as generic (specificity under recall.weak_z) got
+    nothing and was logged as any empty prompt: a top gap of the report, weakness 1.00. It is
+    logged as generic and counted apart; a prompt read as weak got its section, no gap."""
+    generic, weak = ranked(indexed, 0.5), ranked(indexed, 2.0)
+    assert generic.sections == () and weak.sections
+    indexed.log_queries([generic.log_entry()] * 3)
+
+    report = indexed.gaps(GapsRequest())
+
+    assert [(g.asked, g.weakness) for g in report.gaps] == []
+    assert (report.groups, report.generic) == (1, 1)
+    assert weak.log_entry().gate == "kept"
 
 
 def test_related_sections_follow_the_hits_marked_and_once_per_session(indexed: Briefd) -> None:

@@ -24,6 +24,7 @@ from briefd.recall.block import (
     knowledge_block,
 )
 from briefd.recall.engine import RecallRequest
+from briefd.recall.generic import chatter
 from briefd.state import LocalState
 from briefd.tokens import count_tokens
 from tests.conftest import EXAMPLE, EXAMPLE_TR, WriteFiles
@@ -370,3 +371,22 @@ def test_a_head_cut_inside_a_fence_is_closed_before_the_mark(count: pack.Count |
     block = knowledge_block([head])
     assert block.endswith(f"with arguments\n```\n{TRUNCATED}\n</knowledge>\n")
     assert count_tokens(block) <= block_tokens([head], count) <= 300
+
+
+@pytest.mark.parametrize(
+    ("prompt", "said"),
+    [
+        ("continue", True),
+        ("thanks, go on", True),
+        ("run the tests again", True),
+        ("sounds good, keep going", True),
+        ("tamam, devam et", True),
+        ("release workflow", False),  # probe words only: may be a question the knowledge misses
+        ("retry policy", False),
+        ("configure the release workflow again", False),  # past CHATTER_TERMS
+        ("what is our kubernetes autoscaling policy", False),
+    ],
+)
+def test_chatter_is_turn_taking_not_a_short_question(prompt: str, said: bool) -> None:
+    """T3: what the gaps report leaves out of hook prompts nothing matched."""
+    assert chatter(prompt) is said

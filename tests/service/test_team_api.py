@@ -20,6 +20,7 @@ from briefd.api import Briefd
 from briefd.cli.main import app
 from briefd.retrieval.search import SearchRequest
 from briefd.service import create_app
+from tests.cli.test_cli import briefd
 from tests.conftest import WriteFiles
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
@@ -269,3 +270,44 @@ def test_a_window_with_an_offset_written_in_a_url_is_that_time(http: TestClient)
         encoded = http.get(path, params={"since": f"{day}T09:00+01:00"})
         assert written.status_code == 200, written.text
         assert written.json()["since"] == encoded.json()["since"] == f"{day}T08:00:00+00:00"
+
+
+def test_everyday_hook_prompts_are_no_gaps_and_are_counted_apart(
+    client: TestClient, service_api: Briefd
+) -> None:
+    """T3: with the hook on, "continue", "yes", "thanks, go on", "run the tests again" come
+    back empty (BM25: no section has enough evidence) and were logged as hook prompts, hashed:
+    they were the top gaps, shown as "(hashed 4ffb912f)", weakness 1.00. Recall reads them as
+    everyday chatter and logs them so; the report leaves them out and says how many, while a
+    domain question the knowledge does not answer, asked the same way, is still a gap."""
+    chatter = ["continue", "yes", "thanks, go on", "run the tests again", "sounds good, keep going"]
+    question = "what is our kubernetes autoscaling policy"
+    for prompt in [*chatter, *chatter, question, question]:
+        answer = client.post("/api/hook/recall?format=json", json={"prompt": prompt}).json()
+        assert answer["sections"] == [] and answer["knowledge"] == "", prompt
+    client.app.state.briefd.flush()  # type: ignore[attr-defined]
+
+    report = client.get("/api/gaps").json()
+
+    assert [(g["asked"], g["kinds"], g["weakness"]) for g in report["gaps"]] == [
+        (2, ["recall"], 1.0)
+    ]
+    assert (report["groups"], report["generic"]) == (len(chatter) + 1, len(chatter))
+    settings = service_api.settings
+    env = {"BRIEFD_DB": str(settings.db), "BRIEFD_SOURCE": str(settings.source), "COLUMNS": "200"}
+    table = briefd("gaps", cwd=settings.db.parent, env=env).stdout
+    assert "1 gap(s) among 6 query group(s)" in table
+    assert (
+        "5 group(s) left out: hook prompts read as everyday chatter, such as 'continue' or "
+        "'thanks, go on'"
+    ) in table
+    assert table.count("(hashed ") == 1
+
+    async def body(mcp: Client) -> str:
+        result = await mcp.call_tool("knowledge_gaps", {"since": "30d"})
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+    with serving(create_app(service_api, service_config())) as base:
+        text = run(base + "/mcp", "auto", body)
+    assert text.count("(prompt logged hashed)") == 1
+    assert "(5 group(s) left out: hook prompts read as everyday chatter" in text

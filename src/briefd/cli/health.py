@@ -14,7 +14,7 @@ from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 from briefd.cli.output import console, print_json, printable, reported_errors
 from briefd.errors import QueryError
 from briefd.team.activity import nothing_logged
-from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
+from briefd.team.gaps import GENERIC_LEFT_OUT, UNLOGGED_BY, GapsReport, GapsRequest
 from briefd.team.period import shown_since, since_cutoff
 from briefd.team.usage import DayActivity, SectionUsage, UsageReport, gone_note
 
@@ -66,6 +66,8 @@ def print_gaps(report: GapsReport) -> None:
         f"typical best score {_typical(report.reference_scores)})",
         markup=False,
     )
+    if report.generic:
+        console.print(f"{report.generic} group(s) left out: {GENERIC_LEFT_OUT}", markup=False)
     if report.unlogged:
         console.print(
             f"{report.unlogged} request(s) were logged without text ({UNLOGGED_BY})",

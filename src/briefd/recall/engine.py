@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from briefd.errors import EmbeddingError, QueryError, StoreError
 from briefd.recall import pack, ranking
 from briefd.recall.block import Count, block_tokens, knowledge_block
+from briefd.recall.generic import chatter
 from briefd.recall.ranking import Confidence, HybridSearch, Ranking, tier
 from briefd.settings import RecallSettings, Settings
 from briefd.state.sessions import IndexSessions, SessionMemory
@@ -41,6 +42,7 @@ MAX_SESSION_ID = 256  # an id, not content: it is stored with every injected sec
 MAX_BLOCK_CHARS = 10_000  # Claude Code shows longer hook output as a preview only
 MODES = ("auto", "bm25", "hybrid")
 KEYWORDS_ONLY = "answered by keywords only (bm25)"  # the note of an auto recall the model failed
+GENERIC = "generic"  # the gate a hook prompt read as everyday chatter is logged with (T3)
 EMPTY_INDEX = "no document is indexed yet; run `briefd index`"  # the CLI search says the same
 # A client's own command typed as the prompt (Claude Code's /clear, /compact, /model, a custom
 # /project:review): a word after one slash, then flags only; a path (/etc/hosts) is not one.
@@ -105,6 +107,9 @@ class RecallResult:
     notes: tuple[str, ...] = field(default=())
     confidence: str = ""  # strong / weak / none (see briefd.recall.confidence)
     specificity: float | None = None
+    # nothing matched and the engine read the prompt as everyday chatter ("continue", "thanks,
+    # go on", only common words, or generic by its specificity): logged so, it is no gap (T3)
+    generic: bool = False
 
     @property
     def asked(self) -> bool:
@@ -123,9 +128,10 @@ class RecallResult:
         served = tuple(s["chunk_id"] for s in self.sections if not s.get("pointer"))
         top = self.sections[0]["score"] if self.sections else None
         found = len(self.sections) + self.already_injected
+        gate = GENERIC if self.generic else self.gate
         return QueryLogEntry(
             "recall", self.prompt, (), found, top, round(self.took_ms, 3), "hook", now_iso(),
-            "hook", self.gate, served,
+            "hook", gate, served,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
@@ -224,7 +230,17 @@ def answer(
         notes=notes,
         confidence=confidence,
         specificity=None if found.specificity is None else round(found.specificity, 3),
+        generic=not sections and _generic(prompt, found, confidence),
     )
+
+
+def _generic(prompt: str, found: Ranking, confidence: Confidence) -> bool:
+    """Whether a prompt nothing matched is everyday chatter, not a question the knowledge
+    misses: only common words, read as generic by its specificity (hybrid), or by its words
+    (:func:`briefd.recall.generic.chatter`, in either mode)."""
+    _, asked = client_command(prompt)
+    by_specificity = bool(found.ranked) and confidence == "none" and found.specificity is not None
+    return not query_terms(asked) or by_specificity or chatter(asked)
 
 
 def _exact() -> Count:

@@ -11,6 +11,10 @@ the eval measures with (``eval/recall-noise.yaml``; a test keeps the two disjoin
 
 from __future__ import annotations
 
+import functools
+
+from briefd.text import query_terms, query_words
+
 VERSION = "3"  # bump when the prompts or the margin change: stored calibrations are recomputed
 
 GENERIC_PROMPTS: dict[str, tuple[str, ...]] = {
@@ -185,3 +189,40 @@ GENERIC_PROMPTS: dict[str, tuple[str, ...]] = {
         "löse den Merge-Konflikt",
     ),
 }
+
+# Words that take a turn without naming a topic: go-aheads, thanks, "again", "next". Not probes
+# (the calibration above is untouched): with the probes' words they tell everyday chatter from a
+# question in :func:`chatter`, which decides only what the gaps report (T3) counts.
+_TURNS = """
+continue proceed go ahead keep going carry yes yeah yep yup ok okay thanks thank thx sure great
+good nice perfect fine cool awesome sounds looks lgtm next again retry rerun redo try done stop
+wait hmm right correct agreed
+devam tamam tamamdır evet teşekkürler teşekkür sağ ol harika güzel süper ilerle tekrar sonraki
+dur bekle
+weiter danke ja gut nochmal bitte
+"""
+TURN_WORDS = frozenset(_TURNS.split())
+CHATTER_TERMS = 3  # a longer prompt names what it is about, whatever its words
+
+
+@functools.cache
+def _vocabulary() -> tuple[frozenset[str], frozenset[str]]:
+    """(every word of the probes and turn words, the turn words), as prompts' terms read."""
+    turns = frozenset(t for w in TURN_WORDS for t in query_words(w))
+    probes = (t for prompts in GENERIC_PROMPTS.values() for p in prompts for t in query_terms(p))
+    return frozenset(probes) | turns, turns
+
+
+def chatter(prompt: str) -> bool:
+    """Whether a prompt is everyday agent chatter by its words alone ("continue", "thanks, go
+    on", "run the tests again"): turn words only, or at most ``CHATTER_TERMS`` content words,
+    each a word of the generic probes or a turn word, one at least a turn word. "release
+    workflow" (probe words only) and "kubernetes autoscaling" are not: they may be questions
+    the knowledge misses."""
+    terms = query_terms(prompt)
+    everyday, turns = _vocabulary()
+    if not terms or not any(t in turns for t in terms):
+        return False
+    return all(t in turns for t in terms) or (
+        len(terms) <= CHATTER_TERMS and all(t in everyday for t in terms)
+    )

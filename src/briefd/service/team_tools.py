@@ -16,7 +16,7 @@ from pydantic import Field, TypeAdapter
 from briefd.service.state import ServiceState
 from briefd.team.activity import nothing_logged
 from briefd.team.drift import DriftReport
-from briefd.team.gaps import UNLOGGED_BY, GapsReport, GapsRequest
+from briefd.team.gaps import GENERIC_LEFT_OUT, UNLOGGED_BY, GapsReport, GapsRequest
 from briefd.team.period import shown_since
 from briefd.team.usage import UsageReport, gone_note
 from briefd.text import counted
@@ -105,6 +105,8 @@ def gaps_text(report: GapsReport) -> str:
         got = ", ".join(f"{name} ({served}x)" for name, served in gap.documents())
         if got:
             lines.append(f"   got: {got}")
+    if report.generic:
+        lines.append(f"({report.generic} group(s) left out: {GENERIC_LEFT_OUT})")
     if report.unlogged:
         lines.append(f"({report.unlogged} request(s) logged without text: {UNLOGGED_BY})")
     elif not report.groups:

@@ -16,7 +16,8 @@ import numpy.typing as npt
 # Served from the index query_log_groups alone (no table rows read): 100,000 entries in ~0.1 s.
 GROUPS_SQL = """
 SELECT query_hash AS key, count(*) AS asked, sum(results = 0) AS empty,
-       sum(coalesce(gate, '') = 'empty') AS gated, max(top_score) AS best,
+       sum(coalesce(gate, '') = 'empty') AS gated, sum(coalesce(gate, '') = 'generic') AS generic,
+       max(top_score) AS best,
        max(CASE WHEN kind = 'search' THEN top_score END) AS best_search,
        max(CASE WHEN kind = 'bundle' THEN top_score END) AS best_bundle,
        max(CASE WHEN kind = 'recall' THEN top_score END) AS best_recall,
@@ -51,6 +52,7 @@ class QueryGroup:
     first_at: str
     last_at: str
     bests: dict[str, float] = field(default_factory=dict)
+    generic: int = 0  # hook prompts nothing matched that recall read as everyday chatter
 
 
 KINDS = ("search", "bundle", "recall")
@@ -77,6 +79,7 @@ def query_groups(conn: sqlite3.Connection, since: str) -> list[QueryGroup]:
             first_at=r["first_at"],
             last_at=r["last_at"],
             bests={k: r[f"best_{k}"] for k in KINDS if r[f"best_{k}"] is not None},
+            generic=r["generic"],
         )
         for r in conn.execute(GROUPS_SQL, (since,))
     ]

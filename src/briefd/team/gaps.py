@@ -8,7 +8,8 @@ below the median best score of the window's answered query groups of the same ki
 answered as well as a typical question; 1: nothing came back): a hook prompt answered by BM25
 scores on a scale of its own, a search or a bundle on the fused one. Gaps are the groups at
 least ``GAP_WEAKNESS`` weak, ranked by frequency × weakness. A group any of whose bundles was reported useful (T2) is no
-gap: the knowledge answered it.
+gap: the knowledge answered it, and neither is a group of hook prompts recall read as everyday
+chatter ("continue", "thanks, go on": logged with the gate ``generic``), counted apart.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ MAX_EMBEDDED = 200  # weak groups compared by embedding (the strongest candidate
 EMBED_BATCH = 32
 CACHE_WAIT_MS = 100  # the vectors of phrasings are a cache: never worth waiting for
 SECTIONS_SHOWN = 3
+GENERIC_LEFT_OUT = "hook prompts read as everyday chatter, such as 'continue' or 'thanks, go on'"
 UNLOGGED_BY = "activity.log_prompts: off, or for hook prompts activity.log_hook_prompts: off"
 
 
@@ -102,6 +104,7 @@ class GapsReport:
     gaps: tuple[Gap, ...]
     # per kind, the median best score of the answered query groups
     reference_scores: dict[str, float] = field(default_factory=dict)
+    generic: int = 0  # groups left out: hook prompts recall read as everyday chatter
 
 
 def weakness(
@@ -250,7 +253,9 @@ def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> Gaps
         useful = reports.useful_keys(conn, since)
         unlogged = reports.unhashed_entries(conn, since)
     references = reference_scores(groups)
-    open_groups = [as_gap(g, references) for g in groups if g.key not in useful]
+    chatter = {g.key for g in groups if g.generic == g.asked} - useful  # always read so
+    left_out = useful | chatter
+    open_groups = [as_gap(g, references) for g in groups if g.key not in left_out]
     weak = ranked(g for g in open_groups if g.weakness >= GAP_WEAKNESS)
     if embedder is not None:
         head = with_phrasings(store, since, weak[:MAX_EMBEDDED])
@@ -269,6 +274,7 @@ def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> Gaps
         near_duplicates=embedder is not None,
         gaps=tuple(chosen),
         reference_scores=references,
+        generic=len(chatter),
     )
 
 
