@@ -309,5 +309,27 @@ def test_everyday_hook_prompts_are_no_gaps_and_are_counted_apart(
 
     with serving(create_app(service_api, service_config())) as base:
         text = run(base + "/mcp", "auto", body)
-    assert text.count("(prompt logged hashed)") == 1
+    assert text.count("(hashed ") == 1
     assert "(5 group(s) left out: hook prompts read as everyday chatter" in text
+
+
+def test_the_gaps_tool_names_each_hashed_prompt_as_the_cli_and_dashboard_do(
+    client: TestClient, service_api: Briefd
+) -> None:
+    """T3: knowledge_gaps wrote every hook prompt logged hashed as "'(prompt logged hashed)'"
+    (quoted, as if asked so), so two such gaps read alike and none could be matched to the row
+    `briefd gaps` and the dashboard show as "(hashed 4ffb912f)". The tool names the hash too."""
+    for prompt in ["what is our kubernetes autoscaling policy"] * 2 + ["terraform state locking"]:
+        client.post("/api/hook/recall?format=json", json={"prompt": prompt})
+    client.app.state.briefd.flush()  # type: ignore[attr-defined]
+    keys = [g["key"][:8] for g in client.get("/api/gaps").json()["gaps"]]
+
+    async def body(mcp: Client) -> str:
+        result = await mcp.call_tool("knowledge_gaps", {"since": "30d"})
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+    with serving(create_app(service_api, service_config())) as base:
+        text = run(base + "/mcp", "auto", body)
+    ranked = [line.split(": asked")[0] for line in text.splitlines() if ": asked " in line]
+    assert ranked == [f"{n}. (hashed {key})" for n, key in enumerate(keys, 1)]
+    assert len(keys) == 2

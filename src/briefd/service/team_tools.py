@@ -94,11 +94,11 @@ def gaps_text(report: GapsReport) -> str:
     else:
         lines = [f"Knowledge gaps since {shown_since(report.since)}, most asked x weakest first:"]
     for rank, gap in enumerate(report.gaps, 1):
-        asked = gap.query or "(prompt logged hashed)"
+        asked = repr(gap.query) if gap.query else f"(hashed {gap.key[:8]})"  # as the CLI says
         surfaces = ", ".join(f"{n} {s}" for s, n in gap.surfaces.items())
         best = "none" if gap.best_score is None else f"{gap.best_score:.3f}"
         lines.append(
-            f"{rank}. {asked!r}: asked {gap.asked}x ({surfaces}), empty {gap.empty}, "
+            f"{rank}. {asked}: asked {gap.asked}x ({surfaces}), empty {gap.empty}, "
             f"gate emptied {gap.gated}, best score {best}, weakness {gap.weakness:.2f}"
         )
         lines += [f"   also asked as {v!r}" for v in gap.variants[:3]]
