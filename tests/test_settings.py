@@ -367,6 +367,11 @@ def test_sync_checkout_dir_is_relative_to_the_file(tmp_path: Path) -> None:
     [
         ("SERVE__FLUSH_SECONDS", "0", "serve.flush_seconds: expected a number > 0, got 0"),
         ("JIRA__TIMEOUT_SECONDS", "-1", "jira.timeout_seconds: expected a number > 0, got -1"),
+        (
+            "EMBEDDINGS__QUERY_TIMEOUT_SECONDS",
+            "0",
+            "embeddings.query_timeout_seconds: expected a number > 0, got 0",
+        ),
         ("RECALL__IDLE_MINUTES", ".inf", "recall.idle_minutes: expected a finite number, got"),
         ("SEARCH__TITLE_WEIGHT", ".inf", "search.title_weight: expected a finite number, got inf"),
         ("SEARCH__BODY_WEIGHT", "1" + "0" * 400, "search.body_weight: expected a finite number"),

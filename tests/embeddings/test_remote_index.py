@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
+from briefd.embeddings.registry import create_embedder
 from briefd.errors import EmbeddingError
 from briefd.recall.engine import RecallRequest
 from briefd.retrieval.search import SearchRequest
+from briefd.service import create_app
+from briefd.service.metrics import CountingEmbedder, Metrics
 from briefd.settings import Settings, with_overrides
 from tests.conftest import WriteFiles
 from tests.embeddings.fakehttp import (
@@ -29,6 +35,8 @@ from tests.embeddings.fakehttp import (
     fake_server,
     json_reply,
 )
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN
 
 DOCS = {
     "domain/payments.md": """
@@ -239,3 +247,134 @@ def test_every_request_keeps_to_batch_size_and_a_rate_limit_is_waited_out(
         "answered HTTP 429: Rate limit reached; the service is rate limiting or busy: try "
         "again later"
     )
+
+
+class Hanging:
+    """An Ollama /api/embed that takes the request and answers nothing (a wedged service, a
+    host whose model is still loading) until released, at the test's end."""
+
+    def __init__(self) -> None:
+        self.released = threading.Event()
+
+    def __call__(self, request: Request) -> Reply:
+        self.released.wait(30)
+        return json_reply({"error": "released"}, 503)
+
+
+@pytest.fixture
+def hung(
+    settings: Settings, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
+) -> Iterator[tuple[FakeServer, Settings]]:
+    """The knowledge indexed by the fake Ollama, which then hangs on every request; queries
+    wait 0.5 s for it (embeddings.query_timeout_seconds)."""
+    server, _ = ollama
+    write_files(DOCS)
+    settings = with_overrides(
+        ollama_settings(settings, server.url), {"embeddings.query_timeout_seconds": 0.5}
+    )
+    with Briefd(settings) as api:
+        assert api.index().vectors_missing == 0
+    hanging = Hanging()
+    server.on("POST", "/api/embed", hanging)
+    try:
+        yield server, settings
+    finally:
+        hanging.released.set()
+
+
+def test_a_hanging_embedding_service_leaves_keyword_search_after_the_query_timeout(
+    hung: tuple[FakeServer, Settings],
+) -> None:
+    """A service that took a search's query and never answered held the search for the whole
+    embeddings.timeout_seconds (60 s, the index runs' wait) before keywords answered: every
+    /api/search, MCP tool and hook prompt stalled a minute. A query now waits
+    embeddings.query_timeout_seconds, and the next queries do not wait for it again."""
+    server, settings = hung
+    asked = len(server.requests)
+    with Briefd(settings) as api:
+        started = time.monotonic()
+        found = api.search(SearchRequest("card retry"))
+        took = time.monotonic() - started
+        assert found.mode == "bm25" and found.hits[0].heading == "Retry policy"
+        (said,) = found.warnings
+        assert said.startswith(
+            "searched by keywords only (bm25): the embedding model failed (Ollama at "
+        )
+        assert "did not answer a query within 0.5 s (embeddings.query_timeout_seconds" in said
+        assert "this process does not ask it again for 30 s" in said
+        assert took < 1.5
+        started = time.monotonic()
+        again = api.search(SearchRequest("how long do refunds take"))
+        assert time.monotonic() - started < 0.5
+        assert again.mode == "bm25" and again.hits[0].heading == "Refunds"
+        (said,) = again.warnings
+        assert (
+            "did not answer a query within 0.5 s (embeddings.query_timeout_seconds) just now: this process does not ask it again for 30 s more"
+            in said
+        )
+    assert len(server.requests) == asked + 1  # the second search did not ask it
+
+
+def test_the_recall_hook_answers_by_keywords_soon_while_the_embedding_service_hangs(
+    hung: tuple[FakeServer, Settings],
+) -> None:
+    """The hook's answer in-process (`briefd recall --no-server`) waited 60 s for a service
+    that never answered; an agent's prompt hook is ended long before (Claude Code: 10 s)."""
+    _, settings = hung
+    prompt = "How many times are failed card payments retried?"
+    with Briefd(settings) as api:
+        started = time.monotonic()
+        found = api.recall(RecallRequest(prompt))
+        assert time.monotonic() - started < 1.5
+        assert found.mode == "bm25" and "Failed card payments are retried" in found.knowledge
+        (said,) = found.notes
+        assert said.startswith(
+            "answered by keywords only (bm25): the embedding model failed (Ollama at "
+        )
+        assert "did not answer a query within 0.5 s" in said
+
+
+def test_a_rate_limited_query_is_not_held_for_the_wait_it_asks(
+    settings: Settings, write_files: WriteFiles, ollama: tuple[FakeServer, Resizable]
+) -> None:
+    """A 429 asking to wait 20 s held a search 20 s (any wait up to timeout_seconds was
+    taken); a query takes only a wait within its own query_timeout_seconds."""
+    server, _ = ollama
+    write_files(DOCS)
+    settings = with_overrides(
+        ollama_settings(settings, server.url), {"embeddings.query_timeout_seconds": 0.5}
+    )
+    with Briefd(settings) as api:
+        assert api.index().vectors_missing == 0
+    busy = json.dumps({"error": "rate limited"}).encode()
+    server.on("POST", "/api/embed", lambda _: Reply(429, busy, headers=(("Retry-After", "20"),)))
+    with Briefd(settings) as api:
+        started = time.monotonic()
+        found = api.search(SearchRequest("card retry"))
+        assert time.monotonic() - started < 1.5
+        assert found.mode == "bm25" and found.hits[0].heading == "Retry policy"
+        (said,) = found.warnings
+        assert "answered HTTP 429: rate limited; the service is rate limiting" in said
+
+
+def test_the_server_answers_search_and_hook_soon_while_the_embedding_service_hangs(
+    hung: tuple[FakeServer, Settings],
+) -> None:
+    """`briefd serve` as it runs (its embedder counted for /metrics): /api/search and the
+    hook's route answer by keywords within the query timeout, not after timeout_seconds."""
+    _, settings = hung
+    metrics = Metrics()
+    embedder = create_embedder(settings)
+    assert embedder is not None
+    with Briefd(settings, embedder=CountingEmbedder(embedder, metrics)) as api:
+        started = time.monotonic()
+        with TestClient(create_app(api, service_config(), metrics)) as http:
+            http.headers["Authorization"] = f"Bearer {TOKEN}"
+            found = http.get("/api/search", params={"q": "card retry"}).json()
+            body = {"prompt": "How many times are failed card payments retried?"}
+            hook = http.post("/api/hook/recall?format=json", json=body).json()
+            took = time.monotonic() - started
+    assert found["mode"] == "bm25" and found["hits"][0]["heading"] == "Retry policy"
+    assert "did not answer a query within 0.5 s" in found["warnings"][0]
+    assert "Failed card payments are retried" in hook["knowledge"]
+    assert took < 3.0

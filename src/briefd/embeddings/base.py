@@ -34,6 +34,11 @@ class Embedder(ABC):
     def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
         """Vectors for ``texts`` as an (n, dim) float32 array, each row L2-normalised."""
 
+    def embed_query(self, text: str) -> Vectors:
+        """A search's query as a (1, dim) array: someone waits for it (a remote service gets
+        ``embeddings.query_timeout_seconds`` for it, not the index runs' ``timeout_seconds``)."""
+        return self.embed_batch([text], "query")
+
     def release(self) -> None:  # noqa: B027 (most embedders hold nothing to give back)
         """Give back what an index run took that single queries do not use (a passage engine, a
         batch session), at its end: a long-running server keeps only what answers queries. The

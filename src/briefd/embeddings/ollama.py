@@ -38,10 +38,11 @@ class OllamaEmbedder(RemoteEmbedder):
         prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
         made = cls(config.model, config.base_url or DEFAULT_BASE_URL, client, prefixes)
         made.batch = config.batch_size
+        made.query_timeout = config.query_timeout_seconds
         return made
 
-    def _request(self, texts: list[str]) -> Any:
-        body = self._post({"model": self.name, "input": texts})
+    def _request(self, texts: list[str], timeout: float | None) -> Any:
+        body = self._post({"model": self.name, "input": texts}, None, timeout)
         if not isinstance(body, dict) or "embeddings" not in body:
             raise self._malformed("JSON without 'embeddings'")
         return body["embeddings"]

@@ -62,12 +62,13 @@ class OpenAIEmbedder(RemoteEmbedder):
         prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
         made = cls(config.model, base_url, client, key, config.api_key_env, prefixes)
         made.batch = config.batch_size
+        made.query_timeout = config.query_timeout_seconds
         return made
 
-    def _request(self, texts: list[str]) -> Any:
+    def _request(self, texts: list[str], timeout: float | None) -> Any:
         if self._key_problem is not None:
             raise EmbeddingError(self._key_problem)
-        body = self._post({"model": self.name, "input": texts}, self._headers)
+        body = self._post({"model": self.name, "input": texts}, self._headers, timeout)
         items = body.get("data") if isinstance(body, dict) else None
         if not isinstance(items, list):
             raise self._malformed("JSON without a 'data' list")

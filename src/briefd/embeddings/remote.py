@@ -1,7 +1,10 @@
 """What the HTTP adapters (``ollama``, ``openai-compatible``) share: one POST, checked vectors.
 
 The ``httpx.Client`` is injected (tests point it at a fake server speaking the real wire
-format); by default one is made with ``embeddings.timeout_seconds``. A service's vector size is
+format); by default one is made with ``embeddings.timeout_seconds``, which index runs wait. A
+search's query (:meth:`RemoteEmbedder.embed_query`) waits ``embeddings.query_timeout_seconds``
+instead, and after it timed out, the queries of the next :data:`QUIET_SECONDS` fail at once
+(searches answer by keywords, saying so) rather than each waiting again. A service's vector size is
 learned from its first answer (``dim`` probes once when read before any call) and every later
 answer must keep it. Every failure becomes an :class:`EmbeddingError` naming the URL (never its ``user:password@``)
 and what to check.
@@ -43,6 +46,7 @@ class RemoteEmbedder(Embedder):
     # a credential the service may quote back in an error body, and what stands for it there
     secret: tuple[str, str] = ("", "")
     sleep: Callable[[float], None] = staticmethod(time.sleep)
+    query_timeout: float | None = None  # embeddings.query_timeout_seconds; None: the client's
 
     def __init__(
         self,
@@ -58,6 +62,7 @@ class RemoteEmbedder(Embedder):
         self.prefixes = prefixes
         self._client = client
         self._dim = 0
+        self._quiet_until = 0.0  # time.monotonic(): queries before it are not sent (timed out)
 
     @property
     def dim(self) -> int:
@@ -70,6 +75,31 @@ class RemoteEmbedder(Embedder):
         self._dim = value
 
     def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+        return self._embed(texts, kind, None)
+
+    def embed_query(self, text: str) -> Vectors:
+        """A search's query, given ``query_timeout`` (someone waits for the answer, a hook
+        for its prompt). After a timeout the service is not asked again for
+        :data:`QUIET_SECONDS`: a server's queries wait in line for the one embedding worker,
+        and each would otherwise wait the whole timeout for nothing."""
+        if self.query_timeout is None:
+            return self._embed([text], "query", None)
+        quiet = self._quiet_until - time.monotonic()
+        if quiet > 0:
+            ago = QUIET_SECONDS - quiet
+            when = "just now" if ago < 1 else f"{ago:.0f} s ago"
+            raise self._error(
+                f"did not answer a query within {self.query_timeout:g} s "
+                f"(embeddings.query_timeout_seconds) {when}: this process does not ask it "
+                f"again for {math.ceil(quiet)} s more; check that it is up"
+            )
+        try:
+            return self._embed([text], "query", self.query_timeout)
+        except _QueryTimeout as exc:
+            self._quiet_until = time.monotonic() + QUIET_SECONDS
+            raise self._error(str(exc)) from None
+
+    def _embed(self, texts: Sequence[str], kind: EmbeddingKind, timeout: float | None) -> Vectors:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         prefix = self.prefixes[0] if kind == "query" else self.prefixes[1]
@@ -77,18 +107,22 @@ class RemoteEmbedder(Embedder):
         parts = []
         for start in range(0, len(texts), size):
             part = [prefix + text for text in texts[start : start + size]]
-            parts.append(self._checked(self._request(part), len(part)))
+            parts.append(self._checked(self._request(part, timeout), len(part)))
         return normalise(np.concatenate(parts))
 
-    def _request(self, texts: list[str]) -> Any:
+    def _request(self, texts: list[str], timeout: float | None) -> Any:
+        """The rows for ``texts``; ``timeout``: a query's (None: the client's)."""
         raise NotImplementedError
 
-    def _post(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
-        response = self._send(body, headers)
+    def _post(
+        self, body: dict[str, Any], headers: dict[str, str] | None, timeout: float | None
+    ) -> Any:
+        response = self._send(body, headers, timeout)
         wait = _asked_wait(response)
-        if wait is not None and wait <= self._patience():  # a rate limit's wait, once
+        patience = self._patience() if timeout is None else timeout
+        if wait is not None and wait <= patience:  # a rate limit's wait, once
             self.sleep(wait)
-            response = self._send(body, headers)
+            response = self._send(body, headers, timeout)
         if response.status_code >= 400:
             raise self._error(
                 f"answered HTTP {response.status_code}: {_error_text(response, self.secret)}; "
@@ -104,10 +138,21 @@ class RemoteEmbedder(Embedder):
         read = self._client.timeout.read
         return read if read is not None else MAX_WAIT
 
-    def _send(self, body: dict[str, Any], headers: dict[str, str] | None) -> httpx.Response:
+    def _send(
+        self, body: dict[str, Any], headers: dict[str, str] | None, timeout: float | None
+    ) -> httpx.Response:
         try:
-            return self._client.post(self.url, json=body, headers=headers)
+            if timeout is None:
+                return self._client.post(self.url, json=body, headers=headers)
+            return self._client.post(self.url, json=body, headers=headers, timeout=timeout)
         except httpx.TimeoutException:
+            if timeout is not None:
+                raise _QueryTimeout(
+                    f"did not answer a query within {timeout:g} s "
+                    f"(embeddings.query_timeout_seconds; index runs wait timeout_seconds): "
+                    f"this process does not ask it again for {QUIET_SECONDS:g} s; check that "
+                    "it is up"
+                ) from None
             raise self._error(
                 "timed out; check that it is up, or raise embeddings.timeout_seconds"
             ) from None
@@ -163,6 +208,13 @@ class RemoteEmbedder(Embedder):
 
 
 MAX_WAIT = 60.0
+QUIET_SECONDS = 30.0  # after a query timed out, queries fail at once for this long
+
+
+class _QueryTimeout(Exception):
+    """A query's request timed out (:meth:`RemoteEmbedder.embed_query` says it)."""
+
+
 # a service's "longer than the model takes" ("must have less than 512 tokens", "maximum context
 # length is 512 tokens", llama.cpp's "input (600 tokens) is too large"): a count of tokens
 _TOO_LONG = re.compile(r"\d+ tokens\b", re.IGNORECASE)

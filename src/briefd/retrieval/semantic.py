@@ -112,7 +112,7 @@ class SemanticIndex:
             if cached is not None:
                 self._queries.move_to_end(text)
                 return cached
-        vector: npt.NDArray[np.float32] = self.embedder.embed_batch([text], "query")[0]
+        vector: npt.NDArray[np.float32] = self.embedder.embed_query(text)[0]
         with self._cache_lock:
             self._queries[text] = vector
             if len(self._queries) > QUERY_CACHE:

@@ -226,5 +226,9 @@ class CountingEmbedder(Embedder):
         self.metrics.inc(EMBEDDINGS, {"kind": kind})
         return self.inner.embed_batch(texts, kind)
 
+    def embed_query(self, text: str) -> Vectors:
+        self.metrics.inc(EMBEDDINGS, {"kind": "query"})
+        return self.inner.embed_query(text)
+
     def release(self) -> None:
         self.inner.release()

@@ -129,7 +129,9 @@ class EmbeddingsSettings:
     passage_prefix: str | None = None
     batch_size: int = 16
     threads: int = 2
-    timeout_seconds: float = 60.0
+    timeout_seconds: float = 60.0  # one request of an index run (or of an evaluation)
+    # one request for a search's query (search, MCP, the hook): then keywords answer
+    query_timeout_seconds: float = 5.0
     # which engine embeds the default model's passages: auto (OpenVINO when installed and the
     # CPU has AVX-512: ~2x onnxruntime's chunks/s; else onnxruntime), openvino, onnxruntime;
     # queries always run on onnxruntime
