@@ -21,6 +21,7 @@ from briefd.store.activity import QueryLogEntry
 from briefd.team.gaps import GapsRequest
 from briefd.team.period import since_cutoff
 from tests.conftest import WriteFiles
+from tests.embeddings.fakehttp import closed_port_url
 from tests.postgres import Postgres
 
 KNOWLEDGE = {
@@ -369,3 +370,23 @@ def test_turkish_and_german_typed_without_their_letters_group_together(
         (2, [("mcp", 2)]),
         (4, [("hook", 1), ("mcp", 2), ("rest", 1)]),
     ]
+
+
+def test_an_embedding_service_that_is_down_leaves_gaps_without_near_duplicates(
+    indexed: Briefd,
+) -> None:
+    """A remote model "loads" without a request, so the report only met the service while
+    merging near-duplicates: with Ollama away, `briefd health`, /api/team/gaps and the
+    knowledge_gaps tool failed (503) instead of grouping without them, as they do for a
+    local model that cannot load."""
+    seed(indexed)
+    away = {
+        "embeddings.enabled": True,
+        "embeddings.adapter": "ollama",
+        "embeddings.model": "nomic-embed-text",
+        "embeddings.base_url": closed_port_url(),
+    }
+    with Briefd(with_overrides(indexed.settings, away)) as api:
+        report = api.gaps(GapsRequest(since="7d"))
+    assert not report.near_duplicates
+    assert [g.query for g in report.gaps] == ["kafka consumer lag", "chargeback evidence deadline"]

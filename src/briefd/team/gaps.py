@@ -232,7 +232,8 @@ def gaps_report(
 ) -> GapsReport:
     """The gaps since ``request.since`` (see the module docstring), read on a connection of
     its own. ``embedder`` gives the configured one (None: embeddings are off); when it cannot
-    be loaded, phrasings are grouped without near-duplicates."""
+    be loaded, or fails (a remote service away), phrasings are grouped without
+    near-duplicates."""
     if request.min_count < 1 or request.limit < 1:
         raise QueryError("min_count and limit must be at least 1")
     try:
@@ -259,8 +260,14 @@ def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> Gaps
     weak = ranked(g for g in open_groups if g.weakness >= GAP_WEAKNESS)
     if embedder is not None:
         head = with_phrasings(store, since, weak[:MAX_EMBEDDED])
-        merged = merge_near_duplicates(head, phrase_vectors(store, embedder, head), references)
-        weak = ranked([*merged, *weak[MAX_EMBEDDED:]])
+        try:  # a remote service is first asked here: away, the report is made without it
+            vectors = phrase_vectors(store, embedder, head)
+        except EmbeddingError as exc:
+            log.warning("gaps without near-duplicate merging: %s", exc)
+            embedder = None
+        else:
+            merged = merge_near_duplicates(head, vectors, references)
+            weak = ranked([*merged, *weak[MAX_EMBEDDED:]])
     chosen = [g for g in weak if g.asked >= request.min_count][: request.limit]
     chosen = with_phrasings(store, since, chosen)
     with store.read() as conn:
