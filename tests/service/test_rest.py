@@ -193,7 +193,9 @@ def test_bundle_rejects_a_bad_format(client: TestClient) -> None:
     response = client.post("/api/bundle", json={"task": "x", "format": "pdf"})
     assert response.status_code == 422
     assert response.json()["error"] == "invalid_request"
-    assert response.json()["detail"].startswith("format: String should match pattern")
+    assert response.json()["detail"] == (
+        "format: Input should be 'markdown', 'package' or 'manifest'"
+    )
 
 
 def test_a_field_a_request_does_not_have_is_named_not_ignored(client: TestClient) -> None:

@@ -294,3 +294,46 @@ def test_documents_governing_the_paths_in_scopes_not_requested_are_named(base: s
     assert searched.structured_content["warnings"] == [warning]  # type: ignore[index]
     params = {"q": "ledger posting", "paths": path}
     assert rest(base, "GET", "/api/search", params=params).json()["warnings"] == [warning]
+
+
+def test_json_the_old_name_of_package_is_read_on_every_surface(base: str) -> None:
+    """``briefd bundle --mode json`` always meant package; REST and MCP refused it (422)."""
+    task, doc = {"task": "refund a partial payment"}, {"doc_path": "domain/refunds.md"}
+
+    async def body(client: Client) -> list[CallToolResult]:
+        bundle = {"task_description": task["task"]}
+        return [
+            await client.call_tool("compile_bundle", {**bundle, "mode": "json"}),
+            await client.call_tool("document_context", {**doc, "mode": "json"}),
+            await client.call_tool("compile_bundle", {**bundle, "format": "json"}),
+        ]
+
+    old_bundle, old_context, formatted = run(base + "/mcp", "legacy", body)
+    answers = {
+        "bundle": rest(base, "POST", "/api/bundle", json={**task, "mode": "json"}),
+        "context": rest(base, "POST", "/api/context", json={**doc, "mode": "json"}),
+        "context format": rest(base, "POST", "/api/context", json={**doc, "format": "json"}),
+    }
+    package = {
+        "bundle": rest(base, "POST", "/api/bundle", json={**task, "mode": "package"}).json(),
+        "context": rest(base, "POST", "/api/context", json={**doc, "mode": "package"}).json(),
+    }
+    for name, answer in answers.items():
+        assert answer.status_code == 200, (name, answer.text)
+        assert answer.json()["mode"] == "package"
+        assert answer.json()["bundle_id"] == package[name.split()[0]]["bundle_id"]
+    for name, tool in (("bundle", old_bundle), ("context", old_context)):
+        assert not tool.is_error, tool.content
+        assert tool.structured_content is not None
+        assert tool.structured_content["bundle_id"] == package[name]["bundle_id"]
+    assert formatted.is_error
+    said = formatted.content[0].text  # type: ignore[union-attr]
+    assert said.startswith(
+        "compile_bundle: format: not an argument of this tool, send mode (format is its old "
+        "name over REST and the CLI)"
+    ), said
+    clash = rest(base, "POST", "/api/context", json={**doc, "format": "manifest", "mode": "json"})
+    assert clash.status_code == 422
+    assert clash.json()["detail"] == (
+        "mode 'package' and format 'manifest' (its old name) disagree; send mode only"
+    )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from briefd.bundles.model import (
     MAX_HARD_LIMIT,
@@ -196,6 +196,31 @@ TAGS: list[str] = Field(
 MAX_PATHS = 200  # code paths a bundle takes (REST body, MCP argument)
 
 
+def old_mode_name(value: object) -> object:
+    """``json``, the name of ``package`` before schema 2, read as ``package`` wherever a mode is
+    taken (``briefd bundle --mode json`` always was): REST bodies and MCP tools refused it."""
+    return MODE_ALIASES.get(value, value) if isinstance(value, str) else value
+
+
+Mode = Annotated[
+    BundleMode,
+    BeforeValidator(old_mode_name),
+    Field(
+        description="markdown: one attributed block; package: each section's content, "
+        "location and sha256 fingerprint (json is its old name); manifest: metadata only."
+    ),
+]
+OLD_MODE = Field(default=None, description="Old name of mode.")
+
+
+def one_mode(body: BundleIn | ContextIn) -> None:
+    """A body that sends ``format`` (the old name of ``mode``) and ``mode`` names one mode."""
+    if body.format and "mode" in body.model_fields_set and body.format != body.mode:
+        raise ValueError(
+            f"mode '{body.mode}' and format '{body.format}' (its old name) disagree; send mode only"
+        )
+
+
 class BundleIn(RequestIn):
     task: str = Field(default="", max_length=20_000)
     max_tokens: int = BUDGET
@@ -209,10 +234,8 @@ class BundleIn(RequestIn):
         "documents whose refs cover them lead.",
     )
     tags: list[str] = TAGS
-    mode: BundleMode = "markdown"
-    format: str | None = Field(
-        default=None, pattern="^(markdown|json|manifest|package)$", description="Old name of mode."
-    )
+    mode: Mode = "markdown"
+    format: Mode | None = OLD_MODE
     base: str | None = Field(default=None, max_length=64)
     issue: str | None = Field(default=None, max_length=20_000)
     verbose: bool = Field(default=False, description="Add diagnostics and exclusions.")
@@ -220,22 +243,16 @@ class BundleIn(RequestIn):
 
     @model_validator(mode="after")
     def _one_mode(self) -> BundleIn:
-        named = MODE_ALIASES.get(self.format, self.format) if self.format else self.mode
-        if "mode" in self.model_fields_set and named != self.mode:
-            raise ValueError(
-                f"mode '{self.mode}' and format '{self.format}' (its old name) disagree; "
-                "send mode only"
-            )
+        one_mode(self)
         return self
 
     def request(self) -> BundleRequest:
-        mode = MODE_ALIASES.get(self.format, self.format) if self.format else self.mode
         return BundleRequest(
             task=self.task,
             max_tokens=self.max_tokens,
             scopes=split_list(self.scopes),
             paths=tuple(self.paths),
-            mode=mode,  # type: ignore[arg-type]  # validated by the pattern
+            mode=self.format or self.mode,
             base=self.base,
             issue=self.issue,
             hard_limit=self.hard_limit,
@@ -250,17 +267,23 @@ class ContextIn(RequestIn):
     hard_limit: int | None = HARD_LIMIT
     scopes: list[str] | None = None
     tags: list[str] = TAGS
-    mode: BundleMode = "markdown"
+    mode: Mode = "markdown"
+    format: Mode | None = OLD_MODE
     base: str | None = Field(default=None, max_length=64)
     verbose: bool = False
     client: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="after")
+    def _one_mode(self) -> ContextIn:
+        one_mode(self)
+        return self
 
     def request(self) -> BundleRequest:
         return BundleRequest(
             task=self.task,
             max_tokens=self.max_tokens,
             scopes=split_list(self.scopes),
-            mode=self.mode,
+            mode=self.format or self.mode,
             base=self.base,
             hard_limit=self.hard_limit,
             target=self.doc_path,

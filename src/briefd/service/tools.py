@@ -22,7 +22,7 @@ from briefd.__about__ import __version__
 from briefd.atlassian import Account, caller_account
 from briefd.atlassian.service import not_configured
 from briefd.bundles import BundleRequest
-from briefd.bundles.model import MAX_HARD_LIMIT, MAX_TOKENS, MIN_TOKENS, BundleMode
+from briefd.bundles.model import MAX_HARD_LIMIT, MAX_TOKENS, MIN_TOKENS
 from briefd.errors import BriefdError
 from briefd.proposals.model import ProposalRequest
 from briefd.proposals.policy import reaches_out, require_enabled
@@ -37,6 +37,7 @@ from briefd.team.suggestions import ALL_SUGGESTIONS as EVERY
 from briefd.text import shown
 
 T = TypeVar("T")
+RENAMED = {"format": ", send mode (format is its old name over REST and the CLI)"}
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
@@ -88,13 +89,7 @@ HardLimit = Annotated[
         "(default 4 x max_tokens).",
     ),
 ]
-Mode = Annotated[
-    BundleMode,
-    Field(
-        description="markdown: one attributed block; package: each section's content, "
-        "location and sha256 fingerprint; manifest: metadata only."
-    ),
-]
+Mode = schemas.Mode
 Base = Annotated[
     str | None,
     Field(
@@ -541,7 +536,10 @@ class BriefdMCP(MCPServer[Any]):
         extra = [key for key in arguments if key not in accepted]
         if not extra:
             return ""
-        listed = "; ".join(f"{key}: not an argument of this tool" for key in extra)
+        listed = "; ".join(
+            f"{key}: not an argument of this tool{RENAMED.get(key, '') if 'mode' in accepted else ''}"
+            for key in extra
+        )
         takes = ", ".join(accepted) or "no arguments"
         return f"{listed} (it takes {takes})"
 
