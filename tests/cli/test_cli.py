@@ -60,6 +60,9 @@ def test_a_count_of_one_is_said_in_the_singular(tmp_path: Path) -> None:
         rf"Indexed {re.escape(str(source))}: 1 document, 1 chunk in \d\.\d\ds",
         result.stdout.splitlines()[0],
     )
+    bundle = briefd("bundle", "refunds within 30 days", cwd=tmp_path)
+    assert bundle.returncode == 0, bundle.stderr
+    assert " · 1 section · " in bundle.stderr.splitlines()[0], bundle.stderr
     (source / "domain" / "refunds.md").rename(source / "refunds.md")  # outside every scope
     (tmp_path / "new").mkdir()
     empty = briefd("index", "--source", str(source), cwd=tmp_path / "new")

@@ -25,6 +25,7 @@ from briefd.bundles.wire import response
 from briefd.cli.output import errors, print_json, reported_errors, utf8_text
 from briefd.cli.search import code_paths, split_scopes
 from briefd.cli.tuned import tuned_settings
+from briefd.text import counted
 
 BUDGET = typer.Option(
     2000,
@@ -188,7 +189,7 @@ def summary(bundle: Bundle) -> str:
     d = bundle.diagnostics
     parts = [
         f"bundle {bundle.bundle_id}",
-        f"{len(bundle.items)} sections",
+        counted(len(bundle.items), "section"),
         f"{d.tokens}/{d.budget} tokens ({d.estimator})",
         f"{len(d.exclusions)} excluded",
         "cached" if bundle.cached else "compiled",
@@ -204,7 +205,7 @@ def summary(bundle: Bundle) -> str:
         parts.append(
             f"delta from {bundle.delta.base}: {len(bundle.delta.entries) - replaced} reused, "
             f"{replaced} replaced, {len(bundle.delta.removed)} removed, "
-            f"{bundle.delta.tokens_saved} tokens saved"
+            f"{counted(bundle.delta.tokens_saved, 'token')} saved"
         )
     if d.gate == "empty":
         scopes = ", ".join(d.scopes)
