@@ -631,7 +631,7 @@ def test_governing_documents_in_scopes_not_requested_are_said(example: Briefd) -
     said = {e.doc_path: e.reason for e in bundle.diagnostics.exclusions if not e.chunk_id}
     assert said["projects/checkout/three-d-secure.md"] == (
         f"refs services/checkout-api/internal/threeds/** covers {threeds}, but scope "
-        "'projects/checkout' was not requested: add it to scopes"
+        "'projects/checkout' was not requested: add it to scopes (--scopes on the CLI) or use 'all'"
     )
     asked = example.compile_bundle(
         BundleRequest("add a 3ds challenge", paths=(threeds,), scopes=("all",))

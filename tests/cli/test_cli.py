@@ -432,6 +432,22 @@ def test_unknown_scope_is_one_line_error(indexed: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_a_project_document_without_its_scope_says_the_cli_option(indexed: Path) -> None:
+    """The error said "add it to scopes", a word the CLI does not have (it takes --scopes)."""
+    result = briefd("context", "projects/ledger/month-end-close.md", cwd=indexed)
+    assert result.returncode == 1
+    assert result.stderr == (
+        "error: no document 'projects/ledger/month-end-close.md' in scopes domain, conventions; "
+        "scope 'projects/ledger' is not requested: add it to scopes (--scopes on the CLI) or "
+        "use 'all' to read it\n"
+    )
+    asked = briefd(
+        "context", "projects/ledger/month-end-close.md", "--scopes", "projects/ledger", cwd=indexed
+    )
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.startswith("> projects/ledger/month-end-close.md:"), asked.stdout[:200]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

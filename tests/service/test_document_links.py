@@ -105,7 +105,7 @@ HIDDEN = {
     "target_path": None,
     "status": "outside-scopes",
     "detail": "links into scope 'projects/ledger', which this request did not ask for; add it "
-    "to scopes (or use 'all') to follow it",
+    "to scopes (--scopes on the CLI) or use 'all' to follow it",
 }
 
 

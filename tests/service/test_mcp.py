@@ -321,7 +321,8 @@ def test_tools_keep_to_the_default_scopes_and_the_budget(url: str, mode: str) ->
     assert out["hidden"].is_error
     assert out["hidden"].content[0].text == (  # type: ignore[union-attr]
         "no document 'projects/ledger/overview.md' in scopes domain, conventions; scope "
-        "'projects/ledger' is not requested: add it to scopes (or use 'all') to read it"
+        "'projects/ledger' is not requested: add it to scopes (--scopes on the CLI) or use 'all' "
+        "to read it"
     )
     assert not out["shown"].is_error
     assert out["shown"].structured_content["path"] == "projects/ledger/overview.md"  # type: ignore[index]

@@ -301,7 +301,8 @@ def test_documents_are_read_within_the_default_scopes(client: TestClient) -> Non
     assert hidden.json() == {
         "error": "not_found",
         "detail": "no document 'projects/ledger/overview.md' in scopes domain, conventions; "
-        "scope 'projects/ledger' is not requested: add it to scopes (or use 'all') to read it",
+        "scope 'projects/ledger' is not requested: add it to scopes (--scopes on the CLI) or use "
+        "'all' to read it",
     }
     for scopes in ("projects/ledger", "all", "domain,projects/ledger"):
         shown = client.get("/api/docs/projects/ledger/overview.md", params={"scopes": scopes})

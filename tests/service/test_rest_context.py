@@ -66,7 +66,7 @@ def test_tags_only_outside_the_scopes_say_so(client: TestClient) -> None:
     is an error naming the scope that carries it, as an unknown tag is (R5)."""
     message = (
         "tag 'checkout' is on no document in scopes domain, conventions (only in "
-        "projects/checkout): add it to scopes (or use 'all')"
+        "projects/checkout): add it to scopes (--scopes on the CLI) or use 'all'"
     )
     task, tags = "hosted payment page redirect", ["checkout"]
     answers = [

@@ -20,7 +20,8 @@ def test_briefd_doc_reads_every_scope_and_agents_the_default_ones(service_api: B
         service_api.document(LEDGER, scoped=True)
     assert str(hidden.value) == (
         "no document 'projects/ledger/overview.md' in scopes domain, conventions; scope "
-        "'projects/ledger' is not requested: add it to scopes (or use 'all') to read it"
+        "'projects/ledger' is not requested: add it to scopes (--scopes on the CLI) or use 'all' "
+        "to read it"
     )
     assert service_api.document(LEDGER, ("projects/ledger",), scoped=True).title
     assert service_api.document(LEDGER, ("all",)).title

@@ -19,6 +19,7 @@ from briefd.bundles.model import Candidate, Exclusion
 from briefd.retrieval.governed import governing_elsewhere, matching_sections
 from briefd.settings import SearchSettings
 from briefd.sources.refs import Cover, most_specific_cover
+from briefd.store.scopes import add_to_scopes
 from briefd.store.sections import document_sections, documents_with_refs
 from briefd.store.tags import tagged_paths
 from briefd.text import query_terms
@@ -62,7 +63,7 @@ def unrequested(
             "",
             path,
             "governed",
-            f"{why}, but scope '{scope}' was not requested: add it to scopes",
+            f"{why}, but scope '{scope}' was not requested: {add_to_scopes()}",
             0,
         )
         for path, scope, why in governing_elsewhere(conn, scopes, paths)

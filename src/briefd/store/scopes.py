@@ -14,6 +14,13 @@ from briefd.text import shown
 ALL_SCOPES = "all"
 
 
+def add_to_scopes(what: str = "it") -> str:
+    """How to ask for a scope a request left out, said for every surface: ``scopes`` in a REST
+    body or query and an MCP tool's arguments, ``--scopes`` on the CLI (one text, built here
+    below the surfaces, so it names both)."""
+    return f"add {what} to scopes (--scopes on the CLI) or use '{ALL_SCOPES}'"
+
+
 def known_scopes(conn: sqlite3.Connection) -> list[str]:
     return [r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents ORDER BY scope")]
 

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Collection, Sequence
 
 from briefd.errors import QueryError
+from briefd.store.scopes import add_to_scopes
 from briefd.text import caseless, shown
 
 
@@ -57,7 +58,7 @@ def check_tags(
         add = "it" if len(carrying) == 1 else "one of them"
         raise QueryError(
             f"{subject} on no document in scopes {', '.join(scopes)} (only in "
-            f"{', '.join(carrying)}): add {add} to scopes (or use 'all')"
+            f"{', '.join(carrying)}): {add_to_scopes(add)}"
         )
 
 

@@ -21,7 +21,7 @@ from briefd.graph.resolve import (
 )
 from briefd.model import OUTSIDE_SCOPES, DocumentView, Link, ResolvedLink, ScopeInfo
 from briefd.store import documents as docs_table
-from briefd.store.scopes import resolve_scopes
+from briefd.store.scopes import add_to_scopes, resolve_scopes
 from briefd.store.sections import block_reader
 
 
@@ -141,8 +141,8 @@ def _ambiguity_within(
 
 def _outside(link: ResolvedLink, scope: str) -> ResolvedLink:
     why = (
-        f"links into scope '{scope}', which this request did not ask for; add it to scopes "
-        "(or use 'all') to follow it"
+        f"links into scope '{scope}', which this request did not ask for; {add_to_scopes()} "
+        "to follow it"
     )
     return ResolvedLink(link.link, None, OUTSIDE_SCOPES, why)
 
@@ -252,7 +252,7 @@ def not_found(conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None
     row = conn.execute("SELECT scope FROM documents WHERE path = ?", (path,)).fetchone()
     scope = row[0] if row is not None else None
     if scope is not None and scope not in allowed:
-        guess = f"; scope '{scope}' is not requested: add it to scopes (or use 'all') to read it"
+        guess = f"; scope '{scope}' is not requested: {add_to_scopes()} to read it"
     example = f", e.g. {paths[0]}" if paths else ""
     hint = guess or f"; paths are relative to the repository root{example}"
     return f"no document '{path}' in scopes {', '.join(allowed) or '(none indexed)'}{hint}"
