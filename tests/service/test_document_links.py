@@ -194,3 +194,40 @@ def test_a_broken_link_is_said_broken_not_named_as_a_document(api: Briefd) -> No
         ("gone", "broken"),
     ]
     assert text.splitlines()[2:4] == ["links to: domain/b.md", "broken links: gone"]
+
+
+def test_a_relation_to_no_document_is_a_warning_of_the_context(
+    api: Briefd, client: TestClient
+) -> None:
+    """``depends_on: missing.md`` was dropped from the context without a word, while ``briefd
+    links`` listed it broken: the agent took the context as all its front matter declared."""
+    source = Path(str(api.settings.source))
+    (source / "domain" / "d.md").write_text(
+        "---\ndepends_on: [missing.md, b]\n---\n# D\n\nDepends on the money rules.\n",
+        encoding="utf-8",
+    )
+    api.index()
+    warning = (
+        "domain/d.md declares relations in its front matter that match no indexed document, so "
+        "this context lacks them: depends_on missing.md; fix the front matter (briefd links "
+        "lists broken links)"
+    )
+    rest = client.post("/api/context", json={"doc_path": "domain/d.md"}).json()
+    assert rest["warnings"] == [warning]
+    assert [(i["tier"], i["reasons"]) for i in rest["items"]][1] == (
+        "structural",
+        ["depends_on of domain/d.md (front matter)"],
+    )
+
+    async def body(mcp: Client) -> Any:
+        return await mcp.call_tool("document_context", {"doc_path": "domain/d.md"})
+
+    with serving(create_app(api, service_config())) as base:
+        tool = run(base + "/mcp", "auto", body)
+    assert not tool.is_error, tool.content
+    assert tool.structured_content["warnings"] == [warning]
+    done = CliRunner().invoke(app, ["--db", str(api.settings.db), "context", "domain/d.md"])
+    assert done.exit_code == 0, done.output
+    assert f"warning: {warning}\n" in done.output
+    plain = client.post("/api/context", json={"doc_path": "domain/a.md"}).json()
+    assert plain.get("warnings") is None, plain["warnings"]

@@ -145,15 +145,21 @@ def test_a_relation_into_a_scope_not_requested_is_named_not_dropped_silently(
         alone = http.post("/api/context", json={**ask, "scopes": ["projects/x"]}).json()
         both = http.post("/api/context", json={**ask, "scopes": ["projects/x", "domain"]}).json()
     assert [i["location"]["path"] for i in alone["items"]] == ["projects/x/spec.md"]
+    broken = (  # in no scope at all: said whatever the scopes (not as in one not requested)
+        "projects/x/spec.md declares relations in its front matter that match no indexed "
+        "document, so this context lacks them: depends_on domain/nowhere.md; fix the front "
+        "matter (briefd links lists broken links)"
+    )
     assert alone["warnings"] == [
         "projects/x/spec.md declares relations to documents in scopes not requested (domain): "
-        "depends_on domain/money.md; add them to the requested scopes to get them"
+        "depends_on domain/money.md; add them to the requested scopes to get them",
+        broken,
     ]
     assert [(i["location"]["path"], i["tier"]) for i in both["items"]] == [
         ("projects/x/spec.md", "mandatory"),
         ("domain/money.md", "structural"),
     ]
-    assert "warnings" not in both
+    assert both["warnings"] == [broken]
 
 
 def test_a_target_over_a_hard_limit_under_max_tokens_is_read_in_parts_within_the_limit(

@@ -45,7 +45,7 @@ from briefd.bundles.model import (
     ItemDrift,
 )
 from briefd.bundles.pack import effective_budget, pack
-from briefd.bundles.structure import elsewhere
+from briefd.bundles.structure import elsewhere, unresolved
 from briefd.bundles.warned import (
     counted,
     no_text,
@@ -276,7 +276,7 @@ def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -
     dates = docs_table.dates_state(conn)
     warned = request_warnings(conn, request.scopes, engine.settings.default_scopes)
     warned += elsewhere_warning(governing_elsewhere(conn, scopes, paths))
-    warned += elsewhere(conn, target, scopes)
+    warned += elsewhere(conn, target, scopes) + unresolved(target)
     return _Resolved(request, scopes, paths, tags, target, fingerprint, drift, dates, warned)
 
 

@@ -35,6 +35,7 @@ EVERY_LINE = 1 << 30
 # a linked section: its row id, its reason and the chunk id of the section it was reached from
 # (a second hop; None for the first)
 _Pick = tuple[int, str, str | None]
+BROKEN = "broken"  # the status of a link that matches no document (graph.resolve)
 ELSEWHERE_NAMED = 3  # relations or links into scopes not requested a warning names
 
 
@@ -125,6 +126,27 @@ def elsewhere(
         if found
     ]
     return tuple(said)
+
+
+def unresolved(target: DocumentView | None) -> tuple[str, ...]:
+    """The warning a context carries when the target's front matter declares a relation that
+    matches no indexed document (``depends_on: missing.md``): the structural tier cannot hold
+    it, and without a word the agent would take the context as complete while ``briefd
+    links`` lists the relation as broken."""
+    if target is None:
+        return ()
+    found = [
+        (f"{r.link.display or 'relation'} {r.link.target}", "")
+        for r in target.links
+        if r.link.kind == "relation" and r.status == BROKEN
+    ]
+    if not found:
+        return ()
+    return (
+        f"{target.path} declares relations in its front matter that match no indexed document, "
+        f"so this context lacks them: {_named(found)}; fix the front matter (briefd links lists "
+        "broken links)",
+    )
 
 
 def _scopes(found: Sequence[tuple[str, str]]) -> str:
