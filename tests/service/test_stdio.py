@@ -39,11 +39,19 @@ from tests.service.test_mcp import url as http_url
 __all__ = ["http_url"]  # the HTTP app's /mcp, to compare the tool lists
 
 
+def child_env(**env: str) -> dict[str, str]:
+    """The environment of a spawned ``briefd mcp``: the SDK passes on only HOME, PATH and a
+    few more, so a PYTHONPATH (this suite run from a git worktree) is handed on too, or the
+    child would run the installed briefd rather than the one under test."""
+    path = os.environ.get("PYTHONPATH")
+    return {**({"PYTHONPATH": path} if path else {}), **env}
+
+
 def stdio(settings: Settings, cwd: Path, *args: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "briefd", "--db", str(settings.db), "mcp", *args],
-        env={"BRIEFD_SOURCE": str(settings.source), "BRIEFD_EMBEDDINGS__ENABLED": "false"},
+        env=child_env(BRIEFD_SOURCE=str(settings.source), BRIEFD_EMBEDDINGS__ENABLED="false"),
         cwd=cwd,
     )
 
@@ -138,7 +146,7 @@ def test_init_writes_a_stdio_entry_that_works_as_written(
     params = StdioServerParameters(
         command=entry["command"],
         args=entry["args"],
-        env={"BRIEFD_EMBEDDINGS__ENABLED": "false"},
+        env=child_env(BRIEFD_EMBEDDINGS__ENABLED="false"),
         cwd=tmp_path,  # anywhere: the entry names the index
     )
 
@@ -168,7 +176,10 @@ def test_init_stdio_entry_reads_the_projects_index_wherever_it_is_spawned(
     assert done.exit_code == 0, done.output
     entry = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["briefd"]
     params = StdioServerParameters(
-        command=entry["command"], args=entry["args"], env={"HOME": str(elsewhere)}, cwd=elsewhere
+        command=entry["command"],
+        args=entry["args"],
+        env=child_env(HOME=str(elsewhere)),
+        cwd=elsewhere,
     )
 
     async def body(client: Client) -> Any:
