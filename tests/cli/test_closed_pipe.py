@@ -61,3 +61,37 @@ def test_a_command_started_with_stdout_closed_says_nothing(tmp_path: Path) -> No
         timeout=120,
     )
     assert (closed.returncode, closed.stderr) == (0, "")
+
+
+def full(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``briefd ARGS > /dev/full``: every write to stdout fails with ENOSPC, as on a full disk."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
+    with Path("/dev/full").open("w") as device:
+        return subprocess.run(
+            [sys.executable, "-m", "briefd", *args],
+            cwd=cwd,
+            env=env,
+            stdout=device,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+
+
+def test_output_to_a_full_device_is_one_error_line(tmp_path: Path) -> None:
+    """``briefd search x > /dev/full`` printed an OSError traceback: a write to stdout that
+    fails is said in one line on stderr, exit 1, on every path (the full command line, the
+    stamp's answer, the fast path; text and JSON)."""
+    said = (1, "error: could not write the output: No space left on device\n")
+    source = ("index", "--source", str(EXAMPLE))
+    first = full(*source, cwd=tmp_path)  # the full command line
+    assert (first.returncode, first.stderr) == said
+    answered = full(*source, cwd=tmp_path)  # the stamp's answer
+    assert (answered.returncode, answered.stderr) == said
+    (tmp_path / ".briefd" / "briefd.db.stamp").unlink()
+    fast = full(*source, "--json", cwd=tmp_path)  # the fast path's
+    assert (fast.returncode, fast.stderr) == said
+    for json in ((), ("--json",)):
+        search = full("search", "retry policy", *json, cwd=tmp_path)
+        assert (search.returncode, search.stderr) == said

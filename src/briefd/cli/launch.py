@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from briefd.cli.streams import write_anything
+from briefd.cli.streams import guard_stdout, stdout_failure, write_anything
 
 GLOBAL_OPTIONS = ("--db", "--config")
 
@@ -41,6 +41,7 @@ def run() -> None:
 
         leave(main(args))
     write_anything()  # PYTHONIOENCODING=ascii, a Latin-1 locale: "?", not a traceback
+    guard_stdout()  # a write that fails (a full disk): one line, not a traceback
     try:
         try:
             _commands()
@@ -55,6 +56,12 @@ def run() -> None:
     except BrokenPipeError:
         if not reader_gone():
             raise
+        _quiet_exit()
+    except OSError as error:
+        failure = stdout_failure(error)
+        if failure is None:
+            raise
+        sys.stderr.write(f"error: could not write the output: {failure.strerror}\n")
         _quiet_exit()
 
 
@@ -72,9 +79,9 @@ def reader_gone() -> bool:
 
 
 def _quiet_exit() -> None:
-    """Exit 1 without a word, as the full command line does when its reader goes away
-    (click's and rich's handling): stdout points at /dev/null so that the interpreter's last
-    flush has nowhere to fail."""
+    """Exit 1 without a further word, as the full command line does when its reader goes
+    away (click's and rich's handling): stdout points at /dev/null so that the interpreter's
+    last flush has nowhere to fail."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     sys.exit(1)
