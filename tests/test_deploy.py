@@ -267,3 +267,20 @@ def test_a_git_token_keeps_the_safe_directory_the_readme_has_set_beside_it(
     asks = "git config --get-all safe.directory || echo 'safe.directory: none'\n"
     code, said = _entrypoint_gives(tmp_path, trusted, urls, then=asks)
     assert (code, said.splitlines()) == (0, ["password=s3cret-token", "/code"])
+
+
+def test_every_briefd_container_of_compose_runs_behind_an_init() -> None:
+    """briefd as pid 1 reaps only the git it waits for: the ssh of a hung fetch it ended (the
+    whole process group, SIGKILL) and the recall daemon of a hook run in the container are
+    handed to pid 1 as they die, and stayed zombies (``ps -o stat``: Z) until the container
+    stopped. Docker's init as pid 1 reaps them."""
+    replicas = yaml.safe_load((REPO / "compose.replicas.yaml").read_text())["services"]
+    services = {**COMPOSE["services"], **{k: v for k, v in replicas.items() if "briefd" in k}}
+    assert sorted(services) == ["briefd", "briefd-1", "briefd-2"]
+    assert {name: service.get("init") for name, service in services.items()} == {
+        "briefd": True,
+        "briefd-1": True,
+        "briefd-2": True,
+    }
+    readme = (REPO / "README.md").read_text()
+    assert readme.count("docker run -d --init --name briefd") == 2
