@@ -47,6 +47,8 @@ class RemoteEmbedder(Embedder):
     secret: tuple[str, str] = ("", "")
     sleep: Callable[[float], None] = staticmethod(time.sleep)
     query_timeout: float | None = None  # embeddings.query_timeout_seconds; None: the client's
+    # time.monotonic() past which no request waits (the prompt hook's budget); None: no such
+    deadline: float | None = None
 
     def __init__(
         self,
@@ -120,6 +122,8 @@ class RemoteEmbedder(Embedder):
         response = self._send(body, headers, timeout)
         wait = _asked_wait(response)
         patience = self._patience() if timeout is None else timeout
+        if self.deadline is not None:  # a rate limit's wait too ends by the deadline
+            patience = min(patience, self.deadline - time.monotonic())
         if wait is not None and wait <= patience:  # a rate limit's wait, once
             self.sleep(wait)
             response = self._send(body, headers, timeout)
@@ -141,6 +145,9 @@ class RemoteEmbedder(Embedder):
     def _send(
         self, body: dict[str, Any], headers: dict[str, str] | None, timeout: float | None
     ) -> httpx.Response:
+        left = None if self.deadline is None else self.deadline - time.monotonic()
+        if left is not None and left < (self._patience() if timeout is None else timeout):
+            return self._send_by_deadline(body, headers, left)
         try:
             if timeout is None:
                 return self._client.post(self.url, json=body, headers=headers)
@@ -155,6 +162,25 @@ class RemoteEmbedder(Embedder):
                 ) from None
             raise self._error(
                 "timed out; check that it is up, or raise embeddings.timeout_seconds"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise self._error(f"cannot be reached ({type(exc).__name__}); {self._hint()}") from None
+
+    def _send_by_deadline(
+        self, body: dict[str, Any], headers: dict[str, str] | None, left: float
+    ) -> httpx.Response:
+        """A request given only what is left before :attr:`deadline` (the prompt hook's
+        budget), never more than its own timeout; none at all when nothing is left."""
+        if left <= 0.05:
+            raise self._error(
+                "was not asked: the prompt hook's time (recall.budget_seconds) was up"
+            )
+        try:
+            return self._client.post(self.url, json=body, headers=headers, timeout=left)
+        except httpx.TimeoutException:
+            raise self._error(
+                f"did not answer within the {left:.1f} s left of the prompt hook's time "
+                "(recall.budget_seconds); check that it is up"
             ) from None
         except httpx.HTTPError as exc:
             raise self._error(f"cannot be reached ({type(exc).__name__}); {self._hint()}") from None

@@ -34,8 +34,13 @@ def hook_settings(
     return with_overrides(settings, {"db": discover.local_db(env)})
 
 
-def recall_here(request: RecallRequest, settings: Settings) -> dict[str, Any]:
-    """The JSON form of a recall answered in this process."""
+def recall_here(
+    request: RecallRequest, settings: Settings, deadline: float | None = None
+) -> dict[str, Any]:
+    """The JSON form of a recall answered in this process; a remote embedding service is
+    waited for (the query, the generic probes of a calibration not stored yet) only until
+    ``deadline`` (``time.monotonic()``, the hook's budget), then the prompt is answered by
+    keywords, saying why."""
     store = Store.open(settings.db, source=settings.source)
     try:
         store.conn.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
@@ -46,6 +51,10 @@ def recall_here(request: RecallRequest, settings: Settings) -> dict[str, Any]:
     finally:
         store.close()
     from briefd.api import Briefd
+    from briefd.embeddings.remote import RemoteEmbedder
 
     with Briefd(settings) as api:
+        embedder = api.embedder
+        if isinstance(embedder, RemoteEmbedder):  # a local model does not hang on a service
+            embedder.deadline = deadline
         return api.recall(request).to_dict()

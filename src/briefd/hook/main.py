@@ -24,8 +24,15 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from briefd.hook import HookError
+
+# About when the agent spawned the hook (its imports before this are few): the hook's budget
+# (recall.budget_seconds, inside the 10 s `briefd init` gives it in each client's config, past
+# which the client ends it and the prompt gets nothing) counts from here. The waits for a server
+# and the daemon come out of it; answering in-process, no embedding request waits past it.
+STARTED = time.monotonic()
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
 if TYPE_CHECKING:
@@ -291,7 +298,8 @@ def answer_here(
     from briefd.recall.engine import RecallRequest
 
     settings = hook_settings(env, options.get("config"), options.get("db"))
-    return recall_here(RecallRequest.from_json(body), settings)
+    deadline = STARTED + settings.recall.budget_seconds
+    return recall_here(RecallRequest.from_json(body), settings, deadline)
 
 
 def render(result: Mapping[str, Any], fmt: str) -> str:

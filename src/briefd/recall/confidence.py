@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 import numpy as np
 import numpy.typing as npt
 
-from briefd.errors import StoreError
+from briefd.errors import EmbeddingError, StoreError
 from briefd.model import SearchResult
 from briefd.recall.generic import GENERIC_PROMPTS, VERSION
 from briefd.recall.ranking import Ranking
@@ -198,11 +198,22 @@ class Specificity:
         if stored is not None and stored.probes == digest and len(stored.vectors) == len(texts):
             probes = stored.vectors  # the same probes, the same model: no need to load it (O4)
         else:
-            probes = semantic.embedder.embed_batch(texts, "query")
+            probes = _embedded(semantic, texts)
         fitted = calibrate(fingerprint, probes, index.vectors.nearest(probes)[0], probe_languages())
         self._generic = replace(fitted, probes=digest)
         _save(store, key, self._generic)
         return self._generic
+
+
+def _embedded(semantic: SemanticIndex, texts: list[str]) -> Vectors:
+    """The generic probes' vectors; a failure says it was theirs (a prompt's answer that
+    needed them, the hook's, goes on by keywords and says why)."""
+    try:
+        return semantic.embedder.embed_batch(texts, "query")
+    except EmbeddingError as exc:
+        raise EmbeddingError(
+            f"{exc} (embedding recall's generic probes, whose calibration is not stored yet)"
+        ) from None
 
 
 def probe_languages() -> tuple[str, ...]:

@@ -194,6 +194,9 @@ class RecallSettings:
 
     server: str | None = "http://127.0.0.1:8484"  # null: none; unset: serve.host/serve.port
     server_timeout: float = 2.0
+    # the hook answers within this many seconds of its start (`briefd init` gives it 10 s):
+    # answering in-process, an embedding service is waited for only until then
+    budget_seconds: float = 8.0
     mode: Literal["auto", "bm25", "hybrid"] = "auto"
     max_tokens: int = 1500
     max_chars: int = 10_000
