@@ -5,9 +5,13 @@ The real hook process, a real fake Ollama on 127.0.0.1."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import sqlite3
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +21,7 @@ from tests.conftest import WriteFiles
 from tests.embeddings.fakehttp import FakeServer, Reply, Request, fake_server
 from tests.embeddings.test_remote_index import DOCS, Hanging, Resizable, ollama_settings
 from tests.hook.conftest import RunHook, hook_json
+from tests.hook.test_daemon import DAEMON, daemons, serving, wait_for
 
 PROMPT = "How many times are failed card payments retried?"
 BUDGET = 1.5  # recall.budget_seconds in these tests (the default is 8 s)
@@ -113,3 +118,52 @@ def test_generic_probes_not_stored_are_not_waited_for_past_the_hook_budget(
         done.stderr
     )
     assert took < BUDGET + MARGIN
+
+
+class HangsWhenTold(Resizable):
+    """An Ollama answering until ``hang`` is set, then holding every request until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hanging = Hanging()
+        self.hang = False
+
+    def __call__(self, request: Request) -> Reply:
+        return self.hanging(request) if self.hang else super().__call__(request)
+
+
+def test_the_daemon_answers_by_keywords_before_the_hook_stops_waiting_for_it(
+    settings: Settings, write_files: WriteFiles, run_hook: RunHook, tmp_path: Path
+) -> None:
+    """With the recall daemon (the default when no server answers), an embedding service that
+    stopped answering held the daemon's query embedding 5 s (query_timeout_seconds), but the
+    hook waits 1 s for the daemon: the prompt got nothing and 'the recall daemon … did not
+    answer within 1 s' — again on every prompt more than 30 s after the last timeout, as agent
+    turns are. The daemon now waits for the service only within that second and answers by
+    keywords, saying why."""
+    answer = HangsWhenTold()
+    write_files(DOCS)
+    with fake_server() as server:
+        server.on("POST", "/api/embed", answer)
+        with Briefd(ollama_settings(settings, server.url)) as api:
+            assert api.index().vectors_missing == 0
+        env = ollama_env(server.url) | DAEMON
+        try:
+            first = run_hook(payload=hook_json(PROMPT), env=env)  # starts the daemon
+            assert "Failed card payments are retried" in first.stdout
+            wait_for(lambda: serving(settings.db.resolve()))
+            answer.hang = True
+            started = time.monotonic()
+            done = run_hook("--json", payload=hook_json(PROMPT, "s-2"), env=env)
+            took = time.monotonic() - started
+        finally:
+            answer.hanging.released.set()
+            for pid in daemons(tmp_path):
+                os.kill(pid, signal.SIGKILL)
+    assert done.code == 0 and done.stderr == "", done.stderr
+    result = json.loads(done.stdout)
+    assert (result["via"], result["mode"]) == ("daemon", "bm25")
+    assert "Failed card payments are retried" in result["knowledge"]
+    (said,) = result["notes"]
+    assert "the 1 s a prompt hook waits for the recall daemon" in said
+    assert took < 1.0 + MARGIN

@@ -49,6 +49,7 @@ class RemoteEmbedder(Embedder):
     query_timeout: float | None = None  # embeddings.query_timeout_seconds; None: the client's
     # time.monotonic() past which no request waits (the prompt hook's budget); None: no such
     deadline: float | None = None
+    within = "the prompt hook's time (recall.budget_seconds)"  # what the deadline ends
 
     def __init__(
         self,
@@ -172,15 +173,12 @@ class RemoteEmbedder(Embedder):
         """A request given only what is left before :attr:`deadline` (the prompt hook's
         budget), never more than its own timeout; none at all when nothing is left."""
         if left <= 0.05:
-            raise self._error(
-                "was not asked: the prompt hook's time (recall.budget_seconds) was up"
-            )
+            raise self._error(f"was not asked: {self.within} was up")
         try:
             return self._client.post(self.url, json=body, headers=headers, timeout=left)
         except httpx.TimeoutException:
             raise self._error(
-                f"did not answer within the {left:.1f} s left of the prompt hook's time "
-                "(recall.budget_seconds); check that it is up"
+                f"did not answer within the {left:.1f} s left of {self.within}; check that it is up"
             ) from None
         except httpx.HTTPError as exc:
             raise self._error(f"cannot be reached ({type(exc).__name__}); {self._hint()}") from None

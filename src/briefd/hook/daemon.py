@@ -31,7 +31,7 @@ import socketserver
 import sqlite3
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from logging.handlers import RotatingFileHandler
@@ -41,6 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from briefd.__about__ import __version__
 from briefd.api import Briefd
+from briefd.embeddings.remote import RemoteEmbedder
 from briefd.errors import BriefdError, ConfigError
 from briefd.hook import discover
 from briefd.hook.client import (
@@ -60,6 +61,7 @@ from briefd.hook.place import (
     socket_dir_problem,
 )
 from briefd.hook.render import hook_output
+from briefd.hook.starter import ASK_TIMEOUT
 from briefd.recall.engine import (
     KEYWORDS_ONLY,
     MAX_PROMPT_CHARS,
@@ -74,12 +76,31 @@ from briefd.text import query_terms
 from briefd.tokens import count_tokens
 
 log = logging.getLogger("briefd.recall.daemon")
+DAEMON_WAIT = f"the {ASK_TIMEOUT:g} s a prompt hook waits for the recall daemon"
 
 POLL_SECONDS = 1.0  # how often the idle, identity and stop checks run between prompts
 READ_TIMEOUT = 2.0  # a client that connects and sends nothing is dropped after this
 LOG_BYTES = 1_000_000
 MAX_PENDING = 1000  # prompts kept for the query log while the index refuses them
 WARM_UP = "warm up the recall index"
+# what a prompt's remote query embedding may take of the 1 s the hook waits for the daemon
+# (starter.ASK_TIMEOUT): past it the hook gives up and the prompt gets nothing, so the daemon
+# answers by keywords instead
+ANSWER_SECONDS = ASK_TIMEOUT * 0.7
+
+
+@contextlib.contextmanager
+def answering_within(api: Briefd, deadline: float) -> Iterator[None]:
+    """No request to a remote embedding service waits past ``deadline`` meanwhile."""
+    embedder = api.embedder
+    if not isinstance(embedder, RemoteEmbedder):  # a local model does not hang on a service
+        yield
+        return
+    embedder.deadline, embedder.within = deadline, DAEMON_WAIT
+    try:
+        yield
+    finally:
+        embedder.deadline = None
 
 
 def fingerprint(index: str, config: str | None) -> tuple[int, int, int | None]:
@@ -179,9 +200,10 @@ class Daemon:
             request = RecallRequest.from_json(json.loads(body))
             _, prompt = client_command(request.prompt.strip()[:MAX_PROMPT_CHARS])
             hybrid = self.mode == "hybrid" and request.mode in (None, "auto", "hybrid")
-            if hybrid and query_terms(prompt):  # the model starts now, beside the index reads
-                prefetch(self.api.semantic, prompt)
-            answered = self.api.recall(request)
+            with answering_within(self.api, self.last + ANSWER_SECONDS):
+                if hybrid and query_terms(prompt):  # the model starts now, beside index reads
+                    prefetch(self.api.semantic, prompt)
+                answered = self.api.recall(request)
         except (BriefdError, ValueError) as exc:
             log.warning("recall refused: %s", exc)
             return 422, "text/plain", str(exc).encode()
