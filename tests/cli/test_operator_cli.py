@@ -785,3 +785,23 @@ def test_a_team_command_without_its_shared_state_says_why_in_one_line(tmp_path: 
         [line] = result.stderr.splitlines()
         assert line.startswith("error: the shared state (postgresql://briefd:***@127.0.0.1:")
         assert "is unreachable: " in line and "Connection refused" in line
+
+
+def test_a_thresholds_files_paths_are_read_from_its_own_folder(tmp_path: Path) -> None:
+    """V2: a team's ci/gate.yaml with `queries: queries.yaml` was read from the working
+    directory, so from the repository root the gate failed on a file it could not find; its
+    paths are now the file's own folder's, as briefd.yaml's are (from any directory)."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "queries.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    (tmp_path / "ci" / "gate.yaml").write_text(GOOD_SET.replace("q.yaml", "queries.yaml"))
+    for cwd in (tmp_path, tmp_path / "ci"):
+        result = briefd(
+            "eval", "--check", "ci/gate.yaml" if cwd == tmp_path else "gate.yaml", cwd=cwd
+        )
+        assert (result.returncode, result.stderr) == (0, ""), result.stderr
+        assert result.stdout.endswith("eval gate passed\n")

@@ -7,7 +7,9 @@ sets:
     min:
       bm25: {recall@5: 0.80}
 ```
-A dataset folder that is absent is skipped (public data lives outside the repository). A set
+Relative paths are read from the thresholds file's own folder (a team's ``ci/gate.yaml`` says
+``queries: queries.yaml``, wherever briefd runs); in a folder named ``eval/`` also from the
+folder above it, as this repository's file names its sets. A dataset folder that is absent is skipped (public data lives outside the repository). A set
 marked ``slow: true`` (embedding it from a cold cache takes many minutes on 2 cores) has its
 vector and hybrid minimums checked only with ``briefd eval --check … --all-sets``.
 
@@ -66,8 +68,7 @@ def load_gates(path: Path) -> list[Gate]:
     data = read_yaml(path, "thresholds file")
     if not isinstance(data, dict) or not isinstance(data.get("sets"), list):
         raise EvalError(f"{path}: expected a mapping with a 'sets:' list")
-    base = path.resolve().parent.parent if path.parent.name == "eval" else Path.cwd()
-    gates = [_gate(path, base, item, number) for number, item in enumerate(data["sets"], 1)]
+    gates = [_gate(path, _bases(path), item, number) for number, item in enumerate(data["sets"], 1)]
     names = [gate.name for gate in gates]
     twice = next((name for name in names if names.count(name) > 1), None)
     if twice is not None:  # its lines of "below the eval gate" would not say which set failed
@@ -79,7 +80,15 @@ SET_KEYS = ("name", "queries", "dataset", "min", "slow", "trust", "subsets", "fo
 NEEDS = "every set needs 'name', 'min' and 'queries' or 'dataset'"
 
 
-def _gate(path: Path, base: Path, item: Any, number: int) -> Gate:
+def _bases(path: Path) -> tuple[Path, ...]:
+    """Where a set's relative paths are read from: the thresholds file's own folder, as
+    briefd.yaml's paths are; for a file in a folder named ``eval/``, also the folder above it,
+    as the bundled ``eval/thresholds.yaml`` is written (``queries: eval/golden/queries.yaml``)."""
+    own = path.resolve().parent
+    return (own, own.parent) if own.name == "eval" else (own,)
+
+
+def _gate(path: Path, bases: tuple[Path, ...], item: Any, number: int) -> Gate:
     """One set; an error names it (by its number until it has a name), and a mistyped key
     (``mins:``) is named as such rather than as the key it misses."""
     if not isinstance(item, dict):
@@ -92,8 +101,8 @@ def _gate(path: Path, base: Path, item: Any, number: int) -> Gate:
     if missing:
         raise EvalError(f"{where}: no '{missing[0]}'; {NEEDS}")
     name = str(item["name"])
-    queries = _place(where, base, item, "queries")
-    dataset = _place(where, base, item, "dataset")
+    queries = _place(where, bases, item, "queries")
+    dataset = _place(where, bases, item, "dataset")
     if (queries is None) == (dataset is None):
         raise EvalError(f"{where} needs exactly one of 'queries' or 'dataset'")
     fold = item.get("fold")
@@ -142,15 +151,17 @@ def _check_kind(where: str, gate: Gate) -> None:
         )
 
 
-def _place(where: str, base: Path, item: dict[Any, Any], key: str) -> Path | None:
-    """The set's ``queries`` file or ``dataset`` folder, relative to ``base`` (``~``: the
-    user's home)."""
+def _place(where: str, bases: tuple[Path, ...], item: dict[Any, Any], key: str) -> Path | None:
+    """The set's ``queries`` file or ``dataset`` folder (``~``: the user's home): relative, the
+    first of ``bases`` it exists under, else the last (an absent dataset is skipped, named)."""
     if key not in item:
         return None
     value = item[key]
     if not isinstance(value, str) or not value:
         raise EvalError(f"{where}: {key} must be one path, got {value!r}")
-    return base / Path(value).expanduser()
+    given = Path(value).expanduser()
+    found = [base / given for base in bases if (base / given).exists()]
+    return found[0] if found else bases[-1] / given
 
 
 def _limits(
