@@ -805,3 +805,22 @@ def test_a_thresholds_files_paths_are_read_from_its_own_folder(tmp_path: Path) -
         )
         assert (result.returncode, result.stderr) == (0, ""), result.stderr
         assert result.stdout.endswith("eval gate passed\n")
+
+
+def test_a_gates_table_and_its_failure_lines_name_the_same_set(tmp_path: Path) -> None:
+    """V2: the table named a set by its query file's `name:` (team-kb) and the failure lines by
+    the thresholds file's (team), so a failure pointed at a row that did not exist."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "q.yaml").write_text(
+        "name: team-kb\nsource: kb\nqueries:\n  - {id: a, query: zebra quota, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    (tmp_path / "gate.yaml").write_text(GOOD_SET.replace("name: mine", "name: team"))
+    result = briefd("eval", "--check", "gate.yaml", "--json", cwd=tmp_path)
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data["failures"] == ["team bm25 recall@5 = 0.0000 < 0.5000"]
+    assert [report["name"] for report in data["reports"]] == ["team"]
+    text = briefd("eval", "--check", "gate.yaml", cwd=tmp_path)
+    assert "team (section)" in text.stdout and "team-kb" not in text.stdout

@@ -17,6 +17,7 @@ from briefd.api import Briefd
 from briefd.cli.eval_trust import (
     OFFTOPIC_FILE,
     gate_dataset,
+    gate_golden,
     print_calibration,
     print_trust,
     run_trusted,
@@ -178,7 +179,7 @@ def _recall_check(
     modes = tuple(m for m in RECALL_MODES if m in available and m in gate.recall)
     if not modes:
         return [], []
-    api, golden = open_golden(settings, gate.queries, None)
+    api, golden = gate_golden(settings, gate)
     with api:
         found = [run_recall(api, golden, load_noise(noise), m) for m in modes]
     failures = [line for r in found for line in recall_shortfalls(gate, r.mode, figures(r))]
@@ -218,7 +219,9 @@ def _check(
         else:
             modes = tuple(m for m in gate.minimums if m in available)
             if gate.queries is not None:
-                found = _golden_reports(settings_for_set, gate.queries, None, modes)
+                api, golden = gate_golden(settings_for_set, gate)
+                with api:
+                    found = [run_golden(api, golden, m) for m in modes]
             else:
                 found = _dataset_reports(settings_for_set, gate_dataset(gate), modes)
             if explain and "hybrid" in modes:  # the gate acts in hybrid search only

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from briefd.api import Briefd
 from briefd.cli.output import console, printable
-from briefd.eval.datasets import BeirSet, load_beir
+from briefd.eval.datasets import BeirSet, GoldenSet, load_beir
 from briefd.eval.run import EvalReport, beir_index, open_golden, run_beir, run_golden
 from briefd.eval.thresholds import Gate, trust_shortfalls
 from briefd.eval.trust import OffTopicQuery, TrustFigures, figures, offtopic_answered
@@ -35,10 +35,19 @@ class TrustedRun:
 
 
 def gate_dataset(gate: Gate) -> BeirSet:
-    """The BEIR set a gate names, with its queries folded when it says so."""
+    """The BEIR set a gate names, with its queries folded when it says so; called by the set's
+    name, as its lines of "below the eval gate" call it (its subsets: name@N)."""
     assert gate.dataset is not None
     dataset = load_beir(gate.dataset)
-    return folded(dataset, gate.name) if gate.fold else dataset
+    return folded(dataset, gate.name) if gate.fold else replace(dataset, name=gate.name)
+
+
+def gate_golden(settings: Settings, gate: Gate) -> tuple[Briefd, GoldenSet]:
+    """The golden set a gate names and an API over its index, called by the set's name (the
+    query file's own ``name:`` may differ): the tables and the failure lines name one thing."""
+    assert gate.queries is not None
+    api, golden = open_golden(settings, gate.queries, None)
+    return api, replace(golden, name=gate.name)
 
 
 def run_trusted(
@@ -51,7 +60,7 @@ def run_trusted(
     ``all_sets`` its subsets)."""
     assert gate.trust is not None
     if gate.queries is not None:
-        api, golden = open_golden(settings, gate.queries, None)
+        api, golden = gate_golden(settings, gate)
         with api:
             reports = [run_golden(api, golden, m) for m in EVERY_MODE]
             found = _figures(api, gate.name, reports, offtopic)
