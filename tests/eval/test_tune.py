@@ -227,3 +227,25 @@ def test_a_file_tuned_with_another_embedding_model_is_said_to_be(
         "settings use nomic-embed-text: its fusion weights and gate offset were fitted to the "
         "other model's scores; run `briefd tune` again on /team/q.yaml"
     ]
+
+
+def test_the_tuned_record_says_whether_the_gain_holds_out() -> None:
+    """V3: the text output said "The gain does not hold out", but `briefd tune --json` and the
+    written file (which --json prints) had no such flag: a script saw only the scores."""
+    fold = FoldScores(1.0, 0.85, 0.88)
+    lost = TuneResult(
+        "hit_rate",
+        5,
+        0,
+        {"search.candidates": 30},
+        fold,
+        fold,
+        fold,
+        FoldScores(0.9, 0.9, 0.9),
+        9,
+        4,
+    )
+    assert lost.as_config()["tuned"]["holds_out"] is False
+    assert replace(lost, best_holdout=fold).as_config()["tuned"]["holds_out"] is True
+    by_mrr = replace(lost, objective="mrr")  # the objective decides: its mrr rose
+    assert by_mrr.as_config()["tuned"]["holds_out"] is True

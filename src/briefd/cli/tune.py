@@ -148,12 +148,11 @@ def _say_overfit(result: TuneResult) -> None:
     """Say so when the tuned knobs score worse than the current settings on the holdout fold:
     they fit the tune fold's queries, and the file recommended below would lose elsewhere."""
     key = result.objective
-
-    def value(scores: FoldScores) -> float:
-        return scores.hit_rate if key == "hit_rate" else scores.mrr
-
-    before, after = value(result.baseline_holdout), value(result.best_holdout)
-    if after < before:
+    before, after = (
+        result.objective_of(result.baseline_holdout),
+        result.objective_of(result.best_holdout),
+    )
+    if not result.holds_out:
         console.print(
             f"The gain does not hold out: holdout {key} fell from {before:.4f} to {after:.4f}, "
             "so the tuned knobs fit the tune fold's queries rather than queries in general; "

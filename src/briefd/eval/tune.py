@@ -77,6 +77,15 @@ class TuneResult:
     holdout_queries: int
     offtopic: OffTopicFigures | None = None  # None: no off-topic questions were asked
 
+    @property
+    def holds_out(self) -> bool:
+        """False when the tuned knobs score worse than the current settings on the holdout
+        fold (by the objective): they fit the tune fold's queries, not queries in general."""
+        return self.objective_of(self.best_holdout) >= self.objective_of(self.baseline_holdout)
+
+    def objective_of(self, scores: FoldScores) -> float:
+        return scores.hit_rate if self.objective == "hit_rate" else scores.mrr
+
     def as_config(self, tuned_on: str | None = None, model: str | None = None) -> dict[str, Any]:
         """The file `search --config`/`eval --config` read: settings sections plus a record
         of what was tuned: on which set (``tuned_on``, the query file or dataset folder), for
@@ -96,6 +105,7 @@ class TuneResult:
                 "holdout": vars_of(self.best_holdout, self.holdout_queries),
                 "baseline_tune": vars_of(self.baseline_tune, self.tune_queries),
                 "baseline_holdout": vars_of(self.baseline_holdout, self.holdout_queries),
+                "holds_out": self.holds_out,  # the text output's "the gain does not hold out"
                 **({"offtopic": asdict(self.offtopic)} if self.offtopic is not None else {}),
             },
         }
