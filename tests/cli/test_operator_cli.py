@@ -824,3 +824,41 @@ def test_a_gates_table_and_its_failure_lines_name_the_same_set(tmp_path: Path) -
     assert [report["name"] for report in data["reports"]] == ["team"]
     text = briefd("eval", "--check", "gate.yaml", cwd=tmp_path)
     assert "team (section)" in text.stdout and "team-kb" not in text.stdout
+
+
+def test_a_tune_that_found_nothing_keeps_an_earlier_results_values(tmp_path: Path) -> None:
+    """V3: a second `briefd tune` whose trials beat nothing wrote `search: {}` over the earlier
+    best.json, erasing the tuned values it held; it keeps them now and says so, --force
+    replaces them."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "kb" / "domain" / "fees.md").write_text("# Fees\n\n## Charges\n\nNo charge.\n")
+    (tmp_path / "q.yaml").write_text(  # each answered first already: no trial can beat that
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+        "  - {id: b, query: fees charges, type: keyword, "
+        "expected: [{path: domain/fees.md, heading: Charges}]}\n"
+    )
+    earlier = '{"search": {"candidates": 40}, "tuned": {"trials": 5}}\n'
+    (tmp_path / "best.json").write_text(earlier)
+    tune = ("tune", "--queries", "q.yaml", "--trials", "2", "--json")
+    with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
+        ollama.on("POST", "/api/embed", embed_reply)
+        env = {
+            "BRIEFD_EMBEDDINGS__ENABLED": "true",
+            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
+        }
+        kept = briefd(*tune, cwd=tmp_path, env=env)
+        assert kept.returncode == 0, kept.stderr
+        assert json.loads(kept.stdout)["search"] == {}  # nothing beat the current settings
+        assert (tmp_path / "best.json").read_text() == earlier
+        assert json.loads(kept.stdout)["written"] is False
+        assert (
+            "kept best.json: no trial beat the current settings, and it holds the tuned values "
+            "of an earlier run, which this empty result would erase; pass --force to replace it"
+        ) in " ".join(kept.stderr.split())
+        forced = briefd(*tune, "--force", cwd=tmp_path, env=env)
+    assert forced.returncode == 0, forced.stderr
+    assert json.loads((tmp_path / "best.json").read_text())["search"] == {}

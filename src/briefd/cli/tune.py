@@ -35,6 +35,11 @@ def tune_command(
     json_output: bool = typer.Option(
         False, "--json", help="Print the written file (settings and fold scores) as JSON."
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Replace an earlier result at --output even when no trial beat the current settings.",
+    ),
 ) -> None:
     """Tune fusion weights, field weights, candidate depth and gate margins on an eval set
     (hybrid search; nothing is re-embedded), reporting a tune fold and a holdout fold."""
@@ -69,14 +74,11 @@ def tune_command(
         config = result.as_config(
             str((queries or dataset or output).resolve()), settings.embeddings.model
         )
-        try:
-            output.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise EvalError(f"cannot write {output}: {exc.strerror}; pass --output FILE") from exc
+        written = _write(output, config, force)
     if json_output:
-        print_json({**config, "output": str(output)})
+        print_json({**config, "output": str(output), "written": written})
     else:
-        _print(result, output)
+        _print(result, output, written)
 
 
 def _check_output(output: Path) -> None:
@@ -94,6 +96,34 @@ def _check_output(output: Path) -> None:
             f"--output {output} holds something other than a result of `briefd tune` (a golden "
             "set, settings?), which it would replace; name a new file, e.g. --output best.json"
         )
+
+
+def _write(output: Path, config: dict[str, object], force: bool) -> bool:
+    """Write the result, unless it found nothing (``search: {}``) and ``output`` holds an
+    earlier result's tuned values, which it would erase without ``--force``: said on stderr."""
+    if not config["search"] and not force and _tuned_values(output):
+        errors.print(
+            f"kept {output}: no trial beat the current settings, and it holds the tuned values "
+            "of an earlier run, which this empty result would erase; pass --force to replace it",
+            markup=False,
+        )
+        return False
+    try:
+        output.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise EvalError(f"cannot write {output}: {exc.strerror}; pass --output FILE") from exc
+    return True
+
+
+def _tuned_values(output: Path) -> bool:
+    """``output`` is an earlier result of ``briefd tune`` with knobs in its ``search``."""
+    if not output.is_file():
+        return False
+    try:
+        data = read_file(output)
+    except ConfigError:
+        return False
+    return bool(data) and bool(data.get("search"))
 
 
 def _offtopic() -> tuple[OffTopicQuery, ...]:
@@ -119,7 +149,7 @@ def _replaceable(output: Path) -> bool:
     return not data or ("tuned" in data and set(data) <= {"search", "tuned"})
 
 
-def _print(result: TuneResult, output: Path) -> None:
+def _print(result: TuneResult, output: Path, written: bool = True) -> None:
     table = Table(title=f"briefd tune ({result.objective}, {result.trials} trials)")
     for column in ("fold", "queries", "", "hit_rate", "mrr@10", "ndcg@10"):
         table.add_column(column, justify="left" if column in ("fold", "") else "right")
@@ -134,6 +164,11 @@ def _print(result: TuneResult, output: Path) -> None:
     console.print(table)
     _say_offtopic(result)
     if not result.knobs:
+        if not written:  # an earlier result's values kept (said on stderr)
+            console.print(
+                f"No trial beat the current settings; {output} is left as it was.", markup=False
+            )
+            return
         console.print("No trial beat the current settings; the file keeps them.", markup=False)
     else:
         _say_overfit(result)
