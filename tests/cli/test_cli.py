@@ -432,6 +432,20 @@ def test_unknown_scope_is_one_line_error(indexed: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_docs_doc_and_recall_take_the_scope_alias(indexed: Path) -> None:
+    """search and bundle take `--scope` beside `--scopes`; `briefd docs --scope X` and
+    `briefd doc P --scope X` said "No such option: --scope" (exit 2), recall "unknown option"."""
+    docs = briefd("docs", "--scope", "projects/ledger", "--json", cwd=indexed)
+    assert docs.returncode == 0, docs.stderr
+    assert {d["scope"] for d in json.loads(docs.stdout)["documents"]} == {"projects/ledger"}
+    path = "projects/ledger/month-end-close.md"
+    doc = briefd("doc", path, "--scope", "projects/ledger", "--json", cwd=indexed)
+    assert doc.returncode == 0, doc.stderr
+    assert json.loads(doc.stdout)["path"] == path
+    recall = briefd("recall", "--no-server", "--scope", "domain", "--json", "refunds", cwd=indexed)
+    assert (recall.returncode, recall.stderr) == (0, ""), recall.stderr
+
+
 def test_a_project_document_without_its_scope_says_the_cli_option(indexed: Path) -> None:
     """The error said "add it to scopes", a word the CLI does not have (it takes --scopes)."""
     result = briefd("context", "projects/ledger/month-end-close.md", cwd=indexed)

@@ -39,7 +39,9 @@ def doc_command(
     path: str = typer.Argument(
         ..., help="Document path relative to the knowledge root.", callback=utf8_text
     ),
-    scopes: list[str] | None = typer.Option(None, "--scopes", help="Only within these scopes."),
+    scopes: list[str] | None = typer.Option(
+        None, "--scopes", "--scope", help="Only within these scopes."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Show a document with its sections, links and backlinks."""
@@ -113,7 +115,7 @@ def _describe_link(link: ResolvedLink) -> str:
 
 def docs_command(
     ctx: typer.Context,
-    scopes: list[str] | None = typer.Option(None, "--scopes", help="Only these scopes."),
+    scopes: list[str] | None = typer.Option(None, "--scopes", "--scope", help="Only these scopes."),
     json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """List the indexed documents per scope, with their sections and tokens."""

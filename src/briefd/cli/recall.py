@@ -37,6 +37,7 @@ def recall_command(
     scopes: list[str] | None = typer.Option(
         None,
         "--scopes",
+        "--scope",
         help="Scopes (repeat or comma-separate; 'all') (default recall.scopes, else the "
         "default scopes).",
     ),

@@ -46,6 +46,7 @@ VALUE_OPTIONS = {
     "--max-tokens": "max_tokens",
     "--top-k": "top_k",
     "--scopes": "scopes",
+    "--scope": "scopes",  # as search, bundle, docs take it
     "--mode": "mode",
     "--server": "server",
     "--db": "db",
