@@ -863,6 +863,10 @@ def test_eval_check_json_prints_json_alone(indexed: Path, tmp_path: Path) -> Non
         (("serch", "x"), "error: No such command 'serch'. Did you mean 'search', 'serve'?; "
          "see `briefd -h`"),
         (("search",), "error: Missing argument 'query'; see `briefd search -h`"),
+        (("bundle",), "error: Missing argument 'task': describe the task, or pass --issue or "
+         "--paths; see `briefd bundle -h`"),  # was exit 1, as if it had run
+        (("bundle", " ", "--json"), "error: Missing argument 'task': describe the task, or pass "
+         "--issue or --paths; see `briefd bundle -h`"),
         (("search", "retry", "policy"), "error: Got unexpected extra argument(s) (policy); text "
          "of several words goes in quotes (`briefd search 'retry policy'`); see `briefd search -h`"),
         (("bundle", "add", "partial", "refunds"), "error: Got unexpected extra argument(s) "

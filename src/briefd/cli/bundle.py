@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import typer
-from typer._click.exceptions import BadParameter  # typer's own click (pinned)
+from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
 
 from briefd.api import Briefd
 from briefd.bundles import Bundle, BundleRequest
@@ -102,6 +102,10 @@ def bundle_command(
     """Compile a token-budgeted context bundle for a task (B1–B8).
 
     The bundle goes to stdout byte for byte; a one-line summary goes to stderr."""
+    if not task.strip() and issue is None and paths is None:  # as a missing argument: exit 2
+        raise UsageError(
+            "Missing argument 'task': describe the task, or pass --issue or --paths", ctx
+        )
     with reported_errors():
         request = _request(task, max_tokens, hard_limit, scopes, tags, mode, base)
         request = replace(request, paths=code_paths(paths), issue=issue)
