@@ -718,6 +718,20 @@ def test_bundle_and_serve_take_the_tuned_file_search_takes(indexed: Path) -> Non
         assert "unknown key 'search.candidats' (did you mean 'search.candidates'?)" in failed.stderr
 
 
+def test_a_missing_tuned_file_is_named_a_tuned_file(tmp_path: Path) -> None:
+    """`briefd search q --config missing.json` said "cannot read config file missing.json",
+    sending the user to their briefd.yaml for what is a file from `briefd tune`."""
+    commands = (["search", "q"], ["bundle", "q"], ["eval"], ["serve", "--no-index", "--port", "1"])
+    for command in commands:
+        result = briefd(*command, "--config", "missing.json", cwd=tmp_path)
+        assert (result.returncode, result.stderr) == (
+            1,
+            "error: cannot read tuned file missing.json: No such file or directory (--config "
+            "after the command names a file from `briefd tune`; a settings file goes before the "
+            f"command: `briefd --config FILE {command[0]} …`)\n",
+        ), command
+
+
 def test_a_tuned_file_from_another_ranking_is_applied_with_a_warning(indexed: Path) -> None:
     """V3: a file `briefd tune` wrote for an earlier ranking (its record says r1) was laid
     over the settings without a word, its knobs chosen for a ranking this briefd no longer

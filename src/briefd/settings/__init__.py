@@ -538,7 +538,12 @@ def apply_tuned(settings: Settings, path: Path | None, command: str | None = Non
     named in the hint when a settings file was given as the tuned file."""
     if path is None:
         return settings
-    data = read_file(path)
+    where = f"`briefd --config FILE {command or 'COMMAND'} …`"
+    data = read_file(
+        path,
+        tuned=f"--config after the command names a file from `briefd tune`; a settings file "
+        f"goes before the command: {where}",
+    )
     unknown = sorted(set(data) - {"search", "tuned"})
     if unknown:
         raise ConfigError(

@@ -16,12 +16,15 @@ ENV_PREFIX = "BRIEFD_"
 ENV_NOT_SETTINGS = frozenset({"BRIEFD_CONFIG", "BRIEFD_API_TOKEN"})
 
 
-def read_file(path: Path, named_by: str | None = None) -> dict[str, Any]:
+def read_file(path: Path, named_by: str | None = None, tuned: str | None = None) -> dict[str, Any]:
     """The settings in ``path``; ``named_by``: the variable that named it (``BRIEFD_CONFIG``,
-    set in a shell long ago: an unreadable file says where its path came from)."""
+    set in a shell long ago: an unreadable file says where its path came from); ``tuned``:
+    what an unreadable tuned file (``briefd search --config``) is, not a config file."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
+        if tuned is not None:
+            raise ConfigError(f"cannot read tuned file {path}: {exc.strerror} ({tuned})") from None
         if named_by is not None:
             raise ConfigError(
                 f"cannot read config file {path}, which {named_by} names: {exc.strerror}; "
