@@ -862,3 +862,36 @@ def test_a_tune_that_found_nothing_keeps_an_earlier_results_values(tmp_path: Pat
         forced = briefd(*tune, "--force", cwd=tmp_path, env=env)
     assert forced.returncode == 0, forced.stderr
     assert json.loads((tmp_path / "best.json").read_text())["search"] == {}
+
+
+def _project_set(tmp_path: Path) -> None:
+    """A knowledge base with a domain document and a project document, and a query on each."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "kb" / "projects" / "alpha").mkdir(parents=True)
+    (tmp_path / "kb" / "projects" / "alpha" / "plan.md").write_text(
+        "# Alpha\n\n## Launch\n\nAlpha launches in March.\n"
+    )
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+        "  - {id: b, query: alpha launch, type: keyword, "
+        "expected: [{path: projects/alpha/plan.md, heading: Launch}]}\n"
+    )
+
+
+def test_eval_says_when_a_golden_set_expects_documents_outside_default_scopes(
+    tmp_path: Path,
+) -> None:
+    """V1: eval searches every scope, `briefd search` and an agent only `default_scopes`: a
+    question about a project document scored as a hit without a word that an agent's default
+    search would not see it."""
+    _project_set(tmp_path)
+    result = briefd("eval", "--queries", "q.yaml", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["reports"][0]["overall"]["recall@5"] == 1.0
+    assert result.stderr == (
+        "note: q.yaml: 1 of 2 queries expect documents outside default_scopes (domain, "
+        "conventions), in projects/alpha: eval searches every scope; an agent's default search "
+        "(briefd search, bundle, MCP, REST) does not\n"
+    )

@@ -37,7 +37,15 @@ from briefd.eval.recall import (
     run_recall,
     shipped,
 )
-from briefd.eval.run import EvalReport, beir_index, open_beir, open_golden, run_beir, run_golden
+from briefd.eval.run import (
+    EvalReport,
+    beir_index,
+    open_beir,
+    open_golden,
+    outside_defaults,
+    run_beir,
+    run_golden,
+)
 from briefd.eval.thresholds import MODES, Gate, load_gates, recall_shortfalls, shortfalls
 from briefd.eval.trust import TrustFigures, load_offtopic
 from briefd.model import SearchMode
@@ -165,6 +173,9 @@ def _golden_reports(
     noise = default_noise_file()
     with api:
         reports = [run_golden(api, golden, m) for m in modes]  # a bad query is named here
+        note = outside_defaults(api, golden)
+        if note is not None:
+            errors.print(f"note: {note}", markup=False, soft_wrap=True)
         if recall is not None and noise is not None:
             prompts = load_noise(noise)
             recall += [run_recall(api, golden, prompts, m) for m in modes if m != "vector"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from briefd.api import Briefd
-from briefd.errors import EvalError, QueryError
+from briefd.errors import EvalError, QueryError, ScopeError
 from briefd.eval.datasets import (
     BeirSet,
     GoldenSet,
@@ -26,7 +26,7 @@ from briefd.eval.sections import expected_sections, section_key
 from briefd.model import Hit, SearchMode
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
-from briefd.store.scopes import ALL_SCOPES
+from briefd.store.scopes import ALL_SCOPES, resolve_scopes
 from briefd.text import shown
 
 DEPTH = 50  # hits fetched per query before de-duplication into sections / documents
@@ -142,6 +142,32 @@ def golden_cases(api: Briefd, golden: GoldenSet) -> tuple[list[Case], UnitOf]:
         for q in golden.queries
     ]
     return cases, lambda h: (h.doc_path, section_key(h.heading, h.heading_path))
+
+
+def outside_defaults(api: Briefd, golden: GoldenSet) -> str | None:
+    """A note when queries of ``golden`` expect documents outside ``default_scopes``: eval
+    searches every scope, and an agent's default search (search, bundle, MCP, REST) would not
+    see them; None when every expected document is in a default scope."""
+    with api.store.read() as conn:
+        try:
+            defaults = set(resolve_scopes(conn, None, api.settings.default_scopes))
+        except ScopeError:  # no default scope indexed: every document is outside them
+            defaults = set()
+        scope_of = dict(conn.execute("SELECT path, scope FROM documents").fetchall())
+    outside: set[str] = set()
+    counted = 0
+    for query in golden.queries:
+        others = {scope_of[p] for p, _ in query.expected if scope_of.get(p, "") not in defaults}
+        outside |= others
+        counted += bool(others)
+    if not counted:
+        return None
+    return (
+        f"{golden.path}: {counted} of {len(golden.queries)} queries expect documents outside "
+        f"default_scopes ({', '.join(api.settings.default_scopes)}), in {', '.join(sorted(outside))}: "
+        "eval searches every scope; an agent's default search (briefd search, bundle, MCP, "
+        "REST) does not"
+    )
 
 
 def run_golden(api: Briefd, golden: GoldenSet, mode: SearchMode) -> EvalReport:
