@@ -895,3 +895,23 @@ def test_eval_says_when_a_golden_set_expects_documents_outside_default_scopes(
         "conventions), in projects/alpha: eval searches every scope; an agent's default search "
         "(briefd search, bundle, MCP, REST) does not\n"
     )
+
+
+def test_eval_with_a_tuned_file_says_its_hybrid_knobs_do_nothing_in_bm25(tmp_path: Path) -> None:
+    """V3: `briefd eval --config best.json` runs bm25 by default (and only bm25 with embeddings
+    off), where the fusion weights and the gate's offset `briefd tune` chose act not at all:
+    the table looked like the tuned file's, and was the settings' own."""
+    _project_set(tmp_path)
+    (tmp_path / "best.json").write_text(
+        '{"search": {"vector_weight": 0.6, "gate_offset": 0.01, "title_weight": 3.0}}\n'
+    )
+    result = briefd("eval", "--queries", "q.yaml", "--config", "best.json", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[0] == (
+        "warning: best.json sets search.vector_weight, search.gate_offset, which act in hybrid "
+        "search only, and this eval runs bm25: they change nothing here; to measure them, turn "
+        "embeddings on (embeddings.enabled: true) and pass --mode hybrid"
+    )
+    (tmp_path / "best.json").write_text('{"search": {"title_weight": 3.0}}\n')
+    quiet = briefd("eval", "--queries", "q.yaml", "--config", "best.json", "--json", cwd=tmp_path)
+    assert "warning" not in quiet.stderr

@@ -24,7 +24,7 @@ from briefd.cli.eval_trust import (
     set_calibration,
 )
 from briefd.cli.output import console, errors, fail, print_json, printable, reported_errors
-from briefd.cli.tuned import tuned_settings
+from briefd.cli.tuned import idle_knobs, tuned_settings
 from briefd.errors import EvalError
 from briefd.eval.datasets import BeirSet
 from briefd.eval.metrics import METRICS
@@ -102,6 +102,7 @@ def eval_command(
             errors.print("--mode all: bm25 only (embeddings are off in the settings)", markup=False)
         if check is None and all_sets:
             check = Path(DEFAULT_THRESHOLDS)
+        _say_idle(tuned, settings, modes, check is not None)
         if check is not None:
             _check(settings, check, json_output, all_sets, explain)
             return
@@ -158,6 +159,19 @@ def _modes(mode: str, settings: Settings) -> tuple[SearchMode, ...]:
     if mode != "bm25" and not embeddings:
         raise EvalError(f"--mode {mode} needs embeddings; {EMBEDDINGS_OFF}, or use --mode bm25")
     return (mode,)  # type: ignore[return-value]
+
+
+def _say_idle(
+    tuned: Path | None, settings: Settings, modes: tuple[SearchMode, ...], gate: bool
+) -> None:
+    """Warn when the tuned file's hybrid-only knobs act in none of the modes this eval runs."""
+    if tuned is None:
+        return
+    embeddings = settings.embeddings.enabled and settings.embeddings.adapter != "none"
+    ran = _modes("all", settings) if gate else modes  # --check: the modes embeddings allow
+    warning = idle_knobs(tuned, ran, embeddings, gate)
+    if warning is not None:
+        errors.print(f"warning: {warning}", markup=False, soft_wrap=True)
 
 
 def _golden_reports(

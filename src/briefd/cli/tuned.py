@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +48,23 @@ def stale(path: Path, settings: Settings) -> list[str]:
             f"scores; {again}"
         )
     return lines
+
+
+HYBRID_ONLY = ("vector_weight", "all_terms_bonus", "coverage_bonus", "gate_offset")
+
+
+def idle_knobs(path: Path, modes: Sequence[str], embeddings: bool, gate: bool) -> str | None:
+    """A warning when the tuned file ``path`` sets knobs that act in hybrid search only (score
+    fusion, the relevance gate) and none of the ``modes`` an eval runs is hybrid: they change
+    nothing there. ``gate``: ``--check``, whose modes are the thresholds file's (with
+    embeddings on, hybrid among them)."""
+    search: Any = read_file(path).get("search")
+    idle = [f"search.{k}" for k in HYBRID_ONLY if isinstance(search, dict) and k in search]
+    if not idle or "hybrid" in modes:
+        return None
+    steps = [] if embeddings else ["turn embeddings on (embeddings.enabled: true)"]
+    steps += [] if gate else ["pass --mode hybrid"]
+    return (
+        f"{path} sets {', '.join(idle)}, which act in hybrid search only, and this eval runs "
+        f"{', '.join(modes)}: they change nothing here; to measure them, {' and '.join(steps)}"
+    )
