@@ -8,28 +8,36 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 from tests.conftest import EXAMPLE
 
 
 def unread(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``briefd ARGS`` writing into a pipe nobody reads."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
-    env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
     read, write = os.pipe()
     os.close(read)
     try:
-        return subprocess.run(
-            [sys.executable, "-m", "briefd", *args],
-            cwd=cwd,
-            env=env,
-            stdout=write,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-        )
+        return briefd_into(write, args, cwd)
     finally:
         os.close(write)
+
+
+def briefd_into(
+    stdout: int | IO[str], args: tuple[str, ...], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """``briefd ARGS`` with its output into ``stdout``, embeddings off."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
+    return subprocess.run(
+        [sys.executable, "-m", "briefd", *args],
+        cwd=cwd,
+        env=env,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_an_unchanged_index_run_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
@@ -65,18 +73,8 @@ def test_a_command_started_with_stdout_closed_says_nothing(tmp_path: Path) -> No
 
 def full(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``briefd ARGS > /dev/full``: every write to stdout fails with ENOSPC, as on a full disk."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
-    env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
     with Path("/dev/full").open("w") as device:
-        return subprocess.run(
-            [sys.executable, "-m", "briefd", *args],
-            cwd=cwd,
-            env=env,
-            stdout=device,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-        )
+        return briefd_into(device, args, cwd)
 
 
 def test_output_to_a_full_device_is_one_error_line(tmp_path: Path) -> None:

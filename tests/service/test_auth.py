@@ -156,6 +156,7 @@ def test_with_a_token_only_setup_health_and_the_empty_shell_answer(
         ("/openapi.json", ["GET"]),
         ("/mcp", ["GET", "POST", "DELETE"]),
         ("/docs/assets/swagger-ui-bundle.js", ["GET"]),
+        ("/setup/", ["GET"]),  # sent on to /setup by service/slashes.py
         ("/no/such/page", ["GET"]),
     ]
     answered = {}

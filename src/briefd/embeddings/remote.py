@@ -146,14 +146,25 @@ class RemoteEmbedder(Embedder):
     def _send(
         self, body: dict[str, Any], headers: dict[str, str] | None, timeout: float | None
     ) -> httpx.Response:
+        """One request, waiting ``timeout`` (None: the client's), or only what is left before
+        :attr:`deadline` (the prompt hook's budget) when that is less; none at all when
+        nothing is left."""
         left = None if self.deadline is None else self.deadline - time.monotonic()
-        if left is not None and left < (self._patience() if timeout is None else timeout):
-            return self._send_by_deadline(body, headers, left)
+        if left is not None and left >= (self._patience() if timeout is None else timeout):
+            left = None  # the request's own timeout ends first
+        if left is not None and left <= 0.05:
+            raise self._error(f"was not asked: {self.within} was up")
+        wait = timeout if left is None else left
         try:
-            if timeout is None:
+            if wait is None:
                 return self._client.post(self.url, json=body, headers=headers)
-            return self._client.post(self.url, json=body, headers=headers, timeout=timeout)
+            return self._client.post(self.url, json=body, headers=headers, timeout=wait)
         except httpx.TimeoutException:
+            if left is not None:
+                raise self._error(
+                    f"did not answer within the {left:.1f} s left of {self.within}; check that "
+                    "it is up"
+                ) from None
             if timeout is not None:
                 raise _QueryTimeout(
                     f"did not answer a query within {timeout:g} s "
@@ -163,22 +174,6 @@ class RemoteEmbedder(Embedder):
                 ) from None
             raise self._error(
                 "timed out; check that it is up, or raise embeddings.timeout_seconds"
-            ) from None
-        except httpx.HTTPError as exc:
-            raise self._error(f"cannot be reached ({type(exc).__name__}); {self._hint()}") from None
-
-    def _send_by_deadline(
-        self, body: dict[str, Any], headers: dict[str, str] | None, left: float
-    ) -> httpx.Response:
-        """A request given only what is left before :attr:`deadline` (the prompt hook's
-        budget), never more than its own timeout; none at all when nothing is left."""
-        if left <= 0.05:
-            raise self._error(f"was not asked: {self.within} was up")
-        try:
-            return self._client.post(self.url, json=body, headers=headers, timeout=left)
-        except httpx.TimeoutException:
-            raise self._error(
-                f"did not answer within the {left:.1f} s left of {self.within}; check that it is up"
             ) from None
         except httpx.HTTPError as exc:
             raise self._error(f"cannot be reached ({type(exc).__name__}); {self._hint()}") from None

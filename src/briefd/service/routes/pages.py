@@ -8,7 +8,7 @@ import functools
 from importlib.resources import files
 
 from fastapi import APIRouter
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse
 
 router = APIRouter(include_in_schema=False)
 
@@ -36,10 +36,3 @@ def dashboard() -> HTMLResponse:
 @router.get("/setup", response_class=HTMLResponse)
 def setup() -> HTMLResponse:
     return HTMLResponse(page("setup.html"), headers=HEADERS)
-
-
-@router.get("/setup/")
-def setup_with_a_slash() -> RedirectResponse:
-    """``…/setup/`` (a link copied with its slash) is the page: a relative redirect, so it stays
-    under the path a reverse proxy serves briefd at (Starlette's own names the host's /setup)."""
-    return RedirectResponse("../setup", status_code=307, headers={"cache-control": "no-cache"})
