@@ -10,12 +10,14 @@ import typer
 from rich.table import Table
 from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
 
+from briefd.api import Briefd
 from briefd.cli.eval_cmd import EMBEDDINGS_OFF
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import ConfigError, EvalError
-from briefd.eval.run import beir_cases, golden_cases, open_beir, open_golden
+from briefd.eval.run import Case, UnitOf, beir_cases, golden_cases, open_beir, open_golden
 from briefd.eval.trust import OffTopicQuery
 from briefd.eval.tune import OFFTOPIC_FILE, FoldScores, TuneResult, default_offtopic, tune
+from briefd.settings import Settings
 from briefd.settings.raw import read_file
 
 
@@ -52,15 +54,7 @@ def tune_command(
     with reported_errors():
         _check_output(output)
         settings = ctx.obj.settings()
-        if queries is not None:
-            api, golden = open_golden(settings, queries, source)
-            cases, unit = golden_cases(api, golden)  # a broken query is an error, as in eval
-            where = f"{queries}: "
-        else:
-            assert dataset is not None
-            api, beir = open_beir(settings, dataset)
-            cases, unit = beir_cases(beir)
-            where = f"{dataset / 'queries.jsonl'}: "
+        api, cases, unit, where = _open_set(settings, queries, source, dataset)
         if api.embedder is None:
             raise EvalError(f"tuning needs embeddings (hybrid search); {EMBEDDINGS_OFF}")
 
@@ -79,6 +73,21 @@ def tune_command(
         print_json({**config, "output": str(output), "written": written})
     else:
         _print(result, output, written)
+
+
+def _open_set(
+    settings: Settings, queries: Path | None, source: Path | None, dataset: Path | None
+) -> tuple[Briefd, list[Case], UnitOf, str]:
+    """The API over the set's knowledge, its cases, their unit, and where its queries live
+    (the prefix of a broken query's error)."""
+    if queries is not None:
+        api, golden = open_golden(settings, queries, source)
+        cases, unit = golden_cases(api, golden)  # a broken query is an error, as in eval
+        return api, cases, unit, f"{queries}: "
+    assert dataset is not None
+    api, beir = open_beir(settings, dataset)
+    cases, unit = beir_cases(beir)
+    return api, cases, unit, f"{dataset / 'queries.jsonl'}: "
 
 
 def _check_output(output: Path) -> None:
