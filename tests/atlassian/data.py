@@ -167,6 +167,28 @@ JIRA_MACRO_HTML = (
     "</span></span></p>"
 )
 
+# a table of steps with a screenshot and an attached file per row, as export_view renders
+# them (embedded images carry no alt: their name is data-linked-resource-default-alias)
+SCREENS_HTML = (
+    '<div class="table-wrap"><table class="confluenceTable"><tbody><tr>'
+    '<th class="confluenceTh">Step</th><th class="confluenceTh">Screen</th></tr><tr>'
+    '<td class="confluenceTd">Open the refund</td><td class="confluenceTd"><div '
+    'class="content-wrapper"><p><span class="confluence-embedded-file-wrapper">'
+    '<img class="confluence-embedded-image" loading="lazy" '
+    'src="{context}/download/attachments/98771/refund%20form.png?version=1&amp;api=v2" '
+    'data-image-src="{context}/download/attachments/98771/refund%20form.png?version=1&amp;'
+    'api=v2" data-linked-resource-id="98801" data-linked-resource-type="attachment" '
+    'data-linked-resource-default-alias="refund form.png"></span></p></div></td></tr><tr>'
+    '<td class="confluenceTd">Check the limits</td><td class="confluenceTd"><div '
+    'class="content-wrapper"><p><span class="confluence-embedded-file-wrapper">'
+    '<a class="confluence-embedded-file" '
+    'href="{context}/download/attachments/98771/limits.pdf?version=2&amp;api=v2" '
+    'data-linked-resource-default-alias="limits.pdf"><img class="confluence-embedded-image" '
+    'src="{context}/download/thumbnails/98771/limits.pdf?version=2&amp;api=v2" '
+    'data-linked-resource-default-alias="limits.pdf"></a></span></p></div></td></tr>'
+    "</tbody></table></div>"
+)
+
 PAGES: dict[str, dict[str, Any]] = {
     "98765": {"title": "Refund incident review", "space": "ENG", "type": "page", "html": PAGE_HTML},
     "98766": {
@@ -190,6 +212,7 @@ PAGES: dict[str, dict[str, Any]] = {
         "type": "page",
         "html": JIRA_MACRO_HTML,
     },
+    "98771": {"title": "Deploy screens", "space": "ENG", "type": "page", "html": SCREENS_HTML},
     "11111": {"title": "Ops secrets", "space": "OPS", "type": "page", "html": "<p>Hidden.</p>"},
 }
 SPACES = {"ENG": ("131073", "Engineering"), "OPS": ("131074", "Operations")}

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from briefd.atlassian import Account, Atlassian, JiraQuery
+from briefd.atlassian.convert import html_to_markdown
 from briefd.errors import IntegrationError, QueryError, RemoteNotFoundError
 from tests.atlassian import data
 from tests.atlassian.conftest import (
@@ -193,6 +194,51 @@ def test_scripts_table_pipes_fences_and_links_from_the_root_are_markdown(
         f"![race.png]({root}/download/attachments/98767/race.png?version=1&api=v2)\n\n"
         "| State | Counts |\n| --- | --- |\n| pending \\| succeeded | `a\\|b` |\n\n"
         "````markdown\nWrite it as:\n```sql\nSELECT 1;\n```\n````"
+    )
+
+
+@pytest.mark.parametrize("deployment", ["cloud", "dc"])
+def test_images_and_attached_files_in_a_table_are_named_not_dropped(
+    tmp_path: Path, deployment: str, request: pytest.FixtureRequest
+) -> None:
+    """A table of steps with a screenshot or an attached PDF per row came out with those cells
+    empty: markdownify writes an image in a cell as its alt, and export_view gives embedded
+    images none (their name is data-linked-resource-default-alias)."""
+    site: FakeSite = request.getfixturevalue(deployment)
+    answer = facade(tmp_path, site).confluence_page("98771", 3000, None)
+    files = site.url + ("/wiki" if site.cloud else "") + "/download"
+    assert answer.text.markdown.split("\n\n", 2)[2] == (
+        "| Step | Screen |\n| --- | --- |\n"
+        f"| Open the refund | ![refund form.png]({files}/attachments/98771/refund%20form.png"
+        "?version=1&api=v2) |\n"
+        f"| Check the limits | [![limits.pdf]({files}/thumbnails/98771/limits.pdf?version=2&api=v2)]"
+        f"({files}/attachments/98771/limits.pdf?version=2&api=v2) |"
+    )
+
+
+def test_an_attachment_in_jira_text_is_named_without_its_icons() -> None:
+    """Jira's renderer puts a thumbnail (no alt) in an attached image's link and a 7-pixel
+    rendericon after an attached file's name: the image was ![](…/thumbnail/…), the file's
+    link carried an image link to the icon."""
+    html = (
+        '<p><span class="image-wrap" style=""><a id="10001_thumb" '
+        'href="/secure/attachment/10001/race.png" title="race.png" file-preview-type="image" '
+        'file-preview-id="10001" file-preview-title="race.png"><img '
+        'src="/secure/thumbnail/10001/_thumb_10001.png" style="border: 0px solid black" /></a>'
+        '</span> and <span class="nobr"><a href="/secure/attachment/10002/race.log" '
+        'title="race.log attached to SHOP-42">race.log<sup><img class="rendericon" '
+        'src="/images/icons/link_attachment_7.gif" height="7" width="7" align="absmiddle" '
+        'alt="" border="0"/></sup></a></span></p>'
+    )
+    site = "https://jira.example.com"
+    assert html_to_markdown(html, f"{site}/browse/SHOP-42") == (
+        f"[![race.png]({site}/secure/thumbnail/10001/_thumb_10001.png)]"
+        f'({site}/secure/attachment/10001/race.png "race.png") and '
+        f'[race.log]({site}/secure/attachment/10002/race.log "race.log attached to SHOP-42")'
+    )
+    pasted = '<table><tr><td><img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA"></td></tr>'
+    assert html_to_markdown(pasted + "</table>") == (  # its kind, not its bytes as its name
+        "|  |\n| --- |\n| ![embedded image](data:image/png;base64,…) |"
     )
 
 

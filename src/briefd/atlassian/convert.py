@@ -39,6 +39,7 @@ _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 _CELLS = frozenset(("td", "th"))
 _Tags = dict[str, list[Tag]]
 PANEL_KINDS = ("info", "note", "warning", "tip", "error", "success")
+DECORATIVE = frozenset(("rendericon", "icon"))  # classes of icons beside the text they mark
 
 
 def html_to_markdown(html: str, base: str = "") -> str:
@@ -122,6 +123,23 @@ def code_span(line: str) -> str:
     return f"{ticks}{pad}{line}{pad}{ticks}"
 
 
+def image_name(img: Tag, src: str) -> str:
+    """What an image is called: its ``alt``, else the attachment's name (Confluence's
+    ``data-linked-resource-default-alias``, the title of the link Jira puts around a
+    thumbnail), else the file name its URL ends in."""
+    link = img.parent if img.parent is not None and img.parent.name == "a" else None
+    for said in (
+        img.get("alt"),
+        img.get("data-linked-resource-default-alias"),
+        link.get("file-preview-title") if link is not None else None,
+    ):
+        if isinstance(said, str) and said.strip():
+            return " ".join(said.split()).replace("]", "\\]")
+    path = urllib.parse.urlsplit(src).path if "://" in src or src.startswith("/") else src
+    stem = urllib.parse.unquote(path.rstrip("/").rsplit("/", 1)[-1].split("?")[0])
+    return " ".join(stem.split()).replace("]", "\\]")
+
+
 def _tags(soup: BeautifulSoup) -> _Tags:
     """The fragment's tags by name, in document order: one walk for all the rewrites (a walk
     each took a sixth of a large page's time). A rewrite adds no tag another one looks for,
@@ -141,10 +159,15 @@ def _unscripted(soup: BeautifulSoup, tags: _Tags) -> None:
 
 def _emoticons(soup: BeautifulSoup, tags: _Tags) -> None:
     """An emoticon (``img.emoticon``, Confluence's and Jira's) → the emoji it stands for, else
-    its name — not an image link to a 16-pixel icon, which costs ~20 tokens and says little."""
+    its name — not an image link to a 16-pixel icon, which costs ~20 tokens and says little;
+    a decorative icon (Jira's ``rendericon`` beside an attachment's link, the issue type's
+    ``icon`` in a Jira issue macro) goes: the text beside it names the thing."""
     for img in tags.get("img", []):
-        if "emoticon" in _classes(img) or img.get("data-emoji-id"):
+        classes = _classes(img)
+        if "emoticon" in classes or img.get("data-emoji-id"):
             img.replace_with(emoticon_text(img))
+        elif classes & DECORATIVE:
+            img.extract()
 
 
 def emoticon_text(img: Tag) -> str:
@@ -302,6 +325,23 @@ class _Converter(MarkdownConverter):
             return " " + "<br>".join(code_span(line) for line in code.split("\n")) + " "
         ticks = fence(code)
         return f"\n\n{ticks}{code_language(el)}\n{self._hold(code)}\n{ticks}\n\n"
+
+    def convert_img(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """An image by its name, in a table cell or heading too (markdownify gave there its
+        ``alt`` alone, and Confluence's embedded images and files carry none: a cell holding
+        a screenshot or an attached PDF came out empty)."""
+        src = str(el.get("src") or el.get("data-image-src") or "")
+        if src.startswith("data:"):  # the image itself, base64: its kind only, not its bytes
+            name = image_name(el, "") or "embedded image"
+            src = "data:" + src[5:].split(",", 1)[0] + ",…"
+        else:
+            name = image_name(el, src)
+        if not parent_tags.isdisjoint(_CELLS):
+            name = _UNESCAPED_PIPE.sub(r"\\|", name)
+        if not src:
+            return name
+        title = str(el.get("title") or "").replace('"', '\\"')
+        return f"![{name}]({src}" + (f' "{title}")' if title else ")")
 
     def convert_br(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         """A line break; in a table cell ``<br>``, which GitHub's tables read as one (the
