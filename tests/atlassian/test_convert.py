@@ -193,3 +193,31 @@ def test_code_and_line_breaks_in_a_table_cell_keep_their_lines() -> None:
         "`kubectl drain node-1 --ignore-daemonsets`<br>`kubectl get pods \\| grep api`<br><br>"
         "``   echo `date` `` |"
     )
+
+
+def test_a_list_in_a_table_cell_keeps_its_items_apart() -> None:
+    """A requirements table with a list per cell (Confluence export_view): markdownify ran a
+    cell's items together, '- Capture first - Refund after', a bullet read as a dash, and a
+    nested list or a numbered one as one line of text."""
+    cell = (
+        "<p>Before a refund:</p><ul><li>Capture first<ul><li>in full, or</li><li>in part"
+        '<ol start="3"><li>then wait</li></ol></li></ul></li><li>Refund after</li></ul>'
+        "<p>Then notify.</p>"
+    )
+    tasks = (
+        '<ul class="inline-task-list"><li data-inline-task-id="1" class="checked">Lock</li>'
+        '<li data-inline-task-id="2">Backfill</li></ul><ol><li> </li></ol>'
+    )
+    table = (
+        '<div class="table-wrap"><table class="confluenceTable"><tbody><tr>'
+        '<th class="confluenceTh">Rule</th><th class="confluenceTh">Tasks</th></tr><tr>'
+        f'<td class="confluenceTd"><div class="content-wrapper">{cell}</div></td>'
+        f'<td class="confluenceTd"><div class="content-wrapper">{tasks}</div></td></tr>'
+        "</tbody></table></div><ol><li>Outside</li><li>a table</li></ol>"
+    )
+    assert html_to_markdown(table) == (
+        "| Rule | Tasks |\n| --- | --- |\n"
+        "| Before a refund: <br>- Capture first<br>  - in full, or<br>  - in part"
+        "<br>    3. then wait<br>- Refund after<br> Then notify. | - [x] Lock<br>- [ ] Backfill |"
+        "\n\n1. Outside\n2. a table"
+    )

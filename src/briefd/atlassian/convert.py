@@ -8,7 +8,7 @@ title and its content, task list items get ``[x]`` / ``[ ]``, an emoticon its em
 with their content; links and images from the site's root (``/display/…``) become absolute
 against ``base``. Code blocks keep their language (read from Confluence's ``brush:``, Jira's
 ``code-java`` class or a ``language-`` class) and a fence longer than any backtick run inside;
-a ``|`` in a table cell is escaped, once; a table nested in a cell goes on the cell's line,
+a ``|`` in a table cell is escaped, once; a list in a cell has its items after ``<br>``; a table nested in a cell goes on the cell's line,
 its pipes escaped too. Code comes out as written (CRLF read as LF, blank lines around it
 dropped): the clean-up of the Markdown around it — trailing spaces, runs of blank lines —
 never reaches its lines.
@@ -37,6 +37,7 @@ _HELD = re.compile("([ \t]*)\ue000([0-9a-f]{8}):(\\d+)\ue001")  # a code line he
 _SHORTCODE = re.compile(r"^:[\w+-]+:$")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 _CELLS = frozenset(("td", "th"))
+_CELL_ENDS = re.compile(r"^(?:\s|<br>)+|(?:\s|<br>)+$")
 _Tags = dict[str, list[Tag]]
 PANEL_KINDS = ("info", "note", "warning", "tip", "error", "success")
 DECORATIVE = frozenset(("rendericon", "icon"))  # classes of icons beside the text they mark
@@ -288,6 +289,16 @@ def _after_a_tag(el: Tag) -> bool:
     return sibling is not None
 
 
+def _lists_in_cell(el: Tag) -> int:
+    """How many lists ``el`` is in (itself too), up to the table cell holding it."""
+    count = 1 if el.name in ("ul", "ol") else 0
+    for parent in el.parents:
+        if parent.name in _CELLS:
+            break
+        count += parent.name in ("ul", "ol")
+    return count
+
+
 def _theads(tbody: Tag) -> list[Tag]:
     table = tbody.parent
     return table.find_all("thead", recursive=False) if table else []
@@ -350,6 +361,43 @@ class _Converter(MarkdownConverter):
             return "<br>" + text
         converted: str = super().convert_br(el, text, parent_tags)  # type: ignore[misc]
         return converted
+
+    def convert_li(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """A list item; in a table cell, which holds one line, on a line of its own after a
+        ``<br>``, indented two spaces a level (markdownify ran a cell's items together: "- a -
+        b", a bullet read as a dash)."""
+        if parent_tags.isdisjoint(_CELLS):
+            item: str = super().convert_li(el, text, parent_tags)  # type: ignore[misc]
+            return item
+        if not text.strip():
+            return ""  # an empty item: no bare bullet
+        lists = _lists_in_cell(el)
+        parent = el.parent
+        bullet = "-"
+        if parent is not None and parent.name == "ol":
+            start = str(parent.get("start") or "1")
+            number = int(start) if start.isdigit() else 1
+            bullet = f"{number + len(el.find_previous_siblings('li'))}."
+        return f"<br>{'  ' * (lists - 1)}{bullet} {text.strip()}"
+
+    def convert_list(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """A list; in a table cell its items (:meth:`convert_li`), then a ``<br>`` before what
+        follows it (a cell's ends lose theirs: :meth:`convert_td`)."""
+        if parent_tags.isdisjoint(_CELLS):
+            converted: str = super().convert_list(el, text, parent_tags)  # type: ignore[misc]
+            return converted
+        return text + ("<br>" if _lists_in_cell(el) == 1 else "")
+
+    convert_ul = convert_list
+    convert_ol = convert_list
+
+    def convert_td(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """markdownify's cell, without the ``<br>`` a list at its start or end leaves there."""
+        cell: str = super().convert_td(el, _CELL_ENDS.sub("", text), parent_tags)  # type: ignore[misc]
+        return cell
+
+    def convert_th(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        return self.convert_td(el, text, parent_tags)  # markdownify writes both alike
 
     def convert_table(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         """A table; one nested in a cell its rows on the cell's line, every ``|`` of them
