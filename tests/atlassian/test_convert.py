@@ -221,3 +221,25 @@ def test_a_list_in_a_table_cell_keeps_its_items_apart() -> None:
         "<br>    3. then wait<br>- Refund after<br> Then notify. | - [x] Lock<br>- [ ] Backfill |"
         "\n\n1. Outside\n2. a table"
     )
+
+
+def test_a_cell_merged_over_rows_is_in_each_row_it_covers() -> None:
+    """An on-call table with the service merged down over its environments (export_view's
+    rowspan): markdownify wrote the cell in its first row only, so the rows below it moved
+    one column left — 'staging' under Service, the owner under Env."""
+
+    def cell(text: str, rows: int = 1, columns: int = 1) -> str:
+        return f'<td class="confluenceTd" rowspan="{rows}" colspan="{columns}"><p>{text}</p></td>'
+
+    table = (
+        '<div class="table-wrap"><table class="confluenceTable"><colgroup><col /><col /><col />'
+        '</colgroup><tbody><tr><th class="confluenceTh"><p>Service</p></th>'
+        '<th class="confluenceTh"><p>Env</p></th><th class="confluenceTh"><p>Owner</p></th></tr>'
+        f"<tr>{cell('payments', rows=2)}{cell('prod')}{cell('Ada', rows=3)}</tr>"
+        f"<tr>{cell('staging')}</tr><tr>{cell('ledger, all', columns=2)}</tr>"
+        "</tbody></table></div>"
+    )
+    assert html_to_markdown(table) == (
+        "| Service | Env | Owner |\n| --- | --- | --- |\n"
+        "| payments | prod | Ada |\n| payments | staging | Ada |\n| ledger, all | | Ada |"
+    )

@@ -8,14 +8,16 @@ title and its content, task list items get ``[x]`` / ``[ ]``, an emoticon its em
 with their content; links and images from the site's root (``/display/…``) become absolute
 against ``base``. Code blocks keep their language (read from Confluence's ``brush:``, Jira's
 ``code-java`` class or a ``language-`` class) and a fence longer than any backtick run inside;
-a ``|`` in a table cell is escaped, once; a list in a cell has its items after ``<br>``; a table nested in a cell goes on the cell's line,
-its pipes escaped too. Code comes out as written (CRLF read as LF, blank lines around it
+a ``|`` in a table cell is escaped, once; a list in a cell has its items after ``<br>``; a
+table nested in a cell goes on the cell's line, its pipes escaped too; a cell merged over rows
+(``rowspan``) is in each of them, so no cell after it moves left. Code comes out as written (CRLF read as LF, blank lines around it
 dropped): the clean-up of the Markdown around it — trailing spaces, runs of blank lines —
 never reaches its lines.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 import secrets
 import urllib.parse
@@ -55,6 +57,7 @@ def html_to_markdown(html: str, base: str = "") -> str:
         rewrite(soup, tags)
     if base:
         _absolute(tags, base)
+    _rowspans(tags)  # last: the cells it copies are rewritten already
     converter = _Converter()  # one a call: it holds the call's code lines
     text = converter.convert_soup(soup)
     text = _TRAILING.sub("\n", text)
@@ -297,6 +300,59 @@ def _lists_in_cell(el: Tag) -> int:
             break
         count += parent.name in ("ul", "ol")
     return count
+
+
+def _rowspans(tags: _Tags) -> None:
+    """A cell merged down over rows (``rowspan``) copied into each row it covers: Markdown
+    tables have no merged cells, and markdownify wrote the cell in its first row only, so
+    every cell after it in the rows below moved one column left, under another heading.
+    Innermost tables first, so that a copied cell holds its nested table's copies too."""
+    cells = tags.get("td", []) + tags.get("th", [])
+    if not any(_count(cell.attrs.get("rowspan")) > 1 for cell in cells):
+        return  # (a walk of each table for one took a twentieth of a page of tables' time)
+    for table in reversed(tags.get("table", [])):
+        below: dict[int, tuple[int, Tag]] = {}  # column → (rows still covered, cell)
+        for row in _own_rows(table):
+            below = _merged_into(row, below)
+
+
+def _merged_into(row: Tag, below: dict[int, tuple[int, Tag]]) -> dict[int, tuple[int, Tag]]:
+    """``row`` with copies of the cells merged down into it (``below``) where they sit; what
+    stays merged down into the next row."""
+    column = 0
+    started: dict[int, tuple[int, Tag]] = {}
+    for cell in [*row.find_all(["td", "th"], recursive=False), None]:
+        while column in below:
+            left, merged = below.pop(column)
+            copied = copy.copy(merged)
+            del copied["rowspan"]
+            if cell is None:
+                row.append(copied)
+            else:
+                cell.insert_before(copied)
+            if left > 1:
+                started[column] = (left - 1, merged)
+            column += _span(merged)
+        if cell is None:
+            return started
+        rows = _count(cell.get("rowspan"))
+        if rows > 1:
+            started[column] = (rows - 1, cell)
+        column += _span(cell)
+    return started
+
+
+def _own_rows(table: Tag) -> list[Tag]:
+    """A table's rows, not those of a table nested in one of its cells."""
+    rows: list[Tag] = []
+    for child in table.find_all(["thead", "tbody", "tfoot", "tr"], recursive=False):
+        rows += [child] if child.name == "tr" else child.find_all("tr", recursive=False)
+    return rows
+
+
+def _count(value: object) -> int:
+    """``rowspan`` as a number of rows (1 to 1000; 0, "all the rest", as 1)."""
+    return max(1, min(1000, int(value))) if isinstance(value, str) and value.isdigit() else 1
 
 
 def _theads(tbody: Tag) -> list[Tag]:
