@@ -347,6 +347,34 @@ def test_rest_routes_and_their_status_codes(rest: TestClient, cloud: FakeSite) -
     assert rest.get("/api/health").json()["status"] == "ok"  # the rest of briefd is unaffected
 
 
+def test_a_caller_naming_its_account_without_a_token_is_not_served_as_the_service_account(
+    rest: TestClient, cloud: FakeSite
+) -> None:
+    """A client whose X-Atlassian-Token is set from a variable that is unset (an MCP client's
+    configured headers) sends it empty: the lookup ran as the service account, so the caller
+    read what its own account may not see and never learnt its token was missing."""
+    for headers in (
+        {"X-Atlassian-Email": CALLER_EMAIL, "X-Atlassian-Token": ""},
+        {"X-Atlassian-Email": CALLER_EMAIL},
+        {"X-Confluence-Email": CALLER_EMAIL, "X-Confluence-Token": " "},
+    ):
+        page = rest.get("/api/confluence/pages/98765", headers=headers)
+        assert page.status_code == 400, (headers, page.text)
+        assert page.json()["error"] == "query"
+        token = next(h for h in headers if h.endswith("Email")).replace("Email", "Token")
+        assert page.json()["detail"] == (
+            f"the request names its own Confluence account, but the caller's {token} header is "
+            "missing or empty: send the account's token in it (Cloud: an API token with "
+            "X-Atlassian-Email; Data Center: a personal access token), or leave the "
+            "X-Atlassian-* (X-Confluence-*) headers out to be served as briefd's own account"
+        )
+    issue = rest.post("/api/bundle", json={"issue": "SHOP-42"}, headers={"X-Atlassian-Token": ""})
+    assert issue.status_code == 400 and "its own Jira account" in issue.json()["detail"]
+    assert cloud.seen == []  # nothing was read as the service account
+    plain = rest.post("/api/bundle", json={"task": "refunds"}, headers={"X-Atlassian-Token": ""})
+    assert plain.status_code == 200  # a bundle without an issue reads no account
+
+
 def test_a_retry_after_that_is_no_number_of_seconds_is_a_429_not_a_500(
     rest: TestClient, cloud: FakeSite
 ) -> None:

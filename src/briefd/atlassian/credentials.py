@@ -36,7 +36,10 @@ class Account:
 
 
 def caller_account(headers: Mapping[str, str] | None) -> Account | None:
-    """The account a request names in its headers, or None (then the service account)."""
+    """The account a request names in its headers, or None (then the service account). A
+    request that sends one of the headers but no token (an empty one: a client's header set
+    from an unset variable) names an account without one, which no lookup sends
+    (:func:`authorization`): it is not served as the service account in the caller's place."""
     if not headers:
         return None
     lower = {name.lower(): value for name, value in headers.items()}
@@ -51,6 +54,11 @@ def caller_account(headers: Mapping[str, str] | None) -> Account | None:
                 f"send {email_header} too",
                 from_caller=True,
             )
+    for email_header, token_header in HEADER_PAIRS:
+        if email_header.lower() in lower or token_header.lower() in lower:
+            email = lower.get(email_header.lower(), "").strip() or None
+            origin = f"the caller's {token_header} header"
+            return Account(email, "", origin, f"send {email_header} too", from_caller=True)
     return None
 
 
@@ -68,6 +76,13 @@ def service_account(
 
 def authorization(account: Account, deployment: Deployment, product: str, key: str) -> str:
     """The ``Authorization`` header value for ``account`` on a ``deployment`` site."""
+    if not account.token:  # only a caller's headers name an account without one
+        raise QueryError(
+            f"the request names its own {product} account, but {account.origin} is missing or "
+            "empty: send the account's token in it (Cloud: an API token with X-Atlassian-Email; "
+            "Data Center: a personal access token), or leave the X-Atlassian-* (X-Confluence-*) "
+            "headers out to be served as briefd's own account"
+        )
     _check_sendable(account, product)
     if deployment == "datacenter":
         return f"Bearer {account.token}"
