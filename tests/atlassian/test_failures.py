@@ -68,6 +68,30 @@ def test_403_and_404_say_what_happened(tmp_path: Path, cloud: FakeSite) -> None:
         lookups.confluence_page("424242", 1000, None)
 
 
+def test_a_captcha_demanded_by_the_login_guard_says_to_log_in_in_a_browser(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """After too many failed logins (a mistyped token, a colleague's script) Jira's login guard
+    refuses every Basic-auth request of that account, right token or not, with a 403 whose
+    X-Authentication-Denied-Reason asks for a CAPTCHA: it read as 'lacks permission there, or
+    the site does not allow API tokens', which no permission or token change fixes."""
+    login = f"{cloud.url}/login.jsp"
+    denied = {
+        "X-Authentication-Denied-Reason": f"CAPTCHA_CHALLENGE; login-url={login}",
+        "X-Seraph-LoginReason": "AUTHENTICATION_DENIED",
+    }
+    page = "<html><body><h1>Forbidden</h1></body></html>"
+    cloud.script(r"/issue/SHOP-42$", 403, body=page, headers=denied)
+    with pytest.raises(IntegrationError) as caught:
+        facade(tmp_path, cloud).jira_issue("SHOP-42", True, 2000, None)
+    assert str(caught.value) == (
+        "Jira refused GET /rest/api/3/issue/SHOP-42 (403) to the account from $CONFLUENCE_EMAIL "
+        "/ $CONFLUENCE_TOKEN without checking its token: after too many failed logins the site "
+        "asks that account to answer a CAPTCHA; log in once as that account in a browser at "
+        f"{login}, answering it, then try again"
+    )
+
+
 def test_a_404_web_page_is_a_wrong_url_or_deployment_not_a_missing_page(
     tmp_path: Path, dc: FakeSite
 ) -> None:

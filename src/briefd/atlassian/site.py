@@ -265,6 +265,14 @@ def failure(
     """The error for an answer with status ≥ 400: what happened and what to do."""
     status, product, key = response.status_code, config.product, config.key
     said = remote_message(response)
+    captcha = captcha_login(response)
+    if captcha is not None and status in (401, 403):
+        return IntegrationError(
+            f"{product} refused {what} ({status}) to the account from {account.origin} without "
+            "checking its token: after too many failed logins the site asks that account to "
+            f"answer a CAPTCHA; log in once as that account in a browser at {captcha or config.url}"
+            ", answering it, then try again"
+        )
     if status == 401:
         scoped = ""
         if config.deployment == "cloud":
@@ -300,6 +308,21 @@ def failure(
     if status >= 500:
         return server_error(config, response, what)
     return IntegrationError(f"{product} answered {status} to {what}{said}")
+
+
+def captcha_login(response: httpx.Response) -> str | None:
+    """Where to log in when Jira's or Confluence's login guard wants a CAPTCHA answered
+    (``X-Authentication-Denied-Reason: CAPTCHA_CHALLENGE; login-url=…``): the login URL it
+    names ("" when none), or None when it does not ask for one. The site then refuses every
+    API request of that account, right token or not."""
+    reason = str(response.headers.get("x-authentication-denied-reason", ""))
+    if not reason.strip().upper().startswith("CAPTCHA_CHALLENGE"):
+        return None
+    for part in reason.split(";")[1:]:
+        name, _, value = part.strip().partition("=")
+        if name.lower() == "login-url" and value.startswith(("https://", "http://")):
+            return str(value.strip())
+    return ""
 
 
 def server_error(config: SiteConfig, response: httpx.Response, what: str) -> IntegrationError:
