@@ -68,6 +68,25 @@ def test_403_and_404_say_what_happened(tmp_path: Path, cloud: FakeSite) -> None:
         lookups.confluence_page("424242", 1000, None)
 
 
+def test_a_403_web_page_is_a_proxy_or_firewall_not_the_accounts_permission(
+    tmp_path: Path, dc: FakeSite
+) -> None:
+    """A corporate proxy, a WAF or the site's IP allowlist answers 403 with its own HTML page:
+    it read as the account lacking permission, or the site not allowing API tokens, and sent
+    the user to fix the account; the API's own 403 is JSON and still says that."""
+    page = "<html><head><title>Access Denied</title></head><body>Access denied</body></html>"
+    dc.script(r"/rest/api/content/98765$", 403, body=page)
+    with pytest.raises(IntegrationError) as caught:
+        facade(tmp_path, dc).confluence_page("98765", 1000, None)
+    assert str(caught.value) == (
+        "Confluence answered 403 Forbidden to GET /rest/api/content/98765 with a web page, not "
+        f"its REST API: most likely a proxy, firewall or IP allowlist in front of {dc.url} "
+        "refused this machine's request; check that this machine may reach "
+        "confluence.url (the proxy to use, the address to allow), or ask the site's "
+        "administrators"
+    )
+
+
 def test_a_captcha_demanded_by_the_login_guard_says_to_log_in_in_a_browser(
     tmp_path: Path, cloud: FakeSite
 ) -> None:

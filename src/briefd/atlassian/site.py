@@ -285,6 +285,13 @@ def failure(
             f"Cloud takes the account's email and an API token, Data Center a personal access "
             f"token ({key}.deployment: datacenter){scoped}"
         )
+    if status == 403 and not _json(response):
+        return IntegrationError(
+            f"{product} answered 403 Forbidden to {what} with a web page, not its REST API: "
+            f"most likely a proxy, firewall or IP allowlist in front of {config.url} refused "
+            "this machine's request; check that this machine may reach "
+            f"{key}.url (the proxy to use, the address to allow), or ask the site's administrators"
+        )
     if status == 403:
         return IntegrationError(
             f"{product} denied {what} (403 Forbidden) to the account from {account.origin}: it "
@@ -329,9 +336,7 @@ def server_error(config: SiteConfig, response: httpx.Response, what: str) -> Int
     """A 5xx (a 503 without ``Retry-After`` too): the site failed, or — when the body is a web
     page, not the REST API's JSON — a proxy or load balancer in front of it did."""
     said = f"{config.product} answered {response.status_code} to {what}"
-    try:
-        response.json()
-    except ValueError:
+    if not _json(response):
         return IntegrationError(
             f"{said} with a web page, not its REST API: a proxy or load balancer in front of "
             f"{config.url} failed, or the site is down; try again later, and if it persists "
@@ -369,9 +374,7 @@ def not_there(
 ) -> IntegrationError:
     """A 404: the site's REST API says so in JSON when the issue or page is missing; any other
     body (a web server's or proxy's page) means the request missed the API itself."""
-    try:
-        response.json()
-    except ValueError:
+    if not _json(response):
         key = config.key
         return IntegrationError(
             f"{config.product} answered 404 Not Found to {what} with a web page, not its REST "
@@ -456,6 +459,15 @@ def whole_letters(value: Any) -> Any:
     if isinstance(value, dict):
         return {whole_letters(k): whole_letters(v) for k, v in value.items()}
     return value
+
+
+def _json(response: httpx.Response) -> bool:
+    """Whether the answer's body is JSON (the REST API's own), not a web page."""
+    try:
+        response.json()
+    except ValueError:
+        return False
+    return True
 
 
 def _tls_failure(exc: BaseException) -> bool:
