@@ -302,6 +302,54 @@ def test_an_issue_moved_out_of_the_projects_is_refused_before_more_is_fetched(
     ]
 
 
+def test_configured_fields_without_a_name_show_their_values(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """jira.fields naming a cascading select (Region: EMEA, then Germany under it) showed the
+    option without its child, and time tracking (an object with no name) not at all: Jira
+    renders neither, and only a name was read from an object."""
+    fields = {
+        **data.SHOP_42_FIELDS,
+        "customfield_10030": {
+            "self": f"{cloud.url}/rest/api/3/customFieldOption/10100",
+            "value": "EMEA",
+            "id": "10100",
+            "child": {
+                "self": f"{cloud.url}/rest/api/3/customFieldOption/10102",
+                "value": "Germany",
+                "id": "10102",
+            },
+        },
+        "timetracking": {
+            "originalEstimate": "2d",
+            "remainingEstimate": "1d 4h",
+            "timeSpent": "4h",
+            "originalEstimateSeconds": 57600,
+            "remainingEstimateSeconds": 43200,
+            "timeSpentSeconds": 14400,
+        },
+    }
+    issue = {
+        "id": "10042",
+        "self": f"{cloud.url}/rest/api/3/issue/10042",
+        "key": "SHOP-42",
+        "fields": fields,
+        "renderedFields": {
+            "description": data.DESCRIPTION_HTML,
+            "customfield_10030": None,
+            "timetracking": None,
+        },
+        "names": {"customfield_10030": "Region", "timetracking": "Time tracking"},
+    }
+    cloud.script(r"/issue/SHOP-42$", 200, body=issue)
+    wanted = {"jira.fields": ["customfield_10030", "timetracking"]}
+    text = facade(tmp_path, cloud, **wanted).jira_issue("SHOP-42", False, 2000, None).text
+    assert text.markdown.endswith(
+        "## Region\n\nEMEA › Germany\n\n"
+        "## Time tracking\n\noriginalEstimate: 2d, remainingEstimate: 1d 4h, timeSpent: 4h"
+    )
+
+
 @pytest.mark.parametrize("deployment", ["cloud", "datacenter"])
 def test_an_issue_on_a_site_with_issue_linking_off_is_read_without_linked_pages(
     tmp_path: Path, cloud: FakeSite, dc: FakeSite, deployment: str

@@ -259,7 +259,27 @@ def plain(value: Any) -> str:
         return ", ".join(v for v in (plain(item) for item in value) if v)
     if isinstance(value, dict) and value.get("type") == "doc":
         return ""  # ADF without a rendered form: nothing faithful to show
+    if isinstance(value, dict):
+        return _escape(shown(value))
     return _escape(name(value))
+
+
+def shown(value: dict[str, Any]) -> str:
+    """A field's object as text: its name; a cascading select's option with the one chosen
+    under it ("EMEA › Germany"); an object without a name (time tracking) by its text
+    entries ("originalEstimate: 2d, …"), not nothing."""
+    said = name(value)
+    child = value.get("child")
+    if said and isinstance(child, dict) and name(child):
+        return f"{said} › {name(child)}"
+    if said:
+        return said
+    entries = [
+        f"{key}: {text}"
+        for key, text in value.items()
+        if isinstance(text, str) and text.strip() and not text.startswith(("http://", "https://"))
+    ]
+    return ", ".join(entries)
 
 
 def _escape(text: str) -> str:
