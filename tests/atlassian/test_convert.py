@@ -243,3 +243,19 @@ def test_a_cell_merged_over_rows_is_in_each_row_it_covers() -> None:
         "| Service | Env | Owner |\n| --- | --- | --- |\n"
         "| payments | prod | Ada |\n| payments | staging | Ada |\n| ledger, all | | Ada |"
     )
+
+
+def test_jiras_monospaced_text_is_inline_code() -> None:
+    """Jira's wiki renderer (Data Center, and Cloud issues written in wiki markup) writes
+    {{monospaced}} as <tt>, which markdownify does not know: commands and config keys in
+    descriptions and comments came out as plain text, in table cells too."""
+    html = (
+        "<p>Deploy with <tt>make deploy ENV=prod</tt>, then check <tt>refund.max_parallel</tt>."
+        "</p><div class='table-wrap'><table class='confluenceTable'><tbody><tr>"
+        "<th class='confluenceTh'>Check</th></tr><tr><td class='confluenceTd'>"
+        "<tt>grep -c 'refund|retry' app.log</tt></td></tr></tbody></table></div>"
+    )
+    assert html_to_markdown(html) == (
+        "Deploy with `make deploy ENV=prod`, then check `refund.max_parallel`.\n\n"
+        "| Check |\n| --- |\n| `grep -c 'refund\\|retry' app.log` |"
+    )

@@ -4,7 +4,8 @@
 ``markdownify`` (MIT) does the conversion; before it, a few small rewrites turn what the
 servers render for macros into plain HTML it understands: panels (info, note, warning, tip and
 Jira ``{panel}``) become block quotes headed by their kind and title, an expand becomes its
-title and its content, task list items get ``[x]`` / ``[ ]``, an emoticon its emoji or name; ``<script>`` and ``<style>`` go
+title and its content, task list items get ``[x]`` / ``[ ]``, Jira's ``<tt>`` is code, an
+emoticon its emoji or name; ``<script>`` and ``<style>`` go
 with their content; links and images from the site's root (``/display/…``) become absolute
 against ``base``. Code blocks keep their language (read from Confluence's ``brush:``, Jira's
 ``code-java`` class or a ``language-`` class) and a fence longer than any backtick run inside;
@@ -53,7 +54,7 @@ def html_to_markdown(html: str, base: str = "") -> str:
         return ""
     soup = BeautifulSoup(html, "html.parser", element_classes={Tag: _Tag})
     tags = _tags(soup)
-    for rewrite in (_unscripted, _emoticons, _panels, _expands, _tasks):
+    for rewrite in (_unscripted, _emoticons, _panels, _expands, _tasks, _monospace):
         rewrite(soup, tags)
     if base:
         _absolute(tags, base)
@@ -264,6 +265,13 @@ def _tasks(soup: BeautifulSoup, tags: _Tags) -> None:
         for li in ul.find_all("li", recursive=False):
             done = "checked" in _classes(li) or li.get("data-task-state") == "DONE"
             li.insert(0, "[x] " if done else "[ ] ")
+
+
+def _monospace(soup: BeautifulSoup, tags: _Tags) -> None:
+    """Jira's ``{{monospaced}}`` (its wiki renderer writes ``<tt>``, which markdownify knows
+    not: a command or a config key came out as plain text) → ``<code>``."""
+    for tag in tags.get("tt", []):
+        tag.name = "code"
 
 
 class _Tag(Tag):
