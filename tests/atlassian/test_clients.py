@@ -211,7 +211,8 @@ def test_images_and_attached_files_in_a_table_are_named_not_dropped(
         "| Step | Screen |\n| --- | --- |\n"
         f"| Open the refund | ![refund form.png]({files}/attachments/98771/refund%20form.png"
         "?version=1&api=v2) |\n"
-        f"| Check the limits | [![limits.pdf]({files}/thumbnails/98771/limits.pdf?version=2&api=v2)]"
+        "| Check the limits | "
+        f"[![limits.pdf]({files}/thumbnails/98771/limits.pdf?version=2&api=v2)]"
         f"({files}/attachments/98771/limits.pdf?version=2&api=v2) |"
     )
 

@@ -5,15 +5,15 @@
 servers render for macros into plain HTML it understands: panels (info, note, warning, tip and
 Jira ``{panel}``) become block quotes headed by their kind and title, an expand becomes its
 title and its content, task list items get ``[x]`` / ``[ ]``, Jira's ``<tt>`` is code, an
-emoticon its emoji or name; ``<script>`` and ``<style>`` go
-with their content; links and images from the site's root (``/display/…``) become absolute
-against ``base``. Code blocks keep their language (read from Confluence's ``brush:``, Jira's
-``code-java`` class or a ``language-`` class) and a fence longer than any backtick run inside;
-a ``|`` in a table cell is escaped, once; a list in a cell has its items after ``<br>``; a
-table nested in a cell goes on the cell's line, its pipes escaped too; a cell merged over rows
-(``rowspan``) is in each of them, so no cell after it moves left. Code comes out as written (CRLF read as LF, blank lines around it
-dropped): the clean-up of the Markdown around it — trailing spaces, runs of blank lines —
-never reaches its lines.
+emoticon its emoji or name; ``<script>`` and ``<style>`` go with their content; links and
+images from the site's root (``/display/…``) become absolute against ``base``. Code blocks
+keep their language (read from Confluence's ``brush:``, Jira's ``code-java`` class or a
+``language-`` class) and a fence longer than any backtick run inside; images are named (alt,
+attachment name, file name). A ``|`` in a table cell is escaped, once; a list in a cell has
+its items after ``<br>``; a table nested in a cell goes on the cell's line, its pipes escaped
+too; a cell merged over rows (``rowspan``) is in each of them, so no cell after it moves left.
+Code comes out as written (CRLF read as LF, blank lines around it dropped): the clean-up of
+the Markdown around it — trailing spaces, runs of blank lines — never reaches its lines.
 """
 
 from __future__ import annotations
@@ -457,7 +457,8 @@ class _Converter(MarkdownConverter):
 
     def convert_td(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         """markdownify's cell, without the ``<br>`` a list at its start or end leaves there."""
-        cell: str = super().convert_td(el, _CELL_ENDS.sub("", text), parent_tags)  # type: ignore[misc]
+        text = _CELL_ENDS.sub("", text)
+        cell: str = super().convert_td(el, text, parent_tags)  # type: ignore[misc]
         return cell
 
     def convert_th(self, el: Tag, text: str, parent_tags: set[str]) -> str:
