@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -43,7 +44,7 @@ class FakeGitHub:
 
     def __init__(self, server: FakeServer) -> None:
         self.server = server
-        self.pulls: dict[int, dict[str, object]] = {}
+        self.pulls: dict[int, dict[str, Any]] = {}
         self.fail_reads = False
         self.read_delay = 0.0  # seconds before a GET answers (a forge that hangs)
         self.create_delay = 0.0  # seconds before POST answers, the pull request opened
@@ -58,7 +59,7 @@ class FakeGitHub:
         if self.posted_twice:
             self.open_pull(body)
         if any(
-            p["head"] == {"ref": body["head"]} and p["state"] == "open" for p in self.pulls.values()
+            p["head"]["ref"] == body["head"] and p["state"] == "open" for p in self.pulls.values()
         ):
             return json_reply(self.exists(body["head"]), 422)
         pull = self.open_pull(body)
@@ -81,7 +82,7 @@ class FakeGitHub:
             "status": "422",
         }
 
-    def open_pull(self, body: dict[str, str]) -> dict[str, object]:
+    def open_pull(self, body: dict[str, str]) -> dict[str, Any]:
         number = len(self.pulls) + 1
         pull: dict[str, object] = {
             "url": f"{self.server.url}{PULLS}/{number}",
@@ -90,7 +91,11 @@ class FakeGitHub:
             "state": "open",
             "title": body["title"],
             "body": body["body"],
-            "head": {"ref": body["head"]},
+            "head": {
+                "label": f"acme:{body['head']}",
+                "ref": body["head"],
+                "repo": {"full_name": "acme/knowledge"},
+            },
             "base": {"ref": body["base"]},
             "merged": False,
             "merged_at": None,
@@ -100,12 +105,16 @@ class FakeGitHub:
         return pull
 
     def list(self, request: Request) -> Reply:
-        """``GET /pulls?head=owner:branch&state=all``: the pull requests from that branch."""
+        """``GET /pulls?head=owner:branch&state=all``: the pull requests from that branch;
+        without ``head``, every one, newest first (as GitHub lists them, without ``merged``)."""
         query = parse_qs(urlsplit(request.path).query)
-        owner, _, branch = query["head"][0].partition(":")
-        assert owner == "acme" and query["state"] == ["all"]
-        found = [p for p in self.pulls.values() if p["head"] == {"ref": branch}]
-        return json_reply(found)
+        state = query.get("state", ["open"])[0]
+        found = [p for p in reversed(self.pulls.values()) if state in ("all", p["state"])]
+        if "head" in query:
+            owner, _, branch = query["head"][0].partition(":")
+            assert owner == "acme" and state == "all"
+            found = [p for p in found if p["head"]["ref"] == branch]
+        return json_reply([{k: v for k, v in p.items() if k != "merged"} for p in found])
 
     def read(self, number: int) -> Reply:
         time.sleep(self.read_delay)
@@ -269,7 +278,7 @@ def test_a_pull_request_opened_as_the_forge_timed_out_is_the_proposals(
     assert (made.status, made.pr_number, made.forge_error) == ("open", 1, None)
     assert made.pr_url == "https://github.com/acme/knowledge/pull/1"
     assert list(github.pulls) == [1]
-    assert github.pulls[1]["head"] == {"ref": made.branch}
+    assert github.pulls[1]["head"]["ref"] == made.branch
 
 
 def test_a_pull_request_that_already_exists_is_the_proposals_and_followed(
@@ -284,7 +293,7 @@ def test_a_pull_request_that_already_exists_is_the_proposals_and_followed(
 
     assert (made.status, made.pr_number, made.forge_error) == ("open", 1, None)
     assert made.pr_url == "https://github.com/acme/knowledge/pull/1"
-    assert list(github.pulls) == [1] and github.pulls[1]["head"] == {"ref": made.branch}
+    assert list(github.pulls) == [1] and github.pulls[1]["head"]["ref"] == made.branch
     lookup = f"{PULLS}?head=acme%3A{made.branch.replace('/', '%2F')}&state=all"
     assert [(r.method, r.path) for r in github.server.requests] == [
         ("POST", PULLS),
@@ -312,6 +321,35 @@ def test_a_refused_pull_request_keeps_the_pushed_branch(
     )
     assert git(remote.bare, "rev-parse", made.branch) == made.commit_hash
     assert forge_api.proposals() == [made]
+
+
+def test_a_pull_request_opened_by_hand_for_a_refused_one_is_followed(
+    forge_api: Briefd, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T1: the forge refused a proposal's pull request, and its advice said "open a pull
+    request from it into main by hand"; opened (and merged) so, no sync ever looked: the
+    proposal stayed "pushed, no pull request" for good. A sync now finds the branch's pull
+    request (one list request for every such proposal) and follows it."""
+    monkeypatch.setenv(TOKEN_ENV, "ghp_revoked")
+    refused = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    never = forge_api.propose_update(ProposalRequest("domain/glossary.md", "why", "# G\n"))
+    monkeypatch.setenv(TOKEN_ENV, "ghp_test")
+    github.open_pull({"title": "four", "body": "", "head": refused.branch, "base": "main"})
+    github.open_pull({"title": "fork", "body": "", "head": never.branch, "base": "main"})
+    github.pulls[2]["head"]["repo"] = {"full_name": "someone/knowledge"}  # a fork's branch
+    github.merge(1)
+
+    report = forge_api.sync()
+
+    assert report.forge_error is None
+    assert report.proposals_changed == (f"{refused.id}: pushed → merged",)
+    stored = {p.id: p for p in forge_api.proposals()}
+    assert (stored[refused.id].status, stored[refused.id].forge_error) == ("merged", None)
+    assert stored[refused.id].pr_url == "https://github.com/acme/knowledge/pull/1"
+    assert stored[never.id] == never  # no pull request of its own: as it was
+    lists = [r.path for r in github.server.requests if r.method == "GET"]
+    assert lists == [f"{PULLS}?state=all&sort=created&direction=desc&per_page=100"]
+    assert forge_api.sync().proposals_checked == 1  # the other one is looked for again
 
 
 def test_an_agent_is_told_the_pull_request_was_not_opened(

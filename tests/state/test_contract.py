@@ -167,6 +167,24 @@ def test_proposals_listed_checked_and_counted(state: SharedState) -> None:
     assert (counts["proposals_merged"], counts["proposals_pushed"]) == (1, 1)
 
 
+def test_a_pushed_proposal_takes_the_pull_request_found_for_it(state: SharedState) -> None:
+    pushed = replace(proposal("cccc", "2026-01-01T00:00:00+00:00", "pushed", None), forge_error="x")
+    state.save_proposal(pushed)
+    state.save_proposal(proposal("dddd", "2026-01-02T00:00:00+00:00"))
+    assert state.unpulled() == [pushed]
+    state.record_pull("cccc", 9, "https://github.com/o/r/pull/9", "open", "2026-01-03T00:00:00Z")
+    assert state.unpulled() == []
+    assert [p.id for p in state.open_pulls()] == ["cccc", "dddd"]
+    assert state.proposals("open")[1] == replace(
+        pushed,
+        status="open",
+        pr_number=9,
+        pr_url="https://github.com/o/r/pull/9",
+        forge_error=None,
+        status_checked_at="2026-01-03T00:00:00Z",
+    )
+
+
 def test_session_memory_expires(state: SharedState) -> None:
     state.remember("s", [("c1", "h1")], now=1000.0, hours=1)
     assert state.seen("s", now=1000.0 + 3599, hours=1) == {"c1": "h1"}

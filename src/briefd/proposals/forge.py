@@ -1,7 +1,7 @@
 """GitHub pull requests over the REST API (T1): ``POST /repos/{owner}/{repo}/pulls`` opens
 one, ``GET /repos/{owner}/{repo}/pulls/{number}`` reads its state (``merged`` / ``merged_at``
 say merged; otherwise ``state`` is ``open`` or ``closed``), ``GET …/pulls?head=owner:branch``
-finds the one a branch has. Every failure is a
+finds the one a branch has, ``GET …/pulls?state=all`` the ones opened last. Every failure is a
 :class:`~briefd.errors.ProposalError` that names the request and what GitHub said (a
 :class:`~briefd.errors.ProposalRemoteError` when GitHub did not answer at all, a
 :class:`~briefd.errors.ForgeRateLimitedError` for its rate limit), with what to do about it
@@ -19,6 +19,7 @@ from briefd.proposals.refusals import already_exists, message, moved, rate_limit
 from briefd.settings import ForgeSettings
 
 API_VERSION = "2022-11-28"
+RECENT = 100  # pull requests one list request reads (GitHub's most per page)
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
 if TYPE_CHECKING:  # httpx loads when a forge is called (O4)
@@ -75,6 +76,22 @@ class GitHub:
         if not isinstance(data, list) or not data:
             return None
         return _pull(data[0], f"GET /pulls?{query}")
+
+    def recent_pulls(self) -> dict[str, PullRequest]:
+        """The newest pull request of each branch of this repository among the 100 opened
+        last, in any state (one request, however many proposals wait for one)."""
+        path = f"/pulls?state=all&sort=created&direction=desc&per_page={RECENT}"
+        data = self._call("GET", path, None)
+        found: dict[str, PullRequest] = {}
+        for item in data if isinstance(data, list) else ():
+            head = item.get("head") if isinstance(item, dict) else None
+            repo = (head or {}).get("repo") or {}
+            if not isinstance(head, dict) or str(repo.get("full_name", "")).lower() != (
+                self.repo.lower()
+            ):
+                continue  # a fork's branch of the same name is not the proposal's
+            found.setdefault(str(head.get("ref")), _pull(item, f"GET {path}"))
+        return found
 
     def pull(self, number: int) -> PullRequest:
         return _pull(self._call("GET", f"/pulls/{number}", None), f"GET /pulls/{number}")

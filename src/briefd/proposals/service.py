@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from briefd.errors import (
@@ -238,17 +238,18 @@ def refresh_after_sync(state: Callable[[], SharedState], settings: Settings) -> 
 
 
 def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
-    """Read the state of every stored open pull request; never raises for forge trouble."""
-    pending = store.open_pulls()
-    if not pending or settings.forge.type == "none":
+    """Read the state of every stored open pull request, and look for the pull requests of
+    pushed proposals that had none (opened by hand, as the forge's refusal advised); never
+    raises for forge trouble."""
+    if settings.forge.type == "none":
+        return Refresh(0, (), None)
+    pending, unpulled = store.open_pulls(), store.unpulled()
+    if not pending and not unpulled:
         return Refresh(0, (), None)
     try:
         forge_url = locate(settings).url
     except BriefdError:
         forge_url = settings.sync.remote
-    changed: list[str] = []
-    error: str | None = None
-    checked = 0
     import httpx  # on first use: an index run never needs it (O4)
 
     with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
@@ -257,24 +258,59 @@ def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
         except ProposalError as exc:
             return Refresh(0, (), str(exc))
         assert forge is not None
-        for proposal in pending:
-            checked += 1
-            status, refused = _check(forge, proposal)
-            problem = None if refused is None else str(refused)
-            error = problem or error
-            if status is not None and status != proposal.status:
-                changed.append(f"{proposal.id}: {proposal.status} → {status}")
-            store.record_check(proposal.id, status, problem, _now())
-            if isinstance(refused, ForgeRateLimitedError):
-                unread = len(pending) - checked + 1
-                log.warning(LIMITED_READS, unread, len(pending), refused.again)
-            # a forge that does not answer would cost every other pull request its timeout, and
-            # one that rate-limits the token would refuse them all, each a request more
-            stop = isinstance(refused, ProposalRemoteError | ForgeRateLimitedError)
-            if stop and checked < len(pending):
+        read = _read_open(store, forge, pending)
+        if not unpulled or read.stopped:
+            return read.refresh
+        found = _found_pulls(store, forge, unpulled)
+    error = read.refresh.error or found.error
+    checked = read.refresh.checked + found.checked
+    return Refresh(checked, read.refresh.changed + found.changed, error)
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    refresh: Refresh
+    stopped: bool  # the forge did not answer, or rate-limits the token: ask it nothing more
+
+
+def _read_open(store: SharedState, forge: GitHub, pending: list[Proposal]) -> _Read:
+    changed: list[str] = []
+    error: str | None = None
+    checked = 0
+    for proposal in pending:
+        checked += 1
+        status, refused = _check(forge, proposal)
+        problem = None if refused is None else str(refused)
+        error = problem or error
+        if status is not None and status != proposal.status:
+            changed.append(f"{proposal.id}: {proposal.status} → {status}")
+        store.record_check(proposal.id, status, problem, _now())
+        if isinstance(refused, ForgeRateLimitedError):
+            unread = len(pending) - checked + 1
+            log.warning(LIMITED_READS, unread, len(pending), refused.again)
+        # a forge that does not answer would cost every other pull request its timeout, and
+        # one that rate-limits the token would refuse them all, each a request more
+        if isinstance(refused, ProposalRemoteError | ForgeRateLimitedError):
+            if checked < len(pending):
                 error = f"{problem}; {len(pending) - checked} more left for the next sync"
-                break
-    return Refresh(checked, tuple(changed), error)
+            return _Read(Refresh(checked, tuple(changed), error), stopped=True)
+    return _Read(Refresh(checked, tuple(changed), error), stopped=False)
+
+
+def _found_pulls(store: SharedState, forge: GitHub, unpulled: list[Proposal]) -> Refresh:
+    """The pull requests opened since for pushed proposals without one, followed from now on
+    (one request for them all); a proposal whose branch has none stays as it was."""
+    try:
+        recent = forge.recent_pulls()
+    except ProposalError as exc:
+        return Refresh(0, (), str(exc))
+    changed: list[str] = []
+    for proposal in unpulled:
+        pull = recent.get(proposal.branch)
+        if pull is not None:
+            store.record_pull(proposal.id, pull.number, pull.url, pull.status, _now())
+            changed.append(f"{proposal.id}: {proposal.status} → {pull.status}")
+    return Refresh(len(unpulled), tuple(changed), None)
 
 
 def _check(forge: GitHub, proposal: Proposal) -> tuple[str | None, ProposalError | None]:

@@ -79,6 +79,13 @@ class SharedState(SessionMemory, Protocol):
     def record_check(
         self, proposal_id: str, status: str | None, error: str | None, at: str
     ) -> None: ...
+    def unpulled(self) -> list[Proposal]:
+        """Pushed proposals without a pull request, oldest first (one may be opened by hand)."""
+        ...
+
+    def record_pull(self, proposal_id: str, number: int, url: str, status: str, at: str) -> None:
+        """The pull request found for a pushed proposal: followed from now on."""
+        ...
 
     # bundle manifests (B5)
     def save_manifest(self, bundle_id: str, manifest: Manifest, at: str) -> None: ...

@@ -138,10 +138,13 @@ class LocalState(IndexSessions):
             return [Proposal(*row) for row in conn.execute(sql, args)]
 
     def open_pulls(self) -> list[Proposal]:
-        sql = (
-            f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE status = 'open' "
-            "AND pr_number IS NOT NULL ORDER BY created_at, id"
-        )
+        return self._oldest_first("status = 'open' AND pr_number IS NOT NULL")
+
+    def unpulled(self) -> list[Proposal]:
+        return self._oldest_first("status = 'pushed' AND pr_number IS NULL")
+
+    def _oldest_first(self, where: str) -> list[Proposal]:
+        sql = f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE {where} ORDER BY created_at, id"
         with self._open().read() as conn:
             return [Proposal(*row) for row in conn.execute(sql)]
 
@@ -154,6 +157,14 @@ class LocalState(IndexSessions):
                 "UPDATE proposals SET status = coalesce(?, status), forge_error = ?, "
                 "status_checked_at = ? WHERE id = ?",
                 (status, error, at, proposal_id),
+            )
+
+    def record_pull(self, proposal_id: str, number: int, url: str, status: str, at: str) -> None:
+        with self._open().write() as conn:
+            conn.execute(
+                "UPDATE proposals SET pr_number = ?, pr_url = ?, status = ?, forge_error = NULL, "
+                "status_checked_at = ? WHERE id = ?",
+                (number, url, status, at, proposal_id),
             )
 
     def save_manifest(self, bundle_id: str, manifest: Manifest, at: str) -> None:

@@ -330,10 +330,13 @@ class PostgresState:
             return [Proposal(*row) for row in conn.execute(sql.encode(), args)]
 
     def open_pulls(self) -> list[Proposal]:
-        sql = (
-            f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE status = 'open' "
-            "AND pr_number IS NOT NULL ORDER BY created_at, id"
-        )
+        return self._oldest_first("status = 'open' AND pr_number IS NOT NULL")
+
+    def unpulled(self) -> list[Proposal]:
+        return self._oldest_first("status = 'pushed' AND pr_number IS NULL")
+
+    def _oldest_first(self, where: str) -> list[Proposal]:
+        sql = f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE {where} ORDER BY created_at, id"
         with self._tx() as conn:
             return [Proposal(*row) for row in conn.execute(sql.encode())]
 
@@ -345,6 +348,14 @@ class PostgresState:
                 "UPDATE proposals SET status = coalesce(%s, status), forge_error = %s, "
                 "status_checked_at = %s WHERE id = %s",
                 (status, error, at, proposal_id),
+            )
+
+    def record_pull(self, proposal_id: str, number: int, url: str, status: str, at: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE proposals SET pr_number = %s, pr_url = %s, status = %s, "
+                "forge_error = NULL, status_checked_at = %s WHERE id = %s",
+                (number, url, status, at, proposal_id),
             )
 
     # -- recall sessions
