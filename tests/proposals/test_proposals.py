@@ -6,22 +6,32 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
+import anyio
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from briefd.api import Briefd
 from briefd.errors import ConfigError, ProposalConflictError, ProposalError
 from briefd.proposals import ProposalRequest
 from briefd.retrieval.search import SearchRequest
+from briefd.service import create_app
 from briefd.service.app import error_name, status_of
 from briefd.settings import with_overrides
 from briefd.sources.knowledge import checkout_dir
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
 from tests.sync.conftest import git_settings
-from tests.sync.gitrepo import RETRY, Remote, git
+from tests.sync.gitrepo import GLOSSARY, RETRY, Remote, git
 from tests.sync.httpgit import AuthenticatedGit
 
 NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
+T = TypeVar("T")
 
 
 def serving_state(api: Briefd) -> tuple[str, str, str, str, str]:
@@ -492,6 +502,68 @@ def test_the_body_get_document_serves_keeps_the_front_matter_when_proposed(
     own = "---\ntitle: Retries\n---\n" + served.body
     mine = git_api.propose_update(ProposalRequest("domain/retry.md", "retitle", own))
     assert _blob(remote, f"{mine.branch}:domain/retry.md").decode() == own
+
+
+def test_get_documents_text_edited_and_sent_back_commits_the_document_alone(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1 over MCP: an agent reads get_document's text (a head of title, "path: … · scope: …
+    · updated: …" and links above the body), edits it and proposes it: the commit wrote that
+    head into the document. It is left out now; the text of a part is refused, or the lines
+    it left out would be deleted."""
+    remote.push({"domain/glossary.md": GLOSSARY + "See [retries](retry.md).\n"}, "link")
+    git_api.sync()
+
+    async def agent(client: Client) -> tuple[str, str, str]:
+        served = await client.call_tool("get_document", {"doc_path": "domain/retry.md"})
+        text = served.content[0].text  # type: ignore[union-attr]
+        made = await client.call_tool(
+            "propose_update",
+            {
+                "doc_path": "domain/retry.md",
+                "change_description": "four",
+                "new_content": text.replace("three", "four"),
+            },
+        )
+        part = await client.call_tool(
+            "get_document", {"doc_path": "domain/retry.md", "start_line": 6}
+        )
+        cut = await client.call_tool(
+            "propose_update",
+            {
+                "doc_path": "domain/retry.md",
+                "change_description": "five",
+                "new_content": part.content[0].text.replace("three", "five"),  # type: ignore[union-attr]
+            },
+        )
+        assert made.structured_content is not None
+        return text, made.structured_content["branch"], cut.content[0].text  # type: ignore[union-attr]
+
+    with serving(create_app(git_api, service_config())) as base:
+        text, branch, refused = mcp_session(base + "/mcp", agent)
+
+    assert text.splitlines()[1].startswith("path: domain/retry.md · scope: domain · updated: ")
+    assert "linked from: domain/glossary.md" in text
+    assert _blob(remote, f"{branch}:domain/retry.md").decode() == NEW_RETRY
+    assert git(remote.bare, "diff", "--numstat", "main", branch) == "1\t1\tdomain/retry.md"
+    assert git(remote.bare, "branch", "--list", "briefd/*").split() == [branch]
+    assert refused == (
+        "new_content is get_document's text of a part of domain/retry.md (lines 6-8 of 8), and a proposal replaces the whole document: the lines left out would be "
+        "deleted; read the whole document (get_document without start_line, with a max_tokens "
+        "that holds it) and send all of it"
+    )
+
+
+def mcp_session(url: str, body: Callable[[Client], Awaitable[T]]) -> T:
+    async def main() -> T:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            return await body(client)
+
+    return anyio.run(main)
 
 
 def test_a_name_that_differs_only_in_case_from_one_on_the_base_is_refused(

@@ -6,9 +6,51 @@ CRLF file and added or dropped the final newline. Pure."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
+from briefd.errors import ProposalError
 from briefd.markdown.frontmatter import split_front_matter
 
 BOM = "\ufeff"
+# the lines MCP's get_document text puts above a document's body (service.render.document_text)
+_SERVED_PATH = re.compile(r"path: (.+?) · scope: .+ · updated: .*")
+_SERVED_LINES = re.compile(
+    r"(?:superseded by|links to|broken links|linked from): .*"
+    r"|(?:1 more link|\d+ more links) into scopes not requested .*"
+)
+_SERVED_PART = re.compile(r"part: lines (\d+)-(\d+) of (\d+).*")
+PART = (
+    "new_content is get_document's text of a part of {path} (lines {start}-{end} of {last}), "
+    "and a proposal replaces the whole document: the lines left out would be deleted; read "
+    "the whole document (get_document without start_line, with a max_tokens that holds it) "
+    "and send all of it"
+)
+
+
+def served_body(new: str, doc_path: str) -> str:
+    """``new`` without the head get_document's MCP text puts above the body of ``doc_path``
+    (its title, ``path: … · scope: … · updated: …``, the links), which an agent that edited
+    that text sends back with it: committed, every such proposal wrote briefd's listing into
+    the document. Text that does not start with that head is returned as sent; the head of a
+    part of the document is refused (:data:`PART`)."""
+    lines = new.split("\n")
+    wanted = unicodedata.normalize("NFC", doc_path.strip().removeprefix("./"))
+    if len(lines) < 3 or not lines[0].startswith("# "):
+        return new
+    named = _SERVED_PATH.fullmatch(lines[1].rstrip("\r"))
+    if named is None or unicodedata.normalize("NFC", named.group(1)) != wanted:
+        return new
+    for at, line in enumerate(lines[2:], start=2):
+        line = line.rstrip("\r")
+        if not line:
+            return "\n".join(lines[at + 1 :])
+        if part := _SERVED_PART.fullmatch(line):
+            start, end, last = part.groups()
+            raise ProposalError(PART.format(path=wanted, start=start, end=end, last=last))
+        if not _SERVED_LINES.fullmatch(line):
+            return new
+    return new
 
 
 def in_form(current: str, new: str) -> str:

@@ -19,6 +19,7 @@ from briefd.errors import (
 )
 from briefd.proposals.branch import Author, Change, local_proposal, push_proposal
 from briefd.proposals.forge import GitHub, PullRequest, open_forge
+from briefd.proposals.form import served_body
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.policy import Delivery, delivery, require_enabled
 from briefd.proposals.validate import check_read, checked_path
@@ -76,6 +77,7 @@ def propose(
     touched; the index (``index``) says which commit the served text was read at. Without an
     index or a reachable state nothing is pushed (the error says why)."""
     require_enabled(settings)
+    request = replace(request, new_content=served_body(request.new_content, request.doc_path))
     doc_path = checked_path(request, settings)
     going = locate(settings)
     check_read(doc_path, going.target.repo / going.target.prefix, settings)
