@@ -49,6 +49,7 @@ class FakeGitHub:
         self.read_delay = 0.0  # seconds before a GET answers (a forge that hangs)
         self.create_delay = 0.0  # seconds before POST answers, the pull request opened
         self.posted_twice = False  # a proxy retried POST: its answer is the second one's
+        self.clock = 0  # seconds past 2026-11-29T12:00Z: what updated_at says
         server.on("POST", PULLS, self.create)
         server.on("GET", PULLS, self.list)
 
@@ -99,6 +100,7 @@ class FakeGitHub:
             "base": {"ref": body["base"]},
             "merged": False,
             "merged_at": None,
+            "updated_at": self.now(),
         }
         self.pulls[number] = pull
         self.server.on("GET", f"{PULLS}/{number}", lambda _: self.read(number))
@@ -106,10 +108,13 @@ class FakeGitHub:
 
     def list(self, request: Request) -> Reply:
         """``GET /pulls?head=owner:branch&state=all``: the pull requests from that branch;
-        without ``head``, every one, newest first (as GitHub lists them, without ``merged``)."""
+        without ``head``, every one, newest first, or with ``sort=updated`` the one updated
+        last first (as GitHub lists them, without ``merged``)."""
         query = parse_qs(urlsplit(request.path).query)
         state = query.get("state", ["open"])[0]
         found = [p for p in reversed(self.pulls.values()) if state in ("all", p["state"])]
+        if query.get("sort") == ["updated"]:
+            found.sort(key=lambda p: str(p["updated_at"]), reverse=True)
         if "head" in query:
             owner, _, branch = query["head"][0].partition(":")
             assert owner == "acme" and state == "all"
@@ -123,7 +128,16 @@ class FakeGitHub:
         return json_reply(self.pulls[number])
 
     def merge(self, number: int) -> None:
-        self.pulls[number].update(state="closed", merged=True, merged_at="2026-11-29T12:00:00Z")
+        self.pulls[number].update(state="closed", merged=True, merged_at=self.now())
+        self.pulls[number]["updated_at"] = self.pulls[number]["merged_at"]
+
+    def set_state(self, number: int, state: str) -> None:
+        """Close or reopen a pull request, as a reviewer does on GitHub."""
+        self.pulls[number].update(state=state, updated_at=self.now())
+
+    def now(self) -> str:
+        self.clock += 1
+        return f"2026-11-29T12:{self.clock // 60:02d}:{self.clock % 60:02d}Z"
 
 
 @pytest.fixture
@@ -348,8 +362,31 @@ def test_a_pull_request_opened_by_hand_for_a_refused_one_is_followed(
     assert stored[refused.id].pr_url == "https://github.com/acme/knowledge/pull/1"
     assert stored[never.id] == never  # no pull request of its own: as it was
     lists = [r.path for r in github.server.requests if r.method == "GET"]
-    assert lists == [f"{PULLS}?state=all&sort=created&direction=desc&per_page=100"]
-    assert forge_api.sync().proposals_checked == 1  # the other one is looked for again
+    assert lists == [f"{PULLS}?state=all&sort=updated&direction=desc&per_page=100"]
+    forge_api.sync()  # the other one is looked for again
+    assert [r.path for r in github.server.requests if r.method == "GET"] == lists * 2
+
+
+def test_a_closed_pull_request_reopened_is_followed_again(
+    forge_api: Briefd, github: FakeGitHub
+) -> None:
+    """T1: a reviewer closed a proposal's pull request, then reopened (and merged) it on
+    GitHub: the proposal stayed "closed" for good, and the same text could be proposed again
+    while it was open. The list of pull requests updated last shows it reopened."""
+    made = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    github.set_state(1, "closed")
+    assert forge_api.sync().proposals_changed == (f"{made.id}: open → closed",)
+    github.set_state(1, "open")
+
+    reopened = forge_api.sync()
+
+    assert reopened.proposals_changed == (f"{made.id}: closed → open",)
+    assert forge_api.proposals()[0].status == "open"
+    with pytest.raises(ProposalError, match="already proposes"):
+        forge_api.propose_update(ProposalRequest("domain/retry.md", "again", NEW_RETRY))
+    github.merge(1)
+    assert forge_api.sync().proposals_changed == (f"{made.id}: open → merged",)
+    assert forge_api.sync().proposals_checked == 0  # merged: asked about no more
 
 
 def test_an_agent_is_told_the_pull_request_was_not_opened(

@@ -171,9 +171,12 @@ def test_a_pushed_proposal_takes_the_pull_request_found_for_it(state: SharedStat
     pushed = replace(proposal("cccc", "2026-01-01T00:00:00+00:00", "pushed", None), forge_error="x")
     state.save_proposal(pushed)
     state.save_proposal(proposal("dddd", "2026-01-02T00:00:00+00:00"))
-    assert state.unpulled() == [pushed]
+    closed = proposal("eeee", "2026-01-02T00:00:01+00:00", "closed")
+    state.save_proposal(closed)
+    state.save_proposal(proposal("ffff", "2026-01-02T00:00:02+00:00", "merged"))
+    assert state.unfollowed() == [pushed, closed]
     state.record_pull("cccc", 9, "https://github.com/o/r/pull/9", "open", "2026-01-03T00:00:00Z")
-    assert state.unpulled() == []
+    assert state.unfollowed() == [closed]
     assert [p.id for p in state.open_pulls()] == ["cccc", "dddd"]
     assert state.proposals("open")[1] == replace(
         pushed,

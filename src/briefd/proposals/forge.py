@@ -1,7 +1,7 @@
 """GitHub pull requests over the REST API (T1): ``POST /repos/{owner}/{repo}/pulls`` opens
 one, ``GET /repos/{owner}/{repo}/pulls/{number}`` reads its state (``merged`` / ``merged_at``
 say merged; otherwise ``state`` is ``open`` or ``closed``), ``GET …/pulls?head=owner:branch``
-finds the one a branch has, ``GET …/pulls?state=all`` the ones opened last. Every failure is a
+finds the one a branch has, ``GET …/pulls?state=all`` the ones updated last. Every failure is a
 :class:`~briefd.errors.ProposalError` that names the request and what GitHub said (a
 :class:`~briefd.errors.ProposalRemoteError` when GitHub did not answer at all, a
 :class:`~briefd.errors.ForgeRateLimitedError` for its rate limit), with what to do about it
@@ -77,20 +77,16 @@ class GitHub:
             return None
         return _pull(data[0], f"GET /pulls?{query}")
 
-    def recent_pulls(self) -> dict[str, PullRequest]:
-        """The newest pull request of each branch of this repository among the 100 opened
-        last, in any state (one request, however many proposals wait for one)."""
-        path = f"/pulls?state=all&sort=created&direction=desc&per_page={RECENT}"
+    def recent_pulls(self) -> list[tuple[str, PullRequest]]:
+        """The 100 pull requests updated last, in any state, most recent first, each with its
+        branch ('' for a fork's: not a proposal's); one request, however many are looked for."""
+        path = f"/pulls?state=all&sort=updated&direction=desc&per_page={RECENT}"
         data = self._call("GET", path, None)
-        found: dict[str, PullRequest] = {}
+        found: list[tuple[str, PullRequest]] = []
         for item in data if isinstance(data, list) else ():
-            head = item.get("head") if isinstance(item, dict) else None
-            repo = (head or {}).get("repo") or {}
-            if not isinstance(head, dict) or str(repo.get("full_name", "")).lower() != (
-                self.repo.lower()
-            ):
-                continue  # a fork's branch of the same name is not the proposal's
-            found.setdefault(str(head.get("ref")), _pull(item, f"GET {path}"))
+            head = _mapping(item, "head")
+            own = str(_mapping(head, "repo").get("full_name", "")).lower() == self.repo.lower()
+            found.append((str(head.get("ref")) if own else "", _pull(item, f"GET {path}")))
         return found
 
     def pull(self, number: int) -> PullRequest:
@@ -143,6 +139,12 @@ def _pull(data: Any, what: str) -> PullRequest:
         raise ProposalError(f"GitHub {what}: the answer is not a pull request") from None
     merged = bool(data.get("merged")) or bool(data.get("merged_at"))
     return PullRequest(number, url, "merged" if merged else state)
+
+
+def _mapping(data: Any, key: str) -> dict[str, Any]:
+    """``data[key]`` when both are JSON objects, else an empty one."""
+    found = data.get(key) if isinstance(data, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def forge_repo(settings: ForgeSettings, remote_url: str | None) -> str | None:

@@ -240,13 +240,13 @@ def refresh_after_sync(state: Callable[[], SharedState], settings: Settings) -> 
 
 
 def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
-    """Read the state of every stored open pull request, and look for the pull requests of
-    pushed proposals that had none (opened by hand, as the forge's refusal advised); never
-    raises for forge trouble."""
+    """Read the state of every stored open pull request, and look for those opened since for
+    pushed proposals that had none (by hand, as the forge's refusal advised) and those
+    reopened since they were closed; never raises for forge trouble."""
     if settings.forge.type == "none":
         return Refresh(0, (), None)
-    pending, unpulled = store.open_pulls(), store.unpulled()
-    if not pending and not unpulled:
+    pending, unfollowed = store.open_pulls(), store.unfollowed()
+    if not pending and not unfollowed:
         return Refresh(0, (), None)
     try:
         forge_url = locate(settings).url
@@ -261,9 +261,9 @@ def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
             return Refresh(0, (), str(exc))
         assert forge is not None
         read = _read_open(store, forge, pending)
-        if not unpulled or read.stopped:
+        if not unfollowed or read.stopped:
             return read.refresh
-        found = _found_pulls(store, forge, unpulled)
+        found = _found_pulls(store, forge, unfollowed)
     error = read.refresh.error or found.error
     checked = read.refresh.checked + found.checked
     return Refresh(checked, read.refresh.changed + found.changed, error)
@@ -299,20 +299,26 @@ def _read_open(store: SharedState, forge: GitHub, pending: list[Proposal]) -> _R
     return _Read(Refresh(checked, tuple(changed), error), stopped=False)
 
 
-def _found_pulls(store: SharedState, forge: GitHub, unpulled: list[Proposal]) -> Refresh:
-    """The pull requests opened since for pushed proposals without one, followed from now on
-    (one request for them all); a proposal whose branch has none stays as it was."""
+def _found_pulls(store: SharedState, forge: GitHub, unfollowed: list[Proposal]) -> Refresh:
+    """The pull requests of unfollowed proposals, where the list of those updated last shows
+    one opened (a pushed proposal's branch's) or reopened (a closed one's number) since; they
+    are followed from now on. One request for them all; the others stay as they were."""
     try:
         recent = forge.recent_pulls()
     except ProposalError as exc:
         return Refresh(0, (), str(exc))
+    by_branch: dict[str, PullRequest] = {}
+    for branch, pull in recent:
+        by_branch.setdefault(branch, pull)  # the one of a branch updated last
+    by_number = {pull.number: pull for _, pull in recent}
     changed: list[str] = []
-    for proposal in unpulled:
-        pull = recent.get(proposal.branch)
-        if pull is not None:
-            store.record_pull(proposal.id, pull.number, pull.url, pull.status, _now())
-            changed.append(f"{proposal.id}: {proposal.status} → {pull.status}")
-    return Refresh(len(unpulled), tuple(changed), None)
+    for proposal in unfollowed:
+        number = proposal.pr_number
+        now = by_branch.get(proposal.branch) if number is None else by_number.get(number)
+        if now is not None and now.status != proposal.status:
+            store.record_pull(proposal.id, now.number, now.url, now.status, _now())
+            changed.append(f"{proposal.id}: {proposal.status} → {now.status}")
+    return Refresh(0, tuple(changed), None)  # checked: the open pull requests read
 
 
 def _check(forge: GitHub, proposal: Proposal) -> tuple[str | None, ProposalError | None]:

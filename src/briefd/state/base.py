@@ -79,12 +79,13 @@ class SharedState(SessionMemory, Protocol):
     def record_check(
         self, proposal_id: str, status: str | None, error: str | None, at: str
     ) -> None: ...
-    def unpulled(self) -> list[Proposal]:
-        """Pushed proposals without a pull request, oldest first (one may be opened by hand)."""
+    def unfollowed(self) -> list[Proposal]:
+        """Proposals whose pull request no status read follows, oldest first: pushed without
+        one (it may be opened by hand), closed (it may be reopened)."""
         ...
 
     def record_pull(self, proposal_id: str, number: int, url: str, status: str, at: str) -> None:
-        """The pull request found for a pushed proposal: followed from now on."""
+        """The pull request found for an unfollowed proposal: followed from now on."""
         ...
 
     # bundle manifests (B5)

@@ -140,8 +140,10 @@ class LocalState(IndexSessions):
     def open_pulls(self) -> list[Proposal]:
         return self._oldest_first("status = 'open' AND pr_number IS NOT NULL")
 
-    def unpulled(self) -> list[Proposal]:
-        return self._oldest_first("status = 'pushed' AND pr_number IS NULL")
+    def unfollowed(self) -> list[Proposal]:
+        return self._oldest_first(
+            "(status = 'pushed' AND pr_number IS NULL) OR (status = 'closed' AND pr_number > 0)"
+        )
 
     def _oldest_first(self, where: str) -> list[Proposal]:
         sql = f"SELECT {_PROPOSAL_COLUMNS} FROM proposals WHERE {where} ORDER BY created_at, id"
