@@ -77,6 +77,33 @@ def test_an_embeddings_base_url_without_its_scheme_is_refused_at_load(
     assert load_settings(config, env={}).embeddings.base_url == f"http://{url}"
 
 
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("https://github.com/acme/kb", "acme/kb"),
+        ("git@github.com:acme/kb.git", "acme/kb"),
+        ("https://ghe.acme.com/acme/kb.git/", "acme/kb"),
+        ("kb", "acme/knowledge"),
+    ],
+)
+def test_a_forge_repo_written_as_a_url_is_refused_at_load(
+    tmp_path: Path, written: str, meant: str
+) -> None:
+    """T1: `forge.repo: https://github.com/acme/kb` (the repository's address, as the browser
+    shows it) loaded, and every proposal was refused "forge.type is github but forge.repo is
+    not set (owner/name)", of a setting that was set; each sync said it again."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(f"forge:\n  type: github\n  repo: '{written}'\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == (
+        f"{config}: forge.repo: '{written}' is not the repository's owner/name (GitHub's owner, "
+        f"a slash, its name, nothing around them); write it so, e.g. repo: {meant}"
+    )
+    config.write_text("forge:\n  type: github\n  repo: acme/kb.docs\n")
+    assert load_settings(config, env={}).forge.repo == "acme/kb.docs"
+
+
 @pytest.mark.parametrize("host", ["github.acme.com/api/v3", "github.acme.com:8443/api/v3"])
 def test_a_forge_api_url_without_its_scheme_is_refused_at_load(tmp_path: Path, host: str) -> None:
     """`forge.api_url: github.acme.com/api/v3` (GitHub Enterprise, written as its page shows

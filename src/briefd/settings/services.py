@@ -10,6 +10,8 @@ from typing import Literal
 
 from briefd.settings.names import site_url_problem, url_flaw, without_account
 
+_OWNER_NAME = re.compile(r"[\w.-]+/[\w.-]+")
+
 
 @dataclass(frozen=True, slots=True)
 class ForgeSettings:
@@ -23,7 +25,23 @@ class ForgeSettings:
 
     def problem(self) -> str | None:
         """What is wrong with these settings (after the key ``forge.``), or None: an api_url
-        without its scheme loaded, and every pull request then failed ("check forge.api_url")."""
+        without its scheme loaded, and every pull request then failed ("check forge.api_url");
+        a repo written as its URL was refused at each proposal as "forge.repo is not set"."""
+        return self._repo_problem() or self._api_url_problem()
+
+    def _repo_problem(self) -> str | None:
+        repo = self.repo
+        if self.type != "github" or repo is None or _OWNER_NAME.fullmatch(repo):
+            return None
+        path = repo.split("://", 1)[-1].split("?", 1)[0].replace(":", "/").strip().strip("/")
+        meant = "/".join(path.removesuffix(".git").split("/")[-2:])
+        example = meant if _OWNER_NAME.fullmatch(meant) else "acme/knowledge"
+        return (
+            f"repo: {repo!r} is not the repository's owner/name (GitHub's owner, a slash, its "
+            f"name, nothing around them); write it so, e.g. repo: {example}"
+        )
+
+    def _api_url_problem(self) -> str | None:
         url = self.api_url
         why = url_flaw(url, "the variable token_env names, never from the file")
         if why is None and ("?" in url or "#" in url):  # every request's path goes after it
