@@ -243,6 +243,16 @@ def test_a_forge_500_leaves_the_status_and_never_fails_indexing(
     assert stored.status == "open" and stored.forge_error == report.forge_error
     assert forge_api.sync_status().last_error is None
 
+    listed = subprocess.run(
+        [sys.executable, "-m", "briefd", "proposals"],
+        env=briefd_env(remote, forge_api),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.splitlines()
+    assert listed[2] == f"    status not read at the last sync: {report.forge_error}"
+
     github.fail_reads = False
     forge_api.sync()
     [stored] = forge_api.proposals()
@@ -427,12 +437,9 @@ def test_an_agent_is_told_the_pull_request_was_not_opened(
     assert f"the branch {made['branch']} is pushed" in made["forge_error"]
     assert "open a pull request from it into main by hand" in made["forge_error"]
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
-    env.update(BRIEFD_SOURCE=remote.url, BRIEFD_DB=str(forge_api.settings.db))
-    env.update(BRIEFD_EMBEDDINGS__ENABLED="false", COLUMNS="1000")
     listed = subprocess.run(
         [sys.executable, "-m", "briefd", "proposals"],
-        env=env,
+        env=briefd_env(remote, forge_api),
         capture_output=True,
         text=True,
         timeout=120,
@@ -441,6 +448,14 @@ def test_an_agent_is_told_the_pull_request_was_not_opened(
     assert f"{branch}  no pull request: GitHub POST {PULLS} answered 401" in listed
     assert f"{made['branch']}  no pull request: GitHub POST {PULLS} answered 401" in listed
     assert listed.count("open a pull request from it into main by hand") == 2
+
+
+def briefd_env(remote: Remote, api: Briefd) -> dict[str, str]:
+    """The environment of a `briefd` command run on ``api``'s index."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env.update(BRIEFD_SOURCE=remote.url, BRIEFD_DB=str(api.settings.db))
+    env.update(BRIEFD_EMBEDDINGS__ENABLED="false", COLUMNS="1000")
+    return env
 
 
 def mcp_session(url: str, body: Callable[[Client], Awaitable[CallToolResult]]) -> CallToolResult:

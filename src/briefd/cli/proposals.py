@@ -42,3 +42,5 @@ def proposals_command(
             markup=False,
         )
         console.print(f"    {p.description.splitlines()[0]}", markup=False)
+        if p.pr_url and p.forge_error:  # its last status read failed: the status may be old
+            console.print(f"    status not read at the last sync: {p.forge_error}", markup=False)
