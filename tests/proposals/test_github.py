@@ -388,9 +388,20 @@ def test_a_closed_pull_request_reopened_is_followed_again(
     assert forge_api.sync().proposals_changed == (f"{made.id}: open → closed",)
     github.set_state(1, "open")
 
+    env = briefd_env(forge_api.settings.sync.remote or "", forge_api)
+    env.update(BRIEFD_FORGE__TYPE="github", BRIEFD_FORGE__API_URL=github.server.url)
+    env.update(BRIEFD_FORGE__REPO="acme/knowledge", BRIEFD_FORGE__TOKEN_ENV="GH_TOKEN_OF_TEST")
+    env["GH_TOKEN_OF_TEST"] = "ghp_test"  # a BRIEFD_ variable would be read as a setting
+    command = [sys.executable, "-m", "briefd", "sync"]
+    synced = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     reopened = forge_api.sync()
 
-    assert reopened.proposals_changed == (f"{made.id}: closed → open",)
+    assert synced.stdout.splitlines()[-2:] == [
+        "  proposals: status changes",
+        f"    {made.id}: closed → open",
+    ]
+    assert reopened.proposals_changed == ()  # the command's sync followed it
+    assert forge_api.proposals()[0].status == "open"
     assert forge_api.proposals()[0].status == "open"
     with pytest.raises(ProposalError, match="already proposes"):
         forge_api.propose_update(ProposalRequest("domain/retry.md", "again", NEW_RETRY))
@@ -450,10 +461,11 @@ def test_an_agent_is_told_the_pull_request_was_not_opened(
     assert listed.count("open a pull request from it into main by hand") == 2
 
 
-def briefd_env(remote: Remote, api: Briefd) -> dict[str, str]:
+def briefd_env(remote: Remote | str, api: Briefd) -> dict[str, str]:
     """The environment of a `briefd` command run on ``api``'s index."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
-    env.update(BRIEFD_SOURCE=remote.url, BRIEFD_DB=str(api.settings.db))
+    source = remote if isinstance(remote, str) else remote.url
+    env.update(BRIEFD_SOURCE=source, BRIEFD_DB=str(api.settings.db))
     env.update(BRIEFD_EMBEDDINGS__ENABLED="false", COLUMNS="1000")
     return env
 

@@ -77,6 +77,8 @@ def print_sync(report: SyncReport) -> None:
         console.print(
             f"  proposals: {report.proposals_checked} open pull requests checked", markup=False
         )
+    elif report.proposals_changed:  # found by the list of pull requests alone (opened, reopened)
+        console.print("  proposals: status changes", markup=False)
     for change in report.proposals_changed:
         console.print(f"    {change}", markup=False)
     if report.forge_error:
