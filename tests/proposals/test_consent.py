@@ -95,6 +95,28 @@ def test_enabled_on_a_checkout_the_branch_stays_local(tmp_path: Path, remote: Re
     assert git(remote.work, "show", f"{made.branch}:domain/retry.md") + "\n" == NEW_RETRY
 
 
+def test_a_local_proposal_merged_in_the_checkout_is_merged_at_the_next_sync(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: a local proposal (a branch of the user's checkout) merged there stayed "local" in
+    `briefd proposals`, GET /api/proposals and the dashboard for good. A sync now finds its
+    commit on the base branch and says merged; one not merged stays local."""
+    settings = git_settings(tmp_path, str(remote.work))
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        other = api.propose_update(ProposalRequest("domain/glossary.md", "why", "# G\n"))
+        git(remote.work, "merge", "--quiet", "--no-edit", made.branch)
+
+        report = api.sync()
+        stored = {p.id: p.status for p in api.proposals()}
+        again = api.sync()
+
+    assert report.proposals_changed == (f"{made.id}: local → merged",)
+    assert stored == {made.id: "merged", other.id: "local"}
+    assert again.proposals_changed == ()
+
+
 def test_a_checkout_serving_another_branch_is_told_what_the_proposal_would_carry(
     tmp_path: Path, remote: Remote
 ) -> None:

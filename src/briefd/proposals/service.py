@@ -17,7 +17,7 @@ from briefd.errors import (
     ProposalRemoteError,
     StateUnavailableError,
 )
-from briefd.proposals.branch import Author, Change, local_proposal, push_proposal
+from briefd.proposals.branch import Author, Change, local_proposal, merged_locally, push_proposal
 from briefd.proposals.forge import GitHub, PullRequest, open_forge
 from briefd.proposals.form import served_body
 from briefd.proposals.model import Proposal, ProposalRequest
@@ -242,12 +242,14 @@ def refresh_after_sync(state: Callable[[], SharedState], settings: Settings) -> 
 def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
     """Read the state of every stored open pull request, and look for those opened since for
     pushed proposals that had none (by hand, as the forge's refusal advised) and those
-    reopened since they were closed; never raises for forge trouble."""
+    reopened since they were closed; local proposals whose branch was merged are merged.
+    Never raises for forge trouble."""
+    merged = _merged_locally(store, settings)
     if settings.forge.type == "none":
-        return Refresh(0, (), None)
+        return Refresh(0, merged, None)
     pending, unfollowed = store.open_pulls(), store.unfollowed()
     if not pending and not unfollowed:
-        return Refresh(0, (), None)
+        return Refresh(0, merged, None)
     try:
         forge_url = locate(settings).url
     except BriefdError:
@@ -258,15 +260,36 @@ def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
         try:
             forge = open_forge(settings.forge, forge_url, client)
         except ProposalError as exc:
-            return Refresh(0, (), str(exc))
+            return Refresh(0, merged, str(exc))
         assert forge is not None
         read = _read_open(store, forge, pending)
         if not unfollowed or read.stopped:
-            return read.refresh
+            return replace(read.refresh, changed=merged + read.refresh.changed)
         found = _found_pulls(store, forge, unfollowed)
     error = read.refresh.error or found.error
     checked = read.refresh.checked + found.checked
-    return Refresh(checked, read.refresh.changed + found.changed, error)
+    return Refresh(checked, merged + read.refresh.changed + found.changed, error)
+
+
+def _merged_locally(store: SharedState, settings: Settings) -> tuple[str, ...]:
+    """Local proposals whose commit the base branch now holds (merged in the checkout, or
+    upstream and fetched) are merged; the others stay local (one whose branch was deleted
+    unmerged no longer counts as waiting: :data:`WAITING`)."""
+    local = store.proposals("local")
+    if not local:
+        return ()
+    try:
+        target = locate(settings).target
+    except BriefdError:  # the checkout gone or moved: nothing to tell
+        return ()
+    changed: list[str] = []
+    timeout = settings.proposals.git_timeout
+    for proposal in local:
+        base = proposal.base_branch or target.base_branch
+        if proposal.commit_hash and merged_locally(target, proposal.commit_hash, base, timeout):
+            store.record_check(proposal.id, "merged", None, _now())
+            changed.append(f"{proposal.id}: local → merged")
+    return tuple(changed)
 
 
 @dataclass(frozen=True, slots=True)
