@@ -65,6 +65,19 @@ def test_gaps_json_and_table(project: tuple[Path, Repo]) -> None:
     assert "kafka consumer" in table.stdout and "hashed" not in table.stdout
 
 
+def test_gaps_says_how_many_gaps_there_are_when_limit_lists_fewer(
+    project: tuple[Path, Repo],
+) -> None:
+    """T3: `briefd gaps` (limit 20) over 297 gaps said "20 gap(s) among 854 query group(s)":
+    the limit read as the count. It counts them all and says how many it lists."""
+    cwd, _ = project
+    table = briefd("gaps", "--since", "30d", "--limit", "1", cwd=cwd).stdout
+    assert table.splitlines()[0].startswith("2 gap(s) among 4 query group(s) since ")
+    assert table.splitlines()[0].endswith("; the first 1 listed (--limit)")
+    report = json.loads(briefd("gaps", "--since", "30d", "--limit", "1", "--json", cwd=cwd).stdout)
+    assert (len(report["gaps"]), report["gaps_count"]) == (1, 2)
+
+
 def test_drift_reads_new_commits_itself(project: tuple[Path, Repo]) -> None:
     cwd, app = project
     first = json.loads(briefd("drift", "--json", cwd=cwd).stdout)

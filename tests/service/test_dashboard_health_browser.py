@@ -128,6 +128,24 @@ def test_a_gap_asked_with_a_pasted_log_leaves_its_counts_in_view(
         assert got["x"] + got["width"] <= section["x"] + section["width"], (got, section)
 
 
+def test_the_gaps_panel_says_how_many_gaps_there_are_past_the_ten_it_lists(
+    page: Page, service_api: Briefd
+) -> None:
+    """T3, T6: the panel lists ten gaps; with 14 it said "14 query groups" under ten rows and
+    nothing of the four left out, so a lead read the ten as all there are. It says how many
+    gaps there are, as `briefd gaps` does, and how to list the rest."""
+    service_api.log_queries([entry(f"unanswered question {n}", 0, None) for n in range(14)])
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#gaps-table tbody tr")).to_have_count(10)
+        expect(page.locator("#gaps-note")).to_have_text(
+            "14 gaps among 14 query groups (the first 10 listed; `briefd gaps --limit 14` "
+            "lists more); 0 answered and reported useful"
+        )
+
+
 def test_a_gap_lists_each_document_it_got_once(page: Page, service_api: Briefd) -> None:
     """The "got" column named a document once per section its queries got
     ("domain/chargebacks.md, domain/chargebacks.md"): each document once, most served first."""

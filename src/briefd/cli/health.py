@@ -14,7 +14,13 @@ from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 from briefd.cli.output import console, print_json, printable, reported_errors
 from briefd.errors import QueryError
 from briefd.team.activity import nothing_logged
-from briefd.team.gaps import GENERIC_LEFT_OUT, UNLOGGED_BY, GapsReport, GapsRequest
+from briefd.team.gaps import (
+    GENERIC_LEFT_OUT,
+    UNLOGGED_BY,
+    GapsReport,
+    GapsRequest,
+    listed_some,
+)
 from briefd.team.period import shown_since, since_cutoff
 from briefd.team.usage import DayActivity, SectionUsage, UsageReport, gone_note
 
@@ -61,9 +67,10 @@ def gaps_command(
 
 def print_gaps(report: GapsReport) -> None:
     console.print(
-        f"{len(report.gaps)} gap(s) among {report.groups} query group(s) since "
+        f"{report.gaps_count} gap(s) among {report.groups} query group(s) since "
         f"{shown_since(report.since)} ({report.answered_useful} answered and reported useful; "
-        f"typical best score {_typical(report.reference_scores)})",
+        f"typical best score {_typical(report.reference_scores)})"
+        + (f"; the first {len(report.gaps)} listed (--limit)" if listed_some(report) else ""),
         markup=False,
     )
     if report.generic:

@@ -16,7 +16,13 @@ from pydantic import Field, TypeAdapter
 from briefd.service.state import ServiceState
 from briefd.team.activity import nothing_logged
 from briefd.team.drift import DriftReport
-from briefd.team.gaps import GENERIC_LEFT_OUT, UNLOGGED_BY, GapsReport, GapsRequest
+from briefd.team.gaps import (
+    GENERIC_LEFT_OUT,
+    UNLOGGED_BY,
+    GapsReport,
+    GapsRequest,
+    listed_some,
+)
 from briefd.team.period import shown_since
 from briefd.team.usage import UsageReport, gone_note
 from briefd.text import counted
@@ -92,7 +98,11 @@ def gaps_text(report: GapsReport) -> str:
             f"No knowledge gaps since {shown_since(report.since)}: {report.groups} query group(s)."
         ]
     else:
-        lines = [f"Knowledge gaps since {shown_since(report.since)}, most asked x weakest first:"]
+        some = f" (the first {len(report.gaps)} of {report.gaps_count})"
+        lines = [
+            f"Knowledge gaps since {shown_since(report.since)}, most asked x weakest first"
+            f"{some if listed_some(report) else ''}:"
+        ]
     for rank, gap in enumerate(report.gaps, 1):
         asked = repr(gap.query) if gap.query else f"(hashed {gap.key[:8]})"  # as the CLI says
         surfaces = ", ".join(f"{n} {s}" for s, n in gap.surfaces.items())

@@ -105,6 +105,13 @@ class GapsReport:
     # per kind, the median best score of the answered query groups
     reference_scores: dict[str, float] = field(default_factory=dict)
     generic: int = 0  # groups left out: hook prompts recall read as everyday chatter
+    gaps_count: int = 0  # every gap asked min_count times or more; ``gaps`` lists ``limit``
+
+
+def listed_some(report: GapsReport) -> bool:
+    """Whether ``report.gaps`` leaves gaps out (its ``limit``): a report then says how many
+    there are, not only how many it lists."""
+    return len(report.gaps) < report.gaps_count
 
 
 def weakness(
@@ -268,8 +275,8 @@ def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> Gaps
         else:
             merged = merge_near_duplicates(head, vectors, references)
             weak = ranked([*merged, *weak[MAX_EMBEDDED:]])
-    chosen = [g for g in weak if g.asked >= request.min_count][: request.limit]
-    chosen = with_phrasings(store, since, chosen)
+    found = [g for g in weak if g.asked >= request.min_count]
+    chosen = with_phrasings(store, since, found[: request.limit])
     with store.read() as conn:
         chosen = with_sections(conn, since, chosen)
     return GapsReport(
@@ -282,6 +289,7 @@ def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> Gaps
         gaps=tuple(chosen),
         reference_scores=references,
         generic=len(chatter),
+        gaps_count=len(found),
     )
 
 
