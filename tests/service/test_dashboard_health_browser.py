@@ -8,6 +8,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 from playwright.sync_api import Page, expect
 
 from briefd.api import Briefd
@@ -23,6 +24,7 @@ from tests.team.coderepo import Repo, settings_for
 from tests.team.seeded import GLOSSARY, health_api
 from tests.team.test_gaps import KNOWLEDGE, entry
 
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 __all__ = ["browser", "health_api", "page", "pytestmark"]
 
 
@@ -209,6 +211,40 @@ def test_drift_says_that_no_document_has_refs_to_check(page: Page, tmp_path: Pat
                 "give a document the code paths it governs in its front matter "
                 '(refs: ["src/payments/**"]).'
             )
+
+
+def test_the_drift_panel_lists_ten_documents_and_counts_the_rest(
+    page: Page, tmp_path: Path
+) -> None:
+    """T4, T6: every drifting document came to the page each minute with its newest 20
+    commits, and the table listed them all: with refs over most of a team's code, megabytes a
+    minute and thousands of rows, where gaps and usage show ten. The panel lists the ten
+    longest drifting with their latest commit and says how many drift."""
+    knowledge = Repo(tmp_path / "knowledge")
+    docs = {
+        f"domain/rule-{n:02d}.md": f"---\nrefs: ['services/m{n}/**']\n---\n# Rule {n}\n\nText.\n"
+        for n in range(12)
+    }
+    knowledge.commit(docs, "Knowledge", "2026-03-01T09:00:00+00:00")
+    app = Repo(tmp_path / "app")
+    for day in range(3, 6):
+        changed = {f"services/m{n}/a.py": f"{day}\n" for n in range(12)}
+        app.commit(changed, f"Change {day}", f"2026-03-{day:02d}T12:00:00+00:00")
+    settings = settings_for(tmp_path, knowledge, {"source": str(app.path), "name": "payments"})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as url:
+            page.goto(url + "/")
+            page.fill("#token-input", TOKEN)
+            page.click("#login-form button")
+            expect(page.locator("#drift-table tbody tr")).to_have_count(10)
+            expect(page.locator("#drift-table tbody tr").first).to_contain_text("Change 5")
+            expect(page.locator("#drift-note")).to_have_text(
+                "12 of 12 documents with refs drift, checked against payments (main) (the first "
+                "10, longest drifting, listed; `briefd drift` lists them all)"
+            )
+            body = httpx.get(url + "/api/dashboard/health", headers=AUTH).json()["drift"]
+            assert [len(d["commits"]) for d in body["documents"]] == [1] * 10
 
 
 def test_the_health_panels_say_their_days_are_utc_days(page: Page, health_api: Briefd) -> None:
