@@ -247,6 +247,43 @@ def test_the_drift_panel_lists_ten_documents_and_counts_the_rest(
             assert [len(d["commits"]) for d in body["documents"]] == [1] * 10
 
 
+def test_an_empty_query_log_says_what_fills_the_health_panels(
+    page: Page, service_api: Briefd
+) -> None:
+    """T6: before any agent asked, the panels were bare axes and "nothing yet", and a lead who
+    tried the search box saw nothing arrive (this page's searches are not logged). The panel
+    says what it shows, that this page's searches are left out, and links to the setup page;
+    once something is logged it goes."""
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        page.fill("#search-input", "retry policy")
+        page.click("#search-form button")
+        expect(page.locator("#search-results .hit").first).to_be_visible()
+        empty = page.locator("#health-empty")
+        expect(empty).to_be_visible()
+        expect(empty).to_contain_text("Searches made on this page are not logged.")
+        expect(empty.locator("a")).to_have_attribute("href", "setup")
+        service_api.log_queries([entry("retry policy", 1, 0.9)])
+        page.reload()
+        expect(page.locator("#gaps-note")).to_contain_text("1 query group")
+        expect(empty).to_be_hidden()
+
+
+def test_never_served_says_none_rather_than_nothing(page: Page, tmp_path: Path) -> None:
+    """T6: with no document indexed the "Never served" panel was a heading over nothing."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"README.md": "# Notes\n"}, "Start", "2026-03-10T09:00:00+00:00")
+    with Briefd(settings_for(tmp_path, knowledge), embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as url:
+            page.goto(url + "/")
+            page.fill("#token-input", TOKEN)
+            page.click("#login-form button")
+            expect(page.locator("#never-list")).to_have_text("none: no document is indexed")
+
+
 def test_the_health_panels_say_their_days_are_utc_days(page: Page, health_api: Briefd) -> None:
     """T6: the log counts requests per UTC day, and the window starts at a UTC time; the
     panel said "since 2026-11-05" over "Requests per day", which a lead in Tokyo or San
