@@ -284,6 +284,21 @@ def test_never_served_says_none_rather_than_nothing(page: Page, tmp_path: Path) 
             expect(page.locator("#never-list")).to_have_text("none: no document is indexed")
 
 
+def test_a_chart_shows_its_whole_maximum_label(page: Page, service_api: Briefd) -> None:
+    """T6: the latency chart's maximum over a slow day (p95 1.5 s) read "000 ms": "2,000 ms"
+    stood right-aligned against a fixed 40-unit margin and its head fell off the chart. The
+    plot starts where the label ends."""
+    service_api.log_queries([replace(entry("retry policy", 1, 0.9), latency_ms=1500.0)] * 3)
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        label = page.locator("#chart-latency svg > text").first
+        expect(label).to_have_text("2,000 ms")
+        assert label.evaluate("t => t.getBBox().x") >= 0
+        assert page.locator("#chart-latency svg circle").count() == 2  # p50 and p95 of a day
+
+
 def test_the_health_panels_say_their_days_are_utc_days(page: Page, health_api: Briefd) -> None:
     """T6: the log counts requests per UTC day, and the window starts at a UTC time; the
     panel said "since 2026-11-05" over "Requests per day", which a lead in Tokyo or San

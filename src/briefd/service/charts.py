@@ -39,18 +39,24 @@ def _nice(top: float) -> float:
     return next(m * step for m in (1, 2, 5, 10) if m * step >= top)
 
 
+def _left(top: float, unit: str) -> int:
+    """Where the plot starts: right of the maximum's label, however long ("2,000 ms" was cut
+    to "000 ms" at a fixed margin). About 6 units a character at font size 10."""
+    return max(LEFT, 8 + 6 * len(_number(top) + unit))
+
+
 def _frame(top: float, unit: str, days: Sequence[str]) -> list[str]:
     """Axes, the maximum's label, and the first and last day under the plot."""
-    bottom = HEIGHT - BOTTOM
+    bottom, left = HEIGHT - BOTTOM, _left(top, unit)
     out = [
-        f'<line x1="{LEFT}" y1="{bottom}" x2="{WIDTH - RIGHT}" y2="{bottom}" stroke="#dde2e7"/>',
-        f'<line x1="{LEFT}" y1="{TOP}" x2="{WIDTH - RIGHT}" y2="{TOP}" stroke="#eef1f4"/>',
-        f'<text x="{LEFT - 4}" y="{TOP + 4}" text-anchor="end" font-size="10" '
+        f'<line x1="{left}" y1="{bottom}" x2="{WIDTH - RIGHT}" y2="{bottom}" stroke="#dde2e7"/>',
+        f'<line x1="{left}" y1="{TOP}" x2="{WIDTH - RIGHT}" y2="{TOP}" stroke="#eef1f4"/>',
+        f'<text x="{left - 4}" y="{TOP + 4}" text-anchor="end" font-size="10" '
         f'fill="#5b6670">{escape(_number(top))}{escape(unit)}</text>',
-        f'<text x="{LEFT - 4}" y="{bottom}" text-anchor="end" font-size="10" fill="#5b6670">0</text>',
+        f'<text x="{left - 4}" y="{bottom}" text-anchor="end" font-size="10" fill="#5b6670">0</text>',
     ]
     if days:
-        out.append(_label(LEFT, HEIGHT - 6, days[0], "start"))
+        out.append(_label(left, HEIGHT - 6, days[0], "start"))
         out.append(_label(WIDTH - RIGHT, HEIGHT - 6, days[-1], "end"))
     return out
 
@@ -70,7 +76,8 @@ def stacked_bars(label: str, days: Sequence[str], series: Mapping[str, Sequence[
     """One bar per day, stacked by series (requests per day by kind)."""
     totals = [sum(values[i] for values in series.values()) for i in range(len(days))]
     top = _nice(max(totals, default=0))
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    left = _left(top, "")
+    plot_w, plot_h = WIDTH - left - RIGHT, HEIGHT - TOP - BOTTOM
     slot = plot_w / max(1, len(days))
     body = _frame(top, "", days)
     for i, day in enumerate(days):
@@ -83,7 +90,7 @@ def stacked_bars(label: str, days: Sequence[str], series: Mapping[str, Sequence[
             y -= h
             colour = COLOURS.get(name, COLOURS["bar"])
             body.append(
-                f'<rect x="{LEFT + i * slot + slot * 0.15:.1f}" y="{y:.1f}" '
+                f'<rect x="{left + i * slot + slot * 0.15:.1f}" y="{y:.1f}" '
                 f'width="{slot * 0.7:.1f}" height="{h:.1f}" fill="{colour}">'
                 f"<title>{escape(day)}: {value} {escape(name)}</title></rect>"
             )
@@ -96,7 +103,8 @@ def lines(label: str, days: Sequence[str], series: Mapping[str, Sequence[float |
     gap in the line."""
     values = [v for points in series.values() for v in points if v is not None]
     top = _nice(max(values, default=0))
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    left = _left(top, " ms")
+    plot_w, plot_h = WIDTH - left - RIGHT, HEIGHT - TOP - BOTTOM
     slot = plot_w / max(1, len(days))
     body = _frame(top, " ms", days)
     for name, points in series.items():
@@ -111,7 +119,7 @@ def lines(label: str, days: Sequence[str], series: Mapping[str, Sequence[float |
                     )
                 run = []
                 continue
-            x, y = LEFT + (i + 0.5) * slot, HEIGHT - BOTTOM - plot_h * value / top
+            x, y = left + (i + 0.5) * slot, HEIGHT - BOTTOM - plot_h * value / top
             run.append(f"{x:.1f},{y:.1f}")
             body.append(
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2" fill="{colour}">'
