@@ -299,6 +299,22 @@ def test_a_chart_shows_its_whole_maximum_label(page: Page, service_api: Briefd) 
         assert page.locator("#chart-latency svg circle").count() == 2  # p50 and p95 of a day
 
 
+def test_a_quiet_day_has_a_bar_of_its_own(page: Page, service_api: Briefd) -> None:
+    """T6: one request on a day beside a day of 400 was a bar 0.3 units high: a quiet day read
+    as a day without requests. Any request shows a bar at least 1.5 high."""
+    service_api.log_queries(
+        [entry("retry policy", 1, 0.9)] * 400 + [entry("retry policy", 1, 0.9, hours_ago=49)]
+    )
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        bars = page.locator("#chart-requests svg rect", has=page.locator("title"))
+        expect(bars).to_have_count(2)
+        heights = sorted(float(bars.nth(i).get_attribute("height") or 0) for i in range(2))
+        assert heights[0] >= 1.5, heights
+
+
 def test_the_health_panels_say_their_days_are_utc_days(page: Page, health_api: Briefd) -> None:
     """T6: the log counts requests per UTC day, and the window starts at a UTC time; the
     panel said "since 2026-11-05" over "Requests per day", which a lead in Tokyo or San

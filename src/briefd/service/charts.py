@@ -9,6 +9,7 @@ from html import escape
 
 WIDTH, HEIGHT = 560, 170
 LEFT, RIGHT, TOP, BOTTOM = 40, 10, 12, 22
+MIN_BAR = 1.5  # the height of a bar for any request: 1 beside 400 was 0.3, shown as none
 COLOURS = {
     "search": "#2457c5",
     "bundle": "#1a7f37",
@@ -86,7 +87,7 @@ def stacked_bars(label: str, days: Sequence[str], series: Mapping[str, Sequence[
             value = values[i]
             if not value:
                 continue
-            h = plot_h * value / top
+            h = max(plot_h * value / top, MIN_BAR)  # a quiet day is not an empty one
             y -= h
             colour = COLOURS.get(name, COLOURS["bar"])
             body.append(
