@@ -275,9 +275,9 @@ class Briefd(AbstractContextManager["Briefd"]):
         """Append searches and bundles to the query log (T3); see :mod:`briefd.team.activity`."""
         team_activity.log_queries(self.store, entries, self.settings.activity, self.state)
 
-    def gaps(self, request: GapsRequest) -> GapsReport:
+    def gaps(self, request: GapsRequest, lock: gaps.Guard = None) -> GapsReport:
         """Queries the knowledge answers weakly or not at all (T3; see :mod:`briefd.team.gaps`)."""
-        return gaps.gaps_report(self.settings.db, request, lambda: self.embedder, self.state)
+        return gaps.gaps_report(self.settings.db, request, lambda: self.embedder, self.state, lock)
 
     def drift(self, refresh: bool = False) -> DriftReport:
         """Documents whose governed code changed after them (T4); ``refresh`` reads code first."""

@@ -18,6 +18,7 @@ import logging
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -40,6 +41,9 @@ CACHE_WAIT_MS = 100  # the vectors of phrasings are a cache: never worth waiting
 SECTIONS_SHOWN = 3
 GENERIC_LEFT_OUT = "hook prompts read as everyday chatter, such as 'continue' or 'thanks, go on'"
 UNLOGGED_BY = "activity.log_prompts: off, or for hook prompts activity.log_hook_prompts: off"
+
+
+Guard = AbstractContextManager[object] | None  # held while phrasings are embedded
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,11 +240,13 @@ def gaps_report(
     request: GapsRequest,
     embedder: Callable[[], Embedder | None],
     state: SharedState | None = None,
+    lock: Guard = None,
 ) -> GapsReport:
     """The gaps since ``request.since`` (see the module docstring), read on a connection of
     its own. ``embedder`` gives the configured one (None: embeddings are off); when it cannot
     be loaded, or fails (a remote service away), phrasings are grouped without
-    near-duplicates."""
+    near-duplicates. ``lock`` (the server's) is held while phrasings are embedded, and only
+    then: reading and grouping a long log holds up no search."""
     if request.min_count < 1 or request.limit < 1:
         raise QueryError("min_count and limit must be at least 1")
     try:
@@ -251,10 +257,15 @@ def gaps_report(
     with opened(db) as store:
         if state is not None:  # replicas: the team's log and usage, not this index's
             mirror_team_log(store, state, iso(since_cutoff(request.since)))
-        return _gaps(store, request, vectors)
+        return _gaps(store, request, vectors, lock or nullcontext())
 
 
-def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> GapsReport:
+def _gaps(
+    store: Store,
+    request: GapsRequest,
+    embedder: Embedder | None,
+    lock: AbstractContextManager[object],
+) -> GapsReport:
     since = iso(since_cutoff(request.since))
     with store.read() as conn:
         groups = reports.query_groups(conn, since)
@@ -268,7 +279,8 @@ def _gaps(store: Store, request: GapsRequest, embedder: Embedder | None) -> Gaps
     if embedder is not None:
         head = with_phrasings(store, since, weak[:MAX_EMBEDDED])
         try:  # a remote service is first asked here: away, the report is made without it
-            vectors = phrase_vectors(store, embedder, head)
+            with lock:
+                vectors = phrase_vectors(store, embedder, head)
         except EmbeddingError as exc:
             log.warning("gaps without near-duplicate merging: %s", exc)
             embedder = None

@@ -63,7 +63,7 @@ def dashboard_health(state: State, since: Since = "30d") -> dict[str, Any]:
 
     def gather() -> tuple[GapsReport, DriftReport, UsageReport]:
         request = GapsRequest(since, 1, DASHBOARD_ROWS)
-        found_gaps = state.locked(lambda: state.api.gaps(request))  # it may embed phrasings
+        found_gaps = state.api.gaps(request, state.lock)  # held while it embeds phrasings
         return found_gaps, state.api.drift(), state.api.usage(since, DASHBOARD_ROWS)
 
     # drift and usage read on connections of their own: searches need not wait for them
