@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -313,6 +314,27 @@ def test_a_quiet_day_has_a_bar_of_its_own(page: Page, service_api: Briefd) -> No
         expect(bars).to_have_count(2)
         heights = sorted(float(bars.nth(i).get_attribute("height") or 0) for i in range(2))
         assert heights[0] >= 1.5, heights
+
+
+def test_the_health_window_is_the_days_the_query_log_keeps(
+    page: Page, service_settings: Settings
+) -> None:
+    """T6: with activity.retention_days: 7 the charts still spanned 30 days, the 23 the log no
+    longer holds drawn as days without a request: a lead read that agents had only just begun
+    to ask. The window is the days the log keeps, and the panel says why."""
+    kept = replace(service_settings, activity=replace(service_settings.activity, retention_days=7))
+    with Briefd(kept, embedder=None) as api:
+        api.index()
+        api.log_queries([entry("retry policy", 1, 0.9)])
+        with serving(create_app(api, service_config())) as url:
+            page.goto(url + "/")
+            page.fill("#token-input", TOKEN)
+            page.click("#login-form button")
+            expect(page.locator("#health-since")).to_contain_text(
+                "UTC (the query log keeps 7 days: activity.retention_days)"
+            )
+            first = (datetime.now(UTC) - timedelta(days=7)).date().isoformat()
+            expect(page.locator("#chart-requests svg > text").nth(2)).to_have_text(first)
 
 
 def test_the_health_panels_say_their_days_are_utc_days(page: Page, health_api: Briefd) -> None:

@@ -26,6 +26,7 @@ Since = Annotated[
     ),
 ]
 DASHBOARD_ROWS = 10
+WINDOW_DAYS = 30  # the health panels' window, unless the query log keeps fewer days
 
 
 @router.get("/gaps", response_model=GapsReport, responses=ERRORS)
@@ -58,8 +59,14 @@ def usage(
 
 
 @router.get("/dashboard/health", include_in_schema=False, responses=ERRORS)
-def dashboard_health(state: State, since: Since = "30d") -> dict[str, Any]:
-    """The dashboard's knowledge-health panels: the three reports and their charts."""
+def dashboard_health(
+    state: State, since: Annotated[str | None, Query(max_length=40)] = None
+) -> dict[str, Any]:
+    """The dashboard's knowledge-health panels: the three reports and their charts, over 30
+    days or the query log's retention when shorter (days the log no longer holds were drawn as
+    days without requests)."""
+    retention = state.api.settings.activity.retention_days
+    since = since or (f"{retention}d" if 0 < retention < WINDOW_DAYS else f"{WINDOW_DAYS}d")
 
     def gather() -> tuple[GapsReport, DriftReport, UsageReport]:
         request = GapsRequest(since, 1, DASHBOARD_ROWS)
@@ -75,6 +82,7 @@ def dashboard_health(state: State, since: Since = "30d") -> dict[str, Any]:
         "drift": dashboard_drift(found_drift),
         "usage": TypeAdapter(UsageReport).dump_python(found_usage, mode="json"),
         "charts": health_charts(found_usage),
+        "retention_days": retention,
     }
 
 
