@@ -337,6 +337,21 @@ def test_the_health_window_is_the_days_the_query_log_keeps(
             expect(page.locator("#chart-requests svg > text").nth(2)).to_have_text(first)
 
 
+def test_the_requests_chart_names_hook_prompts_as_briefd_usage_does(
+    page: Page, service_api: Briefd
+) -> None:
+    """T6: the chart's legend said "recall" where `briefd usage` and the gaps' surfaces say
+    "hook" for the same prompts: a lead matching the figures found no "recall" anywhere else."""
+    service_api.log_queries([entry("retry policy", 1, 0.9, surface="hook", kind="recall")] * 2)
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        chart = page.locator("#chart-requests svg")
+        expect(chart.locator("> text")).to_contain_text(["search", "bundle", "hook"])
+        expect(chart.locator("rect title")).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d: 2 hook$"))
+
+
 def test_the_health_panels_say_their_days_are_utc_days(page: Page, health_api: Briefd) -> None:
     """T6: the log counts requests per UTC day, and the window starts at a UTC time; the
     panel said "since 2026-11-05" over "Requests per day", which a lead in Tokyo or San

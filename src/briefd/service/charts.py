@@ -13,7 +13,7 @@ MIN_BAR = 1.5  # the height of a bar for any request: 1 beside 400 was 0.3, show
 COLOURS = {
     "search": "#2457c5",
     "bundle": "#1a7f37",
-    "recall": "#b35c00",
+    "hook": "#b35c00",
     "p50": "#2457c5",
     "p95": "#b42318",
     "bar": "#2457c5",

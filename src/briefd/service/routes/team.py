@@ -105,12 +105,13 @@ def dashboard_drift(report: DriftReport) -> dict[str, Any]:
 
 def health_charts(report: UsageReport) -> dict[str, str]:
     days = [d.day for d in report.days]
-    kinds = ("search", "bundle", "recall")
+    # a kind by the name `briefd usage` and the gaps' surfaces give it: hook prompts are "hook"
+    kinds = {"search": "search", "bundle": "bundle", "hook": "recall"}
     return {
         "requests": charts.stacked_bars(
             "Requests per UTC day by kind",
             days,
-            {k: [d.kinds.get(k, 0) for d in report.days] for k in kinds},
+            {shown: [d.kinds.get(k, 0) for d in report.days] for shown, k in kinds.items()},
         ),
         "latency": charts.lines(
             "Latency per UTC day (ms)",
