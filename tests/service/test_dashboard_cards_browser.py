@@ -70,3 +70,18 @@ def test_the_requests_card_counts_what_is_asked_not_who_watches(
         health = rows.filter(has=page.locator("td", has_text=re.compile(r"^health$")))
         expect(health.locator("td").nth(2)).to_have_text("5")
         expect(page.locator("#requests-table")).to_contain_text("stats")
+
+
+def test_the_proposals_panel_says_when_proposals_are_off(page: Page, service_api: Briefd) -> None:
+    """T1: with proposals off (the default) the panel read "open 0, merged 0, closed 0", as if
+    agents had proposed nothing yet; it says they are off and which setting turns them on."""
+    assert not service_api.settings.proposals.enabled
+    with serving(create_app(service_api, service_config())) as url:
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        rows = page.locator("#proposals-table tbody tr")
+        expect(rows.first).to_have_text(
+            "off: agents are not offered propose_update (proposals.enabled in briefd.yaml)"
+        )
+        expect(rows.nth(1)).to_have_text(re.compile(r"^open\s*0$"))

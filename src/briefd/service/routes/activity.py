@@ -46,7 +46,7 @@ def service_stats(state: State) -> dict[str, Any]:
         overview, settings = state.api.overview(), state.api.settings
         source = str(state.api.last_report().get("source") or settings.source)
         names = [s["name"] for s in scopes]
-        return stats(
+        out = stats(
             dict(state.metrics.snapshot_view()),
             overview,
             scopes,
@@ -54,5 +54,6 @@ def service_stats(state: State) -> dict[str, Any]:
             jobs,
             index_warnings(overview, names, source, settings),
         )
+        return {**out, "proposals_enabled": settings.proposals.enabled}
 
     return state.call("rest", "stats", gather)
