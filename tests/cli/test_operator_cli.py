@@ -92,7 +92,17 @@ def test_an_eval_gate_that_checked_nothing_does_not_pass(tmp_path: Path, thresho
         (("tune", "--queries", "q.yaml", "--dataset", "d"), "pass exactly one of --queries"),
         (("tune", "--queries", "q.yaml", "--objective", "recall"), "'recall'; use hit_rate or mrr"),
         (("tune", "--queries", "q.yaml", "--trials", "0"), "Invalid value for '--trials'"),
-        (("eval",), "no query set given; pass --queries FILE or --dataset DIR; see `briefd eval"),
+        (
+            ("eval",),  # outside a clone of the repository, as from a wheel: no golden sets here
+            "no query set given; pass --queries FILE or --dataset DIR (without them, eval runs "
+            "eval/golden/queries.yaml and eval/golden/queries-tr.yaml from the working directory, "
+            "as in the root of a clone of briefd's repository; the installed package does not "
+            "carry them); see `briefd eval -h`",
+        ),
+        (
+            ("eval", "--all-sets"),  # was: cannot read thresholds file eval/thresholds.yaml (1)
+            "--all-sets alone checks eval/thresholds.yaml, which is not in the working directory",
+        ),
         (
             ("eval", "--check", "gate.yaml", "--mode", "vector"),
             "--mode does nothing with --check or --all-sets, which run the sets and modes of the",

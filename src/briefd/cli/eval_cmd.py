@@ -58,6 +58,17 @@ EMBEDDINGS_OFF = (
     "they are off in the settings: set embeddings.enabled: true (and an embeddings.adapter "
     "other than none) in briefd.yaml, or BRIEFD_EMBEDDINGS__ENABLED=true"
 )
+# Outside a clone of briefd's repository (an installed wheel) its golden sets are not there
+NO_DEFAULT_SETS = (
+    "no query set given; pass --queries FILE or --dataset DIR (without them, eval runs "
+    f"{' and '.join(DEFAULT_GOLDEN)} from the working directory, as in the root of a clone of "
+    "briefd's repository; the installed package does not carry them)"
+)
+NO_DEFAULT_GATE = (
+    f"--all-sets alone checks {DEFAULT_THRESHOLDS}, which is not in the working directory (it is "
+    "in the root of a clone of briefd's repository; the installed package does not carry it); "
+    "pass --check FILE with a thresholds file of your own, or run it there"
+)
 RECALL_MODES: tuple[Literal["bm25", "hybrid"], ...] = ("bm25", "hybrid")
 
 
@@ -102,6 +113,8 @@ def eval_command(
             errors.print("--mode all: bm25 only (embeddings are off in the settings)", markup=False)
         if check is None and all_sets:
             check = Path(DEFAULT_THRESHOLDS)
+            if not check.is_file():
+                raise UsageError(NO_DEFAULT_GATE, ctx)
         _say_idle(tuned, settings, modes, check is not None)
         if check is not None:
             _check(settings, check, json_output, all_sets, explain)
@@ -112,7 +125,7 @@ def eval_command(
         if not golden and not dataset:
             golden = [Path(p) for p in DEFAULT_GOLDEN if Path(p).is_file()]
             if not golden:
-                raise UsageError("no query set given; pass --queries FILE or --dataset DIR", ctx)
+                raise UsageError(NO_DEFAULT_SETS, ctx)
         for path in golden:
             reports += _golden_reports(settings, path, source, modes, recall)
         for folder in dataset or []:
