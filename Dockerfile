@@ -15,7 +15,7 @@ ARG OFFLINE=""
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
 COPY docker/wheels/ /wheels/
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY testdata/knowledge/ testdata/knowledge/
 COPY eval/recall-noise.yaml eval/offtopic.yaml eval/
 COPY src/ src/

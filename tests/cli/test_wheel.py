@@ -12,9 +12,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 import urllib.parse
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,15 +31,21 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``bin/`` of a fresh venv holding briefd from its wheel (and its pinned dependencies)."""
-    base = tmp_path_factory.mktemp("wheel")
-    dist = base / "dist"
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``dist/`` of ``python -m build``: the sdist, and the wheel built from it."""
+    dist = tmp_path_factory.mktemp("wheel") / "dist"
     built = subprocess.run(
         [sys.executable, "-m", "build", "--outdir", str(dist), str(REPO)],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr[-3000:]
+    return dist
+
+
+@pytest.fixture(scope="module")
+def installed(dist: Path) -> Path:
+    """``bin/`` of a fresh venv holding briefd from its wheel (and its pinned dependencies)."""
+    base = dist.parent
     (wheel,) = dist.glob("briefd-*.whl")
     assert wheel.name == f"briefd-{__version__}-py3-none-any.whl"
     readme = (REPO / "README.md").read_text()  # its pipx and uvx lines name this very file
@@ -96,6 +104,32 @@ def demo(installed: Path, tmp_path: Path, home: dict[str, str]) -> Iterator[str]
         out, err = process.communicate(timeout=30)
     assert "briefd demo: the example knowledge in" in err
     assert "serving on " + url in out
+
+
+def test_the_wheel_and_sdist_carry_the_license_text_and_nothing_of_the_checkout(dist: Path) -> None:  # fmt: skip
+    """pyproject declares Apache-2.0, whose text a redistributed copy must carry: the sdist and
+    the wheel carried none (no LICENSE in the repository), and ``License-File`` was missing."""
+    (wheel,) = dist.glob("briefd-*.whl")
+    info = f"briefd-{__version__}.dist-info"
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        assert archive.read(f"{info}/licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
+        metadata = archive.read(f"{info}/METADATA").decode()
+    assert "License-Expression: Apache-2.0\n" in metadata
+    assert "License-File: LICENSE\n" in metadata
+    assert (
+        "Apache License\n                           Version 2.0" in (REPO / "LICENSE").read_text()
+    )
+    assert {name.split("/")[0] for name in names} == {"briefd", info}  # no tests/, no .venv
+    assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".db"))]
+    (sdist,) = dist.glob("briefd-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        license_text, pkg_info = (
+            archive.extractfile(f"briefd-{__version__}/{name}") for name in ("LICENSE", "PKG-INFO")
+        )
+        assert license_text is not None and pkg_info is not None
+        assert license_text.read() == (REPO / "LICENSE").read_bytes()
+        assert "License-File: LICENSE\n" in pkg_info.read().decode()
 
 
 def test_the_wheel_carries_what_it_needs(installed: Path, tmp_path: Path, home: dict[str, str]) -> None:  # fmt: skip
