@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -63,9 +64,12 @@ def installed(dist: Path) -> Path:
 
 @pytest.fixture
 def home(tmp_path: Path) -> dict[str, str]:
-    """An environment with nothing of this repository in it: no BRIEFD_*, no PYTHONPATH, a
-    data directory of its own; BM25 only (the real model's path is the image test's)."""
+    """An environment with nothing of this repository in it: no BRIEFD_*, no PYTHONPATH, no
+    ``briefd`` on PATH (as under ``uvx``, or with a venv not activated), a data directory of its
+    own; BM25 only (the real model's path is the image test's)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BRIEFD_", "PYTHON"))}
+    folders = env.get("PATH", os.defpath).split(os.pathsep)
+    env["PATH"] = os.pathsep.join(f for f in folders if not (Path(f) / "briefd").exists())
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
     env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
     return env
@@ -81,10 +85,12 @@ def run(bin_dir: Path, *args: str, cwd: Path, env: dict[str, str]) -> subprocess
 @pytest.fixture
 def demo(installed: Path, tmp_path: Path, home: dict[str, str]) -> Iterator[str]:
     port = free_port()
-    process = subprocess.Popen(
-        [str(installed / "briefd"), "demo", "--port", str(port)],
-        cwd=tmp_path, env=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    said = tmp_path / "demo.err"  # read while it serves: the commands it prints to try
+    with said.open("w") as stderr:
+        process = subprocess.Popen(
+            [str(installed / "briefd"), "demo", "--port", str(port)],
+            cwd=tmp_path, env=home, stdout=subprocess.PIPE, stderr=stderr, text=True,
+        )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 240
@@ -101,8 +107,8 @@ def demo(installed: Path, tmp_path: Path, home: dict[str, str]) -> Iterator[str]
         yield url
     finally:
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
-    assert "briefd demo: the example knowledge in" in err
+        out, _ = process.communicate(timeout=30)
+    assert "briefd demo: the example knowledge in" in said.read_text()
     assert "serving on " + url in out
 
 
@@ -186,6 +192,47 @@ def test_demo_serves_the_example_and_the_cli_reads_its_index(
     bundle = run(installed, "--db", db, "bundle", "refund part of a card payment", cwd=tmp_path, env=home)  # fmt: skip
     assert bundle.returncode == 0, bundle.stderr
     assert "domain/refunds.md" in bundle.stdout and "bundle " in bundle.stderr
+
+    # the commands demo prints to try run as printed, from another terminal: here no `briefd`
+    # is on PATH, so they name this installation's (they said `briefd`: command not found)
+    said = (tmp_path / "demo.err").read_text().splitlines()
+    tries = [line.strip() for line in said if " --db " in line]
+    assert [shlex.split(line)[0] for line in tries] == [str(installed / "briefd")] * 2
+    answers = [
+        subprocess.run(line, shell=True, cwd=tmp_path, env=home, capture_output=True, text=True, timeout=120)
+        for line in tries
+    ]  # fmt: skip
+    assert [a.returncode for a in answers] == [0, 0], [a.stderr for a in answers]
+    assert "domain/retry-policy.md" in answers[0].stdout
+    assert "domain/refunds.md" in answers[1].stdout
+
+
+def first_command_demo_prints(installed: Path, cwd: Path, env: dict[str, str]) -> str:
+    """The program of the first command ``briefd demo`` prints to try (read, then it is ended)."""
+    process = subprocess.Popen(
+        [str(installed / "briefd"), "demo", "--port", str(free_port())],
+        cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        lines = iter(process.stderr.readline, "")
+        line = next((line for line in lines if " --db " in line), "")
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+    return shlex.split(line)[0]
+
+
+def test_demo_names_briefd_as_another_terminal_finds_it(
+    installed: Path, tmp_path: Path, home: dict[str, str]
+) -> None:
+    """``briefd`` where the one on PATH is this installation (pipx, uv tool, an activated
+    venv); under ``uvx``, which puts its environment in uv's cache on the PATH of briefd's
+    process only, the script's path (it said ``briefd``: not found in the user's terminal)."""
+    on_path = {**home, "PATH": f"{installed}{os.pathsep}{home['PATH']}"}
+    assert first_command_demo_prints(installed, tmp_path, on_path) == "briefd"
+    uvx = {**on_path, "UV_CACHE_DIR": str(installed.parent.parent.resolve())}
+    assert first_command_demo_prints(installed, tmp_path, uvx) == str(installed / "briefd")
 
 
 def test_a_teams_gate_names_the_prompt_files_the_wheel_carries(

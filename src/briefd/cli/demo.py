@@ -7,6 +7,7 @@ import shlex
 
 import typer
 
+from briefd.cli.installation import this_briefd
 from briefd.cli.output import errors, reported_errors
 from briefd.cli.serve import HOST, PORT, demo_db, serve
 from briefd.settings import DEFAULT_LAYOUT, DEFAULT_SCOPES, IndexSettings
@@ -38,11 +39,12 @@ def demo_command(
         db = ctx.obj.db or demo_db()
         settings = ctx.obj.settings(source=example_knowledge(), db=db, **EXAMPLE_SETTINGS)
     quoted = shlex.quote(str(settings.db))  # runs as written from a home with a space in it
+    briefd = this_briefd()
     errors.print(
         f"briefd demo: the example knowledge in {settings.source}, indexed into {settings.db}\n"
         "once it says `indexed …` (the first index takes ~20-45 s), try in another terminal:\n"
-        f'  briefd --db {quoted} search "how many times do we retry a soft decline"\n'
-        f'  briefd --db {quoted} bundle "add partial refunds to the card flow"',
+        f'  {briefd} --db {quoted} search "how many times do we retry a soft decline"\n'
+        f'  {briefd} --db {quoted} bundle "add partial refunds to the card flow"',
         markup=False,
         soft_wrap=True,
     )

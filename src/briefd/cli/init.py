@@ -21,6 +21,7 @@ from pathlib import Path
 import typer
 from typer._click.exceptions import UsageError  # typer's own click (pinned)
 
+from briefd.cli.installation import uv_cache_prefix
 from briefd.cli.output import console, http_url, one_of, reported_errors
 from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
@@ -287,10 +288,8 @@ def _report_ephemeral(chosen: tuple[str, ...], wiring: Wiring) -> None:
     writes_path = any(c in ("claude-code", "codex") for c in chosen) or isinstance(
         wiring.server, tuple
     )
-    home = os.environ.get("XDG_CACHE_HOME") or Path("~/.cache").expanduser()
-    cache = Path(os.environ.get("UV_CACHE_DIR") or Path(home) / "uv").resolve()
-    prefix = Path(sys.prefix).resolve()
-    if not writes_path or not prefix.is_relative_to(cache):
+    prefix = uv_cache_prefix()
+    if not writes_path or prefix is None:
         return
     console.print(
         f"note: this briefd runs from uv's cache ({prefix}), which `uv cache clean` deletes, and "
