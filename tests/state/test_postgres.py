@@ -341,6 +341,31 @@ def test_tables_gone_from_a_database_made_anew_are_made_again(postgres: Postgres
         state.close()
 
 
+def test_the_first_call_after_a_server_restart_is_not_refused(postgres: Postgres) -> None:
+    """S1: after PostgreSQL restarted (a minor upgrade, a failover: down a second or two), a
+    replica that had not called it meanwhile still held its pooled connections to the old
+    server; the pool checked them one at a time, waiting a second after the second dead one,
+    so the first call, with the default timeout_seconds, waited 2 s and failed 'unreachable:
+    couldn't get a connection after 2.00 sec' (a usage report 503, a sync's status lost,
+    health degraded) though the server answered again."""
+    postgres.reset()
+    state = PostgresState(StateSettings(url=postgres.url), "r")
+    try:
+        state.save_usage("b1", ["c1"], None, "2026-01-01T00:00:00+00:00")
+        pool = state._pool  # as a busy replica's: several connections in it
+        held = [pool.getconn() for _ in range(3)]
+        for conn in held:
+            pool.putconn(conn)
+        postgres.stop()
+        postgres.start()
+        started = time.perf_counter()
+        assert state.save_usage("b2", ["c1"], None, "2026-01-01T00:00:00+00:00") == 1
+        assert time.perf_counter() - started < 0.5
+        assert state.problem() is None
+    finally:
+        state.close()
+
+
 def test_a_broadcast_missed_while_the_server_was_away_is_caught_up(
     pair: tuple[PostgresState, PostgresState],
     postgres: Postgres,

@@ -72,13 +72,23 @@ class PostgresState:
         self._unshared = Unshared()  # what the server could not be told while it was away
 
     def _new_pool(self) -> ConnectionPool[Conn]:
+        def check(conn: Conn) -> None:
+            """A dead connection means the server went away since: the pool's others are
+            as dead, so they go now (checked one by one, the pool waits a second from the
+            second on, and a call after a restart timed out on them)."""
+            try:
+                ConnectionPool.check_connection(conn)
+            except psycopg.Error:
+                pool.check()
+                raise
+
         pool: ConnectionPool[Conn] = ConnectionPool(
             self.url,
             min_size=1,
             max_size=max(1, self._settings.pool_size),
             timeout=self._settings.timeout_seconds,
             kwargs={"connect_timeout": max(1, int(self._settings.timeout_seconds))},
-            check=ConnectionPool.check_connection,
+            check=check,
             open=False,
             name=f"briefd-state-{self.replica}",
         )
