@@ -13,7 +13,7 @@ import pytest
 
 from briefd.errors import ConfigError, StateUnavailableError, StoreError
 from briefd.settings import Settings, StateSettings
-from briefd.state import SYNC_CHANNEL, Manifest, ReplicaStatus, open_state
+from briefd.state import SYNC_CHANNEL, Manifest, Proposal, ReplicaStatus, open_state
 from briefd.state.base import MISSED
 from briefd.state.migrations import MIGRATIONS
 from briefd.state.postgres import PostgresState, redacted
@@ -362,6 +362,57 @@ def test_the_first_call_after_a_server_restart_is_not_refused(postgres: Postgres
         assert state.save_usage("b2", ["c1"], None, "2026-01-01T00:00:00+00:00") == 1
         assert time.perf_counter() - started < 0.5
         assert state.problem() is None
+    finally:
+        state.close()
+
+
+def test_a_call_waiting_on_a_held_lock_fails_within_the_timeout(postgres: Postgres) -> None:
+    """S1: a call waiting on a lock another session held (a replica frozen mid-transaction, an
+    operator's VACUUM FULL or LOCK TABLE, an overloaded server) waited as long as it was held:
+    a bundle, a hook's recall or a usage report hung with it, for good if it never ended."""
+    postgres.reset()
+    state = PostgresState(StateSettings(url=postgres.url, timeout_seconds=1.0), "r")
+    try:
+        assert state.counts()["usage_events"] == 0
+        with psycopg.connect(postgres.url) as holder:
+            holder.execute("LOCK TABLE bundle_manifests, usage_events IN ACCESS EXCLUSIVE MODE")
+            let_go = threading.Timer(8, holder.rollback)  # without a bound, the call waits this
+            let_go.start()
+            started = time.perf_counter()
+            with pytest.raises(StateUnavailableError) as caught:
+                state.save_manifest("b1", Manifest("k", (("c1", "h1", 4),), "c"), "2026")
+            assert time.perf_counter() - started < 3
+            let_go.cancel()
+            assert " did not answer within 1 s (state.timeout_seconds; a lock held on " in str(
+                caught.value
+            )
+            assert "statement timeout" in str(caught.value)
+        deadline = time.monotonic() + 10  # the lock gone: it answers again, nothing else done
+        while state.problem() is not None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert state.save_usage("b1", ["c1"], None, "2026-01-01T00:00:00+00:00") == 1
+        assert state.manifest("b1") == Manifest("k", (("c1", "h1", 4),), "c", "r")  # kept
+    finally:
+        state.close()
+
+
+def test_a_pushed_proposal_is_recorded_after_a_held_lock(postgres: Postgres) -> None:
+    """S1, T1: the record of a proposal comes after its push, so it is not cut short by the
+    timeout a bundle or a hook's call has: a proposal pushed and unrecorded is lost."""
+    postgres.reset()
+    state = PostgresState(StateSettings(url=postgres.url, timeout_seconds=1.0), "r")
+    pushed = Proposal(
+        "p1", "briefd/proposal-p1", "domain/a.md", "d", "c1", None, "pushed", None, "2026"
+    )
+    try:
+        assert state.proposals() == []
+        with psycopg.connect(postgres.url) as holder:
+            holder.execute("LOCK TABLE proposals IN ACCESS EXCLUSIVE MODE")
+            let_go = threading.Timer(2, holder.rollback)
+            let_go.start()
+            state.save_proposal(pushed)
+            let_go.join()
+        assert state.proposals() == [pushed]
     finally:
         state.close()
 

@@ -123,6 +123,7 @@ def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
             if row and int(str(row[0])) >= latest:
                 return int(str(row[0]))
     with conn.transaction():
+        conn.execute("SELECT set_config('statement_timeout', '0', true)")  # a table rewritten
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS state_migrations (version INTEGER PRIMARY KEY, "

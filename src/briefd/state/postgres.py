@@ -30,6 +30,7 @@ from briefd.state.kept import Unshared
 from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, sections_of
 from briefd.state.migrations import migrate
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
+from briefd.state.pgpool import new_pool, slow, unbounded
 from briefd.state.pgsaid import redacted, said
 from briefd.state.writable import unwritable
 from briefd.store.activity import QueryLogEntry, query_log_row, text_rules
@@ -72,36 +73,16 @@ class PostgresState:
         self._unshared = Unshared()  # what the server could not be told while it was away
 
     def _new_pool(self) -> ConnectionPool[Conn]:
-        def check(conn: Conn) -> None:
-            """A dead connection means the server went away since: the pool's others are
-            as dead, so they go now (checked one by one, the pool waits a second from the
-            second on, and a call after a restart timed out on them)."""
-            try:
-                ConnectionPool.check_connection(conn)
-            except psycopg.Error:
-                pool.check()
-                raise
-
-        pool: ConnectionPool[Conn] = ConnectionPool(
-            self.url,
-            min_size=1,
-            max_size=max(1, self._settings.pool_size),
-            timeout=self._settings.timeout_seconds,
-            kwargs={"connect_timeout": max(1, int(self._settings.timeout_seconds))},
-            check=check,
-            open=False,
-            name=f"briefd-state-{self.replica}",
-        )
-        pool.open(wait=False)
-        return pool
+        return new_pool(self.url, self._settings, f"briefd-state-{self.replica}")
 
     # -- connections, failures and recovery
 
     @contextlib.contextmanager
-    def _tx(self, own: bool = False) -> Iterator[Conn]:
-        """A pooled connection in a transaction (committed on success); ``own``: a connection
-        of its own, closed after (a lock waited for, or held through a push, would keep a
-        pooled one from every other call, and a few such would empty the pool)."""
+    def _tx(self, own: bool = False, long: bool = False) -> Iterator[Conn]:
+        """A pooled connection in a transaction (committed on success), each statement
+        bounded by ``timeout_seconds``; ``long``: unbounded (reports, retention); ``own``: a
+        connection of its own, closed after (a lock waited for, or held through a push, would
+        keep a pooled one from every other call, and a few such would empty the pool)."""
         self._gate()
         try:
             with self._connection(own) as conn:
@@ -109,6 +90,8 @@ class PostgresState:
                     migrate(conn)
                     self._migrated = True
                 with conn.transaction():
+                    if long:
+                        unbounded(conn)
                     yield conn
         except (psycopg.OperationalError, PoolTimeout) as exc:
             raise self._down(exc) from exc
@@ -168,8 +151,14 @@ class PostgresState:
 
     def _down(self, exc: BaseException) -> StateUnavailableError:
         detail = self._cause(exc)
+        what = (
+            f"did not answer within {self._settings.timeout_seconds:g} s (state.timeout_seconds"
+            "; a lock held on briefd's tables, or the server overloaded)"
+            if slow(exc)
+            else "is unreachable"
+        )
         problem = (
-            f"the shared state ({redacted(self.url)}) is unreachable: {detail}; search and "
+            f"the shared state ({redacted(self.url)}) {what}: {detail}; search and "
             "bundles go on from the local index, state writes fail until it answers"
         )
         with self._lock:
@@ -260,12 +249,12 @@ class PostgresState:
 
     def query_rows(self, since: str) -> list[tuple[Any, ...]]:
         """Query log rows since ``since`` in the SQLite table's column order (for reports)."""
-        with self._tx() as conn:
+        with self._tx(long=True) as conn:
             sql = f"SELECT {QUERY_COLUMNS} FROM query_log WHERE created_at >= %s ORDER BY id"
             return conn.execute(sql.encode(), (since,)).fetchall()
 
     def usage_rows(self, since: str) -> list[tuple[Any, ...]]:
-        with self._tx() as conn:
+        with self._tx(long=True) as conn:
             sql = f"SELECT {USAGE_COLUMNS} FROM usage_events WHERE created_at >= %s ORDER BY id"
             return conn.execute(sql.encode(), (since,)).fetchall()
 
@@ -285,13 +274,13 @@ class PostgresState:
         return len(rows)
 
     def prune_before(self, cutoff: str) -> tuple[int, int]:
-        with self._tx() as conn:
+        with self._tx(long=True) as conn:
             queries = conn.execute("DELETE FROM query_log WHERE created_at < %s", (cutoff,))
             usage = conn.execute("DELETE FROM usage_events WHERE created_at < %s", (cutoff,))
             return queries.rowcount, usage.rowcount
 
     def text_hashes(self, hashes: Sequence[str]) -> set[str]:
-        with self._tx() as conn:
+        with self._tx(long=True) as conn:
             rows = conn.execute(
                 "SELECT DISTINCT query_hash FROM query_log WHERE query_hash = ANY(%s) "
                 "AND query <> ''",
@@ -301,7 +290,7 @@ class PostgresState:
 
     def forget_text(self, log_prompts: str, hook: str) -> int:
         modes = modes_key(log_prompts, hook)
-        with self._tx() as conn:
+        with self._tx(long=True) as conn:
             row = conn.execute("SELECT value FROM state_meta WHERE key = %s", (TEXT_MODES,))
             if (row.fetchone() or (None,))[0] == modes:
                 return 0
@@ -314,7 +303,7 @@ class PostgresState:
             return changed
 
     def counts(self) -> dict[str, int]:
-        with self._tx() as conn:
+        with self._tx(long=True) as conn:
             found = {
                 "queries_logged": _count(conn, "SELECT count(*) FROM query_log"),
                 "usage_events": _count(conn, "SELECT count(*) FROM usage_events"),
@@ -326,7 +315,8 @@ class PostgresState:
     # -- proposals
 
     def save_proposal(self, proposal: Proposal) -> None:
-        with self._tx() as conn:
+        """Unbounded: it comes after the push, and a proposal pushed unrecorded is lost."""
+        with self._tx(long=True) as conn:
             conn.execute(
                 f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}) VALUES "
                 "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
@@ -471,7 +461,7 @@ class PostgresState:
         return Manifest(str(row[0]), sections_of(row[1]), row[2], row[3])
 
     def prune_manifests(self, cutoff: str) -> int:
-        with self._tx() as conn:
+        with self._tx(long=True) as conn:
             return conn.execute(
                 "DELETE FROM bundle_manifests WHERE created_at < %s", (cutoff,)
             ).rowcount
@@ -496,7 +486,7 @@ class PostgresState:
             )
 
     def prune_replicas(self, cutoff: str) -> int:
-        with self._tx() as conn:
+        with self._tx(long=True) as conn:
             return conn.execute("DELETE FROM replicas WHERE seen_at < %s", (cutoff,)).rowcount
 
     def replicas(self) -> list[ReplicaStatus]:

@@ -86,6 +86,8 @@ def said_openly(problem: str) -> str:
     (the full line names PostgreSQL's host, port, user and database, and what it said)."""
     if " is unreachable" in problem:
         return OPENLY.format(what="is unreachable")
+    if " did not answer within " in problem:
+        return OPENLY.format(what="does not answer in time")
     if " refuses writes" in problem:
         return OPENLY.format(what="refuses writes")
     return OPENLY.format(what="refuses this replica's requests")
