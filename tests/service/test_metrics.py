@@ -656,3 +656,17 @@ def test_the_latency_of_a_long_query_includes_its_embedding(
                 text, f'briefd_request_duration_seconds_sum{{name="{name}",surface="rest"}}'
             )
             assert 0.6 <= timed <= took, (name, timed, took)
+
+
+def test_a_shared_state_away_is_scraped(service_settings: Settings, postgres: Postgres) -> None:
+    """I4, S1: while PostgreSQL was away, unreachable or refusing, /api/health said degraded
+    but /metrics said nothing of it: a Prometheus alert could not see that usage reports
+    failed and the query log piled up in memory (dropped past its bound)."""
+    postgres.reset()
+    away = f"postgresql://briefd@127.0.0.1:{free_port()}/briefd"
+    up = with_overrides(service_settings, {"state.url": postgres.url})
+    down = with_overrides(service_settings, {"state.url": away})
+    assert scraped(up, "briefd_state_ok") == 1
+    assert scraped(down, "briefd_state_ok") == 0
+    alone = serve_once(service_settings, "/metrics")["/metrics"]
+    assert "briefd_state_ok" not in alone  # one node: no shared state to lose

@@ -1,5 +1,5 @@
-"""``GET /metrics`` (I4): the persisted counters plus live index and sync gauges, in the
-Prometheus text format. With a token set it needs the token (Prometheus:
+"""``GET /metrics`` (I4): the persisted counters plus live index, sync and shared-state
+gauges, in the Prometheus text format. With a token set it needs the token (Prometheus:
 ``authorization.credentials``) unless ``serve.metrics_auth`` is false."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from briefd.errors import IndexNotFoundError
+from briefd.errors import BriefdError, IndexNotFoundError
 from briefd.service.deps import State
 from briefd.service.metrics import BriefdCollector, Gauge, registry
 from briefd.service.state import ServiceState
@@ -29,11 +29,31 @@ def metrics(state: State) -> Response:
 
 def gauges(state: ServiceState) -> list[Gauge]:
     """The server's uptime (whatever the index's state: a first index can take minutes), then
-    what the index holds."""
+    whether the shared state answers (replicas), then what the index holds."""
     uptime = Gauge(
         "briefd_uptime_seconds", "Seconds since this server started.", state.uptime_seconds()
     )
-    return [uptime, *_index_gauges(state)]
+    return [uptime, *_state_gauge(state), *_index_gauges(state)]
+
+
+def _state_gauge(state: ServiceState) -> list[Gauge]:
+    """``briefd_state_ok`` with a shared state (PostgreSQL): 0 while /api/health says
+    degraded for it (unreachable, too slow, refusing), which a scrape could not see before."""
+    shared = state.api.state
+    if not shared.shared:
+        return []
+    try:
+        problem = shared.problem()
+    except BriefdError as exc:
+        problem = str(exc)
+    return [
+        Gauge(
+            "briefd_state_ok",
+            "1 when the shared state (PostgreSQL) answers and takes writes; 0 when it is "
+            "unreachable, too slow or refuses (/api/health with the token says why).",
+            0.0 if problem else 1.0,
+        )
+    ]
 
 
 def _index_gauges(state: ServiceState) -> list[Gauge]:
