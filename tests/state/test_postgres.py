@@ -18,6 +18,7 @@ from briefd.state.base import MISSED
 from briefd.state.migrations import MIGRATIONS
 from briefd.state.postgres import PostgresState, redacted
 from tests.postgres import Postgres
+from tests.relay import Relay
 
 
 @pytest.fixture
@@ -415,6 +416,40 @@ def test_a_pushed_proposal_is_recorded_after_a_held_lock(postgres: Postgres) -> 
         assert state.proposals() == [pushed]
     finally:
         state.close()
+
+
+def test_health_is_answered_while_the_server_is_frozen(postgres: Postgres) -> None:
+    """S1: a server that accepts but answers nothing (its process stopped, a paused VM, packets
+    dropped) held the health check on a pooled connection's check for as long as it lasted:
+    /api/health hung, a load balancer's or Docker's probe timed out, and every replica read as
+    down together. The check now says within about state.timeout_seconds that it did not
+    answer, and the replica is degraded until the server answers again."""
+    postgres.reset()
+    with Relay(postgres.port) as relay:
+        url = f"postgresql://briefd@127.0.0.1:{relay.port}/briefd"
+        state = PostgresState(StateSettings(url=url, timeout_seconds=1.0), "r")
+        try:
+            assert state.problem() is None
+            relay.frozen.set()
+            said: list[str | None] = []
+            asking = threading.Thread(target=lambda: said.append(state.problem()), daemon=True)
+            started = time.perf_counter()
+            asking.start()
+            asking.join(8)
+            assert said and " did not answer within 1 s " in (said[0] or ""), said
+            assert time.perf_counter() - started < 3
+            started = time.perf_counter()
+            with pytest.raises(StateUnavailableError, match="did not answer within 1 s"):
+                state.save_usage("b1", ["c1"], None, "2026-01-01T00:00:00+00:00")
+            assert time.perf_counter() - started < 0.2  # the others fail at once meanwhile
+            relay.frozen.clear()
+            deadline = time.monotonic() + 10
+            while state.problem() is not None and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert state.save_usage("b2", ["c1"], None, "2026-01-01T00:00:00+00:00") == 1
+        finally:
+            relay.frozen.clear()
+            state.close()
 
 
 def test_a_broadcast_missed_while_the_server_was_away_is_caught_up(

@@ -30,7 +30,7 @@ from briefd.state.kept import Unshared
 from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, sections_of
 from briefd.state.migrations import migrate
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
-from briefd.state.pgpool import new_pool, slow, unbounded
+from briefd.state.pgpool import answered_within, new_pool, slow, unbounded, waited_lock
 from briefd.state.pgsaid import redacted, said
 from briefd.state.writable import unwritable
 from briefd.store.activity import QueryLogEntry, query_log_row, text_rules
@@ -153,7 +153,7 @@ class PostgresState:
         detail = self._cause(exc)
         what = (
             f"did not answer within {self._settings.timeout_seconds:g} s (state.timeout_seconds"
-            "; a lock held on briefd's tables, or the server overloaded)"
+            "; a lock held on briefd's tables, or the server overloaded or stopped)"
             if slow(exc)
             else "is unreachable"
         )
@@ -173,8 +173,17 @@ class PostgresState:
         return StateUnavailableError(problem)
 
     def problem(self) -> str | None:
+        """Within about ``timeout_seconds``: a server that accepts but answers nothing (its
+        process stopped, packets dropped) would hold a pooled connection's check for good,
+        and health with it; it is then away, as for every call (the prober watches)."""
         if self._problem is not None:  # known: no wait (the prober watches)
             return self._problem
+        found = answered_within(self._settings.timeout_seconds + 1, self._checked)
+        if not found:
+            return str(self._down(TimeoutError("no answer to the health check")))
+        return found[0]
+
+    def _checked(self) -> str | None:
         try:
             with self._tx() as conn:
                 refused = unwritable(conn)
@@ -578,7 +587,7 @@ class PostgresState:
         wait: PostgreSQL's ``lock_timeout``, inside a savepoint the timeout rolls back)."""
         with self._tx(own=True) as conn:
             if wait > 0:
-                yield _waited_lock(conn, f"briefd:{name}", wait)
+                yield waited_lock(conn, f"briefd:{name}", wait)
                 return
             row = conn.execute(
                 "SELECT pg_try_advisory_xact_lock(hashtext(%s))", (f"briefd:{name}",)
@@ -588,19 +597,6 @@ class PostgresState:
     def close(self) -> None:
         self._closed.set()
         self._pool.close(timeout=1)
-
-
-def _waited_lock(conn: Conn, key: str, wait: float) -> bool:
-    """Whether the advisory lock ``key`` was taken within ``wait`` seconds (held until the
-    transaction ends)."""
-    try:
-        with conn.transaction():
-            conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{wait * 1000:.0f}",))
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (key,))
-    except psycopg.errors.LockNotAvailable:
-        return False
-    conn.execute("SELECT set_config('lock_timeout', '0', true)")
-    return True
 
 
 def _count(conn: Conn, sql: str) -> int:
