@@ -215,6 +215,29 @@ def test_a_renamed_default_branch_is_followed(git_api: Briefd, remote: Remote) -
     assert (again.error, again.branch, again.commit) == (None, "trunk", renamed.commit)
 
 
+def test_a_new_default_branch_is_followed_while_the_old_one_stays(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """The team makes trunk the forge's default branch and keeps main for a while: briefd,
+    told to follow the default (no sync.branch), went on serving main, with no error, while
+    GitHub's push webhook, which names the new default, started syncs for trunk's pushes that
+    fetched main and ignored main's."""
+    assert git_api.sync().branch == "main"
+    git(remote.work, "checkout", "--quiet", "-b", "trunk")
+    remote.work.joinpath("domain", "fx.md").write_text("# FX\n\n## Rates\nRates refresh hourly.\n")
+    git(remote.work, "add", ".")
+    git(remote.work, "commit", "--quiet", "-m", "fx")
+    git(remote.work, "push", "--quiet", "origin", "trunk")
+    git(remote.bare, "symbolic-ref", "HEAD", "refs/heads/trunk")
+
+    switched = git_api.sync()
+
+    assert (switched.error, switched.branch) == (None, "trunk")
+    assert switched.commit == remote.head("trunk")
+    assert paths(git_api, "rates refresh hourly") == ["domain/fx.md"]
+    assert git_api.sync_status().branch == "trunk"
+
+
 def test_unknown_branch_is_a_clear_error(tmp_path: Path, remote: Remote) -> None:
     from tests.sync.conftest import git_settings
 

@@ -393,10 +393,12 @@ class Clone(Checkout):
         branch = self.branch()
         try:
             self._fetch(branch)
+            moved = self._default_moved(branch)  # a new default, the old branch still there
         except SourceError as exc:
             moved = None if git.TIMED_OUT in str(exc) else self._default_moved(branch)
             if moved is None:
                 raise self._explained(exc, branch) from None
+        if moved is not None:
             branch = moved
             self._fetch(branch)
             head = f"refs/remotes/origin/{branch}"
@@ -421,8 +423,9 @@ class Clone(Checkout):
 
     def _default_moved(self, followed: str) -> str | None:
         """The remote's default branch, when briefd follows the default (no ``sync.branch``)
-        and it is no longer ``followed``: renamed (master → main), or ``source`` moved to a
-        repository with another one. None otherwise."""
+        and it is no longer ``followed``: renamed (master → main), another branch made the
+        default (the old one kept), or ``source`` moved to a repository with another one.
+        None otherwise, also when the remote's HEAD names a branch it does not have."""
         if self.settings.sync.branch:
             return None
         try:  # origin/HEAD is only set by the clone: ask the remote again
@@ -430,8 +433,9 @@ class Clone(Checkout):
             answer = git.run(ask, self.root, self.timeout, env=self.remote.env)
         except SourceError:
             return None
-        first = answer.splitlines()[0] if answer else ""  # ref: refs/heads/main<TAB>HEAD
-        if not first.startswith("ref: refs/heads/"):
+        lines = answer.splitlines()  # ref: refs/heads/main<TAB>HEAD, then <sha><TAB>HEAD
+        first = lines[0] if lines else ""
+        if not first.startswith("ref: refs/heads/") or len(lines) < 2:
             return None
         now = first.removeprefix("ref: refs/heads/").split("\t", 1)[0]
         return now if now and now != followed else None
