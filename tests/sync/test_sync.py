@@ -153,6 +153,31 @@ def test_a_failed_sync_still_names_the_branch_served(git_api: Briefd, remote: Re
     assert (report.branch, git_api.sync_status().branch) == ("main", "main")
 
 
+@pytest.mark.parametrize("branch", ["nope", "notes"])
+def test_a_failed_sync_to_another_branch_names_the_branch_still_served(
+    tmp_path: Path, git_api: Briefd, remote: Remote, branch: str
+) -> None:
+    """sync.branch changed to a branch the remote lacks (nope), or to one holding no document
+    (notes): the sync failed and main's index kept being served, but GET /api/sync and
+    `briefd sync` paired main's commit with the new branch ("branch": "nope", "last_commit":
+    main's), so the index read as that branch's."""
+    served = git_api.sync()
+    git(remote.work, "checkout", "--quiet", "-b", "notes")
+    git(remote.work, "rm", "--quiet", "-r", "domain")
+    remote.work.joinpath("notes.md").write_text("# Notes\n\nOutside every scope.\n")
+    git(remote.work, "add", ".")
+    git(remote.work, "commit", "--quiet", "-m", "notes only")
+    git(remote.work, "push", "--quiet", "origin", "notes")
+
+    with Briefd(git_settings(tmp_path, remote.url, **{"sync.branch": branch}), None) as api:
+        failed = api.sync()
+        status = api.sync_status()
+
+    assert failed.error is not None and served.commit == remote.head("main")
+    assert (failed.branch, failed.commit) == ("main", served.commit)
+    assert (status.branch, status.last_commit) == ("main", served.commit)
+
+
 def test_concurrent_syncs_coalesce(git_api: Briefd, remote: Remote) -> None:
     git_api.sync()
     remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})

@@ -167,6 +167,8 @@ def run_sync(steps: SyncSteps) -> SyncReport:
         except Exception as exc:  # a bug must still be reported, and the last index served
             log.exception("sync failed")
             error = f"sync failed unexpectedly ({exc.__class__.__name__}: {exc}); see the log"
+    if error is not None and previous_commit is not None:  # name the branch still served
+        branch = _text(previous.get("branch")) or branch
     refresh = steps.after()
     result = SyncReport(
         source=label,
