@@ -13,13 +13,15 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from briefd.embeddings.base import Embedder
-from briefd.errors import BriefdError, EmbeddingError, SourceError
+from briefd.errors import BriefdError, ConfigError, EmbeddingError, SourceError
 from briefd.graph.resolve import Catalog, resolve
 from briefd.markdown.document import parse_document
 from briefd.markdown.passages import passage_hash, passage_text
@@ -122,8 +124,73 @@ def index_source(
     ``updated_commit`` / ``updated_at``; without it ``updated_at`` is the file time. Runs on
     one index take turns (:func:`index_run_lock`)."""
     with index_run_lock(store.path, lambda: progress(WAITING, 0, 1)) as waited:
+        overtaken = None if rebuild or not _LEAVE_OTHERS.get() else _overtaken(store, settings)
+        if overtaken is not None:
+            raise ConfigError(overtaken)
         report = _index_source(store, source, settings, rebuild, progress, embedder, history)
+    _INDEXED_WITH[str(store.path.expanduser().resolve())] = _signature(settings)
     return replace(report, waited_seconds=round(waited, 2)) if waited > 1 else report
+
+
+# index file → the parse signature this process last indexed it with (_overtaken)
+_INDEXED_WITH: dict[str, str] = {}
+_LEAVE_OTHERS: ContextVar[bool] = ContextVar("leave_others", default=False)
+
+
+@contextmanager
+def leaving_other_settings() -> Iterator[None]:
+    """Index runs in this block (a sync's) refuse to undo another briefd's run with other
+    settings: see :func:`_overtaken`."""
+    token = _LEAVE_OTHERS.set(True)
+    try:
+        yield
+    finally:
+        _LEAVE_OTHERS.reset(token)
+
+
+def _overtaken(store: Store, settings: Settings) -> str | None:
+    """Why this process must not index ``store`` again with ``settings``, or None: it did
+    with them, and another briefd has since indexed it with other scopes, chunking, default
+    scopes or index.include / exclude globs (a settings file changed after this process read
+    it, say a `git pull` of the project's briefd.yaml and a git hook's `briefd index`).
+    Indexing it again here would undo that run, and that briefd's next run this one."""
+    ours = _signature(settings)
+    if _INDEXED_WITH.get(str(store.path.expanduser().resolve())) != ours:
+        return None  # not indexed here yet (a first run), or here with other settings
+    parse, files = (docs_table.meta(store.conn, key) for key in ("parse", "files"))
+    stored = f"{parse}; {files}" if files is not None else parse
+    if stored is None or stored == (ours if files is not None else parse_signature(settings)):
+        return None
+    mine, built = ours.split("; "), stored.split("; ")
+    theirs = "; ".join(_setting(p) for p in built if p not in mine)
+    here = "; ".join(_setting(p) for p in mine if p not in built)
+    return (
+        f"the index was last built with other settings than this briefd read at its start "
+        f"({theirs}; here: {here}): another briefd indexed it with a settings file that "
+        "changed since; restart this one to read it again (or index with its settings); the "
+        "index is left as that run built it"
+    )
+
+
+def _files_signature(settings: Settings) -> str:
+    """Which files an index run reads besides the scopes: ``index.include`` / ``exclude``."""
+    index = settings.index
+    include, exclude = ",".join(index.include), ",".join(index.exclude) or "(none)"
+    return (
+        f"index.include {include}; index.exclude {exclude}; max_file_bytes {index.max_file_bytes}"
+    )
+
+
+def _signature(settings: Settings) -> str:
+    return f"{parse_signature(settings)}; {_files_signature(settings)}"
+
+
+def _setting(part: str) -> str:
+    """A part of a parse signature as the settings name it (``links 10 shared a,b`` is the
+    default scopes links prefer)."""
+    if part.startswith("links ") and " shared " in part:
+        return "default_scopes " + part.split(" shared ", 1)[1]
+    return part
 
 
 def _index_source(
@@ -157,6 +224,7 @@ def _index_source(
         _apply(conn, parsed, deleted, found.mtimes, rebuild, progress, links)
         activity.follow_renames(conn, renamed(found.known, current, deleted))
         docs_table.set_meta(conn, "parse", found.signature)
+        docs_table.set_meta(conn, "files", _files_signature(settings))
         if history is not None:
             docs_table.save_history(conn, {p: (c.commit, c.at) for p, c in history.items()})
         docs_table.save_dates_state(conn)  # the days bundles show (B3)

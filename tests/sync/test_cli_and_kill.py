@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 
 from briefd.api import Briefd
 from briefd.proposals import ProposalRequest
@@ -155,6 +156,52 @@ def test_a_bare_repository_as_source_says_to_use_its_url(tmp_path: Path, remote:
         )  # fmt: skip
         assert done.returncode == 1, (args, done.stdout)
         assert done.stderr.strip().splitlines()[-1] == line, args
+
+
+CHANGED_SETTINGS = {
+    "scopes": (
+        "scopes:\n  - {folder: domain, scope: rules, default: true}\n",
+        ("rules", ["domain/glossary.md", "domain/retry.md"]),
+        "default_scopes rules; scopes domain=rules; here: default_scopes domain,conventions; "
+        "scopes domain=*,conventions=*,projects/*=*",
+    ),
+    "exclude": (
+        "index:\n  exclude: [domain/glossary.md]\n",
+        ("domain", ["domain/retry.md"]),
+        "index.exclude domain/glossary.md; here: index.exclude (none)",
+    ),
+}
+
+
+@pytest.mark.parametrize("changed_key", sorted(CHANGED_SETTINGS))
+def test_a_server_does_not_undo_an_index_run_with_changed_settings(
+    tmp_path: Path, remote: Remote, changed_key: str
+) -> None:
+    """K1, K3: a teammate renamed a scope (or excluded a file) in the project's briefd.yaml;
+    after the pull a `briefd index` (a git hook's) read it, but the running server, with the
+    settings it read at its start, read every document again at its next poll with the old
+    ones, the next `briefd index` again with the new ones, and so on: the scopes (the
+    excluded file) flipped at every run, and nothing said why. The server's sync now leaves
+    that index as it is and says to restart."""
+    text, (scope, paths), differences = CHANGED_SETTINGS[changed_key]
+    with Briefd(git_settings(tmp_path, remote.url), embedder=None) as api:
+        assert api.sync().ok
+        changed = tmp_path / "changed.yaml"
+        changed.write_text(text)
+        clone = str(tmp_path / "data" / "repo")
+        done = run(tmp_path, remote, "--config", str(changed), "index", "--source", clone)
+        assert done.returncode == 0, done.stderr
+
+        report = api.sync()
+
+        assert [s.name for s in api.scopes()] == [scope]
+        assert sorted(d.path for d in api.documents([scope])) == paths
+        assert report.error == (
+            "the index was last built with other settings than this briefd read at its start "
+            f"({differences}): another briefd indexed it with a settings file that changed "
+            "since; restart this one to read it again (or index with its settings); the index "
+            "is left as that run built it"
+        )
 
 
 def test_sync_command_fails_with_one_line_and_keeps_the_index(

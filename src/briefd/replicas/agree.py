@@ -12,6 +12,7 @@ from pathlib import Path
 
 from briefd.bundles.compile import Engine
 from briefd.errors import BriefdError, IndexNotFoundError
+from briefd.ingest import leaving_other_settings
 from briefd.model import IndexReport
 from briefd.proposals.service import refresh_after_sync
 from briefd.settings import Settings
@@ -79,9 +80,13 @@ def sync_steps(
         sync_state.record_sync(open_store, report, success_at)
         report_replica(settings, open_store, state())
 
+    def reindex_unless_overtaken(root: Path) -> IndexReport:
+        with leaving_other_settings():  # a briefd with newer settings indexed it: say so
+            return reindex(root)
+
     return SyncSteps(
         settings,
-        reindex,
+        reindex_unless_overtaken,
         lambda: sync_state.last_sync(open_store),
         save,
         lambda: refresh_after_sync(state, settings),
