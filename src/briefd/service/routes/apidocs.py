@@ -18,6 +18,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse
 
+from briefd.service.routes.pages import FRAMING
+
 router = APIRouter(include_in_schema=False)
 
 ASSETS = {
@@ -30,7 +32,10 @@ THIS_SERVER = {"url": "..", "description": "this server, at the address this pag
 
 @router.get("/docs", response_class=HTMLResponse)
 def docs() -> HTMLResponse:
-    return get_swagger_ui_html(
+    """The page, which no other site may frame: its "Try it out" buttons send requests as this
+    server's own page (a same-origin ``Origin``), which a page that frames it could click for
+    the user (clickjacking ``POST /api/admin/reset-counters`` on a tokenless loopback server)."""
+    page = get_swagger_ui_html(
         openapi_url="docs/openapi.json",
         title="briefd API",
         swagger_js_url="docs/assets/swagger-ui-bundle.js",
@@ -39,6 +44,8 @@ def docs() -> HTMLResponse:
         # Swagger UI would otherwise ask validator.swagger.io for a badge
         swagger_ui_parameters={"validatorUrl": None},
     )
+    page.headers.update(FRAMING)
+    return page
 
 
 @router.get("/docs/openapi.json")
