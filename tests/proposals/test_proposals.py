@@ -993,3 +993,21 @@ def test_an_agent_that_tries_to_delete_a_document_is_told_how_to_retire_it(
         "readers there), and say in change_description that the old one can be deleted"
     )
     assert git(remote.bare, "branch", "--list", "briefd/*") == ""
+
+
+def test_front_matter_alone_is_refused_rather_than_emptying_the_document(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: an agent asked to add a tag sent the new front matter alone; the proposal replaced
+    the document with it, its whole text gone in the branch under review. Refused now, with
+    how to change only the front matter; nothing is pushed."""
+    git_api.sync()
+    metadata_only = "---\ntitle: Retry policy\ntags: [retries, payments]\n---\n"
+    with pytest.raises(ProposalError) as refused:
+        git_api.propose_update(ProposalRequest("domain/retry.md", "tag it", metadata_only))
+    assert str(refused.value) == (
+        "new_content is front matter with no text after it; a proposal replaces the whole "
+        "document, so this would empty it. To change the front matter alone, send it followed "
+        "by the document's text as get_document serves it"
+    )
+    assert git(remote.bare, "branch", "--list", "briefd/*") == ""

@@ -48,6 +48,12 @@ EMPTY = (
     "there), and say in change_description that the old one can be deleted"
 )
 
+FRONT_MATTER_ONLY = (
+    "new_content is front matter with no text after it; a proposal replaces the whole "
+    "document, so this would empty it. To change the front matter alone, send it followed by "
+    "the document's text as get_document serves it"
+)
+
 
 def checked_path(request: ProposalRequest, settings: Settings) -> str:
     """The normalised document path, or a :class:`ProposalError` that says what to fix. Path
@@ -266,6 +272,8 @@ def _check_text(request: ProposalRequest, max_bytes: int) -> None:
     if "\0" in request.new_content:
         raise ProposalError("new_content contains a NUL character; send Markdown text")
     _check_front_matter(request.new_content)
+    if not split_front_matter(request.new_content.lstrip("\ufeff")).body.strip():
+        raise ProposalError(FRONT_MATTER_ONLY)
     size = len(request.new_content.encode("utf-8"))
     if size > max_bytes:
         raise ProposalError(
