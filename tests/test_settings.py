@@ -436,13 +436,47 @@ def test_numbers_in_range_still_load() -> None:
     ],
 )
 def test_a_malformed_atlassian_url_is_refused_at_load(url: str, why: str) -> None:
+    shown = url.replace("?x=1", "?…").replace("#browse", "#…")  # never a parameter's value
     for section in ("jira", "confluence"):
         with pytest.raises(ConfigError) as caught:
             load_settings(env={}, overrides={f"{section}.url": url})
         assert str(caught.value) == (
-            f"command-line option: {section}.url: {url!r} is not a site URL ({why}); expected "
+            f"command-line option: {section}.url: {shown!r} is not a site URL ({why}); expected "
             "https://host (or http://host:port), optionally with a path"
         )
+
+
+@pytest.mark.parametrize(
+    ("key", "url", "said"),
+    [
+        (  # GitHub took a token as a parameter once: a copied API URL may still carry one
+            "forge.api_url",
+            "https://api.github.com?access_token=ghp_s3cretTOKENvalue",
+            "forge.api_url: 'https://api.github.com?…' is not an API URL (it holds a query or "
+            "fragment)",
+        ),
+        (  # Jira Server's old URL login
+            "jira.url",
+            "https://jira.example.com/login.jsp?os_username=bob&os_password=s3cretTOKENvalue",
+            "jira.url: 'https://jira.example.com/login.jsp?…' is not a site URL (it holds a "
+            "query or fragment)",
+        ),
+        (
+            "recall.server",
+            "ftp://kb.example.com/#s3cretTOKENvalue",
+            "recall.server: 'ftp://kb.example.com/#…' is not a server URL",
+        ),
+    ],
+)
+def test_a_token_in_a_urls_query_is_never_repeated_in_the_error(
+    key: str, url: str, said: str
+) -> None:
+    """A settings error is printed, logged and shown to agents: a URL with a token in its query
+    (or fragment) was refused quoting the URL whole, the token with it."""
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env={}, overrides={key: url})
+    assert "s3cretTOKENvalue" not in str(caught.value)
+    assert said in str(caught.value)
 
 
 def test_site_urls_that_are_fine_load() -> None:

@@ -128,13 +128,16 @@ def _origin(origin: str) -> str | None:
 
 
 def without_account(url: str) -> str:
-    """``url`` with a ``user:token@`` part shown as ``***@`` (for messages): a URL the
-    settings hold (``embeddings.base_url`` too) is never shown with its password."""
+    """``url`` with a ``user:token@`` part shown as ``***@``, and a query or fragment as ``?…``
+    / ``#…`` (for messages): a URL the settings hold (``embeddings.base_url`` too) is never
+    shown with its password, nor with a token pasted as a parameter (``?access_token=…``)."""
+    cut = next((i for i, c in enumerate(url) if c in "?#"), len(url))
+    url, tail = url[:cut], (url[cut] + "…" if cut < len(url) else "")
     scheme, sep, rest = url.partition("://")
-    end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
+    end = next((i for i, c in enumerate(rest) if c == "/"), len(rest))
     if not sep or "@" not in rest[:end]:
-        return url
-    return f"{scheme}://***@{rest[:end].rpartition('@')[2]}{rest[end:]}"
+        return url + tail
+    return f"{scheme}://***@{rest[:end].rpartition('@')[2]}{rest[end:]}{tail}"
 
 
 def url_flaw(
