@@ -640,3 +640,16 @@ def test_an_embeddings_base_url_with_a_query_is_refused_without_showing_it() -> 
         "query or fragment, which the API's path would follow; give the address alone (an API "
         "key comes from the variable api_key_env names)"
     )
+
+
+def test_a_true_false_variable_takes_one_and_zero() -> None:
+    """``BRIEFD_EMBEDDINGS__ENABLED=0``, as a container's environment says false, was refused
+    ("expected true or false, got 0"); numbers and text keep what YAML reads."""
+    off = load_settings(env={"BRIEFD_EMBEDDINGS__ENABLED": "0", "BRIEFD_SEARCH__GATE": "0"})
+    assert (off.embeddings.enabled, off.search.gate) == (False, False)
+    on = load_settings(env={"BRIEFD_RECALL__DAEMON": "1", "BRIEFD_SERVE__METRICS_AUTH": "1"})
+    assert (on.recall.daemon, on.serve.metrics_auth) == (True, True)
+    assert load_settings(env={"BRIEFD_SEARCH__RELATED": "0"}).search.related == 0
+    assert load_settings(env={"BRIEFD_STATE__REPLICA": "1"}).state.replica == "1"
+    with pytest.raises(ConfigError, match=r"recall\.daemon: expected true or false, got 2$"):
+        load_settings(env={"BRIEFD_RECALL__DAEMON": "2"})

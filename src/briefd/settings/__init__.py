@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from briefd.errors import ConfigError
-from briefd.settings.convert import build, text_setting
+from briefd.settings.convert import build, declared, text_setting
 from briefd.settings.locate import CONFIG_FILE as CONFIG_FILE
 from briefd.settings.locate import DEFAULT_DB, DEFAULT_EVAL_CACHE, in_project, project_folder
 from briefd.settings.locate import LOCAL_CONFIG as LOCAL_CONFIG
@@ -477,8 +477,11 @@ OFF_WORDS = frozenset({"", "~", "null", "none", "off", "false", "no"})
 def _env_value(dotted: str, raw: str) -> Any:
     """A ``BRIEFD_*`` value: for a text setting the text as it is (``s3cr3t #prod`` stays
     whole, "2.0" stays text; an optional one is turned off by "off", "null", ""…) but for the
-    line break a value read from a file ends in, else as YAML reads it."""
+    line break a value read from a file ends in; for a true/false setting also ``1`` or ``0``,
+    as environment variables often say it; else as YAML reads it."""
     text, optional = text_setting(Settings, dotted)
+    if raw.strip() in ("0", "1") and declared(Settings, dotted) is bool:
+        return raw.strip() == "1"  # as the hook's fast path reads BRIEFD_RECALL__DAEMON=0
     if not text:  # an empty value turns an optional one off here too (proposals.push)
         return None if optional and not raw.strip() else parse_env_value(raw, dotted)
     raw = raw.rstrip("\r\n")  # a secret file's, a .env's CRLF: never a path's, URL's, secret's

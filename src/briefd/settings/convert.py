@@ -57,14 +57,9 @@ def text_setting(cls: type[Any], dotted: str) -> tuple[bool, bool]:
     a string or a path, optional or not, or a choice of strings. A ``BRIEFD_*`` value for a
     text setting is taken as it is, never read as YAML, which would cut a secret at " #" or
     turn "2.0" into a number."""
-    hint: Any = cls
-    for name in dotted.split("."):
-        if not (dataclasses.is_dataclass(hint) and isinstance(hint, type)):
-            return False, False
-        hints = typing.get_type_hints(hint)
-        if name not in hints:
-            return False, False
-        hint = hints[name]
+    hint = declared(cls, dotted)
+    if hint is None:
+        return False, False
     args = typing.get_args(hint)
     optional = type(None) in args
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
@@ -75,6 +70,20 @@ def text_setting(cls: type[Any], dotted: str) -> tuple[bool, bool]:
     if typing.get_origin(hint) is Literal:
         return all(isinstance(a, str) for a in typing.get_args(hint)), optional
     return hint in (str, Path), optional
+
+
+def declared(cls: type[Any], dotted: str) -> Any:
+    """The declared type of the setting ``dotted`` of the settings class ``cls``, or None
+    when no setting has that name."""
+    hint: Any = cls
+    for name in dotted.split("."):
+        if not (dataclasses.is_dataclass(hint) and isinstance(hint, type)):
+            return None
+        hints = typing.get_type_hints(hint)
+        if name not in hints:
+            return None
+        hint = hints[name]
+    return hint
 
 
 _BY_GATE_OFFSET = (
