@@ -19,11 +19,12 @@ PATH = "/api/hook/recall?format="
 CONNECT_TIMEOUT = 0.25
 INDEX_HEADER = "X-Briefd-Index"  # the daemon answers only for the index it serves
 CONFIG_HEADER = "X-Briefd-Config"  # …and only a hook that found the settings file it read
+VARIABLES_HEADER = "X-Briefd-Variables"  # …and has the BRIEFD_* settings variables it read
 ANSWER_HEADER = "X-Briefd-Recall"  # on every recall answer: any other 200 is not briefd's
 # The local daemon's wire, on every answer of a daemon: the hook uses only a daemon that speaks
 # its own (one left running by an earlier briefd sends an older one, or none).
 DAEMON_HEADER = "X-Briefd-Daemon"
-DAEMON_PROTOCOL = "3"
+DAEMON_PROTOCOL = "4"  # 4: the BRIEFD_* variables are compared too
 
 
 class ServerUnavailable(BriefdError):
@@ -112,12 +113,19 @@ def _check_sendable(token: str) -> None:
 
 
 def post_unix(
-    path: str, index: str, body: bytes, timeout: float, target: str, config: str | None = None
+    path: str,
+    index: str,
+    body: bytes,
+    timeout: float,
+    target: str,
+    config: str | None = None,
+    variables: str | None = None,
 ) -> bytes:
     """POST ``body`` to ``target`` (``PATH`` + format, ``/status``, ``/stop``) of the local
     recall daemon listening on the Unix socket ``path``, which must serve ``index`` (and, with
-    ``config``, answer with the settings of that file, "" for none); the response body of a 200
-    answer."""
+    ``config``, answer with the settings of that file, "" for none; with ``variables``, with
+    the ``BRIEFD_*`` variables :func:`briefd.hook.place.variables_key` sums up); the response
+    body of a 200 answer."""
     where = f"the recall daemon at {path}"
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     conn.settimeout(min(CONNECT_TIMEOUT, timeout))
@@ -129,6 +137,8 @@ def post_unix(
     headers = {"Host": "localhost", "Content-Type": "application/json", INDEX_HEADER: index}
     if config is not None:
         headers[CONFIG_HEADER] = config
+    if variables is not None:
+        headers[VARIABLES_HEADER] = variables
     return _exchange(conn, target, headers, body, timeout, where, DAEMON_PROTOCOL)
 
 

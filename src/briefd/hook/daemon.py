@@ -15,7 +15,9 @@ index's Unix socket (``POST /api/hook/recall?format=hook|markdown|json`` as the 
 Every request names the index it is for (``X-Briefd-Index``); a request for another index is
 refused with 409, so a daemon never answers for an index it does not serve, whatever socket a
 client reaches. A prompt names the settings file its hook found (``X-Briefd-Config``), and one
-that found another (a project whose ``default_scopes`` differ) is refused with 409 too. It logs start, stop and one line per prompt (timings and counts, never the prompt
+that found another (a project whose ``default_scopes`` differ) is refused with 409 too, and so
+is one whose ``BRIEFD_*`` settings variables differ from those it was started with
+(``X-Briefd-Variables``): it is answered in-process with its own. It logs start, stop and one line per prompt (timings and counts, never the prompt
 text) to the log file next to the index.
 """
 
@@ -51,6 +53,7 @@ from briefd.hook.client import (
     DAEMON_PROTOCOL,
     INDEX_HEADER,
     PATH,
+    VARIABLES_HEADER,
 )
 from briefd.hook.local import hook_settings
 from briefd.hook.place import (
@@ -59,6 +62,7 @@ from briefd.hook.place import (
     config_signature,
     daemon_files,
     socket_dir_problem,
+    variables_key,
 )
 from briefd.hook.render import hook_output
 from briefd.hook.starter import ASK_TIMEOUT
@@ -118,6 +122,7 @@ class Daemon:
         self.api = api
         self.config = config
         self.settings_file = config_key(config)  # what a hook must have found to be answered
+        self.variables = variables_key(os.environ)  # …and the BRIEFD_* variables it must have
         self.idle_seconds = api.settings.recall.idle_minutes * 60
         self.identity = fingerprint(files.index, config)
         self.started = time.time()
@@ -302,6 +307,8 @@ class Handler(BaseHTTPRequestHandler):
             mine = daemon.settings_file or "no settings file"
             self._send(409, "text/plain", f"this daemon answers with {mine}".encode())
             return
+        sent = self._header(VARIABLES_HEADER, None)
+        other = sent is not None and sent != daemon.variables  # BRIEFD_* variables set since
         if not daemon.current():
             daemon.stopping = True
             self._send(503, "text/plain", b"the index or its settings changed; restarting")
@@ -309,10 +316,13 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         route = urlsplit(self.path)
         if route.path == "/status":
-            self._send(200, "application/json", json.dumps(daemon.report()).encode())
+            report = daemon.report() | ({"other_variables": True} if other else {})
+            self._send(200, "application/json", json.dumps(report).encode())
         elif route.path == "/stop":
             daemon.stopping = True
             self._send(200, "application/json", json.dumps({"stopping": True}).encode())
+        elif route.path == PATH.partition("?")[0] and other:  # answered in-process, by them
+            self._send(409, "text/plain", b"this daemon answers with other BRIEFD_* variables")
         elif route.path == PATH.partition("?")[0]:
             fmt = parse_qs(route.query).get("format", ["hook"])[0]
             answer = daemon.recall(body, fmt)

@@ -198,8 +198,9 @@ def ask_daemon(local: Local, body: bytes, fmt: str, env: Mapping[str, str]) -> b
     """The daemon's answer; else whether one runs or was started now (the prompt is then
     answered here with what is fast)."""
     from briefd.hook import starter
+    from briefd.hook.place import variables_key
 
-    reply = starter.ask(local.files, body, fmt, local.config)
+    reply = starter.ask(local.files, body, fmt, local.config, variables_key(env))
     if reply is not None:
         return reply
     if not os.path.exists(local.files.index):  # no index yet: a daemon could only fail
@@ -326,7 +327,9 @@ def daemon_action(options: Mapping[str, Any], env: Mapping[str, str], fmt: str) 
     local = Local(options, env)
     if options["action"] == "stop":
         return starter.stop(local.files) + "\n"
-    report = starter.status(local.files, local.config)
+    from briefd.hook.place import variables_key
+
+    report = starter.status(local.files, local.config, variables_key(env))
     if report["state"] == "stopped":  # and none the next prompt would start?
         report |= _no_start(local, options)
     answering = _answering_server(options, env)

@@ -87,6 +87,37 @@ def config_key(config: str | None) -> str:
     return os.path.realpath(config) if config else ""
 
 
+# BRIEFD_* variables no daemon answers by: its index and settings file are compared apart, and
+# the server, its wait, the daemon switch and the API token are the hook's own
+NOT_THE_DAEMONS = frozenset(
+    {
+        "BRIEFD_CONFIG",
+        "BRIEFD_DB",
+        "BRIEFD_API_TOKEN",
+        "BRIEFD_RECALL__SERVER",
+        "BRIEFD_RECALL__SERVER_TIMEOUT",
+        "BRIEFD_RECALL__DAEMON",
+    }
+)
+
+
+def variables_key(env: Mapping[str, str]) -> str:
+    """The ``BRIEFD_*`` settings variables of ``env`` (``BRIEFD_RECALL__MAX_TOKENS``…) as the
+    hook and the daemon compare them: a digest of their names and values, "" for none. The
+    daemon's settings are those of the hook that started it; a prompt whose variables differ
+    (set since, or another agent's) got those, its own ignored, until the daemon idled out."""
+    found = sorted(
+        (name, value)
+        for name, value in env.items()
+        if name.startswith("BRIEFD_") and name not in NOT_THE_DAEMONS
+    )
+    if not found:
+        return ""
+    import hashlib
+
+    return hashlib.sha256(repr(found).encode("utf-8")).hexdigest()[:24]
+
+
 def config_signature(config: str | None) -> list[int]:
     """The config file's (mtime ns, size), [] without one or when it is unreadable: a daemon
     that failed is started again at once when this changed (the user fixed the config)."""

@@ -153,4 +153,10 @@ def _daemon(report: Mapping[str, Any], served: bool) -> str:
             f"  it answers with the settings file {theirs}, not this folder's ({yours}): "
             "prompts here are answered in-process (BM25) while it runs\n"
         )
+    if report.get("other_variables"):  # started by a hook whose BRIEFD_* variables differ
+        text += (
+            "  it answers with the BRIEFD_* variables of the hook that started it, not these: "
+            "prompts here are answered in-process (BM25) while it runs (`briefd recall --stop` "
+            "ends it; the next prompt starts one with these)\n"
+        )
     return text

@@ -33,9 +33,11 @@ RETRY_AFTER = 300.0  # seconds after a daemon failed before a prompt starts anot
 DAEMON_MODULE = "briefd.hook.daemon"
 
 
-def ask(files: DaemonFiles, body: bytes, fmt: str, config: str | None) -> bytes | None:
-    """The daemon's answer, or None when no daemon of this index and settings file
-    (``config``) answers. A daemon that
+def ask(
+    files: DaemonFiles, body: bytes, fmt: str, config: str | None, variables: str = ""
+) -> bytes | None:
+    """The daemon's answer, or None when no daemon of this index, settings file (``config``)
+    and ``BRIEFD_*`` variables (``variables``: :func:`variables_key`) answers. A daemon that
     accepts the prompt and does not answer within ``ASK_TIMEOUT`` raises ``ServerTimeout``;
     after ``STALLS_TO_REPLACE`` such prompts in a row with no answer meanwhile, even a late
     one (stopped, deadlocked, stuck on I/O: the daemon clears the count as it answers) the
@@ -43,9 +45,8 @@ def ask(files: DaemonFiles, body: bytes, fmt: str, config: str | None) -> bytes 
     A daemon an earlier briefd left running (another protocol, or none) is ended, not used:
     its answers come from the old code, or are thrown away while it never goes idle."""
     try:
-        reply = post_unix(
-            files.socket, files.index, body, ASK_TIMEOUT, PATH + fmt, config_key(config)
-        )
+        where = (files.socket, files.index, body, ASK_TIMEOUT, PATH + fmt)
+        reply = post_unix(*where, config_key(config), variables)
     except OlderDaemon:
         _signal(files)  # the prompt after its exit starts this briefd's
         return None
@@ -190,14 +191,16 @@ def _inherited(keep: int) -> list[int]:
     return found
 
 
-def status(files: DaemonFiles, config: str | None = None) -> dict[str, Any]:
+def status(files: DaemonFiles, config: str | None = None, variables: str = "") -> dict[str, Any]:
     """What ``briefd recall --status`` shows: the daemon's own report when it answers (and
-    ``yours``, the settings file found here, when the daemon answers with another), else
-    whether one is starting (the lock is held) or none runs."""
+    ``yours``, the settings file found here, when the daemon answers with another;
+    ``other_variables`` when its ``BRIEFD_*`` variables are not ``variables``), else whether
+    one is starting (the lock is held) or none runs."""
     import json
 
+    where = (files.socket, files.index, b"{}", ASK_TIMEOUT, "/status")
     try:
-        report = json.loads(post_unix(files.socket, files.index, b"{}", ASK_TIMEOUT, "/status"))
+        report = json.loads(post_unix(*where, variables=variables))
     except ServerTimeout:  # it accepts but does not answer: stopped (SIGSTOP) or wedged
         pid = _state(files).get("pid")
         return {"state": "wedged", "pid": pid, "index": files.index, "log": files.log}
