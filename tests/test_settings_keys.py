@@ -78,3 +78,25 @@ def test_a_key_under_the_wrong_section_names_where_it_goes(
         "environment variable BRIEFD_SEARCH__PORT: unknown key 'search.port' (did you mean "
         "BRIEFD_SERVE__PORT? "
     )
+
+
+def test_a_dotted_name_in_the_file_says_how_yaml_nests_it(tmp_path: Path) -> None:
+    """README's table names keys dotted (`search.top_k`); written so in briefd.yaml, YAML reads
+    one key named "search.top_k", which was "unknown key 'search.top_k' (did you mean
+    'search'?)": the one thing the line already said."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text("search.top_k: 12\n")
+    with pytest.raises(ConfigError) as dotted:
+        load_settings(config, env={})
+    assert str(dotted.value) == (
+        f"{config}: unknown key 'search.top_k' (a dotted name is nested in the file: 'top_k:' "
+        "goes indented under 'search:', or write search: {top_k: …})"
+    )
+    config.write_text("search: {top_k: 12}\n")  # as the message says to write it
+    assert load_settings(config, env={}).search.top_k == 12
+    config.write_text("serach.top_k: 12\n")  # no section of that name: the closest one
+    with pytest.raises(ConfigError, match=r"'top_k:' goes indented under 'search:', or write"):
+        load_settings(config, env={})
+    config.write_text("foo.bar: 12\n")  # nothing like a section: the keys there are
+    with pytest.raises(ConfigError, match=r"unknown key 'foo\.bar'; accepted keys: activity, "):
+        load_settings(config, env={})

@@ -124,6 +124,9 @@ def _unknown_key(
     secret = credential_key_hint(key, prefix, defaults, unset or "remove this key")
     if secret is not None:  # not "did you mean 'token_env'?": the secret went there
         return f"{origin}: '{prefix}{key}': {secret}"
+    dotted = _dotted_hint(cls, key)
+    if dotted is not None and not origin.startswith("environment"):
+        return f"{origin}: unknown key '{prefix}{key}'{dotted}"
     nested = _nested_key(cls, key)
     placed = list(placed) or ([] if nested else _sections_holding(cls, key))
     guess = [nested] if nested else difflib.get_close_matches(key, known, n=1)
@@ -136,6 +139,23 @@ def _unknown_key(
         hint = _placed_hint(placed, prefix, environment)
     return f"{origin}: unknown key '{prefix}{key}'{hint}; accepted keys: " + ", ".join(
         prefix + k for k in known
+    )
+
+
+def _dotted_hint(cls: type[Any], key: str) -> str | None:
+    """`` (…)`` saying how to write ``key``, a section's setting by its dotted name as the
+    README's table names it (``search.top_k: 12``), in YAML: indented under its section. YAML
+    reads the dotted name as one key, which was answered "did you mean 'search'?"."""
+    written, dot, name = key.partition(".")
+    hints = typing.get_type_hints(cls)
+    sections = [k for k, hint in hints.items() if dataclasses.is_dataclass(hint)]
+    close = difflib.get_close_matches(written, sections, n=1)  # ``serach.top_k`` too
+    if not (dot and close):
+        return None
+    section = close[0]
+    return (
+        f" (a dotted name is nested in the file: '{name}:' goes indented under '{section}:', "
+        f"or write {section}: {{{name}: …}})"
     )
 
 
