@@ -120,3 +120,36 @@ def test_a_secret_yaml_reads_as_no_text_is_refused_without_showing_it(
     if key == "sync.webhook_secret":
         config.write_text(f"{section}:\n  {name}: '{value}'\n")
         assert load_settings(config, env={}).sync.webhook_secret == value  # quoted, it loads
+
+
+@pytest.mark.parametrize(
+    ("value", "start", "read_as"),
+    [
+        ("*Xk9pQ2sVw7", "*", "an alias"),
+        ("!Xk9pQ2sVw7", "!", "a tag"),
+        ("!!Xk9pQ2sVw7", "!", "a tag"),
+    ],
+)
+def test_a_secret_yaml_cannot_read_is_not_shown_in_its_syntax_error(
+    tmp_path: Path, value: str, start: str, read_as: str
+) -> None:
+    """`webhook_secret: *Xk9pQ2sVw7` (a random secret that starts with '*') was "not valid
+    YAML at line 4 (found undefined alias 'Xk9pQ2sVw7'); fix the syntax", a '!' one "could not
+    determine a constructor for the tag '!Xk9pQ2sVw7'": the secret on the terminal and in a
+    container's log, and no word of the quotes that fix it."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(f"source: kb\nsync:\n  branch: main\n  webhook_secret: {value}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "briefd", "index"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"error: briefd.yaml: not valid YAML at line 4 (a value that starts with '{start}', "
+        f"which YAML reads as {read_as}; not shown, as it may be a secret); put that value in "
+        f"quotes ('{start}…')\n"
+    )
+    assert "Xk9pQ2sVw7" not in done.stderr
+    config.write_text(f"sync:\n  webhook_secret: '{value}'\n")  # as it says: quoted, it loads
+    assert load_settings(config, env={}).sync.webhook_secret == value

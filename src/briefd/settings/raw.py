@@ -53,7 +53,10 @@ def read_file(path: Path, named_by: str | None = None, tuned: str | None = None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         fix = yaml_fix(exc, text)
         problem = getattr(exc, "problem", None)  # what the reader found, in its words
-        if problem and fix == SYNTAX:  # a tab is named in words of its own
+        unquoted = _unshown_value(problem)
+        if unquoted is not None:
+            where, fix = f"{where} ({unquoted[0]})", unquoted[1]
+        elif problem and fix == SYNTAX:  # a tab is named in words of its own
             where += f" ({problem})"
         raise ConfigError(f"{path}: not valid YAML{where}{fix}") from None
     if data is None:  # comments only (every setting commented out): the defaults
@@ -80,6 +83,26 @@ def not_a_text_file(raw: bytes) -> str | None:
 
 
 SYNTAX = "; fix the syntax"
+# what YAML reads a plain value that starts with one of these characters as; its words quote
+# the rest of the value ("found undefined alias 'Xk9…'"), a password's or secret's
+_READ_AS = {"alias": ("*", "an alias"), "tag": ("!", "a tag"), "anchor": ("&", "an anchor")}
+_QUOTING = re.compile(r"\b(alias|tag|anchor)\b[^']*'")
+
+
+def _unshown_value(problem: object) -> tuple[str, str] | None:
+    """(what the reader found, what to do) for a YAML error whose words would show a value
+    of the file (``webhook_secret: *Xk9…`` was "found undefined alias 'Xk9…'", a ``!…`` one
+    "could not determine a constructor for the tag '!Xk9…'"), said without it; None for
+    any other error."""
+    found = _QUOTING.search(problem) if isinstance(problem, str) else None
+    if found is None:
+        return None
+    start, read_as = _READ_AS[found.group(1)]
+    return (
+        f"a value that starts with '{start}', which YAML reads as {read_as}; not shown, as it "
+        "may be a secret",
+        f"; put that value in quotes ('{start}…')",
+    )
 
 
 def yaml_fix(exc: Exception, text: str, otherwise: str = SYNTAX) -> str:
