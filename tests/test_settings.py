@@ -597,7 +597,9 @@ def test_a_list_left_empty_in_the_settings_file_is_its_default(tmp_path: Path) -
     assert settings.index.include == ("**/*.md", "**/*.markdown")
     assert (settings.scopes, settings.default_scopes) == (defaults.scopes, defaults.default_scopes)
     assert (settings.recall.scopes, settings.jira.projects) == ((), ())
-    with pytest.raises(ConfigError, match=r"search\.top_k: expected a whole number ≥ 1, got None"):
+    with pytest.raises(
+        ConfigError, match=r"search\.top_k: expected a whole number ≥ 1, got an empty"
+    ):
         load_settings(env={"BRIEFD_SEARCH__TOP_K": "null"})  # a value left empty stays an error
 
 

@@ -119,3 +119,27 @@ def test_a_forge_api_url_without_its_scheme_is_refused_at_load(tmp_path: Path, h
     )
     config.write_text(f"forge:\n  type: github\n  repo: acme/kb\n  api_url: https://{host}\n")
     assert load_settings(config, env={}).forge.api_url == f"https://{host}"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sync:\n  interval: off\n", "sync.interval: expected a whole number ≥ 0, got false (YAML reads an unquoted no or off as false too)"),
+        ("search:\n  mode: off\n", "search.mode: expected 'bm25' or 'vector' or 'hybrid', got false (YAML reads an unquoted no or off as false too)"),
+        ("search:\n  top_k:\n", "search.top_k: expected a whole number ≥ 1, got an empty value (YAML's null)"),
+        ("embeddings:\n  enabled:\n", "embeddings.enabled: expected true or false, got an empty value (YAML's null)"),
+        ("forge:\n  token_env:\n", "forge.token_env: expected a non-empty string, got an empty value (YAML's null)"),
+        ("index:\n  exclude: yes\n", "index.exclude: expected a list of strings, got true (YAML reads an unquoted yes or on as true too)"),
+    ],
+)  # fmt: skip
+def test_a_value_yaml_reads_as_null_or_a_boolean_is_shown_as_written(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """`interval: off` was "expected a whole number ≥ 0, got False", a key left empty "got
+    None" (and a …_env one "got what YAML reads as a NoneType"): Python's words, not the
+    file's."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == f"{config}: {message}"

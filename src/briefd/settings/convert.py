@@ -233,7 +233,7 @@ def _convert(hint: Any, value: Any, key: str, origin: str) -> Any:
             return "off"  # YAML reads an unquoted off (and no, false) as False
         if value not in args:
             accepted = " or ".join(repr(a) for a in args)
-            raise ConfigError(f"{origin}: {key}: expected {accepted}, got {value!r}")
+            raise ConfigError(f"{origin}: {key}: expected {accepted}, got {_shown(value)}")
         return value
     if typing.get_origin(hint) is tuple and dataclasses.is_dataclass(args[0]):
         return _to_records(typing.cast(type, args[0]), value, key, origin)
@@ -252,7 +252,7 @@ def _to_tuple(value: Any, key: str, origin: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = split_list(value)
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{origin}: {key}: expected a list of strings, got {value!r}")
+        raise ConfigError(f"{origin}: {key}: expected a list of strings, got {_shown(value)}")
     return tuple(value)
 
 
@@ -263,7 +263,7 @@ def _to_records(cls: type[Any], value: Any, key: str, origin: str) -> tuple[Any,
     if isinstance(value, str):
         value = split_list(value)
     if not isinstance(value, list | tuple):
-        raise ConfigError(f"{origin}: {key}: expected a list, got {value!r}")
+        raise ConfigError(f"{origin}: {key}: expected a list, got {_shown(value)}")
     if getattr(cls, "NON_EMPTY", False) and not value:
         raise ConfigError(f"{origin}: {key}: expected a non-empty list of mappings, got {value!r}")
     first = dataclasses.fields(cls)[0].name
@@ -344,9 +344,21 @@ def _to_int(value: Any, key: str, origin: str) -> int:
         or not least <= value <= (most or value)
     ):
         raise ConfigError(
-            f"{origin}: {key}: expected a whole number {wanted}, got {value!r}{_quoted(value)}"
+            f"{origin}: {key}: expected a whole number {wanted}, got {_shown(value)}{_quoted(value)}"
         )
     return value
+
+
+def _shown(value: Any) -> str:
+    """``value`` in the words the file wrote it in: YAML's null (a key left empty) and its
+    booleans (an unquoted off, no, yes, on) were shown as Python's None and False, which no
+    one wrote (``interval: off`` was "got False")."""
+    if value is None:
+        return "an empty value (YAML's null)"
+    if isinstance(value, bool):
+        word, also = ("true", "yes or on") if value else ("false", "no or off")
+        return f"{word} (YAML reads an unquoted {also} as {word} too)"
+    return repr(value)
 
 
 def _quoted(value: Any) -> str:
@@ -372,7 +384,7 @@ def _to_float(value: Any, key: str, origin: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
         # .inf is no weight, time or share: a BM25 weight of .inf made every score NaN
         raise ConfigError(
-            f"{origin}: {key}: expected a finite number, got {value!r}{_quoted(value)}"
+            f"{origin}: {key}: expected a finite number, got {_shown(value)}{_quoted(value)}"
         )
     wanted = _float_range(key)
     if wanted is not None and not wanted[1](value):
@@ -402,14 +414,16 @@ def _float_range(key: str) -> tuple[str, Any] | None:
 
 def _to_bool(value: Any, key: str, origin: str) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"{origin}: {key}: expected true or false, got {value!r}{_quoted(value)}")
+        raise ConfigError(
+            f"{origin}: {key}: expected true or false, got {_shown(value)}{_quoted(value)}"
+        )
     return value
 
 
 def _to_str(value: Any, key: str, origin: str) -> str:
     may_be_empty = key.endswith("_prefix")  # "" is a real choice there: no prefix
     if not isinstance(value, str) or not (value or may_be_empty):
-        got = _unshown(value) if _secret_valued(key) else repr(value)
+        got = _unshown(value) if _secret_valued(key) and value is not None else _shown(value)
         raise ConfigError(f"{origin}: {key}: expected a non-empty string, got {got}")
     problem = variable_name_problem(value) if key.endswith("_env") else None
     if problem is not None:
