@@ -365,14 +365,26 @@ def test_sync_checkout_dir_is_relative_to_the_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "expected"),
     [
-        ("SERVE__FLUSH_SECONDS", "0", "serve.flush_seconds: expected a number > 0, got 0"),
-        ("JIRA__TIMEOUT_SECONDS", "-1", "jira.timeout_seconds: expected a number > 0, got -1"),
+        (
+            "SERVE__FLUSH_SECONDS",
+            "0",
+            "serve.flush_seconds: expected a number of seconds > 0, got 0",
+        ),
+        (
+            "JIRA__TIMEOUT_SECONDS",
+            "-1",
+            "jira.timeout_seconds: expected a number of seconds > 0, got -1",
+        ),
         (
             "EMBEDDINGS__QUERY_TIMEOUT_SECONDS",
             "0",
-            "embeddings.query_timeout_seconds: expected a number > 0, got 0",
+            "embeddings.query_timeout_seconds: expected a number of seconds > 0, got 0",
         ),
-        ("RECALL__IDLE_MINUTES", ".inf", "recall.idle_minutes: expected a finite number, got"),
+        (
+            "RECALL__IDLE_MINUTES",
+            ".inf",
+            "recall.idle_minutes: expected a finite number of minutes, got",
+        ),
         ("SEARCH__TITLE_WEIGHT", ".inf", "search.title_weight: expected a finite number, got inf"),
         ("SEARCH__BODY_WEIGHT", "1" + "0" * 400, "search.body_weight: expected a finite number"),
         ("SEARCH__GATE_OFFSET", "-.inf", "search.gate_offset: expected a finite number, got -inf"),
@@ -380,14 +392,30 @@ def test_sync_checkout_dir_is_relative_to_the_file(tmp_path: Path) -> None:
         ("BUNDLES__HEADROOM", "-3", "bundles.headroom: expected a number from 0 to 0.5"),
         ("SEARCH__VECTOR_WEIGHT", "1.5", "search.vector_weight: expected a number from 0 to 1"),
         ("SEARCH__TITLE_WEIGHT", "-2", "search.title_weight: expected a number ≥ 0, got -2"),
-        ("CHUNKING__TARGET_TOKENS", "0", "chunking.target_tokens: expected a whole number ≥ 1"),
+        (
+            "CHUNKING__TARGET_TOKENS",
+            "0",
+            "chunking.target_tokens: expected a whole number of tokens ≥ 1",
+        ),
         ("CHUNKING__TARGET_TOKENS", "900", "chunking.max_tokens: 800 is below target_tokens"),
         ("RECALL__WEAK_Z", "5", "recall.strong_z: 3.09 is below weak_z (5.0)"),
-        ("INDEX__MAX_FILE_BYTES", "0", "index.max_file_bytes: expected a whole number ≥ 1"),
+        (
+            "INDEX__MAX_FILE_BYTES",
+            "0",
+            "index.max_file_bytes: expected a whole number of bytes ≥ 1",
+        ),
         ("SERVE__PORT", "70000", "serve.port: expected a whole number from 1 to 65535, got"),
         ("SERVE__PORT", "0", "serve.port: expected a whole number from 1 to 65535, got 0"),
-        ("ACTIVITY__RETENTION_DAYS", "1000000", "activity.retention_days: expected a whole "),
-        ("BUNDLES__MANIFEST_DAYS", "1000000", "bundles.manifest_days: expected a whole number"),
+        (
+            "ACTIVITY__RETENTION_DAYS",
+            "1000000",
+            "activity.retention_days: expected a whole number of days from 0 to 36500",
+        ),
+        (
+            "BUNDLES__MANIFEST_DAYS",
+            "1000000",
+            "bundles.manifest_days: expected a whole number of days from 0 to 36500",
+        ),
     ],
 )
 def test_numbers_out_of_their_range_are_refused(key: str, value: str, expected: str) -> None:
@@ -497,7 +525,7 @@ def test_an_atlassian_timeout_of_zero_or_less_is_refused() -> None:
                 load_settings(env={f"BRIEFD_{key}": value})
             name = key.lower().replace("__", ".")
             assert str(caught.value) == (
-                f"environment variable BRIEFD_{key}: {name}: expected a number > 0, "
+                f"environment variable BRIEFD_{key}: {name}: expected a number of seconds > 0, "
                 f"got {float(value) if '.' in value else int(value)!r}"
             )
     assert load_settings(env={"BRIEFD_JIRA__TIMEOUT_SECONDS": "0.5"}).jira.timeout_seconds == 0.5

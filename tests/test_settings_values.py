@@ -124,7 +124,7 @@ def test_a_forge_api_url_without_its_scheme_is_refused_at_load(tmp_path: Path, h
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("sync:\n  interval: off\n", "sync.interval: expected a whole number ≥ 0, got false (YAML reads an unquoted no or off as false too)"),
+        ("sync:\n  interval: off\n", "sync.interval: expected a whole number of seconds ≥ 0, got false (YAML reads an unquoted no or off as false too)"),
         ("search:\n  mode: off\n", "search.mode: expected 'bm25' or 'vector' or 'hybrid', got false (YAML reads an unquoted no or off as false too)"),
         ("search:\n  top_k:\n", "search.top_k: expected a whole number ≥ 1, got an empty value (YAML's null)"),
         ("embeddings:\n  enabled:\n", "embeddings.enabled: expected true or false, got an empty value (YAML's null)"),
@@ -138,6 +138,26 @@ def test_a_value_yaml_reads_as_null_or_a_boolean_is_shown_as_written(
     """`interval: off` was "expected a whole number ≥ 0, got False", a key left empty "got
     None" (and a …_env one "got what YAML reads as a NoneType"): Python's words, not the
     file's."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == f"{config}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sync:\n  interval: 5m\n", "sync.interval: expected a whole number of seconds ≥ 0, got '5m' (a number alone, without a unit)"),
+        ("index:\n  max_file_bytes: 2MB\n", "index.max_file_bytes: expected a whole number of bytes ≥ 1, got '2MB' (a number alone, without a unit)"),
+        ("recall:\n  server_timeout: 2s\n", "recall.server_timeout: expected a finite number of seconds, got '2s' (a number alone, without a unit)"),
+        ("recall:\n  session_hours: 0\n", "recall.session_hours: expected a number of hours > 0, got 0"),
+        ("search:\n  top_k: lots\n", "search.top_k: expected a whole number ≥ 1, got 'lots'"),
+    ],
+)  # fmt: skip
+def test_a_number_setting_names_what_it_counts(tmp_path: Path, text: str, message: str) -> None:
+    """`interval: 5m` was "expected a whole number ≥ 0, got '5m'" and `max_file_bytes: 2MB`
+    "… ≥ 1, got '2MB'": the accepted form without its unit, so the next guess was a guess."""
     config = tmp_path / "briefd.yaml"
     config.write_text(text)
     with pytest.raises(ConfigError) as refused:

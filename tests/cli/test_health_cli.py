@@ -518,7 +518,7 @@ def test_a_retention_past_what_a_date_reaches_is_refused_in_one_line(
     done = briefd("index", cwd=cwd)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert (
-        "activity.retention_days: expected a whole number from 0 to 36500, got 1000000"
+        "activity.retention_days: expected a whole number of days from 0 to 36500, got 1000000"
     ) in done.stderr
 
 

@@ -344,9 +344,40 @@ def _to_int(value: Any, key: str, origin: str) -> int:
         or not least <= value <= (most or value)
     ):
         raise ConfigError(
-            f"{origin}: {key}: expected a whole number {wanted}, got {_shown(value)}{_quoted(value)}"
+            f"{origin}: {key}: expected a whole number{_unit(key)} {wanted}, got "
+            f"{_shown(value)}{_quoted(value)}{_with_unit(value)}"
         )
     return value
+
+
+# what a number setting counts, by the end of its name (``sync.interval``: seconds)
+_UNITS = (
+    ("_bytes", "bytes"),
+    ("_days", "days"),
+    ("_hours", "hours"),
+    ("_minutes", "minutes"),
+    ("_tokens", "tokens"),
+    ("_seconds", "seconds"),
+    ("timeout", "seconds"),
+    ("interval", "seconds"),
+    ("_window", "seconds"),
+)
+_NUMBER_AND_UNIT = re.compile(r"\s*[0-9.]+\s*[A-Za-z]+\s*")
+
+
+def _unit(key: str) -> str:
+    """`` of seconds`` (bytes, days…) for a number setting that counts them, else "": the
+    accepted form of ``sync.interval`` was "a whole number ≥ 0", and ``5m`` or ``2MB`` the
+    guess it left."""
+    name = key.rpartition(".")[2]
+    return next((f" of {unit}" for end, unit in _UNITS if name.endswith(end)), "")
+
+
+def _with_unit(value: Any) -> str:
+    """Why ``value``, a number written with a unit (``5m``, ``2MB``, ``30s``), is refused."""
+    if isinstance(value, str) and _NUMBER_AND_UNIT.fullmatch(value):
+        return " (a number alone, without a unit)"
+    return ""
 
 
 def _shown(value: Any) -> str:
@@ -384,11 +415,14 @@ def _to_float(value: Any, key: str, origin: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
         # .inf is no weight, time or share: a BM25 weight of .inf made every score NaN
         raise ConfigError(
-            f"{origin}: {key}: expected a finite number, got {_shown(value)}{_quoted(value)}"
+            f"{origin}: {key}: expected a finite number{_unit(key)}, got {_shown(value)}"
+            f"{_quoted(value)}{_with_unit(value)}"
         )
     wanted = _float_range(key)
     if wanted is not None and not wanted[1](value):
-        raise ConfigError(f"{origin}: {key}: expected a number {wanted[0]}, got {value!r}")
+        raise ConfigError(
+            f"{origin}: {key}: expected a number{_unit(key)} {wanted[0]}, got {value!r}"
+        )
     return float(value)
 
 
