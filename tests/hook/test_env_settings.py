@@ -3,6 +3,10 @@ read as the command line reads them, by the hook's fast path, in-process and by 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.hook.conftest import RunHook, hook_json
@@ -49,3 +53,32 @@ def test_a_variable_set_after_the_daemon_started_is_not_ignored(
     again = as_json(run_hook, RELEVANT, "s-4")  # the hook that started it still gets it
     assert again["via"] == "daemon"
     assert len(daemons(tmp_path)) == 1
+
+
+def test_a_tilde_in_briefd_db_and_briefd_config_is_the_home_folder(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """An agent's config sets ``"env": {"BRIEFD_DB": "~/kb/briefd.db"}`` and no shell expands
+    the ``~``: `briefd search` read ~/kb/briefd.db, as the settings expand it, but the hook
+    looked for ./~/kb/briefd.db ("no index at /project/~/kb/briefd.db"), and a
+    ``BRIEFD_CONFIG=~/briefd.yaml`` was "cannot read config file ~/briefd.yaml" everywhere."""
+    home = db.parent
+    (home / "briefd.yaml").write_text("default_scopes: [domain]\nembeddings:\n  enabled: false\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    env = {"HOME": str(home), "BRIEFD_DB": f"~/{db.name}", "BRIEFD_CONFIG": "~/briefd.yaml"}
+    done = run_hook(payload=hook_json(RELEVANT, session="s-1"), env=env, cwd=project)
+    assert (done.code, done.stderr) == (0, "")
+    assert "Merchants have 7 calendar days" in done.stdout
+    cli = [sys.executable, "-m", "briefd", "search", "chargeback evidence deadline", "--json"]
+    found = subprocess.run(
+        cli,
+        cwd=project,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["scopes"] == ["domain"]  # the settings file under ~

@@ -80,7 +80,7 @@ def config_paths(args: Args, env: Mapping[str, str], cwd: str) -> list[str]:
     or absence, so one that appears or changes is noticed."""
     named = args.get("config") or env.get("BRIEFD_CONFIG")
     if named:
-        return [os.path.join(cwd, str(named))]
+        return [os.path.join(cwd, os.path.expanduser(str(named)))]
     folder = project(env, cwd)
     found = [os.path.join(folder, CONFIG_FILE), os.path.join(folder, LOCAL_DIR, CONFIG_FILE)]
     home = env.get("HOME")
@@ -102,7 +102,7 @@ def locate(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
     for some unusual YAML only means no stamp. None: no guess at all."""
     named = args.get("db") or env.get("BRIEFD_DB")
     if named:
-        return os.path.join(cwd, str(named))
+        return os.path.join(cwd, os.path.expanduser(str(named)))
     config = config_path(args, env, cwd)
     try:
         with open(config, encoding="utf-8") as file:

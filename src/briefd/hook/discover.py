@@ -47,8 +47,8 @@ def config_file(env: Mapping[str, str]) -> str | None:
     """The settings file: ``$BRIEFD_CONFIG`` as given, else the first found, as an absolute
     path — the hook may have climbed from a subfolder (:func:`briefd.project.project_dir`),
     so a message naming ``briefd.yaml`` alone would not say which one."""
-    if env.get("BRIEFD_CONFIG"):
-        return env["BRIEFD_CONFIG"]
+    if env.get("BRIEFD_CONFIG"):  # ~ as the CLI reads it (an agent's env block expands none)
+        return os.path.expanduser(env["BRIEFD_CONFIG"])
     for path in (CONFIG_NAME, os.path.join(LOCAL_DIR, CONFIG_NAME), user_config(env)):
         if os.path.isfile(path):
             return os.path.abspath(path)
@@ -121,7 +121,7 @@ def _unreadable(path: str, exc: OSError, env: Mapping[str, str]) -> str:
     shell long ago is named, with what to do."""
     reason = exc.strerror or type(exc).__name__
     named = env.get("BRIEFD_CONFIG")
-    if named and os.path.abspath(named) == path:
+    if named and os.path.abspath(os.path.expanduser(named)) == path:
         return (
             f"cannot read config file {path}, which BRIEFD_CONFIG names: {reason}; fix "
             "BRIEFD_CONFIG or unset it"
@@ -185,9 +185,9 @@ def index_path(
     have it (see :func:`briefd.hook.local.hook_settings`)."""
     value = config.get("db")
     if db:
-        path = db
-    elif env.get("BRIEFD_DB"):
-        path = env["BRIEFD_DB"]
+        path = os.path.expanduser(db)
+    elif env.get("BRIEFD_DB"):  # ~ as the settings read it (an agent's env block expands none)
+        path = os.path.expanduser(env["BRIEFD_DB"])
     elif isinstance(value, str) and value:
         path = os.path.join(os.path.dirname(config_path or ""), os.path.expanduser(value))
     else:

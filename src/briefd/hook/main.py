@@ -404,10 +404,9 @@ def _up(options: dict[str, Any], env: Mapping[str, str]) -> None:
     if project is None:
         return
     for key, name in (("config", "BRIEFD_CONFIG"), ("db", "BRIEFD_DB")):
-        if options.get(key):
-            options[key] = os.path.abspath(options[key])
-        elif env.get(name):
-            options[key] = os.path.abspath(env[name])
+        named = options.get(key) or env.get(name)
+        if named:  # ~ as the settings read it: no shell expands an agent config's env block
+            options[key] = os.path.abspath(os.path.expanduser(named))
     os.chdir(project)
 
 

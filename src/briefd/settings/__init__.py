@@ -432,6 +432,7 @@ def load_settings(
     merged: dict[str, Any] = {}
     named_by = "BRIEFD_CONFIG" if config is None and env.get("BRIEFD_CONFIG") else None
     path = config or (Path(env["BRIEFD_CONFIG"]) if named_by else None)
+    path = path.expanduser() if path is not None else None  # ~ no shell expanded (an env block)
     project = project_folder(env) if project is None else project
     if path is None:
         path = next((found for found in config_candidates(env, project) if found.is_file()), None)
