@@ -100,3 +100,28 @@ def test_a_dotted_name_in_the_file_says_how_yaml_nests_it(tmp_path: Path) -> Non
     config.write_text("foo.bar: 12\n")  # nothing like a section: the keys there are
     with pytest.raises(ConfigError, match=r"unknown key 'foo\.bar'; accepted keys: activity, "):
         load_settings(config, env={})
+
+
+def test_a_section_turned_off_as_a_value_names_its_switch(tmp_path: Path) -> None:
+    """`embeddings: false` (BM25 only, as a user writes it) was "embeddings: expected a
+    mapping of settings", and nothing named `enabled`; BRIEFD_EMBEDDINGS=false the same."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text("embeddings: false\n")
+    with pytest.raises(ConfigError) as off:
+        load_settings(config, env={})
+    assert str(off.value) == (
+        f"{config}: embeddings: expected a mapping of settings (a section; its keys go "
+        "indented under it, such as embeddings: {enabled: false})"
+    )
+    config.write_text("embeddings: {enabled: false}\n")  # as it says
+    assert load_settings(config, env={}).embeddings.enabled is False
+    with pytest.raises(ConfigError) as variable:
+        load_settings(env={"BRIEFD_PROPOSALS": "true"})
+    assert str(variable.value) == (
+        "environment variable BRIEFD_PROPOSALS: proposals: expected a mapping of settings (a "
+        "section; its keys are variables of their own, such as BRIEFD_PROPOSALS__ENABLED=true)"
+    )
+    assert load_settings(env={"BRIEFD_PROPOSALS__ENABLED": "true"}).proposals.enabled is True
+    config.write_text("search: 5\n")  # a section without a switch: where its keys go
+    with pytest.raises(ConfigError, match=r"such as search: \{top_k: …\}\)$"):
+        load_settings(config, env={})

@@ -23,7 +23,10 @@ from briefd.settings.raw import split_list
 
 def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
     if not isinstance(data, dict):
-        raise ConfigError(f"{origin}: {prefix.rstrip('.')}: expected a mapping of settings")
+        raise ConfigError(
+            f"{origin}: {prefix.rstrip('.')}: expected a mapping of settings"
+            f"{_section_hint(cls, data, prefix, origin)}"
+        )
     fields = {f.name: f for f in dataclasses.fields(cls)}
     hints = typing.get_type_hints(cls)
     for key in data:
@@ -50,6 +53,23 @@ def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
     if problem:
         raise ConfigError(f"{origin}: {prefix}{problem}")
     return built
+
+
+def _section_hint(cls: type[Any], value: Any, prefix: str, origin: str) -> str:
+    """How to write the section ``prefix`` of ``cls``, given the value ``value`` instead: its
+    switch for true or false (``embeddings: false`` was "expected a mapping of settings", and
+    nothing said ``enabled``), else where its keys go."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    if "[" in prefix or not names:  # a record of a list (scopes[0]): its own words
+        return ""
+    section = prefix.rstrip(".")
+    switch = isinstance(value, bool) or str(value).strip().lower() in ("on", "off", "none")
+    key = "enabled" if switch and "enabled" in names else names[0]
+    shown = "true" if value is True else "false" if switch else "…"
+    if origin.startswith("environment variable"):
+        name = f"BRIEFD_{section.replace('.', '__')}__{key}".upper()
+        return f" (a section; its keys are variables of their own, such as {name}={shown})"
+    return f" (a section; its keys go indented under it, such as {section}: {{{key}: {shown}}})"
 
 
 def text_setting(cls: type[Any], dotted: str) -> tuple[bool, bool]:
