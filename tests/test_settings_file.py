@@ -57,3 +57,31 @@ def test_the_prompt_hook_says_the_same_of_the_index_named_as_its_settings(tmp_pa
         "index is named by --db (or BRIEFD_DB, or 'db:' in the settings), a settings file by "
         "--config\n"
     )
+
+
+def test_the_commonest_yaml_slips_say_what_to_do(tmp_path: Path) -> None:
+    """A key one space off, a value holding ': ' and a second document ('---' between two
+    pastes) said only YAML's reader words ("expected <block end>, but found '<block mapping
+    start>'", "(but found another document)") and "fix the syntax"."""
+    cases = {
+        "search:\n  top_k: 3\n mode: bm25\n": (
+            "line 3 (expected <block end>, but found '<block mapping start>'); that line is "
+            "indented as no key above it: line it up with its section's keys"
+        ),
+        "sync:\n  branch: main\n  webhook_secret: ab: cd\n": (
+            "line 3 (mapping values are not allowed here); a value that holds ': ' goes in "
+            "quotes, and a key is indented as its section's other keys, not under the value "
+            "above it"
+        ),
+        "search:\n  top_k: 3\n---\nserve:\n  port: 9000\n": (
+            "line 3 (expected a single document in the stream, but found another document); a "
+            "settings file is one document: remove that '---' and merge what follows it"
+        ),
+    }
+    for text, said in cases.items():
+        (tmp_path / "briefd.yaml").write_text(text)
+        done = briefd("scopes", cwd=tmp_path)
+        assert (done.returncode, done.stderr) == (
+            1,
+            f"error: briefd.yaml: not valid YAML at {said}\n",
+        )

@@ -49,16 +49,7 @@ def read_file(path: Path, named_by: str | None = None, tuned: str | None = None)
             "would keep only the second; merge them into one"
         ) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        fix = yaml_fix(exc, text)
-        problem = getattr(exc, "problem", None)  # what the reader found, in its words
-        unquoted = _unshown_value(problem)
-        if unquoted is not None:
-            where, fix = f"{where} ({unquoted[0]})", unquoted[1]
-        elif problem and fix == SYNTAX:  # a tab is named in words of its own
-            where += f" ({problem})"
-        raise ConfigError(f"{path}: not valid YAML{where}{fix}") from None
+        raise ConfigError(f"{path}: not valid YAML{_not_valid(exc, text)}") from None
     if data is None:  # comments only (every setting commented out): the defaults
         return {}
     if not isinstance(data, dict):
@@ -83,6 +74,34 @@ def not_a_text_file(raw: bytes) -> str | None:
 
 
 SYNTAX = "; fix the syntax"
+
+
+def _not_valid(exc: Exception, text: str) -> str:
+    """Where and why ``text`` is not valid YAML, and what to do, after "not valid YAML"."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}" if mark is not None else ""
+    fix = yaml_fix(exc, text)
+    problem = getattr(exc, "problem", None)  # what the reader found, in its words
+    unquoted = _unshown_value(problem)
+    if unquoted is not None:
+        return f"{where} ({unquoted[0]}){unquoted[1]}"
+    if not problem or fix != SYNTAX:  # a tab is named in words of its own
+        return where + fix
+    context = getattr(exc, "context", None)
+    if problem.startswith("but ") and context:  # "but found another document" alone
+        problem = f"{context}, {problem}"
+    if "another document" in problem:
+        fix = "; a settings file is one document: remove that '---' and merge what follows it"
+    elif problem.startswith("expected <block end>"):  # YAML's words for a stray indentation
+        fix = "; that line is indented as no key above it: line it up with its section's keys"
+    elif problem == "mapping values are not allowed here":  # a ': ' where no key can be
+        fix = (
+            "; a value that holds ': ' goes in quotes, and a key is indented as its section's "
+            "other keys, not under the value above it"
+        )
+    return f"{where} ({problem}){fix}"
+
+
 # what YAML reads a plain value that starts with one of these characters as; its words quote
 # the rest of the value ("found undefined alias 'Xk9…'"), a password's or secret's
 _READ_AS = {"alias": ("*", "an alias"), "tag": ("!", "a tag"), "anchor": ("&", "an anchor")}
