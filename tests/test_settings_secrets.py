@@ -153,3 +153,23 @@ def test_a_secret_yaml_cannot_read_is_not_shown_in_its_syntax_error(
     assert "Xk9pQ2sVw7" not in done.stderr
     config.write_text(f"sync:\n  webhook_secret: '{value}'\n")  # as it says: quoted, it loads
     assert load_settings(config, env={}).sync.webhook_secret == value
+
+
+def test_a_secret_yaml_reads_as_an_anchor_is_refused_not_turned_off(tmp_path: Path) -> None:
+    """`webhook_secret: &Xk9pQ2sVw7` loaded as no secret at all (YAML took '&Xk9pQ2sVw7' as an
+    anchor's name and the value as null): the webhook answered every delivery 401, and nothing
+    said why; `&Xk9 pQ2s` loaded as the secret 'pQ2s'. An anchor another value uses loads."""
+    config = tmp_path / "briefd.yaml"
+    for value in ("&Xk9pQ2sVw7", "&Xk9pQ2s Vw7"):
+        config.write_text(f"sync:\n  branch: main\n  webhook_secret: {value}\n")
+        with pytest.raises(ConfigError) as refused:
+            load_settings(config, env={})
+        assert str(refused.value) == (
+            f"{config}: line 3 holds a value that starts with '&', which YAML reads as an "
+            "anchor; not shown, as it may be a secret; put that value in quotes ('&…')"
+        )
+        assert "Xk9" not in str(refused.value)
+        config.write_text(f"sync:\n  webhook_secret: '{value}'\n")
+        assert load_settings(config, env={}).sync.webhook_secret == value  # quoted, it loads
+    config.write_text("sync:\n  branch: &b main\nproposals:\n  author_name: *b\n")
+    assert load_settings(config, env={}).proposals.author_name == "main"

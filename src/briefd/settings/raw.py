@@ -50,11 +50,36 @@ def read_file(path: Path, named_by: str | None = None, tuned: str | None = None)
         ) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML{_not_valid(exc, text)}") from None
+    line = _unused_anchor(text)
+    if line is not None:
+        said, fix = _read_as("anchor")
+        raise ConfigError(f"{path}: line {line} holds {said}{fix}")
     if data is None:  # comments only (every setting commented out): the defaults
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     return data
+
+
+def _unused_anchor(text: str) -> int | None:
+    """The line of a value YAML read as an anchor that nothing uses, or None: a secret that
+    starts with '&' (``webhook_secret: &Xk9…``) became the anchor's name, and the value it
+    named was null (the webhook turned off, every delivery answered 401) or the text after a
+    space, with no word said."""
+    if "&" not in text:
+        return None
+    import yaml
+
+    anchors: dict[str, int] = {}
+    used = set()
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            used.add(event.anchor)
+        elif isinstance(event, yaml.ScalarEvent) and event.anchor is not None:
+            mark = event.start_mark
+            anchors.setdefault(event.anchor, mark.line + 1 if mark is not None else 0)
+    lines = [line for anchor, line in anchors.items() if anchor not in used]
+    return min(lines) if lines else None
 
 
 def not_a_text_file(raw: bytes) -> str | None:
@@ -114,9 +139,13 @@ def _unshown_value(problem: object) -> tuple[str, str] | None:
     "could not determine a constructor for the tag '!Xk9…'"), said without it; None for
     any other error."""
     found = _QUOTING.search(problem) if isinstance(problem, str) else None
-    if found is None:
-        return None
-    start, read_as = _READ_AS[found.group(1)]
+    return None if found is None else _read_as(found.group(1))
+
+
+def _read_as(kind: str) -> tuple[str, str]:
+    """(what the reader found, what to do) for a value YAML read as ``kind`` (an alias, a
+    tag, an anchor), said without the value."""
+    start, read_as = _READ_AS[kind]
     return (
         f"a value that starts with '{start}', which YAML reads as {read_as}; not shown, as it "
         "may be a secret",
