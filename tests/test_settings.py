@@ -683,3 +683,19 @@ def test_a_true_false_variable_takes_one_and_zero() -> None:
     assert load_settings(env={"BRIEFD_STATE__REPLICA": "1"}).state.replica == "1"
     with pytest.raises(ConfigError, match=r"recall\.daemon: expected true or false, got 2$"):
         load_settings(env={"BRIEFD_RECALL__DAEMON": "2"})
+
+
+def test_an_empty_variable_leaves_a_list_at_its_default() -> None:
+    """`BRIEFD_DEFAULT_SCOPES: ${DEFAULT_SCOPES:-}` in a compose file (set, and empty) made no
+    scope a default one, and every search without scopes failed "no default scope is in this
+    index … set default_scopes in briefd.yaml"; an empty BRIEFD_INDEX__INCLUDE indexed nothing
+    and BRIEFD_SCOPES= was "expected a non-empty list". An empty value is the default, as
+    `null` and a list left empty in the file are."""
+    defaults = Settings()
+    env = {"BRIEFD_DEFAULT_SCOPES": "", "BRIEFD_INDEX__INCLUDE": " ", "BRIEFD_SCOPES": ""}
+    settings = load_settings(env=env)
+    assert settings.default_scopes == defaults.default_scopes == ("domain", "conventions")
+    assert settings.index.include == defaults.index.include
+    assert settings.scopes == defaults.scopes
+    assert load_settings(env={"BRIEFD_CODE__REPOS": ""}).code.repos == ()
+    assert load_settings(env={"BRIEFD_DEFAULT_SCOPES": "domain"}).default_scopes == ("domain",)

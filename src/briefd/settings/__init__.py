@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -479,10 +480,14 @@ def _env_value(dotted: str, raw: str) -> Any:
     """A ``BRIEFD_*`` value: for a text setting the text as it is (``s3cr3t #prod`` stays
     whole, "2.0" stays text; an optional one is turned off by "off", "null", ""…) but for the
     line break a value read from a file ends in; for a true/false setting also ``1`` or ``0``,
-    as environment variables often say it; else as YAML reads it."""
+    as environment variables often say it; an empty one leaves a list at its default (as a
+    list left empty in the file); else as YAML reads it."""
     text, optional = text_setting(Settings, dotted)
-    if raw.strip() in ("0", "1") and declared(Settings, dotted) is bool:
+    kind = declared(Settings, dotted)
+    if raw.strip() in ("0", "1") and kind is bool:
         return raw.strip() == "1"  # as the hook's fast path reads BRIEFD_RECALL__DAEMON=0
+    if not raw.strip() and typing.get_origin(kind) is tuple:  # ${VAR:-} in a compose file:
+        return None  # no default scope, no document to index, or "expected a non-empty list"
     if not text:  # an empty value turns an optional one off here too (proposals.push)
         return None if optional and not raw.strip() else parse_env_value(raw, dotted)
     raw = raw.rstrip("\r\n")  # a secret file's, a .env's CRLF: never a path's, URL's, secret's
