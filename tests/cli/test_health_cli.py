@@ -92,6 +92,34 @@ def test_drift_reads_new_commits_itself(project: tuple[Path, Repo]) -> None:
     assert "Dev One: Second change [services/payment/b.py]" in text
 
 
+def test_drift_text_names_each_commit_s_repository_and_counts_those_not_listed(
+    tmp_path: Path,
+) -> None:
+    """T4: with two code repositories, `briefd drift` (and the MCP text, the same lines)
+    listed commits by hash alone, so nobody could tell in which repository to look one up;
+    and a document drifting by 7 commits listed 5 with nothing saying more were left out."""
+    knowledge = Repo(tmp_path / "knowledge")
+    knowledge.commit({"domain/retry.md": RETRY_DOC}, "Knowledge", "2026-03-10T09:00:00+00:00")
+    app, worker = Repo(tmp_path / "app"), Repo(tmp_path / "worker")
+    for day in range(11, 17):
+        app.commit({"services/payment/a.py": f"{day}\n"}, f"App {day}", f"2026-03-{day}T00:00:00Z")
+    worker.commit({"services/payment/w.py": "w\n"}, "Worker", "2026-03-20T00:00:00+00:00")
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    repos = [{"source": "../app", "name": "app"}, {"source": "../worker", "name": "worker"}]
+    (cwd / "briefd.yaml").write_text(
+        yaml.safe_dump({"source": "../knowledge", "code": {"repos": repos}})
+    )
+    assert briefd("index", cwd=cwd).returncode == 0
+
+    lines = briefd("drift", cwd=cwd).stdout.splitlines()
+
+    assert lines[1].startswith("- domain/retry.md: 7 commit(s) since its last change 2026-03-10")
+    assert [line.split()[0] for line in lines[2:7]] == ["worker", "app", "app", "app", "app"]
+    assert "Worker [services/payment/w.py]" in lines[2]
+    assert lines[7:] == ["  … and 2 older commit(s)"]
+
+
 def test_usage_json_and_table(project: tuple[Path, Repo]) -> None:
     cwd, _ = project
     report = json.loads(briefd("usage", "--json", "--limit", "1", cwd=cwd).stdout)

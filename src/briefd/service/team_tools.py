@@ -124,6 +124,9 @@ def gaps_text(report: GapsReport) -> str:
     return "\n".join(lines)
 
 
+DRIFT_COMMITS_SHOWN = 5  # per document in the text (the JSON lists more)
+
+
 def drift_text(report: DriftReport) -> str:
     repos = ", ".join(
         f"{r.name} ({r.branch or '?'} at {(r.head or 'none')[:10]}"
@@ -145,9 +148,12 @@ def drift_text(report: DriftReport) -> str:
             f"- {doc.doc_path}: {doc.commit_count} commit(s) since its last change "
             f"{doc.updated_at[:10]}, drifting for {doc.days} day(s)"
         )
-        for c in doc.commits[:5]:
+        for c in doc.commits[:DRIFT_COMMITS_SHOWN]:
             paths = ", ".join(c.paths[:3]) + (", …" if len(c.paths) > 3 else "")
-            lines.append(f"  {c.hash[:10]} {c.at[:10]} {c.author}: {c.subject} [{paths}]")
+            where = f"{c.repo} " if len(report.repos) > 1 else ""  # whose commit it is
+            lines.append(f"  {where}{c.hash[:10]} {c.at[:10]} {c.author}: {c.subject} [{paths}]")
+        if doc.commit_count > DRIFT_COMMITS_SHOWN:
+            lines.append(f"  … and {doc.commit_count - DRIFT_COMMITS_SHOWN} older commit(s)")
     return "\n".join(lines)
 
 
