@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -393,6 +394,34 @@ def test_a_shallow_clone_s_cut_commit_is_not_drift_on_every_file_of_its_tree(
         ("domain/ledger.md", [drifted])
     ]
     assert report.repos[0].commits == 2 and report.repos[0].error is None
+
+
+def test_a_shallow_knowledge_checkout_says_its_documents_drift_is_not_seen(
+    tmp_path: Path, knowledge: Repo, app: Repo
+) -> None:
+    """A CI checkout of the knowledge (``fetch-depth: 1``): git shows its one commit adding
+    every file, so each document was dated by that (unrelated) commit and the code changed
+    since the document's real last change was no drift, with nothing saying why. The report
+    names the documents and how to see their drift; with the whole history it drifts."""
+    app.commit({"services/payment/retry.py": "LIMIT = 5\n"}, "Five", "2026-03-15T00:00:00Z")
+    knowledge.commit({"README.md": "x\n"}, "Readme", "2026-03-20T00:00:00+00:00")
+    checkout = tmp_path / "ci-knowledge"
+    git(tmp_path, "clone", "--quiet", "--depth", "1", knowledge.path.as_uri(), str(checkout))
+    settings = replace(settings_for(tmp_path, knowledge, str(app.path)), source=checkout)
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        shallow = api.drift()
+        git(checkout, "fetch", "--quiet", "--unshallow")
+        api.index()
+        complete = api.drift()
+
+    assert shallow.documents == ()
+    (warning,) = shallow.warnings
+    assert f"knowledge source {checkout} is a shallow clone: domain/ledger.md, " in warning
+    assert "domain/retry.md are dated by its oldest commit" in warning
+    assert "git fetch --unshallow" in warning
+    assert [d.doc_path for d in complete.documents] == ["domain/retry.md"]
+    assert complete.warnings == ()
 
 
 def test_a_repo_no_longer_configured_is_forgotten(

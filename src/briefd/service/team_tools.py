@@ -154,6 +154,7 @@ def drift_text(report: DriftReport) -> str:
             lines.append(f"  {where}{c.hash[:10]} {c.at[:10]} {c.author}: {c.subject} [{paths}]")
         if doc.commit_count > DRIFT_COMMITS_SHOWN:
             lines.append(f"  … and {doc.commit_count - DRIFT_COMMITS_SHOWN} older commit(s)")
+    lines += [f"warning: {w}" for w in report.warnings]
     return "\n".join(lines)
 
 

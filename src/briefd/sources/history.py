@@ -52,6 +52,21 @@ def document_history(root: Path, timeout: float = 120) -> History | None:
     return {path: change for path, change in history.items() if path not in dirty}
 
 
+def shallow_cut(root: Path, timeout: float = 30) -> frozenset[str]:
+    """The commits a shallow clone holding ``root`` has without their parents (empty: a
+    complete history, or no git checkout). git shows each as adding every file of its tree,
+    so a document last seen there is dated by the cut, its real last change unknown."""
+    try:
+        located = git.toplevel(root, timeout) if root.is_dir() else None
+        if located is None:
+            return frozenset()
+        top = located[0]
+        listed = top / git.run(["rev-parse", "--git-path", "shallow"], top, timeout)
+        return frozenset(listed.read_text(encoding="ascii").split())
+    except (SourceError, OSError, UnicodeDecodeError, subprocess.SubprocessError):
+        return frozenset()  # no shallow file: a complete history
+
+
 def _walk_log(top: Path, prefix: str, timeout: float) -> History:
     args = ["git", "log", "--first-parent", "-m", "--format=%x01%H %ct", "--name-status", "-z"]
     args += ["-M100%", "--"]

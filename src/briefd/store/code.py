@@ -150,6 +150,13 @@ def governed_documents(conn: sqlite3.Connection) -> list[GovernedDocument]:
     return [GovernedDocument(r[0], r[1], tuple(json.loads(r[2])), r[3]) for r in rows]
 
 
+def governed_dated_by(conn: sqlite3.Connection, commits: Iterable[str]) -> list[str]:
+    """Paths of the documents with ``refs`` whose last change is one of ``commits``."""
+    wanted = set(commits)
+    rows = conn.execute("SELECT path, updated_commit FROM documents WHERE refs != '[]'")
+    return sorted(r[0] for r in rows if r[1] in wanted)
+
+
 def drift_basis(conn: sqlite3.Connection) -> dict[str, tuple[tuple[str, ...], str]]:
     """Per document: the refs and last change its stored drift was computed for."""
     rows = conn.execute("SELECT doc_path, refs, updated_at FROM drift_basis")

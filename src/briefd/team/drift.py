@@ -20,8 +20,9 @@ from datetime import UTC, datetime
 
 from briefd.errors import BriefdError
 from briefd.settings import Settings
-from briefd.sources import code
+from briefd.sources import code, knowledge
 from briefd.sources.code import CodeCommit
+from briefd.sources.history import shallow_cut
 from briefd.sources.refs import paths_covered, taken_back
 from briefd.store import code as code_table
 from briefd.store.activity import now_iso
@@ -54,6 +55,7 @@ class DriftReport:
     governed: int  # documents with refs
     repos: tuple[RepoState, ...]
     documents: tuple[DocumentDrift, ...]  # longest drifting first
+    warnings: tuple[str, ...] = ()  # what the report cannot see (a shallow knowledge clone)
 
 
 def detect(docs: Sequence[GovernedDocument], commits: Sequence[CodeCommit]) -> list[DriftRow]:
@@ -178,7 +180,29 @@ def drift_report(settings: Settings, refresh_first: bool = False) -> DriftReport
         if refresh_first:
             refresh(store, settings)
         listed = [code.CodeSource(settings, repo) for repo in settings.code.repos]
-        return _report(store, listed)
+        report = _report(store, listed)
+        with store.read() as conn:
+            cut = shallow_note(conn, settings) if report.governed else None
+    return replace(report, warnings=(cut,)) if cut else report
+
+
+def shallow_note(conn: sqlite3.Connection, settings: Settings) -> str | None:
+    """Why drift is not seen for documents of a shallow knowledge checkout (CI's default
+    ``fetch-depth: 1``): git shows its oldest commit adding every file, so each document not
+    changed since is dated by that commit, and code changed before it is no drift here."""
+    source = knowledge.resolve(settings)
+    cut = shallow_cut(source.root, settings.sync.git_timeout)
+    dated = code_table.governed_dated_by(conn, cut) if cut else []
+    if not dated:
+        return None
+    listed = ", ".join(dated[:3]) + (f" and {len(dated) - 3} more" if dated[3:] else "")
+    return (
+        f"the knowledge source {source.label} is a shallow clone: {listed} "
+        f"{'is' if len(dated) == 1 else 'are'} dated by its oldest commit (git shows it adding "
+        "every file), so code changed before that commit is not reported as drift; fetch the "
+        "whole history (git fetch --unshallow; GitHub Actions: actions/checkout with "
+        "fetch-depth: 0), then index again"
+    )
 
 
 def _report(store: Store, configured: Sequence[code.CodeSource]) -> DriftReport:
