@@ -297,6 +297,36 @@ def test_a_git_url_code_repo_is_cloned_bare_and_fetched(
         assert git(clone, "rev-parse", "main") == pushed
 
 
+def test_a_git_url_code_repo_s_errors_point_at_its_own_settings(
+    tmp_path: Path, knowledge: Repo, app: Repo
+) -> None:
+    """A code repository's clone and fetch failures read as the knowledge source's: a branch
+    the remote lacks said "check the repository URL in `source`" (clone) or "check
+    `sync.branch`" (fetch, once the branch was deleted), and neither named the repository."""
+    remote = app.bare_copy(tmp_path / "app-remote.git")
+    git(remote, "branch", "release", "main")
+    url, gone = remote.as_uri(), (tmp_path / "gone.git").as_uri()
+    repos = [
+        {"source": url, "branch": "nope", "name": "typo"},
+        {"source": url, "branch": "release", "name": "release"},
+        {"source": gone, "name": "gone"},
+    ]
+    with Briefd(settings_for(tmp_path, knowledge, *repos), embedder=None) as api:
+        api.index()
+        git(remote, "branch", "-D", "release")
+        errors = {r.name: r.error for r in api.drift(refresh=True).repos}
+
+    assert errors["typo"] == (
+        f"code repo 'typo' ({url}): the remote has no branch 'nope'; check code.repos[].branch"
+    )
+    assert errors["release"] == (
+        f"code repo 'release' ({url}): the remote has no branch 'release'; check "
+        "code.repos[].branch"
+    )
+    assert (errors["gone"] or "").startswith(f"code repo 'gone' ({gone}): git clone failed")
+    assert (errors["gone"] or "").endswith("check the repository URL in code.repos[].source")
+
+
 def test_a_lock_a_killed_git_left_in_a_bare_code_clone_is_cleared(
     tmp_path: Path, knowledge: Repo, app: Repo
 ) -> None:

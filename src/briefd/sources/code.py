@@ -121,11 +121,30 @@ class CodeSource:
             if located is None:
                 raise self.fail("not a git checkout; give a git work tree's path or a git URL")
             return located[0]
-        if not (self.root / "HEAD").is_file():
-            self._clone()
-        elif fetch:
-            self._fetch()
+        try:
+            if not (self.root / "HEAD").is_file():
+                self._clone()
+            elif fetch:
+                self._fetch()
+        except SourceError as exc:
+            raise self._explained(exc) from None
         return self.root
+
+    def _explained(self, exc: SourceError) -> SourceError:
+        """A clone's or fetch's failure named as this repository's, its hint pointing at
+        ``code.repos`` (git's hints name the knowledge source's ``source`` and
+        ``sync.branch``)."""
+        said = str(exc)
+        if said.startswith(f"code repo '{self.name}' "):
+            return exc
+        if git.MISSING_BRANCH_HINT in said or ("Remote branch" in said and "not found" in said):
+            try:
+                branch = self.branch(self.root)
+            except SourceError:
+                branch = self.repo.branch or "HEAD"
+            return self.fail(f"the remote has no branch '{branch}'; check code.repos[].branch")
+        said = said.replace(git.SOURCE_URL_HINT, "check the repository URL in code.repos[].source")
+        return self.fail(said)
 
     def _clone(self) -> None:
         assert self.url is not None
