@@ -235,7 +235,7 @@ def written_hook_server(project: Path) -> str | None:
     command = settings["hooks"]["UserPromptSubmit"][-1]["hooks"][0]["command"]
     options, _ = hook_main.parse_args(shlex.split(command)[4:])
     with contextlib.chdir(project):
-        url, _, _ = hook_main.server(options, {"HOME": str(project)})
+        url, _, _, _ = hook_main.server(options, {"HOME": str(project)})
     return url
 
 
@@ -244,6 +244,15 @@ def test_the_hook_asks_the_server_init_points_mcp_at(tmp_path: Path) -> None:
     assert written_hook_server(tmp_path) == "https://briefd.acme.internal"
     mcp = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["briefd"]
     assert mcp["url"] == "https://briefd.acme.internal/mcp"
+
+
+def test_init_url_names_the_team_server_the_projects_file_names_too(tmp_path: Path) -> None:
+    """The team's briefd.yaml names its server; the hook does not trust a project's file with
+    a server on another machine, so `briefd init --url` (the user's word) names it in the hook
+    instead of leaving the hook to find it there (which it then refused)."""
+    (tmp_path / "briefd.yaml").write_text("recall:\n  server: https://briefd.acme.internal\n")
+    init(tmp_path, "--client", "claude-code", "--yes", "--url", "https://briefd.acme.internal")
+    assert written_hook_server(tmp_path) == "https://briefd.acme.internal"
 
 
 def test_init_of_another_directory_reads_its_briefd_yaml(tmp_path: Path) -> None:

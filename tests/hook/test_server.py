@@ -245,11 +245,11 @@ def test_only_the_default_server_is_asked_for_this_index(
     db.parent.mkdir()
     db.write_bytes(b"")
     env = {"BRIEFD_DB": str(db), "HOME": str(tmp_path)}
-    assert main.server({}, env) == ("http://127.0.0.1:8484", 2.0, str(db.resolve()))
+    assert main.server({}, env) == ("http://127.0.0.1:8484", 2.0, str(db.resolve()), None)
     chosen = {**env, "BRIEFD_RECALL__SERVER": "http://team:8484"}
-    assert main.server({}, chosen) == ("http://team:8484", 2.0, None)
+    assert main.server({}, chosen) == ("http://team:8484", 2.0, None, None)
     db.unlink()  # no index here: any briefd server is the only knowledge there is
-    assert main.server({}, env) == ("http://127.0.0.1:8484", 2.0, None)
+    assert main.server({}, env) == ("http://127.0.0.1:8484", 2.0, None, None)
 
 
 @pytest.fixture

@@ -265,7 +265,7 @@ def test_init_points_http_clients_at_a_server_bound_to_ipv6_loopback(
         command = shlex.split(hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"])
         assert "--server" not in command  # the hook finds it in briefd.yaml, run in the project:
         with chdir(tmp_path):
-            asked, _, _ = hook_main.server({}, {"HOME": str(tmp_path)})
+            asked, _, _, _ = hook_main.server({}, {"HOME": str(tmp_path)})
         assert asked == f"http://[::1]:{port}"
 
         async def body(client: Client) -> list[Tool]:

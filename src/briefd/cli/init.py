@@ -26,6 +26,7 @@ from briefd.cli.output import console, http_url, one_of, reported_errors
 from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
 from briefd.hook import discover
+from briefd.hook.client import loopback, split_url
 from briefd.hook.clients import (
     CLAUDE_LOCAL,
     CLAUDE_SHARED,
@@ -91,17 +92,21 @@ def hook_command(db: Path | None = None, server: str | None = None) -> str:
     return shlex.join(parts)
 
 
-def recall_server(server: Server, project: Path) -> str | None:
+def recall_server(server: Server, project: Path, given: bool = False) -> str | None:
     """The server the hook should name: the one the MCP entry points at, unless the hook
     finds it by itself — the one the project's settings file places (``recall.server``, else
     ``serve.host``/``serve.port``, as :func:`briefd.hook.discover.server_url` reads them; the
     default one when it places none), so that a new port there moves both. The default one
     kept while the file places another port is named: the hook would ask that port. With
     ``recall.server`` off the default one is not named (the user said to ask none). A spawned
-    ``briefd mcp`` leaves the hook to find its own."""
+    ``briefd mcp`` leaves the hook to find its own. A server on another machine the user
+    ``given`` (``--url``) is named even when the project's file places it: the hook does not
+    trust a project's file with a server off this machine (:func:`briefd.hook.main.untrusted`)."""
     if isinstance(server, tuple):
         return None
     root = server.removesuffix("/mcp")
+    if given and not loopback(split_url(root)[1]):
+        return root
     config = project_config(project)
     found = discover.server_url({}, discover.read_config(str(config) if config else None))
     if root == found or (found is None and root == discover.DEFAULT_SERVER):
@@ -224,7 +229,7 @@ def init_command(
         settings = project_settings(ctx, project)
         server = _server(settings, ctx, project, transport or "http", url)
         wiring = Wiring(
-            hook_command(ctx.obj.db, recall_server(server, project)),
+            hook_command(ctx.obj.db, recall_server(server, project, url is not None)),
             server,
             replace=url is not None or transport == "stdio",
             keep_stdio=transport is None and url is None,

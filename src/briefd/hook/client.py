@@ -39,6 +39,10 @@ class OlderDaemon(ServerUnavailable):
     """The socket's daemon is an earlier briefd's (another protocol): not to be used."""
 
 
+class NotSent(ServerUnavailable):
+    """The request would carry a secret off this machine in the clear: not sent (said)."""
+
+
 class ServerTimeout(BriefdError):
     """The server accepted the request but did not answer in time: give up (fail open)."""
 
@@ -66,6 +70,21 @@ def _host_port(netloc: str) -> tuple[str, str]:
     return host, port if port.isdigit() else ""
 
 
+def loopback(host: str) -> bool:
+    """Whether ``host`` is this machine by its text alone: ``localhost``, an address in
+    127.0.0.0/8, or ``::1``. No resolver: a name's address may change between this check and
+    the connection, so any other name (even one that resolves to 127.0.0.1) is not."""
+    host = host.strip().removeprefix("[").removesuffix("]").rstrip(".").lower()
+    if host in ("localhost", "::1", "0:0:0:0:0:0:0:1"):
+        return True
+    parts = host.split(".")
+    return (
+        len(parts) == 4
+        and parts[0] == "127"
+        and all(p.isdigit() and len(p) <= 3 and int(p) < 256 for p in parts)
+    )
+
+
 def host_header(host: str, port: int) -> str:
     """The ``Host`` header for ``host``: an IPv6 address in brackets, as HTTP writes it."""
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -86,6 +105,11 @@ def post(
     headers = {"Host": host_header(host, port), "Content-Type": "application/json"}
     if token:
         _check_sendable(token)
+        if scheme == "http" and not loopback(host):
+            raise NotSent(
+                f"BRIEFD_API_TOKEN is not sent to {url} in the clear (plain http to another "
+                "machine): use the server's https:// URL"
+            )
         headers["Authorization"] = f"Bearer {token}"
     if index:
         headers[INDEX_HEADER] = index

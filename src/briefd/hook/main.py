@@ -137,27 +137,64 @@ def request_body(data: Mapping[str, Any], options: Mapping[str, Any]) -> dict[st
 
 def server(
     options: Mapping[str, Any], env: Mapping[str, str]
-) -> tuple[str | None, float, str | None]:
+) -> tuple[str | None, float, str | None, str | None]:
     """The server to ask (None: none), how long to wait for it, and — when it is only the
     default one (nobody configured a server) — this project's index, which that server must be
-    serving to answer: a `briefd serve` of another project on 127.0.0.1:8484 is not asked."""
+    serving to answer: a `briefd serve` of another project on 127.0.0.1:8484 is not asked.
+    Last, why a server the project's settings file names is not asked (:func:`untrusted`)."""
     from briefd.hook import discover
 
     path = options.get("config") or discover.config_file(env)
     config = discover.read_config(path, env)
     timeout = discover.server_timeout(env, config)
     if options.get("local"):
-        return None, timeout, None
+        return None, timeout, None, None
     if "server" in options:
         url = discover.server_url({"BRIEFD_RECALL__SERVER": options["server"]}, {})
-        return url, timeout, None
+        return url, timeout, None, None
     url = discover.server_url(env, config)
     recall = config.get("recall")
-    chosen = "BRIEFD_RECALL__SERVER" in env or (isinstance(recall, dict) and "server" in recall)
+    named = isinstance(recall, dict) and "server" in recall
+    chosen = "BRIEFD_RECALL__SERVER" in env or named
+    refused = untrusted(url, options, env, path, "recall.server" if named else "serve.host")
+    if refused is not None:
+        return None, timeout, None, refused
     if url is None or chosen:
-        return url, timeout, None
+        return url, timeout, None, None
     index = discover.index_path(env, options.get("db"), path, config)
-    return url, timeout, index if os.path.exists(index) else None
+    return url, timeout, index if os.path.exists(index) else None, None
+
+
+def untrusted(
+    url: str | None, options: Mapping[str, Any], env: Mapping[str, str], path: str | None, key: str
+) -> str | None:
+    """Why ``url`` is not asked (None: it is): a server on another machine that only a
+    project's own settings file names (its ``key``: ``recall.server``, or ``serve.host`` for
+    the project's own server) — a repository the user cloned would otherwise receive every
+    prompt and BRIEFD_API_TOKEN. The user's word trusts it: ``--server``,
+    ``$BRIEFD_RECALL__SERVER`` (``$BRIEFD_SERVE__HOST``), a settings file they named
+    (``--config``, ``$BRIEFD_CONFIG``) or their own (``~/.config/briefd/briefd.yaml``)."""
+    from briefd.hook import client, discover
+
+    if url is None or "BRIEFD_RECALL__SERVER" in env or path is None:
+        return None
+    if key == "serve.host" and env.get("BRIEFD_SERVE__HOST"):
+        return None
+    if options.get("config") or env.get("BRIEFD_CONFIG"):
+        return None
+    if os.path.abspath(path) == os.path.abspath(discover.user_config(env)):
+        return None
+    try:
+        host = client.split_url(url)[1]
+    except client.ServerUnavailable:
+        return None  # not a URL: asking it fails as before
+    if client.loopback(host):
+        return None
+    return (
+        f"{url} is not asked: {key} in {path} names it, and a project's settings file may not "
+        f"send prompts and BRIEFD_API_TOKEN off this machine; to trust it, set "
+        f"BRIEFD_RECALL__SERVER={url} in your environment or run `briefd init --url {url}`"
+    )
 
 
 def post(
@@ -169,6 +206,9 @@ def post(
     try:
         token = env.get("BRIEFD_API_TOKEN", "").strip() or None  # as `briefd serve` reads it
         return client.post(url, body, token, timeout, fmt, index)
+    except client.NotSent as exc:
+        sys.stderr.write(f"briefd recall: {exc} (answered from the local index meanwhile)\n")
+        return None
     except client.ServerRefused as exc:  # answered here, but the user should know why
         sys.stderr.write(
             f"briefd recall: {exc}; set BRIEFD_API_TOKEN to the server's token (answered from "
@@ -235,7 +275,9 @@ def respond(
         # the server to ask (and the index it must serve) is the project's, as the index is
         data = data or hook_input(words, raw)
         _enter((data or {}).get("cwd"), options, env)
-    url, timeout, index = server(options, env)
+    url, timeout, index, refused = server(options, env)
+    if refused is not None:
+        stderr.write(f"briefd recall: {refused} (answered from the local index)\n")
     reply = None if url is None else post(url, body, env, timeout, ask, index)
     starting: bytes | bool = False
     if reply is None:
@@ -332,26 +374,33 @@ def daemon_action(options: Mapping[str, Any], env: Mapping[str, str], fmt: str) 
     report = starter.status(local.files, local.config, variables_key(env))
     if report["state"] == "stopped":  # and none the next prompt would start?
         report |= _no_start(local, options)
-    answering = _answering_server(options, env)
+    answering, refused = _answering_server(options, env)
     if answering is not None:  # asked first: the daemon only when it does not answer
         report["server"] = answering
+    if refused is not None:  # a server it will not ask, and how to trust it
+        report["server_refused"] = refused
     return out.to_json(report) if fmt == "json" else out.daemon_status(report)
 
 
-def _answering_server(options: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+def _answering_server(
+    options: Mapping[str, Any], env: Mapping[str, str]
+) -> tuple[str | None, str | None]:
     """The URL of the ``briefd serve`` a prompt from here goes to, when it answers now: asked
-    as a prompt asks it (the same timeout, token and index), with an empty prompt."""
+    as a prompt asks it (the same timeout, token and index), with an empty prompt; and why a
+    server is not asked, when one is not (an untrusted or clear-text one)."""
     from briefd.hook import client
 
-    url, timeout, index = server(options, env)
+    url, timeout, index, refused = server(options, env)
     if url is None:
-        return None
+        return None, refused
     token = env.get("BRIEFD_API_TOKEN", "").strip() or None
     try:
         client.post(url, b'{"prompt": ""}', token, timeout, "json", index)
+    except client.NotSent as exc:
+        return None, str(exc)
     except (client.ServerUnavailable, client.ServerTimeout):
-        return None
-    return url
+        return None, None
+    return url, None
 
 
 def _no_start(local: Local, options: Mapping[str, Any]) -> dict[str, str]:

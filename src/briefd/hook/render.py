@@ -100,6 +100,8 @@ def daemon_status(report: Mapping[str, Any]) -> str:
         if served
         else ""
     )
+    if report.get("server_refused"):
+        head += f"recall server: {report['server_refused']}\n"
     return head + _daemon(report, bool(served))
 
 
