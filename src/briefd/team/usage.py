@@ -158,14 +158,15 @@ def usage_report(
 def _usage_report(store: Store, start: datetime, limit: int) -> UsageReport:
     cutoff = iso(start)
     with store.read() as conn:
-        by_chunk = reports.served_by_surface(conn, cutoff, "sections")
-        by_document = reports.served_by_surface(conn, cutoff, "documents")
+        hint = reports.window_hint(conn, cutoff)
+        by_chunk = reports.served_by_surface(conn, cutoff, "sections", hint)
+        by_document = reports.served_by_surface(conn, cutoff, "documents", hint)
         where = reports.section_info(conn, {c for c, _, _, _ in by_chunk})
         useful = reports.useful_counts(conn, cutoff)
         feedback, nothing = reports.feedback_totals(conn, cutoff)
         docs = reports.documents(conn)
-        counts = reports.daily_counts(conn, cutoff)
-        latencies = reports.daily_latencies(conn, cutoff)
+        counts = reports.daily_counts(conn, cutoff, hint)
+        latencies = reports.daily_latencies(conn, cutoff, hint)
     surfaces = Counter[str]()
     for _, _, surface, n, _ in counts:
         surfaces[surface] += n
