@@ -365,7 +365,8 @@ def test_a_dismissal_follows_its_documents_when_they_are_renamed(
 
 def test_a_list_cut_by_limit_says_how_many_there_are(write_files: WriteFiles, api: Briefd) -> None:
     """Five suggestions asked with limit=2: REST's total and the MCP tool's text and
-    structured total say there are five, and how to get the rest; a whole list says no more."""
+    structured total say there are five, and how to get the rest; a whole list says no more; an
+    offset past the end says there are five, not that every mention is linked."""
     write_files(
         {
             **{f"domain/topic-{n}.md": f"# Topic {n}\n\nText.\n" for n in range(1, 6)},
@@ -385,19 +386,27 @@ def test_a_list_cut_by_limit_says_how_many_there_are(write_files: WriteFiles, ap
             Client(streamable_http_client(url, http_client=client)) as mcp,
         ):
             out = []
-            for limit in (2, 5):
-                result = await mcp.call_tool("suggest_links", {"limit": limit})
+            for limit, offset in ((2, 0), (5, 0), (2, 9)):
+                args = {"limit": limit, "offset": offset}
+                result = await mcp.call_tool("suggest_links", args)
                 text = result.content[0].text  # type: ignore[union-attr]
                 out.append((text, (result.structured_content or {})["total"]))
             return out
 
     with serving(create_app(api, service_config(token=None))) as base:
-        (cut_text, cut_total), (whole_text, whole_total) = anyio.run(main, base + "/mcp")
-    assert cut_total == whole_total == 5
+        (cut_text, cut_total), (whole_text, whole_total), (past_text, past_total) = anyio.run(
+            main, base + "/mcp"
+        )
+    assert cut_total == whole_total == past_total == 5
     assert cut_text.splitlines()[-1] == (
         "[2 of 5 suggestions shown: call suggest_links with limit=5 (or a doc_path) for the rest]"
     )
     assert len(whole_text.splitlines()) == 5 and "shown" not in whole_text
+    # past the end the list is not said to be empty: there are five, from offset 0
+    assert past_text == (
+        "No link suggestions from offset=9: there are 5; call suggest_links with offset=0 "
+        "(or a smaller offset) to read them"
+    )
 
 
 def test_a_name_with_sharp_s_is_found_written_with_ss() -> None:

@@ -224,14 +224,17 @@ MAX_SUGGESTIONS = 1000  # the largest limit suggest_links takes
 
 
 def suggestions_text(out: schemas.SuggestionsOut) -> str:
-    if not out.suggestions:
+    if not out.total:
         return "No link suggestions: every mention is linked and no link is broken."
     listed = "\n".join(f"- {s.doc_path}:{s.line} {s.kind}: {s.detail}" for s in out.suggestions)
     end = out.offset + len(out.suggestions)
     if not out.offset and out.total <= end:
         return listed
     if not out.suggestions:
-        return f"No link suggestions from offset={out.offset}: there are {out.total}."
+        return (
+            f"No link suggestions from offset={out.offset}: there are {out.total}; call "
+            "suggest_links with offset=0 (or a smaller offset) to read them"
+        )
     shown = f"{out.offset + 1}-{end}" if out.offset else f"{end}"
     if out.total <= end:
         return f"{listed}\n[{shown} of {out.total} suggestions shown: the last of them]"
