@@ -438,6 +438,29 @@ class ServiceState:
         with self._flushing:
             self._flush()
 
+    def saved_log(self, wait: float = 2.0) -> None:
+        """Before a report reads the query log (gaps, usage): what this process answered so
+        far written first, or a report asked right after a search would not count it until
+        the next periodic flush (and say nothing was logged). Waits at most ``wait`` seconds
+        for a flush in flight or the service lock (a long index update holds it): then, or
+        when the flush fails, the entries wait for the next one and the report reads what is
+        saved. The flush lock first, as :meth:`flush` takes them."""
+        with self._pending_lock:
+            if not self._pending:
+                return
+        if not self._flushing.acquire(timeout=wait):
+            return
+        try:
+            if self.lock.acquire(timeout=wait):
+                try:
+                    self._flush()
+                finally:
+                    self.lock.release()
+        except Exception as exc:  # the report still answers, from what is saved
+            log.warning("could not save the query log before a report: %s", exc)
+        finally:
+            self._flushing.release()
+
     def _flush(self) -> None:
         with self._pending_lock:
             pending, self._pending = self._pending, []

@@ -69,6 +69,7 @@ class TeamTools:
         got, whether the relevance gate emptied them and the sections they got, ranked by
         frequency x weakness. Queries whose bundle was reported useful are left out. Read-only."""
         request = GapsRequest(since, min_count, limit)
+        await anyio.to_thread.run_sync(self.state.saved_log)  # never under the service lock
         report = await self._call("knowledge_gaps", lambda: self.state.api.gaps(request))
         return report_result(gaps_text(report), report)
 
@@ -86,6 +87,7 @@ class TeamTools:
         """Which knowledge documents and sections are served to agents, how often, by which
         surface (MCP, REST, hook), how often they were reported useful, which documents are
         never served, and requests per day. Read-only."""
+        await anyio.to_thread.run_sync(self.state.saved_log)
         report = await self._call(
             "knowledge_usage", lambda: self.state.api.usage(since, limit), exclusive=False
         )

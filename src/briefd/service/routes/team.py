@@ -39,6 +39,7 @@ def gaps(
     """Knowledge gaps (T3): groups of similar logged queries with weak or empty results,
     most asked × weakest first; queries whose bundle was reported useful are left out."""
     request = GapsRequest(since, min_count, limit)
+    state.saved_log()  # what was just answered counts
     return state.call("rest", "gaps", lambda: state.api.gaps(request))
 
 
@@ -55,6 +56,7 @@ def usage(
 ) -> UsageReport:
     """Served documents and sections by surface, usage feedback, never-served documents and
     requests per day (T6)."""
+    state.saved_log()
     return state.call("rest", "usage", lambda: state.api.usage(since, limit), exclusive=False)
 
 
