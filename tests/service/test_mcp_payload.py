@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from mcp import Client
@@ -373,3 +374,68 @@ def test_a_target_over_the_hard_limit_is_said_first_with_the_call_that_reads_it_
     assert len(parts) >= 2 and not any(p.is_error for p in parts)
     for part in parts:
         assert count_tokens(part.content[0].text) <= 500, part.content[0].text
+
+
+def test_every_tool_and_mode_validates_against_its_output_schema(
+    corpus: tuple[str, list[str]],
+) -> None:
+    """Each tool's structuredContent checked with jsonschema against the outputSchema it
+    lists (not only by the SDK client), in both corpora, with ordinary and awkward
+    arguments: every bundle mode, a tiny and a huge budget, 'all' as a string, a 10,000
+    character task; an error is an isError result with its message and no structured content."""
+    url, tasks = corpus
+    long_task = (tasks[0] + " ") * (10_000 // (len(tasks[0]) + 1))
+
+    async def body(client: Client) -> list[tuple[str, Any, Any]]:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        first = await client.call_tool("search_context", {"query": tasks[0], "max_tokens": 500})
+        doc = first.structured_content["hits"][0]["doc_path"]  # type: ignore[index]
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("list_scopes", {}),
+            ("search_context", {"query": tasks[1], "max_tokens": 1}),
+            ("search_context", {"query": long_task, "max_tokens": 200_000, "scopes": "all"}),
+            *[
+                ("compile_bundle", {"task_description": task, "max_tokens": size, "mode": mode})
+                for mode in ("markdown", "package", "manifest")
+                for task, size in ((tasks[2], 100), (long_task, 500), (tasks[3], 200_000))
+            ],
+            ("document_context", {"doc_path": doc, "max_tokens": 500, "verbose": True}),
+            ("get_document", {"doc_path": doc, "max_tokens": 500}),
+            ("get_document", {"doc_path": doc, "scopes": ["all"]}),
+            ("suggest_links", {"limit": 2, "offset": 1}),
+            ("knowledge_gaps", {}),
+            ("knowledge_drift", {}),
+            ("knowledge_usage", {}),
+        ]
+        found = [(name, await client.call_tool(name, args), schemas[name]) for name, args in calls]
+        bundle = found[4][1].structured_content
+        chunks = [i["chunk_id"] for i in bundle["items"]]  # type: ignore[index]
+        usage = {"bundle_id": bundle["bundle_id"], "useful_chunk_ids": chunks[:1]}  # type: ignore[index]
+        reported = await client.call_tool("report_usage", usage)
+        found.append(("report_usage", reported, schemas["report_usage"]))
+        for name, args in [
+            ("compile_bundle", {"task_description": "x", "issue": "SHOP-42"}),
+            ("search_context", {"query": "x", "scopes": ["nope"]}),
+            ("get_document", {"doc_path": "nowhere/at-all.md"}),
+            ("report_usage", {"bundle_id": "0000000000000000", "useful_chunk_ids": []}),
+        ]:
+            found.append((name, await client.call_tool(name, args), None))
+        return found
+
+    answers = run(url, "auto", body)
+    assert len(answers) == 24
+    fixes = iter(
+        ["or pass the issue's text", "known scopes:", "paths are relative", "pass the bundle_id"]
+    )
+    for name, result, schema in answers:
+        text = result.content[0].text
+        if schema is None:  # an error, and what to do about it
+            assert result.is_error and result.structured_content is None, (name, text)
+            assert next(fixes) in text, (name, text)
+            continue
+        assert not result.is_error and text.strip(), (name, text)
+        jsonschema.validate(result.structured_content, schema)
+        mode = result.structured_content.get("mode")
+        if mode in ("package", "manifest"):  # the text is the same JSON, not a second rendering
+            assert text == stringify(result.structured_content), name
+            assert "text" not in result.structured_content
