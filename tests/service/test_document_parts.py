@@ -216,6 +216,11 @@ def test_a_line_over_the_budget_comes_in_pieces_that_make_it_whole(
     assert not any(a.is_error for a in answers), answers[-1].content
     outs = [a.structured_content for a in answers]
     assert _pieces(outs, 8000) == (root / "domain/oneline.md").read_text()  # type: ignore[arg-type]
+    # the first part fills its budget with the paragraph's first piece (it held the two
+    # headings alone, 12 tokens of 8,000, and the next call began the paragraph)
+    opening = outs[0]
+    assert opening["body"].startswith("# One line\n\n## Line\n\nzebra0 ledger zebra1 ledger")  # type: ignore[index]
+    assert opening["part"]["end_line"] == 5 and opening["part"]["tokens"] > 6000  # type: ignore[index]
     lines = (root / "domain/oneline.md").read_text().split("\n")
     cuts = [
         (o["part"]["end_line"], o["part"]["next_start_char"])

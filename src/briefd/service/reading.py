@@ -258,8 +258,28 @@ class _Reader:
                 end, used = self.lines(start, budget)
             if end > start or used <= budget:
                 listed = tuple(self.links(start, end))
-                return _Span(start, 0, end, None, used, self._shown(start, end), listed)
+                span = _Span(start, 0, end, None, used, self._shown(start, end), listed)
+                return self._filled(span, budget)
         return self.piece(start, start_char, budget)
+
+    def _filled(self, span: _Span, budget: int) -> _Span:
+        """``span`` of whole lines, and when the line after it alone is over ``budget`` (it
+        comes in pieces whichever part meets it), its first piece in the room left: a part
+        from the top of a document whose third line is a 30,000-token paragraph held the title
+        alone (46 tokens of 8,000), and only the next call began the paragraph."""
+        line, room = span.end + 1, budget - span.used - 1  # and the line break before it
+        if line > self.last or room < budget // 4:
+            return span
+        if self.within(self._lines[line - self.first], budget) <= budget:  # a part holds it
+            return span
+        piece = self.piece(line, 0, room)
+        if piece.end_char is None:  # counted whole after all: the next part holds it
+            return span
+        held = {c.id for c in span.sections}
+        sections = span.sections + tuple(c for c in piece.sections if c.id not in held)
+        used = span.used + 1 + piece.used
+        links = span.links + piece.links
+        return _Span(span.start, 0, line, piece.end_char, used, sections, links)
 
     def _shown(self, start: int, end: int) -> tuple[Chunk, ...]:
         return tuple(self.sections(start, end))
