@@ -13,7 +13,8 @@ import pytest
 from briefd.api import Briefd
 from briefd.errors import ConfigError
 from briefd.retrieval.search import SearchRequest
-from briefd.settings import Settings, load_settings, with_overrides
+from briefd.settings import ScopeRule, Settings, load_settings, with_overrides
+from briefd.sources.layout import Layout
 from tests.cli.test_cli import briefd
 
 DOCS = {
@@ -156,3 +157,56 @@ def test_a_rules_folder_matches_it_named_decomposed(settings: Settings, tmp_path
         report = api.index(source)
         assert [s.path for s in report.skipped] == []
         assert [(s.name, s.documents) for s in api.scopes()] == [("odeme", 1)]
+
+
+def test_a_folder_renamed_only_in_letter_case_says_so(tmp_path: Path) -> None:
+    """A knowledge repo's projects/ renamed Projects/ (scopes name projects/*): its documents
+    were skipped as "outside every scope (…); add its folder to 'scopes'", though 'scopes'
+    names it, and nothing said that only the letter case differs."""
+    source = write(
+        tmp_path / "kb",
+        {
+            "domain/glossary.md": "# Glossary\n\nSee [pay](../Projects/pay/notes.md).\n",
+            "Projects/pay/notes.md": "# Pay\n\nRefunds are retried three times.\n",
+        },
+    )
+    done = briefd("index", "--source", str(source), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "  skipped Projects/pay/notes.md: outside every scope (domain/, conventions/, "
+        "projects/*/); not served: Projects/ differs from the scope folder projects/*/ only in "
+        "letter case, and folder names must match exactly: rename it to projects/, or write "
+        "the scope folder as Projects/* in briefd.yaml"
+    ) in done.stdout.splitlines()
+    links = briefd("links", cwd=tmp_path).stdout  # a file outside every scope still
+    assert "Projects/pay/notes.md exists but is outside every scope (not indexed)" in links
+
+    (source / "domain").rename(source / "Domain")
+    alone = briefd("--db", "other.db", "index", "--source", str(source), cwd=tmp_path)
+    assert alone.returncode == 1
+    assert " ".join(alone.stderr.split()) == (
+        f"error: indexed 0 documents from {source}: briefd looked for **/*.md, **/*.markdown "
+        "in domain/, conventions/, projects/*/, and Domain/ differs from the scope folder "
+        "domain/ only in letter case, and folder names must match exactly: rename it to "
+        "domain/, or write the scope folder as Domain in briefd.yaml"
+    )
+
+
+def test_letter_case_hint_names_the_folder_that_differs() -> None:
+    layout = Layout(
+        (
+            ScopeRule(folder="docs/**/teams/*", scope="teams"),
+            ScopeRule(folder="ekipler/Ödeme", scope="odeme"),
+        )
+    )
+    assert layout.case_only("notes/a.md") is None
+    assert layout.case_only("docs/x/Teams/pay/a.md") == (
+        "docs/x/Teams/pay/ differs from the scope folder docs/**/teams/*/ only in letter case, "
+        "and folder names must match exactly: name that folder as it is in 'scopes' in "
+        "briefd.yaml"
+    )
+    assert layout.case_only("ekipler/ödeme/a.md") == (
+        "ekipler/ödeme/ differs from the scope folder ekipler/Ödeme/ only in letter case, and "
+        "folder names must match exactly: rename it to ekipler/Ödeme/, or write the scope "
+        "folder as ekipler/ödeme in briefd.yaml"
+    )

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from briefd.model import IndexReport
 
 ROOT = "."
+OUTSIDE = "outside every scope"  # how a skipped file's reason starts when no scope takes it
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +49,66 @@ class Layout:
         """The folders looked in, for messages: ``domain/, conventions/, projects/*/``."""
         return ", ".join(_shown(rule.folder) for rule in self.rules)
 
-    def outside(self) -> str:
-        """Why a file outside every scope is not served (a skipped file's reason)."""
-        return (
-            f"outside every scope ({self.folders()}); not served: add its folder to 'scopes' "
-            "in briefd.yaml"
+    def outside(self, path: str = "") -> str:
+        """Why the file at ``path``, outside every scope, is not served (a skipped file's
+        reason): with the folder of it a scope names in other letter case, if there is one."""
+        case = self.case_only(path)
+        return f"{self._outside_start()}{case or ADD_FOLDER}"
+
+    def is_outside(self, reason: str) -> bool:
+        """``reason`` is one :meth:`outside` gives (for any file)."""
+        return reason.startswith(self._outside_start())
+
+    def case_only(self, path: str) -> str | None:
+        """What differs, when the file at ``path`` would be in a scope if folder names were
+        compared without letter case (``Projects/`` for ``projects/*``): git and briefd
+        compare them exactly, so a folder renamed to ``Projects/`` leaves every scope."""
+        folders = path.split("/")[:-1]
+        prefixes = ["/".join(folders[: n + 1]) for n in range(len(folders))]
+        for rule in self.rules:
+            pattern = rule.folder.strip("/")
+            for prefix in prefixes if pattern != ROOT else []:
+                if folder_matches(pattern.casefold(), prefix.casefold()):
+                    return _case_differs(pattern, prefix)
+        return None
+
+    def _outside_start(self) -> str:
+        return f"{OUTSIDE} ({self.folders()}); not served: "
+
+
+ADD_FOLDER = "add its folder to 'scopes' in briefd.yaml"
+
+
+def _case_differs(pattern: str, folder: str) -> str:
+    """How ``folder`` differs from the rule folder ``pattern`` it matches without letter case:
+    from its first folder no match of the pattern starts with (``Projects/``)."""
+    names, parts = pattern.split("/"), folder.split("/")
+    depth = next((d for d in range(1, len(parts) + 1) if not _starts(names, parts[:d])), len(parts))
+    shown = "/".join(parts[:depth])
+    named = names[depth - 1] if "**" not in names and depth <= len(names) else "*"
+    fix = "name that folder as it is in 'scopes' in briefd.yaml"
+    if not any(c in named for c in "*?["):
+        written = "/".join([*names[: depth - 1], parts[depth - 1], *names[depth:]])
+        fix = (
+            f"rename it to {'/'.join([*parts[: depth - 1], named])}/, or write the scope "
+            f"folder as {written} in briefd.yaml"
         )
+    return (
+        f"{shown}/ differs from the scope folder {_shown(pattern)} only in letter case, and "
+        f"folder names must match exactly: {fix}"
+    )
+
+
+def _starts(pattern: Sequence[str], parts: Sequence[str]) -> bool:
+    """Some folder the glob ``pattern`` matches starts with the names ``parts``."""
+    if not parts:
+        return True
+    if not pattern:
+        return False
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return any(_starts(rest, parts[n:]) for n in range(len(parts) + 1))
+    return fnmatchcase(parts[0], head) and _starts(rest, parts[1:])
 
 
 def nothing_indexed(report: IndexReport, settings: Settings) -> str:
@@ -65,7 +120,7 @@ def nothing_found(source: str, skipped: Sequence[tuple[str, str]], settings: Set
     """:func:`nothing_indexed` from a stored report: its source and its skipped files (path,
     reason), as the dashboard reads them."""
     layout = Layout.of(settings)
-    outside = [path for path, reason in skipped if reason == layout.outside()]
+    outside = [path for path, reason in skipped if layout.is_outside(reason)]
     looked = f"looked for {', '.join(settings.index.include)} in {layout.folders()}"
     if not outside:
         return (
@@ -76,6 +131,11 @@ def nothing_found(source: str, skipped: Sequence[tuple[str, str]], settings: Set
     example = "{folder: ., scope: docs, default: true}"
     if folders:
         example = f"{{folder: {folders.most_common(1)[0][0]}, default: true}}"
+    if cased := next((r for _, r in skipped if layout.is_outside(r) and ADD_FOLDER not in r), ""):
+        return (
+            f"indexed 0 documents from {source}: briefd {looked}, and "
+            f"{cased.removeprefix(layout.outside('').removesuffix(ADD_FOLDER))}"
+        )
     listed = ", ".join(outside[:3]) + (", …" if len(outside) > 3 else "")
     found = (
         "the file it found is" if len(outside) == 1 else f"the {len(outside)} files it found are"

@@ -373,7 +373,7 @@ def _examine(rules: Rules, rel: str, path: Path, max_bytes: int) -> SourceFile |
     """The file to index, or why it is skipped."""
     scope = rules.layout.scope_of(rel)
     if scope is None:
-        return rules.layout.outside()
+        return rules.layout.outside(rel)
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:

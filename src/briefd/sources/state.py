@@ -219,8 +219,8 @@ def vectors_id(model: str | None, window_words: int) -> str | None:
 
 def outside_scopes(skipped: Iterable[SkippedFile], settings: Settings) -> list[str]:
     """The files a scan found outside every scope: not indexed, but links may name them."""
-    reason = Layout.of(settings).outside()
-    return sorted(s.path for s in skipped if s.reason == reason)
+    layout = Layout.of(settings)
+    return sorted(s.path for s in skipped if layout.is_outside(s.reason))
 
 
 def skipped_files(
@@ -229,8 +229,12 @@ def skipped_files(
     """The files of a scope a scan found but did not index (too large, not UTF-8 text, a Git
     LFS pointer, unreadable…) and the documents ``index.exclude`` or a ``.gitignore`` leave
     out (``left_out``), each with why: links may name them."""
-    outside = Layout.of(settings).outside()
-    found = {s.path: s.reason for s in skipped if s.reason != outside and not s.path.endswith("/")}
+    layout = Layout.of(settings)
+    found = {
+        s.path: s.reason
+        for s in skipped
+        if not layout.is_outside(s.reason) and not s.path.endswith("/")
+    }
     return {**(left_out or {}), **found}
 
 
