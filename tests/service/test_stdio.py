@@ -515,6 +515,9 @@ def test_with_nothing_to_serve_it_says_how_a_stdio_client_reaches_the_example(
     command to give the client; `briefd serve` keeps pointing at demo itself."""
     data = tmp_path / "data home"
     env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(data)}
+    env["PATH"] = os.pathsep.join(  # another briefd, or none, on PATH: this one by its path
+        p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != Path(sys.executable).parent
+    )
     env.pop("BRIEFD_SOURCE", None)
     spawned = subprocess.run(
         [sys.executable, "-m", "briefd", "mcp"],
@@ -529,7 +532,16 @@ def test_with_nothing_to_serve_it_says_how_a_stdio_client_reaches_the_example(
     demo = shlex.quote(str(data / "briefd" / "demo" / "briefd.db"))
     said = " ".join(spawned.stderr.split())
     assert spawned.returncode == 1 and spawned.stdout == ""  # stdout is the protocol's
-    assert f"give the client `briefd --db {demo} mcp --no-index`" in said, said
-    assert f"run `briefd demo` once (it indexes the example into {demo};" in said
+    # briefd by its full path (a desktop client does not get the shell's PATH), as init writes
+    script = Path(sys.executable).with_name("briefd")
+    assert f"give the client `{shlex.quote(str(script))} --db {demo} mcp --no-index`" in said
+    assert f"run `{shlex.quote(str(script))} demo` once (it indexes the example into {demo};" in (
+        said
+    )
+    without_path = {**env, "PATH": str(tmp_path / "no-bin")}  # as a desktop client runs it
+    version = subprocess.run(
+        [str(script), "version"], env=without_path, capture_output=True, text=True, timeout=60
+    )
+    assert version.returncode == 0 and version.stdout.startswith("briefd "), version.stderr
     # where it looked, in full: the client, not the user, chose the folder it runs in
     assert f"configured and {tmp_path / '.briefd' / 'briefd.db'} holds no index." in said

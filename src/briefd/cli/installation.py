@@ -33,3 +33,14 @@ def this_briefd() -> str:
     if on_path is None or uv_cache_prefix() is not None:
         return shlex.quote(script)
     return "briefd" if Path(on_path).resolve() == Path(script).resolve() else shlex.quote(script)
+
+
+def client_briefd() -> str:
+    """The command an MCP client's configuration runs this briefd with: this installation's
+    script by its absolute path (else this Python's ``-m briefd``), even when ``briefd`` on
+    PATH is this one: a desktop client (Claude Desktop, Cursor) started from the dock or the
+    start menu does not get the PATH of the user's shell, and fails to spawn ``briefd``."""
+    script = shutil.which("briefd", path=sysconfig.get_path("scripts"))
+    if script is None:
+        return f"{shlex.quote(sys.executable)} -m briefd"
+    return shlex.quote(str(Path(script).absolute()))

@@ -18,6 +18,7 @@ import typer
 
 from briefd.api import Briefd
 from briefd.cli import interrupt
+from briefd.cli.installation import client_briefd, this_briefd
 from briefd.cli.output import console, errors, reported_errors
 from briefd.cli.tuned import tuned_settings
 from briefd.errors import BriefdError, ConfigError, SourceError, StoreError
@@ -37,9 +38,10 @@ NOTHING_TO_SERVE = (
 
 NOTHING_OVER_STDIO = (
     "nothing to serve: no knowledge source is configured and {db} holds no index. To try "
-    "briefd on its bundled example from a client that spawns `briefd mcp`, run `briefd demo` "
+    "briefd on its bundled example from a client that spawns `briefd mcp`, run `{briefd} demo` "
     "once (it indexes the example into {demo}; stop it once it says `indexed …`) and give the "
-    "client `briefd --db {demo} mcp --no-index`. To serve your team's knowledge, pass --source "
+    "client `{client} --db {demo} mcp --no-index` (briefd by its full path: a desktop client "
+    "does not get your shell's PATH). To serve your team's knowledge, pass --source "
     "DIR (Markdown under domain/, conventions/, projects/<name>/), set BRIEFD_SOURCE to a "
     "directory or a git URL, or put `source: …` in briefd.yaml"
 )
@@ -102,8 +104,7 @@ def mcp_command(
     settings = _settings(ctx, source, tuned)
     with reported_errors():
         if _nothing_to_serve(settings):  # `briefd demo` serves HTTP: say how stdio gets there
-            quoted = shlex.quote(str(demo_db()))  # the index in full: the client chose the folder
-            raise ConfigError(NOTHING_OVER_STDIO.format(db=settings.db.absolute(), demo=quoted))
+            raise ConfigError(_nothing_over_stdio(settings))
         api, metrics, building = prepared_beside(settings, no_index, STDIO_WAIT_S, "answering MCP")
     _log_to_stderr()  # stdout is the protocol; the client keeps stderr in its log file
     try:
@@ -113,6 +114,15 @@ def mcp_command(
     finally:
         api.close()
     leave_unfinished(0)  # the client closed stdin
+
+
+def _nothing_over_stdio(settings: Settings) -> str:
+    """How a client that spawns ``briefd mcp`` gets to the example, with this installation's
+    briefd as a terminal runs it and as the client's configuration must name it."""
+    quoted = shlex.quote(str(demo_db()))  # the index in full: the client chose the folder
+    return NOTHING_OVER_STDIO.format(
+        db=settings.db.absolute(), demo=quoted, briefd=this_briefd(), client=client_briefd()
+    )
 
 
 def _settings(ctx: typer.Context, source: Path | None, tuned: Path | None) -> Settings:
