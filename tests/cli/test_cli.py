@@ -622,10 +622,33 @@ def test_scopes_and_links(indexed: Path) -> None:
     assert "legacy-settlement-batch (no document matches 'legacy-settlement-batch')" in links.stdout
 
 
-def test_version() -> None:
-    result = briefd("version", cwd=REPO)
+def test_version(tmp_path: Path) -> None:
+    result = briefd("version", cwd=tmp_path)  # no index here: the versions alone
     assert re.fullmatch(
         r"briefd \d+\.\d+\.\d+ \(index schema \d+, SQLite \d+\.\d+\.\d+\)\n", result.stdout
+    )
+
+
+def test_version_names_the_commit_a_checkouts_index_was_read_at(tmp_path: Path) -> None:
+    """A git checkout indexed with `briefd index`: `briefd version` names the commit its
+    documents were read at; a commit made since is not it until the next index run."""
+    source = tmp_path / "kb"
+    (source / "domain").mkdir(parents=True)
+    (source / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 180 days.\n")
+    for args in (["init", "--quiet"], ["add", "."], ["commit", "--quiet", "-m", "notes"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=source)
+    read_at = subprocess.run(["git", "rev-parse", "HEAD"], cwd=source, capture_output=True)
+    assert briefd("index", "--source", str(source), cwd=tmp_path).returncode == 0
+    (source / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 90 days.\n")
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "90"], cwd=source
+    )
+    shown = json.loads(briefd("version", "--json", cwd=tmp_path).stdout)["index"]
+    db = tmp_path / ".briefd" / "briefd.db"
+    assert (shown["path"], shown["commit"]) == (str(db), read_at.stdout.decode().strip())
+    assert "synced_at" not in shown  # no sync: a checkout briefd only reads
+    assert briefd("version", cwd=tmp_path).stdout.splitlines()[1] == (
+        f"index: {db} serves commit {shown['commit']} (indexed {shown['indexed_at']})"
     )
 
 

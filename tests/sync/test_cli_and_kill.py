@@ -68,6 +68,34 @@ def test_sync_command_prints_a_summary(tmp_path: Path, remote: Remote) -> None:
     assert data["index"]["deleted"] == ["domain/glossary.md"]
 
 
+def test_version_says_which_commit_the_index_serves_without_fetching(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """Only `briefd sync` (which fetches first) and /api/health said which knowledge commit
+    the index serves; `briefd version` now says it, from the index alone, with the last sync's
+    error when that sync failed and the index kept serving the commit before."""
+    assert run(tmp_path, remote, "sync").returncode == 0
+    served = remote.head()
+    remote.push({"domain/glossary.md": None})  # on the remote only: nothing fetched it yet
+    shown = run(tmp_path, remote, "version", "--json")
+    assert shown.returncode == 0, shown.stderr
+    index = json.loads(shown.stdout)["index"]
+    assert (index["path"], index["commit"]) == (str(tmp_path / "data" / "index.db"), served)
+    assert index["sync_error"] is None and index["indexed_at"].startswith("20")
+    line = run(tmp_path, remote, "version").stdout.splitlines()[1]
+    assert line == (
+        f"index: {tmp_path / 'data' / 'index.db'} serves commit {served} "
+        f"(indexed {index['indexed_at']})"
+    )
+    remote.bare.rename(tmp_path / "moved.git")
+    assert run(tmp_path, remote, "sync").returncode == 1
+    failed = json.loads(run(tmp_path, remote, "version", "--json").stdout)["index"]
+    assert failed["commit"] == served and failed["sync_error"], failed
+    said = run(tmp_path, remote, "version").stdout.splitlines()[1]
+    assert said.startswith(f"index: {tmp_path / 'data' / 'index.db'} serves commit {served} ")
+    assert f"; the last sync ({failed['synced_at']}) failed: " in said
+
+
 def test_sync_says_what_it_skipped_and_why_nothing_was_indexed(
     tmp_path: Path, remote: Remote
 ) -> None:

@@ -18,6 +18,7 @@ from briefd.cli.search import split_scopes
 from briefd.errors import BriefdError
 from briefd.model import DocumentView, LinkFindings, ResolvedLink
 from briefd.settings import load_settings
+from briefd.store import sync_state
 from briefd.store.migrations import SCHEMA_VERSION
 from briefd.store.scopes import default_scope_warnings
 from briefd.store.views import DocumentSummary
@@ -212,20 +213,49 @@ def version_command(
     ctx: typer.Context,
     json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
-    """Print the briefd version, index schema version and SQLite version (with --json also the
-    relevance gate's calibration of the configured index)."""
+    """Print the briefd version, index schema version and SQLite version, and the knowledge
+    commit the configured index serves (with --json also the relevance gate's calibration)."""
     info: dict[str, object] = {
         "briefd": __version__,
         "schema": SCHEMA_VERSION,
         "sqlite": sqlite3.sqlite_version,
     }
+    index = _served(ctx)
     if json_output:
-        print_json({**info, **_calibration(ctx)})
+        print_json({**info, **({"index": index} if index else {}), **_calibration(ctx)})
         return
     console.print(
         f"briefd {__version__} (index schema {SCHEMA_VERSION}, SQLite {sqlite3.sqlite_version})",
         markup=False,
     )
+    if index:
+        console.print(_served_line(index), markup=False, soft_wrap=True)
+
+
+def _served(ctx: typer.Context) -> dict[str, object]:
+    """The configured index and what it serves, read-only and without any fetch ({}: there is
+    no index, or it cannot be read; --json says why in ``index_error``)."""
+    try:
+        db = load_settings(ctx.obj.config, overrides={"db": ctx.obj.db}).db.absolute()
+        if not db.is_file():
+            return {}
+        conn = sqlite3.connect(db.as_uri() + "?mode=ro", uri=True, timeout=5)
+        conn.row_factory = sqlite3.Row
+        try:
+            return {"path": str(db), **sync_state.served(conn)}
+        finally:
+            conn.close()
+    except (BriefdError, sqlite3.Error, ValueError):  # ValueError: a report no JSON
+        return {}
+
+
+def _served_line(index: dict[str, object]) -> str:
+    commit, at = index["commit"], index["indexed_at"] or "never"
+    served = f"serves commit {commit}" if commit else "serves a folder outside git"
+    line = f"index: {index['path']} {served} (indexed {at})"
+    if index.get("sync_error"):
+        line += f"; the last sync ({index['synced_at']}) failed: {index['sync_error']}"
+    return line
 
 
 def _calibration(ctx: typer.Context) -> dict[str, object]:
