@@ -377,6 +377,34 @@ def test_a_pull_request_opened_by_hand_for_a_refused_one_is_followed(
     assert [r.path for r in github.server.requests if r.method == "GET"] == lists * 2
 
 
+def test_the_same_text_proposed_again_after_a_refusal_closes_the_refused_one(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T1: the forge refused a proposal's pull request and said "fix the forge setting … and
+    propose again"; done so, the new proposal opened its pull request, but the first stayed
+    "pushed" with its old error for good (repeats were looked for among local and open ones
+    only) and every sync asked GitHub for its pull request. It is now closed, naming the
+    proposal that superseded it; its branch stays on the remote. Other text is left as is."""
+    monkeypatch.setenv(TOKEN_ENV, "ghp_revoked")
+    refused = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    other = forge_api.propose_update(ProposalRequest("domain/retry.md", "five", NEW_RETRY + "x\n"))
+    monkeypatch.setenv(TOKEN_ENV, "ghp_test")
+
+    again = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    assert (again.status, again.pr_number) == ("open", 1)
+    stored = {p.id: p for p in forge_api.proposals()}
+    assert (stored[refused.id].status, stored[refused.id].forge_error) == (
+        "closed",
+        f"superseded: the same text was proposed again as proposal {again.id} (branch "
+        f"{again.branch}, open, pull request https://github.com/acme/knowledge/pull/1); this "
+        "branch is left on the remote, delete it when you like",
+    )
+    assert stored[other.id] == other  # other text: still waiting for its pull request by hand
+    assert git(remote.bare, "rev-parse", refused.branch) == refused.commit_hash
+    assert [p.id for p in forge_api.state.unfollowed()] == [other.id]
+
+
 def test_a_closed_pull_request_reopened_is_followed_again(
     forge_api: Briefd, github: FakeGitHub
 ) -> None:

@@ -459,6 +459,16 @@ def _blob(target: GitTarget, commit: str, path: str, timeout: float) -> str | No
     return None
 
 
+def same_text(target: GitTarget, commits: tuple[str, str], doc_path: str, timeout: float) -> bool:
+    """Whether the two proposals' ``commits`` hold the same text for ``doc_path`` (no: either
+    is a commit this repository lacks, or holds no such file)."""
+    try:
+        blobs = {_blob(target, commit, target.prefix + doc_path, timeout) for commit in commits}
+    except ProposalError:
+        return False
+    return len(blobs) == 1 and None not in blobs
+
+
 def _text(target: GitTarget, blob: str, timeout: float) -> str:
     raw = git.run_bytes(["cat-file", "blob", blob], target.repo, timeout, ProposalError)
     return raw.decode("utf-8", "replace")

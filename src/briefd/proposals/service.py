@@ -17,7 +17,14 @@ from briefd.errors import (
     ProposalRemoteError,
     StateUnavailableError,
 )
-from briefd.proposals.branch import Author, Change, local_proposal, merged_locally, push_proposal
+from briefd.proposals.branch import (
+    Author,
+    Change,
+    local_proposal,
+    merged_locally,
+    push_proposal,
+    same_text,
+)
 from briefd.proposals.forge import GitHub, PullRequest, open_forge
 from briefd.proposals.form import served_body
 from briefd.proposals.model import Proposal, ProposalRequest
@@ -54,6 +61,10 @@ NO_PULL = (
     "{reason}; the branch {branch} is pushed, so nothing is lost: open a pull request from it "
     "into {base} by hand, or fix the forge setting (forge.* in briefd.yaml, or its token) and "
     "propose again"
+)
+SUPERSEDED = (
+    "superseded: the same text was proposed again as {new}; this branch is left on the "
+    "remote, delete it when you like"
 )
 LIMITED_READS = (
     "GitHub rate-limits the token: %d of %d pull request statuses unread, left for the next sync "
@@ -103,7 +114,29 @@ def propose(
         pull = f" (pull request {proposal.pr_url})" if proposal.pr_url else ""
         said = UNRECORDED.format(branch=proposal.branch, pull=pull, reason=exc)
         raise StateUnavailableError(said) from exc
+    _supersede(store, proposal, going, settings.proposals.git_timeout)
     return proposal
+
+
+def _supersede(store: SharedState, proposal: Proposal, going: Delivery, timeout: float) -> None:
+    """Close the proposals pushed without a pull request (the forge refused it) that proposed
+    the very text ``proposal`` proposes again, as their refusal advised: else each stayed
+    "pushed" with its old error for good, and every sync looked for its pull request. Their
+    branches stay on the remote (briefd deletes nothing there). Never fails the proposal."""
+    if proposal.status not in ("pushed", "open"):
+        return
+    try:
+        for old in store.proposals("pushed"):
+            if old.id == proposal.id or old.pr_number or old.doc_path != proposal.doc_path:
+                continue
+            if not old.commit_hash or not proposal.commit_hash:
+                continue
+            commits = (old.commit_hash, proposal.commit_hash)
+            if same_text(going.target, commits, proposal.doc_path, timeout):
+                said = SUPERSEDED.format(new=_named(proposal))
+                store.record_check(old.id, "closed", said, _now())
+    except BriefdError as exc:
+        log.warning("proposals proposed again not closed: %s", exc)
 
 
 def _pushed(
