@@ -3,16 +3,23 @@ Bundles (B1) and search (R5) put documents whose ``refs`` cover a request's ``pa
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import re2
 
 from briefd.errors import QueryError
 from briefd.sources.globs import Globs
 
 _WILDCARD = re.compile(r"[*?\[]")
+_PATH_WILDCARD = re.compile(r"[*?]")  # a path's wildcards: ``[id].tsx`` is a file's own name
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,10 +106,93 @@ def most_specific_cover(refs: Sequence[str], paths: Sequence[str]) -> Cover | No
     out = taken_back(refs, paths)
     for glob in refs:
         spec = _spec(glob)
-        path = next((p for p in paths if p not in out and _covers(spec, p)), None)
+        path = next((p for p in paths if p not in out and _reaches(spec, glob, p)), None)
         if path is not None and (best is None or specificity(glob) > best.specificity):
             best = Cover(glob, path, specificity(glob))
     return best
+
+
+def _reaches(spec: Globs, glob: str, path: str) -> bool:
+    """Whether ``glob`` covers ``path`` as written, or, when ``path`` is itself a glob (a ``*``
+    or ``?`` in it), covers one of the paths it names (:func:`globs_meet`)."""
+    return _covers(spec, path) or (
+        _PATH_WILDCARD.search(path) is not None and globs_meet(glob, path)
+    )
+
+
+def globs_meet(glob: str, pattern: str) -> bool:
+    """Whether the ``refs`` glob and the path glob ``pattern`` (``*``, ``**`` and ``?`` its
+    only wildcards: ``app/[id]/*.tsx`` is the folder ``[id]``) name a path in common, segment
+    by segment: ``services/gateway/internal/refunds/**`` and ``services/gateway/**`` meet
+    ``services/*/internal/refunds/``. A ``refs`` glob naming a folder governs what is in it,
+    as gitignore reads it; a ``!`` glob governs nothing."""
+    line = _line(glob)
+    if line.startswith("!") or not line.strip("/"):
+        return False
+    anchored = line.startswith("/") or "/" in line.rstrip("/")
+    ref = _segments(line) if anchored else ["**", *_segments(line)]
+    wanted = _segments(pattern)
+    met: dict[tuple[int, int], bool] = {}
+
+    def meet(i: int, j: int) -> bool:
+        if (i, j) not in met:
+            met[i, j] = _meet_at(wanted, ref, i, j, meet)
+        return met[i, j]
+
+    return meet(0, 0)
+
+
+def _meet_at(
+    wanted: list[str], ref: list[str], i: int, j: int, meet: Callable[[int, int], bool]
+) -> bool:
+    if i == len(wanted):
+        return all(s == "**" for s in ref[j:])
+    if j == len(ref):  # the folder the glob names holds the rest, unless two wildcards met
+        return j > 0 and not (_WILDCARD.search(ref[-1]) and _PATH_WILDCARD.search(wanted[i - 1]))
+    if wanted[i] == "**" and (meet(i + 1, j) or meet(i, j + 1)):
+        return True
+    if ref[j] == "**" and (meet(i, j + 1) or meet(i + 1, j)):
+        return True
+    return _segments_meet(wanted[i], ref[j]) and meet(i + 1, j + 1)
+
+
+def _segments(path: str) -> list[str]:
+    return [s for s in _composed(path).split("/") if s]
+
+
+def _segments_meet(wanted: str, ref: str) -> bool:
+    """One path segment of each, either a glob the other's text matches (run by RE2)."""
+    if wanted == ref:
+        return True
+    if _segment_regex(wanted, classes=False).fullmatch(ref) is not None:
+        return True
+    return _segment_regex(ref, classes=True).fullmatch(wanted) is not None
+
+
+@functools.lru_cache(maxsize=4096)  # every document's refs meet a request's glob paths
+def _segment_regex(segment: str, classes: bool) -> Any:
+    """One segment's glob as RE2 reads it: ``*`` any run of characters, ``?`` one, and with
+    ``classes`` a gitignore ``[...]`` class (``[!x]`` is ``[^x]``); all else literal."""
+    out, k = [], 0
+    while k < len(segment):
+        char = segment[k]
+        close = segment.find("]", k + 2) if classes and char == "[" else -1
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif close > 0:
+            body = segment[k + 1 : close]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            k = close
+        else:
+            out.append(re.escape(char))
+        k += 1
+    try:
+        return re2.compile("".join(out), _OPTIONS)
+    except re2.error:  # a class RE2 cannot read: the segment as written
+        return re2.compile(re.escape(segment), _OPTIONS)
 
 
 def _covers(spec: Globs, path: str) -> bool:
