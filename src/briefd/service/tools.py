@@ -225,8 +225,10 @@ class Tools:
         """Compile the smallest sufficient context for a coding task: one Markdown block of
         the relevant knowledge sections (deduplicated; governing documents of the paths first,
         then ranked hits), each with a source attribution line, inside max_tokens.
-        Deterministic: the same task on the same knowledge gives the same bytes and
-        bundle_id. Report which sections helped with report_usage(bundle_id,
+        Deterministic: the same request on the same knowledge gives the same bundle_id and
+        the same sections, byte for byte; a repeat served from the cache says so and differs
+        in nothing else: cached is true in the structured result, and in the text (markdown:
+        "cached" in its closing line; package and manifest: the JSON's cached). Report which sections helped with report_usage(bundle_id,
         useful_chunk_ids)."""
         request = BundleRequest(
             task=task_description,
