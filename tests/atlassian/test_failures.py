@@ -449,7 +449,10 @@ def test_not_configured_and_no_account(tmp_path: Path, cloud: FakeSite) -> None:
     assert not plain.jira_on and not plain.confluence_on
     with pytest.raises(IntegrationOffError) as off:
         plain.jira_issue("SHOP-42", True, 2000, None)
-    assert str(off.value) == "Jira is not configured: set jira.url in briefd.yaml (see /setup)"
+    assert str(off.value) == (
+        "Jira is not configured: set jira.url in briefd.yaml or BRIEFD_JIRA__URL, and the "
+        "account in JIRA_EMAIL / JIRA_TOKEN (README: Confluence and Jira)"
+    )
     with pytest.raises(IntegrationOffError, match="issue 'SHOP-42' is a Jira key, but Jira"):
         plain.prefetch("SHOP-42")
     assert plain.prefetch("SHOP-42 refunds race")("SHOP-42 refunds race", 500) is None

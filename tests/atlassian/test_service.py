@@ -294,7 +294,9 @@ def test_unconfigured_lists_no_live_tools_and_rest_says_what_to_set(
             assert response.status_code == 404
             assert response.json() == {
                 "error": "integration_off",
-                "detail": "Jira is not configured: set jira.url in briefd.yaml (see /setup)",
+                "detail": "Jira is not configured: set jira.url in briefd.yaml or "
+                "BRIEFD_JIRA__URL, and the account in JIRA_EMAIL / JIRA_TOKEN (README: "
+                "Confluence and Jira) (this server's /setup page shows the settings)",
             }
             bundle = http.post("/api/bundle", json={"task": "", "issue": "SHOP-42"})
             assert bundle.status_code == 404

@@ -162,7 +162,7 @@ class Atlassian:
                 return _as_given
             raise IntegrationOffError(
                 f"issue '{issue.strip()}' is a Jira key, but Jira is not configured: set "
-                "jira.url (see /setup), or pass the issue's text instead of its key"
+                f"{SETTINGS_OF['Jira']}, or pass the issue's text instead of its key"
             )
         try:
             found = self._issue(issue, True, account)
@@ -330,12 +330,17 @@ def _as_given(issue: str, max_tokens: int) -> None:
     return None
 
 
+SETTINGS_OF = {  # what turns a product on, wherever briefd runs (a server adds its /setup)
+    product: f"{product.lower()}.url in briefd.yaml or BRIEFD_{product.upper()}__URL, and the "
+    f"account in {product.upper()}_EMAIL / {product.upper()}_TOKEN (README: Confluence and Jira)"
+    for product in ("Confluence", "Jira")
+}
+
+
 def not_configured(product: str) -> IntegrationOffError:
-    """What a question to Confluence or Jira gets while that product is off (REST, MCP)."""
-    key = product.lower()
-    return IntegrationOffError(
-        f"{product} is not configured: set {key}.url in briefd.yaml (see /setup)"
-    )
+    """What a question to Confluence or Jira gets while that product is off (REST, MCP, CLI):
+    the settings to write, as there may be no server (``briefd mcp`` over stdio) to show them."""
+    return IntegrationOffError(f"{product} is not configured: set {SETTINGS_OF[product]}")
 
 
 def _check(

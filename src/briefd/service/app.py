@@ -59,7 +59,7 @@ from briefd.service.routes import metrics as prometheus
 from briefd.service.schemas import scopes_out
 from briefd.service.slashes import RelativeSlashes
 from briefd.service.state import ServiceState
-from briefd.service.tools import build_mcp
+from briefd.service.tools import build_mcp, said
 from briefd.sources import git
 from briefd.store.scopes import default_scope_warnings
 from briefd.sync.poller import Poller
@@ -319,10 +319,11 @@ def _refresh_instructions(mcp: MCPServer[Any], api: Briefd) -> None:
     mcp._lowlevel_server.instructions = server_instructions(api)
 
 
-def mcp_server(state: ServiceState) -> MCPServer[Any]:
+def mcp_server(state: ServiceState, setup_page: bool = True) -> MCPServer[Any]:
     """The MCP tools, over HTTP and stdio alike (I1, I9): briefd's own, and the live Confluence
-    and Jira lookups of each product that is configured (A1, A2)."""
-    mcp = build_mcp(state, server_instructions(state.api, state.building()))
+    and Jira lookups of each product that is configured (A1, A2). ``setup_page``: errors may
+    point at the server's ``/setup`` (not over stdio)."""
+    mcp = build_mcp(state, server_instructions(state.api, state.building()), setup_page)
     live_lookups.register(mcp, state)
     return mcp
 
@@ -340,7 +341,7 @@ def server_instructions(api: Briefd, building: bool = False) -> str:
 def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.BriefdError)
     async def briefd_error(_: Request, exc: errors.BriefdError) -> JSONResponse:
-        body = {"error": error_name(exc), "detail": str(exc)}
+        body = {"error": error_name(exc), "detail": said(exc, True)}
         return JSONResponse(body, status_of(exc), headers=headers_of(exc))
 
     @app.exception_handler(RequestValidationError)

@@ -52,7 +52,7 @@ async def serve_stdio(
     state = ServiceState(api, ServiceConfig.from_settings(api.settings.serve), metrics or Metrics())
     if building is not None:
         state.building = building
-    mcp = mcp_server(state)
+    mcp = mcp_server(state, setup_page=False)
     async with beside_the_server(state, mcp), anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_signal, state)
         await _run_stdio(mcp)

@@ -23,7 +23,7 @@ from briefd.atlassian import Account, caller_account
 from briefd.atlassian.service import not_configured
 from briefd.bundles import BundleRequest
 from briefd.bundles.model import MAX_HARD_LIMIT, MAX_TOKENS, MIN_TOKENS
-from briefd.errors import BriefdError
+from briefd.errors import BriefdError, IntegrationOffError
 from briefd.proposals.model import ProposalRequest
 from briefd.proposals.policy import reaches_out, require_enabled
 from briefd.retrieval.search import SearchRequest
@@ -108,6 +108,14 @@ DOCUMENT_PART_TOKENS = 8_000
 
 def error_result(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def said(exc: BriefdError, setup_page: bool) -> str:
+    """An error's message, and for Confluence or Jira off, where a server shows its settings
+    (``/setup``; not over stdio, where no server may run)."""
+    if setup_page and isinstance(exc, IntegrationOffError):
+        return f"{exc} (this server's /setup page shows the settings)"
+    return str(exc)
 
 
 def ok_result(text: str, structured: BaseModel) -> CallToolResult:
@@ -465,7 +473,7 @@ def add_tool(
         try:
             return await fn(*args, **kwargs)
         except BriefdError as exc:
-            return error_result(str(exc))
+            return error_result(said(exc, isinstance(server, BriefdMCP) and server.setup_page))
 
     description = " ".join((fn.__doc__ or "").split())  # one paragraph, no indentation
     server.add_tool(tool, name=fn.__name__, description=description, annotations=hints)
@@ -476,9 +484,12 @@ class BriefdMCP(MCPServer[Any]):
     each field and what it takes (not pydantic's report with its input echo and links), and
     are counted as the tool's ``invalid`` requests (I4)."""
 
-    def __init__(self, state: ServiceState, name: str, **options: Any) -> None:
+    def __init__(
+        self, state: ServiceState, name: str, setup_page: bool = True, **options: Any
+    ) -> None:
         super().__init__(name, **options)
         self.state = state
+        self.setup_page = setup_page  # served over HTTP beside /setup (not over stdio)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -514,7 +525,7 @@ class BriefdMCP(MCPServer[Any]):
         try:
             self.state.call("mcp", name, refuse, False)
         except BriefdError as exc:
-            return error_result(str(exc))
+            return error_result(said(exc, self.setup_page))
         raise AssertionError(f"{name} is registered whenever it is configured")
 
     def _rejected(self, name: str, problem: str) -> CallToolResult:
@@ -546,9 +557,14 @@ class BriefdMCP(MCPServer[Any]):
         return f"{listed} (it takes {takes})"
 
 
-def build_mcp(state: ServiceState, instructions: str) -> MCPServer[Any]:
+def build_mcp(state: ServiceState, instructions: str, setup_page: bool = True) -> MCPServer[Any]:
     server: MCPServer[Any] = BriefdMCP(
-        state, "briefd", instructions=instructions, version=__version__, log_level="WARNING"
+        state,
+        "briefd",
+        setup_page,
+        instructions=instructions,
+        version=__version__,
+        log_level="WARNING",
     )
     tools = Tools(state)
     for name, hints in offered(state.api.settings):
