@@ -10,17 +10,15 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import anyio
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
 from briefd.api import Briefd
@@ -30,7 +28,7 @@ from briefd.service import create_app
 from briefd.settings import Settings, with_overrides
 from tests.embeddings.fakehttp import FakeServer, Reply, Request, fake_server, json_reply
 from tests.service.conftest import service_config
-from tests.service.live import TOKEN, serving
+from tests.service.live import TOKEN, mcp_session, serving
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote, git
 
@@ -496,18 +494,6 @@ def briefd_env(remote: Remote | str, api: Briefd) -> dict[str, str]:
     env.update(BRIEFD_SOURCE=source, BRIEFD_DB=str(api.settings.db))
     env.update(BRIEFD_EMBEDDINGS__ENABLED="false", COLUMNS="1000")
     return env
-
-
-def mcp_session(url: str, body: Callable[[Client], Awaitable[CallToolResult]]) -> CallToolResult:
-    async def main() -> CallToolResult:
-        headers = {"Authorization": f"Bearer {TOKEN}"}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=30) as http,
-            Client(streamable_http_client(url, http_client=http)) as client,
-        ):
-            return await body(client)
-
-    return anyio.run(main)
 
 
 def test_a_missing_token_fails_before_anything_is_pushed(

@@ -6,15 +6,10 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
 
-import anyio
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from briefd.api import Briefd
 from briefd.errors import ConfigError, ProposalConflictError, ProposalError
@@ -25,13 +20,12 @@ from briefd.service.app import error_name, status_of
 from briefd.settings import with_overrides
 from briefd.sources.knowledge import checkout_dir
 from tests.service.conftest import service_config
-from tests.service.live import TOKEN, serving
+from tests.service.live import mcp_session, serving
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import GLOSSARY, RETRY, Remote, git
 from tests.sync.httpgit import AuthenticatedGit
 
 NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
-T = TypeVar("T")
 
 
 def serving_state(api: Briefd) -> tuple[str, str, str, str, str]:
@@ -552,18 +546,6 @@ def test_get_documents_text_edited_and_sent_back_commits_the_document_alone(
         "deleted; read the whole document (get_document without start_line, with a max_tokens "
         "that holds it) and send all of it"
     )
-
-
-def mcp_session(url: str, body: Callable[[Client], Awaitable[T]]) -> T:
-    async def main() -> T:
-        headers = {"Authorization": f"Bearer {TOKEN}"}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=30) as http,
-            Client(streamable_http_client(url, http_client=http)) as client,
-        ):
-            return await body(client)
-
-    return anyio.run(main)
 
 
 def test_a_name_that_differs_only_in_case_from_one_on_the_base_is_refused(

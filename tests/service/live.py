@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
+import httpx2
 import uvicorn
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from starlette.applications import Starlette
 
 from briefd.service.listener import BoundedH11Protocol
 from tests.ports import free_port
 
 TOKEN = "test-token-0f4c9a"
+T = TypeVar("T")
 
 
 @contextmanager
@@ -38,3 +43,18 @@ def serving(app: Starlette, host: str = "127.0.0.1", **options: Any) -> Iterator
     finally:
         server.should_exit = True
         thread.join(15)
+
+
+def mcp_session(url: str, body: Callable[[Client], Awaitable[T]]) -> T:
+    """``body`` run with the SDK's MCP client on the served app's ``url`` (``…/mcp``), with
+    :data:`TOKEN`."""
+
+    async def main() -> T:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            return await body(client)
+
+    return anyio.run(main)
