@@ -43,3 +43,13 @@ def head_request(request: Request) -> bool:
 
 
 Head = Annotated[bool, Depends(head_request)]
+
+
+# Every HTML page of the server: never framed by another site (its buttons would be clicked
+# through a page on top, as this server's own), never sniffed, no Referer sent onwards.
+FRAMING = {
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "content-security-policy": "frame-ancestors 'none'",
+}

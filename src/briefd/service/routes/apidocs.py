@@ -18,7 +18,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse
 
-from briefd.service.routes.pages import FRAMING
+from briefd.service.deps import FRAMING
 
 router = APIRouter(include_in_schema=False)
 

@@ -12,14 +12,6 @@ from fastapi.responses import HTMLResponse
 
 router = APIRouter(include_in_schema=False)
 
-# Every HTML page of the server: never framed by another site (its buttons would be clicked
-# through a page on top, as this server's own), never sniffed, no Referer sent onwards.
-FRAMING = {
-    "x-frame-options": "DENY",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
-    "content-security-policy": "frame-ancestors 'none'",
-}
 HEADERS = {
     "x-frame-options": "DENY",
     "cache-control": "no-cache",
