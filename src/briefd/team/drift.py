@@ -189,8 +189,13 @@ def drift_report(settings: Settings, refresh_first: bool = False) -> DriftReport
 def shallow_note(conn: sqlite3.Connection, settings: Settings) -> str | None:
     """Why drift is not seen for documents of a shallow knowledge checkout (CI's default
     ``fetch-depth: 1``): git shows its oldest commit adding every file, so each document not
-    changed since is dated by that commit, and code changed before it is no drift here."""
-    source = knowledge.resolve(settings)
+    changed since is dated by that commit, and code changed before it is no drift here. No
+    note when the source cannot be read now (moved, a git URL not cloned here): the report
+    reads the index alone."""
+    try:
+        source = knowledge.resolve(settings)
+    except BriefdError:
+        return None
     cut = shallow_cut(source.root, settings.sync.git_timeout)
     dated = code_table.governed_dated_by(conn, cut) if cut else []
     if not dated:
