@@ -163,3 +163,23 @@ def test_a_number_setting_names_what_it_counts(tmp_path: Path, text: str, messag
     with pytest.raises(ConfigError) as refused:
         load_settings(config, env={})
     assert str(refused.value) == f"{config}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("branch", "why"),
+    [("main branch", "holds a space"), ("release/", "empty path component"), ("v1..2", "'..'")],
+)
+def test_a_sync_branch_git_cannot_name_is_refused_at_load(
+    tmp_path: Path, branch: str, why: str
+) -> None:
+    """K3: `sync.branch: main branch` loaded, and every sync then failed with git's words
+    ("fatal: invalid refspec …") in /api/sync and the log, naming no setting."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(f"sync:\n  branch: '{branch}'\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    said = str(refused.value)
+    assert said.startswith(f"{config}: sync.branch: {branch!r} is not a branch name git takes (")
+    assert why in said and said.endswith("or leave it out to follow the remote's default branch")
+    config.write_text("sync:\n  branch: release/2026.12\n")
+    assert load_settings(config, env={}).sync.branch == "release/2026.12"

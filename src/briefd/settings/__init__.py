@@ -277,6 +277,18 @@ class SyncSettings:
     checkout_dir: Path | None = None
     git_timeout: int = 120  # seconds for one git command
 
+    def problem(self) -> str | None:
+        """What is wrong with these settings (after the key ``sync.``), or None: a branch git
+        cannot name fails every sync with git's words, so it is a settings error instead."""
+        why = branch_name_problem(self.branch) if self.branch is not None else None
+        if why is None:
+            return None
+        return (
+            f"branch: {self.branch!r} is not a branch name git takes ({why}); write the "
+            "branch as `git branch -r` lists it without its remote (e.g. main), or leave it "
+            "out to follow the remote's default branch"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ProposalSettings:
