@@ -30,9 +30,15 @@ class Relay:
                 client, _ = self._listener.accept()
             except TimeoutError:
                 continue
+            except OSError:  # the listener closed under it
+                return
             while self.frozen.is_set() and not self._closed.is_set():
                 self._closed.wait(0.05)  # accepted by the kernel, answered by nobody
-            upstream = socket.create_connection(("127.0.0.1", self.target))
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:  # the server is down: the client sees its connection closed
+                client.close()
+                continue
             relay = threading.Thread(target=self._pass, args=(client, upstream), daemon=True)
             relay.start()
 
@@ -44,15 +50,19 @@ class Relay:
                 if self.frozen.is_set():
                     self._closed.wait(0.05)
                     continue
-                for key, _ in sel.select(0.05):
-                    source: socket.socket = key.fileobj  # type: ignore[assignment]
-                    data = source.recv(65536)
-                    if not data:
-                        return
-                    key.data.sendall(data)
+                try:
+                    for key, _ in sel.select(0.05):
+                        source: socket.socket = key.fileobj  # type: ignore[assignment]
+                        data = source.recv(65536)
+                        if not data:
+                            return
+                        key.data.sendall(data)
+                except OSError:  # either side reset: the relay of this connection ends
+                    return
 
     def close(self) -> None:
         self._closed.set()
+        self._threads[0].join(5)  # its accept waits 0.1 s at most
         self._listener.close()
 
     def __enter__(self) -> Relay:
