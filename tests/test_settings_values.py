@@ -138,11 +138,7 @@ def test_a_value_yaml_reads_as_null_or_a_boolean_is_shown_as_written(
     """`interval: off` was "expected a whole number ≥ 0, got False", a key left empty "got
     None" (and a …_env one "got what YAML reads as a NoneType"): Python's words, not the
     file's."""
-    config = tmp_path / "briefd.yaml"
-    config.write_text(text)
-    with pytest.raises(ConfigError) as refused:
-        load_settings(config, env={})
-    assert str(refused.value) == f"{config}: {message}"
+    assert_refused(tmp_path, text, message)
 
 
 @pytest.mark.parametrize(
@@ -158,11 +154,7 @@ def test_a_value_yaml_reads_as_null_or_a_boolean_is_shown_as_written(
 def test_a_number_setting_names_what_it_counts(tmp_path: Path, text: str, message: str) -> None:
     """`interval: 5m` was "expected a whole number ≥ 0, got '5m'" and `max_file_bytes: 2MB`
     "… ≥ 1, got '2MB'": the accepted form without its unit, so the next guess was a guess."""
-    config = tmp_path / "briefd.yaml"
-    config.write_text(text)
-    with pytest.raises(ConfigError) as refused:
-        load_settings(config, env={})
-    assert str(refused.value) == f"{config}: {message}"
+    assert_refused(tmp_path, text, message)
 
 
 @pytest.mark.parametrize(
@@ -183,3 +175,12 @@ def test_a_sync_branch_git_cannot_name_is_refused_at_load(
     assert why in said and said.endswith("or leave it out to follow the remote's default branch")
     config.write_text("sync:\n  branch: release/2026.12\n")
     assert load_settings(config, env={}).sync.branch == "release/2026.12"
+
+
+def assert_refused(tmp_path: Path, text: str, message: str) -> None:
+    """briefd.yaml holding ``text`` is refused at load with ``message`` after its path."""
+    config = tmp_path / "briefd.yaml"
+    config.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config, env={})
+    assert str(refused.value) == f"{config}: {message}"
