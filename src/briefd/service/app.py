@@ -39,7 +39,7 @@ from briefd.service.head import HeadAsGet
 from briefd.service.limits import Limits
 from briefd.service.metrics import Metrics
 from briefd.service.openapi import with_security
-from briefd.service.problems import problems
+from briefd.service.problems import body_problems
 from briefd.service.render import instructions
 from briefd.service.routes import (
     activity,
@@ -350,7 +350,7 @@ def _error_handlers(app: FastAPI) -> None:
         if isinstance(route, APIRoute):  # counted under the route's name, never its raw path
             state: ServiceState = request.app.state.briefd
             state.rejected("rest", route.name)
-        detail = problems(exc.errors())
+        detail = body_problems(exc.errors(), request.headers.get("content-type"))
         return JSONResponse({"error": "invalid_request", "detail": detail}, 422)
 
     @app.exception_handler(StarletteHTTPException)

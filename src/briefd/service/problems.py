@@ -10,12 +10,41 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-__all__ = ["flags_for_counts", "problems", "validation_problem"]
+__all__ = ["body_problems", "flags_for_counts", "problems", "validation_problem"]
+
+_OBJECT_TYPES = ("model_attributes_type", "dict_type")  # a body that is not a JSON object
 
 
 def problems(errors: Iterable[Mapping[str, Any]]) -> str:
     """Every problem, joined into one line."""
     return "; ".join(validation_problem(e) for e in errors)
+
+
+def body_problems(errors: Iterable[Mapping[str, Any]], content_type: str | None) -> str:
+    """:func:`problems` of a REST request, whose JSON body FastAPI reads only when its
+    ``Content-Type`` says JSON (or says nothing): a JSON object sent as another type (``curl
+    -d``, which sends ``application/x-www-form-urlencoded``; ``text/plain``) reached the route
+    as bytes, where "the body must be one JSON object" would name what the caller sent: such a
+    body is said to be of the wrong type, naming the type it came as."""
+    found = list(errors)
+    sent_as = (content_type or "").split(";")[0].strip().lower()
+    if sent_as and not _is_json(sent_as) and any(_not_an_object(e) for e in found):
+        return (
+            f"the body was sent as {sent_as}, which is not read as JSON; send the JSON object "
+            "with 'Content-Type: application/json' (curl: --json, or -H 'Content-Type: "
+            "application/json' beside -d)"
+        )
+    return problems(found)
+
+
+def _is_json(media_type: str) -> bool:
+    """What FastAPI reads as JSON: ``application/json`` and ``application/…+json``."""
+    main, _, sub = media_type.partition("/")
+    return main == "application" and (sub == "json" or sub.endswith("+json"))
+
+
+def _not_an_object(error: Mapping[str, Any]) -> bool:
+    return tuple(error.get("loc", ())) == ("body",) and error.get("type") in _OBJECT_TYPES
 
 
 def validation_problem(error: Mapping[str, Any]) -> str:
@@ -27,7 +56,7 @@ def validation_problem(error: Mapping[str, Any]) -> str:
         where = f" at character {at}" if at is not None else ""
         return f"the body is not valid JSON{where} ({why}); send one JSON object"
     field = ".".join(str(p) for p in loc if p != "body") or "body"
-    if field == "body" and error.get("type") in ("model_attributes_type", "dict_type"):
+    if field == "body" and error.get("type") in _OBJECT_TYPES:
         return "the body must be one JSON object of the route's fields (see /docs)"
     if error.get("type") == "extra_forbidden":
         return f"{field}: not a field of this request (see /docs for its fields)"
