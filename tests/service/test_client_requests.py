@@ -30,3 +30,18 @@ def test_a_json_body_sent_as_a_form_names_the_content_type_to_send(client: TestC
     assert client.post("/api/bundle", json=["deploy"]).json()["detail"] == (
         "the body must be one JSON object of the route's fields (see /docs)"
     )
+
+
+def test_a_body_that_is_not_utf8_says_where_and_what_to_send(client: TestClient) -> None:
+    """A task typed with an é and sent as Latin-1 (Windows PowerShell 5.1's
+    ``Invoke-RestMethod`` encodes a string body so) was answered 400 "There was an error
+    parsing the body", naming neither the encoding nor where it went wrong."""
+    body = '{"task": "café deploy"}'.encode("latin-1")
+    sent = client.post("/api/bundle", content=body, headers={"Content-Type": "application/json"})
+    assert sent.status_code == 400
+    assert sent.json() == {
+        "error": "bad_request",
+        "detail": "the body is not UTF-8 text: byte 0xe9 at offset 13 (invalid continuation "
+        "byte); send the JSON encoded as UTF-8 (é, for one, is two bytes there, 0xc3 0xa9)",
+    }
+    assert client.post("/api/bundle", json={"task": "café deploy"}).is_success

@@ -361,14 +361,16 @@ def _error_handlers(app: FastAPI) -> None:
 
 
 def http_detail(request: Request, exc: StarletteHTTPException) -> str:
-    """The error's own words; for a body too deeply nested to parse, and for the router's bare
-    "Not Found" / "Method Not Allowed" (no such route, or not with this method), what to send
-    instead."""
+    """The error's own words; for a body too deeply nested to parse or not UTF-8, and for the
+    router's bare "Not Found" / "Method Not Allowed" (no such route, or not with this method),
+    what to send instead."""
     if isinstance(exc.__cause__, RecursionError):  # FastAPI: "There was an error parsing…"
         return (
             "the JSON body nests deeper than the server reads; send one JSON object of the "
             "route's fields (see /docs)"
         )
+    if isinstance(exc.__cause__, UnicodeDecodeError):  # FastAPI: "There was an error parsing…"
+        return not_utf8(exc.__cause__)
     if exc.detail != HTTPStatus(exc.status_code).phrase:
         return str(exc.detail)
     method, path = request.method, request.url.path
@@ -378,3 +380,14 @@ def http_detail(request: Request, exc: StarletteHTTPException) -> str:
     if exc.status_code == 405 and allowed:
         return f"{method} is not allowed on {path}; it takes {allowed}"
     return str(exc.detail)
+
+
+def not_utf8(exc: UnicodeDecodeError) -> str:
+    """Why a JSON body could not be read as text: where its first byte that is not UTF-8 is (a
+    client that encodes text as Latin-1 or Windows-1252, as Windows PowerShell 5.1's
+    ``Invoke-RestMethod`` does, sends é as the one byte 0xe9)."""
+    byte = exc.object[exc.start]
+    return (
+        f"the body is not UTF-8 text: byte 0x{byte:02x} at offset {exc.start} ({exc.reason}); "
+        "send the JSON encoded as UTF-8 (é, for one, is two bytes there, 0xc3 0xa9)"
+    )
