@@ -45,3 +45,23 @@ def test_a_body_that_is_not_utf8_says_where_and_what_to_send(client: TestClient)
         "byte); send the JSON encoded as UTF-8 (é, for one, is two bytes there, 0xc3 0xa9)",
     }
     assert client.post("/api/bundle", json={"task": "café deploy"}).is_success
+
+
+def test_a_search_url_too_long_for_its_paths_says_so(client: TestClient) -> None:
+    """A client passing a diff's 300 changed files as ``paths`` got 414 with the advice to
+    "search with the query's key words", for a query of one word."""
+    changed = ",".join(f"svc/ledger/balance/file_{n}.go" for n in range(300))
+    sent = client.get("/api/search", params={"q": "rounding", "paths": changed})
+    assert sent.status_code == 414
+    assert sent.json()["detail"] == (
+        "the request URL is over 8192 bytes: its 300 paths alone take 11594 bytes; send the paths the "
+        "task changes most (bundles and the MCP tools take at most 200), or send them as the "
+        "paths of POST /api/bundle, whose JSON body the URL does not limit"
+    )
+    repeated = client.get("/api/search", params={"q": "rounding", "paths": changed.split(",")})
+    assert "its 300 paths alone take 12790 bytes;" in repeated.json()["detail"]
+    # a long query keeps its advice, paths or not
+    pasted = client.get("/api/search", params={"q": "x " * 5000, "paths": "svc/ledger"})
+    assert pasted.json()["detail"].endswith("or send long text as the task of POST /api/bundle")
+    few = changed.split(",")[:20]
+    assert client.get("/api/search", params={"q": "rounding", "paths": few}).is_success

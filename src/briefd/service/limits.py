@@ -20,12 +20,14 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import unquote_plus
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from briefd.service.config import ServiceConfig
 from briefd.service.guard import deny
+from briefd.service.schemas import MAX_PATHS, split_list
 
 MAX_URL_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 16 * 1024  # the listener's limit for a request head (HEAD_LIMIT)
@@ -106,16 +108,36 @@ def _surrogate_at(text: str) -> int | None:
     return None
 
 
-def url_advice(path: str) -> str:
+def url_advice(path: str, query: bytes = b"") -> str:
     """What to do about a URL over the limit: a search is a GET, so its query cannot move to
-    a body; long text goes to the routes that take one."""
+    a body; long text goes to the routes that take one. A search made long by its ``paths``
+    (a diff's changed files) is told so, not to shorten a query of a few words."""
     too_long = f"the request URL is over {MAX_URL_BYTES} bytes"
     if path.rstrip("/").endswith("/api/search"):
+        spent, count = _paths_in(query)
+        if spent * 2 > len(query):
+            return (
+                f"{too_long}: its {count} paths alone take {spent} bytes; send the paths the task "
+                f"changes most (bundles and the MCP tools take at most {MAX_PATHS}), or send "
+                "them as the paths of POST /api/bundle, whose JSON body the URL does not limit"
+            )
         return (
             f"{too_long}; search with the query's key words (a search reads at most its first "
             "256 distinct words), or send long text as the task of POST /api/bundle"
         )
     return f"{too_long}; send long input in a POST body"
+
+
+def _paths_in(query: bytes) -> tuple[int, int]:
+    """The bytes of a query string's ``paths`` parameters as sent, and how many paths they
+    name (repeated and/or comma-separated, as the search route reads them)."""
+    spent, values = 0, []
+    for pair in query.split(b"&"):
+        name, _, value = pair.partition(b"=")
+        if unquote_plus(name.decode("latin-1")) == "paths":
+            spent += len(pair) + 1
+            values.append(unquote_plus(value.decode("latin-1")))
+    return spent, len(split_list(values) or ())
 
 
 class Limits:
@@ -129,7 +151,8 @@ class Limits:
             await self.app(scope, receive, send)
             return
         if url_bytes(scope) > MAX_URL_BYTES:
-            await deny(scope, send, 414, "uri_too_long", url_advice(scope["path"]))
+            advice = url_advice(scope["path"], scope.get("query_string", b""))
+            await deny(scope, send, 414, "uri_too_long", advice)
             return
         if header_bytes(scope) > MAX_HEADER_BYTES:
             detail = f"the request headers are over {MAX_HEADER_BYTES // 1024} KiB"
