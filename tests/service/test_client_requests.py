@@ -65,3 +65,22 @@ def test_a_search_url_too_long_for_its_paths_says_so(client: TestClient) -> None
     assert pasted.json()["detail"].endswith("or send long text as the task of POST /api/bundle")
     few = changed.split(",")[:20]
     assert client.get("/api/search", params={"q": "rounding", "paths": few}).is_success
+
+
+def test_a_query_parameter_that_is_not_utf8_is_refused_not_searched_as_garbage(
+    client: TestClient,
+) -> None:
+    """``?q=caf%E9`` (café percent-encoded from Latin-1, as a client encoding text so sends it)
+    was searched as "caf\ufffd": 200, no hits, and a knowledge gap in the query log."""
+    sent = client.get("/api/search?q=caf%E9")
+    assert sent.status_code == 400
+    assert sent.json() == {
+        "error": "bad_request",
+        "detail": "query parameter 'q' is not UTF-8 text: byte 0xe9 at offset 3 (unexpected "
+        "end of data); percent-encode the text's UTF-8 bytes (é is %C3%A9)",
+    }
+    scopes = client.get("/api/docs?scopes=dom%FFain")
+    assert scopes.status_code == 400
+    assert scopes.json()["detail"].startswith("query parameter 'scopes' is not UTF-8 text")
+    assert client.get("/api/search?q=caf%C3%A9+deploy").json()["query"] == "café deploy"
+    assert client.get("/api/gaps").json()["gaps"] == []  # nothing was searched

@@ -8,6 +8,7 @@
   body is read here, bounded, and handed on; the git webhook checks its signature only after.
 - A body not all there :data:`BODY_TIMEOUT_S` after its head is 408: one sent slowly or left
   unfinished (slow-loris style, on the webhook that needs no token) held the request for good.
+- A query parameter that is not UTF-8 text once percent-decoded is 400, naming it.
 - A JSON body with a string that is not valid Unicode (a lone surrogate, which JSON can spell
   ``"\\ud800"``) is 400, naming the field, before any route runs or anything is queued.
 - Open MCP event streams (``GET /mcp``) are capped at ``serve.max_streams``; more get 503.
@@ -20,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-from urllib.parse import unquote_plus
+from urllib.parse import unquote_plus, unquote_to_bytes
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -77,6 +78,26 @@ def invalid_text(body: bytes, content_type: str, root: str = "body") -> str | No
         f"{where} is not valid Unicode: a lone surrogate (U+{ord(text[at]):04X}) at character "
         f"{at}; send the text as UTF-8 (in JSON, \\ud800–\\udfff escapes only as pairs)"
     )
+
+
+def invalid_query(query: bytes) -> str | None:
+    """Which query parameter, percent-decoded, is not UTF-8 text, said for the caller (None:
+    all are). Starlette reads such bytes as U+FFFD: ``?q=caf%E9`` (café percent-encoded from
+    Latin-1) was searched as "caf\ufffd", answered with no hits and logged as a gap."""
+    for pair in query.split(b"&"):
+        name, _, value = pair.partition(b"=")
+        for part in (name, value):
+            raw = unquote_to_bytes(part.replace(b"+", b" "))
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                named = unquote_plus(name.decode("latin-1"))
+                return (
+                    f"query parameter '{named}' is not UTF-8 text: byte 0x{raw[exc.start]:02x} "
+                    f"at offset {exc.start} ({exc.reason}); percent-encode the text's UTF-8 "
+                    "bytes (é is %C3%A9)"
+                )
+    return None
 
 
 def _first_surrogate(value: Any, where: str) -> tuple[str, str, int] | None:
@@ -157,6 +178,10 @@ class Limits:
         if header_bytes(scope) > MAX_HEADER_BYTES:
             detail = f"the request headers are over {MAX_HEADER_BYTES // 1024} KiB"
             await deny(scope, send, 431, "headers_too_large", detail)
+            return
+        problem = invalid_query(scope.get("query_string", b""))
+        if problem is not None:
+            await deny(scope, send, 400, "bad_request", problem)
             return
         if scope["method"] == "GET" and scope["path"] == "/mcp":
             await self._stream(scope, receive, send)
