@@ -84,3 +84,33 @@ def test_a_query_parameter_that_is_not_utf8_is_refused_not_searched_as_garbage(
     assert scopes.json()["detail"].startswith("query parameter 'scopes' is not UTF-8 text")
     assert client.get("/api/search?q=caf%C3%A9+deploy").json()["query"] == "café deploy"
     assert client.get("/api/gaps").json()["gaps"] == []  # nothing was searched
+
+
+def test_a_query_parameter_the_route_does_not_take_is_named_not_ignored(
+    client: TestClient,
+) -> None:
+    """``?scope=`` (for ``scopes``) searched the default scopes, and ``top-k`` or ``limit`` the
+    default count, each answered 200 as if the parameter had been read, as a body's unknown
+    field never is."""
+    scoped = client.get("/api/search", params={"q": "refund", "scope": "projects/ledger"})
+    assert scoped.status_code == 422
+    assert scoped.json() == {
+        "error": "invalid_request",
+        "detail": "query.scope: not a parameter of this route (did you mean scopes?); it takes "
+        "q, scopes, top_k, max_tokens, paths, tags, client",
+    }
+    counted = client.get("/api/search", params={"q": "refund", "top-k": 1})
+    assert counted.json()["detail"].startswith("query.top-k: not a parameter of this route (did")
+    part = client.get("/api/docs/domain/refunds.md", params={"max_token": 600})
+    assert part.json()["detail"] == (
+        "query.max_token: not a parameter of this route (did you mean max_tokens?); it takes "
+        "scopes, start_line, start_char, max_tokens"
+    )
+    paged = client.get("/api/links/suggestions", params={"page": 2})
+    assert paged.json()["detail"] == (
+        "query.page: not a parameter of this route; it takes doc_path, limit, offset, scopes"
+    )
+    # what routes read is read; a route that reads none (a probe's ?ready) answers as before
+    wanted = client.get("/api/search", params={"q": "refund", "scopes": "projects/ledger"})
+    assert wanted.json()["scopes"] == ["projects/ledger"]
+    assert client.get("/api/health?ready").json()["status"] == "ok"

@@ -219,7 +219,7 @@ def test_a_jira_or_confluence_tool_while_off_is_said_alike(base: str) -> None:
 
     jira, confluence, misspelt = run(base + "/mcp", "legacy", body)
     for tool, path in (
-        (jira, "/api/jira/search?jql=x"),
+        (jira, "/api/jira/search?text=x"),
         (confluence, "/api/confluence/search?q=x"),
     ):
         answer = rest(base, "GET", path)

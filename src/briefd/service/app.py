@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
@@ -34,6 +34,7 @@ from briefd.replicas import agree
 from briefd.service import atlassian as live_lookups
 from briefd.service.config import ServiceConfig
 from briefd.service.cors import Cors
+from briefd.service.deps import known_query
 from briefd.service.guard import Guard
 from briefd.service.head import HeadAsGet
 from briefd.service.limits import Limits
@@ -164,6 +165,7 @@ def create_app(
         docs_url=None,  # served by routes/apidocs.py from local assets, not from a CDN
         redoc_url=None,
         redirect_slashes=False,  # RelativeSlashes: a proxy's path prefix survives
+        dependencies=[Depends(known_query)],  # a query parameter no route reads is named
     )
     app.openapi = with_security(app.openapi, config)  # type: ignore[method-assign]
     app.state.briefd = state

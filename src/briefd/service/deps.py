@@ -1,11 +1,15 @@
 """What every REST router shares: the service state as a FastAPI dependency, the error
-responses the routes document (bodies are ``{error, detail}``, see :mod:`briefd.service.app`)."""
+responses the routes document (bodies are ``{error, detail}``, see :mod:`briefd.service.app`),
+and the check that a query string names only the route's parameters."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 
 from briefd.service.head import is_head
 from briefd.service.schemas import ErrorBody
@@ -53,3 +57,36 @@ FRAMING = {
     "referrer-policy": "no-referrer",
     "content-security-policy": "frame-ancestors 'none'",
 }
+
+
+async def known_query(request: Request) -> None:
+    """Refuse (422, as a body's unknown field is) a query parameter the route does not take:
+    ``GET /api/search?q=refunds&scope=projects/ledger`` searched the default scopes, and
+    ``top-k=3`` or ``limit=3`` answered the default count, each without a word. A route that
+    takes no query parameter (health probes, the webhook, the pages) is left as it was. (Async:
+    run in the event loop, not a worker thread per request.)"""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    taken = query_names(route)
+    unknown = [name for name in dict.fromkeys(request.query_params) if name not in taken]
+    if taken and unknown:
+        raise RequestValidationError([_not_taken(name, taken) for name in unknown])
+
+
+def query_names(route: APIRoute) -> tuple[str, ...]:
+    """The query parameters ``route`` reads, its dependencies' too, as a URL names them."""
+    names: list[str] = []
+    pending = [route.dependant]
+    while pending:
+        dependant = pending.pop()
+        names += [field.alias for field in dependant.query_params]
+        pending += dependant.dependencies
+    return tuple(dict.fromkeys(names))
+
+
+def _not_taken(name: str, taken: tuple[str, ...]) -> dict[str, Any]:
+    close = difflib.get_close_matches(name.replace("-", "_").lower(), taken, n=1, cutoff=0.6)
+    meant = f" (did you mean {close[0]}?)" if close else ""
+    said = f"not a parameter of this route{meant}; it takes {', '.join(taken)}"
+    return {"type": "extra_forbidden", "loc": ("query", name), "msg": said, "input": None}

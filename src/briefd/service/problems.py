@@ -58,6 +58,8 @@ def validation_problem(error: Mapping[str, Any]) -> str:
     field = ".".join(str(p) for p in loc if p != "body") or "body"
     if field == "body" and error.get("type") in _OBJECT_TYPES:
         return "the body must be one JSON object of the route's fields (see /docs)"
+    if error.get("type") == "extra_forbidden" and loc[:1] == ("query",):  # deps.known_query
+        return f"{field}: {error.get('msg')}"
     if error.get("type") == "extra_forbidden":
         return f"{field}: not a field of this request (see /docs for its fields)"
     if error.get("type") == "value_error" and field == "body":
