@@ -114,3 +114,24 @@ def test_a_query_parameter_the_route_does_not_take_is_named_not_ignored(
     wanted = client.get("/api/search", params={"q": "refund", "scopes": "projects/ledger"})
     assert wanted.json()["scopes"] == ["projects/ledger"]
     assert client.get("/api/health?ready").json()["status"] == "ok"
+
+
+def test_a_parameter_of_one_value_given_twice_is_refused_not_read_as_the_last(
+    client: TestClient,
+) -> None:
+    """``?q=refunds&q=chargebacks`` searched "chargebacks" alone and ``top_k=1&top_k=5`` gave
+    five hits: the last value was read and the others dropped without a word."""
+    twice = client.get("/api/search?q=refund&q=chargeback")
+    assert twice.status_code == 422
+    assert twice.json() == {
+        "error": "invalid_request",
+        "detail": "query.q: given 2 times, and it takes one value; send it once (scopes, paths, "
+        "tags take several)",
+    }
+    since = client.get("/api/gaps?since=1d&since=30d")
+    assert (
+        since.json()["detail"] == "query.since: given 2 times, and it takes one value; send it once"
+    )
+    several = client.get("/api/search?q=refund&scopes=domain&scopes=conventions&top_k=2")
+    assert several.json()["scopes"] == ["domain", "conventions"]
+    assert len(several.json()["hits"]) == 2

@@ -5,7 +5,9 @@ and the check that a query string names only the route's parameters."""
 from __future__ import annotations
 
 import difflib
-from typing import Annotated, Any
+from collections import Counter
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from fastapi import Depends, Request
 from fastapi.exceptions import RequestValidationError
@@ -63,30 +65,53 @@ async def known_query(request: Request) -> None:
     """Refuse (422, as a body's unknown field is) a query parameter the route does not take:
     ``GET /api/search?q=refunds&scope=projects/ledger`` searched the default scopes, and
     ``top-k=3`` or ``limit=3`` answered the default count, each without a word. A route that
-    takes no query parameter (health probes, the webhook, the pages) is left as it was. (Async:
-    run in the event loop, not a worker thread per request.)"""
+    takes no query parameter (health probes, the webhook, the pages) is left as it was. A
+    parameter of one value given twice (``?q=refunds&q=chargebacks``) is refused too: the
+    last one was read, the others dropped. (Async: run in the event loop, not a worker thread
+    per request.)"""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):
         return
-    taken = query_names(route)
-    unknown = [name for name in dict.fromkeys(request.query_params) if name not in taken]
-    if taken and unknown:
-        raise RequestValidationError([_not_taken(name, taken) for name in unknown])
+    taken = query_fields(route)
+    if not taken:
+        return
+    given = Counter(name for name, _ in request.query_params.multi_items())
+    problems = [_not_taken(name, tuple(taken)) for name in given if name not in taken]
+    several = [name for name, many in taken.items() if many]
+    problems += [
+        _twice(name, n, several) for name, n in given.items() if n > 1 and taken.get(name) is False
+    ]
+    if problems:
+        raise RequestValidationError(problems)
 
 
-def query_names(route: APIRoute) -> tuple[str, ...]:
-    """The query parameters ``route`` reads, its dependencies' too, as a URL names them."""
-    names: list[str] = []
+def query_fields(route: APIRoute) -> dict[str, bool]:
+    """The query parameters ``route`` reads, its dependencies' too, as a URL names them, each
+    with whether it takes several values (a list: repeated, or a comma list)."""
+    fields: dict[str, bool] = {}
     pending = [route.dependant]
     while pending:
         dependant = pending.pop()
-        names += [field.alias for field in dependant.query_params]
+        for field in dependant.query_params:
+            fields.setdefault(field.alias, _several(field.field_info.annotation))
         pending += dependant.dependencies
-    return tuple(dict.fromkeys(names))
+    return fields
+
+
+def _several(annotation: Any) -> bool:
+    """Whether a parameter of this type takes several values: ``list[str]``, also optional."""
+    options = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else ()
+    return any(get_origin(t) in (list, tuple, set) for t in (annotation, *options))
 
 
 def _not_taken(name: str, taken: tuple[str, ...]) -> dict[str, Any]:
     close = difflib.get_close_matches(name.replace("-", "_").lower(), taken, n=1, cutoff=0.6)
     meant = f" (did you mean {close[0]}?)" if close else ""
     said = f"not a parameter of this route{meant}; it takes {', '.join(taken)}"
+    return {"type": "extra_forbidden", "loc": ("query", name), "msg": said, "input": None}
+
+
+def _twice(name: str, count: int, several: list[str]) -> dict[str, Any]:
+    lists = f" ({', '.join(several)} take several)" if several else ""
+    said = f"given {count} times, and it takes one value; send it once{lists}"
     return {"type": "extra_forbidden", "loc": ("query", name), "msg": said, "input": None}
