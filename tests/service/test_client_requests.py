@@ -135,3 +135,16 @@ def test_a_parameter_of_one_value_given_twice_is_refused_not_read_as_the_last(
     several = client.get("/api/search?q=refund&scopes=domain&scopes=conventions&top_k=2")
     assert several.json()["scopes"] == ["domain", "conventions"]
     assert len(several.json()["hits"]) == 2
+
+
+def test_a_hook_asking_for_another_index_is_told_as_every_421_is(client: TestClient) -> None:
+    """The 421 of ``/api/hook/recall`` for another index came as ``{"error": "error"}`` (the
+    Guard's 421 says ``misdirected``) and was not in the OpenAPI schema."""
+    other = {"X-Briefd-Index": "/elsewhere/briefd.db"}
+    refused = client.post("/api/hook/recall", json={"prompt": "refunds"}, headers=other)
+    assert refused.status_code == 421
+    assert refused.json()["error"] == "misdirected"
+    schema = client.get("/openapi.json").json()["paths"]["/api/hook/recall"]["post"]
+    assert schema["responses"]["421"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorBody"
+    }

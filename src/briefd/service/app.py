@@ -94,6 +94,7 @@ HTTP_ERRORS = {
     429: "rate_limited",
     413: "too_large",
     414: "uri_too_long",
+    421: "misdirected",  # as the Guard names its own 421
     422: "invalid_request",
 }
 

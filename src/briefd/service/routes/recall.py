@@ -19,6 +19,7 @@ from briefd.hook.client import ANSWER_HEADER, INDEX_HEADER
 from briefd.hook.render import hook_output
 from briefd.recall.engine import RecallRequest, client_command
 from briefd.service.deps import ERRORS, State
+from briefd.service.schemas import ErrorBody
 
 router = APIRouter(prefix="/api")
 
@@ -33,7 +34,11 @@ OK: dict[int | str, dict[str, Any]] = {
 
 
 @router.post(
-    "/hook/recall", name="recall", responses={**OK, **ERRORS}, response_model=None, tags=["hooks"]
+    "/hook/recall",
+    name="recall",
+    responses={**OK, **ERRORS, 421: {"model": ErrorBody}},  # another index than this server's
+    response_model=None,
+    tags=["hooks"],
 )
 def hook_recall(
     state: State,
