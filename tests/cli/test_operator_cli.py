@@ -575,6 +575,55 @@ def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
     assert str(calibration["mine"]["threshold"]) in line
 
 
+def test_explain_and_version_add_the_gate_offset_a_tuned_file_or_the_settings_lay_over(
+    tmp_path: Path,
+) -> None:
+    """V3, V4: with `--config best.json` (gate_offset 0.02 from `briefd tune`), `eval --check
+    … --explain` said "gate threshold 0.01…", the fitted threshold alone, while `briefd search
+    --explain` with the same file said the query fell "below this index's threshold +0.03":
+    the threshold in force is the fitted one plus the offset. `version --json` likewise left
+    out a `search.gate_offset` set in the settings."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    for topic in ("refunds", "payouts", "disputes"):
+        (tmp_path / "kb" / "domain" / f"{topic}.md").write_text(
+            f"# {topic.title()}\n\n## Window\n\n{topic} are handled within 30 days.\n"
+        )
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    (tmp_path / "gate.yaml").write_text(GOOD_SET.replace("bm25:", "hybrid:"))
+    (tmp_path / "best.json").write_text(
+        json.dumps({"search": {"gate_offset": 0.02}, "tuned": {"mode": "hybrid"}})
+    )
+    with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
+        ollama.on("POST", "/api/embed", embed_reply)
+        env = {
+            "BRIEFD_EMBEDDINGS__ENABLED": "true",
+            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
+        }
+        check = ("eval", "--check", "gate.yaml", "--explain", "--config", "best.json")
+        result = briefd(*check, cwd=tmp_path, env=env)
+        as_json = briefd(*check, "--json", cwd=tmp_path, env=env)
+        indexed = briefd("index", "--source", "kb", cwd=tmp_path, env=env)
+        offset = {**env, "BRIEFD_SEARCH__GATE_OFFSET": "-0.01"}
+        version = briefd("version", "--json", cwd=tmp_path, env=offset)
+    assert result.returncode == 0, result.stderr
+    assert as_json.returncode == 0, as_json.stderr
+    fitted = json.loads(as_json.stdout)["calibration"]["mine"]
+    assert fitted["gate_offset"] == 0.02
+    threshold = fitted["threshold"]
+    (line,) = [x for x in result.stdout.splitlines() if x.startswith("mine: gate threshold")]
+    assert line.startswith(
+        f"mine: gate threshold {threshold} + gate_offset 0.02 = {threshold + 0.02:.4f} (probe"
+    ), line
+    assert indexed.returncode == 0, indexed.stderr
+    (knobs,) = json.loads(version.stdout)["gate_calibration"].values()
+    assert knobs["gate_offset"] == -0.01
+
+
 @pytest.mark.parametrize(
     ("url", "said"),
     [

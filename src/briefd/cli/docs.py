@@ -266,7 +266,11 @@ def _calibration(ctx: typer.Context) -> dict[str, object]:
         if not settings.db.exists():
             return {}
         with Briefd(settings, embedder=None) as api:
-            return {"gate_calibration": api.gate_calibration()}
+            offset = settings.search.gate_offset  # briefd.yaml's: moves each fitted threshold
+            fitted = api.gate_calibration()
+            return {
+                "gate_calibration": {m: {**k, "gate_offset": offset} for m, k in fitted.items()}
+            }
     except (BriefdError, sqlite3.DatabaseError) as exc:
         errors.print(f"warning: {exc}", markup=False, soft_wrap=True)
         return {"index_error": str(exc)}

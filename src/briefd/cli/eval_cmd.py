@@ -22,6 +22,7 @@ from briefd.cli.eval_trust import (
     print_trust,
     run_trusted,
     set_calibration,
+    with_offset,
 )
 from briefd.cli.output import console, errors, fail, print_json, printable, reported_errors
 from briefd.cli.tuned import idle_knobs, tuned_settings
@@ -242,6 +243,7 @@ def _check(
     offtopic = None
     explained: list[tuple[str, dict[str, object] | None]] = []  # set → gate knobs (--explain)
     say = errors if json_output else console  # --json: stdout holds the JSON alone
+    offset = settings.search.gate_offset  # the settings' or --config's: moves every threshold
     for gate in load_gates(path):
         # public data absent here is skipped; a file in its place is a mistake, said below
         if gate.dataset is not None and not gate.dataset.exists():
@@ -253,7 +255,7 @@ def _check(
             run = run_trusted(settings, gate, offtopic, all_sets)
             found, trust, failures = run.reports, trust + run.figures, failures + run.failures
             reports += run.subset_reports
-            explained += [(f.name, f.calibration) for f in run.figures]
+            explained += [(f.name, with_offset(f.calibration, offset)) for f in run.figures]
         else:
             modes = tuple(m for m in gate.minimums if m in available)
             if gate.queries is not None:
@@ -263,7 +265,8 @@ def _check(
             else:
                 found = _dataset_reports(settings_for_set, gate_dataset(gate), modes)
             if explain and "hybrid" in modes:  # the gate acts in hybrid search only
-                explained.append((gate.name, set_calibration(settings_for_set, gate)))
+                fitted = set_calibration(settings_for_set, gate)
+                explained.append((gate.name, with_offset(fitted, offset)))
         for report in found:
             failures += shortfalls(gate, report.mode, report.overall)
         reports += found

@@ -126,13 +126,33 @@ def set_calibration(settings: Settings, gate: Gate) -> dict[str, object] | None:
         return _calibration(api)
 
 
+def with_offset(calibration: dict[str, object] | None, offset: float) -> dict[str, object] | None:
+    """A set's fitted knobs with the ``search.gate_offset`` its search ran with (the settings'
+    or a tuned file's): the threshold in force is the fitted one plus it, as `briefd search
+    --explain` gives it ("below this index's threshold +0.016")."""
+    if calibration is None:
+        return None
+    return {**calibration, "gate_offset": offset}
+
+
+def _threshold(knobs: dict[str, object]) -> str:
+    """The fitted threshold, and with an offset the sum that gates: ``0.0106 + gate_offset
+    0.0054 = 0.016``."""
+    fitted, offset = knobs.get("threshold"), knobs.get("gate_offset") or 0.0
+    if not isinstance(fitted, int | float) or not isinstance(offset, int | float) or not offset:
+        return str(fitted)
+    return (
+        f"{fitted} {'+' if offset > 0 else '-'} gate_offset {abs(offset)} = {fitted + offset:.4f}"
+    )
+
+
 def print_calibration(found: list[tuple[str, dict[str, object] | None]]) -> None:
-    """``--explain``: the gate's knobs fitted to each index."""
+    """``--explain``: the gate's knobs fitted to each index, and the offset laid over them."""
     for name, calibration in found:
         knobs = calibration or {}
         scores = knobs.get("probe_scores", {})
         console.print(
-            f"{name}: gate threshold {knobs.get('threshold')} (probe scores {scores}; "
+            f"{name}: gate threshold {_threshold(knobs)} (probe scores {scores}; "
             f"{knobs.get('active_probes')}/{knobs.get('probes')} probes active, left out: "
             f"{', '.join(knobs.get('left_out_topics', [])) or 'none'})",  # type: ignore[arg-type]
             markup=False,
