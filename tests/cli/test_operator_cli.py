@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -921,6 +922,42 @@ def test_a_tune_that_found_nothing_keeps_an_earlier_results_values(tmp_path: Pat
         forced = briefd(*tune, "--force", cwd=tmp_path, env=env)
     assert forced.returncode == 0, forced.stderr
     assert json.loads((tmp_path / "best.json").read_text())["search"] == {}
+
+
+def test_the_eval_command_tune_suggests_measures_the_set_it_tuned_on(tmp_path: Path) -> None:
+    """V3: `briefd tune --queries q.yaml` ended "compare with `briefd eval --mode hybrid
+    --config best.json`", which names no set: in a team's repository that command stopped
+    with "no query set given; pass --queries FILE or --dataset DIR" (exit 2), and in briefd's
+    own it measured briefd's golden sets, not the team's."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "kb" / "domain" / "fees.md").write_text("# Fees\n\n## Charges\n\nNo charge.\n")
+    (tmp_path / "team set").mkdir()
+    (tmp_path / "team set" / "q.yaml").write_text(
+        "name: team\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+        "  - {id: b, query: fees charges, type: keyword, "
+        "expected: [{path: domain/fees.md, heading: Charges}]}\n"
+    )
+    tune = ("tune", "--queries", "team set/q.yaml", "--source", "kb", "--trials", "2")
+    with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
+        ollama.on("POST", "/api/embed", embed_reply)
+        env = {
+            "BRIEFD_EMBEDDINGS__ENABLED": "true",
+            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
+        }
+        tuned = briefd(*tune, "--output", "best.json", cwd=tmp_path, env=env)
+        assert tuned.returncode == 0, tuned.stderr
+        found = re.search(r"compare with `briefd ([^`]+)`", tuned.stdout)
+        assert found is not None, tuned.stdout
+        assert found.group(1) == (
+            "eval --queries 'team set/q.yaml' --source kb --mode hybrid --config best.json"
+        )
+        compared = briefd(*shlex.split(found.group(1)), cwd=tmp_path, env=env)
+    assert compared.returncode == 0, compared.stderr
+    assert re.search(r"team \(section\) +│ hybrid +│ +2 │", compared.stdout), compared.stdout
 
 
 def _project_set(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import typer
@@ -72,7 +73,7 @@ def tune_command(
     if json_output:
         print_json({**config, "output": str(output), "written": written})
     else:
-        _print(result, output, written)
+        _print(result, output, written, _the_set(queries, source, dataset))
 
 
 def _open_set(
@@ -88,6 +89,13 @@ def _open_set(
     api, beir = open_beir(settings, dataset)
     cases, unit = beir_cases(beir)
     return api, cases, unit, f"{dataset / 'queries.jsonl'}: "
+
+
+def _the_set(queries: Path | None, source: Path | None, dataset: Path | None) -> str:
+    """The options that name the set tuned on, as `briefd eval` takes them: without them eval
+    runs briefd's own golden sets (outside its repository, nothing: a usage error)."""
+    given = [("--queries", queries), ("--source", source), ("--dataset", dataset)]
+    return " ".join(f"{option} {shlex.quote(str(path))}" for option, path in given if path)
 
 
 def _check_output(output: Path) -> None:
@@ -158,7 +166,7 @@ def _replaceable(output: Path) -> bool:
     return not data or ("tuned" in data and set(data) <= {"search", "tuned"})
 
 
-def _print(result: TuneResult, output: Path, written: bool = True) -> None:
+def _print(result: TuneResult, output: Path, written: bool = True, the_set: str = "") -> None:
     table = Table(title=f"briefd tune ({result.objective}, {result.trials} trials)")
     for column in ("fold", "queries", "", "hit_rate", "mrr@10", "ndcg@10"):
         table.add_column(column, justify="left" if column in ("fold", "") else "right")
@@ -181,10 +189,14 @@ def _print(result: TuneResult, output: Path, written: bool = True) -> None:
         console.print("No trial beat the current settings; the file keeps them.", markup=False)
     else:
         _say_overfit(result)
+    tuned = shlex.quote(str(output))
+    eval_args = f"{the_set} " if the_set else ""
     console.print(
         f"wrote {output} (tuned for hybrid search); use it with `briefd search|bundle|serve "
-        f"--config {output}`, and compare with `briefd eval --mode hybrid --config {output}`",
+        f"--config {tuned}`, and compare with `briefd eval {eval_args}--mode hybrid "
+        f"--config {tuned}`",
         markup=False,
+        soft_wrap=True,
     )
 
 
