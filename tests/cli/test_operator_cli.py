@@ -6,16 +6,18 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from briefd.__about__ import __version__
+from briefd.embeddings.fake import FakeEmbedder
 from briefd.store.migrations import SCHEMA_VERSION
 from tests.cli.test_cli import briefd
 from tests.conftest import EXAMPLE, REPO
-from tests.embeddings.fakehttp import fake_server
+from tests.embeddings.fakehttp import Reply, Request, fake_server, json_reply
 from tests.embeddings.test_ollama import embed_reply
 from tests.ports import free_port
 
@@ -922,6 +924,56 @@ def test_a_tune_that_found_nothing_keeps_an_earlier_results_values(tmp_path: Pat
         forced = briefd(*tune, "--force", cwd=tmp_path, env=env)
     assert forced.returncode == 0, forced.stderr
     assert json.loads((tmp_path / "best.json").read_text())["search"] == {}
+
+
+def bag_of_words(request: Request) -> Reply:
+    """Ollama's /api/embed answered with briefd's test embedder's vectors (hashed bags of
+    words): texts that share words are close, so trials of `briefd tune` differ."""
+    body = request.json()
+    rows = FakeEmbedder().embed_batch(body["input"], "passage").tolist()
+    return json_reply({"model": body["model"], "embeddings": rows})
+
+
+def test_a_tune_that_scores_below_an_earlier_result_keeps_it(tmp_path: Path) -> None:
+    """V3: a quick `briefd tune --trials 1` over the best.json of an earlier 20-trial run
+    replaced it, though its best (tune fold mrr 0.5985) scored below the earlier values
+    (0.6129) on the same queries: the better result was lost without a word. An earlier
+    result whose values score at least as well on this run's tune fold is kept (said, and
+    `written: false`); a run that beats it, or --force, replaces it."""
+    shutil.copytree(EXAMPLE, tmp_path / "kb")
+    golden = (REPO / "eval" / "golden" / "queries.yaml").read_text()
+    (tmp_path / "q.yaml").write_text(golden.replace("source: testdata/knowledge", "source: kb"))
+    tune = ("tune", "--queries", "q.yaml", "--objective", "mrr", "--json")
+    with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
+        ollama.on("POST", "/api/embed", bag_of_words)
+        env = {
+            "BRIEFD_EMBEDDINGS__ENABLED": "true",
+            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
+        }
+        first = briefd(*tune, "--trials", "20", cwd=tmp_path, env=env)
+        assert first.returncode == 0, first.stderr
+        earlier = (tmp_path / "best.json").read_text()
+        quick = briefd(*tune, "--trials", "1", "--seed", "5", cwd=tmp_path, env=env)
+        assert quick.returncode == 0, quick.stderr
+        said = json.loads(quick.stdout)
+        assert said["search"]  # it found values that beat the current settings …
+        assert said["tuned"]["tune"]["mrr"] < json.loads(earlier)["tuned"]["tune"]["mrr"]
+        assert (tmp_path / "best.json").read_text() == earlier  # … and kept the better ones
+        assert said["written"] is False
+        assert said["earlier"] == json.loads(earlier)["tuned"]["tune"]  # rescored: the same
+        assert (
+            "kept best.json: the tuned values it holds from an earlier run score at least as "
+            "well on this run's tune fold as this run's best, which would replace them; pass "
+            "--force to replace them"
+        ) in " ".join(quick.stderr.split())
+        better = briefd(*tune, "--trials", "1", "--seed", "9", cwd=tmp_path, env=env)
+    assert better.returncode == 0, better.stderr
+    assert json.loads(better.stdout)["written"] is True
+    assert json.loads((tmp_path / "best.json").read_text()) == {
+        key: value for key, value in json.loads(better.stdout).items() if key in ("search", "tuned")
+    }
 
 
 def test_the_eval_command_tune_suggests_measures_the_set_it_tuned_on(tmp_path: Path) -> None:

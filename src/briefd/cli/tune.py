@@ -17,7 +17,15 @@ from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import ConfigError, EvalError
 from briefd.eval.run import Case, UnitOf, beir_cases, golden_cases, open_beir, open_golden
 from briefd.eval.trust import OffTopicQuery
-from briefd.eval.tune import OFFTOPIC_FILE, FoldScores, TuneResult, default_offtopic, tune
+from briefd.eval.tune import (
+    OFFTOPIC_FILE,
+    FoldScores,
+    TuneResult,
+    default_offtopic,
+    tune,
+    tune_fold_scores,
+    vars_of,
+)
 from briefd.settings import Settings
 from briefd.settings.raw import read_file
 
@@ -41,7 +49,8 @@ def tune_command(
     force: bool = typer.Option(
         False,
         "--force",
-        help="Replace an earlier result at --output even when no trial beat the current settings.",
+        help="Replace an earlier result at --output even when no trial beat the current settings "
+        "or its tuned values score at least as well.",
     ),
 ) -> None:
     """Tune fusion weights, field weights, candidate depth and gate margins on an eval set
@@ -66,12 +75,15 @@ def tune_command(
         offtopic = _offtopic()
         with api:
             result = tune(api, cases, unit, objective, trials, seed, progress, where, offtopic)  # type: ignore[arg-type]
+            earlier = None if force else _earlier(api, cases, unit, where, output)
         config = result.as_config(
             str((queries or dataset or output).resolve()), settings.embeddings.model
         )
-        written = _write(output, config, force)
+        kept = earlier is not None and bool(result.knobs) and result.beaten_by(earlier)
+        written = _write(output, config, force, kept)
     if json_output:
-        print_json({**config, "output": str(output), "written": written})
+        scored = {"earlier": vars_of(earlier, result.tune_queries)} if earlier else {}
+        print_json({**config, "output": str(output), "written": written, **scored})
     else:
         _print(result, output, written, _the_set(queries, source, dataset))
 
@@ -115,9 +127,35 @@ def _check_output(output: Path) -> None:
         )
 
 
-def _write(output: Path, config: dict[str, object], force: bool) -> bool:
-    """Write the result, unless it found nothing (``search: {}``) and ``output`` holds an
-    earlier result's tuned values, which it would erase without ``--force``: said on stderr."""
+def _earlier(
+    api: Briefd, cases: list[Case], unit: UnitOf, where: str, output: Path
+) -> FoldScores | None:
+    """What the tuned values of an earlier result at ``output`` score on this run's tune fold
+    (None: it holds none, or knobs these settings do not take)."""
+    if not _tuned_values(output):
+        return None
+    search = read_file(output)["search"]
+    if not isinstance(search, dict):  # a hand-edited file: replaced, as any other
+        return None
+    knobs = {f"search.{key}": value for key, value in search.items()}
+    try:
+        return tune_fold_scores(api, cases, unit, knobs, where)
+    except ConfigError:
+        return None
+
+
+def _write(output: Path, config: dict[str, object], force: bool, kept: bool = False) -> bool:
+    """Write the result, unless ``output`` holds an earlier result's tuned values and this
+    one found nothing (``search: {}``, which would erase them) or, ``kept``, values that score
+    no better on the tune fold than the earlier ones: said on stderr; ``--force`` writes."""
+    if kept and not force:
+        errors.print(
+            f"kept {output}: the tuned values it holds from an earlier run score at least as "
+            "well on this run's tune fold as this run's best, which would replace them; pass "
+            "--force to replace them",
+            markup=False,
+        )
+        return False
     if not config["search"] and not force and _tuned_values(output):
         errors.print(
             f"kept {output}: no trial beat the current settings, and it holds the tuned values "
@@ -189,6 +227,13 @@ def _print(result: TuneResult, output: Path, written: bool = True, the_set: str 
         console.print("No trial beat the current settings; the file keeps them.", markup=False)
     else:
         _say_overfit(result)
+        if not written:  # the earlier result's values do as well (said on stderr)
+            console.print(
+                f"{output} is left as it was: the values it holds from an earlier run score at "
+                "least as well on the tune fold.",
+                markup=False,
+            )
+            return
     tuned = shlex.quote(str(output))
     eval_args = f"{the_set} " if the_set else ""
     console.print(

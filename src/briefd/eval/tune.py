@@ -86,6 +86,12 @@ class TuneResult:
     def objective_of(self, scores: FoldScores) -> float:
         return scores.hit_rate if self.objective == "hit_rate" else scores.mrr
 
+    def beaten_by(self, scores: FoldScores) -> bool:
+        """``scores`` (other knobs on the same tune fold) are at least this run's best, by the
+        objective and then nDCG@10, as the trials were ranked."""
+        best = self.best_tune
+        return (self.objective_of(scores), scores.ndcg) >= (self.objective_of(best), best.ndcg)
+
     def as_config(self, tuned_on: str | None = None, model: str | None = None) -> dict[str, Any]:
         """The file `search --config`/`eval --config` read: settings sections plus a record
         of what was tuned: on which set (``tuned_on``, the query file or dataset folder), for
@@ -167,6 +173,20 @@ class _Trials:
             return 0
         self.api.settings = settings
         return len(offtopic_answered(self.api, self.offtopic))
+
+
+def tune_fold_scores(
+    api: Briefd, cases: Sequence[Case], unit: UnitOf, knobs: dict[str, Any], where: str = ""
+) -> FoldScores:
+    """What ``knobs`` (``search.…`` keys, as an earlier result holds them) score on the tune
+    fold :func:`tune` splits ``cases`` into: an earlier result and a new one compared on the
+    same queries. A knob these settings do not take is a ConfigError."""
+    tune_cases, _ = split(cases)
+    base = api.settings
+    try:
+        return _Trials(api, unit, where, ()).scores(with_overrides(base, knobs), tune_cases)
+    finally:
+        api.settings = base
 
 
 def tune(
