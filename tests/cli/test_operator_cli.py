@@ -538,6 +538,33 @@ def test_a_gate_dataset_that_is_a_file_is_refused_not_skipped(tmp_path: Path) ->
     )
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("", "{q} names no knowledge source ('source:')"),
+        ("source: kb\n", "{q}: knowledge source kb is not a directory"),
+    ],
+)
+def test_a_gate_set_without_its_knowledge_is_told_to_name_it_in_the_query_file(
+    tmp_path: Path, given: str, said: str
+) -> None:
+    """V2: a thresholds file's golden set whose query file names no `source:` (or one not
+    there) stopped `eval --check` with "…; pass --source DIR", and `--check … --source DIR`
+    is refused ("--source does nothing with --check"): the advice led nowhere."""
+    (tmp_path / "q.yaml").write_text(
+        f"{given}queries:\n  - {{id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+    )
+    (tmp_path / "gate.yaml").write_text(GOOD_SET)
+    result = briefd("eval", "--check", "gate.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"error: {said.format(q=tmp_path / 'q.yaml')}; write its folder as the query file's "
+        "'source:' (from the working directory or a folder above the file): a thresholds "
+        "file's sets take no --source\n"
+    )
+
+
 def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
     tmp_path: Path,
 ) -> None:

@@ -13,7 +13,14 @@ from rich.text import Text
 from briefd.api import Briefd
 from briefd.cli.output import console, printable
 from briefd.eval.datasets import BeirSet, GoldenSet, load_beir
-from briefd.eval.run import EvalReport, beir_index, open_golden, run_beir, run_golden
+from briefd.eval.run import (
+    SOURCE_FROM_FILE,
+    EvalReport,
+    beir_index,
+    open_golden,
+    run_beir,
+    run_golden,
+)
 from briefd.eval.thresholds import Gate, trust_shortfalls
 from briefd.eval.trust import OffTopicQuery, TrustFigures, figures, offtopic_answered
 from briefd.eval.variants import folded, subset
@@ -46,7 +53,7 @@ def gate_golden(settings: Settings, gate: Gate) -> tuple[Briefd, GoldenSet]:
     """The golden set a gate names and an API over its index, called by the set's name (the
     query file's own ``name:`` may differ): the tables and the failure lines name one thing."""
     assert gate.queries is not None
-    api, golden = open_golden(settings, gate.queries, None)
+    api, golden = open_golden(settings, gate.queries, None, SOURCE_FROM_FILE)
     return api, replace(golden, name=gate.name)
 
 
@@ -119,7 +126,7 @@ def set_calibration(settings: Settings, gate: Gate) -> dict[str, object] | None:
     """``--explain`` for a set without trust limits: the gate's knobs fitted to its eval
     index (built by its run, so only opened here)."""
     if gate.queries is not None:
-        api, _ = open_golden(settings, gate.queries, None)
+        api, _ = open_golden(settings, gate.queries, None, SOURCE_FROM_FILE)
     else:
         api = Briefd(beir_index(settings, gate_dataset(gate)))
     with api:

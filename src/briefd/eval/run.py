@@ -104,16 +104,26 @@ Case = tuple[str, str, str, Mapping[Any, float]]  # id, query, type, relevant un
 UnitOf = Callable[[Hit], Hashable]  # what a hit counts as: its section, or its document
 
 
-def open_golden(settings: Settings, path: Path, source: Path | None) -> tuple[Briefd, GoldenSet]:
-    """The golden set and an API over its (cached, freshly indexed) eval index."""
+SOURCE_FROM_FILE = (
+    "write its folder as the query file's 'source:' (from the working directory or a folder "
+    "above the file): a thresholds file's sets take no --source"
+)
+
+
+def open_golden(
+    settings: Settings, path: Path, source: Path | None, fix: str = "pass --source DIR"
+) -> tuple[Briefd, GoldenSet]:
+    """The golden set and an API over its (cached, freshly indexed) eval index; ``fix``: how
+    to name the knowledge when the file names none, or none that is there (a thresholds
+    file's set: :data:`SOURCE_FROM_FILE`, as ``--check`` refuses ``--source``)."""
     if is_beir(path):  # the two options mixed up
         raise EvalError(f"{path} is a BEIR dataset folder, not a query file; pass it as --dataset")
     golden = load_golden(path)
     root = source or golden.source
     if root is None:
-        raise EvalError(f"{path} names no knowledge source ('source:'); pass --source DIR")
+        raise EvalError(f"{path} names no knowledge source ('source:'); {fix}")
     if not root.is_dir():
-        raise EvalError(f"{path}: knowledge source {root} is not a directory; pass --source DIR")
+        raise EvalError(f"{path}: knowledge source {root} is not a directory; {fix}")
     api = Briefd(golden_index(settings, root))
     api.index()
     return api, golden
