@@ -1003,6 +1003,47 @@ def test_a_tune_that_scores_below_an_earlier_result_keeps_it(tmp_path: Path) -> 
     }
 
 
+def test_a_file_tuned_without_section_windows_is_said_to_be_stale_with_them(
+    tmp_path: Path,
+) -> None:
+    """V3: a tuned file's fusion weights and gate offset fit the cosines search met when it
+    was tuned; turning section windows on (embeddings.window_words: 60, a chunk met at its
+    closest window) changes them as another model does, and `briefd eval|search --config
+    best.json` applied the file without a word (a model change is warned about)."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "kb" / "domain" / "fees.md").write_text("# Fees\n\n## Charges\n\nNo charge.\n")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+        "  - {id: b, query: fees charges, type: keyword, "
+        "expected: [{path: domain/fees.md, heading: Charges}]}\n"
+    )
+    measure = ("eval", "--queries", "q.yaml", "--mode", "hybrid", "--config", "best.json")
+    with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
+        ollama.on("POST", "/api/embed", bag_of_words)
+        env = {
+            "BRIEFD_EMBEDDINGS__ENABLED": "true",
+            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
+        }
+        tuned = briefd("tune", "--queries", "q.yaml", "--trials", "2", cwd=tmp_path, env=env)
+        assert tuned.returncode == 0, tuned.stderr
+        same = briefd(*measure, cwd=tmp_path, env=env)
+        windows = {**env, "BRIEFD_EMBEDDINGS__WINDOW_WORDS": "60"}
+        other = briefd(*measure, cwd=tmp_path, env=windows)
+    assert same.returncode == 0, same.stderr
+    assert "warning" not in same.stderr
+    assert other.returncode == 0, other.stderr
+    assert (
+        "warning: best.json was tuned with embeddings.window_words 0, and the settings use 60: "
+        "its fusion weights and gate offset were fitted to the cosines of whole sections (no "
+        "windows), and search now meets windows of 60 words; run `briefd tune` again on "
+        f"{tmp_path / 'q.yaml'}"
+    ) in " ".join(other.stderr.split())
+
+
 def test_the_eval_command_tune_suggests_measures_the_set_it_tuned_on(tmp_path: Path) -> None:
     """V3: `briefd tune --queries q.yaml` ended "compare with `briefd eval --mode hybrid
     --config best.json`", which names no set: in a team's repository that command stopped

@@ -76,9 +76,9 @@ def tune_command(
         with api:
             result = tune(api, cases, unit, objective, trials, seed, progress, where, offtopic)  # type: ignore[arg-type]
             earlier = None if force else _earlier(api, cases, unit, where, output)
-        config = result.as_config(
-            str((queries or dataset or output).resolve()), settings.embeddings.model
-        )
+        tuned_on = str((queries or dataset or output).resolve())
+        embeddings = settings.embeddings
+        config = result.as_config(tuned_on, embeddings.model, embeddings.window_words)
         kept = earlier is not None and bool(result.knobs) and result.beaten_by(earlier)
         written = _write(output, config, force, kept)
     if json_output:

@@ -25,8 +25,8 @@ def tuned_settings(settings: Settings, path: Path | None, command: str | None) -
 
 def stale(path: Path, settings: Settings) -> list[str]:
     """Why the knobs of the tuned file ``path`` were not chosen for what ``settings`` run: the
-    ranking of another briefd, or another embedding model (whose cosines the fusion weights
-    and the gate's offset were fitted to)."""
+    ranking of another briefd, or another embedding model or section windows (whose cosines
+    the fusion weights and the gate's offset were fitted to)."""
     record: Any = read_file(path).get("tuned")
     if not isinstance(record, dict):
         return []
@@ -47,7 +47,19 @@ def stale(path: Path, settings: Settings) -> list[str]:
             f"{current}: its fusion weights and gate offset were fitted to the other model's "
             f"scores; {again}"
         )
+    windows = record.get("window_words")
+    now = settings.embeddings.window_words
+    if isinstance(windows, int) and settings.embeddings.enabled and windows != now:
+        lines.append(
+            f"{path} was tuned with embeddings.window_words {windows}, and the settings use "
+            f"{now}: its fusion weights and gate offset were fitted to the cosines of "
+            f"{_windows(windows)}, and search now meets {_windows(now)}; {again}"
+        )
     return lines
+
+
+def _windows(words: int) -> str:
+    return f"windows of {words} words" if words else "whole sections (no windows)"
 
 
 HYBRID_ONLY = ("vector_weight", "all_terms_bonus", "coverage_bonus", "gate_offset")

@@ -92,10 +92,13 @@ class TuneResult:
         best = self.best_tune
         return (self.objective_of(scores), scores.ndcg) >= (self.objective_of(best), best.ndcg)
 
-    def as_config(self, tuned_on: str | None = None, model: str | None = None) -> dict[str, Any]:
+    def as_config(
+        self, tuned_on: str | None = None, model: str | None = None, windows: int | None = None
+    ) -> dict[str, Any]:
         """The file `search --config`/`eval --config` read: settings sections plus a record
         of what was tuned: on which set (``tuned_on``, the query file or dataset folder), for
-        which search mode, ranking and embedding ``model``, and how it scored."""
+        which search mode, ranking, embedding ``model`` and section ``windows``
+        (``embeddings.window_words``), and how it scored."""
         search = {key.split(".", 1)[1]: value for key, value in self.knobs.items()}
         return {
             "search": search,
@@ -104,6 +107,7 @@ class TuneResult:
                 "mode": "hybrid",
                 "ranking_version": RANKING_VERSION,
                 **({"embedding_model": model} if model is not None else {}),
+                **({"window_words": windows} if windows is not None else {}),
                 "objective": self.objective,
                 "trials": self.trials,
                 "seed": self.seed,
