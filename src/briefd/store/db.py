@@ -235,7 +235,7 @@ class Store:
                     self.conn.execute(f"PRAGMA user_version = {migration.number}")
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._rollback()  # a full disk ends the transaction itself: say that, not ROLLBACK's
             raise
 
     @contextmanager
