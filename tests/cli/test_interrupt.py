@@ -75,3 +75,38 @@ def test_ctrl_c_while_the_results_print_is_one_line(tmp_path: Path) -> None:
     )
     result = interrupted_run(trap, "search", "retry policy", cwd=tmp_path)
     assert (result.returncode, result.stderr, result.stdout) == (130, "error: interrupted\n", "")
+
+
+def test_ctrl_c_while_the_embedding_model_loads_is_one_line(tmp_path: Path) -> None:
+    """A Ctrl-C in the first seconds of an index run lands while onnxruntime's extension
+    initialises (~0.1 s of it, seen live at 3.5 s into `briefd index`), which turns the
+    KeyboardInterrupt into 'ImportError: initialization failed' (pybind11 raises that from
+    whatever its module init raised): a 70-line traceback, exit 1. The trap raises the real
+    signal inside that extension's loading and converts it as pybind11 does."""
+    trap = (
+        "import importlib.abc, importlib.machinery, signal\n"
+        "NAME = 'onnxruntime.capi.onnxruntime_pybind11_state'\n"
+        "class Initialising(importlib.machinery.ExtensionFileLoader):\n"
+        "    def create_module(self, spec):\n"
+        "        try:\n"
+        "            signal.raise_signal(signal.SIGINT)\n"
+        "        except KeyboardInterrupt as exc:\n"
+        "            raise ImportError('initialization failed') from exc\n"
+        "class Finder(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name != NAME:\n"
+        "            return None\n"
+        "        spec = importlib.machinery.PathFinder.find_spec(name, path)\n"
+        "        spec.loader = Initialising(spec.loader.name, spec.loader.path)\n"
+        "        return spec\n"
+        "sys.meta_path.insert(0, Finder())\n"
+    )
+    source = tmp_path / "knowledge" / "domain"
+    source.mkdir(parents=True)
+    (source / "retry.md").write_text("# Retry\n\nRetry soft declines three times.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    result = subprocess.run(
+        [sys.executable, "-c", LAUNCH.format(before=trap), "index", "--source", "knowledge"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert (result.returncode, result.stderr, result.stdout) == (130, "error: interrupted\n", "")

@@ -63,6 +63,13 @@ def run() -> None:
             raise
         sys.stderr.write(f"error: could not write the output: {failure.strerror}\n")
         _quiet_exit()
+    except Exception:  # Ctrl-C turned into another error by what it landed in (an import)
+        from briefd.cli import interrupt
+
+        if not interrupt.interrupted():
+            raise
+        interrupt.say()
+        sys.exit(130)
 
 
 def reader_gone() -> bool:
