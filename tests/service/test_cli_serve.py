@@ -325,3 +325,43 @@ def test_a_replica_starting_without_its_shared_state_says_so_once_not_the_pools_
     ]
     said = [line for line in err.splitlines() if line.startswith("the shared state (")]
     assert len(said) == 1 and "is unreachable: " in said[0] and "s3cret" not in err
+
+
+def test_serve_on_a_full_disk_before_the_models_graph_is_stored_serves_by_keywords(
+    tmp_path: Path,
+) -> None:
+    """The default model's ONNX graph is built into embeddings.model_dir on its first load (a
+    new install, an upgrade, a models folder deleted to free space); on a full disk storing it
+    failed and briefd serve exited at start ('error: cannot store the e5 ONNX graph … set
+    embeddings.model_dir to a writable directory'), though it had an index to serve."""
+    source = tmp_path / "knowledge" / "domain"
+    source.mkdir(parents=True)
+    (source / "retry.md").write_text("# Retry\n\n## Soft declines\nRetry soft declines.\n")
+    models = {"BRIEFD_EMBEDDINGS__ENABLED": "true"}
+    built = briefd(tmp_path, "index", "--source", str(source.parent), env=models)
+    _, err = built.communicate(timeout=300)
+    assert built.returncode == 0, err
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "--db", str(tmp_path / "x.db"), "serve", "--port",
+         str(port)],
+        cwd=tmp_path, env={**env, "BRIEFD_EMBEDDINGS__MODEL_DIR": str(tmp_path / "elsewhere"),
+                           "COLUMNS": "1000"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=full_disk(),
+    )  # fmt: skip
+    try:
+        until_up(process, f"http://127.0.0.1:{port}/api/health")
+        found = httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "soft declines"})
+        answer = found.json()
+        assert (answer["mode"], [h["doc_path"] for h in answer["hits"]]) == (
+            "bm25",
+            ["domain/retry.md"],
+        )
+        (said,) = answer["warnings"]
+        assert "the embedding model failed (cannot store the e5 ONNX graph in " in said
+        assert "; free disk space, or set embeddings.model_dir to a folder on another " in said
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    assert "warning: the embedding model failed to load (cannot store the e5 ONNX graph" in err

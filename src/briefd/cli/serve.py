@@ -21,14 +21,16 @@ from briefd.cli import interrupt
 from briefd.cli.installation import client_briefd, this_briefd
 from briefd.cli.output import console, errors, reported_errors
 from briefd.cli.tuned import tuned_settings
-from briefd.errors import BriefdError, ConfigError, SourceError, StoreError
+from briefd.errors import BriefdError, ConfigError, EmbeddingError, SourceError, StoreError
 from briefd.ingest import WAITING
 from briefd.settings import Settings, with_overrides
 from briefd.text import counted
 
 if TYPE_CHECKING:  # the service (prometheus, uvicorn) loads only for the commands that serve
+    from briefd.embeddings.base import Embedder
     from briefd.service.metrics import Metrics
 
+RETRY_MODEL_S = 30.0  # a model that failed to load at start is tried again by a query this often
 NOTHING_TO_SERVE = (
     "nothing to serve: no knowledge source is configured and {db} holds no index. "
     "To try briefd on its bundled example, run `briefd demo`. To serve your team's knowledge, "
@@ -296,13 +298,12 @@ def _nothing_to_serve(settings: Settings) -> bool:
 
 
 def _opened(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
-    from briefd.embeddings.registry import create_embedder
     from briefd.service.metrics import CountingEmbedder, Metrics
 
     if _nothing_to_serve(settings):
         raise ConfigError(NOTHING_TO_SERVE.format(db=settings.db))
     metrics = Metrics()
-    embedder = create_embedder(settings)
+    embedder = _loaded_or_deferred(settings)
     counted = CountingEmbedder(embedder, metrics) if embedder is not None else None
     api = Briefd(settings, embedder=counted)
     if no_index:  # opened now: a broken index is one line here, not a traceback at start-up
@@ -312,6 +313,33 @@ def _opened(settings: Settings, no_index: bool) -> tuple[Briefd, Metrics]:
             api.close()
             raise
     return api, metrics
+
+
+def _loaded_or_deferred(settings: Settings) -> Embedder | None:
+    """The model, loaded now; when loading fails though it is installed (its ONNX graph
+    cannot be stored on a full disk), the index is served by keywords meanwhile, said once
+    here and in each search's warning, and a query tries to load it again every
+    :data:`RETRY_MODEL_S`. A model not installed, or its weights missing, still stops the
+    server (DeferredEmbedder refuses them too)."""
+    from briefd.embeddings.registry import create_embedder
+
+    try:
+        return create_embedder(settings)
+    except EmbeddingError as exc:
+        if settings.embeddings.adapter != "local":
+            raise
+        from briefd.embeddings.deferred import DeferredEmbedder
+        from briefd.embeddings.registry import get_model
+
+        config = settings.embeddings  # each query tries again, at most every RETRY_MODEL_S
+        deferred = DeferredEmbedder(get_model(config.model), config, RETRY_MODEL_S)
+        errors.print(
+            f"warning: the embedding model failed to load ({exc}); searches are by keywords "
+            f"(bm25) until it loads, which a query tries again every {RETRY_MODEL_S:.0f} s",
+            markup=False,
+            soft_wrap=True,
+        )
+        return deferred
 
 
 def _brought_up_to_date(api: Briefd, settings: Settings) -> None:

@@ -4,6 +4,7 @@ that only answers lexically, never pays for loading it (O4)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors
@@ -26,7 +27,11 @@ class DeferredEmbedder(Embedder):
     and the engine's installed version; the loaded model must carry the same id. A missing
     package or weight file is an error at creation, as with a model loaded at once."""
 
-    def __init__(self, spec: ModelSpec, config: EmbeddingsSettings) -> None:
+    def __init__(
+        self, spec: ModelSpec, config: EmbeddingsSettings, retry_seconds: float = 0.0
+    ) -> None:
+        """``retry_seconds``: after a load that failed, calls fail with its error for that
+        long before one tries again (a server's queries, each of which would try)."""
         version = installed_version(engine_package(spec))
         if version is None:
             raise EmbeddingError(
@@ -45,6 +50,8 @@ class DeferredEmbedder(Embedder):
         self._config = config
         self._loaded: Embedder | None = None
         self._lock = threading.Lock()
+        self._retry_seconds = retry_seconds
+        self._failed: tuple[float, str] | None = None  # when the last load failed, and why
 
     @property
     def loaded(self) -> Embedder:
@@ -53,7 +60,13 @@ class DeferredEmbedder(Embedder):
             if self._loaded is None:
                 from briefd.embeddings.local import load_local
 
-                model = load_local(self._spec, self._config)
+                if self._failed and time.monotonic() - self._failed[0] < self._retry_seconds:
+                    raise EmbeddingError(self._failed[1])
+                try:
+                    model = load_local(self._spec, self._config)
+                except EmbeddingError as exc:
+                    self._failed = (time.monotonic(), str(exc))
+                    raise
                 if model.model_id != self.model_id:
                     raise EmbeddingError(
                         f"the loaded model is {model.model_id}, expected {self.model_id}; "

@@ -28,6 +28,7 @@ different order), so the runtime id differs and the index never mixes the two.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 import threading
@@ -262,9 +263,11 @@ def cached_graph(
     try:
         _write_atomically(target, model)
     except OSError as exc:
+        full = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+        fix = "free disk space, or set embeddings.model_dir to a folder on another disk"
         raise EmbeddingError(
             f"cannot store the e5 ONNX graph in {folder} ({exc.strerror or exc}); "
-            "set embeddings.model_dir to a writable directory"
+            + (fix if full else "set embeddings.model_dir to a writable directory")
         ) from None
     return target
 
