@@ -63,7 +63,7 @@ CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # control characters b
 Progress = Callable[[str, int, int], None]
 
 
-WAITING = "waiting for another index run of this index"
+WAITING = "waiting for another index run of this index"  # progress stages start with it
 SKIPPED = docs_table.SKIPPED
 
 
@@ -123,7 +123,7 @@ def index_source(
     """``history`` (path → last commit, from a git checkout) gives documents their
     ``updated_commit`` / ``updated_at``; without it ``updated_at`` is the file time. Runs on
     one index take turns (:func:`index_run_lock`)."""
-    with index_run_lock(store.path, lambda: progress(WAITING, 0, 1)) as waited:
+    with index_run_lock(store.path, lambda holder: progress(WAITING + holder, 0, 1)) as waited:
         overtaken = None if rebuild or not _LEAVE_OTHERS.get() else _overtaken(store, settings)
         if overtaken is not None:
             raise ConfigError(overtaken)

@@ -367,6 +367,38 @@ def test_a_run_waiting_for_another_says_so_while_it_waits(tmp_path: Path) -> Non
     assert err.startswith("waiting for another index run of this index\n"), err
 
 
+def test_a_run_waiting_for_another_process_names_it(tmp_path: Path) -> None:
+    """A run waiting for another said only 'waiting for another index run of this index': a
+    git hook's or cron's run behind one that hung (a stuck mount, a stopped terminal) waited
+    for ever, and nothing said which process to look at or whether ending it was safe."""
+    assert briefd("index", "--source", str(EXAMPLE), cwd=tmp_path).returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    hold = (
+        "import sys; from pathlib import Path; from briefd.store.db import index_run_lock\n"
+        "with index_run_lock(Path('.briefd/briefd.db')):\n"
+        "    print('held', flush=True); sys.stdin.read()\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold], cwd=tmp_path, env=env, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    assert holder.stdin is not None and holder.stdout is not None
+    assert holder.stdout.readline() == "held\n"
+    run = rebuild_run(tmp_path, env)
+    with (tmp_path / ".briefd" / "briefd.db.index.lock").open("a") as lock:
+        _until_blocked_on(lock, run)
+    holder.communicate(timeout=30)  # its stdin closed: it ends its run
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0 and out.startswith("Rebuilt "), err
+    assert re.fullmatch(
+        rf"waiting for another index run of this index \(pid {holder.pid} since "
+        rf"\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d UTC; if it hangs, ending it loses nothing: "
+        rf"`kill {holder.pid}`\)",
+        err.splitlines()[0],
+    ), err
+    assert (tmp_path / ".briefd" / "briefd.db.index.lock").read_text() == ""
+
+
 def test_serve_waiting_for_an_index_run_says_so(tmp_path: Path) -> None:
     """briefd serve updates the index before it serves; while another run held the index it
     printed nothing, and did not serve, for as long as that run took."""

@@ -55,9 +55,8 @@ def index_command(
 
                 report = api.index(rebuild=rebuild, progress=progress)
         else:
-            report = api.index(
-                rebuild=rebuild, progress=ProgressLog(lambda line: errors.print(line, markup=False))
-            )
+            log = ProgressLog(lambda line: errors.print(line, markup=False, soft_wrap=True))
+            report = api.index(rebuild=rebuild, progress=log)
     if not rebuild:
         leave_stamp(ctx, source)
     forget_daemon_failure(api.settings.db)
@@ -115,7 +114,9 @@ class ProgressLog:
         if stage != self._stage:
             self._stage, self._base, self._logged = stage, done, False
             self._started = self._printed = now
-            if stage == WAITING:  # said once, when it starts: it may last as long as that run
+            if stage.startswith(
+                WAITING
+            ):  # said once, when it starts: it may last as long as that run
                 self.write(stage)
             return
         finished = done >= total and self._logged

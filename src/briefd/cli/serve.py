@@ -387,8 +387,8 @@ def _update_index(api: Briefd, settings: Settings) -> None:
 
 def _say_waiting(stage: str, done: int, total: int) -> None:
     """Say so when another run holds the index: serving starts only once it is done."""
-    if stage == WAITING:
-        errors.print(f"{WAITING}: serving starts after it", markup=False, soft_wrap=True)
+    if stage.startswith(WAITING):
+        errors.print(f"{stage}: serving starts after it", markup=False, soft_wrap=True)
 
 
 def _readable(api: Briefd) -> bool:
