@@ -150,7 +150,7 @@ def project_settings(ctx: typer.Context, project: Path) -> Settings:
     own = None if named else project_config(project)
     project = project_home(project)
     if own is not None:
-        return load_settings(own, overrides={"db": ctx.obj.db}, project=project)
+        return load_settings(own, overrides={"db": ctx.obj.db}, project=project, found=True)
     # no settings file in the project: this folder's (or the user's), as before
     settings = load_settings(ctx.obj.config, overrides={"db": ctx.obj.db}, project=Path())
     found = any(path.is_file() for path in config_candidates(os.environ))

@@ -203,7 +203,7 @@ def create_embedder(settings: Settings, deferred: bool = False) -> Embedder | No
     if config.adapter == "openai-compatible":
         from briefd.embeddings.openai import OpenAIEmbedder
 
-        return OpenAIEmbedder.from_settings(config)
+        return OpenAIEmbedder.from_settings(config, named=settings.project_named)
     from briefd.embeddings.local import load_local
 
     return load_local(get_model(config.model), config)

@@ -494,7 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.info("starting for %s", files.index)
     _write_starting(files)
     try:
-        settings = hook_settings(os.environ, args.config, files.index)
+        found = args.config is not None and args.config == discover.config_file(os.environ)
+        settings = hook_settings(os.environ, args.config, files.index, found)
         with Briefd(settings) as api:
             daemon = Daemon(files, api, args.config)
             _stop_on_signals(daemon)

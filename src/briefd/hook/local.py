@@ -17,16 +17,24 @@ HOOK_BUSY_TIMEOUT_MS = 2000  # a hook waits this long for a writer, not the CLI'
 
 
 def hook_settings(
-    env: Mapping[str, str], config: str | None = None, db: str | None = None
+    env: Mapping[str, str],
+    config: str | None = None,
+    db: str | None = None,
+    found: bool | None = None,
 ) -> Settings:
     """Settings as the hook discovers them (see :mod:`briefd.hook.discover`): the index a
     settings file names is the one answered from, even when it is not built yet — never the
-    user's default index, which holds other knowledge."""
+    user's default index, which holds other knowledge. ``found``: ``config`` is the file
+    discovery found, not one the user named (None: so when ``config`` is None)."""
     path = config or discover.config_file(env)
     # the fast path has used recall.server already; "off" would not parse as a URL setting
     env = {k: v for k, v in env.items() if k != "BRIEFD_RECALL__SERVER"}
     settings = load_settings(  # the hook runs in the project's folder (hook.main._up)
-        Path(path) if path else None, env=env, overrides={"db": db}, project=Path()
+        Path(path) if path else None,
+        env=env,
+        overrides={"db": db},
+        project=Path(),
+        found=(config is None) if found is None else found,
     )
     named = discover.read_config(path, env).get("db")  # `db: .briefd/briefd.db` names it too
     if db or "BRIEFD_DB" in env or named or settings.db != Settings().db:

@@ -44,6 +44,7 @@ from briefd.settings.services import ConfluenceSettings as ConfluenceSettings
 from briefd.settings.services import ForgeSettings as ForgeSettings
 from briefd.settings.services import JiraSettings as JiraSettings
 from briefd.settings.services import StateSettings as StateSettings
+from briefd.settings.trust import USERS_WORD, ProjectNamed, is_users_own, project_named
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,6 +413,8 @@ class Settings:
     activity: ActivitySettings = field(default_factory=ActivitySettings)
     code: CodeSettings = field(default_factory=CodeSettings)
     state: StateSettings = field(default_factory=StateSettings)
+    # what only a project's own settings file gave (settings.trust): never read from a file
+    project_named: ProjectNamed = field(default=USERS_WORD, metadata={"internal": True})
 
     def problem(self) -> str | None:
         """What is wrong with these settings taken together, or None: an index inside the
@@ -435,12 +438,14 @@ def load_settings(
     overrides: Mapping[str, Any] | None = None,
     project: Path | None = None,
     command: str | None = None,
+    found: bool = False,
 ) -> Settings:
     """Read the config file (explicit, ``BRIEFD_CONFIG``, or the first of
     :func:`config_candidates` in the ``project`` folder that exists; None: the one found from
     here, :func:`briefd.settings.locate.project_folder`), then apply ``BRIEFD_*`` variables,
     then ``overrides`` (dotted keys, e.g. from CLI flags). ``command``: the CLI command run,
-    named in the hint when a tuned file was given as the settings."""
+    named in the hint when a tuned file was given as the settings; ``found``: ``config`` was
+    found (the hook's discovery), not named by the user: see ``Settings.project_named``."""
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     named_by = "BRIEFD_CONFIG" if config is None and env.get("BRIEFD_CONFIG") else None
@@ -448,8 +453,10 @@ def load_settings(
     path = path.expanduser() if path is not None else None  # ~ no shell expanded (an env block)
     project = project_folder(env) if project is None else project
     if path is None:
-        path = next((found for found in config_candidates(env, project) if found.is_file()), None)
+        path = next((file for file in config_candidates(env, project) if file.is_file()), None)
+        found = True
     origin = "settings"
+    named = USERS_WORD
     if path is not None:
         merged = read_file(path, named_by)
         if "tuned" in merged and set(merged) <= {"search", "tuned"}:  # the two --config options
@@ -462,11 +469,15 @@ def load_settings(
                 f"{path}: 'tuned' is the record `briefd tune` writes beside its search: values, "
                 "not a setting; delete that section (the search: values can stay)"
             )
+        if found and not is_users_own(path, env, config_candidates(env)[2:]):
+            named = project_named(merged, path)
         relative_paths(merged, path.parent)
         origin = str(path)
     in_project(merged, project)
     settings: Settings = _settings(merged, origin)
     failed: ConfigError | None = None  # where the variables stopped building, until they do
+    named = named.without(key for key, _ in env_items(env))
+    named = named.without(key for key, value in (overrides or {}).items() if value is not None)
     for key, value in env_items(env):
         origin = f"environment variable {env_name(key)}"
         set_dotted(merged, key, _env_value(key, value), origin)
@@ -481,6 +492,7 @@ def load_settings(
             origin = "command-line option"
             set_dotted(merged, key, value, origin)
             settings = _settings(merged, origin)
+    settings = dataclasses.replace(settings, project_named=named)
     return _defaults_from_layout(_models_beside_index(settings, merged), merged)
 
 
@@ -533,11 +545,12 @@ def with_overrides(
 ) -> Settings:
     """A copy of ``settings`` with dotted keys replaced and validated (CLI flags, tuned files)."""
     current = _as_dict(settings)
+    named = current.pop("project_named").without(k for k, v in overrides.items() if v is not None)
     for key, value in overrides.items():
         if value is not None:
             set_dotted(current, key, value, origin)
     built: Settings = _settings(current, origin)
-    return built
+    return dataclasses.replace(built, project_named=named)
 
 
 # the commands whose --config (after the command) takes a file from `briefd tune`

@@ -27,7 +27,7 @@ def build(cls: type[Any], data: Any, prefix: str, origin: str) -> Any:
             f"{origin}: {prefix.rstrip('.')}: expected a mapping of settings"
             f"{_section_hint(cls, data, prefix, origin)}"
         )
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
     hints = typing.get_type_hints(cls)
     for key in data:
         if key not in fields:

@@ -1,0 +1,117 @@
+"""Whether a secret may go where the settings send it (O1: nothing leaves the machine unless
+the user configured it). A repository's own settings file — ``briefd.yaml`` or
+``.briefd/briefd.yaml``, found in the project, not named by the user — is the cloned
+repository's word, not the user's: a URL only it names (``embeddings.base_url``,
+``forge.api_url``, ``confluence.url``, ``jira.url``) gets no secret from a variable a ``…_env``
+key names, unless the host is this machine's (loopback, by its text alone) or the URL's own
+default (``api.openai.com``, ``api.github.com``). The user's word trusts it: the URL in a
+``BRIEFD_*`` variable or on the command line, or a settings file the user named
+(``--config``, ``$BRIEFD_CONFIG``) or keeps (``~/.config/briefd/briefd.yaml``) — the rule the
+prompt hook follows for ``recall.server`` (:func:`briefd.hook.main`'s ``untrusted``).
+
+:class:`ProjectNamed` says where each value came from (filled by
+:func:`briefd.settings.load_settings`); :func:`unsent_problem` is the rule, a pure function
+asked by each place that sends such a secret, before it connects."""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from briefd.settings.names import without_account
+from briefd.settings.raw import env_name
+
+
+class ProjectNamed(NamedTuple):
+    """The settings a project's own settings file gave and the user's word did not replace:
+    ``file`` (None: there was none, or the user named or keeps it) and the dotted ``keys``."""
+
+    file: str | None = None
+    keys: frozenset[str] = frozenset()
+
+    def without(self, dotted: Iterable[str]) -> ProjectNamed:
+        """These settings with ``dotted`` (and the keys under them) given by the user."""
+        gone = tuple(dotted)
+        keys = frozenset(
+            k for k in self.keys if not any(k == g or k.startswith(g + ".") for g in gone)
+        )
+        return ProjectNamed(self.file if keys else None, keys)
+
+
+USERS_WORD = ProjectNamed()  # every setting is the user's: none from a project's own file
+
+
+def project_named(data: Mapping[str, Any], file: Path) -> ProjectNamed:
+    """Every setting (dotted) the raw mapping ``data`` of the project's file ``file`` holds."""
+    keys: set[str] = set()
+
+    def walk(node: Mapping[str, Any], prefix: str) -> None:
+        for key, value in node.items():
+            if isinstance(value, Mapping):
+                walk(value, f"{prefix}{key}.")
+            else:
+                keys.add(f"{prefix}{key}")
+
+    walk(data, "")
+    return ProjectNamed(str(file), frozenset(keys)) if keys else ProjectNamed()
+
+
+def is_users_own(path: Path, env: Mapping[str, str], own: Iterable[Path]) -> bool:
+    """Whether ``path`` is one of the user's own settings files ``own`` or ``$BRIEFD_CONFIG``'s
+    (which the prompt hook finds first)."""
+    named = (Path(env["BRIEFD_CONFIG"]),) if env.get("BRIEFD_CONFIG") else ()
+    try:
+        here = path.expanduser().resolve()
+        return any(here == c.expanduser().resolve() for c in (*own, *named))
+    except (OSError, RuntimeError):
+        return False
+
+
+def loopback(host: str) -> bool:
+    """Whether ``host`` is this machine by its text alone: ``localhost``, an address in
+    127.0.0.0/8, or ``::1``. No resolver (as the prompt hook decides it): a name's address may
+    change between this check and the connection, so any other name is not."""
+    host = host.strip().removeprefix("[").removesuffix("]").rstrip(".").lower()
+    if host in ("localhost", "::1", "0:0:0:0:0:0:0:1"):
+        return True
+    parts = host.split(".")
+    return (
+        len(parts) == 4
+        and parts[0] == "127"
+        and all(p.isdigit() and len(p) <= 3 and int(p) < 256 for p in parts)
+    )
+
+
+def _place(url: str) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port) of ``url``, or None when it names no host."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname:
+        return None
+    return parts.scheme.lower(), parts.hostname.lower(), port
+
+
+def unsent_problem(
+    named: ProjectNamed, key: str, url: str, default: str | None, secret: str
+) -> str | None:
+    """Why the secret of ``secret`` (its variables: ``$OPENAI_API_KEY``) is not sent to ``url``,
+    the setting ``key`` (whose default is ``default``), or None when it may be."""
+    if key not in named.keys or named.file is None:
+        return None  # its default, or the user's word
+    place = _place(url)
+    if place is None or loopback(place[1]):
+        return None  # not a URL: sending to it fails as before; this machine's
+    if default is not None and place == _place(default):
+        return None  # the service's own host, written out
+    shown = without_account(url)
+    return (
+        f"{secret} is not sent to {shown}: {key} in {named.file} names it, and a project's "
+        "settings file may not send a secret to a host only it names; to trust it, set "
+        f"{env_name(key)}={shown} in your environment, or name that settings file yourself "
+        f"(`briefd --config {named.file} …`, or $BRIEFD_CONFIG)"
+    )

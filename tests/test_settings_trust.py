@@ -1,0 +1,144 @@
+"""O1, safe by default: a secret named by a ``…_env`` key goes to a host that only a project's
+own ``briefd.yaml`` names (the file a cloned repository brings, found, not named by the user)
+only when the user's word trusts it — ``BRIEFD_*``, ``--config``, ``$BRIEFD_CONFIG`` or the
+user's own ``~/.config/briefd/briefd.yaml`` — or when the host is this machine's or the
+service's default. "Another machine" is ``embeddings.example.invalid``, reached through a real
+HTTP proxy on 127.0.0.1 (``HTTP_PROXY``, which httpx follows): a request that leaves is one
+the proxy receives, with its ``Authorization`` header."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.retrieval.search import SearchRequest
+from briefd.settings import load_settings, with_overrides
+from tests.embeddings.fakehttp import FakeServer, fake_server
+from tests.embeddings.test_openai import openai_reply
+
+REMOTE = "http://embeddings.example.invalid"
+KEY = "sk-proj-not-a-real-key-0123456789"
+PROJECT_FILE = f"""\
+source: knowledge
+embeddings:
+  adapter: openai-compatible
+  model: text-embedding-3-small
+  base_url: {REMOTE}
+"""
+_PROXY_VARIABLES = ("NO_PROXY", "ALL_PROXY", "HTTPS_PROXY", "HTTP_PROXY")
+
+
+@pytest.fixture
+def remote(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
+    """The host ``REMOTE``, as a proxy on 127.0.0.1 sees its requests; OPENAI_API_KEY set."""
+    with fake_server() as server:
+        server.on("POST", f"{REMOTE}/v1/embeddings", openai_reply)
+        for name in _PROXY_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+            monkeypatch.delenv(name.lower(), raising=False)
+        monkeypatch.setenv("HTTP_PROXY", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        yield server
+
+
+def project(tmp_path: Path, text: str = PROJECT_FILE) -> Path:
+    """A cloned repository: its knowledge and its own briefd.yaml."""
+    (tmp_path / "knowledge" / "domain").mkdir(parents=True)
+    (tmp_path / "knowledge" / "domain" / "refunds.md").write_text(
+        "# Refunds\n\nRefunds take five business days.\n"
+    )
+    (tmp_path / "briefd.yaml").write_text(text)
+    return tmp_path
+
+
+def index(tmp_path: Path, config: Path | None = None, **env: str) -> tuple[str | None, int]:
+    """(the embedding error, the vectors embedded) of `briefd index` in the project."""
+    env = {"HOME": str(tmp_path / "home"), **env}
+    settings = load_settings(config, env=env, project=tmp_path)
+    with Briefd(settings) as api:
+        report = api.index()
+        hits = api.search(SearchRequest("refunds business days", mode="bm25")).hits
+        assert [hit.title for hit in hits] == ["Refunds"]  # the index is there, keywords work
+    return report.embedding_error, report.embedded
+
+
+def test_a_project_file_cannot_send_the_api_key_to_a_host_only_it_names(
+    tmp_path: Path, remote: FakeServer
+) -> None:
+    error, embedded = index(project(tmp_path))
+    assert remote.requests == []  # refused before any connection
+    assert embedded == 0
+    assert error == (
+        f"$OPENAI_API_KEY is not sent to {REMOTE}: embeddings.base_url in "
+        f"{tmp_path / 'briefd.yaml'} names it, and a project's settings file may not send a "
+        f"secret to a host only it names; to trust it, set BRIEFD_EMBEDDINGS__BASE_URL={REMOTE} "
+        f"in your environment, or name that settings file yourself (`briefd --config "
+        f"{tmp_path / 'briefd.yaml'} …`, or $BRIEFD_CONFIG)"
+    )
+    assert KEY not in error
+
+
+def test_a_variable_the_project_names_is_not_sent_either(
+    tmp_path: Path, remote: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-not-a-real-secret")
+    error, _ = index(project(tmp_path, PROJECT_FILE + "  api_key_env: AWS_SECRET_ACCESS_KEY\n"))
+    assert remote.requests == []
+    assert error is not None and error.startswith(f"$AWS_SECRET_ACCESS_KEY is not sent to {REMOTE}")
+
+
+@pytest.mark.parametrize("word", ["variable", "--config", "BRIEFD_CONFIG", "own file"])
+def test_the_users_word_trusts_the_host(tmp_path: Path, remote: FakeServer, word: str) -> None:
+    """Each way the user names the host (or the file) sends the key, as before."""
+    here = project(tmp_path)
+    config, env = None, {}
+    if word == "variable":
+        env = {"BRIEFD_EMBEDDINGS__BASE_URL": REMOTE}
+    elif word == "--config":
+        config = here / "briefd.yaml"
+    elif word == "BRIEFD_CONFIG":
+        env = {"BRIEFD_CONFIG": str(here / "briefd.yaml")}
+    else:  # the user's own settings, not the project's: the project has none
+        own = here / "home" / ".config" / "briefd" / "briefd.yaml"
+        own.parent.mkdir(parents=True)
+        (here / "briefd.yaml").rename(own)
+        own.write_text(PROJECT_FILE.replace("knowledge", str(here / "knowledge")))
+    error, embedded = index(here, config, **env)
+    assert (error, embedded) == (None, 1)
+    assert {r.headers["authorization"] for r in remote.requests} == {f"Bearer {KEY}"}
+
+
+def test_this_machine_is_trusted(
+    tmp_path: Path, remote: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server on loopback (a local vLLM, LM Studio) gets the key from a project's file."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with fake_server() as local:
+        local.on("POST", "/v1/embeddings", openai_reply)
+        here = project(tmp_path, PROJECT_FILE.replace(REMOTE, local.url))
+        env = {"HOME": str(tmp_path / "home")}
+        settings = load_settings(env=env, project=here)
+        with Briefd(settings) as api:
+            report = api.index()
+    assert (report.embedding_error, report.embedded) == (None, 1)
+    assert {r.headers["authorization"] for r in local.requests} == {f"Bearer {KEY}"}
+
+
+def test_a_command_line_override_keeps_the_rule_and_its_own_word(
+    tmp_path: Path, remote: FakeServer
+) -> None:
+    """Settings laid over (tuned search keys, CLI flags) keep where the rest came from; a URL
+    given on the command line is the user's."""
+    here = project(tmp_path)
+    settings = load_settings(env={"HOME": str(here / "home")}, project=here)
+    tuned = with_overrides(settings, {"search.top_k": 3})
+    with Briefd(tuned) as api:
+        assert (api.index().embedding_error or "").startswith("$OPENAI_API_KEY is not sent")
+    assert remote.requests == []
+    flagged = with_overrides(settings, {"embeddings.base_url": REMOTE}, "command-line option")
+    with Briefd(flagged) as api:
+        assert api.index().embedding_error is None
+    assert remote.requests != []
