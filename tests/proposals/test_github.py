@@ -25,7 +25,7 @@ from briefd.api import Briefd
 from briefd.errors import ProposalError
 from briefd.proposals import ProposalRequest
 from briefd.service import create_app
-from briefd.settings import Settings, with_overrides
+from briefd.settings import Settings, load_settings, with_overrides
 from tests.embeddings.fakehttp import FakeServer, Reply, Request, fake_server, json_reply
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, mcp_session, serving
@@ -797,3 +797,55 @@ def test_a_token_no_header_can_carry_is_refused_without_being_shown(
     )
     assert git(remote.bare, "branch", "--list") == "* main"
     assert forge_api.proposals() == []
+
+
+FORGE_ELSEWHERE = "http://forge.example.invalid/api/v3"
+
+
+def cloned_project(tmp_path: Path, remote: Remote, api_url: str) -> Settings:
+    """The settings a cloned repository's own briefd.yaml gives (found, not named)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "briefd.yaml").write_text(
+        f"source: {remote.url}\ndb: data/index.db\nembeddings: {{enabled: false}}\n"
+        f"proposals: {{enabled: true}}\nforge:\n  type: github\n  api_url: {api_url}\n"
+        f"  repo: acme/knowledge\n  token_env: {TOKEN_ENV}\n"
+    )
+    return load_settings(env={"HOME": str(tmp_path / "home")}, project=project)
+
+
+def test_a_project_file_cannot_send_the_token_to_a_forge_only_it_names(
+    tmp_path: Path, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token went to any forge.api_url a cloned repository's briefd.yaml wrote; now the
+    proposal is refused before anything is pushed or sent (a proxy on 127.0.0.1 stands for
+    the network: it receives nothing)."""
+    monkeypatch.setenv(TOKEN_ENV, "ghp_not_a_real_token")
+    with fake_server() as proxy:
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        with Briefd(cloned_project(tmp_path, remote, FORGE_ELSEWHERE), embedder=None) as api:
+            api.sync()
+            with pytest.raises(ProposalError) as refused:
+                api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert proxy.requests == []
+    file = tmp_path / "project" / "briefd.yaml"
+    assert str(refused.value) == (
+        f"${TOKEN_ENV} is not sent to {FORGE_ELSEWHERE}: forge.api_url in {file} names it, and "
+        "a project's settings file may not send a secret to a host only it names; to trust it, "
+        f"set BRIEFD_FORGE__API_URL={FORGE_ELSEWHERE} in your environment, or name that "
+        f"settings file yourself (`briefd --config {file} …`, or $BRIEFD_CONFIG)"
+    )
+    assert git(remote.bare, "branch", "--list") == "* main"
+
+
+def test_a_forge_on_this_machine_in_a_project_file_opens_the_pull_request(
+    tmp_path: Path, remote: Remote, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, "ghp_test")
+    with Briefd(cloned_project(tmp_path, remote, github.server.url), embedder=None) as api:
+        api.sync()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert made.status == "open" and made.pr_number == 1
+    assert {r.headers["authorization"] for r in github.server.requests} == {"Bearer ghp_test"}

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 from briefd.errors import ForgeRateLimitedError, ProposalError, ProposalRemoteError
 from briefd.proposals.refusals import already_exists, message, moved, rate_limit
 from briefd.settings import ForgeSettings
+from briefd.settings.trust import USERS_WORD, ProjectNamed, unsent_problem
 
 API_VERSION = "2022-11-28"
+DEFAULT_API = ForgeSettings().api_url  # github.com's
 RECENT = 100  # pull requests one list request reads (GitHub's most per page)
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
@@ -156,10 +158,14 @@ def forge_repo(settings: ForgeSettings, remote_url: str | None) -> str | None:
 
 
 def open_forge(
-    settings: ForgeSettings, remote_url: str | None, client: httpx.Client
+    settings: ForgeSettings,
+    remote_url: str | None,
+    client: httpx.Client,
+    named: ProjectNamed = USERS_WORD,
 ) -> GitHub | None:
     """The configured forge (None: ``forge.type: none``); a configuration gap is an error
-    raised before anything is pushed."""
+    raised before anything is pushed, as is an ``api_url`` only a project's own settings file
+    (``named``) gives, which the token may not go to."""
     if settings.type == "none":
         return None
     repo = forge_repo(settings, remote_url)
@@ -174,6 +180,10 @@ def open_forge(
             "open pull requests, or set forge.token_env"
         )
     _check_sendable(token, settings.token_env)
+    api, env = settings.api_url, settings.token_env
+    refused = unsent_problem(named, "forge.api_url", api, DEFAULT_API, f"${env}")
+    if refused is not None:
+        raise ProposalError(refused)
     return GitHub(settings.api_url, repo, token, client)
 
 

@@ -101,7 +101,8 @@ def propose(
     import httpx  # on first use: an index run never needs it (O4)
 
     with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
-        forge = open_forge(settings.forge, going.url, client)  # config gaps fail early too
+        # config gaps fail early too
+        forge = open_forge(settings.forge, going.url, client, settings.project_named)
         if forge is not None and not going.pushed:
             raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
         wait = PUSH_STEPS * settings.proposals.git_timeout
@@ -291,7 +292,7 @@ def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
 
     with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
         try:
-            forge = open_forge(settings.forge, forge_url, client)
+            forge = open_forge(settings.forge, forge_url, client, settings.project_named)
         except ProposalError as exc:
             return Refresh(0, merged, str(exc))
         assert forge is not None
