@@ -30,6 +30,7 @@ from tests.atlassian.conftest import (
     site_settings,
 )
 from tests.atlassian.fake import FakeSite, serve
+from tests.embeddings.fakehttp import fake_server
 from tests.service.live import free_port
 from tests.tls import self_signed
 
@@ -468,3 +469,52 @@ def test_not_configured_and_no_account(tmp_path: Path, cloud: FakeSite) -> None:
             "SHOP-42", True, 500, Account(None, "t", "the caller's X-Atlassian-Token header")
         )
     assert cloud.seen == []
+
+
+ELSEWHERE = "http://wiki.example.invalid"
+
+
+def cloned_project(tmp_path: Path, confluence: str, jira: str) -> Atlassian:
+    """The lookups a cloned repository's own briefd.yaml configures (found, not named)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "briefd.yaml").write_text(
+        f"confluence: {{url: {confluence}, spaces: [ENG]}}\njira: {{url: {jira}}}\n"
+    )
+    settings = load_settings(env={"HOME": str(tmp_path / "home")}, project=project)
+    return Atlassian(settings, env=ENV, sleep=lambda s: None)
+
+
+def test_a_project_file_cannot_send_the_account_to_a_site_only_it_names(
+    tmp_path: Path, cloud: FakeSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """$CONFLUENCE_TOKEN (and Jira's fallback to it) went to any url a cloned repository's
+    briefd.yaml wrote; now nothing is sent (a proxy on 127.0.0.1 stands for the network)."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with fake_server() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        lookups = cloned_project(tmp_path, ELSEWHERE, ELSEWHERE)
+        with pytest.raises(IntegrationError) as page:
+            lookups.confluence_search("refunds", (), 5, 1000, None)
+        with pytest.raises(IntegrationError) as issue:
+            lookups.jira_issue("SHOP-42", True, 2000, None)
+        assert proxy.requests == []
+    file = tmp_path / "project" / "briefd.yaml"
+    assert str(page.value) == (
+        f"$CONFLUENCE_EMAIL / $CONFLUENCE_TOKEN is not sent to {ELSEWHERE}: confluence.url in "
+        f"{file} names it, and a project's settings file may not send a secret to a host only "
+        f"it names; to trust it, set BRIEFD_CONFLUENCE__URL={ELSEWHERE} in your environment, "
+        f"or name that settings file yourself (`briefd --config {file} …`, or $BRIEFD_CONFIG)"
+    )
+    assert str(issue.value).startswith(
+        f"$CONFLUENCE_EMAIL / $CONFLUENCE_TOKEN is not sent to {ELSEWHERE}: jira.url in {file}"
+    )
+    assert SERVICE_TOKEN not in str(page.value) + str(issue.value)
+
+
+def test_a_site_on_this_machine_in_a_project_file_is_asked(tmp_path: Path, cloud: FakeSite) -> None:
+    lookups = cloned_project(tmp_path, cloud.url, cloud.url)
+    assert lookups.jira_issue("SHOP-42", False, 2000, None).issue.key == "SHOP-42"
+    [sent] = {seen.authorization for seen in cloud.seen}
+    assert sent.startswith("Basic ")  # the service account, from $CONFLUENCE_TOKEN

@@ -41,6 +41,7 @@ from briefd.atlassian.query import (
 from briefd.atlassian.site import Site, SiteConfig, checked_url, open_client
 from briefd.errors import IntegrationError, IntegrationOffError, QueryError, RemoteNotFoundError
 from briefd.settings import ConfluenceSettings, JiraSettings, Settings
+from briefd.settings.trust import unsent_problem
 
 if TYPE_CHECKING:
     import httpx
@@ -63,6 +64,7 @@ class Atlassian:
         ``env``: where the secrets' variables are read (default ``os.environ``)."""
         self.confluence_settings = settings.confluence
         self.jira_settings = settings.jira
+        self._named = settings.project_named
         self._client = client
         self._env = os.environ if env is None else env
         self._sleep = sleep
@@ -240,14 +242,14 @@ class Atlassian:
     @contextmanager
     def _confluence(self, account: Account | None) -> Iterator[tuple[Confluence, Account]]:
         conf = self.confluence_settings
-        who = account or self.confluence_account()
+        who = account or self._sendable("confluence", conf, self.confluence_account())
         with self._site("Confluence", "confluence", conf, who) as (site, checked):
             yield Confluence(site), checked
 
     @contextmanager
     def _jira(self, account: Account | None) -> Iterator[tuple[Jira, Account]]:
         conf = self.jira_settings
-        who = account or self.jira_account()
+        who = account or self._sendable("jira", conf, self.jira_account())
         with self._site("Jira", "jira", conf, who) as (site, checked):
             yield Jira(site, conf.fields, self._browse_base(site, checked)), checked
 
@@ -265,6 +267,18 @@ class Atlassian:
             except IntegrationError:
                 return None
         return self._bases[url]
+
+    def _sendable(
+        self, key: str, conf: ConfluenceSettings | JiraSettings, account: Account | None
+    ) -> Account | None:
+        """The account of the environment, refused (before connecting) when only a project's
+        own settings file names the site it would go to (:mod:`briefd.settings.trust`)."""
+        if account is None or conf.url is None:
+            return account
+        refused = unsent_problem(self._named, f"{key}.url", conf.url, None, account.origin)
+        if refused is not None:
+            raise IntegrationError(refused)
+        return account
 
     def confluence_account(self) -> Account | None:
         conf = self.confluence_settings
