@@ -8,12 +8,17 @@ the proxy receives, with its ``Authorization`` header."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from briefd.api import Briefd
+from briefd.errors import BriefdError, ConfigError
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import load_settings, with_overrides
 from tests.embeddings.fakehttp import FakeServer, fake_server
@@ -142,3 +147,83 @@ def test_a_command_line_override_keeps_the_rule_and_its_own_word(
     with Briefd(flagged) as api:
         assert api.index().embedding_error is None
     assert remote.requests != []
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[bytes]]]:
+    """A TCP port on 127.0.0.1 that keeps what each connection's client sends first (libpq's
+    startup packet) and answers nothing."""
+    seen: list[bytes] = []
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                with contextlib.suppress(OSError):
+                    seen.append(conn.recv(4096))
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], seen
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def test_a_project_file_cannot_keep_the_shared_state_on_a_host_only_it_names(
+    tmp_path: Path, listener: tuple[int, list[bytes]]
+) -> None:
+    """state.url in a cloned repository's briefd.yaml had every query, recall session and
+    proposal go to its PostgreSQL, and libpq add $PGPASSWORD. ``host=`` names the other
+    machine, ``hostaddr=`` has libpq connect to 127.0.0.1 without asking a resolver."""
+    port, seen = listener
+    url = f"postgresql://briefd@db.example.invalid:{port}/briefd?hostaddr=127.0.0.1&sslmode=disable"
+    here = project(tmp_path, f"source: knowledge\nstate:\n  url: {url}\n  timeout_seconds: 1\n")
+    env = {"HOME": str(here / "home")}
+    api = Briefd(load_settings(env=env, project=here), embedder=None)
+    with api, pytest.raises(ConfigError) as refused:
+        api.state.recent_queries(1)
+    time.sleep(0.3)
+    assert seen == []
+    shown = url.replace("briefd@", "***@").split("?")[0]
+    assert str(refused.value) == (
+        f"the shared state is not kept at {shown}?…: state.url in {here / 'briefd.yaml'} names "
+        "it, and a project's settings file may not send the query log, recall sessions, "
+        "proposals or $PGPASSWORD to a host only it names; to trust it, set BRIEFD_STATE__URL "
+        "to that URL in your environment, or name that settings file yourself (`briefd "
+        f"--config {here / 'briefd.yaml'} …`, or $BRIEFD_CONFIG)"
+    )
+    trusted = load_settings(env={**env, "BRIEFD_STATE__URL": url}, project=here)
+    with Briefd(trusted, embedder=None) as api, contextlib.suppress(BriefdError):
+        api.state.recent_queries(1)
+    assert any(b"user\x00briefd\x00" in first for first in seen)  # libpq's startup packet
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://briefd@127.0.0.1:5432/briefd",
+        "postgresql://briefd@localhost/briefd?host=/run/postgresql",
+        "postgresql:///briefd",
+    ],
+)
+def test_a_shared_state_on_this_machine_is_kept_where_the_project_says(
+    tmp_path: Path, url: str
+) -> None:
+    here = project(tmp_path, f"source: knowledge\nstate: {{url: '{url}'}}\n")
+    settings = load_settings(env={"HOME": str(here / "home")}, project=here)
+    assert settings.project_named.keys >= {"state.url"}
+    from briefd.settings.trust import shared_state_problem
+
+    assert shared_state_problem(settings.project_named, url) is None
+    elsewhere = url.replace("/briefd", "/briefd?hostaddr=127.0.0.1&host=db.example.invalid", 1)
+    assert shared_state_problem(settings.project_named, elsewhere) is not None

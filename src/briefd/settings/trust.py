@@ -7,11 +7,14 @@ key names, unless the host is this machine's (loopback, by its text alone) or th
 default (``api.openai.com``, ``api.github.com``). The user's word trusts it: the URL in a
 ``BRIEFD_*`` variable or on the command line, or a settings file the user named
 (``--config``, ``$BRIEFD_CONFIG``) or keeps (``~/.config/briefd/briefd.yaml``) — the rule the
-prompt hook follows for ``recall.server`` (:func:`briefd.hook.main`'s ``untrusted``).
+prompt hook follows for ``recall.server`` (:func:`briefd.hook.main`'s ``untrusted``). The
+shared state (``state.url``) is kept only on this machine's PostgreSQL unless the user gave
+it: the query log, sessions and proposals go there, and libpq adds ``$PGPASSWORD``.
 
 :class:`ProjectNamed` says where each value came from (filled by
 :func:`briefd.settings.load_settings`); :func:`unsent_problem` is the rule, a pure function
-asked by each place that sends such a secret, before it connects."""
+asked by each place that sends such a secret, before it connects (:func:`shared_state_problem`
+for the state's PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -112,6 +115,42 @@ def unsent_problem(
     return (
         f"{secret} is not sent to {shown}: {key} in {named.file} names it, and a project's "
         "settings file may not send a secret to a host only it names; to trust it, set "
-        f"{env_name(key)}={shown} in your environment, or name that settings file yourself "
-        f"(`briefd --config {named.file} …`, or $BRIEFD_CONFIG)"
+        f"{env_name(key)}={shown} in your environment, {_or_named(named)}"
     )
+
+
+def _or_named(named: ProjectNamed) -> str:
+    return (
+        f"or name that settings file yourself (`briefd --config {named.file} …`, or $BRIEFD_CONFIG)"
+    )
+
+
+def shared_state_problem(named: ProjectNamed, url: str) -> str | None:
+    """Why the shared state (``state.url``: the query log, recall sessions, proposals, and
+    the password libpq adds from ``$PGPASSWORD`` or ``~/.pgpass``) is not kept at ``url``, or
+    None when it may be: every host it names (``h1,h2``, ``?host=``, ``?hostaddr=``) must be
+    this machine's (a socket folder is) unless the user gave it."""
+    if "state.url" not in named.keys or named.file is None:
+        return None
+    if all(loopback(host) for host in _database_hosts(url)):
+        return None
+    return (
+        f"the shared state is not kept at {without_account(url)}: state.url in {named.file} "
+        "names it, and a project's settings file may not send the query log, recall sessions, "
+        "proposals or $PGPASSWORD to a host only it names; to trust it, set "
+        f"{env_name('state.url')} to that URL in your environment, {_or_named(named)}"
+    )
+
+
+def _database_hosts(url: str) -> list[str]:
+    """The hosts a libpq URL names, before its path and in its ``host`` / ``hostaddr``
+    parameters (which win), but for socket folders (``/run/postgresql``: this machine)."""
+    parts = urllib.parse.urlsplit(url.strip())
+    hosts = []
+    for entry in parts.netloc.rpartition("@")[2].split(","):
+        host = entry[1 : entry.find("]")] if entry.startswith("[") else entry.partition(":")[0]
+        hosts.append(urllib.parse.unquote(host))
+    for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        if key in ("host", "hostaddr"):
+            hosts.extend(value.split(","))
+    return [host for host in hosts if host.strip() and not host.startswith("/")]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from briefd.errors import ConfigError
 from briefd.settings import Settings
+from briefd.settings.trust import shared_state_problem
 
 if TYPE_CHECKING:
     from briefd.state.base import SYNC_CHANNEL, SharedState
@@ -66,6 +67,9 @@ def open_state(settings: Settings, open_store: Callable[[], Store]) -> SharedSta
             "state.url must be a postgresql://user:password@host:port/database URL "
             "(or unset for the local SQLite index)"
         )
+    refused = shared_state_problem(settings.project_named, url)
+    if refused is not None:  # before any connection: libpq would add $PGPASSWORD
+        raise ConfigError(refused)
     from briefd.state.postgres import PostgresState  # psycopg only when configured
 
     return PostgresState(settings.state, replica_name(settings))
