@@ -22,6 +22,7 @@ from briefd.errors import BriefdError, ConfigError
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import load_settings, with_overrides
 from tests.embeddings.fakehttp import FakeServer, fake_server
+from tests.embeddings.test_ollama import embed_reply
 from tests.embeddings.test_openai import openai_reply
 
 REMOTE = "http://embeddings.example.invalid"
@@ -41,6 +42,7 @@ def remote(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
     """The host ``REMOTE``, as a proxy on 127.0.0.1 sees its requests; OPENAI_API_KEY set."""
     with fake_server() as server:
         server.on("POST", f"{REMOTE}/v1/embeddings", openai_reply)
+        server.on("POST", f"{REMOTE}/api/embed", embed_reply)
         for name in _PROXY_VARIABLES:
             monkeypatch.delenv(name, raising=False)
             monkeypatch.delenv(name.lower(), raising=False)
@@ -227,3 +229,30 @@ def test_a_shared_state_on_this_machine_is_kept_where_the_project_says(
     assert shared_state_problem(settings.project_named, url) is None
     elsewhere = url.replace("/briefd", "/briefd?hostaddr=127.0.0.1&host=db.example.invalid", 1)
     assert shared_state_problem(settings.project_named, elsewhere) is not None
+
+
+@pytest.mark.parametrize("adapter", ["ollama", "openai-compatible without a key"])
+def test_a_project_file_cannot_send_passages_queries_or_prompts_to_a_host_only_it_names(
+    tmp_path: Path, remote: FakeServer, monkeypatch: pytest.MonkeyPatch, adapter: str
+) -> None:
+    """No secret, but every passage, every search's query and every prompt the hook recalls
+    for went to the embedding service a cloned repository's briefd.yaml named."""
+    text = PROJECT_FILE
+    if adapter == "ollama":
+        text = text.replace("openai-compatible", "ollama").replace("text-embedding-3-small", "e")
+    else:
+        monkeypatch.delenv("OPENAI_API_KEY")
+    here = project(tmp_path, text)
+    settings = load_settings(env={"HOME": str(here / "home")}, project=here)
+    with Briefd(settings) as api:
+        error = api.index().embedding_error
+        result = api.search(SearchRequest("how long do refunds take"))
+    assert remote.requests == []
+    assert error == (
+        f"passages, queries and the prompts recalled for are not sent to {REMOTE}: "
+        f"embeddings.base_url in {here / 'briefd.yaml'} names it, and a project's settings "
+        "file may not send your text to a host only it names; to trust it, set "
+        f"BRIEFD_EMBEDDINGS__BASE_URL={REMOTE} in your environment, or name that settings file "
+        f"yourself (`briefd --config {here / 'briefd.yaml'} …`, or $BRIEFD_CONFIG)"
+    )
+    assert [hit.title for hit in result.hits] == ["Refunds"]  # answered by keywords

@@ -13,6 +13,7 @@ import httpx
 
 from briefd.embeddings.remote import RemoteEmbedder, prefixes_for
 from briefd.settings import EmbeddingsSettings
+from briefd.settings.trust import USERS_WORD, ProjectNamed, unsent_problem
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 
@@ -32,11 +33,18 @@ class OllamaEmbedder(RemoteEmbedder):
 
     @classmethod
     def from_settings(
-        cls, config: EmbeddingsSettings, client: httpx.Client | None = None
+        cls,
+        config: EmbeddingsSettings,
+        client: httpx.Client | None = None,
+        named: ProjectNamed = USERS_WORD,
     ) -> OllamaEmbedder:
+        """``named``: what a project's own settings file gave: nothing is sent to a host only
+        it names (every request is refused, before connecting)."""
         client = client or httpx.Client(timeout=config.timeout_seconds)
         prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
-        made = cls(config.model, config.base_url or DEFAULT_BASE_URL, client, prefixes)
+        base_url = config.base_url or DEFAULT_BASE_URL
+        made = cls(config.model, base_url, client, prefixes)
+        made.refused = unsent_problem(named, "embeddings.base_url", base_url, None, None)
         made.batch = config.batch_size
         made.query_timeout = config.query_timeout_seconds
         return made

@@ -57,19 +57,17 @@ class OpenAIEmbedder(RemoteEmbedder):
         env: Mapping[str, str] | None = None,
         named: ProjectNamed = USERS_WORD,
     ) -> OpenAIEmbedder:
-        """``named``: what a project's own settings file gave: a key is never sent to a host
-        only it names, nor is anything else (every request is refused, before connecting)."""
+        """``named``: what a project's own settings file gave: nothing is sent to a host only
+        it names, the key least of all (every request is refused, before connecting)."""
         env = os.environ if env is None else env
         client = client or httpx.Client(timeout=config.timeout_seconds)
         base_url = config.base_url or DEFAULT_BASE_URL
         key = env.get(config.api_key_env, "").strip() or None  # a file's last line break
         prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
         made = cls(config.model, base_url, client, key, config.api_key_env, prefixes)
-        if key is not None:
-            where = "embeddings.base_url"
-            secret = f"${config.api_key_env}"
-            refused = unsent_problem(named, where, base_url, DEFAULT_BASE_URL, secret)
-            made._key_problem = refused or made._key_problem
+        secret = f"${config.api_key_env}" if key is not None else None
+        where = "embeddings.base_url"
+        made.refused = unsent_problem(named, where, base_url, DEFAULT_BASE_URL, secret)
         made.batch = config.batch_size
         made.query_timeout = config.query_timeout_seconds
         return made

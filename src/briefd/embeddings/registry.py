@@ -199,7 +199,7 @@ def create_embedder(settings: Settings, deferred: bool = False) -> Embedder | No
     if config.adapter == "ollama":
         from briefd.embeddings.ollama import OllamaEmbedder
 
-        return OllamaEmbedder.from_settings(config)
+        return OllamaEmbedder.from_settings(config, named=settings.project_named)
     if config.adapter == "openai-compatible":
         from briefd.embeddings.openai import OpenAIEmbedder
 

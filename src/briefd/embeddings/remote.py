@@ -50,6 +50,9 @@ class RemoteEmbedder(Embedder):
     # time.monotonic() past which no request waits (the prompt hook's budget); None: no such
     deadline: float | None = None
     within = "the prompt hook's time (recall.budget_seconds)"  # what the deadline ends
+    # why nothing may be sent to ``url`` (settings.trust: only a project's own file names
+    # it); every request is refused with it before connecting
+    refused: str | None = None
 
     def __init__(
         self,
@@ -120,6 +123,8 @@ class RemoteEmbedder(Embedder):
     def _post(
         self, body: dict[str, Any], headers: dict[str, str] | None, timeout: float | None
     ) -> Any:
+        if self.refused is not None:
+            raise EmbeddingError(self.refused)
         response = self._send(body, headers, timeout)
         wait = _asked_wait(response)
         patience = self._patience() if timeout is None else timeout

@@ -100,9 +100,10 @@ def _place(url: str) -> tuple[str, str, int | None] | None:
 
 
 def unsent_problem(
-    named: ProjectNamed, key: str, url: str, default: str | None, secret: str
+    named: ProjectNamed, key: str, url: str, default: str | None, secret: str | None
 ) -> str | None:
-    """Why the secret of ``secret`` (its variables: ``$OPENAI_API_KEY``) is not sent to ``url``,
+    """Why the secret of ``secret`` (its variables: ``$OPENAI_API_KEY``; None: no secret, but
+    the passages, queries and prompts an embedding service is sent) is not sent to ``url``,
     the setting ``key`` (whose default is ``default``), or None when it may be."""
     if key not in named.keys or named.file is None:
         return None  # its default, or the user's word
@@ -112,11 +113,15 @@ def unsent_problem(
     if default is not None and place == _place(default):
         return None  # the service's own host, written out
     shown = without_account(url)
+    sent, what = (f"{secret} is", "a secret") if secret else (_TEXT, "your text")
     return (
-        f"{secret} is not sent to {shown}: {key} in {named.file} names it, and a project's "
-        "settings file may not send a secret to a host only it names; to trust it, set "
+        f"{sent} not sent to {shown}: {key} in {named.file} names it, and a project's "
+        f"settings file may not send {what} to a host only it names; to trust it, set "
         f"{env_name(key)}={shown} in your environment, {_or_named(named)}"
     )
+
+
+_TEXT = "passages, queries and the prompts recalled for are"
 
 
 def _or_named(named: ProjectNamed) -> str:
