@@ -256,3 +256,34 @@ def test_a_project_file_cannot_send_passages_queries_or_prompts_to_a_host_only_i
         f"yourself (`briefd --config {here / 'briefd.yaml'} …`, or $BRIEFD_CONFIG)"
     )
     assert [hit.title for hit in result.hits] == ["Refunds"]  # answered by keywords
+
+
+def test_a_project_file_cannot_place_the_index_outside_the_project(tmp_path: Path) -> None:
+    """``db: ../../.ssh/authorized_keys2`` in a cloned repository's briefd.yaml had `briefd
+    index` make an index there: its pages hold the documents' lines as written, so a line
+    ``ssh-ed25519 AAAA… attacker`` in a document became a line of that file. Also through a
+    link the repository holds."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    here = clone = project(tmp_path / "src" / "clone")
+    (clone / "data").symlink_to(home / ".ssh")
+    keys = home / ".ssh" / "authorized_keys2"
+    env = {"HOME": str(home)}
+    for db in ("../../home/.ssh/authorized_keys2", "data/authorized_keys2"):
+        (here / "briefd.yaml").write_text(f"source: knowledge\ndb: {db}\n")
+        with pytest.raises(ConfigError) as refused:
+            load_settings(env=env, project=here)
+        assert str(refused.value) == (
+            f"db: {here / db} (in {here / 'briefd.yaml'}) is outside that project's folder "
+            f"({here}): a project's settings file places briefd's files only inside it, or a "
+            "repository you cloned could write over files of yours (~/.ssh/authorized_keys2, "
+            f"…); to use it, set BRIEFD_DB={here / db} in your environment, or name that "
+            f"settings file yourself (`briefd --config {here / 'briefd.yaml'} …`, or "
+            "$BRIEFD_CONFIG)"
+        )
+    assert not keys.exists()
+    # the user's word: the variable, or the file named
+    assert load_settings(env={**env, "BRIEFD_DB": str(keys)}, project=clone).db == keys
+    assert load_settings(clone / "briefd.yaml", env=env).db == clone / "data/authorized_keys2"
+    (clone / "briefd.yaml").write_text("source: knowledge\ndb: index/kb.db\n")  # inside: as ever
+    assert load_settings(env=env, project=clone).db == clone / "index" / "kb.db"

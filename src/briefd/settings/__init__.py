@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from briefd.errors import ConfigError
+from briefd.settings import trust
 from briefd.settings.convert import build, declared, text_setting
 from briefd.settings.locate import CONFIG_FILE as CONFIG_FILE
 from briefd.settings.locate import DEFAULT_DB, DEFAULT_EVAL_CACHE, in_project, project_folder
@@ -44,7 +45,6 @@ from briefd.settings.services import ConfluenceSettings as ConfluenceSettings
 from briefd.settings.services import ForgeSettings as ForgeSettings
 from briefd.settings.services import JiraSettings as JiraSettings
 from briefd.settings.services import StateSettings as StateSettings
-from briefd.settings.trust import USERS_WORD, ProjectNamed, is_users_own, project_named
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,8 +413,7 @@ class Settings:
     activity: ActivitySettings = field(default_factory=ActivitySettings)
     code: CodeSettings = field(default_factory=CodeSettings)
     state: StateSettings = field(default_factory=StateSettings)
-    # what only a project's own settings file gave (settings.trust): never read from a file
-    project_named: ProjectNamed = field(default=USERS_WORD, metadata={"internal": True})
+    project_named: trust.ProjectNamed = field(default=trust.USERS_WORD, metadata={"internal": True})
 
     def problem(self) -> str | None:
         """What is wrong with these settings taken together, or None: an index inside the
@@ -456,7 +455,6 @@ def load_settings(
         path = next((file for file in config_candidates(env, project) if file.is_file()), None)
         found = True
     origin = "settings"
-    named = USERS_WORD
     if path is not None:
         merged = read_file(path, named_by)
         if "tuned" in merged and set(merged) <= {"search", "tuned"}:  # the two --config options
@@ -469,14 +467,12 @@ def load_settings(
                 f"{path}: 'tuned' is the record `briefd tune` writes beside its search: values, "
                 "not a setting; delete that section (the search: values can stay)"
             )
-        if found and not is_users_own(path, env, config_candidates(env)[2:]):
-            named = project_named(merged, path)
         relative_paths(merged, path.parent)
         origin = str(path)
+    named = trust.of_file(merged, path, found, env)  # before the defaults placed in project
     in_project(merged, project)
     settings: Settings = _settings(merged, origin)
     failed: ConfigError | None = None  # where the variables stopped building, until they do
-    named = named.without(key for key, _ in env_items(env))
     named = named.without(key for key, value in (overrides or {}).items() if value is not None)
     for key, value in env_items(env):
         origin = f"environment variable {env_name(key)}"
@@ -493,6 +489,8 @@ def load_settings(
             set_dotted(merged, key, value, origin)
             settings = _settings(merged, origin)
     settings = dataclasses.replace(settings, project_named=named)
+    if (problem := trust.placed_outside_problem(named, settings)) is not None:
+        raise ConfigError(problem)
     return _defaults_from_layout(_models_beside_index(settings, merged), merged)
 
 

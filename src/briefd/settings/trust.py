@@ -18,13 +18,16 @@ for the state's PostgreSQL)."""
 
 from __future__ import annotations
 
+import functools
 import urllib.parse
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from briefd.project import LOCAL_DIR
+from briefd.settings.locate import config_candidates
 from briefd.settings.names import without_account
-from briefd.settings.raw import env_name
+from briefd.settings.raw import env_items, env_name
 
 
 class ProjectNamed(NamedTuple):
@@ -61,15 +64,24 @@ def project_named(data: Mapping[str, Any], file: Path) -> ProjectNamed:
     return ProjectNamed(str(file), frozenset(keys)) if keys else ProjectNamed()
 
 
-def is_users_own(path: Path, env: Mapping[str, str], own: Iterable[Path]) -> bool:
-    """Whether ``path`` is one of the user's own settings files ``own`` or ``$BRIEFD_CONFIG``'s
-    (which the prompt hook finds first)."""
+def of_file(
+    data: Mapping[str, Any], path: Path | None, found: bool, env: Mapping[str, str]
+) -> ProjectNamed:
+    """What the settings file ``path`` (None: none) with the raw mapping ``data`` gives as a
+    project's own: all of it when it was ``found`` in the project, not the user's own file
+    (``~/.config/briefd/briefd.yaml``) nor ``$BRIEFD_CONFIG``'s (which the hook finds first),
+    but for the settings ``BRIEFD_*`` variables give; else nothing. Never read from a file."""
+    if path is None or not found:
+        return USERS_WORD
+    users = config_candidates(env)[2:]
     named = (Path(env["BRIEFD_CONFIG"]),) if env.get("BRIEFD_CONFIG") else ()
     try:
         here = path.expanduser().resolve()
-        return any(here == c.expanduser().resolve() for c in (*own, *named))
+        if any(here == c.expanduser().resolve() for c in (*users, *named)):
+            return USERS_WORD
     except (OSError, RuntimeError):
-        return False
+        pass
+    return project_named(data, path).without(key for key, _ in env_items(env))
 
 
 def loopback(host: str) -> bool:
@@ -159,3 +171,32 @@ def _database_hosts(url: str) -> list[str]:
         if key in ("host", "hostaddr"):
             hosts.extend(value.split(","))
     return [host for host in hosts if host.strip() and not host.startswith("/")]
+
+
+# where briefd writes: a file of its own at ``db`` (and beside it), or folders it fills
+PLACES = ("db", "embeddings.model_dir", "eval.cache_dir", "code.checkout_dir", "sync.checkout_dir")
+
+
+def placed_outside_problem(named: ProjectNamed, settings: object) -> str | None:
+    """Why ``settings`` (a :class:`briefd.settings.Settings`) may not be used: a place briefd
+    writes (:data:`PLACES`) that only a project's own settings file gives and that is outside
+    that project's folder (links followed), or None. ``db: ~/.ssh/authorized_keys2`` made an
+    index there, whose pages hold the documents' lines as they are, a key line among them."""
+    if named.file is None:
+        return None
+    file = Path(named.file)
+    home = file.parent.parent if file.parent.name == LOCAL_DIR else file.parent
+    top = home.expanduser().resolve()
+    for key in PLACES:
+        value = functools.reduce(getattr, key.split("."), settings)
+        if key not in named.keys or not isinstance(value, Path):
+            continue
+        if value.expanduser().resolve().is_relative_to(top):
+            continue
+        return (
+            f"{key}: {value} (in {file}) is outside that project's folder ({top}): a "
+            "project's settings file places briefd's files only inside it, or a repository "
+            "you cloned could write over files of yours (~/.ssh/authorized_keys2, …); to use "
+            f"it, set {env_name(key)}={value} in your environment, {_or_named(named)}"
+        )
+    return None
