@@ -16,10 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
 from briefd.errors import BriefdError, ConfigError
 from briefd.retrieval.search import SearchRequest
+from briefd.service import create_app
 from briefd.settings import load_settings, with_overrides
 from tests.embeddings.fakehttp import FakeServer, fake_server
 from tests.embeddings.test_ollama import embed_reply
@@ -287,3 +289,53 @@ def test_a_project_file_cannot_place_the_index_outside_the_project(tmp_path: Pat
     assert load_settings(clone / "briefd.yaml", env=env).db == clone / "data/authorized_keys2"
     (clone / "briefd.yaml").write_text("source: knowledge\ndb: index/kb.db\n")  # inside: as ever
     assert load_settings(env=env, project=clone).db == clone / "index" / "kb.db"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("allowed_origins", "https://evil.example"), ("allowed_hosts", "evil.example")],
+)
+def test_a_project_file_cannot_open_the_server_to_another_sites_pages(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    """serve.allowed_origins in a cloned repository's briefd.yaml let pages on that site read
+    this machine's server from the user's browser (CORS): the knowledge, the query log with
+    the user's searches, proposals; serve.allowed_hosts let them in by DNS rebinding."""
+    here = project(
+        tmp_path, f"source: knowledge\nembeddings: {{enabled: false}}\nserve:\n  {key}: [{value}]\n"
+    )
+    env = {"HOME": str(here / "home")}
+    with Briefd(load_settings(env=env, project=here)) as api:
+        api.index()
+        with pytest.raises(ConfigError) as refused:
+            create_app(api)
+    variable = f"BRIEFD_SERVE__{key.upper()}"
+    assert str(refused.value) == (
+        f"serve.{key}: {value!r} (in {here / 'briefd.yaml'}) would let pages there call this "
+        "machine's server (read the knowledge and the query log, propose changes), and a "
+        "project's settings file may not open it to them; to allow it, set "
+        f"{variable}={value} in your environment, or name that settings file yourself (`briefd "
+        f"--config {here / 'briefd.yaml'} …`, or $BRIEFD_CONFIG)"
+    )
+    with Briefd(load_settings(env={**env, variable: value}, project=here)) as api:
+        api.index()
+        with TestClient(create_app(api)) as client:
+            if key == "allowed_origins":
+                here_host = {"Host": "127.0.0.1:8484", "Origin": value}
+                asked = client.get("/api/search?q=refunds", headers=here_host)
+                assert asked.headers["access-control-allow-origin"] == value
+            else:
+                asked = client.get("/api/search?q=refunds", headers={"Host": value})
+            assert asked.status_code == 200 and "Refunds" in asked.text
+
+
+def test_a_project_file_may_open_the_server_to_this_machines_pages(tmp_path: Path) -> None:
+    origin = "http://localhost:5173"  # a team's dashboard in development
+    text = f"source: knowledge\nembeddings: {{enabled: false}}\nserve:\n  allowed_origins: ['{origin}']\n"
+    here = project(tmp_path, text)
+    with Briefd(load_settings(env={"HOME": str(here / "home")}, project=here)) as api:
+        api.index()
+        with TestClient(create_app(api)) as client:
+            headers = {"Host": "127.0.0.1:8484", "Origin": origin}
+            asked = client.get("/api/search?q=refunds", headers=headers)
+    assert asked.headers["access-control-allow-origin"] == origin

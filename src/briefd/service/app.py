@@ -61,6 +61,7 @@ from briefd.service.schemas import scopes_out
 from briefd.service.slashes import RelativeSlashes
 from briefd.service.state import ServiceState
 from briefd.service.tools import build_mcp, said
+from briefd.settings.trust import opened_to_problem
 from briefd.sources import git
 from briefd.store.scopes import default_scope_warnings
 from briefd.sync.poller import Poller
@@ -141,6 +142,9 @@ def create_app(
     ``BRIEFD_API_TOKEN``; pass ``metrics`` when an embedder already counts into it, and
     ``building`` when a first index still runs beside the server (see ``ServiceState``)."""
     config = config or ServiceConfig.from_settings(api.settings.serve)
+    named = api.settings.project_named
+    if problem := opened_to_problem(named, config.allowed_hosts, config.allowed_origins):
+        raise errors.ConfigError(problem)
     state = ServiceState(api, config, metrics or Metrics())
     if building is not None:
         state.building = building

@@ -200,3 +200,31 @@ def placed_outside_problem(named: ProjectNamed, settings: object) -> str | None:
             f"it, set {env_name(key)}={value} in your environment, {_or_named(named)}"
         )
     return None
+
+
+def opened_to_problem(
+    named: ProjectNamed, hosts: Iterable[str], origins: Iterable[str]
+) -> str | None:
+    """Why the server may not answer the Host names ``hosts`` or the browser pages of
+    ``origins`` (``serve.allowed_hosts`` / ``allowed_origins``), or None: one that is not this
+    machine's and only a project's own settings file gives would let pages on another site
+    (DNS rebinding, or CORS) read the knowledge and the query log and propose changes."""
+    for key, values in (("serve.allowed_hosts", hosts), ("serve.allowed_origins", origins)):
+        if key not in named.keys or named.file is None:
+            continue
+        for value in values:
+            if key.endswith("hosts"):
+                name = value.strip()
+                host = name if name.startswith("[") else name.partition(":")[0]
+            else:
+                place = _place(value)
+                host = place[1] if place is not None else ""
+            if host and loopback(host):
+                continue
+            return (
+                f"{key}: {value!r} (in {named.file}) would let pages there call this machine's "
+                "server (read the knowledge and the query log, propose changes), and a "
+                "project's settings file may not open it to them; to allow it, set "
+                f"{env_name(key)}={value} in your environment, {_or_named(named)}"
+            )
+    return None
