@@ -20,8 +20,9 @@ from briefd.bundles import Bundle, BundleRequest
 from briefd.bundles.collect import retrieval_query
 from briefd.bundles.measure import compact, package_json
 from briefd.bundles.model import MIN_TOKENS, MODES, TIER_ORDER, BundleMode
-from briefd.bundles.pack import jaccard, term_set
+from briefd.bundles.pack import OVER_HARD_LIMIT, jaccard, term_set
 from briefd.bundles.render import markdown
+from briefd.bundles.warned import TARGET_CUT
 from briefd.bundles.wire import response
 from briefd.errors import QueryError
 from briefd.settings import load_settings
@@ -202,10 +203,16 @@ def test_bundle_invariants(
             assert jaccard(term_set(a.content), term_set(b.content)) < 0.85
     if issue is not None:  # the issue heads the bundle, whole
         assert first.items[0].tier == "mandatory" and first.items[0].content == issue.strip()
-    if target is not None:  # every section of the target, whole, right after the issue
+    if target is not None:  # the target right after the issue: whole, or cut at hard_limit
         own = [i for i in first.items if i.doc_path == target]
-        assert own and all(i.tier == "mandatory" and not i.truncated for i in own)
+        assert all(i.tier == "mandatory" and not i.truncated for i in own[:-1])
         assert all(i.doc_path == target for i in mandatory[1 if issue else 0 :])
+        over = [e for e in first.diagnostics.exclusions if e.reason.startswith(OVER_HARD_LIMIT)]
+        if over or (own and own[-1].truncated):  # from its top, said, and nothing optional
+            assert not optional and any(TARGET_CUT in w for w in first.warnings)
+            assert not own or first.tokens <= ceiling
+        else:
+            assert own and not own[-1].truncated
 
 
 def test_property_corpora_are_indexed(corpora: dict[str, Briefd]) -> None:

@@ -132,44 +132,46 @@ def test_hard_limit_decides_budget_exceeded_for_mandatory_content(example: Brief
     )
     assert not tiny.diagnostics.budget_exceeded and len(tiny.items) == mandatory
 
-    capped = example.compile_bundle(BundleRequest("", max_tokens=300, hard_limit=300, target=MONEY))
-    assert capped.diagnostics.budget_exceeded
-    assert capped.diagnostics.overage == capped.tokens - 300 > 0
-    assert [i.content for i in capped.items] == [
-        i.content for i in whole.items if i.tier == "mandatory"
-    ]
-    assert not any(i.truncated for i in capped.items)
+    capped = example.compile_bundle(BundleRequest("", max_tokens=300, hard_limit=900, target=MONEY))
+    own = [i.content for i in whole.items if i.tier == "mandatory"]
+    held = [i.content for i in capped.items]
+    assert capped.tokens <= 900 and not capped.diagnostics.budget_exceeded  # cut to the limit
+    assert 0 < len(held) < len(own) and held[:-1] == own[: len(held) - 1]
+    assert capped.items[-1].truncated and "truncated:" in held[-1]
 
 
-def test_a_target_over_the_hard_limit_says_so_and_where_to_read_it_in_parts(
-    example: Briefd,
-) -> None:
-    """B7 keeps a target document whole and flags it: the caller got 1,000 tokens and more
-    for a max_tokens of 300, told only by budget_exceeded and overage. A warning now says
-    how large the target is against the limit and names the get_document call (and the REST
-    route) that reads it in parts; a target within the hard limit has none."""
+def test_a_target_over_the_hard_limit_says_so_and_where_to_read_on(example: Briefd) -> None:
+    """B7 kept a target document whole and flagged it: the caller got 1,000 tokens and more
+    for a hard_limit of 300. The target now comes from its top as far as the limit holds (here
+    none of it: the envelope and the warning take the 300), and a warning says what the answer
+    holds and names the get_document call (and the REST route) that reads on in parts; a
+    target within the hard limit has none."""
     capped = example.compile_bundle(BundleRequest("", max_tokens=300, hard_limit=300, target=MONEY))
-    size = sum(i.tokens for i in capped.items if i.tier == "mandatory")
-    assert capped.diagnostics.budget_exceeded and size > 300
+    assert capped.items == () and capped.tokens <= 300
     assert capped.warnings == (
-        f"the target {MONEY} alone takes {size} tokens, over hard_limit 300 (max_tokens 300): "
-        "it is here whole, as mandatory content is (budget_exceeded). To read it within a "
-        f'budget, get_document("{MONEY}", scopes=["domain"], max_tokens=500) (REST: GET '
-        f"/api/docs/{MONEY}?scopes=domain&max_tokens=500) gives it in parts, each saying where "
-        "the next starts; or raise hard_limit",
+        f"the target {MONEY} is over hard_limit 300 (max_tokens 300): this answer holds none "
+        f'of it. Read on with get_document("{MONEY}", scopes=["domain"], start_line=1, '
+        f"max_tokens=500) (REST: GET /api/docs/{MONEY}?scopes=domain&start_line=1&"
+        "max_tokens=500), which gives the rest in parts, each saying where the next starts; or "
+        "raise hard_limit to have it whole",
     )
-    assert capped.diagnostics.overage == capped.tokens - 300  # the warning is counted too
     within = example.compile_bundle(BundleRequest("", max_tokens=1000, target=MONEY))
     assert within.tokens > 1000 and within.warnings == ()  # over max_tokens, under hard_limit
+    part = example.compile_bundle(BundleRequest("", max_tokens=300, hard_limit=900, target=MONEY))
+    last = part.items[-1]
+    (said,) = part.warnings
+    assert f"this answer holds its lines {part.items[0].start_line}-{last.end_line} (" in said
+    assert f'the last cut short). Read on with get_document("{MONEY}"' in said
+    assert f"start_line={last.start_line}, max_tokens=500)" in said
     listed = example.compile_bundle(
-        BundleRequest("", max_tokens=300, hard_limit=300, target=MONEY, mode="manifest")
+        BundleRequest("", max_tokens=300, hard_limit=900, target=MONEY, mode="manifest")
     )
-    (said,) = listed.warnings  # a manifest holds no text: it is not "here whole"
-    assert listed.diagnostics.budget_exceeded and "here whole" not in said
-    assert (
-        "over hard_limit 300 (max_tokens 300): the package would hold it whole, as mandatory "
-        "content is (budget_exceeded); this manifest lists it without its text. To read it"
-    ) in said
+    assert listed.warnings and [i.chunk_id for i in listed.items] == [
+        i.chunk_id
+        for i in example.compile_bundle(
+            BundleRequest("", max_tokens=300, hard_limit=900, target=MONEY, mode="package")
+        ).items
+    ]
 
 
 def test_the_warnings_call_and_route_name_a_path_as_written_and_as_a_url(
@@ -184,7 +186,7 @@ def test_the_warnings_call_and_route_name_a_path_as_written_and_as_a_url(
     (said,) = warned.warnings
     assert 'get_document("domain/Gebühren & \\"Rückbuchung\\" #2.md", scopes=["domain"]' in said
     route = "/api/docs/domain/Geb%C3%BChren%20%26%20%22R%C3%BCckbuchung%22%20%232.md"
-    assert f"(REST: GET {route}?scopes=domain&max_tokens=500)" in said
+    assert f"(REST: GET {route}?scopes=domain&start_line=1&max_tokens=500)" in said
 
 
 def test_a_truncated_sections_call_names_a_path_with_a_quote_as_a_json_string(

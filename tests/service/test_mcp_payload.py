@@ -343,37 +343,69 @@ def test_modes_verbose_and_document_context_over_mcp(service_api: Briefd) -> Non
     assert "no document 'domain/nope.md'" in out["missing"].content[0].text  # type: ignore[union-attr]
 
 
-def test_a_target_over_the_hard_limit_is_said_first_with_the_call_that_reads_it_in_parts(
-    service_api: Briefd,
+def big_document(sections: int) -> str:
+    """A spec of ``sections`` sections of ~560 tokens each, every line its own words."""
+    body = ["# Ledger spec", ""]
+    for s in range(sections):
+        body += [f"## Rule {s}", ""]
+        body += [
+            f"Rule {s} line {n}: payouts settle {n} ledger batches nightly." for n in range(40)
+        ]
+        body.append("")
+    return "\n".join(body)
+
+
+def test_a_target_over_the_hard_limit_comes_cut_to_it_with_the_call_that_reads_on(
+    tmp_path: Path,
 ) -> None:
-    """document_context keeps its target whole (B7): with max_tokens 300 the model received
-    the whole document, told it was over the budget only by a line after it (which a client
-    that moves a long answer to a file shows last). The warning now leads the text and names
-    a get_document call; that call, made as written, reads the document in parts."""
-    target = "domain/currency-and-rounding.md"
-    call = re.compile(r'get_document\("([^"]+)", scopes=\["([^"]+)"\], max_tokens=(\d+)\)')
+    """document_context kept its target whole whatever the limits: a 36,000-token spec came
+    as 36,000 tokens for max_tokens 2000 (hard_limit 8000), over the 25,000 Claude Code
+    refuses, so the model got an error, the warning in it too. The target now comes from its
+    top as far as the hard limit holds, the warning first names the get_document call that
+    reads on, and that call, as written, gives the rest of the document."""
+    root = tmp_path / "knowledge"
+    (root / "domain").mkdir(parents=True)
+    spec = big_document(64)
+    (root / "domain" / "ledger.md").write_text(spec, encoding="utf-8")
+    call = re.compile(
+        r'get_document\("([^"]+)", scopes=\["([^"]+)"\], start_line=(\d+), max_tokens=(\d+)\)'
+    )
 
     async def body(client: Client) -> tuple[Any, list[Any]]:
-        arguments = {"doc_path": target, "max_tokens": 300, "hard_limit": 300}
-        context = await client.call_tool("document_context", arguments)
+        context = await client.call_tool("document_context", {"doc_path": "domain/ledger.md"})
+        held = context.structured_content["bundle_id"]
+        again = await client.call_tool(
+            "document_context", {"doc_path": "domain/ledger.md", "base": held}
+        )
+        assert again.content[0].text.startswith(f"Nothing changed since bundle {held}: ")
+        assert "Warning: the target domain/ledger.md is over " in again.content[0].text
         named = call.search(context.content[0].text)
-        assert named is not None, context.content[0].text
-        path, scope, budget = named.groups()
+        assert named is not None, context.content[0].text[:2000]
+        path, scope, start, budget = named.groups()
         asked = {"doc_path": path, "scopes": [scope], "max_tokens": int(budget)}
-        parts = [await client.call_tool("get_document", asked)]
+        parts = [await client.call_tool("get_document", {**asked, "start_line": int(start)})]
         while (following := parts[-1].structured_content["part"]["next_start_line"]) is not None:
             parts.append(await client.call_tool("get_document", {**asked, "start_line": following}))
         return context, parts
 
-    with serving(create_app(service_api, service_config())) as base:
-        context, parts = run(base + "/mcp", "auto", body)
+    with Briefd(service_settings_for(root, tmp_path / "index.db"), embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            context, parts = run(base + "/mcp", "auto", body)
+    assert count_tokens(spec) > 25_000
     structured = context.structured_content
-    assert structured["budget_exceeded"] and structured["overage"] > 0
+    received = count_tokens(stringify(structured))
+    assert received <= structured["tokens"] <= 8000 and not structured["budget_exceeded"]
     text = context.content[0].text
-    assert text.startswith(f"Warning: the target {target} alone takes ")
-    assert len(parts) >= 2 and not any(p.is_error for p in parts)
-    for part in parts:
-        assert count_tokens(part.content[0].text) <= 500, part.content[0].text
+    assert count_tokens(text) <= 8000
+    assert text.startswith("Warning: the target domain/ledger.md is over hard_limit 8000 ")
+    assert all(i["tier"] == "mandatory" for i in structured["items"])
+    assert structured["items"][-1]["truncated"] and structured["diagnostics"]["estimator"]
+    assert not any(p.is_error for p in parts) and len(parts) >= 4
+    shown = re.findall(r"Rule (\d+) line (\d+):", text)
+    read = [re.findall(r"Rule (\d+) line (\d+):", p.content[0].text) for p in parts]
+    every = re.findall(r"Rule (\d+) line (\d+):", spec)
+    assert sorted(set(shown) | {line for part in read for line in part}) == sorted(every)
 
 
 def test_every_tool_and_mode_validates_against_its_output_schema(

@@ -51,6 +51,7 @@ from briefd.bundles.warned import (
     no_text,
     over_budget,
     recovered,
+    target_cut_reserve,
     too_small,
     with_warnings,
 )
@@ -317,7 +318,8 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     target = asked.target.path if asked.target else None
     envelope = envelope_tokens(request.mode, target, request.ceiling)
     sizes = measure(request.mode, envelope=envelope + warnings_tokens(asked.warned))
-    packed = pack(candidates, request.max_tokens, settings, sizes, hard_limit=request.ceiling)
+    reserve = _cut_reserve(candidates, target, request)
+    packed = pack(candidates, request.max_tokens, settings, sizes, request.ceiling, reserve)
     tokens = sizes.whole(packed.items) + envelope
     diagnostics = Diagnostics(
         estimator=ESTIMATOR,
@@ -340,6 +342,16 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
     if request.mode == "markdown":
         return replace(bundle, text=render.markdown(packed.items))
     return as_sent(bundle)
+
+
+def _cut_reserve(
+    candidates: Sequence[Candidate], target: str | None, request: BundleRequest
+) -> int:
+    """What the warning of a target cut at the hard limit costs at most (none without one)."""
+    scope = next((c.scope for c in candidates if c.doc_path == target), "")
+    if target is None:
+        return 0
+    return target_cut_reserve(target, scope, request.ceiling, request.max_tokens)
 
 
 def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: str) -> SearchResult:

@@ -1,7 +1,7 @@
 """The budget packer (B1, B7): a pure function from ranked candidates to packed items.
 
 Mandatory content (the target document, the tracker issue, ``always: true`` documents) is
-always taken whole; optional content fills the soft budget greedily, tier by tier and in
+taken whole (a target over the hard limit as far as the limit holds); optional content fills the soft budget greedily, tier by tier and in
 collection order within a tier. Duplicates and near-duplicates are dropped; a candidate that
 does not fit is recorded and later, smaller ones are still tried; governing documents take at
 most their share of the budget while ranked hits compete for the rest (a governing section the
@@ -32,6 +32,8 @@ from briefd.tokens import count_tokens, head_tokens
 _SCOPE_ORDER = {"domain": 0, "conventions": 1}
 _MIN_HEAD_TOKENS = 16
 NO_ROOM = "does not fit: "  # the reason of a section the budget had no room for
+TARGET = ("target document",)  # the reasons of a context's target sections (structure.py)
+OVER_HARD_LIMIT = "over hard_limit: "  # the reason of a target section past the hard limit
 _WORD = re.compile(r"\w+")
 MARKDOWN = measure("markdown")
 
@@ -81,10 +83,14 @@ def pack(
     settings: BundleSettings,
     sizes: Measure = MARKDOWN,
     hard_limit: int | None = None,
+    reserve: int = 0,
 ) -> Packed:
     """Select and order sections: mandatory ones whole, then optional ones so that the sections
     as the mode delivers them (``sizes``: the Markdown block, or a package's items as JSON) stay
-    within the budget (never above ``hard_limit`` either)."""
+    within the budget (never above ``hard_limit`` either). A target document that would take
+    the answer over ``hard_limit`` comes from its top as far as it fits beside ``reserve`` (the
+    warning that says where to read on), its first section past that as a head with the
+    truncation marker, the rest listed as exclusions."""
     soft = max_tokens if hard_limit is None else min(max_tokens, hard_limit)
     budget = effective_budget(soft, settings)
     governing = {c.chunk_id for c in candidates if c.tier == "governed"}
@@ -96,10 +102,20 @@ def pack(
     ):
         state.governed_cap = math.floor(budget * settings.governed_share)
     ordered = sorted(enumerate(candidates), key=lambda pair: TIER_ORDER[pair[1].tier])
+    ceiling = None if hard_limit is None else effective_budget(hard_limit, settings)
+    fitted = _mandatory(candidates, sizes, ceiling, reserve)
     for index, candidate in ordered:
         extra = sizes.separator if state.chosen else 0
         if candidate.tier == "mandatory":
-            _take(state, index, candidate, _sized(sizes, candidate, candidate.content), extra)
+            item = fitted.get(candidate.chunk_id)
+            if item is None:  # the target cut at the hard limit: it leaves no room
+                state.remaining = min(state.remaining, 0)
+                needs = _sized(sizes, candidate, candidate.content).tokens
+                state.skip(candidate, f"{OVER_HARD_LIMIT}needs {needs} tokens", needs)
+            else:
+                _take(state, index, candidate, item, extra)
+                if item.truncated:
+                    state.remaining = min(state.remaining, 0)
         else:
             _consider(state, index, candidate, extra, settings, sizes)
     items = [item for _, item in sorted(state.chosen, key=_display_key)]
@@ -109,6 +125,36 @@ def pack(
             Exclusion(dropped.chunk_id, dropped.doc_path, dropped.tier, "budget", dropped.tokens)
         )
     return Packed(tuple(items), tuple(state.exclusions), state.truncated)
+
+
+def _mandatory(
+    candidates: Sequence[Candidate], sizes: Measure, ceiling: int | None, reserve: int
+) -> dict[str, BundleItem]:
+    """The mandatory sections as packed, by chunk id: all whole while they fit under
+    ``ceiling`` (the hard limit less headroom); else the target document's from its top as far
+    as they fit beside the rest and ``reserve``, the first that does not as its head (when a
+    useful head fits), and none after it. Claude Code refuses a tool answer over 25,000
+    tokens, so a whole 35,000-token target reached the model as an error, its warning too."""
+    musts = [c for c in candidates if c.tier == "mandatory"]
+    whole = {c.chunk_id: _sized(sizes, c, c.content) for c in musts}
+    if ceiling is None or not any(c.reasons == TARGET for c in musts):
+        return whole
+    left = ceiling - sizes.frame - sizes.envelope
+    cost = sum(item.tokens + sizes.separator for item in whole.values()) - sizes.separator
+    if cost <= left:
+        return whole
+    fitted = {c.chunk_id: whole[c.chunk_id] for c in musts if c.reasons != TARGET}
+    left -= reserve + sum(item.tokens + sizes.separator for item in fitted.values())
+    for c in (c for c in musts if c.reasons == TARGET):
+        if whole[c.chunk_id].tokens <= left - sizes.separator:
+            fitted[c.chunk_id] = whole[c.chunk_id]
+            left -= whole[c.chunk_id].tokens + sizes.separator
+            continue
+        head = _head(c, left - sizes.separator, sizes) if left >= _MIN_HEAD_TOKENS else None
+        if head is not None:
+            fitted[c.chunk_id] = head
+        break
+    return fitted
 
 
 def _consider(

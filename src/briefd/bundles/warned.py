@@ -11,8 +11,10 @@ from briefd.bundles import render
 from briefd.bundles.measure import field_tokens, warnings_tokens
 from briefd.bundles.model import Bundle
 from briefd.bundles.pack import NO_ROOM
+from briefd.bundles.pack import OVER_HARD_LIMIT as OVER
 
 FITS_NO_SECTION = "fits no section"  # what a warning that the budget held none says
+TARGET_CUT = "Read on with get_document("  # what the warning of a target cut at the hard limit says
 DOCUMENT_PART_MIN = 500  # the smallest max_tokens get_document reads a part with
 
 
@@ -26,8 +28,8 @@ def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
         return ()
     d = bundle.diagnostics
     misses = [e.reason for e in d.exclusions if e.reason.startswith(NO_ROOM)]
-    if not misses:
-        return ()
+    if not misses or any(e.reason.startswith(OVER) for e in d.exclusions):
+        return ()  # a target cut at the hard limit took the room (over_budget says so)
     name, limit = (
         ("hard_limit", d.hard_limit) if d.hard_limit < d.budget else ("max_tokens", d.budget)
     )
@@ -44,6 +46,8 @@ def no_text(bundle: Bundle) -> tuple[str, ...]:
     its answer, without the document it was asked around, read as a bundle gone wrong."""
     if bundle.target is None or any(i.doc_path == bundle.target for i in bundle.items):
         return ()
+    if any(e.doc_path == bundle.target for e in bundle.diagnostics.exclusions):
+        return ()  # it has text; none of it fit the hard limit (over_budget says so)
     return (
         f"the target {bundle.target} has no text to serve (an empty file, or front matter "
         "only): this context holds only what relates to it",
@@ -51,34 +55,56 @@ def no_text(bundle: Bundle) -> tuple[str, ...]:
 
 
 def over_budget(bundle: Bundle) -> tuple[str, ...]:
-    """A context whose target document alone is over the hard limit says so in words, with
-    how to read it within a budget: B7 keeps mandatory content whole and only flags it
-    (``budget_exceeded``, ``overage``), so the caller holds a document far over what it asked
-    for, told so by two fields (and, over MCP, a line after the whole document)."""
+    """A context whose target document would take the answer over the hard limit says so in
+    words: which of its lines the answer holds (from the top, as far as they fit) and the
+    ``get_document`` call (and REST route) that reads on from there in parts. The packer cut
+    the target (:func:`briefd.bundles.pack.pack`); whole, 35,000 tokens of it reached Claude
+    Code, which refuses a tool answer over 25,000, as an error in place of the document."""
     d = bundle.diagnostics
-    target = [i for i in bundle.items if i.tier == "mandatory" and i.doc_path == bundle.target]
-    size = sum(item.tokens for item in target)
-    if not d.budget_exceeded or size <= d.hard_limit:
+    path = bundle.target
+    left_out = [e for e in d.exclusions if e.doc_path == path and e.reason.startswith(OVER)]
+    shown = [i for i in bundle.items if i.tier == "mandatory" and i.doc_path == path]
+    if path is None or not (left_out or any(i.truncated for i in shown)):
         return ()
-    # parts within what the caller allowed: a hard_limit under max_tokens is the tighter one
-    part = max(min(d.budget, d.hard_limit), DOCUMENT_PART_MIN)
-    path, scope = target[0].doc_path, target[0].scope
-    call = (
-        f"get_document({render.quoted(path)}, scopes=[{render.quoted(scope)}], max_tokens={part})"
-    )
-    route = f"/api/docs/{quote(path)}?scopes={quote(scope, safe='')}&max_tokens={part}"
-    here = (
-        "the package would hold it whole, as mandatory content is (budget_exceeded); this "
-        "manifest lists it without its text"
-        if bundle.mode == "manifest"
-        else "it is here whole, as mandatory content is (budget_exceeded)"
-    )
+    scope = shown[0].scope if shown else _scope_of(path, d.scopes)
+    if not shown:
+        start, held = 1, "none of it"
+    else:
+        last = shown[-1]
+        start = last.start_line if last.truncated else last.end_line + 1
+        cut = ", the last cut short" if last.truncated else ""
+        total = len(shown) + len(left_out)
+        held = f"its lines {shown[0].start_line}-{last.end_line} ({len(shown)} of {total} sections{cut})"
+    return (target_cut(path, scope, d.hard_limit, d.budget, held, start),)
+
+
+def target_cut(path: str, scope: str, hard_limit: int, budget: int, held: str, start: int) -> str:
+    """The warning of a target cut at the hard limit: ``held`` says what of it the answer
+    holds, ``start`` the line to read on from."""
+    part = max(min(budget, hard_limit), DOCUMENT_PART_MIN)  # a hard_limit under max_tokens
+    in_scope = f", scopes=[{render.quoted(scope)}]" if scope else ""  # is the tighter one
+    args = f"{render.quoted(path)}{in_scope}, start_line={start}, max_tokens={part})"
+    query = f"scopes={quote(scope, safe='')}&" if scope else ""
+    route = f"/api/docs/{quote(path)}?{query}start_line={start}&max_tokens={part}"
     return (
-        f"the target {path} alone takes {size} tokens, over hard_limit {d.hard_limit} "
-        f"(max_tokens {d.budget}): {here}. "
-        f"To read it within a budget, {call} (REST: GET {route}) gives it in parts, each saying "
-        "where the next starts; or raise hard_limit",
+        f"the target {path} is over hard_limit {hard_limit} (max_tokens {budget}): this "
+        f"answer holds {held}. {TARGET_CUT}{args} (REST: GET {route}), which gives the rest "
+        "in parts, each saying where the next starts; or raise hard_limit to have it whole"
     )
+
+
+def target_cut_reserve(path: str, scope: str, hard_limit: int, budget: int) -> int:
+    """What :func:`over_budget`'s warning can cost at most, kept back when the target is cut."""
+    widest = 10 * max(hard_limit, 1)
+    held = f"its lines {widest}-{widest} ({widest} of {widest} sections, the last cut short)"
+    return warnings_tokens((target_cut(path, scope, hard_limit, budget, held, widest),))
+
+
+def _scope_of(path: str, scopes: tuple[str, ...]) -> str:
+    """The scope of a path none of whose sections the answer holds: the longest scope that is
+    one of its folders (none: the call names no scopes)."""
+    folders = [s for s in scopes if path.startswith(s.rstrip("/") + "/")]
+    return max(folders, key=len, default="")
 
 
 def with_warnings(bundle: Bundle, warned: tuple[str, ...]) -> Bundle:

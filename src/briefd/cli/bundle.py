@@ -130,8 +130,9 @@ def context_command(
     json_output: bool = JSON_OUTPUT,
     tuned: Path | None = TUNED,
 ) -> None:
-    """The context around one document (B8): the document whole, its front-matter relations
-    (depends_on, parent…), its links and backlinks and one more hop, then text matches.
+    """The context around one document (B8): the document whole (up to --hard-limit), its
+    front-matter relations (depends_on, parent…), its links and backlinks and one more hop,
+    then text matches.
 
     Scopes as for bundles: a project document needs its scope (or 'all')."""
     with reported_errors():

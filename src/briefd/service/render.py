@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from briefd.bundles.render import drift_note, self_contained, trimmed
-from briefd.bundles.warned import FITS_NO_SECTION
+from briefd.bundles.warned import FITS_NO_SECTION, TARGET_CUT
 from briefd.model import OUTSIDE_SCOPES
 from briefd.service import documents, schemas
 from briefd.text import counted
@@ -84,10 +84,13 @@ def bundle_block(out: schemas.BundleOut) -> list[str]:
     nothing came, then the warnings."""
     block = (out.text or "").rstrip()
     warned = [f"Warning: {w}" for w in out.warnings or ()]
-    if block and out.budget_exceeded:  # said before a block over the budget, not after it
+    cut = any(TARGET_CUT in w for w in out.warnings or ())  # the target cut at hard_limit
+    if block and (out.budget_exceeded or cut):  # said before the block, not after it
         return [*warned, block]
     if block:
         return [block, *warned]
+    if cut and out.delta is None:  # none of the target fit: not "nothing matched"
+        return warned
     if any(FITS_NO_SECTION in w for w in out.warnings or ()):
         return ["\n".join(out.warnings or ())]
     return [nothing_new(out.delta), *warned]

@@ -86,7 +86,8 @@ HardLimit = Annotated[
         ge=MIN_TOKENS,
         le=MAX_HARD_LIMIT,
         description="Ceiling above which mandatory content is reported as budget_exceeded "
-        "(default 4 x max_tokens).",
+        "(default 4 x max_tokens); a document_context target over it comes from its top as far "
+        "as it holds, and the warnings name the get_document call that reads on.",
     ),
 ]
 Mode = schemas.Mode
@@ -275,7 +276,9 @@ class Tools:
         """The context around one knowledge document (a spec, ADR, rule): the document
         itself, what its front matter declares (depends_on, parent), its links and backlinks
         and one more hop, then sections matching task_description (default: its title), inside
-        max_tokens; each section says its tier and why it is there."""
+        max_tokens; each section says its tier and why it is there. The document comes whole
+        up to hard_limit; one longer comes from its top as far as hard_limit holds, with a
+        warning naming the get_document call that reads on."""
         request = BundleRequest(
             task=task_description,
             max_tokens=max_tokens,
