@@ -582,3 +582,36 @@ def test_an_unknown_tag_among_hundreds_names_the_nearest_and_counts_the_rest(
     assert message.startswith("tag 'paymnets' is on no document; known tags: payments, area00, ")
     assert message.endswith(" and 371 more")
     assert len(message.split("known tags: ")[1].split(" and ")[0].split(", ")) == 30
+
+
+def test_always_documents_that_leave_no_room_say_so_and_what_budget_fits(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A 2,500-token ``always: true`` house-rules document answered "partial refunds" at
+    max_tokens 2000 with itself alone: the refund section that matched was left out,
+    budget_exceeded false (under the 8,000 hard limit) and no warning, so the caller could
+    not tell its task found nothing from a task crowded out. A warning names the documents,
+    what they take and the budget at which the best match fits; at that budget it does."""
+    rule = "Log the request id, merchant id and amount in minor units; alert within five minutes."
+    rules = "\n\n".join(f"## Rule {n}\n\n{rule} (rule {n}) " * 4 for n in range(20))
+    write_files(
+        {
+            "conventions/house-rules.md": f"---\nalways: true\n---\n# House rules\n\n{rules}\n",
+            "domain/refunds.md": "# Refunds\n\n## Partial refunds\n\nA partial refund "
+            "returns part of a capture; several may follow one capture up to its amount.\n",
+        }
+    )
+    api.index()
+    crowded = api.compile_bundle(BundleRequest("partial refunds", max_tokens=2000))
+    assert {i.doc_path for i in crowded.items} == {"conventions/house-rules.md"}
+    assert not crowded.diagnostics.budget_exceeded
+    (said,) = crowded.warnings
+    taken = sum(i.tokens for i in crowded.items)
+    assert said.startswith(
+        f"always: true documents take {taken} tokens (conventions/house-rules.md {taken}) of "
+        "max_tokens 2000, so no section that matched fits (1 left out; the best "
+        "domain/refunds.md: needs "
+    )
+    needed = int(said.rsplit("(to ", 1)[1].split(" ", 1)[0])
+    roomy = api.compile_bundle(BundleRequest("partial refunds", max_tokens=needed))
+    assert "domain/refunds.md" in {i.doc_path for i in roomy.items} and roomy.warnings == ()

@@ -48,6 +48,7 @@ from briefd.bundles.pack import effective_budget, pack
 from briefd.bundles.structure import elsewhere, unresolved
 from briefd.bundles.warned import (
     counted,
+    crowded_out,
     no_text,
     over_budget,
     recovered,
@@ -187,6 +188,7 @@ def _compiled(engine: Engine, request: BundleRequest, live: bool) -> Bundle:
         else:
             bundle = replace(bundle, cached=True)
         warned = asked.warned + too_small(bundle, asked.warned) + over_budget(bundle)
+        warned += crowded_out(bundle)
         warned += _answered_elsewhere(conn, engine, asked, bundle, warned) + no_text(bundle)
         base = _base(conn, engine, request.base, key) if request.base else None
         held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)

@@ -4,6 +4,7 @@ its tokens to the ``tokens`` it reports, so the figure bounds what a client rece
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from urllib.parse import quote
 
@@ -39,6 +40,34 @@ def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
     if warnings_tokens((*warned, full)) - warnings_tokens(warned) <= room:
         return (full,)
     return (f"{name} {limit} {FITS_NO_SECTION}; raise it",)
+
+
+ALWAYS = ("always: true in its front matter",)  # the reasons of an always: true section
+
+
+def crowded_out(bundle: Bundle) -> tuple[str, ...]:
+    """A bundle whose ``always: true`` documents left no room for any section that matched
+    says so: a 7,600-token house-rules document answered "partial refunds" at max_tokens 2000
+    with itself alone, 20 refund sections left out, budget_exceeded false and not a word."""
+    d = bundle.diagnostics
+    if bundle.delta is not None or any(i.tier != "mandatory" for i in bundle.items):
+        return ()
+    misses = [e for e in d.exclusions if e.reason.startswith(NO_ROOM)]
+    sizes: dict[str, int] = {}
+    for item in bundle.items:
+        if item.reasons == ALWAYS:
+            sizes[item.doc_path] = sizes.get(item.doc_path, 0) + item.tokens
+    if not misses or not sizes:
+        return ()
+    taken = sum(sizes.values())
+    named = ", ".join(f"{path} {tokens}" for path, tokens in sizes.items())
+    best = f"{misses[0].doc_path}: {misses[0].reason.removeprefix(NO_ROOM)}"
+    share = d.effective_budget / max(min(d.budget, d.hard_limit), 1)  # the headroom kept
+    said = f"always: true documents take {taken} tokens ({named}) of max_tokens {d.budget}, so "
+    said += f"no section that matched fits ({len(misses)} left out; the best {best}); raise "
+    answer = d.tokens + min(e.tokens for e in misses) + warnings_tokens((said + "x" * 40,))
+    needed = math.ceil(answer / max(share, 0.01))
+    return (f"{said}max_tokens (to {needed} or more) or shorten those documents",)
 
 
 def no_text(bundle: Bundle) -> tuple[str, ...]:
