@@ -615,3 +615,31 @@ def test_always_documents_that_leave_no_room_say_so_and_what_budget_fits(
     needed = int(said.rsplit("(to ", 1)[1].split(" ", 1)[0])
     roomy = api.compile_bundle(BundleRequest("partial refunds", max_tokens=needed))
     assert "domain/refunds.md" in {i.doc_path for i in roomy.items} and roomy.warnings == ()
+
+
+def test_an_issue_text_that_leaves_no_room_says_so_and_what_budget_fits(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """An agent that passed a long issue's text as ``issue`` got that text back alone: the
+    refund section its task matched was left out, under the hard limit with no warning. A
+    warning says what the issue takes and at which max_tokens a matching section fits."""
+    write_files(
+        {
+            "domain/refunds.md": "# Refunds\n\n## Partial refunds\n\nA partial refund "
+            "returns part of a capture; several may follow one capture up to its amount.\n",
+        }
+    )
+    api.index()
+    issue = "PAY-9 " + "Partial refunds of a captured payment fail after settlement. " * 175
+    crowded = api.compile_bundle(BundleRequest("partial refunds", max_tokens=2000, issue=issue))
+    assert [i.tier for i in crowded.items] == ["mandatory"]
+    assert not crowded.diagnostics.budget_exceeded
+    (said,) = crowded.warnings
+    assert said.startswith(
+        f"the tracker issue takes {crowded.items[0].tokens} tokens of max_tokens 2000, so no "
+        "section that matched fits (1 left out; the best domain/refunds.md: needs "
+    )
+    assert said.endswith(" or more) or shorten the issue text")
+    needed = int(said.rsplit("(to ", 1)[1].split(" ", 1)[0])
+    roomy = api.compile_bundle(BundleRequest("partial refunds", max_tokens=needed, issue=issue))
+    assert "domain/refunds.md" in {i.doc_path for i in roomy.items} and roomy.warnings == ()

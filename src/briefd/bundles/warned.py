@@ -43,31 +43,37 @@ def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
 
 
 ALWAYS = ("always: true in its front matter",)  # the reasons of an always: true section
+ISSUE = "issue:"  # how the tracker issue's chunk id starts (structure.issue_candidate)
 
 
 def crowded_out(bundle: Bundle) -> tuple[str, ...]:
-    """A bundle whose ``always: true`` documents left no room for any section that matched
-    says so: a 7,600-token house-rules document answered "partial refunds" at max_tokens 2000
-    with itself alone, 20 refund sections left out, budget_exceeded false and not a word."""
+    """A bundle whose ``always: true`` documents or tracker issue text left no room for any
+    section that matched says so: a 7,600-token house-rules document answered "partial
+    refunds" at max_tokens 2000 with itself alone, 20 refund sections left out,
+    budget_exceeded false and not a word; a pasted issue of 2,000 tokens the same."""
     d = bundle.diagnostics
     if bundle.delta is not None or any(i.tier != "mandatory" for i in bundle.items):
         return ()
     misses = [e for e in d.exclusions if e.reason.startswith(NO_ROOM)]
     sizes: dict[str, int] = {}
+    issue = sum(i.tokens for i in bundle.items if i.chunk_id.startswith(ISSUE))
     for item in bundle.items:
         if item.reasons == ALWAYS:
             sizes[item.doc_path] = sizes.get(item.doc_path, 0) + item.tokens
-    if not misses or not sizes:
+    if not misses or not (sizes or issue):
         return ()
-    taken = sum(sizes.values())
     named = ", ".join(f"{path} {tokens}" for path, tokens in sizes.items())
+    what = [f"the tracker issue takes {issue} tokens"] if issue else []
+    if sizes:
+        what.append(f"always: true documents take {sum(sizes.values())} tokens ({named})")
     best = f"{misses[0].doc_path}: {misses[0].reason.removeprefix(NO_ROOM)}"
     share = d.effective_budget / max(min(d.budget, d.hard_limit), 1)  # the headroom kept
-    said = f"always: true documents take {taken} tokens ({named}) of max_tokens {d.budget}, so "
-    said += f"no section that matched fits ({len(misses)} left out; the best {best}); raise "
-    answer = d.tokens + min(e.tokens for e in misses) + warnings_tokens((said + "x" * 40,))
+    said = f"{' and '.join(what)} of max_tokens {d.budget}, so no section that matched fits "
+    said += f"({len(misses)} left out; the best {best}); raise "
+    answer = d.tokens + min(e.tokens for e in misses) + warnings_tokens((said + "x" * 60,))
     needed = math.ceil(answer / max(share, 0.01))
-    return (f"{said}max_tokens (to {needed} or more) or shorten those documents",)
+    shorter = "those documents" if not issue else "the issue text" if not sizes else "them"
+    return (f"{said}max_tokens (to {needed} or more) or shorten {shorter}",)
 
 
 def no_text(bundle: Bundle) -> tuple[str, ...]:
