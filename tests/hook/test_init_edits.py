@@ -63,7 +63,7 @@ CODEX_FORMS = {
     "dotted key": 'mcp_servers.briefd.url = "http://old/mcp"\n\n[profile]\nx = 1\n',
     "commented header": (
         '[mcp_servers.briefd] # our team server\nurl = "http://old/mcp"\n\n'
-        '[mcp_servers.briefd.env]\nBRIEFD_TEAM = "payments"\n\n'
+        '[mcp_servers.briefd.http_headers]\nX-Team = "payments"\n\n'
         "# the profile we use for reviews\n[profile]\nx = 1\n"
     ),
 }
@@ -81,7 +81,7 @@ def test_init_edits_codex_toml_in_place_in_every_form(tmp_path: Path) -> None:
         assert briefd["url"] == "http://new/mcp", form
         assert briefd["bearer_token_env_var"] == "BRIEFD_API_TOKEN", form
         assert new.replace("http://new/mcp", "http://old/mcp").startswith(text.split("\n")[0])
-    assert briefd["env"] == {"BRIEFD_TEAM": "payments"}
+    assert briefd["http_headers"] == {"X-Team": "payments"}
     assert "# our team server" in new and "# the profile we use for reviews\n[profile]" in new
 
 
@@ -140,7 +140,7 @@ def test_init_keeps_the_extra_fields_of_the_entry_it_updates(tmp_path: Path) -> 
     (tmp_path / ".codex").mkdir()
     (tmp_path / ".codex" / "config.toml").write_text(
         '[mcp_servers.briefd]\nurl = "https://briefd.acme.internal/mcp"\n'
-        '[mcp_servers.briefd.env]\nTEAM = "payments"\n'
+        '[mcp_servers.briefd.http_headers]\nX-Team = "payments"\n'
     )
     output = init(tmp_path, "--client", "all", "--yes", "--url", "https://new.acme.internal")
     assert "kept its briefd server" not in output
@@ -151,10 +151,61 @@ def test_init_keeps_the_extra_fields_of_the_entry_it_updates(tmp_path: Path) -> 
         "X-Team": "payments",
     }
     codex = tomllib.loads((tmp_path / ".codex" / "config.toml").read_text())
-    assert codex["mcp_servers"]["briefd"]["env"] == {"TEAM": "payments"}
+    assert codex["mcp_servers"]["briefd"]["http_headers"] == {"X-Team": "payments"}
     init(tmp_path, "--client", "claude-code", "--yes", "--transport", "stdio")
     entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["briefd"]
     assert entry["type"] == "stdio" and "url" not in entry and "headers" not in entry
+
+
+# What Codex refuses to load in a server entry of each transport ("env is not supported for
+# streamable_http", "http_headers is not supported for stdio"; openai/codex
+# codex-rs/config/src/mcp_types.rs, McpServerConfig::try_from): a config.toml with one of these
+# stops Codex at start, every server with it.
+CODEX_REFUSES = {
+    "url": {"command", "args", "env", "env_vars", "cwd", "bearer_token"},
+    "command": {
+        "url",
+        "bearer_token_env_var",
+        "bearer_token",
+        "http_headers",
+        "env_http_headers",
+        "oauth",
+        "oauth_resource",
+    },
+}
+
+
+def codex_refused(entry: dict[str, object]) -> set[str]:
+    transport = "command" if "command" in entry else "url"
+    return CODEX_REFUSES[transport] & set(entry)
+
+
+def test_init_switching_a_codex_entry_leaves_no_key_codex_refuses(tmp_path: Path) -> None:
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(
+        '[mcp_servers.briefd]\ncommand = "/opt/briefd/bin/briefd"\nargs = ["mcp"]\n'
+        'cwd = "/srv/app"\ntool_timeout_sec = 90\n\n'
+        '[mcp_servers.briefd.env]\nBRIEFD_SEARCH__TOP_K = "12"\n'
+    )
+    init(tmp_path, "--client", "codex", "--yes", "--url", "https://briefd.acme.internal")
+    entry = tomllib.loads(config.read_text())["mcp_servers"]["briefd"]
+    assert codex_refused(entry) == set()
+    assert entry == {
+        "url": "https://briefd.acme.internal/mcp",
+        "bearer_token_env_var": "BRIEFD_API_TOKEN",
+        "tool_timeout_sec": 90,
+    }
+    config.write_text(
+        '[mcp_servers.briefd]\nurl = "https://briefd.acme.internal/mcp"\n'
+        'bearer_token_env_var = "BRIEFD_API_TOKEN"\n'
+        'http_headers = { "X-Team" = "payments" }\n'
+        'env_http_headers = { "X-Atlassian-Token" = "JIRA_TOKEN" }\n'
+    )
+    init(tmp_path, "--client", "codex", "--yes", "--transport", "stdio")
+    entry = tomllib.loads(config.read_text())["mcp_servers"]["briefd"]
+    assert codex_refused(entry) == set()
+    assert set(entry) == {"command", "args", "startup_timeout_sec"}
 
 
 def test_init_checks_every_file_before_writing_any(tmp_path: Path) -> None:

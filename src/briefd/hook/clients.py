@@ -435,7 +435,8 @@ def codex_mcp(
 ) -> str:
     """``mcp_servers.briefd`` in Codex's TOML, edited in place (tomlkit: comments, the entry's
     own form — table, inline table or dotted keys — and its other keys such as its ``env``
-    table kept); only the keys that say how to reach briefd are set. Unchanged when
+    table kept, but for those of the transport it no longer uses, :func:`codex_keys`); only
+    the keys that say how to reach briefd are set. Unchanged when
     :func:`kept_entry` keeps the user's entry."""
     try:
         tomllib.loads(text or "")
@@ -480,17 +481,31 @@ def codex_entry(text: str | None) -> object:
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # this machine's own server
+# The keys of a Codex server entry that belong to one transport: Codex refuses to load a
+# config.toml whose entry has a key of the other ("env is not supported for streamable_http",
+# "http_headers is not supported for stdio": openai/codex codex-rs/config/src/mcp_types.rs), so
+# an entry init switches loses them, as merged_entry drops them from the JSON clients' entries.
+CODEX_STDIO_KEYS = ("command", "args", "env", "env_vars", "cwd")
+CODEX_HTTP_KEYS = (
+    "url",
+    "bearer_token_env_var",
+    "http_headers",
+    "env_http_headers",
+    "oauth",
+    "oauth_resource",
+)
 
 
 def codex_keys(server: Server, token: bool = True) -> tuple[dict[str, object], tuple[str, ...]]:
     """The keys of Codex's server entry that ``init`` sets, and those of the other transport
-    (removed: an entry has a ``url`` or a ``command``, not both). ``bearer_token_env_var``
+    (removed: an entry has a ``url`` or a ``command``, not both, and Codex refuses to load
+    an entry with a key of the other, :data:`CODEX_STDIO_KEYS`). ``bearer_token_env_var``
     only when a token is to be sent: Codex refuses to start a server whose variable is unset
     or empty ("Environment variable BRIEFD_API_TOKEN for MCP server 'briefd' is not set"),
     and this machine's ``briefd serve`` runs without one unless ``BRIEFD_API_TOKEN`` is set
     (``token``); a server elsewhere (``--url``) always has one."""
     if isinstance(server, tuple):
-        return {"command": server[0], "args": list(server[1:])}, ("url", "bearer_token_env_var")
+        return {"command": server[0], "args": list(server[1:])}, CODEX_HTTP_KEYS
     if token or urllib.parse.urlsplit(server).hostname not in LOOPBACK:
-        return {"url": server, "bearer_token_env_var": TOKEN_ENV}, ("command", "args")
-    return {"url": server}, ("command", "args")
+        return {"url": server, "bearer_token_env_var": TOKEN_ENV}, CODEX_STDIO_KEYS
+    return {"url": server}, CODEX_STDIO_KEYS
