@@ -86,6 +86,43 @@ def test_written_hook_command_works_as_written(
     assert done.stdout.startswith("<knowledge>"), done.stderr
 
 
+def test_the_hook_reads_the_settings_file_named_to_init(
+    tmp_path: Path, indexed: Briefd, hook_env: dict[str, str]
+) -> None:
+    """``briefd --config FILE init``: the stdio entry names FILE, and so does the hook beside
+    it; without it the hook read the project's settings (none here: the default index, which
+    does not exist) and answered every prompt with nothing."""
+    team = tmp_path / "team"
+    team.mkdir()
+    indexed.close()
+    indexed.settings.db.rename(team / "team.db")
+    config = team / "briefd.yaml"
+    config.write_text("db: team.db\nembeddings: {enabled: false}\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    args = ["init", "--project", str(project), "--transport", "stdio", "--yes"]
+    result = runner.invoke(app, ["--config", str(config), *args])
+    assert result.exit_code == 0, result.output
+    mcp = json.loads((project / ".mcp.json").read_text())["mcpServers"]["briefd"]
+    assert mcp["args"][-3:] == ["--config", str(config.resolve()), "mcp"]
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text())
+    (group,) = settings["hooks"]["UserPromptSubmit"]
+    command = group["hooks"][0]["command"]
+    env = {k: v for k, v in hook_env.items() if k != "BRIEFD_DB"}
+    done = subprocess.run(
+        command,
+        shell=True,
+        input=json.dumps(hook_json(RELEVANT, cwd=str(project))),
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        check=False,
+    )
+    assert done.stdout.startswith("<knowledge>"), done.stderr
+    assert command.endswith(f" --config {config.resolve()}")
+
+
 def recall_hooks(project: Path, files: list[str], event: str) -> list[str]:
     """The recall commands a client registers for ``event``, reading ``files`` (globs) the way
     its documentation says it loads hooks: grouped (``{"hooks": [...]}``) or flat entries."""

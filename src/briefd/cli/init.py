@@ -72,11 +72,15 @@ def register(app: typer.Typer) -> None:
     app.command("init")(init_command)
 
 
-def hook_command(db: Path | None = None, server: str | None = None) -> str:
+def hook_command(
+    db: Path | None = None, server: str | None = None, config: Path | None = None
+) -> str:
     """The recall command line for this installation. On POSIX systems this Python without
     ``site`` running the hook's script file (:mod:`briefd.hook.script`: ~2 ms less per prompt
     than the console script); elsewhere the console script next to this Python (no shell shim
-    in between), or ``python -m briefd recall`` when there is none."""
+    in between), or ``python -m briefd recall`` when there is none. ``db`` and ``config``: the
+    index and settings file named to init (``--db``, ``--config``), which the hook reads too,
+    as the stdio entry beside it does (:func:`stdio_command`)."""
     if os.name == "posix":
         from briefd.hook import script
 
@@ -87,14 +91,19 @@ def hook_command(db: Path | None = None, server: str | None = None) -> str:
         parts = [*launch, "recall"]
     if db is not None:
         parts += ["--db", str(db.resolve())]
+    if config is not None:
+        parts += ["--config", str(config.resolve())]
     if server is not None:
         parts += ["--server", server]
     return shlex.join(parts)
 
 
-def recall_server(server: Server, project: Path, given: bool = False) -> str | None:
+def recall_server(
+    server: Server, project: Path, given: bool = False, named: Path | None = None
+) -> str | None:
     """The server the hook should name: the one the MCP entry points at, unless the hook
-    finds it by itself — the one the project's settings file places (``recall.server``, else
+    finds it by itself — the one the settings file it reads places (``named``, the one
+    ``--config`` names, else the project's; ``recall.server``, else
     ``serve.host``/``serve.port``, as :func:`briefd.hook.discover.server_url` reads them; the
     default one when it places none), so that a new port there moves both. The default one
     kept while the file places another port is named: the hook would ask that port. With
@@ -107,7 +116,7 @@ def recall_server(server: Server, project: Path, given: bool = False) -> str | N
     root = server.removesuffix("/mcp")
     if given and not loopback(split_url(root)[1]):
         return root
-    config = project_config(project)
+    config = named or project_config(project)
     found = discover.server_url({}, discover.read_config(str(config) if config else None))
     if root == found or (found is None and root == discover.DEFAULT_SERVER):
         return None
@@ -229,7 +238,7 @@ def init_command(
         settings = project_settings(ctx, project)
         server = _server(settings, ctx, project, transport or "http", url)
         wiring = Wiring(
-            hook_command(ctx.obj.db, recall_server(server, project, url is not None)),
+            _hook(ctx, recall_server(server, project, url is not None, ctx.obj.config)),
             server,
             replace=url is not None or transport == "stdio",
             keep_stdio=transport is None and url is None,
@@ -407,17 +416,22 @@ def _settled(
     changes, kept = _changes(project, chosen, wiring)
     theirs = {entry.server for _, entry in kept if entry.transport == "http"}
     if len(theirs) == 1:
-        hook = hook_command(ctx.obj.db, recall_server(theirs.pop(), project))
+        hook = _hook(ctx, recall_server(theirs.pop(), project, named=ctx.obj.config))
         wiring = replace(wiring, hook=hook)
         changes, kept = _changes(project, chosen, wiring)
     elif wiring.keep_stdio and any(entry.transport == "stdio" for _, entry in kept):
         had = len(kept)
         server = _server(settings, ctx, project, "stdio", None)
-        wiring = replace(wiring, server=server, hook=hook_command(ctx.obj.db, None))
+        wiring = replace(wiring, server=server, hook=_hook(ctx, None))
         changes, kept = _changes(project, chosen, wiring)  # gone commands are rewritten
         if had < len(chosen):  # a client had no entry
             console.print(_STDIO_FOLLOWED, markup=False)
     return wiring, changes, kept
+
+
+def _hook(ctx: typer.Context, server: str | None) -> str:
+    """The hook line naming the index and settings file named to init, and ``server``."""
+    return hook_command(ctx.obj.db, server, ctx.obj.config)
 
 
 def _chosen(client: str, project: Path) -> tuple[str, ...]:
