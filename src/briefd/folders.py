@@ -5,7 +5,9 @@ The index holds the query log (what people asked), so the index file is its user
 makes for it (0700). A folder briefd makes also ignores itself in git (a ``.gitignore`` of
 ``*``, like pytest's cache): an index inside the knowledge repository (``.briefd/``) leaves
 ``git status`` clean and is never committed by a ``git add -A``; a ``briefd.yaml`` put there
-is not ignored. A folder that exists already is the user's: it is left as it is. Files
+is not ignored. A folder that exists already is the user's: it is left as it is, but for a
+project's ``.briefd`` folder without an ignore file, which gets briefd's as its index is first
+made there (:func:`ignore_in_git`). Files
 written beside the index are written as ``<name>.<pid>.partial…`` and renamed into place;
 what a process killed while writing one left is swept (:func:`sweep_abandoned`).
 """
@@ -15,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+
+from briefd.project import LOCAL_DIR
 
 IGNORE = (
     "# made by briefd: the index and what it keeps beside it, never to be committed\n"
@@ -31,6 +35,19 @@ def make_index_folder(folder: Path) -> None:
     try:
         folder.mkdir(mode=0o700)
     except FileExistsError:  # another process made it first
+        return
+    with contextlib.suppress(OSError):  # the folder stays usable without it
+        (folder / ".gitignore").write_text(IGNORE, encoding="utf-8")
+
+
+def ignore_in_git(folder: Path) -> None:
+    """Give a project's own ``.briefd`` folder that exists without an ignore file briefd's
+    (called as its index is first made there): a repository that commits
+    ``.briefd/briefd.yaml`` brings the folder to every clone with that file alone (briefd's
+    ``.gitignore`` ignores itself), and a user makes the folder by hand to write one; without
+    it the index, with its query log, shows in ``git status`` and goes in with ``git add -A``.
+    An ignore file of the team's, or any other folder, is left as it is."""
+    if folder.name != LOCAL_DIR or os.path.lexists(folder / ".gitignore"):
         return
     with contextlib.suppress(OSError):  # the folder stays usable without it
         (folder / ".gitignore").write_text(IGNORE, encoding="utf-8")

@@ -28,7 +28,7 @@ from briefd.errors import (
     NewerIndexError,
     StoreError,
 )
-from briefd.folders import create_private, make_index_folder
+from briefd.folders import create_private, ignore_in_git, make_index_folder
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from briefd.text import fold
 
@@ -120,6 +120,8 @@ class Store:
             )
         try:
             make_index_folder(path.parent)
+            if not path.exists():
+                ignore_in_git(path.parent)
             create_private(path)
             conn = sqlite3.connect(
                 path,
