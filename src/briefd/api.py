@@ -277,7 +277,7 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def gaps(self, request: GapsRequest, lock: gaps.Guard = None) -> GapsReport:
         """Queries the knowledge answers weakly or not at all (T3; see :mod:`briefd.team.gaps`)."""
-        return gaps.gaps_report(self.settings.db, request, lambda: self.embedder, self.state, lock)
+        return gaps.gaps_report(self.settings, request, lambda: self.embedder, self.state, lock)
 
     def drift(self, refresh: bool = False) -> DriftReport:
         """Documents whose governed code changed after them (T4); ``refresh`` reads code first."""
@@ -285,7 +285,7 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def usage(self, since: str = "30d", limit: int = 20) -> UsageReport:
         """What is served, how often, by which surface, reported useful, never served (T6)."""
-        return usage.usage_report(self.settings.db, since, limit, self.state)
+        return usage.usage_report(self.settings, since, limit, self.state)
 
     def overview(self) -> dict[str, object]:
         """Index size, last index run, sync sources, proposal and usage counts (I2 stats)."""

@@ -604,3 +604,24 @@ def test_usage_table_lists_requests_per_day_with_the_days_between(tmp_path: Path
         [day[0][:10], "1", "1", "0", "0", "0", "4", "4"],
     ]
     assert sum(int(row[1]) for row in listed) == report["requests"] == 5
+
+
+def test_a_report_before_the_first_index_says_the_command_that_builds_it(tmp_path: Path) -> None:
+    """A fresh clone (or a new work tree) whose briefd.yaml names the source: ``briefd gaps``,
+    ``usage`` and ``drift`` said to run ``briefd index --source DIR``, a folder the settings
+    already name, where ``search`` said ``briefd index`` (source: …, from the settings)."""
+    Repo(tmp_path / "knowledge").commit(
+        {"domain/retry.md": RETRY_DOC}, "Knowledge", "2026-03-10T09:00:00+00:00"
+    )
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    (cwd / "briefd.yaml").write_text(yaml.safe_dump({"source": "../knowledge"}))
+    advice = (
+        "error: no index at .briefd/briefd.db; build one with `briefd index` "
+        "(source: ../knowledge, from the settings)"
+    )
+    assert briefd("search", "retry", cwd=cwd).stderr.strip() == advice
+    for command in ("gaps", "usage", "drift"):
+        result = briefd(command, cwd=cwd)
+        assert (command, result.returncode) == (command, 1)
+        assert (command, result.stderr.strip()) == (command, advice)

@@ -486,10 +486,11 @@ def _start_over(db: Path) -> Store:
 
 
 @contextmanager
-def opened(db: Path) -> Iterator[Store]:
+def opened(db: Path, source: Path | None = None) -> Iterator[Store]:
     """The index on a connection of its own, closed after use: for reports that read a lot
-    and must neither wait for nor hold up the connection a server shares between requests."""
-    store = Store.open(db)
+    and must neither wait for nor hold up the connection a server shares between requests
+    (``source``: the settings' knowledge source, for the advice when there is no index)."""
+    store = Store.open(db, source=source)
     try:
         yield store
     finally:

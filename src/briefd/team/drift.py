@@ -176,7 +176,7 @@ def _read(
 def drift_report(settings: Settings, refresh_first: bool = False) -> DriftReport:
     """The drifting documents, longest drifting first (``refresh_first``: read the code
     repositories before, as :func:`refresh`), on a connection of its own."""
-    with opened(settings.db) as store:
+    with opened(settings.db, settings.source) as store:
         if refresh_first:
             refresh(store, settings)
         listed = [code.CodeSource(settings, repo) for repo in settings.code.repos]

@@ -20,12 +20,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
 from briefd.embeddings.base import Embedder, Vectors
 from briefd.errors import EmbeddingError, QueryError, StoreError
+from briefd.settings import Settings
 from briefd.state import SharedState
 from briefd.store import reports
 from briefd.store.db import Store, opened
@@ -236,7 +236,7 @@ def merge_near_duplicates(
 
 
 def gaps_report(
-    db: Path,
+    settings: Settings,
     request: GapsRequest,
     embedder: Callable[[], Embedder | None],
     state: SharedState | None = None,
@@ -254,7 +254,7 @@ def gaps_report(
     except EmbeddingError as exc:
         log.warning("gaps without near-duplicate merging: %s", exc)
         vectors = None
-    with opened(db) as store:
+    with opened(settings.db, settings.source) as store:
         if state is not None:  # replicas: the team's log and usage, not this index's
             mirror_team_log(store, state, iso(since_cutoff(request.since)))
         return _gaps(store, request, vectors, lock or nullcontext())

@@ -8,7 +8,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 import numpy as np
 
@@ -140,7 +139,7 @@ def gone_note(report: UsageReport) -> str | None:
 
 
 def usage_report(
-    db: Path, since: str = "30d", limit: int = 20, state: SharedState | None = None
+    settings: Settings, since: str = "30d", limit: int = 20, state: SharedState | None = None
 ) -> UsageReport:
     """Which documents and sections were served since ``since``, how often, by which surface,
     how often reported useful, and which documents were never served; requests per day. Read
@@ -149,7 +148,7 @@ def usage_report(
         raise QueryError(f"limit must be at least 1, got {limit}")
     start = since_cutoff(since)
     cutoff = iso(start)
-    with opened(db) as store:
+    with opened(settings.db, settings.source) as store:
         if state is not None:  # replicas: the team's log and usage, not this index's
             mirror_team_log(store, state, cutoff)
         return _usage_report(store, start, limit)
