@@ -97,6 +97,30 @@ def test_init_adding_a_client_keeps_a_hand_written_stdio_entry(tmp_path: Path) -
     assert entry["url"] == "https://briefd.acme.internal/mcp" and "command" not in entry
 
 
+def test_init_all_points_new_entries_at_the_team_server_the_kept_one_names(
+    tmp_path: Path,
+) -> None:
+    """The team commits ``.mcp.json`` naming its server; ``briefd init --client all`` kept that
+    entry and had the hook ask that server, but wrote Cursor's, VS Code's and Codex's entries
+    for this machine's port 8484, where nobody runs a server."""
+    team = "https://briefd.acme.internal/mcp"
+    committed = json.dumps(
+        {"mcpServers": {"briefd": {"type": "http", "url": team, "headers": {"X-Team": "pay"}}}}
+    )
+    (tmp_path / ".mcp.json").write_text(committed)
+    output = init(tmp_path, "--client", "all", "--yes")
+    assert {path: entry["url"] for path, entry in entries(tmp_path).items()} == dict.fromkeys(
+        MCP_FILES, team
+    )
+    assert entries(tmp_path)[".codex/config.toml"]["bearer_token_env_var"] == "BRIEFD_API_TOKEN"
+    assert (tmp_path / ".mcp.json").read_text() == committed  # the team's file, as it was
+    assert f"gets one at {team} too, like the kept one" in output
+    assert "nothing answers" not in output
+    (command,) = recall_hooks(tmp_path, [".claude/settings.local.json"], "UserPromptSubmit")
+    assert command.endswith(" --server https://briefd.acme.internal")
+    assert "already configured" in init(tmp_path, "--client", "all", "--yes")
+
+
 CLAUDE = [".claude/settings.json", ".claude/settings.local.json"]
 SETUP_HOOK = {"type": "command", "command": "BRIEFD_RECALL__SERVER=https://kb.acme briefd recall"}
 AUDIT = {"type": "command", "command": "./audit-prompt.sh"}

@@ -381,6 +381,10 @@ def _report_no_server(url: str) -> None:
     )
 
 
+_HTTP_FOLLOWED = (
+    "a client without a briefd entry gets one at {server} too, like the kept one (the hook "
+    "asks it too); pass --url to choose the server"
+)
 _STDIO_FOLLOWED = (
     "a client without a briefd entry gets one over stdio too, like the kept ones (no server "
     "needs to run); pass --transport http for the server's URL"
@@ -411,14 +415,21 @@ def _settled(
     wiring: Wiring,
 ) -> tuple[Wiring, list[Change], list[tuple[str, Kept]]]:
     """The changes once the user's kept entries are followed: MCP on the user's own server
-    means the hook asks it too; kept stdio entries (no transport asked) mean new ones are
-    stdio as well — an http entry would point at a server nobody runs."""
+    (a team's, in a committed ``.mcp.json``) means the hook asks it too, and so do the other
+    clients' new entries — one on this machine's default port would point at a server
+    nobody runs; kept stdio entries (no transport asked) mean new ones are stdio as well —
+    an http entry would point at a server nobody runs."""
     changes, kept = _changes(project, chosen, wiring)
     theirs = {entry.server for _, entry in kept if entry.transport == "http"}
     if len(theirs) == 1:
-        hook = _hook(ctx, recall_server(theirs.pop(), project, named=ctx.obj.config))
-        wiring = replace(wiring, hook=hook)
-        changes, kept = _changes(project, chosen, wiring)
+        url = theirs.pop()
+        hook = _hook(ctx, recall_server(url, project, named=ctx.obj.config))
+        wiring = replace(wiring, server=url, hook=hook)
+        followed, other = _changes(project, chosen, wiring)
+        mine = {path for path, _ in kept}  # the kept files stay byte for byte as they are
+        changes = [change for change in followed if change[0] not in mine]
+        if len(kept) + len(other) < len(chosen):  # a client's entry follows the kept one
+            console.print(_HTTP_FOLLOWED.format(server=url), markup=False)
     elif wiring.keep_stdio and any(entry.transport == "stdio" for _, entry in kept):
         had = len(kept)
         server = _server(settings, ctx, project, "stdio", None)
