@@ -299,6 +299,24 @@ def test_init_says_when_git_would_commit_the_local_hook_file(tmp_path: Path) -> 
     assert "names this machine's Python" not in init(tmp_path, "--yes")
 
 
+def test_init_says_when_git_would_commit_codexs_hook_file(tmp_path: Path) -> None:
+    """``.codex/hooks.json`` names this machine's Python as Claude Code's local settings do,
+    and nothing has git ignore it: init said so for Claude Code's file only, and a teammate
+    who pulls ``.codex/`` (a project's Codex config is there to share) runs a hook their
+    machine does not have, on every prompt."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    said = " ".join(init(tmp_path, "--client", "codex", "--yes").split())
+    hooks = tmp_path / ".codex" / "hooks.json"
+    assert (
+        f"note: {hooks} names this machine's Python, and git does not ignore it: add "
+        ".codex/hooks.json to .gitignore, or a teammate who gets it through git runs a hook "
+        "their machine does not have"
+    ) in said
+    assert ".claude" not in said
+    (tmp_path / ".gitignore").write_text(".codex/hooks.json\n")
+    assert "names this machine's Python" not in init(tmp_path, "--client", "codex", "--yes")
+
+
 def test_codex_entry_names_a_token_only_when_one_is_to_be_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

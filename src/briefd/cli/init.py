@@ -31,6 +31,7 @@ from briefd.hook.clients import (
     CLAUDE_LOCAL,
     CLAUDE_SHARED,
     CLIENTS,
+    CODEX_HOOKS,
     LOOPBACK,
     TOKEN_ENV,
     Kept,
@@ -275,7 +276,9 @@ def _report_after(
 ) -> None:
     """What the user should know about what init wrote (or left): notes, then each client's."""
     if "claude-code" in chosen and not wiring.shared_hook:
-        _report_not_ignored(project)
+        _report_not_ignored(project, CLAUDE_LOCAL)
+    if "codex" in chosen:
+        _report_not_ignored(project, CODEX_HOOKS)
     _report_ephemeral(chosen, wiring)
     if isinstance(wiring.server, tuple):  # stdio: the client spawns `briefd mcp`
         _report_nothing_to_serve(settings)
@@ -314,31 +317,32 @@ def _report_ephemeral(chosen: tuple[str, ...], wiring: Wiring) -> None:
     )
 
 
-def _report_not_ignored(project: Path) -> None:
-    """``.claude/settings.local.json`` holds the hook with this machine's Python and script
-    paths. Claude Code has git ignore the file when it makes it itself, not when init does:
-    committed (a ``git add .`` after init), every teammate's Claude Code runs a hook that does
-    not exist on their machine, on every prompt. Said, not fixed: the ignore file is the
-    team's (or ``.git/info/exclude`` this clone's) to edit."""
-    if not (project / CLAUDE_LOCAL).is_file():
+def _report_not_ignored(project: Path, path: str) -> None:
+    """``path`` (``.claude/settings.local.json``, ``.codex/hooks.json``) holds the hook with
+    this machine's Python and script paths. Claude Code has git ignore its file when it makes
+    it itself, not when init does, and nothing ignores Codex's: committed (a ``git add .``
+    after init), every teammate's client runs a hook that does not exist on their machine, on
+    every prompt. Said, not fixed: the ignore file is the team's (or ``.git/info/exclude``
+    this clone's) to edit."""
+    if not (project / path).is_file():
         return
     git = ["git", "-C", str(project)]
     try:
         ignored = subprocess.run(
-            [*git, "check-ignore", "-q", CLAUDE_LOCAL], capture_output=True, timeout=10
+            [*git, "check-ignore", "-q", path], capture_output=True, timeout=10
         )
         tracked = subprocess.run(
-            [*git, "ls-files", "--error-unmatch", CLAUDE_LOCAL], capture_output=True, timeout=10
+            [*git, "ls-files", "--error-unmatch", path], capture_output=True, timeout=10
         )
     except (OSError, subprocess.TimeoutExpired):  # no git here: nothing to commit it with
         return
     if ignored.returncode != 1:  # 0: ignored; 128: not in a git work tree
         return
-    fix = f"add {CLAUDE_LOCAL} to .gitignore"
+    fix = f"add {path} to .gitignore"
     if tracked.returncode == 0:
-        fix = f"`git rm --cached {CLAUDE_LOCAL}`, then {fix}"
+        fix = f"`git rm --cached {path}`, then {fix}"
     console.print(
-        f"note: {project / CLAUDE_LOCAL} names this machine's Python, and git "
+        f"note: {project / path} names this machine's Python, and git "
         f"{'tracks' if tracked.returncode == 0 else 'does not ignore'} it: {fix}, or a "
         "teammate who gets it through git runs a hook their machine does not have",
         markup=False,

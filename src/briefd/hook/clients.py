@@ -60,6 +60,7 @@ CODEX_STARTUP_S = 40
 HOOK_TIMEOUT_S = 10
 CLAUDE_LOCAL = ".claude/settings.local.json"  # init's: names this machine's Python
 CLAUDE_SHARED = ".claude/settings.json"  # the team's: init reads it, never writes it
+CODEX_HOOKS = ".codex/hooks.json"  # init's Codex hook: names this machine's Python too
 
 # How a client reaches the MCP tools: a URL (streamable HTTP) or the command it spawns (stdio).
 Server = str | tuple[str, ...]
@@ -135,7 +136,7 @@ def targets(
                     codex_entry(t), codex_keys(mcp_url, token)[0], replace, keep_stdio
                 ),
             ),
-            Target(client, ".codex/hooks.json", lambda t: claude_hook(t, json_hook)),
+            Target(client, CODEX_HOOKS, lambda t: claude_hook(t, json_hook)),
         ],
         "vscode": [
             json_mcp(".vscode/mcp.json", "servers", vscode_mcp(mcp_url)),
