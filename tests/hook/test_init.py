@@ -60,6 +60,19 @@ def test_init_twice_gives_identical_files(tmp_path: Path) -> None:
     assert mcp["mcpServers"]["briefd"]["url"] == "http://127.0.0.1:8484/mcp"
 
 
+def test_init_with_several_clients_writes_each_ones_files(tmp_path: Path) -> None:
+    """``--client cursor --client codex`` wrote Codex's files alone (the last value won, as
+    click keeps it), without a word about Cursor."""
+    said = init(tmp_path, "--client", "cursor", "--client", "codex", "--yes")
+    assert sorted(snapshot(tmp_path)) == [
+        ".codex/config.toml",
+        ".codex/hooks.json",
+        ".cursor/mcp.json",
+    ]
+    assert "Cursor: MCP server only" in said and "Codex: hooks are on" in said
+    assert "already configured" in init(tmp_path, "--client", "codex", "--client", "cursor", "-y")
+
+
 def test_written_hook_command_works_as_written(
     tmp_path: Path, indexed: Briefd, hook_env: dict[str, str]
 ) -> None:

@@ -69,6 +69,13 @@ NOTES = {
 }
 
 
+def _each_client(values: list[str]) -> list[str]:
+    """``--client``'s callback: each value one of the clients or ``all`` (a usage error,
+    exit 2, otherwise)."""
+    check = one_of((*CLIENTS, "all"))
+    return [name for value in values if (name := check(value)) is not None]
+
+
 def register(app: typer.Typer) -> None:
     app.command("init")(init_command)
 
@@ -209,11 +216,11 @@ def mcp_url(settings: Settings) -> str:
 
 def init_command(
     ctx: typer.Context,
-    client: str = typer.Option(
-        "claude-code",
+    client: list[str] = typer.Option(
+        ["claude-code"],
         "--client",
-        help="claude-code, cursor, codex, vscode or all.",
-        callback=one_of((*CLIENTS, "all")),
+        help="claude-code, cursor, codex, vscode or all; repeat it for several.",
+        callback=_each_client,
     ),
     project: Path = typer.Option(Path(), "--project", help="The project directory."),
     transport: str | None = typer.Option(
@@ -449,13 +456,15 @@ def _hook(ctx: typer.Context, server: str | None) -> str:
     return hook_command(ctx.obj.db, server, ctx.obj.config)
 
 
-def _chosen(client: str, project: Path) -> tuple[str, ...]:
+def _chosen(client: list[str], project: Path) -> tuple[str, ...]:
+    """The clients named (``--client`` given several times: each of them, in
+    :data:`CLIENTS`' order; ``all``: every one)."""
     if not project.is_dir():
         raise ConfigError(
             f"--project {project} is not a directory; pass the project's checkout (a typo "
             "would otherwise create a stray tree)"
         )
-    return CLIENTS if client == "all" else (client,)
+    return CLIENTS if "all" in client else tuple(c for c in CLIENTS if c in client)
 
 
 def _shared_hook(project: Path) -> bool:
