@@ -297,6 +297,31 @@ def test_a_git_url_code_repo_is_cloned_bare_and_fetched(
         assert git(clone, "rev-parse", "main") == pushed
 
 
+def test_a_bare_code_repository_on_this_machine_is_read_in_place(
+    tmp_path: Path, knowledge: Repo, app: Repo
+) -> None:
+    """A team's code on this machine as a bare repository (a server's ``/srv/git/app.git``,
+    pushed to directly): drift reported it as "not a git checkout" and checked none of it."""
+    bare = app.bare_copy(tmp_path / "srv" / "app.git")
+    with Briefd(settings_for(tmp_path, knowledge, str(bare)), embedder=None) as api:
+        api.index()
+        pushed = app.commit(
+            {"services/payment/retry.py": "LIMIT = 9\n"}, "Nine", "2026-03-20T00:00:00+00:00"
+        )
+        app.push_to()
+        drift = api.drift(refresh=True)
+        (repo,) = drift.repos
+        assert (repo.name, repo.location, repo.branch, repo.error) == (
+            "app",
+            str(bare),
+            "main",
+            None,
+        )
+        assert [d.doc_path for d in drift.documents] == ["domain/retry.md"]
+        assert [c.hash for c in drift.documents[0].commits] == [pushed]
+    assert not (tmp_path / "data" / "code").exists()  # read where it is, not cloned
+
+
 def test_a_git_url_code_repo_s_errors_point_at_its_own_settings(
     tmp_path: Path, knowledge: Repo, app: Repo
 ) -> None:

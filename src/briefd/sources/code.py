@@ -1,8 +1,9 @@
 """The code repositories drift is checked against (T4, ADR-0007), read-only.
 
 A ``code.repos`` entry is a local git checkout — read in place at its branch (default: HEAD),
-never fetched, reset or written to — or a git URL, cloned bare (no working tree; blobs left on
-the server when it allows) into ``code.checkout_dir`` and fetched like the knowledge source.
+never fetched, reset or written to; so is a bare repository's path — or a git URL, cloned bare
+(no working tree; blobs left on the server when it allows) into ``code.checkout_dir`` and
+fetched like the knowledge source.
 Reading is incremental: given the commit read last, only the commits since are read; after a
 force-push that dropped it, the branch is read again from the start.
 
@@ -112,15 +113,20 @@ class CodeSource:
 
     def prepare(self, fetch: bool) -> Path:
         """The git directory to read: a URL is cloned the first time and fetched when
-        ``fetch``; a local checkout is only checked."""
+        ``fetch``; a local checkout (or a bare repository's path) is only checked."""
         if self.url is None:
             try:
                 located = git.toplevel(self.root, self.timeout) if self.root.is_dir() else None
             except SourceError as exc:  # a checkout another user owns
                 raise self.fail(str(exc)) from None
-            if located is None:
-                raise self.fail("not a git checkout; give a git work tree's path or a git URL")
-            return located[0]
+            if located is not None:
+                return located[0]
+            if self.root.is_dir() and git.is_git_dir(self.root, self.timeout):
+                return self.root  # a bare repository (a server's /srv/git/app.git): read as is
+            raise self.fail(
+                "not a git checkout or repository; give a git work tree's path, a bare "
+                "repository's or a git URL"
+            )
         try:
             if not (self.root / "HEAD").is_file():
                 self._clone()
