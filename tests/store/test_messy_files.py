@@ -176,6 +176,40 @@ def test_front_matter_yaml_cannot_construct_is_reported_not_fatal(tmp_path: Path
     assert search(tmp_path, "leap day review")[0]["doc_path"] == "domain/leap.md"
 
 
+def test_a_rule_that_starts_the_file_keeps_the_text_under_it(tmp_path: Path) -> None:
+    """A document that opens with a '---' rule (exported pages, a banner between two rules)
+    looked like front matter; YAML reads the prose between the rules as text, not keys, and
+    that prose was dropped from the index with 'indexed without front matter': the words
+    under the rule found nothing, and the sections' lines were counted without them."""
+    banner = b"---\n\nDeprecated, see the ledger rules instead of this page.\n\n---\n\n"
+    listed = b"---\n- Settlement cutoff is 17:00 CET\n- Payouts run nightly\n---\n"
+    source = source_with(
+        tmp_path,
+        {
+            "domain/banner.md": banner + b"# Old ledger\n\n## Postings\n\nPosting rules.\n",
+            "domain/listed.md": listed + b"# Payouts\n\nPayout text.\n",
+        },
+    )
+    done = briefd(tmp_path, "index", "--source", str(source), "--json")
+    assert done.returncode == 0, done.stderr
+    top = search(tmp_path, "deprecated ledger rules instead")[0]
+    assert (top["doc_path"], top["start_line"]) == ("domain/banner.md", 1)
+    assert "Deprecated, see the ledger rules instead of this page." in str(top["content"])
+    assert search(tmp_path, "settlement cutoff")[0]["doc_path"] == "domain/listed.md"
+    postings = search(tmp_path, "posting rules")[0]
+    assert (postings["heading"], postings["start_line"]) == ("Postings", 9)
+    problems = {p["path"]: p["problem"] for p in json.loads(done.stdout)["problems"]}
+    not_keys = (
+        "front matter is not a mapping of keys (YAML reads {} there, no `key: value` lines); "
+        "indexed as plain Markdown, those lines as text: write front matter as `key: value` "
+        "lines, or put a blank line above a '---' rule that starts the file"
+    )
+    assert problems == {
+        "domain/banner.md": not_keys.format("text"),
+        "domain/listed.md": not_keys.format("a list"),
+    }
+
+
 def test_a_relation_list_that_holds_itself_is_reported_not_a_hang(tmp_path: Path) -> None:
     """YAML anchors can make a list that holds itself (``depends_on: &a [*a]``); reading an
     unquoted ``[[wikilink]]`` relation unwrapped one-item lists until none was left, so the

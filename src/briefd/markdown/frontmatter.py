@@ -98,12 +98,22 @@ def split_front_matter(text: str) -> SplitDocument:
         return SplitDocument(FrontMatter(), {}, body, body_start_line, (unreadable,))
     if raw is None:
         raw = {}
-    if not isinstance(raw, dict):
-        problem = "front matter is not a mapping of keys; indexed without front matter"
-        return SplitDocument(FrontMatter(), {}, body, body_start_line, (problem,))
+    if not isinstance(raw, dict):  # no keys (a '---' rule above prose or a list): all text
+        return SplitDocument(FrontMatter(), {}, text, 1, (_not_a_mapping(raw),))
     front_matter, problems = _recognise(raw)
     misread = _misspelt(raw) + _commented(yaml_text, raw)
     return SplitDocument(front_matter, raw, body, body_start_line, twice + problems + misread)
+
+
+def _not_a_mapping(raw: object) -> str:
+    """Why the block between the opening '---' and the next is read as Markdown text: YAML
+    reads no ``key: value`` lines in it (text, or a list, under a '---' rule)."""
+    kind = "a list" if isinstance(raw, list) else "text"
+    return (
+        f"front matter is not a mapping of keys (YAML reads {kind} there, no `key: value` "
+        "lines); indexed as plain Markdown, those lines as text: write front matter as "
+        "`key: value` lines, or put a blank line above a '---' rule that starts the file"
+    )
 
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(#\S.*))?[ \t]*$")

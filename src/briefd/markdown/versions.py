@@ -15,7 +15,7 @@ CHUNKER_VERSION = "12"  # 2: split fences, tables, HTML stay well-formed; 3: stu
 # and a data: URI's payload is out of the chunk text (``data:image/png;base64,… (60 KB elided)``)
 # 11: a data: link's title holds the size (one title), a payload wrapped over lines is elided whole
 # 12: an H1 that is the title but for a closing dash or the quotes around it is out of heading paths
-FRONT_MATTER_VERSION = "16"  # 2: relations and always (a change re-parses every document);
+FRONT_MATTER_VERSION = "17"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
 # 4: a plain scalar is read as written (title: No, title: 2024-01-05, tags: [1.10]), not YAML 1.1;
@@ -34,6 +34,8 @@ FRONT_MATTER_VERSION = "16"  # 2: relations and always (a change re-parses every
 # 15: a line's links are kept in the order written (wikilinks came first, then Markdown links),
 # and a value YAML reads as a comment (``tags: #payments``) is reported
 # 16: a link inside an Obsidian comment (``%% [[x]] %%``, a ``%%`` block) is no link
+# 17: a block under an opening '---' that YAML reads as text or a list (a rule above prose)
+# is the document's text, not front matter dropped from it
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
 LINKS_VERSION = "10"  # 2: an ambiguous name prefers the linking document's scope, then a shared;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
