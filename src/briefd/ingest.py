@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -54,11 +53,10 @@ from briefd.store.db import Store, index_run_lock, open_for_writing
 from briefd.store.freshness import SERVED_COMMIT, SOURCE_HEAD, SOURCE_KEY
 from briefd.store.scopes import default_scope_warnings, known_scopes
 from briefd.store.sections import block_reader
+from briefd.text import without_controls
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
-
-CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # control characters but tab and newlines
 
 Progress = Callable[[str, int, int], None]
 
@@ -441,7 +439,7 @@ def _read_changed(
             skipped.append(SkippedFile(file.path, not_utf8(raw)))
             continue
         current[file.path] = digest
-        text = CONTROL.sub("", text)  # NUL, ESC…: never handed to an agent or a terminal
+        text = without_controls(text)  # NUL, ESC…: never handed to an agent or a terminal
         parsed.append(_parse(file, text, digest, settings))
         mtimes[file.path] = file.mtime
         progress("parse", len(parsed), len(files))

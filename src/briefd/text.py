@@ -48,6 +48,23 @@ _POINTS = re.compile(
 )
 
 
+# What a file's text must not hand an agent or a terminal: a terminal's escape sequences whole
+# (colours, ``ESC[1;31m``; a hyperlink, ``ESC]8;;url ESC\\``; a character set, ``ESC(B``), as
+# a colour terminal's output saved to a file holds them; then the control characters but tab
+# and newlines (NUL, a lone ESC…). A vertical tab (a line break pasted from Word or PowerPoint)
+# or a form feed (a page break) parts two words, so it reads as a space: dropped, the words
+# ran together.
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[()][0-9A-Z])")
+_BREAKS = re.compile("[\x0b\x0c]")
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def without_controls(text: str) -> str:
+    """``text`` as the index holds it: terminal escape sequences and control characters out
+    (tab and newlines stay), a vertical tab or form feed read as a space."""
+    return _CONTROL.sub("", _BREAKS.sub(" ", _ESCAPES.sub("", text)))
+
+
 def has_spaceless(text: str) -> bool:
     """Whether ``text`` holds a character :func:`fold` makes a word of its own."""
     return not text.isascii() and _SPACELESS_CHAR.search(text) is not None

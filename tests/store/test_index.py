@@ -249,7 +249,7 @@ def test_control_characters_never_reach_the_index(api: Briefd, write_files: Writ
     api.index()
     hit = api.search(SearchRequest("bytes red")).hits[0]
     assert hit.doc_path == "domain/odd.md"
-    assert "NUL here, ESC[31m red,\ttab." in hit.content and "\x00" not in hit.content
+    assert "NUL here, ESC red,\ttab." in hit.content and "\x00" not in hit.content
 
 
 def test_gitignore_and_exclude_globs(settings: Settings, write_files: WriteFiles) -> None:

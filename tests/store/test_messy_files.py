@@ -507,3 +507,28 @@ def test_a_stray_byte_is_named_with_its_line_and_column(tmp_path: Path) -> None:
         done = briefd(tmp_path, "index", "--source", str(source))
         assert done.returncode == 0, done.stderr
         assert f"  skipped domain/long.md: {said}\n" in done.stdout
+
+
+def test_terminal_colours_and_page_breaks_leave_the_words_apart(tmp_path: Path) -> None:
+    """A runbook holding a colour terminal's output (``cmd > notes.md``, a ``script`` log: ESC
+    [31m before a word) and text pasted from Word or PowerPoint (a vertical tab for a line
+    break) or with an Emacs page break (form feed): only the control character was dropped, so
+    '[31mERROR[0m:' stayed in the text agents read, and the words either side of the dropped
+    one ran together ('31merror', 'retriessettlement'): searching them found nothing."""
+    runbook = (
+        b"# Runbook\n\n## Payout job\n\n```\n\x1b[1;31mERROR\x1b[0m: payout batch rejected\n"
+        b"\x1b]8;;https://ci.example/1\x1b\\build 1\x1b]8;;\x1b\\ failed\n```\n\n"
+        b"Three retries\x0bsettlement follows.\n\x0c\n## Cutoff\n\nCutoff text.\n"
+    )
+    source = source_with(tmp_path, {"domain/runbook.md": runbook})
+    done = briefd(tmp_path, "index", "--source", str(source))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert [h["doc_path"] for h in search(tmp_path, "error")] == ["domain/runbook.md"]
+    assert [h["doc_path"] for h in search(tmp_path, "settlement")] == ["domain/runbook.md"]
+    hits = search(tmp_path, "error payout batch rejected")
+    assert hits[0]["content"] == (
+        "```\nERROR: payout batch rejected\nbuild 1 failed\n```\n\n"
+        "Three retries settlement follows."
+    )
+    cutoff = search(tmp_path, "cutoff text")[0]
+    assert (cutoff["heading"], cutoff["start_line"]) == ("Cutoff", 12)
