@@ -618,6 +618,39 @@ def test_a_link_to_a_document_left_out_by_exclude_or_gitignore_says_by_what(
     assert "domain/a.md:3 plan (no document matches 'plan')" in out, out
 
 
+def test_a_document_in_a_folder_git_ignores_is_named_with_why(tmp_path: Path) -> None:
+    """A folder a .gitignore ignores (``drafts/``, the usual way to keep drafts out) is not
+    walked, so a link to a document in it was 'no document matches', and ``briefd doc`` on it
+    'did you mean domain/a.md?', sending the user after a typo in a path that was right,
+    while a file ignored by its own name already said what leaves it out."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/a.md": "# A\n\nSee [the plan](drafts/plan.md) and [[plan]].\n",
+            "domain/.gitignore": "drafts/\nbuild\n",
+            "domain/drafts/plan.md": "# Plan\n",
+            "domain/drafts/img/logo.png": "png",
+            "domain/build/out/notes.md": "# Notes\n",
+        },
+    )
+    why = (
+        "exists but is not indexed: in {}, a folder a .gitignore ignores, and briefd indexes "
+        "no file git ignores; change that pattern to index it"
+    )
+    shown = briefd("--db", db, "doc", "domain/drafts/plan.md", cwd=cwd)
+    assert shown.stderr.strip() == (
+        "error: domain/drafts/plan.md " + why.format("domain/drafts/")
+    ), shown.stderr
+    shown = briefd("--db", db, "doc", "domain/build/out/notes.md", cwd=cwd)
+    assert shown.stderr.strip() == (
+        "error: domain/build/out/notes.md " + why.format("domain/build/")
+    ), shown.stderr
+    out = briefd("--db", db, "links", cwd=cwd).stdout
+    plan = "domain/drafts/plan.md " + why.format("domain/drafts/")
+    assert f"domain/a.md:3 drafts/plan.md ({plan})" in out, out
+    assert f"domain/a.md:3 plan ({plan})" in out, out
+
+
 def test_asking_for_a_document_left_out_by_exclude_says_by_what(tmp_path: Path) -> None:
     """``briefd doc`` (get_document, suggest_links share its message) on a file index.exclude
     leaves out answered "did you mean domain/a.md?", sending the user to look for a typo in a

@@ -133,6 +133,30 @@ class Rules:
             return f"ignored by a .gitignore, and briefd indexes no file git ignores; {IGNORED}"
         return None
 
+    def ignored_documents(self, rel_dir: str, left_out: dict[str, str], budget: list[int]) -> None:
+        """Add the documents in ``rel_dir`` (``a/b/``), a folder a ``.gitignore`` ignores (not a
+        hidden one), to ``left_out`` with why, as :meth:`left_out` names a file ignored by
+        name: links and ``briefd doc`` may name them. At most ``budget[0]`` entries are looked
+        at over a scan (an ignored ``node_modules/`` is not walked whole)."""
+        name = rel_dir.rstrip("/").rsplit("/", 1)[-1]
+        linked = (self.root / rel_dir).is_symlink()  # its files are not the source's
+        if name.startswith(".") or linked or not self._ignored(rel_dir):
+            return
+        why = f"in {_shown(rel_dir)}, {IGNORED_FOLDER}; {IGNORED}"
+        for dirpath, dirnames, filenames in os.walk(self.root / rel_dir):
+            budget[0] -= len(dirnames) + len(filenames)
+            if budget[0] < 0:
+                return
+            inside = Path(dirpath).relative_to(self.root).as_posix() + "/"
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for file in sorted(filenames):
+                rel = inside + file
+                composed = _composed(rel)
+                if self.layout.scope_of(rel) is None or not self._included.match_file(composed):
+                    continue
+                if not self._excluded.match_file(composed):
+                    left_out[_shown(rel)] = why
+
     def would_index(self, rel: str) -> str | None:
         """Why the file ``rel`` would not be indexed for itself (None: it would be)."""
         folders = rel.split("/")[:-1]
@@ -321,10 +345,15 @@ def scan(
         skipped.append(SkippedFile(_shown(folder) or "./", why))
 
     conflicted = tracked.unmerged(root)
+    budget = [IGNORED_LISTED]
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        dirnames[:] = sorted(d for d in dirnames if not rules.skips_folder(rel_dir + d + "/"))
+        kept = sorted(d for d in dirnames if not rules.skips_folder(rel_dir + d + "/"))
+        if left_out is not None:
+            for name in sorted(set(dirnames) - set(kept)):
+                rules.ignored_documents(rel_dir + name + "/", left_out, budget)
+        dirnames[:] = kept
         for name in dirnames:
             if Path(dirpath, name).is_symlink():  # os.walk does not enter it
                 skipped.append(SkippedFile(_shown(rel_dir + name + "/"), LINKED_FOLDER))
@@ -351,6 +380,10 @@ def scan(
             skipped.append(SkippedFile(_shown(rel), COMMITTED_IGNORED))
     files.sort(key=lambda f: f.path)
     return files, skipped
+
+
+IGNORED_FOLDER = "a folder a .gitignore ignores, and briefd indexes no file git ignores"
+IGNORED_LISTED = 1000  # entries of ignored folders a scan looks at for documents links may name
 
 
 UPPER_CASE_SUFFIX = (
