@@ -216,6 +216,41 @@ def test_a_markdown_file_with_an_upper_case_extension_is_reported(
     assert "domain/img.PNG" not in reasons  # not a document whatever its case
 
 
+def test_markdown_under_another_extension_is_reported_with_the_pattern_to_add(
+    api: Briefd, write_files: WriteFiles, settings: Settings
+) -> None:
+    """A Docusaurus folder's pages are .mdx, an older wiki's .mdown or .mkd: index.include
+    (``**/*.md``, ``**/*.markdown``) passed them over without a word, so `briefd index` said
+    it indexed the other documents and searches never found these, with nothing to act on."""
+    write_files(
+        {
+            **FILES,
+            "domain/payouts.mdx": "# Payouts\n\nPayouts run nightly.\n",
+            "domain/old/fees.mkd": "# Fees\n\nFees.\n",
+            "domain/drafts.mdx": "# Drafts\n",
+            "domain/.gitignore": "drafts.mdx\n",
+            "README.mdx": "# Readme\n",
+            "domain/diagram.mdx.png": "x",
+        }
+    )
+    skipped = api.index().skipped
+    reasons = {s.path: s.reason for s in skipped if not s.path.endswith(".md")}
+    assert reasons == {
+        "domain/old/fees.mkd": "Markdown by its extension (.mkd), which index.include does not "
+        "match; add '**/*.mkd' to index.include to index it, or leave it out with index.exclude",
+        "domain/payouts.mdx": "Markdown by its extension (.mdx), which index.include does not "
+        "match; add '**/*.mdx' to index.include to index it, or leave it out with index.exclude",
+    }
+    # README.mdx is outside every scope, drafts.mdx ignored, diagram.mdx.png no Markdown: unsaid
+    include = ["**/*.md", "**/*.mdx"]
+    with Briefd(with_overrides(settings, {"index.include": include}), embedder=None) as wider:
+        report = wider.index()
+        assert "domain/payouts.mdx" in report.added
+        assert wider.search(SearchRequest("payouts nightly")).hits[0].doc_path == (
+            "domain/payouts.mdx"
+        )
+
+
 def test_a_stray_byte_keeps_the_version_indexed_before(
     api: Briefd, write_files: WriteFiles
 ) -> None:

@@ -157,6 +157,11 @@ class Rules:
                 if not self._excluded.match_file(composed):
                     left_out[_shown(rel)] = why
 
+    def left_out_anyway(self, rel: str) -> bool:
+        """Whether ``index.exclude`` or a ``.gitignore`` leaves the file ``rel`` out, whether or
+        not ``index.include`` matches it."""
+        return self._excluded.match_file(_composed(rel)) or self._ignored(rel)
+
     def would_index(self, rel: str) -> str | None:
         """Why the file ``rel`` would not be indexed for itself (None: it would be)."""
         folders = rel.split("/")[:-1]
@@ -366,6 +371,8 @@ def scan(
                     left_out[_shown(rel)] = why
                 if _upper_case_suffix(rules, rel):
                     skipped.append(SkippedFile(_shown(rel), UPPER_CASE_SUFFIX))
+                elif other := _other_markdown(rules, rel):
+                    skipped.append(SkippedFile(_shown(rel), other))
                 continue
             found = _examine(rules, rel, Path(dirpath) / name, index.max_file_bytes)
             if isinstance(found, SourceFile) and rel in conflicted:  # kept as last indexed
@@ -390,6 +397,29 @@ UPPER_CASE_SUFFIX = (
     "its extension is not in lower case, and index.include matches only lower case; rename it "
     "(or add its pattern to index.include)"
 )
+
+
+# Markdown written under another extension than index.include's: MDX (Docusaurus, Nextra…) and
+# the older spellings editors and wikis save (GitHub's Markdown extensions)
+OTHER_MARKDOWN = frozenset(
+    ("mdx", "mdown", "mdwn", "mkd", "mkdn", "mkdown", "markdn", "mdtext", "mdtxt")
+)
+
+
+def _other_markdown(rules: Rules, rel: str) -> str | None:
+    """Why ``rel``, Markdown by its extension (``guide.mdx``), is not indexed, when it would
+    be as ``.md`` (in a scope, neither excluded nor ignored); None for any other file."""
+    stem, dot, suffix = rel.rpartition(".")
+    if not (dot and stem) or suffix.lower() not in OTHER_MARKDOWN:
+        return None
+    if rules.layout.scope_of(rel) is None or not rules.selects(f"{stem}.md"):
+        return None
+    if rules.left_out_anyway(rel):
+        return None
+    return (
+        f"Markdown by its extension (.{suffix}), which index.include does not match; add "
+        f"'**/*.{suffix}' to index.include to index it, or leave it out with index.exclude"
+    )
 
 
 def _upper_case_suffix(rules: Rules, rel: str) -> bool:
