@@ -585,6 +585,27 @@ def test_front_matter_the_index_would_not_read_is_refused(git_api: Briefd, remot
     assert git(remote.bare, "show", f"{made.branch}:domain/retry.md") + "\n" == quoted
 
 
+def test_a_document_opening_with_a_rule_is_proposed_as_served(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """A document that opens with a '---' rule above prose (a banner) is indexed and served
+    whole, the rule and the prose included; sent back edited, it was refused as front matter
+    the index would not read, and sent without that block (as the refusal said) it was
+    committed without the banner."""
+    banner = "---\n\nDeprecated, see the ledger rules instead.\n\n---\n\n"
+    remote.push({"domain/old.md": banner + "# Old ledger\n\nPostings close at five.\n"}, "old")
+    git_api.sync()
+    served = git_api.document("domain/old.md")
+    assert served.body.startswith(banner)
+
+    made = git_api.propose_update(
+        ProposalRequest("domain/old.md", "six", served.body.replace("five", "six"))
+    )
+
+    proposed = _blob(remote, f"{made.branch}:domain/old.md").decode()
+    assert proposed == banner + "# Old ledger\n\nPostings close at six.\n"
+
+
 def test_a_plain_directory_source_cannot_take_proposals(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     (root / "domain").mkdir(parents=True)

@@ -105,12 +105,15 @@ def split_front_matter(text: str) -> SplitDocument:
     return SplitDocument(front_matter, raw, body, body_start_line, twice + problems + misread)
 
 
+NOT_KEYS = "front matter is not a mapping of keys"  # then the block is the document's text
+
+
 def _not_a_mapping(raw: object) -> str:
     """Why the block between the opening '---' and the next is read as Markdown text: YAML
     reads no ``key: value`` lines in it (text, or a list, under a '---' rule)."""
     kind = "a list" if isinstance(raw, list) else "text"
     return (
-        f"front matter is not a mapping of keys (YAML reads {kind} there, no `key: value` "
+        f"{NOT_KEYS} (YAML reads {kind} there, no `key: value` "
         "lines); indexed as plain Markdown, those lines as text: write front matter as "
         "`key: value` lines, or put a blank line above a '---' rule that starts the file"
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pathspec
 
 from briefd.errors import ProposalError
-from briefd.markdown.frontmatter import split_front_matter
+from briefd.markdown.frontmatter import NOT_KEYS, split_front_matter
 from briefd.proposals.model import ProposalRequest
 from briefd.settings import Settings
 from briefd.sources.layout import Layout, in_scopes
@@ -286,7 +286,9 @@ def _check_front_matter(content: str) -> None:
     """Refuse front matter the index would not read as written (YAML it cannot parse, a
     ``tags`` that is not a list…): merged, the document would lose its title, tags or ``refs``
     without anyone having asked for it."""
-    problems = split_front_matter(content.lstrip("\ufeff")).problems
+    # a block of no keys under an opening '---' (a rule above prose) is indexed as the text it is
+    split = split_front_matter(content.lstrip("\ufeff"))
+    problems = [p for p in split.problems if not p.startswith(NOT_KEYS)]
     if problems:
         raise ProposalError(
             f"new_content's front matter would not be read as written: {problems[0]}; fix it, "
