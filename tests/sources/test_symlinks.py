@@ -118,3 +118,21 @@ def test_links_out_of_the_source_are_skipped(api: Briefd, tmp_path: Path, target
     assert {s.path: s.reason for s in report.skipped} == {
         "domain/out.md": "symbolic link to a file outside the knowledge source; not served"
     }
+
+
+def test_a_broken_link_names_its_target_and_what_to_do(api: Briefd, tmp_path: Path) -> None:
+    """A link whose target was moved or renamed (the page it pointed to went to another
+    folder) was skipped as 'broken symbolic link', naming neither where it pointed nor what
+    to do; the document it served before left the index with that line alone."""
+    root = tmp_path / "knowledge"
+    (root / "domain" / "shared").mkdir(parents=True)
+    (root / "domain" / "shared" / "fees.md").write_text("# Fees\n\nThe fee is two percent.\n")
+    (root / "domain" / "fees.md").symlink_to("shared/fees.md")
+    assert "domain/fees.md" in api.index(root).added
+    (root / "domain" / "shared").rename(root / "domain" / "archive")
+    report = api.index(root)
+    assert {s.path: s.reason for s in report.skipped} == {
+        "domain/fees.md": "broken symbolic link: its target 'shared/fees.md' does not exist "
+        "(moved or renamed?); not served: point the link at the document, or remove it"
+    }
+    assert "domain/fees.md" in report.deleted

@@ -473,9 +473,9 @@ def _link_reason(rules: Rules, path: Path) -> str | None:
     except RuntimeError:  # Python < 3.13 says a loop so
         return "symbolic link loop; not served"
     except OSError as exc:
-        return (
-            "symbolic link loop; not served" if exc.errno == errno.ELOOP else "broken symbolic link"
-        )
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop; not served"
+        return _broken_link(path)
     real_root = rules.root.resolve()
     if not target.is_relative_to(real_root):
         return OUTSIDE_SOURCE
@@ -486,6 +486,19 @@ def _link_reason(rules: Rules, path: Path) -> str | None:
     if why is not None:
         return f"symbolic link to {_shown(inside)}, which is {why}; not served"
     return None
+
+
+def _broken_link(path: Path) -> str:
+    """Why the symbolic link ``path``, whose target is not there, is skipped: the target it
+    names (a file moved or renamed since), and what to do."""
+    try:
+        target = f"{_shown(path.readlink().as_posix())!r} "
+    except OSError:
+        target = ""
+    return (
+        f"broken symbolic link: its target {target}does not exist (moved or renamed?); not "
+        "served: point the link at the document, or remove it"
+    )
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # a newline, tab, ESC… in a file or folder name
