@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import time
+import unicodedata
 
 import anyio
 import httpx2
@@ -653,3 +654,33 @@ def test_suggestions_past_the_largest_limit_are_read_with_an_offset(
     assert second.splitlines()[0].startswith(
         "- domain/index.md:1003 broken-link: no document matches 'nowhere-1000'"
     )
+
+
+def test_a_path_copied_decomposed_names_the_document_it_spells(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """A doc_path or target copied from a macOS file name comes decomposed (NFD: "o" and a
+    combining diaeresis): suggest_links said "no document 'domain/ödeme-süreci.md' …; did you
+    mean domain/ödeme-süreci.md?" and dismissing one was refused the same way, as
+    get_document finds it; either is the document it spells."""
+    payment = "domain/ödeme-süreci.md"
+    write_files(
+        {
+            payment: "---\ntitle: Ödeme süreci\n---\n# Ödeme süreci\n\nİade politikası bkz.\n",
+            "domain/iade.md": "---\ntitle: İade Politikası\n---\n# İade\n\nÖDEME SÜRECİ ile.\n",
+        }
+    )
+    api.index()
+    typed = unicodedata.normalize("NFD", payment)
+    with TestClient(create_app(api, service_config(token=None))) as http:
+        found = http.get("/api/links/suggestions", params={"doc_path": typed})
+        dismissed = http.post(
+            "/api/links/suggestions/dismiss", json={"doc_path": "domain/iade.md", "target": typed}
+        )
+        after = http.get("/api/links/suggestions", params={"doc_path": "domain/iade.md"})
+    assert found.status_code == 200, found.json()["detail"]
+    assert [(s["doc_path"], s["target"], s["mention"]) for s in found.json()["suggestions"]] == [
+        (payment, "domain/iade.md", "İade politikası")
+    ]
+    assert dismissed.status_code == 200, dismissed.json()
+    assert after.json()["suggestions"] == []

@@ -7,11 +7,11 @@ import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from briefd.errors import NotFoundError, QueryError
 from briefd.graph import suggest
-from briefd.graph.resolve import findings
+from briefd.graph.resolve import findings, path_key
 from briefd.settings import Settings
 from briefd.store import activity, views
 from briefd.store.db import Store
@@ -66,8 +66,10 @@ def suggest_links(
     with store.read() as conn:
         resolved, catalog = views.link_catalog(conn)
         links = findings(resolved, catalog)
-        visible = visible_paths(conn, settings, scopes, doc_path)
         rows = activity.documents_for_suggestions(conn)
+        if doc_path is not None:
+            doc_path = as_indexed(doc_path, (r["path"] for r in rows))
+        visible = visible_paths(conn, settings, scopes, doc_path)
         targets = activity.link_targets(conn)
         dismissed = activity.dismissed_links(conn)
     if doc_path is not None and doc_path not in {r["path"] for r in rows}:
@@ -105,15 +107,30 @@ def dismiss(
     default scopes). ``target`` is one of its suggestions' targets, one dismissed before, or
     a document in ``scopes`` (to be suggested later); anything else would be stored and stop
     nothing (a mention's text, a mistyped path), so it is refused (:class:`QueryError`)."""
+    with store.read() as conn:
+        doc_path = as_indexed(doc_path, views.paths_in(conn, None))
     current = suggest_links(store, settings, doc_path, ALL_SUGGESTIONS, scopes)
     targets = list(dict.fromkeys(s.target for s in current))
     with store.read() as conn:
-        known = target in visible_paths(conn, settings, scopes, doc_path)
-        known = known or (doc_path, target) in activity.dismissed_links(conn)
+        seen = visible_paths(conn, settings, scopes, doc_path)
+        dismissed = activity.dismissed_links(conn)
+        target = as_indexed(target, [*targets, *seen, *(t for d, t in dismissed if d == doc_path)])
+        known = target in seen or (doc_path, target) in dismissed
     if not known and target not in targets:
         raise QueryError(_not_a_target(doc_path, target, targets))
     with store.write() as conn:
         activity.dismiss_link(conn, doc_path, target, activity.now_iso())
+
+
+def as_indexed(path: str, known: Iterable[str]) -> str:
+    """``path`` as ``known`` spells it: the same path with its accents composed otherwise
+    (``ödeme.md`` copied from a macOS file name, decomposed, for the composed one the index
+    holds, or the other way round) is that path; else ``path`` as given."""
+    spelled = list(known)
+    if path in spelled:
+        return path
+    wanted = path_key(path)
+    return min((p for p in spelled if path_key(p) == wanted), default=path)
 
 
 def _not_a_target(doc_path: str, target: str, targets: Sequence[str]) -> str:
