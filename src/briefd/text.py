@@ -141,8 +141,16 @@ def grouping_key(query: str) -> str:
     "sifre sifirlama" on an English keyboard is the same question), each once and sorted
     ("Retry policy?" and "policy for retries"… "retry policy" alike up to word forms); a
     query of only stop words keeps its words."""
-    terms = query_terms(query) or query_words(query)
+    words = query_words(query)
+    terms = [w for w in words if w not in _FOLDED_STOP_WORDS][:MAX_QUERY_TERMS] or words
     return " ".join(sorted({_unaccented(t) for t in terms}))
+
+
+# The stop words as query_words spells them: folded, so "nasıl" and "mı" are "nasil" and "mi"
+# (STOP_WORDS as written never meets a folded "nasıl", and "iade nasıl yapılır" was another
+# question than "iade yapılır" where "how to refund" is "refund"). Only the grouping reads it:
+# query_terms, which search's all-words match is built from, is left as it ranks.
+_FOLDED_STOP_WORDS = frozenset(w for stop in STOP_WORDS for w in query_words(stop))
 
 
 def _unaccented(word: str) -> str:

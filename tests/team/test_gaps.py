@@ -372,6 +372,24 @@ def test_turkish_and_german_typed_without_their_letters_group_together(
     ]
 
 
+def test_a_turkish_question_word_groups_as_an_english_one_does(indexed: Briefd) -> None:
+    """ "how to refund" and "refund" are one question (how, to: stop words); "taksit nasıl
+    yapılır" ("how is an instalment made") and "taksit yapılır" were two, each asked half as
+    often: the stop word "nasıl" is folded to "nasil" with every query word, and was looked
+    up as written."""
+    indexed.log_queries(
+        [entry("taksit nasıl yapılır", 0, None, "mcp")] * 2
+        + [entry("Taksit NASIL yapılır?", 0, None, "rest")]
+        + [entry("taksit yapılır", 0, None, "hook", "recall")]
+        + [entry("how to refund", 0, None), entry("refund", 0, None)]
+    )
+    report = indexed.gaps(GapsRequest(since="7d", min_count=1))
+    assert sorted((g.asked, sorted(g.surfaces.items())) for g in report.gaps) == [
+        (2, [("mcp", 2)]),
+        (4, [("hook", 1), ("mcp", 2), ("rest", 1)]),
+    ]
+
+
 def test_an_embedding_service_that_is_down_leaves_gaps_without_near_duplicates(
     indexed: Briefd,
 ) -> None:
