@@ -424,6 +424,25 @@ def test_a_name_with_sharp_s_is_found_written_with_ss() -> None:
         assert [(s.target, s.mention) for s in found] == [("domain/strasse.md", mention)]
 
 
+def test_a_name_with_ss_is_found_written_with_sharp_s(write_files: WriteFiles, api: Briefd) -> None:
+    """A Swiss page is called "Grosskunden" (Swiss German writes no ß), a German one writes
+    "Großkunden" or in capitals "GROẞKUNDEN": search finds either by the other, but the
+    mention was not suggested (only a name's ß was also looked for as ss, not the reverse)."""
+    write_files(
+        {
+            "domain/grosskunden.md": "---\ntitle: Grosskunden\n---\n# Grosskunden\n\nZürich.\n",
+            "domain/hauptsitz.md": "# Hauptsitz\n\nIn Berlin.\n\nAlle Großkunden zahlen monatlich.\n",
+            "domain/vertrag.md": "# Vertrag\n\nFÜR GROẞKUNDEN GILT DAS.\n",
+        }
+    )
+    api.index()
+    found = [(s.doc_path, s.target, s.mention, s.line) for s in api.suggest_links()]
+    assert found == [
+        ("domain/hauptsitz.md", "domain/grosskunden.md", "Großkunden", 5),
+        ("domain/vertrag.md", "domain/grosskunden.md", "GROẞKUNDEN", 3),
+    ]
+
+
 def test_a_name_in_the_text_of_a_link_to_elsewhere_is_no_mention(
     write_files: WriteFiles, api: Briefd
 ) -> None:

@@ -97,7 +97,14 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     letter may stand, as Japanese and Chinese write without spaces ("请参阅退款规则了解")."""
     before = r"(?<![\[|/#-])" if has_spaceless(name[:1]) else r"(?<![\w\[|/#-])"
     after = r"(?![\]-])" if has_spaceless(name[-1:]) else r"(?![\w\]-])"
-    return re.compile(before + re.escape(name) + after, re.IGNORECASE)
+    return re.compile(before + _DOUBLE_S.sub("(?:ss|ß)", re.escape(name)) + after, re.IGNORECASE)
+
+
+# ss in a name also matches ß (and, case-blind, ẞ): a Swiss page called "Grosskunden" is named
+# in a German one's "Großkunden", as search finds either by the other (see _spellings for ß
+# in a name, written ss)
+_DOUBLE_S = re.compile("ss", re.IGNORECASE)
+_SHARP_S = re.compile("[ßẞ]")
 
 
 # What the pattern's IGNORECASE matches an ASCII name's letters with: ASCII capitals, and four
@@ -114,10 +121,12 @@ class _Name:
 
     pattern: re.Pattern[str]
     folded: str | None
+    double_s: bool = False  # an ASCII name with ss: in a text with ß, found by its pattern
 
     @classmethod
     def of(cls, name: str) -> _Name:
-        return cls(_name_pattern(name), name.lower() if name.isascii() else None)
+        folded = name.lower() if name.isascii() else None
+        return cls(_name_pattern(name), folded, folded is not None and "ss" in folded)
 
 
 def _find(text: str, name: str) -> tuple[int, int] | None:
@@ -142,6 +151,7 @@ class _Prose:
     folded: str  # the text folded by _ASCII_FOLD: what ASCII names are found in
     starts: tuple[int, ...]
     offsets: tuple[int, ...]
+    sharp_s: bool = False  # the text holds ß or ẞ
 
     @classmethod
     def of(cls, body: str, code: frozenset[int] | None = None) -> _Prose:
@@ -149,7 +159,8 @@ class _Prose:
         starts = accumulate((len(line) + 1 for _, line in lines[:-1]), initial=0)
         text = "\n".join(line for _, line in lines)
         folded = text.translate(_ASCII_FOLD)
-        return cls(text, folded, tuple(starts), tuple(o for o, _ in lines))
+        sharp = _SHARP_S.search(text) is not None
+        return cls(text, folded, tuple(starts), tuple(o for o, _ in lines), sharp)
 
 
 def _first_mention(prose: _Prose, names: Iterable[_Name]) -> tuple[str, int] | None:
@@ -157,7 +168,7 @@ def _first_mention(prose: _Prose, names: Iterable[_Name]) -> tuple[str, int] | N
     prose per name."""
     best: tuple[str, int] | None = None
     for name in names:
-        if name.folded is not None:
+        if name.folded is not None and not (name.double_s and prose.sharp_s):
             span = _find(prose.folded, name.folded)
         else:
             match = name.pattern.search(prose.text)
@@ -184,6 +195,8 @@ def _candidates(
     ASCII name matches whole words, so each of its words is one of the text's words; a name
     with other letters may be anywhere."""
     words = set(_WORD.findall(folded))
+    if _SHARP_S.search(folded) is not None:  # "großkunden" is the word "grosskunden" too
+        words.update(_WORD.findall(_SHARP_S.sub("ss", folded)))
     found = {i for w in words for i, need in by_word.get(w, ()) if need <= words}
     return sorted(found.union(everywhere))
 
