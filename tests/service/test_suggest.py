@@ -606,6 +606,25 @@ def test_a_name_in_japanese_or_chinese_prose_is_a_mention() -> None:
     assert unlinked_mentions([linked], [refunds]) == []
 
 
+def test_a_japanese_or_chinese_title_of_two_characters_is_a_name() -> None:
+    """ "返金" (refunds) and "结算" (settlement) are whole titles, two characters each: every
+    name shorter than four characters was left out (for "PSP", "API"), so no mention of them
+    was ever suggested; a wide character counts two, as a terminal shows it."""
+    refunds = doc("domain/返金.md", ("返金",), "# 返金\n")
+    settlement = doc("domain/结算.md", ("结算",), "# 结算\n")
+    psp = doc("domain/psp.md", ("PSP",), "# PSP\n")
+    guide = doc(
+        "conventions/guide.md",
+        ("Guide",),
+        "部分返金も可能です。\n每天结算一次。\nOur PSP settles daily.\n",
+    )
+    found = unlinked_mentions([guide], [refunds, settlement, psp, guide])
+    assert [(s.target, s.mention, s.line) for s in found] == [
+        ("domain/返金.md", "返金", 3),
+        ("domain/结算.md", "结算", 4),
+    ]
+
+
 def test_a_long_run_of_letters_on_one_line_holds_no_suggestions(
     write_files: WriteFiles, api: Briefd
 ) -> None:

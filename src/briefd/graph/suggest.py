@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
@@ -219,6 +220,16 @@ def _name_index(
     return by_word, everywhere
 
 
+def _long_enough(name: str) -> bool:
+    """Whether ``name`` is at least ``MIN_NAME_CHARS`` long, a wide character (Han, kana,
+    Hangul: a syllable or a word of its own) counting two, as a terminal shows it: "返金"
+    (refunds) and "精算" (settlement) are whole titles, where "PSP" or "API" would be found
+    inside every other text."""
+    if len(name) >= MIN_NAME_CHARS:
+        return True
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in name) >= MIN_NAME_CHARS
+
+
 def _spellings(names: Iterable[str]) -> list[str]:
     """The names, each with ß also written ss (as capitals write it, and Swiss German): the
     case-blind match takes ß for ẞ but never for ss, as links and search do."""
@@ -238,7 +249,7 @@ def unlinked_mentions(
     share is suggested once, for the nearest of them (:func:`_nearest`), and not at all when
     the subject links one of them or is called so itself."""
     names = [
-        [n for n in _spellings(d.names) if len(n.strip()) >= MIN_NAME_CHARS and "\n" not in n]
+        [n for n in _spellings(d.names) if _long_enough(n.strip()) and "\n" not in n]
         for d in catalog
     ]
     named = [(d.path, [_Name.of(n) for n in ns]) for d, ns in zip(catalog, names, strict=True)]
