@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from briefd.errors import EvalError
 from briefd.eval.datasets import load_beir, load_golden
 from briefd.eval.metrics import score_ranking
 from briefd.eval.recall import NoisePrompt, figures, printed, run_recall
-from briefd.eval.run import beir_index, golden_index, run_beir, run_golden
+from briefd.eval.run import beir_index, golden_index, outside_defaults, run_beir, run_golden
 from briefd.eval.thresholds import Gate, load_gates, recall_shortfalls, shortfalls
 from briefd.recall.engine import RecallRequest
 from briefd.settings import Settings
@@ -702,6 +703,33 @@ def test_an_expected_path_or_heading_in_another_case_is_told_the_indexed_one(
                 f"{queries}:2: query q1 expects section '{heading}' of {path}, which is not in the "
                 f"index; {said}"
             )
+
+
+def test_an_expected_path_typed_composed_names_a_file_named_decomposed(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    """V1: a knowledge folder copied from a Mac holds 'ödeme.md' decomposed (o + U+0308), as
+    the index names it; the golden file, typed, says 'domain/ödeme.md' composed, and eval
+    stopped: "… which is not in the index; domain/ödeme.md itself is not indexed (a typo, or
+    a file outside every scope?)", the same path to the eye. A heading pasted decomposed
+    names the section the index holds composed, too."""
+    decomposed = unicodedata.normalize("NFD", "domain/ödeme.md")
+    root = write_files({decomposed: "# Ödeme\n\n## İade süresi\n\nİade 180 gün içinde yapılır.\n"})
+    queries = tmp_path / "q.yaml"
+    heading = unicodedata.normalize("NFD", "İade süresi")
+    queries.write_text(
+        "queries:\n  - {id: q1, query: iade süresi, type: keyword, "
+        f"expected: [{{path: domain/ödeme.md, heading: {heading}}}]}}\n",
+        encoding="utf-8",
+    )
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        golden = load_golden(queries)
+        report = run_golden(api, golden, "bm25")
+        note = outside_defaults(api, golden)
+    assert report.overall["recall@5"] == 1.0
+    assert report.outcomes[0].top[0] == f"{decomposed} # İade süresi"
+    assert note is None  # domain/ is a default scope
 
 
 def test_golden_file_errors_name_the_line_of_the_entry(tmp_path: Path) -> None:

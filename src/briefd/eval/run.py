@@ -23,6 +23,7 @@ from briefd.eval.datasets import (
 )
 from briefd.eval.metrics import dedupe, mean, score_ranking
 from briefd.eval.sections import expected_sections, section_key
+from briefd.graph.resolve import path_key
 from briefd.model import Hit, SearchMode
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
@@ -163,11 +164,13 @@ def outside_defaults(api: Briefd, golden: GoldenSet) -> str | None:
             defaults = set(resolve_scopes(conn, None, api.settings.default_scopes))
         except ScopeError:  # no default scope indexed: every document is outside them
             defaults = set()
-        scope_of = dict(conn.execute("SELECT path, scope FROM documents").fetchall())
+        rows = conn.execute("SELECT path, scope FROM documents ORDER BY path DESC").fetchall()
+        scope_of = {path_key(path): scope for path, scope in rows}  # either spelling (NFC/NFD)
     outside: set[str] = set()
     counted = 0
     for query in golden.queries:
-        others = {scope_of[p] for p, _ in query.expected if scope_of.get(p, "") not in defaults}
+        scopes = (scope_of.get(path_key(p), "") for p, _ in query.expected)
+        others = {scope for scope in scopes if scope and scope not in defaults}
         outside |= others
         counted += bool(others)
     if not counted:

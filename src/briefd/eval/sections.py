@@ -9,12 +9,14 @@ results, not one (scored as one, every result after them moved up a place).
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.datasets import GoldenSet
+from briefd.graph.resolve import path_key
 
 Section = tuple[str, str]  # (document path, heading path joined with " > ")
 SEPARATOR = " > "
@@ -44,10 +46,14 @@ def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], S
             "of the knowledge the queries are about (--source DIR)"
         )
     resolved: dict[tuple[str, str], Section] = {}
+    spelled = {path_key(p): p for p in sorted(sections, reverse=True)}  # the first spelling
     for query in golden.queries:
         for path, heading in query.expected:
-            found = sections.get(path, [])
-            keys = [k for _, k in found if k == heading] or [k for h, k in found if h == heading]
+            # as typed, with its accents composed otherwise than the index names the file (a
+            # folder copied from a Mac names 'ödeme.md' decomposed), or a heading pasted so
+            indexed = path if path in sections else spelled.get(path_key(path), path)
+            found, wanted = sections.get(indexed, []), unicodedata.normalize("NFC", heading)
+            keys = [k for _, k in found if k == wanted] or [k for h, k in found if h == wanted]
             where = f"{golden.path}:{query.line}: query {query.id} expects section '{heading}' of {path}"
             if not keys:
                 hint = _named(path, heading, sections)
@@ -58,7 +64,7 @@ def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], S
                     f"{where}, and {len(keys)} sections there have that heading ({shown}); "
                     "name the one meant by its heading path"
                 )
-            resolved[(path, heading)] = (path, keys[0])
+            resolved[(path, heading)] = (indexed, keys[0])
     return resolved
 
 
