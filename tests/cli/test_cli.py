@@ -6,6 +6,7 @@ import fcntl
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -942,6 +943,12 @@ def test_eval_check_json_prints_json_alone(indexed: Path, tmp_path: Path) -> Non
          "(partial refunds); text of several words goes in quotes (`briefd bundle 'add partial "
          "refunds'`); see `briefd bundle -h`"),
         (("scopes", "all"), "error: Got unexpected extra argument(s) (all); see `briefd scopes -h`"),
+        (("search", "--", "-3DS", "failures"), "error: Got unexpected extra argument(s) "
+         "(failures); text of several words goes in quotes (`briefd search -- '-3DS failures'`); "
+         "see `briefd search -h`"),  # the line given was `briefd search '-3DS failures'`: -3
+        (("search", "--", "-3DS failures", "-k", "1", "--json"), "error: Got unexpected extra "
+         "argument(s) (-k 1 --json); options go before `--` (`briefd search -k 1 --json -- "
+         "'-3DS failures'`); see `briefd search -h`"),  # was: quote the options into the text
         (("-v",), "error: No such option: -v; see `briefd -h`"),  # no text to pass after `--`
         (("docs", "-x"), "error: No such option: -x; see `briefd docs -h`"),
         (("search", "retry", "--db", "x.db"), "error: --db is a global option: it goes before "
@@ -953,6 +960,16 @@ def test_eval_check_json_prints_json_alone(indexed: Path, tmp_path: Path) -> Non
 def test_usage_mistakes_are_one_line(indexed: Path, args: tuple[str, ...], message: str) -> None:
     result = briefd(*args, cwd=indexed)
     assert (result.returncode, result.stdout, result.stderr) == (2, "", message + "\n")
+
+
+def test_the_command_line_a_usage_error_gives_runs_when_pasted(indexed: Path) -> None:
+    """Options written after `--` (README's `briefd search -- "-3DS failures"`, then `-k 1`)."""
+    mistake = briefd("search", "--", "-3DS failures", "-k", "1", "--json", cwd=indexed)
+    line = re.findall(r"`(briefd search [^`]*)`", mistake.stderr)[0]
+    result = briefd(*shlex.split(line)[1:], cwd=indexed)
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(result.stdout)["hits"]
+    assert [h["related_to"] is None for h in hits].count(True) == 1, hits
 
 
 def test_text_starting_with_a_dash_goes_after_the_double_dash(indexed: Path) -> None:

@@ -163,11 +163,23 @@ def usage_message(exc: click.UsageError) -> str:
         hint = f"text that starts with '-' goes after `--` (`{path} -- '-3DS …'`); {hint}"
     elif text.startswith("Got unexpected extra argument"):
         first = exc.ctx.params.get(taken[0])
-        extra = text.partition(" (")[2].rpartition(")")[0]
-        if isinstance(first, str) and first:  # the words quoted as one
-            words = shlex.quote(f"{first} {extra}")
-            hint = f"text of several words goes in quotes (`{path} {words}`); {hint}"
+        if isinstance(first, str) and first:
+            hint = f"{_extra_words_hint(path, first, text)}; {hint}"
     return f"{text}; {hint}"
+
+
+def _extra_words_hint(path: str, first: str, text: str) -> str:
+    """The command line with the words past the text quoted as one with it; options written
+    after `--` (which ends them: `briefd search -- '-3DS …' -k 1`) moved before it, and `--`
+    kept before text that starts with a dash."""
+    extra = text.partition(" (")[2].rpartition(")")[0].split(" ")
+    cut = next((i for i, w in enumerate(extra) if w.startswith("-") and w != "-"), len(extra))
+    words = shlex.quote(" ".join([first, *extra[:cut]]))
+    if cut < len(extra):
+        options = " ".join(extra[cut:])
+        return f"options go before `--` (`{path} {options} -- {words}`)"
+    dash = "-- " if first.startswith("-") else ""
+    return f"text of several words goes in quotes (`{path} {dash}{words}`)"
 
 
 def _text_arguments(ctx: ClickContext | None) -> list[str]:
