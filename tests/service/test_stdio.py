@@ -507,6 +507,25 @@ def test_init_says_when_nothing_serves_its_http_entry(service_api: Briefd, tmp_p
     assert "note:" not in kept.output, kept.output
 
 
+def test_the_stdio_line_init_gives_writes_the_same_clients_and_project(tmp_path: Path) -> None:
+    """`briefd init --client cursor --project ../app` from another folder said to run `briefd
+    init --transport stdio`: pasted there, it wrote Claude Code's files into that folder and
+    left Cursor's entry on http."""
+    project, elsewhere = tmp_path / "app", tmp_path / "elsewhere"
+    project.mkdir(), elsewhere.mkdir()
+    (project / "briefd.yaml").write_text(f"source: knowledge\nserve:\n  port: {free_port()}\n")
+    with chdir(elsewhere):
+        done = CliRunner().invoke(app, ["init", "--client", "cursor", "--project", "../app", "-y"])
+        assert done.exit_code == 0, done.output
+        line = re.findall(r"or run `([^`]*)`", " ".join(done.output.split()))
+        assert line == ["briefd init --transport stdio --client cursor --project ../app"]
+        pasted = CliRunner().invoke(app, [*shlex.split(line[0])[1:], "-y"])
+    assert pasted.exit_code == 0, pasted.output
+    assert list(elsewhere.iterdir()) == []
+    entry = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["briefd"]
+    assert entry["args"][-1] == "mcp" and "url" not in entry, entry
+
+
 def test_with_nothing_to_serve_it_says_how_a_stdio_client_reaches_the_example(
     tmp_path: Path,
 ) -> None:

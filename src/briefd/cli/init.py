@@ -270,7 +270,23 @@ def init_command(
         for path, _, new in changes:
             verb = "removed" if new is None else "wrote"
             console.print(f"{verb} {project / path}", markup=False)
-    _report_after(project, settings, chosen, wiring, kept, url)
+    rerun = _stdio_rerun(ctx, client, project)
+    _report_after(project, settings, chosen, wiring, kept, (url, rerun))
+
+
+def _stdio_rerun(ctx: typer.Context, client: str, project: Path) -> str:
+    """`briefd init --transport stdio` for this run's clients, project and global options, to
+    paste where it ran (a plain one there would write Claude Code's files in that folder)."""
+    words = ["briefd"]
+    for name, value in (("--config", ctx.obj.config), ("--db", ctx.obj.db)):
+        if value is not None:
+            words += [name, str(value)]
+    words += ["init", "--transport", "stdio"]
+    if client != "claude-code":
+        words += ["--client", client]
+    if project.resolve() != Path.cwd().resolve():
+        words += ["--project", str(project)]
+    return shlex.join(words)
 
 
 def _report_after(
@@ -279,9 +295,11 @@ def _report_after(
     chosen: tuple[str, ...],
     wiring: Wiring,
     kept: list[tuple[str, Kept]],
-    url: str | None,
+    asked: tuple[str | None, str],
 ) -> None:
-    """What the user should know about what init wrote (or left): notes, then each client's."""
+    """What the user should know about what init wrote (or left): notes, then each client's.
+    ``asked``: the --url given, and the command line that writes stdio entries instead."""
+    url, rerun = asked
     if "claude-code" in chosen and not wiring.shared_hook:
         _report_not_ignored(project, CLAUDE_LOCAL)
     if "codex" in chosen:
@@ -290,7 +308,7 @@ def _report_after(
     if isinstance(wiring.server, tuple):  # stdio: the client spawns `briefd mcp`
         _report_nothing_to_serve(settings)
     elif url is None and len(kept) < len(chosen):  # a client names this machine's server
-        _report_no_server(wiring.server)
+        _report_no_server(wiring.server, rerun)
     for name in chosen:
         if name in NOTES:
             console.print(NOTES[name], markup=False)
@@ -371,7 +389,7 @@ def _report_nothing_to_serve(settings: Settings) -> None:
     )
 
 
-def _report_no_server(url: str) -> None:
+def _report_no_server(url: str, rerun: str) -> None:
     """An http entry for this machine's own server: with nothing listening there now, the
     client only says it failed to connect, so init says what to run (a team server named with
     ``--url`` is not asked: it may be out of reach from here and still be right)."""
@@ -385,8 +403,8 @@ def _report_no_server(url: str) -> None:
         pass
     console.print(
         f"note: nothing answers at {url} now; the client connects once `briefd serve` runs "
-        "(in another terminal, or as a service), or run `briefd init --transport stdio` and "
-        "the client starts `briefd mcp` itself",
+        f"(in another terminal, or as a service), or run `{rerun}` and the client starts "
+        "`briefd mcp` itself",
         markup=False,
         soft_wrap=True,
     )
