@@ -628,6 +628,29 @@ def test_doc_shows_links_and_backlinks(indexed: Path) -> None:
     )
 
 
+def test_doc_and_context_take_the_files_own_path(tmp_path: Path) -> None:
+    """In a repository whose briefd.yaml has `source: knowledge`, the path a shell completes
+    (knowledge/domain/refunds.md at the top, refunds.md in its folder, the absolute path)
+    said "no document 'knowledge/domain/refunds.md' in the index"."""
+    shutil.copytree(EXAMPLE, tmp_path / "knowledge")
+    (tmp_path / "briefd.yaml").write_text("source: knowledge\n", "utf-8")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert briefd("index", cwd=tmp_path).returncode == 0
+    folder = tmp_path / "knowledge" / "domain"
+    for path, cwd in [
+        ("knowledge/domain/refunds.md", tmp_path),
+        ("./refunds.md", folder),
+        ("../domain/refunds.md", folder),
+        (str(folder / "refunds.md"), tmp_path / "knowledge"),
+    ]:
+        shown = briefd("doc", path, cwd=cwd)
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.startswith("domain/refunds.md  (domain, updated "), shown.stdout
+        context = briefd("context", path, "--mode", "manifest", cwd=cwd)
+        assert context.returncode == 0, context.stderr
+        assert json.loads(context.stdout)["target"] == "domain/refunds.md"
+
+
 def test_doc_names_the_front_matter_key_of_a_relation_backlink(indexed: Path) -> None:
     """A backlink declared in front matter (``depends_on``) is in no section: it was printed as
     ``domain/currency-and-rounding.md:6 ()``."""

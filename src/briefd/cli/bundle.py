@@ -23,7 +23,7 @@ from briefd.bundles.model import (
 from briefd.bundles.render import drift_notes
 from briefd.bundles.wire import response
 from briefd.cli.output import errors, print_json, reported_errors, utf8_text
-from briefd.cli.search import code_paths, split_scopes
+from briefd.cli.search import code_paths, knowledge_path, split_scopes
 from briefd.cli.tuned import tuned_settings
 from briefd.text import counted
 
@@ -116,7 +116,9 @@ def bundle_command(
 def context_command(
     ctx: typer.Context,
     doc_path: str = typer.Argument(
-        ..., help="The document, e.g. domain/refunds.md.", callback=utf8_text
+        ...,
+        help="The document, e.g. domain/refunds.md (or the file's own path).",
+        callback=utf8_text,
     ),
     task: str = typer.Option(
         "", "--task", help="What you do with it (default: its title).", callback=utf8_text
@@ -137,7 +139,8 @@ def context_command(
     Scopes as for bundles: a project document needs its scope (or 'all')."""
     with reported_errors():
         request = _request(task, max_tokens, hard_limit, scopes, tags, mode, base)
-        bundle = _compile(ctx, replace(request, target=doc_path), tuned)
+        target = knowledge_path(doc_path, ctx.obj.settings().source)
+        bundle = _compile(ctx, replace(request, target=target), tuned)
     _print(bundle, json_output)
 
 

@@ -14,7 +14,7 @@ from rich.text import Text
 from briefd.__about__ import __version__
 from briefd.api import Briefd
 from briefd.cli.output import console, errors, fail, print_json, reported_errors, utf8_text
-from briefd.cli.search import split_scopes
+from briefd.cli.search import knowledge_path, split_scopes
 from briefd.errors import BriefdError
 from briefd.model import DocumentView, LinkFindings, ResolvedLink
 from briefd.settings import load_settings
@@ -38,7 +38,9 @@ def register(app: typer.Typer) -> None:
 def doc_command(
     ctx: typer.Context,
     path: str = typer.Argument(
-        ..., help="Document path relative to the knowledge root.", callback=utf8_text
+        ...,
+        help="Document path relative to the knowledge root, or the file's own path.",
+        callback=utf8_text,
     ),
     scopes: list[str] | None = typer.Option(
         None, "--scopes", "--scope", help="Only within these scopes."
@@ -47,7 +49,7 @@ def doc_command(
 ) -> None:
     """Show a document with its sections, links and backlinks."""
     with reported_errors(), ctx.obj.api() as api:
-        view = api.document(path, split_scopes(scopes))
+        view = api.document(knowledge_path(path, api.settings.source), split_scopes(scopes))
     if json_output:
         print_json(view)
         return

@@ -68,6 +68,21 @@ def _from_root(path: str, roots: tuple[Path, ...]) -> str:
     return path
 
 
+def knowledge_path(path: str, source: Path | None) -> str:
+    """A document as the index names it (from the knowledge source's root): a path to the file
+    itself, absolute or from the current folder (tab-completed ``knowledge/domain/refunds.md``
+    at the repository's root, ``refunds.md`` in its folder), is made relative to the source
+    folder it is in. Any other path is passed as written."""
+    file = Path(path.strip()).expanduser()
+    if source is None or not (Path.cwd() / file).is_file():
+        return path
+    normal = Path(os.path.normpath(Path.cwd() / file))
+    for root, inside in ((source, normal), (source.resolve(), normal.resolve())):
+        if inside.is_relative_to(root):
+            return inside.relative_to(root).as_posix()
+    return path
+
+
 def search_command(
     ctx: typer.Context,
     query: str = typer.Argument(
