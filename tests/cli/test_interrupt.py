@@ -4,8 +4,11 @@ again — real processes, the signal raised where a user's lands."""
 from __future__ import annotations
 
 import os
+import pty
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.conftest import EXAMPLE
@@ -110,3 +113,43 @@ def test_ctrl_c_while_the_embedding_model_loads_is_one_line(tmp_path: Path) -> N
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert (result.returncode, result.stderr, result.stdout) == (130, "error: interrupted\n", "")
+
+
+def answered_in_a_terminal(key: bytes, *args: str, cwd: Path) -> tuple[int, str]:
+    """Run briefd on a real terminal (a pty), press ``key`` at its first prompt; the exit code
+    and what the terminal showed (stdout and stderr, as the user sees them)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: briefd, its stdin, stdout and stderr the terminal
+        try:
+            os.chdir(cwd)
+            os.execve(sys.executable, [sys.executable, "-m", "briefd", *args], env)
+        finally:
+            os._exit(127)  # never back into pytest
+    shown, pressed, deadline = b"", False, time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                shown += os.read(fd, 65536)
+            except OSError:  # the terminal closed: briefd ended
+                break
+        if not pressed and shown.endswith(b"[y/N]: "):  # the whole prompt, then its read
+            time.sleep(0.3)
+            os.write(fd, key)
+            pressed = True
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), shown.decode().replace("\r\n", "\n")
+
+
+def test_ctrl_c_at_a_prompt_is_an_interruption(tmp_path: Path) -> None:
+    """`briefd init` asks before it writes; Ctrl-C there said "^Caborted" on the prompt's
+    line, exit 1, where every other Ctrl-C is `error: interrupted`, exit 130 (README)."""
+    code, shown = answered_in_a_terminal(b"\x03", "init", cwd=tmp_path)
+    assert (code, shown.splitlines()[-2:]) == (
+        130,
+        ["Write these changes? [y/N]: ^C", "error: interrupted"],
+    )
+    assert list(tmp_path.iterdir()) == []  # nothing written
+    code, shown = answered_in_a_terminal(b"\x04", "init", cwd=tmp_path)  # Ctrl-D: no answer
+    assert (code, shown.splitlines()[-2:]) == (1, ["Write these changes? [y/N]: ", "aborted"])

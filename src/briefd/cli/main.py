@@ -135,7 +135,12 @@ def run() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except typer.Abort:
+    except typer.Abort as exc:
+        if exc.__cause__ is None:  # a prompt's answer cut short: it left its line open
+            sys.stderr.write("\n")
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):  # Ctrl-C
+            interrupt.say()
+            sys.exit(130)
         sys.stderr.write("aborted\n")
         sys.exit(1)
     if code == 130:  # Ctrl-C outside a command's error handling (printing): typer said nothing
