@@ -266,8 +266,27 @@ def test_init_refuses_broken_json_and_asks_first(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").unlink()
     unasked = runner.invoke(app, ["init", "--project", str(tmp_path)])
     assert unasked.exit_code == 1
-    assert "Nothing written" in unasked.output
+    assert "error: nothing written: init asks before it writes" in unasked.output
     assert not (tmp_path / ".mcp.json").exists()
+
+
+def test_init_with_no_terminal_to_ask_on_says_so_on_stderr(tmp_path: Path) -> None:
+    """In a CI job or a script, init printed the diff and 'Nothing written (pass --yes …)' on
+    stdout, exit 1, and nothing on stderr, where every other failure says why."""
+    done = subprocess.run(
+        [sys.executable, "-m", "briefd", "init", "--project", str(tmp_path)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "error: nothing written: init asks before it writes, and stdin is not a terminal to "
+        "ask on; pass --yes to write without asking\n",
+    )
+    assert done.stdout.startswith("--- /dev/null\n") and "Nothing written" not in done.stdout
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_init_refuses_a_project_directory_that_does_not_exist(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ import typer
 from typer._click.exceptions import UsageError  # typer's own click (pinned)
 
 from briefd.cli.installation import uv_cache_prefix
-from briefd.cli.output import console, http_url, one_of, reported_errors
+from briefd.cli.output import console, fail, http_url, one_of, reported_errors
 from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
 from briefd.hook import discover
@@ -262,9 +262,7 @@ def init_command(
     else:
         for path, old, new in changes:
             _show_diff(project, path, old, new)
-        if not yes and not (sys.stdin.isatty() and typer.confirm("Write these changes?")):
-            console.print("Nothing written (pass --yes to write without asking).", markup=False)
-            raise typer.Exit(1)
+        _ask(yes)
         with reported_errors():
             write_all([(project / path, new) for path, _, new in changes])
         for path, _, new in changes:
@@ -272,6 +270,21 @@ def init_command(
             console.print(f"{verb} {project / path}", markup=False)
     rerun = _stdio_rerun(ctx, client, project)
     _report_after(project, settings, chosen, wiring, kept, (url, rerun))
+
+
+def _ask(yes: bool) -> None:
+    """Go on when --yes was given or the user answers yes; with no terminal to ask on (a CI
+    job, a script, an agent's shell) the refusal is an error on stderr, not a line of stdout."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        fail(
+            "nothing written: init asks before it writes, and stdin is not a terminal to ask "
+            "on; pass --yes to write without asking"
+        )
+    if not typer.confirm("Write these changes?"):
+        console.print("Nothing written (pass --yes to write without asking).", markup=False)
+        raise typer.Exit(1)
 
 
 def _stdio_rerun(ctx: typer.Context, client: str, project: Path) -> str:
