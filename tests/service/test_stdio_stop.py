@@ -113,3 +113,41 @@ def test_serve_ends_cleanly_on_ctrl_c_during_a_first_index(tmp_path: Path) -> No
     said = ended(process)
     assert "terminate called" not in said
     assert status == 130, said
+
+
+def embedding(process: subprocess.Popen[str], db: Path) -> str:
+    """stderr up to the first index's line, then the wait until its embedding writes to the
+    index (the WAL grows twice): inside the runtime's threads, before the 20 s wait is over."""
+    assert process.stderr is not None
+    said, sizes = "", [0]
+    deadline = time.monotonic() + 60
+    while "for the first time" not in said:
+        assert time.monotonic() < deadline and process.poll() is None, said
+        if select.select([process.stderr], [], [], 1)[0]:
+            said += process.stderr.readline()
+    wal = db.with_name(db.name + "-wal")
+    while len(sizes) < 3:
+        assert time.monotonic() < deadline and process.poll() is None, said
+        size = wal.stat().st_size if wal.exists() else 0
+        if size > sizes[-1]:
+            sizes.append(size)
+        time.sleep(0.05)
+    return said
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_ctrl_c_while_the_first_index_is_awaited_ends_cleanly(tmp_path: Path, command: str) -> None:
+    """Ctrl-C in the first 20 s of `briefd serve` (or `briefd mcp`) on a new project, while it
+    waits for the first index before listening, printed 'error: interrupted', then 'terminate
+    called without an active exception', and the process died of SIGABRT: the thread it had
+    waited for looked ended (an interrupted join marks it so) and the interpreter's exit tore
+    down the embedding runtime under it."""
+    args = ("--port", str(free_port())) if command == "serve" else ()
+    process = started(tmp_path, command, *args)
+    embedding(process, tmp_path / "fresh.db")
+    process.send_signal(signal.SIGINT)
+    status = process.wait(timeout=60)
+    said = ended(process)
+    assert "terminate called" not in said
+    assert (status, said.splitlines()[-1]) == (130, "error: interrupted"), said
+    assert "still indexing after" not in said  # stopped before the wait was over

@@ -192,14 +192,17 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
             leave_unfinished(status)
 
 
-def leave_unfinished(status: int) -> None:
+def leave_unfinished(status: int, running: bool = False) -> None:
     """Exit now with ``status`` when an index run still goes on beside the stopped server (a
     first index, a sync or a rebuild the shutdown's wait gave up on): the interpreter's normal
     exit tears down the native runtimes that thread is inside (OpenVINO's embedding threads),
     and the process died of SIGABRT, "terminate called without an active exception". The
     counters and query log are saved by then, the index keeps its last committed state, and
-    the git commands still running end with the process group of each."""
-    if not any(t.name in INDEX_WRITERS and t.is_alive() for t in threading.enumerate()):
+    the git commands still running end with the process group of each. ``running``: the
+    caller knows an index run goes on, which a thread's is_alive() no longer says once Ctrl-C
+    interrupted a join of it."""
+    writing = any(t.name in INDEX_WRITERS and t.is_alive() for t in threading.enumerate())
+    if not (running or writing):
         return
     from briefd.sources import git
 
@@ -244,6 +247,7 @@ def prepared_beside(
     worker = Briefd(settings, embedder=api.embedder)
     failed: list[BaseException] = []
     serving: list[bool] = []  # the protocol is up: a failure from then on is only said
+    ended: list[bool] = []  # the update is over (its thread may still be unwinding)
     lock = threading.Lock()
 
     def update() -> None:
@@ -256,10 +260,18 @@ def prepared_beside(
                     errors.print(f"error: {exc}", markup=False, soft_wrap=True)
         finally:
             worker.close()
+            ended.append(True)
 
     thread = threading.Thread(target=update, name="briefd-index", daemon=True)
     thread.start()
-    _joined(thread, wait)
+    try:
+        _joined(thread, wait)
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM) before the wait is over
+        api.close()
+        interrupt.say()
+        # not thread.is_alive(): a join that Ctrl-C interrupts marks a running thread stopped
+        leave_unfinished(130, running=not ended)
+        raise
     with lock:
         if failed:
             api.close()
