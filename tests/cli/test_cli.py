@@ -558,6 +558,20 @@ def test_missing_index_message(tmp_path: Path) -> None:
     )
 
 
+def test_a_missing_index_named_with_db_is_built_by_the_line_given(tmp_path: Path) -> None:
+    """`briefd --db team.db search x` said to build it with `briefd index --source DIR`, which
+    builds .briefd/briefd.db: the search failed again on team.db."""
+    missing = briefd("--db", "team.db", "search", "refund window", cwd=tmp_path)
+    assert (missing.returncode, missing.stderr) == (
+        1,
+        "error: no index at team.db; build one with `briefd --db team.db index --source DIR`\n",
+    )
+    line = re.findall(r"`(briefd [^`]*)`", missing.stderr)[0].replace("DIR", str(EXAMPLE))
+    assert briefd(*shlex.split(line)[1:], cwd=tmp_path).returncode == 0
+    found = briefd("--db", "team.db", "search", "refund window", "--json", cwd=tmp_path)
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
+
+
 def test_missing_source_message(tmp_path: Path) -> None:
     result = briefd("index", cwd=tmp_path)
     assert result.returncode == 1

@@ -25,6 +25,7 @@ from briefd.cli import (
     index,
     interrupt,
     model,
+    output,
     search,
     tune,
 )
@@ -91,6 +92,7 @@ def main(
     ),
 ) -> None:
     ctx.obj = Context(config, db, ctx.invoked_subcommand)
+    output.named_db[:] = [db] if db is not None else []
     _quiet_state_log(serving=ctx.invoked_subcommand in ("serve", "mcp", "demo"))
 
 

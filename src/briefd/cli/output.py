@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shlex
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -18,7 +19,7 @@ from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.cli.interrupt import interrupted, say
 from briefd.cli.streams import utf8
-from briefd.errors import BriefdError
+from briefd.errors import BriefdError, IndexNotFoundError
 
 console = Console(highlight=False, soft_wrap=True)
 errors = Console(stderr=True, highlight=False)
@@ -95,6 +96,17 @@ def http_url(url: str | None) -> str | None:
     return url
 
 
+named_db: list[Path] = []  # the global --db of this run, set by the command line's callback
+
+
+def index_advice(message: str) -> str:
+    """A missing index's advice (`briefd index`) with the --db this run was given: pasted
+    without it, `briefd index` builds the default index, and the command fails again."""
+    if not named_db:
+        return message
+    return message.replace("`briefd index", f"`briefd --db {shlex.quote(str(named_db[0]))} index")
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     errors.print(f"error: {message}", markup=False, soft_wrap=True)
     raise typer.Exit(code)
@@ -112,6 +124,8 @@ def reported_errors() -> Iterator[None]:
         if interrupted():  # Ctrl-C inside a function SQLite called: the statement failed
             say()
             raise typer.Exit(130) from None
+        if isinstance(exc, IndexNotFoundError):
+            fail(index_advice(str(exc)))
         if isinstance(exc, BriefdError):
             fail(str(exc))
         fail(f"the index is damaged ({exc}); rebuild it with `briefd index --rebuild`")
