@@ -1040,6 +1040,8 @@ def test_the_summary_counts_related_sections_apart_from_the_hits(indexed: Path) 
     assert summary.startswith(f"3 hits + {related} related in "), summary
     alone = briefd("search", "refund window", "--top-k", "3", "--related", "0", cwd=indexed)
     assert alone.stdout.splitlines()[-1].startswith("3 hits in "), alone.stdout
+    one = briefd("search", "refund window", "--top-k", "1", "--related", "0", cwd=indexed)
+    assert one.stdout.splitlines()[-1].startswith("1 hit in "), one.stdout  # was "1 hits"
 
 
 def test_explain_shows_a_missing_rank_as_a_dash_not_python_none(indexed: Path) -> None:

@@ -24,7 +24,7 @@ from briefd.cli.tuned import tuned_settings
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
 from briefd.store.db import index_run_held
-from briefd.text import whole_characters
+from briefd.text import counted, whole_characters
 
 MODES = ("bm25", "vector", "hybrid")
 
@@ -211,7 +211,7 @@ def _why_nothing(result: SearchResult, building: bool) -> str:
 def _counted(hits: tuple[Hit, ...]) -> str:
     """ "3 hits + 2 related": the linked sections appended after the hits are no more hits."""
     related = sum(1 for hit in hits if hit.related_to)
-    return f"{len(hits) - related} hits" + (f" + {related} related" if related else "")
+    return counted(len(hits) - related, "hit") + (f" + {related} related" if related else "")
 
 
 def _cell(hit: Hit, explain: bool) -> Text:
