@@ -287,7 +287,7 @@ def _ask(yes: bool) -> None:
         raise typer.Exit(1)
 
 
-def _stdio_rerun(ctx: typer.Context, client: str, project: Path) -> str:
+def _stdio_rerun(ctx: typer.Context, client: list[str], project: Path) -> str:
     """`briefd init --transport stdio` for this run's clients, project and global options, to
     paste where it ran (a plain one there would write Claude Code's files in that folder)."""
     words = ["briefd"]
@@ -295,8 +295,9 @@ def _stdio_rerun(ctx: typer.Context, client: str, project: Path) -> str:
         if value is not None:
             words += [name, str(value)]
     words += ["init", "--transport", "stdio"]
-    if client != "claude-code":
-        words += ["--client", client]
+    if client not in ([], ["claude-code"]):  # the default: no --client
+        for name in client:
+            words += ["--client", name]
     if project.resolve() != Path.cwd().resolve():
         words += ["--project", str(project)]
     return shlex.join(words)
