@@ -151,16 +151,18 @@ def test_a_bundle_served_while_another_process_writes_is_recorded(
 def test_a_deleted_index_file_is_noticed_reopened_and_refilled(
     service_api: Briefd, service_settings: Settings
 ) -> None:
+    """The queries answered before the deletion and not yet saved are saved into the new file
+    (while it is filled, requests are told it is being built: tests/service/test_refill.py)."""
     db = service_settings.db
-    with TestClient(create_app(service_api, service_config(flush_seconds=0.2))) as client:
+    with TestClient(create_app(service_api, service_config(flush_seconds=60))) as client:
         client.headers["Authorization"] = f"Bearer {TOKEN}"
         assert client.get("/api/health").json()["notice"] is None
+        for n in range(21):
+            client.get("/api/search", params={"q": f"refund window {n}"})
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
         health = client.get("/api/health").json()
         assert health["notice"].startswith("the index file was deleted at ")
-        for n in range(21):
-            client.get("/api/search", params={"q": f"refund window {n}"})
         assert eventually(lambda: client.get("/api/health").json()["documents"] == 45)
         hits = client.get("/api/search", params={"q": "chargeback evidence deadline"})
         assert hits.json()["hits"], hits.text

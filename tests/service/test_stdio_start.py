@@ -68,7 +68,7 @@ def test_a_first_index_still_running_is_said_to_be_building(
     try:
         assert time.monotonic() - started < 1.5 and building()
         state = ServiceState(api, ServiceConfig.from_settings(settings.serve), metrics)
-        state.building = building
+        state.first_build = building
         search = SearchRequest("kiwi batch settles at noon", scopes=("all",))
         with pytest.raises(IndexNotFoundError, match="being built for the first time"):
             state.call("mcp", "search_context", lambda: api.search(search))

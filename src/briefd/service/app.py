@@ -147,7 +147,7 @@ def create_app(
         raise errors.ConfigError(problem)
     state = ServiceState(api, config, metrics or Metrics())
     if building is not None:
-        state.building = building
+        state.first_build = building
     mcp = mcp_server(state)
     # The SDK's own Host/Origin check is off: the Guard below covers every route alike.
     mcp.streamable_http_app(
@@ -270,7 +270,7 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
     said = ""
     while True:
         await anyio.sleep(state.config.flush_seconds)
-        if state.building():  # the first index holds the file: counters and log wait for it
+        if state.first_build():  # the first index holds the file: counters and log wait for it
             continue
         try:
             await anyio.to_thread.run_sync(state.flush)

@@ -29,6 +29,7 @@ from briefd.service.docpath import checked_doc_path, ensure_inside, within_sourc
 from briefd.service.documents import DocumentOut, document_out, fields_tokens, link_costs
 from briefd.service.metrics import CACHE, DURATION, INVALID, REQUESTS, TOKENS, Metrics
 from briefd.service.reading import Part, read_within
+from briefd.service.refill import Refill
 from briefd.service.schemas import (
     BundleOut,
     ProposalOut,
@@ -118,12 +119,35 @@ class ServiceState:
             api.settings.sync.webhook_window,
             shared=lambda keys, now, window: api.state.claim_deliveries(keys, now, window),
         )
-        self._refilled: Reopened | None = None  # the index file deletion already reindexed
+        self.refill = Refill()  # the index file deleted under the server, filled again
         self._counted_in: Reopened | None = None  # the index file the counters were saved to
         self._warmed = False  # the embedding model is loaded (see warm_up)
         self._warm_version: tuple[int, int] | None = None  # the index content warmed up
         self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
-        self.building: Callable[[], bool] = lambda: False  # a first index runs beside serving
+        self.first_build: Callable[[], bool] = lambda: False  # a first index runs beside serving
+
+    def building(self) -> bool:
+        """Whether requests are told the index is being built (:meth:`being_built`) rather
+        than answered from it: a first index runs beside serving, or the index file was
+        deleted and a sync fills the new one (:class:`Refill`; started here when a deletion
+        is first seen)."""
+        return self.first_build() or self._refilling()
+
+    def being_built(self) -> str:
+        """What a request is told while :meth:`building`."""
+        if self.first_build():
+            return BEING_BUILT
+        return self.index_notice() or BEING_BUILT
+
+    def _refilling(self) -> bool:
+        try:
+            store = self.api.store
+            if self.refill.running(store.reopened, self.api.trigger_sync):
+                return True
+            store.follow_file()  # a deletion seen before a request reads the new, empty file
+            return self.refill.running(store.reopened, self.api.trigger_sync)
+        except BriefdError:  # no index to follow (--no-index): the request says it
+            return False
 
     def call(
         self,
@@ -144,7 +168,7 @@ class ServiceState:
             if not exclusive:
                 return fn()
             if self.building():  # what the shared connection reads is not there yet
-                raise IndexNotFoundError(BEING_BUILT)
+                raise IndexNotFoundError(self.being_built())
             with self.lock:
                 return fn()
         except BriefdError:
@@ -281,7 +305,7 @@ class ServiceState:
 
         def run() -> Bundle:
             if self.building():  # unlocked (the issue lookup): ``call`` did not ask
-                raise IndexNotFoundError(BEING_BUILT)
+                raise IndexNotFoundError(self.being_built())
             lookup = self.api.atlassian.prefetch(request.issue, caller.account)  # network: unlocked
             with self.lock:
                 return self.api.compile_bundle(request, lookup)
@@ -500,7 +524,7 @@ class ServiceState:
             if isinstance(exc, IndexNotFoundError):
                 return  # nothing indexed yet: kept until there is an index
             raise
-        self._refill_if_recreated()
+        self._refilling()  # a file deleted since: fill the new one (once per deletion)
         if shared_error is not None:
             with self._pending_lock:
                 self._pending = (unshared + self._pending)[-MAX_PENDING:]
@@ -522,7 +546,7 @@ class ServiceState:
             reopened = self.api.store.reopened
         except BriefdError:
             return None
-        return reopened.notice if reopened is not None else None
+        return self.refill.notice(reopened) if reopened is not None else None
 
     def index_damage(self) -> str | None:
         """Damage a request found inside the index file (until a rebuild replaces it)."""
@@ -530,17 +554,6 @@ class ServiceState:
             return self.api.store.damaged
         except BriefdError:
             return None
-
-    def _refill_if_recreated(self) -> None:
-        """The index file was deleted and an empty one made in its place: index the source
-        into it (once per deletion)."""
-        try:
-            reopened = self.api.store.reopened
-        except BriefdError:
-            return
-        if reopened is not None and reopened.what == "deleted" and reopened != self._refilled:
-            self._refilled = reopened
-            self.api.trigger_sync()
 
     def reset_counters(self) -> None:
         """Zero the counters in SQLite, then here: when the index cannot take the write (a

@@ -51,7 +51,7 @@ async def serve_stdio(
     started before the protocol, still runs (the tools that read it say so meanwhile)."""
     state = ServiceState(api, ServiceConfig.from_settings(api.settings.serve), metrics or Metrics())
     if building is not None:
-        state.building = building
+        state.first_build = building
     mcp = mcp_server(state, setup_page=False)
     async with beside_the_server(state, mcp), anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_signal, state)

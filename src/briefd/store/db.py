@@ -151,6 +151,11 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
+    def follow_file(self) -> None:
+        """Reopen the file at ``path`` now if it was deleted or replaced (see ``reopened``)."""
+        with self._lock:
+            self._follow_file()
+
     def _follow_file(self) -> None:
         """Reopen the file at ``path`` when it is not the one open: deleted (a new index is
         created there, so what is written next is not lost with the old file) or replaced.

@@ -10,7 +10,6 @@ from briefd.replicas.agree import served_commit
 from briefd.service import schemas
 from briefd.service.deps import State
 from briefd.service.guard import token_ok
-from briefd.service.state import BEING_BUILT
 from briefd.state import replica_name
 
 router = APIRouter(prefix="/api")
@@ -30,7 +29,8 @@ def health(state: State, request: Request) -> schemas.HealthOut:
     is unreachable or refuses); ``damaged``: a request found the index file damaged
     inside, so requests fail until it is rebuilt (``notice`` says so); ``notice``: the index
     file was deleted or replaced under the server (and reopened); ``building``: the first
-    index runs beside the server (alive: a container is healthy meanwhile). ``commit``: the
+    index runs beside the server, or a new index file is filled from the source where the
+    served one was deleted (alive: a container is healthy meanwhile). ``commit``: the
     knowledge commit this replica serves."""
     if state.building():
         shared = state.api.state
@@ -39,7 +39,7 @@ def health(state: State, request: Request) -> schemas.HealthOut:
             version=__version__,
             documents=0,
             uptime_seconds=state.uptime_seconds(),
-            notice=BEING_BUILT,
+            notice=state.being_built(),
             state=shared.engine,
             replica=replica_name(state.api.settings) if shared.shared else None,
         )

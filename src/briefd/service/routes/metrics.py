@@ -59,7 +59,7 @@ def _state_gauge(state: ServiceState) -> list[Gauge]:
 def _index_gauges(state: ServiceState) -> list[Gauge]:
     """From the local index alone: a replica whose shared state (PostgreSQL) is away is still
     scraped, its degraded health then says why."""
-    if state.building():  # a first index: nothing committed to read yet
+    if state.building():  # a first index or a refill: nothing complete to read yet
         return [Gauge("briefd_index_documents", "Indexed documents.", 0.0)]
     try:
         with state.lock:
