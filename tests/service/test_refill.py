@@ -17,7 +17,7 @@ from briefd.api import Briefd
 from briefd.service import create_app
 from tests.embeddings.fakehttp import FakeServer, Reply, Request, fake_server
 from tests.embeddings.test_ollama import embed_reply
-from tests.service.conftest import service_config
+from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN
 from tests.service.test_stdio_start import DOCS, slow_settings
 from tests.sync.test_routes import eventually
@@ -69,3 +69,29 @@ def test_a_deleted_index_file_is_being_built_until_it_is_filled_again(
             assert health["documents"] == 6
             hits = client.get("/api/search", params={"q": "kiwi batch settles"}).json()["hits"]
             assert hits and hits[0]["doc_path"].startswith("domain/kiwi-")
+
+
+def test_after_a_refill_health_says_how_it_ended(tmp_path: Path, write_files: Any) -> None:
+    """Not "fills it from the source" until the server restarts: that it did (or failed to)."""
+    root = write_files(DOCS)
+    settings = service_settings_for(root, tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with TestClient(create_app(api, service_config(flush_seconds=0.2))) as client:
+            client.headers["Authorization"] = f"Bearer {TOKEN}"
+            for round, expected in ((1, "briefd filled a new one from the source at "), (2, "")):
+                if round == 2:  # the source gone too: the refill fails, and says why
+                    root.rename(tmp_path / "elsewhere")
+                    expected = "filling a new one from the source failed at "
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{settings.db}{suffix}").unlink(missing_ok=True)
+                assert (
+                    client.get("/api/health")
+                    .json()["notice"]
+                    .startswith("the index file was deleted at ")
+                )
+                assert eventually(lambda: client.get("/api/health").json()["status"] != "building")
+                notice = client.get("/api/health").json()["notice"]
+                assert expected in notice, notice
+                assert "fills it from the source" not in notice
+            assert str(root) in notice
