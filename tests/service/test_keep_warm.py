@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
-from briefd.service import create_app
+from briefd.service import create_app, reloads
 from briefd.settings import Settings
 from tests.conftest import EXAMPLE
 from tests.service.conftest import service_config
@@ -80,3 +80,30 @@ def test_an_unchanged_index_is_not_loaded_again(
 
 def _ticks(caplog: pytest.LogCaptureFixture) -> int:
     return sum(RELOADED in record.getMessage() for record in caplog.records)
+
+
+def test_a_long_index_run_beside_the_server_is_said_once_a_minute(
+    service_api: Briefd,
+    service_settings: Settings,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long run (`briefd index` embedding for minutes) commits a batch every few seconds:
+    each was loaded and logged on the next flush tick, a line every 5 s for the whole run."""
+    caplog.set_level(logging.INFO, logger="briefd.service.state")
+    writer = Briefd(service_settings, embedder=None)
+    source = tmp_path / "knowledge-copy"
+    shutil.copytree(EXAMPLE, source)
+    with writer, TestClient(create_app(service_api, service_config(flush_seconds=0.05))):
+        assert eventually(lambda: "warm-up: the index loaded" in caplog.text, 10), caplog.text
+        for n in range(3):  # three batches committed, each loaded again
+            (source / "domain" / f"wombat-{n}.md").write_text(NOTE.replace("desk", f"desk {n}"))
+            writer.index(source)
+            assert eventually(lambda: RELOADED in caplog.text, 10), caplog.text
+            eventually(lambda: False, 0.5)  # a few flush ticks: the batch is loaded
+        assert _ticks(caplog) == 1
+        monkeypatch.setattr(reloads, "SAID_EVERY", 0.0)  # the minute is up
+        more = "the index changed 2 more times in the last "
+        assert eventually(lambda: more in caplog.text, 10), caplog.text
+    assert _ticks(caplog) == 1

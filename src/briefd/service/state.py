@@ -30,6 +30,7 @@ from briefd.service.documents import DocumentOut, document_out, fields_tokens, l
 from briefd.service.metrics import CACHE, DURATION, INVALID, REQUESTS, TOKENS, Metrics
 from briefd.service.reading import Part, read_within
 from briefd.service.refill import Refill
+from briefd.service.reloads import Reloads
 from briefd.service.schemas import (
     BundleOut,
     ProposalOut,
@@ -123,6 +124,7 @@ class ServiceState:
         self._counted_in: Reopened | None = None  # the index file the counters were saved to
         self._warmed = False  # the embedding model is loaded (see warm_up)
         self._warm_version: tuple[int, int] | None = None  # the index content warmed up
+        self._reloads = Reloads()  # the index loaded again after another process changed it
         self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
         self.first_build: Callable[[], bool] = lambda: False  # a first index runs beside serving
 
@@ -243,12 +245,12 @@ class ServiceState:
             except IndexNotFoundError:  # no index yet: nothing to load (the flush is quiet too)
                 return
             if version == self._warm_version:
+                self._reloads.say(None)
                 return
             self._warm_version = version  # once per change, also if the search below fails
             started = time.perf_counter()
             self._search(WARM_UP, ())
-        took = (time.perf_counter() - started) * 1000
-        log.info("the index changed: loaded again in %.0f ms", took)
+        self._reloads.say((time.perf_counter() - started) * 1000)
 
     def link_findings(self) -> LinkFindings:
         """The index's link findings, resolved again only when its content changed: the
