@@ -327,6 +327,35 @@ def test_a_replica_starting_without_its_shared_state_says_so_once_not_the_pools_
     assert len(said) == 1 and "is unreachable: " in said[0] and "s3cret" not in err
 
 
+def test_a_flush_failing_on_a_full_disk_says_the_server_tries_again(tmp_path: Path) -> None:
+    """The periodic flush's warning ended "free disk space and run the command again": there
+    is no command to run, the server writes what waits at its next flush by itself."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(EXAMPLE, source)
+    built = briefd(tmp_path, "index", "--source", str(source))
+    _, err = built.communicate(timeout=120)
+    assert built.returncode == 0, err
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env.update(BRIEFD_EMBEDDINGS__ENABLED="false", BRIEFD_SERVE__FLUSH_SECONDS="0.2")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "briefd", "--db", str(tmp_path / "x.db"), "serve", "--no-index",
+         "--source", str(source), "--port", str(port)],
+        cwd=tmp_path, env={**env, "COLUMNS": "1000"}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, preexec_fn=full_disk(),
+    )  # fmt: skip
+    try:
+        until_up(process, f"http://127.0.0.1:{port}/api/health")
+        for n in range(60):  # more query log than the full disk takes
+            httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": f"retry {n} " * 40})
+        time.sleep(1)
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    (said,) = [line for line in err.splitlines() if "save counters and the query log: " in line]
+    assert said.endswith("; free disk space: the server tries again every 0.2 s"), said
+
+
 def test_serve_on_a_full_disk_before_the_models_graph_is_stored_serves_by_keywords(
     tmp_path: Path,
 ) -> None:

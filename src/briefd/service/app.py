@@ -63,6 +63,7 @@ from briefd.service.state import ServiceState
 from briefd.service.tools import build_mcp, said
 from briefd.settings.trust import opened_to_problem
 from briefd.sources import git
+from briefd.store.db import RUN_AGAIN
 from briefd.store.scopes import default_scope_warnings
 from briefd.sync.poller import Poller
 
@@ -237,6 +238,13 @@ def _unsaved(exc: BaseException) -> str:
     return "counters and the query log"
 
 
+def _retried(exc: BaseException, state: ServiceState) -> str:
+    """A failed flush's error as the server says it: a full disk's "run the command again"
+    is for a command; the server tries again at its next flush by itself."""
+    every = f"free disk space: the server tries again every {state.config.flush_seconds:g} s"
+    return str(exc).replace(RUN_AGAIN, every)
+
+
 def _let_work_finish(state: ServiceState, wait: float = SHUTDOWN_WAIT_S) -> None:
     """A sync or rebuild still running at shutdown kept writing while the index closed (its
     work lost, the last flush refused as busy, at worst a crash on the way out): wait for it,
@@ -278,7 +286,7 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
             said = ""
         except Exception as exc:  # keep serving (a full disk, a busy index): try again later
             if str(exc) != said:
-                log.warning("could not save %s: %s", _unsaved(exc), exc)
+                log.warning("could not save %s: %s", _unsaved(exc), _retried(exc, state))
             said = str(exc)
         try:
             await anyio.to_thread.run_sync(state.keep_warm)

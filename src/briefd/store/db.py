@@ -409,10 +409,13 @@ def _no_folder(path: Path, exc: OSError) -> str:
     )
 
 
+RUN_AGAIN = "free disk space and run the command again"  # a full disk's advice to a command
+
+
 def _describe(path: Path, exc: sqlite3.Error) -> str:
     message = str(exc)
     if "disk is full" in message or "disk I/O" in message:
-        return f"cannot write index {path}: {message}; free disk space and run the command again"
+        return f"cannot write index {path}: {message}; {RUN_AGAIN}"
     if "not a database" in message and not is_briefd_or_sqlite(path):
         return (
             f"{path} is not an SQLite file, so not a briefd index (it is left as it is); point "
