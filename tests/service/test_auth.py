@@ -305,7 +305,8 @@ def test_a_preflight_asking_for_a_method_or_header_not_allowed_is_refused_in_jso
         )
     allowed_headers = (
         "accept, accept-language, authorization, content-language, content-type, "
-        "last-event-id, mcp-protocol-version, mcp-session-id"
+        "last-event-id, mcp-protocol-version, mcp-session-id, x-atlassian-email, "
+        "x-atlassian-token, x-briefd-index, x-confluence-email, x-confluence-token"
     )
     assert [r.status_code for r in (method, header, both)] == [400] * 3
     assert {r.headers["content-type"] for r in (method, header, both)} == {"application/json"}
@@ -330,6 +331,38 @@ def test_a_preflight_asking_for_a_method_or_header_not_allowed_is_refused_in_jso
         "(Access-Control-Request-Private-Network) is not allowed",
     )
     assert method.headers["access-control-allow-methods"] == "GET, POST, DELETE"
+
+
+def test_a_page_may_send_the_headers_briefd_reads_and_read_those_it_answers_with(
+    service_api: Briefd,
+) -> None:
+    """A page on an allowed origin sending its own Atlassian account (X-Atlassian-* or the older
+    X-Confluence-*) or the index a recall is for (X-Briefd-Index) had its preflight refused,
+    and its code could not read Retry-After, X-Briefd-Recall or WWW-Authenticate."""
+    config = service_config(allowed_origins=("https://docs.example.com",))
+    sent = "X-Atlassian-Email, X-Atlassian-Token, X-Confluence-Email, X-Confluence-Token"
+    asked = {
+        "origin": "https://docs.example.com",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": f"authorization, content-type, {sent}, X-Briefd-Index",
+    }
+    headers = {"origin": "https://docs.example.com", "authorization": f"Bearer {TOKEN}"}
+    with TestClient(create_app(service_api, config)) as http:
+        preflight = http.options("/api/confluence/search", headers=asked)
+        answered = http.get("/api/scopes", headers=headers)
+    assert preflight.status_code == 200, preflight.text
+    allowed = preflight.headers["access-control-allow-headers"].lower()
+    assert {"x-atlassian-email", "x-confluence-token", "x-briefd-index"} <= set(allowed.split(", "))
+    exposed = answered.headers["access-control-expose-headers"].lower().split(", ")
+    assert sorted(exposed) == [
+        "mcp-session-id",
+        "retry-after",
+        "www-authenticate",
+        "x-briefd-recall",
+    ]
+    with TestClient(create_app(service_api, service_config())) as http:  # the default: no CORS
+        refused = http.options("/api/scopes", headers=asked)
+    assert "access-control-allow-origin" not in refused.headers
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8484", "127.0.0.1.nip.io:8484"])

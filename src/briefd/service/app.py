@@ -30,6 +30,8 @@ from starlette.routing import Route
 from briefd import errors
 from briefd.__about__ import __version__
 from briefd.api import Briefd
+from briefd.atlassian.credentials import HEADER_PAIRS
+from briefd.hook.client import ANSWER_HEADER, INDEX_HEADER
 from briefd.replicas import agree
 from briefd.service import atlassian as live_lookups
 from briefd.service.config import ServiceConfig
@@ -71,6 +73,11 @@ log = logging.getLogger("briefd.service")
 
 SHUTDOWN_WAIT_S = 8.0  # for a running sync or rebuild: inside `docker stop`'s 10 s before SIGKILL
 MCP_HEADERS = ("Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID")  # CORS: allowed
+# CORS, for pages on serve.allowed_origins: the request headers briefd reads besides those (a
+# caller's own Atlassian account, the index a recall is for), and the answer headers it sets
+# that a page's code needs (an MCP session, how long to wait, a recall's mark, why a 401).
+CALLER_HEADERS = (*(name for pair in HEADER_PAIRS for name in pair), INDEX_HEADER)
+EXPOSED_HEADERS = ("Mcp-Session-Id", "Retry-After", ANSWER_HEADER, "WWW-Authenticate")
 STATUS: tuple[tuple[type[errors.BriefdError], int], ...] = (
     (errors.ProposalsOffError, 403),
     (errors.ProposalRemoteError, 502),
@@ -189,8 +196,8 @@ def create_app(
             Cors,
             allow_origins=list(config.allowed_origins),
             allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", *MCP_HEADERS],
-            expose_headers=["Mcp-Session-Id"],
+            allow_headers=["Authorization", "Content-Type", *MCP_HEADERS, *CALLER_HEADERS],
+            expose_headers=list(EXPOSED_HEADERS),
             max_age=600,
         )
     return app
