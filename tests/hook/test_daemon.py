@@ -4,6 +4,7 @@ real daemon it spawns, real Unix sockets in tmp_path. Every test stops what it s
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -570,6 +571,43 @@ def test_the_daemon_loads_an_index_another_process_changed_between_prompts(
     answered = as_json(run_hook, "which desk approves a wombat refund", "s-2")
     assert answered["via"] == "daemon"
     assert any(s["doc_path"] == "domain/wombat-desk.md" for s in answered["sections"])  # type: ignore[attr-defined, index]
+
+
+def test_a_long_index_run_under_the_daemon_is_logged_once_a_minute(
+    settings: Settings,
+    write_files: WriteFiles,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In-process: a long `briefd index` (embedding for minutes) commits a batch every few
+    seconds, and the daemon logged "the index changed: loaded again" on the next idle tick
+    after each, a line every few seconds in its log for the whole run. It is said at most once
+    a minute now, as the server says it; those left unsaid once the run has ended."""
+    from briefd.hook.daemon import Daemon
+    from briefd.store import reloads
+    from tests.recall.test_units import SMALL
+
+    caplog.set_level(logging.INFO, logger="briefd.recall.daemon")
+    monkeypatch.chdir(write_files(SMALL).parent)  # no settings file found from here: the
+    monkeypatch.setenv("HOME", str(Path.cwd()))  # daemon would stop serving this index (current())
+    monkeypatch.delenv("BRIEFD_CONFIG", raising=False)
+    with Briefd(settings, embedder=None) as api, Briefd(settings, embedder=None) as writer:
+        api.index()
+        daemon = Daemon(daemon_files(str(settings.db), {}), api, None)
+        daemon.warm()
+        for n in range(3):  # three batches committed, each loaded again on the next tick
+            write_files({f"domain/wombat-{n}.md": f"# Wombat desk {n}\n\nIt approves refunds.\n"})
+            writer.index()
+            daemon.keep_warm()
+            daemon.keep_warm()  # a later tick: nothing new
+        said = [r.getMessage() for r in caplog.records if "the index changed" in r.getMessage()]
+        assert len(said) == 1, said
+        assert said[0].startswith("the index changed: loaded again in ")
+        monkeypatch.setattr(reloads, "SAID_EVERY", 0.0)  # the minute is up
+        daemon.keep_warm()
+    said = [r.getMessage() for r in caplog.records if "the index changed" in r.getMessage()]
+    assert len(said) == 2, said
+    assert said[1].startswith("the index changed 2 more times in the last "), said
 
 
 def test_a_deleted_index_stops_the_daemon_and_is_not_made_again(

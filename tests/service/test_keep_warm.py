@@ -15,8 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
-from briefd.service import create_app, reloads
+from briefd.service import create_app
 from briefd.settings import Settings
+from briefd.store import reloads
 from tests.conftest import EXAMPLE
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN

@@ -76,6 +76,7 @@ from briefd.recall.engine import (
 from briefd.retrieval.candidates import prefetch
 from briefd.store.activity import QueryLogEntry
 from briefd.store.db import content_version
+from briefd.store.reloads import Reloads
 from briefd.text import query_terms
 from briefd.tokens import count_tokens
 
@@ -134,6 +135,7 @@ class Daemon:
         self.version: tuple[int, int] | None = None  # the index content the warm-up loaded
         self.pending: list[QueryLogEntry] = []  # prompts answered, for the query log (T3, T6)
         self.flushed = time.monotonic()
+        self.reloads = Reloads(log)  # a long index run beside it: loaded again every few s
 
     def warm(self) -> None:
         """Load everything the first prompt would (the model, vectors, postings, the tokenizer
@@ -152,14 +154,14 @@ class Daemon:
             return
         try:
             if self._content() == self.version:
+                self.reloads.say(None)  # those of a run that has ended, once the minute is up
                 return
             started = time.perf_counter()
             self.warm()
         except (BriefdError, sqlite3.Error) as exc:  # the next prompt says it, or the index
             log.warning("could not load the changed index: %s", exc)  # check stops us
             return
-        took = (time.perf_counter() - started) * 1000
-        log.info("the index changed: loaded again in %.0f ms", took)
+        self.reloads.say((time.perf_counter() - started) * 1000)  # at most once a minute
 
     def _answered(self, answered: RecallResult) -> None:
         """Keep the mode ``/status`` shows as prompts find it: the embedding service away

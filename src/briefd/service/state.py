@@ -30,7 +30,6 @@ from briefd.service.documents import DocumentOut, document_out, fields_tokens, l
 from briefd.service.metrics import CACHE, DURATION, INVALID, REQUESTS, TOKENS, Metrics
 from briefd.service.reading import Part, read_within
 from briefd.service.refill import Refill
-from briefd.service.reloads import Reloads
 from briefd.service.schemas import (
     BundleOut,
     ProposalOut,
@@ -40,6 +39,7 @@ from briefd.service.schemas import (
 )
 from briefd.store.activity import QueryLogEntry, now_iso
 from briefd.store.db import Reopened, content_version
+from briefd.store.reloads import Reloads
 from briefd.store.scopes import resolve_scopes
 from briefd.store.supersession import superseded_by, superseders
 from briefd.sync.webhook import Deliveries
@@ -124,7 +124,7 @@ class ServiceState:
         self._counted_in: Reopened | None = None  # the index file the counters were saved to
         self._warmed = False  # the embedding model is loaded (see warm_up)
         self._warm_version: tuple[int, int] | None = None  # the index content warmed up
-        self._reloads = Reloads()  # the index loaded again after another process changed it
+        self._reloads = Reloads(log)  # the index loaded again after another process changed it
         self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
         self.first_build: Callable[[], bool] = lambda: False  # a first index runs beside serving
 

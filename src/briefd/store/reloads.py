@@ -1,18 +1,19 @@
-"""What the server logs when it loads the index again after another process changed it: a
-long index run beside it (`briefd index` embedding for minutes) commits a batch every few
-seconds, each loaded again on the next flush tick, and a line for each was log spam."""
+"""What a long-running process (the server, the prompt hook's daemon) logs when it loads the
+index again after another process changed it: a long index run beside it (`briefd index`
+embedding for minutes) commits a batch every few seconds, each loaded again on the next tick,
+and a line for each was log spam. Each process hands its own logger."""
 
 from __future__ import annotations
 
 import logging
 import time
 
-log = logging.getLogger("briefd.service.state")  # where the warm-up's lines go
 SAID_EVERY = 60.0  # seconds: at most one line in this long
 
 
 class Reloads:
-    def __init__(self) -> None:
+    def __init__(self, log: logging.Logger) -> None:
+        self._log = log  # where the process's warm-up lines go
         self._said_at = -SAID_EVERY  # time.monotonic() of the last line
         self._unsaid = 0  # reloads since, not logged
 
@@ -29,14 +30,14 @@ class Reloads:
             return
         unsaid, self._said_at, self._unsaid = self._unsaid, now, 0
         if took is None:
-            log.info(
+            self._log.info(
                 "the index changed %d more times in the last %.0f s (another process writing "
                 "it): loaded again each time",
                 unsaid,
                 since,
             )
         elif unsaid:
-            log.info(
+            self._log.info(
                 "the index changed: loaded again in %.0f ms (also %d times in the last %.0f s, "
                 "not logged each: another process is writing it)",
                 took,
@@ -44,4 +45,4 @@ class Reloads:
                 since,
             )
         else:
-            log.info("the index changed: loaded again in %.0f ms", took)
+            self._log.info("the index changed: loaded again in %.0f ms", took)
