@@ -9,6 +9,7 @@ from fastapi import APIRouter
 
 from briefd.service import schemas
 from briefd.service.deps import ERRORS, State
+from briefd.service.opsout import StatsOut, answers
 from briefd.service.stats import index_warnings, stats
 
 router = APIRouter(prefix="/api")
@@ -33,7 +34,13 @@ def usage(state: State, body: schemas.UsageIn) -> schemas.UsageOut:
     return schemas.usage_out(receipt)
 
 
-@router.get("/stats", name="stats", responses=ERRORS, tags=["service"])
+@router.get(
+    "/stats",
+    name="stats",
+    response_model=None,
+    responses=answers(200, StatsOut, ERRORS),
+    tags=["service"],
+)
 def service_stats(state: State) -> dict[str, Any]:
     """Index contents per scope and freshness, request volume and latency per tool, tokens
     served, cache hit rate, proposals by status, link findings, skipped files, and what the

@@ -11,13 +11,20 @@ from fastapi import APIRouter, status
 
 from briefd.errors import BriefdError, BusyError
 from briefd.service.deps import BUSY, ERRORS, State
+from briefd.service.opsout import RebuildOut, ResetOut, answers
 from briefd.service.state import Job, ServiceState
 from briefd.store.activity import now_iso
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 
 
-@router.post("/rebuild", name="admin_rebuild", status_code=status.HTTP_202_ACCEPTED, responses=BUSY)
+@router.post(
+    "/rebuild",
+    name="admin_rebuild",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=None,
+    responses=answers(202, RebuildOut, BUSY),
+)
 def rebuild(state: State) -> dict[str, Any]:
     """Rebuild the index from the knowledge source on a background thread; searches keep
     answering from the previous index until the rebuild commits. Poll ``/api/stats`` (jobs)."""
@@ -25,7 +32,7 @@ def rebuild(state: State) -> dict[str, Any]:
     return {"job": vars(job)}
 
 
-@router.post("/reset-counters", responses=ERRORS)
+@router.post("/reset-counters", response_model=None, responses=answers(200, ResetOut, ERRORS))
 def reset_counters(state: State) -> dict[str, Any]:
     """Zero the request, latency, token, cache and embedding counters (here and in SQLite)."""
     state.reset_counters()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 
 from briefd.__about__ import __version__
@@ -21,7 +23,15 @@ OPENLY = (
 )
 
 
-@router.get("/health", response_model=schemas.HealthOut, tags=["service"])
+# what else it answers: the index busy past the wait (another process writing it) or failing
+# to read (503), a page from an origin not allowed (403); a damaged index is a 200 "damaged"
+UNHEALTHY: dict[int | str, dict[str, Any]] = {
+    403: {"model": schemas.ErrorBody, "description": "A page from an origin not allowed."},
+    503: {"model": schemas.ErrorBody, "description": "The index could not be read (busy)."},
+}
+
+
+@router.get("/health", response_model=schemas.HealthOut, responses=UNHEALTHY, tags=["service"])
 def health(state: State, request: Request) -> schemas.HealthOut:
     """Liveness and index presence; open (no token). ``no_index``: nothing indexed yet;
     ``degraded``: the shared state (PostgreSQL) is unreachable or refuses writes, search and

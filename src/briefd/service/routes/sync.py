@@ -15,6 +15,7 @@ from briefd.api import Briefd
 from briefd.errors import BriefdError
 from briefd.replicas.agree import announce_sync
 from briefd.service.deps import ERRORS, State
+from briefd.service.opsout import SyncOut, SyncStartedOut, answers
 from briefd.service.schemas import ErrorBody
 from briefd.service.state import Job
 from briefd.store.activity import now_iso
@@ -113,7 +114,11 @@ def _skip_reason(event: str, body: bytes, api: Briefd) -> str | None:
 
 
 @router.post(
-    "/api/admin/sync", status_code=status.HTTP_202_ACCEPTED, responses=ERRORS, tags=["admin"]
+    "/api/admin/sync",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=None,
+    responses=answers(202, SyncStartedOut, ERRORS),
+    tags=["admin"],
 )
 def admin_sync(state: State) -> dict[str, Any]:
     """Start a sync in the background now (the dashboard's button); poll ``GET /api/stats``
@@ -146,7 +151,9 @@ def ended(job: Job) -> Told:
     return tell
 
 
-@router.get("/api/sync", responses=ERRORS, tags=["sync"])
+@router.get(
+    "/api/sync", response_model=None, responses=answers(200, SyncOut, ERRORS), tags=["sync"]
+)
 def sync_status(state: State) -> dict[str, Any]:
     """Where the knowledge source stands: commit served, last attempt, its error; replicas
     (a shared state): every replica's commit and last sync, as each last reported it."""
