@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
+from briefd.markdown.blobs import without_blobs
 from briefd.markdown.datauri import GONE, elided_lines, shown
 from briefd.markdown.parse import Structure
 from briefd.markdown.wrap import (
@@ -117,9 +118,9 @@ def chunk_document(
     max_tokens: int = 800,
 ) -> tuple[Chunk, ...]:
     """Chunks of one document; ``lines`` are the whole file's lines (index = line - 1). Their
-    text holds a ``data:`` URI's payload as a marker (``datauri``), the file's lines as they
-    are otherwise."""
-    lines = elided_lines(lines)
+    text holds a ``data:`` URI's payload and a long run of base64 or hex as a marker
+    (``datauri``, ``blobs``), the file's lines as they are otherwise."""
+    lines = without_blobs(elided_lines(lines))[0]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     count = _remembering(_without_gone(count) if GONE in lines else count)

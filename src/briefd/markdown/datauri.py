@@ -97,13 +97,13 @@ def _marker(match: re.Match[str]) -> str:
     size = len(payload) * 3 // 4 - payload.count("=") if match["base64"] else len(payload)
     title = match["title"]
     if title is None or match.string[max(0, match.start() - 2) : match.start()] != "](":
-        return f"{match['head']}… ({_size(size)} elided){title or ''}"
-    said = f"{_size(size)} elided"  # the link's one title holds the size
+        return f"{match['head']}… ({size_said(size)} elided){title or ''}"
+    said = f"{size_said(size)} elided"  # the link's one title holds the size
     inside = f", {said}" if title.endswith(")") else f" ({said})"
     return f"{match['head']}…{title[:-1]}{inside}{title[-1]}"
 
 
-def _size(size: int) -> str:
+def size_said(size: int) -> str:
     if size < 1024:
         return f"{size} bytes"
     if size < 1024 * 1024:

@@ -6,7 +6,9 @@ import posixpath
 import re
 import unicodedata
 
+from briefd.markdown.blobs import found
 from briefd.markdown.chunk import TokenCounter, chunk_document
+from briefd.markdown.datauri import elided_lines
 from briefd.markdown.frontmatter import split_front_matter
 from briefd.markdown.links import extract_links
 from briefd.markdown.parse import parse_structure
@@ -51,7 +53,7 @@ def parse_document(
         headings=structure.headings,
         chunks=chunks,
         links=links,
-        problems=split.problems,
+        problems=split.problems + tuple(b.problem() for b in found(elided_lines(lines))),
     )
 
 
