@@ -53,7 +53,7 @@ from briefd.store.db import Store, index_run_lock, open_for_writing
 from briefd.store.freshness import SERVED_COMMIT, SOURCE_HEAD, SOURCE_KEY
 from briefd.store.scopes import default_scope_warnings, known_scopes
 from briefd.store.sections import block_reader
-from briefd.text import without_controls
+from briefd.text import double_encoded, without_controls
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
 from briefd.vectors.embed import embed_missing
@@ -439,7 +439,6 @@ def _read_changed(
             skipped.append(SkippedFile(file.path, not_utf8(raw)))
             continue
         current[file.path] = digest
-        text = without_controls(text)  # NUL, ESC…: never handed to an agent or a terminal
         parsed.append(_parse(file, text, digest, settings))
         mtimes[file.path] = file.mtime
         progress("parse", len(parsed), len(files))
@@ -539,15 +538,17 @@ def _resized(store: Store, embedder: Embedder) -> bool:
 
 
 def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Document:
-    return parse_document(
+    doc = parse_document(
         file.path,
-        text,
+        without_controls(text),  # NUL, ESC…: never handed to an agent or a terminal
         file.scope,
         digest,
         count_tokens,
         settings.chunking.target_tokens,
         settings.chunking.max_tokens,
     )
+    told = double_encoded(text)  # before without_controls takes its C1 characters
+    return doc if told is None else replace(doc, problems=(*doc.problems, told))
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,14 +55,46 @@ _POINTS = re.compile(
 # or a form feed (a page break) parts two words, so it reads as a space: dropped, the words
 # ran together.
 _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[()][0-9A-Z])")
-_BREAKS = re.compile("[\x0b\x0c]")
-_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+_BREAKS = re.compile("[\x0b\x0c\x85]")
+# C1 controls (U+0080-U+009F) too: a double-encoded file's ``â\x80\x99``, a stray U+009B
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 
 
 def without_controls(text: str) -> str:
     """``text`` as the index holds it: terminal escape sequences and control characters out
-    (tab and newlines stay), a vertical tab or form feed read as a space."""
+    (C0 and C1; tab and newlines stay), a vertical tab, form feed or next line (U+0085) read
+    as a space."""
     return _CONTROL.sub("", _BREAKS.sub(" ", _ESCAPES.sub("", text)))
+
+
+# A UTF-8 file read as Windows-1252 (or Latin-1) and saved as UTF-8 again: ’ is written â€™
+# (or â\x80\x99), é Ã©, © Â©. Only these leads, which real text never puts before such a
+# character (a German „Gruß“ is no ß then “), and a pair that decodes as UTF-8 are taken.
+_CP1252 = bytes(range(0x80, 0xA0)).decode("cp1252", errors="ignore")
+_BYTE = {c: c.encode("cp1252")[0] for c in _CP1252} | {chr(b): b for b in range(0x80, 0x100)}
+_MOJIBAKE = re.compile(f"â[€\x80][{_CP1252}\x80-\xbf]|[ÂÃ][{_CP1252}\x80-\xbf]")
+
+
+def double_encoded(text: str) -> str | None:
+    """What to tell of ``text`` when it reads as a UTF-8 file saved as UTF-8 a second time
+    (mojibake: ``â€™`` for ’), else None. The text is not repaired: a guess could be wrong."""
+    found = [m.group() for m in _MOJIBAKE.finditer(text) if _decoded(m.group())]
+    if not found:
+        return None
+    meant = _decoded(found[0])
+    shown = found[0].translate({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+    return (
+        f"the file looks double-encoded ('{shown}' where '{meant}' is meant, "
+        f"{counted(len(found), 'place')}): it was read as Windows-1252 and saved as UTF-8 again; "
+        "re-save it as UTF-8 from its original"
+    )
+
+
+def _decoded(written: str) -> str:
+    try:
+        return bytes(_BYTE[c] for c in written).decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
 
 
 def has_spaceless(text: str) -> bool:
