@@ -16,6 +16,7 @@ from briefd.retrieval.search import SearchRequest
 from briefd.settings import ScopeRule, Settings, load_settings, with_overrides
 from briefd.sources.layout import Layout
 from tests.cli.test_cli import briefd
+from tests.conftest import WriteFiles
 
 DOCS = {
     "docs/refunds.md": "# Refunds\n\nA refund is possible for 180 days after capture.\n",
@@ -210,3 +211,33 @@ def test_letter_case_hint_names_the_folder_that_differs() -> None:
         "folder names must match exactly: rename it to ekipler/Ödeme/, or write the scope "
         "folder as ekipler/ödeme in briefd.yaml"
     )
+
+
+def test_a_folder_name_with_a_space_at_its_end_points_at_the_scope(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """``domain /`` (a trailing space, as a file manager's rename leaves it) was only "outside
+    every scope; add its folder to 'scopes'": the skipped file now names the scope folder it
+    misses, as one in other letter case does."""
+    write_files(
+        {
+            "domain/fees.md": "# Fees\n\nA refund fee is 2%.\n",
+            "domain /refunds.md": "# Refunds\n\nRefunds take five days.\n",
+            " Conventions /naming.md": "# Naming\n\nUse kebab-case.\n",
+        }
+    )
+    report = api.index()
+    start = "outside every scope (domain/, conventions/, projects/*/); not served: "
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        (
+            " Conventions /naming.md",
+            f"{start}' Conventions /' differs from the scope folder conventions/ only in letter "
+            "case and the spaces around a name, and folder names must match exactly: rename it "
+            "to conventions/",
+        ),
+        (
+            "domain /refunds.md",
+            f"{start}'domain /' differs from the scope folder domain/ only in spaces around a "
+            "name, and folder names must match exactly: rename it to domain/",
+        ),
+    ]

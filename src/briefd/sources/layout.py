@@ -61,14 +61,15 @@ class Layout:
 
     def case_only(self, path: str) -> str | None:
         """What differs, when the file at ``path`` would be in a scope if folder names were
-        compared without letter case (``Projects/`` for ``projects/*``): git and briefd
-        compare them exactly, so a folder renamed to ``Projects/`` leaves every scope."""
+        compared without letter case and the spaces around them (``Projects/`` for
+        ``projects/*``, ``domain /`` for ``domain``): git and briefd compare them exactly, so
+        a folder renamed to ``Projects/`` or ``domain /`` leaves every scope."""
         folders = path.split("/")[:-1]
         prefixes = ["/".join(folders[: n + 1]) for n in range(len(folders))]
         for rule in self.rules:
             pattern = rule.folder.strip("/")
             for prefix in prefixes if pattern != ROOT else []:
-                if folder_matches(pattern.casefold(), prefix.casefold()):
+                if folder_matches(_loose(pattern), _loose(prefix)):
                     return _case_differs(pattern, prefix)
         return None
 
@@ -79,14 +80,31 @@ class Layout:
 ADD_FOLDER = "add its folder to 'scopes' in briefd.yaml"
 
 
+def _loose(folder: str) -> str:
+    """``folder`` as :meth:`Layout.case_only` compares it: without letter case, nor the spaces
+    around each folder name."""
+    return "/".join(name.strip().casefold() for name in folder.split("/"))
+
+
 def _case_differs(pattern: str, folder: str) -> str:
-    """How ``folder`` differs from the rule folder ``pattern`` it matches without letter case:
-    from its first folder no match of the pattern starts with (``Projects/``)."""
+    """How ``folder`` differs from the rule folder ``pattern`` it matches without letter case
+    and spaces around names: from its first folder no match of the pattern starts with
+    (``Projects/``; ``'domain /'``, quoted, as a space at a name's end shows none)."""
     names, parts = pattern.split("/"), folder.split("/")
     depth = next((d for d in range(1, len(parts) + 1) if not _starts(names, parts[:d])), len(parts))
+    spaced = any(part != part.strip() for part in parts)
     shown = "/".join(parts[:depth])
     named = names[depth - 1] if "**" not in names and depth <= len(names) else "*"
     fix = "name that folder as it is in 'scopes' in briefd.yaml"
+    if spaced:
+        cased = not folder_matches(pattern, "/".join(part.strip() for part in parts))
+        how = "letter case and the spaces around a name" if cased else "spaces around a name"
+        if not any(c in named for c in "*?["):
+            fix = f"rename it to {'/'.join([*parts[: depth - 1], named])}/"
+        return (
+            f"'{shown}/' differs from the scope folder {_shown(pattern)} only in {how}, and "
+            f"folder names must match exactly: {fix}"
+        )
     if not any(c in named for c in "*?["):
         written = "/".join([*names[: depth - 1], parts[depth - 1], *names[depth:]])
         fix = (
