@@ -241,3 +241,31 @@ def test_a_folder_name_with_a_space_at_its_end_points_at_the_scope(
             "name, and folder names must match exactly: rename it to domain/",
         ),
     ]
+
+
+def test_a_misspelt_folder_name_points_at_the_scope(api: Briefd, write_files: WriteFiles) -> None:
+    """``domian/`` or ``projets/pay/`` was only "outside every scope; add its folder to
+    'scopes'": the skipped file now names the scope folder it is a typo of."""
+    write_files(
+        {
+            "domain/fees.md": "# Fees\n\nA refund fee is 2%.\n",
+            "domian/refunds.md": "# Refunds\n\nRefunds take five days.\n",
+            "projets/pay/notes.md": "# Pay\n\nRetried three times.\n",
+            "notes/todo.md": "# Todo\n\nWrite the runbook.\n",
+        }
+    )
+    report = api.index()
+    start = "outside every scope (domain/, conventions/, projects/*/); not served: "
+    assert [(s.path, s.reason.removeprefix(start)) for s in report.skipped] == [
+        (
+            "domian/refunds.md",
+            "domian/ is close to the scope folder domain/ (a typo?): if so, rename it to "
+            "domain/; else add its folder to 'scopes' in briefd.yaml",
+        ),
+        ("notes/todo.md", "add its folder to 'scopes' in briefd.yaml"),
+        (
+            "projets/pay/notes.md",
+            "projets/ is close to the scope folder projects/*/ (a typo?): if so, rename it to "
+            "projects/; else add its folder to 'scopes' in briefd.yaml",
+        ),
+    ]

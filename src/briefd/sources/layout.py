@@ -51,9 +51,30 @@ class Layout:
 
     def outside(self, path: str = "") -> str:
         """Why the file at ``path``, outside every scope, is not served (a skipped file's
-        reason): with the folder of it a scope names in other letter case, if there is one."""
-        case = self.case_only(path)
+        reason): with the folder of it a scope names in other letter case, if there is one,
+        or the scope folder its name is one letter or two off (``domian/``)."""
+        case = self.case_only(path) or self.misspelt(path)
         return f"{self._outside_start()}{case or ADD_FOLDER}"
+
+    def misspelt(self, path: str) -> str | None:
+        """The scope folder a folder of ``path`` would be in with one name spelt as a rule
+        spells it (``domian/`` or ``domains/`` for ``domain``, ``projets/a`` for
+        ``projects/*``): names compared only where the rule writes one out, no glob."""
+        parts = path.split("/")[:-1]
+        for rule in self.rules:
+            names = rule.folder.strip("/").split("/")
+            if "**" in names or names == [ROOT] or len(parts) < len(names):
+                continue
+            for at, name in enumerate(names):
+                near = _near(parts[at], name)
+                if near and folder_matches(rule.folder.strip("/"), _respelt(parts, names, at)):
+                    where = "/".join(parts[: at + 1])
+                    meant = "/".join([*parts[:at], name])
+                    return (
+                        f"{where}/ is close to the scope folder {_shown(rule.folder)} (a typo?): "
+                        f"if so, rename it to {meant}/; else {ADD_FOLDER}"
+                    )
+        return None
 
     def is_outside(self, reason: str) -> bool:
         """``reason`` is one :meth:`outside` gives (for any file)."""
@@ -78,6 +99,21 @@ class Layout:
 
 
 ADD_FOLDER = "add its folder to 'scopes' in briefd.yaml"
+
+
+def _near(folder: str, name: str) -> bool:
+    """``folder`` is the literal folder name ``name`` misspelt: other, but as long give or take
+    two letters, and mostly the same letters (``domian``, ``domains``)."""
+    if folder == name or any(c in name for c in "*?[") or len(name) < 4:
+        return False
+    from difflib import SequenceMatcher  # here: the recall hook imports this module
+
+    return abs(len(folder) - len(name)) <= 2 and SequenceMatcher(None, folder, name).ratio() >= 0.8
+
+
+def _respelt(parts: Sequence[str], names: Sequence[str], at: int) -> str:
+    """The first ``len(names)`` folder names of ``parts`` with the one at ``at`` as written."""
+    return "/".join([*parts[:at], names[at], *parts[at + 1 : len(names)]])
 
 
 def _loose(folder: str) -> str:
