@@ -24,6 +24,7 @@ from briefd.cli.eval_trust import (
     set_calibration,
     with_offset,
 )
+from briefd.cli.one_source import OneSource
 from briefd.cli.output import console, errors, fail, print_json, printable, reported_errors
 from briefd.cli.tuned import idle_knobs, tuned_settings
 from briefd.errors import EvalError
@@ -74,7 +75,7 @@ RECALL_MODES: tuple[Literal["bm25", "hybrid"], ...] = ("bm25", "hybrid")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("eval")(eval_command)
+    app.command("eval", cls=OneSource)(eval_command)
 
 
 def eval_command(

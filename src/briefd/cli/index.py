@@ -18,6 +18,7 @@ from rich.progress import (
 )
 
 from briefd.cli.index_fast import refresh_stamp, report_lines
+from briefd.cli.one_source import OneSource
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import BriefdError, SourceError
 from briefd.ingest import WAITING
@@ -26,7 +27,7 @@ from briefd.sources.layout import nothing_indexed
 
 
 def register(app: typer.Typer) -> None:
-    app.command("index")(index_command)
+    app.command("index", cls=OneSource)(index_command)
 
 
 def index_command(

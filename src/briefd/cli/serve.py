@@ -19,6 +19,7 @@ import typer
 from briefd.api import Briefd
 from briefd.cli import interrupt
 from briefd.cli.installation import client_briefd, this_briefd
+from briefd.cli.one_source import OneSource
 from briefd.cli.output import console, errors, reported_errors
 from briefd.cli.tuned import tuned_settings
 from briefd.errors import BriefdError, ConfigError, EmbeddingError, SourceError, StoreError
@@ -76,8 +77,8 @@ TUNED = typer.Option(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve_command)
-    app.command("mcp")(mcp_command)
+    app.command("serve", cls=OneSource)(serve_command)
+    app.command("mcp", cls=OneSource)(mcp_command)
 
 
 def serve_command(

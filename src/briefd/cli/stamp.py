@@ -57,7 +57,7 @@ def index_args(argv: Sequence[str]) -> Args | None:
             found["json"] = True
         elif name in allowed:
             value = inline if eq else next(items, None)
-            if not value:
+            if not value or name.removeprefix("--") in found:  # given twice: the full command
                 return None
             found[name.removeprefix("--")] = value
         else:

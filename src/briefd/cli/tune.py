@@ -13,6 +13,7 @@ from typer._click.exceptions import BadParameter, UsageError  # typer's own clic
 
 from briefd.api import Briefd
 from briefd.cli.eval_cmd import EMBEDDINGS_OFF
+from briefd.cli.one_source import OneSource
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import ConfigError, EvalError
 from briefd.eval.run import Case, UnitOf, beir_cases, golden_cases, open_beir, open_golden
@@ -31,7 +32,7 @@ from briefd.settings.raw import read_file
 
 
 def register(app: typer.Typer) -> None:
-    app.command("tune")(tune_command)
+    app.command("tune", cls=OneSource)(tune_command)
 
 
 def tune_command(

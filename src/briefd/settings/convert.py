@@ -478,6 +478,12 @@ def _to_str(value: Any, key: str, origin: str) -> str:
     may_be_empty = key.endswith("_prefix")  # "" is a real choice there: no prefix
     if not isinstance(value, str) or not (value or may_be_empty):
         got = _unshown(value) if _secret_valued(key) and value is not None else _shown(value)
+        if key == "source" and isinstance(value, list | tuple):
+            raise ConfigError(
+                f"{origin}: source: expected one folder or git URL, got {got}; an index has "
+                "one knowledge source: put the folders in one folder and name it, or give "
+                "each its own settings file and index (`db:`)"
+            )
         raise ConfigError(f"{origin}: {key}: expected a non-empty string, got {got}")
     problem = variable_name_problem(value) if key.endswith("_env") else None
     if problem is not None:
