@@ -290,10 +290,20 @@ def test_init_with_no_terminal_to_ask_on_says_so_on_stderr(tmp_path: Path) -> No
 
 
 def test_init_refuses_a_project_directory_that_does_not_exist(tmp_path: Path) -> None:
+    """A value refused before anything is read exits 2 (README); --project's exited 1."""
     missing = tmp_path / "checkuot"
-    result = runner.invoke(app, ["init", "--project", str(missing), "--client", "all", "--yes"])
-    assert result.exit_code == 1
-    assert f"--project {missing} is not a directory" in result.output
+    result = subprocess.run(
+        [sys.executable, "-m", "briefd", "init", "--project", str(missing), "--client", "all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.stderr == (
+        f"error: Invalid value for '--project': {missing} is not a directory; pass the "
+        "project's checkout; see `briefd init -h`\n"
+    )
+    assert result.returncode == 2
     assert not missing.exists()
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import typer
-from typer._click.exceptions import UsageError  # typer's own click (pinned)
+from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
 
 from briefd.cli.installation import uv_cache_prefix
 from briefd.cli.output import console, fail, http_url, one_of, reported_errors
@@ -74,6 +74,14 @@ def _each_client(values: list[str]) -> list[str]:
     exit 2, otherwise)."""
     check = one_of((*CLIENTS, "all"))
     return [name for value in values if (name := check(value)) is not None]
+
+
+def _a_directory(project: Path) -> Path:
+    """``--project``'s callback: a path that is no directory is a usage error, exit 2, before
+    anything is read or written (a typo would otherwise create a stray tree)."""
+    if not project.is_dir():
+        raise BadParameter(f"{project} is not a directory; pass the project's checkout")
+    return project
 
 
 def register(app: typer.Typer) -> None:
@@ -222,7 +230,9 @@ def init_command(
         help="claude-code, cursor, codex, vscode or all; repeat it for several.",
         callback=_each_client,
     ),
-    project: Path = typer.Option(Path(), "--project", help="The project directory."),
+    project: Path = typer.Option(
+        Path(), "--project", help="The project directory.", callback=_a_directory
+    ),
     transport: str | None = typer.Option(
         None,
         "--transport",
@@ -242,7 +252,7 @@ def init_command(
     if transport == "stdio" and url is not None:
         raise UsageError("--url names a server for --transport http; stdio spawns briefd", ctx)
     with reported_errors():
-        chosen = _chosen(client, project)
+        chosen = _chosen(client)
         settings = project_settings(ctx, project)
         server = _server(settings, ctx, project, transport or "http", url)
         wiring = Wiring(
@@ -488,14 +498,9 @@ def _hook(ctx: typer.Context, server: str | None) -> str:
     return hook_command(ctx.obj.db, server, ctx.obj.config)
 
 
-def _chosen(client: list[str], project: Path) -> tuple[str, ...]:
+def _chosen(client: list[str]) -> tuple[str, ...]:
     """The clients named (``--client`` given several times: each of them, in
     :data:`CLIENTS`' order; ``all``: every one)."""
-    if not project.is_dir():
-        raise ConfigError(
-            f"--project {project} is not a directory; pass the project's checkout (a typo "
-            "would otherwise create a stray tree)"
-        )
     return CLIENTS if "all" in client else tuple(c for c in CLIENTS if c in client)
 
 
