@@ -319,7 +319,9 @@ def test_init_reaches_a_server_bound_to_every_interface_on_loopback() -> None:
     assert mcp_url(load_settings(env={"BRIEFD_SERVE__HOST": "::1"})) == "http://[::1]:8484/mcp"
 
 
-def test_init_says_when_git_would_commit_the_local_hook_file(tmp_path: Path) -> None:
+def test_init_says_when_git_would_commit_the_local_hook_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``.claude/settings.local.json`` names this machine's Python. Claude Code has git ignore
     it when it makes the file itself, not when init does: after init, ``git status`` offered it
     for commit as ``.claude/`` and init said nothing, and a teammate who pulls it runs a hook
@@ -334,11 +336,37 @@ def test_init_says_when_git_would_commit_the_local_hook_file(tmp_path: Path) -> 
     ) in " ".join(said.split())
     git = ["git", "-C", str(tmp_path)]
     subprocess.run([*git, "add", ".claude/settings.local.json"], check=True)
+    monkeypatch.chdir(tmp_path)  # from inside the project: git finds it
     tracked = " ".join(init(tmp_path, "--yes").split())
     assert "and git tracks it: `git rm --cached .claude/settings.local.json`, then add" in tracked
     subprocess.run([*git, "rm", "-q", "--cached", ".claude/settings.local.json"], check=True)
     (tmp_path / ".gitignore").write_text(".claude/settings.local.json\n")
     assert "names this machine's Python" not in init(tmp_path, "--yes")
+
+
+def test_the_git_command_init_gives_from_another_folder_works_there(tmp_path: Path) -> None:
+    """From another folder with --project, init said `git rm --cached .claude/…`, which fails
+    there ("not a git repository", or another repository's file): it names the project."""
+    project, elsewhere = tmp_path / "my project", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    init(project, "--yes")
+    git = ["git", "-C", str(project)]
+    subprocess.run([*git, "add", ".claude/settings.local.json"], check=True)
+    said = subprocess.run(
+        [sys.executable, "-m", "briefd", "init", "--project", str(project), "--yes"],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    line = " ".join(said.stdout.split())
+    command = f"git -C {shlex.quote(str(project))} rm --cached .claude/settings.local.json"
+    assert f"and git tracks it: `{command}`, then add" in line
+    done = subprocess.run(command, shell=True, cwd=elsewhere, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    listed = subprocess.run([*git, "ls-files"], capture_output=True, text=True, check=True)
+    assert ".claude/settings.local.json" not in listed.stdout
 
 
 def test_init_says_when_git_would_commit_codexs_hook_file(tmp_path: Path) -> None:

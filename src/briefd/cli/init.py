@@ -388,8 +388,10 @@ def _report_not_ignored(project: Path, path: str) -> None:
     if ignored.returncode != 1:  # 0: ignored; 128: not in a git work tree
         return
     fix = f"add {path} to .gitignore"
-    if tracked.returncode == 0:
-        fix = f"`git rm --cached {path}`, then {fix}"
+    if tracked.returncode == 0:  # run from elsewhere (--project): git names the project
+        here = project.resolve() == Path.cwd().resolve()
+        git_in = "git" if here else f"git -C {shlex.quote(str(project))}"
+        fix = f"`{git_in} rm --cached {path}`, then {fix}"
     console.print(
         f"note: {project / path} names this machine's Python, and git "
         f"{'tracks' if tracked.returncode == 0 else 'does not ignore'} it: {fix}, or a "
