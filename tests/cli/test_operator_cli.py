@@ -1131,3 +1131,45 @@ def test_eval_with_a_tuned_file_says_its_hybrid_knobs_do_nothing_in_bm25(tmp_pat
     (tmp_path / "best.json").write_text('{"search": {"title_weight": 3.0}}\n')
     quiet = briefd("eval", "--queries", "q.yaml", "--config", "best.json", "--json", cwd=tmp_path)
     assert "warning" not in quiet.stderr
+
+
+def test_the_tune_command_a_stale_file_suggests_names_its_source(tmp_path: Path) -> None:
+    """V3: a file tuned with `briefd tune --queries q.yaml --source kb` said, once stale, "run
+    `briefd tune` again on …/q.yaml"; its record did not keep --source, and that command
+    stopped with "names no knowledge source". The record keeps it, and the warning names it."""
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "kb" / "domain" / "fees.md").write_text("# Fees\n\n## Charges\n\nNo charge.\n")
+    (tmp_path / "q.yaml").write_text(  # no `source:`: the knowledge is given as --source
+        "queries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+        "  - {id: b, query: fees charges, type: keyword, "
+        "expected: [{path: domain/fees.md, heading: Charges}]}\n"
+    )
+    tune = ("tune", "--queries", "q.yaml", "--source", "kb", "--trials", "2")
+    with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
+        ollama.on("POST", "/api/embed", bag_of_words)
+        env = {
+            "BRIEFD_EMBEDDINGS__ENABLED": "true",
+            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
+        }
+        tuned = briefd(*tune, cwd=tmp_path, env=env)
+        assert tuned.returncode == 0, tuned.stderr
+        windows = {**env, "BRIEFD_EMBEDDINGS__WINDOW_WORDS": "60"}
+        measure = ("eval", "--queries", "q.yaml", "--source", "kb", "--mode", "hybrid")
+        stale = briefd(*measure, "--config", "best.json", cwd=tmp_path, env=windows)
+        assert stale.returncode == 0, stale.stderr
+        said = " ".join(stale.stderr.split())
+        command = (
+            f"briefd tune --queries {shlex.quote(str(tmp_path / 'q.yaml'))} "
+            f"--source {shlex.quote(str(tmp_path / 'kb'))}"
+        )
+        assert f"search now meets windows of 60 words; run `{command}` again" in said
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        pasted = [*shlex.split(command)[1:], "--trials", "1", "--output", "again.json"]
+        again = briefd(*pasted, cwd=elsewhere, env=windows)
+    assert again.returncode == 0, again.stderr
+    assert (elsewhere / "again.json").is_file()

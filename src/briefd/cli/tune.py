@@ -79,7 +79,8 @@ def tune_command(
             earlier = None if force else _earlier(api, cases, unit, where, output)
         tuned_on = str((queries or dataset or output).resolve())
         embeddings = settings.embeddings
-        config = result.as_config(tuned_on, embeddings.model, embeddings.window_words)
+        knowledge = str(source.resolve()) if source is not None else None
+        config = result.as_config(tuned_on, embeddings.model, embeddings.window_words, knowledge)
         kept = earlier is not None and bool(result.knobs) and result.beaten_by(earlier)
         written = _write(output, config, force, kept)
     if json_output:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,7 @@ def stale(path: Path, settings: Settings) -> list[str]:
     record: Any = read_file(path).get("tuned")
     if not isinstance(record, dict):
         return []
-    tuned_on = record.get("set")
-    again = "run `briefd tune` again" + (f" on {tuned_on}" if isinstance(tuned_on, str) else "")
+    again = _again(record)
     lines = []
     version = record.get("ranking_version")
     if isinstance(version, str) and version != RANKING_VERSION:
@@ -56,6 +56,17 @@ def stale(path: Path, settings: Settings) -> list[str]:
             f"{_windows(windows)}, and search now meets {_windows(now)}; {again}"
         )
     return lines
+
+
+def _again(record: dict[str, Any]) -> str:
+    """How to tune again on the set of ``record``: the command, with the knowledge source the
+    file was tuned with given as ``--source`` (without it, a query file that names no source
+    of its own is refused); a record without one (older files) names the set alone."""
+    tuned_on, source = record.get("set"), record.get("source")
+    if isinstance(tuned_on, str) and isinstance(source, str):
+        command = f"briefd tune --queries {shlex.quote(tuned_on)} --source {shlex.quote(source)}"
+        return f"run `{command}` again"
+    return "run `briefd tune` again" + (f" on {tuned_on}" if isinstance(tuned_on, str) else "")
 
 
 def _windows(words: int) -> str:

@@ -93,17 +93,23 @@ class TuneResult:
         return (self.objective_of(scores), scores.ndcg) >= (self.objective_of(best), best.ndcg)
 
     def as_config(
-        self, tuned_on: str | None = None, model: str | None = None, windows: int | None = None
+        self,
+        tuned_on: str | None = None,
+        model: str | None = None,
+        windows: int | None = None,
+        source: str | None = None,
     ) -> dict[str, Any]:
         """The file `search --config`/`eval --config` read: settings sections plus a record
-        of what was tuned: on which set (``tuned_on``, the query file or dataset folder), for
-        which search mode, ranking, embedding ``model`` and section ``windows``
-        (``embeddings.window_words``), and how it scored."""
+        of what was tuned: on which set (``tuned_on``, the query file or dataset folder; and
+        the ``source`` given for a query file, ``--source``), for which search mode, ranking,
+        embedding ``model`` and section ``windows`` (``embeddings.window_words``), and how it
+        scored."""
         search = {key.split(".", 1)[1]: value for key, value in self.knobs.items()}
         return {
             "search": search,
             "tuned": {
                 **({"set": tuned_on} if tuned_on is not None else {}),
+                **({"source": source} if source is not None else {}),
                 "mode": "hybrid",
                 "ranking_version": RANKING_VERSION,
                 **({"embedding_model": model} if model is not None else {}),
