@@ -959,6 +959,24 @@ def test_eval_check_json_prints_json_alone(indexed: Path, tmp_path: Path) -> Non
     assert "skipped absent" in result.stderr and "eval gate passed" in result.stderr
 
 
+def test_eval_misses_with_json_says_where_the_misses_are(tmp_path: Path) -> None:
+    """`briefd eval --misses --json` printed the JSON alone: --misses was dropped without a
+    word, and a script author thought no query missed."""
+    (tmp_path / "q.yaml").write_text(
+        f"source: {EXAMPLE}\nqueries:\n  - {{id: a, query: zebra unicorn, type: keyword, "
+        "expected: [{path: domain/chargebacks.md, heading: Evidence deadline}]}\n"
+    )
+    result = briefd("eval", "--queries", "q.yaml", "--misses", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout)["reports"][0]["outcomes"][0]  # stdout: the JSON alone
+    assert (outcome["id"], outcome["metrics"]["recall@5"]) == ("a", 0.0)
+    assert (
+        "note: --misses lists nothing with --json, which holds every query's outcome: a miss is "
+        "an outcome in reports[].outcomes whose recall@5 is below 1, and recall[].losses says "
+        "why recall did not inject an expected section"
+    ) in " ".join(result.stderr.split())
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -133,6 +133,8 @@ def eval_command(
         for folder in dataset or []:
             reports += _beir_reports(settings, folder, modes)
     if json_output:  # as --check prints it: the reports, and what prompt-time recall injects
+        if misses:
+            errors.print(MISSES_IN_JSON, markup=False, soft_wrap=True)
         print_json({"reports": reports, "recall": recall})
         return
     print_reports(reports)
@@ -142,6 +144,11 @@ def eval_command(
         _print_recall_losses(recall)
 
 
+MISSES_IN_JSON = (
+    "note: --misses lists nothing with --json, which holds every query's outcome: a miss is "
+    "an outcome in reports[].outcomes whose recall@5 is below 1, and recall[].losses says "
+    "why recall did not inject an expected section"
+)
 GATE_ONLY = ("explain",)  # what --check (and --all-sets) use
 NOT_WITH_GATE = ("queries", "dataset", "source", "mode", "misses")  # the sets' own say instead
 
