@@ -44,13 +44,14 @@ from briefd.sources.state import (
     skipped_files,
     source_key,
     vectors_id,
+    without_commits,
 )
 from briefd.sources.worktree import folder_in_work_tree
 from briefd.store import activity, postings, sync_state
 from briefd.store import documents as docs_table
 from briefd.store.changes import Delta
 from briefd.store.db import Store, index_run_lock, open_for_writing
-from briefd.store.freshness import SERVED_COMMIT, SOURCE_HEAD, SOURCE_KEY
+from briefd.store.freshness import NO_COMMIT_YET, SERVED_COMMIT, SOURCE_HEAD, SOURCE_KEY
 from briefd.store.scopes import default_scope_warnings, known_scopes
 from briefd.store.sections import block_reader
 from briefd.text import double_encoded, without_controls
@@ -265,6 +266,8 @@ def _index_source(
         docs_table.set_meta(conn, SOURCE_KEY, key if complete and fitted else "")
         docs_table.set_meta(conn, SOURCE_HEAD, head if complete else "")
         docs_table.set_meta(conn, SERVED_COMMIT, head)  # with the documents it served (T1)
+        unborn = not head and without_commits(source, settings.sync.git_timeout)
+        docs_table.set_meta(conn, NO_COMMIT_YET, "1" if unborn else "")
     if embedder is not None:
         _calibrate(store, embedder, outcome, state, settings)
     if complete and not fitted:  # complete once the gate is fitted: a run stopped before is not

@@ -722,6 +722,27 @@ def test_version_names_the_commit_a_checkouts_index_was_read_at(tmp_path: Path) 
     )
 
 
+def test_version_of_a_checkout_without_commits_does_not_say_outside_git(tmp_path: Path) -> None:
+    """Knowledge in a git repository with no commit yet (`git init`, nothing committed):
+    `briefd version` said "serves a folder outside git"."""
+    source = tmp_path / "kb"
+    (source / "domain").mkdir(parents=True)
+    (source / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 180 days.\n")
+    subprocess.run(["git", "init", "--quiet"], cwd=source, check=True)
+    assert briefd("index", "--source", str(source), cwd=tmp_path).returncode == 0
+    shown = json.loads(briefd("version", "--json", cwd=tmp_path).stdout)["index"]
+    assert (shown["commit"], shown.get("git_without_commits")) == (None, True)
+    db = tmp_path / ".briefd" / "briefd.db"
+    assert briefd("version", cwd=tmp_path).stdout.splitlines()[1] == (
+        f"index: {db} serves files of a git checkout read before its first commit "
+        f"(indexed {shown['indexed_at']})"
+    )
+    plain = tmp_path / "plain"
+    shutil.copytree(source / "domain", plain / "domain")
+    assert briefd("index", "--source", str(plain), cwd=tmp_path / "kb").returncode == 0
+    assert "serves a folder outside git (indexed" in briefd("version", cwd=source).stdout
+
+
 def test_version_json_shows_the_gate_calibration_of_the_index(indexed: Path) -> None:
     result = briefd("version", "--json", cwd=indexed)
     assert result.returncode == 0, result.stderr

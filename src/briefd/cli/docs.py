@@ -254,6 +254,8 @@ def _served(ctx: typer.Context) -> dict[str, object]:
 def _served_line(index: dict[str, object]) -> str:
     commit, at = index["commit"], index["indexed_at"] or "never"
     served = f"serves commit {commit}" if commit else "serves a folder outside git"
+    if not commit and index.get("git_without_commits"):
+        served = "serves files of a git checkout read before its first commit"
     line = f"index: {index['path']} {served} (indexed {at})"
     if index.get("sync_error"):
         line += f"; the last sync ({index['synced_at']}) failed: {index['sync_error']}"

@@ -197,6 +197,15 @@ def head_commit(root: Path, timeout: float) -> str:
         return ""
 
 
+def without_commits(root: Path, timeout: float) -> bool:
+    """``root`` is in a git work tree that has no commit checked out (``git init``, nothing
+    committed yet): asked only where :func:`head_commit` found none."""
+    try:
+        return git.toplevel(root, timeout) is not None
+    except (BriefdError, OSError):
+        return False
+
+
 def untouched_between(root: Path, old: str, new: str, timeout: float) -> bool:
     """Whether moving the checkout from commit ``old`` to ``new`` left every document's history
     under ``root`` as it was: ``old`` is an ancestor of ``new`` and no commit after it touched

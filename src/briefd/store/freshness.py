@@ -13,6 +13,7 @@ import sqlite3
 SOURCE_KEY = "source-key"
 SOURCE_HEAD = "source-head"  # the git commit that key was taken at ('' outside git)
 SERVED_COMMIT = "served-commit"  # the commit checked out when the served documents were read
+NO_COMMIT_YET = "served-without-commits"  # '1': they were read in a git work tree without any
 TEXT_MODES = "query_log_text"  # the prompt modes the query log's text was last brought to (T6)
 
 
@@ -45,6 +46,13 @@ def served_commit(conn: sqlite3.Connection) -> str:
     read them ('' outside git, or for an index no run has written it to yet)."""
     row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (SERVED_COMMIT,)).fetchone()
     return str(row[0]) if row is not None and row[0] else ""
+
+
+def read_without_commits(conn: sqlite3.Connection) -> bool:
+    """The served documents were read in a git work tree with no commit yet (no
+    :func:`served_commit`, though not outside git)."""
+    row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (NO_COMMIT_YET,)).fetchone()
+    return row is not None and row[0] == "1"
 
 
 def upkeep_due(

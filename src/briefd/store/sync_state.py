@@ -122,7 +122,7 @@ def served(conn: sqlite3.Connection) -> dict[str, object]:
     """What an index serves, as ``briefd version`` shows it: the knowledge commit (the last
     sync's, as ``/api/health`` says it, else the one checked out when the documents were read;
     None outside git), when the last index run ended, and the last sync's time and error."""
-    from briefd.store.freshness import served_commit
+    from briefd.store.freshness import read_without_commits, served_commit
 
     synced = load_sync(conn)
     index = conn.execute(
@@ -132,6 +132,8 @@ def served(conn: sqlite3.Connection) -> dict[str, object]:
         "commit": synced.get("last_commit") or served_commit(conn) or None,
         "indexed_at": index[0] if index is not None else None,
     }
+    if not found["commit"] and read_without_commits(conn):
+        found["git_without_commits"] = True
     if synced:
         found |= {"synced_at": synced.get("last_sync_at"), "sync_error": synced.get("last_error")}
     return found
