@@ -625,3 +625,21 @@ def test_a_report_before_the_first_index_says_the_command_that_builds_it(tmp_pat
         result = briefd(command, cwd=cwd)
         assert (command, result.returncode) == (command, 1)
         assert (command, result.stderr.strip()) == (command, advice)
+
+
+def test_the_repository_itself_named_from_its_briefd_folder_is_labelled_by_its_folder(
+    tmp_path: Path,
+) -> None:
+    """T4: `code.repos: [.]` in `.briefd/briefd.yaml` (paths are relative to the settings
+    file; git finds the repository above it) labelled the repository ".briefd" in drift."""
+    app = Repo(tmp_path / "payments-app")
+    app.commit({"docs/domain/retry.md": RETRY_DOC}, "Docs", "2026-03-10T09:00:00+00:00")
+    app.commit({"services/payment/retry.py": "x\n"}, "Raise limits", "2026-03-15T00:00:00+00:00")
+    (app.path / ".briefd").mkdir()
+    config = {"source": "../docs", "code": {"repos": ["."]}}
+    (app.path / ".briefd" / "briefd.yaml").write_text(yaml.safe_dump(config))
+    assert briefd("index", cwd=app.path).returncode == 0
+    report = json.loads(briefd("drift", "--json", cwd=app.path).stdout)
+    assert [(r["name"], r["error"]) for r in report["repos"]] == [("payments-app", None)]
+    assert [d["doc_path"] for d in report["documents"]] == ["domain/retry.md"]
+    assert "payments-app" in briefd("drift", cwd=app.path).stdout

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from briefd.errors import ConfigError, SourceError
+from briefd.project import LOCAL_DIR
 from briefd.settings import CodeRepo, Settings
 from briefd.settings.raw import is_git_url
 from briefd.sources import git
@@ -65,12 +66,23 @@ class ReadResult:
 
 def repo_name(repo: CodeRepo) -> str:
     """``name``, else the last part of the URL or of the directory's full path (``.``, the
-    directory the settings are in, is named by its folder) without ``.git``."""
+    directory the settings are in, is named by its folder) without ``.git``; briefd's own
+    ``.briefd`` folder (``.`` in ``.briefd/briefd.yaml``, read in the repository git finds
+    above it) by the repository's folder."""
     if repo.name:
         return repo.name
-    where = repo.source if is_git_url(repo.source) else str(local_path(repo.source))
+    where = repo.source if is_git_url(repo.source) else str(_named_folder(repo.source))
     tail = where.rstrip("/").replace(":", "/").split("/")[-1]
     return tail.removesuffix(".git") or "code"
+
+
+def _named_folder(source: str) -> Path:
+    """The folder a local repository is named by: its own, or for briefd's ``.briefd``
+    folder, the work tree holding it (found by its ``.git``), else the project folder."""
+    path = local_path(source)
+    if path.name != LOCAL_DIR or (path / ".git").exists():
+        return path
+    return next((f for f in path.parents if (f / ".git").exists()), path.parent)
 
 
 def local_path(source: str) -> Path:
