@@ -11,6 +11,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.bundles.model import TIER_ORDER
+from briefd.bundles.warned import TARGET_CUT
 from briefd.errors import NotFoundError, QueryError
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
@@ -615,6 +616,21 @@ def test_always_documents_that_leave_no_room_say_so_and_what_budget_fits(
     needed = int(said.rsplit("(to ", 1)[1].split(" ", 1)[0])
     roomy = api.compile_bundle(BundleRequest("partial refunds", max_tokens=needed))
     assert "domain/refunds.md" in {i.doc_path for i in roomy.items} and roomy.warnings == ()
+
+
+def test_an_issue_beside_a_target_cut_at_the_hard_limit_keeps_to_it(example: Briefd) -> None:
+    """With an issue and a target over the hard limit, the answer said both that the target
+    was cut and that the issue left no room, and the second warning took it over the limit
+    (661 tokens for a ceiling of 648, found by test_bundle_invariants): the cut's warning
+    alone says why nothing else came."""
+    issue = "PAY-1 chargeback evidence deadline\n\nchargeback evidence deadline " * 3
+    cut = example.compile_bundle(
+        BundleRequest("", max_tokens=300, hard_limit=900, target=MONEY, issue=issue)
+    )
+    assert cut.items[0].content == issue.strip() and cut.items[-1].truncated
+    (said,) = cut.warnings
+    assert TARGET_CUT in said and "shorten the issue text" not in said
+    assert cut.tokens <= 900 and not cut.diagnostics.budget_exceeded
 
 
 def test_an_issue_text_that_leaves_no_room_says_so_and_what_budget_fits(

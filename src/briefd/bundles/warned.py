@@ -54,6 +54,8 @@ def crowded_out(bundle: Bundle) -> tuple[str, ...]:
     d = bundle.diagnostics
     if bundle.delta is not None or any(i.tier != "mandatory" for i in bundle.items):
         return ()
+    if over_budget(bundle):  # a target cut at the hard limit took the room (it says so), and
+        return ()  # the answer, held to that limit beside its warning, has none for another
     misses = [e for e in d.exclusions if e.reason.startswith(NO_ROOM)]
     sizes: dict[str, int] = {}
     issue = sum(i.tokens for i in bundle.items if i.chunk_id.startswith(ISSUE))
