@@ -4,13 +4,20 @@ gets, only how many words the alignment reads."""
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 
 import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from briefd.retrieval.spelling import Speller, is_subsequence, max_edits, signatures
+from briefd.retrieval.spelling import (
+    Speller,
+    _closest,
+    is_subsequence,
+    max_edits,
+    signatures,
+)
 from briefd.store.db import Store
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyzçğışöü0_"
@@ -57,8 +64,7 @@ def test_corrections_are_those_of_aligning_every_word(tmp_path: Path) -> None:
             [(w, rng.randint(1, 50)) for w in vocabulary],
         )
     conn = store.conn
-    speller = Speller()
-    speller._load(conn)
+    loaded = Speller()._load(conn)
     frequency = dict(conn.execute("SELECT term, chunks FROM vocabulary"))
     corrected = 0
     for word in (_typo(w, rng) for w in rng.sample(vocabulary, 600)):
@@ -70,7 +76,7 @@ def test_corrections_are_those_of_aligning_every_word(tmp_path: Path) -> None:
             key=lambda m: (m[1], not is_subsequence(word, m[0]), -frequency[m[0]], m[0]),
         )
         want = ranked[0][0] if ranked else None
-        assert speller._closest(word) == want, word
+        assert _closest(loaded, word) == want, word
         corrected += want is not None
     assert corrected > 300  # most typos are within reach: the comparison is not vacuous
     store.close()
@@ -85,10 +91,46 @@ def test_a_left_out_letter_beats_a_more_frequent_word_at_the_same_distance(
             "INSERT INTO vocabulary (term, chunks) VALUES (?, ?)",
             [("decline", 40), ("deadline", 3), ("destegi", 30), ("meslegini", 2), ("refund", 9)],
         )
-    speller = Speller()
-    speller._load(store.conn)
-    assert speller._closest("dedline") == "deadline"  # not "decline": one edit too, 13× as common
-    assert speller._closest("meslegi") == "meslegini"  # the stem, not a word sharing its ending
-    assert speller._closest("refnud") == "refund"  # a transposition: nothing to prefer
+    loaded = Speller()._load(store.conn)
+    assert _closest(loaded, "dedline") == "deadline"  # not "decline": one edit too, 13× as common
+    assert _closest(loaded, "meslegi") == "meslegini"  # the stem, not a word sharing its ending
+    assert _closest(loaded, "refnud") == "refund"  # a transposition: nothing to prefer
     assert is_subsequence("dedline", "deadline") and not is_subsequence("dedline", "decline")
     store.close()
+
+
+def test_a_search_beside_an_index_run_reads_one_vocabulary(tmp_path: Path) -> None:
+    """The server's warm-up search corrected a typo while an index run beside it invalidated
+    the speller: the words came from the pool it had loaded, their counts from the emptied
+    one, and KeyError: 'harm' ended the warm-up task and with it the server (clean-clone CI,
+    test_a_delta_says_what_changed_over_mcp). A search now reads the vocabulary it started
+    with."""
+    rng = random.Random(11)
+    vocabulary = _words(rng, 3000)
+    store = Store.open(tmp_path / "index.db", create=True)
+    with store.write() as conn:
+        conn.executemany(
+            "INSERT INTO vocabulary (term, chunks) VALUES (?, ?)",
+            [(w, rng.randint(1, 50)) for w in vocabulary],
+        )
+    typos = tuple(_typo(w, rng) for w in rng.sample(vocabulary, 12))
+    speller, done, failed = Speller(), threading.Event(), []
+
+    def index_runs() -> None:
+        while not done.is_set():
+            speller.invalidate()
+
+    beside = threading.Thread(target=index_runs)
+    beside.start()
+    try:
+        with Store.open(tmp_path / "index.db").read() as reader:
+            for _ in range(8):
+                try:
+                    speller.corrections(reader, typos)
+                except KeyError as exc:
+                    failed.append(exc)
+    finally:
+        done.set()
+        beside.join()
+        store.close()
+    assert failed == []

@@ -20,6 +20,7 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -66,33 +67,56 @@ def _stem_known(conn: sqlite3.Connection, term: str) -> bool:
     return row.fetchone() is not None
 
 
+@dataclass(frozen=True, slots=True)
+class _Vocabulary:
+    """One loaded vocabulary: its index's content version, its words by length and their chunk
+    counts, and the candidate pools made from it (filled on need)."""
+
+    version: tuple[int, int]
+    by_length: dict[int, list[str]]
+    frequency: dict[str, int]
+    pools: dict[tuple[int, int], tuple[list[str], Signatures]] = field(default_factory=dict)
+
+    def pool(self, shortest: int, longest: int) -> tuple[list[str], Signatures]:
+        """The indexed words of these lengths and their signatures (kept: queries mostly repeat
+        a few windows)."""
+        key = (shortest, longest)
+        if key not in self.pools:
+            lengths = range(shortest, longest + 1)
+            pool = [w for n in lengths for w in self.by_length.get(n, ())]
+            self.pools[key] = (pool, signatures(pool))
+        return self.pools[key]
+
+
 class Speller:
-    """The vocabulary of one index, loaded on first need and kept until the database changes."""
+    """The vocabulary of one index, loaded on first need and kept until the database changes.
+    It is one :class:`_Vocabulary` swapped whole: a search reads the one it started with while
+    an index run beside it (a sync, the server's warm-up) invalidates or loads another — its
+    words and their counts apart, a word of the old pool was looked up in the new counts
+    (KeyError: 'harm', and the server's warm-up task ended the server)."""
 
     def __init__(self) -> None:
-        self._version: tuple[int, int] | None = None
-        self._by_length: dict[int, list[str]] = {}
-        self._frequency: dict[str, int] = {}
-        self._pools: dict[tuple[int, int], tuple[list[str], Signatures]] = {}
+        self._vocabulary: _Vocabulary | None = None
 
-    def _load(self, conn: sqlite3.Connection) -> None:
+    def _load(self, conn: sqlite3.Connection) -> _Vocabulary:
         version = content_version(conn)
-        if self._version == version and self._frequency:
-            return
+        held = self._vocabulary
+        if held is not None and held.version == version and held.frequency:
+            return held
         by_length: dict[int, list[str]] = defaultdict(list)
         frequency: dict[str, int] = {}
         for term, chunks in conn.execute("SELECT term, chunks FROM vocabulary"):
             frequency[term] = chunks
             by_length[len(term)].append(term)
-        self._by_length, self._frequency, self._version = dict(by_length), frequency, version
-        self._pools = {}
+        self._vocabulary = _Vocabulary(version, dict(by_length), frequency)
+        return self._vocabulary
 
     def invalidate(self) -> None:
-        self._frequency = {}
+        self._vocabulary = None
 
     def follow(self, conn: sqlite3.Connection) -> None:
         """Load the vocabulary again now if it was loaded and the index has changed since."""
-        if self._frequency:
+        if self._vocabulary is not None:
             self._load(conn)
 
     def corrections(self, conn: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, str]:
@@ -111,36 +135,28 @@ class Speller:
         unknown = [t for t in unknown if normal_word(t) not in known and not _stem_known(conn, t)]
         if not unknown:
             return {}
-        self._load(conn)
+        vocabulary = self._load(conn)
         found = {}
         for term in unknown:
-            best = self._closest(normal_word(term))
+            best = _closest(vocabulary, normal_word(term))
             if best is not None:
                 found[term] = best
         return found
 
-    def _pool(self, shortest: int, longest: int) -> tuple[list[str], Signatures]:
-        """The indexed words of these lengths and their signatures (kept: queries mostly repeat
-        a few windows)."""
-        key = (shortest, longest)
-        if key not in self._pools:
-            lengths = range(shortest, longest + 1)
-            pool = [w for n in lengths for w in self._by_length.get(n, ())]
-            self._pools[key] = (pool, signatures(pool))
-        return self._pools[key]
 
-    def _closest(self, word: str) -> str | None:
-        edits = max_edits(word)
-        pool, marks = self._pool(len(word) - edits, len(word) + edits)
-        if not pool:
-            return None
-        near = np.flatnonzero(np.bitwise_count(marks ^ signatures([word])[0]) <= 2 * edits)
-        pool = [pool[i] for i in near]  # in pool order: ties among 20+ matches fall alike
-        matches = process.extract(word, pool, scorer=OSA.distance, score_cutoff=edits, limit=20)
-        if not matches:
-            return None
-        best = min(
-            matches,
-            key=lambda m: (m[1], not is_subsequence(word, m[0]), -self._frequency[m[0]], m[0]),
-        )
-        return str(best[0])
+def _closest(vocabulary: _Vocabulary, word: str) -> str | None:
+    edits = max_edits(word)
+    pool, marks = vocabulary.pool(len(word) - edits, len(word) + edits)
+    if not pool:
+        return None
+    near = np.flatnonzero(np.bitwise_count(marks ^ signatures([word])[0]) <= 2 * edits)
+    pool = [pool[i] for i in near]  # in pool order: ties among 20+ matches fall alike
+    matches = process.extract(word, pool, scorer=OSA.distance, score_cutoff=edits, limit=20)
+    if not matches:
+        return None
+    counts = vocabulary.frequency
+    best = min(
+        matches,
+        key=lambda m: (m[1], not is_subsequence(word, m[0]), -counts[m[0]], m[0]),
+    )
+    return str(best[0])

@@ -299,6 +299,8 @@ async def _flush_forever(state: ServiceState, refresh: Callable[[], None]) -> No
             await anyio.to_thread.run_sync(state.keep_warm)
         except (errors.BriefdError, sqlite3.Error) as exc:  # the next query says it
             log.warning("could not load the changed index: %s", exc)
+        except Exception:  # a fault of briefd's own: said whole, and the server keeps serving
+            log.exception("could not load the changed index (a briefd bug: please report it)")
 
 
 def _warn_about_scopes(api: Briefd) -> None:
