@@ -160,9 +160,29 @@ def test_the_issue_is_mandatory_and_heads_the_bundle_whole(example: Briefd) -> N
     )
     assert bundle.tokens > 2000 and not bundle.diagnostics.budget_exceeded  # under 4 × 2,000
     assert bundle.items == (first,)  # it took the whole budget: no room for optional content
+
+
+def test_issue_text_over_the_hard_limit_is_cut_to_its_share_as_a_live_issue_is(
+    example: Briefd,
+) -> None:
+    """``briefd bundle --issue "<16,000 characters>" --max-tokens 500`` answered 2,896 tokens,
+    the issue alone, whatever the hard limit: issue text could blow any limit (and Claude
+    Code's 25,000). Over the hard limit it is cut to a live issue's share, marked as one is."""
+    issue = "PAY-4411 Partial refund rejected\n\n" + "The refund API answers 400. " * 400
     small = example.compile_bundle(BundleRequest("", max_tokens=2000, issue=issue, hard_limit=500))
-    assert small.diagnostics.budget_exceeded and small.items == (first,)
-    assert small.diagnostics.overage == small.tokens - 500 > 0
+    assert not small.diagnostics.budget_exceeded and small.tokens <= 500
+    (first,) = [i for i in small.items if i.chunk_id.startswith("issue:")]
+    assert first.content.startswith("PAY-4411 Partial refund rejected\n\nThe refund API answers")
+    total = count_tokens(issue.strip())
+    assert first.content.endswith(
+        f" of {total} tokens shown; shorten the issue text, or raise hard_limit to have it whole]"
+    )
+    assert "\n\n[… cut to max_tokens: " in first.content and count_tokens(first.content) <= 500
+    tiny = example.compile_bundle(BundleRequest("partial refund", max_tokens=500, issue=issue))
+    assert tiny.tokens <= tiny.diagnostics.hard_limit == 2000
+    assert not tiny.diagnostics.budget_exceeded
+    (cut,) = [i for i in tiny.items if i.chunk_id.startswith("issue:")]
+    assert count_tokens(cut.content) <= 500 * 0.35 and "[… cut to max_tokens: " in cut.content
 
 
 def test_near_duplicates_are_dropped(api: Briefd, write_files: WriteFiles) -> None:

@@ -45,10 +45,11 @@ from briefd.state import Manifest
 # second hop comes only beside its first, a truncated section's call quotes its path as JSON
 # (B8, B7); b16: a governing section the governed share has no room for competes as the ranked
 # hit it is (B1); b17: the linked sections past the tier's cap are in the exclusions (B4); b18:
-# a target over the hard limit comes from its top as far as the limit holds (B7). The
+# a target over the hard limit comes from its top as far as the limit holds (B7); b19: issue
+# text over the hard limit is cut to its share, as a live issue is (B1). The
 # release is in the key too: a bundle stored by an older briefd is never served
 # by a newer one
-CACHE_VERSION = "b18"
+CACHE_VERSION = "b19"
 
 
 @dataclass(frozen=True, slots=True)

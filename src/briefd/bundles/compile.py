@@ -45,7 +45,7 @@ from briefd.bundles.model import (
     ItemDrift,
 )
 from briefd.bundles.pack import effective_budget, pack
-from briefd.bundles.structure import elsewhere, unresolved
+from briefd.bundles.structure import elsewhere, issue_head, unresolved
 from briefd.bundles.warned import (
     counted,
     crowded_out,
@@ -84,7 +84,7 @@ from briefd.store.scopes import request_warnings, resolve_scopes
 from briefd.store.supersession import superseded_by, superseders
 from briefd.store.tags import check_tags, normalise_tags
 from briefd.text import query_terms
-from briefd.tokens import ESTIMATOR
+from briefd.tokens import ESTIMATOR, count_tokens
 
 SearchFn = Callable[[sqlite3.Connection, SearchRequest], SearchResult]
 # (issue as given, token budget) → (Markdown heading the bundle, query text) for an issue key
@@ -92,6 +92,7 @@ SearchFn = Callable[[sqlite3.Connection, SearchRequest], SearchResult]
 IssueLookup = Callable[[str, int], "tuple[str, str] | None"]
 _BUNDLE_ID = re.compile(r"^[0-9a-f]{16}$")
 ISSUE_ATTRIBUTION_TOKENS = 40  # the "> tracker issue · …" line above the issue
+MIN_ISSUE_TOKENS = 100  # the least issue text kept, as a live issue's lookup keeps
 LIVE_ISSUE_SHARE = 0.35  # a live Jira issue is rendered within this share of the budget (B1)
 CACHE_WAIT_MS = 100  # a cache row is not worth waiting for a reindex's write lock
 
@@ -252,15 +253,28 @@ def live_issue(engine: Engine, request: BundleRequest) -> tuple[BundleRequest, b
     """B1 with a tracker: an issue key is fetched within its share of the budget; its Markdown
     heads the bundle and its summary and description join the query. Issue text as given
     (or no lookup) leaves the request as it is."""
-    if engine.lookup_issue is None or not request.issue:
+    if not request.issue:
         return request, False
     share = effective_budget(request.max_tokens, engine.settings.bundles)
     share = int(share * LIVE_ISSUE_SHARE) - ISSUE_ATTRIBUTION_TOKENS
-    found = engine.lookup_issue(request.issue, share)
+    found = engine.lookup_issue(request.issue, share) if engine.lookup_issue else None
     if found is None:
-        return request, False
+        return _pasted_issue(engine, request), False
     text, query = found
     return replace(request, task=f"{request.task.strip()} {query}".strip(), issue=text), True
+
+
+def _pasted_issue(engine: Engine, request: BundleRequest) -> BundleRequest:
+    """Issue text as given, whole while it fits the hard limit; over it, cut as a live Jira
+    issue is, to its share of the budget with the marker that says so: 16,000 characters
+    pasted as the issue came whole past any hard limit (past Claude Code's 25,000 too)."""
+    text = (request.issue or "").strip()
+    room = effective_budget(request.ceiling, engine.settings.bundles) - ISSUE_ATTRIBUTION_TOKENS
+    if count_tokens(text) <= room:
+        return request
+    budget = effective_budget(min(request.max_tokens, request.ceiling), engine.settings.bundles)
+    share = int(budget * LIVE_ISSUE_SHARE) - ISSUE_ATTRIBUTION_TOKENS  # of the tighter limit
+    return replace(request, issue=issue_head(text, max(share, MIN_ISSUE_TOKENS)))
 
 
 def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -> _Resolved:

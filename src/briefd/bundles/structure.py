@@ -27,8 +27,12 @@ from briefd.store.sections import (
     section_finder,
     sections,
 )
+from briefd.text import whole_characters
+from briefd.tokens import count_tokens, head_tokens
 
 ISSUE_TITLE_CHARS = 120
+# what the marker of issue text cut to its share says (a live issue's says: ask jira_issue)
+ISSUE_ASK = "shorten the issue text, or raise hard_limit to have it whole"
 # a tracker key heading the issue's text, as Jira writes it ("PAY-12 …", "SHOP-42: …", "[OPS-7]")
 _ISSUE_KEY = re.compile(r"\[?([A-Z][A-Z0-9_]*-[1-9][0-9]{0,9})\b")
 EVERY_LINE = 1 << 30
@@ -78,6 +82,25 @@ def issue_candidate(text: str) -> Candidate:
         end_line=0,
         updated_at="",
     )
+
+
+def issue_head(text: str, max_tokens: int) -> str:
+    """``text`` cut from its end to at most ``max_tokens`` (at a line end when one is past
+    its middle) with the marker a live Jira issue cut to its share carries."""
+    total = count_tokens(text)
+    if total <= max_tokens:
+        return text
+    marker = "\n\n[… cut to max_tokens: {} of " + f"{total} tokens shown; {ISSUE_ASK}]"
+    allowance = max_tokens - count_tokens(marker.format(total))
+    while allowance > 0:
+        head = text[: whole_characters(text, len(head_tokens(text, allowance)))].rstrip()
+        line_end = head.rfind("\n")
+        head = head[:line_end].rstrip() if line_end > len(head) // 2 else head
+        cut = head + marker.format(count_tokens(head))
+        if count_tokens(cut) <= max_tokens:
+            return cut
+        allowance -= max(2, count_tokens(cut) - max_tokens)
+    return marker.format(0).lstrip()
 
 
 def relations(

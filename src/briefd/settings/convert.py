@@ -120,7 +120,7 @@ RETIRED = {
     "search.gate_soft_floor": _BY_GATE_OFFSET,
     "search.gate_soft_sigma": _BY_GATE_OFFSET,
     "bundles.issue_share": (
-        "nothing replaces it (a bundle's tracker issue is mandatory and never cut; a "
+        "nothing replaces it (a bundle's tracker issue is mandatory, whole within hard_limit; a "
         "request's 'hard_limit' reports a bundle it makes too large); remove it"
     ),
 }
