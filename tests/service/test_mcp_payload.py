@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jsonschema
 import pytest
 import yaml
@@ -22,7 +23,7 @@ from briefd.service import create_app
 from briefd.tokens import count_tokens
 from tests.conftest import EXAMPLE, EXAMPLE_TR, REPO
 from tests.service.conftest import service_config, service_settings_for
-from tests.service.live import serving
+from tests.service.live import TOKEN, serving
 from tests.service.test_mcp import run
 
 BUDGETS = (300, 500, 800, 1200, 1500, 2500, 4000, 6000, 8000)
@@ -406,6 +407,63 @@ def test_a_target_over_the_hard_limit_comes_cut_to_it_with_the_call_that_reads_o
     read = [re.findall(r"Rule (\d+) line (\d+):", p.content[0].text) for p in parts]
     every = re.findall(r"Rule (\d+) line (\d+):", spec)
     assert sorted(set(shown) | {line for part in read for line in part}) == sorted(every)
+
+
+def test_an_always_document_over_the_hard_limit_comes_cut_to_it_on_mcp_and_rest(
+    tmp_path: Path,
+) -> None:
+    """An ``always: true`` document of 30,000 tokens was never cut: every bundle in its scope
+    came over hard_limit (and over the 25,000 Claude Code refuses), so the agent got an error
+    in place of any context. It now comes from its top as far as the hard limit holds, with
+    the warning first and the get_document call that reads on; MCP and REST alike."""
+    root = tmp_path / "knowledge"
+    (root / "domain").mkdir(parents=True)
+    (root / "conventions").mkdir()
+    rules = "---\nalways: true\n---\n" + big_document(56).replace("Ledger spec", "House rules")
+    (root / "conventions" / "house-rules.md").write_text(rules, encoding="utf-8")
+    (root / "domain" / "refunds.md").write_text(
+        "# Refunds\n\n## Partial refunds\n\nA partial refund returns part of a capture.\n",
+        encoding="utf-8",
+    )
+    ask = {"task": "partial refunds", "max_tokens": 2000}
+    call = re.compile(
+        r'get_document\("([^"]+)", scopes=\["([^"]+)"\], start_line=(\d+), max_tokens=(\d+)\)'
+    )
+
+    async def body(client: Client) -> tuple[Any, Any]:
+        asked_for = {"task_description": ask["task"], "max_tokens": ask["max_tokens"]}
+        bundle = await client.call_tool("compile_bundle", asked_for)
+        named = call.search(bundle.content[0].text)
+        assert named is not None, bundle.content[0].text[:2000]
+        path, scope, start, budget = named.groups()
+        asked = {"doc_path": path, "scopes": [scope], "max_tokens": int(budget)}
+        return bundle, await client.call_tool("get_document", {**asked, "start_line": int(start)})
+
+    with Briefd(service_settings_for(root, tmp_path / "index.db"), embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            bundle, read_on = run(base + "/mcp", "auto", body)
+            auth = {"Authorization": f"Bearer {TOKEN}"}
+            rest = httpx.post(base + "/api/bundle", json=ask, headers=auth, timeout=60).json()
+            around = {"doc_path": "domain/refunds.md", "max_tokens": 2000}
+            context = httpx.post(base + "/api/context", json=around, headers=auth, timeout=60)
+    assert count_tokens(rules) > 25_000
+    structured = bundle.structured_content
+    assert count_tokens(stringify(structured)) <= structured["tokens"] <= 8000
+    assert not structured["budget_exceeded"] and not rest["budget_exceeded"]
+    text = bundle.content[0].text
+    assert count_tokens(text) <= 8000
+    said = "Warning: the always: true document conventions/house-rules.md is over hard_limit 8000 "
+    assert text.startswith(said)
+    assert rest["warnings"] == structured["warnings"] and rest["text"] == structured["text"]
+    assert structured["items"][-1]["truncated"] and "Rule 0 line 0: payouts" in text
+    shown = re.findall(r"Rule (\d+) line (\d+):", text)
+    following = re.findall(r"Rule (\d+) line (\d+):", read_on.content[0].text)
+    assert not read_on.is_error and following[0] == (shown[-1][0], "0")  # the cut section
+    target = context.json()  # the target whole, the rules as far as the limit holds
+    assert "A partial refund returns part of a capture." in target["text"]
+    assert not target["budget_exceeded"] and target["tokens"] <= 8000
+    assert target["warnings"][0].startswith(said.removeprefix("Warning: "))
 
 
 def test_every_tool_and_mode_validates_against_its_output_schema(

@@ -46,10 +46,11 @@ from briefd.state import Manifest
 # (B8, B7); b16: a governing section the governed share has no room for competes as the ranked
 # hit it is (B1); b17: the linked sections past the tier's cap are in the exclusions (B4); b18:
 # a target over the hard limit comes from its top as far as the limit holds (B7); b19: issue
-# text over the hard limit is cut to its share, as a live issue is (B1). The
+# text over the hard limit is cut to its share, as a live issue is (B1); b20: an always: true
+# document over the hard limit comes from its top as far as the limit holds (B7). The
 # release is in the key too: a bundle stored by an older briefd is never served
 # by a newer one
-CACHE_VERSION = "b19"
+CACHE_VERSION = "b20"
 
 
 @dataclass(frozen=True, slots=True)

@@ -362,12 +362,14 @@ def _build(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, key: Cach
 
 def _cut_reserve(
     candidates: Sequence[Candidate], target: str | None, request: BundleRequest
-) -> int:
-    """What the warning of a target cut at the hard limit costs at most (none without one)."""
-    scope = next((c.scope for c in candidates if c.doc_path == target), "")
-    if target is None:
-        return 0
-    return target_cut_reserve(target, scope, request.ceiling, request.max_tokens)
+) -> dict[str, int]:
+    """What the warning of each document that can be cut at the hard limit (the target, an
+    ``always: true`` document) costs at most, by path."""
+    scopes = {c.doc_path: c.scope for c in candidates if c.tier == "mandatory" and c.doc_path}
+    return {
+        path: target_cut_reserve(path, scope, request.ceiling, request.max_tokens, path == target)
+        for path, scope in scopes.items()
+    }
 
 
 def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: str) -> SearchResult:

@@ -1,7 +1,8 @@
 """The budget packer (B1, B7): a pure function from ranked candidates to packed items.
 
 Mandatory content (the target document, the tracker issue, ``always: true`` documents) is
-taken whole (a target over the hard limit as far as the limit holds); optional content fills the soft budget greedily, tier by tier and in
+taken whole (a target or ``always: true`` document over the hard limit as far as the limit
+holds); optional content fills the soft budget greedily, tier by tier and in
 collection order within a tier. Duplicates and near-duplicates are dropped; a candidate that
 does not fit is recorded and later, smaller ones are still tried; governing documents take at
 most their share of the budget while ranked hits compete for the rest (a governing section the
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from briefd.bundles.measure import Measure, measure
@@ -33,6 +34,8 @@ _SCOPE_ORDER = {"domain": 0, "conventions": 1}
 _MIN_HEAD_TOKENS = 16
 NO_ROOM = "does not fit: "  # the reason of a section the budget had no room for
 TARGET = ("target document",)  # the reasons of a context's target sections (structure.py)
+ALWAYS = ("always: true in its front matter",)  # the reasons of an always: true section
+CUT = (TARGET, ALWAYS)  # the mandatory documents cut at the hard limit (the issue is cut before)
 OVER_HARD_LIMIT = "over hard_limit: "  # the reason of a target section past the hard limit
 _WORD = re.compile(r"\w+")
 MARKDOWN = measure("markdown")
@@ -83,13 +86,13 @@ def pack(
     settings: BundleSettings,
     sizes: Measure = MARKDOWN,
     hard_limit: int | None = None,
-    reserve: int = 0,
+    reserve: Mapping[str, int] | None = None,
 ) -> Packed:
     """Select and order sections: mandatory ones whole, then optional ones so that the sections
     as the mode delivers them (``sizes``: the Markdown block, or a package's items as JSON) stay
-    within the budget (never above ``hard_limit`` either). A target document that would take
-    the answer over ``hard_limit`` comes from its top as far as it fits beside ``reserve`` (the
-    warning that says where to read on), its first section past that as a head with the
+    within the budget (never above ``hard_limit`` either). A target or ``always: true``
+    document that would take the answer over ``hard_limit`` comes from its top as far as it
+    fits beside ``reserve`` (the warning that says where to read on, by path), its first section past that as a head with the
     truncation marker, the rest listed as exclusions."""
     soft = max_tokens if hard_limit is None else min(max_tokens, hard_limit)
     budget = effective_budget(soft, settings)
@@ -103,12 +106,12 @@ def pack(
         state.governed_cap = math.floor(budget * settings.governed_share)
     ordered = sorted(enumerate(candidates), key=lambda pair: TIER_ORDER[pair[1].tier])
     ceiling = None if hard_limit is None else effective_budget(hard_limit, settings)
-    fitted = _mandatory(candidates, sizes, ceiling, reserve)
+    fitted = _mandatory(candidates, sizes, ceiling, reserve or {})
     for index, candidate in ordered:
         extra = sizes.separator if state.chosen else 0
         if candidate.tier == "mandatory":
             item = fitted.get(candidate.chunk_id)
-            if item is None:  # the target cut at the hard limit: it leaves no room
+            if item is None:  # a document cut at the hard limit: it leaves no room
                 state.remaining = min(state.remaining, 0)
                 needs = _sized(sizes, candidate, candidate.content).tokens
                 state.skip(candidate, f"{OVER_HARD_LIMIT}needs {needs} tokens", needs)
@@ -128,24 +131,41 @@ def pack(
 
 
 def _mandatory(
-    candidates: Sequence[Candidate], sizes: Measure, ceiling: int | None, reserve: int
+    candidates: Sequence[Candidate],
+    sizes: Measure,
+    ceiling: int | None,
+    reserve: Mapping[str, int],
 ) -> dict[str, BundleItem]:
     """The mandatory sections as packed, by chunk id: all whole while they fit under
-    ``ceiling`` (the hard limit less headroom); else the target document's from its top as far
-    as they fit beside the rest and ``reserve``, the first that does not as its head (when a
-    useful head fits), and none after it. Claude Code refuses a tool answer over 25,000
-    tokens, so a whole 35,000-token target reached the model as an error, its warning too."""
+    ``ceiling`` (the hard limit less headroom); else the issue whole, then the ``always:
+    true`` documents' and the target's (:func:`_cut_order`, each from its top) as far as they fit
+    beside ``reserve`` (the warning of each document cut, by path), the first that does not as
+    its head (when a useful head fits), and none after it. Claude Code refuses a tool answer
+    over 25,000 tokens, so a whole 35,000-token target or house-rules document reached the
+    model as an error, its warning too."""
     musts = [c for c in candidates if c.tier == "mandatory"]
     whole = {c.chunk_id: _sized(sizes, c, c.content) for c in musts}
-    if ceiling is None or not any(c.reasons == TARGET for c in musts):
+    if ceiling is None:
         return whole
     left = ceiling - sizes.frame - sizes.envelope
     cost = sum(item.tokens + sizes.separator for item in whole.values()) - sizes.separator
     if cost <= left:
         return whole
-    fitted = {c.chunk_id: whole[c.chunk_id] for c in musts if c.reasons != TARGET}
-    left -= reserve + sum(item.tokens + sizes.separator for item in fitted.values())
-    for c in (c for c in musts if c.reasons == TARGET):
+    fitted = {c.chunk_id: whole[c.chunk_id] for c in musts if c.reasons not in CUT}
+    left -= sum(item.tokens + sizes.separator for item in fitted.values())
+    order = _cut_order(
+        musts, {c.chunk_id: whole[c.chunk_id].tokens + sizes.separator for c in musts}, left
+    )
+    sized = [whole[c.chunk_id].tokens + sizes.separator for c in order]
+    kept = 0
+    for _ in range(3):  # the warnings of the documents from the first cut on are kept back
+        held = _fitting(sized, left - kept)
+        needs = sum(reserve.get(p, 0) for p in dict.fromkeys(c.doc_path for c in order[held:]))
+        if needs <= kept:
+            break
+        kept = needs
+    left -= kept
+    for c in order:
         if whole[c.chunk_id].tokens <= left - sizes.separator:
             fitted[c.chunk_id] = whole[c.chunk_id]
             left -= whole[c.chunk_id].tokens + sizes.separator
@@ -155,6 +175,33 @@ def _mandatory(
             fitted[c.chunk_id] = head
         break
     return fitted
+
+
+def _cut_order(musts: Sequence[Candidate], sized: Mapping[str, int], left: int) -> list[Candidate]:
+    """The order documents are given room in: the ``always: true`` documents that fit whole
+    (beside the others before them), the target, then the ``always: true`` documents too
+    large for that, so a house-rules document over the limit never leaves a context's target
+    out."""
+    fits: list[Candidate] = []
+    large: list[Candidate] = []
+    for path in dict.fromkeys(c.doc_path for c in musts if c.reasons == ALWAYS):
+        sections = [c for c in musts if c.reasons == ALWAYS and c.doc_path == path]
+        size = sum(sized[c.chunk_id] for c in sections)
+        if size <= left:
+            fits += sections
+            left -= size
+        else:
+            large += sections
+    return [*fits, *(c for c in musts if c.reasons == TARGET), *large]
+
+
+def _fitting(sized: Sequence[int], left: int) -> int:
+    """How many of ``sized`` fit in ``left`` one after another."""
+    for index, size in enumerate(sized):
+        left -= size
+        if left < 0:
+            return index
+    return len(sized)
 
 
 def _consider(

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from briefd.bundles import render
 from briefd.bundles.measure import field_tokens, warnings_tokens
 from briefd.bundles.model import Bundle
-from briefd.bundles.pack import NO_ROOM
+from briefd.bundles.pack import ALWAYS, NO_ROOM
 from briefd.bundles.pack import OVER_HARD_LIMIT as OVER
 
 FITS_NO_SECTION = "fits no section"  # what a warning that the budget held none says
@@ -42,7 +42,6 @@ def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
     return (f"{name} {limit} {FITS_NO_SECTION}; raise it",)
 
 
-ALWAYS = ("always: true in its front matter",)  # the reasons of an always: true section
 ISSUE = "issue:"  # how the tracker issue's chunk id starts (structure.issue_candidate)
 
 
@@ -54,8 +53,10 @@ def crowded_out(bundle: Bundle) -> tuple[str, ...]:
     d = bundle.diagnostics
     if bundle.delta is not None or any(i.tier != "mandatory" for i in bundle.items):
         return ()
-    if over_budget(bundle):  # a target cut at the hard limit took the room (it says so), and
-        return ()  # the answer, held to that limit beside its warning, has none for another
+    if any(i.truncated for i in bundle.items) or any(
+        e.reason.startswith(OVER) for e in d.exclusions
+    ):
+        return ()  # cut at the hard limit: over_budget says so, within the room kept for it
     misses = [e for e in d.exclusions if e.reason.startswith(NO_ROOM)]
     sizes: dict[str, int] = {}
     issue = sum(i.tokens for i in bundle.items if i.chunk_id.startswith(ISSUE))
@@ -92,17 +93,24 @@ def no_text(bundle: Bundle) -> tuple[str, ...]:
 
 
 def over_budget(bundle: Bundle) -> tuple[str, ...]:
-    """A context whose target document would take the answer over the hard limit says so in
-    words: which of its lines the answer holds (from the top, as far as they fit) and the
-    ``get_document`` call (and REST route) that reads on from there in parts. The packer cut
-    the target (:func:`briefd.bundles.pack.pack`); whole, 35,000 tokens of it reached Claude
-    Code, which refuses a tool answer over 25,000, as an error in place of the document."""
+    """A context whose target document, or a bundle whose ``always: true`` document, would
+    take the answer over the hard limit says so in words, one warning a document: which of
+    its lines the answer holds (from the top, as far as they fit) and the ``get_document``
+    call (and REST route) that reads on from there in parts. The packer cut it
+    (:func:`briefd.bundles.pack.pack`); whole, 35,000 tokens of it reached Claude Code, which
+    refuses a tool answer over 25,000, as an error in place of any context."""
     d = bundle.diagnostics
-    path = bundle.target
+    over = [e.doc_path for e in d.exclusions if e.reason.startswith(OVER)]
+    cut = [i.doc_path for i in bundle.items if i.tier == "mandatory" and i.truncated]
+    paths = [p for p in dict.fromkeys(cut + over) if p]
+    paths.sort(key=lambda p: p != bundle.target)  # the target's first, as it was alone
+    return tuple(_cut_warning(bundle, p, p == bundle.target) for p in paths)  # else always
+
+
+def _cut_warning(bundle: Bundle, path: str, target: bool) -> str:
+    d = bundle.diagnostics
     left_out = [e for e in d.exclusions if e.doc_path == path and e.reason.startswith(OVER)]
     shown = [i for i in bundle.items if i.tier == "mandatory" and i.doc_path == path]
-    if path is None or not (left_out or any(i.truncated for i in shown)):
-        return ()
     scope = shown[0].scope if shown else _scope_of(path, d.scopes)
     if not shown:
         start, held = 1, "none of it"
@@ -112,29 +120,34 @@ def over_budget(bundle: Bundle) -> tuple[str, ...]:
         cut = ", the last cut short" if last.truncated else ""
         total = len(shown) + len(left_out)
         held = f"its lines {shown[0].start_line}-{last.end_line} ({len(shown)} of {total} sections{cut})"
-    return (target_cut(path, scope, d.hard_limit, d.budget, held, start),)
+    return target_cut(path, scope, d.hard_limit, d.budget, held, start, target)
 
 
-def target_cut(path: str, scope: str, hard_limit: int, budget: int, held: str, start: int) -> str:
-    """The warning of a target cut at the hard limit: ``held`` says what of it the answer
-    holds, ``start`` the line to read on from."""
+def target_cut(
+    path: str, scope: str, hard_limit: int, budget: int, held: str, start: int, target: bool = True
+) -> str:
+    """The warning of a target (or an ``always: true`` document) cut at the hard limit:
+    ``held`` says what of it the answer holds, ``start`` the line to read on from."""
     part = max(min(budget, hard_limit), DOCUMENT_PART_MIN)  # a hard_limit under max_tokens
     in_scope = f", scopes=[{render.quoted(scope)}]" if scope else ""  # is the tighter one
     args = f"{render.quoted(path)}{in_scope}, start_line={start}, max_tokens={part})"
     query = f"scopes={quote(scope, safe='')}&" if scope else ""
     route = f"/api/docs/{quote(path)}?{query}start_line={start}&max_tokens={part}"
+    what = "the target" if target else "the always: true document"
     return (
-        f"the target {path} is over hard_limit {hard_limit} (max_tokens {budget}): this "
+        f"{what} {path} is over hard_limit {hard_limit} (max_tokens {budget}): this "
         f"answer holds {held}. {TARGET_CUT}{args} (REST: GET {route}), which gives the rest "
         "in parts, each saying where the next starts; or raise hard_limit to have it whole"
     )
 
 
-def target_cut_reserve(path: str, scope: str, hard_limit: int, budget: int) -> int:
-    """What :func:`over_budget`'s warning can cost at most, kept back when the target is cut."""
+def target_cut_reserve(
+    path: str, scope: str, hard_limit: int, budget: int, target: bool = True
+) -> int:
+    """What :func:`over_budget`'s warning can cost at most, kept back when the document is cut."""
     widest = 10 * max(hard_limit, 1)
     held = f"its lines {widest}-{widest} ({widest} of {widest} sections, the last cut short)"
-    return warnings_tokens((target_cut(path, scope, hard_limit, budget, held, widest),))
+    return warnings_tokens((target_cut(path, scope, hard_limit, budget, held, widest, target),))
 
 
 def _scope_of(path: str, scopes: tuple[str, ...]) -> str:

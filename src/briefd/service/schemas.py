@@ -377,8 +377,8 @@ class BundleOut(BaseModel):
     warnings: list[str] | None = Field(
         default=None,
         description="What the caller should know and act on, each with its fix: a budget or "
-        "hard_limit that fits no section; a target document over hard_limit (and how to read "
-        "it in parts) or without text; documents the paths, relations or links lead to in "
+        "hard_limit that fits no section; a target or always: true document over hard_limit "
+        "(and how to read it in parts); a target without text; documents the paths, relations or links lead to in "
         "scopes not requested, or that answer the task there; a default scope this index "
         "lacks; a search that fell back to bm25.",
     )
