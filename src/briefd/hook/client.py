@@ -14,6 +14,7 @@ from __future__ import annotations
 import _socket
 
 from briefd.errors import BriefdError
+from briefd.hosts import loopback as loopback  # this module's callers ask it here
 
 PATH = "/api/hook/recall?format="
 CONNECT_TIMEOUT = 0.25
@@ -68,21 +69,6 @@ def _host_port(netloc: str) -> tuple[str, str]:
     else:
         host, port = netloc, ""
     return host, port if port.isdigit() else ""
-
-
-def loopback(host: str) -> bool:
-    """Whether ``host`` is this machine by its text alone: ``localhost``, an address in
-    127.0.0.0/8, or ``::1``. No resolver: a name's address may change between this check and
-    the connection, so any other name (even one that resolves to 127.0.0.1) is not."""
-    host = host.strip().removeprefix("[").removesuffix("]").rstrip(".").lower()
-    if host in ("localhost", "::1", "0:0:0:0:0:0:0:1"):
-        return True
-    parts = host.split(".")
-    return (
-        len(parts) == 4
-        and parts[0] == "127"
-        and all(p.isdigit() and len(p) <= 3 and int(p) < 256 for p in parts)
-    )
 
 
 def host_header(host: str, port: int) -> str:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from briefd.hosts import loopback
 from briefd.project import LOCAL_DIR
 from briefd.settings.locate import config_candidates
 from briefd.settings.names import without_account
@@ -82,21 +83,6 @@ def of_file(
     except (OSError, RuntimeError):
         pass
     return project_named(data, path).without(key for key, _ in env_items(env))
-
-
-def loopback(host: str) -> bool:
-    """Whether ``host`` is this machine by its text alone: ``localhost``, an address in
-    127.0.0.0/8, or ``::1``. No resolver (as the prompt hook decides it): a name's address may
-    change between this check and the connection, so any other name is not."""
-    host = host.strip().removeprefix("[").removesuffix("]").rstrip(".").lower()
-    if host in ("localhost", "::1", "0:0:0:0:0:0:0:1"):
-        return True
-    parts = host.split(".")
-    return (
-        len(parts) == 4
-        and parts[0] == "127"
-        and all(p.isdigit() and len(p) <= 3 and int(p) < 256 for p in parts)
-    )
 
 
 def _place(url: str) -> tuple[str, str, int | None] | None:
