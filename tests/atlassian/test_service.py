@@ -459,6 +459,37 @@ def test_a_bundle_is_headed_by_the_live_issue_then_the_teams_rules(
     assert text.items[0].content == "SHOP-42 refunds race each other"
 
 
+def test_a_huge_live_issue_is_cut_to_its_share_of_a_hard_limit_below_max_tokens(
+    rest: TestClient, cloud: FakeSite
+) -> None:
+    """B1, B7: a live issue's share was taken of max_tokens alone, so with hard_limit 1000
+    under max_tokens 8000 a 11,000-token issue came at ~2,900 tokens and the bundle at ~3,000
+    (budget_exceeded), as pasted issue text no longer does: its share is of the tighter."""
+    html = "".join(f"<p>Step {n}: ledger row {n} was written twice.</p>" for n in range(800))
+    issue = {
+        "id": "10042",
+        "key": "SHOP-42",
+        "fields": dict(data.SHOP_42_FIELDS),
+        "renderedFields": {"description": html},
+    }
+    cloud.script(r"/issue/SHOP-42$", 200, body=issue)
+    asked = {"task": "partial refunds", "issue": "SHOP-42", "max_tokens": 8000}
+    answer = rest.post("/api/bundle", json={**asked, "hard_limit": 1000})
+    assert answer.status_code == 200, answer.text
+    bundle = answer.json()
+    text, tail = bundle["text"].partition("\n\n> domain/refunds.md")[::2]
+    assert text.startswith("> tracker issue · SHOP-42\n\nSHOP-42: Partial refunds can exceed")
+    assert "Step 0: ledger row 0 was written twice." in text
+    assert text.endswith("; ask jira_issue with a larger max_tokens]")
+    assert count_tokens(text) <= 1000 * 0.35
+    assert [i["tier"] for i in bundle["items"]][:2] == ["mandatory", "ranked"]
+    assert (
+        "A payment can have any number of partial refunds." in tail
+    )  # the team's section still fits beside the issue
+    assert not bundle["budget_exceeded"] and bundle["tokens"] <= 1000
+    assert count_tokens(answer.content.decode()) <= 1000
+
+
 def test_a_bundle_headed_by_a_live_issue_takes_usage_reports_and_serves_as_a_base(
     live_api: Briefd, cloud: FakeSite
 ) -> None:

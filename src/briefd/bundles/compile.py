@@ -250,13 +250,13 @@ def _searchable(conn: sqlite3.Connection, engine: Engine) -> tuple[Engine, tuple
 
 
 def live_issue(engine: Engine, request: BundleRequest) -> tuple[BundleRequest, bool]:
-    """B1 with a tracker: an issue key is fetched within its share of the budget; its Markdown
-    heads the bundle and its summary and description join the query. Issue text as given
-    (or no lookup) leaves the request as it is."""
+    """B1 with a tracker: an issue key is fetched within its share of the budget (of the
+    tighter of max_tokens and hard_limit, as pasted issue text is cut); its Markdown heads the
+    bundle and its summary and description join the query. Issue text as given (or no
+    lookup) leaves the request as it is."""
     if not request.issue:
         return request, False
-    share = effective_budget(request.max_tokens, engine.settings.bundles)
-    share = int(share * LIVE_ISSUE_SHARE) - ISSUE_ATTRIBUTION_TOKENS
+    share = _issue_share(engine, request)
     found = engine.lookup_issue(request.issue, share) if engine.lookup_issue else None
     if found is None:
         return _pasted_issue(engine, request), False
@@ -272,9 +272,16 @@ def _pasted_issue(engine: Engine, request: BundleRequest) -> BundleRequest:
     room = effective_budget(request.ceiling, engine.settings.bundles) - ISSUE_ATTRIBUTION_TOKENS
     if count_tokens(text) <= room:
         return request
-    budget = effective_budget(min(request.max_tokens, request.ceiling), engine.settings.bundles)
-    share = int(budget * LIVE_ISSUE_SHARE) - ISSUE_ATTRIBUTION_TOKENS  # of the tighter limit
+    share = _issue_share(engine, request)
     return replace(request, issue=issue_head(text, max(share, MIN_ISSUE_TOKENS)))
+
+
+def _issue_share(engine: Engine, request: BundleRequest) -> int:
+    """The tokens an issue heading the bundle may take: its share of the tighter of
+    max_tokens and hard_limit, less its attribution line (a hard_limit below max_tokens must
+    hold the issue too)."""
+    budget = effective_budget(min(request.max_tokens, request.ceiling), engine.settings.bundles)
+    return int(budget * LIVE_ISSUE_SHARE) - ISSUE_ATTRIBUTION_TOKENS
 
 
 def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -> _Resolved:
