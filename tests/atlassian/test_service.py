@@ -490,6 +490,28 @@ def test_a_huge_live_issue_is_cut_to_its_share_of_a_hard_limit_below_max_tokens(
     assert count_tokens(answer.content.decode()) <= 1000
 
 
+def test_an_issue_that_leaves_a_hard_limit_no_room_names_the_hard_limit_to_raise(
+    live_api: Briefd,
+) -> None:
+    """B1, B7: with hard_limit 300 under max_tokens 2000 the live issue took the room, and
+    the warning said 'of max_tokens 2000 … raise max_tokens (to 478 or more)': already more,
+    and raising it changes nothing. It names the limit that binds, and raising it to the
+    figure given lets a section in."""
+    request = BundleRequest("", max_tokens=2000, hard_limit=300, issue="SHOP-42")
+    crowded = live_api.compile_bundle(request)
+    assert [i.tier for i in crowded.items] == ["mandatory"]
+    (said,) = crowded.warnings
+    assert said.startswith(
+        f"the tracker issue takes {crowded.items[0].tokens} tokens of hard_limit 300, so no "
+        "section that matched fits ("
+    )
+    assert "raise hard_limit (to " in said and said.endswith(" or more) or shorten the issue text")
+    needed = int(said.rsplit("(to ", 1)[1].split(" ", 1)[0])
+    roomy = live_api.compile_bundle(dataclasses.replace(request, hard_limit=needed))
+    assert "domain/refunds.md" in {i.doc_path for i in roomy.items} and roomy.warnings == ()
+    assert not roomy.diagnostics.budget_exceeded
+
+
 def test_a_bundle_headed_by_a_live_issue_takes_usage_reports_and_serves_as_a_base(
     live_api: Briefd, cloud: FakeSite
 ) -> None:

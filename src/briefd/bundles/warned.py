@@ -31,9 +31,7 @@ def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
     misses = [e.reason for e in d.exclusions if e.reason.startswith(NO_ROOM)]
     if not misses or any(e.reason.startswith(OVER) for e in d.exclusions):
         return ()  # a target cut at the hard limit took the room (over_budget says so)
-    name, limit = (
-        ("hard_limit", d.hard_limit) if d.hard_limit < d.budget else ("max_tokens", d.budget)
-    )
+    name, limit = _tighter(bundle)
     room = limit - d.tokens - warnings_tokens(warned)
     best = misses[0].removeprefix(NO_ROOM)
     full = f"{name} {limit} {FITS_NO_SECTION} (the best {best}); raise it"
@@ -70,13 +68,21 @@ def crowded_out(bundle: Bundle) -> tuple[str, ...]:
     if sizes:
         what.append(f"always: true documents take {sum(sizes.values())} tokens ({named})")
     best = f"{misses[0].doc_path}: {misses[0].reason.removeprefix(NO_ROOM)}"
-    share = d.effective_budget / max(min(d.budget, d.hard_limit), 1)  # the headroom kept
-    said = f"{' and '.join(what)} of max_tokens {d.budget}, so no section that matched fits "
+    limit, value = _tighter(bundle)  # raising max_tokens over a lower hard_limit changes nothing
+    share = d.effective_budget / max(value, 1)  # the headroom kept
+    said = f"{' and '.join(what)} of {limit} {value}, so no section that matched fits "
     said += f"({len(misses)} left out; the best {best}); raise "
     answer = d.tokens + min(e.tokens for e in misses) + warnings_tokens((said + "x" * 60,))
     needed = math.ceil(answer / max(share, 0.01))
     shorter = "those documents" if not issue else "the issue text" if not sizes else "them"
-    return (f"{said}max_tokens (to {needed} or more) or shorten {shorter}",)
+    return (f"{said}{limit} (to {needed} or more) or shorten {shorter}",)
+
+
+def _tighter(bundle: Bundle) -> tuple[str, int]:
+    """The limit that bounds the bundle's content: ``hard_limit`` when it is below
+    ``max_tokens``, else ``max_tokens``; with its value."""
+    d = bundle.diagnostics
+    return ("hard_limit", d.hard_limit) if d.hard_limit < d.budget else ("max_tokens", d.budget)
 
 
 def no_text(bundle: Bundle) -> tuple[str, ...]:
