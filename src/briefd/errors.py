@@ -21,6 +21,7 @@ into an ``isError`` result.
     ├── EvalError            an eval query set or dataset is malformed or missing
     ├── ProposalError        a knowledge change proposal was refused or could not be pushed
     │   ├── ProposalRemoteError the git remote or the forge could not be reached or refused
+    │   │   └── ForgeServerError  the forge failed on its side (5xx) opening a pull request
     │   ├── ForgeRateLimitedError the forge refused a request for its rate limit (``again``: when
     │   │                         it takes the token's requests again)
     │   ├── ProposalConflictError the document changed on the base branch since it was served
@@ -125,6 +126,11 @@ class ProposalRemoteError(ProposalError):
     """The proposal's remote could not be fetched from or pushed to (unreachable, refused the
     credentials or the branch), or its forge did not answer at all: the remote's answer is in
     the message (REST 502)."""
+
+
+class ForgeServerError(ProposalRemoteError):
+    """The forge answered a pull request's creation with a server error (5xx): it may have
+    opened the pull request all the same, and no setting of briefd's is wrong."""
 
 
 class ForgeRateLimitedError(ProposalError):

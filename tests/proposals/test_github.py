@@ -47,6 +47,8 @@ class FakeGitHub:
         self.read_delay = 0.0  # seconds before a GET answers (a forge that hangs)
         self.create_delay = 0.0  # seconds before POST answers, the pull request opened
         self.posted_twice = False  # a proxy retried POST: its answer is the second one's
+        self.create_failure = 0  # a status POST answers in place of 201: GitHub's front failed
+        self.failed_opened = True  # … after it opened the pull request (else before)
         self.clock = 0  # seconds past 2026-11-29T12:00Z: what updated_at says
         server.on("POST", PULLS, self.create)
         server.on("GET", PULLS, self.list)
@@ -61,8 +63,12 @@ class FakeGitHub:
             p["head"]["ref"] == body["head"] and p["state"] == "open" for p in self.pulls.values()
         ):
             return json_reply(self.exists(body["head"]), 422)
+        if self.create_failure and not self.failed_opened:
+            return json_reply({"message": "Unavailable"}, self.create_failure)
         pull = self.open_pull(body)
         time.sleep(self.create_delay)
+        if self.create_failure:
+            return json_reply({"message": "Server Error"}, self.create_failure)
         return json_reply(pull, 201)
 
     @staticmethod
@@ -301,6 +307,36 @@ def test_a_pull_request_opened_as_the_forge_timed_out_is_the_proposals(
     assert made.pr_url == "https://github.com/acme/knowledge/pull/1"
     assert list(github.pulls) == [1]
     assert github.pulls[1]["head"]["ref"] == made.branch
+
+
+def test_a_pull_request_opened_as_the_forge_answered_5xx_is_the_proposals(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote
+) -> None:
+    """T1: GitHub answered POST /pulls with a 502 after opening the pull request (its front
+    gave up on a slow create); the proposal said "NOT opened … fix the forge setting … and
+    propose again", and proposed again before a sync it opened a second pull request beside
+    the first, left open and never followed. The branch's pull request is looked for, as after
+    a timeout; one GitHub did not open says it failed on its side, not a setting."""
+    github.create_failure = 502
+
+    made = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    assert (made.status, made.pr_number, made.forge_error) == ("open", 1, None)
+    assert made.pr_url == "https://github.com/acme/knowledge/pull/1"
+    assert forge_api.proposals() == [made]
+    github.create_failure, github.failed_opened = 503, False
+
+    again = NEW_RETRY.replace("four", "five")
+    refused = forge_api.propose_update(ProposalRequest("domain/retry.md", "five", again))
+
+    assert (refused.status, refused.pr_url) == ("pushed", None)
+    assert refused.forge_error == (
+        f"GitHub POST {PULLS} answered 503: Unavailable; the branch {refused.branch} is "
+        "pushed, so nothing is lost, and GitHub failed on its side (no setting of briefd's "
+        "is wrong): the next sync follows a pull request GitHub opened from it all the same; "
+        "if none shows, open one from it into main by hand, or propose again once GitHub "
+        "answers"
+    )
 
 
 def test_a_pull_request_that_already_exists_is_the_proposals_and_followed(

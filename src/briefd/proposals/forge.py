@@ -4,6 +4,7 @@ say merged; otherwise ``state`` is ``open`` or ``closed``), ``GET …/pulls?head
 finds the one a branch has, ``GET …/pulls?state=all`` the ones updated last. Every failure is a
 :class:`~briefd.errors.ProposalError` that names the request and what GitHub said (a
 :class:`~briefd.errors.ProposalRemoteError` when GitHub did not answer at all, a
+:class:`~briefd.errors.ForgeServerError` when it failed on its side opening a pull request, a
 :class:`~briefd.errors.ForgeRateLimitedError` for its rate limit), with what to do about it
 (:mod:`.refusals`); a redirect is never followed."""
 
@@ -14,7 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from briefd.errors import ForgeRateLimitedError, ProposalError, ProposalRemoteError
+from briefd.errors import (
+    ForgeRateLimitedError,
+    ForgeServerError,
+    ProposalError,
+    ProposalRemoteError,
+)
 from briefd.proposals.refusals import already_exists, message, moved, rate_limit
 from briefd.settings import ForgeSettings
 from briefd.settings.trust import USERS_WORD, ProjectNamed, unsent_problem
@@ -57,6 +63,8 @@ class GitHub:
         response = self._send("POST", "/pulls", payload)
         if already_exists(response):
             return self._existing(head, self._refusal("POST", "/pulls", response))
+        if response.status_code >= 500:  # its front failed: the pull request may be open anyway
+            raise ForgeServerError(self._refusal("POST", "/pulls", response))
         return _pull(self._answer("POST", "/pulls", response), "POST /pulls")
 
     def _existing(self, head: str, refusal: str) -> PullRequest:

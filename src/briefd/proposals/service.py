@@ -12,6 +12,7 @@ from briefd.errors import (
     BriefdError,
     BusyError,
     ForgeRateLimitedError,
+    ForgeServerError,
     IndexNotFoundError,
     ProposalError,
     ProposalRemoteError,
@@ -69,6 +70,12 @@ SUPERSEDED = (
 LIMITED_READS = (
     "GitHub rate-limits the token: %d of %d pull request statuses unread, left for the next sync "
     "(GitHub takes the token's requests again %s)"
+)
+UNSURE_NO_PULL = (
+    "{reason}; the branch {branch} is pushed, so nothing is lost, and GitHub failed on its side "
+    "(no setting of briefd's is wrong): the next sync follows a pull request GitHub opened from "
+    "it all the same; if none shows, open one from it into {base} by hand, or propose again "
+    "once GitHub answers"
 )
 LIMITED_NO_PULL = (
     "{reason}; the branch {branch} is pushed, so nothing is lost: open a pull request from it "
@@ -220,7 +227,7 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
     base = proposal.base_branch or "main"
     try:
         pull = forge.create_pull(proposal.branch, base, title, body)
-    except ProposalError as exc:  # ProposalRemoteError too: the forge did not answer
+    except ProposalError as exc:  # ProposalRemoteError too: the forge did not answer, or 5xx
         unanswered = isinstance(exc, ProposalRemoteError)
         found = _opened_anyway(forge, proposal.branch) if unanswered else None
         if found is None:
@@ -231,15 +238,17 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
 
 def _no_pull(refusal: ProposalError, branch: str, base: str) -> str:
     """What to do about a pull request not opened: a rate limit needs no setting fixed, only
-    the wait it names."""
+    the wait it names; nor does a server error, after which GitHub may still show one."""
     if isinstance(refusal, ForgeRateLimitedError):
         again = refusal.again
         return LIMITED_NO_PULL.format(reason=refusal, branch=branch, base=base, again=again)
-    return NO_PULL.format(reason=refusal, branch=branch, base=base)
+    said = UNSURE_NO_PULL if isinstance(refusal, ForgeServerError) else NO_PULL
+    return said.format(reason=refusal, branch=branch, base=base)
 
 
 def _opened_anyway(forge: GitHub, branch: str) -> PullRequest | None:
-    """The pull request a forge that did not answer in time opened all the same (else
+    """The pull request a forge that did not answer in time, or answered with a server error,
+    opened all the same (else
     "propose again" would open a second one, and opening one by hand would be refused)."""
     try:
         return forge.find_pull(branch)
