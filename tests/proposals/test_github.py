@@ -411,6 +411,31 @@ def test_a_pull_request_opened_by_hand_for_a_refused_one_is_followed(
     assert [r.path for r in github.server.requests if r.method == "GET"] == lists * 2
 
 
+def test_a_refused_pull_requests_branch_merged_without_one_is_merged(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T1: the forge refused a proposal's pull request, and a maintainer merged its branch
+    with git instead: the proposal stayed "pushed, no pull request" for good, and every sync
+    asked GitHub for the 100 pull requests updated last to find one. A sync now sees the base
+    branch holds its commit: merged, and GitHub is asked nothing more for it."""
+    monkeypatch.setenv(TOKEN_ENV, "ghp_revoked")
+    refused = forge_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    monkeypatch.setenv(TOKEN_ENV, "ghp_test")
+    git(remote.work, "fetch", "--quiet", "origin", refused.branch)
+    git(remote.work, "merge", "--quiet", "--no-ff", "-m", "Merge the proposal", "FETCH_HEAD")
+    git(remote.work, "push", "--quiet", "origin", "main")
+
+    report = forge_api.sync()
+    again = forge_api.sync()
+
+    assert report.proposals_changed == (f"{refused.id}: pushed → merged",)
+    [stored] = forge_api.proposals()
+    assert (stored.status, stored.forge_error, stored.pr_url) == ("merged", None, None)
+    assert again.proposals_changed == () and again.forge_error is None
+    lists = [r.path for r in github.server.requests if r.method == "GET"]
+    assert lists == [f"{PULLS}?state=all&sort=updated&direction=desc&per_page=100"]
+
+
 def test_the_same_text_proposed_again_after_a_refusal_closes_the_refused_one(
     forge_api: Briefd, github: FakeGitHub, remote: Remote, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1014,3 +1014,28 @@ def test_front_matter_alone_is_refused_rather_than_emptying_the_document(
         "by the document's text as get_document serves it"
     )
     assert git(remote.bare, "branch", "--list", "briefd/*") == ""
+
+
+def test_a_pushed_proposal_merged_on_the_remote_is_merged_at_the_next_sync(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: without a forge (a team on GitLab or Gitea, forge.type: none) a proposal's branch
+    merged on the remote stayed "pushed" in `briefd proposals`, GET /api/proposals and the
+    dashboard for good, as if still waiting for review. A sync now finds its commit on the
+    base branch it fetched and says merged, as for a local proposal; one not merged stays."""
+    git_api.sync()
+    made = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    other = git_api.propose_update(ProposalRequest("domain/glossary.md", "why", "# G\n\nG.\n"))
+    git(remote.work, "fetch", "--quiet", "origin", made.branch)
+    git(remote.work, "merge", "--quiet", "--no-ff", "-m", "Merge the proposal", "FETCH_HEAD")
+    git(remote.work, "push", "--quiet", "origin", "main")
+
+    report = git_api.sync()
+    stored = {p.id: (p.status, p.forge_error) for p in git_api.proposals()}
+    again = git_api.sync()
+
+    assert report.proposals_changed == (f"{made.id}: pushed → merged",)
+    assert stored == {made.id: ("merged", None), other.id: ("pushed", None)}
+    assert again.proposals_changed == ()
+    hits = git_api.search(SearchRequest("soft decline retried", mode="bm25")).hits
+    assert "four times" in hits[0].content

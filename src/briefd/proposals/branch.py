@@ -239,8 +239,8 @@ def local_proposal(target: GitTarget, branch: str, change: Change, timeout: floa
 
 def merged_locally(target: GitTarget, commit: str, base: str, timeout: float) -> bool:
     """Whether the repository's branch ``base`` (its own, else the remote's it has fetched;
-    HEAD for a detached checkout's) holds ``commit``: a local proposal merged there. False
-    when git cannot tell (a commit or branch this repository lacks)."""
+    HEAD for a detached checkout's) holds ``commit``: a local or pushed proposal merged there.
+    False when git cannot tell (a commit or branch this repository lacks)."""
     refs = (f"refs/heads/{base}", f"refs/remotes/{target.remote}/{base}")
     for ref in ("HEAD",) if base == "HEAD" else refs:
         with contextlib.suppress(ProposalError):

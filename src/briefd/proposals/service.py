@@ -285,14 +285,22 @@ def refresh_after_sync(state: Callable[[], SharedState], settings: Settings) -> 
 def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
     """Read the state of every stored open pull request, and look for those opened since for
     pushed proposals that had none (by hand, as the forge's refusal advised) and those
-    reopened since they were closed; local proposals whose branch was merged are merged.
-    Never raises for forge trouble."""
-    merged = _merged_locally(store, settings)
+    reopened since they were closed; local proposals whose branch was merged are merged, and
+    so are pushed ones without a pull request (no forge, or merged past it) whose branch the
+    base branch fetched holds. Never raises for forge trouble."""
+    merged = _merged_locally(store, settings, "local")
+    read = _forge_refresh(store, settings)
+    # pushed ones after the forge: a pull request it found for one is kept, with its state
+    landed = _merged_locally(store, settings, "pushed")
+    return Refresh(read.checked, merged + read.changed + landed, read.error)
+
+
+def _forge_refresh(store: SharedState, settings: Settings) -> Refresh:
     if settings.forge.type == "none":
-        return Refresh(0, merged, None)
+        return Refresh(0, (), None)
     pending, unfollowed = store.open_pulls(), store.unfollowed()
     if not pending and not unfollowed:
-        return Refresh(0, merged, None)
+        return Refresh(0, (), None)
     try:
         forge_url = locate(settings).url
     except BriefdError:
@@ -303,23 +311,24 @@ def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
         try:
             forge = open_forge(settings.forge, forge_url, client, settings.project_named)
         except ProposalError as exc:
-            return Refresh(0, merged, str(exc))
+            return Refresh(0, (), str(exc))
         assert forge is not None
         read = _read_open(store, forge, pending)
         if not unfollowed or read.stopped:
-            return replace(read.refresh, changed=merged + read.refresh.changed)
+            return read.refresh
         found = _found_pulls(store, forge, unfollowed)
     error = read.refresh.error or found.error
     checked = read.refresh.checked + found.checked
-    return Refresh(checked, merged + read.refresh.changed + found.changed, error)
+    return Refresh(checked, read.refresh.changed + found.changed, error)
 
 
-def _merged_locally(store: SharedState, settings: Settings) -> tuple[str, ...]:
-    """Local proposals whose commit the base branch now holds (merged in the checkout, or
-    upstream and fetched) are merged; the others stay local (one whose branch was deleted
-    unmerged no longer counts as waiting: :data:`WAITING`)."""
-    local = store.proposals("local")
-    if not local:
+def _merged_locally(store: SharedState, settings: Settings, status: str) -> tuple[str, ...]:
+    """Proposals of ``status`` (local; pushed without a pull request) whose commit the base
+    branch now holds (merged in the checkout, or on the remote and fetched) are merged; the
+    others stay as they are (a local one whose branch was deleted unmerged no longer counts as
+    waiting: :data:`WAITING`). A squash or rebase merge leaves no such commit: not seen."""
+    waiting = [p for p in store.proposals(status) if p.commit_hash and not p.pr_number]
+    if not waiting:
         return ()
     try:
         target = locate(settings).target
@@ -327,11 +336,11 @@ def _merged_locally(store: SharedState, settings: Settings) -> tuple[str, ...]:
         return ()
     changed: list[str] = []
     timeout = settings.proposals.git_timeout
-    for proposal in local:
+    for proposal in waiting:
         base = proposal.base_branch or target.base_branch
         if proposal.commit_hash and merged_locally(target, proposal.commit_hash, base, timeout):
             store.record_check(proposal.id, "merged", None, _now())
-            changed.append(f"{proposal.id}: local → merged")
+            changed.append(f"{proposal.id}: {status} → merged")
     return tuple(changed)
 
 
