@@ -53,7 +53,7 @@ from briefd.store.changes import Delta
 from briefd.store.db import Store, index_run_lock, open_for_writing
 from briefd.store.freshness import NO_COMMIT_YET, SERVED_COMMIT, SOURCE_HEAD, SOURCE_KEY
 from briefd.store.scopes import default_scope_warnings, known_scopes
-from briefd.store.sections import block_reader
+from briefd.store.sections import anchor_reader, block_reader
 from briefd.text import double_encoded, without_controls
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
@@ -576,7 +576,14 @@ def resolve_all_links(conn: sqlite3.Connection, links: LinkContext | None = None
     shared = {s for s in scopes.values() if in_scopes(s, links.shared)}
     outside = [*links.outside, *links.skipped]
     catalog = Catalog.build(
-        docs, outside, scopes, shared, block_reader(conn), links.prefix, links.skipped
+        docs,
+        outside,
+        scopes,
+        shared,
+        block_reader(conn),
+        links.prefix,
+        links.skipped,
+        anchor_reader(conn),
     )
     stored = docs_table.stored_links(conn)
     docs_table.save_resolutions(conn, [(i, resolve(r.link, catalog)) for i, r in stored])

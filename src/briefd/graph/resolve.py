@@ -68,6 +68,9 @@ class Catalog:
     folded: dict[str, str] = field(default_factory=dict)  # path caseless → path
     prefix: str = ""
     skipped: dict[str, str] = field(default_factory=dict)  # in ``outside``: not indexed, why
+    # the names HTML tags outside headings give in a document (``<a name="old-heading">``),
+    # read only for a link whose fragment names no heading
+    anchors: Callable[[str], Mapping[str, int]] | None = None
 
     @classmethod
     def build(
@@ -79,6 +82,7 @@ class Catalog:
         blocks: Callable[[str], Mapping[str, int]] | None = None,
         prefix: str = "",
         skipped: Mapping[str, str] | None = None,
+        anchors: Callable[[str], Mapping[str, int]] | None = None,
     ) -> Catalog:
         headings = dict(docs)
         by_name: dict[str, list[str]] = defaultdict(list)
@@ -100,6 +104,7 @@ class Catalog:
             folded,
             prefix,
             dict(skipped or {}),
+            anchors,
         )
 
     def path(self, path: str) -> str | None:
@@ -299,7 +304,17 @@ def _has_fragment(catalog: Catalog, target: str, fragment: str) -> bool:
             return True
     if nested_heading_position([(h.level, h.text) for h in headings], wanted) is not None:
         return True  # Obsidian's [[note#Heading#Subheading]]
-    return numbered_heading(headings, fragment) is not None
+    if numbered_heading(headings, fragment) is not None:
+        return True
+    anchors = catalog.anchors(target) if catalog.anchors is not None else {}
+    return html_anchor_line(anchors, wanted) is not None
+
+
+def html_anchor_line(anchors: Mapping[str, int], fragment: str) -> int | None:
+    """The file line of the HTML anchor (``<a name>``, an ``id``) ``fragment`` names, compared
+    as headings' anchors are (case-insensitive)."""
+    wanted = caseless(fragment.strip())
+    return next((line for name, line in anchors.items() if caseless(name) == wanted), None)
 
 
 def numbered_heading(headings: Sequence[Heading], fragment: str) -> Heading | None:

@@ -174,6 +174,11 @@ def _obsidian_uncommented(text: str) -> str:
     return "".join(pieces)
 
 
+def code_spans_blanked(line: str) -> str:
+    """``line`` (no line break) with its code spans as spaces."""
+    return _spans_blanked(line)
+
+
 def _spans_blanked(line: str) -> str:
     """``line`` (no line break) with its code spans as spaces: what ``re.sub`` made of the
     expression ``(`+)(?:(?!\\1).)+?\\1``, without its time: backtracking, a line of n backticks

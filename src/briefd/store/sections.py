@@ -11,6 +11,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from briefd.graph.resolve import html_anchor_line
+from briefd.markdown.anchors import html_ids
 from briefd.markdown.blocks import block_ids
 from briefd.text import (
     caseless,
@@ -67,7 +69,7 @@ def section_finder(conn: sqlite3.Connection, scopes: Sequence[str]) -> SectionFi
     """:func:`linked_section` for many links at once (a search's related links, a bundle's
     hops): each linked document is read once, and its names worked out once, however many
     links name it."""
-    blocks = block_reader(conn)
+    blocks, anchors = block_reader(conn), anchor_reader(conn)
 
     @functools.cache
     def sections_of(path: str) -> _Sections | None:
@@ -93,6 +95,8 @@ def section_finder(conn: sqlite3.Connection, scopes: Sequence[str]) -> SectionFi
         line = names.heading_line(fragment)
         if line is None and fragment.strip().startswith("^"):  # an Obsidian block id
             line = blocks(path).get(fragment.strip()[1:])
+        if line is None:  # an HTML anchor: <a name="old-heading"></a>
+            line = html_anchor_line(anchors(path), fragment)
         return found.rowids[0] if line is None else found.holding(line)
 
     return find
@@ -246,6 +250,20 @@ def links_within(
         (path, start_line, end_line),
     )
     return [(r[0], r[1], r[2]) for r in rows]
+
+
+def anchor_reader(conn: sqlite3.Connection) -> Callable[[str], dict[str, int]]:
+    """A document's HTML anchors outside its headings (``<a name="old-heading">``) with their
+    file lines, read from its stored body the first time a link asks for one of them."""
+
+    @functools.cache
+    def read(path: str) -> dict[str, int]:
+        row = conn.execute(
+            "SELECT body, body_start_line FROM documents WHERE path = ?", (path,)
+        ).fetchone()
+        return html_ids(row[0], row[1]) if row is not None else {}
+
+    return read
 
 
 def block_reader(conn: sqlite3.Connection) -> Callable[[str], dict[str, int]]:

@@ -22,7 +22,7 @@ from briefd.graph.resolve import (
 from briefd.model import OUTSIDE_SCOPES, DocumentView, Link, ResolvedLink, ScopeInfo
 from briefd.store import documents as docs_table
 from briefd.store.scopes import add_to_scopes, resolve_scopes
-from briefd.store.sections import block_reader
+from briefd.store.sections import anchor_reader, block_reader
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +185,7 @@ def link_catalog(conn: sqlite3.Connection) -> tuple[list[ResolvedLink], Catalog]
     """Every stored link, and the catalogue of documents and headings they point into."""
     rows = conn.execute("SELECT path, headings FROM documents").fetchall()
     docs = ((r["path"], docs_table.headings_from_json(r["headings"])) for r in rows)
-    catalog = Catalog.build(docs, blocks=block_reader(conn))
+    catalog = Catalog.build(docs, blocks=block_reader(conn), anchors=anchor_reader(conn))
     return [r for _, r in docs_table.stored_links(conn)], catalog
 
 
