@@ -33,6 +33,8 @@ _DEFINITION = re.compile(
 )
 _REFERENCE = re.compile(r"(?<![!\[\]\\])\[([^\[\]\n]+)\](?:\[([^\[\]\n]*)\])?(?![(\[\]:])")
 _TICKS = re.compile(r"`+")
+# a backslash escaping a bracket or another backslash: ``\[not a link](x.md)`` is text
+_ESCAPED = re.compile(r"\\[\\\[\]]")
 _BLANK_LINE = re.compile(r"(\n[ \t]*\n)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _DOC_SUFFIXES = (".md", ".markdown")
@@ -133,11 +135,18 @@ def _visible(lines: Sequence[str], first_line: int, hidden: set[int]) -> dict[in
             continue
         if not run:
             continue
-        spans = "\n".join(_spans_blanked(lines[n - 1]) for n in run)
+        spans = "\n".join(_escapes_blanked(_spans_blanked(lines[n - 1])) for n in run)
         shown = _obsidian_uncommented(_uncommented(spans))
         visible.update(zip(run, shown.split("\n"), strict=True))
         run = []
     return visible
+
+
+def _escapes_blanked(line: str) -> str:
+    """``line`` with its escaped brackets (and escaped backslashes) as spaces: CommonMark reads
+    ``\\[text](x.md)`` and ``[text\\](x.md)`` as text, and ``\\\\[text](x.md)`` as a backslash
+    and a link."""
+    return _ESCAPED.sub("  ", line) if "\\" in line else line
 
 
 def _uncommented(text: str) -> str:
