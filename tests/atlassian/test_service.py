@@ -512,6 +512,30 @@ def test_an_issue_that_leaves_a_hard_limit_no_room_names_the_hard_limit_to_raise
     assert not roomy.diagnostics.budget_exceeded
 
 
+def test_an_issues_browse_url_is_read_as_its_key(
+    rest: TestClient, live_api: Briefd, cloud: FakeSite
+) -> None:
+    """B1, A2: the issue's address as a browser shows it (or Jira's "copy link"), passed as
+    the issue, headed the bundle as text, and the bundle was about whatever its words matched
+    (fees, for 'http 127 browse shop 42'); `briefd jira issue URL` said it is no key. A browse
+    URL on jira.url is read as the key it ends in; one of another site stays text."""
+    asked = {"task": "", "max_tokens": 1500}
+    keyed = rest.post("/api/bundle", json={**asked, "issue": "SHOP-42"}).json()
+    linked = f"{cloud.url}/browse/SHOP-42?focusedCommentId=10001#comment-10001"
+    browsed = rest.post("/api/bundle", json={**asked, "issue": linked})
+    assert browsed.status_code == 200, browsed.text
+    assert browsed.json()["text"] == keyed["text"]
+    assert keyed["text"].startswith("> tracker issue · SHOP-42\n\nSHOP-42: Partial refunds")
+    issue = live_api.atlassian.jira_issue(f"{cloud.url}/browse/shop-42/", False, 2000, None)
+    assert issue.text.markdown.startswith("# SHOP-42: Partial refunds can exceed the captured")
+    before = len(cloud.seen)
+    other = "https://jira.other.example/browse/SHOP-42"
+    elsewhere = rest.post("/api/bundle", json={**asked, "issue": other})
+    assert elsewhere.status_code == 200, elsewhere.text
+    assert elsewhere.json()["text"].startswith(f"> tracker issue\n\n{other}\n")
+    assert len(cloud.seen) == before  # another site's issue is not looked up here
+
+
 def test_a_bundle_headed_by_a_live_issue_takes_usage_reports_and_serves_as_a_base(
     live_api: Briefd, cloud: FakeSite
 ) -> None:

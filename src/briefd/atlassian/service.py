@@ -139,7 +139,7 @@ class Atlassian:
         self, key: str, comments: bool, max_tokens: int, account: Account | None
     ) -> IssueAnswer:
         _check(self.jira_settings, "Jira", 1, max_tokens)
-        issue = self._issue(key, comments, account)
+        issue = self._issue(self.browsed_key(key) or key, comments, account)
         blocks = tuple(render.issue_blocks(issue))
         ask = render.ask_for_more(render.ASK_ISSUE, max_tokens, issue.url)
         fitted = render.fit(blocks, max_tokens, ask)
@@ -156,6 +156,9 @@ class Atlassian:
         typed in lower case ("shop-42") is looked up too, but text that only has a key's shape
         ("utf-8", "sha-256") must not fail a bundle: without Jira, or when Jira has no such
         issue, it is the issue's text."""
+        browsed = self.browsed_key(issue or "")
+        if browsed is not None:  # a browse URL of the configured site names its issue
+            issue = browsed
         if not issue or not is_issue_key(issue):
             return _as_given
         as_jira_writes = issue.strip() == issue.strip().upper()
@@ -179,6 +182,27 @@ class Atlassian:
             return fitted.markdown.removeprefix("# "), render.issue_query(found)
 
         return head
+
+    def browsed_key(self, value: str) -> str | None:
+        """The key of an issue's browse URL on the configured Jira site (a browser's address
+        bar, Jira's "copy link": ``https://acme.atlassian.net/browse/SHOP-42``, a query or
+        fragment after it too), else None: passed as ``issue``, it headed the bundle as text
+        and the bundle searched for its words. A URL of another site stays text: the key
+        there names another issue here."""
+        text = value.strip()
+        url = self.jira_settings.url
+        if url is None or not text.startswith(("https://", "http://")) or len(text.split()) > 1:
+            return None
+        try:
+            link = urllib.parse.urlsplit(text)
+        except ValueError:
+            return None
+        head, browse, key = link.path.rstrip("/").rpartition("/browse/")
+        if not browse or not is_issue_key(key):
+            return None
+        site = urllib.parse.urlsplit(url)  # (the gateway's URL: none is browsed there)
+        same = head == site.path.rstrip("/") and _same_site(site, link)
+        return key.upper() if same else None
 
     def _issue(self, key: str, comments: bool, account: Account | None) -> Issue:
         wanted = issue_key(key)

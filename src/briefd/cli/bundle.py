@@ -92,8 +92,8 @@ def bundle_command(
     issue: str | None = typer.Option(
         None,
         "--issue",
-        help="A Jira key (fetched live when Jira is configured) or the issue's text: heads the "
-        "bundle (whole) and joins the query.",
+        help="A Jira key or its browse URL (fetched live when Jira is configured) or the "
+        "issue's text: heads the bundle and joins the query.",
         callback=utf8_text,
     ),
     json_output: bool = JSON_OUTPUT,

@@ -221,7 +221,7 @@ class Tools:
             str | None,
             Field(
                 max_length=20_000,
-                description="The tracker issue the task comes from: a Jira key (e.g. SHOP-42, fetched live when Jira is configured) or the issue's text; it heads the bundle and joins the query.",
+                description="The tracker issue the task comes from: a Jira key (e.g. SHOP-42, or its browse URL; fetched live when Jira is configured) or the issue's text; it heads the bundle and joins the query.",
             ),
         ] = None,
         base: Base = None,
