@@ -15,7 +15,7 @@ from pydantic import Field, TypeAdapter
 
 from briefd.service.state import ServiceState
 from briefd.team.activity import nothing_logged
-from briefd.team.drift import DriftReport
+from briefd.team.drift import DriftReport, page
 from briefd.team.gaps import (
     GENERIC_LEFT_OUT,
     UNLOGGED_BY,
@@ -35,6 +35,9 @@ Since = Annotated[
         description="Window: a span back from now (12h, 30d, 2w) or a date (2026-01-31).",
     ),
 ]
+
+DRIFT_COMMITS_SHOWN = 5  # per document in the text (the JSON lists more)
+MAX_DRIFT_LISTED = 100  # the largest limit knowledge_drift takes: ~4 KB of JSON a document
 
 
 def report_result(text: str, report: object) -> CallToolResult:
@@ -73,13 +76,21 @@ class TeamTools:
         report = await self._call("knowledge_gaps", lambda: self.state.api.gaps(request))
         return report_result(gaps_text(report), report)
 
-    async def knowledge_drift(self) -> Annotated[CallToolResult, DriftReport]:
+    async def knowledge_drift(
+        self,
+        limit: Annotated[int, Field(ge=1, le=MAX_DRIFT_LISTED)] = 20,
+        offset: Annotated[
+            int, Field(ge=0, description="Skip this many drifting documents (the next page).")
+        ] = 0,
+    ) -> Annotated[CallToolResult, DriftReport]:
         """Knowledge documents that may be stale: commits in the configured code repositories
-        touched the paths a document's refs govern after the document last changed. Lists each
-        such document with the commits (hash, date, author, subject, paths) and how long it has
+        touched the paths a document's refs govern after the document last changed. Lists
+        such documents, longest drifting first (limit of them from offset; drifting counts
+        all), with the commits (hash, date, author, subject, paths) and how long each has
         drifted. Read-only (refreshed on every sync)."""
         report = await self._call("knowledge_drift", self.state.api.drift, exclusive=False)
-        return report_result(drift_text(report), report)
+        shown = page(report, limit, offset)
+        return report_result(drift_text(shown), shown)
 
     async def knowledge_usage(
         self, since: Since = "30d", limit: Annotated[int, Field(ge=1, le=500)] = 20
@@ -126,9 +137,6 @@ def gaps_text(report: GapsReport) -> str:
     return "\n".join(lines)
 
 
-DRIFT_COMMITS_SHOWN = 5  # per document in the text (the JSON lists more)
-
-
 def drift_text(report: DriftReport) -> str:
     repos = ", ".join(
         f"{r.name} ({r.branch or '?'} at {(r.head or 'none')[:10]}"
@@ -143,8 +151,7 @@ def drift_text(report: DriftReport) -> str:
             'document the code paths it governs in its front matter (refs: ["src/payments/**"]).'
         )
     governed = counted(report.governed, "document")
-    head = f"{len(report.documents)} of {governed} with refs drift ({repos})."
-    lines = [head]
+    lines = [f"{report.drifting} of {governed} with refs drift ({repos})."]
     for doc in report.documents:
         lines.append(
             f"- {doc.doc_path}: {doc.commit_count} commit(s) since its last change "
@@ -156,8 +163,29 @@ def drift_text(report: DriftReport) -> str:
             lines.append(f"  {where}{c.hash[:10]} {c.at[:10]} {c.author}: {c.subject} [{paths}]")
         if doc.commit_count > DRIFT_COMMITS_SHOWN:
             lines.append(f"  … and {doc.commit_count - DRIFT_COMMITS_SHOWN} older commit(s)")
+    lines += drift_pages(report)
     lines += [f"warning: {w}" for w in report.warnings]
     return "\n".join(lines)
+
+
+def drift_pages(report: DriftReport) -> list[str]:
+    """Where the listed documents sit among all drifting ones, and the call for the next."""
+    end = report.offset + len(report.documents)
+    if not report.offset and end >= report.drifting:
+        return []  # every drifting document is listed
+    if not report.documents:
+        return [
+            f"No drifting documents from offset={report.offset}: {report.drifting} drift; call "
+            "knowledge_drift with offset=0 (or a smaller offset) to read them."
+        ]
+    shown = f"{report.offset + 1}-{end}" if report.offset else f"{end}"
+    if end >= report.drifting:
+        return [f"[{shown} of {report.drifting} drifting documents shown: the last of them]"]
+    size = min(report.drifting - end, MAX_DRIFT_LISTED)
+    return [
+        f"[{shown} of {report.drifting} drifting documents shown: call knowledge_drift with "
+        f"offset={end}, limit={size} for the next]"
+    ]
 
 
 def usage_text(report: UsageReport) -> str:

@@ -56,6 +56,16 @@ class DriftReport:
     repos: tuple[RepoState, ...]
     documents: tuple[DocumentDrift, ...]  # longest drifting first
     warnings: tuple[str, ...] = ()  # what the report cannot see (a shallow knowledge clone)
+    drifting: int = 0  # drifting documents, those a page leaves out too
+    offset: int = 0  # how many drifting documents, in their order, come before those listed
+
+
+def page(report: DriftReport, limit: int | None, offset: int = 0) -> DriftReport:
+    """``limit`` of the report's drifting documents (all: None) from ``offset``; ``drifting``
+    still counts every one. A team whose refs cover much of its code may see thousands drift,
+    each with up to ``COMMITS_SHOWN`` commits: megabytes that no agent can be handed whole."""
+    end = None if limit is None else offset + limit
+    return replace(report, documents=report.documents[offset:end], offset=offset)
 
 
 def detect(docs: Sequence[GovernedDocument], commits: Sequence[CodeCommit]) -> list[DriftRow]:
@@ -228,7 +238,8 @@ def _report(store: Store, configured: Sequence[code.CodeSource]) -> DriftReport:
         if path in docs
     ]
     drifting.sort(key=lambda d: (d.since, d.doc_path))
-    return DriftReport(now.isoformat(timespec="seconds"), len(docs), tuple(repos), tuple(drifting))
+    at = now.isoformat(timespec="seconds")
+    return DriftReport(at, len(docs), tuple(repos), tuple(drifting), drifting=len(drifting))
 
 
 def with_unread(

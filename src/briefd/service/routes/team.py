@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 
 from briefd.service import charts
 from briefd.service.deps import ERRORS, State
-from briefd.team.drift import DriftReport
+from briefd.team.drift import DriftReport, page
 from briefd.team.gaps import GapsReport, GapsRequest
 from briefd.team.usage import UsageReport
 
@@ -44,10 +44,21 @@ def gaps(
 
 
 @router.get("/drift", response_model=DriftReport, responses=ERRORS)
-def drift(state: State) -> DriftReport:
-    """Documents whose ``refs`` cover code changed after them (T4), with those commits, as of
-    the last sync (every sync reads the code repositories' new commits)."""
-    return state.call("rest", "drift", state.api.drift, exclusive=False)
+def drift(
+    state: State,
+    limit: Annotated[
+        int | None,
+        Query(ge=1, le=1000, description="Most drifting documents listed (default: all)."),
+    ] = None,
+    offset: Annotated[
+        int, Query(ge=0, description="Skip this many drifting documents (the next page).")
+    ] = 0,
+) -> DriftReport:
+    """Documents whose ``refs`` cover code changed after them (T4), longest drifting first,
+    with those commits, as of the last sync (every sync reads the code repositories' new
+    commits); ``drifting`` counts them all, those past ``limit`` too."""
+    report = state.call("rest", "drift", state.api.drift, exclusive=False)
+    return page(report, limit, offset)
 
 
 @router.get("/usage", response_model=UsageReport, responses=ERRORS)
@@ -101,7 +112,7 @@ def dashboard_drift(report: DriftReport) -> dict[str, Any]:
     )
     return {
         **TypeAdapter(DriftReport).dump_python(shown, mode="json"),
-        "drifting": len(report.documents),
+        "drifting": report.drifting,
     }
 
 
