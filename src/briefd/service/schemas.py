@@ -116,6 +116,11 @@ class DocumentSummaryOut(BaseModel):
 
 class DocumentsOut(BaseModel):
     documents: list[DocumentSummaryOut]
+    total: int = Field(description="Documents in the scopes asked, those of other pages too.")
+    next_cursor: str | None = Field(
+        default=None,
+        description="Pass as cursor for the next page (null: no more documents).",
+    )
 
 
 class RequestIn(BaseModel):

@@ -47,21 +47,46 @@ def scope_counts(conn: sqlite3.Connection) -> list[ScopeInfo]:
     return [ScopeInfo(r["scope"], r["docs"], r["chunks"]) for r in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentPage:
+    """Documents of a listing from a point (``after``: the scope and path of the last one
+    read), and how many the listing holds in all."""
+
+    documents: list[DocumentSummary]
+    total: int
+
+
 def document_list(conn: sqlite3.Connection, scopes: Sequence[str] | None) -> list[DocumentSummary]:
     """Documents of ``scopes`` (None: every scope) by scope, then path, with their section
     and token counts."""
+    return document_page(conn, scopes).documents
+
+
+def document_page(
+    conn: sqlite3.Connection,
+    scopes: Sequence[str] | None,
+    after: tuple[str, str] | None = None,
+    limit: int | None = None,
+) -> DocumentPage:
+    """At most ``limit`` (None: all) of :func:`document_list` past ``after`` (a scope and a
+    path: the order's key, so a page stays right while documents come and go between reads),
+    with the count of the whole listing, read in one transaction by the caller."""
     allowed = resolve_scopes(conn, scopes, ()) if scopes else None
     where, args = "", tuple(allowed or ())
     if allowed is not None:
         where = f"WHERE d.scope IN ({', '.join('?' * len(allowed))})"
+    total = conn.execute(f"SELECT count(*) FROM documents d {where}", args).fetchone()[0]
+    if after is not None:
+        where += f" {'AND' if where else 'WHERE'} (d.scope, d.path) > (?, ?)"
+        args += after
     rows = conn.execute(
         "SELECT d.scope, d.path, d.title, count(c.rowid) AS sections, "
         "coalesce(sum(c.tokens), 0) AS tokens, coalesce(d.updated_at, d.indexed_at) AS updated "
         f"FROM documents d LEFT JOIN chunks c ON c.doc_id = d.id {where} "
-        "GROUP BY d.id ORDER BY d.scope, d.path",
-        args,
+        "GROUP BY d.id ORDER BY d.scope, d.path LIMIT ?",
+        (*args, -1 if limit is None else limit),
     )
-    return [DocumentSummary(*r) for r in rows]
+    return DocumentPage([DocumentSummary(*r) for r in rows], total)
 
 
 def document_view(

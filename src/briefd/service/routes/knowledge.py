@@ -11,10 +11,12 @@ from fastapi import APIRouter, Header, Query
 from briefd.graph.suggest import LinkSuggestion
 from briefd.retrieval.search import SearchRequest
 from briefd.service import schemas
+from briefd.service.cursor import cursor_of, key_of
 from briefd.service.deps import ERRORS, Head, State
 from briefd.service.documents import DocumentOut
 from briefd.service.schemas import split_list
 from briefd.service.state import Caller, dashboard_search
+from briefd.store import views
 from briefd.team.suggestions import ALL_SUGGESTIONS as EVERY
 
 router = APIRouter(prefix="/api", tags=["knowledge"])
@@ -68,13 +70,33 @@ def documents(
         list[str] | None,
         Query(description="Only these scopes (comma list or repeated); default: every scope."),
     ] = None,
+    limit: Annotated[
+        int | None,
+        Query(ge=1, le=1000, description="Most documents in the answer (default: all)."),
+    ] = None,
+    cursor: Annotated[
+        str | None,
+        Query(max_length=4000, description="A page's next_cursor: the documents after it."),
+    ] = None,
 ) -> schemas.DocumentsOut:
     """The indexed documents by scope, then path, with their section and token counts (as
-    ``briefd docs`` lists them)."""
+    ``briefd docs`` lists them); with ``limit``, a page of them, and ``next_cursor`` to ask
+    for the next."""
     wanted = split_list(scopes)
-    found = state.call("rest", "list_documents", lambda: state.api.documents(wanted))
-    return schemas.DocumentsOut.model_validate(
-        {"documents": [dataclasses.asdict(d) for d in found]}
+    after = key_of(cursor, 2, "GET /api/docs") if cursor else None
+
+    def read() -> views.DocumentPage:
+        with state.api.store.read() as conn:  # the page and its total in one transaction
+            key = (after[0], after[1]) if after else None
+            return views.document_page(conn, wanted, key, None if limit is None else limit + 1)
+
+    found = state.call("rest", "list_documents", read)
+    shown = found.documents[:limit]
+    last = shown[-1] if len(found.documents) > len(shown) else None  # one more was there
+    return schemas.DocumentsOut(
+        documents=[schemas.DocumentSummaryOut(**dataclasses.asdict(d)) for d in shown],
+        total=found.total,
+        next_cursor=cursor_of(last.scope, last.path) if last else None,
     )
 
 
