@@ -56,7 +56,7 @@ def test_a_push_the_remote_refuses_is_a_documented_502(git_api: Briefd, remote: 
     assert answer.json()["error"] == "proposal_remote"
     assert "pre-receive hook declined" in answer.json()["detail"]
     assert tool.is_error and "pre-receive hook declined" in tool.content[0].text  # type: ignore[union-attr]
-    assert listed == {"proposals": [], "counts": {}}  # nothing was pushed, nothing stored
+    assert listed == {"proposals": [], "counts": {}, "total": 0, "next_cursor": None}  # none stored
     responses = schema["paths"]["/api/proposals"]["post"]["responses"]
     assert "502" in responses
     assert responses["502"]["content"]["application/json"]["schema"] == {

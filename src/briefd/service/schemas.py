@@ -444,6 +444,11 @@ class ProposalOut(BaseModel):
 class ProposalsOut(BaseModel):
     proposals: list[ProposalOut]
     counts: dict[str, int]
+    total: int = Field(description="Proposals of the status asked, those of other pages too.")
+    next_cursor: str | None = Field(
+        default=None,
+        description="Pass as cursor for the next page (null: no more proposals).",
+    )
 
 
 def hit_out(hit: Hit) -> HitOut:

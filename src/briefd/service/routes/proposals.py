@@ -8,8 +8,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Query, status
 
-from briefd.proposals.model import ProposalRequest, ProposalStatus
+from briefd.proposals.model import Proposal, ProposalRequest, ProposalStatus
 from briefd.service import schemas
+from briefd.service.cursor import cursor_of, key_of
 from briefd.service.deps import ERRORS, PUSHES, State
 from briefd.service.schemas import split_list
 
@@ -46,11 +47,36 @@ def create_proposal(
 def list_proposals(
     state: State,
     status: Annotated[ProposalStatus | None, Query(description="Only these.")] = None,
+    limit: Annotated[
+        int | None,
+        Query(ge=1, le=1000, description="Most proposals in the answer (default: all)."),
+    ] = None,
+    cursor: Annotated[
+        str | None,
+        Query(max_length=4000, description="A page's next_cursor: the proposals after it."),
+    ] = None,
 ) -> schemas.ProposalsOut:
-    """Stored proposals, newest first, with counts by status (as of the last sync)."""
+    """Stored proposals, newest first, with counts by status (as of the last sync); with
+    ``limit``, a page of them, and ``next_cursor`` to ask for the next."""
+    after = key_of(cursor, 2, "GET /api/proposals") if cursor else None
     everything = state.call("rest", "proposals", state.api.proposals)
     counts: dict[str, int] = {}
     for p in everything:
         counts[p.status] = counts.get(p.status, 0) + 1
-    shown = [schemas.proposal_out(p) for p in everything if status is None or p.status == status]
-    return schemas.ProposalsOut(proposals=shown, counts=counts)
+    wanted = [p for p in everything if status is None or p.status == status]
+    listed = [p for p in wanted if after is None or later_in_list(p, after)]
+    shown = listed[:limit]
+    last = shown[-1] if len(listed) > len(shown) else None  # more follow
+    return schemas.ProposalsOut(
+        proposals=[schemas.proposal_out(p) for p in shown],
+        counts=counts,
+        total=len(wanted),
+        next_cursor=cursor_of(last.created_at, last.id) if last else None,
+    )
+
+
+def later_in_list(proposal: Proposal, after: tuple[str, ...]) -> bool:
+    """Whether ``proposal`` comes after the one whose (created_at, id) is ``after`` in the
+    listing's order (newest first, then by id), whether or not that one is still stored."""
+    created, pid = after
+    return proposal.created_at < created or (proposal.created_at == created and proposal.id > pid)
