@@ -302,7 +302,7 @@ def test_tools_keep_to_the_default_scopes_and_the_budget(url: str, mode: str) ->
             "shown": await client.call_tool(
                 "get_document", {"doc_path": ledger, "scopes": ["projects/ledger"]}
             ),
-            "suggest": await client.call_tool("suggest_links", {"limit": 1000}),
+            "suggest": await client.call_tool("suggest_links", {"limit": 100}),
             "search": await client.call_tool(
                 "search_context", {"query": "refund", "max_tokens": 200}
             ),
@@ -327,6 +327,7 @@ def test_tools_keep_to_the_default_scopes_and_the_budget(url: str, mode: str) ->
     assert not out["shown"].is_error
     assert out["shown"].structured_content["path"] == "projects/ledger/overview.md"  # type: ignore[index]
     suggestions = out["suggest"].structured_content["suggestions"]  # type: ignore[index]
+    assert len(suggestions) == out["suggest"].structured_content["total"]  # type: ignore[index]
     assert suggestions and not any(
         "projects/" in s["doc_path"] or s["target"].startswith("projects/") for s in suggestions
     )

@@ -9,6 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult
 
 from briefd.api import Briefd
 from briefd.errors import NotFoundError
@@ -674,8 +675,8 @@ def test_suggestions_past_the_largest_limit_are_read_with_an_offset(
             Client(streamable_http_client(url, http_client=client)) as mcp,
         ):
             out = []
-            for offset in (0, 1000):
-                args = {"limit": 1000, "offset": offset}
+            for offset in (0, 1100):  # the tool lists at most 100 a call
+                args = {"limit": 100, "offset": offset}
                 result = await mcp.call_tool("suggest_links", args)
                 text = result.content[0].text  # type: ignore[union-attr]
                 out.append((text, len((result.structured_content or {})["suggestions"])))
@@ -683,15 +684,51 @@ def test_suggestions_past_the_largest_limit_are_read_with_an_offset(
 
     with serving(create_app(api, service_config(token=None))) as base:
         (first, first_count), (second, second_count) = anyio.run(main, base + "/mcp")
-    assert (first_count, second_count) == (1000, 205)
+    assert (first_count, second_count) == (100, 100)
     assert first.splitlines()[-1] == (
-        "[1000 of 1205 suggestions shown: call suggest_links with offset=1000, limit=205 "
+        "[100 of 1205 suggestions shown: call suggest_links with offset=100, limit=100 "
         "(or a doc_path) for the next]"
     )
-    assert second.splitlines()[-1] == "[1001-1205 of 1205 suggestions shown: the last of them]"
-    assert second.splitlines()[0].startswith(
-        "- domain/index.md:1003 broken-link: no document matches 'nowhere-1000'"
+    assert second.splitlines()[-1] == (
+        "[1101-1200 of 1205 suggestions shown: call suggest_links with offset=1200, limit=5 "
+        "(or a doc_path) for the next]"
     )
+    assert second.splitlines()[0].startswith(
+        "- domain/index.md:1103 broken-link: no document matches 'nowhere-1100'"
+    )
+
+
+def test_the_tool_lists_at_most_a_hundred_and_never_asks_for_more(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """An MCP client hands every byte to the model: 1,000 suggestions were 116 KB of text and
+    216 KB of JSON (on 3,000 documents), and a list of 150 cut at 20 told the model to call
+    again with limit=150. The tool takes at most 100 and names the next page's offset."""
+    lines = "\n".join(f"- see [[nowhere-{n:04d}]]" for n in range(150))
+    write_files({"domain/index.md": f"# Index\n\n{lines}\n"})
+    api.index()
+
+    async def main(url: str) -> list[CallToolResult]:
+        async with (
+            httpx2.AsyncClient(timeout=30) as client,
+            Client(streamable_http_client(url, http_client=client)) as mcp,
+        ):
+            return [
+                await mcp.call_tool("suggest_links", args)
+                for args in ({}, {"limit": 1000}, {"limit": 100, "offset": 100})
+            ]
+
+    with serving(create_app(api, service_config(token=None))) as base:
+        first, over, last = anyio.run(main, base + "/mcp")
+    assert first.content[0].text.splitlines()[-1] == (  # type: ignore[union-attr]
+        "[20 of 150 suggestions shown: call suggest_links with offset=20, limit=100 "
+        "(or a doc_path) for the next]"
+    )
+    assert over.is_error
+    assert over.content[0].text == (  # type: ignore[union-attr]
+        "suggest_links: limit: Input should be less than or equal to 100"
+    )
+    assert len((last.structured_content or {})["suggestions"]) == 50
 
 
 def test_a_path_copied_decomposed_names_the_document_it_spells(

@@ -223,7 +223,7 @@ def scopes_text(out: schemas.ScopesOut) -> str:
     return "\n".join(["Scopes:", *rows, f"Searched by default: {default}", *warnings])
 
 
-MAX_SUGGESTIONS = 1000  # the largest limit suggest_links takes
+MAX_SUGGESTIONS = 100  # the largest limit the suggest_links tool takes: ~33 KB with its JSON
 
 
 def suggestions_text(out: schemas.SuggestionsOut) -> str:

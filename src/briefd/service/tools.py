@@ -392,7 +392,7 @@ class Tools:
         doc_path: Annotated[
             str | None, Field(max_length=1000, description="Only this document (default: all).")
         ] = None,
-        limit: Annotated[int, Field(ge=1, le=1000)] = 20,
+        limit: Annotated[int, Field(ge=1, le=render.MAX_SUGGESTIONS)] = 20,
         scopes: Scopes = None,
         offset: Annotated[
             int, Field(ge=0, description="Skip this many suggestions (the next page).")
