@@ -71,6 +71,14 @@ from briefd.sync.poller import Poller
 
 log = logging.getLogger("briefd.service")
 
+SHOWN_LOST = 10  # proposal records and usage reports named when lost at shutdown
+LOST_AT_SHUTDOWN = (
+    "the index could not take %d write(s) a client was told are stored, lost with this stop: %s"
+)
+BRANCH_STANDS = (
+    ". A proposal's branch stands in the knowledge repository, unknown to briefd: open a pull "
+    "request from it by hand, or delete it and propose again"
+)
 SHUTDOWN_WAIT_S = 8.0  # for a running sync or rebuild: inside `docker stop`'s 10 s before SIGKILL
 MCP_HEADERS = ("Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID")  # CORS: allowed
 # CORS, for pages on serve.allowed_origins: the request headers briefd reads besides those (a
@@ -234,7 +242,28 @@ async def _last_flush(state: ServiceState) -> None:
     try:
         await anyio.to_thread.run_sync(state.flush)
     except errors.BriefdError as exc:
-        log.warning("could not save %s at shutdown: %s", _unsaved(exc), exc)
+        say_unsaved_at_shutdown(state, exc)
+    else:
+        say_unsaved_at_shutdown(state, None)
+
+
+def say_unsaved_at_shutdown(state: ServiceState, failed: BaseException | None) -> None:
+    """What the last flush could not save, lost with this stop: the counters and the query
+    log since the last flush (``failed``), and, by name, each proposal record and usage report
+    a client was told is stored (a proposal's branch stands, unknown to briefd)."""
+    if failed is not None:
+        said = str(failed).replace(f"; {RUN_AGAIN}", "")
+        log.warning(
+            "could not save %s at shutdown, lost with this stop: %s", _unsaved(failed), said
+        )
+    lost = state.unsaved_writes()
+    if not lost:
+        return
+    shown = "; ".join(lost[:SHOWN_LOST]) + (
+        f"; and {len(lost) - SHOWN_LOST} more" if len(lost) > SHOWN_LOST else ""
+    )
+    advice = BRANCH_STANDS if any(said.startswith("proposal ") for said in lost) else ""
+    log.error(LOST_AT_SHUTDOWN + "%s", len(lost), shown, advice)
 
 
 def _unsaved(exc: BaseException) -> str:

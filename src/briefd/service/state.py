@@ -503,6 +503,9 @@ class ServiceState:
                     unshared, shared_error = pending, exc
                 pending, prune = [], False
             with self.lock:
+                # first, on their own: proposal records and usage reports a client was told
+                # are stored (kept for later if the index refuses them), whatever the log does
+                self.api.flush_bundle_hits()
                 if pending or prune:
                     self.api.log_queries(pending)  # prunes what is past retention, too
                     pending = []
@@ -518,7 +521,6 @@ class ServiceState:
                     counted = {}
                     stored = self.api.counters()
                 self.metrics.show_stored(stored)  # every process's counts, as stored
-                self.api.flush_bundle_hits()
         except BaseException as exc:
             with self._pending_lock:
                 self._pending = (unshared + pending + self._pending)[-MAX_PENDING:]
@@ -531,6 +533,14 @@ class ServiceState:
             with self._pending_lock:
                 self._pending = (unshared + self._pending)[-MAX_PENDING:]
             raise shared_error
+
+    def unsaved_writes(self) -> list[str]:
+        """Proposal records and usage reports a client was told are stored that the index has
+        not taken yet (a full disk), named; lost if the process stops now."""
+        try:
+            return self.api.store.unsaved()
+        except BriefdError:
+            return []
 
     def _in_a_new_file(self) -> bool:
         """Whether the store reopened its file (deleted or replaced under the server) since

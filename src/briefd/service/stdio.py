@@ -30,7 +30,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from briefd.api import Briefd
-from briefd.service.app import beside_the_server, mcp_server
+from briefd.service.app import beside_the_server, mcp_server, say_unsaved_at_shutdown
 from briefd.service.config import ServiceConfig
 from briefd.service.limits import invalid_text
 from briefd.service.metrics import Metrics
@@ -165,5 +165,7 @@ async def _stop_on_signal(state: ServiceState) -> None:
             try:
                 await anyio.to_thread.run_sync(state.flush)
             except Exception as exc:  # still stop: the client asked for it
-                log.warning("could not save counters and the query log at shutdown: %s", exc)
+                say_unsaved_at_shutdown(state, exc)
+            else:
+                say_unsaved_at_shutdown(state, None)
             os._exit(0)

@@ -76,7 +76,8 @@ class LocalState(IndexSessions):
             with store.write(wait_ms=WAIT_MS) as conn:
                 save(conn)
         except StoreError:
-            store.defer(f"usage:{bundle_id}:{secrets.token_hex(8)}", save)
+            said = f"a usage report of bundle {bundle_id}"
+            store.defer(f"usage:{bundle_id}:{secrets.token_hex(8)}", save, said=said)
         return max(len(dict.fromkeys(chunk_ids)), 1)
 
     def query_rows(self, since: str) -> list[tuple[Any, ...]]:
@@ -129,7 +130,8 @@ class LocalState(IndexSessions):
             with store.write() as conn:
                 save(conn)
         except StoreError:
-            store.defer(f"proposal:{proposal.id}", save)
+            said = f"proposal {proposal.id} ({proposal.doc_path}, branch {proposal.branch})"
+            store.defer(f"proposal:{proposal.id}", save, said=said)
 
     def proposals(self, status: str | None = None) -> list[Proposal]:
         where, args = ("WHERE status = ?", (status,)) if status else ("", ())

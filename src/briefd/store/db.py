@@ -14,7 +14,6 @@ import os
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,12 +28,12 @@ from briefd.errors import (
     StoreError,
 )
 from briefd.folders import create_private, ignore_in_git, make_index_folder
+from briefd.store.deferred import MAX_DEFERRED as MAX_DEFERRED  # at most this many wait
+from briefd.store.deferred import Deferred, Write
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from briefd.text import fold
 
 BUSY_TIMEOUT_MS = 30_000
-MAX_DEFERRED = 2_000  # writes kept in memory while the index cannot take them
-Write = Callable[[sqlite3.Connection], None]
 
 
 class Connection(sqlite3.Connection):
@@ -98,8 +97,7 @@ class Store:
         self._identity = _identity(path)
         self.reopened: Reopened | None = None
         self.damaged: str | None = None  # damage a read or write found inside the open file
-        self._deferred: OrderedDict[str, tuple[object, Write]] = OrderedDict()
-        self._deferred_lock = threading.Lock()
+        self._deferred = Deferred()
 
     @classmethod
     def open(cls, path: Path, create: bool = False, source: Path | None = None) -> Store:
@@ -170,36 +168,28 @@ class Store:
         self.damaged = None
         self.reopened = Reopened("deleted" if current is None else "replaced", at)
 
-    def defer(self, key: str, write: Write, payload: object = None) -> None:
+    def defer(
+        self, key: str, write: Write, payload: object = None, said: str | None = None
+    ) -> None:
         """Keep a write the index cannot take now (another process's long write, a full
-        disk) for :meth:`flush_deferred`; ``payload`` answers :meth:`deferred` meanwhile. At
-        most :data:`MAX_DEFERRED` are kept (the oldest go first)."""
-        with self._deferred_lock:
-            self._deferred[key] = (payload, write)
-            while len(self._deferred) > MAX_DEFERRED:
-                self._deferred.popitem(last=False)
+        disk) for :meth:`flush_deferred`; ``payload`` answers :meth:`deferred` meanwhile;
+        ``said``: how to name it if it is never written (a write a client was told is stored;
+        None for a cache row). See :class:`~briefd.store.deferred.Deferred`."""
+        self._deferred.add(key, write, payload, said)
 
     def deferred(self, key: str) -> object | None:
         """The payload of a write still waiting under ``key`` (None: none is)."""
-        with self._deferred_lock:
-            held = self._deferred.get(key)
-        return held[0] if held is not None else None
+        return self._deferred.payload(key)
+
+    def unsaved(self) -> list[str]:
+        """The writes a client was told are stored that still wait, named (``said``)."""
+        return self._deferred.unsaved()
 
     def flush_deferred(self, wait_ms: int | None = None) -> int:
-        """Write what was deferred, in order, in one transaction; how many. A
-        :class:`StoreError` leaves everything queued for the next try."""
-        with self._deferred_lock:
-            pending = list(self._deferred.items())
-        if not pending:
-            return 0
-        with self.write(wait_ms=wait_ms, durable=False) as conn:
-            for _, (_, write) in pending:
-                write(conn)
-        with self._deferred_lock:
-            for key, entry in pending:
-                if self._deferred.get(key) is entry:
-                    del self._deferred[key]
-        return len(pending)
+        """Write what was deferred; how many. On a full disk each write gets its own
+        transaction, those a client was told are stored first. A :class:`StoreError` leaves
+        what was not written queued for the next try."""
+        return self._deferred.flush(lambda: self.write(wait_ms=wait_ms, durable=False))
 
     def healthy(self) -> bool:
         """SQLite's quick check finds no damage (seconds for a large index: --rebuild only)."""
