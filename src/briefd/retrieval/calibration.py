@@ -26,7 +26,7 @@ from briefd.store.db import Store
 from briefd.vectors import snapshot
 from briefd.vectors import store as vector_store
 
-VERSION = "9"  # bump when the probes or the way the gate is fitted change
+VERSION = "10"  # bump when the probes or the way the gate is fitted change
 META = "gate-calibration:"
 
 

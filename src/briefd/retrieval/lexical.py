@@ -12,7 +12,7 @@ from typing import Literal
 
 from briefd.errors import QueryError
 from briefd.store.vocabulary import normal_word
-from briefd.text import fold, query_terms, query_words
+from briefd.text import fold, query_terms, typed_words
 
 QueryMode = Literal["text", "advanced"]
 
@@ -112,7 +112,7 @@ def build_match(
 
 def no_terms_message(query: str) -> str:
     """Why a free-text query has nothing to search for, and what to type instead."""
-    words = query_words(query)
+    words = typed_words(query)
     if not words:
         return "the query has no words to search for; type some words"
     return (

@@ -35,8 +35,9 @@ from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
-RANKING_VERSION = "r8"  # r7: a typo's tie goes to the word holding it with letters added;
-# r8: a superseded document's hit goes after the first hit of the one superseding it
+RANKING_VERSION = "r9"  # r7: a typo's tie goes to the word holding it with letters added;
+# r8: a superseded document's hit goes after the first hit of the one superseding it; r9: the
+# clitic or ending an apostrophe joins to a query word is no query word ("what's": what)
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
