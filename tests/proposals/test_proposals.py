@@ -686,6 +686,33 @@ def test_a_remote_down_at_proposal_time_says_to_send_it_again_when_it_answers(
     assert "s3cret" not in said
 
 
+def test_a_token_that_may_fetch_but_not_push_is_told_so(tmp_path: Path, remote: Remote) -> None:
+    """T1: a source URL whose token may read the repository but not write to it (GitHub's 403
+    "Permission to … denied") answered "the remote refused the credentials; briefd never
+    prompts, so put a token in the URL, configure a credential helper or an SSH key", about a
+    token that is in the URL and had just fetched, and without the remote's own words. It now
+    says the credentials may fetch but not push, with what the remote said."""
+    with AuthenticatedGit(remote.bare.parent, "alice", "s3cret") as server:
+        source = server.url(remote.bare.name, "alice:s3cret")
+        with Briefd(git_settings(tmp_path, source), embedder=None) as api:
+            api.sync()
+            server.read_only = True
+            with pytest.raises(ProposalError) as refused:
+                api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+            assert api.proposals() == []
+    said = str(refused.value)
+    assert said.startswith("git push failed: fatal: unable to access 'http://127.0.0.1:"), said
+    assert said.endswith(
+        "The requested URL returned error: 403 (remote: Permission to remote.git denied to "
+        "bot.); the remote let these credentials fetch but refused them the push: they may "
+        "read the repository, not write to it; give them write access (on GitHub a "
+        "fine-grained token's Contents: Read and write, a classic token's repo scope, a deploy "
+        "key's write access)" + UNPROPOSED + " again once that is fixed"
+    ), said
+    assert status_of(refused.value) == 502 and "s3cret" not in said
+    assert "proposal" not in git(remote.bare, "for-each-ref", "--format=%(refname)")
+
+
 def _hook(remote: Remote, name: str, body: str) -> None:
     hook = remote.bare / "hooks" / name
     hook.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")

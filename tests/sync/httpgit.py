@@ -2,7 +2,8 @@
 ``git http-backend`` (the CGI program git's documentation puts behind Apache or nginx), run
 for each request by a small threaded HTTP server. ``delay`` holds each request, so a test can
 look at the processes git runs meanwhile; ``cut_fetch`` breaks each fetch's answer off after its
-first bytes, as a remote (or a proxy) that dies mid-transfer does."""
+first bytes, as a remote (or a proxy) that dies mid-transfer does; ``read_only`` refuses pushes
+with GitHub's 403 for a token that may only read."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ class AuthenticatedGit:
         self.expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
         self.refused = 0  # requests without (or with wrong) credentials
         self.cut_fetch = False
+        self.read_only = False  # the credentials may fetch, not push: 403, as GitHub answers
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -63,6 +65,9 @@ class AuthenticatedGit:
                     self.send_header("WWW-Authenticate", 'Basic realm="git"')
                     self.send_header("Content-Length", "0")
                     self.end_headers()
+                    return
+                if remote.read_only and "git-receive-pack" in self.path:
+                    self._refuse_push()
                     return
                 time.sleep(remote.delay)
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -104,6 +109,14 @@ class AuthenticatedGit:
                     self.close_connection = True
                     return
                 self.wfile.write(payload)
+
+            def _refuse_push(self) -> None:
+                said = f"Permission to {self.path.split('/')[1]} denied to bot.\n".encode()
+                self.send_response(403)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(said)))
+                self.end_headers()
+                self.wfile.write(said)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass

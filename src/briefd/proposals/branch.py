@@ -191,6 +191,8 @@ def _push(target: GitTarget, url: str, branch: str, commit: str, timeout: float)
             ) from None
         if git.DECLINED in str(exc):  # the remote's rules or hook, not its reachability
             raise ProposalRemoteError(f"{exc}; {REJECTED.format(branch=branch)}") from None
+        if asked and git.CREDENTIALS_HINT in str(exc):  # they fetched, and listed the branches
+            raise ProposalRemoteError(str(exc).replace(git.CREDENTIALS_HINT, READ_ONLY)) from None
         if git.TIMED_OUT not in str(exc) and asked:
             raise _clash(exc, branch, "the remote") from None
         unsure = "" if asked else "the remote did not answer whether it has the branch, so "
@@ -207,6 +209,11 @@ REJECTED = (
     "{branch} for the reason above: where they restrict which branches may be created, let "
     "briefd's credentials create such branches or set proposals.branch_prefix to a prefix they "
     "allow; nothing was proposed"
+)
+READ_ONLY = (
+    "the remote let these credentials fetch but refused them the push: they may read the "
+    "repository, not write to it; give them write access (on GitHub a fine-grained token's "
+    "Contents: Read and write, a classic token's repo scope, a deploy key's write access)"
 )
 _CLASH = re.compile(r"'refs/heads/([^']+)' exists; cannot create")
 

@@ -37,6 +37,10 @@ TIMED_OUT = "took longer than"  # in the message of a git command its timeout en
 SOURCE_URL_HINT = "check the repository URL in `source`"
 MISSING_BRANCH_HINT = "the branch does not exist on the remote; check `sync.branch`"
 UNREACHABLE_HINT = "the remote is unreachable; check the network and the URL"
+CREDENTIALS_HINT = (
+    "the remote refused the credentials; briefd never prompts, so put a token in the URL, "
+    "configure a credential helper or an SSH key"
+)
 # a fetch's answer broken off (curl 18, 56…), not refused (an HTTP status: RPC failed; HTTP 500)
 _BROKEN_OFF = ("RPC failed; curl", "early EOF", "unexpected disconnect while reading")
 BROKEN_OFF_HINT = (
@@ -46,8 +50,7 @@ BROKEN_OFF_HINT = (
 _HINTS = (
     (
         ("Authentication failed", "could not read Username", "Permission denied", "error: 403"),
-        "the remote refused the credentials; briefd never prompts, so put a token in the URL, "
-        "configure a credential helper or an SSH key",
+        CREDENTIALS_HINT,
     ),
     (
         ("not found", "does not appear to be a git repository", "does not exist"),
@@ -313,6 +316,9 @@ def describe_failure(args: Sequence[str], stderr: str) -> str:
     declined = [ln for ln in lines if ln.startswith("! [remote rejected]") and DECLINED in ln]
     if declined and declined[0] != detail:  # the remote's reason, and that its rules said no
         detail += f" ({declined[0].rpartition('(')[2]}"
+    said = [ln for ln in lines if ln.startswith("remote: ") and ln not in telling[0]]
+    if said and _REFUSED_HTTP.search(detail):  # why: "Permission to … denied to …"
+        detail += f" ({said[-1][:200]})"
     hint = next((h for keys, h in _HINTS if any(k in stderr for k in keys)), "")
     if (
         not hint
@@ -324,6 +330,8 @@ def describe_failure(args: Sequence[str], stderr: str) -> str:
     return f"{message}; {hint}" if hint else message
 
 
+# an HTTP remote's refusal, whose reason git shows only as the answer's text ("remote: …")
+_REFUSED_HTTP = re.compile(r"^fatal: unable to access .*returned error: 4\d\d$")
 PRE_PUSH = "a pre-push hook refused the push"
 DECLINED = "declined"  # in the reason of a push the remote's hook or rules refused
 _GITS_OWN = ("error:", "fatal:", "hint:", "warning:", "remote:", "To ", "! [")
