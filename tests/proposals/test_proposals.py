@@ -405,6 +405,40 @@ def test_a_document_a_teammate_changed_since_the_sync_is_a_conflict(
     )
 
 
+def test_a_document_moved_since_the_sync_is_named_at_its_new_path(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: a teammate moved the document an agent had read (git mv, pushed, not synced yet):
+    the conflict said it "was deleted" and to read it again with get_document, which after the
+    sync finds nothing at the old path, so the agent proposed there again and brought the old
+    document back beside the moved one. The conflict now names where it went."""
+    git_api.sync()
+    git(remote.work, "mv", "domain/retry.md", "domain/soft-declines.md")
+    git(remote.work, "commit", "--quiet", "-m", "Name it for what it covers")
+    git(remote.work, "push", "--quiet", "origin", "main")
+
+    with pytest.raises(ProposalConflictError) as refused:
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    assert re.match(
+        r"domain/retry\.md was moved to domain/soft-declines\.md on main since the commit this "
+        r"server serves \([0-9a-f]{7,} by Teammate: Name it for what it covers\); ",
+        str(refused.value),
+    ), str(refused.value)
+    assert str(refused.value).endswith(
+        "read the document at its new path (get_document domain/soft-declines.md) and propose "
+        "the change there"
+    )
+    git_api.sync()
+    current = git_api.document("domain/soft-declines.md").body
+    made = git_api.propose_update(
+        ProposalRequest("domain/soft-declines.md", "four", current.replace("three", "four"))
+    )
+    assert git(remote.bare, "diff", "--name-status", "main", made.branch) == (
+        "M\tdomain/soft-declines.md"
+    )
+
+
 def _blob(remote: Remote, rev: str) -> bytes:
     return subprocess.run(
         ["git", "cat-file", "blob", rev], cwd=remote.bare, capture_output=True, check=True

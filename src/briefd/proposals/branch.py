@@ -421,13 +421,42 @@ def _refuse_stale(
             f"the checkout's commits, or check out {target.base_branch}, then read the document "
             "again and propose on its current text"
         )
+    moved = _moved_to(target, served_at, base, path, timeout) if on_base is None else None
+    if moved is not None:
+        raise ProposalConflictError(
+            f"{doc_path} was moved to {moved} on {target.base_branch} since the commit this "
+            f"server serves ({last}); new_content would bring the old path back beside it: "
+            f"bring the knowledge up to date and indexed ({UP_TO_DATE}), read the document at "
+            f"its new path (get_document {moved}) and propose the change there"
+        )
     raise ProposalConflictError(
         f"{doc_path} {what} on {target.base_branch} since the commit this server serves "
         f"({last}); new_content would undo that change: bring the knowledge up to date and "
-        "indexed (a git URL source: briefd sync or POST /api/admin/sync; a checkout: git pull, "
-        "then briefd index or POST /api/admin/sync), read the document again (get_document) "
-        "and propose on its current text"
+        f"indexed ({UP_TO_DATE}), read the document again (get_document) and propose on its "
+        "current text"
     )
+
+
+UP_TO_DATE = (
+    "a git URL source: briefd sync or POST /api/admin/sync; a checkout: git pull, then briefd "
+    "index or POST /api/admin/sync"
+)
+
+
+def _moved_to(
+    target: GitTarget, served_at: str, base: str, path: str, timeout: float
+) -> str | None:
+    """Where git sees ``path`` (deleted on ``base`` since ``served_at``) renamed to, as the
+    knowledge names it (None: deleted, not moved)."""
+    listed = _git(
+        ["diff", "-z", "--name-status", "-M", "--diff-filter=R", served_at, base],
+        target,
+        timeout,
+    ).split("\0")
+    for at in range(0, len(listed) - 2, 3):  # R<score>, old path, new path
+        if listed[at].startswith("R") and listed[at + 1] == path:
+            return listed[at + 2].removeprefix(target.prefix)
+    return None
 
 
 def _served_at(target: GitTarget, read_at: str, timeout: float) -> str:
