@@ -823,6 +823,31 @@ def test_a_push_the_remotes_rules_refuse_says_which_setting_can_help(
     )
 
 
+def test_a_push_refused_in_the_remotes_plain_words_gives_them(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: GitLab, Gitea and Bitbucket give a protected or restricted branch's reason as a
+    plain "remote: GitLab: …" line, without GitHub's "error:"; briefd answered "git push
+    failed: ! [remote rejected] <sha> -> briefd/proposal-… (pre-receive hook declined)" and
+    advised acting "for the reason above", which it had left out. The remote's words lead."""
+    git_api.sync()
+    _hook(
+        remote,
+        "pre-receive",
+        "echo 'Resolving deltas: 100% (1/1)' >&2\necho '-----' >&2\n"
+        "echo 'GitLab: You are not allowed to push code to protected branches on this "
+        "project.' >&2\necho 'See the branch rules of the project.' >&2\nexit 1",
+    )
+    with pytest.raises(ProposalError) as refused:
+        git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert str(refused.value).startswith(
+        "git push failed: remote: GitLab: You are not allowed to push code to protected "
+        "branches on this project. (pre-receive hook declined); the remote's rules (branch "
+        "protection, a ruleset, a pre-receive hook) refused the branch briefd/proposal-"
+    ), str(refused.value)
+    assert git_api.proposals() == []
+
+
 def _slow_hook(remote: Remote, name: str, seconds: float) -> None:
     hook = remote.bare / "hooks" / name
     hook.write_text(f"#!/bin/sh\nsleep {seconds}\n", encoding="utf-8")

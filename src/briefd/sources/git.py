@@ -304,8 +304,11 @@ def describe_failure(args: Sequence[str], stderr: str) -> str:
     """One line: the most telling line of git's output (the remote's own reason, then a
     rejected ref, then git's error; "failed to push some refs" says nothing), and a hint."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    said = [ln for ln in lines if _REMOTE_SAID.match(ln) and "%" not in ln]  # no progress
+    declined = [ln for ln in lines if ln.startswith("! [remote rejected]") and DECLINED in ln]
     telling = (
         [ln for ln in lines if ln.startswith(("remote: error:", "remote: fatal:"))],
+        said[:1] if declined else [],  # a hook's reason said plainly (GitLab, Gitea, Bitbucket)
         [ln for ln in lines if ln.startswith("! [")],
         _hook_refusal(lines),
         [ln for ln in lines if ln.startswith(("fatal:", "error:")) and "some refs" not in ln],
@@ -313,10 +316,8 @@ def describe_failure(args: Sequence[str], stderr: str) -> str:
         lines[-1:],
     )
     detail = next((found[0] for found in telling if found), "no message")
-    declined = [ln for ln in lines if ln.startswith("! [remote rejected]") and DECLINED in ln]
     if declined and declined[0] != detail:  # the remote's reason, and that its rules said no
         detail += f" ({declined[0].rpartition('(')[2]}"
-    said = [ln for ln in lines if ln.startswith("remote: ") and ln not in telling[0]]
     if said and _REFUSED_HTTP.search(detail):  # why: "Permission to … denied to …"
         detail += f" ({said[-1][:200]})"
     hint = next((h for keys, h in _HINTS if any(k in stderr for k in keys)), "")
@@ -330,6 +331,8 @@ def describe_failure(args: Sequence[str], stderr: str) -> str:
     return f"{message}; {hint}" if hint else message
 
 
+# what the remote said in its own words: not an error line (those come first), not a banner
+_REMOTE_SAID = re.compile(r"remote: (?!error:|fatal:).*[^\W\d_]")
 # an HTTP remote's refusal, whose reason git shows only as the answer's text ("remote: …")
 _REFUSED_HTTP = re.compile(r"^fatal: unable to access .*returned error: 4\d\d$")
 PRE_PUSH = "a pre-push hook refused the push"
