@@ -25,7 +25,7 @@ ANSWER_HEADER = "X-Briefd-Recall"  # on every recall answer: any other 200 is no
 # The local daemon's wire, on every answer of a daemon: the hook uses only a daemon that speaks
 # its own (one left running by an earlier briefd sends an older one, or none).
 DAEMON_HEADER = "X-Briefd-Daemon"
-DAEMON_PROTOCOL = "4"  # 4: the BRIEFD_* variables are compared too
+DAEMON_PROTOCOL = "5"  # 4: the BRIEFD_* variables are compared too; 5: it exits on an upgrade
 
 
 class ServerUnavailable(BriefdError):
