@@ -164,6 +164,7 @@ def drift_text(report: DriftReport) -> str:
         if doc.commit_count > DRIFT_COMMITS_SHOWN:
             lines.append(f"  … and {doc.commit_count - DRIFT_COMMITS_SHOWN} older commit(s)")
     lines += drift_pages(report)
+    lines += uncovered_lines(report)
     lines += [f"warning: {w}" for w in report.warnings]
     return "\n".join(lines)
 
@@ -186,6 +187,27 @@ def drift_pages(report: DriftReport) -> list[str]:
         f"[{shown} of {report.drifting} drifting documents shown: call knowledge_drift with "
         f"offset={end}, limit={size} for the next]"
     ]
+
+
+UNCOVERED_SHOWN = 20  # documents whose refs cover no file, in the text (the JSON lists all)
+
+
+def uncovered_lines(report: DriftReport) -> list[str]:
+    """The documents whose refs cover no file of the code repositories: they never drift, so
+    "0 of N drift" would read as all current."""
+    if not report.uncovered:
+        return []
+    lines = [
+        f"{counted(len(report.uncovered), 'document')} with refs globs that cover no file of the "
+        "code repositories (a typo, or code moved or deleted), so no change is ever drift for "
+        "them; correct these globs or drop them from refs:"
+    ]
+    for doc in report.uncovered[:UNCOVERED_SHOWN]:
+        lines.append(f"- {doc.doc_path}: {', '.join(doc.globs)}")
+    if len(report.uncovered) > UNCOVERED_SHOWN:
+        more = len(report.uncovered) - UNCOVERED_SHOWN
+        lines.append(f"  … and {more} more (JSON: uncovered)")
+    return lines
 
 
 def usage_text(report: UsageReport) -> str:

@@ -265,6 +265,13 @@ class CodeSource:
             raise self.fail(f"cannot read {listed}: {exc}") from None
 
 
+def files_at(root: Path, head: str, timeout: float) -> tuple[str, ...]:
+    """The paths of the files at commit ``head`` of the repository ``root`` (trees only: a
+    partial clone fetches no blob for it)."""
+    out = git.run_bytes(["ls-tree", "-r", "--name-only", "-z", head], root, timeout)
+    return tuple(p for p in out.decode("utf-8", "replace").split("\0") if p)
+
+
 def skew_margin(since: str) -> str:
     """``since`` moved ``CLOCK_SKEW_DAYS`` back, for ``git log --since`` (the commits older
     than ``since`` are dropped after): git stops walking a branch at the first commit dated

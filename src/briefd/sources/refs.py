@@ -209,6 +209,16 @@ def covering(refs: Sequence[str], paths: Sequence[str]) -> str | None:
     return None if cover is None else cover.reason
 
 
+def covers_any(glob: str, paths: Iterable[str]) -> bool:
+    """Whether the ``refs`` glob covers one of ``paths``, by the rules of :func:`paths_covered`
+    (it stops at the first)."""
+    spec = _spec(glob)
+    if len(spec.rules) == 1 and spec.rules[0][0]:
+        match = spec.rules[0][1].match
+        return any(match(_composed(p)) for p in paths)
+    return any(spec.match_file(_composed(p)) for p in paths)
+
+
 def paths_covered(glob: str, paths: Iterable[str]) -> list[str]:
     """Those of ``paths`` (repository-relative, as git prints them) that the ``refs`` glob
     covers, by the rules of :func:`covering`; one matcher per glob when the glob is a plain

@@ -13,6 +13,7 @@ reports its error.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -23,7 +24,7 @@ from briefd.settings import Settings
 from briefd.sources import code, knowledge
 from briefd.sources.code import CodeCommit
 from briefd.sources.history import shallow_cut
-from briefd.sources.refs import paths_covered, taken_back
+from briefd.sources.refs import covers_any, paths_covered, taken_back
 from briefd.store import code as code_table
 from briefd.store.activity import now_iso
 from briefd.store.code import DriftRow, GovernedDocument, RepoState
@@ -49,6 +50,15 @@ class DocumentDrift:
     commits: tuple[CodeCommit, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class UncoveredRefs:
+    """A document whose ``refs`` globs (these) cover no file of any code repository at the
+    commit read last: a typo, or code moved or deleted since. Such a glob can never drift."""
+
+    doc_path: str
+    globs: tuple[str, ...]
+
+
 @dataclass(frozen=True)  # no slots: the MCP SDK reads class attributes as defaults
 class DriftReport:
     checked_at: str
@@ -58,6 +68,8 @@ class DriftReport:
     warnings: tuple[str, ...] = ()  # what the report cannot see (a shallow knowledge clone)
     drifting: int = 0  # drifting documents, those a page leaves out too
     offset: int = 0  # how many drifting documents, in their order, come before those listed
+    # documents with refs that cover no file (checked when every repository was read)
+    uncovered: tuple[UncoveredRefs, ...] = ()
 
 
 def page(report: DriftReport, limit: int | None, offset: int = 0) -> DriftReport:
@@ -193,7 +205,52 @@ def drift_report(settings: Settings, refresh_first: bool = False) -> DriftReport
         report = _report(store, listed)
         with store.read() as conn:
             cut = shallow_note(conn, settings) if report.governed else None
+            docs = code_table.governed_documents(conn) if report.governed else []
+    report = replace(report, uncovered=_uncovered(docs, report.repos, listed))
     return replace(report, warnings=(cut,)) if cut else report
+
+
+def uncovered_refs(
+    docs: Sequence[GovernedDocument], files: Sequence[str]
+) -> tuple[UncoveredRefs, ...]:
+    """The documents whose ``refs`` globs (not the ``!`` ones, which take code back) cover
+    none of ``files``, each with those globs."""
+    unique = {glob for doc in docs for glob in doc.refs if not glob.startswith("!")}
+    covering = {glob: covers_any(glob, files) for glob in unique}
+    found = []
+    for doc in sorted(docs, key=lambda d: d.path):
+        globs = tuple(g for g in doc.refs if not g.startswith("!") and not covering[g])
+        if globs:
+            found.append(UncoveredRefs(doc.path, globs))
+    return tuple(found)
+
+
+def _uncovered(
+    docs: Sequence[GovernedDocument],
+    repos: Sequence[RepoState],
+    configured: Sequence[code.CodeSource],
+) -> tuple[UncoveredRefs, ...]:
+    """:func:`uncovered_refs` against the files of every configured repository at the commit
+    read last; none when one of them is not read (an error, not read yet): a glob may cover
+    its files."""
+    heads = {r.name: r.head for r in repos if r.head and not r.error}
+    if not docs or not configured or any(s.name not in heads for s in configured):
+        return ()
+    files: list[str] = []
+    try:
+        for source in configured:
+            files += _files(source, heads[source.name])
+    except BriefdError:  # moved or deleted since it was read: the next refresh says so
+        return ()
+    return uncovered_refs(docs, files)
+
+
+# the dashboard asks every minute: a commit's files do not change
+_files_at = functools.lru_cache(maxsize=16)(code.files_at)
+
+
+def _files(source: code.CodeSource, head: str) -> tuple[str, ...]:
+    return _files_at(source.prepare(fetch=False), head, source.timeout)
 
 
 def shallow_note(conn: sqlite3.Connection, settings: Settings) -> str | None:

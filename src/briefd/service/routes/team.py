@@ -101,7 +101,8 @@ def dashboard_health(
 
 def dashboard_drift(report: DriftReport) -> dict[str, Any]:
     """The drift panel's rows: the longest drifting ``DASHBOARD_ROWS`` documents with their
-    latest commit (what the table shows), and how many drift (``drifting``). Every drifting
+    latest commit (what the table shows), and how many drift (``drifting``); the first
+    documents whose refs cover no file, and how many (``uncovered_count``). Every drifting
     document with its newest 20 commits was sent each minute: megabytes, and a table of
     thousands of rows, where a team's refs cover much of its code."""
     shown = replace(
@@ -109,10 +110,12 @@ def dashboard_drift(report: DriftReport) -> dict[str, Any]:
         documents=tuple(
             replace(d, commits=d.commits[:1]) for d in report.documents[:DASHBOARD_ROWS]
         ),
+        uncovered=report.uncovered[:DASHBOARD_ROWS],
     )
     return {
         **TypeAdapter(DriftReport).dump_python(shown, mode="json"),
         "drifting": report.drifting,
+        "uncovered_count": len(report.uncovered),
     }
 
 
