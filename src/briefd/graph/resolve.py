@@ -365,8 +365,27 @@ def to_superseded(resolved: Sequence[ResolvedLink]) -> tuple[ResolvedLink, ...]:
             continue
         if r.status != "broken":  # a wrong anchor still lands on the old document
             detail = f"links to {target}, superseded by {', '.join(sorted(by[target]))}"
+            current = _current(target, by)
+            if current and current != sorted(by[target]):  # v1 → v2 → v3: v3 is the one to link
+                detail += f", itself superseded: the current text is {', '.join(current)}"
             found.append(replace(r, detail=detail))
     return tuple(found)
+
+
+def _current(target: str, by: Mapping[str, Sequence[str]]) -> list[str]:
+    """The documents at the end of ``target``'s ``supersedes`` chains (``by``: a document →
+    those superseding it): the ones nothing supersedes, however many steps on."""
+    seen, todo, current = {target}, [target], set()
+    while todo:
+        for newer in by.get(todo.pop(), ()):
+            if newer in seen:
+                continue
+            seen.add(newer)
+            if by.get(newer):
+                todo.append(newer)
+            else:
+                current.add(newer)
+    return sorted(current)
 
 
 def _supersedes(resolved: ResolvedLink) -> bool:
