@@ -3,6 +3,7 @@ alias without linking to it, and links that resolve to nothing. Dismissed pairs 
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import unicodedata
@@ -10,7 +11,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import Literal
 
 from briefd.graph.resolve import name_key
@@ -116,18 +117,28 @@ _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZİı\u212aſ", "abcdefghi
 
 @dataclass(frozen=True, slots=True)
 class _Name:
-    """A name's pattern and, for an ASCII name, the name lowercased: found in text folded by
+    """A name and, for an ASCII name, the name lowercased: found in text folded by
     ``_ASCII_FOLD`` by ``str.find`` with the pattern's word edges (the regex engine is far
-    slower)."""
+    slower); its pattern is compiled only when a text needs it (compiling every name of 5,000
+    documents for each run was a second of its own)."""
 
-    pattern: re.Pattern[str]
+    name: str
     folded: str | None
     double_s: bool = False  # an ASCII name with ss: in a text with ß, found by its pattern
 
     @classmethod
     def of(cls, name: str) -> _Name:
         folded = name.lower() if name.isascii() else None
-        return cls(_name_pattern(name), folded, folded is not None and "ss" in folded)
+        return cls(name, folded, folded is not None and "ss" in folded)
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _compiled(self.name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(name: str) -> re.Pattern[str]:
+    return _name_pattern(name)
 
 
 def _find(text: str, name: str) -> tuple[int, int] | None:
@@ -181,43 +192,58 @@ def _first_mention(prose: _Prose, names: Iterable[_Name]) -> tuple[str, int] | N
     return best
 
 
-def _words(name: str) -> frozenset[str] | None:
-    """The lowercased words of an ASCII name (None: a name to look for in every text)."""
-    words = frozenset(_WORD.findall(name.lower())) if name.isascii() else frozenset()
-    return words or None
+Key = tuple[str, ...]  # a word of a text, or two words one after the other
+
+
+def _keys(name: str) -> frozenset[Key] | None:
+    """What a text must hold for an ASCII name to stand in it: its word if it has one, else
+    each pair of its words one after the other (None: a name to look for in every text)."""
+    words = _WORD.findall(name.lower()) if name.isascii() else []
+    if len(words) < 2:
+        return frozenset({(words[0],)}) if words else None
+    return frozenset(pairwise(words))
+
+
+def _text_keys(folded: str) -> set[Key]:
+    """The words of a text (folded by ``_ASCII_FOLD``) and each pair of them one after the
+    other: a mention of a name is whole words, none between two of its own."""
+    words = _WORD.findall(folded)
+    keys: set[Key] = {(w,) for w in words}
+    keys.update(pairwise(words))
+    return keys
 
 
 def _candidates(
-    folded: str,
-    by_word: Mapping[str, Sequence[tuple[int, frozenset[str]]]],
+    prose: _Prose,
+    by_key: Mapping[Key, Sequence[tuple[int, frozenset[Key]]]],
     everywhere: Sequence[int],
 ) -> list[int]:
-    """Catalog positions whose names may occur in a text (``folded`` by ``_ASCII_FOLD``): an
-    ASCII name matches whole words, so each of its words is one of the text's words; a name
-    with other letters may be anywhere."""
-    words = set(_WORD.findall(folded))
-    if _SHARP_S.search(folded) is not None:  # "großkunden" is the word "grosskunden" too
-        words.update(_WORD.findall(_SHARP_S.sub("ss", folded)))
-    found = {i for w in words for i, need in by_word.get(w, ()) if need <= words}
+    """Catalog positions whose names may occur in a text: an ASCII name matches whole words,
+    so each of its words is one of the text's, and two of its words one after the other are
+    so in the text; a name with other letters may be anywhere."""
+    keys = _text_keys(prose.folded)
+    if prose.sharp_s:  # "großkunden" is the word "grosskunden" too
+        keys.update(_text_keys(_SHARP_S.sub("ss", prose.folded)))
+    found = {i for k in keys for i, need in by_key.get(k, ()) if need <= keys}
     return sorted(found.union(everywhere))
 
 
 def _name_index(
     catalog: Sequence[Sequence[str]],
-) -> tuple[dict[str, list[tuple[int, frozenset[str]]]], list[int]]:
-    """Each ASCII name under its rarest word among all names, with its words; the positions of
-    documents with other names."""
-    words = [[(_words(n)) for n in names] for names in catalog]
-    counts = Counter(w for names in words for ws in names for w in ws or ())
-    by_word: dict[str, list[tuple[int, frozenset[str]]]] = {}
+) -> tuple[dict[Key, list[tuple[int, frozenset[Key]]]], list[int]]:
+    """Each ASCII name under its rarest key (:func:`_keys`) among all names, with its keys;
+    the positions of documents with other names."""
+    keyed = [[_keys(n) for n in names] for names in catalog]
+    counts = Counter(k for names in keyed for ks in names for k in ks or ())
+    by_key: dict[Key, list[tuple[int, frozenset[Key]]]] = {}
     everywhere: list[int] = []
-    for i, names in enumerate(words):
-        for ws in names:
-            if ws is None:
+    for i, names in enumerate(keyed):
+        for ks in names:
+            if ks is None:
                 everywhere.append(i)
             else:
-                by_word.setdefault(min(ws, key=lambda w: (counts[w], w)), []).append((i, ws))
-    return by_word, everywhere
+                by_key.setdefault(min(ks, key=lambda k: (counts[k], k)), []).append((i, ks))
+    return by_key, everywhere
 
 
 def _long_enough(name: str) -> bool:
@@ -254,12 +280,12 @@ def unlinked_mentions(
     ]
     named = [(d.path, [_Name.of(n) for n in ns]) for d, ns in zip(catalog, names, strict=True)]
     keys = {d.path: {name_key(n) for n in ns} for d, ns in zip(catalog, names, strict=True)}
-    by_word, everywhere = _name_index(names)
+    by_key, everywhere = _name_index(names)
     out: list[LinkSuggestion] = []
     for doc in subjects:
         prose = _Prose.of(doc.body, doc.code)
         found: dict[str, list[tuple[str, str, int]]] = {}  # by the mention's name key
-        for i in _candidates(prose.folded, by_word, everywhere):
+        for i in _candidates(prose, by_key, everywhere):
             target, patterns = named[i]
             if target == doc.path or target in doc.links_to:
                 continue
