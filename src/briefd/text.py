@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 # Dotless ı and dotted İ have no Unicode decomposition, so FTS5's remove_diacritics cannot
 # fold them; Turkish typed on an English keyboard writes "i" for both. Nor ß: German typed
@@ -450,3 +450,10 @@ def _closes(fence: re.Match[str] | None, opener: str) -> bool:
     if fence is None or fence["info"].strip():
         return False
     return fence["fence"][0] == opener[0] and len(fence["fence"]) >= len(opener)
+
+
+def html_anchor_line(anchors: Mapping[str, int], fragment: str) -> int | None:
+    """The file line of the HTML anchor (``<a name>``, an ``id``) ``fragment`` names, compared
+    as headings' anchors are (case-insensitive)."""
+    wanted = caseless(fragment.strip())
+    return next((line for name, line in anchors.items() if caseless(name) == wanted), None)

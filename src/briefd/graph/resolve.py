@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from briefd.model import Heading, Link, LinkFindings, ResolvedLink
 from briefd.text import (
     caseless,
+    html_anchor_line,
     html_heading_names,
     nested_heading_position,
     numbered_slug_position,
@@ -308,13 +309,6 @@ def _has_fragment(catalog: Catalog, target: str, fragment: str) -> bool:
         return True
     anchors = catalog.anchors(target) if catalog.anchors is not None else {}
     return html_anchor_line(anchors, wanted) is not None
-
-
-def html_anchor_line(anchors: Mapping[str, int], fragment: str) -> int | None:
-    """The file line of the HTML anchor (``<a name>``, an ``id``) ``fragment`` names, compared
-    as headings' anchors are (case-insensitive)."""
-    wanted = caseless(fragment.strip())
-    return next((line for name, line in anchors.items() if caseless(name) == wanted), None)
 
 
 def numbered_heading(headings: Sequence[Heading], fragment: str) -> Heading | None:

@@ -11,11 +11,10 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from briefd.graph.resolve import html_anchor_line
-from briefd.markdown.anchors import html_ids
 from briefd.markdown.blocks import block_ids
 from briefd.text import (
     caseless,
+    html_anchor_line,
     html_heading_names,
     nested_heading_position,
     numbered_slug_position,
@@ -258,6 +257,10 @@ def anchor_reader(conn: sqlite3.Connection) -> Callable[[str], dict[str, int]]:
 
     @functools.cache
     def read(path: str) -> dict[str, int]:
+        # imported here: the Markdown readers load briefd.model, which the prompt hook's
+        # in-process answer never needs (tests/hook/test_units.py)
+        from briefd.markdown.anchors import html_ids
+
         row = conn.execute(
             "SELECT body, body_start_line FROM documents WHERE path = ?", (path,)
         ).fetchone()
