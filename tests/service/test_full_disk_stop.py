@@ -141,5 +141,7 @@ def test_what_a_full_disk_keeps_out_at_the_stop_is_named(tmp_path: Path) -> None
     assert "open a pull request from it by hand, or delete it and propose again" in said
     listed = subprocess.run(["git", "branch", "--list", branch], cwd=source, capture_output=True)
     assert branch in listed.stdout.decode()
-    (flush,) = [line for line in err.splitlines() if " at shutdown, " in line]
-    assert flush.endswith(f"lost with this stop: cannot write index {db}: disk I/O error")
+    (flush,) = [line for line in err.splitlines() if " at shutdown: " in line]
+    assert flush.endswith(
+        f"at shutdown: cannot write index {db}: disk I/O error (lost with this stop)"
+    )

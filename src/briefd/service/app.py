@@ -254,7 +254,7 @@ def say_unsaved_at_shutdown(state: ServiceState, failed: BaseException | None) -
     if failed is not None:
         said = str(failed).replace(f"; {RUN_AGAIN}", "")
         log.warning(
-            "could not save %s at shutdown, lost with this stop: %s", _unsaved(failed), said
+            "could not save %s at shutdown: %s (lost with this stop)", _unsaved(failed), said
         )
     lost = state.unsaved_writes()
     if not lost:
