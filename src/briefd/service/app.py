@@ -65,7 +65,7 @@ from briefd.service.state import ServiceState
 from briefd.service.tools import build_mcp, said
 from briefd.settings.trust import opened_to_problem
 from briefd.sources import git
-from briefd.store.db import RUN_AGAIN
+from briefd.store.db import RUN_AGAIN, busy
 from briefd.store.scopes import default_scope_warnings
 from briefd.sync.poller import Poller
 
@@ -79,6 +79,11 @@ BRANCH_STANDS = (
     ". A proposal's branch stands in the knowledge repository, unknown to briefd: open a pull "
     "request from it by hand, or delete it and propose again"
 )
+WAITING_TO_SAVE = (
+    "another process is writing the index: waiting up to %.0f s to save the counters, the "
+    "query log and what waits to be written"
+)
+BUSY_RETRY_S = 0.25  # between tries of the last flush while another process writes the index
 SHUTDOWN_WAIT_S = 8.0  # for a running sync or rebuild: inside `docker stop`'s 10 s before SIGKILL
 MCP_HEADERS = ("Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID")  # CORS: allowed
 # CORS, for pages on serve.allowed_origins: the request headers briefd reads besides those (a
@@ -231,20 +236,35 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
             if poller is not None:
                 poller.stop(timeout=0)  # no sync starts from now on
             git.refuse_new()  # running git ends now, helpers too, and none starts until the end
+    stopping = time.monotonic()
     try:
         await anyio.to_thread.run_sync(_let_work_finish, state)
-        await _last_flush(state)
+        await last_flush(state, stopping + SHUTDOWN_WAIT_S)
     finally:
         git.refuse_new(False)
 
 
-async def _last_flush(state: ServiceState) -> None:
-    try:
-        await anyio.to_thread.run_sync(state.flush)
-    except errors.BriefdError as exc:
-        say_unsaved_at_shutdown(state, exc)
-    else:
-        say_unsaved_at_shutdown(state, None)
+async def last_flush(state: ServiceState, until: float) -> None:
+    """Save the counters, the query log and the writes kept for later, once more before the
+    process ends. An index another process is writing (``briefd index`` from a git hook or
+    cron, another replica's sync) refuses the write after 200 ms: tried again until ``until``
+    (``time.monotonic``), said once, rather than lose what this run served. What could not be
+    saved is said (:func:`say_unsaved_at_shutdown`)."""
+    waited = False
+    while True:
+        try:
+            await anyio.to_thread.run_sync(state.flush)
+        except errors.BriefdError as exc:
+            if busy(exc) and time.monotonic() < until:
+                if not waited:
+                    log.warning(WAITING_TO_SAVE, until - time.monotonic())
+                    waited = True
+                await anyio.sleep(BUSY_RETRY_S)
+                continue
+            say_unsaved_at_shutdown(state, exc)
+        else:
+            say_unsaved_at_shutdown(state, None)
+        return
 
 
 def say_unsaved_at_shutdown(state: ServiceState, failed: BaseException | None) -> None:

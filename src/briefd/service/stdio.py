@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import signal
+import time
 from collections.abc import AsyncIterable, Callable
 from typing import Any
 
@@ -30,7 +31,13 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from briefd.api import Briefd
-from briefd.service.app import beside_the_server, mcp_server, say_unsaved_at_shutdown
+from briefd.service.app import (
+    SHUTDOWN_WAIT_S,
+    beside_the_server,
+    last_flush,
+    mcp_server,
+    say_unsaved_at_shutdown,
+)
 from briefd.service.config import ServiceConfig
 from briefd.service.limits import invalid_text
 from briefd.service.metrics import Metrics
@@ -163,9 +170,7 @@ async def _stop_on_signal(state: ServiceState) -> None:
     with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
         async for _ in received:
             try:
-                await anyio.to_thread.run_sync(state.flush)
+                await last_flush(state, time.monotonic() + SHUTDOWN_WAIT_S)
             except Exception as exc:  # still stop: the client asked for it
                 say_unsaved_at_shutdown(state, exc)
-            else:
-                say_unsaved_at_shutdown(state, None)
             os._exit(0)

@@ -402,6 +402,15 @@ def _no_folder(path: Path, exc: OSError) -> str:
 RUN_AGAIN = "free disk space and run the command again"  # a full disk's advice to a command
 
 
+BUSY = "another briefd is writing"  # what a write refused for another process's write says
+
+
+def busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is a write refused because another process writes the index (an index
+    run, a sync): one that a wait of a few seconds may let through."""
+    return isinstance(exc, StoreError) and f"; {BUSY}, " in str(exc)
+
+
 def _describe(path: Path, exc: sqlite3.Error) -> str:
     message = str(exc)
     if "disk is full" in message or "disk I/O" in message:
@@ -417,7 +426,7 @@ def _describe(path: Path, exc: sqlite3.Error) -> str:
             "rebuild it with `briefd index --rebuild`"
         )
     if "locked" in message or "busy" in message:
-        return f"index {path} is busy ({message}); another briefd is writing, try again"
+        return f"index {path} is busy ({message}); {BUSY}, try again"
     if "readonly" in message and (why := _read_only(path)):
         return f"cannot write the index {path} ({message}): {why}"
     if "unable to open" in message or "readonly" in message or "read-only" in message:
