@@ -78,7 +78,7 @@ from briefd.recall.engine import (
 )
 from briefd.retrieval.candidates import prefetch
 from briefd.store.activity import QueryLogEntry
-from briefd.store.db import content_version
+from briefd.store.db import busy, content_version
 from briefd.store.reloads import Reloads
 from briefd.text import query_terms
 from briefd.tokens import count_tokens
@@ -90,6 +90,8 @@ POLL_SECONDS = 1.0  # how often the idle, identity and stop checks run between p
 READ_TIMEOUT = 2.0  # a client that connects and sends nothing is dropped after this
 LOG_BYTES = 1_000_000
 MAX_PENDING = 1000  # prompts kept for the query log while the index refuses them
+STOP_WAIT_SECONDS = 3.0  # at the stop, for an index run writing: inside the 5 s `--stop` gives
+BUSY_RETRY_SECONDS = 0.25
 WARM_UP = "warm up the recall index"
 # what a prompt's remote query embedding may take of the 1 s the hook waits for the daemon
 # (starter.ASK_TIMEOUT): past it the hook gives up and the prompt gets nothing, so the daemon
@@ -269,8 +271,9 @@ class Daemon:
 
     def flush(self, force: bool = False) -> None:
         """Write the queued prompts to the query log, every ``serve.flush_seconds`` (after an
-        answer or between prompts) and when the daemon stops. An index busy with an index run,
-        or a full disk, keeps them for the next time (at most ``MAX_PENDING``)."""
+        answer or between prompts) and when the daemon stops (``force``). An index busy with an
+        index run, or a full disk, keeps them for the next time (at most ``MAX_PENDING``); when
+        the daemon stops, a busy index is waited for (:data:`STOP_WAIT_SECONDS` at most)."""
         due = time.monotonic() - self.flushed >= self.api.settings.serve.flush_seconds
         if not self.pending or not (due or force):
             return
@@ -281,12 +284,23 @@ class Daemon:
             self.pending = []
             return
         self.flushed = time.monotonic()
-        try:
-            self.api.log_queries(self.pending)
-        except (BriefdError, sqlite3.Error) as exc:
-            log.warning("the query log waits: %s", exc)
+        until = self.flushed + (STOP_WAIT_SECONDS if force else 0.0)
+        while True:
+            try:
+                self.api.log_queries(self.pending)
+            except (BriefdError, sqlite3.Error) as exc:
+                if busy(exc) and time.monotonic() < until:  # stopping: an index run ends soon
+                    time.sleep(BUSY_RETRY_SECONDS)
+                    continue
+                if force:
+                    log.warning(
+                        "%d prompt(s) not logged, lost with this stop: %s", len(self.pending), exc
+                    )
+                else:
+                    log.warning("the query log waits: %s", exc)
+                return
+            self.pending = []
             return
-        self.pending = []
 
     def report(self) -> dict[str, Any]:
         return {
