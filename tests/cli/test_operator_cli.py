@@ -14,7 +14,9 @@ import pytest
 
 from briefd.__about__ import __version__
 from briefd.embeddings.fake import FakeEmbedder
-from briefd.store.migrations import SCHEMA_VERSION
+from briefd.store.db import _statements
+from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from briefd.text import fold
 from tests.cli.test_cli import briefd
 from tests.conftest import EXAMPLE, REPO
 from tests.embeddings.fakehttp import Reply, Request, fake_server, json_reply
@@ -141,6 +143,36 @@ def test_version_json_still_prints_the_versions_when_the_index_cannot_be_read(
     assert result.stderr == f"warning: {info['index_error']}\n"
     fresh = briefd("version", "--json", cwd=tmp_path)  # no index yet: the versions alone
     assert fresh.returncode == 0 and set(json.loads(fresh.stdout)) == {"briefd", "schema", "sqlite"}
+
+
+def test_version_says_an_index_of_an_earlier_schema_and_leaves_it_so(tmp_path: Path) -> None:
+    """An index an earlier briefd made before schema 15 (no index_meta): `briefd version`
+    printed no index line at all, and `--json` had no "index" but upgraded the file to this
+    schema on the way to its gate calibration, after which the briefd that made it (a server
+    still running it, a rollback) refuses it as "newer than this briefd understands"."""
+    older = tmp_path / "older.db"
+    conn = sqlite3.connect(older, isolation_level=None)
+    conn.create_function("briefd_fold", 1, fold, deterministic=True)
+    for migration in MIGRATIONS[:14]:  # the tables of schema 14, as that briefd made them
+        for statement in _statements(migration.sql):
+            conn.execute(statement)
+        if migration.after is not None:
+            migration.after(conn)
+    conn.execute("PRAGMA user_version = 14")
+    conn.close()
+    said = briefd("--db", str(older), "version", cwd=tmp_path)
+    assert (said.returncode, said.stderr) == (0, "")
+    assert said.stdout.splitlines()[1] == (
+        f"index: {older} is of index schema 14, an earlier briefd's: the next command that "
+        f"opens it (briefd index, search, serve, …) upgrades it to schema {SCHEMA_VERSION}, "
+        "which earlier releases cannot open"
+    )
+    shown = briefd("--db", str(older), "version", "--json", cwd=tmp_path)
+    assert (shown.returncode, shown.stderr) == (0, "")
+    index = json.loads(shown.stdout)["index"]
+    assert index == {"path": str(older), "schema": 14, "commit": None, "indexed_at": None}
+    with sqlite3.connect(older) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 14  # not upgraded
 
 
 def test_a_section_left_empty_in_the_settings_file_is_its_defaults(tmp_path: Path) -> None:

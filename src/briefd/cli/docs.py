@@ -223,8 +223,11 @@ def version_command(
         "sqlite": sqlite3.sqlite_version,
     }
     index = _served(ctx)
-    if json_output:
-        print_json({**info, **({"index": index} if index else {}), **_calibration(ctx)})
+    if json_output:  # an earlier briefd's index is not upgraded by reading its calibration
+        calibration = {} if _earlier(index) else _calibration(ctx)
+        if index:  # null where an earlier schema does not say
+            index |= {key: index.get(key) for key in ("commit", "indexed_at")}
+        print_json({**info, **({"index": index} if index else {}), **calibration})
         return
     console.print(
         f"briefd {__version__} (index schema {SCHEMA_VERSION}, SQLite {sqlite3.sqlite_version})",
@@ -244,22 +247,60 @@ def _served(ctx: typer.Context) -> dict[str, object]:
         conn = sqlite3.connect(db.as_uri() + "?mode=ro", uri=True, timeout=5)
         conn.row_factory = sqlite3.Row
         try:
-            return {"path": str(db), **sync_state.served(conn)}
+            schema = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            return {"path": str(db), "schema": schema, **_served_by(conn, schema)}
         finally:
             conn.close()
     except (BriefdError, sqlite3.Error, ValueError):  # ValueError: a report no JSON
         return {}
 
 
+def _served_by(conn: sqlite3.Connection, schema: int) -> dict[str, object]:
+    """What :func:`sync_state.served` reads; of an earlier briefd's index, what its schema
+    has (one before schema 15 has no ``index_meta``: the commit is not known)."""
+    try:
+        return sync_state.served(conn)
+    except sqlite3.OperationalError:  # a table or column of a later schema
+        if not 0 < schema < SCHEMA_VERSION:
+            raise
+        return {}
+
+
+def _earlier(index: dict[str, object]) -> bool:
+    """The index is of an earlier briefd's schema: the next command that opens it upgrades
+    it (``briefd version`` does not)."""
+    schema = index.get("schema")
+    return isinstance(schema, int) and 0 < schema < SCHEMA_VERSION
+
+
 def _served_line(index: dict[str, object]) -> str:
+    schema = index["schema"]
+    if isinstance(schema, int) and schema > SCHEMA_VERSION:
+        return (
+            f"index: {index['path']} is of index schema {schema}, a later briefd's: this one "
+            "cannot open it; upgrade briefd, or index into another file (--db)"
+        )
+    line = f"index: {index['path']}"
+    if "commit" in index:
+        line += f" {_serves(index)}"
+    if _earlier(index):
+        line += (
+            f"{'; it' if 'commit' in index else ''} is of index schema {schema}, an earlier "
+            "briefd's: the next command that "
+            f"opens it (briefd index, search, serve, …) upgrades it to schema {SCHEMA_VERSION}, "
+            "which earlier releases cannot open"
+        )
+    if index.get("sync_error"):
+        line += f"; the last sync ({index['synced_at']}) failed: {index['sync_error']}"
+    return line
+
+
+def _serves(index: dict[str, object]) -> str:
     commit, at = index["commit"], index["indexed_at"] or "never"
     served = f"serves commit {commit}" if commit else "serves a folder outside git"
     if not commit and index.get("git_without_commits"):
         served = "serves files of a git checkout read before its first commit"
-    line = f"index: {index['path']} {served} (indexed {at})"
-    if index.get("sync_error"):
-        line += f"; the last sync ({index['synced_at']}) failed: {index['sync_error']}"
-    return line
+    return f"{served} (indexed {at})"
 
 
 def _calibration(ctx: typer.Context) -> dict[str, object]:
