@@ -173,6 +173,36 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(w.lower() for w in _WORD.findall(composed)))
 
 
+# An identifier, a path, a version, a date or a time, written as one name: words joined by dots
+# or colons ("payments.events.v1", "3.2.0", "02:00"), a path (two slashes or more, or one and a
+# dot: "platform/http/retry.py"), numbers joined by hyphens ("2025-03-14"). FTS5 reads the parts
+# as words of their own. Other words joined by hyphens or one slash are left as they are: a
+# "non-teaching" hospital or "TCR/CD3" microdomains are also written apart ("teaching", "CD3");
+# so are abbreviations ("M.Sc.Dr.", "e.g."), written "M.Sc. Dr." as well.
+_JOINED = re.compile(r"\w+(?:[-./:]\w+)+")
+
+
+def joined_words(query: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The joined names of a query (``_JOINED``), folded and lower-cased, each once, with those
+    of their words (:func:`query_words`) the query does not also hold apart."""
+    composed = _CLITIC.sub("", fold(unicodedata.normalize("NFC", query)))
+    names = [n.lower() for n in _JOINED.findall(composed) if _named(n)]
+    apart = {w.lower() for w in _WORD.findall(_JOINED.sub(" ", composed))}
+    return [
+        (name, tuple(w for w in dict.fromkeys(_WORD.findall(name)) if w not in apart))
+        for name in dict.fromkeys(names)
+    ]
+
+
+def _named(joined: str) -> bool:
+    words = _WORD.findall(joined)
+    if all(w.isalpha() and len(w) <= 2 for w in words):
+        return False  # an abbreviation: "e.g.", "M.Sc.", "U.S."
+    if "." in joined or ":" in joined or joined.count("/") >= 2:
+        return True
+    return "/" not in joined and all(any(c.isdigit() for c in w) for w in joined.split("-"))
+
+
 def typed_words(query: str) -> list[str]:
     """The words of a query as a message names them: lower-cased, each once, a clitic or an
     ending kept with its word ("don't", not the "don" :func:`query_words` searches)."""

@@ -10,6 +10,7 @@ from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.lexical import build_match
 from briefd.retrieval.search import SearchRequest
+from briefd.text import joined_words
 from tests.conftest import WriteFiles
 
 GLOSSARY = {
@@ -94,3 +95,94 @@ def test_a_query_of_a_contraction_alone_names_it_as_typed(
     api.index()
     with pytest.raises(QueryError, match=r"only common words \(don't, do, it\)"):
         api.search(SearchRequest("don't do it"))
+
+
+EVENTS = {
+    "domain/events.md": """
+        # Payment events
+
+        ## Topic
+
+        Every state change of a payment is published to `payments.events.v1`, keyed by its id.
+
+        ## Retention
+
+        Events stay 7 days on the events topic; `payments.state.v1` keeps the latest state of
+        each payment forever, so payments can be replayed.
+        """,
+    "domain/certificates.md": """
+        # Certificates
+
+        ## Client certificate
+
+        The client certificate for the acquirer expires every 13 months; the next expiry is on
+        2025-03-14.
+
+        ## Status
+
+        Accepted on 2025-01-03, reviewed 14 days later: 14 reviewers.
+
+        ## Renewal
+
+        cert-manager renews the server certificates.
+        """,
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "heading"),
+    [
+        ("payments.events.v1", "payments.events.v1", "Topic"),
+        ("payments.state.v1 retention", "payments.state.v1", "Retention"),
+        ("2025-03-14", "2025-03-14", "Client certificate"),
+        ("when does it expire, 2025-03-14?", "2025-03-14", "Client certificate"),
+    ],
+)
+def test_a_joined_name_the_index_holds_is_matched_as_written(
+    api: Briefd, write_files: WriteFiles, query: str, name: str, heading: str
+) -> None:
+    """Its parts as words of their own matched a section holding them anywhere: the section on
+    "payments.state.v1" and "events" came first for "payments.events.v1", the one "accepted on
+    2025-01-03" and "14 days" for "2025-03-14"."""
+    write_files(EVENTS)
+    api.index()
+    result = api.search(SearchRequest(query, scopes=("all",), explain=True))
+    assert result.hits[0].heading == heading
+    assert f'"{name}"' in result.sql[-1]  # --explain shows the name matched as one phrase
+
+
+def test_a_joined_name_the_index_lacks_keeps_its_parts(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A typo inside a name: no section holds "payments.evnts.v1", its parts are searched (and
+    "evnts" corrected) as before; so are words joined by hyphens alone ("cert-manager")."""
+    write_files(EVENTS)
+    api.index()
+    result = api.search(SearchRequest("payments.evnts.v1", scopes=("all",), explain=True))
+    assert result.hits[0].heading == "Topic"
+    assert '"payments" AND ("evnts" OR "events") AND "v1"' in result.sql[0]
+    result = api.search(SearchRequest("cert-manager renews", scopes=("all",), explain=True))
+    assert result.hits[0].heading == "Renewal"
+    assert '"cert" AND "manager" AND "renews"' in result.sql[0]
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("payments.events.v1 events", [("payments.events.v1", ("payments", "v1"))]),
+        (
+            "see platform/http/retry.py",
+            [("platform/http/retry.py", ("platform", "http", "retry", "py"))],
+        ),
+        ("2025-03-14 at 02:00", [("2025-03-14", ("2025", "03", "14")), ("02:00", ("02", "00"))]),
+        # words joined by hyphens or one slash, and abbreviations, are also written apart
+        ("non-teaching hospitals", []),
+        ("TCR/CD3 microdomains", []),
+        ("cert-manager GLP-1R", []),
+        ("M.Sc.Dr. e.g.", []),
+    ],
+)
+def test_which_joined_words_are_one_name(
+    query: str, names: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    assert joined_words(query) == names

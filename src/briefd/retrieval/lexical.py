@@ -12,7 +12,7 @@ from typing import Literal
 
 from briefd.errors import QueryError
 from briefd.store.vocabulary import normal_word
-from briefd.text import fold, query_terms, typed_words
+from briefd.text import fold, joined_words, query_terms, typed_words
 
 QueryMode = Literal["text", "advanced"]
 
@@ -67,15 +67,42 @@ def word_forms(term: str, correction: str | None, prefix: int) -> tuple[str, ...
     return tuple(dict.fromkeys(forms + stems))
 
 
+def joined_terms(conn: sqlite3.Connection, query: str) -> tuple[str, ...]:
+    """The query's terms (:func:`query_terms`), a joined name the index holds as written
+    ("payments.events.v1", "2025-03-14", "cert-manager": :func:`joined_words`) one term in
+    place of its parts: FTS5 matches it as a phrase, one IDF for the one name. Its parts as
+    words of their own counted a name two or three times and matched sections holding them
+    anywhere ("payments.state.v1" and "events" for "payments.events.v1"). A name the index
+    does not hold keeps its parts (each is corrected and matched as before)."""
+    terms = query_terms(query)
+    names = [
+        (name, set(parts) & set(terms))
+        for name, parts in joined_words(query)
+        if len(set(parts) & set(terms)) >= 2 and _holds_phrase(conn, name)
+    ]
+    joined: list[str] = []
+    for term in terms:
+        named = [name for name, parts in names if term in parts]
+        joined += [name for name in named if name not in joined] if named else [term]
+    return tuple(joined)
+
+
+def _holds_phrase(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (_quote(name),))
+    return row.fetchone() is not None
+
+
 def build_match(
     query: str,
     mode: QueryMode = "text",
     corrections: dict[str, str] | None = None,
     common: dict[str, int] | None = None,
     prefix: int = PREFIX_LENGTH,
+    terms: Sequence[str] | None = None,
 ) -> MatchPlan:
     """Free text becomes quoted terms, so no punctuation can be FTS5 syntax; ``advanced``
-    passes the query through (phrases, prefixes, NEAR, AND/OR/NOT).
+    passes the query through (phrases, prefixes, NEAR, AND/OR/NOT). ``terms``: the free text's
+    terms when they are not :func:`query_terms` (:func:`joined_terms`).
 
     ``common`` (term → chunk count) names terms found in a large share of the chunks: they
     stay in the all-terms query but are left out of the any-term query, where matching them
@@ -89,7 +116,7 @@ def build_match(
         if not query.strip():
             raise QueryError("the query is empty; type some words to search for")
         return MatchPlan((), None, fold(query))
-    terms = tuple(query_terms(query))
+    terms = tuple(query_terms(query) if terms is None else terms)
     if not terms:
         raise QueryError(no_terms_message(query))
     fixes = corrections or {}

@@ -22,6 +22,7 @@ from briefd.retrieval.lexical import (
     QueryMode,
     build_match,
     common_terms,
+    joined_terms,
     no_terms_message,
     search_sql,
 )
@@ -37,7 +38,8 @@ from briefd.vectors import store as vector_store
 
 RANKING_VERSION = "r9"  # r7: a typo's tie goes to the word holding it with letters added;
 # r8: a superseded document's hit goes after the first hit of the one superseding it; r9: the
-# clitic or ending an apostrophe joins to a query word is no query word ("what's": what)
+# English clitic an apostrophe joins to a query word is no query word ("what's": what), and a
+# joined name the index holds is one phrase term ("payments.events.v1", "2025-03-14")
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
@@ -163,12 +165,12 @@ def _plan(
     query_mode = request.query_mode or settings.query_mode
     if query_mode != "text":
         return build_match(request.query, query_mode)
-    terms = tuple(query_terms(request.query))
+    terms = joined_terms(conn, request.query)
     fixes = {}
     if speller is not None and settings.typo_tolerance:
         fixes = speller.corrections(conn, terms)
     common = common_terms(conn, terms, settings.any_term_max_share, settings.any_term_min_chunks)
-    return build_match(request.query, query_mode, fixes, common)
+    return build_match(request.query, query_mode, fixes, common, terms=terms)
 
 
 def _fuse(
