@@ -8,10 +8,11 @@ scope (the default scopes: ``domain``, ``conventions``), and only then one of an
 
 from __future__ import annotations
 
+import difflib
 import posixpath
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -135,7 +136,34 @@ def resolve(link: Link, catalog: Catalog) -> ResolvedLink:
         detail = ambiguous_detail(target, [c for c in candidates if c != target])
     if link.fragment and not _has_fragment(catalog, target, link.fragment):
         status, detail = "bad-anchor", f"{target} has no heading or anchor '#{link.fragment}'"
+        if (near := _near_heading(link, catalog.headings[target])) is not None:
+            detail += f" (did you mean '#{near}'?)"
     return ResolvedLink(link, target, status, detail)
+
+
+NEAR_HEADING = 0.8  # how alike a fragment and a heading are for "did you mean" (difflib ratio)
+
+
+def _near_heading(link: Link, headings: Sequence[Heading]) -> str | None:
+    """The heading a wrong ``#fragment`` most likely meant (a heading renamed a little:
+    ``#refund-window`` for "Refund windows", a typo), as the link writes one: a slug in a
+    Markdown link, the heading's text in a wikilink; an explicit anchor as it is."""
+    fragment = (link.fragment or "").strip()
+    if not fragment or fragment.startswith("^"):
+        return None
+    spell = slugify if link.kind == "markdown" else str.strip
+    seen: Counter[str] = Counter()
+    names: dict[str, str] = {}
+    for heading in headings:
+        name = spell(heading.text)
+        if seen[name] and link.kind == "markdown":  # GitHub's slug of a repeated heading
+            name = f"{name}-{seen[name]}"
+        seen[spell(heading.text)] += 1
+        for n in (name, heading.anchor):
+            if n:
+                names.setdefault(caseless(n), n)
+    near = difflib.get_close_matches(caseless(fragment), list(names), n=1, cutoff=NEAR_HEADING)
+    return names[near[0]] if near else None
 
 
 def ambiguous_detail(target: str, others: Sequence[str], hidden: int = 0) -> str:
