@@ -297,7 +297,8 @@ def test_link_findings_list_unknown_anchors_beside_broken_links(
         expect(anchors.locator("td.num")).to_have_text("1")
         findings = page.locator("#links-list li")
         expect(findings.first).to_have_text(
-            "broken: projects/ledger/month-end-close.md:123 → legacy-settlement-batch"
+            "broken: projects/ledger/month-end-close.md:123 → legacy-settlement-batch "
+            "(no document matches 'legacy-settlement-batch')"
         )
         expect(findings.nth(1)).to_have_text(
             f"unknown anchor: domain/fees.md:{line}: "

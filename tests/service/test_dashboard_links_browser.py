@@ -19,6 +19,7 @@ __all__ = ["browser", "page", "pytestmark"]
 NOTES = """# Checkout notes
 
 See [[chargeback-window]] and [the old limits](../../domain/old-limits.md).
+And the [readme](/README.md).
 
 ## Retries {#same}
 
@@ -43,7 +44,8 @@ def test_every_link_finding_counted_is_named(
 ) -> None:
     """Link findings listed broken links and unknown anchors only: "ambiguous 1", "duplicate
     anchors 1", "to superseded 1" and "orphans 16" were counts with no document to go and fix
-    (`briefd links` names each). Each kind is listed now, ten at most, with how many more."""
+    (`briefd links` names each). Each kind is listed now, ten at most, with how many more; a
+    broken link with its reason, which the page left out ("→ /README.md" read as a typo)."""
     source = tmp_path / "knowledge"
     shutil.copytree(example_copy[0], source)
     for path, text in FILES.items():
@@ -57,7 +59,7 @@ def test_every_link_finding_counted_is_named(
         counts = page.locator("#links-table tbody tr")
         expect(counts).to_have_text(
             [
-                "broken1",
+                "broken2",
                 "ambiguous1",
                 "unknown anchors0",
                 "duplicate anchors1",
@@ -68,10 +70,15 @@ def test_every_link_finding_counted_is_named(
         findings = page.locator("#links-list li")
         expect(findings).to_have_text(
             [
-                "broken: projects/ledger/month-end-close.md:123 → legacy-settlement-batch",
+                # the reason, as `briefd links` prints it: a file outside every scope is no typo
+                "broken: projects/checkout/notes.md:4 → /README.md (README.md exists but is "
+                "outside every scope (not indexed); link to an indexed document, or add its "
+                "folder to 'scopes' in briefd.yaml)",
+                "broken: projects/ledger/month-end-close.md:123 → legacy-settlement-batch "
+                "(no document matches 'legacy-settlement-batch')",
                 "ambiguous: projects/checkout/notes.md:3: chose conventions/chargeback-window.md;"
                 " also matches projects/ledger/chargeback-window.md",
-                "duplicate anchor: projects/checkout/notes.md: #same on lines 5, 9",
+                "duplicate anchor: projects/checkout/notes.md: #same on lines 6, 10",
                 "to superseded: projects/checkout/notes.md:3: links to domain/old-limits.md,"
                 " superseded by domain/limits.md",
                 *[f"orphan (no inbound links): {path}" for path in ORPHANS_SHOWN],
