@@ -21,7 +21,7 @@ CHUNKER_VERSION = "15"  # 2: split fences, tables, HTML stay well-formed; 3: stu
 # of the chunk text, a marker saying its size in its place (``briefd.markdown.blobs``)
 # 15: C1 control characters (U+0080-U+009F) are out of the text as the C0 ones are, and a file
 # that looks double-encoded (``â€™``) is reported (``briefd.text.double_encoded``)
-FRONT_MATTER_VERSION = "17"  # 2: relations and always (a change re-parses every document);
+FRONT_MATTER_VERSION = "18"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
 # 4: a plain scalar is read as written (title: No, title: 2024-01-05, tags: [1.10]), not YAML 1.1;
@@ -42,8 +42,9 @@ FRONT_MATTER_VERSION = "17"  # 2: relations and always (a change re-parses every
 # 16: a link inside an Obsidian comment (``%% [[x]] %%``, a ``%%`` block) is no link
 # 17: a block under an opening '---' that YAML reads as text or a list (a rule above prose)
 # is the document's text, not front matter dropped from it
+# 18: a backslash-escaped bracket is text: ``\[text](x.md)``, ``[text\](x.md)`` are no links
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
-LINKS_VERSION = "10"  # 2: an ambiguous name prefers the linking document's scope, then a shared;
+LINKS_VERSION = "11"  # 2: an ambiguous name prefers the linking document's scope, then a shared;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
 # 4: names compare case-folded in full, Turkish İ/ı as i ([[İade]] finds iade.md);
 # 5: a Markdown link with a folder is a path: its file gone, it is broken (no same-named file);
@@ -54,3 +55,5 @@ LINKS_VERSION = "10"  # 2: an ambiguous name prefers the linking document's scop
 # 10: of names that differ only in letter case, the one a link spells exactly wins; a path
 # off only in letter case names the file; a path from the top of the git work tree
 # (``/docs/domain/fees.md`` for knowledge in ``docs/``) reaches its document or says it leads out
+# 11: a fragment may name an HTML anchor outside the headings (``<a name="old-heading">``, any
+# tag's ``id``), and an unknown anchor's detail names the heading it most likely meant
