@@ -351,3 +351,35 @@ def test_a_front_matter_over_the_budget_still_reads_in_whole_lines(
     assert len(out["tags"]) == 1500
     assert out["body"].rstrip().endswith("Line 29 of the generated page.")
     assert out.get("part", {}).get("next_start_line") is None
+
+
+def test_a_short_document_linked_from_hundreds_comes_within_the_budget(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    """A glossary of three lines that 400 documents link to: its text fits any budget, so it
+    came whole, with all 400 backlinks, whatever max_tokens said (on 3,000 generated
+    documents linking theirs: 27 KB of text and 231 KB of JSON from get_document at its
+    default 8,000). Its backlinks are cut to a quarter of the budget and counted, as a long
+    document's first part does."""
+    files = {"domain/glossary.md": "# Glossary\n\n## Terms\nA ledger is a book.\n"}
+    for n in range(400):
+        files[f"domain/topic-{n:03}.md"] = f"# Topic {n}\n\nSee the [glossary](glossary.md).\n"
+    root = write_files(files)
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("get_document", {"doc_path": "domain/glossary.md"})
+
+    with Briefd(service_settings_for(root, tmp_path / "index.db"), embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            answer = run(base + "/mcp", "auto", body)
+    out = answer.structured_content
+    received = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+    assert count_tokens(received) <= 8000, count_tokens(received)
+    assert out["body"].rstrip("\n") == "# Glossary\n\n## Terms\nA ledger is a book."  # type: ignore[index]
+    assert out["part"]["backlinks"] == 400 and out["part"]["next_start_line"] is None  # type: ignore[index]
+    listed = len(out["backlinks"])  # type: ignore[index]
+    assert 20 <= listed < 400
+    text = answer.content[0].text  # type: ignore[union-attr]
+    assert f"(+{400 - listed} more links to it: see part.backlinks)" in text
+    assert text.rstrip("\n").endswith("A ledger is a book.")

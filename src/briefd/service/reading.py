@@ -74,7 +74,9 @@ def read_within(
     least = max(max_tokens // BODY_SHARE, 1)
     budget = max(max_tokens - fields(view), least)
     shown, part = read_part(view, start_line, budget, costs, start_char=start_char)
-    if part is None or not view.backlinks:
+    # whole only when the whole answer fits: a short glossary linked from thousands of
+    # documents fitted the text's least share, and came with every backlink (250 KB)
+    if not view.backlinks or (part is None and budget == max_tokens - fields(view)):
         return shown, part
     first = (start_line is None or start_line == view.body_start_line) and not start_char
     room = max_tokens // BACKLINKS_SHARE if first else 0
