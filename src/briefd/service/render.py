@@ -305,10 +305,7 @@ def instructions(out: schemas.ScopesOut, building: bool = False) -> str:
         listing = "The index is empty: nothing has been indexed yet"
     else:
         docs = sum(s.documents for s in out.scopes)
-        listing = f"{counted(docs, 'document')} in scopes: " + ", ".join(
-            f"{s.name} ({counted(s.documents, 'doc')}, {counted(s.chunks, 'section')})"
-            for s in out.scopes
-        )
+        listing = f"{counted(docs, 'document')} in scopes: " + _scopes_listed(out)
     return (
         "briefd serves this team's domain knowledge (terminology, business rules, ADRs, "
         f"conventions, project notes). {listing}. {_defaults(out)}. Before working on a task, call "
@@ -317,6 +314,25 @@ def instructions(out: schemas.ScopesOut, building: bool = False) -> str:
         "document_context(doc_path) compiles what is relevant to one. "
         "Afterwards, report_usage(bundle_id, useful_chunk_ids) says what helped."
     )
+
+
+INSTRUCTION_SCOPES = 20  # scopes the instructions name; list_scopes names every one
+
+
+def _scopes_listed(out: schemas.ScopesOut) -> str:
+    """The scopes with their counts, the default ones first among the first
+    ``INSTRUCTION_SCOPES``: a client puts the instructions before every conversation, and a
+    team with a scope per project (400 of them) had 17 KB there, every scope named."""
+    default = [s for s in out.scopes if s.name in out.default_scopes]
+    others = [s for s in out.scopes if s.name not in out.default_scopes]
+    shown = {s.name for s in [*default, *others][:INSTRUCTION_SCOPES]}
+    listed = ", ".join(
+        f"{s.name} ({counted(s.documents, 'doc')}, {counted(s.chunks, 'section')})"
+        for s in out.scopes
+        if s.name in shown
+    )
+    left = len(out.scopes) - len(shown)
+    return listed + (f", and {left} more (list_scopes names every one)" if left else "")
 
 
 def _defaults(out: schemas.ScopesOut) -> str:
