@@ -262,8 +262,9 @@ class Briefd(AbstractContextManager["Briefd"]):
     def suggest_links(
         self, doc_path: str | None = None, limit: int = 20, scopes: Sequence[str] | None = None
     ) -> list[LinkSuggestion]:
-        """Unlinked mentions and broken links among the documents in ``scopes`` (T5)."""
-        return suggestions.suggest_links(self.store, self.settings, doc_path, limit, scopes)
+        """Unlinked mentions and broken links among the documents in ``scopes`` (T5), read on
+        a connection of their own."""
+        return suggestions.suggest_links_apart(self.settings, doc_path, limit, scopes)
 
     def dismiss_link_suggestion(
         self, doc_path: str, target: str, scopes: Sequence[str] | None = None

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import threading
 import time
 import unicodedata
 
@@ -759,3 +760,46 @@ def test_a_path_copied_decomposed_names_the_document_it_spells(
     ]
     assert dismissed.status_code == 200, dismissed.json()
     assert after.json()["suggestions"] == []
+
+
+def test_suggestions_hold_up_no_search_while_they_read_every_document(
+    write_files: WriteFiles, api: Briefd
+) -> None:
+    """O4: suggestions read and search the text of every document in their scopes (seconds over
+    a 5,000-document knowledge base) and did so under the server's lock: every agent's search,
+    bundle and document waited for them (a search sent meanwhile answered after 70 s). They
+    read on a connection of their own now, so REST and the MCP tool answer while a request
+    holds the lock."""
+    write_files(
+        {
+            "domain/settlement.md": "# Settlement\n\nMoney moves.\n",
+            "domain/notes.md": "# Notes\n\nThe Settlement runs daily.\n",
+        }
+    )
+    api.index()
+    expected = [("domain/notes.md", "domain/settlement.md")]
+
+    async def by_mcp(url: str) -> list[tuple[str, str]]:
+        async with (
+            httpx2.AsyncClient(timeout=30) as client,
+            Client(streamable_http_client(url, http_client=client)) as mcp,
+        ):
+            result = await mcp.call_tool("suggest_links", {"scopes": ["all"]})
+            found = (result.structured_content or {})["suggestions"]
+            return [(s["doc_path"], s["target"]) for s in found]
+
+    answers: list[list[tuple[str, str]]] = []
+
+    def ask(base: str) -> None:
+        rest = httpx2.get(base + "/api/links/suggestions", params={"scopes": "all"}, timeout=30)
+        answers.append([(s["doc_path"], s["target"]) for s in rest.json()["suggestions"]])
+        answers.append(anyio.run(by_mcp, base + "/mcp"))
+
+    app = create_app(api, service_config(token=None))
+    # a search (or a long index update) holds the lock
+    with serving(app) as base, app.state.briefd.lock:
+        asking = threading.Thread(target=ask, args=(base,))
+        asking.start()
+        asking.join(20)
+        assert not asking.is_alive(), "the suggestions waited for the lock"
+    assert answers == [expected, expected]

@@ -184,6 +184,18 @@ class ServiceState:
             self.metrics.inc(REQUESTS, {**labels, "outcome": outcome})
             self.metrics.observe(DURATION, labels, time.perf_counter() - started)
 
+    def apart(self, surface: str, name: str, fn: Callable[[], T]) -> T:
+        """:meth:`call` for ``fn`` that reads on a connection of its own, outside the lock (a
+        long read need not hold up every search), told as every request is while the index is
+        being built."""
+
+        def run() -> T:
+            if self.building():
+                raise IndexNotFoundError(self.being_built())
+            return fn()
+
+        return self.call(surface, name, run, exclusive=False)
+
     def rejected(self, surface: str, name: str) -> None:
         """Count a request whose arguments failed validation before anything ran (REST 422,
         an MCP tool's arguments): outcome ``invalid``, not timed, so a misbehaving client shows

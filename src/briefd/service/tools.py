@@ -401,9 +401,12 @@ class Tools:
         """Find missing and broken links in the knowledge base: documents that mention
         another document by its title or alias without linking it, and links whose target
         document or heading does not exist. Read-only; dismissed suggestions are left out."""
-        found = await self._call(
-            "suggest_links",
-            lambda: self.state.api.suggest_links(doc_path, EVERY, scope_tuple(scopes)),
+        found = await anyio.to_thread.run_sync(
+            lambda: self.state.apart(
+                "mcp",
+                "suggest_links",
+                lambda: self.state.api.suggest_links(doc_path, EVERY, scope_tuple(scopes)),
+            )
         )
         out = schemas.suggestions_out(found, limit, offset)
         return ok_result(render.suggestions_text(out), out)

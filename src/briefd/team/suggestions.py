@@ -14,7 +14,7 @@ from briefd.graph import suggest
 from briefd.graph.resolve import findings, path_key
 from briefd.settings import Settings
 from briefd.store import activity, views
-from briefd.store.db import Store
+from briefd.store.db import Store, opened
 from briefd.store.scopes import resolve_scopes
 from briefd.text import shown
 
@@ -98,6 +98,19 @@ def suggest_links(
     ]
     chosen = suggest.select(found, dismissed, doc_path, ALL_SUGGESTIONS)
     return suggest.visible(chosen, visible)[:limit]
+
+
+def suggest_links_apart(
+    settings: Settings,
+    doc_path: str | None = None,
+    limit: int = 20,
+    scopes: Sequence[str] | None = None,
+) -> list[suggest.LinkSuggestion]:
+    """:func:`suggest_links` on a connection of its own: every document's text is read and
+    searched for names (seconds over thousands of documents), and a server's searches need
+    not wait for that on the connection they share."""
+    with opened(settings.db, settings.source) as store:
+        return suggest_links(store, settings, doc_path, limit, scopes)
 
 
 def dismiss(

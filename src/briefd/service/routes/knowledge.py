@@ -175,7 +175,7 @@ def link_suggestions(
     """Unlinked mentions of other documents and broken links (T5) among the documents in
     ``scopes``."""
     wanted = split_list(scopes)
-    found = state.call(
+    found = state.apart(
         "rest", "suggest_links", lambda: state.api.suggest_links(doc_path, EVERY, wanted)
     )
     return schemas.suggestions_out(found, limit, offset)
