@@ -13,13 +13,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from briefd.graph.suggest import (
+    _ADDRESS,
     _ASCII_FOLD,
+    _INLINE_CODE,
+    _LINKS,
     DocNames,
     _find,
     _long_enough,
     _name_pattern,
+    _prose_lines,
     unlinked_mentions,
 )
+from briefd.markdown.links import comments_blanked
 
 # what a case-blind pattern takes for each letter of a name (İ and ı for i, the Kelvin sign
 # for k, the long s for s)
@@ -100,3 +105,23 @@ def test_names_whose_words_a_long_document_holds_apart_are_not_searched_for_in_i
         ("domain/log-3.md", "domain/named.md", "XY then zq", 1_001)
     ]
     assert elapsed < 1.5, f"{elapsed:.1f} s of CPU"  # ~0.2 s here; 4 s trying every name
+
+
+_PIECES = ["www.", "WWW.", "http://", "mailto:", "MailTo:", "@", "a@b.c", "[x](y)", "[[a]]", "`c`"]
+_PROSE = st.lists(
+    st.sampled_from([*_PIECES, "<!--", "-->", "%%", "\n", " ", "a", "b", ".", "/", ":", "[", "`"]),
+    max_size=30,
+).map("".join)
+
+
+@given(_PROSE)
+def test_prose_is_blanked_as_when_every_pattern_is_tried_on_every_line(body: str) -> None:
+    """Links, inline code and addresses are blanked only in documents (and lines) that may
+    hold them, which is most of what suggestions over thousands of documents spent (4.3 →
+    2.7 s of CPU at 5,000): the prose is the same as every pattern tried on every line."""
+    lines = body.split("\n")
+    shown = [_INLINE_CODE.sub(" ", line) for line in lines]
+    if "<!--" in body or "%%" in body:
+        shown = comments_blanked("\n".join(shown)).split("\n")
+    every = [(i, _ADDRESS.sub(" ", _LINKS.sub(" ", line))) for i, line in enumerate(shown)]
+    assert _prose_lines(body, frozenset()) == every
