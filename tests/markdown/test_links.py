@@ -102,8 +102,8 @@ def test_unclosed_comment_openers_cost_one_pass() -> None:
     """Each ``<!--`` without a ``-->`` in its paragraph was looked for its closing to the
     paragraph's end: 20,000 such lines (a log pasted into a note) took 24-45 s to parse."""
     text = "# Log\n\n" + "x <!-- [[a]]\n" * 20_000 + "\n[[b]] <!-- [[c]] --> [[d]]\n"
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine (CI's other jobs) adds none
     doc = parse_document("domain/log.md", text, "domain", "h", count_tokens)
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert [link.target for link in doc.links][-2:] == ["b", "d"]
     assert len(doc.links) == 20_002

@@ -210,10 +210,10 @@ def test_suggestions_over_hundreds_of_documents_answer_quickly(
         files[f"{folder}/t{i}.md"] = f"# Topic {i} {words[i % 7]}\n\n{named}\n\n{filler}\n"
     write_files(files)
     api.index()
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine (CI's other jobs) adds none
     default = api.suggest_links(limit=1000)
     every = api.suggest_links(limit=100_000, scopes=("all",))
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert {s.doc_path.split("/")[0] for s in default} == {"domain"}
     assert len(default) == 40 * 29 - sum(1 for i in range(40) for k in range(1, 30) if i + k >= 40)
     assert len(every) == 300 * 29
