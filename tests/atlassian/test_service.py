@@ -10,6 +10,7 @@ import dataclasses
 import json
 import logging
 import shutil
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -534,6 +535,41 @@ def test_an_issues_browse_url_is_read_as_its_key(
     assert elsewhere.status_code == 200, elsewhere.text
     assert elsewhere.json()["text"].startswith(f"> tracker issue\n\n{other}\n")
     assert len(cloud.seen) == before  # another site's issue is not looked up here
+
+
+def test_a_huge_issue_is_converted_once_as_it_is_fetched(live_api: Briefd, cloud: FakeSite) -> None:
+    """B1, O4: the issue's HTML (here 20 comments of CI logs, ~450 KB) was converted to
+    Markdown when the bundle fitted it, under the server's lock: every search and bundle sent
+    meanwhile waited seconds; and converted whole a second time for the 60 words the bundle
+    searches with. It is converted as it is fetched (a server does that outside its lock),
+    and the fit for a budget is kept: fitting it again costs nothing."""
+    log = "".join(
+        f"<p>[10:{i % 60:02d}] ERROR refund worker {i} retry failed</p>" for i in range(400)
+    )
+    said = [
+        {"id": str(i), "author": {"displayName": "CI bot"}, "renderedBody": log}
+        | {"created": f"2026-05-01T10:{i:02d}:00.000+0000"}
+        for i in range(20)
+    ]
+    text = "".join(f"<p>Step {n}: ledger row {n} was written twice.</p>" for n in range(900))
+    issue = {
+        "id": "10042",
+        "key": "SHOP-42",
+        "fields": dict(data.SHOP_42_FIELDS),
+        "renderedFields": {"description": text},
+    }
+    cloud.script(r"/issue/SHOP-42$", 200, body=issue)
+    cloud.script(r"/issue/SHOP-42/comment$", 200, body={"comments": said, "total": 20})
+    lookup = live_api.atlassian.prefetch("SHOP-42")
+    first = lookup("SHOP-42", 600)
+    assert first is not None and first[0].startswith("SHOP-42: Partial refunds")
+    started = time.perf_counter()
+    again = lookup("SHOP-42", 600)
+    assert time.perf_counter() - started < 0.2  # kept, not converted again (that takes ~1 s)
+    assert again is first
+    words = "Step 0: ledger row 0 was written twice. Step 1: ledger row 1 was written twice."
+    assert first[1].startswith(f"Partial refunds can exceed the captured amount {words}")
+    assert len(first[1].split()) == len(data.SHOP_42_FIELDS["summary"].split()) + 60
 
 
 def test_a_bundle_headed_by_a_live_issue_takes_usage_reports_and_serves_as_a_base(

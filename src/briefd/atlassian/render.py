@@ -30,6 +30,7 @@ from briefd.tokens import count_tokens, head_tokens
 SEPARATOR = "\n\n"
 MIN_HEAD = 16
 QUERY_WORDS = 60
+QUERY_HTML = 20_000  # characters of a description's HTML read for its first words
 ASK_PAGE = "ask with a larger max_tokens"
 ASK_ISSUE = "ask jira_issue with a larger max_tokens"
 LARGEST = 50_000  # the largest max_tokens MCP and REST take for a page or an issue
@@ -156,9 +157,14 @@ def shown(answer: IssueAnswer) -> tuple[tuple[RelatedIssue, ...], tuple[LinkedPa
 
 
 def issue_query(issue: Issue) -> str:
-    """The summary and the first words of the description: what a bundle searches with."""
-    words = html_to_markdown(issue.description_html).split()[:QUERY_WORDS]
-    return " ".join([issue.summary, *words]).strip()
+    """The summary and the first words of the description: what a bundle searches with. The
+    words are read from the description's start (converting a 1 MB description whole for 60
+    words took seconds); the whole of it only when its start holds too few."""
+    html = issue.description_html
+    words = html_to_markdown(html[:QUERY_HTML]).split()
+    if len(html) > QUERY_HTML and len(words) <= QUERY_WORDS:  # (the last may be cut short)
+        words = html_to_markdown(html).split()
+    return " ".join([issue.summary, *words[:QUERY_WORDS]]).strip()
 
 
 def page_blocks(page: Page) -> list[str]:

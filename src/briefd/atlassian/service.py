@@ -42,6 +42,7 @@ from briefd.atlassian.site import Site, SiteConfig, checked_url, open_client
 from briefd.errors import IntegrationError, IntegrationOffError, QueryError, RemoteNotFoundError
 from briefd.settings import ConfluenceSettings, JiraSettings, Settings
 from briefd.settings.trust import unsent_problem
+from briefd.tokens import count_tokens
 
 if TYPE_CHECKING:
     import httpx
@@ -176,10 +177,22 @@ class Atlassian:
                 raise
             return _as_given
 
+        # converted and counted now, as it is fetched: a server calls this outside its lock,
+        # and a head fitted under it (an issue with 50 comments of CI logs took seconds to
+        # convert) held up every other request meanwhile
+        blocks = tuple(render.issue_blocks(found))
+        whole = count_tokens(render.SEPARATOR.join(b for b in blocks if b))
+        query = render.issue_query(found)
+        fitted: dict[int, tuple[str, str]] = {}
+
         def head(_: str, max_tokens: int) -> tuple[str, str]:
-            blocks = render.issue_blocks(found)
-            fitted = render.fit(blocks, max(MIN_TOKENS, max_tokens), render.ASK_ISSUE)
-            return fitted.markdown.removeprefix("# "), render.issue_query(found)
+            """The issue fitted to ``max_tokens``, once for each budget (a server fits it
+            before taking its lock, for the budget the bundle gives)."""
+            budget = max(MIN_TOKENS, max_tokens)
+            if budget not in fitted:
+                markdown = render.fit(blocks, budget, render.ASK_ISSUE, whole).markdown
+                fitted[budget] = (markdown.removeprefix("# "), query)
+            return fitted[budget]
 
         return head
 

@@ -73,7 +73,7 @@ from briefd.retrieval.governed import (
 )
 from briefd.retrieval.lexical import no_terms_message
 from briefd.retrieval.search import RANKING_VERSION, SearchRequest
-from briefd.settings import Settings
+from briefd.settings import BundleSettings, Settings
 from briefd.sources.refs import normalise_paths
 from briefd.state import Manifest, SharedState
 from briefd.store import code as code_table
@@ -256,7 +256,7 @@ def live_issue(engine: Engine, request: BundleRequest) -> tuple[BundleRequest, b
     lookup) leaves the request as it is."""
     if not request.issue:
         return request, False
-    share = _issue_share(engine, request)
+    share = issue_share(engine.settings.bundles, request)
     found = engine.lookup_issue(request.issue, share) if engine.lookup_issue else None
     if found is None:
         return _pasted_issue(engine, request), False
@@ -272,15 +272,15 @@ def _pasted_issue(engine: Engine, request: BundleRequest) -> BundleRequest:
     room = effective_budget(request.ceiling, engine.settings.bundles) - ISSUE_ATTRIBUTION_TOKENS
     if count_tokens(text) <= room:
         return request
-    share = _issue_share(engine, request)
+    share = issue_share(engine.settings.bundles, request)
     return replace(request, issue=issue_head(text, max(share, MIN_ISSUE_TOKENS)))
 
 
-def _issue_share(engine: Engine, request: BundleRequest) -> int:
+def issue_share(settings: BundleSettings, request: BundleRequest) -> int:
     """The tokens an issue heading the bundle may take: its share of the tighter of
     max_tokens and hard_limit, less its attribution line (a hard_limit below max_tokens must
-    hold the issue too)."""
-    budget = effective_budget(min(request.max_tokens, request.ceiling), engine.settings.bundles)
+    hold the issue too). A server fits a live issue to it before taking its lock."""
+    budget = effective_budget(min(request.max_tokens, request.ceiling), settings)
     return int(budget * LIVE_ISSUE_SHARE) - ISSUE_ATTRIBUTION_TOKENS
 
 

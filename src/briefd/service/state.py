@@ -18,6 +18,7 @@ from briefd.api import Briefd
 from briefd.atlassian import Account
 from briefd.bundles import Bundle, BundleRequest
 from briefd.bundles.collect import retrieval_query
+from briefd.bundles.compile import issue_share
 from briefd.bundles.wire import response
 from briefd.errors import BriefdError, IndexNotFoundError, StoreError
 from briefd.model import DocumentView, LinkFindings, SearchResult
@@ -321,6 +322,7 @@ class ServiceState:
             if self.building():  # unlocked (the issue lookup): ``call`` did not ask
                 raise IndexNotFoundError(self.being_built())
             lookup = self.api.atlassian.prefetch(request.issue, caller.account)  # network: unlocked
+            lookup(request.issue or "", issue_share(self.api.settings.bundles, request))  # fitted
             with self.lock:
                 return self.api.compile_bundle(request, lookup)
 
