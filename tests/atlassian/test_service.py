@@ -513,6 +513,24 @@ def test_an_issue_that_leaves_a_hard_limit_no_room_names_the_hard_limit_to_raise
     assert not roomy.diagnostics.budget_exceeded
 
 
+def test_the_warning_of_an_issue_that_leaves_no_room_keeps_within_the_hard_limit(
+    live_api: Briefd,
+) -> None:
+    """B6, B7: at hard_limit 200 the live issue (cut to its share) and the answer's envelope
+    fit, but the warning saying the issue left no room for a section took the answer to 222
+    tokens, budget_exceeded. Where the full warning does not fit, a shorter one says the
+    same, as the 'fits no section' warning does."""
+    bundle = live_api.compile_bundle(
+        BundleRequest("", max_tokens=2000, hard_limit=200, issue="SHOP-42")
+    )
+    assert [i.tier for i in bundle.items] == ["mandatory"]
+    assert bundle.warnings == (
+        f"the tracker issue takes {bundle.items[0].tokens} tokens of hard_limit 200, so no "
+        "section that matched fits; raise it",
+    )
+    assert bundle.tokens <= 200 and not bundle.diagnostics.budget_exceeded
+
+
 def test_an_issues_browse_url_is_read_as_its_key(
     rest: TestClient, live_api: Briefd, cloud: FakeSite
 ) -> None:

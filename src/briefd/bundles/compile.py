@@ -189,7 +189,7 @@ def _compiled(engine: Engine, request: BundleRequest, live: bool) -> Bundle:
         else:
             bundle = replace(bundle, cached=True)
         warned = asked.warned + too_small(bundle, asked.warned) + over_budget(bundle)
-        warned += crowded_out(bundle)
+        warned += crowded_out(bundle, warned)
         warned += _answered_elsewhere(conn, engine, asked, bundle, warned) + no_text(bundle)
         base = _base(conn, engine, request.base, key) if request.base else None
         held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)

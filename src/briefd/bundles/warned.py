@@ -43,7 +43,7 @@ def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
 ISSUE = "issue:"  # how the tracker issue's chunk id starts (structure.issue_candidate)
 
 
-def crowded_out(bundle: Bundle) -> tuple[str, ...]:
+def crowded_out(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
     """A bundle whose ``always: true`` documents or tracker issue text left no room for any
     section that matched says so: a 7,600-token house-rules document answered "partial
     refunds" at max_tokens 2000 with itself alone, 20 refund sections left out,
@@ -75,7 +75,11 @@ def crowded_out(bundle: Bundle) -> tuple[str, ...]:
     answer = d.tokens + min(e.tokens for e in misses) + warnings_tokens((said + "x" * 60,))
     needed = math.ceil(answer / max(share, 0.01))
     shorter = "those documents" if not issue else "the issue text" if not sizes else "them"
-    return (f"{said}{limit} (to {needed} or more) or shorten {shorter}",)
+    full = f"{said}{limit} (to {needed} or more) or shorten {shorter}"
+    room = d.hard_limit - d.tokens - warnings_tokens(warned)  # (mandatory text may pass max_tokens)
+    if warnings_tokens((*warned, full)) - warnings_tokens(warned) <= room:
+        return (full,)
+    return (f"{' and '.join(what)} of {limit} {value}, so no section that matched fits; raise it",)
 
 
 def _tighter(bundle: Bundle) -> tuple[str, int]:
