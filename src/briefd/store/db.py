@@ -9,6 +9,7 @@ busy timeout instead of failing with ``database is locked``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import sqlite3
@@ -31,6 +32,7 @@ from briefd.folders import create_private, ignore_in_git, make_index_folder
 from briefd.store.deferred import MAX_DEFERRED as MAX_DEFERRED  # at most this many wait
 from briefd.store.deferred import Deferred, Write
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from briefd.store.mounts import mounted_read_only, read_only_mount
 from briefd.text import fold
 
 BUSY_TIMEOUT_MS = 30_000
@@ -390,6 +392,8 @@ _DAMAGE = "malformed"  # SQLite's "database disk image is malformed"
 
 def _no_folder(path: Path, exc: OSError) -> str:
     """The index's folder cannot be made: a file in its way, no permission, a read-only disk."""
+    if exc.errno == errno.EROFS and (why := mounted_read_only(path)):
+        return f"cannot create the index {path}: {why}"
     in_way = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
     where = exc.filename or path.parent
     why = f"{in_way} is a file, not a folder" if in_way else f"{exc.strerror}: {where}"
@@ -427,6 +431,12 @@ def _describe(path: Path, exc: sqlite3.Error) -> str:
         )
     if "locked" in message or "busy" in message:
         return f"index {path} is busy ({message}); {BUSY}, try again"
+    refused = any(word in message for word in ("readonly", "read-only", "unable to open"))
+    if refused and (why := mounted_read_only(path)):
+        return (
+            f"cannot use the index {path} ({message}; SQLite writes {path.name}-wal and "
+            f"{path.name}-shm beside it, even to read): {why}"
+        )
     if "readonly" in message and (why := _read_only(path)):
         return f"cannot write the index {path} ({message}): {why}"
     if "unable to open" in message or "readonly" in message or "read-only" in message:
@@ -477,8 +487,8 @@ def open_for_writing(db: Path, rebuild: bool) -> Store:
     except (ForeignDatabaseError, NewerIndexError):
         raise
     except StoreError:
-        if not rebuild or not is_briefd_or_sqlite(db):
-            raise
+        if not rebuild or not is_briefd_or_sqlite(db) or read_only_mount(db):
+            raise  # a read-only file system: nothing to start over on
         return _start_over(db)
     if rebuild and not store.healthy():
         store.close()

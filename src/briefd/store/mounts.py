@@ -1,0 +1,34 @@
+"""Whether the index's folder is on a file system mounted read-only (a read-only bind mount,
+a ``:ro`` container volume, a read-only snapshot): a refusal that ``chmod`` cannot lift."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def read_only_mount(path: Path) -> Path | None:
+    """The nearest existing folder at or above ``path`` (its folder, for a file), if the file
+    system it is on is mounted read-only; None when it is writable or cannot be told."""
+    folder = path if path.is_dir() else path.parent
+    for here in (folder.absolute(), *folder.absolute().parents):
+        try:
+            flags = os.statvfs(here).f_flag
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        return here if flags & os.ST_RDONLY else None
+    return None
+
+
+def mounted_read_only(path: Path) -> str | None:
+    """What to say of the index ``path`` on a read-only file system, or None if it is not."""
+    where = read_only_mount(path)
+    if where is None:
+        return None
+    return (
+        f"{where} is on a file system mounted read-only, so no permission change (chmod, "
+        "chown) lets briefd write there; remount it read-write (or drop ':ro' from the volume), "
+        "or pass --db (or 'db:' in briefd.yaml) a path on a writable file system"
+    )
