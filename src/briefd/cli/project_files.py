@@ -81,7 +81,7 @@ def write_all(changes: list[tuple[Path, str | None]]) -> None:
             if text is not None:
                 path = through_link(link)
                 made += _make_folders(path.parent)
-                staged.append((path, _stage(path, text)))
+                staged.append((path, stage(path, text)))
     except OSError as exc:
         for _, temp in staged:
             temp.unlink()
@@ -110,7 +110,7 @@ def _make_folders(folder: Path) -> list[Path]:
     return missing
 
 
-def _stage(path: Path, text: str) -> Path:
+def stage(path: Path, text: str) -> Path:
     """A temporary file beside ``path`` holding ``text``, with ``path``'s mode (a new file's:
     what the umask allows)."""
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -15,6 +15,7 @@ from briefd.api import Briefd
 from briefd.cli.eval_cmd import EMBEDDINGS_OFF
 from briefd.cli.one_source import OneSource
 from briefd.cli.output import console, errors, print_json, reported_errors
+from briefd.cli.project_files import stage, through_link
 from briefd.errors import ConfigError, EvalError
 from briefd.eval.run import Case, UnitOf, beir_cases, golden_cases, open_beir, open_golden
 from briefd.eval.trust import OffTopicQuery
@@ -165,8 +166,14 @@ def _write(output: Path, config: dict[str, object], force: bool, kept: bool = Fa
             markup=False,
         )
         return False
-    try:
-        output.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    target = through_link(output)  # a link to the file stays a link
+    try:  # beside it first: a full disk or a kill mid-write leaves the earlier file whole
+        staged = stage(target, json.dumps(config, indent=2) + "\n")
+        try:
+            staged.replace(target)
+        except OSError:
+            staged.unlink(missing_ok=True)
+            raise
     except OSError as exc:
         raise EvalError(f"cannot write {output}: {exc.strerror}; pass --output FILE") from exc
     return True
