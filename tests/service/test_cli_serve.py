@@ -394,3 +394,24 @@ def test_serve_on_a_full_disk_before_the_models_graph_is_stored_serves_by_keywor
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=30)
     assert "warning: the embedding model failed to load (cannot store the e5 ONNX graph" in err
+
+
+def test_sigterm_stops_the_server_cleanly_exit_0_and_the_index_closed(tmp_path: Path) -> None:
+    """O2: uvicorn raises SIGTERM again once it has shut down, and the default handler killed
+    the process there: exit -15 (143 in a container, a failed stop to a supervisor), and
+    ``api.close()`` never ran (the index's -wal was left open, PostgreSQL's pool not closed).
+    A clean stop now exits 0 after closing the index (SQLite removes the -wal it checkpoints)."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(EXAMPLE, source)
+    port = free_port()
+    process = briefd(tmp_path, "serve", "--source", str(source), "--port", str(port))
+    try:
+        until_up(process, f"http://127.0.0.1:{port}/api/health")
+        found = httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "refund window"})
+        assert found.json()["hits"], found.text
+        assert (tmp_path / "x.db-wal").exists()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert not (tmp_path / "x.db-wal").exists(), err

@@ -7,11 +7,14 @@ from __future__ import annotations
 import logging
 import os
 import shlex
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import typer
@@ -28,6 +31,8 @@ from briefd.settings import Settings, with_overrides
 from briefd.text import counted
 
 if TYPE_CHECKING:  # the service (prometheus, uvicorn) loads only for the commands that serve
+    import uvicorn
+
     from briefd.embeddings.base import Embedder
     from briefd.service.metrics import Metrics
 
@@ -180,7 +185,8 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
     )
     status: int | None = None  # a stop asked for: 0 (SIGTERM), 130 (Ctrl-C)
     try:
-        server.run(sockets=[sock])
+        with _stopped_by_sigterm(server):
+            server.run(sockets=[sock])
         status = 0
     except KeyboardInterrupt:  # Ctrl-C, once uvicorn has shut down: exit 130, said by nothing
         interrupt.stopped()
@@ -191,6 +197,23 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
         api.close()
         if status is not None:
             leave_unfinished(status)
+
+
+@contextmanager
+def _stopped_by_sigterm(server: uvicorn.Server) -> Iterator[None]:
+    """SIGTERM (``docker stop``, systemd, Kubernetes) stops ``server`` and returns, so the
+    index and the shared state are closed and the process exits 0. uvicorn raises the signal
+    again once it has shut down, to the handler it found: the default one killed the process
+    there (exit 143, -15), ``api.close()`` never ran and a supervisor saw a failure."""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        server.should_exit = True  # before uvicorn's own handler is in: stops once it starts
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def leave_unfinished(status: int, running: bool = False) -> None:
