@@ -157,7 +157,8 @@ class Daemon:
         self.variables = variables_key(os.environ)  # …and the BRIEFD_* variables it must have
         self.idle_seconds = api.settings.recall.idle_minutes * 60
         self.identity = fingerprint(files.index, config)
-        self.started = time.time()
+        self.started = time.time()  # when, said as a date
+        self._since = time.monotonic()  # how long: a clock set back does not make it negative
         self.last = time.monotonic()
         self.requests = 0
         self.mode = "unknown"  # how the last prompt in the default mode was answered
@@ -312,7 +313,7 @@ class Daemon:
             "mode": self.mode,
             "fallback": self.fallback,
             "started": _iso(self.started),
-            "uptime_s": round(time.time() - self.started, 1),
+            "uptime_s": round(time.monotonic() - self._since, 1),
             "idle_s": round(time.monotonic() - self.last, 1),
             "idle_minutes": self.idle_seconds / 60,
             "requests": self.requests,

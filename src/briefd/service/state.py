@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -109,13 +110,13 @@ class ServiceState:
         self.config = config
         self.metrics = metrics
         self.lock = threading.RLock()
-        self.started = time.time()
+        self.started = time.monotonic()  # a duration's start: a clock set back does not move it
         self._pending: list[QueryLogEntry] = []
         self._pending_lock = threading.Lock()
         # one flush at a time: a flush that returns has written every entry queued before it,
         # also those a flush already in flight (the periodic one) took from the queue
         self._flushing = threading.Lock()
-        self._pruned_at = 0.0
+        self._pruned_at = -math.inf  # monotonic; the first flush prunes
         self.jobs: dict[str, Job] = {}
         self.deliveries = Deliveries(  # signed webhooks seen, by any replica
             api.settings.sync.webhook_window,
@@ -413,7 +414,7 @@ class ServiceState:
         return Path(str(source)) if source else None
 
     def uptime_seconds(self) -> float:
-        return round(time.time() - self.started, 3)
+        return round(time.monotonic() - self.started, 3)
 
     def served(self, surface: str, name: str, tokens: int) -> None:
         self.metrics.inc(TOKENS, {"surface": surface, "name": name}, tokens)
@@ -504,7 +505,7 @@ class ServiceState:
     def _flush(self) -> None:
         with self._pending_lock:
             pending, self._pending = self._pending, []
-        prune = time.time() - self._pruned_at >= PRUNE_SECONDS
+        prune = time.monotonic() - self._pruned_at >= PRUNE_SECONDS
         counted: dict[tuple[str, str], float] = {}
         unshared: list[QueryLogEntry] = []  # PostgreSQL away: kept, the counters saved anyway
         shared_error: BriefdError | None = None
@@ -512,7 +513,7 @@ class ServiceState:
             if (pending or prune) and self.api.state.shared:  # PostgreSQL: not under the lock
                 try:
                     self.api.log_queries(pending)
-                    self._pruned_at = time.time()
+                    self._pruned_at = time.monotonic()
                 except BriefdError as exc:
                     unshared, shared_error = pending, exc
                 pending, prune = [], False
@@ -523,7 +524,7 @@ class ServiceState:
                 if pending or prune:
                     self.api.log_queries(pending)  # prunes what is past retention, too
                     pending = []
-                    self._pruned_at = time.time()
+                    self._pruned_at = time.monotonic()
                 counted, mine = self.metrics.unsaved()
                 if counted:  # added to the stored counters, which other processes add to too
                     self.api.save_counters(counted)
