@@ -284,9 +284,9 @@ class Briefd(AbstractContextManager["Briefd"]):
         """Documents whose governed code changed after them (T4); ``refresh`` reads code first."""
         return drift.drift_report(self.settings, refresh)
 
-    def usage(self, since: str = "30d", limit: int = 20) -> UsageReport:
+    def usage(self, since: str = "30d", limit: int = 20, offset: int = 0) -> UsageReport:
         """What is served, how often, by which surface, reported useful, never served (T6)."""
-        return usage.usage_report(self.settings, since, limit, self.state)
+        return usage.usage_report(self.settings, since, limit, self.state, offset)
 
     def overview(self) -> dict[str, object]:
         """Index size, last index run, sync sources, proposal and usage counts (I2 stats)."""

@@ -6,6 +6,7 @@ block is what the model reads."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
 
@@ -38,6 +39,9 @@ Since = Annotated[
 
 DRIFT_COMMITS_SHOWN = 5  # per document in the text (the JSON lists more)
 MAX_DRIFT_LISTED = 100  # the largest limit knowledge_drift takes: ~4 KB of JSON a document
+# the largest limit knowledge_gaps and knowledge_usage take: a gap is ~0.5 KB of text and JSON,
+# a usage page three lists (served documents, sections, never served) of this many
+MAX_REPORT_LISTED = 100
 
 
 def report_result(text: str, report: object) -> CallToolResult:
@@ -65,16 +69,18 @@ class TeamTools:
         self,
         since: Since = "30d",
         min_count: Annotated[int, Field(ge=1, le=100_000)] = 1,
-        limit: Annotated[int, Field(ge=1, le=500)] = 20,
+        limit: Annotated[int, Field(ge=1, le=MAX_REPORT_LISTED)] = 20,
+        offset: Annotated[int, Field(ge=0, description="Skip this many gaps (the next page).")] = 0,
     ) -> Annotated[CallToolResult, GapsReport]:
         """What agents ask that the team's knowledge base does not answer well: similar
         queries grouped, with how often they were asked, by which surface, the best score they
         got, whether the relevance gate emptied them and the sections they got, ranked by
-        frequency x weakness. Queries whose bundle was reported useful are left out. Read-only."""
-        request = GapsRequest(since, min_count, limit)
+        frequency x weakness (limit of them from offset; gaps_count counts all). Queries whose
+        bundle was reported useful are left out. Read-only."""
+        request = GapsRequest(since, min_count, limit, offset)
         await anyio.to_thread.run_sync(self.state.saved_log)  # never under the service lock
         report = await self._call("knowledge_gaps", lambda: self.state.api.gaps(request))
-        return report_result(gaps_text(report), report)
+        return report_result(gaps_text(report, repeated(since, min_count)), report)
 
     async def knowledge_drift(
         self,
@@ -93,30 +99,81 @@ class TeamTools:
         return report_result(drift_text(shown), shown)
 
     async def knowledge_usage(
-        self, since: Since = "30d", limit: Annotated[int, Field(ge=1, le=500)] = 20
+        self,
+        since: Since = "30d",
+        limit: Annotated[int, Field(ge=1, le=MAX_REPORT_LISTED)] = 20,
+        offset: Annotated[
+            int,
+            Field(
+                ge=0,
+                description="Skip this many served documents, sections and never-served "
+                "documents (the next page).",
+            ),
+        ] = 0,
     ) -> Annotated[CallToolResult, UsageReport]:
         """Which knowledge documents and sections are served to agents, how often, by which
         surface (MCP, REST, hook), how often they were reported useful, which documents are
-        never served, and requests per day. Read-only."""
+        never served (limit of each list from offset; the *_count fields count all), and
+        requests per day. Read-only."""
         await anyio.to_thread.run_sync(self.state.saved_log)
         report = await self._call(
-            "knowledge_usage", lambda: self.state.api.usage(since, limit), exclusive=False
+            "knowledge_usage",
+            lambda: self.state.api.usage(since, limit, offset),
+            exclusive=False,
         )
-        return report_result(usage_text(report), report)
+        return report_result(usage_text(report, repeated(since)), report)
 
 
-def gaps_text(report: GapsReport) -> str:
-    if not report.gaps:
-        lines = [
-            f"No knowledge gaps since {shown_since(report.since)}: {report.groups} query group(s)."
+def repeated(since: str, min_count: int = 1) -> str:
+    """The arguments a call for the next page repeats (those not left at their default), so
+    that it reads the same window: 'since="7d", '."""
+    given = [f"since={json.dumps(since)}"] if since != "30d" else []
+    given += [f"min_count={min_count}"] if min_count != 1 else []
+    return "".join(f"{arg}, " for arg in given)
+
+
+def page_lines(
+    tool: str, noun: str, offset: int, listed: int, total: int, repeat: str = ""
+) -> list[str]:
+    """Where the ``listed`` rows from ``offset`` sit among ``total``, and the call for the
+    next page (none when every row is listed)."""
+    end = offset + listed
+    if not offset and end >= total:
+        return []
+    if not listed:
+        return [
+            f"No {noun} from offset={offset}: there are {total}; call {tool} with {repeat}"
+            "offset=0 (or a smaller offset) to read them."
         ]
+    shown = f"{offset + 1}-{end}" if offset else f"{end}"
+    if end >= total:
+        return [f"[{shown} of {total} {noun} shown: the last of them]"]
+    size = min(total - end, MAX_REPORT_LISTED)
+    return [
+        f"[{shown} of {total} {noun} shown: call {tool} with {repeat}offset={end}, "
+        f"limit={size} for the next]"
+    ]
+
+
+def gaps_text(report: GapsReport, repeat: str = "") -> str:
+    """The gaps listed, numbered by their rank among all, and the call for the next page
+    (``repeat``: the arguments it repeats, see :func:`repeated`)."""
+    since = shown_since(report.since)
+    pages = page_lines(
+        "knowledge_gaps", "gaps", report.offset, len(report.gaps), report.gaps_count, repeat
+    )
+    if report.gaps:
+        end = report.offset + len(report.gaps)
+        some = f"the first {end}" if not report.offset else f"{report.offset + 1}-{end}"
+        lines = [
+            f"Knowledge gaps since {since}, most asked x weakest first"
+            f"{f' ({some} of {report.gaps_count})' if listed_some(report) else ''}:"
+        ]
+    elif report.gaps_count:  # an offset past the last of them
+        lines = pages
     else:
-        some = f" (the first {len(report.gaps)} of {report.gaps_count})"
-        lines = [
-            f"Knowledge gaps since {shown_since(report.since)}, most asked x weakest first"
-            f"{some if listed_some(report) else ''}:"
-        ]
-    for rank, gap in enumerate(report.gaps, 1):
+        lines = [f"No knowledge gaps since {since}: {report.groups} query group(s)."]
+    for rank, gap in enumerate(report.gaps, report.offset + 1):
         asked = repr(gap.query) if gap.query else f"(hashed {gap.key[:8]})"  # as the CLI says
         surfaces = ", ".join(f"{n} {s}" for s, n in gap.surfaces.items())
         best = "none" if gap.best_score is None else f"{gap.best_score:.3f}"
@@ -128,6 +185,7 @@ def gaps_text(report: GapsReport) -> str:
         got = ", ".join(f"{name} ({served}x)" for name, served in gap.documents())
         if got:
             lines.append(f"   got: {got}")
+    lines += pages if report.gaps else []
     if report.generic:
         lines.append(f"({report.generic} group(s) left out: {GENERIC_LEFT_OUT})")
     if report.unlogged:
@@ -210,7 +268,9 @@ def uncovered_lines(report: DriftReport) -> list[str]:
     return lines
 
 
-def usage_text(report: UsageReport) -> str:
+def usage_text(report: UsageReport, repeat: str = "") -> str:
+    """The report's counts, the served documents listed, the never-served ones listed, and
+    the call for the next page (``repeat``: the arguments it repeats)."""
     surfaces = ", ".join(f"{n} {s}" for s, n in report.surfaces.items()) or "none"
     lines = [
         f"Since {shown_since(report.since)}: {report.requests} request(s) ({surfaces}); "
@@ -226,6 +286,33 @@ def usage_text(report: UsageReport) -> str:
         lines.append(gone + ".")
     if report.never_served:
         lines.append(
-            f"Never served ({report.never_served_count}): " + ", ".join(report.never_served[:20])
+            f"Never served ({report.never_served_count}): " + ", ".join(report.never_served)
         )
-    return "\n".join(lines)
+    return "\n".join([*lines, *usage_pages(report, repeat)])
+
+
+def usage_pages(report: UsageReport, repeat: str) -> list[str]:
+    """Where the page of each list sits, and the call for the next (none when every row of
+    each is listed)."""
+    lists = (
+        (len(report.documents), report.documents_count, "served documents"),
+        (len(report.sections), report.sections_count, "sections (JSON: sections)"),
+        (len(report.never_served), report.never_served_count, "never-served documents"),
+    )
+    most = max(total for _, total, _ in lists)
+    if not report.offset and all(listed == total for listed, total, _ in lists):
+        return []
+    if report.offset >= most:
+        return [
+            f"No usage rows from offset={report.offset}: the longest list has {most}; call "
+            f"knowledge_usage with {repeat}offset=0 (or a smaller offset) to read them."
+        ]
+    shown = ", ".join(f"{listed} of {total} {noun}" for listed, total, noun in lists)
+    end = report.offset + max(listed for listed, _, _ in lists)
+    if end >= most:
+        return [f"[{shown} shown from offset={report.offset}: the last of them]"]
+    size = min(most - end, MAX_REPORT_LISTED)
+    return [
+        f"[{shown} shown from offset={report.offset}: call knowledge_usage with "
+        f"{repeat}offset={end}, limit={size} for the next]"
+    ]

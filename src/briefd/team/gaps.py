@@ -51,6 +51,7 @@ class GapsRequest:
     since: str = "30d"
     min_count: int = 1
     limit: int = 20
+    offset: int = 0  # gaps skipped, in their order (the next page)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,12 +111,13 @@ class GapsReport:
     reference_scores: dict[str, float] = field(default_factory=dict)
     generic: int = 0  # groups left out: hook prompts recall read as everyday chatter
     gaps_count: int = 0  # every gap asked min_count times or more; ``gaps`` lists ``limit``
+    offset: int = 0  # how many gaps, in their order, come before those listed
 
 
 def listed_some(report: GapsReport) -> bool:
-    """Whether ``report.gaps`` leaves gaps out (its ``limit``): a report then says how many
-    there are, not only how many it lists."""
-    return len(report.gaps) < report.gaps_count
+    """Whether ``report.gaps`` leaves gaps out (its ``limit``, its ``offset``): a report then
+    says how many there are, not only how many it lists."""
+    return report.offset > 0 or len(report.gaps) < report.gaps_count
 
 
 def weakness(
@@ -249,6 +251,8 @@ def gaps_report(
     then: reading and grouping a long log holds up no search."""
     if request.min_count < 1 or request.limit < 1:
         raise QueryError("min_count and limit must be at least 1")
+    if request.offset < 0:
+        raise QueryError(f"offset must be 0 or more, got {request.offset}")
     try:
         vectors = embedder()
     except EmbeddingError as exc:
@@ -288,7 +292,8 @@ def _gaps(
             merged = merge_near_duplicates(head, vectors, references)
             weak = ranked([*merged, *weak[MAX_EMBEDDED:]])
     found = [g for g in weak if g.asked >= request.min_count]
-    chosen = with_phrasings(store, since, found[: request.limit])
+    start = request.offset
+    chosen = with_phrasings(store, since, found[start : start + request.limit])
     with store.read() as conn:
         chosen = with_sections(conn, since, chosen)
     return GapsReport(
@@ -302,6 +307,7 @@ def _gaps(
         reference_scores=references,
         generic=len(chatter),
         gaps_count=len(found),
+        offset=request.offset,
     )
 
 

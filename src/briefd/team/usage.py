@@ -125,6 +125,9 @@ class UsageReport:
     never_served_count: int  # all of them
     gone_sections: int  # served sections no longer in the index
     days: tuple[DayActivity, ...]
+    documents_count: int = 0  # every served document; ``documents`` lists ``limit``
+    sections_count: int = 0  # every served section; ``sections`` lists ``limit``
+    offset: int = 0  # how many of each list, in its order, come before those listed
 
 
 def gone_note(report: UsageReport) -> str | None:
@@ -139,23 +142,30 @@ def gone_note(report: UsageReport) -> str | None:
 
 
 def usage_report(
-    settings: Settings, since: str = "30d", limit: int = 20, state: SharedState | None = None
+    settings: Settings,
+    since: str = "30d",
+    limit: int = 20,
+    state: SharedState | None = None,
+    offset: int = 0,
 ) -> UsageReport:
     """Which documents and sections were served since ``since``, how often, by which surface,
-    how often reported useful, and which documents were never served; requests per day. Read
-    on a connection of its own."""
+    how often reported useful, and which documents were never served (``limit`` of each from
+    ``offset``, and how many there are); requests per day. Read on a connection of its own."""
     if limit < 1:
         raise QueryError(f"limit must be at least 1, got {limit}")
+    if offset < 0:
+        raise QueryError(f"offset must be 0 or more, got {offset}")
     start = since_cutoff(since)
     cutoff = iso(start)
     with opened(settings.db, settings.source) as store:
         if state is not None:  # replicas: the team's log and usage, not this index's
             mirror_team_log(store, state, cutoff)
-        return _usage_report(store, start, limit)
+        return _usage_report(store, start, limit, offset)
 
 
-def _usage_report(store: Store, start: datetime, limit: int) -> UsageReport:
+def _usage_report(store: Store, start: datetime, limit: int, offset: int) -> UsageReport:
     cutoff = iso(start)
+    listed = slice(offset, offset + limit)
     with store.read() as conn:
         hint = reports.window_hint(conn, cutoff)
         by_chunk = reports.served_by_surface(conn, cutoff, "sections", hint)
@@ -172,6 +182,7 @@ def _usage_report(store: Store, start: datetime, limit: int) -> UsageReport:
     today = datetime.now(UTC).date()
     sections = section_usage(by_chunk, useful, where)
     documents = document_usage(by_document, sections, docs)
+    served = [d for d in documents if d.served]
     never = [d.doc_path for d in documents if not d.served]
     return UsageReport(
         since=cutoff,
@@ -179,12 +190,15 @@ def _usage_report(store: Store, start: datetime, limit: int) -> UsageReport:
         surfaces=pairs(surfaces),
         feedback_reports=feedback,
         nothing_helped=nothing,
-        documents=tuple(d for d in documents if d.served)[:limit],
-        sections=tuple(sections[:limit]),
-        never_served=tuple(never[:limit]),
+        documents=tuple(served[listed]),
+        sections=tuple(sections[listed]),
+        never_served=tuple(never[listed]),
         never_served_count=len(never),
         gone_sections=len({c for c, _, _, _ in by_chunk} - where.keys()),
         days=days_of(counts, latencies, first_day(start.date(), counts, today), today),
+        documents_count=len(served),
+        sections_count=len(sections),
+        offset=offset,
     )
 
 

@@ -35,10 +35,12 @@ def gaps(
     since: Since = "30d",
     min_count: Annotated[int, Query(ge=1, le=100_000)] = 1,
     limit: Annotated[int, Query(ge=1, le=500)] = 20,
+    offset: Annotated[int, Query(ge=0, description="Skip this many gaps (the next page).")] = 0,
 ) -> GapsReport:
     """Knowledge gaps (T3): groups of similar logged queries with weak or empty results,
-    most asked × weakest first; queries whose bundle was reported useful are left out."""
-    request = GapsRequest(since, min_count, limit)
+    most asked × weakest first (``limit`` of them from ``offset``; ``gaps_count`` counts
+    all); queries whose bundle was reported useful are left out."""
+    request = GapsRequest(since, min_count, limit, offset)
     state.saved_log()  # what was just answered counts
     return state.call("rest", "gaps", lambda: state.api.gaps(request))
 
@@ -63,12 +65,25 @@ def drift(
 
 @router.get("/usage", response_model=UsageReport, responses=ERRORS)
 def usage(
-    state: State, since: Since = "30d", limit: Annotated[int, Query(ge=1, le=500)] = 20
+    state: State,
+    since: Since = "30d",
+    limit: Annotated[int, Query(ge=1, le=500)] = 20,
+    offset: Annotated[
+        int,
+        Query(
+            ge=0,
+            description="Skip this many served documents, sections and never-served "
+            "documents (the next page).",
+        ),
+    ] = 0,
 ) -> UsageReport:
-    """Served documents and sections by surface, usage feedback, never-served documents and
-    requests per day (T6)."""
+    """Served documents and sections by surface, usage feedback, never-served documents
+    (``limit`` of each list from ``offset``; ``documents_count``, ``sections_count`` and
+    ``never_served_count`` count all) and requests per day (T6)."""
     state.saved_log()
-    return state.call("rest", "usage", lambda: state.api.usage(since, limit), exclusive=False)
+    return state.call(
+        "rest", "usage", lambda: state.api.usage(since, limit, offset), exclusive=False
+    )
 
 
 @router.get("/dashboard/health", include_in_schema=False, responses=ERRORS)
