@@ -4,6 +4,10 @@ browser's resolver: no clipboard API there)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+
 from playwright.sync_api import Browser, Page, expect
 
 from briefd.api import Briefd
@@ -11,8 +15,9 @@ from briefd.service import create_app
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
 from tests.service.test_dashboard_browser import browser, page, pytestmark, under_a_path
+from tests.service.test_drift_pages import DOCS, drifting_api
 
-__all__ = ["browser", "page", "pytestmark"]
+__all__ = ["browser", "drifting_api", "page", "pytestmark"]
 
 
 def test_the_setup_page_opens_from_its_address_with_a_final_slash(
@@ -114,3 +119,39 @@ def test_the_api_reference_link_says_when_a_browser_cannot_open_it(
         expect(page.locator("#docs-token")).to_be_hidden()
         page.get_by_role("link", name="REST API (OpenAPI)").click()
         expect(page.locator(".swagger-ui .info .title")).to_contain_text("briefd")
+
+
+def test_the_knowledge_health_commands_it_gives_ask_for_a_page(
+    page: Page, drifting_api: Briefd
+) -> None:
+    """The setup page's knowledge-health example was `curl …/api/drift`, which answers every
+    drifting document with up to 20 commits each (11.6 MB on a large knowledge base). Its
+    three commands, run as given in a shell with the token exported, each answer a page and
+    say how many there are."""
+    with serving(create_app(drifting_api, service_config())) as url:
+        page.goto(url + "/setup")
+        block = page.locator(".client", has_text="Knowledge health").locator("code")
+        commands = block.inner_text().splitlines()
+        env = {**os.environ, "BRIEFD_API_TOKEN": TOKEN}
+        answers = [
+            json.loads(
+                subprocess.run(
+                    ["bash", "-c", f"{c} --silent --fail"],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                ).stdout
+            )
+            for c in commands
+        ]
+    gaps, drift, usage = answers
+    assert len(drift["documents"]) == 20 and drift["drifting"] == DOCS
+    assert [c.split(url)[1].split("?")[0] for c in commands] == [
+        "/api/gaps",
+        "/api/drift",
+        "/api/usage",
+    ]
+    assert (gaps["offset"], drift["offset"], usage["offset"]) == (0, 0, 0)
+    assert "gaps_count" in gaps and "documents_count" in usage
