@@ -77,14 +77,14 @@ def test_scopes_and_tags_in_a_body_are_read_as_the_tools_read_them(base: str) ->
     assert "projects/ledger" in answers[0].json()["text"]
 
 
-def test_an_argument_to_a_tool_that_takes_none_says_so(base: str) -> None:
+def test_an_argument_a_tool_does_not_take_names_those_it_does(base: str) -> None:
     async def body(client: Client) -> CallToolResult:
         return await client.call_tool("list_scopes", {"scope": "domain"})
 
     result = run(base + "/mcp", "legacy", body)
     assert result.is_error
     assert result.content[0].text == (  # type: ignore[union-attr]
-        "list_scopes: scope: not an argument of this tool (it takes no arguments)"
+        "list_scopes: scope: not an argument of this tool (it takes limit, offset)"
     )
 
 

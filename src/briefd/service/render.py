@@ -213,6 +213,11 @@ def _them(count: int) -> str:
     return "it" if count == 1 else "them"
 
 
+# the largest limit list_scopes takes (half of it by default): a scope per project folder
+# grows the list with the team, and 1,000 of them were 47 KB of text and 64 KB of JSON
+MAX_SCOPES = 200
+
+
 def scopes_text(out: schemas.ScopesOut) -> str:
     rows = [
         f"- {s.name}: {counted(s.documents, 'document')}, {counted(s.chunks, 'section')}"
@@ -220,7 +225,30 @@ def scopes_text(out: schemas.ScopesOut) -> str:
     ]
     default = ", ".join(out.default_scopes)
     warnings = [f"Warning: {w}" for w in out.warnings or ()]
-    return "\n".join(["Scopes:", *rows, f"Searched by default: {default}", *warnings])
+    return "\n".join(
+        ["Scopes:", *rows, *_scope_pages(out), f"Searched by default: {default}", *warnings]
+    )
+
+
+def _scope_pages(out: schemas.ScopesOut) -> list[str]:
+    """Where a page of scopes sits among all, and the call for the next (none: all listed)."""
+    offset, total = out.offset or 0, out.total or 0
+    end = offset + len(out.scopes)
+    if out.total is None or (not offset and end >= total):
+        return []
+    if not out.scopes:
+        return [
+            f"No scopes from offset={offset}: there are {total}; call list_scopes with "
+            "offset=0 (or a smaller offset) to read them."
+        ]
+    shown = f"{offset + 1}-{end}" if offset else f"{end}"
+    if end >= total:
+        return [f"[{shown} of {total} scopes shown: the last of them]"]
+    size = min(total - end, MAX_SCOPES)
+    return [
+        f"[{shown} of {total} scopes shown: call list_scopes with offset={end}, limit={size} "
+        "for the next]"
+    ]
 
 
 MAX_SUGGESTIONS = 100  # the largest limit the suggest_links tool takes: ~33 KB with its JSON
@@ -316,7 +344,7 @@ def instructions(out: schemas.ScopesOut, building: bool = False) -> str:
     )
 
 
-INSTRUCTION_SCOPES = 20  # scopes the instructions name; list_scopes names every one
+INSTRUCTION_SCOPES = 20  # scopes the instructions name; list_scopes names them all, in pages
 
 
 def _scopes_listed(out: schemas.ScopesOut) -> str:
@@ -332,7 +360,7 @@ def _scopes_listed(out: schemas.ScopesOut) -> str:
         if s.name in shown
     )
     left = len(out.scopes) - len(shown)
-    return listed + (f", and {left} more (list_scopes names every one)" if left else "")
+    return listed + (f", and {left} more (list_scopes names them all)" if left else "")
 
 
 def _defaults(out: schemas.ScopesOut) -> str:

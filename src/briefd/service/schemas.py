@@ -103,6 +103,16 @@ class ScopesOut(BaseModel):
     warnings: list[str] | None = Field(
         default=None, description="Set when default_scopes names a scope this index lacks."
     )
+    total: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Every scope, those a page leaves out too (list_scopes: limit, offset).",
+    )
+    offset: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="How many scopes, by name, come before those listed.",
+    )
 
 
 class DocumentSummaryOut(BaseModel):
@@ -549,12 +559,19 @@ def scope_out(scope: ScopeInfo) -> ScopeOut:
     return ScopeOut.model_validate(scope, from_attributes=True)
 
 
-def scopes_out(scopes: list[ScopeInfo], default: tuple[str, ...]) -> ScopesOut:
+def scopes_out(
+    scopes: list[ScopeInfo], default: tuple[str, ...], limit: int | None = None, offset: int = 0
+) -> ScopesOut:
+    """The scopes (all, or ``limit`` of them from ``offset``, with their ``total``); the
+    warnings are of the default scopes against every scope."""
     warnings = default_scope_warnings(default, [s.name for s in scopes])
+    listed = scopes if limit is None else scopes[offset : offset + limit]
     return ScopesOut(
-        scopes=[scope_out(s) for s in scopes],
+        scopes=[scope_out(s) for s in listed],
         default_scopes=list(default),
         warnings=list(warnings) or None,
+        total=None if limit is None else len(scopes),
+        offset=None if limit is None else offset,
     )
 
 

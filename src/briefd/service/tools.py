@@ -351,11 +351,17 @@ class Tools:
         )
         return ok_result(render.document_text(out), out)
 
-    async def list_scopes(self) -> Annotated[CallToolResult, schemas.ScopesOut]:
-        """List the knowledge scopes with their document and section counts, and which
-        scopes are searched by default."""
+    async def list_scopes(
+        self,
+        limit: Annotated[int, Field(ge=1, le=render.MAX_SCOPES)] = render.MAX_SCOPES // 2,
+        offset: Annotated[
+            int, Field(ge=0, description="Skip this many scopes (the next page).")
+        ] = 0,
+    ) -> Annotated[CallToolResult, schemas.ScopesOut]:
+        """List the knowledge scopes with their document and section counts (limit of them,
+        by name, from offset; total counts all), and which scopes are searched by default."""
         found = await self._call("list_scopes", self.state.api.scopes)
-        out = schemas.scopes_out(found, self.state.api.settings.default_scopes)
+        out = schemas.scopes_out(found, self.state.api.settings.default_scopes, limit, offset)
         return ok_result(render.scopes_text(out), out)
 
     async def report_usage(
