@@ -158,3 +158,21 @@ def test_rest_gaps_and_usage_take_an_offset(logged_api: Briefd) -> None:
     assert usage["documents_count"] == SERVED and usage["offset"] == 22
     assert bad.status_code == 422
     assert bad.json()["detail"] == "query.offset: Input should be greater than or equal to 0"
+
+
+def test_knowledge_gaps_cuts_a_long_phrasing_and_rest_keeps_it_whole(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A bundle's task is logged whole: gaps asked with pasted tasks of ~4,000 characters made
+    the tool's first 20 gaps 80 KB of text and 86 KB of JSON."""
+    api.index(write_files({"domain/a.md": "# Settlement\n\nRules.\n"}))
+    task = " ".join(f"word{n:04d}" for n in range(500))  # 4,499 characters
+    api.log_queries([entry(task, 0, None, kind="bundle"), entry("short one", 0, None, hours_ago=2)])
+    (result,) = calls(api, "knowledge_gaps", {})
+    head = task[:300] + "…"
+    assert [g["query"] for g in result.structured_content["gaps"]] == [head, "short one"]
+    assert f"1. {head!r}: asked 1x" in result.content[0].text
+    assert len(result.content[0].text) < 600
+    with TestClient(create_app(api, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        assert http.get("/api/gaps").json()["gaps"][0]["query"] == task

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Annotated, TypeVar
 
 import anyio.to_thread
@@ -20,13 +21,14 @@ from briefd.team.drift import DriftReport, page
 from briefd.team.gaps import (
     GENERIC_LEFT_OUT,
     UNLOGGED_BY,
+    Gap,
     GapsReport,
     GapsRequest,
     listed_some,
 )
 from briefd.team.period import shown_since
 from briefd.team.usage import UsageReport, gone_note
-from briefd.text import counted
+from briefd.text import counted, shown
 
 T = TypeVar("T")
 Since = Annotated[
@@ -42,6 +44,9 @@ MAX_DRIFT_LISTED = 100  # the largest limit knowledge_drift takes: ~4 KB of JSON
 # the largest limit knowledge_gaps and knowledge_usage take: a gap is ~0.5 KB of text and JSON,
 # a usage page three lists (served documents, sections, never served) of this many
 MAX_REPORT_LISTED = 100
+# a gap's phrasings as the tool gives them: a bundle's task is logged whole (20,000 characters
+# at most), and 20 gaps asked with pasted tasks of ~4,000 were 80 KB of text and 86 KB of JSON
+PHRASING_CHARS = 300
 
 
 def report_result(text: str, report: object) -> CallToolResult:
@@ -75,11 +80,13 @@ class TeamTools:
         """What agents ask that the team's knowledge base does not answer well: similar
         queries grouped, with how often they were asked, by which surface, the best score they
         got, whether the relevance gate emptied them and the sections they got, ranked by
-        frequency x weakness (limit of them from offset; gaps_count counts all). Queries whose
-        bundle was reported useful are left out. Read-only."""
+        frequency x weakness (limit of them from offset; gaps_count counts all; each phrasing
+        up to 300 characters). Queries whose bundle was reported useful are left out.
+        Read-only."""
         request = GapsRequest(since, min_count, limit, offset)
         await anyio.to_thread.run_sync(self.state.saved_log)  # never under the service lock
-        report = await self._call("knowledge_gaps", lambda: self.state.api.gaps(request))
+        found = await self._call("knowledge_gaps", lambda: self.state.api.gaps(request))
+        report = clipped(found)
         return report_result(gaps_text(report, repeated(since, min_count)), report)
 
     async def knowledge_drift(
@@ -122,6 +129,18 @@ class TeamTools:
             exclusive=False,
         )
         return report_result(usage_text(report, repeated(since)), report)
+
+
+def clipped(report: GapsReport) -> GapsReport:
+    """The report with each gap's phrasings cut to their first ``PHRASING_CHARS`` characters
+    and "…" (GET /api/gaps and the CLI keep them whole)."""
+
+    def cut(gap: Gap) -> Gap:
+        query = None if gap.query is None else shown(gap.query, PHRASING_CHARS)
+        variants = tuple(shown(v, PHRASING_CHARS) for v in gap.variants)
+        return replace(gap, query=query, variants=variants)
+
+    return replace(report, gaps=tuple(cut(gap) for gap in report.gaps))
 
 
 def repeated(since: str, min_count: int = 1) -> str:
