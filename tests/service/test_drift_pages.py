@@ -92,3 +92,34 @@ def test_rest_drift_answers_everything_by_default_and_a_page_when_asked(
     assert some["drifting"] == DOCS and some["offset"] == 24
     assert bad.status_code == 422
     assert bad.json()["detail"] == "query.limit: Input should be greater than or equal to 1"
+
+
+def test_knowledge_drift_lists_some_refs_that_cover_nothing_and_counts_all(
+    tmp_path: Path,
+) -> None:
+    """A code repository of other paths (a wrong one configured, code moved) leaves every
+    governed document's refs covering nothing: 2,000 such documents made knowledge_drift's
+    structuredContent 188 KB (its text 1.5 KB), every one listed in ``uncovered``."""
+    knowledge = Repo(tmp_path / "knowledge")
+    files = {f"domain/u{n:03d}.md": governing(n) for n in range(120)}
+    knowledge.commit(files, "Knowledge", "2026-03-01T09:00:00+00:00")
+    code = Repo(tmp_path / "app")
+    code.commit({"other/main.py": "x\n"}, "Other code", "2026-03-02T10:00:00+00:00")
+    settings = settings_for(tmp_path, knowledge, {"source": str(code.path), "name": "app"})
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("knowledge_drift", {})
+
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with serving(create_app(api, service_config())) as base:
+            result = mcp_session(base + "/mcp", body)
+        with TestClient(create_app(api, service_config())) as http:
+            http.headers["Authorization"] = f"Bearer {TOKEN}"
+            rest = http.get("/api/drift").json()
+    out = result.structured_content
+    assert [u["doc_path"] for u in out["uncovered"]] == sorted(files)[:100]
+    assert out["uncovered_count"] == 120
+    assert "120 documents with refs globs that cover no file" in result.content[0].text
+    assert result.content[0].text.endswith("  … and 100 more (JSON: uncovered, the first 100)")
+    assert len(rest["uncovered"]) == rest["uncovered_count"] == 120

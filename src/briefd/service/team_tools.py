@@ -102,7 +102,8 @@ class TeamTools:
         all), with the commits (hash, date, author, subject, paths) and how long each has
         drifted. Read-only (refreshed on every sync)."""
         report = await self._call("knowledge_drift", self.state.api.drift, exclusive=False)
-        shown = page(report, limit, offset)
+        paged = page(report, limit, offset)
+        shown = replace(paged, uncovered=paged.uncovered[:MAX_DRIFT_LISTED])
         return report_result(drift_text(shown), shown)
 
     async def knowledge_usage(
@@ -266,7 +267,7 @@ def drift_pages(report: DriftReport) -> list[str]:
     ]
 
 
-UNCOVERED_SHOWN = 20  # documents whose refs cover no file, in the text (the JSON lists all)
+UNCOVERED_SHOWN = 20  # documents whose refs cover no file, in the text (MCP JSON: 100)
 
 
 def uncovered_lines(report: DriftReport) -> list[str]:
@@ -274,16 +275,18 @@ def uncovered_lines(report: DriftReport) -> list[str]:
     "0 of N drift" would read as all current."""
     if not report.uncovered:
         return []
+    count = max(report.uncovered_count, len(report.uncovered))
     lines = [
-        f"{counted(len(report.uncovered), 'document')} with refs globs that cover no file of the "
+        f"{counted(count, 'document')} with refs globs that cover no file of the "
         "code repositories (a typo, or code moved or deleted), so no change is ever drift for "
         "them; correct these globs or drop them from refs:"
     ]
     for doc in report.uncovered[:UNCOVERED_SHOWN]:
         lines.append(f"- {doc.doc_path}: {', '.join(doc.globs)}")
-    if len(report.uncovered) > UNCOVERED_SHOWN:
-        more = len(report.uncovered) - UNCOVERED_SHOWN
-        lines.append(f"  … and {more} more (JSON: uncovered)")
+    if count > UNCOVERED_SHOWN:
+        more = count - UNCOVERED_SHOWN
+        some = "" if count == len(report.uncovered) else f", the first {len(report.uncovered)}"
+        lines.append(f"  … and {more} more (JSON: uncovered{some})")
     return lines
 
 

@@ -70,6 +70,7 @@ class DriftReport:
     offset: int = 0  # how many drifting documents, in their order, come before those listed
     # documents with refs that cover no file (checked when every repository was read)
     uncovered: tuple[UncoveredRefs, ...] = ()
+    uncovered_count: int = 0  # all of them (an MCP answer lists the first MAX of them)
 
 
 def page(report: DriftReport, limit: int | None, offset: int = 0) -> DriftReport:
@@ -206,7 +207,8 @@ def drift_report(settings: Settings, refresh_first: bool = False) -> DriftReport
         with store.read() as conn:
             cut = shallow_note(conn, settings) if report.governed else None
             docs = code_table.governed_documents(conn) if report.governed else []
-    report = replace(report, uncovered=_uncovered(docs, report.repos, listed))
+    uncovered = _uncovered(docs, report.repos, listed)
+    report = replace(report, uncovered=uncovered, uncovered_count=len(uncovered))
     return replace(report, warnings=(cut,)) if cut else report
 
 
