@@ -65,8 +65,8 @@ def test_setup_page_shows_the_health_reports_and_drift_settings(
     with serving(create_app(health_api, service_config())) as url:
         page.goto(url + "/setup")
         health = page.locator(".client", has_text="Knowledge health").locator("code")
-        expect(health).to_contain_text(f'"{url}/api/gaps?since=30d"')
-        expect(health).to_contain_text(f'"{url}/api/drift"')
+        expect(health).to_contain_text(f'"{url}/api/gaps?since=30d&limit=20&offset=0"')
+        expect(health).to_contain_text(f'"{url}/api/drift?limit=20&offset=0"')
         settings = page.locator(".client", has_text="Drift against your code").locator("code")
         expect(settings).to_contain_text("log_hook_prompts: hashed")
         assert TOKEN not in page.content()
