@@ -14,7 +14,10 @@ import pytest
 from briefd.api import Briefd
 from briefd.cli.index_fast import index_args, main, unchanged
 from briefd.embeddings.fake import FakeEmbedder
+from briefd.embeddings.registry import model_id_of
 from briefd.errors import EmbeddingError
+from briefd.recall import generic
+from briefd.retrieval import gate_fit
 from briefd.settings import Settings, with_overrides
 from briefd.store import freshness
 from tests.conftest import WriteFiles
@@ -108,6 +111,45 @@ def test_a_run_stopped_before_the_gate_is_fitted_is_never_skipped(
         assert set(api.gate_calibration()) == {FakeEmbedder().model_id}
         with api.store.read() as conn:
             assert freshness.stored_key(conn) != ""
+
+
+@pytest.mark.parametrize(
+    ("stored", "older"),
+    [
+        (f"v{gate_fit.VERSION}:", f"v{int(gate_fit.VERSION) - 1}:"),  # the gate's (R4)
+        (f"g{generic.VERSION}:", f"g{int(generic.VERSION) - 1}:"),  # recall's generic one (I8)
+    ],
+)
+def test_an_upgrade_that_fits_the_gate_anew_is_never_skipped(
+    settings: Settings, write_files: WriteFiles, stored: str, older: str
+) -> None:
+    """A release that fits the relevance gate another way bumps its version and leaves the
+    index itself as it was: ``briefd index`` found nothing changed and kept the older
+    release's fit (the one before the upgrade) until a document was edited."""
+    hybrid = with_overrides(settings, {"embeddings.enabled": True})
+    model = model_id_of(hybrid)
+    assert model is not None
+    embedder = FakeEmbedder(name=model.partition("@")[0])
+    embedder.runtime = model.partition("@")[2]  # the configured model's id: its fits are read
+    write_files(FILES)
+    with Briefd(hybrid, embedder=embedder) as api:
+        api.index()
+    assert unchanged(hybrid) is not None
+    with Briefd(hybrid, embedder=embedder) as api, api.store.write() as conn:
+        # the fits as the release before the upgrade left them: its version in their names
+        conn.execute(
+            "UPDATE calibration SET fingerprint = replace(fingerprint, ?, ?)", (stored, older)
+        )
+        conn.execute("UPDATE index_meta SET value = replace(value, ?, ?)", (stored, older))
+    assert unchanged(hybrid) is None
+    with Briefd(hybrid, embedder=embedder) as api:
+        assert api.index().unchanged == 2
+        with api.store.read() as conn:
+            fits = dict(conn.execute("SELECT model, fingerprint FROM calibration").fetchall())
+    gate = fits[model]
+    assert gate.startswith(f"v{gate_fit.VERSION}:")
+    assert fits[f"{model}|generic"] == generic.fitted_to(gate)
+    assert unchanged(hybrid) is not None
 
 
 def test_upkeep_due_goes_to_the_full_run(indexed: Settings) -> None:

@@ -4,9 +4,9 @@ Teams run ``briefd index`` from git hooks, cron and CI. When the files, their sc
 commit, the chunker and the embedding model are what the last complete run indexed (one
 source key, :mod:`briefd.sources.state`; or only the git commit moved, with no commit since the
 indexed one touching the source folder: a commit to the code beside the knowledge, as a
-post-commit hook sees most of them), and no upkeep is due, the answer is the last run's
-report with nothing changed — without typer, rich, the parser, numpy or the model — and the
-stamp (:mod:`briefd.cli.stamp_write`) that lets the next such run answer before even settings
+post-commit hook sees most of them), the relevance gate is fitted to it by this release (not
+by the one before an upgrade), and no upkeep is due, the answer is the last run's report with
+nothing changed — without typer, rich, the parser, numpy or the model — and the stamp (:mod:`briefd.cli.stamp_write`) that lets the next such run answer before even settings
 load. When the run would only remove documents (deleted, or renamed to content the index
 holds), it runs here through the API, without the command line and without the model.
 Anything else (other options, a git URL source, code repositories for drift, a setting error,
@@ -87,7 +87,8 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     if not settings.db.is_file():
         return None
     started = time.perf_counter()
-    model = vectors_id(model_id_of(settings), settings.embeddings.window_words)
+    model_id, words = model_id_of(settings), settings.embeddings.window_words
+    model = vectors_id(model_id, words)
     state = read_state(root, settings)
     head = head_commit(root, settings.sync.git_timeout)
     conn = sqlite3.connect(f"file:{settings.db}?mode=ro", uri=True, timeout=5)
@@ -112,6 +113,8 @@ def check(settings: Settings) -> Unchanged | Removals | None:
             key = stored  # only the commit moved, elsewhere: the index is this state's
         if _upkeep_due(conn, settings, fingerprint):
             return None
+        if model_id is not None and not _fitted(conn, model_id, fingerprint, words):
+            return None  # another release's fit (an upgrade), or none: the full run fits it
         due = _upkeep_next(freshness.oldest_entries(conn), settings)
         last = sync_state.index_report(conn)
         warnings = default_scope_warnings(settings.default_scopes, known_scopes(conn))
@@ -138,6 +141,22 @@ def _removals(
     if any(indexed.get(p) != d and d not in moved for p, d in current.items()):
         return None
     return Removals(tuple(sorted(gone))) if gone else None
+
+
+def _fitted(conn: sqlite3.Connection, model: str, fingerprint: str, words: int) -> bool:
+    """Whether the relevance gate (R4) and recall's generic calibration (I8) are what this
+    release fits to the complete index state ``fingerprint`` (as an index run checks): an
+    upgrade that fits either another way (its version bumped) left the index itself as it
+    was, and the run that refits them is not skipped as "nothing to do"."""
+    from briefd.recall import generic
+    from briefd.retrieval import gate_fit
+
+    gate = gate_fit.fitted_to(f"{fingerprint}/0", words)  # '/0': no chunk without a vector
+    if gate_fit.stored_fit(conn, model) != gate:
+        return False
+    sql = "SELECT fingerprint FROM calibration WHERE model = ?"
+    row = conn.execute(sql, (f"{model}|generic",)).fetchone()
+    return row is not None and row[0] == generic.fitted_to(gate)
 
 
 def _upkeep_due(conn: sqlite3.Connection, settings: Settings, fingerprint: str) -> bool:

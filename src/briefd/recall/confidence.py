@@ -45,7 +45,7 @@ import numpy.typing as npt
 
 from briefd.errors import EmbeddingError, StoreError
 from briefd.model import SearchResult
-from briefd.recall.generic import GENERIC_PROMPTS, VERSION
+from briefd.recall.generic import GENERIC_PROMPTS, fitted_to
 from briefd.recall.ranking import Ranking
 from briefd.retrieval.gate import MIN_PER_LANGUAGE, NEAREST, closest_language
 from briefd.retrieval.semantic import SemanticIndex
@@ -186,7 +186,7 @@ class Specificity:
             if gate is None or not len(index):
                 return None
             key = f"{semantic.embedder.model_id}|generic"
-            fingerprint = f"g{VERSION}:{gate.fingerprint}"
+            fingerprint = fitted_to(gate.fingerprint)
             if self._generic is not None and self._generic.fingerprint == fingerprint:
                 return self._generic
             stored = _load(conn, key)

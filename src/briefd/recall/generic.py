@@ -17,6 +17,13 @@ from briefd.text import query_terms, query_words
 
 VERSION = "3"  # bump when the prompts or the margin change: stored calibrations are recomputed
 
+
+def fitted_to(gate: str) -> str:
+    """What recall's generic calibration made by this release over the relevance gate's fit
+    ``gate`` (its fingerprint) is stored as: another release's, or another fit's, is made again."""
+    return f"g{VERSION}:{gate}"
+
+
 GENERIC_PROMPTS: dict[str, tuple[str, ...]] = {
     "en": (
         "the pipeline failed again, please check",

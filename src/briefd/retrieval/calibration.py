@@ -3,6 +3,8 @@
 The probe vectors (every probe, embedded once per model and probe set, reused by later runs)
 live in the ``calibration`` table; the fitted knobs (:meth:`Calibration.knobs`: threshold,
 probes left out, the probes' margins) as JSON in ``index_meta`` under ``gate-calibration:<model>``.
+The version of the way the gate is fitted (bumped when it changes) is
+:data:`briefd.retrieval.gate_fit.VERSION`, where a no-change ``briefd index`` reads it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from briefd.embeddings.base import Embedder
 from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.gate import Calibration, Vectors, calibrate
+from briefd.retrieval.gate_fit import META, VERSION, fitted_to
 from briefd.retrieval.probes import probe_list
 from briefd.retrieval.spelling import Speller
 from briefd.store import documents as docs_table
@@ -26,8 +29,7 @@ from briefd.store.db import Store
 from briefd.vectors import snapshot
 from briefd.vectors import store as vector_store
 
-VERSION = "10"  # bump when the probes or the way the gate is fitted change
-META = "gate-calibration:"
+__all__ = ["META", "VERSION", "fitted", "forget", "load", "refresh", "stored"]
 
 
 def _probe_digest() -> str:
@@ -73,11 +75,7 @@ def fitted(conn: sqlite3.Connection, model: str, fingerprint: str, words: int = 
     """Whether the stored calibration for ``model`` is the one :func:`refresh` would fit to
     the index state ``fingerprint`` (then there is nothing to fit)."""
     current = load(conn, model)
-    return current is not None and current.fingerprint == _fitted_to(fingerprint, words)
-
-
-def _fitted_to(fingerprint: str, words: int) -> str:
-    return f"v{VERSION}:{fingerprint}" + (f"/w{words}" if words > 0 else "")
+    return current is not None and current.fingerprint == fitted_to(fingerprint, words)
 
 
 def refresh(
@@ -85,7 +83,7 @@ def refresh(
 ) -> Calibration | None:
     """Fit the gate to the index's current vectors (with ``words``, its windows' too) and
     words, and store the result."""
-    fingerprint = _fitted_to(fingerprint, words)
+    fingerprint = fitted_to(fingerprint, words)
     model = embedder.model_id
     probes = probe_list()
     with store.read() as conn:
