@@ -1,9 +1,9 @@
 """The ``briefd`` console script. ``briefd recall`` — spawned by coding agents on every
 prompt — goes straight to the hook's fast path (standard library only); ``briefd index`` with
-nothing to do is answered by :mod:`briefd.cli.index_fast`; every other command, and
-``recall --help``, loads the full command line (typer, rich). Before either index path, the
-stamp the last run left (:mod:`briefd.cli.stamp`, standard library only) answers a run whose
-files, settings, commit and code all still have the stat it recorded."""
+nothing to do is answered by :mod:`briefd.cli.index_fast`, ``briefd --version`` here; every
+other command, and ``recall --help``, loads the full command line (typer, rich). Before either
+index path, the stamp the last run left (:mod:`briefd.cli.stamp`, standard library only)
+answers a run whose files, settings, commit and code all still have the stat it recorded."""
 
 from __future__ import annotations
 
@@ -32,6 +32,23 @@ def recall_args(argv: list[str]) -> list[str] | None:
     if not rest or any(a in ("--help", "-h") for a in rest[1:]):
         return None
     return [*passed, *rest[1:]]
+
+
+def version_asked(argv: list[str]) -> bool:
+    """Whether ``argv`` is ``--version`` among the global options only (``[--db X] [--config
+    Y] --version``, in any order, as the command line reads them): then the version is all it
+    prints, and nothing else need load (the full command line imports the whole API, numpy)."""
+    rest, asked = list(argv), False
+    while rest:
+        if rest[0] == "--version":
+            asked, rest = True, rest[1:]
+            continue
+        name, eq, _ = rest[0].partition("=")
+        take = 1 if eq else 2
+        if name not in GLOBAL_OPTIONS or len(rest) < take:
+            return False
+        rest = rest[take:]
+    return asked
 
 
 def run() -> None:
@@ -95,6 +112,11 @@ def _quiet_exit() -> None:
 
 
 def _commands() -> None:
+    if version_asked(sys.argv[1:]):  # as the full command line prints it, without loading it
+        from briefd.__about__ import __version__
+
+        sys.stdout.write(f"briefd {__version__}\n")
+        sys.exit(0)
     if "index" in sys.argv[1:4]:  # nothing changed: answered without the full command line
         from briefd.cli.stamp import answer
 

@@ -1,0 +1,56 @@
+"""``briefd --version`` as the real process: the full command line's answer, without loading it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from briefd.__about__ import __version__
+from briefd.cli.launch import version_asked
+
+# the console script's process, and the modules it loaded, printed last on stderr
+LAUNCH = (
+    "import atexit, json, sys\n"
+    "atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))\n"
+    "sys.argv[0] = 'briefd'\n"
+    "from briefd.cli.launch import run\n"
+    "run()\n"
+)
+
+
+def launched(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCH, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+    return done, json.loads(done.stderr.splitlines()[-1])
+
+
+def test_the_version_option_loads_no_command_line_no_api_no_numpy(tmp_path: Path) -> None:
+    """It imported the whole command line, the API and numpy: 2.5 s and 84 MB on a loaded
+    machine to print one line."""
+    for args in (["--version"], ["--db", "x.db", "--config=c.yaml", "--version"]):
+        done, modules = launched(*args, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (0, f"briefd {__version__}\n"), done.stderr
+        heavy = ("numpy", "typer", "rich", "briefd.api", "briefd.cli.main")
+        assert [m for m in heavy if m in modules] == []
+    # anything else is the full command line's to read (and to refuse)
+    done, modules = launched("--version", "--bogus", cwd=tmp_path)
+    assert done.returncode == 2 and "No such option: --bogus" in done.stderr
+    assert "typer" in modules
+
+
+def test_version_asked_takes_only_global_options_around_it() -> None:
+    assert version_asked(["--version"])
+    assert version_asked(["--db", "x.db", "--version", "--config", "c.yaml"])
+    assert version_asked(["--config=c.yaml", "--version"])
+    for argv in ([], ["--db", "x.db"], ["--version", "index"], ["--db", "--version"], ["-V"]):
+        assert not version_asked(argv)
