@@ -404,7 +404,8 @@ class HealthOut(BaseModel):
     version: str
     documents: int
     uptime_seconds: float
-    notice: str | None = None  # the index file was deleted or replaced under the server
+    notice: str | None = None  # the index file deleted or replaced under the server; or
+    # searches answer by keywords only (the index has no vectors of the configured model)
     state: str = "sqlite"  # where shared state lives: sqlite (one node) or postgresql
     state_error: str | None = None  # the shared state is unreachable (status "degraded")
     replica: str | None = None  # this replica's name (state in postgresql)

@@ -7,8 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from briefd.__about__ import __version__
-from briefd.errors import BriefdError, IndexNotFoundError, StoreError
+from briefd.api import Briefd
+from briefd.errors import BriefdError, EmbeddingError, IndexNotFoundError, StoreError
 from briefd.replicas.agree import served_commit
+from briefd.retrieval.search import vectors_missing
 from briefd.service import schemas
 from briefd.service.deps import State
 from briefd.service.guard import token_ok
@@ -20,6 +22,13 @@ router = APIRouter(prefix="/api")
 OPENLY = (
     "the shared state {what}; search and bundles go on from the local index (the reason is in "
     "the server's log, and in /api/health asked with the API token)"
+)
+
+# searches falling back to keywords, as a caller without the token is told (not the models)
+KEYWORDS_OPENLY = (
+    "searched by keywords only (bm25): this index has no vectors, or not all, of the "
+    "configured embedding model (which models, in /api/health asked with the API token); run "
+    "`briefd index` to embed it with this model"
 )
 
 
@@ -38,7 +47,9 @@ def health(state: State, request: Request) -> schemas.HealthOut:
     bundles still serve (``state_error`` says why; to a caller without the token, only that it
     is unreachable or refuses); ``damaged``: a request found the index file damaged
     inside, so requests fail until it is rebuilt (``notice`` says so); ``notice``: the index
-    file was deleted or replaced under the server (and reopened); ``building``: the first
+    file was deleted or replaced under the server (and reopened), or searches answer by
+    keywords only where the settings ask for vectors (the index holds none, or not yet all,
+    of the configured model's: embedded with another model); ``building``: the first
     index runs beside the server, or a new index file is filled from the source where the
     served one was deleted (alive: a container is healthy meanwhile). ``commit``: the
     knowledge commit this replica serves."""
@@ -54,17 +65,18 @@ def health(state: State, request: Request) -> schemas.HealthOut:
             replica=replica_name(state.api.settings) if shared.shared else None,
         )
 
-    def documents() -> tuple[int | None, str | None]:
+    def documents() -> tuple[int | None, str | None, str | None]:
         try:
-            return sum(s.documents for s in state.api.scopes()), served_commit(state.api.store)
+            count = sum(s.documents for s in state.api.scopes())
+            return count, served_commit(state.api.store), keywords_only(state.api)
         except IndexNotFoundError:
-            return None, None
+            return None, None, None
         except StoreError:
             if state.index_damage() is None:  # busy, a full disk: said as for any request
                 raise
-            return None, None  # damaged inside: the status says so
+            return None, None, None  # damaged inside: the status says so
 
-    count, commit = state.call("rest", "health", documents)
+    count, commit, fallback = state.call("rest", "health", documents)
     shared = state.api.state
     try:
         problem = shared.problem()  # outside the lock: PostgreSQL's answer holds up nobody
@@ -72,8 +84,9 @@ def health(state: State, request: Request) -> schemas.HealthOut:
         problem = None
     except BriefdError as exc:
         problem = str(exc)
-    if problem is not None and not token_ok(state.config, request.headers.get("authorization")):
-        problem = said_openly(problem)
+    if not token_ok(state.config, request.headers.get("authorization")):
+        problem = said_openly(problem) if problem is not None else None
+        fallback = KEYWORDS_OPENLY if fallback is not None else None
     damaged = state.index_damage()
     status = (
         "damaged" if damaged else "no_index" if count is None else "degraded" if problem else "ok"
@@ -83,12 +96,30 @@ def health(state: State, request: Request) -> schemas.HealthOut:
         version=__version__,
         documents=count or 0,
         uptime_seconds=state.uptime_seconds(),
-        notice=damaged or state.index_notice(),
+        notice=damaged or state.index_notice() or fallback,
         state=shared.engine,
         state_error=problem,
         replica=replica_name(state.api.settings) if shared.shared else None,
         commit=commit,
     )
+
+
+def keywords_only(api: Briefd) -> str | None:
+    """Why a search naming no mode answers by keywords only now (the warning each such
+    search carries): the settings ask for vectors and the index holds none, or not yet all,
+    of the configured model's (embedded with another model, served with ``--no-index``).
+    None when searches get what the settings ask for. Reads the vectors a search would load
+    (kept for it); loads no model."""
+    if api.settings.search.mode == "bm25":
+        return None
+    try:
+        semantic = api.semantic
+    except EmbeddingError:  # the model cannot be created: every search says why
+        return None
+    if semantic is None:
+        return None
+    with api.store.read() as conn:
+        return vectors_missing(conn, semantic)
 
 
 def said_openly(problem: str) -> str:
