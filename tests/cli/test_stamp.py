@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -590,3 +591,34 @@ def test_a_checkout_with_merge_conflicts_gets_no_stamp(
         assert [s.path for s in api.index().skipped] == ["domain/refunds.md"]
     assert isinstance(refresh_stamp(settings, args, ENV, Path.cwd(), racy_ns=0), Unchanged)
     assert stamp.answer(argv, ENV) is None  # no stamp: the next run asks git again
+
+
+def test_another_briefd_on_the_same_python_never_answers_from_the_stamp(
+    knowledge: tuple[Settings, list[str]], tmp_path: Path
+) -> None:
+    """The stamp records the stat of the code of the briefd that wrote it. Another briefd run
+    by the same Python (``PYTHONPATH``, another work tree's editable install, an older copy)
+    found those files unchanged and answered "nothing to do" for code it never checked: after
+    a release that refits the gate, the older code's stamp kept the newer fit, and back."""
+    settings, argv = knowledge
+    stamped(settings, argv)
+    here = Path(stamp.__file__).resolve().parent.parent
+    other = tmp_path / "other"
+    shutil.copytree(here, other / "briefd", ignore=shutil.ignore_patterns("__pycache__"))
+    code = "import sys; from briefd.cli import stamp; print(stamp.answer(sys.argv[1:]) is None)"
+
+    def answered_elsewhere(path: Path) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", code, *argv],
+            capture_output=True,
+            text=True,
+            # the environment the stamp was written for; no new __pycache__ in the code it stats
+            env={**ENV, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"},
+            cwd=Path.cwd(),
+            timeout=60,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    assert answered_elsewhere(here.parent) == "False"  # this briefd: the stamp answers
+    assert answered_elsewhere(other) == "True"  # another copy: it hashes, as a first run

@@ -38,6 +38,7 @@ GLOBAL_OPTIONS = ("--db", "--config")
 INDEX_OPTIONS = ("--source",)
 ENV_PREFIXES = ("BRIEFD_", "GIT_")
 ENV_NAMES = ("HOME", "XDG_CONFIG_HOME")  # where the user's settings file is
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this briefd's code
 
 Args = dict[str, str | bool]
 
@@ -141,8 +142,10 @@ def signature(path: str) -> str:
 def invocation(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
     """A digest of what decides the settings and the run besides files: the options, the
     working directory and the project folder found from it (:func:`project`), the Python, the
-    ``BRIEFD_*`` and ``GIT_*`` environment (hashed, as it may hold tokens) and where the user's
-    settings file is (``HOME``, ``XDG_CONFIG_HOME``). None without BLAKE2 (then no stamp)."""
+    briefd package running (another one, e.g. through ``PYTHONPATH`` or another work tree's
+    editable install, is other code whose files the stamp did not record), the ``BRIEFD_*``
+    and ``GIT_*`` environment (hashed, as it may hold tokens) and where the user's settings
+    file is (``HOME``, ``XDG_CONFIG_HOME``). None without BLAKE2 (then no stamp)."""
     try:
         from _blake2 import blake2b  # hashlib without its OpenSSL import (~5 ms)
     except ImportError:
@@ -157,6 +160,7 @@ def invocation(args: Args, env: Mapping[str, str], cwd: str) -> str | None:
         project(env, cwd),
         sys.executable,
         sys.version,
+        PACKAGE,
         repr(options),
         repr(environment),
     ]
