@@ -232,22 +232,33 @@ def scopes_text(out: schemas.ScopesOut) -> str:
 
 def _scope_pages(out: schemas.ScopesOut) -> list[str]:
     """Where a page of scopes sits among all, and the call for the next (none: all listed)."""
-    offset, total = out.offset or 0, out.total or 0
-    end = offset + len(out.scopes)
-    if out.total is None or (not offset and end >= total):
+    if out.total is None:
         return []
-    if not out.scopes:
+    listed, total = len(out.scopes), out.total
+    return page_lines("list_scopes", "scopes", out.offset or 0, listed, total, MAX_SCOPES)
+
+
+def page_lines(
+    tool: str, noun: str, offset: int, listed: int, total: int, most: int, repeat: str = ""
+) -> list[str]:
+    """Where the ``listed`` rows from ``offset`` sit among ``total``, and the call for the
+    next page, asking at most ``most`` (the tool's largest limit); none when every row is
+    listed."""
+    end = offset + listed
+    if not offset and end >= total:
+        return []
+    if not listed:
         return [
-            f"No scopes from offset={offset}: there are {total}; call list_scopes with "
+            f"No {noun} from offset={offset}: there are {total}; call {tool} with {repeat}"
             "offset=0 (or a smaller offset) to read them."
         ]
     shown = f"{offset + 1}-{end}" if offset else f"{end}"
     if end >= total:
-        return [f"[{shown} of {total} scopes shown: the last of them]"]
-    size = min(total - end, MAX_SCOPES)
+        return [f"[{shown} of {total} {noun} shown: the last of them]"]
+    size = min(total - end, most)
     return [
-        f"[{shown} of {total} scopes shown: call list_scopes with offset={end}, limit={size} "
-        "for the next]"
+        f"[{shown} of {total} {noun} shown: call {tool} with {repeat}offset={end}, "
+        f"limit={size} for the next]"
     ]
 
 

@@ -15,6 +15,7 @@ import anyio.to_thread
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field, TypeAdapter
 
+from briefd.service.render import page_lines
 from briefd.service.state import ServiceState
 from briefd.team.activity import nothing_logged
 from briefd.team.drift import DriftReport, page
@@ -152,35 +153,13 @@ def repeated(since: str, min_count: int = 1) -> str:
     return "".join(f"{arg}, " for arg in given)
 
 
-def page_lines(
-    tool: str, noun: str, offset: int, listed: int, total: int, repeat: str = ""
-) -> list[str]:
-    """Where the ``listed`` rows from ``offset`` sit among ``total``, and the call for the
-    next page (none when every row is listed)."""
-    end = offset + listed
-    if not offset and end >= total:
-        return []
-    if not listed:
-        return [
-            f"No {noun} from offset={offset}: there are {total}; call {tool} with {repeat}"
-            "offset=0 (or a smaller offset) to read them."
-        ]
-    shown = f"{offset + 1}-{end}" if offset else f"{end}"
-    if end >= total:
-        return [f"[{shown} of {total} {noun} shown: the last of them]"]
-    size = min(total - end, MAX_REPORT_LISTED)
-    return [
-        f"[{shown} of {total} {noun} shown: call {tool} with {repeat}offset={end}, "
-        f"limit={size} for the next]"
-    ]
-
-
 def gaps_text(report: GapsReport, repeat: str = "") -> str:
     """The gaps listed, numbered by their rank among all, and the call for the next page
     (``repeat``: the arguments it repeats, see :func:`repeated`)."""
     since = shown_since(report.since)
+    listed, total = len(report.gaps), report.gaps_count
     pages = page_lines(
-        "knowledge_gaps", "gaps", report.offset, len(report.gaps), report.gaps_count, repeat
+        "knowledge_gaps", "gaps", report.offset, listed, total, MAX_REPORT_LISTED, repeat
     )
     if report.gaps:
         end = report.offset + len(report.gaps)
