@@ -555,6 +555,23 @@ def test_an_issues_browse_url_is_read_as_its_key(
     assert len(cloud.seen) == before  # another site's issue is not looked up here
 
 
+def test_the_jira_issue_tool_reads_a_browse_url_as_its_key(
+    live_api: Briefd, cloud: FakeSite
+) -> None:
+    """A2, I1: compile_bundle took an issue's browse URL as its key, but the jira_issue tool
+    refused the same URL before any lookup ('String should have at most 40 characters'), so an
+    agent handed a link by its user could not read the issue it names."""
+    linked = f"{cloud.url}/browse/SHOP-42?focusedCommentId=10001#comment-10001"
+
+    async def body(client: Client) -> CallToolResult:
+        return await client.call_tool("jira_issue", {"key": linked, "comments": False})
+
+    with serving(create_app(live_api, service_config())) as base:
+        result = mcp(base + "/mcp", body, {})
+    assert not result.is_error, result.content
+    assert (result.structured_content or {})["markdown"].startswith("# SHOP-42: Partial refunds")
+
+
 def test_a_huge_issue_is_converted_once_as_it_is_fetched(live_api: Briefd, cloud: FakeSite) -> None:
     """B1, O4: the issue's HTML (here 20 comments of CI logs, ~450 KB) was converted to
     Markdown when the bundle fitted it, under the server's lock: every search and bundle sent

@@ -296,7 +296,13 @@ class AtlassianTools:
     async def jira_issue(
         self,
         key: Annotated[
-            str, Field(min_length=3, max_length=40, description="Issue key, e.g. SHOP-42.")
+            str,
+            Field(
+                min_length=3,
+                max_length=2048,  # a browse URL with its query and fragment
+                description="Issue key, e.g. SHOP-42, or its browse URL on the configured site "
+                "(https://…/browse/SHOP-42), as compile_bundle's issue takes it.",
+            ),
         ],
         comments: Annotated[bool, Field(description="Include comments, newest first.")] = True,
         max_tokens: Tokens = 2000,
