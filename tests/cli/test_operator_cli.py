@@ -53,6 +53,23 @@ def test_a_malformed_thresholds_file_is_one_line_naming_the_set(
     assert message in result.stderr and result.stderr.count("\n") == 1
 
 
+def two_documents(kb: Path) -> None:
+    """A knowledge folder of two documents, each with the one section a query names."""
+    (kb / "domain").mkdir(parents=True)
+    (kb / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (kb / "domain" / "fees.md").write_text("# Fees\n\n## Charges\n\nNo charge.\n")
+
+
+def ollama_env(url: str) -> dict[str, str]:
+    """Embeddings from the fake Ollama at ``url`` (its /api/embed wire format)."""
+    return {
+        "BRIEFD_EMBEDDINGS__ENABLED": "true",
+        "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+        "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+        "BRIEFD_EMBEDDINGS__BASE_URL": url,
+    }
+
+
 def test_paths_under_home_in_the_settings_file_are_the_users_not_the_files(
     tmp_path: Path,
 ) -> None:
@@ -614,12 +631,7 @@ def test_explain_shows_the_gate_calibration_of_a_set_without_trust_limits(
     (tmp_path / "gate.yaml").write_text(GOOD_SET.replace("bm25:", "hybrid:"))
     with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
         ollama.on("POST", "/api/embed", embed_reply)
-        env = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
+        env = ollama_env(ollama.url)
         result = briefd("eval", "--check", "gate.yaml", "--explain", cwd=tmp_path, env=env)
         as_json = briefd(
             "eval", "--check", "gate.yaml", "--explain", "--json", cwd=tmp_path, env=env
@@ -660,12 +672,7 @@ def test_explain_and_version_add_the_gate_offset_a_tuned_file_or_the_settings_la
     )
     with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
         ollama.on("POST", "/api/embed", embed_reply)
-        env = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
+        env = ollama_env(ollama.url)
         check = ("eval", "--check", "gate.yaml", "--explain", "--config", "best.json")
         result = briefd(*check, cwd=tmp_path, env=env)
         as_json = briefd(*check, "--json", cwd=tmp_path, env=env)
@@ -951,9 +958,7 @@ def test_a_tune_that_found_nothing_keeps_an_earlier_results_values(tmp_path: Pat
     """V3: a second `briefd tune` whose trials beat nothing wrote `search: {}` over the earlier
     best.json, erasing the tuned values it held; it keeps them now and says so, --force
     replaces them."""
-    (tmp_path / "kb" / "domain").mkdir(parents=True)
-    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
-    (tmp_path / "kb" / "domain" / "fees.md").write_text("# Fees\n\n## Charges\n\nNo charge.\n")
+    two_documents(tmp_path / "kb")
     (tmp_path / "q.yaml").write_text(  # each answered first already: no trial can beat that
         "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
         "expected: [{path: domain/refunds.md, heading: Window}]}\n"
@@ -965,12 +970,7 @@ def test_a_tune_that_found_nothing_keeps_an_earlier_results_values(tmp_path: Pat
     tune = ("tune", "--queries", "q.yaml", "--trials", "2", "--json")
     with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
         ollama.on("POST", "/api/embed", embed_reply)
-        env = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
+        env = ollama_env(ollama.url)
         kept = briefd(*tune, cwd=tmp_path, env=env)
         assert kept.returncode == 0, kept.stderr
         assert json.loads(kept.stdout)["search"] == {}  # nothing beat the current settings
@@ -1005,12 +1005,7 @@ def test_a_tune_that_scores_below_an_earlier_result_keeps_it(tmp_path: Path) -> 
     tune = ("tune", "--queries", "q.yaml", "--objective", "mrr", "--json")
     with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
         ollama.on("POST", "/api/embed", bag_of_words)
-        env = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
+        env = ollama_env(ollama.url)
         first = briefd(*tune, "--trials", "20", cwd=tmp_path, env=env)
         assert first.returncode == 0, first.stderr
         earlier = (tmp_path / "best.json").read_text()
@@ -1042,9 +1037,7 @@ def test_a_file_tuned_without_section_windows_is_said_to_be_stale_with_them(
     was tuned; turning section windows on (embeddings.window_words: 60, a chunk met at its
     closest window) changes them as another model does, and `briefd eval|search --config
     best.json` applied the file without a word (a model change is warned about)."""
-    (tmp_path / "kb" / "domain").mkdir(parents=True)
-    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
-    (tmp_path / "kb" / "domain" / "fees.md").write_text("# Fees\n\n## Charges\n\nNo charge.\n")
+    two_documents(tmp_path / "kb")
     (tmp_path / "q.yaml").write_text(
         "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
         "expected: [{path: domain/refunds.md, heading: Window}]}\n"
@@ -1054,12 +1047,7 @@ def test_a_file_tuned_without_section_windows_is_said_to_be_stale_with_them(
     measure = ("eval", "--queries", "q.yaml", "--mode", "hybrid", "--config", "best.json")
     with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
         ollama.on("POST", "/api/embed", bag_of_words)
-        env = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
+        env = ollama_env(ollama.url)
         tuned = briefd("tune", "--queries", "q.yaml", "--trials", "2", cwd=tmp_path, env=env)
         assert tuned.returncode == 0, tuned.stderr
         same = briefd(*measure, cwd=tmp_path, env=env)
@@ -1081,9 +1069,7 @@ def test_the_eval_command_tune_suggests_measures_the_set_it_tuned_on(tmp_path: P
     --config best.json`", which names no set: in a team's repository that command stopped
     with "no query set given; pass --queries FILE or --dataset DIR" (exit 2), and in briefd's
     own it measured briefd's golden sets, not the team's."""
-    (tmp_path / "kb" / "domain").mkdir(parents=True)
-    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
-    (tmp_path / "kb" / "domain" / "fees.md").write_text("# Fees\n\n## Charges\n\nNo charge.\n")
+    two_documents(tmp_path / "kb")
     (tmp_path / "team set").mkdir()
     (tmp_path / "team set" / "q.yaml").write_text(
         "name: team\nqueries:\n  - {id: a, query: refund window, type: keyword, "
@@ -1094,12 +1080,7 @@ def test_the_eval_command_tune_suggests_measures_the_set_it_tuned_on(tmp_path: P
     tune = ("tune", "--queries", "team set/q.yaml", "--source", "kb", "--trials", "2")
     with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
         ollama.on("POST", "/api/embed", embed_reply)
-        env = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
+        env = ollama_env(ollama.url)
         tuned = briefd(*tune, "--output", "best.json", cwd=tmp_path, env=env)
         assert tuned.returncode == 0, tuned.stderr
         found = re.search(r"compare with `briefd ([^`]+)`", tuned.stdout)
@@ -1169,9 +1150,7 @@ def test_the_tune_command_a_stale_file_suggests_names_its_source(tmp_path: Path)
     """V3: a file tuned with `briefd tune --queries q.yaml --source kb` said, once stale, "run
     `briefd tune` again on …/q.yaml"; its record did not keep --source, and that command
     stopped with "names no knowledge source". The record keeps it, and the warning names it."""
-    (tmp_path / "kb" / "domain").mkdir(parents=True)
-    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
-    (tmp_path / "kb" / "domain" / "fees.md").write_text("# Fees\n\n## Charges\n\nNo charge.\n")
+    two_documents(tmp_path / "kb")
     (tmp_path / "q.yaml").write_text(  # no `source:`: the knowledge is given as --source
         "queries:\n  - {id: a, query: refund window, type: keyword, "
         "expected: [{path: domain/refunds.md, heading: Window}]}\n"
@@ -1181,12 +1160,7 @@ def test_the_tune_command_a_stale_file_suggests_names_its_source(tmp_path: Path)
     tune = ("tune", "--queries", "q.yaml", "--source", "kb", "--trials", "2")
     with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
         ollama.on("POST", "/api/embed", bag_of_words)
-        env = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
+        env = ollama_env(ollama.url)
         tuned = briefd(*tune, cwd=tmp_path, env=env)
         assert tuned.returncode == 0, tuned.stderr
         windows = {**env, "BRIEFD_EMBEDDINGS__WINDOW_WORDS": "60"}
