@@ -181,11 +181,17 @@ def test_the_token_never_goes_to_another_machine_in_the_clear(
     env: dict[str, str | None] = {"BRIEFD_RECALL__SERVER": fake.url, "BRIEFD_API_TOKEN": TOKEN}
     run = run_hook(payload=hook_json(RELEVANT), env=env)
     assert fake.received == []
+    host = fake.url.removeprefix("http://").rpartition(":")[0]  # [::ffff:127.0.0.1], or a name
     assert run.stderr == (
         f"briefd recall: BRIEFD_API_TOKEN is not sent to {fake.url} in the clear (plain http to "
-        "another machine): use the server's https:// URL (answered from the local index "
+        "another machine: anyone on the network could read it); name that server by an "
+        "https:// URL instead (a TLS proxy in front of briefd serve, which speaks plain http), "
+        f"or reach it through an SSH tunnel (`ssh -N -L {fake.port}:{host}:{fake.port} "
+        f"{host.strip('[]')}`) as http://127.0.0.1:{fake.port} (answered from the local index "
         "meanwhile)\n"
     )
+    status = run_hook("--status", env=env)
+    assert f"`ssh -N -L {fake.port}:{host}:{fake.port}" in status.stdout
     local = f"http://127.0.0.1:{fake.port}"
     run = run_hook(payload=hook_json(RELEVANT), env={**env, "BRIEFD_RECALL__SERVER": local})
     assert run.stdout == FAKE_ANSWER

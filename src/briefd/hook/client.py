@@ -92,10 +92,7 @@ def post(
     if token:
         _check_sendable(token)
         if scheme == "http" and not loopback(host):
-            raise NotSent(
-                f"BRIEFD_API_TOKEN is not sent to {url} in the clear (plain http to another "
-                "machine): use the server's https:// URL"
-            )
+            raise NotSent(in_the_clear(url, host, port))
         headers["Authorization"] = f"Bearer {token}"
     if index:
         headers[INDEX_HEADER] = index
@@ -106,6 +103,20 @@ def post(
     except OSError as exc:
         raise ServerUnavailable(f"no briefd server at {url} ({exc.strerror or exc})") from None
     return _exchange(conn, f"{base}{PATH}{fmt}", headers, body, timeout, f"briefd server at {url}")
+
+
+def in_the_clear(url: str, host: str, port: int) -> str:
+    """Why the token is not sent to ``url`` (plain http to ``host``, not this machine), and
+    the two ways to reach that server with it: ``briefd serve`` speaks plain http, so "its
+    https:// URL" alone named one that does not exist without a proxy."""
+    here = port if port >= 1024 else 8484  # a port below 1024 is root's on this machine
+    return (
+        f"BRIEFD_API_TOKEN is not sent to {url} in the clear (plain http to another machine: "
+        "anyone on the network could read it); name that server by an https:// URL instead "
+        "(a TLS proxy in front of briefd serve, which speaks plain http), or reach it through "
+        f"an SSH tunnel (`ssh -N -L {here}:{host_header(host, port)} {host}`) as "
+        f"http://127.0.0.1:{here}"
+    )
 
 
 def _check_sendable(token: str) -> None:
