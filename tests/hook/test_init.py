@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 import briefd.hook
 from briefd.api import Briefd
@@ -22,10 +22,24 @@ from tests.recall.conftest import RELEVANT
 runner = CliRunner()
 
 
+def run_init(project: Path, *args: str) -> Result:
+    """``briefd init --project PROJECT ARGS…`` in process, whatever its exit code."""
+    return runner.invoke(app, ["init", "--project", str(project), *args])
+
+
 def init(project: Path, *args: str) -> str:
-    result = runner.invoke(app, ["init", "--project", str(project), *args])
+    """What ``briefd init --project PROJECT ARGS…`` prints, having succeeded."""
+    result = run_init(project, *args)
     assert result.exit_code == 0, result.output
     return result.output
+
+
+def placed(project: Path, name: str) -> Path:
+    """``project / name`` (``.codex/config.toml``), its folder made: a client's config file
+    about to be written by hand or by ``briefd init``."""
+    path = project / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def hand_written(project: Path, entry: dict[str, object], codex: str) -> tuple[Path, Path]:
@@ -33,8 +47,7 @@ def hand_written(project: Path, entry: dict[str, object], codex: str) -> tuple[P
     ``config.toml``; their paths."""
     mcp = project / ".mcp.json"
     mcp.write_text(json.dumps({"mcpServers": {"briefd": entry}}, indent=1))
-    toml = project / ".codex" / "config.toml"
-    toml.parent.mkdir(exist_ok=True)
+    toml = placed(project, ".codex/config.toml")
     toml.write_text(codex)
     return mcp, toml
 
@@ -215,8 +228,7 @@ def test_init_removes_the_vscode_hook_an_earlier_init_wrote(tmp_path: Path) -> N
 
 
 def test_init_replaces_the_console_script_hook_of_an_earlier_release(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.local.json"
-    settings.parent.mkdir()
+    settings = placed(tmp_path, ".claude/settings.local.json")
     old = {"type": "command", "command": "/venv/bin/briefd recall", "timeout": 5}
     settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [old]}]}}))
     init(tmp_path, "--client", "claude-code", "--yes")
@@ -260,11 +272,11 @@ def test_codex_block_is_replaced_in_place() -> None:
 
 def test_init_refuses_broken_json_and_asks_first(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text("{not json")
-    broken = runner.invoke(app, ["init", "--project", str(tmp_path), "--yes"])
+    broken = run_init(tmp_path, "--yes")
     assert broken.exit_code == 1
     assert f"{tmp_path / '.mcp.json'}: the MCP config file is not valid JSON" in broken.output
     (tmp_path / ".mcp.json").unlink()
-    unasked = runner.invoke(app, ["init", "--project", str(tmp_path)])
+    unasked = run_init(tmp_path)
     assert unasked.exit_code == 1
     assert "error: nothing written: init asks before it writes" in unasked.output
     assert not (tmp_path / ".mcp.json").exists()
@@ -397,8 +409,7 @@ def test_codex_entry_names_a_token_only_when_one_is_to_be_sent(
     names the variable only when BRIEFD_API_TOKEN is set where init runs (an earlier init's
     line is removed); a server named with --url (a team's) always has it."""
     monkeypatch.delenv("BRIEFD_API_TOKEN", raising=False)
-    config = tmp_path / ".codex" / "config.toml"
-    config.parent.mkdir()
+    config = placed(tmp_path, ".codex/config.toml")
     config.write_text(  # an earlier init's entry
         '[mcp_servers.briefd]\nurl = "http://127.0.0.1:8484/mcp"\n'
         'bearer_token_env_var = "BRIEFD_API_TOKEN"\n'

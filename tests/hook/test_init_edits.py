@@ -11,24 +11,12 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from briefd.cli.main import app
 from briefd.hook import main as hook_main
-from tests.hook.test_init import hand_written
-
-runner = CliRunner()
-
-
-def init(project: Path, *args: str) -> str:
-    result = runner.invoke(app, ["init", "--project", str(project), *args])
-    assert result.exit_code == 0, result.output
-    return result.output
+from tests.hook.test_init import hand_written, init, placed, run_init
 
 
 def test_init_keeps_the_users_hooks_that_share_a_group_with_briefds(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.local.json"
-    settings.parent.mkdir()
+    settings = placed(tmp_path, ".claude/settings.local.json")
     mine = {"type": "command", "command": "~/bin/log-prompt.sh"}
     olds = [
         "BRIEFD_RECALL__SERVER=https://briefd.acme.internal briefd recall",
@@ -46,11 +34,10 @@ def test_init_keeps_the_users_hooks_that_share_a_group_with_briefds(tmp_path: Pa
 
 
 def test_init_refuses_hooks_not_in_the_documented_shape(tmp_path: Path) -> None:
-    settings = tmp_path / ".claude" / "settings.local.json"
-    settings.parent.mkdir()
+    settings = placed(tmp_path, ".claude/settings.local.json")
     for hooks in ({"UserPromptSubmit": [{"hooks": ["echo hi"]}]}, {"UserPromptSubmit": {"a": 1}}):
         settings.write_text(json.dumps({"hooks": hooks}))
-        result = runner.invoke(app, ["init", "--project", str(tmp_path), "--yes"])
+        result = run_init(tmp_path, "--yes")
         assert result.exit_code == 1
         assert f"{settings}: 'hooks.UserPromptSubmit" in result.output
         assert "fix it, then rerun" in result.output and "Traceback" not in result.output
@@ -70,8 +57,7 @@ CODEX_FORMS = {
 
 
 def test_init_edits_codex_toml_in_place_in_every_form(tmp_path: Path) -> None:
-    config = tmp_path / ".codex" / "config.toml"
-    config.parent.mkdir()
+    config = placed(tmp_path, ".codex/config.toml")
     for form, text in CODEX_FORMS.items():
         config.write_text(text)
         init(tmp_path, "--client", "codex", "--yes", "--url", "http://new")
@@ -86,10 +72,9 @@ def test_init_edits_codex_toml_in_place_in_every_form(tmp_path: Path) -> None:
 
 
 def test_init_names_a_broken_codex_toml_once(tmp_path: Path) -> None:
-    config = tmp_path / ".codex" / "config.toml"
-    config.parent.mkdir()
+    config = placed(tmp_path, ".codex/config.toml")
     config.write_text("[mcp_servers\n")
-    result = runner.invoke(app, ["init", "--project", str(tmp_path), "--client", "codex", "-y"])
+    result = run_init(tmp_path, "--client", "codex", "-y")
     assert result.exit_code == 1
     assert f"{config}: not valid TOML (" in result.output
     assert result.output.count("config.toml") == 1
@@ -102,8 +87,7 @@ def test_init_writes_into_an_inline_servers_table_and_past_a_foreign_hook_shape(
     "ValueError: Inline tables cannot contain a table", and a ``.github/hooks/briefd.json``
     whose UserPromptSubmit held a plain string with "AttributeError: 'str' object has no
     attribute 'get'": both as tracebacks."""
-    config = tmp_path / ".codex" / "config.toml"
-    config.parent.mkdir()
+    config = placed(tmp_path, ".codex/config.toml")
     config.write_text('mcp_servers = { github = { command = "gh-mcp" } }\n')
     init(tmp_path, "--client", "codex", "--yes")
     servers = tomllib.loads(config.read_text())["mcp_servers"]
@@ -181,8 +165,7 @@ def codex_refused(entry: dict[str, object]) -> set[str]:
 
 
 def test_init_switching_a_codex_entry_leaves_no_key_codex_refuses(tmp_path: Path) -> None:
-    config = tmp_path / ".codex" / "config.toml"
-    config.parent.mkdir()
+    config = placed(tmp_path, ".codex/config.toml")
     config.write_text(
         '[mcp_servers.briefd]\ncommand = "/opt/briefd/bin/briefd"\nargs = ["mcp"]\n'
         'cwd = "/srv/app"\ntool_timeout_sec = 90\n\n'
@@ -210,7 +193,7 @@ def test_init_switching_a_codex_entry_leaves_no_key_codex_refuses(tmp_path: Path
 
 def test_init_checks_every_file_before_writing_any(tmp_path: Path) -> None:
     (tmp_path / ".cursor").write_text("not a folder")
-    result = runner.invoke(app, ["init", "--project", str(tmp_path), "--client", "all", "-y"])
+    result = run_init(tmp_path, "--client", "all", "-y")
     assert result.exit_code == 1
     assert result.output.strip() == (
         f"error: {tmp_path / '.cursor'} is a file where init needs a folder; move it aside, "
@@ -230,7 +213,7 @@ def test_init_in_a_folder_it_cannot_write_is_one_line(tmp_path: Path) -> None:
     else:
         project.chmod(0o555)
     try:
-        result = runner.invoke(app, ["init", "--project", str(project), "-y"])
+        result = run_init(project, "-y")
     finally:
         if locked:
             subprocess.run(["chattr", "-i", str(project)], check=True)
@@ -249,7 +232,7 @@ def test_init_leaves_a_read_only_file_as_it_is(tmp_path: Path) -> None:
     mcp = tmp_path / ".mcp.json"
     mcp.write_text('{"mcpServers": {"mine": {"command": "x"}}}\n')
     mcp.chmod(0o444)
-    result = runner.invoke(app, ["init", "--project", str(tmp_path), "--client", "all", "-y"])
+    result = run_init(tmp_path, "--client", "all", "-y")
     assert result.exit_code == 1
     assert result.output.strip() == (
         f"error: {mcp}: read-only (mode 444); make it writable (chmod u+w) to let init change "
@@ -357,7 +340,7 @@ def test_init_reads_vscode_jsonc_and_never_drops_its_comments(tmp_path: Path) ->
     vscode = tmp_path / ".vscode" / "mcp.json"
     vscode.parent.mkdir()
     vscode.write_text(VSCODE_JSONC)
-    refused = runner.invoke(app, ["init", "--project", str(tmp_path), "--client", "vscode", "-y"])
+    refused = run_init(tmp_path, "--client", "vscode", "-y")
     assert refused.exit_code == 1
     assert f"{vscode}: has comments, which init would not keep; set " in refused.output
     assert '"briefd": {"type": "http", "url": "http://127.0.0.1:8484/mcp"' in refused.output

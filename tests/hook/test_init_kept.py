@@ -14,20 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from briefd.cli.main import app
-from tests.hook.test_init import hand_written, recall_hooks, snapshot
-
-runner = CliRunner()
+from tests.hook.test_init import hand_written, init, placed, recall_hooks, snapshot
 
 MCP_FILES = [".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json", ".codex/config.toml"]
-
-
-def init(project: Path, *args: str) -> str:
-    result = runner.invoke(app, ["init", "--project", str(project), *args])
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def entries(project: Path) -> dict[str, dict[str, object]]:
@@ -150,8 +140,7 @@ def test_init_writes_no_second_hook_when_settings_json_has_one(tmp_path: Path) -
 
 
 def test_init_removes_its_duplicate_when_settings_json_has_one(tmp_path: Path) -> None:
-    local = tmp_path / ".claude" / "settings.local.json"
-    local.parent.mkdir()
+    local = placed(tmp_path, ".claude/settings.local.json")
     mine = {"permissions": {"allow": ["Bash(make test)"]}}
     local.write_text(json.dumps({**mine, "hooks": {"UserPromptSubmit": [{"hooks": [AUDIT]}]}}))
     init(tmp_path, "--client", "claude-code", "--yes")
