@@ -32,7 +32,7 @@ from briefd.folders import create_private, ignore_in_git, make_index_folder
 from briefd.store.deferred import MAX_DEFERRED as MAX_DEFERRED  # at most this many wait
 from briefd.store.deferred import Deferred, Write
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from briefd.store.mounts import mounted_read_only, read_only_mount
+from briefd.store.mounts import mounted_read_only, read_only_mount, unwritable_folder
 from briefd.text import fold
 
 BUSY_TIMEOUT_MS = 30_000
@@ -92,11 +92,12 @@ class Store:
     file at ``path`` is still the one it has open (device and inode) and reopens it when it is
     not; writes that the index cannot take now can be deferred (:meth:`defer`)."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, frozen: bool = False) -> None:
         self.path = path
         self.conn = conn
+        self.frozen = frozen  # read-only and immutable: see mounts.unwritable_folder
         self._lock = threading.RLock()
-        self._identity = _identity(path)
+        self._identity = _identity(path, frozen)
         self.reopened: Reopened | None = None
         self.damaged: str | None = None  # damage a read or write found inside the open file
         self._deferred = Deferred()
@@ -118,17 +119,20 @@ class Store:
                 f"the index path {path} is a folder; give the index file's path (--db, "
                 f"BRIEFD_DB or db: in briefd.yaml), e.g. {path / 'briefd.db'}"
             )
+        frozen = not create and unwritable_folder(path)
         try:
-            make_index_folder(path.parent)
-            if not path.exists():
-                ignore_in_git(path.parent)
-            create_private(path)
+            if not frozen:
+                make_index_folder(path.parent)
+                if not path.exists():
+                    ignore_in_git(path.parent)
+                create_private(path)
             conn = sqlite3.connect(
-                path,
+                f"{path.absolute().as_uri()}?mode=ro&immutable=1" if frozen else path,
                 timeout=BUSY_TIMEOUT_MS / 1000,
                 isolation_level=None,
                 check_same_thread=False,
                 factory=Connection,
+                uri=frozen,
             )
         except sqlite3.Error as exc:
             raise StoreError(_describe(path, exc)) from None
@@ -136,7 +140,7 @@ class Store:
             raise StoreError(_no_folder(path, exc)) from None
         conn.row_factory = sqlite3.Row
         conn.create_function("briefd_fold", 1, fold, deterministic=True)
-        store = cls(path, conn)
+        store = cls(path, conn, frozen)
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -145,7 +149,7 @@ class Store:
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(_describe(path, exc)) from None
-        store._identity = _identity(path)
+        store._identity = _identity(path, frozen)
         return store
 
     def close(self) -> None:
@@ -160,12 +164,15 @@ class Store:
         """Reopen the file at ``path`` when it is not the one open: deleted (a new index is
         created there, so what is written next is not lost with the old file) or replaced.
         Call under the lock, outside a transaction."""
-        current = _identity(self.path)
+        current = _identity(self.path, self.frozen)
         if current == self._identity or self.conn.in_transaction:
             return
-        fresh = Store.open(self.path, create=True)
+        fresh = Store.open(self.path, create=not self.frozen)
         old, self.conn, self._identity = self.conn, fresh.conn, fresh._identity
+        self.frozen = fresh.frozen
         old.close()
+        if current is not None and current[:2] == (self._identity or ())[:2]:
+            return  # the same file, written in place: a frozen store follows its content
         at = datetime.now(UTC).isoformat(timespec="seconds")
         self.damaged = None
         self.reopened = Reopened("deleted" if current is None else "replaced", at)
@@ -348,13 +355,18 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
-    """Device and inode of the file at ``path`` (None: there is none)."""
+def _identity(path: Path, frozen: bool = False) -> tuple[int, ...] | None:
+    """Device and inode of the file at ``path`` (None: there is none); for a ``frozen`` store
+    also its size, its modification time and whether a ``-wal`` is beside it: SQLite reads an
+    immutable file without looking for changes, so the store reopens it when any changes."""
     try:
         found = path.stat()
     except OSError:
         return None
-    return found.st_dev, found.st_ino
+    if not frozen:
+        return found.st_dev, found.st_ino
+    wal = os.path.lexists(f"{path}-wal")
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, int(wal)
 
 
 def _statements(sql: str) -> list[str]:
@@ -433,6 +445,8 @@ def _describe(path: Path, exc: sqlite3.Error) -> str:
         return f"index {path} is busy ({message}); {BUSY}, try again"
     refused = any(word in message for word in ("readonly", "read-only", "unable to open"))
     if refused and (why := mounted_read_only(path)):
+        if "attempt to write" in message:  # read-only and immutable: it reads, but no write
+            return f"cannot write the index {path} ({message}): {why}"
         return (
             f"cannot use the index {path} ({message}; SQLite writes {path.name}-wal and "
             f"{path.name}-shm beside it, even to read): {why}"

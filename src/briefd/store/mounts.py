@@ -32,3 +32,17 @@ def mounted_read_only(path: Path) -> str | None:
         "chown) lets briefd write there; remount it read-write (or drop ':ro' from the volume), "
         "or pass --db (or 'db:' in briefd.yaml) a path on a writable file system"
     )
+
+
+def unwritable_folder(path: Path) -> bool:
+    """Whether a reader opens the index ``path`` read-only and immutable: its folder cannot be
+    written (a read-only mount or volume, a folder of another user's) and no ``-shm`` is
+    there, which SQLite would have to create to read a WAL index the usual way, nor a ``-wal``
+    holding anything (a writer's changes, which an immutable read would not see)."""
+    if not path.is_file() or os.access(path.parent, os.W_OK) or not os.access(path, os.R_OK):
+        return False
+    try:
+        wal = Path(f"{path}-wal").stat().st_size
+    except FileNotFoundError:
+        wal = 0
+    return wal == 0 and not os.path.lexists(f"{path}-shm")
