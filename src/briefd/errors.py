@@ -57,6 +57,12 @@ class StoreError(BriefdError):
     """The index database cannot be used."""
 
 
+class DamagedIndexError(StoreError):
+    """The index file opened but is damaged inside (not a database, malformed) or holds a
+    schema briefd cannot bring up: ``--rebuild`` may start it over, unlike a file briefd may not
+    read or write, or one another process holds (a plain :class:`StoreError`)."""
+
+
 class ForeignDatabaseError(StoreError):
     """The index path names another application's database or a non-SQLite file."""
 

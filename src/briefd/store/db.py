@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from briefd.errors import (
+    DamagedIndexError,
     ForeignDatabaseError,
     IndexNotFoundError,
     NewerIndexError,
@@ -32,7 +33,12 @@ from briefd.folders import create_private, ignore_in_git, make_index_folder
 from briefd.store.deferred import MAX_DEFERRED as MAX_DEFERRED  # at most this many wait
 from briefd.store.deferred import Deferred, Write
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from briefd.store.mounts import mounted_read_only, read_only_mount, unwritable_folder
+from briefd.store.mounts import (
+    mounted_read_only,
+    not_writable,
+    read_only_mount,
+    unwritable_folder,
+)
 from briefd.text import fold
 
 BUSY_TIMEOUT_MS = 30_000
@@ -135,7 +141,7 @@ class Store:
                 uri=frozen,
             )
         except sqlite3.Error as exc:
-            raise StoreError(_describe(path, exc)) from None
+            raise _open_failed(path, exc) from None
         except OSError as exc:
             raise StoreError(_no_folder(path, exc)) from None
         conn.row_factory = sqlite3.Row
@@ -148,7 +154,7 @@ class Store:
             store._migrate()
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise StoreError(_describe(path, exc)) from None
+            raise _open_failed(path, exc) from None
         store._identity = _identity(path, frozen)
         return store
 
@@ -427,6 +433,20 @@ def busy(exc: BaseException) -> bool:
     return isinstance(exc, StoreError) and f"; {BUSY}, " in str(exc)
 
 
+_REFUSED = ("locked", "busy", "readonly", "read-only", "unable to open", "disk is full", "I/O")
+
+
+def _open_failed(path: Path, exc: sqlite3.Error) -> StoreError:
+    """The error of an open that failed: :class:`DamagedIndexError` for damage or a schema
+    that cannot be brought up, which ``--rebuild`` replaces; a plain StoreError when the file
+    was refused (another process holds it, no permission, read-only, a full disk or an I/O
+    error), which a rebuild could only delete, not make again."""
+    said = _describe(path, exc)
+    if any(word in str(exc) for word in _REFUSED):
+        return StoreError(said)
+    return DamagedIndexError(said)
+
+
 def _describe(path: Path, exc: sqlite3.Error) -> str:
     message = str(exc)
     if "disk is full" in message or "disk I/O" in message:
@@ -451,8 +471,9 @@ def _describe(path: Path, exc: sqlite3.Error) -> str:
             f"cannot use the index {path} ({message}; SQLite writes {path.name}-wal and "
             f"{path.name}-shm beside it, even to read): {why}"
         )
-    if "readonly" in message and (why := _read_only(path)):
-        return f"cannot write the index {path} ({message}): {why}"
+    if refused and (why := not_writable(path)):  # "unable to open": another user's -shm
+        verb = "write" if "readonly" in message else "use"
+        return f"cannot {verb} the index {path} ({message}): {why}"
     if "unable to open" in message or "readonly" in message or "read-only" in message:
         return (
             f"cannot open or write the index {path} ({message}); check that its directory "
@@ -461,46 +482,13 @@ def _describe(path: Path, exc: sqlite3.Error) -> str:
     return f"index {path}: {message}"
 
 
-def _read_only(path: Path) -> str | None:
-    """Which file or folder keeps the user from writing the index, and what to do, if the
-    permissions tell: the file itself (``chmod a-w``, a copy from a read-only mount), SQLite's
-    ``-wal`` / ``-shm`` beside it (left by another user), or its folder."""
-    files = (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm")))
-    unwritable = [str(f) for f in files if f.exists() and not os.access(f, os.W_OK)]
-    folder = path.parent if str(path.parent) != "." else path.parent.absolute()
-    closed = folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK)
-    if unwritable:
-        one = len(unwritable) == 1
-        which = " and ".join([", ".join(unwritable[:-1]), unwritable[-1]][-len(unwritable) :])
-        also = ""
-        if closed:  # the folder too: fixing the file alone would only fail on the folder next
-            also = f", and so is {'its' if one else 'their'} folder {folder}, where SQLite "
-            also += f"writes {path.name}-wal and {path.name}-shm"
-            unwritable.append(str(folder))
-        return (
-            f"{which} {'is' if one else 'are'} read-only for you{also}; make "
-            f"{'it' if one and not closed else 'them'} writable (chmod u+w {' '.join(unwritable)}"
-            ", or chown to the user briefd runs as), or pass --db (or 'db:' in briefd.yaml) "
-            "elsewhere"
-        )
-    if closed:
-        return (
-            f"its folder {folder} is not writable by you, and SQLite writes {path.name}-wal and "
-            f"{path.name}-shm beside the index; make the folder writable, or pass --db (or "
-            "'db:' in briefd.yaml) a path in a folder you can write"
-        )
-    return None
-
-
 def open_for_writing(db: Path, rebuild: bool) -> Store:
     """The index to write; with ``rebuild``, an SQLite file that is damaged inside is replaced
     (a file that is not SQLite, another application's database or a newer briefd's index never
     is)."""
     try:
         store = Store.open(db, create=True)
-    except (ForeignDatabaseError, NewerIndexError):
-        raise
-    except StoreError:
+    except DamagedIndexError:  # not refused: locked, unreadable, read-only files stay
         if not rebuild or not is_briefd_or_sqlite(db) or read_only_mount(db):
             raise  # a read-only file system: nothing to start over on
         return _start_over(db)

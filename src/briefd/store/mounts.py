@@ -1,5 +1,7 @@
 """Whether the index's folder is on a file system mounted read-only (a read-only bind mount,
-a ``:ro`` container volume, a read-only snapshot): a refusal that ``chmod`` cannot lift."""
+a ``:ro`` container volume, a read-only snapshot): a refusal that ``chmod`` cannot lift; which
+of its files and folder the user cannot write otherwise, and whether a reader opens it
+read-only and immutable."""
 
 from __future__ import annotations
 
@@ -46,3 +48,34 @@ def unwritable_folder(path: Path) -> bool:
     except FileNotFoundError:
         wal = 0
     return wal == 0 and not os.path.lexists(f"{path}-shm")
+
+
+def not_writable(path: Path) -> str | None:
+    """Which file or folder keeps the user from writing the index, and what to do, if the
+    permissions tell: the file itself (``chmod a-w``, a copy from a read-only mount), SQLite's
+    ``-wal`` / ``-shm`` beside it (left by another user), or its folder."""
+    files = (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm")))
+    unwritable = [str(f) for f in files if f.exists() and not os.access(f, os.W_OK)]
+    folder = path.parent if str(path.parent) != "." else path.parent.absolute()
+    closed = folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK)
+    if unwritable:
+        one = len(unwritable) == 1
+        which = " and ".join([", ".join(unwritable[:-1]), unwritable[-1]][-len(unwritable) :])
+        also = ""
+        if closed:  # the folder too: fixing the file alone would only fail on the folder next
+            also = f", and so is {'its' if one else 'their'} folder {folder}, where SQLite "
+            also += f"writes {path.name}-wal and {path.name}-shm"
+            unwritable.append(str(folder))
+        return (
+            f"{which} {'is' if one else 'are'} read-only for you{also}; make "
+            f"{'it' if one and not closed else 'them'} writable (chmod u+w {' '.join(unwritable)}"
+            ", or chown to the user briefd runs as), or pass --db (or 'db:' in briefd.yaml) "
+            "elsewhere"
+        )
+    if closed:
+        return (
+            f"its folder {folder} is not writable by you, and SQLite writes {path.name}-wal and "
+            f"{path.name}-shm beside the index; make the folder writable, or pass --db (or "
+            "'db:' in briefd.yaml) a path in a folder you can write"
+        )
+    return None
