@@ -18,6 +18,7 @@ from pathlib import Path
 from briefd.errors import BriefdError, ProposalConflictError, ProposalError, ProposalRemoteError
 from briefd.folders import alive
 from briefd.proposals.form import in_form
+from briefd.proposals.moved import moved_to, refuse_moved_away
 from briefd.sources import git
 from briefd.sources.knowledge import GitTarget
 
@@ -281,6 +282,8 @@ def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> tup
     doc_path = _as_on_base(target, base, change.doc_path, timeout)
     _refuse_links(target, base, doc_path, timeout)
     current = _refuse_stale(target, base, doc_path, change.read_at, timeout)
+    if current is None:  # a new document: unless one was moved away from its path
+        refuse_moved_away(target, base, doc_path, change.content, timeout)
     content = (
         change.content
         if current is None
@@ -421,7 +424,7 @@ def _refuse_stale(
             f"the checkout's commits, or check out {target.base_branch}, then read the document "
             "again and propose on its current text"
         )
-    moved = _moved_to(target, served_at, base, path, timeout) if on_base is None else None
+    moved = moved_to(target, served_at, base, path, timeout) if on_base is None else None
     if moved is not None:
         raise ProposalConflictError(
             f"{doc_path} was moved to {moved} on {target.base_branch} since the commit this "
@@ -441,22 +444,6 @@ UP_TO_DATE = (
     "a git URL source: briefd sync or POST /api/admin/sync; a checkout: git pull, then briefd "
     "index or POST /api/admin/sync"
 )
-
-
-def _moved_to(
-    target: GitTarget, served_at: str, base: str, path: str, timeout: float
-) -> str | None:
-    """Where git sees ``path`` (deleted on ``base`` since ``served_at``) renamed to, as the
-    knowledge names it (None: deleted, not moved)."""
-    listed = _git(
-        ["diff", "-z", "--name-status", "-M", "--diff-filter=R", served_at, base],
-        target,
-        timeout,
-    ).split("\0")
-    for at in range(0, len(listed) - 2, 3):  # R<score>, old path, new path
-        if listed[at].startswith("R") and listed[at + 1] == path:
-            return listed[at + 2].removeprefix(target.prefix)
-    return None
 
 
 def _served_at(target: GitTarget, read_at: str, timeout: float) -> str:
