@@ -75,3 +75,31 @@ def test_a_document_changed_since_the_sync_is_a_documented_409(
     assert said in answer.json()["detail"] and "Two retries" in answer.json()["detail"]
     assert tool.is_error and said in tool.content[0].text  # type: ignore[union-attr]
     assert "409" in schema["paths"]["/api/proposals"]["post"]["responses"]
+
+
+def test_a_proposal_whose_record_waits_for_the_index_is_listed(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1, O2: a proposal pushed while the index could not take its record (another process's
+    long write, a full disk) was answered 201, but GET /api/proposals (and the repeat checks)
+    did not show it until some bundle happened to flush the waiting writes: the client that
+    was told it is stored could not find it. It is listed while it waits, and written once the
+    index takes writes again."""
+    git_api.sync()
+    change = {
+        "doc_path": "domain/retry.md",
+        "change_description": "Four",
+        "new_content": RETRY.replace("three times", "four times").lstrip("\n"),
+    }
+    with serving(create_app(git_api, service_config())) as base:
+        git_api.store.conn.execute("PRAGMA query_only = ON")  # every write refused: a full disk
+        made = httpx2.post(base + "/api/proposals", json=change, headers=AUTH, timeout=60)
+        assert made.status_code == 201, made.text
+        listed = httpx2.get(base + "/api/proposals", headers=AUTH).json()
+        git_api.store.conn.execute("PRAGMA query_only = OFF")  # space freed
+        after = httpx2.get(base + "/api/proposals?status=pushed", headers=AUTH).json()
+
+    assert [p["id"] for p in listed["proposals"]] == [made.json()["id"]]
+    assert listed["counts"] == {"pushed": 1} and listed["total"] == 1
+    assert after["proposals"] == listed["proposals"]
+    assert git_api.store.unsaved() == []  # written: the listing flushed it

@@ -131,13 +131,24 @@ class LocalState(IndexSessions):
                 save(conn)
         except StoreError:
             said = f"proposal {proposal.id} ({proposal.doc_path}, branch {proposal.branch})"
-            store.defer(f"proposal:{proposal.id}", save, said=said)
+            store.defer(f"{_WAITING}{proposal.id}", save, proposal, said)
 
     def proposals(self, status: str | None = None) -> list[Proposal]:
+        """Stored proposals, newest first, with those whose record still waits for the index
+        (:meth:`save_proposal`): a client told 201 finds its proposal listed, and the checks
+        of a repeat see it. The records waiting are written first when the index takes them."""
+        store = self._open()
+        with contextlib.suppress(StoreError):  # still busy (or full): they keep waiting
+            store.flush_deferred(WAIT_MS)
         where, args = ("WHERE status = ?", (status,)) if status else ("", ())
         sql = f"SELECT {_PROPOSAL_COLUMNS} FROM proposals {where} ORDER BY created_at DESC, id"
-        with self._open().read() as conn:
-            return [Proposal(*row) for row in conn.execute(sql, args)]
+        with store.read() as conn:
+            found = [Proposal(*row) for row in conn.execute(sql, args)]
+        waiting = _waiting(store, {p.id for p in found}, status)
+        if not waiting:
+            return found
+        by_id = sorted([*found, *waiting], key=lambda p: p.id)
+        return sorted(by_id, key=lambda p: p.created_at, reverse=True)  # stable: ids ascend
 
     def open_pulls(self) -> list[Proposal]:
         return self._oldest_first("status = 'open' AND pr_number IS NOT NULL")
@@ -243,6 +254,18 @@ class LocalState(IndexSessions):
 
     def close(self) -> None:
         """The index is the API's to close."""
+
+
+_WAITING = "proposal:"  # the key of a proposal record waiting for the index: + its id
+
+
+def _waiting(store: Store, stored: set[str], status: str | None) -> list[Proposal]:
+    """The proposals whose record waits for the index (not written since), of ``status``."""
+    return [
+        p
+        for p in store.deferred_payloads(_WAITING)
+        if isinstance(p, Proposal) and p.id not in stored and status in (None, p.status)
+    ]
 
 
 def proposal_row(p: Proposal) -> tuple[object, ...]:

@@ -196,6 +196,10 @@ class Store:
         """The payload of a write still waiting under ``key`` (None: none is)."""
         return self._deferred.payload(key)
 
+    def deferred_payloads(self, prefix: str) -> list[object]:
+        """The payloads of the writes still waiting under keys starting with ``prefix``."""
+        return self._deferred.payloads(prefix)
+
     def unsaved(self) -> list[str]:
         """The writes a client was told are stored that still wait, named (``said``)."""
         return self._deferred.unsaved()

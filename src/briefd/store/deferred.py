@@ -54,6 +54,12 @@ class Deferred:
             held = self._held.get(key)
         return held.payload if held is not None else None
 
+    def payloads(self, prefix: str) -> list[object]:
+        """The payloads of the writes waiting under keys that start with ``prefix``, oldest
+        first."""
+        with self._lock:
+            return [h.payload for k, h in self._held.items() if k.startswith(prefix)]
+
     def unsaved(self) -> list[str]:
         """What a client was told is stored and is still waiting, as :class:`Held` names it."""
         with self._lock:
