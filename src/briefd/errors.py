@@ -24,6 +24,7 @@ into an ``isError`` result.
     │   │   └── ForgeServerError  the forge failed on its side (5xx) opening a pull request
     │   ├── ForgeRateLimitedError the forge refused a request for its rate limit (``again``: when
     │   │                         it takes the token's requests again)
+    │   ├── ForgeTokenError     the forge refused the token itself (401: expired, revoked)
     │   ├── ProposalConflictError the document changed on the base branch since it was served
     │   └── ProposalsOffError   proposals are off on this server (``proposals.enabled``)
     └── IntegrationError     a live Confluence or Jira lookup failed (refused, unreachable, gone)
@@ -146,6 +147,11 @@ class ForgeRateLimitedError(ProposalError):
     def __init__(self, message: str, again: str) -> None:
         super().__init__(message)
         self.again = again
+
+
+class ForgeTokenError(ProposalError):
+    """The forge refused the token itself (401: expired, revoked, mistyped): it refuses every
+    other request made with it alike, so a caller with more to ask stops at the first."""
 
 
 class ProposalConflictError(ProposalError):

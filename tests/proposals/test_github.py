@@ -910,3 +910,35 @@ def test_a_forge_on_this_machine_in_a_project_file_opens_the_pull_request(
         made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
     assert made.status == "open" and made.pr_number == 1
     assert {r.headers["authorization"] for r in github.server.requests} == {"Bearer ghp_test"}
+
+
+def test_a_revoked_token_ends_the_refresh_at_the_first_401_and_says_what_to_do(
+    forge_api: Briefd, github: FakeGitHub, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T1: with the forge token revoked, a sync still asked GitHub about every open pull
+    request (and then for the list of those updated last): N requests, N times "Bad
+    credentials", the sync's forge error the last of them. The first 401 ends the refresh,
+    which says once what to do; the statuses stay as last read."""
+    for n in range(3):
+        forge_api.propose_update(ProposalRequest("domain/retry.md", f"v{n}", f"# R\n\nv{n}\n"))
+    github.server.requests.clear()
+    bad = github_reply(401, {"message": "Bad credentials", "status": "401"})
+    for n in range(1, 4):
+        github.server.on("GET", f"{PULLS}/{n}", lambda _: bad)
+    github.server.on("GET", PULLS, lambda _: bad)
+    monkeypatch.setenv(TOKEN_ENV, "ghp_revoked")
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"})
+
+    report = forge_api.sync()
+
+    assert [(r.method, r.path) for r in github.server.requests] == [("GET", f"{PULLS}/1")]
+    assert report.index is not None and report.index.added == ("domain/fx.md",)
+    assert report.proposals_checked == 1
+    assert report.forge_error == (
+        f"GitHub GET {PULLS}/1 answered 401: Bad credentials; check the token; GitHub refuses "
+        "the token itself (expired, revoked, or not the one meant), and would refuse every other "
+        "request alike, so this sync asked it nothing more: 3 of 3 open pull requests unread, "
+        f"each keeping its last status; put a valid token in ${TOKEN_ENV} (forge.token_env) "
+        "where briefd runs (a running server reads it when it starts)"
+    )
+    assert [p.status for p in forge_api.proposals()] == ["open"] * 3

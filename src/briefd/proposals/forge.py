@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from briefd.errors import (
     ForgeRateLimitedError,
     ForgeServerError,
+    ForgeTokenError,
     ProposalError,
     ProposalRemoteError,
 )
@@ -122,6 +123,8 @@ class GitHub:
             limited = rate_limit(response)
             if limited is not None:
                 raise ForgeRateLimitedError(self._refusal(method, path, response), limited.again)
+            if response.status_code == 401:
+                raise ForgeTokenError(self._refusal(method, path, response))
             raise ProposalError(self._refusal(method, path, response))
         if 300 <= response.status_code < 400:  # never followed: the token stays with forge.api_url
             moving = moved(response, self.repo)

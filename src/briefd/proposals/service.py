@@ -13,6 +13,7 @@ from briefd.errors import (
     BusyError,
     ForgeRateLimitedError,
     ForgeServerError,
+    ForgeTokenError,
     IndexNotFoundError,
     ProposalError,
     ProposalRemoteError,
@@ -70,6 +71,12 @@ SUPERSEDED = (
 LIMITED_READS = (
     "GitHub rate-limits the token: %d of %d pull request statuses unread, left for the next sync "
     "(GitHub takes the token's requests again %s)"
+)
+TOKEN_REFUSED = (
+    "{problem}; GitHub refuses the token itself (expired, revoked, or not the one meant), and "
+    "would refuse every other request alike, so this sync asked it nothing more: {unread} of "
+    "{total} open pull requests unread, each keeping its last status; put a valid token in "
+    "${env} (forge.token_env) where briefd runs (a running server reads it when it starts)"
 )
 UNSURE_NO_PULL = (
     "{reason}; the branch {branch} is pushed, so nothing is lost, and GitHub failed on its side "
@@ -313,7 +320,7 @@ def _forge_refresh(store: SharedState, settings: Settings) -> Refresh:
         except ProposalError as exc:
             return Refresh(0, (), str(exc))
         assert forge is not None
-        read = _read_open(store, forge, pending)
+        read = _read_open(store, forge, pending, settings.forge.token_env)
         if not unfollowed or read.stopped:
             return read.refresh
         found = _found_pulls(store, forge, unfollowed)
@@ -350,7 +357,9 @@ class _Read:
     stopped: bool  # the forge did not answer, or rate-limits the token: ask it nothing more
 
 
-def _read_open(store: SharedState, forge: GitHub, pending: list[Proposal]) -> _Read:
+def _read_open(store: SharedState, forge: GitHub, pending: list[Proposal], env: str) -> _Read:
+    """Read the pull requests ``pending``, oldest first, until a refusal that every other read
+    would meet too (the forge away, the token rate-limited or refused: ``env`` names it)."""
     changed: list[str] = []
     error: str | None = None
     checked = 0
@@ -365,6 +374,11 @@ def _read_open(store: SharedState, forge: GitHub, pending: list[Proposal]) -> _R
         if isinstance(refused, ForgeRateLimitedError):
             unread = len(pending) - checked + 1
             log.warning(LIMITED_READS, unread, len(pending), refused.again)
+        if isinstance(refused, ForgeTokenError):  # said once, not once per pull request
+            unread, total = len(pending) - checked + 1, len(pending)
+            error = TOKEN_REFUSED.format(problem=problem, env=env, unread=unread, total=total)
+            log.warning("%s", error)
+            return _Read(Refresh(checked, tuple(changed), error), stopped=True)
         # a forge that does not answer would cost every other pull request its timeout, and
         # one that rate-limits the token would refuse them all, each a request more
         if isinstance(refused, ProposalRemoteError | ForgeRateLimitedError):
