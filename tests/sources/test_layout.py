@@ -269,3 +269,54 @@ def test_a_misspelt_folder_name_points_at_the_scope(api: Briefd, write_files: Wr
             "projects/; else add its folder to 'scopes' in briefd.yaml",
         ),
     ]
+
+
+def test_a_source_one_folder_off_names_the_folder_to_give(tmp_path: Path) -> None:
+    """``--source kb/domain`` (the scope folder itself) or ``--source .`` above ``kb/``: the
+    run indexed nothing and advised mapping ``adr/`` or ``kb/`` as a scope of its own
+    (``scopes: [{folder: adr, default: true}]``), which would have served the domain notes as
+    scope "adr" or one scope "kb"; it now names the folder to give as the source."""
+    write(
+        tmp_path / "kb",
+        {
+            "domain/fees.md": "# Fees\n\nA refund fee is 2%.\n",
+            "domain/adr/0001-ledger.md": "# Ledger\n\nThe ledger is append-only.\n",
+            "projects/pay/notes.md": "# Pay\n\nRetried three times.\n",
+        },
+    )
+    deep = briefd("--db", "deep.db", "index", "--source", "kb/domain", cwd=tmp_path)
+    assert deep.returncode == 1
+    assert " ".join(deep.stderr.split()) == (
+        "error: indexed 0 documents from kb/domain: briefd looked for **/*.md, **/*.markdown "
+        "in domain/, conventions/, projects/*/, and the 2 files it found are outside those "
+        "folders (adr/0001-ledger.md, fees.md); kb/domain is itself the folder domain/ of the "
+        "scopes: give the folder that holds it (kb) as the source (--source, or source: in "
+        "briefd.yaml)"
+    )
+    high = briefd("--db", "high.db", "index", "--source", ".", cwd=tmp_path)
+    assert high.returncode == 1
+    assert " ".join(high.stderr.split()).endswith(
+        "and the 3 files it found are outside those folders (kb/domain/adr/0001-ledger.md, "
+        "kb/domain/fees.md, kb/projects/pay/notes.md); the folders of the scopes are inside "
+        "kb/: give it (kb) as the source (--source, or source: in briefd.yaml)"
+    )
+
+
+def test_a_misplaced_source_is_told_only_by_folders_written_out(settings: Settings) -> None:
+    """A source kept in a folder a glob rule could name (``~/projects/kb`` for
+    ``projects/*``) is not taken for a scope folder; a git URL's clone, which has no other
+    folder to give, is told to write the scope folders with the one they are in."""
+    from briefd.sources.layout import misplaced_source
+
+    assert misplaced_source("kb/projects", ["pay/notes.md"], settings) == (
+        "kb/projects is itself the folder projects/ of the scopes: give the folder that holds "
+        "it (kb) as the source (--source, or source: in briefd.yaml)"
+    )
+    assert misplaced_source("/home/me/projects/kb", ["docs/a.md"], settings) is None
+    assert misplaced_source("/srv/kb", ["docs/a.md", "README.md"], settings) is None
+    cloned = with_overrides(settings, {"source": "https://example.com/kb.git"})
+    assert misplaced_source("/data/repo", ["knowledge/domain/a.md"], cloned) == (
+        "the folders of the scopes are inside knowledge/ of the repository: write them with "
+        "knowledge/ in front in 'scopes' in briefd.yaml, e.g. scopes: [{folder: "
+        "knowledge/domain, scope: domain, default: true}]"
+    )

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from pathlib import PurePath
 
 from briefd.settings import ScopeRule, Settings
 
@@ -194,11 +195,73 @@ def nothing_found(source: str, skipped: Sequence[tuple[str, str]], settings: Set
     found = (
         "the file it found is" if len(outside) == 1 else f"the {len(outside)} files it found are"
     )
+    fix = misplaced_source(source, outside, settings) or (
+        f"map their folders to scopes with 'scopes' in briefd.yaml, e.g. scopes: [{example}]"
+    )
     return (
         f"indexed 0 documents from {source}: briefd {looked}, and {found} outside those "
-        f"folders ({listed}); map their folders to scopes with "
-        f"'scopes' in briefd.yaml, e.g. scopes: [{example}]"
+        f"folders ({listed}); {fix}"
     )
+
+
+def misplaced_source(source: str, outside: Sequence[str], settings: Settings) -> str | None:
+    """What to give as the source when it is a scope folder itself (``kb/domain``: its files
+    are ``domain/…`` from the folder above) or the folder above the knowledge (``.`` where the
+    files are ``knowledge/domain/…``), as the files outside every scope show; None when they
+    show neither. A rule's folder counts as written out only (``projects`` of ``projects/*``,
+    not a glob), so a source kept in ``~/projects/`` is not taken for a scope folder."""
+    layout = Layout.of(settings)
+    path = PurePath(source)
+    for rule in settings.scopes:
+        literal = _literal(rule.folder)
+        if not literal or path.parts[-len(literal) :] != literal:
+            continue
+        if any(layout.scope_of("/".join([*literal, p])) for p in outside):
+            above = path.parents[len(literal) - 1]
+            return (
+                f"{source} is itself the folder {_shown('/'.join(literal))} of the scopes: "
+                f"give the folder that holds it ({above}) as the source (--source, or source: "
+                "in briefd.yaml)"
+            )
+    held = Counter(
+        "/".join(p.split("/")[:depth])
+        for depth in (1, 2)
+        for p in outside
+        if p.count("/") > depth and layout.scope_of(p.split("/", depth)[depth])
+    )
+    if not held:
+        return None
+    inside = held.most_common(1)[0][0]
+    if settings.sync.remote:  # a git URL source: its clone's root is the source
+        return (
+            f"the folders of the scopes are inside {inside}/ of the repository: write them with "
+            f"{inside}/ in front in 'scopes' in briefd.yaml{_example(inside, settings)}"
+        )
+    return (
+        f"the folders of the scopes are inside {inside}/: give it ({path / inside}) as the "
+        "source (--source, or source: in briefd.yaml)"
+    )
+
+
+def _example(inside: str, settings: Settings) -> str:
+    """A rule of ``settings`` written with ``inside/`` in front, for a message (a rule whose
+    folder is a glob would name its scopes with ``inside/`` too: none is shown)."""
+    rule = next((r for r in settings.scopes if "/".join(_literal(r.folder)) == r.folder), None)
+    if rule is None:
+        return ""
+    named = f"folder: {inside}/{rule.folder}, scope: {rule.scope or rule.folder}"
+    return f", e.g. scopes: [{{{named}{', default: true' if rule.default else ''}}}]"
+
+
+def _literal(folder: str) -> tuple[str, ...]:
+    """The folder names a rule's ``folder`` writes out before any glob (``projects`` of
+    ``projects/*``; none of ``**/adr`` or ``.``)."""
+    names = []
+    for name in folder.strip("/").split("/"):
+        if name in ("", ROOT) or any(c in name for c in "*?["):
+            break
+        names.append(name)
+    return tuple(names)
 
 
 def folder_matches(pattern: str, folder: str) -> bool:
