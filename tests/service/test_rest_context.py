@@ -247,3 +247,19 @@ def test_the_schema_says_what_a_bundles_warnings_are(client: TestClient) -> None
     assert "fits no section" in small.json()["warnings"][0]
     for said in ("over hard_limit", "fits no section", "scopes not requested"):
         assert said in described, described
+
+
+def test_the_setup_page_says_what_a_target_over_hard_limit_gets(client: TestClient) -> None:
+    """The setup page told a team's agents that mandatory content "is always whole" and only
+    reported over hard_limit: a document_context whose target is over hard_limit comes from
+    its top as far as the limit holds, with a warning naming the call that reads on."""
+    ask = {"doc_path": "conventions/api-design.md", "max_tokens": 200, "hard_limit": 400}
+    context = client.post("/api/context", json=ask).json()
+    assert context["tokens"] <= 400 and not context["budget_exceeded"]
+    assert 'Read on with get_document("conventions/api-design.md"' in context["warnings"][0]
+    page = " ".join(re.sub(r"<[^>]+>", "", client.get("/setup").text).split())
+    assert "is always whole" not in page
+    assert (
+        "a longer document comes from its top as far as hard_limit holds, and warnings name "
+        "the get_document call that reads on from there (or raise hard_limit)"
+    ) in page
