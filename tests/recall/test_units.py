@@ -390,3 +390,56 @@ def test_a_head_cut_inside_a_fence_is_closed_before_the_mark(count: pack.Count |
 def test_chatter_is_turn_taking_not_a_short_question(prompt: str, said: bool) -> None:
     """T3: what the gaps report leaves out of hook prompts nothing matched."""
     assert chatter(prompt) is said
+
+
+TWO_DOCUMENTS = {
+    "domain/refunds.md": """
+        # Refunds
+
+        A customer can ask for a refund within 30 days of the purchase. Partial refunds are
+        allowed for orders with more than one item.
+
+        ## Refund window
+
+        The refund window is 30 days from delivery, 60 days for members of the loyalty programme.
+
+        ## Approval
+
+        Refunds above 500 EUR need approval from a finance lead before they are sent to the
+        acquirer.
+        """,
+    "domain/retries.md": """
+        # Payment retries
+
+        ## Soft declines
+
+        A soft decline (insufficient funds, issuer unavailable) is retried up to 3 times with
+        exponential backoff: after 1 hour, 6 hours and 24 hours.
+
+        ## Hard declines
+
+        A hard decline (stolen card, closed account) is never retried. The order is cancelled
+        and the customer is asked for another payment method.
+        """,
+}
+
+
+def test_bm25_recall_on_a_two_document_knowledge_base_finds_its_sections(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """The hook's first prompt (BM25, before the daemon has the model): in a 5-chunk index a
+    word held by 2 sections ("retry", "decline") is no common word, so a question naming them
+    has the evidence of two or three specific words; a prompt sharing one word stays out."""
+    api.index(write_files(TWO_DOCUMENTS))
+    asked = {
+        "how often do we retry a soft decline": ["Soft declines"],
+        "what happens on a hard decline": ["Hard declines"],
+        "is there a refund window": ["Refund window"],
+    }
+    for prompt, headings in asked.items():
+        result = api.recall(RecallRequest(prompt))
+        assert (result.mode, result.gate) == ("bm25", "kept"), (prompt, result.reason)
+        assert [s["heading_path"] for s in result.sections][:1] == [headings], prompt
+    for prompt in ("how do I retry a failed git push", "how to decline a meeting politely"):
+        result = api.recall(RecallRequest(prompt))
+        assert (result.gate, result.sections) == ("empty", ()), prompt

@@ -6,7 +6,10 @@ that on every off-topic turn is noise, so a BM25-only recall keeps a section onl
 evidence:
 
 * a query term is *informative* when the index has it (stemmed, as FTS5 matches it) but in no
-  more than ``common_share`` of the chunks;
+  more than ``common_share`` of the chunks — or no more than ``√(max_chance · chunks)``, when
+  that is more (an index under 25 chunks at the defaults): two such terms can still be specific
+  together, so a share of a handful of chunks never makes a word common (in a 5-chunk index,
+  a word in 2 chunks was, and no prompt about its one retry section had two informative terms);
 * a section qualifies when it contains at least ``min_terms`` (default 2) distinct informative
   terms of the prompt, or — for a short prompt (≤ 2 terms) with a single informative term —
   when that term is in the section's title or heading path;
@@ -22,6 +25,7 @@ weighted as in search.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,7 +73,7 @@ def lexical_recall(
 ) -> LexicalRecall:
     terms = tuple(query_terms(prompt))[:MAX_TERMS]
     total = max(1, conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
-    ceiling = max(1.0, rules.common_share * total)
+    ceiling = max(1.0, rules.common_share * total, math.sqrt(rules.max_chance * total))
     counts = {t: _count(conn, quote(t)) for t in terms}
     rarest = sorted((t for t in terms if 1 <= counts[t] <= ceiling), key=lambda t: counts[t])
     keep = set(rarest[:MAX_INFORMATIVE])
