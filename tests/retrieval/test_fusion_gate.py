@@ -12,7 +12,7 @@ from briefd.bundles import BundleRequest
 from briefd.embeddings.base import EmbeddingKind, Vectors
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.errors import EmbeddingError, QueryError
-from briefd.retrieval import gate_evidence
+from briefd.retrieval import gate_evidence, gate_fit
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.fusion import Evidence, score_fusion
 from briefd.retrieval.gate import (
@@ -384,3 +384,31 @@ def test_guessed_corrections_give_a_question_no_lexical_support(
     assert reason.endswith(
         "not in the index: tactics; spelling guesses, no support: offside, soccer"
     )
+
+
+def test_a_gate_fit_of_an_earlier_release_is_said_until_an_index_run_refits_it(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """A release that fits the gate another way leaves the stored fit as the earlier release
+    made it: searches were gated by it without a word until `briefd index` ran."""
+    write_files({"domain/refunds.md": "# Refunds\n\nPartial refunds of a captured payment.\n"})
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        api.index()
+        assert api.search(SearchRequest("partial refunds")).warnings == ()
+        older = f"v{int(gate_fit.VERSION) - 1}:"
+        with api.store.write() as conn:  # the fit as the release before the upgrade left it
+            current = f"v{gate_fit.VERSION}:"
+            conn.execute(
+                "UPDATE calibration SET fingerprint = replace(fingerprint, ?, ?)", (current, older)
+            )
+            conn.execute("UPDATE index_meta SET value = replace(value, ?, ?)", (current, older))
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        result = api.search(SearchRequest("partial refunds"))
+        assert result.gate == "kept" and result.hits[0].doc_path == "domain/refunds.md"
+        assert result.warnings == (
+            f"the relevance gate was fitted to this index by an earlier briefd (fit {older[:-1]}; "
+            f"this one fits v{gate_fit.VERSION}), and gates this search so until an index run "
+            "refits it: run `briefd index` (no document needs to change)",
+        )
+        api.index()
+        assert api.search(SearchRequest("partial refunds")).warnings == ()

@@ -40,3 +40,22 @@ def stored_fit(conn: sqlite3.Connection, model: str) -> str | None:
     if not isinstance(data, dict) or data.get("fingerprint") != row[0]:
         return None
     return str(row[0])
+
+
+def earlier_fit(fingerprint: str) -> tuple[str, ...]:
+    """What to tell of a stored fit (its ``fingerprint``) that an earlier release made — a
+    search gated by it empties what this release's fit may keep, and keeps what it may empty,
+    until ``briefd index`` refits it; () for this release's fit."""
+    made, sep, _ = fingerprint.partition(":")
+    if sep and made == f"v{VERSION}":
+        return ()
+    by = (
+        f"fit v{made[1:]}"
+        if sep and made[:1] == "v" and made[1:].isdigit()
+        else "an unversioned fit"
+    )
+    return (
+        f"the relevance gate was fitted to this index by an earlier briefd ({by}; this one "
+        f"fits v{VERSION}), and gates this search so until an index run refits it: run "
+        "`briefd index` (no document needs to change)",
+    )

@@ -16,6 +16,7 @@ from briefd.retrieval.candidates import Candidates, embedding, finish, start
 from briefd.retrieval.fusion import Fused, rrf, score_fusion
 from briefd.retrieval.gate import GateDecision, LexicalEvidence, decide, probe_score
 from briefd.retrieval.gate_evidence import QueryWords
+from briefd.retrieval.gate_fit import earlier_fit
 from briefd.retrieval.lexical import (
     FieldWeights,
     MatchPlan,
@@ -114,6 +115,8 @@ def _search(
     gate = None
     if mode == "hybrid" and settings.gate and semantic is not None:
         gate = _gate(request.query, found, semantic, settings, lexical)
+        if gate is not None and semantic.calibration is not None:
+            warned += earlier_fit(semantic.calibration.fingerprint)
         if gate is not None and gate.decision == "empty":
             fused = []
     if tags:
