@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 # Dotless ı and dotted İ have no Unicode decomposition, so FTS5's remove_diacritics cannot
 # fold them; Turkish typed on an English keyboard writes "i" for both. Nor ß: German typed
@@ -176,17 +176,29 @@ def query_words(query: str) -> list[str]:
 # An identifier, a path, a version, a date or a time, written as one name: words joined by dots
 # or colons ("payments.events.v1", "3.2.0", "02:00"), a path (two slashes or more, or one and a
 # dot: "platform/http/retry.py"), numbers joined by hyphens ("2025-03-14"). FTS5 reads the parts
-# as words of their own. Other words joined by hyphens or one slash are left as they are: a
-# "non-teaching" hospital or "TCR/CD3" microdomains are also written apart ("teaching", "CD3");
-# so are abbreviations ("M.Sc.Dr.", "e.g."), written "M.Sc. Dr." as well.
+# as words of their own. Words joined by hyphens alone are compounds (:func:`compound_words`):
+# a "non-teaching" hospital is also written apart ("teaching"), "cert-manager" is not. Words
+# joined by one slash ("TCR/CD3" microdomains, also written "CD3") and abbreviations
+# ("M.Sc.Dr.", "e.g.", written "M.Sc. Dr." as well) are left as they are.
 _JOINED = re.compile(r"\w+(?:[-./:]\w+)+")
 
 
 def joined_words(query: str) -> list[tuple[str, tuple[str, ...]]]:
     """The joined names of a query (``_JOINED``), folded and lower-cased, each once, with those
     of their words (:func:`query_words`) the query does not also hold apart."""
+    return _joined(query, _named)
+
+
+def compound_words(query: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The words of a query joined by hyphens alone, not all of them numbers ("cert-manager",
+    "read-only", "e-mail", "IL-6"), as :func:`joined_words` gives names: a name to match as
+    written where the index writes it so (:func:`briefd.retrieval.lexical.joined_terms`)."""
+    return _joined(query, _compound)
+
+
+def _joined(query: str, kept: Callable[[str], bool]) -> list[tuple[str, tuple[str, ...]]]:
     composed = _CLITIC.sub("", fold(unicodedata.normalize("NFC", query)))
-    names = [n.lower() for n in _JOINED.findall(composed) if _named(n)]
+    names = [n.lower() for n in _JOINED.findall(composed) if kept(n)]
     apart = {w.lower() for w in _WORD.findall(_JOINED.sub(" ", composed))}
     return [
         (name, tuple(w for w in dict.fromkeys(_WORD.findall(name)) if w not in apart))
@@ -194,13 +206,25 @@ def joined_words(query: str) -> list[tuple[str, tuple[str, ...]]]:
     ]
 
 
+def _abbreviation(words: Sequence[str]) -> bool:
+    return all(w.isalpha() and len(w) <= 2 for w in words)  # "e.g.", "M.Sc.", "U.S."
+
+
 def _named(joined: str) -> bool:
-    words = _WORD.findall(joined)
-    if all(w.isalpha() and len(w) <= 2 for w in words):
-        return False  # an abbreviation: "e.g.", "M.Sc.", "U.S."
+    if _abbreviation(_WORD.findall(joined)):
+        return False
     if "." in joined or ":" in joined or joined.count("/") >= 2:
         return True
     return "/" not in joined and all(any(c.isdigit() for c in w) for w in joined.split("-"))
+
+
+def _compound(joined: str) -> bool:
+    parts = joined.split("-")
+    return (
+        all(_WORD.fullmatch(p) is not None for p in parts)
+        and not _abbreviation(parts)
+        and not _named(joined)
+    )
 
 
 def typed_words(query: str) -> list[str]:

@@ -10,7 +10,7 @@ from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.lexical import build_match
 from briefd.retrieval.search import SearchRequest
-from briefd.text import joined_words
+from briefd.text import compound_words, joined_words
 from tests.conftest import WriteFiles
 
 GLOSSARY = {
@@ -155,15 +155,107 @@ def test_a_joined_name_the_index_lacks_keeps_its_parts(
     api: Briefd, write_files: WriteFiles
 ) -> None:
     """A typo inside a name: no section holds "payments.evnts.v1", its parts are searched (and
-    "evnts" corrected) as before; so are words joined by hyphens alone ("cert-manager")."""
+    "evnts" corrected) as before."""
     write_files(EVENTS)
     api.index()
     result = api.search(SearchRequest("payments.evnts.v1", scopes=("all",), explain=True))
     assert result.hits[0].heading == "Topic"
     assert '"payments" AND ("evnts" OR "events") AND "v1"' in result.sql[0]
-    result = api.search(SearchRequest("cert-manager renews", scopes=("all",), explain=True))
-    assert result.hits[0].heading == "Renewal"
-    assert '"cert" AND "manager" AND "renews"' in result.sql[0]
+
+
+TEAM = {
+    "domain/certificates.md": """
+        # TLS certificates
+
+        ## Renewal
+
+        cert-manager renews a certificate 30 days before it expires.
+
+        ## Upgrading cert-manager
+
+        Upgrade cert-manager one minor version at a time, staging first.
+        """,
+    "domain/receipts.md": """
+        # Receipts
+
+        ## Sending
+
+        Customers get an e-mail receipt after every payment, sent through SES.
+
+        ## Bounces
+
+        After two hard e-mail bounces we stop sending receipts.
+        """,
+    "domain/roles.md": """
+        # Team roles
+
+        ## Release manager
+
+        The release manager cuts the release branch and may upgrade the staging cluster.
+
+        ## Engineering manager
+
+        The engineering manager approves on-call swaps and answers mail from the board.
+        """,
+    "domain/hospitals.md": """
+        # Hospitals
+
+        ## Teaching hospitals
+
+        Teaching hospitals train residents; a teaching hospital reports outcomes yearly.
+
+        ## Staffing
+
+        Non-teaching hospitals hire from teaching programmes.
+
+        ## Outcomes
+
+        Outcomes of teaching wards are audited.
+
+        ## Transfers
+
+        Non-urgent transfers go by road; non-profit clinics take the rest.
+
+        ## Funding
+
+        Non-profit hospitals are funded by the region.
+        """,
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "headings"),
+    [
+        ("upgrade cert-manager", "cert-manager", ["Upgrading cert-manager", "Renewal"]),
+        ("e-mail bounces", "e-mail", ["Bounces", "Sending"]),
+    ],
+)
+def test_a_compound_the_index_writes_joined_is_matched_as_written(
+    api: Briefd, write_files: WriteFiles, query: str, name: str, headings: list[str]
+) -> None:
+    """Its parts as words of their own matched every section holding one of them: "upgrade
+    cert-manager" ranked the release manager's section ("upgrade" and "manager") above the
+    renewal by cert-manager and found the engineering manager's, and "e-mail bounces" found
+    the engineering manager's "mail from the board"."""
+    write_files(TEAM)
+    api.index()
+    result = api.search(SearchRequest(query, scopes=("all",), explain=True))
+    assert f'"{name}"' in result.sql[0]
+    found = [h.heading for h in result.hits]
+    assert found[:2] == headings
+    assert "Engineering manager" not in found
+
+
+def test_a_compound_the_index_also_writes_apart_keeps_its_parts(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """Sections write "teaching" (the rarer of its words) alone: "non-teaching" stays two
+    words, and the sections on teaching hospitals are found."""
+    write_files(TEAM)
+    api.index()
+    result = api.search(SearchRequest("non-teaching hospitals", scopes=("all",), explain=True))
+    assert '"non" AND "teaching" AND "hospitals"' in result.sql[0]
+    assert "Teaching hospitals" in [h.heading for h in result.hits]
 
 
 @pytest.mark.parametrize(
@@ -186,3 +278,20 @@ def test_which_joined_words_are_one_name(
     query: str, names: list[tuple[str, tuple[str, ...]]]
 ) -> None:
     assert joined_words(query) == names
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("upgrade cert-manager", [("cert-manager", ("cert", "manager"))]),
+        ("read-only replicas, read-only", [("read-only", ("read", "only"))]),
+        ("e-mail bounces and mail", [("e-mail", ("e",))]),
+        ("GLP-1R and IL-6", [("glp-1r", ("glp", "1r")), ("il-6", ("il", "6"))]),
+        # names (joined_words), paths, abbreviations and one slash are no compounds
+        ("2025-03-14 in platform/http-client/retry.py, e.g. TCR/CD3 or a-b", []),
+    ],
+)
+def test_which_words_joined_by_hyphens_are_compounds(
+    query: str, names: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    assert compound_words(query) == names

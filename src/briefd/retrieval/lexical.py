@@ -12,7 +12,7 @@ from typing import Literal
 
 from briefd.errors import QueryError
 from briefd.store.vocabulary import normal_word
-from briefd.text import fold, joined_words, query_terms, typed_words
+from briefd.text import compound_words, fold, joined_words, query_terms, typed_words
 
 QueryMode = Literal["text", "advanced"]
 
@@ -69,16 +69,26 @@ def word_forms(term: str, correction: str | None, prefix: int) -> tuple[str, ...
 
 def joined_terms(conn: sqlite3.Connection, query: str) -> tuple[str, ...]:
     """The query's terms (:func:`query_terms`), a joined name the index holds as written
-    ("payments.events.v1", "2025-03-14", "cert-manager": :func:`joined_words`) one term in
-    place of its parts: FTS5 matches it as a phrase, one IDF for the one name. Its parts as
-    words of their own counted a name two or three times and matched sections holding them
-    anywhere ("payments.state.v1" and "events" for "payments.events.v1"). A name the index
-    does not hold keeps its parts (each is corrected and matched as before)."""
+    ("payments.events.v1", "2025-03-14": :func:`joined_words`) one term in place of its parts:
+    FTS5 matches it as a phrase, one IDF for the one name. Its parts as words of their own
+    counted a name two or three times and matched sections holding them anywhere
+    ("payments.state.v1" and "events" for "payments.events.v1"). A name the index does not hold
+    keeps its parts (each is corrected and matched as before).
+
+    So does a compound (words joined by hyphens, :func:`compound_words`: "cert-manager",
+    "e-mail") whose rarer word the index never writes outside it (:func:`_written_joined`);
+    one whose words it also writes apart ("non-teaching" hospitals, where sections say
+    "teaching" alone) keeps its parts. A compound's stop word ("in") is part of its phrase."""
     terms = query_terms(query)
     names = [
         (name, set(parts) & set(terms))
         for name, parts in joined_words(query)
         if len(set(parts) & set(terms)) >= 2 and _holds_phrase(conn, name)
+    ]
+    names += [
+        (name, set(parts) & set(terms))
+        for name, parts in compound_words(query)
+        if set(parts) & set(terms) and _written_joined(conn, name, set(parts) & set(terms))
     ]
     joined: list[str] = []
     for term in terms:
@@ -90,6 +100,21 @@ def joined_terms(conn: sqlite3.Connection, query: str) -> tuple[str, ...]:
 def _holds_phrase(conn: sqlite3.Connection, name: str) -> bool:
     row = conn.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (_quote(name),))
     return row.fetchone() is not None
+
+
+def _written_joined(conn: sqlite3.Connection, name: str, words: set[str]) -> bool:
+    """Whether every section holding the rarest of the compound's ``words`` (the query terms
+    among its parts) holds the compound ``name`` as written: the index never writes that word
+    on its own, so the phrase finds every section the words together would, and keeps out
+    those holding a part alone ("manager" for "cert-manager"). Where the index also writes
+    it apart, the parts stay: matched on their own, in other forms too, they found answers the
+    phrase misses (scifact: "AMP-activated" for a section on "AMPK activation")."""
+    count = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
+    phrase = int(conn.execute(count, (_quote(name),)).fetchone()[0])
+    if phrase == 0:
+        return False
+    rarest = min(int(conn.execute(count, (_quote(w),)).fetchone()[0]) for w in sorted(words))
+    return phrase >= rarest
 
 
 def build_match(

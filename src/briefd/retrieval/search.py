@@ -37,10 +37,11 @@ from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
-RANKING_VERSION = "r9"  # r7: a typo's tie goes to the word holding it with letters added;
+RANKING_VERSION = "r10"  # r7: a typo's tie goes to the word holding it with letters added;
 # r8: a superseded document's hit goes after the first hit of the one superseding it; r9: the
 # English clitic an apostrophe joins to a query word is no query word ("what's": what), and a
-# joined name the index holds is one phrase term ("payments.events.v1", "2025-03-14")
+# joined name the index holds is one phrase term ("payments.events.v1", "2025-03-14"); r10: so
+# is a compound the index writes joined ("cert-manager", "read-only")
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
