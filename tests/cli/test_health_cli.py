@@ -78,6 +78,28 @@ def test_gaps_says_how_many_gaps_there_are_when_limit_lists_fewer(
     assert (len(report["gaps"]), report["gaps_count"]) == (1, 2)
 
 
+def test_gaps_and_usage_page_with_offset_as_rest_and_mcp_do(project: tuple[Path, Repo]) -> None:
+    """T3, T6: GET /api/gaps, /api/usage and the MCP tools take ``offset``; ``briefd gaps``
+    and ``briefd usage`` had ``--limit`` only ("No such option: --offset"), so past the first
+    page of a report there was no reading it from the command line."""
+    cwd, _ = project
+    first = json.loads(briefd("gaps", "--limit", "1", "--json", cwd=cwd).stdout)
+    second = briefd("gaps", "--limit", "1", "--offset", "1", "--json", cwd=cwd)
+    assert second.returncode == 0, second.stderr
+    paged = json.loads(second.stdout)
+    assert (paged["offset"], paged["gaps_count"], len(paged["gaps"])) == (1, 2, 1)
+    assert paged["gaps"][0]["key"] != first["gaps"][0]["key"]
+    table = briefd("gaps", "--limit", "1", "--offset", "1", cwd=cwd).stdout
+    assert table.splitlines()[0].endswith("; 2-2 listed (--limit, --offset)"), table
+    whole = json.loads(briefd("usage", "--limit", "500", "--json", cwd=cwd).stdout)
+    done = briefd("usage", "--limit", "1", "--offset", "1", "--json", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    usage = json.loads(done.stdout)
+    assert usage["offset"] == 1
+    assert usage["documents"] == whole["documents"][1:2]
+    assert usage["never_served"] == whole["never_served"][1:2]
+
+
 def test_drift_reads_new_commits_itself(project: tuple[Path, Repo]) -> None:
     cwd, app = project
     first = json.loads(briefd("drift", "--json", cwd=cwd).stdout)

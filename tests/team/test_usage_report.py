@@ -7,15 +7,18 @@ from replicas are), and read once whole (a window holding most of it) and once t
 from __future__ import annotations
 
 import random
+import shutil
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from briefd.api import Briefd
+from briefd.settings import Settings, with_overrides
 from briefd.store.activity import QueryLogEntry
-from briefd.team.usage import UsageReport
+from briefd.team.usage import DAYS_LISTED, UsageReport
 
 SURFACES = ("mcp", "rest", "hook")
 GONE = "gone/renamed.md#old-heading"  # a served section no longer in the index
@@ -124,3 +127,33 @@ def test_the_usage_report_counts_what_the_log_holds(indexed: Briefd, back: int) 
     assert reported(report) == want
     indexed_documents = indexed.store.conn.execute("SELECT count(*) FROM documents").fetchone()[0]
     assert report.never_served_count == indexed_documents - len(report.documents)
+
+
+def test_a_long_window_lists_its_last_days_and_counts_them_all(
+    settings: Settings, example_index: Path
+) -> None:
+    """T6: ``days`` held one entry per day of the window: a year's log was 361 entries (34 KB
+    of JSON) in every GET /api/usage and knowledge_usage answer, every page of them again,
+    whatever ``limit``. It lists the last ``DAYS_LISTED`` days (today last); ``days_count``
+    counts the window's days, and ``requests`` every request in it."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    ages = (360, 200, 91, 3, 0)
+    entries = [
+        QueryLogEntry("search", f"q{n}", ("domain",), 0, None, 5.0, "rest",
+                      (now - timedelta(days=n)).isoformat(timespec="seconds"), "rest", "empty", ())
+        for n in ages
+    ]  # fmt: skip
+    shutil.copyfile(example_index, settings.db)
+    kept = with_overrides(settings, {"activity.retention_days": 400})  # a year's log kept
+    with Briefd(kept, embedder=None) as indexed:
+        indexed.log_queries(entries)
+        report = indexed.usage("365d", limit=1, offset=1)
+        short = indexed.usage("30d")
+    today = now.date()
+    assert len(report.days) == DAYS_LISTED
+    assert report.days[-1].day == today.isoformat()
+    assert report.days[0].day == (today - timedelta(days=DAYS_LISTED - 1)).isoformat()
+    assert report.days_count == 361
+    assert report.requests == len(ages)
+    assert sum(d.requests for d in report.days) == 3  # 91, 3 and 0 days ago
+    assert (len(short.days), short.days_count) == (31, 31)

@@ -53,12 +53,13 @@ def gaps_command(
     since: str = typer.Option("30d", "--since", help=SINCE_HELP, callback=checked_since),
     min_count: int = typer.Option(1, "--min-count", min=1, help="Only queries asked this often."),
     limit: int = typer.Option(20, "--limit", min=1, help="Most gaps shown."),
+    offset: int = typer.Option(0, "--offset", min=0, help="Skip this many gaps (the next page)."),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """What agents ask that the knowledge does not answer: similar logged queries grouped,
     ranked by how often they were asked × how weak their results were."""
     with reported_errors(), ctx.obj.api() as api:
-        report = api.gaps(GapsRequest(since, min_count, limit))
+        report = api.gaps(GapsRequest(since, min_count, limit, offset))
     if json_output:
         print_json(report)
         return
@@ -70,7 +71,7 @@ def print_gaps(report: GapsReport) -> None:
         f"{report.gaps_count} gap(s) among {report.groups} query group(s) since "
         f"{shown_since(report.since)} ({report.answered_useful} answered and reported useful; "
         f"typical best score {_typical(report.reference_scores)})"
-        + (f"; the first {len(report.gaps)} listed (--limit)" if listed_some(report) else ""),
+        + (f"; {_listed(report.offset, len(report.gaps))}" if listed_some(report) else ""),
         markup=False,
     )
     if report.generic:
@@ -131,12 +132,15 @@ def usage_command(
     ctx: typer.Context,
     since: str = typer.Option("30d", "--since", help=SINCE_HELP, callback=checked_since),
     limit: int = typer.Option(20, "--limit", min=1, help="Most documents and sections shown."),
+    offset: int = typer.Option(
+        0, "--offset", min=0, help="Skip this many of each list (the next page)."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Which documents and sections are served, how often, by which surface, how often they
     were reported useful, and which documents are never served."""
     with reported_errors(), ctx.obj.api() as api:
-        report = api.usage(since, limit)
+        report = api.usage(since, limit, offset)
     if json_output:
         print_json(report)
         return
@@ -154,6 +158,9 @@ def print_usage(report: UsageReport) -> None:
         console.print(nothing_logged(report.since), markup=False)
     if days := days_table(report.days):
         console.print(days)
+        if report.days_count > len(report.days):
+            shown = f"the last {len(report.days)} of {report.days_count} days of the window"
+            console.print(f"requests per day: {shown} (JSON: days, days_count)", markup=False)
     if report.documents:
         print_whole(documents_rows(report))
     if report.sections:
@@ -164,8 +171,9 @@ def print_usage(report: UsageReport) -> None:
         console.print(f"never served ({report.never_served_count}):", markup=False)
         for path in report.never_served:
             console.print(f"  {path}", markup=False)
-        if (more := report.never_served_count - len(report.never_served)) > 0:
-            console.print(f"  … and {more} more (--limit)", markup=False)
+        left = report.never_served_count - report.offset - len(report.never_served)
+        if left > 0:
+            console.print(f"  … and {left} more (--limit)", markup=False)
 
 
 DOCUMENT_COLUMNS = ("document", "served", "surfaces", "sections", "useful", "last served")
@@ -232,6 +240,15 @@ def days_table(days: Sequence[DayActivity]) -> Table | None:
             _ms(d.p95_ms),
         )
     return table
+
+
+def _listed(offset: int, listed: int) -> str:
+    """Which rows a page lists: "the first 20 listed (--limit)", "21-40 listed (--offset)"."""
+    if not offset:
+        return f"the first {listed} listed (--limit)"
+    if not listed:
+        return f"none listed from --offset {offset}"
+    return f"{offset + 1}-{offset + listed} listed (--limit, --offset)"
 
 
 def _ms(value: float | None) -> str:

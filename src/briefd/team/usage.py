@@ -26,6 +26,7 @@ from briefd.text import shown
 
 MAX_LISTED = 10  # chunk ids named in a report_usage error
 CHART_DAYS = 30  # a window reaching back before the log's first entry shows at least these
+DAYS_LISTED = 92  # the last this many days of a longer window are listed (``days_count``: all)
 
 
 def report_usage(
@@ -124,10 +125,11 @@ class UsageReport:
     never_served: tuple[str, ...]  # indexed documents no request got a section of, ``limit``
     never_served_count: int  # all of them
     gone_sections: int  # served sections no longer in the index
-    days: tuple[DayActivity, ...]
+    days: tuple[DayActivity, ...]  # the last ``DAYS_LISTED`` days of the window, oldest first
     documents_count: int = 0  # every served document; ``documents`` lists ``limit``
     sections_count: int = 0  # every served section; ``sections`` lists ``limit``
     offset: int = 0  # how many of each list, in its order, come before those listed
+    days_count: int = 0  # every day of the window; ``days`` lists the last ``DAYS_LISTED``
 
 
 def gone_note(report: UsageReport) -> str | None:
@@ -150,7 +152,8 @@ def usage_report(
 ) -> UsageReport:
     """Which documents and sections were served since ``since``, how often, by which surface,
     how often reported useful, and which documents were never served (``limit`` of each from
-    ``offset``, and how many there are); requests per day. Read on a connection of its own."""
+    ``offset``, and how many there are); requests per day (the last ``DAYS_LISTED`` days of a
+    longer window, which ``days_count`` counts). Read on a connection of its own."""
     if limit < 1:
         raise QueryError(f"limit must be at least 1, got {limit}")
     if offset < 0:
@@ -184,6 +187,7 @@ def _usage_report(store: Store, start: datetime, limit: int, offset: int) -> Usa
     documents = document_usage(by_document, sections, docs)
     served = [d for d in documents if d.served]
     never = [d.doc_path for d in documents if not d.served]
+    first = first_day(start.date(), counts, today)
     return UsageReport(
         since=cutoff,
         requests=sum(surfaces.values()),
@@ -195,10 +199,11 @@ def _usage_report(store: Store, start: datetime, limit: int, offset: int) -> Usa
         never_served=tuple(never[listed]),
         never_served_count=len(never),
         gone_sections=len({c for c, _, _, _ in by_chunk} - where.keys()),
-        days=days_of(counts, latencies, first_day(start.date(), counts, today), today),
+        days=days_of(counts, latencies, max(first, today - timedelta(DAYS_LISTED - 1)), today),
         documents_count=len(served),
         sections_count=len(sections),
         offset=offset,
+        days_count=max((today - first).days + 1, 0),
     )
 
 
