@@ -453,9 +453,19 @@ def _reason_to_stop(daemon: Daemon, bound: int) -> str:
 
 def _write_state(daemon: Daemon) -> None:
     state = {k: v for k, v in daemon.report().items() if k not in ("idle_s", "rss_mb")}
-    temporary = Path(f"{daemon.files.state}.{os.getpid()}")
-    temporary.write_text(json.dumps(state, indent=2), encoding="utf-8")
-    temporary.replace(daemon.files.state)
+    _replace(daemon.files.state, json.dumps(state, indent=2))
+
+
+def _replace(path: str, text: str) -> None:
+    """Write ``path`` whole or not at all: a file of its own, moved over it. A daemon killed
+    while writing in place left a torn record, which the hook reads as none."""
+    temporary = Path(f"{path}.{os.getpid()}")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def _remove(path: Path, inode: int) -> None:
@@ -572,10 +582,8 @@ def _write_starting(files: DaemonFiles) -> None:
     loads (seconds; longer with a slow embedding service) had no pid to signal, waited, said
     it stopped the daemon, and the daemon went on to serve."""
     state = {"pid": os.getpid(), "index": files.index, "starting": _iso(time.time())}
-    temporary = Path(f"{files.state}.{os.getpid()}")
     with contextlib.suppress(OSError):
-        temporary.write_text(json.dumps(state), encoding="utf-8")
-        temporary.replace(files.state)
+        _replace(files.state, json.dumps(state))
 
 
 def _write_failure(files: DaemonFiles, exc: Exception, config: str | None) -> None:
@@ -592,7 +600,7 @@ def _write_failure(files: DaemonFiles, exc: Exception, config: str | None) -> No
         "config": config_signature(config),
     }
     with contextlib.suppress(OSError):
-        Path(files.state).write_text(json.dumps(state), encoding="utf-8")
+        _replace(files.state, json.dumps(state))
 
 
 def _remove_state(files: DaemonFiles) -> None:
