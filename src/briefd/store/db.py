@@ -174,10 +174,11 @@ class Store:
         if current == self._identity or self.conn.in_transaction:
             return
         fresh = Store.open(self.path, create=not self.frozen)
+        before = self._identity or ()
         old, self.conn, self._identity = self.conn, fresh.conn, fresh._identity
         self.frozen = fresh.frozen
         old.close()
-        if current is not None and current[:2] == (self._identity or ())[:2]:
+        if current is not None and current[:2] == before[:2]:
             return  # the same file, written in place: a frozen store follows its content
         at = datetime.now(UTC).isoformat(timespec="seconds")
         self.damaged = None
