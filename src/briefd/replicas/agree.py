@@ -40,6 +40,19 @@ def served_commit(store: Store) -> str | None:
     return commit if isinstance(commit, str) and commit else None
 
 
+def knowledge_commit(store: Store) -> str | None:
+    """The knowledge commit the index serves, as ``briefd version`` names it: the last sync's,
+    else the one checked out when its documents were read (a git checkout indexed by
+    ``briefd index`` and served with ``--no-index``, or never polled: ``sync.interval: 0``);
+    None outside git."""
+    try:
+        with store.read() as conn:
+            commit = sync_state.served(conn).get("commit")
+    except IndexNotFoundError:
+        return None
+    return commit if isinstance(commit, str) and commit else None
+
+
 def across_replicas(engine: Engine, state: SharedState) -> Engine:
     """A bundle engine that finds ``base=`` manifests compiled by any replica, and uses one
     only when it was compiled at the commit served here or an ancestor of it."""

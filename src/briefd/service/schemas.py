@@ -409,7 +409,7 @@ class HealthOut(BaseModel):
     state: str = "sqlite"  # where shared state lives: sqlite (one node) or postgresql
     state_error: str | None = None  # the shared state is unreachable (status "degraded")
     replica: str | None = None  # this replica's name (state in postgresql)
-    commit: str | None = None  # the knowledge commit this replica serves (a synced git source)
+    commit: str | None = None  # the knowledge commit served, as `briefd version` names it
 
 
 class ProposalIn(RequestIn):

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from briefd.__about__ import __version__
 from briefd.api import Briefd
 from briefd.errors import BriefdError, EmbeddingError, IndexNotFoundError, StoreError
-from briefd.replicas.agree import served_commit
+from briefd.replicas.agree import knowledge_commit
 from briefd.retrieval.search import vectors_missing
 from briefd.service import schemas
 from briefd.service.deps import State
@@ -68,7 +68,7 @@ def health(state: State, request: Request) -> schemas.HealthOut:
     def documents() -> tuple[int | None, str | None, str | None]:
         try:
             count = sum(s.documents for s in state.api.scopes())
-            return count, served_commit(state.api.store), keywords_only(state.api)
+            return count, knowledge_commit(state.api.store), keywords_only(state.api)
         except IndexNotFoundError:
             return None, None, None
         except StoreError:
