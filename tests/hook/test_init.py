@@ -86,6 +86,22 @@ def test_init_with_several_clients_writes_each_ones_files(tmp_path: Path) -> Non
     assert "already configured" in init(tmp_path, "--client", "codex", "--client", "cursor", "-y")
 
 
+def test_init_takes_several_clients_comma_separated(tmp_path: Path) -> None:
+    """``--client cursor,codex`` (as --scopes and --tags take lists) was refused: "Invalid
+    value for '--client': 'cursor,codex'; use claude-code, cursor, codex, vscode or all",
+    which named no way to give several. It is the two clients now; a name it does not know
+    is still a usage error."""
+    said = init(tmp_path, "--client", "cursor, codex", "--yes")
+    assert sorted(snapshot(tmp_path)) == [
+        ".codex/config.toml",
+        ".codex/hooks.json",
+        ".cursor/mcp.json",
+    ]
+    assert "Cursor: MCP server only" in said and "Codex: hooks are on" in said
+    wrong = runner.invoke(app, ["init", "--project", str(tmp_path), "--client", "cursor,emacs"])
+    assert wrong.exit_code == 2 and "'emacs'; use claude-code, cursor" in wrong.output
+
+
 def test_written_hook_command_works_as_written(
     tmp_path: Path, indexed: Briefd, hook_env: dict[str, str]
 ) -> None:

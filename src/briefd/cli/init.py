@@ -71,9 +71,10 @@ NOTES = {
 
 def _each_client(values: list[str]) -> list[str]:
     """``--client``'s callback: each value one of the clients or ``all`` (a usage error,
-    exit 2, otherwise)."""
+    exit 2, otherwise), repeated or comma-separated (``cursor,codex``) as list options are."""
     check = one_of((*CLIENTS, "all"))
-    return [name for value in values if (name := check(value)) is not None]
+    names = [name.strip() for value in values for name in value.split(",")]
+    return [name for value in names if (name := check(value)) is not None]
 
 
 def _a_directory(project: Path) -> Path:
@@ -227,7 +228,7 @@ def init_command(
     client: list[str] = typer.Option(
         ["claude-code"],
         "--client",
-        help="claude-code, cursor, codex, vscode or all; repeat it for several.",
+        help="claude-code, cursor, codex, vscode or all; repeat it or comma-separate for several.",
         callback=_each_client,
     ),
     project: Path = typer.Option(
