@@ -287,16 +287,19 @@ def test_a_search_while_the_first_index_is_built_says_so(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     "url, shown",
     [
-        ("https://github.com/acme/kb.git", "https:/github.com/acme/kb.git"),
+        ("https://github.com/acme/kb.git", "https://github.com/acme/kb.git"),
+        ("file:///srv/git/kb.git", "file:///srv/git/kb.git"),
         ("git@github.com:acme/kb.git", "git@github.com:acme/kb.git"),
-        ("https://bot:ghp_s3@cret@github.com/acme/kb.git", "https:/***@github.com/acme/kb.git"),
+        ("https://bot:ghp_s3@cret@github.com/acme/kb.git", "https://***@github.com/acme/kb.git"),
     ],
 )
 def test_a_git_url_given_as_source_folder_is_told_where_urls_go(
     tmp_path: Path, url: str, shown: str
 ) -> None:
     """`briefd index --source URL` said only "is not a directory; pass --source DIR", though
-    `source:` in briefd.yaml takes git URLs; and it printed a token in the URL whole."""
+    `source:` in briefd.yaml takes git URLs; and it printed a token in the URL whole. The URL
+    it told to put in `source:` was shown with one slash (`https:/github.com/…`, as a path
+    keeps it), so copied there it named no repository: it is shown as it was typed."""
     result = briefd("index", "--source", url, cwd=tmp_path)
     assert (result.returncode, result.stderr) == (
         1,

@@ -286,11 +286,20 @@ _URL_LIKE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:/|[\w.-]+@[\w.-]+:)")  # a 
 _CREDENTIALS = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*:/+)[^/\s]*@")  # user:token@, to the last @
 
 
+def _as_typed(url: str) -> str:
+    """A URL as it was typed, where a path made of it kept one ``/`` of ``scheme://``
+    (``https:/host/…``, ``file:/srv/…``): shown so, it would be copied into ``source:`` broken."""
+    scheme, sep, rest = url.partition(":/")
+    if not sep or rest.startswith("/"):
+        return url
+    return f"{scheme}:///{rest}" if scheme.lower() == "file" else f"{scheme}://{rest}"
+
+
 def not_a_directory(root: Path) -> SourceError:
     """The knowledge source ``root`` is no folder: gone (moved, renamed, a disk not mounted),
     something else, or a git URL given as a folder (``--source URL``), told where URLs go."""
     if _URL_LIKE.match(str(root)):
-        shown = _CREDENTIALS.sub(r"\1***@", str(root))  # a token in the URL stays unsaid
+        shown = _CREDENTIALS.sub(r"\1***@", _as_typed(str(root)))  # a token stays unsaid
         return SourceError(
             f"knowledge source {shown} is not a directory: --source takes a folder; to follow a "
             "git repository, put its URL in `source:` (briefd.yaml) or BRIEFD_SOURCE, and "
