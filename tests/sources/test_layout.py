@@ -312,6 +312,9 @@ def test_a_misplaced_source_is_told_only_by_folders_written_out(settings: Settin
         "kb/projects is itself the folder projects/ of the scopes: give the folder that holds "
         "it (kb) as the source (--source, or source: in briefd.yaml)"
     )
+    assert "give the folder that holds it (kb) as the source" in str(
+        misplaced_source("sub/../kb/domain", ["fees.md"], settings)  # as a settings file in
+    )  # sub/ names its source, from the working folder: kb/, not sub/../kb
     assert misplaced_source("/home/me/projects/kb", ["docs/a.md"], settings) is None
     assert misplaced_source("/srv/kb", ["docs/a.md", "README.md"], settings) is None
     cloned = with_overrides(settings, {"source": "https://example.com/kb.git"})

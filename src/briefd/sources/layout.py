@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from os.path import normpath
 from pathlib import PurePath
 
 from briefd.settings import ScopeRule, Settings
@@ -217,7 +218,7 @@ def misplaced_source(source: str, outside: Sequence[str], settings: Settings) ->
         if not literal or path.parts[-len(literal) :] != literal:
             continue
         if any(layout.scope_of("/".join([*literal, p])) for p in outside):
-            above = path.parents[len(literal) - 1]
+            above = normpath(path.parents[len(literal) - 1])  # sub/../kb: kb
             return (
                 f"{source} is itself the folder {_shown('/'.join(literal))} of the scopes: "
                 f"give the folder that holds it ({above}) as the source (--source, or source: "
@@ -238,7 +239,7 @@ def misplaced_source(source: str, outside: Sequence[str], settings: Settings) ->
             f"{inside}/ in front in 'scopes' in briefd.yaml{_example(inside, settings)}"
         )
     return (
-        f"the folders of the scopes are inside {inside}/: give it ({path / inside}) as the "
+        f"the folders of the scopes are inside {inside}/: give it ({normpath(path / inside)}) as the "
         "source (--source, or source: in briefd.yaml)"
     )
 
