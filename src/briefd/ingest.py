@@ -15,22 +15,21 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from briefd.embeddings.base import Embedder
 from briefd.errors import BriefdError, ConfigError, EmbeddingError, SourceError
-from briefd.graph.resolve import Catalog, resolve
 from briefd.markdown.document import parse_document
 from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
-from briefd.settings import DEFAULT_SCOPES, Settings
+from briefd.settings import Settings
 from briefd.sources.clashes import name_clashes
 from briefd.sources.history import Change
 from briefd.sources.knowledge import resolve as resolve_source
-from briefd.sources.layout import Layout, in_scopes
+from briefd.sources.layout import Layout
 from briefd.sources.scan import SourceFile, scan
 from briefd.sources.state import (
     LFS_POINTER,
@@ -52,8 +51,14 @@ from briefd.store import documents as docs_table
 from briefd.store.changes import Delta
 from briefd.store.db import Store, index_run_lock, open_for_writing
 from briefd.store.freshness import NO_COMMIT_YET, SERVED_COMMIT, SOURCE_HEAD, SOURCE_KEY
+from briefd.store.links import (
+    PREFIX,
+    LinkContext,
+    PathChanges,
+    resolve_all_links,
+    resolve_changed_links,
+)
 from briefd.store.scopes import default_scope_warnings, known_scopes
-from briefd.store.sections import anchor_reader, block_reader
 from briefd.text import double_encoded, without_controls
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
@@ -220,7 +225,7 @@ def _index_source(
             folder_in_work_tree(source),
             skipped_files(found.skipped, settings, found.left_out),
         )
-        _apply(conn, parsed, deleted, found.mtimes, rebuild, progress, links)
+        _apply(conn, found, rebuild, progress, links)
         activity.follow_renames(conn, renamed(found.known, current, deleted))
         docs_table.set_meta(conn, "parse", found.signature)
         docs_table.set_meta(conn, "files", _files_signature(settings))
@@ -368,37 +373,40 @@ def renamed(
 
 def _apply(
     conn: sqlite3.Connection,
-    parsed: Sequence[Document],
-    deleted: Sequence[str],
-    mtimes: Mapping[str, float],
+    found: _Changes,
     rebuild: bool,
     progress: Progress,
     links: LinkContext,
 ) -> None:
     """Write the parsed documents and drop the deleted ones (everything first on a rebuild),
-    with their postings; links are resolved again when anything changed, the files outside
-    every scope (``links.outside``) included."""
+    with their postings; then resolve the links the changes can resolve otherwise, every one
+    when what links resolve with besides the documents changed (the files outside every
+    scope: ``links.outside``, those skipped, the folder's place in its work tree)."""
+    parsed, deleted = found.parsed, found.deleted
     delta = Delta()
     if rebuild:
         docs_table.delete_everything(conn, delta)
     docs_table.delete_documents(conn, deleted, delta)
     now = _iso(time.time())
     for number, doc in enumerate(parsed, start=1):
-        docs_table.write_document(conn, doc, now, _iso(mtimes[doc.path]), delta)
+        docs_table.write_document(conn, doc, now, _iso(found.mtimes[doc.path]), delta)
         progress("write", number, len(parsed))
     postings.apply(conn, delta, progress)
     unscoped = json.dumps(sorted(links.outside), ensure_ascii=False)
     unread = json.dumps(dict(sorted(links.skipped.items())), ensure_ascii=False)
     if (
-        parsed
-        or deleted
-        or rebuild
+        rebuild
         or docs_table.meta(conn, docs_table.UNSCOPED) != unscoped
         or (docs_table.meta(conn, SKIPPED) or "{}") != unread
+        or docs_table.meta(conn, PREFIX) != links.prefix
     ):
         resolve_all_links(conn, links)
         docs_table.set_meta(conn, docs_table.UNSCOPED, unscoped)
         docs_table.set_meta(conn, SKIPPED, unread)
+        docs_table.set_meta(conn, PREFIX, links.prefix)
+    elif parsed or deleted:
+        written = [d.path for d in parsed]
+        resolve_changed_links(conn, links, PathChanges(written, found.added, deleted))
 
 
 def _read_changed(
@@ -552,41 +560,6 @@ def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Docu
     )
     told = double_encoded(text)  # before without_controls takes its C1 characters
     return doc if told is None else replace(doc, problems=(*doc.problems, told))
-
-
-@dataclass(frozen=True, slots=True)
-class LinkContext:
-    """What links are resolved with besides the documents: the files ``outside`` every scope
-    (found, not indexed) and the ``shared`` scopes (``default_scopes``: names or folder globs),
-    which an ambiguous name prefers to another project's document."""
-
-    outside: Sequence[str] = ()
-    shared: Sequence[str] = DEFAULT_SCOPES
-    prefix: str = ""  # the knowledge folder's path in its git work tree ("docs/"; '' at the top)
-    skipped: Mapping[str, str] = field(default_factory=dict)  # files of a scope not indexed: why
-
-
-def resolve_all_links(conn: sqlite3.Connection, links: LinkContext | None = None) -> None:
-    """Resolve every stored link against the documents, naming the files outside every scope
-    that a link reaches (it is then no typo, but still reaches no document)."""
-    links = links or LinkContext()
-    rows = conn.execute("SELECT path, scope, headings FROM documents").fetchall()
-    docs = [(r["path"], docs_table.headings_from_json(r["headings"])) for r in rows]
-    scopes = {r["path"]: r["scope"] for r in rows}
-    shared = {s for s in scopes.values() if in_scopes(s, links.shared)}
-    outside = [*links.outside, *links.skipped]
-    catalog = Catalog.build(
-        docs,
-        outside,
-        scopes,
-        shared,
-        block_reader(conn),
-        links.prefix,
-        links.skipped,
-        anchor_reader(conn),
-    )
-    stored = docs_table.stored_links(conn)
-    docs_table.save_resolutions(conn, [(i, resolve(r.link, catalog)) for i, r in stored])
 
 
 def _problems(conn: sqlite3.Connection) -> tuple[DocumentProblem, ...]:

@@ -1,0 +1,65 @@
+"""Which stored links a change of the indexed paths can resolve otherwise (K5, O4), pure.
+
+A link's resolution (:func:`briefd.graph.resolve.resolve`) reads the set of indexed paths
+only through lookups of the paths and names it spells: a path (from its document's folder,
+from the root, from the top of the git work tree), that path with ``.md`` / ``.markdown``,
+a file name anywhere, the same path in other letter case, and, for a Markdown link from the
+top of the work tree (``/README.md``), whether any document has that top folder. Every such
+lookup finds only paths whose file name has the lookup's :func:`name_key`, so a link whose
+keys (:func:`link_keys`) meet none of the keys of the paths added or deleted
+(:func:`path_keys`) resolves as it did: the index run leaves it as stored."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from briefd.model import Link
+from briefd.text import caseless
+
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def name_key(name: str) -> str:
+    """A file name as coarsely as any lookup compares it: letter case, composition, spaces,
+    dashes, punctuation and everything from its first dot on left out (``Retry Policy.md``,
+    ``retry_policy.markdown`` and ``retry-policy.md.md`` are ``retrypolicy``). Names that
+    resolution tells apart may share a key: their links are resolved again for nothing."""
+    return _NOT_WORD.sub("", caseless(name).split(".", 1)[0])
+
+
+def _top(path: str) -> str:
+    return "/" + path.split("/", 1)[0]  # never a name key: those hold no "/"
+
+
+def path_keys(path: str) -> frozenset[str]:
+    """The keys of an indexed path: its file name's and its top folder's."""
+    return frozenset((name_key(posixpath.basename(path)), _top(path)))
+
+
+def link_keys(link: Link) -> frozenset[str] | None:
+    """The keys of every path ``link`` may be looked up by; None when its target names a
+    folder (``..``, ``docs/``), which any added or deleted path may change."""
+    return target_keys(posixpath.dirname(link.source_path), link.kind, link.target)
+
+
+def target_keys(folder: str, kind: str, target: str) -> frozenset[str] | None:
+    """:func:`link_keys` of a link of ``kind`` to ``target`` from a document in ``folder``."""
+    target = target.strip()
+    if not target:
+        return frozenset()  # its own document: no lookup
+    stripped = target.lstrip("/")
+    forms = (
+        stripped,
+        posixpath.normpath(stripped),
+        posixpath.normpath(posixpath.join(folder, stripped)),
+    )
+    keys = set()
+    for form in forms:
+        base = posixpath.basename(form)
+        if base in ("", ".", ".."):
+            return None
+        keys.add(name_key(base))
+    if kind == "markdown" and target.startswith("/"):
+        keys.add(_top(posixpath.normpath(stripped)))  # whether it leads out of the folder
+    return frozenset(keys)
