@@ -283,6 +283,26 @@ def test_dismissing_what_no_suggestion_targets_is_refused_and_says_what_to_send(
     assert [s.target for s in api.suggest_links("domain/retries.md")] == ["domain/settlement.md"]
 
 
+def test_mentions_in_headings_are_not_suggested(write_files: WriteFiles, api: Briefd) -> None:
+    """A heading is no place for a link (it names its section; its anchor is made from its
+    text): a name in an ATX or setext heading was suggested at the heading's line. The first
+    mention in prose is, at its file line (the front matter counted)."""
+    write_files(
+        {
+            "domain/settlement.md": "# Settlement\n\nMoney moves.\n",
+            "domain/refunds.md": "# Refunds\n\nMoney goes back.\n",
+            "domain/notes.md": (
+                "---\ntags: [x]\n---\n# Settlement notes\n\n## When Settlement runs\n\n"
+                "Refunds and settlement\n----------------------\n\n"
+                "Nightly: settlement is late.\n"
+            ),
+        }
+    )
+    api.index()
+    found = [(s.target, s.mention, s.line) for s in api.suggest_links("domain/notes.md")]
+    assert found == [("domain/settlement.md", "settlement", 11)]
+
+
 def test_a_link_by_a_documents_title_or_alias_names_that_document(
     write_files: WriteFiles, api: Briefd
 ) -> None:

@@ -55,6 +55,9 @@ class DocNames:
     body_start_line: int
     links_to: frozenset[str]
     code: frozenset[int] | None = None  # the body's code lines (offsets), None: find them
+    headings: frozenset[int] = (
+        frozenset()
+    )  # the body's heading lines (offsets): no place for a link
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +70,14 @@ class LinkSuggestion:
     detail: str
 
 
-def _prose_lines(body: str, code: frozenset[int] | None = None) -> list[tuple[int, str]]:
+def _prose_lines(
+    body: str, code: frozenset[int] | None = None, headings: frozenset[int] = frozenset()
+) -> list[tuple[int, str]]:
     """(offset, line) pairs outside fenced and indented code (``code``, else found: the code
-    blocks links are never read in, as the same CommonMark parser finds them) with inline
-    code, HTML and Obsidian comments, links and web and e-mail addresses blanked out."""
+    blocks links are never read in, as the same CommonMark parser finds them) and outside the
+    ``headings`` (a heading is no place for a link: it is the section's name, and anchors and
+    slugs are made from its text), with inline code, HTML and Obsidian comments, links and web
+    and e-mail addresses blanked out."""
     if code is None:
         code = code_offsets(body)
     lines = body.split("\n")  # the file's lines, as links count them
@@ -87,7 +94,7 @@ def _prose_lines(body: str, code: frozenset[int] | None = None) -> list[tuple[in
     return [
         (offset, _blanked(line, links, addresses))
         for offset, line in enumerate(shown)
-        if offset not in code
+        if offset not in code and offset not in headings
     ]
 
 
@@ -182,8 +189,10 @@ class _Prose:
     sharp_s: bool = False  # the text holds ß or ẞ
 
     @classmethod
-    def of(cls, body: str, code: frozenset[int] | None = None) -> _Prose:
-        lines = _prose_lines(body, code)
+    def of(
+        cls, body: str, code: frozenset[int] | None = None, headings: frozenset[int] = frozenset()
+    ) -> _Prose:
+        lines = _prose_lines(body, code, headings)
         starts = accumulate((len(line) + 1 for _, line in lines[:-1]), initial=0)
         text = "\n".join(line for _, line in lines)
         folded = text.translate(_ASCII_FOLD)
@@ -299,7 +308,7 @@ def unlinked_mentions(
     by_key, everywhere = _name_index(names)
     out: list[LinkSuggestion] = []
     for doc in subjects:
-        prose = _Prose.of(doc.body, doc.code)
+        prose = _Prose.of(doc.body, doc.code, doc.headings)
         found: dict[str, list[tuple[str, str, int]]] = {}  # by the mention's name key
         for i in _candidates(prose, by_key, everywhere):
             target, patterns = named[i]

@@ -60,10 +60,10 @@ def existing_chunk_ids(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]
 
 
 def documents_for_suggestions(conn: sqlite3.Connection) -> list[sqlite3.Row]:
-    """Every document's names and body (for unlinked mentions), by path."""
+    """Every document's names, body and headings (for unlinked mentions), by path."""
     return conn.execute(
-        "SELECT id, path, title, aliases, body, body_start_line, content_hash FROM documents "
-        "ORDER BY path"
+        "SELECT id, path, title, aliases, body, body_start_line, content_hash, headings "
+        "FROM documents ORDER BY path"
     ).fetchall()
 
 

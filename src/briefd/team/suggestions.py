@@ -15,6 +15,7 @@ from briefd.graph.resolve import findings, path_key
 from briefd.settings import Settings
 from briefd.store import activity, views
 from briefd.store.db import Store, opened
+from briefd.store.documents import headings_from_json
 from briefd.store.scopes import resolve_scopes
 from briefd.text import shown
 
@@ -84,6 +85,7 @@ def suggest_links(
             r["body_start_line"],
             frozenset(targets.get(r["id"], ())),
             _CODE.offsets(r["content_hash"], r["body"]),
+            _heading_offsets(r["headings"], r["body_start_line"]),
         )
         for r in rows
         if r["path"] in visible  # a suggestion never leaves the visible documents
@@ -98,6 +100,11 @@ def suggest_links(
     ]
     chosen = suggest.select(found, dismissed, doc_path, ALL_SUGGESTIONS)
     return suggest.visible(chosen, visible)[:limit]
+
+
+def _heading_offsets(headings: str, body_start_line: int) -> frozenset[int]:
+    """The line offsets in a document's body of its headings (stored JSON)."""
+    return frozenset(h.line - body_start_line for h in headings_from_json(headings))
 
 
 def suggest_links_apart(
