@@ -17,7 +17,6 @@ from briefd.bundles.cache import BundleCache
 from briefd.bundles.cache import prune as prune_bundles
 from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
-from briefd.graph.resolve import findings
 from briefd.graph.suggest import LinkSuggestion
 from briefd.ingest import Progress, index_configured, no_progress
 from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
@@ -224,7 +223,7 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def link_findings(self) -> LinkFindings:
         with self.store.read() as conn:
-            return findings(*views.link_catalog(conn))
+            return suggestions.link_findings(conn, self.settings)
 
     def last_report(self) -> dict[str, object]:
         with self.store.read() as conn:

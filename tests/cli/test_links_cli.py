@@ -663,3 +663,37 @@ def test_asking_for_a_document_left_out_by_exclude_says_by_what(tmp_path: Path) 
         "error: domain/drafts/plan.md exists but is not indexed: left out by index.exclude "
         "('domain/drafts/**'); remove that pattern to index it"
     ), shown.stderr
+
+
+def test_a_link_by_a_documents_title_says_which_document_and_how_to_link_it(
+    tmp_path: Path,
+) -> None:
+    """A wikilink by a title (or a Markdown link by an alias) reaches no file, and `briefd
+    links` said only "no document matches" where link suggestions named the document so
+    called and a link that reaches it. It says so too, naming no other project's document."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/retry.md": "---\ntitle: Retry policy\n---\n# Retry\n\nSoft declines.\n",
+            "domain/fees.md": "# Fees\n\nSee [[Retry Policy]] and [[Nowhere]].\n",
+            "projects/alpha/runbook.md": (
+                "---\ntitle: Alpha runbook\naliases: [On call]\n---\n# Runbook\n\nPods.\n"
+            ),
+            "domain/notes.md": "# Notes\n\nSee [[Alpha Runbook]] and [call](On%20call.md).\n",
+            "projects/alpha/notes.md": "# Notes\n\nSee [call](On%20call.md).\n",
+        },
+    )
+    shown = briefd("--db", db, "links", cwd=cwd)
+    assert shown.returncode == 0, shown.stderr
+    broken = shown.stdout.split("broken links: 5\n", 1)[1].split("ambiguous links:")[0]
+    assert broken.splitlines() == [
+        "  domain/fees.md:3 Retry Policy (no document matches 'Retry Policy': links name a "
+        "file, not a title; domain/retry.md is called 'Retry policy': link it as "
+        "[[domain/retry.md|Retry Policy]])",
+        "  domain/fees.md:3 Nowhere (no document matches 'Nowhere')",
+        "  domain/notes.md:3 Alpha Runbook (no document matches 'Alpha Runbook')",
+        "  domain/notes.md:3 On call.md (no document matches 'On call.md')",
+        "  projects/alpha/notes.md:3 On call.md (no document matches 'On call.md': links "
+        "name a file, not a title; projects/alpha/runbook.md is called 'On call': link it as "
+        "[call](projects/alpha/runbook.md))",
+    ]

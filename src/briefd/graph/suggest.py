@@ -9,7 +9,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from typing import Literal
@@ -361,34 +361,44 @@ def broken_link_suggestions(
     broken: Iterable[ResolvedLink], catalog: Sequence[DocNames] = ()
 ) -> list[LinkSuggestion]:
     """A suggestion per broken link; one whose target is what a document of ``catalog`` is
-    called (its title or an alias, as file names match: case, spaces and dashes aside) names
-    that document and the link that reaches it, since links find files, not titles."""
-    called = _called(catalog)
-    out = []
-    for r in broken:
-        link = r.link
-        detail = f"{r.detail}; fix the target or remove the link"
-        file = link.target.strip().removeprefix("./")  # a file of the linking one's folder
-        named = [] if "/" in file else called.get(name_key(_no_suffix(file)), [])
-        if named:
-            path, name = named[0]
-            others = [p for p, _ in named[1:4]] + ([f"{len(named) - 4} more"] if named[4:] else [])
-            also = f" (also {', '.join(others)})" if others else ""
-            detail = (
-                f"{r.detail}: links name a file, not a title; {path}{also} is called "
-                f"'{name}': {_written(link, path)}"
-            )
-        out.append(
-            LinkSuggestion(
-                link.source_path,
-                "broken-link",
-                link.target,
-                link.display or link.target,
-                link.line,
-                detail,
-            )
+    called names that document and the link that reaches it (:func:`called_detail`)."""
+    called = called_names((d.path, d.names) for d in catalog)
+    return [
+        LinkSuggestion(
+            r.link.source_path,
+            "broken-link",
+            r.link.target,
+            r.link.display or r.link.target,
+            r.link.line,
+            called_detail(r, called) or f"{r.detail}; fix the target or remove the link",
         )
-    return out
+        for r in broken
+    ]
+
+
+def called_detail(
+    broken: ResolvedLink,
+    called: Mapping[str, Sequence[tuple[str, str]]],
+    reachable: Callable[[str], bool] = lambda path: True,
+) -> str | None:
+    """What broken link ``broken`` says when its target is what a ``reachable`` document is
+    called (its title or an alias, as file names match: case, spaces and dashes aside;
+    ``called``: :func:`called_names`): that document, and the link that reaches it, since
+    links find files, not titles. None when no document is so called."""
+    link = broken.link
+    file = link.target.strip().removeprefix("./")  # a file of the linking one's folder
+    if "/" in file:
+        return None
+    named = [(p, n) for p, n in called.get(name_key(_no_suffix(file)), ()) if reachable(p)]
+    if not named:
+        return None
+    path, name = named[0]
+    others = [p for p, _ in named[1:4]] + ([f"{len(named) - 4} more"] if named[4:] else [])
+    also = f" (also {', '.join(others)})" if others else ""
+    return (
+        f"{broken.detail}: links name a file, not a title; {path}{also} is called "
+        f"'{name}': {_written(link, path)}"
+    )
 
 
 def unknown_anchor_suggestions(links: Iterable[ResolvedLink]) -> list[LinkSuggestion]:
@@ -419,14 +429,15 @@ def _written(link: Link, path: str) -> str:
     return f"name it as {to}"
 
 
-def _called(catalog: Sequence[DocNames]) -> dict[str, list[tuple[str, str]]]:
-    """The documents by what they are called (title and aliases), as file names match."""
+def called_names(docs: Iterable[tuple[str, Sequence[str]]]) -> dict[str, list[tuple[str, str]]]:
+    """The documents (path, names: title and aliases) by what they are called, as file names
+    match: (path, name) pairs by :func:`name_key`."""
     called: dict[str, list[tuple[str, str]]] = {}
-    for doc in sorted(catalog, key=lambda d: d.path):
-        for name in dict.fromkeys(n.strip() for n in doc.names if n.strip()):
+    for path, names in sorted(docs, key=lambda d: d[0]):
+        for name in dict.fromkeys(n.strip() for n in names if n.strip()):
             known = called.setdefault(name_key(name), [])
-            if doc.path not in (p for p, _ in known):
-                known.append((doc.path, name))
+            if path not in (p for p, _ in known):
+                known.append((path, name))
     return called
 
 

@@ -3,16 +3,20 @@ documents a caller may see, dismissed ones left out."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import replace
 
 from briefd.errors import NotFoundError, QueryError
 from briefd.graph import suggest
 from briefd.graph.resolve import findings, path_key
+from briefd.model import LinkFindings
 from briefd.settings import Settings
+from briefd.sources.layout import in_scopes
 from briefd.store import activity, views
 from briefd.store.db import Store, opened
 from briefd.store.documents import headings_from_json
@@ -100,6 +104,33 @@ def suggest_links(
     ]
     chosen = suggest.select(found, dismissed, doc_path, ALL_SUGGESTIONS)
     return suggest.visible(chosen, visible)[:limit]
+
+
+def link_findings(conn: sqlite3.Connection, settings: Settings) -> LinkFindings:
+    """Broken and ambiguous links, unknown and duplicate anchors, orphans and links to
+    superseded documents (K5); a broken link by what a document is called says so and how to
+    link it, as its suggestion does, naming only a document of the linking one's scope or a
+    shared one (another project's is for its own readers)."""
+    resolved, catalog = views.link_catalog(conn)
+    found = findings(resolved, catalog)
+    if not found.broken:
+        return found
+    rows = conn.execute("SELECT path, scope, title, aliases FROM documents").fetchall()
+    scopes = {r["path"]: r["scope"] for r in rows}
+    shared = {s for s in scopes.values() if in_scopes(s, settings.default_scopes)}
+    called = suggest.called_names(
+        (r["path"], (r["title"], *json.loads(r["aliases"]))) for r in rows
+    )
+    broken = []
+    for r in found.broken:
+        seen = {scopes.get(r.link.source_path), *shared}
+        detail = suggest.called_detail(r, called, functools.partial(_in_scopes, scopes, seen))
+        broken.append(r if detail is None else replace(r, detail=detail))
+    return replace(found, broken=tuple(broken))
+
+
+def _in_scopes(scopes: Mapping[str, str], seen: Set[str | None], path: str) -> bool:
+    return scopes[path] in seen
 
 
 def _heading_offsets(headings: str, body_start_line: int) -> frozenset[int]:
