@@ -6,8 +6,9 @@ from the root, from the top of the git work tree), that path with ``.md`` / ``.m
 a file name anywhere, the same path in other letter case, and, for a Markdown link from the
 top of the work tree (``/README.md``), whether any document has that top folder. Every such
 lookup finds only paths whose file name has the lookup's :func:`name_key`, so a link whose
-keys (:func:`link_keys`) meet none of the keys of the paths added or deleted
-(:func:`path_keys`) resolves as it did: the index run leaves it as stored."""
+keys (:func:`link_keys`) meet none of the name keys of the paths added or deleted, nor the
+:func:`top_key` of a top folder that gained its first document or lost its last, resolves as
+it did: the index run leaves it as stored."""
 
 from __future__ import annotations
 
@@ -28,38 +29,31 @@ def name_key(name: str) -> str:
     return _NOT_WORD.sub("", caseless(name).split(".", 1)[0])
 
 
-def _top(path: str) -> str:
+def top_key(path: str) -> str:
+    """The key of a path's top folder (or of a top-level file: the path)."""
     return "/" + path.split("/", 1)[0]  # never a name key: those hold no "/"
-
-
-def path_keys(path: str) -> frozenset[str]:
-    """The keys of an indexed path: its file name's and its top folder's."""
-    return frozenset((name_key(posixpath.basename(path)), _top(path)))
 
 
 def link_keys(link: Link) -> frozenset[str] | None:
     """The keys of every path ``link`` may be looked up by; None when its target names a
     folder (``..``, ``docs/``), which any added or deleted path may change."""
-    return target_keys(posixpath.dirname(link.source_path), link.kind, link.target)
+    return target_keys(link.kind, link.target)
 
 
-def target_keys(folder: str, kind: str, target: str) -> frozenset[str] | None:
-    """:func:`link_keys` of a link of ``kind`` to ``target`` from a document in ``folder``."""
+def target_keys(kind: str, target: str) -> frozenset[str] | None:
+    """:func:`link_keys` of a link of ``kind`` to ``target``, from any document: the paths a
+    target is looked up by, from its document's folder or not, end in the file name its
+    normalized path does (normalizing never takes away a last name that is no ``..``)."""
     target = target.strip()
     if not target:
         return frozenset()  # its own document: no lookup
     stripped = target.lstrip("/")
-    forms = (
-        stripped,
-        posixpath.normpath(stripped),
-        posixpath.normpath(posixpath.join(folder, stripped)),
-    )
     keys = set()
-    for form in forms:
+    for form in (stripped, posixpath.normpath(stripped)):
         base = posixpath.basename(form)
         if base in ("", ".", ".."):
             return None
         keys.add(name_key(base))
     if kind == "markdown" and target.startswith("/"):
-        keys.add(_top(posixpath.normpath(stripped)))  # whether it leads out of the folder
+        keys.add(top_key(posixpath.normpath(stripped)))  # whether it leads out of the folder
     return frozenset(keys)
