@@ -238,9 +238,10 @@ def misplaced_source(source: str, outside: Sequence[str], settings: Settings) ->
             f"the folders of the scopes are inside {inside}/ of the repository: write them with "
             f"{inside}/ in front in 'scopes' in briefd.yaml{_example(inside, settings)}"
         )
+    given = normpath(path / inside)
     return (
-        f"the folders of the scopes are inside {inside}/: give it ({normpath(path / inside)}) as the "
-        "source (--source, or source: in briefd.yaml)"
+        f"the folders of the scopes are inside {inside}/: give it ({given}) as the source "
+        "(--source, or source: in briefd.yaml)"
     )
 
 

@@ -288,7 +288,8 @@ _CREDENTIALS = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*:/+)[^/\s]*@")  # user:toke
 
 def _as_typed(url: str) -> str:
     """A URL as it was typed, where a path made of it kept one ``/`` of ``scheme://``
-    (``https:/host/…``, ``file:/srv/…``): shown so, it would be copied into ``source:`` broken."""
+    (``https:/host/…``, ``file:/srv/…``): shown so, it would be copied into ``source:``
+    broken."""
     scheme, sep, rest = url.partition(":/")
     if not sep or rest.startswith("/"):
         return url
