@@ -28,6 +28,7 @@ from briefd.model import Hit, SearchMode
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from briefd.store.scopes import ALL_SCOPES, resolve_scopes
+from briefd.store.surfaces import restored
 from briefd.text import shown
 
 DEPTH = 50  # hits fetched per query before de-duplication into sections / documents
@@ -228,8 +229,8 @@ def score_cases(
 def _outcomes(
     api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf, where: str
 ) -> list[tuple[dict[str, float], list[Hashable]]]:
-    if mode != "bm25" and api.semantic is not None:
-        api.semantic.prime([query for _, query, _, _ in cases])
+    if mode != "bm25":
+        prime(api, [query for _, query, _, _ in cases])
     found = []
     for qid, query, _, relevant in cases:
         request = SearchRequest(query, (ALL_SCOPES,), top_k=DEPTH, mode=mode, related=0)
@@ -240,6 +241,14 @@ def _outcomes(
         ranked = dedupe([unit(h) for h in hits])
         found.append((score_ranking(ranked, relevant), ranked))
     return found
+
+
+def prime(api: Briefd, queries: Sequence[str]) -> None:
+    """Embed ``queries`` in batches, as the model reads them in a search (:func:`restored`)."""
+    if api.semantic is None:
+        return
+    with api.store.read() as conn:
+        api.semantic.prime([restored(conn, query) for query in queries])
 
 
 def _run(

@@ -18,7 +18,7 @@ from pathlib import Path
 from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.datasets import check_keys, read_yaml
-from briefd.eval.run import EvalReport
+from briefd.eval.run import EvalReport, prime
 from briefd.retrieval.search import SearchRequest
 from briefd.store.scopes import ALL_SCOPES
 
@@ -69,7 +69,7 @@ def offtopic_answered(api: Briefd, queries: Sequence[OffTopicQuery]) -> set[str]
     """Ids of the off-topic queries hybrid search answers with at least one hit."""
     if api.semantic is None:
         raise EvalError("off-topic figures need embeddings (hybrid search); they are off")
-    api.semantic.prime([q.query for q in queries])
+    prime(api, [q.query for q in queries])
     answered = set()
     for item in queries:
         request = SearchRequest(item.query, (ALL_SCOPES,), top_k=10, mode="hybrid", related=0)

@@ -30,6 +30,9 @@ class Candidates:
 
     lists: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     cosines: dict[int, float] = field(default_factory=dict)
+    # the query as typed, where the model read it otherwise (store.surfaces.restored): fusion
+    # takes a candidate's closer reading (:meth:`cosine`), the gate the one the index writes
+    typed: dict[int, float] = field(default_factory=dict)
     windows: dict[int, float] = field(default_factory=dict)  # closest window's cosine, if any
     postings: bool = False  # the lexical lists came from the stored postings, not FTS5
     # the share of the any-term query's words each chunk holds (from the postings; None: FTS5)
@@ -76,13 +79,18 @@ class Candidates:
         return [
             Evidence(
                 k,
-                self.cosines.get(k),
+                self.cosine(k),
                 bm25.get(k),
                 k in full,
                 self._share(k, k in full) if coverage else 0.0,
             )
             for k in self.keys()
         ]
+
+    def cosine(self, rowid: int) -> float | None:
+        """The candidate's cosine to the closer reading of the query (None: no vector)."""
+        own, typed = self.cosines.get(rowid), self.typed.get(rowid)
+        return own if typed is None or (own is not None and own >= typed) else typed
 
     def _share(self, rowid: int, every_word: bool) -> float:
         """From the postings; when FTS5 answered, 1.0 for every word and 0.0 for fewer."""
@@ -109,7 +117,7 @@ class Candidates:
             any_rank,
             any_bm25,
             vector_rank,
-            self.cosines.get(item.key, cosine) if cosine is None else cosine,
+            self.cosine(item.key) if cosine is None else cosine,
             item.contributions,
             self.windows.get(item.key),
         )
@@ -125,6 +133,7 @@ class Gathering:
     mode: SearchMode
     scopes: Sequence[str]
     depth: int
+    typed: Future[npt.NDArray[np.float32]] | None = None  # the query as typed, when it differs
 
 
 def start(
@@ -139,10 +148,12 @@ def start(
     every_scope: bool = False,
     lexicon: Lexicon | None = None,
     pending: Future[npt.NDArray[np.float32]] | None = None,
+    typed: Future[npt.NDArray[np.float32]] | None = None,
 ) -> Gathering:
     """Start embedding the query (unless ``pending``, from :func:`embedding`, already has), and
     gather the lexical lists meanwhile. What else needs no vector can run between this and
-    :func:`finish`, while the model works."""
+    :func:`finish`, while the model works. ``typed``: the vector of the query as typed, when
+    the model reads it otherwise (:func:`briefd.store.surfaces.restored`)."""
     found = Candidates()
     if not scopes:
         return Gathering(found, None, mode, scopes, depth)
@@ -150,7 +161,7 @@ def start(
         pending = embedding(semantic, query, mode)
     if mode != "vector" and plan is not None:
         _lexical(conn, found, plan, mode, scopes, settings, depth, every_scope, lexicon)
-    return Gathering(found, pending, mode, scopes, depth)
+    return Gathering(found, pending, mode, scopes, depth, typed)
 
 
 def finish(
@@ -167,10 +178,26 @@ def finish(
         vector = started.pending.result()
         wanted = max(started.depth, settings.vector_candidates)
         found.lists[VECTOR] = index.top(vector, started.scopes, wanted)
+        typed = started.typed.result() if started.typed is not None else None
+        if typed is not None:  # a section is as close as the closer of the two readings
+            also = index.top(typed, started.scopes, wanted)
+            found.lists[VECTOR] = _closer(found.lists[VECTOR], also)[:wanted]
         if mode == "hybrid":
             found.cosines = index.cosines(found.keys(), vector)
+            if typed is not None:
+                found.typed = index.cosines(found.keys(), typed)
         _rescore_with_windows(conn, found, semantic, vector, mode)
     return found
+
+
+def _closer(
+    first: list[tuple[int, float]], second: list[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """Each chunk of either list once, at the higher of its cosines, closest first."""
+    best = dict(first)
+    for rowid, cosine in second:
+        best[rowid] = max(cosine, best.get(rowid, cosine))
+    return sorted(best.items(), key=lambda item: -item[1])
 
 
 def _rescore_with_windows(

@@ -33,15 +33,17 @@ from briefd.retrieval.spelling import Speller
 from briefd.settings import SearchSettings
 from briefd.store.scopes import known_scopes, resolve_scopes
 from briefd.store.supersession import superseders
+from briefd.store.surfaces import restored
 from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
-RANKING_VERSION = "r10"  # r7: a typo's tie goes to the word holding it with letters added;
+RANKING_VERSION = "r11"  # r7: a typo's tie goes to the word holding it with letters added;
 # r8: a superseded document's hit goes after the first hit of the one superseding it; r9: the
 # English clitic an apostrophe joins to a query word is no query word ("what's": what), and a
 # joined name the index holds is one phrase term ("payments.events.v1", "2025-03-14"); r10: so
-# is a compound the index writes joined ("cert-manager", "read-only")
+# is a compound the index writes joined ("cert-manager", "e-mail"); r11: the model reads a word
+# typed without diacritics as the index mostly writes it ("sifre": şifre)
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
@@ -96,7 +98,9 @@ def _search(
     if mode != "bm25" and semantic is not None and not _has_vectors(conn, semantic):
         mode, warned = "bm25", (_without_vectors(conn, request, semantic),)
     top_k = _checked_top_k(request, settings)
-    pending = embedding(semantic, request.query, mode)  # the model runs beside what follows
+    read = _model_text(conn, request.query, mode, semantic)
+    pending = embedding(semantic, read, mode)  # the model runs beside what follows
+    typed = embedding(semantic, request.query, mode) if read != request.query else None
     known = known_scopes(conn)
     scopes = resolve_scopes(conn, request.scopes, default_scopes, known)
     tags = normalise_tags(request.tags)
@@ -105,7 +109,7 @@ def _search(
     depth = max(settings.candidates, top_k) * (TAGGED_DEPTH if tags else 1)
     every = set(scopes) == set(known)
     gathering = start(
-        conn, request.query, plan, mode, scopes, settings, semantic, depth, every, lexicon, pending
+        conn, read, plan, mode, scopes, settings, semantic, depth, every, lexicon, pending, typed
     )
     # the gate's word counts need no vector: read while the query is being embedded
     lists = gathering.found.reads
@@ -115,7 +119,7 @@ def _search(
     fused = _fuse(found, mode, settings, lexical)
     gate = None
     if mode == "hybrid" and settings.gate and semantic is not None:
-        gate = _gate(request.query, found, semantic, settings, lexical)
+        gate = _gate(read, found, semantic, settings, lexical)
         if gate is not None and semantic.calibration is not None:
             warned += earlier_fit(semantic.calibration.fingerprint)
         if gate is not None and gate.decision == "empty":
@@ -144,6 +148,16 @@ def _search(
         embedding_model=semantic.embedder.model_id if semantic and mode != "bm25" else None,
         warnings=warned,
     )
+
+
+def _model_text(
+    conn: sqlite3.Connection, query: str, mode: SearchMode, semantic: SemanticIndex | None
+) -> str:
+    """What the embedding model reads of ``query`` (and the gate weighs against its probes):
+    its words as the index writes them ("sifre": şifre, :func:`restored`), "" for no model.
+    When that differs, the query as typed is embedded too and a section's cosine is the
+    closer of the two (:func:`briefd.retrieval.candidates.finish`); BM25 reads it as typed."""
+    return restored(conn, query) if mode != "bm25" and semantic is not None else ""
 
 
 def _checked_top_k(request: SearchRequest, settings: SearchSettings) -> int:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from briefd.markdown.passages import passage_hash, passage_text
 from briefd.model import Chunk, Document, FrontMatter, Heading, Link, ResolvedLink
-from briefd.store import vocabulary
+from briefd.store import surfaces, vocabulary
 from briefd.store.changes import Delta
 
 DATES_STATE = "dates-state"  # index_meta key: the digest of the documents' "updated" days
@@ -62,7 +62,9 @@ def delete_documents(conn: sqlite3.Connection, paths: Iterable[str], delta: Delt
         if row is None:
             continue
         delta.forget(conn, row["id"])
-        vocabulary.adjust(conn, vocabulary.chunk_words(vocabulary.chunk_rows(conn, row["id"])), -1)
+        rows = vocabulary.chunk_rows(conn, row["id"])
+        vocabulary.adjust(conn, vocabulary.chunk_words(rows), -1)
+        surfaces.adjust(conn, surfaces.chunk_forms(rows), -1)
         conn.execute("DELETE FROM chunks WHERE doc_id = ?", (row["id"],))
         conn.execute("DELETE FROM links WHERE doc_id = ?", (row["id"],))
         conn.execute("DELETE FROM documents WHERE id = ?", (row["id"],))
@@ -74,6 +76,7 @@ def delete_everything(conn: sqlite3.Connection, delta: Delta) -> None:
     conn.execute("DELETE FROM chunks")
     conn.execute("DELETE FROM documents")
     conn.execute("DELETE FROM vocabulary")
+    conn.execute("DELETE FROM surfaces")
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
 
 
@@ -86,13 +89,9 @@ def write_document(
     aliases = " ".join(doc.front_matter.aliases)
     _insert_chunks(conn, doc, doc_id, aliases)
     delta.remember(conn, doc_id)
-    vocabulary.adjust(
-        conn,
-        vocabulary.chunk_words(
-            (doc.title, aliases, " ".join(c.heading_path), c.content) for c in doc.chunks
-        ),
-        +1,
-    )
+    rows = [(doc.title, aliases, " ".join(c.heading_path), c.content) for c in doc.chunks]
+    vocabulary.adjust(conn, vocabulary.chunk_words(rows), +1)
+    surfaces.adjust(conn, surfaces.chunk_forms(rows), +1)
     _insert_links(conn, doc, doc_id)
 
 

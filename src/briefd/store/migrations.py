@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from briefd.store import vocabulary
+from briefd.store import surfaces, vocabulary
 from briefd.text import refolded
 
 
@@ -553,6 +553,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         "m020_refolded_words",
         "-- the FTS index, postings and vocabulary again when the text holds Han, kana or ß",
         after=_refolded_words,
+    ),
+    Migration(
+        21,
+        "m021_surfaces",
+        """
+        CREATE TABLE IF NOT EXISTS surfaces (  -- how chunks write words with diacritics
+            term TEXT NOT NULL,      -- the word as the vocabulary holds it (folded)
+            form TEXT NOT NULL,      -- a spelling with diacritics, lower-cased
+            chunks INTEGER NOT NULL, -- chunks holding that spelling
+            PRIMARY KEY (term, form)
+        ) WITHOUT ROWID;
+        """,
+        after=surfaces.rebuild,
     ),
 )
 
