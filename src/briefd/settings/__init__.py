@@ -4,14 +4,15 @@ Every key is declared once, as a field of a frozen dataclass below; the loader w
 declarations (:mod:`briefd.settings.convert`), so an unknown key or a malformed value is reported
 with its full dotted name and the accepted form. The raw mapping comes from the file and the
 environment (:mod:`briefd.settings.raw`): variables name nested keys with a double underscore,
-``BRIEFD_SEARCH__TOP_K=12`` sets ``search.top_k``.
+``BRIEFD_SEARCH__TOP_K=12`` sets ``search.top_k``. The sections of reading and searching
+the knowledge are :mod:`briefd.settings.retrieval`'s, those of the services briefd talks to
+:mod:`briefd.settings.services`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,133 +42,15 @@ from briefd.settings.raw import (
     relative_paths,
     set_dotted,
 )
+from briefd.settings.retrieval import ChunkingSettings as ChunkingSettings
+from briefd.settings.retrieval import EmbeddingsSettings as EmbeddingsSettings
+from briefd.settings.retrieval import IndexSettings as IndexSettings
+from briefd.settings.retrieval import SearchSettings as SearchSettings
+from briefd.settings.retrieval import VectorSettings as VectorSettings
 from briefd.settings.services import ConfluenceSettings as ConfluenceSettings
 from briefd.settings.services import ForgeSettings as ForgeSettings
 from briefd.settings.services import JiraSettings as JiraSettings
 from briefd.settings.services import StateSettings as StateSettings
-
-
-@dataclass(frozen=True, slots=True)
-class IndexSettings:
-    include: tuple[str, ...] = ("**/*.md", "**/*.markdown")
-    exclude: tuple[str, ...] = ()
-    max_file_bytes: int = 2_000_000
-
-    def problem(self) -> str | None:
-        """What is wrong with these settings (after the key ``index.``), or None: a glob that
-        gitignore's rules cannot read (a lone ``!``, a trailing ``\\``) stopped every scan."""
-        import pathspec  # here: most settings loads never need it
-
-        for key, globs in (("include", self.include), ("exclude", self.exclude)):
-            for glob in globs:
-                try:
-                    pathspec.PathSpec.from_lines(
-                        "gitignore", [glob], backend="simple"
-                    )  # as scan reads it
-                except (ValueError, re.error):  # re.error: a range written backwards ([z-a])
-                    return (
-                        f"{key}: '{glob}' is not a glob briefd can read; separate folders with "
-                        "'/' (drafts/**), and put a glob after a '!'"
-                    )
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkingSettings:
-    target_tokens: int = 500
-    max_tokens: int = 800
-
-    def problem(self) -> str | None:
-        """What is wrong with these settings (after the key ``chunking.``), or None."""
-        if self.max_tokens < self.target_tokens:
-            return (
-                f"max_tokens: {self.max_tokens} is below target_tokens ({self.target_tokens}); "
-                "the hard maximum must be at least the target"
-            )
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class SearchSettings:
-    top_k: int = 8
-    candidates: int = 50
-    title_weight: float = 3.0
-    heading_weight: float = 2.0
-    body_weight: float = 1.0
-    any_term_weight: float = 0.25
-    any_term_max_share: float = 0.1
-    any_term_min_chunks: int = 2000
-    rrf_k: int = 60
-    query_mode: Literal["text", "advanced"] = "text"
-    mode: Literal["bm25", "vector", "hybrid"] = "hybrid"
-    fusion: Literal["score", "rrf"] = "score"
-    vector_weight: float = 0.6
-    all_terms_bonus: float = 0.2
-    # opt-in (0: off): times the square of the share of query words a section holds
-    coverage_bonus: float = 0.0
-    rrf_vector_weight: float = 0.25
-    vector_candidates: int = 50
-    related: int = 3
-    typo_tolerance: bool = True
-    gate: bool = True
-    gate_offset: float = 0.0  # added to the gate threshold calibrated for each index
-
-
-@dataclass(frozen=True, slots=True)
-class VectorSettings:
-    blas_threads: int = 1
-    ann_threshold: int = 100_000
-
-
-@dataclass(frozen=True, slots=True)
-class EmbeddingsSettings:
-    enabled: bool = True
-    adapter: Literal["local", "ollama", "openai-compatible", "none"] = "local"
-    model: str = "multilingual-e5-small-onnx"
-    model_dir: Path = Path(".briefd/models")  # unset: models/ next to the index (db)
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    query_prefix: str | None = None  # ollama / openai-compatible; None: "query: " for e5 models
-    passage_prefix: str | None = None
-    batch_size: int = 16
-    threads: int = 2
-    timeout_seconds: float = 60.0  # one request of an index run (or of an evaluation)
-    # one request for a search's query (search, MCP, the hook): then keywords answer
-    query_timeout_seconds: float = 5.0
-    # which engine embeds the default model's passages: auto (OpenVINO when installed and the
-    # CPU has AVX-512: ~2x onnxruntime's chunks/s; else onnxruntime), openvino, onnxruntime;
-    # queries always run on onnxruntime
-    passage_engine: Literal["auto", "openvino", "onnxruntime"] = "auto"
-    # a chunk longer than this many words is also embedded as windows of its sentences, and
-    # scores a query as its closest window or itself, whichever is closer (0: whole chunks only)
-    window_words: int = 0
-
-    def problem(self) -> str | None:
-        """What is wrong with these settings (after the key ``embeddings.``), or None."""
-        if self.base_url is not None and ("?" in self.base_url or "#" in self.base_url):
-            return (
-                f"base_url: {without_account(self.base_url.split('?')[0].split('#')[0])!r}… "
-                "holds a query or fragment, which the API's path would follow; give the "
-                "address alone (an API key comes from the variable api_key_env names)"
-            )
-        if self.base_url is not None and not _http_host(self.base_url):
-            return (  # Ollama's own OLLAMA_HOST is written so: "cannot be reached" said nothing
-                f"base_url: {without_account(self.base_url)!r} is not an http:// or https:// "
-                "URL of a host; expected such as http://127.0.0.1:11434 (Ollama) or "
-                "https://api.openai.com/v1"
-            )
-        return None
-
-
-def _http_host(url: str) -> bool:
-    """``url`` starts with http:// or https:// and names a host."""
-    import urllib.parse
-
-    try:
-        parts = urllib.parse.urlsplit(url.strip())
-        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
-    except ValueError:  # an IPv6 host without its closing ']'
-        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,24 +339,44 @@ def load_settings(
         found = True
     origin = "settings"
     if path is not None:
-        merged = read_file(path, named_by)
-        if "tuned" in merged and set(merged) <= {"search", "tuned"}:  # the two --config options
-            raise ConfigError(
-                f"{path} is a file from `briefd tune`; it goes {_tuned_after(command, path)}, "
-                "while --config before it names the settings file"
-            )
-        if "tuned" in merged:  # a tuned file pasted into the settings: its search: may stay
-            raise ConfigError(
-                f"{path}: 'tuned' is the record `briefd tune` writes beside its search: values, "
-                "not a setting; delete that section (the search: values can stay)"
-            )
-        relative_paths(merged, path.parent)
-        origin = str(path)
+        merged, origin = _settings_file(path, named_by, command), str(path)
     named = trust.of_file(merged, path, found, env)  # before the defaults placed in project
     in_project(merged, project)
-    settings: Settings = _settings(merged, origin)
-    failed: ConfigError | None = None  # where the variables stopped building, until they do
     named = named.without(key for key, value in (overrides or {}).items() if value is not None)
+    settings = _laid_over(merged, _settings(merged, origin), env, overrides or {})
+    settings = dataclasses.replace(settings, project_named=named)
+    if (problem := trust.placed_outside_problem(named, settings)) is not None:
+        raise ConfigError(problem)
+    return _defaults_from_layout(_models_beside_index(settings, merged), merged)
+
+
+def _settings_file(path: Path, named_by: str | None, command: str | None) -> dict[str, Any]:
+    """The raw mapping of the settings file ``path``, its relative paths made relative to it;
+    a file from `briefd tune` given as the settings (or pasted into them) is refused."""
+    merged = read_file(path, named_by)
+    if "tuned" in merged and set(merged) <= {"search", "tuned"}:  # the two --config options
+        raise ConfigError(
+            f"{path} is a file from `briefd tune`; it goes {_tuned_after(command, path)}, "
+            "while --config before it names the settings file"
+        )
+    if "tuned" in merged:  # a tuned file pasted into the settings: its search: may stay
+        raise ConfigError(
+            f"{path}: 'tuned' is the record `briefd tune` writes beside its search: values, "
+            "not a setting; delete that section (the search: values can stay)"
+        )
+    relative_paths(merged, path.parent)
+    return merged
+
+
+def _laid_over(
+    merged: dict[str, Any],
+    settings: Settings,
+    env: Mapping[str, str],
+    overrides: Mapping[str, Any],
+) -> Settings:
+    """``settings`` (built from ``merged``, the file's) with the ``BRIEFD_*`` variables of
+    ``env`` laid over them, then ``overrides``; ``merged`` takes each."""
+    failed: ConfigError | None = None  # where the variables stopped building, until they do
     for key, value in env_items(env):
         origin = f"environment variable {env_name(key)}"
         set_dotted(merged, key, _env_value(key, value), origin)
@@ -483,15 +386,12 @@ def load_settings(
             failed = failed or exc
     if failed is not None:
         raise failed
-    for key, value in (overrides or {}).items():
+    for key, value in overrides.items():
         if value is not None:
             origin = "command-line option"
             set_dotted(merged, key, value, origin)
             settings = _settings(merged, origin)
-    settings = dataclasses.replace(settings, project_named=named)
-    if (problem := trust.placed_outside_problem(named, settings)) is not None:
-        raise ConfigError(problem)
-    return _defaults_from_layout(_models_beside_index(settings, merged), merged)
+    return settings
 
 
 # what turns an optional setting off, as YAML reads these words in the file
