@@ -339,3 +339,62 @@ def test_a_project_file_may_open_the_server_to_this_machines_pages(tmp_path: Pat
             headers = {"Host": "127.0.0.1:8484", "Origin": origin}
             asked = client.get("/api/search?q=refunds", headers=headers)
     assert asked.headers["access-control-allow-origin"] == origin
+
+
+KEY_TEXT = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+EVERY_FILE = (
+    'index:\n  include: ["**/*"]\nscopes:\n  - {folder: ".", scope: every, default: true}\n'
+)
+
+
+def test_a_project_file_cannot_have_briefd_read_a_hidden_folder_or_the_home_around_it(
+    tmp_path: Path,
+) -> None:
+    """``source: ~/.ssh`` (here ``../../.ssh``) with every file included in a cloned
+    repository's briefd.yaml had `briefd index` index the private key there, which search, the
+    MCP tools and every prompt's recall then handed to the agent; so did ``source: ..`` or
+    ``~`` for every file around the project. A knowledge checkout beside it is read as before,
+    and the user's word reads any folder."""
+    from tests.cli.test_cli import briefd
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(KEY_TEXT)
+    knowledge = home / "src" / "knowledge" / "domain"
+    knowledge.mkdir(parents=True)
+    (knowledge / "refunds.md").write_text("# Refunds\n\nThe refund window is 30 days.\n")
+    clone = home / "src" / "clone"
+    clone.mkdir()
+    env = {"HOME": str(home)}
+    (clone / "briefd.yaml").write_text(f"source: ../../.ssh\n{EVERY_FILE}")
+    refused = briefd("index", cwd=clone, env=env)
+    assert refused.returncode == 1
+    shown = home / ".ssh"
+    assert refused.stderr == (
+        f"error: source: {shown} (in briefd.yaml) is in the hidden folder .ssh, outside that "
+        f"project's folder ({clone}): a project's settings file may not have briefd read it, or "
+        "a repository you cloned could have briefd index files of yours (keys, tokens) and hand "
+        f"them to your agents and prompts; to read it, set BRIEFD_SOURCE={shown} in your "
+        "environment, or name that settings file yourself (`briefd --config briefd.yaml …`, or "
+        "$BRIEFD_CONFIG)\n"
+    )
+    assert not (clone / ".briefd" / "briefd.db").exists()
+    outside = tmp_path / "outside"  # a project not in the home folder
+    outside.mkdir()
+    for here, source, why in (
+        (clone, "../..", f"{home} (in briefd.yaml) holds that project's folder ({clone})"),
+        (outside, '"~"', f"{home} (in briefd.yaml) is your home folder: "),
+    ):
+        (here / "briefd.yaml").write_text(f"source: {source}\n{EVERY_FILE}")
+        around = briefd("index", cwd=here, env=env)
+        assert around.returncode == 1 and why in around.stderr, around.stderr
+    (clone / "briefd.yaml").write_text("source: ../knowledge\n")  # a checkout beside it
+    assert briefd("index", cwd=clone, env=env).returncode == 0
+    found = briefd("search", "refund window", "--json", cwd=clone, env=env)
+    assert "30 days" in found.stdout
+    (clone / "briefd.yaml").write_text(f"source: ../../.ssh\n{EVERY_FILE}")
+    trusted = briefd("index", cwd=clone, env={**env, "BRIEFD_SOURCE": str(shown)})
+    assert trusted.returncode == 0, trusted.stderr
+    assert "OPENSSH" in briefd("search", "OPENSSH PRIVATE KEY", "--json", cwd=clone, env=env).stdout
+    again = briefd("index", cwd=clone, env=env)  # the fast path: nothing changed, still refused
+    assert (again.returncode, again.stderr) == (1, refused.stderr)

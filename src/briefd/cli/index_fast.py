@@ -65,6 +65,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     """What :func:`unchanged` says, with the source key and the next upkeep time; or the
     documents a run would remove when that is all it would do."""
     from briefd.embeddings.registry import model_id_of
+    from briefd.settings.trust import read_outside_problem
     from briefd.sources.state import (
         head_commit,
         index_fingerprint,
@@ -84,6 +85,8 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     root = settings.source
     if settings.sync.remote or settings.code.repos or root is None or not root.is_dir():
         return None
+    if read_outside_problem(settings.project_named, root, None) is not None:
+        return None  # the full run refuses it, saying why
     if not settings.db.is_file():
         return None
     started = time.perf_counter()

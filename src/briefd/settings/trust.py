@@ -14,11 +14,12 @@ it: the query log, sessions and proposals go there, and libpq adds ``$PGPASSWORD
 :class:`ProjectNamed` says where each value came from (filled by
 :func:`briefd.settings.load_settings`); :func:`unsent_problem` is the rule, a pure function
 asked by each place that sends such a secret, before it connects (:func:`shared_state_problem`
-for the state's PostgreSQL)."""
+for the state's PostgreSQL, :func:`read_outside_problem` for the knowledge ``source`` read)."""
 
 from __future__ import annotations
 
 import functools
+import os
 import urllib.parse
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -170,9 +171,7 @@ def placed_outside_problem(named: ProjectNamed, settings: object) -> str | None:
     index there, whose pages hold the documents' lines as they are, a key line among them."""
     if named.file is None:
         return None
-    file = Path(named.file)
-    home = file.parent.parent if file.parent.name == LOCAL_DIR else file.parent
-    top = home.expanduser().resolve()
+    file, top = _project_top(named.file)
     for key in PLACES:
         value = functools.reduce(getattr, key.split("."), settings)
         if key not in named.keys or not isinstance(value, Path):
@@ -186,6 +185,71 @@ def placed_outside_problem(named: ProjectNamed, settings: object) -> str | None:
             f"it, set {env_name(key)}={value} in your environment, {_or_named(named)}"
         )
     return None
+
+
+def _project_top(named_file: str) -> tuple[Path, Path]:
+    """The project's settings file and its project's folder (links followed): the file's
+    folder, or the one above ``.briefd`` for ``.briefd/briefd.yaml``."""
+    file = Path(named_file)
+    home = file.parent.parent if file.parent.name == LOCAL_DIR else file.parent
+    return file, home.expanduser().resolve()
+
+
+def read_outside_problem(
+    named: ProjectNamed, source: Path | None, remote: str | None
+) -> str | None:
+    """Why briefd may not read the knowledge of ``source`` (a folder: ``settings.source``) or
+    ``remote`` (``sync.remote``: a ``file://`` URL is a folder here too), or None. Only a
+    project's own settings file is held to it, and only for a folder outside that project
+    (links followed) that is no knowledge repository beside it: one that holds the project
+    itself (``..``, ``~``, ``/``) or the home folder, or a hidden one (``~/.ssh``, ``~/.aws``,
+    ``~/.config/…``: where programs keep keys). ``source: ~/.ssh`` with ``index.include:
+    ["**/*"]`` indexed a private key, which search, the MCP tools and every prompt's recall
+    then handed to the agent. A checkout beside the project (``../knowledge``) is read."""
+    if named.file is None:
+        return None
+    if "source" in named.keys and source is not None:
+        key, place = "source", source
+        shown = os.path.normpath(source.expanduser().absolute())  # read so from anywhere
+    elif {"source", "sync.remote"} & named.keys and remote and _is_file_url(remote):
+        key = "source" if "source" in named.keys else "sync.remote"
+        place, shown = Path(urllib.parse.unquote(urllib.parse.urlsplit(remote).path)), remote
+    else:
+        return None
+    file, top = _project_top(named.file)
+    why = _not_knowledge(place, top)
+    if why is None:
+        return None
+    return (
+        f"{key}: {shown} (in {file}) {why}: a project's settings file may not have briefd "
+        "read it, or a repository you cloned could have briefd index files of yours (keys, "
+        "tokens) and hand them to your agents and prompts; to read it, set "
+        f"{env_name(key)}={shown} in your environment, {_or_named(named)}"
+    )
+
+
+def _not_knowledge(place: Path, top: Path) -> str | None:
+    """Why the folder ``place`` is no knowledge repository a project at ``top`` may name."""
+    try:
+        real = place.expanduser().resolve()
+        home = Path.home().resolve()
+    except (OSError, RuntimeError):
+        return None  # not there: reading it fails, saying so
+    if real.is_relative_to(top):
+        return None
+    if top.is_relative_to(real):
+        return f"holds that project's folder ({top}) and every file beside it"
+    if real == home:
+        return "is your home folder"
+    beside = real.relative_to(os.path.commonpath((real, top)))  # a folder both are in: theirs
+    hidden = next((part for part in beside.parts if part.startswith(".")), None)
+    if hidden is not None:
+        return f"is in the hidden folder {hidden}, outside that project's folder ({top})"
+    return None
+
+
+def _is_file_url(url: str) -> bool:
+    return url.strip().lower().startswith("file:")
 
 
 def opened_to_problem(

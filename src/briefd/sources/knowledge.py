@@ -18,9 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from briefd.errors import BriefdError, ProposalConflictError, ProposalError, SourceError
+from briefd.errors import (
+    BriefdError,
+    ConfigError,
+    ProposalConflictError,
+    ProposalError,
+    SourceError,
+)
 from briefd.folders import make_index_folder
 from briefd.settings import Settings
+from briefd.settings.trust import read_outside_problem
 from briefd.sources import git, scan
 from briefd.sources.history import History, document_history
 from briefd.sources.scan import not_a_directory
@@ -94,7 +101,13 @@ class KnowledgeSource(Protocol):
 
 
 def resolve(settings: Settings, source: Path | None = None) -> KnowledgeSource:
-    """The configured source (or the ``source`` directory given), without touching it."""
+    """The configured source (or the ``source`` directory given), without touching it; one
+    outside the project that only its own settings file names is refused
+    (:func:`briefd.settings.trust.read_outside_problem`)."""
+    if source is None:
+        named = settings.project_named
+        if problem := read_outside_problem(named, settings.source, settings.sync.remote):
+            raise ConfigError(problem)
     if source is None and settings.sync.remote:
         return Clone(settings, settings.sync.remote)
     root = source or settings.source
