@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from briefd.cli import stamp_write
 from briefd.cli.stamp import RACY_NS, SECONDS, Args, index_args
@@ -32,6 +33,9 @@ from briefd.errors import BriefdError
 from briefd.model import DocumentProblem, IndexReport, SkippedFile
 from briefd.settings import Settings, load_settings
 from briefd.text import counted
+
+if TYPE_CHECKING:
+    from briefd.sources.state import SourceState
 
 __all__ = ["index_args", "main", "refresh_stamp", "report_lines", "unchanged"]
 
@@ -66,17 +70,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     documents a run would remove when that is all it would do."""
     from briefd.embeddings.registry import model_id_of
     from briefd.settings.trust import read_outside_problem
-    from briefd.sources.state import (
-        head_commit,
-        index_fingerprint,
-        outside_scopes,
-        parse_signature,
-        read_state,
-        skipped_files,
-        source_key,
-        untouched_between,
-        vectors_id,
-    )
+    from briefd.sources.state import head_commit, index_fingerprint, parse_signature, read_state
     from briefd.store import documents as docs_table
     from briefd.store import freshness, sync_state
     from briefd.store.migrations import SCHEMA_VERSION
@@ -91,7 +85,6 @@ def check(settings: Settings) -> Unchanged | Removals | None:
         return None
     started = time.perf_counter()
     model_id, words = model_id_of(settings), settings.embeddings.window_words
-    model = vectors_id(model_id, words)
     state = read_state(root, settings)
     head = head_commit(root, settings.sync.git_timeout)
     conn = sqlite3.connect(f"file:{settings.db}?mode=ro", uri=True, timeout=5)
@@ -102,18 +95,9 @@ def check(settings: Settings) -> Unchanged | Removals | None:
         # the documents a full run keeps as last indexed (unreadable, too large…) count there
         state = state.as_indexed(docs_table.document_hashes(conn))
         fingerprint = index_fingerprint(state.hashes, parse_signature(settings))
-        outside = outside_scopes(state.skipped, settings)
-        skipped = skipped_files(state.skipped, settings, state.left_out)
-        key = source_key(fingerprint, state.scopes, head, model, root, outside, skipped)
-        stored = freshness.stored_key(conn)
-        if stored != key:
-            old = freshness.stored_head(conn)
-            was = source_key(fingerprint, state.scopes, old, model, root, outside, skipped)
-            if not stored or was != stored:
-                return _removals(conn, state.hashes, parse_signature(settings))
-            if not untouched_between(root, old, head, settings.sync.git_timeout):
-                return None  # only the commit moved, and it moved the knowledge's history
-            key = stored  # only the commit moved, elsewhere: the index is this state's
+        key = _key_of(conn, settings, state, fingerprint, head)
+        if not isinstance(key, str):
+            return key
         if _upkeep_due(conn, settings, fingerprint):
             return None
         if model_id is not None and not _fitted(conn, model_id, fingerprint, words):
@@ -127,6 +111,42 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     if report is None:
         return None
     return Unchanged(dataclasses.replace(report, warnings=warnings), key, fingerprint, due)
+
+
+def _key_of(
+    conn: sqlite3.Connection, settings: Settings, state: SourceState, fingerprint: str, head: str
+) -> str | Removals | None:
+    """The source key of ``state`` (the source's files as the index ``conn`` holds them, at
+    commit ``head``) when the index is that state's: the key the last complete run stored, or
+    that key but for a commit that moved and changed nothing of the knowledge. Else what a run
+    would remove when that is all it would do, or None: a full run is needed."""
+    from briefd.embeddings.registry import model_id_of
+    from briefd.sources.state import (
+        outside_scopes,
+        parse_signature,
+        skipped_files,
+        source_key,
+        untouched_between,
+        vectors_id,
+    )
+    from briefd.store import freshness
+
+    root = settings.source
+    assert root is not None
+    model = vectors_id(model_id_of(settings), settings.embeddings.window_words)
+    outside = outside_scopes(state.skipped, settings)
+    skipped = skipped_files(state.skipped, settings, state.left_out)
+    key = source_key(fingerprint, state.scopes, head, model, root, outside, skipped)
+    stored = freshness.stored_key(conn)
+    if stored == key:
+        return key
+    old = freshness.stored_head(conn)
+    was = source_key(fingerprint, state.scopes, old, model, root, outside, skipped)
+    if not stored or was != stored:
+        return _removals(conn, state.hashes, parse_signature(settings))
+    if not untouched_between(root, old, head, settings.sync.git_timeout):
+        return None  # only the commit moved, and it moved the knowledge's history
+    return stored  # only the commit moved, elsewhere: the index is this state's
 
 
 def _removals(
