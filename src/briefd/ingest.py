@@ -236,30 +236,8 @@ def _index_source(
             vector_store.prune(conn, embedder.model_id, settings.embeddings.window_words)
             outcome.missing = vector_store.uncovered(conn, embedder.model_id)
             outcome.windows = vector_store.window_count(conn, settings.embeddings.window_words)
-        problems = _problems(conn)
-        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        report = IndexReport(
-            source=str(source),
-            documents=len(current),
-            chunks=chunks,
-            added=found.added,
-            changed=found.changed,
-            deleted=tuple(deleted),
-            unchanged=len(current) - len(found.added) - len(found.changed),
-            skipped=tuple(sorted(found.skipped, key=lambda s: s.path)),
-            problems=problems,
-            fingerprint=fingerprint,
-            seconds=round(time.perf_counter() - started, 3),
-            rebuilt=rebuild,
-            embedding_model=embedder.model_id if embedder else None,
-            embedded=outcome.embedded,
-            replaced_models=outcome.replaced_models,
-            vectors_missing=outcome.missing,
-            embedding_error=outcome.error,
-            rechunked=found.rechunk,
-            window_words=settings.embeddings.window_words if embedder else 0,
-            windows=outcome.windows,
-            warnings=default_scope_warnings(settings.default_scopes, known_scopes(conn)),
+        report = _report(
+            conn, source, found, fingerprint, outcome, settings, embedder, rebuild, started
         )
         _save_state(conn, report)
         complete = embedder is None or (outcome.error is None and outcome.missing == 0)
@@ -279,6 +257,46 @@ def _index_source(
         with store.write() as conn:
             docs_table.set_meta(conn, SOURCE_KEY, key)
     return report
+
+
+def _report(
+    conn: sqlite3.Connection,
+    source: Path,
+    found: _Changes,
+    fingerprint: str,
+    outcome: _EmbedOutcome,
+    settings: Settings,
+    embedder: Embedder | None,
+    rebuild: bool,
+    started: float,
+) -> IndexReport:
+    """What a run did to the index: its documents, chunks and problems, the files it added,
+    changed, deleted and skipped, and what it embedded."""
+    current, deleted = found.current, found.deleted
+    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    return IndexReport(
+        source=str(source),
+        documents=len(current),
+        chunks=chunks,
+        added=found.added,
+        changed=found.changed,
+        deleted=tuple(deleted),
+        unchanged=len(current) - len(found.added) - len(found.changed),
+        skipped=tuple(sorted(found.skipped, key=lambda s: s.path)),
+        problems=_problems(conn),
+        fingerprint=fingerprint,
+        seconds=round(time.perf_counter() - started, 3),
+        rebuilt=rebuild,
+        embedding_model=embedder.model_id if embedder else None,
+        embedded=outcome.embedded,
+        replaced_models=outcome.replaced_models,
+        vectors_missing=outcome.missing,
+        embedding_error=outcome.error,
+        rechunked=found.rechunk,
+        window_words=settings.embeddings.window_words if embedder else 0,
+        windows=outcome.windows,
+        warnings=default_scope_warnings(settings.default_scopes, known_scopes(conn)),
+    )
 
 
 def _gate_fitted(
