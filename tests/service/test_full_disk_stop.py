@@ -81,9 +81,9 @@ class Server:
             assert httpx.post(self.base + "/api/bundle", json={"task": task}).status_code == 200
             time.sleep(0.05)
 
-    def propose(self, source: Path) -> str:
-        """Proposals until one is answered (201) but not listed: the full disk kept its record
-        in memory. Its id."""
+    def propose(self, source: Path, db: Path) -> str:
+        """Proposals until one is answered (201) and listed but not in the index ``db``: the
+        full disk kept its record in memory. Its id."""
         text = (source / DOC).read_text()
         for n in range(5, 40):
             change = {
@@ -94,8 +94,10 @@ class Server:
             made = httpx.post(self.base + "/api/proposals", json=change, timeout=60)
             assert made.status_code == 201, made.text
             listed = httpx.get(self.base + "/api/proposals").json()["proposals"]
-            if made.json()["id"] not in [p["id"] for p in listed]:
-                return str(made.json()["id"])
+            made_id = str(made.json()["id"])
+            assert made_id in [p["id"] for p in listed]  # while it waits too
+            if not rows(db, f"SELECT id FROM proposals WHERE id = '{made_id}'"):
+                return made_id
         raise AssertionError("every proposal's record found room on the full disk")
 
     def report_usage(self) -> None:
@@ -131,7 +133,7 @@ def test_what_a_full_disk_keeps_out_at_the_stop_is_named(tmp_path: Path) -> None
     server = Server(tmp_path, db, 40_960)
     try:
         server.fill()
-        proposal = server.propose(source)
+        proposal = server.propose(source, db)
     finally:
         err = server.stop()
     branch = f"briefd/proposal-{proposal}"
