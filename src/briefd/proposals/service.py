@@ -27,6 +27,7 @@ from briefd.proposals.branch import (
     push_proposal,
     same_text,
 )
+from briefd.proposals.follow import follow_branches
 from briefd.proposals.forge import GitHub, PullRequest, open_forge
 from briefd.proposals.form import served_body
 from briefd.proposals.model import Proposal, ProposalRequest
@@ -274,32 +275,47 @@ def locate(settings: Settings) -> Delivery:
     )
 
 
-def refresh_after_sync(state: Callable[[], SharedState], settings: Settings) -> Refresh:
-    """:func:`refresh_statuses` after a sync, by one replica at a time (the others skip it):
-    a forge or store problem never fails the sync."""
+def refresh_after_sync(
+    state: Callable[[], SharedState], settings: Settings, fetched: bool = True
+) -> Refresh:
+    """:func:`refresh_statuses` after a sync (``fetched``: its source was updated), by one
+    replica at a time (the others skip it): a forge or store problem never fails the sync."""
     try:
         shared = state()
         with shared.exclusive("forge-refresh") as mine:
             if not mine:
                 return Refresh(0, (), None)
-            return refresh_statuses(shared, settings)
+            return refresh_statuses(shared, settings, fetched)
     except IndexNotFoundError:  # no index, so no proposals either
         return Refresh(0, (), None)
     except BriefdError as exc:
         return Refresh(0, (), str(exc))
 
 
-def refresh_statuses(store: SharedState, settings: Settings) -> Refresh:
+def refresh_statuses(store: SharedState, settings: Settings, fetched: bool = True) -> Refresh:
     """Read the state of every stored open pull request, and look for those opened since for
     pushed proposals that had none (by hand, as the forge's refusal advised) and those
     reopened since they were closed; local proposals whose branch was merged are merged, and
     so are pushed ones without a pull request (no forge, or merged past it) whose branch the
-    base branch fetched holds. Never raises for forge trouble."""
+    base branch fetched holds; then, after a sync that reached its source (``fetched``), the
+    proposal branches tell which were deleted unmerged and which lost their record
+    (:mod:`.follow`). Never raises for forge or git trouble."""
     merged = _merged_locally(store, settings, "local")
     read = _forge_refresh(store, settings)
     # pushed ones after the forge: a pull request it found for one is kept, with its state
     landed = _merged_locally(store, settings, "pushed")
-    return Refresh(read.checked, merged + read.changed + landed, read.error)
+    followed = _follow(store, settings, read.error is None) if fetched else ()
+    return Refresh(read.checked, merged + read.changed + landed + followed, read.error)
+
+
+def _follow(store: SharedState, settings: Settings, forge_read: bool) -> tuple[str, ...]:
+    if not settings.proposals.enabled:
+        return ()
+    try:
+        going = locate(settings)
+    except BriefdError:  # the checkout gone or moved: nothing to tell
+        return ()
+    return follow_branches(store, settings, going, close_gone=forge_read)
 
 
 def _forge_refresh(store: SharedState, settings: Settings) -> Refresh:

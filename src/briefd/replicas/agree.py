@@ -102,7 +102,7 @@ def sync_steps(
         reindex_unless_overtaken,
         lambda: sync_state.last_sync(open_store),
         save,
-        lambda: refresh_after_sync(state, settings),
+        lambda fetched: refresh_after_sync(state, settings, fetched),
     )
 
 

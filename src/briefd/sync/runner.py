@@ -139,7 +139,8 @@ class SyncSteps:
     reindex: Callable[[Path], IndexReport]  # index this directory, on a connection of its own
     load: Callable[[], dict[str, object]]  # the last sync's record ({} without an index)
     save: Callable[[SyncReport, str | None], None]  # record an attempt (no-op without an index)
-    after: Callable[[], Refresh]  # after the reindex (open pull requests); never raises
+    # after the reindex (open pull requests; True: the source was updated); never raises
+    after: Callable[[bool], Refresh]
 
 
 def run_sync(steps: SyncSteps) -> SyncReport:
@@ -169,7 +170,7 @@ def run_sync(steps: SyncSteps) -> SyncReport:
             error = f"sync failed unexpectedly ({exc.__class__.__name__}: {exc}); see the log"
     if error is not None and previous_commit is not None:  # name the branch still served
         branch = _text(previous.get("branch")) or branch
-    refresh = steps.after()
+    refresh = steps.after(error is None)
     result = SyncReport(
         source=label,
         kind=kind,

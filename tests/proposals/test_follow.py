@@ -1,0 +1,61 @@
+"""T1 with real git: what a sync learns from the proposal branches on the bare remote — a
+branch deleted unmerged closes its proposal (no forge follows it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from briefd.api import Briefd
+from briefd.proposals import ProposalRequest
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import GLOSSARY, RETRY, Remote, git
+
+NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
+NEW_GLOSSARY = GLOSSARY.replace("pays the merchant", "pays the merchant, daily").lstrip("\n")
+
+
+def test_a_pushed_branch_deleted_unmerged_closes_its_proposal_at_the_next_sync(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1, forge.type: none (GitLab, Gitea teams): a pushed proposal whose branch a reviewer
+    deleted without merging it stayed "pushed" for good, listed as waiting. The sync closes
+    it, saying why; one squash-merged (its text on main, its branch deleted) is merged."""
+    git_api.sync()
+    dropped = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    squashed = git_api.propose_update(ProposalRequest("domain/glossary.md", "daily", NEW_GLOSSARY))
+    kept = git_api.propose_update(ProposalRequest("domain/fx.md", "FX", "# FX\n\nHourly.\n"))
+    remote.push({"domain/glossary.md": NEW_GLOSSARY}, "Settle daily (squashed)")
+    git(remote.bare, "branch", "-D", dropped.branch, squashed.branch)
+
+    report = git_api.sync()
+    again = git_api.sync()
+
+    assert sorted(report.proposals_changed) == sorted(
+        [f"{dropped.id}: pushed → closed", f"{squashed.id}: pushed → merged"]
+    )
+    assert again.proposals_changed == ()
+    stored = {p.id: p for p in git_api.proposals()}
+    assert stored[dropped.id].status == "closed"
+    assert stored[dropped.id].forge_error == (
+        f"its branch {dropped.branch} is no longer on the remote 'origin', and main does not "
+        "hold its change (deleted unmerged), so a sync closed it; propose the change again if "
+        "it is still wanted"
+    )
+    assert stored[squashed.id].status == "merged" and stored[squashed.id].forge_error is None
+    assert stored[kept.id].status == "pushed"
+
+
+def test_a_local_branch_deleted_unmerged_closes_its_proposal(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: a local proposal (a branch of the user's checkout) whose branch was deleted without
+    being merged stayed "local" for good; a sync closes it, naming the checkout."""
+    with Briefd(git_settings(tmp_path, str(remote.work)), embedder=None) as api:
+        api.index()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        git(remote.work, "branch", "--quiet", "-D", made.branch)
+        report = api.sync()
+        (stored,) = api.proposals()
+    assert report.proposals_changed == (f"{made.id}: local → closed",)
+    assert stored.forge_error is not None
+    assert stored.forge_error.startswith(f"its branch {made.branch} is no longer in {remote.work},")
