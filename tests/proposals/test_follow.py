@@ -1,14 +1,20 @@
 """T1 with real git: what a sync learns from the proposal branches on the bare remote — a
-branch deleted unmerged closes its proposal (no forge follows it)."""
+branch deleted unmerged closes its proposal (no forge follows it), and a branch whose record
+was lost is adopted."""
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
+
+import pytest
 
 from briefd.api import Briefd
 from briefd.proposals import ProposalRequest
+from briefd.proposals.follow import ADOPT_AFTER
 from tests.sync.conftest import git_settings
-from tests.sync.gitrepo import GLOSSARY, RETRY, Remote, git
+from tests.sync.gitrepo import GLOSSARY, RETRY, Remote, git, stage
 
 NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
 NEW_GLOSSARY = GLOSSARY.replace("pays the merchant", "pays the merchant, daily").lstrip("\n")
@@ -43,6 +49,51 @@ def test_a_pushed_branch_deleted_unmerged_closes_its_proposal_at_the_next_sync(
     )
     assert stored[squashed.id].status == "merged" and stored[squashed.id].forge_error is None
     assert stored[kept.id].status == "pushed"
+
+
+def test_a_proposal_branch_whose_record_was_lost_is_adopted_at_a_sync(
+    git_api: Briefd, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T1: briefd killed between the push and the record (or a full disk past its stop) left a
+    briefd/proposal-* branch on the remote that briefd never listed or followed. A sync adopts
+    it once it is older than a push can take; a younger one, and a branch not briefd's (another
+    author), are left alone."""
+    git_api.sync()
+    an_hour_ago = f"@{int(time.time()) - 3600} +0000"
+    monkeypatch.setenv("GIT_COMMITTER_DATE", an_hour_ago)
+    lost = git_api.propose_update(ProposalRequest("domain/retry.md", "Four\n\nOps.", NEW_RETRY))
+    git(remote.work, "checkout", "--quiet", "-b", "briefd/proposal-0000beef")
+    stage(remote.work, {"domain/notes.md": "# Notes\n"})
+    git(remote.work, "commit", "--quiet", "-m", "A teammate's own branch")
+    git(remote.work, "push", "--quiet", "origin", "briefd/proposal-0000beef")
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    young = git_api.propose_update(ProposalRequest("domain/glossary.md", "daily", NEW_GLOSSARY))
+    with sqlite3.connect(git_api.settings.db) as conn:  # the records a kill -9 never wrote
+        conn.execute("DELETE FROM proposals WHERE id IN (?, ?)", (lost.id, young.id))
+    assert git_api.proposals() == []
+
+    report = git_api.sync()
+
+    assert report.proposals_changed == (
+        f"{lost.id}: unrecorded → pushed (branch {lost.branch} adopted)",
+    )
+    (adopted,) = git_api.proposals()
+    assert (adopted.id, adopted.branch, adopted.commit_hash) == (
+        lost.id,
+        lost.branch,
+        lost.commit_hash,
+    )
+    assert (adopted.doc_path, adopted.description, adopted.status) == (
+        "domain/retry.md",
+        "Four\n\nOps.",
+        "pushed",
+    )
+    assert adopted.base_commit == lost.base_commit and adopted.client is None
+    assert adopted.forge_error is not None and adopted.forge_error.startswith(
+        f"adopted at a sync: briefd found the branch {lost.branch} without its record"
+    )
+    assert ADOPT_AFTER <= 3600  # the lost one is old enough, the young one is not
+    assert git_api.sync().proposals_changed == ()
 
 
 def test_a_local_branch_deleted_unmerged_closes_its_proposal(

@@ -1,9 +1,14 @@
 """What a sync learns from the proposal branches themselves (T1). One listing of the branches
 named like proposals (``proposals.branch_prefix`` + 8 hex digits) — on the remote for pushed
-proposals (``git ls-remote``, one request), in the repository for local ones — shows a
-proposal without a pull request whose branch is gone: deleted unmerged (a reviewer's
-"no" where no forge is followed, ``forge.type: none``), it is closed, saying so; merged when
-the base branch holds its text (a squash or rebase merge, its branch deleted).
+proposals (``git ls-remote``, one request), in the repository for local ones — shows:
+
+- a proposal without a pull request whose branch is gone: deleted unmerged (a reviewer's
+  "no" where no forge is followed, ``forge.type: none``), it is closed, saying so; merged
+  when the base branch holds its text (a squash or rebase merge, its branch deleted);
+- a branch whose record was lost (briefd killed between the push and the record, a full disk
+  past the server's stop): adopted as a proposal once it is older than a push may take
+  (:func:`adopt_after`), when it is what briefd makes (one commit by ``proposals.author_*`` changing one Markdown
+  file), so it is listed and followed like the others.
 """
 
 from __future__ import annotations
@@ -11,10 +16,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import time
 from datetime import UTC, datetime
 
 from briefd.errors import BriefdError, ProposalError, ProposalRemoteError
-from briefd.proposals.branch import merged_locally, same_text
+from briefd.proposals.branch import FETCH, merged_locally, same_text
 from briefd.proposals.policy import Delivery
 from briefd.settings import Settings
 from briefd.sources import git
@@ -24,9 +30,18 @@ from briefd.state.model import Proposal
 
 log = logging.getLogger("briefd.proposals")
 
+ADOPT_AFTER = 600  # seconds at least: a branch younger may be a push whose record is being
+# written (longer when a push's git commands and its pull request may take longer: adopt_after)
+ADOPT_REF = "refs/briefd/adopt/"  # + the id: an unrecorded branch fetched to be read
+SUFFIXES = (".md", ".markdown")
 GONE = (
     "its branch {branch} is no longer {where}, and {base} does not hold its change (deleted "
     "unmerged), so a sync closed it; propose the change again if it is still wanted"
+)
+ADOPTED = (
+    "adopted at a sync: briefd found the branch {branch} without its record (briefd stopped "
+    "between making the branch and recording it, or the index could not take the record), so "
+    "the client that proposed it is not known"
 )
 
 
@@ -34,15 +49,16 @@ def follow_branches(
     store: SharedState, settings: Settings, going: Delivery, close_gone: bool = True
 ) -> tuple[str, ...]:
     """Close the proposals whose branch is gone (unless not ``close_gone``: the forge, which
-    may know a pull request that merged one, could not be read); the changes as a sync
-    reports them ("id: pushed → closed"). Git trouble is logged, never raised: the next sync
-    lists again."""
+    may know a pull request that merged one, could not be read), adopt the branches without a
+    proposal; the changes as a sync reports them ("id: pushed → closed"). Git trouble is
+    logged, never raised: the next sync lists again."""
     timeout = settings.proposals.git_timeout
-    if not close_gone:
-        return ()
     try:
         listed = _listed(going, settings.proposals.branch_prefix, timeout)
-        return _gone(store, going, store.proposals(), listed, timeout)
+        known = store.proposals()
+        changed = _gone(store, going, known, listed, timeout) if close_gone else ()
+        unknown = {b: c for b, c in listed.items() if b not in {p.branch for p in known}}
+        return changed + _adopt(store, settings, going, unknown)
     except BriefdError as exc:
         log.warning("proposal branches not followed: %s", exc)
         return ()
@@ -98,6 +114,92 @@ def _gone(
         store.record_check(p.id, now, said, _now())
         changed.append(f"{p.id}: {status} → {now}")
     return tuple(changed)
+
+
+def _adopt(
+    store: SharedState, settings: Settings, going: Delivery, unknown: dict[str, str]
+) -> tuple[str, ...]:
+    """Record the unknown branches that are proposals briefd made (see the module docstring)."""
+    if not unknown:
+        return ()
+    target, timeout = going.target, settings.proposals.git_timeout
+    refs = {branch: ADOPT_REF + branch[-8:] for branch in unknown}
+    changed: list[str] = []
+    try:
+        if going.pushed:  # their commits, which this repository may lack
+            specs = [f"+refs/heads/{b}:{ref}" for b, ref in refs.items()]
+            git.run(
+                [*FETCH, _url(target, timeout), *specs],
+                target.repo,
+                timeout,
+                ProposalRemoteError,
+                target.env,
+            )
+        for branch, commit in unknown.items():
+            found = _orphan(target, settings, going, branch, commit)
+            if found is None:
+                continue
+            store.save_proposal(found)
+            changed.append(f"{found.id}: unrecorded → {found.status} (branch {branch} adopted)")
+            log.warning("%s", ADOPTED.format(branch=branch))
+    finally:
+        for ref in refs.values():
+            with contextlib.suppress(BriefdError):
+                git.run(["update-ref", "-d", ref], target.repo, timeout, ProposalError)
+    return tuple(changed)
+
+
+def _orphan(
+    target: GitTarget, settings: Settings, going: Delivery, branch: str, commit: str
+) -> Proposal | None:
+    """The proposal the branch ``branch`` at ``commit`` is (None: not one briefd made, or
+    too young to tell from one whose record is being written)."""
+    timeout = settings.proposals.git_timeout
+    shown = git.run(
+        ["show", "-s", "--format=%P%x00%ae%x00%ct%x00%B", commit],
+        target.repo,
+        timeout,
+        ProposalError,
+    )
+    parents, email, stamp, message = shown.split("\0", 3)
+    if len(parents.split()) != 1 or email != settings.proposals.author_email:
+        return None
+    if time.time() - int(stamp) < adopt_after(settings):
+        return None
+    changed = git.run(
+        ["diff-tree", "-r", "-z", "--name-only", "--no-commit-id", parents, commit],
+        target.repo,
+        timeout,
+        ProposalError,
+    ).split("\0")
+    paths = [p for p in changed if p]
+    if len(paths) != 1 or not paths[0].startswith(target.prefix):
+        return None
+    if not paths[0].lower().endswith(SUFFIXES):
+        return None
+    made = datetime.fromtimestamp(int(stamp), UTC).isoformat(timespec="milliseconds")
+    return Proposal(
+        id=branch[-8:],
+        branch=branch,
+        doc_path=paths[0].removeprefix(target.prefix),
+        description=message.strip(),
+        commit_hash=commit,
+        pr_url=None,
+        status="pushed" if going.pushed else "local",
+        client=None,
+        created_at=made,
+        base_branch=target.base_branch,
+        base_commit=parents.strip(),
+        forge_error=ADOPTED.format(branch=branch),
+    )
+
+
+def adopt_after(settings: Settings) -> float:
+    """Seconds after its commit that a branch without a record counts as lost: longer than a
+    push (its git commands, each ``proposals.git_timeout`` at most, and its pull request's
+    requests) may take before its record is written."""
+    push = 4 * settings.proposals.git_timeout + 3 * settings.forge.timeout_seconds
+    return max(ADOPT_AFTER, 2 * push)
 
 
 def _url(target: GitTarget, timeout: float) -> str:

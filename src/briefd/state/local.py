@@ -121,7 +121,8 @@ class LocalState(IndexSessions):
 
         def save(conn: sqlite3.Connection) -> None:
             conn.execute(
-                f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}) "
+                # OR IGNORE: a sync found its branch first, and adopted it (proposals.follow)
+                f"INSERT OR IGNORE INTO proposals ({_PROPOSAL_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 proposal_row(proposal),
             )

@@ -185,7 +185,8 @@ class PostgresState(PostgresConnection):
         with self._tx(long=True) as conn:
             conn.execute(
                 f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}) VALUES "
-                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO NOTHING",  # a sync adopted its branch first (.follow)
                 proposal_row(proposal),
             )
 
