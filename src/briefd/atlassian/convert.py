@@ -363,6 +363,17 @@ def _count(value: object) -> int:
     return max(1, min(1000, int(value))) if isinstance(value, str) and value.isdigit() else 1
 
 
+def _numbered(bullet: str, text: str) -> str:
+    """An ordered list item as markdownify writes one: its lines indented under ``bullet``
+    ("" for an empty item's line)."""
+    text = text.strip()
+    if not text:
+        return "\n"
+    indent = " " * len(bullet)
+    lines = [indent + line if line else "" for line in text.split("\n")]
+    return bullet + lines[0][len(bullet) :] + "".join("\n" + line for line in lines[1:]) + "\n"
+
+
 def _theads(tbody: Tag) -> list[Tag]:
     table = tbody.parent
     return table.find_all("thead", recursive=False) if table else []
@@ -379,6 +390,7 @@ class _Converter(MarkdownConverter):
         )
         self.nonce = secrets.token_hex(4)  # a marker the page's own text cannot pass for
         self.held: list[str] = []
+        self.numbers: dict[int, int] = {}  # an ordered list item's number, by its id
 
     def process_text(self, el: NavigableString, parent_tags: set[str] | None = None) -> str:
         """markdownify's text, a ``|`` in a table cell → ``\\|``, which GitHub's tables read
@@ -430,19 +442,30 @@ class _Converter(MarkdownConverter):
         """A list item; in a table cell, which holds one line, on a line of its own after a
         ``<br>``, indented two spaces a level (markdownify ran a cell's items together: "- a -
         b", a bullet read as a dash)."""
+        parent = el.parent
+        numbered = parent is not None and parent.name == "ol"
         if parent_tags.isdisjoint(_CELLS):
-            item: str = super().convert_li(el, text, parent_tags)  # type: ignore[misc]
-            return item
+            if not numbered:
+                item: str = super().convert_li(el, text, parent_tags)  # type: ignore[misc]
+                return item
+            return _numbered(f"{self._number(el)}. ", text)
         if not text.strip():
             return ""  # an empty item: no bare bullet
         lists = _lists_in_cell(el)
-        parent = el.parent
-        bullet = "-"
-        if parent is not None and parent.name == "ol":
-            start = str(parent.get("start") or "1")
-            number = int(start) if start.isdigit() else 1
-            bullet = f"{number + len(el.find_previous_siblings('li'))}."
+        bullet = f"{self._number(el)}." if numbered else "-"
         return f"<br>{'  ' * (lists - 1)}{bullet} {text.strip()}"
+
+    def _number(self, li: Tag) -> int:
+        """An ordered list item's number: its list's ``start`` plus the items before it.
+        Counted once a list (markdownify counted each item's previous siblings: a list of
+        10,000 steps took seconds, 40,000 a minute)."""
+        if id(li) not in self.numbers:
+            parent = li.parent
+            start = str(parent.get("start") or "1") if parent is not None else "1"
+            first = int(start) if start.isdigit() else 1
+            siblings = parent.find_all("li", recursive=False) if parent is not None else [li]
+            self.numbers.update((id(item), first + n) for n, item in enumerate(siblings))
+        return self.numbers[id(li)]
 
     def convert_list(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         """A list; in a table cell its items (:meth:`convert_li`), then a ``<br>`` before what
