@@ -166,7 +166,7 @@ def test_a_table_nested_in_a_cell_is_on_its_line_with_each_pipe_escaped_once() -
         f'<td class="confluenceTd">{inner}</td></tr></tbody></table></div>'
     )
     cell = (
-        "Per plan:  \\| Plan \\| Rate \\| \\| --- \\| --- \\| "
+        "Per plan:<br>\\| Plan \\| Rate \\| \\| --- \\| --- \\| "
         "\\| free \\| trial \\| `10/s\\|burst` \\|"
     )
     assert html_to_markdown(outer) == f"|  |  |\n| --- | --- |\n| ledger \\| core | {cell} |"
@@ -218,8 +218,8 @@ def test_a_list_in_a_table_cell_keeps_its_items_apart() -> None:
     )
     assert html_to_markdown(table) == (
         "| Rule | Tasks |\n| --- | --- |\n"
-        "| Before a refund: <br>- Capture first<br>  - in full, or<br>  - in part"
-        "<br>    3. then wait<br>- Refund after<br> Then notify. | - [x] Lock<br>- [ ] Backfill |"
+        "| Before a refund:<br>- Capture first<br>  - in full, or<br>  - in part"
+        "<br>    3. then wait<br>- Refund after<br>Then notify. | - [x] Lock<br>- [ ] Backfill |"
         "\n\n1. Outside\n2. a table"
     )
 
@@ -278,3 +278,25 @@ def test_a_long_numbered_list_converts_in_time_proportional_to_it() -> None:
     few = "".join(f"<li>step {n}</li>" for n in range(3))
     cell = html_to_markdown(f"<table><tr><td><ol start='7'>{few}</ol></td></tr></table>")
     assert cell.endswith("| 7. step 0<br>8. step 1<br>9. step 2 |")
+
+
+def test_paragraphs_in_a_table_cell_stay_apart() -> None:
+    """Confluence writes a cell's lines as paragraphs (in a content wrapper): they ran
+    together, 'Stop the consumerDrain the queue' or with a space between, one sentence read
+    as another's end. Each is on its own line of the cell (``<br>``), one ``<br>`` apart from
+    a list beside it; a line break of the author's own stays as it was."""
+    cell = (
+        '<div class="content-wrapper"><p>Stop the consumer</p><p>Drain the queue</p>'
+        "<ul><li><p>check lag</p><p>then restart</p></li></ul><p>Page on-call</p></div>"
+    )
+    table = (
+        '<table class="confluenceTable"><tbody><tr><th><p>Step</p></th><th>Note</th></tr>'
+        f"<tr><td>{cell}</td><td>one<br/><br/>two</td></tr></tbody></table>"
+    )
+    assert html_to_markdown(table) == (
+        "| Step | Note |\n| --- | --- |\n| Stop the consumer<br>Drain the queue<br>- check lag"
+        "<br>then restart<br>Page on-call | one<br><br>two |"
+    )
+    assert html_to_markdown("<table><tr><td><p>a</p><p>b</p></td></tr></table>").endswith(
+        "| a<br>b |"
+    )

@@ -40,7 +40,9 @@ _HELD = re.compile("([ \t]*)\ue000([0-9a-f]{8}):(\\d+)\ue001")  # a code line he
 _SHORTCODE = re.compile(r"^:[\w+-]+:$")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 _CELLS = frozenset(("td", "th"))
-_CELL_ENDS = re.compile(r"^(?:\s|<br>)+|(?:\s|<br>)+$")
+_CELL_ENDS = re.compile(r"^(?:\s|<br>|\ue002)+|(?:\s|<br>|\ue002)+$")
+_PARAGRAPH = "\ue002"  # where a paragraph in a table cell starts or ends, until convert_td
+_PARAGRAPHS = re.compile(r"(?:\s*<br>)*\s*\ue002(?:\s*(?:\ue002|<br>))*\s*")
 _Tags = dict[str, list[Tag]]
 PANEL_KINDS = ("info", "note", "warning", "tip", "error", "success")
 DECORATIVE = frozenset(("rendericon", "icon"))  # classes of icons beside the text they mark
@@ -401,6 +403,14 @@ class _Converter(MarkdownConverter):
             return text.replace("|", "\\|") if type(el) is NavigableString else text
         return text
 
+    def convert_p(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        """A paragraph; in a table cell between marks that :meth:`convert_td` makes one
+        ``<br>`` (markdownify ran a cell's paragraphs together: "a b")."""
+        if parent_tags.isdisjoint(_CELLS):
+            converted: str = super().convert_p(el, text, parent_tags)  # type: ignore[misc]
+            return converted
+        return f"{_PARAGRAPH}{text.strip()}{_PARAGRAPH}" if text.strip() else ""
+
     def convert_pre(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         """A fenced code block; in a table cell, which holds one line, its lines as code spans
         between ``<br>`` (a fence there ran them together: two commands read as one)."""
@@ -449,11 +459,12 @@ class _Converter(MarkdownConverter):
                 item: str = super().convert_li(el, text, parent_tags)  # type: ignore[misc]
                 return item
             return _numbered(f"{self._number(el)}. ", text)
-        if not text.strip():
+        text = text.strip().strip(_PARAGRAPH).strip()  # (a paragraph in it: its own line)
+        if not text:
             return ""  # an empty item: no bare bullet
         lists = _lists_in_cell(el)
         bullet = f"{self._number(el)}." if numbered else "-"
-        return f"<br>{'  ' * (lists - 1)}{bullet} {text.strip()}"
+        return f"<br>{'  ' * (lists - 1)}{bullet} {text}"
 
     def _number(self, li: Tag) -> int:
         """An ordered list item's number: its list's ``start`` plus the items before it.
@@ -479,8 +490,9 @@ class _Converter(MarkdownConverter):
     convert_ol = convert_list
 
     def convert_td(self, el: Tag, text: str, parent_tags: set[str]) -> str:
-        """markdownify's cell, without the ``<br>`` a list at its start or end leaves there."""
-        text = _CELL_ENDS.sub("", text)
+        """markdownify's cell, without the ``<br>`` a list at its start or end leaves there;
+        its paragraphs one ``<br>`` apart (a list's or a line break's beside them too)."""
+        text = _PARAGRAPHS.sub("<br>", _CELL_ENDS.sub("", text))
         cell: str = super().convert_td(el, text, parent_tags)  # type: ignore[misc]
         return cell
 
