@@ -300,3 +300,32 @@ def test_paragraphs_in_a_table_cell_stay_apart() -> None:
     assert html_to_markdown("<table><tr><td><p>a</p><p>b</p></td></tr></table>").endswith(
         "| a<br>b |"
     )
+
+
+def test_text_that_reads_as_markdown_where_a_line_starts_stays_text() -> None:
+    """A paragraph reading '# of retries: 3' came out a heading, '1. is the default' a
+    numbered list, '> 5 s is slow' a quote, '- x' a bullet, '===' under a line a heading of
+    it, '```' a code block swallowing the rest. Where such text starts a line it is escaped;
+    mid-line, in code, in a table cell or in a heading's own text it is as written."""
+    page = (
+        "<p># of retries: 3</p><p>1. is the default</p><p>&gt; 5 s is slow</p>"
+        "<p>- x</p><p>Totals<br/>===</p><p>```sh</p><p>a\n+ b</p>"
+        "<ul><li>## not a heading</li></ul><blockquote><p>#2 and # 3</p></blockquote>"
+        "<p>C# and 1. and - x, <strong>#</strong> 4</p><p><code># code</code></p>"
+        "<pre># comment\n1. step</pre><table><tr><td># cell</td></tr></table>"
+    )
+    assert html_to_markdown(page).split("\n\n") == [
+        "\\# of retries: 3",
+        "1\\. is the default",
+        "\\> 5 s is slow",
+        "\\- x",
+        "Totals\n\\===",
+        "\\```sh",
+        "a\n\\+ b",
+        "- \\## not a heading",
+        "> #2 and # 3",
+        "C# and 1. and - x, **#** 4",
+        "`# code`",
+        "```\n# comment\n1. step\n```",
+        "|  |\n| --- |\n| # cell |",
+    ]

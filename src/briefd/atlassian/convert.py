@@ -43,6 +43,18 @@ _CELLS = frozenset(("td", "th"))
 _CELL_ENDS = re.compile(r"^(?:\s|<br>|\ue002)+|(?:\s|<br>|\ue002)+$")
 _PARAGRAPH = "\ue002"  # where a paragraph in a table cell starts or ends, until convert_td
 _PARAGRAPHS = re.compile(r"(?:\s*<br>)*\s*\ue002(?:\s*(?:\ue002|<br>))*\s*")
+# what starts a block where a line starts (a heading, a quote, a list item, a rule or setext
+# underline, a fence), for text that starts a line: escaped, it stays text
+_LINE_MARK = re.compile(
+    r"^([ \t]*)(#{1,6}(?=[ \t]|$)|>|[-+*](?=[ \t]|$)|\d{1,9}(?=[.)](?:[ \t]|$))"
+    r"|={3,}|-{3,}|\*{3,}|_{3,}|`{3,}|~{3,})",
+    re.MULTILINE,
+)
+_LISTS_AND_TABLES = ("li", "ul", "ol", "dl", "dt", "dd", "table", "tr", "td", "th")
+_HEADINGS = tuple(f"h{n}" for n in range(1, 7))
+_BLOCKS = frozenset(  # the tags whose content starts a line
+    ("p", "div", "blockquote", "pre", "hr", "section", "body", *_LISTS_AND_TABLES, *_HEADINGS)
+)
 _Tags = dict[str, list[Tag]]
 PANEL_KINDS = ("info", "note", "warning", "tip", "error", "success")
 DECORATIVE = frozenset(("rendericon", "icon"))  # classes of icons beside the text they mark
@@ -365,6 +377,38 @@ def _count(value: object) -> int:
     return max(1, min(1000, int(value))) if isinstance(value, str) and value.isdigit() else 1
 
 
+def _literal(text: str, el: NavigableString) -> str:
+    """``text`` with what would start a block where a line starts escaped: a paragraph
+    reading "# of retries" came out a heading, "1. Stop the job" a list, "> 5 s" a quote. Its
+    first line only where it starts one (:func:`_starts_line`)."""
+    if not _LINE_MARK.search(text):
+        return text
+
+    def escaped(found: re.Match[str]) -> str:
+        lead, mark = found.group(1), found.group(2)
+        if found.start() == 0 and not _starts_line(el):
+            return found.group(0)
+        return f"{lead}{mark}\\" if mark[0].isdigit() else f"{lead}\\{mark}"
+
+    return _LINE_MARK.sub(escaped, text)
+
+
+def _starts_line(el: NavigableString) -> bool:
+    """Whether ``el`` starts a line of the Markdown: nothing but space before it in the block
+    (a paragraph, an item, a quote …) that holds it, or a line break."""
+    node: Tag | NavigableString = el
+    while True:
+        before = node.previous_sibling
+        while isinstance(before, NavigableString) and not before.strip():
+            before = before.previous_sibling
+        if before is not None:
+            return isinstance(before, Tag) and (before.name == "br" or before.name in _BLOCKS)
+        parent = node.parent
+        if parent is None or parent.name in _BLOCKS:
+            return True
+        node = parent
+
+
 def _numbered(bullet: str, text: str) -> str:
     """An ordered list item as markdownify writes one: its lines indented under ``bullet``
     ("" for an empty item's line)."""
@@ -399,8 +443,12 @@ class _Converter(MarkdownConverter):
         as text (in code too; not in a comment or CDATA): once, in a nested table's cell too.
         Here rather than in a walk over the page's strings before, a tenth of its time."""
         text: str = super().process_text(el, parent_tags)  # type: ignore[misc]  # not in stubs
-        if parent_tags and "|" in text and not parent_tags.isdisjoint(_CELLS):
-            return text.replace("|", "\\|") if type(el) is NavigableString else text
+        if parent_tags and not parent_tags.isdisjoint(_CELLS):
+            if "|" in text and type(el) is NavigableString:
+                return text.replace("|", "\\|")
+            return text  # (a cell is one line: nothing in it starts one)
+        if type(el) is NavigableString and "_noformat" not in (parent_tags or ()):
+            return _literal(text, el)
         return text
 
     def convert_p(self, el: Tag, text: str, parent_tags: set[str]) -> str:
