@@ -531,6 +531,34 @@ def test_the_warning_of_an_issue_that_leaves_no_room_keeps_within_the_hard_limit
     assert bundle.tokens <= 200 and not bundle.diagnostics.budget_exceeded
 
 
+@pytest.mark.parametrize("mode", ["markdown", "package"])
+def test_a_live_issue_that_cannot_fit_a_small_hard_limit_is_left_out_and_said(
+    rest: TestClient, mode: str
+) -> None:
+    """B1, B7: under hard_limit ~200 a live issue still came at its floor (its title and the
+    cut marker) beside the answer's envelope: at hard_limit 100 the answer was 189 tokens,
+    budget_exceeded, past the limit the user set. The issue that fits not even alone is left
+    out, a warning names the limit (and the one that holds it, where that fits), and the
+    answer stays within; at that limit the issue heads the bundle again."""
+    asked = {"task": "partial refunds", "issue": "SHOP-42", "max_tokens": 2000, "mode": mode}
+    said: list[str] = []
+    for limit in (100, 150):
+        answer = rest.post("/api/bundle", json={**asked, "hard_limit": limit})
+        assert answer.status_code == 200, answer.text
+        bundle = answer.json()
+        assert bundle["tokens"] <= limit and count_tokens(answer.content.decode()) <= limit
+        assert not bundle["budget_exceeded"] and bundle["items"] == []
+        (warning,) = bundle["warnings"]
+        assert warning.startswith("issue left out: ") and f"hard_limit {limit}" in warning
+        said.append(warning)
+    assert said[0] == "issue left out: over hard_limit 100"
+    assert said[1].startswith("issue left out: the tracker issue needs ")
+    needed = int(said[1].rsplit("(to ", 1)[1].split(" ", 1)[0])
+    roomy = rest.post("/api/bundle", json={**asked, "hard_limit": needed}).json()
+    assert roomy["items"][0]["chunk_id"].startswith("issue:") and roomy["tokens"] <= needed
+    assert not roomy["budget_exceeded"]
+
+
 def test_an_issues_browse_url_is_read_as_its_key(
     rest: TestClient, live_api: Briefd, cloud: FakeSite
 ) -> None:

@@ -22,7 +22,7 @@ from briefd.bundles.measure import compact, package_json
 from briefd.bundles.model import MIN_TOKENS, MODES, TIER_ORDER, BundleMode
 from briefd.bundles.pack import OVER_HARD_LIMIT, jaccard, term_set
 from briefd.bundles.render import markdown
-from briefd.bundles.warned import TARGET_CUT
+from briefd.bundles.warned import ISSUE, ISSUE_LEFT_OUT, TARGET_CUT
 from briefd.bundles.wire import response
 from briefd.errors import QueryError
 from briefd.settings import load_settings
@@ -206,7 +206,15 @@ def test_bundle_invariants(
         assert a.content.strip() != b.content.strip()
         if not (a.truncated or b.truncated):
             assert jaccard(term_set(a.content), term_set(b.content)) < 0.85
-    if issue is not None:  # the issue heads the bundle: whole, or over the hard limit its head
+    exclusions = first.diagnostics.exclusions
+    headed = bool(first.items) and first.items[0].chunk_id.startswith(ISSUE)
+    if issue is not None and not headed:  # it fits not even alone: left out and said
+        assert any(e.chunk_id.startswith(ISSUE) for e in exclusions)
+        assert any(w.startswith(ISSUE_LEFT_OUT) for w in first.warnings)
+        assert not any(i.chunk_id.startswith(ISSUE) for i in first.items)
+        alone = target is None and len(first.warnings) == 1  # (a target's cut says more)
+        assert first.tokens <= ceiling or not alone
+    elif issue is not None:  # the issue heads the bundle: whole, or over the hard limit its head
         head = first.items[0]  # cut at a line end with the marker a live Jira issue carries
         assert head.tier == "mandatory"
         shown, marker, _ = head.content.partition("\n\n[… cut to max_tokens: ")
@@ -217,8 +225,8 @@ def test_bundle_invariants(
     if target is not None:  # the target right after the issue: whole, or cut at hard_limit
         own = [i for i in first.items if i.doc_path == target]
         assert all(i.tier == "mandatory" and not i.truncated for i in own[:-1])
-        assert all(i.doc_path == target for i in mandatory[1 if issue else 0 :])
-        over = [e for e in first.diagnostics.exclusions if e.reason.startswith(OVER_HARD_LIMIT)]
+        assert all(i.doc_path == target for i in mandatory[1 if headed else 0 :])
+        over = [e for e in exclusions if e.reason.startswith(OVER_HARD_LIMIT) and e.doc_path]
         if over or (own and own[-1].truncated):  # from its top, said, and nothing optional
             assert not optional and any(TARGET_CUT in w for w in first.warnings)
             assert not own or first.tokens <= ceiling

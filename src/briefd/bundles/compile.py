@@ -44,11 +44,13 @@ from briefd.bundles.model import (
     Diagnostics,
     ItemDrift,
 )
-from briefd.bundles.pack import effective_budget, pack
+from briefd.bundles.pack import ISSUE_RESERVE, effective_budget, pack
 from briefd.bundles.structure import elsewhere, issue_head, unresolved
 from briefd.bundles.warned import (
     counted,
     crowded_out,
+    issue_left_out,
+    issue_reserve,
     no_text,
     over_budget,
     recovered,
@@ -94,6 +96,7 @@ _BUNDLE_ID = re.compile(r"^[0-9a-f]{16}$")
 ISSUE_ATTRIBUTION_TOKENS = 40  # the "> tracker issue · …" line above the issue
 MIN_ISSUE_TOKENS = 100  # the least issue text kept, as a live issue's lookup keeps
 LIVE_ISSUE_SHARE = 0.35  # a live Jira issue is rendered within this share of the budget (B1)
+LIVE_ISSUE_FLOOR = 50  # the least a live issue is fitted to (atlassian.service.MIN_TOKENS)
 CACHE_WAIT_MS = 100  # a cache row is not worth waiting for a reindex's write lock
 
 
@@ -189,6 +192,7 @@ def _compiled(engine: Engine, request: BundleRequest, live: bool) -> Bundle:
         else:
             bundle = replace(bundle, cached=True)
         warned = asked.warned + too_small(bundle, asked.warned) + over_budget(bundle)
+        warned += issue_left_out(bundle, warned, _growth(engine, request) if live else None)
         warned += crowded_out(bundle, warned)
         warned += _answered_elsewhere(conn, engine, asked, bundle, warned) + no_text(bundle)
         base = _base(conn, engine, request.base, key) if request.base else None
@@ -262,6 +266,14 @@ def live_issue(engine: Engine, request: BundleRequest) -> tuple[BundleRequest, b
         return _pasted_issue(engine, request), False
     text, query = found
     return replace(request, task=f"{request.task.strip()} {query}".strip(), issue=text), True
+
+
+def _growth(engine: Engine, request: BundleRequest) -> Callable[[int], int]:
+    """How many tokens more than now a live issue is fitted to at a given hard limit."""
+    now = max(issue_share(engine.settings.bundles, request), LIVE_ISSUE_FLOOR)
+    return lambda limit: max(
+        0, issue_share(engine.settings.bundles, replace(request, hard_limit=limit)) - now
+    )
 
 
 def _pasted_issue(engine: Engine, request: BundleRequest) -> BundleRequest:
@@ -371,12 +383,16 @@ def _cut_reserve(
     candidates: Sequence[Candidate], target: str | None, request: BundleRequest
 ) -> dict[str, int]:
     """What the warning of each document that can be cut at the hard limit (the target, an
-    ``always: true`` document) costs at most, by path."""
+    ``always: true`` document) costs at most, by path; the tracker issue's by
+    :data:`ISSUE_RESERVE`."""
     scopes = {c.doc_path: c.scope for c in candidates if c.tier == "mandatory" and c.doc_path}
-    return {
+    reserve = {
         path: target_cut_reserve(path, scope, request.ceiling, request.max_tokens, path == target)
         for path, scope in scopes.items()
     }
+    if request.issue and request.issue.strip():
+        reserve[ISSUE_RESERVE] = issue_reserve(request.ceiling, request.max_tokens)
+    return reserve
 
 
 def _search(conn: sqlite3.Connection, engine: Engine, asked: _Resolved, query: str) -> SearchResult:

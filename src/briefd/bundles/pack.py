@@ -37,6 +37,7 @@ TARGET = ("target document",)  # the reasons of a context's target sections (str
 ALWAYS = ("always: true in its front matter",)  # the reasons of an always: true section
 CUT = (TARGET, ALWAYS)  # the mandatory documents cut at the hard limit (the issue is cut before)
 OVER_HARD_LIMIT = "over hard_limit: "  # the reason of a target section past the hard limit
+ISSUE_RESERVE = ""  # the key in ``reserve`` of what the tracker issue's warning can cost
 _WORD = re.compile(r"\w+")
 MARKDOWN = measure("markdown")
 
@@ -137,8 +138,10 @@ def _mandatory(
     reserve: Mapping[str, int],
 ) -> dict[str, BundleItem]:
     """The mandatory sections as packed, by chunk id: all whole while they fit under
-    ``ceiling`` (the hard limit less headroom); else the issue whole, then the ``always:
-    true`` documents' and the target's (:func:`_cut_order`, each from its top) as far as they fit
+    ``ceiling`` (the hard limit less headroom); the tracker issue only where it fits whole
+    beside what a warning can cost (``reserve[ISSUE_RESERVE]``), else none of it (a live issue
+    cut to its floor took an answer at hard_limit 100 to 189 tokens). Else the issue, then the
+    ``always: true`` documents' and the target's (:func:`_cut_order`, each from its top) as far as they fit
     beside ``reserve`` (the warning of each document cut, by path), the first that does not as
     its head (when a useful head fits), and none after it. Claude Code refuses a tool answer
     over 25,000 tokens, so a whole 35,000-token target or house-rules document reached the
@@ -148,6 +151,13 @@ def _mandatory(
     if ceiling is None:
         return whole
     left = ceiling - sizes.frame - sizes.envelope
+    if any(  # an issue over what is left beside its warning: out, not the answer over the limit
+        whole[c.chunk_id].tokens > left - reserve.get(ISSUE_RESERVE, 0)
+        for c in musts
+        if c.reasons not in CUT
+    ):
+        musts = [c for c in musts if c.reasons in CUT]
+        whole = {c.chunk_id: whole[c.chunk_id] for c in musts}
     cost = sum(item.tokens + sizes.separator for item in whole.values()) - sizes.separator
     if cost <= left:
         return whole

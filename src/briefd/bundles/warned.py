@@ -5,6 +5,7 @@ its tokens to the ``tokens`` it reports, so the figure bounds what a client rece
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from urllib.parse import quote
 
@@ -41,6 +42,7 @@ def too_small(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
 
 
 ISSUE = "issue:"  # how the tracker issue's chunk id starts (structure.issue_candidate)
+ISSUE_LEFT_OUT = "issue left out: "  # how the warning of an issue over the hard limit starts
 
 
 def crowded_out(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -80,6 +82,42 @@ def crowded_out(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]
     if warnings_tokens((*warned, full)) - warnings_tokens(warned) <= room:
         return (full,)
     return (f"{' and '.join(what)} of {limit} {value}, so no section that matched fits; raise it",)
+
+
+def issue_left_out(
+    bundle: Bundle, warned: tuple[str, ...] = (), grows: Callable[[int], int] | None = None
+) -> tuple[str, ...]:
+    """A tracker issue the packer left out (:func:`briefd.bundles.pack.pack`: whole, it would
+    take the answer over the hard limit) says so, and the hard limit that holds it when that
+    fits beside ``warned``; a shorter warning says the same where it does not. Without it the
+    answer read as one about a task with no issue. ``grows``: how many tokens more a live
+    issue is fitted to at a given hard limit (its share grows with it)."""
+    d = bundle.diagnostics
+    out = [e for e in d.exclusions if e.chunk_id.startswith(ISSUE) and e.reason.startswith(OVER)]
+    if not out or bundle.delta is not None:
+        return ()
+    short = f"{ISSUE_LEFT_OUT}over hard_limit {d.hard_limit}"
+    said = f"{ISSUE_LEFT_OUT}the tracker issue needs {out[0].tokens} tokens, more than "
+    said += f"hard_limit {d.hard_limit} leaves beside the rest of this answer; raise hard_limit"
+    share = d.effective_budget / max(min(d.budget, d.hard_limit), 1)  # the headroom kept
+    answer = d.tokens + out[0].tokens + warnings_tokens((said + "x" * 40,))
+    needed = math.ceil(answer / max(share, 0.01))
+    for _ in range(4 if grows else 0):  # a live issue fitted to a larger share there
+        needed = math.ceil((answer + grows(needed)) / max(share, 0.01)) if grows else needed
+    full = f"{said} (to {needed} or more)"
+    room = d.hard_limit - d.tokens - warnings_tokens(warned)
+    if warnings_tokens((*warned, full)) - warnings_tokens(warned) <= room:
+        return (full,)
+    return (short,)
+
+
+def issue_reserve(hard_limit: int, budget: int) -> int:
+    """What a warning beside a tracker issue packed whole can cost at most: the short form of
+    :func:`crowded_out`'s (the issue kept, no section beside it), kept back with the issue."""
+    limit, value = ("hard_limit", hard_limit) if hard_limit < budget else ("max_tokens", budget)
+    widest = 10 * max(hard_limit, budget, 1)
+    said = f"the tracker issue takes {widest} tokens of {limit} {value}, so no section that "
+    return warnings_tokens((said + "matched fits; raise it",))
 
 
 def _tighter(bundle: Bundle) -> tuple[str, int]:
