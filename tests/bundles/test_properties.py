@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,9 @@ def test_bundle_invariants(
     try:
         first = _fresh(api, request)
     except QueryError as refused:  # code paths alone, and no document in scopes governs them:
+        if "is too small for any answer" in str(refused):  # refused, never answered over it
+            assert request.ceiling < 200
+            return
         assert not searchable and paths and target is None  # said, not an empty answer
         assert "has refs covering" in str(refused) and "only common words" in str(refused)
         return
@@ -192,6 +196,8 @@ def test_bundle_invariants(
             assert o200k <= count_tokens(block) * (1 + O200K_MARGIN) + O200K_SLACK
     assert first.diagnostics.budget_exceeded == (first.tokens > ceiling)
     assert first.diagnostics.overage == max(first.tokens - ceiling, 0)
+    # never over the hard limit, whatever the answer has to say (B7)
+    assert count_tokens(received) <= first.tokens <= ceiling
 
     again = _fresh(api, request)
     assert again.text.encode() == first.text.encode()
@@ -199,6 +205,8 @@ def test_bundle_invariants(
     cached = api.compile_bundle(request)
     assert cached.cached and cached.text == first.text
 
+    if _holds_nothing(first, ceiling):  # the limit is too small for anything: said, and
+        return  # the limit that holds it named (more is checked by test_tiny_hard_limits)
     tiers = [TIER_ORDER[item.tier] for item in first.items]
     assert tiers == sorted(tiers)
     optional = [i for i in first.items if i.tier != "mandatory"]
@@ -212,8 +220,6 @@ def test_bundle_invariants(
         assert any(e.chunk_id.startswith(ISSUE) for e in exclusions)
         assert any(w.startswith(ISSUE_LEFT_OUT) for w in first.warnings)
         assert not any(i.chunk_id.startswith(ISSUE) for i in first.items)
-        alone = target is None and len(first.warnings) == 1  # (a target's cut says more)
-        assert first.tokens <= ceiling or not alone
     elif issue is not None:  # the issue heads the bundle: whole, or over the hard limit its head
         head = first.items[0]  # cut at a line end with the marker a live Jira issue carries
         assert head.tier == "mandatory"
@@ -229,9 +235,71 @@ def test_bundle_invariants(
         over = [e for e in exclusions if e.reason.startswith(OVER_HARD_LIMIT) and e.doc_path]
         if over or (own and own[-1].truncated):  # from its top, said, and nothing optional
             assert not optional and any(TARGET_CUT in w for w in first.warnings)
-            assert not own or first.tokens <= ceiling
         else:
             assert own and not own[-1].truncated
+
+
+def _holds_nothing(bundle: Bundle, ceiling: int) -> bool:
+    """The minimal answer of a hard limit too small to hold anything of this one: no section,
+    one warning that says so and names a larger limit."""
+    said = bundle.warnings[:1]
+    if not said or not said[0].startswith(f"hard_limit {ceiling} holds nothing"):
+        return False
+    assert not bundle.items and len(bundle.warnings) == 1
+    assert bundle.mode != "markdown" or bundle.text == ""
+    needed = re.search(r"raise it to (\d+)", said[0])
+    assert needed is not None and int(needed.group(1)) > ceiling
+    return True
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    corpus=st.sampled_from(["en", "tr"]),
+    task=tasks,
+    budget=st.integers(min_value=MIN_TOKENS, max_value=4000),
+    hard_limit=st.integers(min_value=MIN_TOKENS, max_value=600),
+    paths=st.lists(st.sampled_from(PATHS), max_size=2, unique=True),
+    scopes=st.sampled_from([None, ("all",)]),
+    issue=st.one_of(st.none(), st.sampled_from(TASKS).map(lambda t: f"PAY-1 {t}\n\n{t} " * 3)),
+    target_index=st.integers(min_value=0, max_value=4),
+    mode=st.sampled_from(MODES),
+)
+def test_any_request_stays_within_a_small_hard_limit(
+    corpora: dict[str, Briefd],
+    corpus: str,
+    task: str,
+    budget: int,
+    hard_limit: int,
+    paths: list[str],
+    scopes: tuple[str, ...] | None,
+    issue: str | None,
+    target_index: int,
+    mode: BundleMode,
+) -> None:
+    """B1, B7 at the smallest hard limits: whatever the answer has to say (a target cut, an
+    issue left out, paths governed elsewhere, a budget that fits no section), what the client
+    receives stays within the limit; where nothing fits, the answer says which limit would."""
+    target = TARGETS[corpus][target_index % len(TARGETS[corpus])]
+    request = BundleRequest(
+        task,
+        max_tokens=budget,
+        scopes=scopes,
+        paths=tuple(paths),
+        issue=issue,
+        hard_limit=hard_limit,
+        target=target,
+        mode=mode,
+    )
+    try:
+        bundle = _fresh(corpora[corpus], request)
+    except QueryError as refused:  # nothing to search for: refused, never answered over
+        assert "only common words" in str(refused) or "too small" in str(refused)
+        return
+    received = compact(response(bundle))
+    assert count_tokens(received) <= bundle.tokens <= hard_limit, received
+    assert not bundle.diagnostics.budget_exceeded and bundle.diagnostics.overage == 0
+    if not _holds_nothing(bundle, hard_limit) and mode == "markdown":
+        assert bundle.text == markdown(bundle.items)
 
 
 def test_property_corpora_are_indexed(corpora: dict[str, Briefd]) -> None:

@@ -22,6 +22,7 @@ from briefd.bundles.cache import (
     stored_sections,
 )
 from briefd.bundles.collect import Ask, collect, retrieval_query
+from briefd.bundles.fitted import within_limit
 from briefd.bundles.governed import unrequested
 from briefd.bundles.measure import (
     answer_tokens,
@@ -205,14 +206,14 @@ def _compiled(engine: Engine, request: BundleRequest, live: bool) -> Bundle:
         bundle = _share(engine, engine.shared, key, bundle)
     bundle = with_warnings(bundle, warned)
     if request.base is None:
-        return as_sent(bundle)
+        return as_sent(within_limit(bundle))
     if base is None:
-        return as_sent(recovered(bundle))
+        return as_sent(within_limit(recovered(bundle)))
     delta = diff(request.base, base, bundle.items)
     markdown = render.delta_markdown(delta) if bundle.mode == "markdown" else ""
     answer = replace(bundle, delta=delta, text=markdown)
     d = replace(bundle.diagnostics, tokens=answer_tokens(answer))  # the delta's, as sent
-    return as_sent(replace(answer, diagnostics=d))
+    return as_sent(within_limit(replace(answer, diagnostics=d)))
 
 
 def as_sent(bundle: Bundle) -> Bundle:

@@ -1,0 +1,118 @@
+"""B1, B7: an answer never goes over the hard limit the user set, whatever it has to say. At
+``hard_limit`` 100 a target cut at the limit answered 185 tokens (its "read on with
+get_document" warning alone), a request whose paths are governed outside its scopes 148.
+Measured as the client receives it: REST's body and MCP's structured content, counted with
+briefd's own counter, in markdown and package modes, for hard limits 20 to 600."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from fastapi.testclient import TestClient
+from mcp import Client
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from briefd.tokens import count_tokens
+from tests.service.conftest import service_config
+from tests.service.live import serving
+from tests.service.test_mcp import run
+
+HANDLER = "services/payment-gateway/internal/refunds/handler.go"
+LIMITS = (20, 60, *range(100, 260, 20), 300, 450, 600)
+CASES: dict[str, tuple[str, dict[str, object]]] = {  # (route, body) of REST
+    "cut target": ("context", {"doc_path": "domain/refunds.md", "task": "refund"}),
+    "paths elsewhere": ("bundle", {"task": "", "paths": [HANDLER]}),
+    "issue and target": (
+        "context",
+        {"doc_path": "domain/glossary.md", "task": "refund"},
+    ),
+    "long issue": ("bundle", {"task": "refund", "issue": "PAY-1 broken\n\n" + "refund " * 300}),
+    "paths and task": ("bundle", {"task": "refund", "paths": [HANDLER], "scopes": ["all"]}),
+}
+NEEDS = re.compile(r"raise it to (\d+)")
+
+
+def stringify(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _mcp(route: str, body: dict[str, object], mode: str, limit: int) -> tuple[str, dict[str, Any]]:
+    arguments = {k: v for k, v in body.items() if k not in ("task", "doc_path")}
+    arguments.update(task_description=body["task"], mode=mode, hard_limit=limit, max_tokens=2000)
+    if route == "context":
+        return "document_context", {**arguments, "doc_path": body["doc_path"]}
+    return "compile_bundle", arguments
+
+
+def test_no_answer_goes_over_a_small_hard_limit_on_rest(service_api: Briefd) -> None:
+    minimal = 0
+    with TestClient(create_app(service_api, service_config())) as http:
+        http.headers["Authorization"] = "Bearer " + service_config().token  # type: ignore[operator]
+        for name, (route, body) in CASES.items():
+            for mode in ("markdown", "package"):
+                for limit in LIMITS:
+                    sent = {**body, "mode": mode, "hard_limit": limit, "max_tokens": 2000}
+                    answer = http.post(f"/api/{route}", json=sent)
+                    if limit < 100:  # under the least accepted: refused, never answered over it
+                        assert answer.status_code == 422, (name, limit, answer.text)
+                        continue
+                    assert answer.status_code == 200, (name, mode, limit, answer.text)
+                    received = count_tokens(answer.text)
+                    out = answer.json()
+                    assert received <= out["tokens"] <= limit, (name, mode, limit, answer.text)
+                    assert not out["budget_exceeded"] and out["overage"] == 0
+                    needs = NEEDS.search(" ".join(out.get("warnings", [])))
+                    if not out["items"] and needs and "holds nothing" in out["warnings"][0]:
+                        minimal += 1
+                        assert int(needs.group(1)) > limit
+    assert minimal >= 2  # the smallest limits hold nothing of a cut target: said so
+
+
+def test_no_answer_goes_over_a_small_hard_limit_on_mcp(service_api: Briefd) -> None:
+    calls = [
+        (name, mode, limit)
+        for name in CASES
+        for mode in ("markdown", "package")
+        for limit in LIMITS
+        if limit >= 100
+    ]
+
+    async def body(client: Client) -> list[Any]:
+        found = []
+        for name, mode, limit in calls:
+            tool, arguments = _mcp(*CASES[name], mode, limit)
+            found.append(await client.call_tool(tool, arguments))
+        return found
+
+    with serving(create_app(service_api, service_config())) as base:
+        answers = run(base + "/mcp", "auto", body)
+    for call, result in zip(calls, answers, strict=True):
+        assert not result.is_error, (call, result.content)
+        structured = result.structured_content
+        received = count_tokens(stringify(structured))
+        assert received <= structured["tokens"] <= call[2], (call, structured)
+
+
+def test_a_cut_target_at_a_small_limit_keeps_the_call_that_reads_on(service_api: Briefd) -> None:
+    """Where the long warning does not fit and a compact one does, the compact one names the
+    get_document call that reads on; where nothing fits, the answer says which limit would."""
+    with TestClient(create_app(service_api, service_config())) as http:
+        http.headers["Authorization"] = "Bearer " + service_config().token  # type: ignore[operator]
+        said = {}
+        for limit in range(100, 260, 10):
+            body = {"doc_path": "domain/refunds.md", "task": "refund", "hard_limit": limit}
+            out = http.post("/api/context", json={**body, "max_tokens": 2000}).json()
+            assert out["tokens"] <= limit
+            said[limit] = out["warnings"][0]
+    first = said[100]
+    assert first.startswith("hard_limit 100 holds nothing") and NEEDS.search(first)
+    compact = [w for w in said.values() if "(REST: GET" not in w and "get_document(" in w]
+    assert compact, said
+    assert compact[0].startswith("the target domain/refunds.md is over hard_limit ")
+    assert (
+        'Read on with get_document("domain/refunds.md", scopes=["domain"], start_line='
+        in (compact[0])
+    )
