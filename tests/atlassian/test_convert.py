@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import re
 import time
 from pathlib import Path
 
 from briefd.atlassian import render
 from briefd.atlassian.convert import fence, html_to_markdown
 from briefd.atlassian.render import fit, open_fence
+from tests.atlassian import data
 from tests.atlassian.conftest import facade
 from tests.atlassian.fake import FakeSite
 
@@ -329,3 +331,84 @@ def test_text_that_reads_as_markdown_where_a_line_starts_stays_text() -> None:
         "```\n# comment\n1. step\n```",
         "|  |\n| --- |\n| # cell |",
     ]
+
+
+def _nested(open_tag: str, close_tag: str, words: list[str]) -> str:
+    return "".join(open_tag.format(word) for word in words) + close_tag * len(words)
+
+
+def test_html_nested_a_thousand_deep_converts_keeping_every_word_in_order() -> None:
+    """markdownify converts a tag's children first, a few frames a level: a page nesting a
+    few hundred lists, quotes, tables in cells or wrappers crashed the converter
+    (RecursionError), and the page or issue could not be read at all."""
+    words = [f"w{n}" for n in range(1000)]
+    for open_tag, close_tag in (
+        ("<ul><li>{}", "</li></ul>"),
+        ("<ol><li><p>{}</p>", "</li></ol>"),
+        ("<blockquote><p>{}</p>", "</blockquote>"),
+        ("<table><tr><td>{}", "</td></tr></table>"),
+        ("<div>{}", "</div>"),
+        ("<span>{} ", "</span>"),
+        ("<div><p><strong>{}</strong> <a href='/x'>link</a></p>", "</div>"),
+    ):
+        markdown = html_to_markdown(_nested(open_tag, close_tag, words), "https://w.example")
+        assert re.findall(r"\bw\d+\b", markdown) == words, open_tag
+        if "strong" in open_tag:  # inline leaves keep their markup, deepest ones too
+            assert markdown.count("](https://w.example/x)") == 1000
+            assert markdown.endswith("**w999** [link](https://w.example/x)")
+    deep_code = _nested("<div>{}", "</div>", words[:150])
+    code = deep_code.replace("w149", 'w149<pre><code class="language-sql">SELECT 1;</code></pre>')
+    assert "\n\n```sql\nSELECT 1;\n```" in html_to_markdown(code)  # a code block stays one
+
+
+def test_a_list_or_quote_nested_past_eight_levels_goes_on_at_the_eighth() -> None:
+    """Each level of a list costs its indent on every line below it, of a quote its "> ":
+    items nested past eight levels follow the item holding them, as items of its list, in
+    order (what followed a nested list in an item an item of its own)."""
+    words = [f"w{n}" for n in range(11)]
+    listed = _nested("<ul><li>{}", "</li></ul>", words).replace("</ul></li>", "</ul>after</li>", 1)
+    deepest = "  " * 7 + "- "
+    assert html_to_markdown(listed) == (
+        "\n".join("  " * n + f"- w{n}" for n in range(8))
+        + "".join(f"\n{deepest}w{n}" for n in range(8, 11))
+        + f"\n{deepest}after"
+    )
+    quoted = html_to_markdown(_nested("<blockquote><p>{}</p>", "</blockquote>", words))
+    assert re.findall(r"\bw\d+\b", quoted) == words
+    assert [line.count(">") for line in quoted.split("\n") if "w" in line] == [
+        *range(1, 9),
+        8,
+        8,
+        8,
+    ]
+
+
+def test_a_deeply_nested_page_and_issue_answer_with_their_text(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """The public path: confluence_page and jira_issue, real HTTP to the fake site."""
+    words = [f"step{n}" for n in range(600)]
+    deep = _nested("<ul><li>{}", "</li></ul>", words)
+    page = {
+        "id": "77778",
+        "status": "current",
+        "title": "Generated outline",
+        "spaceId": data.SPACES["ENG"][0],
+        "version": {"createdAt": "2026-04-01T10:00:00.000Z", "number": 1},
+        "body": {"export_view": {"value": deep}},
+        "_links": {"webui": "/spaces/ENG/pages/77778/Outline", "base": cloud.url + "/wiki"},
+    }
+    cloud.script(r"/api/v2/pages/77778$", 200, body=page)
+    issue = {
+        "id": "10042",
+        "key": "SHOP-42",
+        "fields": dict(data.SHOP_42_FIELDS),
+        "renderedFields": {"description": _nested("<div><span>{}", "</span></div>", words)},
+    }
+    cloud.script(r"/issue/SHOP-42$", 200, body=issue)
+    atlassian = facade(tmp_path, cloud)
+    answer = atlassian.confluence_page("77778", 50_000, None)
+    assert not answer.text.truncated
+    assert re.findall(r"\bstep\d+\b", answer.text.markdown) == words
+    described = atlassian.jira_issue("SHOP-42", False, 50_000, None)
+    assert re.findall(r"\bstep\d+\b", described.text.markdown) == words

@@ -29,6 +29,8 @@ from bs4 import BeautifulSoup, Tag
 from bs4.element import NavigableString
 from markdownify import MarkdownConverter
 
+from briefd.atlassian.depth import shallow
+
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING = re.compile(r"[ \t]+\n")
 _BRUSH = re.compile(r"brush:\s*([\w+#-]+)")
@@ -72,7 +74,8 @@ def html_to_markdown(html: str, base: str = "") -> str:
         rewrite(soup, tags)
     if base:
         _absolute(tags, base)
-    _rowspans(tags)  # last: the cells it copies are rewritten already
+    _rowspans(tags)  # the cells it copies are rewritten already
+    shallow(soup)  # last: a rewrite above may nest (a panel is a quote)
     converter = _Converter()  # one a call: it holds the call's code lines
     text = converter.convert_soup(soup)
     text = _TRAILING.sub("\n", text)
