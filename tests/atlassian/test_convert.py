@@ -412,3 +412,17 @@ def test_a_deeply_nested_page_and_issue_answer_with_their_text(
     assert re.findall(r"\bstep\d+\b", answer.text.markdown) == words
     described = atlassian.jira_issue("SHOP-42", False, 50_000, None)
     assert re.findall(r"\bstep\d+\b", described.text.markdown) == words
+
+
+def test_superscript_and_subscript_keep_their_meaning() -> None:
+    """markdownify dropped both marks: "E = mc²" came out "E = mc2", "H₂O" "H2O", a
+    footnote's "fee¹" "fee1". Kept as HTML (Markdown allows it, GitHub shows it): "^" reads
+    as other syntax and "~" is strike-through in GitHub's Markdown."""
+    html = (
+        "<p>E = mc<sup>2</sup>, H<sub>2</sub>O, fee<sup>1</sup></p>"
+        "<table><tr><th>Limit</th></tr><tr><td>10<sup>6</sup> a day</td></tr></table>"
+    )
+    assert html_to_markdown(html) == (
+        "E = mc<sup>2</sup>, H<sub>2</sub>O, fee<sup>1</sup>\n\n"
+        "| Limit |\n| --- |\n| 10<sup>6</sup> a day |"
+    )

@@ -12,6 +12,7 @@ keep their language (read from Confluence's ``brush:``, Jira's ``code-java`` cla
 attachment name, file name). A ``|`` in a table cell is escaped, once; a list in a cell has
 its items after ``<br>``; a table nested in a cell goes on the cell's line, its pipes escaped
 too; a cell merged over rows (``rowspan``) is in each of them, so no cell after it moves left.
+Superscript and subscript stay ``<sup>`` and ``<sub>``.
 Code comes out as written (CRLF read as LF, blank lines around it dropped): the clean-up of
 the Markdown around it — trailing spaces, runs of blank lines — never reaches its lines.
 """
@@ -435,7 +436,12 @@ class _Converter(MarkdownConverter):
 
     def __init__(self) -> None:
         super().__init__(
-            heading_style="ATX", bullets="-", escape_asterisks=False, escape_underscores=False
+            heading_style="ATX",
+            bullets="-",
+            escape_asterisks=False,
+            escape_underscores=False,
+            sup_symbol="<sup>",  # kept as HTML, which Markdown allows and GitHub shows:
+            sub_symbol="<sub>",  # "mc2", "H2O" lost what they said; ~ is strike-through
         )
         self.nonce = secrets.token_hex(4)  # a marker the page's own text cannot pass for
         self.held: list[str] = []
