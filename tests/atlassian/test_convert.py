@@ -426,3 +426,10 @@ def test_superscript_and_subscript_keep_their_meaning() -> None:
         "E = mc<sup>2</sup>, H<sub>2</sub>O, fee<sup>1</sup>\n\n"
         "| Limit |\n| --- |\n| 10<sup>6</sup> a day |"
     )
+
+
+def test_text_after_a_nested_list_in_an_item_stays_out_of_its_last_item() -> None:
+    """Text after a nested list in the same item ran on into the list's last item: "- b"
+    then "tail" read "- btail", a step that said something else."""
+    html = "<ul><li>Rotate<ul><li>old key</li></ul>then <b>restart</b></li><li>Done</li></ul>"
+    assert html_to_markdown(html) == "- Rotate\n  - old key\n\n  then **restart**\n- Done"

@@ -537,10 +537,17 @@ class _Converter(MarkdownConverter):
 
     def convert_list(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         """A list; in a table cell its items (:meth:`convert_li`), then a ``<br>`` before what
-        follows it (a cell's ends lose theirs: :meth:`convert_td`)."""
+        follows it (a cell's ends lose theirs: :meth:`convert_td`); in an item, a blank line
+        before text after it there (it ran on into the list's last item: "- btail")."""
         if parent_tags.isdisjoint(_CELLS):
             converted: str = super().convert_list(el, text, parent_tags)  # type: ignore[misc]
-            return converted
+            after = el.next_sibling
+            while isinstance(after, NavigableString) and not after.strip():
+                after = after.next_sibling
+            inline = isinstance(after, NavigableString) or (
+                isinstance(after, Tag) and after.name not in _BLOCKS
+            )
+            return converted + ("\n\n" if "li" in parent_tags and inline else "")
         return text + ("<br>" if _lists_in_cell(el) == 1 else "")
 
     convert_ul = convert_list
