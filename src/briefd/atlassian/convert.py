@@ -19,18 +19,17 @@ the Markdown around it — trailing spaces, runs of blank lines — never reache
 
 from __future__ import annotations
 
-import copy
 import re
 import secrets
 import urllib.parse
 from collections.abc import Callable
-from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 from bs4.element import NavigableString
 from markdownify import MarkdownConverter
 
 from briefd.atlassian.depth import shallow
+from briefd.atlassian.rowspans import Tagged, rowspans, span
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING = re.compile(r"[ \t]+\n")
@@ -59,7 +58,6 @@ _BLOCKS = frozenset(  # the tags whose content starts a line
     ("p", "div", "blockquote", "pre", "hr", "section", "body", *_LISTS_AND_TABLES, *_HEADINGS)
 )
 _Tags = dict[str, list[Tag]]
-COPIED = 20_000  # nodes copied into the rows merged cells cover, at most
 PANEL_KINDS = ("info", "note", "warning", "tip", "error", "success")
 DECORATIVE = frozenset(("rendericon", "icon"))  # classes of icons beside the text they mark
 
@@ -70,13 +68,13 @@ def html_to_markdown(html: str, base: str = "") -> str:
     are made absolute ("": left as they are)."""
     if not html or not html.strip():
         return ""
-    soup = BeautifulSoup(html, "html.parser", element_classes={Tag: _Tag})
+    soup = BeautifulSoup(html, "html.parser", element_classes={Tag: Tagged})
     tags = _tags(soup)
     for rewrite in (_unscripted, _emoticons, _panels, _expands, _tasks, _monospace):
         rewrite(soup, tags)
     if base:
         _absolute(tags, base)
-    _rowspans(tags)  # the cells it copies are rewritten already
+    rowspans(tags)  # the cells it copies are rewritten already
     shallow(soup)  # last: a rewrite above may nest (a panel is a quote)
     converter = _Converter()  # one a call: it holds the call's code lines
     text = converter.convert_soup(soup)
@@ -293,23 +291,6 @@ def _monospace(soup: BeautifulSoup, tags: _Tags) -> None:
         tag.name = "code"
 
 
-class _Tag(Tag):
-    """A tag whose ``find_parent(name)`` walks up its parents comparing names: bs4 builds a
-    filter for each call, and markdownify asks every tag whether it is in a ``<pre>`` — a
-    fifth of the time of a large page."""
-
-    def find_parent(self, name: Any = None, attrs: Any = None, **kwargs: Any) -> Tag | None:
-        if isinstance(name, str) and not attrs and not kwargs:
-            return next((parent for parent in self.parents if parent.name == name), None)
-        return super().find_parent(name, attrs, **kwargs)
-
-
-def _span(cell: Tag) -> int:
-    """How many columns a cell spans, as markdownify reads ``colspan`` (1 to 1000)."""
-    colspan = cell.get("colspan")
-    return max(1, min(1000, int(colspan))) if isinstance(colspan, str) and colspan.isdigit() else 1
-
-
 def _after_a_tag(el: Tag) -> bool:
     """Whether a tag comes before ``el`` in its parent (``find_previous_sibling``, which builds
     a filter for each call: a row each)."""
@@ -327,66 +308,6 @@ def _lists_in_cell(el: Tag) -> int:
             break
         count += parent.name in ("ul", "ol")
     return count
-
-
-def _rowspans(tags: _Tags) -> None:
-    """A cell merged down over rows (``rowspan``) copied into each row it covers: Markdown
-    tables have no merged cells, and markdownify wrote the cell in its first row only, so
-    every cell after it in the rows below moved one column left, under another heading.
-    Innermost tables first, so that a copied cell holds its nested table's copies too; up to
-    :data:`COPIED` nodes, then an empty cell (tables merged in merged cells doubled a level:
-    1 KB of 16 nested ones took 17 s to 3.6 MB of Markdown, 20 hours)."""
-    cells = tags.get("td", []) + tags.get("th", [])
-    if not any(_count(cell.attrs.get("rowspan")) > 1 for cell in cells):
-        return  # (a walk of each table for one took a twentieth of a page of tables' time)
-    left = [COPIED]
-    for table in reversed(tags.get("table", [])):
-        below: dict[int, tuple[int, Tag]] = {}  # column → (rows still covered, cell)
-        for row in _own_rows(table):
-            below = _merged_into(row, below, left)
-
-
-def _merged_into(
-    row: Tag, below: dict[int, tuple[int, Tag]], budget: list[int]
-) -> dict[int, tuple[int, Tag]]:
-    """``row`` with copies of the cells merged down into it (``below``) where they sit (empty
-    ones once ``budget`` nodes are copied); what stays merged down into the next row."""
-    column = 0
-    started: dict[int, tuple[int, Tag]] = {}
-    for cell in [*row.find_all(["td", "th"], recursive=False), None]:
-        while column in below:
-            left, merged = below.pop(column)
-            size = sum(1 for _ in merged.descendants)
-            budget[0] -= size
-            copied = copy.copy(merged) if budget[0] >= 0 else _Tag(name=merged.name)
-            copied.attrs.pop("rowspan", None)
-            if cell is None:
-                row.append(copied)
-            else:
-                cell.insert_before(copied)
-            if left > 1:
-                started[column] = (left - 1, merged)
-            column += _span(merged)
-        if cell is None:
-            return started
-        rows = _count(cell.get("rowspan"))
-        if rows > 1:
-            started[column] = (rows - 1, cell)
-        column += _span(cell)
-    return started
-
-
-def _own_rows(table: Tag) -> list[Tag]:
-    """A table's rows, not those of a table nested in one of its cells."""
-    rows: list[Tag] = []
-    for child in table.find_all(["thead", "tbody", "tfoot", "tr"], recursive=False):
-        rows += [child] if child.name == "tr" else child.find_all("tr", recursive=False)
-    return rows
-
-
-def _count(value: object) -> int:
-    """``rowspan`` as a number of rows (1 to 1000; 0, "all the rest", as 1)."""
-    return max(1, min(1000, int(value))) if isinstance(value, str) and value.isdigit() else 1
 
 
 def _literal(text: str, el: NavigableString) -> str:
@@ -587,7 +508,7 @@ class _Converter(MarkdownConverter):
         if _after_a_tag(el) or section is None:
             return f"|{text}\n"
         cells = el.find_all(["td", "th"], recursive=False)
-        line = "| " + " | ".join(["---"] * sum(_span(cell) for cell in cells)) + " |\n"
+        line = "| " + " | ".join(["---"] * sum(span(cell) for cell in cells)) + " |\n"
         if all(cell.name == "th" for cell in cells) or (
             section.name == "thead" and len(section.find_all("tr", recursive=False)) == 1
         ):
