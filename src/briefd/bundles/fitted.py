@@ -13,11 +13,8 @@ from dataclasses import replace
 
 from briefd.bundles.measure import answer_tokens, warnings_tokens
 from briefd.bundles.model import Bundle
-from briefd.bundles.warned import FITS_NO_SECTION, ISSUE_LEFT_OUT, TARGET_CUT, counted
+from briefd.bundles.warned import FITS_NO_SECTION, ISSUE_LEFT_OUT, TARGET_CUT, counted, cut_short
 from briefd.errors import QueryError
-
-REST_ROUTE = " (REST: GET "  # where a cut warning's REST route starts (warned.target_cut)
-HELD = ": this answer holds "  # where a cut warning says what the answer holds
 
 
 def within_limit(bundle: Bundle) -> Bundle:
@@ -72,20 +69,10 @@ def _rank(warning: str) -> int:
 def _shorter(ranked: list[str]) -> list[tuple[str, ...]]:
     """The warnings as they are, then in their compact form, then the compact ones with the
     least important left out one by one, down to the most important alone."""
-    compact = [short(w) for w in ranked]
+    compact = [cut_short(w) for w in ranked]
     tries = [tuple(ranked), tuple(compact)]
     tries += [tuple(compact[:n]) for n in range(len(compact) - 1, 0, -1)]
     return tries
-
-
-def short(warning: str) -> str:
-    """A warning's compact form: a cut's without its REST route and its explanation (the
-    ``get_document`` call that reads on stays); the others are short already."""
-    if TARGET_CUT not in warning or REST_ROUTE not in warning or HELD not in warning:
-        return warning
-    what = warning.split(HELD, 1)[0].split(" (max_tokens ", 1)[0]
-    call = warning[warning.index(TARGET_CUT) : warning.index(REST_ROUTE)]
-    return f"{what}. {call}"
 
 
 def _saying(bundle: Bundle, said: tuple[str, ...]) -> Bundle:

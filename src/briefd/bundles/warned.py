@@ -17,6 +17,8 @@ from briefd.bundles.pack import OVER_HARD_LIMIT as OVER
 
 FITS_NO_SECTION = "fits no section"  # what a warning that the budget held none says
 TARGET_CUT = "Read on with get_document("  # what the warning of a target cut at the hard limit says
+HELD = ": this answer holds "  # where that warning says what the answer holds
+REST_ROUTE = " (REST: GET "  # where its REST route starts
 DOCUMENT_PART_MIN = 500  # the smallest max_tokens get_document reads a part with
 
 
@@ -183,10 +185,21 @@ def target_cut(
     route = f"/api/docs/{quote(path)}?{query}start_line={start}&max_tokens={part}"
     what = "the target" if target else "the always: true document"
     return (
-        f"{what} {path} is over hard_limit {hard_limit} (max_tokens {budget}): this "
-        f"answer holds {held}. {TARGET_CUT}{args} (REST: GET {route}), which gives the rest "
+        f"{what} {path} is over hard_limit {hard_limit} (max_tokens {budget}){HELD}"
+        f"{held}. {TARGET_CUT}{args}{REST_ROUTE}{route}), which gives the rest "
         "in parts, each saying where the next starts; or raise hard_limit to have it whole"
     )
+
+
+def cut_short(warning: str) -> str:
+    """The compact form of :func:`target_cut`'s warning, for an answer it would take past its
+    hard limit: without the REST route and the explanation (the ``get_document`` call that
+    reads on stays); any other warning is short already and comes back as it is."""
+    if TARGET_CUT not in warning or REST_ROUTE not in warning or HELD not in warning:
+        return warning
+    what = warning.split(HELD, 1)[0].split(" (max_tokens ", 1)[0]
+    call = warning[warning.index(TARGET_CUT) : warning.index(REST_ROUTE)]
+    return f"{what}. {call}"
 
 
 def target_cut_reserve(
