@@ -1,7 +1,8 @@
 """B1, B7: an answer never goes over the hard limit the user set, whatever it has to say. At
 ``hard_limit`` 100 a target cut at the limit answered 185 tokens (its "read on with
 get_document" warning alone), a request whose paths are governed outside its scopes 148.
-Measured as the client receives it: REST's body and MCP's structured content, counted with
+Measured as the client receives it: REST's body, MCP's structured content and the text it
+hands the model, counted with
 briefd's own counter, in markdown and package modes, for hard limits 20 to 600."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from mcp import Client
+from mcp_types import TextContent
 
 from briefd.api import Briefd
 from briefd.service import create_app
@@ -94,6 +96,8 @@ def test_no_answer_goes_over_a_small_hard_limit_on_mcp(service_api: Briefd) -> N
         structured = result.structured_content
         received = count_tokens(stringify(structured))
         assert received <= structured["tokens"] <= call[2], (call, structured)
+        text = "".join(part.text for part in result.content if isinstance(part, TextContent))
+        assert text and count_tokens(text) <= call[2], (call, text)  # what the model is handed
 
 
 def test_a_cut_target_at_a_small_limit_keeps_the_call_that_reads_on(service_api: Briefd) -> None:
