@@ -91,6 +91,31 @@ def tiktoken_encodings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
     return {name: tiktoken.get_encoding(name) for name in ("cl100k_base", "o200k_base")}
 
 
+def _request(
+    corpus: str,
+    task: str,
+    budget: int,
+    hard_limit: int | None,
+    paths: list[str],
+    scopes: tuple[str, ...] | None,
+    issue: str | None,
+    target_index: int,
+    mode: BundleMode,
+) -> BundleRequest:
+    """The request the drawn values make, its target one of the corpus' (or none)."""
+    target = TARGETS[corpus][target_index % len(TARGETS[corpus])]
+    return BundleRequest(
+        task,
+        max_tokens=budget,
+        scopes=scopes,
+        paths=tuple(paths),
+        issue=issue,
+        hard_limit=hard_limit,
+        target=target,
+        mode=mode,
+    )
+
+
 def _fresh(api: Briefd, request: BundleRequest) -> Bundle:
     """Compiled from scratch: no LRU entry, no cache row."""
     api._bundles.clear()
@@ -148,18 +173,9 @@ def test_bundle_invariants(
     mode: BundleMode,
 ) -> None:
     api = corpora[corpus]
-    target = TARGETS[corpus][target_index % len(TARGETS[corpus])]
     hard_limit = None if hard_factor is None else max(MIN_TOKENS, int(budget * hard_factor))
-    request = BundleRequest(
-        task,
-        max_tokens=budget,
-        scopes=scopes,
-        paths=tuple(paths),
-        issue=issue,
-        hard_limit=hard_limit,
-        target=target,
-        mode=mode,
-    )
+    request = _request(corpus, task, budget, hard_limit, paths, scopes, issue, target_index, mode)
+    target = request.target
     searchable = query_terms(retrieval_query(task, issue))
     if not searchable and not paths and target is None:  # "the of": nothing to find
         with pytest.raises(QueryError, match="only common words"):
@@ -279,17 +295,7 @@ def test_any_request_stays_within_a_small_hard_limit(
     """B1, B7 at the smallest hard limits: whatever the answer has to say (a target cut, an
     issue left out, paths governed elsewhere, a budget that fits no section), what the client
     receives stays within the limit; where nothing fits, the answer says which limit would."""
-    target = TARGETS[corpus][target_index % len(TARGETS[corpus])]
-    request = BundleRequest(
-        task,
-        max_tokens=budget,
-        scopes=scopes,
-        paths=tuple(paths),
-        issue=issue,
-        hard_limit=hard_limit,
-        target=target,
-        mode=mode,
-    )
+    request = _request(corpus, task, budget, hard_limit, paths, scopes, issue, target_index, mode)
     try:
         bundle = _fresh(corpora[corpus], request)
     except QueryError as refused:  # nothing to search for: refused, never answered over
