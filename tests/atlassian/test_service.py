@@ -460,13 +460,10 @@ def test_a_bundle_is_headed_by_the_live_issue_then_the_teams_rules(
     assert text.items[0].content == "SHOP-42 refunds race each other"
 
 
-def test_a_huge_live_issue_is_cut_to_its_share_of_a_hard_limit_below_max_tokens(
-    rest: TestClient, cloud: FakeSite
-) -> None:
-    """B1, B7: a live issue's share was taken of max_tokens alone, so with hard_limit 1000
-    under max_tokens 8000 a 11,000-token issue came at ~2,900 tokens and the bundle at ~3,000
-    (budget_exceeded), as pasted issue text no longer does: its share is of the tighter."""
-    html = "".join(f"<p>Step {n}: ledger row {n} was written twice.</p>" for n in range(800))
+def long_shop_42(cloud: FakeSite, steps: int) -> None:
+    """SHOP-42 on the fake site with a description of ``steps`` paragraphs ("Step n: ledger
+    row n was written twice.")."""
+    html = "".join(f"<p>Step {n}: ledger row {n} was written twice.</p>" for n in range(steps))
     issue = {
         "id": "10042",
         "key": "SHOP-42",
@@ -474,6 +471,15 @@ def test_a_huge_live_issue_is_cut_to_its_share_of_a_hard_limit_below_max_tokens(
         "renderedFields": {"description": html},
     }
     cloud.script(r"/issue/SHOP-42$", 200, body=issue)
+
+
+def test_a_huge_live_issue_is_cut_to_its_share_of_a_hard_limit_below_max_tokens(
+    rest: TestClient, cloud: FakeSite
+) -> None:
+    """B1, B7: a live issue's share was taken of max_tokens alone, so with hard_limit 1000
+    under max_tokens 8000 a 11,000-token issue came at ~2,900 tokens and the bundle at ~3,000
+    (budget_exceeded), as pasted issue text no longer does: its share is of the tighter."""
+    long_shop_42(cloud, 800)
     asked = {"task": "partial refunds", "issue": "SHOP-42", "max_tokens": 8000}
     answer = rest.post("/api/bundle", json={**asked, "hard_limit": 1000})
     assert answer.status_code == 200, answer.text
@@ -614,14 +620,7 @@ def test_a_huge_issue_is_converted_once_as_it_is_fetched(live_api: Briefd, cloud
         | {"created": f"2026-05-01T10:{i:02d}:00.000+0000"}
         for i in range(20)
     ]
-    text = "".join(f"<p>Step {n}: ledger row {n} was written twice.</p>" for n in range(900))
-    issue = {
-        "id": "10042",
-        "key": "SHOP-42",
-        "fields": dict(data.SHOP_42_FIELDS),
-        "renderedFields": {"description": text},
-    }
-    cloud.script(r"/issue/SHOP-42$", 200, body=issue)
+    long_shop_42(cloud, 900)
     cloud.script(r"/issue/SHOP-42/comment$", 200, body={"comments": said, "total": 20})
     lookup = live_api.atlassian.prefetch("SHOP-42")
     first = lookup("SHOP-42", 600)
