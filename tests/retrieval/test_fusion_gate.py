@@ -17,6 +17,7 @@ from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.fusion import Evidence, score_fusion
 from briefd.retrieval.gate import (
     COVERAGE_WEIGHT,
+    LANGUAGE_QUANTILE,
     MIN_PER_LANGUAGE,
     QUANTILE,
     Calibration,
@@ -118,7 +119,7 @@ def test_a_query_in_another_language_is_weighed_against_that_languages_probes() 
     home, foreign = rng.normal(0.08, 0.02, n), rng.normal(0.01, 0.02, n)  # tr scores lower
     margins = np.concatenate([home, foreign])
     levels = {name: (m, q) for name, m, q in by_language(margins, ("en",) * n + ("tr",) * n)}
-    assert levels["tr"][1] == pytest.approx(float(np.quantile(foreign, QUANTILE)))
+    assert levels["tr"][1] == pytest.approx(float(np.quantile(foreign, LANGUAGE_QUANTILE)))
     assert levels["en"][0] == pytest.approx(float(np.median(home)))
     assert by_language(margins[: n - 1], ("en",) * (n - 1)) == ()  # too few for levels
     eye = np.eye(4, dtype=np.float32)
@@ -143,6 +144,38 @@ def test_a_query_in_another_language_is_weighed_against_that_languages_probes() 
     )
     assert [name for name, _, _ in fitted.languages] == ["en", "tr"]
     assert fitted.probe_languages == languages
+
+
+def test_a_languages_own_level_rejects_its_off_topic_probes_at_the_target_rate() -> None:
+    # a level of its own lets questions in that language through below the pooled threshold;
+    # held to its probes' 93rd percentile, 2 of these 20 Turkish probes scored at or above it
+    # (90% rejected): the issue's target is 95%, and a Turkish off-topic question scoring like
+    # the second highest of them was kept
+    n = MIN_PER_LANGUAGE
+    home, foreign = np.linspace(0.05, 0.10, n), np.linspace(-0.02, 0.02, n)
+    levels = {
+        name: (median, level)
+        for name, median, level in by_language(
+            np.concatenate([home, foreign]), ("en",) * n + ("tr",) * n
+        )
+    }
+    median, level = levels["tr"]
+    assert float(np.mean(foreign < level)) >= 0.95
+    eye = np.eye(4, dtype=np.float32)
+    vectors = np.stack([eye[i % 2] for i in range(n)] + [eye[2 + i % 2] for i in range(n)])
+    cal = Calibration(
+        "m", "fp", vectors, np.zeros(2 * n, np.float32), 0.10, 2 * n, (), (0.07, 0.10, 0.12),
+        (("en", *levels["en"]), ("tr", median, level)), ("en",) * n + ("tr",) * n,
+    )  # fmt: skip
+    turkish = np.array([0.0, 0.0, 0.7, 0.7], dtype=np.float32)
+    language = cal.language_of(turkish)
+    floor, threshold = cal.levels(language)
+    assert (language, threshold) == ("tr", level)
+    words = LexicalEvidence(("kedi", "tirmalama"), (0, 0), 40, False)
+    second = float(foreign[-2])  # the second highest Turkish probe's score, as a question's
+    decision = decide(words, 0.5 + second, 0.5, threshold, floor, language)
+    assert decision.decision == "empty", decision.reasons
+    assert cal.knobs()["language_quantile"] == LANGUAGE_QUANTILE
 
 
 def test_a_query_whose_words_are_mostly_not_in_the_index_reads_as_foreign() -> None:

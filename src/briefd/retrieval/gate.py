@@ -30,7 +30,8 @@ The threshold is fitted to each index when it is built or changed (:func:`calibr
 probe is scored as if it were a query, against the index and against the probes of the *other*
 topics (leave-topic-out, so a probe is as new to the probe set as a user's off-topic question),
 and the threshold is the ``QUANTILE`` of those scores (each probe's coverage counted as a query's
-is): off-topic questions on this index score below it. Probes with strong lexical evidence in the index are left out (that topic is not
+is): off-topic questions on this index score below it. A question in another language than the
+index's is held to its own language's probes where their ``LANGUAGE_QUANTILE`` is lower. Probes with strong lexical evidence in the index are left out (that topic is not
 off-topic here). ``search.gate_offset`` (``briefd tune``) moves the threshold.
 """
 
@@ -48,6 +49,10 @@ from briefd.retrieval.spelling import is_subsequence
 
 NEAREST = 3  # probes averaged: one probe phrased like the query does not decide alone
 QUANTILE = 0.93  # of the probes' leave-topic-out scores: a real answer is worth more than a probe
+# of one language's probes, for questions in that language when its level is below the pooled
+# one: a level that lets questions through the pooled threshold empties holds its language's
+# off-topic probes to the 95% they should be rejected at (issue 13), not to QUANTILE's 93%
+LANGUAGE_QUANTILE = 0.95
 COVERAGE_WEIGHT = 0.05  # a best section holding all of the query's IDF mass: +0.05 of margin
 MAX_CHANCE = 1.0  # sections that would hold every query word by chance
 PARTIAL_CHANCE = 0.1  # the same for some of the words: the rest is unexplained, so 10× rarer
@@ -70,7 +75,8 @@ class Calibration:
     probes: int  # probes in the set
     left_out: tuple[str, ...]  # topics with strong lexical evidence in this index
     margins: tuple[float, float, float]  # probes' leave-topic-out scores: median, quantile, max
-    # per probe language: (language, its active probes' median score, their QUANTILE score)
+    # per probe language: (language, its active probes' median score, their LANGUAGE_QUANTILE
+    # score)
     languages: tuple[tuple[str, float, float], ...] = ()
     probe_languages: tuple[str, ...] = ()  # the language of each active probe
 
@@ -81,7 +87,8 @@ class Calibration:
 
     def levels(self, language: str | None) -> tuple[float, float]:
         """(floor, threshold) for a query in ``language``: the pooled levels, or its
-        language's off-topic probes' median and ``QUANTILE`` scores where those are lower — a
+        language's off-topic probes' median and ``LANGUAGE_QUANTILE`` scores where those are
+        lower — a
         Turkish question about English notes is weighed against Turkish off-topic questions,
         which pay the same cross-lingual gap and hold none of the notes' words either. Never
         higher than the pooled levels: the index's own language keeps them (its probes score
@@ -97,6 +104,7 @@ class Calibration:
             "model": self.model,
             "threshold": round(self.threshold, 4),
             "quantile": QUANTILE,
+            "language_quantile": LANGUAGE_QUANTILE,
             "coverage_weight": COVERAGE_WEIGHT,
             "nearest_probes": NEAREST,
             "probes": self.probes,
@@ -211,13 +219,18 @@ def by_language(
     margins: npt.NDArray[np.float64], languages: tuple[str, ...]
 ) -> tuple[tuple[str, float, float], ...]:
     """Per language with ``MIN_PER_LANGUAGE`` active probes or more: its probes' median and
-    ``QUANTILE`` scores."""
+    ``LANGUAGE_QUANTILE`` scores. A third of the probes or fewer, they set a level below the
+    pooled one only for questions that level lets through: held to the rate at which
+    off-topic questions should be rejected (95%), where the pooled ``QUANTILE`` keeps real
+    questions in the index's own language that sit just above it."""
     names = np.asarray(languages)
     levels = []
     for name in sorted(set(languages)):
         mine = margins[names == name] if len(margins) == len(names) else np.zeros(0)
         if len(mine) >= MIN_PER_LANGUAGE:
-            levels.append((name, float(np.median(mine)), float(np.quantile(mine, QUANTILE))))
+            levels.append(
+                (name, float(np.median(mine)), float(np.quantile(mine, LANGUAGE_QUANTILE)))
+            )
     return tuple(levels)
 
 
