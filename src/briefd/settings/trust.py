@@ -14,7 +14,8 @@ it: the query log, sessions and proposals go there, and libpq adds ``$PGPASSWORD
 :class:`ProjectNamed` says where each value came from (filled by
 :func:`briefd.settings.load_settings`); :func:`unsent_problem` is the rule, a pure function
 asked by each place that sends such a secret, before it connects (:func:`shared_state_problem`
-for the state's PostgreSQL, :func:`read_outside_problem` for the knowledge ``source`` read)."""
+for the state's PostgreSQL, :func:`read_outside_problem` for the knowledge ``source`` read,
+:func:`code_read_problem` for the history of a ``code.repos`` folder)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from briefd.hosts import loopback
 from briefd.project import LOCAL_DIR
 from briefd.settings.locate import config_candidates
 from briefd.settings.names import without_account
-from briefd.settings.raw import env_items, env_name
+from briefd.settings.raw import env_items, env_name, is_git_url
 
 
 class ProjectNamed(NamedTuple):
@@ -245,7 +246,56 @@ def _not_knowledge(place: Path, top: Path) -> str | None:
     hidden = next((part for part in beside.parts if part.startswith(".")), None)
     if hidden is not None:
         return f"is in the hidden folder {hidden}, outside that project's folder ({top})"
+    system = Path(*real.parts[:2])
+    if real.parts[1:2] and real.parts[1] in _SYSTEM and not top.is_relative_to(system):
+        return f"is in the system folder {system}, outside that project's folder ({top})"
     return None
+
+
+# the machine's own folders (Linux, macOS): its settings, logs, processes, other users' homes'
+# root; a project's file may name a folder in one only when the project is in it too
+_SYSTEM = frozenset(
+    {"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root", "run"}
+    | {"sbin", "snap", "sys", "usr", "var", "Library", "System", "private"}
+)
+
+
+def code_read_problem(named: ProjectNamed, entry: str) -> str | None:
+    """Why briefd may not read the history (commit subjects, authors, paths) of the
+    ``code.repos`` entry ``entry`` (a folder, or a ``file://`` URL), or None: the rule of
+    :func:`read_outside_problem`, but for the git work tree that holds the project, whose
+    history is the project's own (``code.repos: [".."]`` from a ``docs/briefd.yaml``).
+    ``code.repos: [~/.password-store]`` with a document whose ``refs`` are ``**`` handed every
+    commit there ("Add given password for bank.com") to drift reports, bundles and agents."""
+    if named.file is None or "code.repos" not in named.keys:
+        return None
+    if _is_file_url(entry):
+        place = Path(urllib.parse.unquote(urllib.parse.urlsplit(entry).path))
+    elif is_git_url(entry):
+        return None  # a repository on the network: git sends it nothing of this machine's
+    else:
+        place = Path(entry)
+    file, top = _project_top(named.file)
+    try:
+        if place.expanduser().resolve() == _work_tree(top):
+            return None
+    except (OSError, RuntimeError):
+        return None
+    why = _not_knowledge(place, top)
+    if why is None:
+        return None
+    return (
+        f"code.repos: {entry} (in {file}) {why}: a project's settings file may not have briefd "
+        "read its history, or a repository you cloned could have briefd hand the commits of "
+        "yours (subjects, authors, paths) to your agents in drift reports; to read it, list "
+        f"it in {env_name('code.repos')} (comma-separated, with the others) in your "
+        f"environment, {_or_named(named)}"
+    )
+
+
+def _work_tree(top: Path) -> Path | None:
+    """The top of the git work tree ``top`` is in (a ``.git`` found on the way up), or None."""
+    return next((f for f in (top, *top.parents) if (f / ".git").exists()), None)
 
 
 def _is_file_url(url: str) -> bool:

@@ -27,6 +27,7 @@ from briefd.errors import ConfigError, SourceError
 from briefd.project import LOCAL_DIR
 from briefd.settings import CodeRepo, Settings
 from briefd.settings.raw import is_git_url
+from briefd.settings.trust import code_read_problem
 from briefd.sources import git
 
 # committer dates printed in UTC by git itself (TZ=UTC), as the index stores times
@@ -114,6 +115,7 @@ class CodeSource:
         self.timeout = settings.sync.git_timeout
         base = settings.code.checkout_dir or settings.db.parent / "code"
         self.root = base / f"{self.name}.git" if self.url else local_path(repo.source)
+        self.refused = code_read_problem(settings.project_named, repo.source)
 
     @property
     def location(self) -> str:
@@ -125,7 +127,11 @@ class CodeSource:
 
     def prepare(self, fetch: bool) -> Path:
         """The git directory to read: a URL is cloned the first time and fetched when
-        ``fetch``; a local checkout (or a bare repository's path) is only checked."""
+        ``fetch``; a local checkout (or a bare repository's path) is only checked. One only a
+        project's own settings file names, outside it, may be refused
+        (:func:`briefd.settings.trust.code_read_problem`), before anything is read."""
+        if self.refused is not None:
+            raise SourceError(self.refused)
         if self.url is None:
             try:
                 located = git.toplevel(self.root, self.timeout) if self.root.is_dir() else None

@@ -146,6 +146,9 @@ def refresh(store: Store, settings: Settings, fetch: bool = True) -> tuple[RepoS
     with store.write() as conn:
         for name in known.keys() - {s.name for s in sources}:
             code_table.forget_repo(conn, name)
+        for source in sources:
+            if source.refused is not None:  # read before the rule refused it: nothing is kept
+                code_table.forget_repo(conn, source.name, keep_state=True)
         for state, _, complete in results:
             if complete:
                 code_table.forget_repo(conn, state.name, keep_state=True)
@@ -185,7 +188,8 @@ def _read(
         )
         read = source.read(root, branch, known.head if same and known else None, since)
     except BriefdError as exc:
-        head, branch_name = (known.head, known.branch) if known else (None, source.repo.branch)
+        kept = known if source.refused is None else None  # a refused one: no commit of its
+        head, branch_name = (kept.head, kept.branch) if kept else (None, source.repo.branch)
         return (
             RepoState(source.name, source.location, branch_name, head, 0, 0, now, str(exc)),
             [],
