@@ -354,6 +354,26 @@ def test_a_local_proposal_of_the_same_text_counts_while_its_branch_is_there(
     assert git(remote.work, "branch", "--list", "briefd/*").split() == [again.branch]
 
 
+def test_a_pushed_proposal_of_the_same_text_counts_while_its_branch_is_on_the_remote(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1, forge.type none: the same text proposed again (an agent that retried) pushed a
+    second branch of one change, each time, and closed the first as superseded, so reviewers
+    found one more branch per retry. The second is refused while the first waits on the
+    remote, and allowed once a reviewer deleted it."""
+    with Briefd(git_settings(tmp_path, remote.url), embedder=None) as api:
+        api.index()
+        first = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        with pytest.raises(ProposalError, match=f"what proposal {first.id} \\(branch"):
+            api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        assert remote_branches(remote).split() == [first.branch]
+        assert [(p.id, p.status) for p in api.proposals()] == [(first.id, "pushed")]
+        git(remote.bare, "branch", "--quiet", "-D", first.branch)  # a reviewer's "no"
+        again = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    assert again.status == "pushed" and again.id != first.id
+    assert remote_branches(remote).split() == [again.branch]
+
+
 def test_a_checkouts_upstream_branch_the_remote_lost_is_named(
     tmp_path: Path, remote: Remote
 ) -> None:

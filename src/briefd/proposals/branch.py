@@ -61,9 +61,9 @@ class Change:
     message: str
     author: Author
     read_at: str = ""
-    # proposals waiting for review: (document as committed, commit, how to name it, and its
-    # branch when it is a local one, which counts while it is there)
-    earlier: tuple[tuple[str, str, str, str], ...] = ()
+    # proposals waiting for review: (document as committed, commit, how to name it, its
+    # branch, and where that branch is: "local" or "remote", which counts while it is there)
+    earlier: tuple[tuple[str, str, str, str, str], ...] = ()
 
 
 def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
@@ -501,26 +501,39 @@ def _refuse_repeat(
     target: GitTarget,
     doc_path: str,
     blob: str,
-    earlier: tuple[tuple[str, str, str, str], ...],
+    earlier: tuple[tuple[str, str, str, str, str], ...],
     timeout: float,
 ) -> None:
     """Refuse the very text a proposal still waiting for review already proposes for the
     document (an agent that retried, or asked twice): a second branch and pull request would
-    only split the review. One whose commit this repository lacks (another replica's), or a
-    local one whose branch was deleted, is not compared."""
-    for path, commit, named, local in earlier:
+    only split the review. One whose commit this repository lacks (another replica's), or
+    whose branch was deleted (a local one, or a pushed one gone from the remote: asked only
+    when the text is the same), is not compared."""
+    for path, commit, named, branch, where in earlier:
         if path != doc_path:
             continue
         proposed = None
         with contextlib.suppress(ProposalError):  # a commit or a branch this repository lacks
-            if local:
-                _git(["rev-parse", "--verify", "--quiet", f"refs/heads/{local}"], target, timeout)
+            if where == "local":
+                _git(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], target, timeout)
             proposed = _blob(target, commit, target.prefix + doc_path, timeout)
+        if proposed == blob and where == "remote" and not _on_remote(target, branch, timeout):
+            continue
         if proposed == blob:
             raise ProposalError(
                 f"new_content for {doc_path} is what {named} already proposes; nothing was "
                 "proposed: that one waits for review (merge or close it, or propose other text)"
             )
+
+
+def _on_remote(target: GitTarget, branch: str, timeout: float) -> bool:
+    """Whether the remote still has ``branch`` (True when it does not answer: the push that
+    would follow fails alike, and a second branch must not be made unseen)."""
+    ask = ["ls-remote", "--heads", target.remote, f"refs/heads/{branch}"]
+    try:
+        return bool(git.run(ask, target.repo, timeout, ProposalRemoteError, target.env))
+    except ProposalError:
+        return True
 
 
 def _tree_with(target: GitTarget, base: str, repo_path: str, blob: str, timeout: float) -> str:

@@ -189,10 +189,10 @@ def _make(
     author = Author(settings.proposals.author_name, settings.proposals.author_email)
     description = request.change_description.strip()
     earlier = tuple(
-        (p.doc_path, p.commit_hash, _named(p), p.branch if s == "local" else "")
-        for s in WAITING
+        (p.doc_path, p.commit_hash, _named(p), p.branch, "local" if s == "local" else "remote")
+        for s in (*WAITING, "pushed")
         for p in store.proposals(s)
-        if p.commit_hash
+        if p.commit_hash and (s != "pushed" or _reviewed_as_pushed(p))
     )
     change = Change(doc_path, request.new_content, description + "\n", author, read_at, earlier)
     make = push_proposal if going.pushed else local_proposal
@@ -216,6 +216,13 @@ def _make(
 # proposals that wait for review: a pull request open at the last sync, a local branch (while
 # it is there); a pushed branch without one may have been deleted unseen
 WAITING = ("local", "open")
+
+
+def _reviewed_as_pushed(proposal: Proposal) -> bool:
+    """A pushed proposal that waits for review as it is: no forge opens pull requests
+    (``forge.type: none``), so its branch is what a reviewer merges or deletes. One whose pull
+    request the forge refused (``forge_error``) is proposed again as its refusal advises."""
+    return proposal.pr_number is None and proposal.forge_error is None
 
 
 def _named(proposal: Proposal) -> str:
