@@ -25,6 +25,7 @@ into an ``isError`` result.
     │   ├── ForgeRateLimitedError the forge refused a request for its rate limit (``again``: when
     │   │                         it takes the token's requests again)
     │   ├── ForgeTokenError     the forge refused the token itself (401: expired, revoked)
+    │   ├── ForgeAccessError    the forge refused a request on the repository (403, 404)
     │   ├── ProposalConflictError the document changed on the base branch since it was served
     │   └── ProposalsOffError   proposals are off on this server (``proposals.enabled``)
     └── IntegrationError     a live Confluence or Jira lookup failed (refused, unreachable, gone)
@@ -152,6 +153,13 @@ class ForgeRateLimitedError(ProposalError):
 class ForgeTokenError(ProposalError):
     """The forge refused the token itself (401: expired, revoked, mistyped): it refuses every
     other request made with it alike, so a caller with more to ask stops at the first."""
+
+
+class ForgeAccessError(ProposalError):
+    """The forge refused a request on the repository (403 without a rate limit: the token
+    lacks permission; 404: it may not read the repository, or ``forge.repo`` names another):
+    every other request about that repository meets the same, so a caller with more to ask
+    stops at the first."""
 
 
 class ProposalConflictError(ProposalError):

@@ -771,7 +771,11 @@ def test_a_repository_the_token_cannot_see_says_what_to_check(
         "that repository (a fine-grained token lists the repositories it reaches)"
     )
     assert made.forge_error.startswith(f"GitHub POST {PULLS} {advice}; the branch {made.branch}")
-    assert report.error is None and report.forge_error == f"GitHub GET {PULLS}/1 {advice}"
+    assert report.error is None and report.forge_error == (
+        f"GitHub GET {PULLS}/1 {advice}; GitHub answers so for forge.repo's repository with this "
+        "token, and would answer every other request about it alike, so this sync asked it "
+        "nothing more: 1 of 1 open pull requests unread, each keeping its last status"
+    )
     assert forge_api.proposals()[1].status == "open"
 
 
@@ -940,5 +944,42 @@ def test_a_revoked_token_ends_the_refresh_at_the_first_401_and_says_what_to_do(
         "request alike, so this sync asked it nothing more: 3 of 3 open pull requests unread, "
         f"each keeping its last status; put a valid token in ${TOKEN_ENV} (forge.token_env) "
         "where briefd runs (a running server reads it when it starts)"
+    )
+    assert [p.status for p in forge_api.proposals()] == ["open"] * 3
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        (403, "Resource not accessible by personal access token; the token lacks permission"),
+        (404, "Not Found; check forge.repo (owner/name), and that the token may read that "),
+    ],
+)
+def test_a_token_without_access_to_the_repository_ends_the_refresh_at_the_first_refusal(
+    forge_api: Briefd, github: FakeGitHub, status: int, said: str
+) -> None:
+    """T1: with a token that may not read the repository (a fine-grained token without pull
+    requests, or not listing the repository: 403, 404), a sync asked GitHub about every open
+    pull request, each refused alike, then for the list of those updated last, on every sync
+    (a 401 already stopped at the first). The first such refusal ends the refresh, saying so."""
+    for n in range(3):
+        forge_api.propose_update(ProposalRequest("domain/retry.md", f"v{n}", f"# R\n\nv{n}\n"))
+    github.server.requests.clear()
+    message = said.partition(";")[0]
+    refused = github_reply(status, {"message": message, "status": str(status)})
+    for n in range(1, 4):
+        github.server.on("GET", f"{PULLS}/{n}", lambda _: refused)
+    github.server.on("GET", PULLS, lambda _: refused)
+
+    report = forge_api.sync()
+
+    assert [(r.method, r.path) for r in github.server.requests] == [("GET", f"{PULLS}/1")]
+    assert report.proposals_checked == 1
+    assert report.forge_error is not None
+    assert report.forge_error.startswith(f"GitHub GET {PULLS}/1 answered {status}: {said}")
+    assert report.forge_error.endswith(
+        "; GitHub answers so for forge.repo's repository with this token, and would answer "
+        "every other request about it alike, so this sync asked it nothing more: 3 of 3 open "
+        "pull requests unread, each keeping its last status"
     )
     assert [p.status for p in forge_api.proposals()] == ["open"] * 3

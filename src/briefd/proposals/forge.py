@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from briefd.errors import (
+    ForgeAccessError,
     ForgeRateLimitedError,
     ForgeServerError,
     ForgeTokenError,
@@ -125,6 +126,8 @@ class GitHub:
                 raise ForgeRateLimitedError(self._refusal(method, path, response), limited.again)
             if response.status_code == 401:
                 raise ForgeTokenError(self._refusal(method, path, response))
+            if response.status_code in (403, 404):
+                raise ForgeAccessError(self._refusal(method, path, response))
             raise ProposalError(self._refusal(method, path, response))
         if 300 <= response.status_code < 400:  # never followed: the token stays with forge.api_url
             moving = moved(response, self.repo)

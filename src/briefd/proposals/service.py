@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from briefd.errors import (
     BriefdError,
     BusyError,
+    ForgeAccessError,
     ForgeRateLimitedError,
     ForgeServerError,
     ForgeTokenError,
@@ -78,6 +79,11 @@ TOKEN_REFUSED = (
     "would refuse every other request alike, so this sync asked it nothing more: {unread} of "
     "{total} open pull requests unread, each keeping its last status; put a valid token in "
     "${env} (forge.token_env) where briefd runs (a running server reads it when it starts)"
+)
+REPO_REFUSED = (
+    "{problem}; GitHub answers so for forge.repo's repository with this token, and would answer "
+    "every other request about it alike, so this sync asked it nothing more: {unread} of "
+    "{total} open pull requests unread, each keeping its last status"
 )
 UNSURE_NO_PULL = (
     "{reason}; the branch {branch} is pushed, so nothing is lost, and GitHub failed on its side "
@@ -397,9 +403,10 @@ def _read_open(store: SharedState, forge: GitHub, pending: list[Proposal], env: 
         if isinstance(refused, ForgeRateLimitedError):
             unread = len(pending) - checked + 1
             log.warning(LIMITED_READS, unread, len(pending), refused.again)
-        if isinstance(refused, ForgeTokenError):  # said once, not once per pull request
+        if isinstance(refused, ForgeTokenError | ForgeAccessError):  # said once, not per pull
             unread, total = len(pending) - checked + 1, len(pending)
-            error = TOKEN_REFUSED.format(problem=problem, env=env, unread=unread, total=total)
+            said = TOKEN_REFUSED if isinstance(refused, ForgeTokenError) else REPO_REFUSED
+            error = said.format(problem=problem, env=env, unread=unread, total=total)
             log.warning("%s", error)
             return _Read(Refresh(checked, tuple(changed), error), stopped=True)
         # a forge that does not answer would cost every other pull request its timeout, and
