@@ -83,8 +83,8 @@ def test_a_proposal_whose_record_waits_for_the_index_is_listed(
     """T1, O2: a proposal pushed while the index could not take its record (another process's
     long write, a full disk) was answered 201, but GET /api/proposals (and the repeat checks)
     did not show it until some bundle happened to flush the waiting writes: the client that
-    was told it is stored could not find it. It is listed while it waits, and written once the
-    index takes writes again."""
+    was told it is stored could not find it; /api/stats left it out of its proposal counts.
+    It is listed and counted while it waits, and written once the index takes writes again."""
     git_api.sync()
     change = {
         "doc_path": "domain/retry.md",
@@ -95,11 +95,14 @@ def test_a_proposal_whose_record_waits_for_the_index_is_listed(
         git_api.store.conn.execute("PRAGMA query_only = ON")  # every write refused: a full disk
         made = httpx2.post(base + "/api/proposals", json=change, headers=AUTH, timeout=60)
         assert made.status_code == 201, made.text
+        stats = httpx2.get(base + "/api/stats", headers=AUTH).json()
         listed = httpx2.get(base + "/api/proposals", headers=AUTH).json()
         git_api.store.conn.execute("PRAGMA query_only = OFF")  # space freed
         after = httpx2.get(base + "/api/proposals?status=pushed", headers=AUTH).json()
 
     assert [p["id"] for p in listed["proposals"]] == [made.json()["id"]]
     assert listed["counts"] == {"pushed": 1} and listed["total"] == 1
+    # /api/stats (the dashboard's proposals card) counted it only once written
+    assert stats["proposals"] == {"open": 0, "merged": 0, "closed": 0, "pushed": 1}
     assert after["proposals"] == listed["proposals"]
     assert git_api.store.unsaved() == []  # written: the listing flushed it

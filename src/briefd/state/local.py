@@ -111,6 +111,14 @@ class LocalState(IndexSessions):
             }
             for status, n in one("SELECT status, count(*) FROM proposals GROUP BY status"):
                 found[f"proposals_{status}"] = n
+            # and those whose record waits for the index, as proposals() lists them
+            waiting = {p.id: p for p in _waiting(self._open(), set(), None)}
+            marks = ", ".join("?" * len(waiting))
+            sql = f"SELECT id FROM proposals WHERE id IN ({marks})"
+            stored = {row[0] for row in one(sql, tuple(waiting))} if waiting else set()
+        for proposal in (p for key, p in waiting.items() if key not in stored):
+            key = f"proposals_{proposal.status}"
+            found[key] = found.get(key, 0) + 1
         return found
 
     def save_proposal(self, proposal: Proposal) -> None:

@@ -109,20 +109,22 @@ def overview(store: Store, state: SharedState) -> dict[str, object]:
     with ``state_error`` while it cannot be reached or refuses this replica."""
     with store.read() as conn:
         found = activity.overview(conn)
-    if state.shared:
+    if not state.shared:  # the index's own, with the proposals whose record waits for it
+        counts = state.counts()
+    else:
         try:
             counts = state.counts()
         except StoreError as exc:  # away or refusing: the index's own figures still answer
             found.update(proposals=None, usage_events=None, queries_logged=None)
             found["state_error"] = str(exc)
             return found
-        found["proposals"] = {"open": 0, "merged": 0, "closed": 0} | {
-            key.removeprefix("proposals_"): n
-            for key, n in counts.items()
-            if key.startswith("proposals_")  # local and pushed too, as on one node
-        }
         found["usage_events"] = counts["usage_events"]
         found["queries_logged"] = counts["queries_logged"]
+    found["proposals"] = {"open": 0, "merged": 0, "closed": 0} | {
+        key.removeprefix("proposals_"): n
+        for key, n in counts.items()
+        if key.startswith("proposals_")  # local and pushed too, as on one node
+    }
     return found
 
 
