@@ -64,11 +64,15 @@ def test_a_checkout_served_with_default_settings_never_pushes(
         api.index()
         with serving(create_app(api, service_config())) as base:
             names, result = run(base + "/mcp", "legacy", body)
-            rest = httpx.post(
-                base + "/api/proposals", json=ARGS, headers={"Authorization": f"Bearer {TOKEN}"}
-            )
+            auth = {"Authorization": f"Bearer {TOKEN}"}
+            rest = httpx.post(base + "/api/proposals", json=ARGS, headers=auth)
+            # an incomplete body is told proposals are off, not which fields to add first
+            empty = httpx.post(base + "/api/proposals", json={}, headers=auth)
+            unsigned = httpx.post(base + "/api/proposals", json={})
     assert "propose_update" not in names and result.is_error
     assert rest.status_code == 403
+    assert (empty.status_code, empty.json()) == (403, rest.json())
+    assert unsigned.status_code == 401
     assert rest.json() == {
         "error": "proposals_off",
         "detail": "proposals are off on this server: an agent's change would become a branch "

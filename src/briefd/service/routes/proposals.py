@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Query, status
+from fastapi import APIRouter, Body, Depends, Query, status
 
 from briefd.proposals.model import Proposal, ProposalRequest, ProposalStatus
+from briefd.proposals.policy import require_enabled
 from briefd.service import schemas
 from briefd.service.cursor import cursor_of, key_of
 from briefd.service.deps import ERRORS, PUSHES, State
@@ -17,12 +18,21 @@ from briefd.service.schemas import split_list
 router = APIRouter(prefix="/api", tags=["proposals"])
 
 
+def proposals_on(state: State) -> None:
+    """Proposals off (403) is said before the body is read: a client told 422 for a body it
+    then completed was only then told no proposal is taken here, as MCP does not list the
+    tool at all."""
+    if not state.api.settings.proposals.enabled:  # counted as the call it answers
+        state.call("rest", "propose_update", lambda: require_enabled(state.api.settings), False)
+
+
 @router.post(
     "/proposals",
     name="propose_update",
     status_code=status.HTTP_201_CREATED,
     response_model=schemas.ProposalOut,
     responses=PUSHES,
+    dependencies=[Depends(proposals_on)],
 )
 def create_proposal(
     state: State, body: Annotated[schemas.ProposalIn, Body()]
