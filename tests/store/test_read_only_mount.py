@@ -117,3 +117,38 @@ def test_a_read_only_view_follows_writes_through_another_mount(tmp_path: Path) -
             assert reader.reopened is None  # the same file: nothing to tell a client
     finally:
         subprocess.run(["umount", str(tmp_path / "ro")], check=True)
+
+
+def test_an_index_on_a_read_only_mount_is_served_degraded_and_keeps_no_usage(
+    read_only: Path,
+) -> None:
+    """An index opened read-only (a ``:ro`` volume) keeps nothing of the team's: /api/health
+    said "ok", and POST /api/usage answered 200 ``stored: 1`` for a report only kept in memory,
+    lost at the stop ("could not save … lost with this stop"). Health now says degraded with the
+    reason (HTTP 200: a load balancer or the image's HEALTHCHECK keep it), openly without the
+    path; a usage report is refused 503, nothing kept; search and bundles go on."""
+    api = Briefd(service_settings_for(EXAMPLE, read_only / "k.db"), embedder=None)
+    with TestClient(create_app(api, service_config())) as client:
+        opened = client.get("/api/health")
+        client.headers["Authorization"] = f"Bearer {TOKEN}"
+        health = client.get("/api/health")
+        bundle = client.post("/api/bundle", json={"task": "refund window"})
+        usage = client.post("/api/usage", json={"bundle_id": bundle.json()["bundle_id"]})
+        unsaved = api.store.unsaved()
+    api.close()
+    assert (health.status_code, health.json()["status"]) == (200, "degraded")
+    assert health.json()["state_error"] == (
+        f"the index {read_only / 'k.db'} is opened read-only ({read_only} {MOUNTED} briefd "
+        "write there; remount it read-write (or drop ':ro' from the volume), or pass --db (or "
+        "'db:' in briefd.yaml) a path on a writable file system): the query log, usage "
+        "reports and proposals are not kept; search and bundles go on from it"
+    )
+    assert (opened.status_code, opened.json()["status"]) == (200, "degraded")
+    assert opened.json()["state_error"] == (
+        "the index is opened read-only: the query log, usage reports and proposals are not "
+        "kept; search and bundles go on from it (where, in /api/health asked with the API token)"
+    )
+    assert bundle.status_code == 200 and "refund" in bundle.json()["text"].lower()
+    assert usage.status_code == 503, usage.text
+    assert usage.json()["detail"] == f"nothing was stored: {health.json()['state_error']}"
+    assert unsaved == []

@@ -12,12 +12,13 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from briefd.errors import StoreError
+from briefd.errors import StateUnavailableError, StoreError
 from briefd.state.model import Manifest, Proposal, ReplicaStatus
 from briefd.state.sessions import IndexSessions
 from briefd.store import activity, queryhash, sync_state
 from briefd.store.activity import QueryLogEntry
 from briefd.store.db import Store
+from briefd.store.mounts import mounted_read_only
 
 WAIT_MS = 200  # the query log: the service keeps the entries and retries later
 
@@ -46,9 +47,16 @@ class LocalState(IndexSessions):
         self._deliveries_lock = threading.Lock()
 
     def problem(self) -> str | None:
-        """None: the index opens (without one, :class:`IndexNotFoundError` is raised)."""
-        self._open()
-        return None
+        """None: the index opens and takes writes (without one, :class:`IndexNotFoundError` is
+        raised). An index opened read-only (its folder on a read-only mount:
+        :func:`briefd.store.mounts.unwritable_folder`) keeps nothing of what the state holds
+        (the query log, usage reports, proposals): said, as a shared state refusing writes is
+        (health ``degraded``, proposals refused before anything is pushed)."""
+        store = self._open()
+        if not store.frozen:
+            return None
+        why = mounted_read_only(store.path) or f"{store.path.parent} cannot be written"
+        return READ_ONLY.format(path=store.path, why=why)
 
     def query_salt(self) -> bytes:
         with self._open().write(wait_ms=WAIT_MS, durable=False) as conn:
@@ -68,6 +76,8 @@ class LocalState(IndexSessions):
         """A busy index (a reindex in another process, a full disk) keeps the report in
         memory and writes it with a later flush (:meth:`Store.defer`)."""
         store = self._open()
+        if store.frozen:  # never written: kept in memory, it was lost at the stop
+            raise StateUnavailableError(f"nothing was stored: {self.problem()}")
 
         def save(conn: sqlite3.Connection) -> None:
             activity.save_usage(conn, bundle_id, chunk_ids, client, at)
@@ -265,6 +275,10 @@ class LocalState(IndexSessions):
         """The index is the API's to close."""
 
 
+READ_ONLY = (
+    "the index {path} is opened read-only ({why}): the query log, usage reports and proposals "
+    "are not kept; search and bundles go on from it"
+)
 _WAITING = "proposal:"  # the key of a proposal record waiting for the index: + its id
 
 

@@ -32,6 +32,12 @@ KEYWORDS_OPENLY = (
 )
 
 
+READ_ONLY_OPENLY = (
+    "the index is opened read-only: the query log, usage reports and proposals are not kept; "
+    "search and bundles go on from it (where, in /api/health asked with the API token)"
+)
+
+
 # what else it answers: the index busy past the wait (another process writing it) or failing
 # to read (503), a page from an origin not allowed (403); a damaged index is a 200 "damaged"
 UNHEALTHY: dict[int | str, dict[str, Any]] = {
@@ -43,7 +49,8 @@ UNHEALTHY: dict[int | str, dict[str, Any]] = {
 @router.get("/health", response_model=schemas.HealthOut, responses=UNHEALTHY, tags=["service"])
 def health(state: State, request: Request) -> schemas.HealthOut:
     """Liveness and index presence; open (no token). ``no_index``: nothing indexed yet;
-    ``degraded``: the shared state (PostgreSQL) is unreachable or refuses writes, search and
+    ``degraded``: the shared state (PostgreSQL) is unreachable or refuses writes, or the index
+    is opened read-only (a read-only mount: nothing of the team's is kept), search and
     bundles still serve (``state_error`` says why; to a caller without the token, only that it
     is unreachable or refuses); ``damaged``: a request found the index file damaged
     inside, so requests fail until it is rebuilt (``notice`` says so); ``notice``: the index
@@ -124,7 +131,10 @@ def keywords_only(api: Briefd) -> str | None:
 
 def said_openly(problem: str) -> str:
     """``problem`` as a caller without the token may read it: unreachable or refusing, no more
-    (the full line names PostgreSQL's host, port, user and database, and what it said)."""
+    (the full line names PostgreSQL's host, port, user and database, and what it said; or the
+    index's path)."""
+    if problem.startswith("the index ") and " is opened read-only " in problem:
+        return READ_ONLY_OPENLY
     if " is unreachable" in problem:
         return OPENLY.format(what="is unreachable")
     if " did not answer within " in problem:
