@@ -546,8 +546,8 @@ def index_run_lock(db: Path, waiting: Callable[[str], object] | None = None) -> 
     with :func:`_holder`'s words on the run it waits for. The holder writes its pid and start
     in the lock file (emptied as it ends)."""
     lock = db.with_name(db.name + ".index.lock")
-    try:
-        handle = lock.open("a")
+    try:  # unbuffered: a holder line a full disk refused is dropped, not written again at close
+        handle = lock.open("ab", buffering=0)
     except OSError:
         yield 0.0
         return
@@ -567,11 +567,10 @@ def index_run_lock(db: Path, waiting: Callable[[str], object] | None = None) -> 
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _write_holder(handle: IO[str], text: str) -> None:
+def _write_holder(handle: IO[bytes], text: str) -> None:
     with contextlib.suppress(OSError):  # a full disk: waiting runs are told less, that is all
         handle.truncate(0)
-        handle.write(text)
-        handle.flush()
+        handle.write(text.encode("ascii"))
 
 
 def _holder(lock: Path) -> str:
