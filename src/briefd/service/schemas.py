@@ -22,12 +22,13 @@ from briefd.graph.suggest import LinkSuggestion
 from briefd.model import Hit, ScopeInfo, SearchResult
 from briefd.proposals.model import Proposal, ProposalStatus
 from briefd.retrieval.budget import within_budget
+from briefd.service import searchnotes as notes
 from briefd.service.documents import json_tokens
 from briefd.service.problems import flags_for_counts
 from briefd.store.activity import UsageReceipt
 from briefd.store.scopes import default_scope_warnings
 from briefd.text import whole_characters
-from briefd.tokens import count_tokens, json_string_tokens
+from briefd.tokens import json_string_tokens
 
 
 def split_list(values: list[str] | None) -> tuple[str, ...] | None:
@@ -81,7 +82,8 @@ class SearchOut(BaseModel):
     note: str | None = Field(
         default=None,
         description="Set when max_tokens cut the result: the top section was shortened, or "
-        "the budget is too small for any section (then hits is empty although some matched).",
+        "left out for smaller ones ranked below it, or the budget is too small for any section "
+        "(then hits is empty although some matched).",
     )
     warnings: list[str] | None = Field(
         default=None,
@@ -466,32 +468,6 @@ def hit_out(hit: Hit) -> HitOut:
     return HitOut.model_validate(replace(hit, score=round(hit.score, 6)), from_attributes=True)
 
 
-def budget_note(hits: tuple[Hit, ...], kept: list[Hit], max_tokens: int) -> str | None:
-    """What an agent needs to know when ``max_tokens`` cut the top hit, or everything."""
-    if not hits:
-        return None
-    if not kept:
-        return _too_small(hits, max_tokens)
-    if kept[0].chunk_id == hits[0].chunk_id and kept[0].content != hits[0].content:
-        return _cut(hits[0], max_tokens)
-    return None
-
-
-def _too_small(hits: tuple[Hit, ...], max_tokens: int) -> str:
-    return (
-        f"max_tokens={max_tokens} is too small for any section ({len(hits)} matched; the top "
-        f"one has {hits[0].tokens} tokens); ask again with a larger max_tokens"
-    )
-
-
-def _cut(top: Hit, max_tokens: int) -> str:
-    return (
-        f"the top section ({top.tokens} tokens) was cut to fit max_tokens={max_tokens}; "
-        f"read it whole with get_document('{top.doc_path}', start_line={top.start_line}, "
-        f"scopes=['{top.scope}'])"
-    )
-
-
 QUERY_SHOWN = 200  # characters of the query a result repeats (a pasted page is not echoed)
 
 
@@ -532,15 +508,15 @@ def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
         return costs[key]
 
     direct = [h for h in result.hits if h.related_to is None]
-    if direct and min(map(cost, direct)) > room:  # a note will say what was cut
-        notes = (_too_small(result.hits, max_tokens), _cut(result.hits[0], max_tokens))
-        room -= max(map(count_tokens, notes)) + NOTE_FRAME
+    if direct and cost(direct[0]) > room:  # a note will say what was cut or left out
+        passed = len(direct) if min(map(cost, direct)) <= room else 0  # a smaller one may lead
+        room -= notes.longest(result.hits, passed, max_tokens) + NOTE_FRAME
     kept, omitted = within_budget(result.hits, room, cost)
     return frame.model_copy(
         update={
             "tokens": sum(h.tokens for h in kept),
             "omitted": omitted,
-            "note": budget_note(result.hits, kept, max_tokens),
+            "note": notes.budget_note(result.hits, kept, max_tokens),
             "hits": [hit_out(h) for h in kept],
         }
     )
