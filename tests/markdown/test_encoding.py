@@ -3,8 +3,12 @@ double-encoded (mojibake) is reported with what to do, its text not guessed at."
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from briefd.api import Briefd
 from briefd.model import DocumentProblem
+from tests.cli.test_cli import briefd
 from tests.conftest import WriteFiles
 
 
@@ -35,3 +39,28 @@ def test_c1_controls_are_out_and_a_double_encoded_file_is_reported(
             "UTF-8 from its original",
         ),
     )
+
+
+def test_control_characters_written_as_yaml_escapes_are_out_of_front_matter(
+    tmp_path: Path, write_files: WriteFiles
+) -> None:
+    """The file's own control characters were out, but a quoted YAML string writes them as
+    escapes: ``title: "\\e]0;…\\a"`` put a terminal's escape sequence into the title that
+    `briefd docs` printed to the terminal as it was (retitling it), NUL and ESC reached agents
+    in every hit's title, and a tag's ESC the 'known tags' of an unknown tag's error."""
+    source = write_files(
+        {
+            "domain/limits.md": '---\ntitle: "Daily\\e]0;owned\\a limits\\0"\n'
+            'tags: ["lim\\e[31mits", "ok"]\naliases: ["cap\\x07s"]\n---\n'
+            "# Limits\n\nThe daily limit is 500.\n"
+        }
+    )
+    db = ("--db", "idx/k.db")
+    assert briefd(*db, "index", "--source", str(source), cwd=tmp_path).returncode == 0
+    listed = briefd(*db, "docs", cwd=tmp_path)
+    assert listed.stdout.splitlines()[-1].split()[-1] == "limits"
+    assert "Daily limits" in listed.stdout and "\x1b" not in listed.stdout
+    found = json.loads(briefd(*db, "search", "caps", "--json", cwd=tmp_path).stdout)
+    assert [h["title"] for h in found["hits"]] == ["Daily limits"]
+    unknown = briefd(*db, "search", "daily limit", "--tags", "zz", cwd=tmp_path)
+    assert unknown.stderr == "error: tag 'zz' is on no document; known tags: limits, ok\n"

@@ -14,6 +14,7 @@ import pathspec
 import yaml
 
 from briefd.model import FrontMatter
+from briefd.text import without_controls
 
 RELATIONS = ("depends_on", "parent", "extends", "implements", "supersedes", "related")
 # keys as they are also written (another case, ``-`` or camelCase, a singular) → the key read
@@ -208,6 +209,7 @@ def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
     if title is not None and not isinstance(title, str | int | float):
         problems.append("front matter 'title' must be a string; ignored")
         title = None
+    title = None if title is None else without_controls(str(title))  # "\e", "\0": YAML's
     lists = {}
     for key in ("tags", "aliases", "refs"):
         value, problem = _string_list(raw.get(key), key)
@@ -228,7 +230,7 @@ def _recognise(raw: dict[str, Any]) -> tuple[FrontMatter, tuple[str, ...]]:
         always = False
     return (
         FrontMatter(
-            title=str(title).strip() or None if title is not None else None,
+            title=title.strip() or None if title is not None else None,
             tags=lists["tags"],
             aliases=lists["aliases"],
             refs=lists["refs"],
@@ -279,10 +281,13 @@ def _reference(value: str) -> str:
 
 
 def _string_list(value: Any, key: str) -> tuple[tuple[str, ...], str | None]:
+    r"""The strings of ``value``, one or a list, without the control characters a quoted YAML
+    string may write as escapes (``"\e[31m"``, ``"\0"``): the file's own are out already."""
     if value is None:
         return (), None
     if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip()), None
+        value = value.split(",")
     if isinstance(value, list) and all(isinstance(v, str | int | float | None) for v in value):
-        return tuple(str(v).strip() for v in value if v is not None and str(v).strip()), None
+        items = (without_controls(str(v)).strip() for v in value if v is not None)
+        return tuple(item for item in items if item), None
     return (), f"front matter '{key}' must be a list of strings; ignored"
