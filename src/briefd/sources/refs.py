@@ -48,6 +48,12 @@ def _cleaned(path: str) -> str:
     posix = path.strip().replace("\\", "/").lstrip("/")
     if not posix:
         return ""
+    if "\0" in posix:
+        shown = path.strip().replace("\0", "\\x00")
+        raise QueryError(
+            f"path '{shown}' holds a NUL character, which no file name has; name code paths "
+            "from the repository's root, e.g. src/app.py"
+        )
     normal = posixpath.normpath(posix)
     if normal == ".." or normal.startswith("../"):
         raise QueryError(

@@ -21,14 +21,17 @@ def from_work_trees(paths: Sequence[str]) -> tuple[str, ...]:
 
 def _from_work_tree(path: str) -> str:
     raw = path.strip()
-    if not PurePosixPath(raw).is_absolute():
+    if not PurePosixPath(raw).is_absolute() or "\0" in raw:  # a NUL: no file's (refs says so)
         return path
     normal = Path(os.path.normpath(raw))
-    for candidate in dict.fromkeys((normal, normal.resolve())):
-        top = next((f for f in candidate.parents if (f / ".git").exists()), None)
-        if top is not None:
-            inside = candidate.relative_to(top).as_posix()
-            return inside + "/" if raw.endswith("/") else inside
+    try:
+        for candidate in dict.fromkeys((normal, normal.resolve())):
+            top = next((f for f in candidate.parents if (f / ".git").exists()), None)
+            if top is not None:
+                inside = candidate.relative_to(top).as_posix()
+                return inside + "/" if raw.endswith("/") else inside
+    except OSError:  # a name too long for this file system, a folder it may not read
+        pass
     return path
 
 

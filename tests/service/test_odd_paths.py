@@ -1,0 +1,51 @@
+"""Code paths an agent sends that no file system takes (R5, I1): a NUL byte, a name longer
+than the system allows. Each is a clear answer on every surface, never an internal error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from mcp import Client
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import TOKEN, serving
+from tests.service.test_mcp import run
+
+LONG = "/" + "/".join(["abcdefgh"] * 600) + "/refund.py"  # over PATH_MAX, in no work tree
+NUL = "/srv/shop/src/\x00refund.py"
+SAID = (
+    "path '/srv/shop/src/\\x00refund.py' holds a NUL character, which no file name has; name "
+    "code paths from the repository's root, e.g. src/app.py"
+)
+
+
+def test_a_nul_or_an_overlong_absolute_path_is_answered(service_api: Briefd) -> None:
+    """An absolute path is looked up on disk for the work tree holding it: a NUL made that a
+    ValueError and a 5,000-character path an OSError (File name too long), so the MCP tools
+    answered 'Error executing tool search_context' and REST a bare 500."""
+
+    async def body(client: Client) -> Any:
+        search = {"query": "partial refunds"}
+        return [
+            await client.call_tool("search_context", {**search, "paths": [NUL]}),
+            await client.call_tool("compile_bundle", {"task_description": "x", "paths": [NUL]}),
+            await client.call_tool("search_context", {**search, "paths": [LONG]}),
+        ]
+
+    with serving(create_app(service_api, service_config())) as base:
+        nul, bundled, long = run(base + "/mcp", "auto", body)
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        rest = httpx.get(
+            base + "/api/search", params={"q": "refund", "paths": NUL}, headers=headers
+        )
+        posted = httpx.post(
+            base + "/api/bundle", json={"task": "refund", "paths": [LONG]}, headers=headers
+        )
+    assert [r.is_error for r in (nul, bundled, long)] == [True, True, False]
+    assert nul.content[0].text == bundled.content[0].text == SAID  # type: ignore[union-attr]
+    assert long.structured_content["hits"][0]["doc_path"] == "domain/refunds.md"
+    assert (rest.status_code, rest.json()) == (400, {"error": "query", "detail": SAID})
+    assert posted.status_code == 200 and posted.json()["items"]
