@@ -665,3 +665,35 @@ def test_the_repository_itself_named_from_its_briefd_folder_is_labelled_by_its_f
     assert [(r["name"], r["error"]) for r in report["repos"]] == [("payments-app", None)]
     assert [d["doc_path"] for d in report["documents"]] == ["domain/retry.md"]
     assert "payments-app" in briefd("drift", cwd=app.path).stdout
+
+
+def test_a_gap_of_bundles_that_helped_with_nothing_says_so(tmp_path: Path) -> None:
+    """T2, T3: bundles answered at the usual score but reported as helping with nothing were
+    no gap; the table and the MCP text now list the group and count those reports."""
+    knowledge = Repo(tmp_path / "knowledge")
+    docs = {"domain/chargebacks.md": CHARGEBACKS_DOC, "domain/retry.md": RETRY_DOC}
+    knowledge.commit(docs, "Rules", "2026-03-10T09:00:00+00:00")
+    cwd = indexed_project(tmp_path)
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    task = "chargeback evidence for a partial refund"
+    with Briefd(settings, embedder=None) as api:
+        bundle = api.compile_bundle(BundleRequest(task, mode="manifest"))
+        got = tuple(item.chunk_id for item in bundle.items)
+        api.log_queries(
+            [logged("bundle", task, at, 1.0, 1.0, "mcp", got, bundle.bundle_id)] * 2
+            + [logged("search", "soft decline retries", at, 1.0, 1.0, "rest", got[:1])] * 3
+        )
+        api.report_usage(bundle.bundle_id, [], "agent-a")
+        api.report_usage(bundle.bundle_id, [], "agent-b")
+        text = gaps_text(api.gaps(GapsRequest()))
+    assert f"1. '{task}': asked 2x (2 mcp), empty 0, gate emptied 0, reported no help 2, " in text
+    table = briefd("gaps", cwd=cwd, env={"COLUMNS": "200"})
+    assert table.returncode == 0, table.stderr
+    assert "1 gap(s) among 2 query group(s)" in table.stdout
+    assert "no help" in table.stdout.splitlines()[2]
+    (row,) = [line for line in table.stdout.splitlines() if task in line]
+    cells = [cell.strip() for cell in row.split("│")[1:-1]]
+    assert cells[2:8] == ["2", "mcp:2", "0", "0", "2", "1.000"], cells

@@ -125,6 +125,29 @@ def test_a_query_whose_bundle_was_reported_useful_is_no_gap(indexed: Briefd) -> 
     assert report.answered_useful == 1
 
 
+def test_a_query_whose_bundles_helped_with_nothing_is_a_gap(indexed: Briefd) -> None:
+    """Answered at the typical score, but the agents who read its bundles said none of it
+    helped (report_usage naming no section): the knowledge did not answer it."""
+    seed(indexed)
+    bundle = indexed.compile_bundle(BundleRequest("refund to another card"))
+    asked = entry("refund to another card", 2, 0.9, kind="bundle", bundle_id=bundle.bundle_id)
+    indexed.log_queries([asked] * 3)
+    assert "refund to another card" not in [g.query for g in indexed.gaps(GapsRequest()).gaps]
+
+    for client in ("agent-a", "agent-b"):
+        indexed.report_usage(bundle.bundle_id, [], client)
+
+    report = indexed.gaps(GapsRequest(since="7d"))
+    assert [g.query for g in report.gaps] == [
+        "kafka consumer lag",
+        "refund to another card",
+        "chargeback evidence deadline",
+    ]
+    gap = report.gaps[1]
+    assert (gap.asked, gap.empty, gap.unhelped, gap.best_score) == (3, 0, 2, 0.9)
+    assert (gap.weakness, gap.rank) == (pytest.approx(2 / 3, abs=1e-4), pytest.approx(2, abs=1e-3))
+
+
 def test_nothing_helped_keeps_the_gap(indexed: Briefd) -> None:
     seed(indexed)
     bundle = indexed.compile_bundle(BundleRequest("chargeback evidence deadline"))

@@ -87,6 +87,9 @@ def print_gaps(report: GapsReport) -> None:
         return
     table = Table("#", Column("query", ratio=2, overflow="fold"), "asked", "surfaces", "empty")
     table.add_column("gated")
+    unhelped = any(gap.unhelped for gap in report.gaps)  # its column only when it says something
+    if unhelped:
+        table.add_column("no help")
     table.add_column("best")
     table.add_column("weak")
     table.add_column("got", ratio=1, overflow="fold")
@@ -102,6 +105,7 @@ def print_gaps(report: GapsReport) -> None:
             " ".join(f"{s}:{n}" for s, n in gap.surfaces.items()),
             str(gap.empty),
             str(gap.gated),
+            *([str(gap.unhelped)] if unhelped else []),
             _score(gap.best_score),
             f"{gap.weakness:.2f}",
             Text(got),

@@ -176,9 +176,11 @@ def gaps_text(report: GapsReport, repeat: str = "") -> str:
         asked = repr(gap.query) if gap.query else f"(hashed {gap.key[:8]})"  # as the CLI says
         surfaces = ", ".join(f"{n} {s}" for s, n in gap.surfaces.items())
         best = "none" if gap.best_score is None else f"{gap.best_score:.3f}"
+        unhelped = f", reported no help {gap.unhelped}" if gap.unhelped else ""
         lines.append(
             f"{rank}. {asked}: asked {gap.asked}x ({surfaces}), empty {gap.empty}, "
-            f"gate emptied {gap.gated}, best score {best}, weakness {gap.weakness:.2f}"
+            f"gate emptied {gap.gated}{unhelped}, best score {best}, "
+            f"weakness {gap.weakness:.2f}"
         )
         lines += [f"   also asked as {v!r}" for v in gap.variants[:3]]
         got = ", ".join(f"{name} ({served}x)" for name, served in gap.documents())

@@ -35,6 +35,17 @@ CROSS JOIN query_log q ON q.bundle_id = u.bundle_id  -- from the few reports to 
 WHERE u.useful = 1 AND q.query_hash IS NOT NULL AND q.created_at >= ?
 """
 
+# per query hash, the "nothing helped" reports (report_usage naming no section) on bundles its
+# entries got with sections in them: a client's retry in the same second is one report
+UNHELPED_SQL = """
+SELECT q.query_hash, count(DISTINCT json_array(u.bundle_id, u.client, u.created_at))
+FROM usage_events u
+CROSS JOIN query_log q ON q.bundle_id = u.bundle_id  -- from the few reports to their entries
+WHERE u.useful = 0 AND u.created_at >= ? AND q.query_hash IS NOT NULL AND q.results > 0
+  AND q.created_at >= ?
+GROUP BY q.query_hash
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class QueryGroup:
@@ -88,6 +99,12 @@ def query_groups(conn: sqlite3.Connection, since: str) -> list[QueryGroup]:
 def useful_keys(conn: sqlite3.Connection, since: str) -> set[str]:
     """Query hashes of entries whose bundle was reported useful (T2)."""
     return {r[0] for r in conn.execute(USEFUL_SQL, (since,))}
+
+
+def unhelped_counts(conn: sqlite3.Connection, since: str) -> Counter[str]:
+    """Per query hash, how often a bundle its entries got was reported as helping with
+    nothing (T2) since ``since``."""
+    return Counter({r[0]: r[1] for r in conn.execute(UNHELPED_SQL, (since, since))})
 
 
 def phrasings(conn: sqlite3.Connection, since: str, keys: Sequence[str]) -> dict[str, str]:

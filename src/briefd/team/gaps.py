@@ -3,7 +3,8 @@
 Logged queries are grouped by their grouping key (folded terms, stop words dropped, sorted;
 stored as a salted hash, so hashed prompts group too), and — when vectors are on — weak
 groups whose phrasings are near-duplicates by embedding are merged. A group's *weakness* is
-the larger of the share of requests that came back empty and how far its best score stays
+the larger of the share of requests that came back empty (or with a bundle an agent reported
+as helping with nothing, ``report_usage`` naming no section) and how far its best score stays
 below the median best score of the window's answered query groups of the same kind (0:
 answered as well as a typical question; 1: nothing came back): a hook prompt answered by BM25
 scores on a scale of its own, a search or a bundle on the fused one. Gaps are the groups at
@@ -86,6 +87,7 @@ class Gap:
     keys: tuple[str, ...] = ()
     sections: tuple[GapSection, ...] = ()
     best_scores: dict[str, float] = field(default_factory=dict)  # per kind
+    unhelped: int = 0  # answered with a bundle reported as helping with nothing (T2)
 
     def documents(self) -> tuple[tuple[str, int], ...]:
         """The documents its queries got, each once (its sections come one by one), in the
@@ -121,12 +123,17 @@ def listed_some(report: GapsReport) -> bool:
 
 
 def weakness(
-    asked: int, empty: int, bests: Mapping[str, float], references: Mapping[str, float]
+    asked: int,
+    empty: int,
+    bests: Mapping[str, float],
+    references: Mapping[str, float],
+    unhelped: int = 0,
 ) -> float:
-    """0 (answered as well as a typical query) … 1 (nothing ever came back). Each kind's best
-    score is weighed against the typical best score of its own kind (``references``), the
-    group's strongest answer counts."""
-    empty_share = empty / asked if asked else 0.0
+    """0 (answered as well as a typical query) … 1 (nothing ever came back, or nothing that
+    helped). Each kind's best score is weighed against the typical best score of its own kind
+    (``references``), the group's strongest answer counts; a request whose bundle was reported
+    as helping with nothing (``unhelped``) counts as one that came back empty."""
+    empty_share = min(asked, empty + unhelped) / asked if asked else 0.0
     if not bests:
         return 1.0 if empty == asked else empty_share
     shares = [best / references[k] for k, best in bests.items() if references.get(k, 0) > 0]
@@ -135,8 +142,8 @@ def weakness(
     return round(max(empty_share, min(1.0, max(0.0, 1 - max(shares)))), 4)
 
 
-def as_gap(group: reports.QueryGroup, references: Mapping[str, float]) -> Gap:
-    weak = weakness(group.asked, group.empty, group.bests, references)
+def as_gap(group: reports.QueryGroup, references: Mapping[str, float], unhelped: int = 0) -> Gap:
+    weak = weakness(group.asked, group.empty, group.bests, references, unhelped)
     return Gap(
         key=group.key,
         query=None,
@@ -153,6 +160,7 @@ def as_gap(group: reports.QueryGroup, references: Mapping[str, float]) -> Gap:
         last_at=group.last_at,
         keys=(group.key,),
         best_scores=group.bests,
+        unhelped=unhelped,
     )
 
 
@@ -197,7 +205,8 @@ def merge(into: Gap, other: Gap, references: Mapping[str, float]) -> Gap:
     bests = dict(into.best_scores)
     for kind, score in other.best_scores.items():
         bests[kind] = max(score, bests.get(kind, score))
-    weak = weakness(asked, empty, bests, references)
+    unhelped = into.unhelped + other.unhelped
+    weak = weakness(asked, empty, bests, references, unhelped)
     surfaces = Counter(into.surfaces) + Counter(other.surfaces)
     return replace(
         into,
@@ -208,6 +217,7 @@ def merge(into: Gap, other: Gap, references: Mapping[str, float]) -> Gap:
         gated=into.gated + other.gated,
         best_score=best,
         best_scores=bests,
+        unhelped=unhelped,
         weakness=weak,
         rank=round(asked * weak, 4),
         kinds=tuple(sorted({*into.kinds, *other.kinds})),
@@ -274,11 +284,12 @@ def _gaps(
     with store.read() as conn:
         groups = reports.query_groups(conn, since)
         useful = reports.useful_keys(conn, since)
+        unhelped = reports.unhelped_counts(conn, since)
         unlogged = reports.unhashed_entries(conn, since)
     references = reference_scores(groups)
     chatter = {g.key for g in groups if g.generic == g.asked} - useful  # always read so
     left_out = useful | chatter
-    open_groups = [as_gap(g, references) for g in groups if g.key not in left_out]
+    open_groups = [as_gap(g, references, unhelped[g.key]) for g in groups if g.key not in left_out]
     weak = ranked(g for g in open_groups if g.weakness >= GAP_WEAKNESS)
     if embedder is not None:
         head = with_phrasings(store, since, weak[:MAX_EMBEDDED])
