@@ -226,7 +226,9 @@ def _index_source(
             skipped_files(found.skipped, settings, found.left_out),
         )
         _apply(conn, found, rebuild, progress, links)
-        activity.follow_renames(conn, renamed(found.known, current, deleted))
+        moved = renamed(found.known, current, deleted)
+        activity.follow_renames(conn, moved)
+        docs_table.record_moves(conn, moved, current)  # broken links say where they went
         docs_table.set_meta(conn, "parse", found.signature)
         docs_table.set_meta(conn, "files", _files_signature(settings))
         if history is not None:

@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from briefd.api import Briefd
+from briefd.settings import Settings
 from tests.cli.test_cli import briefd
 
 
@@ -697,3 +699,56 @@ def test_a_link_by_a_documents_title_says_which_document_and_how_to_link_it(
         "name a file, not a title; projects/alpha/runbook.md is called 'On call': link it as "
         "[call](projects/alpha/runbook.md))",
     ]
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def test_a_link_to_a_document_moved_since_says_where_it_went(tmp_path: Path) -> None:
+    """K5, T5: `git mv` of a document broke every link to it, and `briefd links`, the dashboard
+    and suggest_links said only "no document matches 'retry-policy'; fix the target or remove
+    the link". They name where the index saw it go and the link that reaches it, after later
+    edits of it too; --check still fails on the links until they are fixed."""
+    cwd, db = _indexed(
+        tmp_path,
+        {
+            "domain/retry-policy.md": "# Retrying soft declines\n\nUp to four times.\n",
+            "domain/fees.md": "# Fees\n\nSee [[retry-policy]] and [[nowhere]].\n",
+            "projects/x/runbook.md": "# Runbook\n\n[the retries](../../domain/retry-policy.md)\n",
+        },
+    )
+    source = tmp_path / "knowledge"
+    _git(source, "init", "-q", "-b", "main")
+    _git(source, "add", "-A")
+    _git(source, "-c", "user.name=A", "-c", "user.email=a@x", "commit", "-qm", "docs")
+    (source / "domain/rules").mkdir()
+    _git(source, "mv", "domain/retry-policy.md", "domain/rules/payment-retries.md")
+    for _ in range(2):  # the move, then an edit of the moved document: the hint stays
+        indexed = briefd("--db", db, "index", "--source", str(source), cwd=cwd)
+        assert indexed.returncode == 0, indexed.stderr
+        (source / "domain/rules/payment-retries.md").write_text(
+            "# Retrying soft declines\n\nThree.\n"
+        )
+
+    shown = briefd("--db", db, "links", "--check", cwd=cwd)
+    assert shown.returncode == 1
+    broken = shown.stdout.split("broken links: 3\n", 1)[1].split("ambiguous links:")[0]
+    moved = "domain/retry-policy.md was moved to domain/rules/payment-retries.md"
+    assert broken.splitlines() == [
+        f"  domain/fees.md:3 retry-policy (no document matches 'retry-policy': {moved}: link it"
+        " as [[domain/rules/payment-retries.md|retry-policy]])",
+        "  domain/fees.md:3 nowhere (no document matches 'nowhere')",
+        "  projects/x/runbook.md:3 ../../domain/retry-policy.md (no document matches "
+        f"'../../domain/retry-policy.md': {moved}: link it as "
+        "[the retries](../../domain/rules/payment-retries.md))",
+    ]
+    with Briefd(Settings(source=source, db=Path(db)), embedder=None) as api:
+        found = api.suggest_links(None, 20, ["all"])
+    details = {(s.doc_path, s.target): s.detail for s in found if s.kind == "broken-link"}
+    assert details[("domain/fees.md", "retry-policy")].endswith(
+        f"{moved}: link it as [[domain/rules/payment-retries.md|retry-policy]]"
+    )
+    assert details[("domain/fees.md", "nowhere")] == (
+        "no document matches 'nowhere'; fix the target or remove the link"
+    )

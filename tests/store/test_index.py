@@ -15,6 +15,7 @@ from briefd.errors import IndexNotFoundError, SourceError, StoreError
 from briefd.model import IndexReport
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings, with_overrides
+from briefd.store import documents as docs_table
 from briefd.store.db import Store
 from briefd.store.migrations import SCHEMA_VERSION, schema_doc
 from tests.conftest import WriteFiles
@@ -474,3 +475,37 @@ def test_rebuild_replaces_an_index_damaged_inside(
     with Briefd(settings) as api:
         assert api.index(rebuild=True).documents == 3
         assert api.search(SearchRequest("soft declines", scopes=("all",))).hits
+
+
+def test_moves_are_followed_to_where_a_document_is_now(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """K5: the index records documents it sees move with their content unchanged, for broken
+    links to say where they went: a → b then b → c leads to c from a and b; a former path
+    that is a document again (moved back, or a new file there) is no move."""
+    root = write_files({"domain/a.md": "# A\n\nAlpha.\n", "domain/x.md": "# X\n\nEx.\n"})
+    api.index(root)
+
+    def move(old: str, new: str) -> dict[str, str]:
+        (root / new).parent.mkdir(parents=True, exist_ok=True)
+        (root / old).rename(root / new)
+        api.index(root)
+        with api.store.read() as conn:
+            return docs_table.moved_documents(conn)
+
+    assert move("domain/a.md", "domain/b.md") == {"domain/a.md": "domain/b.md"}
+    assert move("domain/b.md", "domain/old/c.md") == {
+        "domain/a.md": "domain/old/c.md",
+        "domain/b.md": "domain/old/c.md",
+    }
+    assert move("domain/x.md", "domain/y.md") == {
+        "domain/a.md": "domain/old/c.md",
+        "domain/b.md": "domain/old/c.md",
+        "domain/x.md": "domain/y.md",
+    }
+    back = {"domain/b.md": "domain/a.md", "domain/old/c.md": "domain/a.md"}  # a is no move
+    assert move("domain/old/c.md", "domain/a.md") == {"domain/x.md": "domain/y.md", **back}
+    (root / "domain/x.md").write_text("# Another X\n\nNew.\n")
+    api.index(root)
+    with api.store.read() as conn:
+        assert docs_table.moved_documents(conn) == back

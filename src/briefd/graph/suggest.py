@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from typing import Literal
 
-from briefd.graph.resolve import name_key
+from briefd.graph.resolve import Catalog, name_key, same_name
 from briefd.markdown.links import comments_blanked
 from briefd.markdown.parse import code_ranges
 from briefd.model import Link, ResolvedLink
@@ -358,11 +358,14 @@ def _mention_suggestion(
 
 
 def broken_link_suggestions(
-    broken: Iterable[ResolvedLink], catalog: Sequence[DocNames] = ()
+    broken: Iterable[ResolvedLink], catalog: Sequence[DocNames] = (), moves: Moves | None = None
 ) -> list[LinkSuggestion]:
-    """A suggestion per broken link; one whose target is what a document of ``catalog`` is
-    called names that document and the link that reaches it (:func:`called_detail`)."""
+    """A suggestion per broken link; one that names a document moved since (``moves``), or
+    whose target is what a document of ``catalog`` is called, names that document and the
+    link that reaches it (:meth:`Moves.detail`, :func:`called_detail`)."""
     called = called_names((d.path, d.names) for d in catalog)
+    seen = {d.path for d in catalog}
+    moved = moves.detail if moves is not None else lambda r, reachable: None
     return [
         LinkSuggestion(
             r.link.source_path,
@@ -370,7 +373,9 @@ def broken_link_suggestions(
             r.link.target,
             r.link.display or r.link.target,
             r.link.line,
-            called_detail(r, called) or f"{r.detail}; fix the target or remove the link",
+            moved(r, seen.__contains__)
+            or called_detail(r, called)
+            or f"{r.detail}; fix the target or remove the link",
         )
         for r in broken
     ]
@@ -399,6 +404,40 @@ def called_detail(
         f"{broken.detail}: links name a file, not a title; {path}{also} is called "
         f"'{name}': {_written(link, path)}"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Moves:
+    """Documents the index runs saw move (renamed, or into another folder) with their content
+    unchanged: former path → current path (``to``), and the former paths as a catalogue to
+    resolve a link against, as it would have resolved before the move."""
+
+    to: Mapping[str, str]
+    former: Catalog
+
+    @classmethod
+    def of(cls, to: Mapping[str, str]) -> Moves:
+        return cls(dict(to), Catalog.build((path, ()) for path in to))
+
+    def detail(
+        self, broken: ResolvedLink, reachable: Callable[[str], bool] = lambda path: True
+    ) -> str | None:
+        """What broken link ``broken`` says when it names a moved document's former path or
+        file name: where it went (a ``reachable`` document only) and the link that reaches
+        it. None when it names no moved document."""
+        link = broken.link
+        found = sorted(p for p in same_name(link, self.former) if reachable(self.to[p]))
+        if not found:
+            return None
+        old, new = found[0], self.to[found[0]]
+        how = "renamed" if posixpath.dirname(old) == posixpath.dirname(new) else "moved"
+        if link.kind == "markdown":  # from the linking document's folder, as GitHub reads it
+            to = posixpath.relpath(new, posixpath.dirname(link.source_path) or ".")
+            to += f"#{link.fragment}" if link.fragment else ""
+            fix = f"link it as [{link.display or link.target}]({to})"
+        else:
+            fix = _written(link, new)
+        return f"{broken.detail}: {old} was {how} to {new}: {fix}"
 
 
 def unknown_anchor_suggestions(links: Iterable[ResolvedLink]) -> list[LinkSuggestion]:

@@ -41,6 +41,35 @@ def skipped_files(conn: sqlite3.Connection) -> dict[str, str]:
     return found
 
 
+MOVED = "moved"  # index_meta: documents seen moving, content unchanged (former → current), JSON
+MOVES_KEPT = 2_000  # the latest moves kept
+
+
+def moved_documents(conn: sqlite3.Connection) -> dict[str, str]:
+    """Former path → current path of the documents index runs saw move (renamed, or into
+    another folder) with their content unchanged, while they are still there."""
+    found: dict[str, str] = json.loads(meta(conn, MOVED) or "{}")
+    return found
+
+
+def record_moves(
+    conn: sqlite3.Connection, moved: Mapping[str, str], current: Iterable[str]
+) -> None:
+    """Add this run's moves (old → new) to those recorded: one moved on again (a → b, then
+    b → c) leads to where it is now; a move whose document is gone, or whose former path is
+    a document again, is dropped; the latest ``MOVES_KEPT`` are kept."""
+    recorded = before = moved_documents(conn)
+    for old, new in moved.items():
+        recorded = {former: new if now == old else now for former, now in recorded.items()}
+        recorded.pop(old, None)
+        recorded[old] = new  # the latest last
+    there = set(current)
+    kept = {old: new for old, new in recorded.items() if new in there and old not in there}
+    latest = dict(list(kept.items())[-MOVES_KEPT:])
+    if latest != before:  # most runs move nothing, and write nothing
+        set_meta(conn, MOVED, json.dumps(latest, ensure_ascii=False, separators=(",", ":")))
+
+
 def meta(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM index_meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else str(row[0])

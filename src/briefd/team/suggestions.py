@@ -18,6 +18,7 @@ from briefd.model import LinkFindings
 from briefd.settings import Settings
 from briefd.sources.layout import in_scopes
 from briefd.store import activity, views
+from briefd.store import documents as docs_table
 from briefd.store.db import Store, opened
 from briefd.store.documents import headings_from_json
 from briefd.store.scopes import resolve_scopes
@@ -77,6 +78,7 @@ def suggest_links(
         visible = visible_paths(conn, settings, scopes, doc_path)
         targets = activity.link_targets(conn)
         dismissed = activity.dismissed_links(conn)
+        moves = suggest.Moves.of(docs_table.moved_documents(conn))
     if doc_path is not None and doc_path not in {r["path"] for r in rows}:
         raise NotFoundError(
             f"no document '{doc_path}' in the index; omit doc_path to check every document"
@@ -97,7 +99,7 @@ def suggest_links(
     subject = [d for d in docs if doc_path is None or d.path == doc_path]
     found = [
         *suggest.unlinked_mentions(subject, docs),
-        *suggest.broken_link_suggestions(links.broken, docs),
+        *suggest.broken_link_suggestions(links.broken, docs, moves),
         *suggest.unknown_anchor_suggestions(
             r for r in links.unknown_anchors if r.target_path in visible
         ),
@@ -108,9 +110,9 @@ def suggest_links(
 
 def link_findings(conn: sqlite3.Connection, settings: Settings) -> LinkFindings:
     """Broken and ambiguous links, unknown and duplicate anchors, orphans and links to
-    superseded documents (K5); a broken link by what a document is called says so and how to
-    link it, as its suggestion does, naming only a document of the linking one's scope or a
-    shared one (another project's is for its own readers)."""
+    superseded documents (K5); a broken link to a document moved since, or by what a document
+    is called, says so and how to link it, as its suggestion does, naming only a document of
+    the linking one's scope or a shared one (another project's is for its own readers)."""
     resolved, catalog = views.link_catalog(conn)
     found = findings(resolved, catalog)
     if not found.broken:
@@ -121,16 +123,17 @@ def link_findings(conn: sqlite3.Connection, settings: Settings) -> LinkFindings:
     called = suggest.called_names(
         (r["path"], (r["title"], *json.loads(r["aliases"]))) for r in rows
     )
+    moves = suggest.Moves.of(docs_table.moved_documents(conn))
     broken = []
     for r in found.broken:
-        seen = {scopes.get(r.link.source_path), *shared}
-        detail = suggest.called_detail(r, called, functools.partial(_in_scopes, scopes, seen))
+        seen = functools.partial(_in_scopes, scopes, {scopes.get(r.link.source_path), *shared})
+        detail = moves.detail(r, seen) or suggest.called_detail(r, called, seen)
         broken.append(r if detail is None else replace(r, detail=detail))
     return replace(found, broken=tuple(broken))
 
 
 def _in_scopes(scopes: Mapping[str, str], seen: Set[str | None], path: str) -> bool:
-    return scopes[path] in seen
+    return path in scopes and scopes[path] in seen
 
 
 def _heading_offsets(headings: str, body_start_line: int) -> frozenset[int]:
