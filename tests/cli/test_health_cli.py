@@ -263,18 +263,26 @@ def test_usage_since_long_ago_charts_the_log_not_every_day_since(
 def test_usage_table_says_what_was_served_from_documents_since_renamed(
     project: tuple[Path, Repo], tmp_path: Path
 ) -> None:
-    """Sections served from a document renamed since are no longer in the table (its new name
-    is never served): the text says how many, as the JSON's gone_sections does."""
+    """Sections served from a document renamed since are no longer in the table: the text
+    says how many, as the JSON's gone_sections does. The document itself, moved with its
+    content unchanged, counts what it served under its new path: it was "never served", which
+    read as a document to retire (T6)."""
     cwd, _ = project
+    before = json.loads(briefd("usage", "--json", cwd=cwd).stdout)
+    (served,) = [d for d in before["documents"] if d["doc_path"] == "domain/retry.md"]
     knowledge = tmp_path / "knowledge"
     (knowledge / "domain" / "retry.md").rename(knowledge / "domain" / "retries.md")
     assert briefd("index", cwd=cwd).returncode == 0
     report = json.loads(briefd("usage", "--json", cwd=cwd).stdout)
-    assert report["gone_sections"] > 0 and report["documents"] == []
+    assert report["gone_sections"] > 0 and report["sections"] == []
+    assert [(d["doc_path"], d["served"], d["surfaces"]) for d in report["documents"]] == [
+        ("domain/retries.md", served["served"], served["surfaces"])
+    ]
+    assert "domain/retries.md" not in report["never_served"]
     table = briefd("usage", cwd=cwd, env={"COLUMNS": "200"}).stdout
     assert (
         f"{report['gone_sections']} served section(s) are no longer in the index (documents "
-        "renamed or deleted, headings changed since): not counted above"
+        "renamed or deleted, headings changed since): not counted among the sections above"
     ) in table
 
 

@@ -18,6 +18,7 @@ from briefd.errors import NotFoundError, QueryError
 from briefd.settings import Settings
 from briefd.state import SharedState
 from briefd.store import activity, reports
+from briefd.store import documents as docs_table
 from briefd.store.activity import UsageReceipt
 from briefd.store.db import Store, opened
 from briefd.team.period import iso, since_cutoff
@@ -133,13 +134,14 @@ class UsageReport:
 
 
 def gone_note(report: UsageReport) -> str | None:
-    """What the documents listed leave out: sections served in the window that are no longer
-    in the index (their document renamed, deleted, or its heading changed)."""
+    """What the sections listed leave out: sections served in the window that are no longer
+    in the index (their document renamed, deleted, or its heading changed). A document moved
+    with its content unchanged counts what it served before under its new path."""
     if not report.gone_sections:
         return None
     return (
         f"{report.gone_sections} served section(s) are no longer in the index (documents "
-        "renamed or deleted, headings changed since): not counted above"
+        "renamed or deleted, headings changed since): not counted among the sections above"
     )
 
 
@@ -173,6 +175,7 @@ def _usage_report(store: Store, start: datetime, limit: int, offset: int) -> Usa
         hint = reports.window_hint(conn, cutoff)
         by_chunk = reports.served_by_surface(conn, cutoff, "sections", hint)
         by_document = reports.served_by_surface(conn, cutoff, "documents", hint)
+        moved = docs_table.moved_documents(conn)  # served before a move: under its new path
         where = reports.section_info(conn, {c for c, _, _, _ in by_chunk})
         useful = reports.useful_counts(conn, cutoff)
         feedback, nothing = reports.feedback_totals(conn, cutoff)
@@ -184,6 +187,7 @@ def _usage_report(store: Store, start: datetime, limit: int, offset: int) -> Usa
         surfaces[surface] += n
     today = datetime.now(UTC).date()
     sections = section_usage(by_chunk, useful, where)
+    by_document = [(moved.get(p, p), surface, n, at) for p, surface, n, at in by_document]
     documents = document_usage(by_document, sections, docs)
     served = [d for d in documents if d.served]
     never = [d.doc_path for d in documents if not d.served]
