@@ -705,3 +705,24 @@ def test_a_gap_of_bundles_that_helped_with_nothing_says_so(tmp_path: Path) -> No
     (row,) = [line for line in table.stdout.splitlines() if task in line]
     cells = [cell.strip() for cell in row.split("│")[1:-1]]
     assert cells[2:8] == ["2", "mcp:2", "0", "0", "2", "1.000"], cells
+
+
+def test_a_window_that_starts_after_now_says_so(project: tuple[Path, Repo]) -> None:
+    """T3, T6: `--since 2027-…` typed for this year's date answered "Nothing was logged since
+    …: the query log holds what `briefd serve`, `briefd mcp` … answer", sending the user
+    after the log's coverage; it says the window starts after now."""
+    cwd, _ = project
+    later = f"{datetime.now(UTC).year + 1}-01-31"
+    after = f"Nothing can be logged since {later}: that is after now ("
+    for command in ("gaps", "usage"):
+        shown = briefd(command, "--since", later, cwd=cwd, env={"COLUMNS": "200"})
+        assert shown.returncode == 0, shown.stderr
+        assert after in shown.stdout and "the query log holds" not in shown.stdout
+    settings = load_settings(
+        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
+    )
+    with Briefd(settings, embedder=None) as api:
+        texts = [gaps_text(api.gaps(GapsRequest(since=later))), usage_text(api.usage(later))]
+        assert all(after in text for text in texts), texts
+        recent = gaps_text(api.gaps(GapsRequest(since="0h")))
+    assert "Nothing was logged since" in recent and "the query log holds" in recent

@@ -27,8 +27,20 @@ WHAT_IS_LOGGED = (
 )
 
 
-def nothing_logged(since: str) -> str:
-    """What an empty window of the query log means (gaps and usage reports)."""
+def nothing_logged(since: str, now: datetime | None = None) -> str:
+    """What an empty window of the query log means (gaps and usage reports): a window that
+    starts after ``now`` (``--since 2027-01-31`` typed for 2026) holds nothing whatever is
+    logged, which the log's coverage would not explain."""
+    now = now or datetime.now(UTC)
+    try:
+        starts = datetime.fromisoformat(since)
+    except ValueError:
+        starts = None
+    if starts is not None and starts.tzinfo is not None and starts > now:
+        return (
+            f"Nothing can be logged since {shown_since(since)}: that is after now "
+            f"({now:%Y-%m-%d %H:%M} UTC); give an earlier date, or a span such as 30d."
+        )
     return f"Nothing was logged since {shown_since(since)}: {WHAT_IS_LOGGED}."
 
 
