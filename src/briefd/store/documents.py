@@ -58,9 +58,9 @@ def record_moves(
     """Add this run's moves (old → new) to those recorded: one moved on again (a → b, then
     b → c) leads to where it is now; a move whose document is gone, or whose former path is
     a document again, is dropped; the latest ``MOVES_KEPT`` are kept."""
-    recorded = before = moved_documents(conn)
+    before = moved_documents(conn)
+    recorded = {former: moved.get(now, now) for former, now in before.items()}
     for old, new in moved.items():
-        recorded = {former: new if now == old else now for former, now in recorded.items()}
         recorded.pop(old, None)
         recorded[old] = new  # the latest last
     there = set(current)
