@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from playwright.sync_api import Locator, Page, expect
 
 from briefd.api import Briefd
 from briefd.service import create_app
-from tests.service.conftest import service_config
+from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
 from tests.service.test_dashboard_browser import browser, page, pytestmark
 
@@ -62,3 +65,39 @@ def _shown(content: Locator, text: str) -> bool:
             text,
         )
     )
+
+
+def searched(page: Page, url: str, query: str) -> None:
+    page.goto(url + "/")
+    page.fill("#token-input", TOKEN)
+    page.click("#login-form button")
+    expect(page.locator("#stat-documents")).not_to_have_text("–")
+    page.fill("#search-input", query)
+    page.press("#search-input", "Enter")
+
+
+def test_a_hit_of_a_superseded_document_says_what_replaces_it(
+    page: Page, tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    """The answer names, for each hit of a document another one supersedes, the documents
+    that do (``superseded_by``; the CLI, the MCP text and bundles say it); the search box
+    dropped it, so the replaced retry policy read as the one in force. Each such hit says it."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(example_copy[0], source)
+    (source / "domain" / "retry-policy-v2.md").write_text(
+        "---\nsupersedes: domain/retry-policy.md\n---\n# Retry policy v2\n\n"
+        "Soft declines are retried three times with jitter; hard declines never.\n"
+    )
+    settings = service_settings_for(source, tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        api.index()
+        searched(page, url, "retry soft decline")
+        old = page.locator(".hit", has_text="domain/retry-policy.md:")
+        expect(old.first).to_be_visible()
+        assert old.count() > 1
+        for where in old.locator(".where").all():
+            expect(where).to_contain_text("· superseded by domain/retry-policy-v2.md (prefer it)")
+        # a current document's hits say nothing of it
+        assert (
+            page.locator(".hit .superseded").count() == old.count() < page.locator(".hit").count()
+        )
