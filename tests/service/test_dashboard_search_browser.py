@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
 
 from briefd.api import Briefd
+from briefd.embeddings.fake import FakeEmbedder
 from briefd.service import create_app
+from briefd.settings import Settings
 from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
 from tests.service.test_dashboard_browser import browser, page, pytestmark
@@ -100,4 +103,31 @@ def test_a_hit_of_a_superseded_document_says_what_replaces_it(
         # a current document's hits say nothing of it
         assert (
             page.locator(".hit .superseded").count() == old.count() < page.locator(".hit").count()
+        )
+
+
+def test_a_search_on_keywords_only_says_so_above_its_hits(
+    page: Page, service_settings: Settings
+) -> None:
+    """An index built without vectors, served with the model on: the answer's warnings say the
+    search ran on keywords only and how to embed the index; the search box showed the hits
+    alone, so a worse ranking went unexplained. The warning leads the hits."""
+    embedding = replace(service_settings.embeddings, enabled=True)
+    settings = replace(service_settings, embeddings=embedding)
+    with (
+        Briefd(settings, embedder=FakeEmbedder()) as api,
+        serving(create_app(api, service_config())) as url,
+    ):
+        searched(page, url, "retry soft decline")
+        expect(page.locator(".hit").first).to_be_visible()
+        warning = page.locator("#search-results > p.warning")
+        expect(warning).to_have_count(1)
+        expect(warning).to_contain_text(
+            "warning: searched by keywords only (bm25): this index has no vectors of fake-bow"
+        )
+        expect(warning).to_contain_text("run `briefd index` to embed it with this model")
+        # it comes before the first hit
+        assert page.evaluate(
+            "document.querySelector('#search-results').firstElementChild.classList"
+            ".contains('warning')"
         )
