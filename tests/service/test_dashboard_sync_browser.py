@@ -6,10 +6,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from briefd.api import Briefd
 from briefd.service import create_app
+from briefd.sources.knowledge import sync_lock
 from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
 from tests.service.test_dashboard_browser import browser, page, pytestmark
@@ -152,3 +153,36 @@ def test_the_drift_panel_shows_what_a_sync_from_the_page_read(page: Page, tmp_pa
             expect(page.locator("#message")).to_contain_text("sync done: ", timeout=20_000)
             expect(drift.locator("td").nth(1)).to_have_text("2")  # not a minute later
             expect(drift.locator("td").nth(3)).to_contain_text("Ayşe Yılmaz: Raise once more")
+
+
+def test_a_rebuild_asked_for_while_one_runs_is_followed_not_called_failed(
+    browser: Browser, page: Page, tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    """A teammate's rebuild running, "Rebuild index" on another page answered 409 and the page
+    said "rebuild failed: 409: …" in red (nothing had failed) and never how the running rebuild
+    ended. It says the rebuild runs, follows it and says how it ended."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(example_copy[0], source)
+    settings = service_settings_for(source, tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        api.index()
+        teammate = browser.new_page()
+        for each in (teammate, page):
+            each.goto(url + "/")
+            each.fill("#token-input", TOKEN)
+            each.click("#login-form button")
+            expect(each.locator("#stat-documents")).to_have_text("45")
+            each.on("dialog", lambda dialog: dialog.accept())
+        with sync_lock(settings):  # the teammate's rebuild waits for it: still running
+            teammate.click("#btn-rebuild")
+            expect(teammate.locator("#message")).to_have_text("rebuild started")
+            page.click("#btn-rebuild")
+            said = page.locator("#message")
+            expect(said).to_contain_text("rebuild not started again: a rebuild started at ")
+            expect(said).to_contain_text("is still running; wait for it to finish; this page says")
+            expect(said).to_have_class("ok")
+        expect(said).to_have_text("rebuild done: 45 documents, 338 sections", timeout=20_000)
+        expect(teammate.locator("#message")).to_have_text(
+            "rebuild done: 45 documents, 338 sections"
+        )
+        teammate.close()
