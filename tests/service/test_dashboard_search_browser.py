@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import shutil
+import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
 
 from briefd.api import Briefd
+from briefd.embeddings.base import EmbeddingKind, Vectors
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.service import create_app
 from briefd.settings import Settings
@@ -131,3 +134,44 @@ def test_a_search_on_keywords_only_says_so_above_its_hits(
             "document.querySelector('#search-results').firstElementChild.classList"
             ".contains('warning')"
         )
+
+
+# long enough to be embedded before the search takes the service's lock (a short query is
+# embedded under it, where a second search waits its turn)
+LONG_SETTLEMENT = " ".join(
+    f"which settlement batch {n} reconciles the ledger against the acquirer report"
+    for n in range(12)
+)
+
+
+class SlowOnSettlement(FakeEmbedder):
+    """The fake model, slow on the one query that names a settlement batch (a long query the
+    real model takes longer on), quick on every other."""
+
+    def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+        if kind == "query" and any("settlement batch" in text for text in texts):
+            time.sleep(1.5)
+        return super().embed_batch(texts, kind)
+
+
+def test_only_the_last_search_asked_shows_its_hits(page: Page, service_settings: Settings) -> None:
+    """A search asked while an earlier, slower one still ran: the earlier one answered last and
+    its hits stood under the new query in the box (settlement sections under "idempotency
+    key"). Only the last search asked shows what it found."""
+    embedding = replace(service_settings.embeddings, enabled=True)
+    gateless = replace(service_settings.search, gate=False)  # the fake model's scores are no gauge
+    settings = replace(service_settings, embeddings=embedding, search=gateless)
+    with Briefd(settings, embedder=SlowOnSettlement()) as api:
+        api.index()  # with vectors: every search embeds its query
+        with serving(create_app(api, service_config())) as url:
+            searched(page, url, "idempotency key")
+            expect(page.locator(".hit").first).to_contain_text("domain/idempotency.md")
+            wanted = page.locator("#search-results").text_content() or ""
+            with page.expect_response(lambda r: "settlement" in r.url) as slow:
+                page.fill("#search-input", LONG_SETTLEMENT)
+                page.press("#search-input", "Enter")
+                page.fill("#search-input", "idempotency key")
+                page.press("#search-input", "Enter")
+            assert slow.value.ok
+            page.wait_for_timeout(300)  # what the slow answer would have drawn
+            expect(page.locator("#search-results")).to_have_text(wanted)
