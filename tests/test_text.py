@@ -8,7 +8,8 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from briefd.text import caseless, slugify, whole_characters
+from briefd import text as text_module
+from briefd.text import caseless, has_spaceless, slugify, whole_characters
 
 # ASCII of every kind (controls and punctuation too), the Turkish and German letters that
 # fold or case-fold differently, and combining marks
@@ -63,3 +64,23 @@ def test_whole_characters_from_a_floor_cuts_where_it_cuts_from_the_start(
     at = data.draw(st.integers(0, len(text)))
     floor = whole_characters(text, data.draw(st.integers(0, at)))
     assert whole_characters(text, at, floor) == whole_characters(text, at)
+
+
+# around the first Han/kana character (U+3005) and the last (U+3134F), and far past them
+_WIDE = st.text(
+    alphabet=st.one_of(
+        st.characters(max_codepoint=0x3010),
+        st.characters(min_codepoint=0x3000, max_codepoint=0xFFFF),
+        st.characters(min_codepoint=0x1F300, max_codepoint=0x3135F),
+    ),
+    max_size=20,
+)
+
+
+@given(_WIDE)
+def test_has_spaceless_finds_what_the_spaceless_class_finds(text: str) -> None:
+    """The shortcut (all characters below the first of them: none) and the pattern compiled
+    on first use answer as the character class itself does."""
+    expected = re.search(f"[{text_module._SPACELESS}]", text) is not None
+    assert has_spaceless(text) == expected
+    assert has_spaceless("返金") and has_spaceless("a\u3005") and not has_spaceless("a\u3004 👍")

