@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -218,3 +219,81 @@ def test_remembered_config_survives_odd_values_and_a_broken_cache(tmp_path: Path
     assert discover.index_path({}, None, config, expected) == discover.index_path(
         {}, None, config, {}
     )
+
+
+def test_a_prompt_answered_in_process_reads_a_remembered_settings_file_without_yaml(
+    example_index: Path, tmp_path: Path
+) -> None:
+    """A prompt answered in the hook's own process (the first one, before the daemon serves)
+    reads the project's whole settings file: ``import yaml`` cost it ~7 ms of ~60 on every
+    such prompt. The file's mapping is remembered as its essentials are, until it changes."""
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copyfile(example_index, project / "index.db")
+    settings = "db: index.db\nsource: knowledge\nrecall:\n  top_k: 2\n  daemon: false\n"
+    _aged(project / "briefd.yaml", settings)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    env |= {"BRIEFD_RECALL__SERVER": "off", "BRIEFD_EMBEDDINGS__ENABLED": "false"}
+    code = (
+        "import sys, json, io\n"
+        "from briefd.hook.main import main\n"
+        f"out = io.StringIO(); main(['--json', {RELEVANT!r}], stdout=out, env={env!r})\n"
+        "result = json.loads(out.getvalue())\n"
+        "print(json.dumps(['yaml' in sys.modules, len(result['sections']), result['via']]))\n"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=project
+        )
+        for _ in range(2)
+    ]
+    assert [json.loads(run.stdout) for run in runs] == [
+        [True, 2, "in-process"],
+        [False, 2, "in-process"],
+    ], [run.stderr for run in runs]
+
+
+def test_a_remembered_settings_file_is_read_again_when_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from briefd.errors import ConfigError
+    from briefd.hook.local import hook_settings
+
+    monkeypatch.chdir(tmp_path)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "conf")}
+    config = _aged(tmp_path / "briefd.yaml", "db: team.db\nsearch:\n  top_k: 7\n")
+    assert hook_settings(env).search.top_k == 7
+    assert Path(remembered.entry(config, env, remembered.SETTINGS_SUFFIX)).is_file()
+    monkeypatch.setitem(sys.modules, "yaml", None)  # any YAML parse would now fail
+    found = hook_settings(env)
+    assert (found.search.top_k, found.db) == (7, tmp_path / "team.db")
+    monkeypatch.delitem(sys.modules, "yaml")
+    _aged(tmp_path / "briefd.yaml", "db: team.db\nsearch:\n  top_k: 4\n", seconds=30.0)
+    assert hook_settings(env).search.top_k == 4
+    _aged(tmp_path / "briefd.yaml", "search:\n  top_k: 4\n  top_k: 5\n", seconds=20.0)
+    for _ in range(2):  # a file that does not read is never remembered: it fails each time
+        with pytest.raises(ConfigError, match="appears twice"):
+            hook_settings(env)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "proposals:\n  note: 2026-12-02\n",  # a date, as YAML reads it: marshal holds none
+        "sync:\n  webhook_secret: s3cr3t-value\n",  # a secret is never copied to the cache
+        "state:\n  url: postgresql://briefd:pw@db.internal/briefd\n",
+        "confluence:\n  token: ATATT-not-here\n",
+    ],
+)
+def test_a_settings_file_with_an_odd_value_or_a_secret_is_not_remembered(
+    tmp_path: Path, text: str
+) -> None:
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    config = _aged(tmp_path / "briefd.yaml", "source: knowledge\n" + text)
+    read = discover.settings_mapping(config, env)
+    assert read["source"] == "knowledge" and len(read) == 2
+    assert discover.settings_mapping(config, env) == read
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.marshal"))
+    _aged(tmp_path / "briefd.yaml", "source: knowledge\nsync:\n  branch: main\n", seconds=30.0)
+    discover.settings_mapping(config, env)
+    assert Path(remembered.entry(config, env, remembered.SETTINGS_SUFFIX)).is_file()

@@ -103,6 +103,27 @@ def read_config(path: str | None, env: Mapping[str, str] | None = None) -> dict[
     return kept
 
 
+def settings_mapping(path: str, env: Mapping[str, str]) -> dict[str, Any]:
+    """The whole settings file at ``path`` as :func:`briefd.settings.raw.read_file` reads it
+    (a file that does not read raises its ``ConfigError``): remembered between prompts, so a
+    prompt answered in-process imports ``yaml`` only when the file changed."""
+    from briefd.hook import remembered
+
+    given = os.path.expanduser(path)  # as the settings read it, and name it when it fails
+    where = os.path.abspath(given)
+    kept, key = remembered.settings_file(where, env)
+    if kept is not None:
+        return kept
+    need_site()
+    from pathlib import Path
+
+    from briefd.settings.raw import read_file
+
+    mapping = read_file(Path(given))
+    remembered.remember_settings_file(where, key, mapping, env)
+    return mapping
+
+
 def _not_text(path: str) -> str:
     """Why the config file is no YAML text, as the CLI says it: the index named where the
     settings go (``BRIEFD_CONFIG=.briefd/briefd.db``) was told "save it as UTF-8"."""

@@ -35,6 +35,7 @@ def hook_settings(
         overrides={"db": db},
         project=Path(),
         found=(config is None) if found is None else found,
+        read=discover.settings_mapping(path, env) if path else None,
     )
     named = discover.read_config(path, env).get("db")  # `db: .briefd/briefd.db` names it too
     if db or "BRIEFD_DB" in env or named or settings.db != Settings().db:

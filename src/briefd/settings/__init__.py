@@ -11,6 +11,7 @@ the knowledge are :mod:`briefd.settings.retrieval`'s, those of the services brie
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import typing
@@ -321,13 +322,16 @@ def load_settings(
     project: Path | None = None,
     command: str | None = None,
     found: bool = False,
+    read: Mapping[str, Any] | None = None,
 ) -> Settings:
     """Read the config file (explicit, ``BRIEFD_CONFIG``, or the first of
     :func:`config_candidates` in the ``project`` folder that exists; None: the one found from
     here, :func:`briefd.settings.locate.project_folder`), then apply ``BRIEFD_*`` variables,
     then ``overrides`` (dotted keys, e.g. from CLI flags). ``command``: the CLI command run,
     named in the hint when a tuned file was given as the settings; ``found``: ``config`` was
-    found (the hook's discovery), not named by the user: see ``Settings.project_named``."""
+    found (the hook's discovery), not named by the user: see ``Settings.project_named``;
+    ``read``: the mapping of ``config`` as :func:`read_file` reads it, when the caller has it
+    already (the hook remembers it between prompts)."""
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     named_by = "BRIEFD_CONFIG" if config is None and env.get("BRIEFD_CONFIG") else None
@@ -339,7 +343,7 @@ def load_settings(
         found = True
     origin = "settings"
     if path is not None:
-        merged, origin = _settings_file(path, named_by, command), str(path)
+        merged, origin = _settings_file(path, named_by, command, read), str(path)
     named = trust.of_file(merged, path, found, env)  # before the defaults placed in project
     in_project(merged, project)
     named = named.without(key for key, value in (overrides or {}).items() if value is not None)
@@ -350,10 +354,13 @@ def load_settings(
     return _defaults_from_layout(_models_beside_index(settings, merged), merged)
 
 
-def _settings_file(path: Path, named_by: str | None, command: str | None) -> dict[str, Any]:
-    """The raw mapping of the settings file ``path``, its relative paths made relative to it;
-    a file from `briefd tune` given as the settings (or pasted into them) is refused."""
-    merged = read_file(path, named_by)
+def _settings_file(
+    path: Path, named_by: str | None, command: str | None, read: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The raw mapping of the settings file ``path`` (``read``: as read already), its relative
+    paths made relative to it; a file from `briefd tune` given as the settings (or pasted into
+    them) is refused."""
+    merged = copy.deepcopy(dict(read)) if read is not None else read_file(path, named_by)
     if "tuned" in merged and set(merged) <= {"search", "tuned"}:  # the two --config options
         raise ConfigError(
             f"{path} is a file from `briefd tune`; it goes {_tuned_after(command, path)}, "
