@@ -13,7 +13,7 @@ import os
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 LOCAL_DIR = ".briefd"
 DB_NAME = "briefd.db"
@@ -21,7 +21,10 @@ CONFIG_NAME = "briefd.yaml"
 
 
 def project_dir(
-    env: Mapping[str, str], start: str | None = None, main_tree: bool = True
+    env: Mapping[str, str],
+    start: str | None = None,
+    main_tree: bool = True,
+    own_index: Callable[[str], bool] | None = None,
 ) -> str | None:
     """The folder that holds the project's briefd files when ``start`` (default: the working
     directory) is a subfolder of a git work tree (an agent that ran ``cd src/payments``, a user
@@ -29,7 +32,9 @@ def project_dir(
     ``briefd.yaml``, ``.briefd/briefd.yaml`` or ``.briefd/briefd.db`` (never a ``.briefd``
     folder itself, which is its parent's); with ``main_tree``, in a
     linked work tree without its own index (it is untracked), that folder of the main work tree
-    (:func:`_in_main_work_tree`). A settings file or an index named (``--config``,
+    (:func:`_in_main_work_tree`); ``own_index``: whether a folder has its own index (default:
+    a ``.briefd/briefd.db``; the hook also reads the ``db`` its settings file names). A
+    settings file or an index named (``--config``,
     ``$BRIEFD_CONFIG``, ``--db``, ``$BRIEFD_DB``) changes nothing here: the project is where
     the user works, wherever the file is (a shared ``/etc/briefd/briefd.yaml`` puts no index
     in ``/etc``). None: stay here — this folder is the one, or the folder is in no git work
@@ -49,7 +54,7 @@ def project_dir(
             if (
                 main_tree
                 and os.path.isfile(git)
-                and not os.path.exists(os.path.join(found or folder, LOCAL_DIR, DB_NAME))
+                and not (own_index or _default_index)(found or folder)
             ):
                 found = _in_main_work_tree(git, found or folder, folder) or found
             return found if found != here else None
@@ -57,6 +62,10 @@ def project_dir(
         if parent == folder:
             return None
         folder = parent
+
+
+def _default_index(folder: str) -> bool:
+    return os.path.exists(os.path.join(folder, LOCAL_DIR, DB_NAME))
 
 
 def _in_main_work_tree(git_file: str, at: str, top: str) -> str | None:

@@ -279,6 +279,41 @@ def test_a_prompt_from_a_linked_work_tree_finds_the_main_work_trees_index(
     assert "the index file .briefd/briefd.db is empty" in run.stderr, run.stderr
 
 
+def test_a_linked_work_tree_keeps_its_own_index_named_by_its_settings(
+    indexed: Briefd, run_hook: RunHook, tmp_path: Path, settings: Settings
+) -> None:
+    """A work tree indexed on its own branch (``briefd index`` there builds the work tree's own
+    index) under the name its briefd.yaml gives (``db: .briefd/team.db``) was still answered
+    from the main work tree's index — the other branch's knowledge — since only the default
+    ``.briefd/briefd.db`` counted as its own. The index its settings name counts too."""
+    main = tmp_path / "repo"
+    main.mkdir()
+    (main / "briefd.yaml").write_text("db: .briefd/team.db\n")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=main, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "briefd.yaml")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "settings")
+    git("worktree", "add", "-q", str(tmp_path / "feature"))
+    (main / ".briefd").mkdir()
+    indexed.close()
+    settings.db.rename(main / ".briefd" / "team.db")
+    feature = tmp_path / "feature" / "src"
+    feature.mkdir()
+    payload = hook_json(RELEVANT, session="main", cwd=str(feature))
+    run = run_hook(payload=payload, env={"BRIEFD_DB": None})
+    assert "Merchants have 7 calendar days" in run.stdout, run.stderr  # none of its own yet
+    (tmp_path / "feature" / ".briefd").mkdir()
+    (tmp_path / "feature" / ".briefd" / "team.db").write_bytes(b"")  # its own (unreadable)
+    payload = hook_json(RELEVANT, session="own", cwd=str(feature))
+    run = run_hook(payload=payload, env={"BRIEFD_DB": None})
+    assert run.stdout == "", run.stdout
+    own = tmp_path / "feature" / ".briefd" / "team.db"
+    assert f"the index file {own} is empty" in run.stderr, run.stderr
+
+
 def test_a_broken_settings_file_is_named_and_the_hook_stays_quiet(
     tmp_path: Path, run_hook: RunHook
 ) -> None:

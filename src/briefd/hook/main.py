@@ -36,7 +36,7 @@ STARTED = time.monotonic()
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the hook start-up
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any, TextIO
 
 FORMATS = ("markdown", "text", "json", "claude-json")
@@ -449,7 +449,7 @@ def _up(options: dict[str, Any], env: Mapping[str, str]) -> None:
     absolute, as an option, before moving."""
     from briefd.project import project_dir
 
-    project = project_dir(env) or _session_project(options, env)
+    project = project_dir(env, own_index=_own_index(env)) or _session_project(options, env)
     if project is None:
         return
     for key, name in (("config", "BRIEFD_CONFIG"), ("db", "BRIEFD_DB")):
@@ -457,6 +457,32 @@ def _up(options: dict[str, Any], env: Mapping[str, str]) -> None:
         if named:  # ~ as the settings read it: no shell expands an agent config's env block
             options[key] = os.path.abspath(os.path.expanduser(named))
     os.chdir(project)
+
+
+def _own_index(env: Mapping[str, str]) -> Callable[[str], bool]:
+    """Whether a folder of a linked work tree has its own index, which it keeps (else the same
+    folder of the main work tree is the project): ``.briefd/briefd.db``, or the index its
+    settings file names (``db: .briefd/team.db``, relative to the file). Only the default name
+    was looked for: a work tree indexed on its branch under ``db:`` was answered from the main
+    work tree's index, whatever its own said."""
+    from briefd.hook import discover
+    from briefd.project import CONFIG_NAME, DB_NAME, LOCAL_DIR
+
+    def own(folder: str) -> bool:
+        if os.path.exists(os.path.join(folder, LOCAL_DIR, DB_NAME)):
+            return True
+        for config in (
+            os.path.join(folder, CONFIG_NAME),
+            os.path.join(folder, LOCAL_DIR, CONFIG_NAME),
+        ):
+            if os.path.isfile(config):
+                named = discover.read_config(config, env).get("db")
+                return bool(named) and os.path.exists(
+                    discover.index_path({}, None, config, {"db": named})
+                )
+        return False
+
+    return own
 
 
 def _session_project(options: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
@@ -478,7 +504,7 @@ def _session_project(options: Mapping[str, Any], env: Mapping[str, str]) -> str 
     if here is not None and has_project_files(here):  # this folder is a project of its own
         return None
     home = os.path.abspath(home)
-    found = project_dir(env, home) or home
+    found = project_dir(env, home, own_index=_own_index(env)) or home
     return found if found != here and has_project_files(found) else None
 
 
