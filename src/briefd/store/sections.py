@@ -53,6 +53,7 @@ def document_sections(conn: sqlite3.Connection, path: str) -> list[sqlite3.Row]:
 
 
 SectionFinder = Callable[[str, str | None], int | None]
+NAMES_CACHE = 64  # documents whose names (:func:`document_names`) a process keeps
 
 
 def linked_section(
@@ -79,7 +80,7 @@ def section_finder(conn: sqlite3.Connection, scopes: Sequence[str]) -> SectionFi
         found = sections_of(path)
         assert found is not None  # asked only of a document with sections
         row = conn.execute("SELECT headings FROM documents WHERE id = ?", (found.doc_id,))
-        return _Names.of(found, json.loads(row.fetchone()[0]))
+        return document_names(found.named(), row.fetchone()[0])
 
     def find(path: str, fragment: str | None) -> int | None:
         found = sections_of(path)
@@ -128,6 +129,10 @@ class _Sections:
             rows=tuple(rows),
         )
 
+    def named(self) -> tuple[tuple[str, str, str], ...]:
+        """(heading, anchor, heading_path as stored) of each section: what its names are."""
+        return tuple((r["heading"], r["anchor"] or "", r["heading_path"]) for r in self.rows)
+
     def holding(self, line: int) -> int:
         """The section that holds file ``line`` (an H4 is inside one), else the first."""
         at = bisect.bisect_right(self.starts, line)
@@ -146,11 +151,14 @@ class _Names:
     by_heading: dict[str, int]
 
     @classmethod
-    def of(cls, sections: _Sections, stored: Sequence[Sequence[object]]) -> _Names:
-        """``stored``: the document's headings as stored, [level, text, anchor, line]."""
+    def of(
+        cls, sections: Sequence[tuple[str, str, str]], stored: Sequence[Sequence[object]]
+    ) -> _Names:
+        """``sections``: as :meth:`_Sections.named` gives them; ``stored``: the document's
+        headings as stored, [level, text, anchor, line]."""
         by_section: dict[str, int] = {}
-        for index, row in enumerate(sections.rows):
-            for name in _section_names(row["heading"], row["anchor"] or "", row["heading_path"]):
+        for index, (heading, held, heading_path) in enumerate(sections):
+            for name in _section_names(heading, held, heading_path):
                 by_section.setdefault(name, index)
         headings: list[tuple[int, str, int]] = []
         by_heading: dict[str, int] = {}
@@ -177,6 +185,16 @@ class _Names:
         if index is None:
             index = numbered_slug_position([h[1] for h in self.headings], fragment)
         return None if index is None else self.headings[index][2]
+
+
+@functools.lru_cache(maxsize=NAMES_CACHE)
+def document_names(sections: tuple[tuple[str, str, str], ...], headings: str) -> _Names:
+    """A document's names (:class:`_Names`), worked out once for the same sections and stored
+    headings (JSON) and kept for the next search that follows a link into it: slugging every
+    heading of node's http2.md (90 sections) again in every search whose hits linked there
+    made a search's related links p95 8-10 ms on a busy machine (4.7-5.4 kept). Keyed by what
+    the names are made of, so an edited document is never answered from its old names."""
+    return _Names.of(sections, json.loads(headings))
 
 
 def _first(names: dict[str, int], fragment: str) -> int | None:
