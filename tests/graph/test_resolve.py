@@ -310,6 +310,37 @@ def test_a_link_to_a_heading_inside_a_section_brings_that_section(
     assert [i.heading_path[-1] for i in context.items if i.tier == "linked"] == ["Limits"]
 
 
+def test_a_link_to_a_heading_whose_text_is_all_in_its_subsection_brings_the_subsection(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """#beta-gamma names an H2 with no text of its own: its text is under the H3 after it.
+    The link is ok, but search's related hit and the context's linked section were the section
+    before it ("Alpha", which ends above that heading); the H3's section comes, also for
+    GitHub's numbered slug of a repeated heading."""
+    write_files(
+        {
+            "domain/ref.md": "# Ref\n\n## Alpha\n\nAlpha body.\n\n## Beta Gamma\n\n"
+            "### beta.call()\n\nBeta call body.\n\n## Delta\n\nDelta body.\n\n"
+            "## Beta Gamma\n\n### beta.again()\n\nAgain body.\n",
+            "domain/hub.md": "# Hub\n\n## Zebra\n\nZebra: see [beta](ref.md#beta-gamma).\n\n"
+            "## Yak\n\nYak: see [again](ref.md#beta-gamma-1).\n",
+        }
+    )
+    api.index()
+    assert [r.status for r in api.document("domain/hub.md").links] == ["ok", "ok"]
+    for query, linked in (("zebra", "beta.call()"), ("yak", "beta.again()")):
+        hits = api.search(SearchRequest(query)).hits
+        assert [(h.heading, h.related_to is not None) for h in hits] == [
+            (query.title(), False),
+            (linked, True),
+        ]
+    context = api.compile_bundle(BundleRequest("zebra", max_tokens=1000, target="domain/hub.md"))
+    assert [i.heading_path[-1] for i in context.items if i.tier == "linked"] == [
+        "beta.call()",
+        "beta.again()",
+    ]
+
+
 def test_a_document_linked_by_reference_style_links_is_no_orphan(
     api: Briefd, write_files: WriteFiles
 ) -> None:

@@ -104,18 +104,20 @@ def section_finder(conn: sqlite3.Connection, scopes: Sequence[str]) -> SectionFi
 
 @dataclass(frozen=True, slots=True)
 class _Sections:
-    """One document's sections in some scopes, in order: rowids, first lines, and the rows
-    their names come from."""
+    """One document's sections in some scopes, in order: rowids, first and last lines, and
+    the rows their names come from."""
 
     doc_id: int
     rowids: tuple[int, ...]
     starts: tuple[int, ...]
     rows: tuple[sqlite3.Row, ...]
+    ends: tuple[int, ...] = ()
 
     @classmethod
     def read(cls, conn: sqlite3.Connection, path: str, scopes: Sequence[str]) -> _Sections | None:
         rows = conn.execute(
-            "SELECT c.rowid, c.heading, c.anchor, c.heading_path, c.start_line, c.doc_id "
+            "SELECT c.rowid, c.heading, c.anchor, c.heading_path, c.start_line, c.end_line, "
+            "c.doc_id "
             "FROM documents d JOIN chunks c ON c.doc_id = d.id WHERE d.path = ? "
             f"AND c.scope IN ({_in(scopes)}) ORDER BY c.position",
             (path, *scopes),
@@ -127,6 +129,7 @@ class _Sections:
             rowids=tuple(int(r["rowid"]) for r in rows),
             starts=tuple(int(r["start_line"]) for r in rows),
             rows=tuple(rows),
+            ends=tuple(int(r["end_line"]) for r in rows),
         )
 
     def named(self) -> tuple[tuple[str, str, str], ...]:
@@ -134,9 +137,13 @@ class _Sections:
         return tuple((r["heading"], r["anchor"] or "", r["heading_path"]) for r in self.rows)
 
     def holding(self, line: int) -> int:
-        """The section that holds file ``line`` (an H4 is inside one), else the first."""
-        at = bisect.bisect_right(self.starts, line)
-        return self.rowids[max(at - 1, 0)]
+        """The section that holds file ``line`` (an H4 is inside one); a line between two
+        sections (the heading of an H2 whose text is all under the H3 after it) the one after
+        it, not the one before; a line above every section the first."""
+        at = max(bisect.bisect_right(self.starts, line) - 1, 0)
+        if self.ends and line > self.ends[at] and at + 1 < len(self.rowids):
+            at += 1
+        return self.rowids[at]
 
 
 @dataclass(frozen=True, slots=True)
