@@ -148,6 +148,31 @@ def test_a_query_whose_bundles_helped_with_nothing_is_a_gap(indexed: Briefd) -> 
     assert (gap.weakness, gap.rank) == (pytest.approx(2 / 3, abs=1e-4), pytest.approx(2, abs=1e-3))
 
 
+def test_on_replicas_bundles_that_helped_with_nothing_make_a_gap_too(
+    settings: Settings, write_files: WriteFiles, postgres: Postgres
+) -> None:
+    """The team's log and feedback come from PostgreSQL on replicas: the reports asked on one
+    replica count in the gaps another one reports."""
+    postgres.reset()
+    shared = with_overrides(settings, {"state.url": postgres.url, "state.replica": "a"})
+    with Briefd(shared, embedder=None) as api:
+        api.index(write_files(KNOWLEDGE))
+        seed(api)
+        bundle = api.compile_bundle(BundleRequest("refund to another card"))
+        asked = entry("refund to another card", 2, 0.9, kind="bundle", bundle_id=bundle.bundle_id)
+        api.log_queries([asked] * 2)
+        api.report_usage(bundle.bundle_id, [], "agent-a")
+    other = with_overrides(shared, {"state.replica": "b", "db": str(settings.db) + ".b"})
+    with Briefd(other, embedder=None) as api:
+        api.index(write_files(KNOWLEDGE))
+        report = api.gaps(GapsRequest(since="7d"))
+    assert [(g.query, g.asked, g.unhelped, g.weakness) for g in report.gaps] == [
+        ("kafka consumer lag", 6, 0, 1.0),
+        ("chargeback evidence deadline", 2, 0, pytest.approx(1 - 0.2 / 0.9, abs=1e-4)),
+        ("refund to another card", 2, 1, 0.5),
+    ]
+
+
 def test_nothing_helped_keeps_the_gap(indexed: Briefd) -> None:
     seed(indexed)
     bundle = indexed.compile_bundle(BundleRequest("chargeback evidence deadline"))

@@ -25,3 +25,5 @@ def mirror_team_log(store: Store, state: SharedState, since: str) -> None:
                 marks = ",".join("?" * len(rows[table][0]))
                 conn.executemany(f"INSERT INTO temp.{table} VALUES ({marks})", rows[table])
         conn.execute("CREATE INDEX temp.query_log_hash ON query_log (query_hash, created_at)")
+        # from the few usage reports to the entries of their bundles, as on the index
+        conn.execute("CREATE INDEX temp.query_log_bundle ON query_log (bundle_id)")
