@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from fastapi.testclient import TestClient
 from playwright.sync_api import Locator, Page, expect
 
 from briefd.api import Briefd
@@ -175,3 +176,26 @@ def test_only_the_last_search_asked_shows_its_hits(page: Page, service_settings:
             assert slow.value.ok
             page.wait_for_timeout(300)  # what the slow answer would have drawn
             expect(page.locator("#search-results")).to_have_text(wanted)
+
+
+def test_more_hits_than_a_page_are_read_on_from_the_keyboard(
+    page: Page, service_api: Briefd, client: TestClient
+) -> None:
+    """The search box showed the server's top_k (8) hits and no more, with nothing saying that
+    others ranked below: in a knowledge base of thousands of documents the ninth was out of
+    reach. Ten come at a time, as the API ranks them, and the keyboard reads on."""
+    query = "payment"
+    with serving(create_app(service_api, service_config())) as url:
+        searched(page, url, query)
+        hits, more = page.locator(".hit"), page.locator("#more-hits")
+        expect(more).to_have_text("show 10 more hits")
+        assert hits.count() >= 10
+        more.focus()
+        page.keyboard.press("Enter")
+        expect(page.locator(".hit strong").nth(10)).to_be_focused()
+        wanted = client.get(
+            "/api/search", params={"q": query, "scopes": "all", "max_tokens": 200000, "top_k": 20}
+        ).json()["hits"]
+        assert len(wanted) >= 20
+        shown = page.locator(".hit pre").evaluate_all("pres => pres.map(p => p.textContent)")
+        assert shown == [h["content"] for h in wanted]
