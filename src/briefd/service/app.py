@@ -33,6 +33,7 @@ from briefd.api import Briefd
 from briefd.atlassian.credentials import HEADER_PAIRS
 from briefd.hook.client import ANSWER_HEADER, INDEX_HEADER
 from briefd.replicas import agree
+from briefd.service import agreement
 from briefd.service import atlassian as live_lookups
 from briefd.service.config import ServiceConfig
 from briefd.service.cors import Cors
@@ -180,7 +181,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with sessions.run(), beside_the_server(state, mcp):
+        async with sessions.run(), beside_the_server(state, mcp), agreement.announced(state):
             yield
 
     app = FastAPI(

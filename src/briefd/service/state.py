@@ -123,6 +123,7 @@ class ServiceState:
             shared=lambda keys, now, window: api.state.claim_deliveries(keys, now, window),
         )
         self.refill = Refill()  # the index file deleted under the server, filled again
+        self.agreement: object | None = None  # replicas set up alike (service.agreement)
         self._counted_in: Reopened | None = None  # the index file the counters were saved to
         self._warmed = False  # the embedding model is loaded (see warm_up)
         self._warm_version: tuple[int, int] | None = None  # the index content warmed up

@@ -100,6 +100,15 @@ class SharedState(SessionMemory, Protocol):
         """Forget replicas last seen before ``cutoff`` (gone: scaled down, renamed)."""
         ...
 
+    def save_access(self, line: str | None) -> None:
+        """Say what this replica asks of its callers (its token, webhook secret, TLS: a line
+        of ``service.agreement``; ``None``: it stopped), so the others can compare."""
+        ...
+
+    def accesses(self, fresh_seconds: float) -> dict[str, str]:
+        """Each replica's line that was said within ``fresh_seconds``, by replica name."""
+        ...
+
     def claim_deliveries(self, keys: Sequence[str], now: float, window: float) -> str | None:
         """Record signed webhook deliveries (their id and body digest, ``keys``) received at
         ``now`` (epoch seconds), unless one of them was within ``window`` seconds before: then

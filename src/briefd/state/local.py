@@ -244,6 +244,12 @@ class LocalState(IndexSessions):
             )
         ]
 
+    def save_access(self, line: str | None) -> None:
+        """One node: no other replica to agree with."""
+
+    def accesses(self, fresh_seconds: float) -> dict[str, str]:
+        return {}
+
     def claim_deliveries(self, keys: Sequence[str], now: float, window: float) -> str | None:
         """One node: kept in this process (no other receives the webhook)."""
         with self._deliveries_lock:

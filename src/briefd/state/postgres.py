@@ -43,6 +43,7 @@ _PROPOSAL_COLUMNS = (
     "pr_number, base_branch, base_commit, forge_error, status_checked_at"
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_ACCESS = "replica_access:"  # state_meta key of what a replica asks of its callers: + its name
 
 
 class PostgresState(PostgresConnection):
@@ -363,6 +364,29 @@ class PostgresState(PostgresConnection):
                 "FROM replicas ORDER BY replica"
             ).fetchall()
         return [ReplicaStatus(*row) for row in rows]
+
+    def save_access(self, line: str | None) -> None:
+        """Say what this replica asks of its callers (``None``: it stopped), stamped with the
+        server's clock (replicas' own clocks may disagree)."""
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO state_meta (key, value) VALUES (%s, %s || chr(9) || "
+                "floor(extract(epoch FROM now()))::bigint) ON CONFLICT (key) DO UPDATE SET "
+                "value = excluded.value",
+                (_ACCESS + self.replica, line or ""),
+            )
+
+    def accesses(self, fresh_seconds: float) -> dict[str, str]:
+        """What each replica that said so within ``fresh_seconds`` asks of its callers."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT substr(key, %s), split_part(value, chr(9), 1) FROM state_meta "
+                "WHERE left(key, %s) = %s AND split_part(value, chr(9), 1) <> '' AND "
+                "split_part(value, chr(9), 2) ~ '^[0-9]+$' AND "
+                "split_part(value, chr(9), 2)::bigint >= extract(epoch FROM now()) - %s",
+                (len(_ACCESS) + 1, len(_ACCESS), _ACCESS, fresh_seconds),
+            ).fetchall()
+        return {str(r[0]): str(r[1]) for r in rows}
 
     def claim_deliveries(self, keys: Sequence[str], now: float, window: float) -> str | None:
         """Race-free across replicas: a key another replica inserts meanwhile waits for its

@@ -11,7 +11,7 @@ from briefd.api import Briefd
 from briefd.errors import BriefdError, EmbeddingError, IndexNotFoundError, StoreError
 from briefd.replicas.agree import knowledge_commit
 from briefd.retrieval.search import vectors_missing
-from briefd.service import schemas
+from briefd.service import agreement, schemas
 from briefd.service.deps import State
 from briefd.service.guard import token_ok
 from briefd.state import replica_name
@@ -91,9 +91,12 @@ def health(state: State, request: Request) -> schemas.HealthOut:
         problem = None
     except BriefdError as exc:
         problem = str(exc)
+    agreed = agreement.agreement_of(state)
+    unlike = agreed.problem() if agreed is not None and problem is None else None
     if not token_ok(state.config, request.headers.get("authorization")):
         problem = said_openly(problem) if problem is not None else None
         fallback = KEYWORDS_OPENLY if fallback is not None else None
+        unlike = agreement.OPENLY if unlike is not None else None
     damaged = state.index_damage()
     status = (
         "damaged" if damaged else "no_index" if count is None else "degraded" if problem else "ok"
@@ -103,7 +106,7 @@ def health(state: State, request: Request) -> schemas.HealthOut:
         version=__version__,
         documents=count or 0,
         uptime_seconds=state.uptime_seconds(),
-        notice=damaged or state.index_notice() or fallback,
+        notice=damaged or state.index_notice() or unlike or fallback,
         state=shared.engine,
         state_error=problem,
         replica=replica_name(state.api.settings) if shared.shared else None,
