@@ -49,7 +49,7 @@ def test_a_long_linked_documents_names_are_worked_out_once(
     first, worked_out = _related(api, "zebra")
     again, kept = _related(api, "zebra")
     assert first == again == last
-    assert kept < worked_out / 3
+    assert kept < worked_out / 2  # measured 1/3 to 1/4.6 (without the names kept: ~1)
 
 
 def test_an_edited_linked_document_is_read_with_its_new_sections(
