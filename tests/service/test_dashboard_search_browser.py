@@ -199,3 +199,29 @@ def test_more_hits_than_a_page_are_read_on_from_the_keyboard(
         assert len(wanted) >= 20
         shown = page.locator(".hit pre").evaluate_all("pres => pres.map(p => p.textContent)")
         assert shown == [h["content"] for h in wanted]
+
+
+def test_a_linked_section_says_which_hit_links_to_it(
+    page: Page, service_api: Briefd, client: TestClient
+) -> None:
+    """A section that joins the hits because a hit links to it carries ``related_to`` (the MCP
+    text and the CLI say "linked from …"); the search box said "score 0.000 · linked", which
+    read as noise, and not which hit it came with. It says "linked from 3." and no score."""
+    query = "settlement batch"
+    with serving(create_app(service_api, service_config())) as url:
+        searched(page, url, query)
+        expect(page.locator(".hit").first).to_be_visible()
+        hits = client.get(
+            "/api/search", params={"q": query, "scopes": "all", "max_tokens": 200000, "top_k": 10}
+        ).json()["hits"]
+        rank = {h["chunk_id"]: n for n, h in enumerate(hits, 1)}
+        linked = [(n, h) for n, h in enumerate(hits, 1) if h.get("related_to")]
+        assert linked
+        wheres = page.locator(".hit .where")
+        expect(wheres).to_have_count(len(hits))
+        for n, h in linked:
+            where = wheres.nth(n - 1)
+            expect(where).to_contain_text(f"{h['doc_path']}:{h['start_line']}-")
+            expect(where).to_contain_text(f" · linked from {rank[h['related_to']]}. · ")
+            expect(where).not_to_contain_text("score")
+        expect(wheres.first).to_contain_text(f"score {hits[0]['score']:.3f}")
