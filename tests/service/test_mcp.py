@@ -511,7 +511,11 @@ def test_a_proposal_to_a_superseded_document_names_the_one_that_replaced_it(
         result = run(base + "/mcp", "legacy", body)
         answer = httpx2.post(
             base + "/api/proposals",
-            json={**change, "change_description": "Retry five times"},
+            json={  # other text: the same would be a repeat of the one waiting for review
+                **change,
+                "change_description": "Retry five times",
+                "new_content": RETRY.replace("three times", "five times").lstrip("\n"),
+            },
             headers={"Authorization": f"Bearer {TOKEN}"},
             timeout=60,
         )
