@@ -17,10 +17,12 @@ from briefd.retrieval.search import SearchRequest
 from briefd.service.team_tools import gaps_text, usage_text
 from briefd.settings import load_settings
 from briefd.team.activity import nothing_logged
+from briefd.team.drift import DRIFT_FIX
 from briefd.team.gaps import GapsRequest
 from tests.cli.test_cli import briefd
 from tests.conftest import EXAMPLE
-from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo
+from tests.sync.gitrepo import git, stage
+from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo, identity
 from tests.team.seeded import logged, seeded_log
 
 
@@ -140,7 +142,7 @@ def test_drift_text_names_each_commit_s_repository_and_counts_those_not_listed(
     assert lines[1].startswith("- domain/retry.md: 7 commit(s) since its last change 2026-03-10")
     assert [line.split()[0] for line in lines[2:7]] == ["worker", "app", "app", "app", "app"]
     assert "Worker [services/payment/w.py]" in lines[2]
-    assert lines[7:] == ["  … and 2 older commit(s)"]
+    assert lines[7:] == ["  … and 2 older commit(s)", DRIFT_FIX]
 
 
 def test_usage_json_and_table(project: tuple[Path, Repo]) -> None:
@@ -726,3 +728,26 @@ def test_a_window_that_starts_after_now_says_so(project: tuple[Path, Repo]) -> N
         assert all(after in text for text in texts), texts
     past = nothing_logged("2026-01-31T00:00:00+00:00")  # an empty window that has begun
     assert past.startswith("Nothing was logged since 2026-01-31: the query log holds what")
+
+
+def test_drift_says_what_clears_it(project: tuple[Path, Repo], tmp_path: Path) -> None:
+    """T4: the drift report listed documents and commits and said nothing of what to do, nor
+    that only a commit of the document clears its drift (a review that keeps its text must
+    still change the file). It says so; the commit it names clears it."""
+    cwd, _ = project
+    text = briefd("drift", cwd=cwd).stdout
+    assert text.splitlines()[3:4] == [
+        "Bring each up to date with the code commits listed and commit it: a commit of the "
+        "document after them clears its drift at the next sync or index run (one that keeps "
+        "its text, a review, must still change the file: a `reviewed:` date in its front "
+        "matter)."
+    ], text
+    reviewed = RETRY_DOC.replace("---\n", "---\nreviewed: 2026-03-20\n", 1)
+    stage(tmp_path / "knowledge", {"domain/retry.md": reviewed})
+    at = identity("Dev One", "2026-03-20T00:00:00+00:00")
+    git(tmp_path / "knowledge", "commit", "--quiet", "-m", "Reviewed", env=at)
+    assert briefd("index", cwd=cwd).returncode == 0
+    after = briefd("drift", cwd=cwd)
+    assert after.stdout.startswith("0 of 2 documents with refs drift (app (main at ")
+    assert "Bring each up to date" not in after.stdout
+    assert "reviewed" not in briefd("index", cwd=cwd).stdout  # no front-matter problem

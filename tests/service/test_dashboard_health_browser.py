@@ -17,6 +17,7 @@ from briefd.embeddings.fake import FakeEmbedder
 from briefd.retrieval.search import SearchRequest
 from briefd.service import create_app
 from briefd.settings import Settings
+from briefd.team.drift import DRIFT_FIX
 from tests.conftest import WriteFiles
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
@@ -242,7 +243,7 @@ def test_the_drift_panel_lists_ten_documents_and_counts_the_rest(
             expect(page.locator("#drift-table tbody tr").first).to_contain_text("Change 5")
             expect(page.locator("#drift-note")).to_have_text(
                 "12 of 12 documents with refs drift, checked against payments (main) (the first "
-                "10, longest drifting, listed; `briefd drift` lists them all)"
+                "10, longest drifting, listed; `briefd drift` lists them all). " + DRIFT_FIX
             )
             body = httpx.get(url + "/api/dashboard/health", headers=AUTH).json()["drift"]
             assert [len(d["commits"]) for d in body["documents"]] == [1] * 10

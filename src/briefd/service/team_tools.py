@@ -18,7 +18,7 @@ from pydantic import Field, TypeAdapter
 from briefd.service.render import page_lines
 from briefd.service.state import ServiceState
 from briefd.team.activity import nothing_logged
-from briefd.team.drift import DriftReport, page
+from briefd.team.drift import DRIFT_FIX, DriftReport, page
 from briefd.team.gaps import (
     GENERIC_LEFT_OUT,
     UNLOGGED_BY,
@@ -222,6 +222,7 @@ def drift_text(report: DriftReport) -> str:
             lines.append(f"  {where}{c.hash[:10]} {c.at[:10]} {c.author}: {c.subject} [{paths}]")
         if doc.commit_count > DRIFT_COMMITS_SHOWN:
             lines.append(f"  … and {doc.commit_count - DRIFT_COMMITS_SHOWN} older commit(s)")
+    lines += [DRIFT_FIX] if report.drifting else []
     lines += drift_pages(report)
     lines += uncovered_lines(report)
     lines += [f"warning: {w}" for w in report.warnings]

@@ -33,6 +33,14 @@ from briefd.store.db import Store, opened
 COMMITS_SHOWN = 20  # per drifting document, newest first (the count covers all)
 UNREAD = "not read yet: `briefd drift` (without --no-refresh) or the next sync reads it"
 
+# what a drifting document asks of its team (the texts and the dashboard say it): the report
+# read as a list to watch, not to act on
+DRIFT_FIX = (
+    "Bring each up to date with the code commits listed and commit it: a commit of the "
+    "document after them clears its drift at the next sync or index run (one that keeps its "
+    "text, a review, must still change the file: a `reviewed:` date in its front matter)."
+)
+
 
 @dataclass(frozen=True, slots=True)
 class DocumentDrift:

@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 
 from briefd.service import charts
 from briefd.service.deps import ERRORS, State
-from briefd.team.drift import DriftReport, page
+from briefd.team.drift import DRIFT_FIX, DriftReport, page
 from briefd.team.gaps import GapsReport, GapsRequest
 from briefd.team.usage import UsageReport
 
@@ -131,6 +131,7 @@ def dashboard_drift(report: DriftReport) -> dict[str, Any]:
         **TypeAdapter(DriftReport).dump_python(shown, mode="json"),
         "drifting": report.drifting,
         "uncovered_count": len(report.uncovered),
+        "fix": DRIFT_FIX if report.drifting else "",  # what to do, as `briefd drift` says
     }
 
 
