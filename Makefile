@@ -39,9 +39,11 @@ inspector:
 	else echo "note: npm not found, so the MCP Inspector test is skipped (apt-get install npm)"; fi
 
 # Index the bundled example knowledge, then serve it: dashboard http://127.0.0.1:8484/, MCP /mcp.
+# `make run PORT=8485` where 8484 is taken (a PORT in the environment is not read: `:=`).
+PORT := 8484
 run: $(RUN_STAMP)
 	$(BIN)/briefd index --source testdata/knowledge
-	$(BIN)/briefd serve --source testdata/knowledge --no-index --port 8484
+	$(BIN)/briefd serve --source testdata/knowledge --no-index --port $(PORT)
 
 # The eval gate (one core, ~30 s) runs beside pytest, whose workers mostly wait on processes;
 # either one failing fails the target (make -j waits for both and exits non-zero).
