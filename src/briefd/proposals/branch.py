@@ -506,9 +506,10 @@ def _refuse_repeat(
 ) -> None:
     """Refuse the very text a proposal still waiting for review already proposes for the
     document (an agent that retried, or asked twice): a second branch and pull request would
-    only split the review. One whose commit this repository lacks (another replica's), or
-    whose branch was deleted (a local one, or a pushed one gone from the remote: asked only
-    when the text is the same), is not compared."""
+    only split the review. One whose commit this repository lacks (another replica pushed it)
+    is fetched from its branch on the remote first; one whose branch was deleted (a local one,
+    or a pushed one gone from the remote: asked only when the text is the same) is not
+    compared."""
     for path, commit, named, branch, where in earlier:
         if path != doc_path:
             continue
@@ -516,6 +517,9 @@ def _refuse_repeat(
         with contextlib.suppress(ProposalError):  # a commit or a branch this repository lacks
             if where == "local":
                 _git(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], target, timeout)
+            elif not _has_commit(target, commit, timeout):
+                fetch = [*FETCH, target.remote, f"refs/heads/{branch}"]
+                git.run(fetch, target.repo, timeout, ProposalError, target.env)
             proposed = _blob(target, commit, target.prefix + doc_path, timeout)
         if proposed == blob and where == "remote" and not _on_remote(target, branch, timeout):
             continue
@@ -534,6 +538,14 @@ def _on_remote(target: GitTarget, branch: str, timeout: float) -> bool:
         return bool(git.run(ask, target.repo, timeout, ProposalRemoteError, target.env))
     except ProposalError:
         return True
+
+
+def _has_commit(target: GitTarget, commit: str, timeout: float) -> bool:
+    try:
+        _git(["cat-file", "-e", f"{commit}^{{commit}}"], target, timeout)
+    except ProposalError:
+        return False
+    return True
 
 
 def _tree_with(target: GitTarget, base: str, repo_path: str, blob: str, timeout: float) -> str:
