@@ -82,3 +82,28 @@ def test_a_replica_serving_without_the_token_the_others_require_is_told(
     finally:
         for r in replicas:
             r.stop()
+
+
+def test_a_replica_reaching_the_state_without_tls_is_told(tmp_path: Path) -> None:
+    """The TLS mode each replica asks of PostgreSQL, as the replicas' lines compare it: the
+    URL's sslmode, else libpq's PGSSLMODE, else libpq's default."""
+    from briefd.service.agreement import access_line, disagreement
+    from briefd.service.config import ServiceConfig
+    from briefd.settings import load_settings
+
+    def line(url: str, env: dict[str, str]) -> str:
+        settings = load_settings(config=None, env={}, overrides={"state.url": url})
+        return access_line(ServiceConfig.from_settings(settings.serve, env=env), settings)
+
+    url = "postgresql://briefd@db.internal:5432/briefd"
+    lines = {
+        "briefd-1": line(url + "?sslmode=verify-full", {"BRIEFD_API_TOKEN": TOKEN}),
+        "briefd-2": line(url, {"BRIEFD_API_TOKEN": TOKEN}),
+    }
+    assert TOKEN not in "".join(lines.values())
+    assert (disagreement(lines) or "").startswith(
+        "the replicas sharing this state are not set up alike: state.url's sslmode: "
+        "verify-full on briefd-1; prefer (not set) on briefd-2 — "
+    )
+    lines["briefd-2"] = lines["briefd-1"]
+    assert disagreement(lines) is None

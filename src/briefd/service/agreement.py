@@ -71,7 +71,7 @@ def disagreement(lines: dict[str, str]) -> str | None:
         for name, said in read.items():
             groups.setdefault(said.get(key), []).append(name)
         if len(groups) > 1:
-            parts.append(f"{label} {_groups(key, groups)}")
+            parts.append(label + _groups(key, groups))
     if not parts:
         return None
     return (
@@ -106,7 +106,7 @@ def _groups(key: str, groups: dict[object, list[str]]) -> str:
         else:
             what = f"value {secrets.index(value) + 1}"
         said.append(f"{what} on {', '.join(names)}")
-    return ": " + "; ".join(said) if key == "sslmode" else "is " + "; ".join(said)
+    return (": " if key == "sslmode" else " is ") + "; ".join(said)
 
 
 class Agreement:
