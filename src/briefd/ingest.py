@@ -49,7 +49,7 @@ from briefd.sources.worktree import folder_in_work_tree
 from briefd.store import activity, postings, sync_state
 from briefd.store import documents as docs_table
 from briefd.store.changes import Delta
-from briefd.store.db import Store, index_run_lock, open_for_writing
+from briefd.store.db import Store, open_for_writing
 from briefd.store.freshness import NO_COMMIT_YET, SERVED_COMMIT, SOURCE_HEAD, SOURCE_KEY
 from briefd.store.links import (
     PREFIX,
@@ -58,6 +58,7 @@ from briefd.store.links import (
     resolve_all_links,
     resolve_changed_links,
 )
+from briefd.store.runlock import index_run_lock
 from briefd.store.scopes import default_scope_warnings, known_scopes
 from briefd.text import double_encoded, without_controls
 from briefd.tokens import count_tokens

@@ -384,7 +384,7 @@ def test_a_run_waiting_for_another_process_names_it(tmp_path: Path) -> None:
     assert briefd("index", "--source", str(EXAMPLE), cwd=tmp_path).returncode == 0
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     hold = (
-        "import sys; from pathlib import Path; from briefd.store.db import index_run_lock\n"
+        "import sys; from pathlib import Path; from briefd.store.runlock import index_run_lock\n"
         "with index_run_lock(Path('.briefd/briefd.db')):\n"
         "    print('held', flush=True); sys.stdin.read()\n"
     )

@@ -23,7 +23,7 @@ from briefd.cli.output import (
 from briefd.cli.tuned import tuned_settings
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
-from briefd.store.db import index_run_held
+from briefd.store.runlock import index_run_held
 from briefd.text import counted, whole_characters
 
 MODES = ("bm25", "vector", "hybrid")

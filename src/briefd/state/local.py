@@ -51,10 +51,14 @@ class LocalState(IndexSessions):
         raised). An index opened read-only (its folder on a read-only mount:
         :func:`briefd.store.mounts.unwritable_folder`) keeps nothing of what the state holds
         (the query log, usage reports, proposals): said, as a shared state refusing writes is
-        (health ``degraded``, proposals refused before anything is pushed)."""
+        (health ``degraded``, proposals refused before anything is pushed). So is one opened
+        read-only because its disk was full (``Store.full``), until space is freed."""
         store = self._open()
+        store.follow_file()  # a full disk given space again: the store writes again
         if not store.frozen:
             return None
+        if store.full:
+            return FULL.format(path=store.path)
         why = mounted_read_only(store.path) or f"{store.path.parent} cannot be written"
         return READ_ONLY.format(path=store.path, why=why)
 
@@ -76,7 +80,7 @@ class LocalState(IndexSessions):
         """A busy index (a reindex in another process, a full disk) keeps the report in
         memory and writes it with a later flush (:meth:`Store.defer`)."""
         store = self._open()
-        if store.frozen:  # never written: kept in memory, it was lost at the stop
+        if store.frozen and not store.full:  # never written: kept, it was lost at the stop
             raise StateUnavailableError(f"nothing was stored: {self.problem()}")
 
         def save(conn: sqlite3.Connection) -> None:
@@ -284,6 +288,11 @@ class LocalState(IndexSessions):
 READ_ONLY = (
     "the index {path} is opened read-only ({why}): the query log, usage reports and proposals "
     "are not kept; search and bundles go on from it"
+)
+FULL = (
+    "the index {path} is opened read-only: its disk is full (free disk space, and briefd "
+    "writes it again); the query log and usage reports wait in memory meanwhile (lost if the "
+    "server stops first), proposals are refused; search and bundles go on from it"
 )
 _WAITING = "proposal:"  # the key of a proposal record waiting for the index: + its id
 

@@ -8,19 +8,15 @@ busy timeout instead of failing with ``database is locked``.
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import fcntl
-import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
 
 from briefd.errors import (
     DamagedIndexError,
@@ -34,6 +30,7 @@ from briefd.store.deferred import MAX_DEFERRED as MAX_DEFERRED  # at most this m
 from briefd.store.deferred import Deferred, Write
 from briefd.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from briefd.store.mounts import (
+    disk_full,
     mounted_read_only,
     not_writable,
     read_only_mount,
@@ -42,6 +39,8 @@ from briefd.store.mounts import (
 from briefd.text import fold
 
 BUSY_TIMEOUT_MS = 30_000
+THAW_EVERY = 5.0  # seconds between a full-disk store's tries to open its file for writing
+FULL = "database or disk is full"  # SQLite's words, as a write on a full disk says them
 
 
 class Connection(sqlite3.Connection):
@@ -102,6 +101,8 @@ class Store:
         self.path = path
         self.conn = conn
         self.frozen = frozen  # read-only and immutable: see mounts.unwritable_folder
+        self.full = False  # frozen because the disk was full at the open: see _thaw
+        self._thawed_at = time.monotonic()
         self._lock = threading.RLock()
         self._identity = _identity(path, frozen)
         self.reopened: Reopened | None = None
@@ -127,23 +128,37 @@ class Store:
             )
         frozen = not create and unwritable_folder(path)
         try:
-            if not frozen:
+            return cls._opened(path, create, frozen)
+        except sqlite3.Error as exc:
+            if create or frozen or not out_of_space(path, str(exc)):
+                raise _open_failed(path, exc) from None
+        try:  # a full disk: SQLite cannot size the -shm it reads through; read it immutable
+            store = cls._opened(path, create=False, frozen=True)
+        except sqlite3.Error as exc:
+            raise _open_failed(path, exc) from None
+        store.full = True
+        return store
+
+    @classmethod
+    def _opened(cls, path: Path, create: bool, frozen: bool) -> Store:
+        """Connect to ``path`` (read-only and immutable when ``frozen``) and bring its schema
+        up; an sqlite3.Error is the caller's to describe."""
+        if not frozen:
+            try:
                 make_index_folder(path.parent)
                 if not path.exists():
                     ignore_in_git(path.parent)
                 create_private(path)
-            conn = sqlite3.connect(
-                f"{path.absolute().as_uri()}?mode=ro&immutable=1" if frozen else path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,
-                check_same_thread=False,
-                factory=Connection,
-                uri=frozen,
-            )
-        except sqlite3.Error as exc:
-            raise _open_failed(path, exc) from None
-        except OSError as exc:
-            raise StoreError(_no_folder(path, exc)) from None
+            except OSError as exc:
+                raise StoreError(_no_folder(path, exc)) from None
+        conn = sqlite3.connect(
+            f"{path.absolute().as_uri()}?mode=ro&immutable=1" if frozen else path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=Connection,
+            uri=frozen,
+        )
         conn.row_factory = sqlite3.Row
         conn.create_function("briefd_fold", 1, fold, deterministic=True)
         store = cls(path, conn, frozen)
@@ -152,9 +167,9 @@ class Store:
             conn.execute("PRAGMA foreign_keys = ON")
             store._refuse_foreign()
             store._migrate()
-        except sqlite3.DatabaseError as exc:
+        except BaseException:
             conn.close()
-            raise _open_failed(path, exc) from None
+            raise
         store._identity = _identity(path, frozen)
         return store
 
@@ -170,19 +185,37 @@ class Store:
         """Reopen the file at ``path`` when it is not the one open: deleted (a new index is
         created there, so what is written next is not lost with the old file) or replaced.
         Call under the lock, outside a transaction."""
+        self._thaw(now=False)
         current = _identity(self.path, self.frozen)
         if current == self._identity or self.conn.in_transaction:
             return
         fresh = Store.open(self.path, create=not self.frozen)
         before = self._identity or ()
         old, self.conn, self._identity = self.conn, fresh.conn, fresh._identity
-        self.frozen = fresh.frozen
+        self.frozen, self.full = fresh.frozen, fresh.full
         old.close()
         if current is not None and current[:2] == before[:2]:
             return  # the same file, written in place: a frozen store follows its content
         at = datetime.now(UTC).isoformat(timespec="seconds")
         self.damaged = None
         self.reopened = Reopened("deleted" if current is None else "replaced", at)
+
+    def _thaw(self, now: bool) -> None:
+        """A store opened read-only for a full disk opens the file the usual way again once
+        there is space: before a write (``now``), else at most every :data:`THAW_EVERY`
+        seconds. Call under the lock, outside a transaction."""
+        if not self.full or self.conn.in_transaction:
+            return
+        if not now and time.monotonic() - self._thawed_at < THAW_EVERY:
+            return
+        self._thawed_at = time.monotonic()
+        try:  # still full: SQLite fails again where it did at the open, and it stays read-only
+            fresh = Store._opened(self.path, create=False, frozen=False)
+        except (sqlite3.Error, StoreError):
+            return
+        old, self.conn, self._identity = self.conn, fresh.conn, fresh._identity
+        self.frozen = self.full = False
+        old.close()
 
     def defer(
         self, key: str, write: Write, payload: object = None, said: str | None = None
@@ -268,7 +301,10 @@ class Store:
         fail fast with a StoreError. ``durable=False`` skips the fsync at commit (WAL with
         ``synchronous=NORMAL`` never corrupts; a power cut may forget the last such writes)."""
         with self._lock:
+            self._thaw(now=True)
             self._follow_file()
+            if self.full:
+                raise StoreError(f"cannot write index {self.path}: {FULL}; {RUN_AGAIN}")
             with self._transaction(wait_ms, durable) as conn:
                 yield conn
 
@@ -359,6 +395,13 @@ def _never_written(path: Path) -> bool:
         return False
 
 
+def out_of_space(path: Path, error: str) -> bool:
+    """Whether ``error`` (SQLite's words) reading the index ``path`` is its disk being full,
+    with nothing in a -wal that a read-only, immutable read would miss."""
+    said = "disk is full" in error or "disk I/O" in error
+    return said and disk_full(path) and _size(Path(f"{path}-wal")) == 0
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -376,8 +419,11 @@ def _identity(path: Path, frozen: bool = False) -> tuple[int, ...] | None:
         return None
     if not frozen:
         return found.st_dev, found.st_ino
-    wal = os.path.lexists(f"{path}-wal")
-    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, int(wal)
+    try:  # a writer's -wal (made, or written after a full disk got space again)
+        wal = Path(f"{path}-wal").stat().st_size + 1
+    except OSError:
+        wal = 0
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, wal
 
 
 def _statements(sql: str) -> list[str]:
@@ -519,68 +565,3 @@ def opened(db: Path, source: Path | None = None) -> Iterator[Store]:
         yield store
     finally:
         store.close()
-
-
-def index_run_held(db: Path) -> bool:
-    """Whether an index run (:func:`index_run_lock`) of ``db`` is going on now, in any process."""
-    try:
-        handle = db.with_name(db.name + ".index.lock").open("a")
-    except OSError:
-        return False
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
-
-
-@contextmanager
-def index_run_lock(db: Path, waiting: Callable[[str], object] | None = None) -> Iterator[float]:
-    """One index run at a time per index file, across processes and threads (an ``flock``
-    beside it, released by the kernel when a process dies): a run works out what changed
-    before it writes, so two overlapping runs could each apply a stale change set and leave a
-    deleted or renamed file served. A folder the lock file cannot be made in runs unlocked.
-    Yields the seconds it waited for another run; ``waiting`` is called when it starts to,
-    with :func:`_holder`'s words on the run it waits for. The holder writes its pid and start
-    in the lock file (emptied as it ends)."""
-    lock = db.with_name(db.name + ".index.lock")
-    try:  # unbuffered: a holder line a full disk refused is dropped, not written again at close
-        handle = lock.open("ab", buffering=0)
-    except OSError:
-        yield 0.0
-        return
-    with handle:
-        started = time.monotonic()
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if waiting is not None:
-                waiting(_holder(lock))
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        _write_holder(handle, f"{os.getpid()} {time.time():.0f}\n")
-        try:
-            yield time.monotonic() - started
-        finally:
-            _write_holder(handle, "")
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _write_holder(handle: IO[bytes], text: str) -> None:
-    with contextlib.suppress(OSError):  # a full disk: waiting runs are told less, that is all
-        handle.truncate(0)
-        handle.write(text.encode("ascii"))
-
-
-def _holder(lock: Path) -> str:
-    """`` (pid N since <UTC time>; …)`` for the run holding ``lock`` in another process, as
-    it wrote itself there; empty when it wrote nothing readable (an older briefd)."""
-    try:
-        pid, since = lock.read_text(encoding="ascii").split()
-        at = datetime.fromtimestamp(int(since), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (OSError, ValueError):
-        return ""
-    if int(pid) == os.getpid():  # another thread of this process (a server's sync)
-        return ""
-    return f" (pid {pid} since {at}; if it hangs, ending it loses nothing: `kill {pid}`)"

@@ -79,3 +79,17 @@ def not_writable(path: Path) -> str | None:
             "'db:' in briefd.yaml) a path in a folder you can write"
         )
     return None
+
+
+FULL_BELOW = 1 << 20  # bytes free under which a file system counts as full
+
+
+def disk_full(path: Path) -> bool:
+    """Whether the file system of ``path``'s folder has (almost) no space left for the user
+    (less than :data:`FULL_BELOW`): SQLite cannot even size the -shm it reads a WAL index
+    through there."""
+    try:
+        found = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < FULL_BELOW

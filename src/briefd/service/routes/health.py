@@ -37,6 +37,12 @@ READ_ONLY_OPENLY = (
     "search and bundles go on from it (where, in /api/health asked with the API token)"
 )
 
+FULL_OPENLY = (
+    "the index is opened read-only: its disk is full (free disk space, and briefd writes it "
+    "again); the query log and usage reports wait in memory meanwhile, proposals are refused; "
+    "search and bundles go on from it (where, in /api/health asked with the API token)"
+)
+
 
 # what else it answers: the index busy past the wait (another process writing it) or failing
 # to read (503), a page from an origin not allowed (403); a damaged index is a 200 "damaged"
@@ -136,6 +142,8 @@ def said_openly(problem: str) -> str:
     """``problem`` as a caller without the token may read it: unreachable or refusing, no more
     (the full line names PostgreSQL's host, port, user and database, and what it said; or the
     index's path)."""
+    if problem.startswith("the index ") and " is opened read-only: its disk is full" in problem:
+        return FULL_OPENLY
     if problem.startswith("the index ") and " is opened read-only " in problem:
         return READ_ONLY_OPENLY
     if " is unreachable" in problem:
