@@ -489,7 +489,9 @@ def test_a_search_that_finds_nothing_says_why(page: Page, tmp_path: Path) -> Non
         page.fill("#search-input", "retry policy")
         page.press("#search-input", "Enter")
         expect(page.locator("#search-results")).to_have_text(
-            "Nothing returned: no document is indexed yet, so there is nothing to search."
+            "Nothing returned: the knowledge base is empty (no document is indexed yet), so "
+            "there is nothing to search; index the source: `briefd index`, or on a server POST "
+            "/api/admin/rebuild (the dashboard's rebuild)."
         )
 
         why = ("lexical: weak: not in the index: garlic", "semantic: margin -0.013")

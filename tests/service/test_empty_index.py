@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import Client
 
@@ -16,8 +17,14 @@ from briefd.service import create_app
 from briefd.store.db import Store
 from tests.cli.test_cli import briefd
 from tests.service.conftest import service_config, service_settings_for
-from tests.service.live import serving
+from tests.service.live import TOKEN, serving
 from tests.service.test_mcp import run
+
+EMPTY = (
+    "the knowledge base is empty (no document is indexed yet), so there is nothing to search; "
+    "index the source: `briefd index`, or on a server POST /api/admin/rebuild (the dashboard's "
+    "rebuild)"
+)
 
 
 @pytest.fixture
@@ -47,8 +54,23 @@ def test_mcp_search_of_an_empty_index_says_nothing_is_indexed(url: str) -> None:
         assert not result.is_error and result.structured_content["hits"] == []
         assert result.content[0].text == (
             f"Nothing returned for '{query}': the knowledge base is empty (no document is "
-            "indexed yet), so there is nothing to search."
+            "indexed yet), so there is nothing to search; index the source: `briefd index`, or "
+            "on a server POST /api/admin/rebuild (the dashboard's rebuild)."
         )
+        assert result.structured_content["note"] == EMPTY
+
+
+def test_rest_search_of_an_empty_index_says_nothing_is_indexed_and_what_to_run(url: str) -> None:
+    """GET /api/search answered {"hits": [], "scopes": [], "note": null}: nothing told a client
+    the index was empty (a first index killed before it stored anything, a source with no
+    document yet) rather than without anything on the topic, while the MCP text said so."""
+    base = url.removesuffix("/mcp")
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    for params in ({"q": "refund window"}, {"q": "refund", "scopes": "all", "max_tokens": "50"}):
+        answer = httpx.get(f"{base}/api/search", params=params, headers=headers, timeout=30)
+        assert answer.status_code == 200, answer.text
+        found = answer.json()
+        assert (found["hits"], found["scopes"], found["note"]) == ([], [], EMPTY)
 
 
 def test_cli_search_of_an_empty_index_says_to_index_it(tmp_path: Path, empty_db: Path) -> None:

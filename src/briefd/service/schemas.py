@@ -83,7 +83,8 @@ class SearchOut(BaseModel):
         default=None,
         description="Set when max_tokens cut the result: the top section was shortened, or "
         "left out for smaller ones ranked below it, or the budget is too small for any section "
-        "(then hits is empty although some matched).",
+        "(then hits is empty although some matched); or when the index holds no document yet "
+        "(then scopes is empty too): what to run to index the source.",
     )
     warnings: list[str] | None = Field(
         default=None,
@@ -496,6 +497,7 @@ def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
         warnings=list(result.warnings) or None,  # counted: part of the frame
         tokens=max_tokens,  # as many digits as it can have
         omitted=len(result.hits),
+        note=notes.empty_index_note(result),
         hits=[],
     )
     room = max_tokens - json_tokens(frame)
@@ -516,7 +518,7 @@ def search_out(result: SearchResult, max_tokens: int) -> SearchOut:
         update={
             "tokens": sum(h.tokens for h in kept),
             "omitted": omitted,
-            "note": notes.budget_note(result.hits, kept, max_tokens),
+            "note": notes.budget_note(result.hits, kept, max_tokens) or frame.note,
             "hits": [hit_out(h) for h in kept],
         }
     )

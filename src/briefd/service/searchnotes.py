@@ -1,10 +1,25 @@
 """The note a search result carries when ``max_tokens`` shaped it (R6, I1): the top hit cut,
-left out for smaller ones ranked below it, or everything left out."""
+left out for smaller ones ranked below it, or everything left out; or when the index holds no
+document, so there was nothing to search."""
 
 from __future__ import annotations
 
-from briefd.model import Hit
+from briefd.model import Hit, SearchResult
 from briefd.tokens import count_tokens
+
+EMPTY_INDEX = (
+    "the knowledge base is empty (no document is indexed yet), so there is nothing to search; "
+    "index the source: `briefd index`, or on a server POST /api/admin/rebuild (the "
+    "dashboard's rebuild)"
+)
+
+
+def empty_index_note(result: SearchResult) -> str | None:
+    """The note of a search of an index that holds no document (so no scope to search): without
+    it ``{"hits": [], "scopes": []}`` reads as knowledge with nothing on the topic."""
+    if result.hits or result.scopes or result.gate == "empty":
+        return None
+    return EMPTY_INDEX
 
 
 def budget_note(hits: tuple[Hit, ...], kept: list[Hit], max_tokens: int) -> str | None:
