@@ -13,11 +13,13 @@ INSPECTOR         := $(NODE_DIR)/node_modules/@modelcontextprotocol/inspector/cl
 
 .PHONY: run test lint typecheck unit eval-gate bench clean inspector dist image image-test
 
+# A venv that fails half way is removed: Debian's python3 without python3-venv makes the folder
+# and bin/python, then stops at ensurepip, and the next run would skip this and find no pip.
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "briefd needs Python 3.11 or newer (found $$($(PYTHON) --version))"; exit 1; }
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
+	$(BIN)/python -m pip install --quiet --upgrade pip || { rm -rf $(VENV); exit 1; }
 
 # `make run` needs the runtime dependencies only; everything else (tests, lint) the dev ones.
 $(RUN_STAMP): pyproject.toml | $(BIN)/python

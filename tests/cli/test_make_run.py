@@ -79,3 +79,37 @@ def test_make_run_serves_the_example_on_the_port_named(tmp_path: Path) -> None:
     assert f"--no-index --port {port}\n" in said
     assert f"briefd serving on {url} " in said
     assert (root / ".briefd" / "briefd.db").is_file()  # the index is the checkout's own
+
+
+def test_a_venv_that_failed_half_way_is_made_again(tmp_path: Path) -> None:
+    """Debian's python3 without python3-venv makes ``.venv`` and its ``bin/python``, then stops
+    at ensurepip (saying to install python3-venv). The venv was left: after the install the
+    next ``make run`` skipped making it and stopped at "No module named pip"."""
+    root = tmp_path / "briefd"
+    root.mkdir()
+    shutil.copy(REPO / "Makefile", root / "Makefile")
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    debian = tmp_path / "python3"  # makes the venv without pip, then fails as Debian's does
+    debian.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1 $2" = "-m venv" ]; then\n'
+        f'    {sys.executable} -m venv --without-pip "$3"\n'
+        "    echo 'The virtual environment was not created successfully because ensurepip is"
+        " not available.' >&2\n"
+        "    exit 1\n"
+        "fi\n"
+        f'exec {sys.executable} "$@"\n'
+    )
+    debian.chmod(debian.stat().st_mode | stat.S_IXUSR)
+    failed = subprocess.run(
+        ["make", "--no-print-directory", "run", f"PYTHON={debian}"],
+        cwd=root, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert failed.returncode != 0 and "ensurepip is not available" in failed.stderr
+    assert not (root / ".venv").exists()
+    # once python3-venv is installed, the next run makes the venv (pip and all) again
+    again = subprocess.run(
+        ["make", "--no-print-directory", "-n", "run"],
+        cwd=root, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert "python3 -m venv .venv" in again.stdout
