@@ -42,10 +42,17 @@ def checkout(tmp_path: Path) -> Path:
     return root
 
 
+def environment() -> dict[str, str]:
+    """This environment without BRIEFD_* nor the flags of a make running these tests (``make
+    test``: its -s, -j2 and output sync would reach the make run here)."""
+    make = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+    return {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_") and k not in make}
+
+
 def test_make_run_serves_the_example_on_the_port_named(tmp_path: Path) -> None:
     root = checkout(tmp_path)
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env = environment()
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (REPO / "src", REPO))
     env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"  # BM25: the model's path is tested elsewhere
     env["PORT"] = "1"  # a PORT of the environment (a PaaS shell's) is not the one make serves on
@@ -103,13 +110,13 @@ def test_a_venv_that_failed_half_way_is_made_again(tmp_path: Path) -> None:
     debian.chmod(debian.stat().st_mode | stat.S_IXUSR)
     failed = subprocess.run(
         ["make", "--no-print-directory", "run", f"PYTHON={debian}"],
-        cwd=root, capture_output=True, text=True, timeout=120, check=False,
+        cwd=root, env=environment(), capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert failed.returncode != 0 and "ensurepip is not available" in failed.stderr
     assert not (root / ".venv").exists()
     # once python3-venv is installed, the next run makes the venv (pip and all) again
     again = subprocess.run(
         ["make", "--no-print-directory", "-n", "run"],
-        cwd=root, capture_output=True, text=True, timeout=60, check=True,
+        cwd=root, env=environment(), capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert "python3 -m venv .venv" in again.stdout
