@@ -44,6 +44,12 @@ NOTHING_TO_SERVE = (
     "BRIEFD_SOURCE to a directory or a git URL, or put `source: …` in briefd.yaml"
 )
 
+# an index built with `briefd index --source DIR`, served with no source: never updated
+UNSOURCED = (
+    "  no knowledge source configured: serving {db} as it was last indexed (edits are not "
+    "read); pass --source DIR or put `source: …` in briefd.yaml"
+)
+
 NOTHING_OVER_STDIO = (
     "nothing to serve: no knowledge source is configured and {db} holds no index. To try "
     "briefd on its bundled example from a client that spawns `briefd mcp`, run `{briefd} demo` "
@@ -172,6 +178,8 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
     )
     if config.token is None:
         console.print("  no BRIEFD_API_TOKEN set: open to this machine only", markup=False)
+    if not no_index and settings.source is None and not settings.sync.remote:
+        console.print(UNSOURCED.format(db=settings.db), markup=False, soft_wrap=True)
     _log_to_stderr()
     server = uvicorn.Server(
         uvicorn.Config(
