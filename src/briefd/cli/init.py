@@ -12,7 +12,6 @@ import difflib
 import os
 import shlex
 import socket
-import subprocess
 import sys
 import urllib.parse
 from dataclasses import dataclass, replace
@@ -21,6 +20,7 @@ from pathlib import Path
 import typer
 from typer._click.exceptions import BadParameter, UsageError  # typer's own click (pinned)
 
+from briefd.cli.init_git import report_not_ignored, report_stdio_shared
 from briefd.cli.installation import uv_cache_prefix
 from briefd.cli.output import console, fail, http_url, one_of, reported_errors
 from briefd.cli.project_files import check_writable, read_text, write_all
@@ -326,11 +326,12 @@ def _report_after(
     ``asked``: the --url given, and the command line that writes stdio entries instead."""
     url, rerun = asked
     if "claude-code" in chosen and not wiring.shared_hook:
-        _report_not_ignored(project, CLAUDE_LOCAL)
+        report_not_ignored(project, CLAUDE_LOCAL)
     if "codex" in chosen:
-        _report_not_ignored(project, CODEX_HOOKS)
+        report_not_ignored(project, CODEX_HOOKS)
     _report_ephemeral(chosen, wiring)
     if isinstance(wiring.server, tuple):  # stdio: the client spawns `briefd mcp`
+        report_stdio_shared(project, chosen, wiring.server, kept)
         _report_nothing_to_serve(settings)
     elif url is None and len(kept) < len(chosen):  # a client names this machine's server
         _report_no_server(wiring.server, rerun)
@@ -362,41 +363,6 @@ def _report_ephemeral(chosen: tuple[str, ...], wiring: Wiring) -> None:
         f"note: this briefd runs from uv's cache ({prefix}), which `uv cache clean` deletes, and "
         "the hook and any stdio entry name its Python; install briefd to keep it (`uv tool "
         "install` or `pipx install`), then rerun init from there",
-        markup=False,
-        soft_wrap=True,
-    )
-
-
-def _report_not_ignored(project: Path, path: str) -> None:
-    """``path`` (``.claude/settings.local.json``, ``.codex/hooks.json``) holds the hook with
-    this machine's Python and script paths. Claude Code has git ignore its file when it makes
-    it itself, not when init does, and nothing ignores Codex's: committed (a ``git add .``
-    after init), every teammate's client runs a hook that does not exist on their machine, on
-    every prompt. Said, not fixed: the ignore file is the team's (or ``.git/info/exclude``
-    this clone's) to edit."""
-    if not (project / path).is_file():
-        return
-    git = ["git", "-C", str(project)]
-    try:
-        ignored = subprocess.run(
-            [*git, "check-ignore", "-q", path], capture_output=True, timeout=10
-        )
-        tracked = subprocess.run(
-            [*git, "ls-files", "--error-unmatch", path], capture_output=True, timeout=10
-        )
-    except (OSError, subprocess.TimeoutExpired):  # no git here: nothing to commit it with
-        return
-    if ignored.returncode != 1:  # 0: ignored; 128: not in a git work tree
-        return
-    fix = f"add {path} to .gitignore"
-    if tracked.returncode == 0:  # run from elsewhere (--project): git names the project
-        here = project.resolve() == Path.cwd().resolve()
-        git_in = "git" if here else f"git -C {shlex.quote(str(project))}"
-        fix = f"`{git_in} rm --cached {path}`, then {fix}"
-    console.print(
-        f"note: {project / path} names this machine's Python, and git "
-        f"{'tracks' if tracked.returncode == 0 else 'does not ignore'} it: {fix}, or a "
-        "teammate who gets it through git runs a hook their machine does not have",
         markup=False,
         soft_wrap=True,
     )

@@ -61,6 +61,12 @@ HOOK_TIMEOUT_S = 10
 CLAUDE_LOCAL = ".claude/settings.local.json"  # init's: names this machine's Python
 CLAUDE_SHARED = ".claude/settings.json"  # the team's: init reads it, never writes it
 CODEX_HOOKS = ".codex/hooks.json"  # init's Codex hook: names this machine's Python too
+MCP_FILES = {  # each client's MCP server entry, in the file a team commits to share it
+    "claude-code": ".mcp.json",
+    "cursor": ".cursor/mcp.json",
+    "codex": ".codex/config.toml",
+    "vscode": ".vscode/mcp.json",
+}
 
 # How a client reaches the MCP tools: a URL (streamable HTTP) or the command it spawns (stdio).
 Server = str | tuple[str, ...]
@@ -124,13 +130,13 @@ def targets(
     table = {
         "claude-code": [
             Target(client, CLAUDE_LOCAL, local_hook),
-            json_mcp(".mcp.json", "mcpServers", claude_mcp(mcp_url)),
+            json_mcp(MCP_FILES["claude-code"], "mcpServers", claude_mcp(mcp_url)),
         ],
-        "cursor": [json_mcp(".cursor/mcp.json", "mcpServers", cursor_mcp(mcp_url))],
+        "cursor": [json_mcp(MCP_FILES["cursor"], "mcpServers", cursor_mcp(mcp_url))],
         "codex": [
             Target(
                 client,
-                ".codex/config.toml",
+                MCP_FILES["codex"],
                 lambda t: codex_mcp(t, mcp_url, replace, keep_stdio, token),
                 lambda t: kept_entry(
                     codex_entry(t), codex_keys(mcp_url, token)[0], replace, keep_stdio
@@ -139,7 +145,7 @@ def targets(
             Target(client, CODEX_HOOKS, lambda t: claude_hook(t, json_hook)),
         ],
         "vscode": [
-            json_mcp(".vscode/mcp.json", "servers", vscode_mcp(mcp_url)),
+            json_mcp(MCP_FILES["vscode"], "servers", vscode_mcp(mcp_url)),
             Target(client, ".github/hooks/briefd.json", without_recall_hook),
         ],
     }
