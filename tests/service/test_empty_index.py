@@ -4,6 +4,7 @@ comes back says the index is empty, not that the knowledge has nothing on the to
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -77,3 +78,20 @@ def test_cli_search_of_an_empty_index_says_to_index_it(tmp_path: Path, empty_db:
     result = briefd("--db", str(empty_db), "search", "refund window", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Nothing found: no document is indexed yet; run `briefd index`.\n"
+
+
+def test_cli_search_json_of_an_empty_index_carries_rests_note(tmp_path: Path) -> None:
+    """``briefd search --json`` of an index built from a folder with no document answered
+    ``"hits": []`` and nothing else, while REST's note says the index is empty and what to
+    run: the JSON now carries the same note (and null when there are documents to search)."""
+    (tmp_path / "emptydir").mkdir()
+    briefd("--db", "e/x.db", "index", "--source", "emptydir", cwd=tmp_path)
+    result = briefd("--db", "e/x.db", "search", "x", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert (found["hits"], found["scopes"], found["note"]) == ([], [], EMPTY)
+    (tmp_path / "emptydir" / "domain").mkdir()
+    (tmp_path / "emptydir" / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 30 days.\n")
+    assert briefd("--db", "e/x.db", "index", "--source", "emptydir", cwd=tmp_path).returncode == 0
+    found = json.loads(briefd("--db", "e/x.db", "search", "refunds", "--json", cwd=tmp_path).stdout)
+    assert found["hits"] and found["note"] is None

@@ -23,6 +23,7 @@ from briefd.cli.output import (
 from briefd.cli.tuned import tuned_settings
 from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
+from briefd.service.searchnotes import empty_index_note
 from briefd.store.runlock import index_run_held
 from briefd.text import counted, whole_characters
 
@@ -158,10 +159,12 @@ def search_command(
 
 
 def result_json(result: SearchResult) -> dict[str, object]:
-    """The result as JSON, the gate as ``{decision, reasons}``."""
+    """The result as JSON, the gate as ``{decision, reasons}``, with REST's ``note`` when the
+    index holds no document (else ``hits: []`` reads as knowledge with nothing on the topic)."""
     data: dict[str, object] = to_jsonable(result)
     del data["gate_reasons"]
     data["gate"] = {"decision": result.gate, "reasons": list(result.gate_reasons)}
+    data["note"] = empty_index_note(result)
     return data
 
 
