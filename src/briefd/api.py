@@ -17,7 +17,7 @@ from briefd.bundles.cache import BundleCache
 from briefd.bundles.cache import prune as prune_bundles
 from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
-from briefd.graph.suggest import LinkSuggestion
+from briefd.graph.suggest import Suggestions
 from briefd.ingest import Progress, index_configured, no_progress
 from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
 from briefd.proposals.model import Proposal, ProposalRequest
@@ -260,9 +260,9 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def suggest_links(
         self, doc_path: str | None = None, limit: int = 20, scopes: Sequence[str] | None = None
-    ) -> list[LinkSuggestion]:
-        """Unlinked mentions and broken links among the documents in ``scopes`` (T5), read on
-        a connection of their own."""
+    ) -> Suggestions:
+        """Unlinked mentions and broken links among the documents in ``scopes`` (T5), and how
+        many were left out (dismissed, in other scopes), read on a connection of their own."""
         return suggestions.suggest_links_apart(self.settings, doc_path, limit, scopes)
 
     def dismiss_link_suggestion(

@@ -504,6 +504,47 @@ def select(
     return kept[: max(0, limit)]
 
 
+class Suggestions(list[LinkSuggestion]):
+    """Suggestions, and what was left out of them: ``dismissed``, suggestions dismissed for
+    the documents asked about (``dismissed_broken`` of them broken links, which ``briefd links
+    --check`` still fails on), and ``other_scopes``, broken links of those documents (or of
+    every document, when none is named) that a request of those scopes may not see: in a
+    document of another scope, or to a heading of one."""
+
+    def __init__(
+        self,
+        items: Iterable[LinkSuggestion] = (),
+        dismissed: int = 0,
+        dismissed_broken: int = 0,
+        other_scopes: int = 0,
+    ) -> None:
+        super().__init__(items)
+        self.dismissed = dismissed
+        self.dismissed_broken = dismissed_broken
+        self.other_scopes = other_scopes
+
+
+def left_out(
+    found: Sequence[LinkSuggestion],
+    broken: Sequence[LinkSuggestion],
+    dismissed: set[tuple[str, str]],
+    doc_path: str | None,
+    paths: Set[str],
+) -> Suggestions:
+    """Of ``found`` (every suggestion for the documents asked about), those a request that
+    sees ``paths`` gets, dismissed pairs left out, with how many were left out and why;
+    ``broken`` is every document's broken links and unknown anchors, as ``briefd links``
+    finds them, seen or not."""
+    seen = visible(select(found, set(), doc_path, len(found)), paths)
+    shown = [s for s in seen if (s.doc_path, s.target) not in dismissed]
+    seen_broken = sum(s.kind == "broken-link" for s in seen)
+    shown_broken = sum(s.kind == "broken-link" for s in shown)
+    subject = sum(doc_path is None or s.doc_path == doc_path for s in broken)
+    return Suggestions(
+        shown, len(seen) - len(shown), seen_broken - shown_broken, subject - seen_broken
+    )
+
+
 def visible(suggestions: Iterable[LinkSuggestion], paths: Set[str]) -> list[LinkSuggestion]:
     """Only suggestions a request that sees ``paths`` may get: in one of those documents and,
     for an unlinked mention, naming one of them (order kept)."""

@@ -266,8 +266,35 @@ MAX_SUGGESTIONS = 100  # the largest limit the suggest_links tool takes: ~33 KB 
 
 
 def suggestions_text(out: schemas.SuggestionsOut) -> str:
+    """The suggestions listed, where they sit among all, and what was left out (dismissed, or
+    broken links the scopes asked for do not see): without that, no suggestion would read as
+    no broken link while ``briefd links --check`` fails."""
+    omitted = _left_out(out)
     if not out.total:
+        if omitted:
+            return f"No link suggestions listed; left out: {omitted}."
         return "No link suggestions: every mention is linked and no link is broken."
+    text = _suggestions_listed(out)
+    return f"{text}\n[left out: {omitted}]" if omitted else text
+
+
+def _left_out(out: schemas.SuggestionsOut) -> str:
+    parts = []
+    if out.dismissed:
+        broken = "a broken link" if out.dismissed == 1 else f"{out.dismissed_broken} broken"
+        check = f" ({broken}, which `briefd links --check` still fails on)"
+        parts.append(
+            f"{counted(out.dismissed, 'dismissed suggestion')}{check if out.dismissed_broken else ''}"
+        )
+    if out.other_scopes:
+        parts.append(
+            f"{counted(out.other_scopes, 'broken link')} in or into scopes not requested "
+            '(call suggest_links with scopes=["all"] to list them)'
+        )
+    return "; ".join(parts)
+
+
+def _suggestions_listed(out: schemas.SuggestionsOut) -> str:
     listed = "\n".join(f"- {s.doc_path}:{s.line} {s.kind}: {s.detail}" for s in out.suggestions)
     end = out.offset + len(out.suggestions)
     if not out.offset and out.total <= end:

@@ -18,7 +18,7 @@ from briefd.bundles.model import (
     BundleRequest,
     Tier,
 )
-from briefd.graph.suggest import LinkSuggestion
+from briefd.graph.suggest import Suggestions
 from briefd.model import Hit, ScopeInfo, SearchResult
 from briefd.proposals.model import Proposal, ProposalStatus
 from briefd.retrieval.budget import within_budget
@@ -196,6 +196,24 @@ class SuggestionsOut(BaseModel):
         exclude_if=lambda value: value == 0,
         description="How many suggestions, in their order, come before those listed (absent: "
         "none).",
+    )
+    dismissed: int = Field(
+        default=0,
+        exclude_if=lambda value: value == 0,
+        description="Suggestions dismissed for the documents asked about, left out of total "
+        "(absent: none).",
+    )
+    dismissed_broken: int = Field(
+        default=0,
+        exclude_if=lambda value: value == 0,
+        description="Of the dismissed, broken links: `briefd links --check` still fails on "
+        "them (absent: none).",
+    )
+    other_scopes: int = Field(
+        default=0,
+        exclude_if=lambda value: value == 0,
+        description="Broken links left out as in (or to a heading of) a document of a scope not "
+        "requested; `briefd links --check` fails on them; scopes=all lists them (absent: none).",
     )
 
 
@@ -559,9 +577,10 @@ def usage_out(receipt: UsageReceipt) -> UsageOut:
 
 
 def suggestions_out(
-    items: list[LinkSuggestion], limit: int | None = None, offset: int = 0
+    items: Suggestions, limit: int | None = None, offset: int = 0
 ) -> SuggestionsOut:
-    """``limit`` of ``items`` (all: None) from ``offset``, and how many there are."""
+    """``limit`` of ``items`` (all: None) from ``offset``, how many there are and how many
+    were left out."""
     end = None if limit is None else offset + limit
     return SuggestionsOut(
         suggestions=[
@@ -569,6 +588,9 @@ def suggestions_out(
         ],
         total=len(items),
         offset=offset,
+        dismissed=items.dismissed,
+        dismissed_broken=items.dismissed_broken,
+        other_scopes=items.other_scopes,
     )
 
 

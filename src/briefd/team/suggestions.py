@@ -63,10 +63,10 @@ def suggest_links(
     doc_path: str | None = None,
     limit: int = 20,
     scopes: Sequence[str] | None = None,
-) -> list[suggest.LinkSuggestion]:
+) -> suggest.Suggestions:
     """Suggestions for ``doc_path`` (None: every document) among the documents in ``scopes``
     (default: the configured default scopes): a suggestion never names a document outside
-    them."""
+    them; with how many were left out (dismissed, or broken links the scopes do not see)."""
     if limit < 1:
         raise QueryError(f"limit must be at least 1, got {limit}")
     with store.read() as conn:
@@ -104,8 +104,14 @@ def suggest_links(
             r for r in links.unknown_anchors if r.target_path in visible
         ),
     ]
-    chosen = suggest.select(found, dismissed, doc_path, ALL_SUGGESTIONS)
-    return suggest.visible(chosen, visible)[:limit]
+    checked = [
+        *suggest.broken_link_suggestions(links.broken),
+        *suggest.unknown_anchor_suggestions(links.unknown_anchors),
+    ]
+    chosen = suggest.left_out(found, checked, dismissed, doc_path, visible)
+    return suggest.Suggestions(
+        chosen[:limit], chosen.dismissed, chosen.dismissed_broken, chosen.other_scopes
+    )
 
 
 def link_findings(conn: sqlite3.Connection, settings: Settings) -> LinkFindings:
@@ -146,7 +152,7 @@ def suggest_links_apart(
     doc_path: str | None = None,
     limit: int = 20,
     scopes: Sequence[str] | None = None,
-) -> list[suggest.LinkSuggestion]:
+) -> suggest.Suggestions:
     """:func:`suggest_links` on a connection of its own: every document's text is read and
     searched for names (seconds over thousands of documents), and a server's searches need
     not wait for that on the connection they share."""

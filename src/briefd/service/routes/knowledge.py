@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
 
-from briefd.graph.suggest import LinkSuggestion
+from briefd.graph.suggest import Suggestions
 from briefd.retrieval.search import SearchRequest
 from briefd.service import schemas
 from briefd.service.cursor import cursor_of, key_of
@@ -193,7 +193,7 @@ def dismiss_link_suggestion(state: State, body: schemas.DismissIn) -> schemas.Su
 
     wanted = split_list(body.scopes)  # as every other route reads scopes: "a, b" or [""]
 
-    def run() -> list[LinkSuggestion]:
+    def run() -> Suggestions:
         state.api.dismiss_link_suggestion(body.doc_path, body.target, wanted)
         return state.api.suggest_links(body.doc_path, EVERY, wanted)
 
