@@ -251,20 +251,7 @@ def test_a_prompt_from_a_linked_work_tree_finds_the_main_work_trees_index(
     """Agents run in ``git worktree add`` checkouts; the index (untracked) is only in the main
     work tree, so a prompt there found the committed briefd.yaml but no index and stayed
     quiet. A work tree's own index, when it has one, is still the one used."""
-    main = tmp_path / "repo"
-    main.mkdir()
-    (main / "briefd.yaml").write_text("recall:\n  max_tokens: 1200\n")
-
-    def git(*args: str, cwd: Path = main) -> None:
-        subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-    git("init", "-q")
-    git("add", "briefd.yaml")
-    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "settings")
-    git("worktree", "add", "-q", str(tmp_path / "feature"))
-    (main / ".briefd").mkdir()
-    indexed.close()
-    settings.db.rename(main / ".briefd" / "briefd.db")
+    _work_trees(tmp_path, "recall:\n  max_tokens: 1200\n", indexed, settings.db, "briefd.db")
     for cwd in (tmp_path / "feature", tmp_path / "feature" / "src"):
         cwd.mkdir(exist_ok=True)
         payload = hook_json(RELEVANT, session=str(cwd), cwd=str(cwd))
@@ -286,20 +273,7 @@ def test_a_linked_work_tree_keeps_its_own_index_named_by_its_settings(
     index) under the name its briefd.yaml gives (``db: .briefd/team.db``) was still answered
     from the main work tree's index — the other branch's knowledge — since only the default
     ``.briefd/briefd.db`` counted as its own. The index its settings name counts too."""
-    main = tmp_path / "repo"
-    main.mkdir()
-    (main / "briefd.yaml").write_text("db: .briefd/team.db\n")
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=main, check=True, capture_output=True)
-
-    git("init", "-q")
-    git("add", "briefd.yaml")
-    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "settings")
-    git("worktree", "add", "-q", str(tmp_path / "feature"))
-    (main / ".briefd").mkdir()
-    indexed.close()
-    settings.db.rename(main / ".briefd" / "team.db")
+    _work_trees(tmp_path, "db: .briefd/team.db\n", indexed, settings.db, "team.db")
     feature = tmp_path / "feature" / "src"
     feature.mkdir()
     payload = hook_json(RELEVANT, session="main", cwd=str(feature))
@@ -580,3 +554,22 @@ def test_scopes_given_twice_are_both_searched(indexed: Briefd, run_hook: RunHook
     comma = ("--json", "--scopes", "domain,projects/ledger")
     one = run_hook(*comma, payload=hook_json(RELEVANT, session="session-2"))
     assert [s["doc_path"] for s in json.loads(one.stdout)["sections"]] == paths
+
+
+def _work_trees(tmp_path: Path, config: str, indexed: Briefd, db: Path, name: str) -> None:
+    """A git repository ``repo`` committing a briefd.yaml of ``config``, a linked work tree of it
+    at ``feature``, and the indexed example moved to ``repo/.briefd/<name>`` (the main work
+    tree's index)."""
+    main = tmp_path / "repo"
+    main.mkdir()
+    (main / "briefd.yaml").write_text(config)
+    for args in (
+        ("init", "-q"),
+        ("add", "briefd.yaml"),
+        ("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "settings"),
+        ("worktree", "add", "-q", str(tmp_path / "feature")),
+    ):
+        subprocess.run(["git", *args], cwd=main, check=True, capture_output=True)
+    (main / ".briefd").mkdir()
+    indexed.close()
+    db.rename(main / ".briefd" / name)
