@@ -15,7 +15,7 @@ from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.retrieval.search import SearchRequest
 from briefd.service.team_tools import gaps_text, usage_text
-from briefd.settings import load_settings
+from briefd.settings import Settings, load_settings
 from briefd.team.activity import nothing_logged
 from briefd.team.drift import DRIFT_FIX
 from briefd.team.gaps import GapsRequest
@@ -535,17 +535,22 @@ A chargeback dispute closes after forty-five days.
 """
 
 
-def test_a_gap_names_each_document_it_got_once(tmp_path: Path) -> None:
-    """T3: the got column named a document once per section its queries got
-    ("domain/chargebacks.md, domain/chargebacks.md, domain/retry.md"), as the dashboard did
-    before 0c29101: each document once, most served first."""
+def _rules_project(tmp_path: Path) -> tuple[Path, Settings]:
+    """A project indexing a knowledge repository of the chargeback and retry rules: its folder
+    and its settings."""
     knowledge = Repo(tmp_path / "knowledge")
     docs = {"domain/chargebacks.md": CHARGEBACKS_DOC, "domain/retry.md": RETRY_DOC}
     knowledge.commit(docs, "Rules", "2026-03-10T09:00:00+00:00")
     cwd = indexed_project(tmp_path)
-    settings = load_settings(
-        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
-    )
+    db = str(cwd / ".briefd" / "briefd.db")
+    return cwd, load_settings(cwd / "briefd.yaml", env={}, overrides={"db": db})
+
+
+def test_a_gap_names_each_document_it_got_once(tmp_path: Path) -> None:
+    """T3: the got column named a document once per section its queries got
+    ("domain/chargebacks.md, domain/chargebacks.md, domain/retry.md"), as the dashboard did
+    before 0c29101: each document once, most served first."""
+    cwd, settings = _rules_project(tmp_path)
     at = datetime.now(UTC).isoformat(timespec="seconds")
     with Briefd(settings, embedder=None) as api:
         both = api.search(SearchRequest("chargeback evidence dispute", mode="bm25")).hits
@@ -681,13 +686,7 @@ def test_the_repository_itself_named_from_its_briefd_folder_is_labelled_by_its_f
 def test_a_gap_of_bundles_that_helped_with_nothing_says_so(tmp_path: Path) -> None:
     """T2, T3: bundles answered at the usual score but reported as helping with nothing were
     no gap; the table and the MCP text now list the group and count those reports."""
-    knowledge = Repo(tmp_path / "knowledge")
-    docs = {"domain/chargebacks.md": CHARGEBACKS_DOC, "domain/retry.md": RETRY_DOC}
-    knowledge.commit(docs, "Rules", "2026-03-10T09:00:00+00:00")
-    cwd = indexed_project(tmp_path)
-    settings = load_settings(
-        cwd / "briefd.yaml", env={}, overrides={"db": str(cwd / ".briefd" / "briefd.db")}
-    )
+    cwd, settings = _rules_project(tmp_path)
     at = datetime.now(UTC).isoformat(timespec="seconds")
     task = "chargeback evidence for a partial refund"
     with Briefd(settings, embedder=None) as api:
