@@ -9,7 +9,7 @@ from rich.table import Table
 
 Row = tuple[str, str, str, str]  # metric, value, target, verdict
 
-TARGETS = {"hybrid_p95_ms": 25.0, "bm25_p95_ms": 8.0, "rss_mb": 250.0}
+TARGETS = {"hybrid_p95_ms": 10.0, "bm25_p95_ms": 8.0, "rss_mb": 250.0}
 
 
 def _check(value: float, limit: float) -> tuple[str, str]:
