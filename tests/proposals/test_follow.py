@@ -13,6 +13,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.proposals import ProposalRequest
 from briefd.proposals.follow import ADOPT_AFTER
+from briefd.settings import with_overrides
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import GLOSSARY, RETRY, Remote, git, stage
 
@@ -110,3 +111,31 @@ def test_a_local_branch_deleted_unmerged_closes_its_proposal(
     assert report.proposals_changed == (f"{made.id}: local → closed",)
     assert stored.forge_error is not None
     assert stored.forge_error.startswith(f"its branch {made.branch} is no longer in {remote.work},")
+
+
+def test_a_branch_prefix_changed_since_leaves_the_waiting_proposals_as_they_are(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: proposals.branch_prefix changed (as a remote's branch rules, and briefd's refusal of
+    the push, ask) made the next sync list only the new prefix's branches, so every proposal
+    still waiting under the old one was closed, "no longer on the remote … deleted unmerged",
+    its branch there all along. Each prefix a waiting proposal has is listed too: they stay
+    pushed, and one of them whose branch a reviewer deleted is still closed."""
+    settings = git_settings(tmp_path, remote.url)
+    with Briefd(settings, embedder=None) as api:
+        api.sync()
+        kept = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        dropped = api.propose_update(ProposalRequest("domain/glossary.md", "daily", NEW_GLOSSARY))
+    renamed = with_overrides(settings, {"proposals.branch_prefix": "kb-bot/"})
+    with Briefd(renamed, embedder=None) as api:
+        new = api.propose_update(ProposalRequest("domain/fx.md", "FX", "# FX\n\nHourly.\n"))
+        first = api.sync()
+        git(remote.bare, "branch", "-D", dropped.branch)
+        second = api.sync()
+        stored = {p.id: p for p in api.proposals()}
+
+    assert new.branch == f"kb-bot/{new.id}"
+    assert first.proposals_changed == ()
+    assert second.proposals_changed == (f"{dropped.id}: pushed → closed",)
+    assert (stored[kept.id].status, stored[kept.id].forge_error) == ("pushed", None)
+    assert (stored[new.id].status, stored[dropped.id].status) == ("pushed", "closed")

@@ -1,6 +1,7 @@
 """What a sync learns from the proposal branches themselves (T1). One listing of the branches
-named like proposals (``proposals.branch_prefix`` + 8 hex digits) — on the remote for pushed
-proposals (``git ls-remote``, one request), in the repository for local ones — shows:
+named like proposals (``proposals.branch_prefix`` + 8 hex digits, and the prefix of proposals
+made before it was changed) — on the remote for pushed proposals (``git ls-remote``, one
+request), in the repository for local ones — shows:
 
 - a proposal without a pull request whose branch is gone: deleted unmerged (a reviewer's
   "no" where no forge is followed, ``forge.type: none``), it is closed, saying so; merged
@@ -52,34 +53,53 @@ def follow_branches(
     may know a pull request that merged one, could not be read), adopt the branches without a
     proposal; the changes as a sync reports them ("id: pushed → closed"). Git trouble is
     logged, never raised: the next sync lists again."""
-    timeout = settings.proposals.git_timeout
+    timeout, prefix = settings.proposals.git_timeout, settings.proposals.branch_prefix
     try:
-        listed = _listed(going, settings.proposals.branch_prefix, timeout)
         known = store.proposals()
+        listed = _listed(going, _prefixes(prefix, known), timeout)
         changed = _gone(store, going, known, listed, timeout) if close_gone else ()
-        unknown = {b: c for b, c in listed.items() if b not in {p.branch for p in known}}
+        ours, recorded = _named(prefix), {p.branch for p in known}
+        unknown = {b: c for b, c in listed.items() if ours.fullmatch(b) and b not in recorded}
         return changed + _adopt(store, settings, going, unknown)
     except BriefdError as exc:
         log.warning("proposal branches not followed: %s", exc)
         return ()
 
 
-def _listed(going: Delivery, prefix: str, timeout: float) -> dict[str, str]:
-    """The proposal branches where proposals go (the remote, or the repository), by name:
-    their commits."""
-    target, pattern = going.target, f"refs/heads/{prefix}*"
+def _prefixes(prefix: str, known: list[Proposal]) -> tuple[str, ...]:
+    """``proposals.branch_prefix`` and the prefixes of the branches of proposals that wait as
+    branches (made before the setting was changed, as a remote's branch rules may ask): listed
+    under the new prefix alone, each of those looked deleted, and a sync closed it."""
+    waiting = {p.branch.removesuffix(p.id) for p in known if _unfollowed_branch(p)}
+    return (prefix, *sorted(waiting - {prefix}))
+
+
+def _unfollowed_branch(proposal: Proposal) -> bool:
+    """A proposal :func:`_gone` looks for: a branch waiting without a pull request."""
+    pushed_or_local = proposal.status in ("pushed", "local") and not proposal.pr_number
+    return pushed_or_local and proposal.branch.endswith(proposal.id)
+
+
+def _named(prefix: str) -> re.Pattern[str]:
+    return re.compile(re.escape(prefix) + "[0-9a-f]{8}")
+
+
+def _listed(going: Delivery, prefixes: tuple[str, ...], timeout: float) -> dict[str, str]:
+    """The branches named like proposals under any of ``prefixes`` where proposals go (the
+    remote, or the repository), by name: their commits. One listing for them all."""
+    target, patterns = going.target, [f"refs/heads/{prefix}*" for prefix in prefixes]
     if going.pushed:
-        args = ["ls-remote", _url(target, timeout), pattern]
+        args = ["ls-remote", _url(target, timeout), *patterns]
         out = git.run(args, target.repo, timeout, ProposalRemoteError, target.env)
     else:
-        args = ["for-each-ref", "--format=%(objectname)\t%(refname)", pattern]
+        args = ["for-each-ref", "--format=%(objectname)\t%(refname)", *patterns]
         out = git.run(args, target.repo, timeout, ProposalError)
-    named = re.compile(re.escape(prefix) + "[0-9a-f]{8}")
+    named = [_named(prefix) for prefix in prefixes]
     listed: dict[str, str] = {}
     for line in out.splitlines():
         commit, _, ref = line.partition("\t")
         branch = ref.removeprefix("refs/heads/")
-        if named.fullmatch(branch):
+        if any(n.fullmatch(branch) for n in named):
             listed[branch] = commit
     return listed
 
