@@ -139,3 +139,42 @@ def test_a_branch_prefix_changed_since_leaves_the_waiting_proposals_as_they_are(
     assert second.proposals_changed == (f"{dropped.id}: pushed → closed",)
     assert (stored[kept.id].status, stored[kept.id].forge_error) == ("pushed", None)
     assert (stored[new.id].status, stored[dropped.id].status) == ("pushed", "closed")
+
+
+def test_a_proposal_its_reviewer_amended_or_rebased_then_merged_is_merged(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1, forge.type: none: a reviewer who edited a proposal's commit (amend, force-push) and
+    merged it, deleting its branch, had the sync close it "deleted unmerged … propose the
+    change again", its text merged with the edit; one rebased onto main (main had moved) and
+    fast-forwarded stayed "pushed" for as long as its branch stood. The commit on main with
+    the proposal's author, author date and subject that changed its document is it, merged."""
+    git_api.sync()
+    amended = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    rebased = git_api.propose_update(ProposalRequest("domain/glossary.md", "daily", NEW_GLOSSARY))
+    dropped = git_api.propose_update(ProposalRequest("domain/fx.md", "FX", "# FX\n\nHourly.\n"))
+    work = remote.work
+    git(work, "fetch", "--quiet", "origin")
+    git(work, "checkout", "--quiet", "-b", "review", f"origin/{amended.branch}")
+    stage(work, {"domain/retry.md": NEW_RETRY.replace("four times", "four times (reviewed)")})
+    git(work, "commit", "--quiet", "--amend", "--no-edit")  # keeps the author and its date
+    git(work, "checkout", "--quiet", "main")
+    git(work, "merge", "--quiet", "--no-ff", "review", "-m", "Merge the reviewed proposal")
+    stage(work, {"domain/refunds.md": "# Refunds\n\nWithin 30 days.\n"})
+    git(work, "commit", "--quiet", "-m", "Refunds")
+    git(work, "rebase", "--quiet", "main", f"origin/{rebased.branch}")
+    git(work, "checkout", "--quiet", "-B", "main")
+    git(work, "push", "--quiet", "origin", "main", f":{amended.branch}", f":{dropped.branch}")
+
+    report = git_api.sync()
+
+    assert sorted(report.proposals_changed) == sorted(
+        [
+            f"{amended.id}: pushed → merged",
+            f"{rebased.id}: pushed → merged",
+            f"{dropped.id}: pushed → closed",
+        ]
+    )
+    stored = {p.id: p for p in git_api.proposals()}
+    assert stored[amended.id].forge_error is None and stored[rebased.id].forge_error is None
+    assert remote.head() != rebased.commit_hash  # rebased: another commit

@@ -245,18 +245,6 @@ def local_proposal(target: GitTarget, branch: str, change: Change, timeout: floa
     return Pushed(base, commit, doc_path)
 
 
-def merged_locally(target: GitTarget, commit: str, base: str, timeout: float) -> bool:
-    """Whether the repository's branch ``base`` (its own, else the remote's it has fetched;
-    HEAD for a detached checkout's) holds ``commit``: a local or pushed proposal merged there.
-    False when git cannot tell (a commit or branch this repository lacks)."""
-    refs = (f"refs/heads/{base}", f"refs/remotes/{target.remote}/{base}")
-    for ref in ("HEAD",) if base == "HEAD" else refs:
-        with contextlib.suppress(ProposalError):
-            _git(["merge-base", "--is-ancestor", commit, ref], target, timeout)
-            return True
-    return False
-
-
 def _local_base(target: GitTarget, timeout: float) -> str:
     """The commit of the base branch in the repository: its own branch, else the remote's
     branch it has fetched; HEAD for a detached checkout (its branch is called HEAD). A branch

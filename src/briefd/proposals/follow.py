@@ -21,7 +21,8 @@ import time
 from datetime import UTC, datetime
 
 from briefd.errors import BriefdError, ProposalError, ProposalRemoteError
-from briefd.proposals.branch import FETCH, merged_locally, same_text
+from briefd.proposals.branch import FETCH, same_text
+from briefd.proposals.landed import merged_locally
 from briefd.proposals.policy import Delivery
 from briefd.settings import Settings
 from briefd.sources import git
@@ -124,12 +125,12 @@ def _gone(
         base = _base_ref(target, p.base_branch or target.base_branch, timeout)
         if base is None or not _has(target, p.commit_hash, timeout):
             continue
-        if merged_locally(target, p.commit_hash, p.base_branch or target.base_branch, timeout):
+        name = p.base_branch or target.base_branch
+        if merged_locally(target, p.commit_hash, name, timeout, p.base_commit or "", p.doc_path):
             continue  # merged: the sync's own check says so
         if same_text(target, (p.commit_hash, base), p.doc_path, timeout):
             now, said = "merged", None
         else:
-            name = p.base_branch or target.base_branch
             now, said = "closed", GONE.format(branch=p.branch, where=where, base=name)
         store.record_check(p.id, now, said, _now())
         changed.append(f"{p.id}: {status} → {now}")

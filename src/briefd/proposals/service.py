@@ -24,13 +24,13 @@ from briefd.proposals.branch import (
     Author,
     Change,
     local_proposal,
-    merged_locally,
     push_proposal,
     same_text,
 )
 from briefd.proposals.follow import follow_branches
 from briefd.proposals.forge import GitHub, PullRequest, open_forge
 from briefd.proposals.form import served_body
+from briefd.proposals.landed import merged_locally
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.policy import Delivery, delivery, require_enabled
 from briefd.proposals.validate import check_read, checked_path
@@ -360,9 +360,10 @@ def _forge_refresh(store: SharedState, settings: Settings) -> Refresh:
 
 def _merged_locally(store: SharedState, settings: Settings, status: str) -> tuple[str, ...]:
     """Proposals of ``status`` (local; pushed without a pull request) whose commit the base
-    branch now holds (merged in the checkout, or on the remote and fetched) are merged; the
-    others stay as they are (a local one whose branch was deleted unmerged no longer counts as
-    waiting: :data:`WAITING`). A squash or rebase merge leaves no such commit: not seen."""
+    branch now holds (merged in the checkout, or on the remote and fetched), or holds
+    rewritten (amended by a reviewer, rebased: :func:`.landed.merged_locally`), are merged;
+    the others stay as they are (a local one whose branch was deleted unmerged no longer
+    counts as waiting: :data:`WAITING`). A squash merge leaves no such commit: not seen."""
     waiting = [p for p in store.proposals(status) if p.commit_hash and not p.pr_number]
     if not waiting:
         return ()
@@ -374,7 +375,8 @@ def _merged_locally(store: SharedState, settings: Settings, status: str) -> tupl
     timeout = settings.proposals.git_timeout
     for proposal in waiting:
         base = proposal.base_branch or target.base_branch
-        if proposal.commit_hash and merged_locally(target, proposal.commit_hash, base, timeout):
+        since, path = proposal.base_commit or "", proposal.doc_path
+        if merged_locally(target, proposal.commit_hash or "", base, timeout, since, path):
             store.record_check(proposal.id, "merged", None, _now())
             changed.append(f"{proposal.id}: {status} → merged")
     return tuple(changed)
