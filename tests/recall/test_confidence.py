@@ -146,8 +146,9 @@ def test_pointers_are_not_remembered_as_injected(indexed: Briefd) -> None:
     z = 4.0
     strong = engine.answer(indexed.store, request, indexed.settings, search)
     given = [s["chunk_id"] for s in strong.sections]
-    assert weak.sections[0]["chunk_id"] not in given  # the head was injected: not again
-    assert set(pointed) <= set(given)  # a pointer was not: its text comes now
+    assert set(pointed) <= set(given)  # a pointer was not injected: its text comes now
+    head = weak.sections[0]  # and of the section itself its head only: the rest comes too
+    assert head["content"].endswith(TRUNCATED) and head["chunk_id"] in given
 
 
 def test_weak_prompts_get_the_head_of_a_long_section(indexed: Briefd) -> None:
@@ -169,6 +170,37 @@ def test_weak_prompts_get_the_head_of_a_long_section(indexed: Briefd) -> None:
     result = engine.answer(indexed.store, RecallRequest(RELEVANT), indexed.settings, search)
     (section,) = result.sections
     assert section["content"].endswith(TRUNCATED) and section["tokens"] <= 300
+
+
+def test_a_head_given_to_a_weak_prompt_leaves_the_whole_section_to_a_strong_one(
+    indexed: Briefd,
+) -> None:
+    """A weak answer cuts a long section to its head; the session remembered the whole section
+    as given, so no later prompt of that session (recall.session_hours, 24 h) got the rest of
+    it, however specific. The head is remembered as a head: a weak answer does not repeat it,
+    a strong one gives the section whole, and after that neither gives it again."""
+    with indexed.store.read() as conn:
+        chunk, content = conn.execute(
+            "SELECT c.id, c.content FROM chunks c JOIN documents d ON d.id = c.doc_id "
+            "WHERE d.path = 'domain/chargebacks.md' ORDER BY tokens DESC LIMIT 1"
+        ).fetchone()
+
+    def search(prompt: str, scopes: tuple[str, ...], top_k: int, related: int) -> Ranking:
+        return Ranking([(chunk, 1.0)], "kept", specificity=z)
+
+    def answer() -> engine.RecallResult:
+        request = RecallRequest(RELEVANT, session_id="s-head")
+        return engine.answer(indexed.store, request, indexed.settings, search)
+
+    z = 2.0
+    head, again = answer(), answer()
+    z = 4.0
+    whole, later = answer(), answer()
+
+    assert head.sections[0]["content"].endswith(TRUNCATED)
+    assert (again.sections, again.already_injected) == ((), 1)
+    assert [s["content"] for s in whole.sections] == [content]
+    assert (later.sections, later.already_injected) == ((), 1)
 
 
 def test_generic_prompts_get_nothing_and_say_why(indexed: Briefd) -> None:

@@ -209,7 +209,7 @@ def answer(
         sections = _hydrate(conn, direct) + _linked(conn, related, {c for c, _ in direct})
         sections = _superseded(conn, sections, scopes)
     seen, forgot = _seen(memory, request.session_id, now, config.session_hours)
-    fresh, repeated = pack.unseen(sections, seen)
+    fresh, repeated = pack.unseen(sections, seen, whole=confidence == "strong")
     packing = pack.brief if confidence == "weak" else pack.fit
     count = _exact() if hybrid is not None else None  # see briefd.recall.block
     chosen = packing(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS), count)
@@ -421,7 +421,7 @@ def _remember(
     never the answer."""
     if not session_id or not chosen:
         return ()
-    pairs = [(s["chunk_id"], s["content_hash"]) for s in chosen if not s.get("pointer")]
+    pairs = [(s["chunk_id"], pack.given(s)) for s in chosen if not s.get("pointer")]
     # Session memory is worth no fsync and no long wait on the hook's path: a power cut or a
     # reindex holding the write lock can only cost the no-repeat memory of this turn.
     try:

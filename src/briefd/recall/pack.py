@@ -26,11 +26,31 @@ MIN_HEAD_CHARS = 200  # a head shorter than this says too little to be worth inj
 _TRIES = 4  # exact counting: how often a head is cut shorter before it is given up
 
 
-def unseen(sections: Sequence[Section], seen: Mapping[str, str]) -> tuple[list[Section], int]:
+HEAD = "head:"  # the session memory's mark of a section whose head alone was injected
+
+
+def unseen(
+    sections: Sequence[Section], seen: Mapping[str, str], whole: bool = False
+) -> tuple[list[Section], int]:
     """Sections not injected before in this session (same chunk, same content), and how many
-    were left out because they were."""
-    fresh = [s for s in sections if seen.get(s["chunk_id"]) != s["content_hash"]]
+    were left out because they were. A section whose head alone was injected (cut to fit,
+    see :func:`given`) counts as injected unless the answer may give whole sections
+    (``whole``: the strong tier): the agent has not read the rest of it."""
+
+    def before(section: Section) -> bool:
+        had = seen.get(section["chunk_id"])
+        return had == section["content_hash"] or (not whole and had == given(section, True))
+
+    fresh = [s for s in sections if not before(s)]
     return fresh, len(sections) - len(fresh)
+
+
+def given(section: Mapping[str, Any], cut: bool | None = None) -> str:
+    """What the session memory keeps for an injected section: its content hash, marked
+    :data:`HEAD` when only its head was injected (``cut``; None: read from its content)."""
+    if cut is None:
+        cut = str(section["content"]).endswith(TRUNCATED)
+    return (HEAD if cut else "") + str(section["content_hash"])
 
 
 def fit(
