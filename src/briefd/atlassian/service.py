@@ -28,6 +28,7 @@ from briefd.atlassian.model import (
     PageSearchAnswer,
     RelatedIssue,
 )
+from briefd.atlassian.proxy import site_proxy
 from briefd.atlassian.query import (
     JiraQuery,
     cql,
@@ -352,8 +353,9 @@ class Atlassian:
         if self._client is not None:
             yield Site(config, self._client, self._sleep), account
             return
-        with open_client(config) as client:
-            yield Site(config, client, self._sleep), account
+        proxy = site_proxy(config.url, product)
+        with open_client(config, proxy) as client:
+            yield Site(config, client, self._sleep, proxy), account
 
 
 GATEWAY_HOST = "api.atlassian.com"

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from briefd.__about__ import __version__
 from briefd.atlassian.credentials import Account, authorization
+from briefd.atlassian.proxy import Proxy, unusable
 from briefd.atlassian.query import Deployment
 from briefd.errors import (
     ConfigError,
@@ -62,14 +63,28 @@ def checked_url(url: str, key: str) -> str:
     return url.rstrip("/")
 
 
-def open_client(config: SiteConfig) -> httpx.Client:
+def open_client(config: SiteConfig, proxy: Proxy | None = None) -> httpx.Client:
     """The client a site gets when none is injected: the configured timeout and TLS check,
-    redirects not followed (credentials go to the configured URL only); proxies and
-    ``SSL_CERT_FILE`` from the environment as usual."""
+    redirects not followed (credentials go to the configured URL only), ``SSL_CERT_FILE`` from
+    the environment as usual, and ``proxy`` (:func:`~briefd.atlassian.proxy.site_proxy`, the
+    environment's proxy for this site) alone: an unusable proxy named for other URLs fails
+    nothing, and one for this site is said, not a traceback."""
     import httpx
 
     verify = tls_context(config.verify_tls)
-    return httpx.Client(timeout=config.timeout, verify=verify, follow_redirects=False)
+    try:
+        return httpx.Client(
+            timeout=config.timeout,
+            verify=verify,
+            follow_redirects=False,
+            trust_env=False,  # the environment's proxy is ``proxy``, chosen for this URL
+            proxy=proxy.url if proxy is not None else None,
+        )
+    except (ImportError, ValueError, httpx.InvalidURL) as exc:
+        if proxy is None:
+            raise
+        host = httpx.URL(config.url).host
+        raise IntegrationError(unusable(config.product, config.key, proxy, host, exc)) from None
 
 
 @functools.cache
@@ -86,10 +101,13 @@ class Site:
         config: SiteConfig,
         client: httpx.Client,
         sleep: Callable[[float], None] = time.sleep,
+        proxy: Proxy | None = None,
     ) -> None:
+        """``proxy``: the one ``client`` sends through, named when a request fails."""
         self.config = config
         self.client = client
         self.sleep = sleep
+        self.proxy = proxy
 
     def get(
         self,
@@ -152,6 +170,8 @@ class Site:
             raise redirected(config, response, what, path.split("?")[0])
         if response.status_code in nothing_on:
             return None
+        if response.status_code == 407:
+            raise IntegrationError(self._proxy_refused(what))
         if response.status_code == 400 and caller_input:
             raise QueryError(f"{config.product} answered 400 to {what}{remote_message(response)}")
         if response.status_code >= 400:
@@ -163,6 +183,16 @@ class Site:
                 f"{config.product} answered {what} with something that is not JSON; check that "
                 f"{config.key}.url ({config.url}) is the site itself, not a login page or proxy"
             ) from None
+
+    def _proxy_refused(self, what: str) -> str:
+        """A 407: the proxy in front of the site, not the site, wants an account."""
+        proxy = self.proxy.said() if self.proxy is not None else "a proxy"
+        variable = self.proxy.variable if self.proxy is not None else "HTTP_PROXY / HTTPS_PROXY"
+        return (
+            f"{proxy} refused {what} to {self.config.product} (407 Proxy Authentication "
+            f"Required): it wants an account of its own; give it in {variable} as "
+            "http://user:password@host:port"
+        )
 
     def _request(
         self,
@@ -188,9 +218,10 @@ class Site:
                 f"check {config.key}.url ({config.url!r})"
             ) from None
         except httpx.TimeoutException:
+            through = f" (through {self.proxy.said()})" if self.proxy is not None else ""
             raise IntegrationError(
-                f"{config.product} did not answer {what} within {config.timeout:g} s; check that "
-                f"{config.url} is up, or raise {config.key}.timeout_seconds"
+                f"{config.product} did not answer {what} within {config.timeout:g} s{through}; "
+                f"check that {config.url} is up, or raise {config.key}.timeout_seconds"
             ) from None
         except httpx.HTTPError as exc:
             if _tls_failure(exc):
@@ -199,10 +230,27 @@ class Site:
                     "add the site's CA to the system trust store (or set SSL_CERT_FILE), or for "
                     f"a test site only set {config.key}.verify_tls: false"
                 ) from None
+            if self.proxy is not None:
+                raise IntegrationError(self._unreached(exc)) from None
             raise IntegrationError(
                 f"cannot reach {config.product} at {config.url} ({type(exc).__name__}: "
                 f"{_reason(exc)}); check {config.key}.url and the network"
             ) from None
+
+    def _unreached(self, exc: BaseException) -> str:
+        """A request through the environment's proxy that failed: the proxy is named, as
+        it, not the ``url`` setting, is the likelier cause."""
+        import httpx
+
+        config, proxy = self.config, self.proxy
+        assert proxy is not None
+        host = httpx.URL(config.url).host
+        return (
+            f"cannot reach {config.product} at {config.url} through {proxy.said()} "
+            f"({type(exc).__name__}: {_reason(exc)}); check that proxy and "
+            f"{config.key}.url, or, if the site is reachable without the proxy, add {host} to "
+            "NO_PROXY"
+        )
 
     def _within_timeout(
         self, method: str, url: str, headers: dict[str, str], kwargs: dict[str, Any]

@@ -1,0 +1,95 @@
+"""The proxy the environment names for one site (A1, A2): ``HTTP_PROXY``, ``HTTPS_PROXY``,
+``ALL_PROXY`` and ``NO_PROXY``, read as httpx reads them (``urllib.request.getproxies``,
+httpx's own patterns, the most specific first).
+
+A client built with the environment's proxies makes a transport for every proxy named, for
+any URL: ``ALL_PROXY=socks5://…`` (httpx has no SOCKS support without ``socksio``), a proxy of a
+scheme it does not know or one with an invalid port failed every lookup with a traceback (REST
+500), even for a site ``NO_PROXY`` exempts. So the one proxy for the site's URL is chosen here
+and given to the client alone, and what is wrong with it is said with the variable it came from
+(its ``user:password@`` never shown).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from briefd.errors import IntegrationError
+
+SYSTEM = "the system's proxy settings"
+_ACCOUNT = re.compile(r"(?<=://)[^/@]*@")
+
+
+@dataclass(frozen=True, slots=True)
+class Proxy:
+    """``url`` as httpx takes it (``http://`` before a bare ``host:port``); ``variable`` the
+    environment variable that names it."""
+
+    url: str = ""
+    variable: str = SYSTEM
+
+    @property
+    def shown(self) -> str:
+        """The proxy's URL without the account in it."""
+        return _ACCOUNT.sub("***@", self.url)
+
+    def said(self) -> str:
+        return f"the proxy {self.shown} (from {self.variable})"
+
+
+def site_proxy(url: str, product: str) -> Proxy | None:
+    """The proxy requests to ``url`` go through, None for none (no proxy set, or ``NO_PROXY``
+    exempts the site); an :class:`IntegrationError` when the proxy settings cannot be read."""
+    import httpx
+    from httpx._utils import URLPattern, get_environment_proxies  # httpx is pinned
+
+    try:
+        target = httpx.URL(url)
+    except httpx.InvalidURL:
+        return None  # its request says so, naming the url setting
+    try:
+        proxies = get_environment_proxies()
+        patterns = sorted(URLPattern(key) for key in proxies)  # as httpx.Client orders them
+    except (ValueError, httpx.InvalidURL) as exc:
+        raise IntegrationError(
+            f"cannot read the proxy settings for {product} ({_one_line(exc)}): check the "
+            "environment's HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY (a NO_PROXY entry is "
+            "a host, domain or address without brackets or port, e.g. example.com,::1)"
+        ) from None
+    for pattern in patterns:
+        if pattern.matches(target):
+            found = proxies[pattern.pattern]
+            scheme = pattern.scheme or "all"
+            return None if found is None else Proxy(found, _variable(scheme))
+    return None
+
+
+def unusable(product: str, key: str, proxy: Proxy, host: str, exc: BaseException) -> str:
+    """Why the client cannot be built with ``proxy``, and what to do."""
+    if isinstance(exc, ImportError) and proxy.url.lower().startswith("socks"):
+        fix = (
+            "httpx has no SOCKS support here: install it in briefd's environment "
+            "(pip install 'httpx[socks]'), or name an http:// proxy"
+        )
+    else:
+        fix = (
+            f"{_one_line(exc)}; a proxy is an http://, https:// or socks5:// URL with a host "
+            f"and port, e.g. http://proxy.example.com:3128; fix {proxy.variable}"
+        )
+    return (
+        f"cannot send {product} requests through {proxy.said()}: {fix}; or, if {key}.url is "
+        f"reachable without it, add {host} to NO_PROXY"
+    )
+
+
+def _variable(scheme: str) -> str:
+    """The variable naming the proxy for ``scheme`` (``http``, ``https``, ``all``): lower case
+    first, as ``urllib.request.getproxies_environment`` reads them."""
+    names = [n for n in os.environ if n.lower() == f"{scheme}_proxy" and os.environ[n]]
+    return min(names, key=lambda n: n != n.lower(), default=SYSTEM)
+
+
+def _one_line(exc: BaseException) -> str:
+    return _ACCOUNT.sub("***@", " ".join(str(exc).split())[:200]) or type(exc).__name__
