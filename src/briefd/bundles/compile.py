@@ -305,7 +305,7 @@ def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -
     target = None
     if request.target is not None:
         path = request.target.strip().removeprefix("./")
-        target = views.document_view(conn, path, scopes)
+        target = views.document_view(conn, path, scopes, sections=False)
         if target is None:
             raise NotFoundError(views.not_found(conn, path, scopes))
     paths = normalise_paths(request.paths)

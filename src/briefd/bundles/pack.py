@@ -37,6 +37,9 @@ TARGET = ("target document",)  # the reasons of a context's target sections (str
 ALWAYS = ("always: true in its front matter",)  # the reasons of an always: true section
 CUT = (TARGET, ALWAYS)  # the mandatory documents cut at the hard limit (the issue is cut before)
 OVER_HARD_LIMIT = "over hard_limit: "  # the reason of a target section past the hard limit
+# ... of one after the first that did not fit: not counted (its exclusion's tokens are 0), so a
+# context's cost follows the hard limit, not the size of its target
+PAST_THE_CUT = "after the section cut there, not counted"
 ISSUE_RESERVE = ""  # the key in ``reserve`` of what the tracker issue's warning can cost
 _WORD = re.compile(r"\w+")
 MARKDOWN = measure("markdown")
@@ -107,15 +110,17 @@ def pack(
         state.governed_cap = math.floor(budget * settings.governed_share)
     ordered = sorted(enumerate(candidates), key=lambda pair: TIER_ORDER[pair[1].tier])
     ceiling = None if hard_limit is None else effective_budget(hard_limit, settings)
-    fitted = _mandatory(candidates, sizes, ceiling, reserve or {})
+    whole = _Whole(sizes)
+    fitted = _mandatory(candidates, whole, ceiling, reserve or {})
     for index, candidate in ordered:
         extra = sizes.separator if state.chosen else 0
         if candidate.tier == "mandatory":
             item = fitted.get(candidate.chunk_id)
             if item is None:  # a document cut at the hard limit: it leaves no room
                 state.remaining = min(state.remaining, 0)
-                needs = _sized(sizes, candidate, candidate.content).tokens
-                state.skip(candidate, f"{OVER_HARD_LIMIT}needs {needs} tokens", needs)
+                needs = whole.counted(candidate)
+                said = f"needs {needs} tokens" if needs is not None else PAST_THE_CUT
+                state.skip(candidate, f"{OVER_HARD_LIMIT}{said}", needs or 0)
             else:
                 _take(state, index, candidate, item, extra)
                 if item.truncated:
@@ -131,9 +136,44 @@ def pack(
     return Packed(tuple(items), tuple(state.exclusions), state.truncated)
 
 
+class _Whole:
+    """Each candidate whole as packed (:func:`_sized`), counted once and only when asked: a
+    target of 40,000 sections counted all of them (twice) before the few that fit were taken,
+    19 s for a context of 2,000 tokens."""
+
+    def __init__(self, sizes: Measure) -> None:
+        self.sizes = sizes
+        self._items: dict[str, BundleItem] = {}
+
+    def __call__(self, c: Candidate) -> BundleItem:
+        item = self._items.get(c.chunk_id)
+        if item is None:
+            item = self._items[c.chunk_id] = _sized(self.sizes, c, c.content)
+        return item
+
+    def counted(self, c: Candidate) -> int | None:
+        """Its tokens if they were counted, else None."""
+        item = self._items.get(c.chunk_id)
+        return None if item is None else item.tokens
+
+    def spaced(self, c: Candidate) -> int:
+        """Its tokens and a separator."""
+        return self(c).tokens + self.sizes.separator
+
+    def fit(self, musts: Sequence[Candidate], left: int) -> bool:
+        """Whether all of ``musts`` fit in ``left`` one after another (counting stops at the
+        first that does not)."""
+        total = -self.sizes.separator
+        for c in musts:
+            total += self.spaced(c)
+            if total > left:
+                return False
+        return True
+
+
 def _mandatory(
     candidates: Sequence[Candidate],
-    sizes: Measure,
+    whole: _Whole,
     ceiling: int | None,
     reserve: Mapping[str, int],
 ) -> dict[str, BundleItem]:
@@ -145,40 +185,36 @@ def _mandatory(
     beside ``reserve`` (the warning of each document cut, by path), the first that does not as
     its head (when a useful head fits), and none after it. Claude Code refuses a tool answer
     over 25,000 tokens, so a whole 35,000-token target or house-rules document reached the
-    model as an error, its warning too."""
+    model as an error, its warning too. Sections past the first that does not fit are not
+    counted here."""
+    sizes = whole.sizes
     musts = [c for c in candidates if c.tier == "mandatory"]
-    whole = {c.chunk_id: _sized(sizes, c, c.content) for c in musts}
     if ceiling is None:
-        return whole
+        return {c.chunk_id: whole(c) for c in musts}
     left = ceiling - sizes.frame - sizes.envelope
     if any(  # an issue over what is left beside its warning: out, not the answer over the limit
-        whole[c.chunk_id].tokens > left - reserve.get(ISSUE_RESERVE, 0)
+        whole(c).tokens > left - reserve.get(ISSUE_RESERVE, 0)
         for c in musts
         if c.reasons not in CUT
     ):
         musts = [c for c in musts if c.reasons in CUT]
-        whole = {c.chunk_id: whole[c.chunk_id] for c in musts}
-    cost = sum(item.tokens + sizes.separator for item in whole.values()) - sizes.separator
-    if cost <= left:
-        return whole
-    fitted = {c.chunk_id: whole[c.chunk_id] for c in musts if c.reasons not in CUT}
+    if whole.fit(musts, left):
+        return {c.chunk_id: whole(c) for c in musts}
+    fitted = {c.chunk_id: whole(c) for c in musts if c.reasons not in CUT}
     left -= sum(item.tokens + sizes.separator for item in fitted.values())
-    order = _cut_order(
-        musts, {c.chunk_id: whole[c.chunk_id].tokens + sizes.separator for c in musts}, left
-    )
-    sized = [whole[c.chunk_id].tokens + sizes.separator for c in order]
+    order = _cut_order(musts, whole, left)
     kept = 0
     for _ in range(3):  # the warnings of the documents from the first cut on are kept back
-        held = _fitting(sized, left - kept)
+        held = _fitting(order, whole, left - kept)
         needs = sum(reserve.get(p, 0) for p in dict.fromkeys(c.doc_path for c in order[held:]))
         if needs <= kept:
             break
         kept = needs
     left -= kept
     for c in order:
-        if whole[c.chunk_id].tokens <= left - sizes.separator:
-            fitted[c.chunk_id] = whole[c.chunk_id]
-            left -= whole[c.chunk_id].tokens + sizes.separator
+        if whole(c).tokens <= left - sizes.separator:
+            fitted[c.chunk_id] = whole(c)
+            left -= whole.spaced(c)
             continue
         head = _head(c, left - sizes.separator, sizes) if left >= _MIN_HEAD_TOKENS else None
         if head is not None:
@@ -187,7 +223,7 @@ def _mandatory(
     return fitted
 
 
-def _cut_order(musts: Sequence[Candidate], sized: Mapping[str, int], left: int) -> list[Candidate]:
+def _cut_order(musts: Sequence[Candidate], whole: _Whole, left: int) -> list[Candidate]:
     """The order documents are given room in: the ``always: true`` documents that fit whole
     (beside the others before them), the target, then the ``always: true`` documents too
     large for that, so a house-rules document over the limit never leaves a context's target
@@ -196,22 +232,21 @@ def _cut_order(musts: Sequence[Candidate], sized: Mapping[str, int], left: int) 
     large: list[Candidate] = []
     for path in dict.fromkeys(c.doc_path for c in musts if c.reasons == ALWAYS):
         sections = [c for c in musts if c.reasons == ALWAYS and c.doc_path == path]
-        size = sum(sized[c.chunk_id] for c in sections)
-        if size <= left:
+        if whole.fit(sections, left - whole.sizes.separator):
             fits += sections
-            left -= size
+            left -= sum(whole.spaced(c) for c in sections)
         else:
             large += sections
     return [*fits, *(c for c in musts if c.reasons == TARGET), *large]
 
 
-def _fitting(sized: Sequence[int], left: int) -> int:
-    """How many of ``sized`` fit in ``left`` one after another."""
-    for index, size in enumerate(sized):
-        left -= size
+def _fitting(order: Sequence[Candidate], whole: _Whole, left: int) -> int:
+    """How many of ``order`` (each with a separator) fit in ``left`` one after another."""
+    for index, c in enumerate(order):
+        left -= whole.spaced(c)
         if left < 0:
             return index
-    return len(sized)
+    return len(order)
 
 
 def _consider(

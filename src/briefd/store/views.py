@@ -90,18 +90,21 @@ def document_page(
 
 
 def document_view(
-    conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None
+    conn: sqlite3.Connection, path: str, allowed: Sequence[str] | None, sections: bool = True
 ) -> DocumentView | None:
     """The document at ``path`` if it is in ``allowed`` (None: any scope), with backlinks
     from the documents in ``allowed`` only and its links into other scopes without their
-    target (:func:`_within`)."""
+    target (:func:`_within`); without its sections (``chunks``) unless ``sections`` (a
+    context reads them itself, and 40,000 of them took a second)."""
     row = _document_row(conn, path)
     if row is None or (allowed is not None and row["scope"] not in allowed):
         return None
     path = row["path"]
-    chunks = conn.execute(
-        "SELECT * FROM chunks WHERE doc_id = ? ORDER BY position", (row["id"],)
-    ).fetchall()
+    chunks = (
+        conn.execute("SELECT * FROM chunks WHERE doc_id = ? ORDER BY position", (row["id"],))
+        if sections
+        else ()
+    )
     links = docs_table.stored_links(conn, "WHERE doc_id = ?", (row["id"],))
     where, args = _from_scopes(allowed)
     backlinks = docs_table.stored_links(
