@@ -203,6 +203,32 @@ def test_a_head_given_to_a_weak_prompt_leaves_the_whole_section_to_a_strong_one(
     assert (later.sections, later.already_injected) == ((), 1)
 
 
+def test_a_weak_prompt_asked_again_gets_nothing_not_the_next_candidate(indexed: Briefd) -> None:
+    """A weak match's evidence is for its best section alone. Asked again in the session (an
+    agent's "the flaky test failed again"), the weak answer walked down the candidates, one more
+    each turn: on the example knowledge "fix the flaky test in the checkout folder" got Flaky
+    tests, then Integration tests, then payments' Adding a state or transition. Once the best
+    section is given, a weak answer gives nothing and says why; a strong one still gives the
+    others, as it always did."""
+    request = RecallRequest(RELEVANT, session_id="s-weak-again")
+
+    def search(prompt: str, scopes: tuple[str, ...], top_k: int, related: int) -> Ranking:
+        with indexed.store.read() as conn:
+            found = lexical(conn, prompt, scopes, indexed.settings, related)
+        return Ranking(found.ranked, "kept", specificity=z, related=found.related)
+
+    z = 2.0
+    first = engine.answer(indexed.store, request, indexed.settings, search)
+    again = engine.answer(indexed.store, request, indexed.settings, search)
+    z = 4.0
+    strong = engine.answer(indexed.store, request, indexed.settings, search)
+
+    pointed = {s["chunk_id"] for s in first.sections if s.get("pointer")}
+    assert pointed and (again.sections, again.knowledge, again.already_injected) == ((), "", 1)
+    assert again.reason == "its best matching section was already injected in this session"
+    assert pointed <= {s["chunk_id"] for s in strong.sections}
+
+
 def test_generic_prompts_get_nothing_and_say_why(indexed: Briefd) -> None:
     result = ranked(indexed, 0.5)
     assert (result.confidence, result.sections, result.knowledge) == ("none", (), "")

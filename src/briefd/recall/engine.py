@@ -210,6 +210,8 @@ def answer(
         sections = _superseded(conn, sections, scopes)
     seen, forgot = _seen(memory, request.session_id, now, config.session_hours)
     fresh, repeated = pack.unseen(sections, seen, whole=confidence == "strong")
+    if confidence == "weak" and fresh[:1] != sections[:1]:
+        fresh = []  # a weak match is evidence for its best section alone, given before
     packing = pack.brief if confidence == "weak" else pack.fit
     count = _exact() if hybrid is not None else None  # see briefd.recall.block
     chosen = packing(fresh, budget, min(config.max_chars, MAX_BLOCK_CHARS), count)
@@ -332,6 +334,8 @@ def _reason(
     if chosen:
         return ""
     if matched:
+        if repeated and confidence == "weak":
+            return "its best matching section was already injected in this session"
         if repeated:
             return "every matching section was already injected in this session"
         return "no matching section fits the budget"
