@@ -68,6 +68,25 @@ def test_sync_command_prints_a_summary(tmp_path: Path, remote: Remote) -> None:
     assert data["index"]["deleted"] == ["domain/glossary.md"]
 
 
+def test_index_of_a_git_url_source_says_it_fetched_nothing(tmp_path: Path, remote: Remote) -> None:
+    """T1/K3: a pull request merged on the remote, then `briefd index`, printed "0 changed"
+    with the proposal still open and never why: it reads briefd's clone as the last sync left
+    it. It says so, and what fetches; `briefd sync` then indexes the merge."""
+    assert run(tmp_path, remote, "sync").returncode == 0
+    remote.push({"domain/fx.md": "# FX\n\n## Rates\nRates refresh hourly.\n"}, "Merge #1")
+
+    indexed = run(tmp_path, remote, "index")
+
+    assert indexed.returncode == 0, indexed.stderr
+    assert "0 changed (0 new), 0 deleted, 2 unchanged" in indexed.stdout
+    assert " ".join(indexed.stderr.split()) == (
+        f"note: source is the git URL {remote.url}: briefd index read briefd's clone of it as "
+        "the last sync left it, and fetched nothing; `briefd sync` fetches what was pushed "
+        "since (a merged pull request), indexes it and refreshes the proposals' statuses"
+    )
+    assert "    new domain/fx.md" in run(tmp_path, remote, "sync").stdout.splitlines()
+
+
 def test_version_says_which_commit_the_index_serves_without_fetching(
     tmp_path: Path, remote: Remote
 ) -> None:

@@ -23,6 +23,9 @@ from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import BriefdError, SourceError
 from briefd.ingest import WAITING
 from briefd.model import IndexReport
+from briefd.settings import Settings
+from briefd.sources.git import redact
+from briefd.sources.knowledge import checkout_dir
 from briefd.sources.layout import nothing_indexed
 
 
@@ -40,6 +43,7 @@ def index_command(
 ) -> None:
     """Index a knowledge directory: only changed and deleted files are processed."""
     with reported_errors(), ctx.obj.api(source=source) as api:
+        unfetched = unfetched_clone(api.settings, source)
         if errors.is_terminal and not json_output:
             with Progress(
                 TextColumn("{task.description}"),
@@ -65,9 +69,29 @@ def index_command(
         print_json(report)
     else:
         print_report(report)
+    if unfetched is not None:
+        errors.print(f"note: {unfetched}", markup=False, soft_wrap=True)
     if report.documents == 0:
         with reported_errors():
             raise SourceError(nothing_indexed(report, api.settings))
+
+
+UNFETCHED = (
+    "source is the git URL {url}: briefd index read briefd's clone of it as the last sync left "
+    "it, and fetched nothing; `briefd sync` fetches what was pushed since (a merged pull "
+    "request), indexes it and refreshes the proposals' statuses"
+)
+
+
+def unfetched_clone(settings: Settings, source: Path | None) -> str | None:
+    """What a run on a git URL source's existing clone does not do (None: another source, or
+    no clone yet, which the run clones): a merged pull request then `briefd index` printed
+    "0 changed", the proposal still open, and never why."""
+    if source is not None or not settings.sync.remote:
+        return None
+    if not (checkout_dir(settings) / ".git").is_dir():
+        return None
+    return UNFETCHED.format(url=redact(settings.sync.remote))
 
 
 def forget_daemon_failure(db: Path) -> None:
