@@ -19,6 +19,7 @@ from briefd.errors import BriefdError, ProposalConflictError, ProposalError, Pro
 from briefd.folders import alive
 from briefd.proposals.form import in_form
 from briefd.proposals.moved import moved_to, refuse_moved_away
+from briefd.proposals.uncommitted import refuse_uncommitted
 from briefd.sources import git
 from briefd.sources.knowledge import GitTarget
 
@@ -64,6 +65,7 @@ class Change:
     # proposals waiting for review: (document as committed, commit, how to name it, its
     # branch, and where that branch is: "local" or "remote", which counts while it is there)
     earlier: tuple[tuple[str, str, str, str, str], ...] = ()
+    served_hash: str = ""  # the SHA-256 of the document's file as the index read it ('': none)
 
 
 def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float) -> Pushed:
@@ -75,7 +77,7 @@ def push_proposal(target: GitTarget, branch: str, change: Change, timeout: float
         fetch = [*FETCH, target.remote, f"+refs/heads/{target.base_branch}:{scratch}"]
         git.run(fetch, target.repo, timeout, ProposalRemoteError, target.env)
         base = _git(["rev-parse", "--verify", f"{scratch}^{{commit}}"], target, timeout)
-        commit, doc_path = _commit(target, base, change, timeout)
+        commit, doc_path = _commit(target, base, change, timeout, pushed=True)
         # to the URL, not the remote's name: no remote-tracking ref appears in the checkout
         url = _git(["remote", "get-url", "--push", target.remote], target, timeout)
         _push(target, url, branch, commit, timeout)
@@ -264,12 +266,16 @@ def _local_base(target: GitTarget, timeout: float) -> str:
     )
 
 
-def _commit(target: GitTarget, base: str, change: Change, timeout: float) -> tuple[str, str]:
+def _commit(
+    target: GitTarget, base: str, change: Change, timeout: float, pushed: bool = False
+) -> tuple[str, str]:
     """One commit on ``base`` whose tree differs from it only in the changed document; the
-    commit and the document's path as committed."""
+    commit and the document's path as committed (``pushed``: it goes to the remote)."""
     doc_path = _as_on_base(target, base, change.doc_path, timeout)
     _refuse_links(target, base, doc_path, timeout)
     current = _refuse_stale(target, base, doc_path, change.read_at, timeout)
+    served_at = _served_at(target, change.read_at, timeout)
+    refuse_uncommitted(target, served_at, current, doc_path, change.served_hash, pushed, timeout)
     if current is None:  # a new document: unless one was moved away from its path
         refuse_moved_away(target, base, doc_path, change.content, timeout)
     content = (

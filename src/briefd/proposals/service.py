@@ -115,6 +115,7 @@ def propose(
     check_read(doc_path, going.target.repo / going.target.prefix, settings)
     with index().read() as conn:
         read_at = freshness.served_commit(conn)
+        served_hash = freshness.served_hash(conn, doc_path)
     store = state()
     problem = store.problem()
     if problem is not None:
@@ -127,8 +128,9 @@ def propose(
         if forge is not None and not going.pushed:
             raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
         wait = PUSH_STEPS * settings.proposals.git_timeout
+        read = (read_at, served_hash)
         proposal = _pushed(
-            store, lambda: _make(settings, request, doc_path, going, read_at, store), forge, wait
+            store, lambda: _make(settings, request, doc_path, going, read, store), forge, wait
         )
     try:
         store.save_proposal(proposal)
@@ -187,9 +189,11 @@ def _make(
     request: ProposalRequest,
     doc_path: str,
     going: Delivery,
-    read_at: str,
+    read: tuple[str, str],
     store: SharedState,
 ) -> Proposal:
+    """The proposal made (``read``: the commit the index serves, and the SHA-256 of the
+    document's file as it read it)."""
     proposal_id = secrets.token_hex(4)
     branch = settings.proposals.branch_prefix + proposal_id
     author = Author(settings.proposals.author_name, settings.proposals.author_email)
@@ -200,7 +204,9 @@ def _make(
         for p in store.proposals(s)
         if p.commit_hash and (s != "pushed" or _reviewed_as_pushed(p))
     )
-    change = Change(doc_path, request.new_content, description + "\n", author, read_at, earlier)
+    read_at, served_hash = read
+    message = description + "\n"
+    change = Change(doc_path, request.new_content, message, author, read_at, earlier, served_hash)
     make = push_proposal if going.pushed else local_proposal
     with sources.clone_in_use(settings):  # a sync's lock-file cleanup leaves this git's alone
         made = make(going.target, branch, change, settings.proposals.git_timeout)

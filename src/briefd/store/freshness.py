@@ -48,6 +48,13 @@ def served_commit(conn: sqlite3.Connection) -> str:
     return str(row[0]) if row is not None and row[0] else ""
 
 
+def served_hash(conn: sqlite3.Connection, path: str) -> str:
+    """The SHA-256 of the file ``path`` as the index read it ('' when it serves no such
+    document)."""
+    row = conn.execute("SELECT content_hash FROM documents WHERE path = ?", (path,)).fetchone()
+    return str(row[0]) if row is not None and row[0] else ""
+
+
 def read_without_commits(conn: sqlite3.Connection) -> bool:
     """The served documents were read in a git work tree with no commit yet (no
     :func:`served_commit`, though not outside git)."""
