@@ -378,6 +378,28 @@ def test_a_caller_naming_its_account_without_a_token_is_not_served_as_the_servic
     assert plain.status_code == 200  # a bundle without an issue reads no account
 
 
+def test_a_cloud_caller_sending_its_token_without_its_email_is_told_so_as_a_400(
+    rest: TestClient, cloud: FakeSite
+) -> None:
+    """A caller's Cloud token without X-Atlassian-Email was refused before anything was sent,
+    as a token left empty is, but answered 502, a failure of the site, where the empty token
+    answered 400: the caller's headers are the caller's to fix."""
+    alone = {"X-Atlassian-Token": CALLER_TOKEN}
+    issue = rest.get("/api/jira/issues/SHOP-42", headers=alone)
+    assert (issue.status_code, issue.json()) == (
+        400,
+        {
+            "error": "query",
+            "detail": "Jira Cloud needs the account's email with its API token, and the "
+            "caller's X-Atlassian-Token header gave only a token; send X-Atlassian-Email too "
+            "(Data Center personal access tokens: jira.deployment: datacenter)",
+        },
+    )
+    bundle = rest.post("/api/bundle", json={"issue": "SHOP-42"}, headers=alone)
+    assert bundle.status_code == 400 and bundle.json()["error"] == "query"
+    assert cloud.seen == []
+
+
 def test_a_retry_after_that_is_no_number_of_seconds_is_a_429_not_a_500(
     rest: TestClient, cloud: FakeSite
 ) -> None:

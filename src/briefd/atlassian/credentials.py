@@ -86,8 +86,8 @@ def authorization(account: Account, deployment: Deployment, product: str, key: s
     _check_sendable(account, product)
     if deployment == "datacenter":
         return f"Bearer {account.token}"
-    if not account.email:
-        raise IntegrationError(
+    if not account.email:  # a caller's headers: the caller's to fix (REST 400), as above
+        raise (QueryError if account.from_caller else IntegrationError)(
             f"{product} Cloud needs the account's email with its API token, and "
             f"{account.origin} gave only a token; {account.give_email} (Data Center personal "
             f"access tokens: {key}.deployment: datacenter)"
