@@ -193,6 +193,31 @@ def test_max_tokens_bounds_the_answer_as_the_client_receives_it(
     assert over_rest.json()["issues"] == issues["issues"]
 
 
+def test_a_list_keeps_every_hit_that_fits_max_tokens_as_sent(rest: TestClient) -> None:
+    """The list was cut by the Markdown's share of the JSON alone, and a hit costs its fields
+    more than its line: jira_search(limit=3, max_tokens=200) answered no issue ('3 more left
+    out') in 76 tokens where one fitted in 191; limit=5 at 425 two where three fitted in 413."""
+    for route, params, hits in (
+        ("/api/jira/search", {"text": "refund", "limit": 5}, "issues"),
+        ("/api/confluence/search", {"q": "refund"}, "hits"),
+    ):
+        sizes: dict[int, int] = {}  # hits kept → tokens sent
+        kept: dict[int, int] = {}  # max_tokens → hits kept
+        for budget in range(150, 700, 25):
+            answer = rest.get(route, params={**params, "max_tokens": budget})
+            assert answer.status_code == 200, answer.text
+            sent = count_tokens(answer.content.decode())
+            assert sent <= budget
+            kept[budget] = len(answer.json()[hits])
+            sizes[kept[budget]] = sent
+        for budget, count in kept.items():
+            more = sizes.get(count + 1)
+            assert more is None or more > budget, (route, budget, count, sizes)
+    one = rest.get("/api/jira/search", params={"text": "refund", "limit": 3, "max_tokens": 200})
+    assert [i["key"] for i in one.json()["issues"]] == ["SHOP-42"]
+    assert one.json()["text"].endswith("(2 more left out to stay within max_tokens)")
+
+
 def test_an_issue_with_many_links_stays_within_max_tokens_and_keeps_its_head(
     live_api: Briefd, cloud: FakeSite
 ) -> None:

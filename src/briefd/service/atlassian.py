@@ -198,19 +198,49 @@ def delivered(answer: A, out: Callable[[A], M], max_tokens: int) -> tuple[A, M]:
     """``out(answer)``, cut again until its JSON — what a client receives: REST's body, MCP's
     structured content, which Claude Code and VS Code hand the model — is within
     ``max_tokens``; the lookups fit only the Markdown to it. A floor remains: the list's head
-    (with its query) or the cut marker alone, and a page's or issue's metadata."""
+    (with its query) or the cut marker alone, and a page's or issue's metadata. Cut by the
+    Markdown's share of the JSON first, then as little as that leaves room for (a hit costs
+    its fields more than its line: the share alone left out hits that fit)."""
     result = out(answer)
+    sent = _sent(result)
+    if sent <= max_tokens:
+        return answer, result
+    whole, over, current = answer, answer.text.tokens, answer
     for _ in range(MAX_REFITS):
-        sent = count_tokens(result.model_dump_json())
+        # the Markdown's share of the JSON, scaled down
+        budget = min(current.text.tokens - 1, current.text.tokens * max_tokens // sent)
+        smaller = render.refit(whole, budget)
+        if smaller.text.tokens >= current.text.tokens:
+            return current, result  # nothing left to cut
+        current, result = smaller, out(smaller)
+        sent = _sent(result)
         if sent <= max_tokens:
+            return _closer(whole, out, max_tokens, (budget, over), (current, result))
+        over = budget
+    return current, result
+
+
+def _closer(
+    whole: A, out: Callable[[A], M], max_tokens: int, span: tuple[int, int], fits: tuple[A, M]
+) -> tuple[A, M]:
+    """The largest cut of ``whole`` whose JSON is within ``max_tokens``, between the Markdown
+    budgets ``span`` (the first fits: ``fits``; the second does not), bisected."""
+    under, over = span
+    for _ in range(MAX_REFITS):
+        if over - under <= 1:
             break
-        # the Markdown's share of the JSON, scaled down (a hit costs its line and its fields)
-        budget = min(answer.text.tokens - 1, answer.text.tokens * max_tokens // sent)
-        smaller = render.refit(answer, budget)
-        if smaller.text.tokens >= answer.text.tokens:
-            break  # nothing left to cut
-        answer, result = smaller, out(smaller)
-    return answer, result
+        middle = (under + over) // 2
+        candidate = render.refit(whole, middle)
+        shaped = out(candidate)
+        if _sent(shaped) <= max_tokens:
+            under, fits = middle, (candidate, shaped)
+        else:
+            over = middle
+    return fits
+
+
+def _sent(result: BaseModel) -> int:
+    return count_tokens(result.model_dump_json())
 
 
 Tokens = Annotated[int, Field(ge=50, le=MAX_TOKENS, description="Budget of the answer.")]
