@@ -425,6 +425,21 @@ def whole_characters(text: str, at: int, floor: int = 0) -> int:
 
 
 SHOWN_CHARS = 200  # of a value from a request that an error message names
+# what a text a model or a terminal reads must not carry from a request unseen: control
+# characters but tab and newline (C0, DEL, C1) and the bidirectional overrides and isolates
+_UNSEEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with what it should not carry unseen written as an escape: a control character
+    as ``\\xNN`` (a NUL, a terminal's ESC), a bidirectional override as ``\\uNNNN`` (which
+    would show the rest of the line reordered). Tab and newline stay."""
+    return _UNSEEN.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def shown(value: str, limit: int = SHOWN_CHARS) -> str:

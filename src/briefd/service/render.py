@@ -9,7 +9,7 @@ from briefd.bundles.render import drift_note, self_contained, trimmed
 from briefd.bundles.warned import FITS_NO_SECTION, TARGET_CUT
 from briefd.model import OUTSIDE_SCOPES
 from briefd.service import documents, schemas
-from briefd.text import counted
+from briefd.text import counted, visible
 
 
 def search_text(out: schemas.SearchOut) -> str:
@@ -19,6 +19,9 @@ def search_text(out: schemas.SearchOut) -> str:
 
 
 def _search_body(out: schemas.SearchOut) -> str:
+    """The query is repeated as :func:`visible` shows it: a NUL or a terminal's escape in it
+    reached the model's text as it came."""
+    out = out.model_copy(update={"query": visible(out.query)})
     if not out.hits and out.note:
         return f"Nothing returned for '{out.query}': {out.note}."
     if not out.hits and out.gate == "empty":

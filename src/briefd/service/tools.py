@@ -34,7 +34,7 @@ from briefd.service.state import Caller, ServiceState
 from briefd.service.team_tools import TeamTools
 from briefd.settings import Settings
 from briefd.team.suggestions import ALL_SUGGESTIONS as EVERY
-from briefd.text import shown
+from briefd.text import shown, visible
 
 T = TypeVar("T")
 RENAMED = {"format": ", send mode (format is its old name over REST and the CLI)"}
@@ -108,7 +108,10 @@ DOCUMENT_PART_TOKENS = 8_000
 
 
 def error_result(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+    """``message`` as :func:`visible` shows it: an error names what the request held (a path,
+    a scope, a tag), a NUL or a terminal's escape in it as it came."""
+    text = visible(message)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def said(exc: BriefdError, setup_page: bool) -> str:
