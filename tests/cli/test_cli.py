@@ -867,7 +867,7 @@ def test_a_tuned_file_from_another_ranking_is_applied_with_a_warning(indexed: Pa
     said = (
         f"warning: {stale} was tuned for ranking r1, and this briefd ranks with "
         f"{RANKING_VERSION}: its knobs were chosen for a ranking it no longer has; run `briefd "
-        "tune` again on /team/queries.yaml"
+        f"tune --queries /team/queries.yaml --output {stale}` again"
     )
     for command in (["search", "partial refunds", "--json"], ["bundle", "partial refunds"]):
         result = briefd(*command, "--config", str(stale), cwd=indexed)

@@ -1059,8 +1059,8 @@ def test_a_file_tuned_without_section_windows_is_said_to_be_stale_with_them(
     assert (
         "warning: best.json was tuned with embeddings.window_words 0, and the settings use 60: "
         "its fusion weights and gate offset were fitted to the cosines of whole sections (no "
-        "windows), and search now meets windows of 60 words; run `briefd tune` again on "
-        f"{tmp_path / 'q.yaml'}"
+        "windows), and search now meets windows of 60 words; run `briefd tune --queries "
+        f"{tmp_path / 'q.yaml'} --output best.json` again"
     ) in " ".join(other.stderr.split())
 
 
@@ -1170,12 +1170,12 @@ def test_the_tune_command_a_stale_file_suggests_names_its_source(tmp_path: Path)
         said = " ".join(stale.stderr.split())
         command = (
             f"briefd tune --queries {shlex.quote(str(tmp_path / 'q.yaml'))} "
-            f"--source {shlex.quote(str(tmp_path / 'kb'))}"
+            f"--source {shlex.quote(str(tmp_path / 'kb'))} --output best.json"
         )
         assert f"search now meets windows of 60 words; run `{command}` again" in said
         elsewhere = tmp_path / "elsewhere"
         elsewhere.mkdir()
-        pasted = [*shlex.split(command)[1:], "--trials", "1", "--output", "again.json"]
+        pasted = [*shlex.split(command)[1:-2], "--trials", "1", "--output", "again.json"]
         again = briefd(*pasted, cwd=elsewhere, env=windows)
     assert again.returncode == 0, again.stderr
     assert (elsewhere / "again.json").is_file()

@@ -225,7 +225,8 @@ def test_a_file_tuned_with_another_embedding_model_is_said_to_be(
     assert stale(path, other) == [
         f"{path} was tuned with the embedding model multilingual-e5-small-onnx, and the "
         "settings use nomic-embed-text: its fusion weights and gate offset were fitted to the "
-        "other model's scores; run `briefd tune` again on /team/q.yaml"
+        "other model's scores; run `briefd tune --queries /team/q.yaml --objective mrr "
+        f"--output {path}` again"
     ]
 
 

@@ -16,6 +16,7 @@ from briefd.cli.eval_cmd import EMBEDDINGS_OFF
 from briefd.cli.one_source import OneSource
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.cli.project_files import stage, through_link
+from briefd.cli.tuned import stale
 from briefd.errors import ConfigError, EvalError
 from briefd.eval.run import Case, UnitOf, beir_cases, golden_cases, open_beir, open_golden
 from briefd.eval.trust import OffTopicQuery
@@ -75,15 +76,16 @@ def tune_command(
                 errors.print(f"trial {trial}/{total}: best {objective} {best:.4f}", end="\r")
 
         offtopic = _offtopic()
+        replace = force or _outdated(output, settings)
         with api:
             result = tune(api, cases, unit, objective, trials, seed, progress, where, offtopic)  # type: ignore[arg-type]
-            earlier = None if force else _earlier(api, cases, unit, where, output)
+            earlier = None if replace else _earlier(api, cases, unit, where, output)
         tuned_on = str((queries or dataset or output).resolve())
         embeddings = settings.embeddings
         knowledge = str(source.resolve()) if source is not None else None
         config = result.as_config(tuned_on, embeddings.model, embeddings.window_words, knowledge)
         kept = earlier is not None and bool(result.knobs) and result.beaten_by(earlier)
-        written = _write(output, config, force, kept)
+        written = _write(output, config, replace, kept)
     if json_output:
         scored = {"earlier": vars_of(earlier, result.tune_queries)} if earlier else {}
         print_json({**config, "output": str(output), "written": written, **scored})
@@ -177,6 +179,13 @@ def _write(output: Path, config: dict[str, object], force: bool, kept: bool = Fa
     except OSError as exc:
         raise EvalError(f"cannot write {output}: {exc.strerror}; pass --output FILE") from exc
     return True
+
+
+def _outdated(output: Path, settings: Settings) -> bool:
+    """``output`` is an earlier result tuned for another ranking, embedding model or section
+    windows than ``settings`` run: every command given it warns to tune again into it, so
+    this run replaces it, whatever it scores (kept, the warning never went away)."""
+    return _tuned_values(output) and bool(stale(output, settings))
 
 
 def _tuned_values(output: Path) -> bool:

@@ -31,7 +31,7 @@ def stale(path: Path, settings: Settings) -> list[str]:
     record: Any = read_file(path).get("tuned")
     if not isinstance(record, dict):
         return []
-    again = _again(record)
+    again = _again(path, record)
     lines = []
     version = record.get("ranking_version")
     if isinstance(version, str) and version != RANKING_VERSION:
@@ -58,15 +58,23 @@ def stale(path: Path, settings: Settings) -> list[str]:
     return lines
 
 
-def _again(record: dict[str, Any]) -> str:
-    """How to tune again on the set of ``record``: the command, with the knowledge source the
-    file was tuned with given as ``--source`` (without it, a query file that names no source
-    of its own is refused); a record without one (older files) names the set alone."""
+def _again(path: Path, record: dict[str, Any]) -> str:
+    """How to tune again on the set of ``record`` into ``path`` itself: the command, with the
+    knowledge source the file was tuned with given as ``--source`` (without it, a query file
+    that names no source of its own is refused), its objective, and ``--output path`` (without
+    it the result went to ./best.json, and the stale file stayed as it was); a record that
+    names no set (hand-written files) says ``briefd tune`` alone."""
     tuned_on, source = record.get("set"), record.get("source")
-    if isinstance(tuned_on, str) and isinstance(source, str):
-        command = f"briefd tune --queries {shlex.quote(tuned_on)} --source {shlex.quote(source)}"
-        return f"run `{command}` again"
-    return "run `briefd tune` again" + (f" on {tuned_on}" if isinstance(tuned_on, str) else "")
+    if not isinstance(tuned_on, str):
+        return "run `briefd tune` again"
+    option = "--dataset" if Path(tuned_on).is_dir() else "--queries"
+    words = ["briefd", "tune", option, tuned_on]
+    if isinstance(source, str) and option == "--queries":
+        words += ["--source", source]
+    if record.get("objective") == "mrr":  # tune's default objective is hit_rate
+        words += ["--objective", "mrr"]
+    command = " ".join(shlex.quote(word) for word in [*words, "--output", str(path)])
+    return f"run `{command}` again"
 
 
 def _windows(words: int) -> str:

@@ -1,0 +1,75 @@
+"""A tuned file gone stale (another ranking, model or windows) as a team meets it: the warning
+every command gives names a command that, run as written, makes the warning go away."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+from briefd.retrieval.search import RANKING_VERSION
+from tests.cli.test_cli import briefd
+from tests.cli.test_operator_cli import bag_of_words, ollama_env, two_documents
+from tests.embeddings.fakehttp import fake_server
+
+
+def _stale_file(tmp_path: Path) -> Path:
+    """A set of two questions on ``kb``, and ``tuned/team.json``: tuned values from an earlier
+    ranking, as a team's file reads after an upgrade of briefd."""
+    two_documents(tmp_path / "kb")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/refunds.md, heading: Window}]}\n"
+        "  - {id: b, query: fees charges, type: keyword, "
+        "expected: [{path: domain/fees.md, heading: Charges}]}\n"
+    )
+    record = {
+        "set": str(tmp_path / "q.yaml"),
+        "mode": "hybrid",
+        "ranking_version": "r1",
+        "embedding_model": "nomic-embed-text",
+        "window_words": 0,
+        "objective": "mrr",
+        "trials": 20,
+        "seed": 0,
+    }
+    tuned = tmp_path / "tuned" / "team.json"
+    tuned.parent.mkdir()
+    tuned.write_text(json.dumps({"search": {"candidates": 40}, "tuned": record}, indent=2))
+    return tuned
+
+
+def test_tuning_again_as_a_stale_file_says_replaces_it_and_the_warning_goes(
+    tmp_path: Path,
+) -> None:
+    """V3: a file tuned for ranking r1 warned "run `briefd tune --queries …` again"; run as
+    written, that command wrote ./best.json (no --output) and left the file stale, and given
+    `--output tuned/team.json` it kept the file ("kept …: no trial beat the current settings
+    …" or "… score at least as well …"), so the warning never went away. The command it names
+    now writes into the file itself, with the file's objective, and tune replaces a stale
+    result whatever it scores."""
+    tuned = _stale_file(tmp_path)
+    measure = ("eval", "--queries", "q.yaml", "--mode", "hybrid", "--config", "tuned/team.json")
+    with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
+        ollama.on("POST", "/api/embed", bag_of_words)
+        env = ollama_env(ollama.url)
+        warned = briefd(*measure, cwd=tmp_path, env=env)
+        assert warned.returncode == 0, warned.stderr
+        said = " ".join(warned.stderr.split())
+        command = (
+            f"briefd tune --queries {shlex.quote(str(tmp_path / 'q.yaml'))} --objective mrr "
+            "--output tuned/team.json"
+        )
+        assert f"it no longer has; run `{command}` again" in said, said
+        found = re.search(r"run `briefd ([^`]+)` again", said)
+        assert found is not None
+        again = briefd(*shlex.split(found.group(1)), "--trials", "2", cwd=tmp_path, env=env)
+        assert again.returncode == 0, again.stderr
+        assert "kept" not in again.stderr
+        after = briefd(*measure, cwd=tmp_path, env=env)
+    assert after.returncode == 0, after.stderr
+    assert "warning" not in after.stderr, after.stderr
+    record = json.loads(tuned.read_text())["tuned"]
+    assert (record["ranking_version"], record["objective"]) == (RANKING_VERSION, "mrr")
+    assert not (tmp_path / "best.json").exists()
