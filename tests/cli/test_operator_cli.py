@@ -233,6 +233,13 @@ QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
         ({"queries.jsonl": '{"_id": "q1", "query": "refund"}\n'}, "queries.jsonl:1: no 'text'"),
         ({"corpus.jsonl": '{"id": "d1", "text": "x"}\n'}, "corpus.jsonl:1: no '_id'"),
         ({"corpus.jsonl": '["d1"]\n'}, "corpus.jsonl:1: not a JSON object"),
+        # an empty corpus was "knowledge source .briefd/eval-cache/…/source does not exist;
+        # pass --source DIR, or point 'source:' in briefd.yaml …"
+        (
+            {"corpus.jsonl": "\n"},
+            "mine/corpus.jsonl holds no document; a BEIR corpus has one JSON object a line: "
+            '{"_id": …, "title": …, "text": …}',
+        ),
         (
             {"qrels.tsv": "q1\td2\t1\n"},
             "mine: qrels.tsv labels query q1 with document 'd2', which is not in corpus.jsonl; "

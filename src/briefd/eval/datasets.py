@@ -194,6 +194,11 @@ def load_beir(path: Path) -> BeirSet:
         (str(r["_id"]), str(r.get("title") or ""), str(r.get("text") or ""))
         for _, r in _jsonl(corpus_bytes, path / "corpus.jsonl", ("_id",))
     )
+    if not corpus:  # an empty index failed as a knowledge source that "does not exist"
+        raise EvalError(
+            f"{path / 'corpus.jsonl'} holds no document; a BEIR corpus has one JSON object a "
+            'line: {"_id": …, "title": …, "text": …}'
+        )
     _distinct(path / "corpus.jsonl", [doc_id for doc_id, _, _ in corpus])
     qrels, lines = _qrels(qrels_path)
     rows = _query_rows(path / "queries.jsonl")
