@@ -22,7 +22,7 @@ from briefd.bundles.model import (
 )
 from briefd.bundles.render import drift_notes
 from briefd.bundles.wire import response
-from briefd.cli.output import errors, print_json, reported_errors, utf8_text
+from briefd.cli.output import completes, errors, print_json, reported_errors, utf8_text
 from briefd.cli.search import code_paths, knowledge_path, split_scopes
 from briefd.cli.tuned import tuned_settings
 from briefd.text import counted
@@ -53,6 +53,7 @@ MODE = typer.Option(
     "--format",
     help="markdown (one attributed block), package (JSON: each section's content, location, "
     "sha256 fingerprint) or manifest (JSON metadata).",
+    autocompletion=completes(MODES),
 )
 BASE = typer.Option(
     None, "--base", help="bundle_id you already hold: print only what changed since."

@@ -25,7 +25,15 @@ from briefd.cli.eval_trust import (
     with_offset,
 )
 from briefd.cli.one_source import OneSource
-from briefd.cli.output import console, errors, fail, print_json, printable, reported_errors
+from briefd.cli.output import (
+    completes,
+    console,
+    errors,
+    fail,
+    print_json,
+    printable,
+    reported_errors,
+)
 from briefd.cli.tuned import idle_knobs, tuned_settings
 from briefd.errors import EvalError
 from briefd.eval.datasets import BeirSet
@@ -83,7 +91,12 @@ def eval_command(
     queries: list[Path] | None = typer.Option(None, "--queries", help="Golden query YAML file(s)."),
     source: Path | None = typer.Option(None, "--source", help="Knowledge dir for --queries."),
     dataset: list[Path] | None = typer.Option(None, "--dataset", help="BEIR dataset folder(s)."),
-    mode: str = typer.Option("bm25", "--mode", help="bm25, vector, hybrid or all."),
+    mode: str = typer.Option(
+        "bm25",
+        "--mode",
+        help="bm25, vector, hybrid or all.",
+        autocompletion=completes((*MODES, "all")),
+    ),
     check: Path | None = typer.Option(
         None, "--check", help="Thresholds file: run its sets and fail below any minimum."
     ),

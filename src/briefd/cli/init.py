@@ -22,7 +22,7 @@ from typer._click.exceptions import BadParameter, UsageError  # typer's own clic
 
 from briefd.cli.init_git import report_not_ignored, report_stdio_shared
 from briefd.cli.installation import uv_cache_prefix
-from briefd.cli.output import console, fail, http_url, one_of, reported_errors
+from briefd.cli.output import completes, console, fail, http_url, one_of, reported_errors
 from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
 from briefd.hook import discover
@@ -230,6 +230,7 @@ def init_command(
         "--client",
         help="claude-code, cursor, codex, vscode or all; repeat it or comma-separate for several.",
         callback=_each_client,
+        autocompletion=completes((*CLIENTS, "all")),
     ),
     project: Path = typer.Option(
         Path(), "--project", help="The project directory.", callback=_a_directory
@@ -240,6 +241,7 @@ def init_command(
         help="http: the client connects to a running server; stdio: it spawns `briefd mcp`. "
         "Default: an existing briefd entry keeps its transport, a new one is http.",
         callback=one_of(("http", "stdio")),
+        autocompletion=completes(("http", "stdio")),
     ),
     url: str | None = typer.Option(
         None,

@@ -15,6 +15,7 @@ from rich.progress import (
 from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.cli.output import (
+    completes,
     console,
     errors,
     http_url,
@@ -82,7 +83,11 @@ def list_command(
 def pull_command(
     ctx: typer.Context,
     model: str | None = typer.Option(
-        None, "--model", help="Model name (default: embeddings.model).", callback=known_model
+        None,
+        "--model",
+        help="Model name (default: embeddings.model).",
+        callback=known_model,
+        autocompletion=completes(registry.known_names()),
     ),
     url: str | None = typer.Option(
         None,

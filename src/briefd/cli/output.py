@@ -88,6 +88,17 @@ def one_of(choices: Sequence[str]) -> Callable[[str | None], str | None]:
     return check
 
 
+def completes(choices: Sequence[str]) -> Callable[[str], list[str]]:
+    """An ``autocompletion=`` for an option that takes one of ``choices``: what the shell's
+    completion (`briefd --install-completion`) offers after the option, as it offers commands
+    and option names (with a ``callback=`` check alone it offered nothing, or file names)."""
+
+    def complete(incomplete: str) -> list[str]:
+        return [choice for choice in choices if choice.startswith(incomplete)]
+
+    return complete
+
+
 def http_url(url: str | None) -> str | None:
     """A ``callback=`` for a URL option: one that is no http(s) URL is a usage error, exit 2,
     before anything is read."""

@@ -6,7 +6,7 @@ from typing import get_args
 
 import typer
 
-from briefd.cli.output import console, one_of, print_json, reported_errors
+from briefd.cli.output import completes, console, one_of, print_json, reported_errors
 from briefd.proposals.model import ProposalStatus
 
 STATUSES: tuple[str, ...] = get_args(ProposalStatus)
@@ -23,6 +23,7 @@ def proposals_command(
         "--status",
         help="Only proposals with this status: local, pushed, open, merged, closed.",
         callback=one_of(STATUSES),
+        autocompletion=completes(STATUSES),
     ),
     json_output: bool = typer.Option(False, "--json", help="Print the proposals as JSON."),
 ) -> None:

@@ -12,6 +12,7 @@ from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 
 from briefd.api import Briefd
 from briefd.cli.output import (
+    completes,
     console,
     errors,
     one_of,
@@ -109,6 +110,7 @@ def search_command(
         "--mode",
         help="bm25, vector or hybrid (default: search.mode, hybrid unless set; bm25 without "
         "embeddings).",
+        autocompletion=completes(MODES),
     ),
     query_mode: str | None = typer.Option(
         None,
@@ -116,6 +118,7 @@ def search_command(
         help="text (punctuation escaped) or advanced (raw FTS5) (default: search.query_mode, text "
         "unless set).",
         callback=one_of(("text", "advanced")),
+        autocompletion=completes(("text", "advanced")),
     ),
     related: int | None = typer.Option(
         None,

@@ -14,7 +14,7 @@ from typer._click.exceptions import BadParameter, UsageError  # typer's own clic
 from briefd.api import Briefd
 from briefd.cli.eval_cmd import EMBEDDINGS_OFF
 from briefd.cli.one_source import OneSource
-from briefd.cli.output import console, errors, print_json, reported_errors
+from briefd.cli.output import completes, console, errors, print_json, reported_errors
 from briefd.cli.project_files import stage, through_link
 from briefd.cli.tuned import stale
 from briefd.errors import ConfigError, EvalError
@@ -42,7 +42,12 @@ def tune_command(
     queries: Path | None = typer.Option(None, "--queries", help="Golden query YAML file."),
     source: Path | None = typer.Option(None, "--source", help="Knowledge dir for --queries."),
     dataset: Path | None = typer.Option(None, "--dataset", help="BEIR dataset folder."),
-    objective: str = typer.Option("hit_rate", "--objective", help="hit_rate or mrr."),
+    objective: str = typer.Option(
+        "hit_rate",
+        "--objective",
+        help="hit_rate or mrr.",
+        autocompletion=completes(("hit_rate", "mrr")),
+    ),
     trials: int = typer.Option(50, "--trials", min=1, help="Random configurations to try."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same trials)."),
     output: Path = typer.Option(Path("best.json"), "--output", help="Where to write the result."),
