@@ -178,3 +178,31 @@ def test_a_proposal_its_reviewer_amended_or_rebased_then_merged_is_merged(
     stored = {p.id: p for p in git_api.proposals()}
     assert stored[amended.id].forge_error is None and stored[rebased.id].forge_error is None
     assert remote.head() != rebased.commit_hash  # rebased: another commit
+
+
+def test_a_branch_deleted_after_its_document_changed_is_not_said_deleted_unmerged(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1: a proposal squash-merged with its reviewer's edits (GitLab, Gitea: squash on merge,
+    the branch deleted) leaves main with neither its commit nor its text: the sync closed it
+    saying, as a fact, "deleted unmerged … propose the change again". It is still closed (a
+    squash cannot be told from a rejection), saying what it cannot tell and the change on
+    main that may be it."""
+    git_api.sync()
+    made = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    reviewed = NEW_RETRY.replace("four times", "four times, then stop")
+    squash = remote.push({"domain/retry.md": reviewed}, "Retry four times (!12)")
+    git(remote.bare, "branch", "-D", made.branch)
+
+    report = git_api.sync()
+
+    assert report.proposals_changed == (f"{made.id}: pushed → closed",)
+    (stored,) = git_api.proposals()
+    assert stored.forge_error == (
+        f"its branch {made.branch} is no longer on the remote 'origin', and main holds neither "
+        f"its commit nor its text, but domain/retry.md changed there since it was proposed "
+        f"(last {squash[:7]} by Teammate: Retry four times (!12)): if that is this proposal "
+        "merged with edits (a squash merge of the reviewer's changes), nothing is lost; else "
+        "it was deleted unmerged. A sync closed it; propose the change again if it is still "
+        "wanted and not on main"
+    )

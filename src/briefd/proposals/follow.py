@@ -40,6 +40,12 @@ GONE = (
     "its branch {branch} is no longer {where}, and {base} does not hold its change (deleted "
     "unmerged), so a sync closed it; propose the change again if it is still wanted"
 )
+EDITED = (
+    "its branch {branch} is no longer {where}, and {base} holds neither its commit nor its "
+    "text, but {since}: if that is this proposal merged with edits (a squash merge of the "
+    "reviewer's changes), nothing is lost; else it was deleted unmerged. A sync closed it; "
+    "propose the change again if it is still wanted and not on {base}"
+)
 ADOPTED = (
     "adopted at a sync: briefd found the branch {branch} without its record (briefd stopped "
     "between making the branch and recording it, or the index could not take the record), so "
@@ -132,9 +138,26 @@ def _gone(
             now, said = "merged", None
         else:
             now, said = "closed", GONE.format(branch=p.branch, where=where, base=name)
+            since = _changed_since(target, p, base, timeout)
+            if since:
+                said = EDITED.format(branch=p.branch, where=where, base=name, since=since)
         store.record_check(p.id, now, said, _now())
         changed.append(f"{p.id}: {status} → {now}")
     return tuple(changed)
+
+
+def _changed_since(target: GitTarget, proposal: Proposal, base: str, timeout: float) -> str:
+    """How the proposal's document last changed on ``base`` since the commit the proposal
+    was made on ('' when it did not, or git cannot tell)."""
+    if not proposal.base_commit:
+        return ""
+    path = target.prefix + proposal.doc_path
+    args = ["log", "-1", "--format=%h by %an: %s", base, f"^{proposal.base_commit}", "--", path]
+    try:
+        last = git.run(args, target.repo, timeout, ProposalError, {"GIT_LITERAL_PATHSPECS": "1"})
+    except ProposalError:
+        return ""
+    return f"{proposal.doc_path} changed there since it was proposed (last {last})" if last else ""
 
 
 def _adopt(
