@@ -570,7 +570,8 @@ def test_a_project_the_account_cannot_see_is_left_out_not_every_search_failed(
     assert [r.key for r in answer.issues] == ["SHOP-42", "SHOP-41", "SHOP-40"]
     assert answer.jql == 'project in ("SHOP") AND text ~ "refund" ORDER BY created DESC'
     assert answer.text.markdown.startswith(
-        f"3 Jira issue(s), newest first, for: {answer.jql}\n\n(not searched: LEGAL of "
+        "3 Jira issue(s), newest first (more match: ask with a larger limit, up to 50, or "
+        f"narrow the search), for: {answer.jql}\n\n(not searched: LEGAL of "
         "jira.projects, which Jira knows no project by for this account: no permission to "
         "browse it, or no such key)\n\n- SHOP-42"
     )

@@ -32,7 +32,8 @@ class Confluence:
         cloud = site.config.deployment == "cloud"
         self.prefix = "/wiki" if cloud and not site.config.url.endswith("/wiki") else ""
 
-    def search(self, cql: str, limit: int, account: Account) -> list[PageHit]:
+    def search(self, cql: str, limit: int, account: Account) -> tuple[list[PageHit], bool]:
+        """The first ``limit`` hits, and whether more match (a next page after them)."""
         params: dict[str, Any] | None = {"cql": cql, "limit": min(PAGE_SIZE, limit)}
         path = f"{self.prefix}/rest/api/search"
         hits: list[PageHit] = []
@@ -44,7 +45,7 @@ class Confluence:
             if len(hits) >= limit or not _relative(following):
                 break
             path, params = self.prefix + str(following), None
-        return hits[:limit]
+        return hits[:limit], len(hits) > limit or _relative(following)
 
     def page(self, page_id: str, account: Account) -> Page:
         missing = (

@@ -53,14 +53,16 @@ class Jira:
         self.api = "/rest/api/3" if site.config.deployment == "cloud" else "/rest/api/2"
         self.base = base or site.config.url
 
-    def search(self, jql: str, limit: int, account: Account) -> list[IssueRow]:
+    def search(self, jql: str, limit: int, account: Account) -> tuple[list[IssueRow], bool]:
+        """The newest ``limit`` issues, and whether more match (Jira says so: a next page on
+        Cloud, ``total`` on Data Center)."""
         if self.site.config.deployment == "cloud":
-            raw = self._search_cloud(jql, limit, account)
+            raw, more = self._search_cloud(jql, limit, account)
         else:
-            raw = self._search_datacenter(jql, limit, account)
-        return [self._row(issue) for issue in raw[:limit]]
+            raw, more = self._search_datacenter(jql, limit, account)
+        return [self._row(issue) for issue in raw[:limit]], more or len(raw) > limit
 
-    def _search_cloud(self, jql: str, limit: int, account: Account) -> list[Any]:
+    def _search_cloud(self, jql: str, limit: int, account: Account) -> tuple[list[Any], bool]:
         found: list[Any] = []
         token: str | None = None
         for _ in range(MAX_PAGES):
@@ -78,9 +80,9 @@ class Jira:
             token = data.get("nextPageToken") if isinstance(data, dict) else None
             if len(found) >= limit or not token or data.get("isLast") is True:
                 break
-        return found
+        return found, bool(token) and not (isinstance(data, dict) and data.get("isLast") is True)
 
-    def _search_datacenter(self, jql: str, limit: int, account: Account) -> list[Any]:
+    def _search_datacenter(self, jql: str, limit: int, account: Account) -> tuple[list[Any], bool]:
         found: list[Any] = []
         for _ in range(MAX_PAGES):
             params = {
@@ -97,7 +99,7 @@ class Jira:
             total = data.get("total") if isinstance(data, dict) else None
             if not page or len(found) >= limit or (isinstance(total, int) and len(found) >= total):
                 break
-        return found
+        return found, isinstance(total, int) and total > len(found)
 
     def issue(
         self, key: str, comments: bool, account: Account, allowed: Callable[[str], None]

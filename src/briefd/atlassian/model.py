@@ -114,6 +114,7 @@ class PageSearchAnswer:
     hits: tuple[PageHit, ...]
     omitted: int
     text: Fitted
+    more: str = ""  # that more match than the limit fetched, and what to do ("": none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +131,7 @@ class IssueSearchAnswer:
     omitted: int
     text: Fitted
     unseen: tuple[str, ...] = ()  # projects of jira.projects Jira knows not for this account
+    more: str = ""  # that more match than the limit fetched, and what to do ("": none)
 
 
 @dataclass(frozen=True, slots=True)

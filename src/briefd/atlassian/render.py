@@ -219,17 +219,28 @@ def _listed(head: str, rows: Sequence[str], left_out: int) -> str:
     return head + ("\n\n" + "\n".join(rows) if rows else "") + note
 
 
+def more_matching(more: bool, limit: int, largest: int) -> str:
+    """What a list says when the site has more matches than the ``limit`` it was asked for
+    ("": none): its count read as all there are."""
+    if not more:
+        return ""
+    if limit < largest:
+        return f"more match: ask with a larger limit, up to {largest}, or narrow the search"
+    return "more match: narrow the search"
+
+
 def page_search_answer(
-    cql: str, hits: Sequence[PageHit], max_tokens: int, found: int | None = None
+    cql: str, hits: Sequence[PageHit], max_tokens: int, found: int | None = None, more: str = ""
 ) -> PageSearchAnswer:
     """``hits`` listed within ``max_tokens``; ``found``: how many the search found (default
-    all of ``hits``; more when some were left out already)."""
+    all of ``hits``; more when some were left out already); ``more``: :func:`more_matching`."""
     found = len(hits) if found is None else found
-    head = f"{found} Confluence page(s) for: {cql}"
+    said = f" ({more})" if more else ""
+    head = f"{found} Confluence page(s){said} for: {cql}"
     rows = [page_hit_block(h) for h in hits]
     fitted, omitted = listing(head, rows, max_tokens, found - len(hits))
     kept = tuple(hits[: len(hits) - omitted])
-    return PageSearchAnswer(cql, kept, found - len(kept), fitted)
+    return PageSearchAnswer(cql, kept, found - len(kept), fitted, more)
 
 
 def issue_search_answer(
@@ -238,11 +249,13 @@ def issue_search_answer(
     max_tokens: int,
     found: int | None = None,
     unseen: Sequence[str] = (),
+    more: str = "",
 ) -> IssueSearchAnswer:
     """As :func:`page_search_answer`, for Jira issues; ``unseen``: projects of jira.projects
     left out of the search, as Jira knows no such project for the account."""
     found = len(rows) if found is None else found
-    head = f"{found} Jira issue(s), newest first, for: {jql}"
+    said = f" ({more})" if more else ""
+    head = f"{found} Jira issue(s), newest first{said}, for: {jql}"
     if unseen:
         head += (
             f"\n\n(not searched: {', '.join(unseen)} of jira.projects, which Jira knows no "
@@ -251,7 +264,7 @@ def issue_search_answer(
     blocks = [issue_row_block(r) for r in rows]
     fitted, omitted = listing(head, blocks, max_tokens, found - len(rows))
     kept = tuple(rows[: len(rows) - omitted])
-    return IssueSearchAnswer(jql, kept, found - len(kept), fitted, tuple(unseen))
+    return IssueSearchAnswer(jql, kept, found - len(kept), fitted, tuple(unseen), more)
 
 
 def refit(answer: Answer, max_tokens: int) -> Answer:
@@ -261,10 +274,11 @@ def refit(answer: Answer, max_tokens: int) -> Answer:
         return answer
     if isinstance(answer, PageSearchAnswer):
         found = len(answer.hits) + answer.omitted
-        return page_search_answer(answer.cql, answer.hits, max_tokens, found)
+        return page_search_answer(answer.cql, answer.hits, max_tokens, found, answer.more)
     if isinstance(answer, IssueSearchAnswer):
         found = len(answer.issues) + answer.omitted
-        return issue_search_answer(answer.jql, answer.issues, max_tokens, found, answer.unseen)
+        unseen, more = answer.unseen, answer.more
+        return issue_search_answer(answer.jql, answer.issues, max_tokens, found, unseen, more)
     whole = answer.text.whole or None
     if isinstance(answer, PageAnswer):
         cut = fit(answer.blocks, max_tokens, answer.text.ask or ASK_PAGE, whole)

@@ -88,8 +88,10 @@ class Atlassian:
         allowed = narrowed(spaces, conf.spaces, "space", "confluence.spaces")
         query = cql(text, allowed, conf.deployment)
         with self._confluence(account) as (confluence, who):
-            hits = within(confluence.search(query, limit, who), conf.spaces)
-        return render.page_search_answer(query, hits, max_tokens)
+            found, more = confluence.search(query, limit, who)
+        hits = within(found, conf.spaces)
+        said = render.more_matching(more, limit, MAX_LIMIT)
+        return render.page_search_answer(query, hits, max_tokens, more=said)
 
     def confluence_page(self, id: str, max_tokens: int, account: Account | None) -> PageAnswer:
         _check(self.confluence_settings, "Confluence", 1, max_tokens)
@@ -116,7 +118,7 @@ class Atlassian:
         text = jql(query, allowed)
         with self._jira(account) as (jira, who):
             try:
-                rows = jira.search(text, query.limit, who)
+                rows, more = jira.search(text, query.limit, who)
                 unseen: tuple[str, ...] = ()
             except QueryError as refused:
                 unseen = self._unseen(query, refused)
@@ -124,8 +126,9 @@ class Atlassian:
                 if not unseen or not rest:
                     raise
                 text = jql(replace(query, projects=tuple(rest)), allowed)
-                rows = jira.search(text, query.limit, who)
-        return render.issue_search_answer(text, rows, query.max_tokens, unseen=unseen)
+                rows, more = jira.search(text, query.limit, who)
+        said = render.more_matching(more, query.limit, MAX_LIMIT)
+        return render.issue_search_answer(text, rows, query.max_tokens, unseen=unseen, more=said)
 
     def _unseen(self, query: JiraQuery, refused: QueryError) -> tuple[str, ...]:
         """The projects of ``jira.projects`` a 400 to a search names, when the caller named
