@@ -379,6 +379,7 @@ def test_the_console_script_answers_from_the_stamp_without_settings(
         "briefd.project",  # where the settings are: --db names no settings (standard library)
         "briefd.store",
         "briefd.store.freshness",
+        "briefd.store.peek",  # the index read so that its -wal and -shm go (standard library)
     ]
     assert without_seconds(answered) == without_seconds(hashed)
     human, _ = briefd()

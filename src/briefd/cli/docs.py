@@ -20,6 +20,7 @@ from briefd.model import DocumentView, LinkFindings, ResolvedLink
 from briefd.settings import load_settings
 from briefd.store import sync_state
 from briefd.store.migrations import SCHEMA_VERSION
+from briefd.store.peek import peek
 from briefd.store.scopes import default_scope_warnings
 from briefd.store.views import DocumentSummary
 from briefd.text import whole_characters
@@ -244,7 +245,7 @@ def _served(ctx: typer.Context) -> dict[str, object]:
         db = load_settings(ctx.obj.config, overrides={"db": ctx.obj.db}).db.absolute()
         if not db.is_file():
             return {}
-        conn = sqlite3.connect(db.as_uri() + "?mode=ro", uri=True, timeout=5)
+        conn = peek(db)
         conn.row_factory = sqlite3.Row
         try:
             schema = int(conn.execute("PRAGMA user_version").fetchone()[0])

@@ -74,6 +74,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     from briefd.store import documents as docs_table
     from briefd.store import freshness, sync_state
     from briefd.store.migrations import SCHEMA_VERSION
+    from briefd.store.peek import peek
     from briefd.store.scopes import default_scope_warnings, known_scopes
 
     root = settings.source
@@ -87,7 +88,7 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     model_id, words = model_id_of(settings), settings.embeddings.window_words
     state = read_state(root, settings)
     head = head_commit(root, settings.sync.git_timeout)
-    conn = sqlite3.connect(f"file:{settings.db}?mode=ro", uri=True, timeout=5)
+    conn = peek(settings.db)
     try:
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             return None

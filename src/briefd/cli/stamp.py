@@ -229,10 +229,11 @@ def _index_matches(db: str, key: str, fingerprint: str) -> bool:
     import sqlite3
 
     from briefd.store import freshness
+    from briefd.store.peek import peek
 
     if any(c in db for c in "?#%"):
         return False  # not a plain URI path; the next step opens it properly
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    conn = peek(db)
     try:
         return freshness.stored_key(conn) == key and not freshness.stale_bundles(conn, fingerprint)
     except sqlite3.Error:
