@@ -983,10 +983,10 @@ def test_a_tune_that_found_nothing_keeps_an_earlier_results_values(tmp_path: Pat
         assert json.loads(kept.stdout)["search"] == {}  # nothing beat the current settings
         assert (tmp_path / "best.json").read_text() == earlier
         assert json.loads(kept.stdout)["written"] is False
-        assert (
+        assert (  # one line, as every message on stderr: it was cut at 80 columns
             "kept best.json: no trial beat the current settings, and it holds the tuned values "
-            "of an earlier run, which this empty result would erase; pass --force to replace it"
-        ) in " ".join(kept.stderr.split())
+            "of an earlier run, which this empty result would erase; pass --force to replace it\n"
+        ) in kept.stderr.splitlines(keepends=True)
         forced = briefd(*tune, "--force", cwd=tmp_path, env=env)
     assert forced.returncode == 0, forced.stderr
     assert json.loads((tmp_path / "best.json").read_text())["search"] == {}

@@ -164,6 +164,7 @@ def _write(output: Path, config: dict[str, object], force: bool, kept: bool = Fa
             "well on this run's tune fold as this run's best, which would replace them; pass "
             "--force to replace them",
             markup=False,
+            soft_wrap=True,
         )
         return False
     if not config["search"] and not force and _tuned_values(output):
@@ -171,6 +172,7 @@ def _write(output: Path, config: dict[str, object], force: bool, kept: bool = Fa
             f"kept {output}: no trial beat the current settings, and it holds the tuned values "
             "of an earlier run, which this empty result would erase; pass --force to replace it",
             markup=False,
+            soft_wrap=True,
         )
         return False
     target = through_link(output)  # a link to the file stays a link
@@ -214,6 +216,7 @@ def _offtopic() -> tuple[OffTopicQuery, ...]:
             f"warning: briefd's {OFFTOPIC_FILE} is missing from this installation, so trials "
             "that loosen the relevance gate are not checked against off-topic questions",
             markup=False,
+            soft_wrap=True,
         )
     return questions
 
