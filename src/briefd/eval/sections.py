@@ -17,6 +17,7 @@ from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.datasets import GoldenSet
 from briefd.graph.resolve import path_key
+from briefd.text import caseless
 
 Section = tuple[str, str]  # (document path, heading path joined with " > ")
 SEPARATOR = " > "
@@ -78,7 +79,7 @@ def _named(path: str, heading: str, sections: dict[str, list[tuple[str, str]]]) 
         meant = next((p for p in sorted(sections) if path.endswith("/" + p)), None)
         if meant is not None:
             return f"paths are relative to the knowledge source: write '{meant}'"
-        cased = next((p for p in sorted(sections) if p.lower() == path.lower()), None)
+        cased = next((p for p in sorted(sections) if caseless(p) == caseless(path)), None)
         if cased is not None:  # as a case-insensitive file system (macOS, Windows) opens it
             return f"paths are case-sensitive: write '{cased}'"
         return (
@@ -87,7 +88,8 @@ def _named(path: str, heading: str, sections: dict[str, list[tuple[str, str]]]) 
         )
     shared = Counter(h for h, _ in found)
     names = [key if shared[h] > 1 else h for h, key in found]
-    other_case = [name for name in names if name.lower() == heading.lower()]
+    # caseless, not lower(): "İADE".lower() is "i̇ade" (i and a combining dot), never "iade"
+    other_case = [name for name in names if caseless(name) == caseless(heading)]
     if len(other_case) == 1:
         return f"headings are case-sensitive: write '{other_case[0]}'"
     shown = ", ".join(f"'{name}'" for name in names[:12]) + (", …" if names[12:] else "")
