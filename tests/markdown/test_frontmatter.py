@@ -139,3 +139,23 @@ def test_a_value_yaml_reads_as_a_comment_is_reported() -> None:
         "front matter 'aliases': '#chargeback' is a YAML comment, so nothing was read from it; "
         'quote it: "#chargeback"',
     )
+
+
+def test_hugo_front_matter_edges() -> None:
+    """JSON closed mid-line, TOML without its closing line, a Hugo shortcode opening the file,
+    and a closing line that ends the file: each as the text says, never a stray chunk."""
+    cases = {
+        '{\n  "title": "A"\n} trailing\n# T\n': ("T", 1),
+        '+++\ntitle = "x"\n\nbody\n': ("page", 1),
+        "{{< notice >}}\n# Shortcode\n": ("Shortcode", 1),
+        '+++\ntitle = "Only"\n+++': ("Only", 4),
+        '{\n  "title": "Only"\n}': ("Only", 4),
+        "---\ntitle: Only\n---": ("Only", 4),
+    }
+    for text, (title, start) in cases.items():
+        doc = parse_document("domain/page.md", text, "domain", "h", count_tokens)
+        assert (doc.title, doc.body_start_line) == (title, start), text
+        assert not any(c.content in ("+++", "---", "}") for c in doc.chunks), text
+    assert split_front_matter('{\n  "title": "A"\n} trailing\n').problems == (
+        "front matter's closing '}' is not alone on its line; indexed as plain Markdown",
+    )

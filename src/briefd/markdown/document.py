@@ -62,7 +62,7 @@ def relation_links(path: str, front_matter: FrontMatter, head: list[str]) -> tup
     display text, the section is empty and the line is the key's line in the file."""
     found = []
     for relation, target in front_matter.relations:
-        key = re.compile(rf"^{relation}\s*:")
+        key = re.compile(rf"^\s*[\"']?{relation}[\"']?\s*[:=]")  # YAML, TOML or JSON
         line = next((n for n, text in enumerate(head, start=1) if key.match(text)), 1)
         name, _, fragment = target.partition("#")
         found.append(

@@ -1,4 +1,6 @@
-"""YAML front matter (K2): recognised keys, bad YAML reported and never fatal.
+"""Front matter (K2): recognised keys, bad YAML reported and never fatal. YAML between
+``---`` lines, and as Hugo also writes it: TOML between ``+++`` lines, or a JSON object that
+opens the file.
 
 Besides ``title``, ``tags``, ``aliases`` and ``refs``: the relations of :data:`RELATIONS`
 (``depends_on: [domain/fees.md]``, ``parent: payment-lifecycle``; a path, a file name or a
@@ -6,7 +8,9 @@ Besides ``title``, ``tags``, ``aliases`` and ``refs``: the relations of :data:`R
 
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,14 +89,14 @@ def split_front_matter(text: str) -> SplitDocument:
     """Separate the front matter from the body; problems are described, never raised."""
     opening = _OPEN.match(text)
     if opening is None:
-        return SplitDocument(FrontMatter(), {}, text, 1, ())
+        return _hugo_front_matter(text) or SplitDocument(FrontMatter(), {}, text, 1, ())
     closing = _CLOSE.search(text, opening.end())
     if closing is None:
         problem = "front matter has no closing '---' line; indexed as plain Markdown"
         return SplitDocument(FrontMatter(), {}, text, 1, (problem,))
     yaml_text = text[opening.end() : closing.start()]
     body_offset = closing.end() + 1 if closing.end() < len(text) else closing.end()
-    body_start_line = text.count("\n", 0, body_offset) + 1
+    body_start_line = _body_start(text, body_offset)
     body = text[body_offset:]
     raw, unreadable, twice = _load(yaml_text)
     if unreadable is not None:
@@ -104,6 +108,56 @@ def split_front_matter(text: str) -> SplitDocument:
     front_matter, problems = _recognise(raw)
     misread = _misspelt(raw) + _commented(yaml_text, raw)
     return SplitDocument(front_matter, raw, body, body_start_line, twice + problems + misread)
+
+
+_TOML_OPEN = re.compile(r"\A\+\+\+[ \t]*\r?\n")
+_TOML_CLOSE = re.compile(r"^\+\+\+[ \t]*\r?$", re.MULTILINE)
+_JSON_OPEN = re.compile(r'\A\{[ \t]*\r?\n[ \t]*(?:"|\})')  # '{' alone, then a key or '}'
+_TOML_LINE = re.compile(r"\bline (\d+)")
+_LINE_END = re.compile(r"[ \t]*(?:\r?\n|\Z)")
+
+
+def _hugo_front_matter(text: str) -> SplitDocument | None:
+    """Front matter as Hugo (and other static site generators) also write it: TOML between
+    ``+++`` lines, or a JSON object that opens the file (None: neither). Read as text, the
+    block was a section of its own and its title, tags and relations were lost unsaid."""
+    if opening := _TOML_OPEN.match(text):
+        closing = _TOML_CLOSE.search(text, opening.end())
+        if closing is None:
+            problem = "front matter has no closing '+++' line; indexed as plain Markdown"
+            return SplitDocument(FrontMatter(), {}, text, 1, (problem,))
+        body_offset = closing.end() + 1 if closing.end() < len(text) else closing.end()
+        try:
+            raw: Any = tomllib.loads(text[opening.end() : closing.start()])
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:  # lines of the file: +1
+            said = _TOML_LINE.sub(lambda m: f"line {int(m.group(1)) + 1}", str(exc))
+            raw = f"front matter is not valid TOML ({said}); indexed without front matter"
+    elif _JSON_OPEN.match(text):
+        try:
+            raw, end = json.JSONDecoder().raw_decode(text)
+        except (ValueError, RecursionError) as exc:
+            problem = f"front matter is not valid JSON ({exc}); indexed as plain Markdown"
+            return SplitDocument(FrontMatter(), {}, text, 1, (problem,))
+        if (after := _LINE_END.match(text, end)) is None:
+            problem = (
+                "front matter's closing '}' is not alone on its line; indexed as plain Markdown"
+            )
+            return SplitDocument(FrontMatter(), {}, text, 1, (problem,))
+        body_offset = after.end()
+    else:
+        return None
+    body, body_start_line = text[body_offset:], _body_start(text, body_offset)
+    if isinstance(raw, str):  # why it could not be read
+        return SplitDocument(FrontMatter(), {}, body, body_start_line, (raw,))
+    front_matter, problems = _recognise(raw)
+    return SplitDocument(front_matter, raw, body, body_start_line, problems + _misspelt(raw))
+
+
+def _body_start(text: str, body_offset: int) -> int:
+    """The line of the file the body starts on: after the closing line, also when that line
+    ends the file without a line break (the closing '---' was the body's first line)."""
+    ended = body_offset == len(text) and not text.endswith("\n")
+    return text.count("\n", 0, body_offset) + 1 + ended
 
 
 NOT_KEYS = "front matter is not a mapping of keys"  # then the block is the document's text

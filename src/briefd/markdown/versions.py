@@ -21,7 +21,7 @@ CHUNKER_VERSION = "15"  # 2: split fences, tables, HTML stay well-formed; 3: stu
 # of the chunk text, a marker saying its size in its place (``briefd.markdown.blobs``)
 # 15: C1 control characters (U+0080-U+009F) are out of the text as the C0 ones are, and a file
 # that looks double-encoded (``â€™``) is reported (``briefd.text.double_encoded``)
-FRONT_MATTER_VERSION = "19"  # 2: relations and always (a change re-parses every document);
+FRONT_MATTER_VERSION = "20"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
 # 4: a plain scalar is read as written (title: No, title: 2024-01-05, tags: [1.10]), not YAML 1.1;
@@ -45,6 +45,9 @@ FRONT_MATTER_VERSION = "19"  # 2: relations and always (a change re-parses every
 # 18: a backslash-escaped bracket is text: ``\[text](x.md)``, ``[text\](x.md)`` are no links
 # 19: control characters a quoted YAML string writes as escapes (``title: "\e]0;x\a"``,
 # ``"\0"``) are out of the title, tags, aliases, refs and relations, as the file's own are
+# 20: Hugo's front matter is read: TOML between ``+++`` lines, a JSON object opening the file
+# (both were text: a section of their own, title and tags lost), and a closing line that ends
+# the file without a line break is not the body's first line
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
 LINKS_VERSION = "11"  # 2: an ambiguous name prefers the linking document's scope, then a shared;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
