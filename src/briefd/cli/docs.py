@@ -217,7 +217,8 @@ def version_command(
     json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Print the briefd version, index schema version and SQLite version, and the knowledge
-    commit the configured index serves (with --json also the relevance gate's calibration)."""
+    commit the configured index serves, or why it cannot be read (with --json also the
+    relevance gate's calibration)."""
     info: dict[str, object] = {
         "briefd": __version__,
         "schema": SCHEMA_VERSION,
@@ -236,6 +237,8 @@ def version_command(
     )
     if index:
         console.print(_served_line(index), markup=False, soft_wrap=True)
+    else:  # no index, or one (or settings) it cannot read: why, on stderr, as --json says it
+        _calibration(ctx)
 
 
 def _served(ctx: typer.Context) -> dict[str, object]:
