@@ -11,6 +11,7 @@ from briefd.markdown.chunk import TokenCounter, chunk_document
 from briefd.markdown.datauri import elided_lines
 from briefd.markdown.frontmatter import split_front_matter
 from briefd.markdown.links import extract_links
+from briefd.markdown.mdx import is_mdx, without_mdx_code
 from briefd.markdown.parse import parse_structure
 from briefd.model import Document, FrontMatter, Link
 
@@ -30,6 +31,9 @@ def parse_document(
     # after the letter, as macOS and some exports write) would split the word in two
     text = unicodedata.normalize("NFC", text)
     split = split_front_matter(text)
+    if is_mdx(path):  # its imports, exports and {/* comments */} are no text of the page
+        text = without_mdx_code(text, split.body_start_line)
+        split = split_front_matter(text)
     structure = parse_structure(split.body, split.body_start_line)
     lines = text.split("\n")
     first_h1 = next((h.text for h in structure.headings if h.level == 1), None)
