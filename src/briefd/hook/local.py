@@ -44,19 +44,26 @@ def hook_settings(
 
 
 def recall_here(
-    request: RecallRequest, settings: Settings, deadline: float | None = None
+    request: RecallRequest,
+    settings: Settings,
+    deadline: float | None = None,
+    stand_in: bool = False,
 ) -> dict[str, Any]:
     """The JSON form of a recall answered in this process; a remote embedding service is
     waited for (the query, the generic probes of a calibration not stored yet) only until
     ``deadline`` (``time.monotonic()``, the hook's budget), then the prompt is answered by
-    keywords, saying why."""
+    keywords, saying why. ``stand_in``: a BM25 answer while the daemon starts; when the daemon
+    will answer hybrid (embeddings on, the index has vectors), it is tiered on its lexical
+    evidence alone (:func:`briefd.recall.ranking.by_chance`), as the daemon tiers its own."""
     store = Store.open(settings.db, source=settings.source)
     try:
         store.conn.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
+        embeddings = embeddings_on(settings)
         with store.read() as conn:
-            mode = choose_mode(conn, request.mode or settings.recall.mode, embeddings_on(settings))
+            mode = choose_mode(conn, request.mode or settings.recall.mode, embeddings)
+            tiered = stand_in and choose_mode(conn, settings.recall.mode, embeddings) == "hybrid"
         if mode != "hybrid":
-            return answer(store, request, settings).to_dict()
+            return answer(store, request, settings, stand_in=tiered).to_dict()
     finally:
         store.close()
     import gc

@@ -299,9 +299,10 @@ def respond(
             return text
     data = data or hook_input(words, raw)
     request = request_body(data, options)
-    if starting is True and "mode" not in options:
+    stand_in = starting is True and "mode" not in options
+    if stand_in:
         request["mode"] = "bm25"  # the daemon loads the model; this prompt needs none
-    result = answer_here(request, options, env)
+    result = answer_here(request, options, env, stand_in)
     for note in result.get("notes") or ():
         stderr.write(f"briefd recall: {note}\n")
     return render(result, fmt)
@@ -333,7 +334,7 @@ def _dumps(body: Mapping[str, Any]) -> bytes:
 
 
 def answer_here(
-    body: dict[str, Any], options: Mapping[str, Any], env: Mapping[str, str]
+    body: dict[str, Any], options: Mapping[str, Any], env: Mapping[str, str], stand_in: bool = False
 ) -> dict[str, Any]:
     from briefd.hook import need_site
 
@@ -343,7 +344,7 @@ def answer_here(
 
     settings = hook_settings(env, options.get("config"), options.get("db"))
     deadline = STARTED + settings.recall.budget_seconds
-    return recall_here(RecallRequest.from_json(body), settings, deadline)
+    return recall_here(RecallRequest.from_json(body), settings, deadline, stand_in)
 
 
 def render(result: Mapping[str, Any], fmt: str) -> str:

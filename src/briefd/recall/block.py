@@ -15,7 +15,8 @@ tokens the index holds). Two ways to count the rest, by who answers:
   letters as one token per three UTF-8 bytes, a run of digits as one per three digits, any
   other character as one (two beyond ASCII); a test checks the bound against the real
   tokenizer on every section of both example knowledge bases. The bound is loose (an English
-  source line costs it ~1.5× its real tokens), which only a strong answer's budget meets.
+  source line costs it ~1.5× its real tokens): a weak first prompt's one short section (see
+  :func:`briefd.recall.ranking.by_chance`) is cut shorter for it, never longer.
 """
 
 from __future__ import annotations

@@ -187,10 +187,13 @@ def answer(
     settings: Settings,
     hybrid: HybridSearch | None = None,
     memory: SessionMemory | None = None,
+    stand_in: bool = False,
 ) -> RecallResult:
     """Recall for one prompt; with ``hybrid`` the ranking is that search's (gate included),
     without it BM25 behind the lexical evidence gate. ``memory`` holds what each session was
-    given (default: the index's own table; replicas share one, :mod:`briefd.state`)."""
+    given (default: the index's own table; replicas share one, :mod:`briefd.state`).
+    ``stand_in``: this BM25 answer stands in for a hybrid one (the hook's first prompt, while
+    the daemon loads the model): tiered by :func:`briefd.recall.ranking.by_chance`."""
     memory = memory or IndexSessions(lambda: store)
     started = time.perf_counter()
     config = settings.recall
@@ -204,6 +207,8 @@ def answer(
     confidence = tier(found.specificity, config.weak_z, config.strong_z) if found.ranked else "none"
     if confidence == "strong" and found.lifted:
         confidence = "weak"  # specific only against its own language's chatter: one section
+    if stand_in and hybrid is None and found.ranked:
+        confidence = ranking.by_chance(found.chance, config.weak_z, config.strong_z)
     direct, related, budget = _plan(found, confidence, request, config)
     with store.read() as conn:
         sections = _hydrate(conn, direct) + _linked(conn, related, {c for c, _ in direct})
@@ -343,6 +348,12 @@ def _reason(
         return (
             "the prompt reads like a generic request, not a question about the knowledge base "
             f"(specificity {found.specificity:.2f} < recall.weak_z {config.weak_z:g})"
+        )
+    if found.ranked and confidence == "none" and found.chance is not None:  # a stand-in
+        return (
+            "answered by keywords while the recall daemon starts: the prompt's words in its "
+            f"best section would meet in {found.chance:.2g} sections by chance alone, too "
+            "likely for keywords alone to inject anything"
         )
     return found.reason or "no section has enough evidence for this prompt"
 

@@ -57,6 +57,7 @@ class LexicalRecall:
     informative: tuple[str, ...]
     rows: tuple[tuple[int, float], ...]
     candidates: int
+    chance: float | None = None  # of the best kept row's matched terms (see :func:`chance`)
 
 
 def quote(term: str) -> str:
@@ -100,7 +101,8 @@ def lexical_recall(
     if kept:
         floor = rules.relative_floor * kept[0][1]  # both negative: floor is nearer zero
         kept = [(r, s) for r, s in kept if s <= floor]
-    return LexicalRecall(terms, informative, tuple(kept), len(ranked))
+    best = chance(found[kept[0][0]], counts, total) if kept else None
+    return LexicalRecall(terms, informative, tuple(kept), len(ranked), best)
 
 
 def chance(matched: Sequence[str], counts: dict[str, int], total: int) -> float:

@@ -6,6 +6,7 @@ the hook's in-process path imports this (no numpy, no model)."""
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,9 @@ class Ranking:
     specificity: float | None = None
     related: list[tuple[str, str]] = field(default_factory=list)
     lifted: bool = False  # only the prompt's own language's levels make it specific: weak at most
+    # BM25: how many sections would hold the best one's matched words by chance (see
+    # briefd.recall.evidence.chance); what :func:`by_chance` tiers a stand-in answer on
+    chance: float | None = None
 
 
 # (prompt, scopes, top_k, related) -> the hybrid search's ranking
@@ -42,6 +46,27 @@ def tier(z: float | None, weak_z: float, strong_z: float) -> Confidence:
     if z is None or z >= strong_z:
         return "strong"
     return "weak" if z >= weak_z else "none"
+
+
+def by_chance(expected: float | None, weak_z: float, strong_z: float) -> Confidence:
+    """The tier of a keyword answer standing in for a hybrid one (the first prompt, answered
+    in the hook's process while the recall daemon loads the model), from lexical evidence
+    alone: how likely it is that some section of the index holds the best section's matched
+    words together by chance (Poisson, from ``expected``, the sections that would were the
+    words independent). Strong when that is at most the one-sided level of ``strong_z``
+    (3.09: 0.1%), weak (one short section) at most that of ``weak_z`` (1.645: 5%), else
+    nothing: the same levels the hybrid tiers put on a prompt's specificity."""
+    if expected is None:
+        return "none"
+    chance = -math.expm1(-expected)
+    if chance <= _level(strong_z):
+        return "strong"
+    return "weak" if chance <= _level(weak_z) else "none"
+
+
+def _level(z: float) -> float:
+    """The one-sided tail of the normal distribution past ``z``."""
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
 def lexical(
@@ -69,7 +94,7 @@ def lexical(
     ranked = [(ids[r], round(-score, 4)) for r, score in found.rows if r in ids]
     if ranked:
         linked = [(ids[r], ids[s]) for r, s in links if r in ids and s in ids]
-        return Ranking(ranked, "kept", related=linked)
+        return Ranking(ranked, "kept", related=linked, chance=found.chance)
     if not found.informative:
         return Ranking([], "empty", "no word of the prompt is specific to the knowledge base")
     return Ranking([], "empty", "no section has enough evidence for this prompt")
