@@ -36,6 +36,8 @@ ASK_ISSUE = "ask jira_issue with a larger max_tokens"
 LARGEST = 50_000  # the largest max_tokens MCP and REST take for a page or an issue
 Answer = TypeVar("Answer", PageSearchAnswer, PageAnswer, IssueSearchAnswer, IssueAnswer)
 _FENCE = re.compile(r"^ {0,3}(`{3,})")
+_TARGET = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"(?:[^\"\\]|\\.)*\")?\)")
+_MARK = re.compile(r"^(?:#{1,6}|[-*+>|]|\d{1,9}[.)]|[`~]{3,}\S*|-{3,}|\*{3,}|_{3,})$")
 
 
 def fit(blocks: Sequence[str], max_tokens: int, ask: str, whole: int | None = None) -> Fitted:
@@ -161,10 +163,24 @@ def issue_query(issue: Issue) -> str:
     words are read from the description's start (converting a 1 MB description whole for 60
     words took seconds); the whole of it only when its start holds too few."""
     html = issue.description_html
-    words = html_to_markdown(html[:QUERY_HTML]).split()
+    words = query_words(html_to_markdown(html[:QUERY_HTML]))
     if len(html) > QUERY_HTML and len(words) <= QUERY_WORDS:  # (the last may be cut short)
-        words = html_to_markdown(html).split()
+        words = query_words(html_to_markdown(html))
     return " ".join([issue.summary, *words[:QUERY_WORDS]]).strip()
+
+
+def query_words(markdown: str) -> list[str]:
+    """The words of ``markdown``, without its markup: link and image targets (an attachment's
+    ``/rest/api/3/attachment/content/10001`` searched the knowledge for REST APIs), bare
+    URLs, heading and list marks, fences, table pipes; a link's or image's text stays."""
+    words = []
+    for word in _TARGET.sub("]", markdown).split():
+        if _MARK.match(word) or word.startswith(("http://", "https://", "data:")):
+            continue
+        word = word.strip("[]!`*")
+        if word:
+            words.append(word)
+    return words
 
 
 def page_blocks(page: Page) -> list[str]:
