@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from briefd.atlassian.render import query_words
+from briefd.atlassian.render import description_words
 from tests.atlassian.conftest import facade
 from tests.atlassian.fake import FakeSite
 
@@ -29,6 +29,6 @@ def test_the_query_of_an_issue_is_its_words_without_link_targets_or_marks(
         "https://status.example.com/incidents/42\n\n| Step | Owner |\n| --- | --- |\n| **roll "
         "back** | `ops` |"
     )
-    assert query_words(screenshot) == [
+    assert description_words(screenshot) == [
         "See", "login.png", "and", "the", "runbook", "or", "Step", "Owner", "roll", "back", "ops"
     ]  # fmt: skip

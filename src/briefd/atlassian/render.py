@@ -163,13 +163,13 @@ def issue_query(issue: Issue) -> str:
     words are read from the description's start (converting a 1 MB description whole for 60
     words took seconds); the whole of it only when its start holds too few."""
     html = issue.description_html
-    words = query_words(html_to_markdown(html[:QUERY_HTML]))
+    words = description_words(html_to_markdown(html[:QUERY_HTML]))
     if len(html) > QUERY_HTML and len(words) <= QUERY_WORDS:  # (the last may be cut short)
-        words = query_words(html_to_markdown(html))
+        words = description_words(html_to_markdown(html))
     return " ".join([issue.summary, *words[:QUERY_WORDS]]).strip()
 
 
-def query_words(markdown: str) -> list[str]:
+def description_words(markdown: str) -> list[str]:
     """The words of ``markdown``, without its markup: link and image targets (an attachment's
     ``/rest/api/3/attachment/content/10001`` searched the knowledge for REST APIs), bare
     URLs, heading and list marks, fences, table pipes; a link's or image's text stays."""
