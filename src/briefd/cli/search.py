@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import typer
@@ -188,13 +189,21 @@ def print_result(result: SearchResult, explain: bool, building: bool) -> None:
     table.add_column("section", overflow="fold")
     table.add_column("tokens", justify="right")
     rank = 0
+    copies = _copies(result)
     for hit in result.hits:
+        if hit.chunk_id in copies.shown_with:
+            continue
         label = "rel" if hit.related_to else str(rank := rank + 1)
-        table.add_row(label, f"{hit.score:.4f}", _cell(hit, explain), str(hit.tokens))
+        cell = _cell(hit, explain)
+        if hit.chunk_id in copies.also:
+            cell.append(f"\nalso in {', '.join(copies.also[hit.chunk_id])} (the same text)")
+        table.add_row(label, f"{hit.score:.4f}", cell, str(hit.tokens))
     console.print(table)
     model = f" · {result.embedding_model}" if result.embedding_model else ""
+    merged = len(copies.shown_with)
+    also = f" + {counted(merged, 'copy', 'copies')} named under the hit they copy" if merged else ""
     console.print(
-        f"{_counted(result.hits)} in {result.took_ms:.1f} ms · {result.mode} · scopes "
+        f"{_counted(result.hits, merged)}{also} in {result.took_ms:.1f} ms · {result.mode} · scopes "
         f"{', '.join(result.scopes)} · ranking {result.ranking_version}{model}",
         markup=False,
     )
@@ -214,10 +223,44 @@ def _why_nothing(result: SearchResult, building: bool) -> str:
     return f"no matches in scopes {', '.join(result.scopes)}"
 
 
-def _counted(hits: tuple[Hit, ...]) -> str:
-    """ "3 hits + 2 related": the linked sections appended after the hits are no more hits."""
+def _counted(hits: tuple[Hit, ...], merged: int = 0) -> str:
+    """ "3 hits + 2 related": the linked sections appended after the hits are no more hits;
+    ``merged``: copies shown with the hit they copy, not counted again."""
     related = sum(1 for hit in hits if hit.related_to)
-    return counted(len(hits) - related, "hit") + (f" + {related} related" if related else "")
+    shown = len(hits) - related - merged
+    return counted(shown, "hit") + (f" + {related} related" if related else "")
+
+
+@dataclass(frozen=True)
+class _Copies:
+    """The hits shown with another (chunk id → the hit's) and where each shown hit's copies
+    are (chunk id → their locations)."""
+
+    shown_with: dict[str, str] = field(default_factory=dict)
+    also: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _copies(result: SearchResult) -> _Copies:
+    """Over several scopes, a section copied into each of them (a domain rule pasted into
+    every project's folder) was listed once per copy, taking the places of other hits; the
+    table shows it once, at its best rank, naming where the other copies are, as a bundle
+    keeps one. The same title, heading and text in another scope make a copy. Only the table: the ranking, --json,
+    REST and MCP keep every hit (an evaluation set's duplicate passages have their own
+    judgements)."""
+    copies = _Copies()
+    if len(result.scopes) < 2:
+        return copies
+    first: dict[tuple[str, tuple[str, ...], str], Hit] = {}
+    for hit in result.hits:
+        if hit.related_to:
+            continue
+        text = " ".join(hit.content.split())
+        kept = first.setdefault((hit.title, hit.heading_path, text), hit)
+        if kept.scope != hit.scope:
+            copies.shown_with[hit.chunk_id] = kept.chunk_id
+            where = f"{hit.doc_path}:{hit.start_line}-{hit.end_line}"
+            copies.also.setdefault(kept.chunk_id, []).append(where)
+    return copies
 
 
 def _cell(hit: Hit, explain: bool) -> Text:
