@@ -77,8 +77,13 @@ def _unwritable(folder: Path, exc: OSError) -> str:
 
 
 def golden_index(settings: Settings, source: Path) -> Settings:
-    """Settings for a cached eval index of ``source`` (kept fresh incrementally)."""
-    key = hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:16]
+    """Settings for a cached eval index of ``source`` (kept fresh incrementally), one per
+    layout that decides what is indexed (``scopes``, ``index.include`` / ``exclude``): run
+    with another briefd.yaml (tune with a team's ``--config``, eval from another folder), a
+    shared index lost every document and was refused as "found no document … delete
+    index.db", or kept the other layout's scopes."""
+    layout = f"{source.resolve()}|{settings.scopes!r}|{settings.index.include!r}"
+    key = hashlib.sha256(f"{layout}|{settings.index.exclude!r}".encode()).hexdigest()[:16]
     db = _cache_dir(settings, f"golden-{folder_name(source)}-{key}") / "index.db"
     return replace(settings, db=db, source=source)
 
