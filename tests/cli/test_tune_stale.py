@@ -73,3 +73,36 @@ def test_tuning_again_as_a_stale_file_says_replaces_it_and_the_warning_goes(
     record = json.loads(tuned.read_text())["tuned"]
     assert (record["ranking_version"], record["objective"]) == (RANKING_VERSION, "mrr")
     assert not (tmp_path / "best.json").exists()
+
+
+def test_the_compare_command_tune_suggests_reads_the_settings_it_tuned_with(
+    tmp_path: Path,
+) -> None:
+    """V3: `briefd --config team.yaml tune …` (a team's layout: scopes `docs`) ended "compare
+    with `briefd eval --queries q.yaml --mode hybrid --config best.json`": without the team's
+    settings that command read the default layout, in which the knowledge holds no document,
+    and stopped (exit 1). The commands it suggests keep the settings file it was given."""
+    (tmp_path / "kb" / "docs").mkdir(parents=True)
+    (tmp_path / "kb" / "docs" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "kb" / "docs" / "fees.md").write_text("# Fees\n\n## Charges\n\nNo charge.\n")
+    (tmp_path / "team.yaml").write_text("scopes:\n  - {folder: docs, default: true}\n")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: docs/refunds.md, heading: Window}]}\n"
+        "  - {id: b, query: fees charges, type: keyword, "
+        "expected: [{path: docs/fees.md, heading: Charges}]}\n"
+    )
+    tune = ("--config", "team.yaml", "tune", "--queries", "q.yaml", "--trials", "1")
+    with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
+        ollama.on("POST", "/api/embed", bag_of_words)
+        env = ollama_env(ollama.url)
+        tuned = briefd(*tune, cwd=tmp_path, env=env)
+        assert tuned.returncode == 0, tuned.stderr
+        found = re.search(r"compare with `briefd ([^`]+)`", tuned.stdout)
+        assert found is not None, tuned.stdout
+        assert found.group(1) == (
+            "--config team.yaml eval --queries q.yaml --mode hybrid --config best.json"
+        )
+        compared = briefd(*shlex.split(found.group(1)), cwd=tmp_path, env=env)
+    assert compared.returncode == 0, compared.stderr
+    assert re.search(r"q \(section\) +│ hybrid +│ +2 │", compared.stdout), compared.stdout

@@ -95,7 +95,7 @@ def tune_command(
         scored = {"earlier": vars_of(earlier, result.tune_queries)} if earlier else {}
         print_json({**config, "output": str(output), "written": written, **scored})
     else:
-        _print(result, output, written, _the_set(queries, source, dataset))
+        _print(result, output, written, _the_set(queries, source, dataset), _briefd(ctx))
 
 
 def _open_set(
@@ -230,7 +230,21 @@ def _replaceable(output: Path) -> bool:
     return not data or ("tuned" in data and set(data) <= {"search", "tuned"})
 
 
-def _print(result: TuneResult, output: Path, written: bool = True, the_set: str = "") -> None:
+def _briefd(ctx: typer.Context) -> str:
+    """``briefd`` with the settings file this run was given (``--config`` before the command):
+    without it, the commands suggested after a run read other settings (another layout,
+    model or gate) than the ones the file was tuned with."""
+    config = ctx.obj.config
+    return "briefd" if config is None else f"briefd --config {shlex.quote(str(config))}"
+
+
+def _print(
+    result: TuneResult,
+    output: Path,
+    written: bool = True,
+    the_set: str = "",
+    briefd: str = "briefd",
+) -> None:
     table = Table(title=f"briefd tune ({result.objective}, {result.trials} trials)")
     for column in ("fold", "queries", "", "hit_rate", "mrr@10", "ndcg@10"):
         table.add_column(column, justify="left" if column in ("fold", "") else "right")
@@ -263,8 +277,8 @@ def _print(result: TuneResult, output: Path, written: bool = True, the_set: str 
     tuned = shlex.quote(str(output))
     eval_args = f"{the_set} " if the_set else ""
     console.print(
-        f"wrote {output} (tuned for hybrid search); use it with `briefd search|bundle|serve "
-        f"--config {tuned}`, and compare with `briefd eval {eval_args}--mode hybrid "
+        f"wrote {output} (tuned for hybrid search); use it with `{briefd} search|bundle|serve "
+        f"--config {tuned}`, and compare with `{briefd} eval {eval_args}--mode hybrid "
         f"--config {tuned}`",
         markup=False,
         soft_wrap=True,
