@@ -89,7 +89,7 @@ def test_a_search_starts_the_model_before_it_reads_the_index(
     seen: list[bool] = []
 
     def read(sql: str) -> None:
-        if "DISTINCT scope FROM documents" in sql and not seen:
+        if "min(scope) FROM documents" in sql and not seen:  # known_scopes()
             seen.append(embedder.embedding.wait(timeout=5))
 
     with Briefd(settings, embedder=embedder) as api:

@@ -21,8 +21,19 @@ def add_to_scopes(what: str = "it") -> str:
     return f"add {what} to scopes (--scopes on the CLI) or use '{ALL_SCOPES}'"
 
 
+# Each scope found by one seek in the documents_scope index (the next scope after the last):
+# a step per scope. SELECT DISTINCT walks every document's entry, ~3-8 ms a search at 56K
+# documents (a million chunks), and every search asks twice (the scopes, their warnings).
+_SCOPES_SQL = (
+    "WITH RECURSIVE found(scope) AS (SELECT min(scope) FROM documents UNION ALL "
+    "SELECT (SELECT min(scope) FROM documents WHERE scope > found.scope) FROM found "
+    "WHERE found.scope IS NOT NULL) SELECT scope FROM found WHERE scope IS NOT NULL"
+)
+
+
 def known_scopes(conn: sqlite3.Connection) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents ORDER BY scope")]
+    """The index's scopes, in order."""
+    return [r[0] for r in conn.execute(_SCOPES_SQL)]
 
 
 def resolve_scopes(
