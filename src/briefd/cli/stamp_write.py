@@ -33,7 +33,7 @@ from briefd.folders import sweep_abandoned
 from briefd.settings import Settings
 from briefd.sources import tracked
 from briefd.sources.layout import Layout
-from briefd.sources.scan import Rules
+from briefd.sources.scan import IGNORED_LISTED, Rules
 
 GIT_LOCATION = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 
@@ -134,12 +134,20 @@ def _resolved(paths: list[str]) -> set[str]:
 def _tree(root: Path, rules: Rules) -> list[str] | None:
     """The source's folders the scan enters and the files it may index there (and each
     ``.gitignore``): a file added, removed or renamed changes its folder's stat, an edit its
-    own. None when a candidate is a symbolic link (its target's changes are not its own)."""
+    own. None when a candidate is a symbolic link (its target's changes are not its own).
+    The folders of the ignored folders the scan looks into for documents links may name
+    (:meth:`Rules.ignored_documents`, as far as it looks) count too: a document added there
+    changes what a link to it says."""
     found = [str(root.absolute())]
+    budget = [IGNORED_LISTED]
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        dirnames[:] = sorted(d for d in dirnames if not rules.skips_folder(rel_dir + d + "/"))
+        kept = sorted(d for d in dirnames if not rules.skips_folder(rel_dir + d + "/"))
+        for name in sorted(set(dirnames) - set(kept)):
+            if not name.startswith(".") and not Path(dirpath, name).is_symlink():
+                found += _ignored_folders(Path(dirpath, name), budget)
+        dirnames[:] = kept
         found += [str(Path(dirpath, d).absolute()) for d in dirnames]
         for name in sorted(filenames):
             if name != ".gitignore" and not rules.selects(rel_dir + name):
@@ -148,6 +156,19 @@ def _tree(root: Path, rules: Rules) -> list[str] | None:
             if path.is_symlink():
                 return None
             found.append(str(path))
+    return found
+
+
+def _ignored_folders(folder: Path, budget: list[int]) -> list[str]:
+    """The folders of the ignored ``folder`` the scan looks into, with the same budget of
+    entries (``budget[0]``, shared over the source) and the same walk."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        budget[0] -= len(dirnames) + len(filenames)
+        if budget[0] < 0:
+            break
+        found.append(str(Path(dirpath).absolute()))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
     return found
 
 
