@@ -102,7 +102,10 @@ def test_links_to_files_the_scan_indexes_anyway_still_work(
     assert skipped["domain/loose.md"] == (
         "symbolic link to notes/loose.md, which is outside every scope; not served"
     )
-    assert skipped["domain/folder/"].startswith("symbolic link to a folder; not followed")
+    assert skipped["domain/folder/"] == (
+        "symbolic link to the folder notes/, which is in the knowledge source; not followed: "
+        "its documents are read there (when in a scope), not twice"
+    )
     paths = [d.path for d in api.documents(("all",))]
     assert paths == ["domain/refunds.md", "projects/alpha/refunds.md"]
 
@@ -116,8 +119,29 @@ def test_links_out_of_the_source_are_skipped(api: Briefd, tmp_path: Path, target
     (root / "domain" / "out.md").symlink_to(target if target.startswith("/") else "../" + target)
     report = api.index(root)
     assert {s.path: s.reason for s in report.skipped} == {
-        "domain/out.md": "symbolic link to a file outside the knowledge source; not served"
+        "domain/out.md": "symbolic link to a file outside the knowledge source; not served: move or copy the "
+        "file into the knowledge source"
     }
+
+
+def test_a_link_to_a_folder_outside_the_source_says_what_helps(api: Briefd, tmp_path: Path) -> None:
+    """A scope folder linked in from beside the source (``docs/domain`` → ``../shared/domain``,
+    as monorepos share docs) was skipped with "not followed (link the files, or move the
+    folder)"; linking the files is no help, as a link to a file outside the source is not
+    followed either, so the team was sent round in a circle."""
+    (tmp_path / "shared" / "domain").mkdir(parents=True)
+    (tmp_path / "shared" / "domain" / "fees.md").write_text("# Fees\n")
+    root = tmp_path / "knowledge"
+    (root / "conventions").mkdir(parents=True)
+    (root / "conventions" / "style.md").write_text("# Style\n")
+    (root / "domain").symlink_to("../shared/domain")
+    report = api.index(root)
+    assert {s.path: s.reason for s in report.skipped} == {
+        "domain/": "symbolic link to a folder outside the knowledge source ('../shared/domain'); "
+        "not followed, nor are links to its files: move the folder into the knowledge source, "
+        "or give the folder that holds both as the source"
+    }
+    assert report.added == ("conventions/style.md",)
 
 
 def test_a_broken_link_names_its_target_and_what_to_do(api: Briefd, tmp_path: Path) -> None:

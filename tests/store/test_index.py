@@ -391,7 +391,11 @@ def test_symlinks_out_of_the_source_are_skipped_not_served(
     (root / "domain" / "alias.md").symlink_to(root / "domain" / "inside.md")
     report = api.index(root)
     assert [(s.path, s.reason) for s in report.skipped] == [
-        ("domain/leak.md", "symbolic link to a file outside the knowledge source; not served")
+        (
+            "domain/leak.md",
+            "symbolic link to a file outside the knowledge source; not served: move or copy the "
+            "file into the knowledge source",
+        )
     ]
     assert report.documents == 2  # a link inside the source is an ordinary document
     assert api.search(SearchRequest("private key material")).hits == ()

@@ -25,8 +25,20 @@ from briefd.sources import tracked
 from briefd.sources.globs import BACKEND, linear_spec
 from briefd.sources.layout import Layout
 
-OUTSIDE_SOURCE = "symbolic link to a file outside the knowledge source; not served"
+OUTSIDE_SOURCE = (
+    "symbolic link to a file outside the knowledge source; not served: move or copy the file "
+    "into the knowledge source"
+)
 LINKED_FOLDER = "symbolic link to a folder; not followed (link the files, or move the folder)"
+LINKED_INSIDE = (
+    "symbolic link to the folder {target}, which is in the knowledge source; not followed: its "
+    "documents are read there (when in a scope), not twice"
+)
+LINKED_OUTSIDE = (
+    "symbolic link to a folder outside the knowledge source ({written}); not followed, nor are "
+    "links to its files: move the folder into the knowledge source, or give the folder that "
+    "holds both as the source"
+)
 UNREADABLE_FOLDER = "cannot read this folder"
 TOO_LARGE = "larger than index.max_file_bytes"
 ABSENT_SUBMODULE = (
@@ -371,7 +383,8 @@ def scan(
         dirnames[:] = kept
         for name in dirnames:
             if Path(dirpath, name).is_symlink():  # os.walk does not enter it
-                skipped.append(SkippedFile(_shown(rel_dir + name + "/"), LINKED_FOLDER))
+                linked = _linked_folder(rules, Path(dirpath, name))
+                skipped.append(SkippedFile(_shown(rel_dir + name + "/"), linked))
             elif rules.absent_submodule(rel_dir + name + "/"):
                 skipped.append(SkippedFile(_shown(rel_dir + name + "/"), ABSENT_SUBMODULE))
         for name in sorted(filenames):
@@ -496,6 +509,22 @@ def _link_reason(rules: Rules, path: Path) -> str | None:
     if why is not None:
         return f"symbolic link to {_shown(inside)}, which is {why}; not served"
     return None
+
+
+def _linked_folder(rules: Rules, path: Path) -> str:
+    """Why the symbolic link ``path`` to a folder is not entered, and what to do: a folder of
+    the source is read where it is; one outside it is not read at all (nor its files through
+    links), so linking its files, the old advice, did not help."""
+    try:
+        target = path.resolve(strict=True)
+        real_root = rules.root.resolve()
+        written = path.readlink().as_posix()
+    except (OSError, RuntimeError):
+        return LINKED_FOLDER
+    if target.is_relative_to(real_root):
+        inside = target.relative_to(real_root).as_posix()
+        return LINKED_INSIDE.format(target=_shown(inside + "/" if inside != "." else "./"))
+    return LINKED_OUTSIDE.format(written=repr(_shown(written)))
 
 
 def _broken_link(path: Path) -> str:
