@@ -106,3 +106,28 @@ def test_the_compare_command_tune_suggests_reads_the_settings_it_tuned_with(
         compared = briefd(*shlex.split(found.group(1)), cwd=tmp_path, env=env)
     assert compared.returncode == 0, compared.stderr
     assert re.search(r"q \(section\) +│ hybrid +│ +2 │", compared.stdout), compared.stdout
+
+
+def test_a_stale_files_warning_names_the_settings_file_of_the_run(tmp_path: Path) -> None:
+    """V3: run with a team's settings file (`briefd --config team.yaml eval … --config
+    tuned.json`), a stale tuned file's warning named `briefd tune --queries …` without it:
+    pasted, that tuned under the default layout and model, not the team's."""
+    (tmp_path / "kb" / "docs").mkdir(parents=True)
+    (tmp_path / "kb" / "docs" / "refunds.md").write_text("# Refunds\n\n## Window\n\n30 days.\n")
+    (tmp_path / "team.yaml").write_text("scopes:\n  - {folder: docs, default: true}\n")
+    (tmp_path / "q.yaml").write_text(
+        "source: kb\nqueries:\n  - {id: a, query: refund window, type: keyword, "
+        "expected: [{path: docs/refunds.md, heading: Window}]}\n"
+    )
+    record = {"set": str(tmp_path / "q.yaml"), "mode": "hybrid", "ranking_version": "r1"}
+    (tmp_path / "tuned.json").write_text(
+        json.dumps({"search": {"candidates": 40}, "tuned": record})
+    )
+    run = ("--config", "team.yaml", "eval", "--queries", "q.yaml", "--config", "tuned.json")
+    result = briefd(*run, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    command = (
+        f"briefd --config team.yaml tune --queries {shlex.quote(str(tmp_path / 'q.yaml'))} "
+        "--output tuned.json"
+    )
+    assert f"it no longer has; run `{command}` again" in " ".join(result.stderr.split())

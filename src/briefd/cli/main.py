@@ -93,6 +93,7 @@ def main(
 ) -> None:
     ctx.obj = Context(config, db, ctx.invoked_subcommand)
     output.named_db[:] = [db] if db is not None else []
+    output.named_config[:] = [config] if config is not None else []
     _quiet_state_log(serving=ctx.invoked_subcommand in ("serve", "mcp", "demo"))
 
 

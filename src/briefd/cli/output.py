@@ -108,6 +108,7 @@ def http_url(url: str | None) -> str | None:
 
 
 named_db: list[Path] = []  # the global --db of this run, set by the command line's callback
+named_config: list[Path] = []  # the global --config of this run, set there too
 
 
 def index_advice(message: str) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from briefd.cli.output import errors
+from briefd.cli.output import errors, named_config
 from briefd.retrieval.search import RANKING_VERSION
 from briefd.settings import Settings, apply_tuned
 from briefd.settings.raw import read_file
@@ -68,7 +68,8 @@ def _again(path: Path, record: dict[str, Any]) -> str:
     if not isinstance(tuned_on, str):
         return "run `briefd tune` again"
     option = "--dataset" if Path(tuned_on).is_dir() else "--queries"
-    words = ["briefd", "tune", option, tuned_on]
+    settings = [word for path in named_config for word in ("--config", str(path))]
+    words = ["briefd", *settings, "tune", option, tuned_on]  # with this run's settings file
     if isinstance(source, str) and option == "--queries":
         words += ["--source", source]
     if record.get("objective") == "mrr":  # tune's default objective is hit_rate
