@@ -19,8 +19,9 @@ nearest rows of the bench's queries) is 32.5 for the real sample, 39 for ``shape
 ``copies`` at the sample's size, and grows with the row count for both. Queries are real: the
 bench's query texts embedded by the default model. The hybrid row is the vector side of a
 hybrid query as served — the query embedded alone, the top 50 (``search.vector_candidates``)
-and the cosines of those candidates; FTS5 runs beside the embedding and is not included (a
-million-chunk SQLite index was not built). Writes .briefd/bench/million.json.
+and the cosines of those candidates; BM25, fusion and the rest of a search are not included
+here: bench/million_hybrid.py builds a real million-chunk index and times search as served.
+Writes .briefd/bench/million.json.
 """
 
 from __future__ import annotations
