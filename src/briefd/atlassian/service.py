@@ -28,7 +28,6 @@ from briefd.atlassian.model import (
     PageSearchAnswer,
     RelatedIssue,
 )
-from briefd.atlassian.proxy import site_proxy
 from briefd.atlassian.query import (
     JiraQuery,
     cql,
@@ -41,6 +40,7 @@ from briefd.atlassian.query import (
 )
 from briefd.atlassian.site import Site, SiteConfig, checked_url, open_client
 from briefd.errors import IntegrationError, IntegrationOffError, QueryError, RemoteNotFoundError
+from briefd.proxy import site_proxy
 from briefd.settings import ConfluenceSettings, JiraSettings, Settings
 from briefd.settings.trust import unsent_problem
 from briefd.tokens import count_tokens
@@ -356,7 +356,7 @@ class Atlassian:
         if self._client is not None:
             yield Site(config, self._client, self._sleep), account
             return
-        proxy = site_proxy(config.url, product)
+        proxy = site_proxy(config.url, product, IntegrationError)
         with open_client(config, proxy) as client:
             yield Site(config, client, self._sleep, proxy), account
 

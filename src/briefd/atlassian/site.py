@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from briefd.__about__ import __version__
 from briefd.atlassian.credentials import Account, authorization
-from briefd.atlassian.proxy import Proxy, unusable
 from briefd.atlassian.query import Deployment
 from briefd.errors import (
     ConfigError,
@@ -34,6 +33,7 @@ from briefd.errors import (
     RateLimitedError,
     RemoteNotFoundError,
 )
+from briefd.proxy import Proxy, unusable
 
 if TYPE_CHECKING:  # httpx loads on first use: an index run never needs it (O4)
     import httpx
@@ -66,7 +66,7 @@ def checked_url(url: str, key: str) -> str:
 def open_client(config: SiteConfig, proxy: Proxy | None = None) -> httpx.Client:
     """The client a site gets when none is injected: the configured timeout and TLS check,
     redirects not followed (credentials go to the configured URL only), ``SSL_CERT_FILE`` from
-    the environment as usual, and ``proxy`` (:func:`~briefd.atlassian.proxy.site_proxy`, the
+    the environment as usual, and ``proxy`` (:func:`~briefd.proxy.site_proxy`, the
     environment's proxy for this site) alone: an unusable proxy named for other URLs fails
     nothing, and one for this site is said, not a traceback."""
     import httpx
@@ -84,7 +84,9 @@ def open_client(config: SiteConfig, proxy: Proxy | None = None) -> httpx.Client:
         if proxy is None:
             raise
         host = httpx.URL(config.url).host
-        raise IntegrationError(unusable(config.product, config.key, proxy, host, exc)) from None
+        raise IntegrationError(
+            unusable(config.product, f"{config.key}.url", proxy, host, exc)
+        ) from None
 
 
 @functools.cache

@@ -3,6 +3,8 @@ weights."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.progress import (
     BarColumn,
@@ -28,7 +30,11 @@ from briefd.embeddings.pull import ModelStatus, model_status, pull_model
 from briefd.embeddings.pull import Progress as PullProgress
 from briefd.errors import EmbeddingError
 from briefd.folders import make_index_folder
+from briefd.proxy import proxied_client
 from briefd.settings import EmbeddingsSettings
+
+if TYPE_CHECKING:
+    import httpx
 
 # where a remote adapter's model comes from, instead of `briefd model pull`
 REMOTE = {
@@ -111,9 +117,8 @@ def pull_command(
                 "`briefd model list`)"
             )
         spec = registry.get_model(model or config.model)
-        import httpx  # only here: `briefd` starts without it
-
-        with httpx.Client(timeout=config.timeout_seconds) as client, _bar() as bar:
+        client = _download_client(url or spec.download_url, config.timeout_seconds)
+        with client, _bar() as bar:
             status = pull_model(spec, config.model_dir, client, url, _reporter(bar))
         if spec.runtime == "e5onnx":  # build its ONNX graph now, not on the first query
             from briefd.embeddings.local import load_local
@@ -209,3 +214,15 @@ def _reporter(bar: Progress) -> PullProgress:
         bar.update(tasks[path], completed=done)
 
     return report
+
+
+def _download_client(url: str | None, timeout: float) -> httpx.Client:
+    """The client a pull downloads with: the environment's one proxy for the download URL
+    alone, so a proxy only other URLs use (``ALL_PROXY=socks5://…`` with the mirror in
+    ``NO_PROXY``) fails nothing, and one unusable for it is said, not a traceback."""
+    import httpx  # only here: `briefd` starts without it
+
+    if not url:  # packaged files only: nothing is downloaded
+        return httpx.Client(timeout=timeout, trust_env=False)
+    key = "the download URL (--url)"
+    return proxied_client(url, "model download", key, EmbeddingError, timeout=timeout)[0]

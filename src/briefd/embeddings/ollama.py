@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from briefd.embeddings.remote import RemoteEmbedder, prefixes_for
+from briefd.embeddings.remote import RemoteEmbedder, prefixes_for, service_client
 from briefd.settings import EmbeddingsSettings
 from briefd.settings.trust import USERS_WORD, ProjectNamed, unsent_problem
 
@@ -40,11 +40,14 @@ class OllamaEmbedder(RemoteEmbedder):
     ) -> OllamaEmbedder:
         """``named``: what a project's own settings file gave: nothing is sent to a host only
         it names (every request is refused, before connecting)."""
-        client = client or httpx.Client(timeout=config.timeout_seconds)
         prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
         base_url = config.base_url or DEFAULT_BASE_URL
+        proxy = problem = None
+        if client is None:
+            client, proxy, problem = service_client(base_url, config.timeout_seconds)
         made = cls(config.model, base_url, client, prefixes)
-        made.refused = unsent_problem(named, "embeddings.base_url", base_url, None, None)
+        made.refused = unsent_problem(named, "embeddings.base_url", base_url, None, None) or problem
+        made.proxy = proxy
         made.batch = config.batch_size
         made.query_timeout = config.query_timeout_seconds
         return made

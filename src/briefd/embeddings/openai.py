@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from briefd.embeddings.remote import RemoteEmbedder, prefixes_for
+from briefd.embeddings.remote import RemoteEmbedder, prefixes_for, service_client
 from briefd.errors import EmbeddingError
 from briefd.settings import EmbeddingsSettings
 from briefd.settings.trust import USERS_WORD, ProjectNamed, unsent_problem
@@ -60,14 +60,17 @@ class OpenAIEmbedder(RemoteEmbedder):
         """``named``: what a project's own settings file gave: nothing is sent to a host only
         it names, the key least of all (every request is refused, before connecting)."""
         env = os.environ if env is None else env
-        client = client or httpx.Client(timeout=config.timeout_seconds)
         base_url = config.base_url or DEFAULT_BASE_URL
+        proxy = problem = None
+        if client is None:
+            client, proxy, problem = service_client(base_url, config.timeout_seconds)
         key = env.get(config.api_key_env, "").strip() or None  # a file's last line break
         prefixes = prefixes_for(config.model, config.query_prefix, config.passage_prefix)
         made = cls(config.model, base_url, client, key, config.api_key_env, prefixes)
         secret = f"${config.api_key_env}" if key is not None else None
         where = "embeddings.base_url"
-        made.refused = unsent_problem(named, where, base_url, DEFAULT_BASE_URL, secret)
+        made.refused = unsent_problem(named, where, base_url, DEFAULT_BASE_URL, secret) or problem
+        made.proxy = proxy
         made.batch = config.batch_size
         made.query_timeout = config.query_timeout_seconds
         return made

@@ -24,9 +24,22 @@ import numpy as np
 
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
 from briefd.errors import EmbeddingError
+from briefd.proxy import Proxy, proxied_client
 from briefd.settings.names import without_account
 
 E5_PREFIXES = ("query: ", "passage: ")
+
+
+def service_client(url: str, timeout: float) -> tuple[httpx.Client, Proxy | None, str | None]:
+    """The client for a service at ``url``, the environment's proxy for it, and why no request
+    may be sent (a proxy unusable for ``url``, said on every request, not a traceback at
+    start-up; a proxy only other URLs use is no matter)."""
+    try:
+        key = "embeddings.base_url"
+        client, proxy = proxied_client(url, "embedding", key, EmbeddingError, timeout=timeout)
+    except EmbeddingError as exc:
+        return httpx.Client(timeout=timeout, trust_env=False), None, str(exc)
+    return client, proxy, None
 
 
 def prefixes_for(model: str, query: str | None, passage: str | None) -> tuple[str, str]:
@@ -53,6 +66,7 @@ class RemoteEmbedder(Embedder):
     # why nothing may be sent to ``url`` (settings.trust: only a project's own file names
     # it); every request is refused with it before connecting
     refused: str | None = None
+    proxy: Proxy | None = None  # the environment's proxy requests go through, named when refused
 
     def __init__(
         self,
@@ -181,7 +195,17 @@ class RemoteEmbedder(Embedder):
                 "timed out; check that it is up, or raise embeddings.timeout_seconds"
             ) from None
         except httpx.HTTPError as exc:
+            if self.proxy is not None:
+                raise self._error(self._unreached(self.proxy, exc)) from None
             raise self._error(f"cannot be reached ({type(exc).__name__}); {self._hint()}") from None
+
+    def _unreached(self, proxy: Proxy, exc: httpx.HTTPError) -> str:
+        """A request through the environment's proxy that failed: the proxy is named."""
+        host = httpx.URL(self.url).host
+        return (
+            f"cannot be reached through {proxy.said()} ({type(exc).__name__}); check that "
+            f"proxy, or, if the service is reachable without it, add {host} to NO_PROXY"
+        )
 
     def _checked(self, rows: Any, count: int) -> Vectors:
         if not isinstance(rows, list) or len(rows) != count:
@@ -207,6 +231,12 @@ class RemoteEmbedder(Embedder):
 
     def _status_hint(self, response: httpx.Response) -> str:
         status = response.status_code
+        if status == 407 and self.proxy is not None:  # the proxy, not the service, refused
+            return (
+                f"{self.proxy.said()} wants an account (407 Proxy Authentication Required): "
+                f"put it in {self.proxy.variable} (http://USER:PASSWORD@HOST:PORT), or add "
+                f"{httpx.URL(self.url).host} to NO_PROXY if the service is reachable without it"
+            )
         if status == 404:
             return f"check embeddings.base_url and that model '{self.name}' exists there"
         if status in (429, 503):

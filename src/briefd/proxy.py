@@ -1,4 +1,4 @@
-"""The proxy the environment names for one site (A1, A2): ``HTTP_PROXY``, ``HTTPS_PROXY``,
+"""The proxy the environment names for one URL (A1, A2, E2, P3, model pull): ``HTTP_PROXY``, ``HTTPS_PROXY``,
 ``ALL_PROXY`` and ``NO_PROXY``, read as httpx reads them (``urllib.request.getproxies``,
 httpx's own patterns, the most specific first).
 
@@ -15,8 +15,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from briefd.errors import IntegrationError
+from briefd.errors import BriefdError
+
+if TYPE_CHECKING:
+    import httpx
 
 SYSTEM = "the system's proxy settings"
 _ACCOUNT = re.compile(r"(?<=://)[^/@]*@")
@@ -39,9 +43,9 @@ class Proxy:
         return f"the proxy {self.shown} (from {self.variable})"
 
 
-def site_proxy(url: str, product: str) -> Proxy | None:
+def site_proxy(url: str, product: str, error: type[BriefdError]) -> Proxy | None:
     """The proxy requests to ``url`` go through, None for none (no proxy set, or ``NO_PROXY``
-    exempts the site); an :class:`IntegrationError` when the proxy settings cannot be read."""
+    exempts the site); an ``error`` when the proxy settings cannot be read."""
     import httpx
     from httpx._utils import URLPattern, get_environment_proxies  # httpx is pinned
 
@@ -53,7 +57,7 @@ def site_proxy(url: str, product: str) -> Proxy | None:
         proxies = get_environment_proxies()
         patterns = sorted(URLPattern(key) for key in proxies)  # as httpx.Client orders them
     except (ValueError, httpx.InvalidURL) as exc:
-        raise IntegrationError(
+        raise error(
             f"cannot read the proxy settings for {product} ({_one_line(exc)}): check the "
             "environment's HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY (a NO_PROXY entry is "
             "a host, domain or address without brackets or port, e.g. example.com,::1)"
@@ -64,6 +68,33 @@ def site_proxy(url: str, product: str) -> Proxy | None:
             scheme = pattern.scheme or "all"
             return None if found is None else Proxy(found, _variable(scheme))
     return None
+
+
+def proxied_client(
+    url: str, product: str, key: str, error: type[BriefdError], **options: Any
+) -> tuple[httpx.Client, Proxy | None]:
+    """A client for requests to ``url`` and the proxy it sends them through: the environment's
+    one proxy for ``url`` alone (``trust_env=False``; ``SSL_CERT_FILE`` still read), so one
+    unusable for other URLs fails nothing, and one unusable for this URL is an ``error`` that
+    names it (``key``: the setting holding ``url``). ``options`` go to :class:`httpx.Client`."""
+    import httpx
+
+    proxy = site_proxy(url, product, error)
+    options.setdefault("verify", _tls_context())
+    try:
+        client = httpx.Client(trust_env=False, proxy=proxy.url if proxy else None, **options)
+    except (ImportError, ValueError, httpx.InvalidURL) as exc:
+        if proxy is None:
+            raise
+        raise error(unusable(product, key, proxy, httpx.URL(url).host, exc)) from None
+    return client, proxy
+
+
+def _tls_context() -> Any:
+    """The TLS check httpx makes by default, ``SSL_CERT_FILE``/``SSL_CERT_DIR`` included."""
+    import httpx
+
+    return httpx.create_ssl_context(trust_env=True)
 
 
 def unusable(product: str, key: str, proxy: Proxy, host: str, exc: BaseException) -> str:
@@ -79,7 +110,7 @@ def unusable(product: str, key: str, proxy: Proxy, host: str, exc: BaseException
             f"and port, e.g. http://proxy.example.com:3128; fix {proxy.variable}"
         )
     return (
-        f"cannot send {product} requests through {proxy.said()}: {fix}; or, if {key}.url is "
+        f"cannot send {product} requests through {proxy.said()}: {fix}; or, if {key} is "
         f"reachable without it, add {host} to NO_PROXY"
     )
 

@@ -1,0 +1,137 @@
+"""The environment's proxy for a remote embedding service and for ``briefd model pull``
+(E2, model pull): the one proxy for the URL, as httpx reads ``HTTP_PROXY``, ``HTTPS_PROXY``,
+``ALL_PROXY`` and ``NO_PROXY``, is given to the client alone. ``ALL_PROXY=socks5://…`` (httpx
+has no SOCKS support here) broke every index run and query with an ImportError traceback, even
+for a service ``NO_PROXY`` exempts; now it fails nothing there, and one the service's requests
+would go through is named, not a traceback (real servers on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from briefd.api import Briefd
+from briefd.cli.main import app
+from briefd.embeddings import registry
+from briefd.embeddings.spec import DownloadedFile
+from briefd.retrieval.search import SearchRequest
+from briefd.settings import Settings
+from tests.conftest import WriteFiles
+from tests.embeddings.fakehttp import FakeServer, Reply, closed_port_url, fake_server
+from tests.embeddings.test_remote_index import DOCS, Resizable, ollama_settings
+
+SOCKS = "socks5://relay:secret@127.0.0.1:1080"
+
+
+@pytest.fixture
+def ollama() -> Iterator[FakeServer]:
+    with fake_server() as server:
+        server.on("POST", "/api/embed", Resizable())
+        yield server
+
+
+@pytest.fixture
+def clean_proxies(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for scheme in ("http", "https", "all", "no"):
+        for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_a_socks_proxy_no_proxy_exempts_the_service_from_does_not_stop_embedding(
+    settings: Settings,
+    write_files: WriteFiles,
+    ollama: FakeServer,
+    clean_proxies: pytest.MonkeyPatch,
+) -> None:
+    clean_proxies.setenv("ALL_PROXY", SOCKS)
+    clean_proxies.setenv("NO_PROXY", "127.0.0.1")
+    write_files(DOCS)
+    with Briefd(ollama_settings(settings, ollama.url)) as api:
+        report = api.index()
+        assert (report.embedding_error, report.vectors_missing) == (None, 0)
+        found = api.search(SearchRequest("card retry"))
+    assert found.mode == "hybrid" and found.warnings == ()
+    assert len(ollama.requests) >= 2  # the index run's and the query's
+
+
+def test_an_unusable_proxy_for_the_service_is_named_not_a_traceback(
+    settings: Settings,
+    write_files: WriteFiles,
+    ollama: FakeServer,
+    clean_proxies: pytest.MonkeyPatch,
+) -> None:
+    clean_proxies.setenv("ALL_PROXY", SOCKS)
+    write_files(DOCS)
+    with Briefd(ollama_settings(settings, ollama.url)) as api:
+        report = api.index()
+        found = api.search(SearchRequest("card retry"))
+    said = (
+        "cannot send embedding requests through the proxy socks5://***@127.0.0.1:1080 (from "
+        "ALL_PROXY): httpx has no SOCKS support here: install it in briefd's environment (pip "
+        "install 'httpx[socks]'), or name an http:// proxy; or, if embeddings.base_url is "
+        "reachable without it, add 127.0.0.1 to NO_PROXY"
+    )
+    assert report.embedding_error == said and report.vectors_missing == 2
+    assert found.mode == "bm25" and found.hits[0].heading == "Retry policy"
+    assert found.warnings == (
+        "searched by keywords only (bm25): this index has no vectors of nomic-embed-text@"
+        "ollama; run `briefd index` to embed it with this model",
+    )
+    assert ollama.requests == []
+
+
+def test_a_proxy_that_cannot_be_reached_is_named(
+    settings: Settings,
+    write_files: WriteFiles,
+    ollama: FakeServer,
+    clean_proxies: pytest.MonkeyPatch,
+) -> None:
+    proxy = closed_port_url()
+    clean_proxies.setenv("ALL_PROXY", SOCKS)  # another scheme's: not this service's
+    clean_proxies.setenv("http_proxy", proxy)
+    write_files(DOCS)
+    with Briefd(ollama_settings(settings, ollama.url)) as api:
+        report = api.index()
+    assert report.embedding_error == (
+        f"Ollama at {ollama.url}/api/embed cannot be reached through the proxy {proxy} (from "
+        "http_proxy) (ConnectError); check that proxy, or, if the service is reachable without "
+        "it, add 127.0.0.1 to NO_PROXY"
+    )
+    assert ollama.requests == []
+
+
+def test_model_pull_from_a_mirror_no_proxy_exempts(
+    tmp_path: Path, clean_proxies: pytest.MonkeyPatch
+) -> None:
+    data = b"weights " * 1000
+    tiny = dataclasses.replace(
+        registry.MINILM_FP32,
+        name="tiny",
+        files=(DownloadedFile("w.bin", hashlib.sha256(data).hexdigest(), len(data)),),
+        download_url="http://127.0.0.1:9/unused",
+    )
+    clean_proxies.setattr(registry, "MODELS", (*registry.MODELS, tiny))
+    clean_proxies.setenv("BRIEFD_EMBEDDINGS__MODEL_DIR", str(tmp_path / "models"))
+    clean_proxies.setenv("ALL_PROXY", SOCKS)
+    clean_proxies.chdir(tmp_path)
+    with fake_server() as mirror:
+        mirror.on("GET", "/m/w.bin", lambda r: Reply(200, data, "application/octet-stream"))
+        argv = ["model", "pull", "--model", "tiny", "--url", mirror.url + "/m"]
+        refused = CliRunner().invoke(app, argv)
+        clean_proxies.setenv("NO_PROXY", "127.0.0.1")
+        pulled = CliRunner().invoke(app, argv)
+    assert refused.exit_code == 1 and refused.exception is not None
+    assert " ".join(refused.output.split()) == (
+        "error: cannot send model download requests through the proxy socks5://***@127.0.0.1:1080 "
+        "(from ALL_PROXY): httpx has no SOCKS support here: install it in briefd's environment "
+        "(pip install 'httpx[socks]'), or name an http:// proxy; or, if the download URL (--url) "
+        "is reachable without it, add 127.0.0.1 to NO_PROXY"
+    )
+    assert pulled.exit_code == 0, pulled.output
+    assert (tmp_path / "models/tiny/w.bin").read_bytes() == data
