@@ -24,6 +24,7 @@ from briefd.errors import (
     ProposalRemoteError,
 )
 from briefd.proposals.refusals import already_exists, message, moved, rate_limit
+from briefd.proxy import Proxy, proxied_client
 from briefd.settings import ForgeSettings
 from briefd.settings.trust import USERS_WORD, ProjectNamed, unsent_problem
 
@@ -50,6 +51,7 @@ class GitHub:
         self.base = f"{api_url.rstrip('/')}/repos/{repo}"
         self.repo = repo
         self.client = client
+        self.proxy: Proxy | None = None  # the environment's proxy ``client`` sends through
         self.headers = {
             "Accept": "application/vnd.github+json",
             "Authorization": f"Bearer {token}",
@@ -114,6 +116,13 @@ class GitHub:
             return self.client.request(method, self.base + path, json=payload, headers=self.headers)
         except httpx.HTTPError as exc:  # unreachable, timed out: the next call would be too
             reason = str(exc) or exc.__class__.__name__
+            if self.proxy is not None:
+                host = httpx.URL(self.base).host
+                raise ProposalRemoteError(
+                    f"{self._what(method, path)} failed through {self.proxy.said()}: {reason}; "
+                    f"check that proxy and forge.api_url, or, if the forge is reachable without "
+                    f"the proxy, add {host} to NO_PROXY"
+                ) from None
             raise ProposalRemoteError(
                 f"{self._what(method, path)} failed: {reason}; check forge.api_url"
             ) from None
@@ -171,11 +180,29 @@ def forge_repo(settings: ForgeSettings, remote_url: str | None) -> str | None:
     return found.group(1) if found else None
 
 
+def forge_client(settings: ForgeSettings) -> tuple[httpx.Client, Proxy | None]:
+    """The client for ``forge.api_url`` and the environment's proxy for it, given to the client
+    alone: a proxy only other URLs use fails nothing, one unusable for the forge is a
+    :class:`ProposalRemoteError` naming it (raised before anything is pushed)."""
+    import httpx
+
+    if settings.type == "none":  # nothing is sent
+        return httpx.Client(timeout=settings.timeout_seconds, trust_env=False), None
+    return proxied_client(
+        settings.api_url,
+        "GitHub",
+        "forge.api_url",
+        ProposalRemoteError,
+        timeout=settings.timeout_seconds,
+    )
+
+
 def open_forge(
     settings: ForgeSettings,
     remote_url: str | None,
     client: httpx.Client,
     named: ProjectNamed = USERS_WORD,
+    proxy: Proxy | None = None,
 ) -> GitHub | None:
     """The configured forge (None: ``forge.type: none``); a configuration gap is an error
     raised before anything is pushed, as is an ``api_url`` only a project's own settings file
@@ -198,7 +225,9 @@ def open_forge(
     refused = unsent_problem(named, "forge.api_url", api, DEFAULT_API, f"${env}")
     if refused is not None:
         raise ProposalError(refused)
-    return GitHub(settings.api_url, repo, token, client)
+    made = GitHub(settings.api_url, repo, token, client)
+    made.proxy = proxy
+    return made
 
 
 def _check_sendable(token: str, env: str) -> None:

@@ -28,7 +28,7 @@ from briefd.proposals.branch import (
     same_text,
 )
 from briefd.proposals.follow import follow_branches
-from briefd.proposals.forge import GitHub, PullRequest, open_forge
+from briefd.proposals.forge import GitHub, PullRequest, forge_client, open_forge
 from briefd.proposals.form import served_body
 from briefd.proposals.landed import merged_locally
 from briefd.proposals.model import Proposal, ProposalRequest
@@ -120,11 +120,10 @@ def propose(
     problem = store.problem()
     if problem is not None:
         raise StateUnavailableError(f"nothing was pushed: {problem}")
-    import httpx  # on first use: an index run never needs it (O4)
-
-    with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
+    client, proxy = forge_client(settings.forge)
+    with client:
         # config gaps fail early too
-        forge = open_forge(settings.forge, going.url, client, settings.project_named)
+        forge = open_forge(settings.forge, going.url, client, settings.project_named, proxy)
         if forge is not None and not going.pushed:
             raise ProposalError(NOT_PUSHED_FOR_FORGE.format(remote=going.target.remote))
         wait = PUSH_STEPS * settings.proposals.git_timeout
@@ -347,11 +346,13 @@ def _forge_refresh(store: SharedState, settings: Settings) -> Refresh:
         forge_url = locate(settings).url
     except BriefdError:
         forge_url = settings.sync.remote
-    import httpx  # on first use: an index run never needs it (O4)
-
-    with httpx.Client(timeout=settings.forge.timeout_seconds) as client:
+    try:
+        client, proxy = forge_client(settings.forge)
+    except ProposalError as exc:
+        return Refresh(0, (), str(exc))
+    with client:
         try:
-            forge = open_forge(settings.forge, forge_url, client, settings.project_named)
+            forge = open_forge(settings.forge, forge_url, client, settings.project_named, proxy)
         except ProposalError as exc:
             return Refresh(0, (), str(exc))
         assert forge is not None
