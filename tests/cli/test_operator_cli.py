@@ -8,7 +8,9 @@ import re
 import shlex
 import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -1085,19 +1087,31 @@ def test_the_eval_command_tune_suggests_measures_the_set_it_tuned_on(tmp_path: P
         "expected: [{path: domain/fees.md, heading: Charges}]}\n"
     )
     tune = ("tune", "--queries", "team set/q.yaml", "--source", "kb", "--trials", "2")
+    compared = tune_then_compare(
+        tmp_path,
+        (*tune, "--output", "best.json"),
+        embed_reply,
+        "eval --queries 'team set/q.yaml' --source kb --mode hybrid --config best.json",
+    )
+    assert re.search(r"team \(section\) +│ hybrid +│ +2 │", compared.stdout), compared.stdout
+
+
+def tune_then_compare(
+    tmp_path: Path, tune: tuple[str, ...], embed: Any, expected: str
+) -> subprocess.CompletedProcess[str]:
+    """Run `briefd tune` against a fake Ollama, check the compare command it suggests is
+    `expected`, run that command as pasted and return it (exit 0 checked)."""
     with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
-        ollama.on("POST", "/api/embed", embed_reply)
+        ollama.on("POST", "/api/embed", embed)
         env = ollama_env(ollama.url)
-        tuned = briefd(*tune, "--output", "best.json", cwd=tmp_path, env=env)
+        tuned = briefd(*tune, cwd=tmp_path, env=env)
         assert tuned.returncode == 0, tuned.stderr
         found = re.search(r"compare with `briefd ([^`]+)`", tuned.stdout)
         assert found is not None, tuned.stdout
-        assert found.group(1) == (
-            "eval --queries 'team set/q.yaml' --source kb --mode hybrid --config best.json"
-        )
+        assert found.group(1) == expected
         compared = briefd(*shlex.split(found.group(1)), cwd=tmp_path, env=env)
     assert compared.returncode == 0, compared.stderr
-    assert re.search(r"team \(section\) +│ hybrid +│ +2 │", compared.stdout), compared.stdout
+    return compared
 
 
 def _project_set(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from briefd.retrieval.search import RANKING_VERSION
 from tests.cli.test_cli import briefd
-from tests.cli.test_operator_cli import bag_of_words, ollama_env, two_documents
+from tests.cli.test_operator_cli import bag_of_words, ollama_env, tune_then_compare, two_documents
 from tests.embeddings.fakehttp import fake_server
 
 
@@ -93,18 +93,12 @@ def test_the_compare_command_tune_suggests_reads_the_settings_it_tuned_with(
         "expected: [{path: docs/fees.md, heading: Charges}]}\n"
     )
     tune = ("--config", "team.yaml", "tune", "--queries", "q.yaml", "--trials", "1")
-    with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
-        ollama.on("POST", "/api/embed", bag_of_words)
-        env = ollama_env(ollama.url)
-        tuned = briefd(*tune, cwd=tmp_path, env=env)
-        assert tuned.returncode == 0, tuned.stderr
-        found = re.search(r"compare with `briefd ([^`]+)`", tuned.stdout)
-        assert found is not None, tuned.stdout
-        assert found.group(1) == (
-            "--config team.yaml eval --queries q.yaml --mode hybrid --config best.json"
-        )
-        compared = briefd(*shlex.split(found.group(1)), cwd=tmp_path, env=env)
-    assert compared.returncode == 0, compared.stderr
+    compared = tune_then_compare(
+        tmp_path,
+        tune,
+        bag_of_words,
+        "--config team.yaml eval --queries q.yaml --mode hybrid --config best.json",
+    )
     assert re.search(r"q \(section\) +│ hybrid +│ +2 │", compared.stdout), compared.stdout
 
 
