@@ -216,18 +216,18 @@ def test_gate_keeps_strong_lexical_evidence_whatever_the_margin() -> None:
     assert empty.decision == "empty" and empty.reasons[0].endswith("not in the index: pizza")
     assert decide(absent, best=0.88, probe=0.85, threshold=0.02).decision == "kept"
     names = LexicalEvidence(
-        ("void", "void_window_closed", "neden", "aliyoruz"),
+        ("fuat", "sezgin", "kac", "dogmustur"),
         (2, 2, 0, 0),
         40,
         False,
         ((True, True, False, False),),
     )
-    assert names.supporting() == ("void", "void_window_closed")  # the index's own identifier
+    assert names.supporting() == ("fuat", "sezgin")  # both names in the best section
     supported = decide(names, best=0.80, probe=0.81, threshold=0.02, floor=-0.02)
     # the section holds 39% of the IDF mass (two words in 2 of 40 sections, two in none):
     # score = margin -0.010 + 0.05 × 0.392
     assert supported.decision == "kept" and supported.reasons[2].startswith(
-        "supported: a best section holds void, void_window_closed; score +0.010 is at or above"
+        "supported: a best section holds fuat, sezgin; score +0.010 is at or above"
     )
     assert decide(names, best=0.80, probe=0.85, threshold=0.02, floor=-0.02).decision == "empty"
     assert decide(strong, None, None, None).decision == "kept"
@@ -409,12 +409,10 @@ def test_guessed_corrections_give_a_question_no_lexical_support(
                 for text in ("offside soccer tactics", "outsid dockr tactics")
             )
     # both are corrected to two words of one section, the third word is in none; only the
-    # typo keeps the words' stems, and only its two words are held there (two ordinary words
-    # of three support neither question: no joined name among them)
+    # typo keeps the words' stems, and only its two words support the question
     assert guess.missing() == typo.missing() == ("tactics",)
-    assert guess.guesses == (True, True, False) and guess._held() == ((False, False, False),)
-    assert typo.guesses == (False, False, False) and typo._held() == ((True, True, False),)
-    assert guess.supporting() == typo.supporting() == ()
+    assert guess.guesses == (True, True, False) and guess.supporting() == ()
+    assert typo.guesses == (False, False, False) and typo.supporting() == ("outsid", "dockr")
     reason = decide(guess, best=0.80, probe=0.81, threshold=0.02, floor=-0.02).reasons[0]
     assert reason.endswith(
         "not in the index: tactics; spelling guesses, no support: offside, soccer"
@@ -447,43 +445,3 @@ def test_a_gate_fit_of_an_earlier_release_is_said_until_an_index_run_refits_it(
         )
         api.index()
         assert api.search(SearchRequest("partial refunds")).warnings == ()
-
-
-def test_ordinary_words_a_section_holds_together_support_no_question(
-    settings: Settings, write_files: WriteFiles
-) -> None:
-    """Ordinary words of a question that one section holds while its other words are
-    elsewhere ("long", "boil", "runny" of a section on boiled feed) support no question: words
-    that name one thing together are in one section by no coincidence, which the independence
-    estimate takes for one. The index's own identifier in the section is support."""
-    filler = "".join(f"## Note {n}\n\nStep {n} came after the last.\n\n" for n in range(30))
-    write_files(
-        {
-            "domain/hens.md": "# Hens\n\n## Yolk colour\n\nThe egg yolk colour of laying hens "
-            "follows their feed.\n\n## Boiling\n\nFeed is boiled for a long time; a runny "
-            "mash spoils.\n",
-            "domain/voids.md": "# Voids\n\nA void after the window closes is refused with "
-            "void_window_closed.\n",
-            "domain/notes.md": "# Notes\n\n" + filler,
-        }
-    )
-    with Briefd(settings) as api:
-        api.index()
-        with api.store.read() as conn:
-            egg, void = (
-                gate_evidence.for_text(conn, text, Lexicon(), speller=Speller())
-                for text in (
-                    "how long should I boil an egg for a runny yolk",
-                    "the void came at 22:57, why do we get void_window_closed",
-                )
-            )
-    assert not egg.strong and egg.missing() == () and egg.held
-    assert egg.held == ((True, True, False, True, False),)  # long, boil, runny of 5 words
-    assert egg.supporting() == ()  # by chance 0.001 of 33 sections, and no support
-    between = {"best": 0.80, "probe": 0.81, "threshold": 0.05, "floor": -0.05}
-    assert decide(egg, **between).decision == "empty"
-    assert not void.strong and void.supporting() == ("void", "void_window_closed")
-    kept = decide(void, **between)
-    assert kept.decision == "kept" and kept.reasons[2].startswith(
-        "supported: a best section holds void, void_window_closed;"
-    )

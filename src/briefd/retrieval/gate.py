@@ -10,14 +10,9 @@ Two kinds of evidence are weighed, and either one keeps the answer:
   diacritics whose every word is in one section keeps its answer however the model scores it.
 * **supported semantic** — with a score above the probes' median (below the threshold), the
   best semantic or the best lexical section holds every query word specific together, or two
-  or more words ten times as specific (``PARTIAL_CHANCE``: the other words are unexplained)
-  among them a name the query writes joined (:func:`joined`): "void istegi 22:57'de geldi,
-  neden void_window_closed aliyoruz" has the index's own identifier in its answer. Ordinary
-  words a section holds while others of the query are not in it are no support: "egg" and
-  "yolk", "sore" and "throat", "table" and "column" name one thing together, so a section
-  holding both is no coincidence the independence estimate could measure — that is how
-  "how long should I boil an egg for a runny yolk" got an answer from scientific abstracts.
-  A word the index lacks counts here through its spelling
+  or more words ten times as specific (``PARTIAL_CHANCE``: the other words are unexplained):
+  "Fuat Sezgin kac yilinda dogmustur" has both names in one paragraph even where the rest of
+  its words are inflected differently. A word the index lacks counts here through its spelling
   correction only when the correction keeps its stem (:func:`guessed`): "soccer" corrected to
   "docker" is a guess that helps the search, not evidence that the index covers soccer.
 * **semantic** — the query's *score* must reach the index's own threshold: its best cosine in
@@ -297,17 +292,16 @@ class LexicalEvidence:
     def supporting(self) -> tuple[str, ...]:
         """The words of the first best section (semantic, then lexical) that holds every query
         word (two or more) specific together, or two or more that are ten times as specific
-        (``PARTIAL_CHANCE``) among which a joined name (:func:`joined`); () if none. A guessed
-        word (:func:`guessed`) is not held: "the offside rule in soccer" is no better supported
-        for a section on "outside" and "docker"."""
+        (``PARTIAL_CHANCE``); () if none. A guessed word (:func:`guessed`) is not held: "the
+        offside rule in soccer" is no better supported for a section on "outside" and
+        "docker"."""
         for inside in self._held():
-            words = tuple(w for w, held in zip(self.words, inside, strict=True) if held)
             counts = tuple(n for n, held in zip(self.frequencies, inside, strict=True) if held)
             every = len(counts) == len(self.words)
-            if len(counts) < 2 or not (every or any(joined(w) for w in words)):
-                continue
-            if self._chance(counts) <= (MAX_CHANCE if every else PARTIAL_CHANCE):
-                return words
+            if len(counts) >= 2 and self._chance(counts) <= (
+                MAX_CHANCE if every else PARTIAL_CHANCE
+            ):
+                return tuple(w for w, held in zip(self.words, inside, strict=True) if held)
         return ()
 
     def foreign(self) -> bool:
@@ -369,15 +363,6 @@ def decide(
     if lexical is not None and lexical.strong:
         return GateDecision("kept", tuple(reasons))
     return GateDecision("kept" if on_topic else "empty", tuple(reasons))
-
-
-def joined(word: str) -> bool:
-    """A query word the index reads as several words: an identifier ("void_window_closed"), a
-    joined name the index holds as written ("payments.events.v1", "cert-manager",
-    :func:`briefd.retrieval.lexical.joined_terms`). A team's own name for a thing: no
-    off-topic question holds it by coincidence, as it may hold two ordinary words that a
-    section holds together."""
-    return not word.isalnum()
 
 
 def guessed(typed: str, corrections: tuple[str, ...]) -> bool:
