@@ -40,6 +40,7 @@ from briefd.sources.knowledge import remote_url
 from briefd.state import SharedState
 from briefd.store import freshness
 from briefd.store.db import Store
+from briefd.store.scopes import known_scopes
 from briefd.sync.state import Refresh
 from briefd.text import whole_characters
 
@@ -110,7 +111,7 @@ def propose(
     index or a reachable state nothing is pushed (the error says why)."""
     require_enabled(settings)
     request = replace(request, new_content=served_body(request.new_content, request.doc_path))
-    doc_path = checked_path(request, settings)
+    doc_path = checked_path(request, settings, lambda: _indexed_scopes(index))
     going = locate(settings)
     check_read(doc_path, going.target.repo / going.target.prefix, settings)
     with index().read() as conn:
@@ -139,6 +140,11 @@ def propose(
         raise StateUnavailableError(said) from exc
     _supersede(store, proposal, going, settings.proposals.git_timeout)
     return proposal
+
+
+def _indexed_scopes(index: Callable[[], Store]) -> list[str]:
+    with index().read() as conn:
+        return known_scopes(conn)
 
 
 def _supersede(store: SharedState, proposal: Proposal, going: Delivery, timeout: float) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pathspec
@@ -16,7 +16,7 @@ from briefd.proposals.model import ProposalRequest
 from briefd.settings import Settings
 from briefd.sources.layout import Layout, in_scopes
 from briefd.sources.scan import Rules
-from briefd.store.scopes import ALL_SCOPES
+from briefd.store.scopes import ALL_SCOPES, check_known
 
 SUFFIXES = (".md", ".markdown")
 MAX_DESCRIPTION = 10_000
@@ -55,10 +55,14 @@ FRONT_MATTER_ONLY = (
 )
 
 
-def checked_path(request: ProposalRequest, settings: Settings) -> str:
+def checked_path(
+    request: ProposalRequest, settings: Settings, known: Callable[[], Sequence[str]]
+) -> str:
     """The normalised document path, or a :class:`ProposalError` that says what to fix. Path
     and scopes are compared composed (NFC): an agent may send either form, and the commit
-    spells the path as the repository does (:mod:`.branch`)."""
+    spells the path as the repository does (:mod:`.branch`). ``known``: the index's scopes,
+    read when the request names scopes; one that is neither among them nor the document's
+    own (a new scope's first document) is refused as a search refuses it (:class:`ScopeError`)."""
     path = unicodedata.normalize("NFC", _clean_path(request.doc_path))
     _check_indexed(path, settings)
     layout = Layout.of(settings)
@@ -70,6 +74,8 @@ def checked_path(request: ProposalRequest, settings: Settings) -> str:
     allowed: Sequence[str] = [
         unicodedata.normalize("NFC", s) for s in request.scopes or settings.default_scopes
     ]
+    if request.scopes:
+        check_known(allowed, list(dict.fromkeys([*known(), scope])))
     if ALL_SCOPES not in allowed and not in_scopes(scope, allowed):
         raise ProposalError(
             f"doc_path '{path}' is in scope '{scope}', which this request may not see "

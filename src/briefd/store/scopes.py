@@ -56,16 +56,23 @@ def resolve_scopes(
                 f"mark a scopes: rule default: true), or name scopes (or '{ALL_SCOPES}')"
             )
         return found
-    requested = [_as_known(s, known) for s in requested]
-    unknown = [s for s in requested if s not in known and s != ALL_SCOPES]
+    requested = check_known(requested, known)
+    if ALL_SCOPES in requested:  # with others named too, a typo among them is still one
+        return tuple(known)
+    return tuple(dict.fromkeys(requested))
+
+
+def check_known(requested: Sequence[str], known: Sequence[str]) -> list[str]:
+    """``requested`` as the index spells its scopes, or a :class:`ScopeError` naming the first
+    that is not one of ``known`` (nor ``all``): the one text every surface gives for it."""
+    spelled = [_as_known(s, known) for s in requested]
+    unknown = [s for s in spelled if s not in known and s != ALL_SCOPES]
     if unknown:
         listing = ", ".join(known) if known else "none (the index is empty)"
         raise ScopeError(
             f"scope '{shown(unknown[0])}' does not exist; known scopes: {listing} (or '{ALL_SCOPES}')"
         )
-    if ALL_SCOPES in requested:  # with others named too, a typo among them is still one
-        return tuple(known)
-    return tuple(dict.fromkeys(requested))
+    return spelled
 
 
 def _as_known(scope: str, known: Sequence[str]) -> str:
