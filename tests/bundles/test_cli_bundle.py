@@ -137,6 +137,28 @@ def test_bundle_bad_mode_is_one_line(indexed: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_task_fails_as_a_blank_search_does(indexed: Path, blank: str) -> None:
+    """`briefd bundle ""` was a usage error, exit 2 ("Missing argument 'task'"), while
+    `briefd search ""` exits 1 saying the query has no words: a task given blank is a value
+    that goes wrong as the command runs (README: exit 1), said as REST and MCP say it. With no
+    TASK, --issue nor --paths it is still a missing argument, exit 2."""
+    searched = briefd("search", blank, "--json", cwd=indexed)
+    assert (searched.returncode, searched.stdout) == (1, "")
+    assert searched.stderr == "error: the query has no words to search for; type some words\n"
+    for args in [("bundle", blank), ("bundle", blank, "--json"), ("bundle", "--", blank)]:
+        result = briefd(*args, cwd=indexed)
+        assert (result.returncode, result.stdout, result.stderr) == (
+            1,
+            "",
+            "error: the task description is empty; describe the task (or pass an issue, or "
+            "paths)\n",
+        )
+    missing = briefd("bundle", "--json", cwd=indexed)
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr.startswith("error: Missing argument 'task'")
+
+
 def test_context_prints_the_document_then_its_dependency(indexed: Path) -> None:
     money, adr = "domain/currency-and-rounding.md", "domain/adr/0004-integer-minor-units.md"
     result = briefd("context", money, "--task", "rounding", "--max-tokens", "4000", cwd=indexed)

@@ -1020,8 +1020,6 @@ def test_eval_misses_with_json_says_where_the_misses_are(tmp_path: Path) -> None
         (("search",), "error: Missing argument 'query'; see `briefd search -h`"),
         (("bundle",), "error: Missing argument 'task': describe the task, or pass --issue or "
          "--paths; see `briefd bundle -h`"),  # was exit 1, as if it had run
-        (("bundle", " ", "--json"), "error: Missing argument 'task': describe the task, or pass "
-         "--issue or --paths; see `briefd bundle -h`"),
         (("search", "retry", "policy"), "error: Got unexpected extra argument(s) (policy); text "
          "of several words goes in quotes (`briefd search 'retry policy'`); see `briefd search -h`"),
         (("bundle", "add", "partial", "refunds"), "error: Got unexpected extra argument(s) "

@@ -73,8 +73,8 @@ def register(app: typer.Typer) -> None:
 
 def bundle_command(
     ctx: typer.Context,
-    task: str = typer.Argument(
-        "", help="The task, in your own words (optional with --issue).", callback=utf8_text
+    task: str | None = typer.Argument(
+        None, help="The task, in your own words (optional with --issue).", callback=utf8_text
     ),
     max_tokens: int = BUDGET,
     hard_limit: int | None = HARD_LIMIT,
@@ -103,12 +103,12 @@ def bundle_command(
     """Compile a token-budgeted context bundle for a task (B1–B8).
 
     The bundle goes to stdout byte for byte; a one-line summary goes to stderr."""
-    if not task.strip() and issue is None and paths is None:  # as a missing argument: exit 2
+    if task is None and issue is None and paths is None:  # as a missing argument: exit 2
         raise UsageError(
             "Missing argument 'task': describe the task, or pass --issue or --paths", ctx
         )
-    with reported_errors():
-        request = _request(task, max_tokens, hard_limit, scopes, tags, mode, base)
+    with reported_errors():  # a blank task is the bundle's own error, exit 1 (as search's)
+        request = _request(task or "", max_tokens, hard_limit, scopes, tags, mode, base)
         request = replace(request, paths=code_paths(paths), issue=issue)
         bundle = _compile(ctx, request, tuned)
     _print(bundle, json_output)
