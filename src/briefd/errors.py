@@ -13,7 +13,8 @@ into an ``isError`` result.
     │   ├── ForeignDatabaseError  the file is not a briefd index (never altered or deleted)
     │   ├── NewerIndexError       a newer briefd made the index (never altered or deleted)
     │   └── StateUnavailableError the shared state (PostgreSQL, ``state.url``) cannot be reached
-    ├── QueryError           a search request is malformed (bad FTS5 syntax in advanced mode)
+    ├── QueryError           a search request is malformed (bad FTS5 syntax in advanced mode),
+    │                        or a caller's own Atlassian account (X-Atlassian-* headers) refused
     │   └── ScopeError       a requested scope does not exist
     ├── NotFoundError        a requested document does not exist (or is outside the scopes)
     ├── EmbeddingError       the embedding model cannot be loaded or the embedding service failed

@@ -359,7 +359,7 @@ def test_rest_routes_and_their_status_codes(rest: TestClient, cloud: FakeSite) -
     assert "tracker issue · UTF-8" not in shaped.json()["text"]
     assert rest.post("/api/bundle", json={"task": "", "issue": "UTF-8"}).status_code == 404
     refused = rest.get("/api/jira/issues/SHOP-42", headers={**CALLER, "X-Atlassian-Token": "x"})
-    assert refused.status_code == 502 and refused.json()["error"] == "integration"
+    assert refused.status_code == 400 and refused.json()["error"] == "query"  # the caller's
     assert "refused the credentials from the caller's X-Atlassian-Token header" in refused.text
     cloud.script(r"/search/jql$", 429, headers={"Retry-After": "0"}, times=2)
     limited = rest.get("/api/jira/search", params={"text": "refund"})
@@ -721,7 +721,7 @@ def test_no_secret_page_or_issue_text_in_logs_query_log_or_metrics(
             bundle = http.post("/api/bundle", json={"task": "", "issue": "SHOP-42"})
             assert bundle.status_code == 200
             wrong = {**CALLER, "X-Atlassian-Token": "bad"}
-            assert http.get("/api/confluence/pages/98765", headers=wrong).status_code == 502
+            assert http.get("/api/confluence/pages/98765", headers=wrong).status_code == 400
             metrics = http.get("/metrics").text
     app.state.briefd.flush()
     queries = [f"{q.kind} {q.query} {q.client}" for q in live_api.state.recent_queries()]
@@ -747,17 +747,20 @@ def test_no_secret_page_or_issue_text_in_logs_query_log_or_metrics(
 def test_a_bundle_whose_issue_lookup_fails_answers_a_documented_status(
     rest: TestClient, cloud: FakeSite
 ) -> None:
-    """B1/I2: a bundle's live issue lookup fails as the Jira routes do (502, 429), and the
-    OpenAPI entry of POST /api/bundle lists those statuses."""
+    """B1/I2: a bundle's live issue lookup fails as the Jira routes do (400 for a caller's
+    refused token, 502, 429), and the OpenAPI entry of POST /api/bundle lists those statuses."""
     refused = rest.post(
         "/api/bundle", json={"issue": "SHOP-42"}, headers={**CALLER, "X-Atlassian-Token": "x"}
     )
-    assert refused.status_code == 502 and refused.json()["error"] == "integration"
+    assert refused.status_code == 400 and refused.json()["error"] == "query"
+    cloud.script(r"/issue/SHOP-42$", 500, body={"errorMessages": ["boom"], "errors": {}})
+    failed = rest.post("/api/bundle", json={"issue": "SHOP-42"})
+    assert failed.status_code == 502 and failed.json()["error"] == "integration"
     cloud.script(r"/issue/SHOP-42$", 429, headers={"Retry-After": "0"}, times=2)
     limited = rest.post("/api/bundle", json={"issue": "SHOP-42"})
     assert limited.status_code == 429 and limited.json()["error"] == "rate_limited"
     responses = rest.get("/openapi.json").json()["paths"]["/api/bundle"]["post"]["responses"]
-    assert {"429", "502"} <= set(responses)
+    assert {"400", "429", "502"} <= set(responses)
 
 
 def test_a_head_on_a_live_lookup_serves_no_tokens(rest: TestClient) -> None:

@@ -33,6 +33,7 @@ class Account:
     origin: str
     give_email: str = "send X-Atlassian-Email too"
     from_caller: bool = False  # sent in the request's headers: the caller's to fix
+    headers: tuple[str, str] = HEADER_PAIRS[0]  # a caller's: the (email, token) headers it sent
 
 
 def caller_account(headers: Mapping[str, str] | None) -> Account | None:
@@ -53,12 +54,14 @@ def caller_account(headers: Mapping[str, str] | None) -> Account | None:
                 f"the caller's {token_header} header",
                 f"send {email_header} too",
                 from_caller=True,
+                headers=(email_header, token_header),
             )
     for email_header, token_header in HEADER_PAIRS:
         if email_header.lower() in lower or token_header.lower() in lower:
             email = lower.get(email_header.lower(), "").strip() or None
             origin = f"the caller's {token_header} header"
-            return Account(email, "", origin, f"send {email_header} too", from_caller=True)
+            give = f"send {email_header} too"
+            return Account(email, "", origin, give, True, (email_header, token_header))
     return None
 
 
@@ -118,3 +121,22 @@ def _named(char: str) -> str:
     if char.isspace():
         return "a space"
     return f"U+{ord(char):04X}" + ("" if char.isprintable() else ", not printable")
+
+
+def caller_refused(account: Account, product: str, key: str, deployment: Deployment) -> str:
+    """What to fix when a site answers 401 to the account a caller sent in its headers (the
+    caller's to fix: REST 400, an MCP error; not a failure of the site that a client retries
+    unchanged): the headers it sent."""
+    email_header, token_header = account.headers
+    sent = (
+        f"the personal access token in {token_header}"
+        if deployment == "datacenter"
+        else f"{email_header} and {token_header} (an API token of that email's account; a "
+        f"scoped one works only while {key}.url is the gateway, "
+        f"https://api.atlassian.com/ex/{key}/<cloud id>)"
+    )
+    return (
+        f"{product} refused the credentials from {account.origin} (401 Unauthorized): check "
+        f"{sent}, or leave the X-Atlassian-* (X-Confluence-*) headers out to be served as "
+        "briefd's own account"
+    )

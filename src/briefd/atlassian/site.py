@@ -5,8 +5,9 @@ injected ``httpx.Client`` (tests point it at a fake server on 127.0.0.1), honour
 ``Retry-After`` on 429 (and on a 503 that carries one), and turns every failure — 401, 403, 404, 410, 429, 5xx, a timeout, a TLS
 error, an invalid URL, a redirect (never followed), an answer that is not JSON — into an
 :class:`~briefd.errors.IntegrationError` whose message says what to do; but a 400 to a request
-that carries the caller's values (a Jira search's filters) is a
-:class:`~briefd.errors.QueryError`: the caller's to fix (REST 400), not the site's failure.
+that carries the caller's values (a Jira search's filters), and a 401 or 403 to the account a
+caller sent in its own headers, are a :class:`~briefd.errors.QueryError`: the caller's to fix
+(REST 400), not the site's failure.
 Nothing here logs: requests carry user text and secrets.
 """
 
@@ -24,7 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from briefd.__about__ import __version__
-from briefd.atlassian.credentials import Account, authorization
+from briefd.atlassian.credentials import Account, authorization, caller_refused
 from briefd.atlassian.query import Deployment
 from briefd.errors import (
     ConfigError,
@@ -311,18 +312,23 @@ def failure(
     account: Account,
     not_found: str,
     waited: float | None,
-) -> IntegrationError:
-    """The error for an answer with status ≥ 400: what happened and what to do."""
+) -> IntegrationError | QueryError:
+    """The error for an answer with status ≥ 400: what happened and what to do. A 401 or 403
+    (the site's JSON) to the account a caller sent in its headers is the caller's to fix: a
+    :class:`QueryError` (REST 400) naming those headers, not the site's failure (502)."""
     status, product, key = response.status_code, config.product, config.key
     said = remote_message(response)
     captcha = captcha_login(response)
+    refused = QueryError if account.from_caller else IntegrationError  # a caller's: REST 400
     if captcha is not None and status in (401, 403):
-        return IntegrationError(
+        return refused(
             f"{product} refused {what} ({status}) to the account from {account.origin} without "
             "checking its token: after too many failed logins the site asks that account to "
             f"answer a CAPTCHA; log in once as that account in a browser at {captcha or config.url}"
             ", answering it, then try again"
         )
+    if status == 401 and account.from_caller:
+        return QueryError(caller_refused(account, product, key, config.deployment))
     if status == 401:
         scoped = ""
         if config.deployment == "cloud":
@@ -342,8 +348,8 @@ def failure(
             "this machine's request; check that this machine may reach "
             f"{key}.url (the proxy to use, the address to allow), or ask the site's administrators"
         )
-    if status == 403:
-        return IntegrationError(
+    if status == 403:  # a JSON answer: the site's own refusal of the account
+        return refused(
             f"{product} denied {what} (403 Forbidden) to the account from {account.origin}: it "
             f"lacks permission there, or the site does not allow API tokens{said}"
         )
