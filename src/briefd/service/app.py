@@ -227,18 +227,18 @@ async def beside_the_server(state: ServiceState, mcp: MCPServer[Any]) -> AsyncIt
     await anyio.to_thread.run_sync(_warn_about_scopes, api)
     await anyio.to_thread.run_sync(_join_replicas, api)
     poller = await anyio.to_thread.run_sync(_start_poller, api)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(anyio.to_thread.run_sync, state.warm_up)
-        tasks.start_soon(_flush_forever, state, lambda: _refresh_instructions(mcp, api))
-        try:
-            yield
-        finally:
-            tasks.cancel_scope.cancel()  # from here on, an await in this block is cancelled
-            if poller is not None:
-                poller.stop(timeout=0)  # no sync starts from now on
-            git.refuse_new()  # running git ends now, helpers too, and none starts until the end
-    stopping = time.monotonic()
-    try:
+    try:  # git is refused from the shutdown to its end, and again allowed however it ends
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(anyio.to_thread.run_sync, state.warm_up)
+            tasks.start_soon(_flush_forever, state, lambda: _refresh_instructions(mcp, api))
+            try:
+                yield
+            finally:
+                tasks.cancel_scope.cancel()  # from here on, an await in this block is cancelled
+                if poller is not None:
+                    poller.stop(timeout=0)  # no sync starts from now on
+                git.refuse_new()  # running git ends now, helpers too, none starts until the end
+        stopping = time.monotonic()
         await anyio.to_thread.run_sync(_let_work_finish, state)
         await last_flush(state, stopping + SHUTDOWN_WAIT_S)
     finally:
