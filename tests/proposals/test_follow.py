@@ -206,3 +206,34 @@ def test_a_branch_deleted_after_its_document_changed_is_not_said_deleted_unmerge
         "it was deleted unmerged. A sync closed it; propose the change again if it is still "
         "wanted and not on main"
     )
+
+
+def test_proposals_pushed_before_proposals_push_named_another_remote_stay_followed(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """T1: a checkout's proposals.push changed from one remote to another (origin to a fork)
+    made the next sync list the branches on the new remote alone, so each proposal still
+    waiting on the old one was closed, "no longer on the remote 'fork' … deleted unmerged",
+    its branch on origin all along. The other remotes of the checkout are asked too: they
+    stay pushed, and one whose branch a reviewer deleted there is still closed."""
+    fork = tmp_path / "fork.git"
+    git(tmp_path, "clone", "--quiet", "--bare", str(remote.bare), str(fork))
+    git(remote.work, "remote", "add", "fork", str(fork))
+    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": "origin"})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        kept = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        dropped = api.propose_update(ProposalRequest("domain/glossary.md", "daily", NEW_GLOSSARY))
+    moved = with_overrides(settings, {"proposals.push": "fork"})
+    with Briefd(moved, embedder=None) as api:
+        new = api.propose_update(ProposalRequest("domain/fx.md", "FX", "# FX\n\nHourly.\n"))
+        first = api.sync()
+        git(remote.bare, "branch", "-D", dropped.branch)
+        second = api.sync()
+        stored = {p.id: p for p in api.proposals()}
+
+    assert git(fork, "branch", "--list", new.branch) != ""
+    assert first.proposals_changed == ()
+    assert second.proposals_changed == (f"{dropped.id}: pushed → closed",)
+    assert (stored[kept.id].status, stored[kept.id].forge_error) == ("pushed", None)
+    assert (stored[new.id].status, stored[dropped.id].status) == ("pushed", "closed")

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import re
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from briefd.errors import BriefdError, ProposalError, ProposalRemoteError
@@ -124,10 +125,17 @@ def _gone(
     left as it is: whether its base holds it cannot be told."""
     target, status = going.target, "pushed" if going.pushed else "local"
     where = f"on the remote '{target.remote}'" if going.pushed else f"in {target.repo}"
+    missing = [
+        p
+        for p in known
+        if p.status == status and not p.pr_number and p.commit_hash and p.branch not in listed
+    ]
+    if going.pushed and missing:  # pushed before proposals.push named this remote
+        elsewhere = _elsewhere(target, [p.branch for p in missing], timeout)
+        missing = [p for p in missing if p.branch not in elsewhere]
     changed: list[str] = []
-    for p in known:
-        if p.status != status or p.pr_number or not p.commit_hash or p.branch in listed:
-            continue
+    for p in missing:
+        assert p.commit_hash is not None
         base = _base_ref(target, p.base_branch or target.base_branch, timeout)
         if base is None or not _has(target, p.commit_hash, timeout):
             continue
@@ -144,6 +152,26 @@ def _gone(
         store.record_check(p.id, now, said, _now())
         changed.append(f"{p.id}: {status} → {now}")
     return tuple(changed)
+
+
+def _elsewhere(target: GitTarget, branches: list[str], timeout: float) -> set[str]:
+    """Of ``branches`` (proposal branches the remote proposals go to lacks), those another
+    remote of the repository has, or may have: a checkout whose ``proposals.push`` named
+    another remote when they were pushed keeps them there, waiting for review, and a sync
+    that closed them as deleted unmerged lost track of every one. A remote that does not
+    answer may have them all (asked again at the next sync)."""
+    others = git.run(["remote"], target.repo, timeout, ProposalError).split()
+    patterns = [f"refs/heads/{branch}" for branch in branches]
+    found: set[str] = set()
+    for remote in (r for r in others if r != target.remote):
+        try:
+            args = ["ls-remote", _url(replace(target, remote=remote), timeout), *patterns]
+            out = git.run(args, target.repo, timeout, ProposalRemoteError, target.env)
+        except BriefdError as exc:
+            log.warning("proposal branches on the remote '%s' not listed: %s", remote, exc)
+            return set(branches)
+        found |= {line.partition("\t")[2].removeprefix("refs/heads/") for line in out.splitlines()}
+    return found
 
 
 def _changed_since(target: GitTarget, proposal: Proposal, base: str, timeout: float) -> str:
