@@ -4,7 +4,7 @@
 file changed after that keeps a stat the stamp does not hold, so the next run falls through.
 :func:`write` stores the stamp atomically beside the index, only when the snapshot is sound:
 the index is where :func:`briefd.cli.stamp.locate` looks for it, no recorded path changed in
-the last two seconds (a racy edit), no indexed file is a symbolic link, no file has merge
+the last two seconds (a racy edit), no indexed file is a symbolic link loop, no file has merge
 conflicts (their ``git add`` changes no stat the stamp holds), the index and its
 stamp are not inside the source tree they describe, and git is found the usual way. Anything
 else writes no stamp (and removes an old one): the next run hashes, as before.
@@ -134,7 +134,8 @@ def _resolved(paths: list[str]) -> set[str]:
 def _tree(root: Path, rules: Rules) -> list[str] | None:
     """The source's folders the scan enters and the files it may index there (and each
     ``.gitignore``): a file added, removed or renamed changes its folder's stat, an edit its
-    own. None when a candidate is a symbolic link (its target's changes are not its own).
+    own. A candidate that is a symbolic link counts as its target (its folders too: see
+    :func:`_link_folders`).
     The folders of the ignored folders the scan looks into for documents links may name
     (:meth:`Rules.ignored_documents`, as far as it looks) count too: a document added there
     changes what a link to it says."""
@@ -153,10 +154,32 @@ def _tree(root: Path, rules: Rules) -> list[str] | None:
             if name != ".gitignore" and not rules.selects(rel_dir + name):
                 continue
             path = Path(dirpath, name).absolute()
-            if path.is_symlink():
+            hops = _link_folders(path) if path.is_symlink() else []
+            if hops is None:
                 return None
-            found.append(str(path))
+            found += [*hops, str(path)]
     return found
+
+
+LINK_HOPS = 40  # as the kernel's limit of symbolic links followed in one lookup (ELOOP)
+
+
+def _link_folders(path: Path) -> list[str] | None:
+    """The folders the symbolic link ``path`` and each link it leads through live in: a link
+    is never edited in place, only replaced, which changes its folder's stat; what it leads to
+    counts through ``path``'s own signature (``os.stat`` follows it: the target's inode, size
+    and times). None for a chain too long to follow (a loop): no stamp."""
+    folders: list[str] = []
+    here = path
+    for _ in range(LINK_HOPS):
+        folder = here.parent.resolve()
+        folders.append(str(folder))
+        try:
+            written = here.readlink()
+        except OSError:  # not a link (the target) or gone: its folder is recorded
+            return folders
+        here = folder / written
+    return None
 
 
 def _ignored_folders(folder: Path, budget: list[int]) -> list[str]:
