@@ -162,24 +162,42 @@ class PostingsIndex:
         codes = [i for i, s in enumerate(self.scopes) if s in set(scopes)]
         return np.isin(self.scope_codes, np.asarray(codes, dtype=np.uint16))
 
+    def idf(self, hits: int) -> float:
+        """FTS5's IDF of a term held by ``hits`` chunks (never below 1e-6, as FTS5 clamps)."""
+        idf = math.log((len(self.rows) - hits + 0.5) / (hits + 0.5))
+        return idf if idf > 0.0 else 1e-6
+
+    def term_score(
+        self, idf: float, freqs: postings.Freqs, at: Positions, weights: FieldWeights
+    ) -> Floats:
+        """A token's BM25 term score in the chunks at positions ``at`` that hold it ``freqs``
+        times per column. Element by element: a chunk's score is the same number whichever
+        other chunks are scored with it (a matrix product's rounding may depend on the batch)."""
+        counts = freqs.astype(np.float64)
+        weighted = (counts[:, 0] * weights.title + counts[:, 1] * weights.heading) + (
+            counts[:, 2] * weights.body
+        )
+        return idf * ((weighted * (K1 + 1.0)) / (weighted + self.norm[at]))
+
     def contribution(
         self, stored: tuple[postings.Rows, postings.Freqs] | None, weights: FieldWeights
     ) -> tuple[Positions, Floats]:
-        """Chunk positions holding one token, and its BM25 term score in each."""
+        """Chunk positions holding one token (ascending), and its BM25 term score in each."""
         if stored is None:
             return np.empty(0, np.intp), np.empty(0, np.float64)
         docs, freqs = stored
-        total, hits = len(self.rows), len(docs)
-        idf = math.log((total - hits + 0.5) / (hits + 0.5))
-        idf = idf if idf > 0.0 else 1e-6
-        column = np.asarray([weights.title, weights.heading, weights.body], dtype=np.float64)
-        weighted = freqs @ column
-        if len(docs) and docs[-1] >= len(self.position):
+        at = self.positions(docs)
+        return at, self.term_score(self.idf(len(docs)), freqs, at, weights)
+
+    def positions(self, docs: postings.Rows) -> Positions:
+        """The positions of ascending chunk rowids the index holds (StalePostings for one it
+        does not)."""
+        if len(docs) and (docs[0] < 0 or docs[-1] >= len(self.position)):
             raise StalePostings
         at = self.position[docs]
         if len(at) and at.min() < 0:
             raise StalePostings
-        return at, idf * ((weighted * (K1 + 1.0)) / (weighted + self.norm[at]))
+        return at
 
 
 class Lexicon:
@@ -225,16 +243,21 @@ class Coverage:
     chunk of the index holds."""
 
     index: PostingsIndex
-    present: npt.NDArray[np.int32]
-    groups: int
+    held: tuple[postings.Rows, ...]  # per group: the rowids of the chunks holding it, ascending
 
     def share(self, rowid: int) -> float:
         """The share of the groups the chunk holds (1.0: every query word; 0.0: none, or a
         chunk this index does not know)."""
-        if self.groups == 0 or not 0 <= rowid < len(self.index.position):
+        if not self.held or not 0 <= rowid < len(self.index.position):
             return 0.0
-        at = int(self.index.position[rowid])
-        return int(self.present[at]) / self.groups if at >= 0 else 0.0
+        if self.index.position[rowid] < 0:
+            return 0.0
+        return sum(_holds(rows, rowid) for rows in self.held) / len(self.held)
+
+
+def _holds(rows: postings.Rows, rowid: int) -> bool:
+    at = int(np.searchsorted(rows, rowid))
+    return at < len(rows) and int(rows[at]) == rowid
 
 
 @dataclass(slots=True)
@@ -272,28 +295,161 @@ def with_coverage(
     the :class:`Coverage` of every chunk for the same groups. A group is one query word and its
     spelling correction; ``scopes`` None: all. The score adds the words' contributions in query
     order, as FTS5 adds its phrases'. ``reads``: what an earlier list of the same query read
-    (and what this one reads is added to it)."""
+    (and what this one reads is added to it).
+
+    Only the chunks that can be among the best are scored (:func:`_any`, :func:`_every`):
+    the same list, with the same scores, as scoring every chunk holding a query word."""
     if not groups:
-        return [], Coverage(index, np.zeros(0, dtype=np.int32), 0)
+        return [], Coverage(index, ())
     reads = Reads() if reads is None else reads
     single = {w.tokens[0] for g in groups for w in g if len(w.tokens) == 1 and not w.prefix}
     stored = reads.stored(conn, sorted(single))
-    score = np.zeros(len(index.rows), dtype=np.float64)
-    present = np.zeros(len(index.rows), dtype=np.int32)
-    for group in groups:
-        if len(group) == 1 and not group[0].prefix:  # the common case, sparse: no full arrays
-            at, value = _word_score(conn, index, group[0], stored, weights, reads)
-            score[at] += value  # positions are unique: the same sums as a group array
-            present[at] += 1
-            continue
+    terms = [_term(conn, index, group, stored, weights, reads) for group in groups]
+    allowed = index.allowed(scopes) if scopes is not None else None
+    pick = _every if every_group else _any
+    best = pick(index, terms, weights, limit, allowed) if limit > 0 else []
+    return best, Coverage(index, tuple(t.rows for t in terms))
+
+
+@dataclass(frozen=True, slots=True)
+class _Term:
+    """One query group as the scoring reads it: the chunks holding it (rowids, ascending),
+    the most it adds to any chunk's score, and either one token's postings, scored only
+    where asked (``stored``), or its score in every chunk holding it (``at``, ``values``)."""
+
+    rows: postings.Rows
+    bound: float
+    stored: tuple[postings.Rows, postings.Freqs] | None = None
+    at: Positions | None = None
+    values: Floats | None = None
+
+    def spread(self, index: PostingsIndex) -> Positions:
+        """The positions of every chunk holding it, ascending."""
+        return self.at if self.at is not None else index.positions(self.rows)
+
+    def score(
+        self, index: PostingsIndex, weights: FieldWeights, at: Positions, rowids: postings.Rows
+    ) -> Floats:
+        """Its score in the chunks at positions ``at`` (rowids ``rowids``), 0.0 where absent:
+        the same numbers as scoring every chunk holding it."""
+        out = np.zeros(len(at), dtype=np.float64)
+        if self.values is not None and self.at is not None:
+            found = _find(self.at, at)
+            out[found >= 0] = self.values[found[found >= 0]]
+        elif self.stored is not None:
+            docs, freqs = self.stored
+            found = _find(docs, rowids)
+            hit = found >= 0
+            out[hit] = index.term_score(index.idf(len(docs)), freqs[found[hit]], at[hit], weights)
+        return out
+
+
+def _find(sorted_keys: npt.NDArray[Any], keys: npt.NDArray[Any]) -> npt.NDArray[np.intp]:
+    """Where each of ``keys`` is in the ascending ``sorted_keys``, -1 where it is not."""
+    if not len(sorted_keys):
+        return np.full(len(keys), -1, dtype=np.intp)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return np.where(sorted_keys[at] == keys, at, -1)
+
+
+def _term(
+    conn: sqlite3.Connection,
+    index: PostingsIndex,
+    group: Sequence[Word],
+    stored: dict[str, tuple[postings.Rows, postings.Freqs]],
+    weights: FieldWeights,
+    reads: Reads,
+) -> _Term:
+    """A one-token word keeps its postings, to be scored where needed: no term score reaches
+    ``idf × (k1 + 1)``. A phrase or a group of several words is scored in full first."""
+    if len(group) == 1 and not group[0].prefix and len(group[0].tokens) == 1:
+        held = stored.get(group[0].tokens[0])
+        if held is None:
+            return _Term(np.empty(0, np.int64), 0.0)
+        return _Term(held[0], index.idf(len(held[0])) * (K1 + 1.0), stored=held)
+    if len(group) == 1 and not group[0].prefix:
+        at, values = _word_score(conn, index, group[0], stored, weights, reads)
+    else:
         exact, prefixed, holds = _group_score(conn, index, group, stored, weights, reads)
-        score += np.maximum(exact, prefixed) if prefixed is not None else exact
-        present += holds
-    hit = present == len(groups) if every_group else present > 0
-    if scopes is not None:
-        hit &= index.allowed(scopes)
-    best = _best(index, score, np.flatnonzero(hit), limit)
-    return best, Coverage(index, present, len(groups))
+        at = np.flatnonzero(holds)
+        values = (np.maximum(exact, prefixed) if prefixed is not None else exact)[at]
+    order = np.argsort(at, kind="stable")
+    at, values = at[order], values[order]
+    bound = float(values.max()) if len(values) else 0.0
+    return _Term(index.rows[at], bound, at=at, values=values)
+
+
+def _scores(
+    index: PostingsIndex, terms: Sequence[_Term], weights: FieldWeights, at: Positions
+) -> Floats:
+    """The chunks' scores: the terms' added in query order, as every chunk's are."""
+    rowids = index.rows[at]
+    total = np.zeros(len(at), dtype=np.float64)
+    for term in terms:
+        total += term.score(index, weights, at, rowids)
+    return total
+
+
+def _every(
+    index: PostingsIndex,
+    terms: Sequence[_Term],
+    weights: FieldWeights,
+    limit: int,
+    allowed: npt.NDArray[np.bool_] | None,
+) -> list[tuple[int, float]]:
+    """The best chunks holding every term: the shortest list, kept where each other holds it
+    too (a binary search each), scored there and nowhere else."""
+    by_length = sorted(terms, key=lambda t: len(t.rows))
+    rows = by_length[0].rows
+    for term in by_length[1:]:
+        rows = rows[_find(term.rows, rows) >= 0]
+    at = index.positions(rows)
+    if allowed is not None:
+        at = at[allowed[at]]
+    return _best(index, _scores(index, terms, weights, at), at, limit)
+
+
+PRUNE_MARGIN = 1e-9  # relative: a score is a float sum of at most a few dozen terms
+
+
+def _any(
+    index: PostingsIndex,
+    terms: Sequence[_Term],
+    weights: FieldWeights,
+    limit: int,
+    allowed: npt.NDArray[np.bool_] | None,
+) -> list[tuple[int, float]]:
+    """The best chunks holding any term, by MaxScore: the terms that can add most come first,
+    and every chunk holding one of them is scored in full (the others' postings searched for
+    it); once the terms left could not lift a chunk holding none of the first to the
+    ``limit``-th score even together (``bound``, strictly below, so no tie either), no other
+    chunk can be among the best and none is scored. A query of common words alone scores
+    every chunk holding any, as before."""
+    order = sorted(terms, key=lambda t: (-t.bound, len(t.rows)))
+    prune = min(weights.title, weights.heading, weights.body) >= 0.0
+    seen = np.zeros(len(index.rows), dtype=np.bool_)
+    found: list[Positions] = []
+    scores: list[Floats] = []
+    for n, term in enumerate(order):
+        at = term.spread(index)
+        at = at[~seen[at]]
+        if allowed is not None:
+            at = at[allowed[at]]
+        seen[at] = True
+        found.append(at)
+        scores.append(_scores(index, terms, weights, at))
+        rest = sum(t.bound for t in order[n + 1 :])
+        if rest <= 0.0 or not prune:
+            continue
+        held = sum(len(a) for a in found)
+        if held >= limit:
+            score = np.concatenate(scores)
+            cut = -float(np.partition(-score, limit - 1)[limit - 1])
+            if rest * (1.0 + PRUNE_MARGIN) < cut:
+                break
+    if not found:
+        return []
+    return _best(index, np.concatenate(scores), np.concatenate(found), limit)
 
 
 def _group_score(
@@ -365,10 +521,13 @@ def _phrase(
 def _best(
     index: PostingsIndex, score: Floats, found: Positions, limit: int
 ) -> list[tuple[int, float]]:
-    """The best ``limit`` of ``found`` as (rowid, bm25), equal scores in chunk id order: every
-    chunk that scores at least the ``limit``-th best is ordered, not an arbitrary few."""
+    """The best ``limit`` of the chunks at ``found`` (their scores ``score``) as (rowid, bm25),
+    equal scores in chunk id order: every chunk that scores at least the ``limit``-th best is
+    ordered, not an arbitrary few."""
     if len(found) > limit:
-        cut = np.partition(-score[found], limit - 1)[limit - 1]
-        found = found[-score[found] <= cut]
-    found = found[np.lexsort((index.id_order[found], -score[found]))[:limit]]
-    return list(zip(index.rows[found].tolist(), (-score[found]).tolist(), strict=True))
+        cut = np.partition(-score, limit - 1)[limit - 1]
+        keep = -score <= cut
+        found, score = found[keep], score[keep]
+    order = np.lexsort((index.id_order[found], -score))[:limit]
+    found, score = found[order], score[order]
+    return list(zip(index.rows[found].tolist(), (-score).tolist(), strict=True))
