@@ -36,7 +36,7 @@ from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
 from briefd.sources.knowledge import sync_lock
 from briefd.sources.worktree import from_work_trees
-from briefd.state import SharedState, open_state
+from briefd.state import SessionMemory, SharedState, open_state
 from briefd.store import activity, sync_state, views
 from briefd.store.db import Store
 from briefd.sync.runner import SyncRunner, SyncSteps, Told, run_sync
@@ -186,13 +186,14 @@ class Briefd(AbstractContextManager["Briefd"]):
         """Hits and misses of this process's bundle cache, and its LRU size."""
         return self._bundles.stats()
 
-    def recall(self, request: RecallRequest) -> RecallResult:
-        """Prompt-time recall (I8): the sections to inject for one prompt (:mod:`briefd.recall`)."""
+    def recall(self, request: RecallRequest, memory: SessionMemory | None = None) -> RecallResult:
+        """Prompt-time recall (I8, :mod:`briefd.recall`); ``memory``: default the state's."""
         requested = request.mode or self.settings.recall.mode
         with self.store.read() as conn:
             mode = recall_engine.ready_mode(conn, requested, self.semantic)
         hybrid = self._recall_search if mode == "hybrid" and self.semantic is not None else None
-        return recall_engine.answer(self.store, request, self.settings, hybrid, self.state)
+        given = memory or self.state
+        return recall_engine.answer(self.store, request, self.settings, hybrid, given)
 
     def _recall_search(self, prompt: str, scopes: tuple[str, ...], k: int, related: int) -> Ranking:
         request = SearchRequest(prompt, scopes=scopes, top_k=k, mode="hybrid", related=related)

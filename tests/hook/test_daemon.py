@@ -747,6 +747,29 @@ def test_a_hook_that_left_before_its_answer_costs_the_log_one_line(
     assert as_json(run_hook, RELEVANT, "s-3")["via"] == "daemon"  # and it goes on serving
 
 
+def test_an_answer_the_hook_left_before_is_not_remembered_as_given(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """I8, I10: a prompt the daemon answered after the hook's second (a pasted log's embedding
+    on a busy 2-core machine: 1.0-1.5 s) printed nothing, yet the session memory kept its
+    sections as given: the same session never got them again, however it asked ("its best
+    matching section was already injected in this session")."""
+    pid = running_daemon(db, tmp_path, run_hook)
+    fresh = as_json(run_hook, RELEVANT, "s-fresh")
+    os.kill(pid, signal.SIGSTOP)  # as late as a long prompt's embedding
+    try:
+        late = run_hook(payload=hook_json(RELEVANT, "s-2"), env=DAEMON)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert late.stdout == "" and "did not answer within 1 s" in late.stderr
+    log = Path(daemon_files(str(db), {}).log)
+    wait_for(lambda: "the hook left before its answer was sent" in log.read_text(), 30)
+    again = as_json(run_hook, RELEVANT, "s-2")
+    assert fresh["sections"] and fresh["already_injected"] == 0
+    assert (again["sections"], again["already_injected"]) == (fresh["sections"], 0)
+    assert as_json(run_hook, RELEVANT, "s-2")["already_injected"] == len(fresh["sections"])
+
+
 def test_a_daemon_answers_only_prompts_that_found_its_settings_file(
     db: Path, tmp_path: Path, run_hook: RunHook
 ) -> None:

@@ -79,6 +79,7 @@ from briefd.recall.engine import (
     client_command,
 )
 from briefd.retrieval.candidates import prefetch
+from briefd.state.sessions import Unsent
 from briefd.store.activity import QueryLogEntry
 from briefd.store.db import busy, content_version
 from briefd.store.reloads import Reloads
@@ -145,6 +146,7 @@ class Daemon:
         self.pending: list[QueryLogEntry] = []  # prompts answered, for the query log (T3, T6)
         self.flushed = time.monotonic()
         self.reloads = Reloads(log)  # a long index run beside it: loaded again every few s
+        self.unsent = Unsent(api.state)  # what the answer being sent gave, until it is sent
 
     def warm(self) -> None:
         """Load everything the first prompt would (the model, vectors, postings, the tokenizer
@@ -224,10 +226,11 @@ class Daemon:
             request = RecallRequest.from_json(json.loads(body))
             _, prompt = client_command(request.prompt.strip()[:MAX_PROMPT_CHARS])
             hybrid = self.mode == "hybrid" and request.mode in (None, "auto", "hybrid")
+            self.unsent = Unsent(self.api.state)
             with answering_within(self.api, self.last + ANSWER_SECONDS):
                 if hybrid and query_terms(prompt):  # the model starts now, beside index reads
                     prefetch(self.api.semantic, prompt)
-                answered = self.api.recall(request)
+                answered = self.api.recall(request, self.unsent)
         except (BriefdError, ValueError) as exc:
             log.warning("recall refused: %s", exc)
             return 422, "text/plain", str(exc).encode()
@@ -247,6 +250,13 @@ class Daemon:
             return 200, "text/markdown; charset=utf-8", result["knowledge"].encode()
         payload = hook_output(result) if fmt == "hook" else {**result, "via": "daemon"}
         return 200, "application/json", json.dumps(payload, ensure_ascii=False).encode()
+
+    def sent(self) -> None:
+        """The hook has its answer: its session remembers what it gave (see :class:`Unsent`)."""
+        try:
+            self.unsent.delivered()
+        except (BriefdError, sqlite3.Error) as exc:  # a busy index costs this turn's memory
+            log.warning("could not remember this injection: %s", exc)
 
     def flush(self, force: bool = False) -> None:
         """Write the queued prompts to the query log, every ``serve.flush_seconds`` (after an
@@ -360,7 +370,8 @@ class Handler(BaseHTTPRequestHandler):
             # answered, late or not: slow (a long prompt on a loaded machine), not stuck; the
             # hooks that gave up on it count their unanswered prompts from none again
             Path(daemon.files.stalls).unlink(missing_ok=True)
-            self._send(*answer)
+            self._send(*answer)  # a hook that left: BrokenPipeError, nothing remembered
+            daemon.sent()
             daemon.flush()  # when due: the hook has its answer
         else:
             self._send(404, "text/plain", f"no route {route.path}".encode())

@@ -54,3 +54,28 @@ class IndexSessions:
                 "SET content_hash = excluded.content_hash, injected_at = excluded.injected_at",
                 [(session_id, chunk, digest, now) for chunk, digest in sections],
             )
+
+
+class Unsent:
+    """A :class:`SessionMemory` over ``memory`` that keeps what an answer would remember until
+    :meth:`delivered`: what the asker never received (a hook that gave up waiting for the recall
+    daemon, a long prompt's embedding past its second) is not remembered as given, or the
+    session would never get those sections, however it asked again."""
+
+    def __init__(self, memory: SessionMemory) -> None:
+        self._memory = memory
+        self._kept: list[tuple[str, tuple[tuple[str, str], ...], float, float]] = []
+
+    def seen(self, session_id: str, now: float, hours: float) -> dict[str, str]:
+        return self._memory.seen(session_id, now, hours)
+
+    def remember(
+        self, session_id: str, sections: Sequence[tuple[str, str]], now: float, hours: float
+    ) -> None:
+        self._kept.append((session_id, tuple(sections), now, hours))
+
+    def delivered(self) -> None:
+        """The answer reached its asker: remember what it gave (each once)."""
+        kept, self._kept = self._kept, []
+        for session_id, sections, now, hours in kept:
+            self._memory.remember(session_id, sections, now, hours)
