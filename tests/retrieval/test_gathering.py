@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from briefd.api import Briefd
 from briefd.embeddings.base import EmbeddingKind, Vectors
 from briefd.embeddings.fake import FakeEmbedder
+from briefd.model import SearchResult
 from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
-from briefd.retrieval.candidates import ALL_TERMS, VECTOR, finish, start
+from briefd.retrieval.candidates import ALL_TERMS, VECTOR, finish, prefetch, start
 from briefd.retrieval.lexical import build_match
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
@@ -101,3 +102,35 @@ def test_a_search_starts_the_model_before_it_reads_the_index(
         finally:
             api.store.conn.set_trace_callback(None)
     assert seen == [True]
+
+
+def test_a_query_embedded_before_does_not_wait_behind_another_being_embedded(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """One worker embeds queries, one after another. A query whose vector is at hand (asked
+    before, or prefetched) is answered at once, not queued behind another query still in the
+    model (a long one takes ~0.1 s, a remote service up to its timeout)."""
+    write_files(REFUNDS_AND_SETTLEMENT)
+    embedder = HeldQueries()
+    query = "partial refund of a captured payment"
+    with Briefd(settings, embedder=embedder) as api:
+        embedder.go.set()
+        api.index()
+        first = api.search(SearchRequest(query, mode="hybrid"))
+        embedder.go.clear()
+        semantic = api.semantic
+        assert semantic is not None
+        prefetch(semantic, "the daily settlement cutoff")  # held in the model
+        answers: list[SearchResult] = []
+        again = threading.Thread(
+            target=lambda: answers.append(api.search(SearchRequest(query, mode="hybrid")))
+        )
+        try:
+            again.start()
+            again.join(timeout=5)
+            assert not again.is_alive(), "the search waited behind the held query"
+        finally:
+            embedder.go.set()
+            again.join(timeout=15)
+    assert [h.chunk_id for h in answers[0].hits] == [h.chunk_id for h in first.hits]
+    assert first.hits and answers[0].hits[0].heading == "Partial refunds"

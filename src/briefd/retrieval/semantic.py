@@ -104,6 +104,21 @@ class SemanticIndex:
         from several threads: two new queries are embedded side by side, as an index run's
         passages already are next to queries."""
         text = query_text(text)
+        cached = self._cached(text)
+        if cached is not None:
+            return cached
+        vector: npt.NDArray[np.float32] = self.embedder.embed_query(text)[0]
+        with self._cache_lock:
+            self._queries[text] = vector
+            if len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vector
+
+    def cached_vector(self, text: str) -> npt.NDArray[np.float32] | None:
+        """The query's vector if it is at hand (primed, or embedded recently), else None."""
+        return self._cached(query_text(text))
+
+    def _cached(self, text: str) -> npt.NDArray[np.float32] | None:
         primed = self._primed.get(text)
         if primed is not None:
             return primed
@@ -111,13 +126,7 @@ class SemanticIndex:
             cached = self._queries.get(text)
             if cached is not None:
                 self._queries.move_to_end(text)
-                return cached
-        vector: npt.NDArray[np.float32] = self.embedder.embed_query(text)[0]
-        with self._cache_lock:
-            self._queries[text] = vector
-            if len(self._queries) > QUERY_CACHE:
-                self._queries.popitem(last=False)
-        return vector
+            return cached
 
 
 def query_text(text: str) -> str:
