@@ -140,7 +140,8 @@ def test_what_a_full_disk_keeps_out_at_the_stop_is_named(tmp_path: Path) -> None
     assert rows(db, f"SELECT id FROM proposals WHERE id = '{proposal}'") == []
     (said,) = [line for line in err.splitlines() if "lost with this stop: proposal" in line]
     assert f"proposal {proposal} ({DOC}, branch {branch})" in said
-    assert "open a pull request from it by hand, or delete it and propose again" in said
+    assert "stands where it was made (pushed to the remote, or a local branch of" in said
+    assert "until a sync adopts it" in said and "open a pull request" not in said
     listed = subprocess.run(["git", "branch", "--list", branch], cwd=source, capture_output=True)
     assert branch in listed.stdout.decode()
     (flush,) = [line for line in err.splitlines() if " at shutdown: " in line]

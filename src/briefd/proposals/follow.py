@@ -47,8 +47,9 @@ EDITED = (
     "reviewer's changes), nothing is lost; else it was deleted unmerged. A sync closed it; "
     "propose the change again if it is still wanted and not on {base}"
 )
-ADOPTED = (
-    "adopted at a sync: briefd found the branch {branch} without its record (briefd stopped "
+ADOPTED_AS = "adopted at a sync:"  # how an adopted proposal's forge_error starts
+ADOPTED = ADOPTED_AS + (
+    " briefd found the branch {branch} without its record (briefd stopped "
     "between making the branch and recording it, or the index could not take the record), so "
     "the client that proposed it is not known"
 )

@@ -288,6 +288,39 @@ def _opened_anyway(forge: GitHub, branch: str) -> PullRequest | None:
         return None
 
 
+LOCAL_BRANCH = (
+    "a local branch of the repository {repo}, not pushed anywhere (proposals.push keeps this "
+    "source's proposals there), so nobody sees it until it is merged there or pushed for review "
+    "(git -C {repo} push {remote} {branch})"
+)
+PUSHED_NO_FORGE = (
+    "pushed to {remote}; no pull request is opened (forge.type: none), so open one from it into "
+    "{base} for review, or merge it there; syncs follow the branch: merged once {base} holds "
+    "its change, closed when the branch is deleted unmerged"
+)
+
+
+def where_kept(settings: Settings, proposal: Proposal) -> str | None:
+    """Where a new proposal's branch is and what comes next, as its answer says it (None:
+    nothing to add to its status and pull request or forge error): a local one stands in the
+    repository alone, never on the team's remote; a pushed one no forge follows waits there
+    for someone to open its pull request."""
+    if proposal.pr_url or proposal.forge_error or proposal.status not in ("local", "pushed"):
+        return None
+    if proposal.status == "pushed" and settings.forge.type != "none":
+        return None
+    try:
+        target = locate(settings).target
+    except BriefdError:  # the checkout moved since: the status alone is left to say
+        return None
+    if proposal.status == "local":
+        repo, branch = target.repo, proposal.branch
+        return LOCAL_BRANCH.format(repo=repo, remote=target.remote, branch=branch)
+    remote = "the source's remote" if target.configured else f"the remote '{target.remote}'"
+    base = proposal.base_branch or target.base_branch
+    return PUSHED_NO_FORGE.format(remote=remote, base=base)
+
+
 def locate(settings: Settings) -> Delivery:
     """The repository and branch a proposal is built on, and whether it is pushed."""
     target, url = sources.resolve(settings).push_target()

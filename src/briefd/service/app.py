@@ -77,8 +77,10 @@ LOST_AT_SHUTDOWN = (
     "the index could not take %d write(s) a client was told are stored, lost with this stop: %s"
 )
 BRANCH_STANDS = (
-    ". A proposal's branch stands in the knowledge repository, unknown to briefd: open a pull "
-    "request from it by hand, or delete it and propose again"
+    ". A proposal's branch stands where it was made (pushed to the remote, or a local branch of "
+    "the repository when proposals stay local), with its pull request if one was opened, "
+    "unknown to briefd until a sync adopts it (once it is older than a push may take, 10 "
+    "minutes or more: proposals.git_timeout) and lists it again: do not propose it again"
 )
 WAITING_TO_SAVE = (
     "another process is writing the index: waiting up to %.0f s to save the counters, the "

@@ -330,16 +330,18 @@ def usage_text(out: schemas.UsageOut) -> str:
     return text
 
 
-def proposal_text(out: schemas.ProposalOut) -> str:
+def proposal_text(out: schemas.ProposalOut, kept: str | None = None) -> str:
+    """The answer to a new proposal; ``kept``: where its branch is and what comes next, when
+    its status and pull request do not say it (a local branch; a pushed one no forge opens a
+    pull request for)."""
+    if kept is not None:
+        return f"proposed on branch {out.branch}, {kept}" + _superseded_note(out)
     return _proposed(out) + _superseded_note(out)
 
 
 def _proposed(out: schemas.ProposalOut) -> str:
     if out.status == "local":
-        return (
-            f"proposed on branch {out.branch} of the knowledge repository (local: not pushed, "
-            "see proposals.push)"
-        )
+        return f"proposed on branch {out.branch}, a local branch (not pushed: proposals.push)"
     if out.pr_url is None and out.forge_error:  # pushed, but the forge refused the pull request
         return (
             f"proposed on branch {out.branch} (pushed), but the pull request was NOT opened: "

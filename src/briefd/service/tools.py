@@ -24,8 +24,9 @@ from briefd.atlassian.service import not_configured
 from briefd.bundles import BundleRequest
 from briefd.bundles.model import MAX_HARD_LIMIT, MAX_TOKENS, MIN_TOKENS
 from briefd.errors import BriefdError, IntegrationOffError
-from briefd.proposals.model import ProposalRequest
+from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.policy import reaches_out, require_enabled
+from briefd.proposals.service import where_kept
 from briefd.retrieval.search import SearchRequest
 from briefd.service import documents, render, schemas
 from briefd.service.problems import flags_for_counts, problems
@@ -450,11 +451,14 @@ class Tools:
         request = ProposalRequest(
             doc_path, change_description, new_content, scope_tuple(scopes), "mcp"
         )
-        proposal = await self._call(
-            "propose_update", lambda: self.state.api.propose_update(request), exclusive=False
-        )
+
+        def made() -> tuple[Proposal, str | None]:
+            proposal = self.state.api.propose_update(request)
+            return proposal, where_kept(self.state.api.settings, proposal)
+
+        proposal, kept = await self._call("propose_update", made, exclusive=False)
         out = self.state.proposed(proposal, request.scopes)
-        return ok_result(render.proposal_text(out), out)
+        return ok_result(render.proposal_text(out, kept), out)
 
 
 LIVE_TOOLS = {  # registered only while their product is configured (service/atlassian.py)

@@ -1,0 +1,101 @@
+"""T1: what an agent and a user are told of where a proposal's branch is when no pull request
+says it: a local branch (proposals stay in the checkout) is named as the checkout's, never as
+if the team's repository had it; a pushed one no forge follows (forge.type: none) says that
+no pull request is opened and what to do, and ``briefd proposals`` reads it plainly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from mcp import Client
+from mcp_types import CallToolResult
+
+from briefd.api import Briefd
+from briefd.service import create_app
+from tests.service.conftest import service_config
+from tests.service.live import mcp_session, serving
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import RETRY, Remote, git
+
+NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
+ARGUMENTS = {"doc_path": "domain/retry.md", "change_description": "four"}
+
+
+def proposed_over_mcp(api: Briefd) -> CallToolResult:
+    async def propose(client: Client) -> CallToolResult:
+        return await client.call_tool("propose_update", {**ARGUMENTS, "new_content": NEW_RETRY})
+
+    with serving(create_app(api, service_config())) as base:
+        return mcp_session(base + "/mcp", propose)
+
+
+def listed(api: Briefd, source: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env.update(BRIEFD_SOURCE=source, BRIEFD_DB=str(api.settings.db), COLUMNS="1000")
+    env.update(BRIEFD_EMBEDDINGS__ENABLED="false", BRIEFD_PROPOSALS__ENABLED="true")
+    command = [sys.executable, "-m", "briefd", "proposals"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_local_proposal_is_named_as_the_checkouts_branch_not_the_teams(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """The MCP answer said "proposed on branch … of the knowledge repository (local: not
+    pushed…)": an agent told the user the change was in the team's repository for review,
+    where nobody but the checkout ever sees it."""
+    with Briefd(git_settings(tmp_path, str(remote.work)), embedder=None) as api:
+        api.index()
+        result = proposed_over_mcp(api)
+
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    branch = result.structured_content["branch"]
+    assert result.structured_content["status"] == "local"
+    assert [c.text for c in result.content] == [  # type: ignore[union-attr]
+        f"proposed on branch {branch}, a local branch of the repository {remote.work}, not "
+        "pushed anywhere (proposals.push keeps this source's proposals there), so nobody sees "
+        f"it until it is merged there or pushed for review (git -C {remote.work} push origin "
+        f"{branch})"
+    ]
+    assert git(remote.work, "branch", "--list", branch) != ""
+    assert git(remote.bare, "branch", "--list", branch) == ""
+
+
+def test_a_pushed_proposal_no_forge_follows_says_what_comes_next(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """forge.type: none: the MCP answer was "proposed on branch … (pushed)", and `briefd
+    proposals` showed "–" for it, then "no pull request: its branch … (deleted unmerged), so a
+    sync closed it" once a reviewer deleted it, which read like a failed pull request. The
+    answer says none is opened and what to do; the listing says what the sync found."""
+    with Briefd(git_settings(tmp_path, remote.url), embedder=None) as api:
+        api.sync()
+        result = proposed_over_mcp(api)
+        assert result.structured_content is not None
+        branch = result.structured_content["branch"]
+        waiting = listed(api, remote.url)
+        git(remote.bare, "branch", "-D", branch)
+        api.sync()
+        closed = listed(api, remote.url)
+
+    assert not result.is_error, result.content
+    assert [c.text for c in result.content] == [  # type: ignore[union-attr]
+        f"proposed on branch {branch}, pushed to the source's remote; no pull request is "
+        "opened (forge.type: none), so open one from it into main for review, or merge it "
+        "there; syncs follow the branch: merged once main holds its change, closed when the "
+        "branch is deleted unmerged"
+    ]
+    assert (
+        f"pushed  domain/retry.md  {branch}  no pull request (forge.type: none): open one from "
+        "the branch, or merge it  "
+    ) in waiting
+    assert (
+        f"closed  domain/retry.md  {branch}  its branch {branch} is no longer on the remote "
+        "'origin', and main does not hold its change (deleted unmerged), so a sync closed it"
+    ) in closed
+    assert "no pull request: " not in closed
