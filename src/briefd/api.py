@@ -78,6 +78,7 @@ class Briefd(AbstractContextManager["Briefd"]):
         self.close()
 
     def close(self) -> None:
+        self._lexicon.close()
         if self._store is not None:
             self.flush_bundle_hits()
             self._store.close()

@@ -70,6 +70,14 @@ class Tokenizer:
     def tokens(self, word: str) -> tuple[str, ...]:
         return self._lookup(word)
 
+    def close(self) -> None:
+        """Close the scratch table's in-memory database (opened again if used after): left to
+        the garbage collector, Python 3.13 warns of it (ResourceWarning: unclosed database)."""
+        with self._lock:
+            if self._scratch is not None:
+                self._scratch.close()
+                self._scratch = None
+
     def stemmed(self, word: str) -> bool:
         """Porter recognised a suffix of the word ("refunds" → "refund")."""
         return self._lookup(word) != self._lookup(word, stemmed=False)
@@ -211,6 +219,9 @@ class Lexicon:
 
     def invalidate(self) -> None:
         self._version = None
+
+    def close(self) -> None:
+        self.tokenizer.close()
 
     def follow(self, conn: sqlite3.Connection) -> None:
         """Load the postings again now if they were loaded and the index has changed since."""

@@ -13,6 +13,7 @@ import hashlib
 import json
 import sqlite3
 import time
+from contextlib import closing
 from datetime import UTC, datetime
 
 import numpy as np
@@ -99,10 +100,13 @@ def refresh(
         vectors = _probe_vectors(conn, embedder, [text for _, _, text in probes])
         best, nearest_rows = quantized.nearest(vectors)
         lexicon, speller = Lexicon(), Speller()
-        evidence = [  # each probe searched as a query is: spelling corrections, best sections
-            gate_evidence.for_text(conn, text, lexicon, (rowids[int(nearest_rows[i])],), speller)
-            for i, (_, _, text) in enumerate(probes)
-        ]
+        with closing(lexicon):
+            evidence = [  # each probe searched as a query is: spelling corrections, best sections
+                gate_evidence.for_text(
+                    conn, text, lexicon, (rowids[int(nearest_rows[i])],), speller
+                )
+                for i, (_, _, text) in enumerate(probes)
+            ]
     pairs = tuple((topic, language) for topic, language, _ in probes)
     lexical = tuple(e.strong for e in evidence)
     coverage = tuple(e.coverage() for e in evidence)
