@@ -113,7 +113,9 @@ def test_a_query_reads_each_token_and_phrase_once(settings: Settings) -> None:
     with Briefd(settings, embedder=FakeEmbedder()) as api:
         api.index(EXAMPLE)
         query = SearchRequest("idempotency_key_reused merchant 409", mode="hybrid", top_k=3)
-        api.search(query)  # the postings, vectors and spelling vocabulary load
+        # the postings, vectors and spelling vocabulary load (a phrase's scores, once read,
+        # are kept for later searches: tests/retrieval/test_phrase_scores.py)
+        api.search(SearchRequest("merchant 409 retries", mode="hybrid", top_k=3))
         statements: list[str] = []
         api.store.conn.set_trace_callback(statements.append)
         try:

@@ -21,12 +21,14 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from briefd.retrieval.lexical import PREFIX, FieldWeights, is_prefix
+from briefd.retrieval.phrases import PhraseScores
 from briefd.store import postings
 from briefd.store.db import content_version
 
@@ -144,6 +146,8 @@ class PostingsIndex:
     id_order: npt.NDArray[np.int32]  # per chunk: its rank among the chunk ids
     # query words also match by prefix: the stemmer does not know the index's language
     conflate: bool = False
+    # the FTS5 phrase scores of this index state, kept for the searches that follow
+    phrases: PhraseScores = field(default_factory=PhraseScores, compare=False, repr=False)
 
     @classmethod
     def build(
@@ -507,7 +511,7 @@ def _word_score(
         return index.contribution(stored.get(word.tokens[0]), weights)
     key = (word.text, weights)
     if key not in reads.phrases:
-        reads.phrases[key] = _phrase(conn, index, word, weights)
+        reads.phrases[key] = index.phrases.get(key, partial(_phrase, conn, index, word, weights))
     return reads.phrases[key]
 
 
@@ -526,7 +530,10 @@ def _phrase(
     docs = np.asarray([r[0] for r in rows], dtype=np.int64)
     if len(docs) and (docs.max() >= len(index.position) or index.position[docs].min() < 0):
         raise StalePostings
-    return index.position[docs], -np.asarray([r[1] for r in rows], dtype=np.float64)
+    at, scores = index.position[docs], -np.asarray([r[1] for r in rows], dtype=np.float64)
+    at.setflags(write=False)  # kept for later searches (PostingsIndex.phrases)
+    scores.setflags(write=False)
+    return at, scores
 
 
 def _best(
