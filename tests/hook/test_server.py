@@ -85,6 +85,34 @@ def live_server(indexed: Briefd) -> Iterator[str]:
         thread.join(10)
 
 
+def test_an_answer_the_hook_stopped_waiting_for_is_not_remembered_as_given(
+    indexed: Briefd, run_hook: RunHook
+) -> None:
+    """I8: a server answering after the hook's recall.server_timeout (busy: another request
+    held the index, or a long prompt's embedding) wrote the sections into the session memory
+    though the hook had printed nothing: asked again, that session got nothing ("every
+    matching section was already injected in this session")."""
+    app = create_app(indexed, ServiceConfig(token=TOKEN))
+    with serving(app) as url:
+        env: dict[str, str | None] = {
+            "BRIEFD_RECALL__SERVER": url,
+            "BRIEFD_API_TOKEN": TOKEN,
+            "BRIEFD_RECALL__SERVER_TIMEOUT": "1",
+        }
+        with app.state.briefd.lock:  # another request holds the index past the hook's second
+            late = run_hook(payload=hook_json(RELEVANT, session="late"), env=env)
+        assert late.stdout == "" and "did not answer within 1 s" in late.stderr
+        deadline = time.monotonic() + 20
+        while "briefd_tokens_served" not in str(app.state.briefd.metrics.snapshot_view()):
+            assert time.monotonic() < deadline, "the late answer never came"
+            time.sleep(0.05)
+        asked = run_hook("--json", payload=hook_json(RELEVANT, session="late"), env=env)
+        again = json.loads(asked.stdout)
+    assert again["via"] == "server"
+    assert again["sections"] and again["already_injected"] == 0, again["reason"]
+    assert again["sections"][0]["doc_path"] == "domain/chargebacks.md"
+
+
 def test_command_asks_a_running_server(live_server: str, run_hook: RunHook) -> None:
     env: dict[str, str | None] = {"BRIEFD_RECALL__SERVER": live_server, "BRIEFD_API_TOKEN": TOKEN}
     first = run_hook("--json", payload=hook_json(RELEVANT, session="live"), env=env)
