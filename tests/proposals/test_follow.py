@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.proposals import ProposalRequest
 from briefd.proposals.follow import ADOPT_AFTER
+from briefd.proposals.service import locate
 from briefd.settings import with_overrides
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import GLOSSARY, RETRY, Remote, git, stage
@@ -237,3 +239,70 @@ def test_proposals_pushed_before_proposals_push_named_another_remote_stay_follow
     assert second.proposals_changed == (f"{dropped.id}: pushed → closed",)
     assert (stored[kept.id].status, stored[kept.id].forge_error) == ("pushed", None)
     assert (stored[new.id].status, stored[dropped.id].status) == ("pushed", "closed")
+
+
+def test_a_lost_branch_dated_ahead_of_the_clock_is_adopted_once_seen_long_enough(
+    git_api: Briefd, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T1, clock skew: a branch whose record was lost, its commit dated a day ahead of this
+    machine's clock (made where the clock was ahead, or this one set back since), was taken
+    for a push still being recorded until the clock caught up: a day unlisted and unfollowed
+    (a year, for a year). Its date is not believed: it is adopted once syncs have seen it
+    unrecorded for as long as a push may take, dated when first seen."""
+    git_api.sync()
+    monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{int(time.time()) + 86_400} +0000")
+    lost = git_api.propose_update(ProposalRequest("domain/retry.md", "Four", NEW_RETRY))
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    with sqlite3.connect(git_api.settings.db) as conn:  # the record a kill -9 never wrote
+        conn.execute("DELETE FROM proposals WHERE id = ?", (lost.id,))
+
+    first = git_api.sync()
+    repo = locate(git_api.settings).target.repo  # briefd's clone of the remote
+    marks = git(repo, "for-each-ref", "--format=%(refname)", "refs/briefd/")
+    assert marks.splitlines() == [f"refs/briefd/unrecorded/{lost.id}"]
+    seen = time.time() - ADOPT_AFTER - 60  # as if that sync had run 11 minutes ago
+    (repo.parent / "seen").write_text(f"{seen:.3f}\n")
+    blob = git(repo, "hash-object", "-w", str(repo.parent / "seen"))
+    git(repo, "update-ref", f"refs/briefd/unrecorded/{lost.id}", blob)
+    second = git_api.sync()
+
+    assert first.proposals_changed == ()
+    assert second.proposals_changed == (
+        f"{lost.id}: unrecorded → pushed (branch {lost.branch} adopted)",
+    )
+    (adopted,) = git_api.proposals()
+    assert (adopted.id, adopted.commit_hash) == (lost.id, lost.commit_hash)
+    assert adopted.created_at < lost.created_at  # when first seen, not a day ahead
+    assert git(repo, "for-each-ref", "refs/briefd/") == ""  # the sighting is dropped
+
+
+def test_a_record_written_after_a_sync_adopted_its_branch_replaces_the_adoption(
+    git_api: Briefd, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """T1, clock skew: a commit dated an hour behind (its clock was behind) looked old enough
+    to adopt while its record was still being written, and the record, written next, was
+    dropped for the adoption's ("INSERT OR IGNORE"): the proposal was listed with its client
+    unknown and "adopted at a sync", its pull request forgotten. The record replaces it."""
+    git_api.sync()
+    monkeypatch.setenv("GIT_COMMITTER_DATE", f"@{int(time.time()) - 3600} +0000")
+    request = ProposalRequest("domain/retry.md", "Four", NEW_RETRY, client="mcp")
+    made = git_api.propose_update(request)
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    with sqlite3.connect(git_api.settings.db) as conn:  # not written yet when the sync ran
+        conn.execute("DELETE FROM proposals WHERE id = ?", (made.id,))
+    adopting = git_api.sync()
+
+    git_api.state.save_proposal(made)  # the record, written after the sync
+
+    assert adopting.proposals_changed == (
+        f"{made.id}: unrecorded → pushed (branch {made.branch} adopted)",
+    )
+    (stored,) = git_api.proposals()
+    assert (stored.client, stored.forge_error, stored.created_at) == (
+        "mcp",
+        None,
+        made.created_at,
+    )
+    other = replace(made, commit_hash="0" * 40, client="rest")
+    git_api.state.save_proposal(other)  # a record that is not that branch's changes nothing
+    assert git_api.proposals() == [stored]

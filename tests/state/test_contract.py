@@ -13,6 +13,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.settings import Settings, StateSettings
 from briefd.state import LocalState, Manifest, Proposal, ReplicaStatus, SharedState
+from briefd.state.model import ADOPTED_AS
 from briefd.state.postgres import PostgresState
 from briefd.store.activity import QueryLogEntry
 from tests.conftest import WriteFiles
@@ -186,6 +187,28 @@ def test_a_pushed_proposal_takes_the_pull_request_found_for_it(state: SharedStat
         forge_error=None,
         status_checked_at="2026-01-03T00:00:00Z",
     )
+
+
+def test_a_proposals_own_record_replaces_the_one_a_sync_adopted(state: SharedState) -> None:
+    """T1: a record written after a sync adopted its branch (it waited for the index, or its
+    commit's clock was behind) was dropped for the adoption's, its client and pull request
+    lost; another record of that id (not that commit) or a second save leaves it as it is."""
+    own = proposal("abab", "2026-01-02T00:00:00+00:00")
+    adopted = replace(
+        own,
+        status="pushed",
+        pr_number=None,
+        client=None,
+        created_at="2026-01-01T23:59:00+00:00",
+        forge_error=f"{ADOPTED_AS} briefd found the branch briefd/proposal-abab without …",
+    )
+    state.save_proposal(adopted)
+    state.save_proposal(replace(own, commit_hash="beef", client="other"))
+    assert state.proposals() == [adopted]
+    state.save_proposal(own)
+    assert state.proposals() == [own]
+    state.save_proposal(adopted)
+    assert state.proposals() == [own]
 
 
 def test_session_memory_expires(state: SharedState) -> None:

@@ -7,8 +7,8 @@ from typing import get_args
 import typer
 
 from briefd.cli.output import completes, console, one_of, print_json, reported_errors
-from briefd.proposals.follow import ADOPTED_AS
 from briefd.proposals.model import Proposal, ProposalStatus
+from briefd.state.model import ADOPTED_AS
 
 STATUSES: tuple[str, ...] = get_args(ProposalStatus)
 

@@ -29,13 +29,17 @@ from briefd.settings import Settings
 from briefd.sources import git
 from briefd.sources.knowledge import GitTarget
 from briefd.state import SharedState
-from briefd.state.model import Proposal
+from briefd.state.model import ADOPTED_AS, Proposal
 
 log = logging.getLogger("briefd.proposals")
 
 ADOPT_AFTER = 600  # seconds at least: a branch younger may be a push whose record is being
 # written (longer when a push's git commands and its pull request may take longer: adopt_after)
 ADOPT_REF = "refs/briefd/adopt/"  # + the id: an unrecorded branch fetched to be read
+# + the id: a blob holding when a sync first saw an unrecorded branch whose commit is dated
+# ahead of this machine's clock (the clock that made it was ahead, or this one is behind)
+SEEN_REF = "refs/briefd/unrecorded/"
+CLOCK_SLACK = 60  # seconds a commit may be dated ahead of this clock and still be believed
 SUFFIXES = (".md", ".markdown")
 GONE = (
     "its branch {branch} is no longer {where}, and {base} does not hold its change (deleted "
@@ -47,7 +51,6 @@ EDITED = (
     "reviewer's changes), nothing is lost; else it was deleted unmerged. A sync closed it; "
     "propose the change again if it is still wanted and not on {base}"
 )
-ADOPTED_AS = "adopted at a sync:"  # how an adopted proposal's forge_error starts
 ADOPTED = ADOPTED_AS + (
     " briefd found the branch {branch} without its record (briefd stopped "
     "between making the branch and recording it, or the index could not take the record), so "
@@ -193,11 +196,13 @@ def _adopt(
     store: SharedState, settings: Settings, going: Delivery, unknown: dict[str, str]
 ) -> tuple[str, ...]:
     """Record the unknown branches that are proposals briefd made (see the module docstring)."""
+    target, timeout = going.target, settings.proposals.git_timeout
+    _forget_seen(target, unknown, timeout)
     if not unknown:
         return ()
-    target, timeout = going.target, settings.proposals.git_timeout
     refs = {branch: ADOPT_REF + branch[-8:] for branch in unknown}
     changed: list[str] = []
+    drop = list(refs.values())
     try:
         if going.pushed:  # their commits, which this repository may lack
             specs = [f"+refs/heads/{b}:{ref}" for b, ref in refs.items()]
@@ -213,10 +218,11 @@ def _adopt(
             if found is None:
                 continue
             store.save_proposal(found)
+            drop.append(SEEN_REF + found.id)  # its first sighting, if any
             changed.append(f"{found.id}: unrecorded → {found.status} (branch {branch} adopted)")
             log.warning("%s", ADOPTED.format(branch=branch))
     finally:
-        for ref in refs.values():
+        for ref in drop:
             with contextlib.suppress(BriefdError):
                 git.run(["update-ref", "-d", ref], target.repo, timeout, ProposalError)
     return tuple(changed)
@@ -237,7 +243,8 @@ def _orphan(
     parents, email, stamp, message = shown.split("\0", 3)
     if len(parents.split()) != 1 or email != settings.proposals.author_email:
         return None
-    if time.time() - int(stamp) < adopt_after(settings):
+    made_at = _made_at(target, branch, int(stamp), timeout)
+    if time.time() - made_at < adopt_after(settings):
         return None
     changed = git.run(
         ["diff-tree", "-r", "-z", "--name-only", "--no-commit-id", parents, commit],
@@ -250,7 +257,7 @@ def _orphan(
         return None
     if not paths[0].lower().endswith(SUFFIXES):
         return None
-    made = datetime.fromtimestamp(int(stamp), UTC).isoformat(timespec="milliseconds")
+    made = datetime.fromtimestamp(made_at, UTC).isoformat(timespec="milliseconds")
     return Proposal(
         id=branch[-8:],
         branch=branch,
@@ -265,6 +272,43 @@ def _orphan(
         base_commit=parents.strip(),
         forge_error=ADOPTED.format(branch=branch),
     )
+
+
+def _made_at(target: GitTarget, branch: str, stamp: int, timeout: float) -> float:
+    """When the unrecorded ``branch`` was made, as far as this machine's clock can tell: its
+    commit's date (``stamp``), unless that lies ahead of the clock, which a commit made here
+    cannot: then the commit tells nothing (a branch dated a day ahead waited a day to be
+    adopted, one dated a year ahead a year), and the time a sync first saw the branch without
+    a record stands in, kept in the repository (:data:`SEEN_REF`) from sync to sync."""
+    now = time.time()
+    if stamp <= now + CLOCK_SLACK:
+        return stamp
+    ref = SEEN_REF + branch[-8:]
+    with contextlib.suppress(BriefdError, ValueError):
+        seen = float(git.run(["cat-file", "blob", ref], target.repo, timeout, ProposalError))
+        if seen <= now + CLOCK_SLACK:  # else this clock was set back since: seen now
+            return seen
+    blob = git.run(
+        ["hash-object", "-w", "--stdin"],
+        target.repo,
+        timeout,
+        ProposalError,
+        stdin=f"{now:.3f}\n".encode(),
+    )
+    git.run(["update-ref", ref, blob], target.repo, timeout, ProposalError)
+    return now
+
+
+def _forget_seen(target: GitTarget, unknown: dict[str, str], timeout: float) -> None:
+    """Drop the first sightings (:func:`_made_at`) of branches no longer unrecorded (adopted,
+    recorded after all, or deleted)."""
+    args = ["for-each-ref", "--format=%(refname)", SEEN_REF]
+    listed = git.run(args, target.repo, timeout, ProposalError)
+    waiting = {branch[-8:] for branch in unknown}
+    for ref in listed.splitlines():
+        if ref.removeprefix(SEEN_REF) not in waiting:
+            with contextlib.suppress(BriefdError):
+                git.run(["update-ref", "-d", ref], target.repo, timeout, ProposalError)
 
 
 def adopt_after(settings: Settings) -> float:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from briefd.errors import StateUnavailableError, StoreError
-from briefd.state.model import Manifest, Proposal, ReplicaStatus
+from briefd.state.model import REPLACES_ADOPTED, Manifest, Proposal, ReplicaStatus
 from briefd.state.sessions import IndexSessions
 from briefd.store import activity, queryhash, sync_state
 from briefd.store.activity import QueryLogEntry
@@ -143,9 +143,9 @@ class LocalState(IndexSessions):
 
         def save(conn: sqlite3.Connection) -> None:
             conn.execute(
-                # OR IGNORE: a sync found its branch first, and adopted it (proposals.follow)
-                f"INSERT OR IGNORE INTO proposals ({_PROPOSAL_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                # a sync found its branch first, and adopted it (proposals.follow)
+                f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" + REPLACES_ADOPTED,
                 proposal_row(proposal),
             )
 

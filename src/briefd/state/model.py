@@ -4,6 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ADOPTED_AS = "adopted at a sync:"  # how the forge_error of a proposal a sync adopted starts
+# a proposal's own record, written after a sync adopted its branch (a record that waited, or a
+# commit whose clock was behind), replaces the adopted one, which knew neither its client nor
+# its pull request; a record a later sync changed, or another proposal's, is left alone
+REPLACES_ADOPTED = (
+    " ON CONFLICT (id) DO UPDATE SET branch = excluded.branch, doc_path = excluded.doc_path, "
+    "description = excluded.description, pr_url = excluded.pr_url, status = excluded.status, "
+    "client = excluded.client, created_at = excluded.created_at, pr_number = "
+    "excluded.pr_number, base_branch = excluded.base_branch, base_commit = "
+    "excluded.base_commit, forge_error = excluded.forge_error, status_checked_at = "
+    "excluded.status_checked_at WHERE proposals.commit_hash = excluded.commit_hash AND "
+    f"proposals.client IS NULL AND proposals.forge_error LIKE '{ADOPTED_AS}%'"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Proposal:

@@ -27,7 +27,7 @@ from briefd.settings import StateSettings
 from briefd.state.base import MISSED
 from briefd.state.kept import Unshared
 from briefd.state.local import QUERY_COLUMNS, USAGE_COLUMNS, proposal_row, sections_of
-from briefd.state.model import Manifest, Proposal, ReplicaStatus
+from briefd.state.model import REPLACES_ADOPTED, Manifest, Proposal, ReplicaStatus
 from briefd.state.pgconnection import RETRY_SECONDS, Conn, PostgresConnection
 from briefd.state.pgpool import waited_lock
 from briefd.state.pgsaid import redacted as redacted  # the masked URL, as tests read it
@@ -186,8 +186,8 @@ class PostgresState(PostgresConnection):
         with self._tx(long=True) as conn:
             conn.execute(
                 f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}) VALUES "
-                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (id) DO NOTHING",  # a sync adopted its branch first (.follow)
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                + REPLACES_ADOPTED.replace("%", "%%"),  # a sync adopted its branch first
                 proposal_row(proposal),
             )
 
