@@ -352,12 +352,16 @@ def test_a_git_url_code_repo_s_errors_point_at_its_own_settings(
     assert (errors["gone"] or "").endswith("check the repository URL in code.repos[].source")
 
 
+@pytest.mark.parametrize("age", [3600, -86_400], ids=["an hour ago", "a day ahead"])
 def test_a_lock_a_killed_git_left_in_a_bare_code_clone_is_cleared(
-    tmp_path: Path, knowledge: Repo, app: Repo
+    tmp_path: Path, knowledge: Repo, app: Repo, age: int
 ) -> None:
     """A git killed mid-fetch (a timeout, a killed server) leaves its ref lock in the bare
     clone; without clearing it every later fetch fails and drift stops at that commit. (A lock
-    younger than the git timeout may be another process's live fetch: it is left alone.)"""
+    younger than the git timeout may be another process's live fetch: it is left alone.) One
+    dated ahead of the clock (the clone restored from a backup, the clock set back since) was
+    never old enough: drift said "0 of 1 document … drift" with a fetch error until the clock
+    caught up."""
     remote = app.bare_copy(tmp_path / "app-remote.git")
     settings = settings_for(
         tmp_path, knowledge, {"source": remote.as_uri(), "branch": "main", "name": "payments"}
@@ -366,8 +370,8 @@ def test_a_lock_a_killed_git_left_in_a_bare_code_clone_is_cleared(
         api.index()
         clone = tmp_path / "data" / "code" / "payments.git"
         lock = clone / "refs" / "heads" / "main.lock"
-        lock.write_text("")  # what a fetch killed an hour ago left
-        os.utime(lock, (time.time() - 3600, time.time() - 3600))
+        lock.write_text("")  # what a killed fetch left
+        os.utime(lock, (time.time() - age, time.time() - age))
         pushed = app.commit(
             {"services/payment/retry.py": "LIMIT = 9\n"}, "Nine", "2026-03-20T00:00:00+00:00"
         )

@@ -394,8 +394,11 @@ def remove_stale_locks(repo: Path, older_than: float | None = None) -> list[str]
     None, every one: call it so only while no git can be working in that clone (briefd's sync
     lock, and :func:`briefd.sources.knowledge.clone_unused`). Else only those unchanged for
     ``older_than`` seconds: a git briefd runs is killed at its timeout, so a lock older than
-    the longest timeout belongs to no live git of briefd's. ``repo`` is a checkout (its
-    ``.git``) or a bare clone (the folder itself: code repositories are cloned bare)."""
+    the longest timeout belongs to no live git of briefd's; so does one dated that much ahead
+    of the clock (a clone restored from a backup, a clock set back since: "unchanged for"
+    could not be told, and every fetch failed on it until the clock caught up). ``repo`` is
+    a checkout (its ``.git``) or a bare clone (the folder itself: code repositories are cloned
+    bare)."""
     git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
     candidates = [git_dir / n for n in ("index.lock", "HEAD.lock", "packed-refs.lock")]
     candidates += [git_dir / "config.lock", git_dir / "shallow.lock"]
@@ -405,7 +408,7 @@ def remove_stale_locks(repo: Path, older_than: float | None = None) -> list[str]
     removed = []
     for path in candidates:
         try:
-            if older_than is not None and now - path.stat().st_mtime < older_than:
+            if older_than is not None and abs(now - path.stat().st_mtime) < older_than:
                 continue
             path.unlink()
         except FileNotFoundError:  # none there, or its git finished since
