@@ -14,6 +14,8 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from briefd.api import Briefd
+from briefd.proposals import ProposalRequest
+from briefd.proposals.service import where_kept
 from briefd.service import create_app
 from tests.service.conftest import service_config
 from tests.service.live import mcp_session, serving
@@ -99,3 +101,23 @@ def test_a_pushed_proposal_no_forge_follows_says_what_comes_next(
         "'origin', and main does not hold its change (deleted unmerged), so a sync closed it"
     ) in closed
     assert "no pull request: " not in closed
+
+
+def test_a_checkout_without_the_remote_is_not_told_to_push_to_it(tmp_path: Path) -> None:
+    """A checkout made with `git init` has no remote: the push it was told to run named
+    'origin', which it does not have."""
+    work = tmp_path / "kb"
+    work.mkdir()
+    git(work, "init", "--quiet", "--initial-branch=main")
+    (work / "domain").mkdir()
+    (work / "domain" / "retry.md").write_text(RETRY.lstrip("\n"))
+    git(work, "add", ".")
+    git(work, "commit", "--quiet", "-m", "knowledge")
+    settings = git_settings(tmp_path, str(work))
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+
+    assert made.status == "local"
+    said = where_kept(settings, made) or ""
+    assert said.endswith(f"(git -C {work} push <remote> {made.branch})")

@@ -310,12 +310,13 @@ def where_kept(settings: Settings, proposal: Proposal) -> str | None:
     if proposal.status == "pushed" and settings.forge.type != "none":
         return None
     try:
-        target = locate(settings).target
+        going = locate(settings)
     except BriefdError:  # the checkout moved since: the status alone is left to say
         return None
+    target = going.target
     if proposal.status == "local":
-        repo, branch = target.repo, proposal.branch
-        return LOCAL_BRANCH.format(repo=repo, remote=target.remote, branch=branch)
+        remote = target.remote if going.url is not None else "<remote>"  # none of that name
+        return LOCAL_BRANCH.format(repo=target.repo, remote=remote, branch=proposal.branch)
     remote = "the source's remote" if target.configured else f"the remote '{target.remote}'"
     base = proposal.base_branch or target.base_branch
     return PUSHED_NO_FORGE.format(remote=remote, base=base)
