@@ -383,3 +383,45 @@ def test_a_name_two_files_share_but_for_case_reaches_the_one_spelled_exactly(
     lower = api.document("domain/refunds.md").links[0]
     assert lower.target_path == "domain/Refunds.md"
     assert api.link_findings().orphans == ()
+
+
+def test_a_hugo_ref_to_a_page_bundle_resolves_once_the_bundle_appears(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """``{{< ref "/domain/payouts" >}}`` names the section ``domain/payouts/_index.md``: an
+    index run that adds it resolves the link again (its file name is no ``payouts``)."""
+    write_files({"domain/a.md": '# A\n\nSee {{< ref "/domain/payouts" >}}.\n'})
+    api.index()
+    assert api.document("domain/a.md").links[0].status == "broken"
+    write_files({"domain/payouts/_index.md": "# Payouts\n"})
+    api.index()
+    assert api.document("domain/a.md").links[0].target_path == "domain/payouts/_index.md"
+
+
+def test_extensionless_paths_name_pages_and_bundles_and_mdx_is_a_document() -> None:
+    catalog = Catalog.build(
+        [
+            ("domain/fees.md", ()),
+            ("domain/payouts/index.md", ()),
+            ("conventions/guide.mdx", ()),
+        ]
+    )
+    found = {
+        (target, kind): resolve(_link(target, kind=kind), catalog).target_path
+        for target, kind in [
+            ("fees", "markdown"),
+            ("/domain/fees", "markdown"),
+            ("payouts", "markdown"),
+            ("../conventions/guide", "markdown"),
+            ("../conventions/guide.mdx", "markdown"),
+            ("guide", "wiki"),
+        ]
+    }
+    assert found == {
+        ("fees", "markdown"): "domain/fees.md",
+        ("/domain/fees", "markdown"): "domain/fees.md",
+        ("payouts", "markdown"): "domain/payouts/index.md",
+        ("../conventions/guide", "markdown"): "conventions/guide.mdx",
+        ("../conventions/guide.mdx", "markdown"): "conventions/guide.mdx",
+        ("guide", "wiki"): "conventions/guide.mdx",
+    }

@@ -107,3 +107,24 @@ def test_unclosed_comment_openers_cost_one_pass() -> None:
     assert time.process_time() - started < 5
     assert [link.target for link in doc.links][-2:] == ["b", "d"]
     assert len(doc.links) == 20_002
+
+
+def test_hugo_ref_and_relref_shortcodes_are_links() -> None:
+    """A Hugo site links pages with ``ref``/``relref``: those were no links (the shortcode's
+    spaces are no Markdown destination), so related context and ``briefd links`` missed them.
+    Escaped shortcodes (``{{</* … */>}}``) and ones in code spans stay text."""
+    text = (
+        '# Refunds\n\nSee [the fees]({{< ref "fees.md#card-fees" >}}) and\n'
+        '{{< relref `../ops/settlement` >}}, [payouts]({{% relref "payouts" %}}#timing),\n'
+        '[tabs]({{< relref path="/conventions/tabs.md" lang="en" >}}), {{</* ref "shown.md" */>}}\n'
+        'and `{{< ref "code.md" >}}`; [guide](../conventions/guide.mdx).\n'
+    )
+    doc = parse_document("domain/refunds.md", text, "domain", "h", count_tokens)
+    got = [(ln.kind, ln.target, ln.fragment, ln.display, ln.line) for ln in doc.links]
+    assert got == [
+        ("markdown", "fees.md", "card-fees", "the fees", 3),
+        ("markdown", "../ops/settlement", None, None, 4),
+        ("markdown", "payouts", "timing", "payouts", 4),
+        ("markdown", "/conventions/tabs.md", None, "tabs", 5),
+        ("markdown", "../conventions/guide.mdx", None, "guide", 6),
+    ]

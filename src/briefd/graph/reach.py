@@ -2,8 +2,8 @@
 
 A link's resolution (:func:`briefd.graph.resolve.resolve`) reads the set of indexed paths
 only through lookups of the paths and names it spells: a path (from its document's folder,
-from the root, from the top of the git work tree), that path with ``.md`` / ``.markdown``,
-a file name anywhere, the same path in other letter case, and, for a Markdown link from the
+from the root, from the top of the git work tree), that path with ``.md`` / ``.markdown`` /
+``.mdx`` (and, without one, a page bundle's ``index.md``), a file name anywhere, the same path in other letter case, and, for a Markdown link from the
 top of the work tree (``/README.md``), whether any document has that top folder. Every such
 lookup finds only paths whose file name has the lookup's :func:`name_key`, so a link whose
 keys (:func:`link_keys`) meet none of the name keys of the paths added or deleted, nor the
@@ -19,6 +19,7 @@ from briefd.model import Link
 from briefd.text import caseless
 
 _NOT_WORD = re.compile(r"[\W_]+")
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".mdx")  # as briefd.graph.resolve's
 
 
 def name_key(name: str) -> str:
@@ -56,4 +57,6 @@ def target_keys(kind: str, target: str) -> frozenset[str] | None:
         keys.add(name_key(base))
     if kind == "markdown" and target.startswith("/"):
         keys.add(top_key(posixpath.normpath(stripped)))  # whether it leads out of the folder
+    if kind == "markdown" and not target.lower().endswith(DOCUMENT_SUFFIXES):
+        keys.add(name_key("index"))  # a Hugo ref's page bundle (``about/index.md``, ``_index.md``)
     return frozenset(keys)

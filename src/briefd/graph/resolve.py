@@ -26,7 +26,10 @@ from briefd.text import (
     slugify,
 )
 
-_SUFFIXES = (".md", ".markdown")
+_SUFFIXES = (".md", ".markdown", ".mdx")
+# the pages a path without a document's extension names, in the order tried: as Hugo's
+# ``ref``/``relref`` read ``{{< ref "fees" >}}`` (a page, or a page bundle or section's index)
+_PAGES = (*_SUFFIXES, "/index.md", "/_index.md")
 
 
 def name_key(name: str) -> str:
@@ -258,15 +261,17 @@ def _candidates(link: Link, catalog: Catalog) -> list[str]:
         joined = posixpath.normpath(posixpath.join(source_dir, target.lstrip("/")))
         if target.startswith("/"):
             joined = posixpath.normpath(target.lstrip("/"))
-        if (found := catalog.path(joined)) is not None:
+        if (found := _page(catalog, joined)) is not None:
             return [found]
         if "/" not in target:  # a file name: Obsidian writes one when it is unique
-            return list(catalog.by_name.get(name_key(_stem(target)), ()))
+            named = catalog.by_name.get(name_key(_stem(target)), ())
+            bundle = None if named else _page(catalog, posixpath.normpath(target))
+            return list(named) if bundle is None else [bundle]
         # a path (from the repository root, as Obsidian writes one, if not from the folder):
         # gone when its file is, never reaching another file of the same name
-        found = catalog.path(posixpath.normpath(target.lstrip("/")))
+        found = _page(catalog, posixpath.normpath(target.lstrip("/")))
         if found is None and (inner := _from_top(target, catalog.prefix)) is not None:
-            found = catalog.path(inner)  # from the top of the git work tree, as GitHub reads it
+            found = _page(catalog, inner)  # from the top of the git work tree, as GitHub reads it
         return [found] if found is not None else []
     stripped = target.lstrip("/")
     if "/" in stripped:
@@ -279,6 +284,14 @@ def _candidates(link: Link, catalog: Catalog) -> list[str]:
                     return [found]
         return []
     return list(catalog.by_name.get(name_key(_stem(stripped)), ()))
+
+
+def _page(catalog: Catalog, path: str) -> str | None:
+    """The indexed document ``path`` names: itself, or when it has no document's extension
+    (a Hugo ``ref``), the first of :data:`_PAGES` after it that is indexed."""
+    if (found := catalog.path(path)) is not None or path.lower().endswith(_SUFFIXES):
+        return found
+    return next(filter(None, (catalog.path(path + s) for s in _PAGES)), None)
 
 
 def _from_top(path: str, prefix: str) -> str | None:

@@ -482,7 +482,7 @@ def called_names(docs: Iterable[tuple[str, Sequence[str]]]) -> dict[str, list[tu
 
 def _no_suffix(target: str) -> str:
     lowered = target.lower()
-    for suffix in (".md", ".markdown"):
+    for suffix in (".md", ".markdown", ".mdx"):
         if lowered.endswith(suffix):
             return target[: -len(suffix)]
     return target

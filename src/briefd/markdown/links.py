@@ -37,7 +37,18 @@ _TICKS = re.compile(r"`+")
 _ESCAPED = re.compile(r"\\[\\\[\]]")
 _BLANK_LINE = re.compile(r"(\n[ \t]*\n)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-_DOC_SUFFIXES = (".md", ".markdown")
+_DOC_SUFFIXES = (".md", ".markdown", ".mdx")
+# Hugo's ref and relref shortcodes (``{{< ref "fees.md#two" >}}``, ``{{% relref path="/domain/fees"
+# %}}``; never an escaped ``{{</* ref */>}}``), alone or a Markdown link's destination
+# (``[fees]({{< ref "fees.md" >}})``, ``[fees]({{< relref "fees" >}}#two)``)
+_HUGO = re.compile(
+    r"(?:(?<!!)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*)?"
+    r"(\{\{[<%]-?\s*(?:rel)?ref\s[^{}\n]*?[>%]\}\})"
+    r"(?:(#[^\s()]*)?\s*\))?"
+)
+# a shortcode's argument: ``"path"``, ```path```, ``path="…"`` (the path: the first positional one
+# or the one named ``path``)
+_HUGO_ARG = re.compile(r'(?:(\w+)\s*=\s*)?(?:"([^"\n]*)"|`([^`\n]*)`)')
 # what a wikilink names that is no document: an attachment Obsidian embeds (``![[diagram.png]]``)
 _ATTACHMENT = re.compile(
     r"\.(?:avif|bmp|gif|jpe?g|png|svg|webp|flac|m4a|mp3|ogg|wav|webm|3gp|mkv|mov|mp4|ogv|pdf"
@@ -59,7 +70,7 @@ def extract_links(
     section_lines = [h.line for h in headings if h.level <= 3]
     section_names = [h.text for h in headings if h.level <= 3]
     visible = _visible(lines, first_line, _line_mask(hidden))
-    texts = {number: text for number, text in visible.items() if "[" in text}
+    texts = {number: text for number, text in visible.items() if "[" in text or "{{" in text}
     inline = _inline_links(visible, lines)
     definitions = _definitions((text, lines[number - 1]) for number, text in texts.items())
     links: list[Link] = []
@@ -67,6 +78,8 @@ def extract_links(
         at = bisect.bisect_right(section_lines, number) - 1
         section = section_names[at] if at >= 0 else title
         found = _wikilinks(doc_path, section, number, text)  # (column, link)
+        if "{{" in text:
+            found += _hugo_refs(doc_path, section, number, text, lines[number - 1])
         for column, display, href in inline.get(number, ()):
             if (link := _markdown_link(doc_path, section, number, display, href)) is not None:
                 found.append((column, link))
@@ -241,6 +254,32 @@ def _wikilinks(doc_path: str, section: str, line: int, text: str) -> list[tuple[
 def _unescaped(name: str | None) -> str | None:
     """``name`` without the backslash that escapes the ``|`` after it in a table cell."""
     return name[:-1].rstrip() if name and name.endswith("\\") else name
+
+
+def _hugo_refs(
+    doc_path: str, section: str, line: int, text: str, written: str
+) -> list[tuple[int, Link]]:
+    """The links Hugo's ``ref`` / ``relref`` shortcodes of a line make (``text``: the line
+    masked, ``written``: as written), each with its column: to the page the shortcode names,
+    as a Markdown link's path (from the document's folder, ``/…`` from the root; without an
+    extension, the page or page bundle Hugo reads it as: :mod:`briefd.graph.resolve`)."""
+    found = []
+    for match in _HUGO.finditer(text):
+        shortcode = _written(match, 2, written) or ""  # as written: a `path` is a code span
+        args = [(m[1], m[2] if m[2] is not None else m[3]) for m in _HUGO_ARG.finditer(shortcode)]
+        named = [value for name, value in args if name == "path"]
+        positional = [value for name, value in args if name is None]
+        value = (named or positional or [""])[0].strip()
+        if not value or _SCHEME.match(value):
+            continue
+        path, _, fragment = value.partition("#")
+        if match.group(1) is not None and match.group(3) and not fragment:
+            fragment = match.group(3)[1:]  # [text]({{< relref "fees" >}}#two)
+        display = _written(match, 1, written)
+        display = display.strip() if display is not None else None
+        link = Link(doc_path, section, line, path, fragment or None, display or None, "markdown")
+        found.append((match.start(), link))
+    return found
 
 
 def _inline_links(

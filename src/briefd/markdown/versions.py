@@ -23,7 +23,7 @@ CHUNKER_VERSION = "16"  # 2: split fences, tables, HTML stay well-formed; 3: stu
 # that looks double-encoded (``â€™``) is reported (``briefd.text.double_encoded``)
 # 16: an ``.mdx`` file's ESM (``import``/``export`` lines) and ``{/* comments */}`` are out of
 # its text (``briefd.markdown.mdx``)
-FRONT_MATTER_VERSION = "20"  # 2: relations and always (a change re-parses every document);
+FRONT_MATTER_VERSION = "21"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
 # 4: a plain scalar is read as written (title: No, title: 2024-01-05, tags: [1.10]), not YAML 1.1;
@@ -50,8 +50,10 @@ FRONT_MATTER_VERSION = "20"  # 2: relations and always (a change re-parses every
 # 20: Hugo's front matter is read: TOML between ``+++`` lines, a JSON object opening the file
 # (both were text: a section of their own, title and tags lost), and a closing line that ends
 # the file without a line break is not the body's first line
+# 21: Hugo's ``{{< ref "x.md" >}}`` / ``{{< relref "x" >}}`` shortcodes are links, and so is a
+# Markdown link to an ``.mdx`` file
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
-LINKS_VERSION = "11"  # 2: an ambiguous name prefers the linking document's scope, then a shared;
+LINKS_VERSION = "12"  # 2: an ambiguous name prefers the linking document's scope, then a shared;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
 # 4: names compare case-folded in full, Turkish İ/ı as i ([[İade]] finds iade.md);
 # 5: a Markdown link with a folder is a path: its file gone, it is broken (no same-named file);
@@ -64,3 +66,6 @@ LINKS_VERSION = "11"  # 2: an ambiguous name prefers the linking document's scop
 # (``/docs/domain/fees.md`` for knowledge in ``docs/``) reaches its document or says it leads out
 # 11: a fragment may name an HTML anchor outside the headings (``<a name="old-heading">``, any
 # tag's ``id``), and an unknown anchor's detail names the heading it most likely meant
+# 12: a name or path without a document's extension (Hugo's ``{{< relref "fees" >}}``) names
+# its page or page bundle (``fees.md``, ``fees/index.md``, ``fees/_index.md``), and an ``.mdx``
+# file is a document by name (``[[guide]]`` finds ``guide.mdx``)
