@@ -143,11 +143,34 @@ def open_beir(settings: Settings, folder: Path) -> tuple[Briefd, BeirSet]:
             "queries.jsonl and qrels.tsv (a golden query file goes to --queries)"
         )
     if not is_beir(folder):
-        raise EvalError(f"{folder} is not a BEIR dataset (corpus.jsonl, queries.jsonl, qrels.tsv)")
+        raise EvalError(not_beir(folder))
     dataset = load_beir(folder)
     api = Briefd(beir_index(settings, dataset))
     api.index()
     return api, dataset
+
+
+BEIR_FILES = "corpus.jsonl, queries.jsonl and qrels.tsv"
+
+
+def not_beir(folder: Path) -> str:
+    """Why ``folder`` is no BEIR dataset, and what to give instead: a folder that does not
+    exist (a typo) read as one of the wrong kind, and a knowledge folder said nothing of
+    --queries."""
+    if not folder.exists():
+        return f"{folder} does not exist; --dataset takes the folder holding {BEIR_FILES}"
+    if not folder.is_dir():
+        return f"{folder} is not a folder; --dataset takes the folder holding {BEIR_FILES}"
+    lacking = [name for name in ("corpus.jsonl", "queries.jsonl") if not (folder / name).is_file()]
+    said = f"{folder} is not a BEIR dataset: it has no {' and no '.join(lacking)}"
+    if any(folder.glob("*.y*ml")):
+        return f"{said}; a golden query file (YAML) goes to --queries FILE"
+    if any(folder.glob("*.md")) or any(folder.glob("*/*.md")):  # domain/x.md, not all of ~
+        return (
+            f"{said}; a folder of Markdown knowledge is a golden set's source: --queries FILE "
+            "--source DIR"
+        )
+    return f"{said}; --dataset takes the folder holding {BEIR_FILES}"
 
 
 def golden_cases(api: Briefd, golden: GoldenSet) -> tuple[list[Case], UnitOf]:

@@ -1,0 +1,40 @@
+"""What ``briefd tune`` / ``briefd eval`` are given to measure on (V1, V3): a --dataset folder
+that is not one says why and what to give instead, and a golden heading copied from where
+briefd shows sections is the section it names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import briefd
+
+WANTED = "--dataset takes the folder holding corpus.jsonl, queries.jsonl and qrels.tsv"
+
+
+@pytest.mark.parametrize("command", ["tune", "eval"])
+def test_a_dataset_folder_that_does_not_exist_is_said_to_be_missing(
+    tmp_path: Path, command: str
+) -> None:
+    """A mistyped folder was 'beir/scifct is not a BEIR dataset (corpus.jsonl, …)', which read
+    as a folder of the wrong kind, not as a typo."""
+    result = briefd(command, "--dataset", "beir/scifct", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == f"error: beir/scifct does not exist; {WANTED}\n"
+
+
+def test_a_knowledge_folder_given_as_the_dataset_is_told_where_it_goes(tmp_path: Path) -> None:
+    (tmp_path / "kb" / "domain").mkdir(parents=True)
+    (tmp_path / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\n30 days.\n")
+    (tmp_path / "empty").mkdir()
+    result = briefd("tune", "--dataset", "kb", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        "error: kb is not a BEIR dataset: it has no corpus.jsonl and no queries.jsonl; a folder "
+        "of Markdown knowledge is a golden set's source: --queries FILE --source DIR\n"
+    )
+    result = briefd("tune", "--dataset", "empty", cwd=tmp_path)
+    assert result.stderr == (
+        f"error: empty is not a BEIR dataset: it has no corpus.jsonl and no queries.jsonl; {WANTED}\n"
+    )
