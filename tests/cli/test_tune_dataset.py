@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from briefd.api import Briefd
+from briefd.eval.datasets import load_golden
+from briefd.eval.run import golden_index, run_golden
+from briefd.settings import Settings
 from tests.cli.test_cli import briefd
+from tests.conftest import WriteFiles
 
 WANTED = "--dataset takes the folder holding corpus.jsonl, queries.jsonl and qrels.tsv"
 
@@ -38,3 +43,52 @@ def test_a_knowledge_folder_given_as_the_dataset_is_told_where_it_goes(tmp_path:
     assert result.stderr == (
         f"error: empty is not a BEIR dataset: it has no corpus.jsonl and no queries.jsonl; {WANTED}\n"
     )
+
+
+REFUNDS = """\
+# Refunds and partial refunds
+
+Intro.
+
+## Partial refunds
+
+Any number of partial refunds, up to the captured amount.
+
+### Pending refunds
+
+Pending ones count against the refundable amount.
+
+## Refund window
+
+180 days.
+"""
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "Refunds and partial refunds > Partial refunds",  # `briefd search`'s section line
+        "Refunds and partial refunds › Partial refunds › Pending refunds",  # a bundle's
+        "## Refund window",  # the document's own line
+        "## 2. Refund window",  # the MCP search text's
+        "Partial refunds  >  Pending refunds",
+    ],
+)
+def test_a_heading_copied_with_its_decoration_names_its_section(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path, heading: str
+) -> None:
+    """A heading copied from `briefd search` ('Title > Heading') was refused: "expects section
+    'Refunds and partial refunds > Partial refunds' of domain/refunds.md, which is not in the
+    index; its sections there are … 'Partial refunds' …"."""
+    root = write_files({"domain/refunds.md": REFUNDS})
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        "queries:\n  - {id: q1, query: pending partial refunds window, type: keyword, "
+        f"expected: [{{path: domain/refunds.md, heading: '{heading}'}}]}}\n",
+        encoding="utf-8",
+    )
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        report = run_golden(api, load_golden(queries), "bm25")
+    assert report.queries == 1
+    assert report.overall["recall@10"] == 1.0

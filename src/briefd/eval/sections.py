@@ -9,6 +9,7 @@ results, not one (scored as one, every result after them moved up a place).
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -32,11 +33,13 @@ def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], S
     """Each (path, heading) a query of ``golden`` expects, as the section it names; an entry
     that names none, or several, is a broken query, not a miss."""
     sections: dict[str, list[tuple[str, str]]] = defaultdict(list)  # path → (heading, key)
+    titles: dict[str, str] = {}
     with api.store.read() as conn:
-        for path, heading, heading_path in conn.execute(
-            "SELECT d.path, c.heading, c.heading_path FROM chunks c "
+        for path, title, heading, heading_path in conn.execute(
+            "SELECT d.path, d.title, c.heading, c.heading_path FROM chunks c "
             "JOIN documents d ON d.id = c.doc_id ORDER BY d.path, c.position"
         ):
+            titles[path] = title
             named = (heading, section_key(heading, json.loads(heading_path)))
             if named not in sections[path]:
                 sections[path].append(named)
@@ -53,8 +56,12 @@ def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], S
             # as typed, with its accents composed otherwise than the index names the file (a
             # folder copied from a Mac names 'ödeme.md' decomposed), or a heading pasted so
             indexed = path if path in sections else spelled.get(path_key(path), path)
-            found, wanted = sections.get(indexed, []), unicodedata.normalize("NFC", heading)
-            keys = [k for _, k in found if k == wanted] or [k for h, k in found if h == wanted]
+            found, written = sections.get(indexed, []), unicodedata.normalize("NFC", heading)
+            keys: list[str] = []
+            for wanted in _readings(written, titles.get(indexed, "")):
+                keys = [k for _, k in found if k == wanted] or [k for h, k in found if h == wanted]
+                if keys:
+                    break
             where = f"{golden.path}:{query.line}: query {query.id} expects section '{heading}' of {path}"
             if not keys:
                 hint = _named(path, heading, sections)
@@ -67,6 +74,30 @@ def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], S
                 )
             resolved[(path, heading)] = (indexed, keys[0])
     return resolved
+
+
+_MARKDOWN_HEADING = re.compile(r"#{1,6}[ \t]+")  # "## Evidence deadline", pasted from a document
+_RANK = re.compile(r"\d{1,3}\.[ \t]+")  # "1. Evidence deadline", from a search answer's text
+_SEPARATORS = re.compile(r"[ \t]+[›»>][ \t]+")  # the CLI's " > ", the bundles' and MCP's " › "
+
+
+def _readings(written: str, title: str) -> list[str]:
+    """What a golden heading can mean, as written first: a heading copied from where briefd
+    shows one carries that place's decoration, "Refunds > Partial refunds" (the document's title
+    before its heading path, as `briefd search` prints it), "Refunds › Partial refunds" (a
+    bundle's or recall's attribution), "## 1. Partial refunds" (the MCP search text), or
+    "## Partial refunds" (the document itself). Only a reading no section matches as written
+    is tried; a heading that is a number ("1. Scope") matches as written first."""
+    readings = [written]
+    plain = " ".join(written.split())
+    plain = _MARKDOWN_HEADING.sub("", plain, count=1) if plain.startswith("#") else plain
+    plain = _SEPARATORS.sub(SEPARATOR, plain)
+    readings.append(plain)
+    if _RANK.match(plain):
+        readings.append(_RANK.sub("", plain, count=1))
+    titled = " ".join(title.split()) + SEPARATOR
+    readings += [r.removeprefix(titled) for r in readings if title and r.startswith(titled)]
+    return list(dict.fromkeys(readings))
 
 
 def _named(path: str, heading: str, sections: dict[str, list[tuple[str, str]]]) -> str:
