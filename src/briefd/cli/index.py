@@ -125,10 +125,13 @@ class ProgressLog:
         write: Callable[[str], object],
         every: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        waiting: str = "",
     ) -> None:
+        """``waiting``: said after the line saying another run holds the index."""
         self.write = write
         self.every = every
         self.clock = clock
+        self.waiting = waiting
         self._stage = ""
         self._base = 0
         self._logged = False
@@ -142,7 +145,7 @@ class ProgressLog:
             if stage.startswith(
                 WAITING
             ):  # said once, when it starts: it may last as long as that run
-                self.write(stage)
+                self.write(stage + self.waiting)
             return
         finished = done >= total and self._logged
         if now - self._printed < self.every and not finished:

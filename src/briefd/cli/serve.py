@@ -21,12 +21,12 @@ import typer
 
 from briefd.api import Briefd
 from briefd.cli import interrupt
+from briefd.cli.index import ProgressLog
 from briefd.cli.installation import client_briefd, this_briefd
 from briefd.cli.one_source import OneSource
 from briefd.cli.output import console, errors, reported_errors
 from briefd.cli.tuned import tuned_settings
 from briefd.errors import BriefdError, ConfigError, EmbeddingError, SourceError, StoreError
-from briefd.ingest import WAITING
 from briefd.settings import Settings, with_overrides
 from briefd.text import counted
 
@@ -408,8 +408,8 @@ def _update_index(api: Briefd, settings: Settings) -> None:
             markup=False,
             soft_wrap=True,
         )
-    try:
-        report = api.index(progress=_say_waiting)
+    try:  # each stage's progress every few seconds, as `briefd index` logs it to a pipe
+        report = api.index(progress=ProgressLog(_said_on_stderr, waiting=SERVING_AFTER))
     except (SourceError, StoreError) as exc:
         if not existed or not _readable(api):
             api.close()
@@ -429,10 +429,11 @@ def _update_index(api: Briefd, settings: Settings) -> None:
         errors.print(f"warning: {nothing_indexed(report, settings)}", markup=False, soft_wrap=True)
 
 
-def _say_waiting(stage: str, done: int, total: int) -> None:
-    """Say so when another run holds the index: serving starts only once it is done."""
-    if stage.startswith(WAITING):
-        errors.print(f"{stage}: serving starts after it", markup=False, soft_wrap=True)
+SERVING_AFTER = ": serving starts after it"  # said of another run that holds the index
+
+
+def _said_on_stderr(line: str) -> None:
+    errors.print(line, markup=False, soft_wrap=True)
 
 
 def _readable(api: Briefd) -> bool:
