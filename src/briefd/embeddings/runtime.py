@@ -23,8 +23,12 @@ TELEMETRY_ENV = "ORT_DISABLE_TELEMETRY"
 # default) keeps a core busy ~40 ms after every run. Measured on 2 cores, hybrid search at 50K
 # chunks (p50 / p95 ms): asleep 9.9-10.5 / 13.1-13.9, 10-40 µs 8.8-9.2 / 11.9-12.5, 100 µs
 # 10.5-10.9 / 17.3-17.5; one query alone after another process ran: 11.8 asleep, 8.4-8.9
-# spinning 20-50 µs, for ~2 CPU-ms more per query.
-SPIN_US = 40
+# spinning 20-50 µs, for ~2 CPU-ms more per query. 10 µs rather than 40 µs: on a busy machine
+# (load 14-16, one process, variants taking turns query by query, the same bits) a query's
+# embedding took 5.6 CPU-ms instead of 7.2, and hybrid searches at 50K chunks p50 / p95 14.0 /
+# 52.5 ms wall and 10.5 CPU-ms instead of 17.3 / 61.2 ms and 12.1 CPU-ms: the spin is CPU
+# other work on the machine (the lexical search beside the model included) waits for.
+SPIN_US = 10
 
 
 def onnxruntime() -> Any:
