@@ -101,7 +101,7 @@ def test_hybrid_explain_shows_every_signal(hybrid_api: Briefd, write_files: Writ
     result = hybrid_api.search(
         SearchRequest("partial refund", scopes=("all",), explain=True, related=0)
     )
-    assert result.mode == "hybrid" and result.ranking_version == "r11"
+    assert result.mode == "hybrid" and result.ranking_version == "r12"
     top = result.hits[0]
     assert top.heading == "Partial refunds"
     assert top.explain is not None
@@ -126,7 +126,8 @@ def test_coverage_bonus_is_opt_in_and_explained(
     assert top.heading == "Partial refunds" and top.explain is not None
     parts = dict(top.explain.contributions)
     assert list(parts) == ["vector", "lexical", "all-terms", "coverage"]
-    assert parts["all-terms"] == 0.0  # "unknownword" is in no section
+    # "unknownword" is in no section: it keeps none from the all-terms bonus (r12)
+    assert parts["all-terms"] == settings.search.all_terms_bonus
     assert parts["coverage"] == pytest.approx(0.3 * (2 / 3) ** 2)
 
 

@@ -269,6 +269,14 @@ class Coverage:
             return 0.0
         return sum(_holds(rows, rowid) for rows in self.held) / len(self.held)
 
+    def every_held(self, rowid: int) -> bool:
+        """Whether the chunk holds every group the index holds (a query word no chunk has
+        tells no chunk from another: it is no word a chunk could hold)."""
+        kept = [rows for rows in self.held if len(rows)]
+        if not kept or not 0 <= rowid < len(self.index.position):
+            return False
+        return self.index.position[rowid] >= 0 and all(_holds(rows, rowid) for rows in kept)
+
 
 def _holds(rows: postings.Rows, rowid: int) -> bool:
     at = int(np.searchsorted(rows, rowid))

@@ -81,7 +81,7 @@ class Candidates:
                 k,
                 self.cosine(k),
                 bm25.get(k),
-                k in full,
+                k in full or self._every_held(k),
                 self._share(k, k in full) if coverage else 0.0,
             )
             for k in self.keys()
@@ -91,6 +91,12 @@ class Candidates:
         """The candidate's cosine to the closer reading of the query (None: no vector)."""
         own, typed = self.cosines.get(rowid), self.typed.get(rowid)
         return own if typed is None or (own is not None and own >= typed) else typed
+
+    def _every_held(self, rowid: int) -> bool:
+        """The chunk holds every query word the index holds (from the postings): a word no
+        section has ("fix" in a TV manual) tells no section from another, so it keeps none
+        from the all-terms bonus. (FTS5 counts no words: there, every word.)"""
+        return self.coverage is not None and self.coverage.every_held(rowid)
 
     def _share(self, rowid: int, every_word: bool) -> float:
         """From the postings; when FTS5 answered, 1.0 for every word and 0.0 for fewer."""

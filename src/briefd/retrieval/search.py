@@ -38,12 +38,13 @@ from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
-RANKING_VERSION = "r11"  # r7: a typo's tie goes to the word holding it with letters added;
+RANKING_VERSION = "r12"  # r7: a typo's tie goes to the word holding it with letters added;
 # r8: a superseded document's hit goes after the first hit of the one superseding it; r9: the
 # English clitic an apostrophe joins to a query word is no query word ("what's": what), and a
 # joined name the index holds is one phrase term ("payments.events.v1", "2025-03-14"); r10: so
 # is a compound the index writes joined ("cert-manager", "e-mail"); r11: the model reads a word
-# typed without diacritics as the index mostly writes it ("sifre": şifre)
+# typed without diacritics as the index mostly writes it ("sifre": şifre); r12: the all-terms
+# bonus counts the query words the index holds (a word no section has keeps it from none)
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
