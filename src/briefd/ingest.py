@@ -23,6 +23,7 @@ from briefd.embeddings.base import Embedder
 from briefd.errors import BriefdError, ConfigError, EmbeddingError, SourceError
 from briefd.markdown.document import parse_document
 from briefd.markdown.passages import passage_hash, passage_text
+from briefd.markdown.spool import Spool
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
 from briefd.settings import Settings
@@ -132,7 +133,10 @@ def index_source(
         overtaken = None if rebuild or not _LEAVE_OTHERS.get() else _overtaken(store, settings)
         if overtaken is not None:
             raise ConfigError(overtaken)
-        report = _index_source(store, source, settings, rebuild, progress, embedder, history)
+        with Spool(store.path.expanduser().absolute().parent) as parsed:
+            report = _index_source(
+                store, source, settings, rebuild, progress, embedder, history, parsed
+            )
     _INDEXED_WITH[str(store.path.expanduser().resolve())] = _signature(settings)
     return replace(report, waited_seconds=round(waited, 2)) if waited > 1 else report
 
@@ -206,17 +210,18 @@ def _index_source(
     progress: Progress,
     embedder: Embedder | None,
     history: Mapping[str, Change] | None,
+    parsed: Spool,
 ) -> IndexReport:
     started = time.perf_counter()
     # before the files are read: a commit checked out meanwhile (a git pull) is then newer than
     # the one recorded, and a proposal on a document it changed is refused, not let through
     head = head_commit(source, settings.sync.git_timeout)
-    found = _changes(store, source, settings, rebuild, progress)
-    current, parsed, deleted = found.current, found.parsed, found.deleted
+    found = _changes(store, source, settings, rebuild, progress, parsed)
+    current, deleted = found.current, found.deleted
     if not current and deleted:
         raise _emptying(source, len(deleted), store.path)
     fingerprint = index_fingerprint(current, found.signature)
-    touched = {d.path for d in parsed} | set(deleted)
+    touched = set(parsed.paths) | set(deleted)
     outcome = _embed(store, embedder, parsed, touched, rebuild, settings, progress)
     with store.write() as conn:
         outside = outside_scopes(found.skipped, settings)
@@ -340,7 +345,7 @@ class _Changes:
     signature: str  # how documents are parsed and chunked (a change re-chunks everything)
     rechunk: bool
     current: dict[str, str]  # path → hash of every readable file
-    parsed: list[Document]
+    parsed: Spool
     mtimes: dict[str, float]
     deleted: list[str]
     added: tuple[str, ...]
@@ -350,16 +355,17 @@ class _Changes:
 
 
 def _changes(
-    store: Store, source: Path, settings: Settings, rebuild: bool, progress: Progress
+    store: Store, source: Path, settings: Settings, rebuild: bool, progress: Progress, parsed: Spool
 ) -> _Changes:
+    """What a run finds: the files, the changed ones parsed into ``parsed``."""
     left_out: dict[str, str] = {}
     files, skipped = scan(source, settings.index, Layout.of(settings), left_out)
     known = {} if rebuild else docs_table.document_hashes(store.conn)
     signature = parse_signature(settings)
     rechunk = bool(known) and docs_table.meta(store.conn, "parse") != signature
-    current, parsed, mtimes = _read_changed(files, known, rechunk, settings, progress, skipped)
-    added = tuple(d.path for d in parsed if d.path not in known)
-    changed = tuple(d.path for d in parsed if d.path in known and known[d.path] != current[d.path])
+    current, mtimes = _read_changed(files, known, rechunk, settings, progress, skipped, parsed)
+    added = tuple(p for p in parsed.paths if p not in known)
+    changed = tuple(p for p in parsed.paths if p in known and known[p] != current[p])
     deleted = sorted(set(known) - set(current))
     return _Changes(
         files,
@@ -426,7 +432,7 @@ def _apply(
         docs_table.set_meta(conn, SKIPPED, unread)
         docs_table.set_meta(conn, PREFIX, links.prefix)
     elif parsed or deleted:
-        written = [d.path for d in parsed]
+        written = list(parsed.paths)
         resolve_changed_links(conn, links, PathChanges(written, found.added, deleted))
 
 
@@ -437,13 +443,14 @@ def _read_changed(
     settings: Settings,
     progress: Progress,
     skipped: list[SkippedFile],
-) -> tuple[dict[str, str], list[Document], dict[str, float]]:
+    parsed: Spool,
+) -> tuple[dict[str, str], dict[str, float]]:
     """Hash every file; parse those whose hash is not the indexed one (every one when the
-    index is chunked again: ``rechunk``). Returns (path → hash of every readable file and of
-    every document kept as last indexed, the parsed documents, their file times); unreadable
-    files join ``skipped``, a document indexed before kept as it was also on a re-chunk."""
+    index is chunked again: ``rechunk``) into ``parsed``. Returns (path → hash of every
+    readable file and of every document kept as last indexed, the parsed ones' file times);
+    unreadable files join ``skipped``, a document indexed before kept as it was also on a
+    re-chunk."""
     current: dict[str, str] = {}
-    parsed: list[Document] = []
     mtimes: dict[str, float] = {}
     unread: dict[str, str] = {}  # path → hash of the files not read as text ('' unreadable)
     for number, file in enumerate(files, start=1):
@@ -475,7 +482,7 @@ def _read_changed(
         mtimes[file.path] = file.mtime
         progress("parse", len(parsed), len(files))
     keep_indexed(known, current, skipped, unread)
-    return current, parsed, mtimes
+    return current, mtimes
 
 
 @dataclass(slots=True)
@@ -490,7 +497,7 @@ class _EmbedOutcome:
 def _embed(
     store: Store,
     embedder: Embedder | None,
-    parsed: list[Document],
+    parsed: Spool,
     replaced: set[str],
     rebuild: bool,
     settings: Settings,
@@ -532,7 +539,7 @@ Windows = dict[str, list[tuple[str, str]]]
 def _to_embed(
     store: Store,
     embedder: Embedder,
-    parsed: list[Document],
+    parsed: Spool,
     replaced: set[str],
     rebuild: bool,
     settings: Settings,
