@@ -425,15 +425,22 @@ def whole_characters(text: str, at: int, floor: int = 0) -> int:
 
 
 SHOWN_CHARS = 200  # of a value from a request that an error message names
-# what a text a model or a terminal reads must not carry from a request unseen: control
-# characters but tab and newline (C0, DEL, C1) and the bidirectional overrides and isolates
-_UNSEEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# what a text a model or a terminal reads must not carry from a request (or a file's name)
+# unseen: control characters but tab and newline (C0, DEL, C1), the bidirectional overrides,
+# isolates and marks, and the characters that show as nothing (zero-width space, word joiner,
+# invisible operators, byte order mark, soft hyphen, line and paragraph separators): 'a\u200bb.md'
+# read as 'ab.md'. The zero-width (non-)joiners stay: emoji sequences and Persian words hold them.
+_UNSEEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u2028\u2029"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 
 
 def visible(text: str) -> str:
     """``text`` with what it should not carry unseen written as an escape: a control character
     as ``\\xNN`` (a NUL, a terminal's ESC), a bidirectional override as ``\\uNNNN`` (which
-    would show the rest of the line reordered). Tab and newline stay."""
+    would show the rest of the line reordered), a zero-width space as ``\\u200b``. Tab and
+    newline stay."""
     return _UNSEEN.sub(_escape, text)
 
 

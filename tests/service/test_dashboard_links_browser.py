@@ -92,3 +92,31 @@ ORPHANS_SHOWN = [
     "domain/limits.md",
     *[f"domain/lonely-{n:02d}.md" for n in range(8)],
 ]
+
+
+def test_a_name_with_a_bidi_override_or_a_zero_width_space_is_shown_escaped(
+    page: Page, tmp_path: Path
+) -> None:
+    """'domain/inv\\u202ecod.exe.md' was listed as the browser lays it out, 'invexe.doc.md', and
+    'domain/a\\u200bb.md' as 'ab.md': each is shown as `briefd links` prints it now."""
+    source = tmp_path / "knowledge"
+    (source / "domain").mkdir(parents=True)
+    (source / "domain" / "inv\u202ecod.exe.md").write_text("# Evil\n\nRefund window.\n")
+    (source / "domain" / "a\u200bb.md").write_text("# Joined\n\nRefund rules.\n")
+    settings = service_settings_for(source, tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        api.index()
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        expect(page.locator("#links-list li")).to_have_text(
+            [
+                "orphan (no inbound links): domain/a\\u200bb.md",
+                "orphan (no inbound links): domain/inv\\u202ecod.exe.md",
+            ]
+        )
+        page.fill("#search-input", "refund")
+        page.press("#search-input", "Enter")
+        where = page.locator("#search-results .hit .where")
+        expect(where).to_have_count(2)
+        expect(where.filter(has_text="domain/inv\\u202ecod.exe.md:1-3")).to_have_count(1)

@@ -22,7 +22,14 @@ from briefd.bundles.model import (
 )
 from briefd.bundles.render import drift_notes
 from briefd.bundles.wire import response
-from briefd.cli.output import completes, errors, print_json, reported_errors, utf8_text
+from briefd.cli.output import (
+    completes,
+    errors,
+    print_json,
+    printable,
+    reported_errors,
+    utf8_text,
+)
 from briefd.cli.search import code_paths, knowledge_path, split_scopes
 from briefd.cli.tuned import tuned_settings
 from briefd.text import counted
@@ -191,7 +198,7 @@ def _print(bundle: Bundle, json_output: bool) -> None:
         for note in drift_notes(bundle.items):
             errors.print(note, markup=False, soft_wrap=True)
     for warning in bundle.warnings:
-        errors.print(f"warning: {warning}", markup=False, soft_wrap=True)
+        errors.print(f"warning: {printable(warning)}", markup=False, soft_wrap=True)
 
 
 def summary(bundle: Bundle) -> str:

@@ -13,7 +13,15 @@ from rich.text import Text
 
 from briefd.__about__ import __version__
 from briefd.api import Briefd
-from briefd.cli.output import console, errors, fail, print_json, reported_errors, utf8_text
+from briefd.cli.output import (
+    console,
+    errors,
+    fail,
+    print_json,
+    printable,
+    reported_errors,
+    utf8_text,
+)
 from briefd.cli.search import knowledge_path, split_scopes
 from briefd.errors import BriefdError
 from briefd.model import DocumentView, LinkFindings, ResolvedLink
@@ -58,8 +66,9 @@ def doc_command(
 
 
 def _print_document(view: DocumentView) -> None:
-    console.print(f"{view.path}  ({view.scope}, updated {view.updated_at})", markup=False)
-    console.print(f"title: {' '.join(view.title.split())}", markup=False)  # `title: |`: one line
+    path, title = printable(view.path), printable(" ".join(view.title.split()))  # one line
+    console.print(f"{path}  ({view.scope}, updated {view.updated_at})", markup=False)
+    console.print(f"title: {title}", markup=False)
     fm = view.front_matter
     declared: dict[str, list[str]] = {}
     for relation, target in fm.relations:
@@ -79,16 +88,17 @@ def _print_document(view: DocumentView) -> None:
     for chunk in view.chunks:
         crumb = " > ".join(chunk.heading_path) or chunk.heading
         console.print(
-            f"  {chunk.id}  lines {chunk.start_line}-{chunk.end_line}  {chunk.tokens:>4} tok  {crumb}",
+            f"  {chunk.id}  lines {chunk.start_line}-{chunk.end_line}  {chunk.tokens:>4} tok  "
+            + printable(crumb),
             markup=False,
         )
     console.print(f"links ({len(view.links)}):", markup=False)
     for link in view.links:
-        console.print(f"  line {link.link.line}: {_describe_link(link)}", markup=False)
+        console.print(f"  line {link.link.line}: {printable(_describe_link(link))}", markup=False)
     console.print(f"backlinks ({len(view.backlinks)}):", markup=False)
     for line, count in _backlink_lines(view.backlinks).items():
         times = f"  ({count} links)" if count > 1 else ""
-        console.print(f"  {line}{times}", markup=False)
+        console.print(f"  {printable(line)}{times}", markup=False)
 
 
 def _backlink_lines(backlinks: tuple[ResolvedLink, ...]) -> dict[str, int]:
@@ -205,7 +215,7 @@ def _print_findings(found: LinkFindings) -> None:
     for title, rows in sections:
         console.print(f"{title}: {len(rows)}", markup=False)
         for row in rows:
-            console.print(f"  {row}", markup=False)
+            console.print(f"  {printable(row)}", markup=False)
 
 
 def _at(resolved: ResolvedLink) -> str:
@@ -329,7 +339,7 @@ def listing(found: Sequence[DocumentSummary], width: int | None) -> list[str]:
     """The documents under their scopes, one line each: path (never shortened), sections,
     tokens, last change, then the title, cut to ``width`` (None: whole) with an ellipsis.
     Widths are terminal cells: a CJK character or an emoji takes two."""
-    path_width = max(cell_len(d.path) for d in found)
+    path_width = max(cell_len(printable(d.path)) for d in found)
     head = f"  {'path'.ljust(path_width)}  sections   tokens  updated     title"
     lines: list[str] = []
     by_scope: dict[str, list[DocumentSummary]] = {}
@@ -339,11 +349,12 @@ def listing(found: Sequence[DocumentSummary], width: int | None) -> list[str]:
         count = f"{len(docs)} document{'s' if len(docs) != 1 else ''}"
         lines += ([""] if lines else []) + [f"{scope} ({count})", head]
         for doc in docs:
+            path = printable(doc.path)  # 'a\u200bb.md' is not 'ab.md'
             line = (
-                f"  {doc.path}{' ' * (path_width - cell_len(doc.path))}  {doc.sections:>8}  "
+                f"  {path}{' ' * (path_width - cell_len(path))}  {doc.sections:>8}  "
                 f"{doc.tokens:>7,}  {doc.updated_at[:10]:<10}  "
             )
-            title = " ".join(doc.title.split())  # one line, also when written over several
+            title = printable(" ".join(doc.title.split()))  # one line, also when written so
             title_cells = cell_len(title)
             room = width - cell_len(line) if width is not None else title_cells
             cut = MIN_TITLE <= room < title_cells  # too narrow even for that: let it wrap

@@ -127,7 +127,7 @@ def drift_command(
     if json_output:
         print_json(report)
         return
-    console.print(drift_text(report), markup=False)
+    console.print(printable(drift_text(report)), markup=False)
 
 
 def usage_command(
@@ -172,7 +172,7 @@ def print_usage(report: UsageReport) -> None:
     if report.never_served:
         console.print(f"never served ({report.never_served_count}):", markup=False)
         for path in report.never_served:
-            console.print(f"  {path}", markup=False)
+            console.print(f"  {printable(path)}", markup=False)
         left = report.never_served_count - report.offset - len(report.never_served)
         if left > 0:
             console.print(f"  … and {left} more (--limit)", markup=False)
@@ -184,7 +184,7 @@ DOCUMENT_COLUMNS = ("document", "served", "surfaces", "sections", "useful", "las
 def documents_rows(report: UsageReport) -> list[tuple[str, ...]]:
     return [
         (
-            d.doc_path,
+            printable(d.doc_path),
             str(d.served),
             " ".join(f"{s}:{n}" for s, n in d.surfaces.items()),
             str(d.sections_served),
@@ -216,7 +216,7 @@ def sections_table(sections: Sequence[SectionUsage]) -> Table:
     table = Table(Column("section", ratio=1, overflow="fold"), "served", "surfaces", "useful")
     for s in sections:
         table.add_row(
-            Text(f"{s.doc_path} › {s.heading}"),
+            Text(printable(f"{s.doc_path} › {s.heading}")),
             str(s.served),
             " ".join(f"{surface}:{n}" for surface, n in s.surfaces.items()),
             str(s.useful),

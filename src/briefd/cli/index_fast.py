@@ -32,7 +32,7 @@ from briefd.cli.stamp import RACY_NS, SECONDS, Args, index_args
 from briefd.errors import BriefdError
 from briefd.model import DocumentProblem, IndexReport, SkippedFile
 from briefd.settings import Settings, load_settings
-from briefd.text import counted
+from briefd.text import counted, visible
 
 if TYPE_CHECKING:
     from briefd.sources.state import SourceState
@@ -280,7 +280,7 @@ def report_lines(report: IndexReport) -> list[str]:
             f"{report.embedding_model}): chunks are embedded again, the old vectors are "
             "dropped once every chunk has a new one"
         )
-    return lines + notice_lines(report)
+    return [visible(line) for line in lines] + notice_lines(report)
 
 
 def notice_lines(report: IndexReport) -> list[str]:
@@ -297,7 +297,7 @@ def notice_lines(report: IndexReport) -> list[str]:
     lines += _first(skipped, "skipped files")
     lines += _first([f"  warning {p.path}: {p.problem}" for p in report.problems], "warnings")
     lines += [f"  warning: {warning}" for warning in report.warnings]
-    return lines
+    return [visible(line) for line in lines]  # a file's name as a terminal shows it truly
 
 
 LISTED = 20  # skipped files and documents' problems printed, each; --json holds them all

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import shlex
 import sqlite3
 import sys
@@ -20,6 +19,7 @@ from typer._click.exceptions import BadParameter  # typer's own click (pinned)
 from briefd.cli.interrupt import interrupted, say
 from briefd.cli.streams import utf8
 from briefd.errors import BriefdError, IndexNotFoundError
+from briefd.text import visible
 
 console = Console(highlight=False, soft_wrap=True)
 errors = Console(stderr=True, highlight=False)
@@ -37,20 +37,13 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def printable(text: str) -> str:
-    """``text`` that others wrote (a logged query), safe to print on a terminal: control
-    characters (an ESC sequence would retitle it, recolour it, write its clipboard) shown as
-    ``\\xNN``, and bidirectional overrides (which would show the rest of the line, and the
-    next cells, reordered) as ``\\uNNNN``."""
-    return _CONTROL.sub(_escaped, text)
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    """``text`` that others wrote (a logged query, a file's name), safe to print on a terminal:
+    control characters (an ESC sequence would retitle it, recolour it, write its clipboard)
+    shown as ``\\xNN``, bidirectional overrides (which would show the rest of the line, and the
+    next cells, reordered) and characters that show as nothing as ``\\uNNNN``
+    (:func:`briefd.text.visible`)."""
+    return visible(text)
 
 
 def print_json(value: Any) -> None:
@@ -120,7 +113,8 @@ def index_advice(message: str) -> str:
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    errors.print(f"error: {message}", markup=False, soft_wrap=True)
+    """``message`` on stderr, one line; a file's name in it as :func:`printable` shows it."""
+    errors.print(f"error: {printable(message)}", markup=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

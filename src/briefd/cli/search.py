@@ -18,6 +18,7 @@ from briefd.cli.output import (
     errors,
     one_of,
     print_json,
+    printable,
     reported_errors,
     to_jsonable,
     utf8_text,
@@ -159,7 +160,7 @@ def search_command(
     else:
         print_result(result, explain, building)
         for warning in result.warnings:
-            errors.print(f"warning: {warning}", markup=False, soft_wrap=True)
+            errors.print(f"warning: {printable(warning)}", markup=False, soft_wrap=True)
 
 
 def result_json(result: SearchResult) -> dict[str, object]:
@@ -258,14 +259,14 @@ def _copies(result: SearchResult) -> _Copies:
         kept = first.setdefault((hit.title, hit.heading_path, text), hit)
         if kept.scope != hit.scope:
             copies.shown_with[hit.chunk_id] = kept.chunk_id
-            where = f"{hit.doc_path}:{hit.start_line}-{hit.end_line}"
+            where = f"{printable(hit.doc_path)}:{hit.start_line}-{hit.end_line}"
             copies.also.setdefault(kept.chunk_id, []).append(where)
     return copies
 
 
 def _cell(hit: Hit, explain: bool) -> Text:
     """Plain text: document content is never read as rich markup ("[[link]]", "[/data]")."""
-    location = f"{hit.doc_path}:{hit.start_line}-{hit.end_line}"
+    location = f"{printable(hit.doc_path)}:{hit.start_line}-{hit.end_line}"  # never 'ab.md'
     crumb = " > ".join(" ".join(part.split()) for part in (hit.title, *hit.heading_path))
     flat = " ".join(hit.content.split())
     preview = flat[: whole_characters(flat, 220)]  # never 👍 without its 🏽
@@ -273,7 +274,7 @@ def _cell(hit: Hit, explain: bool) -> Text:
     if hit.related_to:
         cell += f"\nrelated: linked from {hit.related_to}"
     if hit.superseded_by:
-        cell += f"\nsuperseded by {', '.join(hit.superseded_by)}"
+        cell += f"\nsuperseded by {printable(', '.join(hit.superseded_by))}"
     if explain and hit.explain:
         e = hit.explain
         cell += (

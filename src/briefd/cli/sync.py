@@ -7,7 +7,7 @@ import typer
 from briefd.api import Briefd
 from briefd.cli import interrupt
 from briefd.cli.index_fast import notice_lines
-from briefd.cli.output import console, errors, fail, print_json, reported_errors
+from briefd.cli.output import console, errors, fail, print_json, printable, reported_errors
 from briefd.errors import ConfigError
 from briefd.sources.layout import nothing_indexed
 from briefd.sync.state import SyncReport
@@ -66,11 +66,11 @@ def print_sync(report: SyncReport) -> None:
             markup=False,
         )
         for path in index.added:
-            console.print(f"    new {path}", markup=False)
+            console.print(f"    new {printable(path)}", markup=False)
         for path in index.changed:
-            console.print(f"    updated {path}", markup=False)
+            console.print(f"    updated {printable(path)}", markup=False)
         for path in index.deleted:
-            console.print(f"    deleted {path}", markup=False)
+            console.print(f"    deleted {printable(path)}", markup=False)
         for line in notice_lines(index):
             console.print(line, markup=False)
     if report.proposals_checked:

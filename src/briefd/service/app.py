@@ -69,6 +69,7 @@ from briefd.sources import git
 from briefd.store.db import RUN_AGAIN, busy
 from briefd.store.scopes import default_scope_warnings
 from briefd.sync.poller import Poller
+from briefd.text import visible
 
 log = logging.getLogger("briefd.service")
 
@@ -417,7 +418,8 @@ def server_instructions(api: Briefd, building: bool = False) -> str:
 def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.BriefdError)
     async def briefd_error(_: Request, exc: errors.BriefdError) -> JSONResponse:
-        body = {"error": error_name(exc), "detail": said(exc, True)}
+        # a file's name in it as the MCP error says it: 'a\u200bb.md', never 'ab.md' (tools.py)
+        body = {"error": error_name(exc), "detail": visible(said(exc, True))}
         return JSONResponse(body, status_of(exc), headers=headers_of(exc))
 
     @app.exception_handler(RequestValidationError)
