@@ -545,7 +545,7 @@ def test_the_daemon_starts_the_prompts_embedding_on_the_worker_once(
     result = json.loads(payload)
     assert result["sections"][0]["heading_path"] == ["Partial refunds"], result["reason"]
     ((text, thread),) = queries
-    assert text == prompt and thread.startswith("briefd-query-embed")
+    assert text == prompt and thread.startswith("briefd-query-")  # off the request thread
 
 
 def test_the_daemon_loads_an_index_another_process_changed_between_prompts(
@@ -985,3 +985,51 @@ def test_the_daemons_log_holds_no_embedding_service_password(
     assert "recall hybrid: " in log and "stopped: asked to stop" in log
     assert "s3cr3t-token" not in log
     assert "HTTP Request" not in log
+
+
+def test_a_prompt_the_model_has_not_embedded_in_time_is_answered_by_keywords(
+    settings: Settings,
+) -> None:
+    """A long prompt on a loaded machine: its query embedding (one model window, ~0.26 CPU-s)
+    took 1.0-1.5 s at load average 13, the hook left after its 1 s and the prompt got nothing
+    ("the hook left before its answer was sent"). In-process, with a model that takes 3 s per
+    query: the daemon answers by keywords before the hook's second is up, says why, and the
+    model finishes in the background, so the same prompt in the next session is hybrid."""
+    from briefd.embeddings.base import EmbeddingKind, Vectors
+    from briefd.embeddings.fake import FakeEmbedder
+    from briefd.hook.daemon import Daemon
+
+    slow = threading.Event()
+
+    class Slow(FakeEmbedder):
+        def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> Vectors:
+            if kind == "query" and slow.is_set():
+                time.sleep(3.0)
+            return super().embed_batch(texts, kind)
+
+    with Briefd(settings, embedder=Slow()) as api:
+        api.index(EXAMPLE)
+        daemon = Daemon(daemon_files(str(settings.db), {}), api, None)
+        daemon.warm()
+        assert daemon.mode == "hybrid"
+        slow.set()
+        body = json.dumps(hook_json(RELEVANT, session="loaded-1")).encode()
+        started = time.monotonic()
+        status, _, payload = daemon.recall(body, "json")
+        took = time.monotonic() - started
+        first = json.loads(payload)
+        assert status == 200 and took < 2.0, took  # not the model's 3 s
+        assert first["mode"] == "bm25" and first["notes"] == [
+            "answered by keywords only (bm25): the embedding model failed (the model had not "
+            "embedded the prompt within 0.7 s of the 1 s a prompt hook waits for the recall "
+            "daemon; it goes on, for the next prompt)"
+        ]
+        assert "Merchants have 7 calendar days" in first["knowledge"]
+        wait_for(
+            lambda: api.semantic is not None and api.semantic.cached_vector(RELEVANT) is not None,
+            20,
+        )
+        again = json.dumps(hook_json(RELEVANT, session="loaded-2")).encode()
+        _, _, answered = daemon.recall(again, "json")
+        later = json.loads(answered)
+        assert (later["mode"], later["notes"]) == ("hybrid", []), later["notes"]

@@ -79,6 +79,7 @@ from briefd.recall.engine import (
     client_command,
 )
 from briefd.retrieval.candidates import prefetch
+from briefd.retrieval.semantic import SemanticIndex
 from briefd.state.sessions import Unsent
 from briefd.store.activity import QueryLogEntry
 from briefd.store.db import busy, content_version
@@ -96,24 +97,31 @@ MAX_PENDING = 1000  # prompts kept for the query log while the index refuses the
 STOP_WAIT_SECONDS = 3.0  # at the stop, for an index run writing: inside the 5 s `--stop` gives
 BUSY_RETRY_SECONDS = 0.25
 WARM_UP = "warm up the recall index"
-# what a prompt's remote query embedding may take of the 1 s the hook waits for the daemon
+# what a prompt's query embedding may take of the 1 s the hook waits for the daemon
 # (starter.ASK_TIMEOUT): past it the hook gives up and the prompt gets nothing, so the daemon
 # answers by keywords instead
 ANSWER_SECONDS = ASK_TIMEOUT * 0.7
+WITHIN = f"{ANSWER_SECONDS:g} s of {DAEMON_WAIT}"
 
 
 @contextlib.contextmanager
 def answering_within(api: Briefd, deadline: float) -> Iterator[None]:
-    """No request to a remote embedding service waits past ``deadline`` meanwhile."""
-    embedder = api.embedder
-    if not isinstance(embedder, RemoteEmbedder):  # a local model does not hang on a service
-        yield
-        return
-    embedder.deadline, embedder.within = deadline, DAEMON_WAIT
+    """No request to a remote embedding service waits past ``deadline`` meanwhile, nor the
+    answer for a local model's query embedding (a long prompt on a loaded machine): the
+    keyword answer goes out instead, and the model finishes for the next prompt."""
+    embedder, semantic = api.embedder, api.semantic
+    held: RemoteEmbedder | SemanticIndex | None = None
+    if isinstance(embedder, RemoteEmbedder):
+        held, embedder.within = embedder, DAEMON_WAIT
+    elif semantic is not None:
+        held, semantic.within = semantic, WITHIN
+    if held is not None:
+        held.deadline = deadline
     try:
         yield
     finally:
-        embedder.deadline = None
+        if held is not None:
+            held.deadline = None
 
 
 def fingerprint(index: str, config: str | None) -> tuple[int, int, int | None]:

@@ -8,16 +8,20 @@ costs one model call, and bounded: only a query's first window is embedded. Sect
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from briefd.embeddings.base import Embedder
+from briefd.errors import EmbeddingError
 from briefd.retrieval import calibration
 from briefd.retrieval.gate import Calibration
 from briefd.store.db import Store, content_version
@@ -31,6 +35,12 @@ QUERY_CHARS = 2000  # embedded of a query; the rest only goes to BM25
 
 
 class SemanticIndex:
+    # when set (a monotonic time): a query the model has not embedded by then raises
+    # EmbeddingError (its caller answers by keywords) and is finished in the background for
+    # the next ask; what that time ends is said in the error (the recall daemon's answer time)
+    deadline: float | None = None
+    within = "the time given"
+
     def __init__(
         self,
         embedder: Embedder,
@@ -49,6 +59,7 @@ class SemanticIndex:
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._primed: dict[str, npt.NDArray[np.float32]] = {}
         self._cache_lock = threading.Lock()
+        self._running: dict[str, Future[npt.NDArray[np.float32]]] = {}  # past a deadline
         self._windows = WindowCache(embedder.model_id, window_words)
 
     def invalidate(self) -> None:
@@ -107,12 +118,38 @@ class SemanticIndex:
         cached = self._cached(text)
         if cached is not None:
             return cached
-        vector: npt.NDArray[np.float32] = self.embedder.embed_query(text)[0]
+        deadline = self.deadline
+        return self._embedded(text) if deadline is None else self._by(deadline, text)
+
+    def _embedded(self, text: str) -> npt.NDArray[np.float32]:
+        try:
+            vector: npt.NDArray[np.float32] = self.embedder.embed_query(text)[0]
+        finally:
+            with self._cache_lock:
+                self._running.pop(text, None)
         with self._cache_lock:
             self._queries[text] = vector
             if len(self._queries) > QUERY_CACHE:
                 self._queries.popitem(last=False)
         return vector
+
+    def _by(self, deadline: float, text: str) -> npt.NDArray[np.float32]:
+        """The query's vector if the model has it by ``deadline``, else EmbeddingError: on a
+        loaded machine a long prompt's one window (~0.26 CPU-s) took 1.0-1.5 s, past the 1 s
+        the hook waits for the daemon, so the prompt got nothing. The model goes on in the
+        background (once per text, however many callers wait) and its vector is cached, so the
+        same prompt asked again is answered with it."""
+        with self._cache_lock:  # held while submitting: the job's own pop comes after this
+            running = self._running.get(text)
+            if running is None:
+                running = self._running[text] = _model_pool().submit(self._embedded, text)
+        try:
+            return running.result(timeout=max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            raise EmbeddingError(
+                f"the model had not embedded the prompt within {self.within}; it goes on, "
+                "for the next prompt"
+            ) from None
 
     def cached_vector(self, text: str) -> npt.NDArray[np.float32] | None:
         """The query's vector if it is at hand (primed, or embedded recently), else None."""
@@ -153,3 +190,10 @@ def follow(store: Store, *caches: Follows | None) -> None:
         for cache in caches:
             if cache is not None:
                 cache.follow(conn)
+
+
+@functools.cache
+def _model_pool() -> ThreadPoolExecutor:
+    """The model's worker for queries embedded against a deadline: it finishes one its caller
+    stopped waiting for (see :meth:`SemanticIndex._by`)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="briefd-query-model")
