@@ -291,10 +291,13 @@ def _all_terms_decide(
 
 
 def embedding(
-    semantic: SemanticIndex | None, query: str, mode: SearchMode
+    semantic: SemanticIndex | None, query: str, mode: SearchMode, beside: bool = False
 ) -> Future[npt.NDArray[np.float32]] | None:
     """The query's vector under way on the query-embedding worker (None: ``mode`` needs none).
     A search starts it before anything else, so the model runs beside the reads that follow.
+    ``beside``: on a second worker, for a query's second reading (the words restored with their
+    diacritics, :func:`briefd.retrieval.search._model_text`): the two run at once, not one
+    after the other (onnxruntime runs two calls on one session side by side, the same bits).
     A vector at hand (the same query earlier, a prefetch done, primed queries) is returned
     done: the search neither hands it to the worker and back nor waits there behind another
     query being embedded (a long one takes ~0.1 s)."""
@@ -305,7 +308,7 @@ def embedding(
         done: Future[npt.NDArray[np.float32]] = Future()
         done.set_result(cached)
         return done
-    return _embedding_pool().submit(semantic.query_vector, query)
+    return (_second_pool() if beside else _embedding_pool()).submit(semantic.query_vector, query)
 
 
 def prefetch(semantic: SemanticIndex | None, query: str) -> None:
@@ -320,3 +323,9 @@ def prefetch(semantic: SemanticIndex | None, query: str) -> None:
 def _embedding_pool() -> ThreadPoolExecutor:
     """One worker: the model call releases the GIL, so it overlaps the lexical queries."""
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="briefd-query-embed")
+
+
+@functools.cache
+def _second_pool() -> ThreadPoolExecutor:
+    """The worker for a query's second reading (see :func:`embedding`)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="briefd-query-embed-2")

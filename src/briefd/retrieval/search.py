@@ -100,8 +100,10 @@ def _search(
         mode, warned = "bm25", (_without_vectors(conn, request, semantic),)
     top_k = _checked_top_k(request, settings)
     read = _model_text(conn, request.query, mode, semantic)
-    pending = embedding(semantic, read, mode)  # the model runs beside what follows
+    # the model runs beside what follows; two readings side by side (the one as typed on the
+    # worker a prefetch of it went to)
     typed = embedding(semantic, request.query, mode) if read != request.query else None
+    pending = embedding(semantic, read, mode, beside=typed is not None)
     known = known_scopes(conn)
     scopes = resolve_scopes(conn, request.scopes, default_scopes, known)
     tags = normalise_tags(request.tags)
