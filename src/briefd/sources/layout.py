@@ -167,6 +167,14 @@ def _starts(pattern: Sequence[str], parts: Sequence[str]) -> bool:
     return fnmatchcase(parts[0], head) and _starts(rest, parts[1:])
 
 
+# why a committed document a sparse checkout leaves out is skipped (briefd.sources.scan)
+NOT_CHECKED_OUT = (
+    "committed, but outside this sparse checkout's folders (git sparse-checkout), so not on "
+    "disk and not served; `git sparse-checkout add <folder>` (or `git sparse-checkout "
+    "disable`) checks it out"
+)
+
+
 def nothing_indexed(report: IndexReport, settings: Settings) -> str:
     """Why a run indexed no document, and the setting to change."""
     return nothing_found(report.source, [(s.path, s.reason) for s in report.skipped], settings)
@@ -178,6 +186,13 @@ def nothing_found(source: str, skipped: Sequence[tuple[str, str]], settings: Set
     layout = Layout.of(settings)
     outside = [path for path, reason in skipped if layout.is_outside(reason)]
     looked = f"looked for {', '.join(settings.index.include)} in {layout.folders()}"
+    sparse = sum(reason == NOT_CHECKED_OUT for _, reason in skipped)
+    if sparse and not outside:
+        return (
+            f"indexed 0 documents from {source}: its commit's documents ({sparse}) are outside "
+            "this sparse checkout's folders (git sparse-checkout), not on disk; `git "
+            "sparse-checkout add <folder>` (or `git sparse-checkout disable`) checks them out"
+        )
     if not outside:
         return (
             f"indexed 0 documents from {source}: briefd {looked} and found none; check the "

@@ -23,7 +23,7 @@ from briefd.model import SkippedFile
 from briefd.settings import IndexSettings
 from briefd.sources import tracked
 from briefd.sources.globs import BACKEND, linear_spec
-from briefd.sources.layout import Layout
+from briefd.sources.layout import NOT_CHECKED_OUT, Layout
 
 OUTSIDE_SOURCE = (
     "symbolic link to a file outside the knowledge source; not served: move or copy the file "
@@ -405,11 +405,29 @@ def scan(
             else:
                 skipped.append(SkippedFile(_shown(rel), found))
     seen = {f.path for f in files} | {s.path for s in skipped}
+    absent = []
     for rel in tracked.committed(root):
         if rel not in seen and (root / rel).is_file() and rules.committed_but_ignored(rel):
             skipped.append(SkippedFile(_shown(rel), COMMITTED_IGNORED))
+        elif rel not in seen and not os.path.lexists(root / rel):
+            absent.append(rel)
+    skipped += _sparse(root, rules, absent)
     files.sort(key=lambda f: f.path)
     return files, skipped
+
+
+def _sparse(root: Path, rules: Rules, absent: list[str]) -> list[SkippedFile]:
+    """The documents of the commit that are ``absent`` from the work tree because a sparse
+    checkout leaves them out (one git call, made only when a committed file is missing):
+    without a word they were 'deleted', and a sparse clone said it found no document."""
+    if not absent:
+        return []
+    left_out = tracked.not_checked_out(root)
+    return [
+        SkippedFile(_shown(rel), NOT_CHECKED_OUT)
+        for rel in absent
+        if rel in left_out and rules.would_index(rel) is None
+    ]
 
 
 IGNORED_FOLDER = "a folder a .gitignore ignores, and briefd indexes no file git ignores"

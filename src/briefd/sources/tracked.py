@@ -1,5 +1,6 @@
 """What git says of the files of a knowledge folder inside a work tree (K3): the files of the
-commit checked out, and those a merge left with unresolved conflicts. Each is one git call,
+commit checked out, those a sparse checkout leaves out, and those a merge left with
+unresolved conflicts. Each is one git call,
 made only inside a work tree; when git cannot tell, nothing is listed (the scan goes on)."""
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ def committed(root: Path) -> list[str]:
     """The files under ``root`` (relative to it) in the commit its work tree has checked out;
     none outside a work tree, before a first commit, or when git cannot tell."""
     return _listed(root, ["ls-tree", "-r", "-z", "--name-only", "HEAD"])
+
+
+def not_checked_out(root: Path) -> frozenset[str]:
+    """The files under ``root`` (relative to it) git leaves out of the work tree: outside a
+    sparse checkout's folders (their skip-worktree bit set)."""
+    listed = _listed(root, ["ls-files", "-z", "-t"])
+    return frozenset(entry[2:] for entry in listed if entry.startswith("S "))
 
 
 def unmerged(root: Path) -> frozenset[str]:
