@@ -470,7 +470,9 @@ def test_a_front_matter_problem_is_listed_before_many_skipped_files(
         listed = page.locator("#skipped-list li")
         expect(listed.first).to_contain_text("domain/broken.md: front matter is not valid YAML")
         expect(listed).to_have_count(51)
-        expect(listed.last).to_have_text("… and 12 more")
+        expect(listed.last).to_have_text(
+            "… and 12 more; `briefd index --json` lists every one show 1 more"
+        )
 
 
 def test_a_search_that_finds_nothing_says_why(page: Page, tmp_path: Path) -> None:

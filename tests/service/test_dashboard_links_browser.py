@@ -82,9 +82,38 @@ def test_every_link_finding_counted_is_named(
                 "to superseded: projects/checkout/notes.md:3: links to domain/old-limits.md,"
                 " superseded by domain/limits.md",
                 *[f"orphan (no inbound links): {path}" for path in ORPHANS_SHOWN],
-                "… and 6 more orphans",
+                "… and 6 more orphans show 6 more",
             ]
         )
+
+
+def test_the_findings_past_the_first_ten_are_shown_on_request_and_stay_shown(
+    page: Page, tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    """ "… and 6 more orphans" gave no way to see them (the page held them: /api/stats sends
+    50 of each kind), and the documents past those said nothing of `briefd links`."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(example_copy[0], source)
+    for n in range(55):
+        (source / "domain" / f"lonely-{n:02d}.md").write_text(f"# Lonely {n}\n\nNobody.\n")
+    settings = service_settings_for(source, tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        api.index()
+        page.goto(url + "/")
+        page.fill("#token-input", TOKEN)
+        page.click("#login-form button")
+        orphans = page.locator("#links-list li", has_text="orphan (no inbound links): ")
+        expect(orphans).to_have_count(10)
+        fold = page.locator("#links-list li", has_text="more orphans")
+        expect(fold).to_have_text(
+            "… and 48 more orphans; `briefd links` lists every one show 40 more"
+        )
+        fold.get_by_role("button", name="show 40 more").click()
+        expect(orphans).to_have_count(50)
+        expect(fold).to_have_text("… and 8 more orphans; `briefd links` lists every one")
+        page.evaluate("refresh()")  # the figures' 10 s refresh draws the list anew: still open
+        expect(page.locator("#stat-documents")).to_have_text("100")
+        expect(orphans).to_have_count(50)
 
 
 ORPHANS_SHOWN = [
