@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from importlib.resources import files
 
 import pytest
+from fastapi.testclient import TestClient
 
 PAGES = ("dashboard.html", "setup.html")
 CONTAINERS = {"main", "section", "div", "ul", "ol", "pre", "table", "form", "details", "nav"}
@@ -42,3 +43,26 @@ def test_every_container_that_opens_closes(page: str) -> None:
     nesting.close()
     unclosed = [f"<{tag}> of line {line} never closes" for tag, line in nesting.open]
     assert nesting.problems + unclosed == []
+
+
+def test_the_dashboard_is_served_as_one_page_with_its_parts_in_place(client: TestClient) -> None:
+    """dashboard.html (~700 lines) is kept as its markup and a file per part (its styles, its
+    figures, knowledge health, search, start-up), served as the one page it was."""
+    served = client.get("/").text
+    assert "<!-- inline:" not in served
+    static = files("briefd.service") / "static"
+    parts = [p.name for p in static.iterdir() if p.name.startswith("dashboard")]
+    assert sorted(parts) == [
+        "dashboard-core.js",
+        "dashboard-health.js",
+        "dashboard-search.js",
+        "dashboard-start.js",
+        "dashboard.css",
+        "dashboard.html",
+    ]
+    for name in (p for p in parts if p != "dashboard.html"):
+        assert (static / name).read_text(encoding="utf-8").rstrip("\n") in served, name
+    script = served.index('<script>\n"use strict";\n// the dashboard: the token')
+    assert served.index("function renderHealth(") > script
+    assert served.index("async function find(") > served.index("function renderHealth(")
+    assert served.rstrip().endswith("start();\n</script>\n</body>\n</html>")

@@ -5,6 +5,7 @@ instructions from its own URL in the browser, so neither page ever contains the 
 from __future__ import annotations
 
 import functools
+import re
 from importlib.resources import files
 
 from fastapi import APIRouter
@@ -24,9 +25,19 @@ HEADERS = {
 }
 
 
+# a line of a page that stands for a file beside it: the dashboard's styles and scripts, one
+# file per part (its figures, knowledge health, search, start-up), served as one page still
+_INLINE = re.compile(r"^<!-- inline: ([\w.-]+) -->$", re.MULTILINE)
+
+
 @functools.cache
 def page(name: str) -> str:
-    return (files("briefd.service") / "static" / name).read_text(encoding="utf-8")
+    """The page ``name`` with every file it inlines in place (read once, then cached)."""
+    static = files("briefd.service") / "static"
+    text = (static / name).read_text(encoding="utf-8")
+    return _INLINE.sub(
+        lambda m: (static / m.group(1)).read_text(encoding="utf-8").rstrip("\n"), text
+    )
 
 
 @router.get("/", response_class=HTMLResponse)
