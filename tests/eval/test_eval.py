@@ -281,7 +281,7 @@ def test_recall_report_says_why_a_section_was_lost(indexed_example: Briefd, tmp_
     report = run_recall(indexed_example, load_golden(queries), (), "bm25")
     assert (report.recall_at_5, report.missed) == (0.5, ("q1",))
     (lost,) = report.losses
-    assert (lost.id, lost.confidence, lost.specificity) == ("q1", "strong", None)
+    assert (lost.id, lost.confidence, lost.specificity) == ("q1", "keyword", None)
     assert lost.causes == (("domain/settlement.md § Cutoff times", "not in search's top 5"),)
 
 
@@ -314,7 +314,7 @@ def test_a_bm25_recall_loss_names_the_evidence_rules_not_the_budget(
     )
     report = run_recall(api, load_golden(queries), (), "bm25")
     first, second = report.losses
-    assert (first.confidence, second.confidence) == ("strong", "none")
+    assert (first.confidence, second.confidence) == ("keyword", "none")
     assert first.causes == (
         (
             "domain/payments.md § Refund timing",

@@ -426,3 +426,21 @@ def test_the_server_logs_no_client_command_nor_empty_prompt(client: TestClient) 
     state.flush()
     logged = state.api.state.recent_queries(100)
     assert [(e.kind, e.surface, e.results > 0) for e in logged] == [("recall", "hook", True)]
+
+
+def test_a_keyword_answer_says_its_evidence_not_a_strong_confidence(
+    client: TestClient, run_hook: RunHook
+) -> None:
+    """I8: a BM25 answer (`embeddings: none`, the keyword fallback) has no confidence tier,
+    the lexical gate's verdict alone decides, yet it was labelled "strong" in the REST
+    result, `--json` and the terminal view: a pasted "this goroutine leaks" got the leaked
+    secret procedure "strong". It now says "keyword" (untiered)."""
+    prompt = "this goroutine leaks, find out why"
+    full = client.post("/api/hook/recall?format=json", json=hook_json(prompt, "k")).json()
+    assert (full["mode"], full["confidence"], full["specificity"]) == ("bm25", "keyword", None)
+    assert full["sections"]  # what it injects is unchanged: the gate's verdict decides
+    as_json = json.loads(run_hook("--json", prompt).stdout)
+    assert (as_json["via"], as_json["confidence"]) == ("in-process", "keyword")
+    (head, *_) = run_hook("--format", "text", prompt).stdout.splitlines()
+    assert head.startswith("briefd recall · 4 section(s) · ") and " · bm25 · " in head, head
+    assert head.endswith(" ms · keyword match, untiered"), head

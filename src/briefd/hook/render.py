@@ -31,7 +31,8 @@ def terminal(result: Mapping[str, Any]) -> str:
     )
     if result.get("confidence"):
         z = result.get("specificity")
-        head += f" · {result['confidence']}" + (f" (specificity {z:.2f})" if z is not None else "")
+        said = UNTIERED.get(str(result["confidence"]), str(result["confidence"]))
+        head += f" · {said}" + (f" (specificity {z:.2f})" if z is not None else "")
     lines = [head]
     if not sections:
         lines.append(f"Nothing to inject: {result.get('reason') or 'no matching sections'}.")
@@ -53,6 +54,10 @@ def terminal(result: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+UNTIERED = {  # the confidence of an answer no tier was measured for, as the ranked list says it
+    "keyword": "keyword match, untiered",
+    "untiered": "untiered (no specificity calibration)",
+}
 PREVIEW_CHARS = 160  # of a section's text the ranked list shows
 
 

@@ -105,7 +105,9 @@ class RecallResult:
     reason: str = ""
     via: str = "in-process"
     notes: tuple[str, ...] = field(default=())
-    confidence: str = ""  # strong / weak / none (see briefd.recall.confidence)
+    # strong / weak / none (see briefd.recall.confidence); keyword / untiered: no tier was
+    # measured (BM25, or an index without the generic calibration), the gate's verdict decided
+    confidence: str = ""
     specificity: float | None = None
     # nothing matched and the engine read the prompt as everyday chatter ("continue", "thanks,
     # go on", only common words, or generic by its specificity): logged so, it is no gap (T3)
@@ -207,7 +209,8 @@ def answer(
     confidence = tier(found.specificity, config.weak_z, config.strong_z) if found.ranked else "none"
     if confidence == "strong" and found.lifted:
         confidence = "weak"  # specific only against its own language's chatter: one section
-    if stand_in and hybrid is None and found.ranked:
+    chance = stand_in and hybrid is None and bool(found.ranked)
+    if chance:
         confidence = ranking.by_chance(found.chance, config.weak_z, config.strong_z)
     direct, related, budget = _plan(found, confidence, request, config)
     with store.read() as conn:
@@ -235,10 +238,20 @@ def answer(
         knowledge=knowledge_block(chosen),
         reason=_reason(found, confidence, config, bool(sections), chosen, repeated),
         notes=notes,
-        confidence=confidence,
+        confidence=_label(confidence, found, hybrid is not None, chance),
         specificity=None if found.specificity is None else round(found.specificity, 3),
         generic=not sections and _generic(prompt, found, confidence),
     )
+
+
+def _label(confidence: Confidence, found: Ranking, hybrid: bool, chance: bool) -> str:
+    """The confidence an answer says it has: its tier, or, for one no tier was measured for
+    (BM25 behind the lexical gate, whose verdict alone decides; a hybrid answer from an index
+    without the generic calibration), what its evidence was: ``keyword`` or ``untiered``,
+    where "strong" claimed a confidence nobody measured."""
+    if confidence != "strong" or found.specificity is not None or chance:
+        return confidence
+    return "untiered" if hybrid else "keyword"
 
 
 def _generic(prompt: str, found: Ranking, confidence: Confidence) -> bool:
