@@ -72,6 +72,9 @@ def _assert_same(ours: Candidates, fts5: Candidates, query: str) -> None:
         mine, theirs = ours.lists[name], fts5.lists[name]
         assert [r for r, _ in mine] == [r for r, _ in theirs], (query, name)
         assert [s for _, s in mine] == pytest.approx([s for _, s in theirs], rel=1e-12), query
+    # the all-terms bonus goes to the same sections: those holding every word the index holds
+    bonus = [(e.key, e.all_terms) for e in ours.evidence()]
+    assert bonus == [(e.key, e.all_terms) for e in fts5.evidence()], query
 
 
 @pytest.mark.parametrize("source", list(GOLDEN), ids=["golden-en", "golden-tr"])

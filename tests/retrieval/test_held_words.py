@@ -66,3 +66,44 @@ def test_a_query_whose_words_the_index_all_holds_keeps_the_bonus_for_every_word(
         "Brightness": 0.0,
         "Speakers": 0.0,
     }
+
+
+def test_without_the_postings_the_bonus_counts_the_same_words(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """FTS5 answers while the postings are out of step (a writer that knows nothing of them,
+    until the next index run): the words the index holds are known from FTS5, so the same
+    query ranks the same, bonus for bonus."""
+    write_files(TV_MANUAL)
+    search = replace(settings.search, gate=False)
+    queries = (
+        "flickering dotted line on the screen edge",  # "flickering": no section has it
+        "dotted screen edge",
+        "flickering speakers",  # one word held: every section holding it
+        "zzzz qqqq",  # none held: no section gets the bonus
+    )
+    with Briefd(replace(settings, search=search), embedder=FakeEmbedder()) as api:
+        api.index()
+
+        def ranked(query: str) -> list[tuple[str, float, tuple[tuple[str, float], ...]]]:
+            result = api.search(SearchRequest(query, scopes=("all",), explain=True))
+            return [
+                (h.heading, h.score, h.explain.contributions)
+                for h in result.hits
+                if h.explain is not None
+            ]
+
+        with_postings = {q: ranked(q) for q in queries}
+        with api.store.write() as conn:  # a writer that knows nothing of the postings
+            conn.execute("DELETE FROM postings_state")
+        api._lexicon.invalidate()
+        fallback = api.search(SearchRequest(queries[0], scopes=("all",), explain=True))
+        assert "postings" not in fallback.sql[0]
+        without = {q: ranked(q) for q in queries}
+    first = {heading: dict(parts)["all-terms"] for heading, _, parts in without[queries[0]]}
+    assert first["Dotted line on the screen edge"] == settings.search.all_terms_bonus
+    assert without == with_postings
+    bonus = {h for h, _, parts in without["flickering speakers"] if dict(parts)["all-terms"]}
+    assert bonus == {"Speakers"}
+    assert without["zzzz qqqq"]
+    assert all(dict(parts)["all-terms"] == 0.0 for _, _, parts in without["zzzz qqqq"])

@@ -16,7 +16,7 @@ from briefd.model import HitExplain, SearchMode
 from briefd.retrieval import bm25
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.fusion import Evidence, Fused, RankedList
-from briefd.retrieval.lexical import FieldWeights, MatchPlan, run_match
+from briefd.retrieval.lexical import FieldWeights, MatchPlan, is_prefix, run_match
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.settings import SearchSettings
 
@@ -39,6 +39,10 @@ class Candidates:
     coverage: bm25.Coverage | None = None
     reads: bm25.Reads | None = None  # what the lexical lists read (the gate's counts reuse it)
     prefixes: tuple[bm25.Word, ...] = ()  # prefix forms the any-term list scored (--explain)
+    # when FTS5 answered (no postings): the AND of the any-term list's words the index holds
+    # (None: it holds none), and the candidates holding them all (:meth:`_every_held`)
+    held: str | None = None
+    holding: frozenset[int] = frozenset()
 
     def keys(self) -> list[int]:
         """Every candidate once, in order of first appearance (all-terms, any-term, vector)."""
@@ -93,10 +97,12 @@ class Candidates:
         return own if typed is None or (own is not None and own >= typed) else typed
 
     def _every_held(self, rowid: int) -> bool:
-        """The chunk holds every query word the index holds (from the postings): a word no
-        section has ("fix" in a TV manual) tells no section from another, so it keeps none
-        from the all-terms bonus. (FTS5 counts no words: there, every word.)"""
-        return self.coverage is not None and self.coverage.every_held(rowid)
+        """The chunk holds every query word the index holds: a word no section has ("fix" in
+        a TV manual) tells no section from another, so it keeps none from the all-terms bonus.
+        From the postings, else from FTS5 (:func:`held_words`, :func:`holding`)."""
+        if self.coverage is None:
+            return rowid in self.holding
+        return self.coverage.every_held(rowid)
 
     def _share(self, rowid: int, every_word: bool) -> float:
         """From the postings; when FTS5 answered, 1.0 for every word and 0.0 for fewer."""
@@ -193,6 +199,8 @@ def finish(
             if typed is not None:
                 found.typed = index.cosines(found.keys(), typed)
         _rescore_with_windows(conn, found, semantic, vector, mode)
+    if found.held is not None:
+        found.holding = holding(conn, found.held, found.keys())
     return found
 
 
@@ -249,6 +257,8 @@ def _lexical(
             found.lists[ALL_TERMS] = run_match(conn, plan.all_terms, scopes, weights, depth, every)
         if not _all_terms_decide(found, mode, settings, depth):
             found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth, every)
+        if mode == "hybrid":  # the all-terms bonus's words, as the postings would count them
+            found.held = held_words(conn, plan.any_groups)
         return
     # every word as typed for the all-terms list; prefix forms widen the any-term list only
     every_groups = lexicon.tokenizer.groups(plan.groups)
@@ -273,6 +283,38 @@ def _lexical(
         _lexical(conn, found, plan, mode, scopes, settings, depth, every, None)
         return
     found.postings = True
+
+
+def held_words(conn: sqlite3.Connection, groups: Sequence[Sequence[str]]) -> str | None:
+    """The FTS5 AND of the query words (each in the forms the FTS5 any-term list matches: as
+    typed, or its spelling correction) that some chunk of the index holds; None for none.
+    Without the postings, this is how the all-terms bonus knows the words the index holds,
+    as :meth:`bm25.Coverage.every_held` does with them."""
+    held = []
+    for group in groups:
+        words = [w for w in group if not is_prefix(w)]
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        if not match:
+            continue
+        expression = f"({match})" if len(words) > 1 else match
+        sql = "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1"
+        if conn.execute(sql, (expression,)).fetchone() is not None:
+            held.append(expression)
+    return " AND ".join(held) if held else None
+
+
+HOLDING_BATCH = 500  # candidate rowids looked up per FTS5 query
+
+
+def holding(conn: sqlite3.Connection, held: str, rowids: Sequence[int]) -> frozenset[int]:
+    """Which of ``rowids`` match the FTS5 expression ``held`` (:func:`held_words`)."""
+    found: set[int] = set()
+    for start in range(0, len(rowids), HOLDING_BATCH):
+        batch = list(rowids[start : start + HOLDING_BATCH])
+        marks = ", ".join("?" * len(batch))
+        sql = f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})"
+        found.update(int(row[0]) for row in conn.execute(sql, (held, *batch)))
+    return frozenset(found)
 
 
 def _all_terms_decide(
