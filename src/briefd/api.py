@@ -263,8 +263,7 @@ class Briefd(AbstractContextManager["Briefd"]):
     def suggest_links(
         self, doc_path: str | None = None, limit: int = 20, scopes: Sequence[str] | None = None
     ) -> Suggestions:
-        """Unlinked mentions and broken links among the documents in ``scopes`` (T5), and how
-        many were left out (dismissed, in other scopes), read on a connection of their own."""
+        """Unlinked mentions and broken links in ``scopes`` and how many were left out (T5)."""
         return suggestions.suggest_links_apart(self.settings, doc_path, limit, scopes)
 
     def dismiss_link_suggestion(
