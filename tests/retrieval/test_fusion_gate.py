@@ -21,6 +21,7 @@ from briefd.retrieval.gate import (
     MIN_PER_LANGUAGE,
     QUANTILE,
     Calibration,
+    GateDecision,
     LexicalEvidence,
     by_language,
     calibrate,
@@ -28,6 +29,7 @@ from briefd.retrieval.gate import (
     guessed,
     language_gaps,
     probe_score,
+    section_margin,
 )
 from briefd.retrieval.search import SearchRequest
 from briefd.retrieval.spelling import Speller
@@ -445,3 +447,83 @@ def test_a_gate_fit_of_an_earlier_release_is_said_until_an_index_run_refits_it(
         )
         api.index()
         assert api.search(SearchRequest("partial refunds")).warnings == ()
+
+
+def test_a_question_whose_best_section_is_as_near_everyday_talk_keeps_nothing() -> None:
+    """The section side of the margin: the off-topic probe nearest the query's best section
+    is compared with the query. Each probe's own (against the probes of other topics) sets
+    the level: their median. A question scoring above the threshold whose best section is
+    nearer some everyday talk than to it is emptied; strong lexical evidence still keeps, and
+    lexical support exempts."""
+    eye = np.eye(4, dtype=np.float32)
+    probes = (("a", "en"), ("b", "en"), ("c", "en"))
+    sections = np.array(
+        [[0.8, 0.6, 0.0, 0.0], [0.0, 0.6, 0.0, 0.8], [0.0, 0.0, 0.0, 1.0]], dtype=np.float32
+    )  # each probe's best section: a's is near b too; b's near itself only; c's near nothing
+    best = np.array([0.8, 0.6, 0.0], dtype=np.float32)
+    cal = calibrate("m", "fp", eye[:3], probes, best, (False,) * 3, None, sections)
+    # a: 0.8 - 0.6 (b at a's section); b: 0.6 - 0.0; c: 0.0 - 0.0 → median 0.2
+    assert cal.section_floor == pytest.approx(0.2) and cal.section_languages == ()
+    assert cal.section_level(None) == pytest.approx(0.2) and cal.knobs()["section_floor"] == 0.2
+    assert section_margin(cal, 0.9, sections[0]) == pytest.approx(0.9 - 0.8)
+    weak = LexicalEvidence(("lentil", "soup"), (1, 0), 40, False)
+    strong = LexicalEvidence(("settlement", "cutoff"), (1, 1), 40, True)
+
+    def gated(words: LexicalEvidence, section: tuple[float, float] | None) -> GateDecision:
+        return decide(words, best=0.9, probe=0.5, threshold=0.1, section=section)  # score +0.4
+
+    vetoed = gated(weak, (0.1, 0.2))
+    assert vetoed.decision == "empty", vetoed.reasons
+    assert vetoed.reasons[-1] == (
+        "section: the best section is nearer this question than the off-topic probe nearest it "
+        "by +0.100, below the probes' 50% level +0.200: as near some everyday talk as to this "
+        "question"
+    )
+    assert gated(weak, (0.3, 0.2)).decision == "kept"
+    assert gated(weak, None).decision == "kept"  # a fit without section margins
+    assert gated(strong, (0.1, 0.2)).decision == "kept"
+    # the query's words in a best section support it: a weak model's real question is no
+    # nearer its section than to everyday talk, and is not held to the section side
+    names = LexicalEvidence(
+        ("fuat", "sezgin", "dogdu"), (1, 1, 0), 40, False, ((True, True, False),)
+    )
+    supported = decide(names, 0.80, 0.81, 0.02, floor=-0.02, section=(-0.5, 0.2))
+    assert supported.decision == "kept" and not supported.reasons[-1].startswith("section:")
+    assert calibrate("m", "fp", eye[:3], probes, best, (False,) * 3).section_floor is None
+
+
+def test_a_question_in_another_language_needs_its_languages_section_level() -> None:
+    n = MIN_PER_LANGUAGE
+    eye = np.eye(4, dtype=np.float32)
+    vectors = np.stack([eye[i % 2] for i in range(n)] + [eye[2 + i % 2] for i in range(n)])
+    languages = ("en",) * n + ("tr",) * n
+    probes = tuple((str(i), language) for i, language in enumerate(languages))
+    # every probe's best section is the index's one row, on the English side: the Turkish
+    # probes are far from it (as a Turkish question is from English notes)
+    row = np.array([0.6, 0.0, 0.0, 0.8], dtype=np.float32)
+    best = np.asarray([0.6 if i % 2 == 0 else 0.0 for i in range(n)] + [0.0] * n, np.float32)
+    cal = calibrate(
+        "m", "fp", vectors, probes, best, (False,) * 2 * n, None, np.tile(row, (2 * n, 1))
+    )
+    levels = dict(cal.section_languages)
+    assert levels["tr"] < levels["en"] and cal.section_floor is not None
+    assert cal.section_level("tr") == pytest.approx(min(levels["tr"], cal.section_floor))
+    assert cal.section_level("en") == pytest.approx(min(levels["en"], cal.section_floor))
+    assert cal.section_level(None) == cal.section_level("de") == cal.section_floor
+
+
+def test_a_hybrid_search_weighs_its_best_sections_margin_with_the_fitted_level(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    write_files(REFUNDS_AND_SETTLEMENT)
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        api.index()
+        knobs = api.gate_calibration()["fake-bow@fake-1"]
+        level = knobs["section_floor"]
+        assert isinstance(level, float) and knobs["section_quantile"] == 0.5
+        result = api.search(SearchRequest("partial refund of a disputed payment", mode="hybrid"))
+    assert result.gate == "kept" and result.hits
+    assert result.gate_reasons[-1].startswith(
+        "section: the best section is nearer this question than the off-topic probe nearest it"
+    )
+    assert result.gate_reasons[-1].endswith(f"at or above the probes' 50% level {level:+.3f}")

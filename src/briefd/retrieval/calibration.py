@@ -62,7 +62,15 @@ def load(conn: sqlite3.Connection, model: str) -> Calibration | None:
         (float(data["margins"][0]), float(data["margins"][1]), float(data["margins"][2])),
         tuple((str(n), float(m), float(q)) for n, m, q in data.get("languages", [])),
         tuple(languages[i] for i in active) if len(languages) == row[1] else (),
+        *_section_levels(data.get("section")),
     )
+
+
+def _section_levels(stored: object) -> tuple[float | None, tuple[tuple[str, float], ...]]:
+    """The knobs' ``section``: [floor, [[language, level], ...]] (absent: none)."""
+    if not isinstance(stored, list) or len(stored) != 2 or stored[0] is None:
+        return None, ()
+    return float(stored[0]), tuple((str(n), float(v)) for n, v in stored[1])
 
 
 def stored(conn: sqlite3.Connection) -> dict[str, dict[str, object]]:
@@ -99,6 +107,7 @@ def refresh(
             return None
         vectors = _probe_vectors(conn, embedder, [text for _, _, text in probes])
         best, nearest_rows = quantized.nearest(vectors)
+        at_best = np.stack([quantized.row(int(at)) for at in nearest_rows])
         lexicon, speller = Lexicon(), Speller()
         with closing(lexicon):
             evidence = [  # each probe searched as a query is: spelling corrections, best sections
@@ -110,7 +119,7 @@ def refresh(
     pairs = tuple((topic, language) for topic, language, _ in probes)
     lexical = tuple(e.strong for e in evidence)
     coverage = tuple(e.coverage() for e in evidence)
-    result = calibrate(model, fingerprint, vectors, pairs, best, lexical, coverage)
+    result = calibrate(model, fingerprint, vectors, pairs, best, lexical, coverage, at_best)
     active = [i for i, (topic, _) in enumerate(pairs) if topic not in result.left_out]
     with store.write() as conn:
         conn.execute(
@@ -136,6 +145,7 @@ def refresh(
             "active": active,
             "offsets": [round(float(v), 6) for v in result.probe_offsets],
             "languages": [list(level) for level in result.languages],
+            "section": [result.section_floor, [list(level) for level in result.section_languages]],
         }
         docs_table.set_meta(conn, META + model, json.dumps(knobs))
     return result

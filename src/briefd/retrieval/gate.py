@@ -15,6 +15,9 @@ Two kinds of evidence are weighed, and either one keeps the answer:
   its words are inflected differently. A word the index lacks counts here through its spelling
   correction only when the correction keeps its stem (:func:`guessed`): "soccer" corrected to
   "docker" is a guess that helps the search, not evidence that the index covers soccer.
+* **section side** — a score that reaches the threshold without support must also come from a
+  best section nearer the query than to the off-topic probe nearest it (:func:`section_margin`),
+  by the probes' own median such margin (``SECTION_QUANTILE``).
 * **semantic** — the query's *score* must reach the index's own threshold: its best cosine in
   the index minus how close it comes to off-topic small talk (the mean of its ``NEAREST``
   closest probes, ``briefd.retrieval.probes``, all languages), plus ``COVERAGE_WEIGHT`` times
@@ -53,6 +56,10 @@ QUANTILE = 0.93  # of the probes' leave-topic-out scores: a real answer is worth
 # one: a level that lets questions through the pooled threshold empties holds its language's
 # off-topic probes to the 95% they should be rejected at (issue 13), not to QUANTILE's 93%
 LANGUAGE_QUANTILE = 0.95
+# of the probes' section margins (:func:`section_margin`): a question kept on semantic evidence
+# must be nearer its best section, against the off-topic probe nearest that section, than a
+# typical (the median) off-topic probe is to its own
+SECTION_QUANTILE = 0.5
 COVERAGE_WEIGHT = 0.05  # a best section holding all of the query's IDF mass: +0.05 of margin
 MAX_CHANCE = 1.0  # sections that would hold every query word by chance
 PARTIAL_CHANCE = 0.1  # the same for some of the words: the rest is unexplained, so 10× rarer
@@ -79,6 +86,10 @@ class Calibration:
     # score)
     languages: tuple[tuple[str, float, float], ...] = ()
     probe_languages: tuple[str, ...] = ()  # the language of each active probe
+    # the probes' SECTION_QUANTILE section margin (None: a fit without it), and per probe
+    # language with levels of its own, its probes' (used where lower)
+    section_floor: float | None = None
+    section_languages: tuple[tuple[str, float], ...] = ()
 
     def language_of(self, query: Vectors) -> str | None:
         """The probe language the query is closest to (None without per-language levels)."""
@@ -97,6 +108,18 @@ class Calibration:
             if name == language:
                 return min(median, self.margins[0]), min(quantile, self.threshold)
         return self.margins[0], self.threshold
+
+    def section_level(self, language: str | None) -> float | None:
+        """The section margin a question in ``language`` needs (:func:`section_margin`): the
+        probes' ``SECTION_QUANTILE``, or its own language's probes' where lower — a Turkish
+        question about English notes is as far from them as Turkish off-topic probes are, by
+        the same cross-lingual gap. None: a fit without section margins."""
+        if self.section_floor is None:
+            return None
+        for name, level in self.section_languages:
+            if name == language:
+                return min(level, self.section_floor)
+        return self.section_floor
 
     def knobs(self) -> dict[str, object]:
         """What ``briefd version --json`` and ``briefd eval --explain`` show."""
@@ -118,6 +141,11 @@ class Calibration:
             "by_language": {
                 name: {"median": round(median, 4), "threshold": round(quantile, 4)}
                 for name, median, quantile in self.languages
+            },
+            "section_quantile": SECTION_QUANTILE,
+            "section_floor": None if self.section_floor is None else round(self.section_floor, 4),
+            "section_by_language": {
+                name: round(level, 4) for name, level in self.section_languages
             },
             "max_chance": MAX_CHANCE,
             "section_windows": windows_of(self.fingerprint),
@@ -175,10 +203,12 @@ def calibrate(
     best: npt.NDArray[np.float32],
     lexical: tuple[bool, ...],
     coverage: tuple[float, ...] | None = None,
+    at_best: Vectors | None = None,
 ) -> Calibration:
     """``vectors``/``probes`` (topic, language): every probe; ``best``: each probe's best
     cosine in the index; ``lexical``: whether the index holds strong lexical evidence for it;
-    ``coverage``: the share of its words' IDF mass its best section holds (None: 0)."""
+    ``coverage``: the share of its words' IDF mass its best section holds (None: 0);
+    ``at_best``: the vector of each probe's best section (None: no section margins)."""
     topics = tuple(topic for topic, _ in probes)
     gaps = language_gaps(tuple(language for _, language in probes), best)
     left_out = {t for t, strong in zip(topics, lexical, strict=True) if strong}
@@ -201,6 +231,15 @@ def calibrate(
         float(np.max(margins)),
     )
     kept_languages = tuple(np.asarray([language for _, language in probes])[keep].tolist())
+    sections = None
+    if at_best is not None and len(active):
+        near = at_best[keep] @ active.T - offsets[None, :]  # [i, j]: probe j at i's section
+        sections = np.asarray(
+            [
+                best[keep][i] - _nearest_probe(near[i, kept_topics != kept_topics[i]])
+                for i in range(len(active))
+            ]
+        )
     return Calibration(
         model,
         fingerprint,
@@ -212,7 +251,38 @@ def calibrate(
         summary,
         by_language(margins, kept_languages),
         kept_languages,
+        *_section_levels(sections, kept_languages),
     )
+
+
+def _section_levels(
+    sections: npt.NDArray[np.float64] | None, languages: tuple[str, ...]
+) -> tuple[float | None, tuple[tuple[str, float], ...]]:
+    """The probes' ``SECTION_QUANTILE`` section margin, and per language with
+    ``MIN_PER_LANGUAGE`` active probes its own (None, (): no section margins)."""
+    if sections is None or not len(sections):
+        return None, ()
+    names = np.asarray(languages)
+    levels = tuple(
+        (name, float(np.quantile(sections[names == name], SECTION_QUANTILE)))
+        for name in sorted(set(languages))
+        if len(names) == len(sections) and int(np.sum(names == name)) >= MIN_PER_LANGUAGE
+    )
+    return float(np.quantile(sections, SECTION_QUANTILE)), levels
+
+
+def _nearest_probe(similarities: npt.NDArray[np.float32]) -> float:
+    return float(similarities.max()) if similarities.size else 0.0
+
+
+def section_margin(calibration: Calibration, best: float, section: Vectors) -> float:
+    """How much nearer the query (its cosine ``best``) is to its best section (the vector
+    ``section``) than the off-topic probe nearest that section (its language gap counted,
+    as in :func:`probe_score`). A real question's best section answers it; an off-topic
+    question's best section is the one nearest some everyday talk, and probes of that talk
+    come as near it: the section side of the margin :func:`probe_score` takes from the query's
+    side."""
+    return best - _nearest_probe(calibration.probe_vectors @ section - calibration.probe_offsets)
 
 
 def by_language(
@@ -330,11 +400,16 @@ def decide(
     threshold: float | None,
     floor: float | None = None,
     language: str | None = None,
+    section: tuple[float, float] | None = None,
 ) -> GateDecision:
     """Kept on strong lexical evidence, on a score (semantic margin plus coverage) at the
     threshold, or on a score at the ``floor`` (the probes' median) with lexical support in a
     best section; else empty. ``best``/``probe``/``threshold`` are None without calibrated
-    vectors."""
+    vectors. ``section``: the query's section margin and the level it needs
+    (:func:`section_margin`); below it, a score at the threshold without lexical support
+    keeps nothing. A supported score is not held to it: with a model whose vectors carry
+    little meaning (a weak remote one) a real question's best section may be no nearer it
+    than to everyday talk, and its words in a best section are the evidence then."""
     reasons = [_lexical_reason(lexical)]
     semantic = best is not None and probe is not None and threshold is not None
     if semantic:
@@ -357,12 +432,26 @@ def decide(
                 f"supported: a best section holds {', '.join(support)}; score {score:+.3f} "
                 f"is {'at or above' if on_topic else 'below'} the probes' median {floor:+.3f}"
             )
+        if on_topic and section is not None and not support:
+            on_topic = _section_holds(section, reasons)
     else:
         reasons.append("semantic: no calibrated vectors in scope; lexical evidence decides")
         on_topic = False
     if lexical is not None and lexical.strong:
         return GateDecision("kept", tuple(reasons))
     return GateDecision("kept" if on_topic else "empty", tuple(reasons))
+
+
+def _section_holds(section: tuple[float, float], reasons: list[str]) -> bool:
+    margin, level = section
+    holds = margin >= level
+    reasons.append(
+        f"section: the best section is nearer this question than the off-topic probe nearest "
+        f"it by {margin:+.3f}, {'at or above' if holds else 'below'} the probes' "
+        f"{SECTION_QUANTILE:.0%} level {level:+.3f}"
+        + ("" if holds else ": as near some everyday talk as to this question")
+    )
+    return holds
 
 
 def guessed(typed: str, corrections: tuple[str, ...]) -> bool:

@@ -14,7 +14,15 @@ from briefd.retrieval import gate_evidence, supersession
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.candidates import Candidates, embedding, finish, start
 from briefd.retrieval.fusion import Fused, rrf, score_fusion
-from briefd.retrieval.gate import GateDecision, LexicalEvidence, decide, probe_score
+from briefd.retrieval.gate import (
+    Calibration,
+    GateDecision,
+    LexicalEvidence,
+    Vectors,
+    decide,
+    probe_score,
+    section_margin,
+)
 from briefd.retrieval.gate_evidence import QueryWords
 from briefd.retrieval.gate_fit import earlier_fit
 from briefd.retrieval.lexical import (
@@ -245,9 +253,18 @@ def _gate(
     foreign = lexical is not None and lexical.foreign()
     language = calibration.language_of(vector) if foreign else None
     floor, threshold = calibration.levels(language)
+    section = _section(calibration, best, semantic.vector(top) if top is not None else None)
+    level = calibration.section_level(language)
     if (floor, threshold) == calibration.levels(None):
         language = None  # the pooled levels: no language to name
-    return decide(lexical, best, probe, threshold + offset, floor + offset, language)
+    checked = (section, level + offset) if section is not None and level is not None else None
+    return decide(lexical, best, probe, threshold + offset, floor + offset, language, checked)
+
+
+def _section(calibration: Calibration, best: float | None, row: Vectors | None) -> float | None:
+    """The query's section margin (:func:`briefd.retrieval.gate.section_margin`), None
+    without a best section's vector."""
+    return section_margin(calibration, best, row) if best is not None and row is not None else None
 
 
 def _related(

@@ -101,6 +101,12 @@ class SemanticIndex:
         its scan stay one row per chunk. Call after :meth:`index` on the same snapshot."""
         return self._windows.cosines(conn, rowids, query)
 
+    def vector(self, rowid: int) -> npt.NDArray[np.float32] | None:
+        """A chunk's row in the loaded index (None: not loaded, or no vector for it). Call
+        after :meth:`index`, as a search does."""
+        index = self._index
+        return index.vector(rowid) if index is not None else None
+
     def prime(self, texts: list[str], batch_size: int = 32) -> None:
         """Embed many queries at once (evaluation, tuning); kept for this object's lifetime."""
         todo = [t for t in dict.fromkeys(map(query_text, texts)) if t not in self._primed]

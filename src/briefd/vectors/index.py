@@ -111,6 +111,17 @@ class VectorIndex:
         self.check_size(query)
         return dict(zip(keys, self.vectors.rescore(rows, query).tolist(), strict=True))
 
+    def vector(self, rowid: int) -> npt.NDArray[np.float32] | None:
+        """The chunk's row as float32 (None: it has no vector here)."""
+        if self.ordered:
+            at = int(np.searchsorted(self.rowids, rowid))
+            found = at < len(self.rowids) and int(self.rowids[at]) == rowid
+            return self.vectors.row(at) if found else None
+        if self.positions is None:
+            self.positions = {int(r): i for i, r in enumerate(self.rowids)}
+        where = self.positions.get(rowid)
+        return None if where is None else self.vectors.row(where)
+
     def scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Cosine of ``query`` to every row (for calibration and explain)."""
         _cap_blas(self.blas_threads)

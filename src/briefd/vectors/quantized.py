@@ -170,6 +170,11 @@ class Quantized:
             best[better], where[better] = value[better], top[better] + start
         return best, where
 
+    def row(self, at: int) -> Matrix:
+        """Row ``at`` as float32."""
+        row: Matrix = self._rows_between(at, at + 1)[0]
+        return row
+
     def _rows_between(self, start: int, end: int) -> Matrix:
         """Rows ``start:end`` as float32."""
         coarse = self.coarse[start:end].astype(np.float32) * self.coarse_scale[start:end, None]
