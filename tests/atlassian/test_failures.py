@@ -6,8 +6,11 @@ an integration that is not configured. Never an empty success."""
 from __future__ import annotations
 
 import dataclasses
+import socket
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -306,6 +309,77 @@ def test_a_site_sending_its_answer_slowly_is_a_timeout_too(tmp_path: Path, cloud
     with pytest.raises(IntegrationError, match=r"did not answer GET /rest/api/3/issue/SHOP-42 "):
         lookups.jira_issue("SHOP-42", False, 2000, None)
     assert time.monotonic() - started < 1.5  # the body alone takes 1.6 s
+
+
+@contextmanager
+def slow_headers(pause: float) -> Iterator[str]:
+    """A server on 127.0.0.1 answering every request with a 200 whose status line and headers
+    come a byte at a time, ``pause`` seconds apart (slowloris-style); yields its URL."""
+    answer = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: "
+        + b"p" * 80
+        + b'\r\nContent-Length: 17\r\n\r\n{"key": "SHOP-42"}'
+    )
+    stop = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.05)
+
+    def trickle(connection: socket.socket) -> None:
+        with connection:
+            connection.recv(65536)
+            for byte in answer:
+                if stop.wait(pause):
+                    return
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:  # the client gave up
+                    return
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=trickle, args=(connection,), daemon=True).start()
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        acceptor.join()
+        listener.close()
+
+
+def test_a_site_sending_its_headers_slowly_is_a_timeout_too(tmp_path: Path) -> None:
+    """Each header byte restarted the client's read timeout: a site (or a proxy) sending its
+    headers a byte every 50 ms held a 0.5 s lookup for 5 s. The whole answer is bounded, and
+    the request left behind ends too."""
+    with slow_headers(0.05) as url:
+        values = {
+            "db": str(tmp_path / "index.db"),
+            "embeddings.enabled": False,
+            "jira.url": url,
+            "jira.deployment": "datacenter",
+            "jira.token_env": "DC_TOKEN",
+            "jira.projects": ["SHOP"],
+            "jira.timeout_seconds": 0.5,
+        }
+        settings = load_settings(config=None, env={}, overrides=values)
+        lookups = Atlassian(settings, env=ENV, sleep=lambda s: None)
+        started = time.monotonic()
+        with pytest.raises(IntegrationError) as caught:
+            lookups.jira_issue("SHOP-42", False, 2000, None)
+        took = time.monotonic() - started
+        assert str(caught.value) == (
+            f"Jira did not answer GET /rest/api/2/issue/SHOP-42 within 0.5 s; check that {url} "
+            "is up, or raise jira.timeout_seconds"
+        )
+        assert took < 2.0  # the headers alone take about 6 s
+        time.sleep(1.0)  # the request left behind ends at its next wait for bytes
+        assert not [t for t in threading.enumerate() if t.name == "briefd-site-request"]
 
 
 @pytest.mark.parametrize(

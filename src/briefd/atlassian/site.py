@@ -18,8 +18,10 @@ import functools
 import math
 import re
 import ssl
+import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -259,11 +261,38 @@ class Site:
         self, method: str, url: str, headers: dict[str, str], kwargs: dict[str, Any]
     ) -> httpx.Response:
         """The whole answer within ``timeout_seconds``: the client's timeout bounds each wait
-        for bytes, so a site sending its answer a byte at a time would hold the caller far
-        longer. (Headers arriving that slowly are bounded per wait only.)"""
+        for bytes, so a site sending its headers or its body a byte at a time would hold the
+        caller far longer. The request runs in a worker thread the caller waits for until the
+        deadline; past it the caller gets the timeout, and the worker, left behind, ends at its
+        next wait for bytes (the lookup's client closes its connections) or with the site."""
         import httpx
 
         deadline = time.monotonic() + self.config.timeout
+        answer: Future[httpx.Response] = Future()
+
+        def fetch() -> None:
+            try:
+                answer.set_result(self._fetch(method, url, headers, kwargs, deadline))
+            except BaseException as exc:  # handed to the caller, raised there
+                answer.set_exception(exc)
+
+        threading.Thread(target=fetch, name="briefd-site-request", daemon=True).start()
+        wait([answer], timeout=max(0.0, deadline - time.monotonic()))
+        if not answer.done():
+            raise httpx.ReadTimeout("the answer took longer than the timeout")
+        return answer.result()
+
+    def _fetch(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        kwargs: dict[str, Any],
+        deadline: float,
+    ) -> httpx.Response:
+        """The answer, read whole (the worker stops reading past ``deadline``)."""
+        import httpx
+
         with self.client.stream(method, url, headers=headers, **kwargs) as response:
             body = bytearray()
             for chunk in response.iter_bytes():
