@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,3 +136,46 @@ def test_model_pull_from_a_mirror_no_proxy_exempts(
     )
     assert pulled.exit_code == 0, pulled.output
     assert (tmp_path / "models/tiny/w.bin").read_bytes() == data
+
+
+def test_model_pull_uses_files_already_verified_when_the_proxy_is_unusable(
+    tmp_path: Path, clean_proxies: pytest.MonkeyPatch
+) -> None:
+    """A pull on a machine whose proxy briefd cannot use stopped with the proxy's error even
+    when every file was already there and verified: nothing needed the network."""
+    data = b"weights " * 1000
+    tiny = dataclasses.replace(
+        registry.MINILM_FP32,
+        name="tiny",
+        files=(DownloadedFile("w.bin", hashlib.sha256(data).hexdigest(), len(data)),),
+        download_url="http://127.0.0.1:9/unused",
+    )
+    clean_proxies.setattr(registry, "MODELS", (*registry.MODELS, tiny))
+    clean_proxies.setenv("BRIEFD_EMBEDDINGS__MODEL_DIR", str(tmp_path / "models"))
+    clean_proxies.chdir(tmp_path)
+    with fake_server() as mirror:
+        mirror.on("GET", "/m/w.bin", lambda r: Reply(200, data, "application/octet-stream"))
+        argv = ["model", "pull", "--model", "tiny", "--url", mirror.url + "/m"]
+        first = CliRunner().invoke(app, argv)
+        clean_proxies.setenv("ALL_PROXY", SOCKS)
+        again = CliRunner().invoke(app, [*argv, "--json"])
+        (tmp_path / "models/tiny/w.bin").write_bytes(b"other " * 10)
+        broken = CliRunner().invoke(app, argv)
+    assert first.exit_code == 0, first.output
+    assert len(mirror.requests) == 1  # the first pull's download; no other
+    assert again.exit_code == 0, again.output
+    refusal = (
+        "cannot send model download requests through the proxy socks5://***@127.0.0.1:1080 "
+        "(from ALL_PROXY): httpx has no SOCKS support here: install it in briefd's environment "
+        "(pip install 'httpx[socks]'), or name an http:// proxy; or, if the download URL (--url) "
+        "is reachable without it, add 127.0.0.1 to NO_PROXY"
+    )
+    assert " ".join(again.stderr.split()) == (
+        "note: every file of tiny is already present and verified, so nothing was downloaded "
+        f"(a download would fail: {refusal})"
+    )
+    pulled = json.loads(again.stdout)
+    assert pulled["present"] is True
+    assert [(f["path"], f["action"]) for f in pulled["files"]] == [("w.bin", "verified")]
+    assert broken.exit_code == 1  # a file that needs downloading again: the proxy's error
+    assert " ".join(broken.output.split()) == f"error: {refusal}"

@@ -36,6 +36,8 @@ from briefd.settings import EmbeddingsSettings
 if TYPE_CHECKING:
     import httpx
 
+    from briefd.embeddings.spec import ModelSpec
+
 # where a remote adapter's model comes from, instead of `briefd model pull`
 REMOTE = {
     "ollama": "is Ollama's to pull (`ollama pull {model}` on its host)",
@@ -117,9 +119,7 @@ def pull_command(
                 "`briefd model list`)"
             )
         spec = registry.get_model(model or config.model)
-        client = _download_client(url or spec.download_url, config.timeout_seconds)
-        with client, _bar() as bar:
-            status = pull_model(spec, config.model_dir, client, url, _reporter(bar))
+        status = _pull(spec, config, url)
         if spec.runtime == "e5onnx":  # build its ONNX graph now, not on the first query
             from briefd.embeddings.local import load_local
 
@@ -214,6 +214,27 @@ def _reporter(bar: Progress) -> PullProgress:
         bar.update(tasks[path], completed=done)
 
     return report
+
+
+def _pull(spec: ModelSpec, config: EmbeddingsSettings, url: str | None) -> ModelStatus:
+    """Download what is missing and verify everything; when the proxy for the download URL
+    is unusable but every file is already here and verified, those files are used (nothing
+    needs the network) and a note on stderr says why nothing was downloaded."""
+    try:
+        client = _download_client(url or spec.download_url, config.timeout_seconds)
+    except EmbeddingError as exc:
+        status = model_status(spec, config.model_dir, verify=True)
+        if not status.present:
+            raise
+        errors.print(
+            f"note: every file of {spec.name} is already present and verified, so nothing was "
+            f"downloaded (a download would fail: {exc})",
+            markup=False,
+            soft_wrap=True,
+        )
+        return status
+    with client, _bar() as bar:
+        return pull_model(spec, config.model_dir, client, url, _reporter(bar))
 
 
 def _download_client(url: str | None, timeout: float) -> httpx.Client:
