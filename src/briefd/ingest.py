@@ -27,6 +27,7 @@ from briefd.markdown.spool import Spool
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
 from briefd.settings import Settings
+from briefd.sources import moves
 from briefd.sources.clashes import name_clashes
 from briefd.sources.history import Change
 from briefd.sources.knowledge import resolve as resolve_source
@@ -232,7 +233,8 @@ def _index_source(
             skipped_files(found.skipped, settings, found.left_out),
         )
         _apply(conn, found, rebuild, progress, links)
-        moved = renamed(found.known, current, deleted)
+        since = docs_table.meta(conn, SERVED_COMMIT)  # the commit the index served until now
+        moved = moves.moved(source, since, found.known, current, deleted)
         activity.follow_renames(conn, moved)
         docs_table.record_moves(conn, moved, current)  # broken links say where they went
         docs_table.set_meta(conn, "parse", found.signature)
@@ -381,21 +383,6 @@ def _changes(
         known,
         left_out,
     )
-
-
-def renamed(
-    known: Mapping[str, str], current: Mapping[str, str], deleted: Sequence[str]
-) -> dict[str, str]:
-    """Deleted paths whose file is now at a new path (its content unchanged, and no other
-    deleted or new file with that content): old path → new path."""
-    gone: dict[str, list[str]] = {}
-    for path in deleted:
-        gone.setdefault(known[path], []).append(path)
-    new: dict[str, list[str]] = {}
-    for path, digest in current.items():
-        if path not in known and digest in gone:
-            new.setdefault(digest, []).append(path)
-    return {gone[d][0]: paths[0] for d, paths in new.items() if len(paths) == 1 == len(gone[d])}
 
 
 def _apply(
