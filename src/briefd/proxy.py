@@ -77,17 +77,70 @@ def proxied_client(
     one proxy for ``url`` alone (``trust_env=False``; ``SSL_CERT_FILE`` still read), so one
     unusable for other URLs fails nothing, and one unusable for this URL is an ``error`` that
     names it (``key``: the setting holding ``url``). ``options`` go to :class:`httpx.Client`."""
+    proxy = site_proxy(url, product, error)
+    return _client(url, proxy, product, key, error, options), proxy
+
+
+class ProxiedClients:
+    """Clients for requests to any URL, each through the environment's one proxy for that URL:
+    a download a mirror redirects to another host goes through that host's proxy (or none,
+    when ``NO_PROXY`` exempts it), not the first host's. One client per proxy, all closed
+    together. ``key`` names the setting holding the first URL asked for; a proxy unusable for
+    a later host is an ``error`` naming that host."""
+
+    def __init__(self, product: str, key: str, error: type[BriefdError], **options: Any) -> None:
+        self._said = (product, key, error)
+        self._options = options
+        self._clients: dict[str, httpx.Client] = {}
+        self._first_host: str | None = None
+
+    def __call__(self, url: str) -> httpx.Client:
+        import httpx
+
+        product, key, error = self._said
+        try:
+            host = httpx.URL(url).host
+        except httpx.InvalidURL:
+            host = ""  # its request says so
+        self._first_host = host if self._first_host is None else self._first_host
+        if host != self._first_host:
+            key = f"the host {key} redirects to"
+        proxy = site_proxy(url, product, error)
+        chosen = proxy.url if proxy else ""
+        if chosen not in self._clients:
+            options = dict(self._options)
+            self._clients[chosen] = _client(url, proxy, product, key, error, options)
+        return self._clients[chosen]
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.close()
+        self._clients.clear()
+
+    def __enter__(self) -> ProxiedClients:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _client(
+    url: str,
+    proxy: Proxy | None,
+    product: str,
+    key: str,
+    error: type[BriefdError],
+    options: dict[str, Any],
+) -> httpx.Client:
     import httpx
 
-    proxy = site_proxy(url, product, error)
     options.setdefault("verify", _tls_context())
     try:
-        client = httpx.Client(trust_env=False, proxy=proxy.url if proxy else None, **options)
+        return httpx.Client(trust_env=False, proxy=proxy.url if proxy else None, **options)
     except (ImportError, ValueError, httpx.InvalidURL) as exc:
         if proxy is None:
             raise
         raise error(unusable(product, key, proxy, httpx.URL(url).host, exc)) from None
-    return client, proxy
 
 
 def _tls_context() -> Any:

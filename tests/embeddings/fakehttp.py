@@ -79,7 +79,7 @@ def _handler_class(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(reply.body)
 
-        do_GET = do_POST = _answer
+        do_GET = do_POST = do_CONNECT = _answer  # CONNECT: as a proxy sees an https request
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -179,3 +180,52 @@ def test_model_pull_uses_files_already_verified_when_the_proxy_is_unusable(
     assert [(f["path"], f["action"]) for f in pulled["files"]] == [("w.bin", "verified")]
     assert broken.exit_code == 1  # a file that needs downloading again: the proxy's error
     assert " ".join(broken.output.split()) == f"error: {refusal}"
+
+
+def test_model_pull_sends_a_redirect_through_the_proxy_for_its_own_host(
+    tmp_path: Path, clean_proxies: pytest.MonkeyPatch
+) -> None:
+    """The pull's one client had the first URL's proxy choice and followed redirects with it:
+    a mirror ``NO_PROXY`` exempts that redirects to a CDN on another host had the CDN request
+    leave unproxied (a network that lets traffic out only through its proxy fails), and an
+    http:// to https:// redirect ignored ``HTTPS_PROXY``. Each hop now goes through its own
+    URL's proxy."""
+    data = b"weights " * 1000
+    tiny = dataclasses.replace(
+        registry.MINILM_FP32,
+        name="tiny",
+        files=(DownloadedFile("w.bin", hashlib.sha256(data).hexdigest(), len(data)),),
+        download_url="http://127.0.0.1:9/unused",
+    )
+    clean_proxies.setattr(registry, "MODELS", (*registry.MODELS, tiny))
+    clean_proxies.setenv("BRIEFD_EMBEDDINGS__MODEL_DIR", str(tmp_path / "models"))
+    clean_proxies.chdir(tmp_path)
+    onward = httpx.Client(trust_env=False)  # the proxy's own request, not through itself
+    with onward, fake_server() as mirror, fake_server() as cdn, fake_server() as proxy:
+        cdn_host = cdn.url.removeprefix("http://").replace("127.0.0.1", "localhost")
+        cdn.on("GET", "/cdn/w.bin", lambda r: Reply(200, data, "application/octet-stream"))
+        for path, scheme in (("/m/w.bin", "http"), ("/s/w.bin", "https")):
+            moved = (("Location", f"{scheme}://{cdn_host}/cdn/w.bin"),)
+            mirror.on("GET", path, lambda r, moved=moved: Reply(302, b"", "text/plain", moved))
+        relayed = f"http://{cdn_host}/cdn/w.bin"  # a forward proxy's request line
+        proxy.on("GET", relayed, lambda r: Reply(200, onward.get(relayed).content, "text/plain"))
+        clean_proxies.setenv("NO_PROXY", "127.0.0.1")  # the mirror's host, not the CDN's
+        clean_proxies.setenv("HTTP_PROXY", proxy.url)
+        clean_proxies.setenv("HTTPS_PROXY", proxy.url)
+        argv = ["model", "pull", "--model", "tiny", "--url"]
+        pulled = CliRunner().invoke(app, [*argv, mirror.url + "/m"])
+        assert pulled.exit_code == 0, pulled.output
+        assert (tmp_path / "models/tiny/w.bin").read_bytes() == data
+        (tmp_path / "models/tiny/w.bin").unlink()
+        secure = CliRunner().invoke(app, [*argv, mirror.url + "/s"])
+    assert [(r.method, r.path) for r in proxy.requests] == [
+        ("GET", relayed),
+        ("CONNECT", cdn_host),  # the https:// hop asked HTTPS_PROXY for a tunnel
+    ]
+    assert [r.path for r in mirror.requests] == ["/m/w.bin", "/s/w.bin"]
+    assert [r.path for r in cdn.requests] == ["/cdn/w.bin"]  # relayed by the proxy only
+    assert secure.exit_code == 1  # this proxy refuses tunnels: said, nothing saved
+    assert " ".join(secure.output.split()) == (
+        f"error: download of w.bin from {mirror.url}/s/w.bin failed (ProxyError); check the "
+        "URL (--url) and the network, then pull again"
+    )

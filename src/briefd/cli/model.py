@@ -30,12 +30,10 @@ from briefd.embeddings.pull import ModelStatus, model_status, pull_model
 from briefd.embeddings.pull import Progress as PullProgress
 from briefd.errors import EmbeddingError
 from briefd.folders import make_index_folder
-from briefd.proxy import proxied_client
+from briefd.proxy import ProxiedClients
 from briefd.settings import EmbeddingsSettings
 
 if TYPE_CHECKING:
-    import httpx
-
     from briefd.embeddings.spec import ModelSpec
 
 # where a remote adapter's model comes from, instead of `briefd model pull`
@@ -220,8 +218,11 @@ def _pull(spec: ModelSpec, config: EmbeddingsSettings, url: str | None) -> Model
     """Download what is missing and verify everything; when the proxy for the download URL
     is unusable but every file is already here and verified, those files are used (nothing
     needs the network) and a note on stderr says why nothing was downloaded."""
+    clients = _download_clients(config.timeout_seconds)
+    first = url or spec.download_url
     try:
-        client = _download_client(url or spec.download_url, config.timeout_seconds)
+        if first:  # none: packaged files only, nothing is downloaded
+            clients(first)  # its proxy checked before anything is read
     except EmbeddingError as exc:
         status = model_status(spec, config.model_dir, verify=True)
         if not status.present:
@@ -233,17 +234,15 @@ def _pull(spec: ModelSpec, config: EmbeddingsSettings, url: str | None) -> Model
             soft_wrap=True,
         )
         return status
-    with client, _bar() as bar:
-        return pull_model(spec, config.model_dir, client, url, _reporter(bar))
+    with clients, _bar() as bar:
+        return pull_model(spec, config.model_dir, clients, url, _reporter(bar))
 
 
-def _download_client(url: str | None, timeout: float) -> httpx.Client:
-    """The client a pull downloads with: the environment's one proxy for the download URL
-    alone, so a proxy only other URLs use (``ALL_PROXY=socks5://…`` with the mirror in
-    ``NO_PROXY``) fails nothing, and one unusable for it is said, not a traceback."""
-    import httpx  # only here: `briefd` starts without it
-
-    if not url:  # packaged files only: nothing is downloaded
-        return httpx.Client(timeout=timeout, trust_env=False)
+def _download_clients(timeout: float) -> ProxiedClients:
+    """The clients a pull downloads with: for each URL (the download URL, then each host a
+    redirect leads to) the environment's one proxy for that URL alone, so a proxy only other
+    URLs use (``ALL_PROXY=socks5://…`` with the mirror in ``NO_PROXY``) fails nothing, one
+    unusable for it is said, not a traceback, and a mirror redirecting to a CDN host reaches
+    it through the CDN host's proxy, not the mirror's choice."""
     key = "the download URL (--url)"
-    return proxied_client(url, "model download", key, EmbeddingError, timeout=timeout)[0]
+    return ProxiedClients("model download", key, EmbeddingError, timeout=timeout)

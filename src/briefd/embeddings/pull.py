@@ -13,7 +13,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 # (file path, bytes so far, bytes expected)
 Progress = Callable[[str, int, int], None]
+# the client a request to a URL goes through: each redirect's URL gets its own (its proxy)
+ClientFor = Callable[[str], "httpx.Client"]
 CHUNK_BYTES = 1 << 20
 
 
@@ -70,11 +72,13 @@ def model_status(spec: ModelSpec, model_dir: Path, verify: bool = False) -> Mode
 def pull_model(
     spec: ModelSpec,
     model_dir: Path,
-    client: httpx.Client,
+    client: httpx.Client | ClientFor,
     base_url: str | None = None,
     progress: Progress | None = None,
 ) -> ModelStatus:
-    """Download what is missing or wrong, verify everything; raise on the first failure."""
+    """Download what is missing or wrong, verify everything; raise on the first failure.
+    ``client``: one client for every request, or the client for each URL (a redirect to
+    another host then goes through that host's proxy, see :class:`briefd.proxy.ProxiedClients`)."""
     statuses = []
     for file in spec.files:
         if isinstance(file, PackagedFile):
@@ -92,7 +96,7 @@ def pull_model(
 
 
 def download(
-    client: httpx.Client,
+    client: httpx.Client | ClientFor,
     url: str,
     target: Path,
     file: DownloadedFile,
@@ -122,7 +126,7 @@ def download(
 
 
 def _stream(
-    client: httpx.Client,
+    client: httpx.Client | ClientFor,
     url: str,
     out: BinaryIO,
     file: DownloadedFile,
@@ -133,7 +137,7 @@ def _stream(
     digest = hashlib.sha256()
     done = 0
     try:
-        with client.stream("GET", url, follow_redirects=True) as response:
+        with _followed(client, url) as response:
             if response.status_code >= 400:
                 raise EmbeddingError(
                     f"download of {file.path} failed: HTTP {response.status_code} from {url}; "
@@ -156,6 +160,30 @@ def _stream(
             "check the URL (--url) and the network, then pull again"
         ) from None
     return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _followed(client: httpx.Client | ClientFor, url: str) -> Iterator[httpx.Response]:
+    """The streamed response to GET ``url`` after its redirects (httpx's rules and bound),
+    each hop sent with the client for its own URL: a mirror redirecting to a CDN on another
+    host reaches it through the proxy the environment names for that host."""
+    import httpx
+
+    client_for = (lambda _url: client) if isinstance(client, httpx.Client) else client
+    sender = client_for(url)
+    request = sender.build_request("GET", url)
+    for _hop in range(sender.max_redirects + 1):
+        response = sender.send(request, stream=True, follow_redirects=False)
+        if response.next_request is None:
+            try:
+                yield response
+            finally:
+                response.close()
+            return
+        response.close()
+        request = response.next_request
+        sender = client_for(str(request.url))
+    raise httpx.TooManyRedirects("Exceeded maximum allowed redirects.", request=request)
 
 
 def _file_status(spec: ModelSpec, file: WeightFile, model_dir: Path, verify: bool) -> FileStatus:
