@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx2
 from mcp import Client
 from mcp_types import CallToolResult
 
@@ -18,7 +19,7 @@ from briefd.proposals import ProposalRequest
 from briefd.proposals.service import where_kept
 from briefd.service import create_app
 from tests.service.conftest import service_config
-from tests.service.live import mcp_session, serving
+from tests.service.live import TOKEN, mcp_session, serving
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import RETRY, Remote, git
 
@@ -121,3 +122,39 @@ def test_a_checkout_without_the_remote_is_not_told_to_push_to_it(tmp_path: Path)
     assert made.status == "local"
     said = where_kept(settings, made) or ""
     assert said.endswith(f"(git -C {work} push <remote> {made.branch})")
+
+
+def test_the_rest_answer_says_where_the_branch_is_as_mcp_does(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """POST /api/proposals answered 201 with only ``status`` ("local", "pushed") for a branch
+    no pull request names: a REST client could not tell its user that a local one is seen by
+    nobody but the checkout, nor what comes next for one no forge opens a pull request for.
+    Its ``where`` now says it in the MCP answer's words, and the OpenAPI schema documents it."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    change = {**ARGUMENTS, "new_content": NEW_RETRY}
+    answers = []
+    for source in (str(remote.work), remote.url):  # a checkout's default: local; a URL: pushed
+        with Briefd(git_settings(tmp_path / str(len(answers)), source), embedder=None) as api:
+            api.sync()
+            with serving(create_app(api, service_config())) as base:
+                made = httpx2.post(base + "/api/proposals", json=change, headers=auth, timeout=60)
+                listed = httpx2.get(base + "/api/proposals", headers=auth).json()
+                schema = httpx2.get(base + "/openapi.json", headers=auth).json()
+            assert made.status_code == 201, made.text
+            answers.append(made.json())
+            assert "where" not in listed["proposals"][0]  # the listing's status says the rest
+
+    local, pushed = answers
+    assert (local["status"], pushed["status"]) == ("local", "pushed")
+    assert local["where"] == (
+        f"a local branch of the repository {remote.work}, not pushed anywhere (proposals.push "
+        "keeps this source's proposals there), so nobody sees it until it is merged there or "
+        f"pushed for review (git -C {remote.work} push origin {local['branch']})"
+    )
+    assert pushed["where"].startswith(
+        "pushed to the source's remote; no pull request is opened (forge.type: none), so open "
+        "one from it into main for review"
+    )
+    where = schema["components"]["schemas"]["ProposalOut"]["properties"]["where"]
+    assert "a local branch of the checkout, not pushed anywhere" in where["description"]

@@ -530,7 +530,8 @@ def test_a_proposal_to_a_superseded_document_names_the_one_that_replaced_it(
 
 
 def test_a_proposal_has_one_shape_on_mcp_and_rest(git_api: Briefd, remote: Remote) -> None:
-    """I1/I2: the tool's structured content is the proposal exactly as REST lists it."""
+    """I1/I2: the tool's structured content is the proposal exactly as REST lists it, with
+    ``where`` its branch is (no forge opens its pull request), as REST's 201 answer has it."""
     git_api.sync()
     new = RETRY.replace("three times", "five times").lstrip("\n")
 
@@ -547,6 +548,7 @@ def test_a_proposal_has_one_shape_on_mcp_and_rest(git_api: Briefd, remote: Remot
         headers = {"Authorization": f"Bearer {TOKEN}"}
         listed = httpx2.get(base + "/api/proposals", headers=headers).json()["proposals"]
     proposal = check(result, schema)
+    assert proposal.pop("where").startswith("pushed to the source's remote; no pull request")
     assert [proposal] == listed
     assert proposal["client"] == "mcp" and proposal["base_branch"] == "main"
     assert set(proposal) >= {"pr_number", "forge_error", "status_checked_at", "base_commit"}

@@ -330,12 +330,12 @@ def usage_text(out: schemas.UsageOut) -> str:
     return text
 
 
-def proposal_text(out: schemas.ProposalOut, kept: str | None = None) -> str:
-    """The answer to a new proposal; ``kept``: where its branch is and what comes next, when
-    its status and pull request do not say it (a local branch; a pushed one no forge opens a
-    pull request for)."""
-    if kept is not None:
-        return f"proposed on branch {out.branch}, {kept}" + _superseded_note(out)
+def proposal_text(out: schemas.ProposalOut) -> str:
+    """The answer to a new proposal; its ``where``: where its branch is and what comes next,
+    when its status and pull request do not say it (a local branch; a pushed one no forge
+    opens a pull request for), as REST's answer has it in that field."""
+    if out.where is not None:
+        return f"proposed on branch {out.branch}, {out.where}" + _superseded_note(out)
     return _proposed(out) + _superseded_note(out)
 
 

@@ -471,6 +471,14 @@ class ProposalOut(BaseModel):
         description="Documents whose front matter says they supersede doc_path: the current "
         "text is there, and a change to the rule may belong there instead.",
     )
+    where: str | None = Field(  # only in the answer to a new proposal
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Where the new proposal's branch is and what comes next, when status and "
+        "pr_url do not say it: a local branch of the checkout, not pushed anywhere (how to push "
+        "it), or a branch pushed with no forge to open its pull request (forge.type: none). "
+        "The same words as the MCP answer's text.",
+    )
 
 
 class ProposalsOut(BaseModel):

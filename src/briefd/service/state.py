@@ -387,10 +387,16 @@ class ServiceState:
         ensure_inside(self.source_root(), view.path)
         return view
 
-    def proposed(self, proposal: Proposal, scopes: tuple[str, ...] | None) -> ProposalOut:
-        """A new proposal as REST and MCP answer it: with the documents superseding the one it
-        changes (K2) that the caller may read, when there are any."""
+    def proposed(
+        self, proposal: Proposal, scopes: tuple[str, ...] | None, where: str | None = None
+    ) -> ProposalOut:
+        """A new proposal as REST and MCP answer it: with ``where`` its branch is when its
+        status and pull request do not say it (:func:`briefd.proposals.service.where_kept`), and
+        the documents superseding the one it changes (K2) that the caller may read, when there
+        are any."""
         out = proposal_out(proposal)
+        if where is not None:
+            out = out.model_copy(update={"where": where})
         try:
             with self.api.store.read() as conn:
                 shown = resolve_scopes(conn, scopes, self.api.settings.default_scopes)

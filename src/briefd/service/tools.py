@@ -457,8 +457,8 @@ class Tools:
             return proposal, where_kept(self.state.api.settings, proposal)
 
         proposal, kept = await self._call("propose_update", made, exclusive=False)
-        out = self.state.proposed(proposal, request.scopes)
-        return ok_result(render.proposal_text(out, kept), out)
+        out = self.state.proposed(proposal, request.scopes, kept)
+        return ok_result(render.proposal_text(out), out)
 
 
 LIVE_TOOLS = {  # registered only while their product is configured (service/atlassian.py)

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Body, Depends, Query, status
 
 from briefd.proposals.model import Proposal, ProposalRequest, ProposalStatus
 from briefd.proposals.policy import require_enabled
+from briefd.proposals.service import where_kept
 from briefd.service import schemas
 from briefd.service.cursor import cursor_of, key_of
 from briefd.service.deps import ERRORS, PUSHES, State
@@ -38,8 +39,9 @@ def create_proposal(
     state: State, body: Annotated[schemas.ProposalIn, Body()]
 ) -> schemas.ProposalOut:
     """Propose a knowledge change: a branch ``briefd/proposal-<id>`` with one commit on the
-    knowledge remote (and a pull request when a forge is configured). The served knowledge is
-    not changed. 502: the remote refused the push or the forge did not answer (nothing stored)."""
+    knowledge remote (and a pull request when a forge is configured); ``where`` says where the
+    branch is when ``status`` and ``pr_url`` do not (a local branch, not pushed; a pushed one no
+    forge opens a pull request for). The served knowledge is not changed. 502: the remote refused the push or the forge did not answer (nothing stored)."""
     request = ProposalRequest(
         body.doc_path,
         body.change_description,
@@ -47,10 +49,13 @@ def create_proposal(
         split_list(body.scopes),
         body.client or "rest",
     )
-    made = state.call(
-        "rest", "propose_update", lambda: state.api.propose_update(request), exclusive=False
-    )
-    return state.proposed(made, request.scopes)
+
+    def made() -> tuple[Proposal, str | None]:
+        proposal = state.api.propose_update(request)
+        return proposal, where_kept(state.api.settings, proposal)
+
+    proposal, where = state.call("rest", "propose_update", made, exclusive=False)
+    return state.proposed(proposal, request.scopes, where)
 
 
 @router.get("/proposals", name="proposals", response_model=schemas.ProposalsOut, responses=ERRORS)
