@@ -123,22 +123,23 @@ def _gone(
     listed: dict[str, str],
     timeout: float,
 ) -> tuple[str, ...]:
-    """Proposals of this delivery (pushed ones when proposals are pushed, else local ones)
-    without a pull request whose branch is not listed: merged when the base branch holds
+    """Proposals of this delivery (pushed ones when proposals are pushed, else local ones, and
+    pushed ones no remote of the repository has) without a pull request whose branch is not
+    listed: merged when the base branch holds
     their text, else closed. One whose commit this repository lacks (another replica's) is
     left as it is: whether its base holds it cannot be told."""
     target, status = going.target, "pushed" if going.pushed else "local"
     where = f"on the remote '{target.remote}'" if going.pushed else f"in {target.repo}"
-    missing = [
-        p
-        for p in known
-        if p.status == status and not p.pr_number and p.commit_hash and p.branch not in listed
-    ]
+    missing = [p for p in known if p.status == status and _branch_only(p)]
+    missing = [p for p in missing if p.branch not in listed]
     if going.pushed and missing:  # pushed before proposals.push named this remote
-        elsewhere = _elsewhere(target, [p.branch for p in missing], timeout)
+        elsewhere = _elsewhere(target, [p.branch for p in missing], timeout, target.remote)
         missing = [p for p in missing if p.branch not in elsewhere]
+    gone = [(p, where) for p in missing]
+    if not going.pushed:  # pushed before proposals.push was turned off: on a remote still
+        gone += _gone_from_remotes(target, known, timeout)
     changed: list[str] = []
-    for p in missing:
+    for p, where in gone:
         assert p.commit_hash is not None
         base = _base_ref(target, p.base_branch or target.base_branch, timeout)
         if base is None or not _has(target, p.commit_hash, timeout):
@@ -154,20 +155,44 @@ def _gone(
             if since:
                 said = EDITED.format(branch=p.branch, where=where, base=name, since=since)
         store.record_check(p.id, now, said, _now())
-        changed.append(f"{p.id}: {status} → {now}")
+        changed.append(f"{p.id}: {p.status} → {now}")
     return tuple(changed)
 
 
-def _elsewhere(target: GitTarget, branches: list[str], timeout: float) -> set[str]:
-    """Of ``branches`` (proposal branches the remote proposals go to lacks), those another
-    remote of the repository has, or may have: a checkout whose ``proposals.push`` named
-    another remote when they were pushed keeps them there, waiting for review, and a sync
-    that closed them as deleted unmerged lost track of every one. A remote that does not
-    answer may have them all (asked again at the next sync)."""
+def _branch_only(proposal: Proposal) -> bool:
+    """A proposal followed by its branch alone: made, with no pull request."""
+    return not proposal.pr_number and bool(proposal.commit_hash)
+
+
+def _gone_from_remotes(
+    target: GitTarget, known: list[Proposal], timeout: float
+) -> list[tuple[Proposal, str]]:
+    """Pushed proposals (before ``proposals.push`` was turned off) whose branch no remote of
+    the repository has: a sync that looked for local branches alone left them "pushed" for
+    ever once their branch was deleted. A repository without remotes tells nothing."""
+    pushed = [p for p in known if p.status == "pushed" and _branch_only(p)]
+    if not pushed:
+        return []
+    on_remotes = _elsewhere(target, [p.branch for p in pushed], timeout, None)
+    where = f"on any remote of {target.repo}"
+    return [(p, where) for p in pushed if p.branch not in on_remotes]
+
+
+def _elsewhere(
+    target: GitTarget, branches: list[str], timeout: float, skip: str | None
+) -> set[str]:
+    """Of ``branches`` (proposal branches the remote proposals go to lacks, ``skip``), those
+    another remote of the repository has, or may have: a checkout whose ``proposals.push``
+    named another remote when they were pushed keeps them there, waiting for review, and a
+    sync that closed them as deleted unmerged lost track of every one. A remote that does not
+    answer may have them all (asked again at the next sync), as may one removed when no
+    remote but ``skip`` is left to ask (with ``skip`` None: none at all)."""
     others = git.run(["remote"], target.repo, timeout, ProposalError).split()
+    if skip is None and not others:
+        return set(branches)
     patterns = [f"refs/heads/{branch}" for branch in branches]
     found: set[str] = set()
-    for remote in (r for r in others if r != target.remote):
+    for remote in (r for r in others if r != skip):
         try:
             args = ["ls-remote", _url(replace(target, remote=remote), timeout), *patterns]
             out = git.run(args, target.repo, timeout, ProposalRemoteError, target.env)

@@ -1,0 +1,38 @@
+"""T1: proposals pushed before ``proposals.push`` was turned off stay followed on the remote
+they went to: a sync after their branch was deleted there unmerged closes them, where it left
+them "pushed" for ever, and one still there waits as it did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from briefd.api import Briefd
+from briefd.proposals import ProposalRequest
+from tests.sync.conftest import git_settings
+from tests.sync.gitrepo import RETRY, Remote, git
+
+NEW_RETRY = RETRY.replace("three times", "four times").lstrip("\n")
+
+
+def test_a_branch_deleted_on_the_remote_closes_its_proposal_after_push_is_turned_off(
+    tmp_path: Path, remote: Remote
+) -> None:
+    pushing = git_settings(tmp_path, str(remote.work), **{"proposals.push": True})
+    with Briefd(pushing, embedder=None) as api:
+        api.index()
+        deleted = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        kept = api.propose_update(
+            ProposalRequest("domain/retry.md", "five", NEW_RETRY.replace("four", "five"))
+        )
+    assert (deleted.status, kept.status) == ("pushed", "pushed")
+    git(remote.bare, "branch", "-D", deleted.branch)  # a reviewer deleted it unmerged
+
+    with Briefd(git_settings(tmp_path, str(remote.work)), embedder=None) as api:  # push: off
+        api.sync()
+        statuses = {p.id: (p.status, p.forge_error) for p in api.proposals()}
+
+    assert statuses[kept.id] == ("pushed", None)
+    assert statuses[deleted.id][0] == "closed"
+    assert f"its branch {deleted.branch} is no longer on any remote of " in (
+        statuses[deleted.id][1] or ""
+    )
