@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -13,11 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from briefd.cli.main import app
-from briefd.embeddings import registry
-from briefd.embeddings.spec import DownloadedFile
 from tests.cli.test_cli import briefd
 from tests.conftest import REPO
 from tests.embeddings.fakehttp import FakeServer, Reply
+from tests.embeddings.tinymodel import register_tiny
 from tests.sync.gitrepo import git
 
 
@@ -162,13 +160,7 @@ def test_pull_from_a_mirror_into_model_dir(
     tmp_path: Path, server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = b"weights " * 1000
-    tiny = dataclasses.replace(
-        registry.MINILM_FP32,
-        name="tiny",
-        files=(DownloadedFile("w.bin", hashlib.sha256(data).hexdigest(), len(data)),),
-        download_url="http://127.0.0.1:9/unused",
-    )
-    monkeypatch.setattr(registry, "MODELS", (*registry.MODELS, tiny))
+    register_tiny(monkeypatch, data)
     server.on("GET", "/m/w.bin", lambda r: Reply(200, data, "application/octet-stream"))
     model_dir = tmp_path / "models"
     monkeypatch.setenv("BRIEFD_EMBEDDINGS__MODEL_DIR", str(model_dir))
@@ -193,13 +185,7 @@ def test_a_model_pulled_before_any_index_stays_out_of_the_projects_git(
     it made ``.briefd/`` an ordinary folder (``git status`` showed it, ``git add -A`` took the
     weights, and the index made there later was neither private nor ignored)."""
     data = b"weights " * 1000
-    tiny = dataclasses.replace(
-        registry.MINILM_FP32,
-        name="tiny",
-        files=(DownloadedFile("w.bin", hashlib.sha256(data).hexdigest(), len(data)),),
-        download_url="http://127.0.0.1:9/unused",
-    )
-    monkeypatch.setattr(registry, "MODELS", (*registry.MODELS, tiny))
+    register_tiny(monkeypatch, data)
     server.on("GET", "/m/w.bin", lambda r: Reply(200, data, "application/octet-stream"))
     for name in [k for k in os.environ if k.startswith("BRIEFD_")]:
         monkeypatch.delenv(name)

@@ -7,8 +7,6 @@ would go through is named, not a traceback (real servers on 127.0.0.1)."""
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,13 +17,12 @@ from typer.testing import CliRunner
 
 from briefd.api import Briefd
 from briefd.cli.main import app
-from briefd.embeddings import registry
-from briefd.embeddings.spec import DownloadedFile
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
 from tests.embeddings.fakehttp import FakeServer, Reply, closed_port_url, fake_server
 from tests.embeddings.test_remote_index import DOCS, Resizable, ollama_settings
+from tests.embeddings.tinymodel import register_tiny
 
 SOCKS = "socks5://relay:secret@127.0.0.1:1080"
 
@@ -112,13 +109,7 @@ def test_model_pull_from_a_mirror_no_proxy_exempts(
     tmp_path: Path, clean_proxies: pytest.MonkeyPatch
 ) -> None:
     data = b"weights " * 1000
-    tiny = dataclasses.replace(
-        registry.MINILM_FP32,
-        name="tiny",
-        files=(DownloadedFile("w.bin", hashlib.sha256(data).hexdigest(), len(data)),),
-        download_url="http://127.0.0.1:9/unused",
-    )
-    clean_proxies.setattr(registry, "MODELS", (*registry.MODELS, tiny))
+    register_tiny(clean_proxies, data)
     clean_proxies.setenv("BRIEFD_EMBEDDINGS__MODEL_DIR", str(tmp_path / "models"))
     clean_proxies.setenv("ALL_PROXY", SOCKS)
     clean_proxies.chdir(tmp_path)
@@ -145,13 +136,7 @@ def test_model_pull_uses_files_already_verified_when_the_proxy_is_unusable(
     """A pull on a machine whose proxy briefd cannot use stopped with the proxy's error even
     when every file was already there and verified: nothing needed the network."""
     data = b"weights " * 1000
-    tiny = dataclasses.replace(
-        registry.MINILM_FP32,
-        name="tiny",
-        files=(DownloadedFile("w.bin", hashlib.sha256(data).hexdigest(), len(data)),),
-        download_url="http://127.0.0.1:9/unused",
-    )
-    clean_proxies.setattr(registry, "MODELS", (*registry.MODELS, tiny))
+    register_tiny(clean_proxies, data)
     clean_proxies.setenv("BRIEFD_EMBEDDINGS__MODEL_DIR", str(tmp_path / "models"))
     clean_proxies.chdir(tmp_path)
     with fake_server() as mirror:
@@ -191,13 +176,7 @@ def test_model_pull_sends_a_redirect_through_the_proxy_for_its_own_host(
     http:// to https:// redirect ignored ``HTTPS_PROXY``. Each hop now goes through its own
     URL's proxy."""
     data = b"weights " * 1000
-    tiny = dataclasses.replace(
-        registry.MINILM_FP32,
-        name="tiny",
-        files=(DownloadedFile("w.bin", hashlib.sha256(data).hexdigest(), len(data)),),
-        download_url="http://127.0.0.1:9/unused",
-    )
-    clean_proxies.setattr(registry, "MODELS", (*registry.MODELS, tiny))
+    register_tiny(clean_proxies, data)
     clean_proxies.setenv("BRIEFD_EMBEDDINGS__MODEL_DIR", str(tmp_path / "models"))
     clean_proxies.chdir(tmp_path)
     onward = httpx.Client(trust_env=False)  # the proxy's own request, not through itself
