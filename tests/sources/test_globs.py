@@ -10,8 +10,8 @@ import warnings
 
 import pathspec
 
-from briefd.sources.globs import Globs, Linear, linear_spec
-from briefd.sources.refs import paths_covered
+from briefd.sources.globs import Globs, Linear, linear_spec, literal_head
+from briefd.sources.refs import _line, paths_covered
 
 
 def test_the_globs_agree_with_pathspec() -> None:
@@ -32,6 +32,44 @@ def test_the_globs_agree_with_pathspec() -> None:
                 path = "".join(rnd.choice("ab/.-\n*") for _ in range(rnd.randint(0, 10)))
                 assert globs.match_file(path) == spec.match_file(path), (glob, path)
     assert read > 500
+
+
+def test_the_literal_head_is_what_every_match_begins_with() -> None:
+    """Drift matches thousands of paths against every refs glob: a path that does not begin
+    with the glob's literal head is skipped before the matcher runs (O4)."""
+    heads = {
+        "src/payments/**": "src/payments/",
+        "./svc/a.py": "svc/a.py",
+        "src/**/x.py": "src",
+        "src/pay[mn]ents/**": "src/pay",
+        "src/a*/b": "src/a",
+        "sr?/x": "sr",
+        "*.py": "",
+        "build/": "",
+    }
+    for glob, head in heads.items():
+        (rule,) = [r for _, r in Globs.of([_line(glob)]).rules]
+        assert literal_head(rule.regex if isinstance(rule, Linear) else rule) == head, glob
+    assert literal_head(re.compile("^ab+c")) == "a"
+    assert literal_head(re.compile("^a|b")) == ""
+    assert literal_head(re.compile("^ab", re.IGNORECASE)) == ""
+    rnd = random.Random(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        for _ in range(2000):
+            glob = "".join(rnd.choice("ab/.*?[]!-\\") for _ in range(rnd.randint(1, 9)))
+            paths = [
+                "".join(rnd.choice("ab/.-*") for _ in range(rnd.randint(0, 10))) for _ in range(20)
+            ]
+            try:
+                globs = Globs.of([_line(glob)])
+            except (ValueError, re.error):
+                continue
+            if len(globs.rules) == 1 and globs.rules[0][0]:  # every path through the matcher
+                every = [p for p in paths if globs.rules[0][1].match(p)]
+            else:
+                every = [p for p in paths if globs.match_file(p)]
+            assert paths_covered(glob, paths) == every, glob
 
 
 def test_globs_made_to_backtrack_take_linear_time() -> None:

@@ -105,3 +105,52 @@ def linear_spec(spec: pathspec.PathSpec[Any]) -> pathspec.PathSpec[Any]:
         if isinstance(regex, re.Pattern):
             setattr(pattern, "regex", linear(regex))  # noqa: B010  (typed re.Pattern in pathspec)
     return spec
+
+
+_META = frozenset(".^$*+?{}[]()|\\")
+_QUANTIFIER = frozenset("*+?{")
+
+
+def literal_head(regex: re.Pattern[str]) -> str:
+    """The text every match of the start-anchored ``regex`` begins with ("" when none is
+    certain): the literal characters after its ``^``, up to the first that is not plain (a
+    class, a group, a quantified character). Lets a caller skip paths no match can begin
+    with before running the matcher on each."""
+    source = regex.pattern
+    if not source.startswith("^") or regex.flags & re.IGNORECASE or "|" in _outside_groups(source):
+        return ""
+    head: list[str] = []
+    at = 1
+    while at < len(source):
+        char, width = source[at], 1
+        if char == "\\" and at + 1 < len(source) and not source[at + 1].isalnum():
+            char, width = source[at + 1], 2
+        elif char in _META:
+            break
+        if source[at + width : at + width + 1] in _QUANTIFIER:
+            break
+        head.append(char)
+        at += width
+    text = "".join(head)
+    return "" if "\ufffd" in text else text
+
+
+def _outside_groups(source: str) -> str:
+    """``source``'s characters outside groups and classes (escaped ones dropped)."""
+    out, depth, escaped, in_class = [], 0, False, False
+    for char in source:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif depth == 0:
+            out.append(char)
+    return "".join(out)

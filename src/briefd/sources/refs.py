@@ -14,7 +14,7 @@ from typing import Any
 import re2
 
 from briefd.errors import QueryError
-from briefd.sources.globs import Globs
+from briefd.sources.globs import Globs, literal_head
 
 _WILDCARD = re.compile(r"[*?\[]")
 _PATH_WILDCARD = re.compile(r"[*?]")  # a path's wildcards: ``[id].tsx`` is a file's own name
@@ -231,6 +231,7 @@ def paths_covered(glob: str, paths: Iterable[str]) -> list[str]:
     pattern (drift matches thousands of paths against every glob)."""
     spec = _spec(glob)
     if len(spec.rules) == 1 and spec.rules[0][0]:
-        match = spec.rules[0][1].match
-        return [p for p in paths if match(_composed(p))]
+        rule = spec.rules[0][1]
+        match, head = rule.match, literal_head(rule if isinstance(rule, re.Pattern) else rule.regex)
+        return [p for p in paths if (c := _composed(p)).startswith(head) and match(c)]
     return [p for p in paths if spec.match_file(_composed(p))]
