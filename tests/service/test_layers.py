@@ -44,7 +44,7 @@ def test_the_mcp_adapter_and_the_state_import_no_router() -> None:
 
 
 def test_a_proposal_has_every_field_of_the_domain_proposal() -> None:
-    answer_only = {"superseded_by"}  # told with a new proposal, never stored (left out empty)
+    answer_only = {"superseded_by", "where"}  # told with a new proposal, never stored
     assert set(ProposalOut.model_fields) - answer_only == {f.name for f in fields(Proposal)}
     made = Proposal(
         id="abc123",
