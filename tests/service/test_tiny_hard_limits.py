@@ -39,9 +39,9 @@ TOO_SMALL = re.compile(r"hard_limit (\d+) is too small for any answer .* raise i
 
 
 def refused_as_too_small(detail: str, limit: int) -> bool:
-    """Whether ``detail`` is the refusal of a limit its answer's envelope alone exceeds (a
-    bundle id's digits vary its token count, so at 100 an envelope fits or not by the hash),
-    naming a larger limit: allowed, since nothing goes over the limit."""
+    """Whether ``detail`` is the refusal of a limit its answer's envelope alone exceeds (at
+    100 some requests' answers do not fit, whatever their bundle id), naming a larger limit:
+    allowed, since nothing goes over the limit."""
     found = TOO_SMALL.search(detail)
     return found is not None and int(found.group(1)) == limit < int(found.group(2))
 
@@ -140,3 +140,40 @@ def test_a_cut_target_at_a_small_limit_keeps_the_call_that_reads_on(service_api:
         'Read on with get_document("domain/refunds.md", scopes=["domain"], start_line='
         in (compact[0])
     )
+
+
+def test_a_small_hard_limit_answers_or_refuses_whatever_the_bundle_id(service_api: Briefd) -> None:
+    """The same request in other words (another bundle id) gets the same outcome at the same
+    hard limit: at 100 a document_context was answered or refused by its id's digits (26 of
+    30 answered "holds nothing: raise it to 137", 4 refused). Through the MCP client, as the
+    model receives it: the refusal's text, or the answer's figures and warnings."""
+    calls = [
+        (limit, mode, f"refund {i}")
+        for limit in (100, 106)
+        for mode in ("markdown", "package")
+        for i in range(10)
+    ]
+
+    async def body(client: Client) -> list[Any]:
+        found = []
+        for limit, mode, task in calls:
+            arguments = {"doc_path": "domain/refunds.md", "task_description": task}
+            arguments.update(hard_limit=limit, max_tokens=2000, mode=mode)
+            found.append(await client.call_tool("document_context", arguments))
+        return found
+
+    with serving(create_app(service_api, service_config())) as base:
+        answers = run(base + "/mcp", "auto", body)
+    outcomes: dict[tuple[int, str], set[object]] = {}
+    for (limit, mode, _), result in zip(calls, answers, strict=True):
+        if result.is_error:
+            said: object = "".join(p.text for p in result.content if isinstance(p, TextContent))
+        else:
+            out = result.structured_content
+            said = (out["tokens"], tuple(out["warnings"]), len(out["items"]))
+            assert count_tokens(stringify(out)) <= out["tokens"] <= limit, out
+        outcomes.setdefault((limit, mode), set()).add(said)
+    assert {key: len(said) for key, said in outcomes.items()} == dict.fromkeys(outcomes, 1)
+    assert outcomes[(106, "markdown")] == {
+        (105, ("hard_limit 106 holds nothing: raise it to 137",), 0)
+    }

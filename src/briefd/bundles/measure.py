@@ -28,6 +28,10 @@ from briefd.tokens import ESTIMATOR, count_tokens
 Counter = Callable[[str], int]
 PACKAGE_FRAME = 2  # "[" and "]" around the items: at most a token each, whatever they merge with
 ID_TOKENS = 16  # a bundle id's 16 hex digits, at most a token each: the same for every id
+# an id whose digits are a token each wherever it stands (a digit, a letter, ...): an answer is
+# counted with it in its id's place, so its figures, and whether it fits a hard limit, are the
+# same for every id (at hard_limit 100 a document_context answered or was refused by its id)
+WIDEST_ID = "0a" * 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +97,14 @@ def envelope_tokens(
 
 
 def answer_tokens(bundle: Bundle, count: Counter = count_tokens) -> int:
-    """What ``bundle``'s answer costs exactly as REST and MCP send it, its own ``tokens`` field
-    included (settled as :func:`package_tokens` is): for an answer against a base (B5), which
-    sends the delta, not the sections packed within the budget."""
+    """What ``bundle``'s answer costs as REST and MCP send it, its own ``tokens`` field included
+    (settled as :func:`package_tokens` is) and its id counted as :data:`WIDEST_ID`, so the
+    figure is the same whatever the id's digits (never under the exact count): for an answer
+    against a base (B5), which sends the delta, not the sections packed within the budget."""
     tokens = bundle.diagnostics.tokens
+    widest = replace(bundle, bundle_id=WIDEST_ID)
     for _ in range(3):
-        counted = replace(bundle, diagnostics=replace(bundle.diagnostics, tokens=tokens))
+        counted = replace(widest, diagnostics=replace(bundle.diagnostics, tokens=tokens))
         found = count(compact(response(counted)))
         if found == tokens:
             break
