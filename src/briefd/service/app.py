@@ -41,6 +41,7 @@ from briefd.service.deps import known_query
 from briefd.service.guard import Guard
 from briefd.service.head import HeadAsGet
 from briefd.service.limits import Limits
+from briefd.service.mcpserver import said
 from briefd.service.metrics import Metrics
 from briefd.service.openapi import with_security
 from briefd.service.problems import body_problems
@@ -63,7 +64,7 @@ from briefd.service.routes import metrics as prometheus
 from briefd.service.schemas import scopes_out
 from briefd.service.slashes import RelativeSlashes
 from briefd.service.state import ServiceState
-from briefd.service.tools import build_mcp, said
+from briefd.service.tools import build_mcp
 from briefd.settings.trust import opened_to_problem
 from briefd.sources import git
 from briefd.store.db import RUN_AGAIN, busy
@@ -418,7 +419,7 @@ def server_instructions(api: Briefd, building: bool = False) -> str:
 def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(errors.BriefdError)
     async def briefd_error(_: Request, exc: errors.BriefdError) -> JSONResponse:
-        # a file's name in it as the MCP error says it: 'a\u200bb.md', never 'ab.md' (tools.py)
+        # a file's name in it as the MCP error says it: 'a\u200bb.md', never 'ab.md' (mcpserver.py)
         body = {"error": error_name(exc), "detail": visible(said(exc, True))}
         return JSONResponse(body, status_of(exc), headers=headers_of(exc))
 

@@ -27,8 +27,8 @@ from briefd.atlassian.model import (
     PageSearchAnswer,
     RelatedIssue,
 )
+from briefd.service.mcpserver import account_of, add_tool, ok_result
 from briefd.service.state import ServiceState
-from briefd.service.tools import account_of, add_tool, ok_result
 from briefd.tokens import count_tokens
 
 T = TypeVar("T")

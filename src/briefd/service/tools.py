@@ -2,143 +2,52 @@
 
 Each tool runs on a worker thread (the state takes the service lock, counts and logs), returns a
 text block for the model plus ``structuredContent`` matching its ``outputSchema``, and a briefd
-error becomes an ``isError`` result whose text says what to do (see :func:`add_tool`).
+error becomes an ``isError`` result whose text says what to do (see
+:func:`briefd.service.mcpserver.add_tool`); the arguments they share are in
+:mod:`briefd.service.toolargs`.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, BeforeValidator, Field, ValidationError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
 from briefd.__about__ import __version__
-from briefd.atlassian import Account, caller_account
-from briefd.atlassian.service import not_configured
+from briefd.atlassian import Account
 from briefd.bundles import BundleRequest
-from briefd.bundles.model import MAX_HARD_LIMIT, MAX_TOKENS, MIN_TOKENS
-from briefd.errors import BriefdError, IntegrationOffError
 from briefd.proposals.model import Proposal, ProposalRequest
-from briefd.proposals.policy import reaches_out, require_enabled
+from briefd.proposals.policy import reaches_out
 from briefd.proposals.service import where_kept
 from briefd.retrieval.search import SearchRequest
 from briefd.service import documents, render, schemas
-from briefd.service.problems import flags_for_counts, problems
+from briefd.service.mcpserver import BriefdMCP, account_of, add_tool, ok_result
 from briefd.service.schemas import split_list
 from briefd.service.state import Caller, ServiceState
 from briefd.service.team_tools import TeamTools
+from briefd.service.toolargs import (
+    DOCUMENT_PART_TOKENS,
+    Base,
+    Budget,
+    HardLimit,
+    Mode,
+    Paths,
+    Scopes,
+    Tags,
+    Verbose,
+    scope_tuple,
+)
 from briefd.settings import Settings
 from briefd.team.suggestions import ALL_SUGGESTIONS as EVERY
-from briefd.text import shown, visible
 
 T = TypeVar("T")
-RENAMED = {"format": ", send mode (format is its old name over REST and the CLI)"}
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-
-
-def _listed(value: object) -> object:
-    """One name sent as a string where a list is taken (``scopes: "all"``, as the parameter's
-    description words it): that list of one, as ``?scopes=all`` is read over REST."""
-    return [value] if isinstance(value, str) else value
-
-
-OneOrMore = BeforeValidator(_listed)
-Scopes = Annotated[
-    list[str] | None,
-    Field(
-        description="Scopes to read, as list_scopes and the server's instructions name them, "
-        "or 'all'. Default: the server's default scopes."
-    ),
-    OneOrMore,
-]
-Paths = Annotated[  # as many as POST /api/bundle takes: each one is matched against every refs
-    list[str] | None,
-    Field(
-        max_length=schemas.MAX_PATHS,
-        description="Code paths the task touches, from the code repository's root as refs "
-        "name them (src/payments/refund.py, src/payments/), or absolute in a checkout on the "
-        "server's machine; documents whose refs cover them lead.",
-    ),
-    OneOrMore,
-]
-Tags = Annotated[
-    list[str] | None,
-    Field(max_length=50, description="Only documents with any of these front-matter tags."),
-    OneOrMore,
-]
-Budget = Annotated[
-    int,
-    Field(
-        ge=MIN_TOKENS,
-        le=MAX_TOKENS,
-        description="Soft token budget of the whole answer as you receive it (cl100k); optional content fills it.",
-    ),
-]
-HardLimit = Annotated[
-    int | None,
-    Field(
-        ge=MIN_TOKENS,
-        le=MAX_HARD_LIMIT,
-        description="Ceiling above which mandatory content is reported as budget_exceeded "
-        "(default 4 x max_tokens); a document_context target over it comes from its top as far "
-        "as it holds, and the warnings name the get_document call that reads on.",
-    ),
-]
-Mode = schemas.Mode
-Base = Annotated[
-    str | None,
-    Field(
-        max_length=64,
-        description="bundle_id of a bundle you already hold: only the difference is returned.",
-    ),
-]
-Verbose = Annotated[
-    bool,
-    Field(description="Add diagnostics and exclusions for a person (not counted in tokens)."),
-]
-# a document part's text: Claude Code refuses a tool answer over 25,000 tokens and moves one
-# over 50,000 characters to a file; the structured content adds the part's sections and links
-DOCUMENT_PART_TOKENS = 8_000
-
-
-def error_result(message: str) -> CallToolResult:
-    """``message`` as :func:`visible` shows it: an error names what the request held (a path,
-    a scope, a tag), a NUL or a terminal's escape in it as it came."""
-    text = visible(message)
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-
-def said(exc: BriefdError, setup_page: bool) -> str:
-    """An error's message, and for Confluence or Jira off, where a server shows its settings
-    (``/setup``; not over stdio, where no server may run)."""
-    if setup_page and isinstance(exc, IntegrationOffError):
-        return f"{exc} (this server's /setup page shows the settings)"
-    return str(exc)
-
-
-def ok_result(text: str, structured: BaseModel) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=structured.model_dump(mode="json"),
-    )
-
-
-def account_of(ctx: Context[Any, Any] | None) -> Account | None:
-    """The caller's own Atlassian account (A1, A2), from the MCP request's HTTP headers."""
-    headers: Mapping[str, str] | None = None
-    if ctx is not None:
-        try:
-            headers = ctx.headers
-        except ValueError:  # outside a request (the tool called directly)
-            headers = None
-    return caller_account(headers)
 
 
 def bundle_result(out: schemas.BundleOut) -> CallToolResult:
@@ -149,12 +58,6 @@ def bundle_result(out: schemas.BundleOut) -> CallToolResult:
         content=[TextContent(type="text", text=render.bundle_text(out, structured))],
         structured_content=structured,
     )
-
-
-def scope_tuple(scopes: list[str] | None) -> tuple[str, ...] | None:
-    """As REST reads ``?scopes=``: comma lists split, names stripped, empty entries dropped;
-    None (the default scopes) when none is left."""
-    return split_list(scopes)
 
 
 class Tools:
@@ -461,12 +364,6 @@ class Tools:
         return ok_result(render.proposal_text(out), out)
 
 
-LIVE_TOOLS = {  # registered only while their product is configured (service/atlassian.py)
-    "confluence_search": "Confluence",
-    "confluence_page": "Confluence",
-    "jira_search": "Jira",
-    "jira_issue": "Jira",
-}
 TOOLS: tuple[tuple[str, ToolAnnotations], ...] = (
     ("search_context", READ_ONLY),
     ("compile_bundle", READ_ONLY),
@@ -476,104 +373,6 @@ TOOLS: tuple[tuple[str, ToolAnnotations], ...] = (
     ("suggest_links", READ_ONLY),
     ("report_usage", WRITES),
 )  # and propose_update when proposals are on (see offered)
-
-
-def add_tool(
-    server: MCPServer[Any],
-    fn: Callable[..., Awaitable[CallToolResult]],
-    hints: ToolAnnotations,
-) -> None:
-    """Register ``fn`` as the tool of its name, with ``hints`` and its docstring as a one-line
-    description. A :class:`BriefdError` it raises becomes an ``isError`` result carrying the
-    error's message (which says what to do); anything else stays a failure of the server."""
-
-    @functools.wraps(fn)  # the SDK reads the parameters and the output schema through it
-    async def tool(*args: Any, **kwargs: Any) -> CallToolResult:
-        try:
-            return await fn(*args, **kwargs)
-        except BriefdError as exc:
-            return error_result(said(exc, isinstance(server, BriefdMCP) and server.setup_page))
-
-    description = " ".join((fn.__doc__ or "").split())  # one paragraph, no indentation
-    server.add_tool(tool, name=fn.__name__, description=description, annotations=hints)
-
-
-class BriefdMCP(MCPServer[Any]):
-    """The SDK's server, but tool arguments that fail validation come back as one line naming
-    each field and what it takes (not pydantic's report with its input echo and links), and
-    are counted as the tool's ``invalid`` requests (I4)."""
-
-    def __init__(
-        self, state: ServiceState, name: str, setup_page: bool = True, **options: Any
-    ) -> None:
-        super().__init__(name, **options)
-        self.state = state
-        self.setup_page = setup_page  # served over HTTP beside /setup (not over stdio)
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
-    ) -> CallToolResult | InputRequiredResult:
-        if self._tool_manager.get_tool(name) is None:
-            return self._unlisted(name)
-        unknown = self._unknown_arguments(name, arguments) or self._loose_arguments(name, arguments)
-        if unknown:
-            return self._rejected(name, unknown)
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if isinstance(exc.__cause__, ValidationError):
-                return self._rejected(name, problems(exc.__cause__.errors()))
-            raise
-
-    def _unlisted(self, name: str) -> CallToolResult:
-        """A tool this server does not list. ``propose_update`` while proposals are off, and a
-        Confluence or Jira tool while that product is not configured: said as REST says it
-        (how to turn it on) and counted as the tool's error; any other name: the tools there
-        are (not counted: the name is the caller's)."""
-        settings = self.state.api.settings
-        product = LIVE_TOOLS.get(name)
-        if name != "propose_update" and product is None:
-            listed = ", ".join(tool.name for tool in self._tool_manager.list_tools())
-            return error_result(f"no tool '{shown(name)}' on this server; its tools: {listed}")
-
-        def refuse() -> None:
-            if product is not None:
-                raise not_configured(product)
-            require_enabled(settings)
-
-        try:
-            self.state.call("mcp", name, refuse, False)
-        except BriefdError as exc:
-            return error_result(said(exc, self.setup_page))
-        raise AssertionError(f"{name} is registered whenever it is configured")
-
-    def _rejected(self, name: str, problem: str) -> CallToolResult:
-        """The tool ``name`` (one this server lists) refused its arguments: counted, said."""
-        self.state.rejected("mcp", name)
-        return error_result(f"{name}: {problem}")
-
-    def _loose_arguments(self, name: str, arguments: dict[str, Any]) -> str:
-        """Counts sent as a JSON boolean, said per field ("" when none), as REST bodies refuse
-        them (``schemas.RequestIn``): the SDK took ``true`` as a budget of 1 token."""
-        tool = self._tool_manager.get_tool(name)
-        return "" if tool is None else flags_for_counts(tool.fn_metadata.arg_model, arguments)
-
-    def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> str:
-        """Arguments the tool does not take, said with the ones it does ("" when none): the
-        SDK ignores them, so a misspelt ``max_token`` would quietly get the default budget."""
-        tool = self._tool_manager.get_tool(name)
-        if tool is None:
-            return ""
-        accepted = list(tool.parameters.get("properties", {}))
-        extra = [key for key in arguments if key not in accepted]
-        if not extra:
-            return ""
-        listed = "; ".join(
-            f"{key}: not an argument of this tool{RENAMED.get(key, '') if 'mode' in accepted else ''}"
-            for key in extra
-        )
-        takes = ", ".join(accepted) or "no arguments"
-        return f"{listed} (it takes {takes})"
 
 
 def build_mcp(state: ServiceState, instructions: str, setup_page: bool = True) -> MCPServer[Any]:
