@@ -108,3 +108,22 @@ def test_a_terminal_that_cannot_write_turkish_gets_question_marks_not_a_tracebac
     assert listed.returncode == 0, listed.stderr
     titles = [d["title"] for d in json.loads(listed.stdout)["documents"]]
     assert any("ş" in title or "ı" in title for title in titles), titles
+
+
+def test_a_narrow_terminal_gets_every_score_and_token_count_whole(indexed_tr: Path) -> None:
+    """COLUMNS=30 (a split pane, a phone's SSH client): the table cut the score to "0.02…" and
+    the tokens header to "toke…"; under 50 columns each hit is a line of its rank, score and
+    tokens over its location, heading and preview. A wide terminal keeps the table."""
+    wide = briefd("search", "iade süresi", "-k", "2", cwd=indexed_tr, env={"COLUMNS": "120"})
+    scored = json.loads(
+        briefd("search", "iade süresi", "--json", "-k", "2", cwd=indexed_tr).stdout
+    )["hits"]
+    narrow = briefd("search", "iade süresi", "-k", "2", cwd=indexed_tr, env={"COLUMNS": "30"})
+    assert narrow.returncode == 0, narrow.stderr
+    assert "…" not in narrow.stdout and "┃" not in narrow.stdout, narrow.stdout
+    lines = narrow.stdout.splitlines()
+    for rank, hit in enumerate(scored[:2], 1):
+        head = f"{rank} · score {hit['score']:.4f} · {hit['tokens']} tokens"
+        at = lines.index(head)
+        assert lines[at + 1] == f"{hit['doc_path']}:{hit['start_line']}-{hit['end_line']}"
+    assert "┃  score ┃" in wide.stdout and f"{scored[0]['score']:.4f}" in wide.stdout

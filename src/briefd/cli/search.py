@@ -31,6 +31,9 @@ from briefd.store.runlock import index_run_held
 from briefd.text import counted, whole_characters
 
 MODES = ("bm25", "vector", "hybrid")
+# a terminal narrower than this prints each hit as lines, not a table: the table's rank, score
+# and tokens columns and its borders take 28 columns, and at 30 rich cut the score to "0.02…"
+NARROW = 50
 
 
 def register(app: typer.Typer) -> None:
@@ -184,11 +187,7 @@ def print_result(result: SearchResult, explain: bool, building: bool) -> None:
     if not result.hits:
         console.print(f"Nothing found: {_why_nothing(result, building)}.", markup=False)
         return
-    table = Table(show_lines=True)
-    table.add_column("#", justify="right")
-    table.add_column("score", justify="right")
-    table.add_column("section", overflow="fold")
-    table.add_column("tokens", justify="right")
+    rows = []
     rank = 0
     copies = _copies(result)
     for hit in result.hits:
@@ -198,8 +197,8 @@ def print_result(result: SearchResult, explain: bool, building: bool) -> None:
         cell = _cell(hit, explain)
         if hit.chunk_id in copies.also:
             cell.append(f"\nalso in {', '.join(copies.also[hit.chunk_id])} (the same text)")
-        table.add_row(label, f"{hit.score:.4f}", cell, str(hit.tokens))
-    console.print(table)
+        rows.append((label, f"{hit.score:.4f}", cell, str(hit.tokens)))
+    _print_rows(rows)
     model = f" · {result.embedding_model}" if result.embedding_model else ""
     merged = len(copies.shown_with)
     also = f" + {counted(merged, 'copy', 'copies')} named under the hit they copy" if merged else ""
@@ -208,6 +207,25 @@ def print_result(result: SearchResult, explain: bool, building: bool) -> None:
         f"{', '.join(result.scopes)} · ranking {result.ranking_version}{model}",
         markup=False,
     )
+
+
+def _print_rows(rows: list[tuple[str, str, Text, str]]) -> None:
+    """The hits as a table, or in a terminal under :data:`NARROW` columns each as a line of
+    its rank, score and tokens over its cell, so no figure is ever cut."""
+    if console.width < NARROW:
+        for label, score, cell, tokens in rows:
+            console.print(f"{label} · score {score} · {tokens} tokens", markup=False)
+            console.print(cell)
+            console.print()
+        return
+    table = Table(show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("section", overflow="fold")
+    table.add_column("tokens", justify="right")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
 
 
 def _why_nothing(result: SearchResult, building: bool) -> str:
