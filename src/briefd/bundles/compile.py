@@ -306,6 +306,8 @@ def _resolve(conn: sqlite3.Connection, engine: Engine, request: BundleRequest) -
     if request.target is not None:
         path = request.target.strip().removeprefix("./")
         target = views.document_view(conn, path, scopes, sections=False)
+        if target is None:  # as get_document reads it: domain\\refunds.md, domain//refunds.md
+            target = views.document_view(conn, views.document_key(path), scopes, sections=False)
         if target is None:
             raise NotFoundError(views.not_found(conn, path, scopes))
     paths = normalise_paths(request.paths)

@@ -22,13 +22,13 @@ def _refuse(path: str) -> NotFoundError:
 
 
 def checked_doc_path(path: str) -> str:
-    """The path, normalised, if it is a plain relative path inside the repository."""
-    raw = path.strip()
+    """The path, normalised, if it is a plain relative path inside the repository; Windows'
+    backslashes are read as slashes (``..\\..\\etc`` is ``../../etc``: refused)."""
+    raw = path.strip().replace("\\", "/")
     if (
         not raw
         or len(raw) > MAX_PATH
         or "\x00" in raw
-        or "\\" in raw
         or raw.startswith(("/", "~"))
         or (len(raw) > 1 and raw[1] == ":")
     ):

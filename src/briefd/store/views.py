@@ -203,10 +203,20 @@ def visible(
     visible are left out; :class:`NotFoundError` says why a path is not served."""
     path = path.strip().removeprefix("./")
     allowed = resolve_scopes(conn, scopes or None, default_scopes) if scopes or scoped else None
-    view = document_view(conn, path, allowed)
+    view = document_view(conn, path, allowed) or document_view(conn, document_key(path), allowed)
     if view is None:
         raise NotFoundError(not_found(conn, path, allowed))
     return view
+
+
+def document_key(path: str) -> str:
+    """``path`` as the index spells documents, for one not found as given: without the spaces
+    around it, a ``./`` ahead, doubled slashes or ``/./``, and with Windows' backslashes as
+    slashes (an agent on Windows joins ``domain\\refunds.md``), so every tool finds a
+    document by the same spellings; a ``..`` stays (no document's path holds one)."""
+    key = path.strip().replace("\\", "/")
+    lead = "/" if key.startswith("/") else ""
+    return lead + "/".join(part for part in key.split("/") if part not in ("", "."))
 
 
 def link_catalog(conn: sqlite3.Connection) -> tuple[list[ResolvedLink], Catalog]:
