@@ -177,3 +177,25 @@ def test_a_small_hard_limit_answers_or_refuses_whatever_the_bundle_id(service_ap
     assert outcomes[(106, "markdown")] == {
         (105, ("hard_limit 106 holds nothing: raise it to 137",), 0)
     }
+
+
+def test_the_hard_limit_is_described_as_the_model_finds_it(service_api: Briefd) -> None:
+    """The hard_limit the model reads in tools/list said mandatory content over it "is reported
+    as budget_exceeded" (content past it, flagged); a target over it comes cut to it, never
+    flagged. What the description says is what a call gets: within it, the get_document call
+    named."""
+
+    async def body(client: Client) -> Any:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        arguments = {"doc_path": "domain/refunds.md", "hard_limit": 300, "max_tokens": 2000}
+        return tools, await client.call_tool("document_context", arguments)
+
+    with serving(create_app(service_api, service_config())) as base:
+        tools, cut = run(base + "/mcp", "auto", body)
+    for name in ("compile_bundle", "document_context"):
+        said = tools[name].input_schema["properties"]["hard_limit"]["description"]
+        assert "budget_exceeded" not in said
+        assert said.startswith("Tokens the whole answer never goes over (default 4 x max_tokens)")
+    out = cut.structured_content
+    assert out["tokens"] <= 300 and not out["budget_exceeded"] and out["overage"] == 0
+    assert 'get_document("domain/refunds.md"' in " ".join(out["warnings"])

@@ -56,9 +56,10 @@ HardLimit = Annotated[
     Field(
         ge=MIN_TOKENS,
         le=MAX_HARD_LIMIT,
-        description="Ceiling above which mandatory content is reported as budget_exceeded "
-        "(default 4 x max_tokens); a document_context target over it comes from its top as far "
-        "as it holds, and the warnings name the get_document call that reads on.",
+        description="Tokens the whole answer never goes over (default 4 x max_tokens), "
+        "mandatory content included: a document_context target (or an always: true document, "
+        "or issue text) over it comes from its top as far as it holds, and the warnings name "
+        "the get_document call that reads on.",
     ),
 ]
 Mode = schemas.Mode
