@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from briefd.embeddings.base import Embedder
-from briefd.errors import BriefdError, ConfigError, EmbeddingError, SourceError
+from briefd.errors import BriefdError, ConfigError, SourceError
+from briefd.ingest.embedding import EmbedOutcome, embed_changes
 from briefd.markdown.document import parse_document
-from briefd.markdown.passages import passage_hash, passage_text
 from briefd.markdown.spool import Spool
 from briefd.model import Document, DocumentProblem, IndexReport, SkippedFile
 from briefd.retrieval import calibration
@@ -65,7 +65,6 @@ from briefd.store.scopes import default_scope_warnings, known_scopes
 from briefd.text import double_encoded, without_controls
 from briefd.tokens import count_tokens
 from briefd.vectors import store as vector_store
-from briefd.vectors.embed import embed_missing
 
 Progress = Callable[[str, int, int], None]
 
@@ -223,7 +222,7 @@ def _index_source(
         raise _emptying(source, len(deleted), store.path)
     fingerprint = index_fingerprint(current, found.signature)
     touched = set(parsed.paths) | set(deleted)
-    outcome = _embed(store, embedder, parsed, touched, rebuild, settings, progress)
+    outcome = embed_changes(store, embedder, parsed, touched, rebuild, settings, progress)
     with store.write() as conn:
         outside = outside_scopes(found.skipped, settings)
         links = LinkContext(
@@ -274,7 +273,7 @@ def _report(
     source: Path,
     found: _Changes,
     fingerprint: str,
-    outcome: _EmbedOutcome,
+    outcome: EmbedOutcome,
     settings: Settings,
     embedder: Embedder | None,
     rebuild: bool,
@@ -329,7 +328,7 @@ def _emptying(source: Path, held: int, db: Path) -> SourceError:
 
 
 def _calibrate(
-    store: Store, embedder: Embedder, outcome: _EmbedOutcome, state: str, settings: Settings
+    store: Store, embedder: Embedder, outcome: EmbedOutcome, state: str, settings: Settings
 ) -> None:
     """Refit the gate and recall to the index (when embedding worked), then give back what
     passages and the probes took: a server keeps what queries use."""
@@ -470,97 +469,6 @@ def _read_changed(
         progress("parse", len(parsed), len(files))
     keep_indexed(known, current, skipped, unread)
     return current, mtimes
-
-
-@dataclass(slots=True)
-class _EmbedOutcome:
-    embedded: int = 0
-    windows: int = 0
-    replaced_models: tuple[str, ...] = ()  # other models' vectors found (replaced once covered)
-    missing: int = 0
-    error: str | None = None
-
-
-def _embed(
-    store: Store,
-    embedder: Embedder | None,
-    parsed: Spool,
-    replaced: set[str],
-    rebuild: bool,
-    settings: Settings,
-    progress: Progress,
-) -> _EmbedOutcome:
-    """Embed every passage of the coming index that has no vector yet, before it commits.
-
-    An embedding failure is reported, not raised: the documents are still indexed (BM25 works)
-    and the next run embeds what is missing.
-    """
-    outcome = _EmbedOutcome()
-    if embedder is None:
-        return outcome
-    with store.write() as conn:
-        vector_store.backfill_hashes(conn)
-    try:
-        pending, windows = _to_embed(store, embedder, parsed, replaced, rebuild, settings)
-        if (pending or rebuild) and _resized(store, embedder):
-            pending, windows = _to_embed(store, embedder, parsed, replaced, rebuild, settings)
-        with store.read() as conn:
-            outcome.replaced_models = tuple(
-                m for m in vector_store.models(conn) if m != embedder.model_id
-            )
-        outcome.embedded = embed_missing(
-            store, embedder, pending, settings.embeddings.batch_size, progress
-        )
-    except EmbeddingError as exc:
-        outcome.error = str(exc)
-        return outcome
-    if windows:  # recorded once their vectors are in: an interrupted run cuts them again
-        with store.write() as conn:
-            vector_store.save_windows(conn, settings.embeddings.window_words, windows)
-    return outcome
-
-
-Windows = dict[str, list[tuple[str, str]]]
-
-
-def _to_embed(
-    store: Store,
-    embedder: Embedder,
-    parsed: Spool,
-    replaced: set[str],
-    rebuild: bool,
-    settings: Settings,
-) -> tuple[dict[str, str], Windows]:
-    """The passages without a vector of the model (hash → text), and the section windows to
-    record once theirs are in."""
-    model, words = embedder.model_id, settings.embeddings.window_words
-    with store.read() as conn:
-        pending = {} if rebuild else vector_store.missing(conn, model, replaced)
-        chunks = [(doc.title, c.heading_path, c.content) for doc in parsed for c in doc.chunks]
-        fresh = {passage_hash(passage_text(*chunk)): chunk for chunk in chunks}
-        windows = vector_store.windows_missing(conn, words, replaced) if words > 0 else {}
-        windows.update((h, vector_store.windows_of(*c, words)) for h, c in fresh.items() if words)
-        texts = {h: passage_text(*chunk) for h, chunk in fresh.items()}
-        texts.update((h, text) for cut in windows.values() for h, text in cut)
-        known = vector_store.present(conn, model, texts)
-    pending.update((h, t) for h, t in texts.items() if h not in known)
-    return pending, windows
-
-
-def _resized(store: Store, embedder: Embedder) -> bool:
-    """Whether the model's stored vectors have another size than it gives now: another model
-    answers under its name (a remote service's tag pulled again, a server swapped). Those
-    vectors are dropped, with the record of cut windows and the gate's fit: everything is
-    embedded again."""
-    model = embedder.model_id
-    with store.read() as conn:
-        stored = vector_store.dims(conn, model)
-    if not stored or stored == {embedder.dim}:
-        return False
-    with store.write() as conn:
-        vector_store.drop(conn, model)
-        calibration.forget(conn, model)
-    return True
 
 
 def _parse(file: SourceFile, text: str, digest: str, settings: Settings) -> Document:
