@@ -112,9 +112,8 @@ class IndexReport:
     replaced_models: tuple[str, ...] = ()  # the index held vectors of these models: re-embedded
     vectors_missing: int = 0
     embedding_error: str | None = None
-    rechunked: bool = (
-        False  # every document was read again (the chunker, link resolution or settings changed)
-    )
+    rechunked: bool = False  # every document was read again (chunker, chunking or scopes)
+    relinked: bool = False  # every link resolved again only (link resolution, default_scopes)
     window_words: int = 0  # embeddings.window_words of the run (0: no section windows)
     windows: int = 0  # section windows the index holds vectors of, at that size
     warnings: tuple[str, ...] = ()  # about the settings against this index (default_scopes)

@@ -4,16 +4,18 @@ backlinks, orphans, bundles' linked context and ``briefd links`` follow the stor
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
+from briefd.cli.index_fast import report_lines
 from briefd.cli.main import app
 from briefd.graph.resolve import Catalog, resolve
 from briefd.model import Link
-from briefd.settings import load_settings
+from briefd.settings import load_settings, with_overrides
 from briefd.sources.state import parse_signature
 from briefd.store import documents as docs_table
 from tests.conftest import WriteFiles
@@ -111,6 +113,37 @@ def test_an_index_resolved_the_old_way_resolves_again(api: Briefd, write_files: 
     report = api.index()
     assert report.rechunked and (report.added, report.changed) == ((), ())
     assert api.document("projects/y/notes.md").links[0].target_path == "domain/overview.md"
+
+
+def test_a_new_link_resolver_resolves_every_link_again_and_leaves_the_chunks(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """An index built by a briefd that resolved links otherwise (another LINKS_VERSION), or
+    with other default_scopes, gets every link resolved again by the next run; its documents
+    are not read and written again (that re-chunked all of them: on 2,000 documents 34 s)."""
+    write_files(PROJECTS)
+    api.index()
+    signature = parse_signature(api.settings)
+    with api.store.write() as conn:
+        conn.execute(
+            "UPDATE links SET target_path = 'projects/x/overview.md', detail = 'old' "
+            "WHERE source_path = 'projects/y/notes.md'"
+        )
+        docs_table.set_meta(conn, "parse", re.sub(r"links \d+", "links 1", signature))
+    rows = "SELECT c.rowid, c.id, d.indexed_at FROM chunks c JOIN documents d ON d.id = c.doc_id"
+    before = api.store.conn.execute(rows).fetchall()
+    report = api.index()
+    assert report.relinked and not report.rechunked and report.unchanged == len(PROJECTS)
+    assert "  every link was resolved again" in "\n".join(report_lines(report))
+    assert api.document("projects/y/notes.md").links[0].target_path == "domain/overview.md"
+    assert api.store.conn.execute(rows).fetchall() == before
+    assert docs_table.meta(api.store.conn, "parse") == signature
+    assert not api.index().relinked
+    shared = with_overrides(api.settings, {"default_scopes": ["domain", "projects/x"]})
+    with Briefd(shared, embedder=None) as other:
+        again = other.index()
+        assert again.relinked and not again.rechunked
+        assert other.store.conn.execute(rows).fetchall() == before
 
 
 def test_the_scopes_setting_says_which_scopes_are_shared(tmp_path: Path) -> None:

@@ -259,9 +259,13 @@ def report_lines(report: IndexReport) -> list[str]:
     ]
     if report.rechunked:
         lines.append(
-            "  every document was read again: this briefd chunks or resolves links differently "
-            "than the one that built the index (or chunking settings, scopes or default_scopes "
-            "changed)"
+            "  every document was read again: this briefd chunks documents differently than "
+            "the one that built the index (or chunking settings or scopes changed)"
+        )
+    if report.relinked:
+        lines.append(
+            "  every link was resolved again: this briefd resolves links differently than the "
+            "one that built the index (or default_scopes changed)"
         )
     if report.embedding_model:
         windows = (

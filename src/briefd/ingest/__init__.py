@@ -35,6 +35,7 @@ from briefd.sources.layout import Layout
 from briefd.sources.scan import SourceFile, scan
 from briefd.sources.state import (
     LFS_POINTER,
+    chunking_part,
     head_commit,
     index_fingerprint,
     keep_indexed,
@@ -302,6 +303,7 @@ def _report(
         vectors_missing=outcome.missing,
         embedding_error=outcome.error,
         rechunked=found.rechunk,
+        relinked=found.relink,
         window_words=settings.embeddings.window_words if embedder else 0,
         windows=outcome.windows,
         warnings=default_scope_warnings(settings.default_scopes, known_scopes(conn)),
@@ -345,6 +347,7 @@ class _Changes:
     skipped: list[SkippedFile]
     signature: str  # how documents are parsed and chunked (a change re-chunks everything)
     rechunk: bool
+    relink: bool  # only how links resolve changed: every link is resolved again
     current: dict[str, str]  # path → hash of every readable file
     parsed: Spool
     mtimes: dict[str, float]
@@ -363,7 +366,11 @@ def _changes(
     files, skipped = scan(source, settings.index, Layout.of(settings), left_out)
     known = {} if rebuild else docs_table.document_hashes(store.conn)
     signature = parse_signature(settings)
-    rechunk = bool(known) and docs_table.meta(store.conn, "parse") != signature
+    stored = docs_table.meta(store.conn, "parse")
+    # only the links part differs (LINKS_VERSION, default_scopes): the chunks stay, every
+    # link is resolved again (_apply); it took reading and writing every document again
+    rechunk = bool(known) and (stored is None or chunking_part(stored) != chunking_part(signature))
+    relink = bool(known) and not rechunk and stored != signature
     current, mtimes = _read_changed(files, known, rechunk, settings, progress, skipped, parsed)
     added = tuple(p for p in parsed.paths if p not in known)
     changed = tuple(p for p in parsed.paths if p in known and known[p] != current[p])
@@ -373,6 +380,7 @@ def _changes(
         skipped,
         signature,
         rechunk,
+        relink,
         current,
         parsed,
         mtimes,
@@ -409,6 +417,7 @@ def _apply(
     unread = json.dumps(dict(sorted(links.skipped.items())), ensure_ascii=False)
     if (
         rebuild
+        or found.relink
         or docs_table.meta(conn, docs_table.UNSCOPED) != unscoped
         or (docs_table.meta(conn, SKIPPED) or "{}") != unread
         or docs_table.meta(conn, PREFIX) != links.prefix

@@ -92,6 +92,13 @@ def parse_signature(settings: Settings) -> str:
     return f"chunker {CHUNKER_VERSION}; {tokens}; {front}; {links}; scopes {rules}"
 
 
+def chunking_part(signature: str) -> str:
+    """A parse signature without its links part (``links 12 shared a,b``): what decides the
+    documents' chunks, titles and scopes. Signatures that differ only there need the links
+    resolved again, not every document read again (``briefd.ingest``)."""
+    return "; ".join(p for p in signature.split("; ") if not p.startswith("links "))
+
+
 def index_fingerprint(hashes: Mapping[str, str], signature: str = "") -> str:
     """Hash of every indexed (path, content_hash) and of what chunked them: changes whenever
     the knowledge, or the sections it is cut into, does."""
