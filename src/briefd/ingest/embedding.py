@@ -5,6 +5,7 @@ by an earlier run or by one that was stopped, is never embedded again."""
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 
 from briefd.embeddings.base import Embedder
@@ -15,7 +16,7 @@ from briefd.retrieval import calibration
 from briefd.settings import Settings
 from briefd.store.db import Store
 from briefd.vectors import store as vector_store
-from briefd.vectors.embed import Progress, embed_missing
+from briefd.vectors.embed import PendingTexts, Progress, embed_missing
 
 
 @dataclass(slots=True)
@@ -46,10 +47,13 @@ def embed_changes(
         return outcome
     with store.write() as conn:
         vector_store.backfill_hashes(conn)
+    pending = PendingTexts(store.path.expanduser().absolute().parent)
     try:
-        pending, windows = _to_embed(store, embedder, parsed, replaced, rebuild, settings)
+        windows = _to_embed(store, embedder, parsed, replaced, rebuild, settings, pending)
         if (pending or rebuild) and _resized(store, embedder):
-            pending, windows = _to_embed(store, embedder, parsed, replaced, rebuild, settings)
+            pending.close()
+            pending = PendingTexts(store.path.expanduser().absolute().parent)
+            windows = _to_embed(store, embedder, parsed, replaced, rebuild, settings, pending)
         with store.read() as conn:
             outcome.replaced_models = tuple(
                 m for m in vector_store.models(conn) if m != embedder.model_id
@@ -60,13 +64,16 @@ def embed_changes(
     except EmbeddingError as exc:
         outcome.error = str(exc)
         return outcome
+    finally:
+        pending.close()
     if windows:  # recorded once their vectors are in: an interrupted run cuts them again
         with store.write() as conn:
             vector_store.save_windows(conn, settings.embeddings.window_words, windows)
     return outcome
 
 
-Windows = dict[str, list[tuple[str, str]]]
+Windows = dict[str, list[tuple[str, str]]]  # chunk hash → its windows' (hash, '')
+LOOKUP = 2_000  # passages looked up in the index at a time
 
 
 def _to_embed(
@@ -76,21 +83,59 @@ def _to_embed(
     replaced: set[str],
     rebuild: bool,
     settings: Settings,
-) -> tuple[dict[str, str], Windows]:
-    """The passages without a vector of the model (hash → text), and the section windows to
-    record once theirs are in."""
+    pending: PendingTexts,
+) -> Windows:
+    """Put the passages without a vector of the model in ``pending`` (hash → text); return
+    the section windows to record once theirs are in (their hashes). The parsed documents are
+    read once and their passages looked up a batch at a time: a list of every passage's text,
+    and a dict of them, took a 20,000-document first index +150 MB until it embedded."""
     model, words = embedder.model_id, settings.embeddings.window_words
+    windows: Windows = {}
     with store.read() as conn:
-        pending = {} if rebuild else vector_store.missing(conn, model, replaced)
-        chunks = [(doc.title, c.heading_path, c.content) for doc in parsed for c in doc.chunks]
-        fresh = {passage_hash(passage_text(*chunk)): chunk for chunk in chunks}
-        windows = vector_store.windows_missing(conn, words, replaced) if words > 0 else {}
-        windows.update((h, vector_store.windows_of(*c, words)) for h, c in fresh.items() if words)
-        texts = {h: passage_text(*chunk) for h, chunk in fresh.items()}
-        texts.update((h, text) for cut in windows.values() for h, text in cut)
-        known = vector_store.present(conn, model, texts)
-    pending.update((h, t) for h, t in texts.items() if h not in known)
-    return pending, windows
+        lookup = _Lookup(conn, model, pending)
+        if not rebuild:
+            for digest, text in vector_store.missing(conn, model, replaced):
+                pending.add(digest, text)  # a stored chunk's, known to have no vector
+        for chunk, cut in vector_store.windows_missing(conn, words, replaced):
+            windows[chunk] = lookup.windows(cut)
+        for doc in parsed:
+            for c in doc.chunks:
+                digest = lookup.offer(passage_text(doc.title, c.heading_path, c.content))
+                if words > 0:
+                    cut = vector_store.windows_of(doc.title, c.heading_path, c.content, words)
+                    windows[digest] = lookup.windows(cut)
+        lookup.flush()
+    return windows
+
+
+class _Lookup:
+    """Passages offered for embedding, looked up :data:`LOOKUP` at a time: those the model has
+    no vector of go to ``pending``."""
+
+    def __init__(self, conn: sqlite3.Connection, model: str, pending: PendingTexts) -> None:
+        self.conn, self.model, self.pending = conn, model, pending
+        self.offered: dict[str, str] = {}
+
+    def offer(self, text: str) -> str:
+        digest = passage_hash(text)
+        self.offered[digest] = text
+        if len(self.offered) >= LOOKUP:
+            self.flush()
+        return digest
+
+    def windows(self, cut: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Offer a chunk's windows; their hashes, as :func:`vector_store.save_windows` takes
+        them (the texts are not kept)."""
+        for _, text in cut:
+            self.offer(text)
+        return [(digest, "") for digest, _ in cut]
+
+    def flush(self) -> None:
+        known = vector_store.present(self.conn, self.model, self.offered)
+        for digest, text in self.offered.items():
+            if digest not in known:
+                self.pending.add(digest, text)
+        self.offered.clear()
 
 
 def _resized(store: Store, embedder: Embedder) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +47,8 @@ def backfill_hashes(conn: sqlite3.Connection) -> None:
 
 def missing(
     conn: sqlite3.Connection, model: str, exclude_docs: Iterable[str] = ()
-) -> dict[str, str]:
-    """hash → passage text of stored chunks that have no vector for ``model``."""
+) -> Iterator[tuple[str, str]]:
+    """(hash, passage text) of each stored chunk that has no vector for ``model``, as read."""
     skip = set(exclude_docs)
     rows = conn.execute(
         "SELECT d.path, c.embed_hash, c.title, c.heading_path, c.content FROM chunks c "
@@ -57,7 +57,9 @@ def missing(
         "WHERE v.embed_hash IS NULL",
         (model,),
     )
-    return {r[1]: passage_text(r[2], json.loads(r[3]), r[4]) for r in rows if r[0] not in skip}
+    for r in rows:
+        if r[0] not in skip:
+            yield r[1], passage_text(r[2], json.loads(r[3]), r[4])
 
 
 def present(conn: sqlite3.Connection, model: str, hashes: Iterable[str]) -> set[str]:
@@ -88,11 +90,11 @@ def save(conn: sqlite3.Connection, model: str, hashes: Sequence[str], vectors: M
 
 def windows_missing(
     conn: sqlite3.Connection, words: int, exclude_docs: Iterable[str] = ()
-) -> dict[str, list[tuple[str, str]]]:
-    """Chunk passage hash → its windows (window hash, text) of ``words`` words, for the chunks
-    not yet cut at that size (an empty list: nothing to cut)."""
+) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """(chunk passage hash, its windows: (window hash, text) of ``words`` words) of each
+    stored chunk not yet cut at that size (an empty list: nothing to cut), as read."""
     if words <= 0:
-        return {}
+        return
     skip = set(exclude_docs)
     rows = conn.execute(
         "SELECT d.path, c.embed_hash, c.title, c.heading_path, c.content FROM chunks c "
@@ -101,7 +103,9 @@ def windows_missing(
         "WHERE w.embed_hash IS NULL",
         (words,),
     )
-    return {r[1]: windows_of(r[2], json.loads(r[3]), r[4], words) for r in rows if r[0] not in skip}
+    for r in rows:
+        if r[0] not in skip:
+            yield r[1], windows_of(r[2], json.loads(r[3]), r[4], words)
 
 
 def windows_of(
