@@ -70,3 +70,49 @@ def test_a_staged_rename_with_an_edit_and_an_unrelated_new_file(
     (root / "conventions/naming.md").write_text("# Naming\n\nAfter the domain.\n")
     api.index()
     assert _moved(api) == {"conventions/refunds.md": "conventions/refund-policy.md"}
+
+
+def test_a_rename_by_plain_mv_with_an_edit_not_yet_added_is_a_move(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A document moved with ``mv`` (not ``git mv``) and edited, nothing added yet: git's diff
+    of the work tree leaves the new, untracked file out, so the move was a deletion and an
+    unrelated new file. The new files are given to git's rename detection through a copy of
+    the checkout's index, which itself is left as it was (``git status`` unchanged)."""
+    root = write_files(
+        {"conventions/refunds.md": POLICY, "domain/a.md": "# A\n\nSee [[refunds]].\n"}
+    )
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "knowledge")
+    api.index()
+    (root / "conventions/refunds.md").rename(root / "conventions/refund-policy.md")
+    (root / "conventions/refund-policy.md").write_text(POLICY + "\nAlso vouchers.\n")
+    (root / "conventions/naming.md").write_text("# Naming\n\nAfter the domain.\n")
+    status = _status(root)
+
+    api.index()
+
+    assert _moved(api) == {"conventions/refunds.md": "conventions/refund-policy.md"}
+    (broken,) = api.link_findings().broken
+    assert "conventions/refunds.md was renamed to conventions/refund-policy.md" in (
+        broken.detail or ""
+    )
+    assert (
+        _status(root)
+        == status
+        == (
+            " D conventions/refunds.md\n?? conventions/naming.md\n?? conventions/refund-policy.md\n"
+        )
+    )
+
+
+def _status(root: Path) -> str:
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
