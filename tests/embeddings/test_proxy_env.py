@@ -205,6 +205,33 @@ def test_model_pull_sends_a_redirect_through_the_proxy_for_its_own_host(
     assert [r.path for r in cdn.requests] == ["/cdn/w.bin"]  # relayed by the proxy only
     assert secure.exit_code == 1  # this proxy refuses tunnels: said, nothing saved
     assert " ".join(secure.output.split()) == (
-        f"error: download of w.bin from {mirror.url}/s/w.bin failed (ProxyError); check the "
-        "URL (--url) and the network, then pull again"
+        f"error: download of w.bin from {mirror.url}/s/w.bin (redirected to https://{cdn_host}"
+        f"/cdn/w.bin) failed through the proxy {proxy.url} (from HTTPS_PROXY) (ProxyError); "
+        "check that proxy and the URL (--url), or, if localhost is reachable without the "
+        "proxy, add localhost to NO_PROXY; then pull again"
     )
+
+
+def test_model_pull_through_a_proxy_that_cannot_be_reached_names_it(
+    tmp_path: Path, clean_proxies: pytest.MonkeyPatch
+) -> None:
+    """A pull whose proxy is down said only "failed (ConnectError); check the URL (--url) and
+    the network": the same words as a mirror that is down, so the user could not tell which
+    to fix. The proxy it went through is named, with the variable that set it."""
+    register_tiny(clean_proxies, b"weights " * 1000)
+    clean_proxies.setenv("BRIEFD_EMBEDDINGS__MODEL_DIR", str(tmp_path / "models"))
+    clean_proxies.chdir(tmp_path)
+    proxy = closed_port_url()
+    clean_proxies.setenv("http_proxy", proxy.replace("http://", "http://relay:secret@"))
+    with fake_server() as mirror:
+        argv = ["model", "pull", "--model", "tiny", "--url", mirror.url + "/m"]
+        pulled = CliRunner().invoke(app, argv)
+    assert pulled.exit_code == 1
+    assert " ".join(pulled.output.split()) == (
+        f"error: download of w.bin from {mirror.url}/m/w.bin failed through the proxy "
+        f"{proxy.replace('http://', 'http://***@')} (from http_proxy) (ConnectError); check "
+        "that proxy and the URL (--url), or, if 127.0.0.1 is reachable without the proxy, add "
+        "127.0.0.1 to NO_PROXY; then pull again"
+    )
+    assert mirror.requests == []
+    assert not (tmp_path / "models/tiny/w.bin").exists()

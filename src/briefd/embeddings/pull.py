@@ -29,6 +29,7 @@ from briefd.embeddings.spec import (
 )
 from briefd.errors import EmbeddingError
 from briefd.folders import sweep_abandoned
+from briefd.proxy import site_proxy
 
 if TYPE_CHECKING:
     import httpx
@@ -155,11 +156,37 @@ def _stream(
                 if progress is not None:
                     progress(file.path, done, file.size)
     except httpx.HTTPError as exc:
-        raise EmbeddingError(
-            f"download of {file.path} from {url} failed ({type(exc).__name__}); "
-            "check the URL (--url) and the network, then pull again"
-        ) from None
+        raise _failed(exc, client, url, file) from None
     return digest.hexdigest()
+
+
+def _failed(
+    exc: httpx.HTTPError, client: httpx.Client | ClientFor, url: str, file: DownloadedFile
+) -> EmbeddingError:
+    """What a download that failed before an answer says: the proxy it went through, when
+    the environment names one for the URL that failed (``url``, or a host it redirected
+    to), so a proxy that is down is not taken for the mirror (and the mirror for the proxy)."""
+    import httpx
+
+    failed, proxy = url, None
+    with contextlib.suppress(RuntimeError):  # a request always comes with it from a send
+        failed = str(exc.request.url)
+    if not isinstance(client, httpx.Client):  # each URL's own proxy (briefd.proxy)
+        with contextlib.suppress(EmbeddingError):
+            proxy = site_proxy(failed, "model downloads", EmbeddingError)
+    name = type(exc).__name__
+    if proxy is None:
+        return EmbeddingError(
+            f"download of {file.path} from {url} failed ({name}); "
+            "check the URL (--url) and the network, then pull again"
+        )
+    host = httpx.URL(failed).host
+    hop = "" if failed == url else f" (redirected to {failed})"
+    return EmbeddingError(
+        f"download of {file.path} from {url}{hop} failed through {proxy.said()} ({name}); "
+        f"check that proxy and the URL (--url), or, if {host} is reachable without the proxy, "
+        f"add {host} to NO_PROXY; then pull again"
+    )
 
 
 @contextlib.contextmanager
