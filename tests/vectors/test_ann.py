@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -170,3 +171,39 @@ def test_a_large_index_serves_hybrid_search_from_a_graph_saved_beside_it(
         result = api.search(SearchRequest("partial refund", scopes=("all",)))
         assert result.hits[0].doc_path == "domain/refunds.md"
     assert list(Path(settings.db).parent.glob("index.db.hnsw-*.usearch")) == [saved]
+
+
+def test_a_hybrid_search_runs_the_graph_search_beside_the_lexical_side(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """Above the graph's size the vector list is searched on a worker once the query's vector
+    is there, while this thread ranks the lexical lists; the answer is the same."""
+    docs = {
+        f"domain/topic-{i}.md": f"# Topic {i}\n\nSettlement batch {i} closes at cutoff {i}.\n"
+        for i in range(12)
+    }
+    write_files({**docs, "domain/refunds.md": "# Refunds\n\nA partial refund within 180 days.\n"})
+    large = replace(settings, vectors=replace(settings.vectors, ann_threshold=5))
+    request = SearchRequest("partial refund of a settlement batch", scopes=("all",), mode="hybrid")
+    with Briefd(large, embedder=FakeEmbedder()) as api:
+        api.index()
+        first = api.search(request)
+        assert api.semantic is not None
+        with api.store.read() as conn:
+            index = api.semantic.index(conn)
+        graph, threads = index.ann, []
+
+        class Watched:  # the real usearch graph, noting which thread searches it
+            expansion_search = graph.expansion_search
+
+            def search(self, *args: object, **kwargs: object) -> object:
+                threads.append(threading.current_thread().name)
+                return graph.search(*args, **kwargs)
+
+        index.ann = Watched()
+        again = api.search(replace(request, query="partial refund of a settlement batch?"))
+    assert threads and all(name.startswith("briefd-nearest") for name in threads), threads
+    assert first.hits and first.hits[0].doc_path == "domain/refunds.md"
+    assert [(h.chunk_id, h.score) for h in again.hits] == [
+        (h.chunk_id, h.score) for h in first.hits
+    ]

@@ -19,6 +19,7 @@ from briefd.retrieval.fusion import Evidence, Fused, RankedList
 from briefd.retrieval.lexical import FieldWeights, MatchPlan, is_prefix, run_match
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.settings import SearchSettings
+from briefd.vectors.index import VectorIndex
 
 ALL_TERMS, ANY_TERM, VECTOR = "all-terms", "any-term", "vector"
 
@@ -146,6 +147,8 @@ class Gathering:
     scopes: Sequence[str]
     depth: int
     typed: Future[npt.NDArray[np.float32]] | None = None  # the query as typed, when it differs
+    # the vector list, searched in the HNSW graph beside the lexical side (:func:`_beside`)
+    nearest: Future[list[tuple[int, float]]] | None = None
 
 
 def start(
@@ -171,9 +174,13 @@ def start(
         return Gathering(found, None, mode, scopes, depth)
     if pending is None:  # embed the query while FTS5 ranks
         pending = embedding(semantic, query, mode)
+    nearest = None
+    if mode == "hybrid" and plan is not None and pending is not None and semantic is not None:
+        wanted = max(depth, settings.vector_candidates)
+        nearest = _beside(semantic.index(conn), pending, typed, scopes, wanted)
     if mode != "vector" and plan is not None:
         _lexical(conn, found, plan, mode, scopes, settings, depth, every_scope, lexicon)
-    return Gathering(found, pending, mode, scopes, depth, typed)
+    return Gathering(found, pending, mode, scopes, depth, typed, nearest)
 
 
 def finish(
@@ -189,11 +196,11 @@ def finish(
         index = semantic.index(conn)
         vector = started.pending.result()
         wanted = max(started.depth, settings.vector_candidates)
-        found.lists[VECTOR] = index.top(vector, started.scopes, wanted)
         typed = started.typed.result() if started.typed is not None else None
-        if typed is not None:  # a section is as close as the closer of the two readings
-            also = index.top(typed, started.scopes, wanted)
-            found.lists[VECTOR] = _closer(found.lists[VECTOR], also)[:wanted]
+        if started.nearest is not None:
+            found.lists[VECTOR] = started.nearest.result()
+        else:
+            found.lists[VECTOR] = _nearest(index, vector, typed, started.scopes, wanted)
         if mode == "hybrid":
             found.cosines = index.cosines(found.keys(), vector)
             if typed is not None:
@@ -202,6 +209,47 @@ def finish(
     if found.held is not None:
         found.holding = holding(conn, found.held, found.keys())
     return found
+
+
+def _nearest(
+    index: VectorIndex,
+    vector: npt.NDArray[np.float32],
+    typed: npt.NDArray[np.float32] | None,
+    scopes: Sequence[str],
+    wanted: int,
+) -> list[tuple[int, float]]:
+    """The vector list: the ``wanted`` rows nearest the query (with ``typed``, the closer of
+    its two readings: a section is as close as the closer one)."""
+    rows = index.top(vector, scopes, wanted)
+    if typed is not None:
+        rows = _closer(rows, index.top(typed, scopes, wanted))[:wanted]
+    return rows
+
+
+def _beside(
+    index: VectorIndex,
+    pending: Future[npt.NDArray[np.float32]],
+    typed: Future[npt.NDArray[np.float32]] | None,
+    scopes: Sequence[str],
+    wanted: int,
+) -> Future[list[tuple[int, float]]] | None:
+    """On an index large enough for the HNSW graph (milliseconds a search at a million rows),
+    the vector list under way on a worker as soon as the query's vector is there, so the
+    graph search runs beside the lexical side, not after it (usearch, like SQLite's reads,
+    releases the GIL). None below the graph's size: the exact scan runs in :func:`finish`."""
+    if index.ann is None:
+        return None
+    out: Future[list[tuple[int, float]]] = Future()
+
+    def search() -> None:
+        try:
+            second = typed.result() if typed is not None else None
+            out.set_result(_nearest(index, pending.result(), second, scopes, wanted))
+        except BaseException as exc:  # the search's to raise, from finish()
+            out.set_exception(exc)
+
+    pending.add_done_callback(lambda _: _nearest_pool().submit(search))
+    return out
 
 
 def _closer(
@@ -365,6 +413,13 @@ def prefetch(semantic: SemanticIndex | None, query: str) -> None:
 def _embedding_pool() -> ThreadPoolExecutor:
     """One worker: the model call releases the GIL, so it overlaps the lexical queries."""
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="briefd-query-embed")
+
+
+@functools.cache
+def _nearest_pool() -> ThreadPoolExecutor:
+    """Graph searches beside the lexical side (see :func:`_beside`): a few workers, so one
+    search waiting for its query's second reading holds up no other."""
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="briefd-nearest")
 
 
 @functools.cache
