@@ -357,7 +357,9 @@ def table(result: dict[str, Any]) -> list[Row]:
 
     def pp(mode: str, key: str = "latency_ms") -> str:
         stats = modes[mode][key]
-        return f"p50 {stats['p50']:.1f} / p95 {stats['p95']:.1f} ms"
+        said = f"p50 {stats['p50']:.1f} / p95 {stats['p95']:.1f} ms"
+        cpu = modes[mode].get("cpu_ms") if key == "latency_ms" else None
+        return said + (f" (CPU p50 {cpu['p50']:.1f} / p95 {cpu['p95']:.1f} ms)" if cpu else "")
 
     hybrid_p95 = modes["hybrid"]["latency_ms"]["p95"]
     recall10 = rec["recall@10"]
