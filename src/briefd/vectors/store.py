@@ -20,6 +20,9 @@ from briefd.store.db import Store
 from briefd.vectors.quantized import Quantized
 
 Matrix = npt.NDArray[np.float32]
+# Another model's rows, as two ranges of the primary key (model, embed_hash): ``model != ?``
+# scans the whole table, every vector's blob with it (4.4 GB at a million chunks)
+_OTHER_MODEL = "(model < ?1 OR model > ?1)"
 LOAD_BLOCK = 1024  # vectors read and quantised at a time: ~6 MB of transient float32
 
 
@@ -155,7 +158,9 @@ def prune(conn: sqlite3.Connection, model: str, words: int = 0) -> int:
         (model,),
     ).rowcount
     if uncovered(conn, model) == 0:
-        removed += conn.execute("DELETE FROM chunk_vectors WHERE model != ?", (model,)).rowcount
+        removed += conn.execute(
+            f"DELETE FROM chunk_vectors WHERE {_OTHER_MODEL}", (model,)
+        ).rowcount
     return int(removed)
 
 
@@ -177,13 +182,21 @@ def partly_embedded(conn: sqlite3.Connection, model: str) -> int:
     (0: none, or no other model's): an index run is embedding the index with ``model`` (a
     changed model id, one an upgrade brought), or one stopped before it was done. Its vectors
     so far cover part of the index only; the other model's go once they cover all of it."""
-    other = conn.execute("SELECT 1 FROM chunk_vectors WHERE model != ? LIMIT 1", (model,))
+    other = conn.execute(f"SELECT 1 FROM chunk_vectors WHERE {_OTHER_MODEL} LIMIT 1", (model,))
     return uncovered(conn, model) if other.fetchone() is not None else 0
 
 
 def models(conn: sqlite3.Connection) -> list[str]:
-    """The models the index holds vectors of."""
-    return [r[0] for r in conn.execute("SELECT DISTINCT model FROM chunk_vectors ORDER BY model")]
+    """The models the index holds vectors of, in order: each found by a seek in the primary
+    key past the one before (DISTINCT would read every row of the table)."""
+    found: list[str] = []
+    row = conn.execute("SELECT min(model) FROM chunk_vectors").fetchone()
+    while row is not None and row[0] is not None:
+        found.append(row[0])
+        row = conn.execute(
+            "SELECT min(model) FROM chunk_vectors WHERE model > ?", (row[0],)
+        ).fetchone()
+    return found
 
 
 def uncovered(conn: sqlite3.Connection, model: str) -> int:
