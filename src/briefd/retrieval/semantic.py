@@ -73,7 +73,7 @@ class SemanticIndex:
     def index(self, conn: sqlite3.Connection) -> VectorIndex:
         version = content_version(conn)
         if self._index is None or version != self._version:
-            rowids, scopes, matrix = snapshot.rows(
+            (rowids, scopes, matrix), key = snapshot.keyed_rows(
                 conn, self.embedder.model_id, snapshot.index_file(conn)
             )
             self._windows.clear()
@@ -85,6 +85,7 @@ class SemanticIndex:
                 self.blas_threads,
                 self.ann_threshold,
                 snapshot.index_file(conn),
+                key,
             )
             self.calibration = calibration.load(conn, self.embedder.model_id)
             model, loaded = self.embedder.model_id, len(self._index)

@@ -2,14 +2,17 @@
 
 The rows are handed over without a copy: each is already scaled to the full int8 range, where
 usearch's own float-to-int8 cast would leave e5's small components ~5 bits. The graph is built
-on every core and, when the index lives in a file, saved next to it under the digest of the
+on every core and, when the index lives in a file, saved next to it under a digest of the
 rows it links (``index.db.hnsw-<digest>.usearch``): a restart, or a reload after an index run
-that changed no vector, memory-maps it instead of rebuilding (minutes at a million rows). A
+that changed no vector, memory-maps it instead of rebuilding (minutes at a million rows). The
+digest is of the key that names the rows when there is one (the snapshot's, of every chunk's
+rowid, embed hash and scope: :mod:`briefd.vectors.snapshot`), else of the rows' bytes. A
 file that cannot be read is rebuilt; one that cannot be written only costs the next build.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
@@ -42,13 +45,21 @@ def to_int8(query: npt.NDArray[np.float32]) -> npt.NDArray[np.int8]:
     return np.clip(np.rint(scaled), -127, 127).astype(np.int8)
 
 
-def graph(vectors: Quantized, beside: Path | None = None) -> Any:
+def graph(vectors: Quantized, beside: Path | None = None, key: str | None = None) -> Any:
     """The graph over ``vectors``: mapped from its file beside ``beside`` when one was saved
-    for these very rows, else built (and saved there)."""
+    for these very rows, else built (and saved there). ``key``: what names the rows already
+    (:func:`briefd.vectors.snapshot.keyed_rows`), so they need no hashing (0.3 CPU-s for a
+    million rows, on every load after an index run); without it their bytes are hashed."""
     if beside is None:
         return _build(vectors)
-    path = beside.with_name(f"{beside.name}.hnsw-{_digest(vectors)}.usearch")
+    path = _path(beside, _digest(vectors) if key is None else _named(vectors, key))
     mapped = _mapped(path, len(vectors), vectors.dim)
+    if mapped is None and key is not None:  # saved under the rows' hash (by an earlier briefd)
+        earlier = _path(beside, _digest(vectors))
+        mapped = _mapped(earlier, len(vectors), vectors.dim)
+        if mapped is not None:  # linked under the key too: an earlier briefd still finds it
+            with contextlib.suppress(OSError):  # else found the same way next time
+                os.link(earlier, path)
     if mapped is not None:
         return mapped
     ann = _build(vectors)
@@ -76,6 +87,18 @@ def _digest(vectors: Quantized) -> str:
     digest = hashlib.blake2b(digest_size=12)
     digest.update(f"{FORMAT}:{CONNECTIVITY}:{EXPANSION_ADD}:{vectors.coarse.shape}".encode())
     digest.update(np.ascontiguousarray(vectors.coarse).data)
+    return digest.hexdigest()
+
+
+def _path(beside: Path, digest: str) -> Path:
+    return beside.with_name(f"{beside.name}.hnsw-{digest}.usearch")
+
+
+def _named(vectors: Quantized, key: str) -> str:
+    """The digest of the graph of the rows ``key`` names (never one of :func:`_digest`)."""
+    digest = hashlib.blake2b(digest_size=12)
+    digest.update(f"{FORMAT}:{CONNECTIVITY}:{EXPANSION_ADD}:{vectors.coarse.shape}".encode())
+    digest.update(f"rows named {key}".encode())
     return digest.hexdigest()
 
 

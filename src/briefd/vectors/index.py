@@ -52,9 +52,11 @@ class VectorIndex:
         blas_threads: int = 1,
         ann_threshold: int = 0,
         ann_beside: Path | None = None,
+        ann_key: str | None = None,
     ) -> VectorIndex:
         """``matrix``: float rows, or rows already quantised (as :func:`store.load` gives);
-        ``ann_beside``: the index file whose HNSW graph may be saved and mapped next to it."""
+        ``ann_beside``: the index file whose HNSW graph may be saved and mapped next to it;
+        ``ann_key``: the key naming these rows (:func:`briefd.vectors.snapshot.keyed_rows`)."""
         names = tuple(sorted(set(scopes)))
         codes = {name: i for i, name in enumerate(names)}
         vectors = matrix if isinstance(matrix, Quantized) else Quantized.of(matrix)
@@ -68,7 +70,7 @@ class VectorIndex:
         )
         index.ordered = bool(np.all(np.diff(index.rowids) > 0))
         if ann_threshold and len(rowids) >= ann_threshold:
-            index.ann = graph(vectors, ann_beside)
+            index.ann = graph(vectors, ann_beside, ann_key)
         return index
 
     def __len__(self) -> int:

@@ -45,17 +45,27 @@ def rows(
     """(chunk rowids, scopes, quantised rows) of every chunk with a vector for ``model``, as
     :func:`store.load_quantized` gives them: from the snapshot beside ``beside`` (the index
     file) when its key matches, else from SQLite (and saved, from ``minimum`` rows on)."""
+    return keyed_rows(conn, model, beside, minimum)[0]
+
+
+def keyed_rows(
+    conn: sqlite3.Connection, model: str, beside: Path | None, minimum: int = MIN_ROWS
+) -> tuple[Rows, str | None]:
+    """:func:`rows`, and the key that names them when every chunk has its vector (None when
+    some have none, or in memory): the same key, the same rows (the HNSW graph of large
+    rows is saved under it, :func:`briefd.vectors.graph.graph`, not hashed from them)."""
     if beside is None:
-        return store.load_quantized(conn, model)
+        return store.load_quantized(conn, model), None
     found = key(conn, model)
     path = beside.with_name(f"{beside.name}{SUFFIX}{found[0]}.npz")
     saved = _read(path)
     if saved is not None:
-        return saved
+        return saved, found[0]
     loaded = store.load_quantized(conn, model)
-    if len(loaded[0]) >= minimum and len(loaded[0]) == found[1]:  # every chunk has its vector
+    complete = len(loaded[0]) == found[1]  # every chunk has its vector
+    if len(loaded[0]) >= minimum and complete:
         _save(path, loaded)
-    return loaded
+    return loaded, found[0] if complete else None
 
 
 def index_file(conn: sqlite3.Connection) -> Path | None:
