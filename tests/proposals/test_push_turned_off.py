@@ -33,6 +33,6 @@ def test_a_branch_deleted_on_the_remote_closes_its_proposal_after_push_is_turned
 
     assert statuses[kept.id] == ("pushed", None)
     assert statuses[deleted.id][0] == "closed"
-    assert f"its branch {deleted.branch} is no longer on any remote of " in (
+    assert f"its branch {deleted.branch} is no longer on the remote 'origin', " in (
         statuses[deleted.id][1] or ""
     )

@@ -8,7 +8,7 @@ import typer
 
 from briefd.cli.output import completes, console, one_of, print_json, reported_errors
 from briefd.proposals.model import Proposal, ProposalStatus
-from briefd.state.model import ADOPTED_AS
+from briefd.state.model import ADOPTED_AS, UNFOLLOWED_AS
 
 STATUSES: tuple[str, ...] = get_args(ProposalStatus)
 
@@ -56,7 +56,7 @@ def _pull(proposal: Proposal, forge: str) -> str:
     said = proposal.forge_error
     if proposal.pr_url:
         return proposal.pr_url
-    if said and proposal.status == "pushed" and not said.startswith(ADOPTED_AS):
+    if said and proposal.status == "pushed" and not said.startswith((ADOPTED_AS, UNFOLLOWED_AS)):
         return f"no pull request: {said}"
     if said:
         return said

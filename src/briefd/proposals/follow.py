@@ -18,18 +18,19 @@ import contextlib
 import logging
 import re
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from briefd.errors import BriefdError, ProposalError, ProposalRemoteError
 from briefd.proposals.branch import FETCH, same_text
 from briefd.proposals.landed import merged_locally
 from briefd.proposals.policy import Delivery
+from briefd.proposals.pushed import look_for, pushed_to, remote_lister
 from briefd.settings import Settings
 from briefd.sources import git
 from briefd.sources.knowledge import GitTarget
 from briefd.state import SharedState
-from briefd.state.model import ADOPTED_AS, Proposal
+from briefd.state.model import ADOPTED_AS, UNFOLLOWED_AS, Proposal
 
 log = logging.getLogger("briefd.proposals")
 
@@ -68,7 +69,10 @@ def follow_branches(
     timeout, prefix = settings.proposals.git_timeout, settings.proposals.branch_prefix
     try:
         known = store.proposals()
-        listed = _listed(going, _prefixes(prefix, known), timeout)
+        try:
+            listed = _listed(going, _prefixes(prefix, known), timeout)
+        except ProposalRemoteError as exc:  # those pushed there say so; the others wait
+            return _on_their_remotes(store, going, _recorded(known), exc, timeout).changed
         changed = _gone(store, going, known, listed, timeout) if close_gone else ()
         ours, recorded = _named(prefix), {p.branch for p in known}
         unknown = {b: c for b, c in listed.items() if ours.fullmatch(b) and b not in recorded}
@@ -131,14 +135,17 @@ def _gone(
     target, status = going.target, "pushed" if going.pushed else "local"
     where = f"on the remote '{target.remote}'" if going.pushed else f"in {target.repo}"
     missing = [p for p in known if p.status == status and _branch_only(p)]
-    missing = [p for p in missing if p.branch not in listed]
+    pushed = _recorded(known)
+    missing = [p for p in missing if p.branch not in listed and not p.pushed_to]
     if going.pushed and missing:  # pushed before proposals.push named this remote
         elsewhere = _elsewhere(target, [p.branch for p in missing], timeout, target.remote)
         missing = [p for p in missing if p.branch not in elsewhere]
     gone = [(p, where) for p in missing]
     if not going.pushed:  # pushed before proposals.push was turned off: on a remote still
         gone += _gone_from_remotes(target, known, timeout)
-    changed: list[str] = []
+    found = _on_their_remotes(store, going, pushed, listed, timeout)
+    gone += found.gone
+    changed = list(found.changed)
     for p, where in gone:
         assert p.commit_hash is not None
         base = _base_ref(target, p.base_branch or target.base_branch, timeout)
@@ -159,6 +166,62 @@ def _gone(
     return tuple(changed)
 
 
+@dataclass(frozen=True, slots=True)
+class _Looked:
+    gone: list[tuple[Proposal, str]]
+    changed: tuple[str, ...]
+
+
+def _recorded(known: list[Proposal]) -> list[Proposal]:
+    """The pushed proposals followed by their branch that recorded where it was pushed."""
+    return [p for p in known if p.status == "pushed" and _branch_only(p) and p.pushed_to]
+
+
+def _on_their_remotes(
+    store: SharedState,
+    going: Delivery,
+    pushed: list[Proposal],
+    listed: dict[str, str] | BriefdError,
+    timeout: float,
+) -> _Looked:
+    """Of the pushed proposals that recorded the remote they were pushed to (``pushed``),
+    those whose branch is gone from it; the others are kept, and those whose remote could not
+    be asked (removed, not answering) say so in their record, as the sync's changes do the
+    first time (:mod:`.pushed`)."""
+    if not pushed:
+        return _Looked([], ())
+    target = going.target
+    others = remote_lister(target, [f"refs/heads/{p.branch}" for p in pushed], timeout)
+    here = pushed_to(going.url) if going.pushed else None
+
+    def branches(name: str) -> set[str]:  # the remote proposals go to was listed already
+        if not here or here != _url_of(target, name, timeout):
+            return others(name)
+        if isinstance(listed, BriefdError):
+            raise listed
+        return set(listed)
+
+    found = look_for(target, pushed, branches, timeout)
+    changed: list[str] = []
+    for p in pushed:
+        note = found.notes.get(p.id)
+        mine = p.forge_error is None or p.forge_error.startswith(UNFOLLOWED_AS)
+        if not mine or note == p.forge_error:  # another's words (a forge's refusal) are kept
+            continue
+        store.record_check(p.id, None, note, _now())
+        if note is not None:
+            changed.append(f"{p.id}: {p.status}, kept: " + note.removeprefix(UNFOLLOWED_AS).strip())
+    return _Looked(found.gone, tuple(changed))
+
+
+def _url_of(target: GitTarget, name: str, timeout: float) -> str | None:
+    """The recorded form of the URL of the remote ``name`` (None: git cannot tell)."""
+    try:
+        return pushed_to(git.run(["remote", "get-url", name], target.repo, timeout, ProposalError))
+    except ProposalError:
+        return None
+
+
 def _branch_only(proposal: Proposal) -> bool:
     """A proposal followed by its branch alone: made, with no pull request."""
     return not proposal.pr_number and bool(proposal.commit_hash)
@@ -170,7 +233,7 @@ def _gone_from_remotes(
     """Pushed proposals (before ``proposals.push`` was turned off) whose branch no remote of
     the repository has: a sync that looked for local branches alone left them "pushed" for
     ever once their branch was deleted. A repository without remotes tells nothing."""
-    pushed = [p for p in known if p.status == "pushed" and _branch_only(p)]
+    pushed = [p for p in known if p.status == "pushed" and _branch_only(p) and not p.pushed_to]
     if not pushed:
         return []
     on_remotes = _elsewhere(target, [p.branch for p in pushed], timeout, None)
@@ -296,6 +359,7 @@ def _orphan(
         base_branch=target.base_branch,
         base_commit=parents.strip(),
         forge_error=ADOPTED.format(branch=branch),
+        pushed_to=pushed_to(going.url) if going.pushed else None,
     )
 
 

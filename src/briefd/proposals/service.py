@@ -33,6 +33,7 @@ from briefd.proposals.form import served_body
 from briefd.proposals.landed import merged_locally
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.policy import Delivery, delivery, require_enabled
+from briefd.proposals.pushed import pushed_to
 from briefd.proposals.validate import check_read, checked_path
 from briefd.settings import Settings
 from briefd.sources import knowledge as sources
@@ -227,6 +228,7 @@ def _make(
         created_at=_now(),
         base_branch=going.target.base_branch,
         base_commit=made.base_commit,
+        pushed_to=pushed_to(going.url) if going.pushed else None,
     )
 
 

@@ -465,6 +465,11 @@ class ProposalOut(BaseModel):
     base_commit: str | None
     forge_error: str | None
     status_checked_at: str | None
+    pushed_to: str | None = Field(
+        default=None,
+        description="The URL (without credentials) of the remote the branch was pushed to; "
+        "null for a local proposal, or one pushed before briefd recorded where.",
+    )
     superseded_by: list[str] | None = Field(  # only in the answer to a new proposal
         default=None,
         exclude_if=lambda value: not value,

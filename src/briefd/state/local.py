@@ -29,7 +29,7 @@ QUERY_COLUMNS = (
 USAGE_COLUMNS = "id, bundle_id, chunk_id, useful, client, created_at"
 _PROPOSAL_COLUMNS = (
     "id, branch, doc_path, description, commit_hash, pr_url, status, client, created_at, "
-    "pr_number, base_branch, base_commit, forge_error, status_checked_at"
+    "pr_number, base_branch, base_commit, forge_error, status_checked_at, pushed_to"
 )
 
 
@@ -145,7 +145,7 @@ class LocalState(IndexSessions):
             conn.execute(
                 # a sync found its branch first, and adopted it (proposals.follow)
                 f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" + REPLACES_ADOPTED,
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" + REPLACES_ADOPTED,
                 proposal_row(proposal),
             )
 
@@ -322,6 +322,7 @@ def proposal_row(p: Proposal) -> tuple[object, ...]:
         p.base_commit,
         p.forge_error,
         p.status_checked_at,
+        p.pushed_to,
     )
 
 

@@ -108,6 +108,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX webhook_deliveries_age ON webhook_deliveries (received_at);
         """,
     ),
+    Migration(
+        3,
+        "m003_proposal_pushed_to",
+        """
+        -- the remote a proposal's branch was pushed to (its URL without user:token@)
+        ALTER TABLE proposals ADD COLUMN pushed_to TEXT;
+        """,
+    ),
 )
 
 

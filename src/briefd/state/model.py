@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ADOPTED_AS = "adopted at a sync:"  # how the forge_error of a proposal a sync adopted starts
+# how the forge_error starts of a pushed proposal whose remote a sync could not ask (removed
+# from the repository, or not answering): kept as it is, that said (proposals.pushed)
+UNFOLLOWED_AS = "not followed at the last sync:"
 # a proposal's own record, written after a sync adopted its branch (a record that waited, or a
 # commit whose clock was behind), replaces the adopted one, which knew neither its client nor
 # its pull request; a record a later sync changed, or another proposal's, is left alone
@@ -14,7 +17,7 @@ REPLACES_ADOPTED = (
     "client = excluded.client, created_at = excluded.created_at, pr_number = "
     "excluded.pr_number, base_branch = excluded.base_branch, base_commit = "
     "excluded.base_commit, forge_error = excluded.forge_error, status_checked_at = "
-    "excluded.status_checked_at WHERE proposals.commit_hash = excluded.commit_hash AND "
+    "excluded.status_checked_at, pushed_to = excluded.pushed_to WHERE proposals.commit_hash = excluded.commit_hash AND "
     f"proposals.client IS NULL AND proposals.forge_error LIKE '{ADOPTED_AS}%'"
 )
 
@@ -37,6 +40,9 @@ class Proposal:
     base_commit: str | None = None
     forge_error: str | None = None  # the last forge failure for this proposal, if any
     status_checked_at: str | None = None
+    # the URL (without user:token@) of the remote its branch was pushed to; None: not pushed,
+    # or pushed before briefd recorded where
+    pushed_to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

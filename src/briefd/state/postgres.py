@@ -40,7 +40,7 @@ CATCH_UP_WAIT_SECONDS = 10.0  # a listener back waits this long for the prober's
 
 _PROPOSAL_COLUMNS = (
     "id, branch, doc_path, description, commit_hash, pr_url, status, client, created_at, "
-    "pr_number, base_branch, base_commit, forge_error, status_checked_at"
+    "pr_number, base_branch, base_commit, forge_error, status_checked_at, pushed_to"
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ACCESS = "replica_access:"  # state_meta key of what a replica asks of its callers: + its name
@@ -186,7 +186,7 @@ class PostgresState(PostgresConnection):
         with self._tx(long=True) as conn:
             conn.execute(
                 f"INSERT INTO proposals ({_PROPOSAL_COLUMNS}) VALUES "
-                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                 + REPLACES_ADOPTED.replace("%", "%%"),  # a sync adopted its branch first
                 proposal_row(proposal),
             )

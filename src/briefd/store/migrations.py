@@ -151,6 +151,13 @@ def _refolded_words(conn: sqlite3.Connection) -> None:
     _build_postings(conn)
 
 
+def _proposal_pushed_to(conn: sqlite3.Connection) -> None:
+    """The column, added once (an index set back to an older version runs this again)."""
+    columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(proposals)")}
+    if "pushed_to" not in columns:
+        conn.execute("ALTER TABLE proposals ADD COLUMN pushed_to TEXT")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -566,6 +573,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) WITHOUT ROWID;
         """,
         after=surfaces.rebuild,
+    ),
+    Migration(
+        22,
+        "m022_proposal_pushed_to",
+        "-- proposals.pushed_to TEXT: the URL (without user:token@) of the remote a proposal's "
+        "branch was pushed to",
+        after=_proposal_pushed_to,
     ),
 )
 
