@@ -306,3 +306,32 @@ def test_a_record_written_after_a_sync_adopted_its_branch_replaces_the_adoption(
     other = replace(made, commit_hash="0" * 40, client="rest")
     git_api.state.save_proposal(other)  # a record that is not that branch's changes nothing
     assert git_api.proposals() == [stored]
+
+
+def test_a_proposal_rebased_with_its_subject_reworded_then_edited_again_is_merged(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """T1, forge.type: none: a reviewer who rebased (cherry-picked) a proposal onto main with
+    its subject reworded, then edited the document again and deleted the branch, had the sync
+    close it ("holds neither its commit nor its text … propose the change again"): the commit
+    was matched by its author, date and subject alone. The very change on main (git's patch
+    id) is it, merged; a proposal whose change main never got is still closed."""
+    git_api.sync()
+    made = git_api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+    dropped = git_api.propose_update(ProposalRequest("domain/glossary.md", "daily", NEW_GLOSSARY))
+    work = remote.work
+    git(work, "fetch", "--quiet", "origin")
+    git(work, "cherry-pick", f"origin/{made.branch}")
+    git(work, "commit", "--quiet", "--amend", "--reset-author", "-m", "Retry: four times (!7)")
+    stage(work, {"domain/retry.md": NEW_RETRY + "\nLog each retry.\n"})
+    stage(work, {"domain/glossary.md": GLOSSARY.lstrip("\n") + "\nSee also: payouts.\n"})
+    git(work, "commit", "--quiet", "-m", "Log retries; glossary link")
+    git(work, "push", "--quiet", "origin", "main", f":{made.branch}", f":{dropped.branch}")
+
+    report = git_api.sync()
+
+    assert sorted(report.proposals_changed) == sorted(
+        [f"{made.id}: pushed → merged", f"{dropped.id}: pushed → closed"]
+    )
+    stored = {p.id: p for p in git_api.proposals()}
+    assert stored[made.id].forge_error is None

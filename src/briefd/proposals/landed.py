@@ -1,6 +1,7 @@
 """Whether a proposal's change landed on its base branch (T1): its commit merged there (a merge
 commit, a fast-forward), or that commit rewritten and merged (amended by a reviewer, rebased,
-cherry-picked). Read with git in the repository proposals are built in."""
+cherry-picked, even with its subject reworded). Read with git in the repository proposals are
+built in."""
 
 from __future__ import annotations
 
@@ -48,12 +49,48 @@ def _rewritten(
         identity = _run(["show", "-s", _IDENTITY, commit], target, timeout)
     except ProposalError:  # a commit this repository lacks
         return False
+    changed = False  # the document changed there since: what else would be looked at
     for ref in refs:
         with contextlib.suppress(ProposalError):
             args = ["log", _IDENTITY, ref, f"^{since}", "--", path]
-            if identity in _run(args, target, timeout, env=literal).splitlines():
+            commits = _run(args, target, timeout, env=literal).splitlines()
+            if identity in commits:
+                return True
+            changed = changed or bool(commits)
+    return changed and _same_change(target, commit, refs, since, path, timeout)
+
+
+_PATCH = ["-p", "--format=commit %H", "--no-color", "--no-ext-diff", "--no-textconv"]
+
+
+def _same_change(
+    target: GitTarget, commit: str, refs: tuple[str, ...], since: str, path: str, timeout: float
+) -> bool:
+    """Whether one of ``refs`` holds, after ``since``, a commit making to ``path`` the very
+    change ``commit`` makes (git's patch id: the diff, not its line numbers nor the message):
+    ``commit`` rebased or cherry-picked with its subject reworded or its author reset, which
+    the identity match misses, so its branch deleted after it, it was closed "deleted
+    unmerged" once the document changed again."""
+    try:
+        mine = _patch_ids(target, ["show", *_PATCH, commit, "--", path], timeout)
+    except ProposalError:
+        return False
+    for ref in refs if mine else ():
+        with contextlib.suppress(ProposalError):
+            args = ["log", *_PATCH, ref, f"^{since}", "--", path]
+            if mine & _patch_ids(target, args, timeout):
                 return True
     return False
+
+
+def _patch_ids(target: GitTarget, args: list[str], timeout: float) -> set[str]:
+    """The patch ids (``git patch-id --stable``) of the commits ``git args`` shows."""
+    literal = {"GIT_LITERAL_PATHSPECS": "1"}
+    diff = git.run_bytes(args, target.repo, timeout, ProposalError, literal)
+    if not diff.strip():
+        return set()
+    ids = git.run(["patch-id", "--stable"], target.repo, timeout, ProposalError, stdin=diff)
+    return {line.split()[0] for line in ids.splitlines() if line.strip()}
 
 
 def _run(
