@@ -154,3 +154,26 @@ def test_a_remote_whose_url_git_rewrites_is_the_one_proposals_were_pushed_to(
     assert made.pushed_to == str(remote.bare)
     assert waiting.proposals_changed == ()
     assert deleted.proposals_changed == (f"{made.id}: pushed → closed",)
+
+
+def test_a_sync_says_when_the_remote_proposals_push_names_is_gone(
+    tmp_path: Path, remote: Remote
+) -> None:
+    """proposals.push naming a remote the checkout no longer has (``git remote remove``)
+    left every sync silent: the proposals pushed there were neither followed nor said to be
+    unfollowed. They are kept, and the sync's report says why (its forge_error warning)."""
+    settings = git_settings(tmp_path, str(remote.work), **{"proposals.push": True})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        made = api.propose_update(ProposalRequest("domain/retry.md", "four", NEW_RETRY))
+        git(remote.work, "remote", "remove", "origin")
+        report = api.sync()
+
+    assert report.proposals_changed == ()
+    assert report.forge_error == (
+        "1 pushed proposal(s) not followed: proposals.push sends proposals to the remote "
+        f"'origin', which the knowledge checkout {remote.work} does not have; add it with `git "
+        "remote add origin URL`, or name another remote in proposals.push; they are kept as "
+        "they are until a sync can reach the remote they were pushed to"
+    )
+    assert _stored(settings)[made.id] == ("pushed", None)

@@ -364,18 +364,33 @@ def refresh_statuses(store: SharedState, settings: Settings, fetched: bool = Tru
     read = _forge_refresh(store, settings)
     # pushed ones after the forge: a pull request it found for one is kept, with its state
     landed = _merged_locally(store, settings, "pushed")
-    followed = _follow(store, settings, read.error is None) if fetched else ()
-    return Refresh(read.checked, merged + read.changed + landed + followed, read.error)
+    followed, unfollowed = _follow(store, settings, read.error is None) if fetched else ((), None)
+    error = read.error or unfollowed
+    return Refresh(read.checked, merged + read.changed + landed + followed, error)
 
 
-def _follow(store: SharedState, settings: Settings, forge_read: bool) -> tuple[str, ...]:
+UNFOLLOWED = (
+    "{count} pushed proposal(s) not followed: {problem}; they are kept as they are until a "
+    "sync can reach the remote they were pushed to"
+)
+
+
+def _follow(
+    store: SharedState, settings: Settings, forge_read: bool
+) -> tuple[tuple[str, ...], str | None]:
+    """The sync's changes from the proposal branches, and why they could not be followed
+    (None: they were, or there are none to follow)."""
     if not settings.proposals.enabled:
-        return ()
+        return (), None
     try:
         going = locate(settings)
+    except ProposalError as exc:  # proposals.push names a remote the checkout no longer has
+        waiting = [p for p in store.proposals("pushed") if not p.pr_number]
+        said = UNFOLLOWED.format(count=len(waiting), problem=exc) if waiting else None
+        return (), said
     except BriefdError:  # the checkout gone or moved: nothing to tell
-        return ()
-    return follow_branches(store, settings, going, close_gone=forge_read)
+        return (), None
+    return follow_branches(store, settings, going, close_gone=forge_read), None
 
 
 def _forge_refresh(store: SharedState, settings: Settings) -> Refresh:
