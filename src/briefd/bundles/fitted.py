@@ -43,7 +43,7 @@ def nothing_fits(bundle: Bundle, needed: int) -> Bundle:
     ):
         empty = replace(bundle, items=(), text="", delta=None, recovered=False, state_error=None)
         empty = replace(empty, warnings=(said,))
-        tokens = answer_tokens(empty)
+        tokens = answer_tokens(empty, widest=True)  # the same for every bundle id
         exceeded = max(tokens - limit, 0)
         figures = replace(
             bundle.diagnostics, tokens=tokens, budget_exceeded=exceeded > 0, overage=exceeded

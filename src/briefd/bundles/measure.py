@@ -96,15 +96,16 @@ def envelope_tokens(
     return count(compact(out)) + ID_TOKENS
 
 
-def answer_tokens(bundle: Bundle, count: Counter = count_tokens) -> int:
-    """What ``bundle``'s answer costs as REST and MCP send it, its own ``tokens`` field included
-    (settled as :func:`package_tokens` is) and its id counted as :data:`WIDEST_ID`, so the
-    figure is the same whatever the id's digits (never under the exact count): for an answer
-    against a base (B5), which sends the delta, not the sections packed within the budget."""
+def answer_tokens(bundle: Bundle, count: Counter = count_tokens, widest: bool = False) -> int:
+    """What ``bundle``'s answer costs exactly as REST and MCP send it, its own ``tokens`` field
+    included (settled as :func:`package_tokens` is): for an answer against a base (B5), which
+    sends the delta, not the sections packed within the budget. ``widest``: its id counted as
+    :data:`WIDEST_ID`, so the figure is the same whatever the id's digits (never under the
+    exact count): for the minimal answer, whether it fits a hard limit."""
     tokens = bundle.diagnostics.tokens
-    widest = replace(bundle, bundle_id=WIDEST_ID)
+    sent = replace(bundle, bundle_id=WIDEST_ID) if widest else bundle
     for _ in range(3):
-        counted = replace(widest, diagnostics=replace(bundle.diagnostics, tokens=tokens))
+        counted = replace(sent, diagnostics=replace(bundle.diagnostics, tokens=tokens))
         found = count(compact(response(counted)))
         if found == tokens:
             break
