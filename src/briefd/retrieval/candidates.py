@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from briefd.errors import EmbeddingError
 from briefd.model import HitExplain, SearchMode
 from briefd.retrieval import bm25
 from briefd.retrieval.bm25 import Lexicon
@@ -149,6 +151,8 @@ class Gathering:
     typed: Future[npt.NDArray[np.float32]] | None = None  # the query as typed, when it differs
     # the vector list, searched in the HNSW graph beside the lexical side (:func:`_beside`)
     nearest: Future[list[tuple[int, float]]] | None = None
+    deadline: float | None = None  # time.monotonic() the vector must be there by (None: any)
+    wait: float = 0.0  # the seconds that deadline gave it, to say so
 
 
 def start(
@@ -168,7 +172,11 @@ def start(
     """Start embedding the query (unless ``pending``, from :func:`embedding`, already has), and
     gather the lexical lists meanwhile. What else needs no vector can run between this and
     :func:`finish`, while the model works. ``typed``: the vector of the query as typed, when
-    the model reads it otherwise (:func:`briefd.store.surfaces.restored`)."""
+    the model reads it otherwise (:func:`briefd.store.surfaces.restored`). With
+    :attr:`SemanticIndex.wait` set (a server's), :func:`finish` waits for the vectors that
+    long from now, no longer."""
+    wait = semantic.wait if semantic is not None else None
+    deadline = time.monotonic() + wait if wait else None
     found = Candidates()
     if not scopes:
         return Gathering(found, None, mode, scopes, depth)
@@ -180,7 +188,7 @@ def start(
         nearest = _beside(semantic.index(conn), pending, typed, scopes, wanted)
     if mode != "vector" and plan is not None:
         _lexical(conn, found, plan, mode, scopes, settings, depth, every_scope, lexicon)
-    return Gathering(found, pending, mode, scopes, depth, typed, nearest)
+    return Gathering(found, pending, mode, scopes, depth, typed, nearest, deadline, wait or 0.0)
 
 
 def finish(
@@ -190,13 +198,19 @@ def finish(
     semantic: SemanticIndex | None,
 ) -> Candidates:
     """The vector list (and for hybrid every candidate's cosine), once the query's vector is
-    there."""
+    there: by the gathering's deadline, else EmbeddingError (:func:`awaited`)."""
     found, mode = started.found, started.mode
     if started.pending is not None and semantic is not None:
         index = semantic.index(conn)
-        vector = started.pending.result()
+        try:
+            vector = awaited(started.pending, started.deadline, started.wait)
+        except EmbeddingError:
+            if started.typed is not None:  # the second reading's, not begun: for no one now
+                started.typed.cancel()
+            raise
         wanted = max(started.depth, settings.vector_candidates)
-        typed = started.typed.result() if started.typed is not None else None
+        reading = started.typed
+        typed = awaited(reading, started.deadline, started.wait) if reading is not None else None
         if started.nearest is not None:
             found.lists[VECTOR] = started.nearest.result()
         else:
@@ -250,6 +264,27 @@ def _beside(
 
     pending.add_done_callback(lambda _: _nearest_pool().submit(search))
     return out
+
+
+def awaited(
+    pending: Future[npt.NDArray[np.float32]], deadline: float | None, wait: float = 0.0
+) -> npt.NDArray[np.float32]:
+    """The query's vector, waited for until ``deadline`` at most (None: for as long as the
+    model takes). Past it, EmbeddingError (the search answers by keywords, as when the model
+    fails): on a busy machine, or behind other searches' queries on the one query worker, a
+    server's search waited seconds for it. One that has not started yet is dropped, so the
+    worker's line does not grow with searches that stopped waiting; one under way is finished
+    and kept for the next ask of the same query."""
+    if deadline is None:
+        return pending.result()
+    try:
+        return pending.result(timeout=max(0.0, deadline - time.monotonic()))
+    except TimeoutError:
+        pending.cancel()
+        raise EmbeddingError(
+            f"the model had not embedded the query within the {wait:g} s a server's search "
+            "waits for it: the machine is busy"
+        ) from None
 
 
 def _closer(

@@ -24,6 +24,7 @@ from briefd.embeddings.base import Embedder
 from briefd.errors import EmbeddingError
 from briefd.retrieval import calibration
 from briefd.retrieval.gate import Calibration
+from briefd.settings import EmbeddingsSettings
 from briefd.store.db import Store, content_version
 from briefd.vectors import snapshot
 from briefd.vectors import store as vector_store
@@ -31,6 +32,9 @@ from briefd.vectors.index import VectorIndex
 from briefd.vectors.windows import WindowCache
 
 QUERY_CACHE = 256
+# the longest a server's search waits for a local model's query vector (6-15 ms on a quiet
+# machine) before it answers by keywords (:attr:`SemanticIndex.wait`, :func:`serving`)
+SERVER_WAIT = 1.0
 QUERY_CHARS = 2000  # embedded of a query; the rest only goes to BM25
 
 
@@ -40,6 +44,10 @@ class SemanticIndex:
     # the next ask; what that time ends is said in the error (the recall daemon's answer time)
     deadline: float | None = None
     within = "the time given"
+    # when set (seconds): a search whose query vector is not there this long after it began
+    # answers by keywords, as a failing model leaves it (a running server's searches: see
+    # :func:`briefd.retrieval.candidates.finish`)
+    wait: float | None = None
 
     def __init__(
         self,
@@ -171,6 +179,18 @@ class SemanticIndex:
             if cached is not None:
                 self._queries.move_to_end(text)
             return cached
+
+
+def serving(semantic: SemanticIndex | None, embeddings: EmbeddingsSettings) -> None:
+    """Set ``semantic`` up for a server's searches (``briefd serve``, ``briefd mcp``): each
+    waits :data:`SERVER_WAIT` at most (or ``embeddings.query_timeout_seconds`` if shorter) for
+    a local model's query vector. On a busy machine (an index run embedding beside the
+    server, other processes) one took seconds, while every other request waited for the
+    server's lock behind it and the prompt hook asking the server gave up after its 2 s
+    (``recall.server_timeout``): the prompt got nothing. A remote service's query has its own
+    timeout (``embeddings.query_timeout_seconds``), which a server keeps."""
+    if semantic is not None and embeddings.adapter == "local":
+        semantic.wait = min(SERVER_WAIT, embeddings.query_timeout_seconds)
 
 
 def query_text(text: str) -> str:

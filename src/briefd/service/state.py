@@ -26,6 +26,7 @@ from briefd.model import DocumentView, LinkFindings, SearchResult
 from briefd.proposals.model import Proposal
 from briefd.retrieval.candidates import prefetch
 from briefd.retrieval.search import SearchRequest
+from briefd.retrieval.semantic import serving
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside, within_source
 from briefd.service.documents import DocumentOut, document_out, fields_tokens, link_costs
@@ -130,6 +131,7 @@ class ServiceState:
         self._reloads = Reloads(log)  # the index loaded again after another process changed it
         self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
         self.first_build: Callable[[], bool] = lambda: False  # a first index runs beside serving
+        serving(api.semantic, api.settings.embeddings)  # a search's wait for its query vector
 
     def building(self) -> bool:
         """Whether requests are told the index is being built (:meth:`being_built`) rather
