@@ -98,6 +98,33 @@ def test_a_search_whose_query_the_model_has_not_embedded_in_time_answers_by_keyw
             assert "Retry policy" in headings(again)
 
 
+def test_a_long_prompt_the_model_has_not_embedded_in_time_is_answered_by_keywords(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """A prompt over 500 characters is embedded before the server's lock (ServiceState
+    .embed_first), which waited the model's whole time: 3 s here, past the hook's 2 s. It
+    waits the search's 1 s there, and the search under the lock does not wait again."""
+    embedder = Busy()
+    prompt = "How many times are failed card payments retried? " + "Some context. " * 40
+    with Briefd(settings, embedder=embedder) as api:
+        api.index(write_files(KNOWLEDGE))
+        with TestClient(create_app(api, service_config())) as http:
+            http.headers["Authorization"] = f"Bearer {TOKEN}"
+            _, quiet = timed(http, "card payment retries")  # the model is warm
+            assert quiet["mode"] == "hybrid"
+            embedder.busy.set()
+            started = time.monotonic()
+            hook = http.post("/api/hook/recall?format=json", json={"prompt": prompt}).json()
+            took = time.monotonic() - started
+    assert took < 2.0, took
+    assert hook["mode"] == "bm25" and "Failed card payments are retried" in hook["knowledge"]
+    assert hook["notes"] == [
+        "answered by keywords only (bm25): the embedding model failed (the model had not "
+        "embedded the query within the 1 s a server's search waits for it; it goes on, for "
+        "the next ask)"
+    ]
+
+
 def test_a_search_naming_no_server_waits_for_the_model(
     settings: Settings, write_files: WriteFiles
 ) -> None:

@@ -125,16 +125,28 @@ class SemanticIndex:
             for text, vector in zip(part, vectors, strict=True):
                 self._primed[text] = vector
 
-    def query_vector(self, text: str) -> npt.NDArray[np.float32]:
+    def query_vector(self, text: str, deadline: float | None = None) -> npt.NDArray[np.float32]:
         """The query's vector, of its first window only (:func:`query_text`). Safe to call
         from several threads: two new queries are embedded side by side, as an index run's
-        passages already are next to queries."""
+        passages already are next to queries. ``deadline`` (else :attr:`deadline`): see
+        :meth:`_by`. A query the model is still finishing past a deadline is not embedded
+        again: EmbeddingError, so the search asking next (a server's, for the long prompt it
+        began embedding before its lock) does not wait a second time."""
         text = query_text(text)
         cached = self._cached(text)
         if cached is not None:
             return cached
-        deadline = self.deadline
-        return self._embedded(text) if deadline is None else self._by(deadline, text)
+        deadline = self.deadline if deadline is None else deadline
+        if deadline is not None:
+            return self._by(deadline, text)
+        with self._cache_lock:
+            late = text in self._running
+        if late:
+            raise EmbeddingError(
+                f"the model had not embedded the query within {self.within}; it goes on, for "
+                "the next ask"
+            )
+        return self._embedded(text)
 
     def _embedded(self, text: str) -> npt.NDArray[np.float32]:
         try:
@@ -191,6 +203,7 @@ def serving(semantic: SemanticIndex | None, embeddings: EmbeddingsSettings) -> N
     timeout (``embeddings.query_timeout_seconds``), which a server keeps."""
     if semantic is not None and embeddings.adapter == "local":
         semantic.wait = min(SERVER_WAIT, embeddings.query_timeout_seconds)
+        semantic.within = f"the {semantic.wait:g} s a server's search waits for it"
 
 
 def query_text(text: str) -> str:

@@ -218,7 +218,8 @@ class ServiceState:
         it. A short one is only started (:func:`prefetch`): the search under the lock runs its
         lexical part meanwhile. A longer one (one window at most) is embedded here: under the
         lock it would hold up every other request, and on the shared worker delay their
-        vectors. Not before the warm-up has loaded the model."""
+        vectors. Here too no longer than a search waits (:attr:`SemanticIndex.wait`): then the
+        search answers by keywords at once. Not before the warm-up has loaded the model."""
         semantic = self.api.semantic
         if semantic is None or not self._warmed:
             return
@@ -227,8 +228,9 @@ class ServiceState:
         if len(query) <= OVERLAP_CHARS:
             prefetch(semantic, query)
             return
+        wait = semantic.wait
         with contextlib.suppress(BriefdError):  # the search says it under the lock
-            semantic.query_vector(query)
+            semantic.query_vector(query, time.monotonic() + wait if wait else None)
 
     def warm_up(self) -> None:
         """Load what the first query would otherwise wait for (the embedding model, the
