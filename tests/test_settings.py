@@ -381,6 +381,11 @@ def test_sync_checkout_dir_is_relative_to_the_file(tmp_path: Path) -> None:
             "embeddings.query_timeout_seconds: expected a number of seconds > 0, got 0",
         ),
         (
+            "SERVE__QUERY_WAIT_SECONDS",
+            "0",
+            "serve.query_wait_seconds: expected a number of seconds > 0, got 0",
+        ),
+        (
             "RECALL__IDLE_MINUTES",
             ".inf",
             "recall.idle_minutes: expected a finite number of minutes, got",

@@ -24,7 +24,7 @@ from briefd.embeddings.base import Embedder
 from briefd.errors import EmbeddingError
 from briefd.retrieval import calibration
 from briefd.retrieval.gate import Calibration
-from briefd.settings import EmbeddingsSettings
+from briefd.settings import Settings
 from briefd.store.db import Store, content_version
 from briefd.vectors import snapshot
 from briefd.vectors import store as vector_store
@@ -32,9 +32,6 @@ from briefd.vectors.index import VectorIndex
 from briefd.vectors.windows import WindowCache
 
 QUERY_CACHE = 256
-# the longest a server's search waits for a local model's query vector (6-15 ms on a quiet
-# machine) before it answers by keywords (:attr:`SemanticIndex.wait`, :func:`serving`)
-SERVER_WAIT = 1.0
 QUERY_CHARS = 2000  # embedded of a query; the rest only goes to BM25
 
 
@@ -193,16 +190,16 @@ class SemanticIndex:
             return cached
 
 
-def serving(semantic: SemanticIndex | None, embeddings: EmbeddingsSettings) -> None:
+def serving(semantic: SemanticIndex | None, settings: Settings) -> None:
     """Set ``semantic`` up for a server's searches (``briefd serve``, ``briefd mcp``): each
-    waits :data:`SERVER_WAIT` at most (or ``embeddings.query_timeout_seconds`` if shorter) for
-    a local model's query vector. On a busy machine (an index run embedding beside the
+    waits ``serve.query_wait_seconds`` at most (1 s; a query takes the model 6-15 ms on a
+    quiet machine) for a local model's query vector. On a busy machine (an index run embedding beside the
     server, other processes) one took seconds, while every other request waited for the
     server's lock behind it and the prompt hook asking the server gave up after its 2 s
     (``recall.server_timeout``): the prompt got nothing. A remote service's query has its own
     timeout (``embeddings.query_timeout_seconds``), which a server keeps."""
-    if semantic is not None and embeddings.adapter == "local":
-        semantic.wait = min(SERVER_WAIT, embeddings.query_timeout_seconds)
+    if semantic is not None and settings.embeddings.adapter == "local":
+        semantic.wait = settings.serve.query_wait_seconds
         semantic.within = f"the {semantic.wait:g} s a server's search waits for it"
 
 

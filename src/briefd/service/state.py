@@ -131,7 +131,7 @@ class ServiceState:
         self._reloads = Reloads(log)  # the index loaded again after another process changed it
         self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
         self.first_build: Callable[[], bool] = lambda: False  # a first index runs beside serving
-        serving(api.semantic, api.settings.embeddings)  # a search's wait for its query vector
+        serving(api.semantic, api.settings)  # how long a search waits for its query vector
 
     def building(self) -> bool:
         """Whether requests are told the index is being built (:meth:`being_built`) rather

@@ -135,6 +135,9 @@ class ServeSettings:
     allowed_hosts: tuple[str, ...] = ()  # extra Host values (DNS-rebinding check)
     allowed_origins: tuple[str, ...] = ()  # extra browser Origins (DNS-rebinding check)
     flush_seconds: float = 5.0  # how often counters and the query log reach SQLite
+    # how long a search served (briefd serve, briefd mcp) waits for the local model's query
+    # vector before it answers by keywords (retrieval.semantic.serving)
+    query_wait_seconds: float = 1.0
     max_body_bytes: int = 4 * 1024 * 1024  # larger request bodies are refused (413)
     max_streams: int = 16  # open MCP event streams (GET /mcp) at a time; more get 503
 
