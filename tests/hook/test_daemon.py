@@ -31,6 +31,8 @@ from tests.recall.conftest import RELEVANT
 
 TURKISH = "kısmi iade validasyonunu yazıyorum, süre sınırı ve toplam tutar kuralı ne"
 DAEMON = {"BRIEFD_RECALL__DAEMON": "true"}
+# the lexical gate's verdict alone, untiered (keyword tiers: tests/recall/test_keywords.py)
+BM25 = {"BRIEFD_RECALL__MODE": "bm25"}
 
 
 def daemons(under: Path) -> list[int]:
@@ -85,6 +87,11 @@ def running_daemon(db: Path, tmp_path: Path, run_hook: RunHook) -> int:
     return pid
 
 
+def given(answer: dict[str, object]) -> list[dict[str, object]]:
+    """The sections an answer injected whole: a weak one's other candidates are pointers."""
+    return [s for s in answer["sections"] if not s.get("pointer")]  # type: ignore[attr-defined]
+
+
 def as_json(run: RunHook, prompt: str, session: str, **env: str) -> dict[str, object]:
     done = run("--json", payload=hook_json(prompt, session), env={**DAEMON, **env})
     assert done.code == 0 and done.stderr == "", done.stderr
@@ -133,7 +140,7 @@ def test_first_prompt_is_answered_here_then_the_daemon_answers(
     assert later["sections"] == first["sections"]
     again = as_json(run_hook, RELEVANT, "s-1")  # the session memory is the index's: shared
     assert (again["via"], again["sections"]) == ("daemon", [])
-    assert again["already_injected"] == len(first["sections"])  # type: ignore[arg-type]
+    assert again["already_injected"] == len(given(first))  # a weak answer's pointers: not given
 
 
 def test_daemon_restarts_after_being_killed(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
@@ -332,9 +339,9 @@ def test_prompts_the_daemon_answers_reach_the_query_log(
             "SELECT kind, surface, client, query, query_hash IS NOT NULL, results, gate, "
             "sections FROM query_log ORDER BY id"
         ).fetchall()
-    sections = [s["chunk_id"] for s in answered["sections"]]  # type: ignore[attr-defined]
+    sections = [s["chunk_id"] for s in given(answered)]  # served: a weak answer's pointers are not
     assert [row[:7] for row in rows] == [
-        ("recall", "hook", "hook", "", 1, len(sections), "kept"),
+        ("recall", "hook", "hook", "", 1, len(answered["sections"]), "kept"),  # type: ignore[arg-type]
         ("recall", "hook", "hook", "", 1, 0, "generic"),
     ]
     assert all(chunk in rows[0][7] for chunk in sections)  # hashed by default, sections kept
@@ -767,7 +774,7 @@ def test_an_answer_the_hook_left_before_is_not_remembered_as_given(
     again = as_json(run_hook, RELEVANT, "s-2")
     assert fresh["sections"] and fresh["already_injected"] == 0
     assert (again["sections"], again["already_injected"]) == (fresh["sections"], 0)
-    assert as_json(run_hook, RELEVANT, "s-2")["already_injected"] == len(fresh["sections"])
+    assert as_json(run_hook, RELEVANT, "s-2")["already_injected"] == len(given(fresh))
 
 
 def test_a_daemon_answers_only_prompts_that_found_its_settings_file(
@@ -781,21 +788,25 @@ def test_a_daemon_answers_only_prompts_that_found_its_settings_file(
         (tmp_path / name).mkdir()
         (tmp_path / name / "briefd.yaml").write_text(f"default_scopes: [{scopes}]\n")
     prompt = "create a hosted payment page session, then redirect the customer"
-    as_json(run_hook, prompt, "s-1", BRIEFD_CONFIG=str(tmp_path / "a" / "briefd.yaml"))
+    as_json(run_hook, prompt, "s-1", **BM25, BRIEFD_CONFIG=str(tmp_path / "a" / "briefd.yaml"))
     wait_for(lambda: serving(db))
-    mine = as_json(run_hook, prompt, "s-2", BRIEFD_CONFIG=str(tmp_path / "a" / "briefd.yaml"))
+    mine = as_json(
+        run_hook, prompt, "s-2", **BM25, BRIEFD_CONFIG=str(tmp_path / "a" / "briefd.yaml")
+    )
     assert mine["via"] == "daemon"
     assert any(s["doc_path"].startswith("projects/checkout/") for s in mine["sections"])  # type: ignore[attr-defined, index]
-    other = as_json(run_hook, prompt, "s-3", BRIEFD_CONFIG=str(tmp_path / "b" / "briefd.yaml"))
+    other = as_json(
+        run_hook, prompt, "s-3", **BM25, BRIEFD_CONFIG=str(tmp_path / "b" / "briefd.yaml")
+    )
     assert other["via"] == "in-process"
     assert other["sections"]
     assert all(s["doc_path"].startswith("domain/") for s in other["sections"])  # type: ignore[attr-defined, index]
     assert len(daemons(tmp_path)) == 1  # the first project's daemon goes on serving it
     b, a = (str(tmp_path / name / "briefd.yaml") for name in ("b", "a"))
-    shown = run_hook("--status", env={**DAEMON, "BRIEFD_CONFIG": b}).stdout
+    shown = run_hook("--status", env={**DAEMON, **BM25, "BRIEFD_CONFIG": b}).stdout
     assert f"  it answers with the settings file {a}, not this folder's ({b}): " in shown
     assert "yours" not in json.loads(
-        run_hook("--status", "--json", env={**DAEMON, "BRIEFD_CONFIG": a}).stdout
+        run_hook("--status", "--json", env={**DAEMON, **BM25, "BRIEFD_CONFIG": a}).stdout
     )
 
 
@@ -807,16 +818,16 @@ def test_a_settings_file_written_after_the_daemon_started_restarts_it(
     with none) refused it, and the prompts were answered in-process, BM25, until the daemon
     idled out 30 minutes after the last prompt it answered. It now exits within its next
     tick, and the next prompt starts one that answers with the file."""
-    as_json(run_hook, RELEVANT, "s-1")
+    as_json(run_hook, RELEVANT, "s-1", **BM25)
     wait_for(lambda: serving(db))
     log = Path(daemon_files(str(db), {}).log)
     (tmp_path / "briefd.yaml").write_text("default_scopes: [conventions]\n")
     wait_for(lambda: "stopped: the index or its settings changed" in log.read_text(), 30)
     wait_for(lambda: not daemons(tmp_path), 30)
     log.unlink()
-    as_json(run_hook, RELEVANT, "s-2")  # no daemon: answered here, and one is started
+    as_json(run_hook, RELEVANT, "s-2", **BM25)  # no daemon: answered here, and one is started
     wait_for(lambda: serving(db))
-    answered = as_json(run_hook, "how do we name feature flags", "s-3")
+    answered = as_json(run_hook, "how do we name feature flags", "s-3", **BM25)
     assert answered["via"] == "daemon"
     assert answered["sections"]
     assert all(s["doc_path"].startswith("conventions/") for s in answered["sections"])  # type: ignore[attr-defined, index]

@@ -13,6 +13,9 @@ from tests.hook.conftest import RunHook, hook_json
 from tests.hook.test_daemon import DAEMON, as_json, daemons, db, no_daemon_left, serving, wait_for
 from tests.recall.conftest import RELEVANT
 
+# strong by keywords too: the whole budget (RELEVANT is weak: recall.weak_tokens)
+SPECIFIC = "which header carries the HMAC signature of a webhook and how is the secret rotated"
+
 __all__ = ["db", "no_daemon_left"]  # fixtures of the daemon's tests, used here too
 
 
@@ -38,11 +41,11 @@ def test_a_variable_set_after_the_daemon_started_is_not_ignored(
     ``BRIEFD_RECALL__MAX_TOKENS=300`` set since (in the agent's config) was ignored, the
     prompt given the daemon's 1500-token budget until it idled out 30 minutes after its last
     answer. A prompt whose BRIEFD_* variables differ is answered in-process, with its own."""
-    first = as_json(run_hook, RELEVANT, "s-1")
+    first = as_json(run_hook, SPECIFIC, "s-1")
     wait_for(lambda: serving(db))
-    same = as_json(run_hook, RELEVANT, "s-2")
+    same = as_json(run_hook, SPECIFIC, "s-2")
     assert (same["via"], same["budget"]) == ("daemon", 1500)
-    changed = as_json(run_hook, RELEVANT, "s-3", BRIEFD_RECALL__MAX_TOKENS="300")
+    changed = as_json(run_hook, SPECIFIC, "s-3", BRIEFD_RECALL__MAX_TOKENS="300")
     assert (changed["via"], changed["budget"]) == ("in-process", 300)
     assert changed["sections"] and first["sections"]
     shown = run_hook("--status", env={**DAEMON, "BRIEFD_RECALL__MAX_TOKENS": "300"}).stdout
@@ -50,7 +53,7 @@ def test_a_variable_set_after_the_daemon_started_is_not_ignored(
         "  it answers with the BRIEFD_* variables of the hook that started it, not these: " in shown
     )
     assert "BRIEFD_* variables" not in run_hook("--status", env=DAEMON).stdout
-    again = as_json(run_hook, RELEVANT, "s-4")  # the hook that started it still gets it
+    again = as_json(run_hook, SPECIFIC, "s-4")  # the hook that started it still gets it
     assert again["via"] == "daemon"
     assert len(daemons(tmp_path)) == 1
 

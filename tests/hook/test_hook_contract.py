@@ -47,7 +47,9 @@ def test_a_client_command_alone_injects_nothing_and_one_with_words_is_answered_f
         assert result["sections"] == [], prompt
         command = prompt.split()[0]
         assert result["reason"] == f"the prompt is the client command {command}, not a question"
-    answered = json.loads(run_hook("--json", payload=hook_json("/review the refund limits")).stdout)
+    answered = json.loads(  # the gate's verdict alone: keyword tiers are test_keywords.py's
+        run_hook("--json", "--mode", "bm25", payload=hook_json("/review the refund limits")).stdout
+    )
     assert answered["prompt"] == "/review the refund limits"
     assert {s["doc_path"] for s in answered["sections"]} >= {"domain/refunds.md"}
 
@@ -64,8 +66,9 @@ def test_same_prompt_twice_in_a_session_adds_nothing_new(
 
 
 def test_repeats_are_counted_in_json(indexed: Briefd, run_hook: RunHook) -> None:
-    run_hook(payload=hook_json(RELEVANT, session="s-3"))
-    again = json.loads(run_hook("--json", payload=hook_json(RELEVANT, session="s-3")).stdout)
+    run_hook("--mode", "bm25", payload=hook_json(RELEVANT, session="s-3"))  # untiered: all
+    ask = ("--json", "--mode", "bm25")
+    again = json.loads(run_hook(*ask, payload=hook_json(RELEVANT, session="s-3")).stdout)
     assert again["sections"] == []
     assert again["already_injected"] >= 1
     assert again["reason"] == "every matching section was already injected in this session"
@@ -158,7 +161,8 @@ def test_claude_json_format(indexed: Briefd, run_hook: RunHook) -> None:
 
 
 def test_prompt_as_argument_and_text_list(indexed: Briefd, run_hook: RunHook) -> None:
-    run = run_hook("--format", "text", "idempotency", "key", "reused", "with", "another", "body")
+    words = ("idempotency", "key", "reused", "with", "another", "body")
+    run = run_hook("--format", "text", "--mode", "bm25", *words)  # untiered: every hit listed
     assert run.code == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("briefd recall · ")
@@ -167,10 +171,11 @@ def test_prompt_as_argument_and_text_list(indexed: Briefd, run_hook: RunHook) ->
 
 
 def test_budget_and_hard_cap(indexed: Briefd, run_hook: RunHook) -> None:
-    small = json.loads(run_hook("--json", "--max-tokens", "200", RELEVANT).stdout)
+    small = json.loads(run_hook("--json", "--mode", "bm25", "--max-tokens", "200", RELEVANT).stdout)
     assert 0 < small["tokens"] <= 200
     assert len(small["knowledge"]) <= 10_000
-    big = run_hook("--max-tokens", "100000", "--top-k", "50", "settlement payout currency cutoff")
+    wide = ("--mode", "bm25", "--max-tokens", "100000", "--top-k", "50")  # untiered: every hit
+    big = run_hook(*wide, "settlement payout currency cutoff")
     assert 0 < len(big.stdout) <= 10_000
 
 

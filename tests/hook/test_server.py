@@ -431,16 +431,18 @@ def test_the_server_logs_no_client_command_nor_empty_prompt(client: TestClient) 
 def test_a_keyword_answer_says_its_evidence_not_a_strong_confidence(
     client: TestClient, run_hook: RunHook
 ) -> None:
-    """I8: a BM25 answer (`embeddings: none`, the keyword fallback) has no confidence tier,
-    the lexical gate's verdict alone decides, yet it was labelled "strong" in the REST
-    result, `--json` and the terminal view: a pasted "this goroutine leaks" got the leaked
-    secret procedure "strong". It now says "keyword" (untiered)."""
+    """I8: a BM25 answer asked for as such (`--mode bm25`) has no confidence tier, the
+    lexical gate's verdict alone decides, yet it was labelled "strong" in the REST result,
+    `--json` and the terminal view: a pasted "this goroutine leaks" got the leaked secret
+    procedure "strong". It now says "keyword" (untiered). (In the default mode, `embeddings:
+    none` tiers it: tests/recall/test_keywords.py.)"""
     prompt = "this goroutine leaks, find out why"
-    full = client.post("/api/hook/recall?format=json", json=hook_json(prompt, "k")).json()
+    body = {**hook_json(prompt, "k"), "mode": "bm25"}
+    full = client.post("/api/hook/recall?format=json", json=body).json()
     assert (full["mode"], full["confidence"], full["specificity"]) == ("bm25", "keyword", None)
     assert full["sections"]  # what it injects is unchanged: the gate's verdict decides
-    as_json = json.loads(run_hook("--json", prompt).stdout)
+    as_json = json.loads(run_hook("--json", "--mode", "bm25", prompt).stdout)
     assert (as_json["via"], as_json["confidence"]) == ("in-process", "keyword")
-    (head, *_) = run_hook("--format", "text", prompt).stdout.splitlines()
+    (head, *_) = run_hook("--format", "text", "--mode", "bm25", prompt).stdout.splitlines()
     assert head.startswith("briefd recall · 4 section(s) · ") and " · bm25 · " in head, head
     assert head.endswith(" ms · keyword match, untiered"), head

@@ -254,8 +254,8 @@ def test_a_prompt_read_as_generic_is_no_gap_and_a_weak_one_is_answered(indexed: 
 
 
 def test_related_sections_follow_the_hits_marked_and_once_per_session(indexed: Briefd) -> None:
-    prompt = "idempotency keys"
-    first = indexed.recall(RecallRequest(prompt, session_id="s-related"))
+    prompt = "idempotency keys"  # by keywords, untiered (--mode bm25): every hit and its links
+    first = indexed.recall(RecallRequest(prompt, session_id="s-related", mode="bm25"))
     related = [s for s in first.sections if s.get("related_to")]
     direct = [s for s in first.sections if not s.get("related_to")]
     assert related, "the example's top hits link to other sections"
@@ -263,7 +263,7 @@ def test_related_sections_follow_the_hits_marked_and_once_per_session(indexed: B
     assert first.sections.index(related[0]) >= len(direct)  # after every direct hit
     assert {s["related_to"] for s in related} <= {s["chunk_id"] for s in direct}
     assert f"related: linked from chunk {related[0]['related_to']}]" in first.knowledge
-    again = indexed.recall(RecallRequest(prompt, session_id="s-related"))
+    again = indexed.recall(RecallRequest(prompt, session_id="s-related", mode="bm25"))
     assert not {s["chunk_id"] for s in again.sections} & {s["chunk_id"] for s in related}
 
 

@@ -70,9 +70,9 @@ def test_bm25_gate_lets_task_prompts_in(indexed: Briefd) -> None:
         ),
         "idempotency": "domain/idempotency.md",
     }
-    for prompt, path in prompts.items():
-        result = indexed.recall(RecallRequest(prompt))
-        assert result.mode == "bm25"
+    for prompt, path in prompts.items():  # the gate's verdict alone: no keyword tiers
+        result = indexed.recall(RecallRequest(prompt, mode="bm25"))
+        assert (result.mode, result.confidence) == ("bm25", "keyword")
         assert path in [s["doc_path"] for s in result.sections], prompt
 
 

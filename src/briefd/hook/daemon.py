@@ -71,6 +71,7 @@ from briefd.hook.place import (
 )
 from briefd.hook.render import hook_output
 from briefd.hook.starter import ASK_TIMEOUT
+from briefd.recall import keywords
 from briefd.recall.engine import (
     KEYWORDS_ONLY,
     MAX_PROMPT_CHARS,
@@ -158,7 +159,9 @@ class Daemon:
 
     def warm(self) -> None:
         """Load everything the first prompt would (the model, vectors, postings, the tokenizer
-        a hybrid answer counts its block with) now."""
+        a hybrid answer counts its block with) now, and the keyword levels its answers by
+        keywords are tiered on (stored first: storing them changes the content version)."""
+        keywords.levels(self.api.store, self.api.settings)
         version = self._content()
         self._answered(self.api.recall(RecallRequest(WARM_UP)))
         count_tokens(WARM_UP)

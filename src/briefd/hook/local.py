@@ -5,6 +5,7 @@ embeddings are on), otherwise nothing heavier than SQLite is imported."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +55,18 @@ def recall_here(
     ``deadline`` (``time.monotonic()``, the hook's budget), then the prompt is answered by
     keywords, saying why. ``stand_in``: a BM25 answer while the daemon starts; when the daemon
     will answer hybrid (embeddings on, the index has vectors), it is tiered on its lexical
-    evidence alone (:func:`briefd.recall.ranking.by_chance`), as the daemon tiers its own."""
+    evidence alone (:func:`briefd.recall.ranking.by_keywords`), as the daemon tiers its own;
+    when the daemon answers by keywords too, it is answered as the daemon will (its keyword
+    tiers, :mod:`briefd.recall.keywords`)."""
     store = Store.open(settings.db, source=settings.source)
     try:
         store.conn.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
         embeddings = embeddings_on(settings)
         with store.read() as conn:
-            mode = choose_mode(conn, request.mode or settings.recall.mode, embeddings)
             tiered = stand_in and choose_mode(conn, settings.recall.mode, embeddings) == "hybrid"
+            if stand_in and not tiered:  # the daemon answers by keywords too: as it, tiered
+                request = replace(request, mode=None)
+            mode = choose_mode(conn, request.mode or settings.recall.mode, embeddings)
         if mode != "hybrid":
             return answer(store, request, settings, stand_in=tiered).to_dict()
     finally:

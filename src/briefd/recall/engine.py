@@ -43,6 +43,7 @@ MAX_BLOCK_CHARS = 10_000  # Claude Code shows longer hook output as a preview on
 MODES = ("auto", "bm25", "hybrid")
 KEYWORDS_ONLY = "answered by keywords only (bm25)"  # the note of an auto recall the model failed
 GENERIC = "generic"  # the gate a hook prompt read as everyday chatter is logged with (T3)
+STANDING_IN = " while the recall daemon starts"
 EMPTY_INDEX = "no document is indexed yet; run `briefd index`"  # the CLI search says the same
 # A client's own command typed as the prompt (Claude Code's /clear, /compact, /model, a custom
 # /project:review): a word after one slash, then flags only; a path (/etc/hosts) is not one.
@@ -195,7 +196,10 @@ def answer(
     without it BM25 behind the lexical evidence gate. ``memory`` holds what each session was
     given (default: the index's own table; replicas share one, :mod:`briefd.state`).
     ``stand_in``: this BM25 answer stands in for a hybrid one (the hook's first prompt, while
-    the daemon loads the model): tiered by :func:`briefd.recall.ranking.by_chance`."""
+    the daemon loads the model). A BM25 answer where ``auto`` was asked for (no model, an index
+    without vectors, a model that failed or missed its deadline), and a stand-in, are tiered
+    on their lexical evidence (:func:`briefd.recall.ranking.by_keywords`); one that asked for
+    ``bm25`` is the lexical gate's verdict alone (``keyword``)."""
     memory = memory or IndexSessions(lambda: store)
     started = time.perf_counter()
     config = settings.recall
@@ -209,9 +213,11 @@ def answer(
     confidence = tier(found.specificity, config.weak_z, config.strong_z) if found.ranked else "none"
     if confidence == "strong" and found.lifted:
         confidence = "weak"  # specific only against its own language's chatter: one section
-    chance = stand_in and hybrid is None and bool(found.ranked)
-    if chance:
-        confidence = ranking.by_chance(found.chance, config.weak_z, config.strong_z)
+    tiered = stand_in or (request.mode or config.mode) == "auto"  # not an asked-for bm25
+    said = (STANDING_IN if stand_in else "") if hybrid is None and tiered else None
+    chance = False
+    if said is not None and found.ranked:  # by keywords where a tier is due
+        found, confidence, chance = _by_keywords(store, settings, found, stand_in)
     direct, related, budget = _plan(found, confidence, request, config)
     with store.read() as conn:
         sections = _hydrate(conn, direct) + _linked(conn, related, {c for c, _ in direct})
@@ -236,7 +242,7 @@ def answer(
         budget=budget,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
         knowledge=knowledge_block(chosen),
-        reason=_reason(found, confidence, config, bool(sections), chosen, repeated),
+        reason=_reason(found, confidence, config, bool(sections), chosen, repeated, said),
         notes=notes,
         confidence=_label(confidence, found, hybrid is not None, chance),
         specificity=None if found.specificity is None else round(found.specificity, 3),
@@ -252,6 +258,24 @@ def _label(confidence: Confidence, found: Ranking, hybrid: bool, chance: bool) -
     if confidence != "strong" or found.specificity is not None or chance:
         return confidence
     return "untiered" if hybrid else "keyword"
+
+
+def _by_keywords(
+    store: Store, settings: Settings, found: Ranking, stand_in: bool
+) -> tuple[Ranking, Confidence, bool]:
+    """A keyword answer's tier (:func:`briefd.recall.ranking.by_keywords`), its ranking with
+    its keyword specificity (its best BM25 score against what the generic probes score in
+    this index, :mod:`briefd.recall.keywords`), and whether chance alone decided: the levels
+    not stored (an answer does not measure them), or a stand-in's where too few probes reach
+    the index. Otherwise, too few probes reaching it, the lexical gate's verdict stands."""
+    from briefd.recall import keywords
+
+    levels = keywords.levels(store, settings, measure_now=False)
+    z = None if levels is None else levels.z(found.ranked[0][1])
+    found = replace(found, specificity=z)
+    if z is None and levels is not None and not stand_in:
+        return found, "strong", False
+    return found, ranking.by_keywords(z, found.chance, settings.recall), z is None
 
 
 def _generic(prompt: str, found: Ranking, confidence: Confidence) -> bool:
@@ -348,7 +372,10 @@ def _reason(
     matched: bool,
     chosen: Sequence[Mapping[str, Any]],
     repeated: int,
+    keywords: str | None = None,
 ) -> str:
+    """Why nothing was injected (""; something was). ``keywords``: a keyword answer tiered on
+    its lexical evidence ("" or what it stood in for), None: a hybrid or an untiered one."""
     if chosen:
         return ""
     if matched:
@@ -357,14 +384,26 @@ def _reason(
         if repeated:
             return "every matching section was already injected in this session"
         return "no matching section fits the budget"
+    if (
+        found.ranked
+        and confidence == "none"
+        and found.specificity is not None
+        and keywords is not None
+    ):
+        return (
+            f"answered by keywords{keywords}: its best section's match is no stronger than "
+            "generic requests' matches in this index, nor its words' meeting unlikely enough "
+            f"by chance (keyword specificity {found.specificity:.2f}; recall.weak_z "
+            f"{config.weak_z:g})"
+        )
     if found.ranked and confidence == "none" and found.specificity is not None:
         return (
             "the prompt reads like a generic request, not a question about the knowledge base "
             f"(specificity {found.specificity:.2f} < recall.weak_z {config.weak_z:g})"
         )
-    if found.ranked and confidence == "none" and found.chance is not None:  # a stand-in
+    if found.ranked and confidence == "none" and found.chance is not None:  # chance decided
         return (
-            "answered by keywords while the recall daemon starts: the prompt's words in its "
+            f"answered by keywords{keywords or ''}: the prompt's words in its "
             f"best section would meet in {found.chance:.2g} sections by chance alone, too "
             "likely for keywords alone to inject anything"
         )

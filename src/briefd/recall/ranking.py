@@ -15,7 +15,7 @@ from typing import Literal
 from briefd.recall.evidence import EvidenceRules, lexical_recall
 from briefd.retrieval.lexical import FieldWeights
 from briefd.retrieval.related import related_rowids
-from briefd.settings import Settings
+from briefd.settings import RecallSettings, Settings
 
 Confidence = Literal["strong", "weak", "none"]
 
@@ -62,6 +62,20 @@ def by_chance(expected: float | None, weak_z: float, strong_z: float) -> Confide
     if chance <= _level(strong_z):
         return "strong"
     return "weak" if chance <= _level(weak_z) else "none"
+
+
+def by_keywords(z: float | None, expected: float | None, config: RecallSettings) -> Confidence:
+    """The tier of a keyword answer where a tier is due (see :func:`briefd.recall.engine.answer`):
+    the lower of two readings of its lexical evidence, both at the levels the hybrid tiers use,
+    so that neither alone injects a generic prompt's matches in full: ``z``, its best BM25
+    score against what the generic probes score in this index (:mod:`briefd.recall.keywords`;
+    None: too few probes reach it, this reading abstains), and :func:`by_chance`."""
+    by_levels = tier(z, config.weak_z, config.strong_z)
+    chance = by_chance(expected, config.weak_z, config.strong_z)
+    return min(by_levels, chance, key=_TIERS.index)
+
+
+_TIERS: tuple[Confidence, ...] = ("none", "weak", "strong")
 
 
 def _level(z: float) -> float:
