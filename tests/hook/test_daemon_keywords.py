@@ -9,12 +9,13 @@ import json
 from pathlib import Path
 
 from briefd.api import Briefd
+from briefd.hook.place import daemon_files
 from briefd.recall import keywords
 from briefd.settings import Settings, with_overrides
 from briefd.store import documents as docs_table
 from tests.conftest import EXAMPLE
 from tests.embeddings.fakehttp import Reply, Request, fake_server, json_reply
-from tests.hook.conftest import RunHook
+from tests.hook.conftest import RunHook, hook_json
 from tests.hook.test_daemon import DAEMON, as_json, no_daemon_left, serving, vectors, wait_for
 
 __all__ = ["no_daemon_left"]  # the autouse fixture: every test stops the daemons it started
@@ -69,3 +70,48 @@ def test_the_daemons_keyword_answer_is_tiered(
     with Briefd(settings, embedder=None) as api, api.store.read() as conn:
         stored = docs_table.meta(conn, keywords.KEY)  # the daemon measured them as it loaded
     assert stored is not None and json.loads(stored)["reaching"] >= keywords.MIN_REACHING
+
+
+def test_where_no_daemon_can_run_prompts_are_answered_by_keywords_not_a_model_each(
+    settings: Settings, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """An index folder the hook cannot make the daemon's lock file in (read-only: a mounted
+    team index) starts no daemon, and every prompt loaded the embedding model in the hook's
+    own process: measured on a read-only copy of the example knowledge, 11-12 s a prompt
+    (past the 10 s the client gives the hook), the model failing to store its graph there.
+    Such prompts are now answered by keywords at once, as a first prompt is, saying why, and
+    ``--status`` says no daemon starts (it said "the next prompt starts it"). Here the lock
+    path is a folder: no lock file can be made, as in a read-only folder."""
+    with fake_server() as ollama:
+        ollama.on("POST", "/api/embed", vectors)
+        remote = {
+            "BRIEFD_EMBEDDINGS__ENABLED": "true",
+            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
+            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
+            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
+        }
+        overrides = {k[7:].lower().replace("__", "."): v for k, v in remote.items()}
+        with Briefd(with_overrides(settings, {**overrides, "embeddings.enabled": True})) as api:
+            assert api.index(EXAMPLE).vectors_missing == 0
+        lock = Path(daemon_files(str(settings.db.resolve()), {}).lock)
+        lock.mkdir()
+        asked = len(ollama.requests)
+        done = run_hook("--json", payload=hook_json(SPECIFIC, "s-1"), env={**DAEMON, **remote})
+        assert done.code == 0, done.stderr
+        answer = json.loads(done.stdout)
+        assert (answer["via"], answer["mode"], answer["confidence"]) == (
+            "in-process",
+            "bm25",
+            "strong",
+        )
+        assert "Kestrel-Signature" in answer["knowledge"]
+        assert len(ollama.requests) == asked  # the model was not asked for this prompt
+        assert done.stderr == (
+            f"briefd recall: no recall daemon: cannot lock {lock} (Is a directory); answered "
+            "by keywords (recall.daemon: false answers with the model, loaded for every "
+            "prompt)\n"
+        )
+        shown = run_hook("--status", env={**DAEMON, **remote}).stdout
+        assert shown.startswith(
+            f"recall daemon: not running, and none starts: cannot lock {lock} (Is a directory)"
+        ), shown

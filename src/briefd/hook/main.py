@@ -234,9 +234,9 @@ class Local:
         self.unsafe = socket_dir_problem(self.files) if self.daemon else None
 
 
-def ask_daemon(local: Local, body: bytes, fmt: str, env: Mapping[str, str]) -> bytes | bool:
+def ask_daemon(local: Local, body: bytes, fmt: str, env: Mapping[str, str]) -> bytes | bool | str:
     """The daemon's answer; else whether one runs or was started now (the prompt is then
-    answered here with what is fast)."""
+    answered here with what is fast), or why none can run here (answered so too)."""
     from briefd.hook import starter
     from briefd.hook.place import variables_key
 
@@ -279,7 +279,7 @@ def respond(
     if refused is not None:
         stderr.write(f"briefd recall: {refused} (answered from the local index)\n")
     reply = None if url is None else post(url, body, env, timeout, ask, index)
-    starting: bytes | bool = False
+    starting: bytes | bool | str = False
     if reply is None:
         if data is None and not (raw is not None and _here(raw)):
             data = hook_input(words, raw)
@@ -299,7 +299,12 @@ def respond(
             return text
     data = data or hook_input(words, raw)
     request = request_body(data, options)
-    stand_in = starting is True and "mode" not in options
+    if isinstance(starting, str):  # every prompt would load the model (seconds): keywords
+        stderr.write(
+            f"briefd recall: no recall daemon: {starting}; answered by keywords "
+            "(recall.daemon: false answers with the model, loaded for every prompt)\n"
+        )
+    stand_in = (starting is True or isinstance(starting, str)) and "mode" not in options
     if stand_in:
         request["mode"] = "bm25"  # the daemon loads the model; this prompt needs none
     result = answer_here(request, options, env, stand_in)
@@ -406,14 +411,21 @@ def _answering_server(
 
 def _no_start(local: Local, options: Mapping[str, Any]) -> dict[str, str]:
     """Why the next prompt will not start a daemon ({} when it will): ``--status`` said "the
-    next prompt starts it" with no index to serve, with ``recall.daemon: false``, or in a
-    runtime folder another user may write — where the hook never starts one."""
+    next prompt starts it" with no index to serve, with ``recall.daemon: false``, in a
+    runtime folder another user may write, or with no lock file possible beside the index (a
+    read-only folder) — where the hook never starts one."""
     if not os.path.exists(local.files.index):
         return {"state": "no-index"}
     if not local.daemon and not options.get("local"):  # off by setting, not by --no-server
         return {"state": "off"}
     if local.unsafe:
         return {"state": "unsafe", "error": local.unsafe}
+    if local.daemon:
+        from briefd.hook import starter
+
+        problem = starter.lock_problem(local.files)
+        if problem is not None:
+            return {"state": "no-lock", "error": problem}
     return {}
 
 

@@ -86,6 +86,10 @@ NOT_RUNNING = {  # ``briefd recall --status`` when no daemon runs, by why
         "none is asked or started: {error}; remove it or set XDG_RUNTIME_DIR (prompts are "
         "answered in-process meanwhile)"
     ),
+    "no-lock": (
+        "not running, and none starts: {error}; prompts are answered by keywords in-process "
+        "(recall.daemon: false answers with the model, loaded for every prompt)"
+    ),
 }
 SERVED = {  # …and a ``briefd serve`` answers the prompts
     **NOT_RUNNING,

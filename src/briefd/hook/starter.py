@@ -90,31 +90,46 @@ def _unlink(path: str) -> None:
         pass
 
 
-def start(files: DaemonFiles, config: str | None, cwd: str, env: Mapping[str, str]) -> bool:
+def start(files: DaemonFiles, config: str | None, cwd: str, env: Mapping[str, str]) -> bool | str:
     """Start the daemon unless one runs or is starting. True when a daemon runs, starts, or
-    is being started by another hook; False when none can run here (no lock file possible:
-    a read-only index directory, say)."""
+    is being started by another hook; else why none can run here (no lock file possible: a
+    read-only index directory, say)."""
     import fcntl
 
     if _failed_recently(files, config):
         return True
     try:
         lock = os.open(files.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError:
-        return False
+    except OSError as exc:
+        return no_lock(files, exc)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(lock)
         return True
-    except OSError:
+    except OSError as exc:
         os.close(lock)
-        return False
+        return no_lock(files, exc)
     try:
         _spawn(files, lock, config, cwd, env)
     finally:
         os.close(lock)  # the daemon holds the lock through its own copy of the descriptor
     return True
+
+
+def no_lock(files: DaemonFiles, exc: OSError) -> str:
+    """Why no daemon can run for this index: its lock file cannot be made or taken."""
+    return f"cannot lock {files.lock} ({exc.strerror or type(exc).__name__})"
+
+
+def lock_problem(files: DaemonFiles) -> str | None:
+    """What keeps a daemon from running for this index (None: nothing): the lock file cannot
+    be opened or made (a read-only index folder). ``--status`` asks, as a prompt would find."""
+    try:
+        os.close(os.open(files.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    except OSError as exc:
+        return no_lock(files, exc)
+    return None
 
 
 def _spawn(
