@@ -142,9 +142,13 @@ def _matched_terms(
     found: dict[int, list[str]] = {r: [] for r in rowids}
     if not rowids:
         return found
-    marks = ", ".join("?" * len(rowids))
-    sql = f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})"
+    # the term's matches read once, kept where they are candidates: FTS5 answers ``MATCH ?
+    # AND rowid IN (…)`` by reading the term's whole posting list for each rowid of the list
+    # (measured on 5,265 sections: 100-200 ms a term against 1 ms), and an informative term
+    # is in at most recall.common_share of the sections
+    sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?"
     for term in terms:
-        for (rowid,) in conn.execute(sql, (column + quote(term), *rowids)):
-            found[rowid].append(term)
+        for (rowid,) in conn.execute(sql, (column + quote(term),)):
+            if rowid in found:
+                found[rowid].append(term)
     return found
