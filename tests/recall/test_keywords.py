@@ -62,6 +62,11 @@ def test_without_a_model_generic_prompts_get_nothing_and_questions_their_section
     assert (weak["confidence"], len(given)) == ("weak", 1)
     assert 0 < int(str(weak["tokens"])) <= indexed.settings.recall.weak_tokens
     assert "Merchants have 7 calendar days" in str(weak["knowledge"])
+    # a short question: its few words score low against the probes, yet are unlikely together
+    short = recall(indexed.settings, "how do we rotate hsm keys")
+    given = [s for s in short["sections"] if not s.get("pointer")]  # type: ignore[union-attr]
+    assert (short["confidence"], len(given)) == ("weak", 1)
+    assert 0 < int(str(short["tokens"])) <= indexed.settings.recall.weak_tokens
 
 
 def test_the_levels_are_measured_by_the_index_run_and_follow_the_index(

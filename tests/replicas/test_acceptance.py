@@ -86,7 +86,12 @@ def test_a_hook_session_alternating_between_replicas_never_repeats_a_section(
         response = post(
             cluster.balancer.url,
             "/api/hook/recall?format=json",
-            {"prompt": prompt, "session_id": "session-alternating", "hook_event_name": "x"},
+            {  # the gate's verdict alone (no keyword tiers): sections to repeat, or not
+                "prompt": prompt,
+                "session_id": "session-alternating",
+                "hook_event_name": "x",
+                "mode": "bm25",
+            },
         )
         assert response.status_code == 200, response.text
         replicas[upstream(response)] += 1

@@ -158,7 +158,11 @@ def test_a_long_session_id_is_refused_and_nothing_stored(
     url: str, service_settings: Settings
 ) -> None:
     def recall(session: str) -> httpx.Response:
-        body = {"prompt": "how many times do we retry a soft decline", "session_id": session}
+        body = {  # the gate's verdict alone (no keyword tiers): something to remember
+            "prompt": "how many times do we retry a soft decline",
+            "session_id": session,
+            "mode": "bm25",
+        }
         return httpx.post(url + "/api/hook/recall?format=json", json=body, headers=AUTH)
 
     huge = recall("s" * 1_000_000)

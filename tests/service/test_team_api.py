@@ -246,7 +246,8 @@ def test_answered_searches_are_no_gaps_beside_hook_prompts_scored_on_their_own_s
         "feature flag naming",
     ]
     for prompt in prompts:
-        answer = client.post("/api/hook/recall?format=json", json={"prompt": prompt})
+        body = {"prompt": prompt, "mode": "bm25"}  # the gate's verdict alone: no keyword tiers
+        answer = client.post("/api/hook/recall?format=json", json=body)
         assert answer.status_code == 200 and answer.json()["sections"], answer.text
     for query in ("soft decline retry policy", "refund window"):
         found = client.get("/api/search", params={"q": query})

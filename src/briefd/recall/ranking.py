@@ -65,17 +65,20 @@ def by_chance(expected: float | None, weak_z: float, strong_z: float) -> Confide
 
 
 def by_keywords(z: float | None, expected: float | None, config: RecallSettings) -> Confidence:
-    """The tier of a keyword answer where a tier is due (see :func:`briefd.recall.engine.answer`):
-    the lower of two readings of its lexical evidence, both at the levels the hybrid tiers use,
-    so that neither alone injects a generic prompt's matches in full: ``z``, its best BM25
-    score against what the generic probes score in this index (:mod:`briefd.recall.keywords`;
-    None: too few probes reach it, this reading abstains), and :func:`by_chance`."""
-    by_levels = tier(z, config.weak_z, config.strong_z)
+    """The tier of a keyword answer where a tier is due (see :func:`briefd.recall.engine.answer`)
+    from two readings of its lexical evidence, both at the levels the hybrid tiers use: ``z``,
+    its best BM25 score against what the generic probes score in this index
+    (:mod:`briefd.recall.keywords`; None: too few probes reach it, this reading abstains), and
+    :func:`by_chance`. Strong (its sections) only when both are; one short section when either
+    is at least weak (a short question's few words score low, and may still be unlikely
+    together); else nothing."""
     chance = by_chance(expected, config.weak_z, config.strong_z)
-    return min(by_levels, chance, key=_TIERS.index)
-
-
-_TIERS: tuple[Confidence, ...] = ("none", "weak", "strong")
+    if z is None:
+        return chance
+    by_levels = tier(z, config.weak_z, config.strong_z)
+    if by_levels == chance == "strong":
+        return "strong"
+    return "none" if by_levels == chance == "none" else "weak"
 
 
 def _level(z: float) -> float:
