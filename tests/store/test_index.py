@@ -424,6 +424,48 @@ def test_a_new_chunker_or_chunking_setting_rechunks_every_document(
         assert not api.index().rechunked
 
 
+def test_a_new_chunker_rewrites_only_the_documents_it_reads_otherwise(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """Re-chunked by an upgraded briefd, a document that comes out as the index holds it is
+    not written again: rewriting all 2,000 documents of a repository cost 8.1 CPU-s where
+    their parse alone takes a fraction (its chunks, postings and vocabulary were redone).
+    Those that come out otherwise (here: the old briefd's line numbers and tags) are."""
+    write_files(FILES)
+    rows = (
+        "SELECT d.path, d.indexed_at, d.tags, c.rowid, c.start_line FROM chunks c "
+        "JOIN documents d ON d.id = c.doc_id ORDER BY c.rowid"
+    )
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        before = [tuple(r) for r in api.store.conn.execute(rows)]
+        with api.store.write() as conn:  # as an older chunker and front-matter reader left it
+            conn.execute("UPDATE index_meta SET value = 'chunker 1' WHERE key = 'parse'")
+            conn.execute(
+                "UPDATE chunks SET start_line = start_line + 1 WHERE doc_id = "
+                "(SELECT id FROM documents WHERE path = 'domain/retry.md')"
+            )
+            conn.execute(
+                "UPDATE documents SET tags = '[\"old\"]' WHERE path = 'conventions/logging.md'"
+            )
+            conn.execute("UPDATE documents SET indexed_at = '2020-01-01T00:00:00+00:00'")
+        redone = api.index()
+        assert redone.rechunked and redone.unchanged == redone.documents == 3
+        after = {r[0]: tuple(r)[1:] for r in api.store.conn.execute(rows)}
+        kept = after["projects/checkout/runbook.md"]
+        assert kept[0] == "2020-01-01T00:00:00+00:00"  # not written again
+        assert kept[2:] == before[-1][3:]  # the same chunk row
+        for path in ("domain/retry.md", "conventions/logging.md"):
+            assert after[path][0] != "2020-01-01T00:00:00+00:00"  # written as parsed now
+        assert [r[4] for r in api.store.conn.execute(rows) if r[0] == "domain/retry.md"] == [
+            r[4] for r in before if r[0] == "domain/retry.md"
+        ]
+        assert after["conventions/logging.md"][1] == "[]"
+        hits = api.search(SearchRequest("soft declines", scopes=("all",))).hits
+        assert hits[0].doc_path == "domain/retry.md"
+        assert not api.index().rechunked
+
+
 def test_a_stub_document_can_be_found(api: Briefd, write_files: WriteFiles) -> None:
     write_files({"domain/wombats.md": "# Onboarding wombats\n\n## Checklist\n"})
     api.index()

@@ -410,7 +410,8 @@ def _apply(
     docs_table.delete_documents(conn, deleted, delta)
     now = _iso(time.time())
     for number, doc in enumerate(parsed, start=1):
-        docs_table.write_document(conn, doc, now, _iso(found.mtimes[doc.path]), delta)
+        if not _same_as_indexed(conn, found, doc):
+            docs_table.write_document(conn, doc, now, _iso(found.mtimes[doc.path]), delta)
         progress("write", number, len(parsed))
     postings.apply(conn, delta, progress)
     unscoped = json.dumps(sorted(links.outside), ensure_ascii=False)
@@ -429,6 +430,14 @@ def _apply(
     elif parsed or deleted:
         written = list(parsed.paths)
         resolve_changed_links(conn, links, PathChanges(written, found.added, deleted))
+
+
+def _same_as_indexed(conn: sqlite3.Connection, found: _Changes, doc: Document) -> bool:
+    """Whether ``doc``, read again only because the index is re-chunked (its file unchanged),
+    came out as the index holds it: an upgraded chunker or front-matter reader changes a few
+    documents, and rewriting the others cost their chunks, postings and vocabulary again."""
+    unchanged = found.rechunk and found.known.get(doc.path) == doc.content_hash
+    return unchanged and docs_table.stored_as_parsed(conn, doc)
 
 
 def _read_changed(

@@ -116,7 +116,7 @@ def write_document(
     delete_documents(conn, [doc.path], delta)
     doc_id = _insert_document(conn, doc, indexed_at, updated_at)
     aliases = " ".join(doc.front_matter.aliases)
-    _insert_chunks(conn, doc, doc_id, aliases)
+    _insert_chunks(conn, doc, doc_id)
     delta.remember(conn, doc_id)
     rows = [(doc.title, aliases, " ".join(c.heading_path), c.content) for c in doc.chunks]
     vocabulary.adjust(conn, vocabulary.chunk_words(rows), +1)
@@ -127,80 +127,108 @@ def write_document(
 def _insert_document(
     conn: sqlite3.Connection, doc: Document, indexed_at: str, updated_at: str | None
 ) -> int:
-    fm = doc.front_matter
     cursor = conn.execute(
         """INSERT INTO documents (path, scope, title, tags, aliases, refs, front_matter, body,
                body_start_line, headings, problems, content_hash, updated_at, indexed_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (
-            doc.path,
-            doc.scope,
-            doc.title,
-            json.dumps(fm.tags, ensure_ascii=False),
-            json.dumps(fm.aliases, ensure_ascii=False),
-            json.dumps(fm.refs, ensure_ascii=False),
-            json.dumps(_fm_dict(fm), ensure_ascii=False),
-            doc.body,
-            doc.body_start_line,
-            json.dumps(
-                [[h.level, h.text, h.anchor, h.line] for h in doc.headings], ensure_ascii=False
-            ),
-            json.dumps(doc.problems, ensure_ascii=False),
-            doc.content_hash,
-            updated_at,
-            indexed_at,
-        ),
+        (*_document_values(doc), updated_at, indexed_at),
     )
     assert cursor.lastrowid is not None
     return cursor.lastrowid
 
 
-def _insert_chunks(conn: sqlite3.Connection, doc: Document, doc_id: int, aliases: str) -> None:
+def _document_values(doc: Document) -> tuple[object, ...]:
+    """The document's row as :func:`write_document` stores it, but for its times."""
+    fm = doc.front_matter
+    return (
+        doc.path,
+        doc.scope,
+        doc.title,
+        json.dumps(fm.tags, ensure_ascii=False),
+        json.dumps(fm.aliases, ensure_ascii=False),
+        json.dumps(fm.refs, ensure_ascii=False),
+        json.dumps(_fm_dict(fm), ensure_ascii=False),
+        doc.body,
+        doc.body_start_line,
+        json.dumps([[h.level, h.text, h.anchor, h.line] for h in doc.headings], ensure_ascii=False),
+        json.dumps(doc.problems, ensure_ascii=False),
+        doc.content_hash,
+    )
+
+
+def stored_as_parsed(conn: sqlite3.Connection, doc: Document) -> bool:
+    """Whether the index holds ``doc`` exactly as :func:`write_document` would write it (its
+    row, chunks and links; its times aside): a document read again by another chunker
+    (``briefd.ingest``'s re-chunk) that comes out the same need not be written again."""
+    sql = (
+        "SELECT id, path, scope, title, tags, aliases, refs, front_matter, body, "
+        "body_start_line, headings, problems, content_hash FROM documents WHERE path = ?"
+    )
+    row = conn.execute(sql, (doc.path,)).fetchone()
+    if row is None or tuple(row)[1:] != _document_values(doc):
+        return False
+    chunks = conn.execute(
+        "SELECT id, scope, title, aliases, heading, heading_path, anchor, content, tokens, "
+        "content_hash, position, start_line, end_line, embed_hash FROM chunks "
+        "WHERE doc_id = ? ORDER BY position",
+        (row[0],),
+    )
+    if [tuple(c) for c in chunks] != [v[:1] + v[2:] for v in _chunk_values(doc, row[0])]:
+        return False
+    links = conn.execute(
+        "SELECT source_path, section, line, kind, target, fragment, display FROM links "
+        "WHERE doc_id = ? ORDER BY id",
+        (row[0],),
+    )
+    return [tuple(ln) for ln in links] == [v[1:] for v in _link_values(doc, row[0])]
+
+
+def _insert_chunks(conn: sqlite3.Connection, doc: Document, doc_id: int) -> None:
     conn.executemany(
         """INSERT INTO chunks (id, doc_id, scope, title, aliases, heading, heading_path, anchor,
                content, tokens, content_hash, position, start_line, end_line, embed_hash)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        [
-            (
-                c.id,
-                doc_id,
-                doc.scope,
-                doc.title,
-                aliases,
-                c.heading,
-                json.dumps(c.heading_path, ensure_ascii=False),
-                c.anchor,
-                c.content,
-                c.tokens,
-                c.content_hash,
-                c.position,
-                c.start_line,
-                c.end_line,
-                passage_hash(passage_text(doc.title, c.heading_path, c.content)),
-            )
-            for c in doc.chunks
-        ],
+        _chunk_values(doc, doc_id),
     )
+
+
+def _chunk_values(doc: Document, doc_id: int) -> list[tuple[object, ...]]:
+    aliases = " ".join(doc.front_matter.aliases)
+    return [
+        (
+            c.id,
+            doc_id,
+            doc.scope,
+            doc.title,
+            aliases,
+            c.heading,
+            json.dumps(c.heading_path, ensure_ascii=False),
+            c.anchor,
+            c.content,
+            c.tokens,
+            c.content_hash,
+            c.position,
+            c.start_line,
+            c.end_line,
+            passage_hash(passage_text(doc.title, c.heading_path, c.content)),
+        )
+        for c in doc.chunks
+    ]
 
 
 def _insert_links(conn: sqlite3.Connection, doc: Document, doc_id: int) -> None:
     conn.executemany(
         """INSERT INTO links (doc_id, source_path, section, line, kind, target, fragment, display)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-        [
-            (
-                doc_id,
-                ln.source_path,
-                ln.section,
-                ln.line,
-                ln.kind,
-                ln.target,
-                ln.fragment,
-                ln.display,
-            )
-            for ln in doc.links
-        ],
+        _link_values(doc, doc_id),
     )
+
+
+def _link_values(doc: Document, doc_id: int) -> list[tuple[object, ...]]:
+    return [
+        (doc_id, ln.source_path, ln.section, ln.line, ln.kind, ln.target, ln.fragment, ln.display)
+        for ln in doc.links
+    ]
 
 
 def save_history(conn: sqlite3.Connection, history: Mapping[str, tuple[str, str]]) -> None:
