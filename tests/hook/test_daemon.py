@@ -839,13 +839,16 @@ def test_the_daemons_files_are_private_the_stall_count_too(
     """The hook wrote <index>.recall.stalls with the agent's umask (0644), the one file of the
     daemon's others could read."""
     pid = running_daemon(db, tmp_path, run_hook)
+    files = daemon_files(str(db), {})
     os.kill(pid, signal.SIGSTOP)
     try:
         run_hook(payload=hook_json(RELEVANT, "s-2"), env=DAEMON)
+        # read while it is stopped: once resumed it answers that prompt and removes the count
+        stalls = Path(files.stalls).stat().st_mode
     finally:
         os.kill(pid, signal.SIGCONT)
-    files = daemon_files(str(db), {})
-    for path in (files.lock, files.state, files.log, files.socket, files.stalls):
+    assert stalls & 0o077 == 0, files.stalls
+    for path in (files.lock, files.state, files.log, files.socket):
         assert Path(path).stat().st_mode & 0o077 == 0, path
 
 

@@ -21,7 +21,7 @@ from briefd.embeddings.base import EmbeddingKind, Vectors
 from briefd.embeddings.fake import FakeEmbedder
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.service import create_app
-from briefd.settings import Settings
+from briefd.settings import Settings, with_overrides
 from tests.service.conftest import service_config
 from tests.service.live import TOKEN, serving
 from tests.vectors.test_real_model import DOCS
@@ -127,7 +127,10 @@ def test_a_short_query_is_embedded_once_on_the_worker_a_long_one_in_its_request(
 ) -> None:
     """A short query's embedding runs on the query-embedding worker beside the search's
     lexical part; a long one is embedded by its request thread before the lock (the test
-    above: otherwise it would hold everyone up). Either way only once."""
+    above: otherwise it would hold everyone up). Either way only once. The server's wait for
+    a query vector is long here: on a busy machine the default 1 s dropped the long task's
+    embedding before it began (tests/service/test_query_wait.py is about that wait)."""
+    settings = with_overrides(settings, {"serve.query_wait_seconds": 60})
     embedder = Recording()
     api = served(settings, tmp_path, embedder)
     short = "partial refunds of a captured payment"
