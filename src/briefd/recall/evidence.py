@@ -29,9 +29,13 @@ import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from briefd.retrieval.lexical import FieldWeights, run_match
 from briefd.text import query_terms
+
+if TYPE_CHECKING:
+    from briefd.settings import Settings
 
 MAX_TERMS = 64  # distinct prompt terms looked at (a pasted log must not cost seconds)
 MAX_INFORMATIVE = 16  # the rarest informative terms carry the evidence
@@ -58,6 +62,20 @@ class LexicalRecall:
     rows: tuple[tuple[int, float], ...]
     candidates: int
     chance: float | None = None  # of the best kept row's matched terms (see :func:`chance`)
+
+
+def rules_of(settings: Settings) -> tuple[FieldWeights, EvidenceRules]:
+    """The field weights and evidence rules a keyword answer ranks with."""
+    config, search = settings.recall, settings.search
+    weights = FieldWeights(search.title_weight, search.heading_weight, search.body_weight)
+    rules = EvidenceRules(
+        config.min_terms,
+        config.common_share,
+        config.relative_floor,
+        config.max_chance,
+        config.min_lift,
+    )
+    return weights, rules
 
 
 def quote(term: str) -> str:

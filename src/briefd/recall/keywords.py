@@ -37,10 +37,9 @@ import statistics
 from dataclasses import dataclass
 
 from briefd.errors import StoreError
-from briefd.recall.evidence import EvidenceRules, lexical_recall
+from briefd.recall.evidence import lexical_recall, rules_of
 from briefd.recall.generic import GENERIC_PROMPTS
 from briefd.recall.generic import VERSION as PROBES_VERSION
-from briefd.retrieval.lexical import FieldWeights
 from briefd.settings import Settings
 from briefd.store.db import Store
 
@@ -65,20 +64,6 @@ class KeywordLevels:
         if self.reaching < MIN_REACHING:
             return None
         return (score - self.mean) / max(self.std, 1e-6)
-
-
-def rules_of(settings: Settings) -> tuple[FieldWeights, EvidenceRules]:
-    """The field weights and evidence rules a keyword answer ranks with."""
-    config, search = settings.recall, settings.search
-    weights = FieldWeights(search.title_weight, search.heading_weight, search.body_weight)
-    rules = EvidenceRules(
-        config.min_terms,
-        config.common_share,
-        config.relative_floor,
-        config.max_chance,
-        config.min_lift,
-    )
-    return weights, rules
 
 
 def fingerprint(conn: sqlite3.Connection, settings: Settings) -> str:

@@ -12,8 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from briefd.recall.evidence import EvidenceRules, lexical_recall
-from briefd.retrieval.lexical import FieldWeights
+from briefd.recall.evidence import lexical_recall, rules_of
 from briefd.retrieval.related import related_rowids
 from briefd.settings import RecallSettings, Settings
 
@@ -94,15 +93,7 @@ def lexical(
     related: int,
 ) -> Ranking:
     """BM25 behind the lexical evidence gate, and the sections the top hits link to."""
-    config, search = settings.recall, settings.search
-    weights = FieldWeights(search.title_weight, search.heading_weight, search.body_weight)
-    rules = EvidenceRules(
-        config.min_terms,
-        config.common_share,
-        config.relative_floor,
-        config.max_chance,
-        config.min_lift,
-    )
+    weights, rules = rules_of(settings)
     known = {r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents")}
     found = lexical_recall(conn, prompt, scopes, set(scopes) == known, weights, rules)
     rowids = [r for r, _ in found.rows]
