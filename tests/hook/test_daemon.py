@@ -876,16 +876,22 @@ def test_stop_removes_the_socket_and_state_a_killed_daemon_left(
 def indexed_with_ollama(settings: Settings, write_files: WriteFiles, url: str) -> dict[str, str]:
     """One document indexed with Ollama's model at ``url`` (a fake): the environment a hook
     and its daemon need to use it."""
+    write_files({"domain/payments.md": "# Payments\n\n## Retry policy\nCards retry 3 times.\n"})
+    return embedded_with_ollama(settings, url)
+
+
+def embedded_with_ollama(settings: Settings, url: str, root: Path | None = None) -> dict[str, str]:
+    """``root`` (the settings' knowledge when None) indexed with Ollama's model at ``url`` (a
+    fake): the environment a hook and its daemon need to use it."""
     remote = {
         "BRIEFD_EMBEDDINGS__ENABLED": "true",
         "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
         "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
         "BRIEFD_EMBEDDINGS__BASE_URL": url,
     }
-    write_files({"domain/payments.md": "# Payments\n\n## Retry policy\nCards retry 3 times.\n"})
     overrides = {k.removeprefix("BRIEFD_").lower().replace("__", "."): v for k, v in remote.items()}
     with Briefd(with_overrides(settings, {**overrides, "embeddings.enabled": True})) as api:
-        assert api.index().vectors_missing == 0
+        assert api.index(root).vectors_missing == 0
     return remote
 
 

@@ -11,12 +11,20 @@ from pathlib import Path
 from briefd.api import Briefd
 from briefd.hook.place import daemon_files
 from briefd.recall import keywords
-from briefd.settings import Settings, with_overrides
+from briefd.settings import Settings
 from briefd.store import documents as docs_table
 from tests.conftest import EXAMPLE
 from tests.embeddings.fakehttp import Reply, Request, fake_server, json_reply
 from tests.hook.conftest import RunHook, hook_json
-from tests.hook.test_daemon import DAEMON, as_json, no_daemon_left, serving, vectors, wait_for
+from tests.hook.test_daemon import (
+    DAEMON,
+    as_json,
+    embedded_with_ollama,
+    no_daemon_left,
+    serving,
+    vectors,
+    wait_for,
+)
 
 __all__ = ["no_daemon_left"]  # the autouse fixture: every test stops the daemons it started
 
@@ -36,17 +44,10 @@ def test_the_daemons_keyword_answer_is_tiered(
 
     with fake_server() as ollama:
         ollama.on("POST", "/api/embed", embed)
-        remote = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
-        overrides = {k[7:].lower().replace("__", "."): v for k, v in remote.items()}
-        with Briefd(with_overrides(settings, {**overrides, "embeddings.enabled": True})) as api:
-            assert api.index(EXAMPLE).vectors_missing == 0
-            with api.store.write() as conn:  # as an earlier briefd left it: the daemon measures
-                conn.execute("DELETE FROM index_meta WHERE key = ?", (keywords.KEY,))
+        remote = embedded_with_ollama(settings, ollama.url, EXAMPLE)
+        with Briefd(settings, embedder=None) as api, api.store.write() as conn:
+            # as an earlier briefd left it: the daemon measures
+            conn.execute("DELETE FROM index_meta WHERE key = ?", (keywords.KEY,))
         db = settings.db.resolve()
         away[0] = True
         as_json(run_hook, SPECIFIC, "s-1", **remote)  # answered here; the daemon starts
@@ -84,15 +85,7 @@ def test_where_no_daemon_can_run_prompts_are_answered_by_keywords_not_a_model_ea
     path is a folder: no lock file can be made, as in a read-only folder."""
     with fake_server() as ollama:
         ollama.on("POST", "/api/embed", vectors)
-        remote = {
-            "BRIEFD_EMBEDDINGS__ENABLED": "true",
-            "BRIEFD_EMBEDDINGS__ADAPTER": "ollama",
-            "BRIEFD_EMBEDDINGS__MODEL": "nomic-embed-text",
-            "BRIEFD_EMBEDDINGS__BASE_URL": ollama.url,
-        }
-        overrides = {k[7:].lower().replace("__", "."): v for k, v in remote.items()}
-        with Briefd(with_overrides(settings, {**overrides, "embeddings.enabled": True})) as api:
-            assert api.index(EXAMPLE).vectors_missing == 0
+        remote = embedded_with_ollama(settings, ollama.url, EXAMPLE)
         lock = Path(daemon_files(str(settings.db.resolve()), {}).lock)
         lock.mkdir()
         asked = len(ollama.requests)
