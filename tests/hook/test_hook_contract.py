@@ -152,6 +152,42 @@ def test_a_lone_surrogate_in_the_prompt_or_session_costs_nothing_but_that_charac
     assert again["prompt"] == RELEVANT.replace(" ", " \ufffd ", 1)
 
 
+def test_a_byte_that_is_not_utf8_costs_the_prompt_nothing_but_that_character(
+    indexed: Briefd, hook_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Hook JSON whose prompt holds text a script read from a cp1252 file (an en dash as the
+    single byte 0x96) was refused whole: "stdin is not valid hook JSON", nothing injected. The
+    byte is U+FFFD and the prompt is answered; UTF-16 hook JSON is still read as JSON reads it."""
+    body = json.dumps({"prompt": RELEVANT + " \x96"})
+    cp1252 = body.replace("\\u0096", "\x96").encode("latin-1")
+    for raw in (cp1252, cp1252.replace(b"\x96", b"\xff\xfe")):  # no session: both answered
+        done = subprocess.run(
+            [*shlex.split(hook_command()), "--json"],
+            input=raw,
+            capture_output=True,
+            cwd=tmp_path,
+            env=hook_env,
+            timeout=60,
+            check=False,
+        )
+        assert done.stderr == b""
+        answer = json.loads(done.stdout)
+        assert answer["prompt"].startswith(RELEVANT + " \ufffd")
+        assert "Merchants have 7 calendar days" in answer["knowledge"]
+    utf16 = json.dumps({"prompt": RELEVANT}).encode("utf-16")
+    done = subprocess.run(
+        shlex.split(hook_command()),
+        input=utf16,
+        capture_output=True,
+        cwd=tmp_path,
+        env=hook_env,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert "Merchants have 7 calendar days" in done.stdout.decode()
+
+
 def test_claude_json_format(indexed: Briefd, run_hook: RunHook) -> None:
     run = run_hook("--format", "claude-json", payload=hook_json(RELEVANT))
     out = json.loads(run.stdout)

@@ -106,7 +106,24 @@ def read_stdin(stdin: TextIO | None) -> bytes:
     if stdin is None or stdin.isatty():
         raise HookError("no prompt: pass it as an argument or hook JSON on stdin")
     buffer = getattr(stdin, "buffer", None)
-    return buffer.read() if buffer is not None else stdin.read().encode("utf-8")
+    raw = buffer.read() if buffer is not None else stdin.read().encode("utf-8", "surrogateescape")
+    return utf8(raw)
+
+
+def utf8(raw: bytes) -> bytes:
+    """``raw`` with each byte that is not UTF-8 made U+FFFD: hook JSON from a script that
+    wrote a Latin-1 or cp1252 file's text into its prompt ("café" as ``caf\\xe9``) was refused
+    whole as "not valid hook JSON", and the prompt got nothing, where one broken character
+    costs only itself (as a lone surrogate does, :func:`briefd.recall.engine._unicode`).
+    UTF-16 and UTF-32 (a byte order mark, or a zero byte in the first four) stay as sent: JSON
+    reads them."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in raw[:4]:
+            return raw
+        return raw.decode("utf-8", "replace").encode("utf-8")
+    return raw
 
 
 def hook_input(words: Sequence[str], raw: bytes | None) -> dict[str, Any]:
