@@ -201,3 +201,9 @@ class Bundle:
     def tokens(self) -> int:
         """Tokens of the sections as the mode delivers them (see :class:`Diagnostics`)."""
         return self.diagnostics.tokens
+
+    @property
+    def knowledge(self) -> tuple[BundleItem, ...]:
+        """The items of indexed documents: the tracker issue heading a bundle (no document of
+        the index) is the caller's, not an answer of the knowledge (the query log, T3, T6)."""
+        return tuple(i for i in self.items if i.doc_path)

@@ -339,20 +339,21 @@ class ServiceState:
         asked = request.task or (request.issue or "")[:500]
         # a document asked for by path alone (context, no task) is no question: no score to
         # weigh, so the gaps report never reads it as a weak answer
-        top = max((i.score for i in result.items), default=None) if asked else None
+        answered = result.knowledge  # a tracker issue heading it is no answer, no section
+        top = max((i.score for i in answered), default=None) if asked else None
         query = asked or (request.target or "")
         scopes = result.diagnostics.scopes
         self.log_query(
             "bundle",
             query,
             scopes,
-            len(result.items),
+            len(answered),
             top,
             elapsed,
             caller.client,
             surface=caller.surface,
             gate=result.diagnostics.gate,
-            sections=[i.chunk_id for i in result.items],
+            sections=[i.chunk_id for i in answered],
             bundle_id=result.bundle_id,
         )
         return BundleOut.model_validate(response(result, verbose))
