@@ -37,3 +37,19 @@ def test_a_tracker_issue_heading_a_bundle_is_no_section_the_knowledge_served(
     assert (weak["asked"], weak["empty"], weak["weakness"]) == (2, 2, 1.0)
     assert weak["sections"] == [] and weak["best_score"] is None
     assert "SHOP-42" not in gaps  # its knowledge answered it
+
+
+def test_a_bundle_reported_useful_for_its_issue_alone_stays_a_gap(
+    rest: TestClient, cloud: FakeSite
+) -> None:
+    """An agent reporting the tracker issue heading its bundle as useful says the issue
+    helped, not that the knowledge answered: the group stays a gap."""
+    items = rest.post("/api/bundle", json={"issue": "Zxqv blorf", "mode": "package"}).json()
+    [issue] = [i["chunk_id"] for i in items["items"]]
+    assert issue.startswith("issue:")
+    reported = {"bundle_id": items["bundle_id"], "useful_chunk_ids": [issue]}
+    assert rest.post("/api/usage", json=reported).status_code == 200
+    rest.app.state.briefd.flush()  # type: ignore[attr-defined]
+    gaps = rest.get("/api/gaps").json()
+    assert gaps["answered_useful"] == 0
+    assert [(g["query"], g["weakness"]) for g in gaps["gaps"]] == [("Zxqv blorf", 1.0)]

@@ -29,10 +29,13 @@ WHERE query_hash IS NOT NULL AND created_at >= ?
 GROUP BY query_hash
 """
 
+# a section reported useful (the tracker issue heading a bundle is the caller's own text: that
+# it helped says nothing of the knowledge)
 USEFUL_SQL = """
 SELECT DISTINCT q.query_hash FROM usage_events u
 CROSS JOIN query_log q ON q.bundle_id = u.bundle_id  -- from the few reports to their entries
-WHERE u.useful = 1 AND q.query_hash IS NOT NULL AND q.created_at >= ?
+WHERE u.useful = 1 AND u.chunk_id NOT LIKE 'issue:%' AND q.query_hash IS NOT NULL
+  AND q.created_at >= ?
 """
 
 # per query hash, the "nothing helped" reports (report_usage naming no section) on bundles its
