@@ -160,3 +160,19 @@ def test_a_20000_character_task_cannot_delay_a_search_with_the_real_model(
     assert status == 200
     assert took < 1.0, f"a concurrent search waited {took:.2f} s"
     assert whole < 10, f"the long request took {whole:.1f} s"
+
+
+def test_a_20000_letter_word_cannot_delay_a_search(settings: Settings, tmp_path: Path) -> None:
+    """A task holding one long word (a pasted base64 blob or key with no spaces): the search for
+    names joined by dots or hyphens in it (``briefd.text.joined_words``) was tried from each of
+    its letters in turn, 35 s a call for 20,000 letters; the regex holds the interpreter, so a
+    concurrent search waited a minute and more. It is now tried from a word's start only."""
+    api = served(settings, tmp_path, FakeEmbedder())
+    with api, serving(create_app(api, service_config())) as base:
+        assert httpx.get(base + "/api/search", params={"q": "warm"}, headers=AUTH).is_success
+        started = time.monotonic()
+        took, status = concurrent_search_seconds(base, {"task": "x" * 20_000, "scopes": ["all"]})
+        whole = time.monotonic() - started
+    assert status == 200
+    assert took < 1.0, f"a concurrent search waited {took:.2f} s"
+    assert whole < 10, f"the long request took {whole:.1f} s"
