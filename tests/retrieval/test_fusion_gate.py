@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -121,7 +122,9 @@ def test_a_query_in_another_language_is_weighed_against_that_languages_probes() 
     home, foreign = rng.normal(0.08, 0.02, n), rng.normal(0.01, 0.02, n)  # tr scores lower
     margins = np.concatenate([home, foreign])
     levels = {name: (m, q) for name, m, q in by_language(margins, ("en",) * n + ("tr",) * n)}
-    assert levels["tr"][1] == pytest.approx(float(np.quantile(foreign, LANGUAGE_QUANTILE)))
+    spread = math.sqrt((np.var(home) + np.var(foreign)) / 2)  # of both languages' probes
+    deviate = NormalDist().inv_cdf(LANGUAGE_QUANTILE)
+    assert levels["tr"][1] == pytest.approx(float(np.median(foreign)) + deviate * spread)
     assert levels["en"][0] == pytest.approx(float(np.median(home)))
     assert by_language(margins[: n - 1], ("en",) * (n - 1)) == ()  # too few for levels
     eye = np.eye(4, dtype=np.float32)
@@ -178,6 +181,51 @@ def test_a_languages_own_level_rejects_its_off_topic_probes_at_the_target_rate()
     decision = decide(words, 0.5 + second, 0.5, threshold, floor, language)
     assert decision.decision == "empty", decision.reasons
     assert cal.knobs()["language_quantile"] == LANGUAGE_QUANTILE
+
+
+def test_a_language_whose_probes_are_phrased_alike_is_held_to_the_spread_of_all_probes() -> None:
+    """A language's level is its probes' median plus the normal 95% deviate times the spread
+    of every language's probes about their own median. One language's probes, translations of
+    the same topics phrased alike, scatter less than users' questions: on an English TV manual
+    the Turkish probes' own 95th percentile was +0.005 and "günaydın, kahveni içtin mi" (+0.007)
+    got eight sections. The index's own language keeps the pooled threshold where lower;
+    another language's level holds where it is higher too."""
+    n = MIN_PER_LANGUAGE
+    home = np.linspace(0.00, 0.10, n)  # English probes: scattered as users' questions are
+    turkish = np.linspace(-0.02, 0.005, n)  # Turkish ones: lower (the gap) and bunched
+    levels = {
+        name: (median, level)
+        for name, median, level in by_language(
+            np.concatenate([home, turkish]), ("en",) * n + ("tr",) * n
+        )
+    }
+    median, level = levels["tr"]
+    assert level > float(np.quantile(turkish, LANGUAGE_QUANTILE)) + 0.02
+    eye = np.eye(4, dtype=np.float32)
+    vectors = np.stack([eye[i % 2] for i in range(n)] + [eye[2 + i % 2] for i in range(n)])
+    languages = ("en",) * n + ("tr",) * n
+    gaps = np.asarray([0.0] * n + [0.03] * n, np.float32)  # Turkish probes pay a gap: not home
+    cal = Calibration(
+        "m", "fp", vectors, gaps, 0.10, 2 * n, (), (0.05, 0.10, 0.12),
+        (("en", *levels["en"]), ("tr", median, level)), languages,
+    )  # fmt: skip
+    assert cal.home() == frozenset({"en"}) and cal.knobs()["index_languages"] == ["en"]
+    floor, threshold = cal.levels("tr")
+    assert (floor, threshold) == (min(median, 0.05), level)
+    words = LexicalEvidence(("günaydin", "kahveni", "içtin"), (0, 0, 0), 269, False)
+    greeting = decide(words, 0.5 + 0.007, 0.5, threshold, floor, "tr")  # above every probe
+    assert greeting.decision == "empty", greeting.reasons
+    assert greeting.reasons[-1].endswith(f"for questions in tr {level:+.3f}")
+    assert decide(words, 0.5 + level + 0.01, 0.5, threshold, floor, "tr").decision == "kept"
+    assert cal.levels("en") == (0.05, levels["en"][1])  # lower than the pooled threshold
+    # a language whose probes score above the index's own keeps its higher level; the index's
+    # own language never goes above the pooled threshold
+    high = replace(cal, languages=(("en", 0.06, 0.2), ("tr", 0.09, 0.14)))
+    assert high.levels("tr") == (0.05, 0.14) and high.levels("en") == (0.05, 0.10)
+    # probes without a gap (one language's index, or no languages known): all capped
+    flat = replace(high, probe_offsets=np.zeros(2 * n, np.float32))
+    assert flat.levels("tr") == (0.05, 0.10) and flat.home() == frozenset({"en", "tr"})
+    assert replace(high, probe_languages=()).levels("tr") == (0.05, 0.10)
 
 
 def test_a_query_whose_words_are_mostly_not_in_the_index_reads_as_foreign() -> None:

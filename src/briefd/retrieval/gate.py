@@ -34,7 +34,10 @@ probe is scored as if it were a query, against the index and against the probes 
 topics (leave-topic-out, so a probe is as new to the probe set as a user's off-topic question),
 and the threshold is the ``QUANTILE`` of those scores (each probe's coverage counted as a query's
 is): off-topic questions on this index score below it. A question in another language than the
-index's is held to its own language's probes where their ``LANGUAGE_QUANTILE`` is lower. Probes with strong lexical evidence in the index are left out (that topic is not
+index's is held to its own language's level: its probes' median plus ``LANGUAGE_QUANTILE``'s
+normal deviate times the spread of every language's probes about their own median
+(:func:`by_language`); in the index's own language only where that is lower than the pooled
+threshold. Probes with strong lexical evidence in the index are left out (that topic is not
 off-topic here). ``search.gate_offset`` (``briefd tune``) moves the threshold.
 """
 
@@ -42,6 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
@@ -52,9 +56,8 @@ from briefd.retrieval.spelling import is_subsequence
 
 NEAREST = 3  # probes averaged: one probe phrased like the query does not decide alone
 QUANTILE = 0.93  # of the probes' leave-topic-out scores: a real answer is worth more than a probe
-# of one language's probes, for questions in that language when its level is below the pooled
-# one: a level that lets questions through the pooled threshold empties holds its language's
-# off-topic probes to the 95% they should be rejected at (issue 13), not to QUANTILE's 93%
+# of one language's off-topic questions, rejected by that language's level (:func:`by_language`):
+# the 95% they should be rejected at (issue 13), not QUANTILE's 93%
 LANGUAGE_QUANTILE = 0.95
 # of the probes' section margins (:func:`section_margin`): a question kept on semantic evidence
 # must be nearer its best section, against the off-topic probe nearest that section, than a
@@ -82,8 +85,8 @@ class Calibration:
     probes: int  # probes in the set
     left_out: tuple[str, ...]  # topics with strong lexical evidence in this index
     margins: tuple[float, float, float]  # probes' leave-topic-out scores: median, quantile, max
-    # per probe language: (language, its active probes' median score, their LANGUAGE_QUANTILE
-    # score)
+    # per probe language: (language, its active probes' median score, its level,
+    # :func:`by_language`)
     languages: tuple[tuple[str, float, float], ...] = ()
     probe_languages: tuple[str, ...] = ()  # the language of each active probe
     # the probes' SECTION_QUANTILE section margin (None: a fit without it), and per probe
@@ -98,16 +101,33 @@ class Calibration:
 
     def levels(self, language: str | None) -> tuple[float, float]:
         """(floor, threshold) for a query in ``language``: the pooled levels, or its
-        language's off-topic probes' median and ``LANGUAGE_QUANTILE`` scores where those are
-        lower — a
-        Turkish question about English notes is weighed against Turkish off-topic questions,
-        which pay the same cross-lingual gap and hold none of the notes' words either. Never
-        higher than the pooled levels: the index's own language keeps them (its probes score
-        highest, and a real question in it has its words to help)."""
-        for name, median, quantile in self.languages:
+        language's levels (:func:`by_language`) — a Turkish question about English notes is
+        weighed against Turkish off-topic questions, which pay the same cross-lingual gap and
+        hold none of the notes' words either. The floor is never above the pooled median.
+        The index's own language (:meth:`home`) keeps the pooled threshold where its own is
+        higher: its probes score highest, and a real question in it has its words to help.
+        Another language's level holds either way: where its probes score above the index's
+        own, so do its off-topic questions."""
+        for name, median, level in self.languages:
             if name == language:
-                return min(median, self.margins[0]), min(quantile, self.threshold)
+                home = self.home()
+                own = level if home and name not in home else min(level, self.threshold)
+                return min(median, self.margins[0]), own
         return self.margins[0], self.threshold
+
+    def home(self) -> frozenset[str]:
+        """The index's own language(s): those of the probes without a language gap
+        (:func:`language_gaps`); empty when the probes' languages are not known."""
+        offsets = self.probe_offsets
+        if not len(offsets) or len(self.probe_languages) != len(offsets):
+            return frozenset()
+        values = offsets.tolist()
+        low = min(values)
+        return frozenset(
+            name
+            for name, offset in zip(self.probe_languages, values, strict=True)
+            if offset <= low + 1e-6
+        )
 
     def section_level(self, language: str | None) -> float | None:
         """The section margin a question in ``language`` needs (:func:`section_margin`): the
@@ -139,9 +159,10 @@ class Calibration:
                 "max": round(self.margins[2], 4),
             },
             "by_language": {
-                name: {"median": round(median, 4), "threshold": round(quantile, 4)}
-                for name, median, quantile in self.languages
+                name: {"median": round(median, 4), "threshold": round(level, 4)}
+                for name, median, level in self.languages
             },
+            "index_languages": sorted(self.home()),
             "section_quantile": SECTION_QUANTILE,
             "section_floor": None if self.section_floor is None else round(self.section_floor, 4),
             "section_by_language": {
@@ -288,20 +309,27 @@ def section_margin(calibration: Calibration, best: float, section: Vectors) -> f
 def by_language(
     margins: npt.NDArray[np.float64], languages: tuple[str, ...]
 ) -> tuple[tuple[str, float, float], ...]:
-    """Per language with ``MIN_PER_LANGUAGE`` active probes or more: its probes' median and
-    ``LANGUAGE_QUANTILE`` scores. A third of the probes or fewer, they set a level below the
-    pooled one only for questions that level lets through: held to the rate at which
-    off-topic questions should be rejected (95%), where the pooled ``QUANTILE`` keeps real
-    questions in the index's own language that sit just above it."""
+    """Per language with ``MIN_PER_LANGUAGE`` active probes or more: its probes' median, and
+    its level: that median plus ``LANGUAGE_QUANTILE``'s normal deviate (1.645) times the
+    *spread* of the probes about their own language's median (the root mean square of each
+    language's standard deviation). The language sets the centre: the cross-lingual gap moves
+    all its scores alike. The spread is measured on every language's probes, three times as
+    many: how far off-topic questions scatter about their language's centre is the model's and
+    everyday talk's, not the language's, and one language's probes alone (translations of the
+    same topics, phrased alike) scatter less than a user's questions. Their own 95th
+    percentile, the second or third highest of about fifty, let a Turkish question on an
+    English TV manual through at +0.007 ("günaydın, kahveni içtin mi", the level +0.005);
+    with the spread of all probes it is +0.013."""
     names = np.asarray(languages)
-    levels = []
-    for name in sorted(set(languages)):
-        mine = margins[names == name] if len(margins) == len(names) else np.zeros(0)
-        if len(mine) >= MIN_PER_LANGUAGE:
-            levels.append(
-                (name, float(np.median(mine)), float(np.quantile(mine, LANGUAGE_QUANTILE)))
-            )
-    return tuple(levels)
+    if len(margins) != len(names):
+        return ()
+    found = [n for n in sorted(set(languages)) if int(np.sum(names == n)) >= MIN_PER_LANGUAGE]
+    if not found:
+        return ()
+    spread = math.sqrt(float(np.mean([np.var(margins[names == n]) for n in found])))
+    deviate = NormalDist().inv_cdf(LANGUAGE_QUANTILE)
+    medians = {n: float(np.median(margins[names == n])) for n in found}
+    return tuple((n, medians[n], medians[n] + deviate * spread) for n in found)
 
 
 def probe_score(calibration: Calibration, query: Vectors) -> float:
