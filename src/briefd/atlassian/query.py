@@ -27,6 +27,7 @@ LUCENE_SPECIALS = frozenset('+-&|!(){}[]^"~*?:\\/')
 # control characters, line and paragraph separators and lone surrogates: never inside a literal
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 ISSUE_KEY = re.compile(r"^[A-Z][A-Z0-9_]*-[1-9][0-9]{0,9}$")
+_BROWSED = re.compile(r"^https?://[^\s?#]*/browse/([^/\s?#]+)/?(?:[?#]\S*)?$")
 PAGE_ID = re.compile(r"^[1-9][0-9]{0,19}$")
 LUCENE_OPERATORS = frozenset({"AND", "OR", "NOT"})
 ME = frozenset({"me", "currentuser()"})
@@ -145,6 +146,17 @@ def is_issue_key(value: str) -> bool:
     """Whether ``value`` is exactly one issue key, in any case as :func:`issue_key` takes it
     (bundles: anything else is the issue's text)."""
     return ISSUE_KEY.match(value.strip().upper()) is not None
+
+
+def named_issue(text: str) -> str | None:
+    """The key of the one issue ``text`` names whole — a key in any case, or an issue's browse
+    URL (``https://acme.atlassian.net/browse/SHOP-42``, a query or fragment after it) — in
+    capitals; else None (the gaps report: a bundle asked for by its issue alone)."""
+    found = text.strip()
+    if is_issue_key(found):
+        return found.upper()
+    browsed = _BROWSED.match(found)
+    return browsed.group(1).upper() if browsed and is_issue_key(browsed.group(1)) else None
 
 
 def page_id(value: str) -> str:

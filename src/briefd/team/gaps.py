@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from briefd.atlassian.query import named_issue
 from briefd.embeddings.base import Embedder, Vectors
 from briefd.errors import EmbeddingError, QueryError, StoreError
 from briefd.settings import Settings
@@ -230,21 +231,35 @@ def merge(into: Gap, other: Gap, references: Mapping[str, float]) -> Gap:
 def merge_near_duplicates(
     gaps: Sequence[Gap], vectors: Vectors, references: Mapping[str, float]
 ) -> list[Gap]:
-    """Greedy, in rank order: a gap joins the first earlier one whose phrasing is at least
-    ``NEAR_DUPLICATE`` similar (``vectors``: one L2-normalised row per gap)."""
+    """Greedy, in rank order: a gap joins the earlier one whose phrasing is the most similar,
+    when at least ``NEAR_DUPLICATE`` (``vectors``: one L2-normalised row per gap) — but one
+    asked by an issue alone (a bundle headed by ``SHOP-42``) only the first naming that issue:
+    keys embed alike ("SHOP-42" and "SHOP-43" at 0.93), yet each is a task of its own."""
+    issues = [named_issue(g.query or "") for g in gaps]
     leaders: list[int] = []
     merged: dict[int, Gap] = {}
     for i, gap in enumerate(gaps):
-        if leaders:
-            similar = vectors[leaders] @ vectors[i]
-            best = int(np.argmax(similar))
-            if similar[best] >= NEAR_DUPLICATE:
-                lead = leaders[best]
-                merged[lead] = merge(merged[lead], gap, references)
-                continue
+        lead = _lead(i, leaders, vectors, issues)
+        if lead is not None:
+            merged[lead] = merge(merged[lead], gap, references)
+            continue
         leaders.append(i)
         merged[i] = gap
     return [merged[i] for i in leaders]
+
+
+def _lead(
+    i: int, leaders: Sequence[int], vectors: Vectors, issues: Sequence[str | None]
+) -> int | None:
+    """The gap among ``leaders`` that gap ``i`` joins, if any (:func:`merge_near_duplicates`)."""
+    if issues[i] is not None:
+        return next((lead for lead in leaders if issues[lead] == issues[i]), None)
+    plain = [lead for lead in leaders if issues[lead] is None]
+    if not plain:
+        return None
+    similar = vectors[plain] @ vectors[i]
+    best = int(np.argmax(similar))
+    return plain[best] if similar[best] >= NEAR_DUPLICATE else None
 
 
 def gaps_report(
