@@ -225,3 +225,38 @@ def test_a_linked_section_says_which_hit_links_to_it(
             expect(where).to_contain_text(f" · linked from {rank[h['related_to']]}. · ")
             expect(where).not_to_contain_text("score")
         expect(wheres.first).to_contain_text(f"score {hits[0]['score']:.3f}")
+
+
+def test_a_long_line_of_a_hit_wraps_in_its_box(
+    page: Page, tmp_path: Path, example_copy: tuple[Path, Path]
+) -> None:
+    """A hit's text wrapped at spaces only, in a box that hides what overflows: a line longer
+    than the box (a URL, a line of code; on a phone the example's Kafka handler) was cut at
+    its right edge, with nothing to scroll and no "show all" (the box was not too tall), even
+    opened whole. A long line now wraps inside the box, every character of it in sight."""
+    source = tmp_path / "knowledge"
+    shutil.copytree(example_copy[0], source)
+    url_line = "https://hooks.example.com/v1/callbacks?token=" + "AbCdEf0123" * 30
+    (source / "domain" / "webhook-urls.md").write_text(
+        f"# Webhook URLs\n\nMerchant webhook callbacks are registered as\n{url_line}\n"
+        "and are checked once a day.\n"
+    )
+    settings = service_settings_for(source, tmp_path / "index.db")
+    with Briefd(settings, embedder=None) as api, serving(create_app(api, service_config())) as url:
+        api.index()
+        searched(page, url, "merchant webhook callbacks registered")
+        _wraps(page, "domain/webhook-urls.md:")
+        page.set_viewport_size({"width": 390, "height": 900})  # a phone
+        page.fill("#search-input", "consumer groups transactional handler")
+        page.press("#search-input", "Enter")
+        _wraps(page, "conventions/kafka-topics.md:115-")
+
+
+def _wraps(page: Page, where: str) -> None:
+    """The hit found at ``where``, opened whole when it is cut, shows each line in its box."""
+    hit = page.locator(".hit", has_text=where).first
+    expect(hit).to_be_visible()
+    if hit.locator("button.more").count():
+        hit.locator("button.more").click()
+    box = hit.locator("pre").evaluate("p => [p.scrollWidth, p.clientWidth]")
+    assert 0 < box[0] <= box[1], f"a line of {where} overflows its box: {box}"
