@@ -10,7 +10,8 @@ difference in the last bit: FTS5 adds a column weight once per occurrence, this 
 tie here that FTS5 separates by one rounding step, and the tie goes to the chunk id.
 
 Free-text queries take this path; a word FTS5 reads as a phrase ("snake_case") has its share
-of the score from a one-phrase FTS5 query. ``--query-mode advanced`` (phrases, prefixes,
+of the score from FTS5, asked only where it can matter (:mod:`briefd.retrieval.phrases`).
+``--query-mode advanced`` (phrases, prefixes,
 NEAR) and an index whose postings are out of step with its chunks use FTS5.
 """
 
@@ -28,7 +29,8 @@ import numpy as np
 import numpy.typing as npt
 
 from briefd.retrieval.lexical import PREFIX, FieldWeights, is_prefix
-from briefd.retrieval.phrases import PhraseScores
+from briefd.retrieval.phrases import Known, Phrase, PhraseScores, holding
+from briefd.retrieval.phrases import StalePostings as StalePostings
 from briefd.store import postings
 from briefd.store.db import content_version
 
@@ -40,10 +42,6 @@ STEMMER_KNOWS = 0.5
 
 Floats = npt.NDArray[np.float64]
 Positions = npt.NDArray[np.signedinteger[Any]]
-
-
-class StalePostings(Exception):
-    """A posting names a chunk the loaded coverage does not have (FTS5 answers instead)."""
 
 
 class Tokenizer:
@@ -189,6 +187,11 @@ class PostingsIndex:
         weighted = (counts[:, 0] * weights.title + counts[:, 1] * weights.heading) + (
             counts[:, 2] * weights.body
         )
+        return self.weighted_score(idf, weighted, at)
+
+    def weighted_score(self, idf: float, weighted: Floats, at: Positions) -> Floats:
+        """BM25 of a term occurring ``weighted`` times (its column weights summed) in the
+        chunks at ``at``: FTS5's formula, in its order of operations."""
         return idf * ((weighted * (K1 + 1.0)) / (weighted + self.norm[at]))
 
     def contribution(
@@ -290,7 +293,7 @@ class Reads:
     each multi-token word's FTS5 phrase scores, which on a large index cost milliseconds."""
 
     tokens: dict[str, tuple[postings.Rows, postings.Freqs] | None] = field(default_factory=dict)
-    phrases: dict[tuple[str, FieldWeights], tuple[Positions, Floats]] = field(default_factory=dict)
+    phrases: dict[tuple[str, FieldWeights], Known] = field(default_factory=dict)
 
     def stored(
         self, conn: sqlite3.Connection, tokens: Sequence[str]
@@ -345,23 +348,31 @@ class _Term:
     stored: tuple[postings.Rows, postings.Freqs] | None = None
     at: Positions | None = None
     values: Floats | None = None
+    phrase: Phrase | None = None  # a phrase word, its score asked only where it can matter
 
     def spread(self, index: PostingsIndex) -> Positions:
         """The positions of every chunk holding it, ascending."""
         return self.at if self.at is not None else index.positions(self.rows)
+
+    def where(self, index: PostingsIndex, at: Positions, rowids: postings.Rows) -> Positions:
+        """Where each chunk (positions ``at``, rowids ``rowids``) is in its lists, -1 where it
+        is not."""
+        return _find(self.at, at) if self.at is not None else _find(self.rows, rowids)
 
     def score(
         self, index: PostingsIndex, weights: FieldWeights, at: Positions, rowids: postings.Rows
     ) -> Floats:
         """Its score in the chunks at positions ``at`` (rowids ``rowids``), 0.0 where absent:
         the same numbers as scoring every chunk holding it."""
+        if self.phrase is not None:
+            return self.phrase.exact(self.where(index, at, rowids), at)
         out = np.zeros(len(at), dtype=np.float64)
         if self.values is not None and self.at is not None:
-            found = _find(self.at, at)
+            found = self.where(index, at, rowids)
             out[found >= 0] = self.values[found[found >= 0]]
         elif self.stored is not None:
             docs, freqs = self.stored
-            found = _find(docs, rowids)
+            found = self.where(index, at, rowids)
             hit = found >= 0
             out[hit] = index.term_score(index.idf(len(docs)), freqs[found[hit]], at[hit], weights)
         return out
@@ -384,12 +395,17 @@ def _term(
     reads: Reads,
 ) -> _Term:
     """A one-token word keeps its postings, to be scored where needed: no term score reaches
-    ``idf × (k1 + 1)``. A phrase or a group of several words is scored in full first."""
+    ``idf × (k1 + 1)``; so does a phrase word (:class:`Phrase`). A group of several words is
+    scored in full first."""
     if len(group) == 1 and not group[0].prefix and len(group[0].tokens) == 1:
         held = stored.get(group[0].tokens[0])
         if held is None:
             return _Term(np.empty(0, np.int64), 0.0)
         return _Term(held[0], index.idf(len(held[0])) * (K1 + 1.0), stored=held)
+    if len(group) == 1 and not group[0].prefix and len(group[0].tokens) > 1 and _bounded(weights):
+        phrase = _phrase_of(conn, index, group[0], weights, reads)
+        bound = phrase.idf * (K1 + 1.0) if len(phrase.known.at) else 0.0
+        return _Term(index.rows[phrase.known.at], bound, at=phrase.known.at, phrase=phrase)
     if len(group) == 1 and not group[0].prefix:
         at, values = _word_score(conn, index, group[0], stored, weights, reads)
     else:
@@ -421,7 +437,7 @@ def _every(
     allowed: npt.NDArray[np.bool_] | None,
 ) -> list[tuple[int, float]]:
     """The best chunks holding every term: the shortest list, kept where each other holds it
-    too (a binary search each), scored there and nowhere else."""
+    too (a binary search each), scored there and nowhere else (:func:`_scored`)."""
     by_length = sorted(terms, key=lambda t: len(t.rows))
     rows = by_length[0].rows
     for term in by_length[1:]:
@@ -429,7 +445,8 @@ def _every(
     at = index.positions(rows)
     if allowed is not None:
         at = at[allowed[at]]
-    return _best(index, _scores(index, terms, weights, at), at, limit)
+    at, scores = _scored(index, terms, weights, at, limit, ())
+    return _best(index, scores, at, limit)
 
 
 PRUNE_MARGIN = 1e-9  # relative: a score is a float sum of at most a few dozen terms
@@ -459,8 +476,9 @@ def _any(
         if allowed is not None:
             at = at[allowed[at]]
         seen[at] = True
+        at, score = _scored(index, terms, weights, at, limit, scores)
         found.append(at)
-        scores.append(_scores(index, terms, weights, at))
+        scores.append(score)
         rest = sum(t.bound for t in order[n + 1 :])
         if rest <= 0.0 or not prune:
             continue
@@ -517,31 +535,64 @@ def _word_score(
     """A word's BM25 as typed: (unique positions of the chunks holding it, its score there)."""
     if len(word.tokens) == 1:
         return index.contribution(stored.get(word.tokens[0]), weights)
-    key = (word.text, weights)
-    if key not in reads.phrases:
-        reads.phrases[key] = index.phrases.get(key, partial(_phrase, conn, index, word, weights))
-    return reads.phrases[key]
-
-
-def _phrase(
-    conn: sqlite3.Connection, index: PostingsIndex, word: Word, weights: FieldWeights
-) -> tuple[Positions, Floats]:
-    """A multi-token word's BM25 term score in each chunk holding the phrase, from FTS5: a
-    one-phrase query's bm25() is exactly that phrase's share of a longer query's."""
     if not word.tokens:
         return np.empty(0, np.intp), np.empty(0, np.float64)
-    sql = (
-        f"SELECT rowid, bm25(chunks_fts, {weights.title!r}, {weights.heading!r}, "
-        f"{weights.body!r}) FROM chunks_fts WHERE chunks_fts MATCH ?"
-    )
-    rows = conn.execute(sql, ('"' + word.text.replace('"', '""') + '"',)).fetchall()
-    docs = np.asarray([r[0] for r in rows], dtype=np.int64)
-    if len(docs) and (docs.max() >= len(index.position) or index.position[docs].min() < 0):
-        raise StalePostings
-    at, scores = index.position[docs], -np.asarray([r[1] for r in rows], dtype=np.float64)
-    at.setflags(write=False)  # kept for later searches (PostingsIndex.phrases)
-    scores.setflags(write=False)
-    return at, scores
+    phrase = _phrase_of(conn, index, word, weights, reads)
+    every = np.arange(len(phrase.known.at))
+    return phrase.known.at, phrase.exact(every, phrase.known.at)
+
+
+def _phrase_of(
+    conn: sqlite3.Connection, index: PostingsIndex, word: Word, weights: FieldWeights, reads: Reads
+) -> Phrase:
+    """A multi-token word's :class:`Phrase`: the chunks holding it found once per index state
+    (FTS5), its scores as they are asked for (:mod:`briefd.retrieval.phrases`)."""
+    key = (word.text, weights)
+    known = reads.phrases.get(key)
+    if known is None:
+        known = index.phrases.get(key, partial(holding, conn, word.text, index))
+        reads.phrases[key] = known
+    tokens = reads.stored(conn, sorted(set(word.tokens)))
+    if len(known.at) and len(tokens) < len(set(word.tokens)):
+        raise StalePostings  # FTS5 finds the phrase, the postings lack a token of it
+    held = [tokens[t] for t in dict.fromkeys(word.tokens) if t in tokens]
+    columns = (weights.title, weights.heading, weights.body)
+    return Phrase(conn, index, word.text, columns, known, held)
+
+
+def _bounded(weights: FieldWeights) -> bool:
+    """No column weight below 0: a phrase's score grows with its count (its bounds hold)."""
+    return min(weights.title, weights.heading, weights.body) >= 0.0
+
+
+def _scored(
+    index: PostingsIndex,
+    terms: Sequence[_Term],
+    weights: FieldWeights,
+    at: Positions,
+    limit: int,
+    before: Sequence[Floats],
+) -> tuple[Positions, Floats]:
+    """The chunks at ``at`` and their scores (:func:`_scores`), less those that cannot be
+    among the best ``limit`` with the ``before`` scores found already: a phrase word's score
+    is bounded from the postings (:meth:`Phrase.bounds`), and FTS5 asked for it only in the
+    chunks whose highest possible score reaches the ``limit``-th of the lowest."""
+    if limit < 1 or not len(at) or all(t.phrase is None for t in terms):
+        return at, _scores(index, terms, weights, at)
+    rowids = index.rows[at]
+    low, high = np.zeros(len(at)), np.zeros(len(at))
+    for term in terms:
+        if term.phrase is not None:
+            least, most = term.phrase.bounds(term.where(index, at, rowids), at)
+        else:
+            least = most = term.score(index, weights, at, rowids)
+        low += least
+        high += most
+    known = np.concatenate([*before, low])
+    if len(known) >= limit:
+        cut = -float(np.partition(-known, limit - 1)[limit - 1])
+        at = at[high * (1.0 + PRUNE_MARGIN) >= cut * (1.0 - PRUNE_MARGIN)]
+    return at, _scores(index, terms, weights, at)
 
 
 def _best(
