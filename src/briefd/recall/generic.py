@@ -15,7 +15,7 @@ import functools
 
 from briefd.text import query_terms, query_words
 
-VERSION = "3"  # bump when the prompts or the margin change: stored calibrations are recomputed
+VERSION = "4"  # bump when the prompts or the margin change: stored calibrations are recomputed
 
 
 def fitted_to(gate: str) -> str:
@@ -24,7 +24,7 @@ def fitted_to(gate: str) -> str:
     return f"g{VERSION}:{gate}"
 
 
-GENERIC_PROMPTS: dict[str, tuple[str, ...]] = {
+_REQUESTS: dict[str, tuple[str, ...]] = {
     "en": (
         "the pipeline failed again, please check",
         "fix the failing lint step",
@@ -197,6 +197,207 @@ GENERIC_PROMPTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Pasted tool output: a stack trace, a compiler's or a test runner's report, a CI, build,
+# package manager, cluster or git error, alone or under a few words ("fix this"). An agent gets
+# one in most sessions, and it reads like none of the requests above: far from all of them, its
+# margin against the index was a specific question's (8 of 10 such pastes injected a section of
+# the English example knowledge: "Storage schema" for a Java NullPointerException), and English
+# tool output, closest on average to the Turkish requests, was measured against that
+# language's lower levels. Among the probes, a paste is measured against its own kind.
+# Calibration data like the requests, apart from every eval set.
+_PASTED: dict[str, tuple[str, ...]] = {
+    "en": (
+        (
+            "Traceback (most recent call last):\n"
+            '  File "app.py", line 8, in <module>\n'
+            "    import yaml\n"
+            "ModuleNotFoundError: No module named 'yaml'"
+        ),
+        (
+            "Traceback (most recent call last):\n"
+            '  File "/srv/api/views.py", line 51, in get\n'
+            "    return self.cache[key]\n"
+            "AttributeError: 'NoneType' object has no attribute 'cache'"
+        ),
+        (
+            "fix this\n"
+            "Traceback (most recent call last):\n"
+            '  File "run.py", line 3, in <module>\n'
+            "    print(int(value))\n"
+            "ValueError: invalid literal for int() with base 10: 'abc'"
+        ),
+        (
+            "TypeError: undefined is not a function\n"
+            "    at Object.<anonymous> (/home/user/project/index.js:10:5)\n"
+            "    at Module._compile (node:internal/modules/cjs/loader:1256:14)"
+        ),
+        (
+            "Unhandled Runtime Error\n"
+            "Error: Hydration failed because the initial UI does not match what "
+            "was rendered on the server."
+        ),
+        (
+            'Exception in thread "main" java.lang.ArrayIndexOutOfBoundsException: '
+            "Index 5 out of bounds for length 5\n"
+            "\tat Main.main(Main.java:7)"
+        ),
+        (
+            "panic: runtime error: invalid memory address or nil pointer dereference\n"
+            "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a2b3c]\n"
+            "\n"
+            "goroutine 1 [running]:\n"
+            "main.main()\n"
+            "\t/app/main.go:15 +0x1c"
+        ),
+        (
+            "error[E0308]: mismatched types\n"
+            " --> src/main.rs:5:18\n"
+            "  |\n"
+            '5 |     let x: i32 = "five";\n'
+            "  |            ---   ^^^^^^ expected `i32`, found `&str`"
+        ),
+        (
+            "Unhandled exception. System.NullReferenceException: Object reference "
+            "not set to an instance of an object.\n"
+            "   at App.Program.Main(String[] args) in Program.cs:line 12"
+        ),
+        (
+            "main.c: In function 'main':\n"
+            "main.c:4:5: error: implicit declaration of function 'prinf'; did you "
+            "mean 'printf'? [-Wimplicit-function-declaration]"
+        ),
+        (
+            "src/app.ts:3:7 - error TS2339: Property 'foo' does not exist on type 'Bar'.\n"
+            "\n"
+            "3 const x = bar.foo;\n"
+            "        ~~~\n"
+            "Found 1 error."
+        ),
+        (
+            "npm ERR! code ERESOLVE\n"
+            "npm ERR! ERESOLVE unable to resolve dependency tree\n"
+            "npm ERR! Found: react@18.2.0\n"
+            "npm ERR! Could not resolve dependency:\n"
+            'npm ERR! peer react@"^17.0.0" from some-lib@2.1.0'
+        ),
+        (
+            "ERROR: Could not install packages due to an OSError: [Errno 13] "
+            "Permission denied: '/usr/lib/python3/dist-packages'"
+        ),
+        (
+            "[ERROR] Failed to execute goal "
+            "org.apache.maven.plugins:maven-compiler-plugin:3.11.0:compile "
+            "(default-compile) on project app: Compilation failure\n"
+            "[ERROR] /src/main/java/App.java:[10,8] cannot find symbol"
+        ),
+        (
+            "FAIL src/Button.test.tsx\n"
+            "  ● Button › renders the label\n"
+            "    expect(received).toBe(expected)\n"
+            '    Expected: "Save"\n'
+            '    Received: "Submit"\n'
+            "Tests: 1 failed, 12 passed, 13 total"
+        ),
+        (
+            "--- FAIL: TestParse (0.00s)\n"
+            "    parse_test.go:21: got 3, want 4\n"
+            "FAIL\n"
+            "exit status 1\n"
+            "FAIL\texample.com/parser\t0.012s"
+        ),
+        (
+            "E   AssertionError: assert 200 == 404\n"
+            "E    +  where 200 = <Response [200]>.status_code\n"
+            "tests/test_api.py:33: AssertionError\n"
+            "==== 1 failed, 20 passed in 1.42s ===="
+        ),
+        (
+            "Run npm run build\n"
+            "> build\n"
+            "> vite build\n"
+            "error during build:\n"
+            'RollupError: Could not resolve "./styles.css" from "src/main.ts"\n'
+            "Error: Process completed with exit code 1."
+        ),
+        (
+            " => ERROR [3/5] RUN apt-get install -y libpq-dev\n"
+            "#6 0.512 E: Unable to locate package libpq-dev\n"
+            'ERROR: failed to solve: process "/bin/sh -c apt-get install -y '
+            'libpq-dev" did not complete successfully: exit code: 100'
+        ),
+        (
+            "Warning  Failed     3m   kubelet  Failed to pull image "
+            '"registry.local/web:latest": rpc error: code = NotFound\n'
+            "Warning  Failed     3m   kubelet  Error: ImagePullBackOff"
+        ),
+        (
+            "Error: Error acquiring the state lock\n"
+            "Lock Info:\n"
+            "  ID:        8d1c2e3f\n"
+            "  Path:      tfstate/terraform.tfstate\n"
+            "  Operation: OperationTypeApply"
+        ),
+        (
+            "! [rejected]        main -> main (non-fast-forward)\n"
+            "error: failed to push some refs to 'origin'"
+        ),
+        (
+            "CONFLICT (content): Merge conflict in src/config.js\n"
+            "Automatic merge failed; fix conflicts and then commit the result."
+        ),
+        (
+            "Error: connect ECONNREFUSED 127.0.0.1:5432\n"
+            "    at TCPConnectWrapper.afterConnect [as oncomplete] (node:net:1555:16)"
+        ),
+        "sqlite3.OperationalError: database is locked",
+        (
+            "Access to fetch at 'http://localhost:8000/api' from origin "
+            "'http://localhost:3000' has been blocked by CORS policy: No "
+            "'Access-Control-Allow-Origin' header is present on the requested resource."
+        ),
+        (
+            "/home/user/app/src/components/List.jsx\n"
+            "  12:5  warning  React Hook useEffect has a missing dependency: "
+            "'load'  react-hooks/exhaustive-deps\n"
+            "✖ 1 problem (0 errors, 1 warning)"
+        ),
+        (
+            "Killed\n"
+            'error Command failed with signal "SIGKILL".\n'
+            "info Visit https://yarnpkg.com/en/docs/cli/run for documentation "
+            "about this command."
+        ),
+        'FATAL: password authentication failed for user "postgres"',
+        (
+            "* What went wrong:\n"
+            "Execution failed for task ':app:mergeDebugResources'.\n"
+            "> A failure occurred while executing "
+            "com.android.build.gradle.internal.res.ResourceCompilerRunnable"
+        ),
+    ),
+    "tr": (
+        (
+            "bu hatayı çöz\n"
+            "Traceback (most recent call last):\n"
+            '  File "main.py", line 12, in <module>\n'
+            "    data = json.load(f)\n"
+            "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
+        ),
+        (
+            "neden patlıyor\n"
+            "npm ERR! code ENOENT\n"
+            "npm ERR! syscall open\n"
+            "npm ERR! path /home/user/app/package.json\n"
+            "npm ERR! errno -2"
+        ),
+    ),
+}
+# Every probe, by language (its requests, then its pasted output): what the hybrid and keyword
+# calibrations measure. The chatter words below are the requests' alone.
+GENERIC_PROMPTS: dict[str, tuple[str, ...]] = {
+    language: group + _PASTED.get(language, ()) for language, group in _REQUESTS.items()
+}
+
 # Words that take a turn without naming a topic: go-aheads, thanks, "again", "next". Not probes
 # (the calibration above is untouched): with the probes' words they tell everyday chatter from a
 # question in :func:`chatter`, which decides only what the gaps report (T3) counts.
@@ -216,7 +417,7 @@ CHATTER_TERMS = 3  # a longer prompt names what it is about, whatever its words
 def _vocabulary() -> tuple[frozenset[str], frozenset[str]]:
     """(every word of the probes and turn words, the turn words), as prompts' terms read."""
     turns = frozenset(t for w in TURN_WORDS for t in query_words(w))
-    probes = (t for prompts in GENERIC_PROMPTS.values() for p in prompts for t in query_terms(p))
+    probes = (t for prompts in _REQUESTS.values() for p in prompts for t in query_terms(p))
     return frozenset(probes) | turns, turns
 
 
