@@ -414,6 +414,26 @@ def test_an_index_named_by_the_projects_settings_is_never_swapped_for_the_users(
     assert "Merchants have 7 calendar days" in run.stdout, run.stderr
 
 
+def test_a_project_not_indexed_yet_is_named_where_briefd_index_builds_it(
+    run_hook: RunHook, tmp_path: Path
+) -> None:
+    """Before a project's first `briefd index` the hook said "no index at
+    ~/.local/share/briefd/briefd.db; build one with `briefd index`" (the user's default index,
+    which nothing had built either), a path that command never writes; from a subfolder too."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / "briefd.yaml").write_text("source: knowledge\n")
+    said = (
+        f"briefd recall: no index at {project}/.briefd/briefd.db; build one with `briefd index` "
+        f"(source: {project}/knowledge, from the settings)\n"
+    )
+    for cwd in (project, project / "src"):
+        run = run_hook(payload=hook_json(RELEVANT, cwd=str(cwd)), env={"BRIEFD_DB": None})
+        assert (run.code, run.stdout, run.stderr) == (0, "", said)
+    assert sorted(p.name for p in project.iterdir()) == [".git", "briefd.yaml", "src"]
+
+
 LEFT_OPEN = {
     "domain/ledger.md": "# Ledger posting\n\nLedger posting covers settlement batches.\n\n"
     "```python\ndef post(batch):\n    return settle(batch)\n",

@@ -118,6 +118,9 @@ def test_hook_discovers_config_and_index(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.chdir(tmp_path)
     env = {"XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "conf")}
+    assert hook_settings(env).db == tmp_path / ".briefd" / "briefd.db"  # none built: ours
+    (tmp_path / "data" / "briefd").mkdir(parents=True)
+    (tmp_path / "data" / "briefd" / "briefd.db").write_bytes(b"")
     assert hook_settings(env).db == tmp_path / "data" / "briefd" / "briefd.db"
     (tmp_path / ".briefd").mkdir()
     (tmp_path / ".briefd" / "briefd.db").write_bytes(b"")

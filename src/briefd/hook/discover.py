@@ -56,9 +56,16 @@ def config_file(env: Mapping[str, str]) -> str | None:
 
 
 def local_db(env: Mapping[str, str]) -> str:
-    """The index to use when neither ``$BRIEFD_DB`` nor the config file names one."""
+    """The index to use when neither ``$BRIEFD_DB`` nor the config file names one: the
+    project's, else the user's default one, else — neither built — the project's, where
+    ``briefd index`` builds it: a prompt before the first index run said "no index at
+    ~/.local/share/briefd/briefd.db; build one with `briefd index`", a path that command never
+    writes."""
     here = os.path.join(LOCAL_DIR, DB_NAME)
-    return here if os.path.exists(here) else user_db(env)
+    if os.path.exists(here):
+        return here
+    user = user_db(env)
+    return user if os.path.exists(user) else os.path.abspath(here)
 
 
 def read_config(path: str | None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
