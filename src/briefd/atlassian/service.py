@@ -8,6 +8,7 @@ injected), so connections never outlive a call.
 from __future__ import annotations
 
 import os
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -52,6 +53,9 @@ if TYPE_CHECKING:
 IssueLookup = Callable[[str, int], tuple[str, str] | None]
 MAX_LIMIT = 50
 MIN_TOKENS = 50
+# lookups of one product at a time: each waits on a thread for up to timeout_seconds, and a
+# server's worker threads (anyio's 40) serve every route and tool, searches too
+MAX_WAITING = 16
 
 
 class Atlassian:
@@ -71,6 +75,7 @@ class Atlassian:
         self._env = os.environ if env is None else env
         self._sleep = sleep
         self._bases: dict[str, str | None] = {}  # a gateway's jira.url → the site's own URL
+        self._waiting = {"Confluence": Waiting(), "Jira": Waiting()}
 
     @property
     def confluence_on(self) -> bool:
@@ -353,12 +358,43 @@ class Atlassian:
             conf.timeout_seconds,
             conf.verify_tls,
         )
-        if self._client is not None:
-            yield Site(config, self._client, self._sleep), account
-            return
-        proxy = site_proxy(config.url, product, IntegrationError)
-        with open_client(config, proxy) as client:
-            yield Site(config, client, self._sleep, proxy), account
+        with self._waiting[product].one(config):
+            if self._client is not None:
+                yield Site(config, self._client, self._sleep), account
+                return
+            proxy = site_proxy(config.url, product, IntegrationError)
+            with open_client(config, proxy) as client:
+                yield Site(config, client, self._sleep, proxy), account
+
+
+class Waiting:
+    """The lookups of one product under way in this process, at most :data:`MAX_WAITING`: a
+    site that stopped answering held a server thread with each lookup asked meanwhile, until
+    every one of them waited on it and searches waited for a thread in turn (45 bundles
+    headed by an issue while Jira hung kept a search waiting 20 s). One past them is not
+    sent, and says why."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+
+    @contextmanager
+    def one(self, config: SiteConfig) -> Iterator[None]:
+        with self._lock:
+            full = self._count >= MAX_WAITING
+            self._count += 0 if full else 1
+        if full:
+            raise IntegrationError(
+                f"{config.product} at {config.url} is not keeping up: {MAX_WAITING} lookups are "
+                f"waiting for its answers already (each up to {config.timeout:g} s, "
+                f"{config.key}.timeout_seconds), so this one was not sent; try again shortly, "
+                f"and if it persists check that {config.url} is up"
+            )
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._count -= 1
 
 
 GATEWAY_HOST = "api.atlassian.com"
