@@ -260,3 +260,32 @@ def _wraps(page: Page, where: str) -> None:
         hit.locator("button.more").click()
     box = hit.locator("pre").evaluate("p => [p.scrollWidth, p.clientWidth]")
     assert 0 < box[0] <= box[1], f"a line of {where} overflows its box: {box}"
+
+
+def test_a_search_the_server_was_away_for_is_not_said_to_fail_once_it_is_back(
+    page: Page, service_api: Briefd
+) -> None:
+    """A search asked while the server was away (restarting) failed with "the server does not
+    answer", and the page kept saying so once the server answered again, its figures refreshed
+    under the message. It now says the server answers again and to search again; a search
+    then clears it. The page's clock is driven."""
+    page.clock.install()
+    with serving(create_app(service_api, service_config())) as url:
+        searched(page, url, "retry policy")
+        expect(page.locator(".hit").first).to_be_visible()
+        message = page.locator("#message")
+        page.route("**/api/**", lambda route: route.abort("connectionrefused"))
+        page.fill("#search-input", "refund window")
+        page.press("#search-input", "Enter")
+        expect(message).to_contain_text("search failed: the server does not answer (")
+        expect(page.locator(".hit")).to_have_count(0)
+
+        page.unroute("**/api/**")
+        page.clock.run_for(10_000)  # the figures' refresh: the server answers
+        expect(message).to_have_text(
+            "search failed: the server did not answer it; it answers again: search again"
+        )
+        expect(message).to_have_class("ok")
+        page.press("#search-input", "Enter")
+        expect(page.locator(".hit").first).to_be_visible()
+        expect(message).to_have_text("")

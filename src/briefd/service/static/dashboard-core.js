@@ -242,6 +242,7 @@ const STALE = "cannot load stats: ";
 // later): this page says it in its own terms, as it checks again by itself
 const BUILDING = ": the figures appear here when it is done (this page checks every 3 s).";
 const SEARCH_AGAIN = ": search again once the figures above appear";  // a search meanwhile
+const SEARCH_BACK = "the server did not answer it; it answers again: search again";
 
 // what is being built when a request failed because the index is (/api/health says so, open
 // without a token): the first index, or a new file the server fills from the source where the
@@ -264,6 +265,8 @@ async function refresh() {
   if (said.startsWith(STALE) || said.endsWith(BUILDING) || said.endsWith(SEARCH_AGAIN)) {
     message("", false);  // the figures are back: what was said of their absence is past
   }
+  // a search the server was away for: "the server does not answer" stood on while it did again
+  if (said.startsWith(SEARCH_FAILED + AWAY)) message(SEARCH_FAILED + SEARCH_BACK, false);
   // the server is back: the health panels that failed with it load now, not a minute later
   if ($("message").textContent.startsWith(NO_HEALTH + AWAY)) refreshHealth().catch(noHealth);
   render(s);
