@@ -35,7 +35,7 @@ topics (leave-topic-out, so a probe is as new to the probe set as a user's off-t
 and the threshold is the ``QUANTILE`` of those scores (each probe's coverage counted as a query's
 is): off-topic questions on this index score below it. A question in another language than the
 index's is held to its own language's level: its probes' median plus ``LANGUAGE_QUANTILE``'s
-normal deviate times the spread of every language's probes about their own median
+normal deviate times the spread of every language's probes within their own language
 (:func:`by_language`); in the index's own language only where that is lower than the pooled
 threshold. Probes with strong lexical evidence in the index are left out (that topic is not
 off-topic here). ``search.gate_offset`` (``briefd tune``) moves the threshold.
@@ -311,8 +311,8 @@ def by_language(
 ) -> tuple[tuple[str, float, float], ...]:
     """Per language with ``MIN_PER_LANGUAGE`` active probes or more: its probes' median, and
     its level: that median plus ``LANGUAGE_QUANTILE``'s normal deviate (1.645) times the
-    *spread* of the probes about their own language's median (the root mean square of each
-    language's standard deviation). The language sets the centre: the cross-lingual gap moves
+    *spread* of the probes within their own language (the root mean square of each language's
+    standard deviation). The language sets the centre: the cross-lingual gap moves
     all its scores alike. The spread is measured on every language's probes, three times as
     many: how far off-topic questions scatter about their language's centre is the model's and
     everyday talk's, not the language's, and one language's probes alone (translations of the
