@@ -443,3 +443,20 @@ def test_bm25_recall_on_a_two_document_knowledge_base_finds_its_sections(
     for prompt in ("how do I retry a failed git push", "how to decline a meeting politely"):
         result = api.recall(RecallRequest(prompt))
         assert (result.gate, result.sections) == ("empty", ()), prompt
+
+
+def test_a_hybrid_recall_searches_a_long_prompts_head_of_at_most_max_terms_words() -> None:
+    """See tests/hook/test_daemon_long.py: the words a hybrid recall searches are bounded, as
+    a BM25 recall's are; a prompt within the bound is searched as it is."""
+    from briefd.recall.evidence import MAX_TERMS
+    from briefd.text import query_terms
+
+    assert engine.searched(RELEVANT) == RELEVANT
+    pages = "\n".join(p.read_text() for p in sorted((EXAMPLE / "conventions").glob("*.md"))[:3])
+    head = engine.searched(pages)
+    assert pages.startswith(head) and len(head) < len(pages) // 10
+    assert (
+        len(set(query_terms(head))) <= MAX_TERMS < len(set(query_terms(pages[: len(head) + 300])))
+    )
+    blob = "".join(f"w{n}x" for n in range(5000))  # minified: no space at all
+    assert 0 < len(engine.searched(blob)) < len(blob)

@@ -33,6 +33,7 @@ from briefd.recall.engine import (
     RecallRequest,
     RecallResult,
     client_command,
+    searched,
 )
 from briefd.retrieval.candidates import prefetch
 from briefd.retrieval.semantic import SemanticIndex
@@ -193,7 +194,7 @@ class Daemon:
             self.unsent = Unsent(self.api.state)
             with answering_within(self.api, self.last + ANSWER_SECONDS):
                 if hybrid and query_terms(prompt):  # the model starts now, beside index reads
-                    prefetch(self.api.semantic, prompt)
+                    prefetch(self.api.semantic, searched(prompt))
                 answered = self.api.recall(request, self.unsent)
         except (BriefdError, ValueError) as exc:
             log.warning("recall refused: %s", exc)

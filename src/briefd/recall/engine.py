@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from briefd.errors import EmbeddingError, QueryError, StoreError
 from briefd.recall import pack, ranking
 from briefd.recall.block import Count, block_tokens, knowledge_block
+from briefd.recall.evidence import MAX_TERMS
 from briefd.recall.generic import chatter
 from briefd.recall.ranking import Confidence, HybridSearch, Ranking, tier
 from briefd.settings import RecallSettings, Settings
@@ -49,6 +50,7 @@ EMPTY_INDEX = "no document is indexed yet; run `briefd index`"  # the CLI search
 # /project:review): a word after one slash, then flags only; a path (/etc/hosts) is not one.
 _COMMAND = re.compile(r"/[^\W\d][\w.:-]*(?=\s|$)")
 _FLAGS = re.compile(r"(?:\s+--?[^\W\d][\w-]*(?:=\S*)?)*\s*")
+_WORDS = re.compile(r"\S{1,80}")  # see :func:`searched`
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,12 +334,27 @@ def _rank(
         return Ranking([], "empty", "the prompt has only common words")
     related = settings.recall.related
     if hybrid is not None:  # outside a read transaction: search opens its own
-        found = hybrid(prompt, scopes, top_k, related)
+        found = hybrid(searched(prompt), scopes, top_k, related)
         if found.gate == "empty" and not found.reason:
             return replace(found, reason="the prompt looks unrelated to the knowledge base")
         return found
     with store.read() as conn:
         return ranking.lexical(conn, prompt, scopes, settings, related)
+
+
+def searched(prompt: str) -> str:
+    """What a hybrid recall searches for ``prompt``: all of it, or its head with at most
+    ``MAX_TERMS`` distinct terms, as many as a BM25 recall looks at. A pasted page, diff or long
+    spec (search takes up to 256 distinct words) cost the warm daemon 2-5 s on a loaded 2-core
+    machine, past the hook's 1 s: the prompt got nothing, and three such prompts in a row had
+    the daemon ended as stuck. The model reads only the head of a long prompt anyway (512
+    tokens). A run of 80 characters without a space counts as a word here."""
+    seen: set[str] = set()
+    for word in _WORDS.finditer(prompt):
+        seen.update(query_terms(word.group()))
+        if len(seen) > MAX_TERMS:
+            return prompt[: word.start()].rstrip()
+    return prompt
 
 
 def client_command(prompt: str) -> tuple[str, str]:
