@@ -152,3 +152,28 @@ def test_a_common_word_beside_a_rare_one_is_not_scored_in_every_chunk(tmp_path: 
     assert every_chunk > 200_000
     # the rare word's 30 chunks, each scored for both words: nowhere near the common word's
     assert any_term <= 2 * 30 and all_terms <= 2 * 30, (any_term, all_terms)
+
+
+def test_a_word_in_much_of_the_index_scores_as_summing_every_posting(tmp_path: Path) -> None:
+    """Chunks looked up in a word's postings past 1/64 of the index go through a map of every
+    chunk position (built once per word) instead of a binary search each: the scores are the
+    ones summing each word's term score over its postings gives, bit for bit."""
+    index, reads = _synthetic(200_000, 60_000, 20_000)
+    groups = [(Word("common", ("common",)),), (Word("rare", ("rare",)),)]
+    conn = sqlite3.connect(tmp_path / "unused.db")  # every token is read already
+    try:
+        got = with_coverage(conn, index, groups, FieldWeights(), EVERY, None, False, reads)[0]
+    finally:
+        conn.close()
+    total = np.zeros(len(index.rows))
+    for token in ("common", "rare"):  # in query order, as the lists add them
+        docs, freqs = reads.tokens[token] or (np.empty(0, np.int64), np.empty((0, 3)))
+        at = index.positions(docs)
+        add = np.zeros(len(index.rows))
+        add[at] = index.term_score(index.idf(len(docs)), freqs, at, FieldWeights())
+        total += add
+    held = np.flatnonzero(total > 0)
+    expected = sorted(
+        ((int(index.rows[p]), -float(total[p])) for p in held), key=lambda r: (r[1], r[0])
+    )
+    assert got == expected

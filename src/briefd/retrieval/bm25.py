@@ -337,6 +337,9 @@ def with_coverage(
     return best, Coverage(index, tuple(t.rows for t in terms))
 
 
+DENSE = 64  # chunks looked up at once, as a share of the index, past which a term maps them
+
+
 @dataclass(frozen=True, slots=True)
 class _Term:
     """One query group as the scoring reads it: the chunks holding it (rowids, ascending),
@@ -349,6 +352,7 @@ class _Term:
     at: Positions | None = None
     values: Floats | None = None
     phrase: Phrase | None = None  # a phrase word, its score asked only where it can matter
+    slots: list[npt.NDArray[np.int32]] = field(default_factory=list, compare=False, repr=False)
 
     def spread(self, index: PostingsIndex) -> Positions:
         """The positions of every chunk holding it, ascending."""
@@ -356,8 +360,17 @@ class _Term:
 
     def where(self, index: PostingsIndex, at: Positions, rowids: postings.Rows) -> Positions:
         """Where each chunk (positions ``at``, rowids ``rowids``) is in its lists, -1 where it
-        is not."""
-        return _find(self.at, at) if self.at is not None else _find(self.rows, rowids)
+        is not: a binary search each, or past 1/DENSE of the index a map of every position,
+        built once per term (at a million chunks, 70,000 binary searches in a list of
+        290,000 took ~6 ms, the map ~1 ms)."""
+        if not self.slots and len(at) * DENSE < len(index.rows):
+            return _find(self.at, at) if self.at is not None else _find(self.rows, rowids)
+        if not self.slots:
+            spread = self.spread(index)
+            slot = np.full(len(index.rows), -1, dtype=np.int32)
+            slot[spread] = np.arange(len(spread), dtype=np.int32)
+            self.slots.append(slot)
+        return self.slots[0][at]
 
     def score(
         self, index: PostingsIndex, weights: FieldWeights, at: Positions, rowids: postings.Rows
