@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import jsonschema
 import pytest
 from fastapi.testclient import TestClient
@@ -353,3 +354,36 @@ def test_the_dashboards_gaps_hold_up_no_search_while_they_read_the_log(http: Tes
         reader.join(10)
         assert not reader.is_alive(), "the health panels waited for the lock"
     assert answered[0]["gaps"]["gaps"][0]["query"] == "kafka consumer lag alerts"
+
+
+def test_gaps_asked_over_rest_or_mcp_hold_up_no_search_while_they_read_the_log(
+    health_api: Briefd,
+) -> None:
+    """T3: GET /api/gaps and the knowledge_gaps tool (an agent's call, not only a person's)
+    read and grouped the whole query log under the server's lock, as the dashboard's panels
+    did: over 100,000 logged queries every search waited 5 to 7 s behind each call. Like the
+    panels, they now take the lock only while phrasings are embedded (embeddings off here:
+    none), so they answer while a request holds it."""
+
+    async def body(mcp: Client) -> str:
+        result = await mcp.call_tool("knowledge_gaps", {"since": "30d"})
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+    answered: dict[str, Any] = {}
+    app = create_app(health_api, service_config())
+    with serving(app) as base:
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        readers = {
+            "rest": lambda: answered.update(
+                rest=httpx.get(base + "/api/gaps", headers=auth, timeout=30).json()
+            ),
+            "mcp": lambda: answered.update(mcp=run(base + "/mcp", "auto", body)),
+        }
+        with app.state.briefd.lock:  # a search (or a long index update) holds the lock
+            for name, read in readers.items():
+                reader = threading.Thread(target=read)
+                reader.start()
+                reader.join(10)
+                assert not reader.is_alive(), f"{name} gaps waited for the lock"
+    assert answered["rest"]["gaps"][0]["query"] == "kafka consumer lag alerts"
+    assert "1. 'kafka consumer lag alerts': asked 7x" in answered["mcp"]

@@ -86,7 +86,12 @@ class TeamTools:
         Read-only."""
         request = GapsRequest(since, min_count, limit, offset)
         await anyio.to_thread.run_sync(self.state.saved_log)  # never under the service lock
-        found = await self._call("knowledge_gaps", lambda: self.state.api.gaps(request))
+        # read and grouped on a connection of its own: the lock only while phrasings are embedded
+        found = await anyio.to_thread.run_sync(
+            lambda: self.state.apart(
+                "mcp", "knowledge_gaps", lambda: self.state.api.gaps(request, self.state.lock)
+            )
+        )
         report = clipped(found)
         return report_result(gaps_text(report, repeated(since, min_count)), report)
 

@@ -42,7 +42,8 @@ def gaps(
     all); queries whose bundle was reported useful are left out."""
     request = GapsRequest(since, min_count, limit, offset)
     state.saved_log()  # what was just answered counts
-    return state.call("rest", "gaps", lambda: state.api.gaps(request))
+    # read and grouped on a connection of its own: the lock only while phrasings are embedded
+    return state.apart("rest", "gaps", lambda: state.api.gaps(request, state.lock))
 
 
 @router.get("/drift", response_model=DriftReport, responses=ERRORS)
