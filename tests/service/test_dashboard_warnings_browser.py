@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 from playwright.sync_api import Page, expect
 
 from briefd.api import Briefd
 from briefd.service import create_app
-from briefd.settings import load_settings
+from briefd.settings import Settings, load_settings
 from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN, serving
 from tests.service.test_dashboard_browser import browser, page, pytestmark
@@ -74,3 +75,42 @@ def test_a_default_scope_the_index_lacks_is_named_on_the_dashboard(
             "read domain only (indexed scopes: conventions, domain, projects/checkout, "
             "projects/ledger); set default_scopes in briefd.yaml to scopes the index has"
         )
+
+
+def test_an_index_damaged_while_the_page_is_open_says_to_rebuild_it_here(
+    page: Page, service_api: Briefd, service_settings: Settings
+) -> None:
+    """The index file damaged under the server (a disk fault, a truncated copy), found so by an
+    agent's search: /api/health said "damaged", every search failed, and the dashboard showed
+    its figures (their pages still read) with nothing said; where the figures failed too it
+    said "rebuild it with `briefd index --rebuild`", a shell a team lead at this page may not
+    have. The page now says the file was found damaged and that the button above rebuilds it,
+    and the rebuild ends it. The page's clock is driven."""
+    page.clock.install()
+    page.on("dialog", lambda dialog: dialog.accept())
+    db = service_settings.db
+    with serving(create_app(service_api, service_config())) as url:
+        opened(page, url)
+        expect(page.locator("#stat-documents")).to_have_text("45")
+        expect(page.locator("#health-since")).to_contain_text("since ")  # nothing in flight
+        with db.open("r+b") as file:
+            file.truncate(db.stat().st_size // 3)
+        # an agent's search finds it so
+        asked = {"q": "chargeback evidence deadline"}
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        assert httpx.get(url + "/api/search", params=asked, headers=auth).status_code == 503
+        page.clock.run_for(10_000)
+        message = page.locator("#message")
+        expect(message).to_contain_text("the index file was found damaged at ")
+        expect(message).to_contain_text(
+            "(database disk image is malformed): \u201cRebuild index\u201d above builds it anew "
+            "from the knowledge source (searches fail until then)"
+        )
+        expect(page.locator("#stat-documents")).to_have_text("45")  # the figures still read
+        expect(message).to_have_class("bad")
+        page.click("#btn-rebuild")
+        for _ in range(20):  # the page follows the job every second
+            page.clock.run_for(1_000)
+            if (message.text_content() or "").startswith("rebuild done"):
+                break
+        expect(message).to_have_text("rebuild done: 45 documents, 338 sections")

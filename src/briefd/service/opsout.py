@@ -33,6 +33,11 @@ class StatsIndexOut(BaseModel):
     problems: list[ProblemOut] = Field(description="The first 50 documents' problems.")
     problems_count: int
     warnings: list[str] = Field(description="What the start-up log warns about the index.")
+    damaged: str | None = Field(
+        default=None,
+        description="A request found the index file damaged inside: what /api/health's notice "
+        "says, until a rebuild replaces the file (searches fail meanwhile).",
+    )
 
 
 class SourceRowOut(BaseModel):

@@ -61,6 +61,8 @@ def service_stats(state: State) -> dict[str, Any]:
             jobs,
             index_warnings(overview, names, source, settings),
         )
+        # the figures may still read while searches fail on the damaged pages: said with them
+        out["index"]["damaged"] = state.index_damage()
         return {**out, "proposals_enabled": settings.proposals.enabled}
 
     return state.call("rest", "stats", gather)

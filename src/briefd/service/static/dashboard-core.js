@@ -167,6 +167,7 @@ function render(s) {
     const li = document.createElement("li"); li.className = "bad"; li.textContent = "warning: " + text;
     return li;
   }));
+  saidDamaged(s);
   const jobs = Object.values(s.jobs || {}).map((j) => `${j.name}: ${j.finished_at ? (j.error ? failure(j, s.sync) : "done " + j.finished_at) : "running since " + j.started_at}`);
   $("jobs").textContent = jobs.join(" · ");
   ended(s.jobs || {});
@@ -248,10 +249,8 @@ const SEARCH_BACK = "the server did not answer it; it answers again: search agai
 // without a token): the first index, or a new file the server fills from the source where the
 // served one was deleted (its notice says when); "" when nothing is
 async function building(e) {
-  if (e.status !== 503) return "";
-  let health;
-  try { health = await api("/api/health"); } catch (err) { return ""; }
-  if (health.status !== "building") return "";
+  const health = await healthOn503(e);
+  if (!health || health.status !== "building") return "";
   const deleted = /^the index file was deleted at ([^;]+);/.exec(health.notice || "");
   return deleted
     ? `the index file was deleted at ${deleted[1]}, and a new one is being filled from the source`
@@ -273,8 +272,40 @@ async function refresh() {
   return s;
 }
 
+async function healthOn503(e) {
+  if (e.status !== 503) return null;
+  try { return await api("/api/health"); } catch (err) { return null; }
+}
+
+// the index file found damaged (/api/health says so): the server's 503 names `briefd index
+// --rebuild`, a shell a team lead at this page may not have (a container); the button above
+// rebuilds it. "" when the index is not damaged.
+async function damaged(e) {
+  const health = await healthOn503(e);
+  if (!health || health.status !== "damaged") return "";
+  return rebuildHere(health.notice);
+}
+
+// the index file found damaged by a request: the figures may still read (their pages intact)
+// while every search fails, and nothing here said so; said above them until a rebuild ends it
+const DAMAGED = "the index file was found damaged";
+function saidDamaged(s) {
+  const rebuilding = s.jobs && s.jobs.rebuild && !s.jobs.rebuild.finished_at;
+  if (s.index.damaged && !rebuilding) message(rebuildHere(s.index.damaged), true);
+  else if ($("message").textContent.startsWith(DAMAGED)) message("", false);
+}
+
+// the server's notice of a damaged file names `briefd index --rebuild`, a shell a team lead at
+// this page may not have (a container): the button above rebuilds it
+function rebuildHere(notice) {
+  const found = /^(the index file was found damaged at [^;]+);/.exec(notice || "");
+  return (found ? found[1] : DAMAGED) + ": \u201cRebuild index\u201d above builds it anew from the knowledge source (searches fail until then)";
+}
+
 // a refresh that fails (the server stopped, a proxy answers 502) leaves the last figures up:
 // say that they are old until a refresh succeeds again
-function stale(e) {
-  if (e.message !== "unauthorized") message(STALE + e.message + "; the figures below may be out of date, trying again every 10 s", true);
+async function stale(e) {
+  if (e.message === "unauthorized") return;
+  const broken = await damaged(e);
+  message(broken || STALE + e.message + "; the figures below may be out of date, trying again every 10 s", true);
 }

@@ -53,7 +53,7 @@ function start() {
     showApp();
     const built = await building(e);
     if (built) message(built[0].toUpperCase() + built.slice(1) + BUILDING, false);
-    else message(STALE + e.message, true);
+    else message(await damaged(e) || STALE + e.message, true);
     retry = setTimeout(start, 3000);
   });
 }
