@@ -167,6 +167,35 @@ JIRA_MACRO_HTML = (
     "</span></span></p>"
 )
 
+
+# a Jira issues macro shown as a table, as Data Center's export_view renders it (captured from a
+# public site: an empty first row, the header row, then a row an issue; no data-jira-key, the
+# key a link to the issue, the summary and the status plain cells)
+def jira_table_row(key: str, summary: str, status: str) -> str:
+    cell = '<td class="jira-macro-table-underline-pdfexport">'
+    return (
+        f'<tr class="rowNormal">{cell}<a href="https://jira.example.com/browse/{key}?src=confmacro">'
+        f'{key}</a></td>{cell}{summary}</td>{cell}<span class="aui-lozenge aui-lozenge-subtle '
+        f'aui-lozenge-current">{status}</span></td></tr>'
+    )
+
+
+JIRA_TABLE_HTML = (
+    "<p>Open before the release:</p>"
+    '<div id="refresh-module--1732135165" class="refresh-module-id jira-table">'
+    '<div id="jira-issues--1732135165" style="width: 100%;  overflow: auto;" class="jira-issues">'
+    '<table class="aui" style="padding:5px !important;vertical-align: top;"><tbody><tr></tr><tr>'
+    + "".join(
+        '<th class="jira-macro-table-underline-pdfexport jira-tablesorter-header"><span '
+        f'class="jim-table-header-content">{name}</span></th>'
+        for name in ("Key", "Summary", "Status")
+    )
+    + "</tr>"
+    + jira_table_row("OPS-9", OPS_SUMMARY, "Blocked on legal")
+    + jira_table_row("SHOP-43", "Release 2026.5", "To Do")
+    + "</tbody></table></div></div>"
+)
+
 # a table of steps with a screenshot and an attached file per row, as export_view renders
 # them (embedded images carry no alt: their name is data-linked-resource-default-alias)
 SCREENS_HTML = (
@@ -213,6 +242,7 @@ PAGES: dict[str, dict[str, Any]] = {
         "html": JIRA_MACRO_HTML,
     },
     "98771": {"title": "Deploy screens", "space": "ENG", "type": "page", "html": SCREENS_HTML},
+    "98772": {"title": "Release issues", "space": "ENG", "type": "page", "html": JIRA_TABLE_HTML},
     "11111": {"title": "Ops secrets", "space": "OPS", "type": "page", "html": "<p>Hidden.</p>"},
 }
 SPACES = {"ENG": ("131073", "Engineering"), "OPS": ("131074", "Operations")}

@@ -558,6 +558,26 @@ def test_a_pages_jira_issue_macro_outside_the_projects_shows_its_key_alone(
 
 
 @pytest.mark.parametrize("deployment", ["cloud", "dc"])
+def test_a_pages_jira_issues_table_withholds_every_cell_of_a_row_outside_the_projects(
+    tmp_path: Path, deployment: str, request: pytest.FixtureRequest
+) -> None:
+    """The Jira issues macro shown as a table (export_view: a row an issue, the key a link,
+    the summary and status plain cells, no data-jira-key): a row of an issue outside
+    jira.projects showed its summary and status; now its key's link alone."""
+    site: FakeSite = request.getfixturevalue(deployment)
+    text = facade(tmp_path, site).confluence_page("98772", 2000, None).text.markdown
+    assert data.OPS_SUMMARY not in text and "Blocked on legal" not in text
+    assert "| [OPS-9](https://jira.example.com/browse/OPS-9?src=confmacro) |  |  |" in text
+    assert (
+        "| [SHOP-43](https://jira.example.com/browse/SHOP-43?src=confmacro) | Release 2026.5 "
+        "| To Do |"
+    ) in text
+    everywhere = facade(tmp_path, site, **{"jira.projects": []})
+    shown = everywhere.confluence_page("98772", 2000, None).text.markdown
+    assert f"| {data.OPS_SUMMARY} | Blocked on legal |" in shown
+
+
+@pytest.mark.parametrize("deployment", ["cloud", "dc"])
 def test_a_project_the_account_cannot_see_is_left_out_not_every_search_failed(
     tmp_path: Path, deployment: str, request: pytest.FixtureRequest
 ) -> None:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from briefd.atlassian import render
-from briefd.atlassian.convert import fence, html_to_markdown
+from briefd.atlassian.convert import fence, html_to_markdown, withheld_issues
 from briefd.atlassian.render import fit, open_fence
 from tests.atlassian import data
 from tests.atlassian.conftest import facade
@@ -449,3 +449,20 @@ def test_tables_merged_in_merged_cells_convert_without_doubling_each_level() -> 
     assert html_to_markdown(
         '<table><tr><td rowspan="2">a</td><td>b</td></tr><tr><td>c</td></tr></table>'
     ) == ("|  |  |\n| --- | --- |\n| a | b |\n| a | c |")  # within the bound: copied
+
+
+def test_a_jira_issues_table_whose_summary_is_the_issues_link_keeps_only_the_key() -> None:
+    """Cloud's Jira work items table (its class, no container), the summary a link to the
+    issue and the key's column after it: the row keeps a link by the key alone, in the first
+    cell linking to the issue; a plain table of the page's own is left as it is."""
+    link = '<a href="https://acme.atlassian.net/browse/OPS-9">{}</a>'
+    row = f"<tr><td>{link.format(data.OPS_SUMMARY)}</td><td>{link.format('OPS-9')}</td>"
+    table = (
+        '<table class="jiraWorkItemMacroListViewTable"><thead><tr><th>Summary</th><th>Key</th>'
+        f"<th>Assignee</th></tr></thead><tbody>{row}<td>Grace Hopper</td></tr></tbody></table>"
+    )
+    own = f"<table><tr><td>{link.format('OPS-9')}</td><td>our note</td></tr></table>"
+    out = html_to_markdown(withheld_issues(table + own, lambda key: key.startswith("OPS-")))
+    assert data.OPS_SUMMARY not in out and "Grace Hopper" not in out
+    assert "| [OPS-9](https://acme.atlassian.net/browse/OPS-9) |  |  |" in out
+    assert "| [OPS-9](https://acme.atlassian.net/browse/OPS-9) | our note |" in out

@@ -42,6 +42,10 @@ _HELD = re.compile("([ \t]*)\ue000([0-9a-f]{8}):(\\d+)\ue001")  # a code line he
 _SHORTCODE = re.compile(r"^:[\w+-]+:$")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 _CELLS = frozenset(("td", "th"))
+# the Jira issues macro shown as a table (Data Center, Cloud), and an issue's link in it
+_JIRA_TABLE_CLASSES = frozenset(("jira-issues", "jira-table", "jiraWorkItemMacroListViewTable"))
+_JIRA_TABLE = re.compile(r"jira-issues|jira-table|jiraWorkItemMacroListViewTable|jira-tablesorter")
+_BROWSE = re.compile(r"/browse/([A-Za-z][A-Za-z0-9_]*-[0-9]+)(?![A-Za-z0-9_-])")
 _CELL_ENDS = re.compile(r"^(?:\s|<br>|\ue002)+|(?:\s|<br>|\ue002)+$")
 _PARAGRAPH = "\ue002"  # where a paragraph in a table cell starts or ends, until convert_td
 _PARAGRAPHS = re.compile(r"(?:\s*<br>)*\s*\ue002(?:\s*(?:\ue002|<br>))*\s*")
@@ -85,13 +89,18 @@ def html_to_markdown(html: str, base: str = "") -> str:
 def withheld_issues(html: str, outside: Callable[[str], bool]) -> str:
     """``html`` with each issue for which ``outside`` holds (a project outside
     ``jira.projects``) down to its key: Jira renders a link to an issue with its summary as the
-    link's ``title`` and its key struck through once resolved, and Confluence's Jira issue macro
-    with its summary and status; the link itself stays. ``html`` as it was when it names no such
-    issue (no parse)."""
-    if "data-issue-key" not in html and "data-jira-key" not in html:
+    link's ``title`` and its key struck through once resolved, Confluence's Jira issue macro
+    with its summary and status, and its Jira issues macro shown as a table a row an issue
+    (key, summary, status, assignee…: every cell of such a row is withheld, the key's link
+    kept). ``html`` as it was when it names no such issue (no parse)."""
+    if (
+        "data-issue-key" not in html
+        and "data-jira-key" not in html
+        and not _JIRA_TABLE.search(html)
+    ):
         return html
     soup = BeautifulSoup(html, "html.parser")
-    changed = False
+    changed = _withheld_rows(soup, outside)
     for tag in soup.find_all(True):
         key = str(tag.get("data-issue-key") or tag.get("data-jira-key") or "")
         if not key or not outside(key):
@@ -109,6 +118,40 @@ def withheld_issues(html: str, outside: Callable[[str], bool]) -> str:
         else:
             tag.replace_with(key)
     return str(soup) if changed else html
+
+
+def _withheld_rows(soup: BeautifulSoup, outside: Callable[[str], bool]) -> bool:
+    """In each table of the Jira issues macro (Data Center's ``div.jira-issues`` around a
+    ``table.aui``, Cloud's ``table.jiraWorkItemMacroListViewTable``), each row whose issue (the
+    first link to ``…/browse/KEY`` in it) is outside: its first cell linking to the issue → a
+    link by the key alone, every other cell emptied. Whether a row was."""
+    changed = False
+    for table in soup.find_all("table"):
+        if not _jira_table(table):
+            continue
+        for row in table.find_all("tr"):
+            cells = row.find_all(["td", "th"], recursive=False)
+            links = [(c, a) for c in cells for a in c.find_all("a", href=True)]
+            keyed = [(c, a, m.group(1)) for c, a in links if (m := _BROWSE.search(str(a["href"])))]
+            if not keyed or not outside(keyed[0][2]):
+                continue
+            held, link, key = keyed[0]
+            for cell in cells:
+                cell.clear()
+            shown = soup.new_tag("a", href=str(link["href"]))
+            shown.string = key
+            held.append(shown)
+            changed = True
+    return changed
+
+
+def _jira_table(table: Tag) -> bool:
+    """Whether ``table`` is the Jira issues macro's (its class, a container's, a header's)."""
+    if _classes(table) & _JIRA_TABLE_CLASSES:
+        return True
+    if any(_classes(parent) & _JIRA_TABLE_CLASSES for parent in table.parents):
+        return True
+    return table.find("th", class_="jira-tablesorter-header") is not None
 
 
 def code_language(pre: Tag) -> str:
