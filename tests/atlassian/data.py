@@ -196,6 +196,21 @@ JIRA_TABLE_HTML = (
     + "</tbody></table></div></div>"
 )
 
+# a page of ENG that includes pages of OPS (outside confluence.spaces) with the Include Page
+# and Excerpt Include macros: export_view inlines their content in the macro's div, which
+# names neither the page nor its space (the storage format does)
+OPS_RUNBOOK = "Page the HSM custodian on 555-0199 before rotating"
+INCLUDING_HTML = (
+    "<p>On call:</p>"
+    '<div class="conf-macro output-block" data-hasbody="false" data-macro-name="include" '
+    f'data-macro-id="5f1c"><p>{OPS_RUNBOOK}.</p></div>'
+    '<div class="conf-macro output-block" data-hasbody="false" '
+    'data-macro-name="excerpt-include" data-macro-id="7a2e"><div class="panel" '
+    'style="border-width: 1px;"><div class="panelHeader" style="border-bottom-width: 1px;">'
+    '<b>Ops secrets</b></div><div class="panelContent"><p>The vault is sealed at night.</p>'
+    "</div></div></div>"
+)
+
 # a table of steps with a screenshot and an attached file per row, as export_view renders
 # them (embedded images carry no alt: their name is data-linked-resource-default-alias)
 SCREENS_HTML = (
@@ -243,6 +258,7 @@ PAGES: dict[str, dict[str, Any]] = {
     },
     "98771": {"title": "Deploy screens", "space": "ENG", "type": "page", "html": SCREENS_HTML},
     "98772": {"title": "Release issues", "space": "ENG", "type": "page", "html": JIRA_TABLE_HTML},
+    "98773": {"title": "On call", "space": "ENG", "type": "page", "html": INCLUDING_HTML},
     "11111": {"title": "Ops secrets", "space": "OPS", "type": "page", "html": "<p>Hidden.</p>"},
 }
 SPACES = {"ENG": ("131073", "Engineering"), "OPS": ("131074", "Operations")}

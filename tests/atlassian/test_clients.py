@@ -577,6 +577,20 @@ def test_a_pages_jira_issues_table_withholds_every_cell_of_a_row_outside_the_pro
     assert f"| {data.OPS_SUMMARY} | Blocked on legal |" in shown
 
 
+def test_content_a_page_includes_from_another_space_is_shown_as_the_readme_says(
+    tmp_path: Path, cloud: FakeSite
+) -> None:
+    """Include Page and Excerpt Include inline another page's content in export_view, in a
+    div naming neither that page nor its space: a page of confluence.spaces shows it, whatever
+    its space, and the README says so where confluence.spaces is described."""
+    text = facade(tmp_path, cloud).confluence_page("98773", 2000, None).text.markdown
+    assert f"On call:\n\n{data.OPS_RUNBOOK}.\n\n> **Panel: Ops secrets**" in text
+    assert "The vault is sealed at night." in text
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    said = next(line for line in readme.splitlines() if line.startswith("| `confluence.spaces`"))
+    assert "Include Page and Excerpt Include macros pull from a page of another space" in said
+
+
 @pytest.mark.parametrize("deployment", ["cloud", "dc"])
 def test_a_project_the_account_cannot_see_is_left_out_not_every_search_failed(
     tmp_path: Path, deployment: str, request: pytest.FixtureRequest
