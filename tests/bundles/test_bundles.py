@@ -73,7 +73,7 @@ def test_markdown_rendering_attributes_every_section(example: Briefd) -> None:
         if item.heading_path:  # the section's own heading line is not repeated
             assert f"## {item.heading_path[-1]}\n" not in bundle.text
     assert bundle.diagnostics.estimator.startswith("cl100k_base")
-    assert bundle.diagnostics.ranking_version == "r12"
+    assert bundle.diagnostics.ranking_version == "r13"
 
 
 def test_package_and_manifest_modes_carry_each_section_once(example: Briefd) -> None:

@@ -110,7 +110,7 @@ def test_search_json_has_the_hit_fields(indexed: Path) -> None:
     result = briefd("search", "retry policy for card payments", "--json", cwd=indexed)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["ranking_version"] == "r12" and data["mode"] == "bm25"
+    assert data["ranking_version"] == "r13" and data["mode"] == "bm25"
     hit = data["hits"][0]
     assert {
         "chunk_id",

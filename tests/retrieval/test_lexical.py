@@ -97,7 +97,7 @@ def test_punctuation_never_raises(indexed: Briefd) -> None:
         "don't retry",
     ]:
         result = indexed.search(SearchRequest(query, scopes=("all",)))
-        assert result.ranking_version == "r12"
+        assert result.ranking_version == "r13"
 
 
 def test_query_without_words_is_a_clear_error(indexed: Briefd) -> None:

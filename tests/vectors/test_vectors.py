@@ -101,7 +101,7 @@ def test_hybrid_explain_shows_every_signal(hybrid_api: Briefd, write_files: Writ
     result = hybrid_api.search(
         SearchRequest("partial refund", scopes=("all",), explain=True, related=0)
     )
-    assert result.mode == "hybrid" and result.ranking_version == "r12"
+    assert result.mode == "hybrid" and result.ranking_version == "r13"
     top = result.hits[0]
     assert top.heading == "Partial refunds"
     assert top.explain is not None

@@ -42,6 +42,7 @@ class Candidates:
     coverage: bm25.Coverage | None = None
     reads: bm25.Reads | None = None  # what the lexical lists read (the gate's counts reuse it)
     prefixes: tuple[bm25.Word, ...] = ()  # prefix forms the any-term list scored (--explain)
+    groups: tuple[tuple[bm25.Word, ...], ...] = ()  # the any-term list's words (proximity)
     # when FTS5 answered (no postings): the AND of the any-term list's words the index holds
     # (None: it holds none), and the candidates holding them all (:meth:`_every_held`)
     held: str | None = None
@@ -342,6 +343,7 @@ def _lexical(
             found.lists[ANY_TERM] = run_match(conn, plan.any_term, scopes, weights, depth, every)
         if mode == "hybrid":  # the all-terms bonus's words, as the postings would count them
             found.held = held_words(conn, plan.any_groups)
+            found.groups = _tokenizer(lexicon).groups(plan.any_groups)
         return
     # every word as typed for the all-terms list; prefix forms widen the any-term list only
     every_groups = lexicon.tokenizer.groups(plan.groups)
@@ -358,14 +360,25 @@ def _lexical(
                 conn, index, any_groups, weights, depth, within, False, reads
             )
             found.prefixes = tuple(w for group in any_groups for w in group if w.prefix)
+            found.groups = any_groups
     except bm25.StalePostings:
         if lexicon is not None:
             lexicon.invalidate()
         found.lists.clear()
-        found.coverage, found.reads, found.prefixes = None, None, ()
+        found.coverage, found.reads, found.prefixes, found.groups = None, None, (), ()
         _lexical(conn, found, plan, mode, scopes, settings, depth, every, None)
         return
     found.postings = True
+
+
+@functools.cache
+def _own_tokenizer() -> bm25.Tokenizer:
+    return bm25.Tokenizer()
+
+
+def _tokenizer(lexicon: Lexicon | None) -> bm25.Tokenizer:
+    """The lexicon's query tokenizer, else one of this module's (FTS5 answering)."""
+    return lexicon.tokenizer if lexicon is not None else _own_tokenizer()
 
 
 def held_words(conn: sqlite3.Connection, groups: Sequence[Sequence[str]]) -> str | None:

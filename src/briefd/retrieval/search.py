@@ -10,10 +10,10 @@ from dataclasses import dataclass, replace
 
 from briefd.errors import EmbeddingError, QueryError
 from briefd.model import Hit, HitExplain, SearchMode, SearchResult
-from briefd.retrieval import gate_evidence, supersession
+from briefd.retrieval import gate_evidence, proximity, supersession
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.candidates import Candidates, embedding, finish, start
-from briefd.retrieval.fusion import Fused, rrf, score_fusion
+from briefd.retrieval.fusion import Evidence, Fused, rrf, score_fusion
 from briefd.retrieval.gate import (
     Calibration,
     GateDecision,
@@ -46,13 +46,14 @@ from briefd.store.tags import check_tags, normalise_tags, tagged_rowids
 from briefd.text import query_terms
 from briefd.vectors import store as vector_store
 
-RANKING_VERSION = "r12"  # r7: a typo's tie goes to the word holding it with letters added;
+RANKING_VERSION = "r13"  # r7: a typo's tie goes to the word holding it with letters added;
 # r8: a superseded document's hit goes after the first hit of the one superseding it; r9: the
 # English clitic an apostrophe joins to a query word is no query word ("what's": what), and a
 # joined name the index holds is one phrase term ("payments.events.v1", "2025-03-14"); r10: so
 # is a compound the index writes joined ("cert-manager", "e-mail"); r11: the model reads a word
 # typed without diacritics as the index mostly writes it ("sifre": şifre); r12: the all-terms
-# bonus counts the query words the index holds (a word no section has keeps it from none)
+# bonus counts the query words the index holds (a word no section has keeps it from none);
+# r13: query words near each other in a section's text, table or heading add to its BM25
 TAGGED_DEPTH = 4  # with a tags filter, candidate lists go this many times deeper
 
 
@@ -127,7 +128,7 @@ def _search(
     words = gate_evidence.query_words(conn, plan, lexicon, lists) if mode == "hybrid" else None
     found = finish(conn, gathering, settings, semantic)
     lexical = _lexical(conn, found, words) if mode == "hybrid" else None
-    fused = _fuse(found, mode, settings, lexical)
+    fused = _fuse(conn, found, mode, settings, lexical)
     gate = None
     if mode == "hybrid" and settings.gate and semantic is not None:
         gate = _gate(read, found, semantic, settings, lexical)
@@ -203,6 +204,7 @@ def _plan(
 
 
 def _fuse(
+    conn: sqlite3.Connection,
     found: Candidates,
     mode: SearchMode,
     settings: SearchSettings,
@@ -210,15 +212,25 @@ def _fuse(
 ) -> list[Fused[int]]:
     """Score fusion for hybrid (RRF when configured). The lexical side of a query in another
     language than the index's (:meth:`LexicalEvidence.foreign`) counts by the share of its
-    words the index has: BM25 on the few it shares (a name, "euro") is mostly noise there."""
+    words the index has: BM25 on the few it shares (a name, "euro") is mostly noise there.
+    The first pass's best are then fused again with their query words' proximity added to
+    their BM25 (:mod:`briefd.retrieval.proximity`)."""
     if mode == "hybrid" and settings.fusion == "score":
         scale = lexical.present() if lexical is not None and lexical.foreign() else 1.0
-        return score_fusion(
-            found.evidence(coverage=settings.coverage_bonus > 0),
-            settings.vector_weight,
-            settings.all_terms_bonus,
-            settings.coverage_bonus,
-            scale,
+
+        def fuse(evidence: list[Evidence]) -> list[Fused[int]]:
+            return score_fusion(
+                evidence,
+                settings.vector_weight,
+                settings.all_terms_bonus,
+                settings.coverage_bonus,
+                scale,
+            )
+
+        evidence = found.evidence(coverage=settings.coverage_bonus > 0)
+        chunks = len(found.coverage.index.rows) if found.coverage is not None else None
+        return proximity.rescored(
+            conn, found, evidence, fuse(evidence), fuse, settings.heading_weight, chunks
         )
     return rrf(found.ranked(settings), settings.rrf_k)
 

@@ -581,6 +581,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         "branch was pushed to",
         after=_proposal_pushed_to,
     ),
+    Migration(
+        23,
+        "m023_proximity",
+        """
+        CREATE TABLE IF NOT EXISTS proximity (  -- each chunk's tokens in order: store.streams
+            chunk INTEGER PRIMARY KEY, length INTEGER NOT NULL, terms BLOB NOT NULL,
+            cells BLOB NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS proximity_state (  -- written by the next index run
+            id INTEGER PRIMARY KEY CHECK (id = 1), chunks INTEGER NOT NULL, total INTEGER NOT NULL
+        );
+        """,
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].number

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from briefd.store import streams
 from briefd.store.changes import TEXT_SQL, Delta
 from briefd.text import fold
 
@@ -59,7 +60,13 @@ class Coverage:
 
 def apply(conn: sqlite3.Connection, delta: Delta, progress: Progress = _quiet) -> None:
     """Bring the postings up to date with the chunks after an index run (same transaction);
-    a full build reports ``progress("postings", terms done, terms)``."""
+    a full build reports ``progress("postings", terms done, terms)``. The chunks' token
+    streams (:mod:`briefd.store.streams`) too."""
+    _apply(conn, delta, progress)
+    streams.apply(conn, delta, conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+
+def _apply(conn: sqlite3.Connection, delta: Delta, progress: Progress) -> None:
     if delta.empty() and _state_matches(conn):
         return
     current = load_coverage(conn)
