@@ -11,7 +11,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from briefd.store import surfaces, vocabulary
-from briefd.text import refolded
+from briefd.store.migration_steps import (
+    CONTENT_TABLES,
+    FTS_COLUMNS,
+    build_postings,
+    chunk_windows_sql,
+    content_version_sql,
+    hash_logged_queries,
+    interim_16,
+    interim_sql,
+    proposal_pushed_to,
+    refolded_words,
+)
+
+__all__ = ["CONTENT_TABLES", "MIGRATIONS", "SCHEMA_VERSION", "Migration", "schema_doc"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,140 +35,6 @@ class Migration:
     name: str
     sql: str
     after: Callable[[sqlite3.Connection], None] | None = None
-
-
-_FTS_COLUMNS = (
-    "briefd_fold({r}.title || ' ' || {r}.aliases), briefd_fold({r}.heading_path), "
-    "briefd_fold({r}.content)"
-)
-
-
-# What the search caches read (postings, vectors, vocabulary, calibration, meta): a change to
-# any of them moves ``content_version``, and only those do. A session remembered or a query
-# logged by another process no longer makes every cache in a server reload (PRAGMA
-# data_version moves on any commit: measured, a hook's in-process answer next to a warm daemon
-# cost the daemon's next recall +19 ms — vectors, postings and spelling read again). The two
-# tables with a row per word have no trigger of their own: ``postings`` is only written with
-# ``postings_state`` and ``vocabulary`` with ``chunks``, in the same transaction (a trigger per
-# word made a BM25-only rebuild of the example knowledge ~6% slower).
-_COUNTED_SINCE_17 = (
-    "documents",
-    "chunks",
-    "links",
-    "chunk_vectors",
-    "calibration",
-    "postings_state",
-    "index_meta",
-)
-CONTENT_TABLES = (*_COUNTED_SINCE_17, "chunk_windows")  # its triggers come with it (18)
-
-
-def _content_version_sql() -> str:
-    triggers = "\n".join(
-        f"CREATE TRIGGER {table}_{event.lower()}_moves_content AFTER {event} ON {table} "
-        "BEGIN UPDATE content_version SET n = n + 1; END;"
-        for table in _COUNTED_SINCE_17
-        for event in ("INSERT", "UPDATE", "DELETE")
-    )
-    return (
-        "CREATE TABLE content_version (n INTEGER NOT NULL);\n"
-        "INSERT INTO content_version (n) VALUES (0);\n" + triggers
-    )
-
-
-def _chunk_windows_sql() -> str:
-    """The windows a long chunk is also embedded as (R2, :func:`briefd.markdown.passages.
-    passage_windows`): per chunk text and window size, each window's passage hash, whose vector
-    is in ``chunk_vectors``. A chunk with no window of that size has one row at position -1
-    (so a chunk still to be windowed is told from one with nothing to window)."""
-    triggers = "\n".join(
-        f"CREATE TRIGGER chunk_windows_{event.lower()}_moves_content AFTER {event} ON "
-        "chunk_windows BEGIN UPDATE content_version SET n = n + 1; END;"
-        for event in ("INSERT", "UPDATE", "DELETE")
-    )
-    return (
-        """
-        CREATE TABLE chunk_windows (
-            embed_hash TEXT NOT NULL,   -- the chunk's passage hash
-            words INTEGER NOT NULL,     -- the window size it was cut at
-            position INTEGER NOT NULL,  -- 0, 1, ... in the chunk; -1: no window
-            window_hash TEXT NOT NULL,  -- the window's passage hash ('' at -1)
-            PRIMARY KEY (embed_hash, words, position)
-        ) WITHOUT ROWID;
-        CREATE INDEX chunk_windows_window ON chunk_windows(window_hash);
-        """
-        + triggers
-    )
-
-
-def _hash_logged_queries(conn: sqlite3.Connection) -> None:
-    from briefd.store import queryhash
-
-    queryhash.hash_logged_queries(conn)
-
-
-def _interim_16(conn: sqlite3.Connection) -> None:
-    from briefd.store import interim
-
-    interim.bring_up(conn)
-
-
-def _interim_sql() -> str:
-    """What the first forms of migrations 16 and 17 lacked or had too much (a build between
-    them recorded schema 16 or 17 all the same): every statement a no-op on the final form."""
-    triggers = "\n".join(
-        f"DROP TRIGGER IF EXISTS {table}_{event}_moves_content;"
-        for table in ("vocabulary", "postings")
-        for event in ("insert", "update", "delete")
-    )
-    return (
-        """
-        UPDATE query_log SET surface = CASE client WHEN 'mcp' THEN 'mcp' WHEN 'hook' THEN 'hook'
-            ELSE 'rest' END WHERE surface IS NULL;
-        CREATE INDEX IF NOT EXISTS query_log_groups
-            ON query_log(query_hash, created_at, results, gate, top_score, surface, kind);
-        CREATE TABLE IF NOT EXISTS drift_basis (
-            doc_path TEXT PRIMARY KEY,
-            refs TEXT NOT NULL,
-            updated_at TEXT NOT NULL
-        ) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS query_vectors (
-            query_hash TEXT NOT NULL,
-            model TEXT NOT NULL,
-            embedding BLOB NOT NULL,
-            PRIMARY KEY (query_hash, model)
-        ) WITHOUT ROWID;
-        """
-        + triggers
-    )
-
-
-def _build_postings(conn: sqlite3.Connection) -> None:
-    from briefd.store import postings  # numpy: not for the hook's light path
-
-    postings.rebuild(conn)
-
-
-def _refolded_words(conn: sqlite3.Connection) -> None:
-    """An index whose text holds Han or kana characters was tokenized with each run of them
-    (a sentence) as one word, and one holding ß with it (Straße, never found by "strasse"):
-    its FTS index, postings and word list are made again as :func:`briefd.text.fold` now
-    folds. Other indexes are left as they are."""
-    rows = conn.execute(
-        "SELECT title || ' ' || aliases || ' ' || heading_path, content FROM chunks"
-    )
-    if not any(refolded(head) or refolded(body) for head, body in rows):
-        return
-    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
-    vocabulary.rebuild(conn)
-    _build_postings(conn)
-
-
-def _proposal_pushed_to(conn: sqlite3.Connection) -> None:
-    """The column, added once (an index set back to an older version runs this again)."""
-    columns = {str(row[1]) for row in conn.execute("PRAGMA table_info(proposals)")}
-    if "pushed_to" not in columns:
-        conn.execute("ALTER TABLE proposals ADD COLUMN pushed_to TEXT")
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -220,17 +99,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
             INSERT INTO chunks_fts(rowid, title, heading_path, content)
-            VALUES (new.rowid, {_FTS_COLUMNS.format(r="new")});
+            VALUES (new.rowid, {FTS_COLUMNS.format(r="new")});
         END;
         CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
             INSERT INTO chunks_fts(chunks_fts, rowid, title, heading_path, content)
-            VALUES ('delete', old.rowid, {_FTS_COLUMNS.format(r="old")});
+            VALUES ('delete', old.rowid, {FTS_COLUMNS.format(r="old")});
         END;
         CREATE TRIGGER chunks_au AFTER UPDATE ON chunks BEGIN
             INSERT INTO chunks_fts(chunks_fts, rowid, title, heading_path, content)
-            VALUES ('delete', old.rowid, {_FTS_COLUMNS.format(r="old")});
+            VALUES ('delete', old.rowid, {FTS_COLUMNS.format(r="old")});
             INSERT INTO chunks_fts(rowid, title, heading_path, content)
-            VALUES (new.rowid, {_FTS_COLUMNS.format(r="new")});
+            VALUES (new.rowid, {FTS_COLUMNS.format(r="new")});
         END;
         """,
     ),
@@ -480,7 +359,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             scopes TEXT NOT NULL        -- JSON list
         );
         """,
-        after=_build_postings,
+        after=build_postings,
     ),
     Migration(
         15,
@@ -550,16 +429,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (query_hash, model)
         ) WITHOUT ROWID;
         """,
-        after=_hash_logged_queries,
+        after=hash_logged_queries,
     ),
-    Migration(17, "m017_content_version", _content_version_sql()),
-    Migration(18, "m018_chunk_windows", _chunk_windows_sql()),
-    Migration(19, "m019_interim_schemas", _interim_sql(), after=_interim_16),
+    Migration(17, "m017_content_version", content_version_sql()),
+    Migration(18, "m018_chunk_windows", chunk_windows_sql()),
+    Migration(19, "m019_interim_schemas", interim_sql(), after=interim_16),
     Migration(
         20,
-        "m020_refolded_words",
+        "m020refolded_words",
         "-- the FTS index, postings and vocabulary again when the text holds Han, kana or ß",
-        after=_refolded_words,
+        after=refolded_words,
     ),
     Migration(
         21,
@@ -576,10 +455,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         22,
-        "m022_proposal_pushed_to",
+        "m022proposal_pushed_to",
         "-- proposals.pushed_to TEXT: the URL (without user:token@) of the remote a proposal's "
         "branch was pushed to",
-        after=_proposal_pushed_to,
+        after=proposal_pushed_to,
     ),
     Migration(
         23,
