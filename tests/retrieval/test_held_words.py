@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from briefd.api import Briefd
 from briefd.embeddings.fake import FakeEmbedder
+from briefd.errors import StoreError
 from briefd.retrieval.search import SearchRequest
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
@@ -107,3 +110,22 @@ def test_without_the_postings_the_bonus_counts_the_same_words(
     assert bonus == {"Speakers"}
     assert without["zzzz qqqq"]
     assert all(dict(parts)["all-terms"] == 0.0 for _, _, parts in without["zzzz qqqq"])
+
+
+def test_postings_state_damaged_under_a_reader_is_the_damaged_index_error(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """A damaged page can hand a reader bytes SQLite does not refuse (the scopes' JSON cut
+    short): the search failed with a JSONDecodeError, not the damaged-index error that says to
+    rebuild, and a server's start-up warm-up search broke its task group on it."""
+    write_files(TV_MANUAL)
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        api.index()
+        with api.store.write() as conn:
+            conn.execute("UPDATE postings_state SET scopes = '[\"dom'")
+        api._lexicon.invalidate()
+        with pytest.raises(StoreError, match="malformed") as raised:
+            api.search(SearchRequest("dotted screen edge", scopes=("all",)))
+        damaged = api.store.damaged  # what /api/health reports
+    assert "rebuild" in str(raised.value)
+    assert damaged is not None and "postings_state" in damaged

@@ -382,12 +382,17 @@ def load_coverage(conn: sqlite3.Connection) -> Coverage | None:
     ).fetchone()
     if row is None:
         return None
-    return Coverage(
-        np.frombuffer(row[0], "<i8").astype(np.int64),
-        np.frombuffer(row[1], "<i4").astype(np.int32),
-        np.frombuffer(row[2], "<u2").astype(np.uint16),
-        tuple(json.loads(row[3])),
-    )
+    try:
+        return Coverage(
+            np.frombuffer(row[0], "<i8").astype(np.int64),
+            np.frombuffer(row[1], "<i4").astype(np.int32),
+            np.frombuffer(row[2], "<u2").astype(np.uint16),
+            tuple(json.loads(row[3])),
+        )
+    except (ValueError, TypeError) as exc:  # a page damaged under a reader: not SQLite's error
+        raise sqlite3.DatabaseError(
+            f"database disk image is malformed (postings_state cannot be read: {exc})"
+        ) from None
 
 
 def _state_matches(conn: sqlite3.Connection) -> bool:
