@@ -121,3 +121,45 @@ def test_an_empty_bundle_names_them_too(indexed: Briefd) -> None:
     printed = CliRunner().invoke(cli, args, env={"BRIEFD_EMBEDDINGS__ENABLED": "false"})
     assert printed.exit_code == 0, printed.output
     assert f"warning: {WARNING}" in " ".join(printed.output.split())
+
+
+NOTHING = (
+    "nothing in scopes domain, conventions answers this issue: this bundle holds the issue "
+    "alone, no section of the knowledge"
+)
+
+
+def test_a_bundle_the_issue_alone_makes_up_says_the_knowledge_had_nothing(
+    indexed: Briefd,
+) -> None:
+    """An issue the knowledge has nothing for: the bundle is the issue alone, which the CLI
+    counted as "1 section" and REST and MCP sent without a word (its one item read as a
+    section found; the scopes not requested that answer it went unnamed too)."""
+    nowhere = indexed.compile_bundle(BundleRequest("", issue="kebab recipe with garlic"))
+    assert [i.chunk_id[:6] for i in nowhere.items] == ["issue:"]
+    assert nowhere.warnings == (NOTHING,)
+    elsewhere = indexed.compile_bundle(BundleRequest("", issue=QUERY))
+    assert elsewhere.warnings == (WARNING,)  # said once: not both
+    answered = indexed.compile_bundle(BundleRequest("", issue="monthly installments"))
+    assert len(answered.items) == 2 and answered.warnings == ()
+    with TestClient(create_app(indexed, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        rest = http.post("/api/bundle", json={"issue": "kebab recipe with garlic"}).json()
+    assert rest["warnings"] == [NOTHING]
+
+    async def body(client: Client) -> Any:
+        return await client.call_tool("compile_bundle", {"issue": "kebab recipe with garlic"})
+
+    with serving(create_app(indexed, service_config())) as base:
+        result = run(base + "/mcp", "auto", body)
+    assert not result.is_error, result.content
+    assert result.structured_content["warnings"] == [NOTHING]
+    assert f"Warning: {NOTHING}" in result.content[0].text
+    env = {"BRIEFD_EMBEDDINGS__ENABLED": "false"}
+    for issue, count in (("kebab recipe with garlic", 0), ("monthly installments", 1)):
+        args = ["--db", str(indexed.settings.db), "bundle", "--issue", issue]
+        printed = CliRunner().invoke(cli, args, env=env)
+        assert printed.exit_code == 0, printed.output
+        said = " ".join(printed.output.split())
+        assert f" · the issue and {count} section{'s' * (count != 1)} · " in said, said
+        assert (f"warning: {NOTHING}" in said) == (count == 0), said

@@ -48,8 +48,10 @@ from briefd.bundles.model import (
 from briefd.bundles.pack import ISSUE_RESERVE, effective_budget, pack
 from briefd.bundles.structure import elsewhere, issue_head, unresolved
 from briefd.bundles.warned import (
+    ISSUE,
     counted,
     crowded_out,
+    issue_alone,
     issue_left_out,
     issue_reserve,
     no_text,
@@ -196,6 +198,7 @@ def _compiled(engine: Engine, request: BundleRequest, live: bool) -> Bundle:
         warned += issue_left_out(bundle, warned, _growth(engine, request) if live else None)
         warned += crowded_out(bundle, warned)
         warned += _answered_elsewhere(conn, engine, asked, bundle, warned) + no_text(bundle)
+        warned += issue_alone(bundle, warned)
         base = _base(conn, engine, request.base, key) if request.base else None
         held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)
     if fresh and not live:  # a live issue's text is never stored
@@ -233,7 +236,9 @@ def _answered_elsewhere(
     requested answer it, as an empty search does: a project's runbook outside the default
     scopes is not "nothing". Only where the warning fits the budget beside ``warned``."""
     d = bundle.diagnostics
-    if bundle.items or asked.target is not None or any(e.chunk_id for e in d.exclusions):
+    if bundle.knowledge or asked.target is not None:
+        return ()  # (an issue heading the bundle alone does not answer it)
+    if any(e.chunk_id and not e.chunk_id.startswith(ISSUE) for e in d.exclusions):
         return ()
     query = retrieval_query(asked.request.task, asked.request.issue, None)
     if not query_terms(query):

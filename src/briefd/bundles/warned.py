@@ -113,6 +113,35 @@ def issue_left_out(
     return (short,)
 
 
+NOTHING_FOR_ISSUE = "nothing in "  # how the warning of a bundle the issue alone makes up starts
+
+
+def issue_alone(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """A bundle the tracker issue alone makes up, nothing of the knowledge having matched
+    (none left out for room: :func:`crowded_out` says that), says so: its one item read as
+    one section found ("1 section"). Said once: not beside the warning that names the scopes
+    not requested that answer it (which says "nothing in scopes … answers this")."""
+    d = bundle.diagnostics
+    if bundle.delta is not None or not bundle.items or bundle.target is not None:
+        return ()
+    if bundle.knowledge:
+        return ()
+    if any(e.chunk_id and not e.chunk_id.startswith(ISSUE) for e in d.exclusions):
+        return ()
+    if any(w.startswith(NOTHING_FOR_ISSUE) for w in warned):
+        return ()
+    scopes = f"scopes {', '.join(d.scopes)}" if d.scopes else "the knowledge"
+    room = min(d.budget, d.hard_limit) - d.tokens - warnings_tokens(warned)
+    for said in (
+        f"{NOTHING_FOR_ISSUE}{scopes} answers this issue: this bundle holds the issue alone, "
+        "no section of the knowledge",
+        f"{NOTHING_FOR_ISSUE}the knowledge answers this issue",
+    ):
+        if warnings_tokens((*warned, said)) - warnings_tokens(warned) <= room:
+            return (said,)
+    return ()
+
+
 def issue_reserve(hard_limit: int, budget: int) -> int:
     """What a warning beside a tracker issue packed whole can cost at most: the short form of
     :func:`crowded_out`'s (the issue kept, no section beside it), kept back with the issue."""

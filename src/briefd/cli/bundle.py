@@ -201,11 +201,19 @@ def _print(bundle: Bundle, json_output: bool) -> None:
         errors.print(f"warning: {printable(warning)}", markup=False, soft_wrap=True)
 
 
+def _sections(bundle: Bundle) -> str:
+    """The knowledge's sections counted, after the tracker issue when one heads the bundle
+    ("the issue and 0 sections": its one item is not a section found)."""
+    sections = len(bundle.knowledge)
+    said = counted(sections, "section")
+    return f"the issue and {said}" if sections < len(bundle.items) else said
+
+
 def summary(bundle: Bundle) -> str:
     d = bundle.diagnostics
     parts = [
         f"bundle {bundle.bundle_id}",
-        counted(len(bundle.items), "section"),
+        _sections(bundle),
         f"{d.tokens}/{d.budget} tokens ({d.estimator})",
         f"{len(d.exclusions)} excluded",
         "cached" if bundle.cached else "compiled",
