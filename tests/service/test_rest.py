@@ -580,6 +580,25 @@ def test_query_log_records_searches_and_bundles(client: TestClient, service_api:
     assert TOKEN not in repr(entries)
 
 
+def test_a_bundle_by_code_paths_alone_is_logged_by_its_paths(
+    client: TestClient, service_api: Briefd
+) -> None:
+    """A bundle asked for by code paths alone (no task, no issue) was logged as the query '',
+    a group of its own in gaps and usage: now by its paths (as a context is by its
+    document), and, no question, with no score for gaps to weigh."""
+    paths = ["tools/ledger-close/run.go", "/services/ledger-writer/internal/period/close.go"]
+    answer = client.post("/api/bundle", json={"paths": paths, "scopes": ["all"]})
+    assert answer.status_code == 200 and answer.json()["items"], answer.text
+    client.app.state.briefd.flush()  # type: ignore[attr-defined]
+    entries = [e for e in service_api.state.recent_queries() if e.kind == "bundle"]
+    assert "" not in [e.query for e in entries]
+    logged = entries[0]
+    assert (
+        logged.query == "services/ledger-writer/internal/period/close.go, tools/ledger-close/run.go"
+    )
+    assert logged.top_score is None and logged.results == len(answer.json()["items"])
+
+
 def test_startup_warms_the_vector_index_before_the_first_query(
     service_settings: Settings,
 ) -> None:

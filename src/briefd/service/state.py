@@ -40,6 +40,7 @@ from briefd.service.schemas import (
     proposal_out,
     search_out,
 )
+from briefd.sources.refs import normalise_paths
 from briefd.store.activity import QueryLogEntry, now_iso
 from briefd.store.db import Reopened, content_version
 from briefd.store.reloads import Reloads
@@ -337,11 +338,11 @@ class ServiceState:
         self.served(caller.surface, caller.name, result.tokens)  # a delta's: what it sends
         elapsed = (time.perf_counter() - started) * 1000
         asked = request.task or (request.issue or "")[:500]
-        # a document asked for by path alone (context, no task) is no question: no score to
-        # weigh, so the gaps report never reads it as a weak answer
+        # a document or code paths asked for alone (no task) is no question: no score to weigh
+        # (gaps never reads it as weak), logged by what named it (not as a query '' group)
         answered = result.knowledge  # a tracker issue heading it is no answer, no section
         top = max((i.score for i in answered), default=None) if asked else None
-        query = asked or (request.target or "")
+        query = asked or request.target or ", ".join(normalise_paths(request.paths))[:500]
         scopes = result.diagnostics.scopes
         self.log_query(
             "bundle",
