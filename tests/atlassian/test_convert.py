@@ -466,3 +466,14 @@ def test_a_jira_issues_table_whose_summary_is_the_issues_link_keeps_only_the_key
     assert data.OPS_SUMMARY not in out and "Grace Hopper" not in out
     assert "| [OPS-9](https://acme.atlassian.net/browse/OPS-9) |  |  |" in out
     assert "| [OPS-9](https://acme.atlassian.net/browse/OPS-9) | our note |" in out
+
+
+def test_the_empty_row_before_a_jira_issues_tables_header_is_dropped() -> None:
+    """Data Center's Jira issues table opens with an empty ``<tr></tr>``: the table came out
+    with a bare ``|`` for its first line and its header line as an ordinary row."""
+    assert html_to_markdown(data.JIRA_TABLE_HTML).split("\n")[2:5] == [
+        "| Key | Summary | Status |",
+        "| --- | --- | --- |",
+        "| [OPS-9](https://jira.example.com/browse/OPS-9?src=confmacro) | "
+        f"{data.OPS_SUMMARY} | Blocked on legal |",
+    ]

@@ -74,7 +74,7 @@ def html_to_markdown(html: str, base: str = "") -> str:
         return ""
     soup = BeautifulSoup(html, "html.parser", element_classes={Tag: Tagged})
     tags = _tags(soup)
-    for rewrite in (_unscripted, _emoticons, _panels, _expands, _tasks, _monospace):
+    for rewrite in (_unscripted, _emoticons, _panels, _expands, _tasks, _monospace, _empty_rows):
         rewrite(soup, tags)
     if base:
         _absolute(tags, base)
@@ -332,6 +332,16 @@ def _monospace(soup: BeautifulSoup, tags: _Tags) -> None:
     not: a command or a config key came out as plain text) → ``<code>``."""
     for tag in tags.get("tt", []):
         tag.name = "code"
+
+
+def _empty_rows(soup: BeautifulSoup, tags: _Tags) -> None:
+    """A table row without a cell goes: Data Center's Jira issues table starts with an empty
+    ``<tr></tr>`` before its header row, which made the table's first line a bare ``|`` and
+    its header an ordinary row."""
+    for row in tags.get("tr", []):
+        if row.find(["td", "th"], recursive=False) is None:
+            row.decompose()
+    tags["tr"] = [row for row in tags.get("tr", []) if not row.decomposed]
 
 
 def _after_a_tag(el: Tag) -> bool:
