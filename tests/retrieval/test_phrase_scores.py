@@ -118,3 +118,21 @@ def test_a_phrase_is_asked_of_fts5_only_where_it_can_be_among_the_best(
     assert scored and all("+rowid IN (" in s for s in scored), scored
     asked = [s.count(",", s.index("+rowid IN")) + 1 for s in scored]
     assert sum(asked) < holding / 2, (asked, holding)
+
+
+def test_a_phrase_no_section_holds_beside_words_that_some_do(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """A phrase word none of whose tokens the index holds ("zzqx_wvvy") scores 0.0 wherever
+    the other words lead (bounded by its tokens' counts: there are none), as FTS5 ranks it."""
+    root = write_files({})
+    shutil.copytree(EXAMPLE, root, dirs_exist_ok=True)
+    api.index(root)
+    query, search = "zzqx_wvvy merchant refunds", SearchSettings()
+    assert api.search(SearchRequest(query, mode="bm25", scopes=("all",))).hits
+    with api.store.read() as conn:
+        scopes = tuple(known_scopes(conn))
+        plan = build_match(query, "text", terms=joined_terms(conn, query))
+        ours = start(conn, query, plan, "bm25", scopes, search, None, 5, True, Lexicon())
+        fts5 = start(conn, query, plan, "bm25", scopes, search, None, 5, True, None)
+    assert ours.found.postings and ours.found.lists == fts5.found.lists

@@ -173,14 +173,13 @@ class Phrase:
         """Per chunk (``where`` in :attr:`known`) and column: the fewest times any token of
         the phrase occurs there."""
         rowids = self._rowids[where]
-        most: npt.NDArray[np.int64] | None = None
-        for docs, freqs in self._tokens:
+        most = np.zeros((len(where), 3), dtype=np.int64)  # a phrase no chunk holds: none
+        for n, (docs, freqs) in enumerate(self._tokens):
             at = np.minimum(np.searchsorted(docs, rowids), len(docs) - 1)
             if len(at) and (docs[at] != rowids).any():
                 raise StalePostings  # a chunk FTS5 says holds the phrase lacks a token of it
             counts = freqs[at].astype(np.int64)
-            most = counts if most is None else np.minimum(most, counts)
-        assert most is not None
+            most = counts if n == 0 else np.minimum(most, counts)
         return most
 
     def _ask(self, where: npt.NDArray[np.intp]) -> None:
