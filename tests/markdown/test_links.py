@@ -109,6 +109,18 @@ def test_unclosed_comment_openers_cost_one_pass() -> None:
     assert len(doc.links) == 20_002
 
 
+def test_a_40000_letter_word_in_a_shortcode_is_read_in_linear_time() -> None:
+    """A shortcode's argument names were tried from every letter of a long word (an unquoted
+    hash or token pasted as an argument): 11 CPU-s for 40,000 letters, growing with their
+    square, and ``briefd index`` waited on it (17 s for a 20,000-letter one on a loaded machine)."""
+    word = "Q" * 40_000
+    text = f'# Notes\n\nSee {{{{< relref path="fees.md" version={word} >}}}} for the rules.\n'
+    started = time.process_time()  # CPU time: a loaded machine (CI's other jobs) adds none
+    doc = parse_document("domain/notes.md", text, "domain", "h", count_tokens)
+    assert time.process_time() - started < 2
+    assert [(ln.kind, ln.target) for ln in doc.links] == [("markdown", "fees.md")]
+
+
 def test_hugo_ref_and_relref_shortcodes_are_links() -> None:
     """A Hugo site links pages with ``ref``/``relref``: those were no links (the shortcode's
     spaces are no Markdown destination), so related context and ``briefd links`` missed them.
