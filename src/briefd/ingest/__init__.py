@@ -130,16 +130,29 @@ def index_source(
     """``history`` (path → last commit, from a git checkout) gives documents their
     ``updated_commit`` / ``updated_at``; without it ``updated_at`` is the file time. Runs on
     one index take turns (:func:`index_run_lock`)."""
-    with index_run_lock(store.path, lambda holder: progress(WAITING + holder, 0, 1)) as waited:
+    with index_run_lock(store.path, lambda holder: progress(WAITING + holder, 0, 1)) as run:
+        noted = _noted(progress, run.progress)
         overtaken = None if rebuild or not _LEAVE_OTHERS.get() else _overtaken(store, settings)
         if overtaken is not None:
             raise ConfigError(overtaken)
         with Spool(store.path.expanduser().absolute().parent) as parsed:
             report = _index_source(
-                store, source, settings, rebuild, progress, embedder, history, parsed
+                store, source, settings, rebuild, noted, embedder, history, parsed
             )
     _INDEXED_WITH[str(store.path.expanduser().resolve())] = _signature(settings)
+    waited = run.waited
     return replace(report, waited_seconds=round(waited, 2)) if waited > 1 else report
+
+
+def _noted(progress: Progress, lock: Progress) -> Progress:
+    """``progress``, its stages also written in the run's lock file for others to read (a
+    prompt answered while a first index run builds the index, ``runlock.index_run``)."""
+
+    def both(stage: str, done: int, total: int) -> None:
+        lock(stage, done, total)
+        progress(stage, done, total)
+
+    return both
 
 
 # index file → the parse signature this process last indexed it with (_overtaken)

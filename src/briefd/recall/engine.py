@@ -18,6 +18,7 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from briefd.errors import EmbeddingError, QueryError, StoreError
@@ -29,6 +30,7 @@ from briefd.recall.ranking import Confidence, HybridSearch, Ranking, tier
 from briefd.settings import RecallSettings, Settings
 from briefd.state.sessions import IndexSessions, SessionMemory
 from briefd.store.db import Store
+from briefd.store.runlock import index_run
 from briefd.store.scopes import resolve_scopes
 from briefd.store.supersession import superseded_by, superseders
 from briefd.text import query_terms
@@ -329,7 +331,7 @@ def _rank(
     if command and not prompt:
         return Ranking([], "off", f"the prompt is the client command {command}, not a question")
     if not prompt or not scopes:  # no scope at all: no document (a first index run stopped)
-        return Ranking([], "off", "empty prompt" if not prompt else EMPTY_INDEX)
+        return Ranking([], "off", "empty prompt" if not prompt else empty_index(store.path))
     if not query_terms(prompt):
         return Ranking([], "empty", "the prompt has only common words")
     related = settings.recall.related
@@ -340,6 +342,26 @@ def _rank(
         return found
     with store.read() as conn:
         return ranking.lexical(conn, prompt, scopes, settings, related)
+
+
+def empty_index(db: Path) -> str:
+    """Why an index without documents answers nothing: none was built (or a first run
+    stopped), or a first index run is building it now, said with how far it is, as the run's
+    lock file tells (a hook that said "run `briefd index`" then sent the user to start what
+    was already running)."""
+    run = index_run(db)
+    if run is None:
+        return EMPTY_INDEX
+    facts = [f"pid {run.pid}"] if run.pid else []
+    if run.since:
+        facts.append(f"for {max(0, round(time.time() - run.since))} s")
+    if run.stage and run.total:
+        facts.append(f"{run.stage} {run.done}/{run.total}")
+    said = f" ({', '.join(facts)})" if facts else ""
+    return (
+        f"no document is indexed yet: an index run{said} is building the index now; prompts "
+        "get knowledge once it finishes"
+    )
 
 
 def searched(prompt: str) -> str:
