@@ -3,9 +3,8 @@ from the API's dataclasses into them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -20,11 +19,14 @@ from briefd.bundles.model import (
 )
 from briefd.graph.suggest import Suggestions
 from briefd.model import Hit, ScopeInfo, SearchResult
-from briefd.proposals.model import Proposal, ProposalStatus
 from briefd.retrieval.budget import within_budget
 from briefd.service import searchnotes as notes
 from briefd.service.documents import json_tokens
-from briefd.service.problems import flags_for_counts
+from briefd.service.proposal_schemas import ProposalIn as ProposalIn  # one import path for
+from briefd.service.proposal_schemas import ProposalOut as ProposalOut  # both surfaces
+from briefd.service.proposal_schemas import ProposalsOut as ProposalsOut
+from briefd.service.proposal_schemas import proposal_out as proposal_out
+from briefd.service.request_body import RequestIn as RequestIn
 from briefd.store.activity import UsageReceipt
 from briefd.store.scopes import default_scope_warnings
 from briefd.text import whole_characters
@@ -134,23 +136,6 @@ class DocumentsOut(BaseModel):
         default=None,
         description="Pass as cursor for the next page (null: no more documents).",
     )
-
-
-class RequestIn(BaseModel):
-    """A request body: a field it does not have is an error naming it (422), not ignored — a
-    typo such as ``max_token`` would otherwise quietly fall back to the default. A count sent
-    as ``true`` or ``false`` is refused naming the field, as MCP tool arguments are
-    (:func:`~briefd.service.problems.flags_for_counts`): pydantic read ``true`` as 1."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_flag_for_a_count(cls, data: Any) -> Any:
-        wrong = flags_for_counts(cls, data) if isinstance(data, Mapping) else ""
-        if wrong:
-            raise ValueError(wrong)
-        return data
 
 
 class UsageIn(RequestIn):
@@ -433,69 +418,6 @@ class HealthOut(BaseModel):
     commit: str | None = None  # the knowledge commit served, as `briefd version` names it
 
 
-class ProposalIn(RequestIn):
-    doc_path: str = Field(min_length=1, max_length=1000, description="e.g. domain/retry.md")
-    # no min_length: an empty or blank text gets the proposal check's own words (400), alike
-    change_description: str = Field(
-        max_length=10_000, description="Why; becomes the commit message."
-    )
-    new_content: str = Field(
-        max_length=2_000_000,
-        description="The complete new Markdown (the document's front matter is kept when this "
-        "has none).",
-    )
-    scopes: list[str] | None = Field(None, description="Scopes the caller may see ('all').")
-    client: str | None = Field(None, max_length=200)
-
-
-# Every field of briefd.proposals.model.Proposal (a test keeps them in step), in the order REST
-# has always sent them. No docstring: it would become the schema's description on both surfaces.
-class ProposalOut(BaseModel):
-    id: str
-    branch: str
-    doc_path: str
-    description: str
-    commit_hash: str | None
-    pr_url: str | None
-    pr_number: int | None
-    status: ProposalStatus | str
-    client: str | None
-    created_at: str
-    base_branch: str | None
-    base_commit: str | None
-    forge_error: str | None
-    status_checked_at: str | None
-    pushed_to: str | None = Field(
-        default=None,
-        description="The URL (without credentials) of the remote the branch was pushed to; "
-        "null for a local proposal, or one pushed before briefd recorded where.",
-    )
-    superseded_by: list[str] | None = Field(  # only in the answer to a new proposal
-        default=None,
-        exclude_if=lambda value: not value,
-        description="Documents whose front matter says they supersede doc_path: the current "
-        "text is there, and a change to the rule may belong there instead.",
-    )
-    where: str | None = Field(  # only in the answer to a new proposal
-        default=None,
-        exclude_if=lambda value: value is None,
-        description="Where the new proposal's branch is and what comes next, when status and "
-        "pr_url do not say it: a local branch of the checkout, not pushed anywhere (how to push "
-        "it), or a branch pushed with no forge to open its pull request (forge.type: none). "
-        "The same words as the MCP answer's text.",
-    )
-
-
-class ProposalsOut(BaseModel):
-    proposals: list[ProposalOut]
-    counts: dict[str, int]
-    total: int = Field(description="Proposals of the status asked, those of other pages too.")
-    next_cursor: str | None = Field(
-        default=None,
-        description="Pass as cursor for the next page (null: no more proposals).",
-    )
-
-
 def hit_out(hit: Hit) -> HitOut:
     return HitOut.model_validate(replace(hit, score=round(hit.score, 6)), from_attributes=True)
 
@@ -605,8 +527,3 @@ def suggestions_out(
         dismissed_broken=items.dismissed_broken,
         other_scopes=items.other_scopes,
     )
-
-
-def proposal_out(proposal: Proposal) -> ProposalOut:
-    """The one wire shape of a proposal, for REST and MCP alike."""
-    return ProposalOut.model_validate(proposal, from_attributes=True)
