@@ -121,6 +121,16 @@ def test_a_40000_letter_word_in_a_shortcode_is_read_in_linear_time() -> None:
     assert [(ln.kind, ln.target) for ln in doc.links] == [("markdown", "fees.md")]
 
 
+def test_a_heading_with_80000_spaces_in_it_is_read_in_linear_time() -> None:
+    """A heading's ``{#anchor}`` was looked for from each space of a run in it: 5 CPU-s for
+    80,000 spaces, growing with their square, ``briefd index`` waiting on it."""
+    text = "# Fees" + " " * 80_000 + "card {#card-fees}\n\nTwo percent.\n"
+    started = time.process_time()  # CPU time: a loaded machine (CI's other jobs) adds none
+    doc = parse_document("domain/fees.md", text, "domain", "h", count_tokens)
+    assert time.process_time() - started < 2
+    assert [(h.text, h.anchor) for h in doc.headings] == [("Fees card", "card-fees")]
+
+
 def test_hugo_ref_and_relref_shortcodes_are_links() -> None:
     """A Hugo site links pages with ``ref``/``relref``: those were no links (the shortcode's
     spaces are no Markdown destination), so related context and ``briefd links`` missed them.
