@@ -507,18 +507,27 @@ def _scored(
         return at, _scores(index, terms, weights, at)
     rowids = index.rows[at]
     low, high = np.zeros(len(at)), np.zeros(len(at))
+    plain: list[Floats | None] = []  # each word's scores, kept: a long query's are most of it
     for term in terms:
         if term.phrase is not None:
             least, most = term.phrase.bounds(term.where(index, at, rowids), at)
+            plain.append(None)
         else:
             least = most = term.score(index, weights, at, rowids)
+            plain.append(least)
         low += least
         high += most
     known = np.concatenate([*before, low])
     if len(known) >= limit:
         cut = -float(np.partition(-known, limit - 1)[limit - 1])
-        at = at[high * (1.0 + PRUNE_MARGIN) >= cut * (1.0 - PRUNE_MARGIN)]
-    return at, _scores(index, terms, weights, at)
+        keep = high * (1.0 + PRUNE_MARGIN) >= cut * (1.0 - PRUNE_MARGIN)
+        at, rowids = at[keep], rowids[keep]
+    else:
+        keep = np.ones(len(at), dtype=bool)
+    total = np.zeros(len(at), dtype=np.float64)
+    for term, scores in zip(terms, plain, strict=True):  # in query order, as _scores adds
+        total += term.score(index, weights, at, rowids) if scores is None else scores[keep]
+    return at, total
 
 
 def _best(
