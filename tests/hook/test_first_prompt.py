@@ -111,3 +111,38 @@ def test_without_embeddings_the_first_prompt_answers_as_the_daemon_will(
     assert str(keywords["reason"]).startswith("answered by keywords: ")
     specific = first(run_hook, SPECIFIC, "s-2", embeddings=False)
     assert specific["confidence"] == "strong" and len(specific["sections"]) > 1  # type: ignore[arg-type]
+
+
+STACK_TRACE = (
+    'Exception in thread "main" java.lang.NullPointerException: Cannot invoke "String.length()"'
+    ' because "s" is null\n'
+    "\tat com.example.app.Util.count(Util.java:12)\n"
+    "\tat com.example.app.Main.run(Main.java:33)\n"
+    "\tat com.example.app.Main.main(Main.java:8)"
+)
+HALTED = (
+    "ledger-writer stopped consuming, what do I do?\n"
+    "2026-12-06T09:12:44Z ERROR ledger-writer partition=7 offset=88123 event=evt_9f2 "
+    "UnbalancedEntryError: debits 1000 != credits 990\n"
+    "2026-12-06T09:12:44Z WARN ledger-writer partition 7 halted (on_failure=halt)"
+)
+
+
+def test_a_pasted_stack_trace_as_first_prompt_injects_nothing_and_our_services_log_its_sections(
+    settings: Settings, embedded_example: Path, starting: Path, run_hook: RunHook
+) -> None:
+    """A Java stack trace pasted as the first prompt got a short section of the example
+    knowledge by keywords: main, app and util meet in one section by chance in 0.05% of such
+    indexes, counted as if they were the knowledge's words, though main and app are as common
+    in everyday agent prompts (the generic probes) as in it. Only words the knowledge holds more
+    often than those prompts now count; a log of the team's ledger-writer still gets its sections."""
+    shutil.copyfile(embedded_example, settings.db)
+    pasted = first(run_hook, STACK_TRACE, "s-1", embeddings=True)
+    assert (pasted["confidence"], pasted["sections"], pasted["knowledge"]) == ("none", [], "")
+    log = first(run_hook, HALTED, "s-2", embeddings=True)
+    assert log["confidence"] == "strong"
+    assert "Those consumers stop the partition instead (`on_failure: halt`)" in str(
+        log["knowledge"]
+    )
+    bare = run_hook(payload=hook_json(STACK_TRACE, "s-3"), env=DAEMON)  # what the agent gets
+    assert (bare.code, bare.stdout, bare.stderr) == (0, "", "")

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from briefd.recall.generic import probe_shares
 from briefd.retrieval.lexical import FieldWeights, run_match
 from briefd.text import query_terms
 
@@ -61,7 +62,8 @@ class LexicalRecall:
     informative: tuple[str, ...]
     rows: tuple[tuple[int, float], ...]
     candidates: int
-    chance: float | None = None  # of the best kept row's matched terms (see :func:`chance`)
+    # of the best kept row's matched terms that tell (see :func:`chance`, :func:`telling`)
+    chance: float | None = None
 
 
 def rules_of(settings: Settings) -> tuple[FieldWeights, EvidenceRules]:
@@ -119,8 +121,18 @@ def lexical_recall(
     if kept:
         floor = rules.relative_floor * kept[0][1]  # both negative: floor is nearer zero
         kept = [(r, s) for r, s in kept if s <= floor]
-    best = chance(found[kept[0][0]], counts, total) if kept else None
+    best = chance(telling(found[kept[0][0]], counts, total), counts, total) if kept else None
     return LexicalRecall(terms, informative, tuple(kept), len(ranked), best)
+
+
+def telling(matched: Sequence[str], counts: dict[str, int], total: int) -> list[str]:
+    """The matched terms that say the prompt is about this knowledge base: those more of its
+    sections hold than of the generic probes (:func:`briefd.recall.generic.probe_shares`).
+    A word as common in everyday agent prompts as in the index (main, app, build, step, 12)
+    meets the index's words in pasted tool output as often as in a question, so it is no
+    evidence that they meet by more than chance."""
+    shares = probe_shares()
+    return [t for t in matched if counts[t] / total > shares.get(t, 0.0)]
 
 
 def chance(matched: Sequence[str], counts: dict[str, int], total: int) -> float:

@@ -414,6 +414,18 @@ CHATTER_TERMS = 3  # a longer prompt names what it is about, whatever its words
 
 
 @functools.cache
+def probe_shares() -> dict[str, float]:
+    """Per term (as prompts' terms read), the share of the generic probes holding it: how
+    common the word is in everyday agent prompts (see :func:`briefd.recall.evidence.telling`)."""
+    probes = [set(query_terms(p)) for group in GENERIC_PROMPTS.values() for p in group]
+    held: dict[str, int] = {}
+    for terms in probes:
+        for term in terms:
+            held[term] = held.get(term, 0) + 1
+    return {term: count / len(probes) for term, count in held.items()}
+
+
+@functools.cache
 def _vocabulary() -> tuple[frozenset[str], frozenset[str]]:
     """(every word of the probes and turn words, the turn words), as prompts' terms read."""
     turns = frozenset(t for w in TURN_WORDS for t in query_words(w))

@@ -52,7 +52,7 @@ def by_chance(expected: float | None, weak_z: float, strong_z: float) -> Confide
     in the hook's process while the recall daemon loads the model), from lexical evidence
     alone: how likely it is that some section of the index holds the best section's matched
     words together by chance (Poisson, from ``expected``, the sections that would were the
-    words independent). Strong when that is at most the one-sided level of ``strong_z``
+    words independent; only the words that tell count, :func:`briefd.recall.evidence.telling`). Strong when that is at most the one-sided level of ``strong_z``
     (3.09: 0.1%), weak (one short section) at most that of ``weak_z`` (1.645: 5%), else
     nothing: the same levels the hybrid tiers put on a prompt's specificity."""
     if expected is None:
