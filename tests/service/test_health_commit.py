@@ -31,3 +31,21 @@ def test_health_names_the_commit_a_checkouts_index_was_read_at(
         with TestClient(create_app(api, service_config())) as client:
             health = client.get("/api/health").json()
     assert (health["status"], health["commit"]) == ("ok", read_at)
+
+
+def test_the_dashboards_sync_panel_names_the_commit_the_index_was_read_at(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """The dashboard's sync table (``/api/stats``'s ``sync``) showed "–" for the commit of a
+    checkout indexed by `briefd index` and served with `--no-index`, though health named it."""
+    write_files({"domain/refunds.md": "# Refunds\n\nPartial refunds within 180 days.\n"})
+    assert settings.source is not None
+    git(settings.source, "init", "--quiet")
+    git(settings.source, "add", ".")
+    git(settings.source, "commit", "--quiet", "-m", "notes")
+    read_at = git(settings.source, "rev-parse", "HEAD")
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with TestClient(create_app(api, service_config(token=None))) as client:
+            rows = client.get("/api/stats").json()["sync"]
+    assert [(row["source"], row["last_commit"]) for row in rows] == [("index", read_at)]

@@ -342,7 +342,7 @@ def overview(conn: sqlite3.Connection) -> dict[str, object]:
         "sources": [
             {
                 "source": r["source"],
-                "last_commit": r["last_commit"],
+                "last_commit": _commit(conn, r),
                 "last_sync_at": r["last_sync_at"],
                 "last_error": r["last_error"],
                 "kind": _kind(r),
@@ -354,6 +354,14 @@ def overview(conn: sqlite3.Connection) -> dict[str, object]:
         "queries_logged": one("SELECT count(*) FROM query_log").fetchone()[0],
         "counters_reset_at": counters_reset_at(conn),
     }
+
+
+def _commit(conn: sqlite3.Connection, row: sqlite3.Row) -> str | None:
+    """The row's commit; for the index row, the one checked out when its documents were read
+    (a checkout indexed by `briefd index` and served with `--no-index` has no sync's)."""
+    if row["last_commit"] or row["source"] != sync_state.INDEX_ROW:
+        return str(row["last_commit"]) if row["last_commit"] else None
+    return freshness.served_commit(conn) or None
 
 
 def _kind(row: sqlite3.Row) -> str | None:
