@@ -28,6 +28,7 @@ from briefd.model import Hit, SearchResult
 from briefd.retrieval.search import SearchRequest
 from briefd.service.searchnotes import empty_index_note
 from briefd.store.runlock import index_run_held
+from briefd.store.scopes import SERVED_NONE
 from briefd.text import counted, whole_characters
 
 MODES = ("bm25", "vector", "hybrid")
@@ -237,6 +238,8 @@ def _why_nothing(result: SearchResult, building: bool) -> str:
             "no document is indexed yet: an index run (`briefd index`, `serve` or `demo`) is "
             "building it now; try again once it says `indexed …`"
         )
+    if not result.scopes and any(w.startswith(SERVED_NONE) for w in result.warnings):
+        return "the index holds no document (the warning below says why)"
     if not result.scopes:  # an index without documents has no scope to search
         return "no document is indexed yet; run `briefd index`"
     return f"no matches in scopes {', '.join(result.scopes)}"

@@ -5,6 +5,7 @@ document, so there was nothing to search."""
 from __future__ import annotations
 
 from briefd.model import Hit, SearchResult
+from briefd.store.scopes import SERVED_NONE
 from briefd.tokens import count_tokens
 
 EMPTY_INDEX = (
@@ -19,7 +20,8 @@ def empty_index_note(result: SearchResult) -> str | None:
     it ``{"hits": [], "scopes": []}`` reads as knowledge with nothing on the topic."""
     if result.hits or result.scopes or result.gate == "empty":
         return None
-    return EMPTY_INDEX
+    # files found and none served (outside the scopes): another index run changes nothing
+    return next((w for w in result.warnings if w.startswith(SERVED_NONE)), EMPTY_INDEX)
 
 
 def budget_note(hits: tuple[Hit, ...], kept: list[Hit], max_tokens: int) -> str | None:

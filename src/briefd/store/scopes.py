@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from briefd.errors import ScopeError
 from briefd.settings import DEFAULT_SCOPES
 from briefd.sources.layout import in_scopes
+from briefd.store import sync_state
 from briefd.text import shown
 
 ALL_SCOPES = "all"
@@ -110,7 +111,33 @@ def request_warnings(
     conn: sqlite3.Connection, requested: Sequence[str] | None, default: Sequence[str]
 ) -> tuple[str, ...]:
     """:func:`default_scope_warnings` for a request that names no scopes (one that names its
-    scopes reads no default); the index's scopes are read only when there can be one."""
+    scopes reads no default), or :func:`served_none` for an index that holds no document; the
+    index's scopes are read only when there can be one."""
+    if conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is None:
+        said = served_none(conn)
+        return (said,) if said else ()
     if requested is not None or tuple(default) == DEFAULT_SCOPES:
         return ()
     return default_scope_warnings(default, known_scopes(conn))
+
+
+SERVED_NONE = "the index holds no document: its last run found"
+
+
+def served_none(conn: sqlite3.Connection) -> str:
+    """Why an index without documents has none, when its last run found files and served
+    none (every one outside the scopes, or skipped otherwise): the first file's reason says
+    what to change. Another index run changes nothing until then, so that is not the advice
+    ('' when the run found no file, or none ran)."""
+    stored = sync_state.index_report(conn).get("skipped")
+    skipped = [s for s in stored if isinstance(s, dict)] if isinstance(stored, list) else []
+    if not skipped:
+        return ""
+    paths = [str(s.get("path")) for s in skipped]
+    listed = ", ".join(paths[:3]) + (", …" if len(paths) > 3 else "")
+    files = "1 file" if len(paths) == 1 else f"{len(paths)} files"
+    first = skipped[0]
+    return (
+        f"{SERVED_NONE} {files} ({listed}) and served none: {first.get('path')}: "
+        f"{first.get('reason')}, then run `briefd index`"
+    )
