@@ -477,3 +477,22 @@ def test_the_empty_row_before_a_jira_issues_tables_header_is_dropped() -> None:
         "| [OPS-9](https://jira.example.com/browse/OPS-9?src=confmacro) | "
         f"{data.OPS_SUMMARY} | Blocked on legal |",
     ]
+
+
+def test_runs_of_spaces_a_page_holds_are_converted_in_linear_time() -> None:
+    """A Confluence page's spaces as a pasted report, an exported log or a padded table leaves
+    them: patterns of runs side by side were tried from every place in a run, so 20,000
+    spaces took 4.7 s in a paragraph (markdownify's own line-break pattern), 6.5 s in a cell,
+    6.7 s as blank lines after code and 24 s as code in a cell, and 20,000 no-break spaces
+    in a cell 28 s; with 60,000 this test did not end in 120 s. Same Markdown as before."""
+    wide, nbsp = " " * 60_000, "&nbsp;" * 60_000
+    page = (
+        f"<p>a{wide}b</p><pre>code\n{wide}\n \n{wide}</pre>"
+        f"<table><tr><td>c{wide}d</td><td><pre>e{wide}f</pre></td><td>g{nbsp}h</td></tr></table>"
+    )
+    text = html_to_markdown(page)
+    spaces = "\u00a0" * 60_000
+    assert text == (
+        f"a b\n\n```\ncode\n```\n\n|  |  |  |\n| --- | --- | --- |\n"
+        f"| c d | `e{wide}f` | g{spaces}h |"
+    )

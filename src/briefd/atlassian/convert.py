@@ -30,15 +30,23 @@ from markdownify import MarkdownConverter
 
 from briefd.atlassian.depth import shallow
 from briefd.atlassian.rowspans import Tagged, rowspans, span
+from briefd.atlassian.runs import (
+    CELL_RUN,
+    PARAGRAPH,
+    blank_tail_cut,
+    cell_ends_cut,
+    paragraph_break,
+    spaces_collapsed,
+)
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
-_TRAILING = re.compile(r"[ \t]+\n")
+_TRAILING = re.compile(r"(?<![ \t])[ \t]+\n")  # from a run's start only: linear in the run
 _BRUSH = re.compile(r"brush:\s*([\w+#-]+)")
 _LANG_CLASS = re.compile(r"^(?:code|language|lang)-([\w+#-]+)$")
 _BACKTICKS = re.compile(r"`+")
 _PRE_HEAD = re.compile(r"^[ \n]*\n")
-_PRE_TAIL = re.compile(r"(?:\n[ \t]*)*$")  # blank lines after the code, not its last spaces
-_HELD = re.compile("([ \t]*)\ue000([0-9a-f]{8}):(\\d+)\ue001")  # a code line held out
+# a code line held out (read from where a run of spaces starts only: linear in the run)
+_HELD = re.compile("(?<![ \t])([ \t]*)\ue000([0-9a-f]{8}):(\\d+)\ue001")
 _SHORTCODE = re.compile(r"^:[\w+-]+:$")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 _CELLS = frozenset(("td", "th"))
@@ -46,9 +54,6 @@ _CELLS = frozenset(("td", "th"))
 _JIRA_TABLE_CLASSES = frozenset(("jira-issues", "jira-table", "jiraWorkItemMacroListViewTable"))
 _JIRA_TABLE = re.compile(r"jira-issues|jira-table|jiraWorkItemMacroListViewTable|jira-tablesorter")
 _BROWSE = re.compile(r"/browse/([A-Za-z][A-Za-z0-9_]*-[0-9]+)(?![A-Za-z0-9_-])")
-_CELL_ENDS = re.compile(r"^(?:\s|<br>|\ue002)+|(?:\s|<br>|\ue002)+$")
-_PARAGRAPH = "\ue002"  # where a paragraph in a table cell starts or ends, until convert_td
-_PARAGRAPHS = re.compile(r"(?:\s*<br>)*\s*\ue002(?:\s*(?:\ue002|<br>))*\s*")
 # what starts a block where a line starts (a heading, a quote, a list item, a rule or setext
 # underline, a fence), for text that starts a line: escaped, it stays text
 _LINE_MARK = re.compile(
@@ -80,6 +85,7 @@ def html_to_markdown(html: str, base: str = "") -> str:
         _absolute(tags, base)
     rowspans(tags)  # the cells it copies are rewritten already
     shallow(soup)  # last: a rewrite above may nest (a panel is a quote)
+    spaces_collapsed(soup)
     converter = _Converter()  # one a call: it holds the call's code lines
     text = converter.convert_soup(soup)
     text = _TRAILING.sub("\n", text)
@@ -448,13 +454,13 @@ class _Converter(MarkdownConverter):
         if parent_tags.isdisjoint(_CELLS):
             converted: str = super().convert_p(el, text, parent_tags)  # type: ignore[misc]
             return converted
-        return f"{_PARAGRAPH}{text.strip()}{_PARAGRAPH}" if text.strip() else ""
+        return f"{PARAGRAPH}{text.strip()}{PARAGRAPH}" if text.strip() else ""
 
     def convert_pre(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         """A fenced code block; in a table cell, which holds one line, its lines as code spans
         between ``<br>`` (a fence there ran them together: two commands read as one)."""
         code = text.replace("\r\n", "\n").replace("\r", "\n")
-        code = _PRE_TAIL.sub("", _PRE_HEAD.sub("", code))  # as markdownify's strip_pre
+        code = blank_tail_cut(_PRE_HEAD.sub("", code))  # as markdownify's strip_pre
         if not code:
             return ""
         if not parent_tags.isdisjoint(_CELLS):
@@ -498,7 +504,7 @@ class _Converter(MarkdownConverter):
                 item: str = super().convert_li(el, text, parent_tags)  # type: ignore[misc]
                 return item
             return _numbered(f"{self._number(el)}. ", text)
-        text = text.strip().strip(_PARAGRAPH).strip()  # (a paragraph in it: its own line)
+        text = text.strip().strip(PARAGRAPH).strip()  # (a paragraph in it: its own line)
         if not text:
             return ""  # an empty item: no bare bullet
         lists = _lists_in_cell(el)
@@ -538,7 +544,7 @@ class _Converter(MarkdownConverter):
     def convert_td(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         """markdownify's cell, without the ``<br>`` a list at its start or end leaves there;
         its paragraphs one ``<br>`` apart (a list's or a line break's beside them too)."""
-        text = _PARAGRAPHS.sub("<br>", _CELL_ENDS.sub("", text))
+        text = CELL_RUN.sub(paragraph_break, cell_ends_cut(text))
         cell: str = super().convert_td(el, text, parent_tags)  # type: ignore[misc]
         return cell
 
