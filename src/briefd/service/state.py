@@ -30,6 +30,7 @@ from briefd.retrieval.semantic import serving
 from briefd.service.config import ServiceConfig
 from briefd.service.docpath import checked_doc_path, ensure_inside, within_source
 from briefd.service.documents import DocumentOut, document_out, fields_tokens, link_costs
+from briefd.service.logwrites import LogWrites
 from briefd.service.metrics import CACHE, DURATION, INVALID, REQUESTS, TOKENS, Metrics
 from briefd.service.reading import Part, read_within
 from briefd.service.refill import Refill
@@ -41,7 +42,7 @@ from briefd.service.schemas import (
     search_out,
 )
 from briefd.sources.refs import normalise_paths
-from briefd.store.activity import QueryLogEntry, now_iso
+from briefd.store.activity import QueryLogEntry
 from briefd.store.db import Reopened, content_version
 from briefd.store.reloads import Reloads
 from briefd.store.scopes import resolve_scopes
@@ -56,7 +57,6 @@ OVERLAP_CHARS = 500
 WARM_UP = SearchRequest("warm up the index", scopes=("all",), related=0)  # loads what a query would
 
 log = logging.getLogger(__name__)
-MAX_PENDING = 10_000  # query log entries kept in memory while SQLite cannot take them
 BEING_BUILT = (
     "the index is being built for the first time: briefd answers from it once it is done "
     "(`indexed …` on its stderr); try again in a minute"
@@ -66,7 +66,6 @@ BEING_BUILT = (
 # from the dashboard's page itself (see :func:`dashboard_search`): any other caller naming it is
 # booked as any client is, so an agent cannot keep its searches out of the team's reports.
 DASHBOARD = "dashboard"
-PRUNE_SECONDS = 86_400  # an idle server still prunes the query log (retention) once a day
 
 
 @dataclass
@@ -106,7 +105,7 @@ def dashboard_search(client: str | None, fetch_site: str | None) -> bool:
     return client == DASHBOARD and fetch_site == "same-origin"
 
 
-class ServiceState:
+class ServiceState(LogWrites):
     def __init__(self, api: Briefd, config: ServiceConfig, metrics: Metrics) -> None:
         self.api = api
         self.config = config
@@ -435,151 +434,6 @@ class ServiceState:
     def bundle_cache(self, hit: bool) -> None:
         self.metrics.inc(CACHE, {"result": "hit" if hit else "miss"})
 
-    def log_query(
-        self,
-        kind: str,
-        query: str,
-        scopes: tuple[str, ...],
-        results: int,
-        top_score: float | None,
-        latency_ms: float,
-        client: str | None,
-        *,
-        surface: str | None = None,
-        gate: str | None = None,
-        sections: list[str] | None = None,
-        bundle_id: str | None = None,
-    ) -> None:
-        """Queue one query log entry; its text is kept, hashed or dropped when it is written
-        (``activity.log_prompts``)."""
-        self.queue(
-            QueryLogEntry(
-                kind,
-                query,
-                scopes,
-                results,
-                top_score,
-                round(latency_ms, 3),
-                client,
-                now_iso(),
-                surface,
-                gate,
-                tuple(sections or ()),
-                bundle_id,
-            )
-        )
-
-    def queue(self, entry: QueryLogEntry) -> None:
-        """Queue a query log entry made elsewhere (a hook prompt's: ``RecallResult``)."""
-        with self._pending_lock:
-            self._pending.append(entry)
-
-    def load_counters(self) -> None:
-        """Add the counters persisted by earlier runs to this run's (no index yet: none)."""
-        try:
-            with self.lock:
-                stored = self.api.counters()
-        except IndexNotFoundError:
-            return
-        self.metrics.merge(stored)
-
-    def flush(self) -> None:
-        """Write the query log and what the counters counted since the last flush to SQLite. If the database
-        refuses (busy, disk full, no index yet) or anything else fails, the log entries wait
-        for the next flush (at most ``MAX_PENDING``, the oldest dropped first) and the error is
-        raised for the caller to report (no index: kept silently). A shared state (PostgreSQL)
-        that does not take the log keeps it waiting too; the counters still reach SQLite."""
-        with self._flushing:
-            self._flush()
-
-    def saved_log(self, wait: float = 2.0) -> None:
-        """Before a report reads the query log (gaps, usage): what this process answered so
-        far written first, or a report asked right after a search would not count it until
-        the next periodic flush (and say nothing was logged). Waits at most ``wait`` seconds
-        for a flush in flight or the service lock (a long index update holds it): then, or
-        when the flush fails, the entries wait for the next one and the report reads what is
-        saved. The flush lock first, as :meth:`flush` takes them."""
-        with self._pending_lock:
-            if not self._pending:
-                return
-        if not self._flushing.acquire(timeout=wait):
-            return
-        try:
-            if self.lock.acquire(timeout=wait):
-                try:
-                    self._flush()
-                finally:
-                    self.lock.release()
-        except Exception as exc:  # the report still answers, from what is saved
-            log.warning("could not save the query log before a report: %s", exc)
-        finally:
-            self._flushing.release()
-
-    def _flush(self) -> None:
-        with self._pending_lock:
-            pending, self._pending = self._pending, []
-        prune = time.monotonic() - self._pruned_at >= PRUNE_SECONDS
-        counted: dict[tuple[str, str], float] = {}
-        unshared: list[QueryLogEntry] = []  # PostgreSQL away: kept, the counters saved anyway
-        shared_error: BriefdError | None = None
-        try:
-            if (pending or prune) and self.api.state.shared:  # PostgreSQL: not under the lock
-                try:
-                    self.api.log_queries(pending)
-                    self._pruned_at = time.monotonic()
-                except BriefdError as exc:
-                    unshared, shared_error = pending, exc
-                pending, prune = [], False
-            with self.lock:
-                # first, on their own: proposal records and usage reports a client was told
-                # are stored (kept for later if the index refuses them), whatever the log does
-                self.api.flush_bundle_hits()
-                if pending or prune:
-                    self.api.log_queries(pending)  # prunes what is past retention, too
-                    pending = []
-                    self._pruned_at = time.monotonic()
-                counted, mine = self.metrics.unsaved()
-                if counted:  # added to the stored counters, which other processes add to too
-                    self.api.save_counters(counted)
-                saved, counted = counted, {}
-                stored = self.api.counters()  # reading them may be what notices a new file
-                if self._in_a_new_file():  # it holds none of the counts saved before these
-                    counted = {k: v - saved.get(k, 0.0) for k, v in mine.items()}
-                    self.api.save_counters({k: v for k, v in counted.items() if v})
-                    counted = {}
-                    stored = self.api.counters()
-                self.metrics.show_stored(stored)  # every process's counts, as stored
-        except BaseException as exc:
-            with self._pending_lock:
-                self._pending = (unshared + pending + self._pending)[-MAX_PENDING:]
-            self.metrics.restore(counted)
-            if isinstance(exc, IndexNotFoundError):
-                return  # nothing indexed yet: kept until there is an index
-            raise
-        self._refilling()  # a file deleted since: fill the new one (once per deletion)
-        if shared_error is not None:
-            with self._pending_lock:
-                self._pending = (unshared + self._pending)[-MAX_PENDING:]
-            raise shared_error
-
-    def unsaved_writes(self) -> list[str]:
-        """Proposal records and usage reports a client was told are stored that the index has
-        not taken yet (a full disk), named; lost if the process stops now."""
-        try:
-            return self.api.store.unsaved()
-        except BriefdError:
-            return []
-
-    def _in_a_new_file(self) -> bool:
-        """Whether the store reopened its file (deleted or replaced under the server) since
-        the counters were last saved; then the counts saved before belong in it too (once per
-        new file). Call it under the lock."""
-        reopened = self.api.store.reopened
-        if reopened is None or reopened == self._counted_in:
-            return False
-        self._counted_in = reopened
-        return True
-
     def index_notice(self) -> str | None:
         """What happened to the index file under this server (deleted, replaced), if anything."""
         try:
@@ -594,12 +448,3 @@ class ServiceState:
             return self.api.store.damaged
         except BriefdError:
             return None
-
-    def reset_counters(self) -> None:
-        """Zero the counters in SQLite, then here: when the index cannot take the write (a
-        sync or rebuild writing for longer than a few seconds), nothing is reset and the
-        error says so (zeroed here alone, the stored values would come back at the next
-        start)."""
-        with self.lock:
-            self.api.save_counters({}, reset=True)
-            self.metrics.reset()
