@@ -17,6 +17,7 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.settings import Settings, with_overrides
+from briefd.store import activity
 from briefd.store.activity import QueryLogEntry
 from briefd.team.usage import DAYS_LISTED, UsageReport
 
@@ -157,3 +158,31 @@ def test_a_long_window_lists_its_last_days_and_counts_them_all(
     assert report.requests == len(ages)
     assert sum(d.requests for d in report.days) == 3  # 91, 3 and 0 days ago
     assert (len(short.days), short.days_count) == (31, 31)
+
+
+def test_the_usage_report_follows_the_log_as_it_grows_is_pruned_and_replaced(
+    indexed: Briefd, settings: Settings, example_index: Path
+) -> None:
+    """The dashboard asks for the report every minute: its served counts are kept between
+    reports and brought up to the log (team.served), which must give what the log holds as
+    it grows (entries out of time order, some on the window's first day), after retention
+    prunes it, and after the index file is replaced by another."""
+    in_index = {c for (c,) in indexed.store.conn.execute("SELECT id FROM chunks")}
+    log = seeded(indexed, 300)
+    for grown in range(2):  # a window starting mid-day: its first day counted apart
+        report = indexed.usage("9d", limit=500)
+        assert reported(report) == expected(log, report.since, in_index)
+        if not grown:
+            log += seeded(indexed, 200)  # logged again: new entries alike
+    cutoff = (datetime.now(UTC) - timedelta(days=12)).isoformat(timespec="seconds")
+    with indexed.store.write() as conn:
+        assert activity.prune_before(conn, cutoff)[0] > 0
+    log = [(e, d) for e, d in log if e.created_at >= cutoff]
+    report = indexed.usage("30d", limit=500)
+    assert reported(report) == expected(log, report.since, in_index)
+    indexed.close()
+    shutil.copyfile(example_index, settings.db)  # another index file at the same place
+    with Briefd(settings, embedder=None) as other:
+        log = seeded(other, 100)
+        report = other.usage("30d", limit=500)
+        assert reported(report) == expected(log, report.since, in_index)

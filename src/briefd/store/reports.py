@@ -263,3 +263,56 @@ def daily_latencies(
         f"SELECT substr(created_at, 1, 10), latency_ms FROM query_log {hint} WHERE created_at >= ?"
     )
     return [(r[0], r[1]) for r in conn.execute(sql, (since,))]
+
+
+def served_between(
+    conn: sqlite3.Connection, since: str, until: str, column: str
+) -> list[tuple[str, str, int, str]]:
+    """:func:`served_by_surface` of the entries from ``since`` to before ``until`` (one day
+    of a window: read through ``query_log_created``)."""
+    assert column in ("sections", "documents")
+    sql = (
+        f"SELECT j.value, q.surface, count(*), max(q.created_at) FROM query_log q, "
+        f"json_each(q.{column}) j WHERE q.created_at >= ? AND q.created_at < ? "
+        f"AND q.{column} != '[]' GROUP BY j.value, q.surface"
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in conn.execute(sql, (since, until))]
+
+
+def log_mark(conn: sqlite3.Connection, rowid: int) -> tuple[int, str | None]:
+    """How many entries the query log holds up to ``rowid``, and that entry's time (None: it
+    is gone): what a tally of the entries up to it checks before it adds the later ones."""
+    count = conn.execute("SELECT count(*) FROM query_log WHERE rowid <= ?", (rowid,)).fetchone()
+    at = conn.execute("SELECT created_at FROM query_log WHERE rowid = ?", (rowid,)).fetchone()
+    return int(count[0]), at[0] if at is not None else None
+
+
+def served_after(
+    conn: sqlite3.Connection, rowid: int
+) -> Iterable[tuple[int, str, str | None, str, str]]:
+    """(rowid, time, surface, sections JSON, documents JSON) of the entries after ``rowid``
+    that served something, in rowid order."""
+    sql = (
+        "SELECT rowid, created_at, surface, sections, documents FROM query_log "
+        "WHERE rowid > ? AND (sections != '[]' OR documents != '[]') ORDER BY rowid"
+    )
+    return conn.execute(sql, (rowid,))
+
+
+def served_by_day(
+    conn: sqlite3.Connection, upto: int, column: str
+) -> list[tuple[str, str, str | None, int, str]]:
+    """(UTC day, chunk id or document path, surface, entries that served it, the last time)
+    of the entries up to ``rowid`` ``upto``: a tally's start, counted in one pass."""
+    assert column in ("sections", "documents")
+    sql = (
+        f"SELECT substr(q.created_at, 1, 10), j.value, q.surface, count(*), max(q.created_at) "
+        f"FROM query_log q NOT INDEXED, json_each(q.{column}) j WHERE q.rowid <= ? "
+        f"AND q.{column} != '[]' GROUP BY 1, 2, 3"
+    )
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql, (upto,))]
+
+
+def last_entry(conn: sqlite3.Connection) -> int:
+    """The rowid of the query log's last entry (0: none)."""
+    return int(conn.execute("SELECT max(rowid) FROM query_log").fetchone()[0] or 0)

@@ -22,6 +22,7 @@ from briefd.store import documents as docs_table
 from briefd.store.activity import UsageReceipt
 from briefd.store.db import Store, opened
 from briefd.team.period import iso, since_cutoff
+from briefd.team.served import ServedTally, tally_for
 from briefd.team.shared import mirror_team_log
 from briefd.text import shown
 
@@ -163,18 +164,24 @@ def usage_report(
     start = since_cutoff(since)
     cutoff = iso(start)
     with opened(settings.db, settings.source) as store:
-        if state is not None:  # replicas: the team's log and usage, not this index's
+        if state is not None and state.shared:  # replicas: the team's log, not this index's
             mirror_team_log(store, state, cutoff)
-        return _usage_report(store, start, limit, offset)
+            return _usage_report(store, start, limit, offset)
+        return _usage_report(store, start, limit, offset, tally_for(settings.db))
 
 
-def _usage_report(store: Store, start: datetime, limit: int, offset: int) -> UsageReport:
+def _usage_report(
+    store: Store, start: datetime, limit: int, offset: int, tally: ServedTally | None = None
+) -> UsageReport:
     cutoff = iso(start)
     listed = slice(offset, offset + limit)
     with store.read() as conn:
         hint = reports.window_hint(conn, cutoff)
-        by_chunk = reports.served_by_surface(conn, cutoff, "sections", hint)
-        by_document = reports.served_by_surface(conn, cutoff, "documents", hint)
+        if tally is not None:  # counted once, then only what was logged since
+            by_chunk, by_document = tally.served(conn, cutoff)
+        else:
+            by_chunk = reports.served_by_surface(conn, cutoff, "sections", hint)
+            by_document = reports.served_by_surface(conn, cutoff, "documents", hint)
         moved = docs_table.moved_documents(conn)  # served before a move: under its new path
         where = reports.section_info(conn, {c for c, _, _, _ in by_chunk})
         useful = reports.useful_counts(conn, cutoff)
