@@ -132,3 +132,32 @@ def test_usage_needs_a_bundle_and_its_sections(service_api: Briefd) -> None:
 def _names_only(s: LinkSuggestion, prefixes: tuple[str, ...]) -> bool:
     target_ok = s.kind == "broken-link" or s.target.startswith(prefixes)
     return s.doc_path.startswith(prefixes) and target_ok
+
+
+def test_a_path_whose_name_is_like_no_documents_gets_no_guess(service_api: Briefd) -> None:
+    """A file name like no document's was "guessed" from the folder and the extension it
+    shares with one: get_document('domain/nonexist.md') answered "did you mean
+    domain/fees.md?", `briefd doc nonexist.md` "did you mean conventions/testing.md?",
+    sending the user to a document that has nothing to do with the one asked for."""
+    for path in ("domain/nonexist.md", "domain/payment-routing.md"):
+        with pytest.raises(NotFoundError) as told:
+            service_api.document(path, scoped=True)
+        assert str(told.value) == (
+            f"no document '{path}' in scopes domain, conventions; paths are relative to the "
+            "repository root, e.g. conventions/api-design.md"
+        ), path
+    with pytest.raises(NotFoundError) as unscoped:
+        service_api.document("nonexist.md")
+    assert str(unscoped.value) == (
+        "no document 'nonexist.md' in the index (or outside the requested scopes); list "
+        "documents with `briefd docs`"
+    )
+    for typed, meant in (
+        ("domain/refund.md", "domain/refunds.md"),
+        ("domian/refunds.md", "domain/refunds.md"),
+        ("domain/REFUNDS.md", "domain/refunds.md"),
+        ("domain/retry-polcy.md", "domain/retry-policy.md"),
+    ):
+        with pytest.raises(NotFoundError) as near:
+            service_api.document(typed, scoped=True)
+        assert str(near.value).endswith(f"; did you mean {meant}?"), typed

@@ -239,11 +239,27 @@ def paths_in(conn: sqlite3.Connection, allowed: Sequence[str] | None) -> list[st
 
 
 def closest_path(path: str, paths: Sequence[str]) -> str | None:
-    """The indexed path nearest ``path``, letter case aside: "domain/REFUNDS.md" is nearest
-    domain/refunds.md, not the path spelled like its capitals (domain/fees.md)."""
+    """The indexed path nearest ``path``, letter case aside ("domain/REFUNDS.md" is nearest
+    domain/refunds.md, not the path spelled like its capitals, domain/fees.md), among those
+    whose file name is near its own (difflib's 0.6): a folder and an extension shared are no
+    likeness ("domain/nonexist.md" is not "domain/fees.md")."""
     folded = {p.casefold(): p for p in paths}
-    close = difflib.get_close_matches(path.casefold(), list(folded), n=1, cutoff=0.5)
+    name = _name(path.casefold())
+    alike = difflib.SequenceMatcher(b=name)
+    near = []
+    for candidate in folded:
+        alike.set_seq1(_name(candidate))
+        if alike.real_quick_ratio() >= 0.6 and alike.quick_ratio() >= 0.6 and alike.ratio() >= 0.6:
+            near.append(candidate)
+    close = difflib.get_close_matches(path.casefold(), near, n=1, cutoff=0.0)
     return folded[close[0]] if close else None
+
+
+def _name(path: str) -> str:
+    """A path's file name without its extension ("domain/retry-policy.md": retry-policy)."""
+    name = path.rpartition("/")[2]
+    stem = name.rpartition(".")[0]
+    return stem or name
 
 
 _NAMED = 3  # paths a "did you mean" names at most
