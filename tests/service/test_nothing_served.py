@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
+from briefd.recall.engine import RecallRequest
 from briefd.service import create_app
 from briefd.settings import Settings
 from tests.conftest import WriteFiles
@@ -63,3 +64,14 @@ def test_the_cli_search_does_not_send_the_user_to_index_again(
         "Nothing found: the index holds no document (the warning below says why)."
     ]
     assert searched.stderr.replace("\n", " ").split() == f"warning: {SAID}".split()
+
+
+def test_the_prompt_hook_does_not_send_the_user_to_index_again(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """`briefd recall` said "Nothing to inject: no document is indexed yet; run `briefd index`"."""
+    write_files(NOTES)
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        recalled = api.recall(RecallRequest("what is the refund window for card payments"))
+    assert (recalled.sections, recalled.reason) == ((), SAID)

@@ -18,7 +18,6 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from briefd.errors import EmbeddingError, QueryError, StoreError
@@ -31,7 +30,7 @@ from briefd.settings import RecallSettings, Settings
 from briefd.state.sessions import IndexSessions, SessionMemory
 from briefd.store.db import Store
 from briefd.store.runlock import index_run
-from briefd.store.scopes import resolve_scopes
+from briefd.store.scopes import resolve_scopes, served_none
 from briefd.store.supersession import superseded_by, superseders
 from briefd.text import query_terms
 
@@ -331,7 +330,7 @@ def _rank(
     if command and not prompt:
         return Ranking([], "off", f"the prompt is the client command {command}, not a question")
     if not prompt or not scopes:  # no scope at all: no document (a first index run stopped)
-        return Ranking([], "off", "empty prompt" if not prompt else empty_index(store.path))
+        return Ranking([], "off", "empty prompt" if not prompt else empty_index(store))
     if not query_terms(prompt):
         return Ranking([], "empty", "the prompt has only common words")
     related = settings.recall.related
@@ -344,14 +343,16 @@ def _rank(
         return ranking.lexical(conn, prompt, scopes, settings, related)
 
 
-def empty_index(db: Path) -> str:
+def empty_index(store: Store) -> str:
     """Why an index without documents answers nothing: none was built (or a first run
     stopped), or a first index run is building it now, said with how far it is, as the run's
     lock file tells (a hook that said "run `briefd index`" then sent the user to start what
-    was already running)."""
-    run = index_run(db)
+    was already running), or the last run found files and served none (outside the scopes:
+    another run changes nothing, the settings do)."""
+    run = index_run(store.path)
     if run is None:
-        return EMPTY_INDEX
+        with store.read() as conn:
+            return served_none(conn) or EMPTY_INDEX
     facts = [f"pid {run.pid}"] if run.pid else []
     if run.since:
         facts.append(f"for {max(0, round(time.time() - run.since))} s")
