@@ -243,26 +243,51 @@ def documents(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
 
 
 def daily_counts(
-    conn: sqlite3.Connection, since: str, hint: str = ""
+    conn: sqlite3.Connection, since: str, hint: str = "", until: str | None = None
 ) -> list[tuple[str, str, str, int, int]]:
-    """(UTC day, kind, surface, requests, of which empty) since ``since``."""
+    """(UTC day, kind, surface, requests, of which empty) since ``since`` (before ``until``)."""
     assert hint in HINTS
+    window, args = _window(since, until)
     sql = (
         "SELECT substr(created_at, 1, 10) AS day, kind, surface, count(*), sum(results = 0) "
-        f"FROM query_log {hint} WHERE created_at >= ? GROUP BY day, kind, surface"
+        f"FROM query_log {hint} WHERE {window} GROUP BY day, kind, surface"
     )
-    return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql, (since,))]
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql, args)]
 
 
 def daily_latencies(
-    conn: sqlite3.Connection, since: str, hint: str = ""
+    conn: sqlite3.Connection, since: str, hint: str = "", until: str | None = None
 ) -> list[tuple[str, float]]:
-    """(UTC day, latency ms) of every entry since ``since``."""
+    """(UTC day, latency ms) of every entry since ``since`` (before ``until``)."""
     assert hint in HINTS
-    sql = (
-        f"SELECT substr(created_at, 1, 10), latency_ms FROM query_log {hint} WHERE created_at >= ?"
+    window, args = _window(since, until)
+    sql = f"SELECT substr(created_at, 1, 10), latency_ms FROM query_log {hint} WHERE {window}"
+    return [(r[0], r[1]) for r in conn.execute(sql, args)]
+
+
+def _window(since: str, until: str | None) -> tuple[str, tuple[str, ...]]:
+    """The condition on ``created_at`` from ``since`` (to before ``until``), a range of
+    ``query_log_created`` when read through it."""
+    if until is None:
+        return "created_at >= ?", (since,)
+    return "created_at >= ? AND created_at < ?", (since, until)
+
+
+def requests_upto(
+    conn: sqlite3.Connection, upto: int
+) -> list[tuple[str, str, str, int, int, float]]:
+    """(UTC day, kind, surface, requests, of which empty, 0.0) of the entries up to ``rowid``
+    ``upto``, and then (UTC day, '', '', 0, 0, latency ms) of each: a tally's start."""
+    counts = (
+        "SELECT substr(created_at, 1, 10), kind, surface, count(*), sum(results = 0), 0.0 "
+        "FROM query_log NOT INDEXED WHERE rowid <= ? GROUP BY 1, 2, 3"
     )
-    return [(r[0], r[1]) for r in conn.execute(sql, (since,))]
+    latencies = (
+        "SELECT substr(created_at, 1, 10), '', '', 0, 0, latency_ms FROM query_log NOT INDEXED "
+        "WHERE rowid <= ?"
+    )
+    rows = conn.execute(counts, (upto,)).fetchall() + conn.execute(latencies, (upto,)).fetchall()
+    return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
 
 def served_between(
@@ -287,14 +312,14 @@ def log_mark(conn: sqlite3.Connection, rowid: int) -> tuple[int, str | None]:
     return int(count[0]), at[0] if at is not None else None
 
 
-def served_after(
+def logged_after(
     conn: sqlite3.Connection, rowid: int
-) -> Iterable[tuple[int, str, str | None, str, str]]:
-    """(rowid, time, surface, sections JSON, documents JSON) of the entries after ``rowid``
-    that served something, in rowid order."""
+) -> Iterable[tuple[int, str, str | None, str, str, str, int, float]]:
+    """(rowid, time, surface, sections JSON, documents JSON, kind, results, latency ms) of
+    the entries after ``rowid``, in rowid order."""
     sql = (
-        "SELECT rowid, created_at, surface, sections, documents FROM query_log "
-        "WHERE rowid > ? AND (sections != '[]' OR documents != '[]') ORDER BY rowid"
+        "SELECT rowid, created_at, surface, sections, documents, kind, results, latency_ms "
+        "FROM query_log WHERE rowid > ? ORDER BY rowid"
     )
     return conn.execute(sql, (rowid,))
 

@@ -1,6 +1,6 @@
 """What the usage report counts of the query log, kept between reports (T6): the entries
-that served each section and document, by surface and UTC day, added up once and then only
-for the entries logged since. The dashboard asks for the report every minute; counting 100,000
+that served each section and document, by surface and UTC day, and the requests and their
+latencies per day, added up once and then only for the entries logged since. The dashboard asks for the report every minute; counting 100,000
 entries again each time cost 1.2 CPU-s (6-8 s on a loaded machine).
 
 A report of a window sums the days after its first one from the tally and counts its first
@@ -15,6 +15,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 from typing import cast
@@ -25,6 +26,15 @@ COLUMNS = ("sections", "documents")
 Served = list[tuple[str, str, int, str]]  # (chunk id or path, surface, entries, last time)
 _Key = tuple[str, str, str | None]  # (UTC day, chunk id or path, surface)
 _Days = dict[_Key, tuple[int, str]]  # -> (entries, last time)
+Counts = list[tuple[str, str, str, int, int]]  # (UTC day, kind, surface, requests, empty)
+
+
+@dataclass(frozen=True)
+class Counted:
+    sections: Served
+    documents: Served
+    counts: Counts
+    latencies: list[tuple[str, float]]  # (UTC day, latency ms) of each entry
 
 
 class ServedTally:
@@ -35,23 +45,36 @@ class ServedTally:
         self._upto = 0
         self._mark: tuple[int, str | None] = (0, None)
         self._days: dict[str, _Days] = {c: {} for c in COLUMNS}
+        self._requests: dict[tuple[str, str, str], list[int]] = {}  # -> [requests, empty]
+        self._latencies: dict[str, list[float]] = {}  # UTC day -> each entry's ms
 
     def _reset(self) -> None:
         self._upto, self._mark = 0, (0, None)
         self._days = {c: {} for c in COLUMNS}
+        self._requests, self._latencies = {}, {}
 
-    def served(self, conn: sqlite3.Connection, since: str) -> tuple[Served, Served]:
-        """(sections, documents) served since ``since``, as :func:`served_by_surface` says
-        them, on ``conn`` (in one read transaction, the tally brought up to it first)."""
+    def counted(self, conn: sqlite3.Connection, since: str) -> Counted:
+        """What the usage report reads of the log since ``since``, as the SQL of
+        :mod:`briefd.store.reports` says it (``served_by_surface`` of sections and documents,
+        ``daily_counts``, ``daily_latencies``), on ``conn`` in one read transaction, the tally
+        brought up to it first."""
         day = since[:10]
         until = (date.fromisoformat(day) + timedelta(days=1)).isoformat()
+        counts = reports.daily_counts(conn, since, until=until)
+        latencies = reports.daily_latencies(conn, since, until=until)
         with self._lock:
             self._follow(conn)
             sections, documents = (
                 _merged(self._days[c], until, reports.served_between(conn, since, until, c))
                 for c in COLUMNS
             )
-        return sections, documents
+            counts += [
+                (d, k, s, n, e) for (d, k, s), (n, e) in self._requests.items() if d >= until
+            ]
+            latencies += [
+                (d, ms) for d, values in self._latencies.items() if d >= until for ms in values
+            ]
+        return Counted(sections, documents, counts, latencies)
 
     def _follow(self, conn: sqlite3.Connection) -> None:
         if self._upto and reports.log_mark(conn, self._upto) != self._mark:
@@ -64,9 +87,20 @@ class ServedTally:
                     conn, self._upto, column
                 ):
                     days[(day, value, surface)] = (count, at)
-        for rowid, at, surface, *lists in reports.served_after(conn, self._upto):
-            for column, listed in zip(COLUMNS, lists, strict=True):
+            for day, kind, surface, count, empty, ms in reports.requests_upto(conn, self._upto):
+                if count:
+                    self._requests[(day, kind, surface)] = [count, empty]
+                else:
+                    self._latencies.setdefault(day, []).append(ms)
+        for rowid, at, surface, sections, documents, kind, results, ms in reports.logged_after(
+            conn, self._upto
+        ):
+            for column, listed in zip(COLUMNS, (sections, documents), strict=True):
                 _add(self._days[column], at, surface, _values(listed))
+            counted = self._requests.setdefault((at[:10], kind, cast(str, surface)), [0, 0])
+            counted[0] += 1
+            counted[1] += int(results == 0)
+            self._latencies.setdefault(at[:10], []).append(ms)
             self._upto = rowid
         if self._upto:
             self._mark = reports.log_mark(conn, self._upto)

@@ -176,19 +176,21 @@ def _usage_report(
     cutoff = iso(start)
     listed = slice(offset, offset + limit)
     with store.read() as conn:
-        hint = reports.window_hint(conn, cutoff)
         if tally is not None:  # counted once, then only what was logged since
-            by_chunk, by_document = tally.served(conn, cutoff)
+            found = tally.counted(conn, cutoff)
+            by_chunk, by_document = found.sections, found.documents
+            counts, latencies = found.counts, found.latencies
         else:
+            hint = reports.window_hint(conn, cutoff)
             by_chunk = reports.served_by_surface(conn, cutoff, "sections", hint)
             by_document = reports.served_by_surface(conn, cutoff, "documents", hint)
+            counts = reports.daily_counts(conn, cutoff, hint)
+            latencies = reports.daily_latencies(conn, cutoff, hint)
         moved = docs_table.moved_documents(conn)  # served before a move: under its new path
         where = reports.section_info(conn, {c for c, _, _, _ in by_chunk})
         useful = reports.useful_counts(conn, cutoff)
         feedback, nothing = reports.feedback_totals(conn, cutoff)
         docs = reports.documents(conn)
-        counts = reports.daily_counts(conn, cutoff, hint)
-        latencies = reports.daily_latencies(conn, cutoff, hint)
     surfaces = Counter[str]()
     for _, _, surface, n, _ in counts:
         surfaces[surface] += n
