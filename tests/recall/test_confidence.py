@@ -81,6 +81,44 @@ def test_a_prompt_in_another_language_is_also_measured_against_its_own_languages
     assert calibrate("f", probes, best(probes, index)).levels == ()  # pooled levels only
 
 
+def test_a_prompt_is_read_in_the_language_of_its_nearest_probes_not_of_the_closest_mean() -> None:
+    """The index's own language's probes span two kinds (chatter, and build errors or pasted
+    tool output far from it), the other language's are chatter only: chatter in the index's
+    language is closer *on average* to the other language's probes, but its nearest probes are
+    its own language's. It is not lifted by the other language's lower levels; a prompt in the
+    other language still is, and one in a language with too few probes for levels of its own
+    is measured against the foreign language with levels it comes closest to."""
+    n = MIN_PER_LANGUAGE
+    rng = np.random.default_rng(7)
+
+    def around(centre: list[float], count: int) -> np.ndarray:
+        found: np.ndarray = rng.normal(centre, 0.03, (count, 3))
+        return found / np.linalg.norm(found, axis=1, keepdims=True)
+
+    chatter, pasted = around([1.0, 0.0, 0.0], n), around([0.0, 0.0, 1.0], n)
+    turkish, german = around([0.9, 0.44, 0.0], n), around([0.0, 0.6, 0.8], 5)
+    probes = np.vstack([chatter, pasted, turkish, german]).astype(np.float32)
+    languages = ("en",) * (2 * n) + ("tr",) * n + ("de",) * 5
+    index = np.array([[0.6, 0.0, 0.8]], dtype=np.float32)
+    generic = calibrate("f", probes, best(probes, index), languages)
+    assert generic.home == "en" and [name for name, _, _ in generic.levels] == ["en", "tr"]
+
+    def unit(vector: list[float]) -> np.ndarray:
+        found = np.asarray(vector, dtype=np.float32)
+        return found / np.linalg.norm(found)
+
+    english = unit([0.995, 0.1, 0.0])  # "no, revert that last change"
+    tags = np.asarray(languages)
+    assert (probes[tags == "tr"] @ english).mean() > (probes[tags == "en"] @ english).mean()
+    assert measure(0.6, english, generic) == (specificity(0.6, english, generic), False)
+    assert generic.language_of(english) == "en" and generic.foreign_levels(english) is None
+    question = unit([0.86, 0.5, 0.1])  # in the other language, as near the notes as chatter
+    assert generic.language_of(question) == "tr" and measure(0.6, question, generic)[1]
+    assert generic.language_of(unit([0.0, 0.62, 0.78])) == "de"
+    level = generic.foreign_levels(unit([0.0, 0.62, 0.78]))
+    assert level is not None and level[0] == "tr"
+
+
 def test_a_prompt_lifted_by_its_own_languages_levels_gets_one_section_at_most(
     indexed: Briefd,
 ) -> None:

@@ -47,7 +47,7 @@ from briefd.errors import EmbeddingError, StoreError
 from briefd.model import SearchResult
 from briefd.recall.generic import GENERIC_PROMPTS, fitted_to
 from briefd.recall.ranking import Ranking
-from briefd.retrieval.gate import MIN_PER_LANGUAGE, NEAREST, closest_language
+from briefd.retrieval.gate import MIN_PER_LANGUAGE, NEAREST
 from briefd.retrieval.semantic import SemanticIndex
 from briefd.store import documents as docs_table
 from briefd.store.db import Store
@@ -73,9 +73,35 @@ class GenericCalibration:
     languages: tuple[str, ...] = ()
 
     def language_of(self, query: Vectors) -> str | None:
-        """The probe language the prompt is closest to (None without per-language levels)."""
-        names = tuple(name for name, _, _ in self.levels)
-        return closest_language(self.vectors, self.languages, names, query)
+        """The probe language the prompt is written in (None without per-language levels): the
+        one whose ``NEAREST`` probes it comes closest to, as a prompt's nearest probes are in
+        its own words. Not the language whose probes are closest *on average*: a mean over all
+        of a language's probes weighs what they are about as much as the language, and English
+        chatter ("no, revert that last change") came closer on average to the Turkish probes,
+        most of them chatter, than to the English ones, a third of them build and test
+        failures and pasted tool output; it was measured against Turkish chatter's lower levels
+        and injected a section."""
+        if not self.levels or len(self.languages) != len(self.vectors):
+            return None
+        near = self._nearest_by_language(query)
+        return max(near, key=near.__getitem__)
+
+    def foreign_levels(self, query: Vectors) -> tuple[str, float, float] | None:
+        """The levels a prompt written in another language than the index's own is also
+        measured against: its language's, or, for a language with too few probes for levels of
+        its own (German), those of the other foreign language it comes closest to. None for a
+        prompt in the index's own language (or without per-language levels)."""
+        written = self.language_of(query)
+        if written is None or written == self.home:
+            return None
+        near = self._nearest_by_language(query)
+        foreign = [level for level in self.levels if level[0] != self.home]
+        return max(foreign, key=lambda level: near[level[0]], default=None)
+
+    def _nearest_by_language(self, query: Vectors) -> dict[str, float]:
+        """Per probe language: the prompt's mean cosine against its ``NEAREST`` probes."""
+        similarity, tags = self.vectors @ query, np.asarray(self.languages)
+        return {name: float(nearest(similarity[tags == name])) for name in set(self.languages)}
 
 
 def recall_ranking(result: SearchResult, specificity: tuple[float | None, bool]) -> Ranking:
@@ -116,12 +142,12 @@ def measure(best: float, query: Vectors, generic: GenericCalibration) -> tuple[f
     its evidence being the model's cross-lingual reach alone."""
     margin = best - float(nearest(generic.vectors @ query))
     z = (margin - generic.mean) / max(generic.std, 1e-6)
-    language = generic.language_of(query)
-    for name, mean, std in generic.levels:
-        if name == language and name != generic.home:
-            own = (margin - mean) / max(std, 1e-6)
-            return (own, True) if own > z else (z, False)
-    return z, False
+    level = generic.foreign_levels(query)
+    if level is None:
+        return z, False
+    _, mean, std = level
+    own = (margin - mean) / max(std, 1e-6)
+    return (own, True) if own > z else (z, False)
 
 
 def calibrate(
