@@ -77,7 +77,7 @@ class GenericCalibration:
         one whose ``NEAREST`` probes it comes closest to, as a prompt's nearest probes are in
         its own words. Not the language whose probes are closest *on average*: a mean over all
         of a language's probes weighs what they are about as much as the language, and English
-        chatter ("no, revert that last change") came closer on average to the Turkish probes,
+        chatter ("ok now do the same for the orders page") came closer on average to the Turkish probes,
         most of them chatter, than to the English ones, a third of them build and test
         failures and pasted tool output; it was measured against Turkish chatter's lower levels
         and injected a section."""
@@ -91,17 +91,20 @@ class GenericCalibration:
         measured against: its language's, or, for a language with too few probes for levels of
         its own (German), those of the other foreign language it comes closest to. None for a
         prompt in the index's own language (or without per-language levels)."""
-        written = self.language_of(query)
-        if written is None or written == self.home:
+        if not self.levels or len(self.languages) != len(self.vectors):
             return None
         near = self._nearest_by_language(query)
+        if max(near, key=near.__getitem__) == self.home:
+            return None
         foreign = [level for level in self.levels if level[0] != self.home]
         return max(foreign, key=lambda level: near[level[0]], default=None)
 
     def _nearest_by_language(self, query: Vectors) -> dict[str, float]:
         """Per probe language: the prompt's mean cosine against its ``NEAREST`` probes."""
         similarity, tags = self.vectors @ query, np.asarray(self.languages)
-        return {name: float(nearest(similarity[tags == name])) for name in set(self.languages)}
+        return {
+            name: float(nearest(similarity[tags == name])) for name in sorted(set(self.languages))
+        }
 
 
 def recall_ranking(result: SearchResult, specificity: tuple[float | None, bool]) -> Ranking:
