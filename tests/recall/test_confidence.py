@@ -15,7 +15,7 @@ from briefd.recall import engine
 from briefd.recall.block import RELATED_NOTE, TRUNCATED, knowledge_block
 from briefd.recall.confidence import calibrate, leave_one_out, measure, specificity
 from briefd.recall.engine import RecallRequest
-from briefd.recall.generic import GENERIC_PROMPTS
+from briefd.recall.generic import GENERIC_PROMPTS, mostly_in
 from briefd.recall.ranking import Ranking, lexical, tier
 from briefd.retrieval.gate import MIN_PER_LANGUAGE
 from briefd.settings import Settings
@@ -117,6 +117,27 @@ def test_a_prompt_is_read_in_the_language_of_its_nearest_probes_not_of_the_close
     assert generic.language_of(unit([0.0, 0.62, 0.78])) == "de"
     level = generic.foreign_levels(unit([0.0, 0.62, 0.78]))
     assert level is not None and level[0] == "tr"
+
+
+def test_a_prompt_mostly_in_the_index_languages_words_is_not_lifted_by_another_languages() -> None:
+    """A few words of chatter sit as close to their translation as to themselves in the
+    model's space, so a vector alone can read them in another language; words only the index's
+    own language's generic requests hold, most of the prompt's, say what it is written in."""
+    n = MIN_PER_LANGUAGE
+    rng = np.random.default_rng(11)
+    english = rng.normal([1.0, 0.0, 0.0], 0.05, (n, 3))
+    turkish = rng.normal([0.0, 0.7, 0.7], 0.05, (n, 3))
+    probes = np.vstack([english, turkish]).astype(np.float32)
+    probes /= np.linalg.norm(probes, axis=1, keepdims=True)
+    index = np.array([[1.0, 0.0, 0.0]], dtype=np.float32)
+    generic = calibrate("f", probes, best(probes, index), ("en",) * n + ("tr",) * n)
+    foreign = np.array([0.45, 0.63, 0.63], dtype=np.float32)  # its nearest probes: Turkish
+    assert generic.language_of(foreign) == "tr" and measure(0.45, foreign, generic)[1]
+    assert mostly_in("no, undo that last edit", "en")
+    assert measure(0.45, foreign, generic, "no, undo that last edit")[1] is False
+    for turkish_or_mixed in ("hayır, bunu geri al", "on-call devrinde nöbetçi neleri yazmalı"):
+        assert not mostly_in(turkish_or_mixed, "en")
+        assert measure(0.45, foreign, generic, turkish_or_mixed)[1]
 
 
 def test_a_prompt_lifted_by_its_own_languages_levels_gets_one_section_at_most(

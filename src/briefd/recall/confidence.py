@@ -45,7 +45,7 @@ import numpy.typing as npt
 
 from briefd.errors import EmbeddingError, StoreError
 from briefd.model import SearchResult
-from briefd.recall.generic import GENERIC_PROMPTS, fitted_to
+from briefd.recall.generic import GENERIC_PROMPTS, fitted_to, mostly_in
 from briefd.recall.ranking import Ranking
 from briefd.retrieval.gate import MIN_PER_LANGUAGE, NEAREST
 from briefd.retrieval.semantic import SemanticIndex
@@ -136,17 +136,22 @@ def specificity(best: float, query: Vectors, generic: GenericCalibration) -> flo
     return measure(best, query, generic)[0]
 
 
-def measure(best: float, query: Vectors, generic: GenericCalibration) -> tuple[float, bool]:
+def measure(
+    best: float, query: Vectors, generic: GenericCalibration, prompt: str | None = None
+) -> tuple[float, bool]:
     """The prompt's z, and whether only its own language's levels lift it that high. A prompt
     in another language than the index's is also measured against the generic prompts of its
     own language, which pay the same cross-lingual gap: a Turkish question about English notes
     is not generic for reaching them less well than English chatter does. The higher z
     counts; the recall engine gives a lifted prompt one short section at most (the weak tier),
-    its evidence being the model's cross-lingual reach alone."""
+    its evidence being the model's cross-lingual reach alone. A ``prompt`` most of whose words
+    are the index's own language's (:func:`briefd.recall.generic.mostly_in`) is written in it:
+    no other language's levels apply."""
     margin = best - float(nearest(generic.vectors @ query))
     z = (margin - generic.mean) / max(generic.std, 1e-6)
     level = generic.foreign_levels(query)
-    if level is None:
+    home = generic.home
+    if level is None or (prompt is not None and home is not None and mostly_in(prompt, home)):
         return z, False
     _, mean, std = level
     own = (margin - mean) / max(std, 1e-6)
@@ -201,7 +206,7 @@ class Specificity:
             index = semantic.index(conn)
         query = semantic.query_vector(prompt)
         found = index.top(query, scopes, 1)
-        return measure(found[0][1], query, generic) if found else (None, False)
+        return measure(found[0][1], query, generic, prompt) if found else (None, False)
 
     def calibration(
         self, store: Store, semantic: SemanticIndex | None

@@ -446,3 +446,27 @@ def chatter(prompt: str) -> bool:
     return all(t in turns for t in terms) or (
         len(terms) <= CHATTER_TERMS and all(t in everyday for t in terms)
     )
+
+
+@functools.cache
+def _own_words() -> dict[str, frozenset[str]]:
+    """Per language: the words of its generic requests that no other language's requests hold
+    (its function words among them: "that", "the", "bu", "ne")."""
+    words = {
+        n: frozenset(w for p in group for w in query_words(p)) for n, group in _REQUESTS.items()
+    }
+    return {
+        n: own.difference(*(other for m, other in words.items() if m != n))
+        for n, own in words.items()
+    }
+
+
+def mostly_in(prompt: str, language: str) -> bool:
+    """Whether more than half of a prompt's words are words only ``language``'s generic requests
+    hold: it is written in that language, whatever its vector's nearest probes say. A few words
+    of chatter sit as close to their translation as to themselves in the model's space ("no,
+    revert that last change": its nearest probes "why did you change that", then its Turkish
+    translation), so the vector alone can read them in another language."""
+    words = query_words(prompt)
+    own = _own_words().get(language, frozenset())
+    return 2 * sum(w in own for w in words) > len(words)
