@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from briefd.errors import IndexNotFoundError
 from briefd.store.db import Store
-from briefd.sync.state import SyncReport
+
+if TYPE_CHECKING:  # the hook's keyword path reads index_report without the model's dataclasses
+    from briefd.sync.state import SyncReport
 
 INDEX_ROW = "index"
 SYNC_ROW = "git"
