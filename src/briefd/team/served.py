@@ -58,8 +58,7 @@ class ServedTally:
         :mod:`briefd.store.reports` says it (``served_by_surface`` of sections and documents,
         ``daily_counts``, ``daily_latencies``), on ``conn`` in one read transaction, the tally
         brought up to it first."""
-        day = since[:10]
-        until = (date.fromisoformat(day) + timedelta(days=1)).isoformat()
+        until = _next_day(since[:10])
         counts = reports.daily_counts(conn, since, until=until)
         latencies = reports.daily_latencies(conn, since, until=until)
         with self._lock:
@@ -148,3 +147,10 @@ def tally_for(db: Path) -> ServedTally:
     """This process's tally of the index at ``db``."""
     with _KEPT_LOCK:
         return _KEPT.setdefault(db.resolve(), ServedTally())
+
+
+def _next_day(day: str) -> str:
+    """The UTC day after ``day`` (ISO), as the log's timestamps compare: after the last day a
+    date can name (a ``--since`` at the edge of time), a string that sorts after all of it."""
+    start = date.fromisoformat(day)
+    return (start + timedelta(days=1)).isoformat() if start < date.max else f"{day}~"
