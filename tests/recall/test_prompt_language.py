@@ -33,9 +33,7 @@ TURKISH = ("şimdi aynısını fatura ekranı için yap", "tamam, sıradakine ge
 def test_english_chatter_is_read_as_english_and_not_lifted_by_turkish_levels(
     settings: Settings,
 ) -> None:
-    for note in NOTES:
-        (settings.source / note).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(EXAMPLE / note, settings.source / note)
+    _copy_notes(settings)
     with Briefd(replace(settings, embeddings=replace(settings.embeddings, enabled=True))) as api:
         assert api.index().vectors_missing == 0
         semantic = api.semantic
@@ -56,9 +54,7 @@ def test_chatter_mostly_in_english_words_is_not_lifted_when_its_vector_reads_tur
     nearest probes of "no, undo that last edit" are Turkish ones. Its words are English; it is
     measured against the English notes' own levels, not lifted by Turkish chatter's lower ones
     (it got z 2.58, a weak section, on the English example notes)."""
-    for note in NOTES:
-        (settings.source / note).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(EXAMPLE / note, settings.source / note)
+    _copy_notes(settings)
     with Briefd(replace(settings, embeddings=replace(settings.embeddings, enabled=True))) as api:
         assert api.index().vectors_missing == 0
         semantic = api.semantic
@@ -72,3 +68,11 @@ def test_chatter_mostly_in_english_words_is_not_lifted_when_its_vector_reads_tur
             assert generic.language_of(semantic.query_vector(prompt)) == "tr", prompt
             z, lifted = specificity.z(api.store, semantic, prompt, scopes)
             assert lifted is False, (prompt, z)
+
+
+def _copy_notes(settings: Settings) -> None:
+    """The example notes of :data:`NOTES` into the test's knowledge folder."""
+    assert settings.source is not None
+    for note in NOTES:
+        (settings.source / note).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(EXAMPLE / note, settings.source / note)
