@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from briefd.bundles.measure import Measure, measure
+from briefd.bundles.measure import Measure, markdown_measure
 from briefd.bundles.model import TIER_ORDER, BundleItem, Candidate, Exclusion, Packed
 from briefd.bundles.render import closed_blocks, fingerprint, trimmed, truncation_marker
 from briefd.markdown.parse import parse_structure
@@ -42,7 +42,6 @@ OVER_HARD_LIMIT = "over hard_limit: "  # the reason of a target section past the
 PAST_THE_CUT = "after the section cut there, not counted"
 ISSUE_RESERVE = ""  # the key in ``reserve`` of what the tracker issue's warning can cost
 _WORD = re.compile(r"\w+")
-MARKDOWN = measure("markdown")
 
 
 def effective_budget(max_tokens: int, settings: BundleSettings) -> int:
@@ -88,7 +87,7 @@ def pack(
     candidates: Sequence[Candidate],
     max_tokens: int,
     settings: BundleSettings,
-    sizes: Measure = MARKDOWN,
+    sizes: Measure | None = None,
     hard_limit: int | None = None,
     reserve: Mapping[str, int] | None = None,
 ) -> Packed:
@@ -97,7 +96,9 @@ def pack(
     within the budget (never above ``hard_limit`` either). A target or ``always: true``
     document that would take the answer over ``hard_limit`` comes from its top as far as it
     fits beside ``reserve`` (the warning that says where to read on, by path), its first section past that as a head with the
-    truncation marker, the rest listed as exclusions."""
+    truncation marker, the rest listed as exclusions. ``sizes`` defaults to the Markdown
+    block's (:func:`markdown_measure`)."""
+    sizes = markdown_measure() if sizes is None else sizes
     soft = max_tokens if hard_limit is None else min(max_tokens, hard_limit)
     budget = effective_budget(soft, settings)
     governing = {c.chunk_id for c in candidates if c.tier == "governed"}
