@@ -17,7 +17,7 @@ from briefd import SearchRequest
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.sources.code import CodeSource, parse_log
-from briefd.sources.refs import covering, paths_covered
+from briefd.sources.refs import covering, covers_any, paths_covered
 from tests.team.coderepo import LEDGER_DOC, RETRY_DOC, Repo, git, settings_for
 
 DOC_AT = "2026-03-10T09:00:00+00:00"
@@ -521,7 +521,7 @@ def test_refs_written_from_the_repository_root_with_dot_slash_govern_the_same_co
     assert covering(["./retry.py"], ["services/payment/retry.py"]) is None  # root only
 
 
-def test_paths_covered_agrees_with_covering() -> None:
+def test_paths_covered_and_covers_any_agree_with_covering() -> None:
     paths = [
         "services/payment/a.py",
         "services/payments/b.py",
@@ -541,6 +541,8 @@ def test_paths_covered_agrees_with_covering() -> None:
         "./root.txt",
     ):
         assert paths_covered(glob, paths) == [p for p in paths if covering([glob], [p])]
+        for path in paths:  # the uncovered-refs check stops at the first; the same rule
+            assert covers_any(glob, [path]) == (covering([glob], [path]) is not None), glob
 
 
 def test_parse_log_reads_names_with_spaces_and_subjects_with_separators() -> None:

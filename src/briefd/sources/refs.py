@@ -219,9 +219,10 @@ def covers_any(glob: str, paths: Iterable[str]) -> bool:
     """Whether the ``refs`` glob covers one of ``paths``, by the rules of :func:`paths_covered`
     (it stops at the first)."""
     spec = _spec(glob)
-    if len(spec.rules) == 1 and spec.rules[0][0]:
-        match = spec.rules[0][1].match
-        return any(match(_composed(p)) for p in paths)
+    plain = _plain(spec)
+    if plain is not None:
+        match, head = plain
+        return any((c := _composed(p)).startswith(head) and match(c) for p in paths)
     return any(spec.match_file(_composed(p)) for p in paths)
 
 
@@ -230,8 +231,18 @@ def paths_covered(glob: str, paths: Iterable[str]) -> list[str]:
     covers, by the rules of :func:`covering`; one matcher per glob when the glob is a plain
     pattern (drift matches thousands of paths against every glob)."""
     spec = _spec(glob)
-    if len(spec.rules) == 1 and spec.rules[0][0]:
-        rule = spec.rules[0][1]
-        match, head = rule.match, literal_head(rule if isinstance(rule, re.Pattern) else rule.regex)
+    plain = _plain(spec)
+    if plain is not None:
+        match, head = plain
         return [p for p in paths if (c := _composed(p)).startswith(head) and match(c)]
     return [p for p in paths if spec.match_file(_composed(p))]
+
+
+def _plain(spec: Globs) -> tuple[Callable[[str], Any], str] | None:
+    """A plain pattern's matcher and the literal head every path it covers starts with (a
+    string test that rules out most paths before the expression runs), or None for a spec of
+    several lines or of one ``!`` line."""
+    if len(spec.rules) != 1 or not spec.rules[0][0]:
+        return None
+    rule = spec.rules[0][1]
+    return rule.match, literal_head(rule if isinstance(rule, re.Pattern) else rule.regex)
