@@ -502,3 +502,28 @@ def test_a_signed_body_nested_too_deep_to_read_is_a_400_that_says_so(
         "the delivery's JSON is nested too deeply to read; a push event is a few levels deep"
     )
     assert api.sync_status().syncs == runs
+
+
+def test_sync_names_the_commit_a_checkout_was_indexed_at_before_any_sync(
+    tmp_path: Path,
+) -> None:
+    """A local git checkout indexed by ``briefd index`` and served without polling
+    (``sync.interval: 0``, or before the first poll): ``/api/health`` and ``briefd version``
+    named the commit the index serves, ``GET /api/sync`` (the dashboard's sync panel) said
+    ``last_commit: null``."""
+    checkout = tmp_path / "knowledge"
+    checkout.mkdir()
+    git(checkout, "init", "--quiet", "--initial-branch=main")
+    (checkout / "retry.md").write_text("# Retry\n\n## Backoff\nRetries back off.\n")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "--quiet", "-m", "retry notes")
+    commit = git(checkout, "rev-parse", "HEAD")
+    settings = git_settings(tmp_path, str(checkout), **{"sync.interval": 0})
+    with Briefd(settings, embedder=None) as api:
+        api.index()
+        with TestClient(create_app(api, service_config())) as http:
+            http.headers["Authorization"] = f"Bearer {TOKEN}"
+            status = http.get("/api/sync").json()
+            health = http.get("/api/health").json()
+    assert (status["syncs"], status["last_sync_at"]) == (0, None)
+    assert status["last_commit"] == commit == health["commit"]

@@ -53,6 +53,15 @@ def knowledge_commit(store: Store) -> str | None:
     return commit if isinstance(commit, str) and commit else None
 
 
+def _knowledge_commit(open_store: Callable[[], Store]) -> str | None:
+    """:func:`knowledge_commit` of the index ``open_store`` opens (None: there is none yet)."""
+    try:
+        store = open_store()
+    except IndexNotFoundError:
+        return None
+    return knowledge_commit(store)
+
+
 def across_replicas(engine: Engine, state: SharedState) -> Engine:
     """A bundle engine that finds ``base=`` manifests compiled by any replica, and uses one
     only when it was compiled at the commit served here or an ancestor of it."""
@@ -103,6 +112,7 @@ def sync_steps(
         lambda: sync_state.last_sync(open_store),
         save,
         lambda fetched: refresh_after_sync(state, settings, fetched),
+        lambda: _knowledge_commit(open_store),
     )
 
 

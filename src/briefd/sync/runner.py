@@ -141,6 +141,8 @@ class SyncSteps:
     save: Callable[[SyncReport, str | None], None]  # record an attempt (no-op without an index)
     # after the reindex (open pull requests; True: the source was updated); never raises
     after: Callable[[bool], Refresh]
+    # the knowledge commit the index serves when no sync recorded one (read in a checkout)
+    served: Callable[[], str | None] = lambda: None
 
 
 def run_sync(steps: SyncSteps) -> SyncReport:
@@ -205,7 +207,7 @@ def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
         source=label,
         kind=kind,
         branch=_text(saved.get("branch")) or settings.sync.branch,
-        last_commit=_text(saved.get("last_commit")),
+        last_commit=_text(saved.get("last_commit")) or steps.served(),
         last_sync_at=_text(saved.get("last_sync_at")),
         last_success_at=_text(saved.get("last_success_at")),
         last_error=_text(saved.get("last_error")),
