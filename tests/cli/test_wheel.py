@@ -5,6 +5,7 @@ wheel — ``briefd demo`` indexes and serves the example knowledge it carries, a
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import time
 import urllib.parse
@@ -22,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from briefd.__about__ import __version__
 from briefd.cli.serve import NOTHING_TO_SERVE
@@ -33,10 +36,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``dist/`` of ``python -m build``: the sdist, and the wheel built from it."""
+    """``dist/`` of ``python -m build``: the sdist, and the wheel built from it. Without
+    isolation: the build backend is a pinned dev dependency, so nothing is fetched (an isolated
+    build installs it from the package index, in the middle of the suite)."""
     dist = tmp_path_factory.mktemp("wheel") / "dist"
     built = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(dist), str(REPO)],
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(REPO)],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr[-3000:]
@@ -45,7 +50,11 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def installed(dist: Path) -> Path:
-    """``bin/`` of a fresh venv holding briefd from its wheel (and its pinned dependencies)."""
+    """``bin/`` of a fresh venv holding briefd from its wheel. The suite reaches no package
+    index: the wheel goes in without its dependencies, which the venv reads from this one's
+    (a ``.pth`` line, after its own site-packages; their ``.pth`` files, this checkout's
+    editable install among them, are not read), once each is checked to be the very version
+    the wheel pins."""
     base = dist.parent
     (wheel,) = dist.glob("briefd-*.whl")
     assert wheel.name == f"briefd-{__version__}-py3-none-any.whl"
@@ -55,11 +64,37 @@ def installed(dist: Path) -> Path:
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)],
         capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     assert pip.returncode == 0, pip.stderr[-3000:]
+    assert pinned_here(wheel) == []
+    (site,) = (venv / "lib").glob("python3*/site-packages")
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv / "bin"
+
+
+def pinned_here(wheel: Path) -> list[str]:
+    """The wheel's requirements (for this Python, extras aside) that are not pinned with
+    ``==`` to the version installed here: [] when the venv may take its dependencies from
+    this one."""
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(f"briefd-{__version__}.dist-info/METADATA").decode()
+    wrong = []
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist: "):
+            continue
+        requirement = Requirement(line.removeprefix("Requires-Dist: "))
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        pins = [spec.version for spec in requirement.specifier if spec.operator == "=="]
+        try:
+            installed: str | None = importlib.metadata.version(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            installed = None
+        if pins != [installed]:
+            wrong.append(f"{requirement} (installed here: {installed})")
+    return wrong
 
 
 @pytest.fixture
