@@ -218,31 +218,23 @@ def covering(refs: Sequence[str], paths: Sequence[str]) -> str | None:
 def covers_any(glob: str, paths: Iterable[str]) -> bool:
     """Whether the ``refs`` glob covers one of ``paths``, by the rules of :func:`paths_covered`
     (it stops at the first)."""
-    spec = _spec(glob)
-    plain = _plain(spec)
-    if plain is not None:
-        match, head = plain
-        return any((c := _composed(p)).startswith(head) and match(c) for p in paths)
-    return any(spec.match_file(_composed(p)) for p in paths)
+    return any(map(_matcher(glob), paths))
 
 
 def paths_covered(glob: str, paths: Iterable[str]) -> list[str]:
     """Those of ``paths`` (repository-relative, as git prints them) that the ``refs`` glob
     covers, by the rules of :func:`covering`; one matcher per glob when the glob is a plain
     pattern (drift matches thousands of paths against every glob)."""
+    return list(filter(_matcher(glob), paths))
+
+
+def _matcher(glob: str) -> Callable[[str], bool]:
+    """Whether the ``refs`` glob covers a path. A plain pattern (one line, not ``!``) runs its
+    one expression, and only on paths that start with its literal head: a string test that
+    rules out most paths before the expression runs."""
     spec = _spec(glob)
-    plain = _plain(spec)
-    if plain is not None:
-        match, head = plain
-        return [p for p in paths if (c := _composed(p)).startswith(head) and match(c)]
-    return [p for p in paths if spec.match_file(_composed(p))]
-
-
-def _plain(spec: Globs) -> tuple[Callable[[str], Any], str] | None:
-    """A plain pattern's matcher and the literal head every path it covers starts with (a
-    string test that rules out most paths before the expression runs), or None for a spec of
-    several lines or of one ``!`` line."""
     if len(spec.rules) != 1 or not spec.rules[0][0]:
-        return None
+        return lambda path: bool(spec.match_file(_composed(path)))
     rule = spec.rules[0][1]
-    return rule.match, literal_head(rule if isinstance(rule, re.Pattern) else rule.regex)
+    match, head = rule.match, literal_head(rule if isinstance(rule, re.Pattern) else rule.regex)
+    return lambda path: (c := _composed(path)).startswith(head) and match(c) is not None
