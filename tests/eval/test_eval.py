@@ -9,16 +9,26 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
+from briefd.cli.eval_trust import warn_refused
 from briefd.errors import EvalError
 from briefd.eval.datasets import load_beir, load_golden
 from briefd.eval.metrics import score_ranking
 from briefd.eval.recall import NoisePrompt, figures, printed, run_recall
-from briefd.eval.run import beir_index, golden_index, outside_defaults, run_beir, run_golden
+from briefd.eval.run import (
+    beir_index,
+    golden_index,
+    outside_defaults,
+    refused,
+    run_beir,
+    run_golden,
+)
 from briefd.eval.thresholds import Gate, load_gates, recall_shortfalls, shortfalls
+from briefd.eval.trust import figures as trust_figures
 from briefd.recall.engine import RecallRequest
 from briefd.settings import Settings
 from briefd.store.scopes import ALL_SCOPES
 from briefd.tokens import count_tokens
+from tests.cli.test_cli import briefd
 from tests.conftest import EVAL_DATA, EXAMPLE, WriteFiles
 
 
@@ -856,3 +866,77 @@ def test_the_readme_golden_set_example_is_read_and_scored(
         f"{queries}:4: query #1: missing key 'type' (how the query is worded, one of keyword, "
         "paraphrase, typo, mixed-lang, cross-lang: reported per type)"
     )
+
+
+def _refusing_set(folder: Path) -> None:
+    """Three queries, the second of which search refuses ("?!" has no word to search)."""
+    folder.mkdir()
+    corpus = [
+        {"_id": "d1", "title": "Pairing the remote", "text": "Press and hold to pair the remote."},
+        {"_id": "d2", "title": "Picture mode", "text": "Change the picture mode in settings."},
+    ]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    queries = [
+        {"_id": "q1", "text": "how to pair remote"},
+        {"_id": "q2", "text": "?!"},
+        {"_id": "q3", "text": "picture mode"},
+    ]
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
+    (folder / "qrels.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\nq3\td2\t1\n"
+    )
+
+
+def test_a_beir_query_search_refuses_is_a_miss_not_the_end_of_the_run(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """V1: one query of a public set that search refuses (tquad-tr's train split has 'a?',
+    only common words) threw away the whole run at query 4,740 of 8,308; it is a miss now, named
+    with the reason, and the gate's emptied figure does not count it."""
+    _refusing_set(tmp_path / "mine")
+    dataset = load_beir(tmp_path / "mine")
+    with Briefd(beir_index(settings, dataset)) as api:
+        api.index()
+        report = run_beir(api, dataset, "bm25")
+    assert [(o.id, o.top, o.refused != "") for o in report.outcomes] == [
+        ("q1", ("d1",), False),
+        ("q2", (), True),
+        ("q3", ("d2",), False),
+    ]
+    assert report.outcomes[1].metrics["recall@5"] == 0.0
+    assert report.overall["recall@5"] == pytest.approx(2 / 3)
+    said = refused(report)
+    assert said is not None and said.startswith(
+        "mine: 1 query could not be searched and count as misses (no hits), e.g. q2 ('?!'): "
+    )
+    assert said.endswith("; ids: q2")
+    hybrid = replace(report, mode="hybrid")
+    assert (
+        trust_figures("mine", 2, [hybrid], (), set()).emptied == 0
+    )  # refused, not emptied by the gate
+
+
+def test_eval_of_a_set_with_a_refused_query_warns_and_prints_its_figures(
+    settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _refusing_set(tmp_path / "mine")
+    result = briefd("eval", "--dataset", "mine", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith(
+        "warning: mine: 1 query could not be searched and count as misses (no hits), e.g. q2 "
+    )
+    (report,) = json.loads(result.stdout)["reports"]
+    listed = briefd("eval", "--dataset", "mine", "--misses", cwd=tmp_path).stdout
+    assert (
+        "mine/bm25 q2 [all] ?!\n    expected: d2\n    top 5:    (nothing)\n    refused:  the "
+        in (listed)
+    )
+    assert [o["refused"] != "" for o in report["outcomes"]] == [False, True, False]
+    assert report["overall"]["recall@5"] == pytest.approx(2 / 3)
+    dataset = load_beir(tmp_path / "mine")
+    with Briefd(beir_index(settings, dataset)) as api:
+        api.index()
+        bm25 = run_beir(api, dataset, "bm25")
+    capsys.readouterr()
+    warn_refused([bm25, replace(bm25, mode="vector"), replace(bm25, mode="hybrid")])
+    assert capsys.readouterr().err.count("warning: ") == 1  # one set in three modes: said once

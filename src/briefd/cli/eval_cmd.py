@@ -22,6 +22,7 @@ from briefd.cli.eval_trust import (
     print_trust,
     run_trusted,
     set_calibration,
+    warn_refused,
     with_offset,
 )
 from briefd.cli.one_source import OneSource
@@ -251,7 +252,9 @@ def _beir_reports(
 ) -> list[EvalReport]:
     api, dataset = open_beir(settings, folder)
     with api:
-        return [run_beir(api, dataset, m) for m in modes]
+        reports = [run_beir(api, dataset, m) for m in modes]
+    warn_refused(reports)
+    return reports
 
 
 def _check(
@@ -355,7 +358,9 @@ def _dataset_reports(
 ) -> list[EvalReport]:
     with Briefd(beir_index(settings, dataset)) as api:
         api.index()
-        return [run_beir(api, dataset, m) for m in modes]
+        reports = [run_beir(api, dataset, m) for m in modes]
+    warn_refused(reports)
+    return reports
 
 
 def print_reports(reports: list[EvalReport]) -> None:
@@ -412,7 +417,8 @@ def _print_misses(reports: list[EvalReport]) -> None:
                 console.print(
                     f"{report.name}/{report.mode} {outcome.id} [{outcome.type}] {outcome.query}\n"
                     f"    expected: {'; '.join(outcome.expected)}\n"
-                    f"    top 5:    {'; '.join(outcome.top) or '(nothing)'}",
+                    f"    top 5:    {'; '.join(outcome.top) or '(nothing)'}"
+                    + (f"\n    refused:  {outcome.refused}" if outcome.refused else ""),
                     markup=False,
                 )
 

@@ -3,6 +3,7 @@ and for BEIR sets with ``--all-sets`` their seeded subsets."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -11,13 +12,14 @@ from rich.table import Table
 from rich.text import Text
 
 from briefd.api import Briefd
-from briefd.cli.output import console, printable
+from briefd.cli.output import console, errors, printable
 from briefd.eval.datasets import BeirSet, GoldenSet, load_beir
 from briefd.eval.run import (
     SOURCE_FROM_FILE,
     EvalReport,
     beir_index,
     open_golden,
+    refused,
     run_beir,
     run_golden,
 )
@@ -106,7 +108,14 @@ def _beir(
     with api:
         api.index()
         reports = [run_beir(api, dataset, m) for m in EVERY_MODE]
+        warn_refused(reports)
         return reports, _figures(api, dataset.name, reports, offtopic)
+
+
+def warn_refused(reports: Sequence[EvalReport]) -> None:
+    """Once per set (not per mode): the queries search refused, counted as misses."""
+    for line in dict.fromkeys(filter(None, map(refused, reports))):
+        errors.print(f"warning: {line}", markup=False, soft_wrap=True)
 
 
 def _figures(

@@ -100,9 +100,10 @@ def tune_command(
 
 def _open_set(
     settings: Settings, queries: Path | None, source: Path | None, dataset: Path | None
-) -> tuple[Briefd, list[Case], UnitOf, str]:
+) -> tuple[Briefd, list[Case], UnitOf, str | None]:
     """The API over the set's knowledge, its cases, their unit, and where its queries live
-    (the prefix of a broken query's error)."""
+    (the prefix of a broken query's error; None for a public set, whose refused queries are
+    misses, as in eval: :func:`briefd.eval.run.run_beir`)."""
     if queries is not None:
         api, golden = open_golden(settings, queries, source)
         cases, unit = golden_cases(api, golden)  # a broken query is an error, as in eval
@@ -110,7 +111,7 @@ def _open_set(
     assert dataset is not None
     api, beir = open_beir(settings, dataset)
     cases, unit = beir_cases(beir)
-    return api, cases, unit, f"{dataset / 'queries.jsonl'}: "
+    return api, cases, unit, None
 
 
 def _the_set(queries: Path | None, source: Path | None, dataset: Path | None) -> str:
@@ -138,7 +139,7 @@ def _check_output(output: Path) -> None:
 
 
 def _earlier(
-    api: Briefd, cases: list[Case], unit: UnitOf, where: str, output: Path
+    api: Briefd, cases: list[Case], unit: UnitOf, where: str | None, output: Path
 ) -> FoldScores | None:
     """What the tuned values of an earlier result at ``output`` score on this run's tune fold
     (None: it holds none, or knobs these settings do not take)."""

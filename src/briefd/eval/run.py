@@ -43,6 +43,9 @@ class QueryOutcome:
     metrics: dict[str, float]
     top: tuple[str, ...]
     expected: tuple[str, ...]
+    # why search refused the query (a public set's "a?": only common words), "" when it ran; a
+    # refused query of a BEIR set is scored as what its user gets, no hits (:func:`run_beir`)
+    refused: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,33 +244,58 @@ def beir_cases(dataset: BeirSet) -> tuple[list[Case], UnitOf]:
 
 
 def run_beir(api: Briefd, dataset: BeirSet, mode: SearchMode) -> EvalReport:
+    """A public set's queries cannot be fixed like a team's golden file, and one of thousands
+    that search refuses (only common words) must not throw away the run: it scores as a miss
+    and is named (:attr:`QueryOutcome.refused`, :func:`refused`)."""
     cases, unit = beir_cases(dataset)
-    where = f"{dataset.path / 'queries.jsonl'}: "
-    return _run(api, dataset.name, "document", mode, cases, unit, where)
+    return _run(api, dataset.name, "document", mode, cases, unit, None)
+
+
+def refused(report: EvalReport) -> str | None:
+    """The queries of ``report`` that search refused, as a warning (None: there are none)."""
+    found = [o for o in report.outcomes if o.refused]
+    if not found:
+        return None
+    first = found[0]
+    some = "query" if len(found) == 1 else "queries"
+    return (
+        f"{report.name}: {len(found)} {some} could not be searched and count as misses "
+        f"(no hits), e.g. {first.id} ({first.query!r}): {first.refused}; ids: "
+        + ", ".join(o.id for o in found[:20])
+        + (", …" if len(found) > 20 else "")
+    )
 
 
 def score_cases(
-    api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf, where: str = ""
+    api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf, where: str | None = ""
 ) -> list[dict[str, float]]:
     """Per-query metrics of ``cases`` through the real search path; ``where``: the file the
-    queries come from, as an error about one of them starts (``"q.yaml: "``)."""
-    return [m for m, _ in _outcomes(api, mode, cases, unit, where)]
+    queries come from, as an error about one of them starts (``"q.yaml: "``; None: a public
+    set, whose queries search refuses score as misses)."""
+    return [m for m, _, _ in _outcomes(api, mode, cases, unit, where)]
 
 
 def _outcomes(
-    api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf, where: str
-) -> list[tuple[dict[str, float], list[Hashable]]]:
+    api: Briefd, mode: SearchMode, cases: Sequence[Case], unit: UnitOf, where: str | None
+) -> list[tuple[dict[str, float], list[Hashable], str]]:
+    """Each case's metrics, ranking and why search refused it; ``where`` None: a refused query
+    is a miss (a public set), else an EvalError naming it in the file ``where`` starts."""
     if mode != "bm25":
         prime(api, [query for _, query, _, _ in cases])
     found = []
     for qid, query, _, relevant in cases:
         request = SearchRequest(query, (ALL_SCOPES,), top_k=DEPTH, mode=mode, related=0)
+        why = ""
         try:
-            hits = api.search(request).hits
+            hits: Sequence[Hit] = api.search(request).hits
         except QueryError as exc:  # which of hundreds of queries, or the set cannot be fixed
-            raise EvalError(f"{where}query {qid} ({query!r}) cannot be searched: {exc}") from None
+            if where is not None:
+                raise EvalError(
+                    f"{where}query {qid} ({query!r}) cannot be searched: {exc}"
+                ) from None
+            hits, why = (), str(exc)
         ranked = dedupe([unit(h) for h in hits])
-        found.append((score_ranking(ranked, relevant), ranked))
+        found.append((score_ranking(ranked, relevant), ranked, why))
     return found
 
 
@@ -286,7 +314,7 @@ def _run(
     mode: SearchMode,
     cases: Sequence[Case],
     unit: UnitOf,
-    where: str,
+    where: str | None,
 ) -> EvalReport:
     outcomes = [
         QueryOutcome(
@@ -296,8 +324,9 @@ def _run(
             metrics,
             tuple(_label(k) for k in ranked[:5]),
             tuple(_label(k) for k, gain in relevant.items() if gain > 0),  # 0: judged not relevant
+            why,
         )
-        for (qid, query, qtype, relevant), (metrics, ranked) in zip(
+        for (qid, query, qtype, relevant), (metrics, ranked, why) in zip(
             cases, _outcomes(api, mode, cases, unit, where), strict=True
         )
     ]

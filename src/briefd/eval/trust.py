@@ -90,7 +90,8 @@ def figures(
     hybrid = by_mode.get("hybrid")
     if hybrid is None:
         raise EvalError(f"{name}: trust figures need a hybrid report")
-    emptied = sum(1 for o in hybrid.outcomes if not o.top and o.expected)
+    # a query search refused (only common words) is a miss, not the gate's doing
+    emptied = sum(1 for o in hybrid.outcomes if not o.top and o.expected and not o.refused)
     total: dict[str, int] = defaultdict(int)
     rejected: dict[str, int] = defaultdict(int)
     for item in offtopic:

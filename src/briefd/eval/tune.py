@@ -167,7 +167,7 @@ class _Trials:
 
     api: Briefd
     unit: UnitOf
-    where: str
+    where: str | None
     offtopic: Sequence[OffTopicQuery]
 
     def scores(self, settings: Settings, fold: Sequence[Case]) -> FoldScores:
@@ -186,7 +186,7 @@ class _Trials:
 
 
 def tune_fold_scores(
-    api: Briefd, cases: Sequence[Case], unit: UnitOf, knobs: dict[str, Any], where: str = ""
+    api: Briefd, cases: Sequence[Case], unit: UnitOf, knobs: dict[str, Any], where: str | None = ""
 ) -> FoldScores:
     """What ``knobs`` (``search.…`` keys, as an earlier result holds them) score on the tune
     fold :func:`tune` splits ``cases`` into: an earlier result and a new one compared on the
@@ -207,11 +207,12 @@ def tune(
     trials: int,
     seed: int = 0,
     progress: Callable[[int, int, float], None] | None = None,
-    where: str = "",
+    where: str | None = "",
     offtopic: Sequence[OffTopicQuery] | None = None,
 ) -> TuneResult:
     """The best of ``trials`` random settings on the tune fold; ``where``: the file of the
-    queries, as an error about one of them starts (see :func:`score_cases`). A trial that
+    queries, as an error about one of them starts (None: a public set, see
+    :func:`score_cases`). A trial that
     answers more of the ``offtopic`` questions (None: briefd's own) than the current settings
     is refused."""
     tune_cases, holdout_cases = split(cases)
