@@ -476,7 +476,13 @@ def test_a_beir_download_scores_with_its_test_split(settings: Settings, tmp_path
         load_beir(folder)
     assert str(caught.value) == (
         f"{folder} has no qrels.tsv or qrels/test.tsv, only the split(s) qrels/train.tsv; "
-        f"copy the one to score with to {folder / 'qrels.tsv'}"
+        f"score with one by naming it (--split train), or copy it to {folder / 'qrels.tsv'}"
+    )
+    train = load_beir(folder, "train")
+    assert (train.name, train.qrels_file, train.queries) == (
+        "scifact:train",
+        "qrels/train.tsv",
+        (("q1", "pair the remote", "all"),),
     )
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
     dataset = load_beir(folder)
@@ -940,3 +946,69 @@ def test_eval_of_a_set_with_a_refused_query_warns_and_prints_its_figures(
     capsys.readouterr()
     warn_refused([bm25, replace(bm25, mode="vector"), replace(bm25, mode="hybrid")])
     assert capsys.readouterr().err.count("warning: ") == 1  # one set in three modes: said once
+
+
+def _split_set(folder: Path) -> None:
+    """Test labels for q1, train labels and queries of their own for t1 and t2."""
+    folder.mkdir()
+    corpus = [
+        {"_id": "d1", "title": "Pairing the remote", "text": "Press and hold to pair the remote."},
+        {"_id": "d2", "title": "Picture mode", "text": "Change the picture mode in settings."},
+    ]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "pair the remote"}))
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    (folder / "qrels.near-dup.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    train = [{"_id": "t1", "text": "picture mode"}, {"_id": "t2", "text": "hold to pair"}]
+    (folder / "queries.train.jsonl").write_text("\n".join(json.dumps(q) for q in train))
+    (folder / "qrels.train.tsv").write_text("query-id\tcorpus-id\tscore\nt1\td2\t1\nt2\td1\t1\n")
+
+
+def test_a_split_is_scored_with_its_own_labels_and_queries(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """V1: the train split of a public set holds questions no ranking change was tried on;
+    scoring them meant copying its files over the test split's by hand."""
+    _split_set(tmp_path / "mine")
+    test, train = load_beir(tmp_path / "mine"), load_beir(tmp_path / "mine", "train")
+    assert [q[0] for q in test.queries] == ["q1"]
+    assert (train.name, train.qrels_file, [q[0] for q in train.queries]) == (
+        "mine:train",
+        "qrels.train.tsv",
+        ["t1", "t2"],
+    )
+    assert beir_index(settings, train).db == beir_index(settings, test).db  # one index
+    with Briefd(beir_index(settings, train)) as api:
+        api.index()
+        report = run_beir(api, train, "bm25")
+    assert (report.name, [o.top[0] for o in report.outcomes]) == ("mine:train", ["d2", "d1"])
+    with pytest.raises(EvalError) as caught:
+        load_beir(tmp_path / "mine", "dev")
+    assert str(caught.value) == (  # qrels.tsv and qrels.near-dup.tsv score the test split
+        f"{tmp_path / 'mine'} has no labels of the split 'dev' (qrels.dev.tsv or qrels/dev.tsv); "
+        "its splits: train"
+    )
+    (tmp_path / "mine" / "qrels.train.tsv").write_text("query-id\tcorpus-id\tscore\nq9\td2\t1\n")
+    with pytest.raises(
+        EvalError, match=r"labels query 'q9', which is not in queries\.train\.jsonl"
+    ):
+        load_beir(tmp_path / "mine", "train")
+
+
+def test_eval_split_names_the_set_and_wants_a_dataset(tmp_path: Path) -> None:
+    _split_set(tmp_path / "mine")
+    result = briefd("eval", "--dataset", "mine", "--split", "train", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    (report,) = json.loads(result.stdout)["reports"]
+    assert (report["name"], report["queries"], report["overall"]["recall@5"]) == (
+        "mine:train",
+        2,
+        1.0,
+    )
+    result = briefd("eval", "--split", "train", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "error: --split names the labels of a --dataset; give the --dataset" in result.stderr
+    (tmp_path / "t.yaml").write_text("sets: []\n")
+    result = briefd("eval", "--check", "t.yaml", "--split", "train", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "error: --split does nothing with --check or --all-sets" in result.stderr

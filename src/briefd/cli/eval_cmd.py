@@ -92,6 +92,12 @@ def eval_command(
     queries: list[Path] | None = typer.Option(None, "--queries", help="Golden query YAML file(s)."),
     source: Path | None = typer.Option(None, "--source", help="Knowledge dir for --queries."),
     dataset: list[Path] | None = typer.Option(None, "--dataset", help="BEIR dataset folder(s)."),
+    split: str | None = typer.Option(
+        None,
+        "--split",
+        help="Score --dataset with another split's labels (qrels.NAME.tsv or qrels/NAME.tsv; "
+        "queries.NAME.jsonl when there is one), e.g. train: questions no change was tuned on.",
+    ),
     mode: str = typer.Option(
         "bm25",
         "--mode",
@@ -122,6 +128,8 @@ def eval_command(
     _refuse_ignored(ctx, check is not None or all_sets)
     if source is not None and dataset and not queries:
         raise UsageError("--source is the knowledge of --queries; a --dataset holds its own", ctx)
+    if split is not None and not dataset and check is None and not all_sets:
+        raise UsageError("--split names the labels of a --dataset; give the --dataset", ctx)
     with reported_errors():
         settings = tuned_settings(ctx.obj.settings(), tuned, ctx.info_name)
         modes = _modes(mode, settings)
@@ -145,7 +153,7 @@ def eval_command(
         for path in golden:
             reports += _golden_reports(settings, path, source, modes, recall)
         for folder in dataset or []:
-            reports += _beir_reports(settings, folder, modes)
+            reports += _beir_reports(settings, folder, modes, split)
     if json_output:  # as --check prints it: the reports, and what prompt-time recall injects
         if misses:
             errors.print(MISSES_IN_JSON, markup=False, soft_wrap=True)
@@ -164,7 +172,14 @@ MISSES_IN_JSON = (
     "why recall did not inject an expected section"
 )
 GATE_ONLY = ("explain",)  # what --check (and --all-sets) use
-NOT_WITH_GATE = ("queries", "dataset", "source", "mode", "misses")  # the sets' own say instead
+NOT_WITH_GATE = (
+    "queries",
+    "dataset",
+    "split",
+    "source",
+    "mode",
+    "misses",
+)  # the sets' own say instead
 
 
 def _refuse_ignored(ctx: typer.Context, gate: bool) -> None:
@@ -248,9 +263,9 @@ def _recall_check(
 
 
 def _beir_reports(
-    settings: Settings, folder: Path, modes: tuple[SearchMode, ...]
+    settings: Settings, folder: Path, modes: tuple[SearchMode, ...], split: str | None = None
 ) -> list[EvalReport]:
-    api, dataset = open_beir(settings, folder)
+    api, dataset = open_beir(settings, folder, split)
     with api:
         reports = [run_beir(api, dataset, m) for m in modes]
     warn_refused(reports)

@@ -183,12 +183,17 @@ def is_beir(path: Path) -> bool:
     return (path / "corpus.jsonl").is_file() and (path / "queries.jsonl").is_file()
 
 
-def load_beir(path: Path) -> BeirSet:
+def load_beir(path: Path, split: str | None = None) -> BeirSet:
+    """The set in ``path``; with ``split`` (``train``) scored with that split's labels and
+    queries (:func:`_split_files`) and named ``<folder>:<split>``: questions a ranking change
+    was never tried on, beside the test split it was measured on."""
     if not is_beir(path):
         raise EvalError(
             f"{path} is not a BEIR dataset (needs corpus.jsonl, queries.jsonl and qrels.tsv)"
         )
-    qrels_path = _qrels_path(path)
+    qrels_path, queries_path = (
+        _split_files(path, split) if split else (_qrels_path(path), path / "queries.jsonl")
+    )
     corpus_bytes = _read_bytes(path / "corpus.jsonl")
     corpus = tuple(
         (str(r["_id"]), str(r.get("title") or ""), str(r.get("text") or ""))
@@ -201,8 +206,8 @@ def load_beir(path: Path) -> BeirSet:
         )
     _distinct(path / "corpus.jsonl", [doc_id for doc_id, _, _ in corpus])
     qrels, lines = _qrels(qrels_path)
-    rows = _query_rows(path / "queries.jsonl")
-    _labelled_queries_exist(qrels_path, lines, {str(r["_id"]) for r in rows})
+    rows = _query_rows(queries_path)
+    _labelled_queries_exist(qrels_path, lines, {str(r["_id"]) for r in rows}, queries_path.name)
     # as trec_eval and BEIR score: a query with no relevant document (every label 0, "judged
     # not relevant") is left out, not counted as a miss no ranking could avoid
     queries = tuple(
@@ -212,7 +217,8 @@ def load_beir(path: Path) -> BeirSet:
     )
     digest = hashlib.sha256(corpus_bytes).hexdigest()
     qrels_file = qrels_path.relative_to(path).as_posix()
-    return BeirSet(folder_name(path), path, corpus, queries, qrels, qrels_file, digest)
+    name = folder_name(path) + (f":{split}" if split else "")
+    return BeirSet(name, path, corpus, queries, qrels, qrels_file, digest)
 
 
 def folder_name(path: Path) -> str:
@@ -239,9 +245,33 @@ def _qrels_path(path: Path) -> Path:
     if splits:
         raise EvalError(
             f"{path} has no qrels.tsv or qrels/test.tsv, only the split(s) qrels/"
-            f"{', qrels/'.join(splits)}; copy the one to score with to {path / 'qrels.tsv'}"
+            f"{', qrels/'.join(splits)}; score with one by naming it (--split "
+            f"{splits[0][:-4]}), or copy it to {path / 'qrels.tsv'}"
         )
     raise EvalError(f"{path} has no qrels.tsv; a BEIR dataset needs its relevance labels")
+
+
+def _split_files(path: Path, split: str) -> tuple[Path, Path]:
+    """A split's labels (``qrels.<split>.tsv``, or ``qrels/<split>.tsv`` as BEIR downloads
+    lay them out) and its queries (``queries.<split>.jsonl``, else the one ``queries.jsonl``
+    a BEIR download holds every split's queries in)."""
+    if not split.replace("-", "").replace("_", "").isalnum():
+        raise EvalError(f"--split takes a split's name (train, dev, test), got {split!r}")
+    labels = (path / f"qrels.{split}.tsv", path / "qrels" / f"{split}.tsv")
+    found = next((p for p in labels if p.is_file()), None)
+    if found is None:
+        scored = {path / name for name in QRELS_FILES if name.startswith("qrels.")}
+        named = sorted(  # the files the test split is scored with are no other split
+            {p.name[6:-4] for p in path.glob("qrels.*.tsv") if p not in scored}
+            | {p.stem for p in path.glob("qrels/*.tsv")}
+        )
+        have = f"its splits: {', '.join(named)}" if named else "it has no split's labels"
+        raise EvalError(
+            f"{path} has no labels of the split {split!r} ({labels[0].name} or qrels/"
+            f"{labels[1].name}); {have}"
+        )
+    queries = path / f"queries.{split}.jsonl"
+    return found, queries if queries.is_file() else path / "queries.jsonl"
 
 
 _QUERY = ("_id", "text")
@@ -322,15 +352,17 @@ def _jsonl(data: bytes, path: Path, keys: tuple[str, ...]) -> list[tuple[int, di
     return rows
 
 
-def _labelled_queries_exist(path: Path, lines: dict[str, int], ids: set[str]) -> None:
-    """A label of a query that queries.jsonl does not hold scores nothing: a mistyped id, or
+def _labelled_queries_exist(
+    path: Path, lines: dict[str, int], ids: set[str], queries: str = "queries.jsonl"
+) -> None:
+    """A label of a query that ``queries`` does not hold scores nothing: a mistyped id, or
     the labels of another split, was left out of every figure without a word. ``lines``: the
     first line of each query id the labels name, in the file's order."""
     strangers = [qid for qid in lines if qid not in ids]
     if not strangers:
         return
     first = strangers[0]
-    said = f"{path}:{lines[first]}: labels query '{shown(first)}', which is not in queries.jsonl"
+    said = f"{path}:{lines[first]}: labels query '{shown(first)}', which is not in {queries}"
     if len(strangers) == 1:
         raise EvalError(f"{said}; fix the query id or add the query")
     more = f"nor are {len(strangers) - 1} other query ids it labels"

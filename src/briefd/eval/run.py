@@ -139,7 +139,7 @@ def open_golden(
     return api, golden
 
 
-def open_beir(settings: Settings, folder: Path) -> tuple[Briefd, BeirSet]:
+def open_beir(settings: Settings, folder: Path, split: str | None = None) -> tuple[Briefd, BeirSet]:
     if folder.is_file():  # the two options mixed up
         raise EvalError(
             f"{folder} is a file; --dataset takes the folder holding corpus.jsonl, "
@@ -147,7 +147,7 @@ def open_beir(settings: Settings, folder: Path) -> tuple[Briefd, BeirSet]:
         )
     if not is_beir(folder):
         raise EvalError(not_beir(folder))
-    dataset = load_beir(folder)
+    dataset = load_beir(folder, split)
     api = Briefd(beir_index(settings, dataset))
     api.index()
     return api, dataset
