@@ -127,3 +127,19 @@ def test_a_narrow_terminal_gets_every_score_and_token_count_whole(indexed_tr: Pa
         at = lines.index(head)
         assert lines[at + 1] == f"{hit['doc_path']}:{hit['start_line']}-{hit['end_line']}"
     assert "┃  score ┃" in wide.stdout and f"{scored[0]['score']:.4f}" in wide.stdout
+
+
+def test_text_written_like_an_emoji_code_is_printed_as_written(tmp_path: Path) -> None:
+    """Rich turns ``:rocket:`` into 🚀 unless told not to: a section about Slack reactions
+    showed the sign, and ``briefd eval --split train`` warned about ``tquad-tr🚋`` (the set
+    ``tquad-tr:train`` followed by a colon)."""
+    source = tmp_path / "kb" / "domain"
+    source.mkdir(parents=True)
+    (source / "deploys.md").write_text(
+        "# Deploy reactions\n\nReact with :rocket: when the deploy is out, :x: when it failed.\n"
+    )
+    assert briefd("index", "--source", str(tmp_path / "kb"), cwd=tmp_path).returncode == 0
+    table = briefd("search", "deploy reactions", cwd=tmp_path, env={"COLUMNS": "400"}).stdout
+    assert ":rocket:" in table and "🚀" not in table and "❌" not in table
+    shown = briefd("doc", "domain/deploys.md", cwd=tmp_path, env={"COLUMNS": "400"}).stdout
+    assert ":rocket:" in shown and "🚀" not in shown

@@ -27,7 +27,9 @@ from briefd.eval.variants import fold_turkish, folded, subset
 from briefd.retrieval.gate import PROBES
 from briefd.settings import Settings
 from briefd.text import query_words
+from tests.cli.test_cli import briefd
 from tests.conftest import REPO
+from tests.eval.test_eval import _split_set
 
 OFFTOPIC = REPO / "eval" / "offtopic.yaml"
 
@@ -154,6 +156,14 @@ def test_thresholds_read_trust_limits_subsets_and_folding(tmp_path: Path) -> Non
             "    dataset: data/t\n    subsets: [8]\n",
             "subsets are measured against trust limits; add trust: or drop them",
         ),
+        (
+            "    queries: q.yaml\n    split: train\n",
+            "split is for a dataset (BEIR) set, not a golden query file; drop it",
+        ),
+        (
+            "    dataset: data/t\n    split: [train]\n",
+            "split must be the name of a split of the dataset, e.g. train",
+        ),
     ],
 )
 def test_a_key_the_sets_kind_never_runs_is_refused(tmp_path: Path, keys: str, said: str) -> None:
@@ -200,3 +210,21 @@ def test_a_fusion_tie_is_printed_as_plus_zero(capsys: pytest.CaptureFixture[str]
         "near": "+0.000",
         "below": "-0.012",
     }
+
+
+def test_a_set_of_the_gate_can_be_a_datasets_held_out_split(tmp_path: Path) -> None:
+    """V1, V2: ``split: train`` gates the questions no ranking change was tried on, beside
+    the test split, on the same index."""
+    _split_set(tmp_path / "mine")
+    (tmp_path / "gate.yaml").write_text(
+        "sets:\n"
+        "  - {name: mine, dataset: mine, min: {bm25: {recall@5: 0.99}}}\n"
+        "  - {name: mine-held-out, dataset: mine, split: train, min: {bm25: {recall@5: 0.99}}}\n"
+    )
+    (test, train) = load_gates(tmp_path / "gate.yaml")
+    assert (test.split, train.split) == (None, "train")
+    result = briefd("eval", "--check", "gate.yaml", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    reports = json.loads(result.stdout)["reports"]
+    assert [(r["name"], r["queries"]) for r in reports] == [("mine", 1), ("mine-held-out", 2)]
+    assert [o["id"] for o in reports[1]["outcomes"]] == ["t1", "t2"]

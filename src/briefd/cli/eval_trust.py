@@ -47,7 +47,7 @@ def gate_dataset(gate: Gate) -> BeirSet:
     """The BEIR set a gate names, with its queries folded when it says so; called by the set's
     name, as its lines of "below the eval gate" call it (its subsets: name@N)."""
     assert gate.dataset is not None
-    dataset = load_beir(gate.dataset)
+    dataset = load_beir(gate.dataset, gate.split)
     return folded(dataset, gate.name) if gate.fold else replace(dataset, name=gate.name)
 
 
@@ -208,6 +208,8 @@ def print_trust(found: list[TrustFigures]) -> None:
         )
     # a log (CI, a pipe) is 80 columns to rich: cells would be cut to "0.784/0.760…"
     wide = (
-        console if console.is_terminal else Console(width=140, highlight=False, file=console.file)
+        console
+        if console.is_terminal
+        else Console(width=140, highlight=False, emoji=False, file=console.file)
     )
     wide.print(table)

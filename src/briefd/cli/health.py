@@ -208,7 +208,7 @@ def print_whole(rows: Sequence[tuple[str, ...]]) -> None:
     if console.is_terminal or natural <= console.width:
         console.print(table)
     else:
-        Console(width=natural, highlight=False, file=console.file).print(table)
+        Console(width=natural, highlight=False, emoji=False, file=console.file).print(table)
 
 
 def sections_table(sections: Sequence[SectionUsage]) -> Table:

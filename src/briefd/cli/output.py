@@ -21,8 +21,8 @@ from briefd.cli.streams import utf8
 from briefd.errors import BriefdError, IndexNotFoundError
 from briefd.text import visible
 
-console = Console(highlight=False, soft_wrap=True)
-errors = Console(stderr=True, highlight=False)
+console = Console(highlight=False, soft_wrap=True, emoji=False)  # ":train:" is text
+errors = Console(stderr=True, highlight=False, emoji=False)
 
 
 def to_jsonable(value: Any) -> Any:

@@ -13,6 +13,9 @@ folder above it, as this repository's file names its sets. A dataset folder that
 marked ``slow: true`` (embedding it from a cold cache takes many minutes on 2 cores) has its
 vector and hybrid minimums checked only with ``briefd eval --check … --all-sets``.
 
+``split: train`` scores a dataset with the labels (and queries) of that split, on the same
+index: questions no ranking change was tried on, held out beside the test split.
+
 Trust figures (V4, ``briefd.eval.trust``) have limits of their own, for the set and for its
 seeded subsets (BEIR sets; subsets run only with ``--all-sets``); ``fold: turkish`` scores the
 set's queries typed without Turkish diacritics:
@@ -55,6 +58,7 @@ class Gate:
     subsets: tuple[int, ...] = ()
     fold: bool = False
     recall: dict[str, dict[str, float]] = field(default_factory=dict)  # mode → limit (I8)
+    split: str | None = None  # a dataset's other labels (``train``): datasets.load_beir
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +80,18 @@ def load_gates(path: Path) -> list[Gate]:
     return gates
 
 
-SET_KEYS = ("name", "queries", "dataset", "min", "slow", "trust", "subsets", "fold", "recall")
+SET_KEYS = (
+    "name",
+    "queries",
+    "dataset",
+    "split",
+    "min",
+    "slow",
+    "trust",
+    "subsets",
+    "fold",
+    "recall",
+)
 NEEDS = "every set needs 'name', 'min' and 'queries' or 'dataset'"
 
 
@@ -124,6 +139,7 @@ def _gate(path: Path, bases: tuple[Path, ...], item: Any, number: int) -> Gate:
             RECALL_MODES,
             RECALL_MINIMUMS + RECALL_MAXIMUMS,
         ),
+        _split(where, item.get("split")),
     )
     if not gate.minimums and not gate.recall and gate.trust is None:  # `min: {}`: a pass of nothing
         raise EvalError(
@@ -140,8 +156,8 @@ def _check_kind(where: str, gate: Gate) -> None:
             f"{where}: recall limits are measured on a golden set (queries:), not a dataset; "
             "drop them or point the set at a golden query file"
         )
-    if gate.queries is not None and (gate.fold or gate.subsets):
-        key = "fold" if gate.fold else "subsets"
+    if gate.queries is not None and (gate.fold or gate.subsets or gate.split):
+        key = "fold" if gate.fold else "subsets" if gate.subsets else "split"
         raise EvalError(
             f"{where}: {key} is for a dataset (BEIR) set, not a golden query file; drop it"
         )
@@ -212,6 +228,15 @@ def _fraction(where: str, key: str, value: float, low: float = 0.0) -> float:
 def _flag(where: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise EvalError(f"{where}: slow must be true or false, got {value!r}")
+    return value
+
+
+def _split(where: str, value: Any) -> str | None:
+    """A split's name (``train``): the labels ``qrels.train.tsv`` or ``qrels/train.tsv``."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise EvalError(f"{where}: split must be the name of a split of the dataset, e.g. train")
     return value
 
 
