@@ -12,6 +12,7 @@ from briefd.retrieval.search import RANKING_VERSION
 from tests.cli.test_cli import briefd
 from tests.cli.test_operator_cli import bag_of_words, ollama_env, tune_then_compare, two_documents
 from tests.embeddings.fakehttp import fake_server
+from tests.eval.test_eval import _split_set
 
 
 def _stale_file(tmp_path: Path) -> Path:
@@ -125,3 +126,23 @@ def test_a_stale_files_warning_names_the_settings_file_of_the_run(tmp_path: Path
         "--output tuned.json"
     )
     assert f"it no longer has; run `{command}` again" in " ".join(result.stderr.split())
+
+
+def test_tuning_on_a_train_split_records_it_and_compares_on_the_test_split(tmp_path: Path) -> None:
+    """V1, V3: ``briefd tune --dataset d --split train`` tunes on the train split's questions;
+    its record names the split, the compare command it suggests scores the test split the tuning
+    never saw, and a stale file's "tune again" command tunes on the same split."""
+    _split_set(tmp_path / "mine")
+    tune = ("tune", "--dataset", "mine", "--split", "train", "--trials", "2", "--output", "t.json")
+    compared = tune_then_compare(
+        tmp_path, tune, bag_of_words, "eval --dataset mine --mode hybrid --config t.json"
+    )
+    assert "│ mine " in compared.stdout and "mine:train" not in compared.stdout  # the test split
+    record = json.loads((tmp_path / "t.json").read_text())["tuned"]
+    folder = str((tmp_path / "mine").resolve())
+    assert (record["set"], record["split"], record["tune"]["queries"]) == (folder, "train", 1)
+    record["ranking_version"] = "r1"  # as after an upgrade of briefd
+    (tmp_path / "t.json").write_text(json.dumps({"search": {}, "tuned": record}))
+    warned = briefd("search", "--config", "t.json", "picture", cwd=tmp_path)
+    said = " ".join(warned.stderr.split())
+    assert f"run `briefd tune --dataset {folder} --split train --output t.json` again" in said

@@ -42,6 +42,12 @@ def tune_command(
     queries: Path | None = typer.Option(None, "--queries", help="Golden query YAML file."),
     source: Path | None = typer.Option(None, "--source", help="Knowledge dir for --queries."),
     dataset: Path | None = typer.Option(None, "--dataset", help="BEIR dataset folder."),
+    split: str | None = typer.Option(
+        None,
+        "--split",
+        help="Tune on another split's labels of --dataset (e.g. train); eval --dataset then "
+        "scores its test split, which the tuning never saw.",
+    ),
     objective: str = typer.Option(
         "hit_rate",
         "--objective",
@@ -69,10 +75,12 @@ def tune_command(
         raise UsageError("pass exactly one of --queries FILE or --dataset DIR", ctx)
     if source is not None and queries is None:
         raise UsageError("--source is the knowledge of --queries; a --dataset holds its own", ctx)
+    if split is not None and dataset is None:
+        raise UsageError("--split names the labels of a --dataset; give the --dataset", ctx)
     with reported_errors():
         _check_output(output)
         settings = ctx.obj.settings()
-        api, cases, unit, where = _open_set(settings, queries, source, dataset)
+        api, cases, unit, where = _open_set(settings, queries, source, dataset, split)
         if api.embedder is None:
             raise EvalError(f"tuning needs embeddings (hybrid search); {EMBEDDINGS_OFF}")
 
@@ -88,18 +96,25 @@ def tune_command(
         tuned_on = str((queries or dataset or output).resolve())
         embeddings = settings.embeddings
         knowledge = str(source.resolve()) if source is not None else None
-        config = result.as_config(tuned_on, embeddings.model, embeddings.window_words, knowledge)
+        config = result.as_config(
+            tuned_on, embeddings.model, embeddings.window_words, knowledge, split
+        )
         kept = earlier is not None and bool(result.knobs) and result.beaten_by(earlier)
         written = _write(output, config, replace, kept)
     if json_output:
         scored = {"earlier": vars_of(earlier, result.tune_queries)} if earlier else {}
         print_json({**config, "output": str(output), "written": written, **scored})
     else:
-        _print(result, output, written, _the_set(queries, source, dataset), _briefd(ctx))
+        the_set = _the_set(queries, source, dataset)
+        _print(result, output, written, the_set, _briefd(ctx), split)
 
 
 def _open_set(
-    settings: Settings, queries: Path | None, source: Path | None, dataset: Path | None
+    settings: Settings,
+    queries: Path | None,
+    source: Path | None,
+    dataset: Path | None,
+    split: str | None = None,
 ) -> tuple[Briefd, list[Case], UnitOf, str | None]:
     """The API over the set's knowledge, its cases, their unit, and where its queries live
     (the prefix of a broken query's error; None for a public set, whose refused queries are
@@ -109,7 +124,7 @@ def _open_set(
         cases, unit = golden_cases(api, golden)  # a broken query is an error, as in eval
         return api, cases, unit, f"{queries}: "
     assert dataset is not None
-    api, beir = open_beir(settings, dataset)
+    api, beir = open_beir(settings, dataset, split)
     cases, unit = beir_cases(beir)
     return api, cases, unit, None
 
@@ -245,6 +260,7 @@ def _print(
     written: bool = True,
     the_set: str = "",
     briefd: str = "briefd",
+    split: str | None = None,
 ) -> None:
     table = Table(title=f"briefd tune ({result.objective}, {result.trials} trials)")
     for column in ("fold", "queries", "", "hit_rate", "mrr@10", "ndcg@10"):
@@ -277,10 +293,11 @@ def _print(
             return
     tuned = shlex.quote(str(output))
     eval_args = f"{the_set} " if the_set else ""
+    unseen = f" on its test split, which tuning on {split} never saw" if split else ""
     console.print(
         f"wrote {output} (tuned for hybrid search); use it with `{briefd} search|bundle|serve "
         f"--config {tuned}`, and compare with `{briefd} eval {eval_args}--mode hybrid "
-        f"--config {tuned}`",
+        f"--config {tuned}`{unseen}",
         markup=False,
         soft_wrap=True,
     )

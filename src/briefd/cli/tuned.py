@@ -72,6 +72,9 @@ def _again(path: Path, record: dict[str, Any]) -> str:
     words = ["briefd", *settings, "tune", option, tuned_on]  # with this run's settings file
     if isinstance(source, str) and option == "--queries":
         words += ["--source", source]
+    split = record.get("split")
+    if isinstance(split, str) and option == "--dataset":
+        words += ["--split", split]
     if record.get("objective") == "mrr":  # tune's default objective is hit_rate
         words += ["--objective", "mrr"]
     command = " ".join(shlex.quote(word) for word in [*words, "--output", str(path)])

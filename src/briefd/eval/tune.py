@@ -98,10 +98,12 @@ class TuneResult:
         model: str | None = None,
         windows: int | None = None,
         source: str | None = None,
+        split: str | None = None,
     ) -> dict[str, Any]:
         """The file `search --config`/`eval --config` read: settings sections plus a record
-        of what was tuned: on which set (``tuned_on``, the query file or dataset folder; and
-        the ``source`` given for a query file, ``--source``), for which search mode, ranking,
+        of what was tuned: on which set (``tuned_on``, the query file or dataset folder; the
+        ``source`` given for a query file, ``--source``; the dataset's ``split`` when not its
+        test split, ``--split``), for which search mode, ranking,
         embedding ``model`` and section ``windows`` (``embeddings.window_words``), and how it
         scored."""
         search = {key.split(".", 1)[1]: value for key, value in self.knobs.items()}
@@ -110,6 +112,7 @@ class TuneResult:
             "tuned": {
                 **({"set": tuned_on} if tuned_on is not None else {}),
                 **({"source": source} if source is not None else {}),
+                **({"split": split} if split is not None else {}),
                 "mode": "hybrid",
                 "ranking_version": RANKING_VERSION,
                 **({"embedding_model": model} if model is not None else {}),
