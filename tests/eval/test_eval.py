@@ -874,14 +874,19 @@ def test_the_readme_golden_set_example_is_read_and_scored(
     )
 
 
-def _refusing_set(folder: Path) -> None:
-    """Three queries, the second of which search refuses ("?!" has no word to search)."""
+def _remote_and_picture(folder: Path) -> None:
+    """A new folder holding the corpus of two documents: d1 on pairing, d2 on picture mode."""
     folder.mkdir()
     corpus = [
         {"_id": "d1", "title": "Pairing the remote", "text": "Press and hold to pair the remote."},
         {"_id": "d2", "title": "Picture mode", "text": "Change the picture mode in settings."},
     ]
     (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+
+
+def _refusing_set(folder: Path) -> None:
+    """Three queries, the second of which search refuses ("?!" has no word to search)."""
+    _remote_and_picture(folder)
     queries = [
         {"_id": "q1", "text": "how to pair remote"},
         {"_id": "q2", "text": "?!"},
@@ -950,12 +955,7 @@ def test_eval_of_a_set_with_a_refused_query_warns_and_prints_its_figures(
 
 def _split_set(folder: Path) -> None:
     """Test labels for q1, train labels and queries of their own for t1 and t2."""
-    folder.mkdir()
-    corpus = [
-        {"_id": "d1", "title": "Pairing the remote", "text": "Press and hold to pair the remote."},
-        {"_id": "d2", "title": "Picture mode", "text": "Change the picture mode in settings."},
-    ]
-    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    _remote_and_picture(folder)
     (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "pair the remote"}))
     (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
     (folder / "qrels.near-dup.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
