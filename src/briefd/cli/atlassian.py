@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
-from pydantic import BaseModel
 
 from briefd.api import Briefd
 from briefd.atlassian.model import IssueAnswer, IssueSearchAnswer, PageAnswer, PageSearchAnswer
@@ -17,6 +16,9 @@ from briefd.atlassian.query import JiraQuery
 from briefd.atlassian.service import MAX_LIMIT, MIN_TOKENS
 from briefd.cli.output import reported_errors
 from briefd.cli.search import split_scopes
+
+if TYPE_CHECKING:  # pydantic is ~55 ms of every command's start: the shapes bring it when used
+    from pydantic import BaseModel
 
 jira_app = typer.Typer(
     help="Live Jira lookups (read-only): search issues, read one.",

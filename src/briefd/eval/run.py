@@ -257,10 +257,13 @@ def refused(report: EvalReport) -> str | None:
     if not found:
         return None
     first = found[0]
-    some = "query" if len(found) == 1 else "queries"
+    said = (
+        "1 query could not be searched and counts as a miss"
+        if len(found) == 1
+        else f"{len(found)} queries could not be searched and count as misses"
+    )
     return (
-        f"{report.name}: {len(found)} {some} could not be searched and count as misses "
-        f"(no hits), e.g. {first.id} ({first.query!r}): {first.refused}; ids: "
+        f"{report.name}: {said} (no hits), e.g. {first.id} ({first.query!r}): {first.refused}; ids: "
         + ", ".join(o.id for o in found[:20])
         + (", …" if len(found) > 20 else "")
     )
