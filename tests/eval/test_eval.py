@@ -986,8 +986,10 @@ def test_a_split_is_scored_with_its_own_labels_and_queries(
         load_beir(tmp_path / "mine", "dev")
     assert str(caught.value) == (  # qrels.tsv and qrels.near-dup.tsv score the test split
         f"{tmp_path / 'mine'} has no labels of the split 'dev' (qrels.dev.tsv or qrels/dev.tsv); "
-        "its splits: train"
+        "its other splits: train (with no split named, its test split is scored)"
     )
+    with pytest.raises(EvalError, match=r"a split is named by letters, digits, - and _"):
+        load_beir(tmp_path / "mine", "../train")  # no path out of the folder
     (tmp_path / "mine" / "qrels.train.tsv").write_text("query-id\tcorpus-id\tscore\nq9\td2\t1\n")
     with pytest.raises(
         EvalError, match=r"labels query 'q9', which is not in queries\.train\.jsonl"

@@ -172,14 +172,8 @@ MISSES_IN_JSON = (
     "why recall did not inject an expected section"
 )
 GATE_ONLY = ("explain",)  # what --check (and --all-sets) use
-NOT_WITH_GATE = (
-    "queries",
-    "dataset",
-    "split",
-    "source",
-    "mode",
-    "misses",
-)  # the sets' own say instead
+# the sets' own say instead
+NOT_WITH_GATE = ("queries", "dataset", "split", "source", "mode", "misses")
 
 
 def _refuse_ignored(ctx: typer.Context, gate: bool) -> None:

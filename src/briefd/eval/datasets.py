@@ -256,7 +256,9 @@ def _split_files(path: Path, split: str) -> tuple[Path, Path]:
     lay them out) and its queries (``queries.<split>.jsonl``, else the one ``queries.jsonl``
     a BEIR download holds every split's queries in)."""
     if not split.replace("-", "").replace("_", "").isalnum():
-        raise EvalError(f"--split takes a split's name (train, dev, test), got {split!r}")
+        raise EvalError(
+            f"a split is named by letters, digits, - and _ (train, dev, test), got {split!r}"
+        )
     labels = (path / f"qrels.{split}.tsv", path / "qrels" / f"{split}.tsv")
     found = next((p for p in labels if p.is_file()), None)
     if found is None:
@@ -265,10 +267,10 @@ def _split_files(path: Path, split: str) -> tuple[Path, Path]:
             {p.name[6:-4] for p in path.glob("qrels.*.tsv") if p not in scored}
             | {p.stem for p in path.glob("qrels/*.tsv")}
         )
-        have = f"its splits: {', '.join(named)}" if named else "it has no split's labels"
+        have = f"its other splits: {', '.join(named)}" if named else "it has no other split"
         raise EvalError(
             f"{path} has no labels of the split {split!r} ({labels[0].name} or qrels/"
-            f"{labels[1].name}); {have}"
+            f"{labels[1].name}); {have} (with no split named, its test split is scored)"
         )
     queries = path / f"queries.{split}.jsonl"
     return found, queries if queries.is_file() else path / "queries.jsonl"
