@@ -5,28 +5,20 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from briefd.atlassian import Atlassian, IssueLookup
-from briefd.bundles import Bundle, BundleCacheStats, BundleRequest
-from briefd.bundles.cache import BundleCache
-from briefd.bundles.cache import prune as prune_bundles
-from briefd.bundles.compile import Engine, compile_bundle, flush_hits
 from briefd.embeddings.base import Embedder
-from briefd.graph.suggest import Suggestions
-from briefd.ingest import Progress, index_configured, no_progress
 from briefd.model import DocumentView, IndexReport, LinkFindings, ScopeInfo, SearchResult
-from briefd.proposals.model import Proposal, ProposalRequest
-from briefd.proposals.service import propose
 from briefd.recall import engine as recall_engine
 from briefd.recall.confidence import Specificity, recall_ranking
 from briefd.recall.engine import RecallRequest, RecallResult
 from briefd.recall.ranking import Ranking
-from briefd.replicas import agree
 from briefd.retrieval import calibration
 from briefd.retrieval.bm25 import Lexicon
 from briefd.retrieval.governed import search_with_paths
@@ -34,19 +26,28 @@ from briefd.retrieval.search import SearchRequest, search, vectors_missing
 from briefd.retrieval.semantic import SemanticIndex, follow
 from briefd.retrieval.spelling import Speller
 from briefd.settings import Settings
-from briefd.sources.knowledge import sync_lock
 from briefd.sources.worktree import from_work_trees
 from briefd.state import SessionMemory, SharedState, open_state
 from briefd.store import activity, sync_state, views
 from briefd.store.db import Store
-from briefd.sync.runner import SyncRunner, SyncSteps, Told, run_sync
-from briefd.sync.runner import status as sync_status
-from briefd.sync.state import SyncReport, SyncStatus
-from briefd.team import activity as team_activity
-from briefd.team import drift, gaps, suggestions, upkeep, usage
-from briefd.team.drift import DriftReport
-from briefd.team.gaps import GapsReport, GapsRequest
-from briefd.team.usage import UsageReport
+from briefd.sync.runner import SyncRunner, Told
+
+# What a command needs is imported when it runs: `briefd search` never loads the indexer,
+# bundles, the Atlassian client, proposals or the team reports (~450 ms of imports, measured
+# with -X importtime; a CLI command pays them on every start).
+if TYPE_CHECKING:
+    from briefd.atlassian import Atlassian, IssueLookup
+    from briefd.bundles import Bundle, BundleCacheStats, BundleRequest
+    from briefd.bundles.cache import BundleCache
+    from briefd.graph.suggest import Suggestions
+    from briefd.ingest import Progress
+    from briefd.proposals.model import Proposal, ProposalRequest
+    from briefd.sync.runner import SyncSteps
+    from briefd.sync.state import SyncReport, SyncStatus
+    from briefd.team import gaps
+    from briefd.team.drift import DriftReport
+    from briefd.team.gaps import GapsReport, GapsRequest
+    from briefd.team.usage import UsageReport
 
 
 class _Unset:
@@ -69,8 +70,9 @@ class Briefd(AbstractContextManager["Briefd"]):
         self._speller = Speller()
         self._lexicon = Lexicon()
         self._specificity = Specificity()
-        self._bundles = BundleCache(settings.bundles.cache_entries)
-        self.syncs = SyncRunner(lambda: run_sync(self._sync_steps()))  # the coalesced syncs (K3)
+        self._made = threading.Lock()  # guards the parts made on first use
+        self._bundle_cache: BundleCache | None = None
+        self.syncs = SyncRunner(self._run_sync)  # the coalesced syncs (K3)
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -97,6 +99,16 @@ class Briefd(AbstractContextManager["Briefd"]):
         return self._embedder
 
     @property
+    def _bundles(self) -> BundleCache:
+        """This process's bundle cache (B6), made by the first bundle."""
+        with self._made:
+            if self._bundle_cache is None:
+                from briefd.bundles.cache import BundleCache
+
+                self._bundle_cache = BundleCache(self.settings.bundles.cache_entries)
+            return self._bundle_cache
+
+    @property
     def store(self) -> Store:
         if self._store is None:
             self._store = Store.open(self.settings.db, source=self.settings.source)
@@ -118,17 +130,22 @@ class Briefd(AbstractContextManager["Briefd"]):
         return self._semantic
 
     def index(
-        self, source: Path | None = None, rebuild: bool = False, progress: Progress = no_progress
+        self, source: Path | None = None, rebuild: bool = False, progress: Progress | None = None
     ) -> IndexReport:
         """Index ``source`` (default: the configured one) incrementally, or from scratch."""
+        from briefd.bundles.cache import prune as prune_bundles
+        from briefd.ingest import index_configured, no_progress
+        from briefd.team import upkeep
+
         self._store, report = index_configured(
-            self.settings, self._store, source, rebuild, progress, self.embedder
+            self.settings, self._store, source, rebuild, progress or no_progress, self.embedder
         )
         if self._semantic is not None:
             self._semantic.invalidate()
         self._speller.invalidate()
         self._lexicon.invalidate()
-        self._bundles.clear()  # cached bundles of other knowledge states are never hit again
+        if self._bundle_cache is not None:
+            self._bundle_cache.clear()  # cached bundles of other knowledge states are never hit again
         self._specificity.calibration(self.store, self.semantic)  # recall's (I8), stored now
         with self.store.write() as conn:
             prune_bundles(conn, report.fingerprint, self.settings.bundles.manifest_days)
@@ -144,6 +161,8 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def rebuild(self, source: Path | None = None) -> IndexReport:
         """:meth:`reindex` from scratch, never while a sync resets the clone."""
+        from briefd.sources.knowledge import sync_lock
+
         with sync_lock(self.settings):
             return self.reindex(source, rebuild=True)
 
@@ -164,11 +183,16 @@ class Briefd(AbstractContextManager["Briefd"]):
     @functools.cached_property
     def atlassian(self) -> Atlassian:
         """Live Confluence and Jira lookups (A1, A2); nothing is enabled unless configured."""
+        from briefd.atlassian import Atlassian
+
         return Atlassian(self.settings)
 
     def compile_bundle(self, request: BundleRequest, lookup: IssueLookup | None = None) -> Bundle:
         """The smallest sufficient context for a task or around ``request.target`` (B1–B8); an
         issue key is fetched by ``lookup`` (default: from Jira now, as the configured account)."""
+        from briefd.bundles.compile import Engine, compile_bundle
+        from briefd.replicas import agree
+
         semantic = self.semantic
         mode = self.settings.search.mode if semantic is not None else "bm25"
         model = semantic.embedder.model_id if semantic is not None and mode != "bm25" else "none"
@@ -180,8 +204,10 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def flush_bundle_hits(self) -> None:
         """Write the bundle cache hits counted in memory (a busy index keeps them for later)."""
-        if self._store is not None:
-            flush_hits(self._store, self._bundles)
+        if self._store is not None and self._bundle_cache is not None:
+            from briefd.bundles.compile import flush_hits
+
+            flush_hits(self._store, self._bundle_cache)
 
     def bundle_cache_stats(self) -> BundleCacheStats:
         """Hits and misses of this process's bundle cache, and its LRU size."""
@@ -224,6 +250,8 @@ class Briefd(AbstractContextManager["Briefd"]):
             return views.visible(conn, path, scopes, scoped, self.settings.default_scopes)
 
     def link_findings(self) -> LinkFindings:
+        from briefd.team import suggestions
+
         with self.store.read() as conn:
             return suggestions.link_findings(conn, self.settings)
 
@@ -240,13 +268,24 @@ class Briefd(AbstractContextManager["Briefd"]):
         return self.syncs.trigger(told)
 
     def sync_status(self) -> SyncStatus:
-        return sync_status(self._sync_steps(), self.syncs)
+        from briefd.sync.runner import status
+
+        return status(self._sync_steps(), self.syncs)
+
+    def _run_sync(self) -> SyncReport:
+        from briefd.sync.runner import run_sync
+
+        return run_sync(self._sync_steps())
 
     def _sync_steps(self) -> SyncSteps:
+        from briefd.replicas import agree
+
         return agree.sync_steps(self.settings, self.reindex, lambda: self.store, lambda: self.state)
 
     def propose_update(self, request: ProposalRequest) -> Proposal:
         """A knowledge change as a one-commit branch (T1; :mod:`briefd.proposals.service`)."""
+        from briefd.proposals.service import propose
+
         return propose(self.settings, request, lambda: self.state, lambda: self.store)
 
     def proposals(self, status: str | None = None) -> list[Proposal]:
@@ -257,6 +296,8 @@ class Briefd(AbstractContextManager["Briefd"]):
         self, bundle_id: str, useful_chunk_ids: Sequence[str] = (), client: str | None = None
     ) -> activity.UsageReceipt:
         """Store which sections of a bundle were useful (T2; see :mod:`briefd.team.usage`)."""
+        from briefd.team import usage
+
         args = (self.settings, bundle_id, useful_chunk_ids, client)
         return usage.report_usage(self.store, self.state, *args)
 
@@ -264,37 +305,55 @@ class Briefd(AbstractContextManager["Briefd"]):
         self, doc_path: str | None = None, limit: int = 20, scopes: Sequence[str] | None = None
     ) -> Suggestions:
         """Unlinked mentions and broken links in ``scopes`` and how many were left out (T5)."""
+        from briefd.team import suggestions
+
         return suggestions.suggest_links_apart(self.settings, doc_path, limit, scopes)
 
     def dismiss_link_suggestion(
         self, doc_path: str, target: str, scopes: Sequence[str] | None = None
     ) -> None:
         """Stop suggesting ``target`` for ``doc_path`` (a document in ``scopes``)."""
+        from briefd.team import suggestions
+
         suggestions.dismiss(self.store, self.settings, doc_path, target, scopes)
 
     def log_queries(self, entries: Sequence[activity.QueryLogEntry]) -> None:
         """Append searches and bundles to the query log (T3); see :mod:`briefd.team.activity`."""
+        from briefd.team import activity as team_activity
+
         team_activity.log_queries(self.store, entries, self.settings.activity, self.state)
 
     def gaps(self, request: GapsRequest, lock: gaps.Guard = None) -> GapsReport:
         """Queries the knowledge answers weakly or not at all (T3; see :mod:`briefd.team.gaps`)."""
+        from briefd.team import gaps
+
         return gaps.gaps_report(self.settings, request, lambda: self.embedder, self.state, lock)
 
     def drift(self, refresh: bool = False) -> DriftReport:
         """Documents whose governed code changed after them (T4); ``refresh`` reads code first."""
+        from briefd.team import drift
+
         return drift.drift_report(self.settings, refresh)
 
     def usage(self, since: str = "30d", limit: int = 20, offset: int = 0) -> UsageReport:
         """What is served, how often, by which surface, reported useful, never served (T6)."""
+        from briefd.team import usage
+
         return usage.usage_report(self.settings, since, limit, self.state, offset)
 
     def overview(self) -> dict[str, object]:
         """Index size, last index run, sync sources, proposal and usage counts (I2 stats)."""
+        from briefd.team import activity as team_activity
+
         return team_activity.overview(self.store, self.state)
 
     def counters(self) -> dict[tuple[str, str], float]:
         """Persisted service counters (I4) keyed by (name, labels JSON)."""
+        from briefd.team import activity as team_activity
+
         return team_activity.counters(self.store)
 
     def save_counters(self, values: dict[tuple[str, str], float], reset: bool = False) -> None:
+        from briefd.team import activity as team_activity
+
         team_activity.save_counters(self.store, values, reset)

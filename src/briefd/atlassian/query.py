@@ -23,6 +23,8 @@ from briefd.errors import QueryError
 
 Deployment = Literal["cloud", "datacenter"]
 
+MAX_LIMIT = 50  # results one lookup returns at most
+MIN_TOKENS = 50  # the smallest budget an answer takes
 LUCENE_SPECIALS = frozenset('+-&|!(){}[]^"~*?:\\/')
 # control characters, line and paragraph separators and lone surrogates: never inside a literal
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")

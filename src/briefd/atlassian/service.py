@@ -30,6 +30,8 @@ from briefd.atlassian.model import (
     RelatedIssue,
 )
 from briefd.atlassian.query import (
+    MAX_LIMIT,
+    MIN_TOKENS,
     JiraQuery,
     cql,
     is_issue_key,
@@ -51,8 +53,6 @@ if TYPE_CHECKING:
 
 # (issue text or key, token budget) → (Markdown heading the bundle, query text), or None
 IssueLookup = Callable[[str, int], tuple[str, str] | None]
-MAX_LIMIT = 50
-MIN_TOKENS = 50
 # lookups of one product at a time: each waits on a thread for up to timeout_seconds, and a
 # server's worker threads (anyio's 40) serve every route and tool, searches too
 MAX_WAITING = 16

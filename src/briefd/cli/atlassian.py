@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, TypeVar
 import typer
 
 from briefd.api import Briefd
-from briefd.atlassian.model import IssueAnswer, IssueSearchAnswer, PageAnswer, PageSearchAnswer
-from briefd.atlassian.query import JiraQuery
-from briefd.atlassian.service import MAX_LIMIT, MIN_TOKENS
+from briefd.atlassian.query import MAX_LIMIT, MIN_TOKENS, JiraQuery
 from briefd.cli.output import reported_errors
 from briefd.cli.search import split_scopes
 
 if TYPE_CHECKING:  # pydantic is ~55 ms of every command's start: the shapes bring it when used
     from pydantic import BaseModel
+
+    from briefd.atlassian.model import IssueAnswer, IssueSearchAnswer, PageAnswer, PageSearchAnswer
 
 jira_app = typer.Typer(
     help="Live Jira lookups (read-only): search issues, read one.",
@@ -30,7 +30,7 @@ confluence_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-A = TypeVar("A", PageSearchAnswer, PageAnswer, IssueSearchAnswer, IssueAnswer)
+A = TypeVar("A", "PageSearchAnswer", "PageAnswer", "IssueSearchAnswer", "IssueAnswer")
 JSON = typer.Option(False, "--json", help="Print the answer as JSON (as REST returns it).")
 LIMIT = typer.Option(10, "--limit", min=1, max=MAX_LIMIT, help="At most this many results.")
 

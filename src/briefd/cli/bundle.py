@@ -20,7 +20,6 @@ from briefd.bundles.model import (
     MODES,
     BundleMode,
 )
-from briefd.bundles.render import drift_notes
 from briefd.bundles.wire import response
 from briefd.cli.output import (
     completes,
@@ -187,6 +186,8 @@ def _compile(ctx: typer.Context, request: BundleRequest, tuned: Path | None) -> 
 
 
 def _print(bundle: Bundle, json_output: bool) -> None:
+    from briefd.bundles.render import drift_notes  # Markdown parsing: once there is a bundle
+
     if json_output:
         print_json(response(bundle, verbose=True))
         return

@@ -4,6 +4,7 @@ as the team lead reads it — tables in a terminal, ``--json`` for scripts."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -22,7 +23,9 @@ from briefd.team.gaps import (
     listed_some,
 )
 from briefd.team.period import shown_since, since_cutoff
-from briefd.team.usage import DayActivity, SectionUsage, UsageReport, gone_note
+
+if TYPE_CHECKING:  # the usage report brings the bundle code (~100 ms): imported when it runs
+    from briefd.team.usage import DayActivity, SectionUsage, UsageReport
 
 SINCE_HELP = (
     "Window: a span back from now (12h, 30d, 2w), a date (2026-01-31: from midnight UTC) or a "
@@ -150,6 +153,8 @@ def usage_command(
 
 
 def print_usage(report: UsageReport) -> None:
+    from briefd.team.usage import gone_note
+
     surfaces = ", ".join(f"{n} {s}" for s, n in report.surfaces.items()) or "none"
     console.print(
         f"{report.requests} request(s) since {shown_since(report.since)} ({surfaces}); "

@@ -21,12 +21,12 @@ from briefd.cli.index_fast import refresh_stamp, report_lines
 from briefd.cli.one_source import OneSource
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import BriefdError, SourceError
-from briefd.ingest import WAITING
 from briefd.model import IndexReport
 from briefd.settings import Settings
 from briefd.sources.git import redact
 from briefd.sources.knowledge import checkout_dir
 from briefd.sources.layout import nothing_indexed
+from briefd.store.runlock import WAITING
 
 
 def register(app: typer.Typer) -> None:

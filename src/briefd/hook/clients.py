@@ -43,9 +43,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomlkit
-import tomlkit.exceptions
-
 from briefd.errors import ConfigError
 from briefd.hook import jsonc
 
@@ -445,6 +442,9 @@ def codex_mcp(
     table kept, but for those of the transport it no longer uses, :func:`codex_keys`); only
     the keys that say how to reach briefd are set. Unchanged when
     :func:`kept_entry` keeps the user's entry."""
+    import tomlkit  # only `init` for Codex edits TOML: not at every command's start
+    import tomlkit.exceptions
+
     try:
         tomllib.loads(text or "")
         doc = tomlkit.parse(text or "")

@@ -61,7 +61,7 @@ from briefd.store.links import (
     resolve_all_links,
     resolve_changed_links,
 )
-from briefd.store.runlock import index_run_lock
+from briefd.store.runlock import WAITING, index_run_lock
 from briefd.store.scopes import default_scope_warnings, known_scopes
 from briefd.text import double_encoded, without_controls
 from briefd.tokens import count_tokens
@@ -70,7 +70,6 @@ from briefd.vectors import store as vector_store
 Progress = Callable[[str, int, int], None]
 
 
-WAITING = "waiting for another index run of this index"  # progress stages start with it
 SKIPPED = docs_table.SKIPPED
 
 

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+WAITING = "waiting for another index run of this index"  # index progress stages start with it
+
 
 def index_run_held(db: Path) -> bool:
     """Whether an index run (:func:`index_run_lock`) of ``db`` is going on now, in any process."""

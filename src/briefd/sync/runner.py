@@ -24,8 +24,6 @@ from pathlib import Path
 from briefd.errors import BriefdError
 from briefd.model import IndexReport
 from briefd.settings import Settings
-from briefd.sources import git
-from briefd.sources import knowledge as sources
 from briefd.sync.state import Refresh, SyncReport, SyncStatus
 
 log = logging.getLogger("briefd.sync")
@@ -149,6 +147,8 @@ def run_sync(steps: SyncSteps) -> SyncReport:
     """One sync of the configured source (see the module docstring). ``steps.reindex`` works
     on a connection of its own, so callers need no lock around it; readers see the new index
     when it commits (their caches follow the index's content version)."""
+    from briefd.sources import knowledge as sources  # at a sync, not at every CLI start
+
     settings = steps.settings
     started, clock = _now(), time.perf_counter()
     previous = steps.load()
@@ -195,6 +195,8 @@ def run_sync(steps: SyncSteps) -> SyncReport:
 
 
 def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
+    from briefd.sources import knowledge as sources
+
     settings = steps.settings
     try:
         source = sources.resolve(settings)
@@ -235,6 +237,8 @@ def _unrecorded(report: SyncReport | None) -> dict[str, object]:
 def _configured(settings: Settings) -> str:
     """The configured source as reports name it, when it cannot be resolved ('' without one)."""
     if settings.sync.remote:
+        from briefd.sources import git
+
         return git.redact(settings.sync.remote)
     return str(settings.source) if settings.source is not None else ""
 
