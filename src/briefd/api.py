@@ -31,6 +31,7 @@ from briefd.state import SessionMemory, SharedState, open_state
 from briefd.store import activity, sync_state, views
 from briefd.store.db import Store
 from briefd.sync.runner import SyncRunner, Told
+from briefd.team import activity as team_activity
 
 # What a command needs is imported when it runs: `briefd search` never loads the indexer,
 # bundles, the Atlassian client, proposals or the team reports (~450 ms of imports, measured
@@ -319,8 +320,6 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def log_queries(self, entries: Sequence[activity.QueryLogEntry]) -> None:
         """Append searches and bundles to the query log (T3); see :mod:`briefd.team.activity`."""
-        from briefd.team import activity as team_activity
-
         team_activity.log_queries(self.store, entries, self.settings.activity, self.state)
 
     def gaps(self, request: GapsRequest, lock: gaps.Guard = None) -> GapsReport:
@@ -343,17 +342,11 @@ class Briefd(AbstractContextManager["Briefd"]):
 
     def overview(self) -> dict[str, object]:
         """Index size, last index run, sync sources, proposal and usage counts (I2 stats)."""
-        from briefd.team import activity as team_activity
-
         return team_activity.overview(self.store, self.state)
 
     def counters(self) -> dict[tuple[str, str], float]:
         """Persisted service counters (I4) keyed by (name, labels JSON)."""
-        from briefd.team import activity as team_activity
-
         return team_activity.counters(self.store)
 
     def save_counters(self, values: dict[tuple[str, str], float], reset: bool = False) -> None:
-        from briefd.team import activity as team_activity
-
         team_activity.save_counters(self.store, values, reset)
