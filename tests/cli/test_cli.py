@@ -17,6 +17,7 @@ from typing import IO
 import pytest
 
 from briefd.retrieval.search import RANKING_VERSION
+from tests import zygote
 from tests.conftest import EXAMPLE, REPO
 from tests.ports import free_port
 
@@ -26,14 +27,7 @@ def briefd(
 ) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     clean["BRIEFD_EMBEDDINGS__ENABLED"] = "false"  # BM25 here; the real model has its own tests
-    return subprocess.run(
-        [sys.executable, "-m", "briefd", *args],
-        cwd=cwd,
-        env={**clean, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return zygote.run(list(args), cwd=cwd, env={**clean, **(env or {})})
 
 
 def indexed_folder(factory: pytest.TempPathFactory, name: str, source: Path = EXAMPLE) -> Path:

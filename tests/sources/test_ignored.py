@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests import zygote
 from tests.sync.gitrepo import git
 
 DRAFT = "Unannounced pricing plan for enterprise tier"
@@ -20,14 +20,7 @@ def briefd(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.Compl
     """A real ``briefd`` process in ``tmp_path``, its index there, no embeddings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     env.update(BRIEFD_DB=str(tmp_path / "index.db"), BRIEFD_EMBEDDINGS__ENABLED="false")
-    return subprocess.run(
-        [sys.executable, "-m", "briefd", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=tmp_path,
-    )
+    return zygote.run(list(args), cwd=tmp_path, env=env, timeout=timeout)
 
 
 def repository(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -9,11 +9,11 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 
+from tests import zygote
 from tests.sync.gitrepo import Remote
 
 GOOD = b"# Good\n\n## Refunds\n\nThe refund window is thirty days.\n"
@@ -25,13 +25,7 @@ def briefd(
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     env.update(BRIEFD_DB=str(tmp_path / "index.db"), BRIEFD_EMBEDDINGS__ENABLED="false")
     env.update(settings or {})
-    return subprocess.run(
-        [sys.executable, "-m", "briefd", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return zygote.run(list(args), cwd=Path.cwd(), env=env, timeout=timeout)
 
 
 def source_with(tmp_path: Path, files: dict[str, bytes]) -> Path:

@@ -23,6 +23,7 @@ from briefd.api import Briefd
 from briefd.proposals import ProposalRequest
 from briefd.store.db import Store
 from briefd.sync.webhook import signature
+from tests import zygote
 from tests.conftest import free_disk, full_disk
 from tests.processes import running
 from tests.service.live import free_port
@@ -41,14 +42,7 @@ def briefd_env(tmp_path: Path, remote: Remote) -> dict[str, str]:
 
 
 def run(tmp_path: Path, remote: Remote, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "briefd", *args],
-        cwd=tmp_path,
-        env=briefd_env(tmp_path, remote),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return zygote.run(list(args), cwd=tmp_path, env=briefd_env(tmp_path, remote))
 
 
 def test_sync_command_prints_a_summary(tmp_path: Path, remote: Remote) -> None:
@@ -310,11 +304,7 @@ def test_a_file_where_a_clone_goes_is_one_line_naming_the_setting(
     code["BRIEFD_CODE__REPOS"] = json.dumps([{"source": remote.url, "name": "app"}])
 
     def briefd(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "briefd", *args], cwd=tmp_path,
-            env={**briefd_env(tmp_path, remote), **env}, capture_output=True, text=True,
-            timeout=120, check=False,
-        )  # fmt: skip
+        return zygote.run(list(args), cwd=tmp_path, env={**briefd_env(tmp_path, remote), **env})
 
     synced = briefd("sync", BRIEFD_SYNC__CHECKOUT_DIR="taken")
     assert (synced.returncode, synced.stderr) == (

@@ -1,0 +1,63 @@
+"""The suite's warm ``briefd`` (tests/zygote.py) answers as a real ``python -m briefd`` does:
+the same exit codes, bytes on stdout and stderr, working folder, environment and stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import zygote
+from tests.conftest import EXAMPLE
+
+
+def both(args: list[str], cwd: Path, env: dict[str, str], input: str | None = None) -> None:
+    warm = zygote.run(args, cwd=cwd, env=env, input=input)
+    cold = subprocess.run(
+        [sys.executable, "-m", "briefd", *args],
+        cwd=cwd,
+        env=env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (warm.returncode, timeless(warm.stdout), timeless(warm.stderr)) == (
+        cold.returncode,
+        timeless(cold.stdout),
+        timeless(cold.stderr),
+    )
+
+
+def timeless(text: str) -> str:
+    return re.sub(r"\d+(\.\d+)? ?m?s\b", "T", text)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
+    return {**clean, "BRIEFD_EMBEDDINGS__ENABLED": "false", "BRIEFD_DB": str(tmp_path / "i.db")}
+
+
+def test_a_warm_child_answers_as_a_spawned_briefd(tmp_path: Path, env: dict[str, str]) -> None:
+    assert zygote.warm() is not None
+    built = zygote.run(["index", "--source", str(EXAMPLE)], cwd=tmp_path, env=env)
+    assert built.returncode == 0, built.stderr
+    both(["--version"], tmp_path, env)
+    both(["search", "refund deadline"], tmp_path, env)
+    both(["nonsense"], tmp_path, env)  # exit 2, a usage line on stderr
+    both(["search", "--limit", "0", "x"], tmp_path, env)
+    both(["scopes"], tmp_path, {**env, "BRIEFD_DB": str(tmp_path / "none.db")})  # exit 1
+    payload = json.dumps({"prompt": "how long is the refund window?", "session_id": "s"})
+    both(["recall", "--no-server"], tmp_path, env, input=payload)
+
+
+def test_a_variable_read_at_start_up_gets_a_real_spawn(tmp_path: Path, env: dict[str, str]) -> None:
+    both(["search", "--help"], tmp_path, {**env, "COLUMNS": "50"})
+    ascii_out = zygote.run(["--version"], cwd=tmp_path, env={**env, "PYTHONIOENCODING": "ascii"})
+    assert ascii_out.stdout.startswith("briefd ")
