@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import io
 import json
 import locale
 import os
 import runpy
+import select
 import selectors
 import shutil
 import signal
@@ -29,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -110,6 +113,17 @@ class Zygote:
             self.process.kill()
         shutil.rmtree(Path(self.address).parent, ignore_errors=True)
 
+    def spawn(
+        self, args: list[str], cwd: str, env: dict[str, str], fds: list[int], session: bool = False
+    ) -> tuple[int, socket.socket]:
+        """A child on ``fds`` (its stdin, stdout, stderr): its pid, and the connection that
+        says its return code once it ended."""
+        request = json.dumps({"args": args, "cwd": cwd, "env": env, "session": session}).encode()
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(self.address)
+        socket.send_fds(conn, [len(request).to_bytes(4, "big") + request], fds)
+        return int(_line(conn)), conn
+
     def run(
         self, args: list[str], *, cwd: str, env: dict[str, str], input: str | None, timeout: float
     ) -> subprocess.CompletedProcess[str]:
@@ -117,13 +131,10 @@ class Zygote:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         in_r, in_w = os.pipe() if input is not None else (os.open(os.devnull, os.O_RDONLY), -1)
-        request = json.dumps({"args": args, "cwd": cwd, "env": env}).encode()
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.connect(self.address)
-            socket.send_fds(conn, [len(request).to_bytes(4, "big") + request], [in_r, out_w, err_w])
-            for fd in (in_r, out_w, err_w):
-                os.close(fd)
-            pid = int(_line(conn))
+        pid, conn = self.spawn(args, cwd, env, [in_r, out_w, err_w])
+        for fd in (in_r, out_w, err_w):
+            os.close(fd)
+        with conn:
             if in_w >= 0:
                 writer = threading.Thread(target=_feed, args=(in_w, input or "", encoding))
                 writer.start()
@@ -142,6 +153,147 @@ class Zygote:
             _text(out, encoding),
             _text(err, encoding),
         )
+
+
+def popen(
+    args: list[str],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str],
+    stdin: int | None = None,
+    stdout: int | None = None,
+    stderr: int | None = None,
+    start_new_session: bool = False,
+) -> subprocess.Popen[str] | WarmProcess:
+    """``subprocess.Popen([sys.executable, "-m", "briefd", *args], text=True, …)`` for a
+    server a test starts, signals and waits for: a warm child when ``env`` allows it. Each
+    stream is ``subprocess.PIPE``, ``DEVNULL`` or None (the test's own)."""
+    zygote = warm()
+    if zygote is None or startup_env(env) != zygote.startup:
+        return subprocess.Popen(
+            [sys.executable, "-m", "briefd", *args],
+            cwd=cwd,
+            env=dict(env),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            text=True,
+            start_new_session=start_new_session,
+        )
+    return WarmProcess(
+        zygote, args, str(cwd), dict(env), (stdin, stdout, stderr), start_new_session
+    )
+
+
+class WarmProcess:
+    """The part of :class:`subprocess.Popen` the suite's server tests use, over a warm child."""
+
+    def __init__(
+        self,
+        zygote: Zygote,
+        args: list[str],
+        cwd: str,
+        env: dict[str, str],
+        streams: tuple[int | None, int | None, int | None],
+        session: bool,
+    ) -> None:
+        encoding = locale.getpreferredencoding(False)
+        self.args = [sys.executable, "-m", "briefd", *args]
+        self.returncode: int | None = None
+        given, ours, kept = [], [], []
+        for target, how in enumerate(streams):
+            if how == subprocess.PIPE:
+                read, write = os.pipe()
+                child, mine = (read, write) if target == 0 else (write, read)
+                given.append(child)
+                ours.append(mine)
+                kept.append(child)
+            elif how == subprocess.DEVNULL:
+                null = os.open(os.devnull, os.O_RDWR)
+                given.append(null)
+                ours.append(-1)
+                kept.append(null)
+            else:
+                given.append(target)
+                ours.append(-1)
+        self.pid, self._conn = zygote.spawn(args, cwd, env, given, session)
+        for fd in kept:
+            os.close(fd)
+        self.stdin: Any = _stream(ours[0], "w", encoding)
+        self.stdout: Any = _stream(ours[1], "r", encoding)
+        self.stderr: Any = _stream(ours[2], "r", encoding)
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self._conn], [], [], 0)[0]:
+            self.returncode = int(_line(self._conn))
+            self._conn.close()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            if not select.select([self._conn], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            self.returncode = int(_line(self._conn))
+            self._conn.close()
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def communicate(
+        self, input: str | None = None, timeout: float | None = None
+    ) -> tuple[str | None, str | None]:
+        if self.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):
+                if input:
+                    self.stdin.write(input)
+                self.stdin.close()
+        said: dict[str, str] = {}
+        readers = [
+            threading.Thread(target=_read_all, args=(stream, name, said))
+            for name, stream in (("out", self.stdout), ("err", self.stderr))
+            if stream is not None
+        ]
+        for reader in readers:
+            reader.start()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for reader in readers:
+            reader.join(None if deadline is None else max(0, deadline - time.monotonic()))
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        self.wait(None if deadline is None else max(0, deadline - time.monotonic()))
+        return said.get("out"), said.get("err")
+
+    def __enter__(self) -> WarmProcess:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+        self.wait()
+
+
+def _read_all(stream: io.TextIOWrapper, name: str, said: dict[str, str]) -> None:
+    """Read ``stream`` to its end and close it, as ``Popen.communicate`` does."""
+    with stream:
+        said[name] = stream.read()
+
+
+def _stream(fd: int, mode: str, encoding: str) -> io.TextIOWrapper | None:
+    """A text stream over our end of a pipe, as ``Popen(text=True)`` makes it."""
+    if fd < 0:
+        return None
+    if mode == "w":
+        return io.TextIOWrapper(io.FileIO(fd, "w"), encoding=encoding, write_through=True)
+    return io.TextIOWrapper(io.BufferedReader(io.FileIO(fd, "r")), encoding=encoding)
 
 
 def _feed(fd: int, text: str, encoding: str) -> None:
@@ -212,7 +364,7 @@ def serve(address: str) -> None:
                     waker_r.recv(4096)
                     continue
                 conn, _ = listener.accept()
-                pid = _start(conn, [listener, waker_r, waker_w])
+                pid = _start(conn, [listener, waker_r, waker_w, *waiting.values()])
                 if pid is not None:
                     waiting[pid] = conn
             _reap(waiting)
@@ -254,6 +406,17 @@ def _reap(waiting: dict[int, socket.socket]) -> None:
 
 
 def _child(request: dict[str, Any], fds: list[int]) -> None:
+    """The forked child: never returns into the warm process's loop."""
+    code = 1
+    try:
+        code = _command(request, fds)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def _command(request: dict[str, Any], fds: list[int]) -> int:
     signal.set_wakeup_fd(-1)
     for signum in (signal.SIGCHLD, signal.SIGTERM):
         signal.signal(signum, signal.SIG_DFL)
@@ -261,16 +424,17 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
+    if request.get("session"):
+        os.setsid()
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
     sys.path[0] = request["cwd"]
     sys.argv = ["-m", *request["args"]]
-    code = 0
     try:
         runpy.run_module("briefd", run_name="__main__", alter_sys=True)
     except SystemExit as done:
-        code = _exit_code(done.code)
+        return _finish(_exit_code(done.code))
     except KeyboardInterrupt:  # as the interpreter ends on one: killed by SIGINT
         sys.excepthook(*sys.exc_info())
         _finish(1)
@@ -278,8 +442,8 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
         os.kill(os.getpid(), signal.SIGINT)
     except BaseException:
         sys.excepthook(*sys.exc_info())
-        code = 1
-    os._exit(_finish(code))
+        return _finish(1)
+    return _finish(0)
 
 
 def _exit_code(code: object) -> int:

@@ -9,25 +9,26 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from tests import zygote
 from tests.conftest import EXAMPLE, full_disk
 from tests.service.live import free_port
 from tests.sync.gitrepo import Remote
 
 
-def briefd(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def briefd(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Any:
     base = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     base.update({"BRIEFD_EMBEDDINGS__ENABLED": "false", **(env or {})})
-    return subprocess.Popen(
-        [sys.executable, "-m", "briefd", "--db", str(tmp_path / "x.db"), *args],
+    return zygote.popen(
+        ["--db", str(tmp_path / "x.db"), *args],
         cwd=tmp_path,
         env=base,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
     )
 
 
