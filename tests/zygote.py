@@ -34,7 +34,7 @@ import time
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -42,6 +42,8 @@ REPO = Path(__file__).resolve().parent.parent
 # may have been read at start-up (PYTHON*, the locale, rich's Console made at import reads
 # COLUMNS, TERM, NO_COLOR…): a test that sets one differently gets a real spawn.
 RUNTIME_KEYS = ("BRIEFD_", "HOME", "XDG_", "GIT_", "PYTEST_")
+
+Stream = int | IO[Any] | None
 
 _lock = threading.Lock()
 _warm: Zygote | None = None
@@ -160,14 +162,15 @@ def popen(
     *,
     cwd: Path | str,
     env: Mapping[str, str],
-    stdin: int | None = None,
-    stdout: int | None = None,
-    stderr: int | None = None,
+    stdin: Stream = None,
+    stdout: Stream = None,
+    stderr: Stream = None,
     start_new_session: bool = False,
 ) -> subprocess.Popen[str] | WarmProcess:
     """``subprocess.Popen([sys.executable, "-m", "briefd", *args], text=True, …)`` for a
     server a test starts, signals and waits for: a warm child when ``env`` allows it. Each
-    stream is ``subprocess.PIPE``, ``DEVNULL`` or None (the test's own)."""
+    stream is ``subprocess.PIPE``, ``DEVNULL``, ``STDOUT`` (stderr), a file or descriptor, or
+    None (the test's own)."""
     zygote = warm()
     if zygote is None or startup_env(env) != zygote.startup:
         return subprocess.Popen(
@@ -194,7 +197,7 @@ class WarmProcess:
         args: list[str],
         cwd: str,
         env: dict[str, str],
-        streams: tuple[int | None, int | None, int | None],
+        streams: tuple[Stream, Stream, Stream],
         session: bool,
     ) -> None:
         encoding = locale.getpreferredencoding(False)
@@ -202,20 +205,22 @@ class WarmProcess:
         self.returncode: int | None = None
         given, ours, kept = [], [], []
         for target, how in enumerate(streams):
+            mine = -1
             if how == subprocess.PIPE:
                 read, write = os.pipe()
                 child, mine = (read, write) if target == 0 else (write, read)
-                given.append(child)
-                ours.append(mine)
                 kept.append(child)
             elif how == subprocess.DEVNULL:
-                null = os.open(os.devnull, os.O_RDWR)
-                given.append(null)
-                ours.append(-1)
-                kept.append(null)
+                child = os.open(os.devnull, os.O_RDWR)
+                kept.append(child)
+            elif how == subprocess.STDOUT:
+                child = given[1]
+            elif how is None:
+                child = target
             else:
-                given.append(target)
-                ours.append(-1)
+                child = how if isinstance(how, int) else how.fileno()
+            given.append(child)
+            ours.append(mine)
         self.pid, self._conn = zygote.spawn(args, cwd, env, given, session)
         for fd in kept:
             os.close(fd)
@@ -355,11 +360,14 @@ def serve(address: str) -> None:
     listener.listen(64)
     Path(address + ".new").rename(address)
     waiting: dict[int, socket.socket] = {}
+    parent = os.getppid()
     with selectors.DefaultSelector() as selector:
         selector.register(listener, selectors.EVENT_READ)
         selector.register(waker_r, selectors.EVENT_READ)
         while True:
-            for key, _ in selector.select():
+            if os.getppid() != parent:  # the worker is gone (killed): so is this
+                return
+            for key, _ in selector.select(1.0):
                 if key.fileobj is waker_r:
                     waker_r.recv(4096)
                     continue

@@ -8,13 +8,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
+from tests import zygote
 from tests.postgres import free_port
 
 SECRET = "replica-webhook-secret"
@@ -34,7 +34,7 @@ class Replica:
     home: Path
     port: int
     env: dict[str, str]
-    process: subprocess.Popen[bytes] | None = None
+    process: subprocess.Popen[str] | zygote.WarmProcess | None = None
 
     @property
     def url(self) -> str:
@@ -42,8 +42,8 @@ class Replica:
 
     def start(self, timeout: float = 90) -> None:
         with (self.home / "serve.log").open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "briefd", "serve", "--port", str(self.port)],
+            self.process = zygote.popen(
+                ["serve", "--port", str(self.port)],
                 cwd=self.home,
                 env=self.env,
                 stdout=log,
@@ -88,7 +88,7 @@ class Balancer:
     home: Path
     port: int
     upstreams: list[int]
-    process: subprocess.Popen[bytes] | None = None
+    process: subprocess.Popen[str] | zygote.WarmProcess | None = None
 
     @property
     def url(self) -> str:

@@ -382,8 +382,8 @@ def test_sigkill_during_sync_loses_nothing(tmp_path: Path, remote: Remote) -> No
     new_commit = remote.push({**many_documents(600), "domain/glossary.md": None}, "big change")
     branch_ref = tmp_path / "data" / "repo" / ".git" / "refs" / "heads" / "main"
 
-    process = subprocess.Popen(
-        [sys.executable, "-m", "briefd", "sync"],
+    process = zygote.popen(
+        ["sync"],
         cwd=tmp_path,
         env=briefd_env(tmp_path, remote),
         stdout=subprocess.DEVNULL,
@@ -443,9 +443,9 @@ def start_server(
 def serve_start_up(tmp_path: Path, env: dict[str, str]) -> str:
     """What ``briefd serve`` says on stderr until it answers (or exits), then stopped."""
     port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "briefd", "serve", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    server = zygote.popen(
+        ["serve", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -632,8 +632,8 @@ def test_a_stopped_server_leaves_no_git_waiting_on_a_remote(tmp_path: Path, remo
         url = f"http://127.0.0.1:{hanging.getsockname()[1]}/stopped-answering.git"
         env = {**briefd_env(tmp_path, remote), "BRIEFD_SOURCE": url}
         env.update(BRIEFD_SYNC__INTERVAL="1", BRIEFD_SYNC__GIT_TIMEOUT="60")
-        server = subprocess.Popen(
-            [sys.executable, "-m", "briefd", "serve", "--no-index", "--port", str(free_port())],
+        server = zygote.popen(
+            ["serve", "--no-index", "--port", str(free_port())],
             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         try:
@@ -684,13 +684,15 @@ def test_sigterm_another_thread_receives_stops_the_start_up_at_once(
         assert _eventually(lambda: running(url) == [], 2), running(url)
 
 
-def _cloning_server(tmp_path: Path, remote: Remote, url: str) -> subprocess.Popen[str]:
+def _cloning_server(
+    tmp_path: Path, remote: Remote, url: str
+) -> subprocess.Popen[str] | zygote.WarmProcess:
     """`briefd serve` on a first start, its clone of ``url`` waiting on the remote (60 s)."""
     env = {**briefd_env(tmp_path, remote), "BRIEFD_SOURCE": url}
     env.update(BRIEFD_SYNC__GIT_TIMEOUT="60")
-    return subprocess.Popen(
-        [sys.executable, "-m", "briefd", "serve", "--port", str(free_port())],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    return zygote.popen(
+        ["serve", "--port", str(free_port())],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
 
 
