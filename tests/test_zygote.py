@@ -45,7 +45,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_a_warm_child_answers_as_a_spawned_briefd(tmp_path: Path, env: dict[str, str]) -> None:
-    assert zygote.warm() is not None
+    assert zygote.warm(env) is not None
     built = zygote.run(["index", "--source", str(EXAMPLE)], cwd=tmp_path, env=env)
     assert built.returncode == 0, built.stderr
     both(["--version"], tmp_path, env)
@@ -57,7 +57,14 @@ def test_a_warm_child_answers_as_a_spawned_briefd(tmp_path: Path, env: dict[str,
     both(["recall", "--no-server"], tmp_path, env, input=payload)
 
 
-def test_a_variable_read_at_start_up_gets_a_real_spawn(tmp_path: Path, env: dict[str, str]) -> None:
-    both(["search", "--help"], tmp_path, {**env, "COLUMNS": "50"})
-    ascii_out = zygote.run(["--version"], cwd=tmp_path, env={**env, "PYTHONIOENCODING": "ascii"})
-    assert ascii_out.stdout.startswith("briefd ")
+def test_a_variable_read_at_start_up_gets_a_warm_process_of_its_own(
+    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(zygote, "_warm", {})  # this worker's, as if no test had asked before
+    monkeypatch.setattr(zygote, "_asked", {})
+    narrow = {**env, "COLUMNS": "50"}  # rich's Console reads it when briefd.cli is imported
+    assert zygote.warm(narrow) is None  # the first time: a real spawn
+    both(["search", "--help"], tmp_path, narrow)
+    assert zygote.warm(narrow) is not None
+    both(["search", "--help"], tmp_path, narrow)
+    assert zygote.warm(env) is not zygote.warm(narrow)

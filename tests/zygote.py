@@ -8,14 +8,16 @@ flushed, 120 when the last flush fails). What it skips is the ~0.6 s of imports 
 pays first (numpy, typer, rich, the API), which made up most of the suite's hundreds of CLI
 runs. Tests about imports, interpreter start-up or a process's command line spawn for real.
 
-:func:`run` falls back to a real spawn when the environment asked for differs from the warm
-process's in anything read at start-up: anything but briefd's own settings, ``HOME``, ``XDG_*``, ``GIT_*``.
+:func:`run` spawns for real when no warm process has the environment asked for: each set of
+variables read at start-up (anything but briefd's own settings, ``HOME``, ``XDG_*``, ``GIT_*``)
+has a warm process of its own, from the second time a test asks for it.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import io
 import json
 import locale
@@ -40,13 +42,18 @@ REPO = Path(__file__).resolve().parent.parent
 
 # What a command reads at run time: a warm child takes these from the test. Any other variable
 # may have been read at start-up (PYTHON*, the locale, rich's Console made at import reads
-# COLUMNS, TERM, NO_COLOR…): a test that sets one differently gets a real spawn.
+# COLUMNS, TERM, NO_COLOR…): each such environment has a warm process of its own, started the
+# second time a test asks for it (a one-off is spawned), at most MAX_WARM per worker.
 RUNTIME_KEYS = ("BRIEFD_", "HOME", "XDG_", "GIT_", "PYTEST_")
+MAX_WARM = 3
+# What the warm process imports: the command line, and the service stack serve and mcp load
+PRELOADED = ("briefd.cli.launch", "briefd.cli.main", "briefd.cli.serve", "briefd.service.app")
 
 Stream = int | IO[Any] | None
 
 _lock = threading.Lock()
-_warm: Zygote | None = None
+_warm: dict[tuple[tuple[str, str], ...], Zygote] = {}
+_asked: dict[tuple[tuple[str, str], ...], int] = {}
 
 
 def startup_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -62,9 +69,9 @@ def run(
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     """``subprocess.run([sys.executable, "-m", "briefd", *args], capture_output=True,
-    text=True, …)``, answered by a warm child when ``env`` allows it."""
-    zygote = warm()
-    if zygote is None or startup_env(env) != zygote.startup:
+    text=True, …)``, answered by a warm child when there is one for ``env``."""
+    zygote = warm(env)
+    if zygote is None:
         return subprocess.run(
             [sys.executable, "-m", "briefd", *args],
             cwd=cwd,
@@ -77,21 +84,35 @@ def run(
     return zygote.run(args, cwd=str(cwd), env=dict(env), input=input, timeout=timeout)
 
 
-def warm() -> Zygote | None:
-    """This worker's warm process, started on first use; None where fork is not the way."""
-    global _warm
-    if os.environ.get("BRIEFD_TEST_COLD") or not hasattr(os, "fork"):
+def command(args: list[str], env: Mapping[str, str]) -> tuple[str, list[str]]:
+    """The command and arguments that run ``briefd ARGS`` in ``env`` for a third party that
+    spawns it itself (the MCP SDK's stdio client): :mod:`tests.warm_exec` with a warm process
+    for ``env``, or ``python -m briefd``."""
+    zygote = warm(env)
+    if zygote is None:
+        return sys.executable, ["-m", "briefd", *args]
+    return sys.executable, ["-S", str(REPO / "tests" / "warm_exec.py"), zygote.address, *args]
+
+
+def warm(env: Mapping[str, str]) -> Zygote | None:
+    """The warm process for ``env``'s start-up variables; None where there is none (yet)."""
+    if os.environ.get("TEST_BRIEFD_COLD") or not hasattr(os, "fork"):
         return None
+    key = tuple(sorted(startup_env(env).items()))
     with _lock:
-        if _warm is None or _warm.process.poll() is not None:
-            _warm = Zygote()
-        return _warm
+        zygote = _warm.get(key)
+        if zygote is not None and zygote.process.poll() is None:
+            return zygote
+        _asked[key] = _asked.get(key, 0) + 1
+        usual = key == tuple(sorted(startup_env(os.environ).items()))
+        if zygote is None and (len(_warm) >= MAX_WARM or (_asked[key] < 2 and not usual)):
+            return None
+        _warm[key] = Zygote({k: v for k, v in env.items() if not k.startswith("BRIEFD_")})
+        return _warm[key]
 
 
 class Zygote:
-    def __init__(self) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
-        self.startup = startup_env(env)
+    def __init__(self, env: dict[str, str]) -> None:
         self.address = str(Path(tempfile.mkdtemp(prefix="briefd-zygote-")) / "socket")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.zygote", self.address],
@@ -171,8 +192,8 @@ def popen(
     server a test starts, signals and waits for: a warm child when ``env`` allows it. Each
     stream is ``subprocess.PIPE``, ``DEVNULL``, ``STDOUT`` (stderr), a file or descriptor, or
     None (the test's own)."""
-    zygote = warm()
-    if zygote is None or startup_env(env) != zygote.startup:
+    zygote = warm(env)
+    if zygote is None:
         return subprocess.Popen(
             [sys.executable, "-m", "briefd", *args],
             cwd=cwd,
@@ -347,8 +368,11 @@ def _line(conn: socket.socket) -> bytes:
 def serve(address: str) -> None:
     """Import what a command loads, then fork a child per connection; report each child's pid
     and, once it ended, its return code (as ``subprocess`` gives it) on the connection."""
-    import briefd.cli.launch
-    import briefd.cli.main  # noqa: F401
+    # as the interpreter started it (PEP 538 may have set LC_CTYPE), before an import sets any
+    # (KMP_DUPLICATE_LIB_OK): what tests.warm_exec compares its own environment with
+    Path(address + ".env").write_text(json.dumps(startup_env(os.environ)), encoding="utf-8")
+    for module in PRELOADED:
+        importlib.import_module(module)
 
     waker_r, waker_w = socket.socketpair()
     waker_w.setblocking(False)

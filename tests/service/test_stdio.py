@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import get_default_environment
 from mcp_types import Tool
 from typer.testing import CliRunner
 
@@ -29,6 +30,7 @@ from briefd.cli.main import app
 from briefd.hook import main as hook_main
 from briefd.service import create_app
 from briefd.settings import Settings, load_settings
+from tests import zygote
 from tests.ports import free_port
 from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import serving
@@ -48,10 +50,13 @@ def child_env(**env: str) -> dict[str, str]:
 
 
 def stdio(settings: Settings, cwd: Path, *args: str) -> StdioServerParameters:
+    env = child_env(BRIEFD_SOURCE=str(settings.source), BRIEFD_EMBEDDINGS__ENABLED="false")
+    spawned = {**get_default_environment(), **env}  # what the SDK's client hands the process
+    command, arguments = zygote.command(["--db", str(settings.db), "mcp", *args], spawned)
     return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "briefd", "--db", str(settings.db), "mcp", *args],
-        env=child_env(BRIEFD_SOURCE=str(settings.source), BRIEFD_EMBEDDINGS__ENABLED="false"),
+        command=command,
+        args=arguments,
+        env=env,
         cwd=cwd,
     )
 
