@@ -60,7 +60,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# Two pytest-xdist workers, each module on one worker: 4.5–6 min instead of 9–10 on 2 cores
+# Two pytest-xdist workers, each module on one worker: about half the time of one on 2 cores
 # (tests/ports.py gives each worker its own block of ports, so a port one worker picked is never
 # handed to the other). `make test PYTEST_WORKERS=` runs the suite in one process.
 PYTEST_WORKERS ?= -n 2 --dist loadfile
