@@ -45,7 +45,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_a_warm_child_answers_as_a_spawned_briefd(tmp_path: Path, env: dict[str, str]) -> None:
-    assert zygote.warm(env) is not None
+    assert zygote.warm(env) is not None  # the worker's own variables: warm, whatever came first
     built = zygote.run(["index", "--source", str(EXAMPLE)], cwd=tmp_path, env=env)
     assert built.returncode == 0, built.stderr
     both(["--version"], tmp_path, env)
@@ -68,3 +68,15 @@ def test_a_variable_read_at_start_up_gets_a_warm_process_of_its_own(
     assert zygote.warm(narrow) is not None
     both(["search", "--help"], tmp_path, narrow)
     assert zygote.warm(env) is not zygote.warm(narrow)
+
+
+def test_the_workers_own_variables_stay_warm_when_others_took_the_places(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI ran other environments' tests first on a worker: they took the three places, and
+    every later command of the usual environment was spawned cold."""
+    alive = zygote.warm(env)
+    taken = {(("COLUMNS", str(n)),): alive for n in range(zygote.MAX_WARM)}
+    monkeypatch.setattr(zygote, "_warm", taken)
+    assert zygote.warm(env) is not None
+    assert zygote.warm({**env, "COLUMNS": "7"}) is None  # no place left for another

@@ -43,7 +43,8 @@ REPO = Path(__file__).resolve().parent.parent
 # What a command reads at run time: a warm child takes these from the test. Any other variable
 # may have been read at start-up (PYTHON*, the locale, rich's Console made at import reads
 # COLUMNS, TERM, NO_COLOR…): each such environment has a warm process of its own, started the
-# second time a test asks for it (a one-off is spawned), at most MAX_WARM per worker.
+# second time a test asks for it (a one-off is spawned), at most MAX_WARM of them per worker
+# besides the worker's own.
 RUNTIME_KEYS = ("BRIEFD_", "HOME", "XDG_", "GIT_", "PYTEST_")
 MAX_WARM = 3
 # What the warm process imports: the command line, and the service stack serve and mcp load
@@ -54,6 +55,11 @@ Stream = int | IO[Any] | None
 _lock = threading.Lock()
 _warm: dict[tuple[tuple[str, str], ...], Zygote] = {}
 _asked: dict[tuple[tuple[str, str], ...], int] = {}
+
+
+def usual_key() -> tuple[tuple[str, str], ...]:
+    """The worker's own start-up variables: always warm, never counted in MAX_WARM."""
+    return tuple(sorted(startup_env(os.environ).items()))
 
 
 def startup_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -104,8 +110,9 @@ def warm(env: Mapping[str, str]) -> Zygote | None:
         if zygote is not None and zygote.process.poll() is None:
             return zygote
         _asked[key] = _asked.get(key, 0) + 1
-        usual = key == tuple(sorted(startup_env(os.environ).items()))
-        if zygote is None and (len(_warm) >= MAX_WARM or (_asked[key] < 2 and not usual)):
+        usual = key == usual_key()
+        others = sum(1 for known in _warm if known != usual_key())
+        if zygote is None and not usual and (others >= MAX_WARM or _asked[key] < 2):
             return None
         _warm[key] = Zygote({k: v for k, v in env.items() if not k.startswith("BRIEFD_")})
         return _warm[key]
