@@ -125,8 +125,11 @@ class Zygote:
             [sys.executable, "-m", "tests.zygote", self.address],
             cwd=REPO,
             env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            # pipes, as a spawned command's usually are: the interpreter makes its std streams
+            # at start, and one made over /dev/null thinks it can seek (reconfigure then fails
+            # with "Illegal seek" on the test's pipe); nothing is written to them
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
         )
         deadline = time.monotonic() + 60
         while not Path(self.address).exists():
@@ -136,6 +139,9 @@ class Zygote:
         atexit.register(self.close)
 
     def close(self) -> None:
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
         self.process.terminate()
         try:
             self.process.wait(5)
@@ -463,6 +469,9 @@ def _command(request: dict[str, Any], fds: list[int]) -> int:
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
+    sys.stdin = sys.__stdin__ = _reopened(sys.stdin, 0, "r")
+    sys.stdout = sys.__stdout__ = _reopened(sys.stdout, 1, "w")
+    sys.stderr = sys.__stderr__ = _reopened(sys.stderr, 2, "w")
     if request.get("session"):
         os.setsid()
     os.chdir(request["cwd"])
@@ -483,6 +492,24 @@ def _command(request: dict[str, Any], fds: list[int]) -> int:
         sys.excepthook(*sys.exc_info())
         return _finish(1)
     return _finish(0)
+
+
+def _reopened(old: Any, fd: int, mode: str) -> io.TextIOWrapper:
+    """A std stream over the test's ``fd`` made as the interpreter makes it at start-up, with
+    the warm process's encoding and buffering: one made over another file would keep what it
+    learnt of that one (a /dev/null or a log file can seek; reconfiguring a stream that thinks
+    so fails with "Illegal seek" on a pipe)."""
+    raw = not isinstance(old.buffer, io.BufferedIOBase)  # PYTHONUNBUFFERED: stdout, stderr raw
+    binary = open(fd, mode + "b", buffering=0 if raw else -1, closefd=False)  # noqa: SIM115
+    line = old.line_buffering if fd == 2 else (not raw and fd == 1 and os.isatty(fd))
+    return io.TextIOWrapper(
+        binary,
+        encoding=old.encoding,
+        errors=old.errors,
+        newline="\n",
+        line_buffering=line,
+        write_through=old.write_through,
+    )
 
 
 def _exit_code(code: object) -> int:
