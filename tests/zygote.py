@@ -57,9 +57,9 @@ _warm: dict[tuple[tuple[str, str], ...], Zygote] = {}
 _asked: dict[tuple[tuple[str, str], ...], int] = {}
 
 
-def usual_key() -> tuple[tuple[str, str], ...]:
-    """The worker's own start-up variables: always warm, never counted in MAX_WARM."""
-    return tuple(sorted(startup_env(os.environ).items()))
+def key_of(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """Which warm process serves ``env``: its start-up variables."""
+    return tuple(sorted(startup_env(env).items()))
 
 
 def startup_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -104,15 +104,14 @@ def warm(env: Mapping[str, str]) -> Zygote | None:
     """The warm process for ``env``'s start-up variables; None where there is none (yet)."""
     if os.environ.get("TEST_BRIEFD_COLD") or not hasattr(os, "fork"):
         return None
-    key = tuple(sorted(startup_env(env).items()))
+    key, usual = key_of(env), key_of(os.environ)  # the worker's own: always warm, not counted
     with _lock:
         zygote = _warm.get(key)
         if zygote is not None and zygote.process.poll() is None:
             return zygote
         _asked[key] = _asked.get(key, 0) + 1
-        usual = key == usual_key()
-        others = sum(1 for known in _warm if known != usual_key())
-        if zygote is None and not usual and (others >= MAX_WARM or _asked[key] < 2):
+        others = sum(1 for known in _warm if known != usual)
+        if zygote is None and key != usual and (others >= MAX_WARM or _asked[key] < 2):
             return None
         _warm[key] = Zygote({k: v for k, v in env.items() if not k.startswith("BRIEFD_")})
         return _warm[key]
