@@ -3,6 +3,7 @@ and deletions; a failing remote never takes the served index down."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import threading
@@ -13,10 +14,13 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.errors import BriefdError, ProposalConflictError
+from briefd.model import IndexReport
 from briefd.proposals import Proposal, ProposalRequest
+from briefd.replicas.agree import knowledge_commit
 from briefd.retrieval.search import SearchRequest
 from briefd.sources.knowledge import checkout_dir, sync_lock
-from briefd.sync.state import SyncReport
+from briefd.sync.runner import run_sync
+from briefd.sync.state import Refresh, SyncReport
 from tests.sync.conftest import git_settings
 from tests.sync.gitrepo import GLOSSARY, RETRY, Remote, git
 
@@ -72,6 +76,41 @@ def test_push_then_sync_makes_new_content_searchable(git_api: Briefd, remote: Re
     assert report.index is not None and report.index.added == ("domain/chargebacks.md",)
     assert report.index.unchanged == 2
     assert paths(git_api, "chargeback") == ["domain/chargebacks.md"]
+
+
+def test_a_sync_names_its_commit_as_soon_as_it_serves_its_documents(
+    git_api: Briefd, remote: Remote
+) -> None:
+    """``/api/health``, ``briefd version`` and the replicas' listing name the commit whose
+    documents are served. A replica's health named the commit before a push for as long as the
+    forge refresh after the reindex took (the sync was recorded only after it), while its
+    search already found the pushed document: the fresh-clone CI of 1c023825 caught it."""
+    git_api.sync()
+    before = remote.head()
+    commit = remote.push({"domain/chargebacks.md": "# Chargebacks\n\nA chargeback reverses it.\n"})
+    seen: dict[str, object] = {}
+    steps = git_api._sync_steps()
+
+    def reindex(root: Path) -> IndexReport:
+        report = steps.reindex(root)  # the real one; then what a reader sees at once
+        seen["after the reindex"] = (knowledge_commit(git_api.store), paths(git_api, "chargeback"))
+        return report
+
+    def refresh(fetched: bool) -> Refresh:
+        seen["during the forge refresh"] = (
+            knowledge_commit(git_api.store),
+            git_api.sync_status().last_commit,
+        )
+        return steps.after(fetched)  # the real one
+
+    report = run_sync(dataclasses.replace(steps, reindex=reindex, after=refresh))
+
+    assert report.error is None and report.commit == commit != before
+    assert seen == {
+        "after the reindex": (commit, ["domain/chargebacks.md"]),
+        "during the forge refresh": (commit, commit),
+    }
+    assert knowledge_commit(git_api.store) == git_api.sync_status().last_commit == commit
 
 
 def test_deleted_file_disappears(git_api: Briefd, remote: Remote) -> None:

@@ -41,10 +41,9 @@ def served_commit(store: Store) -> str | None:
 
 
 def knowledge_commit(store: Store) -> str | None:
-    """The knowledge commit the index serves, as ``briefd version`` names it: the last sync's,
-    else the one checked out when its documents were read (a git checkout indexed by
-    ``briefd index`` and served with ``--no-index``, or never polled: ``sync.interval: 0``);
-    None outside git."""
+    """The knowledge commit the index serves, as ``briefd version`` names it: the one checked
+    out when its documents were read, written with them (so never a step behind the search),
+    else the last sync's (an earlier briefd's index); None outside git."""
     try:
         with store.read() as conn:
             commit = sync_state.served(conn).get("commit")

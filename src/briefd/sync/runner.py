@@ -1,8 +1,8 @@
 """One sync run, and the coalescing in front of it.
 
 A run: take the cross-process sync lock → fetch and reset an owned clone (a user's checkout
-is only read) → incremental reindex of the working tree → refresh stored pull request
-statuses → record ``sync_state``. A failure at any step is recorded and reported, never
+is only read) → incremental reindex of the working tree → record ``sync_state`` (and, with a
+shared state, this replica's commit) → refresh stored pull request statuses. A failure at any step is recorded and reported, never
 raised into the server: the index the last good run built keeps answering.
 
 Concurrent callers coalesce: a caller that arrives while a run is going waits for the next
@@ -172,7 +172,6 @@ def run_sync(steps: SyncSteps) -> SyncReport:
             error = f"sync failed unexpectedly ({exc.__class__.__name__}: {exc}); see the log"
     if error is not None and previous_commit is not None:  # name the branch still served
         branch = _text(previous.get("branch")) or branch
-    refresh = steps.after(error is None)
     result = SyncReport(
         source=label,
         kind=kind,
@@ -181,17 +180,26 @@ def run_sync(steps: SyncSteps) -> SyncReport:
         commit=commit if error is None else previous_commit,
         index=report,
         error=error,
-        proposals_checked=refresh.checked,
-        proposals_changed=refresh.changed,
-        forge_error=refresh.error,
+        proposals_checked=0,
+        proposals_changed=(),
+        forge_error=None,
         started_at=started,
         seconds=round(time.perf_counter() - clock, 3),
     )
+    # recorded before the forge refresh: health, `briefd version` and the replicas' listing
+    # name the commit whose documents are served while it runs, not the one before
     try:
         steps.save(result, started if error is None else _text(previous.get("last_success_at")))
     except BriefdError as exc:  # a full disk, a busy index: the report stands, unrecorded
         log.warning("could not record the sync in the index: %s", exc)
-    return result
+    refresh = steps.after(error is None)
+    return dataclasses.replace(
+        result,
+        proposals_checked=refresh.checked,
+        proposals_changed=refresh.changed,
+        forge_error=refresh.error,
+        seconds=round(time.perf_counter() - clock, 3),
+    )
 
 
 def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
@@ -209,7 +217,8 @@ def status(steps: SyncSteps, runner: SyncRunner) -> SyncStatus:
         source=label,
         kind=kind,
         branch=_text(saved.get("branch")) or settings.sync.branch,
-        last_commit=_text(saved.get("last_commit")) or steps.served(),
+        # the served documents' own commit first: written with them, never a step behind
+        last_commit=steps.served() or _text(saved.get("last_commit")),
         last_sync_at=_text(saved.get("last_sync_at")),
         last_success_at=_text(saved.get("last_success_at")),
         last_error=_text(saved.get("last_error")),
