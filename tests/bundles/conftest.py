@@ -1,18 +1,44 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from briefd.api import Briefd
-from briefd.settings import Settings
+from briefd.settings import Settings, load_settings
 from tests.conftest import EXAMPLE
 
 
+@pytest.fixture(scope="session")
+def example_copy_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the example knowledge indexed once per session, BM25 only, as :func:`example`
+    indexed it for every test: a closed SQLite file it copies instead."""
+    base = tmp_path_factory.mktemp("example-copy-index")
+    template = load_settings(
+        config=None,
+        env={},
+        overrides={
+            "db": str(base / "template.db"),
+            "source": str(base / "knowledge"),
+            "eval.cache_dir": str(base / "eval-cache"),
+            "embeddings.enabled": False,
+        },
+    )
+    shutil.copytree(EXAMPLE, base / "knowledge")
+    with Briefd(template, embedder=None) as instance:
+        instance.index()
+    return template.db
+
+
 @pytest.fixture
-def example(api: Briefd, settings: Settings) -> Briefd:
-    """The example knowledge, copied and indexed (BM25 only)."""
+def example(settings: Settings, example_copy_index: Path) -> Iterator[Briefd]:
+    """The example knowledge, copied and indexed (BM25 only): the copy at ``settings.source``
+    and, beside it, a copy of :func:`example_copy_index` (a test that edits the source and
+    indexes again gets an incremental run, as after its own first index)."""
     assert settings.source is not None
     shutil.copytree(EXAMPLE, settings.source)
-    api.index()
-    return api
+    shutil.copyfile(example_copy_index, settings.db)
+    with Briefd(settings, embedder=None) as instance:
+        yield instance
