@@ -10,7 +10,8 @@ Two kinds of evidence are weighed, and either one keeps the answer:
   diacritics whose every word is in one section keeps its answer however the model scores it.
 * **supported semantic** — with a score above the probes' median (below the threshold), the
   best semantic or the best lexical section holds every query word specific together, or two
-  or more words ten times as specific (``PARTIAL_CHANCE``: the other words are unexplained):
+  or more words ten times as specific (``PARTIAL_CHANCE``: the other words are unexplained),
+  every set of as many query words as specific counted (:meth:`LexicalEvidence.as_specific`):
   "Fuat Sezgin kac yilinda dogmustur" has both names in one paragraph even where the rest of
   its words are inflected differently. A word the index lacks counts here through its spelling
   correction only when the correction keeps its stem (:func:`guessed`): "soccer" corrected to
@@ -43,6 +44,7 @@ off-topic here). ``search.gate_offset`` (``briefd tune``) moves the threshold.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -66,6 +68,7 @@ SECTION_QUANTILE = 0.5
 COVERAGE_WEIGHT = 0.05  # a best section holding all of the query's IDF mass: +0.05 of margin
 MAX_CHANCE = 1.0  # sections that would hold every query word by chance
 PARTIAL_CHANCE = 0.1  # the same for some of the words: the rest is unexplained, so 10× rarer
+SUBSET_WALK = 20_000  # sets of query words looked at, at most, for those as specific
 GAP_WEIGHT = 2.0  # the language gap counts on both sides: query vs index, query vs probe
 MIN_PER_LANGUAGE = 20  # active probes a language needs for levels of its own
 STEM = 4  # a correction keeps all but the last 3 letters of the typed word, at least 4: its stem
@@ -389,18 +392,68 @@ class LexicalEvidence:
 
     def supporting(self) -> tuple[str, ...]:
         """The words of the first best section (semantic, then lexical) that holds every query
-        word (two or more) specific together, or two or more that are ten times as specific
-        (``PARTIAL_CHANCE``); () if none. A guessed word (:func:`guessed`) is not held: "the
+        word (two or more) specific together, or two or more that are ten times as specific,
+        counting every set of as many of the query's words as specific (``PARTIAL_CHANCE``,
+        :meth:`as_specific`); () if none. A guessed word (:func:`guessed`) is not held: "the
         offside rule in soccer" is no better supported for a section on "outside" and
         "docker"."""
         for inside in self._held():
             counts = tuple(n for n, held in zip(self.frequencies, inside, strict=True) if held)
             every = len(counts) == len(self.words)
-            if len(counts) >= 2 and self._chance(counts) <= (
-                MAX_CHANCE if every else PARTIAL_CHANCE
+            if len(counts) >= 2 and (
+                self._chance(counts) <= MAX_CHANCE if every else self._partial(counts)
             ):
                 return tuple(w for w, held in zip(self.words, inside, strict=True) if held)
         return ()
+
+    def _partial(self, held: tuple[int, ...]) -> bool:
+        """Whether some of the query's words (``held``: their section counts) support it:
+        :meth:`as_specific` under ``PARTIAL_CHANCE``, counted only where the bounds leave it
+        open (the held set alone past it; every set of as many present words as specific
+        still under it)."""
+        own = self._chance(held)
+        if own > PARTIAL_CHANCE:
+            return False
+        present = sum(1 for n in self.frequencies if n > 0)
+        if own * math.comb(present, len(held)) <= PARTIAL_CHANCE:
+            return True
+        return self.as_specific(held) <= PARTIAL_CHANCE
+
+    def as_specific(self, held: tuple[int, ...]) -> float:
+        """Sections that would hold, by chance, *some* ``len(held)`` of the query's words as
+        specific together as the words a best section holds (``held``: their section counts):
+        the chance of every such set summed, the held one included. Which words a section
+        holds is not chosen in advance: of "latex table column is too wide for the page", a
+        best section of 5,000 abstracts holding "table" and "column" (0.04 by chance) is one
+        of fifteen pairs, and together pairs that specific come out at 0.2; of "void istegi
+        22:57'de geldi, neden void_window_closed aliyoruz", the three words its answer holds
+        (0.0065) are among sets as specific that add up to 0.04. Counting stops once the sum
+        is past :data:`PARTIAL_CHANCE`, or after :data:`SUBSET_WALK` sets (a long paste of
+        rare words; the sum is then said to be past it)."""
+        total = float(max(self.sections, 1))
+        shares = sorted(n / total for n in self.frequencies if n > 0)
+        logs = [0.0, *itertools.accumulate(math.log(s) for s in shares)]  # prefix sums
+        bound = math.log(self._chance(held)) + 1e-9  # log of a set as specific, at most
+        found, walked = 0.0, 0
+
+        def walk(start: int, left: int, product: float) -> bool:
+            """Add the sets completing ``product`` (log of the sections holding the words chosen
+            so far, by chance) with ``left`` more words from ``start`` on; True once counting
+            can stop."""
+            nonlocal found, walked
+            if left == 0:
+                found += math.exp(product)
+                return found > PARTIAL_CHANCE
+            for i in range(start, len(shares) - left + 1):
+                if product + logs[i + left] - logs[i] > bound:
+                    break  # the rarest completion from here is too common, and later ones more
+                walked += 1
+                if walked > SUBSET_WALK or walk(i + 1, left - 1, product + logs[i + 1] - logs[i]):
+                    return True
+            return False
+
+        stopped = walk(0, len(held), math.log(total))
+        return math.inf if stopped and found <= PARTIAL_CHANCE else found
 
     def foreign(self) -> bool:
         """At least half of the query's words are in no section: another language than the
