@@ -75,10 +75,19 @@ def write_files(tmp_path: Path) -> WriteFiles:
     return write
 
 
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ``embeddings.model_dir`` for a worker's tests: the default model's ONNX graph and
+    OpenVINO's compiled cache are built on the first test that loads the model (~3.6 s), not
+    in every test's own folder. Tests about where model files go set their own."""
+    return tmp_path_factory.mktemp("models")
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def settings(tmp_path: Path, model_dir: Path) -> Settings:
     """Defaults, with the index in tmp_path, no briefd.yaml / BRIEFD_* influence and embeddings
-    off (tests that want vectors inject an embedder)."""
+    off (tests that want vectors inject an embedder, or turn the default model on: its files
+    are the worker's :func:`model_dir`)."""
     return load_settings(
         config=None,
         env={},
@@ -87,6 +96,7 @@ def settings(tmp_path: Path) -> Settings:
             "source": str(tmp_path / "knowledge"),
             "eval.cache_dir": str(tmp_path / "eval-cache"),
             "embeddings.enabled": False,
+            "embeddings.model_dir": str(model_dir),
         },
     )
 
