@@ -112,8 +112,16 @@ def api(settings: Settings) -> Iterator[Briefd]:
 def example_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example knowledge indexed once per session, BM25 only (``api.index(EXAMPLE)``): a
     closed SQLite file that :func:`indexed` copies instead of indexing again."""
-    base = tmp_path_factory.mktemp("example-index")
-    template = load_settings(
+    template = template_settings(tmp_path_factory.mktemp("example-index"))
+    with Briefd(template, embedder=None) as instance:
+        instance.index(EXAMPLE)
+    return template.db
+
+
+def template_settings(base: Path) -> Settings:
+    """Settings of an index built once for a session's tests to copy: ``base/template.db`` of
+    ``base/knowledge``, BM25 only."""
+    return load_settings(
         config=None,
         env={},
         overrides={
@@ -123,9 +131,6 @@ def example_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "embeddings.enabled": False,
         },
     )
-    with Briefd(template, embedder=None) as instance:
-        instance.index(EXAMPLE)
-    return template.db
 
 
 @pytest.fixture

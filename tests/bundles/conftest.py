@@ -7,26 +7,17 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
-from briefd.settings import Settings, load_settings
-from tests.conftest import EXAMPLE
+from briefd.settings import Settings
+from tests.conftest import EXAMPLE, template_settings
 
 
 @pytest.fixture(scope="session")
 def example_copy_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the example knowledge indexed once per session, BM25 only, as :func:`example`
     indexed it for every test: a closed SQLite file it copies instead."""
-    base = tmp_path_factory.mktemp("example-copy-index")
-    template = load_settings(
-        config=None,
-        env={},
-        overrides={
-            "db": str(base / "template.db"),
-            "source": str(base / "knowledge"),
-            "eval.cache_dir": str(base / "eval-cache"),
-            "embeddings.enabled": False,
-        },
-    )
-    shutil.copytree(EXAMPLE, base / "knowledge")
+    template = template_settings(tmp_path_factory.mktemp("example-copy-index"))
+    assert template.source is not None
+    shutil.copytree(EXAMPLE, template.source)
     with Briefd(template, embedder=None) as instance:
         instance.index()
     return template.db
