@@ -81,8 +81,8 @@ def test_push_then_sync_makes_new_content_searchable(git_api: Briefd, remote: Re
 def test_a_sync_names_its_commit_as_soon_as_it_serves_its_documents(
     git_api: Briefd, remote: Remote
 ) -> None:
-    """``/api/health``, ``briefd version`` and the replicas' listing name the commit whose
-    documents are served. A replica's health named the commit before a push for as long as the
+    """``/api/health``, ``briefd version``, the sync status, ``/api/stats`` and the replicas'
+    listing name the commit whose documents are served. A replica's health named the commit before a push for as long as the
     forge refresh after the reindex took (the sync was recorded only after it), while its
     search already found the pushed document: the fresh-clone CI of 1c023825 caught it."""
     git_api.sync()
@@ -91,26 +91,35 @@ def test_a_sync_names_its_commit_as_soon_as_it_serves_its_documents(
     seen: dict[str, object] = {}
     steps = git_api._sync_steps()
 
+    def named() -> tuple[str | None, ...]:
+        """The commit health, version, the sync status, /api/stats and the replicas' list
+        name."""
+        stats = git_api.overview()["sources"]
+        assert isinstance(stats, list)
+        return (
+            knowledge_commit(git_api.store),
+            git_api.sync_status().last_commit,
+            next(s["last_commit"] for s in stats if s["source"] == "git"),
+            git_api.state.replicas()[0].commit,
+        )
+
     def reindex(root: Path) -> IndexReport:
         report = steps.reindex(root)  # the real one; then what a reader sees at once
-        seen["after the reindex"] = (knowledge_commit(git_api.store), paths(git_api, "chargeback"))
+        seen["after the reindex"] = (*named(), paths(git_api, "chargeback"))
         return report
 
     def refresh(fetched: bool) -> Refresh:
-        seen["during the forge refresh"] = (
-            knowledge_commit(git_api.store),
-            git_api.sync_status().last_commit,
-        )
+        seen["during the forge refresh"] = named()
         return steps.after(fetched)  # the real one
 
     report = run_sync(dataclasses.replace(steps, reindex=reindex, after=refresh))
 
     assert report.error is None and report.commit == commit != before
     assert seen == {
-        "after the reindex": (commit, ["domain/chargebacks.md"]),
-        "during the forge refresh": (commit, commit),
+        "after the reindex": (commit, commit, commit, commit, ["domain/chargebacks.md"]),
+        "during the forge refresh": (commit, commit, commit, commit),
     }
-    assert knowledge_commit(git_api.store) == git_api.sync_status().last_commit == commit
+    assert named() == (commit, commit, commit, commit)
 
 
 def test_deleted_file_disappears(git_api: Briefd, remote: Remote) -> None:

@@ -34,10 +34,9 @@ def served_commit(store: Store) -> str | None:
     """The knowledge commit of the index this replica serves (None: not a synced git source)."""
     try:
         with store.read() as conn:
-            commit = sync_state.load_sync(conn).get("last_commit")
+            return sync_state.synced_commit(conn)
     except IndexNotFoundError:
         return None
-    return commit if isinstance(commit, str) and commit else None
 
 
 def knowledge_commit(store: Store) -> str | None:

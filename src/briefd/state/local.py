@@ -236,12 +236,12 @@ class LocalState(IndexSessions):
         with self._open().read() as conn:
             saved = sync_state.load_sync(conn)
             fingerprint = sync_state.index_fingerprint(conn)
-        at = saved.get("last_sync_at")
-        commit, error = saved.get("last_commit"), saved.get("last_error")
+            commit = sync_state.synced_commit(conn)
+        at, error = saved.get("last_sync_at"), saved.get("last_error")
         return [
             ReplicaStatus(
                 "local",
-                commit if isinstance(commit, str) else None,
+                commit,
                 fingerprint,
                 at if isinstance(at, str) else "",
                 error if isinstance(error, str) else None,

@@ -358,7 +358,11 @@ def overview(conn: sqlite3.Connection) -> dict[str, object]:
 
 def _commit(conn: sqlite3.Connection, row: sqlite3.Row) -> str | None:
     """The row's commit; for the index row, the one checked out when its documents were read
-    (a checkout indexed by `briefd index` and served with `--no-index` has no sync's)."""
+    (a checkout indexed by `briefd index` and served with `--no-index` has no sync's); for the
+    sync's, the commit it serves (:func:`sync_state.synced_commit`: never a step behind the
+    documents)."""
+    if row["source"] == sync_state.SYNC_ROW:
+        return sync_state.synced_commit(conn)
     if row["last_commit"] or row["source"] != sync_state.INDEX_ROW:
         return str(row["last_commit"]) if row["last_commit"] else None
     return freshness.served_commit(conn) or None

@@ -76,6 +76,20 @@ def load_sync(conn: sqlite3.Connection) -> dict[str, object]:
     }
 
 
+def synced_commit(conn: sqlite3.Connection) -> str | None:
+    """The commit a synced source serves (None when no sync recorded one): the one written
+    with the served documents, in their transaction, which the sync's record follows a moment
+    later; the record's where an earlier briefd's index has no such commit."""
+    from briefd.store.freshness import served_commit
+
+    row = conn.execute(
+        "SELECT last_commit FROM sync_state WHERE source = ?", (SYNC_ROW,)
+    ).fetchone()
+    if row is None or not row[0]:
+        return None
+    return served_commit(conn) or str(row[0])
+
+
 def save_sync(conn: sqlite3.Connection, report: SyncReport, last_success_at: str | None) -> None:
     """Record a sync attempt; a failed one keeps the commit of the index still served."""
     extra = {
