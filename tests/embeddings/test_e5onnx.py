@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def long_text() -> str:
-    """A real document of more than 512 tokens (several windows)."""
-    text = (ROOT / "testdata/knowledge/domain/chargebacks.md").read_text(encoding="utf-8")
-    return "\n\n".join([text] * 3)
+    """A real document of more than 512 tokens: ~1,070 words, three windows, the last one
+    partly filled (so the windows' weighted mean is tested)."""
+    return (ROOT / "testdata/knowledge/domain/chargebacks.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_a_long_query_is_tokenized_from_its_head_with_the_same_first_window(
     (3.6 s, past the hook's 1 s): its head's whole words give the same first window."""
     import briefd.embeddings.e5onnx as e5onnx
 
-    pasted = "\n".join([long_text()] * 40)  # ~200,000 characters of prose
+    pasted = "\n".join([long_text()] * 120)  # ~200,000 characters of prose
     whole = fast.token_ids(pasted, "query")  # what the first window was cut from
     seen: list[int] = []
     tokenize = fast.token_ids
