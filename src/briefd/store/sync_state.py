@@ -137,8 +137,9 @@ def record_sync(
 
 def served(conn: sqlite3.Connection) -> dict[str, object]:
     """What an index serves, as ``briefd version`` shows it: the knowledge commit (as
-    ``/api/health`` says it: the one checked out when the served documents were read, else the
-    last sync's; None outside git), when the last index run ended, and the last sync's time and error."""
+    ``/api/health`` says it: a synced source's, :func:`synced_commit`, else the one checked out
+    when the documents were read; None outside git), when the last index run ended, and the
+    last sync's time and error."""
     from briefd.store.freshness import read_without_commits, served_commit
 
     synced = load_sync(conn)
@@ -146,9 +147,7 @@ def served(conn: sqlite3.Connection) -> dict[str, object]:
         "SELECT last_sync_at FROM sync_state WHERE source = ?", (INDEX_ROW,)
     ).fetchone()
     found: dict[str, object] = {
-        # the commit written with the served documents (T1), in the same transaction; the
-        # sync's record follows it a moment later, and an earlier briefd's index has only that
-        "commit": served_commit(conn) or synced.get("last_commit") or None,
+        "commit": synced_commit(conn) or served_commit(conn) or None,
         "indexed_at": index[0] if index is not None else None,
     }
     if not found["commit"] and read_without_commits(conn):

@@ -2,8 +2,9 @@
 
 A run: take the cross-process sync lock → fetch and reset an owned clone (a user's checkout
 is only read) → incremental reindex of the working tree → record ``sync_state`` (and, with a
-shared state, this replica's commit) → refresh stored pull request statuses. A failure at any step is recorded and reported, never
-raised into the server: the index the last good run built keeps answering.
+shared state, this replica's commit) → refresh stored pull request statuses. A failure at any
+step is recorded and reported, never raised into the server: the index the last good run built
+keeps answering.
 
 Concurrent callers coalesce: a caller that arrives while a run is going waits for the next
 run (which starts after it arrived, so it sees what was pushed before it asked), and every
