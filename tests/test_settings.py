@@ -386,6 +386,11 @@ def test_sync_checkout_dir_is_relative_to_the_file(tmp_path: Path) -> None:
             "serve.query_wait_seconds: expected a number of seconds > 0, got 0",
         ),
         (
+            "SERVE__INDEX_WAIT_SECONDS",
+            "-5",
+            "serve.index_wait_seconds: expected a number of seconds > 0, got -5",
+        ),
+        (
             "RECALL__IDLE_MINUTES",
             ".inf",
             "recall.idle_minutes: expected a finite number of minutes, got",

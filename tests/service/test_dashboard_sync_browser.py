@@ -86,9 +86,9 @@ def test_the_sync_panel_names_a_plain_folder_source_a_folder(page: Page, tmp_pat
         page.click("#login-form button")
         page.click("#btn-sync")
         expect(page.locator("#message")).to_contain_text("sync done: ", timeout=20_000)
-        rows = page.locator("#sync-table tbody tr")
-        expect(rows).to_have_count(2)
-        expect(rows.locator("td:first-child")).to_have_text(["folder", "index"])
+        # the rows' first cells, not their count: a failure names the rows the page shows
+        first = page.locator("#sync-table tbody tr td:first-child")
+        expect(first).to_have_text(["folder", "index"])
 
 
 def test_a_failed_rebuild_a_later_sync_fixed_is_no_longer_shown_as_the_state(

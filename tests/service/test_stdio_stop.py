@@ -1,6 +1,6 @@
 """`briefd mcp` (I9) and `briefd serve` stopped while a first index still runs beside them
-(longer than their 20 s wait), on the default model: the process ends with its own status,
-not with SIGABRT from the embedding runtime the index thread is inside."""
+(longer than their wait, ``serve.index_wait_seconds``), on the default model: the process ends
+with its own status, not with SIGABRT from the embedding runtime the index thread is inside."""
 
 from __future__ import annotations
 
@@ -25,14 +25,14 @@ pytest.importorskip("openvino")  # the passage engine whose threads aborted the 
 
 
 COPIES = 8  # of the example's 129 domain sections, each its own text: ~1,370 sections
+WAIT_S = 3  # serve.index_wait_seconds in the tests that stop the process once it is over
 
 
 def knowledge(tmp_path: Path) -> Path:
     """The example knowledge and copies of its domain notes, each heading marked with its copy
-    (identical sections are embedded once): a first index that still runs when the 20 s wait
-    is over, also on a fast machine (two unmarked copies, 596 sections, took 16.7 s on
-    OpenVINO with AMX, and the test waited in vain); the process is stopped at ~20 s, so the
-    copies cost no test time."""
+    (identical sections are embedded once): a first index that still runs when the wait is
+    over, also on a fast machine (two unmarked copies, 596 sections, took 16.7 s on OpenVINO
+    with AMX); the process is stopped then, so the copies cost no test time."""
     root = tmp_path / "knowledge"
     shutil.copytree(EXAMPLE, root)
     for copy in range(COPIES):
@@ -45,10 +45,14 @@ def knowledge(tmp_path: Path) -> Path:
     return root
 
 
-def started(tmp_path: Path, *command: str) -> subprocess.Popen[str]:
+def started(tmp_path: Path, *command: str, wait: float | None = None) -> subprocess.Popen[str]:
+    """``briefd <command>`` on a new index of :func:`knowledge`; ``wait``: its
+    ``serve.index_wait_seconds`` (None: the default, 20 s)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BRIEFD_")}
     env["PYTHONPATH"] = str(REPO / "src")
     env["BRIEFD_EMBEDDINGS__PASSAGE_ENGINE"] = "openvino"
+    if wait is not None:
+        env["BRIEFD_SERVE__INDEX_WAIT_SECONDS"] = str(wait)
     db = str(tmp_path / "fresh.db")
     return subprocess.Popen(
         [sys.executable, "-m", "briefd", "--db", db, *command, "--source", str(knowledge(tmp_path))],
@@ -83,8 +87,8 @@ def ended(process: subprocess.Popen[str]) -> str:
 def test_mcp_ends_cleanly_when_the_client_closes_stdin_during_a_first_index(
     tmp_path: Path,
 ) -> None:
-    process = started(tmp_path, "mcp")
-    still_indexing(process)
+    process = started(tmp_path, "mcp", wait=WAIT_S)
+    assert f"still indexing after {WAIT_S} s: answering MCP" in still_indexing(process)
     assert process.stdin is not None
     process.stdin.close()
     status = process.wait(timeout=60)
@@ -96,8 +100,8 @@ def test_mcp_ends_cleanly_when_the_client_closes_stdin_during_a_first_index(
 
 def test_serve_ends_cleanly_on_ctrl_c_during_a_first_index(tmp_path: Path) -> None:
     port = free_port()
-    process = started(tmp_path, "serve", "--port", str(port))
-    still_indexing(process)
+    process = started(tmp_path, "serve", "--port", str(port), wait=WAIT_S)
+    assert f"still indexing after {WAIT_S} s: serving" in still_indexing(process)
     deadline = time.monotonic() + 30
     while True:  # listening, the index still building: Ctrl-C goes to uvicorn
         try:

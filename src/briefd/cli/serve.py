@@ -60,8 +60,6 @@ NOTHING_OVER_STDIO = (
     "directory or a git URL, or put `source: …` in briefd.yaml"
 )
 
-STDIO_WAIT_S = 20.0  # of index update before `briefd mcp` answers: inside clients' start-up waits
-SERVE_WAIT_S = 20.0  # before `briefd serve` listens: a browser or agent waits no longer for it
 INDEX_WRITERS = ("briefd-index", "briefd-sync", "briefd-rebuild")  # threads that write the index
 SIGNAL_POLL_S = 0.1  # a wait's slice: a signal another thread receives wakes no lock wait
 HOST = typer.Option(
@@ -119,7 +117,9 @@ def mcp_command(
     with reported_errors():
         if _nothing_to_serve(settings):  # `briefd demo` serves HTTP: say how stdio gets there
             raise ConfigError(_nothing_over_stdio(settings))
-        api, metrics, building = prepared_beside(settings, no_index, STDIO_WAIT_S, "answering MCP")
+        api, metrics, building = prepared_beside(
+            settings, no_index, settings.serve.index_wait_seconds, "answering MCP"
+        )
     _log_to_stderr()  # stdout is the protocol; the client keeps stderr in its log file
     try:
         anyio.run(serve_stdio, api, metrics, building)
@@ -147,7 +147,7 @@ def _settings(ctx: typer.Context, source: Path | None, tuned: Path | None) -> Se
 
 def serve(settings: Settings, host: str | None, port: int | None, no_index: bool) -> None:
     """Update the index (unless ``no_index``), then serve it over HTTP until stopped; an
-    update that takes longer than :data:`SERVE_WAIT_S` goes on beside the server."""
+    update that takes longer than ``serve.index_wait_seconds`` goes on beside the server."""
     import uvicorn
 
     from briefd.service import ServiceConfig, create_app
@@ -164,7 +164,9 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
         sock = bind(config)
         interrupt.watch_stop()
         try:
-            api, metrics, building = prepared_beside(settings, no_index, SERVE_WAIT_S, "serving")
+            api, metrics, building = prepared_beside(
+                settings, no_index, settings.serve.index_wait_seconds, "serving"
+            )
             app = create_app(api, config, metrics, building)
         except BaseException:
             sock.close()

@@ -51,7 +51,7 @@ SERVER_NAME = "briefd"
 TOKEN_ENV = "BRIEFD_API_TOKEN"
 # Codex gives a spawned server 10 s to answer its handshake and tool list, and names it failed
 # for the session after that; `briefd mcp` first gives its index update up to 20 s
-# (cli.serve.STDIO_WAIT_S) plus its own start-up. A stdio entry without a wait of its own gets
+# (serve.index_wait_seconds) plus its own start-up. A stdio entry without a wait of its own gets
 # this one (`startup_timeout_sec`); a value the user set is theirs.
 CODEX_STARTUP_S = 40
 HOOK_TIMEOUT_S = 10

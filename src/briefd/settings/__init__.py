@@ -138,6 +138,9 @@ class ServeSettings:
     # how long a search served (briefd serve, briefd mcp) waits for the local model's query
     # vector before it answers by keywords (retrieval.semantic.serving)
     query_wait_seconds: float = 1.0
+    # how long `briefd serve` waits for its index update before it listens, and `briefd mcp`
+    # before it answers (a client's start-up wait); a longer update goes on beside them
+    index_wait_seconds: float = 20.0
     max_body_bytes: int = 4 * 1024 * 1024  # larger request bodies are refused (413)
     max_streams: int = 16  # open MCP event streams (GET /mcp) at a time; more get 503
 
