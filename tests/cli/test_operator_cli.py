@@ -1015,7 +1015,7 @@ def test_a_tune_that_scores_below_an_earlier_result_keeps_it(tmp_path: Path) -> 
     with fake_server() as ollama:  # Ollama's /api/embed wire format, on 127.0.0.1
         ollama.on("POST", "/api/embed", bag_of_words)
         env = ollama_env(ollama.url)
-        first = briefd(*tune, "--trials", "20", cwd=tmp_path, env=env)
+        first = briefd(*tune, "--trials", "8", cwd=tmp_path, env=env)  # mrr .5599 (20: .5629)
         assert first.returncode == 0, first.stderr
         earlier = (tmp_path / "best.json").read_text()
         quick = briefd(*tune, "--trials", "1", "--seed", "5", cwd=tmp_path, env=env)

@@ -52,12 +52,14 @@ class Busy(FakeEmbedder):
 
 def finished(api: Briefd, *texts: str) -> None:
     """Wait for the model to finish the queries it had begun (cached once done), so the next
-    test's searches do not queue behind them on the process's query worker."""
+    test's searches do not queue behind them on the process's query worker; 20 s at most, so
+    ``texts`` must be what the model was given (a prompt as the hook strips it)."""
     semantic = api.semantic
     assert semantic is not None
     deadline = time.monotonic() + 20
     while any(semantic.cached_vector(t) is None for t in texts) and time.monotonic() < deadline:
         time.sleep(0.1)
+    assert [t for t in texts if semantic.cached_vector(t) is None] == []
 
 
 def timed(http: TestClient, query: str) -> tuple[float, dict[str, object]]:
@@ -121,7 +123,7 @@ def test_a_long_prompt_the_model_has_not_embedded_in_time_is_answered_by_keyword
             started = time.monotonic()
             hook = http.post("/api/hook/recall?format=json", json={"prompt": prompt}).json()
             took = time.monotonic() - started
-            finished(api, prompt)
+            finished(api, prompt.strip())  # the hook's query: the prompt stripped
     assert took < 2.0, took
     assert hook["mode"] == "bm25" and "Failed card payments are retried" in hook["knowledge"]
     assert hook["notes"] == [
@@ -140,6 +142,7 @@ def test_the_wait_is_the_servers_setting(settings: Settings, write_files: WriteF
         api.index(write_files(KNOWLEDGE))
         with TestClient(create_app(api, service_config())) as http:
             http.headers["Authorization"] = f"Bearer {TOKEN}"
+            timed(http, "card payment retries")  # the server's warm-up is done, the model warm
             embedder.busy.set()
             took, busy = timed(http, QUERY)
             finished(api, QUERY)
