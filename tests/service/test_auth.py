@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -12,7 +14,7 @@ from briefd.retrieval.search import SearchRequest
 from briefd.service import ServiceConfig, create_app
 from briefd.service.app import ROUTERS
 from briefd.service.config import check_bind
-from tests.service.conftest import service_config
+from tests.service.conftest import service_config, service_settings_for
 from tests.service.live import TOKEN
 
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -42,12 +44,28 @@ def anonymous(service_api: Briefd) -> Iterator[TestClient]:
         yield http
 
 
+@pytest.fixture(scope="module")
+def refusing(
+    tmp_path_factory: pytest.TempPathFactory, example_copy: tuple[Path, Path]
+) -> Iterator[TestClient]:
+    """One app for every request refused below (a hundred): a request refused for want of
+    the token reads and changes nothing, so none of them needs an app of its own."""
+    source, template = example_copy
+    db = tmp_path_factory.mktemp("refusing") / "index.db"
+    shutil.copyfile(template, db)
+    with (
+        Briefd(service_settings_for(source, db), embedder=None) as api,
+        TestClient(create_app(api, service_config())) as http,
+    ):
+        yield http
+
+
 @pytest.mark.parametrize(("method", "path", "body"), PROTECTED)
 @pytest.mark.parametrize(
     "authorization", [None, "Bearer wrong-token", f"Basic {TOKEN}", "Bearer", f"bearer {TOKEN}x"]
 )
 def test_protected_routes_need_the_token(
-    anonymous: TestClient,
+    refusing: TestClient,
     method: str,
     path: str,
     body: object,
@@ -56,7 +74,7 @@ def test_protected_routes_need_the_token(
     headers = dict(MCP_HEADERS) if path == "/mcp" else {}
     if authorization is not None:
         headers["authorization"] = authorization
-    response = anonymous.request(method, path, json=body, headers=headers)
+    response = refusing.request(method, path, json=body, headers=headers)
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == 'Bearer realm="briefd"'
     detail = "missing or wrong bearer token; send 'Authorization: Bearer <BRIEFD_API_TOKEN>'"
