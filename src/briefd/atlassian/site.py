@@ -14,7 +14,6 @@ Nothing here logs: requests carry user text and secrets.
 from __future__ import annotations
 
 import email.utils
-import functools
 import math
 import re
 import ssl
@@ -36,7 +35,7 @@ from briefd.errors import (
     RateLimitedError,
     RemoteNotFoundError,
 )
-from briefd.proxy import Proxy, unusable
+from briefd.proxy import Proxy, tls_context, unusable
 
 if TYPE_CHECKING:  # httpx loads on first use: an index run never needs it (O4)
     import httpx
@@ -90,14 +89,6 @@ def open_client(config: SiteConfig, proxy: Proxy | None = None) -> httpx.Client:
         raise IntegrationError(
             unusable(config.product, f"{config.key}.url", proxy, host, exc)
         ) from None
-
-
-@functools.cache
-def tls_context(verify: bool) -> ssl.SSLContext:
-    """One TLS context per process (loading the CA bundle takes tens of milliseconds)."""
-    import httpx
-
-    return httpx.create_ssl_context(verify=verify)
 
 
 class Site:

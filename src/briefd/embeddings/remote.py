@@ -24,7 +24,7 @@ import numpy as np
 
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
 from briefd.errors import EmbeddingError
-from briefd.proxy import Proxy, proxied_client
+from briefd.proxy import Proxy, proxied_client, tls_context
 from briefd.settings.names import without_account
 
 E5_PREFIXES = ("query: ", "passage: ")
@@ -38,7 +38,7 @@ def service_client(url: str, timeout: float) -> tuple[httpx.Client, Proxy | None
         key = "embeddings.base_url"
         client, proxy = proxied_client(url, "embedding", key, EmbeddingError, timeout=timeout)
     except EmbeddingError as exc:
-        return httpx.Client(timeout=timeout, trust_env=False), None, str(exc)
+        return httpx.Client(timeout=timeout, verify=tls_context(), trust_env=False), None, str(exc)
     return client, proxy, None
 
 

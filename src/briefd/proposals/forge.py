@@ -24,7 +24,7 @@ from briefd.errors import (
     ProposalRemoteError,
 )
 from briefd.proposals.refusals import already_exists, message, moved, rate_limit
-from briefd.proxy import Proxy, proxied_client
+from briefd.proxy import Proxy, proxied_client, tls_context
 from briefd.settings import ForgeSettings
 from briefd.settings.trust import USERS_WORD, ProjectNamed, unsent_problem
 
@@ -187,7 +187,9 @@ def forge_client(settings: ForgeSettings) -> tuple[httpx.Client, Proxy | None]:
     import httpx
 
     if settings.type == "none":  # nothing is sent
-        return httpx.Client(timeout=settings.timeout_seconds, trust_env=False), None
+        return httpx.Client(
+            timeout=settings.timeout_seconds, verify=tls_context(), trust_env=False
+        ), None
     return proxied_client(
         settings.api_url,
         "GitHub",
