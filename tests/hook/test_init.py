@@ -451,16 +451,16 @@ def test_codex_entry_names_a_token_only_when_one_is_to_be_sent(
 
 def test_codex_stdio_entry_waits_for_briefd_mcp_to_answer(tmp_path: Path) -> None:
     """Codex gives a spawned server 10 s to answer (its startup_timeout_sec default), then
-    names it failed for the session; `briefd mcp` gives its index update up to STDIO_WAIT_S
-    before it answers, plus its own start-up. The stdio entry init writes waits longer; a
-    wait the user set stays theirs."""
-    from briefd.cli.serve import STDIO_WAIT_S
+    names it failed for the session; `briefd mcp` gives its index update up to
+    serve.index_wait_seconds (20 s by default) before it answers, plus its own start-up. The
+    stdio entry init writes waits longer; a wait the user set stays theirs."""
+    from briefd.settings import ServeSettings
 
     config = tmp_path / ".codex" / "config.toml"
     init(tmp_path, "--client", "codex", "--transport", "stdio", "--yes")
     briefd = tomllib.loads(config.read_text())["mcp_servers"]["briefd"]
     assert briefd["args"][-1] == "mcp"
-    assert briefd["startup_timeout_sec"] >= STDIO_WAIT_S + 10
+    assert briefd["startup_timeout_sec"] >= ServeSettings().index_wait_seconds + 10
     config.write_text(config.read_text().replace(f"= {briefd['startup_timeout_sec']}", "= 90"))
     init(tmp_path, "--client", "codex", "--transport", "stdio", "--yes")
     assert tomllib.loads(config.read_text())["mcp_servers"]["briefd"]["startup_timeout_sec"] == 90

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from briefd.cli.serve import STDIO_WAIT_S, prepared_beside
+from briefd.cli.serve import prepared_beside
 from briefd.errors import IndexNotFoundError
 from briefd.retrieval.search import SearchRequest
 from briefd.service import create_app
@@ -87,7 +87,9 @@ def test_an_update_done_within_the_wait_is_served_at_once(
     settings = slow_settings(
         write_files(dict(list(DOCS.items())[:1])), tmp_path / "a.db", slow_ollama
     )
-    api, _, building = prepared_beside(settings, False, STDIO_WAIT_S, "answering MCP")
+    api, _, building = prepared_beside(
+        settings, False, settings.serve.index_wait_seconds, "answering MCP"
+    )
     try:
         assert not building()
         assert api.search(SearchRequest("kiwi batch settles", scopes=("all",))).hits
