@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -11,8 +14,8 @@ from briefd.embeddings.spec import AVX512, cpu_flags, int8_activations
 from briefd.retrieval.gate import QUANTILE
 from briefd.retrieval.probes import probe_list
 from briefd.retrieval.search import SearchRequest
-from briefd.settings import Settings
-from tests.conftest import WriteFiles
+from briefd.settings import Settings, with_overrides
+from tests.conftest import WriteFiles, template_settings
 
 # the default's 4-bit products here: int8 activations with VNNI, else float32 (spec.VNNI)
 PRODUCTS = "int8" if int8_activations() else "f32"
@@ -53,9 +56,13 @@ DOCS = {
 }
 
 
-@pytest.fixture
-def real(settings: Settings, write_files: WriteFiles) -> Briefd:
-    write_files(DOCS)
+def indexed_docs(settings: Settings) -> Briefd:
+    """:data:`DOCS` in ``settings.source``, indexed with the default model."""
+    assert settings.source is not None
+    for rel, text in DOCS.items():
+        path = settings.source / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
     enabled = replace(settings, embeddings=replace(settings.embeddings, enabled=True))
     api = Briefd(enabled)
     report = api.index()
@@ -65,6 +72,22 @@ def real(settings: Settings, write_files: WriteFiles) -> Briefd:
     )
     assert report.vectors_missing == 0
     return api
+
+
+@pytest.fixture
+def real(settings: Settings) -> Iterator[Briefd]:
+    """:func:`indexed_docs` for a test that changes the index."""
+    with indexed_docs(settings) as api:
+        yield api
+
+
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> Iterator[Briefd]:
+    """:func:`indexed_docs` once for the tests that only search it."""
+    base = tmp_path_factory.mktemp("real-model")
+    settings = with_overrides(template_settings(base), {"embeddings.model_dir": str(model_dir)})
+    with indexed_docs(settings) as api:
+        yield api
 
 
 @pytest.mark.slow
@@ -83,25 +106,27 @@ def test_an_index_run_gives_back_the_passage_engine(real: Briefd, write_files: W
 
 
 @pytest.mark.slow
-def test_turkish_query_finds_the_english_section(real: Briefd) -> None:
-    result = real.search(
+def test_turkish_query_finds_the_english_section(searched: Briefd) -> None:
+    result = searched.search(
         SearchRequest(
             "kısmi iade en fazla kaç gün içinde yapılabilir", scopes=("all",), mode="vector"
         )
     )
     assert result.hits[0].heading == "Partial refunds"
-    hybrid = real.search(
+    hybrid = searched.search(
         SearchRequest("kısmi iade en fazla kaç gün içinde yapılabilir", scopes=("all",))
     )
     assert hybrid.gate == "kept" and hybrid.hits[0].heading == "Partial refunds"
 
 
 @pytest.mark.slow
-def test_off_topic_queries_return_nothing(real: Briefd) -> None:
+def test_off_topic_queries_return_nothing(searched: Briefd) -> None:
     for query in ("who won the 1998 world cup", "chocolate cake without eggs"):
-        result = real.search(SearchRequest(query, scopes=("all",)))
+        result = searched.search(SearchRequest(query, scopes=("all",)))
         assert (result.gate, result.hits) == ("empty", ()), query
-    kept = real.search(SearchRequest("can we log the card number for debugging", scopes=("all",)))
+    kept = searched.search(
+        SearchRequest("can we log the card number for debugging", scopes=("all",))
+    )
     assert kept.hits[0].heading == "Redaction"
 
 
