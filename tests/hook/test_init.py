@@ -466,6 +466,17 @@ def test_codex_stdio_entry_waits_for_briefd_mcp_to_answer(tmp_path: Path) -> Non
     assert tomllib.loads(config.read_text())["mcp_servers"]["briefd"]["startup_timeout_sec"] == 90
 
 
+def test_codex_waits_for_the_index_wait_the_projects_settings_give_briefd_mcp(
+    tmp_path: Path,
+) -> None:
+    """serve.index_wait_seconds raised to 60 in the project's briefd.yaml: `briefd mcp` may
+    then take a minute before it answers, and a Codex entry that waits 40 s named it failed."""
+    (tmp_path / "briefd.yaml").write_text("serve:\n  index_wait_seconds: 60\n")
+    init(tmp_path, "--client", "codex", "--transport", "stdio", "--yes")
+    config = tmp_path / ".codex" / "config.toml"
+    assert tomllib.loads(config.read_text())["mcp_servers"]["briefd"]["startup_timeout_sec"] == 80
+
+
 def test_init_run_from_uvs_cache_says_the_hook_would_not_last(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -32,11 +32,13 @@ from briefd.hook.clients import (
     CLAUDE_SHARED,
     CLIENTS,
     CODEX_HOOKS,
+    CODEX_STARTUP_S,
     LOOPBACK,
     TOKEN_ENV,
     Kept,
     Server,
     codex_keys,
+    codex_startup,
     registered_recall,
     runs_here,
     targets,
@@ -265,6 +267,7 @@ def init_command(
             keep_stdio=transport is None and url is None,
             shared_hook="claude-code" in chosen and _shared_hook(project),
             token=bool(os.environ.get(TOKEN_ENV, "").strip()),
+            startup=codex_startup(settings.serve.index_wait_seconds),
         )
         wiring, changes, kept = _settled(ctx, settings, project, chosen, wiring)
     _report_kept(project, kept, server)
@@ -429,6 +432,7 @@ class Wiring:
     keep_stdio: bool
     shared_hook: bool
     token: bool = True
+    startup: int = CODEX_STARTUP_S  # a new Codex stdio entry's startup_timeout_sec
 
 
 def _settled(
@@ -514,7 +518,9 @@ def _changes(
     out, kept = [], []
     for name in clients:
         w = wiring
-        found = targets(name, w.hook, w.server, w.replace, w.keep_stdio, w.shared_hook, w.token)
+        found = targets(
+            name, w.hook, w.server, w.replace, w.keep_stdio, w.shared_hook, w.token, w.startup
+        )
         for target in found:
             path = project / target.path
             old = read_text(path)

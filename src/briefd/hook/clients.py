@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 import shlex
 import tomllib
@@ -54,6 +55,7 @@ TOKEN_ENV = "BRIEFD_API_TOKEN"
 # (serve.index_wait_seconds) plus its own start-up. A stdio entry without a wait of its own gets
 # this one (`startup_timeout_sec`); a value the user set is theirs.
 CODEX_STARTUP_S = 40
+CODEX_STARTUP_MARGIN_S = 20  # past the index wait: the process's own start, the handshake
 HOOK_TIMEOUT_S = 10
 CLAUDE_LOCAL = ".claude/settings.local.json"  # init's: names this machine's Python
 CLAUDE_SHARED = ".claude/settings.json"  # the team's: init reads it, never writes it
@@ -95,6 +97,12 @@ class Target:
     kept: Callable[[str | None], Kept | None] = _nothing_kept
 
 
+def codex_startup(index_wait: float) -> int:
+    """The ``startup_timeout_sec`` a Codex stdio entry gets: ``briefd mcp``'s index wait
+    (``serve.index_wait_seconds``) and its own start-up, :data:`CODEX_STARTUP_S` at least."""
+    return max(CODEX_STARTUP_S, math.ceil(index_wait) + CODEX_STARTUP_MARGIN_S)
+
+
 def targets(
     client: str,
     hook: str,
@@ -103,6 +111,7 @@ def targets(
     keep_stdio: bool = False,
     shared_hook: bool = False,
     token: bool = True,
+    startup: int = CODEX_STARTUP_S,
 ) -> list[Target]:
     """The files ``client`` needs; ``hook`` is the recall command line, ``mcp_url`` the
     server's ``/mcp`` endpoint or the ``briefd mcp`` command line. An existing ``briefd``
@@ -110,7 +119,8 @@ def targets(
     client spawns when ``keep_stdio`` (the user chose no transport). ``shared_hook``: the
     team's ``.claude/settings.json`` registers briefd's recall hook, so Claude Code's local
     settings get none (and lose the one an earlier ``init`` wrote). ``token``: a
-    ``BRIEFD_API_TOKEN`` is set where init runs (see :func:`codex_keys`)."""
+    ``BRIEFD_API_TOKEN`` is set where init runs (see :func:`codex_keys`). ``startup``: a new
+    Codex stdio entry's ``startup_timeout_sec`` (:func:`codex_startup`)."""
     json_hook = f"{hook} --format claude-json"
 
     def json_mcp(path: str, key: str, entry: dict[str, object]) -> Target:
@@ -134,7 +144,7 @@ def targets(
             Target(
                 client,
                 MCP_FILES["codex"],
-                lambda t: codex_mcp(t, mcp_url, replace, keep_stdio, token),
+                lambda t: codex_mcp(t, mcp_url, replace, keep_stdio, token, startup),
                 lambda t: kept_entry(
                     codex_entry(t), codex_keys(mcp_url, token)[0], replace, keep_stdio
                 ),
@@ -436,6 +446,7 @@ def codex_mcp(
     replace: bool = True,
     keep_stdio: bool = False,
     token: bool = True,
+    startup: int = CODEX_STARTUP_S,
 ) -> str:
     """``mcp_servers.briefd`` in Codex's TOML, edited in place (tomlkit: comments, the entry's
     own form — table, inline table or dotted keys — and its other keys such as its ``env``
@@ -472,7 +483,7 @@ def codex_mcp(
             if entry.get(key) != value:
                 entry[key] = value
         if "command" in wanted and "startup_timeout_sec" not in entry:
-            entry["startup_timeout_sec"] = CODEX_STARTUP_S
+            entry["startup_timeout_sec"] = startup
     except ValueError as exc:  # tomlkit: a table cannot go inside an inline table
         raise ConfigError(
             f"cannot write 'mcp_servers.{SERVER_NAME}' where the file has it ({exc}); write "
