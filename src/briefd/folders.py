@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 from briefd.project import LOCAL_DIR
@@ -78,3 +79,20 @@ def alive(pid: int) -> bool:
     except OSError:  # another user's process
         return True
     return True
+
+
+def write_atomically(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` whole or not at all: to a partial file beside it, renamed
+    into place (a reader never sees half of it; what a killed writer left is swept first)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sweep_abandoned(target.parent, "*.partial*.part")
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f"{target.name}.{os.getpid()}.partial", suffix=".part"
+    )
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        Path(temporary).replace(target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -98,6 +98,8 @@ def test_an_index_run_gives_back_the_passage_engine(real: Briefd, write_files: W
     assert isinstance(deferred, DeferredEmbedder)
     model = deferred.loaded
     assert getattr(model, "_vino", "absent") is None  # released at the end of the run
+    assert model.cache_dir == deferred.cache_dir == real.settings.embeddings.model_dir / model.name
+    assert len(list(model.cache_dir.glob("probes-gate-*.npy"))) == 1  # the gate's, kept (R4)
     write_files({"domain/chargebacks.md": "# Chargebacks\n\nEvidence is due in 7 days.\n"})
     report = real.index()
     assert report.vectors_missing == 0 and getattr(model, "_vino", "absent") is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -25,6 +26,9 @@ class Embedder(ABC):
     name: str
     runtime: str
     dim: int
+    # where vectors this model always gives the same texts may be kept (a local model's folder
+    # in embeddings.model_dir, see :mod:`.kept`); None: nowhere (a service's model may change)
+    cache_dir: Path | None = None
 
     @property
     def model_id(self) -> str:

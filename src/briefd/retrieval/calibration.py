@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from briefd.embeddings import kept
 from briefd.embeddings.base import Embedder
 from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
@@ -162,11 +163,11 @@ def forget(conn: sqlite3.Connection, model: str) -> None:
 
 def _probe_vectors(conn: sqlite3.Connection, embedder: Embedder, texts: list[str]) -> Vectors:
     """The probes' vectors: those stored by an earlier run for this model and probe set, or
-    freshly embedded."""
+    those the model keeps (another index's first run embedded them), or freshly embedded."""
     row = conn.execute(
         "SELECT probes, probe_vectors, language FROM calibration WHERE model = ?",
         (embedder.model_id,),
     ).fetchone()
     if row is not None and row[2] == _probe_digest() and row[0] == len(texts) and row[1]:
         return np.frombuffer(row[1], dtype="<f4").astype(np.float32).reshape(row[0], -1)
-    return embedder.embed_batch(texts, "query")
+    return kept.probe_vectors(embedder, "gate", texts)

@@ -211,6 +211,7 @@ class CountingEmbedder(Embedder):
         self.metrics = metrics
         self.name = inner.name
         self.runtime = inner.runtime
+        self.cache_dir = inner.cache_dir
 
     @property
     def dim(self) -> int:
