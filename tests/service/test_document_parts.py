@@ -25,7 +25,7 @@ from briefd.text import whole_characters
 from briefd.tokens import count_tokens, escaped_tokens
 from tests.conftest import WriteFiles
 from tests.service.conftest import service_config, service_settings_for
-from tests.service.live import serving
+from tests.service.live import TOKEN, serving
 from tests.service.test_mcp import run
 
 PATH = "domain/http2.md"
@@ -327,6 +327,39 @@ def test_a_documents_absolute_path_in_the_knowledge_folder_reads_it(
     for answer in refused:
         assert answer.is_error
         assert "paths are relative to the repository root" in answer.content[0].text  # type: ignore[union-attr]
+
+
+def test_document_context_and_suggest_links_read_an_absolute_path_as_get_document_does(
+    service_api: Briefd, service_settings: Settings
+) -> None:
+    """README: a document's absolute path inside the knowledge folder reads as its path from
+    the folder's root. get_document did; document_context and suggest_links (MCP and REST)
+    answered the same path "no document '/…/domain/refunds.md' in scopes domain, conventions"."""
+    assert service_settings.source is not None
+    refunds = str(service_settings.source.resolve() / "domain" / "refunds.md")
+
+    async def body(client: Client) -> list[CallToolResult]:
+        return [
+            await client.call_tool("document_context", {"doc_path": refunds}),
+            await client.call_tool("suggest_links", {"doc_path": refunds, "scopes": ["all"]}),
+        ]
+
+    with serving(create_app(service_api, service_config())) as base:
+        context, links = run(base + "/mcp", "auto", body)
+    assert not context.is_error, context.content
+    assert context.structured_content is not None
+    assert context.structured_content["target"] == "domain/refunds.md"
+    assert not links.is_error, links.content
+    with TestClient(create_app(service_api, service_config())) as http:
+        http.headers["Authorization"] = f"Bearer {TOKEN}"
+        rest = http.post("/api/context", json={"doc_path": refunds})
+        suggested = http.get(
+            "/api/links/suggestions", params={"doc_path": refunds, "scopes": "all"}
+        )
+    assert rest.status_code == 200, rest.text
+    assert rest.json()["target"] == "domain/refunds.md"
+    assert suggested.status_code == 200, suggested.text
+    assert suggested.json() == links.structured_content
 
 
 def test_a_front_matter_over_the_budget_still_reads_in_whole_lines(

@@ -22,6 +22,7 @@ from briefd.bundles.collect import retrieval_query
 from briefd.bundles.compile import issue_share
 from briefd.bundles.wire import response
 from briefd.errors import BriefdError, IndexNotFoundError, StoreError
+from briefd.graph.suggest import Suggestions
 from briefd.model import DocumentView, LinkFindings, SearchResult
 from briefd.proposals.model import Proposal
 from briefd.retrieval.candidates import prefetch
@@ -48,6 +49,7 @@ from briefd.store.reloads import Reloads
 from briefd.store.scopes import resolve_scopes
 from briefd.store.supersession import superseded_by, superseders
 from briefd.sync.webhook import Deliveries
+from briefd.team.suggestions import ALL_SUGGESTIONS as EVERY
 from briefd.tokens import count_tokens
 
 T = TypeVar("T")
@@ -322,6 +324,8 @@ class ServiceState(LogWrites):
         """Compile a bundle (or a document context), count the cache hit or miss and the
         tokens served, log the task; diagnostics in the answer only when ``verbose``."""
         started = time.perf_counter()
+        if request.target is not None:  # document_context: as get_document reads its path
+            request = replace(request, target=self.doc_path(request.target))
         self.embed_first(retrieval_query(request.task, request.issue), None)
 
         def run() -> Bundle:
@@ -382,12 +386,28 @@ class ServiceState(LogWrites):
             self.served(caller.surface, caller.name, sum(s.tokens for s in out.sections))
         return out
 
+    def doc_path(self, path: str) -> str:
+        """A document path from the network as documents are known: an absolute path to a file
+        inside the knowledge folder on this machine (what an agent beside the server sees) from
+        that folder's root; any other as given (:func:`within_source`)."""
+        return within_source(path, (self.source_root(), self.api.settings.source))
+
+    def suggest_links(
+        self, surface: str, name: str, doc_path: str | None, scopes: tuple[str, ...] | None
+    ) -> Suggestions:
+        """Link suggestions for ``doc_path`` (None: every document) as REST and MCP ask."""
+
+        def run() -> Suggestions:
+            path = None if doc_path is None else self.doc_path(doc_path)
+            return self.api.suggest_links(path, EVERY, scopes)
+
+        return self.apart(surface, name, run)
+
     def _document(self, path: str, scopes: tuple[str, ...] | None) -> DocumentView:
         """A document by a path from the network: checked lexically, looked up within
         ``scopes`` (None: the default scopes), and refused (404) if its file resolves outside
         the knowledge repository. Call under the lock."""
-        roots = (self.source_root(), self.api.settings.source)
-        safe = checked_doc_path(within_source(path, roots))
+        safe = checked_doc_path(self.doc_path(path))
         view = self.api.document(safe, scopes, scoped=True)
         ensure_inside(self.source_root(), view.path)
         return view

@@ -43,7 +43,6 @@ from briefd.service.toolargs import (
     scope_tuple,
 )
 from briefd.settings import Settings
-from briefd.team.suggestions import ALL_SUGGESTIONS as EVERY
 
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -315,11 +314,7 @@ class Tools:
         another document by its title or alias without linking it, and links whose target
         document or heading does not exist. Read-only; dismissed suggestions are left out."""
         found = await anyio.to_thread.run_sync(
-            lambda: self.state.apart(
-                "mcp",
-                "suggest_links",
-                lambda: self.state.api.suggest_links(doc_path, EVERY, scope_tuple(scopes)),
-            )
+            lambda: self.state.suggest_links("mcp", "suggest_links", doc_path, scope_tuple(scopes))
         )
         out = schemas.suggestions_out(found, limit, offset)
         return ok_result(render.suggestions_text(out), out)

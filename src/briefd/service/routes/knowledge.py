@@ -175,9 +175,7 @@ def link_suggestions(
     """Unlinked mentions of other documents and broken links (T5) among the documents in
     ``scopes``."""
     wanted = split_list(scopes)
-    found = state.apart(
-        "rest", "suggest_links", lambda: state.api.suggest_links(doc_path, EVERY, wanted)
-    )
+    found = state.suggest_links("rest", "suggest_links", doc_path, wanted)
     return schemas.suggestions_out(found, limit, offset)
 
 
@@ -194,7 +192,8 @@ def dismiss_link_suggestion(state: State, body: schemas.DismissIn) -> schemas.Su
     wanted = split_list(body.scopes)  # as every other route reads scopes: "a, b" or [""]
 
     def run() -> Suggestions:
-        state.api.dismiss_link_suggestion(body.doc_path, body.target, wanted)
-        return state.api.suggest_links(body.doc_path, EVERY, wanted)
+        path = state.doc_path(body.doc_path)
+        state.api.dismiss_link_suggestion(path, body.target, wanted)
+        return state.api.suggest_links(path, EVERY, wanted)
 
     return schemas.suggestions_out(state.call("rest", "dismiss_link", run), 1000)
