@@ -90,8 +90,11 @@ class SearchOut(BaseModel):
     )
     warnings: list[str] | None = Field(
         default=None,
-        description="Set when default_scopes names a scope this index lacks (the request named "
-        "no scopes): which, what was read instead, and the fix.",
+        description="What the caller should know and act on, each with its fix: a default "
+        "scope this index lacks (the request named no scopes); documents governing the paths "
+        "in scopes not requested; nothing in the requested scopes answers, but scopes not "
+        "requested do (which sections); a search that fell back to bm25 (the model failed, or "
+        "the index has no vectors for it); a relevance gate fitted by an earlier release.",
     )
     hits: list[HitOut]
 
