@@ -91,6 +91,22 @@ def test_paths_under_home_in_the_settings_file_are_the_users_not_the_files(
     assert scopes.returncode == 0 and "domain" in scopes.stdout, scopes.stderr
 
 
+def test_a_leading_tilde_in_the_db_and_source_options_is_the_home_folder(tmp_path: Path) -> None:
+    """README: a leading ``~`` in ``--db``/``--source`` is the home folder (an agent config's
+    ``args`` is expanded by no shell). ``--db '~/i.db'`` made a folder named ``~`` in the
+    working directory, and ``--source '~/kb'`` said the source does not exist."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "kb" / "domain").mkdir(parents=True)
+    (home / "kb" / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 30 days.\n")
+    work.mkdir()
+    env = {"HOME": str(home)}
+    result = briefd("--db", "~/i.db", "index", "--source", "~/kb", cwd=work, env=env)
+    assert result.returncode == 0, result.stderr
+    assert (home / "i.db").is_file() and list(work.iterdir()) == []
+    found = briefd("--db", "~/i.db", "search", "refunds", cwd=work, env=env)
+    assert found.returncode == 0 and "domain/refunds.md" in found.stdout, found.stderr
+
+
 @pytest.mark.parametrize(
     "thresholds",
     [

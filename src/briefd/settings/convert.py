@@ -527,8 +527,10 @@ def _unshown(value: Any) -> str:
 
 
 def _to_path(value: Any, key: str, origin: str) -> Path:
+    """A path setting; a leading ``~`` is the home folder, as given in a file, a variable or
+    an option (``--db '~/x.db'`` in an agent config's ``args``: no shell expands it)."""
     if isinstance(value, Path):
-        return value
+        return value.expanduser()
     return Path(_to_str(value, key, origin)).expanduser()
 
 
