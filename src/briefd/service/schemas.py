@@ -404,7 +404,7 @@ class BundleOut(BaseModel):
         "hard_limit that fits no section; a target or always: true document over hard_limit "
         "(and how to read it in parts); a target without text; documents the paths, relations or links lead to in "
         "scopes not requested, or that answer the task there; a default scope this index "
-        "lacks; a search that fell back to bm25.",
+        "lacks; a search that fell back to bm25; a task the relevance gate judged unrelated.",
     )
 
 
