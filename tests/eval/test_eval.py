@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import unicodedata
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +17,9 @@ from briefd.eval.metrics import score_ranking
 from briefd.eval.recall import NoisePrompt, figures, printed, run_recall
 from briefd.eval.run import (
     beir_index,
+    for_modes,
     golden_index,
+    open_golden,
     outside_defaults,
     refused,
     run_beir,
@@ -1014,3 +1017,45 @@ def test_eval_split_names_the_set_and_wants_a_dataset(tmp_path: Path) -> None:
     result = briefd("eval", "--check", "t.yaml", "--split", "train", cwd=tmp_path)
     assert result.returncode == 2
     assert "error: --split does nothing with --check or --all-sets" in result.stderr
+
+
+def test_a_bm25_eval_reads_its_query_file_before_anything_is_embedded(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    """`briefd eval --queries q.yaml` (bm25, the default mode) embedded the whole knowledge
+    with the model first (~2 min for the example on 2 cores), then said a heading in the
+    query file was misspelled. BM25 needs no vector: its eval index is built without the
+    model, and a hybrid eval of the same cached index embeds what it lacks then."""
+    root = write_files(
+        {
+            "domain/refunds.md": "# Refunds\n\n## Refund window\n\nRefunds within 180 days.\n",
+            "domain/fees.md": "# Fees\n\n## Rounding\n\nHalf-even rounding on FX only.\n",
+        }
+    )
+    queries = tmp_path / "q.yaml"
+    entry = "  - id: q1\n    query: refund window\n    type: keyword\n    expected:\n"
+    queries.write_text(
+        f"name: t\nsource: {root}\nqueries:\n{entry}"
+        "      - path: domain/refunds.md\n        heading: Refund windw\n"
+    )
+    model = replace(settings, embeddings=replace(settings.embeddings, enabled=True))
+    assert not for_modes(model, ("bm25",)).embeddings.enabled
+    assert for_modes(model, ("bm25", "hybrid")) == model
+    env = {
+        "BRIEFD_EMBEDDINGS__ENABLED": "true",
+        "BRIEFD_EMBEDDINGS__MODEL_DIR": str(settings.embeddings.model_dir),
+        "BRIEFD_EVAL__CACHE_DIR": str(settings.eval.cache_dir),
+    }
+    typo = briefd("eval", "--queries", str(queries), cwd=tmp_path, env=env)
+    assert typo.returncode == 1 and "'Refund windw' of domain/refunds.md" in typo.stderr
+    (db,) = settings.eval.cache_dir.glob("*/index.db")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 2
+        assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 0
+    queries.write_text(queries.read_text().replace("windw", "window"))
+    api, golden = open_golden(for_modes(model, ("hybrid",)), queries, None)
+    with api:
+        assert run_golden(api, golden, "hybrid").overall["recall@5"] == 1.0
+        assert api.settings.db == db
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 2

@@ -51,6 +51,7 @@ from briefd.eval.recall import (
 from briefd.eval.run import (
     EvalReport,
     beir_index,
+    for_modes,
     open_beir,
     open_golden,
     outside_defaults,
@@ -228,7 +229,7 @@ def _golden_reports(
 ) -> list[EvalReport]:
     """Search reports per mode; with ``recall``, also what prompt-time recall injects (bm25
     and hybrid modes, when the recall-noise file is there)."""
-    api, golden = open_golden(settings, path, source)
+    api, golden = open_golden(for_modes(settings, modes), path, source)
     noise = default_noise_file()
     with api:
         reports = [run_golden(api, golden, m) for m in modes]  # a bad query is named here
@@ -259,7 +260,7 @@ def _recall_check(
 def _beir_reports(
     settings: Settings, folder: Path, modes: tuple[SearchMode, ...], split: str | None = None
 ) -> list[EvalReport]:
-    api, dataset = open_beir(settings, folder, split)
+    api, dataset = open_beir(for_modes(settings, modes), folder, split)
     with api:
         reports = [run_beir(api, dataset, m) for m in modes]
     warn_refused(reports)
