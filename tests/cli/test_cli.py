@@ -17,6 +17,7 @@ from typing import IO
 import pytest
 
 from briefd.retrieval.search import RANKING_VERSION
+from briefd.store.db import Store
 from tests import zygote
 from tests.conftest import EXAMPLE, REPO
 from tests.ports import free_port
@@ -267,15 +268,26 @@ def test_a_search_while_the_first_index_is_built_says_so(tmp_path: Path) -> None
     env = {"BRIEFD_DB": "briefd.db"}
     (tmp_path / "nothing").mkdir()  # a run that finds no document leaves an empty index
     assert briefd("index", "--source", "nothing", cwd=tmp_path, env=env).returncode == 1
-    with (tmp_path / "briefd.db.index.lock").open("a") as held:
+    Store.open(tmp_path / "first.db", create=True).close()  # as a first run makes it
+    with (
+        (tmp_path / "briefd.db.index.lock").open("a") as held,
+        (tmp_path / "first.db.index.lock").open("a") as first,
+    ):
         fcntl.flock(held, fcntl.LOCK_EX)  # as an index run of another process holds it
+        fcntl.flock(first, fcntl.LOCK_EX)
         result = briefd("search", "retry", cwd=tmp_path, env=env)
-    assert result.stdout == (
-        "Nothing found: no document is indexed yet: an index run (`briefd index`, `serve` or "
-        "`demo`) is building it now; try again once it says `indexed …`.\n"
+        # the bundle the demo prints said "the index is empty; build it with `briefd index`"
+        bundle = briefd("--db", "first.db", "bundle", "retry declined cards", cwd=tmp_path)
+    building = (
+        "no document is indexed yet: an index run (`briefd index`, `serve` or `demo`) is "
+        "building it now; try again once it says `indexed …`"
     )
+    assert result.stdout == f"Nothing found: {building}.\n"
+    assert (bundle.returncode, bundle.stderr) == (1, f"error: {building}\n")
     result = briefd("search", "retry", cwd=tmp_path, env=env)  # no run: the advice it was
     assert result.stdout == "Nothing found: no document is indexed yet; run `briefd index`.\n"
+    bundle = briefd("--db", "first.db", "bundle", "retry declined cards", cwd=tmp_path)
+    assert "build it with `briefd --db first.db index` first" in bundle.stderr
 
 
 @pytest.mark.parametrize(

@@ -24,13 +24,16 @@ from briefd.bundles.wire import response
 from briefd.cli.output import (
     completes,
     errors,
+    fail,
     print_json,
     printable,
     reported_errors,
     utf8_text,
 )
-from briefd.cli.search import code_paths, knowledge_path, split_scopes
+from briefd.cli.search import BUILDING, code_paths, knowledge_path, split_scopes
 from briefd.cli.tuned import tuned_settings
+from briefd.errors import IndexNotFoundError
+from briefd.store.runlock import index_run_held
 from briefd.text import counted
 
 BUDGET = typer.Option(
@@ -181,8 +184,15 @@ def _mode(value: str) -> BundleMode:
 
 
 def _compile(ctx: typer.Context, request: BundleRequest, tuned: Path | None) -> Bundle:
+    """The bundle; an index still being built (`briefd demo` prints its bundle command before
+    its first index is done) is said to be, not to be built with `briefd index`."""
     with Briefd(tuned_settings(ctx.obj.settings(), tuned, ctx.info_name)) as api:
-        return api.compile_bundle(request)
+        try:
+            return api.compile_bundle(request)
+        except IndexNotFoundError:
+            if index_run_held(api.settings.db):
+                fail(BUILDING)
+            raise
 
 
 def _print(bundle: Bundle, json_output: bool) -> None:

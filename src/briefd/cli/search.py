@@ -167,6 +167,12 @@ def search_command(
             errors.print(f"warning: {printable(warning)}", markup=False, soft_wrap=True)
 
 
+BUILDING = (
+    "no document is indexed yet: an index run (`briefd index`, `serve` or `demo`) is building "
+    "it now; try again once it says `indexed …`"
+)
+
+
 def result_json(result: SearchResult) -> dict[str, object]:
     """The result as JSON, the gate as ``{decision, reasons}``, with REST's ``note`` when the
     index holds no document (else ``hits: []`` reads as knowledge with nothing on the topic)."""
@@ -234,10 +240,7 @@ def _why_nothing(result: SearchResult, building: bool) -> str:
         scopes = ", ".join(result.scopes)
         return f"the query looks unrelated to the knowledge in scopes {scopes} (relevance gate)"
     if not result.scopes and building:  # `briefd demo` prints this command before it is done
-        return (
-            "no document is indexed yet: an index run (`briefd index`, `serve` or `demo`) is "
-            "building it now; try again once it says `indexed …`"
-        )
+        return BUILDING
     if not result.scopes and any(w.startswith(SERVED_NONE) for w in result.warnings):
         return "the index holds no document (the warning below says why)"
     if not result.scopes:  # an index without documents has no scope to search
