@@ -201,12 +201,20 @@ def test_bundle_rejects_a_bad_format(client: TestClient) -> None:
 def test_a_field_a_request_does_not_have_is_named_not_ignored(client: TestClient) -> None:
     typo = client.post("/api/bundle", json={"task": "refund a partial payment", "max_token": 300})
     assert typo.status_code == 422
-    assert typo.json() == {
+    takes = (
+        "it takes task, max_tokens, hard_limit, scopes, paths, tags, mode, format, base, issue, "
+        "verbose, client"
+    )
+    assert typo.json() == {  # the one meant and the fields, as an unknown query parameter is
         "error": "invalid_request",
-        "detail": "max_token: not a field of this request (see /docs for its fields)",
+        "detail": f"max_token: not a field of this request (did you mean max_tokens?); {takes}",
     }
+    scope = client.post("/api/bundle", json={"task": "refund", "scope": ["domain"]})
+    assert scope.json()["detail"] == (
+        f"scope: not a field of this request (did you mean scopes?); {takes}"
+    )
     mcp_name = client.post("/api/bundle", json={"task_description": "refund"})
-    assert mcp_name.json()["detail"].startswith("task_description: not a field of this request")
+    assert mcp_name.json()["detail"] == f"task_description: not a field of this request; {takes}"
     both = client.post(
         "/api/bundle", json={"task": "refund", "format": "manifest", "mode": "package"}
     )

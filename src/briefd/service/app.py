@@ -44,7 +44,7 @@ from briefd.service.limits import Limits
 from briefd.service.mcpserver import said
 from briefd.service.metrics import Metrics
 from briefd.service.openapi import with_security
-from briefd.service.problems import body_problems
+from briefd.service.problems import body_fields, body_problems
 from briefd.service.render import instructions
 from briefd.service.routes import (
     activity,
@@ -426,10 +426,13 @@ def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         route = request.scope.get("route")
+        fields: tuple[str, ...] = ()
         if isinstance(route, APIRoute):  # counted under the route's name, never its raw path
             state: ServiceState = request.app.state.briefd
             state.rejected("rest", route.name)
-        detail = body_problems(exc.errors(), request.headers.get("content-type"))
+            body = route.body_field
+            fields = body_fields(body.field_info.annotation) if body is not None else ()
+        detail = body_problems(exc.errors(), request.headers.get("content-type"), fields)
         return JSONResponse({"error": "invalid_request", "detail": detail}, 422)
 
     @app.exception_handler(StarletteHTTPException)

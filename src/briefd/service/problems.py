@@ -3,24 +3,35 @@ one clause per field, without pydantic's report (its input echo and documentatio
 
 from __future__ import annotations
 
+import difflib
 import json
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-__all__ = ["body_problems", "flags_for_counts", "problems", "validation_problem"]
+__all__ = ["body_fields", "body_problems", "flags_for_counts", "problems", "validation_problem"]
 
 _OBJECT_TYPES = ("model_attributes_type", "dict_type")  # a body that is not a JSON object
 
 
-def problems(errors: Iterable[Mapping[str, Any]]) -> str:
-    """Every problem, joined into one line."""
-    return "; ".join(validation_problem(e) for e in errors)
+def problems(errors: Iterable[Mapping[str, Any]], fields: Sequence[str] = ()) -> str:
+    """Every problem, joined into one line; ``fields``: the body's, for an unknown one."""
+    return "; ".join(validation_problem(e, fields) for e in errors)
 
 
-def body_problems(errors: Iterable[Mapping[str, Any]], content_type: str | None) -> str:
+def body_fields(model: Any) -> tuple[str, ...]:
+    """The fields a request body of ``model`` takes, as they are sent (their aliases); none
+    when it is no pydantic model."""
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return ()
+    return tuple(field.alias or name for name, field in model.model_fields.items())
+
+
+def body_problems(
+    errors: Iterable[Mapping[str, Any]], content_type: str | None, fields: Sequence[str] = ()
+) -> str:
     """:func:`problems` of a REST request, whose JSON body FastAPI reads only when its
     ``Content-Type`` says JSON (or says nothing): a JSON object sent as another type (``curl
     -d``, which sends ``application/x-www-form-urlencoded``; ``text/plain``) reached the route
@@ -34,7 +45,7 @@ def body_problems(errors: Iterable[Mapping[str, Any]], content_type: str | None)
             "with 'Content-Type: application/json' (curl: --json, or -H 'Content-Type: "
             "application/json' beside -d)"
         )
-    return problems(found)
+    return problems(found, fields)
 
 
 def _is_json(media_type: str) -> bool:
@@ -47,8 +58,10 @@ def _not_an_object(error: Mapping[str, Any]) -> bool:
     return tuple(error.get("loc", ())) == ("body",) and error.get("type") in _OBJECT_TYPES
 
 
-def validation_problem(error: Mapping[str, Any]) -> str:
-    """One problem of a request FastAPI could not validate, said for the caller to fix."""
+def validation_problem(error: Mapping[str, Any], fields: Sequence[str] = ()) -> str:
+    """One problem of a request FastAPI could not validate, said for the caller to fix; an
+    unknown body field with the one meant and the fields the body takes (``fields``), as an
+    unknown query parameter is said (:func:`briefd.service.deps.known_query`)."""
     loc = error.get("loc", ())
     if error.get("type") == "json_invalid":
         at = next((p for p in loc if isinstance(p, int)), None)
@@ -60,6 +73,11 @@ def validation_problem(error: Mapping[str, Any]) -> str:
         return "the body must be one JSON object of the route's fields (see /docs)"
     if error.get("type") == "extra_forbidden" and loc[:1] == ("query",):  # deps.known_query
         return f"{field}: {error.get('msg')}"
+    if error.get("type") == "extra_forbidden" and fields:
+        name = str(loc[-1]) if loc else field
+        close = difflib.get_close_matches(name.replace("-", "_").lower(), fields, 1, 0.6)
+        meant = f" (did you mean {close[0]}?)" if close else ""
+        return f"{field}: not a field of this request{meant}; it takes {', '.join(fields)}"
     if error.get("type") == "extra_forbidden":
         return f"{field}: not a field of this request (see /docs for its fields)"
     if error.get("type") == "value_error" and field == "body":
