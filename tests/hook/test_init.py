@@ -20,6 +20,7 @@ from tests.hook.conftest import hook_json
 from tests.recall.conftest import RELEVANT
 
 runner = CliRunner()
+REMOTE = "http://10.0.0.5:8484"
 
 
 def run_init(project: Path, *args: str) -> Result:
@@ -447,6 +448,21 @@ def test_codex_entry_names_a_token_only_when_one_is_to_be_sent(
         "url": "https://briefd.example.com/mcp",
         "bearer_token_env_var": "BRIEFD_API_TOKEN",
     }
+
+
+def test_a_plain_http_team_server_is_told_to_get_nothing_from_the_hook(tmp_path: Path) -> None:
+    """README: the hook never sends the token over plain http to another machine. init wrote
+    an entry for ``--url http://10.0.0.5:8484`` without a word, and every prompt's hook then
+    got nothing from that server, said only on the hook's stderr."""
+    said = " ".join(init(tmp_path, "--client", "claude-code", "--yes", "--url", REMOTE).split())
+    assert (
+        "note: the prompt hook gets nothing from this server: BRIEFD_API_TOKEN is not sent to "
+        "http://10.0.0.5:8484 in the clear"
+    ) in said
+    assert "ssh -N -L 8484:10.0.0.5:8484 10.0.0.5" in said
+    for url in ("https://briefd.example.com", "http://127.0.0.1:8599"):
+        shown = init(tmp_path, "--client", "claude-code", "--yes", "--url", url)
+        assert "in the clear" not in shown
 
 
 def test_codex_stdio_entry_waits_for_briefd_mcp_to_answer(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from briefd.cli.output import completes, console, fail, http_url, one_of, report
 from briefd.cli.project_files import check_writable, read_text, write_all
 from briefd.errors import ConfigError
 from briefd.hook import discover
-from briefd.hook.client import loopback, split_url
+from briefd.hook.client import in_the_clear, loopback, split_url
 from briefd.hook.clients import (
     CLAUDE_LOCAL,
     CLAUDE_SHARED,
@@ -340,6 +340,8 @@ def _report_after(
         _report_nothing_to_serve(settings)
     elif url is None and len(kept) < len(chosen):  # a client names this machine's server
         _report_no_server(wiring.server, rerun)
+    elif url is not None:
+        _report_in_the_clear(wiring.server)
     for name in chosen:
         if name in NOTES:
             console.print(NOTES[name], markup=False)
@@ -385,6 +387,17 @@ def _report_nothing_to_serve(settings: Settings) -> None:
         markup=False,
         soft_wrap=True,
     )
+
+
+def _report_in_the_clear(url: str) -> None:
+    """A team server named by a plain ``http://`` URL on another machine: the hook never sends
+    the token there (:func:`briefd.hook.client.in_the_clear`), so its prompts would get nothing
+    from it, with only the hook's stderr saying why."""
+    scheme, host, port, _ = split_url(url.removesuffix("/mcp"))
+    if scheme != "http" or loopback(host):
+        return
+    said = in_the_clear(url.removesuffix("/mcp"), host, port)
+    console.print(f"note: the prompt hook gets nothing from this server: {said}", markup=False)
 
 
 def _report_no_server(url: str, rerun: str) -> None:
