@@ -400,6 +400,8 @@ def test_incremental_reuse_against_a_base(example: Briefd, settings: Settings) -
 
     unknown = example.compile_bundle(replace(request, base="0123456789abcdef"))
     assert unknown.recovered and unknown.delta is None
+    blank = example.compile_bundle(replace(request, base=""))  # sent as "no base", as issue ""
+    assert not blank.recovered and blank.delta is None and blank.text == unknown.text
     assert unknown.text == example.compile_bundle(request).text
     other_task = example.compile_bundle(BundleRequest("webhook retries", max_tokens=3000))
     mismatched = example.compile_bundle(replace(request, base=other_task.bundle_id))

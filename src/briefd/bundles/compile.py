@@ -210,7 +210,7 @@ def _compiled(engine: Engine, request: BundleRequest, live: bool) -> Bundle:
     if engine.shared is not None:  # what it holds, never a live issue's text
         bundle = _share(engine, engine.shared, key, bundle)
     bundle = with_warnings(bundle, warned)
-    if request.base is None:
+    if not request.base:  # none, or "" (a client that sends every field): the full bundle
         return as_sent(within_limit(bundle))
     if base is None:
         return as_sent(within_limit(recovered(bundle)))
