@@ -42,7 +42,7 @@ def demo_command(
     briefd = this_briefd()
     errors.print(
         f"briefd demo: the example knowledge in {settings.source}, indexed into {settings.db}\n"
-        "once it says `indexed …` (the first index takes ~20-45 s), try in another terminal:\n"
+        "once it says `indexed …` (the first index takes ~20-60 s), try in another terminal:\n"
         f'  {briefd} --db {quoted} search "how many times do we retry a soft decline"\n'
         f'  {briefd} --db {quoted} bundle "add partial refunds to the card flow"',
         markup=False,
