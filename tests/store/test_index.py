@@ -128,6 +128,28 @@ def test_a_source_with_no_document_left_keeps_the_index(
     assert api.search(SearchRequest("soft declines")).hits
 
 
+def test_a_source_one_folder_off_into_an_index_names_the_folder_to_give(
+    api: Briefd, write_files: WriteFiles
+) -> None:
+    """README: a source one folder off is told the folder to give instead. A first run said
+    so; a run into an index that holds documents said only "check that the source path is
+    right" (``--source kb/domain`` for ``kb``)."""
+    root = write_files(FILES)
+    first = api.index()
+    settings = api.settings
+    assert settings.source is not None
+    off = replace(settings, source=settings.source / "domain")
+    with Briefd(off) as wrong, pytest.raises(SourceError) as refused:
+        wrong.index()
+    assert str(refused.value) == (
+        f"found no document in {root / 'domain'} where the index holds {first.documents}: the "
+        f"index is left as it was; {root / 'domain'} is itself the folder domain/ of the "
+        f"scopes: give the folder that holds it ({root}) as the source (--source, or source: "
+        f"in briefd.yaml). To empty the index, delete {settings.db}"
+    )
+    assert len(api.documents()) == first.documents
+
+
 def test_index_runs_on_one_index_take_turns(api: Briefd, write_files: WriteFiles) -> None:
     """A run waits while another holds the index's run lock, then sees the files as they are
     by then (a file deleted meanwhile is not served)."""

@@ -31,7 +31,7 @@ from briefd.sources import moves
 from briefd.sources.clashes import name_clashes
 from briefd.sources.history import Change
 from briefd.sources.knowledge import resolve as resolve_source
-from briefd.sources.layout import Layout
+from briefd.sources.layout import Layout, misplaced_source
 from briefd.sources.scan import SourceFile, scan
 from briefd.sources.state import (
     LFS_POINTER,
@@ -232,7 +232,7 @@ def _index_source(
     found = _changes(store, source, settings, rebuild, progress, parsed)
     current, deleted = found.current, found.deleted
     if not current and deleted:
-        raise _emptying(source, len(deleted), store.path)
+        raise _emptying(source, len(deleted), store.path, misplaced(source, found, settings))
     fingerprint = index_fingerprint(current, found.signature)
     touched = set(parsed.paths) | set(deleted)
     outcome = embed_changes(store, embedder, parsed, touched, rebuild, settings, progress)
@@ -332,13 +332,25 @@ def _gate_fitted(
     return calibration.fitted(conn, embedder.model_id, state, words)
 
 
-def _emptying(source: Path, held: int, db: Path) -> SourceError:
-    """A source that lost every document is refused: more likely unmounted than emptied."""
-    return SourceError(
-        f"found no document in {source} where the index holds {held}: the index is "
-        "left as it was; check that the source path is right and mounted (and index.include "
-        f"/ index.exclude / scopes in briefd.yaml). To empty the index, delete {db}"
+def _emptying(source: Path, held: int, db: Path, hint: str | None = None) -> SourceError:
+    """A source that lost every document is refused: more likely unmounted than emptied, or
+    one folder off (``hint``: what to give instead, as a first index run says it)."""
+    check = hint or (
+        "check that the source path is right and mounted (and index.include / index.exclude "
+        "/ scopes in briefd.yaml)"
     )
+    return SourceError(
+        f"found no document in {source} where the index holds {held}: the index is left as "
+        f"it was; {check}. To empty the index, delete {db}"
+    )
+
+
+def misplaced(source: Path, found: _Changes, settings: Settings) -> str | None:
+    """What to give as the source when its files outside every scope show it is one folder
+    off (:func:`briefd.sources.layout.misplaced_source`); None when they do not."""
+    layout = Layout.of(settings)
+    outside = [s.path for s in found.skipped if layout.is_outside(s.reason)]
+    return misplaced_source(str(source), outside, settings) if outside else None
 
 
 def _calibrate(
