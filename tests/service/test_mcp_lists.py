@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from briefd.api import Briefd
 from briefd.service import create_app
@@ -66,4 +68,22 @@ def test_the_text_does_not_count_linked_sections_left_out_as_ranked(url: str) ->
     assert text.endswith(
         f"({out['omitted']} more section(s), ranked or linked to them, left out to stay in "
         "max_tokens)"
+    )
+
+
+def test_an_unknown_prompt_is_an_invalid_parameter_that_says_there_are_none(url: str) -> None:
+    """The server lists no prompts; prompts/get of a name answered JSON-RPC error code 0
+    (no such code) and logged a traceback on the server."""
+
+    async def body(client: Client) -> Any:
+        listed = await client.list_prompts()
+        with pytest.raises(MCPError) as refused:
+            await client.get_prompt("summarise")
+        return listed.prompts, refused.value
+
+    prompts, error = run(url, "auto", body)
+    assert prompts == []
+    assert (error.code, error.message) == (
+        INVALID_PARAMS,
+        "no prompt 'summarise' on this server; it has none",
     )

@@ -12,7 +12,15 @@ from typing import Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, ValidationError
 
 from briefd.atlassian import Account, caller_account
@@ -113,6 +121,17 @@ class BriefdMCP(MCPServer[Any]):
             if isinstance(exc.__cause__, ValidationError):
                 return self._rejected(name, problems(exc.__cause__.errors()))
             raise
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> GetPromptResult | InputRequiredResult:
+        """A prompt this server does not list is the caller's invalid parameter (-32602),
+        said with the ones it has: the SDK answered error code 0 and logged a traceback."""
+        if self._prompt_manager.get_prompt(name) is None:
+            names = [prompt.name for prompt in self._prompt_manager.list_prompts()]
+            listed = f"its prompts: {', '.join(names)}" if names else "it has none"
+            raise MCPError(INVALID_PARAMS, f"no prompt '{shown(name)}' on this server; {listed}")
+        return await super().get_prompt(name, arguments, context)
 
     def _unlisted(self, name: str) -> CallToolResult:
         """A tool this server does not list. ``propose_update`` while proposals are off, and a
