@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
+from briefd.bundles.warned import GATED
 from briefd.embeddings.registry import create_embedder
 from briefd.errors import EmbeddingError
 from briefd.recall.engine import RecallRequest
@@ -175,7 +176,11 @@ def test_a_bundle_is_compiled_by_keywords_while_the_embedding_service_is_down(
         assert "cannot be reached" in said
     with Briefd(ollama_settings(settings, server.url)) as api:
         again = api.compile_bundle(task)
-        assert (again.diagnostics.search_mode, again.warnings) == ("hybrid", ())
+        assert again.diagnostics.search_mode == "hybrid"
+        # no keyword warning kept; the fake service's vectors have the gate empty this task,
+        # which the bundle now says (bundles.warned.gated)
+        assert (again.diagnostics.gate, again.knowledge) == ("empty", ())
+        assert [w.split(";")[0] for w in again.warnings] == [GATED]
 
 
 def test_the_recall_hook_answers_by_keywords_while_the_embedding_service_is_down(
