@@ -29,8 +29,9 @@ FORMAT = "1"  # bump when the file's layout changes
 
 
 def probe_file(embedder: Embedder, label: str, texts: Sequence[str], kind: EmbeddingKind) -> Path:
-    """Where ``embedder`` keeps the vectors of ``texts`` (None-safe: call with a cache_dir)."""
-    assert embedder.cache_dir is not None
+    """Where ``embedder`` (one with a ``cache_dir``) keeps the vectors of ``texts``."""
+    if embedder.cache_dir is None:
+        raise ValueError(f"{embedder.model_id} keeps no vectors (no cache_dir)")
     key = "\x00".join((FORMAT, embedder.model_id, kind, *texts))
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
     return embedder.cache_dir / f"probes-{label}-{digest}.npy"
