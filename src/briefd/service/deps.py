@@ -4,7 +4,6 @@ and the check that a query string names only the route's parameters."""
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -14,6 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
 from briefd.service.head import is_head
+from briefd.service.problems import did_you_mean
 from briefd.service.schemas import ErrorBody
 from briefd.service.state import ServiceState
 
@@ -105,9 +105,7 @@ def _several(annotation: Any) -> bool:
 
 
 def _not_taken(name: str, taken: tuple[str, ...]) -> dict[str, Any]:
-    close = difflib.get_close_matches(name.replace("-", "_").lower(), taken, n=1, cutoff=0.6)
-    meant = f" (did you mean {close[0]}?)" if close else ""
-    said = f"not a parameter of this route{meant}; it takes {', '.join(taken)}"
+    said = f"not a parameter of this route{did_you_mean(name, taken)}; it takes {', '.join(taken)}"
     return {"type": "extra_forbidden", "loc": ("query", name), "msg": said, "input": None}
 
 

@@ -11,7 +11,14 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-__all__ = ["body_fields", "body_problems", "flags_for_counts", "problems", "validation_problem"]
+__all__ = [
+    "body_fields",
+    "body_problems",
+    "did_you_mean",
+    "flags_for_counts",
+    "problems",
+    "validation_problem",
+]
 
 _OBJECT_TYPES = ("model_attributes_type", "dict_type")  # a body that is not a JSON object
 
@@ -19,6 +26,13 @@ _OBJECT_TYPES = ("model_attributes_type", "dict_type")  # a body that is not a J
 def problems(errors: Iterable[Mapping[str, Any]], fields: Sequence[str] = ()) -> str:
     """Every problem, joined into one line; ``fields``: the body's, for an unknown one."""
     return "; ".join(validation_problem(e, fields) for e in errors)
+
+
+def did_you_mean(name: str, taken: Sequence[str]) -> str:
+    """`` (did you mean scopes?)`` for a parameter or field ``name`` that is none of
+    ``taken`` but close to one (``top-k`` for ``top_k``, ``Scope`` for ``scopes``); ""."""
+    close = difflib.get_close_matches(name.replace("-", "_").lower(), taken, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def body_fields(model: Any) -> tuple[str, ...]:
@@ -74,9 +88,7 @@ def validation_problem(error: Mapping[str, Any], fields: Sequence[str] = ()) -> 
     if error.get("type") == "extra_forbidden" and loc[:1] == ("query",):  # deps.known_query
         return f"{field}: {error.get('msg')}"
     if error.get("type") == "extra_forbidden" and fields:
-        name = str(loc[-1]) if loc else field
-        close = difflib.get_close_matches(name.replace("-", "_").lower(), fields, 1, 0.6)
-        meant = f" (did you mean {close[0]}?)" if close else ""
+        meant = did_you_mean(str(loc[-1]) if loc else field, fields)
         return f"{field}: not a field of this request{meant}; it takes {', '.join(fields)}"
     if error.get("type") == "extra_forbidden":
         return f"{field}: not a field of this request (see /docs for its fields)"

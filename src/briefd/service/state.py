@@ -10,7 +10,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -390,7 +390,13 @@ class ServiceState(LogWrites):
         """A document path from the network as documents are known: an absolute path to a file
         inside the knowledge folder on this machine (what an agent beside the server sees) from
         that folder's root; any other as given (:func:`within_source`)."""
-        return within_source(path, (self.source_root(), self.api.settings.source))
+        return within_source(path, self._roots())  # read only for an absolute path
+
+    def _roots(self) -> Iterator[Path | None]:
+        """The knowledge folders a document's absolute path may be inside, read as asked (the
+        last run's source takes an index read)."""
+        yield self.source_root()
+        yield self.api.settings.source
 
     def suggest_links(
         self, surface: str, name: str, doc_path: str | None, scopes: tuple[str, ...] | None
