@@ -149,24 +149,42 @@ def test_expected_section_missing_from_index_is_reported(
     )
 
 
-def test_a_heading_written_as_in_the_markdown_is_told_the_name_the_index_gives_it(
+def test_a_heading_written_as_in_the_markdown_is_taken_and_a_wrong_one_told_the_index_names(
     settings: Settings, write_files: WriteFiles, tmp_path: Path
 ) -> None:
-    """V1: a heading copied from the file with its `code` (or a path outside every scope) was
-    "not in the index" with nothing to say what the index does hold."""
-    root = write_files({"domain/a.md": "Intro.\n\n## Using `retry_after` **safely**\n\nWait.\n"})
+    """V1: a heading copied from the file with its `code`, *emphasis* or closing ``#``s (README:
+    "`## Heading` from the document" is taken) was "not in the index"; it is read as the index
+    reads the line. A heading no section has, or a path outside every scope, is told what
+    the index does hold."""
+    root = write_files(
+        {
+            "domain/a.md": "Intro.\n\n## Using `retry_after` **safely**\n\nWait.\n\n## Seal ##\n\nS.\n"
+        }
+    )
     queries = tmp_path / "q.yaml"
     entry = "{{id: q1, query: retry, type: keyword, expected: [{{path: {}, heading: {}}}]}}"
-    queries.write_text(
-        "queries:\n  - " + entry.format("domain/a.md", "'Using `retry_after` **safely**'") + "\n"
-    )
     with Briefd(golden_index(settings, root)) as api:
         api.index()
+        for written in (
+            "'Using `retry_after` **safely**'",
+            "'## Using `retry_after` **safely**'",
+            "Using retry_after safely",
+        ):
+            queries.write_text("queries:\n  - " + entry.format("domain/a.md", written) + "\n")
+            (outcome,) = run_golden(api, load_golden(queries), "bm25").outcomes
+            assert outcome.metrics["recall@5"] == 1.0, written
+        queries.write_text("queries:\n  - " + entry.format("domain/a.md", "'## Seal ##'") + "\n")
+        assert run_golden(api, load_golden(queries), "bm25").outcomes[0].expected == (
+            "domain/a.md # Seal",
+        )
+        queries.write_text(
+            "queries:\n  - " + entry.format("domain/a.md", "'`retry` safely'") + "\n"
+        )
         with pytest.raises(EvalError) as caught:
             run_golden(api, load_golden(queries), "bm25")
         assert str(caught.value).endswith(
-            "which is not in the index; its sections there are 'a', 'Using retry_after safely'; "
-            "fix the query or the document"
+            "which is not in the index; its sections there are 'a', 'Using retry_after safely', "
+            "'Seal'; fix the query or the document"
         )
         queries.write_text("queries:\n  - " + entry.format("README.md", "Intro") + "\n")
         with pytest.raises(EvalError) as caught:

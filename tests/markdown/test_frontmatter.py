@@ -159,3 +159,35 @@ def test_hugo_front_matter_edges() -> None:
     assert split_front_matter('{\n  "title": "A"\n} trailing\n').problems == (
         "front matter's closing '}' is not alone on its line; indexed as plain Markdown",
     )
+
+
+def test_json_front_matter_on_one_line_is_read() -> None:
+    """A JSON object on the file's first line, as Hugo reads it too, was indexed as a section
+    of its own text: its title and tags were lost without a word (only the form with '{'
+    alone on its line was read)."""
+    text = '{"title": "JSON doc", "tags": ["json"]}\n\n# J\n\nBody.\n'
+    doc = parse_document("domain/page.md", text, "domain", "h", count_tokens)
+    assert (doc.title, doc.front_matter.tags, doc.body_start_line) == ("JSON doc", ("json",), 2)
+    assert [(c.heading, c.content) for c in doc.chunks] == [("J", "Body.")]
+    assert doc.problems == ()
+    assert split_front_matter('{"title": "A"} trailing\n').problems == (
+        "front matter's closing '}' is not alone on its line; indexed as plain Markdown",
+    )
+
+
+def test_a_key_one_typo_from_one_briefd_reads_is_reported() -> None:
+    """``titel:``, ``aliasses:`` or ``tgas:`` were ignored without a word (only another case,
+    ``-`` or a singular was caught): the document's title, aliases and tags were lost. A key
+    of the team's own is not a typo (``owner``, ``status``, ``tests``, ``teams``)."""
+    text = (
+        "---\ntitel: Misspelt\naliasses: [foo]\ntgas: [x]\ndepnds_on: [b]\nowner: team-x\n"
+        "status: draft\ntests: none\nteams: [a]\n---\n# M\n\nBody.\n"
+    )
+    doc = parse_document("domain/m.md", text, "domain", "h", count_tokens)
+    assert doc.title == "M"
+    assert doc.problems == (
+        "front matter key 'titel' is not read; write it 'title'",
+        "front matter key 'aliasses' is not read; write it 'aliases'",
+        "front matter key 'tgas' is not read; write it 'tags'",
+        "front matter key 'depnds_on' is not read; write it 'depends_on'",
+    )

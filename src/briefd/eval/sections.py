@@ -18,6 +18,7 @@ from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.datasets import GoldenSet
 from briefd.graph.resolve import path_key
+from briefd.markdown.parse import heading_text
 from briefd.text import caseless
 
 Section = tuple[str, str]  # (document path, heading path joined with " > ")
@@ -86,13 +87,15 @@ def _readings(written: str, title: str) -> list[str]:
     shows one carries that place's decoration, "Refunds > Partial refunds" (the document's title
     before its heading path, as `briefd search` prints it), "Refunds › Partial refunds" (a
     bundle's or recall's attribution), "## 1. Partial refunds" (the MCP search text), or
-    "## Partial refunds" (the document itself). Only a reading no section matches as written
-    is tried; a heading that is a number ("1. Scope") matches as written first."""
+    "## Partial refunds" (the document itself, its inline Markdown and closing ``#``s read as
+    the index reads them: "## `FEFO` and *expiry* rules ##"). Only a reading no section matches
+    as written is tried; a heading that is a number ("1. Scope") matches as written first."""
     readings = [written]
     plain = " ".join(written.split())
     plain = _MARKDOWN_HEADING.sub("", plain, count=1) if plain.startswith("#") else plain
     plain = _SEPARATORS.sub(SEPARATOR, plain)
     readings.append(plain)
+    readings += [shown for shown in (heading_text(f"# {plain}"),) if shown]
     if _RANK.match(plain):
         readings.append(_RANK.sub("", plain, count=1))
     titled = " ".join(title.split()) + SEPARATOR

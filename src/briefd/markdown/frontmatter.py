@@ -16,6 +16,8 @@ from typing import Any
 
 import pathspec
 import yaml
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
 
 from briefd.model import FrontMatter
 from briefd.text import without_controls
@@ -112,7 +114,8 @@ def split_front_matter(text: str) -> SplitDocument:
 
 _TOML_OPEN = re.compile(r"\A\+\+\+[ \t]*\r?\n")
 _TOML_CLOSE = re.compile(r"^\+\+\+[ \t]*\r?$", re.MULTILINE)
-_JSON_OPEN = re.compile(r'\A\{[ \t]*\r?\n[ \t]*(?:"|\})')  # '{' alone, then a key or '}'
+# '{', then a key or '}' on its line or the next: one object on one line is front matter too
+_JSON_OPEN = re.compile(r'\A\{[ \t]*(?:\r?\n[ \t]*)?(?:"|\})')
 _TOML_LINE = re.compile(r"\bline (\d+)")
 _LINE_END = re.compile(r"[ \t]*(?:\r?\n|\Z)")
 
@@ -216,16 +219,28 @@ def _unhashed(key: str, written: str, item: bool) -> str:
 
 def _misspelt(raw: dict[Any, Any]) -> tuple[str, ...]:
     """The keys briefd does not read that are written like one it does (``depends-on``,
-    ``Tags``, ``tag``): without a word, the relation or tag their author meant was missing."""
+    ``Tags``, ``tag``, or one typo away: ``titel``, ``aliasses``, ``tgas``): without a word, the
+    title, relation or tag their author meant was missing."""
     problems = []
     for key in raw:
         if not isinstance(key, str) or key in _LIKE.values():
             continue
         shape = re.sub(r"[\s-]+", "_", re.sub(r"(?<=[a-z])(?=[A-Z])", "_", key.strip())).lower()
-        meant = _LIKE.get(shape)
+        meant = _LIKE.get(shape) or _typo_of(shape)
         if meant is not None and meant not in raw:
             problems.append(f"front matter key '{key}' is not read; write it '{meant}'")
     return tuple(problems)
+
+
+def _typo_of(shape: str) -> str | None:
+    """The key read that ``shape`` is one typo away from (a letter left out, added, changed or
+    two swapped; two in a key of 8 letters or more), or None. Shorter keys are a team's own
+    more often than a typo (``ref`` and ``tag`` are in :data:`_LIKE`)."""
+    if len(shape) < 4:
+        return None
+    edits = 1 if len(shape) < 8 else 2
+    found = process.extractOne(shape, _LIKE, scorer=OSA.distance, score_cutoff=edits)
+    return None if found is None else _LIKE[found[0]]
 
 
 def _load(yaml_text: str) -> tuple[Any, str | None, tuple[str, ...]]:

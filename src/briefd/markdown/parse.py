@@ -66,6 +66,13 @@ def _block_parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table").disable("inline")
 
 
+def heading_text(line: str) -> str | None:
+    """The text the index names a Markdown heading line by (``## `FEFO` and *expiry* rules ##``
+    is "FEFO and expiry rules"), or None when ``line`` is no heading."""
+    headings = parse_structure(line.strip()).headings
+    return headings[0].text if headings else None
+
+
 def code_ranges(body: str, first_line: int = 1) -> tuple[tuple[int, int], ...]:
     """The code blocks of ``body`` (fenced at any depth, indented) as :func:`parse_structure`
     finds them, without parsing inline text (half the work)."""
