@@ -250,7 +250,12 @@ QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\n"
     [
         ({"queries.jsonl": '{"_id": "q1", "query": "refund"}\n'}, "queries.jsonl:1: no 'text'"),
         ({"corpus.jsonl": '{"id": "d1", "text": "x"}\n'}, "corpus.jsonl:1: no '_id'"),
-        ({"corpus.jsonl": '["d1"]\n'}, "corpus.jsonl:1: not a JSON object"),
+        ({"corpus.jsonl": '["d1"]\n'}, "corpus.jsonl:1: not a JSON object; each line holds one"),
+        (  # a line cut short was "not a JSON object"
+            {"corpus.jsonl": CORPUS + '{"_id": "d2", "text": "cut\n'},
+            "corpus.jsonl:2: not valid JSON (Unterminated string starting at: column 23); "
+            "each line holds one whole JSON object",
+        ),
         # an empty corpus was "knowledge source .briefd/eval-cache/…/source does not exist;
         # pass --source DIR, or point 'source:' in briefd.yaml …"
         (

@@ -788,6 +788,57 @@ def test_golden_file_errors_name_the_line_of_the_entry(tmp_path: Path) -> None:
     assert str(caught.value).startswith(f"{queries}:7: query #2: type must be one of")
 
 
+def test_every_broken_golden_entry_is_named_at_once_with_the_key_meant(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path
+) -> None:
+    """V1: a golden file stopped at its first problem, so one with three took three runs to
+    mend; ``typ: keyword`` was told "missing key 'type'" without a word of ``typ``, and a
+    top-level ``sourc: kb`` was ignored (the default source was measured). A document moved
+    since the queries were written was "itself not indexed", not where its heading now is."""
+    queries = tmp_path / "q.yaml"
+    entry = (
+        "  - {{id: {}, query: refund window, {}: keyword, expected: [{{path: p, heading: h}}]}}\n"
+    )
+    queries.write_text(
+        "sourc: kb\nqueries:\n"
+        + entry.format("q1", "typ")
+        + entry.format("q2", "type")
+        + entry.format("q3", "kind")
+    )
+    with pytest.raises(EvalError) as caught:
+        load_golden(queries)
+    assert str(caught.value).splitlines() == [
+        "3 problems:",
+        f"  {queries}: 'sourc' is not read: did you mean 'source'?",
+        f"  {queries}:3: query #1: missing key 'type' (how the query is worded, one of keyword, "
+        "paraphrase, typo, mixed-lang, cross-lang: reported per type) ('typ' is not read: did "
+        "you mean 'type'?)",
+        f"  {queries}:5: query #3: missing key 'type' (how the query is worded, one of keyword, "
+        "paraphrase, typo, mixed-lang, cross-lang: reported per type)",
+    ]
+    root = write_files({"domain/kpis-v2.md": "# KPIs\n\n## Cycle time\n\nTwo days.\n"})
+    expect = "expected: [{{path: {}, heading: {}}}]"
+    line = "  - {{id: {}, query: cycle time, type: keyword, " + expect + "}}\n"
+    queries.write_text(
+        "queries:\n"
+        + line.format("a", "domain/kpis.md", "Cycle time")
+        + line.format("b", "domain/kpis-v2.md", "Lead time")
+        + line.format("c", "domain/kpis-v2.md", "Cycle time")
+    )
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        with pytest.raises(EvalError) as caught:
+            run_golden(api, load_golden(queries), "bm25")
+    assert str(caught.value).splitlines() == [
+        "2 problems:",
+        f"  {queries}:2: query a expects section 'Cycle time' of domain/kpis.md, which is not "
+        "in the index; domain/kpis.md itself is not indexed, and 'Cycle time' is a section of "
+        "domain/kpis-v2.md: write 'domain/kpis-v2.md' if it moved there",
+        f"  {queries}:3: query b expects section 'Lead time' of domain/kpis-v2.md, which is not "
+        "in the index; its sections there are 'Cycle time'; fix the query or the document",
+    ]
+
+
 @pytest.mark.parametrize(
     ("first", "said"),
     [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -81,28 +82,77 @@ def check_keys(where: str, item: dict[Any, Any], text_key: str, known: set[str])
 
 
 def load_golden(path: Path) -> GoldenSet:
+    """The golden set of ``path``; every broken entry is named at once (a file with three
+    took three runs to mend), each with its line."""
     data = read_yaml(path, "query file")
     if not isinstance(data, dict) or not isinstance(data.get("queries"), list):
-        raise EvalError(f"{path}: expected a mapping with a 'queries:' list")
+        hint = _typo_hint(data, ("queries",)) if isinstance(data, dict) else ""
+        raise EvalError(f"{path}: expected a mapping with a 'queries:' list{hint}")
     if not data["queries"]:  # scores of 0 over no query would read as a total miss
         raise EvalError(f"{path}: the 'queries:' list is empty; add {{{', '.join(GOLDEN_KEYS)}}}")
+    problems = [f"{path}: {typo}" for typo in _top_level_typos(data)]
     lines = _entry_lines(path, len(data["queries"]))
-    queries = tuple(
-        _golden_query(path, i, item, lines[i]) for i, item in enumerate(data["queries"])
-    )
+    queries: list[GoldenQuery] = []
+    for i, item in enumerate(data["queries"]):
+        try:
+            queries.append(_golden_query(path, i, item, lines[i]))
+        except EvalError as exc:
+            problems.append(str(exc))
     first: dict[str, int] = {}
     for query in queries:
         if query.id in first:
-            raise EvalError(
+            problems.append(
                 f"{path}:{query.line}: query id '{query.id}' is used twice (first on line "
                 f"{first[query.id]}); ids must be unique"
             )
-        first[query.id] = query.line
+        first.setdefault(query.id, query.line)
+    if problems:
+        raise EvalError(all_of(problems))
     source = _find_source(path, data.get("source"))
-    return GoldenSet(str(data.get("name") or path.stem), path, source, queries)
+    return GoldenSet(str(data.get("name") or path.stem), path, source, tuple(queries))
 
 
 GOLDEN_KEYS = ("id", "query", "type", "expected")
+TOP_KEYS = ("name", "source", "queries")
+SHOWN_PROBLEMS = 20  # a file's problems named at once; the count of the rest after them
+
+
+def all_of(problems: list[str]) -> str:
+    """One message naming each problem on a line of its own (the first ``SHOWN_PROBLEMS``)."""
+    if len(problems) == 1:
+        return problems[0]
+    more = len(problems) - SHOWN_PROBLEMS
+    listed = problems[:SHOWN_PROBLEMS] + ([f"… and {more} more"] if more > 0 else [])
+    return f"{len(problems)} problems:\n" + "\n".join(f"  {line}" for line in listed)
+
+
+def _typo_of(key: object, known: tuple[str, ...]) -> str | None:
+    """The known key ``key`` is one or two typos from (``sourc``, ``typ``), or None."""
+    if not isinstance(key, str) or key in known:
+        return None
+    close = difflib.get_close_matches(key.strip().lower(), known, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def _typo_hint(item: dict[Any, Any], wanted: tuple[str, ...]) -> str:
+    """`` ('typ' is not read: did you mean 'type'?)`` for a key written near a missing one."""
+    for key in item:
+        meant = _typo_of(key, wanted)
+        if meant is not None and meant not in item:
+            return f" ({key!r} is not read: did you mean {meant!r}?)"
+    return ""
+
+
+def _top_level_typos(data: dict[Any, Any]) -> list[str]:
+    """A top-level key one typo from ``name``, ``source`` or ``queries``: ``sourc: kb`` was
+    ignored without a word, and the queries were measured against the default source."""
+    return [
+        f"{key!r} is not read: did you mean {meant!r}?"
+        for key in data
+        if (meant := _typo_of(key, TOP_KEYS)) is not None and meant not in data
+    ]
+
+
 _WHAT = {  # what a missing key holds: a user's first set of their own was told its name alone
     "id": " (a name of the query, unique in the file)",
     "query": " (the question, as a developer would ask it)",
@@ -126,7 +176,8 @@ def _golden_query(path: Path, index: int, item: Any, line: int) -> GoldenQuery:
         raise EvalError(f"{where}: expected a mapping with id, query, type, expected")
     missing = [k for k in GOLDEN_KEYS if k not in item]
     if missing:
-        raise EvalError(f"{where}: missing key '{missing[0]}'{_WHAT[missing[0]]}")
+        hint = _typo_hint(item, (missing[0],))
+        raise EvalError(f"{where}: missing key '{missing[0]}'{_WHAT[missing[0]]}{hint}")
     # a user's own golden file may carry notes of its own; a key with no value is a cut query
     check_keys(where, {k: v for k, v in item.items() if v is None}, "query", set(GOLDEN_KEYS))
     if item["type"] not in QUERY_TYPES:
@@ -248,7 +299,10 @@ def _qrels_path(path: Path) -> Path:
             f"{', qrels/'.join(splits)}; score with one by naming it (--split "
             f"{splits[0][:-4]}), or copy it to {path / 'qrels.tsv'}"
         )
-    raise EvalError(f"{path} has no qrels.tsv; a BEIR dataset needs its relevance labels")
+    raise EvalError(
+        f"{path} has no relevance labels: neither qrels.tsv nor qrels/test.tsv (BEIR's own "
+        "layout); add them (query-id, corpus-id, score separated by tabs)"
+    )
 
 
 def _split_files(path: Path, split: str) -> tuple[Path, Path]:
@@ -341,10 +395,13 @@ def _jsonl(data: bytes, path: Path, keys: tuple[str, ...]) -> list[tuple[int, di
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError:
-            row = None
+        except json.JSONDecodeError as exc:  # cut short, or two objects on one line
+            raise EvalError(
+                f"{path}:{number}: not valid JSON ({exc.msg}: column {exc.colno}); each line "
+                "holds one whole JSON object"
+            ) from None
         if not isinstance(row, dict):
-            raise EvalError(f"{path}:{number}: not a JSON object")
+            raise EvalError(f"{path}:{number}: not a JSON object; each line holds one")
         missing = [key for key in keys if key not in row]
         if missing:
             raise EvalError(

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from briefd.api import Briefd
 from briefd.errors import EvalError
-from briefd.eval.datasets import GoldenSet
+from briefd.eval.datasets import GoldenSet, all_of
 from briefd.graph.resolve import path_key
 from briefd.markdown.parse import heading_text
 from briefd.text import caseless
@@ -51,6 +51,7 @@ def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], S
             "of the knowledge the queries are about (--source DIR)"
         )
     resolved: dict[tuple[str, str], Section] = {}
+    problems: list[str] = []
     spelled = {path_key(p): p for p in sorted(sections, reverse=True)}  # the first spelling
     for query in golden.queries:
         for path, heading in query.expected:
@@ -66,14 +67,17 @@ def expected_sections(api: Briefd, golden: GoldenSet) -> dict[tuple[str, str], S
             where = f"{golden.path}:{query.line}: query {query.id} expects section '{heading}' of {path}"
             if not keys:
                 hint = _named(path, heading, sections)
-                raise EvalError(f"{where}, which is not in the index; {hint}")
-            if len(keys) > 1:
+                problems.append(f"{where}, which is not in the index; {hint}")
+            elif len(keys) > 1:
                 shown = ", ".join(f"'{k}'" for k in keys)
-                raise EvalError(
+                problems.append(
                     f"{where}, and {len(keys)} sections there have that heading ({shown}); "
                     "name the one meant by its heading path"
                 )
-            resolved[(path, heading)] = (indexed, keys[0])
+            else:
+                resolved[(path, heading)] = (indexed, keys[0])
+    if problems:  # each at once: a file with three took three runs to mend
+        raise EvalError(all_of(list(dict.fromkeys(problems))))
     return resolved
 
 
@@ -116,6 +120,12 @@ def _named(path: str, heading: str, sections: dict[str, list[tuple[str, str]]]) 
         cased = next((p for p in sorted(sections) if caseless(p) == caseless(path)), None)
         if cased is not None:  # as a case-insensitive file system (macOS, Windows) opens it
             return f"paths are case-sensitive: write '{cased}'"
+        holders = [p for p in sorted(sections) if any(h == heading for h, _ in sections[p])]
+        if len(holders) == 1:  # a document moved or renamed since the query was written
+            return (
+                f"{path} itself is not indexed, and '{heading}' is a section of {holders[0]}: "
+                f"write '{holders[0]}' if it moved there"
+            )
         return (
             f"{path} itself is not indexed (a typo, or a file outside every scope?); fix the "
             "query or the document"
