@@ -238,7 +238,9 @@ def test_usage_is_stored(client: TestClient, service_api: Briefd) -> None:
         "unknown_chunk_ids": [],
     }
     none_helped = client.post("/api/usage", json={"bundle_id": bundle["bundle_id"]}).json()
-    assert none_helped["stored"] == 1
+    assert none_helped["stored"] == 1  # left out: none helped, as the API's schema says
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["UsageIn"]
+    assert "[] or left out: none did" in schema["properties"]["useful_chunk_ids"]["description"]
     rows = service_api.store.conn.execute(
         "SELECT bundle_id, chunk_id, useful, client FROM usage_events ORDER BY id"
     ).fetchall()

@@ -143,7 +143,12 @@ class DocumentsOut(BaseModel):
 
 class UsageIn(RequestIn):
     bundle_id: str = Field(min_length=1, max_length=200)
-    useful_chunk_ids: list[str] = Field(default_factory=list, max_length=500)
+    useful_chunk_ids: list[str] = Field(
+        default_factory=list,
+        max_length=500,
+        description="The chunk ids of the bundle's sections that helped; [] or left out: none "
+        "did (the bundle counts as no help in the gap report).",
+    )
     client: str | None = Field(default=None, max_length=200)
 
 

@@ -6,7 +6,7 @@ import logging
 import threading
 from typing import Protocol
 
-from briefd.sync.state import SyncReport
+from briefd.sync.state import SyncReport, log_report
 
 log = logging.getLogger("briefd.sync")
 
@@ -49,5 +49,4 @@ class Poller:
             except Exception:  # a bug must not end polling; the next tick tries again
                 log.exception("sync failed unexpectedly")
                 continue
-            if report.error:
-                log.warning("sync of %s failed: %s", report.source, report.error)
+            log_report(report, log)

@@ -25,7 +25,7 @@ from pathlib import Path
 from briefd.errors import BriefdError
 from briefd.model import IndexReport
 from briefd.settings import Settings
-from briefd.sync.state import Refresh, SyncReport, SyncStatus
+from briefd.sync.state import Refresh, SyncReport, SyncStatus, log_report
 
 log = logging.getLogger("briefd.sync")
 Told = Callable[["SyncReport | Exception"], None]  # how a sync asked for in the background ended
@@ -123,6 +123,8 @@ class SyncRunner:
         except Exception as exc:  # run_sync reports briefd errors itself; this is a bug, say so
             log.exception("background sync failed")
             outcome = exc
+        else:
+            log_report(outcome, log)
         with self._cond:  # the run started: no one joins this list any more
             told = list(waiting)
         for tell in told:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from briefd.model import IndexReport
@@ -30,6 +31,18 @@ class SyncReport:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+def log_report(report: SyncReport, log: logging.Logger) -> None:
+    """What a sync the server ran (polling, a webhook, the dashboard) did besides reindexing,
+    in the server's log as `briefd sync` prints it: its error, each proposal's change of
+    status, and a forge that could not be asked (statuses not refreshed)."""
+    if report.error:
+        log.warning("sync of %s failed: %s", report.source, report.error)
+    for change in report.proposals_changed:
+        log.info("proposal %s", change)
+    if report.forge_error:
+        log.warning("pull request statuses not refreshed: %s", report.forge_error)
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,6 +145,8 @@ def ended(job: Job) -> Told:
                 "commit": outcome.commit,
                 "documents": index.documents if index else None,
                 "chunks": index.chunks if index else None,
+                "proposals_changed": list(outcome.proposals_changed),
+                "forge_error": outcome.forge_error,  # statuses not refreshed: why
             }
         job.finished_at = now_iso()
 
