@@ -23,7 +23,7 @@ CHUNKER_VERSION = "16"  # 2: split fences, tables, HTML stay well-formed; 3: stu
 # that looks double-encoded (``â€™``) is reported (``briefd.text.double_encoded``)
 # 16: an ``.mdx`` file's ESM (``import``/``export`` lines) and ``{/* comments */}`` are out of
 # its text (``briefd.markdown.mdx``)
-FRONT_MATTER_VERSION = "21"  # 2: relations and always (a change re-parses every document);
+FRONT_MATTER_VERSION = "22"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
 # 4: a plain scalar is read as written (title: No, title: 2024-01-05, tags: [1.10]), not YAML 1.1;
@@ -52,6 +52,8 @@ FRONT_MATTER_VERSION = "21"  # 2: relations and always (a change re-parses every
 # the file without a line break is not the body's first line
 # 21: Hugo's ``{{< ref "x.md" >}}`` / ``{{< relref "x" >}}`` shortcodes are links, and so is a
 # Markdown link to an ``.mdx`` file
+# 22: a JSON object on the file's first line is front matter (``{"title": "A"}``), and a key
+# one typo from one briefd reads (``titel``, ``aliasses``) is reported
 # Bump when the same links can resolve to other documents (``briefd.graph.resolve``).
 LINKS_VERSION = "12"  # 2: an ambiguous name prefers the linking document's scope, then a shared;
 # 3: a file name written decomposed (NFD, as macOS writes them) matches a link spelled composed;
