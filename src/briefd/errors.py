@@ -22,7 +22,7 @@ into an ``isError`` result.
     ├── EvalError            an eval query set or dataset is malformed or missing
     ├── ProposalError        a knowledge change proposal was refused or could not be pushed
     │   ├── ProposalRemoteError the git remote or the forge could not be reached or refused
-    │   │   └── ForgeServerError  the forge failed on its side (5xx) opening a pull request
+    │   │   └── ForgeServerError  the forge failed on its side (5xx), on any request
     │   ├── ForgeRateLimitedError the forge refused a request for its rate limit (``again``: when
     │   │                         it takes the token's requests again)
     │   ├── ForgeTokenError     the forge refused the token itself (401: expired, revoked)
@@ -138,8 +138,9 @@ class ProposalRemoteError(ProposalError):
 
 
 class ForgeServerError(ProposalRemoteError):
-    """The forge answered a pull request's creation with a server error (5xx): it may have
-    opened the pull request all the same, and no setting of briefd's is wrong."""
+    """The forge answered with a server error (5xx): no setting of briefd's is wrong; opening
+    a pull request, it may have opened it all the same, and every other request would fail
+    alike (a sync asks it once)."""
 
 
 class ForgeRateLimitedError(ProposalError):

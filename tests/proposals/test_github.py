@@ -189,7 +189,7 @@ def test_a_pull_request_is_opened_with_the_real_shape(
     assert body["head"] == made.branch and body["base"] == "main"
     assert body["title"] == "Retry four times"
     assert body["body"].startswith("Retry four times\n\nOps asked.\n\n---\n")
-    assert "`domain/retry.md` by mcp." in body["body"]
+    assert body["body"].endswith("\n---\nProposed through briefd for `domain/retry.md` by `mcp`.")
     assert made.status == "open" and made.pr_number == 1
     assert made.pr_url == "https://github.com/acme/knowledge/pull/1"
     assert forge_api.proposals()[0].pr_url == made.pr_url

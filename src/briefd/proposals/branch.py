@@ -20,6 +20,7 @@ from briefd.folders import alive
 from briefd.proposals.form import in_form
 from briefd.proposals.moved import moved_to, refuse_moved_away
 from briefd.proposals.uncommitted import refuse_uncommitted
+from briefd.proposals.upstream import start_example
 from briefd.sources import git
 from briefd.sources.knowledge import GitTarget
 
@@ -145,13 +146,7 @@ def _refuse_detached(target: GitTarget, timeout: float) -> None:
     if target.base_branch != "HEAD":
         return
     head = _git(["rev-parse", "--short", "HEAD"], target, timeout)
-    try:
-        default = _git(
-            ["symbolic-ref", "--short", f"refs/remotes/{target.remote}/HEAD"], target, timeout
-        ).removeprefix(f"{target.remote}/")
-        example = f"sync.branch: {default}, {target.remote}'s default branch"
-    except ProposalError:  # the remote's default is not known here
-        example = "e.g. sync.branch: main"
+    example = start_example(target, target.remote, timeout)
     raise ProposalError(
         f"the knowledge checkout {target.repo} has a detached HEAD (at {head}), so a pushed "
         f"proposal has no branch of '{target.remote}' to start from; set sync.branch to the "

@@ -4,7 +4,8 @@ made before it was changed) — on the remote for pushed proposals (``git ls-rem
 request), in the repository for local ones — shows:
 
 - a proposal without a pull request whose branch is gone: deleted unmerged (a reviewer's
-  "no" where no forge is followed, ``forge.type: none``), it is closed, saying so; merged
+  "no" where no forge is followed, ``forge.type: none``; a local one's branch deleted, made
+  before proposals were pushed too), it is closed, saying so; merged
   when the base branch holds its text (a squash or rebase merge, its branch deleted);
 - a branch whose record was lost (briefd killed between the push and the record, a full disk
   past the server's stop): adopted as a proposal once it is older than a push may take
@@ -127,9 +128,9 @@ def _gone(
     listed: dict[str, str],
     timeout: float,
 ) -> tuple[str, ...]:
-    """Proposals of this delivery (pushed ones when proposals are pushed, else local ones, and
-    pushed ones no remote of the repository has) without a pull request whose branch is not
-    listed: merged when the base branch holds
+    """Proposals of this delivery (pushed ones when proposals are pushed, and local ones the
+    repository lacks; else local ones, and pushed ones no remote of the repository has)
+    without a pull request whose branch is not listed: merged when the base branch holds
     their text, else closed. One whose commit this repository lacks (another replica's) is
     left as it is: whether its base holds it cannot be told."""
     target, status = going.target, "pushed" if going.pushed else "local"
@@ -143,6 +144,8 @@ def _gone(
     gone = [(p, where) for p in missing]
     if not going.pushed:  # pushed before proposals.push was turned off: on a remote still
         gone += _gone_from_remotes(target, known, timeout)
+    else:  # made before proposals.push was turned on: in the repository
+        gone += _gone_locally(target, known, listed, timeout)
     found = _on_their_remotes(store, going, pushed, listed, timeout)
     gone += found.gone
     changed = list(found.changed)
@@ -239,6 +242,21 @@ def _gone_from_remotes(
     on_remotes = _elsewhere(target, [p.branch for p in pushed], timeout, None)
     where = f"on any remote of {target.repo}"
     return [(p, where) for p in pushed if p.branch not in on_remotes]
+
+
+def _gone_locally(
+    target: GitTarget, known: list[Proposal], listed: dict[str, str], timeout: float
+) -> list[tuple[Proposal, str]]:
+    """Local proposals (made before ``proposals.push`` was turned on) whose branch the
+    repository no longer has, nor the remote proposals now go to (``listed``: pushed there by
+    hand): a sync that listed that remote's branches alone left them "local" for ever."""
+    local = [p for p in known if p.status == "local" and _branch_only(p)]
+    local = [p for p in local if p.branch not in listed]
+    if not local:
+        return []
+    args = ["for-each-ref", "--format=%(refname)", *(f"refs/heads/{p.branch}" for p in local)]
+    there = git.run(args, target.repo, timeout, ProposalError).splitlines()
+    return [(p, f"in {target.repo}") for p in local if f"refs/heads/{p.branch}" not in there]
 
 
 def _elsewhere(

@@ -4,7 +4,8 @@ say merged; otherwise ``state`` is ``open`` or ``closed``), ``GET …/pulls?head
 finds the one a branch has, ``GET …/pulls?state=all`` the ones updated last. Every failure is a
 :class:`~briefd.errors.ProposalError` that names the request and what GitHub said (a
 :class:`~briefd.errors.ProposalRemoteError` when GitHub did not answer at all, a
-:class:`~briefd.errors.ForgeServerError` when it failed on its side opening a pull request, a
+:class:`~briefd.errors.ForgeServerError` when it failed on its side (5xx: opening a pull
+request, it may have opened it all the same), a
 :class:`~briefd.errors.ForgeRateLimitedError` for its rate limit), with what to do about it
 (:mod:`.refusals`); a redirect is never followed."""
 
@@ -137,6 +138,8 @@ class GitHub:
                 raise ForgeTokenError(self._refusal(method, path, response))
             if response.status_code in (403, 404):
                 raise ForgeAccessError(self._refusal(method, path, response))
+            if response.status_code >= 500:  # down: every other request would fail alike
+                raise ForgeServerError(self._refusal(method, path, response))
             raise ProposalError(self._refusal(method, path, response))
         if 300 <= response.status_code < 400:  # never followed: the token stays with forge.api_url
             moving = moved(response, self.repo)

@@ -55,22 +55,32 @@ def served_body(new: str, doc_path: str) -> str:
 
 def in_form(current: str, new: str) -> str:
     """``new`` with ``current``'s byte order mark, front matter (when ``new`` has none of its
-    own), line breaks (CRLF when every line of ``current`` ends so and ``new`` has no CR of
-    its own) and final newline, or lack of one."""
+    own), line breaks (:func:`_line_breaks`) and final newline, or lack of one: a text that
+    differs from ``current`` in these alone comes back as ``current``."""
     if not current:
         return new
     bom = BOM if current.startswith(BOM) else ""
     current, new = current.removeprefix(BOM), new.removeprefix(BOM)
     own = split_front_matter(new).body_start_line > 1  # new's own front matter: as sent
-    crlf = "\r\n" in current and "\n" not in current.replace("\r\n", "")
-    if crlf and "\r" not in new:
-        new = new.replace("\n", "\r\n")
-    eol = "\r\n" if crlf else "\n"
+    kept = _line_breaks(current)
+    if kept is not None:  # an LF text sent CRLF rewrote every line, and was no longer equal
+        new = new.replace("\r\n", "\n")
+        new = new.replace("\n", "\r\n") if kept == "\r\n" else new
+    eol = kept or "\n"
     if current.endswith("\n") and not new.endswith("\n"):
         new += eol
     elif not current.endswith("\n") and new.endswith("\n"):
         new = new.removesuffix("\r\n") if new.endswith("\r\n") else new.removesuffix("\n")
     return bom + ("" if own else _front_matter(current, eol)) + new
+
+
+def _line_breaks(text: str) -> str | None:
+    """The line break every line of ``text`` ends with: ``\\r\\n`` (every one CRLF), ``\\n``
+    (none CRLF), None (both: mixed line breaks, no form to give a text, which is kept as sent)."""
+    crlf = text.count("\r\n")
+    if not crlf:
+        return "\n"
+    return "\r\n" if crlf == text.count("\n") else None
 
 
 def _front_matter(current: str, eol: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -34,6 +35,7 @@ from briefd.proposals.landed import merged_locally
 from briefd.proposals.model import Proposal, ProposalRequest
 from briefd.proposals.policy import Delivery, delivery, require_enabled
 from briefd.proposals.pushed import pushed_to
+from briefd.proposals.upstream import refuse_no_upstream
 from briefd.proposals.validate import check_read, checked_path
 from briefd.settings import Settings
 from briefd.sources import knowledge as sources
@@ -114,6 +116,7 @@ def propose(
     request = replace(request, new_content=served_body(request.new_content, request.doc_path))
     doc_path = checked_path(request, settings, lambda: _indexed_scopes(index))
     going = locate(settings)
+    refuse_no_upstream(going.target, settings.sync.branch, settings.proposals.git_timeout)
     check_read(doc_path, going.target.repo / going.target.prefix, settings)
     with index().read() as conn:
         read_at = freshness.served_commit(conn)
@@ -255,9 +258,9 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
     title = proposal.description.splitlines()[0]
     if len(title) > TITLE_CHARS:
         title = title[: whole_characters(title, TITLE_CHARS - 1)] + "…"
-    body = f"{proposal.description}\n\n---\nProposed through briefd for `{proposal.doc_path}`" + (
-        f" by {proposal.client}." if proposal.client else "."
-    )
+    by = f" by {code_span(proposal.client)}" if proposal.client else ""
+    body = f"{proposal.description}\n\n---\nProposed through briefd for "
+    body += f"{code_span(proposal.doc_path)}{by}."
     base = proposal.base_branch or "main"
     try:
         pull = forge.create_pull(proposal.branch, base, title, body)
@@ -268,6 +271,15 @@ def _open_pull(forge: GitHub, proposal: Proposal) -> Proposal:
             return replace(proposal, forge_error=_no_pull(exc, proposal.branch, base))
         pull = found
     return replace(proposal, pr_url=pull.url, pr_number=pull.number, status=pull.status)
+
+
+def code_span(text: str) -> str:
+    """``text`` as one Markdown code span, read as written: fenced by one backtick more than
+    its longest run of them (a backtick in it ended a span of one, and the rest read as
+    Markdown: a mention, a link), set off by spaces when it starts or ends with one."""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _no_pull(refusal: ProposalError, branch: str, base: str) -> str:
@@ -454,7 +466,8 @@ class _Read:
 
 def _read_open(store: SharedState, forge: GitHub, pending: list[Proposal], env: str) -> _Read:
     """Read the pull requests ``pending``, oldest first, until a refusal that every other read
-    would meet too (the forge away, the token rate-limited or refused: ``env`` names it)."""
+    would meet too (the forge away or down, answering 5xx; the token rate-limited or refused:
+    ``env`` names it)."""
     changed: list[str] = []
     error: str | None = None
     checked = 0
@@ -475,8 +488,9 @@ def _read_open(store: SharedState, forge: GitHub, pending: list[Proposal], env: 
             error = said.format(problem=problem, env=env, unread=unread, total=total)
             log.warning("%s", error)
             return _Read(Refresh(checked, tuple(changed), error), stopped=True)
-        # a forge that does not answer would cost every other pull request its timeout, and
-        # one that rate-limits the token would refuse them all, each a request more
+        # a forge that does not answer would cost every other pull request its timeout, one
+        # that fails on its side (5xx: ForgeServerError, a ProposalRemoteError) would fail them
+        # all, and one that rate-limits the token would refuse them all, each a request more
         if isinstance(refused, ProposalRemoteError | ForgeRateLimitedError):
             if checked < len(pending):
                 error = f"{problem}; {len(pending) - checked} more left for the next sync"
@@ -511,7 +525,7 @@ def _check(forge: GitHub, proposal: Proposal) -> tuple[str | None, ProposalError
     assert proposal.pr_number is not None
     try:
         return forge.pull(proposal.pr_number).status, None
-    except ProposalError as exc:  # ProposalRemoteError: the forge did not answer at all
+    except ProposalError as exc:  # ProposalRemoteError: the forge did not answer, or 5xx
         return None, exc
 
 

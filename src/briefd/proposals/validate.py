@@ -39,6 +39,7 @@ _WINDOWS_DEVICES = frozenset(
 # in a description: every control character but tab and line breaks (ESC sequences would reach
 # the terminals that list proposals, a lone CR overwrite what they show)
 _TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+_LINE_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # in one line of text: tabs, breaks too
 
 
 EMPTY = (
@@ -46,6 +47,11 @@ EMPTY = (
     "creates a document and cannot delete one: to retire it, propose the document that "
     "replaces it with `supersedes: <its path>` in its front matter (briefd then points readers "
     "there), and say in change_description that the old one can be deleted"
+)
+
+CLIENT = (
+    "name the client in one line of plain text (it is shown in the pull request and wherever "
+    "proposals are listed)"
 )
 
 FRONT_MATTER_ONLY = (
@@ -269,6 +275,7 @@ def _check_text(request: ProposalRequest, max_bytes: int) -> None:
             "read as what they say in a review; send plain text (right-to-left letters, and a "
             "joiner inside a word or an emoji, are fine)"
         )
+    _check_client(request.client)
     if len(description) > MAX_DESCRIPTION:
         raise ProposalError(
             f"change_description is {len(description)} characters; keep it under {MAX_DESCRIPTION}"
@@ -285,6 +292,23 @@ def _check_text(request: ProposalRequest, max_bytes: int) -> None:
         raise ProposalError(
             f"new_content is {size} bytes, over index.max_file_bytes ({max_bytes}); "
             "split the document"
+        )
+
+
+def _check_client(client: str | None) -> None:
+    """Refuse a client name that is not one line of plain text: it goes into the pull request
+    and every listing of proposals, where a line break (a mention, a "LGTM" on a line of its
+    own), terminal codes or a bidi override would read as something else in a review."""
+    if client is None:
+        return
+    if control := _LINE_CONTROL.search(client):
+        code = ord(control.group())
+        raise ProposalError(f"client contains the control character \\x{code:02x}; {CLIENT}")
+    if (at := _hidden_in_text(client)) is not None:
+        char = client[at]
+        raise ProposalError(
+            f"client contains {_escaped(char)} ({_named(char)}), which does not show or turns "
+            f"the text around; {CLIENT}"
         )
 
 
