@@ -22,8 +22,9 @@ from briefd.embeddings import kept
 from briefd.embeddings.base import Embedder
 from briefd.retrieval import gate_evidence
 from briefd.retrieval.bm25 import Lexicon
-from briefd.retrieval.gate import Calibration, Vectors, calibrate
+from briefd.retrieval.gate import MIN_PER_LANGUAGE, Calibration, Vectors, calibrate
 from briefd.retrieval.gate_fit import META, VERSION, fitted_to
+from briefd.retrieval.gate_languages import clarity
 from briefd.retrieval.probes import probe_list
 from briefd.retrieval.spelling import Speller
 from briefd.store import documents as docs_table
@@ -52,6 +53,7 @@ def load(conn: sqlite3.Connection, model: str) -> Calibration | None:
     vectors = np.frombuffer(row[2], dtype="<f4").astype(np.float32).reshape(row[1], -1)
     active = np.asarray(data["active"], dtype=np.int64)
     languages = [language for _, language, _ in probe_list()]
+    tags = tuple(languages[i] for i in active) if len(languages) == row[1] else ()
     return Calibration(
         model,
         row[0],
@@ -62,8 +64,9 @@ def load(conn: sqlite3.Connection, model: str) -> Calibration | None:
         tuple(data["left_out"]),
         (float(data["margins"][0]), float(data["margins"][1]), float(data["margins"][2])),
         tuple((str(n), float(m), float(q)) for n, m, q in data.get("languages", [])),
-        tuple(languages[i] for i in active) if len(languages) == row[1] else (),
+        tags,
         *_section_levels(data.get("section")),
+        clarity(vectors[active], tags, MIN_PER_LANGUAGE),  # the probes' own: not stored
     )
 
 

@@ -35,7 +35,8 @@ probe is scored as if it were a query, against the index and against the probes 
 topics (leave-topic-out, so a probe is as new to the probe set as a user's off-topic question),
 and the threshold is the ``QUANTILE`` of those scores (each probe's coverage counted as a query's
 is): off-topic questions on this index score below it. A question in another language than the
-index's is held to its own language's level: its probes' median plus ``LANGUAGE_QUANTILE``'s
+index's (one the model reads as clearly written in it, :mod:`briefd.retrieval.gate_languages`:
+nonsense and codes are in none) is held to its own language's level: its probes' median plus ``LANGUAGE_QUANTILE``'s
 normal deviate times the spread of every language's probes within their own language
 (:func:`by_language`); in the index's own language only where that is lower than the pooled
 threshold. Probes with strong lexical evidence in the index are left out (that topic is not
@@ -53,6 +54,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from briefd.retrieval.gate_languages import clarity, written_in
 from briefd.retrieval.probes import PROBES as PROBES  # re-exported: the probes by language
 from briefd.retrieval.spelling import is_subsequence
 
@@ -96,11 +98,15 @@ class Calibration:
     # language with levels of its own, its probes' (used where lower)
     section_floor: float | None = None
     section_languages: tuple[tuple[str, float], ...] = ()
+    # per probe language: how far its own probes lead the other languages (at their 5%):
+    # :func:`briefd.retrieval.gate_languages.clarity`, from the active probes
+    clarity: tuple[tuple[str, float], ...] = ()
 
     def language_of(self, query: Vectors) -> str | None:
-        """The probe language the query is closest to (None without per-language levels)."""
+        """The probe language the query is written in (None without per-language levels, or
+        when it reads as written in none: :func:`briefd.retrieval.gate_languages.written_in`)."""
         names = tuple(name for name, _, _ in self.languages)
-        return closest_language(self.probe_vectors, self.probe_languages, names, query)
+        return written_in(self.probe_vectors, self.probe_languages, names, self.clarity, query)
 
     def levels(self, language: str | None) -> tuple[float, float]:
         """(floor, threshold) for a query in ``language``: the pooled levels, or its
@@ -183,20 +189,6 @@ def windows_of(fingerprint: str) -> int:
     return int(words) if mark and words.isdigit() else 0
 
 
-def closest_language(
-    vectors: Vectors, languages: tuple[str, ...], names: tuple[str, ...], query: Vectors
-) -> str | None:
-    """Of ``names``, the language whose probes (``vectors``, each in ``languages``) the query
-    is closest to on average — its own: the model keeps languages apart. None without names
-    or when the probes and their languages do not line up."""
-    if not names or len(languages) != len(vectors):
-        return None
-    similarity = vectors @ query
-    tags = np.asarray(languages)
-    means = {name: float(similarity[tags == name].mean()) for name in names}
-    return max(means, key=means.__getitem__)
-
-
 def nearest(similarities: npt.NDArray[np.float32]) -> float:
     """The mean of the ``NEAREST`` highest similarities (all of them when fewer)."""
     if similarities.size == 0:
@@ -276,6 +268,7 @@ def calibrate(
         by_language(margins, kept_languages),
         kept_languages,
         *_section_levels(sections, kept_languages),
+        clarity(active, kept_languages, MIN_PER_LANGUAGE),
     )
 
 
