@@ -1050,6 +1050,9 @@ def test_eval_misses_with_json_says_where_the_misses_are(tmp_path: Path) -> None
         (("search", "--", "-3DS failures", "-k", "1", "--json"), "error: Got unexpected extra "
          "argument(s) (-k 1 --json); options go before `--` (`briefd search -k 1 --json -- "
          "'-3DS failures'`); see `briefd search -h`"),  # was: quote the options into the text
+        (("search", "--", "refund " * 2000, "-k", "3"), "error: Got unexpected extra "
+         "argument(s) (-k 3); options go before `--` (`briefd search -k 3 -- '"
+         + ("refund " * 12)[:80] + "…'`); see `briefd search -h`"),  # was the whole 14 KB query
         (("-v",), "error: No such option: -v; see `briefd -h`"),  # no text to pass after `--`
         (("docs", "-x"), "error: No such option: -x; see `briefd docs -h`"),
         (("search", "retry", "--db", "x.db"), "error: --db is a global option: it goes before "

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from briefd.api import Briefd
+from briefd.cli.eval_cmd import _print_misses
 from briefd.cli.eval_trust import warn_refused
 from briefd.errors import EvalError
 from briefd.eval.datasets import load_beir, load_golden
@@ -193,6 +194,34 @@ def test_a_heading_written_as_in_the_markdown_is_taken_and_a_wrong_one_told_the_
         f"{queries}:2: query q1 expects section 'Intro' of README.md, which is not in the index; "
         "README.md itself is not indexed (a typo, or a file outside every scope?); fix the query "
         "or the document"
+    )
+
+
+def test_misses_say_where_the_expected_section_ranked(
+    settings: Settings, write_files: WriteFiles, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """V1: `--misses` showed the top 5 and not where the expected section landed (8th, or
+    nowhere), which is what decides whether a query needs its words or its document fixed."""
+    fees = {
+        f"domain/fees{n}.md": f"# Fees {n}\n\n## Card fees\n\nCard fees, part {n}.\n"
+        for n in range(7)
+    }
+    root = write_files({**fees, "domain/z.md": "# Z\n\n## Card\n\nA card.\n\n## Gone\n\nx\n"})
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        "queries:\n  - {id: q1, query: card fees, type: keyword, expected: "
+        "[{path: domain/z.md, heading: Card}, {path: domain/z.md, heading: Gone}]}\n"
+    )
+    with Briefd(golden_index(settings, root)) as api:
+        api.index()
+        report = run_golden(api, load_golden(queries), "bm25")
+    (outcome,) = report.outcomes
+    assert outcome.ranks == (8, None)
+    _print_misses([report])
+    said = capsys.readouterr().out
+    assert (
+        "expected: domain/z.md # Card (ranked 8); domain/z.md # Gone (not among the top 50 hits)"
+        in said
     )
 
 

@@ -124,6 +124,29 @@ def test_a_gain_that_does_not_hold_out_is_said_beside_the_table(
     assert "does not hold out" not in capsys.readouterr().out
 
 
+def test_the_printout_names_the_tuned_values_and_says_when_there_are_none(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """V3: the values a tune found were only in the file, hit_rate was defined nowhere, and a
+    file holding none (``search: {}``) was still to be used "with `briefd search|bundle|serve
+    --config`", which changes nothing."""
+    fold = FoldScores(0.9, 0.8, 0.85)
+    knobs: dict[str, float | int] = {"search.vector_weight": 0.55, "search.candidates": 40}
+    result = TuneResult("mrr", 5, 0, knobs, fold, fold, fold, fold, 10, 4)
+    _print(result, tmp_path / "best.json")
+    said = " ".join(capsys.readouterr().out.split())
+    assert "tuned: search.candidates 40, search.vector_weight 0.55" in said
+    assert "hit_rate: the share of queries with an expected section in the top 5" in said
+    assert "use it with `briefd search|bundle|serve --config" in said
+    _print(replace(result, knobs={}), tmp_path / "best.json")
+    said = " ".join(capsys.readouterr().out.split())
+    assert (
+        f"No trial beat the current settings: {tmp_path / 'best.json'} holds no tuned value, so "
+        "the current settings are the ones to keep (--config with it changes nothing)."
+    ) in said
+    assert "use it with" not in said and "tuned:" not in said
+
+
 TEAM_NOTES = {
     "domain/shipping.md": "# Shipping\n\n## Carriers\nWe ship with DHL and UPS. Parcels above "
     "30 kg go by freight forwarder Kuehne.\n\n## Cutoff\nOrders placed before 14:00 local "

@@ -49,7 +49,9 @@ from briefd.eval.recall import (
     shipped,
 )
 from briefd.eval.run import (
+    DEPTH,
     EvalReport,
+    QueryOutcome,
     beir_index,
     for_modes,
     open_beir,
@@ -426,11 +428,22 @@ def _print_misses(reports: list[EvalReport]) -> None:
             if outcome.metrics["recall@5"] < 1.0:
                 console.print(
                     f"{report.name}/{report.mode} {outcome.id} [{outcome.type}] {outcome.query}\n"
-                    f"    expected: {'; '.join(outcome.expected)}\n"
+                    f"    expected: {'; '.join(_ranked(outcome))}\n"
                     f"    top 5:    {'; '.join(outcome.top) or '(nothing)'}"
                     + (f"\n    refused:  {outcome.refused}" if outcome.refused else ""),
                     markup=False,
                 )
+
+
+def _ranked(outcome: QueryOutcome) -> list[str]:
+    """Each expected section with where it ranked: "domain/a.md # Window (ranked 8)"."""
+    ranks = outcome.ranks if len(outcome.ranks) == len(outcome.expected) else ()
+    if not ranks or outcome.refused:  # not searched: nothing ranked
+        return list(outcome.expected)
+    return [
+        f"{label} (ranked {rank})" if rank else f"{label} (not among the top {DEPTH} hits)"
+        for label, rank in zip(outcome.expected, ranks, strict=True)
+    ]
 
 
 def _print_recall_losses(reports: list[RecallReport]) -> None:

@@ -36,6 +36,9 @@ from briefd.cli import serve as serve_cli
 from briefd.cli import sync as sync_cli
 from briefd.cli.output import reported_errors
 from briefd.settings import Settings, load_settings
+from briefd.text import shown
+
+HINTED = 80  # characters of a query a command line in a hint repeats
 
 app = typer.Typer(
     name="briefd",
@@ -182,7 +185,7 @@ def _extra_words_hint(path: str, first: str, text: str) -> str:
     kept before text that starts with a dash."""
     extra = text.partition(" (")[2].rpartition(")")[0].split(" ")
     cut = next((i for i, w in enumerate(extra) if w.startswith("-") and w != "-"), len(extra))
-    words = shlex.quote(" ".join([first, *extra[:cut]]))
+    words = shlex.quote(shown(" ".join([first, *extra[:cut]]), HINTED))  # a pasted page: its head
     if cut < len(extra):
         options = " ".join(extra[cut:])
         return f"options go before `--` (`{path} {options} -- {words}`)"

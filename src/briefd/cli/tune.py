@@ -51,7 +51,8 @@ def tune_command(
     objective: str = typer.Option(
         "hit_rate",
         "--objective",
-        help="hit_rate or mrr.",
+        help="hit_rate (the share of queries with an expected section in the top 5) or mrr "
+        "(MRR@10).",
         autocompletion=completes(("hit_rate", "mrr")),
     ),
     trials: int = typer.Option(50, "--trials", min=1, help="Random configurations to try."),
@@ -275,22 +276,34 @@ def _print(
     row("holdout", result.holdout_queries, "best", result.best_holdout)
     console.print(table)
     _say_offtopic(result)
+    console.print(
+        "hit_rate: the share of queries with an expected section in the top 5; mrr@10 and "
+        "ndcg@10 as `briefd eval` reports them.",
+        markup=False,
+        soft_wrap=True,
+    )
     if not result.knobs:
         if not written:  # an earlier result's values kept (said on stderr)
             console.print(
                 f"No trial beat the current settings; {output} is left as it was.", markup=False
             )
             return
-        console.print("No trial beat the current settings; the file keeps them.", markup=False)
-    else:
-        _say_overfit(result)
-        if not written:  # the earlier result's values do as well (said on stderr)
-            console.print(
-                f"{output} is left as it was: the values it holds from an earlier run score at "
-                "least as well on the tune fold.",
-                markup=False,
-            )
-            return
+        console.print(
+            f"No trial beat the current settings: {output} holds no tuned value, so the current "
+            "settings are the ones to keep (--config with it changes nothing).",
+            markup=False,
+            soft_wrap=True,
+        )
+        return
+    console.print(f"tuned: {_values(result.knobs)}", markup=False, soft_wrap=True)
+    _say_overfit(result)
+    if not written:  # the earlier result's values do as well (said on stderr)
+        console.print(
+            f"{output} is left as it was: the values it holds from an earlier run score at "
+            "least as well on the tune fold.",
+            markup=False,
+        )
+        return
     tuned = shlex.quote(str(output))
     eval_args = f"{the_set} " if the_set else ""
     unseen = f" on its test split, which tuning on {split} never saw" if split else ""
@@ -301,6 +314,11 @@ def _print(
         markup=False,
         soft_wrap=True,
     )
+
+
+def _values(knobs: dict[str, float | int]) -> str:
+    """The tuned values as settings name them: ``search.vector_weight 0.55, …``."""
+    return ", ".join(f"{key} {value:g}" for key, value in sorted(knobs.items()))
 
 
 def _say_overfit(result: TuneResult) -> None:

@@ -46,6 +46,8 @@ class QueryOutcome:
     # why search refused the query (a public set's "a?": only common words), "" when it ran; a
     # refused query of a BEIR set is scored as what its user gets, no hits (:func:`run_beir`)
     refused: str = ""
+    # per expected: where it ranked (1 first; None: not among the ``DEPTH`` hits fetched)
+    ranks: tuple[int | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,6 +322,11 @@ def prime(api: Briefd, queries: Sequence[str]) -> None:
         api.semantic.prime([restored(conn, query) for query in queries])
 
 
+def _rank(ranked: Sequence[object], key: object) -> int | None:
+    """Where ``key`` is in ``ranked`` (1: first), None when it is not."""
+    return ranked.index(key) + 1 if key in ranked else None
+
+
 def _run(
     api: Briefd,
     name: str,
@@ -338,6 +345,7 @@ def _run(
             tuple(_label(k) for k in ranked[:5]),
             tuple(_label(k) for k, gain in relevant.items() if gain > 0),  # 0: judged not relevant
             why,
+            tuple(_rank(ranked, k) for k, gain in relevant.items() if gain > 0),
         )
         for (qid, query, qtype, relevant), (metrics, ranked, why) in zip(
             cases, _outcomes(api, mode, cases, unit, where), strict=True
