@@ -177,6 +177,7 @@ def test_new_document_in_a_project_scope(git_api: Briefd, remote: Remote) -> Non
             "doc_path 'domain/drafts./x.md' has a folder name ending in a dot or a space "
             "('drafts.'), which checkouts on Windows cannot write in a file name",
         ),
+        ("domain/x.md.", None, "has a file name ending in a dot or a space ('x.md.')"),
     ],
 )
 def test_paths_are_validated_before_git_is_touched(

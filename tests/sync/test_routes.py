@@ -348,7 +348,7 @@ def test_admin_sync_needs_the_token(client: TestClient) -> None:
     assert response.status_code == 401
 
 
-def test_proposals_over_rest(client: TestClient, remote: Remote) -> None:
+def test_proposals_over_rest(client: TestClient, api: Briefd, remote: Remote) -> None:
     new = RETRY.replace("three", "four").lstrip("\n")
     made = client.post(
         "/api/proposals",
@@ -364,6 +364,16 @@ def test_proposals_over_rest(client: TestClient, remote: Remote) -> None:
     assert listed["counts"] == {"pushed": 1}
     assert client.get("/api/proposals", params={"status": "open"}).json()["proposals"] == []
     assert client.get("/api/stats").json()["proposals"]["pushed"] == 1
+
+    # an absolute path inside the knowledge folder, as GET /api/documents takes one (it was
+    # "outside every scope")
+    clone = Path(str(api.last_report()["source"]))
+    absolute = {"doc_path": str(clone / "domain/retry.md"), "change_description": "Five"}
+    again = client.post(
+        "/api/proposals", json={**absolute, "new_content": new.replace("four", "five")}
+    )
+    assert again.status_code == 201, again.text
+    assert again.json()["doc_path"] == "domain/retry.md"
 
     refused = client.post(
         "/api/proposals",

@@ -219,12 +219,14 @@ def _check_windows(path: str) -> None:
     """Refuse a name Windows checkouts cannot write (git for Windows stops the checkout with
     "invalid path"): one of ``<>:"|?*``, a folder name ending in a dot or a space, a device
     name (``CON``, ``nul.md``, ``com1``…)."""
-    for part in path.split("/"):
+    parts = path.split("/")
+    for at, part in enumerate(parts):
         device = part.split(".", 1)[0].rstrip(" ")
         if char := _WINDOWS_CHARS.search(part):
             why = f"contains '{char.group()}', a character"
         elif part.endswith((".", " ")):
-            why = f"has a folder name ending in a dot or a space ('{part}'), which"
+            kind = "file" if at == len(parts) - 1 else "folder"
+            why = f"has a {kind} name ending in a dot or a space ('{part}'), which"
         elif device.lower() in _WINDOWS_DEVICES:
             why = f"uses '{device}', a device name on Windows, which"
         else:

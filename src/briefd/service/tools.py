@@ -10,6 +10,7 @@ error becomes an ``isError`` result whose text says what to do (see
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
@@ -351,7 +352,9 @@ class Tools:
         )
 
         def made() -> tuple[Proposal, str | None]:
-            proposal = self.state.api.propose_update(request)
+            # an absolute path inside the knowledge folder, as get_document takes one
+            known = replace(request, doc_path=self.state.doc_path(request.doc_path))
+            proposal = self.state.api.propose_update(known)
             return proposal, where_kept(self.state.api.settings, proposal)
 
         proposal, kept = await self._call("propose_update", made, exclusive=False)

@@ -4,6 +4,7 @@ handlers over :class:`Briefd`; a proposal leaves in the one shape MCP returns to
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Query, status
@@ -51,7 +52,9 @@ def create_proposal(
     )
 
     def made() -> tuple[Proposal, str | None]:
-        proposal = state.api.propose_update(request)
+        # an absolute path inside the knowledge folder, as GET /api/documents takes one
+        known = replace(request, doc_path=state.doc_path(request.doc_path))
+        proposal = state.api.propose_update(known)
         return proposal, where_kept(state.api.settings, proposal)
 
     proposal, where = state.call("rest", "propose_update", made, exclusive=False)
