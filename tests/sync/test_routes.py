@@ -478,6 +478,8 @@ def test_a_first_sync_that_fails_shows_its_error_without_an_index(
     assert status["last_error"].startswith("git clone failed: ")
     assert status["last_sync_at"] is not None and status["last_commit"] is None
     assert 'briefd_last_sync_ok{source="git"} 0.0' in metrics.splitlines()
+    folder = settings.db.parent  # the clone's (sync.checkout_dir: <db dir>/repo)
+    assert not list(folder.glob(".*.cloning")), list(folder.iterdir())  # nothing of the failed one
 
 
 def test_a_gitlab_webhook_is_told_this_webhook_takes_githubs_signature(

@@ -350,6 +350,9 @@ def test_a_git_url_code_repo_s_errors_point_at_its_own_settings(
     )
     assert (errors["gone"] or "").startswith(f"code repo 'gone' ({gone}): git clone failed")
     assert (errors["gone"] or "").endswith("check the repository URL in code.repos[].source")
+    # nothing of the failed clones is left beside the clones (a '.gone.git.cloning' folder was)
+    clones = tmp_path / "data" / "code"
+    assert sorted(p.name for p in clones.iterdir()) == ["release.git"]
 
 
 @pytest.mark.parametrize("age", [3600, -86_400], ids=["an hour ago", "a day ahead"])

@@ -184,7 +184,11 @@ class CodeSource:
             args += ["--branch", self.repo.branch]
         into = git.private_folder(temporary).absolute()
         command = [*self.remote.helper, *args, "--", self.remote.url, str(into)]
-        git.run(command, self.root.parent, self.timeout, env=self.remote.env)
+        try:
+            git.run(command, self.root.parent, self.timeout, env=self.remote.env)
+        except SourceError:  # nothing of a failed clone is left beside the clones
+            shutil.rmtree(temporary, ignore_errors=True)
+            raise
         git.keep_helper(temporary, self.remote, self.timeout)
         temporary.rename(self.root)
 

@@ -339,7 +339,8 @@ class Clone(Checkout):
             into = git.private_folder(temporary).absolute()
             command = [*self.remote.helper, *args, "--", self.remote.url, str(into)]
             git.run(command, root.parent, self.timeout, env=self.remote.env)
-        except SourceError as exc:
+        except SourceError as exc:  # nothing of a failed clone is left beside the index
+            shutil.rmtree(temporary, ignore_errors=True)
             raise self._explained(exc, self.settings.sync.branch) from None
         git.run(["config", OWNED_KEY, "true"], temporary, self.timeout)
         git.keep_helper(temporary, self.remote, self.timeout)
