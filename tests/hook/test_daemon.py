@@ -988,6 +988,33 @@ def test_stop_ends_a_daemon_that_is_still_starting(
         assert not Path(daemon_files(str(db), {}).state).exists()
 
 
+SLOW_START = """
+import sys, time
+if "briefd.hook.daemon" in sys.argv:  # the daemon's interpreter alone (the hook runs -S)
+    time.sleep(3)
+"""
+
+
+def test_stop_and_status_right_after_the_first_prompt_know_the_daemons_pid(
+    db: Path, tmp_path: Path, run_hook: RunHook
+) -> None:
+    """Before the daemon's own imports were done (~0.3 s here; here made 3 s) its state file
+    named no pid: ``--status`` said "starting" without one, and ``--stop`` had nothing to
+    signal, waited 5 s and ended it with SIGKILL. The hook that spawns it records its pid."""
+    slow = tmp_path / "slow-start"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text(SLOW_START)
+    env = {"PYTHONPATH": str(slow)}
+    as_json(run_hook, RELEVANT, "s-1", **env)
+    (pid,) = daemons(tmp_path)
+    status = json.loads(run_hook("--status", "--json", env={**DAEMON, **env}).stdout)
+    assert (status["state"], status["pid"]) == ("starting", pid)
+    done = run_hook("--stop", env={**DAEMON, **env})
+    assert done.stdout == f"stopped the recall daemon of {db}\n"  # no SIGKILL said
+    assert daemons(tmp_path) == []
+    assert not Path(daemon_files(str(db), {}).state).exists()
+
+
 def test_the_daemons_log_holds_no_embedding_service_password(
     settings: Settings, write_files: WriteFiles, tmp_path: Path, run_hook: RunHook
 ) -> None:

@@ -139,6 +139,29 @@ def test_init_writes_no_second_hook_when_settings_json_has_one(tmp_path: Path) -
     assert "already configured" in init(tmp_path, "--client", "claude-code", "--yes")
 
 
+def test_init_writes_no_second_hook_when_the_users_own_settings_have_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recall hook in ``~/.claude/settings.json`` (README: a hook installed for every
+    project) runs in this project too: init wrote a second one into settings.local.json,
+    and Claude Code injected every first prompt twice. One that names an index of its own
+    (``--db``) answers from that index, not this project's: init writes this project's."""
+    home = tmp_path / "home"
+    user = placed(home, ".claude/settings.json")
+    monkeypatch.setenv("HOME", str(home))
+    project = tmp_path / "project"
+    project.mkdir()
+    everywhere = {"type": "command", "command": f"{shlex.quote(sys.executable)} -m briefd recall"}
+    user.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [everywhere]}]}}))
+    output = init(project, "--client", "claude-code", "--yes")
+    assert not (project / ".claude" / "settings.local.json").exists()
+    assert f"{user}: already registers briefd's recall hook" in " ".join(output.split())
+    one_index = {**everywhere, "command": everywhere["command"] + " --db /srv/other/index.db"}
+    user.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [one_index]}]}}))
+    init(project, "--client", "claude-code", "--yes")
+    assert len(recall_hooks(project, [".claude/settings.local.json"], "UserPromptSubmit")) == 1
+
+
 def test_init_removes_its_duplicate_when_settings_json_has_one(tmp_path: Path) -> None:
     local = placed(tmp_path, ".claude/settings.local.json")
     mine = {"permissions": {"allow": ["Bash(make test)"]}}

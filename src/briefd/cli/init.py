@@ -39,9 +39,11 @@ from briefd.hook.clients import (
     Server,
     codex_keys,
     codex_startup,
+    finds_project,
     registered_recall,
     runs_here,
     targets,
+    user_claude_settings,
 )
 from briefd.project import project_dir
 from briefd.settings import (
@@ -260,19 +262,20 @@ def init_command(
         chosen = _chosen(client)
         settings = project_settings(ctx, project)
         server = _server(settings, ctx, project, transport or "http", url)
+        shared = _shared_hook(project) if "claude-code" in chosen else None
         wiring = Wiring(
             _hook(ctx, recall_server(server, project, url is not None, ctx.obj.config)),
             server,
             replace=url is not None or transport == "stdio",
             keep_stdio=transport is None and url is None,
-            shared_hook="claude-code" in chosen and _shared_hook(project),
+            shared_hook=shared is not None,
             token=bool(os.environ.get(TOKEN_ENV, "").strip()),
             startup=codex_startup(settings.serve.index_wait_seconds),
         )
         wiring, changes, kept = _settled(ctx, settings, project, chosen, wiring)
     _report_kept(project, kept, server)
-    if wiring.shared_hook:
-        _report_shared_hook(project, changes)
+    if shared is not None:
+        _report_shared_hook(project, changes, shared)
     if not changes:
         console.print("Everything is already configured; nothing to change.", markup=False)
     else:
@@ -492,25 +495,29 @@ def _chosen(client: list[str]) -> tuple[str, ...]:
     return CLIENTS if "all" in client else tuple(c for c in CLIENTS if c in client)
 
 
-def _shared_hook(project: Path) -> bool:
-    """Whether the team's ``.claude/settings.json`` registers briefd's recall hook (read,
-    never written: it is shared)."""
-    path = project / CLAUDE_SHARED
-    try:
-        command = registered_recall(read_text(path))
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    if command is None:
-        return False
-    if not runs_here(command):  # a teammate's paths: it fails here on every prompt
-        console.print(
-            f"{path}: registers briefd's recall hook as `{command}`, whose program this "
-            f"machine does not have; init writes this machine's own into {project / CLAUDE_LOCAL} "
-            "(the shared one fails here until the team registers one every machine can run)",
-            markup=False,
-        )
-        return False
-    return True
+def _shared_hook(project: Path) -> Path | None:
+    """The settings file that registers briefd's recall hook for this project already (read,
+    never written): the team's ``.claude/settings.json``, or the user's own
+    ``~/.claude/settings.json`` when its hook finds each project's index (no ``--db`` or
+    ``--config``: Claude Code runs it in every project, and a second one would inject twice)."""
+    for path, everywhere in ((project / CLAUDE_SHARED, False), (user_claude_settings(), True)):
+        try:
+            command = registered_recall(read_text(path))
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        if command is None or (everywhere and not finds_project(command)):
+            continue
+        if not runs_here(command):  # a teammate's paths: it fails here on every prompt
+            console.print(
+                f"{path}: registers briefd's recall hook as `{command}`, whose program this "
+                f"machine does not have; init writes this machine's own into "
+                f"{project / CLAUDE_LOCAL} (the shared one fails here until the team registers "
+                "one every machine can run)",
+                markup=False,
+            )
+            continue
+        return path
+    return None
 
 
 def _server(
@@ -566,7 +573,7 @@ def _report_kept(project: Path, kept: list[tuple[str, Kept]], server: Server) ->
         console.print(line, markup=False)
 
 
-def _report_shared_hook(project: Path, changes: list[Change]) -> None:
+def _report_shared_hook(project: Path, changes: list[Change], shared: Path) -> None:
     local = project / CLAUDE_LOCAL
     removal = [new for path, _, new in changes if path == CLAUDE_LOCAL]
     if not removal:
@@ -576,7 +583,7 @@ def _report_shared_hook(project: Path, changes: list[Change]) -> None:
     else:
         what = f"removes the one an earlier init wrote into {local} (your other hooks stay)"
     console.print(
-        f"{project / CLAUDE_SHARED}: already registers briefd's recall hook; init leaves it "
+        f"{shared}: already registers briefd's recall hook; init leaves it "
         f"as it is and {what}, so Claude Code runs it once",
         markup=False,
     )

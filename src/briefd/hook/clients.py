@@ -291,6 +291,22 @@ def registered_recall(text: str | None) -> str | None:
     return None
 
 
+def user_claude_settings() -> Path:
+    """The user's own Claude Code settings (``~/.claude/settings.json``): its hooks run in
+    every project."""
+    return Path.home() / ".claude" / "settings.json"
+
+
+def finds_project(command: str) -> bool:
+    """Whether a recall hook command finds the index of the project it runs in: it names no
+    ``--db`` or ``--config`` of its own (one that does answers from that index everywhere)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return not any(w in ("--db", "--config") or w.startswith(("--db=", "--config=")) for w in words)
+
+
 def without_recall_hook(text: str | None) -> str | None:
     """``.github/hooks/briefd.json`` without the recall hook an earlier ``init`` put there
     (VS Code also loads the Claude Code hook: two would run); None when nothing else is left."""

@@ -146,11 +146,31 @@ def _spawn(
     ]
     actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited(lock)]
     try:
-        os.posix_spawn(sys.executable, argv, dict(env), file_actions=actions, setsid=True)
+        pid = os.posix_spawn(sys.executable, argv, dict(env), file_actions=actions, setsid=True)
     except NotImplementedError:  # no POSIX_SPAWN_SETSID: the daemon calls setsid() itself
-        os.posix_spawn(sys.executable, argv, dict(env), file_actions=actions)
+        pid = os.posix_spawn(sys.executable, argv, dict(env), file_actions=actions)
     finally:
         os.close(log)
+    _record_starting(files, pid)
+
+
+def _record_starting(files: DaemonFiles, pid: int) -> None:
+    """The daemon's pid in the state file as soon as it is spawned (the daemon writes it again
+    once its imports are done): ``briefd recall --stop`` or ``--status`` in the ~0.3 s before
+    found no pid, waited 5 s and ended it with SIGKILL, or said "starting" without a pid.
+    Written whole (a file of its own, moved over the state file)."""
+    import json
+    from datetime import UTC, datetime
+
+    since = datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="seconds")
+    state = json.dumps({"pid": pid, "index": files.index, "starting": since})
+    temporary = f"{files.state}.{os.getpid()}"
+    try:
+        with open(temporary, "w", encoding="utf-8") as stream:
+            stream.write(state)
+        os.replace(temporary, files.state)
+    except OSError:  # the daemon writes it too
+        _unlink(temporary)
 
 
 def _failed_recently(files: DaemonFiles, config: str | None) -> bool:
@@ -306,7 +326,8 @@ def _await_exit(files: DaemonFiles, seconds: float = 5.0) -> str:
     if _locked(files):  # no pid to signal, or one SIGKILL does not end (stuck in the kernel)
         which = f"pid {pid}" if pid else f"no pid known: the process holding {files.lock}"
         return f"the recall daemon of {files.index} did not stop ({which}); see {files.log}"
-    left = _clear_leftovers(files)
+    _clear_leftovers(files)  # one stopped before its handlers were set leaves its state file
+    left = ""
     if pid is not None:
         left = f" (it did not stop within {seconds:g} s: ended it with SIGKILL, pid {pid})"
     return f"stopped the recall daemon of {files.index}{left}" + _forgotten(files)
