@@ -102,7 +102,7 @@ def test_first_prompt_while_the_daemon_starts_loads_no_model(
         f"out = io.StringIO(); main(['--json', '--db', {db!r}, {RELEVANT!r}], stdout=out, "
         "env={'BRIEFD_RECALL__SERVER': 'off'})\n"
         "result = json.loads(out.getvalue())\n"
-        "heavy = ['numpy', 'onnxruntime']\n"
+        "heavy = ['numpy', 'onnxruntime', 'pathspec']  # pathspec: ~60 ms, to read globs\n"
         "print(json.dumps([[m for m in heavy if m in sys.modules], result['mode'], result['via']]))\n"
     )
     with lock.open("w") as held:
@@ -111,6 +111,31 @@ def test_first_prompt_while_the_daemon_starts_loads_no_model(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
         )
     assert json.loads(done.stdout) == [[], "bm25", "in-process"], done.stderr
+
+
+def test_first_prompt_in_a_project_without_a_db_setting_imports_no_glob_reader(
+    indexed: Briefd, tmp_path: Path
+) -> None:
+    """The solo flow (`briefd index --source .`, no briefd.yaml naming db): the hook found the
+    project's index and laid it over the settings, which checked the default index globs with
+    pathspec — 55–87 ms of a ~200 ms first prompt."""
+    indexed.close()
+    project = tmp_path / "project"
+    (project / ".briefd").mkdir(parents=True)
+    shutil.copyfile(indexed.settings.db, project / ".briefd" / "briefd.db")
+    code = (
+        "import sys, json, io\n"
+        "from briefd.hook.main import main\n"
+        f"out = io.StringIO(); main(['--json', {RELEVANT!r}], stdout=out, "
+        "env={'BRIEFD_RECALL__SERVER': 'off', 'BRIEFD_RECALL__DAEMON': 'false', "
+        "'BRIEFD_EMBEDDINGS__ENABLED': 'false'})\n"
+        "result = json.loads(out.getvalue())\n"
+        "print(json.dumps(['pathspec' in sys.modules, result['via'], len(result['sections'])]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=project
+    )
+    assert json.loads(done.stdout) == [False, "in-process", 3], done.stderr
 
 
 def test_hook_discovers_config_and_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
