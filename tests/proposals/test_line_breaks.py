@@ -4,7 +4,6 @@ in its line breaks is the document, refused as identical."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 
 import pytest
@@ -12,16 +11,11 @@ import pytest
 from briefd.api import Briefd
 from briefd.errors import ProposalError
 from briefd.proposals import ProposalRequest
+from tests.proposals.test_proposals import _blob
 from tests.sync.gitrepo import RETRY, Remote, git
 
 LF_RETRY = RETRY.lstrip("\n")  # domain/retry.md as committed: front matter, LF line breaks
 WINDOWS = b"# Card data\r\n\r\nMask the PAN.\r\nKeep the last four.\r\n"
-
-
-def _blob(remote: Remote, rev: str) -> bytes:
-    return subprocess.run(
-        ["git", "cat-file", "blob", rev], cwd=remote.bare, capture_output=True, check=True
-    ).stdout
 
 
 def test_a_crlf_text_for_an_lf_document_keeps_its_lf_line_breaks(
