@@ -142,7 +142,8 @@ def test_the_printout_names_the_tuned_values_and_says_when_there_are_none(
     said = " ".join(capsys.readouterr().out.split())
     assert (
         f"No trial beat the current settings: {tmp_path / 'best.json'} holds no tuned value, so "
-        "the current settings are the ones to keep (--config with it changes nothing)."
+        "the current settings are the ones to keep (--config with it changes nothing; compare "
+        f"with `briefd eval --mode hybrid --config {tmp_path / 'best.json'}`)"
     ) in said
     assert "use it with" not in said and "tuned:" not in said
 

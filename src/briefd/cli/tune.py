@@ -282,6 +282,10 @@ def _print(
         markup=False,
         soft_wrap=True,
     )
+    tuned = shlex.quote(str(output))
+    eval_args = f"{the_set} " if the_set else ""
+    unseen = f" on its test split, which tuning on {split} never saw" if split else ""
+    compare = f"compare with `{briefd} eval {eval_args}--mode hybrid --config {tuned}`{unseen}"
     if not result.knobs:
         if not written:  # an earlier result's values kept (said on stderr)
             console.print(
@@ -290,7 +294,7 @@ def _print(
             return
         console.print(
             f"No trial beat the current settings: {output} holds no tuned value, so the current "
-            "settings are the ones to keep (--config with it changes nothing).",
+            f"settings are the ones to keep (--config with it changes nothing; {compare})",
             markup=False,
             soft_wrap=True,
         )
@@ -304,13 +308,9 @@ def _print(
             markup=False,
         )
         return
-    tuned = shlex.quote(str(output))
-    eval_args = f"{the_set} " if the_set else ""
-    unseen = f" on its test split, which tuning on {split} never saw" if split else ""
     console.print(
         f"wrote {output} (tuned for hybrid search); use it with `{briefd} search|bundle|serve "
-        f"--config {tuned}`, and compare with `{briefd} eval {eval_args}--mode hybrid "
-        f"--config {tuned}`{unseen}",
+        f"--config {tuned}`, and {compare}",
         markup=False,
         soft_wrap=True,
     )

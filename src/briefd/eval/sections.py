@@ -18,7 +18,6 @@ from briefd.api import Briefd
 from briefd.errors import EvalError
 from briefd.eval.datasets import GoldenSet, all_of
 from briefd.graph.resolve import path_key
-from briefd.markdown.parse import heading_text
 from briefd.text import caseless
 
 Section = tuple[str, str]  # (document path, heading path joined with " > ")
@@ -99,6 +98,8 @@ def _readings(written: str, title: str) -> list[str]:
     plain = _MARKDOWN_HEADING.sub("", plain, count=1) if plain.startswith("#") else plain
     plain = _SEPARATORS.sub(SEPARATOR, plain)
     readings.append(plain)
+    from briefd.markdown.parse import heading_text  # markdown-it: here, as search never needs it
+
     readings += [shown for shown in (heading_text(f"# {plain}"),) if shown]
     if _RANK.match(plain):
         readings.append(_RANK.sub("", plain, count=1))
