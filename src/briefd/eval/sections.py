@@ -100,7 +100,8 @@ def _readings(written: str, title: str) -> list[str]:
     readings.append(plain)
     from briefd.markdown.parse import heading_text  # markdown-it: here, as search never needs it
 
-    readings += [shown for shown in (heading_text(f"# {plain}"),) if shown]
+    if shown := heading_text(f"# {plain}"):
+        readings.append(shown)
     if _RANK.match(plain):
         readings.append(_RANK.sub("", plain, count=1))
     titled = " ".join(title.split()) + SEPARATOR

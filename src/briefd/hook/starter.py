@@ -160,9 +160,8 @@ def _record_starting(files: DaemonFiles, pid: int) -> None:
     found no pid, waited 5 s and ended it with SIGKILL, or said "starting" without a pid.
     Written whole (a file of its own, moved over the state file)."""
     import json
-    from datetime import UTC, datetime
 
-    since = datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="seconds")
+    since = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())  # as the daemon's iso()
     state = json.dumps({"pid": pid, "index": files.index, "starting": since})
     temporary = f"{files.state}.{os.getpid()}"
     try:

@@ -21,6 +21,8 @@ eval set.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -28,17 +30,20 @@ Vectors = npt.NDArray[np.float32]
 CLARITY_QUANTILE = 0.05  # of a language's probes' leads: 1 − the gate's LANGUAGE_QUANTILE
 
 
-def leads(similarity: npt.NDArray[np.float32], tags: npt.NDArray[np.str_]) -> tuple[str, float]:
+def leads(similarity: npt.NDArray[np.float32], tags: Sequence[str]) -> tuple[str, float]:
     """The language whose probes ``similarity`` (one value per probe, each of language
     ``tags``) is highest on average, and by how much it leads the next language (infinitely:
-    none other)."""
-    means = sorted(
-        ((float(similarity[tags == name].mean()), str(name)) for name in np.unique(tags)),
-        reverse=True,
+    none other). Per query, so in bincounts: ~0.05 ms for the 159 probes."""
+    names = sorted(set(tags))
+    code = {name: i for i, name in enumerate(names)}
+    index = np.fromiter((code[tag] for tag in tags), dtype=np.intp, count=len(tags))
+    means = np.bincount(index, weights=similarity, minlength=len(names)) / np.bincount(
+        index, minlength=len(names)
     )
-    if len(means) < 2:  # no other language to lead
-        return (means[0][1], np.inf) if means else ("", 0.0)
-    return means[0][1], means[0][0] - means[1][0]
+    if len(names) < 2:  # no other language to lead
+        return (names[0], np.inf) if names else ("", 0.0)
+    second, first = np.argsort(means)[-2:]
+    return names[first], float(means[first] - means[second])
 
 
 def clarity(
@@ -49,25 +54,28 @@ def clarity(
     out of its own language's mean. () when the probes and their languages do not line up."""
     if len(languages) != len(vectors) or len(set(languages)) < 2:
         return ()
-    tags = np.asarray(languages)
+    names, member = _members(np.asarray(languages))
     similarity = vectors @ vectors.T
-    found: dict[str, list[float]] = {}
-    for i, own in enumerate(languages):
-        others = np.ones(len(tags), dtype=bool)
-        others[i] = False
-        means = {
-            str(name): float(similarity[i, others & (tags == name)].mean())
-            for name in np.unique(tags)
-            if np.any(others & (tags == name))
-        }
-        rivals = [value for name, value in means.items() if name != own]
-        if own in means and rivals:
-            found.setdefault(own, []).append(means[own] - max(rivals))
+    np.fill_diagonal(similarity, 0.0)  # each probe left out of its own language's mean
+    counts = member.sum(axis=0)[None, :] - member  # per probe, per language: the others
+    means = (similarity @ member) / np.maximum(counts, 1)
+    own = member.astype(bool)
+    rival = np.where(own | (counts == 0), -np.inf, means).max(axis=1)
+    lead = means[own] - rival  # one own language per probe, in probe order
     return tuple(
-        (name, float(np.quantile(values, CLARITY_QUANTILE)))
-        for name, values in sorted(found.items())
-        if len(values) >= minimum
+        (str(name), float(np.quantile(lead[own[:, j]], CLARITY_QUANTILE)))
+        for j, name in enumerate(names)
+        if int(own[:, j].sum()) >= minimum and int(counts[own[:, j], j].min()) > 0
     )
+
+
+def _members(tags: npt.NDArray[np.str_]) -> tuple[npt.NDArray[np.str_], npt.NDArray[np.float32]]:
+    """The distinct languages of ``tags`` (sorted) and each probe's membership, one column
+    per language (1.0 where the probe is in it)."""
+    names, index = np.unique(tags, return_inverse=True)
+    member = np.zeros((len(tags), len(names)), dtype=np.float32)
+    member[np.arange(len(tags)), index] = 1.0
+    return names, member
 
 
 def written_in(
@@ -84,10 +92,11 @@ def written_in(
     be in any language (nonsense, a code)."""
     if not names or len(languages) != len(vectors):
         return None
-    tags = np.asarray(languages)
-    keep = np.isin(tags, names)
-    if not np.any(keep):
+    wanted = set(names)
+    keep = [i for i, tag in enumerate(languages) if tag in wanted]
+    if not keep:
         return None
-    best, lead = leads((vectors @ query)[keep], tags[keep])
+    similarity = vectors @ query
+    best, lead = leads(similarity[keep], [languages[i] for i in keep])
     needed = dict(clear).get(best)
     return None if needed is not None and lead < needed else best
