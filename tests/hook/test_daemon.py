@@ -280,6 +280,7 @@ def test_a_daemon_that_answers_late_is_slow_not_stuck(
 def test_status_and_stop(db: Path, tmp_path: Path, run_hook: RunHook) -> None:
     stopped = run_hook("--status", env=DAEMON)
     assert stopped.stdout.startswith("recall daemon: not running (the next prompt starts it)")
+    assert not Path(daemon_files(str(db), {}).lock).exists()  # asking makes no lock file
     as_json(run_hook, RELEVANT, "s-1")
     wait_for(lambda: serving(db))
     report = json.loads(run_hook("--status", "--json", env=DAEMON).stdout)

@@ -124,9 +124,16 @@ def no_lock(files: DaemonFiles, exc: OSError) -> str:
 
 def lock_problem(files: DaemonFiles) -> str | None:
     """What keeps a daemon from running for this index (None: nothing): the lock file cannot
-    be opened or made (a read-only index folder). ``--status`` asks, as a prompt would find."""
+    be opened or made (a read-only index folder). ``--status`` asks, as a prompt would find,
+    and leaves no lock file behind when there was none."""
+    import errno
+
     try:
-        os.close(os.open(files.lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        os.close(os.open(files.lock, os.O_RDWR | os.O_CLOEXEC))
+    except FileNotFoundError:
+        folder = os.path.dirname(files.lock) or "."
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return no_lock(files, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
     except OSError as exc:
         return no_lock(files, exc)
     return None
