@@ -226,7 +226,9 @@ class Briefd(AbstractContextManager["Briefd"]):
     def _recall_search(self, prompt: str, scopes: tuple[str, ...], k: int, related: int) -> Ranking:
         request = SearchRequest(prompt, scopes=scopes, top_k=k, mode="hybrid", related=related)
         hits = self.search(request)
-        return recall_ranking(hits, self._specificity.z(self.store, self.semantic, prompt, scopes))
+        strong = self.settings.recall.strong_z
+        z = self._specificity.z(self.store, self.semantic, prompt, scopes, strong)
+        return recall_ranking(hits, z)
 
     def gate_calibration(self) -> dict[str, dict[str, object]]:
         """Per embedding model, the relevance gate's knobs fitted to this index (R4)."""

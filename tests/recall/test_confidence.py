@@ -76,6 +76,10 @@ def test_a_prompt_in_another_language_is_also_measured_against_its_own_languages
     z, lifted = measure(0.45, question, generic)
     pooled = (0.45 - float(np.mean(np.sort(probes @ question)[-3:])) - generic.mean) / generic.std
     assert lifted and z > pooled and specificity(0.45, question, generic) == z
+    # specific against every language's chatter already: not capped for reaching higher still
+    # against its own (recall.strong_z; a mixed knowledge base read most English as foreign)
+    assert measure(0.45, question, generic, strong=pooled + 0.01) == (z, True)
+    assert measure(0.45, question, generic, strong=pooled) == (pooled, False)
     chatter = english[0].astype(np.float32) / np.linalg.norm(english[0])
     assert measure(0.5, chatter, generic)[1] is False  # the index's own language: pooled only
     assert calibrate("f", probes, best(probes, index)).levels == ()  # pooled levels only
@@ -162,6 +166,25 @@ def test_strong_prompts_get_their_sections(indexed: Briefd) -> None:
     result = ranked(indexed, 4.0)
     assert result.confidence == "strong" and len(result.sections) > 1
     assert result.tokens == count_tokens(result.knowledge) <= result.budget  # counted exactly
+
+
+def test_strong_prompts_get_the_hits_near_the_best_and_their_links_only(indexed: Briefd) -> None:
+    """In a knowledge base of five sections a specific question got four of them (353 tokens
+    for one rule): the top four are most of such a base, the last ones there only for being
+    less unrelated than the fifth. Hits under recall.relative_floor x the best are left out,
+    and so are the sections linked from them."""
+    with indexed.store.read() as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY rowid LIMIT 6")]
+    scores = [1.2, 0.69, 0.32, 0.26]  # the fused scores of that five-section base
+    links = [(ids[4], ids[0]), (ids[5], ids[2])]  # one linked from a kept hit, one not
+
+    def search(prompt: str, scopes: tuple[str, ...], top_k: int, related: int) -> Ranking:
+        return Ranking(list(zip(ids, scores, strict=False)), "kept", specificity=4.0, related=links)
+
+    result = engine.answer(indexed.store, RecallRequest(RELEVANT), indexed.settings, search)
+    assert indexed.settings.recall.relative_floor == 0.4  # 0.48 here
+    assert [s["chunk_id"] for s in result.sections] == [ids[0], ids[1], ids[4]]
+    assert result.sections[-1]["related_to"] == ids[0]
 
 
 def test_a_bm25_answer_bounds_its_block_without_the_tokenizer(indexed: Briefd) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sqlite3
 import statistics
 import time
@@ -138,7 +139,11 @@ def specificity(best: float, query: Vectors, generic: GenericCalibration) -> flo
 
 
 def measure(
-    best: float, query: Vectors, generic: GenericCalibration, prompt: str | None = None
+    best: float,
+    query: Vectors,
+    generic: GenericCalibration,
+    prompt: str | None = None,
+    strong: float = math.inf,
 ) -> tuple[float, bool]:
     """The prompt's z, and whether only its own language's levels lift it that high. A prompt
     in another language than the index's is also measured against the generic prompts of its
@@ -147,7 +152,11 @@ def measure(
     counts; the recall engine gives a lifted prompt one short section at most (the weak tier),
     its evidence being the model's cross-lingual reach alone. A ``prompt`` most of whose words
     are the index's own language's (:func:`briefd.recall.generic.mostly_in`) is written in it:
-    no other language's levels apply."""
+    no other language's levels apply; nor do they to a prompt whose pooled z already reaches
+    ``strong`` (``recall.strong_z``): it is specific against every language's chatter, and
+    was capped at one short section for scoring higher still against its own (in a knowledge
+    base of English and Turkish notes whose Turkish probes came nearest, most English
+    questions)."""
     margin = best - float(nearest(generic.vectors @ query))
     z = (margin - generic.mean) / max(generic.std, 1e-6)
     level = generic.foreign_levels(query)
@@ -156,7 +165,7 @@ def measure(
         return z, False
     _, mean, std = level
     own = (margin - mean) / max(std, 1e-6)
-    return (own, True) if own > z else (z, False)
+    return (own, True) if own > z and z < strong else (z, False)
 
 
 def calibrate(
@@ -196,10 +205,15 @@ class Specificity:
         self._generic: GenericCalibration | None = None
 
     def z(
-        self, store: Store, semantic: SemanticIndex | None, prompt: str, scopes: Sequence[str]
+        self,
+        store: Store,
+        semantic: SemanticIndex | None,
+        prompt: str,
+        scopes: Sequence[str],
+        strong: float = math.inf,
     ) -> tuple[float | None, bool]:
         """The prompt's specificity z (None without vectors or a gate calibration), and whether
-        only its own language's levels lift it (:func:`measure`)."""
+        only its own language's levels lift it (:func:`measure`, ``strong`` its own)."""
         generic = self.calibration(store, semantic)
         if semantic is None or generic is None:
             return None, False
@@ -207,7 +221,7 @@ class Specificity:
             index = semantic.index(conn)
         query = semantic.query_vector(prompt)
         found = index.top(query, scopes, 1)
-        return measure(found[0][1], query, generic, prompt) if found else (None, False)
+        return measure(found[0][1], query, generic, prompt, strong) if found else (None, False)
 
     def calibration(
         self, store: Store, semantic: SemanticIndex | None

@@ -395,14 +395,21 @@ def client_command(prompt: str) -> tuple[str, str]:
 def _plan(
     found: Ranking, confidence: Confidence, request: RecallRequest, config: RecallSettings
 ) -> tuple[list[tuple[str, float]], list[tuple[str, str]], int]:
-    """(direct hits, related sections, token budget) the confidence allows."""
+    """(direct hits, related sections, token budget) the confidence allows: the hits scoring
+    at least ``recall.relative_floor`` × the best (in a small knowledge base the top few are
+    most of it, and the fourth may be there only for being less unrelated than the fifth),
+    and the sections linked from those."""
     budget = request.max_tokens or config.max_tokens
     if confidence == "none":
         return [], [], budget
     top_k = request.top_k or config.top_k
+    ranked = found.ranked[:top_k]
+    floor = config.relative_floor * ranked[0][1] if ranked else 0.0
+    direct = [(chunk, score) for chunk, score in ranked if score >= floor]
     if confidence == "weak":  # one short section, the other candidates as pointers
-        return found.ranked[:top_k], [], min(budget, config.weak_tokens)
-    return found.ranked[:top_k], found.related[: config.related], budget
+        return direct, [], min(budget, config.weak_tokens)
+    kept = {chunk for chunk, _ in direct}
+    return direct, [pair for pair in found.related if pair[1] in kept][: config.related], budget
 
 
 def _reason(
