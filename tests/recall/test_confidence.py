@@ -16,7 +16,7 @@ from briefd.recall.block import RELATED_NOTE, TRUNCATED, knowledge_block
 from briefd.recall.confidence import calibrate, leave_one_out, measure, specificity
 from briefd.recall.engine import RecallRequest
 from briefd.recall.generic import GENERIC_PROMPTS, mostly_in
-from briefd.recall.ranking import Ranking, lexical, tier
+from briefd.recall.ranking import HybridSearch, Ranking, lexical, tier
 from briefd.retrieval.gate import MIN_PER_LANGUAGE
 from briefd.settings import Settings
 from briefd.team.gaps import GapsRequest
@@ -318,6 +318,44 @@ def test_generic_prompts_get_nothing_and_say_why(indexed: Briefd) -> None:
         "the prompt reads like a generic request, not a question about the knowledge base "
         "(specificity 0.50 < recall.weak_z 1.645)"
     )
+
+
+def test_a_prompt_read_as_generic_whose_words_name_its_best_section_gets_one_section(
+    indexed: Briefd,
+) -> None:
+    """Turkish typed without its letters ("sifre sifirlama kodu kac dakika gecerli") was read
+    by the model as near chatter (specificity 0.9-1.1) and got nothing, while its words named
+    the one section that holds them all, ranked first by search too. A prompt read as generic
+    whose words pick the same best section, together too unlikely by chance for chatter (the
+    strong tier's level), gets one short section; words that pick another section, or that
+    chance explains, leave it at nothing."""
+    prompt = "idempotency_key_reused 409 SHA-256 fingerprint canonicalised body"
+    with indexed.store.read() as conn:
+        keywords = lexical(conn, prompt, ("domain", "conventions"), indexed.settings, 0)
+    assert keywords.chance is not None and keywords.chance < 1e-6
+
+    def search(order: list[tuple[str, float]]) -> HybridSearch:
+        def ranked(prompt: str, scopes: tuple[str, ...], top_k: int, related: int) -> Ranking:
+            return Ranking(order, "kept", specificity=0.5)
+
+        return ranked
+
+    same = engine.answer(
+        indexed.store, RecallRequest(prompt), indexed.settings, search(keywords.ranked)
+    )
+    assert same.confidence == "weak" and same.sections[0]["chunk_id"] == keywords.ranked[0][0]
+    assert "409" in same.knowledge and not any(s.get("pointer") for s in same.sections[:1])
+    other = list(reversed(keywords.ranked))  # the model's best is not the keywords' best
+    apart = engine.answer(indexed.store, RecallRequest(prompt), indexed.settings, search(other))
+    assert (apart.confidence, apart.sections) == ("none", ())
+    chatter = "the docker image build takes forever, can you speed it up"
+    with indexed.store.read() as conn:  # its words meet in a section, as chance has them
+        found = lexical(conn, chatter, ("domain", "conventions"), indexed.settings, 0)
+    assert found.ranked
+    plain = engine.answer(
+        indexed.store, RecallRequest(chatter), indexed.settings, search(found.ranked)
+    )
+    assert (plain.confidence, plain.sections) == ("none", ())
 
 
 def test_a_prompt_read_as_generic_is_no_gap_and_a_weak_one_is_answered(indexed: Briefd) -> None:

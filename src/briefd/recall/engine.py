@@ -221,6 +221,8 @@ def answer(
     chance = False
     if said is not None and found.ranked:  # by keywords where a tier is due
         found, confidence, chance = _by_keywords(store, settings, found, stand_in)
+    if hybrid is not None and confidence == "none" and found.ranked:
+        confidence = _by_its_words(store, prompt, scopes, settings, found)
     direct, related, budget = _plan(found, confidence, request, config)
     with store.read() as conn:
         sections = _hydrate(conn, direct) + _linked(conn, related, {c for c, _ in direct})
@@ -279,6 +281,20 @@ def _by_keywords(
     if z is None and levels is not None and not stand_in:
         return found, "strong", False
     return found, ranking.by_keywords(z, found.chance, settings.recall), z is None
+
+
+def _by_its_words(
+    store: Store, prompt: str, scopes: tuple[str, ...], settings: Settings, found: Ranking
+) -> Confidence:
+    """A hybrid answer read as generic: one short section when its words, by keywords, pick
+    the same best section and meet there too unlikely by chance for chatter
+    (:func:`briefd.recall.ranking.lexically_specific`), else nothing."""
+    asked = client_command(prompt)[1]
+    if chatter(asked):  # "thanks, run the tests again": no query for what its words settle
+        return "none"
+    with store.read() as conn:
+        specific = ranking.lexically_specific(conn, asked, scopes, settings, found.ranked[0][0])
+    return "weak" if specific else "none"
 
 
 def _generic(prompt: str, found: Ranking, confidence: Confidence) -> bool:

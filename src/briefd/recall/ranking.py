@@ -108,6 +108,21 @@ def lexical(
     return Ranking([], "empty", "no section has enough evidence for this prompt")
 
 
+def lexically_specific(
+    conn: sqlite3.Connection, prompt: str, scopes: tuple[str, ...], settings: Settings, best: str
+) -> bool:
+    """Whether the prompt's words pick the section ``best`` (the hybrid ranking's first) as
+    keywords do, and meet there unlikely enough by chance for the strong tier
+    (:func:`by_chance`): evidence the model's reading of a prompt as generic does not see.
+    Turkish typed without its letters ("sifre sifirlama kodu kac dakika gecerli") is read
+    by the model as near chatter, while its words, folded as the index folds them, name the
+    one section that holds them all."""
+    config = settings.recall
+    found = lexical(conn, prompt, scopes, settings, 0)
+    agrees = bool(found.ranked) and found.ranked[0][0] == best
+    return agrees and by_chance(found.chance, config.weak_z, config.strong_z) == "strong"
+
+
 def _chunk_ids(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
     if not rowids:
         return {}
