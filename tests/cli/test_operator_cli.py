@@ -566,7 +566,7 @@ def test_a_set_name_with_brackets_is_printed_as_written(tmp_path: Path) -> None:
     assert (result.returncode, result.stderr) == (0, ""), result.stderr
     rows = [" ".join(line.split()) for line in result.stdout.splitlines()]
     assert "│ [bold]team [/x] (section) │ bm25 │ 1 │ 1.0000 │ 1.0000 │ 1.0000 │ 1.0000 │" in rows
-    assert "│ [bold]team [/x] │ bm25 │ 1.0000 │ 1.0000 │ 0/1 (0.0%) │ 0 │" in rows
+    assert "│ [bold]team [/x] │ bm25 │ 1.0000 │ 1.0000 │ 1.0000 │ 0/1 (0.0%) │ 0 │" in rows
 
 
 def test_a_query_file_and_a_dataset_given_to_each_others_option_say_which_takes_them(

@@ -15,7 +15,7 @@ from briefd.cli.eval_trust import warn_refused
 from briefd.errors import EvalError
 from briefd.eval.datasets import load_beir, load_golden
 from briefd.eval.metrics import score_ranking
-from briefd.eval.recall import NoisePrompt, figures, printed, run_recall
+from briefd.eval.recall import NoisePrompt, figures, loss, printed, run_recall
 from briefd.eval.run import (
     beir_index,
     for_modes,
@@ -26,9 +26,12 @@ from briefd.eval.run import (
     run_beir,
     run_golden,
 )
+from briefd.eval.sections import expected_sections
 from briefd.eval.thresholds import Gate, load_gates, recall_shortfalls, shortfalls
 from briefd.eval.trust import figures as trust_figures
+from briefd.recall.block import knowledge_block
 from briefd.recall.engine import RecallRequest
+from briefd.recall.pack import pointer
 from briefd.settings import Settings
 from briefd.store.scopes import ALL_SCOPES
 from briefd.tokens import count_tokens
@@ -282,8 +285,8 @@ def test_recall_limits_are_read_and_checked(tmp_path: Path) -> None:
     with pytest.raises(EvalError) as caught:  # which metric of which mode, as given
         load_gates(path)
     assert str(caught.value) == (
-        f"{path}: set 'golden-en': recall.hybrid metric must be one of recall@5, noise_share, "
-        "noise_tokens, got 'noise'"
+        f"{path}: set 'golden-en': recall.hybrid metric must be one of recall@5, shown@5, "
+        "noise_share, noise_tokens, got 'noise'"
     )
     path.write_text(path.read_text().replace("{recall@5: 0.5}", "{recall@5: 0.5, mrr: 0.3}"))
     with pytest.raises(EvalError) as caught:
@@ -305,7 +308,12 @@ def test_recall_report_counts_answers_and_noise(indexed_example: Briefd, tmp_pat
     report = run_recall(indexed_example, load_golden(queries), noise, "bm25")
     assert (report.queries, report.recall_at_5, report.answered) == (1, 1.0, 1.0)
     assert (report.noise_injected, report.noise_share, report.noise_tokens_max) == (0, 0.0, 0)
-    assert figures(report) == {"recall@5": 1.0, "noise_share": 0.0, "noise_tokens": 0.0}
+    assert figures(report) == {
+        "recall@5": 1.0,
+        "shown@5": 1.0,
+        "noise_share": 0.0,
+        "noise_tokens": 0.0,
+    }
 
 
 def test_recall_eval_measures_the_printed_block(indexed_example: Briefd, tmp_path: Path) -> None:
@@ -328,6 +336,38 @@ def test_recall_eval_measures_the_printed_block(indexed_example: Briefd, tmp_pat
         result, knowledge=result.knowledge.replace(result.sections[0]["chunk_id"], "x")
     )
     assert printed(hidden) == printed(result)[1:]
+
+
+def test_a_pointer_is_recalled_but_not_shown(indexed_example: Briefd, tmp_path: Path) -> None:
+    """A weak answer's pointer is a source line marked ``not shown``: recall@5 counted it as a
+    section given (its attribution line is printed), and the agent never read it. shown@5
+    counts a section whose content is printed; the loss says it was pointed to, and a search
+    the gate emptied is named as such (it read "not in search's top 5")."""
+    prompt = "how many days does a merchant have to submit chargeback evidence"
+    result = indexed_example.recall(RecallRequest(prompt, None, None, 5, (ALL_SCOPES,), "bm25"))
+    first, *others = result.sections
+    assert others, "the example has more than one section for it"
+    pointed = (first, *(pointer(s) for s in others))
+    weak = replace(result, sections=pointed, knowledge=knowledge_block(list(pointed)))
+    assert " · not shown]" in weak.knowledge
+    assert printed(weak) == printed(result)
+    assert printed(weak, shown=True) == printed(result)[:1]
+    queries = tmp_path / "q.yaml"
+    second = others[0]
+    heading = second["heading_path"][-1]
+    queries.write_text(
+        f"source: {EXAMPLE}\nqueries:\n  - {{id: q1, query: {prompt}, type: paraphrase, "
+        f"expected: [{{path: {second['doc_path']}, heading: {heading}}}]}}\n"
+    )
+    golden = load_golden(queries)
+    named = expected_sections(indexed_example, golden)
+    lost = loss(indexed_example, golden.queries[0], replace(weak, confidence="weak"), named)
+    assert lost.causes == (
+        (
+            f"{second['doc_path']} § {named[golden.queries[0].expected[0]][1]}",
+            "pointed to (its source line, not shown): read as weak, another section given",
+        ),
+    )
 
 
 def test_recall_report_says_why_a_section_was_lost(indexed_example: Briefd, tmp_path: Path) -> None:

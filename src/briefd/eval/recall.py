@@ -83,8 +83,9 @@ class RecallReport:
     name: str
     mode: str
     queries: int
-    recall_at_5: float
+    recall_at_5: float  # its attribution line in the block: given, or pointed to (not shown)
     recall_at_5_default_budget: float
+    shown_at_5: float  # its content in the block: given, not a pointer's source line alone
     answered: float  # share of golden queries that injected anything
     tokens_mean: float  # tokens injected per golden query
     noise_prompts: int
@@ -112,6 +113,7 @@ def figures(report: RecallReport) -> dict[str, float]:
     """What the gate file limits (see :func:`briefd.eval.thresholds.recall_shortfalls`)."""
     return {
         "recall@5": report.recall_at_5,
+        "shown@5": report.shown_at_5,
         "noise_share": report.noise_share,
         "noise_tokens": float(report.noise_tokens_max),
     }
@@ -131,13 +133,16 @@ def _noise_item(item: Any) -> bool:
     return isinstance(item, dict) and all(k in item for k in ("id", "kind", "text"))
 
 
-def printed(result: RecallResult) -> list[tuple[str, str]]:
-    """The sections (path, heading) whose attribution line is in the printed block, in order."""
+def printed(result: RecallResult, shown: bool = False) -> list[tuple[str, str]]:
+    """The sections (path, heading) whose attribution line is in the printed block, in order;
+    ``shown``: only those whose content is (a weak answer's pointers are a source line
+    alone, marked ``not shown``: the agent is told where to look, not what it says)."""
     block = result.knowledge
     units = [
         (s["doc_path"], section_key(s["title"], s["heading_path"]))
         for s in result.sections
-        if f" · chunk {s['chunk_id']}]" in block or f" · chunk {s['chunk_id']} · " in block
+        if not (shown and s.get("pointer"))
+        and (f" · chunk {s['chunk_id']}]" in block or f" · chunk {s['chunk_id']} · " in block)
     ]
     return list(dict.fromkeys(units))
 
@@ -166,14 +171,19 @@ def loss(
     the set's entries) is not in ``result``'s printed block."""
     search_mode: SearchMode = "bm25" if result.mode == "bm25" else "hybrid"
     request = SearchRequest(query.query, (ALL_SCOPES,), top_k=TOP_K, mode=search_mode, related=0)
-    found = {(h.doc_path, section_key(h.heading, h.heading_path)) for h in api.search(request).hits}
-    shown = set(printed(result))
+    searched = api.search(request)
+    found = {(h.doc_path, section_key(h.heading, h.heading_path)) for h in searched.hits}
+    shown, pointed = set(printed(result, shown=True)), set(printed(result))
     kept = _lexically_kept(api, query.query) if result.mode == "bm25" else None
     causes = []
     for unit in dict.fromkeys(named[e] for e in query.expected):
         if unit in shown:
             continue
-        if unit not in found:
+        if unit in pointed:
+            cause = "pointed to (its source line, not shown): read as weak, another section given"
+        elif searched.gate == "empty":
+            cause = f"the relevance gate emptied the search: {'; '.join(searched.gate_reasons)}"
+        elif unit not in found:
             cause = "not in search's top 5"
         elif result.confidence == "none":  # the engine's own why: generic, or no evidence
             cause = f"nothing injected: {result.reason or 'no section has enough evidence'}"
@@ -221,16 +231,17 @@ def run_recall(
     api: Briefd, golden: GoldenSet, noise: tuple[NoisePrompt, ...], mode: RecallMode
 ) -> RecallReport:
     five = five_sections(api)
-    recalls, defaults, tokens, missed, losses = [], [], [], [], []
+    recalls, defaults, tokens, missed, losses, given = [], [], [], [], [], []
     named = expected_sections(api, golden)
     for query in golden.queries:
         relevant: dict[Hashable, float] = dict.fromkeys((named[e] for e in query.expected), 1.0)
         result = answer(api, query.query, mode, five)
         recalls.append(score_ranking(printed(result), relevant)["recall@5"])
+        given.append(score_ranking(printed(result, shown=True), relevant)["recall@5"])
         units, used = injected(api, query.query, mode)
         defaults.append(score_ranking(units, relevant)["recall@5"])
         tokens.append(used)
-        if recalls[-1] < 1.0:
+        if given[-1] < 1.0:
             missed.append(query.id)
             losses.append(loss(api, query, result, named))
     noisy = []
@@ -245,6 +256,7 @@ def run_recall(
         queries=len(golden.queries),
         recall_at_5=sum(recalls) / count,
         recall_at_5_default_budget=sum(defaults) / count,
+        shown_at_5=sum(given) / count,
         answered=sum(1 for t in tokens if t) / count,
         tokens_mean=sum(tokens) / count,
         noise_prompts=len(noise),
