@@ -4,7 +4,7 @@ links again (``briefd.ingest``). Kept apart from the parser so a no-change check
 index`` with nothing to do) reads them without it."""
 
 # Bump when the same file can come out as other chunks (parsing or chunking rules).
-CHUNKER_VERSION = "16"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk;
+CHUNKER_VERSION = "17"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk;
 # 5: an opening line cut from its long first inner line stays with it (no empty fences);
 # 6: a lone CR (old Mac line ending) ends a line, as it does for the Markdown parser;
 # 7: the text is composed (NFC) before it is parsed, as queries are, and a long outline (a
@@ -23,6 +23,8 @@ CHUNKER_VERSION = "16"  # 2: split fences, tables, HTML stay well-formed; 3: stu
 # that looks double-encoded (``â€™``) is reported (``briefd.text.double_encoded``)
 # 16: an ``.mdx`` file's ESM (``import``/``export`` lines) and ``{/* comments */}`` are out of
 # its text (``briefd.markdown.mdx``)
+# 17: HTML comments and link reference definitions are out of the text a chunk is embedded as
+# (``briefd.markdown.passages.readable``; each chunk's embed hash is computed when it is written)
 FRONT_MATTER_VERSION = "22"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
