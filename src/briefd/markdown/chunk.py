@@ -126,8 +126,12 @@ def chunk_document(
     count = _remembering(_without_gone(count) if GONE in lines else count)
     last_line = len(lines)
     found = sections(structure, title, first_line, last_line)
+    levels = {heading.line: heading for heading in structure.headings}
+    carried: list[Heading] = []  # the headings of empty sections, for the next one's text
     for section in found:
         pieces = _section_pieces(section, lines, structure, count, target_tokens, max_tokens)
+        heading = levels.get(section.start_line)
+        pieces, carried = _carry(section, pieces, carried, heading, count, max_tokens)
         base_key = " > ".join(section.heading_path)
         occurrence = seen.get(base_key, 0)
         seen[base_key] = occurrence + 1
@@ -148,13 +152,45 @@ def chunk_document(
                     tokens=piece.tokens,
                     content_hash=content_hash(text),
                     position=len(chunks),
-                    start_line=section.start_line if part == 0 else piece.start_line,
+                    start_line=min(section.start_line, piece.start_line)
+                    if part == 0
+                    else piece.start_line,
                     end_line=piece.end_line,
                 )
             )
     if not chunks and structure.headings:
         return _outline(doc_path, found, structure, count, max_tokens)
     return tuple(chunks)
+
+
+def _carry(
+    section: Section,
+    pieces: list[_Piece],
+    carried: list[Heading],
+    heading: Heading | None,
+    count: TokenCounter,
+    limit: int,
+) -> tuple[list[_Piece], list[Heading]]:
+    """An empty section's heading goes into the text of the next section that has some, unless
+    that one's breadcrumb holds it: an overloaded signature written as two headings in a row
+    (``## util.inspect(object[, options])`` over ``## util.inspect(object[, showHidden])``)
+    was in no chunk, and its words in no search. The first piece then starts at the first
+    such heading's line, unless the headings would take it past ``limit`` tokens. Returns the
+    pieces and what is carried on."""
+    if not pieces:
+        if heading is not None and section.heading_path:
+            carried = [*carried, heading]
+        return pieces, carried
+    held = [h for h in carried if h.text not in section.heading_path]
+    if not held:
+        return pieces, []
+    first = pieces[0]
+    text = "\n".join(map(_outline_line, held)) + "\n\n" + first.text
+    tokens = count(text)
+    if tokens > limit:
+        return pieces, []
+    carrying = replace(first, text=text, tokens=tokens, start_line=held[0].line)
+    return [carrying, *pieces[1:]], []
 
 
 def _without_gone(count: TokenCounter) -> TokenCounter:

@@ -4,7 +4,7 @@ links again (``briefd.ingest``). Kept apart from the parser so a no-change check
 index`` with nothing to do) reads them without it."""
 
 # Bump when the same file can come out as other chunks (parsing or chunking rules).
-CHUNKER_VERSION = "17"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk;
+CHUNKER_VERSION = "18"  # 2: split fences, tables, HTML stay well-formed; 3: stubs get a chunk;
 # 5: an opening line cut from its long first inner line stays with it (no empty fences);
 # 6: a lone CR (old Mac line ending) ends a line, as it does for the Markdown parser;
 # 7: the text is composed (NFC) before it is parsed, as queries are, and a long outline (a
@@ -25,6 +25,8 @@ CHUNKER_VERSION = "17"  # 2: split fences, tables, HTML stay well-formed; 3: stu
 # its text (``briefd.markdown.mdx``)
 # 17: HTML comments and link reference definitions are out of the text a chunk is embedded as
 # (``briefd.markdown.passages.readable``; each chunk's embed hash is computed when it is written)
+# 18: a heading with no text under it, right over another (an overloaded signature), is in the
+# next section's text (it was in no chunk)
 FRONT_MATTER_VERSION = "22"  # 2: relations and always (a change re-parses every document);
 # 3: an unquoted [[wikilink]] relation (YAML: a list in a list) is read as one, and a link
 # to <a file name with spaces.md> is one (both: links a document's parse gives);
