@@ -494,6 +494,16 @@ def test_a_broken_recall_noise_file_beside_the_gate_is_one_line(
             "recall-noise.yaml beside it, which does not exist; copy briefd's own "
             f"({REPO / 'eval' / 'recall-noise.yaml'}) there or drop the set's recall: limits\n",
         ),
+        (  # both at once: the second was said only by the next run, after the first was mended
+            "min: {hybrid: {recall@5: 0.5}}\n    trust: {max_emptied: 0.01}\n"
+            "    recall: {bm25: {recall@5: 0.1}}\n",
+            "error: 2 problems:\n  gate.yaml: set 'mine' has trust limits, measured on the "
+            "prompts of offtopic.yaml beside it, which does not exist; copy briefd's own "
+            f"({REPO / 'eval' / 'offtopic.yaml'}) there or drop the set's trust: limits\n"
+            "  gate.yaml: set 'mine' has recall limits, measured on the prompts of "
+            "recall-noise.yaml beside it, which does not exist; copy briefd's own "
+            f"({REPO / 'eval' / 'recall-noise.yaml'}) there or drop the set's recall: limits\n",
+        ),
     ],
 )
 def test_a_gate_whose_limits_need_prompts_it_lacks_says_which_and_what_to_do(

@@ -37,7 +37,7 @@ from briefd.cli.output import (
 )
 from briefd.cli.tuned import idle_knobs, tuned_settings
 from briefd.errors import EvalError
-from briefd.eval.datasets import BeirSet
+from briefd.eval.datasets import BeirSet, all_of
 from briefd.eval.metrics import METRICS
 from briefd.eval.recall import (
     NOISE_FILE,
@@ -280,7 +280,9 @@ def _check(
     explained: list[tuple[str, dict[str, object] | None]] = []  # set → gate knobs (--explain)
     say = errors if json_output else console  # --json: stdout holds the JSON alone
     offset = settings.search.gate_offset  # the settings' or --config's: moves every threshold
-    for gate in load_gates(path):
+    gates = load_gates(path)
+    _prompt_files(path, gates, settings, all_sets)
+    for gate in gates:
         # public data absent here is skipped; a file in its place is a mistake, said below
         if gate.dataset is not None and not gate.dataset.exists():
             say.print(f"skipped {gate.name}: {gate.dataset} not found", markup=False)
@@ -328,6 +330,29 @@ def _check(
     if not reports and not recall:  # every set skipped, or none listed: it checked nothing
         fail(f"no set of {path} was checked; list a set whose queries or dataset exist")
     say.print("eval gate passed", markup=False)
+
+
+def _prompt_files(path: Path, gates: list[Gate], settings: Settings, all_sets: bool) -> None:
+    """Every prompt file the sets' limits need, checked before any set runs: a missing one
+    stopped the run after the sets before it (minutes of indexing), then the next run at the
+    next missing file."""
+    hybrid = "hybrid" in _modes("all", settings)
+    needed: dict[str, tuple[Gate, str]] = {}
+    for gate in gates:
+        if gate.dataset is not None and not gate.dataset.exists():
+            continue  # skipped, as said when its turn comes
+        if gate.trust is not None and hybrid and not (gate.slow and not all_sets):
+            needed.setdefault(OFFTOPIC_FILE, (gate, "trust"))
+        if gate.queries is not None and gate.recall:
+            needed.setdefault(NOISE_FILE.name, (gate, "recall"))
+    problems = []
+    for name, (gate, limits) in needed.items():
+        try:
+            _beside(path, name, gate, limits)
+        except EvalError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise EvalError(all_of(problems))
 
 
 def _beside(thresholds: Path, name: str, gate: Gate, limits: str) -> Path:
