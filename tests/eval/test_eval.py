@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import unicodedata
@@ -11,7 +12,7 @@ import pytest
 
 from briefd.api import Briefd
 from briefd.cli.eval_cmd import _print_misses
-from briefd.cli.eval_trust import warn_refused
+from briefd.cli.eval_trust import indexing, warn_refused
 from briefd.errors import EvalError
 from briefd.eval.datasets import load_beir, load_golden
 from briefd.eval.metrics import score_ranking
@@ -1197,3 +1198,25 @@ def test_a_bm25_eval_reads_its_query_file_before_anything_is_embedded(
         assert api.settings.db == db
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 2
+
+
+def test_an_eval_index_run_says_its_progress_named_by_its_set(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A first eval of a large set built its index (minutes of embedding) without a word; it
+    now logs the run as `briefd index` does in a pipe, each line naming the set."""
+    queries = tmp_path / "q.yaml"
+    queries.write_text(
+        f"source: {EXAMPLE}\nqueries:\n  - {{id: a, query: refund window, type: keyword, "
+        "expected: [{path: domain/chargebacks.md, heading: Evidence deadline}]}\n"
+    )
+    ticks = iter(range(0, 100_000, 10))  # ten seconds between two reports: each is logged
+    lines: list[str] = []
+    progress = indexing("mine", lines.append, clock=lambda: float(next(ticks)))
+    api, _ = open_golden(for_modes(settings, ["bm25"]), queries, None, progress=progress)
+    api.close()
+    assert lines and all(line.startswith("mine: indexing: ") for line in lines), lines
+    assert any(
+        re.fullmatch(r"mine: indexing: [a-z][^:]*: \d+/\d+ \(\d+\.\d/s(, ~\d+ s left)?\)", line)
+        for line in lines
+    ), lines

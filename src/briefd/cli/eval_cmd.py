@@ -18,6 +18,7 @@ from briefd.cli.eval_trust import (
     OFFTOPIC_FILE,
     gate_dataset,
     gate_golden,
+    indexing,
     print_calibration,
     print_trust,
     run_trusted,
@@ -231,7 +232,8 @@ def _golden_reports(
 ) -> list[EvalReport]:
     """Search reports per mode; with ``recall``, also what prompt-time recall injects (bm25
     and hybrid modes, when the recall-noise file is there)."""
-    api, golden = open_golden(for_modes(settings, modes), path, source)
+    progress = indexing(path.name)
+    api, golden = open_golden(for_modes(settings, modes), path, source, progress=progress)
     noise = default_noise_file()
     with api:
         reports = [run_golden(api, golden, m) for m in modes]  # a bad query is named here
@@ -262,7 +264,7 @@ def _recall_check(
 def _beir_reports(
     settings: Settings, folder: Path, modes: tuple[SearchMode, ...], split: str | None = None
 ) -> list[EvalReport]:
-    api, dataset = open_beir(for_modes(settings, modes), folder, split)
+    api, dataset = open_beir(for_modes(settings, modes), folder, split, indexing(folder.name))
     with api:
         reports = [run_beir(api, dataset, m) for m in modes]
     warn_refused(reports)
@@ -394,7 +396,7 @@ def _dataset_reports(
     settings: Settings, dataset: BeirSet, modes: tuple[SearchMode, ...]
 ) -> list[EvalReport]:
     with Briefd(beir_index(settings, dataset)) as api:
-        api.index()
+        api.index(progress=indexing(dataset.name))
         reports = [run_beir(api, dataset, m) for m in modes]
     warn_refused(reports)
     return reports

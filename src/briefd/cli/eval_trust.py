@@ -3,7 +3,8 @@ and for BEIR sets with ``--all-sets`` their seeded subsets."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from briefd.api import Briefd
+from briefd.cli.index import ProgressLog
 from briefd.cli.output import console, errors, printable
 from briefd.eval.datasets import BeirSet, GoldenSet, load_beir
 from briefd.eval.run import (
@@ -51,11 +53,28 @@ def gate_dataset(gate: Gate) -> BeirSet:
     return folded(dataset, gate.name) if gate.fold else replace(dataset, name=gate.name)
 
 
+def indexing(
+    name: str,
+    write: Callable[[str], object] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> ProgressLog:
+    """The progress of an eval index's run, on stderr as ``briefd index`` logs it in a pipe
+    (a line every 5 s while a stage lasts), named by its set: a first eval of a large set
+    embedded it for minutes without a word. ``write``: where the lines go (stderr)."""
+
+    def said(line: str) -> None:
+        errors.print(line, markup=False, soft_wrap=True, highlight=False)
+
+    out = write or said
+    return ProgressLog(lambda line: out(f"{name}: indexing: {line}"), clock=clock)
+
+
 def gate_golden(settings: Settings, gate: Gate) -> tuple[Briefd, GoldenSet]:
     """The golden set a gate names and an API over its index, called by the set's name (the
     query file's own ``name:`` may differ): the tables and the failure lines name one thing."""
     assert gate.queries is not None
-    api, golden = open_golden(settings, gate.queries, None, SOURCE_FROM_FILE)
+    progress = indexing(gate.name)
+    api, golden = open_golden(settings, gate.queries, None, SOURCE_FROM_FILE, progress)
     return api, replace(golden, name=gate.name)
 
 
@@ -106,7 +125,7 @@ def _beir(
     api: Briefd, dataset: BeirSet, offtopic: tuple[OffTopicQuery, ...]
 ) -> tuple[list[EvalReport], TrustFigures]:
     with api:
-        api.index()
+        api.index(progress=indexing(dataset.name))
         reports = [run_beir(api, dataset, m) for m in EVERY_MODE]
         warn_refused(reports)
         return reports, _figures(api, dataset.name, reports, offtopic)

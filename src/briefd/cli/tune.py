@@ -13,6 +13,7 @@ from typer._click.exceptions import BadParameter, UsageError  # typer's own clic
 
 from briefd.api import Briefd
 from briefd.cli.eval_cmd import EMBEDDINGS_OFF
+from briefd.cli.eval_trust import indexing
 from briefd.cli.one_source import OneSource
 from briefd.cli.output import completes, console, errors, print_json, reported_errors
 from briefd.cli.project_files import stage, through_link
@@ -121,11 +122,11 @@ def _open_set(
     (the prefix of a broken query's error; None for a public set, whose refused queries are
     misses, as in eval: :func:`briefd.eval.run.run_beir`)."""
     if queries is not None:
-        api, golden = open_golden(settings, queries, source)
+        api, golden = open_golden(settings, queries, source, progress=indexing(queries.name))
         cases, unit = golden_cases(api, golden)  # a broken query is an error, as in eval
         return api, cases, unit, f"{queries}: "
     assert dataset is not None
-    api, beir = open_beir(settings, dataset, split)
+    api, beir = open_beir(settings, dataset, split, indexing(dataset.name))
     cases, unit = beir_cases(beir)
     return api, cases, unit, None
 

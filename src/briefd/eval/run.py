@@ -122,8 +122,15 @@ SOURCE_FROM_FILE = (
 )
 
 
+Progress = Callable[[str, int, int], None]  # stage, done, total: an index run's progress
+
+
 def open_golden(
-    settings: Settings, path: Path, source: Path | None, fix: str = "pass --source DIR"
+    settings: Settings,
+    path: Path,
+    source: Path | None,
+    fix: str = "pass --source DIR",
+    progress: Progress | None = None,
 ) -> tuple[Briefd, GoldenSet]:
     """The golden set and an API over its (cached, freshly indexed) eval index; ``fix``: how
     to name the knowledge when the file names none, or none that is there (a thresholds
@@ -137,7 +144,7 @@ def open_golden(
     if not root.is_dir():
         raise EvalError(f"{path}: knowledge source {root} is not a directory; {fix}")
     api = Briefd(golden_index(settings, root))
-    api.index()
+    api.index(progress=progress)
     return api, golden
 
 
@@ -151,7 +158,9 @@ def for_modes(settings: Settings, modes: Sequence[str]) -> Settings:
     return replace(settings, embeddings=replace(settings.embeddings, enabled=False))
 
 
-def open_beir(settings: Settings, folder: Path, split: str | None = None) -> tuple[Briefd, BeirSet]:
+def open_beir(
+    settings: Settings, folder: Path, split: str | None = None, progress: Progress | None = None
+) -> tuple[Briefd, BeirSet]:
     if folder.is_file():  # the two options mixed up
         raise EvalError(
             f"{folder} is a file; --dataset takes the folder holding corpus.jsonl, "
@@ -161,7 +170,7 @@ def open_beir(settings: Settings, folder: Path, split: str | None = None) -> tup
         raise EvalError(not_beir(folder))
     dataset = load_beir(folder, split)
     api = Briefd(beir_index(settings, dataset))
-    api.index()
+    api.index(progress=progress)
     return api, dataset
 
 
