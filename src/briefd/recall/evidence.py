@@ -64,6 +64,7 @@ class LexicalRecall:
     candidates: int
     # of the best kept row's matched terms that tell (see :func:`chance`, :func:`telling`)
     chance: float | None = None
+    matched: tuple[str, ...] = ()  # the informative terms the best kept row holds
 
 
 def rules_of(settings: Settings) -> tuple[FieldWeights, EvidenceRules]:
@@ -121,8 +122,9 @@ def lexical_recall(
     if kept:
         floor = rules.relative_floor * kept[0][1]  # both negative: floor is nearer zero
         kept = [(r, s) for r, s in kept if s <= floor]
-    best = chance(telling(found[kept[0][0]], counts, total), counts, total) if kept else None
-    return LexicalRecall(terms, informative, tuple(kept), len(ranked), best)
+    held = tuple(found[kept[0][0]]) if kept else ()
+    best = chance(telling(held, counts, total), counts, total) if kept else None
+    return LexicalRecall(terms, informative, tuple(kept), len(ranked), best, held)
 
 
 def telling(matched: Sequence[str], counts: dict[str, int], total: int) -> list[str]:

@@ -38,6 +38,8 @@ class Ranking:
 # (prompt, scopes, top_k, related) -> the hybrid search's ranking
 HybridSearch = Callable[[str, tuple[str, ...], int, int], Ranking]
 
+MOST_WORDS = 0.75  # the share of a prompt's informative words that says its words name a section
+
 
 def tier(z: float | None, weak_z: float, strong_z: float) -> Confidence:
     """Strong: the sections; weak: one short section; none: nothing. Without a specificity
@@ -113,14 +115,22 @@ def lexically_specific(
 ) -> bool:
     """Whether the prompt's words pick the section ``best`` (the hybrid ranking's first) as
     keywords do, and meet there unlikely enough by chance for the strong tier
-    (:func:`by_chance`): evidence the model's reading of a prompt as generic does not see.
+    (:func:`by_chance`), holding at least ``MOST_WORDS`` of its informative words: evidence
+    the model's reading of a prompt as generic does not see. A pasted test report's words
+    ("assert", "failed", "passed", …) meet in an error catalogue unlikely by chance too, but
+    that section holds few of the report's words.
     Turkish typed without its letters ("sifre sifirlama kodu kac dakika gecerli") is read
     by the model as near chatter, while its words, folded as the index folds them, name the
     one section that holds them all."""
     config = settings.recall
-    found = lexical(conn, prompt, scopes, settings, 0)
-    agrees = bool(found.ranked) and found.ranked[0][0] == best
-    return agrees and by_chance(found.chance, config.weak_z, config.strong_z) == "strong"
+    weights, rules = rules_of(settings)
+    known = {r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents")}
+    found = lexical_recall(conn, prompt, scopes, set(scopes) == known, weights, rules)
+    if not found.rows:
+        return False
+    agrees = _chunk_ids(conn, [found.rows[0][0]]).get(found.rows[0][0]) == best
+    most = len(found.matched) >= MOST_WORDS * len(found.informative)
+    return agrees and most and by_chance(found.chance, config.weak_z, config.strong_z) == "strong"
 
 
 def _chunk_ids(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
