@@ -28,7 +28,7 @@ _MARKDOWN = re.compile(
 )
 # a reference-style link's definition, ``[label]: <dest> "title"``, and its uses: ``[text][label]``,
 # ``[label][]`` and ``[label]`` (never an inline link's text, a wikilink or an image)
-_DEFINITION = re.compile(
+DEFINITION = re.compile(
     r"^ {0,3}\[([^\[\]\n]+)\]:\s*(?:<([^<>\n]+)>|(\S+))(?:\s+[\"'(].*[\"')])?\s*$"
 )
 _REFERENCE = re.compile(r"(?<![!\[\]\\])\[([^\[\]\n]+)\](?:\[([^\[\]\n]*)\])?(?![(\[\]:])")
@@ -84,7 +84,7 @@ def extract_links(
         for column, display, href in inline.get(number, ()):
             if (link := _markdown_link(doc_path, section, number, display, href)) is not None:
                 found.append((column, link))
-        if definitions and not _DEFINITION.match(text):
+        if definitions and not DEFINITION.match(text):
             written = lines[number - 1]
             found += _reference_links(doc_path, section, number, text, written, definitions)
         # in the order written: related sections (R6) and a document's links follow the text
@@ -110,7 +110,7 @@ def _definitions(texts: Iterable[tuple[str, str]]) -> dict[str, str]:
     of a label wins)."""
     found: dict[str, str] = {}
     for text, written in texts:
-        if match := _DEFINITION.match(text):
+        if match := DEFINITION.match(text):
             label = _written(match, 1, written) or ""
             found.setdefault(_label(label), match.group(2) or match.group(3))
     return found

@@ -8,14 +8,14 @@ import hashlib
 import re
 from collections.abc import Sequence
 
+from briefd.markdown.links import DEFINITION
+
 # a sentence ends at . ! ? (then a space) or at a line break: Markdown lists, tables and
 # headings end their lines without punctuation
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-# a fence opening or closing fenced code; a link reference definition (``[label]: url "t"``)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_DEFINITION = re.compile(r"^ {0,3}\[[^\[\]\n]+\]:\s*(?:<[^<>\n]+>|\S+)(?:\s+[\"'(].*[\"')])?\s*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")  # a line opening or closing fenced code
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _BLANK_RUN = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
 
@@ -53,7 +53,7 @@ def readable(content: str) -> str:
         elif opened:
             fence = opened.group(1)
             kept.append(line)
-        elif not _DEFINITION.match(line):
+        elif not DEFINITION.match(line):
             shown = _COMMENT.sub("", line)
             comment = "<!--" in shown
             shown = shown.split("<!--", 1)[0]

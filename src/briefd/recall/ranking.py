@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from briefd.recall.evidence import lexical_recall, rules_of
+from briefd.recall.evidence import LexicalRecall, lexical_recall, rules_of
 from briefd.retrieval.related import related_rowids
 from briefd.settings import RecallSettings, Settings
 
@@ -95,9 +95,7 @@ def lexical(
     related: int,
 ) -> Ranking:
     """BM25 behind the lexical evidence gate, and the sections the top hits link to."""
-    weights, rules = rules_of(settings)
-    known = {r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents")}
-    found = lexical_recall(conn, prompt, scopes, set(scopes) == known, weights, rules)
+    found = _evidence(conn, prompt, scopes, settings)
     rowids = [r for r, _ in found.rows]
     links = related_rowids(conn, rowids, scopes, related) if related and rowids else []
     ids = _chunk_ids(conn, [*rowids, *(r for pair in links for r in pair)])
@@ -115,22 +113,28 @@ def lexically_specific(
 ) -> bool:
     """Whether the prompt's words pick the section ``best`` (the hybrid ranking's first) as
     keywords do, and meet there unlikely enough by chance for the strong tier
-    (:func:`by_chance`), holding at least ``MOST_WORDS`` of its informative words: evidence
-    the model's reading of a prompt as generic does not see. A pasted test report's words
-    ("assert", "failed", "passed", …) meet in an error catalogue unlikely by chance too, but
-    that section holds few of the report's words.
-    Turkish typed without its letters ("sifre sifirlama kodu kac dakika gecerli") is read
-    by the model as near chatter, while its words, folded as the index folds them, name the
-    one section that holds them all."""
+    (:func:`by_chance`), that section holding at least ``MOST_WORDS`` of its informative
+    words: evidence the model's reading of a prompt as generic does not see. Turkish typed
+    without its letters ("sifre sifirlama kodu kac dakika gecerli") is read by the model as
+    near chatter, while its words, folded as the index folds them, name the one section that
+    holds them all. A pasted test report's words ("assert", "failed", "passed", …) may meet
+    in an error catalogue unlikely by chance too, but that section holds few of them."""
     config = settings.recall
-    weights, rules = rules_of(settings)
-    known = {r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents")}
-    found = lexical_recall(conn, prompt, scopes, set(scopes) == known, weights, rules)
+    found = _evidence(conn, prompt, scopes, settings)
     if not found.rows:
         return False
     agrees = _chunk_ids(conn, [found.rows[0][0]]).get(found.rows[0][0]) == best
     most = len(found.matched) >= MOST_WORDS * len(found.informative)
     return agrees and most and by_chance(found.chance, config.weak_z, config.strong_z) == "strong"
+
+
+def _evidence(
+    conn: sqlite3.Connection, prompt: str, scopes: tuple[str, ...], settings: Settings
+) -> LexicalRecall:
+    """The prompt's lexical evidence over ``scopes`` (:func:`lexical_recall`)."""
+    weights, rules = rules_of(settings)
+    known = {r[0] for r in conn.execute("SELECT DISTINCT scope FROM documents")}
+    return lexical_recall(conn, prompt, scopes, set(scopes) == known, weights, rules)
 
 
 def _chunk_ids(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
