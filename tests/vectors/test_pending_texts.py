@@ -100,3 +100,50 @@ def test_pending_texts_stay_in_memory_where_no_file_can_be_written(tmp_path: Pat
     pending.add("b", "y" * 5)
     assert dict(pending) == {"a": "x" * 50, "b": "y" * 5} and pending.order() == ["b", "a"]
     pending.close()
+
+
+class Timed(FakeEmbedder):
+    """The fake embedder on a clock that a passage moves on by its length, as a model's time
+    grows with the passage's tokens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0.0
+
+    def embed_batch(self, texts: Sequence[str], kind: EmbeddingKind) -> np.ndarray:  # type: ignore[type-arg]
+        if kind == "passage":
+            self.now += sum(len(t) for t in texts) / 1000
+        return super().embed_batch(texts, kind)
+
+
+def test_the_time_left_an_index_run_logs_holds_from_its_first_line(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """Passages of every length: embedded shortest first, the first lines' rate (the short
+    ones') said a small part of the time that was left (3x too little on the example
+    knowledge)."""
+    from briefd.cli.index import ProgressLog
+
+    write_files(
+        {
+            f"domain/topic-{n}.md": f"# Topic {n}\n\n"
+            + "".join(
+                f"## Part {k}\n\n"
+                + f"Rule {n}.{k} holds for ledger entry {k}. " * (1 + 9 * k)
+                + "\n\n"
+                for k in range(6)
+            )
+            for n in range(30)
+        }
+    )
+    timed = Timed()
+    lines: list[tuple[float, str]] = []
+    log = ProgressLog(
+        lambda line: lines.append((timed.now, line)), every=1.0, clock=lambda: timed.now
+    )
+    with Briefd(with_overrides(settings, {"embeddings.batch_size": 4}), embedder=timed) as api:
+        report = api.index(progress=log)
+    said = [(at, float(line.split("~")[1].split(" s")[0])) for at, line in lines if "left" in line]
+    assert report.embedded >= 150 and len(said) >= 10
+    for at, left in said:
+        assert abs(left - (timed.now - at)) <= 0.25 * timed.now, (at, left, timed.now)

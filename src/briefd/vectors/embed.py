@@ -1,4 +1,7 @@
 """Embedding what is missing: sorted by length, in batches, each batch committed on its own.
+The batches are embedded spread over the range of lengths (:func:`spread`), not shortest
+first: a run's rate then holds from its first batches, and so does the time left that
+``briefd index`` prints from it.
 
 Vectors are keyed by the hash of the embedded text, so a batch written before a crash or an
 interruption is never computed again, and no reader ever sees a half-written batch. The texts
@@ -34,9 +37,10 @@ def embed_missing(
         order = pending.order()  # without reading the texts back
     else:
         order = sorted(pending, key=lambda h: (len(pending[h]), h))
+    size = max(1, batch_size)
+    batches = [order[start : start + size] for start in range(0, len(order), size)]
     done = 0
-    for start in range(0, len(order), max(1, batch_size)):
-        hashes = order[start : start + batch_size]
+    for hashes in (batches[b] for b in spread(len(batches))):
         vectors = embedder.embed_batch([pending[h] for h in hashes], "passage")
         with store.write() as conn:
             vector_store.save(conn, embedder.model_id, hashes, vectors)
@@ -45,6 +49,20 @@ def embed_missing(
     return done
 
 
+def spread(count: int) -> list[int]:
+    """``range(count)`` in an order whose every prefix samples the whole range about evenly
+    (the golden-ratio sequence: the k-th is where k × 0.618… mod 1 falls among them all).
+
+    Batches are cut from the passages sorted by length (little padding in a batch), and a
+    batch of long passages takes many times a short one's time: embedded shortest first, a
+    first index of 21 files of the Node.js docs said ~79 s left at 240 of 1,310 chunks where
+    405 s were left; of the example knowledge, ~48 s at 48 of 338 where 129 s were."""
+    keys = [(k * GOLDEN) % 1.0 for k in range(count)]
+    rank = {k: r for r, k in enumerate(sorted(range(count), key=keys.__getitem__))}
+    return [rank[k] for k in range(count)]
+
+
+GOLDEN = (5**0.5 - 1) / 2
 IN_MEMORY = 8_000_000  # characters of passages kept in memory before any goes to the file
 
 
