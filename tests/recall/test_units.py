@@ -148,6 +148,42 @@ def test_brief_is_one_short_section_and_pointers_to_the_others() -> None:
     assert count_tokens(block) <= block_tokens(brief)
 
 
+def _padded(first: str, second: str) -> str:
+    return f"| {first:<26} | {second:<256} |"
+
+
+def test_a_weak_answers_head_takes_the_lines_that_still_fit() -> None:
+    """The head was guessed from the section's mean characters per token and only ever cut
+    shorter: over a table padded with spaces (as Docker's reference docs are) a weak answer
+    showed the header and no row, a third of its budget unused."""
+    rows = [
+        ("no", "never"),
+        ("on-failure", "when it exits with an error"),
+        ("always", "whatever its exit status"),
+        ("unless-stopped", "unless it was stopped by hand"),
+    ]
+    text = (
+        "Use the `--restart` flag to choose a container's restart policy. A restart policy\n"
+        "controls whether the daemon restarts a container after it exits. The policies:\n\n"
+        + _padded("Policy", "Result")
+        + "\n|:"
+        + "-" * 27
+        + "|:"
+        + "-" * 257
+        + "|\n"
+        + "\n".join(_padded(f"**{p}**", f"Restart the container {w}.") for p, w in rows)
+        + "\n\n"
+        + "A restart policy takes effect once the container has run for ten seconds.\n" * 12
+    )
+    sections = [section(c, count_tokens(text), text) for c in ("a", "b", "c", "d")]
+    for budget in range(240, 360, 10):
+        head, *pointers = pack.brief(sections, budget, 10_000, count_tokens)
+        assert len(pointers) == 3 and head["content"].endswith(TRUNCATED)
+        assert head["content"].count("| **") >= 3, budget
+        assert block_tokens([head, *pointers], count_tokens) <= budget
+        assert count_tokens(knowledge_block([head, *pointers])) <= budget
+
+
 def test_brief_gives_up_pointers_before_the_section() -> None:
     short = [section(c, 30) for c in ("a", "b")]
     assert [s.get("pointer", False) for s in pack.brief(short, 300, 10_000)] == [False, True]

@@ -24,6 +24,7 @@ Section = dict[str, Any]
 MARK_TOKENS = 16  # TRUNCATED and its line break, rounded up (cl100k counts 10): the bound
 MIN_HEAD_CHARS = 200  # a head shorter than this says too little to be worth injecting
 _TRIES = 4  # exact counting: how often a head is cut shorter before it is given up
+_GROW = 8  # exact counting: lines a head that fits is lengthened by, at most
 
 
 HEAD = "head:"  # the session memory's mark of a section whose head alone was injected
@@ -110,9 +111,37 @@ def truncate(
         cut = {**section, "content": body, "tokens": count(body)}
         over = block_tokens([cut, *after], count) - max_tokens
         if over <= 0:
-            return cut
+            return _grown(section, cut, len(head), (max_tokens, max_chars), count, after)
         chars = min(len(head), chars) - 1 - int(over * len(body) / max(1, cut["tokens"]))
     return None
+
+
+def _grown(
+    section: Section,
+    cut: Section,
+    end: int,
+    limits: tuple[int, int],
+    count: Count,
+    after: Sequence[Section],
+) -> Section:
+    """``cut``, a head of ``section`` ``end`` characters long that fits the block, with as
+    many more of the section's whole lines as still fit within ``limits`` (tokens, characters),
+    ``_GROW`` at most. The head is guessed from the section's mean characters per token: a weak
+    answer over a Docker options table, its lines padded with spaces to ~290 characters,
+    showed the table's header and none of its rows with 47 of its 300 tokens unused."""
+    content = section["content"]
+    for _ in range(_GROW):
+        stop = content.find("\n", end + 1)
+        if stop < 0:  # its last line: the whole section did not fit
+            break
+        shut = closed(content[:stop].rstrip())
+        body = f"{shut}\n{TRUNCATED}"
+        longer = {**section, "content": body, "tokens": count(body)}
+        block = [longer, *after]
+        if block_tokens(block, count) > limits[0] or block_size(block) > limits[1]:
+            break
+        cut, end = longer, stop
+    return cut
 
 
 def _head(content: str, chars: int) -> str:
