@@ -111,6 +111,23 @@ def test_calibration_fits_the_threshold_to_the_probes_left_out_by_topic() -> Non
     assert cal.knobs()["left_out_topics"] == ["recipes"]
 
 
+def test_a_probe_topic_scoring_far_past_the_others_is_left_out_as_covered() -> None:
+    """R4: a Docker knowledge base scored its Docker probe +0.138 (the next +0.090): kept, it
+    raised the threshold past real Docker questions. A topic past Tukey's far-out fence of
+    the probes' scores (3 interquartile ranges over the third quartile) is this index's own."""
+    eye = np.eye(10, dtype=np.float32)
+    topics = tuple((t, "en") for t in "abcdefghij")
+    best = np.array([0.50, 0.52, 0.54, 0.56, 0.58, 0.60, 0.62, 0.64, 0.70, 0.95], np.float32)
+    lexical = (False,) * 10
+    cal = calibrate("m", "fp", eye, topics, best, lexical)
+    assert cal.left_out == ("j",) and len(cal.probe_vectors) == 9
+    assert cal.threshold == pytest.approx(float(np.quantile(best[:9], QUANTILE)), abs=1e-6)
+    assert cal.knobs()["left_out_topics"] == ["j"]
+    near = best.copy()
+    near[9] = 0.80  # 2 ranges past the quartile: a high probe, not the index's own topic
+    assert calibrate("m", "fp", eye, topics, near, lexical).left_out == ()
+
+
 def test_probes_of_another_language_count_less_by_their_language_gap() -> None:
     best = np.array([0.80, 0.82, 0.70, 0.72], dtype=np.float32)
     gaps = language_gaps(("en", "en", "tr", "tr"), best)

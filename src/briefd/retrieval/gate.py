@@ -40,7 +40,7 @@ nonsense and codes are in none) is held to its own language's level: its probes'
 normal deviate times the spread of every language's probes within their own language
 (:func:`by_language`); in the index's own language only where that is lower than the pooled
 threshold. Probes with strong lexical evidence in the index are left out (that topic is not
-off-topic here). ``search.gate_offset`` (``briefd tune``) moves the threshold.
+off-topic here), and so are those scoring far past the rest (:func:`covered_topics`). ``search.gate_offset`` (``briefd tune``) moves the threshold.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ LANGUAGE_QUANTILE = 0.95
 # must be nearer its best section, against the off-topic probe nearest that section, than a
 # typical (the median) off-topic probe is to its own
 SECTION_QUANTILE = 0.5
+COVERED_FENCE = 3.0  # interquartile ranges past the third quartile: a probe topic covered here
 COVERAGE_WEIGHT = 0.05  # a best section holding all of the query's IDF mass: +0.05 of margin
 MAX_CHANCE = 1.0  # sections that would hold every query word by chance
 PARTIAL_CHANCE = 0.1  # the same for some of the words: the rest is unexplained, so 10× rarer
@@ -88,7 +89,7 @@ class Calibration:
     probe_offsets: npt.NDArray[np.float32]  # subtracted from each probe's cosine (language gap)
     threshold: float
     probes: int  # probes in the set
-    left_out: tuple[str, ...]  # topics with strong lexical evidence in this index
+    left_out: tuple[str, ...]  # topics this index is about: strong lexical evidence, or covered
     margins: tuple[float, float, float]  # probes' leave-topic-out scores: median, quantile, max
     # per probe language: (language, its active probes' median score, its level,
     # :func:`by_language`)
@@ -227,20 +228,14 @@ def calibrate(
     ``at_best``: the vector of each probe's best section (None: no section margins)."""
     topics = tuple(topic for topic, _ in probes)
     gaps = language_gaps(tuple(language for _, language in probes), best)
+    shares = np.asarray(coverage if coverage is not None else [0.0] * len(topics))
     left_out = {t for t, strong in zip(topics, lexical, strict=True) if strong}
     keep = np.asarray([t not in left_out for t in topics], dtype=bool)
+    margins = _probe_margins(vectors, topics, keep, best, gaps, shares)
+    left_out |= covered_topics(margins, np.asarray(topics)[keep])
+    keep = np.asarray([t not in left_out for t in topics], dtype=bool)
+    margins = _probe_margins(vectors, topics, keep, best, gaps, shares)
     active, kept_topics, offsets = vectors[keep], np.asarray(topics)[keep], gaps[keep]
-    covered = np.asarray(coverage if coverage is not None else [0.0] * len(topics))[keep]
-    similarity = active @ active.T - offsets[None, :]
-    margins = np.asarray(
-        [
-            best[keep][i]
-            - nearest(similarity[i, kept_topics != kept_topics[i]])
-            + COVERAGE_WEIGHT * covered[i]
-            for i in range(len(active))
-        ]
-        or [0.0]
-    )
     summary = (
         float(np.median(margins)),
         float(np.quantile(margins, QUANTILE)),
@@ -270,6 +265,44 @@ def calibrate(
         *_section_levels(sections, kept_languages),
         clarity(active, kept_languages, MIN_PER_LANGUAGE),
     )
+
+
+def _probe_margins(
+    vectors: Vectors,
+    topics: tuple[str, ...],
+    keep: npt.NDArray[np.bool_],
+    best: npt.NDArray[np.float32],
+    gaps: npt.NDArray[np.float32],
+    shares: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """Each kept probe's leave-topic-out score: its best cosine in the index, less its
+    ``NEAREST`` kept probes of other topics (their language gaps counted), plus its coverage."""
+    active, kept_topics, offsets = vectors[keep], np.asarray(topics)[keep], gaps[keep]
+    similarity = active @ active.T - offsets[None, :]
+    return np.asarray(
+        [
+            best[keep][i]
+            - nearest(similarity[i, kept_topics != kept_topics[i]])
+            + COVERAGE_WEIGHT * shares[keep][i]
+            for i in range(len(active))
+        ]
+        or [0.0]
+    )
+
+
+def covered_topics(margins: npt.NDArray[np.float64], topics: npt.NDArray[np.str_]) -> set[str]:
+    """The probe topics this index is about: a probe scoring past the far-out fence of all
+    the probes' scores (Tukey's: ``COVERED_FENCE`` interquartile ranges above the third
+    quartile). Left out like a topic with strong lexical evidence, whose probe words one
+    section holds: a natural question seldom has every word in one section. The Docker
+    reference docs scored their Docker probe ("docker container exits immediately after
+    start") +0.138, 3.7 ranges past the quartile, the next +0.090: it was the nearest probe
+    of the Docker questions the gate emptied, 6 of 40."""
+    if len(margins) < 4 or len(margins) != len(topics):
+        return set()
+    low, high = np.quantile(margins, [0.25, 0.75])
+    fence = high + COVERED_FENCE * (high - low)
+    return {str(t) for t, m in zip(topics, margins, strict=True) if m > fence}
 
 
 def _section_levels(

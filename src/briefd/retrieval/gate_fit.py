@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-VERSION = "13"  # bump when the probes or the way the gate is fitted change
+VERSION = "14"  # bump when the probes or the way the gate is fitted change
 META = "gate-calibration:"
 
 
