@@ -99,6 +99,26 @@ def test_a_left_out_letter_beats_a_more_frequent_word_at_the_same_distance(
     store.close()
 
 
+def test_german_typed_with_ae_oe_ue_is_corrected_to_the_word_with_umlauts(
+    tmp_path: Path,
+) -> None:
+    """ "gruen" (grün) is one edit from the index's grun and one from green, 15x as common:
+    the closest word by edits and frequency was green."""
+    store = Store.open(tmp_path / "index.db", create=True)
+    with store.write() as conn:
+        conn.executemany(
+            "INSERT INTO vocabulary (term, chunks) VALUES (?, ?)",
+            [("grun", 2), ("green", 30), ("ruckgangig", 2), ("queue", 5)],
+        )
+    found = Speller().corrections(store.conn, ("gruen", "rueckgaengig", "queeu"))
+    assert found == {
+        "gruen": "grun",
+        "rueckgaengig": "ruckgangig",
+        "queeu": "queue",  # no reading with umlauts held: the closest word, as before
+    }
+    store.close()
+
+
 def test_a_search_beside_an_index_run_reads_one_vocabulary(tmp_path: Path) -> None:
     """The server's warm-up search corrected a typo while an index run beside it invalidated
     the speller: the words came from the pool it had loaded, their counts from the emptied

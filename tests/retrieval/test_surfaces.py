@@ -143,6 +143,27 @@ def test_only_a_spelling_the_index_mostly_uses_is_restored(
     assert got == "Café resume upload straße, naïve API Çapi is unknown 2024"
 
 
+def test_german_typed_with_ae_oe_ue_is_read_with_its_umlauts(
+    settings: Settings, write_files: WriteFiles
+) -> None:
+    """ae, oe, ue is how German is typed without umlauts: "zurueckschicken" was another word
+    to the model than "zurückschicken" (the gate emptied a German pharmacy team's question
+    typed so, kept with the umlauts). A word the index holds as typed (Steuer, Queue), or
+    whose readings it never writes with umlauts (Israel), stays as typed."""
+    write_files(
+        {
+            "domain/rueckgabe.md": "# Rückgabe\n\nKühlware darf nicht zurückgeschickt werden; "
+            "die Steuer wird über die Rückerstattung verrechnet. Die Queue läuft.\n",
+            "domain/lager.md": "# Lager\n\nBeschädigte Kühlakkus gehen an die Rückerstattung.\n",
+        }
+    )
+    with Briefd(settings, embedder=FakeEmbedder()) as api:
+        api.index()
+        with api.store.read() as conn:
+            got = restored(conn, "Rueckerstattung fuer Kuehlware ueber die Steuer, Queue Israel")
+    assert got == "Rückerstattung fuer Kühlware über die Steuer, Queue Israel"
+
+
 def _forms(db: Path) -> list[tuple[str, str, int]]:
     conn = sqlite3.connect(db)
     try:

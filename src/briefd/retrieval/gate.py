@@ -57,6 +57,7 @@ import numpy.typing as npt
 from briefd.retrieval.gate_languages import clarity, written_in
 from briefd.retrieval.probes import PROBES as PROBES  # re-exported: the probes by language
 from briefd.retrieval.spelling import is_subsequence
+from briefd.store.surfaces import umlaut_readings
 
 NEAREST = 3  # probes averaged: one probe phrased like the query does not decide alone
 QUANTILE = 0.93  # of the probes' leave-topic-out scores: a real answer is worth more than a probe
@@ -570,8 +571,12 @@ def guessed(typed: str, corrections: tuple[str, ...]) -> bool:
     if not corrections:
         return False
     stem = typed[: max(STEM, len(typed) - 3)]
+    umlauts = umlaut_readings(typed)  # German typed with ae, oe, ue: "kuehlware", kuhlware
     return not any(
-        is_subsequence(typed, word) or word.startswith(stem) or typed.startswith(word)
+        is_subsequence(typed, word)
+        or word.startswith(stem)
+        or typed.startswith(word)
+        or word in umlauts
         for word in corrections
     )
 

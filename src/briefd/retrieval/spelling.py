@@ -28,6 +28,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from briefd.store.db import content_version
+from briefd.store.surfaces import umlaut_readings
 from briefd.store.vocabulary import normal_word
 
 MIN_LENGTH = 4
@@ -135,13 +136,30 @@ class Speller:
         unknown = [t for t in unknown if normal_word(t) not in known and not _stem_known(conn, t)]
         if not unknown:
             return {}
+        found = _umlauts_typed(conn, unknown)
         vocabulary = self._load(conn)
-        found = {}
         for term in unknown:
-            best = _closest(vocabulary, normal_word(term))
+            best = None if term in found else _closest(vocabulary, normal_word(term))
             if best is not None:
                 found[term] = best
         return found
+
+
+def _umlauts_typed(conn: sqlite3.Connection, unknown: Sequence[str]) -> dict[str, str]:
+    """term → the reading of it with ä, ö, ü for ae, oe, ue (as the index folds them) that the
+    index holds, for German typed without umlauts ("zurueckschicken": zuruckschicken, the
+    index's zurückschicken); the closest word by edits could be another."""
+    readings = {t: umlaut_readings(normal_word(t)) for t in unknown}
+    asked = sorted({r for found in readings.values() for r in found})
+    if not asked:
+        return {}
+    marks = ", ".join("?" * len(asked))
+    held = {
+        r[0] for r in conn.execute(f"SELECT term FROM vocabulary WHERE term IN ({marks})", asked)
+    }
+    return {
+        t: next(r for r in found if r in held) for t, found in readings.items() if held & set(found)
+    }
 
 
 def _closest(vocabulary: _Vocabulary, word: str) -> str | None:

@@ -12,6 +12,7 @@ BM25 reads the query as typed.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 import unicodedata
@@ -82,29 +83,35 @@ def restored(conn: sqlite3.Connection, text: str) -> str:
     """``text`` with each word typed without diacritics written as the index mostly writes it:
     in more than half of the chunks holding the word, one spelling with diacritics ("sifre":
     şifre). A word the index also writes plain as often (resume, résumé), or never holds, stays
-    as typed."""
+    as typed. So does German typed with ae, oe, ue for ä, ö, ü ("Rueckerstattung"), when the
+    index holds no such word and writes one of its readings with umlauts that way
+    (:func:`umlaut_readings`)."""
     typed = {normal_word(w) for w in _WORD.findall(text) if _restorable(w)}
     if not typed:
         return text
-    terms = sorted(typed)
-    marks = ", ".join("?" * len(terms))
+    readings = {t: umlaut_readings(t) for t in typed}
+    terms = sorted(typed | {r for found in readings.values() for r in found})
     best: dict[str, tuple[str, int]] = {}
     for term, form, chunks in conn.execute(
-        f"SELECT term, form, chunks FROM surfaces WHERE term IN ({marks}) "
+        f"SELECT term, form, chunks FROM surfaces WHERE term IN ({_marks(terms)}) "
         "ORDER BY chunks DESC, form",
         terms,
     ):
         best.setdefault(term, (form, chunks))
     if not best:
         return text
-    found = list(best)
+    asked = sorted(set(best) | {t for t in typed if readings[t]})
     holding = dict(
         conn.execute(
-            f"SELECT term, chunks FROM vocabulary WHERE term IN ({', '.join('?' * len(found))})",
-            found,
+            f"SELECT term, chunks FROM vocabulary WHERE term IN ({_marks(asked)})", asked
         ).fetchall()
     )
-    chosen = {t: form for t, (form, n) in best.items() if 2 * n > holding.get(t, 0)}
+    mostly = {t: form for t, (form, n) in best.items() if 2 * n > holding.get(t, 0)}
+    chosen = {t: mostly[t] for t in typed if t in mostly}
+    for term in typed - set(chosen):
+        umlauts = [mostly[r] for r in readings[term] if r in mostly and _UMLAUT.search(mostly[r])]
+        if umlauts and term not in holding:
+            chosen[term] = umlauts[0]
     if not chosen:
         return text
 
@@ -116,3 +123,24 @@ def restored(conn: sqlite3.Connection, text: str) -> str:
         return form[:1].upper() + form[1:] if word[:1].isupper() else form
 
     return _WORD.sub(written, text)
+
+
+_UMLAUT = re.compile("[äöü]")
+MAX_DIGRAPHS = 3  # readings of a word: 2^3 - 1 at most
+
+
+def umlaut_readings(term: str) -> list[str]:
+    """The readings of a word typed with ae, oe or ue for ä, ö, ü, as the index folds those
+    (a, o, u): each such pair of its first ``MAX_DIGRAPHS`` read either way, the readings with
+    the most pairs read as umlauts first ("rueckerstattung": ruckerstattung; "steuerrueck…":
+    one reading is steuerruck…); none for a word without such a pair."""
+    pairs = [m.start() for m in re.finditer("[aou]e", term)][:MAX_DIGRAPHS]
+    return [
+        "".join(c for i, c in enumerate(term) if i - 1 not in chosen)
+        for size in range(len(pairs), 0, -1)
+        for chosen in itertools.combinations(pairs, size)
+    ]
+
+
+def _marks(values: Sequence[str]) -> str:
+    return ", ".join("?" * len(values))
