@@ -85,6 +85,29 @@ def test_a_prompt_in_another_language_is_also_measured_against_its_own_languages
     assert calibrate("f", probes, best(probes, index)).levels == ()  # pooled levels only
 
 
+def test_an_index_in_a_language_with_few_probes_is_home_to_its_prompts() -> None:
+    """German notes, German chatter's probes too few for levels of their own: English was read
+    as the index's language (its probes came nearer than Turkish ones), so every German prompt
+    was foreign, measured against Turkish chatter's lower levels and lifted (chatter too: "mach
+    das Logging etwas ausführlicher" 2.78 → 4.82). German prompts are now the index's own."""
+    n = MIN_PER_LANGUAGE
+    rng = np.random.default_rng(11)
+
+    def around(centre: list[float], count: int) -> np.ndarray:
+        found: np.ndarray = rng.normal(centre, 0.03, (count, 3))
+        return found / np.linalg.norm(found, axis=1, keepdims=True)
+
+    english, turkish = around([0.6, 0.8, 0.0], n), around([0.0, 0.8, 0.6], n)
+    german = around([0.95, 0.3, 0.0], 8)
+    probes = np.vstack([english, turkish, german]).astype(np.float32)
+    languages = ("en",) * n + ("tr",) * n + ("de",) * 8
+    index = np.array([[1.0, 0.0, 0.0]], dtype=np.float32)
+    generic = calibrate("f", probes, best(probes, index), languages)
+    assert generic.home == "de" and [name for name, _, _ in generic.levels] == ["en", "tr"]
+    prompt = german[0].astype(np.float32)
+    assert measure(0.9, prompt, generic)[1] is False  # pooled only: not lifted
+
+
 def test_a_prompt_is_read_in_the_language_of_its_nearest_probes_not_of_the_closest_mean() -> None:
     """The index's own language's probes span two kinds (chatter, and build errors or pasted
     tool output far from it), the other language's are chatter only: chatter in the index's

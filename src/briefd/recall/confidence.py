@@ -185,15 +185,20 @@ def _by_language(
     margins: list[float], best: Vectors, languages: tuple[str, ...]
 ) -> tuple[tuple[tuple[str, float, float], ...], str | None]:
     """Per language with ``MIN_PER_LANGUAGE`` probes: the mean and spread of its margins; and
-    the language whose probes come closest to the index (the index's own)."""
+    the language whose probes come closest to the index (the index's own), among every probe
+    language, those with too few probes for levels of their own too: a German team's notes,
+    their own language's probes too few for levels, were read as English (its probes came
+    nearer than Turkish ones), so every German prompt was measured against other languages'
+    chatter as a foreign one, lifted, and its answer capped at one short section."""
     if len(languages) != len(margins):
         return (), None
     names, values = np.asarray(languages), np.asarray(margins)
-    found = [n for n in sorted(set(languages)) if int((names == n).sum()) >= MIN_PER_LANGUAGE]
+    every = sorted(set(languages))
+    found = [n for n in every if int((names == n).sum()) >= MIN_PER_LANGUAGE]
     levels = tuple(
         (n, float(values[names == n].mean()), float(values[names == n].std())) for n in found
     )
-    home = max(found, key=lambda n: float(best[names == n].mean()), default=None)
+    home = max(every, key=lambda n: float(best[names == n].mean()), default=None)
     return levels, home
 
 

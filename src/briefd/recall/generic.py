@@ -15,7 +15,7 @@ import functools
 
 from briefd.text import query_terms, query_words
 
-VERSION = "4"  # bump when the prompts or the margin change: stored calibrations are recomputed
+VERSION = "5"  # bump when the prompts or the margin change: stored calibrations are recomputed
 
 
 def fitted_to(gate: str) -> str:
