@@ -4,6 +4,7 @@ the calibration data kept apart from the noise set the eval measures with."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -85,18 +86,23 @@ def test_a_prompt_in_another_language_is_also_measured_against_its_own_languages
     assert calibrate("f", probes, best(probes, index)).levels == ()  # pooled levels only
 
 
+def _around(rng: np.random.Generator) -> Callable[[list[float], int], np.ndarray]:
+    """Unit vectors drawn close to a centre (count of them), from ``rng``."""
+
+    def around(centre: list[float], count: int) -> np.ndarray:
+        found: np.ndarray = rng.normal(centre, 0.03, (count, 3))
+        return found / np.linalg.norm(found, axis=1, keepdims=True)
+
+    return around
+
+
 def test_an_index_in_a_language_with_few_probes_is_home_to_its_prompts() -> None:
     """German notes, German chatter's probes too few for levels of their own: English was read
     as the index's language (its probes came nearer than Turkish ones), so every German prompt
     was foreign, measured against Turkish chatter's lower levels and lifted (chatter too: "mach
     das Logging etwas ausführlicher" 2.78 → 4.82). German prompts are now the index's own."""
     n = MIN_PER_LANGUAGE
-    rng = np.random.default_rng(11)
-
-    def around(centre: list[float], count: int) -> np.ndarray:
-        found: np.ndarray = rng.normal(centre, 0.03, (count, 3))
-        return found / np.linalg.norm(found, axis=1, keepdims=True)
-
+    around = _around(np.random.default_rng(11))
     english, turkish = around([0.6, 0.8, 0.0], n), around([0.0, 0.8, 0.6], n)
     german = around([0.95, 0.3, 0.0], 8)
     probes = np.vstack([english, turkish, german]).astype(np.float32)
@@ -116,12 +122,7 @@ def test_a_prompt_is_read_in_the_language_of_its_nearest_probes_not_of_the_close
     other language still is, and one in a language with too few probes for levels of its own
     is measured against the foreign language with levels it comes closest to."""
     n = MIN_PER_LANGUAGE
-    rng = np.random.default_rng(7)
-
-    def around(centre: list[float], count: int) -> np.ndarray:
-        found: np.ndarray = rng.normal(centre, 0.03, (count, 3))
-        return found / np.linalg.norm(found, axis=1, keepdims=True)
-
+    around = _around(np.random.default_rng(7))
     chatter, pasted = around([1.0, 0.0, 0.0], n), around([0.0, 0.0, 1.0], n)
     turkish, german = around([0.9, 0.44, 0.0], n), around([0.0, 0.6, 0.8], 5)
     probes = np.vstack([chatter, pasted, turkish, german]).astype(np.float32)
