@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from briefd.api import Briefd
+from briefd.retrieval.gate import calibrate
 from briefd.retrieval.gate_languages import CLARITY_QUANTILE, clarity, leads, written_in
-from briefd.retrieval.search import SearchRequest
+from briefd.retrieval.search import SearchRequest, held_language
 from briefd.settings import with_overrides
 from tests.conftest import EXAMPLE, template_settings
 
@@ -102,3 +103,19 @@ def test_nonsense_and_codes_are_in_no_language_and_get_nothing_with_the_real_mod
         assert calibration.language_of(semantic.query_vector(query)) is None, query
         found = notes.search(SearchRequest(query=query, scopes=("all",)))
         assert (found.gate, found.hits) == ("empty", ()), (query, found.gate_reasons)
+
+
+def test_a_question_in_the_index_s_own_language_is_held_to_its_level() -> None:
+    """A German team's notes held German questions to the pooled threshold, which the English
+    probes raised (+0.034 against German's own +0.025): the own language's level holds where
+    lower (:meth:`Calibration.levels`); another language's only for a foreign question."""
+    vectors, languages = clusters(20)
+    probes = tuple((f"topic-{i}", language) for i, language in enumerate(languages))
+    best = np.where(np.asarray(languages) == "tr", 0.85, 0.80).astype(np.float32)  # Turkish notes
+    cal = calibrate("m", "fp", vectors, probes, best, (False,) * len(probes))
+    assert cal.home() == frozenset({"tr"})
+    turkish, english = np.zeros(8, dtype=np.float32), np.zeros(8, dtype=np.float32)
+    turkish[1], english[0] = 1.0, 1.0
+    assert held_language(cal, turkish, foreign=False) == "tr"
+    assert held_language(cal, english, foreign=False) is None  # the notes' words: pooled
+    assert held_language(cal, english, foreign=True) == "en"

@@ -263,7 +263,7 @@ def _gate(
     probe = probe_score(calibration, vector)
     offset = settings.gate_offset
     foreign = lexical is not None and lexical.foreign()
-    language = calibration.language_of(vector) if foreign else None
+    language = held_language(calibration, vector, foreign)
     floor, threshold = calibration.levels(language)
     section = _section(calibration, best, semantic.vector(top) if top is not None else None)
     level = calibration.section_level(language)
@@ -271,6 +271,17 @@ def _gate(
         language = None  # the pooled levels: no language to name
     checked = (section, level + offset) if section is not None and level is not None else None
     return decide(lexical, best, probe, threshold + offset, floor + offset, language, checked)
+
+
+def held_language(calibration: Calibration, vector: Vectors, foreign: bool) -> str | None:
+    """The language whose off-topic level a query is held to (None: the pooled levels): its
+    own when ``foreign`` (most of its words are in no section), or when it is the index's own
+    (:meth:`Calibration.levels` keeps the pooled threshold there where lower). A German team's
+    notes held German questions to the pooled threshold, raised by the English probes (+0.034
+    against German's +0.025). A question in another language holding the index's words is
+    held to the pooled one."""
+    language = calibration.language_of(vector)
+    return language if foreign or language in calibration.home() else None
 
 
 def _section(calibration: Calibration, best: float | None, row: Vectors | None) -> float | None:
