@@ -40,7 +40,8 @@ nonsense and codes are in none) is held to its own language's level: its probes'
 normal deviate times the spread of every language's probes within their own language
 (:func:`by_language`); in the index's own language only where that is lower than the pooled
 threshold. Probes with strong lexical evidence in the index are left out (that topic is not
-off-topic here), and so are those scoring far past the rest (:func:`covered_topics`). ``search.gate_offset`` (``briefd tune``) moves the threshold.
+off-topic here), and so are those scoring far past the rest (:func:`covered_topics`).
+``search.gate_offset`` (``briefd tune``) moves the threshold.
 """
 
 from __future__ import annotations
@@ -297,8 +298,8 @@ def covered_topics(margins: npt.NDArray[np.float64], topics: npt.NDArray[np.str_
     quartile). Left out like a topic with strong lexical evidence, whose probe words one
     section holds: a natural question seldom has every word in one section. The Docker
     reference docs scored their Docker probe ("docker container exits immediately after
-    start") +0.138, 3.7 ranges past the quartile, the next +0.090: it was the nearest probe
-    of the Docker questions the gate emptied, 6 of 40."""
+    start") +0.138, past the fence (the next probe +0.090): it was the nearest probe of the
+    Docker questions the gate emptied, 6 of 40."""
     if len(margins) < 4 or len(margins) != len(topics):
         return set()
     low, high = np.quantile(margins, [0.25, 0.75])
