@@ -118,6 +118,7 @@ class IndexReport:
     windows: int = 0  # section windows the index holds vectors of, at that size
     warnings: tuple[str, ...] = ()  # about the settings against this index (default_scopes)
     waited_seconds: float = 0.0  # for another run of this index before this one (not in seconds)
+    fitting_seconds: float = 0.0  # of seconds: fitting the gate and recall to the index (R4, I8)
 
 
 @dataclass(frozen=True, slots=True)

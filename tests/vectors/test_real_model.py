@@ -12,6 +12,7 @@ import pytest
 from briefd.api import Briefd
 from briefd.bundles import BundleRequest
 from briefd.bundles.warned import GATED
+from briefd.cli.index_fast import report_lines
 from briefd.embeddings.spec import AVX512, cpu_flags, int8_activations
 from briefd.retrieval.gate import QUANTILE
 from briefd.retrieval.probes import probe_list
@@ -106,6 +107,11 @@ def test_an_index_run_gives_back_the_passage_engine(real: Briefd, write_files: W
     write_files({"domain/chargebacks.md": "# Chargebacks\n\nEvidence is due in 7 days.\n"})
     report = real.index()
     assert report.vectors_missing == 0 and getattr(model, "_vino", "absent") is None
+    # the gate was fitted to the changed index: the run's time holds the fit's, said apart
+    assert 0 < report.fitting_seconds < report.seconds
+    assert real.last_report()["seconds"] == report.seconds
+    assert any("s of the run fitted the relevance gate" in line for line in report_lines(report))
+    assert real.index().fitting_seconds == 0  # nothing changed: nothing fitted
     hits = real.search(SearchRequest("how long to send chargeback evidence", scopes=("all",)))
     assert hits.hits[0].heading == "Chargebacks"
 

@@ -278,6 +278,11 @@ def report_lines(report: IndexReport) -> list[str]:
             f"  vectors: {report.embedded} embedded with {report.embedding_model}, "
             f"{report.vectors_missing} missing{windows}"
         )
+    if report.fitting_seconds:
+        lines.append(
+            f"  {report.fitting_seconds:.1f}s of the run fitted the relevance gate and recall to "
+            "the index (what its own sections and the off-topic probes score)"
+        )
     if report.embedding_model and report.replaced_models:
         lines.append(
             f"  the embedding model changed ({', '.join(report.replaced_models)} → "

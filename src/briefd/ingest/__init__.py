@@ -273,10 +273,20 @@ def _index_source(
         docs_table.set_meta(conn, SERVED_COMMIT, head)  # with the documents it served (T1)
         unborn = not head and without_commits(source, settings.sync.git_timeout)
         docs_table.set_meta(conn, NO_COMMIT_YET, "1" if unborn else "")
-    if embedder is not None:
-        _calibrate(store, embedder, outcome, state, settings)
-    if complete and not fitted:  # complete once the gate is fitted: a run stopped before is not
-        with store.write() as conn:
+    if embedder is None or fitted:
+        if embedder is not None:
+            _calibrate(store, embedder, outcome, state, settings)
+        return report
+    fitting = time.perf_counter()
+    _calibrate(store, embedder, outcome, state, settings)
+    report = replace(  # the run took what the fit took too, and says so
+        report,
+        seconds=round(time.perf_counter() - started, 3),
+        fitting_seconds=round(time.perf_counter() - fitting, 3),
+    )
+    with store.write() as conn:
+        _save_state(conn, report)
+        if complete:  # complete once the gate is fitted: a run stopped before is not
             docs_table.set_meta(conn, SOURCE_KEY, key)
     return report
 
