@@ -206,3 +206,23 @@ def test_progress_without_a_terminal_logs_rate_and_time_left() -> None:
         "embed: 30/40 (2.0/s, ~5 s left)",
         "embed: 40/40 (2.0/s)",
     ]
+
+
+def test_progress_says_the_time_left_at_every_step_for_a_stop_to_weigh() -> None:
+    """A server stopped during a first index does not wait for one with far more left (see
+    tests/service/test_stdio_stop.py): the time left is known between printed lines too."""
+    from briefd.cli.index import ProgressLog
+
+    now = [0.0]
+    progress = ProgressLog([].append, every=5.0, clock=lambda: now[0])
+    assert progress.left() is None
+    progress("embed", 0, 40)
+    assert progress.left() is None  # no rate yet
+    now[0] = 1.5
+    progress("embed", 3, 40)  # 2/s, not printed
+    assert progress.left() == 18.5
+    progress("write", 0, 2)
+    assert progress.left() is None  # a new stage: its own rate first
+    now[0] = 2.0
+    progress("write", 2, 2)
+    assert progress.left() is None  # done

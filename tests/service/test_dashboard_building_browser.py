@@ -30,7 +30,7 @@ def test_the_page_says_the_first_index_is_being_built_in_its_own_terms(
     "cannot load stats: 503: the index is being built for the first time: … (`indexed …` on
     its stderr); try again in a minute", though it checks again every 3 s by itself."""
     settings = slow_settings(write_files(DOCS), tmp_path / "fresh.db", slow_ollama)
-    api, metrics, building = prepared_beside(settings, False, 0.2, "serving")
+    api, metrics, building, _ = prepared_beside(settings, False, 0.2, "serving")
     try:
         app = create_app(api, service_config(allowed_hosts=("127.0.0.1",)), metrics, building)
         with serving(app) as url:

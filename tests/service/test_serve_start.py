@@ -40,7 +40,7 @@ def test_a_first_index_longer_than_the_wait_is_served_beside_it(
 ) -> None:
     settings = slow_settings(write_files(DOCS), tmp_path / "fresh.db", slow_ollama)
     started = time.monotonic()
-    api, metrics, building = prepared_beside(settings, False, 0.2, "serving")
+    api, metrics, building, _ = prepared_beside(settings, False, 0.2, "serving")
     assert time.monotonic() - started < 1.5 and building()
     app = create_app(
         api, service_config(allowed_hosts=("127.0.0.1",), token=None), metrics, building
@@ -78,7 +78,7 @@ def test_a_bundle_asked_for_while_the_first_index_runs_is_said_to_be_building(
     said "the index is empty; build it with `briefd index` first" while the server was
     building it: a user told to run a second index beside the one running."""
     settings = slow_settings(write_files(DOCS), tmp_path / "fresh.db", slow_ollama)
-    api, metrics, building = prepared_beside(settings, False, 0.2, "serving")
+    api, metrics, building, _ = prepared_beside(settings, False, 0.2, "serving")
     assert building()
     app = create_app(
         api, service_config(allowed_hosts=("127.0.0.1",), token=None), metrics, building
@@ -113,7 +113,7 @@ def test_a_server_starts_and_searches_by_keywords_while_the_embedding_service_is
     with Briefd(settings) as built:
         assert built.index().vectors_missing == 0
     away = with_overrides(settings, {"embeddings.base_url": closed_port_url()})
-    api, metrics, building = prepared_beside(away, False, 5.0, "serving")
+    api, metrics, building, _ = prepared_beside(away, False, 5.0, "serving")
     app = create_app(
         api, service_config(allowed_hosts=("127.0.0.1",), token=None), metrics, building
     )

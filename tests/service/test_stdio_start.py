@@ -64,7 +64,7 @@ def test_a_first_index_still_running_is_said_to_be_building(
 ) -> None:
     settings = slow_settings(write_files(DOCS), tmp_path / "fresh.db", slow_ollama)
     started = time.monotonic()
-    api, metrics, building = prepared_beside(settings, False, 0.2, "answering MCP")
+    api, metrics, building, _ = prepared_beside(settings, False, 0.2, "answering MCP")
     try:
         assert time.monotonic() - started < 1.5 and building()
         state = ServiceState(api, ServiceConfig.from_settings(settings.serve), metrics)
@@ -87,7 +87,7 @@ def test_an_update_done_within_the_wait_is_served_at_once(
     settings = slow_settings(
         write_files(dict(list(DOCS.items())[:1])), tmp_path / "a.db", slow_ollama
     )
-    api, _, building = prepared_beside(
+    api, _, building, _ = prepared_beside(
         settings, False, settings.serve.index_wait_seconds, "answering MCP"
     )
     try:
@@ -104,7 +104,7 @@ def test_a_client_that_connects_during_a_first_index_is_told_it_is_coming(
     connected to while its first index runs): they say the knowledge is on its way, not that
     the index is empty, which the model would believe for the whole session."""
     settings = slow_settings(write_files(DOCS), tmp_path / "fresh.db", slow_ollama)
-    api, metrics, building = prepared_beside(settings, False, 0.2, "answering MCP")
+    api, metrics, building, _ = prepared_beside(settings, False, 0.2, "answering MCP")
 
     async def body(client: Client) -> Any:
         return client.instructions, await client.call_tool("search_context", {"query": "kiwi"})

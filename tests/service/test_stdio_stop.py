@@ -96,6 +96,7 @@ def test_mcp_ends_cleanly_when_the_client_closes_stdin_during_a_first_index(
     assert "terminate called" not in said
     assert status == 0, said
     assert "stopping before" in said  # the index keeps its last committed state
+    assert "not waiting for the first index to finish: it says ~" in said  # 8 s, for nothing
 
 
 def test_serve_ends_cleanly_on_ctrl_c_during_a_first_index(tmp_path: Path) -> None:
@@ -117,6 +118,7 @@ def test_serve_ends_cleanly_on_ctrl_c_during_a_first_index(tmp_path: Path) -> No
     said = ended(process)
     assert "terminate called" not in said
     assert status == 130, said
+    assert "not waiting for the first index to finish: it says ~" in said
 
 
 def embedding(process: subprocess.Popen[str], db: Path) -> str:

@@ -136,23 +136,31 @@ class ProgressLog:
         self._base = 0
         self._logged = False
         self._started = self._printed = 0.0
+        self._left: float | None = None
+
+    def left(self) -> float | None:
+        """The seconds the current stage said it has left at its last step, at its rate so
+        far (None before a stage has a rate, or once it is done)."""
+        return self._left
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = self.clock()
         if stage != self._stage:
             self._stage, self._base, self._logged = stage, done, False
             self._started = self._printed = now
+            self._left = None
             if stage.startswith(
                 WAITING
             ):  # said once, when it starts: it may last as long as that run
                 self.write(stage + self.waiting)
             return
         finished = done >= total and self._logged
+        rate = (done - self._base) / (now - self._started) if now > self._started else 0.0
+        self._left = (total - done) / rate if rate > 0 and done < total else None
         if now - self._printed < self.every and not finished:
             return
         self._printed, self._logged = now, True
-        rate = (done - self._base) / (now - self._started) if now > self._started else 0.0
-        left = f", ~{(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
+        left = f", ~{self._left:.0f} s left" if self._left is not None else ""
         self.write(f"{stage}: {done}/{total} ({rate:.1f}/s{left})")
 
 

@@ -117,12 +117,12 @@ def mcp_command(
     with reported_errors():
         if _nothing_to_serve(settings):  # `briefd demo` serves HTTP: say how stdio gets there
             raise ConfigError(_nothing_over_stdio(settings))
-        api, metrics, building = prepared_beside(
+        api, metrics, building, left = prepared_beside(
             settings, no_index, settings.serve.index_wait_seconds, "answering MCP"
         )
     _log_to_stderr()  # stdout is the protocol; the client keeps stderr in its log file
     try:
-        anyio.run(serve_stdio, api, metrics, building)
+        anyio.run(serve_stdio, api, metrics, building, left)
     except KeyboardInterrupt:
         pass
     finally:
@@ -164,10 +164,10 @@ def serve(settings: Settings, host: str | None, port: int | None, no_index: bool
         sock = bind(config)
         interrupt.watch_stop()
         try:
-            api, metrics, building = prepared_beside(
+            api, metrics, building, left = prepared_beside(
                 settings, no_index, settings.serve.index_wait_seconds, "serving"
             )
-            app = create_app(api, config, metrics, building)
+            app = create_app(api, config, metrics, building, left)
         except BaseException:
             sock.close()
             raise
@@ -265,7 +265,7 @@ def _log_to_stderr() -> None:
 
 def prepared_beside(
     settings: Settings, no_index: bool, wait: float, meanwhile: str
-) -> tuple[Briefd, Metrics, Callable[[], bool]]:
+) -> tuple[Briefd, Metrics, Callable[[], bool], Callable[[], float | None]]:
     """The API for a server: its embedder counted into fresh metrics, and its index brought
     up to date with the source (a git URL: clone or fetch first) unless ``no_index``, given
     ``wait`` seconds: an MCP client gives up on a server that does not answer its handshake,
@@ -273,10 +273,12 @@ def prepared_beside(
     sections. A longer update goes on, on a connection of its own, while the server answers
     (``meanwhile`` says how) from the index as it was; the callable says whether a first
     index (none before) still runs, which requests say instead of answering from an index
-    half written. Messages go to stderr: for ``briefd mcp``, stdout is the protocol."""
+    half written, and the other the seconds it says it has left (a stop does not wait for a
+    first index that has more left than the stop's wait). Messages go to stderr: for
+    ``briefd mcp``, stdout is the protocol."""
     api, metrics = _opened(settings, no_index)
     if no_index:
-        return api, metrics, lambda: False
+        return api, metrics, lambda: False, lambda: None
     first = not settings.db.is_file()
     worker = Briefd(settings, embedder=api.embedder)
     failed: list[BaseException] = []
@@ -286,7 +288,7 @@ def prepared_beside(
 
     def update() -> None:
         try:
-            _brought_up_to_date(worker, settings)
+            _brought_up_to_date(worker, settings, progress)
         except BaseException as exc:
             with lock:
                 failed.append(exc)
@@ -296,6 +298,7 @@ def prepared_beside(
             worker.close()
             ended.append(True)
 
+    progress = ProgressLog(_said_on_stderr, waiting=SERVING_AFTER)
     thread = threading.Thread(target=update, name="briefd-index", daemon=True)
     thread.start()
     try:
@@ -318,7 +321,11 @@ def prepared_beside(
             markup=False,
             soft_wrap=True,
         )
-    return api, metrics, lambda: first and thread.is_alive()
+
+    def building() -> bool:
+        return first and thread.is_alive()
+
+    return api, metrics, building, lambda: progress.left() if building() else None
 
 
 def _joined(thread: threading.Thread, seconds: float) -> None:
@@ -388,16 +395,16 @@ def _loaded_or_deferred(settings: Settings) -> Embedder | None:
         return deferred
 
 
-def _brought_up_to_date(api: Briefd, settings: Settings) -> None:
+def _brought_up_to_date(api: Briefd, settings: Settings, progress: ProgressLog) -> None:
     if settings.sync.remote:  # a git URL: clone or fetch, then reindex
         from briefd.cli.sync import startup_sync
 
         startup_sync(api)
     elif settings.source is not None:
-        _update_index(api, settings)
+        _update_index(api, settings, progress)
 
 
-def _update_index(api: Briefd, settings: Settings) -> None:
+def _update_index(api: Briefd, settings: Settings, progress: ProgressLog) -> None:
     """Bring the index of a directory source up to date before serving. A source gone empty
     or missing, or an index that cannot be written now (a full disk, another writer holding
     it), is a warning when there is an index to serve as it was; else the error."""
@@ -411,7 +418,7 @@ def _update_index(api: Briefd, settings: Settings) -> None:
             soft_wrap=True,
         )
     try:  # each stage's progress every few seconds, as `briefd index` logs it to a pipe
-        report = api.index(progress=ProgressLog(_said_on_stderr, waiting=SERVING_AFTER))
+        report = api.index(progress=progress)
     except (SourceError, StoreError) as exc:
         if not existed or not _readable(api):
             api.close()

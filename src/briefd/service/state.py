@@ -133,6 +133,7 @@ class ServiceState(LogWrites):
         self._reloads = Reloads(log)  # the index loaded again after another process changed it
         self._findings: tuple[tuple[int, int], LinkFindings] | None = None  # of that content
         self.first_build: Callable[[], bool] = lambda: False  # a first index runs beside serving
+        self.first_left: Callable[[], float | None] = lambda: None  # its seconds left, said
         serving(api.semantic, api.settings)  # how long a search waits for its query vector
 
     def building(self) -> bool:

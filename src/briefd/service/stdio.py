@@ -51,14 +51,20 @@ ANSWER_WAIT_S = 10.0  # after stdin closes, for the answers to the requests read
 
 
 async def serve_stdio(
-    api: Briefd, metrics: Metrics | None = None, building: Callable[[], bool] | None = None
+    api: Briefd,
+    metrics: Metrics | None = None,
+    building: Callable[[], bool] | None = None,
+    left: Callable[[], float | None] | None = None,
 ) -> None:
     """Answer MCP on stdin/stdout until the client closes stdin, or stops the process with
     SIGTERM or SIGINT (see :func:`_stop_on_signal`). ``building``: whether the first index,
-    started before the protocol, still runs (the tools that read it say so meanwhile)."""
+    started before the protocol, still runs (the tools that read it say so meanwhile);
+    ``left``: the seconds it says it has left (a stop does not wait for far more)."""
     state = ServiceState(api, ServiceConfig.from_settings(api.settings.serve), metrics or Metrics())
     if building is not None:
         state.first_build = building
+    if left is not None:
+        state.first_left = left
     mcp = mcp_server(state, setup_page=False)
     async with beside_the_server(state, mcp), anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_signal, state)
