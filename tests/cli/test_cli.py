@@ -65,6 +65,38 @@ def test_a_count_of_one_is_said_in_the_singular(tmp_path: Path) -> None:
     assert "and the file it found is outside those folders (refunds.md)" in empty.stderr
 
 
+def test_files_outside_every_scope_say_where_the_scopes_came_from(tmp_path: Path) -> None:
+    """A new user wrote briefd.yaml (its scopes) in the knowledge folder and indexed it from
+    elsewhere: 13 of 16 files were skipped, each "add its folder to 'scopes' in briefd.yaml",
+    and nothing said that no settings file had been read, nor that one there is not (QA)."""
+    source = tmp_path / "knowledge"
+    (source / "runbooks").mkdir(parents=True)
+    (source / "runbooks" / "failover.md").write_text("# Failover\n\nPromote the replica.\n")
+    (source / "briefd.yaml").write_text("scopes:\n  - folder: runbooks\n")
+    (tmp_path / "elsewhere").mkdir()
+    env = {"HOME": str(tmp_path / "home")}
+    away = briefd("index", "--source", str(source), cwd=tmp_path / "elsewhere", env=env)
+    looked = ", ".join(
+        str(tmp_path / "elsewhere" / name) for name in ("briefd.yaml", ".briefd/briefd.yaml")
+    )
+    assert (
+        f"note: {source / 'briefd.yaml'} is not read from the knowledge folder (no settings "
+        f"file was read (looked for {looked}, "
+        f"{tmp_path / 'home' / '.config' / 'briefd' / 'briefd.yaml'}): the default scopes "
+        f"hold): run briefd in {source}, or pass --config {source / 'briefd.yaml'}"
+    ) in " ".join(away.stderr.split())
+    named = briefd(
+        "--config", str(source / "briefd.yaml"), "--db", "x.db", "index", "--source", str(source),
+        cwd=tmp_path / "elsewhere", env=env,
+    )  # fmt: skip
+    assert named.returncode == 0 and "1 document" in named.stdout and "note:" not in named.stderr
+    (source / "notes").mkdir()
+    (source / "notes" / "n.md").write_text("# Note\n\nText.\n")
+    there = briefd("index", "--source", ".", cwd=source, env=env)  # it is read from there
+    assert "skipped notes/n.md: outside every scope" in there.stdout
+    assert there.returncode == 0 and "note:" not in there.stderr
+
+
 def test_index_summary_and_no_op_rerun(indexed: Path) -> None:
     result = briefd("index", "--source", str(EXAMPLE), cwd=indexed)
     assert result.returncode == 0

@@ -27,6 +27,7 @@ from briefd.settings.locate import CONFIG_FILE as CONFIG_FILE
 from briefd.settings.locate import DEFAULT_DB, DEFAULT_EVAL_CACHE, in_project, project_folder
 from briefd.settings.locate import LOCAL_CONFIG as LOCAL_CONFIG
 from briefd.settings.locate import config_candidates as config_candidates
+from briefd.settings.locate import settings_file as settings_file
 from briefd.settings.names import (
     allowed_names_problem,
     bind_host_problem,
@@ -341,12 +342,9 @@ def load_settings(
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     named_by = "BRIEFD_CONFIG" if config is None and env.get("BRIEFD_CONFIG") else None
-    path = config or (Path(env["BRIEFD_CONFIG"]) if named_by else None)
-    path = path.expanduser() if path is not None else None  # ~ no shell expanded (an env block)
     project = project_folder(env) if project is None else project
-    if path is None:
-        path = next((file for file in config_candidates(env, project) if file.is_file()), None)
-        found = True
+    path, searched = settings_file(config, env, project)
+    found = found or searched
     origin = "settings"
     if path is not None:
         merged, origin = _settings_file(path, named_by, command, read), str(path)

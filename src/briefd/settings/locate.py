@@ -34,6 +34,20 @@ def config_candidates(env: Mapping[str, str], project: Path = Path()) -> tuple[P
     return (project / CONFIG_FILE, project / LOCAL_CONFIG, *user)
 
 
+def settings_file(
+    config: Path | None, env: Mapping[str, str], project: Path | None = None
+) -> tuple[Path | None, bool]:
+    """The settings file :func:`briefd.settings.load_settings` reads: ``config``, else
+    ``BRIEFD_CONFIG``, else the first of :func:`config_candidates` in ``project`` (None: the
+    one found from here) that exists (None: no file); and whether it was found rather than
+    named."""
+    named = config or (Path(env["BRIEFD_CONFIG"]) if env.get("BRIEFD_CONFIG") else None)
+    if named is not None:
+        return named.expanduser(), False  # ~ no shell expanded (an env block)
+    project = project_folder(env) if project is None else project
+    return next((file for file in config_candidates(env, project) if file.is_file()), None), True
+
+
 def project_folder(env: Mapping[str, str]) -> Path:
     """The project's folder, where the default index and eval cache go: this folder
     (``Path()``) unless it is a subfolder of the project's git work tree, whether or not a
