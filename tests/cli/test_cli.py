@@ -72,7 +72,9 @@ def test_files_outside_every_scope_say_where_the_scopes_came_from(tmp_path: Path
     source = tmp_path / "knowledge"
     (source / "runbooks").mkdir(parents=True)
     (source / "runbooks" / "failover.md").write_text("# Failover\n\nPromote the replica.\n")
-    (source / "briefd.yaml").write_text("scopes:\n  - folder: runbooks\n")
+    (source / "domain").mkdir()
+    (source / "domain" / "refunds.md").write_text("# Refunds\n\nWithin 30 days.\n")
+    (source / "briefd.yaml").write_text("scopes:\n  - folder: runbooks\n  - folder: domain\n")
     (tmp_path / "elsewhere").mkdir()
     env = {"HOME": str(tmp_path / "home")}
     away = briefd("index", "--source", str(source), cwd=tmp_path / "elsewhere", env=env)
@@ -80,21 +82,24 @@ def test_files_outside_every_scope_say_where_the_scopes_came_from(tmp_path: Path
         str(tmp_path / "elsewhere" / name) for name in ("briefd.yaml", ".briefd/briefd.yaml")
     )
     assert (
-        f"note: {source / 'briefd.yaml'} is not read from the knowledge folder (no settings "
+        f"warning: {source / 'briefd.yaml'} is not read from the knowledge folder (no settings "
         f"file was read (looked for {looked}, "
         f"{tmp_path / 'home' / '.config' / 'briefd' / 'briefd.yaml'}): the default scopes "
         f"hold): run briefd in {source}, or pass --config {source / 'briefd.yaml'}"
-    ) in " ".join(away.stderr.split())
+    ) in " ".join(away.stdout.split())
+    for _ in range(2):  # nothing changed: answered without indexing, then from the stamp
+        again = briefd("index", "--source", str(source), cwd=tmp_path / "elsewhere", env=env)
+        assert again.stdout.splitlines()[2:] == away.stdout.splitlines()[2:]
     named = briefd(
         "--config", str(source / "briefd.yaml"), "--db", "x.db", "index", "--source", str(source),
         cwd=tmp_path / "elsewhere", env=env,
     )  # fmt: skip
-    assert named.returncode == 0 and "1 document" in named.stdout and "note:" not in named.stderr
+    assert named.returncode == 0 and "2 documents" in named.stdout and "warning" not in named.stdout
     (source / "notes").mkdir()
     (source / "notes" / "n.md").write_text("# Note\n\nText.\n")
     there = briefd("index", "--source", ".", cwd=source, env=env)  # it is read from there
     assert "skipped notes/n.md: outside every scope" in there.stdout
-    assert there.returncode == 0 and "note:" not in there.stderr
+    assert there.returncode == 0 and "warning" not in there.stdout
 
 
 def test_index_summary_and_no_op_rerun(indexed: Path) -> None:

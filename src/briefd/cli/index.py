@@ -17,16 +17,15 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from briefd.cli.index_fast import refresh_stamp, report_lines
+from briefd.cli.index_fast import refresh_stamp, report_lines, with_unread_settings
 from briefd.cli.one_source import OneSource
 from briefd.cli.output import console, errors, print_json, reported_errors
 from briefd.errors import BriefdError, SourceError
 from briefd.model import IndexReport
-from briefd.settings import CONFIG_FILE, Settings, config_candidates
-from briefd.settings.locate import project_folder, settings_file
+from briefd.settings import Settings
 from briefd.sources.git import redact
 from briefd.sources.knowledge import checkout_dir
-from briefd.sources.layout import Layout, nothing_indexed
+from briefd.sources.layout import nothing_indexed
 from briefd.store.runlock import WAITING
 
 
@@ -66,45 +65,16 @@ def index_command(
     if not rebuild:
         leave_stamp(ctx, source)
     forget_daemon_failure(api.settings.db)
+    report = with_unread_settings(report, api.settings, ctx.obj.config)
     if json_output:
         print_json(report)
     else:
         print_report(report)
     if unfetched is not None:
         errors.print(f"note: {unfetched}", markup=False, soft_wrap=True)
-    if (unread := scopes_read(report, api.settings, ctx.obj.config)) is not None:
-        errors.print(f"note: {unread}", markup=False, soft_wrap=True)
     if report.documents == 0:
         with reported_errors():
             raise SourceError(nothing_indexed(report, api.settings))
-
-
-def scopes_read(report: IndexReport, settings: Settings, config: Path | None) -> str | None:
-    """What a skip does not say when the knowledge folder holds a briefd.yaml that is not the
-    settings file read (None: none there, or no file outside every scope): each skip says
-    "add its folder to 'scopes' in briefd.yaml", and a new user who had written the scopes
-    in that file (16 files, 13 skipped) was not told it is not read from there."""
-    beside = Path(report.source) / CONFIG_FILE
-    if not beside.is_file():
-        return None
-    layout = Layout.of(settings)
-    if not any(layout.is_outside(skipped.reason) for skipped in report.skipped):
-        return None
-    read = settings_file(config, os.environ)[0]
-    if read is not None and beside.resolve() == read.resolve():
-        return None
-    if read is not None:
-        held = f"the scopes are those of {read.absolute()}"
-    else:
-        looked = ", ".join(
-            str(path.absolute())
-            for path in config_candidates(os.environ, project_folder(os.environ))
-        )
-        held = f"no settings file was read (looked for {looked}): the default scopes hold"
-    return (
-        f"{beside} is not read from the knowledge folder ({held}): run briefd in "
-        f"{beside.parent}, or pass --config {beside}"
-    )
 
 
 UNFETCHED = (

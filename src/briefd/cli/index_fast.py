@@ -31,7 +31,7 @@ from briefd.cli import stamp_write
 from briefd.cli.stamp import RACY_NS, SECONDS, Args, index_args
 from briefd.errors import BriefdError
 from briefd.model import DocumentProblem, IndexReport, SkippedFile
-from briefd.settings import Settings, load_settings
+from briefd.settings import CONFIG_FILE, Settings, load_settings
 from briefd.text import counted, visible
 
 if TYPE_CHECKING:
@@ -65,9 +65,10 @@ def unchanged(settings: Settings) -> IndexReport | None:
     return found.report if isinstance(found, Unchanged) else None
 
 
-def check(settings: Settings) -> Unchanged | Removals | None:
+def check(settings: Settings, config: Path | None = None) -> Unchanged | Removals | None:
     """What :func:`unchanged` says, with the source key and the next upkeep time; or the
-    documents a run would remove when that is all it would do."""
+    documents a run would remove when that is all it would do. ``config``: the settings file
+    named (``--config``), for :func:`with_unread_settings`."""
     from briefd.embeddings.registry import model_id_of
     from briefd.settings.trust import read_outside_problem
     from briefd.sources.state import head_commit, index_fingerprint, parse_signature, read_state
@@ -111,7 +112,38 @@ def check(settings: Settings) -> Unchanged | Removals | None:
     report = _report(last, str(root), state.skipped, time.perf_counter() - started)
     if report is None:
         return None
-    return Unchanged(dataclasses.replace(report, warnings=warnings), key, fingerprint, due)
+    report = with_unread_settings(dataclasses.replace(report, warnings=warnings), settings, config)
+    return Unchanged(report, key, fingerprint, due)
+
+
+def with_unread_settings(
+    report: IndexReport, settings: Settings, config: Path | None
+) -> IndexReport:
+    """``report`` warning that the knowledge folder holds a briefd.yaml which is not the
+    settings file read, when files were skipped as outside every scope: each skip says "add
+    its folder to 'scopes' in briefd.yaml", and a new user who had written the scopes in that
+    file (16 files, 13 skipped) was not told it is not read from there."""
+    from briefd.settings.locate import config_candidates, project_folder, settings_file
+    from briefd.sources.layout import Layout
+
+    beside = Path(report.source) / CONFIG_FILE
+    layout = Layout.of(settings)
+    if not beside.is_file() or not any(layout.is_outside(s.reason) for s in report.skipped):
+        return report
+    read = settings_file(config, os.environ)[0]
+    if read is not None and beside.resolve() == read.resolve():
+        return report
+    if read is not None:
+        held = f"the scopes are those of {read.absolute()}"
+    else:
+        looked = config_candidates(os.environ, project_folder(os.environ))
+        where = ", ".join(str(path.absolute()) for path in looked)
+        held = f"no settings file was read (looked for {where}): the default scopes hold"
+    unread = (
+        f"{beside} is not read from the knowledge folder ({held}): run briefd in "
+        f"{beside.parent}, or pass --config {beside}"
+    )
+    return dataclasses.replace(report, warnings=(*report.warnings, unread))
 
 
 def _key_of(
@@ -333,7 +365,7 @@ def refresh_stamp(
     removed when it would or when no stamp can be trusted."""
     env = os.environ if env is None else env
     snapshot = stamp_write.take(settings, args, env, cwd or Path.cwd(), racy_ns)
-    found = check(settings)
+    found = check(settings, Path(str(args["config"])) if "config" in args else None)
     if not isinstance(found, Unchanged) or snapshot is None:
         stamp_write.discard(settings)
         return found
