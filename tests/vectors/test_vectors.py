@@ -175,6 +175,7 @@ def test_embedding_failure_is_reported_and_documents_still_indexed(
         report = api.index()
         assert report.documents == 3 and report.vectors_missing == 4
         assert report.embedding_error == "ollama at http://127.0.0.1:9 cannot be reached; start it"
+        assert report.fitting_seconds == 0  # no gate fitted to vectors it could not make
         hits = api.search(SearchRequest("refund", scopes=("all",), mode="bm25")).hits
         assert hits
 

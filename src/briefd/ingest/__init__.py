@@ -273,12 +273,11 @@ def _index_source(
         docs_table.set_meta(conn, SERVED_COMMIT, head)  # with the documents it served (T1)
         unborn = not head and without_commits(source, settings.sync.git_timeout)
         docs_table.set_meta(conn, NO_COMMIT_YET, "1" if unborn else "")
-    if embedder is None or fitted:
-        if embedder is not None:
-            _calibrate(store, embedder, outcome, state, settings)
+    if embedder is None:
         return report
     fitting = time.perf_counter()
-    _calibrate(store, embedder, outcome, state, settings)
+    if not _calibrate(store, embedder, outcome, state, settings) or fitted:
+        return report
     report = replace(  # the run took what the fit took too, and says so
         report,
         seconds=round(time.perf_counter() - started, 3),
@@ -365,12 +364,16 @@ def misplaced(source: Path, found: _Changes, settings: Settings) -> str | None:
 
 def _calibrate(
     store: Store, embedder: Embedder, outcome: EmbedOutcome, state: str, settings: Settings
-) -> None:
-    """Refit the gate and recall to the index (when embedding worked), then give back what
-    passages and the probes took: a server keeps what queries use."""
-    if outcome.error is None:
+) -> bool:
+    """Refit the gate and recall to the index (when embedding worked: whether it did), then
+    give back what passages and the probes took: a server keeps what queries use."""
+    try:
+        if outcome.error is not None:
+            return False
         calibration.refresh(store, embedder, state, settings.embeddings.window_words)
-    embedder.release()
+        return True
+    finally:
+        embedder.release()
 
 
 @dataclass(frozen=True, slots=True)
